@@ -1,0 +1,339 @@
+// Package agent runs the agent loop: system prompt and messages go to the
+// model, tool calls come back and run (concurrently when there are several),
+// their results go back to the model, until it answers without a tool call or
+// the turn cap stops it. The loop sees only a model.Model and a tool.Set; it
+// knows nothing of processes or subagents (those are tools of package
+// delegate), and it must never import them.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// DefaultMaxTurns is the turn cap when Config.MaxTurns is zero.
+const DefaultMaxTurns = 50
+
+// Config is one agent run's fixed inputs.
+type Config struct {
+	// Name is the agent's name (root, explore, ...). The scripted model
+	// chooses its script by it; providers ignore it.
+	Name   string
+	Model  model.Model
+	System string
+	// Tools is what the model may call; nil means no tools.
+	Tools *tool.Set
+	// Env is what tools run against.
+	Env *tool.Env
+	// MaxTurns caps the model turns of this run (0: DefaultMaxTurns). At the
+	// cap the run stops with status partial.
+	MaxTurns  int
+	MaxTokens int
+	Effort    string
+	// TokenBudget, when positive, makes the run emit budget_warning at 80%
+	// and budget_exceeded at 100% of it. It never stops the run.
+	TokenBudget int64
+	// Transcript, when set, receives every message, tool call, result and
+	// usage record as the run goes.
+	Transcript *session.Writer
+	// Inject is polled at every turn boundary. The texts it returns (steering
+	// messages, notices about background tasks) reach the model as user text
+	// before its next turn, and are recorded in the transcript.
+	Inject func() []string
+}
+
+// Run runs the loop over history plus prompt (prompt may be empty to continue
+// a conversation that already ends in a user turn). The last event is always
+// EvDone with the Outcome, unless the consumer stops early. Errors from the
+// model end the run with status failed; they are reported in the Outcome and
+// as the iterator's error.
+func Run(ctx context.Context, cfg Config, history []model.Message, prompt string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		r := &run{cfg: cfg, yield: yield}
+		r.loop(ctx, history, prompt)
+	}
+}
+
+type run struct {
+	cfg     Config
+	yield   func(Event, error) bool
+	stopped bool // the consumer broke out of the loop
+	msgs    []model.Message
+	total   model.Usage
+	warned  bool
+	over    bool
+	last    string // latest non-empty assistant text
+}
+
+func (r *run) emit(e Event) bool {
+	if r.stopped {
+		return false
+	}
+	if !r.yield(e, nil) {
+		r.stopped = true
+	}
+	return !r.stopped
+}
+
+func (r *run) record(rec session.Record) {
+	if r.cfg.Transcript != nil {
+		// A transcript that cannot be written must not kill the run; the
+		// write error surfaces when the transcript is closed or read.
+		_ = r.cfg.Transcript.Append(rec)
+	}
+}
+
+func (r *run) addMessage(m model.Message, turn int) {
+	r.msgs = session.AppendMessage(r.msgs, m)
+	r.record(session.Record{Type: session.RecMessage, Turn: turn, Message: &m})
+}
+
+func (r *run) maxTurns() int {
+	if r.cfg.MaxTurns > 0 {
+		return r.cfg.MaxTurns
+	}
+	return DefaultMaxTurns
+}
+
+func (r *run) loop(ctx context.Context, history []model.Message, prompt string) {
+	r.msgs = append([]model.Message(nil), history...)
+	r.record(session.Record{Type: session.RecMeta, Agent: r.cfg.Name, Model: modelName(r.cfg.Model), System: r.cfg.System})
+	var pending []model.Part // user content for the next turn
+	if prompt != "" {
+		pending = append(pending, model.Part{Type: model.PartText, Text: prompt})
+	}
+	max := r.maxTurns()
+	for turn := 1; ; turn++ {
+		for _, s := range r.injected() {
+			pending = append(pending, model.Part{Type: model.PartText, Text: s})
+			if !r.emit(Event{Type: EvInjected, Turn: turn, Text: s}) {
+				return
+			}
+		}
+		if turn == wrapUpTurn(max) {
+			pending = append(pending, model.Part{Type: model.PartText, Text: wrapUpNotice(turn, max)})
+		}
+		if len(pending) > 0 {
+			r.addMessage(model.Message{Role: model.RoleUser, Content: pending}, turn)
+			pending = nil
+		}
+		if err := ctx.Err(); err != nil {
+			r.finish(StatusCancelled, turn-1, err)
+			return
+		}
+		if !r.emit(Event{Type: EvTurn, Turn: turn}) {
+			return
+		}
+		resp, err := r.callModel(ctx, turn)
+		if r.stopped {
+			return
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				r.finish(StatusCancelled, turn-1, ctx.Err())
+			} else {
+				r.finish(StatusFailed, turn-1, err)
+			}
+			return
+		}
+		r.addMessage(resp.Message, turn)
+		if t := resp.Message.Text(); t != "" {
+			r.last = t
+		}
+		if !r.account(turn, resp.Usage) {
+			return
+		}
+		uses := resp.Message.ToolUses()
+		if len(uses) == 0 {
+			r.finish(StatusDone, turn, nil)
+			return
+		}
+		if turn >= max {
+			// Keep the transcript a valid request for a later resume: every
+			// tool call gets a result, even the ones the cap stopped.
+			r.addMessage(notRun(uses, max), turn)
+			r.finish(StatusPartial, turn, nil)
+			return
+		}
+		results, ok := r.runTools(ctx, turn, uses)
+		if !ok {
+			return
+		}
+		pending = results
+	}
+}
+
+func (r *run) injected() []string {
+	if r.cfg.Inject == nil {
+		return nil
+	}
+	msgs := r.cfg.Inject()
+	for _, s := range msgs {
+		r.record(session.Record{Type: session.RecSteer, Text: s})
+	}
+	return msgs
+}
+
+// wrapUpTurn is the turn before which the agent is told to wrap up: two turns
+// before the cap, so that it has this turn and the next to finish.
+func wrapUpTurn(max int) int {
+	if max <= 2 {
+		return -1
+	}
+	return max - 1
+}
+
+func wrapUpNotice(turn, max int) string {
+	return fmt.Sprintf("[brood] This is turn %d of %d: the turn cap is near. Wrap up now: stop exploring, finish what is in hand, and write your final answer (what you did, what you found, files changed, problems). At the cap the run stops.", turn, max)
+}
+
+func notRun(uses []model.Part, max int) model.Message {
+	m := model.Message{Role: model.RoleUser}
+	for _, u := range uses {
+		m.Content = append(m.Content, model.Part{
+			Type: model.PartToolResult, ToolUseID: u.ID, IsError: true,
+			Text: fmt.Sprintf("not run: the turn cap (%d) was reached", max),
+		})
+	}
+	return m
+}
+
+func (r *run) callModel(ctx context.Context, turn int) (*model.Response, error) {
+	req := &model.Request{
+		System:    r.cfg.System,
+		Messages:  r.msgs,
+		MaxTokens: r.cfg.MaxTokens,
+		Effort:    r.cfg.Effort,
+		Agent:     r.cfg.Name,
+	}
+	if r.cfg.Tools != nil {
+		req.Tools = r.cfg.Tools.Specs()
+	}
+	if r.cfg.Model == nil {
+		return nil, errors.New("agent: no model configured")
+	}
+	for c, err := range r.cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case c.Restart:
+			if !r.emit(Event{Type: EvRestart, Turn: turn}) {
+				return nil, nil
+			}
+		case c.TextDelta != "":
+			if !r.emit(Event{Type: EvText, Turn: turn, Text: c.TextDelta}) {
+				return nil, nil
+			}
+		case c.Done != nil:
+			return c.Done, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, model.ErrNoDone
+}
+
+// account adds a turn's usage and emits the usage and budget events.
+func (r *run) account(turn int, u model.Usage) bool {
+	r.total = r.total.Add(u)
+	r.record(session.Record{Type: session.RecUsage, Turn: turn, Usage: &u})
+	tot := r.total
+	if !r.emit(Event{Type: EvUsage, Turn: turn, Usage: &u, Total: &tot}) {
+		return false
+	}
+	b := r.cfg.TokenBudget
+	if b <= 0 {
+		return true
+	}
+	used := r.total.Total()
+	if !r.warned && used*10 >= b*8 {
+		r.warned = true
+		if !r.emit(Event{Type: EvBudgetWarning, Turn: turn, Total: &tot, Text: fmt.Sprintf("%d of %d budget tokens used", used, b)}) {
+			return false
+		}
+	}
+	if !r.over && used >= b {
+		r.over = true
+		if !r.emit(Event{Type: EvBudgetExceeded, Turn: turn, Total: &tot, Text: fmt.Sprintf("%d of %d budget tokens used", used, b)}) {
+			return false
+		}
+	}
+	return true
+}
+
+type toolDone struct {
+	i   int
+	res tool.Result
+}
+
+// runTools runs the calls of one turn concurrently and returns their results
+// in the order the model asked for them.
+func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]model.Part, bool) {
+	for _, u := range uses {
+		r.record(session.Record{Type: session.RecToolCall, Turn: turn, ToolID: u.ID, Tool: u.Name, Input: u.Input})
+		if !r.emit(Event{Type: EvToolCall, Turn: turn, Tool: u.Name, ToolID: u.ID, Input: u.Input}) {
+			return nil, false
+		}
+	}
+	done := make(chan toolDone, len(uses))
+	for i, u := range uses {
+		go func() {
+			done <- toolDone{i, r.runTool(ctx, u)}
+		}()
+	}
+	results := make([]model.Part, len(uses))
+	for range uses {
+		d := <-done
+		u := uses[d.i]
+		results[d.i] = model.Part{Type: model.PartToolResult, ToolUseID: u.ID, Text: d.res.Content, IsError: d.res.IsError}
+		r.record(session.Record{Type: session.RecToolResult, Turn: turn, ToolID: u.ID, Tool: u.Name, Output: d.res.Content, IsError: d.res.IsError})
+		if !r.emit(Event{Type: EvToolResult, Turn: turn, Tool: u.Name, ToolID: u.ID, Text: d.res.Content, IsError: d.res.IsError}) {
+			// Drain the rest so no goroutine is left blocked on the channel
+			// (it is buffered, so they finish on their own).
+			return nil, false
+		}
+	}
+	return results, true
+}
+
+func (r *run) runTool(ctx context.Context, u model.Part) tool.Result {
+	if r.cfg.Tools == nil {
+		return tool.Errorf("no tools are available in this run; answer without calling %s", u.Name)
+	}
+	input := u.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	return r.cfg.Tools.Run(ctx, r.cfg.Env, u.Name, input)
+}
+
+func (r *run) finish(st Status, turns int, err error) {
+	o := &Outcome{Status: st, Text: r.last, Turns: turns, Usage: r.total, Messages: r.msgs}
+	if st == StatusDone && len(r.msgs) > 0 {
+		o.Text = r.msgs[len(r.msgs)-1].Text()
+	}
+	if err != nil {
+		o.Error = err.Error()
+	}
+	r.record(session.Record{Type: session.RecEnd, Status: string(st), Turn: turns, Text: o.Error})
+	r.emit(Event{Type: EvDone, Outcome: o})
+	if st == StatusFailed && !r.stopped {
+		r.yield(Event{}, err)
+	}
+}
+
+func modelName(m model.Model) string {
+	if m == nil {
+		return ""
+	}
+	return m.Name()
+}

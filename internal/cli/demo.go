@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newDemoCmd(app *App) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run brood's main job offline over this directory, with the scripted model",
+		Long: `Run a real, multi-turn, tool-using agent over the current directory with the
+built-in scripted model: no API key and no network needed. The tools, the
+transcript and the event stream are the real ones.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Model == "" {
+				o.Model = "script"
+			}
+			return runAgent(cmd.Context(), app, &o, "Give me a tour of this directory: what is here and what is it for?")
+		},
+	}
+	o.bind(cmd)
+	return cmd
+}
+
+// addChildProtocol and addExtraCommands are filled in by the delegation and
+// registry wiring.
+func addChildProtocol(root *cobra.Command, app *App) {}
+
+func addExtraCommands(root *cobra.Command, app *App) {}

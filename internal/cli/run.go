@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/model/script"
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// runOptions are the flags of `brood run` (and of the child protocol).
+type runOptions struct {
+	Model        string
+	Effort       string
+	MaxTurns     int
+	Tools        string
+	SystemPrompt string
+	Mode         string // text | json
+	Session      string
+	Allow        []string
+	Deny         []string
+	PermMode     string
+	Budget       int64
+}
+
+func (o *runOptions) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Model, "model", "", "model as provider/model (anthropic/claude-sonnet-4-5, openai/gpt-5, ollama/qwen3, script:FILE)")
+	f.StringVar(&o.Effort, "effort", "", "reasoning effort: low, medium, high, xhigh or max")
+	f.IntVar(&o.MaxTurns, "max-turns", 0, "stop with a partial result after this many model turns (default from settings: 50)")
+	f.StringVar(&o.Tools, "tools", "", "comma-separated tools the agent may use (Read,Grep,...), or read-only; default all")
+	f.StringVar(&o.SystemPrompt, "system-prompt", "", "replace the system prompt")
+	f.StringVar(&o.Mode, "mode", "text", "output: text (answer on stdout, progress on stderr) or json (one event per line)")
+	f.StringVar(&o.Session, "session", "", "transcript file to continue (and append to)")
+	f.StringArrayVar(&o.Allow, "allow", nil, "permission rule to allow, e.g. 'Bash(go test:*)' or 'Edit(src/**)' (repeatable)")
+	f.StringArrayVar(&o.Deny, "deny", nil, "permission rule to deny (repeatable)")
+	f.StringVar(&o.PermMode, "permission-mode", "", "default, acceptEdits, bypassPermissions or plan")
+	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
+}
+
+func newRunCmd(app *App) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run one agent to completion",
+		Long: `Run one agent on PROMPT until it answers without a tool call or reaches the
+turn cap. In text mode the final answer goes to stdout and progress to stderr;
+in json mode stdout carries one JSON event per line. Every run appends to a
+transcript under .brood/sessions/; continue it with --session FILE.`,
+		Example: `  brood run "what does this repository do?"
+  brood run --model ollama/qwen3 --allow 'Bash(go test:*)' "make the tests pass"
+  brood run --session .brood/sessions/01J….jsonl "now add a test for it"`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAgent(cmd.Context(), app, &o, strings.Join(args, " "))
+		},
+	}
+	o.bind(cmd)
+	return cmd
+}
+
+// resolveModel builds the model from a spec, or explains in one line how to
+// configure one.
+func resolveModel(app *App, spec string) (model.Model, error) {
+	if spec == "" {
+		return nil, errors.New("no model configured: pass --model (e.g. anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY, openai/gpt-5, ollama/qwen3), set BROOD_MODEL, or put model = \"...\" in .brood/settings.toml; `brood demo` runs without one")
+	}
+	return provider.Resolve(spec, provider.Options{
+		Getenv: app.Getenv,
+		Script: func(path string) (model.Model, error) { return script.Load(path) },
+	})
+}
+
+func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error {
+	s := app.Settings
+	spec := firstNonEmpty(o.Model, s.Model)
+	m, err := resolveModel(app, spec)
+	if err != nil {
+		return err
+	}
+	tools, err := selectTools(o.Tools)
+	if err != nil {
+		return err
+	}
+	env, err := toolEnv(app, o)
+	if err != nil {
+		return err
+	}
+	var history []model.Message
+	path := o.Session
+	if path != "" {
+		recs, _, err := session.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("--session %s: %w", path, err)
+		}
+		st := session.Replay(recs)
+		history = st.Messages
+		if prompt == "" && (len(history) == 0 || history[len(history)-1].Role != model.RoleUser) {
+			return fmt.Errorf("--session %s: nothing to continue: the last run finished; give a prompt", path)
+		}
+	} else {
+		if prompt == "" {
+			return errors.New("no prompt: brood run \"what should the agent do?\"")
+		}
+		path = filepath.Join(app.ProjectRoot, ".brood", "sessions", ulid.Make().String()+".jsonl")
+	}
+	tw, err := session.Open(path, session.Options{Redact: tool.NewRedactor(os.Environ()).Redact})
+	if err != nil {
+		return err
+	}
+	defer tw.Close()
+	system := o.SystemPrompt
+	if system == "" {
+		system = defaultSystemPrompt(app.Cwd)
+	}
+	cfg := agent.Config{
+		Name:        "root",
+		Model:       m,
+		System:      system,
+		Tools:       tools,
+		Env:         env,
+		MaxTurns:    firstPositive(o.MaxTurns, s.MaxTurns),
+		MaxTokens:   s.MaxTokens,
+		Effort:      firstNonEmpty(o.Effort, s.Effort),
+		TokenBudget: firstPositive64(o.Budget, s.TokenBudget),
+		Transcript:  tw,
+	}
+	out := newRenderer(app, o.Mode)
+	out.start(path)
+	var outcome *agent.Outcome
+	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
+		if err != nil {
+			break
+		}
+		out.event(ev)
+		if ev.Outcome != nil {
+			outcome = ev.Outcome
+		}
+	}
+	if outcome == nil {
+		return ExitCode(1, errors.New("the run ended without an outcome"))
+	}
+	out.done(outcome, path)
+	switch outcome.Status {
+	case agent.StatusFailed:
+		return ExitCode(1, errors.New(outcome.Error))
+	case agent.StatusCancelled:
+		return ExitCode(130, fmt.Errorf("cancelled; continue with --session %s", path))
+	}
+	return nil
+}
+
+func selectTools(spec string) (*tool.Set, error) {
+	all := tool.Builtins()
+	spec = strings.TrimSpace(spec)
+	if spec == "" || spec == "*" {
+		return tool.NewSet(all...), nil
+	}
+	byName := tool.NewSet(all...)
+	var picked []tool.Tool
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		if strings.EqualFold(name, "read-only") {
+			for _, t := range all {
+				if t.ReadOnly() {
+					picked = append(picked, t)
+				}
+			}
+			continue
+		}
+		t, ok := byName.Get(name)
+		if !ok {
+			return nil, fmt.Errorf("--tools: unknown tool %q; brood has %s", name, strings.Join(byName.Names(), ", "))
+		}
+		picked = append(picked, t)
+	}
+	return tool.NewSet(picked...), nil
+}
+
+func toolEnv(app *App, o *runOptions) (*tool.Env, error) {
+	s := app.Settings.Permissions
+	mode := firstNonEmpty(o.PermMode, s.Mode)
+	perms, err := tool.NewPermissions(mode, append(append([]string(nil), s.Allow...), o.Allow...), append(append([]string(nil), s.Deny...), o.Deny...), s.Ask)
+	if err != nil {
+		return nil, err
+	}
+	return &tool.Env{
+		Dir:         app.Cwd,
+		OutputDir:   filepath.Join(app.ProjectRoot, ".brood", "outputs"),
+		Perms:       perms,
+		BashTimeout: app.Settings.Bash.Timeout.Duration,
+		OutputLimit: app.Settings.Bash.OutputLimit,
+	}, nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstPositive(vals ...int) int {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+func firstPositive64(vals ...int64) int64 {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}

@@ -1,0 +1,196 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// TreeState fingerprints the files of a work tree that could change: in a
+// git repository, every file git reports as modified or untracked (not
+// ignored), with a hash of its content; outside one, every file's size and
+// modification time, up to a bound. Comparing two states says which files
+// changed in between, at a cost that follows the dirty set, not the tree.
+type TreeState struct {
+	Git   bool
+	Files map[string]string // path relative to the root -> fingerprint
+	// Partial is set when the non-git walk hit its bound.
+	Partial bool
+}
+
+const maxWalk = 20000
+
+// SnapshotTree takes a TreeState of root.
+func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
+	top, err := gitOutput(ctx, root, "rev-parse", "--show-toplevel")
+	if err == nil {
+		out, err := gitOutput(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+		if err == nil {
+			return gitState(strings.TrimSpace(string(top)), out), nil
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return walkState(root)
+}
+
+func gitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	return cmd.Output()
+}
+
+// gitState reads porcelain output; its paths are relative to the
+// repository's top level, and so are the state's.
+func gitState(root string, porcelain []byte) *TreeState {
+	st := &TreeState{Git: true, Files: map[string]string{}}
+	for _, rec := range bytes.Split(porcelain, []byte{0}) {
+		if len(rec) < 4 {
+			continue
+		}
+		code, path := string(rec[:2]), string(rec[3:])
+		st.Files[path] = code + ":" + hashFile(filepath.Join(root, path))
+	}
+	return st
+}
+
+func hashFile(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "absent"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable"
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+func walkState(root string) (*TreeState, error) {
+	st := &TreeState{Files: map[string]string{}}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if d.Name() == ".brood" || d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if len(st.Files) >= maxWalk {
+			st.Partial = true
+			return filepath.SkipAll
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		st.Files[rel] = fmt.Sprintf("%d:%d", info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	return st, err
+}
+
+// Changed lists the paths whose fingerprint differs between a and b, sorted.
+// Paths under .brood/ (brood's own records) never count.
+func Changed(a, b *TreeState) []string {
+	var out []string
+	seen := map[string]bool{}
+	for p, fa := range a.Files {
+		seen[p] = true
+		if b.Files[p] != fa {
+			out = append(out, p)
+		}
+	}
+	for p := range b.Files {
+		if !seen[p] {
+			out = append(out, p)
+		}
+	}
+	out = slices.DeleteFunc(out, func(p string) bool {
+		return p == ".brood" || strings.HasPrefix(p, ".brood/")
+	})
+	slices.Sort(out)
+	return out
+}
+
+// Expect is what the parent knows about a dispatch when it checks the result.
+type Expect struct {
+	TaskID   string
+	Agent    string
+	ReadOnly bool
+	// Changed is what really changed in the work tree while the child ran,
+	// when the parent could observe it (nil: not observed, e.g. isolated).
+	Changed []string
+	// Observed is true when Changed is meaningful.
+	Observed bool
+}
+
+// Verify checks a result.json before its summary is accepted, and returns
+// one line per failed check (none: accepted).
+func Verify(path string, want Expect) (*Result, []string) {
+	var r Result
+	if err := ReadJSON(path, &r); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, []string{"result.json does not exist: the child wrote no result"}
+		}
+		return nil, []string{fmt.Sprintf("result.json does not parse: %v", err)}
+	}
+	var fails []string
+	if r.TaskID != want.TaskID {
+		fails = append(fails, fmt.Sprintf("result.json is for task %q, not %q", r.TaskID, want.TaskID))
+	}
+	if !strings.EqualFold(r.Agent, want.Agent) {
+		fails = append(fails, fmt.Sprintf("result.json is from agent %q, not %q", r.Agent, want.Agent))
+	}
+	if !ValidStatus(r.Status) {
+		fails = append(fails, fmt.Sprintf("result.json has status %q; valid: done, partial, checkpoint, failed, killed, cancelled", r.Status))
+	}
+	if want.Observed {
+		if want.ReadOnly && len(want.Changed) > 0 {
+			fails = append(fails, fmt.Sprintf("read-only agent %s changed files: %s", want.Agent, strings.Join(want.Changed, ", ")))
+		}
+		claimed := normalise(r.FilesChanged)
+		var missing, extra []string
+		for _, p := range want.Changed {
+			if !slices.Contains(claimed, p) {
+				missing = append(missing, p)
+			}
+		}
+		for _, p := range claimed {
+			if !slices.Contains(want.Changed, p) {
+				extra = append(extra, p)
+			}
+		}
+		if len(missing) > 0 {
+			fails = append(fails, fmt.Sprintf("files_changed omits %s, which changed on disk", strings.Join(missing, ", ")))
+		}
+		if len(extra) > 0 {
+			fails = append(fails, fmt.Sprintf("files_changed lists %s, which did not change on disk", strings.Join(extra, ", ")))
+		}
+	}
+	return &r, fails
+}
+
+func normalise(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, filepath.ToSlash(filepath.Clean(p)))
+	}
+	return out
+}

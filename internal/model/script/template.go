@@ -1,0 +1,172 @@
+package script
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"text/template"
+
+	"github.com/broodhq/brood/internal/model"
+)
+
+// Data is what a template sees.
+type Data struct {
+	Agent  string   // the agent asking
+	Turn   int      // this turn, from 1
+	Prompt string   // the first user text of the conversation
+	Last   string   // the latest user turn: its text and tool results
+	System string   // the system prompt
+	Tools  []string // the names of the tools offered
+	// Results are the latest turn's tool results, in call order.
+	Results []string
+}
+
+func newData(req *model.Request, turn int) *Data {
+	d := &Data{Agent: req.Agent, Turn: turn, System: req.System, Last: lastUserText(req.Messages)}
+	for _, t := range req.Tools {
+		d.Tools = append(d.Tools, t.Name)
+	}
+	for _, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			if t := m.Text(); t != "" {
+				d.Prompt = t
+				break
+			}
+		}
+	}
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == model.RoleUser {
+		for _, p := range req.Messages[n-1].Content {
+			if p.Type == model.PartToolResult {
+				d.Results = append(d.Results, p.Text)
+			}
+		}
+	}
+	return d
+}
+
+func lastUserText(msgs []model.Message) string {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
+		var b strings.Builder
+		for _, p := range msgs[n-1].Content {
+			b.WriteString(p.Text)
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func funcs(d *Data) template.FuncMap {
+	return template.FuncMap{
+		// result i: the i-th tool result of the latest turn ("" if none).
+		"result": func(i int) string {
+			if i < 0 || i >= len(d.Results) {
+				return ""
+			}
+			return d.Results[i]
+		},
+		// lines a b s: lines a..b (1-based, inclusive) of s.
+		"lines": func(a, b int, s string) string {
+			ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+			if a < 1 {
+				a = 1
+			}
+			if b > len(ls) {
+				b = len(ls)
+			}
+			if a > b {
+				return ""
+			}
+			return strings.Join(ls[a-1:b], "\n")
+		},
+		// first s: the first non-empty line of s.
+		"first": func(s string) string {
+			for _, l := range strings.Split(s, "\n") {
+				if strings.TrimSpace(l) != "" {
+					return strings.TrimSpace(l)
+				}
+			}
+			return ""
+		},
+		// count s: the number of non-empty lines of s.
+		"count": func(s string) int {
+			n := 0
+			for _, l := range strings.Split(s, "\n") {
+				if strings.TrimSpace(l) != "" {
+					n++
+				}
+			}
+			return n
+		},
+		// grep pattern s: the lines of s matching the regular expression.
+		"grep": func(pat, s string) (string, error) {
+			re, err := regexp.Compile(pat)
+			if err != nil {
+				return "", err
+			}
+			var out []string
+			for _, l := range strings.Split(s, "\n") {
+				if re.MatchString(l) {
+					out = append(out, l)
+				}
+			}
+			return strings.Join(out, "\n"), nil
+		},
+		// trunc n s: s cut to n bytes, with an ellipsis.
+		"trunc": func(n int, s string) string {
+			if len(s) <= n {
+				return s
+			}
+			return s[:n] + "…"
+		},
+		"join": strings.Join,
+		"trim": strings.TrimSpace,
+	}
+}
+
+func expand(s string, d *Data) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
+	t, err := template.New("say").Funcs(funcs(d)).Option("missingkey=error").Parse(s)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, d); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// expandValue expands templates in every string inside a decoded YAML value.
+func expandValue(v any, d *Data) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return expand(x, d)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			ev, err := expandValue(e, d)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = ev
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			ev, err := expandValue(e, d)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = ev
+		}
+		return out, nil
+	case nil, bool, int, int64, uint64, float64:
+		return x, nil
+	default:
+		return nil, fmt.Errorf("unsupported value %T in tool input", v)
+	}
+}

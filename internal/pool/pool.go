@@ -1,0 +1,316 @@
+// Package pool runs subagent child processes: a bounded number at a time, by
+// priority, each in its own process group, watched by a lifeguard that kills
+// a child silent for too long, under a hard wall-clock limit, and taken down
+// in stages (SIGTERM, a wait, SIGKILL) when the parent is cancelled. It
+// writes output.json for every process it starts. It knows nothing of models
+// or agents: a job is a prepared command and the JSON lines it prints.
+package pool
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// Config sets the pool's limits. Zero values take the defaults in brackets.
+type Config struct {
+	Concurrency      int           // live children at once [5]
+	HeartbeatTimeout time.Duration // silence before the lifeguard kills [60s]
+	KillGrace        time.Duration // SIGTERM to SIGKILL [3s]
+}
+
+// Pool runs jobs. It is safe for concurrent use; one pool serves one parent
+// process.
+type Pool struct {
+	cfg   Config
+	sched *scheduler
+}
+
+// New returns a pool.
+func New(cfg Config) *Pool {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 5
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = 60 * time.Second
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 3 * time.Second
+	}
+	return &Pool{cfg: cfg, sched: newScheduler(cfg.Concurrency)}
+}
+
+// Stats reports how many jobs run and wait.
+func (p *Pool) Stats() (running, waiting int) { return p.sched.stats() }
+
+// Job is one child process to run.
+type Job struct {
+	ID       string
+	Cmd      *exec.Cmd // path, args, env and dir set; the pool owns the rest
+	Priority int       // lower runs first
+	Class    Class
+	Timeout  time.Duration // hard wall-clock limit; 0 = none
+	// OnStart is called once the process runs.
+	OnStart func(pid int)
+	// OnLine is called for every stdout line that is not a heartbeat, in
+	// order, from one goroutine.
+	OnLine func(line []byte)
+	// OutputPath is where output.json goes ("" = not written).
+	OutputPath string
+}
+
+// Killers name who ended a process.
+const (
+	KilledByNone      = "none"
+	KilledByLifeguard = "lifeguard"
+	KilledByTimeout   = "timeout"
+	KilledByCancel    = "cancel"
+)
+
+// Run waits for a slot, runs the job to its end and returns its outcome. An
+// error means the process could not start (or ctx ended while queued); once
+// started, every ending (exit, crash, kill) is an Output, never an error.
+func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
+	release, err := p.sched.acquire(ctx, job.Priority, job.Class)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return p.run(ctx, job)
+}
+
+func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
+	cmd := job.Cmd
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	// The child watches its stdin: when this end closes (the parent exited
+	// or gave up on it), it winds down and records why.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	tail := newTail(8 << 10)
+	if cmd.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
+	} else {
+		cmd.Stderr = tail
+	}
+	// A grandchild that inherited the pipes must not keep Wait hanging.
+	cmd.WaitDelay = p.cfg.KillGrace
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	pid := cmd.Process.Pid
+	if job.OnStart != nil {
+		job.OnStart(pid)
+	}
+
+	k := &killer{pid: pid, grace: p.cfg.KillGrace}
+	alive := make(chan struct{}, 1)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		readLines(stdout, alive, job.OnLine)
+	}()
+
+	exited := make(chan struct{})
+	guardDone := make(chan struct{})
+	go func() {
+		defer close(guardDone)
+		p.watch(ctx, job, k, alive, exited)
+	}()
+
+	<-readDone
+	waitErr := cmd.Wait()
+	close(exited)
+	<-guardDone
+	stdin.Close()
+	k.reap() // anything left in the group goes down with the leader
+
+	out := &dispatch.Output{
+		PID:        pid,
+		KilledBy:   k.who(),
+		WallMS:     time.Since(started).Milliseconds(),
+		StderrTail: tail.String(),
+		Started:    started.UTC(),
+		Finished:   time.Now().UTC(),
+	}
+	fillExit(out, cmd.ProcessState, waitErr)
+	if job.OutputPath != "" {
+		if err := dispatch.WriteJSON(job.OutputPath, out); err != nil {
+			return out, fmt.Errorf("write output.json: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// watch is the lifeguard, the hard timeout and the cancel path for one
+// process. It returns when the process has exited.
+func (p *Pool) watch(ctx context.Context, job Job, k *killer, alive <-chan struct{}, exited <-chan struct{}) {
+	silence := time.NewTimer(p.cfg.HeartbeatTimeout)
+	defer silence.Stop()
+	var hard <-chan time.Time
+	if job.Timeout > 0 {
+		t := time.NewTimer(job.Timeout)
+		defer t.Stop()
+		hard = t.C
+	}
+	done := ctx.Done()
+	for {
+		select {
+		case <-exited:
+			return
+		case <-alive:
+			if !silence.Stop() {
+				select {
+				case <-silence.C:
+				default:
+				}
+			}
+			silence.Reset(p.cfg.HeartbeatTimeout)
+		case <-silence.C:
+			// Silent for the whole timeout: it can't be trusted to hear a
+			// SIGTERM either.
+			k.kill(KilledByLifeguard, syscall.SIGKILL)
+		case <-hard:
+			go k.staged(KilledByTimeout, exited)
+			hard = nil
+		case <-done:
+			go k.staged(KilledByCancel, exited)
+			done = nil
+		}
+	}
+}
+
+func readLines(r io.Reader, alive chan<- struct{}, onLine func([]byte)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		select {
+		case alive <- struct{}{}:
+		default:
+		}
+		line := sc.Bytes()
+		if isPing(line) || len(line) == 0 {
+			continue
+		}
+		if onLine != nil {
+			onLine(append([]byte(nil), line...))
+		}
+	}
+	// Drain whatever is left so the child never blocks on a full pipe.
+	_, _ = io.Copy(io.Discard, r)
+}
+
+func isPing(line []byte) bool {
+	if len(line) > 32 {
+		return false
+	}
+	var v struct {
+		Ping bool `json:"ping"`
+	}
+	return json.Unmarshal(line, &v) == nil && v.Ping
+}
+
+// killer signals a process group and remembers who killed it first.
+type killer struct {
+	mu    sync.Mutex
+	pid   int
+	by    string
+	grace time.Duration
+}
+
+func (k *killer) kill(by string, sig syscall.Signal) {
+	k.mu.Lock()
+	if k.by == "" {
+		k.by = by
+	}
+	k.mu.Unlock()
+	_ = syscall.Kill(-k.pid, sig)
+}
+
+// staged sends SIGTERM to the group, waits for the grace period, then
+// SIGKILL if the process is still there.
+func (k *killer) staged(by string, exited <-chan struct{}) {
+	k.kill(by, syscall.SIGTERM)
+	t := time.NewTimer(k.grace)
+	defer t.Stop()
+	select {
+	case <-exited:
+	case <-t.C:
+		k.kill(by, syscall.SIGKILL)
+	}
+}
+
+// reap kills what is left of the group after the leader exited, so no
+// grandchild outlives its dispatch.
+func (k *killer) reap() { _ = syscall.Kill(-k.pid, syscall.SIGKILL) }
+
+func (k *killer) who() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.by == "" {
+		return KilledByNone
+	}
+	return k.by
+}
+
+func fillExit(out *dispatch.Output, ps *os.ProcessState, waitErr error) {
+	if ps == nil {
+		out.ExitCode = -1
+		return
+	}
+	out.ExitCode = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		out.Signal = ws.Signal().String()
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		out.CPUMS = (ru.Utime.Nano() + ru.Stime.Nano()) / int64(time.Millisecond)
+		out.PeakRSSKB = ru.Maxrss
+	}
+	if waitErr != nil && out.ExitCode == 0 && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		out.ExitCode = -1
+	}
+}
+
+// tail keeps the last n bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	n   int
+	buf []byte
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.n {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,161 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// TestMain lets the test binary play a child process: POOL_CHILD names the
+// behaviour.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("POOL_CHILD"); mode != "" {
+		child(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func child(mode string) {
+	switch mode {
+	case "ok":
+		fmt.Println(`{"ping":true}`)
+		fmt.Println(`{"type":"progress","tools":["Read"]}`)
+		fmt.Fprintln(os.Stderr, "some log line")
+		os.Exit(0)
+	case "silent":
+		time.Sleep(time.Hour) // alive but says nothing: the lifeguard's case
+	case "pinging":
+		for {
+			fmt.Println(`{"ping":true}`)
+			time.Sleep(20 * time.Millisecond)
+		}
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		for {
+			fmt.Println(`{"ping":true}`)
+			time.Sleep(20 * time.Millisecond)
+		}
+	case "graceful":
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGTERM)
+		fmt.Println(`{"type":"ready"}`)
+		<-ch
+		fmt.Println(`{"type":"result","status":"cancelled"}`)
+		os.Exit(0)
+	case "crash":
+		fmt.Fprintln(os.Stderr, "panic: boom")
+		os.Exit(3)
+	case "grandchild":
+		// A grandchild in the same group that would outlive us.
+		c := exec.Command("sleep", "300")
+		if err := c.Start(); err != nil {
+			os.Exit(9)
+		}
+		os.WriteFile(os.Getenv("POOL_PIDFILE"), []byte(fmt.Sprint(c.Process.Pid)), 0o644)
+		os.Exit(0)
+	}
+	os.Exit(100)
+}
+
+func job(t *testing.T, mode string, extraEnv ...string) (Job, *[]string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), "POOL_CHILD="+mode), extraEnv...)
+	var mu sync.Mutex
+	var lines []string
+	return Job{
+		ID:         mode,
+		Cmd:        cmd,
+		OutputPath: filepath.Join(t.TempDir(), "output.json"),
+		OnLine: func(b []byte) {
+			mu.Lock()
+			lines = append(lines, string(b))
+			mu.Unlock()
+		},
+	}, &lines
+}
+
+func TestRunOutcomes(t *testing.T) {
+	cases := []struct {
+		mode     string
+		cfg      Config
+		timeout  time.Duration
+		cancel   bool
+		killedBy string
+		exit     int
+		signal   string
+		stderr   string
+		lines    int
+	}{
+		{mode: "ok", killedBy: KilledByNone, exit: 0, stderr: "some log line", lines: 1},
+		{mode: "crash", killedBy: KilledByNone, exit: 3, stderr: "panic: boom"},
+		{mode: "silent", cfg: Config{HeartbeatTimeout: 300 * time.Millisecond}, killedBy: KilledByLifeguard, exit: -1, signal: "killed"},
+		{mode: "pinging", cfg: Config{HeartbeatTimeout: 5 * time.Second}, timeout: 300 * time.Millisecond, killedBy: KilledByTimeout, exit: -1, signal: "terminated"},
+		{mode: "stubborn", cfg: Config{HeartbeatTimeout: 5 * time.Second, KillGrace: 200 * time.Millisecond}, timeout: 200 * time.Millisecond, killedBy: KilledByTimeout, exit: -1, signal: "killed"},
+		{mode: "graceful", cfg: Config{KillGrace: 5 * time.Second}, cancel: true, killedBy: KilledByCancel, exit: 0, lines: 2},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			p := New(c.cfg)
+			j, lines := job(t, c.mode)
+			j.Timeout = c.timeout
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel {
+				// Cancel once the child has said it is ready for SIGTERM.
+				orig := j.OnLine
+				j.OnLine = func(b []byte) {
+					orig(b)
+					if strings.Contains(string(b), "ready") {
+						cancel()
+					}
+				}
+			}
+			out, err := p.Run(ctx, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.KilledBy != c.killedBy || out.ExitCode != c.exit || out.Signal != c.signal {
+				t.Fatalf("got killed_by=%s exit=%d signal=%q, want %s %d %q", out.KilledBy, out.ExitCode, out.Signal, c.killedBy, c.exit, c.signal)
+			}
+			if !strings.Contains(out.StderrTail, c.stderr) {
+				t.Errorf("stderr tail %q lacks %q", out.StderrTail, c.stderr)
+			}
+			if len(*lines) != c.lines {
+				t.Errorf("got %d event lines %q, want %d (pings are not events)", len(*lines), *lines, c.lines)
+			}
+			var disk dispatch.Output
+			if err := dispatch.ReadJSON(j.OutputPath, &disk); err != nil || disk.PID != out.PID || disk.KilledBy != out.KilledBy {
+				t.Fatalf("output.json: %+v, %v", disk, err)
+			}
+		})
+	}
+}
+
+func TestGrandchildIsReaped(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	j, _ := job(t, "grandchild", "POOL_PIDFILE="+pidfile)
+	if _, err := New(Config{KillGrace: time.Second}).Run(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	// The grandchild was SIGKILLed with its group; once reaped by init it
+	// is gone, or at worst a zombie that is no longer ours.
+	waitGone(t, pid)
+}

@@ -1,0 +1,153 @@
+package pool
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// Class says how a child may share the work tree with others.
+type Class int
+
+const (
+	// ReadOnly children run side by side with each other.
+	ReadOnly Class = iota
+	// Mutating children share the parent's work tree, so they run one at a
+	// time and never beside a read-only child (whose verification would see
+	// the writer's changes as its own).
+	Mutating
+	// Isolated children work on their own copy and run fully in parallel.
+	Isolated
+)
+
+func (c Class) String() string {
+	switch c {
+	case ReadOnly:
+		return "read-only"
+	case Mutating:
+		return "mutating"
+	default:
+		return "isolated"
+	}
+}
+
+// scheduler hands out process slots by priority (lower runs first, then
+// first come first served) while keeping the work-tree rules of Class.
+type scheduler struct {
+	mu      sync.Mutex
+	slots   int
+	running int
+	readers int
+	writer  bool
+	seq     uint64
+	waiting []*waiter
+}
+
+type waiter struct {
+	prio  int
+	seq   uint64
+	class Class
+	ready chan struct{}
+}
+
+func newScheduler(slots int) *scheduler {
+	if slots < 1 {
+		slots = 1
+	}
+	return &scheduler{slots: slots}
+}
+
+// acquire blocks until the job may start, or ctx ends. The returned func
+// releases the slot and must be called exactly once.
+func (s *scheduler) acquire(ctx context.Context, prio int, class Class) (func(), error) {
+	s.mu.Lock()
+	s.seq++
+	w := &waiter{prio: prio, seq: s.seq, class: class, ready: make(chan struct{})}
+	i, _ := slices.BinarySearchFunc(s.waiting, w, cmpWaiter)
+	s.waiting = slices.Insert(s.waiting, i, w)
+	s.grantLocked()
+	s.mu.Unlock()
+
+	select {
+	case <-w.ready:
+		return func() { s.release(class) }, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		select {
+		case <-w.ready:
+			// Granted while we were giving up: hand the slot back.
+			s.releaseLocked(class)
+		default:
+			s.waiting = slices.DeleteFunc(s.waiting, func(x *waiter) bool { return x == w })
+		}
+		return nil, ctx.Err()
+	}
+}
+
+func cmpWaiter(a, b *waiter) int {
+	if a.prio != b.prio {
+		return a.prio - b.prio
+	}
+	switch {
+	case a.seq < b.seq:
+		return -1
+	case a.seq > b.seq:
+		return 1
+	}
+	return 0
+}
+
+func (s *scheduler) eligible(c Class) bool {
+	switch c {
+	case ReadOnly:
+		return !s.writer
+	case Mutating:
+		return !s.writer && s.readers == 0
+	}
+	return true
+}
+
+// grantLocked starts every waiting job that may start, best first.
+func (s *scheduler) grantLocked() {
+	for i := 0; i < len(s.waiting) && s.running < s.slots; {
+		w := s.waiting[i]
+		if !s.eligible(w.class) {
+			i++
+			continue
+		}
+		s.waiting = slices.Delete(s.waiting, i, i+1)
+		s.running++
+		switch w.class {
+		case ReadOnly:
+			s.readers++
+		case Mutating:
+			s.writer = true
+		}
+		close(w.ready)
+	}
+}
+
+func (s *scheduler) release(c Class) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseLocked(c)
+}
+
+func (s *scheduler) releaseLocked(c Class) {
+	s.running--
+	switch c {
+	case ReadOnly:
+		s.readers--
+	case Mutating:
+		s.writer = false
+	}
+	s.grantLocked()
+}
+
+// stats returns running and waiting counts.
+func (s *scheduler) stats() (running, waiting int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running, len(s.waiting)
+}

@@ -1,0 +1,208 @@
+// Package session stores an agent's transcript as JSON lines: one record per
+// message, tool call, tool result, usage report and steering message,
+// appended as the run goes. A crash at any moment leaves a valid prefix
+// (every record is one write of one line, and a torn last line is ignored on
+// replay), so a transcript can always be continued. This package knows
+// nothing of processes, tools or providers beyond the model message types.
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/broodhq/brood/internal/model"
+)
+
+// RecordType names a transcript record.
+type RecordType string
+
+const (
+	RecMeta       RecordType = "meta"        // start of a run: agent, model, system prompt
+	RecMessage    RecordType = "message"     // one conversation message, as sent to the model
+	RecToolCall   RecordType = "tool_call"   // a tool call about to run
+	RecToolResult RecordType = "tool_result" // one tool call's result, as soon as it is known
+	RecUsage      RecordType = "usage"       // tokens of one model turn
+	RecSteer      RecordType = "steer"       // a message injected from outside at a turn boundary
+	RecEnd        RecordType = "end"         // a run finished (status, turns)
+)
+
+// Record is one line of a transcript.
+type Record struct {
+	Type    RecordType      `json:"type"`
+	Time    time.Time       `json:"time"`
+	Turn    int             `json:"turn,omitempty"`
+	Agent   string          `json:"agent,omitempty"`
+	Model   string          `json:"model,omitempty"`
+	System  string          `json:"system,omitempty"`
+	Message *model.Message  `json:"message,omitempty"`
+	ToolID  string          `json:"tool_id,omitempty"`
+	Tool    string          `json:"tool,omitempty"`
+	Input   json.RawMessage `json:"input,omitempty"`
+	Output  string          `json:"output,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	Usage   *model.Usage    `json:"usage,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Status  string          `json:"status,omitempty"`
+}
+
+// Writer appends records to a transcript file. It is safe for concurrent use
+// (parallel tool calls report their results from several goroutines).
+type Writer struct {
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	now    func() time.Time
+	redact func(string) string
+}
+
+// Options tune a Writer.
+type Options struct {
+	// Redact, when set, is applied to every text that goes to disk, so that
+	// secrets from the environment never land in a transcript.
+	Redact func(string) string
+	// Now overrides the clock (tests).
+	Now func() time.Time
+}
+
+// Open opens path for appending, creating it (and its directory) if needed.
+func Open(path string, opts Options) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	w := &Writer{f: f, path: path, now: opts.Now, redact: opts.Redact}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if err := w.healTornTail(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// healTornTail makes sure the file ends in a newline, so that a record
+// appended after a crash that tore the last line starts on a line of its own.
+func (w *Writer) healTornTail() error {
+	st, err := w.f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	r, err := os.Open(w.path)
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	defer r.Close()
+	b := make([]byte, 1)
+	if _, err := r.ReadAt(b, st.Size()-1); err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	if b[0] != '\n' {
+		_, err = w.f.Write([]byte("\n"))
+	}
+	return err
+}
+
+// Path is the file the writer appends to.
+func (w *Writer) Path() string { return w.path }
+
+// Append writes one record as one line. The time is filled in if zero.
+func (w *Writer) Append(r Record) error {
+	if r.Time.IsZero() {
+		r.Time = w.now().UTC()
+	}
+	if w.redact != nil {
+		r = redactRecord(r, w.redact)
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("session: encode %s record: %w", r.Type, err)
+	}
+	line = append(line, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return errors.New("session: writer is closed")
+	}
+	// One write per line: a kill between two records never leaves half of one
+	// interleaved with the next.
+	_, err = w.f.Write(line)
+	return err
+}
+
+// Close closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+func redactRecord(r Record, f func(string) string) Record {
+	r.Output = f(r.Output)
+	r.Text = f(r.Text)
+	r.System = f(r.System)
+	if len(r.Input) > 0 {
+		r.Input = json.RawMessage(f(string(r.Input)))
+	}
+	if r.Message != nil {
+		m := *r.Message
+		m.Content = append([]model.Part(nil), m.Content...)
+		for i := range m.Content {
+			m.Content[i].Text = f(m.Content[i].Text)
+			if len(m.Content[i].Input) > 0 {
+				m.Content[i].Input = json.RawMessage(f(string(m.Content[i].Input)))
+			}
+		}
+		r.Message = &m
+	}
+	return r
+}
+
+// Read parses every complete record of a transcript. A torn or garbled line
+// (the trace of a crash) is skipped, and reported in the second result as a
+// count, never as an error: the prefix before it is still good.
+func Read(rd io.Reader) ([]Record, int, error) {
+	var recs []Record
+	bad := 0
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 0, 64*1024), 256*1024*1024)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil || r.Type == "" {
+			bad++
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, bad, sc.Err()
+}
+
+// ReadFile is Read on a file.
+func ReadFile(path string) ([]Record, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	return Read(f)
+}

@@ -1,0 +1,259 @@
+// Package settings resolves brood's configuration: flag > environment >
+// project .brood/settings.toml > user ~/.config/brood/settings.toml >
+// defaults. Every limit brood enforces is a setting here; none is hard-coded
+// elsewhere. The package reads files and the environment it is handed, and
+// holds no global state.
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Settings is the resolved configuration.
+type Settings struct {
+	// Model is provider/model (anthropic/claude-sonnet-4-5, openai/gpt-5,
+	// ollama/qwen3, script:FILE). Empty means none configured.
+	Model  string `toml:"model"`
+	Effort string `toml:"effort"`
+	// MaxTurns caps an agent's turns (default 50).
+	MaxTurns int `toml:"max_turns"`
+	// MaxTokens caps one model response.
+	MaxTokens int `toml:"max_tokens"`
+	// TokenBudget is advisory: warnings at 80% and 100%, never a stop.
+	TokenBudget int64 `toml:"token_budget"`
+	// MaxSubagentDepth is the tree-wide nesting cap (default 1: the root may
+	// delegate, its children may not).
+	MaxSubagentDepth int `toml:"maxSubagentDepth"`
+
+	Permissions Permissions `toml:"permissions"`
+	Agents      Agents      `toml:"agents"`
+	Pool        Pool        `toml:"pool"`
+	Results     Results     `toml:"results"`
+	Bash        Bash        `toml:"bash"`
+	Isolation   Isolation   `toml:"isolation"`
+}
+
+// Permissions are the tool rules (Claude Code syntax: Bash(npm test:*), Edit(docs/**)).
+type Permissions struct {
+	Mode  string   `toml:"mode"` // default, acceptEdits, bypassPermissions, plan
+	Allow []string `toml:"allow"`
+	Deny  []string `toml:"deny"`
+	Ask   []string `toml:"ask"`
+}
+
+// Agents configures the agent registry.
+type Agents struct {
+	// Claude turns the .claude/agents directories on (default true).
+	Claude *bool `toml:"claude"`
+	// Isolation is the default for mutating children: "" / none / worktree.
+	Isolation string `toml:"isolation"`
+}
+
+// ClaudeEnabled reports whether .claude/agents directories load.
+func (a Agents) ClaudeEnabled() bool { return a.Claude == nil || *a.Claude }
+
+// Pool configures the subagent process pool and its lifeguard.
+type Pool struct {
+	Concurrency       int      `toml:"concurrency"`        // root pool (default 5)
+	NestedConcurrency int      `toml:"nested_concurrency"` // pools below the root (default 2)
+	HeartbeatTimeout  Duration `toml:"heartbeat_timeout"`  // lifeguard: kill after this much silence (60s)
+	PingInterval      Duration `toml:"ping_interval"`      // child heartbeat period (5s)
+	Timeout           Duration `toml:"timeout"`            // hard wall-clock limit per child (30m)
+	KillGrace         Duration `toml:"kill_grace"`         // SIGTERM → SIGKILL wait (3s)
+	// Timeouts per agent type override Timeout (a definition's own timeout
+	// beats both).
+	Timeouts map[string]Duration `toml:"timeouts"`
+}
+
+// Results configures what the parent sees of a child's result.
+type Results struct {
+	InlineLimit int `toml:"inline_limit"` // bytes of summary inline (default 20000)
+}
+
+// Bash configures the Bash tool.
+type Bash struct {
+	Timeout     Duration `toml:"timeout"`      // default 2m
+	OutputLimit int      `toml:"output_limit"` // default 30000
+}
+
+// Isolation configures worktree children.
+type Isolation struct {
+	// ForceWorktree skips the overlay fast path and uses a git worktree.
+	ForceWorktree bool `toml:"force_worktree"`
+}
+
+// Duration is a time.Duration written as "60s" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write it like 90s, 5m or 1h30m", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// Defaults returns the built-in settings.
+func Defaults() Settings {
+	return Settings{
+		MaxTurns:         50,
+		MaxTokens:        16000,
+		MaxSubagentDepth: 1,
+		Permissions:      Permissions{Mode: "default"},
+		Pool: Pool{
+			Concurrency:       5,
+			NestedConcurrency: 2,
+			HeartbeatTimeout:  Duration{60 * time.Second},
+			PingInterval:      Duration{5 * time.Second},
+			Timeout:           Duration{30 * time.Minute},
+			KillGrace:         Duration{3 * time.Second},
+		},
+		Results: Results{InlineLimit: 20000},
+		Bash:    Bash{Timeout: Duration{2 * time.Minute}, OutputLimit: 30000},
+	}
+}
+
+// Sources says where to look.
+type Sources struct {
+	ProjectRoot string              // "" = no project file
+	Home        string              // "" = no user file
+	Getenv      func(string) string // nil = no environment
+}
+
+// Paths returns the user and project settings files for src.
+func (src Sources) Paths() (user, project string) {
+	if src.Home != "" {
+		user = filepath.Join(src.Home, ".config", "brood", "settings.toml")
+	}
+	if src.ProjectRoot != "" {
+		project = filepath.Join(src.ProjectRoot, ".brood", "settings.toml")
+	}
+	return user, project
+}
+
+// Load resolves defaults < user file < project file < environment. Flags are
+// applied by the caller on top. Unknown keys are returned as warnings, not
+// errors, so that a newer settings file still works with an older brood.
+func Load(src Sources) (Settings, []string, error) {
+	s := Defaults()
+	var warnings []string
+	user, project := src.Paths()
+	for _, p := range []string{user, project} {
+		if p == "" {
+			continue
+		}
+		w, err := loadFile(p, &s)
+		if err != nil {
+			return s, warnings, err
+		}
+		warnings = append(warnings, w...)
+	}
+	if src.Getenv != nil {
+		if err := applyEnv(&s, src.Getenv); err != nil {
+			return s, warnings, err
+		}
+	}
+	return s, warnings, nil
+}
+
+func loadFile(path string, s *Settings) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	md, err := toml.Decode(string(data), s)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s (fix the file or move it aside)", path, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%s: %v (fix the file or move it aside)", path, err)
+	}
+	var w []string
+	for _, k := range md.Undecoded() {
+		w = append(w, fmt.Sprintf("%s: unknown setting %q ignored", path, k.String()))
+	}
+	return w, nil
+}
+
+// Env variables brood reads, and the setting each one sets.
+var envVars = []struct {
+	name  string
+	apply func(*Settings, string) error
+}{
+	{"BROOD_MODEL", func(s *Settings, v string) error { s.Model = v; return nil }},
+	{"BROOD_EFFORT", func(s *Settings, v string) error { s.Effort = v; return nil }},
+	{"BROOD_MAX_TURNS", func(s *Settings, v string) error { return setInt(&s.MaxTurns, v) }},
+	{"BROOD_MAX_SUBAGENT_DEPTH", func(s *Settings, v string) error { return setInt(&s.MaxSubagentDepth, v) }},
+	{"BROOD_CONCURRENCY", func(s *Settings, v string) error { return setInt(&s.Pool.Concurrency, v) }},
+	{"BROOD_HEARTBEAT_TIMEOUT", func(s *Settings, v string) error { return setDur(&s.Pool.HeartbeatTimeout, v) }},
+	{"BROOD_PING_INTERVAL", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
+	{"BROOD_TIMEOUT", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
+	{"BROOD_PERMISSION_MODE", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_FORCE_WORKTREE", func(s *Settings, v string) error {
+		b, err := strconv.ParseBool(v)
+		s.Isolation.ForceWorktree = b
+		return err
+	}},
+}
+
+// EnvNames lists the environment variables Load reads.
+func EnvNames() []string {
+	out := make([]string, len(envVars))
+	for i, e := range envVars {
+		out[i] = e.name
+	}
+	return out
+}
+
+func applyEnv(s *Settings, getenv func(string) string) error {
+	for _, e := range envVars {
+		v := strings.TrimSpace(getenv(e.name))
+		if v == "" {
+			continue
+		}
+		if err := e.apply(s, v); err != nil {
+			return fmt.Errorf("environment variable %s=%q: %v", e.name, v, err)
+		}
+	}
+	return nil
+}
+
+func setInt(dst *int, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	*dst = n
+	return nil
+}
+
+func setDur(dst *Duration, v string) error {
+	return dst.UnmarshalText([]byte(v))
+}
+
+// TimeoutFor returns the hard timeout for an agent type: the per-type
+// setting if there is one, else the pool's.
+func (p Pool) TimeoutFor(agent string) time.Duration {
+	if d, ok := p.Timeouts[agent]; ok && d.Duration > 0 {
+		return d.Duration
+	}
+	return p.Timeout.Duration
+}

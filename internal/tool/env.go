@@ -1,0 +1,29 @@
+package tool
+
+import "time"
+
+// Env is what every tool call runs against: where the workspace is, what it
+// may do there, and where to keep large outputs. One Env is shared by all the
+// concurrent calls of an agent, so tools must treat it as read-only.
+type Env struct {
+	// Dir is the absolute workspace root. Relative paths resolve against it.
+	Dir string
+	// OutputDir is where tools save whole outputs that were capped in the
+	// result (Bash). Empty means os.TempDir().
+	OutputDir string
+	// Perms gates calls by rule. Nil allows everything.
+	Perms *Permissions
+	// Interactive is true when a human can answer a permission prompt.
+	// Without one, every call that would ask is denied.
+	Interactive bool
+	// Ask is called for a permission prompt when Interactive is true. It
+	// returns whether the call may go ahead.
+	Ask func(toolName, subject string) bool
+	// ReadOnlyScope refuses every tool that is not ReadOnly, whatever the
+	// rules say: the tool layer's own floor under the kernel sandbox.
+	ReadOnlyScope bool
+	// BashTimeout is the default timeout of one Bash command (0: 2 minutes).
+	BashTimeout time.Duration
+	// OutputLimit caps the bytes of tool output returned inline (0: 30000).
+	OutputLimit int
+}
