@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/agentscmd"
+	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 )
 
@@ -38,6 +40,7 @@ type App struct {
 	Home        string
 	Settings    settings.Settings
 	Warnings    []string
+	regDiags    []registry.Diagnostic
 }
 
 // exitError carries an exit status through cobra without printing twice.
@@ -67,6 +70,9 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, agentscmd.ErrCheckFailed) {
+		return 1 // check printed every problem already
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

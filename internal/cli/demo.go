@@ -2,6 +2,9 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/agentscmd"
+	"github.com/broodhq/brood/internal/registry"
 )
 
 func newDemoCmd(app *App) *cobra.Command {
@@ -24,8 +27,10 @@ transcript and the event stream are the real ones.`,
 	return cmd
 }
 
-// addChildProtocol and addExtraCommands are filled in by the delegation and
-// registry wiring.
-func addChildProtocol(root *cobra.Command, app *App) {}
-
-func addExtraCommands(root *cobra.Command, app *App) {}
+// addExtraCommands wires the commands that live in their own packages.
+func addExtraCommands(root *cobra.Command, app *App) {
+	agents := agentscmd.NewCmd(agentscmd.Options{Registry: func() (registry.Options, error) {
+		return app.registryOptions(), nil
+	}})
+	root.AddCommand(agents, newTasksCmd(app))
+}

@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/model"
 )
 
 // renderer shows a run's events: in text mode the answer on stdout and a
 // line of progress per step on stderr; in json mode one event per line on
 // stdout.
 type renderer struct {
+	mu      sync.Mutex // dispatch events arrive from the children's goroutines
 	json    bool
 	out     io.Writer
 	err     io.Writer
@@ -33,7 +37,33 @@ func (r *renderer) start(sessionPath string) {
 
 func (r *renderer) line(v any) {
 	b, _ := json.Marshal(v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	fmt.Fprintf(r.out, "%s\n", b)
+}
+
+// dispatchEvent shows a child's start, progress (its tool names, in batches)
+// and stop.
+func (r *renderer) dispatchEvent(ev delegate.Event) {
+	if r.json {
+		r.line(ev)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case "progress":
+		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, shortID(ev.TaskID), strings.Join(ev.Tools, ", "))
+	case "dispatch_stop":
+		fmt.Fprintf(r.err, "  [%s %s] %s in %.1fs · tokens in %d out %d\n", ev.Agent, shortID(ev.TaskID), ev.Status, float64(ev.WallMS)/1000, ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
+	}
+}
+
+func shortID(id string) string {
+	if len(id) > 10 {
+		return id[:10] + "…"
+	}
+	return id
 }
 
 func (r *renderer) event(ev agent.Event) {
@@ -45,6 +75,8 @@ func (r *renderer) event(ev agent.Event) {
 		r.line(ev)
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	switch ev.Type {
 	case agent.EvText:
 		r.pending.WriteString(ev.Text)
@@ -74,11 +106,11 @@ func (r *renderer) flushThought() {
 	r.pending.Reset()
 }
 
-func (r *renderer) done(o *agent.Outcome, sessionPath string) {
+func (r *renderer) done(o *agent.Outcome, sessionPath string, children model.Usage) {
 	if r.json {
 		r.line(map[string]any{
 			"type": "result", "status": o.Status, "text": o.Text, "turns": o.Turns,
-			"usage": o.Usage, "error": o.Error, "session": sessionPath,
+			"usage": o.Usage, "child_usage": children, "error": o.Error, "session": sessionPath,
 		})
 		return
 	}
@@ -86,7 +118,11 @@ func (r *renderer) done(o *agent.Outcome, sessionPath string) {
 		fmt.Fprintln(r.out, strings.TrimRight(o.Text, "\n"))
 	}
 	u := o.Usage
-	fmt.Fprintf(r.err, "· %s after %d turns · tokens in %d out %d cache r/w %d/%d\n", o.Status, o.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+	fmt.Fprintf(r.err, "· %s after %d turns · tokens in %d out %d cache r/w %d/%d", o.Status, o.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+	if children.Total() > 0 {
+		fmt.Fprintf(r.err, " · subagents in %d out %d", children.Input+children.CacheRead, children.Output)
+	}
+	fmt.Fprintln(r.err)
 	if o.Status == agent.StatusPartial {
 		fmt.Fprintf(r.err, "· the turn cap stopped the run; continue with: brood run --session %s \"go on\"\n", sessionPath)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/model/script"
@@ -124,6 +125,17 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 	if system == "" {
 		system = defaultSystemPrompt(app.Cwd)
 	}
+	out := newRenderer(app, o.Mode)
+	perms := dispatch.Permissions{Mode: firstNonEmpty(o.PermMode, app.Settings.Permissions.Mode),
+		Allow: append(append([]string(nil), s.Permissions.Allow...), o.Allow...),
+		Deny:  append(append([]string(nil), s.Permissions.Deny...), o.Deny...), Ask: s.Permissions.Ask}
+	disp, err := app.dispatcher(spec, system, tools.Names(), perms, out.dispatchEvent, o.Mode == "json")
+	if err != nil {
+		return err
+	}
+	if disp != nil {
+		tools = tool.NewSet(append(toolList(tools), disp.Tools()...)...)
+	}
 	cfg := agent.Config{
 		Name:        "root",
 		Model:       m,
@@ -136,7 +148,6 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 		TokenBudget: firstPositive64(o.Budget, s.TokenBudget),
 		Transcript:  tw,
 	}
-	out := newRenderer(app, o.Mode)
 	out.start(path)
 	var outcome *agent.Outcome
 	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
@@ -151,7 +162,11 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 	if outcome == nil {
 		return ExitCode(1, errors.New("the run ended without an outcome"))
 	}
-	out.done(outcome, path)
+	var childUsage model.Usage
+	if disp != nil {
+		childUsage = disp.ChildUsage()
+	}
+	out.done(outcome, path, childUsage)
 	switch outcome.Status {
 	case agent.StatusFailed:
 		return ExitCode(1, errors.New(outcome.Error))
@@ -159,6 +174,15 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 		return ExitCode(130, fmt.Errorf("cancelled; continue with --session %s", path))
 	}
 	return nil
+}
+
+func toolList(s *tool.Set) []tool.Tool {
+	var out []tool.Tool
+	for _, n := range s.Names() {
+		t, _ := s.Get(n)
+		out = append(out, t)
+	}
+	return out
 }
 
 func selectTools(spec string) (*tool.Set, error) {

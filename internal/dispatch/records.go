@@ -186,6 +186,9 @@ type Log struct {
 	Finished     time.Time `json:"finished,omitzero"`
 	Background   bool      `json:"background,omitempty"`
 	Resumes      int       `json:"resumes,omitempty"`
+	// PID and Host identify the live child, so a listing can tell a running
+	// task from one whose process died without a result.
+	PID int `json:"pid,omitempty"`
 }
 
 // WriteJSON writes v to path atomically: a temporary file in the same

@@ -1,0 +1,325 @@
+package delegate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// ChildConfig is what a child process needs to run its envelope.
+type ChildConfig struct {
+	EnvelopePath string
+	TaskID       string
+	Stdout       io.Writer
+	// Stdin is the pipe from the parent: when it closes, the parent is gone
+	// and the child winds down with status cancelled (and its resume handle).
+	Stdin io.Reader
+	// ResolveModel builds a model from a provider/model spec.
+	ResolveModel func(spec string) (model.Model, error)
+	// LoadRegistry is called only when the child may delegate.
+	LoadRegistry func() (*registry.Registry, error)
+	// Settings are the project's (for a nested pool's limits).
+	Settings settings.Settings
+	// Exe and Args start grandchildren (tests re-exec the test binary).
+	Exe  string
+	Args []string
+	// Redact scrubs secrets from the transcript.
+	Redact func(string) string
+}
+
+// events writes the child's stdout protocol: one JSON object per line, from
+// any goroutine.
+type events struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (e *events) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.w.Write(append(b, '\n'))
+}
+
+// RunChild runs the task of an envelope to its end and writes result.json.
+// It returns an error only when there is no task to run (bad envelope); every
+// run that starts ends in a result on disk.
+func RunChild(ctx context.Context, cfg ChildConfig) error {
+	var env dispatch.Envelope
+	if err := dispatch.ReadJSON(cfg.EnvelopePath, &env); err != nil {
+		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)
+	}
+	if cfg.TaskID != "" && cfg.TaskID != env.TaskID {
+		return fmt.Errorf("--task-id %s does not match the envelope's task %s", cfg.TaskID, env.TaskID)
+	}
+	dir := filepath.Dir(cfg.EnvelopePath)
+	out := &events{w: cfg.Stdout}
+	out.send(map[string]any{"type": "started", "task_id": env.TaskID, "pid": os.Getpid()})
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if cfg.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(io.Discard, cfg.Stdin)
+			cancel(errors.New("the parent process exited"))
+		}()
+	}
+	stopPing := heartbeat(out, time.Duration(env.PingMS)*time.Millisecond)
+	defer stopPing()
+
+	res := runTask(ctx, cfg, &env, dir, out)
+	if cause := context.Cause(ctx); cause != nil && res.Status == dispatch.StatusCancelled && res.Error == "" {
+		res.Error = cause.Error()
+	}
+	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res); err != nil {
+		return fmt.Errorf("write result.json: %w", err)
+	}
+	out.send(map[string]any{"type": "result", "status": res.Status, "usage": res.Usage, "child_usage": res.ChildUsage})
+	return nil
+}
+
+// heartbeat prints {"ping":true} every interval until stopped.
+func heartbeat(out *events, every time.Duration) func() {
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				out.send(map[string]bool{"ping": true})
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir string, out *events) *dispatch.Result {
+	res := &dispatch.Result{TaskID: env.TaskID, Agent: env.TargetAgent, WrittenBy: "child", FilesChanged: []string{}}
+	fail := func(err error) *dispatch.Result {
+		res.Status, res.Error, res.Finished = dispatch.StatusFailed, err.Error(), time.Now().UTC()
+		res.ResumeHandle = env.TaskID
+		return res
+	}
+	m, err := cfg.ResolveModel(env.Model)
+	if err != nil {
+		return fail(err)
+	}
+	before, _ := dispatch.SnapshotTree(ctx, env.Workspace)
+
+	var nested *Dispatcher
+	toolNames := env.Tools
+	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth && slices.Contains(env.Tools, "Task") {
+		reg, err := cfg.LoadRegistry()
+		if err != nil {
+			return fail(err)
+		}
+		s := cfg.Settings
+		allowed := env.AllowedDestinations
+		if slices.Contains(allowed, "*") {
+			allowed = nil
+		}
+		nested, err = New(Config{
+			ProjectRoot: env.ProjectRoot, Workspace: env.Workspace, Registry: reg, Settings: s,
+			Exe: cfg.Exe, Args: cfg.Args,
+			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
+			ParentSystem: env.System, ParentModel: env.Model, ParentTools: env.Tools, Allowed: allowed,
+			Permissions: env.Permissions,
+		})
+		if err != nil {
+			return fail(err)
+		}
+	}
+	set := childToolSet(toolNames, nested)
+	perms, err := tool.NewPermissions(env.Permissions.Mode, env.Permissions.Allow, env.Permissions.Deny, env.Permissions.Ask)
+	if err != nil {
+		return fail(err)
+	}
+	tenv := &tool.Env{
+		Dir: env.Workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly,
+		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
+	}
+	tw, err := session.Open(filepath.Join(dir, dispatch.SessionFile), session.Options{Redact: cfg.Redact})
+	if err != nil {
+		return fail(err)
+	}
+	defer tw.Close()
+	recs, _, _ := session.ReadFile(tw.Path())
+	prior := session.Replay(recs)
+	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK and CONTEXT in your system prompt.)"
+	if len(prior.Messages) > 0 {
+		prompt = env.Prompt // a resume: the envelope carries the follow-up
+	}
+	acfg := agent.Config{
+		Name: env.TargetAgent, Model: m, System: env.System, Tools: set, Env: tenv,
+		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
+		TokenBudget: env.TokenBudget, Transcript: tw,
+		Inject: inbox(filepath.Join(dir, dispatch.InboxDir)),
+	}
+	batch := &toolBatch{out: out}
+	var outcome *agent.Outcome
+	var evidence []string
+	for ev, err := range agent.Run(ctx, acfg, prior.Messages, prompt) {
+		if err != nil {
+			break
+		}
+		switch ev.Type {
+		case agent.EvToolCall:
+			batch.add(ev.Tool)
+			evidence = append(evidence, ev.Tool+" "+shortInput(ev.Input))
+		case agent.EvTurn:
+			batch.flush()
+		case agent.EvUsage:
+			out.send(map[string]any{"type": "usage", "turn": ev.Turn, "usage": ev.Usage, "total": ev.Total})
+		case agent.EvBudgetWarning, agent.EvBudgetExceeded:
+			out.send(map[string]any{"type": string(ev.Type), "text": ev.Text})
+		case agent.EvDone:
+			outcome = ev.Outcome
+		}
+	}
+	batch.flush()
+	if outcome == nil {
+		return fail(errors.New("the agent loop ended without an outcome"))
+	}
+	res.Summary = outcome.Text
+	res.Turns = outcome.Turns
+	res.Usage = prior.Usage.Add(outcome.Usage)
+	res.Error = outcome.Error
+	res.Status = string(outcome.Status)
+	if outcome.Status == agent.StatusDone {
+		if cp := ParseCheckpoint(outcome.Text); cp != nil {
+			res.Status, res.Checkpoint = dispatch.StatusCheckpoint, cp
+		}
+	}
+	if res.Status != dispatch.StatusDone {
+		res.ResumeHandle = env.TaskID
+	}
+	if nested != nil {
+		res.ChildUsage = nested.ChildUsage()
+	}
+	if len(evidence) > 20 {
+		evidence = evidence[len(evidence)-20:]
+	}
+	res.Evidence = evidence
+	if before != nil {
+		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
+			res.FilesChanged = nonNil(dispatch.Changed(before, after))
+		}
+	}
+	res.Confidence = confidence(outcome.Text)
+	res.Finished = time.Now().UTC()
+	return res
+}
+
+// childToolSet builds the child's tools from canonical names.
+func childToolSet(names []string, nested *Dispatcher) *tool.Set {
+	all := tool.NewSet(tool.Builtins()...)
+	var picked []tool.Tool
+	for _, n := range names {
+		if isDelegationTool(n) {
+			continue
+		}
+		if t, ok := all.Get(n); ok {
+			picked = append(picked, t)
+		}
+	}
+	if nested != nil {
+		picked = append(picked, nested.Tools()...)
+	}
+	return tool.NewSet(picked...)
+}
+
+// toolBatch sends the child's tool names to the parent five at a time (and
+// at every turn boundary), never its transcript.
+type toolBatch struct {
+	out   *events
+	names []string
+}
+
+func (b *toolBatch) add(name string) {
+	b.names = append(b.names, name)
+	if len(b.names) >= 5 {
+		b.flush()
+	}
+}
+
+func (b *toolBatch) flush() {
+	if len(b.names) == 0 {
+		return
+	}
+	b.out.send(map[string]any{"type": "progress", "tools": b.names})
+	b.names = nil
+}
+
+func shortInput(raw json.RawMessage) string {
+	s := string(raw)
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// confidence reads a "Confidence: high|medium|low" line if the child wrote one.
+func confidence(text string) string {
+	for _, l := range strings.Split(strings.ToLower(text), "\n") {
+		l = strings.Trim(strings.TrimSpace(l), "*#- ")
+		if rest, ok := strings.CutPrefix(l, "confidence:"); ok {
+			for _, c := range []string{"high", "medium", "low"} {
+				if strings.Contains(rest, c) {
+					return c
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// inbox drains steering messages dropped into dir (one file each, written
+// tmp+rename by `brood tasks send` or SendMessage) in name order.
+func inbox(dir string) func() []string {
+	return func() []string {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil
+		}
+		var msgs []string
+		for _, e := range ents {
+			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			if os.Remove(p) == nil {
+				msgs = append(msgs, "[message from the parent agent, delivered while you work]\n"+string(b))
+			}
+		}
+		return msgs
+	}
+}

@@ -1,0 +1,406 @@
+// Package delegate is delegation as the model sees it — the Task, TaskOutput
+// and SendMessage tools — and both ends of the child protocol: the parent's
+// Dispatcher (envelope, depth cap, pool, verification, untrusted wrapping)
+// and RunChild, which a child brood process runs. It imports the agent loop's
+// interfaces; the agent loop never imports it.
+package delegate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/settings"
+)
+
+// Environment variables of the depth stamp.
+const (
+	EnvDepth    = "BROOD_SUBAGENT_DEPTH"
+	EnvMaxDepth = "BROOD_SUBAGENT_MAX_DEPTH"
+)
+
+// Config is what a Dispatcher needs from the process it runs in.
+type Config struct {
+	ProjectRoot string
+	Workspace   string // absolute
+	Registry    *registry.Registry
+	Pool        *pool.Pool
+	Settings    settings.Settings
+	// Exe and Args start a child: Exe Args... --mode json --task-id ID
+	// --envelope PATH. Exe defaults to os.Executable().
+	Exe  string
+	Args []string
+	// Env is the children's base environment (default os.Environ()).
+	Env []string
+
+	Depth        int // this process's depth (root 0)
+	MaxDepth     int // the tree-wide cap
+	ParentTaskID string
+	SourceAgent  string
+	// ParentSystem is inherited by definitions with an empty body;
+	// ParentModel by definitions without a model.
+	ParentSystem string
+	ParentModel  string
+	// ParentTools are the tool names this process's agent has: what a
+	// definition without a tools list inherits.
+	ParentTools []string
+	// Allowed scopes which agent types this process may dispatch (nil: any).
+	Allowed []string
+	// Permissions are the rules children inherit.
+	Permissions dispatch.Permissions
+	// OnEvent receives start, progress and stop events (may be nil).
+	OnEvent func(Event)
+	// Stderr gets one [DISPATCH] line per dispatch (nil: none, e.g. when a
+	// TUI owns the terminal).
+	Stderr io.Writer
+	// DebugLog, when set, also receives the [DISPATCH] lines.
+	DebugLog string
+}
+
+// Event is what the parent's stream learns about a dispatch.
+type Event struct {
+	Type   string      `json:"type"` // dispatch_start | progress | dispatch_stop
+	TaskID string      `json:"task_id"`
+	Agent  string      `json:"agent"`
+	Depth  int         `json:"depth"`
+	Tools  []string    `json:"tools,omitempty"`
+	Status string      `json:"status,omitempty"`
+	Usage  model.Usage `json:"usage,omitzero"`
+	WallMS int64       `json:"wall_ms,omitempty"`
+}
+
+// Dispatcher spawns and tracks the children of one process.
+type Dispatcher struct {
+	cfg Config
+
+	mu         sync.Mutex
+	childUsage model.Usage
+	logMu      sync.Mutex
+}
+
+// New returns a Dispatcher.
+func New(cfg Config) (*Dispatcher, error) {
+	if cfg.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("delegate: cannot find brood's own binary: %w", err)
+		}
+		cfg.Exe = exe
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	if cfg.Pool == nil {
+		conc := cfg.Settings.Pool.Concurrency
+		if cfg.Depth > 0 {
+			conc = cfg.Settings.Pool.NestedConcurrency
+		}
+		cfg.Pool = pool.New(pool.Config{
+			Concurrency:      conc,
+			HeartbeatTimeout: cfg.Settings.Pool.HeartbeatTimeout.Duration,
+			KillGrace:        cfg.Settings.Pool.KillGrace.Duration,
+		})
+	}
+	return &Dispatcher{cfg: cfg}, nil
+}
+
+// CanDelegate reports whether this process is below the depth cap.
+func (d *Dispatcher) CanDelegate() bool { return d.cfg.Depth < d.cfg.MaxDepth }
+
+// ChildUsage is the usage of every finished dispatch below this process.
+func (d *Dispatcher) ChildUsage() model.Usage {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.childUsage
+}
+
+// Request is one dispatch as the Task tool asks for it.
+type Request struct {
+	Agent       string
+	Prompt      string
+	Description string
+}
+
+// Outcome is a finished dispatch.
+type Outcome struct {
+	TaskID string
+	Result *dispatch.Result
+	Output *dispatch.Output
+	// Text is what the parent model sees: the wrapped, verified summary.
+	Text     string
+	Failures []string
+}
+
+// Dispatch runs one child to completion. A refusal (unknown agent, scope,
+// depth) is an error whose text the model can act on; once a child has
+// started, every ending is an Outcome.
+func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error) {
+	def, err := d.check(req)
+	if err != nil {
+		return nil, err
+	}
+	id := dispatch.NewID()
+	dir := dispatch.Dir(d.cfg.ProjectRoot, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	env := d.envelope(id, def, req)
+	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env); err != nil {
+		return nil, err
+	}
+	score, why := dispatch.Complexity(req.Prompt)
+	lg := &dispatch.Log{
+		TaskID: id, ParentTaskID: d.cfg.ParentTaskID, Agent: def.Name,
+		Depth: env.Depth, MaxDepth: env.MaxDepth, Complexity: score, Reasons: why,
+		Queued: time.Now().UTC(),
+	}
+	d.writeLog(dir, lg)
+	return d.run(ctx, def, env, dir, lg)
+}
+
+// check applies the depth cap and the delegation scope (defence in depth:
+// the Task tool is only registered below the cap in the first place).
+func (d *Dispatcher) check(req Request) (*registry.Definition, error) {
+	if !d.CanDelegate() {
+		return nil, fmt.Errorf("delegation refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth); do the work yourself", d.cfg.Depth, d.cfg.MaxDepth)
+	}
+	if strings.TrimSpace(req.Prompt) == "" {
+		return nil, errors.New("Task needs a prompt: the subagent sees nothing of this conversation, so pass everything it needs")
+	}
+	def, ok := d.cfg.Registry.Get(req.Agent)
+	if !ok {
+		return nil, fmt.Errorf("unknown subagent_type %q; available: %s", req.Agent, strings.Join(d.names(), ", "))
+	}
+	if d.cfg.Allowed != nil && !slices.ContainsFunc(d.cfg.Allowed, func(a string) bool { return a == "*" || strings.EqualFold(a, def.Name) }) {
+		return nil, fmt.Errorf("subagent_type %q is outside this agent's delegation scope; it may dispatch: %s", def.Name, strings.Join(d.cfg.Allowed, ", "))
+	}
+	if def.Unresolvable {
+		return nil, fmt.Errorf("agent %q (%s) names no tool brood provides, so it cannot run; fix its tools: line", def.Name, def.Path)
+	}
+	return def, nil
+}
+
+func (d *Dispatcher) names() []string {
+	var out []string
+	for _, def := range d.cfg.Registry.All() {
+		if d.cfg.Allowed == nil || slices.ContainsFunc(d.cfg.Allowed, func(a string) bool { return a == "*" || strings.EqualFold(a, def.Name) }) {
+			out = append(out, def.Name)
+		}
+	}
+	return out
+}
+
+func (d *Dispatcher) writeLog(dir string, lg *dispatch.Log) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	_ = dispatch.WriteJSON(filepath.Join(dir, dispatch.LogFile), lg)
+}
+
+func (d *Dispatcher) emit(e Event) {
+	if d.cfg.OnEvent != nil {
+		d.cfg.OnEvent(e)
+	}
+}
+
+// run spawns the child through the pool, then verifies and renders.
+func (d *Dispatcher) run(ctx context.Context, def *registry.Definition, env *dispatch.Envelope, dir string, lg *dispatch.Log) (*Outcome, error) {
+	id := env.TaskID
+	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: def.Name, Depth: env.Depth})
+	d.announce(id, def.Name, env.Depth, env.MaxDepth)
+	out := &Outcome{TaskID: id}
+	// Exactly one stop event per start, whatever happens below.
+	defer func() {
+		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: def.Name, Depth: env.Depth, Status: dispatch.StatusFailed}
+		if out.Result != nil {
+			ev.Status = out.Result.Status
+			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
+		}
+		if out.Output != nil {
+			ev.WallMS = out.Output.WallMS
+		}
+		d.emit(ev)
+	}()
+
+	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
+	cmd.Dir = env.Workspace
+	cmd.Env = append(childEnv(d.cfg.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	if f, err := os.Create(filepath.Join(dir, "stderr.log")); err == nil {
+		defer f.Close()
+		cmd.Stderr = f
+	}
+	var before *dispatch.TreeState
+	class := classOf(def, env)
+	prog := &progress{d: d, id: id, agent: def.Name, depth: env.Depth}
+	started := time.Now()
+	o, err := d.cfg.Pool.Run(ctx, pool.Job{
+		ID:       id,
+		Cmd:      cmd,
+		Priority: priorityOf(def),
+		Class:    class,
+		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
+		BeforeStart: func() error {
+			if class != pool.Isolated {
+				before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+			}
+			lg.Started = time.Now().UTC()
+			d.writeLog(dir, lg)
+			return nil
+		},
+		OnStart: func(pid int) {
+			lg.PID = pid
+			d.writeLog(dir, lg)
+		},
+		OnLine:     prog.line,
+		OutputPath: filepath.Join(dir, dispatch.OutputFile),
+	})
+	lg.Finished = time.Now().UTC()
+	d.writeLog(dir, lg)
+	if err != nil {
+		res := d.recover(id, def.Name, dir, dispatch.StatusCancelled, "never started: "+err.Error())
+		out.Result = res
+		out.Text = dispatch.View{Result: res, ResultPath: filepath.Join(dir, dispatch.ResultFile)}.Render()
+		return out, nil
+	}
+	out.Output = o
+	want := dispatch.Expect{TaskID: id, Agent: def.Name, ReadOnly: env.ReadOnly}
+	if before != nil {
+		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
+			want.Changed, want.Observed = dispatch.Changed(before, after), true
+		}
+	}
+	resultPath := filepath.Join(dir, dispatch.ResultFile)
+	res, fails := dispatch.Verify(resultPath, want)
+	if res == nil || !dispatch.Exists(resultPath) {
+		status := dispatch.StatusFailed
+		why := fmt.Sprintf("the child exited with status %d and wrote no result", o.ExitCode)
+		if o.KilledBy != pool.KilledByNone {
+			status = dispatch.StatusKilled
+			why = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
+		}
+		if o.Signal != "" && o.KilledBy == pool.KilledByNone {
+			why = "the child died of signal " + o.Signal
+		}
+		res = d.recover(id, def.Name, dir, status, why)
+		fails = nil
+	}
+	if res.Status == dispatch.StatusCancelled && (o.KilledBy == pool.KilledByTimeout || o.KilledBy == pool.KilledByLifeguard) {
+		// The child wound down on our SIGTERM and called it a cancel; the
+		// record says who really stopped it.
+		res.Status = dispatch.StatusKilled
+		res.Error = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
+		res.ResumeHandle = id
+		_ = dispatch.WriteJSON(resultPath, res)
+	}
+	out.Result = res
+	out.Failures = fails
+	d.mu.Lock()
+	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
+	d.mu.Unlock()
+	out.Text = dispatch.View{
+		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
+		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
+	}.Render()
+	return out, nil
+}
+
+func killedWhy(by string, s settings.Settings, env *dispatch.Envelope) string {
+	switch by {
+	case pool.KilledByLifeguard:
+		return fmt.Sprintf(" (no heartbeat for %s)", s.Pool.HeartbeatTimeout.Duration)
+	case pool.KilledByTimeout:
+		return fmt.Sprintf(" (hard timeout of %s)", time.Duration(env.TimeoutMS)*time.Millisecond)
+	case pool.KilledByCancel:
+		return " (the parent was cancelled)"
+	}
+	return ""
+}
+
+// recover writes the result of a child that died without one: the last
+// thing it said, as a partial summary, and the handle to resume it.
+func (d *Dispatcher) recover(id, agent, dir, status, why string) *dispatch.Result {
+	res := &dispatch.Result{
+		TaskID: id, Agent: agent, Status: status, Error: why, ResumeHandle: id,
+		WrittenBy: "parent", Finished: time.Now().UTC(), FilesChanged: []string{},
+	}
+	if recs, _, err := session.ReadFile(filepath.Join(dir, dispatch.SessionFile)); err == nil {
+		st := session.Replay(recs)
+		res.Usage, res.Turns = st.Usage, st.Turns
+		for i := len(st.Messages) - 1; i >= 0; i-- {
+			if m := st.Messages[i]; m.Role == model.RoleAssistant && strings.TrimSpace(m.Text()) != "" {
+				res.Summary = "[partial: the last thing the subagent said before it stopped]\n" + m.Text()
+				break
+			}
+		}
+	}
+	if res.Summary == "" {
+		res.Summary = "[the subagent stopped before it said anything]"
+	}
+	_ = dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res)
+	return res
+}
+
+// announce prints the [DISPATCH] line.
+func (d *Dispatcher) announce(id, agent string, depth, max int) {
+	line := fmt.Sprintf("[DISPATCH] task=%s agent=%s depth=%d/%d\n", id, agent, depth, max)
+	if d.cfg.Stderr != nil {
+		io.WriteString(d.cfg.Stderr, line)
+	}
+	if d.cfg.DebugLog != "" {
+		if f, err := os.OpenFile(d.cfg.DebugLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			f.WriteString(time.Now().UTC().Format(time.RFC3339Nano) + " " + line)
+			f.Close()
+		}
+	}
+}
+
+// childEnv drops the depth stamp of this process; the child gets its own.
+func childEnv(base []string) []string {
+	out := make([]string, 0, len(base)+2)
+	for _, kv := range base {
+		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func classOf(def *registry.Definition, env *dispatch.Envelope) pool.Class {
+	switch {
+	case env.ReadOnly:
+		return pool.ReadOnly
+	case env.Isolation == "worktree":
+		return pool.Isolated
+	}
+	return pool.Mutating
+}
+
+// priorityOf puts explore and review work first and docs last, unless the
+// definition says otherwise. Lower runs sooner.
+func priorityOf(def *registry.Definition) int {
+	if def.HasPriority {
+		return def.Priority
+	}
+	n := strings.ToLower(def.Name)
+	switch {
+	case strings.Contains(n, "explore"), strings.Contains(n, "review"), strings.Contains(n, "search"):
+		return 0
+	case strings.Contains(n, "doc"), strings.Contains(n, "writer"):
+		return 9
+	}
+	return 5
+}

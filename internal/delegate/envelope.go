@@ -1,0 +1,193 @@
+package delegate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/registry"
+)
+
+// delegationTools are the tools that only exist below the depth cap.
+var delegationTools = []string{"Task", "TaskOutput", "SendMessage"}
+
+func isDelegationTool(name string) bool {
+	return slices.ContainsFunc(delegationTools, func(t string) bool { return strings.EqualFold(t, name) })
+}
+
+// envelope builds the handoff for one dispatch.
+func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) *dispatch.Envelope {
+	s := d.cfg.Settings
+	depth := d.cfg.Depth + 1
+	tools := d.childTools(def, depth)
+	var allowed []string
+	if def.Delegate && depth < d.cfg.MaxDepth {
+		allowed = []string{"*"}
+		if def.DelegateAllow != nil {
+			allowed = slices.Clone(def.DelegateAllow)
+		}
+	}
+	timeout := s.Pool.TimeoutFor(def.Name)
+	if def.Timeout > 0 {
+		timeout = def.Timeout
+	}
+	maxTurns := s.MaxTurns
+	if def.MaxTurns > 0 {
+		maxTurns = def.MaxTurns
+	}
+	modelSpec := d.cfg.ParentModel
+	if def.Model != "" && def.Model != "inherit" {
+		modelSpec = def.Model
+	}
+	perms := d.cfg.Permissions
+	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
+	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
+	isolation := def.Isolation
+	if isolation == "" {
+		isolation = s.Agents.Isolation
+	}
+	if def.ReadOnly || isolation == "none" {
+		isolation = ""
+	}
+	readOnly := def.ReadOnly || readOnlyTools(tools)
+	return &dispatch.Envelope{
+		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,
+		SourceAgent:         d.cfg.SourceAgent,
+		TargetAgent:         def.Name,
+		HandoffReason:       req.Description,
+		AllowedDestinations: nonNil(allowed),
+		HistoryPolicy:       "fresh: the child sees only its system prompt and this brief, none of the parent's conversation",
+		ExpectedReturn:      "result.json with status done|partial|checkpoint|failed, a summary (what I did, what I found, files changed, problems), files_changed, evidence",
+		Prompt:              req.Prompt,
+		System:              childSystem(def, d.cfg.ParentSystem, req, d.cfg.Workspace),
+		Workspace:           d.cfg.Workspace,
+		ProjectRoot:         d.cfg.ProjectRoot,
+		Tools:               tools,
+		Permissions:         perms,
+		ReadOnly:            readOnly,
+		Isolation:           isolation,
+		Network:             def.Network,
+		Model:               modelSpec,
+		Effort:              firstNonEmpty(def.Effort, s.Effort),
+		MaxTurns:            maxTurns,
+		MaxTokens:           s.MaxTokens,
+		TokenBudget:         s.TokenBudget,
+		Depth:               depth,
+		MaxDepth:            d.cfg.MaxDepth,
+		TimeoutMS:           timeout.Milliseconds(),
+		PingMS:              s.Pool.PingInterval.Duration.Milliseconds(),
+		Background:          def.Background,
+		InlineLimit:         s.Results.InlineLimit,
+		Concurrency:         s.Pool.NestedConcurrency,
+		Created:             time.Now().UTC(),
+		BashTimeout:         s.Bash.Timeout.Duration.Milliseconds(),
+		OutputLimit:         s.Bash.OutputLimit,
+		ForceWorktree:       s.Isolation.ForceWorktree,
+	}
+}
+
+// childTools resolves what the child may call: its definition's list (or the
+// parent's tools when it names none), less what it disallows; the delegation
+// tools only when the definition delegates and the child is below the cap.
+func (d *Dispatcher) childTools(def *registry.Definition, depth int) []string {
+	var base []string
+	if def.AllTools {
+		base = slices.Clone(d.cfg.ParentTools)
+	} else {
+		base = slices.Clone(def.Tools)
+	}
+	out := base[:0]
+	for _, t := range base {
+		if isDelegationTool(t) {
+			continue
+		}
+		if slices.ContainsFunc(def.DisallowedTools, func(x string) bool { return strings.EqualFold(x, t) }) {
+			continue
+		}
+		out = append(out, t)
+	}
+	if def.Delegate && depth < d.cfg.MaxDepth {
+		out = append(out, delegationTools...)
+	}
+	return nonNil(out)
+}
+
+func readOnlyTools(tools []string) bool {
+	for _, t := range tools {
+		switch strings.ToLower(t) {
+		case "read", "glob", "grep", "ls", "taskoutput":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// childSystem is the child's system prompt: its definition's body (or the
+// parent's prompt when the body is empty), then the focused block.
+func childSystem(def *registry.Definition, parentSystem string, req Request, workspace string) string {
+	base := def.Prompt
+	if strings.TrimSpace(base) == "" {
+		base = parentSystem
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(base, "\n"))
+	fmt.Fprintf(&b, "\n\n---\nYou are a focused subagent (%s) working on one delegated task. No human is on the loop: you cannot ask questions, and anything that would need approval is denied.\n\n", def.Name)
+	fmt.Fprintf(&b, "YOUR TASK:\n%s\n\n", firstNonEmpty(req.Description, firstLine(req.Prompt)))
+	fmt.Fprintf(&b, "CONTEXT (the brief from the parent agent, who sees none of your work but your final answer):\n%s\n\n", req.Prompt)
+	fmt.Fprintf(&b, "WORKSPACE PATH:\n%s\nUse this exact absolute path. Never assume /workspace or any path the task does not give.\n\n", workspace)
+	b.WriteString("When you finish, your last message is the only thing the parent sees. Write it as a summary with these sections:\n## What I did\n## What I found\n## Files changed\n## Problems\nIf you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// progress turns the child's event lines into parent events. It is called
+// from one goroutine per child.
+type progress struct {
+	d     *Dispatcher
+	id    string
+	agent string
+	depth int
+}
+
+func (p *progress) line(b []byte) {
+	var ev struct {
+		Type  string   `json:"type"`
+		Tools []string `json:"tools"`
+	}
+	if json.Unmarshal(b, &ev) != nil {
+		return
+	}
+	if ev.Type == "progress" && len(ev.Tools) > 0 {
+		p.d.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
+	}
+}

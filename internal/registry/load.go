@@ -1,0 +1,294 @@
+package registry
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+//go:embed builtin/*.md
+var builtinFiles embed.FS
+
+// BuiltinFS returns the definitions compiled into the binary.
+func BuiltinFS() fs.FS {
+	sub, err := fs.Sub(builtinFiles, "builtin")
+	if err != nil {
+		return builtinFiles // unreachable: the directory is embedded
+	}
+	return sub
+}
+
+// maxFileSize bounds what is read from one definition file, so a stray huge
+// .md file in an agents directory can't exhaust memory.
+const maxFileSize = 1 << 20
+
+// Options says where definitions are found. The caller resolves them from
+// the environment and settings; the registry never looks at either itself.
+type Options struct {
+	// ProjectRoot holds .brood/agents and .claude/agents; "" means none
+	// (see FindProjectRoot).
+	ProjectRoot string
+	// Home holds ~/.claude/agents; "" means no user definitions from there.
+	Home string
+	// ConfigDir is brood's user config directory, holding agents/; "" means
+	// Home/.config/brood.
+	ConfigDir string
+	// Claude turns the .claude/agents directories on. It mirrors the
+	// setting agents.claude, whose default is true, so a caller must pass
+	// the setting rather than rely on the zero value.
+	Claude bool
+	// BuiltinFS replaces the embedded built-in definitions (tests).
+	BuiltinFS fs.FS
+}
+
+// Dir is one directory of definitions at one precedence level.
+type Dir struct {
+	// Path is the directory, as shown in diagnostics and listings.
+	Path string
+	// FS reads it; nil means os.DirFS(Path).
+	FS     fs.FS
+	Source Source
+	// Claude marks a .claude directory, which loses a tie with the brood
+	// directory of the same level.
+	Claude bool
+}
+
+// Dirs lists the directories Load reads, lowest precedence first.
+func (o Options) Dirs() []Dir {
+	var dirs []Dir
+	add := func(p string, src Source, claude bool) {
+		if claude && !o.Claude {
+			return
+		}
+		p = filepath.Clean(p)
+		for i, d := range dirs {
+			if d.Path == p { // the project is the home: read it once, as the project
+				dirs = append(dirs[:i], dirs[i+1:]...)
+				break
+			}
+		}
+		dirs = append(dirs, Dir{Path: p, Source: src, Claude: claude})
+	}
+	if o.Home != "" || o.ConfigDir != "" {
+		cfg := o.ConfigDir
+		if cfg == "" {
+			cfg = filepath.Join(o.Home, ".config", "brood")
+		}
+		add(filepath.Join(cfg, "agents"), SourceUser, false)
+	}
+	if o.Home != "" {
+		add(filepath.Join(o.Home, ".claude", "agents"), SourceUser, true)
+	}
+	if o.ProjectRoot != "" {
+		add(filepath.Join(o.ProjectRoot, ".brood", "agents"), SourceProject, false)
+		add(filepath.Join(o.ProjectRoot, ".claude", "agents"), SourceProject, true)
+	}
+	return dirs
+}
+
+// Load reads the built-in, user and project definitions and resolves them by
+// precedence. The registry is usable even when there are error diagnostics:
+// the files at fault are simply left out.
+func Load(opts Options) (*Registry, []Diagnostic) {
+	builtin := opts.BuiltinFS
+	if builtin == nil {
+		builtin = BuiltinFS()
+	}
+	return LoadDirs(builtin, opts.Dirs()...)
+}
+
+// LoadDirs is Load with the directories spelled out. Precedence: a project
+// definition beats a user one, a user one beats a built-in, except that a
+// built-in name can't be taken at all; within one level, the brood directory
+// beats the .claude one, and either way a warning names both files.
+func LoadDirs(builtin fs.FS, dirs ...Dir) (*Registry, []Diagnostic) {
+	var diags []Diagnostic
+	builtins, d := readDir(Dir{Path: "<built-in>", FS: builtin, Source: SourceBuiltin})
+	diags = append(diags, d...)
+	resolved := map[string]*Definition{}
+	for _, def := range builtins {
+		resolved[strings.ToLower(def.Name)] = def
+	}
+	sorted := append([]Dir(nil), dirs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.Source.rank() != b.Source.rank() {
+			return a.Source.rank() < b.Source.rank()
+		}
+		return !a.Claude && b.Claude
+	})
+	for lo := 0; lo < len(sorted); {
+		hi := lo
+		for hi < len(sorted) && sorted[hi].Source == sorted[lo].Source {
+			hi++
+		}
+		level := map[string]*Definition{}
+		for _, dir := range sorted[lo:hi] {
+			defs, d := readDir(dir)
+			diags = append(diags, d...)
+			for _, def := range defs {
+				key := strings.ToLower(def.Name)
+				if b, ok := resolved[key]; ok && b.Source == SourceBuiltin {
+					diags = append(diags, warning(def, "%q is a built-in agent and can't be redefined; this definition is ignored", b.Name))
+					continue
+				}
+				if prev, ok := level[key]; ok {
+					diags = append(diags, warning(def, "agent %q is also defined in %s, which wins; this definition is ignored", def.Name, prev.Path))
+					continue
+				}
+				level[key] = def
+			}
+		}
+		for key, def := range level {
+			if prev, ok := resolved[key]; ok {
+				def.Overrides = append([]string{prev.Path}, prev.Overrides...)
+			}
+			resolved[key] = def
+		}
+		lo = hi
+	}
+	return newRegistry(resolved), diags
+}
+
+func warning(def *Definition, format string, args ...any) Diagnostic {
+	return Diagnostic{Path: def.Path, Line: def.nameLine, Severity: SeverityWarning, Message: fmt.Sprintf(format, args...)}
+}
+
+// readDir parses every .md file under a directory, recursively, in path
+// order so that results and warnings are deterministic. A missing directory
+// is not a problem: most users have none of them.
+func readDir(dir Dir) ([]*Definition, []Diagnostic) {
+	fsys := dir.FS
+	if fsys == nil {
+		fsys = os.DirFS(dir.Path)
+	}
+	var defs []*Definition
+	var diags []Diagnostic
+	problem := func(p string, sev string, format string, args ...any) {
+		diags = append(diags, Diagnostic{Path: p, Severity: sev, Message: fmt.Sprintf(format, args...)})
+	}
+	err := fs.WalkDir(fsys, ".", func(rel string, e fs.DirEntry, err error) error {
+		full := displayPath(dir.Path, rel)
+		if err != nil {
+			if rel == "." && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			if rel == "." && errors.Is(err, syscall.ENOTDIR) {
+				problem(full, SeverityWarning, "not a directory; no agents read from it")
+				return fs.SkipAll
+			}
+			problem(full, SeverityError, "can't read: %v", err)
+			return nil
+		}
+		if e.IsDir() || !strings.EqualFold(path.Ext(rel), ".md") {
+			return nil
+		}
+		data, err := readFile(fsys, rel)
+		if err != nil {
+			problem(full, SeverityError, "%v", err)
+			return nil
+		}
+		def, d := Parse(full, data, dir.Source)
+		diags = append(diags, d...)
+		if def != nil {
+			defs = append(defs, def)
+		}
+		return nil
+	})
+	if err != nil {
+		problem(dir.Path, SeverityError, "can't read: %v", err)
+	}
+	return defs, diags
+}
+
+// readFile reads at most maxFileSize bytes and refuses anything larger.
+func readFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("can't read: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("can't read: %w", err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes; not an agent definition", maxFileSize)
+	}
+	return data, nil
+}
+
+func displayPath(dir, rel string) string {
+	if rel == "." {
+		return dir
+	}
+	if strings.HasPrefix(dir, "<") {
+		return dir + "/" + rel
+	}
+	return filepath.Join(dir, filepath.FromSlash(rel))
+}
+
+// FindProjectRoot returns the nearest ancestor of dir (dir included) that
+// holds .git or .brood, or "" when there is none; agents are never read from
+// a directory that merely happens to be above the work.
+func FindProjectRoot(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		for _, marker := range []string{".git", ".brood"} {
+			if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+				return dir
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// CheckPath parses the definition files at path (a file or a directory,
+// searched recursively) without any precedence, for `brood agents check`.
+// Unlike a directory scan, a file named explicitly that has no frontmatter
+// is reported, since the user asked about it.
+func CheckPath(p string) ([]*Definition, []Diagnostic) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, []Diagnostic{{Path: p, Severity: SeverityError, Message: fmt.Sprintf("can't read: %v", err)}}
+	}
+	if info.IsDir() {
+		defs, diags := readDir(Dir{Path: p, Source: SourceProject})
+		seen := map[string]*Definition{}
+		for _, d := range defs {
+			if prev, ok := seen[strings.ToLower(d.Name)]; ok {
+				diags = append(diags, warning(d, "agent %q is also defined in %s", d.Name, prev.Path))
+				continue
+			}
+			seen[strings.ToLower(d.Name)] = d
+		}
+		return defs, diags
+	}
+	data, err := readFile(os.DirFS(filepath.Dir(p)), filepath.Base(p))
+	if err != nil {
+		return nil, []Diagnostic{{Path: p, Severity: SeverityError, Message: err.Error()}}
+	}
+	def, diags := Parse(p, data, SourceProject)
+	if def == nil && len(diags) == 0 {
+		diags = append(diags, Diagnostic{Path: p, Line: 1, Severity: SeverityWarning, Message: "no frontmatter at the start of the file: not an agent definition"})
+	}
+	if def == nil {
+		return nil, diags
+	}
+	return []*Definition{def}, diags
+}

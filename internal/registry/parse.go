@@ -1,0 +1,408 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Parse reads one agent file. It returns a nil Definition and no
+// diagnostics for a file without frontmatter (documentation, such as a
+// README), a nil Definition and at least one error diagnostic for a file that
+// can't be used, and otherwise the definition with any warnings. It never
+// panics, whatever the bytes.
+func Parse(path string, data []byte, src Source) (*Definition, []Diagnostic) {
+	p := &parsing{path: path}
+	doc, err := split(normalize(data))
+	if errors.Is(err, errNoFrontmatter) {
+		return nil, nil
+	}
+	if err != nil {
+		p.lineErr(err)
+		return nil, p.diags
+	}
+	fm, err := parseFrontmatter(doc.front)
+	if err != nil {
+		p.lineErr(err)
+		return nil, p.diags
+	}
+	if len(fm.quoted) > 0 {
+		msg := "frontmatter is not valid YAML"
+		if fm.strictErr != nil {
+			msg += fmt.Sprintf(" (line %d: %s)", fm.strictErr.line, fm.strictErr.msg)
+		}
+		lines := make([]string, len(fm.quoted))
+		for i, l := range fm.quoted {
+			lines[i] = strconv.Itoa(l)
+		}
+		p.warn(fm.quoted[0], "%s; read it after quoting the value on line %s", msg, strings.Join(lines, ", "))
+	}
+	d := &Definition{
+		Path:     path,
+		Source:   src,
+		AllTools: true,
+		Prompt:   strings.TrimSpace(doc.body),
+	}
+	p.fields(d, fm.fields)
+	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
+	if HasErrors(p.diags) {
+		return nil, p.diags
+	}
+	return d, p.diags
+}
+
+// parsing collects the diagnostics for one file.
+type parsing struct {
+	path  string
+	diags []Diagnostic
+}
+
+func (p *parsing) warn(line int, format string, args ...any) {
+	p.diags = append(p.diags, Diagnostic{Path: p.path, Line: line, Severity: SeverityWarning, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parsing) errorf(line int, format string, args ...any) {
+	p.diags = append(p.diags, Diagnostic{Path: p.path, Line: line, Severity: SeverityError, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parsing) lineErr(err error) {
+	var le *lineError
+	if errors.As(err, &le) {
+		p.errorf(le.line, "%s", le.msg)
+		return
+	}
+	p.errorf(1, "%s", err)
+}
+
+// fieldKey folds the spellings authors use for one key (maxTurns,
+// max_turns, max-turns) together.
+func fieldKey(k string) string {
+	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+}
+
+// fields applies every frontmatter entry to d.
+func (p *parsing) fields(d *Definition, fields []field) {
+	seen := map[string]int{}
+	var tools, disallowed *field
+	var nameLine int
+	for i := range fields {
+		f := &fields[i]
+		k := fieldKey(f.key)
+		if prev, dup := seen[k]; dup {
+			p.warn(f.line, "%s is given again (first on line %d); the first one is used", f.key, prev)
+			continue
+		}
+		seen[k] = f.line
+		switch k {
+		case "name":
+			d.Name, nameLine = p.name(f), f.line
+		case "description":
+			d.Description = p.text(f)
+		case "tools":
+			tools = f
+		case "disallowedtools":
+			disallowed = f
+		case "model":
+			d.Model = p.model(f)
+		case "effort":
+			d.Effort = p.oneOf(f, "low", "medium", "high", "xhigh", "max")
+		case "maxturns":
+			if n, ok := p.count(f); ok {
+				d.MaxTurns = n
+			}
+		case "background":
+			d.Background, _ = p.boolean(f)
+		case "delegate":
+			p.delegate(d, f)
+		case "isolation":
+			d.Isolation = p.oneOf(f, "worktree", "none")
+		case "timeout":
+			d.Timeout = p.timeout(f)
+		case "priority":
+			d.Priority, d.HasPriority = p.integer(f)
+		case "network":
+			if b, ok := p.boolean(f); ok {
+				d.Network = &b
+			}
+		default:
+			if d.Extra == nil {
+				d.Extra = map[string]any{}
+			}
+			d.Extra[f.key] = f.value
+		}
+	}
+	if _, ok := seen["name"]; !ok {
+		p.errorf(2, "name is required")
+	} else if d.Name == "" && !HasErrors(p.diags) {
+		p.errorf(nameLine, "name is empty")
+	}
+	if strings.TrimSpace(d.Description) == "" {
+		line := 2
+		if l, ok := seen["description"]; ok {
+			line = l
+		}
+		p.errorf(line, "description is required")
+	}
+	d.nameLine = nameLine
+	p.tools(d, tools, disallowed)
+}
+
+// name validates the agent's identity: it is what the model passes as
+// subagent_type, what delegate lists name and what users type on the command
+// line, so it is letters, digits and "-_.:" only, starting with a letter or
+// digit.
+func (p *parsing) name(f *field) string {
+	s := strings.TrimSpace(p.text(f))
+	for i, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || (i > 0 && strings.ContainsRune("-_.:", r)) {
+			continue
+		}
+		p.errorf(f.line, "name %q must be letters, digits and - _ . : only, starting with a letter or digit", s)
+		return ""
+	}
+	return s
+}
+
+// text reads a scalar as text; numbers and booleans are taken as written.
+func (p *parsing) text(f *field) string {
+	switch v := f.value.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case bool, int, int64, uint64, float64:
+		return fmt.Sprint(v)
+	}
+	p.errorf(f.line, "%s must be text, not a list or mapping", f.key)
+	return ""
+}
+
+// model accepts inherit, the aliases, provider/model and anything that looks
+// like a versioned model id (it has a digit or a dash: claude-opus-4-1,
+// gpt-4o, o3). Anything else inherits with a warning, because a typo must
+// not send a child to a model nobody chose.
+func (p *parsing) model(f *field) string {
+	s, ok := f.value.(string)
+	s = strings.TrimSpace(s)
+	if !ok || s == "" {
+		p.warn(f.line, "model %v is not a model name; the parent's model is inherited", f.value)
+		return ""
+	}
+	switch low := strings.ToLower(s); low {
+	case "inherit":
+		return ""
+	case "sonnet", "opus", "haiku":
+		return low
+	}
+	if provider, m, ok := strings.Cut(s, "/"); ok {
+		if provider != "" && m != "" && !strings.ContainsAny(s, " \t") {
+			return s
+		}
+	} else if !strings.ContainsAny(s, " \t") && strings.ContainsFunc(s, func(r rune) bool {
+		return r == '-' || unicode.IsDigit(r)
+	}) {
+		return s
+	}
+	p.warn(f.line, "unknown model %q; the parent's model is inherited", s)
+	return ""
+}
+
+// oneOf accepts a value from a fixed set, case-insensitively.
+func (p *parsing) oneOf(f *field, allowed ...string) string {
+	s := strings.ToLower(strings.TrimSpace(fmt.Sprint(f.value)))
+	for _, a := range allowed {
+		if s == a {
+			return a
+		}
+	}
+	p.warn(f.line, "%s: %q is not one of %s; ignored", f.key, fmt.Sprint(f.value), strings.Join(allowed, ", "))
+	return ""
+}
+
+// integer reads a whole number, also when written as a quoted string.
+func (p *parsing) integer(f *field) (int, bool) {
+	switch v := f.value.(type) {
+	case int64:
+		return int(v), true
+	case uint64:
+		if v <= math.MaxInt32 {
+			return int(v), true
+		}
+	case int:
+		return v, true
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) <= math.MaxInt32 {
+			return int(v), true
+		}
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			return n, true
+		}
+	}
+	p.warn(f.line, "%s: %v is not a whole number; ignored", f.key, f.value)
+	return 0, false
+}
+
+// count is a positive integer.
+func (p *parsing) count(f *field) (int, bool) {
+	n, ok := p.integer(f)
+	if ok && n <= 0 {
+		p.warn(f.line, "%s: %d must be positive; ignored", f.key, n)
+		return 0, false
+	}
+	return n, ok
+}
+
+// boolean reads true/false, also quoted or as yes/no.
+func (p *parsing) boolean(f *field) (bool, bool) {
+	switch v := f.value.(type) {
+	case bool:
+		return v, true
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "yes", "on":
+			return true, true
+		case "false", "no", "off":
+			return false, true
+		}
+	}
+	p.warn(f.line, "%s: %v is not true or false; ignored", f.key, f.value)
+	return false, false
+}
+
+// timeout reads a Go duration ("10m", "1h30m") or a number of seconds.
+func (p *parsing) timeout(f *field) time.Duration {
+	var d time.Duration
+	ok := false
+	switch v := f.value.(type) {
+	case int64, uint64, float64:
+		secs, _ := strconv.ParseFloat(fmt.Sprint(v), 64)
+		if secs > 0 && secs < math.MaxInt64/float64(time.Second) {
+			d, ok = time.Duration(secs*float64(time.Second)), true
+		}
+	case string:
+		s := strings.TrimSpace(v)
+		if secs, err := strconv.ParseFloat(s, 64); err == nil {
+			if secs > 0 && secs < math.MaxInt64/float64(time.Second) {
+				d, ok = time.Duration(secs*float64(time.Second)), true
+			}
+		} else if pd, err := time.ParseDuration(s); err == nil && pd > 0 {
+			d, ok = pd, true
+		}
+	}
+	if !ok {
+		p.warn(f.line, "timeout: %v is not a positive duration such as 10m or a number of seconds; ignored", f.value)
+	}
+	return d
+}
+
+// delegate reads true/false or the agent types it may dispatch, as a list or
+// a comma string.
+func (p *parsing) delegate(d *Definition, f *field) {
+	if s, ok := f.value.(string); ok {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "true", "yes", "false", "no":
+			d.Delegate, _ = p.boolean(f)
+			return
+		}
+	}
+	if b, ok := f.value.(bool); ok {
+		d.Delegate = b
+		return
+	}
+	names, ok := toolEntries(f.value)
+	if !ok {
+		p.warn(f.line, "delegate: %v is neither true/false nor a list of agent types; ignored", f.value)
+		return
+	}
+	if len(names) == 0 {
+		return // an empty list delegates to no one
+	}
+	d.Delegate, d.DelegateAllow = true, names
+}
+
+// tools resolves tools and disallowedTools, which are read together because
+// the read-only and unresolvable states depend on both.
+func (p *parsing) tools(d *Definition, tools, disallowed *field) {
+	if disallowed != nil {
+		entries, ok := toolEntries(disallowed.value)
+		if !ok && disallowed.value != nil {
+			p.warn(disallowed.line, "disallowedTools must be a comma string or a list; ignored")
+		}
+		var drop []string
+		for _, e := range entries {
+			if _, known := lookupTool(strings.TrimSpace(strings.SplitN(e, "(", 2)[0])); !known {
+				p.warn(disallowed.line, "disallowedTools: unknown tool %q, ignored", e)
+				continue
+			}
+			drop = append(drop, e)
+		}
+		for _, ts := range resolveTools(drop, func(string) {}) {
+			if ts.rule != "" {
+				d.DenyRules = append(d.DenyRules, ts.rule)
+			} else {
+				d.DisallowedTools = append(d.DisallowedTools, ts.tool)
+			}
+		}
+	}
+	if tools == nil || tools.value == nil {
+		return
+	}
+	if s, ok := tools.value.(string); ok {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "*", "all":
+			return
+		case "read-only", "readonly", "read_only":
+			d.AllTools, d.Tools = false, ReadOnlyTools()
+			d.ReadOnly = p.readOnly(d)
+			return
+		}
+	}
+	entries, ok := toolEntries(tools.value)
+	if !ok {
+		p.warn(tools.line, "tools must be a comma string or a list; all of the parent's tools are inherited")
+		return
+	}
+	d.AllTools, d.Tools = false, []string{}
+	specs := resolveTools(entries, func(msg string) { p.warn(tools.line, "tools: %s", msg) })
+	for _, ts := range specs {
+		if ts.rule != "" {
+			d.ToolRules = append(d.ToolRules, ts.rule)
+		}
+		if !contains(d.Tools, ts.tool) && !contains(d.DisallowedTools, ts.tool) {
+			d.Tools = append(d.Tools, ts.tool)
+		}
+	}
+	if len(entries) > 0 && len(specs) == 0 {
+		d.Unresolvable = true
+		p.warn(tools.line, "none of the tools it names is one brood provides; it will be refused at spawn")
+	}
+	d.ReadOnly = p.readOnly(d)
+}
+
+// readOnly reports whether every tool d may use can never write.
+func (p *parsing) readOnly(d *Definition) bool {
+	if d.AllTools {
+		return false
+	}
+	for _, t := range d.Tools {
+		if !isReadOnlyTool(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
