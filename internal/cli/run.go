@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/provider"
@@ -215,7 +216,7 @@ func selectTools(spec string) (*tool.Set, error) {
 func toolEnv(app *App, o *runOptions) (*tool.Env, error) {
 	s := app.Settings.Permissions
 	mode := firstNonEmpty(o.PermMode, s.Mode)
-	perms, err := tool.NewPermissions(mode, append(append([]string(nil), s.Allow...), o.Allow...), append(append([]string(nil), s.Deny...), o.Deny...), s.Ask)
+	perms, err := tool.NewPermissions(mode, append(append(delegate.AlwaysAllowed(), s.Allow...), o.Allow...), append(append([]string(nil), s.Deny...), o.Deny...), s.Ask)
 	if err != nil {
 		return nil, err
 	}

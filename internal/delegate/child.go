@@ -155,7 +155,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 	}
 	set := childToolSet(toolNames, nested)
-	perms, err := tool.NewPermissions(env.Permissions.Mode, env.Permissions.Allow, env.Permissions.Deny, env.Permissions.Ask)
+	perms, err := tool.NewPermissions(env.Permissions.Mode, append(AlwaysAllowed(), env.Permissions.Allow...), env.Permissions.Deny, env.Permissions.Ask)
 	if err != nil {
 		return fail(err)
 	}

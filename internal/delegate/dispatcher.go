@@ -133,6 +133,8 @@ type Request struct {
 	Agent       string
 	Prompt      string
 	Description string
+	Background  bool
+	Isolation   string // "", "worktree" or "none"
 }
 
 // Outcome is a finished dispatch.
@@ -149,6 +151,24 @@ type Outcome struct {
 // depth) is an error whose text the model can act on; once a child has
 // started, every ending is an Outcome.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error) {
+	j, err := d.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	return d.run(ctx, j), nil
+}
+
+// job is a prepared dispatch: its records exist on disk, its process not yet.
+type job struct {
+	name string
+	prio int
+	env  *dispatch.Envelope
+	dir  string
+	lg   *dispatch.Log
+}
+
+// prepare checks a request and writes the envelope and dispatch log.
+func (d *Dispatcher) prepare(req Request) (*job, error) {
 	def, err := d.check(req)
 	if err != nil {
 		return nil, err
@@ -159,6 +179,15 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	env := d.envelope(id, def, req)
+	if req.Background {
+		env.Background = true
+	}
+	if req.Isolation != "" && !env.ReadOnly {
+		env.Isolation = req.Isolation
+		if req.Isolation == "none" {
+			env.Isolation = ""
+		}
+	}
 	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env); err != nil {
 		return nil, err
 	}
@@ -166,10 +195,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error
 	lg := &dispatch.Log{
 		TaskID: id, ParentTaskID: d.cfg.ParentTaskID, Agent: def.Name,
 		Depth: env.Depth, MaxDepth: env.MaxDepth, Complexity: score, Reasons: why,
-		Queued: time.Now().UTC(),
+		Queued: time.Now().UTC(), Background: env.Background,
 	}
 	d.writeLog(dir, lg)
-	return d.run(ctx, def, env, dir, lg)
+	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg}, nil
 }
 
 // check applies the depth cap and the delegation scope (defence in depth:
@@ -217,14 +246,15 @@ func (d *Dispatcher) emit(e Event) {
 }
 
 // run spawns the child through the pool, then verifies and renders.
-func (d *Dispatcher) run(ctx context.Context, def *registry.Definition, env *dispatch.Envelope, dir string, lg *dispatch.Log) (*Outcome, error) {
+func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
+	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
-	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: def.Name, Depth: env.Depth})
-	d.announce(id, def.Name, env.Depth, env.MaxDepth)
+	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth})
+	d.announce(id, name, env.Depth, env.MaxDepth)
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
-		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: def.Name, Depth: env.Depth, Status: dispatch.StatusFailed}
+		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed}
 		if out.Result != nil {
 			ev.Status = out.Result.Status
 			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
@@ -243,13 +273,13 @@ func (d *Dispatcher) run(ctx context.Context, def *registry.Definition, env *dis
 		cmd.Stderr = f
 	}
 	var before *dispatch.TreeState
-	class := classOf(def, env)
-	prog := &progress{d: d, id: id, agent: def.Name, depth: env.Depth}
+	class := classOf(env)
+	prog := &progress{d: d, id: id, agent: name, depth: env.Depth}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
-		Priority: priorityOf(def),
+		Priority: j.prio,
 		Class:    class,
 		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
 		BeforeStart: func() error {
@@ -270,13 +300,13 @@ func (d *Dispatcher) run(ctx context.Context, def *registry.Definition, env *dis
 	lg.Finished = time.Now().UTC()
 	d.writeLog(dir, lg)
 	if err != nil {
-		res := d.recover(id, def.Name, dir, dispatch.StatusCancelled, "never started: "+err.Error())
+		res := d.recover(id, name, dir, dispatch.StatusCancelled, "never started: "+err.Error())
 		out.Result = res
 		out.Text = dispatch.View{Result: res, ResultPath: filepath.Join(dir, dispatch.ResultFile)}.Render()
-		return out, nil
+		return out
 	}
 	out.Output = o
-	want := dispatch.Expect{TaskID: id, Agent: def.Name, ReadOnly: env.ReadOnly}
+	want := dispatch.Expect{TaskID: id, Agent: name, ReadOnly: env.ReadOnly}
 	if before != nil {
 		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
 			want.Changed, want.Observed = dispatch.Changed(before, after), true
@@ -294,7 +324,7 @@ func (d *Dispatcher) run(ctx context.Context, def *registry.Definition, env *dis
 		if o.Signal != "" && o.KilledBy == pool.KilledByNone {
 			why = "the child died of signal " + o.Signal
 		}
-		res = d.recover(id, def.Name, dir, status, why)
+		res = d.recover(id, name, dir, status, why)
 		fails = nil
 	}
 	if res.Status == dispatch.StatusCancelled && (o.KilledBy == pool.KilledByTimeout || o.KilledBy == pool.KilledByLifeguard) {
@@ -314,7 +344,7 @@ func (d *Dispatcher) run(ctx context.Context, def *registry.Definition, env *dis
 		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
 	}.Render()
-	return out, nil
+	return out
 }
 
 func killedWhy(by string, s settings.Settings, env *dispatch.Envelope) string {
@@ -379,7 +409,7 @@ func childEnv(base []string) []string {
 	return out
 }
 
-func classOf(def *registry.Definition, env *dispatch.Envelope) pool.Class {
+func classOf(env *dispatch.Envelope) pool.Class {
 	switch {
 	case env.ReadOnly:
 		return pool.ReadOnly

@@ -14,6 +14,11 @@ import (
 // delegationTools are the tools that only exist below the depth cap.
 var delegationTools = []string{"Task", "TaskOutput", "SendMessage"}
 
+// AlwaysAllowed are permission rules every agent that has the delegation
+// tools runs with: calling them writes nothing itself (each child runs under
+// its own rules), so they never need a human's approval.
+func AlwaysAllowed() []string { return slices.Clone(delegationTools) }
+
 func isDelegationTool(name string) bool {
 	return slices.ContainsFunc(delegationTools, func(t string) bool { return strings.EqualFold(t, name) })
 }

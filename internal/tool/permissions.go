@@ -1,0 +1,408 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Mode is the permission mode: what happens to a call no rule speaks about.
+type Mode string
+
+const (
+	// ModeDefault allows read-only tools and asks for everything else.
+	ModeDefault Mode = "default"
+	// ModeAcceptEdits also allows Write and Edit inside the workspace.
+	ModeAcceptEdits Mode = "acceptEdits"
+	// ModeBypass allows everything that no deny rule forbids.
+	ModeBypass Mode = "bypassPermissions"
+	// ModePlan allows only read-only tools, whatever the allow rules say.
+	ModePlan Mode = "plan"
+	// ModeDontAsk is ModeDefault with every ask turned into a denial.
+	ModeDontAsk Mode = "dontAsk"
+)
+
+// ParseMode reads a mode name as Claude Code and brood settings write it;
+// "readOnly" and "read-only" are accepted for plan, the empty string for
+// default.
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "default":
+		return ModeDefault, nil
+	case "acceptedits", "accept-edits":
+		return ModeAcceptEdits, nil
+	case "bypasspermissions", "bypass", "bypass-permissions":
+		return ModeBypass, nil
+	case "plan", "readonly", "read-only":
+		return ModePlan, nil
+	case "dontask", "dont-ask":
+		return ModeDontAsk, nil
+	}
+	return "", fmt.Errorf("unknown permission mode %q: use default, acceptEdits, bypassPermissions, plan (read-only) or dontAsk", s)
+}
+
+// Verdict is the outcome of a permission check.
+type Verdict int
+
+const (
+	Allow Verdict = iota + 1
+	Deny
+	Ask
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Allow:
+		return "allow"
+	case Deny:
+		return "deny"
+	case Ask:
+		return "ask"
+	}
+	return "unknown"
+}
+
+// Decision is the answer to one Check, with enough detail to explain it.
+type Decision struct {
+	Verdict Verdict
+	// Rule is the rule that decided, as written in its list; empty when the
+	// mode decided.
+	Rule string
+	// Reason is a short sentence saying why ("matched deny rule ...").
+	Reason string
+	// Subject is what was checked: the command, the absolute path, or empty
+	// for a tool without one.
+	Subject string
+	// Suggest is a rule that would allow this call, for an Ask.
+	Suggest string
+}
+
+// Permissions decides which tool calls may run. It is immutable after
+// NewPermissions and safe for concurrent use.
+type Permissions struct {
+	mode             Mode
+	allow, deny, ask []Rule
+}
+
+// NewPermissions parses a mode and three rule lists. Every bad rule is
+// reported, not just the first, so a settings file can be fixed in one go.
+func NewPermissions(mode string, allow, deny, ask []string) (*Permissions, error) {
+	m, err := ParseMode(mode)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	p := &Permissions{mode: m}
+	parse := func(list string, in []string) []Rule {
+		var out []Rule
+		for _, s := range in {
+			r, err := ParseRule(s)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", list, err))
+				continue
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	p.allow = parse("allow", allow)
+	p.deny = parse("deny", deny)
+	p.ask = parse("ask", ask)
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	return p, nil
+}
+
+func joinErrors(errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// Mode returns the permission mode.
+func (p *Permissions) Mode() Mode { return p.mode }
+
+// readOnlyBuiltins are the tools Check treats as read-only when it is asked
+// by name; Set.Run uses the tool's own ReadOnly instead.
+var readOnlyBuiltins = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true}
+
+// Check decides whether a call of the named tool with this input may run in
+// workspace (nil Permissions allow everything). Deny rules beat ask rules, which beat allow rules; when no rule
+// matches, the mode decides. A tool Check does not know is treated as one
+// that can change things.
+func (p *Permissions) Check(toolName string, input json.RawMessage, workspace string) Decision {
+	name := CanonicalName(toolName)
+	if p == nil {
+		return Decision{Verdict: Allow, Reason: "no permission rules are set"}
+	}
+	return p.check(name, readOnlyBuiltins[name], input, workspace)
+}
+
+// call is one tool call reduced to what rules match against.
+type call struct {
+	tool      string
+	readOnly  bool
+	kind      int
+	subject   string   // command or absolute path
+	parts     []string // Bash: the simple commands of the line
+	workspace string
+}
+
+func newCall(tool string, readOnly bool, input json.RawMessage, workspace string) call {
+	c := call{tool: tool, readOnly: readOnly, kind: subjectKind(tool), workspace: workspace}
+	var in struct {
+		Command      string `json:"command"`
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Path         string `json:"path"`
+		SubagentType string `json:"subagent_type"`
+	}
+	_ = json.Unmarshal(input, &in) // a bad input is caught by the tool itself
+	switch c.kind {
+	case subjectCommand:
+		c.subject = strings.TrimSpace(in.Command)
+		c.parts = splitCommand(c.subject)
+	case subjectPath:
+		p := in.FilePath
+		if p == "" {
+			p = in.NotebookPath
+		}
+		if p == "" {
+			p = in.Path
+		}
+		c.subject = resolvePath(workspace, p)
+	default:
+		c.subject = in.SubagentType
+	}
+	return c
+}
+
+// resolvePath makes p absolute against dir, expanding a leading "~/".
+func resolvePath(dir, p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[1:])
+		}
+	}
+	if p == "" {
+		p = dir
+	} else if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// inside reports whether the absolute path p is dir or below it.
+func inside(dir, p string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// ruleTools lists the rule tool names that cover a call of tool: as in
+// Claude Code, Read rules also cover the tools that read (Glob, Grep, LS)
+// and Edit rules cover every tool that edits (Write, MultiEdit).
+func ruleTools(tool string) []string {
+	switch tool {
+	case "Glob", "Grep", "LS":
+		return []string{tool, "Read"}
+	case "Write", "MultiEdit", "NotebookEdit":
+		return []string{tool, "Edit"}
+	}
+	return []string{tool}
+}
+
+// matches reports whether r covers the whole call. For a Bash line every
+// simple command must be covered (allow); for deny, any one is enough, which
+// is the caller's concern via matchesAny.
+func (r Rule) coversPart(c call, part string) bool {
+	found := false
+	for _, t := range ruleTools(c.tool) {
+		if r.Tool == t {
+			found = true
+		}
+	}
+	if !found {
+		return false
+	}
+	if r.Specifier == "" {
+		return true
+	}
+	switch c.kind {
+	case subjectCommand:
+		return matchCommand(r.Specifier, part)
+	case subjectPath:
+		return matchPath(r.Specifier, c.subject, c.workspace)
+	}
+	return r.Specifier == c.subject
+}
+
+// firstMatch returns the first rule covering at least one part (any=true)
+// or every part (any=false) of the call.
+func firstMatch(rules []Rule, c call, any bool) (Rule, bool) {
+	parts := c.parts
+	if c.kind != subjectCommand || len(parts) == 0 {
+		parts = []string{c.subject}
+	}
+	if any {
+		for _, r := range rules {
+			for _, part := range parts {
+				if r.coversPart(c, part) {
+					return r, true
+				}
+			}
+		}
+		return Rule{}, false
+	}
+	// Every part must be covered, possibly by different rules; report the
+	// rule that covered the first part.
+	var first Rule
+	for i, part := range parts {
+		ok := false
+		for _, r := range rules {
+			if r.coversPart(c, part) {
+				if i == 0 {
+					first = r
+				}
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return Rule{}, false
+		}
+	}
+	return first, true
+}
+
+func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
+	c := newCall(tool, readOnly, input, workspace)
+	d := Decision{Subject: c.subject}
+	if r, ok := firstMatch(p.deny, c, true); ok {
+		d.Verdict, d.Rule, d.Reason = Deny, r.String(), fmt.Sprintf("matched deny rule %q", r.String())
+		return d
+	}
+	if p.mode == ModePlan && !readOnly {
+		d.Verdict, d.Reason = Deny, "plan (read-only) mode allows only read-only tools"
+		return d
+	}
+	if r, ok := firstMatch(p.ask, c, true); ok {
+		if p.mode == ModeBypass {
+			d.Verdict, d.Rule, d.Reason = Allow, r.String(), "bypassPermissions mode answers every ask with yes"
+			return d
+		}
+		// No allow rule can outvote an ask rule, so there is nothing to suggest.
+		d.Verdict, d.Rule, d.Reason = Ask, r.String(), fmt.Sprintf("matched ask rule %q", r.String())
+		return p.dontAsk(d)
+	}
+	if r, ok := firstMatch(p.allow, c, false); ok {
+		d.Verdict, d.Rule, d.Reason = Allow, r.String(), fmt.Sprintf("matched allow rule %q", r.String())
+		return d
+	}
+	switch {
+	case p.mode == ModeBypass:
+		d.Verdict, d.Reason = Allow, "bypassPermissions mode"
+	case readOnly:
+		d.Verdict, d.Reason = Allow, "read-only tools are allowed"
+	case p.mode == ModeAcceptEdits && isEditTool(tool) && inside(workspace, c.subject):
+		d.Verdict, d.Reason = Allow, "acceptEdits mode allows edits inside the workspace"
+	default:
+		d.Verdict, d.Reason = Ask, "no allow rule matches"
+		d.Suggest = p.suggestRule(c)
+	}
+	return p.dontAsk(d)
+}
+
+func (p *Permissions) dontAsk(d Decision) Decision {
+	if p.mode == ModeDontAsk && d.Verdict == Ask {
+		d.Verdict, d.Reason = Deny, d.Reason+" (dontAsk mode denies every ask)"
+	}
+	return d
+}
+
+func isEditTool(tool string) bool {
+	switch tool {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return true
+	}
+	return false
+}
+
+// subcommandTools are programs whose first argument names what they do, so
+// a suggested rule keeps it: "git push" rather than all of git.
+var subcommandTools = map[string]bool{
+	"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "npx": true,
+	"cargo": true, "docker": true, "kubectl": true, "make": true, "pip": true,
+	"uv": true, "bun": true, "deno": true, "gh": true, "poetry": true,
+}
+
+// suggestRule names the narrowest useful rule that would allow c: the command
+// (and subcommand) prefix of the first Bash part not already allowed, or the
+// file's path relative to the workspace.
+func (p *Permissions) suggestRule(c call) string {
+	switch c.kind {
+	case subjectCommand:
+		part := c.subject
+		for _, pt := range c.parts {
+			if _, ok := firstMatch(p.allow, call{tool: c.tool, kind: c.kind, subject: pt, parts: []string{pt}}, false); !ok {
+				part = pt
+				break
+			}
+		}
+		f := strings.Fields(part)
+		if len(f) == 0 {
+			return "Bash"
+		}
+		prefix := f[0]
+		if len(f) > 1 && subcommandTools[f[0]] && !strings.HasPrefix(f[1], "-") {
+			prefix += " " + f[1]
+		}
+		return "Bash(" + prefix + ":*)"
+	case subjectPath:
+		spec := escapeGlob(c.subject)
+		if inside(c.workspace, c.subject) {
+			if rel, err := filepath.Rel(c.workspace, c.subject); err == nil {
+				spec = escapeGlob(filepath.ToSlash(rel))
+				if spec == "." {
+					spec = "**"
+				}
+			}
+		}
+		return c.tool + "(" + spec + ")"
+	}
+	if c.subject != "" {
+		return c.tool + "(" + c.subject + ")"
+	}
+	return c.tool
+}
+
+// escapeGlob quotes the glob metacharacters in a literal path so a suggested
+// rule matches exactly that file.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// deniesRead reports whether a deny rule forbids reading the absolute path p,
+// so that Glob, Grep and LS leave out files a Read of them would be refused.
+func (p *Permissions) deniesRead(path, workspace string) bool {
+	if p == nil {
+		return false
+	}
+	c := call{tool: "Read", kind: subjectPath, subject: path, workspace: workspace}
+	_, ok := firstMatch(p.deny, c, true)
+	return ok
+}
