@@ -285,9 +285,10 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 		}
 	}
 	done := make(chan toolDone, len(uses))
+	ctx = context.WithValue(ctx, historyKey{}, slicesClone(r.msgs))
 	for i, u := range uses {
 		go func() {
-			done <- toolDone{i, r.runTool(ctx, u)}
+			done <- toolDone{i, r.runTool(context.WithValue(ctx, callIDKey{}, u.ID), u)}
 		}()
 	}
 	results := make([]model.Part, len(uses))
@@ -336,4 +337,24 @@ func modelName(m model.Model) string {
 		return ""
 	}
 	return m.Name()
+}
+
+type historyKey struct{}
+
+// History returns, inside a tool call, the conversation up to and including
+// the assistant message that made the call. A fork uses it to seed a child
+// with its parent's context verbatim.
+func History(ctx context.Context) []model.Message {
+	h, _ := ctx.Value(historyKey{}).([]model.Message)
+	return h
+}
+
+func slicesClone(m []model.Message) []model.Message { return append([]model.Message(nil), m...) }
+
+type callIDKey struct{}
+
+// CallID returns, inside a tool call, the id of the tool_use being run.
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
 }

@@ -27,10 +27,6 @@ func addChildProtocol(root *cobra.Command, app *App) {
 		if envelope == "" {
 			return cmd.Help()
 		}
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
 		return delegate.RunChild(cmd.Context(), delegate.ChildConfig{
 			EnvelopePath: envelope,
 			TaskID:       taskID,
@@ -39,11 +35,24 @@ func addChildProtocol(root *cobra.Command, app *App) {
 			ResolveModel: func(spec string) (model.Model, error) { return resolveModel(app, spec) },
 			LoadRegistry: func() (*registry.Registry, error) { return app.registry(), nil },
 			Settings:     app.Settings,
-			Exe:          firstNonEmpty(app.Getenv("BROOD_CHILD_EXE"), exe),
+			Exe:          app.childExe(),
 			Args:         childArgs(app),
 			Redact:       tool.NewRedactor(os.Environ()).Redact,
 		})
 	}
+}
+
+// childExe is the binary children run: brood itself (BROOD_CHILD_EXE
+// overrides it, for tests that re-exec their own binary).
+func (a *App) childExe() string {
+	if v := a.Getenv("BROOD_CHILD_EXE"); v != "" {
+		return v
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "brood"
+	}
+	return exe
 }
 
 // childArgs are extra leading arguments for re-executing brood (used by
@@ -84,13 +93,9 @@ func (a *App) dispatcher(spec, system string, tools []string, perms dispatch.Per
 	if depth >= max {
 		return nil, nil
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	cfg := delegate.Config{
 		ProjectRoot: a.ProjectRoot, Workspace: a.Cwd, Registry: a.registry(), Settings: a.Settings,
-		Exe: firstNonEmpty(a.Getenv("BROOD_CHILD_EXE"), exe), Args: childArgs(a),
+		Exe: a.childExe(), Args: childArgs(a),
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: system, ParentModel: spec, ParentTools: tools, Permissions: perms,
 		OnEvent: onEvent,

@@ -32,5 +32,5 @@ func addExtraCommands(root *cobra.Command, app *App) {
 	agents := agentscmd.NewCmd(agentscmd.Options{Registry: func() (registry.Options, error) {
 		return app.registryOptions(), nil
 	}})
-	root.AddCommand(agents, newTasksCmd(app))
+	root.AddCommand(agents, newTasksCmd(app), newSubagentCmd(app))
 }

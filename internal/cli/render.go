@@ -55,7 +55,7 @@ func (r *renderer) dispatchEvent(ev delegate.Event) {
 	case "progress":
 		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, shortID(ev.TaskID), strings.Join(ev.Tools, ", "))
 	case "dispatch_stop":
-		fmt.Fprintf(r.err, "  [%s %s] %s in %.1fs · tokens in %d out %d\n", ev.Agent, shortID(ev.TaskID), ev.Status, float64(ev.WallMS)/1000, ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
+		fmt.Fprintf(r.err, "  [%s %s] %s in %s · tokens in %d out %d\n", ev.Agent, shortID(ev.TaskID), ev.Status, dur(ev.WallMS), ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
 	}
 }
 

@@ -116,6 +116,9 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 			return errors.New("no prompt: brood run \"what should the agent do?\"")
 		}
 		path = filepath.Join(app.ProjectRoot, ".brood", "sessions", ulid.Make().String()+".jsonl")
+		if err := dispatch.EnsureStateDir(app.ProjectRoot); err != nil {
+			return err
+		}
 	}
 	tw, err := session.Open(path, session.Options{Redact: tool.NewRedactor(os.Environ()).Redact})
 	if err != nil {
@@ -127,10 +130,7 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 		system = defaultSystemPrompt(app.Cwd)
 	}
 	out := newRenderer(app, o.Mode)
-	perms := dispatch.Permissions{Mode: firstNonEmpty(o.PermMode, app.Settings.Permissions.Mode),
-		Allow: append(append([]string(nil), s.Permissions.Allow...), o.Allow...),
-		Deny:  append(append([]string(nil), s.Permissions.Deny...), o.Deny...), Ask: s.Permissions.Ask}
-	disp, err := app.dispatcher(spec, system, tools.Names(), perms, out.dispatchEvent, o.Mode == "json")
+	disp, err := app.dispatcher(spec, system, tools.Names(), app.permissions(o), out.dispatchEvent, o.Mode == "json")
 	if err != nil {
 		return err
 	}
@@ -211,6 +211,18 @@ func selectTools(spec string) (*tool.Set, error) {
 		picked = append(picked, t)
 	}
 	return tool.NewSet(picked...), nil
+}
+
+// permissions are the rules children inherit: settings plus flags.
+func (a *App) permissions(o *runOptions) dispatch.Permissions {
+	s := a.Settings.Permissions
+	p := dispatch.Permissions{Mode: s.Mode, Allow: append([]string(nil), s.Allow...), Deny: append([]string(nil), s.Deny...), Ask: s.Ask}
+	if o != nil {
+		p.Mode = firstNonEmpty(o.PermMode, s.Mode)
+		p.Allow = append(p.Allow, o.Allow...)
+		p.Deny = append(p.Deny, o.Deny...)
+	}
+	return p
 }
 
 func toolEnv(app *App, o *runOptions) (*tool.Env, error) {

@@ -1,6 +1,225 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+)
 
 // addTaskActions adds the verbs that act on a task: output, resume, kill, send.
-func addTaskActions(tasks *cobra.Command, app *App) {}
+func addTaskActions(tasks *cobra.Command, app *App) {
+	tasks.AddCommand(newTasksOutputCmd(app), newTasksResumeCmd(app), newTasksKillCmd(app), newTasksSendCmd(app))
+}
+
+// taskDispatcher builds a dispatcher that can act on an existing task from
+// the command line: at the depth of the task's parent, with the task's cap.
+func (a *App) taskDispatcher(env *dispatch.Envelope, onEvent func(delegate.Event)) (*delegate.Dispatcher, error) {
+	cfg := delegate.Config{
+		ProjectRoot: a.ProjectRoot, Workspace: env.Workspace, Registry: a.registry(), Settings: a.Settings,
+		Exe: a.childExe(), Args: childArgs(a),
+		Depth: env.Depth - 1, MaxDepth: env.MaxDepth, ParentTaskID: env.ParentTaskID, SourceAgent: "cli",
+		ParentModel: env.Model, Permissions: env.Permissions, OnEvent: onEvent, Stderr: a.Err,
+	}
+	return delegate.New(cfg)
+}
+
+func newTasksOutputCmd(app *App) *cobra.Command {
+	var wait time.Duration
+	var block, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "output ID",
+		Short: "Print a task's status and, once finished, its verified result",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := dispatch.LoadTask(app.ProjectRoot, args[0])
+			if err != nil {
+				return err
+			}
+			d, err := app.taskDispatcher(t.Envelope, nil)
+			if err != nil {
+				return err
+			}
+			if block && wait == 0 {
+				wait = 24 * time.Hour
+			}
+			status, text, err := d.Output(cmd.Context(), args[0], wait)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(app.Out, map[string]string{"task_id": args[0], "status": status, "output": text})
+			}
+			fmt.Fprintf(app.Out, "status: %s\n%s", status, text)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&block, "wait", false, "wait until the task finishes")
+	cmd.Flags().DurationVar(&wait, "timeout", 0, "with --wait, give up after this long")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newTasksResumeCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "resume ID PROMPT",
+		Short: "Continue a task with a follow-up prompt, its whole transcript intact",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := dispatch.LoadTask(app.ProjectRoot, args[0])
+			if err != nil {
+				return err
+			}
+			out := newRenderer(app, map[bool]string{true: "json", false: "text"}[asJSON])
+			d, err := app.taskDispatcher(t.Envelope, out.dispatchEvent)
+			if err != nil {
+				return err
+			}
+			o, err := d.Resume(cmd.Context(), args[0], strings.Join(args[1:], " "))
+			if err != nil {
+				return err
+			}
+			return printOutcome(app, o, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printOutcome(app *App, o *delegate.Outcome, asJSON bool) error {
+	if asJSON {
+		return writeJSON(app.Out, map[string]any{"task_id": o.TaskID, "result": o.Result, "output": o.Output, "text": o.Text, "verification": o.Failures})
+	}
+	fmt.Fprint(app.Out, o.Text)
+	if len(o.Failures) > 0 {
+		return ExitCode(1, fmt.Errorf("task %s failed verification", o.TaskID))
+	}
+	return nil
+}
+
+func newTasksKillCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "kill ID",
+		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := dispatch.LoadTask(app.ProjectRoot, args[0])
+			if err != nil {
+				return err
+			}
+			if t.Status != dispatch.StatusRunning || t.Log == nil {
+				return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+			}
+			pid := t.Log.PID
+			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			grace := app.Settings.Pool.KillGrace.Duration
+			if !waitGone(cmd.Context(), pid, t.ID, grace) {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				waitGone(cmd.Context(), pid, t.ID, grace)
+			}
+			if asJSON {
+				return writeJSON(app.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": pid})
+			}
+			fmt.Fprintf(app.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, pid, t.ID)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// waitGone polls until the task's process is gone, up to d.
+func waitGone(ctx context.Context, pid int, id string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if !dispatch.Alive(pid, id) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return !dispatch.Alive(pid, id)
+}
+
+func newTasksSendCmd(app *App) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "send ID MESSAGE",
+		Short: "Send a steering message to a running task (it arrives at its next turn)",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := delegate.Send(app.ProjectRoot, args[0], strings.Join(args[1:], " ")); err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(app.Out, map[string]any{"task_id": args[0], "queued": true})
+			}
+			fmt.Fprintf(app.Out, "message queued for task %s; it arrives at its next turn\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newSubagentCmd(app *App) *cobra.Command {
+	var asJSON, background bool
+	var isolation string
+	cmd := &cobra.Command{
+		Use:   "subagent TYPE PROMPT",
+		Short: "Dispatch a subagent directly, bypassing the model's choice (validated against the registry)",
+		Example: `  brood subagent explore "How does the auth middleware work?"
+  brood subagent general-purpose "Add a --json flag to the export command and update its tests"`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec := app.Settings.Model
+			if spec == "" {
+				if _, err := resolveModel(app, ""); err != nil {
+					return err
+				}
+			}
+			out := newRenderer(app, map[bool]string{true: "json", false: "text"}[asJSON])
+			tools, _ := selectTools("")
+			d, err := app.dispatcher(spec, defaultSystemPrompt(app.Cwd), tools.Names(), app.permissions(nil), out.dispatchEvent, asJSON)
+			if err != nil {
+				return err
+			}
+			if d == nil {
+				return errors.New("delegation is off here: this process is at the subagent depth cap")
+			}
+			req := delegate.Request{Agent: args[0], Prompt: strings.Join(args[1:], " "), Description: "forced from the command line", Isolation: isolation}
+			if background {
+				id, err := d.Start(req)
+				if err != nil {
+					return err
+				}
+				d.WaitBackground()
+				fmt.Fprintf(app.Err, "task %s finished\n", id)
+				return nil
+			}
+			o, err := d.Dispatch(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			return printOutcome(app, o, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&background, "background", false, "run detached and print the task id first")
+	cmd.Flags().StringVar(&isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
+	return cmd
+}

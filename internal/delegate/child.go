@@ -133,7 +133,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 
 	var nested *Dispatcher
 	toolNames := env.Tools
-	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth && slices.Contains(env.Tools, "Task") {
+	if slices.Contains(env.Tools, "Task") && (env.Fork || (len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth)) {
 		reg, err := cfg.LoadRegistry()
 		if err != nil {
 			return fail(err)
@@ -147,14 +147,14 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			ProjectRoot: env.ProjectRoot, Workspace: env.Workspace, Registry: reg, Settings: s,
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
-			ParentSystem: env.System, ParentModel: env.Model, ParentTools: env.Tools, Allowed: allowed,
-			Permissions: env.Permissions,
+			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
+			Permissions: env.Permissions, IsFork: env.Fork,
 		})
 		if err != nil {
 			return fail(err)
 		}
 	}
-	set := childToolSet(toolNames, nested)
+	set := childToolSet(toolNames, nested, env.Fork)
 	perms, err := tool.NewPermissions(env.Permissions.Mode, append(AlwaysAllowed(), env.Permissions.Allow...), env.Permissions.Deny, env.Permissions.Ask)
 	if err != nil {
 		return fail(err)
@@ -170,9 +170,16 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	defer tw.Close()
 	recs, _, _ := session.ReadFile(tw.Path())
 	prior := session.Replay(recs)
+	history := prior.Messages
 	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK and CONTEXT in your system prompt.)"
-	if len(prior.Messages) > 0 {
+	switch {
+	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up
+	case env.Fork:
+		if history, err = forkStart(env, dir); err != nil {
+			return fail(err)
+		}
+		prompt = ""
 	}
 	acfg := agent.Config{
 		Name: env.TargetAgent, Model: m, System: env.System, Tools: set, Env: tenv,
@@ -183,7 +190,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	batch := &toolBatch{out: out}
 	var outcome *agent.Outcome
 	var evidence []string
-	for ev, err := range agent.Run(ctx, acfg, prior.Messages, prompt) {
+	for ev, err := range agent.Run(ctx, acfg, history, prompt) {
 		if err != nil {
 			break
 		}
@@ -235,8 +242,10 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	return res
 }
 
-// childToolSet builds the child's tools from canonical names.
-func childToolSet(names []string, nested *Dispatcher) *tool.Set {
+// childToolSet builds the child's tools from canonical names. A fork gets
+// the delegation tools even at the depth cap (where they refuse every call),
+// because its tool list must read exactly as its parent's.
+func childToolSet(names []string, nested *Dispatcher, fork bool) *tool.Set {
 	all := tool.NewSet(tool.Builtins()...)
 	var picked []tool.Tool
 	for _, n := range names {
@@ -248,7 +257,11 @@ func childToolSet(names []string, nested *Dispatcher) *tool.Set {
 		}
 	}
 	if nested != nil {
-		picked = append(picked, nested.Tools()...)
+		if fork {
+			picked = append(picked, nested.allTools()...)
+		} else {
+			picked = append(picked, nested.Tools()...)
+		}
 	}
 	return tool.NewSet(picked...)
 }

@@ -55,11 +55,14 @@ type Config struct {
 	// ParentModel by definitions without a model.
 	ParentSystem string
 	ParentModel  string
+	ParentEffort string
 	// ParentTools are the tool names this process's agent has: what a
 	// definition without a tools list inherits.
 	ParentTools []string
 	// Allowed scopes which agent types this process may dispatch (nil: any).
 	Allowed []string
+	// IsFork is set in a fork child: it may not fork again.
+	IsFork bool
 	// Permissions are the rules children inherit.
 	Permissions dispatch.Permissions
 	// OnEvent receives start, progress and stop events (may be nil).
@@ -69,6 +72,9 @@ type Config struct {
 	Stderr io.Writer
 	// DebugLog, when set, also receives the [DISPATCH] lines.
 	DebugLog string
+	// Lifetime bounds background children (default: never cancelled). When
+	// it ends they are stopped in stages and recorded as cancelled.
+	Lifetime context.Context
 }
 
 // Event is what the parent's stream learns about a dispatch.
@@ -90,6 +96,7 @@ type Dispatcher struct {
 	mu         sync.Mutex
 	childUsage model.Usage
 	logMu      sync.Mutex
+	bg         bgState
 }
 
 // New returns a Dispatcher.
@@ -135,6 +142,11 @@ type Request struct {
 	Description string
 	Background  bool
 	Isolation   string // "", "worktree" or "none"
+	// Fork seeds the child with History (the caller's conversation up to
+	// and including the assistant turn that holds CallID).
+	Fork    bool
+	History []model.Message
+	CallID  string
 }
 
 // Outcome is a finished dispatch.
@@ -169,12 +181,22 @@ type job struct {
 
 // prepare checks a request and writes the envelope and dispatch log.
 func (d *Dispatcher) prepare(req Request) (*job, error) {
-	def, err := d.check(req)
-	if err != nil {
+	var def *registry.Definition
+	var err error
+	if req.Fork && req.Agent == "" {
+		if !d.CanDelegate() {
+			_, err = d.check(req)
+			return nil, err
+		}
+		def = forkDef()
+	} else if def, err = d.check(req); err != nil {
 		return nil, err
 	}
 	id := dispatch.NewID()
 	dir := dispatch.Dir(d.cfg.ProjectRoot, id)
+	if err := dispatch.EnsureStateDir(d.cfg.ProjectRoot); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -186,6 +208,11 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		env.Isolation = req.Isolation
 		if req.Isolation == "none" {
 			env.Isolation = ""
+		}
+	}
+	if req.Fork {
+		if err := d.prepareFork(env, def, req, dir); err != nil {
+			return nil, err
 		}
 	}
 	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env); err != nil {
@@ -214,7 +241,7 @@ func (d *Dispatcher) check(req Request) (*registry.Definition, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown subagent_type %q; available: %s", req.Agent, strings.Join(d.names(), ", "))
 	}
-	if d.cfg.Allowed != nil && !slices.ContainsFunc(d.cfg.Allowed, func(a string) bool { return a == "*" || strings.EqualFold(a, def.Name) }) {
+	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, def.Name) {
 		return nil, fmt.Errorf("subagent_type %q is outside this agent's delegation scope; it may dispatch: %s", def.Name, strings.Join(d.cfg.Allowed, ", "))
 	}
 	if def.Unresolvable {
@@ -226,7 +253,7 @@ func (d *Dispatcher) check(req Request) (*registry.Definition, error) {
 func (d *Dispatcher) names() []string {
 	var out []string
 	for _, def := range d.cfg.Registry.All() {
-		if d.cfg.Allowed == nil || slices.ContainsFunc(d.cfg.Allowed, func(a string) bool { return a == "*" || strings.EqualFold(a, def.Name) }) {
+		if d.cfg.Allowed == nil || allowed(d.cfg.Allowed, def.Name) {
 			out = append(out, def.Name)
 		}
 	}

@@ -110,7 +110,7 @@ func (p *project) runRoot(ctx context.Context, d *delegate.Dispatcher) (*agent.O
 	m, err := script.Load(p.script)
 	must(p.t, err)
 	tools := tool.NewSet(append(tool.Builtins(), d.Tools()...)...)
-	perms, err := tool.NewPermissions("acceptEdits", nil, nil, nil)
+	perms, err := tool.NewPermissions("acceptEdits", delegate.AlwaysAllowed(), nil, nil)
 	must(p.t, err)
 	var out *agent.Outcome
 	for ev, err := range agent.Run(ctx, agent.Config{

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -21,7 +23,11 @@ func (d *Dispatcher) Tools() []tool.Tool {
 	if !d.CanDelegate() {
 		return nil
 	}
-	return []tool.Tool{&TaskTool{d: d}}
+	return d.allTools()
+}
+
+func (d *Dispatcher) allTools() []tool.Tool {
+	return []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}}
 }
 
 const taskGuidance = `Launch a subagent: a separate brood process with its own fresh context, which works on a self-contained task and returns only its final report.
@@ -49,8 +55,12 @@ func (t *TaskTool) Spec() model.ToolSpec {
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
 			`"subagent_type":{"type":"string","description":"The agent type to launch, from the list in this tool's description"},` +
 			`"description":{"type":"string","description":"A short (3-7 word) label for the task"},` +
-			`"prompt":{"type":"string","description":"The complete, self-contained brief for the subagent"}` +
-			`},"required":["subagent_type","prompt","description"],"additionalProperties":false}`),
+			`"prompt":{"type":"string","description":"The complete, self-contained brief for the subagent (or, with resume_task_id, the follow-up)"},` +
+			`"run_in_background":{"type":"boolean","description":"Return the task_id at once and let the subagent work; collect its result with TaskOutput"},` +
+			`"resume_task_id":{"type":"string","description":"Continue this earlier task (its whole transcript intact) with prompt as the follow-up"},` +
+			`"fork":{"type":"boolean","description":"Seed the subagent with this conversation instead of a fresh context"},` +
+			`"isolation":{"type":"string","enum":["worktree","none"],"description":"worktree: the subagent works on its own copy of the tree; its changes come back as one patch"}` +
+			`},"required":["prompt"],"additionalProperties":false}`),
 	}
 }
 
@@ -73,6 +83,10 @@ type taskInput struct {
 	SubagentType string `json:"subagent_type"`
 	Description  string `json:"description"`
 	Prompt       string `json:"prompt"`
+	Background   bool   `json:"run_in_background"`
+	ResumeTaskID string `json:"resume_task_id"`
+	Fork         bool   `json:"fork"`
+	Isolation    string `json:"isolation"`
 }
 
 // Run implements tool.Tool.
@@ -81,12 +95,108 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if err := json.Unmarshal(input, &in); err != nil {
 		return tool.Errorf("Task: invalid input: %v; pass subagent_type, description and prompt", err)
 	}
-	if in.SubagentType == "" {
+	if in.ResumeTaskID != "" {
+		if in.Background {
+			if err := t.d.ResumeBackground(in.ResumeTaskID, in.Prompt); err != nil {
+				return tool.Errorf("%v", err)
+			}
+			return tool.Result{Content: backgroundNote(in.ResumeTaskID, "resumed")}
+		}
+		out, err := t.d.Resume(ctx, in.ResumeTaskID, in.Prompt)
+		if err != nil {
+			return tool.Errorf("%v", err)
+		}
+		return tool.Result{Content: out.Text, IsError: len(out.Failures) > 0}
+	}
+	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
 	}
-	out, err := t.d.Dispatch(ctx, Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description})
+	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Isolation: in.Isolation}
+	if in.Fork {
+		if t.d.cfg.IsFork {
+			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")
+		}
+		req.Fork = true
+		req.History = History(ctx)
+		req.CallID = agent.CallID(ctx)
+	}
+	if def, ok := t.d.cfg.Registry.Get(req.Agent); in.Background || (ok && def.Background) {
+		id, err := t.d.Start(req)
+		if err != nil {
+			return tool.Errorf("%v", err)
+		}
+		return tool.Result{Content: backgroundNote(id, "started")}
+	}
+	out, err := t.d.Dispatch(ctx, req)
 	if err != nil {
 		return tool.Errorf("%v", err)
 	}
 	return tool.Result{Content: out.Text, IsError: len(out.Failures) > 0}
+}
+
+func backgroundNote(id, verb string) string {
+	return fmt.Sprintf("Task %s %s in the background (task_id=%q). Carry on with other work; you will get a notice when it finishes. Collect its result with TaskOutput(task_id=%q, wait_seconds=N).", id, verb, id, id)
+}
+
+// outputTool is TaskOutput: the status of a task and, once it has finished,
+// its verified result.
+type outputTool struct{ d *Dispatcher }
+
+func (o *outputTool) Spec() model.ToolSpec {
+	return model.ToolSpec{
+		Name:        "TaskOutput",
+		Description: "Get the status of a subagent task by task_id and, once it has finished, its verified result. wait_seconds (default 0, at most 600) waits for a running task to finish first.",
+		Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"task_id":{"type":"string","description":"The task_id returned by Task"},` +
+			`"wait_seconds":{"type":"number","description":"How long to wait for a running task (0-600)"}` +
+			`},"required":["task_id"],"additionalProperties":false}`),
+	}
+}
+
+func (o *outputTool) ReadOnly() bool { return true }
+
+func (o *outputTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
+	var in struct {
+		TaskID string  `json:"task_id"`
+		Wait   float64 `json:"wait_seconds"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil || in.TaskID == "" {
+		return tool.Errorf("TaskOutput needs task_id (from a Task call), and optionally wait_seconds")
+	}
+	wait := time.Duration(min(max(in.Wait, 0), 600) * float64(time.Second))
+	status, text, err := o.d.Output(ctx, in.TaskID, wait)
+	if err != nil {
+		return tool.Errorf("%v", err)
+	}
+	return tool.Result{Content: "status: " + status + "\n" + text}
+}
+
+// sendTool is SendMessage: steer a running child at its next turn boundary.
+type sendTool struct{ d *Dispatcher }
+
+func (s *sendTool) Spec() model.ToolSpec {
+	return model.ToolSpec{
+		Name:        "SendMessage",
+		Description: "Send a message to a running subagent task. It reaches the subagent at its next turn boundary without interrupting the turn in progress, and is recorded in its transcript. Use it to correct course or add information.",
+		Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"task_id":{"type":"string","description":"The running task to steer"},` +
+			`"message":{"type":"string","description":"What to tell it"}` +
+			`},"required":["task_id","message"],"additionalProperties":false}`),
+	}
+}
+
+func (s *sendTool) ReadOnly() bool { return true }
+
+func (s *sendTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
+	var in struct {
+		TaskID  string `json:"task_id"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil || in.TaskID == "" {
+		return tool.Errorf("SendMessage needs task_id and message")
+	}
+	if err := Send(s.d.cfg.ProjectRoot, in.TaskID, in.Message); err != nil {
+		return tool.Errorf("%v", err)
+	}
+	return tool.Result{Content: fmt.Sprintf("Message queued for task %s; it reaches the subagent at its next turn.", in.TaskID)}
 }

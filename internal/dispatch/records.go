@@ -248,3 +248,21 @@ func Exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
 }
+
+// stateIgnore keeps brood's own records out of git and out of the tools'
+// view of the tree (Glob, Grep and LS honour .gitignore files), while the
+// project's agents and settings under .brood/ stay versionable.
+const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nsessions/\noutputs/\nbrood-debug.log\n"
+
+// EnsureStateDir creates projectRoot/.brood with its .gitignore if missing.
+func EnsureStateDir(projectRoot string) error {
+	dir := filepath.Join(projectRoot, ".brood")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	p := filepath.Join(dir, ".gitignore")
+	if Exists(p) {
+		return nil
+	}
+	return WriteFileAtomic(p, []byte(stateIgnore))
+}

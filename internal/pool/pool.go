@@ -60,6 +60,10 @@ type Job struct {
 	Priority int       // lower runs first
 	Class    Class
 	Timeout  time.Duration // hard wall-clock limit; 0 = none
+	// BeforeStart runs once the job holds its slot, just before the
+	// process starts (e.g. to snapshot the work tree it may change). An
+	// error stops the job.
+	BeforeStart func() error
 	// OnStart is called once the process runs.
 	OnStart func(pid int)
 	// OnLine is called for every stdout line that is not a heartbeat, in
@@ -86,6 +90,11 @@ func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		return nil, err
 	}
 	defer release()
+	if job.BeforeStart != nil {
+		if err := job.BeforeStart(); err != nil {
+			return nil, err
+		}
+	}
 	return p.run(ctx, job)
 }
 

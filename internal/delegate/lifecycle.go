@@ -1,0 +1,280 @@
+package delegate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// background is one child running detached from the Task call that started it.
+type background struct {
+	agent string
+	done  chan struct{}
+	out   *Outcome
+}
+
+// bgState is the dispatcher's record of its background children and the
+// notices about them that have not reached the model yet.
+type bgState struct {
+	mu      sync.Mutex
+	tasks   map[string]*background
+	notices []string
+	wg      sync.WaitGroup
+}
+
+// Start dispatches a child in the background and returns its task id at
+// once. The child counts against the pool like any other. It runs under the
+// dispatcher's lifetime context, not the caller's: it outlives the Task call
+// but not the process (see Shutdown).
+func (d *Dispatcher) Start(req Request) (string, error) {
+	req.Background = true
+	j, err := d.prepare(req)
+	if err != nil {
+		return "", err
+	}
+	d.startJob(j)
+	return j.env.TaskID, nil
+}
+
+func (d *Dispatcher) startJob(j *job) {
+	b := &background{agent: j.name, done: make(chan struct{})}
+	d.bg.mu.Lock()
+	if d.bg.tasks == nil {
+		d.bg.tasks = map[string]*background{}
+	}
+	d.bg.tasks[j.env.TaskID] = b
+	d.bg.mu.Unlock()
+	d.bg.wg.Add(1)
+	go func() {
+		defer d.bg.wg.Done()
+		out := d.run(d.lifetime(), j)
+		d.bg.mu.Lock()
+		b.out = out
+		d.bg.notices = append(d.bg.notices, fmt.Sprintf(
+			"[brood] Background task %s (%s) finished with status %s. Call TaskOutput with task_id=%q to read its result.",
+			j.env.TaskID, j.name, out.Result.Status, j.env.TaskID))
+		d.bg.mu.Unlock()
+		close(b.done)
+		d.emit(Event{Type: "background_done", TaskID: j.env.TaskID, Agent: j.name, Depth: j.env.Depth, Status: out.Result.Status})
+	}()
+}
+
+func (d *Dispatcher) lifetime() context.Context {
+	if d.cfg.Lifetime != nil {
+		return d.cfg.Lifetime
+	}
+	return context.Background()
+}
+
+// Notices drains the notices about background children that finished since
+// the last call. An agent loop polls it at every turn boundary.
+func (d *Dispatcher) Notices() []string {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	n := d.bg.notices
+	d.bg.notices = nil
+	return n
+}
+
+// Running lists the background children still running.
+func (d *Dispatcher) Running() []string {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	var ids []string
+	for id, b := range d.bg.tasks {
+		select {
+		case <-b.done:
+		default:
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// WaitBackground blocks until every background child has finished. Cancel
+// the dispatcher's lifetime context to stop them instead: each then ends
+// with status cancelled and a resume handle, so nothing is orphaned and
+// nothing is lost.
+func (d *Dispatcher) WaitBackground() { d.bg.wg.Wait() }
+
+// Output returns a task's status and, once it has finished, its verified and
+// wrapped result. It waits up to wait for a running task to finish. Tasks of
+// this process are watched directly; others (an earlier process, another
+// parent) are read from their records on disk.
+func (d *Dispatcher) Output(ctx context.Context, id string, wait time.Duration) (status, text string, err error) {
+	d.bg.mu.Lock()
+	b := d.bg.tasks[id]
+	d.bg.mu.Unlock()
+	if b != nil {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-b.done:
+			return b.out.Result.Status, b.out.Text, nil
+		case <-t.C:
+		case <-ctx.Done():
+			return "", "", ctx.Err()
+		}
+		return dispatch.StatusRunning, d.runningText(id, b.agent), nil
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+		if err != nil {
+			return "", "", err
+		}
+		if t.Status != dispatch.StatusRunning {
+			return t.Status, renderTask(t), nil
+		}
+		if !time.Now().Before(deadline) {
+			return t.Status, d.runningText(id, t.Agent), nil
+		}
+		// Another process owns this child; its records are all we have.
+		timer := time.NewTimer(min(250*time.Millisecond, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return "", "", ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+func (d *Dispatcher) runningText(id, agent string) string {
+	return fmt.Sprintf("Task %s (%s) is still running. Call TaskOutput again with wait_seconds to wait for it, or SendMessage to steer it.", id, agent)
+}
+
+// renderTask renders a finished task from its records.
+func renderTask(t *dispatch.Task) string {
+	if t.Result == nil {
+		return fmt.Sprintf("Task %s (%s) has status %s and no result: %s. Resume it with Task resume_task_id=%q.", t.ID, t.Agent, t.Status, t.Note, t.ID)
+	}
+	res, fails := dispatch.Verify(filepath.Join(t.Dir, dispatch.ResultFile), dispatch.Expect{TaskID: t.ID, Agent: t.Agent})
+	if res == nil {
+		res = t.Result
+	}
+	var dur time.Duration
+	if t.Output != nil {
+		dur = time.Duration(t.Output.WallMS) * time.Millisecond
+	}
+	return dispatch.View{
+		Result: res, Duration: dur, ResultPath: filepath.Join(t.Dir, dispatch.ResultFile),
+		Transcript: filepath.Join(t.Dir, dispatch.SessionFile), Verification: fails,
+		InlineLimit: t.Envelope.InlineLimit,
+	}.Render()
+}
+
+// Resume continues an earlier dispatch with a follow-up prompt: same
+// directory, same transcript (appended), a fresh turn budget. It works from
+// the records alone, so it works after the parent that started the task was
+// killed. A running task or an unknown id is an error.
+func (d *Dispatcher) Resume(ctx context.Context, id, prompt string) (*Outcome, error) {
+	j, err := d.prepareResume(id, prompt)
+	if err != nil {
+		return nil, err
+	}
+	return d.run(ctx, j), nil
+}
+
+// ResumeBackground is Resume without waiting.
+func (d *Dispatcher) ResumeBackground(id, prompt string) error {
+	j, err := d.prepareResume(id, prompt)
+	if err != nil {
+		return err
+	}
+	d.startJob(j)
+	return nil
+}
+
+func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
+	if strings.TrimSpace(prompt) == "" {
+		return nil, errors.New("resuming needs a follow-up prompt: say what the subagent should do next")
+	}
+	t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+	if err != nil {
+		return nil, fmt.Errorf("cannot resume: %w", err)
+	}
+	if t.Status == dispatch.StatusRunning {
+		return nil, fmt.Errorf("task %s (%s) is still running: wait for it with TaskOutput, or steer it with SendMessage", id, t.Agent)
+	}
+	d.bg.mu.Lock()
+	b := d.bg.tasks[id]
+	d.bg.mu.Unlock()
+	if b != nil {
+		select {
+		case <-b.done:
+		default:
+			return nil, fmt.Errorf("task %s (%s) is still running: wait for it with TaskOutput, or steer it with SendMessage", id, t.Agent)
+		}
+	}
+	env := t.Envelope
+	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, env.TargetAgent) {
+		return nil, fmt.Errorf("task %s is a %s task, outside this agent's delegation scope (%s)", id, env.TargetAgent, strings.Join(d.cfg.Allowed, ", "))
+	}
+	env.ResumeCount++
+	turns := 0
+	if t.Result != nil {
+		turns = t.Result.Turns
+	}
+	env.Prompt = prompt
+	env.ResumePointer = fmt.Sprintf("session.jsonl, continued (resume %d, after %d turns of the last run)", env.ResumeCount, turns)
+	if err := dispatch.WriteJSON(filepath.Join(t.Dir, dispatch.EnvelopeFile), env); err != nil {
+		return nil, err
+	}
+	// Keep the earlier run's records beside the new ones.
+	for _, f := range []string{dispatch.ResultFile, dispatch.OutputFile} {
+		p := filepath.Join(t.Dir, f)
+		if dispatch.Exists(p) {
+			_ = os.Rename(p, filepath.Join(t.Dir, fmt.Sprintf("%s.%d.json", strings.TrimSuffix(f, ".json"), env.ResumeCount-1)))
+		}
+	}
+	lg := t.Log
+	if lg == nil {
+		lg = &dispatch.Log{TaskID: id, Agent: env.TargetAgent, Depth: env.Depth, MaxDepth: env.MaxDepth}
+	}
+	lg.Resumes = env.ResumeCount
+	lg.Queued, lg.Started, lg.Finished, lg.PID = time.Now().UTC(), time.Time{}, time.Time{}, 0
+	d.writeLog(t.Dir, lg)
+	prio := 5
+	if def, ok := d.cfg.Registry.Get(env.TargetAgent); ok {
+		prio = priorityOf(def)
+	}
+	return &job{name: env.TargetAgent, prio: prio, env: env, dir: t.Dir, lg: lg}, nil
+}
+
+func allowed(list []string, name string) bool {
+	for _, a := range list {
+		if a == "*" || strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Send delivers a steering message to a running child: it is written to the
+// task's inbox (tmp+rename) and reaches the child's model at its next turn
+// boundary, without interrupting the turn in progress.
+func Send(projectRoot, id, message string) error {
+	if strings.TrimSpace(message) == "" {
+		return errors.New("the message is empty")
+	}
+	t, err := dispatch.LoadTask(projectRoot, id)
+	if err != nil {
+		return err
+	}
+	if t.Status != dispatch.StatusRunning {
+		return fmt.Errorf("task %s (%s) is not running (status %s); resume it with this message instead", id, t.Agent, t.Status)
+	}
+	dir := filepath.Join(t.Dir, dispatch.InboxDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return dispatch.WriteFileAtomic(filepath.Join(dir, dispatch.NewID()+".txt"), []byte(message))
+}

@@ -1,0 +1,244 @@
+package isolate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// envVar carries a mountSpec from parent to child. The child removes it
+// from its environment before running anything, so tools never see it.
+const envVar = "BROOD_ISOLATE"
+
+// modeProbe asks the child only to try an overlay mount and report.
+const modeProbe Mode = "probe"
+
+// mountSpec is what the child needs to build its view of the tree.
+type mountSpec struct {
+	Mode      Mode     `json:"mode"`
+	Root      string   `json:"root"`
+	Upper     string   `json:"upper,omitempty"`
+	Work      string   `json:"work,omitempty"`
+	Cwd       string   `json:"cwd,omitempty"`
+	Keep      []string `json:"keep,omitempty"`
+	UserXattr bool     `json:"userxattr,omitempty"`
+}
+
+func (s mountSpec) encode() string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Entered tells the child what EnterFromEnv set up.
+type Entered struct {
+	// Mode is overlay or worktree for an isolated child, none otherwise.
+	Mode Mode
+	// Root is the top of the child's copy: pass it in
+	// sandbox.Policy.Writable so a confined writer can write its copy.
+	Root string
+}
+
+// EnterFromEnv is the child's side of isolation. The brood binary (and any
+// test binary that stands in for it) must call it first thing in main,
+// before flag parsing and before sandbox.Restrict, because it may change the
+// process's view of the file system and its working directory:
+//
+//   - overlay: it makes mounts private, mounts the overlay over the tree's
+//     own path, bind-mounts the child's state directory back over itself
+//     (so result.json and the transcript reach the parent, not the upper
+//     layer), and re-enters the working directory so it is on the overlay.
+//   - worktree: nothing to mount; it reports the copy's root.
+//   - probe (started by Probe): it tries an overlay mount in a scratch
+//     directory, prints the outcome and exits; it does not return.
+//
+// Without the environment variable it returns Mode none and does nothing.
+// Mounts are per process (the namespace was chosen at clone), so Go's
+// threads are not a concern here.
+func EnterFromEnv() (Entered, error) {
+	v, ok := os.LookupEnv(envVar)
+	if !ok {
+		return Entered{Mode: ModeNone}, nil
+	}
+	os.Unsetenv(envVar)
+	var spec mountSpec
+	if err := json.Unmarshal([]byte(v), &spec); err != nil {
+		return Entered{}, fmt.Errorf("isolate: bad %s: %w", envVar, err)
+	}
+	switch spec.Mode {
+	case modeProbe:
+		os.Exit(runProbeChild(spec.Root))
+	case ModeWorktree:
+		return Entered{Mode: ModeWorktree, Root: spec.Root}, nil
+	case ModeOverlay:
+		if err := mountOverlay(spec); err != nil {
+			return Entered{}, err
+		}
+		return Entered{Mode: ModeOverlay, Root: spec.Root}, nil
+	}
+	return Entered{}, fmt.Errorf("isolate: unknown mode %q in %s", spec.Mode, envVar)
+}
+
+func mountOverlay(spec mountSpec) error {
+	// Nothing we mount may propagate back to the parent's namespace.
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("isolate: make mounts private: %w", err)
+	}
+	type kept struct {
+		fd   int
+		path string
+	}
+	var keep []kept
+	for _, k := range spec.Keep {
+		if !within(spec.Root, k) {
+			continue // outside the overlay: already the real directory
+		}
+		fd, err := unix.Open(k, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("isolate: open state dir %s: %w", k, err)
+		}
+		keep = append(keep, kept{fd, k})
+	}
+	opts := "lowerdir=" + spec.Root + ",upperdir=" + spec.Upper + ",workdir=" + spec.Work
+	if spec.UserXattr {
+		opts += ",userxattr"
+	}
+	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
+		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
+	}
+	for _, k := range keep {
+		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
+		if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("isolate: bind state dir %s into the overlay: %w", k.path, err)
+		}
+		unix.Close(k.fd)
+	}
+	// The old working directory is the lower layer's inode; entering it
+	// again by path lands on the overlay.
+	cwd := spec.Cwd
+	if cwd == "" {
+		cwd = spec.Root
+	}
+	if err := os.Chdir(cwd); err != nil {
+		return fmt.Errorf("isolate: enter %s on the overlay: %w", cwd, err)
+	}
+	return nil
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// probeResult is what a probe child prints on stdout.
+type probeResult struct {
+	OK        bool   `json:"ok"`
+	UserXattr bool   `json:"userxattr"`
+	Err       string `json:"err,omitempty"`
+}
+
+// runProbeChild mounts an overlay in dir (l, u, w, m made by the parent),
+// first with userxattr, then without, and checks that a write lands in the
+// upper layer and a deletion becomes a whiteout there.
+func runProbeChild(dir string) int {
+	res := probeResult{}
+	var errs []string
+	for _, ux := range []bool{true, false} {
+		opts := "lowerdir=" + dir + "/l,upperdir=" + dir + "/u,workdir=" + dir + "/w"
+		if ux {
+			opts += ",userxattr"
+		}
+		if err := unix.Mount("overlay", dir+"/m", "overlay", 0, opts); err != nil {
+			errs = append(errs, fmt.Sprintf("mount (userxattr=%v): %v", ux, err))
+			continue
+		}
+		err := os.WriteFile(dir+"/m/new", []byte("x"), 0o600)
+		if err == nil {
+			err = os.Remove(dir + "/m/old")
+		}
+		var st unix.Stat_t
+		if err == nil {
+			err = unix.Lstat(dir+"/u/old", &st)
+			if err == nil && (st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != 0) {
+				err = fmt.Errorf("deletion did not leave a whiteout")
+			}
+		}
+		unix.Unmount(dir+"/m", unix.MNT_DETACH)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		res = probeResult{OK: true, UserXattr: ux}
+		break
+	}
+	if !res.OK {
+		res.Err = strings.Join(errs, "; ")
+	}
+	b, _ := json.Marshal(res)
+	fmt.Println(string(b))
+	return 0
+}
+
+// Probe finds what this machine offers for isolation. The overlay check
+// re-executes the running binary (os.Executable) in a new user and mount
+// namespace with argv [exe -test.run=^$] and a probe request in the
+// environment; the binary must call EnterFromEnv before parsing flags (the
+// -test.run argument keeps a test binary that forgot from running its
+// tests, and makes any other binary fail, which counts as "no overlay").
+func Probe(ctx context.Context) Support {
+	s := Support{}
+	if out, err := exec.CommandContext(ctx, "git", "--version").Output(); err == nil {
+		s.Git = strings.TrimSpace(string(out))
+		s.Worktree = true
+	}
+	ok, ux, why := probeOverlay(ctx)
+	s.Overlay, s.UserXattr, s.Why = ok, ux, why
+	return s
+}
+
+func probeOverlay(ctx context.Context) (ok, userxattr bool, why string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return false, false, "cannot find own executable: " + err.Error()
+	}
+	dir, err := os.MkdirTemp("", "brood-overlay-probe-")
+	if err != nil {
+		return false, false, err.Error()
+	}
+	defer os.RemoveAll(dir)
+	for _, d := range []string{"l", "u", "w", "m"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			return false, false, err.Error()
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "l", "old"), []byte("x"), 0o600); err != nil {
+		return false, false, err.Error()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envVar+"="+mountSpec{Mode: modeProbe, Root: dir}.encode())
+	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return false, false, fmt.Sprintf("start probe in user+mount namespace: %v %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var res probeResult
+	line, _, _ := bytes.Cut(stdout.Bytes(), []byte("\n"))
+	if err := json.Unmarshal(line, &res); err != nil {
+		return false, false, "probe child did not answer (does main call isolate.EnterFromEnv first?)"
+	}
+	return res.OK, res.UserXattr, res.Err
+}

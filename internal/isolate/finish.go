@@ -1,0 +1,359 @@
+package isolate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// changeSet is what an overlay child changed, read from its upper layer.
+type changeSet struct {
+	set  []string // regular files and symlinks written (repository-relative)
+	del  []string // whiteouts: paths deleted
+	opaq []string // opaque directories: replaced wholesale
+}
+
+// pathspecs are the paths whose old state the patch must compare: every
+// written or deleted path, and every opaque directory (which matches
+// everything the snapshot had beneath it).
+func (c changeSet) pathspecs() []string {
+	out := make([]string, 0, len(c.set)+len(c.del)+len(c.opaq))
+	out = append(out, c.set...)
+	out = append(out, c.del...)
+	return append(out, c.opaq...)
+}
+
+// readUpper walks the upper directory. Its cost follows the size of the
+// change, not of the repository. The top-level .git is skipped: a child's
+// commits, index updates and stashes happen in its copy only and are not
+// part of the patch.
+func readUpper(upper string) (changeSet, error) {
+	var c changeSet
+	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(upper, p)
+		if rel == "." {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			if isOpaque(p) {
+				c.opaq = append(c.opaq, rel)
+			}
+		case d.Type()&fs.ModeCharDevice != 0:
+			var st unix.Stat_t
+			if err := unix.Lstat(p, &st); err != nil {
+				return err
+			}
+			if st.Rdev == 0 {
+				c.del = append(c.del, rel)
+			}
+		case d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0:
+			c.set = append(c.set, rel)
+		}
+		return nil
+	})
+	return c, err
+}
+
+// isOpaque reports whether overlayfs marked dir as hiding the lower
+// directory of the same name (set when a child removes a directory and
+// creates it again). The attribute is user.* under userxattr mounts and
+// trusted.* otherwise.
+func isOpaque(dir string) bool {
+	buf := make([]byte, 4)
+	for _, name := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
+		n, err := unix.Lgetxattr(dir, name, buf)
+		if err == nil && n >= 1 && buf[0] == 'y' {
+			return true
+		}
+	}
+	return false
+}
+
+// Finish turns the child's changes into one patch against the spawn
+// snapshot and applies it to the parent's tree under the repository's
+// apply lock, whole or not at all, without touching the index. On conflict
+// it keeps the child's copy and says where. Call it after the child has
+// exited: an overlay's upper layer must not change while it is read.
+func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
+	if w.Mode == ModeNone {
+		return &Outcome{Note: w.Note}, nil
+	}
+	base, err := w.snap.wait()
+	if err != nil {
+		return nil, err
+	}
+	var patch []byte
+	var entries []rawEntry
+	switch w.Mode {
+	case ModeOverlay:
+		patch, entries, err = w.overlayPatch(ctx, base)
+	case ModeWorktree:
+		patch, entries, err = w.worktreePatch(ctx, base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Note: w.Note}
+	for _, e := range entries {
+		out.Files = append(out.Files, e.path)
+	}
+	if len(patch) == 0 {
+		out.Applied = true
+		return out, nil
+	}
+	out.Patch = filepath.Join(w.state, "changes.patch")
+	if err := os.WriteFile(out.Patch, patch, 0o600); err != nil {
+		return nil, fmt.Errorf("isolate: save patch: %w", err)
+	}
+	unlock, err := w.repo.lock(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Plain `git apply` checks every hunk before it writes anything and
+	// never reads or writes the index; without --3way nothing is staged.
+	_, err = w.repo.git(ctx, nil, "apply", "--whitespace=nowarn", out.Patch)
+	var ge *GitError
+	switch {
+	case err == nil:
+		out.Applied = true
+	case errors.As(err, &ge) && ctx.Err() == nil:
+		merged, mergeErr := w.mergeClean(ctx, base, entries, w.childFile)
+		if mergeErr != nil {
+			return nil, mergeErr
+		}
+		if merged {
+			out.Applied, out.Merged = true, true
+			return out, nil
+		}
+		w.kept = true
+		out.Conflict = strings.TrimSpace(ge.Stderr)
+		out.KeptAt = w.Root
+		if w.Mode == ModeOverlay {
+			out.KeptAt = w.upper
+		}
+	default:
+		return nil, err
+	}
+	return out, nil
+}
+
+// overlayPatch diffs the snapshot against the snapshot-plus-upper-layer,
+// looking only at the paths the upper layer names. It builds a small index
+// holding just the child's files, so every git call reads a few entries,
+// not the repository's index: two git calls in the common case, a third
+// when the child created files (to drop the ones .gitignore excludes).
+func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []rawEntry, error) {
+	c, err := readUpper(w.upper)
+	if err != nil {
+		return nil, nil, fmt.Errorf("isolate: read overlay changes: %w", err)
+	}
+	specs := c.pathspecs()
+	if len(specs) == 0 {
+		return nil, nil, nil
+	}
+	index := filepath.Join(w.state, "changes.index")
+	os.Remove(index)
+	env := []string{"GIT_INDEX_FILE=" + index}
+	if len(c.set) > 0 {
+		// Hash the child's files from the upper layer, with the repository's
+		// filters (line endings, LFS) applied as for any working tree.
+		upEnv := append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + w.upper}, env...)
+		if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(strings.Join(c.set, "\x00")+"\x00"),
+			"update-index", "--add", "-z", "--stdin"); err != nil {
+			return nil, nil, fmt.Errorf("isolate: hash changed files: %w", err)
+		}
+	}
+	var raw bytes.Buffer
+	for chunk := range chunks(specs, 512) {
+		args := append([]string{"diff-index", "--cached", "--raw", "-z", "-p", "--binary", "--full-index",
+			"--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, "--"}, chunk...)
+		out, err := w.repo.git(ctx, env, args...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("isolate: diff: %w", err)
+		}
+		raw.WriteString(out)
+	}
+	patch, entries := splitRawPatch(raw.Bytes())
+	// An added path is new to the snapshot; if .gitignore excludes it, it
+	// is not part of the change (a tracked path is never ignored).
+	var added []string
+	for _, e := range entries {
+		if e.status == 'A' {
+			added = append(added, e.path)
+		}
+	}
+	if len(added) == 0 {
+		return patch, entries, nil
+	}
+	out, err := w.repo.gitIn(ctx, w.repo.top, []string{"GIT_LITERAL_PATHSPECS=0"}, []byte(strings.Join(added, "\x00")+"\x00"),
+		"check-ignore", "--no-index", "-z", "--stdin")
+	var ge *GitError
+	if err != nil && !(errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "") {
+		return nil, nil, fmt.Errorf("isolate: %w", err) // exit 1 with no message: nothing ignored
+	}
+	ignored := map[string]bool{}
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			ignored[p] = true
+		}
+	}
+	if len(ignored) == 0 {
+		return patch, entries, nil
+	}
+	return dropFiles(patch, entries, ignored)
+}
+
+// dropFiles removes whole files from a patch. Every raw entry has exactly
+// one "diff --git" section, in the same order, and no content line can
+// start with "diff --git" (content lines carry a +, - or space prefix).
+func dropFiles(patch []byte, entries []rawEntry, drop map[string]bool) ([]byte, []rawEntry, error) {
+	header := []byte("diff --git ")
+	var starts []int
+	for i := 0; i < len(patch); {
+		if bytes.HasPrefix(patch[i:], header) {
+			starts = append(starts, i)
+		}
+		nl := bytes.IndexByte(patch[i:], '\n')
+		if nl < 0 {
+			break
+		}
+		i += nl + 1
+	}
+	if len(starts) != len(entries) {
+		return nil, nil, fmt.Errorf("isolate: patch has %d file sections for %d changes", len(starts), len(entries))
+	}
+	var out bytes.Buffer
+	var kept []rawEntry
+	for i, e := range entries {
+		end := len(patch)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		if !drop[e.path] {
+			out.Write(patch[starts[i]:end])
+			kept = append(kept, e)
+		}
+	}
+	return out.Bytes(), kept, nil
+}
+
+// childFile is where the child's version of a repository path is.
+func (w *Workspace) childFile(rel string) string {
+	if w.Mode == ModeOverlay {
+		return filepath.Join(w.upper, filepath.FromSlash(rel))
+	}
+	return filepath.Join(w.Root, filepath.FromSlash(rel))
+}
+
+// chunks yields s in pieces of at most n, keeping argv within limits.
+func chunks(s []string, n int) func(func([]string) bool) {
+	return func(yield func([]string) bool) {
+		for len(s) > 0 {
+			k := min(n, len(s))
+			if !yield(s[:k]) {
+				return
+			}
+			s = s[k:]
+		}
+	}
+}
+
+// splitRawPatch separates `--raw -z -p` output (possibly several runs
+// concatenated) into the patch and the list of paths it touches.
+func splitRawPatch(b []byte) (patch []byte, files []rawEntry) {
+	var out bytes.Buffer
+	for len(b) > 0 {
+		for len(b) > 0 && b[0] == ':' {
+			meta := bytes.IndexByte(b, 0)
+			if meta < 0 {
+				return append(out.Bytes(), b...), files
+			}
+			fields := strings.Fields(string(b[1:meta])) // srcmode dstmode src dst status
+			rest := b[meta+1:]
+			end := bytes.IndexByte(rest, 0)
+			if end < 0 {
+				end = len(rest)
+			}
+			e := rawEntry{path: string(rest[:end])}
+			if len(fields) == 5 && fields[4] != "" {
+				e.status, e.newMode = fields[4][0], fields[1]
+			}
+			files = append(files, e)
+			b = rest[min(end+1, len(rest)):]
+		}
+		if len(b) > 0 && b[0] == 0 {
+			b = b[1:]
+		}
+		// The patch runs until the next run's raw section, which starts
+		// with ':' at the beginning of a line.
+		next := bytes.Index(b, []byte("\n:"))
+		if next < 0 {
+			out.Write(b)
+			break
+		}
+		out.Write(b[:next+1])
+		b = b[next+1:]
+	}
+	return out.Bytes(), files
+}
+
+// addWorktree makes the fallback copy: a commit of the snapshot tree (no
+// ref points at it) checked out as a detached worktree inside the common
+// git dir, where it never shows in git status, glob or grep of the parent.
+func (w *Workspace) addWorktree(ctx context.Context, rel string) error {
+	tree, err := w.snap.wait()
+	if err != nil {
+		return err
+	}
+	commit, err := w.repo.git(ctx, snapshotIdentity(), "commit-tree", "-m", "brood snapshot for "+w.id, tree)
+	if err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	wt := filepath.Join(w.repo.common, "brood-worktrees", w.id)
+	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	if _, err := w.repo.git(ctx, nil, "-c", "checkout.workers=0", "worktree", "add", "--detach", "--quiet", wt, strings.TrimSpace(commit)); err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	w.Mode, w.Root, w.Dir = ModeWorktree, wt, filepath.Join(wt, rel)
+	return nil
+}
+
+// worktreePatch snapshots the worktree with its own index (refreshed, so
+// only files the child touched are re-hashed) and diffs it against the base.
+func (w *Workspace) worktreePatch(ctx context.Context, base string) ([]byte, []rawEntry, error) {
+	if _, err := w.repo.gitIn(ctx, w.Root, nil, nil, "add", "-A"); err != nil {
+		return nil, nil, fmt.Errorf("isolate: %w", err)
+	}
+	tree, err := w.repo.gitIn(ctx, w.Root, nil, nil, "write-tree")
+	if err != nil {
+		return nil, nil, fmt.Errorf("isolate: %w", err)
+	}
+	out, err := w.repo.gitIn(ctx, w.Root, nil, nil, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
+		"--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, strings.TrimSpace(tree))
+	if err != nil {
+		return nil, nil, fmt.Errorf("isolate: diff: %w", err)
+	}
+	patch, files := splitRawPatch([]byte(out))
+	return patch, files, nil
+}

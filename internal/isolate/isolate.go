@@ -1,0 +1,283 @@
+// Package isolate gives a writing child agent its own copy of the parent's
+// working tree and brings the child's changes back as one patch, applied
+// whole or not at all and never staged.
+//
+// Two mechanisms give the same behaviour:
+//
+//   - overlay (Linux, where an unprivileged user+mount namespace may mount
+//     overlayfs): the child, in its own mount namespace, mounts an overlay
+//     whose lower layer is the parent's tree and whose upper layer is an
+//     empty directory under the child's state directory, at the tree's own
+//     path. Creating it costs two directories and a mount, whatever the size
+//     of the repository; the change set is the upper directory.
+//   - worktree (everywhere else, or with Options.ForceWorktree): a git
+//     worktree under <git-common-dir>/brood-worktrees/<id>, checked out from
+//     a snapshot commit of the current tree, dirty state included.
+//
+// Without git, or outside a repository, the child works in place and the
+// Workspace says so.
+//
+// The base of every patch is a snapshot of the tree at spawn time: a tree
+// object written from a private index, which is also what leaves ignored
+// files out. Apply-back is serialised per repository by a file lock; the
+// patch is applied with `git apply` (no --index, no --3way), which checks
+// every hunk against the current tree before it writes anything. When the
+// parent or another child changed the same lines meanwhile, nothing is
+// applied, and the child's copy and patch are kept and reported.
+//
+// Ignored files: an overlay child sees the parent's ignored files (.env,
+// node_modules, build outputs) through the lower layer, read-only in effect,
+// because hiding them would cost one whiteout per ignored path and a warm
+// build cache is what makes a child's `go test` or `npm test` fast. Its
+// changes to ignored paths are discarded: they are never part of the patch.
+// A worktree child does not see ignored files at all (a fresh checkout).
+//
+// The caller's duties, in order: Prepare (parent, before spawn),
+// Configure (parent, on the exec.Cmd), EnterFromEnv (child, first thing at
+// start-up), Finish (parent, after the child exited), Cleanup (parent,
+// when the outcome has been recorded; a kept copy survives Cleanup only if
+// Finish reported a conflict).
+//
+// This package imports only sandbox (for namespace set-up); it must never
+// import the agent loop, the pool or the CLI.
+package isolate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// Mode names the mechanism that gave the child its copy.
+type Mode string
+
+// The modes a Workspace can have.
+const (
+	ModeOverlay  Mode = "overlay"
+	ModeWorktree Mode = "worktree"
+	ModeNone     Mode = "none"
+)
+
+// Options describe one isolated child.
+type Options struct {
+	// Dir is the parent's working directory; the repository is the one that
+	// contains it, and the child starts in the same relative place.
+	Dir string
+	// ID names the child (its task id); it names the worktree directory.
+	ID string
+	// StateDir is the child's dispatch directory. The overlay's upper and
+	// work directories, the snapshot index and the patch live under
+	// StateDir/isolate. Empty means a new temporary directory.
+	StateDir string
+	// ForceWorktree skips the overlay even where it is available.
+	ForceWorktree bool
+}
+
+// Support is what the machine offers for isolation, found once by Probe.
+type Support struct {
+	// Overlay is true when a child in a new user+mount namespace can mount
+	// overlayfs.
+	Overlay bool `json:"overlay_in_userns"`
+	// UserXattr is true when that mount needs (and accepts) the userxattr
+	// option, i.e. the kernel stores overlay metadata in user.* xattrs.
+	UserXattr bool `json:"userxattr"`
+	// Git is the `git --version` output, empty when git is missing.
+	Git string `json:"git,omitempty"`
+	// Worktree is true when the git worktree fallback can be used.
+	Worktree bool `json:"worktree_fallback"`
+	// Why says why Overlay is false.
+	Why string `json:"why,omitempty"`
+}
+
+// Isolator prepares workspaces. Create one per process with New: it probes
+// the machine once (a few milliseconds) and is safe for concurrent use.
+type Isolator struct {
+	support Support
+}
+
+// New probes the machine and returns an Isolator using what it found.
+func New(ctx context.Context) *Isolator {
+	return &Isolator{support: Probe(ctx)}
+}
+
+// NewWithSupport returns an Isolator that trusts s instead of probing, for
+// a caller that probed already (or a test that forces a path).
+func NewWithSupport(s Support) *Isolator { return &Isolator{support: s} }
+
+// Support returns what the probe found.
+func (i *Isolator) Support() Support { return i.support }
+
+// Workspace is one prepared copy. Its methods are not safe for concurrent
+// use; each child has its own.
+type Workspace struct {
+	// Mode is the mechanism in use.
+	Mode Mode
+	// Dir is where the child works: for overlay the parent's own Dir (the
+	// child sees its copy at the same path), for worktree the matching
+	// directory inside the worktree, for none the parent's Dir.
+	Dir string
+	// Root is the top of the child's copy: the directory a confined child
+	// may write beneath (sandbox.Policy.Writable).
+	Root string
+	// Note explains a degraded mode in words for the result.
+	Note string
+
+	repo    *repo
+	id      string
+	state   string // StateDir/isolate
+	ownTemp string // StateDir when Prepare created it
+	upper   string
+	work    string
+	snap    *snapshot
+	xattr   bool // mount with userxattr
+	kept    bool
+}
+
+// Outcome is what came back from a finished child.
+type Outcome struct {
+	// Applied is true when the child's changes are now in the parent's tree.
+	Applied bool `json:"applied"`
+	// Files lists the repository-relative paths the patch touches.
+	Files []string `json:"files,omitempty"`
+	// Patch is the path of the patch file (kept in the state directory),
+	// empty when there were no changes.
+	Patch string `json:"patch,omitempty"`
+	// Merged is true when git apply refused the patch (the parent's file
+	// had moved on) and a clean three-way merge of every file applied it.
+	Merged bool `json:"merged,omitempty"`
+	// Conflict is git apply's explanation when the patch did not apply.
+	Conflict string `json:"conflict,omitempty"`
+	// KeptAt is the child's preserved copy (worktree, or overlay upper
+	// directory) after a conflict.
+	KeptAt string `json:"kept_at,omitempty"`
+	// Note carries Workspace.Note (e.g. "ran in place").
+	Note string `json:"note,omitempty"`
+}
+
+// Prepare makes the child's copy. For overlay it only creates directories
+// and starts the snapshot in the background (it overlaps the child's
+// start-up and is waited for in Finish); for worktree it snapshots and
+// checks out synchronously.
+func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error) {
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("isolate: %w", err)
+	}
+	if opts.ID == "" || strings.ContainsAny(opts.ID, "/\\") || opts.ID == "." || opts.ID == ".." {
+		return nil, fmt.Errorf("isolate: invalid id %q", opts.ID)
+	}
+	if i.support.Git == "" {
+		return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "git not found: running in the working directory without isolation"}, nil
+	}
+	r, err := openRepo(ctx, dir)
+	if errors.Is(err, errNotRepo) {
+		return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "not a git repository: running in the working directory without isolation"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{repo: r, id: opts.ID, xattr: i.support.UserXattr}
+	stateDir := opts.StateDir
+	if stateDir == "" {
+		if stateDir, err = os.MkdirTemp("", "brood-isolate-"+opts.ID+"-"); err != nil {
+			return nil, fmt.Errorf("isolate: %w", err)
+		}
+		w.ownTemp = stateDir
+	}
+	w.state = filepath.Join(stateDir, "isolate")
+	if err := os.MkdirAll(w.state, 0o700); err != nil {
+		return nil, fmt.Errorf("isolate: %w", err)
+	}
+	rel, err := filepath.Rel(r.top, dir)
+	if err != nil {
+		return nil, fmt.Errorf("isolate: %w", err)
+	}
+	useOverlay := i.support.Overlay && !opts.ForceWorktree
+	if useOverlay && strings.ContainsAny(r.top+w.state, ",:\\") {
+		useOverlay = false
+		w.Note = "path contains a character overlayfs options cannot carry: using a git worktree"
+	}
+	if useOverlay {
+		w.Mode, w.Dir, w.Root = ModeOverlay, dir, r.top
+		w.upper, w.work = filepath.Join(w.state, "upper"), filepath.Join(w.state, "work")
+		for _, d := range []string{w.upper, w.work} {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				return nil, fmt.Errorf("isolate: %w", err)
+			}
+		}
+		w.snap = i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
+		return w, nil
+	}
+	if !i.support.Worktree {
+		return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "neither overlay nor git worktree available: running in the working directory without isolation"}, nil
+	}
+	w.snap = i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
+	if err := w.addWorktree(ctx, rel); err != nil {
+		w.Cleanup(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return w, nil
+}
+
+// Configure prepares the child's exec.Cmd: for overlay it asks for new user
+// and mount namespaces (with CAP_SYS_ADMIN kept for a non-root user, so the
+// child can mount) and passes the mount parameters in the environment; for
+// worktree it sets the working directory. It must be called after any other
+// code that replaces cmd.SysProcAttr or cmd.Env wholesale; it merges with
+// what is there (sandbox.ConfigureNetwork may be called before or after).
+func (w *Workspace) Configure(cmd *exec.Cmd) error {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	switch w.Mode {
+	case ModeOverlay:
+		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+		cmd.Dir = w.Dir
+		spec := mountSpec{Mode: ModeOverlay, Root: w.Root, Upper: w.upper, Work: w.work, Cwd: w.Dir, Keep: []string{filepath.Dir(w.state)}, UserXattr: w.xattr}
+		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
+	case ModeWorktree:
+		cmd.Dir = w.Dir
+		spec := mountSpec{Mode: ModeWorktree, Root: w.Root, Cwd: w.Dir}
+		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
+	default:
+		cmd.Dir = w.Dir
+	}
+	return nil
+}
+
+// capSysAdmin is CAP_SYS_ADMIN, needed to mount inside the user namespace.
+const capSysAdmin = 21
+
+// Cleanup removes what Prepare made, except a copy Finish kept after a
+// conflict. It is safe to call more than once.
+func (w *Workspace) Cleanup(ctx context.Context) error {
+	if w.repo == nil {
+		return nil
+	}
+	if w.snap != nil {
+		w.snap.wait() // never remove files under a running git
+	}
+	var errs []error
+	if w.Mode == ModeWorktree && !w.kept && w.Root != "" {
+		if _, err := w.repo.git(ctx, nil, "worktree", "remove", "--force", w.Root); err != nil {
+			if _, statErr := os.Stat(w.Root); statErr == nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if !w.kept {
+		if w.ownTemp != "" {
+			errs = append(errs, os.RemoveAll(w.ownTemp))
+		} else if w.state != "" {
+			errs = append(errs, os.RemoveAll(w.state))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,166 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/broodhq/brood/internal/model"
+)
+
+// thinkingBudget maps Request.Effort to an extended-thinking budget in
+// tokens. The ladder roughly triples per step up to what the smallest output
+// limit among current models (32k for Opus 4.1) still leaves room for:
+// max_tokens is always at least budget plus answerRoom.
+func thinkingBudget(effort string) (int64, bool) {
+	switch effort {
+	case "low":
+		return 1024, true // the API's minimum
+	case "medium":
+		return 4096, true
+	case "high":
+		return 12000, true
+	case "xhigh":
+		return 20000, true
+	case "max":
+		return 27000, true
+	}
+	return 0, false
+}
+
+// answerRoom is the output kept free for the answer itself when thinking is
+// on, so a long think cannot leave no tokens for the reply.
+const answerRoom = 4096
+
+// buildParams turns req into the SDK's request. It is a pure function of
+// cfg and req: the same inputs give byte-identical request bodies, which a
+// forked child relies on to hit its parent's cached prefix.
+func buildParams(cfg Config, req *model.Request) (sdk.MessageNewParams, error) {
+	maxTokens := int64(req.MaxTokens)
+	if maxTokens <= 0 {
+		maxTokens = int64(cfg.MaxTokens)
+	}
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	p := sdk.MessageNewParams{Model: sdk.Model(cfg.Model)}
+	if req.Effort != "" {
+		budget, ok := thinkingBudget(req.Effort)
+		if !ok {
+			return p, fmt.Errorf("anthropic: unknown effort %q: use low, medium, high, xhigh or max", req.Effort)
+		}
+		// Temperature is never set, which thinking requires.
+		p.Thinking = sdk.ThinkingConfigParamOfEnabled(budget)
+		maxTokens = max(maxTokens, budget+answerRoom)
+	}
+	p.MaxTokens = maxTokens
+	if req.System != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
+	}
+	for _, t := range req.Tools {
+		schema := t.Schema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		if !json.Valid(schema) {
+			return p, fmt.Errorf("anthropic: tool %s has an invalid JSON schema: fix its definition", t.Name)
+		}
+		tool := sdk.ToolParam{
+			Name: t.Name,
+			// The schema goes out byte for byte as given, never re-encoded,
+			// so its key order (and the cache prefix) cannot shift.
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
+		}
+		if t.Description != "" {
+			tool.Description = sdk.String(t.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tool})
+	}
+	for _, m := range req.Messages {
+		blocks, err := contentBlocks(m)
+		if err != nil {
+			return p, err
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		switch m.Role {
+		case model.RoleUser:
+			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: &sdk.UserMessageParam{Content: blocks}})
+		case model.RoleAssistant:
+			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: blocks}})
+		default:
+			return p, fmt.Errorf("anthropic: message with unknown role %q: use user or assistant", m.Role)
+		}
+	}
+	markConversationPrefix(p.Messages)
+	return p, nil
+}
+
+// contentBlocks converts one message's parts. Empty text and unsigned
+// thinking are dropped: the API rejects both.
+func contentBlocks(m model.Message) ([]sdk.ContentBlockParamUnion, error) {
+	var out []sdk.ContentBlockParamUnion
+	for _, part := range m.Content {
+		switch part.Type {
+		case model.PartText:
+			if part.Text != "" {
+				out = append(out, sdk.NewTextBlock(part.Text))
+			}
+		case model.PartToolUse:
+			input := part.Input
+			if len(input) == 0 {
+				input = json.RawMessage(`{}`)
+			}
+			if !json.Valid(input) {
+				return nil, fmt.Errorf("anthropic: tool_use %s has invalid input JSON: the session is corrupt", part.ID)
+			}
+			out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
+				ID: part.ID, Name: part.Name, Input: input,
+			}})
+		case model.PartToolResult:
+			res := sdk.ToolResultBlockParam{ToolUseID: part.ToolUseID}
+			if part.Text != "" {
+				res.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: part.Text}}}
+			}
+			if part.IsError {
+				res.IsError = sdk.Bool(true)
+			}
+			out = append(out, sdk.ContentBlockParamUnion{OfToolResult: &res})
+		case model.PartThinking:
+			if part.Signature != "" {
+				out = append(out, sdk.NewThinkingBlock(part.Signature, part.Text))
+			}
+		default:
+			return nil, fmt.Errorf("anthropic: message part of unknown type %q", part.Type)
+		}
+	}
+	return out, nil
+}
+
+// markConversationPrefix puts a cache breakpoint on the last block of the
+// last message, so the next turn (or a fork) reads the whole conversation so
+// far from the cache. With the one on the system prompt that makes two of
+// the four breakpoints the API allows.
+func markConversationPrefix(msgs []sdk.MessageParam) {
+	if len(msgs) == 0 {
+		return
+	}
+	last := msgs[len(msgs)-1]
+	var blocks []sdk.ContentBlockParamUnion
+	switch {
+	case last.OfUser != nil:
+		blocks = last.OfUser.Content
+	case last.OfAssistant != nil:
+		blocks = last.OfAssistant.Content
+	}
+	// Thinking blocks cannot carry cache_control; mark the last block that can.
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if cc := blocks[i].GetCacheControl(); cc != nil {
+			*cc = sdk.NewCacheControlEphemeralParam()
+			return
+		}
+	}
+}

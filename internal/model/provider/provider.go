@@ -1,0 +1,214 @@
+// Package provider turns a --model / model: string into a model.Model. It is
+// the one place that reads provider environment variables (keys, base
+// URLs); the adapters below it take plain values. It knows the spec syntax,
+// the aliases and the local-server shortcuts, and must never import the
+// agent loop, tools or anything that spawns processes.
+//
+// Specs:
+//
+//	anthropic/<model>   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+//	openai/<model>      OPENAI_API_KEY, OPENAI_BASE_URL (no key needed with a base URL)
+//	openrouter/<model>  OPENROUTER_API_KEY, OPENROUTER_BASE_URL
+//	ollama/<model>      http://localhost:11434/v1, or OLLAMA_BASE_URL
+//	vllm/<model>        http://localhost:8000/v1, or VLLM_BASE_URL
+//	llamacpp/<model>    http://localhost:8080/v1, or LLAMACPP_BASE_URL
+//	lmstudio/<model>    http://localhost:1234/v1, or LMSTUDIO_BASE_URL
+//	sonnet, opus, haiku the current Anthropic models (see Aliases)
+//	claude-<...>        shorthand for anthropic/claude-<...>
+//	script, script:<f>  the offline scripted model (embedded default, or file f)
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/anthropic"
+	"github.com/broodhq/brood/internal/model/openai"
+)
+
+// Options carries what Resolve needs from its caller.
+type Options struct {
+	// Getenv reads configuration; nil means os.Getenv. Settings code passes
+	// its own to apply flag > env > file precedence.
+	Getenv func(string) string
+	// HTTPClient is given to every adapter; nil means each adapter's default.
+	HTTPClient *http.Client
+	// Script builds the scripted offline model; path is empty for the
+	// embedded default script. Nil makes script specs an error.
+	Script func(path string) (model.Model, error)
+}
+
+// Aliases returns the short names accepted as a whole spec and what each
+// stands for. The map is a fresh copy.
+func Aliases() map[string]string {
+	return map[string]string{
+		"sonnet": "anthropic/claude-sonnet-4-5",
+		"opus":   "anthropic/claude-opus-4-1",
+		"haiku":  "anthropic/claude-haiku-4-5",
+	}
+}
+
+// kind says which adapter serves a provider.
+type kind int
+
+const (
+	kindAnthropic kind = iota
+	kindOpenAI
+)
+
+// backend describes one provider prefix.
+type backend struct {
+	kind    kind
+	baseURL string // default; empty means the adapter's own default
+	baseEnv string // overrides baseURL
+	keyEnv  string
+	// keyRequired is false for local servers, which take no key.
+	keyRequired bool
+}
+
+// backends is the table of provider prefixes. It is built per call so that
+// no caller can change it.
+func backends() map[string]backend {
+	return map[string]backend{
+		"anthropic":  {kind: kindAnthropic, baseEnv: "ANTHROPIC_BASE_URL", keyEnv: "ANTHROPIC_API_KEY", keyRequired: true},
+		"openai":     {kind: kindOpenAI, baseEnv: "OPENAI_BASE_URL", keyEnv: "OPENAI_API_KEY", keyRequired: true},
+		"openrouter": {kind: kindOpenAI, baseURL: "https://openrouter.ai/api/v1", baseEnv: "OPENROUTER_BASE_URL", keyEnv: "OPENROUTER_API_KEY", keyRequired: true},
+		"ollama":     {kind: kindOpenAI, baseURL: "http://localhost:11434/v1", baseEnv: "OLLAMA_BASE_URL", keyEnv: "OLLAMA_API_KEY"},
+		"vllm":       {kind: kindOpenAI, baseURL: "http://localhost:8000/v1", baseEnv: "VLLM_BASE_URL", keyEnv: "VLLM_API_KEY"},
+		"llamacpp":   {kind: kindOpenAI, baseURL: "http://localhost:8080/v1", baseEnv: "LLAMACPP_BASE_URL", keyEnv: "LLAMACPP_API_KEY"},
+		"lmstudio":   {kind: kindOpenAI, baseURL: "http://localhost:1234/v1", baseEnv: "LMSTUDIO_BASE_URL", keyEnv: "LMSTUDIO_API_KEY"},
+	}
+}
+
+// Providers lists the valid provider prefixes, sorted, "script" included.
+func Providers() []string {
+	var out []string
+	for name := range backends() {
+		out = append(out, name)
+	}
+	out = append(out, "script")
+	slices.Sort(out)
+	return out
+}
+
+// ErrScriptUnavailable is returned for a script spec when Options.Script is nil.
+var ErrScriptUnavailable = errors.New("the scripted model is not available in this build")
+
+// spec is a parsed model string.
+type spec struct {
+	provider string // a backends key, or "script"
+	model    string // model id, or script path
+}
+
+// parse checks the syntax of s and expands aliases and bare claude ids.
+func parse(s string) (spec, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return spec{}, errors.New("no model given: use e.g. --model sonnet, anthropic/<model>, openai/<model> or ollama/<model>")
+	}
+	if full, ok := Aliases()[s]; ok {
+		s = full
+	}
+	if s == "script" {
+		return spec{provider: "script"}, nil
+	}
+	if path, ok := strings.CutPrefix(s, "script:"); ok {
+		if path == "" {
+			return spec{}, fmt.Errorf("model %q names no script file: use script:<file>, or script for the built-in one", s)
+		}
+		return spec{provider: "script", model: path}, nil
+	}
+	if strings.HasPrefix(s, "claude-") {
+		return spec{provider: "anthropic", model: s}, nil
+	}
+	prov, id, ok := strings.Cut(s, "/")
+	if !ok {
+		return spec{}, fmt.Errorf("model %q names no provider: write provider/model (e.g. openai/%s), or use one of %s",
+			s, s, strings.Join(sortedAliases(), ", "))
+	}
+	if _, known := backends()[prov]; !known {
+		return spec{}, fmt.Errorf("unknown model provider %q in %q: use one of %s", prov, s, strings.Join(Providers(), ", "))
+	}
+	if id == "" {
+		return spec{}, fmt.Errorf("model %q names no model id: write %s/<model>", s, prov)
+	}
+	return spec{provider: prov, model: id}, nil
+}
+
+func sortedAliases() []string {
+	var out []string
+	for a := range Aliases() {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Valid checks the syntax of a model spec without building a client or
+// reading the environment, for validating model: fields in agent files.
+func Valid(s string) error {
+	_, err := parse(s)
+	return err
+}
+
+// Canonical returns the full provider/model form of s ("sonnet" becomes
+// "anthropic/claude-sonnet-4-5"), which is what the resolved model's Name
+// reports; comparing canonical forms tells whether two specs are one model.
+func Canonical(s string) (string, error) {
+	p, err := parse(s)
+	if err != nil {
+		return "", err
+	}
+	if p.provider == "script" {
+		if p.model == "" {
+			return "script", nil
+		}
+		return "script:" + p.model, nil
+	}
+	return p.provider + "/" + p.model, nil
+}
+
+// Resolve builds the model s names.
+func Resolve(s string, opts Options) (model.Model, error) {
+	p, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if p.provider == "script" {
+		if opts.Script == nil {
+			return nil, ErrScriptUnavailable
+		}
+		return opts.Script(p.model)
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	b := backends()[p.provider]
+	key := strings.TrimSpace(getenv(b.keyEnv))
+	baseURL := b.baseURL
+	if v := strings.TrimSpace(getenv(b.baseEnv)); v != "" {
+		baseURL = v
+	}
+	// OpenAI itself needs a key, but OPENAI_BASE_URL pointing at a local
+	// server makes it optional.
+	needKey := b.keyRequired && !(p.provider == "openai" && baseURL != "")
+	if needKey && key == "" {
+		return nil, fmt.Errorf("%s/%s needs an API key: export %s, or pick a local model with --model ollama/<model> (or --model script offline)",
+			p.provider, p.model, b.keyEnv)
+	}
+	switch b.kind {
+	case kindAnthropic:
+		return anthropic.New(anthropic.Config{Model: p.model, APIKey: key, BaseURL: baseURL, HTTPClient: opts.HTTPClient})
+	default:
+		return openai.New(openai.Config{
+			Model: p.model, Name: p.provider + "/" + p.model, APIKey: key, KeyEnv: b.keyEnv,
+			BaseURL: baseURL, HTTPClient: opts.HTTPClient,
+		})
+	}
+}
