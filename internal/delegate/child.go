@@ -181,23 +181,38 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 		prompt = ""
 	}
+	guard := newFixGuard(env.FixAttempts)
+	steer := inbox(filepath.Join(dir, dispatch.InboxDir))
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
 	acfg := agent.Config{
 		Name: env.TargetAgent, Model: m, System: env.System, Tools: set, Env: tenv,
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
 		TokenBudget: env.TokenBudget, Transcript: tw,
-		Inject: inbox(filepath.Join(dir, dispatch.InboxDir)),
+		Inject: func() []string {
+			msgs := append(steer(), guard.notices()...)
+			if nested != nil {
+				msgs = append(msgs, nested.Notices()...)
+			}
+			return msgs
+		},
 	}
 	batch := &toolBatch{out: out}
 	var outcome *agent.Outcome
 	var evidence []string
-	for ev, err := range agent.Run(ctx, acfg, history, prompt) {
+	for ev, err := range agent.Run(runCtx, acfg, history, prompt) {
 		if err != nil {
 			break
 		}
 		switch ev.Type {
 		case agent.EvToolCall:
 			batch.add(ev.Tool)
+			guard.call(ev.ToolID, ev.Tool, ev.Input)
 			evidence = append(evidence, ev.Tool+" "+shortInput(ev.Input))
+		case agent.EvToolResult:
+			if guard.result(ev.ToolID, ev.IsError) {
+				stopRun(errFixLimit)
+			}
 		case agent.EvTurn:
 			batch.flush()
 		case agent.EvUsage:
@@ -222,6 +237,16 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			res.Status, res.Checkpoint = dispatch.StatusCheckpoint, cp
 		}
 	}
+	if guard.tripped != "" && ctx.Err() == nil {
+		// The child kept failing past the limit: stop it with a checkpoint
+		// that names the blocker, not a silent loop to the turn cap.
+		res.Status = dispatch.StatusCheckpoint
+		res.Error = ""
+		res.Checkpoint = &dispatch.Checkpoint{Type: "human-action", Current: "the step that keeps failing", Blocker: fmt.Sprintf("`%s` failed more than %d times (fix-attempt limit)", guard.tripped, guard.limit)}
+		if res.Summary == "" {
+			res.Summary = "Stopped at the fix-attempt limit."
+		}
+	}
 	if res.Status != dispatch.StatusDone {
 		res.ResumeHandle = env.TaskID
 	}
@@ -241,6 +266,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	res.Finished = time.Now().UTC()
 	return res
 }
+
+var errFixLimit = errors.New("the fix-attempt limit was exceeded")
 
 // childToolSet builds the child's tools from canonical names. A fork gets
 // the delegation tools even at the depth cap (where they refuse every call),

@@ -91,6 +91,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		BashTimeout:         s.Bash.Timeout.Duration.Milliseconds(),
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
+		FixAttempts:         s.FixAttempts,
 	}
 }
 

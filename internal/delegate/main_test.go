@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/script"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -38,7 +39,8 @@ func TestMain(m *testing.M) {
 // project is a temporary project: a git repository with .brood/, a script
 // for the scripted model, and an isolated HOME.
 type project struct {
-	t      *testing.T
+	t                  *testing.T
+	lastRootTranscript string
 	root   string
 	home   string
 	script string
@@ -107,6 +109,16 @@ func (p *project) dispatcher(s settings.Settings, maxDepth int, events chan<- de
 // runRoot runs the root agent of the script with the Task tool.
 func (p *project) runRoot(ctx context.Context, d *delegate.Dispatcher) (*agent.Outcome, []model.Message) {
 	p.t.Helper()
+	return p.runRootWith(ctx, d, nil)
+}
+
+// runRootWith is runRoot with an Inject hook and a transcript.
+func (p *project) runRootWith(ctx context.Context, d *delegate.Dispatcher, inject func() []string) (*agent.Outcome, []model.Message) {
+	p.t.Helper()
+	p.lastRootTranscript = filepath.Join(p.t.TempDir(), "root.jsonl")
+	tw, err := session.Open(p.lastRootTranscript, session.Options{})
+	must(p.t, err)
+	defer tw.Close()
 	m, err := script.Load(p.script)
 	must(p.t, err)
 	tools := tool.NewSet(append(tool.Builtins(), d.Tools()...)...)
@@ -115,7 +127,7 @@ func (p *project) runRoot(ctx context.Context, d *delegate.Dispatcher) (*agent.O
 	var out *agent.Outcome
 	for ev, err := range agent.Run(ctx, agent.Config{
 		Name: "root", Model: m, System: "You are the root agent.", Tools: tools,
-		Env: &tool.Env{Dir: p.root, Perms: perms},
+		Env: &tool.Env{Dir: p.root, Perms: perms}, Inject: inject, Transcript: tw,
 	}, nil, "start") {
 		if err != nil {
 			p.t.Fatalf("root run: %v", err)

@@ -18,38 +18,6 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 )
 
-// envVar carries a mountSpec from parent to child. The child removes it
-// from its environment before running anything, so tools never see it.
-const envVar = "BROOD_ISOLATE"
-
-// modeProbe asks the child only to try an overlay mount and report.
-const modeProbe Mode = "probe"
-
-// mountSpec is what the child needs to build its view of the tree.
-type mountSpec struct {
-	Mode      Mode     `json:"mode"`
-	Root      string   `json:"root"`
-	Upper     string   `json:"upper,omitempty"`
-	Work      string   `json:"work,omitempty"`
-	Cwd       string   `json:"cwd,omitempty"`
-	Keep      []string `json:"keep,omitempty"`
-	UserXattr bool     `json:"userxattr,omitempty"`
-}
-
-func (s mountSpec) encode() string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// Entered tells the child what EnterFromEnv set up.
-type Entered struct {
-	// Mode is overlay or worktree for an isolated child, none otherwise.
-	Mode Mode
-	// Root is the top of the child's copy: pass it in
-	// sandbox.Policy.Writable so a confined writer can write its copy.
-	Root string
-}
-
 // EnterFromEnv is the child's side of isolation. The brood binary (and any
 // test binary that stands in for it) must call it first thing in main,
 // before flag parsing and before sandbox.Restrict, because it may change the
@@ -67,6 +35,9 @@ type Entered struct {
 // Mounts are per process (the namespace was chosen at clone), so Go's
 // threads are not a concern here.
 func EnterFromEnv() (Entered, error) {
+	if e, ok := reentered(); ok {
+		return e, nil
+	}
 	v, ok := os.LookupEnv(envVar)
 	if !ok {
 		return Entered{Mode: ModeNone}, nil
@@ -80,12 +51,12 @@ func EnterFromEnv() (Entered, error) {
 	case modeProbe:
 		os.Exit(runProbeChild(spec.Root))
 	case ModeWorktree:
-		return Entered{Mode: ModeWorktree, Root: spec.Root}, nil
+		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case ModeOverlay:
 		if err := mountOverlay(spec); err != nil {
 			return Entered{}, err
 		}
-		return Entered{Mode: ModeOverlay, Root: spec.Root}, nil
+		return remember(Entered{Mode: ModeOverlay, Root: spec.Root}), nil
 	}
 	return Entered{}, fmt.Errorf("isolate: unknown mode %q in %s", spec.Mode, envVar)
 }
@@ -146,6 +117,16 @@ type probeResult struct {
 	OK        bool   `json:"ok"`
 	UserXattr bool   `json:"userxattr"`
 	Err       string `json:"err,omitempty"`
+}
+
+// capSysAdmin is CAP_SYS_ADMIN, needed to mount inside the user namespace.
+const capSysAdmin = 21
+
+// addMountNamespace asks for the child to be created in new user and mount
+// namespaces, keeping CAP_SYS_ADMIN for a non-root user so it can mount.
+func addMountNamespace(cmd *exec.Cmd) error {
+	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+	return nil
 }
 
 // runProbeChild mounts an overlay in dir (l, u, w, m made by the parent),

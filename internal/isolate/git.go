@@ -138,10 +138,9 @@ func (r *repo) lock(ctx context.Context, exclusive bool) (func(), error) {
 // snapshot is the tree of the parent's work tree at spawn time, computed in
 // the background.
 type snapshot struct {
-	done  chan struct{}
-	tree  string
-	index string
-	err   error
+	done chan struct{}
+	tree string
+	err  error
 }
 
 func (s *snapshot) wait() (string, error) {
@@ -151,13 +150,13 @@ func (s *snapshot) wait() (string, error) {
 
 // startSnapshot writes the current work tree, dirty and untracked files
 // included and ignored ones left out, as a tree object. It runs `git add
-// -A` on a private index that starts as a copy of the last snapshot's index
+// -A` on a private index that starts as a link to the last snapshot's index
 // (or of the repository's own), so git re-hashes only files whose stat data
 // changed and the untracked cache skips unchanged directories: the cost is
 // a stat per file, never a re-hash of the repository. The user's index is
 // only ever read.
 func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) *snapshot {
-	s := &snapshot{done: make(chan struct{}), index: index}
+	s := &snapshot{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		s.tree, s.err = takeSnapshot(ctx, r, index)

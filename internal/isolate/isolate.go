@@ -50,9 +50,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-
-	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // Mode names the mechanism that gave the child its copy.
@@ -164,7 +161,8 @@ type Outcome struct {
 // Prepare makes the child's copy. For overlay it only creates directories
 // and starts the snapshot in the background (it overlaps the child's
 // start-up and is waited for in Finish); for worktree it snapshots and
-// checks out synchronously.
+// checks out synchronously. ctx must live until Finish: it bounds the
+// background snapshot.
 func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error) {
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
@@ -238,7 +236,9 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 	}
 	switch w.Mode {
 	case ModeOverlay:
-		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{capSysAdmin})
+		if err := addMountNamespace(cmd); err != nil {
+			return err
+		}
 		cmd.Dir = w.Dir
 		spec := mountSpec{Mode: ModeOverlay, Root: w.Root, Upper: w.upper, Work: w.work, Cwd: w.Dir, Keep: []string{filepath.Dir(w.state)}, UserXattr: w.xattr}
 		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
@@ -251,9 +251,6 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 	}
 	return nil
 }
-
-// capSysAdmin is CAP_SYS_ADMIN, needed to mount inside the user namespace.
-const capSysAdmin = 21
 
 // Cleanup removes what Prepare made, except a copy Finish kept after a
 // conflict. It is safe to call more than once.

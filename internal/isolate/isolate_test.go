@@ -1,3 +1,5 @@
+//go:build linux
+
 package isolate
 
 import (
@@ -441,6 +443,7 @@ func TestConfinedOverlayChild(t *testing.T) {
 	state := filepath.Join(dir, ".brood", "dispatch", "C")
 	conf, _ := json.Marshal([]string{state})
 	runIsolated(t, ws, `
+test "$ENTERED_MODE" = overlay && test "$ENTERED_ROOT" = `+dir+`   # survives the sandbox's re-exec
 echo mine > a.txt
 echo r > .brood/dispatch/C/r
 if echo x > `+outside+`/escape 2>/dev/null; then exit 10; fi
@@ -457,5 +460,33 @@ test "$(cat /proc/$PARENT_PID/root`+dir+`/a.txt)" != mine    # the real tree is 
 	out, err := ws.Finish(context.Background())
 	if err != nil || !out.Applied || read(t, filepath.Join(dir, "a.txt")) != "mine\n" {
 		t.Fatalf("apply-back: %+v %v", out, err)
+	}
+}
+
+// TestSubdirectory checks that a child started from a subdirectory of the
+// repository gets the whole tree and starts in the same relative place.
+func TestSubdirectory(t *testing.T) {
+	iso := testIsolator(t)
+	for _, m := range modes(t, iso) {
+		t.Run(m.name, func(t *testing.T) {
+			dir := newRepo(t)
+			state := t.TempDir()
+			ws, err := iso.Prepare(context.Background(), Options{Dir: filepath.Join(dir, "sub"), ID: "S", StateDir: state, ForceWorktree: m.force})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Cleanup(context.Background())
+			runIsolated(t, ws, `
+test "$(basename "$PWD")" = sub
+echo b1 > b.txt
+echo top >> ../a.txt`)
+			out, err := ws.Finish(context.Background())
+			if err != nil || !out.Applied {
+				t.Fatalf("%+v %v", out, err)
+			}
+			if read(t, filepath.Join(dir, "sub/b.txt")) != "b1\n" || !strings.HasSuffix(read(t, filepath.Join(dir, "a.txt")), "top\n") {
+				t.Error("changes from a subdirectory did not land")
+			}
+		})
 	}
 }

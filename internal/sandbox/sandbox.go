@@ -20,12 +20,8 @@
 package sandbox
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 )
 
 // Policy says what a child may touch. The zero Policy restricts nothing.
@@ -96,93 +92,3 @@ type Report struct {
 // HoldsBashReadOnly reports whether the kernel can keep Bash from writing.
 // When false, read-only agents must not be given Bash at all.
 func (r Report) HoldsBashReadOnly() bool { return r.LandlockABI >= 1 }
-
-// Probe inspects the running kernel. It starts short-lived processes (the
-// `true` program) in new namespaces, because only trying tells whether
-// seccomp, sysctls or a container runtime forbid them; it costs a few
-// milliseconds, so call it once per process.
-func Probe(ctx context.Context) Report {
-	r := Report{LandlockABI: landlockABI(), Errors: map[string]string{}}
-	if r.LandlockABI == 0 {
-		r.Errors["landlock"] = "landlock_create_ruleset: not supported by this kernel or disabled"
-	}
-	if err := tryNamespaces(ctx, syscall.CLONE_NEWUSER); err != nil {
-		r.Errors["user_namespaces"] = err.Error()
-	} else {
-		r.UserNS = true
-	}
-	if err := tryNamespaces(ctx, syscall.CLONE_NEWNET); err != nil {
-		r.Errors["network_namespace"] = err.Error()
-	} else {
-		r.NetNS = true
-	}
-	return r
-}
-
-// tryNamespaces starts `true` with the given clone flags (plus a user
-// namespace when this process is not root) and reports whether it ran.
-func tryNamespaces(ctx context.Context, flags uintptr) error {
-	path, err := exec.LookPath("true")
-	if err != nil {
-		return fmt.Errorf("cannot probe namespaces: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, path)
-	AddNamespaces(cmd, flags, nil)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("start in new namespace: %w", err)
-	}
-	return nil
-}
-
-// ConfigureNetwork is called by the parent before it starts a child whose
-// policy forbids the network: the child is created in its own, empty
-// network namespace (loopback only, and down). It returns an error when the
-// machine has no network namespaces; the caller then records that only the
-// Landlock TCP ban (if any) holds.
-func ConfigureNetwork(cmd *exec.Cmd, rep Report) error {
-	if !rep.NetNS {
-		return fmt.Errorf("sandbox: network namespaces unavailable on this machine: %s", rep.Errors["network_namespace"])
-	}
-	AddNamespaces(cmd, syscall.CLONE_NEWNET, nil)
-	return nil
-}
-
-// AddNamespaces merges clone flags into cmd.SysProcAttr. Creating most
-// namespaces needs CAP_SYS_ADMIN, which an unprivileged user only has inside
-// a new user namespace, so for a non-root caller (or when the flags already
-// include CLONE_NEWUSER) a user namespace is added that maps the caller's
-// own uid and gid to themselves: files keep their owner and git's ownership
-// checks keep passing. ambient lists capabilities a non-root child must keep
-// across exec inside that namespace (isolate needs CAP_SYS_ADMIN to mount).
-// It is safe to call more than once on the same command.
-func AddNamespaces(cmd *exec.Cmd, flags uintptr, ambient []uintptr) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	a := cmd.SysProcAttr
-	uid, gid := os.Getuid(), os.Getgid()
-	if uid != 0 || flags&syscall.CLONE_NEWUSER != 0 {
-		flags |= syscall.CLONE_NEWUSER
-	}
-	a.Cloneflags |= flags
-	if a.Cloneflags&syscall.CLONE_NEWUSER != 0 && len(a.UidMappings) == 0 {
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	}
-	if uid != 0 {
-		for _, c := range ambient {
-			if !containsCap(a.AmbientCaps, c) {
-				a.AmbientCaps = append(a.AmbientCaps, c)
-			}
-		}
-	}
-}
-
-func containsCap(caps []uintptr, c uintptr) bool {
-	for _, x := range caps {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}

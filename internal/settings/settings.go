@@ -33,6 +33,9 @@ type Settings struct {
 	// MaxSubagentDepth is the tree-wide nesting cap (default 1: the root may
 	// delegate, its children may not).
 	MaxSubagentDepth int `toml:"maxSubagentDepth"`
+	// FixAttempts is how often a child may fail the same call before it must
+	// stop and report a checkpoint (default 3).
+	FixAttempts int `toml:"fix_attempts"`
 
 	Permissions Permissions `toml:"permissions"`
 	Agents      Agents      `toml:"agents"`
@@ -113,6 +116,7 @@ func Defaults() Settings {
 		MaxTurns:         50,
 		MaxTokens:        16000,
 		MaxSubagentDepth: 1,
+		FixAttempts:      3,
 		Permissions:      Permissions{Mode: "default"},
 		Pool: Pool{
 			Concurrency:       5,

@@ -119,6 +119,22 @@ func funcs(d *Data) template.FuncMap {
 			}
 			return s[:n] + "…"
 		},
+		// match pattern s: the first capture group (or the whole match) of
+		// the regular expression in s, "" if none; e.g. a task id.
+		"match": func(pat, s string) (string, error) {
+			re, err := regexp.Compile(pat)
+			if err != nil {
+				return "", err
+			}
+			m := re.FindStringSubmatch(s)
+			switch {
+			case m == nil:
+				return "", nil
+			case len(m) > 1:
+				return m[1], nil
+			}
+			return m[0], nil
+		},
 		"join": strings.Join,
 		"trim": strings.TrimSpace,
 	}

@@ -1,0 +1,243 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// childMarker is what every explore child's system prompt contains (see
+// delegate's envelope builder); it is how the fake tells a child's request
+// from the parent's without any cooperation from brood.
+const childMarker = "You are a focused subagent (explore)"
+
+// taskMarker tags each Task prompt with its index, so a child's requests
+// can be matched to the Task call (and dispatch directory) that made it.
+var taskMarker = regexp.MustCompile(`bench-task-(\d+)`)
+
+// Role says whose turn a request was.
+type Role string
+
+// Roles of the scripted conversation.
+const (
+	RoleParent Role = "parent"
+	RoleChild  Role = "child"
+)
+
+// Request is one request the fake received, with the time its response was
+// fully written.
+type Request struct {
+	Role  Role
+	Turn  int // 1 = first turn of that agent
+	Index int // the child's task index (-1 for the parent)
+	// Arrived is when the request line arrived; Sent when the last byte of
+	// the response was flushed.
+	Arrived time.Time
+	Sent    time.Time
+	Err     string // set when the fake could not answer as scripted
+}
+
+// Fake is a loopback model server that speaks the Anthropic Messages API
+// and OpenAI Chat Completions, both streamed as SSE, and plays the
+// delegation script: the parent asks for K explore subagents in one turn,
+// each child reads one file and answers in about 200 tokens, and the
+// parent answers. It is a plain server (not a test helper) so that the
+// bench command can run it. Its methods are safe for concurrent use.
+type Fake struct {
+	URL string // http://127.0.0.1:port, no trailing slash
+
+	srv *http.Server
+	ln  net.Listener
+
+	mu       sync.Mutex
+	k        int
+	latency  time.Duration
+	readPath string
+	log      []Request
+}
+
+// NewFake starts a fake on a loopback port. Close stops it.
+func NewFake() (*Fake, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f := &Fake{ln: ln, URL: "http://" + ln.Addr().String()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { f.handle(w, r, anthropicWire) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { f.handle(w, r, openAIWire) })
+	f.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = f.srv.Serve(ln) }()
+	return f, nil
+}
+
+// Close stops the server.
+func (f *Fake) Close() error { return f.srv.Close() }
+
+// Reset starts a new scripted run: k Task calls, latency before each
+// response's first byte, and the absolute path each child reads. It clears
+// the request log.
+func (f *Fake) Reset(k int, latency time.Duration, readPath string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.k, f.latency, f.readPath, f.log = k, latency, readPath, nil
+}
+
+// Log returns a copy of the requests of the current run, in arrival order.
+func (f *Fake) Log() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.log...)
+}
+
+// reply is one scripted response.
+type reply struct {
+	Text  string
+	Calls []call
+	In    int // usage: input tokens
+	Out   int // usage: output tokens
+}
+
+type call struct {
+	ID, Name, Input string
+}
+
+// wire writes a reply in one provider's SSE format.
+type wire func(w *sseWriter, model string, n int, r reply)
+
+func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
+	arrived := time.Now()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	k, latency, readPath := f.k, f.latency, f.readPath
+	n := len(f.log)
+	req := classify(body)
+	req.Arrived = arrived
+	f.log = append(f.log, req)
+	f.mu.Unlock()
+
+	rep, err := script(req, k, readPath)
+	if err != nil {
+		f.setErr(n, err.Error())
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bench fake: `+err.Error()+`"}}`, http.StatusBadRequest)
+		return
+	}
+	if latency > 0 {
+		t := time.NewTimer(latency)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	write(newSSE(w), requestModel(body), n, rep)
+	f.mu.Lock()
+	f.log[n].Sent = time.Now()
+	f.mu.Unlock()
+}
+
+func (f *Fake) setErr(n int, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log[n].Err = msg
+}
+
+// classify tells who is asking and at which turn, from the raw body: a
+// child's system prompt carries childMarker; the turn is one more than the
+// number of tool results already in the conversation's tool rounds.
+func classify(body []byte) Request {
+	req := Request{Role: RoleParent, Index: -1, Turn: 1}
+	if bytes.Contains(body, []byte(childMarker)) {
+		req.Role = RoleChild
+		if m := taskMarker.FindSubmatch(body); m != nil {
+			req.Index, _ = strconv.Atoi(string(m[1]))
+		}
+	}
+	// Anthropic sends tool results as user content blocks; OpenAI as
+	// messages with role tool. Either way one round of results means turn 2.
+	if bytes.Contains(body, []byte(`"tool_result"`)) || bytes.Contains(body, []byte(`"role":"tool"`)) {
+		req.Turn = 2
+	}
+	return req
+}
+
+// script is the scripted conversation.
+func script(req Request, k int, readPath string) (reply, error) {
+	switch {
+	case req.Role == RoleParent && req.Turn == 1 && k > 0:
+		r := reply{Text: "I'll explore these in parallel.", In: 3200, Out: 40 + 60*k}
+		for i := range k {
+			in, _ := json.Marshal(map[string]string{
+				"subagent_type": "explore",
+				"description":   fmt.Sprintf("explore area %d", i),
+				"prompt":        fmt.Sprintf("bench-task-%d: read %s and report what it says about area %d, with file:line evidence.", i, readPath, i),
+			})
+			r.Calls = append(r.Calls, call{ID: fmt.Sprintf("toolu_task_%04d", i), Name: "Task", Input: string(in)})
+		}
+		return r, nil
+	case req.Role == RoleParent:
+		return reply{Text: "All subagents reported; the areas are documented in the README.", In: 3400 + 300*k, Out: 30}, nil
+	case req.Turn == 1:
+		in, _ := json.Marshal(map[string]string{"file_path": readPath})
+		return reply{Calls: []call{{ID: fmt.Sprintf("toolu_read_%04d", req.Index), Name: "Read", Input: string(in)}}, In: 1800, Out: 45}, nil
+	default:
+		return reply{Text: childAnswer(req.Index), In: 2100, Out: 200}, nil
+	}
+}
+
+// childAnswer is a report of about 200 tokens (150 words).
+func childAnswer(i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Area %d: the README documents it.\n\n", i)
+	for j := 0; b.Len() < 900; j++ {
+		fmt.Fprintf(&b, "- README.md:%d describes step %d of area %d and how it connects to the rest of the project. ", j+1, j, i)
+	}
+	b.WriteString("\n\nConfidence: high")
+	return b.String()
+}
+
+// requestModel is the model id a request asked for, echoed in replies.
+func requestModel(body []byte) string {
+	var v struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.Model
+}
+
+// Probe sends one request and waits for the whole response, for the
+// loopback round-trip floor. It uses a parent final-turn reply.
+func (f *Fake) Probe(ctx context.Context, c *http.Client) error {
+	body := `{"model":"bench","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"ok"}]}]}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.URL+"/v1/messages", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("probe: status %d", resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+//go:build !linux
+
+package isolate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// EnterFromEnv reports a worktree child's copy; overlays need Linux and
+// are never prepared here, so an overlay request is an error.
+func EnterFromEnv() (Entered, error) {
+	if e, ok := reentered(); ok {
+		return e, nil
+	}
+	v, ok := os.LookupEnv(envVar)
+	if !ok {
+		return Entered{Mode: ModeNone}, nil
+	}
+	os.Unsetenv(envVar)
+	var spec mountSpec
+	if err := json.Unmarshal([]byte(v), &spec); err != nil {
+		return Entered{}, fmt.Errorf("isolate: bad %s: %w", envVar, err)
+	}
+	if spec.Mode == ModeWorktree {
+		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
+	}
+	return Entered{}, fmt.Errorf("isolate: mode %q needs Linux", spec.Mode)
+}
+
+func addMountNamespace(cmd *exec.Cmd) error {
+	return errors.New("isolate: overlay isolation needs Linux")
+}
+
+// Probe finds git; the overlay is never available off Linux.
+func Probe(ctx context.Context) Support {
+	s := Support{Why: "overlay isolation needs Linux user and mount namespaces"}
+	if out, err := exec.CommandContext(ctx, "git", "--version").Output(); err == nil {
+		s.Git = strings.TrimSpace(string(out))
+		s.Worktree = true
+	}
+	return s
+}

@@ -1,0 +1,68 @@
+package isolate
+
+import (
+	"encoding/json"
+	"os"
+)
+
+// envVar carries a mountSpec from parent to child. The child removes it
+// from its environment before running anything, so tools never see it.
+const envVar = "BROOD_ISOLATE"
+
+// enteredVar lets the same process, re-executed by sandbox.Restrict after
+// it mounted its overlay, learn what it entered. It holds the pid, which
+// execve keeps, so a descendant that inherits the variable ignores it.
+const enteredVar = "BROOD_ISOLATE_ENTERED"
+
+// modeProbe asks the child only to try an overlay mount and report.
+const modeProbe Mode = "probe"
+
+// mountSpec is what the child needs to build its view of the tree.
+type mountSpec struct {
+	Mode      Mode     `json:"mode"`
+	Root      string   `json:"root"`
+	Upper     string   `json:"upper,omitempty"`
+	Work      string   `json:"work,omitempty"`
+	Cwd       string   `json:"cwd,omitempty"`
+	Keep      []string `json:"keep,omitempty"`
+	UserXattr bool     `json:"userxattr,omitempty"`
+}
+
+func (s mountSpec) encode() string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Entered tells the child what EnterFromEnv set up.
+type Entered struct {
+	// Mode is overlay or worktree for an isolated child, none otherwise.
+	Mode Mode `json:"mode"`
+	// Root is the top of the child's copy: pass it in
+	// sandbox.Policy.Writable so a confined writer can write its copy.
+	Root string `json:"root"`
+	// PID is the process that entered (see enteredVar).
+	PID int `json:"pid"`
+}
+
+// reentered returns what this very process entered before it re-executed
+// itself, and clears the record so children start clean.
+func reentered() (Entered, bool) {
+	v, ok := os.LookupEnv(enteredVar)
+	if !ok {
+		return Entered{}, false
+	}
+	os.Unsetenv(enteredVar)
+	var e Entered
+	if json.Unmarshal([]byte(v), &e) != nil || e.PID != os.Getpid() {
+		return Entered{}, false
+	}
+	return e, true
+}
+
+// remember records e for a re-executed image of this process.
+func remember(e Entered) Entered {
+	e.PID = os.Getpid()
+	b, _ := json.Marshal(e)
+	os.Setenv(enteredVar, string(b))
+	return e
+}

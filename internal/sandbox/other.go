@@ -1,0 +1,33 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+)
+
+// errNotLinux explains every mechanism this package lacks off Linux.
+var errNotLinux = errors.New("sandbox: namespaces and Landlock need Linux")
+
+// Probe reports that no kernel mechanism is available.
+func Probe(ctx context.Context) Report {
+	msg := errNotLinux.Error()
+	return Report{Errors: map[string]string{"landlock": msg, "user_namespaces": msg, "network_namespace": msg}}
+}
+
+// ConfigureNetwork always fails off Linux.
+func ConfigureNetwork(cmd *exec.Cmd, rep Report) error { return errNotLinux }
+
+// AddNamespaces does nothing off Linux; callers only reach it after a probe
+// said namespaces exist, which never happens here.
+func AddNamespaces(cmd *exec.Cmd, flags uintptr, ambient []uintptr) {}
+
+// Restrict records that only the tool layer enforces the policy.
+func Restrict(p Policy) (Status, error) {
+	if !p.confinesFS() {
+		return Status{Mechanism: "none"}, nil
+	}
+	return Status{Mechanism: "unavailable", Note: "no Landlock off Linux; read-only is enforced by the tool layer only"}, nil
+}
