@@ -41,10 +41,10 @@ func TestMain(m *testing.M) {
 type project struct {
 	t                  *testing.T
 	lastRootTranscript string
-	root   string
-	home   string
-	script string
-	env    []string
+	root               string
+	home               string
+	script             string
+	env                []string
 }
 
 func newProject(t *testing.T, scriptYAML string, agents map[string]string) *project {

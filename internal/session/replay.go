@@ -36,11 +36,18 @@ func Replay(recs []Record) State {
 			if r.Message == nil {
 				continue
 			}
-			if r.Message.Role == model.RoleAssistant {
+			m := *r.Message
+			if m.Role == model.RoleAssistant {
 				st.Turns++
 				clear(pending)
+			} else {
+				// A resumed run appends its prompt after an assistant turn
+				// whose tool calls were cut off by a crash: their results
+				// (recorded or Interrupted) must come first, or the
+				// conversation is not a valid request.
+				m.Content = append(missingResults(st.Messages, m, pending), m.Content...)
 			}
-			st.Messages = AppendMessage(st.Messages, *r.Message)
+			st.Messages = AppendMessage(st.Messages, m)
 		case RecToolResult:
 			pending[r.ToolID] = r
 		case RecUsage:
@@ -58,26 +65,43 @@ func Replay(recs []Record) State {
 // completeToolCalls adds a tool_result message after a trailing assistant
 // message that asked for tools.
 func completeToolCalls(msgs []model.Message, done map[string]Record) []model.Message {
-	if len(msgs) == 0 {
+	parts := missingResults(msgs, model.Message{Role: model.RoleUser}, done)
+	if len(parts) == 0 {
 		return msgs
+	}
+	return append(msgs, model.Message{Role: model.RoleUser, Content: parts})
+}
+
+// missingResults returns the tool_result parts that next (a user message)
+// lacks for the tool calls of the last message of msgs, when that is an
+// assistant message: the recorded result where one reached the disk, else
+// Interrupted.
+func missingResults(msgs []model.Message, next model.Message, done map[string]Record) []model.Part {
+	if len(msgs) == 0 {
+		return nil
 	}
 	last := msgs[len(msgs)-1]
 	if last.Role != model.RoleAssistant {
-		return msgs
+		return nil
 	}
-	uses := last.ToolUses()
-	if len(uses) == 0 {
-		return msgs
+	answered := map[string]bool{}
+	for _, p := range next.Content {
+		if p.Type == model.PartToolResult {
+			answered[p.ToolUseID] = true
+		}
 	}
 	var parts []model.Part
-	for _, u := range uses {
+	for _, u := range last.ToolUses() {
+		if answered[u.ID] {
+			continue
+		}
 		if r, ok := done[u.ID]; ok {
 			parts = append(parts, model.Part{Type: model.PartToolResult, ToolUseID: u.ID, Text: r.Output, IsError: r.IsError})
 			continue
 		}
 		parts = append(parts, model.Part{Type: model.PartToolResult, ToolUseID: u.ID, Text: Interrupted, IsError: true})
 	}
-	return append(msgs, model.Message{Role: model.RoleUser, Content: parts})
+	return parts
 }
 
 // AppendMessage appends m to msgs, merging it into the last message when both
