@@ -5,14 +5,22 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/broodhq/brood/internal/cli"
+	"github.com/broodhq/brood/internal/isolate"
 )
 
 func main() {
+	// An isolated child mounts its copy of the tree before anything else
+	// looks at the file system (and the isolation probe ends here).
+	if _, err := isolate.EnterFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, "brood:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
 	stop()

@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/tool"
@@ -72,6 +73,12 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 		return fmt.Errorf("--task-id %s does not match the envelope's task %s", cfg.TaskID, env.TaskID)
 	}
 	dir := filepath.Dir(cfg.EnvelopePath)
+	// The sandbox comes first: Restrict re-executes this process under
+	// Landlock, so nothing may have been written to the parent yet.
+	sb, err := enterSandbox(&env, dir)
+	if err != nil {
+		return err
+	}
 	out := &events{w: cfg.Stdout}
 	out.send(map[string]any{"type": "started", "task_id": env.TaskID, "pid": os.Getpid()})
 
@@ -86,7 +93,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	stopPing := heartbeat(out, time.Duration(env.PingMS)*time.Millisecond)
 	defer stopPing()
 
-	res := runTask(ctx, cfg, &env, dir, out)
+	res := runTask(ctx, cfg, &env, dir, out, sb)
 	if cause := context.Cause(ctx); cause != nil && res.Status == dispatch.StatusCancelled && res.Error == "" {
 		res.Error = cause.Error()
 	}
@@ -118,8 +125,8 @@ func heartbeat(out *events, every time.Duration) func() {
 	return func() { close(done) }
 }
 
-func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir string, out *events) *dispatch.Result {
-	res := &dispatch.Result{TaskID: env.TaskID, Agent: env.TargetAgent, WrittenBy: "child", FilesChanged: []string{}}
+func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir string, out *events, sb sandbox.Status) *dispatch.Result {
+	res := &dispatch.Result{TaskID: env.TaskID, Agent: env.TargetAgent, WrittenBy: "child", FilesChanged: []string{}, Sandbox: sandboxNote(sb, env)}
 	fail := func(err error) *dispatch.Result {
 		res.Status, res.Error, res.Finished = dispatch.StatusFailed, err.Error(), time.Now().UTC()
 		res.ResumeHandle = env.TaskID
@@ -155,12 +162,19 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 	}
 	set := childToolSet(toolNames, nested, env.Fork)
-	perms, err := tool.NewPermissions(env.Permissions.Mode, append(AlwaysAllowed(), env.Permissions.Allow...), env.Permissions.Deny, env.Permissions.Ask)
+	allow := append(AlwaysAllowed(), env.Permissions.Allow...)
+	kernelHolds := env.ReadOnly && sb.Mechanism == "landlock"
+	if kernelHolds {
+		// The kernel keeps every command read-only, so a read-only agent's
+		// Bash needs no approval (and could not get one: no human is here).
+		allow = append(allow, "Bash")
+	}
+	perms, err := tool.NewPermissions(env.Permissions.Mode, allow, env.Permissions.Deny, env.Permissions.Ask)
 	if err != nil {
 		return fail(err)
 	}
 	tenv := &tool.Env{
-		Dir: env.Workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly,
+		Dir: env.Workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
 	}
 	tw, err := session.Open(filepath.Join(dir, dispatch.SessionFile), session.Options{Redact: cfg.Redact})
@@ -268,6 +282,35 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 }
 
 var errFixLimit = errors.New("the fix-attempt limit was exceeded")
+
+// enterSandbox puts the child in the sandbox its envelope calls for.
+func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
+	tmp := filepath.Join(dir, "tmp")
+	pol, needed := childPolicy(env, dir, tmp)
+	if !needed {
+		return sandbox.Status{Mechanism: "none"}, nil
+	}
+	if env.NoLandlock {
+		return sandbox.Status{Mechanism: "unavailable", Note: "kernel sandbox turned off by isolation.no_landlock; the tool layer enforces read-only"}, nil
+	}
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return sandbox.Status{}, err
+	}
+	os.Setenv("TMPDIR", tmp)
+	st, err := sandbox.Restrict(pol)
+	if err != nil {
+		return st, fmt.Errorf("sandbox: %w", err)
+	}
+	return st, nil
+}
+
+func sandboxNote(st sandbox.Status, env *dispatch.Envelope) string {
+	s := st.String()
+	if len(env.Notes) > 0 {
+		s += "; " + strings.Join(env.Notes, "; ")
+	}
+	return s
+}
 
 // childToolSet builds the child's tools from canonical names. A fork gets
 // the delegation tools even at the depth cap (where they refuse every call),

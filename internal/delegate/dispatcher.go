@@ -20,9 +20,11 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 )
@@ -97,6 +99,11 @@ type Dispatcher struct {
 	childUsage model.Usage
 	logMu      sync.Mutex
 	bg         bgState
+
+	isoOnce sync.Once
+	iso     *isolate.Isolator
+	sbOnce  sync.Once
+	sb      sandbox.Report
 }
 
 // New returns a Dispatcher.
@@ -210,6 +217,11 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 			env.Isolation = ""
 		}
 	}
+	if env.Isolation == "worktree" && !inGitRepo(env.Workspace) {
+		env.Isolation = ""
+		env.Notes = append(env.Notes, "not a git repository: the child ran in the working directory without isolation")
+	}
+	holdBashReadOnly(env)
 	if req.Fork {
 		if err := d.prepareFork(env, def, req, dir); err != nil {
 			return nil, err
@@ -300,6 +312,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		cmd.Stderr = f
 	}
 	var before *dispatch.TreeState
+	var ws *isolate.Workspace
 	class := classOf(env)
 	prog := &progress{d: d, id: id, agent: name, depth: env.Depth}
 	started := time.Now()
@@ -312,6 +325,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		BeforeStart: func() error {
 			if class != pool.Isolated {
 				before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+			}
+			if err := d.configure(ctx, cmd, env, dir, &ws); err != nil {
+				return err
 			}
 			lg.Started = time.Now().UTC()
 			d.writeLog(dir, lg)
@@ -326,8 +342,15 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	})
 	lg.Finished = time.Now().UTC()
 	d.writeLog(dir, lg)
+	if ws != nil {
+		defer ws.Cleanup(context.WithoutCancel(ctx))
+	}
 	if err != nil {
-		res := d.recover(id, name, dir, dispatch.StatusCancelled, "never started: "+err.Error())
+		status := dispatch.StatusFailed
+		if ctx.Err() != nil {
+			status = dispatch.StatusCancelled
+		}
+		res := d.recover(id, name, dir, status, "never started: "+err.Error())
 		out.Result = res
 		out.Text = dispatch.View{Result: res, ResultPath: filepath.Join(dir, dispatch.ResultFile)}.Render()
 		return out
@@ -362,6 +385,19 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		res.ResumeHandle = id
 		_ = dispatch.WriteJSON(resultPath, res)
 	}
+	var isoMsg string
+	if ws != nil {
+		o, err := ws.Finish(context.WithoutCancel(ctx))
+		if err != nil {
+			isoMsg = fmt.Sprintf("%s copy: bringing the changes back failed: %v", ws.Mode, err)
+		} else {
+			isoMsg = describeIsolation(ws.Mode, o)
+		}
+		res.Isolation = isoMsg
+		_ = dispatch.WriteJSON(resultPath, res)
+	} else if len(env.Notes) > 0 {
+		isoMsg = strings.Join(env.Notes, "; ")
+	}
 	out.Result = res
 	out.Failures = fails
 	d.mu.Lock()
@@ -370,8 +406,36 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	out.Text = dispatch.View{
 		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
+		IsolationMsg: isoMsg,
 	}.Render()
 	return out
+}
+
+// configure prepares an isolated child's copy and namespaces on its command,
+// once it holds its pool slot (so the copy is taken when the child starts).
+func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws **isolate.Workspace) error {
+	if env.Network != nil && !*env.Network {
+		if err := sandbox.ConfigureNetwork(cmd, d.sandboxReport(ctx)); err != nil {
+			env.Notes = append(env.Notes, "network: false could not be enforced by a namespace: "+err.Error())
+		}
+	}
+	if env.Isolation == "worktree" {
+		w, err := d.isolator(ctx).Prepare(ctx, isolate.Options{Dir: env.Workspace, ID: env.TaskID, StateDir: dir, ForceWorktree: env.ForceWorktree})
+		if err != nil {
+			return fmt.Errorf("isolate the child: %w", err)
+		}
+		*ws = w
+		if w.Mode == isolate.ModeNone {
+			env.Isolation = ""
+			env.Notes = append(env.Notes, w.Note)
+		} else {
+			env.Workspace, env.IsolationRoot = w.Dir, w.Root
+		}
+		if err := w.Configure(cmd); err != nil {
+			return err
+		}
+	}
+	return dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env)
 }
 
 func killedWhy(by string, s settings.Settings, env *dispatch.Envelope) string {

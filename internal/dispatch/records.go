@@ -106,6 +106,12 @@ type Envelope struct {
 	BashTimeout   int64       `json:"bash_timeout_ms,omitempty"`
 	OutputLimit   int         `json:"output_limit,omitempty"`
 	ForceWorktree bool        `json:"force_worktree,omitempty"`
+	// NoLandlock turns the child's kernel sandbox off (a setting).
+	NoLandlock bool `json:"no_landlock,omitempty"`
+	// IsolationRoot is the top of an isolated child's copy (set at spawn).
+	IsolationRoot string `json:"isolation_root,omitempty"`
+	// Notes record what the parent changed and why (e.g. a tool withdrawn).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Permissions are the tool rules a child runs under. A child never has a

@@ -30,7 +30,9 @@ func TestBuiltins(t *testing.T) {
 	}
 	for _, n := range []string{"explore", "plan"} {
 		d, _ := reg.Get(n)
-		if !d.ReadOnly || !reflect.DeepEqual(d.Tools, ReadOnlyTools()) || d.Delegate {
+		// Read-only by sandbox: the read-only tools plus Bash, which the
+		// kernel holds read-only (or the dispatcher withdraws).
+		if !d.ReadOnly || !d.SandboxReadOnly || !reflect.DeepEqual(d.Tools, append(ReadOnlyTools(), "Bash")) || d.Delegate {
 			t.Errorf("%s must be strictly read-only: %+v", n, d)
 		}
 	}

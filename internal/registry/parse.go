@@ -129,6 +129,11 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			if b, ok := p.boolean(f); ok {
 				d.Network = &b
 			}
+		case "sandbox":
+			// brood's own key: "read-only" keeps the agent read-only even
+			// with Bash, which the kernel sandbox then holds read-only (and
+			// which is withdrawn where the kernel can't).
+			d.SandboxReadOnly = p.oneOf(f, "read-only", "none") == "read-only"
 		default:
 			if d.Extra == nil {
 				d.Extra = map[string]any{}
@@ -385,8 +390,12 @@ func (p *parsing) tools(d *Definition, tools, disallowed *field) {
 	d.ReadOnly = p.readOnly(d)
 }
 
-// readOnly reports whether every tool d may use can never write.
+// readOnly reports whether every tool d may use can never write, or the
+// definition asks for a read-only sandbox.
 func (p *parsing) readOnly(d *Definition) bool {
+	if d.SandboxReadOnly {
+		return true
+	}
 	if d.AllTools {
 		return false
 	}

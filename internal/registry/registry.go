@@ -75,8 +75,13 @@ type Definition struct {
 	// is one brood provides. Such an agent loads (so it can be listed and
 	// checked) but the dispatcher must refuse to spawn it.
 	Unresolvable bool `json:"unresolvable,omitempty"`
-	// ReadOnly is set when every tool the agent may use is read-only.
+	// ReadOnly is set when every tool the agent may use is read-only, or
+	// when SandboxReadOnly asks for it.
 	ReadOnly bool `json:"read_only"`
+	// SandboxReadOnly (frontmatter `sandbox: read-only`) makes the agent
+	// read-only whatever its tools: its Bash runs under the kernel sandbox,
+	// and is withdrawn where the kernel cannot hold it read-only.
+	SandboxReadOnly bool `json:"sandbox_read_only,omitempty"`
 
 	// Model is "" to inherit, else as written: an alias (sonnet, opus,
 	// haiku), a full model id, or provider/model.

@@ -166,3 +166,7 @@ func addPathRule(rulesetFD int, path string, access uint64) error {
 	}
 	return nil
 }
+
+// LandlockABI returns the kernel's Landlock ABI version, 0 without Landlock.
+// It is one syscall, cheap enough for every dispatch.
+func LandlockABI() int { return landlockABI() }

@@ -31,3 +31,6 @@ func Restrict(p Policy) (Status, error) {
 	}
 	return Status{Mechanism: "unavailable", Note: "no Landlock off Linux; read-only is enforced by the tool layer only"}, nil
 }
+
+// LandlockABI is 0 off Linux.
+func LandlockABI() int { return 0 }

@@ -88,10 +88,14 @@ type Bash struct {
 	OutputLimit int      `toml:"output_limit"` // default 30000
 }
 
-// Isolation configures worktree children.
+// Isolation configures worktree children and the kernel sandbox.
 type Isolation struct {
 	// ForceWorktree skips the overlay fast path and uses a git worktree.
 	ForceWorktree bool `toml:"force_worktree"`
+	// NoLandlock turns the kernel sandbox off (for a kernel whose Landlock
+	// misbehaves): read-only agents then lose Bash and rely on the tool
+	// layer alone, and their results say so.
+	NoLandlock bool `toml:"no_landlock"`
 }
 
 // Duration is a time.Duration written as "60s" in TOML.

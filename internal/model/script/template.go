@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 
 	"github.com/broodhq/brood/internal/model"
 )
@@ -112,10 +113,15 @@ func funcs(d *Data) template.FuncMap {
 			}
 			return strings.Join(out, "\n"), nil
 		},
-		// trunc n s: s cut to n bytes, with an ellipsis.
+		// trunc n s: s cut to at most n bytes, with an ellipsis. It never
+		// cuts a UTF-8 character in half.
 		"trunc": func(n int, s string) string {
 			if len(s) <= n {
 				return s
+			}
+			n = max(n, 0)
+			for n > 0 && !utf8.RuneStart(s[n]) {
+				n--
 			}
 			return s[:n] + "…"
 		},

@@ -1,0 +1,270 @@
+// Package bench measures what delegation costs: it runs the real brood
+// binary against a loopback fake model (Anthropic Messages or OpenAI Chat
+// Completions, streamed as SSE) that scripts a parent asking for K explore
+// subagents at once, each child reading one file and answering, and the
+// parent answering last. For each K it reports wall time, the CPU of the
+// whole process tree, the summed PSS and RSS of the live tree, processes
+// spawned, the marginal cost per subagent and the spawn latency, and with
+// model latency switched on, total time against the time the script spends
+// in the model. The floor (exec of a static Go binary, a loopback HTTP
+// round trip, a bare Go SDK child) is measured in the same run so every
+// figure reads as a ratio on the same machine at the same moment.
+//
+// It is a tool, not part of the runtime: nothing in brood imports it but
+// the `brood bench` command. It must never import the agent loop or the
+// delegation packages — it measures brood strictly from the outside.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config says what to measure. Zero values take the defaults in brackets.
+type Config struct {
+	// Brood is the binary under test (required).
+	Brood string
+	// FloorChild is a built internal/bench/floorchild ("" skips that floor).
+	FloorChild string
+	// Dir holds the project and the floor binary [a new temporary dir].
+	Dir string
+	// Ks are the subagent counts of the timing runs [0 1 4 16 64 256].
+	Ks []int
+	// Reps is how many times each K runs; medians are reported [5].
+	Reps int
+	// ModelKs are the K of the runs with model latency [0 1 4 16].
+	ModelKs []int
+	// ModelLatency is the latency before each response's first byte in
+	// those runs [500ms]; negative skips them.
+	ModelLatency time.Duration
+	// ModelReps is how many times each of those runs [3].
+	ModelReps int
+	// Concurrency is BROOD_CONCURRENCY; 0 means max(K, 5), so that every
+	// child of a run is live at once.
+	Concurrency int
+	// Provider is anthropic or openai [anthropic].
+	Provider string
+	// NoGit makes the project a plain directory; by default it is a git
+	// repository, as real projects are (and brood snapshots git state
+	// around every child).
+	NoGit bool
+	// Sample is the interval of the memory sampler; negative disables it
+	// [5ms].
+	Sample time.Duration
+	// FloorReps is how many times each floor is measured [30].
+	FloorReps int
+	// Env is added to brood's environment (e.g. GOGC=200 to try a
+	// setting before proposing it).
+	Env []string
+	// Progress, if set, gets one line per run.
+	Progress io.Writer
+}
+
+func (c *Config) defaults() {
+	if c.Ks == nil {
+		c.Ks = []int{0, 1, 4, 16, 64, 256}
+	}
+	if c.Reps <= 0 {
+		c.Reps = 5
+	}
+	if c.ModelKs == nil {
+		c.ModelKs = []int{0, 1, 4, 16}
+	}
+	if c.ModelLatency == 0 {
+		c.ModelLatency = 500 * time.Millisecond
+	}
+	if c.ModelReps <= 0 {
+		c.ModelReps = 3
+	}
+	if c.Provider == "" {
+		c.Provider = "anthropic"
+	}
+	if c.Sample == 0 {
+		c.Sample = 5 * time.Millisecond
+	}
+	if c.FloorReps <= 0 {
+		c.FloorReps = 30
+	}
+}
+
+// Harness holds a fake server, a project and the binaries for a run.
+type Harness struct {
+	cfg        Config
+	dir        string
+	fake       *Fake
+	proj       *project
+	static     string
+	floorChild string
+}
+
+// Report is everything one bench run measured.
+type Report struct {
+	Config  Config
+	Machine Machine
+	Floor   Floor
+	// Timing has one row per K of the zero-latency runs; Model one per K
+	// of the runs with model latency.
+	Timing []Row
+	Model  []Row
+	// Samples are every run, for those who want more than medians.
+	Samples []*Sample
+}
+
+// Machine describes where the figures come from.
+type Machine struct {
+	CPUs      int
+	Kernel    string
+	GoVersion string
+	CPUModel  string
+}
+
+// Run measures everything Config asks for.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	if cfg.Brood == "" {
+		return nil, errors.New("bench: no brood binary given")
+	}
+	if cfg.Provider != "anthropic" && cfg.Provider != "openai" {
+		return nil, fmt.Errorf("bench: provider %q: use anthropic or openai", cfg.Provider)
+	}
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "brood-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	h := &Harness{cfg: cfg, dir: dir, floorChild: cfg.FloorChild}
+	var err error
+	if h.fake, err = NewFake(); err != nil {
+		return nil, err
+	}
+	defer h.fake.Close()
+	if h.proj, err = newProject(dir, !cfg.NoGit); err != nil {
+		return nil, err
+	}
+	if h.static, err = BuildStatic(ctx, dir); err != nil {
+		return nil, err
+	}
+	rep := &Report{Config: cfg, Machine: machine()}
+	h.progress("floor: exec, loopback HTTP, SDK child")
+	if rep.Floor, err = h.measureFloor(ctx, cfg.FloorReps); err != nil {
+		return nil, err
+	}
+	// One untimed run warms the page cache for the binary and git.
+	if _, err := h.runOnce(ctx, 1, 5, 0); err != nil {
+		return nil, err
+	}
+	rep.Timing, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ModelLatency > 0 {
+		if rep.Model, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// series runs every K reps times, interleaving the Ks (K0 K1 K4 … K0 K1 …)
+// so that a burst of load from other work on the machine spreads over all
+// of them instead of skewing one.
+func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) ([]Row, error) {
+	byK := map[int][]*Sample{}
+	for r := range reps {
+		for _, k := range ks {
+			conc := h.cfg.Concurrency
+			if conc <= 0 {
+				conc = max(k, 5)
+			}
+			s, err := h.runOnce(ctx, k, conc, latency)
+			if err != nil {
+				return nil, err
+			}
+			byK[k] = append(byK[k], s)
+			rep.Samples = append(rep.Samples, s)
+			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s: wall %s cpu %s pss %.1f MiB children %d",
+				r+1, reps, k, latency, ms(s.Wall), ms(s.CPU), mib(s.Mem.PeakPSSKB), s.Children))
+		}
+	}
+	var rows []Row
+	for _, k := range ks {
+		rows = append(rows, summarize(byK[k], latency))
+	}
+	base := rows[0]
+	for i := range rows {
+		rows[i].marginal(base)
+	}
+	return rows, nil
+}
+
+func (h *Harness) progress(line string) {
+	if h.cfg.Progress != nil {
+		fmt.Fprintln(h.cfg.Progress, "bench:", line)
+	}
+}
+
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if name, ok := strings.CutPrefix(l, "model name"); ok {
+				m.CPUModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+				break
+			}
+		}
+	}
+	return m
+}
+
+// FindModule returns the nearest ancestor of dir holding go.mod.
+func FindModule(dir string) (string, error) {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no go.mod above %s: run from brood's source tree", dir)
+		}
+		d = parent
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianInt(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,194 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Row is the medians of every run of one K.
+type Row struct {
+	K, Concurrency, Runs int
+	Latency              time.Duration
+	Wall, CPU            time.Duration
+	PSSKB, RSSKB         int64 // medians of each run's peak summed PSS / RSS
+	PeakProcs            int   // median of the most processes live at once
+	Seen                 int   // median of the distinct processes seen (git included)
+	// Children is the fewest dispatch directories of any run and Done the
+	// fewest results that said done; both equal K in a sound run.
+	Children, Done int
+	// Spawn is the median over every child of every run, from its
+	// dispatch-log "queued" to its first model request; SpawnToolUse from
+	// the end of the parent's tool_use response instead.
+	Spawn, SpawnToolUse time.Duration
+	// MarginalWall and MarginalCPU are (T(K) − T(0)) / K.
+	MarginalWall, MarginalCPU time.Duration
+	// ModelTime is the time the script spends in the model: the latency
+	// times the number of sequential responses.
+	ModelTime time.Duration
+}
+
+func summarize(ss []*Sample, latency time.Duration) Row {
+	r := Row{K: ss[0].K, Concurrency: ss[0].Concurrency, Runs: len(ss), Latency: latency, Children: -1, Done: -1}
+	var wall, cpu, spawn, spawnTU []time.Duration
+	var pss, rss, procs, seen []int64
+	for _, s := range ss {
+		wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
+		pss, rss = append(pss, s.Mem.PeakPSSKB), append(rss, s.Mem.PeakRSSKB)
+		procs, seen = append(procs, int64(s.Mem.PeakProcs)), append(seen, int64(s.Mem.Seen))
+		spawn, spawnTU = append(spawn, s.SpawnQueued...), append(spawnTU, s.SpawnToolUse...)
+		if r.Children < 0 || s.Children < r.Children {
+			r.Children = s.Children
+		}
+		if r.Done < 0 || s.Done < r.Done {
+			r.Done = s.Done
+		}
+	}
+	r.Wall, r.CPU, r.Spawn, r.SpawnToolUse = median(wall), median(cpu), median(spawn), median(spawnTU)
+	r.PSSKB, r.RSSKB = medianInt(pss), medianInt(rss)
+	r.PeakProcs, r.Seen = int(medianInt(procs)), int(medianInt(seen))
+	r.ModelTime = modelTime(r.K, r.Concurrency, latency)
+	return r
+}
+
+// modelTime is the latency times the sequential responses of the script:
+// the parent's first turn, two turns per wave of children, the parent's
+// answer.
+func modelTime(k, conc int, latency time.Duration) time.Duration {
+	if k == 0 {
+		return latency
+	}
+	waves := (k + conc - 1) / conc
+	return latency * time.Duration(2+2*waves)
+}
+
+func (r *Row) marginal(base Row) {
+	if r.K == 0 || base.K != 0 {
+		return
+	}
+	r.MarginalWall = (r.Wall - base.Wall) / time.Duration(r.K)
+	r.MarginalCPU = (r.CPU - base.CPU) / time.Duration(r.K)
+}
+
+// Issue 7's targets on a 2-core machine.
+const (
+	targetK            = 16
+	targetMarginalWall = 8 * time.Millisecond
+	targetMarginalCPU  = 8 * time.Millisecond
+	targetSpawn        = 5 * time.Millisecond
+	targetPSSMiB       = 120
+	targetModelRatio   = 1.05
+)
+
+// Markdown writes the report as the tables docs/performance.md holds.
+func (rep *Report) Markdown(w io.Writer) {
+	m, f := rep.Machine, rep.Floor
+	fmt.Fprintf(w, "Machine: %d CPUs (%s), Linux %s, %s; provider %s; project is a git repository: %v.\n\n",
+		m.CPUs, m.CPUModel, m.Kernel, m.GoVersion, rep.Config.Provider, !rep.Config.NoGit)
+
+	fmt.Fprintln(w, "### Floor (same run)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| figure | wall | CPU | peak RSS |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	fmt.Fprintf(w, "| exec of a static Go binary | %s | %s | %.1f MiB |\n", ms(f.ExecWall), ms(f.ExecCPU), mib(f.ExecRSSKB))
+	fmt.Fprintf(w, "| loopback HTTP round trip (kept alive) | %s | | |\n", ms(f.RTT))
+	fmt.Fprintf(w, "| loopback HTTP round trip (new connection) | %s | | |\n", ms(f.RTTFresh))
+	if f.ChildWall > 0 {
+		fmt.Fprintf(w, "| bare Go SDK child: 2 streamed requests + result file | %s | %s | %.1f MiB |\n", ms(f.ChildWall), ms(f.ChildCPU), mib(f.ChildRSSKB))
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintf(w, "### Delegation cost, no model latency (medians of %d runs)\n\n", rep.Config.Reps)
+	fmt.Fprintln(w, "Ratios: ×exec = against the static exec floor; ×sdk = against the bare SDK child.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| K | conc | wall | CPU (tree) | peak PSS (sum) | peak RSS (sum) | children / done | processes seen | marginal wall | marginal CPU | spawn latency (queued→1st request) | spawn latency (tool_use sent→1st request) |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rep.Timing {
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %.1f MiB | %.1f MiB | %d / %d | %d | %s | %s | %s | %s |\n",
+			r.K, r.Concurrency, ms(r.Wall), ms(r.CPU), mib(r.PSSKB), mib(r.RSSKB), r.Children, r.Done, r.Seen,
+			rep.ratio2(r.MarginalWall, f.ExecWall, f.ChildWall, r.K), rep.ratio2(r.MarginalCPU, f.ExecCPU, f.ChildCPU, r.K),
+			rep.ratio1(r.Spawn, f.ExecWall, r.K), rep.ratio1(r.SpawnToolUse, f.ExecWall, r.K))
+	}
+	fmt.Fprintln(w)
+
+	if len(rep.Model) > 0 {
+		fmt.Fprintf(w, "### With %s of model latency per response (medians of %d runs)\n\n", rep.Config.ModelLatency, rep.Config.ModelReps)
+		fmt.Fprintln(w, "| K | conc | total wall | model time (script) | total / model | peak PSS (sum) | peak RSS (sum) | peak live processes | spawn latency |")
+		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, r := range rep.Model {
+			fmt.Fprintf(w, "| %d | %d | %s | %s | %.3f | %.1f MiB | %.1f MiB | %d | %s |\n",
+				r.K, r.Concurrency, ms(r.Wall), ms(r.ModelTime), ratio(r.Wall, r.ModelTime), mib(r.PSSKB), mib(r.RSSKB), r.PeakProcs, rep.ratio1(r.Spawn, f.ExecWall, r.K))
+		}
+		fmt.Fprintln(w)
+	}
+	rep.targets(w)
+}
+
+// targets writes the issue's targets and whether this run met them.
+func (rep *Report) targets(w io.Writer) {
+	find := func(rows []Row) (Row, bool) {
+		for _, r := range rows {
+			if r.K == targetK {
+				return r, true
+			}
+		}
+		return Row{}, false
+	}
+	fmt.Fprintf(w, "### Targets at K=%d\n\n| target | measured | |\n|---|---:|---|\n", targetK)
+	if r, ok := find(rep.Timing); ok {
+		check(w, fmt.Sprintf("marginal wall ≤ %s", ms(targetMarginalWall)), ms(r.MarginalWall), r.MarginalWall <= targetMarginalWall)
+		check(w, fmt.Sprintf("marginal CPU ≤ %s", ms(targetMarginalCPU)), ms(r.MarginalCPU), r.MarginalCPU <= targetMarginalCPU)
+		check(w, fmt.Sprintf("median spawn latency ≤ %s", ms(targetSpawn)), ms(r.Spawn), r.Spawn <= targetSpawn)
+	}
+	if r, ok := find(rep.Model); ok {
+		check(w, fmt.Sprintf("summed PSS of parent + %d live children ≤ %.0f MiB", targetK, float64(targetPSSMiB)), fmt.Sprintf("%.1f MiB", mib(r.PSSKB)), mib(r.PSSKB) <= targetPSSMiB)
+		check(w, fmt.Sprintf("total ≤ %.2f × model time", targetModelRatio), fmt.Sprintf("%.3f", ratio(r.Wall, r.ModelTime)), ratio(r.Wall, r.ModelTime) <= targetModelRatio)
+	}
+	fmt.Fprintln(w)
+}
+
+func check(w io.Writer, what, got string, ok bool) {
+	verdict := "met"
+	if !ok {
+		verdict = "**missed**"
+	}
+	fmt.Fprintf(w, "| %s | %s | %s |\n", what, got, verdict)
+}
+
+func (rep *Report) ratio1(d, base time.Duration, k int) string {
+	if k == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%.1f×exec)", ms(d), ratio(d, base))
+}
+
+func (rep *Report) ratio2(d, exec, child time.Duration, k int) string {
+	if k == 0 {
+		return "–"
+	}
+	s := fmt.Sprintf("%s (%.1f×exec", ms(d), ratio(d, exec))
+	if child > 0 {
+		s += fmt.Sprintf(", %.2f×sdk", ratio(d, child))
+	}
+	return s + ")"
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func ms(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v >= 100 || v <= -100:
+		return fmt.Sprintf("%.0f ms", v)
+	case v >= 10 || v <= -10:
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return fmt.Sprintf("%.2f ms", v)
+}
+
+func mib(kb int64) float64 { return float64(kb) / 1024 }

@@ -1,0 +1,235 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Sample is one measured run of `brood run` with K subagents.
+type Sample struct {
+	K           int
+	Concurrency int
+	Latency     time.Duration
+	Wall        time.Duration // fork of the root to its reaping
+	CPU         time.Duration // user+sys of the whole tree (wait4's rusage)
+	MaxRSSKB    int64         // the largest single process's peak RSS
+	Mem         TreeMemory
+	Children    int // dispatch directories written
+	Done        int // of which result.json says done
+	Requests    int // model requests the fake served
+	// SpawnQueued is, per child, its dispatch-log "queued" time to its
+	// first model request; SpawnToolUse is from the moment the fake
+	// finished sending the parent's tool_use response.
+	SpawnQueued  []time.Duration
+	SpawnToolUse []time.Duration
+}
+
+// project is the throwaway repository brood runs in: a git repository with
+// a README the children read, and an empty HOME so no user agents or
+// settings leak into the measurement.
+type project struct {
+	root, home, readme string
+}
+
+func newProject(dir string, git bool) (*project, error) {
+	p := &project{root: filepath.Join(dir, "project"), home: filepath.Join(dir, "home")}
+	p.readme = filepath.Join(p.root, "README.md")
+	for _, d := range []string{p.root, p.home, filepath.Join(p.root, "pkg")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	var readme strings.Builder
+	readme.WriteString("# bench project\n\nA small project for brood's delegation benchmark.\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&readme, "Area %d is handled by pkg/area%d.go.\n", i, i)
+	}
+	if err := os.WriteFile(p.readme, []byte(readme.String()), 0o644); err != nil {
+		return nil, err
+	}
+	for i := range 8 {
+		src := fmt.Sprintf("package pkg\n\n// Area%d is one area.\nfunc Area%d() int { return %d }\n", i, i, i)
+		if err := os.WriteFile(filepath.Join(p.root, "pkg", fmt.Sprintf("area%d.go", i)), []byte(src), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if git {
+		for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "bench project"}} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = p.root
+			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@localhost",
+				"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@localhost", "HOME="+p.home)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("git %s: %v\n%s", args[0], err, out)
+			}
+		}
+	}
+	return p, nil
+}
+
+// clean removes the previous run's records so each run counts only its own.
+func (p *project) clean() error {
+	for _, d := range []string{"dispatch", "sessions", "outputs"} {
+		if err := os.RemoveAll(filepath.Join(p.root, ".brood", d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// env is the root's whole environment: nothing inherited but PATH, so the
+// run cannot pick up a real API key or the user's settings.
+func (h *Harness) env(conc int) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.proj.home, "BROOD_CONCURRENCY=" + strconv.Itoa(conc)}
+	switch h.cfg.Provider {
+	case "openai":
+		env = append(env, "OPENAI_BASE_URL="+h.fake.URL+"/v1", "OPENAI_API_KEY=bench-key")
+	default:
+		env = append(env, "ANTHROPIC_BASE_URL="+h.fake.URL, "ANTHROPIC_API_KEY=bench-key")
+	}
+	return append(env, h.cfg.Env...)
+}
+
+func (h *Harness) modelSpec() string {
+	if h.cfg.Provider == "openai" {
+		return "openai/gpt-bench"
+	}
+	return "anthropic/claude-bench"
+}
+
+// runOnce runs the root once with k Task calls and measures it.
+func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
+	if err := h.proj.clean(); err != nil {
+		return nil, err
+	}
+	h.fake.Reset(k, latency, h.proj.readme)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, h.cfg.Brood, "run", "--model", h.modelSpec(), "explore the project's areas")
+	cmd.Dir = h.proj.root
+	cmd.Env = h.env(conc)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	memc := make(chan TreeMemory, 1)
+	if h.cfg.Sample > 0 {
+		go func() { memc <- sampleTree(sctx, cmd.Process.Pid, h.cfg.Sample) }()
+	} else {
+		memc <- TreeMemory{}
+	}
+	err := cmd.Wait()
+	wall := time.Since(start)
+	stop()
+	mem := <-memc
+	if err != nil {
+		return nil, fmt.Errorf("brood run (K=%d): %v\nstderr:\n%s", k, err, tailOf(stderr.String(), 2000))
+	}
+	s := &Sample{K: k, Concurrency: conc, Latency: latency, Wall: wall, Mem: mem}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		// wait4 reports the process and every descendant it reaped.
+		s.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		s.MaxRSSKB = ru.Maxrss
+	}
+	log := h.fake.Log()
+	s.Requests = len(log)
+	for _, r := range log {
+		if r.Err != "" {
+			return nil, fmt.Errorf("K=%d: the fake could not answer request (%s turn %d): %s", k, r.Role, r.Turn, r.Err)
+		}
+	}
+	if err := h.readDispatch(s, log); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readDispatch counts the dispatch directories and computes each child's
+// spawn latency by matching its task marker to its first model request.
+func (h *Harness) readDispatch(s *Sample, log []Request) error {
+	var toolUseSent time.Time
+	first := map[int]time.Time{}
+	for _, r := range log {
+		switch {
+		case r.Role == RoleParent && r.Turn == 1 && toolUseSent.IsZero():
+			toolUseSent = r.Sent
+		case r.Role == RoleChild && r.Turn == 1:
+			if _, ok := first[r.Index]; !ok {
+				first[r.Index] = r.Arrived
+			}
+		}
+	}
+	root := filepath.Join(h.proj.root, ".brood", "dispatch")
+	ents, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		s.Children++
+		dir := filepath.Join(root, e.Name())
+		var env struct {
+			Prompt string `json:"prompt"`
+		}
+		var lg struct {
+			Queued time.Time `json:"queued"`
+		}
+		var res struct {
+			Status string `json:"status"`
+		}
+		if err := readJSON(filepath.Join(dir, "envelope.json"), &env); err != nil {
+			return err
+		}
+		if err := readJSON(filepath.Join(dir, "dispatch-log.json"), &lg); err != nil {
+			return err
+		}
+		if readJSON(filepath.Join(dir, "result.json"), &res) == nil && res.Status == "done" {
+			s.Done++
+		}
+		m := taskMarker.FindStringSubmatch(env.Prompt)
+		if m == nil {
+			continue
+		}
+		i, _ := strconv.Atoi(m[1])
+		at, ok := first[i]
+		if !ok {
+			continue
+		}
+		s.SpawnQueued = append(s.SpawnQueued, at.Sub(lg.Queued))
+		if !toolUseSent.IsZero() {
+			s.SpawnToolUse = append(s.SpawnToolUse, at.Sub(toolUseSent))
+		}
+	}
+	return nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

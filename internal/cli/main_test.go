@@ -1,0 +1,87 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli"
+)
+
+// testMainEnv makes the test binary act as brood: the CLI tests run brood as
+// a real child process, and `brood demo` dispatches real subagent processes,
+// by re-executing this binary with it set.
+const testMainEnv = "BROOD_CLI_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testMainEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// project is a temporary project directory (the working directory of the
+// test) with a separate HOME.
+type project struct {
+	t    *testing.T
+	root string
+	home string
+	env  map[string]string
+}
+
+func newProject(t *testing.T) *project {
+	t.Helper()
+	root, home := t.TempDir(), t.TempDir()
+	files := map[string]string{
+		".brood/.keep":  "",
+		"README.md":     "# Sample\nA sample project.\n",
+		"main.go":       "package main\n\nfunc main() {}\n",
+		"docs/guide.md": "# Guide\nRead me.\n",
+	}
+	for name, body := range files {
+		writeFile(t, filepath.Join(root, name), body)
+	}
+	t.Chdir(root)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &project{t: t, root: root, home: home, env: map[string]string{"HOME": home, "BROOD_CHILD_EXE": exe}}
+}
+
+// script writes a script for the scripted model and returns its --model value.
+func (p *project) script(name, yaml string) string {
+	p.t.Helper()
+	path := filepath.Join(p.root, ".brood", name)
+	writeFile(p.t, path, yaml)
+	return "script:" + path
+}
+
+// brood runs the CLI in-process.
+func (p *project) brood(args ...string) (code int, stdout, stderr string) {
+	p.t.Helper()
+	var out, errb bytes.Buffer
+	code = cli.Main(p.t.Context(), cli.IO{
+		In: strings.NewReader(""), Out: &out, Err: &errb,
+		Getenv: func(k string) string { return p.env[k] },
+	}, args)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

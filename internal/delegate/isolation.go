@@ -1,0 +1,89 @@
+package delegate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// isolator probes the machine's isolation support once, on first use: most
+// runs never isolate a child and should not pay for the probe.
+func (d *Dispatcher) isolator(ctx context.Context) *isolate.Isolator {
+	d.isoOnce.Do(func() { d.iso = isolate.New(context.WithoutCancel(ctx)) })
+	return d.iso
+}
+
+// sandboxReport probes namespaces once, on first use.
+func (d *Dispatcher) sandboxReport(ctx context.Context) sandbox.Report {
+	d.sbOnce.Do(func() { d.sb = sandbox.Probe(context.WithoutCancel(ctx)) })
+	return d.sb
+}
+
+// holdBashReadOnly withdraws Bash from a read-only child where the kernel
+// cannot hold it read-only: read-only must mean cannot write.
+func holdBashReadOnly(env *dispatch.Envelope) {
+	if !env.ReadOnly || !slices.Contains(env.Tools, "Bash") || (sandbox.LandlockABI() >= 1 && !env.NoLandlock) {
+		return
+	}
+	env.Tools = slices.DeleteFunc(env.Tools, func(t string) bool { return t == "Bash" })
+	why := "this kernel has no Landlock"
+	if env.NoLandlock {
+		why = "the kernel sandbox is turned off (isolation.no_landlock)"
+	}
+	env.Notes = append(env.Notes, "Bash withdrawn from this read-only agent: "+why+" to hold it read-only")
+}
+
+// inGitRepo reports whether dir is inside a git work tree (a .git file or
+// directory in it or an ancestor): without one, isolation runs in place.
+func inGitRepo(dir string) bool {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false
+		}
+		d = parent
+	}
+}
+
+// describeIsolation says in one line what happened to an isolated child's
+// changes.
+func describeIsolation(mode isolate.Mode, o *isolate.Outcome) string {
+	if o == nil {
+		return ""
+	}
+	switch {
+	case o.Note != "" && mode == isolate.ModeNone:
+		return o.Note
+	case o.Conflict != "":
+		return fmt.Sprintf("%s copy: the changes were NOT applied (conflict: %s). The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
+			mode, firstLine(o.Conflict), o.KeptAt, o.Patch)
+	case o.Applied && o.Merged:
+		return fmt.Sprintf("%s copy: %d file(s) merged into your tree with your concurrent edits (not staged): %s", mode, len(o.Files), strings.Join(o.Files, ", "))
+	case o.Applied:
+		return fmt.Sprintf("%s copy: %d file(s) applied to your tree as one patch (not staged): %s", mode, len(o.Files), strings.Join(o.Files, ", "))
+	}
+	return fmt.Sprintf("%s copy: no changes to bring back", mode)
+}
+
+// childPolicy is the sandbox a child puts itself in before it runs a tool.
+func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool) {
+	p := sandbox.Policy{Network: env.Network == nil || *env.Network}
+	switch {
+	case env.ReadOnly:
+		p.ReadOnly = true
+		p.Writable = []string{dir, tmp}
+	case env.Isolation == "worktree" && env.IsolationRoot != "":
+		p.Writable = []string{env.IsolationRoot, dir, tmp}
+	}
+	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
