@@ -135,9 +135,6 @@ func TestKillMidTurnThenContinue(t *testing.T) {
 		t.Errorf("continuing created another session: %v", files)
 	}
 
-	if data, err := os.ReadFile(path); err == nil && os.Getenv("DUMP") != "" {
-		t.Logf("%s", data)
-	}
 	// The whole file, old and new, replays to a valid conversation.
 	st := replayValid(t, path)
 	if st.Skipped != 0 {

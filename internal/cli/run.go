@@ -136,6 +136,7 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 	}
 	if disp != nil {
 		tools = tool.NewSet(append(toolList(tools), disp.Tools()...)...)
+		disp.SetLifetime(ctx)
 	}
 	cfg := agent.Config{
 		Name:        "root",
@@ -148,6 +149,9 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 		Effort:      firstNonEmpty(o.Effort, s.Effort),
 		TokenBudget: firstPositive64(o.Budget, s.TokenBudget),
 		Transcript:  tw,
+	}
+	if disp != nil {
+		cfg.Inject = disp.Notices
 	}
 	out.start(path)
 	var outcome *agent.Outcome
@@ -165,6 +169,13 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 	}
 	var childUsage model.Usage
 	if disp != nil {
+		// Background children the model left running are waited for: they
+		// are work the user asked for. Ctrl-C stops them in stages; each is
+		// then recorded as cancelled and stays resumable.
+		if n := len(disp.Running()); n > 0 {
+			fmt.Fprintf(app.Err, "· waiting for %d background task(s); Ctrl-C stops them (they stay resumable with brood tasks resume)\n", n)
+			disp.WaitBackground()
+		}
 		childUsage = disp.ChildUsage()
 	}
 	out.done(outcome, path, childUsage)

@@ -155,7 +155,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
-			Permissions: env.Permissions, IsFork: env.Fork,
+			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx,
 		})
 		if err != nil {
 			return fail(err)
@@ -238,6 +238,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 	}
 	batch.flush()
+	if nested != nil {
+		// Background grandchildren are this task's work: wait for them (a
+		// cancel stops them in stages, and they stay resumable).
+		nested.WaitBackground()
+	}
 	if outcome == nil {
 		return fail(errors.New("the agent loop ended without an outcome"))
 	}

@@ -67,10 +67,20 @@ func (d *Dispatcher) startJob(j *job) {
 }
 
 func (d *Dispatcher) lifetime() context.Context {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
 	if d.cfg.Lifetime != nil {
 		return d.cfg.Lifetime
 	}
 	return context.Background()
+}
+
+// SetLifetime bounds background children by ctx (typically the process's
+// signal context): when it ends, they are stopped in stages and recorded.
+func (d *Dispatcher) SetLifetime(ctx context.Context) {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	d.cfg.Lifetime = ctx
 }
 
 // Notices drains the notices about background children that finished since
