@@ -72,6 +72,12 @@ func newProject(t *testing.T, scriptYAML string, agents map[string]string) *proj
 	return &project{t: t, root: root, home: home, script: sp, env: env}
 }
 
+func (p *project) exe(t *testing.T) string {
+	exe, err := os.Executable()
+	must(t, err)
+	return exe
+}
+
 func (p *project) settings(mut func(*settings.Settings)) settings.Settings {
 	s := settings.Defaults()
 	s.Pool.PingInterval = settings.Duration{Duration: 100 * time.Millisecond}
