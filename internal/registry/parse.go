@@ -155,6 +155,9 @@ func (p *parsing) fields(d *Definition, fields []field) {
 	}
 	d.nameLine = nameLine
 	p.tools(d, tools, disallowed)
+	if d.SandboxReadOnly {
+		d.ReadOnly = true
+	}
 }
 
 // name validates the agent's identity: it is what the model passes as

@@ -147,6 +147,8 @@ func toolsText(d *registry.Definition) string {
 		return "none"
 	case strings.Join(d.Tools, ",") == strings.Join(registry.ReadOnlyTools(), ","):
 		return "read-only"
+	case d.SandboxReadOnly && strings.Join(d.Tools, ",") == strings.Join(append(registry.ReadOnlyTools(), "Bash"), ","):
+		return "read-only + Bash"
 	}
 	return strings.Join(d.Tools, ", ")
 }

@@ -137,7 +137,7 @@ func TestShow(t *testing.T) {
 		}
 	}
 	out, _, err = run(t, ro, "show", "explore")
-	if err != nil || !strings.Contains(out, "read-only (read-only agent)") || !strings.Contains(out, "source:      built-in") {
+	if err != nil || !strings.Contains(out, "read-only + Bash (read-only agent: Bash runs under the kernel sandbox") || !strings.Contains(out, "source:      built-in") {
 		t.Errorf("show explore: %v\n%s", err, out)
 	}
 	if _, _, err := run(t, ro, "show", "nobody"); err == nil || !strings.Contains(err.Error(), "known agents: explore") {

@@ -63,7 +63,10 @@ func show(out io.Writer, ro registry.Options, d *registry.Definition) error {
 		return s
 	}
 	tools := toolsText(d)
-	if d.ReadOnly {
+	switch {
+	case d.SandboxReadOnly:
+		tools += " (read-only agent: Bash runs under the kernel sandbox, or is withdrawn)"
+	case d.ReadOnly:
 		tools += " (read-only agent)"
 	}
 	delegate := "no"
