@@ -156,6 +156,9 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
 			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx,
+			// Relay the grandchildren's events up the tree (and their
+			// [DISPATCH] lines to the user, through the root).
+			OnEvent: func(e Event) { out.send(map[string]any{"type": "nested", "event": e}) },
 		})
 		if err != nil {
 			return fail(err)

@@ -81,14 +81,15 @@ type Config struct {
 
 // Event is what the parent's stream learns about a dispatch.
 type Event struct {
-	Type   string      `json:"type"` // dispatch_start | progress | dispatch_stop
-	TaskID string      `json:"task_id"`
-	Agent  string      `json:"agent"`
-	Depth  int         `json:"depth"`
-	Tools  []string    `json:"tools,omitempty"`
-	Status string      `json:"status,omitempty"`
-	Usage  model.Usage `json:"usage,omitzero"`
-	WallMS int64       `json:"wall_ms,omitempty"`
+	Type     string      `json:"type"` // dispatch_start | progress | dispatch_stop | background_done
+	TaskID   string      `json:"task_id"`
+	Agent    string      `json:"agent"`
+	Depth    int         `json:"depth"`
+	MaxDepth int         `json:"max_depth,omitempty"`
+	Tools    []string    `json:"tools,omitempty"`
+	Status   string      `json:"status,omitempty"`
+	Usage    model.Usage `json:"usage,omitzero"`
+	WallMS   int64       `json:"wall_ms,omitempty"`
 }
 
 // Dispatcher spawns and tracks the children of one process.
@@ -288,7 +289,7 @@ func (d *Dispatcher) emit(e Event) {
 func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
-	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth})
+	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.

@@ -188,13 +188,23 @@ type progress struct {
 
 func (p *progress) line(b []byte) {
 	var ev struct {
-		Type  string   `json:"type"`
-		Tools []string `json:"tools"`
+		Type   string   `json:"type"`
+		Tools  []string `json:"tools"`
+		Nested *Event   `json:"event"`
 	}
 	if json.Unmarshal(b, &ev) != nil {
 		return
 	}
-	if ev.Type == "progress" && len(ev.Tools) > 0 {
+	switch {
+	case ev.Type == "progress" && len(ev.Tools) > 0:
 		p.d.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
+	case ev.Type == "nested" && ev.Nested != nil:
+		// A grandchild's event, relayed by the child: passed up as it is
+		// (tool names and statuses only, never a transcript), and its start
+		// announced here too, where a human can see it.
+		if ev.Nested.Type == "dispatch_start" {
+			p.d.announce(ev.Nested.TaskID, ev.Nested.Agent, ev.Nested.Depth, ev.Nested.MaxDepth)
+		}
+		p.d.emit(*ev.Nested)
 	}
 }

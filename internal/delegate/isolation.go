@@ -85,5 +85,11 @@ func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool)
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
 		p.Writable = []string{env.IsolationRoot, dir, tmp}
 	}
+	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
+		// A delegating child records its own children's dispatches. (The
+		// restriction is inherited: a read-only agent's subagents are
+		// read-only too.)
+		p.Writable = append(p.Writable, dispatch.Root(env.ProjectRoot))
+	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
 }

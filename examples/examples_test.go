@@ -1,0 +1,96 @@
+// Package examples holds agent files and scripts users can copy; this test
+// keeps them loading cleanly and running offline.
+package examples
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli"
+	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/registry"
+)
+
+func TestMain(m *testing.M) {
+	if _, err := isolate.EnterFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if os.Getenv("BROOD_TEST_MAIN") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func TestAgentFilesLoadCleanly(t *testing.T) {
+	defs, diags := registry.CheckPath("agents")
+	if len(defs) != 3 {
+		t.Fatalf("loaded %d definitions, want 3", len(defs))
+	}
+	for _, d := range diags {
+		t.Errorf("%s", d)
+	}
+}
+
+// TestReviewFanout runs the example script with the example agents, as a
+// user would, through the real binary (this test binary standing in for
+// brood) and real child processes three levels deep.
+func TestReviewFanout(t *testing.T) {
+	root := t.TempDir()
+	run := func(name string, args ...string) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	run("git", "init", "-q")
+	must(t, os.MkdirAll(filepath.Join(root, ".brood", "agents"), 0o755))
+	for _, f := range []string{"orchestrator.md", "reviewer.md", "refactorer.md"} {
+		b, err := os.ReadFile(filepath.Join("agents", f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(root, ".brood", "agents", f), b, 0o644))
+	}
+	must(t, os.WriteFile(filepath.Join(root, ".brood", "settings.toml"), []byte("maxSubagentDepth = 2\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "README.md"), []byte("# sample\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
+	script, err := filepath.Abs(filepath.Join("scripts", "review-fanout.yaml"))
+	must(t, err)
+	exe, err := os.Executable()
+	must(t, err)
+	cmd := exec.Command(exe, "run", "--model", "script:"+script, "--max-turns", "5", "review")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "BROOD_TEST_MAIN=1", "BROOD_CHILD_EXE="+exe, "HOME="+t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("brood run: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"README.md", "main.go", "Changed files:", `agent="orchestrator"`, `agent="reviewer"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s\nstderr:\n%s", want, out, stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "depth=2/2") {
+		t.Errorf("the orchestrator did not delegate one level further:\n%s", stderr.String())
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
