@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +44,17 @@ type App struct {
 	regDiags    []registry.Diagnostic
 }
 
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // exitError carries an exit status through cobra without printing twice.
 type exitError struct {
 	code int
@@ -61,6 +73,9 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	if stdio.Getenv == nil {
 		stdio.Getenv = func(string) string { return "" }
 	}
+	// Children's progress and [DISPATCH] lines come from many goroutines:
+	// each write to the process's streams is made whole under one lock.
+	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: stdio.Err}
 	app := &App{IO: stdio}
 	root := newRootCmd(app)
 	root.SetArgs(args)

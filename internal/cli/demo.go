@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/agentscmd"
+	"github.com/broodhq/brood/internal/cli/benchcmd"
 	"github.com/broodhq/brood/internal/cli/doctorcmd"
 	"github.com/broodhq/brood/internal/registry"
 )
@@ -33,5 +34,5 @@ func addExtraCommands(root *cobra.Command, app *App) {
 	agents := agentscmd.NewCmd(agentscmd.Options{Registry: func() (registry.Options, error) {
 		return app.registryOptions(), nil
 	}})
-	root.AddCommand(agents, newTasksCmd(app), newSubagentCmd(app), doctorcmd.NewCmd())
+	root.AddCommand(agents, newTasksCmd(app), newSubagentCmd(app), doctorcmd.NewCmd(), benchcmd.NewCmd())
 }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -68,12 +69,32 @@ func (p *project) script(name, yaml string) string {
 // brood runs the CLI in-process.
 func (p *project) brood(args ...string) (code int, stdout, stderr string) {
 	p.t.Helper()
-	var out, errb bytes.Buffer
+	var out, errb syncBuffer
 	code = cli.Main(p.t.Context(), cli.IO{
 		In: strings.NewReader(""), Out: &out, Err: &errb,
 		Getenv: func(k string) string { return p.env[k] },
 	}, args)
 	return code, out.String(), errb.String()
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes, as the process's
+// own stdout and stderr are: the dispatcher writes its [DISPATCH] lines to
+// stderr from the goroutines of parallel Task calls.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func writeFile(t *testing.T, path, data string) {

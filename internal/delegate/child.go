@@ -136,7 +136,12 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	if err != nil {
 		return fail(err)
 	}
-	before, _ := dispatch.SnapshotTree(ctx, env.Workspace)
+	var before *dispatch.TreeState
+	if !env.ReadOnly {
+		// A read-only child changes nothing by construction (and the parent
+		// checks where the kernel can't): no need to diff its tree.
+		before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+	}
 
 	var nested *Dispatcher
 	toolNames := env.Tools

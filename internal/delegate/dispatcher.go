@@ -315,6 +315,10 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	var before *dispatch.TreeState
 	var ws *isolate.Workspace
 	class := classOf(env)
+	// A read-only child that this process puts under Landlock itself cannot
+	// write, whatever it runs: the kernel is the check, and the before/after
+	// comparison of the tree is only needed where the kernel can't hold it.
+	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
 	prog := &progress{d: d, id: id, agent: name, depth: env.Depth}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
@@ -324,18 +328,14 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		Class:    class,
 		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
 		BeforeStart: func() error {
-			if class != pool.Isolated {
+			if class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld) {
 				before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
 			}
-			if err := d.configure(ctx, cmd, env, dir, &ws); err != nil {
-				return err
-			}
-			lg.Started = time.Now().UTC()
-			d.writeLog(dir, lg)
-			return nil
+			return d.configure(ctx, cmd, env, dir, &ws)
 		},
+		OnThread: func() error { return sandboxFromParent(cmd, env, dir, ws) },
 		OnStart: func(pid int) {
-			lg.PID = pid
+			lg.PID, lg.Started = pid, time.Now().UTC()
 			d.writeLog(dir, lg)
 		},
 		OnLine:     prog.line,
@@ -420,7 +420,9 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			env.Notes = append(env.Notes, "network: false could not be enforced by a namespace: "+err.Error())
 		}
 	}
+	changed := env.Network != nil && !*env.Network
 	if env.Isolation == "worktree" {
+		changed = true
 		w, err := d.isolator(ctx).Prepare(ctx, isolate.Options{Dir: env.Workspace, ID: env.TaskID, StateDir: dir, ForceWorktree: env.ForceWorktree})
 		if err != nil {
 			return fmt.Errorf("isolate the child: %w", err)
@@ -435,6 +437,9 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		if err := w.Configure(cmd); err != nil {
 			return err
 		}
+	}
+	if !changed {
+		return nil
 	}
 	return dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,4 +93,31 @@ func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool)
 		p.Writable = append(p.Writable, dispatch.Root(env.ProjectRoot))
 	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// sandboxFromParent runs on the thread the child is started from: it puts
+// that thread under the child's Landlock policy, so the child is confined
+// from its first instruction without re-executing itself. An overlay child
+// is the exception: it must mount its copy first (Landlock forbids mounts),
+// so it restricts itself after the mount.
+func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws *isolate.Workspace) error {
+	if env.NoLandlock || (ws != nil && ws.Mode == isolate.ModeOverlay) {
+		return nil
+	}
+	tmp := filepath.Join(dir, "tmp")
+	pol, needed := childPolicy(env, dir, tmp)
+	if !needed {
+		return nil
+	}
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	entry, _, applied, err := sandbox.RestrictForChild(pol)
+	if err != nil {
+		return err
+	}
+	if applied {
+		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
+	}
+	return nil
 }

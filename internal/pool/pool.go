@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -64,6 +65,11 @@ type Job struct {
 	// process starts (e.g. to snapshot the work tree it may change). An
 	// error stops the job.
 	BeforeStart func() error
+	// OnThread, when set, runs on a dedicated OS thread right before the
+	// process is started from that same thread, which is then discarded: a
+	// per-thread kernel restriction it applies (Landlock) is inherited by the
+	// child from its first instruction and by nothing else.
+	OnThread func() error
 	// OnStart is called once the process runs.
 	OnStart func(pid int)
 	// OnLine is called for every stdout line that is not a heartbeat, in
@@ -123,7 +129,9 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	// A grandchild that inherited the pipes must not keep Wait hanging.
 	cmd.WaitDelay = p.cfg.KillGrace
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd, job.OnThread); err != nil {
+		stdin.Close()
+		stdout.Close()
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	pid := cmd.Process.Pid
@@ -168,6 +176,26 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// start starts cmd, from a throw-away locked thread after onThread when
+// that is set.
+func start(cmd *exec.Cmd, onThread func() error) error {
+	if onThread == nil {
+		return cmd.Start()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: when this goroutine returns, the thread (which
+		// may carry the child's restriction) exits with it.
+		runtime.LockOSThread()
+		if err := onThread(); err != nil {
+			errc <- err
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
 }
 
 // watch is the lifeguard, the hard timeout and the cancel path for one

@@ -87,6 +87,47 @@ func restrictWith(p Policy, abi int) (Status, error) {
 	if abi < 1 {
 		return Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, nil
 	}
+	if err := restrictThread(p, abi); err != nil {
+		return Status{}, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return Status{}, fmt.Errorf("sandbox: find own executable to re-exec: %w", err)
+	}
+	env := append(os.Environ(), enforcedEnv+"="+strconv.Itoa(abi))
+	err = syscall.Exec("/proc/self/exe", os.Args, env)
+	if err != nil {
+		err = syscall.Exec(exe, os.Args, env)
+	}
+	return Status{}, fmt.Errorf("sandbox: re-exec under landlock: %w", err)
+}
+
+// RestrictForChild puts the calling OS thread under p, so that a process
+// started from this thread inherits the restriction from its first
+// instruction: the parent sandboxes a child without the child re-executing
+// itself. The caller must have called runtime.LockOSThread and must let the
+// goroutine exit without unlocking (the thread then dies, and no other
+// goroutine ever runs on a restricted thread). It returns the environment
+// entry the child needs so that its own Restrict call knows it is already
+// restricted. needed is false when p asks for nothing the kernel can give.
+func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err error) {
+	abi := landlockABI()
+	if !p.confinesFS() && (p.Network || abi < 4) {
+		return "", Status{Mechanism: "none"}, false, nil
+	}
+	if abi < 1 {
+		return "", Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, false, nil
+	}
+	if err := restrictThread(p, abi); err != nil {
+		return "", Status{}, true, err
+	}
+	return enforcedEnv + "=" + strconv.Itoa(abi), Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4}, true, nil
+}
+
+// restrictThread builds the ruleset for p and applies it to the calling
+// thread (which it locks and never unlocks: if anything fails after the
+// restriction, the thread must not go back to the scheduler).
+func restrictThread(p Policy, abi int) error {
 	attr := rulesetAttr{}
 	if p.confinesFS() {
 		attr.handledFS = writeAccess(abi)
@@ -102,44 +143,33 @@ func restrictWith(p Policy, abi int) (Status, error) {
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return Status{}, fmt.Errorf("sandbox: landlock_create_ruleset: %w", errno)
+		return fmt.Errorf("sandbox: landlock_create_ruleset: %w", errno)
 	}
 	rfd := int(fd)
 	defer unix.Close(rfd)
 	if p.confinesFS() {
 		if err := addPathRule(rfd, "/dev/null", unix.LANDLOCK_ACCESS_FS_WRITE_FILE|attr.handledFS&unix.LANDLOCK_ACCESS_FS_TRUNCATE); err != nil {
-			return Status{}, err
+			return err
 		}
 		for _, dir := range p.Writable {
 			if err := addPathRule(rfd, dir, attr.handledFS); err != nil {
-				return Status{}, err
+				return err
 			}
 		}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return Status{}, fmt.Errorf("sandbox: find own executable to re-exec: %w", err)
-	}
-	env := append(os.Environ(), enforcedEnv+"="+strconv.Itoa(abi))
-
 	// From here on this goroutine owns the thread, and the thread is never
-	// handed back: if exec fails it carries a domain the rest of the
-	// process does not, so it must die with the goroutine.
+	// handed back: it carries a domain the rest of the process does not.
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return Status{}, fmt.Errorf("sandbox: set no_new_privs: %w", err)
+		return fmt.Errorf("sandbox: set no_new_privs: %w", err)
 	}
 	if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
-		return Status{}, fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
+		return fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
 	}
 	// Ambient capabilities (granted so a non-root child could mount its
 	// overlay) must not reach the tools.
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	err = syscall.Exec("/proc/self/exe", os.Args, env)
-	if err != nil {
-		err = syscall.Exec(exe, os.Args, env)
-	}
-	return Status{}, fmt.Errorf("sandbox: re-exec under landlock: %w", err)
+	return nil
 }
 
 // addPathRule allows access beneath path. A path that does not exist is an

@@ -34,3 +34,8 @@ func Restrict(p Policy) (Status, error) {
 
 // LandlockABI is 0 off Linux.
 func LandlockABI() int { return 0 }
+
+// RestrictForChild has nothing to apply off Linux.
+func RestrictForChild(p Policy) (string, Status, bool, error) {
+	return "", Status{Mechanism: "unavailable", Note: "no kernel sandbox on this platform"}, false, nil
+}

@@ -158,7 +158,7 @@ func redactRecord(r Record, f func(string) string) Record {
 	r.Text = f(r.Text)
 	r.System = f(r.System)
 	if len(r.Input) > 0 {
-		r.Input = json.RawMessage(f(string(r.Input)))
+		r.Input = redactJSON(r.Input, f)
 	}
 	if r.Message != nil {
 		m := *r.Message
@@ -166,12 +166,51 @@ func redactRecord(r Record, f func(string) string) Record {
 		for i := range m.Content {
 			m.Content[i].Text = f(m.Content[i].Text)
 			if len(m.Content[i].Input) > 0 {
-				m.Content[i].Input = json.RawMessage(f(string(m.Content[i].Input)))
+				m.Content[i].Input = redactJSON(m.Content[i].Input, f)
 			}
 		}
 		r.Message = &m
 	}
 	return r
+}
+
+// redactJSON redacts the strings inside a JSON value. It works on the
+// decoded strings, so a secret that JSON escapes (a quote, a backslash) is
+// still found; when nothing changes, the bytes are kept exactly as they were.
+func redactJSON(raw json.RawMessage, f func(string) string) json.RawMessage {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return json.RawMessage(f(string(raw)))
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			if r := f(t); r != t {
+				changed = true
+				return r
+			}
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		}
+		return x
+	}
+	v = walk(v)
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(f(string(raw)))
+	}
+	return b
 }
 
 // Read parses every complete record of a transcript. A torn or garbled line
