@@ -1,95 +1,9 @@
 package bench
 
 import (
-	"context"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/broodhq/brood/internal/cli"
 )
-
-// asBrood makes the test binary brood itself, so the smoke test runs the
-// real CLI, provider code and child processes without a separate build.
-// Children inherit it through the environment brood passes them.
-const asBrood = "BROOD_BENCH_TEST_AS_BROOD"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(asBrood) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
-
-// TestSmoke runs the harness once at K=0 and K=2, with and without model
-// latency, and checks that every figure is there and sane. It asserts no
-// timing: the machine is shared and CI is slower still.
-func TestSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a floor binary and runs real processes")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, Config{
-		Brood: exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
-		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
-		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := rep.Floor
-	if f.ExecWall <= 0 || f.ExecCPU <= 0 || f.RTT <= 0 || f.RTTFresh <= 0 {
-		t.Errorf("floor has a zero figure: %+v", f)
-	}
-	if len(rep.Timing) != 2 || len(rep.Model) != 2 {
-		t.Fatalf("want 2 timing and 2 model rows, got %d and %d", len(rep.Timing), len(rep.Model))
-	}
-	for _, rows := range [][]Row{rep.Timing, rep.Model} {
-		for _, r := range rows {
-			if r.Wall <= 0 || r.CPU <= 0 || r.PSSKB <= 0 || r.RSSKB < r.PSSKB {
-				t.Errorf("K=%d: wall %s, cpu %s, pss %d KiB, rss %d KiB: want all positive and RSS ≥ PSS", r.K, r.Wall, r.CPU, r.PSSKB, r.RSSKB)
-			}
-			if r.Children != r.K || r.Done != r.K {
-				t.Errorf("K=%d: %d dispatch dirs, %d done; want %d", r.K, r.Children, r.Done, r.K)
-			}
-			if r.K == 0 {
-				continue
-			}
-			if r.Spawn <= 0 || r.SpawnToolUse <= 0 {
-				t.Errorf("K=%d: spawn latency %s / %s, want positive", r.K, r.Spawn, r.SpawnToolUse)
-			}
-			if r.Seen < 1+r.K {
-				t.Errorf("K=%d: saw %d processes, want at least the root and its %d children", r.K, r.Seen, r.K)
-			}
-			if r.MarginalWall <= 0 || r.MarginalCPU <= 0 {
-				t.Errorf("K=%d: marginal wall %s, cpu %s: want positive", r.K, r.MarginalWall, r.MarginalCPU)
-			}
-		}
-	}
-	for _, r := range rep.Model {
-		if r.ModelTime <= 0 || r.Wall < r.ModelTime {
-			t.Errorf("K=%d: total %s is less than the model time %s the script implies", r.K, r.Wall, r.ModelTime)
-		}
-	}
-	var b strings.Builder
-	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets at K=16"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, b.String())
-		}
-	}
-}
 
 func TestModelTime(t *testing.T) {
 	l := 500 * time.Millisecond

@@ -237,7 +237,8 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		Depth: env.Depth, MaxDepth: env.MaxDepth, Complexity: score, Reasons: why,
 		Queued: time.Now().UTC(), Background: env.Background,
 	}
-	d.writeLog(dir, lg)
+	// The log is first written when the process starts (with its pid); a
+	// task with an envelope and no log never started.
 	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg}, nil
 }
 
@@ -276,7 +277,7 @@ func (d *Dispatcher) names() []string {
 func (d *Dispatcher) writeLog(dir string, lg *dispatch.Log) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
-	_ = dispatch.WriteJSON(filepath.Join(dir, dispatch.LogFile), lg)
+	_ = dispatch.WriteJSONQuick(filepath.Join(dir, dispatch.LogFile), lg)
 }
 
 func (d *Dispatcher) emit(e Event) {

@@ -208,8 +208,22 @@ func WriteJSON(path string, v any) error {
 	return WriteFileAtomic(path, append(data, '\n'))
 }
 
-// WriteFileAtomic is the tmp+rename write every record uses.
-func WriteFileAtomic(path string, data []byte) error {
+// WriteFileAtomic is the tmp+rename write every record uses, synced to disk
+// before the rename so that even a power cut leaves the old or the new file.
+func WriteFileAtomic(path string, data []byte) error { return writeAtomic(path, data, true) }
+
+// WriteJSONQuick is WriteJSON without the fsync: still tmp+rename (a crash of
+// any process leaves the old or the new file), for diagnostic records that a
+// power cut may lose (the dispatch log, the process outcome).
+func WriteJSONQuick(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return writeAtomic(path, append(data, '\n'), false)
+}
+
+func writeAtomic(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -221,10 +235,12 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)

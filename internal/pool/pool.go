@@ -171,7 +171,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	}
 	fillExit(out, cmd.ProcessState, waitErr)
 	if job.OutputPath != "" {
-		if err := dispatch.WriteJSON(job.OutputPath, out); err != nil {
+		if err := dispatch.WriteJSONQuick(job.OutputPath, out); err != nil {
 			return out, fmt.Errorf("write output.json: %w", err)
 		}
 	}
