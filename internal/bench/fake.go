@@ -22,7 +22,7 @@ const childMarker = "You are a focused subagent (explore)"
 
 // taskMarker tags each Task prompt with its index, so a child's requests
 // can be matched to the Task call (and dispatch directory) that made it.
-var taskMarker = regexp.MustCompile(`bench-task-(\d+)`)
+var taskMarker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`bench-task-(\d+)`) })
 
 // Role says whose turn a request was.
 type Role string
@@ -163,7 +163,7 @@ func classify(body []byte) Request {
 	req := Request{Role: RoleParent, Index: -1, Turn: 1}
 	if bytes.Contains(body, []byte(childMarker)) {
 		req.Role = RoleChild
-		if m := taskMarker.FindSubmatch(body); m != nil {
+		if m := taskMarker().FindSubmatch(body); m != nil {
 			req.Index, _ = strconv.Atoi(string(m[1]))
 		}
 	}

@@ -202,7 +202,7 @@ func (h *Harness) readDispatch(s *Sample, log []Request) error {
 		if readJSON(filepath.Join(dir, "result.json"), &res) == nil && res.Status == "done" {
 			s.Done++
 		}
-		m := taskMarker.FindStringSubmatch(env.Prompt)
+		m := taskMarker().FindStringSubmatch(env.Prompt)
 		if m == nil {
 			continue
 		}

@@ -4,16 +4,21 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
 var (
-	cpType     = regexp.MustCompile(`(?i)\*\*Type:\*\*\s*\[?\s*(human-verify|decision|human-action)`)
-	cpProgress = regexp.MustCompile(`(?i)\*\*Progress:\*\*\s*(\d+)\s*/\s*(\d+)`)
-	cpBlocked  = regexp.MustCompile(`(?i)\*\*Blocked by:\*\*\s*(.+)`)
-	cpCurrent  = regexp.MustCompile(`(?i)\*\*Task\s*[^*]*:\*\*\s*(.+)`)
-	cpRow      = regexp.MustCompile(`^\|\s*(\d+)\s*\|\s*([^|]*)\|\s*([^|]*)\|\s*([^|]*)\|`)
+	cpType = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\*\*Type:\*\*\s*\[?\s*(human-verify|decision|human-action)`)
+	})
+	cpProgress = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Progress:\*\*\s*(\d+)\s*/\s*(\d+)`) })
+	cpBlocked  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Blocked by:\*\*\s*(.+)`) })
+	cpCurrent  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Task\s*[^*]*:\*\*\s*(.+)`) })
+	cpRow      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\|\s*(\d+)\s*\|\s*([^|]*)\|\s*([^|]*)\|\s*([^|]*)\|`)
+	})
 )
 
 // ParseCheckpoint reads the checkpoint return format (## CHECKPOINT REACHED)
@@ -25,21 +30,21 @@ func ParseCheckpoint(text string) *dispatch.Checkpoint {
 	}
 	body := text[i:]
 	cp := &dispatch.Checkpoint{Type: "decision"}
-	if m := cpType.FindStringSubmatch(body); m != nil {
+	if m := cpType().FindStringSubmatch(body); m != nil {
 		cp.Type = strings.ToLower(m[1])
 	}
-	if m := cpProgress.FindStringSubmatch(body); m != nil {
+	if m := cpProgress().FindStringSubmatch(body); m != nil {
 		cp.Completed, _ = strconv.Atoi(m[1])
 		cp.Total, _ = strconv.Atoi(m[2])
 	}
-	if m := cpBlocked.FindStringSubmatch(body); m != nil {
+	if m := cpBlocked().FindStringSubmatch(body); m != nil {
 		cp.Blocker = strings.TrimSpace(m[1])
 	}
-	if m := cpCurrent.FindStringSubmatch(body); m != nil {
+	if m := cpCurrent().FindStringSubmatch(body); m != nil {
 		cp.Current = strings.TrimSpace(m[1])
 	}
 	for _, l := range strings.Split(body, "\n") {
-		if m := cpRow.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+		if m := cpRow().FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 			t := dispatch.CompletedTask{Name: strings.TrimSpace(m[2]), Commit: strings.TrimSpace(m[3])}
 			for _, f := range strings.Split(m[4], ",") {
 				if f = strings.TrimSpace(f); f != "" {

@@ -3,9 +3,10 @@ package dispatch
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
-var pathLike = regexp.MustCompile(`[\w./-]+\.[a-z]{1,5}\b`)
+var pathLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\w./-]+\.[a-z]{1,5}\b`) })
 
 // Complexity is a cheap estimate of how big a delegated task is, from its
 // prompt alone, on a 1–10 scale, with the reasons. It is recorded in the
@@ -25,7 +26,7 @@ func Complexity(prompt string) (int, []string) {
 		score++
 		why = append(why, "short brief (>40 words)")
 	}
-	if n := len(pathLike.FindAllString(prompt, -1)); n > 3 {
+	if n := len(pathLike().FindAllString(prompt, -1)); n > 3 {
 		score += 2
 		why = append(why, "names more than 3 files")
 	} else if n > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
@@ -11,12 +12,12 @@ import (
 
 // forgedTag matches anything a model could read as an opening or closing
 // subagent-result tag: any case, with blanks after "<" or "/".
-var forgedTag = regexp.MustCompile(`(?i)<(\s*/?\s*subagent-result)`)
+var forgedTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<(\s*/?\s*subagent-result)`) })
 
 // Defang neutralises every subagent-result tag inside untrusted text, so a
 // child cannot close its own envelope early and speak as the runtime.
 func Defang(s string) string {
-	return forgedTag.ReplaceAllString(s, "&lt;$1")
+	return forgedTag().ReplaceAllString(s, "&lt;$1")
 }
 
 // attr makes a value safe inside a double-quoted attribute.

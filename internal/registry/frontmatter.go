@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -208,7 +209,9 @@ func plain(v any) any {
 }
 
 // entryRE matches a top-level "key: value" line: a bare key at column 0.
-var entryRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$`)
+var entryRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$`)
+})
 
 // entry is one top-level key line and the indented lines that continue it.
 type entry struct {
@@ -220,7 +223,7 @@ type entry struct {
 func entries(lines []string) []entry {
 	var out []entry
 	for i := 0; i < len(lines); i++ {
-		m := entryRE.FindStringSubmatch(lines[i])
+		m := entryRE().FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
@@ -282,7 +285,7 @@ func lostText(front string, fields []field) bool {
 		if f.value != nil || f.line-2 < 0 || f.line-2 >= len(lines) {
 			continue
 		}
-		if m := entryRE.FindStringSubmatch(lines[f.line-2]); m != nil && strings.HasPrefix(m[2], "#") {
+		if m := entryRE().FindStringSubmatch(lines[f.line-2]); m != nil && strings.HasPrefix(m[2], "#") {
 			return true
 		}
 	}

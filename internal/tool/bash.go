@@ -79,7 +79,10 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	cmd.Env = append(environ, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "EDITOR=true")
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, so a timeout kills everything it started; and the
+	// shell dies with brood, even when brood is killed with SIGKILL and
+	// cannot clean up (Go threads that start processes never exit early).
+	cmd.SysProcAttr = shellProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = bashWaitDelay
 
