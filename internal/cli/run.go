@@ -243,10 +243,13 @@ func toolEnv(app *App, o *runOptions) (*tool.Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	ask := app.terminalAsker(o.Mode)
 	return &tool.Env{
 		Dir:         app.Cwd,
 		OutputDir:   filepath.Join(app.ProjectRoot, ".brood", "outputs"),
 		Perms:       perms,
+		Interactive: ask != nil,
+		Ask:         ask,
 		BashTimeout: app.Settings.Bash.Timeout.Duration,
 		OutputLimit: app.Settings.Bash.OutputLimit,
 	}, nil

@@ -312,3 +312,28 @@ agents:
 	}
 	t.Logf("%d dispatches: fds %d→%d, goroutines %d→%d", n, fds0, countFDs(t), g0, goroutines())
 }
+
+// TestDispatchLineAndDebugLog: the [DISPATCH] line goes to stderr and, with
+// a debug log configured (BROOD_DEBUG_AGENT_LOG=1 in the CLI), to the file.
+func TestDispatchLineAndDebugLog(t *testing.T) {
+	p := newProject(t, "agents:\n  explore:\n    - say: done\n", nil)
+	var stderr strings.Builder
+	logPath := filepath.Join(t.TempDir(), "brood-debug.log")
+	d, err := delegate.New(delegate.Config{
+		ProjectRoot: p.root, Workspace: p.root, Registry: p.registry(), Settings: p.settings(nil),
+		Exe: p.exe(t), Env: p.env, MaxDepth: 1, ParentModel: "script:" + p.script,
+		Stderr: &stderr, DebugLog: logPath,
+	})
+	must(t, err)
+	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+	must(t, err)
+	want := "[DISPATCH] task=" + out.TaskID + " agent=explore depth=1/1"
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q lacks %q", stderr.String(), want)
+	}
+	b, err := os.ReadFile(logPath)
+	must(t, err)
+	if !strings.Contains(string(b), want) {
+		t.Errorf("debug log %q lacks %q", b, want)
+	}
+}
