@@ -4,34 +4,17 @@ package examples
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
-	"github.com/broodhq/brood/internal/cli"
-	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/testbrood"
 )
 
-func TestMain(m *testing.M) {
-	if _, err := isolate.EnterFromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if os.Getenv("BROOD_TEST_MAIN") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testbrood.Main(m, "BROOD_TEST_MAIN") }
 
 func TestAgentFilesLoadCleanly(t *testing.T) {
 	defs, diags := registry.CheckPath("agents")

@@ -2,17 +2,13 @@ package bench_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/bench"
-	"github.com/broodhq/brood/internal/cli"
-	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // asBrood makes the test binary brood itself, so the smoke test runs the
@@ -20,19 +16,7 @@ import (
 // Children inherit it through the environment brood passes them.
 const asBrood = "BROOD_BENCH_TEST_AS_BROOD"
 
-func TestMain(m *testing.M) {
-	if _, err := isolate.EnterFromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if os.Getenv(asBrood) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testbrood.Main(m, asBrood) }
 
 // TestSmoke runs the harness once at K=0 and K=2, with and without model
 // latency, and checks that every figure is there and sane. It asserts no

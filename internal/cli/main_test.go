@@ -2,16 +2,14 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/broodhq/brood/internal/cli"
+	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // testMainEnv makes the test binary act as brood: the CLI tests run brood as
@@ -19,15 +17,7 @@ import (
 // by re-executing this binary with it set.
 const testMainEnv = "BROOD_CLI_TEST_MAIN"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(testMainEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testbrood.Main(m, testMainEnv) }
 
 // project is a temporary project directory (the working directory of the
 // test) with a separate HOME.

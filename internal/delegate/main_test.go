@@ -2,45 +2,29 @@ package delegate_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/script"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/testbrood"
 	"github.com/broodhq/brood/internal/tool"
 )
 
 // TestMain lets the test binary be brood itself: the dispatcher re-executes
 // it as the child (and the child as the grandchild), so these tests run the
 // real child protocol in real processes.
-func TestMain(m *testing.M) {
-	if _, err := isolate.EnterFromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if os.Getenv("BROOD_TEST_MAIN") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
-		stop()
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testbrood.Main(m, "BROOD_TEST_MAIN") }
 
 // project is a temporary project: a git repository with .brood/, a script
 // for the scripted model, and an isolated HOME.

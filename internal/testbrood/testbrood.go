@@ -1,0 +1,35 @@
+// Package testbrood lets a test binary stand in for brood itself, so that
+// tests run the real child protocol in real processes without building the
+// binary first: the test sets an environment variable, re-executes its own
+// binary, and that process runs the CLI instead of the tests. Only tests
+// import it.
+package testbrood
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli"
+	"github.com/broodhq/brood/internal/isolate"
+)
+
+// Main is a TestMain body. When env is "1" in the environment the process is
+// brood (as cmd/brood's main is); otherwise it runs the tests. Either way an
+// isolated child first mounts its copy of the tree, as brood's main does.
+func Main(m *testing.M, env string) {
+	if _, err := isolate.EnterFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, "brood:", err)
+		os.Exit(1)
+	}
+	if os.Getenv(env) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
