@@ -98,7 +98,7 @@ func (a *App) dispatcher(spec, system string, tools []string, perms dispatch.Per
 		Exe: a.childExe(), Args: childArgs(a),
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: system, ParentModel: spec, ParentTools: tools, Permissions: perms,
-		OnEvent: onEvent,
+		OnEvent: onEvent, Redact: tool.NewRedactor(os.Environ()).Redact,
 	}
 	if !quiet {
 		cfg.Stderr = a.Err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // addTaskActions adds the verbs that act on a task: output, resume, kill, send.
@@ -20,13 +23,27 @@ func addTaskActions(tasks *cobra.Command, app *App) {
 }
 
 // taskDispatcher builds a dispatcher that can act on an existing task from
-// the command line: at the depth of the task's parent, with the task's cap.
+// the command line, at the depth of the task's parent. The records on disk
+// are the child's to write, so the cap and the permissions come from this
+// project's settings, not from them.
 func (a *App) taskDispatcher(env *dispatch.Envelope, onEvent func(delegate.Event)) (*delegate.Dispatcher, error) {
+	depth, max := a.depth()
+	if env.Depth-1 > depth {
+		depth = env.Depth - 1
+	}
+	builtins, _ := selectTools("")
+	// The task's own workspace, as long as it is inside this project.
+	workspace := a.ProjectRoot
+	if rel, err := filepath.Rel(a.ProjectRoot, env.Workspace); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && filepath.IsAbs(env.Workspace) {
+		workspace = env.Workspace
+	}
 	cfg := delegate.Config{
-		ProjectRoot: a.ProjectRoot, Workspace: env.Workspace, Registry: a.registry(), Settings: a.Settings,
+		ProjectRoot: a.ProjectRoot, Workspace: workspace, Registry: a.registry(), Settings: a.Settings,
 		Exe: a.childExe(), Args: childArgs(a),
-		Depth: env.Depth - 1, MaxDepth: env.MaxDepth, ParentTaskID: env.ParentTaskID, SourceAgent: "cli",
-		ParentModel: env.Model, Permissions: env.Permissions, OnEvent: onEvent, Stderr: a.Err,
+		Depth: depth, MaxDepth: max, SourceAgent: "cli",
+		ParentModel: firstNonEmpty(a.Settings.Model, env.Model), ParentSystem: defaultSystemPrompt(workspace),
+		ParentTools: builtins.Names(), Permissions: a.permissions(nil), OnEvent: onEvent, Stderr: a.Err,
+		Redact: tool.NewRedactor(os.Environ()).Redact,
 	}
 	return delegate.New(cfg)
 }
@@ -203,12 +220,21 @@ func newSubagentCmd(app *App) *cobra.Command {
 			}
 			req := delegate.Request{Agent: args[0], Prompt: strings.Join(args[1:], " "), Description: "forced from the command line", Isolation: isolation}
 			if background {
+				d.SetLifetime(cmd.Context())
 				id, err := d.Start(req)
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					_ = writeJSON(app.Out, map[string]string{"task_id": id, "status": "started"})
+				} else {
+					fmt.Fprintf(app.Out, "task %s started; follow it with: brood tasks output %s --wait (Ctrl-C here stops it, and it stays resumable)\n", id, id)
+				}
 				d.WaitBackground()
-				fmt.Fprintf(app.Err, "task %s finished\n", id)
+				status, _, err := d.Output(cmd.Context(), id, 0)
+				if err == nil {
+					fmt.Fprintf(app.Err, "task %s finished: %s\n", id, status)
+				}
 				return nil
 			}
 			o, err := d.Dispatch(cmd.Context(), req)

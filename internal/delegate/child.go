@@ -136,11 +136,14 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	if err != nil {
 		return fail(err)
 	}
+	// An isolated child works in its copy; the envelope keeps the parent's
+	// workspace so that a resume isolates afresh from the real tree.
+	workspace := firstNonEmpty(env.IsolationDir, env.Workspace)
 	var before *dispatch.TreeState
 	if !env.ReadOnly {
 		// A read-only child changes nothing by construction (and the parent
 		// checks where the kernel can't): no need to diff its tree.
-		before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+		before, _ = dispatch.SnapshotTree(ctx, workspace)
 	}
 
 	var nested *Dispatcher
@@ -156,7 +159,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			allowed = nil
 		}
 		nested, err = New(Config{
-			ProjectRoot: env.ProjectRoot, Workspace: env.Workspace, Registry: reg, Settings: s,
+			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
@@ -182,7 +185,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		return fail(err)
 	}
 	tenv := &tool.Env{
-		Dir: env.Workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,
+		Dir: workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,
+		OnGroup:     trackGroups(dir),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
 	}
 	tw, err := session.Open(filepath.Join(dir, dispatch.SessionFile), session.Options{Redact: cfg.Redact})
@@ -200,6 +204,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	case env.Fork:
 		if history, err = forkStart(env, dir); err != nil {
 			return fail(err)
+		}
+		// The seed goes into the transcript, so a resume replays the
+		// fork's context and brief, not a conversation without a start.
+		for i := range history {
+			_ = tw.Append(session.Record{Type: session.RecMessage, Message: &history[i]})
 		}
 		prompt = ""
 	}
@@ -285,16 +294,45 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	}
 	res.Evidence = evidence
 	if before != nil {
-		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
+		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), workspace); err == nil {
 			res.FilesChanged = nonNil(dispatch.Changed(before, after))
 		}
 	}
 	res.Confidence = confidence(outcome.Text)
 	res.Finished = time.Now().UTC()
+	if cfg.Redact != nil {
+		// The result is read by the parent's model and kept on disk: no
+		// secret from the environment goes into it.
+		res.Summary, res.Error = cfg.Redact(res.Summary), cfg.Redact(res.Error)
+		for i := range res.Evidence {
+			res.Evidence[i] = cfg.Redact(res.Evidence[i])
+		}
+	}
 	return res
 }
 
 var errFixLimit = errors.New("the fix-attempt limit was exceeded")
+
+// trackGroups keeps groups.json listing the Bash process groups that are
+// not empty yet, so the parent can kill them if this process dies first.
+func trackGroups(dir string) func(pgid int, alive bool) {
+	var mu sync.Mutex
+	live := map[int]bool{}
+	return func(pgid int, alive bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if alive {
+			live[pgid] = true
+		} else {
+			delete(live, pgid)
+		}
+		groups := make([]int, 0, len(live))
+		for g := range live {
+			groups = append(groups, g)
+		}
+		_ = dispatch.WriteJSONQuick(filepath.Join(dir, GroupsFile), groups)
+	}
+}
 
 // enterSandbox puts the child in the sandbox its envelope calls for.
 func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {

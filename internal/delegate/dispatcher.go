@@ -11,10 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +22,6 @@ import (
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/sandbox"
-	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 )
 
@@ -77,6 +73,9 @@ type Config struct {
 	// Lifetime bounds background children (default: never cancelled). When
 	// it ends they are stopped in stages and recorded as cancelled.
 	Lifetime context.Context
+	// Redact scrubs secrets from what is written for children (a fork's
+	// seed of this conversation).
+	Redact func(string) string
 }
 
 // Event is what the parent's stream learns about a dispatch.
@@ -180,11 +179,12 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error
 
 // job is a prepared dispatch: its records exist on disk, its process not yet.
 type job struct {
-	name string
-	prio int
-	env  *dispatch.Envelope
-	dir  string
-	lg   *dispatch.Log
+	name   string
+	prio   int
+	env    *dispatch.Envelope
+	dir    string
+	lg     *dispatch.Log
+	unlock func() // the task's lock, held from prepare until run ends
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -228,7 +228,12 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 			return nil, err
 		}
 	}
+	unlock, err := dispatch.LockTask(dir)
+	if err != nil {
+		return nil, err
+	}
 	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env); err != nil {
+		unlock()
 		return nil, err
 	}
 	score, why := dispatch.Complexity(req.Prompt)
@@ -237,9 +242,10 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		Depth: env.Depth, MaxDepth: env.MaxDepth, Complexity: score, Reasons: why,
 		Queued: time.Now().UTC(), Background: env.Background,
 	}
-	// The log is first written when the process starts (with its pid); a
-	// task with an envelope and no log never started.
-	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg}, nil
+	// The log is first written when the process starts (with its pid);
+	// until then the held lock says the task is queued, and a task with an
+	// envelope, no log and no lock never started.
+	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock}, nil
 }
 
 // check applies the depth cap and the delegation scope (defence in depth:
@@ -284,201 +290,6 @@ func (d *Dispatcher) emit(e Event) {
 	if d.cfg.OnEvent != nil {
 		d.cfg.OnEvent(e)
 	}
-}
-
-// run spawns the child through the pool, then verifies and renders.
-func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
-	env, dir, lg, name := j.env, j.dir, j.lg, j.name
-	id := env.TaskID
-	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
-	d.announce(id, name, env.Depth, env.MaxDepth)
-	out := &Outcome{TaskID: id}
-	// Exactly one stop event per start, whatever happens below.
-	defer func() {
-		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed}
-		if out.Result != nil {
-			ev.Status = out.Result.Status
-			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
-		}
-		if out.Output != nil {
-			ev.WallMS = out.Output.WallMS
-		}
-		d.emit(ev)
-	}()
-
-	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
-	cmd.Dir = env.Workspace
-	cmd.Env = append(childEnv(d.cfg.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
-	if f, err := os.Create(filepath.Join(dir, "stderr.log")); err == nil {
-		defer f.Close()
-		cmd.Stderr = f
-	}
-	var before *dispatch.TreeState
-	var ws *isolate.Workspace
-	class := classOf(env)
-	// A read-only child that this process puts under Landlock itself cannot
-	// write, whatever it runs: the kernel is the check, and the before/after
-	// comparison of the tree is only needed where the kernel can't hold it.
-	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
-	prog := &progress{d: d, id: id, agent: name, depth: env.Depth}
-	started := time.Now()
-	o, err := d.cfg.Pool.Run(ctx, pool.Job{
-		ID:       id,
-		Cmd:      cmd,
-		Priority: j.prio,
-		Class:    class,
-		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
-		BeforeStart: func() error {
-			if class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld) {
-				before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
-			}
-			return d.configure(ctx, cmd, env, dir, &ws)
-		},
-		OnThread: func() error { return sandboxFromParent(cmd, env, dir, ws) },
-		OnStart: func(pid int) {
-			lg.PID, lg.Started = pid, time.Now().UTC()
-			d.writeLog(dir, lg)
-		},
-		OnLine:     prog.line,
-		OutputPath: filepath.Join(dir, dispatch.OutputFile),
-	})
-	lg.Finished = time.Now().UTC()
-	d.writeLog(dir, lg)
-	if ws != nil {
-		defer ws.Cleanup(context.WithoutCancel(ctx))
-	}
-	if err != nil {
-		status := dispatch.StatusFailed
-		if ctx.Err() != nil {
-			status = dispatch.StatusCancelled
-		}
-		res := d.recover(id, name, dir, status, "never started: "+err.Error())
-		out.Result = res
-		out.Text = dispatch.View{Result: res, ResultPath: filepath.Join(dir, dispatch.ResultFile)}.Render()
-		return out
-	}
-	out.Output = o
-	want := dispatch.Expect{TaskID: id, Agent: name, ReadOnly: env.ReadOnly}
-	if before != nil {
-		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
-			want.Changed, want.Observed = dispatch.Changed(before, after), true
-		}
-	}
-	resultPath := filepath.Join(dir, dispatch.ResultFile)
-	res, fails := dispatch.Verify(resultPath, want)
-	if res == nil || !dispatch.Exists(resultPath) {
-		status := dispatch.StatusFailed
-		why := fmt.Sprintf("the child exited with status %d and wrote no result", o.ExitCode)
-		if o.KilledBy != pool.KilledByNone {
-			status = dispatch.StatusKilled
-			why = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
-		}
-		if o.Signal != "" && o.KilledBy == pool.KilledByNone {
-			why = "the child died of signal " + o.Signal
-		}
-		res = d.recover(id, name, dir, status, why)
-		fails = nil
-	}
-	if res.Status == dispatch.StatusCancelled && (o.KilledBy == pool.KilledByTimeout || o.KilledBy == pool.KilledByLifeguard) {
-		// The child wound down on our SIGTERM and called it a cancel; the
-		// record says who really stopped it.
-		res.Status = dispatch.StatusKilled
-		res.Error = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
-		res.ResumeHandle = id
-		_ = dispatch.WriteJSON(resultPath, res)
-	}
-	var isoMsg string
-	if ws != nil {
-		o, err := ws.Finish(context.WithoutCancel(ctx))
-		if err != nil {
-			isoMsg = fmt.Sprintf("%s copy: bringing the changes back failed: %v", ws.Mode, err)
-		} else {
-			isoMsg = describeIsolation(ws.Mode, o)
-		}
-		res.Isolation = isoMsg
-		_ = dispatch.WriteJSON(resultPath, res)
-	} else if len(env.Notes) > 0 {
-		isoMsg = strings.Join(env.Notes, "; ")
-	}
-	out.Result = res
-	out.Failures = fails
-	d.mu.Lock()
-	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
-	d.mu.Unlock()
-	out.Text = dispatch.View{
-		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
-		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
-		IsolationMsg: isoMsg,
-	}.Render()
-	return out
-}
-
-// configure prepares an isolated child's copy and namespaces on its command,
-// once it holds its pool slot (so the copy is taken when the child starts).
-func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws **isolate.Workspace) error {
-	if env.Network != nil && !*env.Network {
-		if err := sandbox.ConfigureNetwork(cmd, d.sandboxReport(ctx)); err != nil {
-			env.Notes = append(env.Notes, "network: false could not be enforced by a namespace: "+err.Error())
-		}
-	}
-	changed := env.Network != nil && !*env.Network
-	if env.Isolation == "worktree" {
-		changed = true
-		w, err := d.isolator(ctx).Prepare(ctx, isolate.Options{Dir: env.Workspace, ID: env.TaskID, StateDir: dir, ForceWorktree: env.ForceWorktree})
-		if err != nil {
-			return fmt.Errorf("isolate the child: %w", err)
-		}
-		*ws = w
-		if w.Mode == isolate.ModeNone {
-			env.Isolation = ""
-			env.Notes = append(env.Notes, w.Note)
-		} else {
-			env.Workspace, env.IsolationRoot = w.Dir, w.Root
-		}
-		if err := w.Configure(cmd); err != nil {
-			return err
-		}
-	}
-	if !changed {
-		return nil
-	}
-	return dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env)
-}
-
-func killedWhy(by string, s settings.Settings, env *dispatch.Envelope) string {
-	switch by {
-	case pool.KilledByLifeguard:
-		return fmt.Sprintf(" (no heartbeat for %s)", s.Pool.HeartbeatTimeout.Duration)
-	case pool.KilledByTimeout:
-		return fmt.Sprintf(" (hard timeout of %s)", time.Duration(env.TimeoutMS)*time.Millisecond)
-	case pool.KilledByCancel:
-		return " (the parent was cancelled)"
-	}
-	return ""
-}
-
-// recover writes the result of a child that died without one: the last
-// thing it said, as a partial summary, and the handle to resume it.
-func (d *Dispatcher) recover(id, agent, dir, status, why string) *dispatch.Result {
-	res := &dispatch.Result{
-		TaskID: id, Agent: agent, Status: status, Error: why, ResumeHandle: id,
-		WrittenBy: "parent", Finished: time.Now().UTC(), FilesChanged: []string{},
-	}
-	if recs, _, err := session.ReadFile(filepath.Join(dir, dispatch.SessionFile)); err == nil {
-		st := session.Replay(recs)
-		res.Usage, res.Turns = st.Usage, st.Turns
-		for i := len(st.Messages) - 1; i >= 0; i-- {
-			if m := st.Messages[i]; m.Role == model.RoleAssistant && strings.TrimSpace(m.Text()) != "" {
-				res.Summary = "[partial: the last thing the subagent said before it stopped]\n" + m.Text()
-				break
-			}
-		}
-	}
-	if res.Summary == "" {
-		res.Summary = "[the subagent stopped before it said anything]"
-	}
-	_ = dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res)
-	return res
 }
 
 // announce prints the [DISPATCH] line.

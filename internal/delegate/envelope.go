@@ -67,6 +67,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		HistoryPolicy:       "fresh: the child sees only its system prompt and this brief, none of the parent's conversation",
 		ExpectedReturn:      "result.json with status done|partial|checkpoint|failed, a summary (what I did, what I found, files changed, problems), files_changed, evidence",
 		Prompt:              req.Prompt,
+		Brief:               req.Prompt,
 		System:              childSystem(def, d.cfg.ParentSystem, req, d.cfg.Workspace),
 		Workspace:           d.cfg.Workspace,
 		ProjectRoot:         d.cfg.ProjectRoot,

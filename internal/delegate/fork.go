@@ -45,30 +45,36 @@ func verbatimFork(def *registry.Definition) bool {
 // prepareFork turns an envelope into a fork's: it writes the seed and sets
 // the system prompt, tools and history policy.
 func (d *Dispatcher) prepareFork(env *dispatch.Envelope, def *registry.Definition, req Request, dir string) error {
-	seed := forkSeed{Messages: req.History, CallID: req.CallID}
+	seed := forkSeed{Messages: redactMessages(req.History, d.cfg.Redact), CallID: req.CallID}
 	if err := dispatch.WriteJSON(filepath.Join(dir, ForkFile), seed); err != nil {
 		return err
 	}
 	env.Fork = true
-	// The fork keeps its parent's delegation scope (so its Task tool reads
-	// the same), and the depth cap still applies to it.
-	env.AllowedDestinations = []string{"*"}
-	if d.cfg.Allowed != nil {
-		env.AllowedDestinations = append([]string(nil), d.cfg.Allowed...)
-	}
 	if verbatimFork(def) {
 		env.HistoryPolicy = policyForkVerbatim
 		env.System = d.cfg.ParentSystem
 		env.Model = d.cfg.ParentModel
 		env.Effort = d.cfg.ParentEffort
-		// The same tools in the same order, the delegation tools included
-		// (inert in the fork): the tool list heads the cached prefix.
+	} else {
+		env.HistoryPolicy = policyForkBlock
+	}
+	d.forkScope(env, def)
+	return nil
+}
+
+// forkScope gives a fork its parent's delegation scope, so that its Task
+// tool reads the same (the depth cap still applies to it), and for a
+// verbatim fork the parent's tools in the parent's order, the delegation
+// tools included (inert at the cap): the tool list heads the cached prefix.
+func (d *Dispatcher) forkScope(env *dispatch.Envelope, def *registry.Definition) {
+	env.AllowedDestinations = []string{"*"}
+	if d.cfg.Allowed != nil {
+		env.AllowedDestinations = append([]string(nil), d.cfg.Allowed...)
+	}
+	if verbatimFork(def) {
 		env.Tools = append(append([]string(nil), d.cfg.ParentTools...), delegationTools...)
 		env.ReadOnly = false
-		return nil
 	}
-	env.HistoryPolicy = policyForkBlock
-	return nil
 }
 
 // forkStart builds a fork child's starting conversation.
@@ -115,3 +121,20 @@ func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
 }
 
 const closingInstructions = "When you finish, write your final answer as a summary: ## What I did, ## What I found, ## Files changed, ## Problems."
+
+// redactMessages returns msgs with f applied to every text, so a fork's
+// seed on disk holds no secret from the environment.
+func redactMessages(msgs []model.Message, f func(string) string) []model.Message {
+	if f == nil {
+		return msgs
+	}
+	out := make([]model.Message, len(msgs))
+	for i, m := range msgs {
+		m.Content = append([]model.Part(nil), m.Content...)
+		for j := range m.Content {
+			m.Content[j].Text = f(m.Content[j].Text)
+		}
+		out[i] = m
+	}
+	return out
+}

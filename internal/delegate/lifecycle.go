@@ -207,35 +207,38 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return nil, errors.New("resuming needs a follow-up prompt: say what the subagent should do next")
 	}
+	if !d.CanDelegate() {
+		return nil, fmt.Errorf("cannot resume task %s: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", id, d.cfg.Depth, d.cfg.MaxDepth)
+	}
 	t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resume: %w", err)
 	}
-	if t.Status == dispatch.StatusRunning {
-		return nil, fmt.Errorf("task %s (%s) is still running: wait for it with TaskOutput, or steer it with SendMessage", id, t.Agent)
+	if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
+		return nil, fmt.Errorf("task %s (%s) is still %s: wait for it with TaskOutput, or steer it with SendMessage", id, t.Agent, t.Status)
 	}
-	d.bg.mu.Lock()
-	b := d.bg.tasks[id]
-	d.bg.mu.Unlock()
-	if b != nil {
-		select {
-		case <-b.done:
-		default:
-			return nil, fmt.Errorf("task %s (%s) is still running: wait for it with TaskOutput, or steer it with SendMessage", id, t.Agent)
-		}
+	old := t.Envelope
+	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, old.TargetAgent) {
+		return nil, fmt.Errorf("task %s is a %s task, outside this agent's delegation scope (%s)", id, old.TargetAgent, strings.Join(d.cfg.Allowed, ", "))
 	}
-	env := t.Envelope
-	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, env.TargetAgent) {
-		return nil, fmt.Errorf("task %s is a %s task, outside this agent's delegation scope (%s)", id, env.TargetAgent, strings.Join(d.cfg.Allowed, ", "))
+	unlock, err := dispatch.LockTask(t.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot resume task %s: %w", id, err)
 	}
-	env.ResumeCount++
+	env, prio, err := d.resumeEnvelope(old)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
 	turns := 0
 	if t.Result != nil {
 		turns = t.Result.Turns
 	}
+	env.ResumeCount = old.ResumeCount + 1
 	env.Prompt = prompt
 	env.ResumePointer = fmt.Sprintf("session.jsonl, continued (resume %d, after %d turns of the last run)", env.ResumeCount, turns)
 	if err := dispatch.WriteJSON(filepath.Join(t.Dir, dispatch.EnvelopeFile), env); err != nil {
+		unlock()
 		return nil, err
 	}
 	// Keep the earlier run's records beside the new ones.
@@ -247,16 +250,38 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 	}
 	lg := t.Log
 	if lg == nil {
-		lg = &dispatch.Log{TaskID: id, Agent: env.TargetAgent, Depth: env.Depth, MaxDepth: env.MaxDepth}
+		lg = &dispatch.Log{TaskID: id, Agent: env.TargetAgent}
 	}
-	lg.Resumes = env.ResumeCount
+	lg.Depth, lg.MaxDepth, lg.Resumes = env.Depth, env.MaxDepth, env.ResumeCount
 	lg.Queued, lg.Started, lg.Finished, lg.PID = time.Now().UTC(), time.Time{}, time.Time{}, 0
 	d.writeLog(t.Dir, lg)
-	prio := 5
-	if def, ok := d.cfg.Registry.Get(env.TargetAgent); ok {
-		prio = priorityOf(def)
+	return &job{name: env.TargetAgent, prio: prio, env: env, dir: t.Dir, lg: lg, unlock: unlock}, nil
+}
+
+// resumeEnvelope rebuilds a task's envelope for a resume. The records on
+// disk say which task it is, but a child can write its own task directory,
+// so nothing that grants power is taken from them: tools, permissions,
+// read-only, isolation, network, depth and limits come again from the agent
+// definition and this dispatcher, as for a new dispatch.
+func (d *Dispatcher) resumeEnvelope(old *dispatch.Envelope) (*dispatch.Envelope, int, error) {
+	def, ok := d.cfg.Registry.Get(old.TargetAgent)
+	switch {
+	case old.Fork && strings.EqualFold(old.TargetAgent, "fork"):
+		def = forkDef()
+	case !ok:
+		return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", old.TaskID, old.TargetAgent)
 	}
-	return &job{name: env.TargetAgent, prio: prio, env: env, dir: t.Dir, lg: lg}, nil
+	brief := firstNonEmpty(old.Brief, old.Prompt)
+	env := d.envelope(old.TaskID, def, Request{Agent: def.Name, Prompt: brief, Description: old.HandoffReason})
+	if old.Fork {
+		// A fork's system prompt and history policy are its parent's; they
+		// grant nothing, so they are kept.
+		env.Fork, env.System, env.HistoryPolicy = true, old.System, old.HistoryPolicy
+		d.forkScope(env, def)
+	}
+	env.ParentTaskID, env.SourceAgent, env.Created, env.Brief = old.ParentTaskID, old.SourceAgent, old.Created, brief
+	holdBashReadOnly(env)
+	return env, priorityOf(def), nil
 }
 
 func allowed(list []string, name string) bool {

@@ -39,6 +39,7 @@ const (
 	StatusKilled     = "killed"
 	StatusCancelled  = "cancelled"
 	StatusRunning    = "running" // no result yet (only in listings)
+	StatusQueued     = "queued"  // waiting for a pool slot (only in listings)
 )
 
 // ValidStatus reports whether s is a terminal result status.
@@ -76,7 +77,10 @@ type Envelope struct {
 	ExpectedReturn      string   `json:"expected_return"`
 	ResumePointer       string   `json:"resume_pointer,omitempty"`
 
+	// Prompt is what the child is asked now: the brief on the first run,
+	// the follow-up on a resume. Brief keeps the original.
 	Prompt    string `json:"prompt"`
+	Brief     string `json:"brief,omitempty"`
 	System    string `json:"system"`    // the child's whole system prompt
 	Workspace string `json:"workspace"` // verified absolute path
 	// ProjectRoot is where .brood/ lives (dispatch records, settings).
@@ -108,8 +112,11 @@ type Envelope struct {
 	ForceWorktree bool        `json:"force_worktree,omitempty"`
 	// NoLandlock turns the child's kernel sandbox off (a setting).
 	NoLandlock bool `json:"no_landlock,omitempty"`
-	// IsolationRoot is the top of an isolated child's copy (set at spawn).
+	// IsolationRoot is the top of an isolated child's copy, and
+	// IsolationDir the directory the child works in (set at spawn; for an
+	// overlay both are the parent's own paths). Workspace stays the parent's.
 	IsolationRoot string `json:"isolation_root,omitempty"`
+	IsolationDir  string `json:"isolation_dir,omitempty"`
 	// Notes record what the parent changed and why (e.g. a tool withdrawn).
 	Notes []string `json:"notes,omitempty"`
 }

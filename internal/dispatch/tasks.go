@@ -64,16 +64,21 @@ func LoadTask(projectRoot, id string) (*Task, error) {
 		u := res.Usage.Add(res.ChildUsage)
 		t.Tokens = u.Total()
 	}
-	if t.Log != nil && t.Log.PID > 0 && Alive(t.Log.PID, id) && (t.Result == nil || t.Output == nil || t.Output.Finished.Before(t.Log.Started)) {
+	owned := TaskLocked(dir)
+	if t.Log != nil && t.Log.PID > 0 && !t.Log.Started.IsZero() && Alive(t.Log.PID, id) && (t.Result == nil || t.Output == nil || t.Output.Finished.Before(t.Log.Started)) {
 		// Running now (possibly a resume of a finished task).
 		t.Status = StatusRunning
-		if !t.Log.Started.IsZero() {
-			t.Duration = time.Since(t.Log.Started).Milliseconds()
-		}
+		t.Duration = time.Since(t.Log.Started).Milliseconds()
 		return t, nil
 	}
 	if t.Result == nil {
 		switch {
+		case owned && (t.Log == nil || t.Log.Started.IsZero()):
+			t.Status = StatusQueued
+			t.Note = "waiting for a pool slot"
+		case owned:
+			t.Status = StatusRunning
+			t.Note = "finishing"
 		case t.Log == nil || t.Log.Started.IsZero():
 			t.Status = StatusCancelled
 			t.Note = "never started (the parent stopped while it was queued)"

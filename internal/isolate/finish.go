@@ -120,7 +120,7 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 		return out, nil
 	}
 	out.Patch = filepath.Join(w.state, "changes.patch")
-	if err := os.WriteFile(out.Patch, patch, 0o600); err != nil {
+	if err := writeAtomic(out.Patch, patch); err != nil {
 		return nil, fmt.Errorf("isolate: save patch: %w", err)
 	}
 	unlock, err := w.repo.lock(ctx, true)
@@ -356,4 +356,25 @@ func (w *Workspace) worktreePatch(ctx context.Context, base string) ([]byte, []r
 	}
 	patch, files := splitRawPatch([]byte(out))
 	return patch, files, nil
+}
+
+// writeAtomic writes data to path through a temporary file and a rename, so
+// a crash never leaves half a patch.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
 }

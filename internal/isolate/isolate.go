@@ -75,6 +75,10 @@ type Options struct {
 	StateDir string
 	// ForceWorktree skips the overlay even where it is available.
 	ForceWorktree bool
+	// Keep lists more directories inside the tree that an overlay child
+	// must write through to the real tree rather than its copy (e.g. the
+	// dispatch records of its own subagents).
+	Keep []string
 }
 
 // Support is what the machine offers for isolation, found once by Probe.
@@ -129,6 +133,7 @@ type Workspace struct {
 	repo    *repo
 	id      string
 	state   string // StateDir/isolate
+	keep    []string
 	ownTemp string // StateDir when Prepare created it
 	upper   string
 	work    string
@@ -181,7 +186,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{repo: r, id: opts.ID, xattr: i.support.UserXattr}
+	w := &Workspace{repo: r, id: opts.ID, xattr: i.support.UserXattr, keep: opts.Keep}
 	stateDir := opts.StateDir
 	if stateDir == "" {
 		if stateDir, err = os.MkdirTemp("", "brood-isolate-"+opts.ID+"-"); err != nil {
@@ -240,7 +245,7 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			return err
 		}
 		cmd.Dir = w.Dir
-		spec := mountSpec{Mode: ModeOverlay, Root: w.Root, Upper: w.upper, Work: w.work, Cwd: w.Dir, Keep: []string{filepath.Dir(w.state)}, UserXattr: w.xattr}
+		spec := mountSpec{Mode: ModeOverlay, Root: w.Root, Upper: w.upper, Work: w.work, Cwd: w.Dir, Keep: append([]string{filepath.Dir(w.state)}, w.keep...), UserXattr: w.xattr}
 		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	case ModeWorktree:
 		cmd.Dir = w.Dir
@@ -251,6 +256,10 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 	}
 	return nil
 }
+
+// Keep marks the copy to be kept by Cleanup (e.g. when bringing the
+// changes back failed), so the child's work is never destroyed.
+func (w *Workspace) Keep() { w.kept = true }
 
 // Cleanup removes what Prepare made, except a copy Finish kept after a
 // conflict. It is safe to call more than once.

@@ -51,6 +51,11 @@ func New(cfg Config) *Pool {
 	return &Pool{cfg: cfg, sched: newScheduler(cfg.Concurrency)}
 }
 
+// LockTree waits until no tree-sharing child runs, then keeps them from
+// starting until the returned func is called. Applying an isolated child's
+// patch holds it, so the change is never mistaken for a running child's.
+func (p *Pool) LockTree(ctx context.Context) (func(), error) { return p.sched.acquireTree(ctx) }
+
 // Stats reports how many jobs run and wait.
 func (p *Pool) Stats() (running, waiting int) { return p.sched.stats() }
 

@@ -48,6 +48,9 @@ type waiter struct {
 	seq   uint64
 	class Class
 	ready chan struct{}
+	// noSlot waiters want only the work tree (to apply a patch), not a
+	// process slot.
+	noSlot bool
 }
 
 func newScheduler(slots int) *scheduler {
@@ -60,9 +63,20 @@ func newScheduler(slots int) *scheduler {
 // acquire blocks until the job may start, or ctx ends. The returned func
 // releases the slot and must be called exactly once.
 func (s *scheduler) acquire(ctx context.Context, prio int, class Class) (func(), error) {
+	return s.wait(ctx, &waiter{prio: prio, class: class, ready: make(chan struct{})})
+}
+
+// acquireTree takes the work tree exclusively, without a process slot: no
+// tree-sharing child runs while the holder writes to the tree.
+func (s *scheduler) acquireTree(ctx context.Context) (func(), error) {
+	return s.wait(ctx, &waiter{prio: -1, class: Mutating, noSlot: true, ready: make(chan struct{})})
+}
+
+func (s *scheduler) wait(ctx context.Context, w *waiter) (func(), error) {
+	class := w.class
 	s.mu.Lock()
 	s.seq++
-	w := &waiter{prio: prio, seq: s.seq, class: class, ready: make(chan struct{})}
+	w.seq = s.seq
 	i, _ := slices.BinarySearchFunc(s.waiting, w, cmpWaiter)
 	s.waiting = slices.Insert(s.waiting, i, w)
 	s.grantLocked()
@@ -70,14 +84,14 @@ func (s *scheduler) acquire(ctx context.Context, prio int, class Class) (func(),
 
 	select {
 	case <-w.ready:
-		return func() { s.release(class) }, nil
+		return func() { s.release(class, w.noSlot) }, nil
 	case <-ctx.Done():
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		select {
 		case <-w.ready:
 			// Granted while we were giving up: hand the slot back.
-			s.releaseLocked(class)
+			s.releaseLocked(class, w.noSlot)
 		default:
 			s.waiting = slices.DeleteFunc(s.waiting, func(x *waiter) bool { return x == w })
 		}
@@ -108,16 +122,28 @@ func (s *scheduler) eligible(c Class) bool {
 	return true
 }
 
-// grantLocked starts every waiting job that may start, best first.
+// grantLocked starts every waiting job that may start, best first. Once a
+// writer is waiting for the tree, no tree-sharing job behind it may start,
+// or a stream of readers would starve it.
 func (s *scheduler) grantLocked() {
-	for i := 0; i < len(s.waiting) && s.running < s.slots; {
+	writerWaits := false
+	for i := 0; i < len(s.waiting); {
 		w := s.waiting[i]
-		if !s.eligible(w.class) {
+		if !w.noSlot && s.running >= s.slots {
+			i++
+			continue
+		}
+		if !s.eligible(w.class) || (writerWaits && w.class != Isolated) {
+			if w.class == Mutating {
+				writerWaits = true
+			}
 			i++
 			continue
 		}
 		s.waiting = slices.Delete(s.waiting, i, i+1)
-		s.running++
+		if !w.noSlot {
+			s.running++
+		}
 		switch w.class {
 		case ReadOnly:
 			s.readers++
@@ -128,14 +154,16 @@ func (s *scheduler) grantLocked() {
 	}
 }
 
-func (s *scheduler) release(c Class) {
+func (s *scheduler) release(c Class, noSlot bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.releaseLocked(c)
+	s.releaseLocked(c, noSlot)
 }
 
-func (s *scheduler) releaseLocked(c Class) {
-	s.running--
+func (s *scheduler) releaseLocked(c Class, noSlot bool) {
+	if !noSlot {
+		s.running--
+	}
 	switch c {
 	case ReadOnly:
 		s.readers--

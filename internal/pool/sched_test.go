@@ -106,3 +106,50 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition never held")
 }
+
+// TestWriterIsNotStarvedByReaders: once a writer waits, readers that come
+// after it wait too, so the writer runs as soon as the current readers end.
+func TestWriterIsNotStarvedByReaders(t *testing.T) {
+	s := newScheduler(10)
+	ctx := context.Background()
+	r1, _ := s.acquire(ctx, 5, ReadOnly)
+	wc := make(chan func(), 1)
+	go func() { w, _ := s.acquire(ctx, 5, Mutating); wc <- w }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 1 })
+	rc := make(chan func(), 1)
+	go func() { r, _ := s.acquire(ctx, 5, ReadOnly); rc <- r }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 2 })
+	select {
+	case <-rc:
+		t.Fatal("a reader overtook a waiting writer")
+	default:
+	}
+	r1()
+	w := <-wc
+	w()
+	(<-rc)()
+}
+
+// TestLockTree: the tree lock waits for tree-sharing children and holds new
+// ones back, without taking a process slot.
+func TestLockTree(t *testing.T) {
+	s := newScheduler(1)
+	ctx := context.Background()
+	r, _ := s.acquire(ctx, 0, ReadOnly)
+	lc := make(chan func(), 1)
+	go func() { l, _ := s.acquireTree(ctx); lc <- l }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 1 })
+	r()
+	unlock := <-lc
+	// The slot is free (the lock took none), but a reader must wait.
+	got := make(chan func(), 1)
+	go func() { r2, _ := s.acquire(ctx, 0, ReadOnly); got <- r2 }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 1 })
+	iso, err := s.acquire(ctx, 0, Isolated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso()
+	unlock()
+	(<-got)()
+}

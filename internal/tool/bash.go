@@ -87,11 +87,20 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	cmd.WaitDelay = bashWaitDelay
 
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if env.OnGroup != nil {
+			env.OnGroup(cmd.Process.Pid, true)
+		}
+		err = cmd.Wait()
+	}
 	if errors.Is(err, exec.ErrWaitDelay) || runCtx.Err() != nil {
 		// The shell is gone but something it started still holds the
 		// output; or the call was cut short. Either way, end the group.
 		_ = killGroup(cmd.Process)
+	}
+	if env.OnGroup != nil && cmd.Process != nil && groupGone(cmd.Process.Pid) {
+		env.OnGroup(cmd.Process.Pid, false)
 	}
 	w.Close()
 	text := note + out.finish()
@@ -124,6 +133,12 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		text += strings.Join(status, "\n")
 	}
 	return Result{Content: text, IsError: len(status) > 0 && !errors.Is(err, exec.ErrWaitDelay)}
+}
+
+// groupGone reports whether no process is left in the group led by pid (a
+// background job the command started would still be there).
+func groupGone(pid int) bool {
+	return errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH)
 }
 
 // killGroup sends SIGKILL to the process group led by p (the shell was

@@ -26,4 +26,8 @@ type Env struct {
 	BashTimeout time.Duration
 	// OutputLimit caps the bytes of tool output returned inline (0: 30000).
 	OutputLimit int
+	// OnGroup, when set, is told of every process group Bash starts
+	// (alive) and of each one once it is empty (!alive), so that a
+	// supervisor can kill what is left if this process dies first.
+	OnGroup func(pgid int, alive bool)
 }
