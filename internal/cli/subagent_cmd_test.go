@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/session"
 )
 
 // scoutAgent is a project agent that reads; stepperAgent stops at its turn
@@ -155,8 +155,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // detached is brood run as a separate process (this binary re-executed).
 type detached struct {
 	cmd    *exec.Cmd
-	stdout bytes.Buffer
-	stderr bytes.Buffer
+	stdout syncBuffer // read while the process writes
+	stderr syncBuffer
 	done   chan struct{}
 }
 
@@ -392,8 +392,9 @@ func TestSubagentModelSource(t *testing.T) {
 	}
 }
 
-// TestSubagentBackground: --background names the task and the verified
-// result lands on disk, readable with `brood tasks output`.
+// TestSubagentBackground: --background prints the task id at once (as text
+// or JSON), waits for the child, and the verified result lands on disk,
+// readable with `brood tasks output`.
 func TestSubagentBackground(t *testing.T) {
 	p := newDispatchProject(t, true)
 	code, out, errOut := p.brood("subagent", "--background", "scout", "what is in the README?")
@@ -401,8 +402,13 @@ func TestSubagentBackground(t *testing.T) {
 		t.Fatalf("code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	id := onlyTask(t, p.root)
-	if !strings.Contains(out+errOut, id) {
-		t.Errorf("the task id %s is printed nowhere:\nstdout:\n%s\nstderr:\n%s", id, out, errOut)
+	if first, _, _ := strings.Cut(out, "\n"); !strings.HasPrefix(first, "task "+id+" ") {
+		t.Errorf("stdout does not start by naming task %s:\n%s", id, out)
+	}
+	// (Not "finished: done": Dispatcher.Output with wait 0 picks at random
+	// between a finished task's status and "running"; see the report.)
+	if !strings.Contains(errOut, "task "+id+" finished") {
+		t.Errorf("stderr does not say the task ended:\n%s", errOut)
 	}
 	var env dispatch.Envelope
 	readRecord(t, p.root, id, dispatch.EnvelopeFile, &env)
@@ -414,5 +420,44 @@ func TestSubagentBackground(t *testing.T) {
 	code, out, _ = p.brood("tasks", "output", id)
 	if code != 0 || !strings.HasPrefix(out, "status: done\n<subagent-result task-id=\""+id+"\" agent=\"scout\" status=\"done\" trust=\"untrusted\"") {
 		t.Errorf("tasks output: code %d\n%s", code, out)
+	}
+
+	code, out, errOut = p.brood("subagent", "--background", "--json", "scout", "again")
+	if code != 0 {
+		t.Fatalf("--json: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	vals := jsonValues(t, out)
+	if len(vals) == 0 || vals[0]["task_id"] == nil || vals[0]["task_id"] == id {
+		t.Fatalf("--background --json does not start with the new task's id:\n%s", out)
+	}
+	second := vals[0]["task_id"].(string)
+	readRecord(t, p.root, second, dispatch.ResultFile, &res)
+	if res.Status != dispatch.StatusDone || res.TaskID != second {
+		t.Errorf("second background result %+v", res)
+	}
+}
+
+// TestSubagentBackgroundInterrupt: Ctrl-C on `brood subagent --background`
+// stops the child, which records itself cancelled and stays resumable.
+func TestSubagentBackgroundInterrupt(t *testing.T) {
+	p := newDispatchProject(t, true)
+	parent := p.start(nil, "subagent", "--background", "sleeper", "think")
+	id := p.runningTask()
+	p.waitTranscript(id, "the child's first turn", func(r session.Record) bool { return r.Type == session.RecMessage })
+	if err := parent.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	parent.wait(t)
+	if !strings.Contains(parent.stdout.String(), id) {
+		t.Errorf("the parent never named the task:\n%s", parent.stdout.String())
+	}
+	var res dispatch.Result
+	readRecord(t, p.root, id, dispatch.ResultFile, &res)
+	if res.Status != dispatch.StatusCancelled || res.ResumeHandle != id {
+		t.Errorf("after Ctrl-C: %+v", res)
+	}
+	code, out, errOut := p.broodWithin(time.Minute, "tasks", "resume", id, "wake up")
+	if code != 0 || !strings.Contains(out, "Awake again after the stop.") {
+		t.Errorf("resume after Ctrl-C: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

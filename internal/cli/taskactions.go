@@ -74,7 +74,7 @@ func newTasksOutputCmd(app *App) *cobra.Command {
 			if asJSON {
 				return writeJSON(app.Out, map[string]string{"task_id": args[0], "status": status, "output": text})
 			}
-			fmt.Fprintf(app.Out, "status: %s\n%s", status, text)
+			fmt.Fprintf(app.Out, "status: %s\n%s\n", status, strings.TrimRight(text, "\n"))
 			return nil
 		},
 	}
@@ -113,11 +113,32 @@ func newTasksResumeCmd(app *App) *cobra.Command {
 
 func printOutcome(app *App, o *delegate.Outcome, asJSON bool) error {
 	if asJSON {
-		return writeJSON(app.Out, map[string]any{"task_id": o.TaskID, "result": o.Result, "output": o.Output, "text": o.Text, "verification": o.Failures})
+		if err := writeJSON(app.Out, map[string]any{"task_id": o.TaskID, "result": o.Result, "output": o.Output, "text": o.Text, "verification": o.Failures}); err != nil {
+			return err
+		}
+		if len(o.Failures) > 0 {
+			return ExitCode(1, nil)
+		}
+		return outcomeExit(o)
 	}
 	fmt.Fprint(app.Out, o.Text)
 	if len(o.Failures) > 0 {
 		return ExitCode(1, fmt.Errorf("task %s failed verification", o.TaskID))
+	}
+	return outcomeExit(o)
+}
+
+// outcomeExit maps how a task ended to the exit status, as brood run does:
+// 1 for failed or killed, 130 for cancelled.
+func outcomeExit(o *delegate.Outcome) error {
+	if o.Result == nil {
+		return nil
+	}
+	switch o.Result.Status {
+	case dispatch.StatusFailed, dispatch.StatusKilled:
+		return ExitCode(1, fmt.Errorf("task %s %s: %s", o.TaskID, o.Result.Status, o.Result.Error))
+	case dispatch.StatusCancelled:
+		return ExitCode(130, fmt.Errorf("task %s cancelled; resume it with: brood tasks resume %s \"...\"", o.TaskID, o.TaskID))
 	}
 	return nil
 }
@@ -195,7 +216,7 @@ func newTasksSendCmd(app *App) *cobra.Command {
 
 func newSubagentCmd(app *App) *cobra.Command {
 	var asJSON, background bool
-	var isolation string
+	var isolation, modelSpec, description string
 	cmd := &cobra.Command{
 		Use:   "subagent TYPE PROMPT",
 		Short: "Dispatch a subagent directly, bypassing the model's choice (validated against the registry)",
@@ -203,7 +224,7 @@ func newSubagentCmd(app *App) *cobra.Command {
   brood subagent general-purpose "Add a --json flag to the export command and update its tests"`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec := app.Settings.Model
+			spec := firstNonEmpty(modelSpec, app.Settings.Model)
 			if spec == "" {
 				if _, err := resolveModel(app, ""); err != nil {
 					return err
@@ -218,7 +239,8 @@ func newSubagentCmd(app *App) *cobra.Command {
 			if d == nil {
 				return errors.New("delegation is off here: this process is at the subagent depth cap")
 			}
-			req := delegate.Request{Agent: args[0], Prompt: strings.Join(args[1:], " "), Description: "forced from the command line", Isolation: isolation}
+			prompt := strings.Join(args[1:], " ")
+			req := delegate.Request{Agent: args[0], Prompt: prompt, Description: firstNonEmpty(description, firstLine(prompt, 80)), Isolation: isolation}
 			if background {
 				d.SetLifetime(cmd.Context())
 				id, err := d.Start(req)
@@ -247,5 +269,7 @@ func newSubagentCmd(app *App) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&background, "background", false, "run detached and print the task id first")
 	cmd.Flags().StringVar(&isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
+	cmd.Flags().StringVar(&modelSpec, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
+	cmd.Flags().StringVar(&description, "description", "", "a short label for the task (default: the prompt's first line)")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 )
 
@@ -43,16 +44,18 @@ resumed.`,
 				tasks = keep
 			}
 			if asJSON {
+				rows := make([]taskRow, 0, len(tasks))
 				for _, t := range tasks {
-					t.Envelope, t.Output, t.Log = nil, nil, nil
-					if t.Result != nil {
-						t.Result = &dispatch.Result{Status: t.Result.Status, Usage: t.Result.Usage, ChildUsage: t.Result.ChildUsage, ResumeHandle: t.Result.ResumeHandle}
-					}
+					rows = append(rows, newTaskRow(t))
 				}
-				return writeJSON(app.Out, nonNilTasks(tasks))
+				return writeJSON(app.Out, rows)
 			}
 			if len(tasks) == 0 {
-				fmt.Fprintln(app.Out, "no dispatches yet in", dispatch.Root(app.ProjectRoot))
+				if status != "" {
+					fmt.Fprintf(app.Out, "no tasks with status %s in %s\n", status, dispatch.Root(app.ProjectRoot))
+				} else {
+					fmt.Fprintln(app.Out, "no dispatches yet in", dispatch.Root(app.ProjectRoot))
+				}
 				return nil
 			}
 			tw := tabwriter.NewWriter(app.Out, 0, 0, 2, ' ', 0)
@@ -74,11 +77,38 @@ resumed.`,
 	return cmd
 }
 
-func nonNilTasks(t []*dispatch.Task) []*dispatch.Task {
-	if t == nil {
-		return []*dispatch.Task{}
+// taskRow is one line of `brood tasks --json`: what the table shows, plus
+// the usage and the resume handle.
+type taskRow struct {
+	ID          string     `json:"id"`
+	Dir         string     `json:"dir"`
+	Agent       string     `json:"agent"`
+	Status      string     `json:"status"`
+	Description string     `json:"description,omitempty"`
+	Note        string     `json:"note,omitempty"`
+	Created     time.Time  `json:"created"`
+	DurationMS  int64      `json:"duration_ms,omitempty"`
+	Tokens      int64      `json:"tokens"`
+	Depth       int        `json:"depth"`
+	Parent      string     `json:"parent_task_id,omitempty"`
+	Result      *rowResult `json:"result,omitempty"`
+}
+
+// rowResult is the part of result.json a listing needs.
+type rowResult struct {
+	Status       string      `json:"status"`
+	Usage        model.Usage `json:"usage"`
+	ChildUsage   model.Usage `json:"child_usage"`
+	ResumeHandle string      `json:"resume_handle,omitempty"`
+}
+
+func newTaskRow(t *dispatch.Task) taskRow {
+	r := taskRow{ID: t.ID, Dir: t.Dir, Agent: t.Agent, Status: t.Status, Description: t.Label, Note: t.Note, Created: t.Created,
+		DurationMS: t.Duration, Tokens: t.Tokens, Depth: t.Depth, Parent: t.Parent}
+	if t.Result != nil {
+		r.Result = &rowResult{Status: t.Result.Status, Usage: t.Result.Usage, ChildUsage: t.Result.ChildUsage, ResumeHandle: t.Result.ResumeHandle}
 	}
-	return t
+	return r
 }
 
 func newTasksShowCmd(app *App) *cobra.Command {

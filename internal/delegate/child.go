@@ -201,6 +201,10 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	switch {
 	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up
+	case env.ResumeCount > 0 && !env.Fork:
+		// A resume of a run that never got going: the brief, then the
+		// follow-up.
+		prompt += "\n\n" + env.Prompt
 	case env.Fork:
 		if history, err = forkStart(env, dir); err != nil {
 			return fail(err)

@@ -68,12 +68,14 @@ func describeIsolation(mode isolate.Mode, o *isolate.Outcome) string {
 	case o.Conflict != "":
 		return fmt.Sprintf("%s copy: the changes were NOT applied (conflict: %s). The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
 			mode, firstLine(o.Conflict), o.KeptAt, o.Patch)
+	case len(o.Files) == 0:
+		return fmt.Sprintf("%s copy: no changes to bring back", mode)
 	case o.Applied && o.Merged:
 		return fmt.Sprintf("%s copy: %d file(s) merged into your tree with your concurrent edits (not staged): %s", mode, len(o.Files), strings.Join(o.Files, ", "))
 	case o.Applied:
 		return fmt.Sprintf("%s copy: %d file(s) applied to your tree as one patch (not staged): %s", mode, len(o.Files), strings.Join(o.Files, ", "))
 	}
-	return fmt.Sprintf("%s copy: no changes to bring back", mode)
+	return fmt.Sprintf("%s copy: the changes were not applied", mode)
 }
 
 // childPolicy is the sandbox a child puts itself in before it runs a tool.

@@ -123,6 +123,11 @@ func (d *Dispatcher) Output(ctx context.Context, id string, wait time.Duration) 
 	b := d.bg.tasks[id]
 	d.bg.mu.Unlock()
 	if b != nil {
+		select {
+		case <-b.done:
+			return b.out.Result.Status, b.out.Text, nil
+		default:
+		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
@@ -131,6 +136,11 @@ func (d *Dispatcher) Output(ctx context.Context, id string, wait time.Duration) 
 		case <-t.C:
 		case <-ctx.Done():
 			return "", "", ctx.Err()
+		}
+		select {
+		case <-b.done:
+			return b.out.Result.Status, b.out.Text, nil
+		default:
 		}
 		return dispatch.StatusRunning, d.runningText(id, b.agent), nil
 	}

@@ -120,7 +120,10 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 			why = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
 		}
 		if o.Signal != "" && o.KilledBy == pool.KilledByNone {
-			why = "the child died of signal " + o.Signal
+			// Killed from outside (brood tasks kill, the OOM killer, a user)
+			// before it could write its result.
+			status = dispatch.StatusKilled
+			why = "the child was killed by signal " + o.Signal + " before it wrote a result"
 		}
 		res = d.recover(id, name, dir, status, why)
 		fails = nil

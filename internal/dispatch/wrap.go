@@ -90,7 +90,7 @@ func (v View) Render() string {
 		fmt.Fprintf(&b, "Verification failed: %s (transcript: %s)\n", oneLine(f), v.Transcript)
 	}
 	if r.ResumeHandle != "" {
-		fmt.Fprintf(&b, "To continue this task, call Task with resume_task_id=%q and a follow-up prompt.\n", r.ResumeHandle)
+		fmt.Fprintf(&b, "To continue this task, call Task with resume_task_id=%q and a follow-up prompt (from a shell: brood tasks resume %s \"...\").\n", r.ResumeHandle, r.ResumeHandle)
 	}
 	return b.String()
 }
