@@ -134,8 +134,17 @@ func modelText(d *registry.Definition) string {
 	return d.Model
 }
 
-// toolsText summarises what the agent may use in a few words.
+// toolsText summarises what the agent may use in a few words, and says
+// when it may delegate.
 func toolsText(d *registry.Definition) string {
+	t := baseToolsText(d)
+	if d.Delegate && !d.AllTools && !strings.Contains(t, "Task") {
+		t += " + Task"
+	}
+	return t
+}
+
+func baseToolsText(d *registry.Definition) string {
 	switch {
 	case d.Unresolvable:
 		return "none resolved (refused)"
