@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,20 +30,7 @@ func (m *Model) classify(err error) retry.Failure {
 	if errors.As(err, &mal) {
 		return retry.Failure{Err: fmt.Errorf("anthropic: malformed response stream from %s: %w", m.cfg.BaseURL, mal.err), Retryable: true, After: -1}
 	}
-	if retry.IsRefused(err) {
-		return retry.Failure{Err: fmt.Errorf("anthropic: server at %s refused the connection: is it running? check ANTHROPIC_BASE_URL", m.cfg.BaseURL), After: -1}
-	}
-	if retry.IsTransient(err) {
-		return retry.Failure{Err: fmt.Errorf("anthropic: connection to %s lost: %v", m.cfg.BaseURL, err), Retryable: true, After: -1}
-	}
-	// An event whose data is not JSON surfaces from the SDK's stream as a
-	// plain decoding error.
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
-		return retry.Failure{Err: fmt.Errorf("anthropic: malformed response stream from %s: %v", m.cfg.BaseURL, err), Retryable: true, After: -1}
-	}
-	return retry.Failure{Err: fmt.Errorf("anthropic: request to %s failed: %v", m.cfg.BaseURL, err), After: -1}
+	return retry.Transport("anthropic", m.cfg.BaseURL, "check ANTHROPIC_BASE_URL", err)
 }
 
 func (m *Model) classifyAPI(e *sdk.Error) retry.Failure {
@@ -52,14 +38,7 @@ func (m *Model) classifyAPI(e *sdk.Error) retry.Failure {
 	if e.Response != nil {
 		after = retry.ParseRetryAfter(e.Response.Header.Get, time.Now())
 	}
-	msg := e.Message
-	if msg == "" {
-		msg = e.RawJSON()
-	}
-	msg = retry.OneLine(msg)
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := retry.APIMessage(e.Message, e.RawJSON(), e.StatusCode)
 	status := e.StatusCode
 	etype := string(e.Type())
 	// An error event inside a 200 stream carries its kind only in its type.

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,18 +25,7 @@ func (m *Model) classify(err error) retry.Failure {
 		// stream; another attempt may reach a healthy upstream.
 		return retry.Failure{Err: fmt.Errorf("openai: %s reported an error mid-stream: %s", m.cfg.BaseURL, retry.OneLine(streamErr.Message)), Retryable: true, After: -1}
 	}
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
-		return retry.Failure{Err: fmt.Errorf("openai: malformed response stream from %s: %v", m.cfg.BaseURL, err), Retryable: true, After: -1}
-	}
-	if retry.IsRefused(err) {
-		return retry.Failure{Err: fmt.Errorf("openai: server at %s refused the connection: is it running?", m.cfg.BaseURL), After: -1}
-	}
-	if retry.IsTransient(err) {
-		return retry.Failure{Err: fmt.Errorf("openai: connection to %s lost: %v", m.cfg.BaseURL, err), Retryable: true, After: -1}
-	}
-	return retry.Failure{Err: fmt.Errorf("openai: request to %s failed: %v", m.cfg.BaseURL, err), After: -1}
+	return retry.Transport("openai", m.cfg.BaseURL, "", err)
 }
 
 func (m *Model) classifyAPI(e *sdk.Error) retry.Failure {
@@ -45,14 +33,7 @@ func (m *Model) classifyAPI(e *sdk.Error) retry.Failure {
 	if e.Response != nil {
 		after = retry.ParseRetryAfter(e.Response.Header.Get, time.Now())
 	}
-	msg := e.Message
-	if msg == "" {
-		msg = e.RawJSON()
-	}
-	msg = retry.OneLine(msg)
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := retry.APIMessage(e.Message, e.RawJSON(), e.StatusCode)
 	f := retry.Failure{After: after}
 	switch s := e.StatusCode; {
 	case s == http.StatusUnauthorized:

@@ -11,11 +11,14 @@ package retry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"syscall"
@@ -274,4 +277,41 @@ func OneLine(s string) string {
 		s = s[:300] + "..."
 	}
 	return s
+}
+
+// Transport classifies an error that happened below the API (no HTTP status
+// from the provider): a refused connection (not retried: nothing listens),
+// a connection lost mid-way, or a stream whose data was not JSON (both
+// retried). provider names the adapter in the message; hint says what to
+// check when nothing listens (e.g. "check ANTHROPIC_BASE_URL").
+func Transport(provider, baseURL, hint string, err error) Failure {
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case IsRefused(err):
+		msg := fmt.Sprintf("%s: server at %s refused the connection: is it running?", provider, baseURL)
+		if hint != "" {
+			msg += " " + hint
+		}
+		return Failure{Err: errors.New(msg), After: -1}
+	case IsTransient(err):
+		return Failure{Err: fmt.Errorf("%s: connection to %s lost: %v", provider, baseURL, err), Retryable: true, After: -1}
+	case errors.As(err, &syntaxErr) || errors.As(err, &typeErr):
+		return Failure{Err: fmt.Errorf("%s: malformed response stream from %s: %v", provider, baseURL, err), Retryable: true, After: -1}
+	}
+	return Failure{Err: fmt.Errorf("%s: request to %s failed: %v", provider, baseURL, err), After: -1}
+}
+
+// APIMessage is the one-line text of an API error: its message, else its
+// raw JSON, else the status text.
+func APIMessage(message, rawJSON string, status int) string {
+	msg := message
+	if msg == "" {
+		msg = rawJSON
+	}
+	msg = OneLine(msg)
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return msg
 }
