@@ -268,12 +268,18 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		return fail(errors.New("the agent loop ended without an outcome"))
 	}
 	res.Summary = outcome.Text
+	if cfg.Redact != nil {
+		// The result is read by the parent's model and kept on disk: no
+		// secret from the environment goes into it (the checkpoint below
+		// is parsed from the redacted text).
+		res.Summary = cfg.Redact(res.Summary)
+	}
 	res.Turns = outcome.Turns
 	res.Usage = prior.Usage.Add(outcome.Usage)
 	res.Error = outcome.Error
 	res.Status = string(outcome.Status)
 	if outcome.Status == agent.StatusDone {
-		if cp := ParseCheckpoint(outcome.Text); cp != nil {
+		if cp := ParseCheckpoint(res.Summary); cp != nil {
 			res.Status, res.Checkpoint = dispatch.StatusCheckpoint, cp
 		}
 	}
@@ -305,9 +311,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	res.Confidence = confidence(outcome.Text)
 	res.Finished = time.Now().UTC()
 	if cfg.Redact != nil {
-		// The result is read by the parent's model and kept on disk: no
-		// secret from the environment goes into it.
-		res.Summary, res.Error = cfg.Redact(res.Summary), cfg.Redact(res.Error)
+		res.Error = cfg.Redact(res.Error)
 		for i := range res.Evidence {
 			res.Evidence[i] = cfg.Redact(res.Evidence[i])
 		}

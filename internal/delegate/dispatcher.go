@@ -218,10 +218,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 			env.Isolation = ""
 		}
 	}
-	if env.Isolation == "worktree" && !inGitRepo(env.Workspace) {
-		env.Isolation = ""
-		env.Notes = append(env.Notes, "not a git repository: the child ran in the working directory without isolation")
-	}
+	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	if req.Fork {
 		if err := d.prepareFork(env, def, req, dir); err != nil {
@@ -230,6 +227,11 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	}
 	unlock, err := dispatch.LockTask(dir)
 	if err != nil {
+		return nil, err
+	}
+	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt}
+	if err := dispatch.WriteOwner(d.cfg.ProjectRoot, owner); err != nil {
+		unlock()
 		return nil, err
 	}
 	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env); err != nil {

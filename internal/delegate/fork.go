@@ -83,7 +83,13 @@ func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
 	if err := dispatch.ReadJSON(filepath.Join(dir, ForkFile), &seed); err != nil {
 		return nil, fmt.Errorf("fork seed: %w", err)
 	}
-	brief := fmt.Sprintf("[brood] You are a fork of the agent above, with its context. Only your final answer goes back to it.\n\nYOUR TASK:\n%s\n\n%s", env.Prompt, closingInstructions)
+	task := firstNonEmpty(env.Brief, env.Prompt)
+	if env.ResumeCount > 0 && env.Prompt != task {
+		// A resume of a fork that never got going: its brief, then the
+		// follow-up.
+		task += "\n\nFOLLOW-UP:\n" + env.Prompt
+	}
+	brief := fmt.Sprintf("[brood] You are a fork of the agent above, with its context. Only your final answer goes back to it.\n\nYOUR TASK:\n%s\n\n%s", task, closingInstructions)
 	if strings.HasPrefix(env.HistoryPolicy, "fork-verbatim") {
 		msgs := append([]model.Message(nil), seed.Messages...)
 		if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant && len(msgs[n-1].ToolUses()) > 0 {

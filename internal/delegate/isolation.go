@@ -41,6 +41,28 @@ func holdBashReadOnly(env *dispatch.Envelope) {
 	env.Notes = append(env.Notes, "Bash withdrawn from this read-only agent: "+why+" to hold it read-only")
 }
 
+// checkIsolation drops a worktree isolation that cannot happen here (no
+// repository, no git, neither overlay nor worktree), before the child is
+// queued: such a child writes in place, so it must be scheduled as a writer
+// sharing the tree, not as an isolated one.
+func (d *Dispatcher) checkIsolation(env *dispatch.Envelope) {
+	if env.Isolation != "worktree" {
+		return
+	}
+	why := ""
+	if !inGitRepo(env.Workspace) {
+		why = "not a git repository"
+	} else if sup := d.isolator(context.Background()).Support(); sup.Git == "" {
+		why = "git not found"
+	} else if !sup.Overlay && !sup.Worktree {
+		why = "neither overlay nor git worktree is available"
+	}
+	if why != "" {
+		env.Isolation = ""
+		env.Notes = append(env.Notes, why+": the child ran in the working directory without isolation")
+	}
+}
+
 // inGitRepo reports whether dir is inside a git work tree (a .git file or
 // directory in it or an ancestor): without one, isolation runs in place.
 func inGitRepo(dir string) bool {
@@ -104,6 +126,12 @@ func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool)
 // so it restricts itself after the mount.
 func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws *isolate.Workspace) error {
 	if env.NoLandlock || (ws != nil && ws.Mode == isolate.ModeOverlay) {
+		return nil
+	}
+	if a := cmd.SysProcAttr; a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0) {
+		// A new user namespace (network: false as a non-root user): Go
+		// writes the id maps from this thread, which Landlock would forbid;
+		// the child restricts itself instead.
 		return nil
 	}
 	tmp := filepath.Join(dir, "tmp")

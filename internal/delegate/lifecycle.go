@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/registry"
 )
 
 // background is one child running detached from the Task call that started it.
@@ -274,22 +275,43 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 // read-only, isolation, network, depth and limits come again from the agent
 // definition and this dispatcher, as for a new dispatch.
 func (d *Dispatcher) resumeEnvelope(old *dispatch.Envelope) (*dispatch.Envelope, int, error) {
-	def, ok := d.cfg.Registry.Get(old.TargetAgent)
-	switch {
-	case old.Fork && strings.EqualFold(old.TargetAgent, "fork"):
-		def = forkDef()
-	case !ok:
-		return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", old.TaskID, old.TargetAgent)
+	// What the task is comes from the parent's own record, which no
+	// sandboxed child can write; the envelope in the task directory can.
+	var own dispatch.Owner
+	if err := dispatch.ReadJSON(dispatch.OwnerPath(d.cfg.ProjectRoot, old.TaskID), &own); err != nil || own.TaskID != old.TaskID {
+		return nil, 0, fmt.Errorf("cannot resume task %s: its owner record %s is missing or unreadable", old.TaskID, dispatch.OwnerPath(d.cfg.ProjectRoot, old.TaskID))
 	}
-	brief := firstNonEmpty(old.Brief, old.Prompt)
-	env := d.envelope(old.TaskID, def, Request{Agent: def.Name, Prompt: brief, Description: old.HandoffReason})
-	if old.Fork {
-		// A fork's system prompt and history policy are its parent's; they
-		// grant nothing, so they are kept.
-		env.Fork, env.System, env.HistoryPolicy = true, old.System, old.HistoryPolicy
+	var def *registry.Definition
+	if own.Fork && own.Agent == "fork" {
+		def = forkDef()
+	} else {
+		var ok bool
+		if def, ok = d.cfg.Registry.Get(own.Agent); !ok {
+			return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", old.TaskID, own.Agent)
+		}
+	}
+	env := d.envelope(old.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description})
+	if own.Isolation != "" && !env.ReadOnly {
+		env.Isolation = own.Isolation
+		if own.Isolation == "none" {
+			env.Isolation = ""
+		}
+	}
+	if own.Fork {
+		// A fork's history policy is its parent's; for a verbatim fork the
+		// system prompt is the parent's too (this dispatcher's, when it is
+		// the same parent; else the one recorded, which grants nothing).
+		env.Fork, env.HistoryPolicy = true, old.HistoryPolicy
+		if !strings.HasPrefix(old.HistoryPolicy, "fork-") {
+			env.HistoryPolicy = policyForkBlock
+		}
+		if env.HistoryPolicy == policyForkVerbatim {
+			env.System = old.System
+		}
 		d.forkScope(env, def)
 	}
-	env.ParentTaskID, env.SourceAgent, env.Created, env.Brief = old.ParentTaskID, old.SourceAgent, old.Created, brief
+	env.ParentTaskID, env.SourceAgent, env.Created, env.Brief = old.ParentTaskID, old.SourceAgent, old.Created, own.Brief
+	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	return env, priorityOf(def), nil
 }

@@ -102,7 +102,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	}
 	// (An error with an outcome is only a failed output.json write: the
 	// child ran, and its result is judged as usual.)
-	killLeftovers(dir)
+	killLeftovers(dir, o.PID)
 	out.Output = o
 	want := dispatch.Expect{TaskID: id, Agent: name, ReadOnly: env.ReadOnly}
 	if before != nil {
@@ -181,16 +181,58 @@ func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir s
 
 // killLeftovers kills the process groups a child's Bash commands left
 // behind (the child records them; if it was killed it could not clean up).
-func killLeftovers(dir string) {
+// The list is the child's to write, so a group is killed only if it is
+// still in the child's own session: a child cannot make the parent signal
+// anything it could not reach itself.
+func killLeftovers(dir string, session int) {
 	var groups []int
 	if dispatch.ReadJSON(filepath.Join(dir, GroupsFile), &groups) != nil {
 		return
 	}
+	if len(groups) == 0 {
+		return
+	}
+	live := groupsInSession(session)
 	for _, g := range groups {
-		if g > 1 {
+		if g > 1 && g != session && live[g] {
 			_ = syscall.Kill(-g, syscall.SIGKILL)
 		}
 	}
+}
+
+// groupsInSession lists the process groups that have a member in session,
+// from /proc (a group's leader may be gone while the group lives on).
+func groupsInSession(session int) map[int]bool {
+	out := map[int]bool{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		// After the command: state ppid pgrp session ...
+		f := strings.Fields(s[i+1:])
+		if len(f) < 4 {
+			continue
+		}
+		pgrp, err1 := strconv.Atoi(f[2])
+		sid, err2 := strconv.Atoi(f[3])
+		if err1 == nil && err2 == nil && sid == session {
+			out[pgrp] = true
+		}
+	}
+	return out
 }
 
 // configure prepares an isolated child's copy and namespaces on its command,

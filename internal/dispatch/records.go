@@ -281,7 +281,7 @@ func Exists(path string) bool {
 // stateIgnore keeps brood's own records out of git and out of the tools'
 // view of the tree (Glob, Grep and LS honour .gitignore files), while the
 // project's agents and settings under .brood/ stay versionable.
-const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nsessions/\noutputs/\nbrood-debug.log\n"
+const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nrecords/\nsessions/\noutputs/\nbrood-debug.log\n"
 
 // EnsureStateDir creates projectRoot/.brood with its .gitignore if missing.
 func EnsureStateDir(projectRoot string) error {
@@ -294,4 +294,31 @@ func EnsureStateDir(projectRoot string) error {
 		return nil
 	}
 	return WriteFileAtomic(p, []byte(stateIgnore))
+}
+
+// Owner is the parent's own record of what a task is: which agent, whether
+// it is a fork, what isolation was asked for, and its brief. It lives under
+// .brood/records/, outside every sandboxed child's writable set (unlike the
+// task directory, which the child writes), so a resume can trust it.
+type Owner struct {
+	TaskID      string `json:"task_id"`
+	Agent       string `json:"agent"`
+	Fork        bool   `json:"fork,omitempty"`
+	Isolation   string `json:"isolation,omitempty"`
+	Description string `json:"description,omitempty"`
+	Brief       string `json:"brief"`
+}
+
+// OwnerPath is where a task's Owner record lives.
+func OwnerPath(projectRoot, id string) string {
+	return filepath.Join(projectRoot, ".brood", "records", id+".json")
+}
+
+// WriteOwner records o (creating the directory).
+func WriteOwner(projectRoot string, o Owner) error {
+	p := OwnerPath(projectRoot, o.TaskID)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return WriteJSON(p, o)
 }

@@ -65,6 +65,16 @@ func LoadTask(projectRoot, id string) (*Task, error) {
 		t.Tokens = u.Total()
 	}
 	owned := TaskLocked(dir)
+	if owned && t.Log != nil && !t.Log.Started.IsZero() {
+		// Its owner still runs it, or is still verifying what the child
+		// left: whatever result.json says is not final yet.
+		t.Status = StatusRunning
+		t.Duration = time.Since(t.Log.Started).Milliseconds()
+		if t.Log.PID > 0 && !Alive(t.Log.PID, id) {
+			t.Note = "finishing"
+		}
+		return t, nil
+	}
 	if t.Log != nil && t.Log.PID > 0 && !t.Log.Started.IsZero() && Alive(t.Log.PID, id) && (t.Result == nil || t.Output == nil || t.Output.Finished.Before(t.Log.Started)) {
 		// Running now (possibly a resume of a finished task).
 		t.Status = StatusRunning

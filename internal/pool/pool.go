@@ -114,7 +114,9 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	// A session of its own (and so a process group led by it): everything
+	// it starts is in its session, which is how leftovers are recognised.
+	cmd.SysProcAttr.Setsid = true
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -94,6 +94,8 @@ func (s *scheduler) wait(ctx context.Context, w *waiter) (func(), error) {
 			s.releaseLocked(class, w.noSlot)
 		default:
 			s.waiting = slices.DeleteFunc(s.waiting, func(x *waiter) bool { return x == w })
+			// Its leaving may unblock others (e.g. readers it held back).
+			s.grantLocked()
 		}
 		return nil, ctx.Err()
 	}
@@ -122,21 +124,23 @@ func (s *scheduler) eligible(c Class) bool {
 	return true
 }
 
-// grantLocked starts every waiting job that may start, best first. Once a
-// writer is waiting for the tree, no tree-sharing job behind it may start,
-// or a stream of readers would starve it.
+// grantLocked starts every waiting job that may start, best first. A reader
+// that arrived after a waiting writer waits for it, whatever its priority,
+// or a stream of (high-priority) readers would starve the writer.
 func (s *scheduler) grantLocked() {
-	writerWaits := false
+	oldestWriter := ^uint64(0)
+	for _, w := range s.waiting {
+		if w.class == Mutating && w.seq < oldestWriter {
+			oldestWriter = w.seq
+		}
+	}
 	for i := 0; i < len(s.waiting); {
 		w := s.waiting[i]
 		if !w.noSlot && s.running >= s.slots {
 			i++
 			continue
 		}
-		if !s.eligible(w.class) || (writerWaits && w.class != Isolated) {
-			if w.class == Mutating {
-				writerWaits = true
-			}
+		if !s.eligible(w.class) || (w.class == ReadOnly && w.seq > oldestWriter) {
 			i++
 			continue
 		}

@@ -153,3 +153,45 @@ func TestLockTree(t *testing.T) {
 	unlock()
 	(<-got)()
 }
+
+// TestWriterNotStarvedByHigherPriorityReaders: explore-like readers have a
+// better priority than writers, yet one arriving after a waiting writer
+// still waits for it.
+func TestWriterNotStarvedByHigherPriorityReaders(t *testing.T) {
+	s := newScheduler(10)
+	ctx := context.Background()
+	r1, _ := s.acquire(ctx, 0, ReadOnly)
+	wc := make(chan func(), 1)
+	go func() { w, _ := s.acquire(ctx, 5, Mutating); wc <- w }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 1 })
+	rc := make(chan func(), 1)
+	go func() { r, _ := s.acquire(ctx, 0, ReadOnly); rc <- r }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 2 })
+	r1()
+	w := <-wc
+	select {
+	case <-rc:
+		t.Fatal("a later high-priority reader ran beside the writer")
+	default:
+	}
+	w()
+	(<-rc)()
+}
+
+// TestCancelledWriterReleasesReaders: a writer that gives up while waiting
+// lets the readers it held back start at once.
+func TestCancelledWriterReleasesReaders(t *testing.T) {
+	s := newScheduler(10)
+	r1, _ := s.acquire(context.Background(), 0, ReadOnly)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.acquire(ctx, 5, Mutating); close(done) }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 1 })
+	rc := make(chan func(), 1)
+	go func() { r, _ := s.acquire(context.Background(), 5, ReadOnly); rc <- r }()
+	waitFor(t, func() bool { _, w := s.stats(); return w == 2 })
+	cancel()
+	<-done
+	(<-rc)()
+	r1()
+}

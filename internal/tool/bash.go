@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -87,6 +88,10 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	cmd.WaitDelay = bashWaitDelay
 
 	start := time.Now()
+	// The shell's death signal is tied to the thread that starts it: keep
+	// this goroutine on that thread until the shell is waited for, so the
+	// runtime never retires it under a running command.
+	runtime.LockOSThread()
 	err := cmd.Start()
 	if err == nil {
 		if env.OnGroup != nil {
@@ -94,6 +99,7 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		}
 		err = cmd.Wait()
 	}
+	runtime.UnlockOSThread()
 	if errors.Is(err, exec.ErrWaitDelay) || runCtx.Err() != nil {
 		// The shell is gone but something it started still holds the
 		// output; or the call was cut short. Either way, end the group.
