@@ -255,6 +255,7 @@ func newTasksPruneCmd(app *App) *cobra.Command {
 				if err := os.RemoveAll(t.Dir); err != nil {
 					return err
 				}
+				_ = os.Remove(dispatch.OwnerPath(dispatch.OwnersDir(app.ProjectRoot), t.ID))
 				pruned = append(pruned, t.ID)
 			}
 			if asJSON {

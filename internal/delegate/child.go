@@ -158,7 +158,12 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		if slices.Contains(allowed, "*") {
 			allowed = nil
 		}
+		ownerDir := "" // the project's records, for an unsandboxed child
+		if env.ReadOnly || env.Isolation == "worktree" {
+			ownerDir = filepath.Join(dir, "owners")
+		}
 		nested, err = New(Config{
+			OwnerDir:    ownerDir,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,

@@ -76,6 +76,9 @@ type Config struct {
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
 	Redact func(string) string
+	// OwnerDir holds the Owner records of this dispatcher's children, which
+	// a resume trusts (default: dispatch.OwnersDir of the project).
+	OwnerDir string
 }
 
 // Event is what the parent's stream learns about a dispatch.
@@ -117,6 +120,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
+	}
+	if cfg.OwnerDir == "" {
+		cfg.OwnerDir = dispatch.OwnersDir(cfg.ProjectRoot)
 	}
 	if cfg.Pool == nil {
 		conc := cfg.Settings.Pool.Concurrency
@@ -230,7 +236,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		return nil, err
 	}
 	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt}
-	if err := dispatch.WriteOwner(d.cfg.ProjectRoot, owner); err != nil {
+	if err := dispatch.WriteOwner(d.cfg.OwnerDir, owner); err != nil {
 		unlock()
 		return nil, err
 	}

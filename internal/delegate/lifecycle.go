@@ -278,8 +278,11 @@ func (d *Dispatcher) resumeEnvelope(old *dispatch.Envelope) (*dispatch.Envelope,
 	// What the task is comes from the parent's own record, which no
 	// sandboxed child can write; the envelope in the task directory can.
 	var own dispatch.Owner
-	if err := dispatch.ReadJSON(dispatch.OwnerPath(d.cfg.ProjectRoot, old.TaskID), &own); err != nil || own.TaskID != old.TaskID {
-		return nil, 0, fmt.Errorf("cannot resume task %s: its owner record %s is missing or unreadable", old.TaskID, dispatch.OwnerPath(d.cfg.ProjectRoot, old.TaskID))
+	if err := dispatch.ReadJSON(dispatch.OwnerPath(d.cfg.OwnerDir, old.TaskID), &own); err != nil || own.TaskID != old.TaskID {
+		if old.ParentTaskID != "" {
+			return nil, 0, fmt.Errorf("cannot resume task %s from here: it was dispatched by the sandboxed subagent task %s, which alone may resume it; resume %s instead", old.TaskID, old.ParentTaskID, old.ParentTaskID)
+		}
+		return nil, 0, fmt.Errorf("cannot resume task %s: its owner record %s is missing or unreadable", old.TaskID, dispatch.OwnerPath(d.cfg.OwnerDir, old.TaskID))
 	}
 	var def *registry.Definition
 	if own.Fork && own.Agent == "fork" {

@@ -309,16 +309,19 @@ type Owner struct {
 	Brief       string `json:"brief"`
 }
 
-// OwnerPath is where a task's Owner record lives.
-func OwnerPath(projectRoot, id string) string {
-	return filepath.Join(projectRoot, ".brood", "records", id+".json")
-}
+// OwnersDir is where the root (and any unsandboxed parent) keeps the Owner
+// records of the tasks it dispatches. A sandboxed parent keeps them in its
+// own task directory instead (it cannot write here, and what it writes there
+// only it may resume from).
+func OwnersDir(projectRoot string) string { return filepath.Join(projectRoot, ".brood", "records") }
 
-// WriteOwner records o (creating the directory).
-func WriteOwner(projectRoot string, o Owner) error {
-	p := OwnerPath(projectRoot, o.TaskID)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+// OwnerPath is where a task's Owner record lives in dir.
+func OwnerPath(dir, id string) string { return filepath.Join(dir, id+".json") }
+
+// WriteOwner records o in dir (creating it).
+func WriteOwner(dir string, o Owner) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return WriteJSON(p, o)
+	return WriteJSON(OwnerPath(dir, o.TaskID), o)
 }
