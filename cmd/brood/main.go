@@ -21,6 +21,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "brood:", err)
 		os.Exit(1)
 	}
+	// A child whose parent died must still write its result: a write to
+	// the gone parent's pipe fails instead of killing the process.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
 	stop()

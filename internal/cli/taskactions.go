@@ -200,7 +200,7 @@ func newTasksSendCmd(app *App) *cobra.Command {
 		Short: "Send a steering message to a running task (it arrives at its next turn)",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := delegate.Send(app.ProjectRoot, args[0], strings.Join(args[1:], " ")); err != nil {
+			if err := delegate.Send(app.ProjectRoot, args[0], "the user (brood tasks send)", strings.Join(args[1:], " ")); err != nil {
 				return err
 			}
 			if asJSON {
@@ -216,7 +216,8 @@ func newTasksSendCmd(app *App) *cobra.Command {
 
 func newSubagentCmd(app *App) *cobra.Command {
 	var asJSON, background bool
-	var isolation, modelSpec, description string
+	var isolation, modelSpec, description, permMode string
+	var allow, deny []string
 	cmd := &cobra.Command{
 		Use:   "subagent TYPE PROMPT",
 		Short: "Dispatch a subagent directly, bypassing the model's choice (validated against the registry)",
@@ -232,7 +233,8 @@ func newSubagentCmd(app *App) *cobra.Command {
 			}
 			out := newRenderer(app, map[bool]string{true: "json", false: "text"}[asJSON])
 			tools, _ := selectTools("")
-			d, err := app.dispatcher(spec, defaultSystemPrompt(app.Cwd), tools.Names(), app.permissions(nil), out.dispatchEvent, asJSON)
+			perms := app.permissions(&runOptions{PermMode: permMode, Allow: allow, Deny: deny})
+			d, err := app.dispatcher(spec, defaultSystemPrompt(app.Cwd), tools.Names(), perms, out.dispatchEvent, asJSON)
 			if err != nil {
 				return err
 			}
@@ -254,8 +256,15 @@ func newSubagentCmd(app *App) *cobra.Command {
 				}
 				d.WaitBackground()
 				status, _, err := d.Output(cmd.Context(), id, 0)
-				if err == nil {
-					fmt.Fprintf(app.Err, "task %s finished: %s\n", id, status)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(app.Err, "task %s finished: %s\n", id, status)
+				switch status {
+				case dispatch.StatusFailed, dispatch.StatusKilled:
+					return ExitCode(1, nil)
+				case dispatch.StatusCancelled:
+					return ExitCode(130, nil)
 				}
 				return nil
 			}
@@ -267,7 +276,10 @@ func newSubagentCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&background, "background", false, "run detached and print the task id first")
+	cmd.Flags().BoolVar(&background, "background", false, "print the task id at once, then wait for it (Ctrl-C stops it; it stays resumable)")
+	cmd.Flags().StringArrayVar(&allow, "allow", nil, "permission rule the subagent may use without asking, e.g. 'Bash(go test:*)' (repeatable)")
+	cmd.Flags().StringArrayVar(&deny, "deny", nil, "permission rule to deny (repeatable)")
+	cmd.Flags().StringVar(&permMode, "permission-mode", "", "default, acceptEdits, bypassPermissions or plan")
 	cmd.Flags().StringVar(&isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
 	cmd.Flags().StringVar(&modelSpec, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
 	cmd.Flags().StringVar(&description, "description", "", "a short label for the task (default: the prompt's first line)")

@@ -30,6 +30,9 @@ status: a child whose process died without a result shows as killed, and can be
 resumed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if status != "" && !knownStatus(status) {
+				return fmt.Errorf("--status %q: want one of queued, running, done, partial, checkpoint, failed, killed, cancelled", status)
+			}
 			tasks, err := dispatch.ListTasks(app.ProjectRoot)
 			if err != nil {
 				return err
@@ -71,7 +74,7 @@ resumed.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&status, "status", "", "only tasks with this status (running, done, partial, checkpoint, failed, killed, cancelled)")
+	cmd.Flags().StringVar(&status, "status", "", "only tasks with this status (queued, running, done, partial, checkpoint, failed, killed, cancelled)")
 	cmd.AddCommand(newTasksShowCmd(app), newTasksLogCmd(app), newTasksPruneCmd(app))
 	addTaskActions(cmd, app)
 	return cmd
@@ -249,10 +252,17 @@ func newTasksPruneCmd(app *App) *cobra.Command {
 			}
 			var pruned []string
 			for _, t := range tasks {
-				if t.Status == dispatch.StatusRunning || time.Since(t.Created) < older {
+				if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued || time.Since(t.Created) < older {
 					continue
 				}
-				if err := os.RemoveAll(t.Dir); err != nil {
+				// Never pull a task from under a process that owns it.
+				unlock, err := dispatch.LockTask(t.Dir)
+				if err != nil {
+					continue
+				}
+				err = os.RemoveAll(t.Dir)
+				unlock()
+				if err != nil {
 					return err
 				}
 				_ = os.Remove(dispatch.OwnerPath(dispatch.OwnersDir(app.ProjectRoot), t.ID))
@@ -268,6 +278,11 @@ func newTasksPruneCmd(app *App) *cobra.Command {
 	cmd.Flags().DurationVar(&older, "older-than", 0, "age of the records to delete (e.g. 72h)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func knownStatus(s string) bool {
+	s = strings.ToLower(s)
+	return dispatch.ValidStatus(s) || s == dispatch.StatusRunning || s == dispatch.StatusQueued
 }
 
 func nonNilStrings(s []string) []string {

@@ -464,7 +464,13 @@ func inbox(dir string) func() []string {
 				continue
 			}
 			if os.Remove(p) == nil {
-				msgs = append(msgs, "[message from the parent agent, delivered while you work]\n"+string(b))
+				from, text := "the parent agent", string(b)
+				if rest, ok := strings.CutPrefix(text, "from: "); ok {
+					if i := strings.IndexByte(rest, '\n'); i >= 0 {
+						from, text = rest[:i], rest[i+1:]
+					}
+				}
+				msgs = append(msgs, "[message from "+from+", delivered while you work]\n"+text)
 			}
 		}
 		return msgs

@@ -43,10 +43,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	if def.MaxTurns > 0 {
 		maxTurns = def.MaxTurns
 	}
-	modelSpec := d.cfg.ParentModel
-	if def.Model != "" && def.Model != "inherit" {
-		modelSpec = def.Model
-	}
+	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel)
 	perms := d.cfg.Permissions
 	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
@@ -93,8 +90,36 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
+		Notes:               nonEmpty(modelNote),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
+}
+
+// childModel is the model a child runs: its definition's, or its parent's.
+// Claude Code's aliases (sonnet, opus, haiku), which most published agent
+// files carry, mean "a Claude model": under a parent that runs another
+// provider (a local server, the scripted model) they are read as inherit,
+// so a child never leaves for Anthropic unasked.
+func childModel(defModel, parent string) (string, string) {
+	switch m := strings.ToLower(strings.TrimSpace(defModel)); {
+	case m == "" || m == "inherit":
+		return parent, ""
+	case (m == "sonnet" || m == "opus" || m == "haiku") && !anthropicModel(parent):
+		return parent, fmt.Sprintf("model: %s read as inherit: the parent runs %s, not an Anthropic model", m, parent)
+	}
+	return defModel, ""
+}
+
+func anthropicModel(spec string) bool {
+	s := strings.ToLower(spec)
+	return strings.HasPrefix(s, "anthropic/") || strings.HasPrefix(s, "claude-") || s == "sonnet" || s == "opus" || s == "haiku"
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 // childTools resolves what the child may call: its definition's list (or the

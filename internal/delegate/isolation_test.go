@@ -163,6 +163,12 @@ agents:
 	if string(b) != "parent's version\n" {
 		t.Fatalf("the parent's file was touched: %q", b)
 	}
+	// Resuming after a conflict starts from a fresh copy and keeps the old.
+	again, err := d.Resume(context.Background(), id, "try again")
+	must(t, err)
+	if strings.Contains(again.Text, "never started") || !strings.Contains(again.Text, "earlier run's copy is kept") {
+		t.Fatalf("resume after a conflict:\n%s", again.Text)
+	}
 }
 
 func TestIsolationOutsideGitRunsInPlace(t *testing.T) {

@@ -42,3 +42,20 @@ func TestLeftoversListCannotAimOutside(t *testing.T) {
 		t.Fatal("groupsInSession does not see the session's own group")
 	}
 }
+
+func TestChildModel(t *testing.T) {
+	cases := []struct{ def, parent, want string }{
+		{"", "ollama/qwen3", "ollama/qwen3"},
+		{"inherit", "anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"},
+		{"haiku", "anthropic/claude-sonnet-4-5", "haiku"},
+		{"haiku", "ollama/qwen3", "ollama/qwen3"},
+		{"Sonnet", "script:/x.yaml", "script:/x.yaml"},
+		{"openai/gpt-5", "ollama/qwen3", "openai/gpt-5"},
+		{"claude-haiku-4-5", "ollama/qwen3", "claude-haiku-4-5"},
+	}
+	for _, c := range cases {
+		if got, _ := childModel(c.def, c.parent); got != c.want {
+			t.Errorf("childModel(%q, %q) = %q, want %q", c.def, c.parent, got, c.want)
+		}
+	}
+}

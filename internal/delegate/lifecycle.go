@@ -169,7 +169,7 @@ func (d *Dispatcher) Output(ctx context.Context, id string, wait time.Duration) 
 }
 
 func (d *Dispatcher) runningText(id, agent string) string {
-	return fmt.Sprintf("Task %s (%s) is still running. Call TaskOutput again with wait_seconds to wait for it, or SendMessage to steer it.", id, agent)
+	return fmt.Sprintf("Task %s (%s) is still running. Call TaskOutput again with wait_seconds to wait for it, or SendMessage to steer it (from a shell: brood tasks output %s --wait, brood tasks send %s \"...\").", id, agent, id, id)
 }
 
 // renderTask renders a finished task from its records.
@@ -215,6 +215,9 @@ func (d *Dispatcher) ResumeBackground(id, prompt string) error {
 }
 
 func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
+	if err := dispatch.CheckID(id); err != nil {
+		return nil, fmt.Errorf("cannot resume: %w", err)
+	}
 	if strings.TrimSpace(prompt) == "" {
 		return nil, errors.New("resuming needs a follow-up prompt: say what the subagent should do next")
 	}
@@ -226,7 +229,7 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 		return nil, fmt.Errorf("cannot resume: %w", err)
 	}
 	if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
-		return nil, fmt.Errorf("task %s (%s) is still %s: wait for it with TaskOutput, or steer it with SendMessage", id, t.Agent, t.Status)
+		return nil, fmt.Errorf("task %s (%s) is still %s: wait for it with TaskOutput or steer it with SendMessage (from a shell: brood tasks output %s --wait, brood tasks send %s \"...\")", id, t.Agent, t.Status, id, id)
 	}
 	old := t.Envelope
 	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, old.TargetAgent) {
@@ -331,7 +334,8 @@ func allowed(list []string, name string) bool {
 // Send delivers a steering message to a running child: it is written to the
 // task's inbox (tmp+rename) and reaches the child's model at its next turn
 // boundary, without interrupting the turn in progress.
-func Send(projectRoot, id, message string) error {
+// from says who sends it ("the parent agent", "the user"); the child sees it.
+func Send(projectRoot, id, from, message string) error {
 	if strings.TrimSpace(message) == "" {
 		return errors.New("the message is empty")
 	}
@@ -339,12 +343,13 @@ func Send(projectRoot, id, message string) error {
 	if err != nil {
 		return err
 	}
-	if t.Status != dispatch.StatusRunning {
-		return fmt.Errorf("task %s (%s) is not running (status %s); resume it with this message instead", id, t.Agent, t.Status)
+	if t.Status != dispatch.StatusRunning && t.Status != dispatch.StatusQueued {
+		return fmt.Errorf("task %s (%s) is not running (status %s); resume it with this message instead (brood tasks resume %s \"...\")", id, t.Agent, t.Status, id)
 	}
 	dir := filepath.Join(t.Dir, dispatch.InboxDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return dispatch.WriteFileAtomic(filepath.Join(dir, dispatch.NewID()+".txt"), []byte(message))
+	from = strings.ReplaceAll(firstNonEmpty(from, "the parent agent"), "\n", " ")
+	return dispatch.WriteFileAtomic(filepath.Join(dir, dispatch.NewID()+".txt"), []byte("from: "+from+"\n"+message))
 }

@@ -104,8 +104,11 @@ agents:
 	if first.Result.Status != "partial" || first.Result.ResumeHandle != first.TaskID {
 		t.Fatalf("first run: %s, handle %q", first.Result.Status, first.Result.ResumeHandle)
 	}
-	if _, err := d.Resume(context.Background(), "01NOSUCHTASK", "x"); err == nil || !strings.Contains(err.Error(), "no task") {
+	if _, err := d.Resume(context.Background(), "01ARZ3NDEKTSV4RRFFQ69G5FAV", "x"); err == nil || !strings.Contains(err.Error(), "no task") {
 		t.Fatalf("unknown id: %v", err)
+	}
+	if _, err := d.Resume(context.Background(), "../dispatch/"+first.TaskID, "x"); err == nil || !strings.Contains(err.Error(), "not a task id") {
+		t.Fatalf("a path as id: %v", err)
 	}
 	again, err := d.Resume(context.Background(), first.TaskID, "carry on")
 	must(t, err)
@@ -162,7 +165,7 @@ agents:
 		}
 		return false
 	})
-	must(t, delegate.Send(p.root, id, "CHANGE PLAN: stop and report"))
+	must(t, delegate.Send(p.root, id, "the parent agent", "CHANGE PLAN: stop and report"))
 	must(t, os.WriteFile(filepath.Join(p.root, "go-ahead"), nil, 0o644))
 	status, text, err := d.Output(context.Background(), id, time.Minute)
 	must(t, err)
@@ -179,7 +182,7 @@ agents:
 	if !steered {
 		t.Fatal("the steering message is not in the child's transcript")
 	}
-	if err := delegate.Send(p.root, id, "too late"); err == nil {
+	if err := delegate.Send(p.root, id, "the parent agent", "too late"); err == nil {
 		t.Fatal("sending to a finished task succeeded")
 	}
 }

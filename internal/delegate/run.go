@@ -136,9 +136,18 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		res.ResumeHandle = id
 		_ = dispatch.WriteJSON(resultPath, res)
 	}
-	isoMsg := strings.Join(env.Notes, "; ")
+	isoMsg := ""
 	if ws != nil {
-		isoMsg = d.bringBack(ctx, ws, dir)
+		switch res.Status {
+		case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
+			isoMsg = d.bringBack(ctx, ws, dir)
+		default:
+			// Half-done work of a child that failed or was stopped does not
+			// land in the user's tree on its own; it is kept, and a resume
+			// starts from a fresh copy.
+			ws.Keep()
+			isoMsg = fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, filepath.Join(dir, "isolate"))
+		}
 		res.Isolation = isoMsg
 		_ = dispatch.WriteJSON(resultPath, res)
 	}
@@ -150,7 +159,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	out.Text = dispatch.View{
 		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
-		IsolationMsg: isoMsg,
+		IsolationMsg: isoMsg, Notes: env.Notes,
 	}.Render()
 	return out
 }
@@ -247,7 +256,21 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 	}
 	if env.Isolation == "worktree" {
 		changed = true
-		opts := isolate.Options{Dir: env.Workspace, ID: env.TaskID, StateDir: dir, ForceWorktree: env.ForceWorktree}
+		id := env.TaskID
+		if env.ResumeCount > 0 {
+			// A resume gets a fresh copy; an earlier one left behind (a
+			// conflict, a killed run) is kept beside it, never reused blind.
+			id = fmt.Sprintf("%s-%d", env.TaskID, env.ResumeCount)
+			prev := filepath.Join(dir, "isolate")
+			if dispatch.Exists(prev) {
+				kept := fmt.Sprintf("%s.%d", prev, env.ResumeCount-1)
+				if err := os.Rename(prev, kept); err != nil {
+					return fmt.Errorf("keep the earlier copy: %w", err)
+				}
+				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+kept)
+			}
+		}
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: dir, ForceWorktree: env.ForceWorktree}
 		if len(env.AllowedDestinations) > 0 {
 			// Its own subagents' records go to the real tree, not its copy.
 			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}

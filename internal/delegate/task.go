@@ -195,7 +195,7 @@ func (s *sendTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if err := json.Unmarshal(input, &in); err != nil || in.TaskID == "" {
 		return tool.Errorf("SendMessage needs task_id and message")
 	}
-	if err := Send(s.d.cfg.ProjectRoot, in.TaskID, in.Message); err != nil {
+	if err := Send(s.d.cfg.ProjectRoot, in.TaskID, "the parent agent", in.Message); err != nil {
 		return tool.Errorf("%v", err)
 	}
 	return tool.Result{Content: fmt.Sprintf("Message queued for task %s; it reaches the subagent at its next turn.", in.TaskID)}

@@ -54,6 +54,15 @@ func ValidStatus(s string) bool {
 // NewID returns a new sortable, unique task id.
 func NewID() string { return ulid.Make().String() }
 
+// CheckID refuses anything that is not a task id (a ULID): ids come from
+// models and command lines, and must never name a path.
+func CheckID(id string) error {
+	if _, err := ulid.ParseStrict(id); err != nil || len(id) != ulid.EncodedSize {
+		return fmt.Errorf("%q is not a task id (26 letters and digits, as `brood tasks` lists them)", id)
+	}
+	return nil
+}
+
 // Root is the dispatch directory of a project.
 func Root(projectRoot string) string { return filepath.Join(projectRoot, ".brood", "dispatch") }
 

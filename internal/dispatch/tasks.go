@@ -37,6 +37,9 @@ type Task struct {
 // running if its process is alive, and killed (lost) otherwise: the records
 // on disk are the truth, whoever died.
 func LoadTask(projectRoot, id string) (*Task, error) {
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
 	dir := Dir(projectRoot, id)
 	t := &Task{ID: id, Dir: dir}
 	var env Envelope

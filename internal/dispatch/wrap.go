@@ -36,6 +36,9 @@ type View struct {
 	Transcript   string // the child's transcript
 	Verification []string
 	IsolationMsg string
+	// Notes are the runtime's remarks on the dispatch (a tool withdrawn, a
+	// model read as inherit).
+	Notes []string
 }
 
 // Render wraps a child's summary as untrusted data. Nothing is ever cut
@@ -82,6 +85,9 @@ func (v View) Render() string {
 	}
 	if v.IsolationMsg != "" {
 		fmt.Fprintf(&b, "Isolation: %s\n", oneLine(v.IsolationMsg))
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(&b, "Note: %s\n", oneLine(n))
 	}
 	if r.Error != "" {
 		fmt.Fprintf(&b, "Error: %s\n", oneLine(r.Error))

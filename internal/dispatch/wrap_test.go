@@ -62,3 +62,17 @@ func TestRenderKeepsChildValuesOnOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckIDRefusesPaths(t *testing.T) {
+	for _, id := range []string{"../dispatch/01ARZ3NDEKTSV4RRFFQ69G5FAV/tmp/x", "", "01ARZ3NDEKTSV4RRFFQ69G5FA/", "x"} {
+		if CheckID(id) == nil {
+			t.Errorf("CheckID(%q) accepted", id)
+		}
+		if _, err := LoadTask(t.TempDir(), id); err == nil {
+			t.Errorf("LoadTask(%q) accepted", id)
+		}
+	}
+	if err := CheckID(NewID()); err != nil {
+		t.Fatal(err)
+	}
+}

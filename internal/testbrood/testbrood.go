@@ -26,6 +26,7 @@ func Main(m *testing.M, env string) {
 		os.Exit(1)
 	}
 	if os.Getenv(env) == "1" {
+		signal.Ignore(syscall.SIGPIPE) // as cmd/brood does
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
 		stop()
