@@ -23,6 +23,10 @@ func addChildProtocol(root *cobra.Command, app *App) {
 	f.StringVar(&envelope, "envelope", "", "run as a subagent child: the dispatch envelope to execute (set by the parent)")
 	f.StringVar(&taskID, "task-id", "", "the child's task id (with --envelope)")
 	f.StringVar(&mode, "mode", "json", "child output mode (with --envelope; always json)")
+	// The child protocol is brood talking to itself, not a user interface.
+	for _, name := range []string{"envelope", "task-id", "mode"} {
+		_ = f.MarkHidden(name)
+	}
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if envelope == "" {
 			return cmd.Help()
