@@ -158,9 +158,15 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		if turn >= max {
 			// Keep the transcript a valid request for a later resume: every
 			// tool call gets a result, even the ones the cap stopped.
-			r.addMessage(notRun(uses, max), turn)
+			r.addMessage(notRun(uses, fmt.Sprintf("not run: the turn cap (%d) was reached", max)), turn)
 			r.finish(StatusPartial, turn, nil)
 			return
+		}
+		if resp.StopReason == "max_tokens" {
+			// The reply was cut off: its tool inputs are incomplete, so
+			// running them would act on garbage. Say so instead.
+			pending = notRun(uses, "not run: your reply hit the output token limit (max_tokens) and this call was cut off; make smaller calls (e.g. write a large file in parts with Edit)").Content
+			continue
 		}
 		results, ok := r.runTools(ctx, turn, uses)
 		if !ok {
@@ -194,12 +200,11 @@ func wrapUpNotice(turn, max int) string {
 	return fmt.Sprintf("[brood] This is turn %d of %d: the turn cap is near. Wrap up now: stop exploring, finish what is in hand, and write your final answer (what you did, what you found, files changed, problems). At the cap the run stops.", turn, max)
 }
 
-func notRun(uses []model.Part, max int) model.Message {
+func notRun(uses []model.Part, why string) model.Message {
 	m := model.Message{Role: model.RoleUser}
 	for _, u := range uses {
 		m.Content = append(m.Content, model.Part{
-			Type: model.PartToolResult, ToolUseID: u.ID, IsError: true,
-			Text: fmt.Sprintf("not run: the turn cap (%d) was reached", max),
+			Type: model.PartToolResult, ToolUseID: u.ID, IsError: true, Text: why,
 		})
 	}
 	return m

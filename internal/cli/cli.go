@@ -154,7 +154,7 @@ Start with:
   brood agents                    the subagents brood can delegate to
 
 Models are chosen as provider/model with --model, BROOD_MODEL or model = "..." in
-.brood/settings.toml: anthropic/claude-sonnet-4-5 (ANTHROPIC_API_KEY), openai/gpt-5
+.brood/settings.toml: anthropic/claude-sonnet-5-5 (ANTHROPIC_API_KEY), openai/gpt-5
 (OPENAI_API_KEY, OPENAI_BASE_URL), ollama/qwen3, vllm/..., llamacpp/...,
 or script:FILE for the offline scripted model.`,
 		SilenceUsage:  true,

@@ -38,7 +38,7 @@ type runOptions struct {
 
 func (o *runOptions) bind(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.Model, "model", "", "model as provider/model (anthropic/claude-sonnet-4-5, openai/gpt-5, ollama/qwen3, script:FILE)")
+	f.StringVar(&o.Model, "model", "", "model as provider/model (anthropic/claude-sonnet-5-5, openai/gpt-5, ollama/qwen3, script:FILE)")
 	f.StringVar(&o.Effort, "effort", "", "reasoning effort: low, medium, high, xhigh or max")
 	f.IntVar(&o.MaxTurns, "max-turns", 0, "stop with a partial result after this many model turns (default from settings: 50)")
 	f.StringVar(&o.Tools, "tools", "", "comma-separated tools the agent may use (Read,Grep,...), or read-only; default all")
@@ -76,7 +76,7 @@ transcript under .brood/sessions/; continue it with --session FILE.`,
 // configure one.
 func resolveModel(app *App, spec string) (model.Model, error) {
 	if spec == "" {
-		return nil, errors.New("no model configured: pass --model (e.g. anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY, openai/gpt-5, ollama/qwen3), set BROOD_MODEL, or put model = \"...\" in .brood/settings.toml; `brood demo` runs without one")
+		return nil, errors.New("no model configured: pass --model (e.g. anthropic/claude-sonnet-5-5 with ANTHROPIC_API_KEY, openai/gpt-5, ollama/qwen3), set BROOD_MODEL, or put model = \"...\" in .brood/settings.toml; `brood demo` runs without one")
 	}
 	return provider.Resolve(spec, provider.Options{
 		Getenv: app.Getenv,

@@ -136,10 +136,19 @@ func redactMessages(msgs []model.Message, f func(string) string) []model.Message
 	}
 	out := make([]model.Message, len(msgs))
 	for i, m := range msgs {
-		m.Content = append([]model.Part(nil), m.Content...)
-		for j := range m.Content {
-			m.Content[j].Text = f(m.Content[j].Text)
+		var parts []model.Part
+		for _, p := range m.Content {
+			if p.Type == model.PartThinking {
+				// Signed: verbatim or not at all.
+				if f(p.Text) == p.Text {
+					parts = append(parts, p)
+				}
+				continue
+			}
+			p.Text = f(p.Text)
+			parts = append(parts, p)
 		}
+		m.Content = parts
 		out[i] = m
 	}
 	return out

@@ -27,6 +27,9 @@ const (
 	PartToolUse    PartType = "tool_use"
 	PartToolResult PartType = "tool_result"
 	PartThinking   PartType = "thinking"
+	// PartRedactedThinking is reasoning the provider returns encrypted; it
+	// must go back verbatim (Data) in the next request of a tool loop.
+	PartRedactedThinking PartType = "redacted_thinking"
 )
 
 // Part is one block of a message. Only the fields that belong to its Type are
@@ -46,6 +49,8 @@ type Part struct {
 
 	// thinking: providers that sign their reasoning need it sent back verbatim.
 	Signature string `json:"signature,omitempty"`
+	// redacted_thinking: the opaque data to send back.
+	Data string `json:"data,omitempty"`
 }
 
 // Message is one conversation turn.

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -163,7 +164,16 @@ func redactRecord(r Record, f func(string) string) Record {
 	if r.Message != nil {
 		m := *r.Message
 		m.Content = append([]model.Part(nil), m.Content...)
+		m.Content = slices.DeleteFunc(m.Content, func(p model.Part) bool {
+			// Signed reasoning goes back byte for byte or not at all (the
+			// provider refuses an edited one): with a secret in it, it is
+			// left out of the transcript rather than redacted.
+			return p.Type == model.PartThinking && f(p.Text) != p.Text
+		})
 		for i := range m.Content {
+			if m.Content[i].Type == model.PartThinking {
+				continue
+			}
 			m.Content[i].Text = f(m.Content[i].Text)
 			if len(m.Content[i].Input) > 0 {
 				m.Content[i].Input = redactJSON(m.Content[i].Input, f)

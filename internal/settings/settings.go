@@ -20,7 +20,7 @@ import (
 
 // Settings is the resolved configuration.
 type Settings struct {
-	// Model is provider/model (anthropic/claude-sonnet-4-5, openai/gpt-5,
+	// Model is provider/model (anthropic/claude-sonnet-5-5, openai/gpt-5,
 	// ollama/qwen3, script:FILE). Empty means none configured.
 	Model  string `toml:"model"`
 	Effort string `toml:"effort"`

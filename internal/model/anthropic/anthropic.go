@@ -34,7 +34,7 @@ const DefaultMaxTokens = 16384
 
 // Config configures one Anthropic model.
 type Config struct {
-	// Model is the model id without the provider prefix, e.g. claude-sonnet-4-5.
+	// Model is the model id without the provider prefix, e.g. claude-sonnet-5-5.
 	Model string
 	// APIKey is sent as x-api-key. It is required.
 	APIKey string
@@ -61,7 +61,7 @@ type Model struct {
 // New checks cfg and builds a client. It does not contact the server.
 func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
-		return nil, errors.New("anthropic: no model id given: use e.g. anthropic/claude-sonnet-4-5")
+		return nil, errors.New("anthropic: no model id given: use e.g. anthropic/claude-sonnet-5-5")
 	}
 	if cfg.APIKey == "" {
 		return nil, errors.New("anthropic: no API key: export ANTHROPIC_API_KEY")
@@ -173,9 +173,13 @@ func toResponse(msg *sdk.Message) (*model.Response, error) {
 			})
 		case "thinking":
 			out.Content = append(out.Content, model.Part{Type: model.PartThinking, Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			// Opaque, and required verbatim in the next request of a tool
+			// loop: dropping it makes the API refuse the conversation.
+			out.Content = append(out.Content, model.Part{Type: model.PartRedactedThinking, Data: b.Data})
 		default:
-			// redacted_thinking and server-side tool blocks have no place in
-			// brood's message model; they are dropped.
+			// Server-side tool blocks have no place in brood's message
+			// model; they are dropped.
 		}
 	}
 	for _, p := range out.Content {

@@ -3,6 +3,10 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -30,6 +34,28 @@ func thinkingBudget(effort string) (int64, bool) {
 	return 0, false
 }
 
+// budgetThinking reports models that take a thinking budget (Claude 4.5 and
+// earlier); later ones think adaptively with an effort level, and refuse a
+// budget.
+func budgetThinking(id string) bool {
+	m := claudeVersion().FindStringSubmatch(strings.ToLower(id))
+	if m == nil {
+		return false // an unknown (newer, or proxied) id: the current API
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor := 0
+	if m[2] != "" {
+		minor, _ = strconv.Atoi(m[2])
+	}
+	return major < 4 || (major == 4 && minor <= 5)
+}
+
+// claudeVersion matches claude-<family>-<major>[-<minor>] (a one-digit
+// minor; a date is not a minor) and the older claude-<major>[-<minor>]-<family>.
+var claudeVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`claude-(?:[a-z]+-)?(\d+)(?:[-.](\d)(?:\D|$))?`)
+})
+
 // answerRoom is the output kept free for the answer itself when thinking is
 // on, so a long think cannot leave no tokens for the reply.
 const answerRoom = 4096
@@ -52,8 +78,15 @@ func buildParams(cfg Config, req *model.Request) (sdk.MessageNewParams, error) {
 			return p, fmt.Errorf("anthropic: unknown effort %q: use low, medium, high, xhigh or max", req.Effort)
 		}
 		// Temperature is never set, which thinking requires.
-		p.Thinking = sdk.ThinkingConfigParamOfEnabled(budget)
-		maxTokens = max(maxTokens, budget+answerRoom)
+		if budgetThinking(cfg.Model) {
+			p.Thinking = sdk.ThinkingConfigParamOfEnabled(budget)
+			maxTokens = max(maxTokens, budget+answerRoom)
+		} else {
+			// Claude 4.6 and later think adaptively; the effort level is
+			// an output setting (a budget is refused there).
+			p.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+			p.OutputConfig = sdk.OutputConfigParam{Effort: sdk.OutputConfigEffort(req.Effort)}
+		}
 	}
 	p.MaxTokens = maxTokens
 	if req.System != "" {
@@ -106,7 +139,9 @@ func contentBlocks(m model.Message) ([]sdk.ContentBlockParamUnion, error) {
 	for _, part := range m.Content {
 		switch part.Type {
 		case model.PartText:
-			if part.Text != "" {
+			// The API refuses text blocks of only white space (models often
+			// emit "\n\n" before a tool call).
+			if strings.TrimSpace(part.Text) != "" {
 				out = append(out, sdk.NewTextBlock(part.Text))
 			}
 		case model.PartToolUse:
@@ -122,7 +157,7 @@ func contentBlocks(m model.Message) ([]sdk.ContentBlockParamUnion, error) {
 			}})
 		case model.PartToolResult:
 			res := sdk.ToolResultBlockParam{ToolUseID: part.ToolUseID}
-			if part.Text != "" {
+			if strings.TrimSpace(part.Text) != "" {
 				res.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: part.Text}}}
 			}
 			if part.IsError {
@@ -133,6 +168,10 @@ func contentBlocks(m model.Message) ([]sdk.ContentBlockParamUnion, error) {
 			if part.Signature != "" {
 				out = append(out, sdk.NewThinkingBlock(part.Signature, part.Text))
 			}
+		case model.PartRedactedThinking:
+			if part.Data != "" {
+				out = append(out, sdk.NewRedactedThinkingBlock(part.Data))
+			}
 		default:
 			return nil, fmt.Errorf("anthropic: message part of unknown type %q", part.Type)
 		}
@@ -142,13 +181,22 @@ func contentBlocks(m model.Message) ([]sdk.ContentBlockParamUnion, error) {
 
 // markConversationPrefix puts a cache breakpoint on the last block of the
 // last message, so the next turn (or a fork) reads the whole conversation so
-// far from the cache. With the one on the system prompt that makes two of
-// the four breakpoints the API allows.
+// far from the cache, and one on the previous request's last message (two
+// back), so that a turn adding many blocks (wide parallel tool calls) still
+// finds the prefix cached before it, beyond the API's look-back window. With
+// the one on the system prompt that makes three of the four allowed.
 func markConversationPrefix(msgs []sdk.MessageParam) {
 	if len(msgs) == 0 {
 		return
 	}
-	last := msgs[len(msgs)-1]
+	if len(msgs) >= 3 {
+		markLast(msgs[len(msgs)-3])
+	}
+	markLast(msgs[len(msgs)-1])
+}
+
+// markLast puts a cache breakpoint on the last block of m that can carry one.
+func markLast(last sdk.MessageParam) {
 	var blocks []sdk.ContentBlockParamUnion
 	switch {
 	case last.OfUser != nil:

@@ -107,7 +107,8 @@ func TestRequestBody(t *testing.T) {
 			`{"text":"Reading.","type":"text"}`,
 			`{"id":"toolu_1","input":{"file_path":"a.go"},"name":"Read","type":"tool_use"}`,
 		}},
-		{"user", []string{`{"tool_use_id":"toolu_1","content":[{"text":"package a","type":"text"}],"type":"tool_result"}`}},
+		// The previous request's last message keeps a breakpoint too.
+		{"user", []string{`{"tool_use_id":"toolu_1","cache_control":{"type":"ephemeral"},"content":[{"text":"package a","type":"text"}],"type":"tool_result"}`}},
 		{"assistant", []string{`{"id":"toolu_2","input":{"file_path":"b.go"},"name":"Read","type":"tool_use"}`}},
 		{"user", []string{
 			`{"tool_use_id":"toolu_2","is_error":true,"content":[{"text":"no such file","type":"text"}],"type":"tool_result"}`,
@@ -129,8 +130,8 @@ func TestRequestBody(t *testing.T) {
 			}
 		}
 	}
-	if n := strings.Count(string(body), "cache_control"); n != 2 {
-		t.Errorf("%d cache_control breakpoints, want 2 (system and last block)", n)
+	if n := strings.Count(string(body), "cache_control"); n != 3 {
+		t.Errorf("%d cache_control breakpoints, want 3 (system, the previous request's last block, the last block)", n)
 	}
 }
 
@@ -215,14 +216,14 @@ func TestRequestDeterministic(t *testing.T) {
 	if !bytes.Equal(short.System, long.System) || !bytes.Equal(short.Tools, long.Tools) {
 		t.Errorf("system or tools changed as the conversation grew")
 	}
-	// The cached prefix is every block of the shorter request; only the
-	// breakpoint marker on its last block may differ.
+	// The cached prefix is every block of the shorter request; only where
+	// the breakpoint markers sit may differ.
 	unmark := func(b []byte) []byte {
 		return bytes.Replace(b, []byte(`,"cache_control":{"type":"ephemeral"}`), nil, 1)
 	}
 	for i, msg := range short.Messages {
 		for j, blk := range msg.Content {
-			if got := long.Messages[i].Content[j]; !bytes.Equal(unmark(blk), got) {
+			if got := long.Messages[i].Content[j]; !bytes.Equal(unmark(blk), unmark(got)) {
 				t.Errorf("message %d block %d changed: %s -> %s", i, j, blk, got)
 			}
 		}

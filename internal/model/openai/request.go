@@ -30,7 +30,10 @@ func reasoningEffort(effort string) (shared.ReasoningEffort, bool) {
 // OpenRouter: "openai/o3") names a model that takes reasoning_effort.
 func IsReasoningModel(id string) bool {
 	id = strings.ToLower(id[strings.LastIndex(id, "/")+1:])
-	if strings.HasPrefix(id, "gpt-5") {
+	if strings.Contains(id, "-chat") {
+		return false // the chat variants take no reasoning effort
+	}
+	if strings.HasPrefix(id, "gpt-5") || strings.HasPrefix(id, "gpt-6") || strings.HasPrefix(id, "gpt-7") {
 		return true
 	}
 	// o1, o3, o4 and their variants (o3-mini, o4-mini-high, ...).
@@ -38,6 +41,20 @@ func IsReasoningModel(id string) bool {
 		if id == f || strings.HasPrefix(id, f+"-") {
 			return true
 		}
+	}
+	return false
+}
+
+// effortWithToolsRefused reports models whose Chat Completions endpoint
+// refuses reasoning_effort next to function tools (GPT-5.4 and later).
+func effortWithToolsRefused(id string) bool {
+	id = strings.ToLower(id[strings.LastIndex(id, "/")+1:])
+	var major, minor int
+	if n, _ := fmt.Sscanf(id, "gpt-%d.%d", &major, &minor); n == 2 {
+		return major > 5 || (major == 5 && minor >= 4)
+	}
+	if n, _ := fmt.Sscanf(id, "gpt-%d", &major); n == 1 {
+		return major > 5
 	}
 	return false
 }
@@ -55,7 +72,10 @@ func buildParams(cfg Config, req *model.Request) (sdk.ChatCompletionNewParams, e
 		if !ok {
 			return p, fmt.Errorf("openai: unknown effort %q: use low, medium, high, xhigh or max", req.Effort)
 		}
-		if reasoning {
+		// Chat Completions refuses function tools together with
+		// reasoning_effort on GPT-5.4 and later: there the tools win and
+		// the model uses its default effort.
+		if reasoning && !(len(req.Tools) > 0 && effortWithToolsRefused(cfg.Model)) {
 			p.ReasoningEffort = effort
 		}
 	}
@@ -64,8 +84,9 @@ func buildParams(cfg Config, req *model.Request) (sdk.ChatCompletionNewParams, e
 		maxTokens = cfg.MaxTokens
 	}
 	if maxTokens > 0 {
-		// Reasoning models reject max_tokens; older servers know only it.
-		if reasoning {
+		// Reasoning models reject max_tokens, and OpenAI itself deprecates
+		// it; older compatible servers know only it.
+		if reasoning || strings.Contains(cfg.BaseURL, "api.openai.com") || cfg.BaseURL == "" {
 			p.MaxCompletionTokens = sdk.Int(int64(maxTokens))
 		} else {
 			p.MaxTokens = sdk.Int(int64(maxTokens))

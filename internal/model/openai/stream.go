@@ -24,6 +24,10 @@ type accumulator struct {
 	calls  map[int64]*toolCall
 	finish string
 	usage  model.Usage
+	// current maps a server's index to the key of the call being filled;
+	// extra numbers the calls that servers (Ollama) send under one index.
+	current map[int64]int64
+	extra   int64
 }
 
 // add folds one chunk in and returns the text it carried.
@@ -47,11 +51,26 @@ func (a *accumulator) add(c *sdk.ChatCompletionChunk) string {
 		for _, d := range ch.Delta.ToolCalls {
 			if a.calls == nil {
 				a.calls = map[int64]*toolCall{}
+				a.current = map[int64]int64{}
 			}
-			tc := a.calls[d.Index]
+			key, seen := a.current[d.Index]
+			if !seen {
+				key = d.Index
+				a.current[d.Index] = key
+			}
+			tc := a.calls[key]
+			if tc != nil && d.ID != "" && tc.id != "" && d.ID != tc.id {
+				// A new call under an index already in use (Ollama sends
+				// every parallel call as index 0): keep it apart, after
+				// the others.
+				a.extra++
+				key = 1<<32 + a.extra
+				a.current[d.Index] = key
+				tc = nil
+			}
 			if tc == nil {
 				tc = &toolCall{}
-				a.calls[d.Index] = tc
+				a.calls[key] = tc
 			}
 			if d.ID != "" {
 				tc.id = d.ID

@@ -47,9 +47,9 @@ type Options struct {
 // stands for. The map is a fresh copy.
 func Aliases() map[string]string {
 	return map[string]string{
-		"sonnet": "anthropic/claude-sonnet-4-5",
-		"opus":   "anthropic/claude-opus-4-1",
-		"haiku":  "anthropic/claude-haiku-4-5",
+		"sonnet": "anthropic/claude-sonnet-5-5",
+		"opus":   "anthropic/claude-opus-5-5",
+		"haiku":  "anthropic/claude-haiku-5-5",
 	}
 }
 

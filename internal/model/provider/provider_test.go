@@ -23,11 +23,11 @@ func TestValidAndCanonical(t *testing.T) {
 		canonical string
 		wantErr   string
 	}{
-		{"sonnet", "anthropic/claude-sonnet-4-5", ""},
-		{"opus", "anthropic/claude-opus-4-1", ""},
-		{"haiku", "anthropic/claude-haiku-4-5", ""},
+		{"sonnet", "anthropic/claude-sonnet-5-5", ""},
+		{"opus", "anthropic/claude-opus-5-5", ""},
+		{"haiku", "anthropic/claude-haiku-5-5", ""},
 		{"claude-3-7-sonnet-latest", "anthropic/claude-3-7-sonnet-latest", ""},
-		{"anthropic/claude-opus-4-1", "anthropic/claude-opus-4-1", ""},
+		{"anthropic/claude-opus-5-5", "anthropic/claude-opus-5-5", ""},
 		{"openai/gpt-5", "openai/gpt-5", ""},
 		{"openrouter/anthropic/claude-sonnet-4.5", "openrouter/anthropic/claude-sonnet-4.5", ""},
 		{"ollama/qwen3:8b", "ollama/qwen3:8b", ""},
@@ -84,7 +84,7 @@ func TestResolveMissingKey(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"sonnet", nil, "anthropic/claude-sonnet-4-5 needs an API key: export ANTHROPIC_API_KEY, or pick a local model with --model ollama/<model>"},
+		{"sonnet", nil, "anthropic/claude-sonnet-5-5 needs an API key: export ANTHROPIC_API_KEY, or pick a local model with --model ollama/<model>"},
 		{"openai/gpt-5", nil, "openai/gpt-5 needs an API key: export OPENAI_API_KEY"},
 		{"openrouter/x/y", map[string]string{"OPENAI_API_KEY": "wrong one"}, "export OPENROUTER_API_KEY"},
 	}
@@ -135,10 +135,10 @@ func TestResolveTalksToServer(t *testing.T) {
 	}{
 		{"sonnet", true, func(u string) map[string]string {
 			return map[string]string{"ANTHROPIC_API_KEY": "ak", "ANTHROPIC_BASE_URL": u}
-		}, "anthropic/claude-sonnet-4-5", "claude-sonnet-4-5", "ak"},
-		{"claude-haiku-4-5", true, func(u string) map[string]string {
+		}, "anthropic/claude-sonnet-5-5", "claude-sonnet-5-5", "ak"},
+		{"claude-haiku-5-5", true, func(u string) map[string]string {
 			return map[string]string{"ANTHROPIC_API_KEY": "ak", "ANTHROPIC_BASE_URL": u}
-		}, "anthropic/claude-haiku-4-5", "claude-haiku-4-5", "ak"},
+		}, "anthropic/claude-haiku-5-5", "claude-haiku-5-5", "ak"},
 		{"openai/gpt-5", false, func(u string) map[string]string {
 			return map[string]string{"OPENAI_API_KEY": "ok", "OPENAI_BASE_URL": u}
 		}, "openai/gpt-5", "gpt-5", "Bearer ok"},
