@@ -150,6 +150,8 @@ type call struct {
 	kind      int
 	subject   string   // command or absolute path
 	parts     []string // Bash: the simple commands of the line
+	names     []string // Bash: the same, normalised for deny and ask rules
+	unsafe    string   // Bash: why no allow rule may approve the line
 	workspace string
 }
 
@@ -166,7 +168,8 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 	switch c.kind {
 	case subjectCommand:
 		c.subject = strings.TrimSpace(in.Command)
-		c.parts = splitCommand(c.subject)
+		sl := parseShell(c.subject)
+		c.parts, c.names, c.unsafe = sl.parts, sl.names, sl.unsafe
 	case subjectPath:
 		p := in.FilePath
 		if p == "" {
@@ -245,13 +248,15 @@ func (r Rule) coversPart(c call, part string) bool {
 }
 
 // firstMatch returns the first rule covering at least one part (any=true)
-// or every part (any=false) of the call.
+// or every part (any=false) of the call. Deny and ask rules (any) also see
+// the normalised commands, so a different spelling cannot escape them.
 func firstMatch(rules []Rule, c call, any bool) (Rule, bool) {
 	parts := c.parts
 	if c.kind != subjectCommand || len(parts) == 0 {
 		parts = []string{c.subject}
 	}
 	if any {
+		parts = append(append([]string(nil), parts...), c.names...)
 		for _, r := range rules {
 			for _, part := range parts {
 				if r.coversPart(c, part) {
@@ -302,7 +307,22 @@ func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, w
 		d.Verdict, d.Rule, d.Reason = Ask, r.String(), fmt.Sprintf("matched ask rule %q", r.String())
 		return p.dontAsk(d)
 	}
-	if r, ok := firstMatch(p.allow, c, false); ok {
+	allow := p.allow
+	if c.unsafe != "" {
+		// A prefix rule such as Bash(git status:*) cannot approve it; only
+		// a rule for all of Bash (or a human, or bypassPermissions) can.
+		allow = nil
+		for _, r := range p.allow {
+			if r.Specifier == "" {
+				allow = append(allow, r)
+			}
+		}
+		if len(allow) == 0 && p.mode != ModeBypass {
+			d.Verdict, d.Reason = Ask, "no prefix rule can approve this command: "+c.unsafe
+			return p.dontAsk(d)
+		}
+	}
+	if r, ok := firstMatch(allow, c, false); ok {
 		d.Verdict, d.Rule, d.Reason = Allow, r.String(), fmt.Sprintf("matched allow rule %q", r.String())
 		return d
 	}

@@ -1,141 +1,158 @@
 package tool
 
-import "strings"
+import (
+	"path"
+	"strings"
 
-// splitCommand breaks a shell command line into the simple commands a
-// permission check must see one by one: the parts joined by && || ; | & or a
-// newline, plus the commands inside $(...), <(...), >(...) and backticks,
-// whose output the outer command would use. Quotes are respected ('...' is
-// literal; "..." still expands substitutions), so `echo "a && b"` is one
-// command. The split errs on the side of more parts: a part the checker
-// cannot match only ever leads to an ask, never to a wrongful allow.
-// The outer command keeps its substitution text, so "echo $(rm x)" yields
-// both "rm x" and "echo $(rm x)", and each must be allowed.
-func splitCommand(line string) (parts []string) {
-	var cur strings.Builder
-	flush := func() {
-		if p := strings.TrimSpace(cur.String()); p != "" {
-			parts = append(parts, p)
-		}
-		cur.Reset()
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// shellLine is a Bash command line as permission rules see it.
+type shellLine struct {
+	// parts are the simple commands of the line, as written: the ones joined
+	// by && || ; | & or newlines, and those inside $( ), ` `, <( ), >( )
+	// and $(( )). An outer command keeps its substitution text, so
+	// "echo $(rm x)" yields "echo $(rm x)" and "rm x", and each must be
+	// allowed.
+	parts []string
+	// names are the same commands normalised for deny and ask rules: leading
+	// VAR=value assignments and wrappers (command, exec, env, nohup, time,
+	// xargs, ...) dropped, quotes and backslashes removed, the program's
+	// path reduced to its name; "sh -c '...'" is looked into. A deny rule
+	// cannot be spelt around as "/bin/rm", "\rm", "r''m" or "FOO=1 rm".
+	names []string
+	// unsafe, when set, says why no allow rule may approve the line: it does
+	// not parse, or it writes a file through a redirection (an allowed
+	// "git status > ~/.bashrc" would write anywhere).
+	unsafe string
+}
+
+// parseShell parses a command line with a real shell parser (comments,
+// $'...' quoting, nested substitutions, arithmetic and here-documents are
+// all bash's, not an approximation).
+func parseShell(line string) shellLine {
+	var sl shellLine
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil {
+		sl.unsafe = "the command line does not parse as bash (" + err.Error() + ")"
+		sl.parts = []string{strings.TrimSpace(line)}
+		sl.names = sl.parts
+		return sl
 	}
-	inSingle, inDouble := false, false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
+	collect(&sl, line, f, 0)
+	if len(sl.parts) == 0 {
+		sl.parts = []string{strings.TrimSpace(line)}
+	}
+	return sl
+}
+
+// collect walks a parsed line (or a nested "sh -c" script) for its commands.
+func collect(sl *shellLine, src string, node syntax.Node, depth int) {
+	syntax.Walk(node, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.Redirect:
+			if writesFile(x) && sl.unsafe == "" {
+				sl.unsafe = "it redirects output into a file (" + strings.TrimSpace(source(src, x.Pos(), x.End())) + ")"
+			}
+		case *syntax.CallExpr:
+			if len(x.Args) == 0 {
+				return true
+			}
+			sl.parts = append(sl.parts, strings.TrimSpace(source(src, x.Pos(), x.End())))
+			name, script := normalise(src, x)
+			if name != "" {
+				sl.names = append(sl.names, name)
+			}
+			if script != "" && depth < 3 {
+				if f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), ""); err == nil {
+					collect(sl, script, f, depth+1)
+				} else if sl.unsafe == "" {
+					sl.unsafe = "a nested shell script does not parse"
+				}
+			}
+		}
+		return true
+	})
+}
+
+func source(src string, from, to syntax.Pos) string {
+	a, b := int(from.Offset()), int(to.Offset())
+	if a < 0 || b > len(src) || a > b {
+		return ""
+	}
+	return src[a:b]
+}
+
+// writesFile reports a redirection that writes to a named file (not a file
+// descriptor, not /dev/null).
+func writesFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
+	default:
+		return false
+	}
+	if r.Word == nil {
+		return true
+	}
+	target := unquote(r.Word.Lit())
+	return target != "/dev/null" && target != "/dev/stdout" && target != "/dev/stderr"
+}
+
+// wrappers run the command given as their arguments.
+var wrappers = map[string]bool{
+	"command": true, "builtin": true, "exec": true, "env": true, "nohup": true, "time": true,
+	"xargs": true, "nice": true, "timeout": true, "stdbuf": true, "sudo": true, "doas": true, "unbuffer": true,
+}
+
+// normalise returns the command's words from its program on, unquoted, with
+// assignments and wrappers dropped and the program reduced to its base name;
+// and, for "sh -c SCRIPT" (bash, zsh, dash too), the script to look into.
+func normalise(src string, c *syntax.CallExpr) (string, string) {
+	words := make([]string, 0, len(c.Args))
+	for _, w := range c.Args {
+		words = append(words, unquote(source(src, w.Pos(), w.End())))
+	}
+	i := 0
+	for i < len(words) {
+		w := words[i]
 		switch {
-		case inSingle:
-			cur.WriteByte(c)
-			if c == '\'' {
-				inSingle = false
-			}
-			continue
-		case c == '\\' && i+1 < len(line):
-			cur.WriteByte(c)
-			cur.WriteByte(line[i+1])
+		case wrappers[path.Base(w)]:
 			i++
-			continue
-		case c == '\'' && !inDouble:
-			inSingle = true
-			cur.WriteByte(c)
-			continue
-		case c == '"':
-			inDouble = !inDouble
-			cur.WriteByte(c)
-			continue
-		}
-		// Substitutions: $( ... ), <( ... ), >( ... ) and ` ... `.
-		if (c == '$' || (c == '<' || c == '>') && !inDouble) && i+1 < len(line) && line[i+1] == '(' {
-			end := matchParen(line, i+1)
-			inner := line[i+2:]
-			if end >= 0 {
-				inner = line[i+2 : end]
-			} else {
-				end = len(line) - 1
+			// Skip the wrapper's own options and arguments (env's VAR=x,
+			// timeout's duration, nice's -n 5) up to the program.
+			for i < len(words) && (strings.HasPrefix(words[i], "-") || strings.Contains(words[i], "=") || isNumberish(words[i])) {
+				i++
 			}
-			cur.WriteString(line[i : end+1])
-			i = end
-			if c == '$' && strings.HasPrefix(inner, "(") {
-				continue // $(( arithmetic )) runs no command.
-			}
-			parts = append(parts, splitCommand(inner)...)
-			continue
-		}
-		if c == '`' {
-			end := strings.IndexByte(line[i+1:], '`')
-			if end < 0 {
-				end = len(line) - i - 1
-			}
-			parts = append(parts, splitCommand(line[i+1:i+1+end])...)
-			cur.WriteString(line[i:min(i+2+end, len(line))])
-			i += end + 1
-			continue
-		}
-		if inDouble {
-			cur.WriteByte(c)
-			continue
-		}
-		switch c {
-		case ';', '\n', '|':
-			flush()
-		case '&':
-			// "2>&1" and "&>" are redirections, not separators.
-			if i > 0 && (line[i-1] == '>' || line[i-1] == '<') || i+1 < len(line) && line[i+1] == '>' {
-				cur.WriteByte(c)
-				continue
-			}
-			flush()
-		case '(', ')':
-			// A subshell: its contents are commands of their own.
-			flush()
-		case '{', '}':
-			if isWordBoundary(line, i) {
-				flush() // a group, like a subshell
-				continue
-			}
-			cur.WriteByte(c)
+		case strings.Contains(w, "=") && !strings.HasPrefix(w, "="):
+			i++
 		default:
-			cur.WriteByte(c)
+			prog := path.Base(w)
+			rest := append([]string{prog}, words[i+1:]...)
+			script := ""
+			if (prog == "sh" || prog == "bash" || prog == "zsh" || prog == "dash") && len(rest) > 2 && rest[1] == "-c" {
+				script = rest[2]
+			}
+			if prog == "eval" && len(rest) > 1 {
+				script = strings.Join(rest[1:], " ")
+			}
+			return strings.Join(rest, " "), script
 		}
 	}
-	flush()
-	return parts
+	return "", ""
 }
 
-// isWordBoundary reports whether the brace at i stands alone as a shell word
-// (a group), rather than being part of a word like ${HOME} or a{b,c}.
-func isWordBoundary(s string, i int) bool {
-	before := i == 0 || strings.IndexByte(" \t\n;&|", s[i-1]) >= 0
-	after := i+1 == len(s) || strings.IndexByte(" \t\n;&|", s[i+1]) >= 0
-	return before && after
+func isNumberish(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789.smhd") == ""
 }
 
-// matchParen returns the index of the parenthesis closing the one at open,
-// or -1 when it is unbalanced, skipping quoted text.
-func matchParen(s string, open int) int {
-	depth := 0
-	inSingle, inDouble := false, false
-	for i := open; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inSingle:
-			if c == '\'' {
-				inSingle = false
-			}
-		case c == '\\':
-			i++
-		case c == '\'' && !inDouble:
-			inSingle = true
-		case c == '"':
-			inDouble = !inDouble
-		case inDouble:
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
+// unquote drops the quoting characters of a shell word: enough to see the
+// name a word spells, not a full expansion.
+func unquote(w string) string {
+	if strings.HasPrefix(w, "$'") && strings.HasSuffix(w, "'") && len(w) >= 3 {
+		w = w[2 : len(w)-1]
 	}
-	return -1
+	return strings.NewReplacer(`'`, "", `"`, "", `\`, "").Replace(w)
 }
+
+// splitCommand is parseShell's parts (kept for the tests that pin them).
+func splitCommand(line string) []string { return parseShell(line).parts }
