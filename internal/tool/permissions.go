@@ -289,6 +289,57 @@ func firstMatch(rules []Rule, c call, any bool) (Rule, bool) {
 
 func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
 	c := newCall(tool, readOnly, input, workspace)
+	d := p.checkCall(c)
+	if c.kind == subjectPath {
+		// A path is judged as written and as the file it really is: a
+		// symlink inside the workspace must not lead a write (or a denied
+		// read) somewhere the rules would refuse.
+		if real := resolveLinks(c.subject); real != c.subject {
+			c2 := c
+			c2.subject, c2.workspace = real, resolveLinks(c.workspace)
+			if d2 := p.checkCall(c2); stricter(d2, d) {
+				d2.Subject = c.subject
+				d2.Reason += " (" + c.subject + " is a link to " + real + ")"
+				return d2
+			}
+		}
+	}
+	return d
+}
+
+// stricter reports whether a refuses more than b (deny > ask > allow).
+func stricter(a, b Decision) bool {
+	rank := func(v Verdict) int {
+		switch v {
+		case Deny:
+			return 2
+		case Ask:
+			return 1
+		}
+		return 0
+	}
+	return rank(a.Verdict) > rank(b.Verdict)
+}
+
+// resolveLinks resolves the symlinks of p's longest existing prefix (the
+// file itself may not exist yet).
+func resolveLinks(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+func (p *Permissions) checkCall(c call) Decision {
+	tool, readOnly, workspace := c.tool, c.readOnly, c.workspace
 	d := Decision{Subject: c.subject}
 	if r, ok := firstMatch(p.deny, c, true); ok {
 		d.Verdict, d.Rule, d.Reason = Deny, r.String(), fmt.Sprintf("matched deny rule %q", r.String())

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/model"
 )
@@ -18,6 +20,10 @@ import (
 type Set struct {
 	tools []Tool
 	byKey map[string]Tool // lowercase name -> tool
+	// files serialises the calls that write one file: a turn's calls run
+	// concurrently, and two Edits of one file must not read the same
+	// original and each write back their half.
+	files sync.Map // absolute path -> *sync.Mutex
 }
 
 // NewSet builds a set. When two tools share a name (in any case), the later
@@ -107,7 +113,29 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 			return r
 		}
 	}
+	if !t.ReadOnly() {
+		if p := filePathOf(input, env.Dir); p != "" {
+			mu, _ := s.files.LoadOrStore(p, &sync.Mutex{})
+			mu.(*sync.Mutex).Lock()
+			defer mu.(*sync.Mutex).Unlock()
+		}
+	}
 	return t.Run(ctx, env, input)
+}
+
+// filePathOf is the absolute file a writing call names, "" for none.
+func filePathOf(input json.RawMessage, dir string) string {
+	var in struct {
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal(input, &in) != nil || in.FilePath == "" {
+		return ""
+	}
+	p := resolvePath(dir, in.FilePath)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p
 }
 
 func (s *Set) readOnlyNames() []string {
