@@ -336,20 +336,40 @@ func (w *Workspace) addWorktree(ctx context.Context, rel string) error {
 		return fmt.Errorf("isolate: %w", err)
 	}
 	w.Mode, w.Root, w.Dir = ModeWorktree, wt, filepath.Join(wt, rel)
+	// Where git keeps this worktree's index and HEAD, read now, before the
+	// child can touch the worktree's .git file.
+	gitDir, err := w.repo.gitIn(ctx, wt, nil, nil, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	w.gitDir = strings.TrimSpace(gitDir)
 	return nil
+}
+
+// childGit runs git on the child's worktree without trusting anything the
+// child could have written there: the git dir is the one recorded at
+// creation (the worktree's .git file is ignored), and no hook, fsmonitor or
+// other configured command of the repository may run.
+func (w *Workspace) childGit(ctx context.Context, args ...string) (string, error) {
+	env := []string{"GIT_DIR=" + w.gitDir, "GIT_WORK_TREE=" + w.Root}
+	safe := []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false", "-c", "diff.external="}
+	return w.repo.gitIn(ctx, w.Root, env, nil, append(safe, args...)...)
 }
 
 // worktreePatch snapshots the worktree with its own index (refreshed, so
 // only files the child touched are re-hashed) and diffs it against the base.
 func (w *Workspace) worktreePatch(ctx context.Context, base string) ([]byte, []rawEntry, error) {
-	if _, err := w.repo.gitIn(ctx, w.Root, nil, nil, "add", "-A"); err != nil {
+	if w.gitDir == "" {
+		return nil, nil, fmt.Errorf("isolate: the worktree's git dir was not recorded")
+	}
+	if _, err := w.childGit(ctx, "add", "-A"); err != nil {
 		return nil, nil, fmt.Errorf("isolate: %w", err)
 	}
-	tree, err := w.repo.gitIn(ctx, w.Root, nil, nil, "write-tree")
+	tree, err := w.childGit(ctx, "write-tree")
 	if err != nil {
 		return nil, nil, fmt.Errorf("isolate: %w", err)
 	}
-	out, err := w.repo.gitIn(ctx, w.Root, nil, nil, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
+	out, err := w.childGit(ctx, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
 		"--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, strings.TrimSpace(tree))
 	if err != nil {
 		return nil, nil, fmt.Errorf("isolate: diff: %w", err)

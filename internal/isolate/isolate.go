@@ -134,6 +134,7 @@ type Workspace struct {
 	id      string
 	state   string // StateDir/isolate
 	keep    []string
+	gitDir  string // a worktree's git dir, recorded at creation
 	ownTemp string // StateDir when Prepare created it
 	upper   string
 	work    string

@@ -87,6 +87,9 @@ type frontmatter struct {
 // on their own (Claude Code does the same), because published agent files are
 // full of one-line descriptions with an unquoted ": " or "#" in them.
 func parseFrontmatter(front string) (frontmatter, error) {
+	if err := checkShape(front); err != nil {
+		return frontmatter{}, err
+	}
 	fields, err := decodeStrict(front)
 	if err == nil && !lostText(front, fields) {
 		return frontmatter{fields: fields}, nil
@@ -108,6 +111,37 @@ func parseFrontmatter(front string) (frontmatter, error) {
 		return frontmatter{fields: fields}, nil
 	}
 	return frontmatter{fields: fields2, quoted: quoted, strictErr: strictErr}, nil
+}
+
+// Bounds on frontmatter before the YAML parser sees it: agent frontmatter is
+// a few flat keys, and a deeply nested document makes the parser take
+// minutes and gigabytes (a cloned repository must not be able to stall
+// brood's start-up).
+const (
+	maxFrontmatter = 64 << 10
+	maxNesting     = 64
+)
+
+func checkShape(front string) error {
+	if len(front) > maxFrontmatter {
+		return &lineError{line: 2, msg: fmt.Sprintf("frontmatter is larger than %d KiB; an agent's frontmatter is a few keys", maxFrontmatter>>10)}
+	}
+	depth, line := 0, 2
+	for i := 0; i < len(front); i++ {
+		switch front[i] {
+		case '\n':
+			line++
+		case '[', '{':
+			if depth++; depth > maxNesting {
+				return &lineError{line: line, msg: fmt.Sprintf("frontmatter nests deeper than %d levels", maxNesting)}
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
 }
 
 // decodeStrict parses YAML text that must be a mapping at the top level. A

@@ -191,6 +191,14 @@ func readDir(dir Dir) ([]*Definition, []Diagnostic) {
 		if e.IsDir() || !strings.EqualFold(path.Ext(rel), ".md") {
 			return nil
 		}
+		// Only regular files (a symlink is judged by its target): a FIFO or
+		// a device named *.md would block the loader forever.
+		if info, err := fs.Stat(fsys, rel); err != nil || !info.Mode().IsRegular() {
+			if err == nil {
+				problem(full, SeverityWarning, "not a regular file; skipped")
+			}
+			return nil
+		}
 		data, err := readFile(fsys, rel)
 		if err != nil {
 			problem(full, SeverityError, "%v", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -55,7 +56,9 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	timeout := env.bashTimeout()
 	note := ""
 	if in.Timeout > 0 {
-		timeout = time.Duration(in.Timeout * float64(time.Millisecond))
+		// Clamped in milliseconds first: a huge value must not overflow
+		// into a negative duration that kills the command at once.
+		timeout = time.Duration(min(in.Timeout, float64(maxBashTimeout/time.Millisecond)+1) * float64(time.Millisecond))
 	}
 	if timeout > maxBashTimeout {
 		timeout, note = maxBashTimeout, fmt.Sprintf("(timeout lowered to the maximum, %v)\n", maxBashTimeout)
@@ -68,7 +71,9 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	environ := os.Environ()
+	// brood's own provider keys are not the command's business: a model
+	// could print them in ways redaction does not recognise (base64, rev).
+	environ := withoutProviderKeys(os.Environ())
 	redactor := NewRedactor(environ)
 	out := newCapture(env.outputLimit(), env.outputDir())
 	w := redactor.Writer(out)
@@ -139,6 +144,20 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		text += strings.Join(status, "\n")
 	}
 	return Result{Content: text, IsError: len(status) > 0 && !errors.Is(err, exec.ErrWaitDelay)}
+}
+
+// providerKeys are the credentials brood itself uses to reach models.
+var providerKeys = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
+
+func withoutProviderKeys(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(providerKeys, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // groupGone reports whether no process is left in the group led by pid (a

@@ -169,7 +169,8 @@ func TestBashRedactsSecrets(t *testing.T) {
 		if strings.Contains(res.Content, "0123456789abcdef") {
 			t.Fatalf("limit %d: secret leaked: %q", limit, res.Content)
 		}
-		if limit == 0 && (!strings.Contains(res.Content, "t=[REDACTED:MY_SERVICE_TOKEN]") || !strings.Contains(res.Content, "[REDACTED:ANTHROPIC_API_KEY]")) {
+		// brood's own provider key is not even in the command's environment.
+		if limit == 0 && (!strings.Contains(res.Content, "t=[REDACTED:MY_SERVICE_TOKEN]") || strings.Contains(res.Content, "ant-") || strings.Contains(res.Content, "ANTHROPIC_API_KEY")) {
 			t.Fatalf("not redacted: %q", res.Content)
 		}
 		files, _ := filepath.Glob(filepath.Join(env.OutputDir, "*"))

@@ -76,9 +76,13 @@ func (*Edit) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return Errorf("%s is a binary file; Edit changes text files only", abs)
 	}
 	oldS, newS := in.OldString, in.NewString
-	if !strings.Contains(content, oldS) && strings.Contains(content, "\r\n") && !strings.Contains(oldS, "\r") {
+	crlf := strings.Contains(content, "\r\n")
+	if !strings.Contains(content, oldS) && crlf && !strings.Contains(oldS, "\r") {
 		// The model sees lines, not line endings: match a CRLF file too.
 		oldS = strings.ReplaceAll(oldS, "\n", "\r\n")
+	}
+	if crlf && !strings.Contains(newS, "\r") {
+		// And keep the file's line endings in what it inserts.
 		newS = strings.ReplaceAll(newS, "\n", "\r\n")
 	}
 	n := strings.Count(content, oldS)

@@ -79,3 +79,29 @@ func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 		t.Fatalf("%d of %d edits landed:\n%s", n, len(lines), b)
 	}
 }
+
+func TestEditKeepsCRLFAndBashClampsTimeout(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "w.txt")
+	if err := os.WriteFile(f, []byte("one();\r\ntwo();\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := NewSet(Builtins()...)
+	env := &Env{Dir: dir}
+	in, _ := json.Marshal(map[string]string{"file_path": "w.txt", "old_string": "one();", "new_string": "one();\nextra();"})
+	if r := set.Run(context.Background(), env, "Edit", in); r.IsError {
+		t.Fatal(r.Content)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "one();\r\nextra();\r\ntwo();\r\n" {
+		t.Errorf("line endings mixed: %q", b)
+	}
+	in, _ = json.Marshal(map[string]any{"command": "echo fine", "timeout": 1e13})
+	if r := set.Run(context.Background(), &Env{Dir: dir, Perms: nil}, "Bash", in); r.IsError || !strings.Contains(r.Content, "fine") {
+		t.Errorf("a huge timeout broke the command: %s", r.Content)
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-test-zzz")
+	in, _ = json.Marshal(map[string]any{"command": "echo \"[$OPENAI_API_KEY]\""})
+	if r := set.Run(context.Background(), &Env{Dir: dir}, "Bash", in); !strings.Contains(r.Content, "[]") {
+		t.Errorf("the provider key reached the command: %s", r.Content)
+	}
+}

@@ -1,0 +1,41 @@
+package registry
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestHostileFilesDoNotStallTheLoader: deep nesting and a FIFO named *.md
+// are refused quickly, and the rest of the directory still loads.
+func TestHostileFilesDoNotStallTheLoader(t *testing.T) {
+	dir := t.TempDir()
+	deep := "---\nname: deep\ndescription: x\nx: " + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "\n---\n"
+	if err := os.WriteFile(filepath.Join(dir, "deep.md"), []byte(deep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ok.md"), []byte("---\nname: ok\ndescription: fine\n---\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg, diags := LoadDirs(BuiltinFS(), Dir{Path: dir, Source: SourceProject})
+	if _, ok := reg.Get("ok"); !ok {
+		t.Fatalf("the good file did not load: %v", diags)
+	}
+	if _, ok := reg.Get("deep"); ok {
+		t.Fatal("a deeply nested file loaded")
+	}
+	var deepErr bool
+	for _, d := range diags {
+		if strings.Contains(d.Path, "deep.md") && strings.Contains(d.Message, "nests deeper") {
+			deepErr = true
+		}
+	}
+	if !deepErr {
+		t.Errorf("no diagnostic for the nesting: %v", diags)
+	}
+}
