@@ -187,6 +187,9 @@ func takeSnapshot(ctx context.Context, r *repo, index string) (string, error) {
 	if _, err := r.git(ctx, env, "-c", "core.untrackedCache=true", "-c", "core.fsmonitor=false", "add", "-A"); err != nil {
 		return "", fmt.Errorf("isolate: snapshot: %w", err)
 	}
+	if err := dropNewlyIgnored(ctx, r, env); err != nil {
+		return "", err
+	}
 	tree, err := r.git(ctx, env, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("isolate: snapshot: %w", err)
@@ -198,6 +201,36 @@ func takeSnapshot(ctx context.Context, r *repo, index string) (string, error) {
 		os.Remove(index)
 	}
 	return strings.TrimSpace(tree), nil
+}
+
+// dropNewlyIgnored removes from the private index the files an earlier
+// snapshot picked up while they were untracked and that are ignored now (a
+// .env the user has since put in .gitignore): the cached index must never
+// carry an ignored file into a child's copy. Ignored files the real index
+// tracks stay, as git keeps them.
+func dropNewlyIgnored(ctx context.Context, r *repo, env []string) error {
+	ign, err := r.git(ctx, env, "ls-files", "-z", "-ci", "--exclude-standard")
+	if err != nil || ign == "" {
+		return nil
+	}
+	tracked, _ := r.git(ctx, nil, "ls-files", "-z", "-ci", "--exclude-standard")
+	keep := map[string]bool{}
+	for _, p := range strings.Split(tracked, "\x00") {
+		keep[p] = true
+	}
+	var drop []string
+	for _, p := range strings.Split(ign, "\x00") {
+		if p != "" && !keep[p] {
+			drop = append(drop, p)
+		}
+	}
+	if len(drop) == 0 {
+		return nil
+	}
+	if _, err := r.gitIn(ctx, r.top, env, []byte(strings.Join(drop, "\x00")), "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+		return fmt.Errorf("isolate: snapshot: %w", err)
+	}
+	return nil
 }
 
 func copyFile(src, dst string) error {

@@ -490,3 +490,46 @@ echo top >> ../a.txt`)
 		})
 	}
 }
+
+// TestSnapshotForgetsNewlyIgnoredFiles: a file untracked at one snapshot and
+// ignored by the next is not in the next snapshot (the cached index must not
+// carry it into a child's copy).
+func TestSnapshotForgetsNewlyIgnoredFiles(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("init", "-q")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+	run("add", "a.txt")
+	run("commit", "-qm", "init")
+	os.WriteFile(filepath.Join(dir, "creds.json"), []byte("secret\n"), 0o644)
+	ctx := context.Background()
+	r, err := openRepo(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := takeSnapshot(ctx, r, filepath.Join(t.TempDir(), "i1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(run("ls-tree", "-r", "--name-only", first), "creds.json") {
+		t.Fatal("the scenario needs creds.json in the first snapshot")
+	}
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("creds.json\n"), 0o644)
+	second, err := takeSnapshot(ctx, r, filepath.Join(t.TempDir(), "i2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(run("ls-tree", "-r", "--name-only", second), "creds.json") {
+		t.Fatal("a file ignored since the last snapshot is still in the snapshot")
+	}
+}
