@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -238,22 +239,53 @@ func dropFiles(patch []byte, entries []rawEntry, drop map[string]bool) ([]byte, 
 		}
 		i += nl + 1
 	}
-	if len(starts) != len(entries) {
-		return nil, nil, fmt.Errorf("isolate: patch has %d file sections for %d changes", len(starts), len(entries))
-	}
+	// Sections are matched to paths by their headers, not by count: a
+	// change of type (a file become a link) is one change but two sections.
 	var out bytes.Buffer
-	var kept []rawEntry
-	for i, e := range entries {
+	for i, st := range starts {
 		end := len(patch)
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
+		path, ok := sectionPath(patch[st:end])
+		if !ok {
+			return nil, nil, fmt.Errorf("isolate: cannot read the file name of a patch section: %.80q", patch[st:end])
+		}
+		if !drop[path] {
+			out.Write(patch[st:end])
+		}
+	}
+	var kept []rawEntry
+	for _, e := range entries {
 		if !drop[e.path] {
-			out.Write(patch[starts[i]:end])
 			kept = append(kept, e)
 		}
 	}
 	return out.Bytes(), kept, nil
+}
+
+// sectionPath reads the path of a "diff --git a/P b/P" section (no renames,
+// so both halves name the same path; git quotes them C-style when needed).
+func sectionPath(section []byte) (string, bool) {
+	line := string(section)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	rest := strings.TrimPrefix(line, "diff --git ")
+	if strings.HasPrefix(rest, "\"") {
+		// "a/P" "b/P"
+		if j := strings.Index(rest, "\" \""); j > 0 {
+			if p, err := strconv.Unquote(rest[:j+1]); err == nil {
+				return strings.TrimPrefix(p, "a/"), true
+			}
+		}
+		return "", false
+	}
+	// a/P b/P with equal halves.
+	if n := len(rest) - len("a/ b/"); n > 0 && n%2 == 0 {
+		return rest[len("a/") : len("a/")+n/2], true
+	}
+	return "", false
 }
 
 // childFile is where the child's version of a repository path is.

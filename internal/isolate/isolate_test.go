@@ -533,3 +533,23 @@ func TestSnapshotForgetsNewlyIgnoredFiles(t *testing.T) {
 		t.Fatal("a file ignored since the last snapshot is still in the snapshot")
 	}
 }
+
+// TestDropFilesWithTypeChange: a file turned into a link is one change but
+// two patch sections; dropping an ignored file must keep both.
+func TestDropFilesWithTypeChange(t *testing.T) {
+	patch := "diff --git a/u.txt b/u.txt\ndeleted file mode 100644\n--- a/u.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-u\n" +
+		"diff --git a/u.txt b/u.txt\nnew file mode 120000\n--- /dev/null\n+++ b/u.txt\n@@ -0,0 +1 @@\n+a.txt\n\\ No newline at end of file\n" +
+		"diff --git a/.env2 b/.env2\nnew file mode 100644\n--- /dev/null\n+++ b/.env2\n@@ -0,0 +1 @@\n+secret\n" +
+		"diff --git \"a/sp ace\\tx\" \"b/sp ace\\tx\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/sp ace\\tx\"\n@@ -0,0 +1 @@\n+x\n"
+	entries := []rawEntry{{path: "u.txt"}, {path: ".env2"}, {path: "sp ace\tx"}}
+	out, kept, err := dropFiles([]byte(patch), entries, map[string]bool{".env2": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(out), "diff --git a/u.txt") != 2 || strings.Contains(string(out), ".env2") || !strings.Contains(string(out), "sp ace") {
+		t.Fatalf("patch after dropping .env2:\n%s", out)
+	}
+	if len(kept) != 2 || kept[0].path != "u.txt" || kept[1].path != "sp ace\tx" {
+		t.Fatalf("kept %+v", kept)
+	}
+}
