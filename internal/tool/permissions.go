@@ -152,6 +152,7 @@ type call struct {
 	parts     []string // Bash: the simple commands of the line
 	names     []string // Bash: the same, normalised for deny and ask rules
 	unsafe    string   // Bash: why no allow rule may approve the line
+	opaque    bool     // Bash: a program only the shell can spell out
 	workspace string
 }
 
@@ -169,7 +170,7 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 	case subjectCommand:
 		c.subject = strings.TrimSpace(in.Command)
 		sl := parseShell(c.subject)
-		c.parts, c.names, c.unsafe = sl.parts, sl.names, sl.unsafe
+		c.parts, c.names, c.unsafe, c.opaque = sl.parts, sl.names, sl.unsafe, sl.opaque
 	case subjectPath:
 		p := in.FilePath
 		if p == "" {
@@ -307,6 +308,15 @@ func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, w
 	return d
 }
 
+func hasRulesFor(rules []Rule, tool string) bool {
+	for _, r := range rules {
+		if r.Tool == tool {
+			return true
+		}
+	}
+	return false
+}
+
 // stricter reports whether a refuses more than b (deny > ask > allow).
 func stricter(a, b Decision) bool {
 	rank := func(v Verdict) int {
@@ -348,6 +358,12 @@ func (p *Permissions) checkCall(c call) Decision {
 	if p.mode == ModePlan && !readOnly {
 		d.Verdict, d.Reason = Deny, "plan (read-only) mode allows only read-only tools"
 		return d
+	}
+	if c.opaque && hasRulesFor(p.deny, tool) {
+		// A deny rule might match what the shell would make of it: a human
+		// decides, whatever the mode.
+		d.Verdict, d.Reason = Ask, "the command spells a program only the shell can resolve, so the deny rules cannot be checked"
+		return p.dontAsk(d)
 	}
 	if r, ok := firstMatch(p.ask, c, true); ok {
 		if p.mode == ModeBypass {

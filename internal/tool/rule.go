@@ -187,7 +187,15 @@ func matchPath(spec, p, workspace string) bool {
 	}
 	rel, err := filepath.Rel(base, p)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return false
+		// The path may have been resolved through links while the rule's
+		// base was written through them (/tmp -> /private/tmp, a linked
+		// home): compare with the base resolved the same way.
+		if real := resolveLinks(base); real != base {
+			rel, err = filepath.Rel(real, p)
+		}
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return false
+		}
 	}
 	rel = filepath.ToSlash(rel)
 	spec = strings.TrimSuffix(spec, "/")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -24,6 +23,10 @@ type Set struct {
 	// concurrently, and two Edits of one file must not read the same
 	// original and each write back their half.
 	files sync.Map // absolute path -> *sync.Mutex
+	// shell keeps Bash apart from the file-writing tools of the same turn:
+	// a command that swaps a file for a link must not slip between a
+	// write's permission check and the write.
+	shell sync.RWMutex
 }
 
 // NewSet builds a set. When two tools share a name (in any case), the later
@@ -107,17 +110,24 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 			res = Errorf("internal error: the %s tool crashed (%v). This is a bug in brood, not in your call; try a different approach. Stack:\n%s", spec.Name, r, firstLines(string(debug.Stack()), 12))
 		}
 	}()
+	// Locks first, so that what the permission check saw is what the tool
+	// acts on.
+	if !t.ReadOnly() {
+		if p := filePathOf(input, env.Dir); p != "" {
+			s.shell.RLock()
+			defer s.shell.RUnlock()
+			mu, _ := s.files.LoadOrStore(p, &sync.Mutex{})
+			mu.(*sync.Mutex).Lock()
+			defer mu.(*sync.Mutex).Unlock()
+		} else if CanonicalName(spec.Name) == "Bash" {
+			s.shell.Lock()
+			defer s.shell.Unlock()
+		}
+	}
 	if env.Perms != nil {
 		d := env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir)
 		if r, stop := permit(env, spec.Name, d); stop {
 			return r
-		}
-	}
-	if !t.ReadOnly() {
-		if p := filePathOf(input, env.Dir); p != "" {
-			mu, _ := s.files.LoadOrStore(p, &sync.Mutex{})
-			mu.(*sync.Mutex).Lock()
-			defer mu.(*sync.Mutex).Unlock()
 		}
 	}
 	return t.Run(ctx, env, input)
@@ -126,16 +136,20 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 // filePathOf is the absolute file a writing call names, "" for none.
 func filePathOf(input json.RawMessage, dir string) string {
 	var in struct {
-		FilePath string `json:"file_path"`
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
 	}
-	if json.Unmarshal(input, &in) != nil || in.FilePath == "" {
+	if json.Unmarshal(input, &in) != nil {
 		return ""
 	}
-	p := resolvePath(dir, in.FilePath)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
+	f := in.FilePath
+	if f == "" {
+		f = in.NotebookPath
 	}
-	return p
+	if f == "" {
+		return ""
+	}
+	return resolveLinks(resolvePath(dir, f))
 }
 
 func (s *Set) readOnlyNames() []string {

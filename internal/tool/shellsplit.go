@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"fmt"
 	"path"
 	"strings"
 
@@ -21,20 +22,39 @@ type shellLine struct {
 	// path reduced to its name; "sh -c '...'" is looked into. A deny rule
 	// cannot be spelt around as "/bin/rm", "\rm", "r''m" or "FOO=1 rm".
 	names []string
-	// unsafe, when set, says why no allow rule may approve the line: it does
-	// not parse, or it writes a file through a redirection (an allowed
-	// "git status > ~/.bashrc" would write anywhere).
+	// unsafe, when set, says why no prefix allow rule may approve the line:
+	// it does not parse, it writes a file through a redirection (an allowed
+	// "git status > ~/.bashrc" would write anywhere), or it uses a shell
+	// feature that can run code a rule never sees (arithmetic on variables,
+	// [[ ]], declarations, indirect expansions).
 	unsafe string
+	// opaque lines spell a program in a way that cannot be read without
+	// running the shell (globs, brace or parameter expansion, $'\x..'): no
+	// deny rule can be shown not to match, so they are asked about, even in
+	// bypassPermissions mode, whenever deny rules exist.
+	opaque bool
 }
+
+// maxVettedLine bounds the lines the parser vets (the check's cost grows
+// with nesting); longer ones need a rule for all of Bash or a human.
+const maxVettedLine = 16 << 10
 
 // parseShell parses a command line with a real shell parser (comments,
 // $'...' quoting, nested substitutions, arithmetic and here-documents are
 // all bash's, not an approximation).
 func parseShell(line string) shellLine {
 	var sl shellLine
+	if len(line) > maxVettedLine {
+		sl.unsafe = fmt.Sprintf("the command line is longer than %d bytes", maxVettedLine)
+		sl.opaque = true
+		sl.parts = []string{strings.TrimSpace(line)}
+		sl.names = sl.parts
+		return sl
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		sl.unsafe = "the command line does not parse as bash (" + err.Error() + ")"
+		sl.opaque = true
 		sl.parts = []string{strings.TrimSpace(line)}
 		sl.names = sl.parts
 		return sl
@@ -48,21 +68,42 @@ func parseShell(line string) shellLine {
 
 // collect walks a parsed line (or a nested "sh -c" script) for its commands.
 func collect(sl *shellLine, src string, node syntax.Node, depth int) {
+	flag := func(why string) {
+		if sl.unsafe == "" {
+			sl.unsafe = why
+		}
+	}
 	syntax.Walk(node, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.Redirect:
-			if writesFile(x) && sl.unsafe == "" {
-				sl.unsafe = "it redirects output into a file (" + strings.TrimSpace(source(src, x.Pos(), x.End())) + ")"
+			if writesFile(x) {
+				flag("it redirects output into a file (" + strings.TrimSpace(source(src, x.Pos(), x.End())) + ")")
+			}
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+			flag("it evaluates arithmetic, which can run commands hidden in variables")
+		case *syntax.TestClause:
+			flag("it uses [[ ]], which can evaluate arithmetic on variables")
+		case *syntax.DeclClause:
+			flag("it declares or exports variables, which can change what later commands do")
+		case *syntax.FuncDecl:
+			flag("it defines a shell function")
+		case *syntax.ParamExp:
+			if !x.Short && (x.Index != nil || x.Slice != nil || x.Excl || x.Exp != nil || x.Repl != nil || x.Length) {
+				flag("it uses a parameter expansion that can evaluate code")
 			}
 		case *syntax.CallExpr:
 			if len(x.Args) == 0 {
+				if len(x.Assigns) > 0 {
+					flag("it sets shell variables, which can change what later commands do")
+				}
 				return true
 			}
 			sl.parts = append(sl.parts, strings.TrimSpace(source(src, x.Pos(), x.End())))
-			name, script := normalise(src, x)
+			name, script, opaque := normalise(src, x)
 			if name != "" {
 				sl.names = append(sl.names, name)
 			}
+			sl.opaque = sl.opaque || opaque
 			if script != "" && depth < 3 {
 				if f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), ""); err == nil {
 					collect(sl, script, f, depth+1)
@@ -88,6 +129,14 @@ func source(src string, from, to syntax.Pos) string {
 func writesFile(r *syntax.Redirect) bool {
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
+	case syntax.DplOut, syntax.DplIn:
+		// >&2 and >&- duplicate or close a descriptor; >&word with any
+		// other word writes the file "word".
+		if r.Word == nil {
+			return true
+		}
+		w := r.Word.Lit()
+		return !(w != "" && strings.Trim(strings.TrimSuffix(w, "-"), "0123456789") == "") && w != "-"
 	default:
 		return false
 	}
@@ -98,47 +147,100 @@ func writesFile(r *syntax.Redirect) bool {
 	return target != "/dev/null" && target != "/dev/stdout" && target != "/dev/stderr"
 }
 
-// wrappers run the command given as their arguments.
-var wrappers = map[string]bool{
-	"command": true, "builtin": true, "exec": true, "env": true, "nohup": true, "time": true,
-	"xargs": true, "nice": true, "timeout": true, "stdbuf": true, "sudo": true, "doas": true, "unbuffer": true,
+// wrappers run the command given as their arguments; the value says which
+// of their options take a value of their own (so it is not the program).
+var wrappers = map[string]string{
+	"command": "", "builtin": "", "exec": "a", "env": "uCS", "nohup": "", "time": "fo",
+	"xargs": "adEeIiLlnPs", "nice": "n", "timeout": "sk", "stdbuf": "ioe", "sudo": "ugCDhprTU", "doas": "uC", "unbuffer": "",
 }
 
+// gitGlobal are git's options before the subcommand that take a value.
+var gitGlobal = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true, "--exec-path": true, "--config-env": true}
+
 // normalise returns the command's words from its program on, unquoted, with
-// assignments and wrappers dropped and the program reduced to its base name;
-// and, for "sh -c SCRIPT" (bash, zsh, dash too), the script to look into.
-func normalise(src string, c *syntax.CallExpr) (string, string) {
+// assignments and wrappers dropped and the program reduced to its base name
+// (git's global options dropped too); for "sh -c SCRIPT" (bash, zsh, dash
+// too) and eval, the script to look into; and whether the program is spelt
+// in a way only the shell can resolve.
+func normalise(src string, c *syntax.CallExpr) (string, string, bool) {
 	words := make([]string, 0, len(c.Args))
+	opaque := false
 	for _, w := range c.Args {
 		words = append(words, unquote(source(src, w.Pos(), w.End())))
 	}
 	i := 0
 	for i < len(words) {
 		w := words[i]
-		switch {
-		case wrappers[path.Base(w)]:
+		if opt, ok := wrappers[path.Base(w)]; ok {
 			i++
-			// Skip the wrapper's own options and arguments (env's VAR=x,
-			// timeout's duration, nice's -n 5) up to the program.
-			for i < len(words) && (strings.HasPrefix(words[i], "-") || strings.Contains(words[i], "=") || isNumberish(words[i])) {
-				i++
+			// Skip the wrapper's options (and the values of those that take
+			// one), env's VAR=x, and timeout's or nice's number.
+			for i < len(words) {
+				a := words[i]
+				switch {
+				case strings.HasPrefix(a, "-") && len(a) == 2 && strings.ContainsRune(opt, rune(a[1])) && i+1 < len(words):
+					i += 2
+				case strings.HasPrefix(a, "-") || strings.Contains(a, "=") || isNumberish(a):
+					i++
+				default:
+					goto program
+				}
 			}
-		case strings.Contains(w, "=") && !strings.HasPrefix(w, "="):
-			i++
-		default:
-			prog := path.Base(w)
-			rest := append([]string{prog}, words[i+1:]...)
-			script := ""
-			if (prog == "sh" || prog == "bash" || prog == "zsh" || prog == "dash") && len(rest) > 2 && rest[1] == "-c" {
-				script = rest[2]
-			}
-			if prog == "eval" && len(rest) > 1 {
-				script = strings.Join(rest[1:], " ")
-			}
-			return strings.Join(rest, " "), script
+			continue
 		}
+		if strings.Contains(w, "=") && !strings.HasPrefix(w, "=") {
+			i++
+			continue
+		}
+	program:
+		if i >= len(words) {
+			break
+		}
+		raw := source(src, c.Args[i].Pos(), c.Args[i].End())
+		if strings.ContainsAny(raw, "{*?[$`") {
+			opaque = true
+		}
+		prog := path.Base(words[i])
+		args := words[i+1:]
+		if prog == "git" {
+			for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+				if gitGlobal[args[0]] && len(args) > 1 {
+					args = args[2:]
+				} else {
+					args = args[1:]
+				}
+			}
+		}
+		rest := append([]string{prog}, args...)
+		script := ""
+		if prog == "sh" || prog == "bash" || prog == "zsh" || prog == "dash" {
+			for j := 1; j < len(rest); j++ {
+				a := rest[j]
+				if a == "--" {
+					continue
+				}
+				if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
+					// -c, -xc, -ec ...: the script is the next word that
+					// is not an option.
+					for k := j + 1; k < len(rest); k++ {
+						if rest[k] != "--" && !strings.HasPrefix(rest[k], "-") {
+							script = rest[k]
+							break
+						}
+					}
+					break
+				}
+				if !strings.HasPrefix(a, "-") {
+					break
+				}
+			}
+		}
+		if prog == "eval" && len(rest) > 1 {
+			script = strings.Join(rest[1:], " ")
+		}
+		return strings.Join(rest, " "), script, opaque
 	}
-	return "", ""
+	return "", "", opaque
 }
 
 func isNumberish(s string) bool {
