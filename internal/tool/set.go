@@ -23,10 +23,6 @@ type Set struct {
 	// concurrently, and two Edits of one file must not read the same
 	// original and each write back their half.
 	files sync.Map // absolute path -> *sync.Mutex
-	// shell keeps Bash apart from the file-writing tools of the same turn:
-	// a command that swaps a file for a link must not slip between a
-	// write's permission check and the write.
-	shell sync.RWMutex
 }
 
 // NewSet builds a set. When two tools share a name (in any case), the later
@@ -113,15 +109,12 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 	// Locks first, so that what the permission check saw is what the tool
 	// acts on.
 	if !t.ReadOnly() {
+		// (Bash is not serialised with them: a command may wait for a file
+		// another call of the turn writes.)
 		if p := filePathOf(input, env.Dir); p != "" {
-			s.shell.RLock()
-			defer s.shell.RUnlock()
 			mu, _ := s.files.LoadOrStore(p, &sync.Mutex{})
 			mu.(*sync.Mutex).Lock()
 			defer mu.(*sync.Mutex).Unlock()
-		} else if CanonicalName(spec.Name) == "Bash" {
-			s.shell.Lock()
-			defer s.shell.Unlock()
 		}
 	}
 	if env.Perms != nil {
