@@ -3,9 +3,9 @@ package delegate_test
 import (
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 func countFDs(t *testing.T) int {
@@ -32,31 +32,10 @@ func settleGoroutines(want int) int {
 // zombies lists our children in state Z (exited, never waited for).
 func zombies(t *testing.T) []int {
 	t.Helper()
-	me := os.Getpid()
-	ents, err := os.ReadDir("/proc")
-	must(t, err)
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		if ppid == me && f[0] == "Z" {
-			out = append(out, pid)
+	for _, p := range dispatch.Procs() {
+		if p.PPID == os.Getpid() && p.State == "Z" {
+			out = append(out, p.PID)
 		}
 	}
 	return out

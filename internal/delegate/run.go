@@ -209,36 +209,13 @@ func killLeftovers(dir string, session int) {
 	}
 }
 
-// groupsInSession lists the process groups that have a member in session,
-// from /proc (a group's leader may be gone while the group lives on).
+// groupsInSession lists the process groups that have a member in session
+// (a group's leader may be gone while the group lives on).
 func groupsInSession(session int) map[int]bool {
 	out := map[int]bool{}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return out
-	}
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		// After the command: state ppid pgrp session ...
-		f := strings.Fields(s[i+1:])
-		if len(f) < 4 {
-			continue
-		}
-		pgrp, err1 := strconv.Atoi(f[2])
-		sid, err2 := strconv.Atoi(f[3])
-		if err1 == nil && err2 == nil && sid == session {
-			out[pgrp] = true
+	for _, p := range dispatch.Procs() {
+		if p.Session == session {
+			out[p.PGRP] = true
 		}
 	}
 	return out
