@@ -33,7 +33,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
 	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
-	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
+	emit := d.emitter(ctx)
+	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
@@ -46,7 +47,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		if out.Output != nil {
 			ev.WallMS = out.Output.WallMS
 		}
-		d.emit(ev)
+		emit(ev)
 	}()
 
 	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
@@ -63,7 +64,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
-	prog := &progress{d: d, id: id, agent: name, depth: env.Depth}
+	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
