@@ -58,6 +58,7 @@ func probeContainment(ctx context.Context, want string) containment {
 	if want == "" || want == "auto" || want == ContainCgroup {
 		base, err := CgroupBase()
 		if err == nil {
+			sweepStale(base)
 			return containment{mode: ContainCgroup, base: base, pidnsOK: pidnsErr == nil}
 		}
 		notes = append(notes, "no cgroup: "+err.Error())
@@ -257,4 +258,23 @@ func removeCgroupTree(dir string) {
 		}
 	}
 	_ = unix.Rmdir(dir)
+}
+
+// sweepStale removes cgroups under base that a parent killed with SIGKILL
+// left behind. A cgroup with processes or sub-cgroups is never removed (the
+// kernel refuses), and one younger than a minute may be a live parent's
+// that its child has not been cloned into yet.
+func sweepStale(base string) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			_ = unix.Rmdir(filepath.Join(base, e.Name()))
+		}
+	}
 }

@@ -3,8 +3,8 @@ package pool
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
