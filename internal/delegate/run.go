@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
@@ -85,6 +86,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		},
 		OnLine:     prog.line,
 		OutputPath: filepath.Join(dir, dispatch.OutputFile),
+		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 	})
 	lg.Finished = time.Now().UTC()
 	d.writeLog(dir, lg)
