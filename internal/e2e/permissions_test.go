@@ -77,7 +77,7 @@ agents:
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
 			p := newProject(t, map[string]string{
-				"README.md": "# x\n",
+				"README.md":               "# x\n",
 				".brood/agents/writer.md": "---\nname: writer\ndescription: Writes a file.\ntools: Read, Write\npermissionMode: " + tc.mode + "\n---\nYou write files.\n",
 			})
 			model := p.Script("s.yaml", script)
