@@ -102,6 +102,7 @@ func (a *App) dispatcher(spec, system string, tools []string, perms dispatch.Per
 		Exe: a.childExe(), Args: childArgs(a),
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: system, ParentModel: spec, ParentTools: tools, Permissions: perms,
+		MCP: a.mcpServers(), TrustProject: a.trustsProjectFile,
 		OnEvent: onEvent, Redact: tool.NewRedactor(os.Environ()).Redact,
 	}
 	if !quiet {

@@ -57,6 +57,7 @@ func (a *App) mcpServer(ctx context.Context) (*mcpserver.Server, func(), error) 
 		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.permissions(nil), Stderr: a.Err,
+		MCP: a.mcpServers(), TrustProject: a.trustsProjectFile,
 		Redact: tool.NewRedactor(os.Environ()).Redact,
 	}
 	d, err := delegate.New(cfg)

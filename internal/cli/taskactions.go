@@ -45,6 +45,7 @@ func (a *App) taskDispatcher(env *dispatch.Envelope, onEvent func(delegate.Event
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
 		ParentModel: firstNonEmpty(a.Settings.Model, env.Model), ParentSystem: defaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: a.permissions(nil), OnEvent: onEvent, Stderr: a.Err,
+		MCP: a.mcpServers(), TrustProject: a.trustsProjectFile,
 		Redact: tool.NewRedactor(os.Environ()).Redact,
 	}
 	return delegate.New(cfg)

@@ -57,7 +57,9 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		isolation = ""
 	}
 	readOnly := def.ReadOnly || readOnlyTools(tools)
+	servers, mcpNotes := d.childMCP(def)
 	return &dispatch.Envelope{
+		MCP:     servers,
 		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,
 		SourceAgent:         d.cfg.SourceAgent,
 		TargetAgent:         def.Name,
@@ -92,7 +94,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               nonEmpty(modelNote, modeNote),
+		Notes:               append(nonEmpty(modelNote, modeNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }

@@ -131,6 +131,8 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			}
 		case "permissionmode":
 			d.PermissionMode = p.permissionMode(f)
+		case "mcpservers":
+			p.mcpServers(d, f)
 		case "sandbox":
 			// brood's own key: "read-only" keeps the agent read-only even
 			// with Bash, which the kernel sandbox then holds read-only (and
@@ -157,6 +159,7 @@ func (p *parsing) fields(d *Definition, fields []field) {
 	}
 	d.nameLine = nameLine
 	p.tools(d, tools, disallowed)
+	p.checkMCP(d, mcpLine(fields))
 	if d.SandboxReadOnly {
 		d.ReadOnly = true
 	}
@@ -416,6 +419,10 @@ func (p *parsing) readOnly(d *Definition) bool {
 		return false
 	}
 	for _, t := range d.Tools {
+		// An MCP tool listed by name is what the author asked for, and
+		// whether it writes is known only from its server: the agent is
+		// not read-only (unless sandbox: read-only says so, and then it
+		// gets only the tools its servers mark readOnlyHint).
 		if !isReadOnlyTool(t) {
 			return false
 		}

@@ -111,6 +111,11 @@ type Definition struct {
 	// child off the network.
 	Network *bool `json:"network,omitempty"`
 
+	// MCPServers are the MCP servers the definition names or defines
+	// (Claude Code's mcpServers); its tools name theirs as
+	// mcp__server__tool.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
+
 	// Extra keeps every frontmatter key brood does not interpret (Claude
 	// Code's color, skills, hooks, ... and unknown keys), so
 	// nothing an author wrote is lost and later issues can read them.
