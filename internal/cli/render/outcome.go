@@ -5,15 +5,15 @@ import (
 	"io"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
-// Outcome prints a dispatch's outcome (`brood subagent`, `brood tasks
-// resume`) and returns the exit status it maps to.
-func Outcome(w io.Writer, o *delegate.Outcome, asJSON bool) error {
+// Result prints an agent call's verified result (`brood subagent`, `brood
+// tasks resume`) and returns the exit status it maps to.
+func Result(w io.Writer, o *call.Result, asJSON bool) error {
 	if asJSON {
-		if err := cmdutil.WriteJSON(w, map[string]any{"task_id": o.TaskID, "result": o.Result, "output": o.Output, "text": o.Text, "verification": o.Failures}); err != nil {
+		if err := cmdutil.WriteJSON(w, map[string]any{"task_id": o.TaskID, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}); err != nil {
 			return err
 		}
 		if len(o.Failures) > 0 {
@@ -30,13 +30,13 @@ func Outcome(w io.Writer, o *delegate.Outcome, asJSON bool) error {
 
 // outcomeExit maps how a task ended to the exit status, as brood run does:
 // 1 for failed or killed, 130 for cancelled.
-func outcomeExit(o *delegate.Outcome) error {
-	if o.Result == nil {
+func outcomeExit(o *call.Result) error {
+	if o.Record == nil {
 		return nil
 	}
-	switch o.Result.Status {
+	switch o.Status {
 	case dispatch.StatusFailed, dispatch.StatusKilled:
-		return cmdutil.ExitCode(1, fmt.Errorf("task %s %s: %s", o.TaskID, o.Result.Status, o.Result.Error))
+		return cmdutil.ExitCode(1, fmt.Errorf("task %s %s: %s", o.TaskID, o.Status, o.Error))
 	case dispatch.StatusCancelled:
 		return cmdutil.ExitCode(130, fmt.Errorf("task %s cancelled; resume it with: brood tasks resume %s \"...\"", o.TaskID, o.TaskID))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
@@ -210,9 +211,7 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 }
 
 func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
-	s := f.Settings.Permissions
-	mode := cmdutil.FirstNonEmpty(o.PermMode, s.Mode)
-	perms, err := tool.NewPermissions(mode, append(append(delegate.AlwaysAllowed(), s.Allow...), o.Allow...), append(append([]string(nil), s.Deny...), o.Deny...), s.Ask)
+	perms, err := call.Permissions(f.Permissions(o.permissionFlags()), delegate.AlwaysAllowed())
 	if err != nil {
 		return nil, err
 	}

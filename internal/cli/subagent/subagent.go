@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
@@ -87,11 +88,11 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	if opts.Background {
 		return background(ctx, opts, d, req)
 	}
-	o, err := d.Dispatch(ctx, req)
+	r, err := d.Call(ctx, call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation})
 	if err != nil {
 		return err
 	}
-	return render.Outcome(f.Out, o, opts.JSON)
+	return render.Result(f.Out, r, opts.JSON)
 }
 
 // background starts the task, prints its id at once, then waits for it.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -49,9 +50,9 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
-	o, err := d.Resume(ctx, opts.ID, opts.Prompt)
+	r, err := d.Call(ctx, call.Spec{Resume: opts.ID, Prompt: opts.Prompt})
 	if err != nil {
 		return err
 	}
-	return render.Outcome(f.Out, o, opts.JSON)
+	return render.Result(f.Out, r, opts.JSON)
 }
