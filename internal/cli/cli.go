@@ -102,6 +102,7 @@ or script:FILE for the offline scripted model.`,
 		subagent.NewCmdSubagent(f, nil),
 		doctor.NewCmdDoctor(f, nil),
 		bench.NewCmdBench(f, nil),
+		newMCPCmd(f),
 	)
 	return root
 }

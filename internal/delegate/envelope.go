@@ -207,6 +207,7 @@ func nonNil(s []string) []string {
 // from one goroutine per child.
 type progress struct {
 	d     *Dispatcher
+	emit  func(Event)
 	id    string
 	agent string
 	depth int
@@ -223,7 +224,7 @@ func (p *progress) line(b []byte) {
 	}
 	switch {
 	case ev.Type == "progress" && len(ev.Tools) > 0:
-		p.d.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
+		p.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
 	case ev.Type == "nested" && ev.Nested != nil:
 		// A grandchild's event, relayed by the child: passed up as it is
 		// (tool names and statuses only, never a transcript), and its start
@@ -231,6 +232,6 @@ func (p *progress) line(b []byte) {
 		if ev.Nested.Type == "dispatch_start" {
 			p.d.announce(ev.Nested.TaskID, ev.Nested.Agent, ev.Nested.Depth, ev.Nested.MaxDepth)
 		}
-		p.d.emit(*ev.Nested)
+		p.emit(*ev.Nested)
 	}
 }
