@@ -45,6 +45,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	}
 	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel)
 	perms := d.cfg.Permissions
+	var modeNote string
+	perms.Mode, modeNote = childMode(def.PermissionMode, perms.Mode)
 	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
 	isolation := def.Isolation
@@ -90,7 +92,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               nonEmpty(modelNote),
+		Notes:               nonEmpty(modelNote, modeNote),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }
@@ -115,11 +117,14 @@ func anthropicModel(spec string) bool {
 	return strings.HasPrefix(s, "anthropic/") || strings.HasPrefix(s, "claude-") || s == "sonnet" || s == "opus" || s == "haiku"
 }
 
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
 	}
-	return []string{s}
+	return out
 }
 
 // childTools resolves what the child may call: its definition's list (or the

@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // IO is the process's streams and environment, passed in so that tests can
@@ -43,12 +44,13 @@ type Factory struct {
 
 // NewFactory wraps the process's streams: each write is made whole under one
 // lock, since children's progress and [DISPATCH] lines come from many
-// goroutines.
+// goroutines. Everything on stderr is for a person: no control sequence a
+// child or a model wrote reaches the terminal (termsafe).
 func NewFactory(stdio IO) *Factory {
 	if stdio.Getenv == nil {
 		stdio.Getenv = func(string) string { return "" }
 	}
-	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: stdio.Err}
+	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
 	return &Factory{IO: stdio}
 }
 

@@ -6,13 +6,19 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
-// WriteJSON writes v as one indented JSON document.
+// WriteJSON writes v as one indented JSON document, with no 8-bit control
+// character that could reach a terminal.
 func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termsafe.JSON(b), '\n'))
+	return err
 }
 
 // FirstLine is s's first line, clipped to max bytes.

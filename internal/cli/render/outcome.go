@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // Result prints an agent call's verified result (`brood subagent`, `brood
@@ -21,7 +22,7 @@ func Result(w io.Writer, o *call.Result, asJSON bool) error {
 		}
 		return outcomeExit(o)
 	}
-	fmt.Fprint(w, o.Text)
+	fmt.Fprint(termsafe.NewWriter(w), o.Text)
 	if len(o.Failures) > 0 {
 		return cmdutil.ExitCode(1, fmt.Errorf("task %s failed verification", o.TaskID))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // Renderer shows a run's events: in text mode the answer on stdout and a
@@ -27,9 +28,14 @@ type Renderer struct {
 	pending strings.Builder // assistant text of the current turn
 }
 
-// New is a renderer writing to out and errOut in mode (text or json).
+// New is a renderer writing to out and errOut in mode (text or json). In
+// text mode no control sequence a child or a model wrote reaches the
+// terminal (errOut is the Factory's, sanitised already).
 func New(out, errOut io.Writer, mode string) *Renderer {
-	return &Renderer{json: mode == "json", out: out, err: errOut}
+	if mode == "json" {
+		return &Renderer{json: true, out: out, err: errOut}
+	}
+	return &Renderer{out: termsafe.NewWriter(out), err: errOut}
 }
 
 // Mode is the output mode of a command's --json flag.

@@ -11,6 +11,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // LogOptions are the arguments of `brood tasks log`.
@@ -49,7 +50,7 @@ func logRun(opts *LogOptions) error {
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, recs)
 	}
-	printTranscript(f.Out, recs)
+	printTranscript(termsafe.NewWriter(f.Out), recs)
 	if bad > 0 {
 		fmt.Fprintf(f.Out, "(%d torn line(s) skipped: the process was killed mid-write)\n", bad)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // OutputOptions are the arguments and flags of `brood tasks output`.
@@ -63,6 +64,6 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, map[string]string{"task_id": opts.ID, "status": status, "output": text})
 	}
-	fmt.Fprintf(f.Out, "status: %s\n%s\n", status, strings.TrimRight(text, "\n"))
+	fmt.Fprintf(termsafe.NewWriter(f.Out), "status: %s\n%s\n", status, strings.TrimRight(text, "\n"))
 	return nil
 }

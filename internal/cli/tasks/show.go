@@ -8,6 +8,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // ShowOptions are the arguments of `brood tasks show`.
@@ -45,7 +46,7 @@ func showRun(opts *ShowOptions) error {
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, t)
 	}
-	w := f.Out
+	w := termsafe.NewWriter(f.Out)
 	fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, t.Agent, t.Status)
 	if t.Note != "" {
 		fmt.Fprintf(w, "note     %s\n", t.Note)

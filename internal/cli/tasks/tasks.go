@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // ListOptions are the flags of `brood tasks`.
@@ -85,14 +86,14 @@ func listRun(opts *ListOptions) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(f.Out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(termsafe.NewWriter(f.Out), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tAGE\tDURATION\tTOKENS\tDESCRIPTION")
 	for _, t := range tasks {
 		desc := t.Label
 		if t.Note != "" {
 			desc += " (" + t.Note + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Agent, t.Status, cmdutil.Age(t.Created), cmdutil.Dur(t.Duration), t.Tokens, cmdutil.TrimTo(desc, 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(t.ID), termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), cmdutil.Dur(t.Duration), t.Tokens, termsafe.Line(cmdutil.TrimTo(desc, 70)))
 	}
 	return tw.Flush()
 }
