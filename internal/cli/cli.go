@@ -94,6 +94,14 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	if errors.Is(err, agentscmd.ErrCheckFailed) {
 		return 1 // check printed every problem already
 	}
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		// A command package's own exit status (e.g. brood workflow).
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(stdio.Err, "brood:", msg)
+		}
+		return coded.ExitCode()
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
