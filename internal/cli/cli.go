@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/agentscmd"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
@@ -80,7 +81,9 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	}
 	// Children's progress and [DISPATCH] lines come from many goroutines:
 	// each write to the process's streams is made whole under one lock.
-	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: stdio.Err}
+	// Everything on stderr is for a person: no control sequence a child or
+	// a model wrote reaches the terminal (termsafe).
+	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
 	app := &App{IO: stdio}
 	root := newRootCmd(app)
 	root.SetArgs(args)

@@ -34,5 +34,5 @@ func addExtraCommands(root *cobra.Command, app *App) {
 	agents := agentscmd.NewCmd(agentscmd.Options{Registry: func() (registry.Options, error) {
 		return app.registryOptions(), nil
 	}})
-	root.AddCommand(agents, newTasksCmd(app), newSubagentCmd(app), doctorcmd.NewCmd(), benchcmd.NewCmd(), newWorkflowCmd(app))
+	root.AddCommand(agents, newTasksCmd(app), newSubagentCmd(app), doctorcmd.NewCmd(), benchcmd.NewCmd(), newMCPCmd(app), newWorkflowCmd(app))
 }

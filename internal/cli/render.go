@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // renderer shows a run's events: in text mode the answer on stdout and a
@@ -24,7 +25,10 @@ type renderer struct {
 }
 
 func newRenderer(app *App, mode string) *renderer {
-	return &renderer{json: mode == "json", out: app.Out, err: app.Err}
+	if mode == "json" {
+		return &renderer{json: true, out: app.Out, err: app.Err}
+	}
+	return &renderer{out: termsafe.NewWriter(app.Out), err: app.Err} // app.Err is sanitised already
 }
 
 func (r *renderer) start(sessionPath string) {

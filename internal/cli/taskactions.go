@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -75,7 +76,7 @@ func newTasksOutputCmd(app *App) *cobra.Command {
 			if asJSON {
 				return writeJSON(app.Out, map[string]string{"task_id": args[0], "status": status, "output": text})
 			}
-			fmt.Fprintf(app.Out, "status: %s\n%s\n", status, strings.TrimRight(text, "\n"))
+			fmt.Fprintf(termsafe.NewWriter(app.Out), "status: %s\n%s\n", status, strings.TrimRight(text, "\n"))
 			return nil
 		},
 	}
@@ -122,7 +123,7 @@ func printResult(app *App, o *call.Result, asJSON bool) error {
 		}
 		return outcomeExit(o)
 	}
-	fmt.Fprint(app.Out, o.Text)
+	fmt.Fprint(termsafe.NewWriter(app.Out), o.Text)
 	if len(o.Failures) > 0 {
 		return ExitCode(1, fmt.Errorf("task %s failed verification", o.TaskID))
 	}

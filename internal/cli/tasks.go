@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 func newTasksCmd(app *App) *cobra.Command {
@@ -61,14 +62,14 @@ resumed.`,
 				}
 				return nil
 			}
-			tw := tabwriter.NewWriter(app.Out, 0, 0, 2, ' ', 0)
+			tw := tabwriter.NewWriter(termsafe.NewWriter(app.Out), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tAGE\tDURATION\tTOKENS\tDESCRIPTION")
 			for _, t := range tasks {
 				desc := t.Label
 				if t.Note != "" {
 					desc += " (" + t.Note + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Agent, t.Status, age(t.Created), dur(t.Duration), t.Tokens, trimTo(desc, 70))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(t.ID), termsafe.Line(t.Agent), t.Status, age(t.Created), dur(t.Duration), t.Tokens, termsafe.Line(trimTo(desc, 70)))
 			}
 			return tw.Flush()
 		},
@@ -128,7 +129,7 @@ func newTasksShowCmd(app *App) *cobra.Command {
 			if asJSON {
 				return writeJSON(app.Out, t)
 			}
-			w := app.Out
+			w := termsafe.NewWriter(app.Out)
 			fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, t.Agent, t.Status)
 			if t.Note != "" {
 				fmt.Fprintf(w, "note     %s\n", t.Note)
@@ -182,7 +183,7 @@ func newTasksLogCmd(app *App) *cobra.Command {
 			if asJSON {
 				return writeJSON(app.Out, recs)
 			}
-			printTranscript(app.Out, recs)
+			printTranscript(termsafe.NewWriter(app.Out), recs)
 			if bad > 0 {
 				fmt.Fprintf(app.Out, "(%d torn line(s) skipped: the process was killed mid-write)\n", bad)
 			}
@@ -293,9 +294,12 @@ func nonNilStrings(s []string) []string {
 }
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termsafe.JSON(b), '\n')) // no 8-bit control reaches the terminal
+	return err
 }
 
 func age(t time.Time) string {
