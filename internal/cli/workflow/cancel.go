@@ -9,11 +9,11 @@ import (
 
 // CancelOptions are the flags of `brood workflow cancel`.
 type CancelOptions struct {
-	F     *Factory
+	F     *Deps
 	RunID string
 }
 
-func newCmdCancel(f *Factory) *cobra.Command {
+func newCmdCancel(f *Deps) *cobra.Command {
 	opts := &CancelOptions{F: f}
 	return &cobra.Command{
 		Use:   "cancel RUN_ID",

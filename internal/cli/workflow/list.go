@@ -11,11 +11,11 @@ import (
 
 // ListOptions are the flags of `brood workflow list`.
 type ListOptions struct {
-	F    *Factory
+	F    *Deps
 	JSON bool
 }
 
-func newCmdList(f *Factory) *cobra.Command {
+func newCmdList(f *Deps) *cobra.Command {
 	opts := &ListOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "list",

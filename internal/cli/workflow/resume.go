@@ -9,12 +9,12 @@ import (
 
 // ResumeOptions are the flags of `brood workflow resume`.
 type ResumeOptions struct {
-	F     *Factory
+	F     *Deps
 	RunID string
 	JSON  bool
 }
 
-func newCmdResume(f *Factory) *cobra.Command {
+func newCmdResume(f *Deps) *cobra.Command {
 	opts := &ResumeOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "resume RUN_ID",

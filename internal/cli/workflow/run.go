@@ -9,13 +9,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+
 	"github.com/broodhq/brood/internal/engine"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // RunOptions are the flags of `brood workflow run`.
 type RunOptions struct {
-	F      *Factory
+	F      *Deps
 	Ctx    context.Context
 	File   string
 	Inputs []string
@@ -23,7 +25,7 @@ type RunOptions struct {
 	JSON   bool
 }
 
-func newCmdRun(f *Factory, runF func(*RunOptions) error) *cobra.Command {
+func newCmdRun(f *Deps, runF func(*RunOptions) error) *cobra.Command {
 	opts := &RunOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "run FILE",
@@ -52,7 +54,7 @@ Progress per phase goes to stderr; the whole result to .brood/workflows/<run_id>
 func runRun(o *RunOptions) error {
 	c, err := load(o.F, o.File, o.Inputs)
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &cmdutil.ExitError{Code: 1, Err: err}
 	}
 	f := o.F
 	fmt.Fprintf(f.Err, "workflow %s\n", describe(c))
@@ -78,12 +80,12 @@ func runRun(o *RunOptions) error {
 }
 
 // approve asks once on a terminal, unless --yes; with neither it is exit 2.
-func approve(f *Factory, yes bool, c *checked) error {
+func approve(f *Deps, yes bool, c *checked) error {
 	if yes {
 		return nil
 	}
 	if f.IsTerminal == nil || !f.IsTerminal() {
-		return &ExitError{Code: 2, Err: errors.New("workflow run needs approval: it would start " + c.est.String() + "; pass --yes to run it without a terminal to ask on")}
+		return &cmdutil.ExitError{Code: 2, Err: errors.New("workflow run needs approval: it would start " + c.est.String() + "; pass --yes to run it without a terminal to ask on")}
 	}
 	fmt.Fprintf(f.Err, "Start %s? [y/N] ", c.est)
 	line, _ := bufio.NewReader(f.In).ReadString('\n')
@@ -91,12 +93,12 @@ func approve(f *Factory, yes bool, c *checked) error {
 	case "y", "yes":
 		return nil
 	}
-	return &ExitError{Code: 1, Err: errors.New("not started")}
+	return &cmdutil.ExitError{Code: 1, Err: errors.New("not started")}
 }
 
 // finish prints a run's outcome and maps it to the exit status: 0 done,
 // 1 partial or failed, 130 cancelled.
-func finish(f *Factory, ctx context.Context, eng engine.Engine, res *wf.Result, asJSON bool) error {
+func finish(f *Deps, ctx context.Context, eng engine.Engine, res *wf.Result, asJSON bool) error {
 	ref := ""
 	if info, err := eng.Show(context.WithoutCancel(ctx), res.RunID); err == nil {
 		ref = info.ResultRef
@@ -122,7 +124,7 @@ func finish(f *Factory, ctx context.Context, eng engine.Engine, res *wf.Result, 
 	case wf.RunDone:
 		return nil
 	case wf.RunCancelled:
-		return &ExitError{Code: 130, Err: fmt.Errorf("workflow %s cancelled; continue it with brood workflow resume %s", res.RunID, res.RunID)}
+		return &cmdutil.ExitError{Code: 130, Err: fmt.Errorf("workflow %s cancelled; continue it with brood workflow resume %s", res.RunID, res.RunID)}
 	}
-	return &ExitError{Code: 1}
+	return &cmdutil.ExitError{Code: 1}
 }

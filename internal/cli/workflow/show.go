@@ -9,12 +9,12 @@ import (
 
 // ShowOptions are the flags of `brood workflow show`.
 type ShowOptions struct {
-	F     *Factory
+	F     *Deps
 	RunID string
 	JSON  bool
 }
 
-func newCmdShow(f *Factory) *cobra.Command {
+func newCmdShow(f *Deps) *cobra.Command {
 	opts := &ShowOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "show RUN_ID",

@@ -7,18 +7,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // ValidateOptions are the flags of `brood workflow validate`.
 type ValidateOptions struct {
-	F      *Factory
+	F      *Deps
 	File   string
 	Inputs []string
 	JSON   bool
 }
 
-func newCmdValidate(f *Factory) *cobra.Command {
+func newCmdValidate(f *Deps) *cobra.Command {
 	opts := &ValidateOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "validate FILE",
@@ -43,7 +45,7 @@ type checked struct {
 }
 
 // load reads, parses and checks a plan file and resolves its inputs.
-func load(f *Factory, file string, pairs []string) (*checked, error) {
+func load(f *Deps, file string, pairs []string) (*checked, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("read the plan: %w", err)
@@ -74,7 +76,7 @@ func load(f *Factory, file string, pairs []string) (*checked, error) {
 func validateRun(o *ValidateOptions) error {
 	c, err := load(o.F, o.File, o.Inputs)
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return &cmdutil.ExitError{Code: 1, Err: err}
 	}
 	if o.JSON {
 		return writeJSON(o.F.Out, map[string]any{"file": o.File, "valid": true, "name": c.plan.Name, "waves": c.report.Waves, "agents": c.est.Agents, "exact": c.est.Exact, "phases": c.est.Phases, "warnings": c.report.Warnings})

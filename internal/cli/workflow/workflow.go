@@ -13,11 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
 )
 
-// Factory is what the root command supplies to every verb.
-type Factory struct {
+// Deps are what the verbs take from the factory: the streams, whether a
+// person is at the terminal, the engine and the agents a plan may name.
+type Deps struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
@@ -29,27 +31,10 @@ type Factory struct {
 	Agents func() []string
 }
 
-// ExitError carries an exit status to the root command.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return ""
-	}
-	return e.Err.Error()
-}
-
-// ExitCode is the status the process exits with.
-func (e *ExitError) ExitCode() int { return e.Code }
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
 // NewCmdWorkflow builds `brood workflow` and its verbs. runF, when set,
 // replaces what `run` does (tests).
-func NewCmdWorkflow(f *Factory, runF func(*RunOptions) error) *cobra.Command {
+func NewCmdWorkflow(cf *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
+	f := depsFrom(cf)
 	cmd := &cobra.Command{
 		Use:   "workflow",
 		Short: "Run declarative multi-agent plans: parallel calls, pipelines per item, votes, until-quiet",
