@@ -12,7 +12,6 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // addChildProtocol makes the root command the child end of the protocol:
@@ -41,7 +40,7 @@ func addChildProtocol(root *cobra.Command, app *App) {
 			Settings:     app.Settings,
 			Exe:          app.childExe(),
 			Args:         childArgs(app),
-			Redact:       tool.NewRedactor(os.Environ()).Redact,
+			Redact:       app.Redactor.Redact,
 		})
 	}
 }
@@ -102,7 +101,7 @@ func (a *App) dispatcher(spec, system string, tools []string, perms dispatch.Per
 		Exe: a.childExe(), Args: childArgs(a),
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: system, ParentModel: spec, ParentTools: tools, Permissions: perms,
-		OnEvent: onEvent, Redact: tool.NewRedactor(os.Environ()).Redact,
+		OnEvent: onEvent, Redact: a.Redactor.Redact,
 	}
 	if !quiet {
 		cfg.Stderr = a.Err

@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
@@ -42,6 +43,9 @@ type App struct {
 	Home        string
 	Settings    settings.Settings
 	Warnings    []string
+	// Redactor scrubs this process's secrets (secret-looking variables,
+	// the project's .env values, key formats) from everything it writes.
+	Redactor *tool.Redactor
 	regDiags    []registry.Diagnostic
 }
 
@@ -122,6 +126,7 @@ func (a *App) load() error {
 		return err
 	}
 	a.Settings, a.Warnings = s, w
+	a.Redactor = tool.NewProjectRedactor(os.Environ(), a.ProjectRoot)
 	return nil
 }
 

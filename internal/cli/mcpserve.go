@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -11,7 +10,6 @@ import (
 	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/mcpserver"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 func newMCPCmd(app *App) *cobra.Command {
@@ -57,7 +55,7 @@ func (a *App) mcpServer(ctx context.Context) (*mcpserver.Server, func(), error) 
 		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.permissions(nil), Stderr: a.Err,
-		Redact: tool.NewRedactor(os.Environ()).Redact,
+		Redact: a.Redactor.Redact,
 	}
 	d, err := delegate.New(cfg)
 	if err != nil {

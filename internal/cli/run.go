@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -121,7 +120,7 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 			return err
 		}
 	}
-	tw, err := session.Open(path, session.Options{Redact: tool.NewRedactor(os.Environ()).Redact})
+	tw, err := session.Open(path, session.Options{Redact: app.Redactor.Redact})
 	if err != nil {
 		return err
 	}
@@ -251,6 +250,7 @@ func toolEnv(app *App, o *runOptions) (*tool.Env, error) {
 		Ask:         ask,
 		BashTimeout: app.Settings.Bash.Timeout.Duration,
 		OutputLimit: app.Settings.Bash.OutputLimit,
+		Redactor:    app.Redactor,
 	}, nil
 }
 

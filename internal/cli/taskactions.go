@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,7 +15,6 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/termsafe"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // addTaskActions adds the verbs that act on a task: output, resume, kill, send.
@@ -45,7 +43,7 @@ func (a *App) taskDispatcher(env *dispatch.Envelope, onEvent func(delegate.Event
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
 		ParentModel: firstNonEmpty(a.Settings.Model, env.Model), ParentSystem: defaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: a.permissions(nil), OnEvent: onEvent, Stderr: a.Err,
-		Redact: tool.NewRedactor(os.Environ()).Redact,
+		Redact: a.Redactor.Redact,
 	}
 	return delegate.New(cfg)
 }
