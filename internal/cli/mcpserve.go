@@ -7,15 +7,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/mcpserver"
 )
 
-func newMCPCmd(app *App) *cobra.Command {
+func newMCPCmd(app *cmdutil.Factory) *cobra.Command {
 	return mcpcmd.NewCmdMCP(&mcpcmd.Factory{
 		Stderr: app.Err,
-		Server: func(ctx context.Context) (*mcpserver.Server, func(), error) { return app.mcpServer(ctx) },
+		Server: func(ctx context.Context) (*mcpserver.Server, func(), error) { return mcpServer(ctx, app) },
 	}, nil)
 }
 
@@ -23,7 +24,7 @@ func newMCPCmd(app *App) *cobra.Command {
 // unless the environment it was started in says it is deeper. A caller's
 // stamp can only make it deeper (a larger depth, a smaller cap), never
 // shallower than this project's settings allow.
-func (a *App) mcpDepth() (int, int) {
+func mcpDepth(a *cmdutil.Factory) (int, int) {
 	depth, max := 0, a.Settings.MaxSubagentDepth
 	if n, err := strconv.Atoi(a.Getenv(delegate.EnvDepth)); err == nil && n > depth {
 		depth = n
@@ -38,23 +39,23 @@ func (a *App) mcpDepth() (int, int) {
 // the project's settings and permissions, as the root's Task tool has them.
 // stop cancels the background children still running and waits for their
 // records.
-func (a *App) mcpServer(ctx context.Context) (*mcpserver.Server, func(), error) {
-	depth, max := a.mcpDepth()
+func mcpServer(ctx context.Context, a *cmdutil.Factory) (*mcpserver.Server, func(), error) {
+	depth, max := mcpDepth(a)
 	if depth >= max {
 		return nil, nil, fmt.Errorf("brood mcp: this process is at depth %d and the subagent depth cap is %d (maxSubagentDepth), so it cannot delegate; run brood mcp outside a brood subagent", depth, max)
 	}
 	if a.Settings.Model == "" {
 		fmt.Fprintln(a.Err, "brood mcp: warning: no model configured (--model is not a flag here: set BROOD_MODEL or model = \"...\" in .brood/settings.toml); subagents whose definitions name no model will fail")
 	}
-	builtins, _ := selectTools("")
-	reg := a.registry()
-	system := defaultSystemPrompt(a.Cwd)
+	builtins, _ := cmdutil.SelectTools("")
+	reg := a.Registry()
+	system := cmdutil.DefaultSystemPrompt(a.Cwd)
 	cfg := delegate.Config{
 		ProjectRoot: a.ProjectRoot, Workspace: a.Cwd, Registry: reg, Settings: a.Settings,
-		Exe: a.childExe(), Args: childArgs(a),
+		Exe: a.ChildExe(), Args: a.ChildArgs(),
 		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
-		Permissions: a.permissions(nil), Stderr: a.Err,
+		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
 		Redact: a.Redactor.Redact,
 	}
 	d, err := delegate.New(cfg)
