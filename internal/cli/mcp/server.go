@@ -3,13 +3,11 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/mcpserver"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // depth is where `brood mcp` stands in a delegation tree: at the root
@@ -49,7 +47,7 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
 		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile,
-		Redact: tool.NewRedactor(os.Environ()).Redact,
+		Redact: a.Redactor.Redact,
 	}
 	d, err := delegate.New(cfg)
 	if err != nil {
