@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,15 +46,27 @@ type Session struct {
 	Notes []string
 }
 
-// Connect starts or reaches every server and lists its tools. A server that
-// fails is left out with a note rather than failing the child: the model
-// sees which tools it has. Close stops them all.
+// Connect starts or reaches every server (all at once) and lists its
+// tools. A server that fails is left out with a note rather than failing
+// the child: the model sees which tools it has. Close stops them all.
 func Connect(ctx context.Context, servers []mcpspec.Server, o Options) *Session {
+	parts := make([]*Session, len(servers))
+	var wg sync.WaitGroup
+	for i, srv := range servers {
+		wg.Go(func() {
+			p := &Session{}
+			if err := p.connect(ctx, srv, o); err != nil {
+				p.Notes = append(p.Notes, fmt.Sprintf("MCP server %s: %v; its tools are not available", srv.Name, err))
+			}
+			parts[i] = p
+		})
+	}
+	wg.Wait()
 	s := &Session{}
-	for _, srv := range servers {
-		if err := s.connect(ctx, srv, o); err != nil {
-			s.Notes = append(s.Notes, fmt.Sprintf("MCP server %s: %v; its tools are not available", srv.Name, err))
-		}
+	for _, p := range parts {
+		s.tools = append(s.tools, p.tools...)
+		s.sessions = append(s.sessions, p.sessions...)
+		s.Notes = append(s.Notes, p.Notes...)
 	}
 	return s
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/broodhq/brood/internal/mcpclient"
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -23,7 +24,7 @@ import (
 func notesSpec(t *testing.T) mcpspec.Spec {
 	exe, err := os.Executable()
 	must(t, err)
-	return mcpspec.Spec{Command: exe, Env: map[string]string{"BROOD_MCPTEST_SERVER": "1"}}
+	return mcpspec.Spec{Command: exe, Env: map[string]string{mcptest.EnvServer: "1"}}
 }
 
 func names(ts []tool.Tool) string {
@@ -38,7 +39,7 @@ func TestStdioServerStartsAndStops(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	spec := notesSpec(t)
-	spec.Env["BROOD_MCPTEST_PID"] = pidFile
+	spec.Env[mcptest.EnvPID] = pidFile
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name     string
@@ -112,7 +113,7 @@ func TestPermissionRulesCoverServerTools(t *testing.T) {
 }
 
 func TestHTTPServerWithHeaders(t *testing.T) {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return notesServer() }, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcptest.Notes() }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer s3cret" {
 			http.Error(w, "no", http.StatusUnauthorized)

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/termsafe"
@@ -44,6 +45,7 @@ type Factory struct {
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
+	mcp      *mcpspec.Config // loaded once (MCPServers)
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one

@@ -15,12 +15,17 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	mcpcli "github.com/broodhq/brood/internal/cli/mcp"
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // TestMain lets the test binary be brood: `brood mcp` runs as a real
 // process, and its children are this binary again.
-func TestMain(m *testing.M) { testbrood.Main(m, "BROOD_TEST_MAIN") }
+// The notes MCP server (mcptest) is this binary too.
+func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
+	testbrood.Main(m, "BROOD_TEST_MAIN")
+}
 
 const script = `agents:
   explore:

@@ -58,10 +58,10 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 	// (resumable with brood tasks resume).
 	life, cancel := context.WithCancel(ctx)
 	d.SetLifetime(life)
-	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: version})
+	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: version, Lifetime: life})
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
-	return srv, func() { cancel(); d.WaitBackground() }, nil
+	return srv, func() { cancel(); d.WaitBackground(); srv.Wait() }, nil
 }
