@@ -131,6 +131,8 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			}
 		case "permissionmode":
 			d.PermissionMode = p.permissionMode(f)
+		case "env":
+			d.Env = p.envNames(f)
 		case "sandbox":
 			// brood's own key: "read-only" keeps the agent read-only even
 			// with Bash, which the kernel sandbox then holds read-only (and
@@ -345,6 +347,26 @@ func (p *parsing) delegate(d *Definition, f *field) {
 		return // an empty list delegates to no one
 	}
 	d.Delegate, d.DelegateAllow = true, names
+}
+
+// envNames reads the `env` allowlist: variable names, as a list or a comma
+// string.
+func (p *parsing) envNames(f *field) []string {
+	names, ok := toolEntries(f.value)
+	if !ok {
+		p.warn(f.line, "env: want a list of environment variable names (env: [GH_TOKEN]); ignored")
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" || strings.ContainsAny(n, "= \t") {
+			p.warn(f.line, "env: %q is not an environment variable name; ignored", n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // tools resolves tools and disallowedTools, which are read together because

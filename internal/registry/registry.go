@@ -110,6 +110,10 @@ type Definition struct {
 	// Network is nil for the default; false asks the sandbox to cut the
 	// child off the network.
 	Network *bool `json:"network,omitempty"`
+	// Env names the secret-looking environment variables (GH_TOKEN, ...)
+	// the child may keep (frontmatter `env: [GH_TOKEN]`); every other one
+	// is removed from its environment (tool.ChildEnviron).
+	Env []string `json:"env,omitempty"`
 
 	// Extra keeps every frontmatter key brood does not interpret (Claude
 	// Code's color, skills, hooks, ... and unknown keys), so
