@@ -162,7 +162,6 @@ func TestKill9ThenResume(t *testing.T) {
 	}
 }
 
-
 func countTasks(ents []os.DirEntry) int {
 	n := 0
 	for _, e := range ents {
