@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,11 @@ import (
 // `brood --mode json --task-id ID --envelope PATH`.
 func addChildProtocol(root *cobra.Command, app *App) {
 	var envelope, taskID, mode string
+	var iopts interactiveOptions
 	f := root.Flags()
+	f.BoolVarP(&iopts.Continue, "continue", "c", false, "interactive mode: reopen the latest session of this project")
+	f.StringVar(&iopts.Resume, "resume", "", "interactive mode: reopen the session with this id")
+	f.StringVar(&iopts.Model, "model", "", "interactive mode: the model as provider/model")
 	f.StringVar(&envelope, "envelope", "", "run as a subagent child: the dispatch envelope to execute (set by the parent)")
 	f.StringVar(&taskID, "task-id", "", "the child's task id (with --envelope)")
 	f.StringVar(&mode, "mode", "json", "child output mode (with --envelope; always json)")
@@ -29,6 +34,15 @@ func addChildProtocol(root *cobra.Command, app *App) {
 	}
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if envelope == "" {
+			// Bare brood on a terminal is the interactive mode; anywhere
+			// else (a pipe, CI) it prints the help, as it always has.
+			in, out, tty := app.terminal()
+			if tty && len(args) == 0 {
+				return runInteractive(cmd.Context(), app, &iopts, in, out)
+			}
+			if iopts.Continue || iopts.Resume != "" {
+				return errors.New("--continue and --resume open the interactive mode, which needs a terminal; use brood run --session FILE elsewhere")
+			}
 			return cmd.Help()
 		}
 		return delegate.RunChild(cmd.Context(), delegate.ChildConfig{

@@ -42,6 +42,7 @@ type App struct {
 	Settings    settings.Settings
 	Warnings    []string
 	regDiags    []registry.Diagnostic
+	rawOut      io.Writer // stdout before the lock: the TUI needs the terminal itself
 }
 
 type lockedWriter struct {
@@ -80,8 +81,9 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	}
 	// Children's progress and [DISPATCH] lines come from many goroutines:
 	// each write to the process's streams is made whole under one lock.
+	raw := stdio.Out
 	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: stdio.Err}
-	app := &App{IO: stdio}
+	app := &App{IO: stdio, rawOut: raw}
 	root := newRootCmd(app)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
@@ -149,6 +151,7 @@ your own Claude Code agent files) that run as isolated child processes, bounded
 in depth, number and wall-clock time, and gets back only a verified, compact result.
 
 Start with:
+  brood                           the interactive mode (on a terminal; --continue or --resume ID reopens a session)
   brood demo                      a scripted run over this directory (no API key needed)
   brood run "fix the flaky test"  one agent to completion (needs a model, see below)
   brood agents                    the subagents brood can delegate to

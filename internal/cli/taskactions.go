@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -150,24 +149,14 @@ func newTasksKillCmd(app *App) *cobra.Command {
 		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := dispatch.LoadTask(app.ProjectRoot, args[0])
+			id, pid, err := killTask(cmd.Context(), app, args[0])
 			if err != nil {
 				return err
 			}
-			if t.Status != dispatch.StatusRunning || t.Log == nil {
-				return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
-			}
-			pid := t.Log.PID
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
-			grace := app.Settings.Pool.KillGrace.Duration
-			if !waitGone(cmd.Context(), pid, t.ID, grace) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-				waitGone(cmd.Context(), pid, t.ID, grace)
-			}
 			if asJSON {
-				return writeJSON(app.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": pid})
+				return writeJSON(app.Out, map[string]any{"task_id": id, "killed": true, "pid": pid})
 			}
-			fmt.Fprintf(app.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, pid, t.ID)
+			fmt.Fprintf(app.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", id, pid, id)
 			return nil
 		},
 	}
