@@ -13,18 +13,16 @@ type Ask struct {
 	Via     []string `json:"via,omitempty"`
 	Tool    string   `json:"tool"`
 	Subject string   `json:"subject,omitempty"`
-	// Rule is the narrowest permission rule that would allow the call, for
-	// an "always" answer.
-	Rule string `json:"rule,omitempty"`
+	// Rules are the narrowest permission rules that together would allow
+	// the call, for an "always" answer.
+	Rules []string `json:"rules,omitempty"`
 }
 
 // Answer is the user's answer to an Ask.
 type Answer struct {
 	Allow bool `json:"allow"`
-	// Always is set when the user allowed Rule for good (the asker keeps
-	// allowing matching calls without asking again).
-	Always bool   `json:"always,omitempty"`
-	Rule   string `json:"rule,omitempty"`
+	// Always is set when the user allowed the ask's Rules for good.
+	Always bool `json:"always,omitempty"`
 }
 
 // AskFunc puts a child's question to the user and waits for the answer (or

@@ -46,6 +46,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	}
 	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel)
 	perms := d.cfg.Permissions
+	var modeNote string
+	perms.Mode, modeNote = childMode(def.PermissionMode, perms.Mode)
 	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
 	isolation := def.Isolation
@@ -91,7 +93,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               nonEmpty(modelNote),
+		Notes:               nonEmpty(modelNote, modeNote),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }
@@ -116,11 +118,14 @@ func anthropicModel(spec string) bool {
 	return strings.HasPrefix(s, "anthropic/") || strings.HasPrefix(s, "claude-") || s == "sonnet" || s == "opus" || s == "haiku"
 }
 
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
 	}
-	return []string{s}
+	return out
 }
 
 // childTools resolves what the child may call: its definition's list (or the
@@ -208,6 +213,7 @@ func nonNil(s []string) []string {
 // from one goroutine per child.
 type progress struct {
 	d     *Dispatcher
+	emit  func(Event)
 	id    string
 	agent string
 	depth int
@@ -225,9 +231,9 @@ func (p *progress) line(b []byte) {
 	}
 	switch {
 	case ev.Type == "progress" && len(ev.Tools) > 0:
-		p.d.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
+		p.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
 	case ev.Type == "usage" && ev.Total != nil:
-		p.d.emit(Event{Type: "usage", TaskID: p.id, Agent: p.agent, Depth: p.depth, Usage: *ev.Total})
+		p.emit(Event{Type: "usage", TaskID: p.id, Agent: p.agent, Depth: p.depth, Usage: *ev.Total})
 	case ev.Type == "nested" && ev.Nested != nil:
 		// A grandchild's event, relayed by the child: passed up as it is
 		// (tool names and statuses only, never a transcript), and its start
@@ -241,6 +247,6 @@ func (p *progress) line(b []byte) {
 		if ev.Nested.Type == "dispatch_start" {
 			p.d.announce(ev.Nested.TaskID, ev.Nested.Agent, ev.Nested.Depth, ev.Nested.MaxDepth)
 		}
-		p.d.emit(*ev.Nested)
+		p.emit(*ev.Nested)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // forgedTag matches anything a model could read as an opening or closing
@@ -98,7 +99,7 @@ func (v View) Render() string {
 	if r.ResumeHandle != "" {
 		fmt.Fprintf(&b, "To continue this task, call Task with resume_task_id=%q and a follow-up prompt (from a shell: brood tasks resume %s \"...\").\n", r.ResumeHandle, r.ResumeHandle)
 	}
-	return b.String()
+	return termsafe.Model(b.String()) // NUL and invalid UTF-8 never reach the model raw
 }
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }

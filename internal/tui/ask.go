@@ -62,28 +62,32 @@ func (r *askRules) allows(toolName, subject string) bool {
 	return p.Check(toolName, input, r.workspace).Verdict == tool.Allow
 }
 
-// add keeps rule for the session and appends it to the local settings file.
-// It returns the file's path.
-func (r *askRules) add(rule string) (string, error) {
-	if strings.TrimSpace(rule) == "" {
-		return "", fmt.Errorf("no rule to keep for this call")
+// add keeps rules for the session and appends them to the local settings
+// file. It returns the file's path.
+func (r *askRules) add(rules []string) (string, error) {
+	if len(rules) == 0 {
+		return "", fmt.Errorf("no rule can allow this call for good (an ask rule or the shell form needs a prompt each time)")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !slices.Contains(r.rules, rule) {
-		p, err := tool.NewPermissions("default", append(slices.Clone(r.rules), rule), nil, nil)
-		if err != nil {
-			return "", err
+	next := slices.Clone(r.rules)
+	for _, rule := range rules {
+		if !slices.Contains(next, rule) {
+			next = append(next, rule)
 		}
-		r.rules, r.perms = append(r.rules, rule), p
 	}
-	return appendLocalRule(r.root, rule)
+	p, err := tool.NewPermissions("default", next, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	r.rules, r.perms = next, p
+	return appendLocalRules(r.root, rules)
 }
 
-// appendLocalRule adds rule to [permissions] allow in the project's
+// appendLocalRules adds rules to [permissions] allow in the project's
 // .brood/settings.local.toml (created if missing, written tmp+rename, and
 // kept out of git by .brood/.gitignore).
-func appendLocalRule(root, rule string) (string, error) {
+func appendLocalRules(root string, rules []string) (string, error) {
 	if err := dispatch.EnsureStateDir(root); err != nil {
 		return "", err
 	}
@@ -108,8 +112,10 @@ func appendLocalRule(root, rule string) (string, error) {
 			}
 		}
 	}
-	if !slices.Contains(allow, rule) {
-		allow = append(allow, rule)
+	for _, rule := range rules {
+		if !slices.Contains(allow, rule) {
+			allow = append(allow, rule)
+		}
 	}
 	perms["allow"] = allow
 	doc["permissions"] = perms
@@ -145,8 +151,8 @@ func ensureIgnored(root string) error {
 }
 
 // rootAsk is the root agent's own permission prompt (tool.Env.Ask).
-func (e *engine) rootAsk(toolName, subject, rule string) bool {
-	a := e.ask(e.life, delegate.Ask{Agent: "root", Tool: toolName, Subject: subject, Rule: rule})
+func (e *engine) rootAsk(toolName, subject string, rules []string) bool {
+	a := e.ask(e.life, delegate.Ask{Agent: "root", Tool: toolName, Subject: subject, Rules: rules})
 	return a.Allow
 }
 

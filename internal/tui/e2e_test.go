@@ -69,6 +69,11 @@ func startTUI(t *testing.T, script string, files map[string]string, args ...stri
 			if b, err := os.ReadFile(filepath.Join(root, "stderr.log")); err == nil {
 				t.Logf("stderr:\n%s", b)
 			}
+			logs, _ := filepath.Glob(filepath.Join(root, ".brood", "dispatch", "*", "*.[jl][so][og]*"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, b)
+			}
 		}
 		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
 	})
@@ -114,6 +119,21 @@ func (tm *term) waitFor(texts ...string) string {
 			tm.t.Fatalf("timed out waiting for %q", texts)
 		}
 		<-tick.C
+	}
+}
+
+// waitFile polls until the project holds the file, up to a deadline.
+func (tm *term) waitFile(name string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(tm.root, name)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("timed out waiting for %s", name)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
 	}
 }
 
@@ -218,7 +238,7 @@ func TestTUISteer(t *testing.T) {
   root:
     - say: "Delegating."
       tools:
-        - Task: {subagent_type: general-purpose, description: "Long task", prompt: "Work until told.", run_in_background: true}
+        - Task: {subagent_type: general-purpose, description: "Long task", prompt: "Work until told.", run_in_background: true, isolation: none}
     - say: "Delegated."
   general-purpose:
     - say: "Waiting for the go signal."
@@ -229,11 +249,14 @@ func TestTUISteer(t *testing.T) {
           say: "STEERED: I will focus on tests."
       say: "NOT STEERED"
 `, map[string]string{
-		"wait.sh":                        "while [ ! -e go.flag ]; do sleep 0.05; done\n",
+		"wait.sh":                       "touch started.flag; while [ ! -e go.flag ]; do sleep 0.05; done\n",
 		"~/.config/brood/settings.toml": "[permissions]\nallow = [\"Bash(sh:*)\"]\n",
 	})
 	tm.typeLine("delegate it")
 	tm.waitFor("Delegated.", "general-purpose", "running")
+	// A message sent before the child's first turn would reach that turn;
+	// this one must arrive while the child works.
+	tm.waitFile("started.flag")
 	tm.keys("C-t")
 	tm.keys("m")
 	tm.waitFor("message to general-purpose")

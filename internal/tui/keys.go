@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -188,11 +189,11 @@ func (m *Model) askKey(k tea.KeyPressMsg) {
 		ans = delegate.Answer{Allow: true}
 		m.notice(entryNotice, fmt.Sprintf("allowed once: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))
 	case "a", "2":
-		ans = delegate.Answer{Allow: true, Always: true, Rule: req.ask.Rule}
-		if path, err := m.eng.perm.add(req.ask.Rule); err != nil {
-			m.notice(entryError, "allowed once, but the rule was not kept: "+err.Error())
+		ans = delegate.Answer{Allow: true, Always: true}
+		if path, err := m.eng.perm.add(req.ask.Rules); err != nil {
+			m.notice(entryError, "allowed once, but not for good: "+err.Error())
 		} else {
-			m.notice(entryNotice, fmt.Sprintf("allowed always: %s, added to [permissions] allow in %s", req.ask.Rule, path))
+			m.notice(entryNotice, fmt.Sprintf("allowed always: %s, added to [permissions] allow in %s", strings.Join(req.ask.Rules, ", "), rel(m.eng.cfg.ProjectRoot, path)))
 		}
 	case "n", "3", "esc":
 		m.notice(entryNotice, fmt.Sprintf("denied: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))

@@ -292,8 +292,8 @@ func askText(a delegate.Ask) string {
 		what = "(no argument)"
 	}
 	rule := ""
-	if a.Rule != "" {
-		rule = " (adds " + clean(a.Rule, false) + ")"
+	if len(a.Rules) > 0 {
+		rule = " (adds " + clean(strings.Join(a.Rules, ", "), false) + ")"
 	}
 	return fmt.Sprintf("%s asks to run %s:\n  %s\ny allow once · a allow always%s · n deny", who, clean(a.Tool, false), what, rule)
 }
