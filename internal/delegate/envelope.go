@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
 )
@@ -68,7 +69,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ExpectedReturn:      "result.json with status done|partial|checkpoint|failed, a summary (what I did, what I found, files changed, problems), files_changed, evidence",
 		Prompt:              req.Prompt,
 		Brief:               req.Prompt,
-		System:              childSystem(def, d.cfg.ParentSystem, req, d.cfg.Workspace),
+		System:              childSystem(def, d.cfg.ParentSystem, req, d.cfg.Workspace, tools),
 		Workspace:           d.cfg.Workspace,
 		ProjectRoot:         d.cfg.ProjectRoot,
 		Tools:               tools,
@@ -76,6 +77,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             def.Network,
+		Env:                 def.Env,
 		Model:               modelSpec,
 		Effort:              firstNonEmpty(def.Effort, s.Effort),
 		MaxTurns:            maxTurns,
@@ -167,7 +169,7 @@ func readOnlyTools(tools []string) bool {
 
 // childSystem is the child's system prompt: its definition's body (or the
 // parent's prompt when the body is empty), then the focused block.
-func childSystem(def *registry.Definition, parentSystem string, req Request, workspace string) string {
+func childSystem(def *registry.Definition, parentSystem string, req Request, workspace string, tools []string) string {
 	base := def.Prompt
 	if strings.TrimSpace(base) == "" {
 		base = parentSystem
@@ -175,10 +177,21 @@ func childSystem(def *registry.Definition, parentSystem string, req Request, wor
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(base, "\n"))
 	fmt.Fprintf(&b, "\n\n---\nYou are a focused subagent (%s) working on one delegated task. No human is on the loop: you cannot ask questions, and anything that would need approval is denied.\n\n", def.Name)
-	fmt.Fprintf(&b, "YOUR TASK:\n%s\n\n", firstNonEmpty(req.Description, firstLine(req.Prompt)))
-	fmt.Fprintf(&b, "CONTEXT (the brief from the parent agent, who sees none of your work but your final answer):\n%s\n\n", req.Prompt)
+	label := firstNonEmpty(req.Description, firstLine(req.Prompt))
+	fmt.Fprintf(&b, "YOUR TASK (%s), the brief from the parent agent, who sees none of your work but your final answer:\n%s\n\n", label, req.Prompt)
+	if slices.Contains(tools, "Task") {
+		b.WriteString("DELEGATION:\nWhen part of the task is a separable search or investigation, you may hand it to a subagent with the Task tool and a self-contained brief; do small things yourself.\n\n")
+	}
 	fmt.Fprintf(&b, "WORKSPACE PATH:\n%s\nUse this exact absolute path. Never assume /workspace or any path the task does not give.\n\n", workspace)
-	b.WriteString("When you finish, your last message is the only thing the parent sees. Write it as a summary with these sections:\n## What I did\n## What I found\n## Files changed\n## Problems\nIf you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
+	sections := def.Sections
+	if len(sections) == 0 {
+		sections = guard.DefaultSections()
+	}
+	b.WriteString("When you finish, your last message is the only thing the parent sees. Write it as a summary with these sections:\n")
+	for _, sec := range sections {
+		b.WriteString("## " + sec + "\n")
+	}
+	b.WriteString("If you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
 	return b.String()
 }
 

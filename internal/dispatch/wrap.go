@@ -40,6 +40,9 @@ type View struct {
 	// Notes are the runtime's remarks on the dispatch (a tool withdrawn, a
 	// model read as inherit).
 	Notes []string
+	// Concerns are the parent's edge guardrails' findings (internal/guard):
+	// the status stands, but the parent model should check these.
+	Concerns []string
 }
 
 // Render wraps a child's summary as untrusted data. Nothing is ever cut
@@ -52,6 +55,12 @@ func (v View) Render() string {
 		limit = 20000
 	}
 	summary := r.Summary
+	if r.Checkpoint != nil {
+		// The block is shown once, as brood renders it below.
+		if i := CheckpointStart(summary); i >= 0 {
+			summary = strings.TrimRight(summary[:i], "\n")
+		}
+	}
 	cut := ""
 	if len(summary) > limit {
 		end := limit
@@ -93,6 +102,9 @@ func (v View) Render() string {
 	if r.Error != "" {
 		fmt.Fprintf(&b, "Error: %s\n", oneLine(r.Error))
 	}
+	for _, c := range v.Concerns {
+		fmt.Fprintf(&b, "Concern: %s\n", oneLine(c))
+	}
 	for _, f := range v.Verification {
 		fmt.Fprintf(&b, "Verification failed: %s (transcript: %s)\n", oneLine(f), v.Transcript)
 	}
@@ -128,15 +140,28 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x2028 || r =
 // RenderCheckpoint renders a checkpoint in the delegation-patterns format.
 func RenderCheckpoint(c *Checkpoint) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## CHECKPOINT REACHED\n**Type:** %s\n**Progress:** %d/%d tasks\n", c.Type, c.Completed, c.Total)
+	fmt.Fprintf(&b, "%s\n**Type:** %s\n", CheckpointHeading, c.Type)
+	if c.Plan != "" {
+		fmt.Fprintf(&b, "**Plan:** %s\n", c.Plan)
+	}
+	fmt.Fprintf(&b, "**Progress:** %d/%d tasks\n", c.Completed, c.Total)
 	if len(c.Tasks) > 0 {
 		b.WriteString("\n### Completed Tasks\n| Task | Name | Commit | Files |\n|------|------|--------|-------|\n")
 		for i, t := range c.Tasks {
 			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", i+1, t.Name, t.Commit, strings.Join(t.Files, ", "))
 		}
 	}
-	if c.Current != "" || c.Blocker != "" {
-		fmt.Fprintf(&b, "\n### Current Task\n**Task:** %s\n**Blocked by:** %s\n", c.Current, c.Blocker)
+	if c.Current != "" || c.Blocker != "" || c.State != "" {
+		b.WriteString("\n### Current Task\n")
+		if c.CurrentNumber > 0 {
+			fmt.Fprintf(&b, "**Task %d:** %s\n", c.CurrentNumber, c.Current)
+		} else {
+			fmt.Fprintf(&b, "**Task:** %s\n", c.Current)
+		}
+		if c.State != "" {
+			fmt.Fprintf(&b, "**Status:** %s\n", c.State)
+		}
+		fmt.Fprintf(&b, "**Blocked by:** %s\n", c.Blocker)
 	}
 	return b.String()
 }
