@@ -79,7 +79,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             def.Network,
-		Env:                 def.Env,
+		Env:                 withMCPRefs(def.Env, servers),
 		Model:               modelSpec,
 		Effort:              firstNonEmpty(def.Effort, s.Effort),
 		MaxTurns:            maxTurns,

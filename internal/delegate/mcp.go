@@ -127,3 +127,18 @@ func (d *Dispatcher) childMCP(def *registry.Definition) ([]mcpspec.Server, []str
 	}
 	return out, notes
 }
+
+// withMCPRefs adds to a child's environment allowlist the variables its MCP
+// servers' specs reference (${GITHUB_TOKEN}): the servers it was given need
+// them, and the child expands them when it starts the servers.
+func withMCPRefs(allow []string, servers []mcpspec.Server) []string {
+	out := slices.Clone(allow)
+	for _, s := range servers {
+		for _, v := range s.Spec.Refs() {
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}

@@ -47,10 +47,10 @@ func TestStdioServerStartsAndStops(t *testing.T) {
 		readOnly bool
 		want     string
 	}{
-		{"all tools", mcpspec.Server{Name: "notes", Spec: spec}, false, "mcp__notes__echo,mcp__notes__write_note"},
+		{"all tools", mcpspec.Server{Name: "notes", Spec: spec}, false, "mcp__notes__echo,mcp__notes__has_env,mcp__notes__write_note"},
 		{"listed tools", mcpspec.Server{Name: "notes", Spec: spec, Tools: []string{"write_note"}}, false, "mcp__notes__write_note"},
-		{"withheld", mcpspec.Server{Name: "notes", Spec: spec, Without: []string{"echo"}}, false, "mcp__notes__write_note"},
-		{"read-only agent", mcpspec.Server{Name: "notes", Spec: spec}, true, "mcp__notes__echo"},
+		{"withheld", mcpspec.Server{Name: "notes", Spec: spec, Without: []string{"echo"}}, false, "mcp__notes__has_env,mcp__notes__write_note"},
+		{"read-only agent", mcpspec.Server{Name: "notes", Spec: spec}, true, "mcp__notes__echo,mcp__notes__has_env"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mcpclient.Connect(ctx, []mcpspec.Server{tc.server}, mcpclient.Options{Dir: dir, Env: os.Environ(), ReadOnly: tc.readOnly})
@@ -61,7 +61,7 @@ func TestStdioServerStartsAndStops(t *testing.T) {
 				t.Errorf("notes = %q", s.Notes)
 			}
 			set := tool.NewSet(s.Tools()...)
-			if tc.want == "mcp__notes__echo,mcp__notes__write_note" {
+			if tc.name == "all tools" {
 				if r := set.Run(ctx, &tool.Env{Dir: dir}, "mcp__notes__echo", json.RawMessage(`{"text":"hi"}`)); r.IsError || r.Content != "echo: hi" {
 					t.Errorf("echo = %+v", r)
 				}

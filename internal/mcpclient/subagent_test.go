@@ -19,6 +19,10 @@ import (
 // Each agent calls the notes server's tools in its first turn and reports
 // the results in its second.
 const subagentScript = `agents:
+  envy:
+    - tools:
+        - mcp__notes__has_env: {text: NOTES_SECRET}
+    - say: "envy [{{result 0}}]"
   "*":
     - tools:
         - mcp__notes__echo: {text: hi}
@@ -49,6 +53,7 @@ func subagentProject(t *testing.T, trusted bool, configured map[string]mcpspec.S
 		"sibling":   agentFile("sibling", "tools: Read, Write\n", ""),
 		"reader":    agentFile("reader", "tools: Read, Grep, mcp__notes__*\nsandbox: read-only\n", inline),
 		"inheritor": agentFile("inheritor", "", "mcpServers: [notes]\n"),
+		"envy":      agentFile("envy", "tools: mcp__notes__has_env\n", "mcpServers:\n  - notes:\n      command: "+exe+"\n      env: {BROOD_MCPTEST_SERVER: \"1\", NOTES_SECRET: \"${NOTES_TOKEN}\"}\n"),
 	}
 	dir := filepath.Join(root, ".brood", "agents")
 	must(t, os.MkdirAll(dir, 0o755))
@@ -69,7 +74,7 @@ func subagentProject(t *testing.T, trusted bool, configured map[string]mcpspec.S
 	life, cancel := context.WithCancel(context.Background())
 	d, err := delegate.New(delegate.Config{
 		ProjectRoot: root, Workspace: root, Registry: reg, Settings: s, Exe: exe,
-		Env:   append(os.Environ(), "BROOD_TEST_MAIN=1", "HOME="+home),
+		Env:   append(os.Environ(), "BROOD_TEST_MAIN=1", "HOME="+home, "NOTES_TOKEN=not-a-real-token-1234"),
 		Depth: 0, MaxDepth: 1, SourceAgent: "root", Lifetime: life,
 		ParentSystem: "You are the root.", ParentModel: "script:" + sp,
 		ParentTools:  []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "LS"},
@@ -135,5 +140,15 @@ func TestUntrustedProjectStartsNoServer(t *testing.T) {
 	must(t, err)
 	if len(tasks) != 1 || !strings.Contains(strings.Join(tasks[0].Envelope.Notes, "\n"), "not started until you trust this project") {
 		t.Errorf("the envelope does not say why: %+v", tasks[0].Envelope.Notes)
+	}
+}
+
+// TestServerSecretsReachTheServer: a child's environment keeps no
+// secret-looking variable unless asked, but those its MCP servers' specs
+// reference (${NOTES_TOKEN}) are asked for by naming the server.
+func TestServerSecretsReachTheServer(t *testing.T) {
+	_, d := subagentProject(t, true, nil, nil)
+	if got := dispatchText(t, d, "envy"); !strings.Contains(got, "envy [NOTES_SECRET is set]") {
+		t.Errorf("envy:\n%s", got)
 	}
 }

@@ -3,6 +3,7 @@ package mcpspec
 import (
 	"fmt"
 	"regexp"
+	"slices"
 )
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
@@ -45,4 +46,30 @@ func (s Spec) Expand(getenv func(string) string) (Spec, error) {
 		return Spec{}, fmt.Errorf("environment variable %s is not set (and has no ${%s:-default})", missing[0], missing[0])
 	}
 	return out, nil
+}
+
+// Refs are the environment variables the spec's ${VAR} references name,
+// sorted: what a child must keep in its environment for the server.
+func (s Spec) Refs() []string {
+	var out []string
+	add := func(v string) {
+		for _, m := range envRef.FindAllStringSubmatch(v, -1) {
+			if !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
+		}
+	}
+	add(s.Command)
+	add(s.URL)
+	for _, a := range s.Args {
+		add(a)
+	}
+	for _, v := range s.Env {
+		add(v)
+	}
+	for _, v := range s.Headers {
+		add(v)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -36,7 +36,8 @@ func ServeIfAsked() {
 }
 
 // Notes is the notes server: echo (readOnlyHint) returns "echo: TEXT";
-// write_note writes TEXT to note.txt in its working directory.
+// has_env (readOnlyHint) says whether the variable TEXT is set; write_note
+// writes TEXT to note.txt in its working directory.
 func Notes() *mcp.Server {
 	if p := os.Getenv(EnvPID); p != "" {
 		_ = os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0o644)
@@ -47,6 +48,14 @@ func Notes() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("echo: " + arg(req)), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "has_env", Description: "Whether the environment variable named text is set.", InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if os.Getenv(arg(req)) == "" {
+				return text(arg(req) + " is unset"), nil
+			}
+			return text(arg(req) + " is set"), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "write_note", Description: "Write the text to note.txt.", InputSchema: schema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
