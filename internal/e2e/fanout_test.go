@@ -203,7 +203,7 @@ agents:
 	}
 	for _, f := range []string{"quick.txt", "slow.txt"} {
 		if _, err := os.Stat(filepath.Join(p.Root, f)); err != nil {
-			t.Errorf("%s did not land: %v", f, err)
+			t.Errorf("%s did not land: %v\nstdout:\n%s\nstderr:\n%s", f, err, stdout, stderr)
 		}
 	}
 }
