@@ -67,7 +67,13 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
-	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth}
+	if d.cfg.Ask != nil {
+		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
+	}
+	askCtx, endAsks := context.WithCancel(ctx)
+	defer endAsks()
+	asks := &childAsks{d: d, ctx: askCtx, id: id, agent: name, input: make(chan []byte, maxPendingAsks)}
+	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth, asks: asks}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
@@ -87,9 +93,11 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 			d.writeLog(dir, lg)
 		},
 		OnLine:     prog.line,
+		Input:      asks.input,
 		OutputPath: filepath.Join(dir, dispatch.OutputFile),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 	})
+	endAsks() // a question still open is void: its asker is gone
 	lg.Finished = time.Now().UTC()
 	d.writeLog(dir, lg)
 	if ws != nil {
