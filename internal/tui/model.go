@@ -201,6 +201,7 @@ func (m *Model) submit(line string) tea.Cmd {
 		return nil
 	}
 	if strings.HasPrefix(line, "/") {
+		m.conv.add(&entry{kind: entryUser, text: line})
 		return m.slash(line)
 	}
 	if m.running {
