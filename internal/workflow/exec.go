@@ -266,11 +266,7 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 		rec.Status = "cancelled"
 	}
 	x.finish(rec)
-	// A call the run's own cancellation stopped (cancelled, or killed when
-	// it did not wind down in time) is not finished: it stays started in
-	// the journal, so a resume continues it from its transcript.
-	stoppedByRun := ctx.Err() != nil && rec.Status != "done"
-	if x.o.Journal != nil && !stoppedByRun {
+	if x.o.Journal != nil {
 		_ = x.o.Journal.Finished(key, rec)
 	}
 	x.count(ph, func(n *Counts) { n.Running--; bump(n, &rec) })
