@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // Enum is a string flag that takes one of a fixed set of values, checked
@@ -45,8 +45,7 @@ func IsTerminal(v any) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd())) // TCGETS: the terminal driver answers
 }
 
 // SplitRules splits a Claude Code tool list ("Bash(git log:*) Edit,Read")
