@@ -18,6 +18,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/registry"
@@ -79,6 +80,13 @@ type Config struct {
 	// OwnerDir holds the Owner records of this dispatcher's children, which
 	// a resume trusts (default: dispatch.OwnersDir of the project).
 	OwnerDir string
+	// MCP are the MCP servers this process's agent has (configured ones,
+	// for the root; its own, for a child): what a definition without a
+	// tools list inherits and what mcpServers may name.
+	MCP map[string]mcpspec.Spec
+	// TrustProject reports whether the user trusts a project file (a
+	// definition that defines MCP servers inline); nil trusts none.
+	TrustProject func(path string) bool
 }
 
 // Event is what the parent's stream learns about a dispatch.
