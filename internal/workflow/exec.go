@@ -266,7 +266,9 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 		rec.Status = "cancelled"
 	}
 	x.finish(rec)
-	if x.o.Journal != nil {
+	if x.o.Journal != nil && (err == nil || !spec.Continue) {
+		// A call that could not be picked up again (its task still
+		// running elsewhere) stays open in the journal for the next resume.
 		_ = x.o.Journal.Finished(key, rec)
 	}
 	x.count(ph, func(n *Counts) { n.Running--; bump(n, &rec) })
