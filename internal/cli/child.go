@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
@@ -79,16 +79,13 @@ func (a *App) registryOptions() registry.Options {
 	return registry.Options{ProjectRoot: a.ProjectRoot, Home: a.Home, Claude: a.Settings.Agents.ClaudeEnabled()}
 }
 
-// depth reads the depth stamp: this process's depth and the tree-wide cap.
+// depth is this process's depth and the tree-wide cap. A root (no brood
+// child in its ancestry or cgroup) takes the cap from its settings and
+// ignores the depth stamps in its environment; below a child, the markers
+// the parents set decide (package depth).
 func (a *App) depth() (int, int) {
-	depth, _ := strconv.Atoi(a.Getenv(delegate.EnvDepth))
-	max := a.Settings.MaxSubagentDepth
-	if v := a.Getenv(delegate.EnvMaxDepth); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			max = n
-		}
-	}
-	return depth, max
+	d := depth.Current(a.Settings.MaxSubagentDepth, a.Getenv)
+	return d.Depth, d.Max
 }
 
 // dispatcher builds the root's Dispatcher, or nil at the cap.
