@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -155,43 +154,29 @@ func newTasksKillCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if t.Status != dispatch.StatusRunning || t.Log == nil {
+			if t.Status != dispatch.StatusRunning {
 				return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
 			}
-			pid := t.Log.PID
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			// Never a pid from the task's records (the child writes them):
+			// the pool proves which process is the task's child from the
+			// kernel's tables (see pool.KillTask).
 			grace := app.Settings.Pool.KillGrace.Duration
-			if !waitGone(cmd.Context(), pid, t.ID, grace) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-				waitGone(cmd.Context(), pid, t.ID, grace)
+			k, err := pool.KillTask(cmd.Context(), t.ID, filepath.Join(t.Dir, dispatch.LockFile), grace)
+			if errors.Is(err, pool.ErrNoOwner) {
+				return fmt.Errorf("task %s is not running: %w", t.ID, err)
+			}
+			if err != nil {
+				return err
 			}
 			if asJSON {
-				return writeJSON(app.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": pid})
+				return writeJSON(app.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": k.PIDs[0], "owner_pid": k.Owner[0], "cgroup": k.Cgroup, "signals": k.How})
 			}
-			fmt.Fprintf(app.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, pid, t.ID)
+			fmt.Fprintf(app.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, k.PIDs[0], t.ID)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-// waitGone polls until the task's process is gone, up to d.
-func waitGone(ctx context.Context, pid int, id string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		if !dispatch.Alive(pid, id) {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
-	return !dispatch.Alive(pid, id)
 }
 
 func newTasksSendCmd(app *App) *cobra.Command {

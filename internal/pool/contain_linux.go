@@ -278,3 +278,11 @@ func sweepStale(base string) {
 		}
 	}
 }
+
+// askPidfd has clone return the child's pidfd into *fd.
+func askPidfd(cmd *exec.Cmd, fd *int) { cmd.SysProcAttr.PidFD = fd }
+
+// signalPidfd signals the process a pidfd refers to (never a reused pid).
+func signalPidfd(fd int, sig syscall.Signal) { _ = unix.PidfdSendSignal(fd, sig, nil, 0) }
+
+func closeFD(fd int) { _ = unix.Close(fd) }

@@ -21,8 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 )
@@ -158,7 +156,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		return nil, err
 	}
 	pidfd := -1
-	cmd.SysProcAttr.PidFD = &pidfd
+	askPidfd(cmd, &pidfd)
 	sp, err := newPipes(cmd)
 	if err != nil {
 		h.started(false)
@@ -325,7 +323,7 @@ func (k *killer) kill(by string, sig syscall.Signal) {
 		k.hold.killAll(k.pidfd, k.pid)
 		return
 	}
-	_ = unix.PidfdSendSignal(k.pidfd, sig, nil, 0)
+	signalPidfd(k.pidfd, sig)
 }
 
 // staged sends SIGTERM to the child, waits for the grace period, then
@@ -343,7 +341,7 @@ func (k *killer) staged(by string, exited <-chan struct{}) {
 
 func (k *killer) close() {
 	if k.pidfd >= 0 {
-		_ = unix.Close(k.pidfd)
+		closeFD(k.pidfd)
 	}
 }
 
