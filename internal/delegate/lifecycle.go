@@ -17,9 +17,10 @@ import (
 
 // background is one child running detached from the Task call that started it.
 type background struct {
-	agent string
-	done  chan struct{}
-	out   *Outcome
+	agent  string
+	done   chan struct{}
+	out    *Outcome
+	cancel context.CancelFunc // Stop
 }
 
 // bgState is the dispatcher's record of its background children and the
@@ -46,7 +47,8 @@ func (d *Dispatcher) Start(req Request) (string, error) {
 }
 
 func (d *Dispatcher) startJob(j *job) {
-	b := &background{agent: j.name, done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(d.lifetime())
+	b := &background{agent: j.name, done: make(chan struct{}), cancel: cancel}
 	d.bg.mu.Lock()
 	if d.bg.tasks == nil {
 		d.bg.tasks = map[string]*background{}
@@ -56,7 +58,8 @@ func (d *Dispatcher) startJob(j *job) {
 	d.bg.wg.Add(1)
 	go func() {
 		defer d.bg.wg.Done()
-		out := d.run(d.lifetime(), j)
+		defer cancel()
+		out := d.run(ctx, j)
 		d.bg.mu.Lock()
 		b.out = out
 		d.bg.notices = append(d.bg.notices, fmt.Sprintf(

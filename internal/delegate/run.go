@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // GroupsFile is where a child lists the process groups its Bash commands
@@ -34,7 +35,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
 	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
-	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
+	emit := d.emitter(ctx)
+	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
@@ -47,12 +49,13 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		if out.Output != nil {
 			ev.WallMS = out.Output.WallMS
 		}
-		d.emit(ev)
+		emit(ev)
 	}()
 
 	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
 	cmd.Dir = env.Workspace
-	cmd.Env = append(childEnv(d.cfg.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	// No secret-looking variable reaches a child unless its definition asks for it by name.
+	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
 	if f, err := os.Create(filepath.Join(dir, "stderr.log")); err == nil {
 		defer f.Close()
 		cmd.Stderr = f
@@ -64,7 +67,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
-	prog := &progress{d: d, id: id, agent: name, depth: env.Depth}
+	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,

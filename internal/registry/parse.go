@@ -129,6 +129,10 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			if b, ok := p.boolean(f); ok {
 				d.Network = &b
 			}
+		case "permissionmode":
+			d.PermissionMode = p.permissionMode(f)
+		case "env":
+			d.Env = p.envNames(f)
 		case "sandbox":
 			// brood's own key: "read-only" keeps the agent read-only even
 			// with Bash, which the kernel sandbox then holds read-only (and
@@ -232,6 +236,17 @@ func (p *parsing) oneOf(f *field, allowed ...string) string {
 	return ""
 }
 
+// permissionMode reads Claude Code's permissionMode key in its canonical
+// spelling; an unknown mode is ignored with a warning (the parent's applies).
+func (p *parsing) permissionMode(f *field) string {
+	modes := map[string]string{"default": "default", "acceptedits": "acceptEdits", "bypasspermissions": "bypassPermissions", "plan": "plan", "dontask": "dontAsk"}
+	if m, ok := modes[strings.ToLower(strings.TrimSpace(fmt.Sprint(f.value)))]; ok {
+		return m
+	}
+	p.warn(f.line, "%s: %q is not one of default, acceptEdits, bypassPermissions, plan, dontAsk; the parent's mode applies", f.key, fmt.Sprint(f.value))
+	return ""
+}
+
 // integer reads a whole number, also when written as a quoted string.
 func (p *parsing) integer(f *field) (int, bool) {
 	switch v := f.value.(type) {
@@ -332,6 +347,26 @@ func (p *parsing) delegate(d *Definition, f *field) {
 		return // an empty list delegates to no one
 	}
 	d.Delegate, d.DelegateAllow = true, names
+}
+
+// envNames reads the `env` allowlist: variable names, as a list or a comma
+// string.
+func (p *parsing) envNames(f *field) []string {
+	names, ok := toolEntries(f.value)
+	if !ok {
+		p.warn(f.line, "env: want a list of environment variable names (env: [GH_TOKEN]); ignored")
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" || strings.ContainsAny(n, "= \t") {
+			p.warn(f.line, "env: %q is not an environment variable name; ignored", n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // tools resolves tools and disallowedTools, which are read together because

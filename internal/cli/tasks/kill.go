@@ -1,0 +1,66 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/pool"
+)
+
+// KillOptions are the arguments of `brood tasks kill`.
+type KillOptions struct {
+	Factory *cmdutil.Factory
+	ID      string
+	JSON    bool
+}
+
+// NewCmdKill builds `brood tasks kill ID`.
+func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) error) *cobra.Command {
+	opts := &KillOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "kill ID",
+		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return killRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func killRun(ctx context.Context, opts *KillOptions) error {
+	f := opts.Factory
+	t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID)
+	if err != nil {
+		return err
+	}
+	if t.Status != dispatch.StatusRunning {
+		return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+	}
+	// Never a pid from the task's records (the child writes them): the pool
+	// proves which process is the task's child from the kernel's tables
+	// (see pool.KillTask).
+	k, err := pool.KillTask(ctx, t.ID, filepath.Join(t.Dir, dispatch.LockFile), f.Settings.Pool.KillGrace.Duration)
+	if errors.Is(err, pool.ErrNoOwner) {
+		return fmt.Errorf("task %s is not running: %w", t.ID, err)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": k.PIDs[0], "owner_pid": k.Owner[0], "cgroup": k.Cgroup, "signals": k.How})
+	}
+	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, k.PIDs[0], t.ID)
+	return nil
+}
