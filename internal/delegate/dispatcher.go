@@ -179,6 +179,9 @@ type Outcome struct {
 	// Text is what the parent model sees: the wrapped, verified summary.
 	Text     string
 	Failures []string
+	// Concerns are what the edge guardrails found (shape, scope, evidence,
+	// refused attempts); the status stands.
+	Concerns []string
 }
 
 // Dispatch runs one child to completion. A refusal (unknown agent, scope,

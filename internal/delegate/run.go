@@ -158,13 +158,14 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	}
 	out.Result = res
 	out.Failures = fails
+	out.Concerns = d.concerns(name, dir, env, res, want)
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()
 	out.Text = dispatch.View{
 		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
-		IsolationMsg: isoMsg, Notes: env.Notes,
+		IsolationMsg: isoMsg, Notes: env.Notes, Concerns: out.Concerns,
 	}.Render()
 	return out
 }

@@ -129,6 +129,8 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			if b, ok := p.boolean(f); ok {
 				d.Network = &b
 			}
+		case "sections":
+			d.Sections = p.list(f)
 		case "permissionmode":
 			d.PermissionMode = p.permissionMode(f)
 		case "env":
@@ -245,6 +247,34 @@ func (p *parsing) permissionMode(f *field) string {
 	}
 	p.warn(f.line, "%s: %q is not one of default, acceptEdits, bypassPermissions, plan, dontAsk; the parent's mode applies", f.key, fmt.Sprint(f.value))
 	return ""
+}
+
+// list reads a list of texts, or one comma-separated text.
+func (p *parsing) list(f *field) []string {
+	var out []string
+	switch v := f.value.(type) {
+	case string:
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				p.warn(f.line, "%s must be a list of texts; ignored", f.key)
+				return nil
+			}
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	p.warn(f.line, "%s must be a list of texts; ignored", f.key)
+	return nil
 }
 
 // integer reads a whole number, also when written as a quoted string.

@@ -103,6 +103,9 @@ type Definition struct {
 	// from an absent value.
 	Priority    int  `json:"priority,omitempty"`
 	HasPriority bool `json:"has_priority,omitempty"`
+	// Sections are the report headings the agent's final message must have
+	// (frontmatter `sections:`); nil means the built-ins' four.
+	Sections []string `json:"sections,omitempty"`
 	// PermissionMode is Claude Code's permissionMode key ("" when absent):
 	// the mode the agent asks to run in, which the dispatcher grants only
 	// within what its parent may do (delegate.childMode).
