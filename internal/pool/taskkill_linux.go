@@ -74,6 +74,7 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Ki
 		_ = unix.PidfdSendSignal(c.pidfd, unix.SIGTERM, nil, 0)
 	}
 	if allExit(ctx, kids, grace) {
+		waitReleased(ctx, lockPath, owners, grace)
 		return k, nil
 	}
 	for _, c := range kids {
@@ -86,7 +87,39 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Ki
 		_ = unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0)
 	}
 	allExit(ctx, kids, grace)
+	waitReleased(ctx, lockPath, owners, grace)
 	return k, nil
+}
+
+// waitReleased waits, up to d, for the owner to let go of the task's lock:
+// it does once it has recorded how the task ended, so that the listing
+// never shows a task that was killed as running.
+func waitReleased(ctx context.Context, lockPath string, owners []int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		now, err := lockHolders(lockPath)
+		if err != nil || !overlaps(now, owners) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func overlaps(a, b []int) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pinned is a task child held by a pidfd.
