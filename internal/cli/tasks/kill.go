@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -51,16 +52,39 @@ func killRun(ctx context.Context, opts *KillOptions) error {
 	// Never a pid from the task's records (the child writes them): the pool
 	// proves which process is the task's child from the kernel's tables
 	// (see pool.KillTask).
-	k, err := pool.KillTask(ctx, t.ID, filepath.Join(t.Dir, dispatch.LockFile), f.Settings.Pool.KillGrace.Duration)
+	grace := f.Settings.Pool.KillGrace.Duration
+	k, err := pool.KillTask(ctx, t.ID, filepath.Join(t.Dir, dispatch.LockFile), grace)
 	if errors.Is(err, pool.ErrNoOwner) {
 		return fmt.Errorf("task %s is not running: %w", t.ID, err)
 	}
 	if err != nil {
 		return err
 	}
+	// The process is gone; its parent (another brood) records how it
+	// ended. Wait a grace period for that record, so that what `brood
+	// tasks` shows next is the outcome and not "running (finishing)".
+	waitRecorded(ctx, f.ProjectRoot, t.ID, grace)
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": k.PIDs[0], "owner_pid": k.Owner[0], "cgroup": k.Cgroup, "signals": k.How})
 	}
 	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, k.PIDs[0], t.ID)
 	return nil
+}
+
+// waitRecorded polls until the task's listing no longer says running, up
+// to d.
+func waitRecorded(ctx context.Context, root, id string, d time.Duration) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if t, err := dispatch.LoadTask(root, id); err != nil || t.Status != dispatch.StatusRunning {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
