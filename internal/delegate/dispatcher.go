@@ -84,8 +84,11 @@ type Config struct {
 
 // Event is what the parent's stream learns about a dispatch.
 type Event struct {
-	Type     string      `json:"type"` // dispatch_start | progress | dispatch_stop | background_done
-	TaskID   string      `json:"task_id"`
+	Type   string `json:"type"` // dispatch_start | progress | usage | dispatch_stop | background_done
+	TaskID string `json:"task_id"`
+	// Parent is the task that dispatched it ("" for this process's own
+	// children). A nested event's parent is as the relaying child says.
+	Parent   string      `json:"parent,omitempty"`
 	Agent    string      `json:"agent"`
 	Depth    int         `json:"depth"`
 	MaxDepth int         `json:"max_depth,omitempty"`
@@ -315,6 +318,9 @@ func (d *Dispatcher) writeLog(dir string, lg *dispatch.Log) {
 }
 
 func (d *Dispatcher) emit(e Event) {
+	if e.Parent == "" {
+		e.Parent = d.cfg.ParentTaskID
+	}
 	if d.cfg.OnEvent != nil {
 		d.cfg.OnEvent(e)
 	}

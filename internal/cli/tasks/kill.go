@@ -42,33 +42,52 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 
 func killRun(ctx context.Context, opts *KillOptions) error {
 	f := opts.Factory
-	t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID)
+	k, err := killTask(ctx, f, opts.ID)
 	if err != nil {
 		return err
 	}
-	if t.Status != dispatch.StatusRunning {
-		return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": opts.ID, "killed": true, "pid": k.PIDs[0], "owner_pid": k.Owner[0], "cgroup": k.Cgroup, "signals": k.How})
 	}
-	// Never a pid from the task's records (the child writes them): the pool
-	// proves which process is the task's child from the kernel's tables
-	// (see pool.KillTask).
+	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", opts.ID, k.PIDs[0], opts.ID)
+	return nil
+}
+
+// Kill stops a running task in stages (SIGTERM, the grace period, then
+// SIGKILL of everything it started) and returns its id and the pid it
+// stopped. The interactive mode's kill from the tree is this too.
+func Kill(ctx context.Context, f *cmdutil.Factory, id string) (string, int, error) {
+	k, err := killTask(ctx, f, id)
+	if err != nil {
+		return "", 0, err
+	}
+	return id, k.PIDs[0], nil
+}
+
+func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, error) {
+	t, err := dispatch.LoadTask(f.ProjectRoot, id)
+	if err != nil {
+		return pool.Killed{}, err
+	}
+	if t.Status != dispatch.StatusRunning {
+		return pool.Killed{}, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+	}
+	// Never a pid from the task's records (the child writes them, and pid 1
+	// would mean kill(-1)): the pool proves which process is the task's
+	// child from the kernel's tables (see pool.KillTask).
 	grace := f.Settings.Pool.KillGrace.Duration
 	k, err := pool.KillTask(ctx, t.ID, filepath.Join(t.Dir, dispatch.LockFile), grace)
 	if errors.Is(err, pool.ErrNoOwner) {
-		return fmt.Errorf("task %s is not running: %w", t.ID, err)
+		return k, fmt.Errorf("task %s is not running: %w", t.ID, err)
 	}
 	if err != nil {
-		return err
+		return k, err
 	}
 	// The process is gone; its parent (another brood) records how it
 	// ended. Wait a grace period for that record, so that what `brood
 	// tasks` shows next is the outcome and not "running (finishing)".
 	waitRecorded(ctx, f.ProjectRoot, t.ID, grace)
-	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": k.PIDs[0], "owner_pid": k.Owner[0], "cgroup": k.Cgroup, "signals": k.How})
-	}
-	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, k.PIDs[0], t.ID)
-	return nil
+	return k, nil
 }
 
 // waitRecorded polls until the task's listing no longer says running, up
