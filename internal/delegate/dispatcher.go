@@ -143,6 +143,7 @@ func New(cfg Config) (*Dispatcher, error) {
 			Concurrency:      conc,
 			HeartbeatTimeout: cfg.Settings.Pool.HeartbeatTimeout.Duration,
 			KillGrace:        cfg.Settings.Pool.KillGrace.Duration,
+			Containment:      cfg.Settings.Pool.Containment,
 		})
 	}
 	return &Dispatcher{cfg: cfg}, nil
