@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/registry"
@@ -80,6 +81,13 @@ type Config struct {
 	// OwnerDir holds the Owner records of this dispatcher's children, which
 	// a resume trusts (default: dispatch.OwnersDir of the project).
 	OwnerDir string
+	// MCP are the MCP servers this process's agent has (configured ones,
+	// for the root; its own, for a child): what a definition without a
+	// tools list inherits and what mcpServers may name.
+	MCP map[string]mcpspec.Spec
+	// TrustProject reports whether the user trusts a project file (a
+	// definition that defines MCP servers inline); nil trusts none.
+	TrustProject func(path string) bool
 }
 
 // Event is what the parent's stream learns about a dispatch.
@@ -106,6 +114,11 @@ type Dispatcher struct {
 	childUsage model.Usage
 	logMu      sync.Mutex
 	bg         bgState
+
+	// inPlace counts the writers of this dispatcher working in place on
+	// the tree (prepared and not yet finished): a writer that arrives
+	// while one is, gets an isolated copy instead of waiting (auto).
+	inPlace int
 
 	isoOnce sync.Once
 	iso     *isolate.Isolator
@@ -167,7 +180,11 @@ type Request struct {
 	Prompt      string
 	Description string
 	Background  bool
-	Isolation   string // "", "worktree" or "none"
+	Isolation   string // "", "auto", "worktree" or "none"
+	// Together is how many writers were dispatched together with this one
+	// (the Task calls of one turn, the calls of one workflow phase); more
+	// than one isolates each of them under isolation "auto".
+	Together int
 	// Fork seeds the child with History (the caller's conversation up to
 	// and including the assistant turn that holds CallID).
 	Fork    bool
@@ -207,6 +224,8 @@ type job struct {
 	dir    string
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
+	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
+	inPlace bool
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -242,12 +261,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if req.Background {
 		env.Background = true
 	}
-	if req.Isolation != "" && !env.ReadOnly {
-		env.Isolation = req.Isolation
-		if req.Isolation == "none" {
-			env.Isolation = ""
-		}
-	}
+	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	if req.Fork {
@@ -277,7 +291,14 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock}, nil
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock}
+	if inPlace && env.Isolation == "" {
+		j.inPlace = true
+		j.unlock = func() { d.leaveInPlace(); unlock() }
+	} else if inPlace {
+		d.leaveInPlace()
+	}
+	return j, nil
 }
 
 // check applies the depth cap and the delegation scope (defence in depth:
