@@ -286,3 +286,12 @@ func askPidfd(cmd *exec.Cmd, fd *int) { cmd.SysProcAttr.PidFD = fd }
 func signalPidfd(fd int, sig syscall.Signal) { _ = unix.PidfdSendSignal(fd, sig, nil, 0) }
 
 func closeFD(fd int) { _ = unix.Close(fd) }
+
+// ProbeContainment says how a pool of this process would hold its children
+// (want as in Config.Containment): the mode, the cgroup directory children
+// would be made in (cgroup mode), and why a better mode is not used. brood
+// doctor prints it.
+func ProbeContainment(ctx context.Context, want string) (mode, base, note string) {
+	c := probeContainment(ctx, want)
+	return c.mode, c.base, c.note
+}

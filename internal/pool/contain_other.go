@@ -63,3 +63,9 @@ var ErrNoOwner = errors.New("no process owns the task (its parent is gone)")
 func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Killed, error) {
 	return Killed{}, errors.New("brood tasks kill needs Linux (pidfds and /proc); stop the task from its parent (Ctrl-C)")
 }
+
+// ProbeContainment reports that only the session is known off Linux.
+func ProbeContainment(ctx context.Context, want string) (mode, base, note string) {
+	c := probeContainment(ctx, want)
+	return c.mode, c.base, c.note
+}

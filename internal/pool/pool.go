@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // Config sets the pool's limits. Zero values take the defaults in brackets.
@@ -221,16 +221,15 @@ func start(cmd *exec.Cmd, onThread func() error) error {
 		return cmd.Start()
 	}
 	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked: when this goroutine returns, the thread (which
-		// may carry the child's restriction) exits with it.
-		runtime.LockOSThread()
+	// Never the main thread, and never handed back: the thread (which may
+	// carry the child's restriction) dies with the goroutine.
+	sandbox.OnThrowawayThread(func() {
 		if err := onThread(); err != nil {
 			errc <- err
 			return
 		}
 		errc <- cmd.Start()
-	}()
+	})
 	return <-errc
 }
 

@@ -324,3 +324,29 @@ func TestReadOnlyChildCannotChangeMetadata(t *testing.T) {
 		t.Errorf("writer: exit %d status %v: %s", res.code, res.status, res.stderr)
 	}
 }
+
+// TestScopeForChild: a process started from a scoped thread cannot signal
+// the process that started it, and can signal itself.
+func TestScopeForChild(t *testing.T) {
+	if landlockABI() < 6 {
+		t.Skip("kernel Landlock ABI < 6 has no signal scoping; brood doctor says so")
+	}
+	errc := make(chan error, 1)
+	var out []byte
+	OnThrowawayThread(func() {
+		ok, err := ScopeForChild()
+		if err != nil || !ok {
+			errc <- fmt.Errorf("ScopeForChild: %v %v", ok, err)
+			return
+		}
+		cmd := exec.Command("sh", "-c", fmt.Sprintf("kill -0 $$ && echo self-ok; kill -0 %d 2>&1 || echo parent-denied", os.Getpid()))
+		out, err = cmd.CombinedOutput()
+		errc <- err
+	})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "self-ok") || !strings.Contains(string(out), "parent-denied") {
+		t.Errorf("scoped child: %s", out)
+	}
+}
