@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/bench"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/config"
 	"github.com/broodhq/brood/internal/cli/demo"
 	"github.com/broodhq/brood/internal/cli/doctor"
 	"github.com/broodhq/brood/internal/cli/interactive"
@@ -154,6 +155,7 @@ or script:FILE for the offline scripted model.
 		subagent.NewCmdSubagent(f, nil),
 		doctor.NewCmdDoctor(f, nil),
 		bench.NewCmdBench(f, nil),
+		config.NewCmdConfig(f),
 		newMCPCmd(f),
 		workflow.NewCmdWorkflow(f, nil),
 	)
