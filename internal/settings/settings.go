@@ -42,6 +42,8 @@ type Settings struct {
 	Results     Results     `toml:"results"`
 	Bash        Bash        `toml:"bash"`
 	Isolation   Isolation   `toml:"isolation"`
+	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
+	ProjectFiles ProjectFiles `toml:"project_files"`
 }
 
 // Permissions are the tool rules (Claude Code syntax: Bash(npm test:*), Edit(docs/**)).
@@ -97,6 +99,16 @@ type Isolation struct {
 	NoLandlock bool `toml:"no_landlock"`
 }
 
+// ProjectFiles configures the instruction files (CLAUDE.md, AGENTS.md)
+// read into the root agent's system prompt.
+type ProjectFiles struct {
+	// Off turns them off.
+	Off bool `toml:"off"`
+	// MaxBytes caps each file (default 40000); a longer one is cut with a
+	// note.
+	MaxBytes int `toml:"max_bytes"`
+}
+
 // Duration is a time.Duration written as "60s" in TOML.
 type Duration struct{ time.Duration }
 
@@ -129,8 +141,9 @@ func Defaults() Settings {
 			Timeout:           Duration{30 * time.Minute},
 			KillGrace:         Duration{3 * time.Second},
 		},
-		Results: Results{InlineLimit: 20000},
-		Bash:    Bash{Timeout: Duration{2 * time.Minute}, OutputLimit: 30000},
+		Results:      Results{InlineLimit: 20000},
+		ProjectFiles: ProjectFiles{MaxBytes: 40000},
+		Bash:         Bash{Timeout: Duration{2 * time.Minute}, OutputLimit: 30000},
 	}
 }
 

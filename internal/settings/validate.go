@@ -49,6 +49,8 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 		return nil, fail("bash.timeout", "%s is negative (default 2m)", s.Bash.Timeout.Duration)
 	case s.Bash.OutputLimit < 0:
 		return nil, fail("bash.output_limit", "%d is negative", s.Bash.OutputLimit)
+	case s.ProjectFiles.MaxBytes < 0:
+		return nil, fail("project_files.max_bytes", "%d is negative (default 40000)", s.ProjectFiles.MaxBytes)
 	case s.Results.InlineLimit < 0:
 		return nil, fail("results.inline_limit", "%d is negative", s.Results.InlineLimit)
 	case s.Effort != "" && !slices.Contains([]string{"low", "medium", "high", "xhigh", "max"}, s.Effort):

@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/projectfiles"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -180,6 +181,9 @@ func Run(ctx context.Context, o *Options) error {
 	system := o.SystemPrompt
 	if system == "" {
 		system = cmdutil.DefaultSystemPrompt(f.Cwd)
+	}
+	if pf := s.ProjectFiles; !pf.Off {
+		system += projectfiles.Prompt(f.ProjectRoot, projectfiles.Find(f.Home, f.ProjectRoot, f.Cwd, pf.MaxBytes))
 	}
 	out := o.newOutput()
 	quiet := o.format() != "text"
