@@ -3,6 +3,7 @@ package delegate
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -107,6 +108,11 @@ func childModel(defModel, parent string) (string, string) {
 		return parent, ""
 	case (m == "sonnet" || m == "opus" || m == "haiku") && !anthropicModel(parent):
 		return parent, fmt.Sprintf("model: %s read as inherit: the parent runs %s, not an Anthropic model", m, parent)
+	case strings.HasPrefix(m, "claude-") && !anthropicModel(parent) && os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("ANTHROPIC_AUTH_TOKEN") == "":
+		// A full Claude model id (claude-sonnet-4-20250514, as whole
+		// published collections pin) with no Anthropic credentials: it
+		// could only fail, so it is read as the parent's model too.
+		return parent, fmt.Sprintf("model: %s read as inherit: the parent runs %s and no Anthropic credentials are configured", defModel, parent)
 	}
 	return defModel, ""
 }
