@@ -184,6 +184,9 @@ func childSystem(def *registry.Definition, parentSystem string, req Request, wor
 	if slices.Contains(tools, "Task") {
 		b.WriteString("DELEGATION:\nWhen part of the task is a separable search or investigation, you may hand it to a subagent with the Task tool and a self-contained brief; do small things yourself.\n\n")
 	}
+	if len(def.Lacking) > 0 {
+		fmt.Fprintf(&b, "TOOLS YOU DO NOT HAVE:\nYour definition names %s, which brood does not provide. Do the task with the tools you have; if it cannot be done without them, say so in your summary.\n\n", strings.Join(def.Lacking, ", "))
+	}
 	fmt.Fprintf(&b, "WORKSPACE PATH:\n%s\nUse this exact absolute path. Never assume /workspace or any path the task does not give.\n\n", workspace)
 	sections := def.Sections
 	if len(sections) == 0 {

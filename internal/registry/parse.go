@@ -451,6 +451,7 @@ func (p *parsing) tools(d *Definition, tools, disallowed *field) {
 	}
 	d.AllTools, d.Tools = false, []string{}
 	specs := resolveTools(entries, func(msg string) { p.warn(tools.line, "tools: %s", msg) })
+	d.Lacking = lackingTools(entries)
 	for _, ts := range specs {
 		if ts.rule != "" {
 			d.ToolRules = append(d.ToolRules, ts.rule)
