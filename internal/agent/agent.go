@@ -47,6 +47,8 @@ type Config struct {
 	// messages, notices about background tasks) reach the model as user text
 	// before its next turn, and are recorded in the transcript.
 	Inject func() []string
+	// Hooks, when set, are asked around every tool call and at the end.
+	Hooks Hooks
 }
 
 // Run runs the loop over history plus prompt (prompt may be empty to continue
@@ -62,14 +64,15 @@ func Run(ctx context.Context, cfg Config, history []model.Message, prompt string
 }
 
 type run struct {
-	cfg     Config
-	yield   func(Event, error) bool
-	stopped bool // the consumer broke out of the loop
-	msgs    []model.Message
-	total   model.Usage
-	warned  bool
-	over    bool
-	last    string // latest non-empty assistant text
+	cfg            Config
+	yield          func(Event, error) bool
+	stopped        bool // the consumer broke out of the loop
+	stopHookActive bool
+	msgs           []model.Message
+	total          model.Usage
+	warned         bool
+	over           bool
+	last           string // latest non-empty assistant text
 }
 
 func (r *run) emit(e Event) bool {
@@ -152,6 +155,10 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		}
 		uses := resp.Message.ToolUses()
 		if len(uses) == 0 {
+			if why := r.stopHook(ctx, turn, max); why != "" {
+				pending = []model.Part{{Type: model.PartText, Text: why}}
+				continue
+			}
 			r.finish(StatusDone, turn, nil)
 			return
 		}
@@ -174,6 +181,20 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		}
 		pending = results
 	}
+}
+
+// stopHook asks the Stop hooks whether the run may end; a reason to go on
+// is fed back (never past the turn cap).
+func (r *run) stopHook(ctx context.Context, turn, max int) string {
+	if r.cfg.Hooks == nil || turn >= max || ctx.Err() != nil {
+		return ""
+	}
+	why := r.cfg.Hooks.Stop(ctx, r.last, r.stopHookActive)
+	if why != "" {
+		r.stopHookActive = true
+		why = "[Stop hook] " + why
+	}
+	return why
 }
 
 func (r *run) injected() []string {
@@ -318,6 +339,9 @@ func (r *run) runTool(ctx context.Context, u model.Part) tool.Result {
 	input := u.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
+	}
+	if r.cfg.Hooks != nil {
+		return r.runHooked(ctx, ToolCall{Name: u.Name, ID: u.ID, Input: input})
 	}
 	return r.cfg.Tools.Run(ctx, r.cfg.Env, u.Name, input)
 }

@@ -130,10 +130,19 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 		system = defaultSystemPrompt(app.Cwd)
 	}
 	out := newRenderer(app, o.Mode)
-	disp, err := app.dispatcher(spec, system, tools.Names(), app.permissions(o), out.dispatchEvent, o.Mode == "json")
+	hk, err := app.openHooks(ctx, path, firstNonEmpty(o.PermMode, s.Permissions.Mode), firstNonEmpty(o.Effort, s.Effort))
 	if err != nil {
 		return err
 	}
+	defer hk.close()
+	if prompt, err = hk.prompt(ctx, prompt, o.Session != ""); err != nil {
+		return ExitCode(1, err)
+	}
+	disp, err := app.dispatcher(spec, system, tools.Names(), app.permissions(o), hk.observe(out.dispatchEvent), o.Mode == "json")
+	if err != nil {
+		return err
+	}
+	hk.background(disp)
 	if disp != nil {
 		tools = tool.NewSet(append(toolList(tools), disp.Tools()...)...)
 		disp.SetLifetime(ctx)
@@ -153,6 +162,7 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 	if disp != nil {
 		cfg.Inject = disp.Notices
 	}
+	cfg.Hooks = hk.session().AgentHooks()
 	out.start(path)
 	var outcome *agent.Outcome
 	for ev, err := range agent.Run(ctx, cfg, history, prompt) {

@@ -96,7 +96,12 @@ func newTasksResumeCmd(app *App) *cobra.Command {
 				return err
 			}
 			out := newRenderer(app, map[bool]string{true: "json", false: "text"}[asJSON])
-			d, err := app.taskDispatcher(t.Envelope, out.dispatchEvent)
+			hk, err := app.openHooks(cmd.Context(), "", "", "")
+			if err != nil {
+				return err
+			}
+			defer hk.close()
+			d, err := app.taskDispatcher(t.Envelope, hk.observe(out.dispatchEvent))
 			if err != nil {
 				return err
 			}
@@ -234,7 +239,12 @@ func newSubagentCmd(app *App) *cobra.Command {
 			out := newRenderer(app, map[bool]string{true: "json", false: "text"}[asJSON])
 			tools, _ := selectTools("")
 			perms := app.permissions(&runOptions{PermMode: permMode, Allow: allow, Deny: deny})
-			d, err := app.dispatcher(spec, defaultSystemPrompt(app.Cwd), tools.Names(), perms, out.dispatchEvent, asJSON)
+			hk, err := app.openHooks(cmd.Context(), "", permMode, "")
+			if err != nil {
+				return err
+			}
+			defer hk.close()
+			d, err := app.dispatcher(spec, defaultSystemPrompt(app.Cwd), tools.Names(), perms, hk.observe(out.dispatchEvent), asJSON)
 			if err != nil {
 				return err
 			}

@@ -92,6 +92,13 @@ type Event struct {
 	Status   string      `json:"status,omitempty"`
 	Usage    model.Usage `json:"usage,omitzero"`
 	WallMS   int64       `json:"wall_ms,omitempty"`
+	// Parent is the task of the process that dispatched it ("" at the root).
+	Parent      string `json:"parent,omitempty"`
+	Description string `json:"description,omitempty"`
+	KilledBy    string `json:"killed_by,omitempty"` // dispatch_stop of a killed child
+	// Via is set by the process that relays a grandchild's event: the
+	// child that relayed it (whatever a child wrote there is replaced).
+	Via string `json:"via,omitempty"`
 }
 
 // Dispatcher spawns and tracks the children of one process.
@@ -160,6 +167,9 @@ type Request struct {
 	Fork    bool
 	History []model.Message
 	CallID  string
+	// TraceParent is the W3C trace context of the Task call's span: the
+	// child's spans hang below it.
+	TraceParent string
 }
 
 // Outcome is a finished dispatch.
@@ -191,6 +201,7 @@ type job struct {
 	dir    string
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
+	desc   string
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -218,6 +229,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if req.Background {
 		env.Background = true
 	}
+	env.TraceParent = req.TraceParent
 	if req.Isolation != "" && !env.ReadOnly {
 		env.Isolation = req.Isolation
 		if req.Isolation == "none" {
@@ -253,7 +265,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock}, nil
+	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock, desc: req.Description}, nil
 }
 
 // check applies the depth cap and the delegation scope (defence in depth:

@@ -228,6 +228,7 @@ func (p *progress) line(b []byte) {
 		// A grandchild's event, relayed by the child: passed up as it is
 		// (tool names and statuses only, never a transcript), and its start
 		// announced here too, where a human can see it.
+		ev.Nested.Via = p.id
 		if ev.Nested.Type == "dispatch_start" {
 			p.d.announce(ev.Nested.TaskID, ev.Nested.Agent, ev.Nested.Depth, ev.Nested.MaxDepth)
 		}

@@ -33,18 +33,19 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
 	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
-	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
+	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
-		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed}
+		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
 		if out.Result != nil {
 			ev.Status = out.Result.Status
 			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
 		}
 		if out.Output != nil {
 			ev.WallMS = out.Output.WallMS
+			ev.KilledBy = killedBy(out.Output)
 		}
 		d.emit(ev)
 	}()
@@ -162,6 +163,18 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		IsolationMsg: isoMsg, Notes: env.Notes,
 	}.Render()
 	return out
+}
+
+// killedBy names who stopped a child: the pool's lifeguard, timeout or
+// cancel, or "signal" for a kill from outside (brood tasks kill, a person).
+func killedBy(o *dispatch.Output) string {
+	switch {
+	case o.KilledBy != "" && o.KilledBy != pool.KilledByNone:
+		return o.KilledBy
+	case o.Signal != "":
+		return "signal"
+	}
+	return ""
 }
 
 func errText(err error) string {

@@ -128,6 +128,9 @@ type Envelope struct {
 	IsolationDir  string `json:"isolation_dir,omitempty"`
 	// Notes record what the parent changed and why (e.g. a tool withdrawn).
 	Notes []string `json:"notes,omitempty"`
+	// TraceParent is the W3C traceparent of the parent's Task call span
+	// (OpenTelemetry; empty when tracing is off).
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // Permissions are the tool rules a child runs under. A child never has a

@@ -196,6 +196,9 @@ func loadFile(path string, s *Settings) ([]string, error) {
 	}
 	var w []string
 	for _, k := range md.Undecoded() {
+		if len(k) > 0 && (k[0] == "hooks" || k[0] == "prices") {
+			continue // read by internal/hooks and internal/price
+		}
 		w = append(w, fmt.Sprintf("%s: unknown setting %q ignored", path, k.String()))
 	}
 	return w, nil

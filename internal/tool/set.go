@@ -118,7 +118,11 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 		}
 	}
 	if env.Perms != nil {
-		d := env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir)
+		d := hookAdjust(ctx, env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir))
+		if r, stop := permit(env, spec.Name, d); stop {
+			return r
+		}
+	} else if d := hookAdjust(ctx, Decision{Verdict: Allow}); d.Verdict != Allow {
 		if r, stop := permit(env, spec.Name, d); stop {
 			return r
 		}
