@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
@@ -247,9 +248,7 @@ func (a *App) permissions(o *runOptions) dispatch.Permissions {
 }
 
 func toolEnv(app *App, o *runOptions) (*tool.Env, error) {
-	s := app.Settings.Permissions
-	mode := firstNonEmpty(o.PermMode, s.Mode)
-	perms, err := tool.NewPermissions(mode, append(append(delegate.AlwaysAllowed(), s.Allow...), o.Allow...), append(append([]string(nil), s.Deny...), o.Deny...), s.Ask)
+	perms, err := call.Permissions(app.permissions(o), delegate.AlwaysAllowed())
 	if err != nil {
 		return nil, err
 	}

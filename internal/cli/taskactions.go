@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/tool"
@@ -105,20 +106,20 @@ func newTasksResumeCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			o, err := d.Resume(cmd.Context(), args[0], strings.Join(args[1:], " "))
+			r, err := d.Call(cmd.Context(), call.Spec{Resume: args[0], Prompt: strings.Join(args[1:], " ")})
 			if err != nil {
 				return err
 			}
-			return printOutcome(app, o, asJSON)
+			return printResult(app, r, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
 
-func printOutcome(app *App, o *delegate.Outcome, asJSON bool) error {
+func printResult(app *App, o *call.Result, asJSON bool) error {
 	if asJSON {
-		if err := writeJSON(app.Out, map[string]any{"task_id": o.TaskID, "result": o.Result, "output": o.Output, "text": o.Text, "verification": o.Failures}); err != nil {
+		if err := writeJSON(app.Out, map[string]any{"task_id": o.TaskID, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}); err != nil {
 			return err
 		}
 		if len(o.Failures) > 0 {
@@ -135,13 +136,13 @@ func printOutcome(app *App, o *delegate.Outcome, asJSON bool) error {
 
 // outcomeExit maps how a task ended to the exit status, as brood run does:
 // 1 for failed or killed, 130 for cancelled.
-func outcomeExit(o *delegate.Outcome) error {
-	if o.Result == nil {
+func outcomeExit(o *call.Result) error {
+	if o.Record == nil {
 		return nil
 	}
-	switch o.Result.Status {
+	switch o.Status {
 	case dispatch.StatusFailed, dispatch.StatusKilled:
-		return ExitCode(1, fmt.Errorf("task %s %s: %s", o.TaskID, o.Result.Status, o.Result.Error))
+		return ExitCode(1, fmt.Errorf("task %s %s: %s", o.TaskID, o.Status, o.Error))
 	case dispatch.StatusCancelled:
 		return ExitCode(130, fmt.Errorf("task %s cancelled; resume it with: brood tasks resume %s \"...\"", o.TaskID, o.TaskID))
 	}
@@ -278,11 +279,11 @@ func newSubagentCmd(app *App) *cobra.Command {
 				}
 				return nil
 			}
-			o, err := d.Dispatch(cmd.Context(), req)
+			r, err := d.Call(cmd.Context(), call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation})
 			if err != nil {
 				return err
 			}
-			return printOutcome(app, o, asJSON)
+			return printResult(app, r, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
@@ -178,14 +179,14 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 	}
 	set := childToolSet(toolNames, nested, env.Fork)
-	allow := append(AlwaysAllowed(), env.Permissions.Allow...)
+	var extra []string
 	kernelHolds := env.ReadOnly && sb.Mechanism == "landlock"
 	if kernelHolds {
 		// The kernel keeps every command read-only, so a read-only agent's
 		// Bash needs no approval (and could not get one: no human is here).
-		allow = append(allow, "Bash")
+		extra = append(extra, "Bash")
 	}
-	perms, err := tool.NewPermissions(env.Permissions.Mode, allow, env.Permissions.Deny, env.Permissions.Ask)
+	perms, err := call.Permissions(env.Permissions, AlwaysAllowed(), extra...)
 	if err != nil {
 		return fail(err)
 	}
@@ -194,13 +195,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		OnGroup:     trackGroups(dir),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
 	}
-	tw, err := session.Open(filepath.Join(dir, dispatch.SessionFile), session.Options{Redact: cfg.Redact})
+	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
 	if err != nil {
 		return fail(err)
 	}
 	defer tw.Close()
-	recs, _, _ := session.ReadFile(tw.Path())
-	prior := session.Replay(recs)
 	history := prior.Messages
 	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK and CONTEXT in your system prompt.)"
 	switch {

@@ -186,11 +186,11 @@ type Outcome struct {
 // depth) is an error whose text the model can act on; once a child has
 // started, every ending is an Outcome.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error) {
-	j, err := d.prepare(req)
+	r, err := d.Call(ctx, specOf(req))
 	if err != nil {
 		return nil, err
 	}
-	return d.run(ctx, j), nil
+	return outcomeOf(r), nil
 }
 
 // job is a prepared dispatch: its records exist on disk, its process not yet.

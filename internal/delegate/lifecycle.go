@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/registry"
 )
@@ -197,11 +198,11 @@ func renderTask(t *dispatch.Task) string {
 // the records alone, so it works after the parent that started the task was
 // killed. A running task or an unknown id is an error.
 func (d *Dispatcher) Resume(ctx context.Context, id, prompt string) (*Outcome, error) {
-	j, err := d.prepareResume(id, prompt)
+	r, err := d.Call(ctx, call.Spec{Resume: id, Prompt: prompt})
 	if err != nil {
 		return nil, err
 	}
-	return d.run(ctx, j), nil
+	return outcomeOf(r), nil
 }
 
 // ResumeBackground is Resume without waiting.

@@ -1,0 +1,78 @@
+package delegate
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// Call runs one agent call to its verified end: the one path that the Task
+// tool, `brood subagent`, `brood tasks resume` and the workflow engine all
+// take (it makes the Dispatcher a call.Runner). With a schema, an answer
+// that does not validate is sent back to the same task up to the spec's
+// retries.
+func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
+	return call.WithSchema(ctx, s, d.attempt)
+}
+
+// attempt runs one child: a new dispatch, or a resume of s.Resume.
+func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, error) {
+	var j *job
+	var err error
+	if s.Resume != "" {
+		j, err = d.prepareResume(s.Resume, s.Prompt)
+	} else {
+		j, err = d.prepare(requestOf(s))
+	}
+	if err != nil {
+		return nil, err
+	}
+	applyLimits(j, s.Limits)
+	return resultOf(d.run(ctx, j)), nil
+}
+
+func requestOf(s call.Spec) Request {
+	return Request{Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Isolation: s.Isolation, Fork: s.Fork, History: s.History, CallID: s.CallID}
+}
+
+// applyLimits lowers a prepared job's limits to the spec's (never raises
+// them). The envelope on disk is rewritten before the child starts.
+func applyLimits(j *job, l call.Limits) {
+	env := j.env
+	changed := false
+	if l.MaxTurns > 0 && (env.MaxTurns == 0 || l.MaxTurns < env.MaxTurns) {
+		env.MaxTurns, changed = l.MaxTurns, true
+	}
+	if l.TimeoutMS > 0 && (env.TimeoutMS == 0 || l.TimeoutMS < env.TimeoutMS) {
+		env.TimeoutMS, changed = l.TimeoutMS, true
+	}
+	if l.TokenBudget > 0 && (env.TokenBudget == 0 || l.TokenBudget < env.TokenBudget) {
+		env.TokenBudget, changed = l.TokenBudget, true
+	}
+	if changed {
+		_ = dispatch.WriteJSON(filepath.Join(j.dir, dispatch.EnvelopeFile), env)
+	}
+}
+
+// resultOf turns a finished dispatch into a call result.
+func resultOf(o *Outcome) *call.Result {
+	r := &call.Result{TaskID: o.TaskID, Text: o.Text, Failures: o.Failures, Record: o.Result, Process: o.Output}
+	if res := o.Result; res != nil {
+		r.Agent, r.Status, r.Summary, r.Error = res.Agent, res.Status, res.Summary, res.Error
+		r.Usage = res.Usage.Add(res.ChildUsage)
+		r.FilesChanged = res.FilesChanged
+	}
+	return r
+}
+
+// outcomeOf is the inverse, for callers that still speak Outcome.
+func outcomeOf(r *call.Result) *Outcome {
+	return &Outcome{TaskID: r.TaskID, Result: r.Record, Output: r.Process, Text: r.Text, Failures: r.Failures}
+}
+
+// specOf is the call a Task-tool request makes.
+func specOf(req Request) call.Spec {
+	return call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation, Fork: req.Fork, History: req.History, CallID: req.CallID}
+}
