@@ -31,7 +31,10 @@ func addChildProtocol(root *cobra.Command, app *App) {
 		if envelope == "" {
 			return cmd.Help()
 		}
+		tel, stop := app.startTelemetry(cmd.Context())
+		defer stop()
 		return delegate.RunChild(cmd.Context(), delegate.ChildConfig{
+			Telemetry:    tel,
 			EnvelopePath: envelope,
 			TaskID:       taskID,
 			Stdout:       app.Out,

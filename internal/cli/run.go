@@ -159,7 +159,11 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 		Effort:      firstNonEmpty(o.Effort, s.Effort),
 		TokenBudget: firstPositive64(o.Budget, s.TokenBudget),
 		Transcript:  tw,
+		ID:          strings.TrimSuffix(filepath.Base(path), ".jsonl"),
 	}
+	tel, stopTel := app.startTelemetry(ctx)
+	defer stopTel()
+	cfg.Telemetry = tel
 	if disp != nil {
 		cfg.Inject = disp.Notices
 	}

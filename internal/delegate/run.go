@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/telemetry"
 )
 
 // GroupsFile is where a child lists the process groups its Bash commands
@@ -48,6 +49,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 			ev.KilledBy = killedBy(out.Output)
 		}
 		d.emit(ev)
+		u := ev.Usage
+		telemetry.MarkChild(ctx, telemetry.Child{TaskID: id, Agent: name, Status: ev.Status, KilledBy: ev.KilledBy, Depth: env.Depth,
+			Usage: telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}})
 	}()
 
 	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
