@@ -206,7 +206,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	}
 	defer tw.Close()
 	history := prior.Messages
-	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK and CONTEXT in your system prompt.)"
+	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
 	switch {
 	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up
@@ -353,8 +353,14 @@ func trackGroups(dir string) func(pgid int, alive bool) {
 }
 
 // enterSandbox puts the child in the sandbox its envelope calls for.
+// Every child's TMPDIR is its own tmp/ in its task directory, sandboxed or
+// not, so "$TMPDIR/x" never lands in / or in a directory it shares.
 func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return sandbox.Status{}, err
+	}
+	os.Setenv("TMPDIR", tmp)
 	pol, needed := childPolicy(env, dir, tmp)
 	if !needed {
 		return sandbox.Status{Mechanism: "none"}, nil
@@ -362,10 +368,6 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	if env.NoLandlock {
 		return sandbox.Status{Mechanism: "unavailable", Note: "kernel sandbox turned off by isolation.no_landlock; the tool layer enforces read-only"}, nil
 	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return sandbox.Status{}, err
-	}
-	os.Setenv("TMPDIR", tmp)
 	st, err := sandbox.Restrict(pol)
 	if err != nil {
 		return st, fmt.Errorf("sandbox: %w", err)

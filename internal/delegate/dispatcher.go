@@ -76,6 +76,8 @@ type Config struct {
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
 	Redact func(string) string
+	// Session is the root transcript's id (SetSession).
+	Session string
 	// OwnerDir holds the Owner records of this dispatcher's children, which
 	// a resume trusts (default: dispatch.OwnersDir of the project).
 	OwnerDir string
@@ -247,7 +249,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt}
+	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt, Session: d.session()}
 	if err := dispatch.WriteOwner(d.cfg.OwnerDir, owner); err != nil {
 		unlock()
 		return nil, err

@@ -17,9 +17,10 @@ import (
 
 // background is one child running detached from the Task call that started it.
 type background struct {
-	agent string
-	done  chan struct{}
-	out   *Outcome
+	agent  string
+	done   chan struct{}
+	out    *Outcome
+	cancel context.CancelFunc // Stop
 }
 
 // bgState is the dispatcher's record of its background children and the
@@ -46,7 +47,8 @@ func (d *Dispatcher) Start(req Request) (string, error) {
 }
 
 func (d *Dispatcher) startJob(j *job) {
-	b := &background{agent: j.name, done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(d.lifetime())
+	b := &background{agent: j.name, done: make(chan struct{}), cancel: cancel}
 	d.bg.mu.Lock()
 	if d.bg.tasks == nil {
 		d.bg.tasks = map[string]*background{}
@@ -56,7 +58,8 @@ func (d *Dispatcher) startJob(j *job) {
 	d.bg.wg.Add(1)
 	go func() {
 		defer d.bg.wg.Done()
-		out := d.run(d.lifetime(), j)
+		defer cancel()
+		out := d.run(ctx, j)
 		d.bg.mu.Lock()
 		b.out = out
 		d.bg.notices = append(d.bg.notices, fmt.Sprintf(
@@ -83,6 +86,20 @@ func (d *Dispatcher) SetLifetime(ctx context.Context) {
 	d.bg.mu.Lock()
 	defer d.bg.mu.Unlock()
 	d.cfg.Lifetime = ctx
+}
+
+// SetSession names the root transcript this dispatcher's children belong
+// to (recorded in their owner records).
+func (d *Dispatcher) SetSession(id string) {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	d.cfg.Session = id
+}
+
+func (d *Dispatcher) session() string {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	return d.cfg.Session
 }
 
 // Notices drains the notices about background children that finished since

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
@@ -34,7 +35,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
 	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
-	d.emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
+	emit := d.emitter(ctx)
+	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
@@ -48,7 +50,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 			ev.WallMS = out.Output.WallMS
 			ev.KilledBy = killedBy(out.Output)
 		}
-		d.emit(ev)
+		emit(ev)
 		u := ev.Usage
 		telemetry.MarkChild(ctx, telemetry.Child{TaskID: id, Agent: name, Status: ev.Status, KilledBy: ev.KilledBy, Depth: env.Depth,
 			Usage: telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}})
@@ -68,7 +70,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
-	prog := &progress{d: d, id: id, agent: name, depth: env.Depth}
+	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
@@ -89,6 +91,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		},
 		OnLine:     prog.line,
 		OutputPath: filepath.Join(dir, dispatch.OutputFile),
+		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 	})
 	lg.Finished = time.Now().UTC()
 	d.writeLog(dir, lg)

@@ -168,12 +168,16 @@ type Result struct {
 
 // Checkpoint is a structured stop that needs a human or the parent.
 type Checkpoint struct {
-	Type      string          `json:"type"` // human-verify | decision | human-action
+	Type      string          `json:"type"`           // human-verify | decision | human-action
+	Plan      string          `json:"plan,omitempty"` // {phase}-{plan}, as the child wrote it
 	Completed int             `json:"completed"`
 	Total     int             `json:"total"`
 	Tasks     []CompletedTask `json:"tasks,omitempty"`
 	Current   string          `json:"current,omitempty"`
-	Blocker   string          `json:"blocker,omitempty"`
+	// CurrentNumber is N of "**Task N:**" (0 when the child gave none).
+	CurrentNumber int    `json:"current_number,omitempty"`
+	State         string `json:"state,omitempty"` // **Status:** blocked | awaiting verification | awaiting decision
+	Blocker       string `json:"blocker,omitempty"`
 }
 
 // CompletedTask is one finished step of a checkpointed plan.
@@ -319,6 +323,9 @@ type Owner struct {
 	Isolation   string `json:"isolation,omitempty"`
 	Description string `json:"description,omitempty"`
 	Brief       string `json:"brief"`
+	// Session is the root transcript's id when the root dispatched it
+	// (brood tasks tree --session).
+	Session string `json:"session,omitempty"`
 }
 
 // OwnersDir is where the root (and any unsandboxed parent) keeps the Owner
