@@ -44,6 +44,15 @@ type Spec struct {
 	// Resume continues this earlier task, its transcript intact, with
 	// Prompt as the follow-up, instead of starting a new one.
 	Resume string `json:"resume,omitempty"`
+	// Continue (with Resume) picks up a call whose caller was interrupted:
+	// a task that had finished is returned as recorded, without running
+	// again; one that was stopped is resumed from its transcript with
+	// ContinuePrompt; one that never started starts now under that id,
+	// with Prompt as its brief.
+	Continue bool `json:"continue,omitempty"`
+	// TaskID is the id a new task gets (default: a fresh one), so that a
+	// journal can name the task before it starts. It must be new.
+	TaskID string `json:"task_id,omitempty"`
 
 	// Fork, History and CallID seed a fork with the caller's conversation
 	// (the Task tool only; never crosses a process boundary).
@@ -51,6 +60,9 @@ type Spec struct {
 	History []model.Message `json:"-"`
 	CallID  string          `json:"-"`
 }
+
+// ContinuePrompt is the follow-up an interrupted call is resumed with.
+const ContinuePrompt = "You were interrupted (the run that started you stopped). Continue the task from where you left off and give your final answer."
 
 // Limits are per-call bounds; each only ever lowers the definition's.
 type Limits struct {

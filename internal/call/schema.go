@@ -140,7 +140,7 @@ func WithSchema(ctx context.Context, s Spec, attempt Attempt) (*Result, error) {
 	if retries == 0 {
 		retries = DefaultRetries
 	}
-	if s.Resume == "" {
+	if s.Resume == "" || s.Continue {
 		s.Prompt += "\n\n" + sch.Instruction()
 	}
 	var usage model.Usage
@@ -163,7 +163,7 @@ func WithSchema(ctx context.Context, s Spec, attempt Attempt) (*Result, error) {
 			r.Failures = append(r.Failures, fmt.Sprintf("output does not validate after %d retries: %v", n-1, why))
 			return r, nil
 		}
-		s.Resume = r.TaskID
+		s.Resume, s.Continue = r.TaskID, false
 		s.Prompt = fmt.Sprintf("Your answer was rejected: %v\n\nAnswer again, ending with one ```json block that validates against the schema. %s", why, sch.Instruction())
 	}
 }

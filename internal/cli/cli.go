@@ -23,6 +23,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/subagent"
 	"github.com/broodhq/brood/internal/cli/tasks"
 	"github.com/broodhq/brood/internal/cli/version"
+	"github.com/broodhq/brood/internal/cli/workflow"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
@@ -103,6 +104,7 @@ or script:FILE for the offline scripted model.`,
 		doctor.NewCmdDoctor(f, nil),
 		bench.NewCmdBench(f, nil),
 		newMCPCmd(f),
+		workflow.NewCmdWorkflow(f, nil),
 	)
 	return root
 }

@@ -2,6 +2,7 @@ package delegate
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/broodhq/brood/internal/call"
@@ -22,6 +23,17 @@ func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error
 func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, error) {
 	var j *job
 	var err error
+	if s.Resume != "" && s.Continue {
+		r, started, err := d.recorded(s.Resume)
+		if err != nil || r != nil {
+			return r, err
+		}
+		if !started {
+			s.TaskID, s.Resume = s.Resume, "" // Prompt is the brief
+		} else {
+			s.Prompt = call.ContinuePrompt
+		}
+	}
 	if s.Resume != "" {
 		j, err = d.prepareResume(s.Resume, s.Prompt)
 	} else {
@@ -40,7 +52,7 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 }
 
 func requestOf(s call.Spec) Request {
-	return Request{Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Isolation: s.Isolation, Fork: s.Fork, History: s.History, CallID: s.CallID}
+	return Request{TaskID: s.TaskID, Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Isolation: s.Isolation, Fork: s.Fork, History: s.History, CallID: s.CallID}
 }
 
 // applyLimits lowers a prepared job's limits to the spec's (never raises
@@ -81,4 +93,38 @@ func outcomeOf(r *call.Result) *Outcome {
 // specOf is the call a Task-tool request makes.
 func specOf(req Request) call.Spec {
 	return call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation, Fork: req.Fork, History: req.History, CallID: req.CallID}
+}
+
+// recorded looks at an interrupted call's records: a task that finished is
+// returned as its verified result (it never runs twice); started reports
+// whether it got as far as an envelope. A task that was stopped (killed,
+// cancelled) yields neither, and is resumed.
+func (d *Dispatcher) recorded(id string) (r *call.Result, started bool, err error) {
+	if err := dispatch.CheckID(id); err != nil {
+		return nil, false, err
+	}
+	t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+	if err != nil {
+		return nil, false, nil
+	}
+	switch t.Status {
+	case dispatch.StatusRunning, dispatch.StatusQueued:
+		return nil, true, fmt.Errorf("task %s is still %s in another process", id, t.Status)
+	case dispatch.StatusKilled, dispatch.StatusCancelled:
+		return nil, true, nil
+	}
+	if t.Result == nil {
+		return nil, true, nil
+	}
+	// What the task is comes from the owner record, out of the child's reach.
+	var own dispatch.Owner
+	if err := dispatch.ReadJSON(dispatch.OwnerPath(d.cfg.OwnerDir, id), &own); err != nil || own.TaskID != id {
+		return nil, true, fmt.Errorf("task %s: its owner record is missing; it cannot be trusted", id)
+	}
+	res, fails := dispatch.Verify(filepath.Join(t.Dir, dispatch.ResultFile), dispatch.Expect{TaskID: id, Agent: own.Agent})
+	if res == nil {
+		return nil, true, nil
+	}
+	o := &Outcome{TaskID: id, Result: res, Output: t.Output, Text: renderTask(t), Failures: fails}
+	return resultOf(o), true, nil
 }

@@ -159,6 +159,8 @@ func (d *Dispatcher) ChildUsage() model.Usage {
 
 // Request is one dispatch as the Task tool asks for it.
 type Request struct {
+	// TaskID is the new task's id (default: a fresh one).
+	TaskID      string
 	Agent       string
 	Prompt      string
 	Description string
@@ -182,6 +184,9 @@ type Outcome struct {
 	// Text is what the parent model sees: the wrapped, verified summary.
 	Text     string
 	Failures []string
+	// Concerns are what the edge guardrails found (shape, scope, evidence,
+	// refused attempts); the status stands.
+	Concerns []string
 }
 
 // Dispatch runs one child to completion. A refusal (unknown agent, scope,
@@ -219,8 +224,16 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	} else if def, err = d.check(req); err != nil {
 		return nil, err
 	}
-	id := dispatch.NewID()
+	id := req.TaskID
+	if id == "" {
+		id = dispatch.NewID()
+	} else if err := dispatch.CheckID(id); err != nil {
+		return nil, err
+	}
 	dir := dispatch.Dir(d.cfg.ProjectRoot, id)
+	if dispatch.Exists(filepath.Join(dir, dispatch.EnvelopeFile)) {
+		return nil, fmt.Errorf("task %s exists already; resume it instead", id)
+	}
 	if err := dispatch.EnsureStateDir(d.cfg.ProjectRoot); err != nil {
 		return nil, err
 	}

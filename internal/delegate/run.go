@@ -21,6 +21,7 @@ import (
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // GroupsFile is where a child lists the process groups its Bash commands
@@ -58,7 +59,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 
 	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
 	cmd.Dir = env.Workspace
-	cmd.Env = append(childEnv(d.cfg.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	// No secret-looking variable reaches a child unless its definition asks for it by name.
+	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
 	if f, err := os.Create(filepath.Join(dir, "stderr.log")); err == nil {
 		defer f.Close()
 		cmd.Stderr = f
@@ -161,13 +163,14 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	}
 	out.Result = res
 	out.Failures = fails
+	out.Concerns = d.concerns(name, dir, env, res, want)
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()
 	out.Text = dispatch.View{
 		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
-		IsolationMsg: isoMsg, Notes: env.Notes,
+		IsolationMsg: isoMsg, Notes: env.Notes, Concerns: out.Concerns,
 	}.Render()
 	return out
 }

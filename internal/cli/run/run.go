@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -105,7 +104,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	tw, err := session.Open(path, session.Options{Redact: tool.NewRedactor(os.Environ()).Redact})
+	tw, err := session.Open(path, session.Options{Redact: f.Redactor.Redact})
 	if err != nil {
 		return err
 	}
@@ -241,5 +240,6 @@ func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
 		Ask:         ask,
 		BashTimeout: f.Settings.Bash.Timeout.Duration,
 		OutputLimit: f.Settings.Bash.OutputLimit,
+		Redactor:    f.Redactor,
 	}, nil
 }
