@@ -203,7 +203,7 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		}
 	}
 	if outcome == nil {
-		return cmdutil.ExitCode(1, errors.New("the run ended without an outcome"))
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("the run ended without an outcome"))
 	}
 	var childUsage model.Usage
 	if disp != nil {
@@ -219,9 +219,11 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 	out.Done(outcome, path, childUsage)
 	switch outcome.Status {
 	case agent.StatusFailed:
-		return cmdutil.ExitCode(1, errors.New(outcome.Error))
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New(outcome.Error))
 	case agent.StatusCancelled:
-		return cmdutil.ExitCode(130, fmt.Errorf("cancelled; continue with --session %s", path))
+		return cmdutil.ExitCode(cmdutil.ExitInterrupt, fmt.Errorf("cancelled; continue with --session %s", path))
+	case agent.StatusPartial:
+		return cmdutil.ExitCode(cmdutil.ExitPartial, nil) // Done said how to continue
 	}
 	return nil
 }
