@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
+	"github.com/broodhq/brood/internal/telemetry"
 )
 
 // depsFrom takes the verbs' needs from the factory. Settings are loaded by
@@ -22,6 +23,10 @@ func depsFrom(f *cmdutil.Factory) *Deps {
 			return ok && term.IsTerminal(int(in.Fd())) && f.Getenv("CI") == ""
 		},
 		Engine: func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
+		Telemetry: func(ctx context.Context) (context.Context, func()) {
+			t, stop := f.StartTelemetry(ctx)
+			return telemetry.NewContext(ctx, t), stop
+		},
 		Agents: func() []string {
 			var names []string
 			for _, d := range f.Registry().All() {

@@ -35,6 +35,8 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.F.Err, "workflow run %s resumed\n", o.RunID)
+	ctx, stopTel := o.F.telemetry(ctx)
+	defer stopTel()
 	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
 	if err != nil {
 		return notFound(err, o.RunID)

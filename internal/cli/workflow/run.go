@@ -69,7 +69,9 @@ func runRun(o *RunOptions) error {
 		return err
 	}
 	pr := newProgress(f.Err)
-	res, err := eng.Run(o.Ctx, engine.RunRequest{
+	ctx, stopTel := f.telemetry(o.Ctx)
+	defer stopTel()
+	res, err := eng.Run(ctx, engine.RunRequest{
 		Plan: c.plan, Source: o.File, Inputs: c.inputs, Events: pr.event,
 		Started: func(id string) { fmt.Fprintf(f.Err, "workflow run %s started (brood workflow show %s)\n", id, id) },
 	})

@@ -29,6 +29,16 @@ type Deps struct {
 	Engine func(ctx context.Context) (engine.Engine, error)
 	// Agents lists the agent types a plan may name.
 	Agents func() []string
+	// Telemetry starts OpenTelemetry export for a run (when the
+	// environment asks for it) and returns ctx carrying it and the flush.
+	Telemetry func(ctx context.Context) (context.Context, func())
+}
+
+func (d *Deps) telemetry(ctx context.Context) (context.Context, func()) {
+	if d.Telemetry == nil {
+		return ctx, func() {}
+	}
+	return d.Telemetry(ctx)
 }
 
 // NewCmdWorkflow builds `brood workflow` and its verbs. runF, when set,
