@@ -73,7 +73,7 @@ func TestRelayedEventsStayInTheirSubtree(t *testing.T) {
 	subs.Observe(SubagentEvent{Start: true, TaskID: "../../etc", ParentTaskID: idA, Via: idA, Agent: "bad id", Depth: 2})
 	subs.Observe(SubagentEvent{TaskID: idA, Status: dispatch.StatusKilled, KilledBy: "lifeguard"})
 	subs.Observe(SubagentEvent{TaskID: idA, Status: dispatch.StatusDone}) // a second stop
-	subs.Close()                                                         // B's stop never came
+	subs.Close()                                                          // B's stop never came
 	var got []string
 	for _, l := range readLog(t, log) {
 		st := ""
