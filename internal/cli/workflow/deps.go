@@ -23,9 +23,13 @@ func depsFrom(f *cmdutil.Factory) *Deps {
 			return ok && term.IsTerminal(int(in.Fd())) && f.Getenv("CI") == ""
 		},
 		Engine: func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
-		Telemetry: func(ctx context.Context) (context.Context, func()) {
+		Observe: func(ctx context.Context) (context.Context, func(), error) {
+			hk, err := f.OpenHooks(ctx, "", "", "")
+			if err != nil {
+				return ctx, nil, err
+			}
 			t, stop := f.StartTelemetry(ctx)
-			return telemetry.NewContext(ctx, t), stop
+			return cmdutil.WithHooks(telemetry.NewContext(ctx, t), hk), func() { hk.Close(); stop() }, nil
 		},
 		Agents: func() []string {
 			var names []string
@@ -51,6 +55,7 @@ func localEngine(ctx context.Context, f *cmdutil.Factory) (engine.Engine, error)
 	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(),
 		Permissions: f.Permissions(cmdutil.PermissionFlags{}), Quiet: true,
+		OnEvent: cmdutil.HooksFrom(ctx).Observe(nil),
 	})
 	if err != nil {
 		return nil, err

@@ -30,13 +30,16 @@ func newCmdResume(f *Deps) *cobra.Command {
 }
 
 func resumeRun(ctx context.Context, o *ResumeOptions) error {
+	ctx, stop, err := o.F.observe(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	eng, err := o.F.Engine(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(o.F.Err, "workflow run %s resumed\n", o.RunID)
-	ctx, stopTel := o.F.telemetry(ctx)
-	defer stopTel()
 	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
 	if err != nil {
 		return notFound(err, o.RunID)

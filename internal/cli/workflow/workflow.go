@@ -29,16 +29,18 @@ type Deps struct {
 	Engine func(ctx context.Context) (engine.Engine, error)
 	// Agents lists the agent types a plan may name.
 	Agents func() []string
-	// Telemetry starts OpenTelemetry export for a run (when the
-	// environment asks for it) and returns ctx carrying it and the flush.
-	Telemetry func(ctx context.Context) (context.Context, func())
+	// Observe starts what watches a run — the user's hooks (SubagentStart
+	// and SubagentStop of its agents) and OpenTelemetry export, when
+	// configured — and returns ctx carrying them and the function that
+	// waits for the hooks and flushes the export.
+	Observe func(ctx context.Context) (context.Context, func(), error)
 }
 
-func (d *Deps) telemetry(ctx context.Context) (context.Context, func()) {
-	if d.Telemetry == nil {
-		return ctx, func() {}
+func (d *Deps) observe(ctx context.Context) (context.Context, func(), error) {
+	if d.Observe == nil {
+		return ctx, func() {}, nil
 	}
-	return d.Telemetry(ctx)
+	return d.Observe(ctx)
 }
 
 // NewCmdWorkflow builds `brood workflow` and its verbs. runF, when set,
