@@ -78,7 +78,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 		return fmt.Errorf("--task-id %s does not match the envelope's task %s", cfg.TaskID, env.TaskID)
 	}
 	dir := filepath.Dir(cfg.EnvelopePath)
-	ctx = telemetry.WithParent(ctx, env.TraceParent)
+	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)
 	// The sandbox comes first: Restrict re-executes this process under
 	// Landlock, so nothing may have been written to the parent yet.
 	sb, err := enterSandbox(&env, dir)

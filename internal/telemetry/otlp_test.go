@@ -198,3 +198,45 @@ func TestSpanTreeOfNestedFanOut(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowSpan: a workflow run is one invoke_workflow span, and the
+// agents of its phases hang below it.
+func TestWorkflowSpan(t *testing.T) {
+	rc := &receiver{metrics: map[string]bool{}}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	p := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", "scout.md"), "---\nname: scout\ndescription: reads\ntools: Read\n---\nYou read.\n")
+	spec := p.Script("fan.yaml", fanOut)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "model = \""+spec+"\"\n")
+	testbrood.WriteFile(t, filepath.Join(p.Root, "survey.yaml"), "name: survey\nphases:\n  - id: look\n    parallel: [{agent: scout, prompt: \"one\"}, {agent: scout, prompt: \"two\"}]\n")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	code, out, errOut := p.Brood(ctx, []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + srv.URL + "/v1/traces"}, "workflow", "run", "--yes", "survey.yaml")
+	if code != 0 {
+		t.Fatalf("workflow run: %d\n%s\n%s", code, out, errOut)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var wf *tracepb.Span
+	for _, s := range rc.spans {
+		if s.Name == "invoke_workflow survey" {
+			wf = s
+		}
+	}
+	if wf == nil || str(wf, "gen_ai.operation.name") != "invoke_workflow" || str(wf, "brood.task.status") == "" {
+		t.Fatalf("no invoke_workflow span: %v", rc.spans)
+	}
+	below := 0
+	for _, s := range rc.spans {
+		if s.Name == "invoke_agent scout" && string(s.ParentSpanId) == string(wf.SpanId) && string(s.TraceId) == string(wf.TraceId) {
+			below++
+		}
+	}
+	if below != 2 {
+		t.Errorf("%d scouts below the workflow span, want 2", below)
+	}
+	if len(rc.metrics) != 0 {
+		t.Errorf("metrics exported with only the traces endpoint set: %v", rc.metrics)
+	}
+}

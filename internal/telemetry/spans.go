@@ -92,6 +92,9 @@ func (t *Telemetry) start(ctx context.Context, name string, kind trace.SpanKind,
 
 // InvokeAgent starts "invoke_agent {name}".
 func (t *Telemetry) InvokeAgent(ctx context.Context, a Agent) (context.Context, *Span) {
+	if t == nil {
+		return ctx, nil
+	}
 	p, m := SplitModel(a.Model)
 	return t.start(ctx, "invoke_agent "+a.Name, trace.SpanKindInternal,
 		attribute.String(KeyOperation, "invoke_agent"), attribute.String(KeyProvider, p),
@@ -113,6 +116,9 @@ func (s *Span) EndAgent(status string, u Usage, errText string) {
 
 // Chat starts "chat {model}" for one model request.
 func (t *Telemetry) Chat(ctx context.Context, spec string) (context.Context, *Span) {
+	if t == nil {
+		return ctx, nil
+	}
 	p, m := SplitModel(spec)
 	attrs := []attribute.KeyValue{attribute.String(KeyOperation, "chat"), attribute.String(KeyProvider, p), attribute.String(KeyRequestModel, m)}
 	ctx, s := t.start(ctx, "chat "+m, trace.SpanKindClient, attrs...)
@@ -163,6 +169,9 @@ func errType(err error) string {
 
 // Tool starts "execute_tool {name}" for one tool call.
 func (t *Telemetry) Tool(ctx context.Context, name, callID string) (context.Context, *Span) {
+	if t == nil {
+		return ctx, nil
+	}
 	return t.start(ctx, "execute_tool "+name, trace.SpanKindInternal,
 		attribute.String(KeyOperation, "execute_tool"), attribute.String(KeyToolName, name), attribute.String(KeyToolCallID, callID))
 }
@@ -180,6 +189,9 @@ func (s *Span) EndTool(isError bool, msg string) {
 
 // Workflow starts "invoke_workflow {name}".
 func (t *Telemetry) Workflow(ctx context.Context, name, runID string) (context.Context, *Span) {
+	if t == nil {
+		return ctx, nil
+	}
 	return t.start(ctx, "invoke_workflow "+name, trace.SpanKindInternal,
 		attribute.String(KeyOperation, "invoke_workflow"), attribute.String(KeyWorkflowName, name), attribute.String("brood.workflow.run_id", runID))
 }

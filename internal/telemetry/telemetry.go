@@ -168,6 +168,23 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+type ctxKey struct{}
+
+// NewContext returns ctx carrying t, for code that starts spans without
+// being handed a *Telemetry (the workflow engine).
+func NewContext(ctx context.Context, t *Telemetry) context.Context {
+	if t == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, ctxKey{}, t)
+}
+
+// FromContext is the *Telemetry ctx carries (nil: off).
+func FromContext(ctx context.Context) *Telemetry {
+	t, _ := ctx.Value(ctxKey{}).(*Telemetry)
+	return t
+}
+
 // TraceParent is ctx's span context as a W3C traceparent ("" for none).
 func TraceParent(ctx context.Context) string {
 	c := propagation.MapCarrier{}

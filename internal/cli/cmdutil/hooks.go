@@ -134,3 +134,20 @@ func (h *RunHooks) Prompt(ctx context.Context, prompt string, resume bool) (stri
 	}
 	return prompt, nil
 }
+
+type hooksKey struct{}
+
+// WithHooks returns ctx carrying h, for code that builds its own
+// dispatcher under a run (the workflow engine).
+func WithHooks(ctx context.Context, h *RunHooks) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, hooksKey{}, h)
+}
+
+// HooksFrom is the RunHooks ctx carries (nil: none).
+func HooksFrom(ctx context.Context) *RunHooks {
+	h, _ := ctx.Value(hooksKey{}).(*RunHooks)
+	return h
+}

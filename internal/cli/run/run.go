@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -139,6 +140,7 @@ func Run(ctx context.Context, o *Options) error {
 	hk.Background(disp)
 	tel, stopTel := f.StartTelemetry(ctx)
 	defer stopTel()
+	ctx = telemetry.NewContext(ctx, tel) // for the Workflow tool's runs
 	cfg := agent.Config{
 		Name:        "root",
 		Model:       m,
