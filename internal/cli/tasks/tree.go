@@ -157,7 +157,10 @@ func writeTree(out io.Writer, trees []*Node) error {
 			}
 		}
 		tree := usd(n.TreeCostUSD)
-		if !n.TreeCostComplete {
+		switch {
+		case !n.TreeCostComplete && n.TreeCostUSD == 0:
+			tree, partial = "-", true // nothing below had a price
+		case !n.TreeCostComplete:
 			tree += "+"
 			partial = true
 		}
