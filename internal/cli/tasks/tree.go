@@ -189,7 +189,7 @@ func writeTree(out io.Writer, trees []*Node) error {
 		return err
 	}
 	if partial {
-		fmt.Fprintln(out, "+ leaves out models without a price (their tokens are counted; add them under [prices] in settings.toml)")
+		fmt.Fprintln(out, "- no price, + a sum that leaves out models without a price (their tokens are counted; price them under [prices] in settings.toml)")
 	}
 	if assumed {
 		fmt.Fprintln(out, "* an assumed price (see brood's price table); set your own under [prices] in settings.toml")

@@ -135,7 +135,7 @@ func TestTreeUnpricedShowsTokensOnly(t *testing.T) {
 		t.Errorf("unpriced: cost %v tree %v complete %v usage %+v", s.CostUSD, s.TreeCostUSD, s.TreeCostComplete, s.TreeUsage)
 	}
 	_, out, _ := p.Brood("tasks", "tree")
-	if strings.Contains(out, "$") || !strings.Contains(out, "+ leaves out models without a price") {
+	if strings.Contains(out, "$") || !strings.Contains(out, "models without a price") {
 		t.Errorf("text:\n%s", out)
 	}
 }
