@@ -85,19 +85,20 @@ type Config struct {
 
 // Event is what the parent's stream learns about a dispatch.
 type Event struct {
-	Type     string      `json:"type"` // dispatch_start | progress | dispatch_stop | background_done
-	TaskID   string      `json:"task_id"`
-	Agent    string      `json:"agent"`
-	Depth    int         `json:"depth"`
-	MaxDepth int         `json:"max_depth,omitempty"`
-	Tools    []string    `json:"tools,omitempty"`
-	Status   string      `json:"status,omitempty"`
-	Usage    model.Usage `json:"usage,omitzero"`
-	WallMS   int64       `json:"wall_ms,omitempty"`
-	// Parent is the task of the process that dispatched it ("" at the root).
-	Parent      string `json:"parent,omitempty"`
-	Description string `json:"description,omitempty"`
-	KilledBy    string `json:"killed_by,omitempty"` // dispatch_stop of a killed child
+	Type   string `json:"type"` // dispatch_start | progress | usage | dispatch_stop | background_done
+	TaskID string `json:"task_id"`
+	// Parent is the task that dispatched it ("" for this process's own
+	// children). A nested event's parent is as the relaying child says.
+	Parent      string      `json:"parent,omitempty"`
+	Agent       string      `json:"agent"`
+	Depth       int         `json:"depth"`
+	MaxDepth    int         `json:"max_depth,omitempty"`
+	Tools       []string    `json:"tools,omitempty"`
+	Status      string      `json:"status,omitempty"`
+	Usage       model.Usage `json:"usage,omitzero"`
+	WallMS      int64       `json:"wall_ms,omitempty"`
+	Description string      `json:"description,omitempty"`
+	KilledBy    string      `json:"killed_by,omitempty"` // dispatch_stop of a killed child
 	// Via is set by the process that relays a grandchild's event: the
 	// child that relayed it (whatever a child wrote there is replaced).
 	Via string `json:"via,omitempty"`
@@ -322,6 +323,9 @@ func (d *Dispatcher) writeLog(dir string, lg *dispatch.Log) {
 }
 
 func (d *Dispatcher) emit(e Event) {
+	if e.Parent == "" {
+		e.Parent = d.cfg.ParentTaskID
+	}
 	if d.cfg.OnEvent != nil {
 		d.cfg.OnEvent(e)
 	}
