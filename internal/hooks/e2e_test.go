@@ -72,7 +72,7 @@ func newHookProject(t *testing.T) (*project, string) {
 		clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", name+".md"), body)
 	}
 	spec := p.Script("hooks.yaml", hookScript)
-	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "model = \""+spec+"\"\nmaxSubagentDepth = 2\n\n[pool]\nping_interval = \"200ms\"\nheartbeat_timeout = \"2s\"\nkill_grace = \"1s\"\n")
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "model = \""+spec+"\"\nmaxSubagentDepth = 2\n\n[pool]\nping_interval = \"200ms\"\nheartbeat_timeout = \"5s\"\nkill_grace = \"1s\"\n")
 	log := filepath.Join(t.TempDir(), "hooks.log")
 	cmd := "cat >> " + log + "; echo >> " + log
 	hooks := `{"hooks":{"SubagentStart":[{"hooks":[{"type":"command","command":"` + cmd + `"}]}],"SubagentStop":[{"matcher":"*","hooks":[{"type":"command","command":"` + cmd + `"}]}]}}`
