@@ -40,11 +40,10 @@ const (
 	Stop             = "Stop"
 )
 
-// Events lists the events brood fires.
-var eventNames = []string{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, SubagentStart, SubagentStop, Stop}
-
 // Events returns the events brood fires, in Claude Code's spelling.
-func Events() []string { return slices.Clone(eventNames) }
+func Events() []string {
+	return []string{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, SubagentStart, SubagentStop, Stop}
+}
 
 // DefaultTimeout bounds one hook command when its definition names none
 // (Claude Code's default).
@@ -105,11 +104,11 @@ func (c Config) Has(event string) bool {
 // validate checks names, types and matchers, naming the file.
 func (c Config) validate(path string) error {
 	for ev, gs := range c {
-		if !slices.Contains(eventNames, ev) {
-			if claudeOnly[ev] {
+		if !slices.Contains(Events(), ev) {
+			if claudeOnly(ev) {
 				continue // Claude Code events brood does not fire: kept, ignored
 			}
-			return fmt.Errorf("%s: hooks: unknown event %q; brood fires %s", path, ev, strings.Join(eventNames, ", "))
+			return fmt.Errorf("%s: hooks: unknown event %q; brood fires %s", path, ev, strings.Join(Events(), ", "))
 		}
 		for i, g := range gs {
 			if g.Matcher != "" && g.Matcher != "*" && !simpleMatcher.MatchString(g.Matcher) {
@@ -133,9 +132,15 @@ func (c Config) validate(path string) error {
 	return nil
 }
 
-// claudeOnly are Claude Code events that brood does not fire; a settings
-// file shared with Claude Code may name them.
-var claudeOnly = map[string]bool{"Notification": true, "PreCompact": true, "SessionEnd": true, "PermissionRequest": true, "PostToolUseFailure": true}
+// claudeOnly reports Claude Code events that brood does not fire; a
+// settings file shared with Claude Code may name them.
+func claudeOnly(ev string) bool {
+	switch ev {
+	case "Notification", "PreCompact", "SessionEnd", "PermissionRequest", "PostToolUseFailure":
+		return true
+	}
+	return false
+}
 
 // ParseJSON reads the "hooks" object of a Claude Code settings.json.
 func ParseJSON(path string, data []byte) (Config, error) {
