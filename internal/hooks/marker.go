@@ -169,3 +169,20 @@ func validID(id string) bool {
 	}
 	return true
 }
+
+// Forget removes the markers of a task whose every stop has fired (brood
+// tasks prune); a start still owed its stop is kept, so the stop still
+// fires late.
+func Forget(recordsDir, taskID string) {
+	if !validID(taskID) {
+		return
+	}
+	starts, _ := filepath.Glob(filepath.Join(recordsDir, taskID+".*.start"))
+	for _, p := range starts {
+		stop := strings.TrimSuffix(p, ".start") + ".stop"
+		if _, err := os.Lstat(stop); err == nil {
+			os.Remove(p)
+			os.Remove(stop)
+		}
+	}
+}

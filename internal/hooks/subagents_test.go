@@ -131,6 +131,13 @@ func TestLateStops(t *testing.T) {
 	if len(l) != 1 || l[0].AgentID != idA || l[0].Brood == nil || !l[0].Brood.Late || l[0].Brood.Status != "cancelled" {
 		t.Fatalf("late stop: %+v", l)
 	}
+	// Prune forgets the fired pair, keeps what is still owed.
+	Forget(records, idA)
+	Forget(records, idG)
+	left, _ := filepath.Glob(filepath.Join(records, "*"))
+	if len(left) != 2 { // B's start (alive owner) and G's start (locked)
+		t.Errorf("after Forget: %v", left)
+	}
 	raw, _ := os.ReadFile(log)
 	var m map[string]any
 	json.Unmarshal(raw, &m)

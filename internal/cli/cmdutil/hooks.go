@@ -18,9 +18,9 @@ import (
 // package lands, a project's hooks never run (the user's own do).
 func ProjectTrusted(root string, files []string) bool { return false }
 
-// hookRecords is where the root keeps its SubagentStart markers: the
+// HookRecords is where the root keeps its SubagentStart markers: the
 // parent-owned records, out of every sandboxed child's reach.
-func hookRecords(projectRoot string) string {
+func HookRecords(projectRoot string) string {
 	return filepath.Join(dispatch.OwnersDir(projectRoot), "hooks")
 }
 
@@ -53,8 +53,8 @@ func (f *Factory) OpenHooks(ctx context.Context, transcript, permMode, effort st
 		c.Effort = &hooks.Effort{Level: effort}
 	}
 	h := &RunHooks{s: hooks.NewSession(r, c)}
-	h.s.LateStops(ctx, hookRecords(f.ProjectRoot))
-	h.subs = h.s.Subagents(f.ProjectRoot, hookRecords(f.ProjectRoot))
+	h.s.LateStops(ctx, HookRecords(f.ProjectRoot))
+	h.subs = h.s.Subagents(f.ProjectRoot, HookRecords(f.ProjectRoot))
 	return h, nil
 }
 
