@@ -29,7 +29,7 @@ func hookAdjust(ctx context.Context, d Decision) Decision {
 	case v == HookAllow && d.Verdict == Ask:
 		d.Verdict, d.Reason = Allow, "allowed by a PreToolUse hook"
 	case v == HookAsk && d.Verdict == Allow:
-		d.Verdict, d.Reason = Ask, "a PreToolUse hook asks for approval"
+		d.Verdict, d.Reason, d.Rule, d.Suggest = Ask, "a PreToolUse hook asks for approval", "", nil
 	}
 	return d
 }

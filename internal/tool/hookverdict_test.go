@@ -35,6 +35,10 @@ func TestHookVerdict(t *testing.T) {
 	if r := run(HookAsk, "echo hi", env); !r.IsError || asked != 1 {
 		t.Errorf("ask over an allow rule did not ask: %+v (asked %d)", r, asked)
 	}
+	alone := &Env{Dir: dir, Perms: perms}
+	if r := run(HookAsk, "echo hi", alone); !r.IsError || !strings.Contains(r.Content, "a PreToolUse hook asks for approval") || strings.Contains(r.Content, "remove") {
+		t.Errorf("ask with no one to answer: %+v", r)
+	}
 	ro := &Env{Dir: dir, Perms: perms, ReadOnlyScope: true}
 	if r := run(HookAllow, "echo hi", ro); !r.IsError || !strings.Contains(r.Content, "read-only") {
 		t.Errorf("allow beat the read-only scope: %+v", r)

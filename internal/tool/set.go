@@ -179,6 +179,10 @@ func permit(env *Env, toolName string, d Decision) (Result, bool) {
 		}
 		return Errorf("permission denied: the user declined %s; do not retry it, ask what they want instead or take another approach", what), true
 	}
+	if len(d.Suggest) == 0 && d.Rule == "" {
+		// (a PreToolUse hook asked: no rule to change)
+		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it", what, d.Reason), true
+	}
 	if len(d.Suggest) == 0 {
 		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; to allow it remove %q from [permissions] ask in .brood/settings.toml", what, d.Reason, d.Rule), true
 	}
