@@ -75,6 +75,19 @@ func observe(ctx context.Context, f *cmdutil.Factory, cfg *tui.Config) (func(), 
 	if err != nil {
 		return nil, err
 	}
+	if _, err := hk.Session().Start(ctx, map[bool]string{true: "resume", false: "startup"}[cfg.Session != ""]); err != nil {
+		hk.Close()
+		return nil, err
+	}
+	if sess := hk.Session(); sess != nil {
+		cfg.BeforePrompt = func(ctx context.Context, prompt string) (string, error) {
+			extra, err := sess.Prompt(ctx, prompt)
+			if err != nil || extra == "" {
+				return prompt, err
+			}
+			return prompt + "\n\n" + extra, nil
+		}
+	}
 	tel, stopTel := f.StartTelemetry(ctx)
 	cfg.Agent.Hooks, cfg.Agent.Telemetry = hk.Session().AgentHooks(), tel
 	if cfg.Session != "" {
