@@ -240,3 +240,35 @@ func TestWorkflowSpan(t *testing.T) {
 		t.Errorf("metrics exported with only the traces endpoint set: %v", rc.metrics)
 	}
 }
+
+// TestKilledChildOnTheTaskSpan: a child the lifeguard kills cannot export
+// its own spans; its parent's Task call span says what happened to it.
+func TestKilledChildOnTheTaskSpan(t *testing.T) {
+	rc := &receiver{metrics: map[string]bool{}}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	p := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", "hanger.md"), "---\nname: hanger\ndescription: hangs\ntools: Read\n---\nYou hang.\n")
+	spec := p.Script("hang.yaml", "agents:\n  root:\n    - tools: [{Task: {subagent_type: hanger, description: \"hang\", prompt: \"hang\"}}]\n    - say: \"root done\"\n  hanger:\n    - freeze: true\n")
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "[pool]\nping_interval = \"100ms\"\nheartbeat_timeout = \"1s\"\n")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	code, out, errOut := p.Brood(ctx, []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + srv.URL + "/v1/traces"}, "run", "--model", spec, "hang")
+	if code != 0 {
+		t.Fatalf("run: %d\n%s\n%s", code, out, errOut)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var task *tracepb.Span
+	for _, s := range rc.spans {
+		if s.Name == "execute_tool Task" {
+			task = s
+		}
+		if s.Name == "invoke_agent hanger" {
+			t.Errorf("a frozen child exported its span")
+		}
+	}
+	if task == nil || str(task, "brood.killed_by") != "lifeguard" || str(task, "brood.task.status") != "killed" || str(task, "brood.child.agent") != "hanger" {
+		t.Fatalf("Task span: %v", task)
+	}
+}
