@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/demo"
 	"github.com/broodhq/brood/internal/cli/doctor"
 	"github.com/broodhq/brood/internal/cli/interactive"
+	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
 	"github.com/broodhq/brood/internal/cli/run"
 	"github.com/broodhq/brood/internal/cli/subagent"
 	"github.com/broodhq/brood/internal/cli/tasks"
@@ -130,7 +131,7 @@ or script:FILE for the offline scripted model.
 		subagent.NewCmdSubagent(f, nil),
 		doctor.NewCmdDoctor(f, nil),
 		bench.NewCmdBench(f, nil),
-		newMCPCmd(f),
+		mcpcmd.NewCmdMCP(f, Version, nil),
 		workflow.NewCmdWorkflow(f, nil),
 	)
 	root.SetVersionTemplate("brood {{.Version}}\n")

@@ -174,7 +174,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
-			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx,
+			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP),
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
 			OnEvent: func(e Event) { out.send(map[string]any{"type": "nested", "event": e}) },
@@ -184,6 +184,9 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 	}
 	set := childToolSet(toolNames, nested, env.Fork)
+	servers := connectMCP(ctx, env, workspace)
+	defer servers.Close()
+	set = tool.NewSet(append(toolsOf(set), servers.Tools()...)...)
 	var extra []string
 	kernelHolds := env.ReadOnly && sb.Mechanism == "landlock"
 	if kernelHolds {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/registry"
@@ -81,6 +82,13 @@ type Config struct {
 	// OwnerDir holds the Owner records of this dispatcher's children, which
 	// a resume trusts (default: dispatch.OwnersDir of the project).
 	OwnerDir string
+	// MCP are the MCP servers this process's agent has (configured ones,
+	// for the root; its own, for a child): what a definition without a
+	// tools list inherits and what mcpServers may name.
+	MCP map[string]mcpspec.Spec
+	// TrustProject reports whether the user trusts a project file (a
+	// definition that defines MCP servers inline); nil trusts none.
+	TrustProject func(path string) bool
 }
 
 // Event is what the parent's stream learns about a dispatch.
@@ -112,6 +120,11 @@ type Dispatcher struct {
 	childUsage model.Usage
 	logMu      sync.Mutex
 	bg         bgState
+
+	// inPlace counts the writers of this dispatcher working in place on
+	// the tree (prepared and not yet finished): a writer that arrives
+	// while one is, gets an isolated copy instead of waiting (auto).
+	inPlace int
 
 	isoOnce sync.Once
 	iso     *isolate.Isolator
@@ -166,7 +179,11 @@ type Request struct {
 	Prompt      string
 	Description string
 	Background  bool
-	Isolation   string // "", "worktree" or "none"
+	Isolation   string // "", "auto", "worktree" or "none"
+	// Together is how many writers were dispatched together with this one
+	// (the Task calls of one turn, the calls of one workflow phase); more
+	// than one isolates each of them under isolation "auto".
+	Together int
 	// Fork seeds the child with History (the caller's conversation up to
 	// and including the assistant turn that holds CallID).
 	Fork    bool
@@ -210,6 +227,8 @@ type job struct {
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
 	desc   string
+	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
+	inPlace bool
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -246,12 +265,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		env.Background = true
 	}
 	env.TraceParent = req.TraceParent
-	if req.Isolation != "" && !env.ReadOnly {
-		env.Isolation = req.Isolation
-		if req.Isolation == "none" {
-			env.Isolation = ""
-		}
-	}
+	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	if req.Fork {
@@ -281,7 +295,14 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock, desc: req.Description}, nil
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock, desc: req.Description}
+	if inPlace && env.Isolation == "" {
+		j.inPlace = true
+		j.unlock = func() { d.leaveInPlace(); unlock() }
+	} else if inPlace {
+		d.leaveInPlace()
+	}
+	return j, nil
 }
 
 // check applies the depth cap and the delegation scope (defence in depth:

@@ -51,15 +51,11 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	perms.Mode, modeNote = childMode(def.PermissionMode, perms.Mode)
 	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
-	isolation := def.Isolation
-	if isolation == "" {
-		isolation = s.Agents.Isolation
-	}
-	if def.ReadOnly || isolation == "none" {
-		isolation = ""
-	}
+	isolation := "" // decided by chooseIsolation once the envelope is built
 	readOnly := def.ReadOnly || readOnlyTools(tools)
+	servers, mcpNotes := d.childMCP(def)
 	return &dispatch.Envelope{
+		MCP:     servers,
 		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,
 		SourceAgent:         d.cfg.SourceAgent,
 		TargetAgent:         def.Name,
@@ -77,7 +73,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             def.Network,
-		Env:                 def.Env,
+		Env:                 withMCPRefs(def.Env, servers),
 		Model:               modelSpec,
 		Effort:              firstNonEmpty(def.Effort, s.Effort),
 		MaxTurns:            maxTurns,
@@ -95,7 +91,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               nonEmpty(modelNote, modeNote),
+		Notes:               append(nonEmpty(modelNote, modeNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }

@@ -315,11 +315,8 @@ func (d *Dispatcher) resumeEnvelope(old *dispatch.Envelope) (*dispatch.Envelope,
 		}
 	}
 	env := d.envelope(old.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description})
-	if own.Isolation != "" && !env.ReadOnly {
-		env.Isolation = own.Isolation
-		if own.Isolation == "none" {
-			env.Isolation = ""
-		}
+	if d.chooseIsolation(env, def, Request{Isolation: own.Isolation}) {
+		d.leaveInPlace() // a resume runs alone; it is not counted
 	}
 	if own.Fork {
 		// A fork's history policy is its parent's; for a verbatim fork the

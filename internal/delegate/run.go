@@ -67,11 +67,17 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	}
 	var before *dispatch.TreeState
 	var ws *isolate.Workspace
-	class := classOf(env)
 	// A read-only child that this process puts under Landlock itself cannot
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
+	// Such a child shares nothing with writers, so it is never held back by
+	// one (read-only fan-out runs beside a writer); only a read-only child
+	// whose tree must be compared waits for writers.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
+	class := classOf(env)
+	if kernelHeld {
+		class = pool.Isolated
+	}
 	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{

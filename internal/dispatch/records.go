@@ -17,6 +17,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 )
 
@@ -132,6 +133,9 @@ type Envelope struct {
 	// TraceParent is the W3C traceparent of the parent's Task call span
 	// (OpenTelemetry; empty when tracing is off).
 	TraceParent string `json:"traceparent,omitempty"`
+	// MCP are the MCP servers the child starts (or reaches) and which of
+	// their tools it gets; specs keep their ${VAR} references.
+	MCP []mcpspec.Server `json:"mcp,omitempty"`
 }
 
 // Permissions are the tool rules a child runs under. A child never has a

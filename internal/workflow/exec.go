@@ -256,6 +256,12 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	x.count(ph, func(n *Counts) { dequeue(n); n.Running++ })
 	r, err := x.o.Runner.Call(ctx, spec)
 	rec = recordOf(key, c.Agent, spec, r, err)
+	if ctx.Err() != nil && rec.Output == nil && rec.Status != "cancelled" {
+		// Stopped because the run was: however its child ended, the call
+		// is continued when the run is resumed.
+		rec.Error = strings.TrimSpace(fmt.Sprintf("stopped with the run (the task ended %s) %s", rec.Status, rec.Error))
+		rec.Status = "cancelled"
+	}
 	x.finish(rec)
 	if x.o.Journal != nil {
 		_ = x.o.Journal.Finished(key, rec)

@@ -66,6 +66,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact,
+		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -101,6 +102,7 @@ func (f *Factory) TaskDispatcher(env *dispatch.Envelope, onEvent func(delegate.E
 		ParentModel: FirstNonEmpty(f.Settings.Model, env.Model), ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
 		Redact: f.Redactor.Redact,
+		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	return delegate.New(cfg)
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/termsafe"
@@ -44,7 +45,8 @@ type Factory struct {
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
-	rawOut   io.Writer // stdout as given: the interactive mode needs the terminal itself
+	mcp      *mcpspec.Config // loaded once (MCPServers)
+	rawOut   io.Writer       // stdout as given: the interactive mode needs the terminal itself
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one

@@ -13,12 +13,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	mcpcli "github.com/broodhq/brood/internal/cli/mcp"
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // TestMain lets the test binary be brood: `brood mcp` runs as a real
 // process, and its children are this binary again.
-func TestMain(m *testing.M) { testbrood.Main(m, "BROOD_TEST_MAIN") }
+// The notes MCP server (mcptest) is this binary too.
+func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
+	testbrood.Main(m, "BROOD_TEST_MAIN")
+}
 
 const script = `agents:
   explore:
@@ -172,5 +179,23 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		http string
+	}{
+		{nil, ""},
+		{[]string{"--http", "127.0.0.1:7345"}, "127.0.0.1:7345"},
+	} {
+		var got *mcpcli.Options
+		cmd := mcpcli.NewCmdMCP(&cmdutil.Factory{}, "v1", func(_ context.Context, o *mcpcli.Options) error { got = o; return nil })
+		cmd.SetArgs(append([]string{}, tc.args...))
+		must(t, cmd.Execute())
+		if got == nil || got.HTTP != tc.http || got.Version != "v1" {
+			t.Errorf("%v: options %+v", tc.args, got)
+		}
 	}
 }

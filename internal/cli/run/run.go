@@ -141,6 +141,13 @@ func Run(ctx context.Context, o *Options) error {
 	tel, stopTel := f.StartTelemetry(ctx)
 	defer stopTel()
 	ctx = telemetry.NewContext(ctx, tel) // for the Workflow tool's runs
+	if t := strings.TrimSpace(o.Tools); t == "" || t == "*" {
+		// The configured MCP servers' tools, as Claude Code's main agent
+		// has them (and a subagent without a tools list inherits).
+		servers := f.MCPSession(ctx, "")
+		defer servers.Close()
+		tools = tool.NewSet(append(cmdutil.ToolList(tools), servers.Tools()...)...)
+	}
 	cfg := agent.Config{
 		Name:        "root",
 		Model:       m,
