@@ -226,6 +226,7 @@ type progress struct {
 	id    string
 	agent string
 	depth int
+	asks  *childAsks
 }
 
 func (p *progress) line(b []byte) {
@@ -241,6 +242,8 @@ func (p *progress) line(b []byte) {
 	switch {
 	case ev.Type == "progress" && len(ev.Tools) > 0:
 		p.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
+	case ev.Type == "ask" && p.asks != nil:
+		p.asks.handle(b)
 	case ev.Type == "usage" && ev.Total != nil:
 		p.emit(Event{Type: "usage", TaskID: p.id, Agent: p.agent, Depth: p.depth, Usage: *ev.Total})
 	case ev.Type == "nested" && ev.Nested != nil:

@@ -78,7 +78,13 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	if kernelHeld {
 		class = pool.Isolated
 	}
-	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth}
+	if d.cfg.Ask != nil {
+		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
+	}
+	askCtx, endAsks := context.WithCancel(ctx)
+	defer endAsks()
+	asks := &childAsks{d: d, ctx: askCtx, id: id, agent: name, input: make(chan []byte, maxPendingAsks)}
+	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth, asks: asks}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
@@ -98,9 +104,11 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 			d.writeLog(dir, lg)
 		},
 		OnLine:     prog.line,
+		Input:      asks.input,
 		OutputPath: filepath.Join(dir, dispatch.OutputFile),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 	})
+	endAsks() // a question still open is void: its asker is gone
 	lg.Finished = time.Now().UTC()
 	d.writeLog(dir, lg)
 	if ws != nil {
@@ -174,7 +182,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()
 	out.Text = dispatch.View{
-		Result: res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
+		SummaryPath: d.longSummary(id, res),
+		Result:      res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
 		IsolationMsg: isoMsg, Notes: env.Notes, Concerns: out.Concerns,
 	}.Render()
@@ -340,4 +349,23 @@ func (d *Dispatcher) recover(id, agent, dir, status, why string) *dispatch.Resul
 	}
 	_ = dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res)
 	return res
+}
+
+// longSummary writes the whole summary of a result over the inline limit as
+// a text file in this process's own records (out of every child's reach),
+// so the parent model can Read it in pieces; "" when it fits or cannot be
+// written (the cut note then names result.json).
+func (d *Dispatcher) longSummary(id string, res *dispatch.Result) string {
+	limit := d.cfg.Settings.Results.InlineLimit
+	if limit <= 0 {
+		limit = 20000
+	}
+	if res == nil || len(res.Summary) <= limit || d.cfg.OwnerDir == "" {
+		return ""
+	}
+	path, err := dispatch.WriteSummary(d.cfg.OwnerDir, id, res.Summary)
+	if err != nil {
+		return ""
+	}
+	return path
 }

@@ -39,6 +39,9 @@ type Factory struct {
 	Home        string
 	Settings    settings.Settings
 	Warnings    []string
+	// OutTerminal says stdout is a terminal (the streams are wrapped, so
+	// this is decided before).
+	OutTerminal bool
 	// Redactor scrubs this process's secrets (secret-looking variables,
 	// the project's .env values, key formats) from everything it writes.
 	Redactor *tool.Redactor
@@ -57,9 +60,9 @@ func NewFactory(stdio IO) *Factory {
 	if stdio.Getenv == nil {
 		stdio.Getenv = func(string) string { return "" }
 	}
-	raw := stdio.Out
+	raw, tty := stdio.Out, IsTerminal(stdio.Out)
 	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
-	return &Factory{IO: stdio, rawOut: raw}
+	return &Factory{IO: stdio, rawOut: raw, OutTerminal: tty}
 }
 
 type lockedWriter struct {
