@@ -39,6 +39,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	emit := d.emitter(ctx)
 	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
+	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
+		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
+	}
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
