@@ -41,6 +41,11 @@ type ChildConfig struct {
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe  string
 	Args []string
+	// AskParent is set when the parent takes permission questions
+	// (EnvAskParent): a call that needs approval is asked up the tree
+	// instead of denied.
+	AskParent bool
+	link      *parentLink
 	// Redact scrubs secrets from the transcript.
 	Redact func(string) string
 }
@@ -86,10 +91,11 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if cfg.Stdin != nil {
-		go func() {
-			_, _ = io.Copy(io.Discard, cfg.Stdin)
-			cancel(errors.New("the parent process exited"))
-		}()
+		link := &parentLink{out: out}
+		go link.read(cfg.Stdin, func() { cancel(errors.New("the parent process exited")) })
+		if cfg.AskParent {
+			cfg.link = link
+		}
 	}
 	stopPing := heartbeat(out, time.Duration(env.PingMS)*time.Millisecond)
 	defer stopPing()
@@ -173,6 +179,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
 			OnEvent: func(e Event) { out.send(map[string]any{"type": "nested", "event": e}) },
+			// A grandchild's question goes up through this process.
+			Ask: cfg.link.relay(),
 		})
 		if err != nil {
 			return fail(err)
@@ -198,6 +206,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		OnGroup:     trackGroups(dir),
 		Redactor:    tool.NewProjectRedactor(os.Environ(), env.ProjectRoot),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
+	}
+	if cfg.link != nil {
+		// A person is at the top of the tree: ask them, through the parent.
+		tenv.Interactive = true
+		tenv.Ask = func(toolName, subject string, rules []string) bool {
+			return cfg.link.ask(ctx, Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Rules: rules}).Allow
+		}
 	}
 	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
 	if err != nil {

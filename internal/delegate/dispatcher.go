@@ -64,6 +64,9 @@ type Config struct {
 	IsFork bool
 	// Permissions are the rules children inherit.
 	Permissions dispatch.Permissions
+	// Ask puts a child's permission question to a person and waits for the
+	// answer (nil: no person here; children deny as they always have).
+	Ask AskFunc
 	// OnEvent receives start, progress and stop events (may be nil).
 	OnEvent func(Event)
 	// Stderr gets one [DISPATCH] line per dispatch (nil: none, e.g. when a
@@ -358,7 +361,7 @@ func (d *Dispatcher) announce(id, agent string, depth, max int) {
 func childEnv(base []string) []string {
 	out := make([]string, 0, len(base)+2)
 	for _, kv := range base {
-		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") {
+		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") {
 			continue
 		}
 		out = append(out, kv)

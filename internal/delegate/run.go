@@ -39,6 +39,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	emit := d.emitter(ctx)
 	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
 	d.announce(id, name, env.Depth, env.MaxDepth)
+	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
+		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
+	}
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
@@ -74,7 +77,13 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	if kernelHeld {
 		class = pool.Isolated
 	}
-	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth}
+	if d.cfg.Ask != nil {
+		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
+	}
+	askCtx, endAsks := context.WithCancel(ctx)
+	defer endAsks()
+	asks := &childAsks{d: d, ctx: askCtx, id: id, agent: name, input: make(chan []byte, maxPendingAsks)}
+	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth, asks: asks}
 	started := time.Now()
 	o, err := d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
@@ -94,9 +103,11 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 			d.writeLog(dir, lg)
 		},
 		OnLine:     prog.line,
+		Input:      asks.input,
 		OutputPath: filepath.Join(dir, dispatch.OutputFile),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 	})
+	endAsks() // a question still open is void: its asker is gone
 	lg.Finished = time.Now().UTC()
 	d.writeLog(dir, lg)
 	if ws != nil {

@@ -17,7 +17,7 @@ const tailSize = 8 << 10
 type pipes struct {
 	stdout     *os.File // the parent's read end of the child's stdout
 	stdoutW    *os.File // the child's end, closed in the parent once it started
-	stdin      io.Closer
+	stdin      io.WriteCloser
 	stderrFile *os.File // stderr, when it is a file: the tail is read back from it
 	stderrR    *os.File // otherwise the parent's read end of a pipe ...
 	stderrW    *os.File

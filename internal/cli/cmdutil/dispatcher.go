@@ -52,6 +52,9 @@ type DispatcherConfig struct {
 	Permissions dispatch.Permissions
 	OnEvent     func(delegate.Event)
 	Quiet       bool // no progress lines on stderr (json output)
+	// Ask takes the children's permission questions (the interactive
+	// mode); nil: they deny, as without a person.
+	Ask delegate.AskFunc
 }
 
 // Dispatcher builds the root's Dispatcher, or nil at the depth cap.
@@ -65,7 +68,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		Exe: f.ChildExe(), Args: f.ChildArgs(),
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
-		OnEvent: c.OnEvent, Redact: f.Redactor.Redact,
+		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	if !c.Quiet {
