@@ -3,6 +3,7 @@ package delegate
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -36,7 +38,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
 	emit := d.emitter(ctx)
-	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
+	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
 		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
@@ -44,15 +46,19 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
-		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed}
+		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
 		if out.Result != nil {
 			ev.Status = out.Result.Status
 			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
 		}
 		if out.Output != nil {
 			ev.WallMS = out.Output.WallMS
+			ev.KilledBy = killedBy(out.Output)
 		}
 		emit(ev)
+		u := ev.Usage
+		telemetry.MarkChild(ctx, telemetry.Child{TaskID: id, Agent: name, Status: ev.Status, KilledBy: ev.KilledBy, Depth: env.Depth,
+			Usage: telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}})
 	}()
 
 	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
@@ -158,12 +164,15 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		res.ResumeHandle = id
 		_ = dispatch.WriteJSON(resultPath, res)
 	}
-	isoMsg := ""
+	isoMsg, patchState, hunks := "", "", ""
 	if ws != nil {
 		switch res.Status {
 		case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-			isoMsg = d.bringBack(ctx, ws, dir)
+			var io *isolate.Outcome
+			isoMsg, io = d.bringBack(ctx, ws, dir)
+			patchState, hunks = patchView(io)
 		default:
+			patchState = "not-applied"
 			// Half-done work of a child that failed or was stopped does not
 			// land in the user's tree on its own; it is kept, and a resume
 			// starts from a fresh copy.
@@ -184,8 +193,21 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		Result:      res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
 		IsolationMsg: isoMsg, Notes: env.Notes, Concerns: out.Concerns,
+		Patch: patchState, PatchHunks: hunks,
 	}.Render()
 	return out
+}
+
+// killedBy names who stopped a child: the pool's lifeguard, timeout or
+// cancel, or "signal" for a kill from outside (brood tasks kill, a person).
+func killedBy(o *dispatch.Output) string {
+	switch {
+	case o.KilledBy != "" && o.KilledBy != pool.KilledByNone:
+		return o.KilledBy
+	case o.Signal != "":
+		return "signal"
+	}
+	return ""
 }
 
 func errText(err error) string {
@@ -198,7 +220,7 @@ func errText(err error) string {
 // bringBack applies an isolated child's changes to the tree, holding the
 // tree so that no tree-sharing child sees them as its own. If that fails the
 // child's copy is kept, never destroyed.
-func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir string) string {
+func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir string) (string, *isolate.Outcome) {
 	ctx = context.WithoutCancel(ctx)
 	unlock, err := d.cfg.Pool.LockTree(ctx)
 	if err == nil {
@@ -207,9 +229,39 @@ func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir s
 	o, err := ws.Finish(ctx)
 	if err != nil {
 		ws.Keep()
-		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, filepath.Join(dir, "isolate"))
+		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, filepath.Join(dir, "isolate")), &isolate.Outcome{Conflict: err.Error()}
 	}
-	return describeIsolation(ws.Mode, o)
+	return describeIsolation(ws.Mode, o), o
+}
+
+// maxInlineHunks bounds the part of a refused patch shown to the model.
+const maxInlineHunks = 4000
+
+// patchView is what the status line says of an isolated child's patch
+// ("applied", "not-applied", or "" when there was none) and, for one that
+// was refused, its first hunks to show inline.
+func patchView(o *isolate.Outcome) (state, hunks string) {
+	switch {
+	case o == nil || (len(o.Files) == 0 && o.Conflict == ""):
+		return "", ""
+	case o.Applied:
+		return "applied", ""
+	}
+	if o.Patch == "" {
+		return "not-applied", ""
+	}
+	f, err := os.Open(o.Patch)
+	if err != nil {
+		return "not-applied", ""
+	}
+	defer f.Close()
+	buf := make([]byte, maxInlineHunks+1)
+	n, _ := io.ReadFull(f, buf)
+	hunks = string(buf[:min(n, maxInlineHunks)])
+	if n > maxInlineHunks {
+		hunks += fmt.Sprintf("\n[brood: the patch goes on; the whole is in %s]", o.Patch)
+	}
+	return "not-applied", hunks
 }
 
 // killLeftovers kills the process groups a child's Bash commands left

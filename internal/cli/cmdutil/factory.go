@@ -84,6 +84,12 @@ func (f *Factory) Load() error {
 	if err != nil {
 		return err
 	}
+	// The real path: an isolated child's copy is mounted over the real
+	// directory, and records must land in the project, not in a copy seen
+	// through a link (os.Getwd trusts $PWD, which may name the link).
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
