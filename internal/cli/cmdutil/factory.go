@@ -6,13 +6,13 @@
 package cmdutil
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
@@ -39,6 +39,8 @@ type Factory struct {
 	Home        string
 	Settings    settings.Settings
 	Warnings    []string
+	// Resolved is the settings with where each value came from.
+	Resolved *settings.Resolved
 	// OutTerminal says stdout is a terminal (the streams are wrapped, so
 	// this is decided before).
 	OutTerminal bool
@@ -91,11 +93,17 @@ func (f *Factory) Load() error {
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
-	s, w, err := settings.Load(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv})
+	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv})
 	if err != nil {
 		return err
 	}
-	f.Settings, f.Warnings = s, w
+	f.Settings, f.Resolved, f.Warnings = r.Settings, r, nil
+	// Each problem in a settings file is said once, at start, with its
+	// file:line.
+	for _, w := range r.Warnings {
+		f.Warnings = append(f.Warnings, w.String())
+		fmt.Fprintln(f.Err, "brood: warning:", w.String())
+	}
 	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
 	return nil
 }
@@ -167,14 +175,11 @@ func (f *Factory) ChildArgs() []string {
 	return nil
 }
 
-// Depth reads the depth stamp: this process's depth and the tree-wide cap.
+// Depth is this process's depth and the tree-wide cap. A root (no brood
+// child in its ancestry or cgroup) takes the cap from its settings and
+// ignores the depth stamps in its environment; below a child, the markers
+// its parents set decide (package depth).
 func (f *Factory) Depth() (int, int) {
-	depth, _ := strconv.Atoi(f.Getenv(delegate.EnvDepth))
-	max := f.Settings.MaxSubagentDepth
-	if v := f.Getenv(delegate.EnvMaxDepth); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			max = n
-		}
-	}
-	return depth, max
+	d := depth.Current(f.Settings.MaxSubagentDepth, f.Getenv)
+	return d.Depth, d.Max
 }
