@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -158,12 +159,16 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		if slices.Contains(allowed, "*") {
 			allowed = nil
 		}
-		ownerDir := "" // the project's records, for an unsandboxed child
+		var owners *taskdir.Records // the project's records, for an unsandboxed child
 		if env.ReadOnly || env.Isolation == "worktree" {
-			ownerDir = filepath.Join(dir, "owners")
+			// A sandboxed child cannot write .brood/records: it keeps its
+			// children's records in its own task directory, and only it
+			// may resume from them.
+			r := taskdir.Open(env.ProjectRoot).MustTask(env.TaskID).Owners()
+			owners = &r
 		}
 		nested, err = New(Config{
-			OwnerDir:    ownerDir,
+			Owners:      owners,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -20,9 +19,11 @@ import (
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Environment variables of the depth stamp.
@@ -76,23 +77,20 @@ type Config struct {
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
 	Redact func(string) string
-	// OwnerDir holds the Owner records of this dispatcher's children, which
-	// a resume trusts (default: dispatch.OwnersDir of the project).
-	OwnerDir string
+	// Owners holds the Owner records and verdicts of this dispatcher's
+	// children, which a resume and a listing trust (nil: the project's
+	// .brood/records).
+	Owners *taskdir.Records
+	// OnAsk answers a child's permission ask (nil: denied, since no person
+	// is here to ask). A child that itself delegates relays its children's
+	// asks up instead.
+	OnAsk func(ctx context.Context, ask protocol.Ask) protocol.Answer
 }
 
-// Event is what the parent's stream learns about a dispatch.
-type Event struct {
-	Type     string      `json:"type"` // dispatch_start | progress | dispatch_stop | background_done
-	TaskID   string      `json:"task_id"`
-	Agent    string      `json:"agent"`
-	Depth    int         `json:"depth"`
-	MaxDepth int         `json:"max_depth,omitempty"`
-	Tools    []string    `json:"tools,omitempty"`
-	Status   string      `json:"status,omitempty"`
-	Usage    model.Usage `json:"usage,omitzero"`
-	WallMS   int64       `json:"wall_ms,omitempty"`
-}
+// Event is what the parent's stream learns about a dispatch: dispatch_start,
+// progress, usage, budget_warning, budget_exceeded, ask, dispatch_stop,
+// background_done (the child protocol's types, relayed up the tree).
+type Event = protocol.Event
 
 // Dispatcher spawns and tracks the children of one process.
 type Dispatcher struct {
@@ -121,8 +119,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
-	if cfg.OwnerDir == "" {
-		cfg.OwnerDir = dispatch.OwnersDir(cfg.ProjectRoot)
+	if cfg.Owners == nil {
+		r := dispatch.Records(cfg.ProjectRoot)
+		cfg.Owners = &r
 	}
 	if cfg.Pool == nil {
 		conc := cfg.Settings.Pool.Concurrency
@@ -189,6 +188,7 @@ type job struct {
 	prio   int
 	env    *dispatch.Envelope
 	dir    string
+	td     *taskdir.Dir
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
 }
@@ -207,11 +207,9 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		return nil, err
 	}
 	id := dispatch.NewID()
-	dir := dispatch.Dir(d.cfg.ProjectRoot, id)
-	if err := dispatch.EnsureStateDir(d.cfg.ProjectRoot); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	td := taskdir.Open(d.cfg.ProjectRoot).MustTask(id)
+	dir := td.Path()
+	if err := td.Create(); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	env := d.envelope(id, def, req)
@@ -227,7 +225,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	if req.Fork {
-		if err := d.prepareFork(env, def, req, dir); err != nil {
+		if err := d.prepareFork(env, def, req, td); err != nil {
 			return nil, err
 		}
 	}
@@ -235,12 +233,11 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt}
-	if err := dispatch.WriteOwner(d.cfg.OwnerDir, owner); err != nil {
+	if err := dispatch.WriteOwner(*d.cfg.Owners, ownerOf(env, def, req)); err != nil {
 		unlock()
 		return nil, err
 	}
-	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env); err != nil {
+	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
 		unlock()
 		return nil, err
 	}
@@ -253,7 +250,24 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock}, nil
+	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock}, nil
+}
+
+// ownerOf is the parent's own record of a new dispatch: what a resume and
+// a listing trust, since the child may rewrite its envelope.
+func ownerOf(env *dispatch.Envelope, def *registry.Definition, req Request) dispatch.Owner {
+	o := dispatch.Owner{
+		TaskID: env.TaskID, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt,
+		Model: env.Model, Effort: env.Effort, ParentTaskID: env.ParentTaskID, SourceAgent: env.SourceAgent,
+		Depth: env.Depth, Workspace: env.Workspace, Created: env.Created,
+	}
+	if env.Fork {
+		o.HistoryPolicy = env.HistoryPolicy
+		if env.HistoryPolicy == policyForkVerbatim {
+			o.System = env.System
+		}
+	}
+	return o
 }
 
 // check applies the depth cap and the delegation scope (defence in depth:
@@ -288,10 +302,10 @@ func (d *Dispatcher) names() []string {
 	return out
 }
 
-func (d *Dispatcher) writeLog(dir string, lg *dispatch.Log) {
+func (d *Dispatcher) writeLog(td *taskdir.Dir, lg *dispatch.Log) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
-	_ = dispatch.WriteJSONQuick(filepath.Join(dir, dispatch.LogFile), lg)
+	_ = td.WriteJSON(taskdir.Log, lg, false)
 }
 
 func (d *Dispatcher) emit(e Event) {

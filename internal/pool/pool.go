@@ -82,6 +82,13 @@ type Job struct {
 	OnLine func(line []byte)
 	// OutputPath is where output.json goes ("" = not written).
 	OutputPath string
+	// StoppedBy, when set, is asked after the process ended who stopped it
+	// from outside the pool (a person's `brood tasks kill` is recorded as
+	// "user"); "" leaves the pool's own account.
+	StoppedBy func() string
+	// Stdin, when set, gets the writing end of the child's stdin pipe once
+	// the process runs (the parent→child direction of the protocol).
+	Stdin func(w io.Writer)
 }
 
 // Killers name who ended a process.
@@ -145,6 +152,9 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	if job.OnStart != nil {
 		job.OnStart(pid)
 	}
+	if job.Stdin != nil {
+		job.Stdin(stdin)
+	}
 
 	k := &killer{pid: pid, grace: p.cfg.KillGrace}
 	alive := make(chan struct{}, 1)
@@ -177,6 +187,11 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		Finished:   time.Now().UTC(),
 	}
 	fillExit(out, cmd.ProcessState, waitErr)
+	if job.StoppedBy != nil && out.KilledBy == KilledByNone {
+		if by := job.StoppedBy(); by != "" {
+			out.KilledBy = by
+		}
+	}
 	if job.OutputPath != "" {
 		if err := dispatch.WriteJSONQuick(job.OutputPath, out); err != nil {
 			return out, fmt.Errorf("write output.json: %w", err)
