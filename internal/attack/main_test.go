@@ -9,9 +9,6 @@ package attack_test
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/broodhq/brood/internal/testbrood"
@@ -23,84 +20,33 @@ const mainEnv = "BROOD_ATTACK_TEST_MAIN"
 func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
 
 // project is a temporary git repository with its own HOME, in which brood
-// runs as a real process.
+// runs as a real process (testbrood.Project).
 type project struct {
+	*testbrood.Project
 	t    *testing.T
 	root string
 	home string
-	env  []string
 }
 
 func newProject(t *testing.T, files map[string]string) *project {
 	t.Helper()
-	root, home := t.TempDir(), t.TempDir()
-	if files == nil {
-		files = map[string]string{"README.md": "# Sample\n", "main.go": "package main\n\nfunc main() {}\n"}
-	}
-	for name, body := range files {
-		writeFile(t, filepath.Join(root, name), body)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &project{t: t, root: root, home: home, env: []string{
-		mainEnv + "=1", "HOME=" + home, "BROOD_CHILD_EXE=" + exe, "PATH=" + os.Getenv("PATH"),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost",
-	}}
-	p.git("init", "-q")
-	p.git("add", "-A")
-	p.git("commit", "-qm", "init")
-	return p
+	tp := testbrood.NewProject(t, mainEnv, files)
+	return &project{Project: tp, t: t, root: tp.Root, home: tp.Home}
 }
 
-func (p *project) git(args ...string) string {
-	p.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = p.root
-	cmd.Env = p.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
+func (p *project) git(args ...string) string { p.t.Helper(); return p.Git(args...) }
 
 // script writes a scripted-model file under .brood and returns its --model value.
-func (p *project) script(name, yaml string) string {
-	p.t.Helper()
-	path := filepath.Join(p.root, ".brood", name)
-	writeFile(p.t, path, yaml)
-	return "script:" + path
-}
+func (p *project) script(name, yaml string) string { p.t.Helper(); return p.Script(name, yaml) }
 
 // brood runs brood as a real process in the project and returns its exit
 // code, stdout and stderr. extraEnv entries are KEY=VALUE.
 func (p *project) brood(ctx context.Context, extraEnv []string, args ...string) (code int, stdout, stderr string) {
 	p.t.Helper()
-	exe, _ := os.Executable()
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Dir = p.root
-	cmd.Env = append(append([]string{}, p.env...), extraEnv...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
-	if err != nil && cmd.ProcessState == nil {
-		p.t.Fatalf("brood %v: %v", args, err)
-	}
-	return code, out.String(), errb.String()
+	return p.Brood(ctx, extraEnv, args...)
 }
 
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+func writeFile(t *testing.T, path, data string) { t.Helper(); testbrood.WriteFile(t, path, data) }
 
 // TestHarness checks the harness itself: brood runs as a real process and
 // answers --help.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -256,16 +255,16 @@ func newTasksPruneCmd(app *App) *cobra.Command {
 					continue
 				}
 				// Never pull a task from under a process that owns it.
-				unlock, err := dispatch.LockTask(t.Dir)
+				unlock, err := dispatch.LockDir(t.Files())
 				if err != nil {
 					continue
 				}
-				err = os.RemoveAll(t.Dir)
+				err = t.Files().Remove()
 				unlock()
 				if err != nil {
 					return err
 				}
-				_ = os.Remove(dispatch.OwnerPath(dispatch.OwnersDir(app.ProjectRoot), t.ID))
+				dispatch.Records(app.ProjectRoot).RemoveAll(t.ID)
 				pruned = append(pruned, t.ID)
 			}
 			if asJSON {

@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
@@ -45,22 +46,14 @@ type ChildConfig struct {
 	Redact func(string) string
 }
 
-// events writes the child's stdout protocol: one JSON object per line, from
-// any goroutine.
+// events is the child's end of the protocol: messages up on stdout, and
+// the parent's answers to its asks from stdin.
 type events struct {
-	mu sync.Mutex
-	w  io.Writer
+	up      *protocol.Writer
+	answers *answers
 }
 
-func (e *events) send(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.w.Write(append(b, '\n'))
-}
+func (e *events) send(m protocol.Message) { _ = e.up.Send(m) }
 
 // RunChild runs the task of an envelope to its end and writes result.json.
 // It returns an error only when there is no task to run (bad envelope); every
@@ -73,6 +66,9 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if cfg.TaskID != "" && cfg.TaskID != env.TaskID {
 		return fmt.Errorf("--task-id %s does not match the envelope's task %s", cfg.TaskID, env.TaskID)
 	}
+	if err := dispatch.CheckID(env.TaskID); err != nil {
+		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)
+	}
 	dir := filepath.Dir(cfg.EnvelopePath)
 	// The sandbox comes first: Restrict re-executes this process under
 	// Landlock, so nothing may have been written to the parent yet.
@@ -80,14 +76,15 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if err != nil {
 		return err
 	}
-	out := &events{w: cfg.Stdout}
-	out.send(map[string]any{"type": "started", "task_id": env.TaskID, "pid": os.Getpid()})
+	out := &events{up: protocol.NewWriter(cfg.Stdout), answers: newAnswers()}
+	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if cfg.Stdin != nil {
 		go func() {
-			_, _ = io.Copy(io.Discard, cfg.Stdin)
+			// The parent's answers, until its end closes: then it is gone.
+			out.answers.read(cfg.Stdin)
 			cancel(errors.New("the parent process exited"))
 		}()
 	}
@@ -99,9 +96,12 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 		res.Error = cause.Error()
 	}
 	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res); err != nil {
-		return fmt.Errorf("write result.json: %w", err)
+		// Said to the parent too (it may be unable to read our stderr).
+		err = fmt.Errorf("write result.json: %w", err)
+		out.send(protocol.Result{Status: dispatch.StatusFailed, Usage: res.Usage, ChildUsage: res.ChildUsage, Error: err.Error()})
+		return err
 	}
-	out.send(map[string]any{"type": "result", "status": res.Status, "usage": res.Usage, "child_usage": res.ChildUsage})
+	out.send(protocol.Result{Status: res.Status, Usage: res.Usage, ChildUsage: res.ChildUsage})
 	return nil
 }
 
@@ -119,7 +119,7 @@ func heartbeat(out *events, every time.Duration) func() {
 			case <-done:
 				return
 			case <-t.C:
-				out.send(map[string]bool{"ping": true})
+				out.send(protocol.Ping{})
 			}
 		}
 	}()
@@ -176,7 +176,9 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx,
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
-			OnEvent: func(e Event) { out.send(map[string]any{"type": "nested", "event": e}) },
+			OnEvent: func(e Event) { out.send(protocol.Nested{Event: e}) },
+			// Their asks go up too, to whoever can answer them.
+			OnAsk: out.answers.relay(out),
 		})
 		if err != nil {
 			return fail(err)
@@ -261,9 +263,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		case agent.EvTurn:
 			batch.flush()
 		case agent.EvUsage:
-			out.send(map[string]any{"type": "usage", "turn": ev.Turn, "usage": ev.Usage, "total": ev.Total})
-		case agent.EvBudgetWarning, agent.EvBudgetExceeded:
-			out.send(map[string]any{"type": string(ev.Type), "text": ev.Text})
+			out.send(protocol.Usage{Turn: ev.Turn, Usage: deref(ev.Usage), Total: deref(ev.Total)})
+		case agent.EvBudgetWarning:
+			out.send(protocol.BudgetWarning{Text: ev.Text})
+		case agent.EvBudgetExceeded:
+			out.send(protocol.BudgetExceeded{Text: ev.Text})
 		case agent.EvDone:
 			outcome = ev.Outcome
 		}
@@ -423,7 +427,7 @@ func (b *toolBatch) flush() {
 	if len(b.names) == 0 {
 		return
 	}
-	b.out.send(map[string]any{"type": "progress", "tools": b.names})
+	b.out.send(protocol.Progress{Tools: b.names})
 	b.names = nil
 }
 

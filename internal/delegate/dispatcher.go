@@ -169,6 +169,9 @@ type Outcome struct {
 	// Text is what the parent model sees: the wrapped, verified summary.
 	Text     string
 	Failures []string
+	// RecordErr is set when the parent could not record its verdict (a
+	// full disk): the run is then never reported as done.
+	RecordErr error
 }
 
 // Dispatch runs one child to completion. A refusal (unknown agent, scope,

@@ -1,7 +1,6 @@
 package delegate
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -201,36 +200,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// progress turns the child's event lines into parent events. It is called
-// from one goroutine per child.
-type progress struct {
-	d     *Dispatcher
-	id    string
-	agent string
-	depth int
-}
-
-func (p *progress) line(b []byte) {
-	var ev struct {
-		Type   string   `json:"type"`
-		Tools  []string `json:"tools"`
-		Nested *Event   `json:"event"`
-	}
-	if json.Unmarshal(b, &ev) != nil {
-		return
-	}
-	switch {
-	case ev.Type == "progress" && len(ev.Tools) > 0:
-		p.d.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
-	case ev.Type == "nested" && ev.Nested != nil:
-		// A grandchild's event, relayed by the child: passed up as it is
-		// (tool names and statuses only, never a transcript), and its start
-		// announced here too, where a human can see it.
-		if ev.Nested.Type == "dispatch_start" {
-			p.d.announce(ev.Nested.TaskID, ev.Nested.Agent, ev.Nested.Depth, ev.Nested.MaxDepth)
-		}
-		p.d.emit(*ev.Nested)
-	}
 }

@@ -16,6 +16,8 @@ package protocol
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,6 +116,9 @@ type Result struct {
 	Status     string      `json:"status"`
 	Usage      model.Usage `json:"usage"`
 	ChildUsage model.Usage `json:"child_usage"`
+	// Error is set when the child could not write result.json (a full
+	// disk): the parent quotes it as the child's words.
+	Error string `json:"error,omitempty"`
 }
 
 // Unknown is a line of a kind this build does not know (a newer child):
@@ -287,4 +292,11 @@ func Read(r io.Reader) iter.Seq2[Message, error] {
 			yield(nil, err)
 		}
 	}
+}
+
+// NewAskID returns a fresh id for an Ask.
+func NewAskID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "ask-" + hex.EncodeToString(b[:])
 }

@@ -30,10 +30,15 @@ func TestNoFollow(t *testing.T) {
 		}, func(d *Dir, victim string) error { var v any; return d.ReadJSON(Result, &v) }},
 		{"read through a linked directory", func(t *testing.T, d *Dir, victim string) {
 			must(t, os.Symlink(filepath.Dir(victim), d.File(Owners)))
-		}, func(d *Dir, victim string) error { _, err := d.ReadFile(filepath.Join(Owners, filepath.Base(victim)), 0); return err }},
+		}, func(d *Dir, victim string) error {
+			_, err := d.ReadFile(filepath.Join(Owners, filepath.Base(victim)), 0)
+			return err
+		}},
 		{"write through a linked directory", func(t *testing.T, d *Dir, victim string) {
 			must(t, os.Symlink(filepath.Dir(victim), d.File(Owners)))
-		}, func(d *Dir, victim string) error { return d.WriteFile(filepath.Join(Owners, filepath.Base(victim)), []byte("x"), false) }},
+		}, func(d *Dir, victim string) error {
+			return d.WriteFile(filepath.Join(Owners, filepath.Base(victim)), []byte("x"), false)
+		}},
 		{"mkdir through a link", func(t *testing.T, d *Dir, victim string) {
 			must(t, os.Symlink(filepath.Dir(victim), d.File(Inbox)))
 		}, func(d *Dir, victim string) error { return d.MkdirAll(filepath.Join(Inbox, "sub")) }},

@@ -75,8 +75,10 @@ type Decision struct {
 	// Subject is what was checked: the command, the absolute path, or empty
 	// for a tool without one.
 	Subject string
-	// Suggest is a rule that would allow this call, for an Ask.
-	Suggest string
+	// Suggest lists the rules that together would allow this call, for an
+	// Ask: a Bash prefix rule, and a Write rule for each file a redirection
+	// writes that no rule or mode allows yet.
+	Suggest []string
 }
 
 // Permissions decides which tool calls may run. It is immutable after
@@ -152,6 +154,7 @@ type call struct {
 	parts     []string // Bash: the simple commands of the line
 	names     []string // Bash: the same, normalised for deny and ask rules
 	unsafe    string   // Bash: why no allow rule may approve the line
+	writes    []string // Bash: absolute paths its redirections write
 	opaque    bool     // Bash: a program only the shell can spell out
 	workspace string
 }
@@ -171,6 +174,9 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 		c.subject = strings.TrimSpace(in.Command)
 		sl := parseShell(c.subject)
 		c.parts, c.names, c.unsafe, c.opaque = sl.parts, sl.names, sl.unsafe, sl.opaque
+		for _, w := range sl.writes {
+			c.writes = append(c.writes, resolvePath(workspace, w))
+		}
 	case subjectPath:
 		p := in.FilePath
 		if p == "" {
@@ -374,6 +380,14 @@ func (p *Permissions) checkCall(c call) Decision {
 		d.Verdict, d.Rule, d.Reason = Ask, r.String(), fmt.Sprintf("matched ask rule %q", r.String())
 		return p.dontAsk(d)
 	}
+	if d, refused := p.checkWrites(c); refused {
+		return d
+	}
+	if r, ok := exactLine(p.allow, c); ok {
+		// The user approved this very line, redirections included.
+		d.Verdict, d.Rule, d.Reason = Allow, r.String(), fmt.Sprintf("matched allow rule %q", r.String())
+		return d
+	}
 	allow := p.allow
 	if c.unsafe != "" {
 		// A prefix rule such as Bash(git status:*) cannot approve it; only
@@ -386,12 +400,22 @@ func (p *Permissions) checkCall(c call) Decision {
 		}
 		if len(allow) == 0 && p.mode != ModeBypass {
 			d.Verdict, d.Reason = Ask, "no prefix rule can approve this command: "+c.unsafe
+			d.Suggest = []string{exactRule(c)}
 			return p.dontAsk(d)
 		}
 	}
-	if r, ok := firstMatch(allow, c, false); ok {
+	r, ok := firstMatch(allow, c, false)
+	missing := p.unapprovedWrites(c)
+	if ok && (len(missing) == 0 || r.Specifier == "") {
+		// A rule for all of Bash approves its redirections too, as before;
+		// a prefix rule needs each written file approved as a write.
 		d.Verdict, d.Rule, d.Reason = Allow, r.String(), fmt.Sprintf("matched allow rule %q", r.String())
 		return d
+	}
+	if ok {
+		d.Verdict, d.Reason = Ask, fmt.Sprintf("allow rule %q covers the command but not the file it writes (%s)", r.String(), strings.Join(missing, ", "))
+		d.Suggest = p.writeRules(c, missing)
+		return p.dontAsk(d)
 	}
 	switch {
 	case p.mode == ModeBypass:
@@ -402,7 +426,7 @@ func (p *Permissions) checkCall(c call) Decision {
 		d.Verdict, d.Reason = Allow, "acceptEdits mode allows edits inside the workspace"
 	default:
 		d.Verdict, d.Reason = Ask, "no allow rule matches"
-		d.Suggest = p.suggestRule(c)
+		d.Suggest = append(p.suggestRules(c), p.writeRules(c, missing)...)
 	}
 	return p.dontAsk(d)
 }
@@ -430,28 +454,35 @@ var subcommandTools = map[string]bool{
 	"uv": true, "bun": true, "deno": true, "gh": true, "poetry": true,
 }
 
-// suggestRule names the narrowest useful rule that would allow c: the command
-// (and subcommand) prefix of the first Bash part not already allowed, or the
-// file's path relative to the workspace.
-func (p *Permissions) suggestRule(c call) string {
+// suggestRules names the narrowest useful rules that would allow c: the
+// command (and subcommand) prefix of each Bash part not already allowed, or
+// the file's path relative to the workspace.
+func (p *Permissions) suggestRules(c call) []string {
 	switch c.kind {
 	case subjectCommand:
-		part := c.subject
+		var out []string
+		seen := map[string]bool{}
 		for _, pt := range c.parts {
-			if _, ok := firstMatch(p.allow, call{tool: c.tool, kind: c.kind, subject: pt, parts: []string{pt}}, false); !ok {
-				part = pt
-				break
+			if _, ok := firstMatch(p.allow, call{tool: c.tool, kind: c.kind, subject: pt, parts: []string{pt}}, false); ok {
+				continue
+			}
+			r := "Bash"
+			if f := strings.Fields(pt); len(f) > 0 {
+				prefix := f[0]
+				if len(f) > 1 && subcommandTools[f[0]] && !strings.HasPrefix(f[1], "-") {
+					prefix += " " + f[1]
+				}
+				r = "Bash(" + prefix + ":*)"
+			}
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
 			}
 		}
-		f := strings.Fields(part)
-		if len(f) == 0 {
-			return "Bash"
+		if len(out) == 0 {
+			out = []string{"Bash"}
 		}
-		prefix := f[0]
-		if len(f) > 1 && subcommandTools[f[0]] && !strings.HasPrefix(f[1], "-") {
-			prefix += " " + f[1]
-		}
-		return "Bash(" + prefix + ":*)"
+		return out
 	case subjectPath:
 		spec := escapeGlob(c.subject)
 		if inside(c.workspace, c.subject) {
@@ -462,12 +493,12 @@ func (p *Permissions) suggestRule(c call) string {
 				}
 			}
 		}
-		return c.tool + "(" + spec + ")"
+		return []string{c.tool + "(" + spec + ")"}
 	}
 	if c.subject != "" {
-		return c.tool + "(" + c.subject + ")"
+		return []string{c.tool + "(" + c.subject + ")"}
 	}
-	return c.tool
+	return []string{c.tool}
 }
 
 // escapeGlob quotes the glob metacharacters in a literal path so a suggested
@@ -492,4 +523,74 @@ func (p *Permissions) deniesRead(path, workspace string) bool {
 	c := call{tool: "Read", kind: subjectPath, subject: path, workspace: workspace}
 	_, ok := firstMatch(p.deny, c, true)
 	return ok
+}
+
+// checkWrites refuses a Bash line whose redirection writes a file that a
+// Write or Edit deny rule (or plan mode) forbids: a deny anywhere wins, also
+// over a rule for all of Bash.
+func (p *Permissions) checkWrites(c call) (Decision, bool) {
+	for _, path := range c.writes {
+		w := call{tool: "Write", kind: subjectPath, subject: path, workspace: c.workspace}
+		if r, ok := firstMatch(p.deny, w, true); ok {
+			return Decision{Verdict: Deny, Rule: r.String(), Subject: c.subject,
+				Reason: fmt.Sprintf("it writes %s, which deny rule %q forbids", path, r.String())}, true
+		}
+	}
+	return Decision{}, false
+}
+
+// unapprovedWrites lists the files c's redirections write that neither an
+// allow rule for Write or Edit, nor acceptEdits inside the workspace, nor
+// bypassPermissions approves.
+func (p *Permissions) unapprovedWrites(c call) []string {
+	var out []string
+	for _, path := range c.writes {
+		if p.mode == ModeBypass || (p.mode == ModeAcceptEdits && inside(c.workspace, path)) {
+			continue
+		}
+		w := call{tool: "Write", kind: subjectPath, subject: path, workspace: c.workspace}
+		if _, ok := firstMatch(p.allow, w, false); ok {
+			continue
+		}
+		out = append(out, path)
+	}
+	return out
+}
+
+// writeRules suggests a Write rule for each of the paths.
+func (p *Permissions) writeRules(c call, paths []string) []string {
+	var out []string
+	for _, path := range paths {
+		out = append(out, p.suggestRules(call{tool: "Write", kind: subjectPath, subject: path, workspace: c.workspace})...)
+	}
+	return out
+}
+
+// exactLine finds an allow rule that names the whole command line exactly
+// (no wildcard): the user approved that line as written.
+func exactLine(rules []Rule, c call) (Rule, bool) {
+	if c.kind != subjectCommand || c.subject == "" {
+		return Rule{}, false
+	}
+	line := strings.Join(strings.Fields(c.subject), " ")
+	for _, r := range rules {
+		if r.Tool == c.tool && r.Specifier != "" && !strings.Contains(r.Specifier, "*") &&
+			strings.Join(strings.Fields(r.Specifier), " ") == line {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// exactRule is the rule that approves exactly c's command line, or all of
+// Bash when the line cannot be written as a rule that parses back to it.
+func exactRule(c call) string {
+	line := strings.Join(strings.Fields(c.subject), " ")
+	r := "Bash(" + line + ")"
+	if parsed, err := ParseRule(r); err == nil && !strings.Contains(line, "*") {
+		if _, ok := exactLine([]Rule{parsed}, c); ok {
+			return r
+		}
+	}
+	return "Bash"
 }

@@ -65,6 +65,15 @@ func TestCheck(t *testing.T) {
 		{name: "plan denies writes", mode: "plan", allow: []string{"Edit"}, tool: "Edit", input: pathIn("a"), want: Deny},
 		{name: "plan allows reads", mode: "readOnly", tool: "Glob", input: json.RawMessage(`{"pattern":"*"}`), want: Allow},
 		{name: "dontAsk denies asks", mode: "dontAsk", tool: "Bash", input: bashIn("ls"), want: Deny},
+		{name: "redirect needs a write rule", tool: "Bash", input: bashIn("echo hi > out.txt"), want: Ask, suggest: "Bash(echo:*) Write(out.txt)"},
+		{name: "redirect with prefix rule asks for the file", allow: []string{"Bash(echo:*)"}, tool: "Bash", input: bashIn("echo hi > out.txt"), want: Ask, suggest: "Write(out.txt)"},
+		{name: "redirect allowed by prefix and write rules", allow: []string{"Bash(echo:*)", "Write(**)"}, tool: "Bash", input: bashIn("echo hi > out.txt"), want: Allow},
+		{name: "redirect allowed by an edit rule", allow: []string{"Bash(echo:*)", "Edit(logs/**)"}, tool: "Bash", input: bashIn("echo hi >> logs/a.log"), want: Allow},
+		{name: "redirect allowed by acceptEdits", mode: "acceptEdits", allow: []string{"Bash(echo:*)"}, tool: "Bash", input: bashIn("echo hi > out.txt"), want: Allow},
+		{name: "redirect outside under acceptEdits asks", mode: "acceptEdits", allow: []string{"Bash(echo:*)"}, tool: "Bash", input: bashIn("echo hi > /etc/x"), want: Ask, suggest: "Write(/etc/x)"},
+		{name: "redirect allowed by the exact line", allow: []string{"Bash(echo hi > out.txt)"}, tool: "Bash", input: bashIn("echo hi > out.txt"), want: Allow},
+		{name: "redirect to a variable needs all of bash", allow: []string{"Bash(echo:*)", "Write(**)"}, tool: "Bash", input: bashIn("echo hi > $HOME/.bashrc"), want: Ask},
+		{name: "redirect to a denied file is refused", allow: []string{"Bash"}, deny: []string{"Edit(.env)"}, tool: "Bash", input: bashIn("echo K=1 >> .env"), want: Deny},
 		{name: "dontAsk keeps allow", mode: "dontAsk", allow: []string{"Bash(ls:*)"}, tool: "Bash", input: bashIn("ls"), want: Allow},
 	}
 	for _, tt := range tests {
@@ -80,7 +89,7 @@ func TestCheck(t *testing.T) {
 			if tt.wantRule != "" && d.Rule != tt.wantRule {
 				t.Errorf("Rule = %q, want %q", d.Rule, tt.wantRule)
 			}
-			if tt.suggest != "" && d.Suggest != tt.suggest {
+			if got := strings.Join(d.Suggest, " "); tt.suggest != "" && got != tt.suggest {
 				t.Errorf("Suggest = %q, want %q", d.Suggest, tt.suggest)
 			}
 			if d.Reason == "" {
@@ -106,6 +115,51 @@ func TestParseMode(t *testing.T) {
 	for in, want := range map[string]Mode{"": ModeDefault, "acceptEdits": ModeAcceptEdits, "BYPASSPERMISSIONS": ModeBypass, "read-only": ModePlan, "plan": ModePlan, "dontAsk": ModeDontAsk} {
 		if got, err := ParseMode(in); err != nil || got != want {
 			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestSuggestedRulesWork pins the promise of a denial's hint: adding the
+// rules it names to allow makes the same call run.
+func TestSuggestedRulesWork(t *testing.T) {
+	const ws = "/w"
+	calls := []struct {
+		tool  string
+		input json.RawMessage
+		mode  string
+		allow []string
+	}{
+		{tool: "Bash", input: bashIn("echo hi > out.txt")},
+		{tool: "Bash", input: bashIn("echo hi > out.txt"), allow: []string{"Write(**)"}},
+		{tool: "Bash", input: bashIn("echo hi > out.txt"), allow: []string{"Bash(echo:*)"}},
+		{tool: "Bash", input: bashIn("go test ./... > test.log 2>&1")},
+		{tool: "Bash", input: bashIn("sort a | uniq > b/c.txt")},
+		{tool: "Bash", input: bashIn("echo x >&build.log")},
+		{tool: "Bash", input: bashIn("git push origin main")},
+		{tool: "Bash", input: bashIn("cat 'a b' > '/tmp/o u t'")},
+		{tool: "Bash", input: bashIn("printf x > /tmp/x"), mode: "acceptEdits"},
+		{tool: "Bash", input: bashIn("x=$((1+2)); echo $x")},
+		{tool: "Bash", input: bashIn("echo hi > $OUT")},
+		{tool: "Bash", input: bashIn("[[ -f a ]] && echo yes")},
+		{tool: "Write", input: pathIn("app/[id].tsx")},
+		{tool: "Edit", input: pathIn("/tmp/x")},
+	}
+	for _, c := range calls {
+		p, err := NewPermissions(c.mode, c.allow, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := p.Check(c.tool, c.input, ws)
+		if d.Verdict != Ask || len(d.Suggest) == 0 {
+			t.Errorf("%s %s: got %v (%s) with suggestion %q, want an ask with a hint", c.tool, c.input, d.Verdict, d.Reason, d.Suggest)
+			continue
+		}
+		p2, err := NewPermissions(c.mode, append(append([]string{}, c.allow...), d.Suggest...), nil, nil)
+		if err != nil {
+			t.Fatalf("suggested rules %q do not parse: %v", d.Suggest, err)
+		}
+		if d2 := p2.Check(c.tool, c.input, ws); d2.Verdict != Allow {
+			t.Errorf("%s %s: with the suggested %q added it is still %v (%s)", c.tool, c.input, d.Suggest, d2.Verdict, d2.Reason)
 		}
 	}
 }

@@ -175,10 +175,15 @@ func permit(env *Env, toolName string, d Decision) (Result, bool) {
 		}
 		return Errorf("permission denied: the user declined %s; do not retry it, ask what they want instead or take another approach", what), true
 	}
-	if d.Suggest == "" {
+	if len(d.Suggest) == 0 {
 		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; to allow it remove %q from [permissions] ask in .brood/settings.toml", what, d.Reason, d.Rule), true
 	}
-	return Errorf("permission denied: %s needs approval and no one is here to give it; to allow it add %q to [permissions] allow in .brood/settings.toml, or pass --allow '%s'", what, d.Suggest, d.Suggest), true
+	quoted, flags := make([]string, len(d.Suggest)), make([]string, len(d.Suggest))
+	for i, r := range d.Suggest {
+		quoted[i], flags[i] = fmt.Sprintf("%q", r), "--allow '"+r+"'"
+	}
+	return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; to allow it add %s to [permissions] allow in .brood/settings.toml, or pass %s",
+		what, d.Reason, strings.Join(quoted, " and "), strings.Join(flags, " ")), true
 }
 
 // validateInput checks input against the parts of a JSON schema that tool

@@ -28,6 +28,11 @@ type shellLine struct {
 	// feature that can run code a rule never sees (arithmetic on variables,
 	// [[ ]], declarations, indirect expansions).
 	unsafe string
+	// writes are the files the line's redirections write to, as written
+	// (each a plain word: no expansion, glob or quoting can change it), so
+	// that a Write or Edit rule, or acceptEdits, can approve them. A target
+	// that is not a plain word makes the line unsafe instead.
+	writes []string
 	// opaque lines spell a program in a way that cannot be read without
 	// running the shell (globs, brace or parameter expansion, $'\x..'): no
 	// deny rule can be shown not to match, so they are asked about, even in
@@ -77,7 +82,11 @@ func collect(sl *shellLine, src string, node syntax.Node, depth int) {
 		switch x := n.(type) {
 		case *syntax.Redirect:
 			if writesFile(x) {
-				flag("it redirects output into a file (" + strings.TrimSpace(source(src, x.Pos(), x.End())) + ")")
+				if target, ok := plainTarget(x); ok {
+					sl.writes = append(sl.writes, target)
+				} else {
+					flag("it redirects output into a file named by an expansion (" + strings.TrimSpace(source(src, x.Pos(), x.End())) + ")")
+				}
 			}
 		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
 			flag("it evaluates arithmetic, which can run commands hidden in variables")
@@ -145,6 +154,43 @@ func writesFile(r *syntax.Redirect) bool {
 	}
 	target := unquote(r.Word.Lit())
 	return target != "/dev/null" && target != "/dev/stdout" && target != "/dev/stderr"
+}
+
+// plainTarget returns the file a writing redirection names when the shell
+// cannot make anything else of it: one literal word, unquoted or quoted
+// whole, with no expansion, glob, brace or "~user" in it.
+func plainTarget(r *syntax.Redirect) (string, bool) {
+	if r.Word == nil || len(r.Word.Parts) != 1 {
+		return "", false
+	}
+	var w string
+	switch p := r.Word.Parts[0].(type) {
+	case *syntax.Lit:
+		if strings.ContainsAny(p.Value, "*?[]{}\\") || (strings.HasPrefix(p.Value, "~") && !strings.HasPrefix(p.Value, "~/")) {
+			return "", false
+		}
+		w = p.Value
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			return "", false
+		}
+		w = p.Value
+	case *syntax.DblQuoted:
+		if len(p.Parts) != 1 {
+			return "", false
+		}
+		lit, ok := p.Parts[0].(*syntax.Lit)
+		if !ok || strings.Contains(lit.Value, "\\") {
+			return "", false
+		}
+		w = lit.Value
+	default:
+		return "", false
+	}
+	if _, lit := r.Word.Parts[0].(*syntax.Lit); !lit && strings.HasPrefix(w, "~") {
+		return "", false // a quoted "~" is a file named ~, which resolvePath would not see
+	}
+	return w, w != ""
 }
 
 // wrappers run the command given as their arguments; the value says which

@@ -1,0 +1,93 @@
+package delegate
+
+import (
+	"context"
+	"sync"
+
+	"github.com/broodhq/brood/internal/protocol"
+)
+
+// progress reads one child's protocol lines and relays them up as Events:
+// every kind the child emits reaches this dispatcher's OnEvent (and, in a
+// child that delegates, its own parent), except those the protocol keeps
+// local (ping, started, result). It is called from one goroutine per
+// child; asks are answered on their own goroutines.
+type progress struct {
+	d     *Dispatcher
+	id    string
+	agent string
+	depth int
+
+	mu      sync.Mutex
+	down    *protocol.Writer // the child's stdin (set once it runs)
+	lastErr string
+}
+
+func (p *progress) line(ctx context.Context, b []byte) {
+	m, err := protocol.Unmarshal(b)
+	if err != nil {
+		return // not protocol: a child's stray output is data, ignored
+	}
+	ev := Event{TaskID: p.id, Agent: p.agent, Depth: p.depth}
+	switch m := m.(type) {
+	case protocol.Progress:
+		if len(m.Tools) == 0 {
+			return
+		}
+		ev.Type, ev.Tools = protocol.EvProgress, m.Tools
+	case protocol.Usage:
+		ev.Type, ev.Usage = protocol.EvUsage, m.Usage
+	case protocol.BudgetWarning:
+		ev.Type, ev.Text = protocol.EvBudgetWarning, m.Text
+	case protocol.BudgetExceeded:
+		ev.Type, ev.Text = protocol.EvBudgetExceeded, m.Text
+	case protocol.Ask:
+		go p.ask(ctx, m)
+		return
+	case protocol.Nested:
+		// A grandchild's event, relayed by the child: passed up as it is
+		// (tool names and statuses only, never a transcript), and its start
+		// announced here too, where a human can see it.
+		if m.Event.Type == protocol.EvDispatchStart {
+			p.d.announce(m.Event.TaskID, m.Event.Agent, m.Event.Depth, m.Event.MaxDepth)
+		}
+		p.d.emit(m.Event)
+		return
+	case protocol.Result:
+		// Local: the verdict comes from result.json. Only the child's
+		// error is kept, as words for a child that could not write it.
+		p.mu.Lock()
+		p.lastErr = m.Error
+		p.mu.Unlock()
+		return
+	default:
+		return
+	}
+	p.d.emit(ev)
+}
+
+// lastError is the error the child's last Result line gave ("" none).
+func (p *progress) lastError() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastErr
+}
+
+// ask answers a child's permission ask: through this dispatcher's OnAsk
+// (a person's TUI, or a delegating child relaying it further up), else
+// denied, since no one is here to ask. The ask is stamped with this child's
+// task and agent: what the child says of itself is not taken.
+func (p *progress) ask(ctx context.Context, a protocol.Ask) {
+	a.TaskID, a.Agent = p.id, p.agent
+	ans := protocol.Answer{ID: a.ID, Allow: false, Reason: "no one can answer a subagent's permission ask here; it is denied"}
+	if p.d.cfg.OnAsk != nil {
+		ans = p.d.cfg.OnAsk(ctx, a)
+		ans.ID = a.ID
+	}
+	p.mu.Lock()
+	down := p.down
+	p.mu.Unlock()
+	if down != nil {
+		_ = down.Send(ans)
+	}
+}
