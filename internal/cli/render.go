@@ -54,8 +54,13 @@ func (r *renderer) dispatchEvent(ev delegate.Event) {
 	switch ev.Type {
 	case "progress":
 		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, shortID(ev.TaskID), strings.Join(ev.Tools, ", "))
+	case "budget_warning", "budget_exceeded":
+		fmt.Fprintf(r.err, "  ! [%s %s] %s: %s\n", ev.Agent, shortID(ev.TaskID), ev.Type, firstLine(ev.Text, 160))
 	case "dispatch_stop":
 		fmt.Fprintf(r.err, "  [%s %s] %s in %s · tokens in %d out %d\n", ev.Agent, shortID(ev.TaskID), ev.Status, dur(ev.WallMS), ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
+		if ev.Status != "done" && ev.Text != "" {
+			fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, shortID(ev.TaskID), firstLine(ev.Text, 200))
+		}
 	}
 }
 

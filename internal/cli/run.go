@@ -130,6 +130,9 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 		system = defaultSystemPrompt(app.Cwd)
 	}
 	out := newRenderer(app, o.Mode)
+	// --token-budget reaches the children too (each is warned against it),
+	// and the root's budget counts what they spent.
+	app.Settings.TokenBudget = firstPositive64(o.Budget, s.TokenBudget)
 	disp, err := app.dispatcher(spec, system, tools.Names(), app.permissions(o), out.dispatchEvent, o.Mode == "json")
 	if err != nil {
 		return err
@@ -152,6 +155,7 @@ func runAgent(ctx context.Context, app *App, o *runOptions, prompt string) error
 	}
 	if disp != nil {
 		cfg.Inject = disp.Notices
+		cfg.UsageBelow = disp.ChildUsage
 	}
 	out.start(path)
 	var outcome *agent.Outcome

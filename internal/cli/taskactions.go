@@ -23,29 +23,49 @@ func addTaskActions(tasks *cobra.Command, app *App) {
 }
 
 // taskDispatcher builds a dispatcher that can act on an existing task from
-// the command line, at the depth of the task's parent. The records on disk
-// are the child's to write, so the cap and the permissions come from this
-// project's settings, not from them.
-func (a *App) taskDispatcher(env *dispatch.Envelope, onEvent func(delegate.Event)) (*delegate.Dispatcher, error) {
+// the command line, at the depth of the task's parent. The task directory is
+// the child's to write, so the cap and the permissions come from this
+// project's settings, and the task's depth, model and workspace from its
+// parent's owner record, never from the envelope.
+func (a *App) taskDispatcher(t *dispatch.Task, onEvent func(delegate.Event)) (*delegate.Dispatcher, error) {
 	depth, max := a.depth()
-	if env.Depth-1 > depth {
-		depth = env.Depth - 1
+	taskDepth, model, ws := t.Depth, a.Settings.Model, ""
+	if o := t.Owner; o != nil && o.Version > 0 {
+		taskDepth, model, ws = o.Depth, firstNonEmpty(a.Settings.Model, o.Model), o.Workspace
+	} else if t.Envelope != nil {
+		// An owner record from an older brood kept no depth: the deeper of
+		// what the records say, so a rewritten envelope cannot buy room.
+		taskDepth = maxInt(t.Envelope.Depth, t.Depth)
+		if t.Log != nil {
+			taskDepth = maxInt(taskDepth, t.Log.Depth)
+		}
+		ws = t.Envelope.Workspace
+	}
+	if taskDepth-1 > depth {
+		depth = taskDepth - 1
 	}
 	builtins, _ := selectTools("")
 	// The task's own workspace, as long as it is inside this project.
 	workspace := a.ProjectRoot
-	if rel, err := filepath.Rel(a.ProjectRoot, env.Workspace); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && filepath.IsAbs(env.Workspace) {
-		workspace = env.Workspace
+	if rel, err := filepath.Rel(a.ProjectRoot, ws); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && filepath.IsAbs(ws) {
+		workspace = ws
 	}
 	cfg := delegate.Config{
 		ProjectRoot: a.ProjectRoot, Workspace: workspace, Registry: a.registry(), Settings: a.Settings,
 		Exe: a.childExe(), Args: childArgs(a),
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
-		ParentModel: firstNonEmpty(a.Settings.Model, env.Model), ParentSystem: defaultSystemPrompt(workspace),
+		ParentModel: model, ParentSystem: defaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: a.permissions(nil), OnEvent: onEvent, Stderr: a.Err,
 		Redact: tool.NewRedactor(os.Environ()).Redact,
 	}
 	return delegate.New(cfg)
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 func newTasksOutputCmd(app *App) *cobra.Command {
@@ -60,7 +80,7 @@ func newTasksOutputCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := app.taskDispatcher(t.Envelope, nil)
+			d, err := app.taskDispatcher(t, nil)
 			if err != nil {
 				return err
 			}
@@ -96,7 +116,7 @@ func newTasksResumeCmd(app *App) *cobra.Command {
 				return err
 			}
 			out := newRenderer(app, map[bool]string{true: "json", false: "text"}[asJSON])
-			d, err := app.taskDispatcher(t.Envelope, out.dispatchEvent)
+			d, err := app.taskDispatcher(t, out.dispatchEvent)
 			if err != nil {
 				return err
 			}
@@ -156,6 +176,12 @@ func newTasksKillCmd(app *App) *cobra.Command {
 			}
 			if t.Status != dispatch.StatusRunning || t.Log == nil {
 				return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+			}
+			// Recorded before any signal, in the project's records (out of
+			// the child's reach): its owner and every listing then say a
+			// person stopped it, never "cancelled" or "running".
+			if err := dispatch.RecordKill(app.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
+				return fmt.Errorf("cannot record the kill of task %s: %w", t.ID, err)
 			}
 			pid := t.Log.PID
 			_ = syscall.Kill(-pid, syscall.SIGTERM)

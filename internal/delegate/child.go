@@ -235,7 +235,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	acfg := agent.Config{
 		Name: env.TargetAgent, Model: m, System: env.System, Tools: set, Env: tenv,
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
-		TokenBudget: env.TokenBudget, Transcript: tw,
+		TokenBudget: env.TokenBudget, Transcript: tw, UsageBelow: nestedUsage(nested),
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)
 			if nested != nil {
@@ -484,4 +484,13 @@ func inbox(dir string) func() []string {
 		}
 		return msgs
 	}
+}
+
+// nestedUsage is what a delegating child's budget counts besides its own
+// tokens: its finished subagents'.
+func nestedUsage(nested *Dispatcher) func() model.Usage {
+	if nested == nil {
+		return nil
+	}
+	return nested.ChildUsage
 }

@@ -285,6 +285,18 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 		unlock()
 		return nil, err
 	}
+	if own.Version == 0 {
+		// An owner record of an older brood: migrated on first use, so the
+		// next resume and every listing have the model and depth it runs
+		// at now (nothing it recorded is dropped).
+		up := *own
+		up.Model, up.Effort, up.Depth, up.Workspace = env.Model, env.Effort, env.Depth, env.Workspace
+		up.ParentTaskID, up.SourceAgent, up.Created = env.ParentTaskID, env.SourceAgent, env.Created
+		if err := dispatch.WriteOwner(*d.cfg.Owners, up); err != nil {
+			unlock()
+			return nil, fmt.Errorf("cannot resume task %s: migrate its owner record: %w", id, err)
+		}
+	}
 	turns := 0
 	if t.Result != nil {
 		turns = t.Result.Turns
