@@ -1,145 +1,69 @@
-// Package cli is brood's command line: cobra commands that turn flags,
-// environment and settings into one of the modes (run, demo, agents, tasks,
-// the child protocol, ...). Commands hold no engine logic of their own; they
-// call into agent, delegate and the packages below them.
+// Package cli is brood's command line: the root command, which turns flags,
+// environment and settings into one of the commands. Each noun lives in its
+// own package (internal/cli/<noun>, a file per verb, in the GitHub CLI's
+// shape: an Options struct, NewCmdX(f, runF), xRun(opts)); what they share
+// is in cmdutil. Commands hold no engine logic of their own; they call into
+// agent, delegate and the packages below them.
 package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sync"
 
 	"github.com/spf13/cobra"
 
-	"github.com/broodhq/brood/internal/cli/agentscmd"
-	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/cli/agents"
+	"github.com/broodhq/brood/internal/cli/bench"
+	"github.com/broodhq/brood/internal/cli/child"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/demo"
+	"github.com/broodhq/brood/internal/cli/doctor"
+	"github.com/broodhq/brood/internal/cli/run"
+	"github.com/broodhq/brood/internal/cli/subagent"
+	"github.com/broodhq/brood/internal/cli/tasks"
+	"github.com/broodhq/brood/internal/cli/version"
+	"github.com/broodhq/brood/internal/cli/workflow"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
 var Version = "dev"
 
-// IO is the process's streams and environment, passed in so that tests can
-// run the whole CLI in-process.
-type IO struct {
-	In     io.Reader
-	Out    io.Writer
-	Err    io.Writer
-	Getenv func(string) string
-}
+// IO is the process's streams and environment.
+type IO = cmdutil.IO
 
-// App is what every command needs: the IO, the working directory, the
-// project root, the home directory, and the resolved settings.
-type App struct {
-	IO
-	Cwd         string
-	ProjectRoot string // nearest ancestor with .git or .brood; Cwd if none
-	Home        string
-	Settings    settings.Settings
-	Warnings    []string
-	regDiags    []registry.Diagnostic
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// exitError carries an exit status through cobra without printing twice.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-func (e *exitError) Unwrap() error { return e.err }
-
-// ExitCode wraps err so that Main exits with code. A nil err with code 1
-// means "already reported".
-func ExitCode(code int, err error) error { return &exitError{code: code, err: err} }
+// ExitCode wraps err so that Main exits with code. A nil err means
+// "already reported".
+func ExitCode(code int, err error) error { return cmdutil.ExitCode(code, err) }
 
 // Main runs brood with args and returns the process exit status.
 func Main(ctx context.Context, stdio IO, args []string) int {
-	if stdio.Getenv == nil {
-		stdio.Getenv = func(string) string { return "" }
-	}
-	// Children's progress and [DISPATCH] lines come from many goroutines:
-	// each write to the process's streams is made whole under one lock.
-	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: stdio.Err}
-	app := &App{IO: stdio}
-	root := newRootCmd(app)
+	f := cmdutil.NewFactory(stdio)
+	root := NewCmdRoot(f)
 	root.SetArgs(args)
-	root.SetIn(stdio.In)
-	root.SetOut(stdio.Out)
-	root.SetErr(stdio.Err)
+	root.SetIn(f.In)
+	root.SetOut(f.Out)
+	root.SetErr(f.Err)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
-	if errors.Is(err, agentscmd.ErrCheckFailed) {
+	if errors.Is(err, agents.ErrCheckFailed) {
 		return 1 // check printed every problem already
 	}
-	var ee *exitError
+	var ee *cmdutil.ExitError
 	if errors.As(err, &ee) {
-		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stdio.Err, "brood:", ee.err)
+		if ee.Err != nil && ee.Err.Error() != "" {
+			fmt.Fprintln(f.Err, "brood:", ee.Err)
 		}
-		return ee.code
+		return ee.Code
 	}
-	fmt.Fprintln(stdio.Err, "brood:", err)
+	fmt.Fprintln(f.Err, "brood:", err)
 	return 1
 }
 
-// load fills in the directories and settings. It runs before every command.
-func (a *App) load() error {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	a.Cwd = cwd
-	a.ProjectRoot = findProjectRoot(cwd)
-	a.Home = a.Getenv("HOME")
-	s, w, err := settings.Load(settings.Sources{ProjectRoot: a.ProjectRoot, Home: a.Home, Getenv: a.Getenv})
-	if err != nil {
-		return err
-	}
-	a.Settings, a.Warnings = s, w
-	return nil
-}
-
-// findProjectRoot returns the nearest ancestor of dir holding .git or
-// .brood, or dir itself when there is none.
-func findProjectRoot(dir string) string {
-	for d := dir; ; {
-		for _, marker := range []string{".git", ".brood"} {
-			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
-				return d
-			}
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return dir
-		}
-		d = parent
-	}
-}
-
-func newRootCmd(app *App) *cobra.Command {
+// NewCmdRoot builds the root command with every noun under it.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "brood",
 		Short: "A runtime for coding agents that delegate to subagents in isolated child processes",
@@ -160,23 +84,27 @@ or script:FILE for the offline scripted model.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return app.load()
+			return f.Load()
 		},
 	}
-	root.AddCommand(newRunCmd(app), newDemoCmd(app), newVersionCmd(app))
-	addChildProtocol(root, app)
-	addExtraCommands(root, app)
+	childOpts := child.AddFlags(root, f)
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if !childOpts.Active() {
+			return cmd.Help()
+		}
+		return child.Run(cmd.Context(), childOpts)
+	}
+	root.AddCommand(
+		run.NewCmdRun(f, nil),
+		demo.NewCmdDemo(f, nil),
+		version.NewCmdVersion(f, Version, nil),
+		agents.NewCmdAgents(f, nil),
+		tasks.NewCmdTasks(f, nil),
+		subagent.NewCmdSubagent(f, nil),
+		doctor.NewCmdDoctor(f, nil),
+		bench.NewCmdBench(f, nil),
+		newMCPCmd(f),
+		workflow.NewCmdWorkflow(f, nil),
+	)
 	return root
-}
-
-func newVersionCmd(app *App) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print brood's version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(app.Out, "brood", Version)
-			return nil
-		},
-	}
 }

@@ -15,7 +15,9 @@ var (
 	})
 	cpProgress = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Progress:\*\*\s*(\d+)\s*/\s*(\d+)`) })
 	cpBlocked  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Blocked by:\*\*\s*(.+)`) })
-	cpCurrent  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Task\s*[^*]*:\*\*\s*(.+)`) })
+	cpCurrent  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Task\s*(\d*)\s*:\*\*\s*(.+)`) })
+	cpPlan     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Plan:\*\*\s*(.+)`) })
+	cpState    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\*\*Status:\*\*\s*(.+)`) })
 	cpRow      = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^\|\s*(\d+)\s*\|\s*([^|]*)\|\s*([^|]*)\|\s*([^|]*)\|`)
 	})
@@ -24,7 +26,7 @@ var (
 // ParseCheckpoint reads the checkpoint return format (## CHECKPOINT REACHED)
 // from a child's final text; nil when there is none.
 func ParseCheckpoint(text string) *dispatch.Checkpoint {
-	i := strings.Index(strings.ToUpper(text), "## CHECKPOINT REACHED")
+	i := dispatch.CheckpointStart(text)
 	if i < 0 {
 		return nil
 	}
@@ -41,7 +43,14 @@ func ParseCheckpoint(text string) *dispatch.Checkpoint {
 		cp.Blocker = strings.TrimSpace(m[1])
 	}
 	if m := cpCurrent().FindStringSubmatch(body); m != nil {
-		cp.Current = strings.TrimSpace(m[1])
+		cp.CurrentNumber, _ = strconv.Atoi(m[1])
+		cp.Current = strings.TrimSpace(m[2])
+	}
+	if m := cpPlan().FindStringSubmatch(body); m != nil {
+		cp.Plan = strings.TrimSpace(m[1])
+	}
+	if m := cpState().FindStringSubmatch(body); m != nil {
+		cp.State = strings.Trim(strings.TrimSpace(m[1]), "[]")
 	}
 	for _, l := range strings.Split(body, "\n") {
 		if m := cpRow().FindStringSubmatch(strings.TrimSpace(l)); m != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/protocol"
@@ -185,14 +186,14 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 	}
 	set := childToolSet(toolNames, nested, env.Fork)
-	allow := append(AlwaysAllowed(), env.Permissions.Allow...)
+	var extra []string
 	kernelHolds := env.ReadOnly && sb.Mechanism == "landlock"
 	if kernelHolds {
 		// The kernel keeps every command read-only, so a read-only agent's
 		// Bash needs no approval (and could not get one: no human is here).
-		allow = append(allow, "Bash")
+		extra = append(extra, "Bash")
 	}
-	perms, err := tool.NewPermissions(env.Permissions.Mode, allow, env.Permissions.Deny, env.Permissions.Ask)
+	perms, err := call.Permissions(env.Permissions, AlwaysAllowed(), extra...)
 	if err != nil {
 		return fail(err)
 	}
@@ -201,15 +202,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		OnGroup:     trackGroups(dir),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
 	}
-	tw, err := session.Open(filepath.Join(dir, dispatch.SessionFile), session.Options{Redact: cfg.Redact})
+	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
 	if err != nil {
 		return fail(err)
 	}
 	defer tw.Close()
-	recs, _, _ := session.ReadFile(tw.Path())
-	prior := session.Replay(recs)
 	history := prior.Messages
-	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK and CONTEXT in your system prompt.)"
+	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
 	switch {
 	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up
@@ -357,8 +356,14 @@ func trackGroups(dir string) func(pgid int, alive bool) {
 }
 
 // enterSandbox puts the child in the sandbox its envelope calls for.
+// Every child's TMPDIR is its own tmp/ in its task directory, sandboxed or
+// not, so "$TMPDIR/x" never lands in / or in a directory it shares.
 func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return sandbox.Status{}, err
+	}
+	os.Setenv("TMPDIR", tmp)
 	pol, needed := childPolicy(env, dir, tmp)
 	if !needed {
 		return sandbox.Status{Mechanism: "none"}, nil
@@ -366,10 +371,6 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	if env.NoLandlock {
 		return sandbox.Status{Mechanism: "unavailable", Note: "kernel sandbox turned off by isolation.no_landlock; the tool layer enforces read-only"}, nil
 	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return sandbox.Status{}, err
-	}
-	os.Setenv("TMPDIR", tmp)
 	st, err := sandbox.Restrict(pol)
 	if err != nil {
 		return st, fmt.Errorf("sandbox: %w", err)

@@ -149,6 +149,8 @@ func (d *Dispatcher) ChildUsage() model.Usage {
 
 // Request is one dispatch as the Task tool asks for it.
 type Request struct {
+	// TaskID is the new task's id (default: a fresh one).
+	TaskID      string
 	Agent       string
 	Prompt      string
 	Description string
@@ -178,11 +180,11 @@ type Outcome struct {
 // depth) is an error whose text the model can act on; once a child has
 // started, every ending is an Outcome.
 func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error) {
-	j, err := d.prepare(req)
+	r, err := d.Call(ctx, specOf(req))
 	if err != nil {
 		return nil, err
 	}
-	return d.run(ctx, j), nil
+	return outcomeOf(r), nil
 }
 
 // job is a prepared dispatch: its records exist on disk, its process not yet.
@@ -209,9 +211,18 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	} else if def, err = d.check(req); err != nil {
 		return nil, err
 	}
-	id := dispatch.NewID()
-	td := taskdir.Open(d.cfg.ProjectRoot).MustTask(id)
+	id := req.TaskID
+	if id == "" {
+		id = dispatch.NewID()
+	}
+	td, err := taskdir.Open(d.cfg.ProjectRoot).Task(id)
+	if err != nil {
+		return nil, err
+	}
 	dir := td.Path()
+	if td.Has(taskdir.Envelope) {
+		return nil, fmt.Errorf("task %s exists already; resume it instead", id)
+	}
 	if err := td.Create(); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}

@@ -44,6 +44,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	}
 	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel)
 	perms := d.cfg.Permissions
+	var modeNote string
+	perms.Mode, modeNote = childMode(def.PermissionMode, perms.Mode)
 	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
 	isolation := def.Isolation
@@ -64,7 +66,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ExpectedReturn:      "result.json with status done|partial|checkpoint|failed, a summary (what I did, what I found, files changed, problems), files_changed, evidence",
 		Prompt:              req.Prompt,
 		Brief:               req.Prompt,
-		System:              childSystem(def, d.cfg.ParentSystem, req, d.cfg.Workspace),
+		System:              childSystem(def, d.cfg.ParentSystem, req, d.cfg.Workspace, tools),
 		Workspace:           d.cfg.Workspace,
 		ProjectRoot:         d.cfg.ProjectRoot,
 		Tools:               tools,
@@ -89,7 +91,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               nonEmpty(modelNote),
+		Notes:               nonEmpty(modelNote, modeNote),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }
@@ -114,11 +116,14 @@ func anthropicModel(spec string) bool {
 	return strings.HasPrefix(s, "anthropic/") || strings.HasPrefix(s, "claude-") || s == "sonnet" || s == "opus" || s == "haiku"
 }
 
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
 	}
-	return []string{s}
+	return out
 }
 
 // childTools resolves what the child may call: its definition's list (or the
@@ -160,7 +165,7 @@ func readOnlyTools(tools []string) bool {
 
 // childSystem is the child's system prompt: its definition's body (or the
 // parent's prompt when the body is empty), then the focused block.
-func childSystem(def *registry.Definition, parentSystem string, req Request, workspace string) string {
+func childSystem(def *registry.Definition, parentSystem string, req Request, workspace string, tools []string) string {
 	base := def.Prompt
 	if strings.TrimSpace(base) == "" {
 		base = parentSystem
@@ -168,8 +173,11 @@ func childSystem(def *registry.Definition, parentSystem string, req Request, wor
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(base, "\n"))
 	fmt.Fprintf(&b, "\n\n---\nYou are a focused subagent (%s) working on one delegated task. No human is on the loop: you cannot ask questions, and anything that would need approval is denied.\n\n", def.Name)
-	fmt.Fprintf(&b, "YOUR TASK:\n%s\n\n", firstNonEmpty(req.Description, firstLine(req.Prompt)))
-	fmt.Fprintf(&b, "CONTEXT (the brief from the parent agent, who sees none of your work but your final answer):\n%s\n\n", req.Prompt)
+	label := firstNonEmpty(req.Description, firstLine(req.Prompt))
+	fmt.Fprintf(&b, "YOUR TASK (%s), the brief from the parent agent, who sees none of your work but your final answer:\n%s\n\n", label, req.Prompt)
+	if slices.Contains(tools, "Task") {
+		b.WriteString("DELEGATION:\nWhen part of the task is a separable search or investigation, you may hand it to a subagent with the Task tool and a self-contained brief; do small things yourself.\n\n")
+	}
 	fmt.Fprintf(&b, "WORKSPACE PATH:\n%s\nUse this exact absolute path. Never assume /workspace or any path the task does not give.\n\n", workspace)
 	b.WriteString("When you finish, your last message is the only thing the parent sees. Write it as a summary with these sections:\n## What I did\n## What I found\n## Files changed\n## Problems\nIf you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
 	return b.String()

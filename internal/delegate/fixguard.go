@@ -3,6 +3,8 @@ package delegate
 import (
 	"fmt"
 	"sync"
+
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // DefaultFixAttempts is the fix-attempt limit per task: after this many
@@ -10,9 +12,10 @@ import (
 // failure stops it with a checkpoint.
 const DefaultFixAttempts = 3
 
-// fixGuard counts failures of identical tool calls (the same tool with the
-// same input) so that a child stuck in a fix loop stops and reports instead
-// of burning its turns.
+// fixGuard counts failures of the same intent (tool.Intent: the same
+// programs for Bash whatever their flags, the same file for an edit) so that
+// a child stuck in a fix loop stops and reports instead of burning its
+// turns, also when each retry varies the flags.
 type fixGuard struct {
 	mu      sync.Mutex
 	limit   int
@@ -29,10 +32,10 @@ func newFixGuard(limit int) *fixGuard {
 	return &fixGuard{limit: limit, calls: map[string]string{}, fails: map[string]int{}}
 }
 
-func (g *fixGuard) call(id, tool string, input []byte) {
+func (g *fixGuard) call(id, name string, input []byte) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.calls[id] = tool + " " + string(input)
+	g.calls[id] = tool.Intent(name, input)
 }
 
 // result records a result and reports whether the limit is now exceeded.

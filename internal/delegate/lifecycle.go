@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -17,9 +18,10 @@ import (
 
 // background is one child running detached from the Task call that started it.
 type background struct {
-	agent string
-	done  chan struct{}
-	out   *Outcome
+	agent  string
+	done   chan struct{}
+	out    *Outcome
+	cancel context.CancelFunc // Stop
 }
 
 // bgState is the dispatcher's record of its background children and the
@@ -46,7 +48,8 @@ func (d *Dispatcher) Start(req Request) (string, error) {
 }
 
 func (d *Dispatcher) startJob(j *job) {
-	b := &background{agent: j.name, done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(d.lifetime())
+	b := &background{agent: j.name, done: make(chan struct{}), cancel: cancel}
 	d.bg.mu.Lock()
 	if d.bg.tasks == nil {
 		d.bg.tasks = map[string]*background{}
@@ -56,7 +59,8 @@ func (d *Dispatcher) startJob(j *job) {
 	d.bg.wg.Add(1)
 	go func() {
 		defer d.bg.wg.Done()
-		out := d.run(d.lifetime(), j)
+		defer cancel()
+		out := d.run(ctx, j)
 		d.bg.mu.Lock()
 		b.out = out
 		d.bg.notices = append(d.bg.notices, fmt.Sprintf(
@@ -229,11 +233,11 @@ func renderTask(t *dispatch.Task) string {
 // the records alone, so it works after the parent that started the task was
 // killed. A running task or an unknown id is an error.
 func (d *Dispatcher) Resume(ctx context.Context, id, prompt string) (*Outcome, error) {
-	j, err := d.prepareResume(id, prompt)
+	r, err := d.Call(ctx, call.Spec{Resume: id, Prompt: prompt})
 	if err != nil {
 		return nil, err
 	}
-	return d.run(ctx, j), nil
+	return outcomeOf(r), nil
 }
 
 // ResumeBackground is Resume without waiting.

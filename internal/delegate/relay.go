@@ -14,6 +14,7 @@ import (
 // child; asks are answered on their own goroutines.
 type progress struct {
 	d     *Dispatcher
+	emit  func(Event) // this dispatch's sink (see WithEvents)
 	id    string
 	agent string
 	depth int
@@ -51,7 +52,7 @@ func (p *progress) line(ctx context.Context, b []byte) {
 		if m.Event.Type == protocol.EvDispatchStart {
 			p.d.announce(m.Event.TaskID, m.Event.Agent, m.Event.Depth, m.Event.MaxDepth)
 		}
-		p.d.emit(m.Event)
+		p.emit(m.Event)
 		return
 	case protocol.Result:
 		// Local: the verdict comes from result.json. Only the child's
@@ -63,7 +64,7 @@ func (p *progress) line(ctx context.Context, b []byte) {
 	default:
 		return
 	}
-	p.d.emit(ev)
+	p.emit(ev)
 }
 
 // lastError is the error the child's last Result line gave ("" none).

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
@@ -37,7 +38,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
 	env, name := j.env, j.name
 	id := env.TaskID
-	d.emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
+	emit := d.emitter(ctx)
+	emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
@@ -50,9 +52,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		if out.Output != nil {
 			ev.WallMS = out.Output.WallMS
 		}
-		d.emit(ev)
+		emit(ev)
 	}()
-	s := &spawn{d: d, j: j}
+	s := &spawn{d: d, j: j, emit: emit}
 	o, err := s.start(ctx)
 	j.lg.Finished = time.Now().UTC()
 	d.writeLog(j.td, j.lg)
@@ -94,6 +96,7 @@ type spawn struct {
 	ws     *isolate.Workspace
 	before *dispatch.TreeState
 	prog   *progress
+	emit   func(Event)
 }
 
 // start builds the command and runs it through the pool.
@@ -114,7 +117,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
-	s.prog = &progress{d: d, id: id, agent: j.name, depth: env.Depth}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth}
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
@@ -135,6 +138,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		Stdin:      func(w io.Writer) { s.prog.down = protocol.NewWriter(w) },
 		OnLine:     func(b []byte) { s.prog.line(ctx, b) },
 		OutputPath: td.File(taskdir.Output),
+		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 		StoppedBy: func() string {
 			if dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started) != nil {
 				return dispatch.KilledByUser

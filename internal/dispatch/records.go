@@ -159,12 +159,16 @@ type Result struct {
 
 // Checkpoint is a structured stop that needs a human or the parent.
 type Checkpoint struct {
-	Type      string          `json:"type"` // human-verify | decision | human-action
+	Type      string          `json:"type"`           // human-verify | decision | human-action
+	Plan      string          `json:"plan,omitempty"` // {phase}-{plan}, as the child wrote it
 	Completed int             `json:"completed"`
 	Total     int             `json:"total"`
 	Tasks     []CompletedTask `json:"tasks,omitempty"`
 	Current   string          `json:"current,omitempty"`
-	Blocker   string          `json:"blocker,omitempty"`
+	// CurrentNumber is N of "**Task N:**" (0 when the child gave none).
+	CurrentNumber int    `json:"current_number,omitempty"`
+	State         string `json:"state,omitempty"` // **Status:** blocked | awaiting verification | awaiting decision
+	Blocker       string `json:"blocker,omitempty"`
 }
 
 // CompletedTask is one finished step of a checkpointed plan.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // forgedTag matches anything a model could read as an opening or closing
@@ -51,6 +52,12 @@ func (v View) Render() string {
 		limit = 20000
 	}
 	summary := r.Summary
+	if r.Checkpoint != nil {
+		// The block is shown once, as brood renders it below.
+		if i := CheckpointStart(summary); i >= 0 {
+			summary = strings.TrimRight(summary[:i], "\n")
+		}
+	}
 	cut := ""
 	if len(summary) > limit {
 		end := limit
@@ -98,7 +105,7 @@ func (v View) Render() string {
 	if r.ResumeHandle != "" {
 		fmt.Fprintf(&b, "To continue this task, call Task with resume_task_id=%q and a follow-up prompt (from a shell: brood tasks resume %s \"...\").\n", r.ResumeHandle, r.ResumeHandle)
 	}
-	return b.String()
+	return termsafe.Model(b.String()) // NUL and invalid UTF-8 never reach the model raw
 }
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
@@ -127,15 +134,28 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x2028 || r =
 // RenderCheckpoint renders a checkpoint in the delegation-patterns format.
 func RenderCheckpoint(c *Checkpoint) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## CHECKPOINT REACHED\n**Type:** %s\n**Progress:** %d/%d tasks\n", c.Type, c.Completed, c.Total)
+	fmt.Fprintf(&b, "%s\n**Type:** %s\n", CheckpointHeading, c.Type)
+	if c.Plan != "" {
+		fmt.Fprintf(&b, "**Plan:** %s\n", c.Plan)
+	}
+	fmt.Fprintf(&b, "**Progress:** %d/%d tasks\n", c.Completed, c.Total)
 	if len(c.Tasks) > 0 {
 		b.WriteString("\n### Completed Tasks\n| Task | Name | Commit | Files |\n|------|------|--------|-------|\n")
 		for i, t := range c.Tasks {
 			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", i+1, t.Name, t.Commit, strings.Join(t.Files, ", "))
 		}
 	}
-	if c.Current != "" || c.Blocker != "" {
-		fmt.Fprintf(&b, "\n### Current Task\n**Task:** %s\n**Blocked by:** %s\n", c.Current, c.Blocker)
+	if c.Current != "" || c.Blocker != "" || c.State != "" {
+		b.WriteString("\n### Current Task\n")
+		if c.CurrentNumber > 0 {
+			fmt.Fprintf(&b, "**Task %d:** %s\n", c.CurrentNumber, c.Current)
+		} else {
+			fmt.Fprintf(&b, "**Task:** %s\n", c.Current)
+		}
+		if c.State != "" {
+			fmt.Fprintf(&b, "**Status:** %s\n", c.State)
+		}
+		fmt.Fprintf(&b, "**Blocked by:** %s\n", c.Blocker)
 	}
 	return b.String()
 }

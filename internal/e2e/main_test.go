@@ -18,3 +18,8 @@ func newProject(t *testing.T, files map[string]string) *testbrood.Project {
 	t.Helper()
 	return testbrood.NewProject(t, mainEnv, files)
 }
+
+func writeSettings(t *testing.T, root, toml string) {
+	t.Helper()
+	testbrood.WriteFile(t, root+"/.brood/settings.toml", toml)
+}

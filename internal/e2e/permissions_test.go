@@ -53,3 +53,42 @@ func TestRedirectHintWorks(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentPermissionMode: an agent file's permissionMode (Claude Code's
+// key) is honoured within what the parent may do: acceptEdits lets the child
+// Write without a rule under a default-mode parent; bypassPermissions under
+// a default parent is not granted, and the result says so.
+func TestAgentPermissionMode(t *testing.T) {
+	const script = `
+agents:
+  "*":
+    - tools:
+        - Write: {file_path: "made.txt", content: "made\n"}
+    - say: "## What I did\nWrote.\n\n## What I found\n{{result 0}}\n\n## Files changed\nmade.txt\n\n## Problems\nnone"
+`
+	cases := []struct {
+		mode      string
+		wantWrote bool
+		wantNote  string
+	}{
+		{mode: "acceptEdits", wantWrote: true},
+		{mode: "bypassPermissions", wantNote: "beyond its parent's default"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode, func(t *testing.T) {
+			p := newProject(t, map[string]string{
+				"README.md":               "# x\n",
+				".brood/agents/writer.md": "---\nname: writer\ndescription: Writes a file.\ntools: Read, Write\npermissionMode: " + tc.mode + "\n---\nYou write files.\n",
+			})
+			model := p.Script("s.yaml", script)
+			_, stdout, stderr := p.Brood(t.Context(), []string{"BROOD_TRUST_PROJECT=1"}, "subagent", "writer", "--model", model, "--description", "make a file", "Write made.txt.")
+			_, err := os.Stat(filepath.Join(p.Root, "made.txt"))
+			if wrote := err == nil; wrote != tc.wantWrote {
+				t.Fatalf("made.txt written = %v, want %v\nstdout:\n%s\nstderr:\n%s", wrote, tc.wantWrote, stdout, stderr)
+			}
+			if tc.wantNote != "" && !strings.Contains(stdout+stderr, tc.wantNote) {
+				t.Fatalf("nothing says the mode was not granted (%q)\nstdout:\n%s\nstderr:\n%s", tc.wantNote, stdout, stderr)
+			}
+		})
+	}
+}

@@ -17,9 +17,13 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -28,6 +32,10 @@ type Config struct {
 	Concurrency      int           // live children at once [5]
 	HeartbeatTimeout time.Duration // silence before the lifeguard kills [60s]
 	KillGrace        time.Duration // SIGTERM to SIGKILL [3s]
+	// Containment is how a child's whole tree is held: "auto" or "" (a
+	// cgroup where cgroup v2 is writable, else a PID namespace), "cgroup",
+	// or "pidns" (the fallback, forced).
+	Containment string
 }
 
 // Pool runs jobs. It is safe for concurrent use; one pool serves one parent
@@ -35,6 +43,10 @@ type Config struct {
 type Pool struct {
 	cfg   Config
 	sched *scheduler
+	seq   atomic.Int64
+
+	containOnce sync.Once
+	contain     containment
 }
 
 // New returns a pool.
@@ -55,6 +67,19 @@ func New(cfg Config) *Pool {
 // starting until the returned func is called. Applying an isolated child's
 // patch holds it, so the change is never mistaken for a running child's.
 func (p *Pool) LockTree(ctx context.Context) (func(), error) { return p.sched.acquireTree(ctx) }
+
+// containment probes (once) how this pool holds its children.
+func (p *Pool) containment(ctx context.Context) containment {
+	p.containOnce.Do(func() { p.contain = probeContainment(context.WithoutCancel(ctx), p.cfg.Containment) })
+	return p.contain
+}
+
+// Containment says how this pool holds its children's process trees (see
+// ContainCgroup, ContainPIDNS, ContainNone) and, for a fallback, why.
+func (p *Pool) Containment(ctx context.Context) (mode, note string) {
+	c := p.containment(ctx)
+	return c.mode, c.note
+}
 
 // Stats reports how many jobs run and wait.
 func (p *Pool) Stats() (running, waiting int) { return p.sched.stats() }
@@ -89,6 +114,9 @@ type Job struct {
 	// Stdin, when set, gets the writing end of the child's stdin pipe once
 	// the process runs (the parent→child direction of the protocol).
 	Stdin func(w io.Writer)
+	// Marker, when set, becomes the child's argv[0] and its cgroup's name:
+	// how its depth is known below it without the environment.
+	Marker depth.Marker
 }
 
 // Killers name who ended a process.
@@ -124,28 +152,31 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	// A session of its own (and so a process group led by it): everything
 	// it starts is in its session, which is how leftovers are recognised.
 	cmd.SysProcAttr.Setsid = true
-	stdout, err := cmd.StdoutPipe()
+	name := fmt.Sprintf("job-%d-%d", os.Getpid(), p.seq.Add(1))
+	if job.Marker.Task != "" {
+		// Where no process below the child can change it: how a brood run
+		// from the child's Bash with a stripped environment still knows it
+		// is below a child (package depth).
+		name = job.Marker.String()
+		cmd.Args = append([]string{name}, cmd.Args[1:]...)
+	}
+	h, err := p.containment(ctx).prepare(cmd, name)
 	if err != nil {
 		return nil, err
 	}
-	// The child watches its stdin: when this end closes (the parent exited
-	// or gave up on it), it winds down and records why.
-	stdin, err := cmd.StdinPipe()
+	pidfd := -1
+	cmd.SysProcAttr.PidFD = &pidfd
+	sp, err := newPipes(cmd)
 	if err != nil {
+		h.started(false)
 		return nil, err
 	}
-	tail := newTail(8 << 10)
-	if cmd.Stderr != nil {
-		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
-	} else {
-		cmd.Stderr = tail
-	}
-	// A grandchild that inherited the pipes must not keep Wait hanging.
-	cmd.WaitDelay = p.cfg.KillGrace
 	started := time.Now()
-	if err := start(cmd, job.OnThread); err != nil {
-		stdin.Close()
-		stdout.Close()
+	err = start(cmd, job.OnThread)
+	sp.started()
+	h.started(err == nil)
+	if err != nil {
+		sp.close()
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	pid := cmd.Process.Pid
@@ -153,17 +184,16 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		job.OnStart(pid)
 	}
 	if job.Stdin != nil {
-		job.Stdin(stdin)
+		job.Stdin(sp.stdin)
 	}
-
-	k := &killer{pid: pid, grace: p.cfg.KillGrace}
+	k := &killer{pid: pid, pidfd: pidfd, hold: h, grace: p.cfg.KillGrace}
+	defer k.close()
 	alive := make(chan struct{}, 1)
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		readLines(stdout, alive, job.OnLine)
+		readLines(sp.stdout, alive, job.OnLine)
 	}()
-
 	exited := make(chan struct{})
 	guardDone := make(chan struct{})
 	go func() {
@@ -171,18 +201,19 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		p.watch(ctx, job, k, alive, exited)
 	}()
 
-	<-readDone
+	// The leader's exit is what counts, never the pipe's EOF: a process
+	// that left the child's session may hold the pipe forever.
 	waitErr := cmd.Wait()
 	close(exited)
 	<-guardDone
-	stdin.Close()
-	k.reap() // anything left in the group goes down with the leader
+	h.teardown(pid) // nothing the child started outlives it
+	sp.finish(readDone, p.cfg.KillGrace)
 
 	out := &dispatch.Output{
 		PID:        pid,
 		KilledBy:   k.who(),
 		WallMS:     time.Since(started).Milliseconds(),
-		StderrTail: tail.String(),
+		StderrTail: sp.tail(),
 		Started:    started.UTC(),
 		Finished:   time.Now().UTC(),
 	}
@@ -288,10 +319,13 @@ func isPing(line []byte) bool {
 	return json.Unmarshal(line, &v) == nil && v.Ping
 }
 
-// killer signals a process group and remembers who killed it first.
+// killer signals one child through its pidfd (never a pid number that may
+// have been reused) and remembers who killed it first.
 type killer struct {
 	mu    sync.Mutex
 	pid   int
+	pidfd int
+	hold  *hold
 	by    string
 	grace time.Duration
 }
@@ -302,11 +336,15 @@ func (k *killer) kill(by string, sig syscall.Signal) {
 		k.by = by
 	}
 	k.mu.Unlock()
-	_ = syscall.Kill(-k.pid, sig)
+	if sig == syscall.SIGKILL {
+		k.hold.killAll(k.pidfd, k.pid)
+		return
+	}
+	_ = unix.PidfdSendSignal(k.pidfd, sig, nil, 0)
 }
 
-// staged sends SIGTERM to the group, waits for the grace period, then
-// SIGKILL if the process is still there.
+// staged sends SIGTERM to the child, waits for the grace period, then
+// SIGKILL to everything it started if it is still there.
 func (k *killer) staged(by string, exited <-chan struct{}) {
 	k.kill(by, syscall.SIGTERM)
 	t := time.NewTimer(k.grace)
@@ -318,9 +356,11 @@ func (k *killer) staged(by string, exited <-chan struct{}) {
 	}
 }
 
-// reap kills what is left of the group after the leader exited, so no
-// grandchild outlives its dispatch.
-func (k *killer) reap() { _ = syscall.Kill(-k.pid, syscall.SIGKILL) }
+func (k *killer) close() {
+	if k.pidfd >= 0 {
+		_ = unix.Close(k.pidfd)
+	}
+}
 
 func (k *killer) who() string {
 	k.mu.Lock()

@@ -58,11 +58,25 @@ func child(mode string) {
 		os.Exit(3)
 	case "grandchild":
 		// A grandchild in the same group that would outlive us.
-		c := exec.Command("sleep", "300")
+		c := exec.Command("sleep", os.Getenv("POOL_SLEEP"))
 		if err := c.Start(); err != nil {
 			os.Exit(9)
 		}
-		os.WriteFile(os.Getenv("POOL_PIDFILE"), []byte(fmt.Sprint(c.Process.Pid)), 0o644)
+		fmt.Println(`{"type":"started"}`)
+		os.Exit(0)
+	case "escape":
+		// A grandchild that leaves the session and holds our stdout: the
+		// attack of issue 10 case 3.
+		c := exec.Command("setsid", "-f", "sh", "-c", "exec sleep "+os.Getenv("POOL_SLEEP"))
+		c.Stdout = os.Stdout
+		if err := c.Run(); err != nil {
+			os.Exit(9)
+		}
+		fmt.Println(`{"type":"escaped"}`)
+		if os.Getenv("POOL_HANG") == "1" {
+			signal.Ignore(syscall.SIGTERM)
+			time.Sleep(time.Hour)
+		}
 		os.Exit(0)
 	}
 	os.Exit(100)
@@ -144,18 +158,14 @@ func TestRunOutcomes(t *testing.T) {
 }
 
 func TestGrandchildIsReaped(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	j, _ := job(t, "grandchild", "POOL_PIDFILE="+pidfile)
+	dur := uniqueSleep()
+	j, _ := job(t, "grandchild", "POOL_SLEEP="+dur)
 	if _, err := New(Config{KillGrace: time.Second}).Run(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
+	// The grandchild was SIGKILLed with the child's cgroup, namespace or
+	// group; once reaped it is gone, or at worst a zombie no longer ours.
+	for _, pid := range procsWith(dur) {
+		waitGone(t, pid)
 	}
-	var pid int
-	fmt.Sscan(string(b), &pid)
-	// The grandchild was SIGKILLed with its group; once reaped by init it
-	// is gone, or at worst a zombie that is no longer ours.
-	waitGone(t, pid)
 }

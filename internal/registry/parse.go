@@ -129,6 +129,8 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			if b, ok := p.boolean(f); ok {
 				d.Network = &b
 			}
+		case "permissionmode":
+			d.PermissionMode = p.permissionMode(f)
 		case "sandbox":
 			// brood's own key: "read-only" keeps the agent read-only even
 			// with Bash, which the kernel sandbox then holds read-only (and
@@ -229,6 +231,17 @@ func (p *parsing) oneOf(f *field, allowed ...string) string {
 		}
 	}
 	p.warn(f.line, "%s: %q is not one of %s; ignored", f.key, fmt.Sprint(f.value), strings.Join(allowed, ", "))
+	return ""
+}
+
+// permissionMode reads Claude Code's permissionMode key in its canonical
+// spelling; an unknown mode is ignored with a warning (the parent's applies).
+func (p *parsing) permissionMode(f *field) string {
+	modes := map[string]string{"default": "default", "acceptedits": "acceptEdits", "bypasspermissions": "bypassPermissions", "plan": "plan", "dontask": "dontAsk"}
+	if m, ok := modes[strings.ToLower(strings.TrimSpace(fmt.Sprint(f.value)))]; ok {
+		return m
+	}
+	p.warn(f.line, "%s: %q is not one of default, acceptEdits, bypassPermissions, plan, dontAsk; the parent's mode applies", f.key, fmt.Sprint(f.value))
 	return ""
 }
 

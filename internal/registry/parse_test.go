@@ -70,8 +70,10 @@ func TestParseFields(t *testing.T) {
 		{"priority bad", "priority: urgent\n", func(d *Definition) any { return d.HasPriority }, false, "not a whole number"},
 		{"network false", "network: false\n", func(d *Definition) any { return d.Network }, &no, ""},
 		{"network true", "network: yes\n", func(d *Definition) any { return d.Network }, &yes, ""},
-		{"claude-only and unknown keys kept", "color: blue\npermissionMode: plan\nskills: [a, b]\nhooks:\n  Stop: x\nwhatever: 1\n", func(d *Definition) any { return d.Extra }, map[string]any{
-			"color": "blue", "permissionMode": "plan", "skills": []any{"a", "b"},
+		{"permission mode", "permissionMode: acceptedits\n", func(d *Definition) any { return d.PermissionMode }, "acceptEdits", ""},
+		{"permission mode bad", "permissionMode: yolo\n", func(d *Definition) any { return d.PermissionMode }, "", "the parent's mode applies"},
+		{"claude-only and unknown keys kept", "color: blue\nskills: [a, b]\nhooks:\n  Stop: x\nwhatever: 1\n", func(d *Definition) any { return d.Extra }, map[string]any{
+			"color": "blue", "skills": []any{"a", "b"},
 			"hooks": map[string]any{"Stop": "x"}, "whatever": uint64(1),
 		}, ""},
 	}

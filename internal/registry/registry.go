@@ -103,12 +103,16 @@ type Definition struct {
 	// from an absent value.
 	Priority    int  `json:"priority,omitempty"`
 	HasPriority bool `json:"has_priority,omitempty"`
+	// PermissionMode is Claude Code's permissionMode key ("" when absent):
+	// the mode the agent asks to run in, which the dispatcher grants only
+	// within what its parent may do (delegate.childMode).
+	PermissionMode string `json:"permission_mode,omitempty"`
 	// Network is nil for the default; false asks the sandbox to cut the
 	// child off the network.
 	Network *bool `json:"network,omitempty"`
 
 	// Extra keeps every frontmatter key brood does not interpret (Claude
-	// Code's color, permissionMode, skills, hooks, ... and unknown keys), so
+	// Code's color, skills, hooks, ... and unknown keys), so
 	// nothing an author wrote is lost and later issues can read them.
 	Extra map[string]any `json:"extra,omitempty"`
 

@@ -8,6 +8,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"github.com/broodhq/brood/internal/taskdir"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -148,7 +149,7 @@ func (src Sources) Paths() (user, project string) {
 		user = filepath.Join(src.Home, ".config", "brood", "settings.toml")
 	}
 	if src.ProjectRoot != "" {
-		project = filepath.Join(src.ProjectRoot, ".brood", "settings.toml")
+		project = taskdir.Open(src.ProjectRoot).Settings()
 	}
 	return user, project
 }

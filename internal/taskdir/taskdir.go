@@ -46,6 +46,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// StateDirName is the name of brood's directory in a project.
+const StateDirName = ".brood"
+
 // Names inside a task directory (all child-writable once the child runs).
 const (
 	Envelope = "envelope.json"
@@ -99,7 +102,7 @@ func Open(root string) Project { return Project{root: root} }
 func (p Project) Root() string { return p.root }
 
 // StateDir is .brood/.
-func (p Project) StateDir() string { return filepath.Join(p.root, ".brood") }
+func (p Project) StateDir() string { return filepath.Join(p.root, StateDirName) }
 
 // DispatchRoot is where task directories live.
 func (p Project) DispatchRoot() string { return filepath.Join(p.StateDir(), "dispatch") }
@@ -128,10 +131,10 @@ func (p Project) Agents() string { return filepath.Join(p.StateDir(), "agents") 
 
 // Ensure creates .brood/ with its .gitignore if missing.
 func (p Project) Ensure() error {
-	if err := mkdirBeneath(p.root, ".brood"); err != nil {
+	if err := mkdirBeneath(p.root, StateDirName); err != nil {
 		return err
 	}
-	rel := filepath.Join(".brood", ".gitignore")
+	rel := filepath.Join(StateDirName, ".gitignore")
 	if _, err := lstatBeneath(p.root, rel); err == nil {
 		return nil
 	}
@@ -143,7 +146,7 @@ func (p Project) Task(id string) (*Dir, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
 	}
-	return &Dir{project: p, id: id, rel: filepath.Join(".brood", "dispatch", id)}, nil
+	return &Dir{project: p, id: id, rel: filepath.Join(StateDirName, "dispatch", id)}, nil
 }
 
 // MustTask is Task for ids this process made.
@@ -178,7 +181,7 @@ func (p Project) TaskIDs() ([]string, error) {
 
 // Records is the root's records directory.
 func (p Project) Records() Records {
-	return Records{project: p, rel: filepath.Join(".brood", "records")}
+	return Records{project: p, rel: filepath.Join(StateDirName, "records")}
 }
 
 // Dir is one task's directory. Its methods are the only way the parent
@@ -352,7 +355,7 @@ func FromPath(path string) (*Dir, error) {
 	id := filepath.Base(path)
 	disp := filepath.Dir(path)
 	state := filepath.Dir(disp)
-	if filepath.Base(disp) != "dispatch" || filepath.Base(state) != ".brood" {
+	if filepath.Base(disp) != "dispatch" || filepath.Base(state) != StateDirName {
 		return nil, fmt.Errorf("%s is not a task directory (<project>/.brood/dispatch/<id>)", path)
 	}
 	return Open(filepath.Dir(state)).Task(id)

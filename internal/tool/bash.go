@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // bashWaitDelay is how long Bash waits for the output pipes to close after
@@ -114,7 +115,8 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		env.OnGroup(cmd.Process.Pid, false)
 	}
 	w.Close()
-	text := note + out.finish()
+	// NUL and invalid UTF-8 in a command's output are escaped for the model.
+	text := note + termsafe.Model(out.finish())
 
 	var status []string
 	var exitErr *exec.ExitError

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/broodhq/brood/internal/cli/benchcmd"
+	clibench "github.com/broodhq/brood/internal/cli/bench"
 )
 
 func main() {
@@ -22,7 +22,7 @@ func main() {
 	if !slices.ContainsFunc(args, func(a string) bool { return a == "--brood" || strings.HasPrefix(a, "--brood=") }) {
 		args = append([]string{"--build"}, args...)
 	}
-	cmd := benchcmd.NewCmd()
+	cmd := clibench.NewCmdBench(nil, nil)
 	cmd.SetArgs(args)
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

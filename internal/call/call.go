@@ -1,0 +1,112 @@
+// Package call is one agent call as every entry point asks for it — the Task
+// tool, `brood subagent`, `brood tasks resume`, the workflow engine and the
+// engines behind it: a Spec (agent, prompt, limits, isolation, output
+// schema, parent) goes in, a verified Result comes out. A Runner is whatever
+// can run one; the local one is the delegate package's Dispatcher, which
+// spawns a child through the process pool, verifies its records and renders
+// the result.
+//
+// Nothing in Spec or Result is local to one machine: no path, no pid. A
+// task id is an opaque handle that the same Runner understands again (to
+// resume the call).
+package call
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
+)
+
+// Spec is one agent call.
+type Spec struct {
+	// Agent is the agent type (explore, plan, general-purpose, a project's
+	// own definition).
+	Agent string `json:"agent"`
+	// Prompt is the complete brief (for a Resume: the follow-up).
+	Prompt string `json:"prompt"`
+	// Description is a short label (default: the prompt's first line).
+	Description string `json:"description,omitempty"`
+	// Isolation is "", "worktree" or "none" (the definition's default).
+	Isolation string `json:"isolation,omitempty"`
+	// Limits lower the definition's (zero: the definition's own).
+	Limits Limits `json:"limits,omitzero"`
+	// Schema is a JSON Schema the call's output must validate against;
+	// the child is told, and a wrong answer is retried (see Retries).
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// Retries is how many times an output that does not validate is sent
+	// back with what was wrong (default 2; -1: none).
+	Retries int `json:"retries,omitempty"`
+	// Parent names who asks (a task id, a workflow run): a label for the
+	// records, never a privilege.
+	Parent string `json:"parent,omitempty"`
+	// Resume continues this earlier task, its transcript intact, with
+	// Prompt as the follow-up, instead of starting a new one.
+	Resume string `json:"resume,omitempty"`
+	// Continue (with Resume) picks up a call whose caller was interrupted:
+	// a task that had finished is returned as recorded, without running
+	// again; one that was stopped is resumed from its transcript with
+	// ContinuePrompt; one that never started starts now under that id,
+	// with Prompt as its brief.
+	Continue bool `json:"continue,omitempty"`
+	// TaskID is the id a new task gets (default: a fresh one), so that a
+	// journal can name the task before it starts. It must be new.
+	TaskID string `json:"task_id,omitempty"`
+
+	// Fork, History and CallID seed a fork with the caller's conversation
+	// (the Task tool only; never crosses a process boundary).
+	Fork    bool            `json:"-"`
+	History []model.Message `json:"-"`
+	CallID  string          `json:"-"`
+}
+
+// ContinuePrompt is the follow-up an interrupted call is resumed with.
+const ContinuePrompt = "You were interrupted (the run that started you stopped). Continue the task from where you left off and give your final answer."
+
+// Limits are per-call bounds; each only ever lowers the definition's.
+type Limits struct {
+	MaxTurns    int   `json:"max_turns,omitempty"`
+	TimeoutMS   int64 `json:"timeout_ms,omitempty"`
+	TokenBudget int64 `json:"token_budget,omitempty"`
+}
+
+// Result is a finished call.
+type Result struct {
+	TaskID string `json:"task_id"`
+	Agent  string `json:"agent"`
+	// Status is done, partial, checkpoint, failed, killed or cancelled.
+	Status  string `json:"status"`
+	Summary string `json:"summary"`
+	Error   string `json:"error,omitempty"`
+	// Output is the validated JSON answer of a call with a Schema.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Usage is the call's own usage plus its children's.
+	Usage        model.Usage `json:"usage"`
+	FilesChanged []string    `json:"files_changed,omitempty"`
+	// Failures are verification failures (records that do not hold) and,
+	// with a Schema, why the last answer did not validate.
+	Failures []string `json:"failures,omitempty"`
+	// Attempts counts the runs of the task (1 + schema retries).
+	Attempts int `json:"attempts"`
+	// Text is what a parent model sees: the wrapped, verified summary.
+	Text string `json:"text,omitempty"`
+
+	// Record and Process are the local records behind the result, for
+	// the CLI's --json (nil from a remote engine).
+	Record  *dispatch.Result `json:"-"`
+	Process *dispatch.Output `json:"-"`
+}
+
+// OK reports whether the call finished done, its records verified and (with
+// a schema) its output valid: a result a plan may use.
+func (r *Result) OK() bool {
+	return r != nil && r.Status == dispatch.StatusDone && len(r.Failures) == 0
+}
+
+// Runner runs one agent call to its verified end. A refusal before any
+// child starts (unknown agent, depth cap, bad schema) is an error; once one
+// has started every ending is a Result.
+type Runner interface {
+	Call(ctx context.Context, s Spec) (*Result, error)
+}

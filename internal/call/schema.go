@@ -1,0 +1,169 @@
+package call
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/broodhq/brood/internal/model"
+)
+
+// DefaultRetries is how many times an answer that does not validate against
+// the call's schema is sent back to the child.
+const DefaultRetries = 2
+
+// Schema is a compiled output schema.
+type Schema struct {
+	raw json.RawMessage
+	s   *jsonschema.Schema
+}
+
+// CompileSchema compiles a JSON Schema (draft 2020-12 unless it says
+// otherwise). The error names what is wrong with it.
+func CompileSchema(raw json.RawMessage) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("output schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("output.json", doc); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	s, err := c.Compile("output.json")
+	if err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	return &Schema{raw: raw, s: s}, nil
+}
+
+// Validate checks a JSON value against the schema.
+func (s *Schema) Validate(v any) error { return s.s.Validate(v) }
+
+// Check finds the JSON answer in a child's final text and validates it. It
+// returns the answer, or an error saying what was wrong, written for the
+// child to fix.
+func (s *Schema) Check(text string) (json.RawMessage, error) {
+	raw, ok := extractJSON(text)
+	if !ok {
+		return nil, errors.New("your final answer holds no JSON value: end it with one ```json block holding the answer")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("the JSON in your final answer does not parse: %v", err)
+	}
+	if err := s.s.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("your JSON answer does not validate against the schema:\n%s", ve.Error())
+		}
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		raw = buf.Bytes()
+	}
+	return raw, nil
+}
+
+// Instruction is what a child is told about the answer its call expects.
+func (s *Schema) Instruction() string {
+	return "ANSWER FORMAT: end your final answer with one ```json block holding a single JSON value that validates against this JSON Schema:\n" + string(s.raw)
+}
+
+// extractJSON finds the answer: the last ```json (or bare ```) block, else
+// the whole text, else the last balanced {...} or [...] span.
+func extractJSON(text string) ([]byte, bool) {
+	if blk, ok := lastFence(text); ok && json.Valid([]byte(blk)) {
+		return []byte(blk), true
+	}
+	t := strings.TrimSpace(text)
+	if json.Valid([]byte(t)) && t != "" {
+		return []byte(t), true
+	}
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i] != '}' && t[i] != ']' {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			if (t[j] == '{' || t[j] == '[') && json.Valid([]byte(t[j:i+1])) {
+				return []byte(t[j : i+1]), true
+			}
+		}
+		break
+	}
+	return nil, false
+}
+
+func lastFence(text string) (string, bool) {
+	end := strings.LastIndex(text, "```")
+	if end < 0 {
+		return "", false
+	}
+	start := strings.LastIndex(text[:end], "```")
+	if start < 0 {
+		return "", false
+	}
+	body := text[start+3 : end]
+	if nl := strings.IndexByte(body, '\n'); nl >= 0 && !strings.ContainsAny(body[:nl], "{[\"") {
+		body = body[nl+1:] // the info string: json, JSON, ...
+	}
+	return strings.TrimSpace(body), true
+}
+
+// Attempt runs one attempt of a call: a new task, or (with s.Resume) a
+// continuation of one.
+type Attempt func(ctx context.Context, s Spec) (*Result, error)
+
+// WithSchema runs a call through attempt and, when it has a schema, checks
+// the answer: one that does not validate is sent back to the same task
+// (resumed, its transcript intact) with what was wrong, up to s.Retries
+// times. A call that ends in anything but done is not retried: its result
+// stands as it is.
+func WithSchema(ctx context.Context, s Spec, attempt Attempt) (*Result, error) {
+	if len(s.Schema) == 0 {
+		r, err := attempt(ctx, s)
+		if r != nil {
+			r.Attempts = 1
+		}
+		return r, err
+	}
+	sch, err := CompileSchema(s.Schema)
+	if err != nil {
+		return nil, err
+	}
+	retries := s.Retries
+	if retries == 0 {
+		retries = DefaultRetries
+	}
+	if s.Resume == "" || s.Continue {
+		s.Prompt += "\n\n" + sch.Instruction()
+	}
+	var usage model.Usage
+	for n := 1; ; n++ {
+		r, err := attempt(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		usage = usage.Add(r.Usage)
+		r.Usage, r.Attempts = usage, n
+		if r.Status != "done" || len(r.Failures) > 0 {
+			return r, nil
+		}
+		out, why := sch.Check(r.Summary)
+		if why == nil {
+			r.Output = out
+			return r, nil
+		}
+		if n > retries || ctx.Err() != nil {
+			r.Failures = append(r.Failures, fmt.Sprintf("output does not validate after %d retries: %v", n-1, why))
+			return r, nil
+		}
+		s.Resume, s.Continue = r.TaskID, false
+		s.Prompt = fmt.Sprintf("Your answer was rejected: %v\n\nAnswer again, ending with one ```json block that validates against the schema. %s", why, sch.Instruction())
+	}
+}

@@ -1,0 +1,76 @@
+package agents
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/registry"
+)
+
+// CheckOptions are the arguments of `brood agents check`.
+type CheckOptions struct {
+	*Options
+	Paths []string
+}
+
+// NewCmdCheck builds `brood agents check [PATH...]`.
+func NewCmdCheck(parent *Options, runF func(*CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{Options: parent}
+	return &cobra.Command{
+		Use:   "check [PATH...]",
+		Short: "Validate agent definition files",
+		Long: "Validate agent definitions and print every warning and error with file:line.\n" +
+			"Without PATH, every discovered directory is checked (with precedence, so\n" +
+			"shadowing is reported too). A PATH is a file or a directory searched\n" +
+			"recursively. Exits with status 1 when there is an error.",
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			opts.Paths = paths
+			if runF != nil {
+				return runF(opts)
+			}
+			var diags []registry.Diagnostic
+			n := 0
+			if len(paths) == 0 {
+				ro, err := opts.Registry()
+				if err != nil {
+					return err
+				}
+				reg, d := registry.Load(ro)
+				n, diags = len(reg.All()), d
+			}
+			for _, p := range paths {
+				defs, d := registry.CheckPath(p)
+				n += len(defs)
+				diags = append(diags, d...)
+			}
+			errs := 0
+			for _, d := range diags {
+				if d.Severity == registry.SeverityError {
+					errs++
+				}
+			}
+			out := cmd.OutOrStdout()
+			if opts.JSON {
+				if err := writeJSON(out, struct {
+					Definitions int                   `json:"definitions"`
+					Errors      int                   `json:"errors"`
+					Warnings    int                   `json:"warnings"`
+					Diagnostics []registry.Diagnostic `json:"diagnostics"`
+				}{n, errs, len(diags) - errs, nonNil(diags)}); err != nil {
+					return err
+				}
+			} else {
+				for _, d := range diags {
+					fmt.Fprintln(out, d)
+				}
+				fmt.Fprintf(out, "%d definition(s) loaded, %d warning(s), %d error(s)\n", n, len(diags)-errs, errs)
+			}
+			if errs > 0 {
+				cmd.SilenceUsage = true
+				return fmt.Errorf("%w: %d error(s)", ErrCheckFailed, errs)
+			}
+			return nil
+		},
+	}
+}

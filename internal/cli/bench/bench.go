@@ -1,0 +1,178 @@
+// Package bench is `brood bench`: the delegation benchmark of package
+// bench behind a command line. It holds flags and wiring only.
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	benchmark "github.com/broodhq/brood/internal/bench"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+)
+
+// Options are the flags of `brood bench`.
+type Options struct {
+	brood        string
+	build        bool
+	src          string
+	ks           string
+	reps         int
+	modelKs      string
+	modelLatency time.Duration
+	modelReps    int
+	concurrency  int
+	provider     string
+	noGit        bool
+	sample       time.Duration
+	floorReps    int
+	env          []string
+	out          string
+	quiet        bool
+	keep         bool
+}
+
+// NewCmdBench builds `brood bench`. f may be nil (the command reads no
+// settings); runF replaces the measurement.
+func NewCmdBench(_ *cmdutil.Factory, runF func(*cobra.Command, *Options) error) *cobra.Command {
+	var o Options
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure what delegation costs: wall, CPU, memory and spawn latency per subagent",
+		Long: `Run brood against a loopback fake model that scripts a parent asking for K
+explore subagents at once (each reads one file and answers in about 200 tokens),
+for several K, and report medians: wall time, CPU of the whole process tree,
+summed PSS and RSS of the live tree, processes spawned, marginal cost per
+subagent, spawn latency, and with model latency on, total time against the
+model time. The floor (exec of a static Go binary, a loopback HTTP round trip,
+a bare Go SDK child) is measured in the same run and every figure is shown
+against it. Needs the Go toolchain for the floor binaries.`,
+		Example: `  brood bench
+  brood bench --ks 0,1,4,16 --reps 3 --model-latency -1s
+  brood bench --env GOGC=200 --out /tmp/gogc200.md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd, &o)
+			}
+			return benchRun(cmd, &o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.brood, "brood", "", "brood binary to measure (default: this binary, or a fresh build with --build)")
+	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood from --src and measure that")
+	fl.StringVar(&o.src, "src", "", "brood's source tree, for --build and the SDK floor child (default: the module above the working directory)")
+	fl.StringVar(&o.ks, "ks", "0,1,4,16,64,256", "subagent counts K of the zero-latency runs")
+	fl.IntVar(&o.reps, "reps", 5, "runs per K (medians are reported)")
+	fl.StringVar(&o.modelKs, "model-ks", "0,1,4,16", "K of the runs with model latency")
+	fl.DurationVar(&o.modelLatency, "model-latency", 500*time.Millisecond, "latency before each response's first byte in the model runs (negative: skip them)")
+	fl.IntVar(&o.modelReps, "model-reps", 3, "runs per K with model latency")
+	fl.IntVar(&o.concurrency, "concurrency", 0, "BROOD_CONCURRENCY (default max(K, 5): every child live at once)")
+	fl.StringVar(&o.provider, "provider", "anthropic", "wire format of the fake: anthropic or openai")
+	fl.BoolVar(&o.noGit, "no-git", false, "make the project a plain directory instead of a git repository")
+	fl.DurationVar(&o.sample, "sample", 5*time.Millisecond, "memory sampling interval (negative: off)")
+	fl.IntVar(&o.floorReps, "floor-reps", 30, "runs of each floor measurement")
+	fl.StringArrayVar(&o.env, "env", nil, "KEY=VALUE added to brood's environment (repeatable), e.g. GOGC=200")
+	fl.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	fl.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
+	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
+	return cmd
+}
+
+func benchRun(cmd *cobra.Command, o *Options) error {
+	ctx := cmd.Context()
+	ks, err := parseKs(o.ks)
+	if err != nil {
+		return fmt.Errorf("--ks: %w", err)
+	}
+	modelKs, err := parseKs(o.modelKs)
+	if err != nil {
+		return fmt.Errorf("--model-ks: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "brood-bench-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintln(cmd.ErrOrStderr(), "bench: keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	src := o.src
+	if src == "" {
+		if wd, err := os.Getwd(); err == nil {
+			src, _ = benchmark.FindModule(wd)
+		}
+	}
+	brood := o.brood
+	switch {
+	case brood != "":
+	case o.build:
+		if src == "" {
+			return fmt.Errorf("--build: no source tree: pass --src")
+		}
+		brood = filepath.Join(dir, "brood")
+		if err := benchmark.BuildPackage(ctx, src, "./cmd/brood", brood); err != nil {
+			return err
+		}
+	default:
+		if brood, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	cfg := benchmark.Config{
+		Brood: brood, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
+		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
+		Sample: o.sample, FloorReps: o.floorReps, Env: o.env,
+	}
+	if !o.quiet {
+		cfg.Progress = cmd.ErrOrStderr()
+	}
+	if src != "" {
+		fc := filepath.Join(dir, "floorchild")
+		if err := benchmark.BuildPackage(ctx, src, "./internal/bench/floorchild", fc); err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "bench: skipping the SDK child floor:", err)
+		} else {
+			cfg.FloorChild = fc
+		}
+	}
+	rep, err := benchmark.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	rep.Markdown(&b)
+	fmt.Fprint(cmd.OutOrStdout(), b.String())
+	if o.out != "" {
+		return os.WriteFile(o.out, []byte(b.String()), 0o644)
+	}
+	return nil
+}
+
+func parseKs(s string) ([]int, error) {
+	var ks []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		k, err := strconv.Atoi(f)
+		if err != nil || k < 0 {
+			return nil, fmt.Errorf("%q is not a subagent count", f)
+		}
+		ks = append(ks, k)
+	}
+	if len(ks) == 0 {
+		return nil, fmt.Errorf("no K given")
+	}
+	if ks[0] != 0 {
+		// Marginal costs are measured against K=0.
+		ks = append([]int{0}, ks...)
+	}
+	return ks, nil
+}

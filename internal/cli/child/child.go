@@ -1,0 +1,58 @@
+// Package child is the child end of the protocol: brood run as a subagent
+// by its parent, `brood --mode json --task-id ID --envelope PATH`. The flags
+// are hidden: the protocol is brood talking to itself, not a user interface.
+package child
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// Options are the child-protocol flags.
+type Options struct {
+	Factory  *cmdutil.Factory
+	Envelope string
+	TaskID   string
+	Mode     string
+}
+
+// Active reports whether the process was started as a child.
+func (o *Options) Active() bool { return o.Envelope != "" }
+
+// AddFlags puts the hidden child-protocol flags on root and returns their
+// values; the root command calls Run when Active.
+func AddFlags(root *cobra.Command, f *cmdutil.Factory) *Options {
+	opts := &Options{Factory: f}
+	fl := root.Flags()
+	fl.StringVar(&opts.Envelope, "envelope", "", "run as a subagent child: the dispatch envelope to execute (set by the parent)")
+	fl.StringVar(&opts.TaskID, "task-id", "", "the child's task id (with --envelope)")
+	fl.StringVar(&opts.Mode, "mode", "json", "child output mode (with --envelope; always json)")
+	for _, name := range []string{"envelope", "task-id", "mode"} {
+		_ = fl.MarkHidden(name)
+	}
+	return opts
+}
+
+// Run executes the envelope as the child.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	return delegate.RunChild(ctx, delegate.ChildConfig{
+		EnvelopePath: opts.Envelope,
+		TaskID:       opts.TaskID,
+		Stdout:       f.Out,
+		Stdin:        f.In,
+		ResolveModel: f.ResolveModel,
+		LoadRegistry: func() (*registry.Registry, error) { return f.Registry(), nil },
+		Settings:     f.Settings,
+		Exe:          f.ChildExe(),
+		Args:         f.ChildArgs(),
+		Redact:       tool.NewRedactor(os.Environ()).Redact,
+	})
+}

@@ -1,0 +1,163 @@
+// Package cmdutil is what every brood command shares: the Factory (the
+// process's streams and environment, the project, the resolved settings and
+// the agent registry), exit statuses, and small rendering helpers. Command
+// packages (internal/cli/<noun>) take a *Factory; none reads the process
+// environment or the working directory itself.
+package cmdutil
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// IO is the process's streams and environment, passed in so that tests can
+// run the whole CLI in-process.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
+}
+
+// Factory is what every command needs: the IO, the working directory, the
+// project root, the home directory, and the resolved settings. The root
+// command fills it in (Load) before any command runs.
+type Factory struct {
+	IO
+	Cwd         string
+	ProjectRoot string // nearest ancestor with .git or .brood; Cwd if none
+	Home        string
+	Settings    settings.Settings
+	Warnings    []string
+
+	mu       sync.Mutex
+	regDiags []registry.Diagnostic
+}
+
+// NewFactory wraps the process's streams: each write is made whole under one
+// lock, since children's progress and [DISPATCH] lines come from many
+// goroutines. Everything on stderr is for a person: no control sequence a
+// child or a model wrote reaches the terminal (termsafe).
+func NewFactory(stdio IO) *Factory {
+	if stdio.Getenv == nil {
+		stdio.Getenv = func(string) string { return "" }
+	}
+	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
+	return &Factory{IO: stdio}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Load fills in the directories and settings. It runs before every command.
+func (f *Factory) Load() error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	f.Cwd = cwd
+	f.ProjectRoot = FindProjectRoot(cwd)
+	f.Home = f.Getenv("HOME")
+	s, w, err := settings.Load(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv})
+	if err != nil {
+		return err
+	}
+	f.Settings, f.Warnings = s, w
+	return nil
+}
+
+// FindProjectRoot returns the nearest ancestor of dir holding .git or
+// .brood, or dir itself when there is none.
+func FindProjectRoot(dir string) string {
+	for d := dir; ; {
+		for _, marker := range []string{".git", taskdir.StateDirName} {
+			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
+				return d
+			}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
+}
+
+// Registry loads the agent registry and keeps its diagnostics for
+// RegistryErrors.
+func (f *Factory) Registry() *registry.Registry {
+	reg, diags := registry.Load(f.RegistryOptions())
+	f.mu.Lock()
+	f.regDiags = diags
+	f.mu.Unlock()
+	return reg
+}
+
+// RegistryErrors are the error diagnostics of the last Registry call.
+func (f *Factory) RegistryErrors() []registry.Diagnostic {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []registry.Diagnostic
+	for _, d := range f.regDiags {
+		if d.Severity == registry.SeverityError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// RegistryOptions says where agent definitions live.
+func (f *Factory) RegistryOptions() registry.Options {
+	return registry.Options{ProjectRoot: f.ProjectRoot, Home: f.Home, Claude: f.Settings.Agents.ClaudeEnabled()}
+}
+
+// ChildExe is the binary children run: brood itself (BROOD_CHILD_EXE
+// overrides it, for tests that re-exec their own binary).
+func (f *Factory) ChildExe() string {
+	if v := f.Getenv("BROOD_CHILD_EXE"); v != "" {
+		return v
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "brood"
+	}
+	return exe
+}
+
+// ChildArgs are extra leading arguments for re-executing brood (used by
+// tests that re-exec their own binary).
+func (f *Factory) ChildArgs() []string {
+	if v := f.Getenv("BROOD_CHILD_ARGS"); v != "" {
+		return []string{v}
+	}
+	return nil
+}
+
+// Depth reads the depth stamp: this process's depth and the tree-wide cap.
+func (f *Factory) Depth() (int, int) {
+	depth, _ := strconv.Atoi(f.Getenv(delegate.EnvDepth))
+	max := f.Settings.MaxSubagentDepth
+	if v := f.Getenv(delegate.EnvMaxDepth); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			max = n
+		}
+	}
+	return depth, max
+}

@@ -1,0 +1,96 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// WriteJSON writes v as one indented JSON document, with no 8-bit control
+// character that could reach a terminal.
+func WriteJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termsafe.JSON(b), '\n'))
+	return err
+}
+
+// FirstLine is s's first line, clipped to max bytes.
+func FirstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// TrimTo clips s to n bytes.
+func TrimTo(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// Age renders how long ago t was.
+func Age(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return Dur(time.Since(t).Milliseconds()) + " ago"
+}
+
+// Dur renders a duration in milliseconds, short.
+func Dur(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case ms <= 0:
+		return "-"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// ShortID is a task id clipped for a progress line.
+func ShortID(id string) string {
+	if len(id) > 10 {
+		return id[:10] + "…"
+	}
+	return id
+}
+
+// FirstNonEmpty returns the first non-empty value.
+func FirstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// FirstPositive returns the first positive value.
+func FirstPositive[T int | int64](vals ...T) T {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}

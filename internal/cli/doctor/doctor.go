@@ -1,0 +1,145 @@
+// Package doctor is the `brood doctor` command: it reports which
+// isolation and sandbox mechanisms this machine offers, so a user can see
+// why an isolated child used a git worktree instead of an overlay, or why a
+// read-only agent was given no Bash. It only renders what packages isolate
+// and sandbox probe; it decides nothing.
+//
+// The overlay probe re-executes the running binary, so the binary's main
+// must call isolate.EnterFromEnv before anything else (brood's does).
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// Report is what `brood doctor --json` prints.
+type Report struct {
+	UserNamespaces   bool              `json:"user_namespaces"`
+	OverlayInUserNS  bool              `json:"overlay_in_userns"`
+	OverlayUserXattr bool              `json:"overlay_userxattr"`
+	LandlockABI      int               `json:"landlock_abi"`
+	NetworkNamespace bool              `json:"network_namespace"`
+	Git              string            `json:"git"`
+	WorktreeFallback bool              `json:"worktree_fallback"`
+	Isolation        isolate.Mode      `json:"isolation"`
+	ReadOnlyBash     bool              `json:"read_only_bash"`
+	Problems         map[string]string `json:"problems,omitempty"`
+}
+
+// Collect probes the machine. It takes a few tens of milliseconds (it starts
+// short-lived processes in new namespaces).
+func Collect(ctx context.Context) Report {
+	sb := sandbox.Probe(ctx)
+	iso := isolate.Probe(ctx)
+	r := Report{
+		UserNamespaces:   sb.UserNS,
+		OverlayInUserNS:  iso.Overlay,
+		OverlayUserXattr: iso.UserXattr,
+		LandlockABI:      sb.LandlockABI,
+		NetworkNamespace: sb.NetNS,
+		Git:              iso.Git,
+		WorktreeFallback: iso.Worktree,
+		ReadOnlyBash:     sb.HoldsBashReadOnly(),
+		Problems:         sb.Errors,
+	}
+	switch {
+	case iso.Overlay:
+		r.Isolation = isolate.ModeOverlay
+	case iso.Worktree:
+		r.Isolation = isolate.ModeWorktree
+	default:
+		r.Isolation = isolate.ModeNone
+	}
+	if !iso.Overlay && iso.Why != "" {
+		r.Problems["overlay"] = iso.Why
+	}
+	if iso.Git == "" {
+		r.Problems["git"] = "git not found on PATH: isolated children run in place"
+	}
+	if len(r.Problems) == 0 {
+		r.Problems = nil
+	}
+	return r
+}
+
+// Options are the flags of `brood doctor`.
+type Options struct {
+	Factory *cmdutil.Factory
+	JSON    bool
+}
+
+// NewCmdDoctor builds `brood doctor`. runF replaces the probe and report.
+func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Report which isolation and sandbox mechanisms this machine offers",
+		Long: "Probe user namespaces, overlayfs inside a user namespace, the Landlock ABI,\n" +
+			"network namespaces and git, and say what an isolated or read-only child gets.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			r := Collect(cmd.Context())
+			if opts.JSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			return render(cmd.OutOrStdout(), r)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON instead of text")
+	return cmd
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func render(w io.Writer, r Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	landlock := "unavailable"
+	if r.LandlockABI > 0 {
+		landlock = fmt.Sprintf("ABI %d", r.LandlockABI)
+	}
+	git := r.Git
+	if git == "" {
+		git = "not found"
+	}
+	overlay := yesNo(r.OverlayInUserNS)
+	if r.OverlayInUserNS && r.OverlayUserXattr {
+		overlay += " (userxattr)"
+	}
+	rows := [][2]string{
+		{"user namespaces", yesNo(r.UserNamespaces)},
+		{"overlay in user namespace", overlay},
+		{"landlock", landlock},
+		{"network namespace", yesNo(r.NetworkNamespace)},
+		{"git", git},
+		{"worktree fallback", yesNo(r.WorktreeFallback)},
+		{"isolated writers get", string(r.Isolation)},
+		{"read-only agents get Bash", yesNo(r.ReadOnlyBash)},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+	}
+	for k, v := range r.Problems {
+		fmt.Fprintf(tw, "note: %s\t%s\n", k, v)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,182 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/model/modeltest"
+)
+
+// claudeCode finds Claude Code (scripts/test installs the pinned version
+// with npm). In CI its absence is a failure, never a skip.
+func claudeCode(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("claude")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("Claude Code is not installed; scripts/test installs it (npm install -g @anthropic-ai/claude-code)")
+		}
+		t.Skip("Claude Code is not installed; run scripts/test, which installs it with npm")
+	}
+	return path
+}
+
+// taskCallID is the id of the one tool call the fake model makes.
+const taskCallID = "toolu_brood_task_1"
+
+// delegatingModel answers Claude Code's requests: the main loop's first
+// turn calls mcp__brood__Task; once the tool's result is in the
+// conversation it answers with that result quoted. Side requests (titles,
+// summaries: anything offered no brood tool) get a plain answer.
+func delegatingModel(t *testing.T) modeltest.Responder {
+	return func(req modeltest.Recorded) modeltest.Reply {
+		var body struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(req.Body, &body); err != nil {
+			return modeltest.Reply{Text: "ok"}
+		}
+		offered := false
+		for _, tl := range body.Tools {
+			offered = offered || tl.Name == "mcp__brood__Task"
+		}
+		if !offered {
+			return modeltest.Reply{Text: "ok"}
+		}
+		if result, ok := toolResult(body.Messages, taskCallID); ok {
+			return modeltest.Reply{Text: "brood answered: " + result}
+		}
+		return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{
+			ID: taskCallID, Name: "mcp__brood__Task",
+			Input: `{"subagent_type":"explore","description":"read the readme","prompt":"What does README.md say?"}`,
+		}}}
+	}
+}
+
+// toolResult finds the text of the tool_result for id in the messages.
+func toolResult(msgs []struct {
+	Content json.RawMessage `json:"content"`
+}, id string) (string, bool) {
+	for _, m := range msgs {
+		var blocks []struct {
+			Type      string          `json:"type"`
+			ToolUseID string          `json:"tool_use_id"`
+			Content   json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			if b.Type != "tool_result" || b.ToolUseID != id {
+				continue
+			}
+			var s string
+			if json.Unmarshal(b.Content, &s) == nil {
+				return s, true
+			}
+			var parts []struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(b.Content, &parts)
+			var out strings.Builder
+			for _, p := range parts {
+				out.WriteString(p.Text)
+			}
+			return out.String(), true
+		}
+	}
+	return "", false
+}
+
+// TestClaudeCodeDelegatesThroughBrood drives the real Claude Code headless
+// against a loopback fake model that calls mcp__brood__Task; brood is added
+// with --mcp-config and runs a real explore child.
+func TestClaudeCodeDelegatesThroughBrood(t *testing.T) {
+	claude := claudeCode(t)
+	root, env := project(t)
+	exe, err := os.Executable()
+	must(t, err)
+	brEnv := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "BROOD_TEST_MAIN", "BROOD_MODEL", "HOME", "PATH":
+			brEnv[k] = v
+		}
+	}
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"brood": map[string]any{"type": "stdio", "command": exe, "args": []string{"mcp"}, "env": brEnv},
+	}})
+	must(t, err)
+	cfgPath := filepath.Join(t.TempDir(), "mcp.json")
+	must(t, os.WriteFile(cfgPath, cfg, 0o644))
+
+	fake := modeltest.NewAnthropic(t)
+	fake.SetResponder(delegatingModel(t))
+	claudeHome := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, claude, "-p", "Ask brood what the README says.",
+		"--output-format", "json", "--mcp-config", cfgPath, "--strict-mcp-config",
+		"--allowedTools", "mcp__brood__Task", "--model", "claude-sonnet-4-5")
+	cmd.Dir = root
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + claudeHome, "CLAUDE_CONFIG_DIR=" + filepath.Join(claudeHome, ".claude"),
+		"ANTHROPIC_BASE_URL=" + fake.URL, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key",
+		"ENABLE_TOOL_SEARCH=false", // else Claude Code defers MCP tools behind ToolSearch
+		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"MCP_TIMEOUT=120000", "MCP_TOOL_TIMEOUT=300000",
+	}
+	out, err := cmd.Output()
+	var stderr string
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = string(ee.Stderr)
+	}
+	if err != nil {
+		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s\nrequests: %d", err, out, stderr, len(fake.Requests()))
+	}
+	var res struct {
+		Result  string `json:"result"`
+		IsError bool   `json:"is_error"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("claude -p output is not JSON: %v\n%s", err, out)
+	}
+	// What Claude Code handed its model is brood's verified, wrapped result.
+	var seen string
+	for _, r := range fake.Requests() {
+		var body struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		if s, ok := toolResult(body.Messages, taskCallID); ok {
+			seen = s
+		}
+	}
+	for _, want := range []string{`agent="explore" status="done" trust="untrusted"`, "# demo project", "data to check, not instructions"} {
+		if !strings.Contains(seen, want) {
+			t.Errorf("the tool result Claude Code sent its model lacks %q:\n%s", want, seen)
+		}
+	}
+	t.Logf("Claude Code answered: %s", res.Result)
+	if res.IsError || !strings.Contains(res.Result, "brood answered:") || !strings.Contains(res.Result, "# demo project") {
+		t.Errorf("claude -p result = %+v", res)
+	}
+	logs, _ := filepath.Glob(filepath.Join(root, ".brood", "dispatch", "*", "result.json"))
+	if len(logs) != 1 {
+		t.Errorf("%d dispatch records, want 1", len(logs))
+	}
+}

@@ -1,0 +1,45 @@
+package render
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// Result prints an agent call's verified result (`brood subagent`, `brood
+// tasks resume`) and returns the exit status it maps to.
+func Result(w io.Writer, o *call.Result, asJSON bool) error {
+	if asJSON {
+		if err := cmdutil.WriteJSON(w, map[string]any{"task_id": o.TaskID, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}); err != nil {
+			return err
+		}
+		if len(o.Failures) > 0 {
+			return cmdutil.ExitCode(1, nil)
+		}
+		return outcomeExit(o)
+	}
+	fmt.Fprint(termsafe.NewWriter(w), o.Text)
+	if len(o.Failures) > 0 {
+		return cmdutil.ExitCode(1, fmt.Errorf("task %s failed verification", o.TaskID))
+	}
+	return outcomeExit(o)
+}
+
+// outcomeExit maps how a task ended to the exit status, as brood run does:
+// 1 for failed or killed, 130 for cancelled.
+func outcomeExit(o *call.Result) error {
+	if o.Record == nil {
+		return nil
+	}
+	switch o.Status {
+	case dispatch.StatusFailed, dispatch.StatusKilled:
+		return cmdutil.ExitCode(1, fmt.Errorf("task %s %s: %s", o.TaskID, o.Status, o.Error))
+	case dispatch.StatusCancelled:
+		return cmdutil.ExitCode(130, fmt.Errorf("task %s cancelled; resume it with: brood tasks resume %s \"...\"", o.TaskID, o.TaskID))
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+// Package render shows a run's events: in text mode the answer on stdout and
+// a line of progress per step on stderr; in json mode one event per line on
+// stdout. run, demo, subagent and tasks resume share it.
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// Renderer shows a run's events: in text mode the answer on stdout and a
+// line of progress per step on stderr; in json mode one event per line on
+// stdout.
+type Renderer struct {
+	mu      sync.Mutex // dispatch events arrive from the children's goroutines
+	json    bool
+	out     io.Writer
+	err     io.Writer
+	pending strings.Builder // assistant text of the current turn
+}
+
+// New is a renderer writing to out and errOut in mode (text or json). In
+// text mode no control sequence a child or a model wrote reaches the
+// terminal (errOut is the Factory's, sanitised already).
+func New(out, errOut io.Writer, mode string) *Renderer {
+	if mode == "json" {
+		return &Renderer{json: true, out: out, err: errOut}
+	}
+	return &Renderer{out: termsafe.NewWriter(out), err: errOut}
+}
+
+// Mode is the output mode of a command's --json flag.
+func Mode(asJSON bool) string {
+	if asJSON {
+		return "json"
+	}
+	return "text"
+}
+
+// Start announces the run and its transcript.
+func (r *Renderer) Start(sessionPath string) {
+	if r.json {
+		r.line(map[string]any{"type": "start", "session": sessionPath})
+		return
+	}
+	fmt.Fprintf(r.err, "· session %s\n", sessionPath)
+}
+
+func (r *Renderer) line(v any) {
+	b, _ := json.Marshal(v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.out, "%s\n", b)
+}
+
+// DispatchEvent shows a child's start, progress (its tool names, in batches)
+// and stop.
+func (r *Renderer) DispatchEvent(ev delegate.Event) {
+	if r.json {
+		r.line(ev)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case "progress":
+		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), strings.Join(ev.Tools, ", "))
+	case "budget_warning", "budget_exceeded":
+		fmt.Fprintf(r.err, "  ! [%s %s] %s: %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), ev.Type, cmdutil.FirstLine(ev.Text, 160))
+	case "dispatch_stop":
+		fmt.Fprintf(r.err, "  [%s %s] %s in %s · tokens in %d out %d\n", ev.Agent, cmdutil.ShortID(ev.TaskID), ev.Status, cmdutil.Dur(ev.WallMS), ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
+		if ev.Status != "done" && ev.Text != "" {
+			fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), cmdutil.FirstLine(ev.Text, 200))
+		}
+	}
+}
+
+// Event shows one event of the root agent.
+func (r *Renderer) Event(ev agent.Event) {
+	if r.json {
+		switch ev.Type {
+		case agent.EvDone:
+			return // done() prints the result
+		}
+		r.line(ev)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case agent.EvText:
+		r.pending.WriteString(ev.Text)
+	case agent.EvRestart:
+		r.pending.Reset()
+	case agent.EvToolCall:
+		r.flushThought()
+		fmt.Fprintf(r.err, "  ▸ %s %s\n", ev.Tool, summarizeInput(ev.Input))
+	case agent.EvToolResult:
+		if ev.IsError {
+			fmt.Fprintf(r.err, "  ✗ %s: %s\n", ev.Tool, cmdutil.FirstLine(ev.Text, 160))
+		}
+	case agent.EvBudgetWarning, agent.EvBudgetExceeded:
+		fmt.Fprintf(r.err, "  ! %s: %s\n", ev.Type, ev.Text)
+	case agent.EvInjected:
+		fmt.Fprintf(r.err, "  ✉ %s\n", cmdutil.FirstLine(ev.Text, 160))
+	case agent.EvTurn:
+		r.pending.Reset()
+	}
+}
+
+// flushThought prints the text the model said before calling tools.
+func (r *Renderer) flushThought() {
+	if t := strings.TrimSpace(r.pending.String()); t != "" {
+		fmt.Fprintf(r.err, "· %s\n", cmdutil.FirstLine(t, 200))
+	}
+	r.pending.Reset()
+}
+
+// Done shows the run's outcome.
+func (r *Renderer) Done(o *agent.Outcome, sessionPath string, children model.Usage) {
+	if r.json {
+		r.line(map[string]any{
+			"type": "result", "status": o.Status, "text": o.Text, "turns": o.Turns,
+			"usage": o.Usage, "child_usage": children, "error": o.Error, "session": sessionPath,
+		})
+		return
+	}
+	if o.Text != "" {
+		fmt.Fprintln(r.out, strings.TrimRight(o.Text, "\n"))
+	}
+	u := o.Usage
+	fmt.Fprintf(r.err, "· %s after %d turns · tokens in %d out %d cache r/w %d/%d", o.Status, o.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+	if children.Total() > 0 {
+		fmt.Fprintf(r.err, " · subagents in %d out %d", children.Input+children.CacheRead, children.Output)
+	}
+	fmt.Fprintln(r.err)
+	if o.Status == agent.StatusPartial {
+		fmt.Fprintf(r.err, "· the turn cap stopped the run; continue with: brood run --session %s \"go on\"\n", sessionPath)
+	}
+}
+
+// summarizeInput renders a tool call's input as a short label.
+func summarizeInput(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			return cmdutil.FirstLine(v, 100)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,55 @@
+package run
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+)
+
+// terminalAsker returns the permission prompt for a run whose stdin is a
+// terminal (text mode, not CI): a human is there, so a call that needs
+// approval is asked about instead of denied. Children never get one.
+func terminalAsker(a *cmdutil.Factory, mode string) func(tool, subject string) bool {
+	if mode == "json" || a.Getenv("CI") != "" {
+		return nil
+	}
+	f, ok := a.In.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return newAsker(f, a.Err)
+}
+
+// newAsker asks on w and reads the answer from r, one question at a time
+// (tools run concurrently, prompts must not interleave).
+func newAsker(r io.Reader, w io.Writer) func(tool, subject string) bool {
+	var mu sync.Mutex
+	br := bufio.NewReader(r)
+	return func(tool, subject string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		what := tool
+		if subject != "" {
+			what += " " + cmdutil.FirstLine(subject, 200)
+		}
+		fmt.Fprintf(w, "  ? allow %s ? [y/N] ", what)
+		line, err := br.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(w)
+			return false
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true
+		}
+		return false
+	}
+}

@@ -1,0 +1,124 @@
+// Package subagent is `brood subagent TYPE PROMPT`: a dispatch made by the
+// user directly, bypassing the model's choice but validated against the
+// registry as the model's are.
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/render"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// Options are the arguments and flags of `brood subagent`.
+type Options struct {
+	Factory *cmdutil.Factory
+
+	Agent       string
+	Prompt      string
+	JSON        bool
+	Background  bool
+	Isolation   string
+	Model       string
+	Description string
+	PermMode    string
+	Allow       []string
+	Deny        []string
+}
+
+// NewCmdSubagent builds `brood subagent`. runF replaces the dispatch.
+func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "subagent TYPE PROMPT",
+		Short: "Dispatch a subagent directly, bypassing the model's choice (validated against the registry)",
+		Example: `  brood subagent explore "How does the auth middleware work?"
+  brood subagent general-purpose "Add a --json flag to the export command and update its tests"`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Agent, opts.Prompt = args[0], strings.Join(args[1:], " ")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return subagentRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.JSON, "json", false, "print JSON")
+	fl.BoolVar(&opts.Background, "background", false, "print the task id at once, then wait for it (Ctrl-C stops it; it stays resumable)")
+	fl.StringArrayVar(&opts.Allow, "allow", nil, "permission rule the subagent may use without asking, e.g. 'Bash(go test:*)' (repeatable)")
+	fl.StringArrayVar(&opts.Deny, "deny", nil, "permission rule to deny (repeatable)")
+	fl.StringVar(&opts.PermMode, "permission-mode", "", "default, acceptEdits, bypassPermissions or plan")
+	fl.StringVar(&opts.Isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
+	fl.StringVar(&opts.Model, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
+	fl.StringVar(&opts.Description, "description", "", "a short label for the task (default: the prompt's first line)")
+	return cmd
+}
+
+func subagentRun(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	spec := cmdutil.FirstNonEmpty(opts.Model, f.Settings.Model)
+	if spec == "" {
+		if _, err := f.ResolveModel(""); err != nil {
+			return err
+		}
+	}
+	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
+	tools, _ := cmdutil.SelectTools("")
+	perms := f.Permissions(cmdutil.PermissionFlags{Mode: opts.PermMode, Allow: opts.Allow, Deny: opts.Deny})
+	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
+		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(), Permissions: perms,
+		OnEvent: out.DispatchEvent, Quiet: opts.JSON,
+	})
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return errors.New("delegation is off here: this process is at the subagent depth cap")
+	}
+	req := delegate.Request{Agent: opts.Agent, Prompt: opts.Prompt, Description: cmdutil.FirstNonEmpty(opts.Description, cmdutil.FirstLine(opts.Prompt, 80)), Isolation: opts.Isolation}
+	if opts.Background {
+		return background(ctx, opts, d, req)
+	}
+	r, err := d.Call(ctx, call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation})
+	if err != nil {
+		return err
+	}
+	return render.Result(f.Out, r, opts.JSON)
+}
+
+// background starts the task, prints its id at once, then waits for it.
+func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, req delegate.Request) error {
+	f := opts.Factory
+	d.SetLifetime(ctx)
+	id, err := d.Start(req)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		_ = cmdutil.WriteJSON(f.Out, map[string]string{"task_id": id, "status": "started"})
+	} else {
+		fmt.Fprintf(f.Out, "task %s started; follow it with: brood tasks output %s --wait (Ctrl-C here stops it, and it stays resumable)\n", id, id)
+	}
+	d.WaitBackground()
+	status, _, err := d.Output(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Err, "task %s finished: %s\n", id, status)
+	switch status {
+	case dispatch.StatusFailed, dispatch.StatusKilled:
+		return cmdutil.ExitCode(1, nil)
+	case dispatch.StatusCancelled:
+		return cmdutil.ExitCode(130, nil)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// KillOptions are the arguments of `brood tasks kill`.
+type KillOptions struct {
+	Factory *cmdutil.Factory
+	ID      string
+	JSON    bool
+}
+
+// NewCmdKill builds `brood tasks kill ID`.
+func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) error) *cobra.Command {
+	opts := &KillOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "kill ID",
+		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return killRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func killRun(ctx context.Context, opts *KillOptions) error {
+	f := opts.Factory
+	t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID)
+	if err != nil {
+		return err
+	}
+	if t.Status != dispatch.StatusRunning || t.Log == nil {
+		return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+	}
+	// Recorded before any signal, in the project's records (out of the
+	// child's reach): its owner and every listing then say a person stopped
+	// it, never "cancelled" or "running".
+	if err := dispatch.RecordKill(f.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
+		return fmt.Errorf("cannot record the kill of task %s: %w", t.ID, err)
+	}
+	pid := t.Log.PID
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	grace := f.Settings.Pool.KillGrace.Duration
+	if !waitGone(ctx, pid, t.ID, grace) {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		waitGone(ctx, pid, t.ID, grace)
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": pid})
+	}
+	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, pid, t.ID)
+	return nil
+}
+
+// waitGone polls until the task's process is gone, up to d.
+func waitGone(ctx context.Context, pid int, id string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if !dispatch.Alive(pid, id) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return !dispatch.Alive(pid, id)
+}

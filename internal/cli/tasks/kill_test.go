@@ -1,0 +1,102 @@
+package tasks_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/session"
+)
+
+// TestTasksKill stops a running child that another brood process started in
+// the background: its process is gone, it is listed as cancelled with its
+// resume handle, and it resumes. Killing a finished task or an unknown id is
+// a clear error, and so is resuming a running one.
+func TestTasksKill(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	parent := p.Start(nil, "subagent", "--background", "sleeper", "think")
+	id := p.RunningTask()
+	// Wait until the child is in its first (hour-long) model call: past its
+	// start-up, it winds down on SIGTERM and records that it was stopped.
+	p.WaitTranscript(id, "the child's first turn", func(r session.Record) bool { return r.Type == session.RecMessage })
+	var lg dispatch.Log
+	clitest.ReadRecord(t, p.Root, id, dispatch.LogFile, &lg)
+	if lg.PID <= 0 || !dispatch.Alive(lg.PID, id) {
+		t.Fatalf("dispatch log of the running task: %+v", lg)
+	}
+
+	code, out, errOut := p.Brood("tasks", "resume", id, "wake up")
+	if code != 1 || out != "" || errOut != "brood: task "+id+" (sleeper) is still running: wait for it with TaskOutput or steer it with SendMessage (from a shell: brood tasks output "+id+" --wait, brood tasks send "+id+" \"...\")\n" {
+		t.Errorf("resume of a running task: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = p.Brood("tasks", "show", id)
+	if code != 0 || !strings.Contains(out, "status   running\n") || !strings.Contains(out, "── result: none") || !strings.Contains(out, "── output: none") {
+		t.Errorf("show of a running task: code %d\n%s", code, out)
+	}
+
+	code, out, errOut = p.Brood("tasks", "kill", id)
+	want := "stopped task " + id + " (pid " + clitest.JSONNumber(lg.PID) + "); resume it with: brood tasks resume " + id + " \"...\"\n"
+	if code != 0 || out != want {
+		t.Fatalf("kill: code %d, stdout %q (want %q), stderr %q", code, out, want, errOut)
+	}
+	if dispatch.Alive(lg.PID, id) {
+		t.Errorf("the child (pid %d) is still alive after kill returned", lg.PID)
+	}
+	list := p.ListJSON()
+	if len(list) != 1 {
+		t.Fatalf("tasks: %v", list)
+	}
+	res, _ := list[0]["result"].(map[string]any)
+	if st := list[0]["status"]; (st != "cancelled" && st != "killed") || res["resume_handle"] != id {
+		t.Errorf("after kill: status %v, result %v", st, res)
+	}
+	code, out, _ = p.Brood("tasks", "--status", list[0]["status"].(string))
+	if code != 0 || !regexp.MustCompile(`(?m)^`+id+`\s+sleeper\s+(cancelled|killed)\s`).MatchString(out) {
+		t.Errorf("table after kill:\n%s", out)
+	}
+	if code := parent.Wait(t); code != 130 && code != 1 {
+		t.Errorf("the parent exited %d after its child was killed; stderr:\n%s", code, parent.Stderr.String())
+	}
+	code, out, _ = p.Brood("tasks", "output", id)
+	if code != 0 || !strings.Contains(out, `status="`+list[0]["status"].(string)+`"`) || !strings.Contains(out, `resume_task_id="`+id+`"`) {
+		t.Errorf("output after kill: code %d\n%s", code, out)
+	}
+
+	code, out, errOut = p.Brood("tasks", "kill", id)
+	if code != 1 || out != "" || errOut != "brood: task "+id+" is not running (status "+list[0]["status"].(string)+")\n" {
+		t.Errorf("killing a stopped task: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = p.Brood("tasks", "kill", "--json", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	if code != 1 || !strings.HasPrefix(errOut, "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under ") {
+		t.Errorf("killing an unknown task: code %d, stderr %q", code, errOut)
+	}
+
+	// It stays resumable: the same task continues.
+	code, out, errOut = p.BroodWithin(time.Minute, "tasks", "resume", id, "wake up")
+	if code != 0 || !strings.Contains(out, `status="done"`) || !strings.Contains(out, "Awake again after the stop.") {
+		t.Errorf("resume after kill: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestTasksKillJSON: kill --json, on a task whose parent is a separate process.
+func TestTasksKillJSON(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	parent := p.Start(nil, "subagent", "--background", "sleeper", "think")
+	id := p.RunningTask()
+	p.WaitTranscript(id, "the child's first turn", func(r session.Record) bool { return r.Type == session.RecMessage })
+	code, out, errOut := p.Brood("tasks", "kill", "--json", id)
+	var v map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["task_id"] != id || v["killed"] != true || v["pid"].(float64) <= 0 {
+		t.Fatalf("kill --json: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	parent.Wait(t)
+	var res dispatch.Result
+	clitest.ReadRecord(t, p.Root, id, dispatch.ResultFile, &res)
+	if (res.Status != "cancelled" && res.Status != "killed") || res.ResumeHandle != id {
+		t.Errorf("result after kill: %+v", res)
+	}
+}

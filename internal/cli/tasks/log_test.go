@@ -1,0 +1,59 @@
+package tasks_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+	"github.com/broodhq/brood/internal/session"
+)
+
+// TestTasksLog prints the child's transcript readably (and raw with --json).
+func TestTasksLog(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	id := p.DispatchOK("scout", "what is in the README?")
+	code, out, errOut := p.Brood("tasks", "log", id)
+	if code != 0 {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	ts := `\d\d:\d\d:\d\d`
+	want := []string{
+		ts + ` ═══ run of scout on script:` + regexp.QuoteMeta(filepath.Join(p.Root, ".brood", "script.yaml")),
+		ts + ` user: Begin: what is in the README\?`,
+		ts + ` assistant: Reading the README\.`,
+		ts + ` assistant → Read \{"file_path":"README\.md"\}`,
+		ts + `   ✓ Read: 1\s+# Sample`,
+		ts + ` assistant: The README says:`,
+		ts + ` ═══ done after 2 turns`,
+	}
+	rest := out
+	for _, w := range want {
+		loc := regexp.MustCompile(`(?m)^` + w).FindStringIndex(rest)
+		if loc == nil {
+			t.Errorf("log lacks a line matching %q (in this order):\n%s", w, out)
+			continue
+		}
+		rest = rest[loc[1]:]
+	}
+
+	code, out, _ = p.Brood("tasks", "log", "--json", id)
+	var recs []session.Record
+	if code != 0 || json.Unmarshal([]byte(out), &recs) != nil {
+		t.Fatalf("--json: code %d\n%s", code, out)
+	}
+	var types []string
+	for _, r := range recs {
+		types = append(types, string(r.Type))
+	}
+	if got := strings.Join(types, " "); !strings.HasPrefix(got, "meta message") || !strings.Contains(got, "tool_call tool_result") || !strings.HasSuffix(got, "end") {
+		t.Errorf("--json record types: %s", got)
+	}
+
+	code, out, errOut = p.Brood("tasks", "log", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: task 01ARZ3NDEKTSV4RRFFQ69G5FAV has no transcript") {
+		t.Errorf("unknown id: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

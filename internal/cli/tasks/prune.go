@@ -1,0 +1,73 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// PruneOptions are the flags of `brood tasks prune`.
+type PruneOptions struct {
+	Factory   *cmdutil.Factory
+	OlderThan time.Duration
+	JSON      bool
+}
+
+// NewCmdPrune builds `brood tasks prune --older-than DURATION`.
+func NewCmdPrune(f *cmdutil.Factory, runF func(*PruneOptions) error) *cobra.Command {
+	opts := &PruneOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "prune --older-than DURATION",
+		Short: "Delete the records of finished dispatches older than DURATION",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return pruneRun(opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.OlderThan, "older-than", 0, "age of the records to delete (e.g. 72h)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func pruneRun(opts *PruneOptions) error {
+	f := opts.Factory
+	older := opts.OlderThan
+	if older <= 0 {
+		return errors.New("prune needs --older-than, e.g. --older-than 168h")
+	}
+	tasks, err := dispatch.ListTasks(f.ProjectRoot)
+	if err != nil {
+		return err
+	}
+	pruned := []string{}
+	for _, t := range tasks {
+		if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued || time.Since(t.Created) < older {
+			continue
+		}
+		// Never pull a task from under a process that owns it.
+		unlock, err := dispatch.LockDir(t.Files())
+		if err != nil {
+			continue
+		}
+		err = t.Files().Remove()
+		unlock()
+		if err != nil {
+			return err
+		}
+		dispatch.Records(f.ProjectRoot).RemoveAll(t.ID)
+		pruned = append(pruned, t.ID)
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, map[string]any{"pruned": pruned})
+	}
+	fmt.Fprintf(f.Out, "pruned %d dispatch(es) older than %s\n", len(pruned), older)
+	return nil
+}

@@ -1,0 +1,77 @@
+package tasks_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/session"
+)
+
+// TestTasksSend steers a running child: the message is recorded in its
+// transcript and changes what it says next. A finished or unknown task
+// refuses the message.
+func TestTasksSend(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	parent := p.Start(nil, "subagent", "--background", "worker", "work")
+	t.Cleanup(func() { _ = os.WriteFile(filepath.Join(p.Root, "go-ahead"), nil, 0o644) })
+	id := p.RunningTask()
+	transcript := filepath.Join(dispatch.Dir(p.Root, id), dispatch.SessionFile)
+	// Wait until the child is inside its first tool call: the message then
+	// arrives at the next turn boundary.
+	p.WaitTranscript(id, "the child's first tool call", func(r session.Record) bool { return r.Type == session.RecToolCall && r.Tool == "Bash" })
+	code, out, errOut := p.Brood("tasks", "send", id, "CHANGE PLAN:", "stop and report")
+	if code != 0 || out != "message queued for task "+id+"; it arrives at its next turn\n" {
+		t.Fatalf("send: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = p.Brood("tasks", "send", "--json", id, "and be brief")
+	var v map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["task_id"] != id || v["queued"] != true {
+		t.Fatalf("send --json: code %d, stdout %q", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(p.Root, "go-ahead"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := parent.Wait(t); code != 0 {
+		t.Fatalf("the parent exited %d; stderr:\n%s", code, parent.Stderr.String())
+	}
+
+	code, out, _ = p.Brood("tasks", "output", id)
+	if code != 0 || !strings.HasPrefix(out, "status: done\n") || !strings.Contains(out, "\nChanged course as the parent asked.\n") {
+		t.Errorf("the message did not change what the child said: code %d\n%s", code, out)
+	}
+	recs, _, err := session.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steers []string
+	for _, r := range recs {
+		if r.Type == session.RecSteer {
+			steers = append(steers, r.Text)
+		}
+	}
+	if len(steers) != 2 || !strings.HasSuffix(steers[0], "\nCHANGE PLAN: stop and report") || !strings.HasSuffix(steers[1], "\nand be brief") {
+		t.Errorf("steering records in the transcript: %q", steers)
+	}
+	code, out, _ = p.Brood("tasks", "log", id)
+	if code != 0 || !regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d ✉ \[message from the user \(brood tasks send\), delivered while you work\]\n\s+CHANGE PLAN: stop and report$`).MatchString(out) {
+		t.Errorf("the log does not show the message:\n%s", out)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dispatch.Dir(p.Root, id), dispatch.InboxDir)); len(ents) != 0 {
+		t.Errorf("the inbox still holds %d message(s)", len(ents))
+	}
+
+	code, out, errOut = p.Brood("tasks", "send", id, "too late")
+	if code != 1 || out != "" || errOut != "brood: task "+id+" (worker) is not running (status done); resume it with this message instead (brood tasks resume "+id+" \"...\")\n" {
+		t.Errorf("send to a finished task: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = p.Brood("tasks", "send", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "hello")
+	if code != 1 || !strings.HasPrefix(errOut, "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under ") {
+		t.Errorf("send to an unknown task: code %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,82 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// ShowOptions are the arguments of `brood tasks show`.
+type ShowOptions struct {
+	Factory *cmdutil.Factory
+	ID      string
+	JSON    bool
+}
+
+// NewCmdShow builds `brood tasks show ID`.
+func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a dispatch's envelope, result, process outcome and dispatch log",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return showRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func showRun(opts *ShowOptions) error {
+	f := opts.Factory
+	t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, t)
+	}
+	w := termsafe.NewWriter(f.Out)
+	fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, t.Agent, t.Status)
+	if t.Note != "" {
+		fmt.Fprintf(w, "note     %s\n", t.Note)
+	}
+	fmt.Fprintf(w, "dir      %s\n", t.Dir)
+	for _, part := range []struct {
+		name string
+		v    any
+	}{{"envelope", t.Envelope}, {"result", t.Result}, {"output", t.Output}, {"dispatch log", t.Log}} {
+		if part.v == nil || isNilPtr(part.v) {
+			fmt.Fprintf(w, "\n── %s: none\n", part.name)
+			continue
+		}
+		fmt.Fprintf(w, "\n── %s\n", part.name)
+		b, _ := json.MarshalIndent(part.v, "", "  ")
+		fmt.Fprintln(w, string(b))
+	}
+	return nil
+}
+
+func isNilPtr(v any) bool {
+	switch x := v.(type) {
+	case *dispatch.Envelope:
+		return x == nil
+	case *dispatch.Result:
+		return x == nil
+	case *dispatch.Output:
+		return x == nil
+	case *dispatch.Log:
+		return x == nil
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+// Package tasks is `brood tasks`: list, inspect, resume, steer, kill and
+// prune the records of subagent dispatches under .brood/dispatch/.
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// ListOptions are the flags of `brood tasks`.
+type ListOptions struct {
+	Factory *cmdutil.Factory
+	JSON    bool
+	Status  string
+}
+
+// NewCmdTasks builds `brood tasks` (which lists) and its verbs. runF
+// replaces the listing.
+func NewCmdTasks(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "tasks",
+		Short: "List, inspect, resume and steer subagent dispatches",
+		Long: `Every dispatch is recorded under .brood/dispatch/<task_id>/ (envelope, transcript,
+result, process outcome, dispatch log). ` + "`brood tasks`" + ` lists them with their true
+status: a child whose process died without a result shows as killed, and can be
+resumed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return listRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&opts.Status, "status", "", "only tasks with this status (queued, running, done, partial, checkpoint, failed, killed, cancelled)")
+	cmd.AddCommand(
+		NewCmdShow(f, nil), NewCmdLog(f, nil), NewCmdPrune(f, nil),
+		NewCmdOutput(f, nil), NewCmdResume(f, nil), NewCmdKill(f, nil), NewCmdSend(f, nil),
+	)
+	return cmd
+}
+
+func listRun(opts *ListOptions) error {
+	f := opts.Factory
+	status := opts.Status
+	if status != "" && !knownStatus(status) {
+		return fmt.Errorf("--status %q: want one of queued, running, done, partial, checkpoint, failed, killed, cancelled", status)
+	}
+	tasks, err := dispatch.ListTasks(f.ProjectRoot)
+	if err != nil {
+		return err
+	}
+	if status != "" {
+		var keep []*dispatch.Task
+		for _, t := range tasks {
+			if strings.EqualFold(t.Status, status) {
+				keep = append(keep, t)
+			}
+		}
+		tasks = keep
+	}
+	if opts.JSON {
+		rows := make([]taskRow, 0, len(tasks))
+		for _, t := range tasks {
+			rows = append(rows, newTaskRow(t))
+		}
+		return cmdutil.WriteJSON(f.Out, rows)
+	}
+	if len(tasks) == 0 {
+		if status != "" {
+			fmt.Fprintf(f.Out, "no tasks with status %s in %s\n", status, dispatch.Root(f.ProjectRoot))
+		} else {
+			fmt.Fprintln(f.Out, "no dispatches yet in", dispatch.Root(f.ProjectRoot))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(termsafe.NewWriter(f.Out), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tAGE\tDURATION\tTOKENS\tDESCRIPTION")
+	for _, t := range tasks {
+		desc := t.Label
+		if t.Note != "" {
+			desc += " (" + t.Note + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(t.ID), termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), cmdutil.Dur(t.Duration), t.Tokens, termsafe.Line(cmdutil.TrimTo(desc, 70)))
+	}
+	return tw.Flush()
+}
+
+// taskRow is one line of `brood tasks --json`: what the table shows, plus
+// the usage and the resume handle.
+type taskRow struct {
+	ID          string     `json:"id"`
+	Dir         string     `json:"dir"`
+	Agent       string     `json:"agent"`
+	Status      string     `json:"status"`
+	Description string     `json:"description,omitempty"`
+	Note        string     `json:"note,omitempty"`
+	Created     time.Time  `json:"created"`
+	DurationMS  int64      `json:"duration_ms,omitempty"`
+	Tokens      int64      `json:"tokens"`
+	Depth       int        `json:"depth"`
+	Parent      string     `json:"parent_task_id,omitempty"`
+	Result      *rowResult `json:"result,omitempty"`
+}
+
+// rowResult is the part of result.json a listing needs.
+type rowResult struct {
+	Status       string      `json:"status"`
+	Usage        model.Usage `json:"usage"`
+	ChildUsage   model.Usage `json:"child_usage"`
+	ResumeHandle string      `json:"resume_handle,omitempty"`
+}
+
+func newTaskRow(t *dispatch.Task) taskRow {
+	r := taskRow{ID: t.ID, Dir: t.Dir, Agent: t.Agent, Status: t.Status, Description: t.Label, Note: t.Note, Created: t.Created,
+		DurationMS: t.Duration, Tokens: t.Tokens, Depth: t.Depth, Parent: t.Parent}
+	if t.Result != nil {
+		r.Result = &rowResult{Status: t.Result.Status, Usage: t.Result.Usage, ChildUsage: t.Result.ChildUsage, ResumeHandle: t.Result.ResumeHandle}
+	}
+	return r
+}
+
+func knownStatus(s string) bool {
+	s = strings.ToLower(s)
+	return dispatch.ValidStatus(s) || s == dispatch.StatusRunning || s == dispatch.StatusQueued
+}

@@ -1,0 +1,57 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// ListOptions are the flags of `brood workflow list`.
+type ListOptions struct {
+	F    *Deps
+	JSON bool
+}
+
+func newCmdList(f *Deps) *cobra.Command {
+	opts := &ListOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List every workflow run, running ones from other processes included",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return listRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func listRun(ctx context.Context, o *ListOptions) error {
+	eng, err := o.F.Engine(ctx)
+	if err != nil {
+		return err
+	}
+	runs, err := eng.List(ctx)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if runs == nil {
+			return writeJSON(o.F.Out, []any{})
+		}
+		return writeJSON(o.F.Out, runs)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(o.F.Out, "no workflow runs yet; start one with brood workflow run FILE")
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.F.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tPLAN\tSTATUS\tAGENTS\tDONE\tFAILED\tRUNNING\tSTARTED")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.RunID, r.Plan, r.Status, r.Agents, r.Done, r.Failed, r.Running, r.Created.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
+}

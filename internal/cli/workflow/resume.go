@@ -1,0 +1,43 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// ResumeOptions are the flags of `brood workflow resume`.
+type ResumeOptions struct {
+	F     *Deps
+	RunID string
+	JSON  bool
+}
+
+func newCmdResume(f *Deps) *cobra.Command {
+	opts := &ResumeOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "resume RUN_ID",
+		Short: "Continue an interrupted or cancelled run; finished calls are never run again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RunID = args[0]
+			return resumeRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON on stdout")
+	return cmd
+}
+
+func resumeRun(ctx context.Context, o *ResumeOptions) error {
+	eng, err := o.F.Engine(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.F.Err, "workflow run %s resumed\n", o.RunID)
+	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
+	if err != nil {
+		return notFound(err, o.RunID)
+	}
+	return finish(o.F, ctx, eng, res, o.JSON)
+}

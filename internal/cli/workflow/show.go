@@ -1,0 +1,72 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// ShowOptions are the flags of `brood workflow show`.
+type ShowOptions struct {
+	F     *Deps
+	RunID string
+	JSON  bool
+}
+
+func newCmdShow(f *Deps) *cobra.Command {
+	opts := &ShowOptions{F: f}
+	cmd := &cobra.Command{
+		Use:   "show RUN_ID",
+		Short: "Show one run: status, counts, phases, what was skipped and why",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RunID = args[0]
+			return showRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON (with the whole result)")
+	return cmd
+}
+
+func showRun(ctx context.Context, o *ShowOptions) error {
+	eng, err := o.F.Engine(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := eng.Show(ctx, o.RunID)
+	if err != nil {
+		return notFound(err, o.RunID)
+	}
+	if o.JSON {
+		return writeJSON(o.F.Out, info)
+	}
+	w := o.F.Out
+	fmt.Fprintf(w, "run      %s\nplan     %s\nengine   %s\nstatus   %s\n", info.RunID, info.Plan, info.Engine, info.Status)
+	if info.Reason != "" {
+		fmt.Fprintf(w, "reason   %s\n", info.Reason)
+	}
+	fmt.Fprintf(w, "agents   %d started, %d done, %d failed, %d running\n", info.Agents, info.Done, info.Failed, info.Running)
+	if info.ResultRef != "" {
+		fmt.Fprintf(w, "result   %s\n", info.ResultRef)
+	}
+	if r := info.Result; r != nil {
+		for _, ph := range r.Phases {
+			ok := 0
+			for _, c := range ph.Calls {
+				if c.Output != nil {
+					ok++
+				}
+			}
+			fmt.Fprintf(w, "  phase %-16s %-12s %-8s %d/%d calls with a result", ph.ID, ph.Shape, ph.Status, ok, len(ph.Calls))
+			if ph.Reason != "" {
+				fmt.Fprintf(w, " (%s)", ph.Reason)
+			}
+			fmt.Fprintln(w)
+		}
+		for _, s := range r.Skipped {
+			fmt.Fprintf(w, "  skipped %s: %s\n", s.ID, s.Reason)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+// Package workflow is the `brood workflow` command: run, validate, resume,
+// cancel, list and show declarative multi-agent plans (see
+// docs/workflows.md). It parses and checks plans with package workflow and
+// runs them through an engine.Engine; it holds no engine logic itself.
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/engine"
+)
+
+// Deps are what the verbs take from the factory: the streams, whether a
+// person is at the terminal, the engine and the agents a plan may name.
+type Deps struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// IsTerminal reports whether a person is at the terminal to ask.
+	IsTerminal func() bool
+	// Engine builds the engine runs go through (called when a verb runs).
+	Engine func(ctx context.Context) (engine.Engine, error)
+	// Agents lists the agent types a plan may name.
+	Agents func() []string
+}
+
+// NewCmdWorkflow builds `brood workflow` and its verbs. runF, when set,
+// replaces what `run` does (tests).
+func NewCmdWorkflow(cf *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
+	f := depsFrom(cf)
+	cmd := &cobra.Command{
+		Use:   "workflow",
+		Short: "Run declarative multi-agent plans: parallel calls, pipelines per item, votes, until-quiet",
+		Long: `A workflow is a plan file (YAML, TOML or JSON; schema in docs/workflow.schema.json)
+whose phases run many subagents with one approval: parallel calls, an each pipeline
+per item, until_quiet rounds and majority votes, in waves by depends_on. Every run
+is journaled under .brood/workflows/<run_id>/: a run interrupted at any moment
+continues with brood workflow resume RUN_ID without re-running a finished call.`,
+		Example: `  brood workflow validate examples/workflows/review-packages.yaml
+  brood workflow run examples/workflows/review-packages.yaml --input dir=internal --yes
+  brood workflow list
+  brood workflow resume 01JD...`,
+	}
+	cmd.AddCommand(newCmdRun(f, runF), newCmdValidate(f), newCmdResume(f), newCmdCancel(f), newCmdList(f), newCmdShow(f))
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// notFound turns an engine's not-found into a line that says what to do.
+func notFound(err error, id string) error {
+	if errors.Is(err, engine.ErrNotFound) {
+		return fmt.Errorf("no workflow run %s here; brood workflow list shows the runs", id)
+	}
+	return err
+}

@@ -1,0 +1,134 @@
+package delegate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// Call runs one agent call to its verified end: the one path that the Task
+// tool, `brood subagent`, `brood tasks resume` and the workflow engine all
+// take (it makes the Dispatcher a call.Runner). With a schema, an answer
+// that does not validate is sent back to the same task up to the spec's
+// retries.
+func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
+	return call.WithSchema(ctx, s, d.attempt)
+}
+
+// attempt runs one child: a new dispatch, or a resume of s.Resume.
+func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, error) {
+	var j *job
+	var err error
+	if s.Resume != "" && s.Continue {
+		r, started, err := d.recorded(s.Resume)
+		if err != nil || r != nil {
+			return r, err
+		}
+		if !started {
+			s.TaskID, s.Resume = s.Resume, "" // Prompt is the brief
+		} else {
+			s.Prompt = call.ContinuePrompt
+		}
+	}
+	if s.Resume != "" {
+		j, err = d.prepareResume(s.Resume, s.Prompt)
+	} else {
+		j, err = d.prepare(requestOf(s))
+	}
+	if err != nil {
+		return nil, err
+	}
+	applyLimits(j, s.Limits)
+	return resultOf(d.run(ctx, j)), nil
+}
+
+func requestOf(s call.Spec) Request {
+	return Request{TaskID: s.TaskID, Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Isolation: s.Isolation, Fork: s.Fork, History: s.History, CallID: s.CallID}
+}
+
+// applyLimits lowers a prepared job's limits to the spec's (never raises
+// them). The envelope on disk is rewritten before the child starts.
+func applyLimits(j *job, l call.Limits) {
+	env := j.env
+	changed := false
+	if l.MaxTurns > 0 && (env.MaxTurns == 0 || l.MaxTurns < env.MaxTurns) {
+		env.MaxTurns, changed = l.MaxTurns, true
+	}
+	if l.TimeoutMS > 0 && (env.TimeoutMS == 0 || l.TimeoutMS < env.TimeoutMS) {
+		env.TimeoutMS, changed = l.TimeoutMS, true
+	}
+	if l.TokenBudget > 0 && (env.TokenBudget == 0 || l.TokenBudget < env.TokenBudget) {
+		env.TokenBudget, changed = l.TokenBudget, true
+	}
+	if changed {
+		_ = j.td.WriteJSON(taskdir.Envelope, env, true)
+	}
+}
+
+// resultOf turns a finished dispatch into a call result.
+func resultOf(o *Outcome) *call.Result {
+	r := &call.Result{TaskID: o.TaskID, Text: o.Text, Failures: o.Failures, Record: o.Result, Process: o.Output}
+	if res := o.Result; res != nil {
+		r.Agent, r.Status, r.Summary, r.Error = res.Agent, res.Status, res.Summary, res.Error
+		r.Usage = res.Usage.Add(res.ChildUsage)
+		r.FilesChanged = res.FilesChanged
+	}
+	return r
+}
+
+// outcomeOf is the inverse, for callers that still speak Outcome.
+func outcomeOf(r *call.Result) *Outcome {
+	return &Outcome{TaskID: r.TaskID, Result: r.Record, Output: r.Process, Text: r.Text, Failures: r.Failures}
+}
+
+// specOf is the call a Task-tool request makes.
+func specOf(req Request) call.Spec {
+	return call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation, Fork: req.Fork, History: req.History, CallID: req.CallID}
+}
+
+// recorded looks at an interrupted call's records: a task that finished is
+// returned as its verified result (it never runs twice); started reports
+// whether it got as far as an envelope. A task that was stopped (killed,
+// cancelled) yields neither, and is resumed.
+func (d *Dispatcher) recorded(id string) (r *call.Result, started bool, err error) {
+	if err := dispatch.CheckID(id); err != nil {
+		return nil, false, err
+	}
+	t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+	if err != nil {
+		return nil, false, nil
+	}
+	switch t.Status {
+	case dispatch.StatusRunning, dispatch.StatusQueued:
+		return nil, true, fmt.Errorf("task %s is still %s in another process", id, t.Status)
+	case dispatch.StatusKilled, dispatch.StatusCancelled:
+		return nil, true, nil
+	}
+	if t.Result == nil {
+		return nil, true, nil
+	}
+	// What the task is comes from the owner record, out of the child's reach.
+	own, err := dispatch.ReadOwner(*d.cfg.Owners, id)
+	if err != nil || own.TaskID != id {
+		return nil, true, fmt.Errorf("task %s: its owner record is missing; it cannot be trusted", id)
+	}
+	res, fails, _ := dispatch.VerifyDir(t.Files(), dispatch.Expect{TaskID: id, Agent: own.Agent})
+	if res == nil {
+		return nil, true, nil
+	}
+	// The parent's verdict decides, not the child's file: a rejected run
+	// stays rejected, and a result.json changed since reads as such.
+	res.Status = t.Status
+	if v := t.Verdict; v != nil {
+		fails = append(slices.Clone(v.Reasons), fails...)
+	}
+	if t.Trust == dispatch.TrustRejected && len(fails) == 0 {
+		fails = append(fails, t.Note)
+	}
+	o := &Outcome{TaskID: id, Result: res, Output: t.Output, Text: renderTask(t), Failures: fails}
+	return resultOf(o), true, nil
+}

@@ -1,0 +1,58 @@
+package delegate
+
+import (
+	"fmt"
+
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// childMode is the permission mode a child runs in: its definition's
+// permissionMode (Claude Code's key) granted within what the parent itself
+// may do, else the parent's mode. The note says when the definition asked
+// for more than it got.
+//
+// The rule: a mode that allows less than the parent's is always granted
+// (plan, dontAsk, default). acceptEdits — edits inside the workspace without
+// asking — is granted under a default, acceptEdits or bypassPermissions
+// parent: such a parent may make those edits itself (in default mode after
+// asking the user, who chose the agent file that asks for it), and a child
+// has no user to ask. bypassPermissions is granted only under a
+// bypassPermissions parent. A plan (read-only) or dontAsk parent is never
+// widened. Deny rules are inherited whatever the mode.
+func childMode(defMode, parentMode string) (mode, note string) {
+	if defMode == "" {
+		return parentMode, ""
+	}
+	want, err := tool.ParseMode(defMode)
+	if err != nil {
+		return parentMode, fmt.Sprintf("permissionMode %q is not a mode; the parent's %s applies", defMode, displayMode(parentMode))
+	}
+	have, err := tool.ParseMode(parentMode)
+	if err != nil {
+		have = tool.ModeDefault
+	}
+	granted := func() bool {
+		switch want {
+		case tool.ModePlan:
+			return true
+		case tool.ModeDontAsk, tool.ModeDefault:
+			return have != tool.ModePlan && have != tool.ModeDontAsk || want == have
+		case tool.ModeAcceptEdits:
+			return have == tool.ModeDefault || have == tool.ModeAcceptEdits || have == tool.ModeBypass
+		case tool.ModeBypass:
+			return have == tool.ModeBypass
+		}
+		return false
+	}()
+	if granted {
+		return string(want), ""
+	}
+	return parentMode, fmt.Sprintf("the agent asks for permissionMode %s, which is beyond its parent's %s; it runs in %s", want, displayMode(parentMode), displayMode(parentMode))
+}
+
+func displayMode(m string) string {
+	if m == "" {
+		return "default"
+	}
+	return m
+}

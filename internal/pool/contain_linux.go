@@ -1,0 +1,280 @@
+package pool
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/depth"
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// Containment modes: how the pool keeps everything a child starts within
+// the child's reach, so that nothing it starts outlives it.
+const (
+	// ContainCgroup: each child is born (clone3 CLONE_INTO_CGROUP) in a
+	// cgroup v2 of its own, named by its depth.Marker; once it exits,
+	// cgroup.kill takes down whatever is left, sessions and re-parented
+	// orphans included.
+	ContainCgroup = "cgroup"
+	// ContainPIDNS: each child is the init of a PID namespace of its own (in
+	// a user namespace when brood is not root); when it exits the kernel
+	// kills the namespace, and until then every orphan below it is
+	// re-parented to it.
+	ContainPIDNS = "pidns"
+	// ContainNone: only the child's session is known; a process that left
+	// it may survive. brood doctor says so.
+	ContainNone = "none"
+)
+
+// cgroupBaseName is the sub-hierarchy a root brood makes under the cgroup v2
+// mount for its children; a child's children nest under the child's own
+// cgroup.
+const cgroupBaseName = "brood"
+
+// containment is what the pool found it can use, decided once per pool.
+type containment struct {
+	mode    string
+	base    string // cgroup mode: the directory children's cgroups are made in
+	note    string // why the mode is not cgroup
+	pidnsOK bool   // a child can be started in a PID namespace of its own
+}
+
+// probeContainment decides the mode. want is "" or "auto" (the best the
+// machine allows), "cgroup", or "pidns" (forced: the fallback is tested this
+// way). A forced mode the machine lacks falls back with a note.
+func probeContainment(ctx context.Context, want string) containment {
+	var notes []string
+	pidnsErr := tryPIDNS(ctx)
+	if want == "" || want == "auto" || want == ContainCgroup {
+		base, err := CgroupBase()
+		if err == nil {
+			sweepStale(base)
+			return containment{mode: ContainCgroup, base: base, pidnsOK: pidnsErr == nil}
+		}
+		notes = append(notes, "no cgroup: "+err.Error())
+	} else if want != ContainPIDNS {
+		notes = append(notes, fmt.Sprintf("unknown containment %q", want))
+	} else {
+		notes = append(notes, "PID namespace asked for")
+	}
+	if pidnsErr != nil {
+		notes = append(notes, "no PID namespace: "+pidnsErr.Error())
+		return containment{mode: ContainNone, note: strings.Join(notes, "; ")}
+	}
+	return containment{mode: ContainPIDNS, note: strings.Join(notes, "; "), pidnsOK: true}
+}
+
+// CgroupMount finds the cgroup v2 mount (/sys/fs/cgroup on a unified
+// machine, /sys/fs/cgroup/unified on a hybrid one).
+func CgroupMount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint options... - fstype source opts
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		if f := strings.Fields(pre); len(f) >= 5 && f[3] == "/" {
+			return f[4], nil
+		}
+	}
+	return "", errors.New("cgroup v2 is not mounted")
+}
+
+// CgroupBase is where this process makes its children's cgroups: its own
+// cgroup when it is itself a brood child (so a task's subtree nests under
+// it and one cgroup.kill takes the whole subtree), else the brood
+// sub-hierarchy under the cgroup v2 mount, created if missing.
+func CgroupBase() (string, error) {
+	mnt, err := CgroupMount()
+	if err != nil {
+		return "", err
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Join(mnt, cgroupBaseName)
+	if _, ok := depth.Parse(own); ok {
+		base = filepath.Join(mnt, own)
+	} else if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("create %s: %w", base, err)
+	}
+	if err := unix.Access(filepath.Join(base, "cgroup.procs"), unix.W_OK); err != nil {
+		return "", fmt.Errorf("%s is not writable by this user: %w", base, err)
+	}
+	if err := unix.Access(base, unix.W_OK); err != nil {
+		return "", fmt.Errorf("%s is not writable by this user: %w", base, err)
+	}
+	return base, nil
+}
+
+// ownCgroup is this process's cgroup v2 path ("/a/b").
+func ownCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, nil
+		}
+	}
+	return "", errors.New("this process has no cgroup v2 membership")
+}
+
+// tryPIDNS starts `true` as the init of a new PID namespace, the way a
+// child would be started: only trying tells whether the kernel, a seccomp
+// profile or a sandbox (Landlock forbids writing a child's uid_map) allow it.
+func tryPIDNS(ctx context.Context) error {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		return fmt.Errorf("cannot probe: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, path)
+	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
+	return cmd.Run()
+}
+
+// hold is one child's containment: made before it starts, torn down after
+// its leader exits.
+type hold struct {
+	mode string
+	dir  string // cgroup mode: the child's cgroup
+	fd   int    // cgroup mode: open until the child started
+}
+
+// prepare sets cmd up to start inside a containment of c's mode. A cgroup
+// that cannot be made (say a sandboxed parent may not write its cgroup)
+// falls back to a PID namespace for this child.
+func (c containment) prepare(cmd *exec.Cmd, name string) (*hold, error) {
+	if c.mode == ContainCgroup {
+		dir := filepath.Join(c.base, name)
+		if _, err := os.Lstat(dir); err == nil {
+			// A leftover of an earlier run of the same task.
+			killCgroup(dir)
+		}
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				_ = os.Remove(dir)
+				return nil, fmt.Errorf("open cgroup %s: %w", dir, err)
+			}
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+			return &hold{mode: ContainCgroup, dir: dir, fd: fd}, nil
+		}
+		if !c.pidnsOK {
+			return &hold{mode: ContainNone, fd: -1}, nil
+		}
+	}
+	if c.mode == ContainCgroup || c.mode == ContainPIDNS {
+		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
+		return &hold{mode: ContainPIDNS, fd: -1}, nil
+	}
+	return &hold{mode: ContainNone, fd: -1}, nil
+}
+
+// started is called once the process runs (or failed to start).
+func (h *hold) started(ok bool) {
+	if h.fd >= 0 {
+		_ = unix.Close(h.fd)
+		h.fd = -1
+	}
+	if !ok && h.dir != "" {
+		_ = os.Remove(h.dir)
+	}
+}
+
+// killAll kills everything the child started, wherever it went.
+func (h *hold) killAll(pidfd, pid int) {
+	switch h.mode {
+	case ContainCgroup:
+		_ = os.WriteFile(filepath.Join(h.dir, "cgroup.kill"), []byte("1"), 0)
+	case ContainPIDNS:
+		// The init of the namespace: the kernel kills the rest with it.
+		_ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+	default:
+		_ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// teardown runs after the child's leader exited: nothing it started
+// survives it.
+func (h *hold) teardown(pid int) {
+	switch h.mode {
+	case ContainCgroup:
+		killCgroup(h.dir)
+	case ContainNone:
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// killCgroup kills every process in dir and below, waits for them to be
+// gone and removes dir and its sub-cgroups (a child's own children's).
+func killCgroup(dir string) {
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	waitEmpty(dir, 10*time.Second)
+	removeCgroupTree(dir)
+}
+
+// waitEmpty polls cgroup.events until the cgroup has no process left. The
+// processes were sent SIGKILL, so this is a matter of the kernel reaping
+// them; the bound only keeps a stuck (D-state) process from hanging us.
+func waitEmpty(dir string, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	wait := 100 * time.Microsecond
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+		if err != nil || strings.Contains(string(b), "populated 0") {
+			return
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 20*time.Millisecond)
+	}
+}
+
+// removeCgroupTree removes dir's sub-cgroups bottom-up, then dir.
+func removeCgroupTree(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			removeCgroupTree(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = unix.Rmdir(dir)
+}
+
+// sweepStale removes cgroups under base that a parent killed with SIGKILL
+// left behind. A cgroup with processes or sub-cgroups is never removed (the
+// kernel refuses), and one younger than a minute may be a live parent's
+// that its child has not been cloned into yet.
+func sweepStale(base string) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			_ = unix.Rmdir(filepath.Join(base, e.Name()))
+		}
+	}
+}

@@ -1,0 +1,375 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/model"
+)
+
+// Journal is where a run records its calls as they start and finish, so
+// that an interrupted run continues without running a finished call again.
+type Journal interface {
+	// Lookup returns what is recorded for a call.
+	Lookup(key string) (Entry, bool)
+	// Started records that key's call starts as task id (before it does).
+	Started(key, taskID string) error
+	// Finished records a call's end.
+	Finished(key string, rec CallRecord) error
+	// Count is how many calls the journal has seen start.
+	Count() int
+}
+
+// Entry is a journal's knowledge of one call.
+type Entry struct {
+	TaskID string
+	Done   *CallRecord
+}
+
+// Options are what an engine gives the executor.
+type Options struct {
+	RunID   string
+	Runner  call.Runner
+	Journal Journal
+	// Inputs are the resolved inputs (ResolveInputs).
+	Inputs map[string]any
+	// Concurrency bounds the calls running at once (0: unbounded here;
+	// the runner's pool still bounds them).
+	Concurrency int
+	// NewTaskID names a new call's task before it starts.
+	NewTaskID func() string
+	// Events receives progress (may be nil); it must not block for long.
+	Events func(Event)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// executor is one run of a plan.
+type executor struct {
+	p   *Plan
+	o   Options
+	sem chan struct{}
+
+	mu      sync.Mutex
+	agents  int
+	usage   model.Usage
+	stopped string // why no new agent starts (max_agents, max_tokens)
+	outputs map[string]any
+	counts  map[string]*Counts
+	skipped []Skipped
+}
+
+// Execute runs a checked plan to its end and returns the result. Phases
+// start as soon as the phases they depend on are done; a phase whose
+// dependency failed or was skipped is skipped, with the reason. Cancel ctx
+// to stop: running calls are stopped in stages and the run ends cancelled,
+// to be continued with the same journal.
+func Execute(ctx context.Context, p *Plan, o Options) *Result {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	x := &executor{p: p, o: o, outputs: map[string]any{}, counts: map[string]*Counts{}}
+	if o.Concurrency > 0 {
+		x.sem = make(chan struct{}, o.Concurrency)
+	}
+	if o.Journal != nil {
+		x.agents = o.Journal.Count()
+	}
+	res := &Result{RunID: o.RunID, Plan: p.Name, Started: o.Now().UTC()}
+	results := make([]PhaseResult, len(p.Phases))
+	done := make([]chan struct{}, len(p.Phases))
+	index := map[string]int{}
+	for i, ph := range p.Phases {
+		done[i] = make(chan struct{})
+		index[ph.ID] = i
+		x.counts[ph.ID] = &Counts{}
+	}
+	var wg sync.WaitGroup
+	for i := range p.Phases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[i])
+			ph := &p.Phases[i]
+			prev := ""
+			if i > 0 {
+				prev = p.Phases[i-1].ID
+			}
+			for _, d := range ph.Deps(prev) {
+				<-done[index[d]]
+				if st := results[index[d]].Status; st == PhaseFailed || st == PhaseSkipped {
+					results[i] = PhaseResult{ID: ph.ID, Shape: ph.Shape(), Status: PhaseSkipped, Reason: fmt.Sprintf("it depends on phase %s, which %s", d, verb(st))}
+					x.skip(ph.ID, results[i].Reason)
+					x.event(ph, PhaseSkipped)
+					return
+				}
+			}
+			results[i] = x.phase(ctx, ph)
+			x.mu.Lock()
+			x.outputs[ph.ID] = results[i].Output
+			x.mu.Unlock()
+			x.event(ph, results[i].Status)
+		}()
+	}
+	wg.Wait()
+	res.Phases, res.Outputs, res.Skipped = results, x.outputs, x.skipped
+	res.Agents, res.Usage = x.agents, x.usage
+	res.Status, res.Reason = x.status(ctx, results)
+	res.Finished = o.Now().UTC()
+	return res
+}
+
+func verb(status string) string {
+	if status == PhaseSkipped {
+		return "was skipped"
+	}
+	return "failed"
+}
+
+// status is the run's status from its phases.
+func (x *executor) status(ctx context.Context, phases []PhaseResult) (string, string) {
+	if ctx.Err() != nil {
+		return RunCancelled, "the run was cancelled; continue it with brood workflow resume " + x.o.RunID
+	}
+	failed := 0
+	var why []string
+	for _, ph := range phases {
+		switch ph.Status {
+		case PhaseFailed, PhaseSkipped:
+			failed++
+			why = append(why, fmt.Sprintf("phase %s %s", ph.ID, ph.Status))
+		case PhasePartial:
+			why = append(why, fmt.Sprintf("phase %s partial", ph.ID))
+		}
+	}
+	if x.stopped != "" {
+		why = append([]string{x.stopped}, why...)
+	}
+	switch {
+	case failed == len(phases):
+		return RunFailed, strings.Join(why, "; ")
+	case len(why) > 0:
+		return RunPartial, strings.Join(why, "; ")
+	}
+	return RunDone, ""
+}
+
+func (x *executor) skip(id, reason string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.skipped = append(x.skipped, Skipped{ID: id, Reason: reason})
+}
+
+// scope is what a template in a phase sees: inputs and finished outputs.
+func (x *executor) scope() map[string]any {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := make(map[string]any, len(x.outputs)+1)
+	for k, v := range x.outputs {
+		s[k] = v
+	}
+	s["inputs"] = x.o.Inputs
+	return s
+}
+
+// event reports a phase's counts.
+func (x *executor) event(ph *Phase, status string) {
+	if x.o.Events == nil {
+		return
+	}
+	x.mu.Lock()
+	c := *x.counts[ph.ID]
+	x.mu.Unlock()
+	x.o.Events(Event{RunID: x.o.RunID, Phase: ph.ID, Shape: ph.Shape(), Status: status, Counts: c})
+}
+
+// count changes a phase's counts.
+func (x *executor) count(ph *Phase, f func(c *Counts)) {
+	x.mu.Lock()
+	f(x.counts[ph.ID])
+	x.mu.Unlock()
+	x.event(ph, "running")
+}
+
+// phase runs one phase by its shape.
+func (x *executor) phase(ctx context.Context, ph *Phase) PhaseResult {
+	switch ph.Shape() {
+	case "parallel":
+		return x.parallel(ctx, ph)
+	case "each":
+		return x.each(ctx, ph)
+	case "until_quiet":
+		return x.untilQuiet(ctx, ph)
+	case "votes":
+		return x.votes(ctx, ph)
+	}
+	return PhaseResult{ID: ph.ID, Status: PhaseFailed, Reason: "the phase has no shape"}
+}
+
+// call runs one agent call of the plan: from the journal if it finished
+// before, else through the runner (continuing its task if it was started).
+func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, scope map[string]any) CallRecord {
+	rec := CallRecord{Key: key, Agent: c.Agent}
+	var ent Entry
+	if x.o.Journal != nil {
+		ent, _ = x.o.Journal.Lookup(key)
+		if ent.Done != nil && ent.Done.Status != "cancelled" {
+			x.count(ph, func(n *Counts) { dequeue(n); bump(n, ent.Done) })
+			return *ent.Done
+		}
+	}
+	prompt, err := Render(c.Prompt, scope)
+	if err != nil {
+		rec.Status, rec.Error = "failed", err.Error()
+		x.count(ph, func(n *Counts) { dequeue(n); n.Failed++ })
+		return rec
+	}
+	if ent.TaskID == "" {
+		if why := x.reserve(ctx); why != "" {
+			rec.Status, rec.Error = CallSkipped, why
+			x.count(ph, func(n *Counts) { dequeue(n); n.Failed++ })
+			return rec
+		}
+	}
+	if !x.acquire(ctx) {
+		rec.Status, rec.Error = "cancelled", "the run was cancelled before this call started"
+		return rec
+	}
+	defer x.release()
+	spec := x.spec(c, prompt)
+	if ent.TaskID != "" {
+		spec.Resume, spec.Continue = ent.TaskID, true
+	} else {
+		spec.TaskID = x.o.NewTaskID()
+		if x.o.Journal != nil {
+			if err := x.o.Journal.Started(key, spec.TaskID); err != nil {
+				rec.Status, rec.Error = "failed", "journal: "+err.Error()
+				return rec
+			}
+		}
+	}
+	x.count(ph, func(n *Counts) { dequeue(n); n.Running++ })
+	r, err := x.o.Runner.Call(ctx, spec)
+	rec = recordOf(key, c.Agent, spec, r, err)
+	x.finish(rec)
+	if x.o.Journal != nil {
+		_ = x.o.Journal.Finished(key, rec)
+	}
+	x.count(ph, func(n *Counts) { n.Running--; bump(n, &rec) })
+	return rec
+}
+
+func dequeue(n *Counts) {
+	if n.Queued > 0 {
+		n.Queued--
+	}
+}
+
+// queue adds k expected calls to a phase's queue.
+func (x *executor) queue(ph *Phase, k int) {
+	x.count(ph, func(n *Counts) { n.Queued += k })
+}
+
+func bump(n *Counts, rec *CallRecord) {
+	if rec.Output != nil {
+		n.Done++
+	} else {
+		n.Failed++
+	}
+}
+
+// spec is the call.Spec of a plan call.
+func (x *executor) spec(c *Call, prompt string) call.Spec {
+	s := call.Spec{Agent: c.Agent, Prompt: prompt, Description: c.Description, Schema: c.Schema, Isolation: c.Isolation, Parent: "workflow " + x.o.RunID}
+	if s.Description == "" {
+		s.Description = x.p.Name + ": " + firstLine(prompt)
+		if len(s.Description) > 80 {
+			s.Description = s.Description[:77] + "..."
+		}
+	}
+	s.Limits.MaxTurns = c.MaxTurns
+	if d, _ := c.timeout(); d > 0 {
+		s.Limits.TimeoutMS = d.Milliseconds()
+	}
+	return s
+}
+
+// recordOf turns a call's result into the plan's record of it.
+func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) CallRecord {
+	rec := CallRecord{Key: key, Agent: agent, TaskID: spec.TaskID}
+	if spec.Resume != "" {
+		rec.TaskID = spec.Resume
+	}
+	if err != nil {
+		rec.Status, rec.Error = "failed", err.Error()
+		return rec
+	}
+	rec.TaskID, rec.Status, rec.Error, rec.Failures = r.TaskID, r.Status, r.Error, r.Failures
+	rec.Attempts, rec.Usage = r.Attempts, r.Usage
+	if !r.OK() {
+		return rec
+	}
+	if len(spec.Schema) > 0 {
+		var v any
+		if json.Unmarshal(r.Output, &v) == nil {
+			rec.Output = v
+		}
+		return rec
+	}
+	rec.Output = r.Summary
+	return rec
+}
+
+// reserve counts a new agent against max_agents and max_tokens; it
+// returns why the agent may not start.
+func (x *executor) reserve(ctx context.Context) string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.stopped != "" {
+		return x.stopped
+	}
+	if ctx.Err() != nil {
+		return "the run was cancelled"
+	}
+	if x.agents >= x.p.maxAgents() {
+		x.stopped = fmt.Sprintf("max_agents (%d) reached: no new agent starts", x.p.maxAgents())
+		return x.stopped
+	}
+	x.agents++
+	return ""
+}
+
+// finish adds a call's usage and stops new agents at max_tokens.
+func (x *executor) finish(rec CallRecord) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.usage = x.usage.Add(rec.Usage)
+	if x.p.MaxTokens > 0 && x.stopped == "" && tokens(x.usage) >= x.p.MaxTokens {
+		x.stopped = fmt.Sprintf("max_tokens (%d) reached after %d tokens: no new agent starts", x.p.MaxTokens, tokens(x.usage))
+	}
+}
+
+func tokens(u model.Usage) int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
+
+func (x *executor) acquire(ctx context.Context) bool {
+	if x.sem == nil {
+		return ctx.Err() == nil
+	}
+	select {
+	case x.sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (x *executor) release() {
+	if x.sem != nil {
+		<-x.sem
+	}
+}

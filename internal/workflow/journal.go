@@ -1,0 +1,165 @@
+package workflow
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// JournalFile is the journal of a run in its directory.
+const JournalFile = "journal.jsonl"
+
+// journalLine is one record of a journal file.
+type journalLine struct {
+	Type   string      `json:"t"` // start | done
+	Key    string      `json:"key"`
+	TaskID string      `json:"task_id,omitempty"`
+	Rec    *CallRecord `json:"rec,omitempty"`
+}
+
+// FileJournal is a journal kept as an append-only JSON-lines file, synced
+// after every record, so a run killed at any moment loses at most the line
+// being written (a torn last line is skipped when it is read back).
+type FileJournal struct {
+	mu      sync.Mutex
+	f       *os.File
+	entries map[string]Entry
+	started int
+}
+
+// OpenJournal opens (or creates) the journal in dir and reads what it holds.
+func OpenJournal(dir string) (*FileJournal, error) {
+	path := filepath.Join(dir, JournalFile)
+	j := &FileJournal{entries: map[string]Entry{}}
+	lines, err := ReadJournal(path)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, l := range lines {
+		j.apply(l)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	if err := healTail(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	j.f = f
+	return j, nil
+}
+
+// healTail ends a torn last line, so the next record starts on its own.
+func healTail(f *os.File, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 || b[len(b)-1] == '\n' {
+		return err
+	}
+	_, err = f.Write([]byte("\n"))
+	return err
+}
+
+func (j *FileJournal) apply(l journalLine) {
+	e := j.entries[l.Key]
+	switch l.Type {
+	case "start":
+		if e.TaskID == "" {
+			j.started++
+		}
+		e.TaskID, e.Done = l.TaskID, nil
+	case "done":
+		if e.TaskID == "" && l.Rec != nil && l.Rec.TaskID != "" {
+			e.TaskID = l.Rec.TaskID
+		}
+		e.Done = l.Rec
+	}
+	j.entries[l.Key] = e
+}
+
+// ReadJournal reads a journal file, skipping torn or garbled lines.
+func ReadJournal(path string) ([]journalLine, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []journalLine
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var l journalLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Key != "" {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Lookup implements Journal.
+func (j *FileJournal) Lookup(key string) (Entry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e, ok := j.entries[key]
+	return e, ok
+}
+
+// Count implements Journal.
+func (j *FileJournal) Count() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.started
+}
+
+// Started implements Journal.
+func (j *FileJournal) Started(key, taskID string) error {
+	return j.write(journalLine{Type: "start", Key: key, TaskID: taskID})
+}
+
+// Finished implements Journal.
+func (j *FileJournal) Finished(key string, rec CallRecord) error {
+	return j.write(journalLine{Type: "done", Key: key, Rec: &rec})
+}
+
+func (j *FileJournal) write(l journalLine) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.apply(l)
+	return nil
+}
+
+// Close closes the file.
+func (j *FileJournal) Close() error { return j.f.Close() }
+
+// Summary counts a journal's calls: started, finished with a result,
+// finished without one, and still open.
+func Summary(lines []journalLine) (started, done, failed, open int) {
+	j := &FileJournal{entries: map[string]Entry{}}
+	for _, l := range lines {
+		j.apply(l)
+	}
+	for _, e := range j.entries {
+		switch {
+		case e.Done == nil:
+			open++
+		case e.Done.Output != nil:
+			done++
+		default:
+			failed++
+		}
+	}
+	return j.started, done, failed, open
+}

@@ -1,0 +1,93 @@
+package workflow
+
+import (
+	"time"
+
+	"github.com/broodhq/brood/internal/model"
+)
+
+// Run statuses.
+const (
+	RunRunning     = "running"
+	RunDone        = "done"
+	RunPartial     = "partial"
+	RunFailed      = "failed"
+	RunCancelled   = "cancelled"
+	RunInterrupted = "interrupted" // its process died; resume it
+)
+
+// Phase and call statuses beyond the task statuses.
+const (
+	PhaseDone    = "done"
+	PhaseFailed  = "failed"
+	PhaseSkipped = "skipped"
+	PhasePartial = "partial"
+	CallSkipped  = "skipped"
+)
+
+// CallRecord is one agent call of a run as its journal and result keep it.
+type CallRecord struct {
+	// Key names the call within the plan: phase/task, phase/item/stage,
+	// phase/rN/i, phase/vN.
+	Key      string   `json:"key"`
+	TaskID   string   `json:"task_id,omitempty"`
+	Agent    string   `json:"agent"`
+	Status   string   `json:"status"`
+	Attempts int      `json:"attempts,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Failures []string `json:"failures,omitempty"`
+	// Output is what the plan uses: the validated JSON of a call with a
+	// schema, else its summary; null for a call that did not end done and
+	// verified (and valid).
+	Output any         `json:"output"`
+	Usage  model.Usage `json:"usage"`
+}
+
+// PhaseResult is one phase of a finished run.
+type PhaseResult struct {
+	ID     string       `json:"id"`
+	Shape  string       `json:"shape"`
+	Status string       `json:"status"`
+	Reason string       `json:"reason,omitempty"`
+	Output any          `json:"output"`
+	Calls  []CallRecord `json:"calls"`
+	Rounds int          `json:"rounds,omitempty"` // until_quiet
+}
+
+// Skipped is a phase or task that did not run, and why.
+type Skipped struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// Result is a finished (or stopped) run: result.json.
+type Result struct {
+	RunID    string         `json:"run_id"`
+	Plan     string         `json:"plan"`
+	Status   string         `json:"status"`
+	Reason   string         `json:"reason,omitempty"`
+	Started  time.Time      `json:"started"`
+	Finished time.Time      `json:"finished"`
+	Agents   int            `json:"agents"`
+	Usage    model.Usage    `json:"usage"`
+	Outputs  map[string]any `json:"outputs"`
+	Phases   []PhaseResult  `json:"phases"`
+	Skipped  []Skipped      `json:"skipped,omitempty"`
+}
+
+// Counts are a phase's calls by state, for progress.
+type Counts struct {
+	Done    int `json:"done"`
+	Running int `json:"running"`
+	Failed  int `json:"failed"`
+	Queued  int `json:"queued"`
+}
+
+// Event is progress: one phase's counts after a change.
+type Event struct {
+	RunID  string `json:"run_id"`
+	Phase  string `json:"phase"`
+	Shape  string `json:"shape"`
+	Status string `json:"status"` // waiting, running, done, failed, skipped, partial
+	Counts
+}

@@ -1,0 +1,269 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+)
+
+// parallel runs a list of calls; tasks with depends_on wait for the tasks
+// they name, and are skipped when one of those yields null.
+func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
+	pr := PhaseResult{ID: ph.ID, Shape: "parallel", Calls: make([]CallRecord, len(ph.Parallel))}
+	x.queue(ph, len(ph.Parallel))
+	base := x.scope()
+	done := map[string]chan struct{}{}
+	for _, t := range ph.Parallel {
+		if t.ID != "" {
+			done[t.ID] = make(chan struct{})
+		}
+	}
+	var mu sync.Mutex
+	outs := map[string]any{}
+	var wg sync.WaitGroup
+	for j := range ph.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := &ph.Parallel[j]
+			key := ph.ID + "/" + taskKey(t, j)
+			if t.ID != "" {
+				defer close(done[t.ID])
+			}
+			scope := with2(base)
+			for _, d := range t.DependsOn {
+				<-done[d]
+				mu.Lock()
+				v := outs[d]
+				mu.Unlock()
+				if v == nil {
+					why := fmt.Sprintf("it depends on task %s, which yielded no result", d)
+					pr.Calls[j] = CallRecord{Key: key, Agent: t.Agent, Status: CallSkipped, Error: why}
+					x.skip(taskKey(t, j), why)
+					x.count(ph, func(n *Counts) { dequeue(n); n.Failed++ })
+					return
+				}
+				scope[d] = v
+			}
+			pr.Calls[j] = x.call(ctx, ph, key, t, scope)
+			if t.ID != "" {
+				mu.Lock()
+				outs[t.ID] = pr.Calls[j].Output
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	list := make([]any, len(pr.Calls))
+	for j, c := range pr.Calls {
+		list[j] = c.Output
+		if id := ph.Parallel[j].ID; id != "" {
+			x.mu.Lock()
+			x.outputs[id] = c.Output
+			x.mu.Unlock()
+		}
+	}
+	pr.Output = list
+	pr.Status, pr.Reason = phaseStatus(ctx, pr.Calls)
+	return pr
+}
+
+func taskKey(t *Call, j int) string {
+	if t.ID != "" {
+		return t.ID
+	}
+	return strconv.Itoa(j)
+}
+
+// with2 copies a scope so a call can add its own names.
+func with2(s map[string]any) map[string]any {
+	out := make(map[string]any, len(s)+4)
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
+// phaseStatus: failed when every call yielded null, partial when some were
+// skipped or cancelled, else done.
+func phaseStatus(ctx context.Context, calls []CallRecord) (string, string) {
+	ok, skipped := 0, 0
+	for _, c := range calls {
+		if c.Output != nil {
+			ok++
+		}
+		if c.Status == CallSkipped || c.Status == "cancelled" {
+			skipped++
+		}
+	}
+	switch {
+	case len(calls) > 0 && ok == 0:
+		return PhaseFailed, fmt.Sprintf("all %d calls yielded no result", len(calls))
+	case ctx.Err() != nil || skipped > 0:
+		return PhasePartial, fmt.Sprintf("%d of %d calls did not run", skipped, len(calls))
+	}
+	return PhaseDone, ""
+}
+
+// each runs every item through the pipeline of stages, items in parallel
+// with no barrier; a stage that yields null ends its item.
+func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
+	pr := PhaseResult{ID: ph.ID, Shape: "each"}
+	base := x.scope()
+	items, err := eachItems(ph, base)
+	if err != nil {
+		pr.Status, pr.Reason, pr.Output = PhaseFailed, err.Error(), []any{}
+		return pr
+	}
+	as := ph.As
+	if as == "" {
+		as = "item"
+	}
+	x.queue(ph, len(items)*len(ph.Stages))
+	outs := make([]any, len(items))
+	calls := make([][]CallRecord, len(items))
+	var wg sync.WaitGroup
+	for i, item := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scope := with2(base)
+			scope[as], scope["prev"] = item, nil
+			var out any
+			for j := range ph.Stages {
+				st := &ph.Stages[j]
+				rec := x.call(ctx, ph, fmt.Sprintf("%s/%d/%s", ph.ID, i, taskKey(st, j)), st, scope)
+				calls[i] = append(calls[i], rec)
+				out = rec.Output
+				if out == nil {
+					x.count(ph, func(n *Counts) { n.Queued = max(0, n.Queued-(len(ph.Stages)-j-1)) })
+					break
+				}
+				scope["prev"] = out
+				if st.ID != "" {
+					scope[st.ID] = out
+				}
+			}
+			outs[i] = out
+		}()
+	}
+	wg.Wait()
+	for _, c := range calls {
+		pr.Calls = append(pr.Calls, c...)
+	}
+	pr.Output = outs
+	pr.Status, pr.Reason = itemsStatus(ctx, outs, pr.Calls)
+	return pr
+}
+
+func itemsStatus(ctx context.Context, outs []any, calls []CallRecord) (string, string) {
+	ok := 0
+	for _, o := range outs {
+		if o != nil {
+			ok++
+		}
+	}
+	if len(outs) > 0 && ok == 0 {
+		return PhaseFailed, fmt.Sprintf("none of the %d items came through every stage", len(outs))
+	}
+	if st, why := phaseStatus(ctx, calls); st == PhasePartial {
+		return st, why
+	}
+	return PhaseDone, ""
+}
+
+// eachItems evaluates the items selector: a list (of any values).
+func eachItems(ph *Phase, scope map[string]any) ([]any, error) {
+	sel, err := ParseSelector(ph.Each)
+	if err != nil {
+		return nil, err
+	}
+	v, err := sel.Eval(scope)
+	if err != nil {
+		return nil, err
+	}
+	switch l := v.(type) {
+	case []any:
+		return l, nil
+	case nil:
+		return nil, fmt.Errorf("each: %s is null (the call that should give it yielded no result)", ph.Each)
+	}
+	return nil, fmt.Errorf("each: %s is not a list but %s", ph.Each, formatValue(v))
+}
+
+// untilQuiet repeats rounds of a call until quiet_rounds rounds in a row
+// add no finding (by key), or max_rounds.
+func (x *executor) untilQuiet(ctx context.Context, ph *Phase) PhaseResult {
+	u := ph.UntilQuiet
+	pr := PhaseResult{ID: ph.ID, Shape: "until_quiet"}
+	base := x.scope()
+	seen := []any{}
+	keys := map[string]bool{}
+	quiet := 0
+	for round := 1; round <= u.maxRounds() && quiet < u.quietRounds() && ctx.Err() == nil; round++ {
+		x.queue(ph, u.perRound())
+		scope := with2(base)
+		scope["seen"], scope["round"] = append([]any(nil), seen...), round
+		recs := make([]CallRecord, u.perRound())
+		var wg sync.WaitGroup
+		for i := range recs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				recs[i] = x.call(ctx, ph, fmt.Sprintf("%s/r%d/%d", ph.ID, round, i), &u.Call, scope)
+			}()
+		}
+		wg.Wait()
+		pr.Calls, pr.Rounds = append(pr.Calls, recs...), round
+		added := 0
+		for _, r := range recs {
+			for _, f := range findings(r.Output, u.findingsField()) {
+				k := keyOf(f, u.Key)
+				if k == "" || keys[k] {
+					continue
+				}
+				keys[k] = true
+				seen = append(seen, f)
+				added++
+			}
+		}
+		if added == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
+	pr.Output = seen
+	pr.Status, pr.Reason = phaseStatus(ctx, pr.Calls)
+	return pr
+}
+
+// findings is the list under field of an output.
+func findings(out any, field string) []any {
+	m, _ := out.(map[string]any)
+	l, _ := m[field].([]any)
+	return l
+}
+
+// keyOf is a finding's dedupe key: its key field as text.
+func keyOf(f any, key string) string {
+	m, ok := f.(map[string]any)
+	if !ok {
+		return canonical(f)
+	}
+	v, ok := m[key]
+	if !ok || v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return canonical(v)
+}
+
+func canonical(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
