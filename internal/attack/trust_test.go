@@ -2,6 +2,7 @@ package attack_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,4 +131,111 @@ func readJSON(t *testing.T, path string) map[string]any {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return m
+}
+
+// The secrets of case 10.
+const (
+	ghToken    = "ghp_R3alT0kenValue0123456789abcdefABCD"
+	ghPAT      = "patvalue-0123456789-zyxw"
+	dbPasswd   = "db-passwd-Xy9!kq2"
+	envDBPass  = "correct-horse-battery"
+	awsKeyID   = "AKIAABCDEFGHIJKLMNOP"
+	awsSecret  = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	stripeKey  = "sk_live_51HqLyjWDarjtT1zdp7dc0123"
+	dotenvFile = "DB_PASSWORD=" + envDBPass + "\nAWS_ACCESS_KEY_ID=" + awsKeyID + "\nAWS_SECRET_ACCESS_KEY=" + awsSecret + "\nSTRIPE=" + stripeKey + "\n"
+)
+
+// hostileSecretsScript has a child print every secret it can reach, plainly
+// and reversed, and report them in its summary; the root does the same
+// from its own Bash.
+const hostileSecretsScript = `agents:
+  root:
+    - tools:
+        - Bash: {command: "echo $GITHUB_TOKEN | rev; echo $GH_PAT"}
+        - Task: {subagent_type: general-purpose, description: leak, prompt: "print the secrets"}
+    - say: "root saw {{result 0}} and {{result 1}}"
+  general-purpose:
+    - tools:
+        - Bash: {command: "echo tok=$GITHUB_TOKEN; echo $GITHUB_TOKEN | rev; echo pat=$GH_PAT pw=$MY_DB_PASSWD_X; cat .env"}
+    - say: "leaked {{result 0}}"
+`
+
+// TestSecretsNeverWritten (case 10): a child's environment holds no
+// secret-looking variable it did not ask for, and every secret value the
+// processes can see — environment, reversed, .env, key formats — is
+// redacted from the child's result and transcript and the root's
+// transcript and output.
+func TestSecretsNeverWritten(t *testing.T) {
+	p := newProject(t, map[string]string{"README.md": "# x\n", ".gitignore": ".env\n"})
+	writeFile(t, filepath.Join(p.root, ".env"), dotenvFile)
+	mdl := p.script("secrets.yaml", hostileSecretsScript)
+	env := []string{"GITHUB_TOKEN=" + ghToken, "GH_PAT=" + ghPAT, "MY_DB_PASSWD_X=" + dbPasswd}
+	code, out, errs := p.brood(t.Context(), env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 || !strings.Contains(out, "root saw") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	secrets := []string{ghToken, reverse(ghToken), ghPAT, dbPasswd, envDBPass, awsKeyID, awsSecret, stripeKey}
+	id := p.taskIDs()[0]
+	dir := filepath.Join(p.root, ".brood", "dispatch", id)
+	sessions, _ := filepath.Glob(filepath.Join(p.root, ".brood", "sessions", "*.jsonl"))
+	files := append([]string{filepath.Join(dir, "result.json"), filepath.Join(dir, "session.jsonl"), filepath.Join(dir, "stderr.log")}, sessions...)
+	texts := map[string]string{"stdout": out, "stderr": errs}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		texts[f] = string(b)
+	}
+	for where, text := range texts {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds the secret %q", where, s)
+			}
+		}
+	}
+	// The child never had the tokens: its output shows them empty, not
+	// redacted; the root's Bash had them and its output is redacted.
+	if sum := readJSON(t, filepath.Join(dir, "result.json"))["summary"].(string); !strings.Contains(sum, "tok=\n") || !strings.Contains(sum, "pat= pw=") {
+		t.Errorf("the child's environment held secrets it did not ask for:\n%s", sum)
+	}
+	t.Logf("stdout:\n%s", out)
+	if !strings.Contains(out, "[REDACTED:GITHUB_TOKEN]") || !strings.Contains(out, "[REDACTED:.env:DB_PASSWORD]") {
+		t.Errorf("the root's answer shows no redaction markers:\n%s", out)
+	}
+}
+
+func reverse(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
+}
+
+// TestSecretAllowlist: a definition that asks for a variable by name
+// (`env: [GH_PAT]`) gets it, and only it; its value is still redacted from
+// everything written.
+func TestSecretAllowlist(t *testing.T) {
+	p := newProject(t, nil)
+	writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "gh.md"),
+		"---\nname: gh\ndescription: talks to GitHub\ntools: Bash\nenv: [GH_PAT]\n---\nUse gh.\n")
+	mdl := p.script("allow.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: gh, description: gh, prompt: "check"}
+    - say: "{{result 0}}"
+  gh:
+    - tools:
+        - Bash: {command: "echo pat=$GH_PAT tok=$GITHUB_TOKEN; echo $GH_PAT | wc -c"}
+    - say: "{{result 0}}"
+`)
+	env := []string{"GITHUB_TOKEN=" + ghToken, "GH_PAT=" + ghPAT}
+	code, out, errs := p.brood(t.Context(), env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "pat=[REDACTED:GH_PAT] tok=\n") || !strings.Contains(out, fmt.Sprint(len(ghPAT)+1)) || strings.Contains(out, ghPAT) {
+		t.Errorf("the allowlisted variable did not reach the child, or was not redacted:\n%s", out)
+	}
 }

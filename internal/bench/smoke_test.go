@@ -63,8 +63,11 @@ func TestSmoke(t *testing.T) {
 			if r.Seen < 1+r.K {
 				t.Errorf("K=%d: saw %d processes, want at least the root and its %d children", r.K, r.Seen, r.K)
 			}
-			if r.MarginalWall <= 0 || r.MarginalCPU <= 0 {
-				t.Errorf("K=%d: marginal wall %s, cpu %s: want positive", r.K, r.MarginalWall, r.MarginalCPU)
+			// Marginal wall time is a difference of two medians of wall
+			// clocks: on a loaded machine it can come out negative, so
+			// only the CPU the children add is required to show.
+			if r.MarginalCPU <= 0 {
+				t.Errorf("K=%d: marginal cpu %s: want positive", r.K, r.MarginalCPU)
 			}
 		}
 	}

@@ -52,14 +52,28 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 		return 1 // check printed every problem already
 	}
 	var ee *cmdutil.ExitError
-	if errors.As(err, &ee) {
+	if errors.As(err, &ee) && !cmdutil.IsUsage(err) {
 		if ee.Err != nil && ee.Err.Error() != "" {
 			fmt.Fprintln(f.Err, "brood:", ee.Err)
 		}
 		return ee.Code
 	}
 	fmt.Fprintln(f.Err, "brood:", err)
-	return 1
+	if cmdutil.IsUsage(err) {
+		fmt.Fprintf(f.Err, "Run '%s --help' for usage.\n", usagePath(root, args))
+		return cmdutil.ExitUsage
+	}
+	return cmdutil.ExitFailed
+}
+
+// usagePath is the command the arguments named ("brood tasks show"), for
+// the hint after a usage error.
+func usagePath(root *cobra.Command, args []string) string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return root.Name()
+	}
+	return cmd.CommandPath()
 }
 
 // NewCmdRoot builds the root command with every noun under it.
@@ -80,7 +94,10 @@ Start with:
 Models are chosen as provider/model with --model, BROOD_MODEL or model = "..." in
 .brood/settings.toml: anthropic/claude-sonnet-5-5 (ANTHROPIC_API_KEY), openai/gpt-5
 (OPENAI_API_KEY, OPENAI_BASE_URL), ollama/qwen3, vllm/..., llamacpp/...,
-or script:FILE for the offline scripted model.`,
+or script:FILE for the offline scripted model.
+
+` + cmdutil.ExitStatusHelp,
+		Version:       version.String(Version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -106,5 +123,26 @@ or script:FILE for the offline scripted model.`,
 		newMCPCmd(f),
 		workflow.NewCmdWorkflow(f, nil),
 	)
+	root.SetVersionTemplate("brood {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	})
+	markUsageErrors(root)
 	return root
+}
+
+// markUsageErrors makes every command's argument-count errors usage errors
+// (exit status 2).
+func markUsageErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markUsageErrors(sub)
+	}
 }

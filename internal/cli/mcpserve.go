@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/mcpserver"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 func newMCPCmd(app *cmdutil.Factory) *cobra.Command {
@@ -58,7 +56,7 @@ func mcpServer(ctx context.Context, a *cmdutil.Factory) (*mcpserver.Server, func
 		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
-		Redact: tool.NewRedactor(os.Environ()).Redact,
+		Redact: a.Redactor.Redact,
 	}
 	d, err := delegate.New(cfg)
 	if err != nil {

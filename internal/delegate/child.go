@@ -200,6 +200,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	tenv := &tool.Env{
 		Dir: workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,
 		OnGroup:     trackGroups(dir),
+		Redactor:    tool.NewProjectRedactor(os.Environ(), env.ProjectRoot),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
 	}
 	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)

@@ -174,6 +174,9 @@ type Outcome struct {
 	// RecordErr is set when the parent could not record its verdict (a
 	// full disk): the run is then never reported as done.
 	RecordErr error
+	// Concerns are what the edge guardrails found (shape, scope, evidence,
+	// refused attempts); the status stands.
+	Concerns []string
 }
 
 // Dispatch runs one child to completion. A refusal (unknown agent, scope,

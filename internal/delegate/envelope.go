@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/registry"
 )
 
@@ -74,6 +75,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             def.Network,
+		Env:                 def.Env,
 		Model:               modelSpec,
 		Effort:              firstNonEmpty(def.Effort, s.Effort),
 		MaxTurns:            maxTurns,
@@ -179,7 +181,15 @@ func childSystem(def *registry.Definition, parentSystem string, req Request, wor
 		b.WriteString("DELEGATION:\nWhen part of the task is a separable search or investigation, you may hand it to a subagent with the Task tool and a self-contained brief; do small things yourself.\n\n")
 	}
 	fmt.Fprintf(&b, "WORKSPACE PATH:\n%s\nUse this exact absolute path. Never assume /workspace or any path the task does not give.\n\n", workspace)
-	b.WriteString("When you finish, your last message is the only thing the parent sees. Write it as a summary with these sections:\n## What I did\n## What I found\n## Files changed\n## Problems\nIf you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
+	sections := def.Sections
+	if len(sections) == 0 {
+		sections = guard.DefaultSections()
+	}
+	b.WriteString("When you finish, your last message is the only thing the parent sees. Write it as a summary with these sections:\n")
+	for _, sec := range sections {
+		b.WriteString("## " + sec + "\n")
+	}
+	b.WriteString("If you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
 	return b.String()
 }
 

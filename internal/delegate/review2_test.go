@@ -79,7 +79,10 @@ agents:
         **Blocked by:** the token sekrit-value-123 was rejected
 `
 	p := newProject(t, script, nil)
-	p.env = append(p.env, "DEPLOY_TOKEN=sekrit-value-123")
+	// A child never holds the parent's secret-looking variables (it gets
+	// only those its definition names); what it can read is the project's
+	// .env, whose values its redactor knows.
+	must(t, os.WriteFile(filepath.Join(p.root, ".env"), []byte("DEPLOY_TOKEN=sekrit-value-123\n"), 0o600))
 	d := p.dispatcher(p.settings(nil), 1, nil)
 	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
 	must(t, err)

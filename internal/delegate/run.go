@@ -24,6 +24,7 @@ import (
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // GroupsFile is where a child lists the process groups its Bash commands
@@ -75,13 +76,15 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	// child ran, and its result is judged as usual.)
 	killLeftovers(j.td, o.PID)
 	out.Output = o
-	res, v := d.judge(ctx, j, s, o)
+	res, v, want := d.judge(ctx, j, s, o)
 	isoMsg := ""
 	if s.ws != nil {
 		isoMsg = d.land(ctx, s.ws, j.td, res)
 		res.Isolation = isoMsg
 	}
 	out.Result, out.Failures = res, v.Reasons
+	out.Concerns = d.concerns(j.name, j.dir, j.env, res, want)
+	v.Concerns = out.Concerns
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()
@@ -105,7 +108,8 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	env, td, id := j.env, j.td, j.env.TaskID
 	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
 	cmd.Dir = env.Workspace
-	cmd.Env = append(childEnv(d.cfg.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	// No secret-looking variable reaches a child unless its definition asks for it by name.
+	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
 	// A fresh file: whatever the child left at stderr.log (a link to a
 	// file of the user's) is removed, never opened.
 	if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
@@ -150,7 +154,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 
 // judge decides how a run ended: the result the parent model sees and the
 // verdict recorded. The child's result.json is read, never rewritten.
-func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Output) (*dispatch.Result, dispatch.Verdict) {
+func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Output) (*dispatch.Result, dispatch.Verdict, dispatch.Expect) {
 	env, id := j.env, j.env.TaskID
 	want := dispatch.Expect{TaskID: id, Agent: j.name, ReadOnly: env.ReadOnly}
 	if s.before != nil {
@@ -168,12 +172,12 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			status, why = dispatch.StatusKilled, killedByUser(kill)
 		}
 		res = d.recover(j, status, why, true)
-		return res, verdictOf(j, res, nil, dispatch.HashRecord(j.td, taskdir.Result))
+		return res, verdictOf(j, res, nil, dispatch.HashRecord(j.td, taskdir.Result)), want
 	case readErr != nil:
 		// Not JSON, not a file: failed, naming the file and the error. The
 		// child's file stays as it is, for whoever looks into it.
 		res = d.recover(j, dispatch.StatusFailed, "the child's "+readErr.Error(), false)
-		return res, verdictOf(j, res, []string{readErr.Error()}, hash)
+		return res, verdictOf(j, res, []string{readErr.Error()}, hash), want
 	}
 	switch {
 	case kill != nil:
@@ -195,7 +199,7 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 		res.Status, res.ResumeHandle = dispatch.StatusFailed, id
 		res.Error = "its parent rejected the result: " + strings.Join(fails, "; ")
 	}
-	return res, verdictOf(j, res, fails, hash)
+	return res, verdictOf(j, res, fails, hash), want
 }
 
 // noResult says how a child that wrote no result ended, from the parent's
@@ -277,7 +281,7 @@ func (d *Dispatcher) record(j *job, out *Outcome, v dispatch.Verdict, isoMsg str
 	out.Text = dispatch.View{
 		Result: res, Duration: dur, InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: j.td.File(taskdir.Result), Transcript: j.td.File(taskdir.Session), Verification: v.Reasons,
-		IsolationMsg: isoMsg, Notes: notes,
+		IsolationMsg: isoMsg, Notes: notes, Concerns: out.Concerns,
 	}.Render()
 }
 

@@ -27,7 +27,7 @@ func (d *Dispatcher) Tools() []tool.Tool {
 }
 
 func (d *Dispatcher) allTools() []tool.Tool {
-	return []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}}
+	return []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}, &workflowTool{d: d}}
 }
 
 const taskGuidance = `Launch a subagent: a separate brood process with its own fresh context, which works on a self-contained task and returns only its final report.

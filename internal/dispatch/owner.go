@@ -48,6 +48,8 @@ type Verdict struct {
 	Status   string   `json:"status"`
 	Accepted bool     `json:"accepted"`
 	Reasons  []string `json:"reasons,omitempty"` // why it was rejected
+	// Concerns are the edge guardrails' findings (the status stands).
+	Concerns []string `json:"concerns,omitempty"`
 	// Error is the parent's account of how the run ended when the child's
 	// own does not hold (killed, failed to parse, no space left).
 	Error    string `json:"error,omitempty"`

@@ -94,6 +94,7 @@ type Envelope struct {
 	ReadOnly      bool        `json:"read_only"`
 	Isolation     string      `json:"isolation,omitempty"`
 	Network       *bool       `json:"network,omitempty"`
+	Env           []string    `json:"env,omitempty"` // secret-looking variables the child keeps (its definition's allowlist)
 	Model         string      `json:"model"`
 	Effort        string      `json:"effort,omitempty"`
 	MaxTurns      int         `json:"max_turns"`

@@ -40,6 +40,9 @@ type View struct {
 	// Notes are the runtime's remarks on the dispatch (a tool withdrawn, a
 	// model read as inherit).
 	Notes []string
+	// Concerns are the parent's edge guardrails' findings (internal/guard):
+	// the status stands, but the parent model should check these.
+	Concerns []string
 }
 
 // Render wraps a child's summary as untrusted data. Nothing is ever cut
@@ -98,6 +101,9 @@ func (v View) Render() string {
 	}
 	if r.Error != "" {
 		fmt.Fprintf(&b, "Error: %s\n", oneLine(r.Error))
+	}
+	for _, c := range v.Concerns {
+		fmt.Fprintf(&b, "Concern: %s\n", oneLine(c))
 	}
 	for _, f := range v.Verification {
 		fmt.Fprintf(&b, "Verification failed: %s (transcript: %s)\n", oneLine(f), v.Transcript)

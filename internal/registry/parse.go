@@ -129,8 +129,12 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			if b, ok := p.boolean(f); ok {
 				d.Network = &b
 			}
+		case "sections":
+			d.Sections = p.list(f)
 		case "permissionmode":
 			d.PermissionMode = p.permissionMode(f)
+		case "env":
+			d.Env = p.envNames(f)
 		case "sandbox":
 			// brood's own key: "read-only" keeps the agent read-only even
 			// with Bash, which the kernel sandbox then holds read-only (and
@@ -245,6 +249,34 @@ func (p *parsing) permissionMode(f *field) string {
 	return ""
 }
 
+// list reads a list of texts, or one comma-separated text.
+func (p *parsing) list(f *field) []string {
+	var out []string
+	switch v := f.value.(type) {
+	case string:
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				p.warn(f.line, "%s must be a list of texts; ignored", f.key)
+				return nil
+			}
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	p.warn(f.line, "%s must be a list of texts; ignored", f.key)
+	return nil
+}
+
 // integer reads a whole number, also when written as a quoted string.
 func (p *parsing) integer(f *field) (int, bool) {
 	switch v := f.value.(type) {
@@ -345,6 +377,26 @@ func (p *parsing) delegate(d *Definition, f *field) {
 		return // an empty list delegates to no one
 	}
 	d.Delegate, d.DelegateAllow = true, names
+}
+
+// envNames reads the `env` allowlist: variable names, as a list or a comma
+// string.
+func (p *parsing) envNames(f *field) []string {
+	names, ok := toolEntries(f.value)
+	if !ok {
+		p.warn(f.line, "env: want a list of environment variable names (env: [GH_TOKEN]); ignored")
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" || strings.ContainsAny(n, "= \t") {
+			p.warn(f.line, "env: %q is not an environment variable name; ignored", n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // tools resolves tools and disallowedTools, which are read together because

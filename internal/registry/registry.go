@@ -103,6 +103,9 @@ type Definition struct {
 	// from an absent value.
 	Priority    int  `json:"priority,omitempty"`
 	HasPriority bool `json:"has_priority,omitempty"`
+	// Sections are the report headings the agent's final message must have
+	// (frontmatter `sections:`); nil means the built-ins' four.
+	Sections []string `json:"sections,omitempty"`
 	// PermissionMode is Claude Code's permissionMode key ("" when absent):
 	// the mode the agent asks to run in, which the dispatcher grants only
 	// within what its parent may do (delegate.childMode).
@@ -110,6 +113,10 @@ type Definition struct {
 	// Network is nil for the default; false asks the sandbox to cut the
 	// child off the network.
 	Network *bool `json:"network,omitempty"`
+	// Env names the secret-looking environment variables (GH_TOKEN, ...)
+	// the child may keep (frontmatter `env: [GH_TOKEN]`); every other one
+	// is removed from its environment (tool.ChildEnviron).
+	Env []string `json:"env,omitempty"`
 
 	// Extra keeps every frontmatter key brood does not interpret (Claude
 	// Code's color, skills, hooks, ... and unknown keys), so

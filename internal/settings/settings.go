@@ -37,6 +37,9 @@ type Settings struct {
 	// FixAttempts is how often a child may fail the same call before it must
 	// stop and report a checkpoint (default 3).
 	FixAttempts int `toml:"fix_attempts"`
+	// TestCommands are the commands that count as running tests when a
+	// child claims tests pass (nil: guard.DefaultTestCommands).
+	TestCommands []string `toml:"test_commands"`
 
 	Permissions Permissions `toml:"permissions"`
 	Agents      Agents      `toml:"agents"`

@@ -75,7 +75,10 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	// brood's own provider keys are not the command's business: a model
 	// could print them in ways redaction does not recognise (base64, rev).
 	environ := withoutProviderKeys(os.Environ())
-	redactor := NewRedactor(environ)
+	redactor := env.Redactor
+	if redactor == nil {
+		redactor = NewRedactor(environ)
+	}
 	out := newCapture(env.outputLimit(), env.outputDir())
 	w := redactor.Writer(out)
 
@@ -147,9 +150,6 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	}
 	return Result{Content: text, IsError: len(status) > 0 && !errors.Is(err, exec.ErrWaitDelay)}
 }
-
-// providerKeys are the credentials brood itself uses to reach models.
-var providerKeys = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
 
 func withoutProviderKeys(env []string) []string {
 	out := env[:0:0]

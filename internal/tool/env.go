@@ -26,6 +26,10 @@ type Env struct {
 	BashTimeout time.Duration
 	// OutputLimit caps the bytes of tool output returned inline (0: 30000).
 	OutputLimit int
+	// Redactor scrubs secrets from command output (nil: the secret-looking
+	// variables of this process's environment). Build it once per process
+	// with NewProjectRedactor, so .env values are caught as well.
+	Redactor *Redactor
 	// OnGroup, when set, is told of every process group Bash starts
 	// (alive) and of each one once it is empty (!alive), so that a
 	// supervisor can kill what is left if this process dies first.

@@ -1,83 +1,193 @@
 package tool
 
 import (
+	"encoding/base64"
 	"io"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // minSecretLen is the shortest environment value treated as a secret; short
 // values ("1", "true") would blank out ordinary text everywhere.
 const minSecretLen = 6
 
-// IsSecretName reports whether an environment variable's name says it holds
-// a credential: *_KEY, *_TOKEN, *_SECRET, *_PASSWORD and the provider keys.
-func IsSecretName(name string) bool {
-	n := strings.ToUpper(name)
-	if n == "ANTHROPIC_API_KEY" || n == "OPENAI_API_KEY" {
-		return true
-	}
-	for _, suf := range []string{"_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD", "_APIKEY"} {
-		if strings.HasSuffix(n, suf) {
-			return true
-		}
-	}
-	return false
-}
-
-// Redactor replaces the values of secret environment variables with a
-// marker naming the variable, so that command output and transcripts never
-// carry a credential that happened to be printed. It is immutable and safe
-// for concurrent use.
+// Redactor replaces secrets with a marker naming where they came from, so
+// that command output, transcripts, results and logs never carry a
+// credential that happened to be printed. It knows three kinds:
+//
+//   - the values of secret-looking environment variables (IsSecretName),
+//     as they are, reversed and base64-encoded, as [REDACTED:NAME];
+//   - the values of a project's .env files (see NewProjectRedactor), as
+//     [REDACTED:.env:NAME];
+//   - common key formats, whoever printed them (Anthropic and OpenAI keys,
+//     GitHub tokens, AWS access key ids, Stripe and Slack keys, private key
+//     blocks), as [REDACTED:kind].
+//
+// The literal values are matched by one strings.Replacer, built on first
+// use; the formats by one regular expression behind a cheap prefilter. A
+// Redactor is immutable once built and safe for concurrent use.
 type Redactor struct {
 	secrets []secretVar // longest value first, so overlapping values redact whole
-	maxLen  int
+	longest int
+
+	once sync.Once
+	rep  *strings.Replacer
 }
 
-type secretVar struct{ name, value string }
+type secretVar struct{ label, value string }
 
 // NewRedactor picks the secrets out of an environment in os.Environ form
 // ("NAME=value").
 func NewRedactor(environ []string) *Redactor {
-	r := &Redactor{}
-	seen := map[string]bool{}
+	return newRedactor(envSecrets(environ))
+}
+
+// NewProjectRedactor is NewRedactor plus the values of the .env files at
+// the top of projectRoot and one directory below (see ProjectEnvSecrets).
+func NewProjectRedactor(environ []string, projectRoot string) *Redactor {
+	return newRedactor(append(envSecrets(environ), projectEnvSecrets(projectRoot)...))
+}
+
+func envSecrets(environ []string) []secretVar {
+	var out []secretVar
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || !IsSecretName(name) || len(value) < minSecretLen || seen[value] {
+		if !ok || !IsSecretName(name) || len(value) < minSecretLen {
 			continue
 		}
-		seen[value] = true
-		r.secrets = append(r.secrets, secretVar{name, value})
-		r.maxLen = max(r.maxLen, len(value))
+		out = append(out, variants(name, value)...)
+	}
+	return out
+}
+
+// variants are the spellings of one secret value that redaction catches:
+// the value, reversed, and base64 of it (with and without the newline echo
+// adds). A secret encoded some other way is what the child environment's
+// allowlist is for: a child never holds one it did not ask for.
+func variants(label, value string) []secretVar {
+	out := []secretVar{{label, value}}
+	if rev := reverse(value); rev != value {
+		out = append(out, secretVar{label, rev})
+	}
+	for _, v := range []string{value, value + "\n"} {
+		enc := strings.TrimRight(base64.StdEncoding.EncodeToString([]byte(v)), "=")
+		if len(enc) >= 8 {
+			out = append(out, secretVar{label, enc})
+		}
+	}
+	return out
+}
+
+func reverse(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
+}
+
+func newRedactor(secrets []secretVar) *Redactor {
+	r := &Redactor{}
+	seen := map[string]bool{}
+	for _, sv := range secrets {
+		if seen[sv.value] || strings.TrimSpace(sv.value) == "" {
+			continue
+		}
+		seen[sv.value] = true
+		r.secrets = append(r.secrets, sv)
+		r.longest = max(r.longest, len(sv.value))
 	}
 	sort.Slice(r.secrets, func(i, j int) bool {
 		if len(r.secrets[i].value) != len(r.secrets[j].value) {
 			return len(r.secrets[i].value) > len(r.secrets[j].value)
 		}
-		return r.secrets[i].name < r.secrets[j].name
+		return r.secrets[i].label < r.secrets[j].label
 	})
 	return r
 }
 
-// Redact returns s with every secret value replaced by [REDACTED:NAME].
+func (r *Redactor) replacer() *strings.Replacer {
+	r.once.Do(func() {
+		pairs := make([]string, 0, 2*len(r.secrets))
+		for _, sv := range r.secrets {
+			pairs = append(pairs, sv.value, "[REDACTED:"+sv.label+"]")
+		}
+		r.rep = strings.NewReplacer(pairs...)
+	})
+	return r.rep
+}
+
+// Redact returns s with every secret replaced by its marker.
 func (r *Redactor) Redact(s string) string {
-	if r == nil {
+	if r == nil || s == "" {
 		return s
 	}
-	for _, sv := range r.secrets {
-		if strings.Contains(s, sv.value) {
-			s = strings.ReplaceAll(s, sv.value, "[REDACTED:"+sv.name+"]")
-		}
+	if len(r.secrets) > 0 {
+		s = r.replacer().Replace(s)
 	}
-	return s
+	return redactFormats(s)
+}
+
+// keyPrefixes are the literal starts of the key formats: a string holding
+// none of them is left to the regular expression not at all.
+var keyPrefixes = []string{"sk-", "sk_", "rk_", "pk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "-----BEGIN"}
+
+// keyFormat matches the common credential formats. Built once, read only.
+var keyFormat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)` +
+		`(?P<anthropic>sk-ant-[A-Za-z0-9_\-]{16,})` +
+		`|(?P<openai>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})` +
+		`|(?P<stripe>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})` +
+		`|(?P<github>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})` +
+		`|(?P<aws>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)` +
+		`|(?P<slack>xox[abposr]-[A-Za-z0-9\-]{10,})` +
+		`|(?P<google>AIza[0-9A-Za-z_\-]{35})` +
+		`|(?P<privatekey>-----BEGIN[ A-Z0-9]*PRIVATE KEY-----.*?-----END[ A-Z0-9]*PRIVATE KEY-----)`)
+})
+
+// redactFormats replaces every key-format match with [REDACTED:kind].
+func redactFormats(s string) string {
+	if !slices.ContainsFunc(keyPrefixes, func(p string) bool { return strings.Contains(s, p) }) {
+		return s
+	}
+	re := keyFormat()
+	names := re.SubexpNames()
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+		kind := "key"
+		for g := 1; g < len(names); g++ {
+			if m[2*g] >= 0 {
+				kind = names[g]
+				break
+			}
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString("[REDACTED:" + kind + "]")
+		last = m[1]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // Writer returns a writer that redacts what passes through it on the way to
-// w. A secret split across two writes is still caught: the last few bytes
-// are held back until the next write or Close, which flushes them.
+// w. It redacts whole lines (a key format's length is open-ended), holding
+// back the unfinished last line until the next write or Close, and a
+// private key block until its end; a very long line is flushed in pieces
+// that keep the longest secret's length back.
 func (r *Redactor) Writer(w io.Writer) io.WriteCloser {
 	return &redactWriter{r: r, w: w}
 }
+
+// Bounds of what the writer holds back.
+const (
+	maxPendingLine = 64 << 10
+	maxPendingKey  = 1 << 20
+)
 
 type redactWriter struct {
 	r       *Redactor
@@ -86,19 +196,29 @@ type redactWriter struct {
 }
 
 func (rw *redactWriter) Write(p []byte) (int, error) {
-	if rw.r == nil || len(rw.r.secrets) == 0 {
-		_, err := rw.w.Write(p)
-		return len(p), err
+	s := rw.pending + string(p)
+	cut := strings.LastIndexByte(s, '\n') + 1
+	if i := strings.LastIndex(s[:cut], "-----BEGIN"); i >= 0 && !strings.Contains(s[i:cut], "-----END") && len(s)-i < maxPendingKey {
+		cut = i // a private key block not finished yet
 	}
-	s := rw.r.Redact(rw.pending + string(p))
-	// Any secret starting before the held-back tail was wholly inside s and
-	// has been replaced; a prefix of one can only sit in the tail.
-	keep := min(rw.r.maxLen-1, len(s))
-	rw.pending = s[len(s)-keep:]
-	if _, err := io.WriteString(rw.w, s[:len(s)-keep]); err != nil {
+	if len(s)-cut > maxPendingLine {
+		cut = len(s) - max(4096, rw.r.maxLen())
+	}
+	rw.pending = s[cut:]
+	if cut == 0 {
+		return len(p), nil
+	}
+	if _, err := io.WriteString(rw.w, rw.r.Redact(s[:cut])); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+func (r *Redactor) maxLen() int {
+	if r == nil {
+		return 0
+	}
+	return r.longest
 }
 
 func (rw *redactWriter) Close() error {

@@ -1,6 +1,9 @@
 package tool
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,5 +50,111 @@ func TestRedactWriterAcrossWrites(t *testing.T) {
 		if got, want := b.String(), "a [REDACTED:API_TOKEN] b [REDACTED:API_TOKEN]"; got != want {
 			t.Fatalf("split at %d: %q, want %q", split, got, want)
 		}
+	}
+}
+
+func TestIsSecretNameSegments(t *testing.T) {
+	for name, want := range map[string]bool{
+		"GH_PAT": true, "MY_DB_PASSWD_X": true, "DB_PASS": true, "SSH_AUTH_SOCK": true, "AWS_SECRET_ACCESS_KEY": true,
+		"githubToken": true, "apiKey": true, "GOOGLE_APPLICATION_CREDENTIALS": true, "SENTRY_DSN": true,
+		"PWD": false, "OLDPWD": false, "PATH": false, "PATCH_LEVEL": false, "KEYBOARD": false, "MONKEY": false,
+		"GIT_ASKPASS": false, "XAUTHORITY": false, "TERM": false, "PASSENGER": false,
+	} {
+		if got := IsSecretName(name); got != want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRedactVariants(t *testing.T) {
+	r := NewRedactor([]string{"GITHUB_TOKEN=tok_1234567890abcdef"})
+	for _, in := range []string{"tok_1234567890abcdef", "fedcba0987654321_kot", "dG9rXzEyMzQ1Njc4OTBhYmNkZWY", "dG9rXzEyMzQ1Njc4OTBhYmNkZWYK"} {
+		if got := r.Redact("x " + in + " y"); got != "x [REDACTED:GITHUB_TOKEN] y" {
+			t.Errorf("Redact(%q) = %q", in, got)
+		}
+	}
+}
+
+func TestRedactKeyFormats(t *testing.T) {
+	r := NewRedactor(nil)
+	for in, kind := range map[string]string{
+		"sk-ant-api03-" + strings.Repeat("a1B2", 10):                                         "anthropic",
+		"sk-proj-" + strings.Repeat("Zz09", 8):                                               "openai",
+		"sk_live_" + strings.Repeat("4eC39HqLyjWDarjtT1zdp7dc", 1):                           "stripe",
+		"ghp_" + strings.Repeat("A1b2C3", 6):                                                 "github",
+		"github_pat_11ABCDEFG0" + strings.Repeat("x", 40):                                    "github",
+		"AKIAIOSFODNN7EXAMPLE":                                                               "aws",
+		"xoxb-1234567890-abcdefghij":                                                         "slack",
+		"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA\n-----END OPENSSH PRIVATE KEY-----": "privatekey",
+	} {
+		if got, want := r.Redact("before "+in+" after"), "before [REDACTED:"+kind+"] after"; got != want {
+			t.Errorf("Redact(%.30q…) = %q, want %q", in, got, want)
+		}
+	}
+	for _, keep := range []string{"a sk- prefix alone", "ghost of github", "AKIA is short", "task-ant-hill"} {
+		if got := r.Redact(keep); got != keep {
+			t.Errorf("Redact(%q) = %q: ordinary text changed", keep, got)
+		}
+	}
+}
+
+func TestProjectRedactorDotenv(t *testing.T) {
+	root := t.TempDir()
+	writeTestFile(t, root+"/.env", "# comment\nDB_PASSWORD=\"hunter2hunter2\"\nexport AWS_KEY=abcdefgh123 # trailing\nNODE_ENV=development\nPORT=8080\nDATABASE_URL=postgres://u:pw12345678@db/x\nSHORT=abc\n")
+	writeTestFile(t, root+"/.env.example", "DB_PASSWORD=changeme-placeholder\n")
+	writeTestFile(t, root+"/svc/.env.local", "STRIPE=whsec_0123456789\n")
+	r := NewProjectRedactor(nil, root)
+	in := "hunter2hunter2 abcdefgh123 development 8080 postgres://u:pw12345678@db/x abc whsec_0123456789 changeme-placeholder"
+	want := "[REDACTED:.env:DB_PASSWORD] [REDACTED:.env:AWS_KEY] development 8080 [REDACTED:.env:DATABASE_URL] abc [REDACTED:.env:STRIPE] changeme-placeholder"
+	if got := r.Redact(in); got != want {
+		t.Errorf("Redact:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestChildEnviron(t *testing.T) {
+	got := ChildEnviron([]string{"PATH=/bin", "GITHUB_TOKEN=x", "GH_TOKEN=y", "ANTHROPIC_API_KEY=k", "MY_DB_PASSWD_X=p", "HOME=/h"}, []string{"GH_TOKEN"})
+	want := []string{"PATH=/bin", "GH_TOKEN=y", "ANTHROPIC_API_KEY=k", "HOME=/h"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("ChildEnviron = %q, want %q", got, want)
+	}
+}
+
+func TestRedactWriterKeyAcrossWrites(t *testing.T) {
+	r := NewRedactor(nil)
+	text := "key: ghp_" + strings.Repeat("A1b2C3", 6) + " done\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabcd\n-----END RSA PRIVATE KEY-----\ntail"
+	for split := 0; split <= len(text); split++ {
+		var b strings.Builder
+		w := r.Writer(&b)
+		w.Write([]byte(text[:split]))
+		w.Write([]byte(text[split:]))
+		w.Close()
+		if got, want := b.String(), "key: [REDACTED:github] done\n[REDACTED:privatekey]\ntail"; got != want {
+			t.Fatalf("split at %d: %q, want %q", split, got, want)
+		}
+	}
+}
+
+func writeTestFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkRedact(b *testing.B) {
+	var env []string
+	for i := range 50 {
+		env = append(env, fmt.Sprintf("SVC%d_TOKEN=value-%d-%s", i, i, strings.Repeat("x", 20)))
+	}
+	r := NewRedactor(env)
+	s := strings.Repeat("an ordinary line of tool output with nothing secret in it at all\n", 500)
+	r.Redact(s)
+	b.SetBytes(int64(len(s)))
+	b.ResetTimer()
+	for b.Loop() {
+		r.Redact(s)
 	}
 }

@@ -5,14 +5,12 @@ package child
 
 import (
 	"context"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // Options are the child-protocol flags.
@@ -53,6 +51,6 @@ func Run(ctx context.Context, opts *Options) error {
 		Settings:     f.Settings,
 		Exe:          f.ChildExe(),
 		Args:         f.ChildArgs(),
-		Redact:       tool.NewRedactor(os.Environ()).Redact,
+		Redact:       f.Redactor.Redact,
 	})
 }

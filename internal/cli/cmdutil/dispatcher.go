@@ -3,7 +3,6 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -67,7 +66,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		Exe: f.ChildExe(), Args: f.ChildArgs(),
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
-		OnEvent: c.OnEvent, Redact: tool.NewRedactor(os.Environ()).Redact,
+		OnEvent: c.OnEvent, Redact: f.Redactor.Redact,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -115,7 +114,7 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
 		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
-		Redact: tool.NewRedactor(os.Environ()).Redact,
+		Redact: f.Redactor.Redact,
 	}
 	return delegate.New(cfg)
 }

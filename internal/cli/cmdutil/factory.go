@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // IO is the process's streams and environment, passed in so that tests can
@@ -38,6 +39,9 @@ type Factory struct {
 	Home        string
 	Settings    settings.Settings
 	Warnings    []string
+	// Redactor scrubs this process's secrets (secret-looking variables,
+	// the project's .env values, key formats) from everything it writes.
+	Redactor *tool.Redactor
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
@@ -80,6 +84,7 @@ func (f *Factory) Load() error {
 		return err
 	}
 	f.Settings, f.Warnings = s, w
+	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
 	return nil
 }
 

@@ -18,28 +18,29 @@ func Result(w io.Writer, o *call.Result, asJSON bool) error {
 			return err
 		}
 		if len(o.Failures) > 0 {
-			return cmdutil.ExitCode(1, nil)
+			return cmdutil.ExitCode(cmdutil.ExitFailed, nil)
 		}
 		return outcomeExit(o)
 	}
 	fmt.Fprint(termsafe.NewWriter(w), o.Text)
 	if len(o.Failures) > 0 {
-		return cmdutil.ExitCode(1, fmt.Errorf("task %s failed verification", o.TaskID))
+		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s failed verification", o.TaskID))
 	}
 	return outcomeExit(o)
 }
 
-// outcomeExit maps how a task ended to the exit status, as brood run does:
-// 1 for failed or killed, 130 for cancelled.
+// outcomeExit maps how a task ended to the exit status, as brood run does
+// (cmdutil.ExitStatusHelp).
 func outcomeExit(o *call.Result) error {
 	if o.Record == nil {
 		return nil
 	}
+	code := cmdutil.StatusCode(o.Status)
 	switch o.Status {
-	case dispatch.StatusFailed, dispatch.StatusKilled:
-		return cmdutil.ExitCode(1, fmt.Errorf("task %s %s: %s", o.TaskID, o.Status, o.Error))
-	case dispatch.StatusCancelled:
-		return cmdutil.ExitCode(130, fmt.Errorf("task %s cancelled; resume it with: brood tasks resume %s \"...\"", o.TaskID, o.TaskID))
+	case dispatch.StatusDone:
+		return nil
+	case dispatch.StatusCancelled, dispatch.StatusPartial, dispatch.StatusCheckpoint:
+		return cmdutil.ExitCode(code, fmt.Errorf("task %s %s; resume it with: brood tasks resume %s \"...\"", o.TaskID, o.Status, o.TaskID))
 	}
-	return nil
+	return cmdutil.ExitCode(code, fmt.Errorf("task %s %s: %s", o.TaskID, o.Status, o.Error))
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -106,7 +105,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	tw, err := session.Open(path, session.Options{Redact: tool.NewRedactor(os.Environ()).Redact})
+	tw, err := session.Open(path, session.Options{Redact: f.Redactor.Redact})
 	if err != nil {
 		return err
 	}
@@ -192,7 +191,7 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		}
 	}
 	if outcome == nil {
-		return cmdutil.ExitCode(1, errors.New("the run ended without an outcome"))
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("the run ended without an outcome"))
 	}
 	var childUsage model.Usage
 	if disp != nil {
@@ -208,9 +207,11 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 	out.Done(outcome, path, childUsage)
 	switch outcome.Status {
 	case agent.StatusFailed:
-		return cmdutil.ExitCode(1, errors.New(outcome.Error))
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New(outcome.Error))
 	case agent.StatusCancelled:
-		return cmdutil.ExitCode(130, fmt.Errorf("cancelled; continue with --session %s", path))
+		return cmdutil.ExitCode(cmdutil.ExitInterrupt, fmt.Errorf("cancelled; continue with --session %s", path))
+	case agent.StatusPartial:
+		return cmdutil.ExitCode(cmdutil.ExitPartial, nil) // Done said how to continue
 	}
 	return nil
 }
@@ -229,5 +230,6 @@ func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
 		Ask:         ask,
 		BashTimeout: f.Settings.Bash.Timeout.Duration,
 		OutputLimit: f.Settings.Bash.OutputLimit,
+		Redactor:    f.Redactor,
 	}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/dispatch"
 )
 
 // Options are the arguments and flags of `brood subagent`.
@@ -114,11 +113,8 @@ func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, req 
 		return err
 	}
 	fmt.Fprintf(f.Err, "task %s finished: %s\n", id, status)
-	switch status {
-	case dispatch.StatusFailed, dispatch.StatusKilled:
-		return cmdutil.ExitCode(1, nil)
-	case dispatch.StatusCancelled:
-		return cmdutil.ExitCode(130, nil)
+	if code := cmdutil.StatusCode(status); code != cmdutil.ExitOK {
+		return cmdutil.ExitCode(code, nil)
 	}
 	return nil
 }

@@ -60,11 +60,33 @@ func killRun(ctx context.Context, opts *KillOptions) error {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		waitGone(ctx, pid, t.ID, grace)
 	}
+	// The process is gone; its parent (another brood) records how it
+	// ended. Wait a grace period for that record, so that what `brood
+	// tasks` shows next is the outcome and not "running (finishing)".
+	waitRecorded(ctx, f.ProjectRoot, t.ID, grace)
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": pid})
 	}
 	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, pid, t.ID)
 	return nil
+}
+
+// waitRecorded polls until the task's listing no longer says running, up
+// to d.
+func waitRecorded(ctx context.Context, root, id string, d time.Duration) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if t, err := dispatch.LoadTask(root, id); err != nil || t.Status != dispatch.StatusRunning {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // waitGone polls until the task's process is gone, up to d.

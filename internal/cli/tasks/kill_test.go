@@ -58,7 +58,7 @@ func TestTasksKill(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`(?m)^`+id+`\s+sleeper\s+(cancelled|killed)\s`).MatchString(out) {
 		t.Errorf("table after kill:\n%s", out)
 	}
-	if code := parent.Wait(t); code != 130 && code != 1 {
+	if code := parent.Wait(t); code != 130 && code != 5 {
 		t.Errorf("the parent exited %d after its child was killed; stderr:\n%s", code, parent.Stderr.String())
 	}
 	code, out, _ = p.Brood("tasks", "output", id)

@@ -43,8 +43,8 @@ func TestTasksPrune(t *testing.T) {
 		t.Fatalf("kill: %s", errOut)
 	}
 	// The parent of a task stopped by `tasks kill` reports it: 130 for
-	// cancelled, 1 for killed.
-	if code := parent.Wait(t); code != 130 && code != 1 {
+	// cancelled, 5 for killed.
+	if code := parent.Wait(t); code != 130 && code != 5 {
 		t.Errorf("the background parent exited %d: %s", code, parent.Stderr.String())
 	}
 	code, out, _ = p.Brood("tasks", "prune", "--json", "--older-than", "1ns")

@@ -1,0 +1,139 @@
+package delegate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/local"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/workflow"
+)
+
+// workflowTool is Workflow: the model hands over a declarative plan and its
+// agents run as this process's children (one level down, against the same
+// depth cap and pool). It is not always allowed: a permission rule
+// `Workflow` approves it (the plan's max_agents caps what that approval
+// covers), else it is asked about like any tool, and denied where no one
+// can be asked.
+type workflowTool struct{ d *Dispatcher }
+
+const workflowGuidance = `Run a declarative multi-agent plan (one approval for the whole run) instead of many Task calls: phases of agents that run in waves; each phase has exactly one shape:
+- parallel: a list of agent calls ({id, agent, prompt, schema}); outputs in order, null for a call that failed.
+- each: a selector over earlier outputs (e.g. list.files[*]) gives items; each item runs through stages (a pipeline; {{item}} and {{prev}} in prompts).
+- until_quiet: repeat a call whose schema yields {findings: [...]}, dedupe by key, stop after quiet_rounds rounds adding nothing or max_rounds ({{seen}} holds the findings so far).
+- votes: run one call count times; accept field's value by majority, unanimous or {at_least: K}.
+Prompts are templates over {{inputs.x}} and earlier outputs (selectors such as review[*].findings[*]). A call with a JSON schema gets its output validated (2 retries). depends_on orders phases (unset: the phase before). Caps: max_agents (default 1000), max_tokens, concurrency.
+Example (YAML or JSON): {"name":"review","phases":[{"id":"find","parallel":[{"id":"files","agent":"explore","prompt":"List the Go files under internal/","schema":{"type":"object","properties":{"files":{"type":"array","items":{"type":"string"}}},"required":["files"]}}]},{"id":"review","each":"files.files[*]","stages":[{"agent":"explore","prompt":"Review {{item}} and report bugs"}]}]}
+The result comes back as untrusted data; the whole of it is kept in .brood/workflows/<run_id>/result.json.`
+
+func (w *workflowTool) Spec() model.ToolSpec {
+	return model.ToolSpec{
+		Name:        "Workflow",
+		Description: workflowGuidance + "\n\nAgent types: " + strings.Join(w.d.names(), ", "),
+		Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"plan":{"description":"The plan: an object, or its YAML/JSON text (schema: docs/workflow.schema.json)"},` +
+			`"inputs":{"type":"object","description":"Values for the plan's declared inputs","additionalProperties":true}` +
+			`},"required":["plan"],"additionalProperties":false}`),
+	}
+}
+
+func (w *workflowTool) ReadOnly() bool { return false }
+
+func (w *workflowTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
+	var in struct {
+		Plan   json.RawMessage `json:"plan"`
+		Inputs map[string]any  `json:"inputs"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil || len(in.Plan) == 0 {
+		return tool.Errorf("Workflow needs plan (an object or its YAML/JSON text), and optionally inputs")
+	}
+	src := []byte(in.Plan)
+	var text string
+	if json.Unmarshal(in.Plan, &text) == nil {
+		src = []byte(text)
+	}
+	res, err := w.d.RunPlan(ctx, "the Workflow plan", src, in.Inputs)
+	if err != nil {
+		return tool.Errorf("%v", err)
+	}
+	return tool.Result{Content: w.render(res), IsError: res.Status == workflow.RunFailed}
+}
+
+// RunPlan parses, checks and runs a plan through the local engine with
+// this dispatcher as its runner: the one path of the Workflow tool (and of
+// an MCP server's).
+func (d *Dispatcher) RunPlan(ctx context.Context, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
+	if !d.CanDelegate() {
+		return nil, fmt.Errorf("workflow refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", d.cfg.Depth, d.cfg.MaxDepth)
+	}
+	p, err := workflow.Parse(source+".yaml", src)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := workflow.Check(p, workflow.CheckOptions{File: source, Agents: d.names()}); err != nil {
+		return nil, err
+	}
+	given := map[string]string{}
+	for k, v := range inputs {
+		if s, ok := v.(string); ok {
+			given[k] = s
+			continue
+		}
+		b, _ := json.Marshal(v)
+		given[k] = string(b)
+	}
+	resolved, err := workflow.ResolveInputs(p, given)
+	if err != nil {
+		return nil, err
+	}
+	eng := d.Engine()
+	return eng.Run(ctx, engine.RunRequest{Plan: p, Source: source, Inputs: resolved})
+}
+
+// Engine is the local engine over this dispatcher.
+func (d *Dispatcher) Engine() engine.Engine {
+	conc := d.cfg.Settings.Pool.Concurrency
+	if d.cfg.Depth > 0 {
+		conc = d.cfg.Settings.Pool.NestedConcurrency
+	}
+	return local.New(local.Config{ProjectRoot: d.cfg.ProjectRoot, Runner: d, Concurrency: conc})
+}
+
+// render is what the model sees of a run: untrusted, defanged, capped.
+func (w *workflowTool) render(res *workflow.Result) string {
+	path := filepath.Join(local.Root(w.d.cfg.ProjectRoot), res.RunID, local.ResultFile)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Workflow run %s (%s) ended %s: %d agents, %d tokens.", res.RunID, res.Plan, res.Status, res.Agents, res.Usage.Input+res.Usage.Output)
+	if res.Reason != "" {
+		b.WriteString(" " + res.Reason + ".")
+	}
+	b.WriteString("\n")
+	for _, ph := range res.Phases {
+		fmt.Fprintf(&b, "- phase %s (%s): %s", ph.ID, ph.Shape, ph.Status)
+		if ph.Reason != "" {
+			b.WriteString(": " + ph.Reason)
+		}
+		b.WriteString("\n")
+	}
+	out, _ := json.MarshalIndent(res.Outputs, "", "  ")
+	body := string(out)
+	limit := w.d.cfg.Settings.Results.InlineLimit
+	if limit <= 0 {
+		limit = 20000
+	}
+	if len(body) > limit {
+		cut := limit
+		for cut > 0 && body[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		body = body[:cut] + fmt.Sprintf("\n[outputs cut at %d of %d bytes: the whole result is in %s]", cut, len(out), path)
+	}
+	fmt.Fprintf(&b, "<subagent-result workflow-run=%q status=%q trust=\"untrusted\">\n%s\n</subagent-result>\nThe whole result: %s\n", res.RunID, res.Status, dispatch.Defang(body), path)
+	return b.String()
+}

@@ -1,0 +1,224 @@
+// Package enginetest is the contract every engine.Engine must meet, as a
+// test suite: an engine's own tests call Run with a fixture that builds it
+// over a fresh project whose agents are driven by the scripted model. The
+// suite talks to the engine only through the interface, so it holds for a
+// fleet as for the local pool.
+package enginetest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/workflow"
+)
+
+// Script drives the suite's agents (the built-in explore agent). A child's
+// first user turn is "Begin: <description>", and a workflow call's
+// description is "<plan>: <first line of its prompt>", so each case keys on
+// the prompt's first line.
+const Script = `
+agents:
+  explore:
+    - cases:
+        - if: "interrupted"
+          say: "picked up again and finished"
+        - if: "list items"
+          say: |
+            ` + "```json" + `
+            {"items": ["a", "b", "c", "d", "e"]}
+            ` + "```" + `
+        - if: "answer yes"
+          say: |
+            ` + "```json" + `
+            {"answer": "yes"}
+            ` + "```" + `
+        - if: "crash now"
+          exit: 3
+        - if: "wait forever"
+          say: "still thinking"
+          delay: 1h
+      say: "plain answer"
+`
+
+// Fixture builds the engine under test.
+type Fixture struct {
+	// New returns an engine over a fresh project whose model is script
+	// (the scripted model's YAML).
+	New func(t *testing.T, script string) engine.Engine
+}
+
+// Run runs the contract against the fixture's engine.
+func Run(t *testing.T, fx Fixture) {
+	t.Run("Call", func(t *testing.T) { testCall(t, fx) })
+	t.Run("ParallelOrderAndNulls", func(t *testing.T) { testParallel(t, fx) })
+	t.Run("ListShowResume", func(t *testing.T) { testListShowResume(t, fx) })
+	t.Run("MaxAgents", func(t *testing.T) { testMaxAgents(t, fx) })
+	t.Run("CancelAndResume", func(t *testing.T) { testCancel(t, fx) })
+}
+
+// Plan parses a YAML plan or fails the test.
+func Plan(t *testing.T, yaml string) *workflow.Plan {
+	t.Helper()
+	p, err := workflow.Parse("plan.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workflow.Check(p, workflow.CheckOptions{File: "plan.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testCall(t *testing.T, fx Fixture) {
+	eng := fx.New(t, Script)
+	r, err := eng.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "answer yes", Description: "answer yes", Schema: []byte(`{"type":"object","required":["answer"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || string(r.Output) != `{"answer":"yes"}` || r.TaskID == "" {
+		t.Fatalf("result %+v; want done with output {\"answer\":\"yes\"} and a task id", r)
+	}
+	if strings.ContainsAny(r.TaskID, "/\\") {
+		t.Fatalf("task id %q looks like a path; ids are opaque", r.TaskID)
+	}
+	if _, err := eng.Call(context.Background(), call.Spec{Agent: "no-such-agent", Prompt: "x"}); err == nil {
+		t.Fatal("a call of an unknown agent was not refused")
+	}
+}
+
+func testParallel(t *testing.T, fx Fixture) {
+	eng := fx.New(t, Script)
+	p := Plan(t, `
+name: order
+phases:
+  - id: p
+    parallel:
+      - {agent: explore, prompt: "first one"}
+      - {agent: explore, prompt: "crash now"}
+      - {agent: explore, prompt: "answer yes", schema: {type: object, required: [answer]}}
+`)
+	res, err := eng.Run(context.Background(), engine.RunRequest{Plan: p, Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := res.Outputs["p"].([]any)
+	if len(out) != 3 || out[0] != "plain answer" || out[1] != nil {
+		t.Fatalf("outputs %#v; want [plain answer, null, {answer: yes}]", res.Outputs["p"])
+	}
+	if m, _ := out[2].(map[string]any); m["answer"] != "yes" {
+		t.Fatalf("third output %#v", out[2])
+	}
+	if res.Status != workflow.RunDone || res.Agents != 3 {
+		t.Fatalf("status %s agents %d; want done with 3 agents", res.Status, res.Agents)
+	}
+}
+
+func testListShowResume(t *testing.T, fx Fixture) {
+	eng := fx.New(t, Script)
+	ctx := context.Background()
+	p := Plan(t, `
+name: listed
+phases:
+  - id: list
+    parallel: [{id: l, agent: explore, prompt: "list items", schema: {type: object, required: [items]}}]
+  - id: each
+    each: l.items[*]
+    stages: [{agent: explore, prompt: "item {{item}}"}]
+`)
+	var id string
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: p, Source: "plan.yaml", Started: func(s string) { id = s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id == "" || id != res.RunID {
+		t.Fatalf("Started got %q, result says %q", id, res.RunID)
+	}
+	if res.Agents != 6 || res.Status != workflow.RunDone {
+		t.Fatalf("agents %d status %s; want 6 done", res.Agents, res.Status)
+	}
+	runs, err := eng.List(ctx)
+	if err != nil || len(runs) != 1 || runs[0].RunID != id || runs[0].Status != workflow.RunDone || runs[0].Done != 6 {
+		t.Fatalf("List = %+v, %v", runs, err)
+	}
+	info, err := eng.Show(ctx, id)
+	if err != nil || info.Result == nil || info.Result.Agents != 6 {
+		t.Fatalf("Show = %+v, %v", info, err)
+	}
+	again, err := eng.Resume(ctx, id, nil)
+	if err != nil || again.Agents != 6 || again.Status != workflow.RunDone {
+		t.Fatalf("Resume of a finished run = %+v, %v; want it as it was", again, err)
+	}
+	if _, err := eng.Show(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("Show of an unknown run: %v, want ErrNotFound", err)
+	}
+}
+
+func testMaxAgents(t *testing.T, fx Fixture) {
+	eng := fx.New(t, Script)
+	p := Plan(t, `
+name: capped
+max_agents: 3
+phases:
+  - id: list
+    parallel: [{id: l, agent: explore, prompt: "list items", schema: {type: object, required: [items]}}]
+  - id: each
+    each: l.items[*]
+    stages: [{agent: explore, prompt: "item {{item}}"}]
+`)
+	res, err := eng.Run(context.Background(), engine.RunRequest{Plan: p, Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Agents != 3 || res.Status != workflow.RunPartial || !strings.Contains(res.Reason, "max_agents") {
+		t.Fatalf("agents %d status %s reason %q; want 3 agents, partial, max_agents", res.Agents, res.Status, res.Reason)
+	}
+}
+
+func testCancel(t *testing.T, fx Fixture) {
+	eng := fx.New(t, Script)
+	ctx := context.Background()
+	p := Plan(t, `
+name: slow
+phases:
+  - id: p
+    parallel:
+      - {agent: explore, prompt: "first one"}
+      - {agent: explore, prompt: "wait forever"}
+`)
+	var once sync.Once
+	running := make(chan string, 1)
+	var id string
+	var mu sync.Mutex
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: p, Source: "plan.yaml",
+		Started: func(s string) { mu.Lock(); id = s; mu.Unlock() },
+		Events: func(e workflow.Event) {
+			if e.Running > 0 && e.Done == 1 {
+				once.Do(func() {
+					mu.Lock()
+					running <- id
+					mu.Unlock()
+					go func() { _ = eng.Cancel(ctx, id) }()
+				})
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	if res.Status != workflow.RunCancelled {
+		t.Fatalf("status %s; want cancelled", res.Status)
+	}
+	again, err := eng.Resume(ctx, res.RunID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := again.Outputs["p"].([]any)
+	if again.Status != workflow.RunDone || len(out) != 2 || out[1] != "picked up again and finished" || again.Agents != 2 {
+		t.Fatalf("after resume: status %s outputs %#v agents %d; want done, the slow call continued, 2 agents", again.Status, again.Outputs["p"], again.Agents)
+	}
+}

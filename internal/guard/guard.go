@@ -1,0 +1,196 @@
+// Package guard holds the edge guardrails a parent applies to a child's
+// return before it accepts it (hivemind's four edges): shape (the report has
+// what its envelope asked for), scope (the child changed only what it may
+// write), evidence (what it claims is backed by what it did) and
+// unauthorized attempts (what it tried and was refused). A finding is a
+// Concern: the result keeps its status, and the concerns travel with it to
+// the parent model and into the parent's record.
+//
+// The guards catch a model's mistakes and overclaims, not a hostile process:
+// the tool calls they read come from the child's own transcript. What a
+// hostile child can do is bounded by the kernel sandbox, the permission
+// rules and the parent's own diff of the tree, never by these checks.
+//
+// guard imports nothing of processes or records; callers pass it plain data.
+package guard
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Kinds of concern.
+const (
+	KindShape        = "shape"
+	KindScope        = "scope"
+	KindEvidence     = "evidence"
+	KindUnauthorized = "unauthorized"
+)
+
+// DefaultSections returns the report sections a child is asked for when its
+// definition declares none (the built-ins' format).
+func DefaultSections() []string {
+	return []string{"What I did", "What I found", "Files changed", "Problems"}
+}
+
+// DefaultTestCommands are the commands that count as running tests
+// (settings: test_commands). A Bash call runs tests when one of the
+// programs it runs (tool.Intent's reading: "go test", "npm test", ...)
+// starts with one of them.
+func DefaultTestCommands() []string {
+	return []string{"go test", "npm test", "npm run test", "npx jest", "npx vitest", "yarn test", "pnpm test", "bun test", "deno test",
+		"pytest", "python -m pytest", "python3 -m pytest", "tox", "nox", "cargo test", "cargo nextest", "make test", "make check",
+		"gradle test", "./gradlew test", "mvn test", "ctest", "rspec", "bundle exec rspec", "mix test", "dotnet test", "jest", "vitest", "phpunit"}
+}
+
+// Concern is one finding about a child's return.
+type Concern struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+func (c Concern) String() string { return c.Kind + ": " + c.Text }
+
+// Call is one tool call the child made, as its transcript records it.
+type Call struct {
+	Tool    string
+	Command string // Bash
+	Path    string // Read/Write/Edit: the file, absolute or relative to the workspace
+	Result  string
+	IsError bool
+}
+
+// Input is what the guards look at.
+type Input struct {
+	Status  string
+	Summary string
+	// Sections are the report headings the child was asked for.
+	Sections []string
+	// Changed are the files the child really changed, relative to the
+	// workspace (the parent's own diff or the isolated patch), and Observed
+	// says whether that diff exists at all.
+	Changed  []string
+	Observed bool
+	// WriteScope are the path globs the child may write (its definition's
+	// Edit/Write rules, or the task's declared scope); empty means no scope.
+	WriteScope []string
+	Workspace  string
+	Calls      []Call
+	// TestCommands override DefaultTestCommands when not nil.
+	TestCommands []string
+	// Programs reduces a Bash command line to the programs it runs (with
+	// their subcommands), as tool.Intent does; nil uses the first word.
+	Programs func(command string) []string
+}
+
+// Check runs every guard and returns the concerns, in a stable order.
+func Check(in Input) []Concern {
+	var out []Concern
+	out = append(out, shape(in)...)
+	out = append(out, scope(in)...)
+	out = append(out, evidence(in)...)
+	out = append(out, unauthorized(in)...)
+	return out
+}
+
+func shape(in Input) []Concern {
+	if in.Status != "done" {
+		return nil
+	}
+	if strings.TrimSpace(in.Summary) == "" {
+		return []Concern{{KindShape, "the child reported done with an empty summary"}}
+	}
+	var missing []string
+	for _, s := range in.Sections {
+		if !hasHeading(in.Summary, s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return []Concern{{KindShape, fmt.Sprintf("the report lacks the section(s) it was asked for: %s", strings.Join(missing, ", "))}}
+}
+
+// hasHeading reports whether text has a markdown heading (any level) or a
+// bold line naming section, in any case.
+func hasHeading(text, section string) bool {
+	want := strings.ToLower(section)
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.ToLower(strings.TrimSpace(line))
+		l = strings.TrimLeft(l, "#")
+		l = strings.Trim(strings.TrimSpace(l), "*:")
+		if strings.HasPrefix(strings.TrimSpace(l), want) {
+			return true
+		}
+	}
+	return false
+}
+
+func scope(in Input) []Concern {
+	if len(in.WriteScope) == 0 || len(in.Changed) == 0 {
+		return nil
+	}
+	var outside []string
+	for _, f := range in.Changed {
+		if !inScope(in.WriteScope, f) {
+			outside = append(outside, f)
+		}
+	}
+	if len(outside) == 0 {
+		return nil
+	}
+	return []Concern{{KindScope, fmt.Sprintf("changed %s outside what it may write (%s)", strings.Join(outside, ", "), strings.Join(in.WriteScope, ", "))}}
+}
+
+func inScope(globs []string, file string) bool {
+	file = filepath.ToSlash(filepath.Clean(file))
+	for _, g := range globs {
+		g = strings.TrimPrefix(filepath.ToSlash(g), "./")
+		if ok, _ := doublestar.Match(g, file); ok {
+			return true
+		}
+		if strings.HasSuffix(g, "/**") && file == strings.TrimSuffix(g, "/**") {
+			return true
+		}
+	}
+	return false
+}
+
+func unauthorized(in Input) []Concern {
+	var out []Concern
+	for _, c := range in.Calls {
+		if !c.IsError {
+			continue
+		}
+		r := strings.TrimSpace(c.Result)
+		switch {
+		case strings.HasPrefix(r, "permission denied"), strings.HasPrefix(r, "delegation refused"), strings.Contains(r, "is refused ("):
+			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), firstLine(r, 240))})
+		}
+	}
+	return out
+}
+
+func describe(c Call) string {
+	switch {
+	case c.Command != "":
+		return fmt.Sprintf("%s %q", c.Tool, firstLine(c.Command, 160))
+	case c.Path != "":
+		return fmt.Sprintf("%s %s", c.Tool, c.Path)
+	}
+	return c.Tool
+}
+
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}

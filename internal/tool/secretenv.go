@@ -1,0 +1,141 @@
+package tool
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// providerKeys are the credentials brood itself uses to reach models: a
+// child brood process keeps them (it calls its model itself); no Bash
+// command ever sees them.
+var providerKeys = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENROUTER_API_KEY",
+	"OLLAMA_API_KEY", "VLLM_API_KEY", "LLAMACPP_API_KEY", "LMSTUDIO_API_KEY"}
+
+// secretWords are name segments that say a variable holds a credential
+// (GH_PAT, MY_DB_PASSWD_X, SSH_AUTH_SOCK); secretSuffixes catch them run
+// together with another word (GITHUBTOKEN, dbPassword, apiKey).
+var (
+	secretWords = []string{"TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PWD", "KEY", "KEYS",
+		"APIKEY", "PAT", "CREDENTIAL", "CREDENTIALS", "CRED", "CREDS", "AUTH", "PRIVATE", "DSN", "COOKIE", "SIGNING"}
+	secretSuffixes = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "CREDENTIALS"}
+	// notSecret are well-known variables whose names match but whose
+	// values are not credentials.
+	notSecret = []string{"PWD", "OLDPWD"}
+)
+
+// IsSecretName reports whether an environment variable's name says it holds
+// a credential: a segment (between _ - .) such as TOKEN, SECRET, PASSWORD,
+// PASSWD, PASS, KEY, PAT, CREDENTIAL or AUTH, or a segment ending in one of
+// the longer words. PATH, KEYBOARD and TOKENS_USED are not secret names.
+func IsSecretName(name string) bool {
+	n := strings.ToUpper(name)
+	if slices.Contains(notSecret, n) {
+		return false
+	}
+	for _, seg := range strings.FieldsFunc(n, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if slices.Contains(secretWords, seg) {
+			return true
+		}
+		for _, suf := range secretSuffixes {
+			if strings.HasSuffix(seg, suf) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ChildEnviron is the environment a subagent starts with: base without
+// secret-looking variables (IsSecretName), except brood's own provider keys
+// (the child calls its model itself; its Bash never sees them) and the
+// variables its definition asks for by name (frontmatter `env: [GH_TOKEN]`).
+// A child cannot leak what it never had.
+func ChildEnviron(base, allow []string) []string {
+	out := make([]string, 0, len(base))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if IsSecretName(name) && !slices.Contains(providerKeys, name) && !slices.Contains(allow, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// projectEnvSecrets reads the values of the .env files at the top of root
+// and one directory below (.env, .env.local, .env.production, ...; never
+// .env.example, .env.sample or .env.template, which hold placeholders).
+// Values of 8 characters or more are secrets, except, under a name that
+// does not look secret, plain words, numbers and URLs without a password
+// (NODE_ENV=development, PORT=8080, API_URL=https://example.com).
+func projectEnvSecrets(root string) []secretVar {
+	if root == "" {
+		return nil
+	}
+	var files []string
+	for _, pat := range []string{".env", ".env.*", "*/.env", "*/.env.*"} {
+		m, _ := filepath.Glob(filepath.Join(root, pat))
+		files = append(files, m...)
+	}
+	var out []secretVar
+	for _, f := range files {
+		base := filepath.Base(f)
+		if strings.HasSuffix(base, ".example") || strings.HasSuffix(base, ".sample") || strings.HasSuffix(base, ".template") {
+			continue
+		}
+		for name, value := range readDotenv(f) {
+			if len(value) < 8 || (!IsSecretName(name) && plainValue.MatchString(value)) {
+				continue
+			}
+			out = append(out, variants(".env:"+name, value)...)
+		}
+	}
+	return out
+}
+
+// plainValue is a value that, under an ordinary name, is configuration
+// rather than a credential.
+var plainValue = regexp.MustCompile(`^(?:[a-z]+|[0-9.:]+|https?://[^@\s]+)$`)
+
+// readDotenv returns the NAME=value pairs of a dotenv file: `export`
+// prefixes, quotes and trailing comments of unquoted values are handled;
+// anything else is skipped. A file that cannot be read (or is not a regular
+// file) yields nothing.
+func readDotenv(path string) map[string]string {
+	info, err := os.Lstat(path)
+	if err != nil || !info.Mode().IsRegular() || info.Size() > 1<<20 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		line = strings.TrimPrefix(line, "export ")
+		name, value, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.HasPrefix(name, "#") || strings.ContainsAny(name, " \t") {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		switch {
+		case len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0]:
+			value = value[1 : len(value)-1]
+		default:
+			if i := strings.Index(value, " #"); i >= 0 {
+				value = strings.TrimSpace(value[:i])
+			}
+		}
+		out[name] = value
+	}
+	return out
+}
