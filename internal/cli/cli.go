@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/demo"
 	"github.com/broodhq/brood/internal/cli/doctor"
+	"github.com/broodhq/brood/internal/cli/interactive"
 	"github.com/broodhq/brood/internal/cli/run"
 	"github.com/broodhq/brood/internal/cli/subagent"
 	"github.com/broodhq/brood/internal/cli/tasks"
@@ -87,6 +88,7 @@ your own Claude Code agent files) that run as isolated child processes, bounded
 in depth, number and wall-clock time, and gets back only a verified, compact result.
 
 Start with:
+  brood                           the interactive mode (on a terminal; --continue or --resume ID reopens a session)
   brood demo                      a scripted run over this directory (no API key needed)
   brood run "fix the flaky test"  one agent to completion (needs a model, see below)
   brood agents                    the subagents brood can delegate to
@@ -105,11 +107,19 @@ or script:FILE for the offline scripted model.
 		},
 	}
 	childOpts := child.AddFlags(root, f)
+	tuiOpts := interactive.AddFlags(root, f)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
-		if !childOpts.Active() {
-			return cmd.Help()
+		if childOpts.Active() {
+			return child.Run(cmd.Context(), childOpts)
 		}
-		return child.Run(cmd.Context(), childOpts)
+		// Bare brood on a terminal is the interactive mode; anywhere else
+		// (a pipe, CI) it prints the help, as it always has.
+		if len(args) == 0 {
+			if ran, err := interactive.Run(cmd.Context(), tuiOpts); ran || err != nil {
+				return err
+			}
+		}
+		return cmd.Help()
 	}
 	root.AddCommand(
 		run.NewCmdRun(f, nil),

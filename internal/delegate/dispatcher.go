@@ -326,6 +326,9 @@ func (d *Dispatcher) writeLog(td *taskdir.Dir, lg *dispatch.Log) {
 }
 
 func (d *Dispatcher) emit(e Event) {
+	if e.Parent == "" {
+		e.Parent = d.cfg.ParentTaskID
+	}
 	if d.cfg.OnEvent != nil {
 		d.cfg.OnEvent(e)
 	}

@@ -19,6 +19,9 @@ func (d *Dispatcher) emitter(ctx context.Context) func(Event) {
 		return d.emit
 	}
 	return func(e Event) {
+		if e.Parent == "" {
+			e.Parent = d.cfg.ParentTaskID
+		}
 		fn(e)
 		d.emit(e)
 	}

@@ -37,7 +37,7 @@ func (p *progress) line(ctx context.Context, b []byte) {
 		}
 		ev.Type, ev.Tools = protocol.EvProgress, m.Tools
 	case protocol.Usage:
-		ev.Type, ev.Usage = protocol.EvUsage, m.Usage
+		ev.Type, ev.Usage = protocol.EvUsage, m.Total // the child's running count
 	case protocol.BudgetWarning:
 		ev.Type, ev.Text = protocol.EvBudgetWarning, m.Text
 	case protocol.BudgetExceeded:
@@ -49,6 +49,12 @@ func (p *progress) line(ctx context.Context, b []byte) {
 		// A grandchild's event, relayed by the child: passed up as it is
 		// (tool names and statuses only, never a transcript), and its start
 		// announced here too, where a human can see it.
+		if m.Event.TaskID == p.id || m.Event.TaskID == "" {
+			return // a child does not speak for itself as its own grandchild
+		}
+		if m.Event.Parent == "" {
+			m.Event.Parent = p.id // a nested task hangs below the child that relays it
+		}
 		if m.Event.Type == protocol.EvDispatchStart {
 			p.d.announce(m.Event.TaskID, m.Event.Agent, m.Event.Depth, m.Event.MaxDepth)
 		}

@@ -143,15 +143,19 @@ func (u Unknown) Kind() Kind      { return Kind(u.Type) }
 // Event is what a parent learns about a dispatch below it, and what it
 // relays further up inside Nested.
 type Event struct {
-	Type     EventType   `json:"type"`
-	TaskID   string      `json:"task_id"`
-	Agent    string      `json:"agent"`
-	Depth    int         `json:"depth"`
-	MaxDepth int         `json:"max_depth,omitempty"`
-	Tools    []string    `json:"tools,omitempty"`
-	Status   string      `json:"status,omitempty"`
-	Usage    model.Usage `json:"usage,omitzero"`
-	WallMS   int64       `json:"wall_ms,omitempty"`
+	Type   EventType `json:"type"`
+	TaskID string    `json:"task_id"`
+	// Parent is the task that dispatched it ("" for this process's own
+	// children). A nested event's parent is as the relaying child says.
+	Parent   string   `json:"parent,omitempty"`
+	Agent    string   `json:"agent"`
+	Depth    int      `json:"depth"`
+	MaxDepth int      `json:"max_depth,omitempty"`
+	Tools    []string `json:"tools,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	// Usage is a stop's total, or a usage event's running total so far.
+	Usage  model.Usage `json:"usage,omitzero"`
+	WallMS int64       `json:"wall_ms,omitempty"`
 	// Text is a budget event's message or a stop's reason.
 	Text string `json:"text,omitempty"`
 	// Ask is set on an ask event.

@@ -16,9 +16,11 @@ type Env struct {
 	// Interactive is true when a human can answer a permission prompt.
 	// Without one, every call that would ask is denied.
 	Interactive bool
-	// Ask is called for a permission prompt when Interactive is true. It
-	// returns whether the call may go ahead.
-	Ask func(toolName, subject string) bool
+	// Ask is called for a permission prompt when Interactive is true, with
+	// the tool, what it would act on (command or path) and the narrowest rules
+	// that together would allow it (for an "always" answer). It returns whether the
+	// call may go ahead.
+	Ask func(toolName, subject string, rules []string) bool
 	// ReadOnlyScope refuses every tool that is not ReadOnly, whatever the
 	// rules say: the tool layer's own floor under the kernel sandbox.
 	ReadOnlyScope bool

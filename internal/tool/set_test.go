@@ -101,7 +101,7 @@ func TestSetRunPermissionPrompt(t *testing.T) {
 	})
 	for _, answer := range []bool{true, false} {
 		var asked []string
-		env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(tool, subject string) bool {
+		env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(tool, subject string, _ []string) bool {
 			asked = append(asked, tool+" "+subject)
 			return answer
 		}}

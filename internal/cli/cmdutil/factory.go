@@ -45,6 +45,7 @@ type Factory struct {
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
+	rawOut   io.Writer // stdout as given: the interactive mode needs the terminal itself
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one
@@ -55,8 +56,9 @@ func NewFactory(stdio IO) *Factory {
 	if stdio.Getenv == nil {
 		stdio.Getenv = func(string) string { return "" }
 	}
+	raw := stdio.Out
 	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
-	return &Factory{IO: stdio}
+	return &Factory{IO: stdio, rawOut: raw}
 }
 
 type lockedWriter struct {

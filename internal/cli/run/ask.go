@@ -14,7 +14,7 @@ import (
 // terminalAsker returns the permission prompt for a run whose stdin is a
 // terminal (text mode, not CI): a human is there, so a call that needs
 // approval is asked about instead of denied. Children never get one.
-func terminalAsker(a *cmdutil.Factory, mode string) func(tool, subject string) bool {
+func terminalAsker(a *cmdutil.Factory, mode string) func(tool, subject string, rules []string) bool {
 	if mode == "json" || a.Getenv("CI") != "" {
 		return nil
 	}
@@ -30,10 +30,10 @@ func terminalAsker(a *cmdutil.Factory, mode string) func(tool, subject string) b
 
 // newAsker asks on w and reads the answer from r, one question at a time
 // (tools run concurrently, prompts must not interleave).
-func newAsker(r io.Reader, w io.Writer) func(tool, subject string) bool {
+func newAsker(r io.Reader, w io.Writer) func(tool, subject string, rules []string) bool {
 	var mu sync.Mutex
 	br := bufio.NewReader(r)
-	return func(tool, subject string) bool {
+	return func(tool, subject string, _ []string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		what := tool

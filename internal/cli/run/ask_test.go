@@ -19,7 +19,7 @@ func TestAskerAnswers(t *testing.T) {
 		var out strings.Builder
 		ask := newAsker(strings.NewReader(c.in), &out)
 		for i, want := range c.want {
-			if got := ask("Bash", "rm -rf build"); got != want {
+			if got := ask("Bash", "rm -rf build", []string{"Bash(rm:*)"}); got != want {
 				t.Errorf("input %q, answer %d: got %v want %v", c.in, i, got, want)
 			}
 		}

@@ -91,7 +91,7 @@ func TestSubagentJSON(t *testing.T) {
 	var types []string
 	for _, v := range vals[:len(vals)-1] {
 		if v["type"] == "usage" {
-			continue // one per child turn, relayed up
+			continue // the child's running token count, as it goes
 		}
 		types = append(types, v["type"].(string))
 		if v["task_id"] != id || v["agent"] != "scout" {

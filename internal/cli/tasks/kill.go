@@ -40,20 +40,38 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 
 func killRun(ctx context.Context, opts *KillOptions) error {
 	f := opts.Factory
-	t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID)
+	id, pid, err := Kill(ctx, f, opts.ID)
 	if err != nil {
 		return err
 	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": id, "killed": true, "pid": pid})
+	}
+	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", id, pid, id)
+	return nil
+}
+
+// Kill stops a running task in stages (SIGTERM to its process group, the
+// grace period, then SIGKILL) and returns its id and the pid it stopped.
+// The interactive mode's kill from the tree is this too.
+func Kill(ctx context.Context, f *cmdutil.Factory, id string) (string, int, error) {
+	t, err := dispatch.LoadTask(f.ProjectRoot, id)
+	if err != nil {
+		return "", 0, err
+	}
 	if t.Status != dispatch.StatusRunning || t.Log == nil {
-		return fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+		return "", 0, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
 	}
 	// Recorded before any signal, in the project's records (out of the
 	// child's reach): its owner and every listing then say a person stopped
 	// it, never "cancelled" or "running".
 	if err := dispatch.RecordKill(f.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
-		return fmt.Errorf("cannot record the kill of task %s: %w", t.ID, err)
+		return "", 0, fmt.Errorf("cannot record the kill of task %s: %w", t.ID, err)
 	}
 	pid := t.Log.PID
+	if pid <= 1 {
+		return "", 0, fmt.Errorf("task %s has no process of its own to stop (pid %d)", t.ID, pid)
+	}
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
 	grace := f.Settings.Pool.KillGrace.Duration
 	if !waitGone(ctx, pid, t.ID, grace) {
@@ -64,11 +82,7 @@ func killRun(ctx context.Context, opts *KillOptions) error {
 	// ended. Wait a grace period for that record, so that what `brood
 	// tasks` shows next is the outcome and not "running (finishing)".
 	waitRecorded(ctx, f.ProjectRoot, t.ID, grace)
-	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": t.ID, "killed": true, "pid": pid})
-	}
-	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", t.ID, pid, t.ID)
-	return nil
+	return t.ID, pid, nil
 }
 
 // waitRecorded polls until the task's listing no longer says running, up

@@ -1,0 +1,102 @@
+// Package interactive is bare `brood` on a terminal: the flags that open
+// the interactive mode (--continue, --resume, --model) and the wiring of
+// the TUI (internal/tui) to the same engine as `brood run`.
+package interactive
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/tasks"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/tui"
+)
+
+// Options are the root command's flags for the interactive mode.
+type Options struct {
+	Factory  *cmdutil.Factory
+	Continue bool
+	Resume   string
+	Model    string
+}
+
+// AddFlags adds the interactive mode's flags to the root command.
+func AddFlags(root *cobra.Command, f *cmdutil.Factory) *Options {
+	o := &Options{Factory: f}
+	fl := root.Flags()
+	fl.BoolVarP(&o.Continue, "continue", "c", false, "interactive mode: reopen the latest session of this project")
+	fl.StringVar(&o.Resume, "resume", "", "interactive mode: reopen the session with this id")
+	fl.StringVar(&o.Model, "model", "", "interactive mode: the model as provider/model")
+	return o
+}
+
+// Wanted reports whether the flags ask for the interactive mode.
+func (o *Options) Wanted() bool { return o.Continue || o.Resume != "" }
+
+// Run opens the TUI when stdin and stdout are a terminal; ran is false
+// (and nothing happened) when they are not.
+func Run(ctx context.Context, o *Options) (ran bool, err error) {
+	f := o.Factory
+	in, out, ok := f.Terminal()
+	if !ok {
+		if o.Wanted() {
+			return false, errors.New("--continue and --resume open the interactive mode, which needs a terminal; elsewhere continue a session with brood run --session FILE")
+		}
+		return false, nil
+	}
+	cfg, err := config(f, o)
+	if err != nil {
+		return true, err
+	}
+	return true, tui.Run(ctx, cfg, in, out, f.Err)
+}
+
+// config builds the TUI's engine: the root agent as brood run builds it.
+func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
+	path, err := tui.SessionPath(f.ProjectRoot, o.Resume, o.Continue)
+	if err != nil {
+		return tui.Config{}, err
+	}
+	s := f.Settings
+	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
+	m, err := f.ResolveModel(spec)
+	if err != nil {
+		return tui.Config{}, err
+	}
+	tools, _ := cmdutil.SelectTools("")
+	perms := f.Permissions(cmdutil.PermissionFlags{})
+	tperms, err := call.Permissions(perms, delegate.AlwaysAllowed())
+	if err != nil {
+		return tui.Config{}, err
+	}
+	env := &tool.Env{
+		Dir: f.Cwd, OutputDir: filepath.Join(f.ProjectRoot, ".brood", "outputs"), Perms: tperms,
+		BashTimeout: s.Bash.Timeout.Duration, OutputLimit: s.Bash.OutputLimit,
+	}
+	system := cmdutil.DefaultSystemPrompt(f.Cwd)
+	return tui.Config{
+		ProjectRoot: f.ProjectRoot, ModelSpec: spec, ResolveModel: f.ResolveModel,
+		Agent: agent.Config{
+			Name: "root", Model: m, System: system, Tools: tools, Env: env,
+			MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Effort: s.Effort, TokenBudget: s.TokenBudget,
+		},
+		NewDispatcher: func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
+			// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on
+			// stderr (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
+			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true})
+		},
+		Registry: f.Registry(),
+		Session:  path,
+		Kill:     func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err },
+		Redact:   tool.NewRedactor(os.Environ()).Redact,
+		Getenv:   f.Getenv,
+	}, nil
+}

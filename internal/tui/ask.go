@@ -1,0 +1,194 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// LocalSettings is the project's own-answers file: gitignored, one person's
+// "always allow" rules.
+const LocalSettings = "settings.local.toml"
+
+// askRequest is one permission question waiting for the user.
+type askRequest struct {
+	ask   delegate.Ask
+	reply chan delegate.Answer
+}
+
+// askRules are the rules the user allowed "always" in this session: asks
+// they match are answered at once, and each is kept in
+// .brood/settings.local.toml for later sessions.
+type askRules struct {
+	root      string
+	workspace string
+	mu        sync.Mutex
+	rules     []string
+	perms     *tool.Permissions
+}
+
+func newAskRules(root string, env *tool.Env) *askRules {
+	ws := root
+	if env != nil && env.Dir != "" {
+		ws = env.Dir
+	}
+	return &askRules{root: root, workspace: ws}
+}
+
+// allows reports whether an "always" rule of this session covers the call.
+func (r *askRules) allows(toolName, subject string) bool {
+	r.mu.Lock()
+	p := r.perms
+	r.mu.Unlock()
+	if p == nil || subject == "" {
+		return false
+	}
+	key := "file_path"
+	if tool.CanonicalName(toolName) == "Bash" {
+		key = "command"
+	}
+	input, _ := json.Marshal(map[string]string{key: subject})
+	return p.Check(toolName, input, r.workspace).Verdict == tool.Allow
+}
+
+// add keeps rules for the session and appends them to the local settings
+// file. It returns the file's path.
+func (r *askRules) add(rules []string) (string, error) {
+	if len(rules) == 0 {
+		return "", fmt.Errorf("no rule can allow this call for good (an ask rule or the shell form needs a prompt each time)")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := slices.Clone(r.rules)
+	for _, rule := range rules {
+		if !slices.Contains(next, rule) {
+			next = append(next, rule)
+		}
+	}
+	p, err := tool.NewPermissions("default", next, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	r.rules, r.perms = next, p
+	return appendLocalRules(r.root, rules)
+}
+
+// appendLocalRules adds rules to [permissions] allow in the project's
+// .brood/settings.local.toml (created if missing, written tmp+rename, and
+// kept out of git by .brood/.gitignore).
+func appendLocalRules(root string, rules []string) (string, error) {
+	if err := dispatch.EnsureStateDir(root); err != nil {
+		return "", err
+	}
+	path := filepath.Join(root, ".brood", LocalSettings)
+	doc := map[string]any{}
+	if b, err := os.ReadFile(path); err == nil {
+		if _, err := toml.Decode(string(b), &doc); err != nil {
+			return path, fmt.Errorf("%s: %v; fix or remove it, the rule was not saved", path, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return path, err
+	}
+	perms, _ := doc["permissions"].(map[string]any)
+	if perms == nil {
+		perms = map[string]any{}
+	}
+	var allow []string
+	if list, ok := perms["allow"].([]any); ok {
+		for _, v := range list {
+			if s, ok := v.(string); ok {
+				allow = append(allow, s)
+			}
+		}
+	}
+	for _, rule := range rules {
+		if !slices.Contains(allow, rule) {
+			allow = append(allow, rule)
+		}
+	}
+	perms["allow"] = allow
+	doc["permissions"] = perms
+	var b strings.Builder
+	b.WriteString("# Your own answers to brood's permission prompts (\"always\"); not committed.\n")
+	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
+		return path, err
+	}
+	if err := dispatch.WriteFileAtomic(path, []byte(b.String())); err != nil {
+		return path, err
+	}
+	return path, ensureIgnored(root)
+}
+
+// ensureIgnored makes sure .brood/.gitignore keeps the local settings out
+// of git.
+func ensureIgnored(root string) error {
+	p := filepath.Join(root, ".brood", ".gitignore")
+	b, err := os.ReadFile(p)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == LocalSettings {
+			return nil
+		}
+	}
+	s := string(b)
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return dispatch.WriteFileAtomic(p, []byte(s+LocalSettings+"\n"))
+}
+
+// rootAsk is the root agent's own permission prompt (tool.Env.Ask).
+func (e *engine) rootAsk(toolName, subject string, rules []string) bool {
+	a := e.ask(e.life, delegate.Ask{Agent: "root", Tool: toolName, Subject: subject, Rules: rules})
+	return a.Allow
+}
+
+// childAsk is a child's permission question, relayed by the dispatcher.
+func (e *engine) childAsk(ctx context.Context, a delegate.Ask) delegate.Answer {
+	return e.ask(ctx, a)
+}
+
+// ask answers from the session's "always" rules, or puts the question to
+// the user and waits. Nothing answers for the user: without one (the UI is
+// gone, the context ended) it is a denial.
+func (e *engine) ask(ctx context.Context, a delegate.Ask) delegate.Answer {
+	if e.perm.allows(a.Tool, a.Subject) {
+		e.send(noticeMsg{text: fmt.Sprintf("allowed %s %s for %s (an \"always\" rule of this session)", a.Tool, firstLine(a.Subject, 80), askWho(a))})
+		return delegate.Answer{Allow: true}
+	}
+	req := askRequest{ask: a, reply: make(chan delegate.Answer, 1)}
+	select {
+	case e.msgs <- askMsg{req}:
+	case <-e.done:
+		return delegate.Answer{}
+	case <-ctx.Done():
+		return delegate.Answer{}
+	}
+	select {
+	case ans := <-req.reply:
+		return ans
+	case <-e.done:
+	case <-ctx.Done():
+	}
+	return delegate.Answer{}
+}
+
+func askWho(a delegate.Ask) string {
+	if a.TaskID == "" {
+		return a.Agent
+	}
+	return a.Agent + " " + shortID(a.TaskID)
+}

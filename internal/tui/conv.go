@@ -1,0 +1,217 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"charm.land/glamour/v2"
+	gstyles "charm.land/glamour/v2/styles"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/session"
+)
+
+type entryKind int
+
+const (
+	entryUser entryKind = iota
+	entryAssistant
+	entryTool
+	entryNotice
+	entryError
+)
+
+// entry is one item of the conversation pane.
+type entry struct {
+	kind    entryKind
+	text    string // user/assistant/notice text; a tool's output
+	tool    string
+	toolID  string
+	summary string // a tool call's argument summary
+	done    bool   // a tool call's result is in
+	isError bool
+
+	cacheWidth int
+	cache      []string
+}
+
+// conversation is the pane's content: entries, plus the assistant text of
+// the turn that is streaming.
+type conversation struct {
+	entries   []*entry
+	streaming *entry // the assistant entry receiving tokens, if any
+	expand    bool   // tool calls show their output
+	markdown  bool   // render assistant text as markdown
+	color     bool
+	scroll    int // lines scrolled up from the bottom
+
+	md      *glamour.TermRenderer
+	mdWidth int
+}
+
+func (c *conversation) add(e *entry) { c.entries = append(c.entries, e); c.scroll = 0 }
+
+// event folds one root-agent event into the pane.
+func (c *conversation) event(ev agent.Event) {
+	switch ev.Type {
+	case agent.EvText:
+		if c.streaming == nil {
+			c.streaming = &entry{kind: entryAssistant}
+			c.add(c.streaming)
+		}
+		c.streaming.text += ev.Text
+		c.streaming.cache = nil
+	case agent.EvRestart:
+		if c.streaming != nil {
+			c.streaming.text, c.streaming.cache = "", nil
+		}
+	case agent.EvTurn:
+		c.streaming = nil
+	case agent.EvToolCall:
+		c.streaming = nil
+		c.add(&entry{kind: entryTool, tool: clean(ev.Tool, false), toolID: ev.ToolID, summary: summarize(ev.Input)})
+	case agent.EvToolResult:
+		for i := len(c.entries) - 1; i >= 0; i-- {
+			if e := c.entries[i]; e.kind == entryTool && e.toolID == ev.ToolID {
+				e.text, e.done, e.isError, e.cache = ev.Text, true, ev.IsError, nil
+				break
+			}
+		}
+	case agent.EvInjected:
+		c.add(&entry{kind: entryNotice, text: "✉ " + firstLine(ev.Text, 200)})
+	case agent.EvBudgetWarning, agent.EvBudgetExceeded:
+		c.add(&entry{kind: entryNotice, text: "! " + string(ev.Type) + ": " + ev.Text})
+	}
+}
+
+// replay shows a reopened session's conversation.
+func (c *conversation) replay(recs []session.Record) {
+	for _, r := range recs {
+		switch r.Type {
+		case session.RecMessage:
+			if r.Message == nil {
+				continue
+			}
+			if t := strings.TrimSpace(r.Message.Text()); t != "" {
+				k := entryAssistant
+				if r.Message.Role == model.RoleUser {
+					k = entryUser
+				}
+				c.add(&entry{kind: k, text: t})
+			}
+		case session.RecToolCall:
+			c.add(&entry{kind: entryTool, tool: clean(r.Tool, false), toolID: r.ToolID, summary: summarize(r.Input)})
+		case session.RecToolResult:
+			c.event(agent.Event{Type: agent.EvToolResult, ToolID: r.ToolID, Text: r.Output, IsError: r.IsError})
+		}
+	}
+}
+
+// lines renders every entry at width.
+func (c *conversation) lines(st styles, width int) []string {
+	var out []string
+	for _, e := range c.entries {
+		if e.cache == nil || e.cacheWidth != width || e == c.streaming || e.kind == entryTool {
+			e.cache, e.cacheWidth = c.render(st, e, width), width
+		}
+		out = append(out, e.cache...)
+	}
+	return out
+}
+
+func (c *conversation) render(st styles, e *entry, width int) []string {
+	switch e.kind {
+	case entryUser:
+		return wrapLines(st.user.Render("› ")+clean(e.text, true), width)
+	case entryAssistant:
+		return c.renderMarkdown(e.text, width)
+	case entryTool:
+		return c.renderTool(st, e, width)
+	case entryError:
+		return wrapLines(st.err.Render("✗ "+clean(e.text, true)), width)
+	}
+	return wrapLines(st.dim.Render(clean(e.text, true)), width)
+}
+
+func (c *conversation) renderTool(st styles, e *entry, width int) []string {
+	mark := st.dim.Render("⋯")
+	switch {
+	case e.done && e.isError:
+		mark = st.err.Render("✗")
+	case e.done:
+		mark = st.ok.Render("✓")
+	}
+	head := truncate(fmt.Sprintf("%s %s %s", mark, st.tool.Render(e.tool), e.summary), width)
+	if !e.done {
+		return []string{head}
+	}
+	out := clean(strings.TrimRight(e.text, "\n"), true)
+	n := strings.Count(out, "\n") + 1
+	if out == "" {
+		n = 0
+	}
+	if !c.expand {
+		return []string{head + st.dim.Render(fmt.Sprintf("  (%d lines)", n))}
+	}
+	lines := []string{head}
+	for i, l := range strings.Split(out, "\n") {
+		if i == 20 {
+			lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d more lines", n-20)))
+			break
+		}
+		lines = append(lines, truncate("    "+l, width))
+	}
+	return lines
+}
+
+// renderMarkdown renders the model's text (its escape sequences removed
+// first) with glamour, falling back to the plain text.
+func (c *conversation) renderMarkdown(text string, width int) []string {
+	text = clean(text, true)
+	if !c.markdown {
+		return wrapLines(text, width)
+	}
+	if c.md == nil || c.mdWidth != width {
+		style := gstyles.DarkStyle
+		if !c.color {
+			style = gstyles.NoTTYStyle
+		}
+		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(20, width-4)))
+		if err != nil {
+			return wrapLines(text, width)
+		}
+		c.md, c.mdWidth = r, width
+	}
+	s, err := c.md.Render(text)
+	if err != nil {
+		return wrapLines(text, width)
+	}
+	s = strings.Trim(s, "\n")
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		out = append(out, strings.TrimRight(l, " "))
+	}
+	return out
+}
+
+// summarize renders a tool call's input as a short label.
+func summarize(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id", "description"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			s := firstLine(v, 100)
+			if k == "subagent_type" {
+				if d, ok := m["description"].(string); ok && d != "" {
+					s += ": " + firstLine(d, 80)
+				}
+			}
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,274 @@
+package tui_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/testbrood"
+)
+
+// asBrood makes the test binary act as brood: tmux runs it as the
+// interactive mode, and it re-executes itself for the subagent children.
+const asBrood = "BROOD_TUI_TEST_AS_BROOD"
+
+func TestMain(m *testing.M) { testbrood.Main(m, asBrood) }
+
+// term is brood's interactive mode running in a detached tmux session of
+// 120x40 on a server of its own.
+type term struct {
+	t    *testing.T
+	sock string
+	root string
+}
+
+// startTUI writes files into a new project and opens `brood` in tmux.
+func startTUI(t *testing.T, script string, files map[string]string, args ...string) *term {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is needed for the interactive tests (scripts/test installs it)")
+	}
+	root, home := t.TempDir(), t.TempDir()
+	files["README.md"] = "# sample\n"
+	files[".brood/script.yaml"] = script
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if strings.HasPrefix(name, "~/") {
+			p = filepath.Join(home, name[2:])
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &term{t: t, sock: fmt.Sprintf("brood-tui-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), root: root}
+	cmdline := []string{"env", "-i", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "NO_COLOR=1",
+		asBrood + "=1", "BROOD_CHILD_EXE=" + exe, exe, "--model", "script:" + filepath.Join(root, ".brood/script.yaml")}
+	cmdline = append(cmdline, args...)
+	cmd := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root,
+		strings.Join(quoteAll(cmdline), " ")+" 2>"+filepath.Join(root, "stderr.log")+"; echo BROOD-EXITED; sleep 600")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen at failure:\n%s", tm.screen())
+			if b, err := os.ReadFile(filepath.Join(root, "stderr.log")); err == nil {
+				t.Logf("stderr:\n%s", b)
+			}
+			logs, _ := filepath.Glob(filepath.Join(root, ".brood", "dispatch", "*", "*.[jl][so][og]*"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, b)
+			}
+		}
+		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
+	})
+	tm.waitFor("ask brood, or /help")
+	return tm
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}
+
+func (tm *term) screen() string {
+	out, err := exec.Command("tmux", "-L", tm.sock, "capture-pane", "-p", "-t", "0").Output()
+	if err != nil {
+		return "(capture-pane: " + err.Error() + ")"
+	}
+	return string(out)
+}
+
+// waitFor polls the screen until every text appears on it at once, up to
+// a deadline generous enough for a loaded machine.
+func (tm *term) waitFor(texts ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s := tm.screen()
+		all := true
+		for _, x := range texts {
+			if !strings.Contains(s, x) {
+				all = false
+			}
+		}
+		if all {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("timed out waiting for %q", texts)
+		}
+		<-tick.C
+	}
+}
+
+// waitFile polls until the project holds the file, up to a deadline.
+func (tm *term) waitFile(name string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(tm.root, name)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("timed out waiting for %s", name)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
+	}
+}
+
+// keys sends tmux key names (Enter, C-t, Down, ...) or literal text (-l).
+func (tm *term) keys(keys ...string) {
+	tm.t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"-L", tm.sock, "send-keys", "-t", "0"}, keys...)...).CombinedOutput(); err != nil {
+		tm.t.Fatalf("send-keys %q: %v %s", keys, err, out)
+	}
+}
+
+func (tm *term) typeLine(s string) {
+	tm.t.Helper()
+	tm.keys("-l", s)
+	tm.keys("Enter")
+}
+
+// exit presses Ctrl-C twice and waits for brood to be gone.
+func (tm *term) exit() {
+	tm.t.Helper()
+	tm.keys("C-c")
+	tm.waitFor("Ctrl-C again to exit")
+	tm.keys("C-c")
+	tm.waitFor("BROOD-EXITED")
+}
+
+const fanOutScript = `agents:
+  root:
+    - say: "Two looks in parallel."
+      tools:
+        - Task: {subagent_type: explore, description: "Survey the docs", prompt: "List the markdown files."}
+        - Task: {subagent_type: explore, description: "Find entry points", prompt: "Find func main."}
+    - say: "Both subagents reported: FANOUT-OK."
+  explore:
+    - say: "Looking."
+      tools:
+        - Glob: {pattern: "**/*.md"}
+    - say: "Found the README."
+`
+
+func TestTUIFanOut(t *testing.T) {
+	tm := startTUI(t, fanOutScript, map[string]string{})
+	tm.typeLine("survey this project")
+	s := tm.waitFor("FANOUT-OK", "subagents: 0 running, 2 finished")
+	if strings.Count(s, "explore ") < 2 || strings.Count(s, " done ") < 2 {
+		t.Fatalf("the tree does not show two finished explore tasks:\n%s", s)
+	}
+	tm.waitFor("ready · script")
+	tm.exit()
+}
+
+func TestTUISubagentCommand(t *testing.T) {
+	tm := startTUI(t, fanOutScript, map[string]string{})
+	tm.keys("-l", "/suba")
+	tm.keys("Tab")
+	tm.waitFor("› /subagent")
+	tm.keys("-l", "expl")
+	tm.keys("Tab")
+	tm.waitFor("› /subagent explore")
+	tm.typeLine(`"How does the auth middleware work?"`)
+	tm.waitFor("dispatched explore as task")
+	tm.waitFor("subagents: 0 running, 1 finished")
+	tm.keys("C-t")
+	tm.keys("Enter")
+	tm.waitFor("│ Found the README.")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.typeLine("/nosuch")
+	tm.waitFor("unknown command /nosuch")
+	tm.typeLine(`/subagent nobody "x"`)
+	tm.waitFor(`unknown subagent_type "nobody"`)
+	tm.exit()
+}
+
+func TestTUIKillFromTree(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - say: "Starting a long job."
+      tools:
+        - Task: {subagent_type: explore, description: "Slow job", prompt: "Take forever.", run_in_background: true}
+    - say: "Started it."
+  explore:
+    - say: "thinking forever"
+      delay: 1h
+`, map[string]string{})
+	tm.typeLine("start the slow job")
+	tm.waitFor("Started it.", "explore", "running")
+	tm.keys("C-t")
+	tm.waitFor("x kill")
+	tm.keys("x")
+	s := tm.waitFor("stopped task", "0 running, 1 finished")
+	if !strings.Contains(s, " killed ") && !strings.Contains(s, " cancelled ") {
+		t.Fatalf("the killed task does not show a final status:\n%s", s)
+	}
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.exit()
+}
+
+func TestTUISteer(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - say: "Delegating."
+      tools:
+        - Task: {subagent_type: general-purpose, description: "Long task", prompt: "Work until told.", run_in_background: true, isolation: none}
+    - say: "Delegated."
+  general-purpose:
+    - say: "Waiting for the go signal."
+      tools:
+        - Bash: {command: "sh wait.sh"}
+    - cases:
+        - if: "focus on tests"
+          say: "STEERED: I will focus on tests."
+      say: "NOT STEERED"
+`, map[string]string{
+		"wait.sh":                       "touch started.flag; while [ ! -e go.flag ]; do sleep 0.05; done\n",
+		"~/.config/brood/settings.toml": "[permissions]\nallow = [\"Bash(sh:*)\"]\n",
+	})
+	tm.typeLine("delegate it")
+	tm.waitFor("Delegated.", "general-purpose", "running")
+	// A message sent before the child's first turn would reach that turn;
+	// this one must arrive while the child works.
+	tm.waitFile("started.flag")
+	tm.keys("C-t")
+	tm.keys("m")
+	tm.waitFor("message to general-purpose")
+	tm.typeLine("focus on tests")
+	tm.waitFor("✉ to")
+	if err := os.WriteFile(filepath.Join(tm.root, "go.flag"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitFor("0 running, 1 finished")
+	tm.keys("Enter")
+	tm.waitFor("│ STEERED: I will focus on tests.")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.exit()
+}

@@ -1,0 +1,206 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/broodhq/brood/internal/delegate"
+)
+
+// key handles one key press.
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "ctrl+c":
+		return m.ctrlC()
+	case "ctrl+z":
+		return tea.Suspend
+	case "ctrl+o":
+		m.conv.expand = !m.conv.expand
+		return nil
+	case "pgup":
+		m.conv.scroll += max(1, m.convHeight()-2)
+		return nil
+	case "pgdown":
+		m.conv.scroll = max(0, m.conv.scroll-max(1, m.convHeight()-2))
+		return nil
+	}
+	if m.stopping {
+		return nil
+	}
+	m.hint = ""
+	if len(m.asks) > 0 {
+		m.askKey(k)
+		return nil
+	}
+	switch m.focus {
+	case focusTree:
+		return m.treeKey(k)
+	case focusMessage:
+		return m.messageKey(k)
+	}
+	return m.inputKey(k)
+}
+
+// ctrlC interrupts the turn; a second press within exitWindow exits,
+// stopping every child in stages first.
+func (m *Model) ctrlC() tea.Cmd {
+	now := m.now()
+	if m.stopping {
+		return nil
+	}
+	if !m.lastCtrlC.IsZero() && now.Sub(m.lastCtrlC) <= exitWindow {
+		m.stopping = true
+		n := m.tree.running()
+		m.hint = "exiting…"
+		if n > 0 {
+			m.hint = fmt.Sprintf("exiting: stopping %d subagent(s) in stages (they stay resumable)…", n)
+		}
+		m.eng.shutdown()
+		return nil
+	}
+	m.lastCtrlC = now
+	switch {
+	case m.eng.interrupt():
+		m.notice(entryNotice, "interrupted")
+		m.hint = "turn interrupted; Ctrl-C again to exit"
+	case m.input.Value() != "":
+		m.input.SetValue("")
+		m.hint = "Ctrl-C again to exit"
+	default:
+		m.hint = "Ctrl-C again to exit"
+	}
+	return nil
+}
+
+func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "enter":
+		line := m.input.Value()
+		m.input.SetValue("")
+		return m.submit(line)
+	case "tab":
+		m.complete()
+		return nil
+	case "ctrl+t", "shift+tab":
+		if len(m.tree.visible()) > 0 {
+			m.focus = focusTree
+			m.input.Blur()
+		} else {
+			m.hint = "no subagents yet"
+		}
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	return cmd
+}
+
+func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "up", "k":
+		m.tree.move(-1)
+	case "down", "j":
+		m.tree.move(1)
+	case "enter", "space", "right", "left":
+		m.tree.toggle()
+	case "x":
+		id := m.tree.selected()
+		if n := m.tree.nodes[id]; n != nil && n.stopped.IsZero() {
+			m.hint = "stopping " + n.agent + " " + shortID(id) + " (SIGTERM, then SIGKILL)…"
+			m.eng.kill(id)
+		} else {
+			m.hint = "that task is not running"
+		}
+	case "m":
+		id := m.tree.selected()
+		if id == "" {
+			return nil
+		}
+		m.focus, m.msgTo = focusMessage, id
+		n := m.tree.nodes[id]
+		verb := "message to"
+		if !n.stopped.IsZero() {
+			verb = "resume"
+		}
+		m.input.Prompt = fmt.Sprintf("%s %s %s › ", verb, n.agent, shortID(id))
+		m.input.SetValue("")
+		return m.input.Focus()
+	case "esc", "ctrl+t", "shift+tab", "tab":
+		m.focus = focusInput
+		return m.input.Focus()
+	}
+	return nil
+}
+
+// messageKey edits a steering message (or, to a finished task, a resume).
+func (m *Model) messageKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc":
+		m.endMessage(focusTree)
+		return nil
+	case "enter":
+		text, id := m.input.Value(), m.msgTo
+		m.endMessage(focusTree)
+		m.sendTo(id, text)
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	return cmd
+}
+
+func (m *Model) endMessage(f focus) {
+	m.focus, m.msgTo = f, ""
+	m.input.Prompt = "› "
+	m.input.SetValue("")
+	if f == focusTree {
+		m.input.Blur()
+	}
+}
+
+// sendTo steers a running task, or resumes a finished one with text.
+func (m *Model) sendTo(id, text string) {
+	if text == "" {
+		return
+	}
+	n := m.tree.nodes[id]
+	if n != nil && !n.stopped.IsZero() {
+		m.resume(id, text)
+		return
+	}
+	if err := m.eng.steer(id, text); err != nil {
+		m.notice(entryError, err.Error())
+		return
+	}
+	m.notice(entryNotice, fmt.Sprintf("✉ to %s: %s (arrives at its next turn)", shortID(id), firstLine(text, 120)))
+}
+
+// askKey answers the first pending question: y once, a always, n deny.
+func (m *Model) askKey(k tea.KeyPressMsg) {
+	if m.now().Sub(m.askShown) < askGuard {
+		return
+	}
+	req := m.asks[0]
+	var ans delegate.Answer
+	switch k.String() {
+	case "y", "1":
+		ans = delegate.Answer{Allow: true}
+		m.notice(entryNotice, fmt.Sprintf("allowed once: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))
+	case "a", "2":
+		ans = delegate.Answer{Allow: true, Always: true}
+		if path, err := m.eng.perm.add(req.ask.Rules); err != nil {
+			m.notice(entryError, "allowed once, but not for good: "+err.Error())
+		} else {
+			m.notice(entryNotice, fmt.Sprintf("allowed always: %s, added to [permissions] allow in %s", strings.Join(req.ask.Rules, ", "), rel(m.eng.cfg.ProjectRoot, path)))
+		}
+	case "n", "3", "esc":
+		m.notice(entryNotice, fmt.Sprintf("denied: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))
+	default:
+		return
+	}
+	req.reply <- ans
+	m.asks = m.asks[1:]
+	m.askShown = m.now()
+}

@@ -1,0 +1,193 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/model"
+)
+
+type focus int
+
+const (
+	focusInput focus = iota
+	focusTree
+	focusMessage // typing a message to the task under the tree's cursor
+)
+
+// exitWindow is how soon a second Ctrl-C must follow the first to exit.
+const exitWindow = 2 * time.Second
+
+// askGuard ignores keys for a moment after a question appears, so a word
+// being typed cannot answer it by accident.
+const askGuard = 300 * time.Millisecond
+
+// Model is the interactive mode's state; the engine does the work.
+type Model struct {
+	eng    *engine
+	st     styles
+	now    func() time.Time
+	width  int
+	height int
+
+	conv  conversation
+	tree  tree
+	input textinput.Model
+	focus focus
+	msgTo string // the task a focusMessage input goes to
+
+	running   bool // a root turn is in progress
+	turn      int
+	usage     model.Usage // the root's own tokens
+	lastCtrlC time.Time
+	hint      string // one line under the input: completions, "press again to exit"
+	asks      []askRequest
+	askShown  time.Time
+	stopping  bool
+	quitting  bool
+	session   string
+}
+
+func newModel(eng *engine, color bool, now func() time.Time) *Model {
+	in := textinput.New()
+	in.Prompt = "› "
+	in.Placeholder = "ask brood, or /help"
+	in.SetVirtualCursor(true)
+	ist := textinput.DefaultDarkStyles()
+	ist.Cursor.Blink = false
+	if !color {
+		plain := lipgloss.NewStyle()
+		ist.Focused = textinput.StyleState{Text: plain, Placeholder: plain, Suggestion: plain, Prompt: plain}
+		ist.Blurred = ist.Focused
+		ist.Cursor.Color = nil
+	}
+	in.SetStyles(ist)
+	in.Focus()
+	m := &Model{eng: eng, st: newStyles(color), now: now, input: in, tree: newTree(), width: 80, height: 24}
+	m.conv.markdown, m.conv.color = true, color
+	return m
+}
+
+// Init implements tea.Model.
+func (m *Model) Init() tea.Cmd { return tea.Batch(m.eng.wait(), tick()) }
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update implements tea.Model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.input.SetWidth(max(10, msg.Width-4))
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	case tea.PasteMsg:
+		if m.focus != focusTree && len(m.asks) == 0 {
+			var cmd tea.Cmd
+			m.input, cmd = m.input.Update(msg)
+			return m, cmd
+		}
+		return m, nil
+	case tickMsg:
+		return m, tick()
+	}
+	if m.engineMsg(msg) {
+		if m.quitting {
+			return m, tea.Quit
+		}
+		return m, m.eng.wait()
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+// engineMsg handles what the engine reports; false if msg is not its.
+func (m *Model) engineMsg(msg tea.Msg) bool {
+	switch msg := msg.(type) {
+	case agentMsg:
+		m.agentEvent(msg.ev)
+	case dispatchMsg:
+		m.tree.apply(msg.ev, m.now())
+	case resultMsg:
+		m.tree.setResult(msg.id, msg.summary, msg.errText)
+	case turnDoneMsg:
+		m.running = false
+		m.conv.streaming = nil
+		if o := msg.outcome; o != nil && o.Status != agent.StatusDone {
+			kind := entryNotice
+			text := fmt.Sprintf("turn ended: %s", o.Status)
+			if o.Status == agent.StatusFailed {
+				kind, text = entryError, "the model failed: "+o.Error
+			}
+			m.conv.add(&entry{kind: kind, text: text})
+		}
+	case sessionMsg:
+		m.session = msg.path
+		m.conv.replay(msg.records)
+	case killedMsg:
+		if msg.err != nil {
+			m.notice(entryError, fmt.Sprintf("kill %s: %v", shortID(msg.id), msg.err))
+		} else {
+			m.notice(entryNotice, fmt.Sprintf("stopped task %s; it stays resumable (/resume %s \"...\")", msg.id, msg.id))
+		}
+	case askMsg:
+		m.asks = append(m.asks, msg.req)
+		if len(m.asks) == 1 {
+			m.askShown = m.now()
+		}
+	case noticeMsg:
+		m.notice(entryNotice, msg.text)
+	case shutdownMsg:
+		m.quitting = true
+	default:
+		return false
+	}
+	return true
+}
+
+func (m *Model) agentEvent(ev agent.Event) {
+	switch ev.Type {
+	case agent.EvTurn:
+		m.turn = ev.Turn
+	case agent.EvUsage:
+		if ev.Total != nil {
+			m.usage = *ev.Total
+		}
+	}
+	m.conv.event(ev)
+}
+
+func (m *Model) notice(kind entryKind, text string) {
+	m.conv.add(&entry{kind: kind, text: text})
+}
+
+// submit handles a line the user entered.
+func (m *Model) submit(line string) tea.Cmd {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return nil
+	}
+	if strings.HasPrefix(line, "/") {
+		return m.slash(line)
+	}
+	if m.running {
+		m.hint = "a turn is running: wait for it, or Ctrl-C to interrupt it"
+		m.input.SetValue(line)
+		return nil
+	}
+	m.conv.add(&entry{kind: entryUser, text: line})
+	if m.eng.startTurn(line) {
+		m.running = true
+	}
+	return nil
+}

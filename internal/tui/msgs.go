@@ -1,0 +1,71 @@
+package tui
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/session"
+)
+
+// The messages the engine sends the model.
+type (
+	agentMsg    struct{ ev agent.Event }         // the root agent's stream
+	dispatchMsg struct{ ev delegate.Event }      // a dispatch anywhere in the tree
+	turnDoneMsg struct{ outcome *agent.Outcome } // the root's turn ended
+	resultMsg   struct{ id, summary, errText string }
+	sessionMsg  struct {
+		path    string
+		records []session.Record
+	}
+	killedMsg struct {
+		id  string
+		err error
+	}
+	askMsg      struct{ req askRequest }
+	noticeMsg   struct{ text string }
+	shutdownMsg struct{}
+	tickMsg     struct{}
+)
+
+// clean makes text from a child, a tool or a model safe to print: no
+// escape sequences or other control characters reach the terminal (tabs
+// become spaces; newlines stay only where keepNewlines).
+func clean(s string, keepNewlines bool) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\n' && keepNewlines:
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString("    ")
+		case r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+			// C0/C1 controls (ESC, CSI, BEL...) and bidi overrides.
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return clean(s, false)
+}
+
+func shortID(id string) string {
+	if len(id) > 10 {
+		return id[len(id)-6:]
+	}
+	return id
+}

@@ -1,0 +1,111 @@
+// Package tui is brood's interactive mode: a terminal UI over the same
+// engine as `brood run`. It shows the conversation with the root agent
+// (its answer streamed and rendered as markdown, its tool calls one line
+// each), a live tree of every subagent of the session and their nested
+// dispatches (kill, message, resume from the tree), the slash commands
+// (/subagent, /tasks, /agents, /model, /clear, /help), and every permission
+// question, the root's own and its children's, with the asking agent named.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Run opens the interactive mode on the terminal in/out and returns when
+// the user leaves. Every child is stopped in stages before it returns; each
+// stays resumable.
+func Run(ctx context.Context, cfg Config, in, out *os.File, errOut io.Writer) error {
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	eng, err := newEngine(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	color := cfg.Getenv("NO_COLOR") == "" && cfg.Getenv("TERM") != "dumb"
+	m := newModel(eng, color, time.Now)
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	_, runErr := p.Run()
+	path := eng.sessionPath()
+	eng.finish()
+	fmt.Fprintf(errOut, "· session %s; reopen it with: brood --resume %s\n", rel(cfg.ProjectRoot, path), sessionID(path))
+	if runErr != nil && ctx.Err() == nil {
+		return runErr
+	}
+	return nil
+}
+
+// finish is the end of the engine after the UI has gone: the turn is
+// interrupted, every child stopped in stages and waited for, and the
+// transcript closed.
+func (e *engine) finish() {
+	close(e.done)
+	e.interrupt()
+	e.stopLife()
+	e.mu.Lock()
+	done := e.turnDone
+	e.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	if e.disp != nil {
+		e.disp.WaitBackground()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tw != nil {
+		e.tw.Close()
+		e.tw = nil
+	}
+}
+
+func sessionID(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), ".jsonl")
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// SessionPath finds the transcript to reopen: the latest session of the
+// project for --continue, or the one named by id (a session id or a path)
+// for --resume.
+func SessionPath(projectRoot, resume string, cont bool) (string, error) {
+	dir := filepath.Join(projectRoot, ".brood", "sessions")
+	if resume != "" {
+		for _, p := range []string{resume, filepath.Join(dir, resume), filepath.Join(dir, resume+".jsonl")} {
+			if strings.HasSuffix(p, ".jsonl") && fileExists(p) {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("--resume %s: no such session in %s; brood --continue reopens the latest", resume, dir)
+	}
+	if !cont {
+		return "", nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("--continue: no sessions in %s yet", dir)
+	}
+	latest := ""
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") && e.Name() > latest {
+			latest = e.Name() // session ids are ULIDs: sortable by time
+		}
+	}
+	if latest == "" {
+		return "", fmt.Errorf("--continue: no sessions in %s yet", dir)
+	}
+	return filepath.Join(dir, latest), nil
+}
