@@ -13,8 +13,8 @@ import (
 // JournalFile is the journal of a run in its directory.
 const JournalFile = "journal.jsonl"
 
-// journalLine is one record of a journal file.
-type journalLine struct {
+// JournalLine is one record of a journal file: a call's start or end.
+type JournalLine struct {
 	Type   string      `json:"t"` // start | done
 	Key    string      `json:"key"`
 	TaskID string      `json:"task_id,omitempty"`
@@ -64,7 +64,7 @@ func healTail(f *os.File, path string) error {
 	return err
 }
 
-func (j *FileJournal) apply(l journalLine) {
+func (j *FileJournal) apply(l JournalLine) {
 	e := j.entries[l.Key]
 	switch l.Type {
 	case "start":
@@ -82,16 +82,16 @@ func (j *FileJournal) apply(l journalLine) {
 }
 
 // ReadJournal reads a journal file, skipping torn or garbled lines.
-func ReadJournal(path string) ([]journalLine, error) {
+func ReadJournal(path string) ([]JournalLine, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []journalLine
+	var out []JournalLine
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		var l journalLine
+		var l JournalLine
 		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Key != "" {
 			out = append(out, l)
 		}
@@ -116,15 +116,15 @@ func (j *FileJournal) Count() int {
 
 // Started implements Journal.
 func (j *FileJournal) Started(key, taskID string) error {
-	return j.write(journalLine{Type: "start", Key: key, TaskID: taskID})
+	return j.write(JournalLine{Type: "start", Key: key, TaskID: taskID})
 }
 
 // Finished implements Journal.
 func (j *FileJournal) Finished(key string, rec CallRecord) error {
-	return j.write(journalLine{Type: "done", Key: key, Rec: &rec})
+	return j.write(JournalLine{Type: "done", Key: key, Rec: &rec})
 }
 
-func (j *FileJournal) write(l journalLine) error {
+func (j *FileJournal) write(l JournalLine) error {
 	b, err := json.Marshal(l)
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func (j *FileJournal) Close() error { return j.f.Close() }
 
 // Summary counts a journal's calls: started, finished with a result,
 // finished without one, and still open.
-func Summary(lines []journalLine) (started, done, failed, open int) {
+func Summary(lines []JournalLine) (started, done, failed, open int) {
 	j := &FileJournal{entries: map[string]Entry{}}
 	for _, l := range lines {
 		j.apply(l)

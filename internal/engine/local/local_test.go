@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,30 +21,46 @@ const mainEnv = "BROOD_LOCAL_ENGINE_TEST_MAIN"
 
 func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
 
-// newEngine is the local engine over a dispatcher in a fresh project whose
-// children are this test binary acting as brood.
-func newEngine(t *testing.T, script string) engine.Engine {
-	p := testbrood.NewProject(t, mainEnv, nil)
-	spec := p.Script("script.yaml", script)
-	s := settings.Defaults()
-	s.Pool.PingInterval = settings.Duration{Duration: 100 * time.Millisecond}
-	s.Pool.KillGrace = settings.Duration{Duration: 2 * time.Second}
-	reg, _ := registry.Load(registry.Options{ProjectRoot: p.Root, Home: p.Home})
+func newEngine(t *testing.T, script string) engine.Engine { return newEngineB(t, script, 4) }
+
+// newEngineB is the local engine over a dispatcher in a fresh repository
+// whose children are this test binary acting as brood.
+func newEngineB(tb testing.TB, script string, conc int) engine.Engine {
+	tb.Helper()
+	root, home := tb.TempDir(), tb.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	env := append(os.Environ(), mainEnv+"=1", "HOME="+home, "BROOD_CHILD_EXE="+exe)
+	git := exec.Command("git", "init", "-q")
+	git.Dir = root
+	if out, err := git.CombinedOutput(); err != nil {
+		tb.Fatalf("git init: %v\n%s", err, out)
+	}
+	sp := filepath.Join(root, ".brood", "script.yaml")
+	if err := os.MkdirAll(filepath.Dir(sp), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(sp, []byte(script), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	s := settings.Defaults()
+	s.Pool.Concurrency = conc
+	s.Pool.PingInterval = settings.Duration{Duration: 100 * time.Millisecond}
+	s.Pool.KillGrace = settings.Duration{Duration: 2 * time.Second}
+	reg, _ := registry.Load(registry.Options{ProjectRoot: root, Home: home})
 	d, err := delegate.New(delegate.Config{
-		ProjectRoot: p.Root, Workspace: p.Root, Registry: reg, Settings: s,
-		Exe: exe, Env: append(os.Environ(), p.Env...), MaxDepth: 1, SourceAgent: "root",
-		ParentSystem: "You are the root agent.", ParentModel: spec,
+		ProjectRoot: root, Workspace: root, Registry: reg, Settings: s,
+		Exe: exe, Env: env, MaxDepth: 1, SourceAgent: "root",
+		ParentSystem: "You are the root agent.", ParentModel: "script:" + sp,
 		ParentTools: []string{"Read", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "default"},
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return local.New(local.Config{ProjectRoot: p.Root, Runner: d, Concurrency: 4, CancelPoll: 20 * time.Millisecond})
+	return local.New(local.Config{ProjectRoot: root, Runner: d, Concurrency: conc, CancelPoll: 20 * time.Millisecond})
 }
 
 func TestLocalEngineMeetsTheContract(t *testing.T) {
@@ -51,7 +68,7 @@ func TestLocalEngineMeetsTheContract(t *testing.T) {
 }
 
 // TestRunDirectory: a run keeps its plan, record, journal and result in its
-// own directory, and nothing else.
+// own directory.
 func TestRunDirectory(t *testing.T) {
 	eng := newEngine(t, enginetest.Script)
 	p := enginetest.Plan(t, "name: one\nphases:\n  - id: p\n    parallel: [{agent: explore, prompt: \"first one\"}]\n")
