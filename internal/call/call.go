@@ -28,8 +28,13 @@ type Spec struct {
 	Prompt string `json:"prompt"`
 	// Description is a short label (default: the prompt's first line).
 	Description string `json:"description,omitempty"`
-	// Isolation is "", "worktree" or "none" (the definition's default).
+	// Isolation is "", "auto", "worktree" or "none" (the definition's
+	// default, else auto).
 	Isolation string `json:"isolation,omitempty"`
+	// Together is how many writers are dispatched together with this call
+	// (one workflow phase, one model turn): under auto isolation more than
+	// one gives each its own copy of the tree, so they run in parallel.
+	Together int `json:"together,omitempty"`
 	// Limits lower the definition's (zero: the definition's own).
 	Limits Limits `json:"limits,omitzero"`
 	// Schema is a JSON Schema the call's output must validate against;

@@ -101,6 +101,11 @@ type Dispatcher struct {
 	logMu      sync.Mutex
 	bg         bgState
 
+	// inPlace counts the writers of this dispatcher working in place on
+	// the tree (prepared and not yet finished): a writer that arrives
+	// while one is, gets an isolated copy instead of waiting (auto).
+	inPlace int
+
 	isoOnce sync.Once
 	iso     *isolate.Isolator
 	sbOnce  sync.Once
@@ -155,7 +160,11 @@ type Request struct {
 	Prompt      string
 	Description string
 	Background  bool
-	Isolation   string // "", "worktree" or "none"
+	Isolation   string // "", "auto", "worktree" or "none"
+	// Together is how many writers were dispatched together with this one
+	// (the Task calls of one turn, the calls of one workflow phase); more
+	// than one isolates each of them under isolation "auto".
+	Together int
 	// Fork seeds the child with History (the caller's conversation up to
 	// and including the assistant turn that holds CallID).
 	Fork    bool
@@ -199,6 +208,8 @@ type job struct {
 	td     *taskdir.Dir
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
+	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
+	inPlace bool
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -233,12 +244,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if req.Background {
 		env.Background = true
 	}
-	if req.Isolation != "" && !env.ReadOnly {
-		env.Isolation = req.Isolation
-		if req.Isolation == "none" {
-			env.Isolation = ""
-		}
-	}
+	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	if req.Fork {
@@ -267,7 +273,14 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	return &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock}, nil
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock}
+	if inPlace && env.Isolation == "" {
+		j.inPlace = true
+		j.unlock = func() { d.leaveInPlace(); unlock() }
+	} else if inPlace {
+		d.leaveInPlace()
+	}
+	return j, nil
 }
 
 // ownerOf is the parent's own record of a new dispatch: what a resume and

@@ -49,13 +49,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	perms.Mode, modeNote = childMode(def.PermissionMode, perms.Mode)
 	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
-	isolation := def.Isolation
-	if isolation == "" {
-		isolation = s.Agents.Isolation
-	}
-	if def.ReadOnly || isolation == "none" {
-		isolation = ""
-	}
+	isolation := "" // decided by chooseIsolation once the envelope is built
 	readOnly := def.ReadOnly || readOnlyTools(tools)
 	return &dispatch.Envelope{
 		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,

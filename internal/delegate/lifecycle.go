@@ -360,11 +360,8 @@ func (d *Dispatcher) resumeEnvelope(own *dispatch.Owner, old *dispatch.Envelope)
 	if own.Model != "" {
 		env.Model, env.Effort = own.Model, own.Effort
 	}
-	if own.Isolation != "" && !env.ReadOnly {
-		env.Isolation = own.Isolation
-		if own.Isolation == "none" {
-			env.Isolation = ""
-		}
+	if d.chooseIsolation(env, def, Request{Isolation: own.Isolation}) {
+		d.leaveInPlace() // a resume runs alone; it is not counted
 	}
 	if old == nil {
 		old = &dispatch.Envelope{}

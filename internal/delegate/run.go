@@ -116,11 +116,20 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		defer f.Close()
 		cmd.Stderr = f
 	}
+	// Such a child shares nothing with writers, so it is never held back by
+	// one (read-only fan-out runs beside a writer); only a read-only child
+	// whose tree must be compared waits for writers.
 	class := classOf(env)
 	// A read-only child that this process puts under Landlock itself cannot
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
+	// Such a child shares nothing with writers, so it is never held back by
+	// one (read-only fan-out runs beside a writer); only a read-only child
+	// whose tree must be compared waits for writers.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
+	if kernelHeld {
+		class = pool.Isolated
+	}
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth}
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,

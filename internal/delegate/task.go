@@ -35,7 +35,7 @@ const taskGuidance = `Launch a subagent: a separate brood process with its own f
 When to use it:
 - Delegate self-contained units of work where you only need the final result (searching a large codebase, investigating a question, implementing a well-specified change).
 - Do small, quick or single-file work inline yourself: a subagent costs a process and a fresh context.
-- Several Task calls in one turn run in parallel; use that for independent work.
+- Several Task calls in one turn run in parallel; use that for independent work. Read-only agents always run side by side. Writers dispatched together each get an isolated copy of the tree and run in parallel too; each one's changes come back as one patch, applied whole or not at all (a conflict with another writer is reported, and its copy kept). A lone writer works in place. The result says which way each ran.
 
 How to brief it:
 - The subagent sees nothing of this conversation. Pass everything it needs in prompt: the goal, the relevant paths, what you already know, constraints, and what to report back.
@@ -59,7 +59,7 @@ func (t *TaskTool) Spec() model.ToolSpec {
 			`"run_in_background":{"type":"boolean","description":"Return the task_id at once and let the subagent work; collect its result with TaskOutput"},` +
 			`"resume_task_id":{"type":"string","description":"Continue this earlier task (its whole transcript intact) with prompt as the follow-up"},` +
 			`"fork":{"type":"boolean","description":"Seed the subagent with this conversation instead of a fresh context"},` +
-			`"isolation":{"type":"string","enum":["worktree","none"],"description":"worktree: the subagent works on its own copy of the tree; its changes come back as one patch"}` +
+			`"isolation":{"type":"string","enum":["auto","worktree","none"],"description":"auto (default): a writer runs in place when it is the only one, else on its own copy; worktree: always its own copy of the tree, its changes coming back as one patch; none: in place, one writer at a time"}` +
 			`},"required":["prompt"],"additionalProperties":false}`),
 	}
 }
@@ -111,7 +111,7 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
 	}
-	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Isolation: in.Isolation}
+	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx))}
 	if in.Fork {
 		if t.d.cfg.IsFork {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")

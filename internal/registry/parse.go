@@ -120,7 +120,7 @@ func (p *parsing) fields(d *Definition, fields []field) {
 		case "delegate":
 			p.delegate(d, f)
 		case "isolation":
-			d.Isolation = p.oneOf(f, "worktree", "none")
+			d.Isolation = p.oneOf(f, "auto", "worktree", "none")
 		case "timeout":
 			d.Timeout = p.timeout(f)
 		case "priority":

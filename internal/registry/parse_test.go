@@ -59,7 +59,7 @@ func TestParseFields(t *testing.T) {
 		{"delegate false", "delegate: \"false\"\n", func(d *Definition) any { return d.Delegate }, false, ""},
 		{"delegate bad", "delegate: 3\n", func(d *Definition) any { return d.Delegate }, false, "neither true/false"},
 		{"isolation", "isolation: worktree\n", func(d *Definition) any { return d.Isolation }, "worktree", ""},
-		{"isolation bad", "isolation: vm\n", func(d *Definition) any { return d.Isolation }, "", "not one of worktree, none"},
+		{"isolation bad", "isolation: vm\n", func(d *Definition) any { return d.Isolation }, "", "not one of auto, worktree, none"},
 		{"timeout duration", "timeout: 10m\n", func(d *Definition) any { return d.Timeout }, 10 * time.Minute, ""},
 		{"timeout seconds", "timeout: 90\n", func(d *Definition) any { return d.Timeout }, 90 * time.Second, ""},
 		{"timeout quoted seconds", "timeout: \"1.5\"\n", func(d *Definition) any { return d.Timeout }, 1500 * time.Millisecond, ""},

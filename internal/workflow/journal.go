@@ -130,14 +130,18 @@ func (j *FileJournal) write(l JournalLine) error {
 		return err
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if _, err := j.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := j.f.Sync(); err != nil {
+		j.mu.Unlock()
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.apply(l)
+	j.mu.Unlock()
+	// Synced outside the lock: calls finishing together share one flush
+	// (the kernel writes every line appended so far), and none returns
+	// before its own line is on disk.
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
 	return nil
 }
 

@@ -1,0 +1,209 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/testbrood"
+)
+
+// waitFor blocks until a shell command finds the file; it only reads, so a
+// sandboxed child may run it.
+func waitFor(file string) string {
+	return "for i in $(seq 1200); do [ -e " + file + " ] && break; sleep 0.05; done; [ -e " + file + " ] && echo released"
+}
+
+// start runs brood in the background and returns a func that waits for it.
+func start(t *testing.T, p *testbrood.Project, args ...string) func() (string, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Dir, cmd.Env = p.Root, p.Env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cancel)
+	return func() (string, string) {
+		_ = cmd.Wait()
+		return out.String(), errb.String()
+	}
+}
+
+// until polls the project's task records until cond holds, or fails the
+// test after a generous deadline (it only bounds a hang; nothing is timed).
+func until(t *testing.T, root, what string, cond func([]*dispatch.Task) bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		tasks, _ := dispatch.ListTasks(root)
+		if cond(tasks) {
+			return
+		}
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, tk := range tasks {
+				b.WriteString(tk.ID + " " + tk.Agent + " " + tk.Status + "\n")
+			}
+			t.Fatalf("never saw %s; tasks:\n%s", what, b.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the disk, not synchronising on time
+	}
+}
+
+func count(tasks []*dispatch.Task, agent, status string) int {
+	n := 0
+	for _, tk := range tasks {
+		if tk.Agent == agent && tk.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWritersDispatchedTogetherRunTogether: four general-purpose Task calls
+// in one turn are all running at once (each waits for a file the test
+// creates only once it has seen all four running), each on its own copy of
+// the tree, and every patch lands.
+func TestWritersDispatchedTogetherRunTogether(t *testing.T) {
+	for _, mode := range []string{"overlay", "worktree"} {
+		t.Run(mode, func(t *testing.T) {
+			p := newProject(t, nil)
+			if mode == "worktree" {
+				writeSettings(t, p.Root, "[isolation]\nforce_worktree = true\n")
+			}
+			writersTogether(t, p)
+		})
+	}
+}
+
+func writersTogether(t *testing.T, p *testbrood.Project) {
+	gate := filepath.Join(t.TempDir(), "go")
+	var tasks strings.Builder
+	for _, n := range []string{"1", "2", "3", "4"} {
+		tasks.WriteString(`        - Task: {subagent_type: general-purpose, description: "writer ` + n + `", prompt: "write w` + n + `.txt"}` + "\n")
+	}
+	script := `
+agents:
+  root:
+    - tools:
+` + tasks.String() + `    - say: "{{result 0}}{{result 1}}{{result 2}}{{result 3}}"
+  general-purpose:
+    - cases:
+` + cases(waitFor(gate)) + `      say: "none"
+    - say: "## What I did\nWrote.\n\n## What I found\n{{result 0}}\n\n## Files changed\nmine\n\n## Problems\nnone"
+`
+	wait := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "--allow", "Write", "fan out")
+	until(t, p.Root, "four writers running at once", func(ts []*dispatch.Task) bool { return count(ts, "general-purpose", dispatch.StatusRunning) == 4 })
+	testbrood.WriteFile(t, gate, "")
+	stdout, stderr := wait()
+	for _, n := range []string{"1", "2", "3", "4"} {
+		if b, err := os.ReadFile(filepath.Join(p.Root, "w"+n+".txt")); err != nil || string(b) != "w"+n+"\n" {
+			t.Errorf("w%s.txt did not land: %q, %v\nstdout:\n%s\nstderr:\n%s", n, b, err, stdout, stderr)
+		}
+	}
+	if got := strings.Count(stdout, "isolated copy of the tree (isolation: auto; 4 writers were dispatched together)"); got != 4 {
+		t.Errorf("%d of 4 results say they ran on an isolated copy\n%s", got, stdout)
+	}
+}
+
+// cases makes writer N write wN.txt and wait at the gate, in its first turn.
+func cases(wait string) string {
+	var b strings.Builder
+	for _, n := range []string{"1", "2", "3", "4"} {
+		b.WriteString(`        - if: "writer ` + n + `"
+          tools: [{Write: {file_path: "w` + n + `.txt", content: "w` + n + `\n"}}, {Bash: {command: "` + wait + `"}}]
+`)
+	}
+	return b.String()
+}
+
+// TestReadersNotHeldBackByWriter: two explores dispatched while a writer
+// runs in the background finish while it still runs.
+func TestReadersNotHeldBackByWriter(t *testing.T) {
+	p := newProject(t, nil)
+	gate := filepath.Join(t.TempDir(), "go")
+	script := `
+agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "slow writer", prompt: "write", run_in_background: true}
+    - tools:
+        - Task: {subagent_type: explore, description: "look a", prompt: "look"}
+        - Task: {subagent_type: explore, description: "look b", prompt: "look"}
+    - say: "explored"
+  general-purpose:
+    - tools: [{Bash: {command: "` + waitFor(gate) + `"}}]
+    - say: "## What I did\nWaited.\n\n## What I found\n{{result 0}}\n\n## Files changed\nnone\n\n## Problems\nnone"
+  explore:
+    - tools: [{LS: {path: "."}}]
+    - say: "## What I did\nLooked.\n\n## What I found\n{{trunc 100 (result 0)}}\n\n## Files changed\nnone\n\n## Problems\nnone"
+`
+	wait := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "fan out")
+	until(t, p.Root, "two explores done while the writer runs", func(ts []*dispatch.Task) bool {
+		return count(ts, "explore", dispatch.StatusDone) == 2 && count(ts, "general-purpose", dispatch.StatusRunning) == 1
+	})
+	testbrood.WriteFile(t, gate, "")
+	if stdout, stderr := wait(); !strings.Contains(stdout, "explored") {
+		t.Fatalf("the run did not finish\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+}
+
+// TestWriterBesideInPlaceWriter: a writer dispatched while another works in
+// place gets its own copy instead of waiting for it: its process runs and
+// finishes while the first still works. Its patch is applied once the tree
+// is free (so the in-place writer is never credited with it), and both land.
+func TestWriterBesideInPlaceWriter(t *testing.T) {
+	p := newProject(t, nil)
+	gate := filepath.Join(t.TempDir(), "go")
+	script := `
+agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "slow writer", prompt: "write", run_in_background: true}
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "quick writer", prompt: "write"}
+    - say: "{{result 0}}"
+  general-purpose:
+    - cases:
+        - if: "quick writer"
+          tools: [{Write: {file_path: "quick.txt", content: "q\n"}}]
+      tools: [{Write: {file_path: "slow.txt", content: "s\n"}}, {Bash: {command: "` + waitFor(gate) + `"}}]
+    - say: "## What I did\nWrote.\n\n## What I found\nok\n\n## Files changed\nmine\n\n## Problems\nnone"
+`
+	wait := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "--allow", "Write", "two writers")
+	until(t, p.Root, "the quick writer's process finished while the slow one runs", func(ts []*dispatch.Task) bool {
+		finished, working := 0, 0
+		for _, tk := range ts {
+			if tk.Output != nil && tk.Label == "quick writer" {
+				finished++
+			}
+			if tk.Output == nil && tk.Label == "slow writer" && tk.Status == dispatch.StatusRunning {
+				working++
+			}
+		}
+		return finished == 1 && working == 1
+	})
+	testbrood.WriteFile(t, gate, "")
+	stdout, stderr := wait()
+	if !strings.Contains(stdout, "isolation: auto; another writer was working in place") {
+		t.Errorf("the quick writer's result does not say it ran on a copy\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	for _, f := range []string{"quick.txt", "slow.txt"} {
+		if _, err := os.Stat(filepath.Join(p.Root, f)); err != nil {
+			t.Errorf("%s did not land: %v\nstdout:\n%s\nstderr:\n%s", f, err, stdout, stderr)
+		}
+	}
+}
