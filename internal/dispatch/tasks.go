@@ -99,6 +99,11 @@ func LoadTask(projectRoot, id string) (*Task, error) {
 	t.loadParentRecords(proj)
 	t.describe()
 	t.judge(resErr)
+	if len(t.Problems) > 0 {
+		// Said in the listing itself: what is broken, and that the task
+		// is shown from the parent's records.
+		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + strings.Join(t.Problems, "; ")
+	}
 	return t, nil
 }
 
@@ -246,7 +251,7 @@ func (t *Task) lost() (string, string) {
 	case o != nil:
 		return StatusFailed, fmt.Sprintf("the child exited with status %d and left no result (see %s); resume it to continue", o.ExitCode, t.td.File(taskdir.Stderr))
 	case t.Log != nil && t.Log.Finished.IsZero():
-		return StatusKilled, "the child process is gone and left no result (its parent was killed); resume it to continue"
+		return StatusKilled, "the child process is gone and no record says how it ended (its parent was killed, or could not write: a full disk?); resume it to continue"
 	}
 	return StatusFailed, "the child is gone and its parent could not record how it ended (a full disk?); see " + t.td.File(taskdir.Stderr)
 }

@@ -140,7 +140,7 @@ func (w *Writer) Append(r Record) error {
 	// One write per line: a kill between two records never leaves half of one
 	// interleaved with the next.
 	if _, err = w.f.Write(line); err != nil {
-		err = fmt.Errorf("session: write %s: %w", w.path, err)
+		err = fmt.Errorf("session: %w", err) // names the file
 		if w.err == nil {
 			w.err = err
 		}
