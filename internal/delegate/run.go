@@ -214,6 +214,12 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 // noResult says how a child that wrote no result ended, from the parent's
 // own process outcome (and the child's last protocol error, as data).
 func (d *Dispatcher) noResult(o *dispatch.Output, env *dispatch.Envelope, childErr string) (string, string) {
+	if o.KilledBy == pool.KilledByCancel {
+		// This parent stopped it (it was cancelled itself) before the child
+		// could record that: cancelled, as a child that wound down in time
+		// records itself, and resumable the same way.
+		return dispatch.StatusCancelled, "stopped by its parent, which was cancelled, before it wrote a result"
+	}
 	if o.KilledBy != pool.KilledByNone {
 		return dispatch.StatusKilled, "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
 	}

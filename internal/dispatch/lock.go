@@ -3,6 +3,8 @@ package dispatch
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/broodhq/brood/internal/taskdir"
@@ -16,13 +18,17 @@ const LockFile = taskdir.Lock
 // ErrTaskBusy means another process owns the task.
 var ErrTaskBusy = errors.New("task is queued or running in another process")
 
-// LockTask takes the lock of the task directory at dir without waiting.
+// LockTask takes the lock of the directory at dir (a task directory, or
+// another record directory such as a workflow run's) without waiting.
 func LockTask(dir string) (func(), error) {
-	td, err := taskdir.FromPath(dir)
+	if td, err := taskdir.FromPath(dir); err == nil {
+		return LockDir(td)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock task: %w", err)
 	}
-	return LockDir(td)
+	return flock(f)
 }
 
 // LockDir takes a task's lock without waiting. The kernel drops it when the
@@ -33,6 +39,10 @@ func LockDir(td *taskdir.Dir) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock task: %w", err)
 	}
+	return flock(f)
+}
+
+func flock(f *os.File) (func(), error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
@@ -43,11 +53,17 @@ func LockDir(td *taskdir.Dir) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// TaskLocked reports whether some process holds the lock of the task
-// directory at dir.
+// TaskLocked reports whether some process holds the lock of the directory
+// at dir (a task directory, or another record directory).
 func TaskLocked(dir string) bool {
-	td, err := taskdir.FromPath(dir)
-	return err == nil && LockedDir(td)
+	if td, err := taskdir.FromPath(dir); err == nil {
+		return LockedDir(td)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	return locked(f)
 }
 
 // LockedDir reports whether some process holds the task's lock.
@@ -56,6 +72,10 @@ func LockedDir(td *taskdir.Dir) bool {
 	if err != nil {
 		return false
 	}
+	return locked(f)
+}
+
+func locked(f *os.File) bool {
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
 		return errors.Is(err, syscall.EWOULDBLOCK)
