@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/demo"
 	"github.com/broodhq/brood/internal/cli/doctor"
 	"github.com/broodhq/brood/internal/cli/interactive"
+	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
 	"github.com/broodhq/brood/internal/cli/run"
 	"github.com/broodhq/brood/internal/cli/subagent"
 	"github.com/broodhq/brood/internal/cli/tasks"
@@ -41,6 +43,7 @@ func ExitCode(code int, err error) error { return cmdutil.ExitCode(code, err) }
 func Main(ctx context.Context, stdio IO, args []string) int {
 	f := cmdutil.NewFactory(stdio)
 	root := NewCmdRoot(f)
+	args = printArgs(root, args)
 	root.SetArgs(args)
 	root.SetIn(f.In)
 	root.SetOut(f.Out)
@@ -65,6 +68,28 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 		return cmdutil.ExitUsage
 	}
 	return cmdutil.ExitFailed
+}
+
+// printArgs turns Claude Code's `claude -p PROMPT` habit into `brood run`:
+// flags before any command, among them -p or --print, mean run.
+func printArgs(root *cobra.Command, args []string) []string {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") {
+		return args
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-p" || a == "--print" || strings.HasPrefix(a, "--print=") {
+			return append([]string{"run"}, args...)
+		}
+		if !strings.HasPrefix(a, "-") {
+			if c, _, err := root.Find([]string{a}); err == nil && c != root {
+				return args // a command follows the flags
+			}
+		}
+	}
+	return args
 }
 
 // usagePath is the command the arguments named ("brood tasks show"), for
@@ -122,7 +147,7 @@ or script:FILE for the offline scripted model.
 		return cmd.Help()
 	}
 	root.AddCommand(
-		run.NewCmdRun(f, nil),
+		run.NewCmdRun(f, version.String(Version), nil),
 		demo.NewCmdDemo(f, nil),
 		version.NewCmdVersion(f, Version, nil),
 		agents.NewCmdAgents(f, nil),
@@ -130,7 +155,7 @@ or script:FILE for the offline scripted model.
 		subagent.NewCmdSubagent(f, nil),
 		doctor.NewCmdDoctor(f, nil),
 		bench.NewCmdBench(f, nil),
-		newMCPCmd(f),
+		mcpcmd.NewCmdMCP(f, Version, nil),
 		workflow.NewCmdWorkflow(f, nil),
 	)
 	root.SetVersionTemplate("brood {{.Version}}\n")

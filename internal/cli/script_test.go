@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -21,6 +23,11 @@ import (
 // TestMain makes the test binary brood when testscript runs it by that name
 // (scripts run `exec brood ...`, and brood's children are the same binary).
 func TestMain(m *testing.M) {
+	// A child's argv[0] names its task (brood-<task>-d1-m1): it is brood
+	// too, though testscript knows only the name "brood".
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "brood-") {
+		broodMain()
+	}
 	testscript.Main(m, map[string]func(){"brood": broodMain})
 }
 
@@ -44,7 +51,9 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"exits": cmdExits, "lastsession": cmdLastSession,
+		},
 		Setup: func(env *testscript.Env) error {
 			home := filepath.Join(env.WorkDir, "home")
 			if err := os.MkdirAll(home, 0o755); err != nil {
@@ -85,4 +94,21 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdLastSession is `lastsession VAR`: set $VAR to the id of the newest
+// session under .brood/sessions of the current directory, and $VAR_PREFIX
+// to its first 20 characters in lower case.
+func cmdLastSession(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: lastsession VAR")
+	}
+	files, _ := filepath.Glob(ts.MkAbs(filepath.Join(".brood", "sessions", "*.jsonl")))
+	if len(files) == 0 {
+		ts.Fatalf("lastsession: no session")
+	}
+	slices.Sort(files)
+	id := strings.TrimSuffix(filepath.Base(files[len(files)-1]), ".jsonl")
+	ts.Setenv(args[0], id)
+	ts.Setenv(args[0]+"_PREFIX", strings.ToLower(id[:min(20, len(id))]))
 }

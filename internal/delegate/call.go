@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -24,7 +25,7 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 	var j *job
 	var err error
 	if s.Resume != "" && s.Continue {
-		r, started, err := d.recorded(s.Resume)
+		r, started, err := d.recorded(ctx, s.Resume)
 		if err != nil || r != nil {
 			return r, err
 		}
@@ -94,17 +95,18 @@ func specOf(req Request) call.Spec {
 // returned as its verified result (it never runs twice); started reports
 // whether it got as far as an envelope. A task that was stopped (killed,
 // cancelled) yields neither, and is resumed.
-func (d *Dispatcher) recorded(id string) (r *call.Result, started bool, err error) {
+func (d *Dispatcher) recorded(ctx context.Context, id string) (r *call.Result, started bool, err error) {
 	if err := dispatch.CheckID(id); err != nil {
 		return nil, false, err
 	}
-	t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+	t, err := d.settled(ctx, id)
 	if err != nil {
+		return nil, true, err
+	}
+	if t == nil {
 		return nil, false, nil
 	}
 	switch t.Status {
-	case dispatch.StatusRunning, dispatch.StatusQueued:
-		return nil, true, fmt.Errorf("task %s is still %s in another process", id, t.Status)
 	case dispatch.StatusKilled, dispatch.StatusCancelled:
 		return nil, true, nil
 	}
@@ -131,4 +133,35 @@ func (d *Dispatcher) recorded(id string) (r *call.Result, started bool, err erro
 	}
 	o := &Outcome{TaskID: id, Result: res, Output: t.Output, Text: renderTask(t), Failures: fails}
 	return resultOf(o), true, nil
+}
+
+// settled loads a task once no process runs it any more: a child whose
+// parent died winds down on its own (it sees its stdin close), so this
+// waits for it, up to a few kill graces. nil means the task never got an
+// envelope.
+func (d *Dispatcher) settled(ctx context.Context, id string) (*dispatch.Task, error) {
+	limit := 3 * d.cfg.Settings.Pool.KillGrace.Duration
+	if limit <= 0 {
+		limit = 15 * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+		if err != nil {
+			return nil, nil
+		}
+		if t.Status != dispatch.StatusRunning && t.Status != dispatch.StatusQueued {
+			return t, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("task %s is still %s: its process outlived the run that started it; stop it with brood tasks kill %s, then resume", id, t.Status, id)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

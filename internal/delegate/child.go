@@ -43,18 +43,30 @@ type ChildConfig struct {
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe  string
 	Args []string
+	// AskParent is set when the parent takes permission questions
+	// (EnvAskParent): a call that needs approval is asked up the tree
+	// instead of denied.
+	AskParent bool
+	link      *parentLink
 	// Redact scrubs secrets from the transcript.
 	Redact func(string) string
 }
 
-// events is the child's end of the protocol: messages up on stdout, and
-// the parent's answers to its asks from stdin.
+// events is the child's end of the protocol up (stdout); the answers to
+// its asks come down through parentLink (delegate/ask.go).
 type events struct {
-	up      *protocol.Writer
-	answers *answers
+	up *protocol.Writer
 }
 
-func (e *events) send(m protocol.Message) { _ = e.up.Send(m) }
+// send writes one message up: a protocol type, or (for the permission ask
+// lines of delegate/ask.go) any JSON object.
+func (e *events) send(m any) {
+	if pm, ok := m.(protocol.Message); ok {
+		_ = e.up.Send(pm)
+		return
+	}
+	_ = e.up.SendJSON(m)
+}
 
 // RunChild runs the task of an envelope to its end and writes result.json.
 // It returns an error only when there is no task to run (bad envelope); every
@@ -77,17 +89,17 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if err != nil {
 		return err
 	}
-	out := &events{up: protocol.NewWriter(cfg.Stdout), answers: newAnswers()}
+	out := &events{up: protocol.NewWriter(cfg.Stdout)}
 	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if cfg.Stdin != nil {
-		go func() {
-			// The parent's answers, until its end closes: then it is gone.
-			out.answers.read(cfg.Stdin)
-			cancel(errors.New("the parent process exited"))
-		}()
+		link := &parentLink{out: out}
+		go link.read(cfg.Stdin, func() { cancel(errors.New("the parent process exited")) })
+		if cfg.AskParent {
+			cfg.link = link
+		}
 	}
 	stopPing := heartbeat(out, time.Duration(env.PingMS)*time.Millisecond)
 	defer stopPing()
@@ -174,18 +186,21 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
-			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx,
+			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP),
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
 			OnEvent: func(e Event) { out.send(protocol.Nested{Event: e}) },
-			// Their asks go up too, to whoever can answer them.
-			OnAsk: out.answers.relay(out),
+			// A grandchild's question goes up through this process.
+			Ask: cfg.link.relay(),
 		})
 		if err != nil {
 			return fail(err)
 		}
 	}
 	set := childToolSet(toolNames, nested, env.Fork)
+	servers := connectMCP(ctx, env, workspace)
+	defer servers.Close()
+	set = tool.NewSet(append(toolsOf(set), servers.Tools()...)...)
 	var extra []string
 	kernelHolds := env.ReadOnly && sb.Mechanism == "landlock"
 	if kernelHolds {
@@ -202,6 +217,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		OnGroup:     trackGroups(dir),
 		Redactor:    tool.NewProjectRedactor(os.Environ(), env.ProjectRoot),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
+	}
+	if cfg.link != nil {
+		// A person is at the top of the tree: ask them, through the parent.
+		tenv.Interactive = true
+		tenv.Ask = func(toolName, subject string, rules []string) bool {
+			return cfg.link.ask(ctx, Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Rules: rules}).Allow
+		}
 	}
 	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
 	if err != nil {

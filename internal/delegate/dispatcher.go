@@ -17,6 +17,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/protocol"
@@ -64,6 +65,9 @@ type Config struct {
 	IsFork bool
 	// Permissions are the rules children inherit.
 	Permissions dispatch.Permissions
+	// Ask puts a child's permission question to a person and waits for the
+	// answer (nil: no person here; children deny as they always have).
+	Ask AskFunc
 	// OnEvent receives start, progress and stop events (may be nil).
 	OnEvent func(Event)
 	// Stderr gets one [DISPATCH] line per dispatch (nil: none, e.g. when a
@@ -81,10 +85,13 @@ type Config struct {
 	// children, which a resume and a listing trust (nil: the project's
 	// .brood/records).
 	Owners *taskdir.Records
-	// OnAsk answers a child's permission ask (nil: denied, since no person
-	// is here to ask). A child that itself delegates relays its children's
-	// asks up instead.
-	OnAsk func(ctx context.Context, ask protocol.Ask) protocol.Answer
+	// MCP are the MCP servers this process's agent has (configured ones,
+	// for the root; its own, for a child): what a definition without a
+	// tools list inherits and what mcpServers may name.
+	MCP map[string]mcpspec.Spec
+	// TrustProject reports whether the user trusts a project file (a
+	// definition that defines MCP servers inline); nil trusts none.
+	TrustProject func(path string) bool
 }
 
 // Event is what the parent's stream learns about a dispatch: dispatch_start,
@@ -365,7 +372,7 @@ func (d *Dispatcher) announce(id, agent string, depth, max int) {
 func childEnv(base []string) []string {
 	out := make([]string, 0, len(base)+2)
 	for _, kv := range base {
-		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") {
+		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") {
 			continue
 		}
 		out = append(out, kv)

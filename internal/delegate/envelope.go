@@ -51,7 +51,9 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
 	isolation := "" // decided by chooseIsolation once the envelope is built
 	readOnly := def.ReadOnly || readOnlyTools(tools)
+	servers, mcpNotes := d.childMCP(def)
 	return &dispatch.Envelope{
+		MCP:     servers,
 		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,
 		SourceAgent:         d.cfg.SourceAgent,
 		TargetAgent:         def.Name,
@@ -69,7 +71,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             def.Network,
-		Env:                 def.Env,
+		Env:                 withMCPRefs(def.Env, servers),
 		Model:               modelSpec,
 		Effort:              firstNonEmpty(def.Effort, s.Effort),
 		MaxTurns:            maxTurns,
@@ -87,7 +89,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               nonEmpty(modelNote, modeNote),
+		Notes:               append(nonEmpty(modelNote, modeNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }

@@ -19,8 +19,8 @@ type progress struct {
 	agent string
 	depth int
 
+	asks    *childAsks // the child's permission asks (delegate/ask.go)
 	mu      sync.Mutex
-	down    *protocol.Writer // the child's stdin (set once it runs)
 	lastErr string
 }
 
@@ -43,7 +43,11 @@ func (p *progress) line(ctx context.Context, b []byte) {
 	case protocol.BudgetExceeded:
 		ev.Type, ev.Text = protocol.EvBudgetExceeded, m.Text
 	case protocol.Ask:
-		go p.ask(ctx, m)
+		// Relayed up by childAsks to whoever can answer (the TUI, or a
+		// delegating child's own parent); the answer goes down on stdin.
+		if p.asks != nil {
+			p.asks.handle(b)
+		}
 		return
 	case protocol.Nested:
 		// A grandchild's event, relayed by the child: passed up as it is
@@ -78,23 +82,4 @@ func (p *progress) lastError() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lastErr
-}
-
-// ask answers a child's permission ask: through this dispatcher's OnAsk
-// (a person's TUI, or a delegating child relaying it further up), else
-// denied, since no one is here to ask. The ask is stamped with this child's
-// task and agent: what the child says of itself is not taken.
-func (p *progress) ask(ctx context.Context, a protocol.Ask) {
-	a.TaskID, a.Agent = p.id, p.agent
-	ans := protocol.Answer{ID: a.ID, Allow: false, Reason: "no one can answer a subagent's permission ask here; it is denied"}
-	if p.d.cfg.OnAsk != nil {
-		ans = p.d.cfg.OnAsk(ctx, a)
-		ans.ID = a.ID
-	}
-	p.mu.Lock()
-	down := p.down
-	p.mu.Unlock()
-	if down != nil {
-		_ = down.Send(ans)
-	}
 }

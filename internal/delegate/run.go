@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os/exec"
 	"slices"
@@ -55,8 +54,11 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		}
 		emit(ev)
 	}()
-	s := &spawn{d: d, j: j, emit: emit}
+	askCtx, endAsks := context.WithCancel(ctx)
+	defer endAsks()
+	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx}
 	o, err := s.start(ctx)
+	endAsks() // a question still open is void: its asker is gone
 	j.lg.Finished = time.Now().UTC()
 	d.writeLog(j.td, j.lg)
 	if s.ws != nil {
@@ -100,6 +102,7 @@ type spawn struct {
 	before *dispatch.TreeState
 	prog   *progress
 	emit   func(Event)
+	askCtx context.Context
 }
 
 // start builds the command and runs it through the pool.
@@ -130,7 +133,11 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if kernelHeld {
 		class = pool.Isolated
 	}
-	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth}
+	if d.cfg.Ask != nil {
+		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
+	}
+	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: make(chan []byte, maxPendingAsks)}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks}
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
@@ -148,8 +155,8 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			j.lg.PID, j.lg.Started = pid, time.Now().UTC()
 			d.writeLog(td, j.lg)
 		},
-		Stdin:      func(w io.Writer) { s.prog.down = protocol.NewWriter(w) },
 		OnLine:     func(b []byte) { s.prog.line(ctx, b) },
+		Input:      asks.input,
 		OutputPath: td.File(taskdir.Output),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 		StoppedBy: func() string {
@@ -294,7 +301,8 @@ func (d *Dispatcher) record(j *job, out *Outcome, v dispatch.Verdict, isoMsg str
 		dur = time.Duration(out.Output.WallMS) * time.Millisecond
 	}
 	out.Text = dispatch.View{
-		Result: res, Duration: dur, InlineLimit: d.cfg.Settings.Results.InlineLimit,
+		SummaryPath: d.longSummary(j.env.TaskID, res),
+		Result:      res, Duration: dur, InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: j.td.File(taskdir.Result), Transcript: j.td.File(taskdir.Session), Verification: v.Reasons,
 		IsolationMsg: isoMsg, Notes: notes, Concerns: out.Concerns,
 	}.Render()
@@ -465,4 +473,23 @@ func (d *Dispatcher) recover(j *job, status, why string, write bool) *dispatch.R
 		_ = j.td.WriteJSON(taskdir.Result, res, true)
 	}
 	return res
+}
+
+// longSummary writes the whole summary of a result over the inline limit as
+// a text file in this process's own records (out of every child's reach),
+// so the parent model can Read it in pieces; "" when it fits or cannot be
+// written (the cut note then names result.json).
+func (d *Dispatcher) longSummary(id string, res *dispatch.Result) string {
+	limit := d.cfg.Settings.Results.InlineLimit
+	if limit <= 0 {
+		limit = 20000
+	}
+	if res == nil || len(res.Summary) <= limit {
+		return ""
+	}
+	path, err := dispatch.WriteSummary(d.cfg.Owners.Path(), id, res.Summary)
+	if err != nil {
+		return ""
+	}
+	return path
 }

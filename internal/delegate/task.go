@@ -131,7 +131,11 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if err != nil {
 		return tool.Errorf("%v", err)
 	}
-	return tool.Result{Content: out.Text, IsError: len(out.Failures) > 0}
+	text := out.Text
+	if out.Result != nil {
+		text += staleNote(staleReads(History(ctx), t.d.cfg.Workspace, out.Result.FilesChanged))
+	}
+	return tool.Result{Content: text, IsError: len(out.Failures) > 0}
 }
 
 func backgroundNote(id, verb string) string {

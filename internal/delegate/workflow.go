@@ -69,15 +69,26 @@ func (w *workflowTool) Run(ctx context.Context, env *tool.Env, input json.RawMes
 // this dispatcher as its runner: the one path of the Workflow tool (and of
 // an MCP server's).
 func (d *Dispatcher) RunPlan(ctx context.Context, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
-	if !d.CanDelegate() {
-		return nil, fmt.Errorf("workflow refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", d.cfg.Depth, d.cfg.MaxDepth)
-	}
-	p, err := workflow.Parse(source+".yaml", src)
+	req, err := d.PlanRequest(source, src, inputs)
 	if err != nil {
 		return nil, err
 	}
+	return d.Engine().Run(ctx, req)
+}
+
+// PlanRequest parses and checks a plan against this dispatcher's agents and
+// resolves its inputs: a request for Engine().Run (the MCP server adds its
+// progress and start callbacks).
+func (d *Dispatcher) PlanRequest(source string, src []byte, inputs map[string]any) (engine.RunRequest, error) {
+	if !d.CanDelegate() {
+		return engine.RunRequest{}, fmt.Errorf("workflow refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", d.cfg.Depth, d.cfg.MaxDepth)
+	}
+	p, err := workflow.Parse(source+".yaml", src)
+	if err != nil {
+		return engine.RunRequest{}, err
+	}
 	if _, err := workflow.Check(p, workflow.CheckOptions{File: source, Agents: d.names()}); err != nil {
-		return nil, err
+		return engine.RunRequest{}, err
 	}
 	given := map[string]string{}
 	for k, v := range inputs {
@@ -90,10 +101,9 @@ func (d *Dispatcher) RunPlan(ctx context.Context, source string, src []byte, inp
 	}
 	resolved, err := workflow.ResolveInputs(p, given)
 	if err != nil {
-		return nil, err
+		return engine.RunRequest{}, err
 	}
-	eng := d.Engine()
-	return eng.Run(ctx, engine.RunRequest{Plan: p, Source: source, Inputs: resolved})
+	return engine.RunRequest{Plan: p, Source: source, Inputs: resolved}, nil
 }
 
 // Engine is the local engine over this dispatcher.
@@ -105,9 +115,11 @@ func (d *Dispatcher) Engine() engine.Engine {
 	return local.New(local.Config{ProjectRoot: d.cfg.ProjectRoot, Runner: d, Concurrency: conc})
 }
 
-// render is what the model sees of a run: untrusted, defanged, capped.
-func (w *workflowTool) render(res *workflow.Result) string {
-	path := filepath.Join(local.Root(w.d.cfg.ProjectRoot), res.RunID, local.ResultFile)
+func (w *workflowTool) render(res *workflow.Result) string { return w.d.RenderRun(res) }
+
+// RenderRun is what a model sees of a run: untrusted, defanged, capped.
+func (d *Dispatcher) RenderRun(res *workflow.Result) string {
+	path := filepath.Join(local.Root(d.cfg.ProjectRoot), res.RunID, local.ResultFile)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Workflow run %s (%s) ended %s: %d agents, %d tokens.", res.RunID, res.Plan, res.Status, res.Agents, res.Usage.Input+res.Usage.Output)
 	if res.Reason != "" {
@@ -123,7 +135,7 @@ func (w *workflowTool) render(res *workflow.Result) string {
 	}
 	out, _ := json.MarshalIndent(res.Outputs, "", "  ")
 	body := string(out)
-	limit := w.d.cfg.Settings.Results.InlineLimit
+	limit := d.cfg.Settings.Results.InlineLimit
 	if limit <= 0 {
 		limit = 20000
 	}

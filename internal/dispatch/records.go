@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -123,6 +124,9 @@ type Envelope struct {
 	IsolationDir  string `json:"isolation_dir,omitempty"`
 	// Notes record what the parent changed and why (e.g. a tool withdrawn).
 	Notes []string `json:"notes,omitempty"`
+	// MCP are the MCP servers the child starts (or reaches) and which of
+	// their tools it gets; specs keep their ${VAR} references.
+	MCP []mcpspec.Server `json:"mcp,omitempty"`
 }
 
 // Permissions are the tool rules a child runs under. A child never has a

@@ -1,7 +1,10 @@
 package dispatch
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,6 +43,10 @@ type View struct {
 	// Notes are the runtime's remarks on the dispatch (a tool withdrawn, a
 	// model read as inherit).
 	Notes []string
+	// SummaryPath, when set, is a plain-text copy of the whole summary that
+	// the parent wrote where the child cannot reach (WriteSummary): the cut
+	// note names it, so the parent model can Read it in pieces.
+	SummaryPath string
 	// Concerns are the parent's edge guardrails' findings (internal/guard):
 	// the status stands, but the parent model should check these.
 	Concerns []string
@@ -68,6 +75,9 @@ func (v View) Render() string {
 			end--
 		}
 		cut = fmt.Sprintf("\n[brood: summary cut at %d of %d bytes; the whole summary is in %s]", end, len(summary), v.ResultPath)
+		if v.SummaryPath != "" {
+			cut = fmt.Sprintf("\n[brood: summary cut at %d of %d bytes (%d lines); the whole summary is in %s: Read it in pieces with offset and limit]", end, len(summary), strings.Count(summary, "\n")+1, v.SummaryPath)
+		}
 		summary = summary[:end]
 	}
 	var b strings.Builder
@@ -136,6 +146,34 @@ func quoteIfOdd(name string) string {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029 }
+
+// WriteSummary writes a plain-text copy of a long summary to
+// dir/<id>.summary.md (tmp+rename) and returns its path. dir is the
+// parent's own records directory, out of the child's reach.
+func WriteSummary(dir, id, summary string) (string, error) {
+	if err := CheckID(id); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, id+".summary.md")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, "."+id+".summary-*")
+	if err != nil {
+		return "", err
+	}
+	_, werr := tmp.WriteString(summary)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return "", errors.Join(werr, cerr)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return path, nil
+}
 
 // RenderCheckpoint renders a checkpoint in the delegation-patterns format.
 func RenderCheckpoint(c *Checkpoint) string {

@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,5 +38,58 @@ agents:
 				t.Fatalf("delegation advice in the prompt = %v, want %v (maxSubagentDepth %s)\n%s", hasTask, want, depth, stdout)
 			}
 		})
+	}
+}
+
+// TestStaleReadWarning: when a child changes a file the parent read earlier
+// in its conversation, the Task result says so.
+func TestStaleReadWarning(t *testing.T) {
+	const script = `
+agents:
+  root:
+    - tools: [{Read: {file_path: "README.md"}}, {Read: {file_path: "main.go"}}]
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "edit the readme", prompt: "Add a line to README.md."}
+    - say: "{{result 0}}"
+  general-purpose:
+    - tools: [{Edit: {file_path: "README.md", old_string: "# Sample", new_string: "# Sample\nMore."}}]
+    - say: "## What I did\nEdited README.md.\n\n## What I found\nok\n\n## Files changed\nREADME.md\n\n## Problems\nnone"
+`
+	p := newProject(t, nil)
+	_, stdout, stderr := p.Brood(t.Context(), nil, "run", "--model", p.Script("s.yaml", script), "--allow", "Edit", "edit it")
+	if !strings.Contains(stdout, "Stale: you read README.md earlier in this conversation and the subagent changed it since") {
+		t.Fatalf("no stale-read warning\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if strings.Contains(stdout, "Stale: you read main.go") {
+		t.Fatalf("main.go was not changed but is called stale\n%s", stdout)
+	}
+}
+
+// TestLongSummaryReadableInPieces: a summary over the inline limit is cut
+// with a note naming a plain-text file that holds the whole of it, which
+// the parent's Read tool reads in pieces.
+func TestLongSummaryReadableInPieces(t *testing.T) {
+	var long strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&long, "line %03d of a long report\\n", i)
+	}
+	p := newProject(t, nil)
+	writeSettings(t, p.Root, "[results]\ninline_limit = 2000\n")
+	const s = `
+agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: "long report", prompt: "Report at length."}
+    - say: "{{result 0}}"
+  explore:
+    - say: "`
+	_, stdout, stderr := p.Brood(t.Context(), []string{"BROOD_TRUST_PROJECT=1"}, "run", "--model", p.Script("s.yaml", s+long.String()+"\"\n"), "report")
+	m := regexp.MustCompile(`the whole summary is in (\S+): Read it in pieces`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("the cut note names no readable file\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	b, err := os.ReadFile(m[1])
+	if err != nil || strings.Count(string(b), "\n") < 399 || !strings.Contains(string(b), "line 399 of a long report") {
+		t.Fatalf("%s does not hold the whole summary as text: %v\n%.200s", m[1], err, b)
 	}
 }

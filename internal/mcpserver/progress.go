@@ -30,12 +30,11 @@ func newProgress(req *mcp.CallToolRequest) *progress {
 	return p
 }
 
-func (p *progress) event(ctx context.Context, e delegate.Event) {
-	if p.token == nil || p.session == nil {
-		return
-	}
-	msg := message(e)
-	if msg == "" {
+func (p *progress) event(ctx context.Context, e delegate.Event) { p.send(ctx, message(e)) }
+
+// send sends one progress notification, if the client asked for them.
+func (p *progress) send(ctx context.Context, msg string) {
+	if p.token == nil || p.session == nil || msg == "" {
 		return
 	}
 	// One notification at a time, in order, with a strictly increasing

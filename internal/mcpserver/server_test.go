@@ -174,7 +174,7 @@ func TestToolsCarryTheRoster(t *testing.T) {
 			t.Errorf("ListAgents is not marked read-only")
 		}
 	}
-	if got := strings.Join(names, ","); got != "ListAgents,SendMessage,Task,TaskOutput,TaskStop" {
+	if got := strings.Join(names, ","); got != "ListAgents,SendMessage,Task,TaskOutput,TaskStop,Workflow,WorkflowStatus" {
 		t.Errorf("tools = %s", got)
 	}
 	out, isErr := call(t, cs, "ListAgents", nil, nil)

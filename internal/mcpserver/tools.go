@@ -22,7 +22,7 @@ func (s *Server) addTools() {
 	no := false
 	s.srv.AddTool(&mcp.Tool{
 		Name:        "Task",
-		Description: s.taskDescription() + mcpTaskNote,
+		Description: s.delegateDescription("Task") + mcpTaskNote,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"subagent_type":{"type":"string","description":"The agent type to launch, from the list in this tool's description (default general-purpose)"},` +
 			`"description":{"type":"string","description":"A short (3-7 word) label for the task"},` +
@@ -67,14 +67,15 @@ func (s *Server) addTools() {
 	}, s.listAgents)
 }
 
-// taskDescription is the Task tool's own description, roster included.
-func (s *Server) taskDescription() string {
+// delegateDescription is the description of brood's own tool of that name
+// (Task, Workflow), the roster included.
+func (s *Server) delegateDescription(name string) string {
 	for _, t := range s.cfg.Dispatcher.Tools() {
-		if spec := t.Spec(); spec.Name == "Task" {
+		if spec := t.Spec(); spec.Name == name {
 			return spec.Description
 		}
 	}
-	return "Launch a brood subagent."
+	return "brood's " + name + " tool."
 }
 
 type taskInput struct {

@@ -105,6 +105,11 @@ type Job struct {
 	// OnLine is called for every stdout line that is not a heartbeat, in
 	// order, from one goroutine.
 	OnLine func(line []byte)
+	// Input, when set, carries lines for the child's stdin (each one whole
+	// message with its newline): the parent-to-child direction of the
+	// protocol (answers to a child's permission questions). The pipe only
+	// the parent holds, never a file the child can write.
+	Input <-chan []byte
 	// OutputPath is where output.json goes ("" = not written).
 	OutputPath string
 	// StoppedBy, when set, is asked after the process ended who stopped it
@@ -195,6 +200,9 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		readLines(sp.stdout, alive, job.OnLine)
 	}()
 	exited := make(chan struct{})
+	if job.Input != nil {
+		go feed(sp.stdin, job.Input, exited)
+	}
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)
@@ -412,4 +420,20 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// feed writes the lines from in to the child's stdin until it exits. A
+// write that fails (the child stopped reading) ends it: the child is gone or
+// going, and its parent's EOF tells it the rest.
+func feed(w io.Writer, in <-chan []byte, exited <-chan struct{}) {
+	for {
+		select {
+		case b := <-in:
+			if _, err := w.Write(b); err != nil {
+				return
+			}
+		case <-exited:
+			return
+		}
+	}
 }

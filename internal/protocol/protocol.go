@@ -273,6 +273,19 @@ func (w *Writer) Send(m Message) error {
 	return err
 }
 
+// SendJSON writes v as one line: for lines not (yet) typed here, such as
+// the permission ask of delegate/ask.go.
+func (w *Writer) SendJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err = w.w.Write(append(b, '\n'))
+	return err
+}
+
 // MaxLine bounds one message.
 const MaxLine = 64 << 20
 

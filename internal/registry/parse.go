@@ -133,6 +133,8 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			d.Sections = p.list(f)
 		case "permissionmode":
 			d.PermissionMode = p.permissionMode(f)
+		case "mcpservers":
+			p.mcpServers(d, f)
 		case "env":
 			d.Env = p.envNames(f)
 		case "sandbox":
@@ -161,6 +163,7 @@ func (p *parsing) fields(d *Definition, fields []field) {
 	}
 	d.nameLine = nameLine
 	p.tools(d, tools, disallowed)
+	p.checkMCP(d, mcpLine(fields))
 	if d.SandboxReadOnly {
 		d.ReadOnly = true
 	}
@@ -468,6 +471,10 @@ func (p *parsing) readOnly(d *Definition) bool {
 		return false
 	}
 	for _, t := range d.Tools {
+		// An MCP tool listed by name is what the author asked for, and
+		// whether it writes is known only from its server: the agent is
+		// not read-only (unless sandbox: read-only says so, and then it
+		// gets only the tools its servers mark readOnlyHint).
 		if !isReadOnlyTool(t) {
 			return false
 		}

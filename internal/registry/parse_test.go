@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/broodhq/brood/internal/mcpspec"
 	"reflect"
 	"strings"
 	"testing"
@@ -33,7 +34,15 @@ func TestParseFields(t *testing.T) {
 		{"specifier stays one entry", "tools: Read, Bash(npm test:*, npm run lint), Bash(go vet:*)\n", func(d *Definition) any { return [2]any{d.Tools, d.ToolRules} }, [2]any{[]string{"Read", "Bash"}, []string{"Bash(npm test:*, npm run lint)", "Bash(go vet:*)"}}, ""},
 		{"unknown tool dropped", "tools: Read, Teleport\n", func(d *Definition) any { return d.Tools }, []string{"Read"}, `unknown tool "Teleport"`},
 		{"not provided dropped", "tools: Read, WebFetch\n", func(d *Definition) any { return d.Tools }, []string{"Read"}, `does not provide the tool "WebFetch"`},
-		{"mcp tool dropped", "tools: Grep, mcp__github__search\n", func(d *Definition) any { return d.Tools }, []string{"Grep"}, "mcp__github__search"},
+		{"mcp tool kept", "tools: Grep, mcp__github__search\n", func(d *Definition) any { return [3]any{d.Tools, d.MCPTools(), d.ReadOnly} }, [3]any{[]string{"Grep", "mcp__github__search"}, []string{"mcp__github__search"}, false}, ""},
+		{"mcp tools only", "tools: mcp__github__search\n", func(d *Definition) any { return d.Unresolvable }, false, ""},
+		{"mcp read-only sandbox", "tools: Read, mcp__github__*\nsandbox: read-only\n", func(d *Definition) any { return d.ReadOnly }, true, ""},
+		{"mcpServers names", "mcpServers: [github, slack]\n", func(d *Definition) any { return d.MCPServers }, []MCPServer{{Name: "github"}, {Name: "slack"}}, ""},
+		{"mcpServers inline", "mcpServers:\n  - github\n  - notes:\n      command: notes-server\n      args: [--stdio]\n", func(d *Definition) any { return d.MCPServers }, []MCPServer{{Name: "github"}, {Name: "notes", Spec: &mcpspec.Spec{Command: "notes-server", Args: []string{"--stdio"}}}}, ""},
+		{"mcpServers mapping", "mcpServers:\n  docs: {type: http, url: \"https://example.com/mcp\"}\n", func(d *Definition) any { return d.MCPServers }, []MCPServer{{Name: "docs", Spec: &mcpspec.Spec{Type: "http", URL: "https://example.com/mcp"}}}, ""},
+		{"mcpServers bad spec", "mcpServers:\n  - notes: {args: [x]}\n", func(d *Definition) any { return len(d.MCPServers) }, 0, "needs a command"},
+		{"mcpServers bad name", "mcpServers: [\"a b\"]\n", func(d *Definition) any { return len(d.MCPServers) }, 0, "not a server name"},
+		{"mcpServers unused", "tools: Read\nmcpServers: [github]\n", func(d *Definition) any { return len(d.MCPServers) }, 1, "add mcp__github__*"},
 		{"nothing resolves", "tools: WebSearch\n", func(d *Definition) any { return d.Unresolvable }, true, "refused at spawn"},
 		{"tools of wrong type", "tools: {a: 1}\n", func(d *Definition) any { return d.AllTools }, true, "comma string or a list"},
 		{"disallowed", "tools: Read, Bash, Write\ndisallowedTools: write, Bash(rm:*)\n", func(d *Definition) any { return [3]any{d.Tools, d.DisallowedTools, d.DenyRules} }, [3]any{[]string{"Read", "Bash"}, []string{"Write"}, []string{"Bash(rm:*)"}}, ""},

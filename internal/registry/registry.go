@@ -118,6 +118,11 @@ type Definition struct {
 	// is removed from its environment (tool.ChildEnviron).
 	Env []string `json:"env,omitempty"`
 
+	// MCPServers are the MCP servers the definition names or defines
+	// (Claude Code's mcpServers); its tools name theirs as
+	// mcp__server__tool.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
+
 	// Extra keeps every frontmatter key brood does not interpret (Claude
 	// Code's color, skills, hooks, ... and unknown keys), so
 	// nothing an author wrote is lost and later issues can read them.

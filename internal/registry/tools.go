@@ -32,8 +32,10 @@ func isReadOnlyTool(name string) bool {
 // MultiEdit). Aliases resolve to brood's name: Agent is Task, MultiEdit is
 // Edit. The second result is false for a name nobody knows.
 func lookupTool(name string) (toolInfo, bool) {
-	if strings.HasPrefix(strings.ToLower(name), "mcp__") {
-		return toolInfo{name: name}, true
+	if isMCPTool(name) {
+		// An MCP server's tool (mcp__server__tool, mcp__server__*): the
+		// child gets it from the server (see MCPServers).
+		return toolInfo{name: name, provided: true}, true
 	}
 	key := strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(name))
 	switch key {

@@ -226,6 +226,13 @@ func ruleTools(tool string) []string {
 	case "Write", "MultiEdit", "NotebookEdit":
 		return []string{tool, "Edit"}
 	}
+	// An MCP tool (mcp__server__tool) is also covered by a rule for its
+	// whole server: mcp__server or mcp__server__*.
+	if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
+		if server, _, ok := strings.Cut(rest, "__"); ok && server != "" {
+			return []string{tool, "mcp__" + server, "mcp__" + server + "__*"}
+		}
+	}
 	return []string{tool}
 }
 

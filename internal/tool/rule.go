@@ -86,7 +86,11 @@ func ParseRule(s string) (Rule, error) {
 	if name == "" {
 		return Rule{}, fmt.Errorf("permission rule %q: no tool name before the parenthesis; the form is Tool(specifier), e.g. Edit(docs/**)", s)
 	}
-	for _, c := range name {
+	for i, c := range name {
+		// mcp__server__* covers all of one MCP server's tools.
+		if c == '*' && i == len(name)-1 && strings.HasPrefix(name, "mcp__") && strings.HasSuffix(name, "__*") {
+			continue
+		}
 		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
 			return Rule{}, fmt.Errorf("permission rule %q: tool name %q may hold only letters, digits, '_' and '-'", s, name)
 		}

@@ -23,6 +23,7 @@ const LocalSettings = "settings.local.toml"
 
 // askRequest is one permission question waiting for the user.
 type askRequest struct {
+	ctx   context.Context // ends when the asker no longer waits (it was stopped)
 	ask   delegate.Ask
 	reply chan delegate.Answer
 }
@@ -169,7 +170,7 @@ func (e *engine) ask(ctx context.Context, a delegate.Ask) delegate.Answer {
 		e.send(noticeMsg{text: fmt.Sprintf("allowed %s %s for %s (an \"always\" rule of this session)", a.Tool, firstLine(a.Subject, 80), askWho(a))})
 		return delegate.Answer{Allow: true}
 	}
-	req := askRequest{ask: a, reply: make(chan delegate.Answer, 1)}
+	req := askRequest{ctx: ctx, ask: a, reply: make(chan delegate.Answer, 1)}
 	select {
 	case e.msgs <- askMsg{req}:
 	case <-e.done:

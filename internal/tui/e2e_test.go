@@ -272,3 +272,91 @@ func TestTUISteer(t *testing.T) {
 	tm.waitFor("(Ctrl-T to select)")
 	tm.exit()
 }
+
+const askScript = `agents:
+  root:
+    - say: "First job."
+      tools:
+        - Task: {subagent_type: general-purpose, description: "first job", prompt: "Touch a file.", isolation: none}
+    - say: "Second job."
+      tools:
+        - Task: {subagent_type: general-purpose, description: "second job", prompt: "Touch another file.", isolation: none}
+    - say: "ROOT-DONE"
+  general-purpose:
+    - cases:
+        - if: "second job"
+          tools:
+            - Bash: {command: "touch denied.txt"}
+      tools:
+        - Bash: {command: "touch once.txt"}
+    - cases:
+        - if: "the user declined"
+          say: "CHILD-SAW-DENIAL"
+      say: "CHILD-RAN-IT"
+`
+
+// TestTUIAskOnceAndDeny: a child's Bash call that needs approval reaches
+// the user, named by agent and task with the exact command; "once" lets it
+// run, "deny" reaches the child as a denial.
+func TestTUIAskOnceAndDeny(t *testing.T) {
+	tm := startTUI(t, askScript, map[string]string{})
+	tm.typeLine("do both jobs")
+	s := tm.waitFor("general-purpose (task", "asks to use Bash:", "touch once.txt", "y allow once")
+	if !strings.Contains(s, "adds Bash(touch:*)") {
+		t.Errorf("the question does not say which rule always would add:\n%s", s)
+	}
+	tm.keys("y")
+	tm.waitFor("allowed once: Bash touch once.txt", "touch denied.txt", "y allow once")
+	if _, err := os.Stat(filepath.Join(tm.root, "once.txt")); err != nil {
+		t.Errorf("the command allowed once did not run: %v", err)
+	}
+	tm.keys("n")
+	tm.waitFor("denied: Bash touch denied.txt", "ROOT-DONE")
+	if _, err := os.Stat(filepath.Join(tm.root, "denied.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+	tm.keys("C-t")
+	tm.keys("Enter")
+	tm.waitFor("│ CHILD-RAN-IT")
+	tm.keys("Down")
+	tm.keys("Enter")
+	tm.waitFor("│ CHILD-SAW-DENIAL")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.exit()
+}
+
+// TestTUIAskNestedAlways: a grandchild's question comes up through its
+// parent, says so, and "always" keeps the rule in the local settings.
+func TestTUIAskNestedAlways(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "outer", prompt: "Delegate a touch.", isolation: none}
+    - say: "ROOT-DONE"
+  general-purpose:
+    - cases:
+        - if: "inner"
+          tools:
+            - Bash: {command: "touch nested.txt"}
+      tools:
+        - Task: {subagent_type: general-purpose, description: "inner", prompt: "Touch it.", isolation: none}
+    - say: "done"
+`, map[string]string{"~/.config/brood/settings.toml": "maxSubagentDepth = 2\n"})
+	tm.typeLine("go deep")
+	tm.waitFor("asks to use Bash:", "touch nested.txt", ", via task", "y allow once")
+	tm.keys("a")
+	tm.waitFor("allowed always: Bash(touch:*)", "ROOT-DONE")
+	b, err := os.ReadFile(filepath.Join(tm.root, ".brood", "settings.local.toml"))
+	if err != nil || !strings.Contains(string(b), `"Bash(touch:*)"`) {
+		t.Fatalf("settings.local.toml = %q, %v", b, err)
+	}
+	ign, _ := os.ReadFile(filepath.Join(tm.root, ".brood", ".gitignore"))
+	if !strings.Contains(string(ign), "settings.local.toml") {
+		t.Errorf(".brood/.gitignore does not keep the local settings out of git: %q", ign)
+	}
+	if _, err := os.Stat(filepath.Join(tm.root, "nested.txt")); err != nil {
+		t.Errorf("the grandchild's allowed command did not run: %v", err)
+	}
+	tm.exit()
+}

@@ -75,14 +75,31 @@ func newModel(eng *engine, color bool, now func() time.Time) *Model {
 }
 
 // Init implements tea.Model.
-func (m *Model) Init() tea.Cmd { return tea.Batch(m.eng.wait(), tick()) }
+func (m *Model) Init() tea.Cmd { return tea.Batch(m.eng.wait(), clock()) }
 
-func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+// clock redraws every second (elapsed times in the tree).
+func clock() tea.Cmd {
+	return tea.Every(time.Second, func(time.Time) tea.Msg { return clockMsg{} })
+}
+
+// pruneAsks drops the questions whose asker stopped waiting (it was
+// killed, or its run ended): they can no longer be answered.
+func (m *Model) pruneAsks() {
+	kept := m.asks[:0]
+	for _, r := range m.asks {
+		if r.ctx == nil || r.ctx.Err() == nil {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) != len(m.asks) {
+		m.askShown = m.now()
+	}
+	m.asks = kept
 }
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.pruneAsks()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -90,6 +107,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case clockMsg:
+		return m, clock()
 	case tea.PasteMsg:
 		if m.focus != focusTree && len(m.asks) == 0 {
 			var cmd tea.Cmd
@@ -98,11 +117,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tickMsg:
-		return m, tick()
+		return m, nil
 	}
 	if m.engineMsg(msg) {
 		if m.quitting {
 			return m, tea.Quit
+		}
+		if _, ok := msg.(askMsg); ok && len(m.asks) == 1 {
+			// Redraw when the question starts taking answers.
+			return m, tea.Batch(m.eng.wait(), tea.Tick(askGuard, func(time.Time) tea.Msg { return tickMsg{} }))
 		}
 		return m, m.eng.wait()
 	}
@@ -178,6 +201,7 @@ func (m *Model) submit(line string) tea.Cmd {
 		return nil
 	}
 	if strings.HasPrefix(line, "/") {
+		m.conv.add(&entry{kind: entryUser, text: line})
 		return m.slash(line)
 	}
 	if m.running {

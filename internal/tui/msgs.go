@@ -26,7 +26,8 @@ type (
 	askMsg      struct{ req askRequest }
 	noticeMsg   struct{ text string }
 	shutdownMsg struct{}
-	tickMsg     struct{}
+	tickMsg     struct{} // a redraw
+	clockMsg    struct{} // the once-a-second redraw
 )
 
 // clean makes text from a child, a tool or a model safe to print: no

@@ -279,7 +279,7 @@ func unquote(s string) string {
 }
 
 // askText is the question box for the first pending ask.
-func askText(a delegate.Ask) string {
+func askText(a delegate.Ask, ready bool) string {
 	who := "the root agent"
 	if a.TaskID != "" {
 		who = fmt.Sprintf("%s (task %s)", clean(a.Agent, false), a.TaskID)
@@ -295,5 +295,9 @@ func askText(a delegate.Ask) string {
 	if len(a.Rules) > 0 {
 		rule = " (adds " + clean(strings.Join(a.Rules, ", "), false) + ")"
 	}
-	return fmt.Sprintf("%s asks to run %s:\n  %s\ny allow once · a allow always%s · n deny", who, clean(a.Tool, false), what, rule)
+	keys := fmt.Sprintf("y allow once · a allow always%s · n deny", rule)
+	if !ready {
+		keys = "(a moment…)"
+	}
+	return fmt.Sprintf("%s asks to use %s:\n  %s\n%s", who, clean(a.Tool, false), what, keys)
 }

@@ -229,6 +229,14 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 		x.count(ph, func(n *Counts) { dequeue(n); n.Failed++ })
 		return rec
 	}
+	// The slot first, then the budget: a call that waited for a slot is
+	// judged against max_agents and max_tokens as they are when it could
+	// start, not as they were when it was queued.
+	if !x.acquire(ctx) {
+		rec.Status, rec.Error = "cancelled", "the run was cancelled before this call started"
+		return rec
+	}
+	defer x.release()
 	if ent.TaskID == "" {
 		if why := x.reserve(ctx); why != "" {
 			rec.Status, rec.Error = CallSkipped, why
@@ -236,11 +244,6 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 			return rec
 		}
 	}
-	if !x.acquire(ctx) {
-		rec.Status, rec.Error = "cancelled", "the run was cancelled before this call started"
-		return rec
-	}
-	defer x.release()
 	spec := x.spec(c, prompt)
 	if ent.TaskID != "" {
 		spec.Resume, spec.Continue = ent.TaskID, true
@@ -256,8 +259,16 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	x.count(ph, func(n *Counts) { dequeue(n); n.Running++ })
 	r, err := x.o.Runner.Call(ctx, spec)
 	rec = recordOf(key, c.Agent, spec, r, err)
+	if ctx.Err() != nil && rec.Output == nil && rec.Status != "cancelled" {
+		// Stopped because the run was: however its child ended, the call
+		// is continued when the run is resumed.
+		rec.Error = strings.TrimSpace(fmt.Sprintf("stopped with the run (the task ended %s) %s", rec.Status, rec.Error))
+		rec.Status = "cancelled"
+	}
 	x.finish(rec)
-	if x.o.Journal != nil {
+	if x.o.Journal != nil && (err == nil || !spec.Continue) {
+		// A call that could not be picked up again (its task still
+		// running elsewhere) stays open in the journal for the next resume.
 		_ = x.o.Journal.Finished(key, rec)
 	}
 	x.count(ph, func(n *Counts) { n.Running--; bump(n, &rec) })

@@ -105,6 +105,8 @@ func show(out io.Writer, ro registry.Options, d *registry.Definition) error {
 		{"source", source},
 		{"model", modelText(d)},
 		{"tools", tools},
+		{"mcp tools", mcpToolsText(d)},
+		{"mcp servers", mcpServersText(d)},
 		{"tool rules", strings.Join(d.ToolRules, ", ")},
 		{"disallowed", strings.Join(append(append([]string(nil), d.DisallowedTools...), d.DenyRules...), ", ")},
 		{"effort", or(d.Effort, "inherit")},
@@ -147,4 +149,33 @@ func show(out io.Writer, ro registry.Options, d *registry.Definition) error {
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n  ")
+}
+
+// mcpToolsText names the MCP tools the agent gets: those it lists, or, when
+// it lists no tools, every tool of the servers it inherits and names.
+func mcpToolsText(d *registry.Definition) string {
+	if d.AllTools {
+		if len(d.MCPServers) == 0 {
+			return ""
+		}
+		return "all tools of the MCP servers the parent has and of those below"
+	}
+	return strings.Join(d.MCPTools(), ", ")
+}
+
+// mcpServersText lists the definition's mcpServers: a name for a configured
+// server (.mcp.json, ~/.claude.json), the command or url of an inline one.
+func mcpServersText(d *registry.Definition) string {
+	var out []string
+	for _, s := range d.MCPServers {
+		switch {
+		case s.Spec == nil:
+			out = append(out, s.Name+" (configured)")
+		case s.Spec.Kind() == "stdio":
+			out = append(out, fmt.Sprintf("%s (stdio: %s)", s.Name, strings.Join(append([]string{s.Spec.Command}, s.Spec.Args...), " ")))
+		default:
+			out = append(out, fmt.Sprintf("%s (%s: %s)", s.Name, s.Spec.Kind(), s.Spec.URL))
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -52,5 +52,8 @@ func Run(ctx context.Context, opts *Options) error {
 		Exe:          f.ChildExe(),
 		Args:         f.ChildArgs(),
 		Redact:       f.Redactor.Redact,
+		// The parent says whether a person takes questions above it; its
+		// answers come down stdin, the pipe only it holds.
+		AskParent: f.Getenv(delegate.EnvAskParent) == "1",
 	})
 }

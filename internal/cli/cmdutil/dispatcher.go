@@ -53,6 +53,9 @@ type DispatcherConfig struct {
 	Permissions dispatch.Permissions
 	OnEvent     func(delegate.Event)
 	Quiet       bool // no progress lines on stderr (json output)
+	// Ask takes the children's permission questions (the interactive
+	// mode); nil: they deny, as without a person.
+	Ask delegate.AskFunc
 }
 
 // Dispatcher builds the root's Dispatcher, or nil at the depth cap.
@@ -66,7 +69,8 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		Exe: f.ChildExe(), Args: f.ChildArgs(),
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
-		OnEvent: c.OnEvent, Redact: f.Redactor.Redact,
+		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
+		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -115,6 +119,7 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
 		Redact: f.Redactor.Redact,
+		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	return delegate.New(cfg)
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -39,13 +40,17 @@ type Factory struct {
 	Home        string
 	Settings    settings.Settings
 	Warnings    []string
+	// OutTerminal says stdout is a terminal (the streams are wrapped, so
+	// this is decided before).
+	OutTerminal bool
 	// Redactor scrubs this process's secrets (secret-looking variables,
 	// the project's .env values, key formats) from everything it writes.
 	Redactor *tool.Redactor
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
-	rawOut   io.Writer // stdout as given: the interactive mode needs the terminal itself
+	mcp      *mcpspec.Config // loaded once (MCPServers)
+	rawOut   io.Writer       // stdout as given: the interactive mode needs the terminal itself
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one
@@ -56,9 +61,9 @@ func NewFactory(stdio IO) *Factory {
 	if stdio.Getenv == nil {
 		stdio.Getenv = func(string) string { return "" }
 	}
-	raw := stdio.Out
+	raw, tty := stdio.Out, IsTerminal(stdio.Out)
 	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
-	return &Factory{IO: stdio, rawOut: raw}
+	return &Factory{IO: stdio, rawOut: raw, OutTerminal: tty}
 }
 
 type lockedWriter struct {

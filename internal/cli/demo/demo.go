@@ -28,7 +28,7 @@ transcript and the event stream are the real ones.`,
 			if opts.Model == "" {
 				opts.Model = "script"
 			}
-			opts.Prompt = prompt
+			opts.Args = []string{prompt}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

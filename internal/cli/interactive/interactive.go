@@ -6,7 +6,6 @@ package interactive
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -79,7 +78,7 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 	}
 	env := &tool.Env{
 		Dir: f.Cwd, OutputDir: filepath.Join(f.ProjectRoot, ".brood", "outputs"), Perms: tperms,
-		BashTimeout: s.Bash.Timeout.Duration, OutputLimit: s.Bash.OutputLimit,
+		BashTimeout: s.Bash.Timeout.Duration, OutputLimit: s.Bash.OutputLimit, Redactor: f.Redactor,
 	}
 	system := cmdutil.DefaultSystemPrompt(f.Cwd)
 	return tui.Config{
@@ -91,12 +90,12 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		NewDispatcher: func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 			// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on
 			// stderr (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
-			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true})
+			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
 		},
 		Registry: f.Registry(),
 		Session:  path,
 		Kill:     func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err },
-		Redact:   tool.NewRedactor(os.Environ()).Redact,
+		Redact:   f.Redactor.Redact,
 		Getenv:   f.Getenv,
 	}, nil
 }

@@ -101,43 +101,72 @@ func toolResult(msgs []struct {
 
 // TestClaudeCodeDelegatesThroughBrood drives the real Claude Code headless
 // against a loopback fake model that calls mcp__brood__Task; brood is added
-// with --mcp-config and runs a real explore child.
+// either with --mcp-config or with `claude mcp add` (whose health check must
+// report it connected), and runs a real explore child.
 func TestClaudeCodeDelegatesThroughBrood(t *testing.T) {
 	claude := claudeCode(t)
-	root, env := project(t)
 	exe, err := os.Executable()
 	must(t, err)
-	brEnv := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "BROOD_TEST_MAIN", "BROOD_MODEL", "HOME", "PATH":
-			brEnv[k] = v
-		}
+	for _, how := range []string{"mcp-config", "claude mcp add"} {
+		t.Run(how, func(t *testing.T) {
+			root, env := project(t)
+			brEnv := map[string]string{}
+			for _, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "BROOD_TEST_MAIN", "BROOD_MODEL", "HOME", "PATH":
+					brEnv[k] = v
+				}
+			}
+			fake := modeltest.NewAnthropic(t)
+			fake.SetResponder(delegatingModel(t))
+			claudeHome := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			claudeCmd := func(args ...string) *exec.Cmd {
+				cmd := exec.CommandContext(ctx, claude, args...)
+				cmd.Dir = root
+				cmd.Env = []string{
+					"PATH=" + os.Getenv("PATH"), "HOME=" + claudeHome, "CLAUDE_CONFIG_DIR=" + filepath.Join(claudeHome, ".claude"),
+					"ANTHROPIC_BASE_URL=" + fake.URL, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key",
+					"ENABLE_TOOL_SEARCH=false", // else Claude Code defers MCP tools behind ToolSearch
+					"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+					"MCP_TIMEOUT=120000", "MCP_TOOL_TIMEOUT=300000",
+				}
+				return cmd
+			}
+			args := []string{"-p", "Ask brood what the README says.", "--output-format", "json",
+				"--allowedTools", "mcp__brood__Task", "--model", "claude-sonnet-4-5"}
+			if how == "mcp-config" {
+				cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+					"brood": map[string]any{"type": "stdio", "command": exe, "args": []string{"mcp"}, "env": brEnv},
+				}})
+				must(t, err)
+				cfgPath := filepath.Join(t.TempDir(), "mcp.json")
+				must(t, os.WriteFile(cfgPath, cfg, 0o644))
+				args = append(args, "--mcp-config", cfgPath, "--strict-mcp-config")
+			} else {
+				add := []string{"mcp", "add", "-s", "local", "brood"}
+				for k, v := range brEnv {
+					add = append(add, "-e", k+"="+v)
+				}
+				if out, err := claudeCmd(append(add, "--", exe, "mcp")...).CombinedOutput(); err != nil {
+					t.Fatalf("claude mcp add: %v\n%s", err, out)
+				}
+				out, err := claudeCmd("mcp", "list").CombinedOutput()
+				if err != nil || !strings.Contains(string(out), "brood: ") || !strings.Contains(string(out), "Connected") {
+					t.Fatalf("claude mcp list does not show brood connected: %v\n%s", err, out)
+				}
+			}
+			checkDelegation(t, claudeCmd(args...), fake, root)
+		})
 	}
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"brood": map[string]any{"type": "stdio", "command": exe, "args": []string{"mcp"}, "env": brEnv},
-	}})
-	must(t, err)
-	cfgPath := filepath.Join(t.TempDir(), "mcp.json")
-	must(t, os.WriteFile(cfgPath, cfg, 0o644))
+}
 
-	fake := modeltest.NewAnthropic(t)
-	fake.SetResponder(delegatingModel(t))
-	claudeHome := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claude, "-p", "Ask brood what the README says.",
-		"--output-format", "json", "--mcp-config", cfgPath, "--strict-mcp-config",
-		"--allowedTools", "mcp__brood__Task", "--model", "claude-sonnet-4-5")
-	cmd.Dir = root
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + claudeHome, "CLAUDE_CONFIG_DIR=" + filepath.Join(claudeHome, ".claude"),
-		"ANTHROPIC_BASE_URL=" + fake.URL, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key",
-		"ENABLE_TOOL_SEARCH=false", // else Claude Code defers MCP tools behind ToolSearch
-		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"MCP_TIMEOUT=120000", "MCP_TOOL_TIMEOUT=300000",
-	}
+// checkDelegation runs claude -p and checks that what Claude Code handed
+// its model, and what it answered, is brood's verified, wrapped result.
+func checkDelegation(t *testing.T, cmd *exec.Cmd, fake *modeltest.Server, root string) {
+	t.Helper()
 	out, err := cmd.Output()
 	var stderr string
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -153,7 +182,6 @@ func TestClaudeCodeDelegatesThroughBrood(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("claude -p output is not JSON: %v\n%s", err, out)
 	}
-	// What Claude Code handed its model is brood's verified, wrapped result.
 	var seen string
 	for _, r := range fake.Requests() {
 		var body struct {

@@ -14,30 +14,23 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/mcpserver"
 )
 
-// Factory is what the command needs from the root command, resolved when it
-// runs (after flags and settings).
-type Factory struct {
-	Stderr io.Writer
-	// Server builds the MCP server over this project's dispatcher. The
-	// returned stop waits for (or, once ctx ends, cancels) background
-	// children.
-	Server func(ctx context.Context) (srv *mcpserver.Server, stop func(), err error)
-}
-
 // Options are the flags of `brood mcp`.
 type Options struct {
-	Factory *Factory
+	Factory *cmdutil.Factory
+	// Version is brood's, reported to clients.
+	Version string
 	// HTTP is the loopback address to serve streamable HTTP on; empty
 	// serves stdio.
 	HTTP string
 }
 
 // NewCmdMCP builds `brood mcp`. runF replaces mcpRun in tests.
-func NewCmdMCP(f *Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+func NewCmdMCP(f *cmdutil.Factory, version string, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Factory: f, Version: version}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve brood's delegation (Task, TaskOutput, ...) to other agents over MCP",
@@ -72,7 +65,7 @@ func mcpRun(ctx context.Context, opts *Options) error {
 		}
 		defer ln.Close()
 	}
-	srv, stop, err := opts.Factory.Server(ctx)
+	srv, stop, err := newServer(ctx, opts.Factory, opts.Version)
 	if err != nil {
 		return err
 	}
@@ -80,7 +73,7 @@ func mcpRun(ctx context.Context, opts *Options) error {
 	if ln == nil {
 		return srv.ServeStdio(ctx)
 	}
-	return serveHTTP(ctx, srv, ln, opts.Factory.Stderr)
+	return serveHTTP(ctx, srv, ln, opts.Factory.Err)
 }
 
 // listenLoopback listens on addr, which must be a loopback address: brood

@@ -13,12 +13,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	mcpcli "github.com/broodhq/brood/internal/cli/mcp"
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // TestMain lets the test binary be brood: `brood mcp` runs as a real
 // process, and its children are this binary again.
-func TestMain(m *testing.M) { testbrood.Main(m, "BROOD_TEST_MAIN") }
+// The notes MCP server (mcptest) is this binary too.
+func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
+	testbrood.Main(m, "BROOD_TEST_MAIN")
+}
 
 const script = `agents:
   explore:
@@ -145,6 +152,15 @@ func TestDepthClaimOnlyDeepens(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "depth cap") {
 		t.Errorf("brood mcp at depth 1 = %v\n%s", err, out)
 	}
+	// A process started as a brood child (its parent's marker in argv[0],
+	// which nothing below the child can undo) is below the cap, whatever
+	// its environment says.
+	cmd = brood(t, root, append(env, "BROOD_SUBAGENT_DEPTH=0"), "mcp")
+	cmd.Args[0] = "brood-01ARZ3NDEKTSV4RRFFQ69G5FAV-d1-m1"
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "at depth 1 and the subagent depth cap is 1") {
+		t.Errorf("brood mcp under a child's marker = %v\n%s", err, out)
+	}
 	cmd = brood(t, root, append(env, "BROOD_SUBAGENT_DEPTH=0", "BROOD_SUBAGENT_MAX_DEPTH=5"), "mcp")
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -172,5 +188,23 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		http string
+	}{
+		{nil, ""},
+		{[]string{"--http", "127.0.0.1:7345"}, "127.0.0.1:7345"},
+	} {
+		var got *mcpcli.Options
+		cmd := mcpcli.NewCmdMCP(&cmdutil.Factory{}, "v1", func(_ context.Context, o *mcpcli.Options) error { got = o; return nil })
+		cmd.SetArgs(append([]string{}, tc.args...))
+		must(t, cmd.Execute())
+		if got == nil || got.HTTP != tc.http || got.Version != "v1" {
+			t.Errorf("%v: options %+v", tc.args, got)
+		}
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
-// Result prints an agent call's verified result (`brood subagent`, `brood
+// CallResult prints an agent call's verified result (`brood subagent`, `brood
 // tasks resume`) and returns the exit status it maps to.
-func Result(w io.Writer, o *call.Result, asJSON bool) error {
+func CallResult(w io.Writer, o *call.Result, asJSON bool) error {
 	if asJSON {
 		if err := cmdutil.WriteJSON(w, map[string]any{"task_id": o.TaskID, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}); err != nil {
 			return err

@@ -26,6 +26,10 @@ type Renderer struct {
 	out     io.Writer
 	err     io.Writer
 	pending strings.Builder // assistant text of the current turn
+
+	live     bool // stdout is a terminal: the text streams as it arrives
+	streamed bool // this turn's text has gone to stdout already (live)
+	printed  bool // the answer is on stdout
 }
 
 // New is a renderer writing to out and errOut in mode (text or json). In
@@ -38,6 +42,15 @@ func New(out, errOut io.Writer, mode string) *Renderer {
 	return &Renderer{out: termsafe.NewWriter(out), err: errOut}
 }
 
+// NewText is a text renderer; live streams the model's text to out as it
+// arrives (out is a terminal), else the answer is printed when the model's
+// last turn ends.
+func NewText(out, errOut io.Writer, live bool) *Renderer {
+	r := New(out, errOut, "text")
+	r.live = live
+	return r
+}
+
 // Mode is the output mode of a command's --json flag.
 func Mode(asJSON bool) string {
 	if asJSON {
@@ -47,12 +60,12 @@ func Mode(asJSON bool) string {
 }
 
 // Start announces the run and its transcript.
-func (r *Renderer) Start(sessionPath string) {
+func (r *Renderer) Start(info Info) {
 	if r.json {
-		r.line(map[string]any{"type": "start", "session": sessionPath})
+		r.line(map[string]any{"type": "start", "session": info.SessionPath})
 		return
 	}
-	fmt.Fprintf(r.err, "· session %s\n", sessionPath)
+	fmt.Fprintf(r.err, "· session %s\n", info.SessionPath)
 }
 
 func (r *Renderer) line(v any) {
@@ -99,9 +112,19 @@ func (r *Renderer) Event(ev agent.Event) {
 	switch ev.Type {
 	case agent.EvText:
 		r.pending.WriteString(ev.Text)
+		if r.live {
+			fmt.Fprint(r.out, ev.Text)
+			r.streamed = true
+		}
 	case agent.EvRestart:
 		r.pending.Reset()
+		if r.streamed {
+			fmt.Fprintln(r.out)
+			fmt.Fprintln(r.err, "· the provider retried; the text above is being said again")
+			r.streamed = false
+		}
 	case agent.EvToolCall:
+		r.endStreamedTurn()
 		r.flushThought()
 		fmt.Fprintf(r.err, "  ▸ %s %s\n", ev.Tool, summarizeInput(ev.Input))
 	case agent.EvToolResult:
@@ -113,7 +136,37 @@ func (r *Renderer) Event(ev agent.Event) {
 	case agent.EvInjected:
 		fmt.Fprintf(r.err, "  ✉ %s\n", cmdutil.FirstLine(ev.Text, 160))
 	case agent.EvTurn:
+		r.endStreamedTurn()
 		r.pending.Reset()
+	case agent.EvDone:
+		// The model's last turn is over: the answer goes out now, before
+		// brood waits for background children.
+		if o := ev.Outcome; o != nil && !r.printed {
+			r.printAnswer(o.Text)
+		}
+	}
+}
+
+// endStreamedTurn ends the line of a turn whose text streamed to stdout.
+func (r *Renderer) endStreamedTurn() {
+	if r.streamed {
+		fmt.Fprintln(r.out)
+		r.streamed = false
+		r.pending.Reset() // it was shown whole, not as a thought
+	}
+}
+
+// printAnswer puts the final text on stdout (what is left of it, when it
+// streamed).
+func (r *Renderer) printAnswer(text string) {
+	r.printed = true
+	if r.streamed {
+		fmt.Fprintln(r.out)
+		r.streamed = false
+		return
+	}
+	if text != "" {
+		fmt.Fprintln(r.out, strings.TrimRight(text, "\n"))
 	}
 }
 
@@ -134,9 +187,11 @@ func (r *Renderer) Done(o *agent.Outcome, sessionPath string, children model.Usa
 		})
 		return
 	}
-	if o.Text != "" {
-		fmt.Fprintln(r.out, strings.TrimRight(o.Text, "\n"))
+	r.mu.Lock()
+	if !r.printed {
+		r.printAnswer(o.Text)
 	}
+	r.mu.Unlock()
 	u := o.Usage
 	fmt.Fprintf(r.err, "· %s after %d turns · tokens in %d out %d cache r/w %d/%d", o.Status, o.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
 	if children.Total() > 0 {
@@ -144,7 +199,7 @@ func (r *Renderer) Done(o *agent.Outcome, sessionPath string, children model.Usa
 	}
 	fmt.Fprintln(r.err)
 	if o.Status == agent.StatusPartial {
-		fmt.Fprintf(r.err, "· the turn cap stopped the run; continue with: brood run --session %s \"go on\"\n", sessionPath)
+		fmt.Fprintf(r.err, "· the turn cap stopped the run; continue with: brood run --resume %s \"go on\"\n", SessionID(sessionPath))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -15,17 +14,13 @@ import (
 // terminal (text mode, not CI): a human is there, so a call that needs
 // approval is asked about instead of denied. Children never get one.
 func terminalAsker(a *cmdutil.Factory, mode string) func(tool, subject string, rules []string) bool {
-	if mode == "json" || a.Getenv("CI") != "" {
+	if mode != "text" || a.Getenv("CI") != "" {
 		return nil
 	}
-	f, ok := a.In.(*os.File)
-	if !ok {
-		return nil
+	if !cmdutil.IsTerminal(a.In) {
+		return nil // /dev/null, a pipe or a file: no one to ask
 	}
-	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return newAsker(f, a.Err)
+	return newAsker(a.In, a.Err)
 }
 
 // newAsker asks on w and reads the answer from r, one question at a time

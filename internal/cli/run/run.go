@@ -1,79 +1,104 @@
-// Package run is `brood run`: one agent to completion on a prompt, its
-// flags, its output modes and its exit status.
+// Package run is `brood run` (and `brood -p`): one agent to completion on a
+// prompt, with Claude Code's headless habits — the prompt from an argument,
+// stdin or both, --output-format text|json|stream-json, --continue and
+// --resume, --allowedTools/--disallowedTools — and its exit status.
 package run
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"path/filepath"
+	"os"
 	"strings"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
-	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
 )
 
 // Options are the flags of `brood run` (and of `brood demo`).
 type Options struct {
 	Factory *cmdutil.Factory
+	Version string // for the stream-json init line
 
-	Prompt       string
+	Args         []string // the prompt's words; "-" reads it from stdin
+	Prompt       string   // set from Args and stdin by Run
+	Print        bool     // -p: accepted for claude -p habits; brood run is always headless
 	Model        string
 	Effort       string
 	MaxTurns     int
 	Tools        string
 	SystemPrompt string
-	Mode         string // text | json
+	Mode         string // legacy --mode text | json (brood's own event lines)
+	OutputFormat string // text | json | stream-json
+	Verbose      bool
 	Session      string
+	Continue     bool
+	Resume       string
 	Allow        []string
 	Deny         []string
 	PermMode     string
 	Budget       int64
 }
 
+// Efforts are the values --effort takes.
+var efforts = []string{"low", "medium", "high", "xhigh", "max"}
+
 // BindFlags adds the agent flags to cmd.
 func (o *Options) BindFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Model, "model", "", "model as provider/model (anthropic/claude-sonnet-5-5, openai/gpt-5, ollama/qwen3, script:FILE)")
-	f.StringVar(&o.Effort, "effort", "", "reasoning effort: low, medium, high, xhigh or max")
+	f.Var(cmdutil.NewEnum(&o.Effort, "", efforts...), "effort", "reasoning effort: low, medium, high, xhigh or max")
 	f.IntVar(&o.MaxTurns, "max-turns", 0, "stop with a partial result after this many model turns (default from settings: 50)")
 	f.StringVar(&o.Tools, "tools", "", "comma-separated tools the agent may use (Read,Grep,...), or read-only; default all")
 	f.StringVar(&o.SystemPrompt, "system-prompt", "", "replace the system prompt")
-	f.StringVar(&o.Mode, "mode", "text", "output: text (answer on stdout, progress on stderr) or json (one event per line)")
+	f.Var(cmdutil.NewEnum(&o.Mode, "text", "text", "json"), "mode", "text, or json for brood's own event lines (see --output-format for Claude Code's)")
+	f.Var(cmdutil.NewEnum(&o.OutputFormat, "", "text", "json", "stream-json"), "output-format", "text (the answer), json (one result object) or stream-json (one JSON object per line as the run goes), as claude -p")
+	f.BoolVar(&o.Verbose, "verbose", false, "accepted for claude -p compatibility (stream-json is always complete)")
+	f.BoolVarP(&o.Print, "print", "p", false, "headless: print the answer and exit (brood run always is; for claude -p habits)")
 	f.StringVar(&o.Session, "session", "", "transcript file to continue (and append to)")
+	f.BoolVarP(&o.Continue, "continue", "c", false, "continue the most recent session in this project")
+	f.StringVarP(&o.Resume, "resume", "r", "", "continue the session with this id (a unique prefix, any case)")
 	f.StringArrayVar(&o.Allow, "allow", nil, "permission rule to allow, e.g. 'Bash(go test:*)' or 'Edit(src/**)' (repeatable)")
 	f.StringArrayVar(&o.Deny, "deny", nil, "permission rule to deny (repeatable)")
-	f.StringVar(&o.PermMode, "permission-mode", "", "default, acceptEdits, bypassPermissions or plan")
+	f.StringArrayVar(&o.Allow, "allowedTools", nil, "as --allow; a comma- or space-separated list, as Claude Code takes it")
+	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny; a comma- or space-separated list")
+	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
+	_ = cmd.RegisterFlagCompletionFunc("effort", cobra.FixedCompletions(efforts, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output-format", cobra.FixedCompletions([]string{"text", "json", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // NewCmdRun builds `brood run`. runF replaces the run (tests of the flags).
-func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{Factory: f}
+func NewCmdRun(f *cmdutil.Factory, version string, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Factory: f, Version: version}
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
-		Short: "Run one agent to completion",
+		Use:   "run [flags] [PROMPT | -]",
+		Short: "Run one agent to completion (brood -p PROMPT is the same)",
 		Long: `Run one agent on PROMPT until it answers without a tool call or reaches the
-turn cap. In text mode the final answer goes to stdout and progress to stderr;
-in json mode stdout carries one JSON event per line. Every run appends to a
-transcript under .brood/sessions/; continue it with --session FILE.`,
+turn cap. The prompt is the arguments, or stdin (with "-" or when stdin is a
+pipe or a file), or both: piped text after the arguments, as context, as
+claude -p takes it.
+
+--output-format text (the default) prints the answer on stdout as it arrives
+and progress on stderr; json prints one result object (Claude Code's shape:
+result, num_turns, usage, total_cost_usd, session_id, subagent_stats);
+stream-json prints one JSON object per line as the run goes. Every run
+appends to a transcript under .brood/sessions/; continue the last one with
+--continue, or any with --resume ID.`,
 		Example: `  brood run "what does this repository do?"
-  brood run --model ollama/qwen3 --allow 'Bash(go test:*)' "make the tests pass"
-  brood run --session .brood/sessions/01J….jsonl "now add a test for it"`,
+  brood -p "what does this repository do?" --output-format json | jq .result
+  git diff | brood run "review this change"
+  brood run --allowedTools "Bash(go test:*) Edit" "make the tests pass"
+  brood run --continue "now add a test for it"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Prompt = strings.Join(args, " ")
+			opts.Args = args
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -84,10 +109,45 @@ transcript under .brood/sessions/; continue it with --session FILE.`,
 	return cmd
 }
 
-// Run runs the root agent on opts.Prompt to its outcome.
+// output is how a run is shown: text, brood's event lines, or Claude
+// Code's json / stream-json.
+type output interface {
+	Start(render.Info)
+	Event(agent.Event)
+	DispatchEvent(delegate.Event)
+	Done(o *agent.Outcome, sessionPath string, children model.Usage)
+}
+
+// format is the effective output format: text, events (--mode json), json
+// or stream-json.
+func (o *Options) format() string {
+	switch {
+	case o.OutputFormat != "":
+		return o.OutputFormat
+	case o.Mode == "json":
+		return "events"
+	}
+	return "text"
+}
+
+func (o *Options) newOutput() output {
+	f := o.Factory
+	switch o.format() {
+	case "events":
+		return render.New(f.Out, f.Err, "json")
+	case "json":
+		return render.NewHeadless(f.Out, false)
+	case "stream-json":
+		return render.NewHeadless(f.Out, true)
+	}
+	return render.NewText(f.Out, f.Err, f.OutTerminal)
+}
+
+// Run runs the root agent on the prompt to its outcome.
 func Run(ctx context.Context, o *Options) error {
 	f := o.Factory
 	s := f.Settings
+	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
 	m, err := f.ResolveModel(spec)
 	if err != nil {
@@ -95,17 +155,20 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	tools, err := cmdutil.SelectTools(o.Tools)
 	if err != nil {
-		return err
+		return cmdutil.ExitCode(cmdutil.ExitUsage, err)
 	}
 	env, err := toolEnv(f, o)
 	if err != nil {
+		return err
+	}
+	if err := o.readPrompt(); err != nil {
 		return err
 	}
 	history, path, err := openSession(f, o)
 	if err != nil {
 		return err
 	}
-	tw, err := session.Open(path, session.Options{Redact: f.Redactor.Redact})
+	tw, err := session.Open(path, session.Options{Redact: tool.NewRedactor(os.Environ()).Redact})
 	if err != nil {
 		return err
 	}
@@ -114,20 +177,32 @@ func Run(ctx context.Context, o *Options) error {
 	if system == "" {
 		system = cmdutil.DefaultSystemPrompt(f.Cwd)
 	}
-	out := render.New(f.Out, f.Err, o.Mode)
+	out := o.newOutput()
+	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
 	// and the root's budget counts what they spent (UsageBelow).
 	f.Settings.TokenBudget = cmdutil.FirstPositive(o.Budget, s.TokenBudget)
 	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: system, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
-		OnEvent: out.DispatchEvent, Quiet: o.Mode == "json",
+		OnEvent: out.DispatchEvent, Quiet: quiet,
 	})
 	if err != nil {
 		return err
 	}
+	var agents []string
 	if disp != nil {
 		tools = tool.NewSet(append(cmdutil.ToolList(tools), disp.Tools()...)...)
 		disp.SetLifetime(ctx)
+		for _, d := range f.Registry().All() {
+			agents = append(agents, d.Name)
+		}
+	}
+	if t := strings.TrimSpace(o.Tools); t == "" || t == "*" {
+		// The configured MCP servers' tools, as Claude Code's main agent
+		// has them (and a subagent without a tools list inherits).
+		servers := f.MCPSession(ctx, "")
+		defer servers.Close()
+		tools = tool.NewSet(append(cmdutil.ToolList(tools), servers.Tools()...)...)
 	}
 	cfg := agent.Config{
 		Name:        "root",
@@ -145,6 +220,10 @@ func Run(ctx context.Context, o *Options) error {
 		cfg.Inject = disp.Notices
 		cfg.UsageBelow = disp.ChildUsage
 	}
+	out.Start(render.Info{
+		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
+		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
+	})
 	return finish(ctx, f, cfg, history, o.Prompt, path, out, disp)
 }
 
@@ -152,84 +231,13 @@ func (o *Options) permissionFlags() cmdutil.PermissionFlags {
 	return cmdutil.PermissionFlags{Mode: o.PermMode, Allow: o.Allow, Deny: o.Deny}
 }
 
-// openSession reads the transcript to continue, or names a new one.
-func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error) {
-	path := o.Session
-	if path != "" {
-		recs, _, err := session.ReadFile(path)
-		if err != nil {
-			return nil, "", fmt.Errorf("--session %s: %w", path, err)
-		}
-		history := session.Replay(recs).Messages
-		if o.Prompt == "" && (len(history) == 0 || history[len(history)-1].Role != model.RoleUser) {
-			return nil, "", fmt.Errorf("--session %s: nothing to continue: the last run finished; give a prompt", path)
-		}
-		return history, path, nil
-	}
-	if o.Prompt == "" {
-		return nil, "", errors.New("no prompt: brood run \"what should the agent do?\"")
-	}
-	path = filepath.Join(taskdir.Open(f.ProjectRoot).SessionsDir(), ulid.Make().String()+".jsonl")
-	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
-		return nil, "", err
-	}
-	return nil, path, nil
-}
+// isStdin reports whether the arguments ask for the prompt on stdin.
+func (o *Options) isStdin() bool { return len(o.Args) == 1 && o.Args[0] == "-" }
 
-// finish runs the agent loop, waits for background children, and maps the
-// outcome to the exit status.
-func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out *render.Renderer, disp *delegate.Dispatcher) error {
-	out.Start(path)
-	var outcome *agent.Outcome
-	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
-		if err != nil {
-			break
-		}
-		out.Event(ev)
-		if ev.Outcome != nil {
-			outcome = ev.Outcome
-		}
+// promptArgs is the prompt the arguments give.
+func (o *Options) promptArgs() string {
+	if o.isStdin() {
+		return ""
 	}
-	if outcome == nil {
-		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("the run ended without an outcome"))
-	}
-	var childUsage model.Usage
-	if disp != nil {
-		// Background children the model left running are waited for: they
-		// are work the user asked for. Ctrl-C stops them in stages; each is
-		// then recorded as cancelled and stays resumable.
-		if n := len(disp.Running()); n > 0 {
-			fmt.Fprintf(f.Err, "· waiting for %d background task(s); Ctrl-C stops them (they stay resumable with brood tasks resume)\n", n)
-			disp.WaitBackground()
-		}
-		childUsage = disp.ChildUsage()
-	}
-	out.Done(outcome, path, childUsage)
-	switch outcome.Status {
-	case agent.StatusFailed:
-		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New(outcome.Error))
-	case agent.StatusCancelled:
-		return cmdutil.ExitCode(cmdutil.ExitInterrupt, fmt.Errorf("cancelled; continue with --session %s", path))
-	case agent.StatusPartial:
-		return cmdutil.ExitCode(cmdutil.ExitPartial, nil) // Done said how to continue
-	}
-	return nil
-}
-
-func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
-	perms, err := call.Permissions(f.Permissions(o.permissionFlags()), delegate.AlwaysAllowed())
-	if err != nil {
-		return nil, err
-	}
-	ask := terminalAsker(f, o.Mode)
-	return &tool.Env{
-		Dir:         f.Cwd,
-		OutputDir:   taskdir.Open(f.ProjectRoot).OutputsDir(),
-		Perms:       perms,
-		Interactive: ask != nil,
-		Ask:         ask,
-		BashTimeout: f.Settings.Bash.Timeout.Duration,
-		OutputLimit: f.Settings.Bash.OutputLimit,
-		Redactor:    f.Redactor,
-	}, nil
+	return strings.Join(o.Args, " ")
 }

@@ -104,7 +104,7 @@ func TestRunMaxTurnsGivesPartial(t *testing.T) {
 	if strings.TrimSpace(out) != "Let me look." {
 		t.Errorf("stdout %q, want the latest text", out)
 	}
-	if !strings.Contains(errOut, "partial after 1 turns") || !strings.Contains(errOut, "--session ") {
+	if !strings.Contains(errOut, "partial after 1 turns") || !strings.Contains(errOut, "--resume ") {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 	code, out, _ = p.Brood("run", "--mode", "json", "--max-turns", "1", "--model", spec, "look")

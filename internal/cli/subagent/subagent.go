@@ -91,7 +91,7 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	return render.Result(f.Out, r, opts.JSON)
+	return render.CallResult(f.Out, r, opts.JSON)
 }
 
 // background starts the task, prints its id at once, then waits for it.

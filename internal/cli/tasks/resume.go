@@ -54,5 +54,5 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
-	return render.Result(f.Out, r, opts.JSON)
+	return render.CallResult(f.Out, r, opts.JSON)
 }

@@ -219,6 +219,6 @@ phases:
 	}
 	out, _ := again.Outputs["p"].([]any)
 	if again.Status != workflow.RunDone || len(out) != 2 || out[1] != "picked up again and finished" || again.Agents != 2 {
-		t.Fatalf("after resume: status %s outputs %#v agents %d; want done, the slow call continued, 2 agents", again.Status, again.Outputs["p"], again.Agents)
+		t.Fatalf("after resume: status %s outputs %#v agents %d; want done, the slow call continued, 2 agents\ncalls: %+v", again.Status, again.Outputs["p"], again.Agents, again.Phases)
 	}
 }

@@ -1,31 +1,26 @@
-package cli
+package mcp
 
 import (
 	"context"
 	"fmt"
 	"strconv"
 
-	"github.com/spf13/cobra"
-
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpserver"
 )
 
-func newMCPCmd(app *cmdutil.Factory) *cobra.Command {
-	return mcpcmd.NewCmdMCP(&mcpcmd.Factory{
-		Stderr: app.Err,
-		Server: func(ctx context.Context) (*mcpserver.Server, func(), error) { return mcpServer(ctx, app) },
-	}, nil)
-}
-
-// mcpDepth is where `brood mcp` stands in a delegation tree: at the root
-// unless the environment it was started in says it is deeper. A caller's
-// stamp can only make it deeper (a larger depth, a smaller cap), never
-// shallower than this project's settings allow.
-func mcpDepth(a *cmdutil.Factory) (int, int) {
-	depth, max := 0, a.Settings.MaxSubagentDepth
+// treeDepth is where `brood mcp` stands in a delegation tree, found as every
+// brood process finds it (package depth: the markers its parent put where
+// a child cannot undo them, in the ancestry and the cgroup). On top of that
+// a caller's own stamp in the environment can only make it deeper (a larger
+// depth, a smaller cap), never shallower than the markers and this
+// project's settings say: an agent that runs brood mcp from a subagent's
+// Bash is still below the same cap.
+func treeDepth(a *cmdutil.Factory) (int, int) {
+	d := depth.Current(a.Settings.MaxSubagentDepth, a.Getenv)
+	depth, max := d.Depth, d.Max
 	if n, err := strconv.Atoi(a.Getenv(delegate.EnvDepth)); err == nil && n > depth {
 		depth = n
 	}
@@ -35,12 +30,12 @@ func mcpDepth(a *cmdutil.Factory) (int, int) {
 	return depth, max
 }
 
-// mcpServer builds the MCP server over a dispatcher for this project, with
+// newServer builds the MCP server over a dispatcher for this project, with
 // the project's settings and permissions, as the root's Task tool has them.
 // stop cancels the background children still running and waits for their
 // records.
-func mcpServer(ctx context.Context, a *cmdutil.Factory) (*mcpserver.Server, func(), error) {
-	depth, max := mcpDepth(a)
+func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpserver.Server, func(), error) {
+	depth, max := treeDepth(a)
 	if depth >= max {
 		return nil, nil, fmt.Errorf("brood mcp: this process is at depth %d and the subagent depth cap is %d (maxSubagentDepth), so it cannot delegate; run brood mcp outside a brood subagent", depth, max)
 	}
@@ -56,6 +51,7 @@ func mcpServer(ctx context.Context, a *cmdutil.Factory) (*mcpserver.Server, func
 		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
+		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile,
 		Redact: a.Redactor.Redact,
 	}
 	d, err := delegate.New(cfg)
@@ -67,10 +63,10 @@ func mcpServer(ctx context.Context, a *cmdutil.Factory) (*mcpserver.Server, func
 	// (resumable with brood tasks resume).
 	life, cancel := context.WithCancel(ctx)
 	d.SetLifetime(life)
-	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: Version})
+	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: version, Lifetime: life})
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
-	return srv, func() { cancel(); d.WaitBackground() }, nil
+	return srv, func() { cancel(); d.WaitBackground(); srv.Wait() }, nil
 }

@@ -1,0 +1,54 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/broodhq/brood/internal/mcpclient"
+	"github.com/broodhq/brood/internal/mcpspec"
+)
+
+// MCPServers are the MCP servers configured for this project, as Claude
+// Code reads them: the user's (~/.claude.json mcpServers) overridden by the
+// project's .mcp.json, which counts only once the project is trusted. They
+// are read once; the warnings go to stderr.
+func (f *Factory) MCPServers() map[string]mcpspec.Spec {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mcp == nil {
+		c := mcpspec.Load(mcpspec.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, TrustProject: f.TrustsProjectFile})
+		for _, w := range c.Warnings {
+			fmt.Fprintln(f.Err, "brood: mcp:", w)
+		}
+		f.mcp = &c
+	}
+	return f.mcp.Servers
+}
+
+// TrustsProjectFile is the one call MCP support needs from project trust
+// (internal/trust, which the trust work is building): whether the user
+// trusts this project file (.mcp.json, or an agent definition that defines
+// MCP servers inline) to start commands. Until trust lands it is granted
+// only by BROOD_TRUST_PROJECT=1 in the environment.
+func (f *Factory) TrustsProjectFile(path string) bool {
+	return f.Getenv("BROOD_TRUST_PROJECT") == "1"
+}
+
+// MCPSession connects the root agent to every configured MCP server, as
+// Claude Code's main agent has them (close it when the run ends). What could
+// not be had is said on stderr.
+func (f *Factory) MCPSession(ctx context.Context, version string) *mcpclient.Session {
+	specs := f.MCPServers()
+	var servers []mcpspec.Server
+	for _, n := range slices.Sorted(maps.Keys(specs)) {
+		servers = append(servers, mcpspec.Server{Name: n, Spec: specs[n]})
+	}
+	s := mcpclient.Connect(ctx, servers, mcpclient.Options{Dir: f.Cwd, Env: os.Environ(), Getenv: f.Getenv, Stderr: f.Err, Version: version})
+	for _, n := range s.Notes {
+		fmt.Fprintln(f.Err, "brood:", n)
+	}
+	return s
+}

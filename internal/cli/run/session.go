@@ -1,0 +1,150 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/render"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// sessionsDir is where a project's root transcripts live.
+func sessionsDir(root string) string { return filepath.Join(root, ".brood", "sessions") }
+
+// sessionIDs lists the project's sessions, oldest first (ids are ULIDs).
+func sessionIDs(root string) []string {
+	files, _ := filepath.Glob(filepath.Join(sessionsDir(root), "*.jsonl"))
+	ids := make([]string, 0, len(files))
+	for _, f := range files {
+		ids = append(ids, render.SessionID(f))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// sessionPath resolves --session, --continue and --resume to the
+// transcript to continue, or "" for a new session.
+func sessionPath(f *cmdutil.Factory, o *Options) (string, error) {
+	n := 0
+	for _, set := range []bool{o.Session != "", o.Continue, o.Resume != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return "", cmdutil.UsageError("--session, --continue and --resume each name the session to continue: give one")
+	}
+	ids := sessionIDs(f.ProjectRoot)
+	switch {
+	case o.Session != "":
+		return o.Session, nil
+	case o.Continue:
+		if len(ids) == 0 {
+			return "", fmt.Errorf("--continue: no session yet in %s; start one with brood run \"...\"", sessionsDir(f.ProjectRoot))
+		}
+		return filepath.Join(sessionsDir(f.ProjectRoot), ids[len(ids)-1]+".jsonl"), nil
+	case o.Resume != "":
+		id, err := cmdutil.ResolveID("session", o.Resume, ids)
+		if err != nil {
+			return "", fmt.Errorf("--resume: %w", err)
+		}
+		return filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl"), nil
+	}
+	return "", nil
+}
+
+// openSession reads the transcript to continue, or names a new one.
+func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error) {
+	path, err := sessionPath(f, o)
+	if err != nil {
+		return nil, "", err
+	}
+	if path != "" {
+		recs, _, err := session.ReadFile(path)
+		if err != nil {
+			return nil, "", fmt.Errorf("session %s: %w", render.SessionID(path), err)
+		}
+		history := session.Replay(recs).Messages
+		if o.Prompt == "" && (len(history) == 0 || history[len(history)-1].Role != model.RoleUser) {
+			return nil, "", fmt.Errorf("session %s: nothing to continue: the last run finished; give a prompt", render.SessionID(path))
+		}
+		return history, path, nil
+	}
+	if strings.TrimSpace(o.Prompt) == "" {
+		return nil, "", cmdutil.UsageError("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)")
+	}
+	path = filepath.Join(sessionsDir(f.ProjectRoot), ulid.Make().String()+".jsonl")
+	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
+		return nil, "", err
+	}
+	return nil, path, nil
+}
+
+// finish runs the agent loop, waits for background children, and maps the
+// outcome to the exit status.
+func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher) error {
+	var outcome *agent.Outcome
+	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
+		if err != nil {
+			break
+		}
+		out.Event(ev)
+		if ev.Outcome != nil {
+			outcome = ev.Outcome
+		}
+	}
+	if outcome == nil {
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("the run ended without an outcome"))
+	}
+	var childUsage model.Usage
+	if disp != nil {
+		// Background children the model left running are waited for: they
+		// are work the user asked for. Ctrl-C stops them in stages; each is
+		// then recorded as cancelled and stays resumable.
+		if n := len(disp.Running()); n > 0 {
+			fmt.Fprintf(f.Err, "· waiting for %d background task(s); Ctrl-C stops them (they stay resumable with brood tasks resume)\n", n)
+			disp.WaitBackground()
+		}
+		childUsage = disp.ChildUsage()
+	}
+	out.Done(outcome, path, childUsage)
+	switch outcome.Status {
+	case agent.StatusFailed:
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New(outcome.Error))
+	case agent.StatusCancelled:
+		return cmdutil.ExitCode(cmdutil.ExitInterrupt, fmt.Errorf("cancelled; continue with brood run --resume %s", render.SessionID(path)))
+	case agent.StatusPartial:
+		return cmdutil.ExitCode(cmdutil.ExitPartial, nil) // Done said how to continue
+	}
+	return nil
+}
+
+func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
+	perms, err := call.Permissions(f.Permissions(o.permissionFlags()), delegate.AlwaysAllowed())
+	if err != nil {
+		return nil, err
+	}
+	ask := terminalAsker(f, o.format())
+	return &tool.Env{
+		Dir:         f.Cwd,
+		OutputDir:   filepath.Join(f.ProjectRoot, ".brood", "outputs"),
+		Perms:       perms,
+		Interactive: ask != nil,
+		Ask:         ask,
+		BashTimeout: f.Settings.Bash.Timeout.Duration,
+		OutputLimit: f.Settings.Bash.OutputLimit,
+	}, nil
+}

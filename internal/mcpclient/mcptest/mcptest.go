@@ -1,0 +1,81 @@
+// Package mcptest is a small MCP server for tests: "notes", with a
+// read-only tool (echo) and a writing one (write_note). A test binary
+// becomes the server when EnvServer is set (see Serve), so tests start it as
+// a real stdio server process. Only tests import it.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// EnvServer makes a test binary the notes server; EnvPID names a file the
+// server writes its pid to first.
+const (
+	EnvServer = "BROOD_MCPTEST_SERVER"
+	EnvPID    = "BROOD_MCPTEST_PID"
+)
+
+// ServeIfAsked runs the notes server on stdio and exits when EnvServer is
+// "1"; otherwise it returns at once. Call it first in TestMain.
+func ServeIfAsked() {
+	if os.Getenv(EnvServer) != "1" {
+		return
+	}
+	if err := Notes().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "notes server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Notes is the notes server: echo (readOnlyHint) returns "echo: TEXT";
+// has_env (readOnlyHint) says whether the variable TEXT is set; write_note
+// writes TEXT to note.txt in its working directory.
+func Notes() *mcp.Server {
+	if p := os.Getenv(EnvPID); p != "" {
+		_ = os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the text back.", InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("echo: " + arg(req)), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "has_env", Description: "Whether the environment variable named text is set.", InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if os.Getenv(arg(req)) == "" {
+				return text(arg(req) + " is unset"), nil
+			}
+			return text(arg(req) + " is set"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "write_note", Description: "Write the text to note.txt.", InputSchema: schema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			dir, _ := os.Getwd()
+			if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte(arg(req)), 0o644); err != nil {
+				r := text(err.Error())
+				r.IsError = true
+				return r, nil
+			}
+			return text("wrote note.txt"), nil
+		})
+	return s
+}
+
+func arg(req *mcp.CallToolRequest) string {
+	var in struct{ Text string }
+	_ = json.Unmarshal(req.Params.Arguments, &in)
+	return in.Text
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
