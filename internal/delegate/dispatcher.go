@@ -85,6 +85,8 @@ type Config struct {
 	// children, which a resume and a listing trust (nil: the project's
 	// .brood/records).
 	Owners *taskdir.Records
+	// Session is the root transcript's id (SetSession).
+	Session string
 	// MCP are the MCP servers this process's agent has (configured ones,
 	// for the root; its own, for a child): what a definition without a
 	// tools list inherits and what mcpServers may name.
@@ -177,6 +179,9 @@ type Request struct {
 	Fork    bool
 	History []model.Message
 	CallID  string
+	// TraceParent is the W3C trace context of the Task call's span: the
+	// child's spans hang below it.
+	TraceParent string
 }
 
 // Outcome is a finished dispatch.
@@ -190,6 +195,9 @@ type Outcome struct {
 	// RecordErr is set when the parent could not record its verdict (a
 	// full disk): the run is then never reported as done.
 	RecordErr error
+	// patchState and patchHunks say what became of an isolated child's
+	// patch (for the View).
+	patchState, patchHunks string
 	// Concerns are what the edge guardrails found (shape, scope, evidence,
 	// refused attempts); the status stands.
 	Concerns []string
@@ -215,6 +223,7 @@ type job struct {
 	td     *taskdir.Dir
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
+	desc   string
 	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
 	inPlace bool
 }
@@ -251,6 +260,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if req.Background {
 		env.Background = true
 	}
+	env.TraceParent = req.TraceParent
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)

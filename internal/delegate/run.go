@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -23,6 +25,7 @@ import (
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -39,20 +42,27 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	env, name := j.env, j.name
 	id := env.TaskID
 	emit := d.emitter(ctx)
-	emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
+	emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
+	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
+		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
+	}
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
-		ev := Event{Type: protocol.EvDispatchStop, TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed}
+		ev := Event{Type: protocol.EvDispatchStop, TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
 		if out.Result != nil {
 			ev.Status, ev.Text = out.Result.Status, out.Result.Error
 			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
 		}
 		if out.Output != nil {
 			ev.WallMS = out.Output.WallMS
+			ev.KilledBy = killedBy(out.Output)
 		}
 		emit(ev)
+		u := ev.Usage
+		telemetry.MarkChild(ctx, telemetry.Child{TaskID: id, Agent: name, Status: ev.Status, KilledBy: ev.KilledBy, Depth: env.Depth,
+			Usage: telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}})
 	}()
 	askCtx, endAsks := context.WithCancel(ctx)
 	defer endAsks()
@@ -81,7 +91,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	res, v, want := d.judge(ctx, j, s, o)
 	isoMsg := ""
 	if s.ws != nil {
-		isoMsg = d.land(ctx, s.ws, j.td, res)
+		isoMsg = d.land(ctx, s.ws, j.td, res, out)
 		res.Isolation = isoMsg
 	}
 	out.Result, out.Failures = res, v.Reasons
@@ -305,20 +315,36 @@ func (d *Dispatcher) record(j *job, out *Outcome, v dispatch.Verdict, isoMsg str
 		Result:      res, Duration: dur, InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: j.td.File(taskdir.Result), Transcript: j.td.File(taskdir.Session), Verification: v.Reasons,
 		IsolationMsg: isoMsg, Notes: notes, Concerns: out.Concerns,
+		Patch: out.patchState, PatchHunks: out.patchHunks,
 	}.Render()
 }
 
 // land brings an isolated child's changes back, or keeps its copy.
-func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir, res *dispatch.Result) string {
+func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir, res *dispatch.Result, out *Outcome) string {
 	switch res.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-		return d.bringBack(ctx, ws, td)
+		msg, io := d.bringBack(ctx, ws, td)
+		out.patchState, out.patchHunks = patchView(io)
+		return msg
 	}
+	out.patchState = "not-applied"
 	// Half-done work of a child that failed or was stopped does not land
 	// in the user's tree on its own; it is kept, and a resume starts from a
 	// fresh copy.
 	ws.Keep()
 	return fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, td.File(taskdir.Isolate))
+}
+
+// killedBy names who stopped a child: the pool's lifeguard, timeout or
+// cancel, or "signal" for a kill from outside (brood tasks kill, a person).
+func killedBy(o *dispatch.Output) string {
+	switch {
+	case o.KilledBy != "" && o.KilledBy != pool.KilledByNone:
+		return o.KilledBy
+	case o.Signal != "":
+		return "signal"
+	}
+	return ""
 }
 
 func errText(err error) string {
@@ -331,7 +357,7 @@ func errText(err error) string {
 // bringBack applies an isolated child's changes to the tree, holding the
 // tree so that no tree-sharing child sees them as its own. If that fails the
 // child's copy is kept, never destroyed.
-func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir) string {
+func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir) (string, *isolate.Outcome) {
 	ctx = context.WithoutCancel(ctx)
 	unlock, err := d.cfg.Pool.LockTree(ctx)
 	if err == nil {
@@ -340,9 +366,39 @@ func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, td *t
 	o, err := ws.Finish(ctx)
 	if err != nil {
 		ws.Keep()
-		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, td.File(taskdir.Isolate))
+		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, td.File(taskdir.Isolate)), &isolate.Outcome{Conflict: err.Error()}
 	}
-	return describeIsolation(ws.Mode, o)
+	return describeIsolation(ws.Mode, o), o
+}
+
+// maxInlineHunks bounds the part of a refused patch shown to the model.
+const maxInlineHunks = 4000
+
+// patchView is what the status line says of an isolated child's patch
+// ("applied", "not-applied", or "" when there was none) and, for one that
+// was refused, its first hunks to show inline.
+func patchView(o *isolate.Outcome) (state, hunks string) {
+	switch {
+	case o == nil || (len(o.Files) == 0 && o.Conflict == ""):
+		return "", ""
+	case o.Applied:
+		return "applied", ""
+	}
+	if o.Patch == "" {
+		return "not-applied", ""
+	}
+	f, err := os.Open(o.Patch)
+	if err != nil {
+		return "not-applied", ""
+	}
+	defer f.Close()
+	buf := make([]byte, maxInlineHunks+1)
+	n, _ := io.ReadFull(f, buf)
+	hunks = string(buf[:min(n, maxInlineHunks)])
+	if n > maxInlineHunks {
+		hunks += fmt.Sprintf("\n[brood: the patch goes on; the whole is in %s]", o.Patch)
+	}
+	return "not-applied", hunks
 }
 
 // killLeftovers kills the process groups a child's Bash commands left

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
@@ -32,7 +33,14 @@ type Owner struct {
 	Created       time.Time `json:"created,omitzero"`
 	System        string    `json:"system,omitempty"`         // v1, a verbatim fork's system prompt
 	HistoryPolicy string    `json:"history_policy,omitempty"` // v1, a fork's
+	// Session is the root transcript's id when the root dispatched it
+	// (brood tasks tree --session).
+	Session string `json:"session,omitempty"`
 }
+
+// OwnerPath is where a task's Owner record lives in the records directory
+// dir.
+func OwnerPath(dir, id string) string { return filepath.Join(dir, id+".json") }
 
 // OwnerVersion is the version of the Owner records this build writes.
 const OwnerVersion = 1

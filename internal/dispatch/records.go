@@ -124,6 +124,9 @@ type Envelope struct {
 	IsolationDir  string `json:"isolation_dir,omitempty"`
 	// Notes record what the parent changed and why (e.g. a tool withdrawn).
 	Notes []string `json:"notes,omitempty"`
+	// TraceParent is the W3C traceparent of the parent's Task call span
+	// (OpenTelemetry; empty when tracing is off).
+	TraceParent string `json:"traceparent,omitempty"`
 	// MCP are the MCP servers the child starts (or reaches) and which of
 	// their tools it gets; specs keep their ${VAR} references.
 	MCP []mcpspec.Server `json:"mcp,omitempty"`

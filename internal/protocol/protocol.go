@@ -154,8 +154,13 @@ type Event struct {
 	Tools    []string `json:"tools,omitempty"`
 	Status   string   `json:"status,omitempty"`
 	// Usage is a stop's total, or a usage event's running total so far.
-	Usage  model.Usage `json:"usage,omitzero"`
-	WallMS int64       `json:"wall_ms,omitempty"`
+	Usage       model.Usage `json:"usage,omitzero"`
+	WallMS      int64       `json:"wall_ms,omitempty"`
+	Description string      `json:"description,omitempty"`
+	KilledBy    string      `json:"killed_by,omitempty"` // dispatch_stop of a killed child
+	// Via is set by the process that relays a grandchild's event: the
+	// child that relayed it (whatever a child wrote there is replaced).
+	Via string `json:"via,omitempty"`
 	// Text is a budget event's message or a stop's reason.
 	Text string `json:"text,omitempty"`
 	// Ask is set on an ask event.

@@ -7,6 +7,7 @@ package run
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,9 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/projectfiles"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -69,6 +72,10 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny; a comma- or space-separated list")
 	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
+	if fac := o.Factory; fac != nil {
+		_ = cmd.RegisterFlagCompletionFunc("model", fac.CompleteModels)
+		_ = cmd.RegisterFlagCompletionFunc("resume", fac.CompleteSessionIDs)
+	}
 	_ = cmd.RegisterFlagCompletionFunc("effort", cobra.FixedCompletions(efforts, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("output-format", cobra.FixedCompletions([]string{"text", "json", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, cobra.ShellCompDirectiveNoFileComp))
@@ -177,26 +184,44 @@ func Run(ctx context.Context, o *Options) error {
 	if system == "" {
 		system = cmdutil.DefaultSystemPrompt(f.Cwd)
 	}
+	if pf := s.ProjectFiles; !pf.Off {
+		system += projectfiles.Prompt(f.ProjectRoot, projectfiles.Find(f.Home, f.ProjectRoot, f.Cwd, pf.MaxBytes))
+	}
 	out := o.newOutput()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
 	// and the root's budget counts what they spent (UsageBelow).
 	f.Settings.TokenBudget = cmdutil.FirstPositive(o.Budget, s.TokenBudget)
+	hk, err := f.OpenHooks(ctx, path, cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), cmdutil.FirstNonEmpty(o.Effort, s.Effort))
+	if err != nil {
+		return err
+	}
+	defer hk.Close()
+	prompt, err := hk.Prompt(ctx, o.Prompt, o.Session != "")
+	if err != nil {
+		return cmdutil.ExitCode(1, err)
+	}
 	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: system, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
-		OnEvent: out.DispatchEvent, Quiet: quiet,
+		OnEvent: hk.Observe(out.DispatchEvent), Quiet: quiet,
 	})
 	if err != nil {
 		return err
 	}
+	sessionID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	var agents []string
 	if disp != nil {
 		tools = tool.NewSet(append(cmdutil.ToolList(tools), disp.Tools()...)...)
 		disp.SetLifetime(ctx)
+		disp.SetSession(sessionID)
 		for _, d := range f.Registry().All() {
 			agents = append(agents, d.Name)
 		}
 	}
+	hk.Background(disp)
+	tel, stopTel := f.StartTelemetry(ctx)
+	defer stopTel()
+	ctx = telemetry.NewContext(ctx, tel) // for the Workflow tool's runs
 	if t := strings.TrimSpace(o.Tools); t == "" || t == "*" {
 		// The configured MCP servers' tools, as Claude Code's main agent
 		// has them (and a subagent without a tools list inherits).
@@ -215,6 +240,9 @@ func Run(ctx context.Context, o *Options) error {
 		Effort:      cmdutil.FirstNonEmpty(o.Effort, s.Effort),
 		TokenBudget: cmdutil.FirstPositive(o.Budget, s.TokenBudget),
 		Transcript:  tw,
+		Hooks:       hk.Session().AgentHooks(),
+		Telemetry:   tel,
+		ID:          sessionID,
 	}
 	if disp != nil {
 		cfg.Inject = disp.Notices
@@ -224,7 +252,7 @@ func Run(ctx context.Context, o *Options) error {
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, o.Prompt, path, out, disp)
+	return finish(ctx, f, cfg, history, prompt, path, out, disp)
 }
 
 func (o *Options) permissionFlags() cmdutil.PermissionFlags {

@@ -24,11 +24,17 @@ type ResumeOptions struct {
 func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "resume ID PROMPT",
-		Short: "Continue a task with a follow-up prompt, its whole transcript intact",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               "resume ID PROMPT",
+		Short:             "Continue a task with a follow-up prompt, its whole transcript intact",
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.Prompt = args[0], strings.Join(args[1:], " ")
+			id, err := f.ResolveTaskID(opts.ID)
+			if err != nil {
+				return err
+			}
+			opts.ID = id
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -46,7 +52,12 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
-	d, err := f.TaskDispatcher(t, out.DispatchEvent)
+	hk, err := f.OpenHooks(ctx, "", "", "")
+	if err != nil {
+		return err
+	}
+	defer hk.Close()
+	d, err := f.TaskDispatcher(t, hk.Observe(out.DispatchEvent))
 	if err != nil {
 		return err
 	}
