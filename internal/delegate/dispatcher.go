@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/mcpspec"
@@ -29,8 +30,8 @@ import (
 
 // Environment variables of the depth stamp.
 const (
-	EnvDepth    = "BROOD_SUBAGENT_DEPTH"
-	EnvMaxDepth = "BROOD_SUBAGENT_MAX_DEPTH"
+	EnvDepth    = depth.EnvDepth
+	EnvMaxDepth = depth.EnvMaxDepth
 )
 
 // Config is what a Dispatcher needs from the process it runs in.
@@ -123,6 +124,12 @@ type Dispatcher struct {
 
 // New returns a Dispatcher.
 func New(cfg Config) (*Dispatcher, error) {
+	// What the kernel shows of this process's place in the tree (package
+	// depth) beats what the caller was told: a process below a brood child
+	// is never shallower, nor its cap higher, than the markers say.
+	if k := depth.Current(cfg.MaxDepth, func(string) string { return "" }); k.Below {
+		cfg.Depth, cfg.MaxDepth = max(cfg.Depth, k.Depth), min(cfg.MaxDepth, k.Max)
+	}
 	if cfg.Exe == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -146,6 +153,7 @@ func New(cfg Config) (*Dispatcher, error) {
 			Concurrency:      conc,
 			HeartbeatTimeout: cfg.Settings.Pool.HeartbeatTimeout.Duration,
 			KillGrace:        cfg.Settings.Pool.KillGrace.Duration,
+			Containment:      cfg.Settings.Pool.Containment,
 		})
 	}
 	return &Dispatcher{cfg: cfg}, nil

@@ -147,7 +147,10 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 	}
 	pol, needed := childPolicy(env, td.Path(), td.File(taskdir.Tmp))
 	if !needed {
-		return nil
+		// Nothing to confine on the file system; still, the child must
+		// not signal or ptrace its parent or siblings.
+		_, err := sandbox.ScopeForChild()
+		return err
 	}
 	// The child may have left a link at tmp/ (to the work tree, say): a
 	// rule built on it would grant the link's target. The parent makes tmp/
