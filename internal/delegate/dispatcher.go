@@ -281,7 +281,9 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dispatch.WriteOwner(*d.cfg.Owners, ownerOf(env, def, req)); err != nil {
+	own := ownerOf(env, def, req)
+	own.Session = d.session()
+	if err := dispatch.WriteOwner(*d.cfg.Owners, own); err != nil {
 		unlock()
 		return nil, err
 	}
