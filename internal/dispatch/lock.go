@@ -50,7 +50,11 @@ func flock(f *os.File) (func(), error) {
 		}
 		return nil, fmt.Errorf("lock task: %w", err)
 	}
-	return func() { f.Close() }, nil
+	// Unlock explicitly before closing: a child another goroutine is
+	// forking at this moment shares the open file description until it
+	// execs, and closing our descriptor alone would leave the task locked
+	// until then (a schema retry saw its own finished task as running).
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // TaskLocked reports whether some process holds the lock of the directory
