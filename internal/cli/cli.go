@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/bench"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/config"
 	"github.com/broodhq/brood/internal/cli/demo"
 	"github.com/broodhq/brood/internal/cli/doctor"
 	"github.com/broodhq/brood/internal/cli/interactive"
@@ -156,6 +157,7 @@ or script:FILE for the offline scripted model.
 		doctor.NewCmdDoctor(f, nil),
 		bench.NewCmdBench(f, nil),
 		mcpcmd.NewCmdMCP(f, Version, nil),
+		config.NewCmdConfig(f),
 		workflow.NewCmdWorkflow(f, nil),
 	)
 	root.SetVersionTemplate("brood {{.Version}}\n")

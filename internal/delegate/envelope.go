@@ -3,6 +3,7 @@ package delegate
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -107,6 +108,11 @@ func childModel(defModel, parent string) (string, string) {
 		return parent, ""
 	case (m == "sonnet" || m == "opus" || m == "haiku") && !anthropicModel(parent):
 		return parent, fmt.Sprintf("model: %s read as inherit: the parent runs %s, not an Anthropic model", m, parent)
+	case strings.HasPrefix(m, "claude-") && !anthropicModel(parent) && os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("ANTHROPIC_AUTH_TOKEN") == "":
+		// A full Claude model id (claude-sonnet-4-20250514, as whole
+		// published collections pin) with no Anthropic credentials: it
+		// could only fail, so it is read as the parent's model too.
+		return parent, fmt.Sprintf("model: %s read as inherit: the parent runs %s and no Anthropic credentials are configured", defModel, parent)
 	}
 	return defModel, ""
 }
@@ -177,6 +183,9 @@ func childSystem(def *registry.Definition, parentSystem string, req Request, wor
 	fmt.Fprintf(&b, "YOUR TASK (%s), the brief from the parent agent, who sees none of your work but your final answer:\n%s\n\n", label, req.Prompt)
 	if slices.Contains(tools, "Task") {
 		b.WriteString("DELEGATION:\nWhen part of the task is a separable search or investigation, you may hand it to a subagent with the Task tool and a self-contained brief; do small things yourself.\n\n")
+	}
+	if len(def.Lacking) > 0 {
+		fmt.Fprintf(&b, "TOOLS YOU DO NOT HAVE:\nYour definition names %s, which brood does not provide. Do the task with the tools you have; if it cannot be done without them, say so in your summary.\n\n", strings.Join(def.Lacking, ", "))
 	}
 	fmt.Fprintf(&b, "WORKSPACE PATH:\n%s\nUse this exact absolute path. Never assume /workspace or any path the task does not give.\n\n", workspace)
 	sections := def.Sections

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -51,11 +52,21 @@ func TestChildModel(t *testing.T) {
 		{"haiku", "ollama/qwen3", "ollama/qwen3"},
 		{"Sonnet", "script:/x.yaml", "script:/x.yaml"},
 		{"openai/gpt-5", "ollama/qwen3", "openai/gpt-5"},
-		{"claude-haiku-4-5", "ollama/qwen3", "claude-haiku-4-5"},
 	}
 	for _, c := range cases {
 		if got, _ := childModel(c.def, c.parent); got != c.want {
 			t.Errorf("childModel(%q, %q) = %q, want %q", c.def, c.parent, got, c.want)
 		}
+	}
+	// A full claude-* id stays when Anthropic credentials are configured,
+	// and is read as the parent's model when none are.
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	if got, note := childModel("claude-haiku-4-5", "ollama/qwen3"); got != "ollama/qwen3" || !strings.Contains(note, "no Anthropic credentials") {
+		t.Errorf("without credentials: %q, %q", got, note)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
+	if got, _ := childModel("claude-haiku-4-5", "ollama/qwen3"); got != "claude-haiku-4-5" {
+		t.Errorf("with credentials: %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package delegate
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	emit := d.emitter(ctx)
 	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
 	d.announce(id, name, env.Depth, env.MaxDepth)
+	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
+		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
+	}
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
@@ -155,12 +159,15 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		res.ResumeHandle = id
 		_ = dispatch.WriteJSON(resultPath, res)
 	}
-	isoMsg := ""
+	isoMsg, patchState, hunks := "", "", ""
 	if ws != nil {
 		switch res.Status {
 		case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-			isoMsg = d.bringBack(ctx, ws, dir)
+			var io *isolate.Outcome
+			isoMsg, io = d.bringBack(ctx, ws, dir)
+			patchState, hunks = patchView(io)
 		default:
+			patchState = "not-applied"
 			// Half-done work of a child that failed or was stopped does not
 			// land in the user's tree on its own; it is kept, and a resume
 			// starts from a fresh copy.
@@ -181,6 +188,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		Result:      res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
 		IsolationMsg: isoMsg, Notes: env.Notes, Concerns: out.Concerns,
+		Patch: patchState, PatchHunks: hunks,
 	}.Render()
 	return out
 }
@@ -195,7 +203,7 @@ func errText(err error) string {
 // bringBack applies an isolated child's changes to the tree, holding the
 // tree so that no tree-sharing child sees them as its own. If that fails the
 // child's copy is kept, never destroyed.
-func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir string) string {
+func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir string) (string, *isolate.Outcome) {
 	ctx = context.WithoutCancel(ctx)
 	unlock, err := d.cfg.Pool.LockTree(ctx)
 	if err == nil {
@@ -204,9 +212,39 @@ func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir s
 	o, err := ws.Finish(ctx)
 	if err != nil {
 		ws.Keep()
-		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, filepath.Join(dir, "isolate"))
+		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, filepath.Join(dir, "isolate")), &isolate.Outcome{Conflict: err.Error()}
 	}
-	return describeIsolation(ws.Mode, o)
+	return describeIsolation(ws.Mode, o), o
+}
+
+// maxInlineHunks bounds the part of a refused patch shown to the model.
+const maxInlineHunks = 4000
+
+// patchView is what the status line says of an isolated child's patch
+// ("applied", "not-applied", or "" when there was none) and, for one that
+// was refused, its first hunks to show inline.
+func patchView(o *isolate.Outcome) (state, hunks string) {
+	switch {
+	case o == nil || (len(o.Files) == 0 && o.Conflict == ""):
+		return "", ""
+	case o.Applied:
+		return "applied", ""
+	}
+	if o.Patch == "" {
+		return "not-applied", ""
+	}
+	f, err := os.Open(o.Patch)
+	if err != nil {
+		return "not-applied", ""
+	}
+	defer f.Close()
+	buf := make([]byte, maxInlineHunks+1)
+	n, _ := io.ReadFull(f, buf)
+	hunks = string(buf[:min(n, maxInlineHunks)])
+	if n > maxInlineHunks {
+		hunks += fmt.Sprintf("\n[brood: the patch goes on; the whole is in %s]", o.Patch)
+	}
+	return "not-applied", hunks
 }
 
 // killLeftovers kills the process groups a child's Bash commands left

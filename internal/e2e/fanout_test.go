@@ -207,3 +207,63 @@ agents:
 		}
 	}
 }
+
+// TestIsolatedChildFromSymlinkedDir: brood started from a symlink to the
+// repository runs an isolated child whose patch lands, with its records in
+// the real project, not inside the child's copy.
+func TestIsolatedChildFromSymlinkedDir(t *testing.T) {
+	p := newProject(t, nil)
+	link := filepath.Join(t.TempDir(), "via-link")
+	if err := os.Symlink(p.Root, link); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+agents:
+  general-purpose:
+    - tools: [{Write: {file_path: "made.txt", content: "made\n"}}]
+    - say: "## What I did\nWrote.\n\n## What I found\nok\n\n## Files changed\nmade.txt\n\n## Problems\nnone"
+`
+	model := p.Script("s.yaml", script)
+	exe, _ := os.Executable()
+	cmd := exec.CommandContext(t.Context(), exe, "subagent", "general-purpose", "--isolation", "worktree", "--allow", "Write", "--model", model, "Make a file.")
+	cmd.Dir, cmd.Env = link, append(append([]string{}, p.Env...), "PWD="+link)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `status="done"`) {
+		t.Fatalf("brood from a symlinked directory: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.Root, "made.txt")); err != nil || string(b) != "made\n" {
+		t.Fatalf("the isolated child's file did not land: %q %v\n%s", b, err, out)
+	}
+}
+
+// TestConflictingWritersSayWhichLanded: two writers dispatched together
+// change the same line; the first patch lands, the second says in its
+// status line that it was not applied and shows its hunks inline.
+func TestConflictingWritersSayWhichLanded(t *testing.T) {
+	p := newProject(t, nil)
+	script := `
+agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "title A", prompt: "Retitle."}
+        - Task: {subagent_type: general-purpose, description: "title B", prompt: "Retitle."}
+    - say: "{{result 0}}\n{{result 1}}"
+  general-purpose:
+    - cases:
+        - if: "title A"
+          tools: [{Edit: {file_path: "README.md", old_string: "# Sample", new_string: "# Title A"}}]
+      tools: [{Edit: {file_path: "README.md", old_string: "# Sample", new_string: "# Title B"}}]
+    - say: "## What I did\nRetitled.\n\n## What I found\nok\n\n## Files changed\nREADME.md\n\n## Problems\nnone"
+`
+	_, stdout, stderr := p.Brood(t.Context(), nil, "run", "--model", p.Script("s.yaml", script), "--allow", "Edit", "retitle twice")
+	if strings.Count(stdout, `patch="applied"`) != 1 || strings.Count(stdout, `patch="not-applied"`) != 1 {
+		t.Fatalf("want one applied and one not-applied patch in the status lines\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stdout, "[brood: this patch was NOT applied to your tree; its start:]") || !strings.Contains(stdout, "-# Sample") {
+		t.Fatalf("the refused patch's hunks are not shown inline\n%s", stdout)
+	}
+	b, _ := os.ReadFile(filepath.Join(p.Root, "README.md"))
+	if !strings.Contains(string(b), "# Title A") && !strings.Contains(string(b), "# Title B") {
+		t.Fatalf("neither patch landed: %q", b)
+	}
+}

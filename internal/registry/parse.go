@@ -20,6 +20,10 @@ func Parse(path string, data []byte, src Source) (*Definition, []Diagnostic) {
 	p := &parsing{path: path}
 	doc, err := split(normalize(data))
 	if errors.Is(err, errNoFrontmatter) {
+		if line := indentedFence(data); line > 0 {
+			p.warn(line, "the frontmatter fence is indented: --- must start the line; the file is skipped")
+			return nil, p.diags
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -49,6 +53,7 @@ func Parse(path string, data []byte, src Source) (*Definition, []Diagnostic) {
 		Prompt:   strings.TrimSpace(doc.body),
 	}
 	p.fields(d, fm.fields)
+	p.delegationWithoutDelegate(d, fm.fields)
 	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
 	if HasErrors(p.diags) {
 		return nil, p.diags
@@ -446,6 +451,7 @@ func (p *parsing) tools(d *Definition, tools, disallowed *field) {
 	}
 	d.AllTools, d.Tools = false, []string{}
 	specs := resolveTools(entries, func(msg string) { p.warn(tools.line, "tools: %s", msg) })
+	d.Lacking = lackingTools(entries)
 	for _, ts := range specs {
 		if ts.rule != "" {
 			d.ToolRules = append(d.ToolRules, ts.rule)
@@ -489,4 +495,43 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// indentedFence is the line of a frontmatter fence written with leading
+// white space at the top of the file (which Claude Code's loader skips too),
+// or 0.
+func indentedFence(data []byte) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" {
+			continue
+		}
+		if t == "---" && t != strings.TrimRight(l, "\r") {
+			return i + 1
+		}
+		return 0
+	}
+	return 0
+}
+
+// delegationWithoutDelegate warns of a definition that names Task,
+// TaskOutput or SendMessage in tools without delegate: true: brood gives
+// the delegation tools only to agents that may delegate.
+func (p *parsing) delegationWithoutDelegate(d *Definition, fields []field) {
+	if d.Delegate {
+		return
+	}
+	for _, t := range d.Tools {
+		switch t {
+		case "Task", "TaskOutput", "SendMessage":
+			line := 0
+			for _, f := range fields {
+				if f.key == "tools" {
+					line = f.line
+				}
+			}
+			p.warn(line, "tools: %s is given only to agents with delegate: true; add delegate: true to let this agent dispatch subagents, or drop %s", t, t)
+			return
+		}
+	}
 }

@@ -93,7 +93,10 @@ type Definition struct {
 	Background bool `json:"background,omitempty"`
 	// Delegate lets the agent dispatch subagents itself (below the depth
 	// cap). DelegateAllow scopes it to those agent types; nil means any.
-	Delegate      bool     `json:"delegate,omitempty"`
+	Delegate bool `json:"delegate,omitempty"`
+	// Lacking are tools the file names that brood does not provide; the
+	// agent runs without them (a notice at dispatch, a line in its prompt).
+	Lacking       []string `json:"lacking,omitempty"`
 	DelegateAllow []string `json:"delegate_allow,omitempty"`
 	// Isolation is "" for the configured default, else "worktree" or "none".
 	Isolation string `json:"isolation,omitempty"`

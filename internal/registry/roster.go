@@ -16,6 +16,9 @@ const rosterDescriptionLimit = 300
 func (r *Registry) Roster() string {
 	var b strings.Builder
 	for _, d := range r.sorted {
+		if d.Unresolvable {
+			continue // no usable tool: not offered to the model
+		}
 		b.WriteString("- ")
 		b.WriteString(d.Name)
 		b.WriteString(": ")

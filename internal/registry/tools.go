@@ -171,3 +171,17 @@ func resolveTools(entries []string, warn func(string)) []toolSpec {
 	}
 	return out
 }
+
+// lackingTools are the Claude Code tools entries name that brood does not
+// provide (WebFetch, WebSearch, TodoWrite, NotebookEdit, ...): the agent
+// runs without them, and is told so.
+func lackingTools(entries []string) []string {
+	var out []string
+	for _, e := range entries {
+		name, _, _ := strings.Cut(e, "(")
+		if info, known := lookupTool(strings.TrimSpace(name)); known && !info.provided && !contains(out, info.name) {
+			out = append(out, info.name)
+		}
+	}
+	return out
+}

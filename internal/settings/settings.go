@@ -8,14 +8,10 @@ package settings
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Settings is the resolved configuration.
@@ -46,6 +42,8 @@ type Settings struct {
 	Results     Results     `toml:"results"`
 	Bash        Bash        `toml:"bash"`
 	Isolation   Isolation   `toml:"isolation"`
+	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
+	ProjectFiles ProjectFiles `toml:"project_files"`
 }
 
 // Permissions are the tool rules (Claude Code syntax: Bash(npm test:*), Edit(docs/**)).
@@ -101,6 +99,16 @@ type Isolation struct {
 	NoLandlock bool `toml:"no_landlock"`
 }
 
+// ProjectFiles configures the instruction files (CLAUDE.md, AGENTS.md)
+// read into the root agent's system prompt.
+type ProjectFiles struct {
+	// Off turns them off.
+	Off bool `toml:"off"`
+	// MaxBytes caps each file (default 40000); a longer one is cut with a
+	// note.
+	MaxBytes int `toml:"max_bytes"`
+}
+
 // Duration is a time.Duration written as "60s" in TOML.
 type Duration struct{ time.Duration }
 
@@ -133,8 +141,9 @@ func Defaults() Settings {
 			Timeout:           Duration{30 * time.Minute},
 			KillGrace:         Duration{3 * time.Second},
 		},
-		Results: Results{InlineLimit: 20000},
-		Bash:    Bash{Timeout: Duration{2 * time.Minute}, OutputLimit: 30000},
+		Results:      Results{InlineLimit: 20000},
+		ProjectFiles: ProjectFiles{MaxBytes: 40000},
+		Bash:         Bash{Timeout: Duration{2 * time.Minute}, OutputLimit: 30000},
 	}
 }
 
@@ -143,6 +152,10 @@ type Sources struct {
 	ProjectRoot string              // "" = no project file
 	Home        string              // "" = no user file
 	Getenv      func(string) string // nil = no environment
+	// TrustProject reports whether the user trusts this project: only then
+	// do a project's .claude/settings*.json allow rules and defaultMode
+	// apply (their deny and ask rules always do). nil = not trusted.
+	TrustProject func() bool
 }
 
 // Paths returns the user and project settings files for src.
@@ -156,69 +169,21 @@ func (src Sources) Paths() (user, project string) {
 	return user, project
 }
 
-// Load resolves defaults < user file < project file < environment. Flags are
-// applied by the caller on top. Unknown keys are returned as warnings, not
-// errors, so that a newer settings file still works with an older brood.
-func Load(src Sources) (Settings, []string, error) {
-	s := Defaults()
-	var warnings []string
-	user, project := src.Paths()
-	for _, p := range []string{user, project} {
-		if p == "" {
-			continue
-		}
-		w, err := loadFile(p, &s)
-		if err != nil {
-			return s, warnings, err
-		}
-		warnings = append(warnings, w...)
-	}
-	if src.Getenv != nil {
-		if err := applyEnv(&s, src.Getenv); err != nil {
-			return s, warnings, err
-		}
-	}
-	return s, warnings, nil
-}
-
-func loadFile(path string, s *Settings) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
-	}
-	md, err := toml.Decode(string(data), s)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%s:%d: %s (fix the file or move it aside)", path, pe.Position.Line, pe.Message)
-		}
-		return nil, fmt.Errorf("%s: %v (fix the file or move it aside)", path, err)
-	}
-	var w []string
-	for _, k := range md.Undecoded() {
-		w = append(w, fmt.Sprintf("%s: unknown setting %q ignored", path, k.String()))
-	}
-	return w, nil
-}
-
 // Env variables brood reads, and the setting each one sets.
 var envVars = []struct {
-	name  string
-	apply func(*Settings, string) error
+	name, key string
+	apply     func(*Settings, string) error
 }{
-	{"BROOD_MODEL", func(s *Settings, v string) error { s.Model = v; return nil }},
-	{"BROOD_EFFORT", func(s *Settings, v string) error { s.Effort = v; return nil }},
-	{"BROOD_MAX_TURNS", func(s *Settings, v string) error { return setInt(&s.MaxTurns, v) }},
-	{"BROOD_MAX_SUBAGENT_DEPTH", func(s *Settings, v string) error { return setInt(&s.MaxSubagentDepth, v) }},
-	{"BROOD_CONCURRENCY", func(s *Settings, v string) error { return setInt(&s.Pool.Concurrency, v) }},
-	{"BROOD_HEARTBEAT_TIMEOUT", func(s *Settings, v string) error { return setDur(&s.Pool.HeartbeatTimeout, v) }},
-	{"BROOD_PING_INTERVAL", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
-	{"BROOD_TIMEOUT", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
-	{"BROOD_PERMISSION_MODE", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
-	{"BROOD_FORCE_WORKTREE", func(s *Settings, v string) error {
+	{"BROOD_MODEL", "model", func(s *Settings, v string) error { s.Model = v; return nil }},
+	{"BROOD_EFFORT", "effort", func(s *Settings, v string) error { s.Effort = v; return nil }},
+	{"BROOD_MAX_TURNS", "max_turns", func(s *Settings, v string) error { return setInt(&s.MaxTurns, v) }},
+	{"BROOD_MAX_SUBAGENT_DEPTH", "maxSubagentDepth", func(s *Settings, v string) error { return setInt(&s.MaxSubagentDepth, v) }},
+	{"BROOD_CONCURRENCY", "pool.concurrency", func(s *Settings, v string) error { return setInt(&s.Pool.Concurrency, v) }},
+	{"BROOD_HEARTBEAT_TIMEOUT", "pool.heartbeat_timeout", func(s *Settings, v string) error { return setDur(&s.Pool.HeartbeatTimeout, v) }},
+	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
+	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
+	{"BROOD_PERMISSION_MODE", "permissions.mode", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_FORCE_WORKTREE", "isolation.force_worktree", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)
 		s.Isolation.ForceWorktree = b
 		return err
@@ -234,7 +199,7 @@ func EnvNames() []string {
 	return out
 }
 
-func applyEnv(s *Settings, getenv func(string) string) error {
+func applyEnv(s *Settings, getenv func(string) string, origins map[string]Origin) error {
 	for _, e := range envVars {
 		v := strings.TrimSpace(getenv(e.name))
 		if v == "" {
@@ -243,6 +208,7 @@ func applyEnv(s *Settings, getenv func(string) string) error {
 		if err := e.apply(s, v); err != nil {
 			return fmt.Errorf("environment variable %s=%q: %v", e.name, v, err)
 		}
+		origins[e.key] = Origin{Source: "env", Env: e.name}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,13 @@ type ignorePattern struct {
 // parseGitignore reads the patterns of one .gitignore file; a missing or
 // unreadable file has none.
 func parseGitignore(dir string) []ignorePattern {
-	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	return parseIgnoreFile(filepath.Join(dir, ".gitignore"), dir)
+}
+
+// parseIgnoreFile reads the patterns of an ignore file whose patterns are
+// relative to dir.
+func parseIgnoreFile(file, dir string) []ignorePattern {
+	f, err := os.Open(file)
 	if err != nil {
 		return nil
 	}
@@ -87,6 +94,55 @@ func ignored(patterns []ignorePattern, abs string, isDir bool) bool {
 	return result
 }
 
+// repoExcludes are the patterns git applies below every .gitignore of the
+// repository at top: core.excludesFile (asked of git itself, so includes
+// and ~ are git's; $XDG_CONFIG_HOME/git/ignore or ~/.config/git/ignore when
+// unset), then .git/info/exclude. They come first: a .gitignore can
+// re-include what they exclude.
+func repoExcludes(ctx context.Context, top string) []ignorePattern {
+	if top == "" {
+		return nil
+	}
+	var out []ignorePattern
+	if global := excludesFile(ctx, top); global != "" {
+		out = append(out, parseIgnoreFile(global, top)...)
+	}
+	return append(out, parseIgnoreFile(filepath.Join(top, ".git", "info", "exclude"), top)...)
+}
+
+// excludesFile is the repository's core.excludesFile.
+func excludesFile(ctx context.Context, top string) string {
+	cmd := exec.CommandContext(ctx, "git", "config", "--path", "--get", "core.excludesFile")
+	cmd.Dir = top
+	if out, err := cmd.Output(); err == nil {
+		if p := strings.TrimSpace(string(out)); p != "" {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(top, p)
+			}
+			return p
+		}
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "git", "ignore")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".config", "git", "ignore")
+	}
+	return ""
+}
+
+// repoTop is the top of the git repository holding dir, or "".
+func repoTop(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
 // ancestorIgnores loads the .gitignore files above root that still apply to
 // it: up to the enclosing git repository's top, or, outside a repository, up
 // to the workspace. They come outermost first.
@@ -143,7 +199,8 @@ func (w walker) walk(ctx context.Context, root string) error {
 	if !info.IsDir() {
 		err = w.visit(root, fs.FileInfoToDirEntry(info))
 	} else {
-		err = w.dir(ctx, root, ancestorIgnores(root, w.env.Dir))
+		patterns := append(repoExcludes(ctx, repoTop(root)), ancestorIgnores(root, w.env.Dir)...)
+		err = w.dir(ctx, root, patterns)
 	}
 	if errors.Is(err, errStopWalk) {
 		return nil

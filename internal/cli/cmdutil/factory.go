@@ -6,6 +6,7 @@
 package cmdutil
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -39,6 +40,8 @@ type Factory struct {
 	Home        string
 	Settings    settings.Settings
 	Warnings    []string
+	// Resolved is the settings with where each value came from.
+	Resolved *settings.Resolved
 	// OutTerminal says stdout is a terminal (the streams are wrapped, so
 	// this is decided before).
 	OutTerminal bool
@@ -82,14 +85,26 @@ func (f *Factory) Load() error {
 	if err != nil {
 		return err
 	}
+	// The real path: an isolated child's copy is mounted over the real
+	// directory, and records must land in the project, not in a copy seen
+	// through a link (os.Getwd trusts $PWD, which may name the link).
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
-	s, w, err := settings.Load(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv})
+	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv})
 	if err != nil {
 		return err
 	}
-	f.Settings, f.Warnings = s, w
+	f.Settings, f.Resolved, f.Warnings = r.Settings, r, nil
+	// Each problem in a settings file is said once, at start, with its
+	// file:line.
+	for _, w := range r.Warnings {
+		f.Warnings = append(f.Warnings, w.String())
+		fmt.Fprintln(f.Err, "brood: warning:", w.String())
+	}
 	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
 	return nil
 }

@@ -152,6 +152,15 @@ func TestDepthClaimOnlyDeepens(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "depth cap") {
 		t.Errorf("brood mcp at depth 1 = %v\n%s", err, out)
 	}
+	// A process started as a brood child (its parent's marker in argv[0],
+	// which nothing below the child can undo) is below the cap, whatever
+	// its environment says.
+	cmd = brood(t, root, append(env, "BROOD_SUBAGENT_DEPTH=0"), "mcp")
+	cmd.Args[0] = "brood-01ARZ3NDEKTSV4RRFFQ69G5FAV-d1-m1"
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "at depth 1 and the subagent depth cap is 1") {
+		t.Errorf("brood mcp under a child's marker = %v\n%s", err, out)
+	}
 	cmd = brood(t, root, append(env, "BROOD_SUBAGENT_DEPTH=0", "BROOD_SUBAGENT_MAX_DEPTH=5"), "mcp")
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)

@@ -7,15 +7,20 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpserver"
 )
 
-// depth is where `brood mcp` stands in a delegation tree: at the root
-// unless the environment it was started in says it is deeper. A caller's
-// stamp can only make it deeper (a larger depth, a smaller cap), never
-// shallower than this project's settings allow.
-func depth(a *cmdutil.Factory) (int, int) {
-	depth, max := 0, a.Settings.MaxSubagentDepth
+// treeDepth is where `brood mcp` stands in a delegation tree, found as every
+// brood process finds it (package depth: the markers its parent put where
+// a child cannot undo them, in the ancestry and the cgroup). On top of that
+// a caller's own stamp in the environment can only make it deeper (a larger
+// depth, a smaller cap), never shallower than the markers and this
+// project's settings say: an agent that runs brood mcp from a subagent's
+// Bash is still below the same cap.
+func treeDepth(a *cmdutil.Factory) (int, int) {
+	d := depth.Current(a.Settings.MaxSubagentDepth, a.Getenv)
+	depth, max := d.Depth, d.Max
 	if n, err := strconv.Atoi(a.Getenv(delegate.EnvDepth)); err == nil && n > depth {
 		depth = n
 	}
@@ -30,7 +35,7 @@ func depth(a *cmdutil.Factory) (int, int) {
 // stop cancels the background children still running and waits for their
 // records.
 func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpserver.Server, func(), error) {
-	depth, max := depth(a)
+	depth, max := treeDepth(a)
 	if depth >= max {
 		return nil, nil, fmt.Errorf("brood mcp: this process is at depth %d and the subagent depth cap is %d (maxSubagentDepth), so it cannot delegate; run brood mcp outside a brood subagent", depth, max)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/projectfiles"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -69,6 +70,10 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny; a comma- or space-separated list")
 	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
+	if fac := o.Factory; fac != nil {
+		_ = cmd.RegisterFlagCompletionFunc("model", fac.CompleteModels)
+		_ = cmd.RegisterFlagCompletionFunc("resume", fac.CompleteSessionIDs)
+	}
 	_ = cmd.RegisterFlagCompletionFunc("effort", cobra.FixedCompletions(efforts, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("output-format", cobra.FixedCompletions([]string{"text", "json", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, cobra.ShellCompDirectiveNoFileComp))
@@ -176,6 +181,9 @@ func Run(ctx context.Context, o *Options) error {
 	system := o.SystemPrompt
 	if system == "" {
 		system = cmdutil.DefaultSystemPrompt(f.Cwd)
+	}
+	if pf := s.ProjectFiles; !pf.Off {
+		system += projectfiles.Prompt(f.ProjectRoot, projectfiles.Find(f.Home, f.ProjectRoot, f.Cwd, pf.MaxBytes))
 	}
 	out := o.newOutput()
 	quiet := o.format() != "text"

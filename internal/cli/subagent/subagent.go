@@ -5,8 +5,10 @@ package subagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,7 +43,8 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 		Short: "Dispatch a subagent directly, bypassing the model's choice (validated against the registry)",
 		Example: `  brood subagent explore "How does the auth middleware work?"
   brood subagent general-purpose "Add a --json flag to the export command and update its tests"`,
-		Args: cobra.MinimumNArgs(2),
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: f.CompleteAgents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Agent, opts.Prompt = args[0], strings.Join(args[1:], " ")
 			if runF != nil {
@@ -59,6 +62,9 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 	fl.StringVar(&opts.Isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
 	fl.StringVar(&opts.Model, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
 	fl.StringVar(&opts.Description, "description", "", "a short label for the task (default: the prompt's first line)")
+	_ = cmd.RegisterFlagCompletionFunc("model", f.CompleteModels)
+	_ = cmd.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]string{"worktree", "none"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -70,12 +76,17 @@ func subagentRun(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
+	// --json prints one document, the outcome: the children's progress
+	// lines are for a terminal.
+	var onEvent func(delegate.Event)
+	if !opts.JSON {
+		onEvent = render.New(f.Out, f.Err, "text").DispatchEvent
+	}
 	tools, _ := cmdutil.SelectTools("")
 	perms := f.Permissions(cmdutil.PermissionFlags{Mode: opts.PermMode, Allow: opts.Allow, Deny: opts.Deny})
 	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(), Permissions: perms,
-		OnEvent: out.DispatchEvent, Quiet: opts.JSON,
+		OnEvent: onEvent, Quiet: opts.JSON,
 	})
 	if err != nil {
 		return err
@@ -102,8 +113,10 @@ func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, req 
 	if err != nil {
 		return err
 	}
+	// In the background the command streams: JSON lines, one as the task
+	// starts and one as it finishes.
 	if opts.JSON {
-		_ = cmdutil.WriteJSON(f.Out, map[string]string{"task_id": id, "status": "started"})
+		writeLine(f.Out, map[string]string{"task_id": id, "status": "started"})
 	} else {
 		fmt.Fprintf(f.Out, "task %s started; follow it with: brood tasks output %s --wait (Ctrl-C here stops it, and it stays resumable)\n", id, id)
 	}
@@ -112,9 +125,18 @@ func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, req 
 	if err != nil {
 		return err
 	}
+	if opts.JSON {
+		writeLine(f.Out, map[string]string{"task_id": id, "status": status})
+	}
 	fmt.Fprintf(f.Err, "task %s finished: %s\n", id, status)
 	if code := cmdutil.StatusCode(status); code != cmdutil.ExitOK {
 		return cmdutil.ExitCode(code, nil)
 	}
 	return nil
+}
+
+// writeLine writes v as one compact JSON line.
+func writeLine(w io.Writer, v any) {
+	b, _ := json.Marshal(v)
+	w.Write(append(b, '\n'))
 }

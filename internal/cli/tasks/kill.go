@@ -23,11 +23,17 @@ type KillOptions struct {
 func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) error) *cobra.Command {
 	opts := &KillOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "kill ID",
-		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
-		Args:  cobra.ExactArgs(1),
+		Use:               "kill ID",
+		Short:             "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			id, err := f.ResolveTaskID(opts.ID)
+			if err != nil {
+				return err
+			}
+			opts.ID = id
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -62,7 +62,7 @@ func TestTasksKill(t *testing.T) {
 		t.Errorf("the parent exited %d after its child was killed; stderr:\n%s", code, parent.Stderr.String())
 	}
 	code, out, _ = p.Brood("tasks", "output", id)
-	if code != 0 || !strings.Contains(out, `status="`+list[0]["status"].(string)+`"`) || !strings.Contains(out, `resume_task_id="`+id+`"`) {
+	if code != 0 || !strings.Contains(out, `status="`+list[0]["status"].(string)+`"`) || !strings.Contains(out, "brood tasks resume "+id) {
 		t.Errorf("output after kill: code %d\n%s", code, out)
 	}
 

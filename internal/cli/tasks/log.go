@@ -25,11 +25,17 @@ type LogOptions struct {
 func NewCmdLog(f *cmdutil.Factory, runF func(*LogOptions) error) *cobra.Command {
 	opts := &LogOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "log ID",
-		Short: "Print a dispatch's transcript, readably",
-		Args:  cobra.ExactArgs(1),
+		Use:               "log ID",
+		Short:             "Print a dispatch's transcript, readably",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			id, err := f.ResolveTaskID(opts.ID)
+			if err != nil {
+				return err
+			}
+			opts.ID = id
 			if runF != nil {
 				return runF(opts)
 			}

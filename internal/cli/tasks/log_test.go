@@ -53,7 +53,7 @@ func TestTasksLog(t *testing.T) {
 	}
 
 	code, out, errOut = p.Brood("tasks", "log", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
-	if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: task 01ARZ3NDEKTSV4RRFFQ69G5FAV has no transcript") {
+	if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under ") {
 		t.Errorf("unknown id: code %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

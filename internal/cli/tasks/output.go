@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,11 +27,17 @@ type OutputOptions struct {
 func NewCmdOutput(f *cmdutil.Factory, runF func(context.Context, *OutputOptions) error) *cobra.Command {
 	opts := &OutputOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "output ID",
-		Short: "Print a task's status and, once finished, its verified result",
-		Args:  cobra.ExactArgs(1),
+		Use:               "output ID",
+		Short:             "Print a task's status and, once finished, its verified result",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			id, err := f.ResolveTaskID(opts.ID)
+			if err != nil {
+				return err
+			}
+			opts.ID = id
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -64,6 +71,18 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, map[string]string{"task_id": opts.ID, "status": status, "output": text})
 	}
-	fmt.Fprintf(termsafe.NewWriter(f.Out), "status: %s\n%s\n", status, strings.TrimRight(text, "\n"))
+	fmt.Fprintf(termsafe.NewWriter(f.Out), "status: %s\n%s\n", status, strings.TrimRight(forPerson(opts.ID, status, text), "\n"))
 	return nil
+}
+
+// resumeHint is the dispatcher's advice to the model on continuing a task.
+var resumeHint = regexp.MustCompile(`(?m)^To continue this task, call Task with resume_task_id=.*$`)
+
+// forPerson rewrites what the dispatcher tells the model (call TaskOutput,
+// call Task with resume_task_id) as what a person types.
+func forPerson(id, status, text string) string {
+	if status == dispatch.StatusRunning || status == dispatch.StatusQueued {
+		return fmt.Sprintf("task %s is still %s: wait for it with brood tasks output %s --wait, or steer it with brood tasks send %s \"...\"", id, status, id, id)
+	}
+	return resumeHint.ReplaceAllString(text, fmt.Sprintf("Continue it with: brood tasks resume %s \"...\"", id))
 }

@@ -17,7 +17,7 @@ func TestTasksOutputFinished(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
-	for _, w := range []string{"status: partial\n<subagent-result task-id=\"" + id + "\" agent=\"stepper\" status=\"partial\" trust=\"untrusted\"", "\nstep one\n</subagent-result>\n", "resume_task_id=\"" + id + "\""} {
+	for _, w := range []string{"status: partial\n<subagent-result task-id=\"" + id + "\" agent=\"stepper\" status=\"partial\" trust=\"untrusted\"", "\nstep one\n</subagent-result>\n", "Continue it with: brood tasks resume " + id + " \"...\""} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
@@ -49,7 +49,7 @@ func TestTasksOutputWait(t *testing.T) {
 
 	// The child's only turn takes 3s: these run well inside it.
 	code, out, errOut := p.Brood("tasks", "output", id)
-	if want := "status: running\nTask " + id + " (slow) is still running."; code != 0 || !strings.HasPrefix(out, want) {
+	if want := "status: running\ntask " + id + " is still running: wait for it with brood tasks output " + id + " --wait"; code != 0 || strings.Contains(out, "TaskOutput") || !strings.HasPrefix(out, want) {
 		t.Errorf("output of a running task: code %d, stdout %q (want %q...), stderr %q", code, out, want, errOut)
 	}
 	code, out, _ = p.Brood("tasks", "output", "--json", "--wait", "--timeout", "50ms", id)

@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -27,6 +26,9 @@ func NewCmdPrune(f *cmdutil.Factory, runF func(*PruneOptions) error) *cobra.Comm
 		Short: "Delete the records of finished dispatches older than DURATION",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("older-than") {
+				return cmdutil.UsageError("prune needs --older-than, e.g. --older-than 168h (0s prunes every finished task)")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -41,8 +43,8 @@ func NewCmdPrune(f *cmdutil.Factory, runF func(*PruneOptions) error) *cobra.Comm
 func pruneRun(opts *PruneOptions) error {
 	f := opts.Factory
 	older := opts.OlderThan
-	if older <= 0 {
-		return errors.New("prune needs --older-than, e.g. --older-than 168h")
+	if older < 0 {
+		return cmdutil.UsageError("--older-than %s is negative", older)
 	}
 	tasks, err := dispatch.ListTasks(f.ProjectRoot)
 	if err != nil {

@@ -19,7 +19,7 @@ func TestTasksPrune(t *testing.T) {
 	running := p.RunningTaskAmong(3)
 
 	code, out, errOut := p.Brood("tasks", "prune")
-	if code != 1 || out != "" || errOut != "brood: prune needs --older-than, e.g. --older-than 168h\n" {
+	if code != 2 || out != "" || !strings.HasPrefix(errOut, "brood: prune needs --older-than, e.g. --older-than 168h (0s prunes every finished task)\n") {
 		t.Errorf("no --older-than: code %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	code, out, _ = p.Brood("tasks", "prune", "--older-than", "1h")

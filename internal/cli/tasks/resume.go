@@ -24,11 +24,17 @@ type ResumeOptions struct {
 func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "resume ID PROMPT",
-		Short: "Continue a task with a follow-up prompt, its whole transcript intact",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               "resume ID PROMPT",
+		Short:             "Continue a task with a follow-up prompt, its whole transcript intact",
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.Prompt = args[0], strings.Join(args[1:], " ")
+			id, err := f.ResolveTaskID(opts.ID)
+			if err != nil {
+				return err
+			}
+			opts.ID = id
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

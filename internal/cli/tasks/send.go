@@ -22,11 +22,17 @@ type SendOptions struct {
 func NewCmdSend(f *cmdutil.Factory, runF func(*SendOptions) error) *cobra.Command {
 	opts := &SendOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "send ID MESSAGE",
-		Short: "Send a steering message to a running task (it arrives at its next turn)",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               "send ID MESSAGE",
+		Short:             "Send a steering message to a running task (it arrives at its next turn)",
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.Message = args[0], strings.Join(args[1:], " ")
+			id, err := f.ResolveTaskID(opts.ID)
+			if err != nil {
+				return err
+			}
+			opts.ID = id
 			if runF != nil {
 				return runF(opts)
 			}

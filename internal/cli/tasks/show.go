@@ -22,11 +22,17 @@ type ShowOptions struct {
 func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "show ID",
-		Short: "Print a dispatch's envelope, result, process outcome and dispatch log",
-		Args:  cobra.ExactArgs(1),
+		Use:               "show ID",
+		Short:             "Print a dispatch's envelope, result, process outcome and dispatch log",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			id, err := f.ResolveTaskID(opts.ID)
+			if err != nil {
+				return err
+			}
+			opts.ID = id
 			if runF != nil {
 				return runF(opts)
 			}

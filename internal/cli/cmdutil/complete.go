@@ -1,0 +1,97 @@
+package cmdutil
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// TaskIDs lists the project's task ids, oldest first.
+func (f *Factory) TaskIDs() []string {
+	ents, _ := os.ReadDir(dispatch.Root(f.ProjectRoot))
+	var ids []string
+	for _, e := range ents {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// ResolveTaskID turns what the user typed (an id, a unique prefix, any
+// case, a clipped id ending in "…") into a task id.
+func (f *Factory) ResolveTaskID(id string) (string, error) {
+	got, err := ResolveID("task", id, f.TaskIDs())
+	if err != nil && strings.HasPrefix(err.Error(), "no task") {
+		return "", fmt.Errorf("no task %s under %s (see `brood tasks`)", id, dispatch.Root(f.ProjectRoot))
+	}
+	return got, err
+}
+
+// SessionIDs lists the project's root sessions, oldest first.
+func (f *Factory) SessionIDs() []string {
+	files, _ := filepath.Glob(filepath.Join(f.ProjectRoot, ".brood", "sessions", "*.jsonl"))
+	ids := make([]string, 0, len(files))
+	for _, p := range files {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// completeLoaded runs fn after loading the Factory: completion runs no
+// PersistentPreRun.
+func (f *Factory) completeLoaded(fn func() []string) ([]string, cobra.ShellCompDirective) {
+	if f.ProjectRoot == "" {
+		if err := f.Load(); err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+	}
+	return fn(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// CompleteTaskIDs completes a task id as the first argument.
+func (f *Factory) CompleteTaskIDs(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return f.completeLoaded(f.TaskIDs)
+}
+
+// CompleteSessionIDs completes --resume.
+func (f *Factory) CompleteSessionIDs(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return f.completeLoaded(f.SessionIDs)
+}
+
+// CompleteAgents completes an agent type as the first argument.
+func (f *Factory) CompleteAgents(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return f.completeLoaded(func() []string {
+		var names []string
+		for _, d := range f.Registry().All() {
+			names = append(names, d.Name+"\t"+FirstLine(d.Description, 60))
+		}
+		return names
+	})
+}
+
+// CompleteModels completes --model: the configured one and the usual
+// provider/model forms.
+func (f *Factory) CompleteModels(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return f.completeLoaded(func() []string {
+		models := []string{"anthropic/claude-sonnet-5-5", "anthropic/claude-opus-5-5", "anthropic/claude-haiku-5", "openai/gpt-5", "ollama/qwen3", "script:"}
+		if m := f.Settings.Model; m != "" && !slices.Contains(models, m) {
+			models = append([]string{m}, models...)
+		}
+		return models
+	})
+}

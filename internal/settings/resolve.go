@@ -1,0 +1,215 @@
+package settings
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// File is one settings file brood looks at, in precedence order (lowest
+// first).
+type File struct {
+	Source string `json:"source"` // claude-user | user | claude-project | project | project-local
+	Path   string `json:"path"`
+	Exists bool   `json:"exists"`
+	// Claude is a Claude Code settings.json: only its permissions are read.
+	Claude bool `json:"claude,omitempty"`
+}
+
+// Files lists the settings files of src, lowest precedence first:
+// ~/.claude/settings.json, ~/.config/brood/settings.toml,
+// .claude/settings.json, .claude/settings.local.json, .brood/settings.toml,
+// .brood/settings.local.toml (DESIGN.md, "settings precedence").
+func (src Sources) Files() []File {
+	var fs []File
+	add := func(source, path string, claude bool) {
+		_, err := os.Stat(path)
+		fs = append(fs, File{Source: source, Path: path, Exists: err == nil, Claude: claude})
+	}
+	if src.Home != "" {
+		add("claude-user", filepath.Join(src.Home, ".claude", "settings.json"), true)
+		add("user", filepath.Join(src.Home, ".config", "brood", "settings.toml"), false)
+	}
+	if src.ProjectRoot != "" {
+		add("claude-project", filepath.Join(src.ProjectRoot, ".claude", "settings.json"), true)
+		add("claude-project", filepath.Join(src.ProjectRoot, ".claude", "settings.local.json"), true)
+		add("project", filepath.Join(src.ProjectRoot, ".brood", "settings.toml"), false)
+		add("project-local", filepath.Join(src.ProjectRoot, ".brood", "settings.local.toml"), false)
+	}
+	return fs
+}
+
+// Resolved is the effective configuration with where each value came from.
+type Resolved struct {
+	Settings Settings
+	Origins  map[string]Origin // by key (Keys); a key not there has its default
+	Warnings []Warning
+	Files    []File
+}
+
+// Load resolves defaults < the files of Files < environment, and checks
+// the result. Flags are applied by the caller on top. Unknown keys are
+// warnings, not errors, so that a newer settings file still works with an
+// older brood; a value that makes no sense is an error naming the key.
+func Load(src Sources) (Settings, []string, error) {
+	r, err := Resolve(src)
+	if err != nil {
+		return Defaults(), nil, err
+	}
+	var w []string
+	for _, x := range r.Warnings {
+		w = append(w, x.String())
+	}
+	return r.Settings, w, nil
+}
+
+// Resolve is Load with the origins and the warnings as values.
+func Resolve(src Sources) (*Resolved, error) {
+	r := &Resolved{Settings: Defaults(), Origins: map[string]Origin{}, Files: src.Files()}
+	for _, f := range r.Files {
+		if !f.Exists {
+			continue
+		}
+		var err error
+		if f.Claude {
+			err = r.loadClaude(f, src)
+		} else {
+			err = r.loadTOML(f)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if src.Getenv != nil {
+		if err := applyEnv(&r.Settings, src.Getenv, r.Origins); err != nil {
+			return nil, err
+		}
+	}
+	w, err := validate(r.Settings, r.Origins)
+	if err != nil {
+		return nil, err
+	}
+	r.Warnings = append(r.Warnings, w...)
+	return r, nil
+}
+
+// loadTOML applies one brood settings file. Permission lists add to those
+// of the files below (a deny anywhere wins); every other value replaces.
+func (r *Resolved) loadTOML(f File) error {
+	data, err := os.ReadFile(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	below := r.Settings.Permissions
+	md, err := toml.Decode(string(data), &r.Settings)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s:%d: %s (fix the file or move it aside)", f.Path, pe.Position.Line, pe.Message)
+		}
+		return fmt.Errorf("%s: %v (fix the file or move it aside)", f.Path, err)
+	}
+	p := &r.Settings.Permissions
+	for _, l := range []struct {
+		key       string
+		dst, prev *[]string
+	}{{"allow", &p.Allow, &below.Allow}, {"deny", &p.Deny, &below.Deny}, {"ask", &p.Ask, &below.Ask}} {
+		if md.IsDefined("permissions", l.key) {
+			*l.dst = append(append([]string(nil), *l.prev...), *l.dst...)
+		}
+	}
+	known := Keys()
+	undecoded := map[string]bool{}
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		undecoded[key] = true
+		msg := fmt.Sprintf("unknown setting %q ignored", key)
+		if s := suggest(key); s != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: keyLine(string(data), key), Key: key, Msg: msg})
+	}
+	for _, k := range md.Keys() {
+		key := k.String()
+		if undecoded[key] {
+			continue
+		}
+		if i := strings.Index(key, "pool.timeouts."); i == 0 {
+			key = "pool.timeouts"
+		}
+		if slices.Contains(known, key) {
+			r.Origins[key] = Origin{Source: f.Source, File: f.Path, Line: keyLine(string(data), k.String())}
+		}
+	}
+	return nil
+}
+
+// claudeSettings is the part of a Claude Code settings.json brood reads.
+type claudeSettings struct {
+	Permissions struct {
+		Allow       []string `json:"allow"`
+		Deny        []string `json:"deny"`
+		Ask         []string `json:"ask"`
+		DefaultMode string   `json:"defaultMode"`
+	} `json:"permissions"`
+}
+
+// loadClaude applies the permissions of a Claude Code settings.json. A
+// project's file can restrict (deny, ask) at once; what it would allow
+// (allow rules, defaultMode) applies only once the user trusts the project
+// (src.TrustProject), because a cloned repository cannot grant itself
+// permissions.
+func (r *Resolved) loadClaude(f File, src Sources) error {
+	data, err := os.ReadFile(f.Path)
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	var c claudeSettings
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("%s: %v (fix the file or move it aside)", f.Path, err)
+	}
+	p, cp := &r.Settings.Permissions, c.Permissions
+	line := func(k string) int { return jsonKeyLine(string(data), k) }
+	p.Deny = append(p.Deny, cp.Deny...)
+	p.Ask = append(p.Ask, cp.Ask...)
+	for k, v := range map[string][]string{"permissions.deny": cp.Deny, "permissions.ask": cp.Ask} {
+		if len(v) > 0 {
+			r.Origins[k] = Origin{Source: f.Source, File: f.Path, Line: line(k[len("permissions."):])}
+		}
+	}
+	grants := len(cp.Allow) > 0 || cp.DefaultMode != ""
+	if f.Source == "claude-project" && grants && (src.TrustProject == nil || !src.TrustProject()) {
+		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("allow"), Key: "permissions.allow",
+			Msg: fmt.Sprintf("%d allow rule(s)%s not applied: this project is not trusted (its deny and ask rules are)", len(cp.Allow), map[bool]string{true: " and defaultMode", false: ""}[cp.DefaultMode != ""])})
+		return nil
+	}
+	p.Allow = append(p.Allow, cp.Allow...)
+	if len(cp.Allow) > 0 {
+		r.Origins["permissions.allow"] = Origin{Source: f.Source, File: f.Path, Line: line("allow")}
+	}
+	if cp.DefaultMode != "" {
+		p.Mode = cp.DefaultMode
+		r.Origins["permissions.mode"] = Origin{Source: f.Source, File: f.Path, Line: line("defaultMode")}
+	}
+	return nil
+}
+
+// jsonKeyLine is the line of data where "key" first appears as a key.
+func jsonKeyLine(data, key string) int {
+	for i, l := range strings.Split(data, "\n") {
+		if strings.Contains(l, `"`+key+`"`) {
+			return i + 1
+		}
+	}
+	return 0
+}
