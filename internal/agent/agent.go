@@ -15,6 +15,7 @@ import (
 
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -47,6 +48,14 @@ type Config struct {
 	// messages, notices about background tasks) reach the model as user text
 	// before its next turn, and are recorded in the transcript.
 	Inject func() []string
+	// Hooks, when set, are asked around every tool call and at the end.
+	Hooks Hooks
+	// Telemetry, when set, traces the run (invoke_agent), each model
+	// request (chat) and each tool call (execute_tool). ID names the run
+	// (the task id, or the root's session) and Depth its place in the tree.
+	Telemetry *telemetry.Telemetry
+	ID        string
+	Depth     int
 }
 
 // Run runs the loop over history plus prompt (prompt may be empty to continue
@@ -62,14 +71,17 @@ func Run(ctx context.Context, cfg Config, history []model.Message, prompt string
 }
 
 type run struct {
-	cfg     Config
-	yield   func(Event, error) bool
-	stopped bool // the consumer broke out of the loop
-	msgs    []model.Message
-	total   model.Usage
-	warned  bool
-	over    bool
-	last    string // latest non-empty assistant text
+	cfg            Config
+	yield          func(Event, error) bool
+	stopped        bool // the consumer broke out of the loop
+	stopHookActive bool
+	span           *telemetry.Span
+	outcome        *Outcome
+	msgs           []model.Message
+	total          model.Usage
+	warned         bool
+	over           bool
+	last           string // latest non-empty assistant text
 }
 
 func (r *run) emit(e Event) bool {
@@ -103,6 +115,8 @@ func (r *run) maxTurns() int {
 }
 
 func (r *run) loop(ctx context.Context, history []model.Message, prompt string) {
+	ctx, r.span = r.cfg.Telemetry.InvokeAgent(ctx, telemetry.Agent{Name: r.cfg.Name, ID: r.cfg.ID, Model: modelName(r.cfg.Model), Depth: r.cfg.Depth})
+	defer r.endSpan()
 	r.msgs = append([]model.Message(nil), history...)
 	r.record(session.Record{Type: session.RecMeta, Agent: r.cfg.Name, Model: modelName(r.cfg.Model), System: r.cfg.System})
 	var pending []model.Part // user content for the next turn
@@ -152,6 +166,10 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		}
 		uses := resp.Message.ToolUses()
 		if len(uses) == 0 {
+			if why := r.stopHook(ctx, turn, max); why != "" {
+				pending = []model.Part{{Type: model.PartText, Text: why}}
+				continue
+			}
 			r.finish(StatusDone, turn, nil)
 			return
 		}
@@ -174,6 +192,20 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		}
 		pending = results
 	}
+}
+
+// stopHook asks the Stop hooks whether the run may end; a reason to go on
+// is fed back (never past the turn cap).
+func (r *run) stopHook(ctx context.Context, turn, max int) string {
+	if r.cfg.Hooks == nil || turn >= max || ctx.Err() != nil {
+		return ""
+	}
+	why := r.cfg.Hooks.Stop(ctx, r.last, r.stopHookActive)
+	if why != "" {
+		r.stopHookActive = true
+		why = "[Stop hook] " + why
+	}
+	return why
 }
 
 func (r *run) injected() []string {
@@ -210,7 +242,32 @@ func notRun(uses []model.Part, why string) model.Message {
 	return m
 }
 
+// endSpan ends the run's invoke_agent span with its outcome.
+func (r *run) endSpan() {
+	status, errText := "stopped", ""
+	if o := r.outcome; o != nil {
+		status, errText = string(o.Status), o.Error
+	}
+	r.span.EndAgent(status, tokens(r.total), errText)
+}
+
+func tokens(u model.Usage) telemetry.Usage {
+	return telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
+}
+
 func (r *run) callModel(ctx context.Context, turn int) (*model.Response, error) {
+	ctx, span := r.cfg.Telemetry.Chat(ctx, modelName(r.cfg.Model))
+	resp, err := r.streamModel(ctx, turn)
+	var u model.Usage
+	respModel := ""
+	if resp != nil {
+		u, respModel = resp.Usage, resp.Model
+	}
+	span.EndChat(ctx, respModel, tokens(u), err)
+	return resp, err
+}
+
+func (r *run) streamModel(ctx context.Context, turn int) (*model.Response, error) {
 	req := &model.Request{
 		System:    r.cfg.System,
 		Messages:  r.msgs,
@@ -312,6 +369,13 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 }
 
 func (r *run) runTool(ctx context.Context, u model.Part) tool.Result {
+	ctx, span := r.cfg.Telemetry.Tool(ctx, u.Name, u.ID)
+	res := r.callTool(ctx, u)
+	span.EndTool(res.IsError, res.Content)
+	return res
+}
+
+func (r *run) callTool(ctx context.Context, u model.Part) tool.Result {
 	if r.cfg.Tools == nil {
 		return tool.Errorf("no tools are available in this run; answer without calling %s", u.Name)
 	}
@@ -319,11 +383,15 @@ func (r *run) runTool(ctx context.Context, u model.Part) tool.Result {
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
+	if r.cfg.Hooks != nil {
+		return r.runHooked(ctx, ToolCall{Name: u.Name, ID: u.ID, Input: input})
+	}
 	return r.cfg.Tools.Run(ctx, r.cfg.Env, u.Name, input)
 }
 
 func (r *run) finish(st Status, turns int, err error) {
 	o := &Outcome{Status: st, Text: r.last, Turns: turns, Usage: r.total, Messages: r.msgs}
+	r.outcome = o
 	if st == StatusDone && len(r.msgs) > 0 {
 		o.Text = r.msgs[len(r.msgs)-1].Text()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/telemetry"
 )
 
 // Call runs one agent call to its verified end: the one path that the Task
@@ -43,6 +44,11 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 		return nil, err
 	}
 	applyLimits(j, s.Limits)
+	if tp := telemetry.TraceParent(ctx); tp != "" && tp != j.env.TraceParent {
+		// The child's spans hang below this call's (OpenTelemetry).
+		j.env.TraceParent = tp
+		_ = dispatch.WriteJSON(filepath.Join(j.dir, dispatch.EnvelopeFile), j.env)
+	}
 	return resultOf(d.run(ctx, j)), nil
 }
 

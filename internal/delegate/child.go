@@ -21,6 +21,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -48,6 +49,9 @@ type ChildConfig struct {
 	link      *parentLink
 	// Redact scrubs secrets from the transcript.
 	Redact func(string) string
+	// Telemetry traces the child's run under its parent's Task call (nil:
+	// off).
+	Telemetry *telemetry.Telemetry
 }
 
 // events writes the child's stdout protocol: one JSON object per line, from
@@ -79,6 +83,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 		return fmt.Errorf("--task-id %s does not match the envelope's task %s", cfg.TaskID, env.TaskID)
 	}
 	dir := filepath.Dir(cfg.EnvelopePath)
+	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)
 	// The sandbox comes first: Restrict re-executes this process under
 	// Landlock, so nothing may have been written to the parent yet.
 	sb, err := enterSandbox(&env, dir)
@@ -247,6 +252,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		Name: env.TargetAgent, Model: m, System: env.System, Tools: set, Env: tenv,
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
 		TokenBudget: env.TokenBudget, Transcript: tw,
+		Telemetry: cfg.Telemetry, ID: env.TaskID, Depth: env.Depth,
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)
 			if nested != nil {

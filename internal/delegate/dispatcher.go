@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/mcpspec"
@@ -28,8 +29,8 @@ import (
 
 // Environment variables of the depth stamp.
 const (
-	EnvDepth    = "BROOD_SUBAGENT_DEPTH"
-	EnvMaxDepth = "BROOD_SUBAGENT_MAX_DEPTH"
+	EnvDepth    = depth.EnvDepth
+	EnvMaxDepth = depth.EnvMaxDepth
 )
 
 // Config is what a Dispatcher needs from the process it runs in.
@@ -80,6 +81,8 @@ type Config struct {
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
 	Redact func(string) string
+	// Session is the root transcript's id (SetSession).
+	Session string
 	// OwnerDir holds the Owner records of this dispatcher's children, which
 	// a resume trusts (default: dispatch.OwnersDir of the project).
 	OwnerDir string
@@ -98,14 +101,19 @@ type Event struct {
 	TaskID string `json:"task_id"`
 	// Parent is the task that dispatched it ("" for this process's own
 	// children). A nested event's parent is as the relaying child says.
-	Parent   string      `json:"parent,omitempty"`
-	Agent    string      `json:"agent"`
-	Depth    int         `json:"depth"`
-	MaxDepth int         `json:"max_depth,omitempty"`
-	Tools    []string    `json:"tools,omitempty"`
-	Status   string      `json:"status,omitempty"`
-	Usage    model.Usage `json:"usage,omitzero"`
-	WallMS   int64       `json:"wall_ms,omitempty"`
+	Parent      string      `json:"parent,omitempty"`
+	Agent       string      `json:"agent"`
+	Depth       int         `json:"depth"`
+	MaxDepth    int         `json:"max_depth,omitempty"`
+	Tools       []string    `json:"tools,omitempty"`
+	Status      string      `json:"status,omitempty"`
+	Usage       model.Usage `json:"usage,omitzero"`
+	WallMS      int64       `json:"wall_ms,omitempty"`
+	Description string      `json:"description,omitempty"`
+	KilledBy    string      `json:"killed_by,omitempty"` // dispatch_stop of a killed child
+	// Via is set by the process that relays a grandchild's event: the
+	// child that relayed it (whatever a child wrote there is replaced).
+	Via string `json:"via,omitempty"`
 }
 
 // Dispatcher spawns and tracks the children of one process.
@@ -130,6 +138,12 @@ type Dispatcher struct {
 
 // New returns a Dispatcher.
 func New(cfg Config) (*Dispatcher, error) {
+	// What the kernel shows of this process's place in the tree (package
+	// depth) beats what the caller was told: a process below a brood child
+	// is never shallower, nor its cap higher, than the markers say.
+	if k := depth.Current(cfg.MaxDepth, func(string) string { return "" }); k.Below {
+		cfg.Depth, cfg.MaxDepth = max(cfg.Depth, k.Depth), min(cfg.MaxDepth, k.Max)
+	}
 	if cfg.Exe == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -152,6 +166,7 @@ func New(cfg Config) (*Dispatcher, error) {
 			Concurrency:      conc,
 			HeartbeatTimeout: cfg.Settings.Pool.HeartbeatTimeout.Duration,
 			KillGrace:        cfg.Settings.Pool.KillGrace.Duration,
+			Containment:      cfg.Settings.Pool.Containment,
 		})
 	}
 	return &Dispatcher{cfg: cfg}, nil
@@ -185,6 +200,9 @@ type Request struct {
 	Fork    bool
 	History []model.Message
 	CallID  string
+	// TraceParent is the W3C trace context of the Task call's span: the
+	// child's spans hang below it.
+	TraceParent string
 }
 
 // Outcome is a finished dispatch.
@@ -219,6 +237,7 @@ type job struct {
 	dir    string
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
+	desc   string
 	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
 	inPlace bool
 }
@@ -256,6 +275,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if req.Background {
 		env.Background = true
 	}
+	env.TraceParent = req.TraceParent
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
@@ -268,7 +288,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt}
+	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt, Session: d.session()}
 	if err := dispatch.WriteOwner(d.cfg.OwnerDir, owner); err != nil {
 		unlock()
 		return nil, err
@@ -286,7 +306,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock}
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock, desc: req.Description}
 	if inPlace && env.Isolation == "" {
 		j.inPlace = true
 		j.unlock = func() { d.leaveInPlace(); unlock() }

@@ -265,6 +265,7 @@ func (p *progress) line(b []byte) {
 		if ev.Nested.Parent == "" {
 			ev.Nested.Parent = p.id // a nested task hangs below the child that relays it
 		}
+		ev.Nested.Via = p.id
 		if ev.Nested.Type == "dispatch_start" {
 			p.d.announce(ev.Nested.TaskID, ev.Nested.Agent, ev.Nested.Depth, ev.Nested.MaxDepth)
 		}

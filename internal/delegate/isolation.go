@@ -137,7 +137,10 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws *is
 	tmp := filepath.Join(dir, "tmp")
 	pol, needed := childPolicy(env, dir, tmp)
 	if !needed {
-		return nil
+		// Nothing to confine on the file system; still, the child must
+		// not signal or ptrace its parent or siblings.
+		_, err := sandbox.ScopeForChild()
+		return err
 	}
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err

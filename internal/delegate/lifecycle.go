@@ -88,6 +88,20 @@ func (d *Dispatcher) SetLifetime(ctx context.Context) {
 	d.cfg.Lifetime = ctx
 }
 
+// SetSession names the root transcript this dispatcher's children belong
+// to (recorded in their owner records).
+func (d *Dispatcher) SetSession(id string) {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	d.cfg.Session = id
+}
+
+func (d *Dispatcher) session() string {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	return d.cfg.Session
+}
+
 // Notices drains the notices about background children that finished since
 // the last call. An agent loop polls it at every turn boundary.
 func (d *Dispatcher) Notices() []string {

@@ -21,6 +21,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -37,7 +38,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	env, dir, lg, name := j.env, j.dir, j.lg, j.name
 	id := env.TaskID
 	emit := d.emitter(ctx)
-	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth})
+	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
 		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
@@ -45,15 +46,19 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
-		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed}
+		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
 		if out.Result != nil {
 			ev.Status = out.Result.Status
 			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
 		}
 		if out.Output != nil {
 			ev.WallMS = out.Output.WallMS
+			ev.KilledBy = killedBy(out.Output)
 		}
 		emit(ev)
+		u := ev.Usage
+		telemetry.MarkChild(ctx, telemetry.Child{TaskID: id, Agent: name, Status: ev.Status, KilledBy: ev.KilledBy, Depth: env.Depth,
+			Usage: telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}})
 	}()
 
 	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
@@ -191,6 +196,18 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		Patch: patchState, PatchHunks: hunks,
 	}.Render()
 	return out
+}
+
+// killedBy names who stopped a child: the pool's lifeguard, timeout or
+// cancel, or "signal" for a kill from outside (brood tasks kill, a person).
+func killedBy(o *dispatch.Output) string {
+	switch {
+	case o.KilledBy != "" && o.KilledBy != pool.KilledByNone:
+		return o.KilledBy
+	case o.Signal != "":
+		return "signal"
+	}
+	return ""
 }
 
 func errText(err error) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -111,7 +112,7 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
 	}
-	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx))}
+	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx)), TraceParent: telemetry.TraceParent(ctx)}
 	if in.Fork {
 		if t.d.cfg.IsFork {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")

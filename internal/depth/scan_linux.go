@@ -21,7 +21,7 @@ func Scan() []Found {
 			found = append(found, Found{Marker: m, From: SourceCgroup})
 		}
 	}
-	return append(found, scanAncestry(os.Getpid())...)
+	return append(found, scanAncestry()...)
 }
 
 // Current is Decide over Scan: this process's place in the tree.
@@ -29,23 +29,32 @@ func Current(settingsMax int, getenv func(string) string) Decision {
 	return Decide(Scan(), settingsMax, getenv)
 }
 
-// scanAncestry walks from pid up to init, reading each process's argv[0].
-// /proc is read in the initial PID namespace's numbering (as it is mounted),
-// so the walk crosses the namespaces the fallback creates.
-func scanAncestry(pid int) []Found {
+// scanAncestry walks from this process up to init, reading each process's
+// argv[0]. It starts at /proc/self and follows the parent pids /proc shows,
+// which are in the numbering of the PID namespace /proc was mounted in (not
+// this process's own, under the fallback): so the walk crosses the
+// namespaces the fallback creates.
+func scanAncestry() []Found {
 	var found []Found
+	if m, ok := Parse(argv0("self")); ok {
+		found = append(found, Found{Marker: m, From: SourceAncestry})
+	}
+	pid := parentOf("self")
 	for i := 0; pid > 1 && i < maxAncestors; i++ {
-		if m, ok := Parse(Argv0(pid)); ok {
+		id := strconv.Itoa(pid)
+		if m, ok := Parse(argv0(id)); ok {
 			found = append(found, Found{Marker: m, From: SourceAncestry, PID: pid})
 		}
-		pid = parentOf(pid)
+		pid = parentOf(id)
 	}
 	return found
 }
 
 // Argv0 returns a process's argv[0] ("" when it cannot be read).
-func Argv0(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+func Argv0(pid int) string { return argv0(strconv.Itoa(pid)) }
+
+func argv0(id string) string {
+	b, err := os.ReadFile("/proc/" + id + "/cmdline")
 	if err != nil {
 		return ""
 	}
@@ -55,9 +64,9 @@ func Argv0(pid int) string {
 	return string(b)
 }
 
-// parentOf reads a process's parent pid from /proc/<pid>/stat (0 if gone).
-func parentOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// parentOf reads a process's parent pid from /proc/<id>/stat (0 if gone).
+func parentOf(id string) int {
+	b, err := os.ReadFile("/proc/" + id + "/stat")
 	if err != nil {
 		return 0
 	}

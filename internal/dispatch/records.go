@@ -130,6 +130,9 @@ type Envelope struct {
 	IsolationDir  string `json:"isolation_dir,omitempty"`
 	// Notes record what the parent changed and why (e.g. a tool withdrawn).
 	Notes []string `json:"notes,omitempty"`
+	// TraceParent is the W3C traceparent of the parent's Task call span
+	// (OpenTelemetry; empty when tracing is off).
+	TraceParent string `json:"traceparent,omitempty"`
 	// MCP are the MCP servers the child starts (or reaches) and which of
 	// their tools it gets; specs keep their ${VAR} references.
 	MCP []mcpspec.Server `json:"mcp,omitempty"`
@@ -325,6 +328,9 @@ type Owner struct {
 	Isolation   string `json:"isolation,omitempty"`
 	Description string `json:"description,omitempty"`
 	Brief       string `json:"brief"`
+	// Session is the root transcript's id when the root dispatched it
+	// (brood tasks tree --session).
+	Session string `json:"session,omitempty"`
 }
 
 // OwnersDir is where the root (and any unsandboxed parent) keeps the Owner

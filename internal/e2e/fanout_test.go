@@ -17,7 +17,9 @@ import (
 // waitFor blocks until a shell command finds the file; it only reads, so a
 // sandboxed child may run it.
 func waitFor(file string) string {
-	return "for i in $(seq 1200); do [ -e " + file + " ] && break; sleep 0.05; done; [ -e " + file + " ] && echo released"
+	// At most 5 minutes: the test creates the file as soon as it has seen
+	// what it waits for, so only a broken run waits that long.
+	return "for i in $(seq 6000); do [ -e " + file + " ] && break; sleep 0.05; done; [ -e " + file + " ] && echo released"
 }
 
 // start runs brood in the background and returns a func that waits for it.
@@ -46,7 +48,7 @@ func start(t *testing.T, p *testbrood.Project, args ...string) func() (string, s
 // test after a generous deadline (it only bounds a hang; nothing is timed).
 func until(t *testing.T, root, what string, cond func([]*dispatch.Task) bool) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		tasks, _ := dispatch.ListTasks(root)
 		if cond(tasks) {

@@ -132,6 +132,9 @@ type Response struct {
 	Message    Message
 	Usage      Usage
 	StopReason string
+	// Model is the model that answered, as the provider names it ("" when
+	// it does not say).
+	Model string
 }
 
 // Chunk is one item of a streamed response. Text chunks carry TextDelta; the

@@ -278,3 +278,20 @@ func sweepStale(base string) {
 		}
 	}
 }
+
+// askPidfd has clone return the child's pidfd into *fd.
+func askPidfd(cmd *exec.Cmd, fd *int) { cmd.SysProcAttr.PidFD = fd }
+
+// signalPidfd signals the process a pidfd refers to (never a reused pid).
+func signalPidfd(fd int, sig syscall.Signal) { _ = unix.PidfdSendSignal(fd, sig, nil, 0) }
+
+func closeFD(fd int) { _ = unix.Close(fd) }
+
+// ProbeContainment says how a pool of this process would hold its children
+// (want as in Config.Containment): the mode, the cgroup directory children
+// would be made in (cgroup mode), and why a better mode is not used. brood
+// doctor prints it.
+func ProbeContainment(ctx context.Context, want string) (mode, base, note string) {
+	c := probeContainment(ctx, want)
+	return c.mode, c.base, c.note
+}

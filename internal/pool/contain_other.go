@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // Containment modes (see contain_linux.go); off Linux only the session is
@@ -32,6 +33,7 @@ func CgroupBase() (string, error) { return "", errors.New("cgroups need Linux") 
 type hold struct {
 	mode string
 	fd   int
+	pid  int
 }
 
 func (c containment) prepare(cmd *exec.Cmd, name string) (*hold, error) {
@@ -40,3 +42,30 @@ func (c containment) prepare(cmd *exec.Cmd, name string) (*hold, error) {
 func (h *hold) started(ok bool)        {}
 func (h *hold) killAll(pidfd, pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
 func (h *hold) teardown(pid int)       { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+
+// Off Linux there are no pidfds: the pool signals the pid, which is safe
+// until it reaps the child.
+func askPidfd(cmd *exec.Cmd, fd *int)        { *fd = -1 }
+func signalPidfd(fd int, sig syscall.Signal) {}
+func closeFD(fd int)                         {}
+
+// Killed is what KillTask did.
+type Killed struct {
+	Owner, PIDs []int
+	Cgroup, How string
+}
+
+// ErrNoOwner means no process owns the task.
+var ErrNoOwner = errors.New("no process owns the task (its parent is gone)")
+
+// KillTask needs the kernel's tables of Linux to prove which process is a
+// task's child; elsewhere it refuses.
+func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Killed, error) {
+	return Killed{}, errors.New("brood tasks kill needs Linux (pidfds and /proc); stop the task from its parent (Ctrl-C)")
+}
+
+// ProbeContainment reports that only the session is known off Linux.
+func ProbeContainment(ctx context.Context, want string) (mode, base, note string) {
+	c := probeContainment(ctx, want)
+	return c.mode, c.base, c.note
+}

@@ -15,16 +15,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // Config sets the pool's limits. Zero values take the defaults in brackets.
@@ -163,7 +161,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		return nil, err
 	}
 	pidfd := -1
-	cmd.SysProcAttr.PidFD = &pidfd
+	askPidfd(cmd, &pidfd)
 	sp, err := newPipes(cmd)
 	if err != nil {
 		h.started(false)
@@ -229,16 +227,15 @@ func start(cmd *exec.Cmd, onThread func() error) error {
 		return cmd.Start()
 	}
 	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked: when this goroutine returns, the thread (which
-		// may carry the child's restriction) exits with it.
-		runtime.LockOSThread()
+	// Never the main thread, and never handed back: the thread (which may
+	// carry the child's restriction) dies with the goroutine.
+	sandbox.OnThrowawayThread(func() {
 		if err := onThread(); err != nil {
 			errc <- err
 			return
 		}
 		errc <- cmd.Start()
-	}()
+	})
 	return <-errc
 }
 
@@ -331,7 +328,7 @@ func (k *killer) kill(by string, sig syscall.Signal) {
 		k.hold.killAll(k.pidfd, k.pid)
 		return
 	}
-	_ = unix.PidfdSendSignal(k.pidfd, sig, nil, 0)
+	signalPidfd(k.pidfd, sig)
 }
 
 // staged sends SIGTERM to the child, waits for the grace period, then
@@ -349,7 +346,7 @@ func (k *killer) staged(by string, exited <-chan struct{}) {
 
 func (k *killer) close() {
 	if k.pidfd >= 0 {
-		_ = unix.Close(k.pidfd)
+		closeFD(k.pidfd)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -74,8 +75,9 @@ func Restrict(p Policy) (Status, error) {
 func restrictWith(p Policy, abi int) (Status, error) {
 	if v, ok := os.LookupEnv(enforcedEnv); ok {
 		os.Unsetenv(enforcedEnv)
-		got, _ := strconv.Atoi(v)
-		return Status{Mechanism: "landlock", ABI: got, NetworkTCP: !p.Network && got >= 4}, nil
+		abiText, meta, _ := strings.Cut(v, ",")
+		got, _ := strconv.Atoi(abiText)
+		return Status{Mechanism: "landlock", ABI: got, NetworkTCP: !p.Network && got >= 4, Metadata: metadataStatus(p, meta == "seccomp")}, nil
 	}
 	if !p.confinesFS() && (p.Network || abi < 4) {
 		st := Status{Mechanism: "none"}
@@ -87,14 +89,15 @@ func restrictWith(p Policy, abi int) (Status, error) {
 	if abi < 1 {
 		return Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, nil
 	}
-	if err := restrictThread(p, abi); err != nil {
+	meta, err := restrictThread(p, abi)
+	if err != nil {
 		return Status{}, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return Status{}, fmt.Errorf("sandbox: find own executable to re-exec: %w", err)
 	}
-	env := append(os.Environ(), enforcedEnv+"="+strconv.Itoa(abi))
+	env := append(os.Environ(), enforcedEnv+"="+marker(abi, meta))
 	err = syscall.Exec("/proc/self/exe", os.Args, env)
 	if err != nil {
 		err = syscall.Exec(exe, os.Args, env)
@@ -118,16 +121,40 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 	if abi < 1 {
 		return "", Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, false, nil
 	}
-	if err := restrictThread(p, abi); err != nil {
+	meta, err := restrictThread(p, abi)
+	if err != nil {
 		return "", Status{}, true, err
 	}
-	return enforcedEnv + "=" + strconv.Itoa(abi), Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4}, true, nil
+	return enforcedEnv + "=" + marker(abi, meta), Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Metadata: metadataStatus(p, meta)}, true, nil
+}
+
+// marker is the value of enforcedEnv: the ABI, and whether the metadata
+// filter is installed.
+func marker(abi int, seccomp bool) string {
+	if seccomp {
+		return strconv.Itoa(abi) + ",seccomp"
+	}
+	return strconv.Itoa(abi)
+}
+
+// metadataStatus says for a read-only policy whether the kernel also holds
+// metadata (chmod, chown, utimes) read-only.
+func metadataStatus(p Policy, seccomp bool) string {
+	switch {
+	case !p.ReadOnly:
+		return ""
+	case seccomp:
+		return metadataNote
+	}
+	return "not held by the kernel on this architecture (no seccomp table)"
 }
 
 // restrictThread builds the ruleset for p and applies it to the calling
 // thread (which it locks and never unlocks: if anything fails after the
-// restriction, the thread must not go back to the scheduler).
-func restrictThread(p Policy, abi int) error {
+// restriction, the thread must not go back to the scheduler). A read-only
+// policy also gets the metadata syscall filter; seccomp reports whether it
+// was installed.
+func restrictThread(p Policy, abi int) (seccomp bool, err error) {
 	attr := rulesetAttr{}
 	if p.confinesFS() {
 		attr.handledFS = writeAccess(abi)
@@ -143,17 +170,17 @@ func restrictThread(p Policy, abi int) error {
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return fmt.Errorf("sandbox: landlock_create_ruleset: %w", errno)
+		return false, fmt.Errorf("sandbox: landlock_create_ruleset: %w", errno)
 	}
 	rfd := int(fd)
 	defer unix.Close(rfd)
 	if p.confinesFS() {
 		if err := addPathRule(rfd, "/dev/null", unix.LANDLOCK_ACCESS_FS_WRITE_FILE|attr.handledFS&unix.LANDLOCK_ACCESS_FS_TRUNCATE); err != nil {
-			return err
+			return false, err
 		}
 		for _, dir := range p.Writable {
 			if err := addPathRule(rfd, dir, attr.handledFS); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
@@ -161,15 +188,18 @@ func restrictThread(p Policy, abi int) error {
 	// handed back: it carries a domain the rest of the process does not.
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("sandbox: set no_new_privs: %w", err)
+		return false, fmt.Errorf("sandbox: set no_new_privs: %w", err)
 	}
 	if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
-		return fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
+		return false, fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
 	}
 	// Ambient capabilities (granted so a non-root child could mount its
 	// overlay) must not reach the tools.
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	return nil
+	if !p.ReadOnly {
+		return false, nil
+	}
+	return installMetadataFilter()
 }
 
 // addPathRule allows access beneath path. A path that does not exist is an

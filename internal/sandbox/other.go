@@ -39,3 +39,9 @@ func LandlockABI() int { return 0 }
 func RestrictForChild(p Policy) (string, Status, bool, error) {
 	return "", Status{Mechanism: "unavailable", Note: "no kernel sandbox on this platform"}, false, nil
 }
+
+// ScopeForChild has nothing to apply off Linux.
+func ScopeForChild() (bool, error) { return false, nil }
+
+// OnThrowawayThread runs f on a goroutine of its own off Linux.
+func OnThrowawayThread(f func()) { go f() }

@@ -54,6 +54,10 @@ type Status struct {
 	ABI int `json:"abi,omitempty"`
 	// NetworkTCP is true when Landlock also forbids TCP bind/connect.
 	NetworkTCP bool `json:"network_tcp,omitempty"`
+	// Metadata says, for a read-only child, what holds file metadata
+	// (modes, owners, times, xattrs) read-only, which Landlock does not
+	// cover: the seccomp filter, or that nothing in the kernel does.
+	Metadata string `json:"metadata,omitempty"`
 	// Note explains an unavailable sandbox in words for the result record.
 	Note string `json:"note,omitempty"`
 }
@@ -67,6 +71,9 @@ func (s Status) String() string {
 	}
 	if s.NetworkTCP {
 		b.WriteString(", tcp denied")
+	}
+	if s.Metadata != "" {
+		b.WriteString(", " + s.Metadata)
 	}
 	if s.Note != "" {
 		b.WriteString(": " + s.Note)

@@ -272,3 +272,81 @@ func TestProbeMatchesKernel(t *testing.T) {
 		t.Errorf("probe says userns=%v, direct attempt err=%v", rep.UserNS, err)
 	}
 }
+
+// TestReadOnlyChildCannotChangeMetadata is issue 10 case 7 at the sandbox:
+// Landlock does not cover chmod, chown, utimes or xattrs; the syscall filter
+// of a read-only child does.
+func TestReadOnlyChildCannotChangeMetadata(t *testing.T) {
+	if landlockABI() == 0 {
+		t.Skip("kernel has no Landlock; read-only agents get no Bash there")
+	}
+	if _, ok := metadataFilter(); !ok {
+		t.Skip("no syscall table for this architecture; the Status says so (TestMetadataStatus)")
+	}
+	tree := t.TempDir()
+	file := filepath.Join(tree, "existing")
+	if err := os.WriteFile(file, []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, command string }{
+		{"chmod", "chmod +x " + file},
+		{"touch -d", "touch -d 2001-01-01 " + file},
+		{"chown", "chown $(id -u):$(id -g) " + file},
+		{"python os.utime", "python3 -c 'import os; os.utime(\"" + file + "\", (0, 0))' 2>/dev/null || perl -e 'utime(0, 0, \"" + file + "\") or exit 1'"},
+		{"setfattr", "python3 -c 'import os; os.setxattr(\"" + file + "\", \"user.x\", b\"1\")'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := startChild(t, Policy{ReadOnly: true}, tt.command, nil)
+			if res.code == 0 {
+				t.Fatalf("%s succeeded under the read-only sandbox", tt.command)
+			}
+			if res.status.Metadata != metadataNote {
+				t.Errorf("status %v does not name the metadata filter", res.status)
+			}
+		})
+	}
+	after, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("metadata changed: %v %v -> %v %v", before.Mode(), before.ModTime(), after.Mode(), after.ModTime())
+	}
+	// A writer confined to its copy keeps chmod there (and is not filtered).
+	scratch := t.TempDir()
+	res := startChild(t, Policy{Writable: []string{scratch}}, "touch "+scratch+"/x && chmod +x "+scratch+"/x", nil)
+	if res.code != 0 || res.status.Metadata != "" {
+		t.Errorf("writer: exit %d status %v: %s", res.code, res.status, res.stderr)
+	}
+}
+
+// TestScopeForChild: a process started from a scoped thread cannot signal
+// the process that started it, and can signal itself.
+func TestScopeForChild(t *testing.T) {
+	if landlockABI() < 6 {
+		t.Skip("kernel Landlock ABI < 6 has no signal scoping; brood doctor says so")
+	}
+	errc := make(chan error, 1)
+	var out []byte
+	OnThrowawayThread(func() {
+		ok, err := ScopeForChild()
+		if err != nil || !ok {
+			errc <- fmt.Errorf("ScopeForChild: %v %v", ok, err)
+			return
+		}
+		cmd := exec.Command("sh", "-c", fmt.Sprintf("kill -0 $$ && echo self-ok; kill -0 %d 2>&1 || echo parent-denied", os.Getpid()))
+		out, err = cmd.CombinedOutput()
+		errc <- err
+	})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "self-ok") || !strings.Contains(string(out), "parent-denied") {
+		t.Errorf("scoped child: %s", out)
+	}
+}

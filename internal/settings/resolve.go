@@ -131,6 +131,9 @@ func (r *Resolved) loadTOML(f File) error {
 	known := Keys()
 	undecoded := map[string]bool{}
 	for _, k := range md.Undecoded() {
+		if len(k) > 0 && (k[0] == "hooks" || k[0] == "prices") {
+			continue // read by internal/hooks and internal/price
+		}
 		key := k.String()
 		undecoded[key] = true
 		msg := fmt.Sprintf("unknown setting %q ignored", key)

@@ -73,6 +73,10 @@ type Pool struct {
 	PingInterval      Duration `toml:"ping_interval"`      // child heartbeat period (5s)
 	Timeout           Duration `toml:"timeout"`            // hard wall-clock limit per child (30m)
 	KillGrace         Duration `toml:"kill_grace"`         // SIGTERM → SIGKILL wait (3s)
+	// Containment is how a child's process tree is held: auto (a cgroup
+	// where cgroup v2 is writable, else a PID namespace) or pidns (the
+	// fallback, forced: for tests).
+	Containment string `toml:"containment"`
 	// Timeouts per agent type override Timeout (a definition's own timeout
 	// beats both).
 	Timeouts map[string]Duration `toml:"timeouts"`
@@ -183,6 +187,7 @@ var envVars = []struct {
 	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
 	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
 	{"BROOD_PERMISSION_MODE", "permissions.mode", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_CONTAINMENT", "pool.containment", func(s *Settings, v string) error { s.Pool.Containment = v; return nil }},
 	{"BROOD_FORCE_WORKTREE", "isolation.force_worktree", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)
 		s.Isolation.ForceWorktree = b

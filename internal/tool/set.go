@@ -118,7 +118,11 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 		}
 	}
 	if env.Perms != nil {
-		d := env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir)
+		d := hookAdjust(ctx, env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir))
+		if r, stop := permit(env, spec.Name, d); stop {
+			return r
+		}
+	} else if d := hookAdjust(ctx, Decision{Verdict: Allow}); d.Verdict != Allow {
 		if r, stop := permit(env, spec.Name, d); stop {
 			return r
 		}
@@ -174,6 +178,10 @@ func permit(env *Env, toolName string, d Decision) (Result, bool) {
 			return Result{}, false
 		}
 		return Errorf("permission denied: the user declined %s; do not retry it, ask what they want instead or take another approach", what), true
+	}
+	if len(d.Suggest) == 0 && d.Rule == "" {
+		// (a PreToolUse hook asked: no rule to change)
+		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it", what, d.Reason), true
 	}
 	if len(d.Suggest) == 0 {
 		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; to allow it remove %q from [permissions] ask in .brood/settings.toml", what, d.Reason, d.Rule), true

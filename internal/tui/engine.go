@@ -49,6 +49,9 @@ type Config struct {
 	Workflow func(file string, inputs []string) (Workflow, error)
 	// Getenv reads the environment (NO_COLOR).
 	Getenv func(string) string
+	// BeforePrompt, when set, sees each prompt before the model does (the
+	// user's UserPromptSubmit hooks): it may add to it, or refuse it.
+	BeforePrompt func(ctx context.Context, prompt string) (string, error)
 }
 
 // engine runs the root agent and its dispatcher for the model: every

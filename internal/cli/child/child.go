@@ -41,7 +41,10 @@ func AddFlags(root *cobra.Command, f *cmdutil.Factory) *Options {
 // Run executes the envelope as the child.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.Factory
+	tel, stop := f.StartTelemetry(ctx)
+	defer stop()
 	return delegate.RunChild(ctx, delegate.ChildConfig{
+		Telemetry:    tel,
 		EnvelopePath: opts.Envelope,
 		TaskID:       opts.TaskID,
 		Stdout:       f.Out,

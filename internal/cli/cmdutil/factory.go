@@ -10,10 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
@@ -176,14 +175,11 @@ func (f *Factory) ChildArgs() []string {
 	return nil
 }
 
-// Depth reads the depth stamp: this process's depth and the tree-wide cap.
+// Depth is this process's depth and the tree-wide cap. A root (no brood
+// child in its ancestry or cgroup) takes the cap from its settings and
+// ignores the depth stamps in its environment; below a child, the markers
+// its parents set decide (package depth).
 func (f *Factory) Depth() (int, int) {
-	depth, _ := strconv.Atoi(f.Getenv(delegate.EnvDepth))
-	max := f.Settings.MaxSubagentDepth
-	if v := f.Getenv(delegate.EnvMaxDepth); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			max = n
-		}
-	}
-	return depth, max
+	d := depth.Current(f.Settings.MaxSubagentDepth, f.Getenv)
+	return d.Depth, d.Max
 }

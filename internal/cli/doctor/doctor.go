@@ -19,21 +19,31 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // Report is what `brood doctor --json` prints.
 type Report struct {
-	UserNamespaces   bool              `json:"user_namespaces"`
-	OverlayInUserNS  bool              `json:"overlay_in_userns"`
-	OverlayUserXattr bool              `json:"overlay_userxattr"`
-	LandlockABI      int               `json:"landlock_abi"`
-	NetworkNamespace bool              `json:"network_namespace"`
-	Git              string            `json:"git"`
-	WorktreeFallback bool              `json:"worktree_fallback"`
-	Isolation        isolate.Mode      `json:"isolation"`
-	ReadOnlyBash     bool              `json:"read_only_bash"`
-	Problems         map[string]string `json:"problems,omitempty"`
+	UserNamespaces   bool         `json:"user_namespaces"`
+	OverlayInUserNS  bool         `json:"overlay_in_userns"`
+	OverlayUserXattr bool         `json:"overlay_userxattr"`
+	LandlockABI      int          `json:"landlock_abi"`
+	NetworkNamespace bool         `json:"network_namespace"`
+	Git              string       `json:"git"`
+	WorktreeFallback bool         `json:"worktree_fallback"`
+	Isolation        isolate.Mode `json:"isolation"`
+	ReadOnlyBash     bool         `json:"read_only_bash"`
+	// Containment is how a child's process tree is held (cgroup, pidns or
+	// none), CgroupBase where children's cgroups are made, and
+	// ContainmentNote why a better mechanism is not used.
+	Containment     string `json:"containment"`
+	CgroupBase      string `json:"cgroup_base,omitempty"`
+	ContainmentNote string `json:"containment_note,omitempty"`
+	// SignalScope: a child cannot signal its parent or siblings (Landlock
+	// scoping, ABI 6).
+	SignalScope bool              `json:"signal_scope"`
+	Problems    map[string]string `json:"problems,omitempty"`
 }
 
 // Collect probes the machine. It takes a few tens of milliseconds (it starts
@@ -51,7 +61,9 @@ func Collect(ctx context.Context) Report {
 		WorktreeFallback: iso.Worktree,
 		ReadOnlyBash:     sb.HoldsBashReadOnly(),
 		Problems:         sb.Errors,
+		SignalScope:      sb.LandlockABI >= 6,
 	}
+	r.Containment, r.CgroupBase, r.ContainmentNote = pool.ProbeContainment(ctx, "auto")
 	switch {
 	case iso.Overlay:
 		r.Isolation = isolate.ModeOverlay
@@ -111,6 +123,17 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// containment renders how children's process trees are held, in words.
+func containment(r Report) string {
+	switch r.Containment {
+	case pool.ContainCgroup:
+		return "a cgroup each, under " + r.CgroupBase + " (cgroup.kill)"
+	case pool.ContainPIDNS:
+		return "a PID namespace each (" + r.ContainmentNote + ")"
+	}
+	return "their session only: a process that leaves it may survive (" + r.ContainmentNote + ")"
+}
+
 func render(w io.Writer, r Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	landlock := "unavailable"
@@ -134,6 +157,8 @@ func render(w io.Writer, r Report) error {
 		{"worktree fallback", yesNo(r.WorktreeFallback)},
 		{"isolated writers get", string(r.Isolation)},
 		{"read-only agents get Bash", yesNo(r.ReadOnlyBash)},
+		{"children's processes held by", containment(r)},
+		{"children can't signal the parent", yesNo(r.SignalScope)},
 	}
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/tasks"
 	wfcli "github.com/broodhq/brood/internal/cli/workflow"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/tui"
 )
@@ -56,7 +58,50 @@ func Run(ctx context.Context, o *Options) (ran bool, err error) {
 	if err != nil {
 		return true, err
 	}
-	return true, tui.Run(ctx, cfg, in, out, f.Err)
+	stop, err := observe(ctx, f, &cfg)
+	if err != nil {
+		return true, err
+	}
+	defer stop()
+	return true, tui.Run(telemetry.NewContext(ctx, cfg.Agent.Telemetry), cfg, in, out, f.Err)
+}
+
+// observe puts the user's hooks (their tool-call and Stop hooks, and the
+// pairing of subagents' starts and stops, late ones of a dead brood
+// included) and OpenTelemetry on the session, as brood run does.
+func observe(ctx context.Context, f *cmdutil.Factory, cfg *tui.Config) (func(), error) {
+	s := f.Settings
+	hk, err := f.OpenHooks(ctx, cfg.Session, s.Permissions.Mode, s.Effort)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := hk.Session().Start(ctx, map[bool]string{true: "resume", false: "startup"}[cfg.Session != ""]); err != nil {
+		hk.Close()
+		return nil, err
+	}
+	if sess := hk.Session(); sess != nil {
+		cfg.BeforePrompt = func(ctx context.Context, prompt string) (string, error) {
+			extra, err := sess.Prompt(ctx, prompt)
+			if err != nil || extra == "" {
+				return prompt, err
+			}
+			return prompt + "\n\n" + extra, nil
+		}
+	}
+	tel, stopTel := f.StartTelemetry(ctx)
+	cfg.Agent.Hooks, cfg.Agent.Telemetry = hk.Session().AgentHooks(), tel
+	if cfg.Session != "" {
+		cfg.Agent.ID = strings.TrimSuffix(filepath.Base(cfg.Session), ".jsonl")
+	}
+	next := cfg.NewDispatcher
+	if next != nil {
+		cfg.NewDispatcher = func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
+			d, err := next(hk.Observe(onEvent), ask)
+			hk.Background(d)
+			return d, err
+		}
+	}
+	return func() { hk.Close(); stopTel() }, nil
 }
 
 // config builds the TUI's engine: the root agent as brood run builds it.

@@ -7,6 +7,7 @@ package run
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/projectfiles"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -187,21 +189,36 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	out := o.newOutput()
 	quiet := o.format() != "text"
+	hk, err := f.OpenHooks(ctx, path, cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), cmdutil.FirstNonEmpty(o.Effort, s.Effort))
+	if err != nil {
+		return err
+	}
+	defer hk.Close()
+	prompt, err := hk.Prompt(ctx, o.Prompt, o.Session != "")
+	if err != nil {
+		return cmdutil.ExitCode(1, err)
+	}
 	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: system, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
-		OnEvent: out.DispatchEvent, Quiet: quiet,
+		OnEvent: hk.Observe(out.DispatchEvent), Quiet: quiet,
 	})
 	if err != nil {
 		return err
 	}
+	sessionID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	var agents []string
 	if disp != nil {
 		tools = tool.NewSet(append(cmdutil.ToolList(tools), disp.Tools()...)...)
 		disp.SetLifetime(ctx)
+		disp.SetSession(sessionID)
 		for _, d := range f.Registry().All() {
 			agents = append(agents, d.Name)
 		}
 	}
+	hk.Background(disp)
+	tel, stopTel := f.StartTelemetry(ctx)
+	defer stopTel()
+	ctx = telemetry.NewContext(ctx, tel) // for the Workflow tool's runs
 	if t := strings.TrimSpace(o.Tools); t == "" || t == "*" {
 		// The configured MCP servers' tools, as Claude Code's main agent
 		// has them (and a subagent without a tools list inherits).
@@ -220,6 +237,9 @@ func Run(ctx context.Context, o *Options) error {
 		Effort:      cmdutil.FirstNonEmpty(o.Effort, s.Effort),
 		TokenBudget: cmdutil.FirstPositive(o.Budget, s.TokenBudget),
 		Transcript:  tw,
+		Hooks:       hk.Session().AgentHooks(),
+		Telemetry:   tel,
+		ID:          sessionID,
 	}
 	if disp != nil {
 		cfg.Inject = disp.Notices
@@ -228,7 +248,7 @@ func Run(ctx context.Context, o *Options) error {
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, o.Prompt, path, out, disp)
+	return finish(ctx, f, cfg, history, prompt, path, out, disp)
 }
 
 func (o *Options) permissionFlags() cmdutil.PermissionFlags {

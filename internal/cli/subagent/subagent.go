@@ -84,9 +84,14 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	}
 	tools, _ := cmdutil.SelectTools("")
 	perms := f.Permissions(cmdutil.PermissionFlags{Mode: opts.PermMode, Allow: opts.Allow, Deny: opts.Deny})
+	hk, err := f.OpenHooks(ctx, "", opts.PermMode, "")
+	if err != nil {
+		return err
+	}
+	defer hk.Close()
 	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(), Permissions: perms,
-		OnEvent: onEvent, Quiet: opts.JSON,
+		OnEvent: hk.Observe(onEvent), Quiet: opts.JSON,
 	})
 	if err != nil {
 		return err

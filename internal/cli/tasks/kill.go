@@ -2,14 +2,16 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"syscall"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/pool"
 )
 
 // KillOptions are the arguments of `brood tasks kill`.
@@ -46,43 +48,52 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 
 func killRun(ctx context.Context, opts *KillOptions) error {
 	f := opts.Factory
-	id, pid, err := Kill(ctx, f, opts.ID)
+	k, err := killTask(ctx, f, opts.ID)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": id, "killed": true, "pid": pid})
+		return cmdutil.WriteJSON(f.Out, map[string]any{"task_id": opts.ID, "killed": true, "pid": k.PIDs[0], "owner_pid": k.Owner[0], "cgroup": k.Cgroup, "signals": k.How})
 	}
-	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", id, pid, id)
+	fmt.Fprintf(f.Out, "stopped task %s (pid %d); resume it with: brood tasks resume %s \"...\"\n", opts.ID, k.PIDs[0], opts.ID)
 	return nil
 }
 
-// Kill stops a running task in stages (SIGTERM to its process group, the
-// grace period, then SIGKILL) and returns its id and the pid it stopped.
-// The interactive mode's kill from the tree is this too.
+// Kill stops a running task in stages (SIGTERM, the grace period, then
+// SIGKILL of everything it started) and returns its id and the pid it
+// stopped. The interactive mode's kill from the tree is this too.
 func Kill(ctx context.Context, f *cmdutil.Factory, id string) (string, int, error) {
-	t, err := dispatch.LoadTask(f.ProjectRoot, id)
+	k, err := killTask(ctx, f, id)
 	if err != nil {
 		return "", 0, err
 	}
-	if t.Status != dispatch.StatusRunning || t.Log == nil {
-		return "", 0, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
+	return id, k.PIDs[0], nil
+}
+
+func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, error) {
+	t, err := dispatch.LoadTask(f.ProjectRoot, id)
+	if err != nil {
+		return pool.Killed{}, err
 	}
-	pid := t.Log.PID
-	if pid <= 1 {
-		return "", 0, fmt.Errorf("task %s has no process of its own to stop (pid %d)", t.ID, pid)
+	if t.Status != dispatch.StatusRunning {
+		return pool.Killed{}, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
 	}
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	// Never a pid from the task's records (the child writes them, and pid 1
+	// would mean kill(-1)): the pool proves which process is the task's
+	// child from the kernel's tables (see pool.KillTask).
 	grace := f.Settings.Pool.KillGrace.Duration
-	if !waitGone(ctx, pid, t.ID, grace) {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		waitGone(ctx, pid, t.ID, grace)
+	k, err := pool.KillTask(ctx, t.ID, filepath.Join(t.Dir, dispatch.LockFile), grace)
+	if errors.Is(err, pool.ErrNoOwner) {
+		return k, fmt.Errorf("task %s is not running: %w", t.ID, err)
+	}
+	if err != nil {
+		return k, err
 	}
 	// The process is gone; its parent (another brood) records how it
 	// ended. Wait a grace period for that record, so that what `brood
 	// tasks` shows next is the outcome and not "running (finishing)".
 	waitRecorded(ctx, f.ProjectRoot, t.ID, grace)
-	return t.ID, pid, nil
+	return k, nil
 }
 
 // waitRecorded polls until the task's listing no longer says running, up
@@ -101,22 +112,4 @@ func waitRecorded(ctx context.Context, root, id string, d time.Duration) {
 		case <-tick.C:
 		}
 	}
-}
-
-// waitGone polls until the task's process is gone, up to d.
-func waitGone(ctx context.Context, pid int, id string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		if !dispatch.Alive(pid, id) {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
-	return !dispatch.Alive(pid, id)
 }

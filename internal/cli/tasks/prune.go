@@ -9,6 +9,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/hooks"
 )
 
 // PruneOptions are the flags of `brood tasks prune`.
@@ -66,6 +67,7 @@ func pruneRun(opts *PruneOptions) error {
 			return err
 		}
 		_ = os.Remove(dispatch.OwnerPath(dispatch.OwnersDir(f.ProjectRoot), t.ID))
+		hooks.Forget(cmdutil.HookRecords(f.ProjectRoot), t.ID)
 		pruned = append(pruned, t.ID)
 	}
 	if opts.JSON {

@@ -52,7 +52,12 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
-	d, err := f.TaskDispatcher(t.Envelope, out.DispatchEvent)
+	hk, err := f.OpenHooks(ctx, "", "", "")
+	if err != nil {
+		return err
+	}
+	defer hk.Close()
+	d, err := f.TaskDispatcher(t.Envelope, hk.Observe(out.DispatchEvent))
 	if err != nil {
 		return err
 	}

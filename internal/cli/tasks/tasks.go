@@ -47,7 +47,7 @@ resumed.`,
 	cmd.Flags().StringVar(&opts.Status, "status", "", "only tasks with this status (queued, running, done, partial, checkpoint, failed, killed, cancelled)")
 	cmd.AddCommand(
 		NewCmdShow(f, nil), NewCmdLog(f, nil), NewCmdPrune(f, nil),
-		NewCmdOutput(f, nil), NewCmdResume(f, nil), NewCmdKill(f, nil), NewCmdSend(f, nil),
+		NewCmdOutput(f, nil), NewCmdResume(f, nil), NewCmdKill(f, nil), NewCmdSend(f, nil), NewCmdTree(f, nil),
 	)
 	return cmd
 }

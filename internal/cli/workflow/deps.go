@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
+	"github.com/broodhq/brood/internal/telemetry"
 )
 
 // depsFrom takes the verbs' needs from the factory. Settings are loaded by
@@ -22,6 +23,14 @@ func depsFrom(f *cmdutil.Factory) *Deps {
 			return ok && term.IsTerminal(int(in.Fd())) && f.Getenv("CI") == ""
 		},
 		Engine: func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
+		Observe: func(ctx context.Context) (context.Context, func(), error) {
+			hk, err := f.OpenHooks(ctx, "", "", "")
+			if err != nil {
+				return ctx, nil, err
+			}
+			t, stop := f.StartTelemetry(ctx)
+			return cmdutil.WithHooks(telemetry.NewContext(ctx, t), hk), func() { hk.Close(); stop() }, nil
+		},
 		Agents: func() []string {
 			var names []string
 			for _, d := range f.Registry().All() {
@@ -46,6 +55,7 @@ func localEngine(ctx context.Context, f *cmdutil.Factory) (engine.Engine, error)
 	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(),
 		Permissions: f.Permissions(cmdutil.PermissionFlags{}), Quiet: true,
+		OnEvent: cmdutil.HooksFrom(ctx).Observe(nil),
 	})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,11 @@ func newCmdResume(f *Deps) *cobra.Command {
 }
 
 func resumeRun(ctx context.Context, o *ResumeOptions) error {
+	ctx, stop, err := o.F.observe(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	eng, err := o.F.Engine(ctx)
 	if err != nil {
 		return err

@@ -64,19 +64,24 @@ func runRun(o *RunOptions) error {
 	if err := approve(f, o.Yes, c); err != nil {
 		return err
 	}
-	eng, err := f.Engine(o.Ctx)
+	ctx, stop, err := f.observe(o.Ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	eng, err := f.Engine(ctx)
 	if err != nil {
 		return err
 	}
 	pr := newProgress(f.Err)
-	res, err := eng.Run(o.Ctx, engine.RunRequest{
+	res, err := eng.Run(ctx, engine.RunRequest{
 		Plan: c.plan, Source: o.File, Inputs: c.inputs, Events: pr.event,
 		Started: func(id string) { fmt.Fprintf(f.Err, "workflow run %s started (brood workflow show %s)\n", id, id) },
 	})
 	if err != nil {
 		return err
 	}
-	return finish(f, o.Ctx, eng, res, o.JSON)
+	return finish(f, ctx, eng, res, o.JSON)
 }
 
 // approve asks once on a terminal, unless --yes; with neither it is exit 2.

@@ -29,6 +29,18 @@ type Deps struct {
 	Engine func(ctx context.Context) (engine.Engine, error)
 	// Agents lists the agent types a plan may name.
 	Agents func() []string
+	// Observe starts what watches a run — the user's hooks (SubagentStart
+	// and SubagentStop of its agents) and OpenTelemetry export, when
+	// configured — and returns ctx carrying them and the function that
+	// waits for the hooks and flushes the export.
+	Observe func(ctx context.Context) (context.Context, func(), error)
+}
+
+func (d *Deps) observe(ctx context.Context) (context.Context, func(), error) {
+	if d.Observe == nil {
+		return ctx, func() {}, nil
+	}
+	return d.Observe(ctx)
 }
 
 // NewCmdWorkflow builds `brood workflow` and its verbs. runF, when set,

@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -125,10 +126,12 @@ func (e *Engine) execute(ctx context.Context, dir string, rec runRecord, p *work
 	if p.Concurrency > 0 && (conc == 0 || p.Concurrency < conc) {
 		conc = p.Concurrency
 	}
+	ctx, span := telemetry.FromContext(ctx).Workflow(ctx, p.Name, rec.RunID)
 	res := workflow.Execute(ctx, p, workflow.Options{
 		RunID: rec.RunID, Runner: e.cfg.Runner, Journal: j, Inputs: rec.Inputs,
 		Concurrency: conc, NewTaskID: dispatch.NewID, Events: events,
 	})
+	span.End(res.Status)
 	res.Started = rec.Created
 	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, errCancelRequested) {
 		res.Reason = "cancelled with brood workflow cancel; continue it with brood workflow resume " + rec.RunID

@@ -196,5 +196,6 @@ func toResponse(msg *sdk.Message) (*model.Response, error) {
 			CacheWrite: msg.Usage.CacheCreationInputTokens,
 		},
 		StopReason: string(msg.StopReason),
+		Model:      string(msg.Model),
 	}, nil
 }

@@ -1,0 +1,153 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/hooks"
+)
+
+// ProjectTrusted decides whether a project's own settings files may add
+// hooks. It is the one place that asks project trust: until the trust
+// package lands, a project's hooks never run (the user's own do).
+func ProjectTrusted(root string, files []string) bool { return false }
+
+// HookRecords is where the root keeps its SubagentStart markers: the
+// parent-owned records, out of every sandboxed child's reach.
+func HookRecords(projectRoot string) string {
+	return filepath.Join(dispatch.OwnersDir(projectRoot), "hooks")
+}
+
+// RunHooks is one root run's hooks: the session's, and the pairing of its
+// subagents' starts and stops.
+type RunHooks struct {
+	s    *hooks.Session
+	subs *hooks.Subagents
+}
+
+// OpenHooks loads the hooks (nil when none are configured), and fires the
+// stops that an earlier, dead brood process owed.
+func (f *Factory) OpenHooks(ctx context.Context, transcript, permMode, effort string) (*RunHooks, error) {
+	cfg, warns, err := hooks.Load(hooks.Sources{Home: f.Home, ProjectRoot: f.ProjectRoot, Trusted: ProjectTrusted})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		fmt.Fprintln(f.Err, "brood:", w)
+	}
+	r := hooks.New(cfg, hooks.Options{Dir: f.Cwd, ProjectDir: f.ProjectRoot, Report: f.Err})
+	if r == nil {
+		return nil, nil
+	}
+	c := hooks.Common{
+		SessionID: strings.TrimSuffix(filepath.Base(transcript), ".jsonl"), TranscriptPath: transcript,
+		Cwd: f.Cwd, PermissionMode: FirstNonEmpty(permMode, "default"), PromptID: ulid.Make().String(),
+	}
+	if effort != "" {
+		c.Effort = &hooks.Effort{Level: effort}
+	}
+	h := &RunHooks{s: hooks.NewSession(r, c)}
+	h.s.LateStops(ctx, HookRecords(f.ProjectRoot))
+	h.subs = h.s.Subagents(f.ProjectRoot, HookRecords(f.ProjectRoot))
+	return h, nil
+}
+
+// Observe wraps a dispatcher's event handler so that the hooks see every
+// start and stop.
+func (h *RunHooks) Observe(next func(delegate.Event)) func(delegate.Event) {
+	if h == nil || h.subs == nil {
+		return next
+	}
+	return func(e delegate.Event) {
+		if next != nil {
+			next(e)
+		}
+		if e.Type != "dispatch_start" && e.Type != "dispatch_stop" {
+			return
+		}
+		h.subs.Observe(hooks.SubagentEvent{
+			Start: e.Type == "dispatch_start", TaskID: e.TaskID, ParentTaskID: e.Parent, Via: e.Via,
+			Agent: e.Agent, Description: e.Description, Depth: e.Depth, Status: e.Status, KilledBy: e.KilledBy,
+		})
+	}
+}
+
+// Background lists a dispatcher's running background tasks for the hooks.
+func (h *RunHooks) Background(d *delegate.Dispatcher) {
+	if h == nil || d == nil {
+		return
+	}
+	h.s.Background = func() []hooks.BackgroundTask {
+		var out []hooks.BackgroundTask
+		for _, id := range d.Running() {
+			out = append(out, hooks.BackgroundTask{ID: id, Type: "subagent", Status: "running"})
+		}
+		return out
+	}
+}
+
+// Close waits for the subagents' hooks.
+func (h *RunHooks) Close() {
+	if h != nil {
+		h.subs.Close()
+	}
+}
+
+// Session is the run's hooks session (nil: none).
+func (h *RunHooks) Session() *hooks.Session {
+	if h == nil {
+		return nil
+	}
+	return h.s
+}
+
+// Prompt fires SessionStart and UserPromptSubmit and returns the prompt
+// with the context their hooks add.
+func (h *RunHooks) Prompt(ctx context.Context, prompt string, resume bool) (string, error) {
+	if h == nil {
+		return prompt, nil
+	}
+	source := "startup"
+	if resume {
+		source = "resume"
+	}
+	extra, err := h.s.Start(ctx, source)
+	if err != nil {
+		return "", err
+	}
+	more := ""
+	if prompt != "" {
+		if more, err = h.s.Prompt(ctx, prompt); err != nil {
+			return "", err
+		}
+	}
+	for _, c := range []string{extra, more} {
+		if c != "" {
+			prompt += "\n\n" + c
+		}
+	}
+	return prompt, nil
+}
+
+type hooksKey struct{}
+
+// WithHooks returns ctx carrying h, for code that builds its own
+// dispatcher under a run (the workflow engine).
+func WithHooks(ctx context.Context, h *RunHooks) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, hooksKey{}, h)
+}
+
+// HooksFrom is the RunHooks ctx carries (nil: none).
+func HooksFrom(ctx context.Context) *RunHooks {
+	h, _ := ctx.Value(hooksKey{}).(*RunHooks)
+	return h
+}

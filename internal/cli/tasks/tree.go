@@ -1,0 +1,215 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/price"
+	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// TreeOptions are the arguments of `brood tasks tree`.
+type TreeOptions struct {
+	Factory *cmdutil.Factory
+	Root    string // a task id, or a session id
+	Session string
+	JSON    bool
+}
+
+// NewCmdTree builds `brood tasks tree [ROOT|--session S]`.
+func NewCmdTree(f *cmdutil.Factory, runF func(context.Context, *TreeOptions) error) *cobra.Command {
+	opts := &TreeOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "tree [ROOT | --session S]",
+		Short: "Show the dispatch tree with each agent's tokens, wall time and estimated cost, rolled up",
+		Long: `Show who dispatched whom: each root session (a brood run's transcript) and the
+tasks below it, with every node's own tokens (input, output, cache read and
+write), wall time and estimated cost, and the same rolled up over its subtree.
+
+Costs come from a price table of list prices per million tokens (override or
+extend it under [prices] in settings.toml); a model without a price shows its
+tokens only, and a rolled-up cost that leaves such a node out is marked "+".
+Without an argument every tree of the project is shown.`,
+		Example: `  brood tasks tree
+  brood tasks tree 01JC3V...            # one task and everything below it
+  brood tasks tree --session 01JC3T...  # one brood run's whole tree
+  brood tasks tree --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Root = args[0]
+			}
+			if opts.Root != "" && opts.Session != "" {
+				return errors.New("give a task id or --session, not both")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return treeRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Session, "session", "", "the tree of this root session (its transcript's id or path)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func treeRun(opts *TreeOptions) error {
+	f := opts.Factory
+	user, project := settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home}.Paths()
+	prices, err := price.Load(user, project)
+	if err != nil {
+		return err
+	}
+	tasks, err := dispatch.ListTasks(f.ProjectRoot)
+	if err != nil {
+		return err
+	}
+	fo := newForest(f.ProjectRoot, tasks, prices)
+	sess := opts.Session
+	if sess != "" {
+		sess = strings.TrimSuffix(filepath.Base(sess), ".jsonl")
+	}
+	trees, err := fo.pick(opts.Root, sess)
+	if err != nil {
+		return err
+	}
+	for _, n := range trees {
+		fo.rollUp(n)
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, trees)
+	}
+	if len(trees) == 0 {
+		fmt.Fprintln(f.Out, "no dispatches yet in", f.ProjectRoot)
+		return nil
+	}
+	return writeTree(termsafe.NewWriter(f.Out), trees)
+}
+
+// pick picks the trees asked for: one task's subtree, one session's, or
+// all of them (sessions newest first, then tasks no session claims).
+func (fo *forest) pick(root, sess string) ([]*Node, error) {
+	bySession := map[string][]*dispatch.Task{}
+	var loose []*dispatch.Task
+	for _, t := range fo.children[""] {
+		if s := fo.sessionOf(t); s != "" {
+			bySession[s] = append(bySession[s], t)
+		} else {
+			loose = append(loose, t)
+		}
+	}
+	if root != "" {
+		if t := fo.tasks[root]; t != nil {
+			return []*Node{fo.task(t, map[string]bool{})}, nil
+		}
+		if _, ok := bySession[root]; !ok {
+			return nil, fmt.Errorf("no task or session %s under %s: see brood tasks", root, filepath.Join(fo.root, ".brood"))
+		}
+		sess = root
+	}
+	if sess != "" {
+		return []*Node{fo.session(sess, bySession[sess])}, nil
+	}
+	ids := make([]string, 0, len(bySession))
+	for s := range bySession {
+		ids = append(ids, s)
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	var out []*Node
+	for _, s := range ids {
+		out = append(out, fo.session(s, bySession[s]))
+	}
+	for _, t := range loose {
+		out = append(out, fo.task(t, map[string]bool{}))
+	}
+	return out, nil
+}
+
+func writeTree(out io.Writer, trees []*Node) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tSTATUS\tIN\tOUT\tCACHE R\tCACHE W\tWALL\tCOST\tTREE IN\tTREE OUT\tTREE CACHE R\tTREE CACHE W\tTREE COST\t")
+	partial, assumed := false, false
+	var row func(n *Node, prefix, branch string)
+	row = func(n *Node, prefix, branch string) {
+		label := prefix + branch + n.Agent + " " + n.ID
+		if n.Kind == "session" {
+			label += " (session)"
+		}
+		cost := "-"
+		if n.CostUSD != nil {
+			cost = usd(*n.CostUSD)
+			if n.PriceNote != "" && strings.HasPrefix(n.PriceNote, "assumed") {
+				cost += "*"
+				assumed = true
+			}
+		}
+		tree := usd(n.TreeCostUSD)
+		switch {
+		case !n.TreeCostComplete && n.TreeCostUSD == 0:
+			tree, partial = "-", true // nothing below had a price
+		case !n.TreeCostComplete:
+			tree += "+"
+			partial = true
+		}
+		u, t := n.Usage, n.TreeUsage
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t\n", label, n.Status,
+			u.Input, u.Output, u.CacheRead, u.CacheWrite, dur(n.WallMS), cost, t.Input, t.Output, t.CacheRead, t.CacheWrite, tree)
+		next := prefix
+		switch branch {
+		case "├─ ":
+			next += "│  "
+		case "└─ ":
+			next += "   "
+		}
+		for i, c := range n.Children {
+			b := "├─ "
+			if i == len(n.Children)-1 {
+				b = "└─ "
+			}
+			row(c, next, b)
+		}
+	}
+	for _, n := range trees {
+		row(n, "", "")
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if partial {
+		fmt.Fprintln(out, "- no price, + a sum that leaves out models without a price (their tokens are counted; price them under [prices] in settings.toml)")
+	}
+	if assumed {
+		fmt.Fprintln(out, "* an assumed price (see brood's price table); set your own under [prices] in settings.toml")
+	}
+	return nil
+}
+
+func usd(v float64) string {
+	if v >= 1 {
+		return fmt.Sprintf("$%.2f", v)
+	}
+	return fmt.Sprintf("$%.4f", v)
+}
+
+func dur(ms int64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	if ms < 1000 {
+		return fmt.Sprintf("%dms", ms)
+	}
+	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
+}

@@ -1,0 +1,110 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Runner runs the configured hooks of one brood process (the root: children
+// never get one).
+type Runner struct {
+	cfg Config
+	opt Options
+}
+
+// Options are a Runner's surroundings.
+type Options struct {
+	// Dir is where hooks run (the working directory); ProjectDir is given
+	// to them as CLAUDE_PROJECT_DIR and BROOD_PROJECT_DIR.
+	Dir, ProjectDir string
+	// Env is the hooks' base environment (default os.Environ()).
+	Env []string
+	// Report receives one line per failed hook and per systemMessage (nil:
+	// discarded).
+	Report io.Writer
+}
+
+// New returns a Runner for cfg; a nil Runner (no hooks) is valid and runs
+// nothing.
+func New(cfg Config, opt Options) *Runner {
+	if cfg.Empty() {
+		return nil
+	}
+	if opt.Env == nil {
+		opt.Env = os.Environ()
+	}
+	env := make([]string, 0, len(opt.Env)+2)
+	env = append(env, opt.Env...)
+	opt.Env = append(env, "CLAUDE_PROJECT_DIR="+opt.ProjectDir, "BROOD_PROJECT_DIR="+opt.ProjectDir)
+	return &Runner{cfg: cfg, opt: opt}
+}
+
+// Has reports whether event has any hook.
+func (r *Runner) Has(event string) bool { return r != nil && r.cfg.Has(event) }
+
+// commands returns the distinct commands of event whose matcher selects
+// value (Claude Code runs an identical command once).
+func (r *Runner) commands(event, value string, aliases []string) []Command {
+	var out []Command
+	seen := map[string]bool{}
+	for _, g := range r.cfg[event] {
+		if !Match(g.Matcher, value, aliases...) {
+			continue
+		}
+		for _, c := range g.Hooks {
+			if !seen[c.Command] {
+				seen[c.Command] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Fire runs every hook of event that matches value, in parallel, with
+// payload as JSON on their stdin, and combines what they say. Failures are
+// reported and returned, never fatal. ctx's cancel does not cut a hook off:
+// each one runs to its end or its timeout.
+func (r *Runner) Fire(ctx context.Context, event, value string, payload any) Result {
+	var res Result
+	if r == nil {
+		return res
+	}
+	cmds := r.commands(event, value, toolAliases(value))
+	if len(cmds) == 0 {
+		return res
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		res.Failures = append(res.Failures, fmt.Sprintf("%s: cannot encode the payload: %v", event, err))
+		r.report(res)
+		return res
+	}
+	outs := make([]ran, len(cmds))
+	var wg sync.WaitGroup
+	for i, c := range cmds {
+		wg.Go(func() { outs[i] = runCommand(ctx, c, r.opt.Dir, r.opt.Env, data) })
+	}
+	wg.Wait()
+	for _, o := range outs {
+		res.add(event, o)
+	}
+	r.report(res)
+	return res
+}
+
+func (r *Runner) report(res Result) {
+	if r.opt.Report == nil {
+		return
+	}
+	for _, f := range res.Failures {
+		fmt.Fprintln(r.opt.Report, "· hook:", f)
+	}
+	for _, m := range res.Messages {
+		fmt.Fprintln(r.opt.Report, "· hook:", m)
+	}
+}

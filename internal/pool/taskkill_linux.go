@@ -1,0 +1,287 @@
+package pool
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/depth"
+)
+
+// Killed is what KillTask did, for the person who asked.
+type Killed struct {
+	Owner  []int  // the processes holding the task's lock
+	PIDs   []int  // the task's children that were signalled
+	Cgroup string // the task's cgroup, when it has one
+	How    string // "SIGTERM" or "SIGTERM, then cgroup.kill" / "SIGTERM, then SIGKILL"
+}
+
+// ErrNoOwner means no process holds the task's lock: its parent is gone,
+// so no child of it can be running under brood's watch.
+var ErrNoOwner = errors.New("no process owns the task (its parent is gone)")
+
+// KillTask stops task id's child from a process that did not start it (brood
+// tasks kill), without trusting anything the child can write. The proof that
+// a process is that task's child comes from the kernel alone:
+//
+//   - the task's owner is the process holding the flock on lockPath, as
+//     /proc/locks says (the lock file is matched by device and inode, not
+//     followed if it is a link);
+//   - the child is a direct child of the owner whose argv[0] is the task's
+//     depth.Marker, set by the owner's pool at clone time; the process is
+//     then pinned with pidfd_open and checked again, so a pid reused in
+//     between is never signalled;
+//   - where the pool put it in a cgroup (named by the same marker), the
+//     final stage is that cgroup's cgroup.kill, which takes everything the
+//     child started; under the PID-namespace fallback, SIGKILL to the
+//     namespace's init does the same.
+//
+// It sends SIGTERM, waits up to grace for the child to exit, then kills.
+// No pid from a record is ever signalled.
+func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Killed, error) {
+	var k Killed
+	owners, err := lockHolders(lockPath)
+	if err != nil {
+		return k, err
+	}
+	if len(owners) == 0 {
+		return k, ErrNoOwner
+	}
+	k.Owner = owners
+	kids := taskChildren(id, owners)
+	if len(kids) == 0 {
+		return k, fmt.Errorf("task %s: its owner (pid %d) has no child process of this task (queued, or already finishing)", id, owners[0])
+	}
+	defer func() {
+		for _, c := range kids {
+			unix.Close(c.pidfd)
+		}
+	}()
+	k.How = "SIGTERM"
+	for _, c := range kids {
+		k.PIDs = append(k.PIDs, c.pid)
+		if c.cgroup != "" {
+			k.Cgroup = c.cgroup
+		}
+		_ = unix.PidfdSendSignal(c.pidfd, unix.SIGTERM, nil, 0)
+	}
+	if allExit(ctx, kids, grace) {
+		waitReleased(ctx, lockPath, owners, grace)
+		return k, nil
+	}
+	for _, c := range kids {
+		if c.cgroup != "" {
+			k.How = "SIGTERM, then cgroup.kill"
+			_ = os.WriteFile(filepath.Join(c.cgroup, "cgroup.kill"), []byte("1"), 0)
+			continue
+		}
+		k.How = "SIGTERM, then SIGKILL"
+		_ = unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0)
+	}
+	allExit(ctx, kids, grace)
+	waitReleased(ctx, lockPath, owners, grace)
+	return k, nil
+}
+
+// waitReleased waits, up to d, for the owner to let go of the task's lock:
+// it does once it has recorded how the task ended, so that the listing
+// never shows a task that was killed as running.
+func waitReleased(ctx context.Context, lockPath string, owners []int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		now, err := lockHolders(lockPath)
+		if err != nil || !overlaps(now, owners) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func overlaps(a, b []int) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pinned is a task child held by a pidfd.
+type pinned struct {
+	pid, pidfd int
+	cgroup     string // its cgroup directory, if named for the task
+}
+
+// taskChildren finds the direct children of owners whose argv[0] marks
+// them as task id's child, pinned by pidfds.
+func taskChildren(id string, owners []int) []pinned {
+	isOwner := map[int]bool{}
+	for _, o := range owners {
+		isOwner[o] = true
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []pinned
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !isTaskChild(pid, id, isOwner) {
+			continue
+		}
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue
+		}
+		// Pinned: from here the pid cannot be reused. Was it still the
+		// task's child when we pinned it?
+		if !isTaskChild(pid, id, isOwner) {
+			unix.Close(fd)
+			continue
+		}
+		out = append(out, pinned{pid: pid, pidfd: fd, cgroup: taskCgroup(pid, id)})
+	}
+	return out
+}
+
+func isTaskChild(pid int, id string, isOwner map[int]bool) bool {
+	m, ok := depth.Parse(depth.Argv0(pid))
+	if !ok || m.Task != id {
+		return false
+	}
+	p, ok := readStat(pid)
+	return ok && isOwner[p.ppid] && p.state != "Z"
+}
+
+// taskCgroup is the cgroup directory of pid when it is the one the pool
+// made for task id ("" otherwise).
+func taskCgroup(pid int, id string) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return ""
+	}
+	mnt, err := CgroupMount()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		p, ok := strings.CutPrefix(line, "0::")
+		if !ok {
+			continue
+		}
+		if m, ok := depth.Parse(p); ok && m.Task == id {
+			return filepath.Join(mnt, p)
+		}
+	}
+	return ""
+}
+
+// allExit waits until every pinned process has exited (its pidfd turns
+// readable), up to d.
+func allExit(ctx context.Context, kids []pinned, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for _, c := range kids {
+		for {
+			left := time.Until(deadline)
+			if left <= 0 || ctx.Err() != nil {
+				return false
+			}
+			fds := []unix.PollFd{{Fd: int32(c.pidfd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, int(min(left, 100*time.Millisecond)/time.Millisecond)+1)
+			if err == nil && n > 0 {
+				break
+			}
+			if err != nil && !errors.Is(err, unix.EINTR) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+type stat struct {
+	ppid  int
+	state string
+}
+
+func readStat(pid int) (stat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return stat{}, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return stat{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return stat{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return stat{ppid: ppid, state: f[0]}, true
+}
+
+// lockHolders lists the processes holding a flock on path, from
+// /proc/locks (the kernel's table, matched by device and inode).
+func lockHolders(path string) ([]int, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("task lock %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("task lock %s is not a regular file; refusing to trust it", path)
+	}
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var pids []int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// 1: FLOCK  ADVISORY  WRITE 1234 00:2a:56789 0 EOF
+		fl := strings.Fields(sc.Text())
+		if len(fl) < 6 || fl[1] != "FLOCK" || fl[2] == "->" || !sameFile(fl[5], want) {
+			continue
+		}
+		if pid, err := strconv.Atoi(fl[4]); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, sc.Err()
+}
+
+// sameFile compares /proc/locks' maj:min:inode with want, ignoring how many
+// hex digits the device numbers were printed with.
+func sameFile(got, want string) bool {
+	g, w := strings.Split(got, ":"), strings.Split(want, ":")
+	if len(g) != 3 || len(w) != 3 {
+		return false
+	}
+	for i := range 2 {
+		a, err1 := strconv.ParseUint(g[i], 16, 32)
+		b, err2 := strconv.ParseUint(w[i], 16, 32)
+		if err1 != nil || err2 != nil || a != b {
+			return false
+		}
+	}
+	return g[2] == w[2]
+}

@@ -1,0 +1,9 @@
+//go:build linux && !amd64 && !arm64
+
+package sandbox
+
+const nativeArch = 0
+
+// metadataSyscalls is empty where brood does not know the syscall table: a
+// read-only child's Status then says metadata is not held by the kernel.
+func metadataSyscalls() []int { return nil }

@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// metadataNote is what a read-only child's Status says the syscall filter
+// holds.
+const metadataNote = "seccomp: chmod, chown, utimes, xattrs and chattr denied"
+
+// Inode flag ioctls (chattr): +i and +a change a file without writing it.
+const (
+	fsIocSetflags   = 0x40086602
+	fsIocSetflags32 = 0x40046602
+	fsIocFssetxattr = 0x401c5820
+)
+
+// metadataFilter is the BPF program a read-only child runs under: every
+// syscall that changes a file's metadata without opening it for writing
+// (which Landlock does not cover) fails with EPERM. Syscalls of a foreign
+// ABI (i386, x32) fail too, so the numbers cannot be dodged.
+func metadataFilter() ([]unix.SockFilter, bool) {
+	nrs := metadataSyscalls()
+	if len(nrs) == 0 {
+		return nil, false
+	}
+	const (
+		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		ret   = unix.BPF_RET | unix.BPF_K
+		deny  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		allow = unix.SECCOMP_RET_ALLOW
+		// struct seccomp_data: nr (0), arch (4), ip (8), args[6] (16).
+		offNR, offArch, offArg1 = 0, 4, 24
+	)
+	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
+	jump := func(k uint32, jt, jf uint8) unix.SockFilter {
+		return unix.SockFilter{Code: jeq, Jt: jt, Jf: jf, K: k}
+	}
+	prog := []unix.SockFilter{
+		stmt(ld, offArch),
+		jump(nativeArch, 1, 0),
+		stmt(ret, deny),
+		stmt(ld, offNR),
+		{Code: jge, Jt: 0, Jf: 1, K: 0x40000000}, // x32 numbers
+		stmt(ret, deny),
+	}
+	for _, nr := range nrs {
+		prog = append(prog, jump(uint32(nr), 0, 1), stmt(ret, deny))
+	}
+	prog = append(prog,
+		jump(unix.SYS_IOCTL, 0, 5),
+		stmt(ld, offArg1), // the request's low 32 bits (little endian)
+		jump(fsIocSetflags, 2, 0),
+		jump(fsIocSetflags32, 1, 0),
+		jump(fsIocFssetxattr, 0, 1),
+		stmt(ret, deny),
+		stmt(ret, allow),
+	)
+	return prog, true
+}
+
+// installMetadataFilter puts the calling thread under metadataFilter. The
+// thread must already have no_new_privs. Without TSYNC on purpose: like the
+// Landlock domain, it is for the thread a child is started from (and for
+// the image a child re-executes into), never the parent's other threads.
+func installMetadataFilter() (bool, error) {
+	prog, ok := metadataFilter()
+	if !ok {
+		return false, nil
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp))); errno != 0 {
+		return false, fmt.Errorf("sandbox: seccomp filter for metadata: %w", errno)
+	}
+	return true, nil
+}
