@@ -198,9 +198,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		readLines(sp.stdout, alive, job.OnLine)
 	}()
 	exited := make(chan struct{})
-	if job.Input != nil {
-		go feed(sp.stdin, job.Input, exited)
-	}
+	go feed(sp.stdin, job.Input, exited)
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)
@@ -423,6 +421,9 @@ func (t *tail) String() string {
 // write that fails (the child stopped reading) ends it: the child is gone or
 // going, and its parent's EOF tells it the rest.
 func feed(w io.Writer, in <-chan []byte, exited <-chan struct{}) {
+	if in == nil {
+		return
+	}
 	for {
 		select {
 		case b := <-in:
