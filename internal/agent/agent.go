@@ -41,6 +41,11 @@ type Config struct {
 	// TokenBudget, when positive, makes the run emit budget_warning at 80%
 	// and budget_exceeded at 100% of it. It never stops the run.
 	TokenBudget int64
+	// UsageBelow, when set, is the usage of everything this agent delegated
+	// so far (its finished subagents, their own subagents included): the
+	// budget counts it with the agent's own tokens, so a tree's root is
+	// warned about what the tree spent.
+	UsageBelow func() model.Usage
 	// Transcript, when set, receives every message, tool call, result and
 	// usage record as the run goes.
 	Transcript *session.Writer
@@ -97,7 +102,7 @@ func (r *run) emit(e Event) bool {
 func (r *run) record(rec session.Record) {
 	if r.cfg.Transcript != nil {
 		// A transcript that cannot be written must not kill the run; the
-		// write error surfaces when the transcript is closed or read.
+		// run then ends failed (see finish).
 		_ = r.cfg.Transcript.Append(rec)
 	}
 }
@@ -317,6 +322,9 @@ func (r *run) account(turn int, u model.Usage) bool {
 		return true
 	}
 	used := r.total.Total()
+	if r.cfg.UsageBelow != nil {
+		used += r.cfg.UsageBelow().Total()
+	}
 	if !r.warned && used*10 >= b*8 {
 		r.warned = true
 		if !r.emit(Event{Type: EvBudgetWarning, Turn: turn, Total: &tot, Text: fmt.Sprintf("%d of %d budget tokens used", used, b)}) {
@@ -390,6 +398,14 @@ func (r *run) callTool(ctx context.Context, u model.Part) tool.Result {
 }
 
 func (r *run) finish(st Status, turns int, err error) {
+	if r.cfg.Transcript != nil && st != StatusFailed {
+		if terr := r.cfg.Transcript.Err(); terr != nil {
+			// The run went on (a transcript is no reason to stop work), but
+			// it does not end as done with a record that has a gap: a full
+			// disk is a failure, said as one.
+			st, err = StatusFailed, fmt.Errorf("the transcript could not be written, so this run is not recorded: %w", terr)
+		}
+	}
 	o := &Outcome{Status: st, Text: r.last, Turns: turns, Usage: r.total, Messages: r.msgs}
 	r.outcome = o
 	if st == StatusDone && len(r.msgs) > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/broodhq/brood/internal/taskdir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +81,7 @@ func newProject(dir string, git bool) (*project, error) {
 // clean removes the previous run's records so each run counts only its own.
 func (p *project) clean() error {
 	for _, d := range []string{"dispatch", "sessions", "outputs"} {
-		if err := os.RemoveAll(filepath.Join(p.root, ".brood", d)); err != nil {
+		if err := os.RemoveAll(filepath.Join(taskdir.Open(p.root).StateDir(), d)); err != nil {
 			return err
 		}
 	}
@@ -173,7 +174,7 @@ func (h *Harness) readDispatch(s *Sample, log []Request) error {
 			}
 		}
 	}
-	root := filepath.Join(h.proj.root, ".brood", "dispatch")
+	root := taskdir.Open(h.proj.root).DispatchRoot()
 	ents, err := os.ReadDir(root)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

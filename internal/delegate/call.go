@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 )
 
@@ -71,7 +73,7 @@ func applyLimits(j *job, l call.Limits) {
 		env.TokenBudget, changed = l.TokenBudget, true
 	}
 	if changed {
-		_ = dispatch.WriteJSON(filepath.Join(j.dir, dispatch.EnvelopeFile), env)
+		_ = j.td.WriteJSON(taskdir.Envelope, env, true)
 	}
 }
 
@@ -119,13 +121,22 @@ func (d *Dispatcher) recorded(ctx context.Context, id string) (r *call.Result, s
 		return nil, true, nil
 	}
 	// What the task is comes from the owner record, out of the child's reach.
-	var own dispatch.Owner
-	if err := dispatch.ReadJSON(dispatch.OwnerPath(d.cfg.OwnerDir, id), &own); err != nil || own.TaskID != id {
+	own, err := dispatch.ReadOwner(*d.cfg.Owners, id)
+	if err != nil || own.TaskID != id {
 		return nil, true, fmt.Errorf("task %s: its owner record is missing; it cannot be trusted", id)
 	}
-	res, fails := dispatch.Verify(filepath.Join(t.Dir, dispatch.ResultFile), dispatch.Expect{TaskID: id, Agent: own.Agent})
+	res, fails, _ := dispatch.VerifyDir(t.Files(), dispatch.Expect{TaskID: id, Agent: own.Agent})
 	if res == nil {
 		return nil, true, nil
+	}
+	// The parent's verdict decides, not the child's file: a rejected run
+	// stays rejected, and a result.json changed since reads as such.
+	res.Status = t.Status
+	if v := t.Verdict; v != nil {
+		fails = append(slices.Clone(v.Reasons), fails...)
+	}
+	if t.Trust == dispatch.TrustRejected && len(fails) == 0 {
+		fails = append(fails, t.Note)
 	}
 	o := &Outcome{TaskID: id, Result: res, Output: t.Output, Text: renderTask(t), Failures: fails}
 	return resultOf(o), true, nil

@@ -17,10 +17,12 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -54,21 +56,20 @@ type ChildConfig struct {
 	Telemetry *telemetry.Telemetry
 }
 
-// events writes the child's stdout protocol: one JSON object per line, from
-// any goroutine.
+// events is the child's end of the protocol up (stdout); the answers to
+// its asks come down through parentLink (delegate/ask.go).
 type events struct {
-	mu sync.Mutex
-	w  io.Writer
+	up *protocol.Writer
 }
 
-func (e *events) send(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+// send writes one message up: a protocol type, or (for the permission ask
+// lines of delegate/ask.go) any JSON object.
+func (e *events) send(m any) {
+	if pm, ok := m.(protocol.Message); ok {
+		_ = e.up.Send(pm)
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.w.Write(append(b, '\n'))
+	_ = e.up.SendJSON(m)
 }
 
 // RunChild runs the task of an envelope to its end and writes result.json.
@@ -82,6 +83,9 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if cfg.TaskID != "" && cfg.TaskID != env.TaskID {
 		return fmt.Errorf("--task-id %s does not match the envelope's task %s", cfg.TaskID, env.TaskID)
 	}
+	if err := dispatch.CheckID(env.TaskID); err != nil {
+		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)
+	}
 	dir := filepath.Dir(cfg.EnvelopePath)
 	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)
 	// The sandbox comes first: Restrict re-executes this process under
@@ -90,8 +94,8 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if err != nil {
 		return err
 	}
-	out := &events{w: cfg.Stdout}
-	out.send(map[string]any{"type": "started", "task_id": env.TaskID, "pid": os.Getpid()})
+	out := &events{up: protocol.NewWriter(cfg.Stdout)}
+	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -110,9 +114,12 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 		res.Error = cause.Error()
 	}
 	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res); err != nil {
-		return fmt.Errorf("write result.json: %w", err)
+		// Said to the parent too (it may be unable to read our stderr).
+		err = fmt.Errorf("write result.json: %w", err)
+		out.send(protocol.Result{Status: dispatch.StatusFailed, Usage: res.Usage, ChildUsage: res.ChildUsage, Error: err.Error()})
+		return err
 	}
-	out.send(map[string]any{"type": "result", "status": res.Status, "usage": res.Usage, "child_usage": res.ChildUsage})
+	out.send(protocol.Result{Status: res.Status, Usage: res.Usage, ChildUsage: res.ChildUsage})
 	return nil
 }
 
@@ -130,7 +137,7 @@ func heartbeat(out *events, every time.Duration) func() {
 			case <-done:
 				return
 			case <-t.C:
-				out.send(map[string]bool{"ping": true})
+				out.send(protocol.Ping{})
 			}
 		}
 	}()
@@ -170,12 +177,16 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		if slices.Contains(allowed, "*") {
 			allowed = nil
 		}
-		ownerDir := "" // the project's records, for an unsandboxed child
+		var owners *taskdir.Records // the project's records, for an unsandboxed child
 		if env.ReadOnly || env.Isolation == "worktree" {
-			ownerDir = filepath.Join(dir, "owners")
+			// A sandboxed child cannot write .brood/records: it keeps its
+			// children's records in its own task directory, and only it
+			// may resume from them.
+			r := taskdir.Open(env.ProjectRoot).MustTask(env.TaskID).Owners()
+			owners = &r
 		}
 		nested, err = New(Config{
-			OwnerDir:    ownerDir,
+			Owners:      owners,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
 			Exe: cfg.Exe, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
@@ -183,7 +194,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP),
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
-			OnEvent: func(e Event) { out.send(map[string]any{"type": "nested", "event": e}) },
+			OnEvent: func(e Event) { out.send(protocol.Nested{Event: e}) },
 			// A grandchild's question goes up through this process.
 			Ask: cfg.link.relay(),
 		})
@@ -251,7 +262,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	acfg := agent.Config{
 		Name: env.TargetAgent, Model: m, System: env.System, Tools: set, Env: tenv,
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
-		TokenBudget: env.TokenBudget, Transcript: tw,
+		TokenBudget: env.TokenBudget, Transcript: tw, UsageBelow: nestedUsage(nested),
 		Telemetry: cfg.Telemetry, ID: env.TaskID, Depth: env.Depth,
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)
@@ -280,9 +291,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		case agent.EvTurn:
 			batch.flush()
 		case agent.EvUsage:
-			out.send(map[string]any{"type": "usage", "turn": ev.Turn, "usage": ev.Usage, "total": ev.Total})
-		case agent.EvBudgetWarning, agent.EvBudgetExceeded:
-			out.send(map[string]any{"type": string(ev.Type), "text": ev.Text})
+			out.send(protocol.Usage{Turn: ev.Turn, Usage: deref(ev.Usage), Total: deref(ev.Total)})
+		case agent.EvBudgetWarning:
+			out.send(protocol.BudgetWarning{Text: ev.Text})
+		case agent.EvBudgetExceeded:
+			out.send(protocol.BudgetExceeded{Text: ev.Text})
 		case agent.EvDone:
 			outcome = ev.Outcome
 		}
@@ -444,7 +457,7 @@ func (b *toolBatch) flush() {
 	if len(b.names) == 0 {
 		return
 	}
-	b.out.send(map[string]any{"type": "progress", "tools": b.names})
+	b.out.send(protocol.Progress{Tools: b.names})
 	b.names = nil
 }
 
@@ -501,4 +514,13 @@ func inbox(dir string) func() []string {
 		}
 		return msgs
 	}
+}
+
+// nestedUsage is what a delegating child's budget counts besides its own
+// tokens: its finished subagents'.
+func nestedUsage(nested *Dispatcher) func() model.Usage {
+	if nested == nil {
+		return nil
+	}
+	return nested.ChildUsage
 }

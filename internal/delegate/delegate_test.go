@@ -155,9 +155,12 @@ agents:
 			if !strings.Contains(out.Text, "resume_task_id=\""+out.TaskID+"\"") || out.Result.ResumeHandle != out.TaskID {
 				t.Errorf("no resume handle:\n%s", out.Text)
 			}
-			disk := readResult(t, p.root, out.TaskID)
-			if disk.Status != c.status {
-				t.Errorf("result.json says %s", disk.Status)
+			// The child's result.json is its own; the parent's verdict is
+			// what every later reader sees.
+			tk, err := dispatch.LoadTask(p.root, out.TaskID)
+			must(t, err)
+			if tk.Status != c.status || tk.Verdict == nil || tk.Verdict.Status != c.status {
+				t.Errorf("listed as %s (verdict %+v), want %s", tk.Status, tk.Verdict, c.status)
 			}
 		})
 	}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,9 +21,11 @@ import (
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Environment variables of the depth stamp.
@@ -81,11 +82,12 @@ type Config struct {
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
 	Redact func(string) string
+	// Owners holds the Owner records and verdicts of this dispatcher's
+	// children, which a resume and a listing trust (nil: the project's
+	// .brood/records).
+	Owners *taskdir.Records
 	// Session is the root transcript's id (SetSession).
 	Session string
-	// OwnerDir holds the Owner records of this dispatcher's children, which
-	// a resume trusts (default: dispatch.OwnersDir of the project).
-	OwnerDir string
 	// MCP are the MCP servers this process's agent has (configured ones,
 	// for the root; its own, for a child): what a definition without a
 	// tools list inherits and what mcpServers may name.
@@ -95,26 +97,10 @@ type Config struct {
 	TrustProject func(path string) bool
 }
 
-// Event is what the parent's stream learns about a dispatch.
-type Event struct {
-	Type   string `json:"type"` // dispatch_start | progress | usage | dispatch_stop | background_done
-	TaskID string `json:"task_id"`
-	// Parent is the task that dispatched it ("" for this process's own
-	// children). A nested event's parent is as the relaying child says.
-	Parent      string      `json:"parent,omitempty"`
-	Agent       string      `json:"agent"`
-	Depth       int         `json:"depth"`
-	MaxDepth    int         `json:"max_depth,omitempty"`
-	Tools       []string    `json:"tools,omitempty"`
-	Status      string      `json:"status,omitempty"`
-	Usage       model.Usage `json:"usage,omitzero"`
-	WallMS      int64       `json:"wall_ms,omitempty"`
-	Description string      `json:"description,omitempty"`
-	KilledBy    string      `json:"killed_by,omitempty"` // dispatch_stop of a killed child
-	// Via is set by the process that relays a grandchild's event: the
-	// child that relayed it (whatever a child wrote there is replaced).
-	Via string `json:"via,omitempty"`
-}
+// Event is what the parent's stream learns about a dispatch: dispatch_start,
+// progress, usage, budget_warning, budget_exceeded, ask, dispatch_stop,
+// background_done (the child protocol's types, relayed up the tree).
+type Event = protocol.Event
 
 // Dispatcher spawns and tracks the children of one process.
 type Dispatcher struct {
@@ -154,8 +140,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
-	if cfg.OwnerDir == "" {
-		cfg.OwnerDir = dispatch.OwnersDir(cfg.ProjectRoot)
+	if cfg.Owners == nil {
+		r := dispatch.Records(cfg.ProjectRoot)
+		cfg.Owners = &r
 	}
 	if cfg.Pool == nil {
 		conc := cfg.Settings.Pool.Concurrency
@@ -213,6 +200,12 @@ type Outcome struct {
 	// Text is what the parent model sees: the wrapped, verified summary.
 	Text     string
 	Failures []string
+	// RecordErr is set when the parent could not record its verdict (a
+	// full disk): the run is then never reported as done.
+	RecordErr error
+	// patchState and patchHunks say what became of an isolated child's
+	// patch (for the View).
+	patchState, patchHunks string
 	// Concerns are what the edge guardrails found (shape, scope, evidence,
 	// refused attempts); the status stands.
 	Concerns []string
@@ -235,6 +228,7 @@ type job struct {
 	prio   int
 	env    *dispatch.Envelope
 	dir    string
+	td     *taskdir.Dir
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
 	desc   string
@@ -258,17 +252,16 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	id := req.TaskID
 	if id == "" {
 		id = dispatch.NewID()
-	} else if err := dispatch.CheckID(id); err != nil {
+	}
+	td, err := taskdir.Open(d.cfg.ProjectRoot).Task(id)
+	if err != nil {
 		return nil, err
 	}
-	dir := dispatch.Dir(d.cfg.ProjectRoot, id)
-	if dispatch.Exists(filepath.Join(dir, dispatch.EnvelopeFile)) {
+	dir := td.Path()
+	if td.Has(taskdir.Envelope) {
 		return nil, fmt.Errorf("task %s exists already; resume it instead", id)
 	}
-	if err := dispatch.EnsureStateDir(d.cfg.ProjectRoot); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := td.Create(); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	env := d.envelope(id, def, req)
@@ -280,7 +273,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	if req.Fork {
-		if err := d.prepareFork(env, def, req, dir); err != nil {
+		if err := d.prepareFork(env, def, req, td); err != nil {
 			return nil, err
 		}
 	}
@@ -288,12 +281,13 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := dispatch.Owner{TaskID: id, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt, Session: d.session()}
-	if err := dispatch.WriteOwner(d.cfg.OwnerDir, owner); err != nil {
+	own := ownerOf(env, def, req)
+	own.Session = d.session()
+	if err := dispatch.WriteOwner(*d.cfg.Owners, own); err != nil {
 		unlock()
 		return nil, err
 	}
-	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env); err != nil {
+	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
 		unlock()
 		return nil, err
 	}
@@ -306,7 +300,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, lg: lg, unlock: unlock, desc: req.Description}
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock}
 	if inPlace && env.Isolation == "" {
 		j.inPlace = true
 		j.unlock = func() { d.leaveInPlace(); unlock() }
@@ -314,6 +308,23 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		d.leaveInPlace()
 	}
 	return j, nil
+}
+
+// ownerOf is the parent's own record of a new dispatch: what a resume and
+// a listing trust, since the child may rewrite its envelope.
+func ownerOf(env *dispatch.Envelope, def *registry.Definition, req Request) dispatch.Owner {
+	o := dispatch.Owner{
+		TaskID: env.TaskID, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt,
+		Model: env.Model, Effort: env.Effort, ParentTaskID: env.ParentTaskID, SourceAgent: env.SourceAgent,
+		Depth: env.Depth, Workspace: env.Workspace, Created: env.Created,
+	}
+	if env.Fork {
+		o.HistoryPolicy = env.HistoryPolicy
+		if env.HistoryPolicy == policyForkVerbatim {
+			o.System = env.System
+		}
+	}
+	return o
 }
 
 // check applies the depth cap and the delegation scope (defence in depth:
@@ -348,10 +359,10 @@ func (d *Dispatcher) names() []string {
 	return out
 }
 
-func (d *Dispatcher) writeLog(dir string, lg *dispatch.Log) {
+func (d *Dispatcher) writeLog(td *taskdir.Dir, lg *dispatch.Log) {
 	d.logMu.Lock()
 	defer d.logMu.Unlock()
-	_ = dispatch.WriteJSONQuick(filepath.Join(dir, dispatch.LogFile), lg)
+	_ = td.WriteJSON(taskdir.Log, lg, false)
 }
 
 func (d *Dispatcher) emit(e Event) {

@@ -1,7 +1,6 @@
 package delegate
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/guard"
-	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
 )
 
@@ -225,50 +223,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// progress turns the child's event lines into parent events. It is called
-// from one goroutine per child.
-type progress struct {
-	d     *Dispatcher
-	emit  func(Event)
-	id    string
-	agent string
-	depth int
-	asks  *childAsks
-}
-
-func (p *progress) line(b []byte) {
-	var ev struct {
-		Type   string       `json:"type"`
-		Tools  []string     `json:"tools"`
-		Nested *Event       `json:"event"`
-		Total  *model.Usage `json:"total"`
-	}
-	if json.Unmarshal(b, &ev) != nil {
-		return
-	}
-	switch {
-	case ev.Type == "progress" && len(ev.Tools) > 0:
-		p.emit(Event{Type: "progress", TaskID: p.id, Agent: p.agent, Depth: p.depth, Tools: ev.Tools})
-	case ev.Type == "ask" && p.asks != nil:
-		p.asks.handle(b)
-	case ev.Type == "usage" && ev.Total != nil:
-		p.emit(Event{Type: "usage", TaskID: p.id, Agent: p.agent, Depth: p.depth, Usage: *ev.Total})
-	case ev.Type == "nested" && ev.Nested != nil:
-		// A grandchild's event, relayed by the child: passed up as it is
-		// (tool names and statuses only, never a transcript), and its start
-		// announced here too, where a human can see it.
-		if ev.Nested.TaskID == p.id || ev.Nested.TaskID == "" {
-			return // a child does not speak for itself as its own grandchild
-		}
-		if ev.Nested.Parent == "" {
-			ev.Nested.Parent = p.id // a nested task hangs below the child that relays it
-		}
-		ev.Nested.Via = p.id
-		if ev.Nested.Type == "dispatch_start" {
-			p.d.announce(ev.Nested.TaskID, ev.Nested.Agent, ev.Nested.Depth, ev.Nested.MaxDepth)
-		}
-		p.emit(*ev.Nested)
-	}
 }

@@ -10,11 +10,12 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // ForkFile holds a fork's seed: the parent's conversation and the id of the
 // Task call that forked it.
-const ForkFile = "fork.json"
+const ForkFile = taskdir.Fork
 
 // Fork history policies, as recorded in the envelope.
 const (
@@ -44,9 +45,9 @@ func verbatimFork(def *registry.Definition) bool {
 
 // prepareFork turns an envelope into a fork's: it writes the seed and sets
 // the system prompt, tools and history policy.
-func (d *Dispatcher) prepareFork(env *dispatch.Envelope, def *registry.Definition, req Request, dir string) error {
+func (d *Dispatcher) prepareFork(env *dispatch.Envelope, def *registry.Definition, req Request, td *taskdir.Dir) error {
 	seed := forkSeed{Messages: redactMessages(req.History, d.cfg.Redact), CallID: req.CallID}
-	if err := dispatch.WriteJSON(filepath.Join(dir, ForkFile), seed); err != nil {
+	if err := td.WriteJSON(ForkFile, seed, true); err != nil {
 		return err
 	}
 	env.Fork = true

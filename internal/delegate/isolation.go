@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // isolator probes the machine's isolation support once, on first use: most
@@ -108,15 +109,25 @@ func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool)
 		p.ReadOnly = true
 		p.Writable = []string{dir, tmp}
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = []string{env.IsolationRoot, dir, tmp}
+		p.Writable = []string{resolved(env.IsolationRoot), dir, tmp}
 	}
 	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		// A delegating child records its own children's dispatches. (The
 		// restriction is inherited: a read-only agent's subagents are
 		// read-only too.)
-		p.Writable = append(p.Writable, dispatch.Root(env.ProjectRoot))
+		p.Writable = append(p.Writable, resolved(dispatch.Root(env.ProjectRoot)))
 	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// resolved is path with its links resolved: for the parent's own paths
+// (a work tree reached through a linked home). Paths in a task directory
+// are never resolved: the sandbox refuses a link there.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }
 
 // sandboxFromParent runs on the thread the child is started from: it puts
@@ -124,7 +135,7 @@ func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool)
 // from its first instruction without re-executing itself. An overlay child
 // is the exception: it must mount its copy first (Landlock forbids mounts),
 // so it restricts itself after the mount.
-func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws *isolate.Workspace) error {
+func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *isolate.Workspace) error {
 	if env.NoLandlock || (ws != nil && ws.Mode == isolate.ModeOverlay) {
 		return nil
 	}
@@ -134,16 +145,22 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws *is
 		// the child restricts itself instead.
 		return nil
 	}
-	tmp := filepath.Join(dir, "tmp")
-	pol, needed := childPolicy(env, dir, tmp)
+	pol, needed := childPolicy(env, td.Path(), td.File(taskdir.Tmp))
 	if !needed {
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
 		_, err := sandbox.ScopeForChild()
 		return err
 	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return err
+	// The child may have left a link at tmp/ (to the work tree, say): a
+	// rule built on it would grant the link's target. The parent makes tmp/
+	// anew, a real empty directory, before every start.
+	tmp, err := td.FreshDir(taskdir.Tmp, 0o700)
+	if err != nil {
+		return fmt.Errorf("prepare the child's tmp/: %w", err)
+	}
+	if !td.Exists() {
+		return fmt.Errorf("the task directory %s is not a directory", td.Path())
 	}
 	entry, _, applied, err := sandbox.RestrictForChild(pol)
 	if err != nil {

@@ -1,9 +1,10 @@
 package delegate
 
 import (
+	"github.com/broodhq/brood/internal/taskdir"
+
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,12 +28,15 @@ func TestLeftoversListCannotAimOutside(t *testing.T) {
 	outside := start(&syscall.SysProcAttr{Setpgid: true})
 	// A "child" in a session of its own, and a group inside that session.
 	leader := start(&syscall.SysProcAttr{Setsid: true})
-	dir := t.TempDir()
-	list := "[" + strconv.Itoa(outside.Process.Pid) + "," + strconv.Itoa(leader.Process.Pid) + "]"
-	if err := os.WriteFile(filepath.Join(dir, GroupsFile), []byte(list), 0o644); err != nil {
+	td := taskdir.Open(t.TempDir()).MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
 		t.Fatal(err)
 	}
-	killLeftovers(dir, leader.Process.Pid)
+	list := "[" + strconv.Itoa(outside.Process.Pid) + "," + strconv.Itoa(leader.Process.Pid) + "]"
+	if err := os.WriteFile(td.File(GroupsFile), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	killLeftovers(td, leader.Process.Pid)
 	if err := syscall.Kill(outside.Process.Pid, 0); err != nil {
 		t.Fatalf("a group outside the child's session was killed: %v", err)
 	}

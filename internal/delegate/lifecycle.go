@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // background is one child running detached from the Task call that started it.
@@ -190,23 +191,54 @@ func (d *Dispatcher) runningText(id, agent string) string {
 	return fmt.Sprintf("Task %s (%s) is still running. Call TaskOutput again with wait_seconds to wait for it, or SendMessage to steer it (from a shell: brood tasks output %s --wait, brood tasks send %s \"...\").", id, agent, id, id)
 }
 
-// renderTask renders a finished task from its records.
+// renderTask renders a finished task from its records, as its parent
+// judged it: the verdict's status and reasons, and a warning when
+// result.json is not the file the parent judged. A rejected result never
+// reads as trusted from another process.
 func renderTask(t *dispatch.Task) string {
-	if t.Result == nil {
-		return fmt.Sprintf("Task %s (%s) has status %s and no result: %s. Resume it with Task resume_task_id=%q.", t.ID, t.Agent, t.Status, t.Note, t.ID)
+	td := t.Files()
+	res, fails, readErr := dispatch.VerifyDir(td, dispatch.Expect{TaskID: t.ID, Agent: t.Agent})
+	if readErr != nil {
+		fails = nil
 	}
-	res, fails := dispatch.Verify(filepath.Join(t.Dir, dispatch.ResultFile), dispatch.Expect{TaskID: t.ID, Agent: t.Agent})
+	if v := t.Verdict; v != nil {
+		fails = append(slices.Clone(v.Reasons), fails...)
+	}
+	if t.Trust == dispatch.TrustRejected && t.Verdict != nil && t.Verdict.ResultSHA256 != "" && t.Verdict.ResultSHA256 != t.ResultHash() {
+		fails = append(fails, "result.json changed after its parent judged it: this is not the result it accepted")
+	}
 	if res == nil {
+		if t.Result == nil || readErr != nil {
+			why := t.Note
+			if t.Verdict != nil && t.Verdict.Error != "" {
+				why = t.Verdict.Error
+			}
+			return fmt.Sprintf("Task %s (%s) has status %s and no readable result: %s. Resume it with Task resume_task_id=%q.", t.ID, t.Agent, t.Status, why, t.ID)
+		}
 		res = t.Result
+	}
+	shown := *res
+	shown.Agent, shown.Status = t.Agent, t.Status // the parent's account, not the child's
+	if t.Verdict != nil && t.Verdict.Error != "" {
+		shown.Error = t.Verdict.Error
+	}
+	if t.Trust == dispatch.TrustUnjudged && t.Result != nil {
+		fails = append(fails, "no verdict of its parent: this result was never verified (recorded by an older brood, or its parent stopped first)")
+	}
+	if len(fails) > 0 && shown.ResumeHandle == "" {
+		shown.ResumeHandle = t.ID
 	}
 	var dur time.Duration
 	if t.Output != nil {
 		dur = time.Duration(t.Output.WallMS) * time.Millisecond
 	}
+	limit := 0
+	if t.Envelope != nil {
+		limit = t.Envelope.InlineLimit
+	}
 	return dispatch.View{
-		Result: res, Duration: dur, ResultPath: filepath.Join(t.Dir, dispatch.ResultFile),
-		Transcript: filepath.Join(t.Dir, dispatch.SessionFile), Verification: fails,
-		InlineLimit: t.Envelope.InlineLimit,
+		Result: &shown, Duration: dur, ResultPath: td.File(taskdir.Result),
+		Transcript: td.File(taskdir.Session), Verification: fails, InlineLimit: limit,
 	}.Render()
 }
 
@@ -249,89 +281,122 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 	if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
 		return nil, fmt.Errorf("task %s (%s) is still %s: wait for it with TaskOutput or steer it with SendMessage (from a shell: brood tasks output %s --wait, brood tasks send %s \"...\")", id, t.Agent, t.Status, id, id)
 	}
-	old := t.Envelope
-	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, old.TargetAgent) {
-		return nil, fmt.Errorf("task %s is a %s task, outside this agent's delegation scope (%s)", id, old.TargetAgent, strings.Join(d.cfg.Allowed, ", "))
+	// What the task is comes from the parent's own record, which no
+	// sandboxed child can write; the envelope in the task directory can.
+	own, err := dispatch.ReadOwner(*d.cfg.Owners, id)
+	if err != nil || own.TaskID != id {
+		if t.Parent != "" {
+			return nil, fmt.Errorf("cannot resume task %s from here: it was dispatched by the subagent task %s, which alone may resume it; resume %s instead", id, t.Parent, t.Parent)
+		}
+		return nil, fmt.Errorf("cannot resume task %s: its owner record %s is missing or unreadable", id, d.cfg.Owners.OwnerPath(id))
 	}
-	unlock, err := dispatch.LockTask(t.Dir)
+	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, own.Agent) {
+		return nil, fmt.Errorf("task %s is a %s task, outside this agent's delegation scope (%s)", id, own.Agent, strings.Join(d.cfg.Allowed, ", "))
+	}
+	td := t.Files()
+	unlock, err := dispatch.LockDir(td)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resume task %s: %w", id, err)
 	}
-	env, prio, err := d.resumeEnvelope(old)
+	env, prio, err := d.resumeEnvelope(own, t.Envelope)
 	if err != nil {
 		unlock()
 		return nil, err
+	}
+	if own.Version == 0 {
+		// An owner record of an older brood: migrated on first use, so the
+		// next resume and every listing have the model and depth it runs
+		// at now (nothing it recorded is dropped).
+		up := *own
+		up.Model, up.Effort, up.Depth, up.Workspace = env.Model, env.Effort, env.Depth, env.Workspace
+		up.ParentTaskID, up.SourceAgent, up.Created = env.ParentTaskID, env.SourceAgent, env.Created
+		if err := dispatch.WriteOwner(*d.cfg.Owners, up); err != nil {
+			unlock()
+			return nil, fmt.Errorf("cannot resume task %s: migrate its owner record: %w", id, err)
+		}
 	}
 	turns := 0
 	if t.Result != nil {
 		turns = t.Result.Turns
 	}
-	env.ResumeCount = old.ResumeCount + 1
+	env.ResumeCount = runsSoFar(t)
 	env.Prompt = prompt
 	env.ResumePointer = fmt.Sprintf("session.jsonl, continued (resume %d, after %d turns of the last run)", env.ResumeCount, turns)
-	if err := dispatch.WriteJSON(filepath.Join(t.Dir, dispatch.EnvelopeFile), env); err != nil {
+	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
 		unlock()
 		return nil, err
 	}
 	// Keep the earlier run's records beside the new ones.
-	for _, f := range []string{dispatch.ResultFile, dispatch.OutputFile} {
-		p := filepath.Join(t.Dir, f)
-		if dispatch.Exists(p) {
-			_ = os.Rename(p, filepath.Join(t.Dir, fmt.Sprintf("%s.%d.json", strings.TrimSuffix(f, ".json"), env.ResumeCount-1)))
+	for _, f := range []string{taskdir.Result, taskdir.Output} {
+		if td.Has(f) {
+			_ = td.Rename(f, fmt.Sprintf("%s.%d.json", strings.TrimSuffix(f, ".json"), env.ResumeCount-1))
 		}
 	}
-	lg := t.Log
-	if lg == nil {
-		lg = &dispatch.Log{TaskID: id, Agent: env.TargetAgent}
+	lg := &dispatch.Log{TaskID: id, ParentTaskID: own.ParentTaskID, Agent: own.Agent, Depth: env.Depth, MaxDepth: env.MaxDepth,
+		Resumes: env.ResumeCount, Queued: time.Now().UTC()}
+	if t.Log != nil {
+		lg.Complexity, lg.Reasons, lg.Background = t.Log.Complexity, t.Log.Reasons, t.Log.Background
 	}
-	lg.Depth, lg.MaxDepth, lg.Resumes = env.Depth, env.MaxDepth, env.ResumeCount
-	lg.Queued, lg.Started, lg.Finished, lg.PID = time.Now().UTC(), time.Time{}, time.Time{}, 0
-	d.writeLog(t.Dir, lg)
-	return &job{name: env.TargetAgent, prio: prio, env: env, dir: t.Dir, lg: lg, unlock: unlock}, nil
+	d.writeLog(td, lg)
+	return &job{name: env.TargetAgent, prio: prio, env: env, dir: td.Path(), td: td, lg: lg, unlock: unlock}, nil
 }
 
-// resumeEnvelope rebuilds a task's envelope for a resume. The records on
-// disk say which task it is, but a child can write its own task directory,
-// so nothing that grants power is taken from them: tools, permissions,
-// read-only, isolation, network, depth and limits come again from the agent
-// definition and this dispatcher, as for a new dispatch.
-func (d *Dispatcher) resumeEnvelope(old *dispatch.Envelope) (*dispatch.Envelope, int, error) {
-	// What the task is comes from the parent's own record, which no
-	// sandboxed child can write; the envelope in the task directory can.
-	var own dispatch.Owner
-	if err := dispatch.ReadJSON(dispatch.OwnerPath(d.cfg.OwnerDir, old.TaskID), &own); err != nil || own.TaskID != old.TaskID {
-		if old.ParentTaskID != "" {
-			return nil, 0, fmt.Errorf("cannot resume task %s from here: it was dispatched by the sandboxed subagent task %s, which alone may resume it; resume %s instead", old.TaskID, old.ParentTaskID, old.ParentTaskID)
-		}
-		return nil, 0, fmt.Errorf("cannot resume task %s: its owner record %s is missing or unreadable", old.TaskID, dispatch.OwnerPath(d.cfg.OwnerDir, old.TaskID))
+// runsSoFar is how many runs a task had: counted from the parent's verdict
+// where there is one, else from the envelope (an older layout), bounded.
+func runsSoFar(t *dispatch.Task) int {
+	if t.Verdict != nil {
+		return t.Verdict.Run + 1
 	}
+	if t.Envelope != nil && t.Envelope.ResumeCount >= 0 && t.Envelope.ResumeCount < 1000 {
+		return t.Envelope.ResumeCount + 1
+	}
+	return 1
+}
+
+// resumeEnvelope rebuilds a task's envelope for a resume. A child can write
+// its own task directory, so nothing is taken from the envelope there: the
+// agent, model and fork come from the parent's Owner record; tools,
+// permissions, read-only, isolation, network, depth and limits from the
+// agent definition and this dispatcher, as for a new dispatch. old (the
+// envelope on disk, maybe nil or corrupt) gives only what grants nothing,
+// for an Owner record from before v1.
+func (d *Dispatcher) resumeEnvelope(own *dispatch.Owner, old *dispatch.Envelope) (*dispatch.Envelope, int, error) {
 	var def *registry.Definition
 	if own.Fork && own.Agent == "fork" {
 		def = forkDef()
 	} else {
 		var ok bool
 		if def, ok = d.cfg.Registry.Get(own.Agent); !ok {
-			return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", old.TaskID, own.Agent)
+			return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", own.TaskID, own.Agent)
 		}
 	}
-	env := d.envelope(old.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description})
+	env := d.envelope(own.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description})
+	if own.Model != "" {
+		env.Model, env.Effort = own.Model, own.Effort
+	}
 	if d.chooseIsolation(env, def, Request{Isolation: own.Isolation}) {
 		d.leaveInPlace() // a resume runs alone; it is not counted
 	}
+	if old == nil {
+		old = &dispatch.Envelope{}
+	}
 	if own.Fork {
-		// A fork's history policy is its parent's; for a verbatim fork the
-		// system prompt is the parent's too (this dispatcher's, when it is
-		// the same parent; else the one recorded, which grants nothing).
-		env.Fork, env.HistoryPolicy = true, old.HistoryPolicy
-		if !strings.HasPrefix(old.HistoryPolicy, "fork-") {
+		// A fork's history policy and, for a verbatim fork, system prompt
+		// are its parent's, as recorded when it was forked.
+		env.Fork, env.HistoryPolicy = true, firstNonEmpty(own.HistoryPolicy, old.HistoryPolicy)
+		if !strings.HasPrefix(env.HistoryPolicy, "fork-") {
 			env.HistoryPolicy = policyForkBlock
 		}
 		if env.HistoryPolicy == policyForkVerbatim {
-			env.System = old.System
+			env.System = firstNonEmpty(own.System, old.System)
 		}
 		d.forkScope(env, def)
 	}
-	env.ParentTaskID, env.SourceAgent, env.Created, env.Brief = old.ParentTaskID, old.SourceAgent, old.Created, own.Brief
+	env.ParentTaskID, env.SourceAgent, env.Created, env.Brief = own.ParentTaskID, firstNonEmpty(own.SourceAgent, env.SourceAgent), own.Created, own.Brief
+	if own.Version == 0 {
+		env.ParentTaskID, env.SourceAgent, env.Created = old.ParentTaskID, firstNonEmpty(old.SourceAgent, env.SourceAgent), old.Created
+		env.Notes = append(env.Notes, "resumed from an owner record written by an older brood: the model is this process's and the agent definition's, not the one first used")
+	}
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	return env, priorityOf(def), nil
@@ -361,10 +426,10 @@ func Send(projectRoot, id, from, message string) error {
 	if t.Status != dispatch.StatusRunning && t.Status != dispatch.StatusQueued {
 		return fmt.Errorf("task %s (%s) is not running (status %s); resume it with this message instead (brood tasks resume %s \"...\")", id, t.Agent, t.Status, id)
 	}
-	dir := filepath.Join(t.Dir, dispatch.InboxDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	td := t.Files()
+	if err := td.MkdirAll(taskdir.Inbox); err != nil {
 		return err
 	}
 	from = strings.ReplaceAll(firstNonEmpty(from, "the parent agent"), "\n", " ")
-	return dispatch.WriteFileAtomic(filepath.Join(dir, dispatch.NewID()+".txt"), []byte("from: "+from+"\n"+message))
+	return td.WriteFile(filepath.Join(taskdir.Inbox, dispatch.NewID()+".txt"), []byte("from: "+from+"\n"+message), true)
 }

@@ -66,6 +66,7 @@ func TestQueuedTaskAndConcurrentResume(t *testing.T) {
 	// Pretend it waits for a slot: no start yet.
 	must(t, os.Remove(filepath.Join(dir, dispatch.ResultFile)))
 	must(t, os.Remove(filepath.Join(dir, dispatch.LogFile)))
+	must(t, os.Remove(dispatch.Records(p.root).VerdictPath(out.TaskID)))
 	tk, err := dispatch.LoadTask(p.root, out.TaskID)
 	must(t, err)
 	if tk.Status != dispatch.StatusQueued {

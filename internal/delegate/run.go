@@ -1,12 +1,14 @@
 package delegate
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,9 +20,11 @@ import (
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -28,17 +32,17 @@ import (
 // GroupsFile is where a child lists the process groups its Bash commands
 // started and that are not empty yet: if the child dies first, the parent
 // kills them, so nothing a subagent started outlives it.
-const GroupsFile = "groups.json"
+const GroupsFile = taskdir.Groups
 
-// run spawns the child through the pool, then verifies and renders. It owns
-// the task's lock (taken by prepare) and releases it when the record is
-// complete.
+// run spawns the child through the pool, then verifies, records the
+// verdict and renders. It owns the task's lock (taken by prepare) and
+// releases it when the record is complete.
 func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
-	env, dir, lg, name := j.env, j.dir, j.lg, j.name
+	env, name := j.env, j.name
 	id := env.TaskID
 	emit := d.emitter(ctx)
-	emit(Event{Type: "dispatch_start", TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
+	emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
 		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
@@ -46,9 +50,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	out := &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens below.
 	defer func() {
-		ev := Event{Type: "dispatch_stop", TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
+		ev := Event{Type: protocol.EvDispatchStop, TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
 		if out.Result != nil {
-			ev.Status = out.Result.Status
+			ev.Status, ev.Text = out.Result.Status, out.Result.Error
 			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
 		}
 		if out.Output != nil {
@@ -60,17 +64,75 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		telemetry.MarkChild(ctx, telemetry.Child{TaskID: id, Agent: name, Status: ev.Status, KilledBy: ev.KilledBy, Depth: env.Depth,
 			Usage: telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}})
 	}()
+	askCtx, endAsks := context.WithCancel(ctx)
+	defer endAsks()
+	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx}
+	o, err := s.start(ctx)
+	endAsks() // a question still open is void: its asker is gone
+	j.lg.Finished = time.Now().UTC()
+	d.writeLog(j.td, j.lg)
+	if s.ws != nil {
+		defer s.ws.Cleanup(context.WithoutCancel(ctx))
+	}
+	if o == nil {
+		status := dispatch.StatusFailed
+		if ctx.Err() != nil {
+			status = dispatch.StatusCancelled
+		}
+		res := d.recover(j, status, "never started: "+errText(err), true)
+		out.Result = res
+		d.record(j, out, verdictOf(j, res, nil, ""), "")
+		return out
+	}
+	// (An error with an outcome is only a failed output.json write: the
+	// child ran, and its result is judged as usual.)
+	killLeftovers(j.td, o.PID)
+	out.Output = o
+	res, v, want := d.judge(ctx, j, s, o)
+	isoMsg := ""
+	if s.ws != nil {
+		isoMsg = d.land(ctx, s.ws, j.td, res, out)
+		res.Isolation = isoMsg
+	}
+	out.Result, out.Failures = res, v.Reasons
+	out.Concerns = d.concerns(j.name, j.dir, j.env, res, want)
+	v.Concerns = out.Concerns
+	d.mu.Lock()
+	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
+	d.mu.Unlock()
+	d.record(j, out, v, isoMsg)
+	return out
+}
 
-	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", filepath.Join(dir, dispatch.EnvelopeFile))...)
+// spawn is one start of a job's child process.
+type spawn struct {
+	d      *Dispatcher
+	j      *job
+	ws     *isolate.Workspace
+	before *dispatch.TreeState
+	prog   *progress
+	emit   func(Event)
+	askCtx context.Context
+}
+
+// start builds the command and runs it through the pool.
+func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
+	d, j := s.d, s.j
+	env, td, id := j.env, j.td, j.env.TaskID
+	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
 	cmd.Dir = env.Workspace
 	// No secret-looking variable reaches a child unless its definition asks for it by name.
 	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
-	if f, err := os.Create(filepath.Join(dir, "stderr.log")); err == nil {
+	// A fresh file: whatever the child left at stderr.log (a link to a
+	// file of the user's) is removed, never opened.
+	if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
 		defer f.Close()
 		cmd.Stderr = f
 	}
-	var before *dispatch.TreeState
-	var ws *isolate.Workspace
+	// Such a child shares nothing with writers, so it is never held back by
+	// one (read-only fan-out runs beside a writer); only a read-only child
+	// whose tree must be compared waits for writers.
+	class := classOf(env)
 	// A read-only child that this process puts under Landlock itself cannot
 	// write, whatever it runs: the kernel is the check, and the before/after
 	// comparison of the tree is only needed where the kernel can't hold it.
@@ -78,19 +140,15 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	// one (read-only fan-out runs beside a writer); only a read-only child
 	// whose tree must be compared waits for writers.
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
-	class := classOf(env)
 	if kernelHeld {
 		class = pool.Isolated
 	}
 	if d.cfg.Ask != nil {
 		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
 	}
-	askCtx, endAsks := context.WithCancel(ctx)
-	defer endAsks()
-	asks := &childAsks{d: d, ctx: askCtx, id: id, agent: name, input: make(chan []byte, maxPendingAsks)}
-	prog := &progress{d: d, emit: emit, id: id, agent: name, depth: env.Depth, asks: asks}
-	started := time.Now()
-	o, err := d.cfg.Pool.Run(ctx, pool.Job{
+	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: make(chan []byte, maxPendingAsks)}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks}
+	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
 		Priority: j.prio,
@@ -98,104 +156,183 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
 		BeforeStart: func() error {
 			if class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld) {
-				before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+				s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
 			}
-			return d.configure(ctx, cmd, env, dir, &ws)
+			return d.configure(ctx, cmd, env, td, &s.ws)
 		},
-		OnThread: func() error { return sandboxFromParent(cmd, env, dir, ws) },
+		OnThread: func() error { return sandboxFromParent(cmd, env, td, s.ws) },
 		OnStart: func(pid int) {
-			lg.PID, lg.Started = pid, time.Now().UTC()
-			d.writeLog(dir, lg)
+			j.lg.PID, j.lg.Started = pid, time.Now().UTC()
+			d.writeLog(td, j.lg)
 		},
-		OnLine:     prog.line,
+		OnLine:     func(b []byte) { s.prog.line(ctx, b) },
 		Input:      asks.input,
-		OutputPath: filepath.Join(dir, dispatch.OutputFile),
+		OutputPath: td.File(taskdir.Output),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
+		StoppedBy: func() string {
+			if dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started) != nil {
+				return dispatch.KilledByUser
+			}
+			return ""
+		},
 	})
-	endAsks() // a question still open is void: its asker is gone
-	lg.Finished = time.Now().UTC()
-	d.writeLog(dir, lg)
-	if ws != nil {
-		defer ws.Cleanup(context.WithoutCancel(ctx))
-	}
-	if o == nil {
-		status := dispatch.StatusFailed
-		if ctx.Err() != nil {
-			status = dispatch.StatusCancelled
-		}
-		res := d.recover(id, name, dir, status, "never started: "+errText(err))
-		out.Result = res
-		out.Text = dispatch.View{Result: res, ResultPath: filepath.Join(dir, dispatch.ResultFile)}.Render()
-		return out
-	}
-	// (An error with an outcome is only a failed output.json write: the
-	// child ran, and its result is judged as usual.)
-	killLeftovers(dir, o.PID)
-	out.Output = o
-	want := dispatch.Expect{TaskID: id, Agent: name, ReadOnly: env.ReadOnly}
-	if before != nil {
+}
+
+// judge decides how a run ended: the result the parent model sees and the
+// verdict recorded. The child's result.json is read, never rewritten.
+func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Output) (*dispatch.Result, dispatch.Verdict, dispatch.Expect) {
+	env, id := j.env, j.env.TaskID
+	want := dispatch.Expect{TaskID: id, Agent: j.name, ReadOnly: env.ReadOnly}
+	if s.before != nil {
 		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
-			want.Changed, want.Observed = dispatch.Changed(before, after), true
+			want.Changed, want.Observed = dispatch.Changed(s.before, after), true
 		}
 	}
-	resultPath := filepath.Join(dir, dispatch.ResultFile)
-	res, fails := dispatch.Verify(resultPath, want)
-	if res == nil || !dispatch.Exists(resultPath) {
-		status := dispatch.StatusFailed
-		why := fmt.Sprintf("the child exited with status %d and wrote no result", o.ExitCode)
-		if o.KilledBy != pool.KilledByNone {
-			status = dispatch.StatusKilled
-			why = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
+	hash := dispatch.HashRecord(j.td, taskdir.Result)
+	res, fails, readErr := dispatch.VerifyDir(j.td, want)
+	kill := dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started)
+	switch {
+	case readErr != nil && errors.Is(readErr, fs.ErrNotExist):
+		status, why := d.noResult(o, env, s.prog.lastError())
+		if kill != nil {
+			status, why = dispatch.StatusKilled, killedByUser(kill)
 		}
-		if o.Signal != "" && o.KilledBy == pool.KilledByNone {
-			// Killed from outside (brood tasks kill, the OOM killer, a user)
-			// before it could write its result.
-			status = dispatch.StatusKilled
-			why = "the child was killed by signal " + o.Signal + " before it wrote a result"
-		}
-		res = d.recover(id, name, dir, status, why)
-		fails = nil
+		res = d.recover(j, status, why, true)
+		return res, verdictOf(j, res, nil, dispatch.HashRecord(j.td, taskdir.Result)), want
+	case readErr != nil:
+		// Not JSON, not a file: failed, naming the file and the error. The
+		// child's file stays as it is, for whoever looks into it.
+		res = d.recover(j, dispatch.StatusFailed, "the child's "+readErr.Error(), false)
+		return res, verdictOf(j, res, []string{readErr.Error()}, hash), want
 	}
-	if res.Status == dispatch.StatusCancelled && (o.KilledBy == pool.KilledByTimeout || o.KilledBy == pool.KilledByLifeguard) {
+	switch {
+	case kill != nil:
+		// A person stopped it: that, not "context canceled", is what
+		// happened.
+		res.Status, res.Error, res.ResumeHandle = dispatch.StatusKilled, killedByUser(kill), id
+	case res.Status == dispatch.StatusCancelled && (o.KilledBy == pool.KilledByTimeout || o.KilledBy == pool.KilledByLifeguard):
 		// The child wound down on our SIGTERM and called it a cancel; the
-		// record says who really stopped it.
+		// verdict says who really stopped it.
 		res.Status = dispatch.StatusKilled
 		res.Error = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
 		res.ResumeHandle = id
-		_ = dispatch.WriteJSON(resultPath, res)
+	case res.Status == dispatch.StatusDone && o.ExitCode != 0:
+		fails = append(fails, fmt.Sprintf("the child claimed done but exited with status %d", o.ExitCode))
 	}
-	isoMsg, patchState, hunks := "", "", ""
-	if ws != nil {
-		switch res.Status {
-		case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-			var io *isolate.Outcome
-			isoMsg, io = d.bringBack(ctx, ws, dir)
-			patchState, hunks = patchView(io)
-		default:
-			patchState = "not-applied"
-			// Half-done work of a child that failed or was stopped does not
-			// land in the user's tree on its own; it is kept, and a resume
-			// starts from a fresh copy.
-			ws.Keep()
-			isoMsg = fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, filepath.Join(dir, "isolate"))
+	if len(fails) > 0 {
+		// Rejected: whatever the child claimed, this run did not end in a
+		// result its parent trusts, now or when read again later.
+		res.Status, res.ResumeHandle = dispatch.StatusFailed, id
+		res.Error = "its parent rejected the result: " + strings.Join(fails, "; ")
+	}
+	return res, verdictOf(j, res, fails, hash), want
+}
+
+// noResult says how a child that wrote no result ended, from the parent's
+// own process outcome (and the child's last protocol error, as data).
+func (d *Dispatcher) noResult(o *dispatch.Output, env *dispatch.Envelope, childErr string) (string, string) {
+	if o.KilledBy == pool.KilledByCancel {
+		// This parent stopped it (it was cancelled itself) before the child
+		// could record that: cancelled, as a child that wound down in time
+		// records itself, and resumable the same way.
+		return dispatch.StatusCancelled, "stopped by its parent, which was cancelled, before it wrote a result"
+	}
+	if o.KilledBy != pool.KilledByNone {
+		return dispatch.StatusKilled, "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
+	}
+	if o.Signal != "" {
+		// Killed from outside (the OOM killer, a person's kill) before it
+		// could write its result.
+		return dispatch.StatusKilled, "the child was killed by signal " + o.Signal + " before it wrote a result"
+	}
+	why := fmt.Sprintf("the child exited with status %d and wrote no result", o.ExitCode)
+	if e := firstNonEmpty(childErr, enospc(o.StderrTail)); e != "" {
+		why += ": " + oneLineOf(e)
+	}
+	return dispatch.StatusFailed, why
+}
+
+// enospc picks "no space left on device" out of the child's last words.
+func enospc(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, syscall.ENOSPC.Error()) {
+			return strings.TrimSpace(l)
 		}
-		res.Isolation = isoMsg
-		_ = dispatch.WriteJSON(resultPath, res)
 	}
-	out.Result = res
-	out.Failures = fails
-	out.Concerns = d.concerns(name, dir, env, res, want)
-	d.mu.Lock()
-	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
-	d.mu.Unlock()
+	return ""
+}
+
+func oneLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func killedByUser(k *dispatch.Kill) string {
+	return fmt.Sprintf("stopped by the user (%s) at %s", k.Via, k.At.Format(time.RFC3339))
+}
+
+// verdictOf is the parent's verdict on one run.
+func verdictOf(j *job, res *dispatch.Result, fails []string, hash string) dispatch.Verdict {
+	v := dispatch.Verdict{
+		TaskID: j.env.TaskID, Run: j.env.ResumeCount, Status: res.Status, Accepted: len(fails) == 0 && res.WrittenBy == "child",
+		Reasons: fails, ResultSHA256: hash, Usage: res.Usage.Add(res.ChildUsage), Decided: time.Now().UTC(),
+	}
+	if res.WrittenBy != "child" || res.Status == dispatch.StatusKilled || len(fails) > 0 {
+		v.Error = res.Error
+	}
+	if res.Status == dispatch.StatusKilled && strings.HasPrefix(res.Error, "stopped by the user") {
+		v.KilledBy = dispatch.KilledByUser
+	}
+	return v
+}
+
+// record writes the verdict (the parent's own record, out of the child's
+// reach) and renders what the parent model sees. A verdict that cannot be
+// written is said in the outcome, never passed over.
+func (d *Dispatcher) record(j *job, out *Outcome, v dispatch.Verdict, isoMsg string) {
+	res := out.Result
+	notes := slices.Clone(j.env.Notes)
+	if err := d.cfg.Owners.WriteVerdict(j.env.TaskID, v); err != nil {
+		notes = append(notes, "the parent could not record its verdict: "+err.Error())
+		out.RecordErr = err
+		if res.Status == dispatch.StatusDone {
+			res.Status = dispatch.StatusFailed
+			res.Error = firstNonEmpty(res.Error, "the parent could not record the result: "+err.Error())
+		}
+	}
+	dur := time.Duration(0)
+	if out.Output != nil {
+		dur = time.Duration(out.Output.WallMS) * time.Millisecond
+	}
 	out.Text = dispatch.View{
-		SummaryPath: d.longSummary(id, res),
-		Result:      res, Duration: time.Since(started), InlineLimit: d.cfg.Settings.Results.InlineLimit,
-		ResultPath: resultPath, Transcript: filepath.Join(dir, dispatch.SessionFile), Verification: fails,
-		IsolationMsg: isoMsg, Notes: env.Notes, Concerns: out.Concerns,
-		Patch: patchState, PatchHunks: hunks,
+		SummaryPath: d.longSummary(j.env.TaskID, res),
+		Result:      res, Duration: dur, InlineLimit: d.cfg.Settings.Results.InlineLimit,
+		ResultPath: j.td.File(taskdir.Result), Transcript: j.td.File(taskdir.Session), Verification: v.Reasons,
+		IsolationMsg: isoMsg, Notes: notes, Concerns: out.Concerns,
+		Patch: out.patchState, PatchHunks: out.patchHunks,
 	}.Render()
-	return out
+}
+
+// land brings an isolated child's changes back, or keeps its copy.
+func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir, res *dispatch.Result, out *Outcome) string {
+	switch res.Status {
+	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
+		msg, io := d.bringBack(ctx, ws, td)
+		out.patchState, out.patchHunks = patchView(io)
+		return msg
+	}
+	out.patchState = "not-applied"
+	// Half-done work of a child that failed or was stopped does not land
+	// in the user's tree on its own; it is kept, and a resume starts from a
+	// fresh copy.
+	ws.Keep()
+	return fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, td.File(taskdir.Isolate))
 }
 
 // killedBy names who stopped a child: the pool's lifeguard, timeout or
@@ -220,7 +357,7 @@ func errText(err error) string {
 // bringBack applies an isolated child's changes to the tree, holding the
 // tree so that no tree-sharing child sees them as its own. If that fails the
 // child's copy is kept, never destroyed.
-func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir string) (string, *isolate.Outcome) {
+func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir) (string, *isolate.Outcome) {
 	ctx = context.WithoutCancel(ctx)
 	unlock, err := d.cfg.Pool.LockTree(ctx)
 	if err == nil {
@@ -229,7 +366,7 @@ func (d *Dispatcher) bringBack(ctx context.Context, ws *isolate.Workspace, dir s
 	o, err := ws.Finish(ctx)
 	if err != nil {
 		ws.Keep()
-		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, filepath.Join(dir, "isolate")), &isolate.Outcome{Conflict: err.Error()}
+		return fmt.Sprintf("%s copy: bringing the changes back failed (%v); the child's copy is kept under %s", ws.Mode, err, td.File(taskdir.Isolate)), &isolate.Outcome{Conflict: err.Error()}
 	}
 	return describeIsolation(ws.Mode, o), o
 }
@@ -269,9 +406,9 @@ func patchView(o *isolate.Outcome) (state, hunks string) {
 // The list is the child's to write, so a group is killed only if it is
 // still in the child's own session: a child cannot make the parent signal
 // anything it could not reach itself.
-func killLeftovers(dir string, session int) {
+func killLeftovers(td *taskdir.Dir, session int) {
 	var groups []int
-	if dispatch.ReadJSON(filepath.Join(dir, GroupsFile), &groups) != nil {
+	if td.ReadJSON(GroupsFile, &groups) != nil {
 		return
 	}
 	if len(groups) == 0 {
@@ -299,7 +436,7 @@ func groupsInSession(session int) map[int]bool {
 
 // configure prepares an isolated child's copy and namespaces on its command,
 // once it holds its pool slot (so the copy is taken when the child starts).
-func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, dir string, ws **isolate.Workspace) error {
+func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
 	changed := false
 	if env.Network != nil && !*env.Network {
 		changed = true
@@ -314,16 +451,15 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			// A resume gets a fresh copy; an earlier one left behind (a
 			// conflict, a killed run) is kept beside it, never reused blind.
 			id = fmt.Sprintf("%s-%d", env.TaskID, env.ResumeCount)
-			prev := filepath.Join(dir, "isolate")
-			if dispatch.Exists(prev) {
-				kept := fmt.Sprintf("%s.%d", prev, env.ResumeCount-1)
-				if err := os.Rename(prev, kept); err != nil {
+			if td.Has(taskdir.Isolate) {
+				kept := fmt.Sprintf("%s.%d", taskdir.Isolate, env.ResumeCount-1)
+				if err := td.Rename(taskdir.Isolate, kept); err != nil {
 					return fmt.Errorf("keep the earlier copy: %w", err)
 				}
-				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+kept)
+				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
 			}
 		}
-		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: dir, ForceWorktree: env.ForceWorktree}
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree}
 		if len(env.AllowedDestinations) > 0 {
 			// Its own subagents' records go to the real tree, not its copy.
 			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}
@@ -350,7 +486,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 	if !changed {
 		return nil
 	}
-	return dispatch.WriteJSON(filepath.Join(dir, dispatch.EnvelopeFile), env)
+	return td.WriteJSON(taskdir.Envelope, env, true)
 }
 
 func killedWhy(by string, s settings.Settings, env *dispatch.Envelope) string {
@@ -365,14 +501,18 @@ func killedWhy(by string, s settings.Settings, env *dispatch.Envelope) string {
 	return ""
 }
 
-// recover writes the result of a child that died without one: the last
-// thing it said, as a partial summary, and the handle to resume it.
-func (d *Dispatcher) recover(id, agent, dir, status, why string) *dispatch.Result {
+// recover builds the result of a child that left none usable: the last
+// thing it said, as a partial summary, and the handle to resume it. write
+// says whether it goes to result.json (only where the child wrote none:
+// the child's own file, even a corrupt one, is never overwritten).
+func (d *Dispatcher) recover(j *job, status, why string, write bool) *dispatch.Result {
+	id := j.env.TaskID
 	res := &dispatch.Result{
-		TaskID: id, Agent: agent, Status: status, Error: why, ResumeHandle: id,
+		TaskID: id, Agent: j.name, Status: status, Error: why, ResumeHandle: id,
 		WrittenBy: "parent", Finished: time.Now().UTC(), FilesChanged: []string{},
 	}
-	if recs, _, err := session.ReadFile(filepath.Join(dir, dispatch.SessionFile)); err == nil {
+	if b, err := j.td.ReadFile(taskdir.Session, 0); err == nil {
+		recs, _, _ := session.Read(bytes.NewReader(b))
 		st := session.Replay(recs)
 		res.Usage, res.Turns = st.Usage, st.Turns
 		for i := len(st.Messages) - 1; i >= 0; i-- {
@@ -385,7 +525,9 @@ func (d *Dispatcher) recover(id, agent, dir, status, why string) *dispatch.Resul
 	if res.Summary == "" {
 		res.Summary = "[the subagent stopped before it said anything]"
 	}
-	_ = dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res)
+	if write {
+		_ = j.td.WriteJSON(taskdir.Result, res, true)
+	}
 	return res
 }
 
@@ -398,10 +540,10 @@ func (d *Dispatcher) longSummary(id string, res *dispatch.Result) string {
 	if limit <= 0 {
 		limit = 20000
 	}
-	if res == nil || len(res.Summary) <= limit || d.cfg.OwnerDir == "" {
+	if res == nil || len(res.Summary) <= limit {
 		return ""
 	}
-	path, err := dispatch.WriteSummary(d.cfg.OwnerDir, id, res.Summary)
+	path, err := dispatch.WriteSummary(d.cfg.Owners.Path(), id, res.Summary)
 	if err != nil {
 		return ""
 	}

@@ -15,20 +15,19 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// File names inside a task directory.
+// File names inside a task directory (package taskdir owns them).
 const (
-	EnvelopeFile = "envelope.json"
-	SessionFile  = "session.jsonl"
-	ResultFile   = "result.json"
-	OutputFile   = "output.json"
-	LogFile      = "dispatch-log.json"
-	InboxDir     = "inbox" // steering messages waiting for the child
+	EnvelopeFile = taskdir.Envelope
+	SessionFile  = taskdir.Session
+	ResultFile   = taskdir.Result
+	OutputFile   = taskdir.Output
+	LogFile      = taskdir.Log
+	InboxDir     = taskdir.Inbox // steering messages waiting for the child
 )
 
 // Status of a dispatch's result.
@@ -53,19 +52,14 @@ func ValidStatus(s string) bool {
 }
 
 // NewID returns a new sortable, unique task id.
-func NewID() string { return ulid.Make().String() }
+func NewID() string { return taskdir.NewID() }
 
 // CheckID refuses anything that is not a task id (a ULID): ids come from
 // models and command lines, and must never name a path.
-func CheckID(id string) error {
-	if _, err := ulid.ParseStrict(id); err != nil || len(id) != ulid.EncodedSize {
-		return fmt.Errorf("%q is not a task id (26 letters and digits, as `brood tasks` lists them)", id)
-	}
-	return nil
-}
+func CheckID(id string) error { return taskdir.CheckID(id) }
 
 // Root is the dispatch directory of a project.
-func Root(projectRoot string) string { return filepath.Join(projectRoot, ".brood", "dispatch") }
+func Root(projectRoot string) string { return taskdir.Open(projectRoot).DispatchRoot() }
 
 // Dir is one task's directory.
 func Dir(projectRoot, id string) string { return filepath.Join(Root(projectRoot), id) }
@@ -253,6 +247,11 @@ func WriteJSONQuick(path string, v any) error {
 
 func writeAtomic(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
+	if td, err := taskdir.FromPath(dir); err == nil {
+		// A record in a task directory: written beneath it, no link
+		// followed (the child can write there).
+		return td.WriteFile(filepath.Base(path), data, sync)
+	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -283,6 +282,9 @@ func writeAtomic(path string, data []byte, sync bool) error {
 
 // ReadJSON reads path into v. A missing file is reported as fs.ErrNotExist.
 func ReadJSON(path string, v any) error {
+	if td, err := taskdir.FromPath(filepath.Dir(path)); err == nil {
+		return td.ReadJSON(filepath.Base(path), v)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -299,53 +301,5 @@ func Exists(path string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// stateIgnore keeps brood's own records out of git and out of the tools'
-// view of the tree (Glob, Grep and LS honour .gitignore files), while the
-// project's agents and settings under .brood/ stay versionable.
-const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nrecords/\nsessions/\noutputs/\nbrood-debug.log\n"
-
 // EnsureStateDir creates projectRoot/.brood with its .gitignore if missing.
-func EnsureStateDir(projectRoot string) error {
-	dir := filepath.Join(projectRoot, ".brood")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	p := filepath.Join(dir, ".gitignore")
-	if Exists(p) {
-		return nil
-	}
-	return WriteFileAtomic(p, []byte(stateIgnore))
-}
-
-// Owner is the parent's own record of what a task is: which agent, whether
-// it is a fork, what isolation was asked for, and its brief. It lives under
-// .brood/records/, outside every sandboxed child's writable set (unlike the
-// task directory, which the child writes), so a resume can trust it.
-type Owner struct {
-	TaskID      string `json:"task_id"`
-	Agent       string `json:"agent"`
-	Fork        bool   `json:"fork,omitempty"`
-	Isolation   string `json:"isolation,omitempty"`
-	Description string `json:"description,omitempty"`
-	Brief       string `json:"brief"`
-	// Session is the root transcript's id when the root dispatched it
-	// (brood tasks tree --session).
-	Session string `json:"session,omitempty"`
-}
-
-// OwnersDir is where the root (and any unsandboxed parent) keeps the Owner
-// records of the tasks it dispatches. A sandboxed parent keeps them in its
-// own task directory instead (it cannot write here, and what it writes there
-// only it may resume from).
-func OwnersDir(projectRoot string) string { return filepath.Join(projectRoot, ".brood", "records") }
-
-// OwnerPath is where a task's Owner record lives in dir.
-func OwnerPath(dir, id string) string { return filepath.Join(dir, id+".json") }
-
-// WriteOwner records o in dir (creating it).
-func WriteOwner(dir string, o Owner) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return WriteJSON(OwnerPath(dir, o.TaskID), o)
-}
+func EnsureStateDir(projectRoot string) error { return taskdir.Open(projectRoot).Ensure() }

@@ -1,18 +1,31 @@
 package dispatch
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// Trust of a task's result, as a listing shows it.
+const (
+	TrustAccepted = "accepted" // its parent verified the result
+	TrustRejected = "rejected" // its parent rejected it, or it changed since
+	TrustUnjudged = "unjudged" // no verdict (an older brood, or no result)
 )
 
 // Task is everything on disk about one dispatch, as `brood tasks` shows it.
+// Agent, description, depth and parent come from the parent's Owner record
+// where there is one; the status from its Verdict. The child-writable
+// records (Envelope, Result, Output, Log) are shown as data.
 type Task struct {
 	ID       string    `json:"id"`
 	Dir      string    `json:"dir"`
@@ -25,87 +38,266 @@ type Task struct {
 	Depth    int       `json:"depth"`
 	Parent   string    `json:"parent_task_id,omitempty"`
 	// Note explains a status the records alone don't show (e.g. a child
-	// whose process died without writing a result).
-	Note     string    `json:"note,omitempty"`
+	// whose process died without writing a result, a rejected result).
+	Note string `json:"note,omitempty"`
+	// Trust says whether the parent accepted the result.
+	Trust string `json:"trust"`
+	// Problems name records that exist but could not be read.
+	Problems []string  `json:"problems,omitempty"`
+	Owner    *Owner    `json:"owner,omitempty"`
+	Verdict  *Verdict  `json:"verdict,omitempty"`
+	Kill     *Kill     `json:"kill,omitempty"`
 	Envelope *Envelope `json:"envelope,omitempty"`
 	Result   *Result   `json:"result,omitempty"`
 	Output   *Output   `json:"output,omitempty"`
 	Log      *Log      `json:"dispatch_log,omitempty"`
+
+	td      *taskdir.Dir
+	records *taskdir.Records // where Owner and Verdict were found
 }
 
-// LoadTask reads a task's records. A task with an envelope but no result is
-// running if its process is alive, and killed (lost) otherwise: the records
-// on disk are the truth, whoever died.
+// Files is the task's directory.
+func (t *Task) Files() *taskdir.Dir { return t.td }
+
+// Records is the records directory that holds the task's Owner record
+// (nil when none was found).
+func (t *Task) Records() *taskdir.Records { return t.records }
+
+// LoadTask reads a task's records. Nothing a child can write hides a task:
+// a corrupt envelope or result is named in Problems and the task still lists.
 func LoadTask(projectRoot, id string) (*Task, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
 	}
-	dir := Dir(projectRoot, id)
-	t := &Task{ID: id, Dir: dir}
-	var env Envelope
-	if err := ReadJSON(filepath.Join(dir, EnvelopeFile), &env); err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("no task %s under %s (see `brood tasks`)", id, Root(projectRoot))
-		}
-		return nil, err
+	proj := taskdir.Open(projectRoot)
+	td, _ := proj.Task(id)
+	t := &Task{ID: id, Dir: td.Path(), td: td, Trust: TrustUnjudged}
+	if !td.Exists() {
+		return nil, fmt.Errorf("no task %s under %s (see `brood tasks`)", id, proj.DispatchRoot())
 	}
-	t.Envelope = &env
-	t.Agent, t.Label, t.Created, t.Depth, t.Parent = env.TargetAgent, env.HandoffReason, env.Created, env.Depth, env.ParentTaskID
+	var env Envelope
+	if err := t.read(taskdir.Envelope, &env); err == nil {
+		t.Envelope = &env
+	} else if errors.Is(err, fs.ErrNotExist) && t.Envelope == nil && !td.Has(taskdir.Log) {
+		return nil, fmt.Errorf("no task %s under %s (see `brood tasks`)", id, proj.DispatchRoot())
+	}
 	var lg Log
-	if ReadJSON(filepath.Join(dir, LogFile), &lg) == nil {
+	if t.read(taskdir.Log, &lg) == nil {
 		t.Log = &lg
 	}
 	var out Output
-	if ReadJSON(filepath.Join(dir, OutputFile), &out) == nil {
+	if t.read(taskdir.Output, &out) == nil {
 		t.Output = &out
 		t.Duration = out.WallMS
 	}
 	var res Result
-	if ReadJSON(filepath.Join(dir, ResultFile), &res) == nil {
+	resErr := t.read(taskdir.Result, &res)
+	if resErr == nil {
 		t.Result = &res
-		t.Status = res.Status
-		u := res.Usage.Add(res.ChildUsage)
-		t.Tokens = u.Total()
+		t.Tokens = res.Usage.Add(res.ChildUsage).Total()
 	}
-	owned := TaskLocked(dir)
-	if owned && t.Log != nil && !t.Log.Started.IsZero() {
-		// Its owner still runs it, or is still verifying what the child
-		// left: whatever result.json says is not final yet.
-		t.Status = StatusRunning
-		t.Duration = time.Since(t.Log.Started).Milliseconds()
-		if t.Log.PID > 0 && !Alive(t.Log.PID, id) {
-			t.Note = "finishing"
-		}
-		return t, nil
-	}
-	if t.Log != nil && t.Log.PID > 0 && !t.Log.Started.IsZero() && Alive(t.Log.PID, id) && (t.Result == nil || t.Output == nil || t.Output.Finished.Before(t.Log.Started)) {
-		// Running now (possibly a resume of a finished task).
-		t.Status = StatusRunning
-		t.Duration = time.Since(t.Log.Started).Milliseconds()
-		return t, nil
-	}
-	if t.Result == nil {
-		switch {
-		case owned && (t.Log == nil || t.Log.Started.IsZero()):
-			t.Status = StatusQueued
-			t.Note = "waiting for a pool slot"
-		case owned:
-			t.Status = StatusRunning
-			t.Note = "finishing"
-		case t.Log == nil || t.Log.Started.IsZero():
-			t.Status = StatusCancelled
-			t.Note = "never started (the parent stopped while it was queued)"
-		default:
-			t.Status = StatusKilled
-			t.Note = "the child process is gone and left no result (its parent was killed); resume it to continue"
-		}
+	t.loadParentRecords(proj)
+	t.describe()
+	t.judge(resErr)
+	if len(t.Problems) > 0 {
+		// Said in the listing itself: what is broken, and that the task
+		// is shown from the parent's records.
+		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + strings.Join(t.Problems, "; ")
 	}
 	return t, nil
 }
 
+// read reads one child-writable record, noting why it could not be read.
+func (t *Task) read(name string, v any) error {
+	err := t.td.ReadJSON(name, v)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Problems = append(t.Problems, err.Error())
+	}
+	return err
+}
+
+// loadParentRecords finds the Owner record and the Verdict: the project's
+// records first, else the records a sandboxed parent kept in its own task
+// directory.
+func (t *Task) loadParentRecords(proj taskdir.Project) {
+	cands := []taskdir.Records{proj.Records()}
+	for _, parent := range []string{t.envParent(), t.logParent()} {
+		if pd, err := proj.Task(parent); err == nil {
+			cands = append(cands, pd.Owners())
+		}
+	}
+	for _, r := range cands {
+		o, err := ReadOwner(r, t.ID)
+		if err != nil || o.TaskID != t.ID {
+			continue
+		}
+		t.Owner, t.records = o, &r
+		var v Verdict
+		if r.ReadVerdict(t.ID, &v) == nil && v.TaskID == t.ID {
+			t.Verdict = &v
+		}
+		break
+	}
+	var k Kill
+	if proj.Records().ReadKill(t.ID, &k) == nil && k.TaskID == t.ID {
+		t.Kill = &k
+	}
+}
+
+func (t *Task) envParent() string {
+	if t.Envelope != nil {
+		return t.Envelope.ParentTaskID
+	}
+	return ""
+}
+
+func (t *Task) logParent() string {
+	if t.Log != nil {
+		return t.Log.ParentTaskID
+	}
+	return ""
+}
+
+// describe fills what the task is: from the Owner record where there is
+// one (the envelope is the child's to rewrite), else from the envelope.
+func (t *Task) describe() {
+	if o := t.Owner; o != nil {
+		t.Agent, t.Label, t.Created, t.Depth, t.Parent = o.Agent, o.Description, o.Created, o.Depth, o.ParentTaskID
+	}
+	if e := t.Envelope; e != nil {
+		if t.Agent == "" {
+			t.Agent = e.TargetAgent
+		}
+		if t.Owner == nil || t.Owner.Version == 0 {
+			// An Owner record from before v1 kept no depth or date.
+			t.Label = firstOf(t.Label, e.HandoffReason)
+			t.Depth, t.Parent = e.Depth, firstOf(t.Parent, e.ParentTaskID)
+			if t.Created.IsZero() {
+				t.Created = e.Created
+			}
+		}
+	}
+	if t.Created.IsZero() && t.Log != nil {
+		t.Created = t.Log.Queued
+	}
+	if t.Agent == "" && t.Log != nil {
+		t.Agent = t.Log.Agent
+	}
+}
+
+// runStart is when the current run started (zero: never).
+func (t *Task) runStart() time.Time {
+	if t.Log == nil {
+		return time.Time{}
+	}
+	return t.Log.Started
+}
+
+// judge decides the status a listing shows.
+func (t *Task) judge(resErr error) {
+	started := t.runStart()
+	killed := t.Kill != nil && !started.IsZero() && !t.Kill.At.Before(started)
+	owned := LockedDir(t.td)
+	switch {
+	case owned && started.IsZero():
+		t.Status, t.Note = StatusQueued, "waiting for a pool slot"
+		return
+	case owned && killed:
+		// A person stopped it; its owner is still writing the record.
+		t.Status, t.Note = StatusKilled, "stopped by the user ("+t.Kill.Via+"); its parent is recording it"
+		return
+	case owned:
+		// Its owner still runs it, or is still verifying what the child
+		// left: whatever result.json says is not final yet.
+		t.Status = StatusRunning
+		t.Duration = time.Since(started).Milliseconds()
+		if t.Log.PID > 0 && !Alive(t.Log.PID, t.ID) {
+			t.Note = "finishing"
+		}
+		return
+	case !killed && t.Log != nil && t.Log.PID > 0 && !started.IsZero() && Alive(t.Log.PID, t.ID) && (t.Result == nil || t.Output == nil || t.Output.Finished.Before(started)):
+		t.Status = StatusRunning
+		t.Duration = time.Since(started).Milliseconds()
+		return
+	}
+	if v := t.Verdict; v != nil && !v.Decided.Before(started) {
+		t.judgeVerdict(v)
+		return
+	}
+	switch {
+	case killed:
+		t.Status, t.Note = StatusKilled, "stopped by the user ("+t.Kill.Via+")"
+	case resErr != nil && !errors.Is(resErr, fs.ErrNotExist):
+		t.Status, t.Note = StatusFailed, "the child's "+resErr.Error()
+	case t.Result != nil:
+		t.Status = t.Result.Status
+		if !ValidStatus(t.Status) {
+			t.Status, t.Note = StatusFailed, fmt.Sprintf("result.json has status %q", t.Result.Status)
+		} else {
+			t.Note = "not verified: no verdict of its parent (recorded by an older brood, or its parent stopped first)"
+		}
+	case started.IsZero():
+		t.Status, t.Note = StatusCancelled, "never started (the parent stopped while it was queued)"
+	default:
+		t.Status, t.Note = t.lost()
+	}
+}
+
+// lost explains a started task with no result and no verdict.
+func (t *Task) lost() (string, string) {
+	switch o := t.Output; {
+	case o != nil && o.Signal != "":
+		return StatusKilled, "the child was killed by signal " + o.Signal + " before it wrote a result; resume it to continue"
+	case o != nil:
+		return StatusFailed, fmt.Sprintf("the child exited with status %d and left no result (see %s); resume it to continue", o.ExitCode, t.td.File(taskdir.Stderr))
+	case t.Log != nil && t.Log.Finished.IsZero():
+		return StatusKilled, "the child process is gone and no record says how it ended (its parent was killed, or could not write: a full disk?); resume it to continue"
+	}
+	return StatusFailed, "the child is gone and its parent could not record how it ended (a full disk?); see " + t.td.File(taskdir.Stderr)
+}
+
+// judgeVerdict applies the parent's verdict, and checks that result.json is
+// still the file it judged.
+func (t *Task) judgeVerdict(v *Verdict) {
+	t.Status, t.Trust = v.Status, TrustAccepted
+	t.Tokens = v.Usage.Total()
+	if !v.Accepted {
+		t.Trust = TrustRejected
+		t.Note = "rejected by its parent: " + strings.Join(v.Reasons, "; ")
+	}
+	if v.Error != "" && t.Note == "" {
+		t.Note = v.Error
+	}
+	if v.ResultSHA256 != "" && v.ResultSHA256 != t.ResultHash() {
+		t.Trust = TrustRejected
+		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + "result.json changed after its parent judged it: not the result it accepted"
+	}
+}
+
+// ResultHash is the sha256 of result.json as it is now ("" if unreadable).
+func (t *Task) ResultHash() string { return HashRecord(t.td, taskdir.Result) }
+
+// HashRecord is the sha256 of a record in td ("" if unreadable).
+func HashRecord(td *taskdir.Dir, name string) string {
+	b, err := td.ReadFile(name, 0)
+	if err != nil {
+		return ""
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 // Alive reports whether pid is a live (not zombie) process running task id.
+// It only informs a listing; nothing is ever signalled on its word.
 func Alive(pid int, id string) bool {
-	if syscall.Kill(pid, 0) != nil {
+	if pid <= 1 || syscall.Kill(pid, 0) != nil {
 		return false
 	}
 	if p, ok := ReadProc(pid); ok && p.State == "Z" {
@@ -118,32 +310,29 @@ func Alive(pid int, id string) bool {
 	return strings.Contains(string(cmdline), id)
 }
 
-// ListTasks reads every task of a project, newest first.
+// ListTasks reads every task of a project, newest first. A task whose
+// records are corrupt is listed with its problems, never left out.
 func ListTasks(projectRoot string) ([]*Task, error) {
-	ents, err := os.ReadDir(Root(projectRoot))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+	ids, err := taskdir.Open(projectRoot).TaskIDs()
 	if err != nil {
 		return nil, err
 	}
 	var out []*Task
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		t, err := LoadTask(projectRoot, e.Name())
+	for _, id := range ids {
+		t, err := LoadTask(projectRoot, id)
 		if err != nil {
-			continue
+			continue // an empty directory: no task was ever recorded there
 		}
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b *Task) int { return strings.Compare(b.ID, a.ID) })
 	return out, nil
 }
 
 // Usage of a task, or zero.
 func (t *Task) Usage() model.Usage {
+	if t.Verdict != nil && !t.Verdict.Decided.Before(t.runStart()) {
+		return t.Verdict.Usage
+	}
 	if t.Result == nil {
 		return model.Usage{}
 	}

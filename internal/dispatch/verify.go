@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // TreeState fingerprints the files of a work tree that could change: in a
@@ -144,14 +146,26 @@ type Expect struct {
 // Verify checks a result.json before its summary is accepted, and returns
 // one line per failed check (none: accepted).
 func Verify(path string, want Expect) (*Result, []string) {
-	var r Result
-	if err := ReadJSON(path, &r); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, []string{"result.json does not exist: the child wrote no result"}
-		}
-		return nil, []string{fmt.Sprintf("result.json does not parse: %v", err)}
+	td, err := taskdir.FromPath(filepath.Dir(path))
+	if err != nil {
+		return nil, []string{err.Error()}
 	}
-	var fails []string
+	r, fails, _ := VerifyDir(td, want)
+	return r, fails
+}
+
+// VerifyDir checks the result.json of a task directory (read without
+// following links). readErr is why there is no result to judge: missing,
+// not a regular file, or not JSON (a *taskdir.ParseError naming the file).
+func VerifyDir(td *taskdir.Dir, want Expect) (res *Result, fails []string, readErr error) {
+	var r Result
+	if err := td.ReadJSON(taskdir.Result, &r); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, []string{"result.json does not exist: the child wrote no result"}, err
+		}
+		return nil, []string{err.Error()}, err
+	}
+
 	if r.TaskID != want.TaskID {
 		fails = append(fails, fmt.Sprintf("result.json is for task %q, not %q", r.TaskID, want.TaskID))
 	}
@@ -184,7 +198,7 @@ func Verify(path string, want Expect) (*Result, []string) {
 			fails = append(fails, fmt.Sprintf("files_changed lists %s, which did not change on disk", strings.Join(extra, ", ")))
 		}
 	}
-	return &r, fails
+	return &r, fails, nil
 }
 
 func normalise(paths []string) []string {

@@ -110,6 +110,13 @@ type Job struct {
 	Input <-chan []byte
 	// OutputPath is where output.json goes ("" = not written).
 	OutputPath string
+	// StoppedBy, when set, is asked after the process ended who stopped it
+	// from outside the pool (a person's `brood tasks kill` is recorded as
+	// "user"); "" leaves the pool's own account.
+	StoppedBy func() string
+	// Stdin, when set, gets the writing end of the child's stdin pipe once
+	// the process runs (the parent→child direction of the protocol).
+	Stdin func(w io.Writer)
 	// Marker, when set, becomes the child's argv[0] and its cgroup's name:
 	// how its depth is known below it without the environment.
 	Marker depth.Marker
@@ -179,6 +186,9 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	if job.OnStart != nil {
 		job.OnStart(pid)
 	}
+	if job.Stdin != nil {
+		job.Stdin(sp.stdin)
+	}
 	k := &killer{pid: pid, pidfd: pidfd, hold: h, grace: p.cfg.KillGrace}
 	defer k.close()
 	alive := make(chan struct{}, 1)
@@ -188,9 +198,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		readLines(sp.stdout, alive, job.OnLine)
 	}()
 	exited := make(chan struct{})
-	if job.Input != nil {
-		go feed(sp.stdin, job.Input, exited)
-	}
+	go feed(sp.stdin, job.Input, exited)
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)
@@ -214,6 +222,11 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		Finished:   time.Now().UTC(),
 	}
 	fillExit(out, cmd.ProcessState, waitErr)
+	if job.StoppedBy != nil && out.KilledBy == KilledByNone {
+		if by := job.StoppedBy(); by != "" {
+			out.KilledBy = by
+		}
+	}
 	if job.OutputPath != "" {
 		if err := dispatch.WriteJSONQuick(job.OutputPath, out); err != nil {
 			return out, fmt.Errorf("write output.json: %w", err)
@@ -408,6 +421,9 @@ func (t *tail) String() string {
 // write that fails (the child stopped reading) ends it: the child is gone or
 // going, and its parent's EOF tells it the rest.
 func feed(w io.Writer, in <-chan []byte, exited <-chan struct{}) {
+	if in == nil {
+		return
+	}
 	for {
 		select {
 		case b := <-in:

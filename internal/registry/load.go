@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/broodhq/brood/internal/taskdir"
 	"io"
 	"io/fs"
 	"os"
@@ -88,7 +89,7 @@ func (o Options) Dirs() []Dir {
 		add(filepath.Join(o.Home, ".claude", "agents"), SourceUser, true)
 	}
 	if o.ProjectRoot != "" {
-		add(filepath.Join(o.ProjectRoot, ".brood", "agents"), SourceProject, false)
+		add(taskdir.Open(o.ProjectRoot).Agents(), SourceProject, false)
 		add(filepath.Join(o.ProjectRoot, ".claude", "agents"), SourceProject, true)
 	}
 	return dirs
@@ -253,7 +254,7 @@ func FindProjectRoot(dir string) string {
 		return ""
 	}
 	for {
-		for _, marker := range []string{".git", ".brood"} {
+		for _, marker := range []string{".git", taskdir.StateDirName} {
 			if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
 				return dir
 			}

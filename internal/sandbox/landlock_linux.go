@@ -205,7 +205,10 @@ func restrictThread(p Policy, abi int) (seccomp bool, err error) {
 // addPathRule allows access beneath path. A path that does not exist is an
 // error: a missing writable directory would silently become unwritable.
 func addPathRule(rulesetFD int, path string, access uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	// O_NOFOLLOW: a writable path may sit in a child-writable directory
+	// (its task directory's tmp/), and a rule on a link's target would
+	// grant whatever the child pointed it at.
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("sandbox: open %s for landlock rule: %w", path, err)
 	}
@@ -213,6 +216,9 @@ func addPathRule(rulesetFD int, path string, access uint64) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("sandbox: stat %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return fmt.Errorf("sandbox: %s is a symbolic link; a landlock rule is never built on one", path)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		// Directory-only rights are refused on a file.

@@ -62,6 +62,7 @@ type Writer struct {
 	path   string
 	now    func() time.Time
 	redact func(string) string
+	err    error // the first failed write
 }
 
 // Options tune a Writer.
@@ -138,8 +139,21 @@ func (w *Writer) Append(r Record) error {
 	}
 	// One write per line: a kill between two records never leaves half of one
 	// interleaved with the next.
-	_, err = w.f.Write(line)
+	if _, err = w.f.Write(line); err != nil {
+		err = fmt.Errorf("session: %w", err) // names the file
+		if w.err == nil {
+			w.err = err
+		}
+	}
 	return err
+}
+
+// Err is the first write that failed (a full disk), or nil: a transcript
+// with a gap must not pass for a whole one.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // Close closes the file.

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Settings is the resolved configuration.
@@ -168,7 +170,7 @@ func (src Sources) Paths() (user, project string) {
 		user = filepath.Join(src.Home, ".config", "brood", "settings.toml")
 	}
 	if src.ProjectRoot != "" {
-		project = filepath.Join(src.ProjectRoot, ".brood", "settings.toml")
+		project = taskdir.Open(src.ProjectRoot).Settings()
 	}
 	return user, project
 }

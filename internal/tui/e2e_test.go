@@ -360,3 +360,29 @@ func TestTUIAskNestedAlways(t *testing.T) {
 	}
 	tm.exit()
 }
+
+// TestTUIWorkflow: /workflow checks the plan, says how many agents it
+// starts, asks once, and runs it with its agents under the run in the tree.
+func TestTUIWorkflow(t *testing.T) {
+	tm := startTUI(t, `agents:
+  explore:
+    - say: "looked"
+`, map[string]string{"plan.yaml": `name: two-looks
+phases:
+  - id: look
+    parallel:
+      - {agent: explore, prompt: "look at the docs"}
+      - {agent: explore, prompt: "look at the code"}
+`})
+	tm.keys("-l", "/work")
+	tm.keys("Tab")
+	tm.waitFor("› /workflow")
+	tm.typeLine("plan.yaml")
+	tm.waitFor("Start workflow two-looks: 2 agents?", "y start")
+	tm.keys("y")
+	s := tm.waitFor("workflow two-looks", "workflow run", " done: 2 agents")
+	if strings.Count(s, "  ▸ explore") != 2 {
+		t.Fatalf("the run's two agents are not under it in the tree:\n%s", s)
+	}
+	tm.exit()
+}

@@ -44,6 +44,9 @@ type Config struct {
 	Kill func(ctx context.Context, id string) error
 	// Redact scrubs secrets from the transcript.
 	Redact func(string) string
+	// Workflow checks a plan file with its inputs for /workflow (nil: no
+	// workflows here).
+	Workflow func(file string, inputs []string) (Workflow, error)
 	// Getenv reads the environment (NO_COLOR).
 	Getenv func(string) string
 	// BeforePrompt, when set, sees each prompt before the model does (the
@@ -64,6 +67,7 @@ type engine struct {
 
 	disp *delegate.Dispatcher
 	perm *askRules
+	wf   runs
 
 	mu       sync.Mutex
 	history  []model.Message
@@ -79,6 +83,7 @@ func newEngine(ctx context.Context, cfg Config) (*engine, error) {
 	life, stop := context.WithCancel(ctx)
 	e := &engine{cfg: cfg, msgs: make(chan tea.Msg, 256), done: make(chan struct{}), life: life, stopLife: stop,
 		modelVal: cfg.Agent.Model, spec: cfg.ModelSpec}
+	e.wf.taskRun, e.wf.cancel = map[string]string{}, map[string]context.CancelFunc{}
 	e.perm = newAskRules(cfg.ProjectRoot, cfg.Agent.Env)
 	if cfg.NewDispatcher != nil {
 		d, err := cfg.NewDispatcher(e.dispatchEvent, e.childAsk)
@@ -119,6 +124,11 @@ func (e *engine) wait() tea.Cmd {
 }
 
 func (e *engine) dispatchEvent(ev delegate.Event) {
+	if ev.Parent == "" {
+		if run := e.wf.runOf(ev.TaskID); run != "" {
+			ev.Parent = runNodeID(run) // a workflow's agent, under its run
+		}
+	}
 	e.send(dispatchMsg{ev})
 	if ev.Type == "dispatch_stop" {
 		go e.loadResult(ev.TaskID)

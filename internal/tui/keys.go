@@ -30,6 +30,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	m.hint = ""
+	if m.approval != nil {
+		m.approvalKey(k.String())
+		return nil
+	}
 	if len(m.asks) > 0 {
 		m.askKey(k)
 		return nil
@@ -107,6 +111,12 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 		m.tree.toggle()
 	case "x":
 		id := m.tree.selected()
+		if run, ok := strings.CutPrefix(id, "workflow:"); ok {
+			if m.eng.stopWorkflow(run) {
+				m.hint = "cancelling workflow run " + run + " (its agents stop in stages; brood workflow resume continues it)"
+			}
+			return nil
+		}
 		if n := m.tree.nodes[id]; n != nil && n.stopped.IsZero() {
 			m.hint = "stopping " + n.agent + " " + shortID(id) + " (SIGTERM, then SIGKILL)…"
 			m.eng.kill(id)

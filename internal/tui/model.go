@@ -48,6 +48,7 @@ type Model struct {
 	lastCtrlC time.Time
 	hint      string // one line under the input: completions, "press again to exit"
 	asks      []askRequest
+	approval  Workflow // a workflow waiting for the user's go
 	askShown  time.Time
 	stopping  bool
 	quitting  bool
@@ -170,6 +171,8 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 		}
 	case noticeMsg:
 		m.notice(entryNotice, msg.text)
+	case workflowMsg:
+		m.workflowEvent(msg)
 	case shutdownMsg:
 		m.quitting = true
 	default:

@@ -36,6 +36,7 @@ func commands() []command {
 		{name: "/kill", args: "ID", help: "stop a running task (SIGTERM, then SIGKILL); it stays resumable", complete: tasks},
 		{name: "/msg", args: "ID text", help: "send a steering message to a running task (arrives at its next turn)", complete: tasks},
 		{name: "/resume", args: "ID text", help: "continue a finished task with a follow-up, its transcript intact", complete: tasks},
+		{name: "/workflow", args: "FILE [name=value]", help: "check a workflow plan, say how many agents it starts, and run it once you agree"},
 		{name: "/model", args: "[provider/model]", help: "show or switch the model"},
 		{name: "/clear", help: "start a new conversation (the old transcript stays)"},
 		{name: "/help", help: "keys and commands"},
@@ -71,6 +72,8 @@ func (m *Model) slash(line string) tea.Cmd {
 		} else {
 			m.resume(m.resolveID(id), unquote(text))
 		}
+	case "/workflow":
+		m.workflowCmd(rest)
 	case "/model":
 		m.model(rest)
 	case "/clear":

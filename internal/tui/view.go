@@ -64,7 +64,10 @@ func (m *Model) treeSection(w int) []string {
 
 func (m *Model) bottom(w int) []string {
 	var out []string
-	if len(m.asks) > 0 {
+	if m.approval != nil {
+		box := m.st.askBox.Width(min(w, 118)).Render(approvalText(m.approval, m.now().Sub(m.askShown) >= askGuard))
+		out = append(out, strings.Split(box, "\n")...)
+	} else if len(m.asks) > 0 {
 		q := askText(m.asks[0].ask, m.now().Sub(m.askShown) >= askGuard)
 		if n := len(m.asks) - 1; n > 0 {
 			q += fmt.Sprintf("\n(%d more waiting)", n)

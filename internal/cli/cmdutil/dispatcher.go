@@ -11,6 +11,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/model/script"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -75,7 +76,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		cfg.Stderr = f.Err
 	}
 	if f.Getenv("BROOD_DEBUG_AGENT_LOG") == "1" {
-		cfg.DebugLog = filepath.Join(f.ProjectRoot, ".brood", "brood-debug.log")
+		cfg.DebugLog = taskdir.Open(f.ProjectRoot).DebugLog()
 	}
 	for _, d := range f.RegistryErrors() {
 		fmt.Fprintln(f.Err, "brood: agents:", d.String())
@@ -84,30 +85,50 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 }
 
 // TaskDispatcher builds a dispatcher that can act on an existing task from
-// the command line, at the depth of the task's parent. The records on disk
-// are the child's to write, so the cap and the permissions come from this
-// project's settings, not from them.
-func (f *Factory) TaskDispatcher(env *dispatch.Envelope, onEvent func(delegate.Event)) (*delegate.Dispatcher, error) {
+// the command line, at the depth of the task's parent. The task directory is
+// the child's to write, so the cap and the permissions come from this
+// project's settings, and the task's depth, model and workspace from its
+// parent's owner record, never from the envelope.
+func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event)) (*delegate.Dispatcher, error) {
 	depth, max := f.Depth()
-	if env.Depth-1 > depth {
-		depth = env.Depth - 1
+	taskDepth, model, ws := t.Depth, f.Settings.Model, ""
+	if o := t.Owner; o != nil && o.Version > 0 {
+		taskDepth, model, ws = o.Depth, FirstNonEmpty(f.Settings.Model, o.Model), o.Workspace
+	} else if t.Envelope != nil {
+		// An owner record from an older brood kept no depth: the deeper of
+		// what the records say, so a rewritten envelope cannot buy room.
+		taskDepth = max2(t.Envelope.Depth, t.Depth)
+		if t.Log != nil {
+			taskDepth = max2(taskDepth, t.Log.Depth)
+		}
+		ws = t.Envelope.Workspace
+	}
+	if taskDepth-1 > depth {
+		depth = taskDepth - 1
 	}
 	builtins, _ := SelectTools("")
 	// The task's own workspace, as long as it is inside this project.
 	workspace := f.ProjectRoot
-	if rel, err := filepath.Rel(f.ProjectRoot, env.Workspace); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && filepath.IsAbs(env.Workspace) {
-		workspace = env.Workspace
+	if rel, err := filepath.Rel(f.ProjectRoot, ws); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && filepath.IsAbs(ws) {
+		workspace = ws
 	}
 	cfg := delegate.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: workspace, Registry: f.Registry(), Settings: f.Settings,
 		Exe: f.ChildExe(), Args: f.ChildArgs(),
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
-		ParentModel: FirstNonEmpty(f.Settings.Model, env.Model), ParentSystem: DefaultSystemPrompt(workspace),
+		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
 		Redact: f.Redactor.Redact,
 		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	return delegate.New(cfg)
+}
+
+func max2(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // SelectTools resolves a --tools value: "" or "*" for every built-in, else

@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -112,7 +113,7 @@ func (f *Factory) Load() error {
 // .brood, or dir itself when there is none.
 func FindProjectRoot(dir string) string {
 	for d := dir; ; {
-		for _, marker := range []string{".git", ".brood"} {
+		for _, marker := range []string{".git", taskdir.StateDirName} {
 			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
 				return d
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/tasks"
+	wfcli "github.com/broodhq/brood/internal/cli/workflow"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
@@ -142,5 +143,12 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		Kill:     func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err },
 		Redact:   f.Redactor.Redact,
 		Getenv:   f.Getenv,
+		Workflow: func(file string, inputs []string) (tui.Workflow, error) {
+			p, err := wfcli.Prepare(f, file, inputs)
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
 	}, nil
 }

@@ -87,8 +87,13 @@ func (r *Renderer) DispatchEvent(ev delegate.Event) {
 	switch ev.Type {
 	case "progress":
 		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), strings.Join(ev.Tools, ", "))
+	case "budget_warning", "budget_exceeded":
+		fmt.Fprintf(r.err, "  ! [%s %s] %s: %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), ev.Type, cmdutil.FirstLine(ev.Text, 160))
 	case "dispatch_stop":
 		fmt.Fprintf(r.err, "  [%s %s] %s in %s · tokens in %d out %d\n", ev.Agent, cmdutil.ShortID(ev.TaskID), ev.Status, cmdutil.Dur(ev.WallMS), ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
+		if ev.Status != "done" && ev.Text != "" {
+			fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), cmdutil.FirstLine(ev.Text, 200))
+		}
 	}
 }
 

@@ -189,6 +189,9 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	out := o.newOutput()
 	quiet := o.format() != "text"
+	// --token-budget reaches the children too (each is warned against it),
+	// and the root's budget counts what they spent (UsageBelow).
+	f.Settings.TokenBudget = cmdutil.FirstPositive(o.Budget, s.TokenBudget)
 	hk, err := f.OpenHooks(ctx, path, cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), cmdutil.FirstNonEmpty(o.Effort, s.Effort))
 	if err != nil {
 		return err
@@ -243,6 +246,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if disp != nil {
 		cfg.Inject = disp.Notices
+		cfg.UsageBelow = disp.ChildUsage
 	}
 	out.Start(render.Info{
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,

@@ -78,6 +78,12 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	if t.Status != dispatch.StatusRunning {
 		return pool.Killed{}, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
 	}
+	// Recorded before any signal, in the project's records (out of the
+	// child's reach): its owner and every listing then say a person stopped
+	// it, never "cancelled" or "running".
+	if err := dispatch.RecordKill(f.ProjectRoot, t.ID, "brood tasks kill"); err != nil {
+		return pool.Killed{}, fmt.Errorf("cannot record the kill of task %s: %w", t.ID, err)
+	}
 	// Never a pid from the task's records (the child writes them, and pid 1
 	// would mean kill(-1)): the pool proves which process is the task's
 	// child from the kernel's tables (see pool.KillTask).

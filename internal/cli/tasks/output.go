@@ -56,7 +56,7 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	if err != nil {
 		return err
 	}
-	d, err := f.TaskDispatcher(t.Envelope, nil)
+	d, err := f.TaskDispatcher(t, nil)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,16 +56,16 @@ func pruneRun(opts *PruneOptions) error {
 			continue
 		}
 		// Never pull a task from under a process that owns it.
-		unlock, err := dispatch.LockTask(t.Dir)
+		unlock, err := dispatch.LockDir(t.Files())
 		if err != nil {
 			continue
 		}
-		err = os.RemoveAll(t.Dir)
+		err = t.Files().Remove()
 		unlock()
 		if err != nil {
 			return err
 		}
-		_ = os.Remove(dispatch.OwnerPath(dispatch.OwnersDir(f.ProjectRoot), t.ID))
+		dispatch.Records(f.ProjectRoot).RemoveAll(t.ID)
 		hooks.Forget(cmdutil.HookRecords(f.ProjectRoot), t.ID)
 		pruned = append(pruned, t.ID)
 	}

@@ -57,7 +57,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	defer hk.Close()
-	d, err := f.TaskDispatcher(t.Envelope, hk.Observe(out.DispatchEvent))
+	d, err := f.TaskDispatcher(t, hk.Observe(out.DispatchEvent))
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,11 @@ func showRun(opts *ShowOptions) error {
 	for _, part := range []struct {
 		name string
 		v    any
-	}{{"envelope", t.Envelope}, {"result", t.Result}, {"output", t.Output}, {"dispatch log", t.Log}} {
+	}{{"verdict (the parent's)", t.Verdict}, {"owner (the parent's)", t.Owner}, {"kill", t.Kill},
+		{"envelope", t.Envelope}, {"result", t.Result}, {"output", t.Output}, {"dispatch log", t.Log}} {
+		if part.name == "kill" && t.Kill == nil {
+			continue // only a task a person stopped has one
+		}
 		if part.v == nil || isNilPtr(part.v) {
 			fmt.Fprintf(w, "\n── %s: none\n", part.name)
 			continue
@@ -82,6 +86,12 @@ func isNilPtr(v any) bool {
 	case *dispatch.Output:
 		return x == nil
 	case *dispatch.Log:
+		return x == nil
+	case *dispatch.Verdict:
+		return x == nil
+	case *dispatch.Owner:
+		return x == nil
+	case *dispatch.Kill:
 		return x == nil
 	}
 	return false

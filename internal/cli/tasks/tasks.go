@@ -107,6 +107,7 @@ type taskRow struct {
 	Status      string     `json:"status"`
 	Description string     `json:"description,omitempty"`
 	Note        string     `json:"note,omitempty"`
+	Trust       string     `json:"trust"` // accepted | rejected | unjudged (the parent's verdict)
 	Created     time.Time  `json:"created"`
 	DurationMS  int64      `json:"duration_ms,omitempty"`
 	Tokens      int64      `json:"tokens"`
@@ -124,7 +125,7 @@ type rowResult struct {
 }
 
 func newTaskRow(t *dispatch.Task) taskRow {
-	r := taskRow{ID: t.ID, Dir: t.Dir, Agent: t.Agent, Status: t.Status, Description: t.Label, Note: t.Note, Created: t.Created,
+	r := taskRow{ID: t.ID, Dir: t.Dir, Agent: t.Agent, Status: t.Status, Description: t.Label, Note: t.Note, Trust: t.Trust, Created: t.Created,
 		DurationMS: t.Duration, Tokens: t.Tokens, Depth: t.Depth, Parent: t.Parent}
 	if t.Result != nil {
 		r.Result = &rowResult{Status: t.Result.Status, Usage: t.Result.Usage, ChildUsage: t.Result.ChildUsage, ResumeHandle: t.Result.ResumeHandle}

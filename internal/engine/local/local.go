@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/workflow"
 )
@@ -77,7 +78,7 @@ type runRecord struct {
 }
 
 // Root is the directory of a project's workflow runs.
-func Root(projectRoot string) string { return filepath.Join(projectRoot, ".brood", "workflows") }
+func Root(projectRoot string) string { return taskdir.Open(projectRoot).WorkflowsDir() }
 
 func (e *Engine) dir(id string) string { return filepath.Join(Root(e.cfg.ProjectRoot), id) }
 

@@ -1,0 +1,119 @@
+package dispatch
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// Owner is the parent's own record of what a task is: which agent and model,
+// whether it is a fork, what isolation was asked for, its depth and brief.
+// It lives in a records directory out of every sandboxed child's reach
+// (unlike the task directory, which the child writes), so a resume and a
+// listing can trust it. Version 0 records (before the model and depth were
+// kept) lack the fields marked v1; a resume then takes them from the
+// registry and this process, never from the envelope.
+type Owner struct {
+	Version     int    `json:"version,omitempty"`
+	TaskID      string `json:"task_id"`
+	Agent       string `json:"agent"`
+	Fork        bool   `json:"fork,omitempty"`
+	Isolation   string `json:"isolation,omitempty"`
+	Description string `json:"description,omitempty"`
+	Brief       string `json:"brief"`
+
+	Model         string    `json:"model,omitempty"`  // v1: the model the parent chose
+	Effort        string    `json:"effort,omitempty"` // v1
+	ParentTaskID  string    `json:"parent_task_id,omitempty"`
+	SourceAgent   string    `json:"source_agent,omitempty"`
+	Depth         int       `json:"depth,omitempty"`     // v1
+	Workspace     string    `json:"workspace,omitempty"` // v1
+	Created       time.Time `json:"created,omitzero"`
+	System        string    `json:"system,omitempty"`         // v1, a verbatim fork's system prompt
+	HistoryPolicy string    `json:"history_policy,omitempty"` // v1, a fork's
+	// Session is the root transcript's id when the root dispatched it
+	// (brood tasks tree --session).
+	Session string `json:"session,omitempty"`
+}
+
+// OwnerPath is where a task's Owner record lives in the records directory
+// dir.
+func OwnerPath(dir, id string) string { return filepath.Join(dir, id+".json") }
+
+// OwnerVersion is the version of the Owner records this build writes.
+const OwnerVersion = 1
+
+// Verdict is the parent's judgement of one run of a task: the status it
+// decided, whether it accepted the child's result, and why not. It is the
+// parent's record (beside the Owner record), written once per run after
+// verification, and what listings, `tasks output` and TaskOutput show: a
+// rejected result never reads as trusted later, from any process.
+type Verdict struct {
+	TaskID   string   `json:"task_id"`
+	Run      int      `json:"run"` // 0 for the first run, then one per resume
+	Status   string   `json:"status"`
+	Accepted bool     `json:"accepted"`
+	Reasons  []string `json:"reasons,omitempty"` // why it was rejected
+	// Concerns are the edge guardrails' findings (the status stands).
+	Concerns []string `json:"concerns,omitempty"`
+	// Error is the parent's account of how the run ended when the child's
+	// own does not hold (killed, failed to parse, no space left).
+	Error    string `json:"error,omitempty"`
+	KilledBy string `json:"killed_by,omitempty"` // lifeguard | timeout | cancel | user | signal
+	// ResultSHA256 is the hash of result.json as judged: a later rewrite
+	// (by a leftover process) shows as a rejection, not as the result.
+	ResultSHA256 string      `json:"result_sha256,omitempty"`
+	Usage        model.Usage `json:"usage"` // the run's tokens, descendants included
+	Decided      time.Time   `json:"decided"`
+}
+
+// Kill records that a person stopped a task (`brood tasks kill`). It is
+// written by the killing process into the project's records, before any
+// signal, so the task's owner and every listing say who stopped it.
+type Kill struct {
+	TaskID string    `json:"task_id"`
+	By     string    `json:"by"`  // user
+	Via    string    `json:"via"` // brood tasks kill
+	At     time.Time `json:"at"`
+}
+
+// KilledByUser is the Verdict.KilledBy of a task a person stopped.
+const KilledByUser = "user"
+
+// Records is the project's records directory (.brood/records).
+func Records(projectRoot string) taskdir.Records { return taskdir.Open(projectRoot).Records() }
+
+// OwnersDir is the path of the project's records directory.
+func OwnersDir(projectRoot string) string { return Records(projectRoot).Path() }
+
+// WriteOwner records o (synced, tmp+rename).
+func WriteOwner(r taskdir.Records, o Owner) error {
+	o.Version = OwnerVersion
+	return r.WriteOwner(o.TaskID, o)
+}
+
+// ReadOwner reads task id's Owner record from r.
+func ReadOwner(r taskdir.Records, id string) (*Owner, error) {
+	var o Owner
+	if err := r.ReadOwner(id, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// RecordKill writes the Kill record of task id.
+func RecordKill(projectRoot, id, via string) error {
+	return Records(projectRoot).WriteKill(id, Kill{TaskID: id, By: KilledByUser, Via: via, At: time.Now().UTC()})
+}
+
+// ReadKill returns the Kill record of task id if a person stopped it after
+// since (a kill of an earlier run does not count).
+func ReadKill(projectRoot, id string, since time.Time) *Kill {
+	var k Kill
+	if Records(projectRoot).ReadKill(id, &k) != nil || k.TaskID != id || k.At.Before(since) {
+		return nil
+	}
+	return &k
+}

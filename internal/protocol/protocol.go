@@ -1,0 +1,324 @@
+// Package protocol is the child protocol: every message a brood child and
+// its parent exchange, as Go types both ends use. One JSON object per line.
+//
+// Up (child → parent, on the child's stdout): Ping, Started, Progress,
+// Usage, BudgetWarning, BudgetExceeded, Ask, Nested and Result. Down
+// (parent → child, on the child's stdin): Answer. EOF on the child's stdin
+// means its parent is gone.
+//
+// Everything that comes up is data from an untrusted process: the parent
+// reads kinds and tool names from it, relays it, counts it, but takes no
+// pid, model, agent, privilege or final status from it (see package
+// taskdir for the boundary). Each type says whether the parent relays it up
+// the tree or why it stays local.
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"sync"
+
+	"github.com/broodhq/brood/internal/model"
+)
+
+// Kind names a message on the wire (its "type" field).
+type Kind string
+
+// The kinds.
+const (
+	KindPing           Kind = "ping"
+	KindStarted        Kind = "started"
+	KindProgress       Kind = "progress"
+	KindUsage          Kind = "usage"
+	KindBudgetWarning  Kind = "budget_warning"
+	KindBudgetExceeded Kind = "budget_exceeded"
+	KindAsk            Kind = "ask"
+	KindNested         Kind = "nested"
+	KindResult         Kind = "result"
+	KindAnswer         Kind = "answer"
+)
+
+// Message is one line of the protocol.
+type Message interface{ Kind() Kind }
+
+// Ping is the heartbeat, {"ping":true} on the wire. Local: it proves this
+// one child alive to its own parent's lifeguard, and means nothing further
+// up the tree.
+type Ping struct{}
+
+// Started is the child's first line. Local and diagnostic only: the parent
+// knows its child by its own process handle, never by this pid.
+type Started struct {
+	TaskID string `json:"task_id"`
+	PID    int    `json:"pid"`
+}
+
+// Progress names tools the child called since its last Progress (in
+// batches), never their inputs or outputs. Relayed up as an Event.
+type Progress struct {
+	Tools []string `json:"tools"`
+}
+
+// Usage is one model turn's tokens. Relayed up as an Event, so every
+// ancestor sees its descendants' spending as it happens.
+type Usage struct {
+	Turn  int         `json:"turn"`
+	Usage model.Usage `json:"usage"`
+	Total model.Usage `json:"total"`
+}
+
+// BudgetWarning says the child used 80% of its token budget. Relayed up.
+type BudgetWarning struct {
+	Text string `json:"text"`
+}
+
+// BudgetExceeded says the child used all of its token budget. Relayed up.
+type BudgetExceeded struct {
+	Text string `json:"text"`
+}
+
+// Ask is a child asking permission for a tool call that its rules send to
+// a person. Relayed up until a process with a person (the TUI) or a policy
+// answers it; the answer comes back down as an Answer with the same ID.
+type Ask struct {
+	ID     string          `json:"id"`
+	TaskID string          `json:"task_id"`
+	Agent  string          `json:"agent"`
+	Tool   string          `json:"tool"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+}
+
+// Answer is the parent's reply to an Ask, on the child's stdin.
+type Answer struct {
+	ID     string `json:"id"`
+	Allow  bool   `json:"allow"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Nested carries a descendant's Event, relayed by this child as it got it
+// (the parent relays it further).
+type Nested struct {
+	Event Event `json:"event"`
+}
+
+// Result is the child's last line. Local: a hint that result.json is
+// written; the parent judges result.json itself and announces the outcome
+// (a dispatch_stop Event) from its own verdict, never from this line.
+type Result struct {
+	Status     string      `json:"status"`
+	Usage      model.Usage `json:"usage"`
+	ChildUsage model.Usage `json:"child_usage"`
+	// Error is set when the child could not write result.json (a full
+	// disk): the parent quotes it as the child's words.
+	Error string `json:"error,omitempty"`
+}
+
+// Unknown is a line of a kind this build does not know (a newer child):
+// ignored, never an error.
+type Unknown struct {
+	Type string
+	Raw  json.RawMessage
+}
+
+func (Ping) Kind() Kind           { return KindPing }
+func (Started) Kind() Kind        { return KindStarted }
+func (Progress) Kind() Kind       { return KindProgress }
+func (Usage) Kind() Kind          { return KindUsage }
+func (BudgetWarning) Kind() Kind  { return KindBudgetWarning }
+func (BudgetExceeded) Kind() Kind { return KindBudgetExceeded }
+func (Ask) Kind() Kind            { return KindAsk }
+func (Answer) Kind() Kind         { return KindAnswer }
+func (Nested) Kind() Kind         { return KindNested }
+func (Result) Kind() Kind         { return KindResult }
+func (u Unknown) Kind() Kind      { return Kind(u.Type) }
+
+// Event is what a parent learns about a dispatch below it, and what it
+// relays further up inside Nested.
+type Event struct {
+	Type   EventType `json:"type"`
+	TaskID string    `json:"task_id"`
+	// Parent is the task that dispatched it ("" for this process's own
+	// children). A nested event's parent is as the relaying child says.
+	Parent   string   `json:"parent,omitempty"`
+	Agent    string   `json:"agent"`
+	Depth    int      `json:"depth"`
+	MaxDepth int      `json:"max_depth,omitempty"`
+	Tools    []string `json:"tools,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	// Usage is a stop's total, or a usage event's running total so far.
+	Usage       model.Usage `json:"usage,omitzero"`
+	WallMS      int64       `json:"wall_ms,omitempty"`
+	Description string      `json:"description,omitempty"`
+	KilledBy    string      `json:"killed_by,omitempty"` // dispatch_stop of a killed child
+	// Via is set by the process that relays a grandchild's event: the
+	// child that relayed it (whatever a child wrote there is replaced).
+	Via string `json:"via,omitempty"`
+	// Text is a budget event's message or a stop's reason.
+	Text string `json:"text,omitempty"`
+	// Ask is set on an ask event.
+	Ask *Ask `json:"ask,omitempty"`
+}
+
+// EventType names an Event.
+type EventType = string
+
+// The event types.
+const (
+	EvDispatchStart  EventType = "dispatch_start"
+	EvProgress       EventType = "progress"
+	EvUsage          EventType = "usage"
+	EvBudgetWarning  EventType = "budget_warning"
+	EvBudgetExceeded EventType = "budget_exceeded"
+	EvAsk            EventType = "ask"
+	EvDispatchStop   EventType = "dispatch_stop"
+	EvBackgroundDone EventType = "background_done"
+)
+
+var pingLine = []byte(`{"ping":true}`)
+
+// Marshal encodes m as one line (without the newline).
+func Marshal(m Message) ([]byte, error) {
+	if _, ok := m.(Ping); ok {
+		return bytes.Clone(pingLine), nil
+	}
+	if u, ok := m.(Unknown); ok {
+		return bytes.Clone(u.Raw), nil
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: encode %s: %w", m.Kind(), err)
+	}
+	kind, _ := json.Marshal(string(m.Kind()))
+	out := append([]byte(`{"type":`), kind...)
+	if len(body) > 2 {
+		out = append(out, ',')
+		out = append(out, body[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out, nil
+}
+
+// Unmarshal decodes one line. A line that is not a JSON object is an error;
+// a kind this build does not know is an Unknown.
+func Unmarshal(line []byte) (Message, error) {
+	var head struct {
+		Type string `json:"type"`
+		Ping bool   `json:"ping"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		return nil, fmt.Errorf("protocol: not a message: %w", err)
+	}
+	if head.Type == "" && head.Ping {
+		return Ping{}, nil
+	}
+	var m Message
+	var err error
+	switch Kind(head.Type) {
+	case KindPing:
+		return Ping{}, nil
+	case KindStarted:
+		m, err = decode[Started](line)
+	case KindProgress:
+		m, err = decode[Progress](line)
+	case KindUsage:
+		m, err = decode[Usage](line)
+	case KindBudgetWarning:
+		m, err = decode[BudgetWarning](line)
+	case KindBudgetExceeded:
+		m, err = decode[BudgetExceeded](line)
+	case KindAsk:
+		m, err = decode[Ask](line)
+	case KindAnswer:
+		m, err = decode[Answer](line)
+	case KindNested:
+		m, err = decode[Nested](line)
+	case KindResult:
+		m, err = decode[Result](line)
+	default:
+		return Unknown{Type: head.Type, Raw: bytes.Clone(line)}, nil
+	}
+	return m, err
+}
+
+func decode[T Message](line []byte) (Message, error) {
+	var v T
+	if err := json.Unmarshal(line, &v); err != nil {
+		return nil, fmt.Errorf("protocol: %s: %w", v.Kind(), err)
+	}
+	return v, nil
+}
+
+// Writer sends messages, one per line, from any goroutine.
+type Writer struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Send writes m as one line.
+func (w *Writer) Send(m Message) error {
+	b, err := Marshal(m)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err = w.w.Write(append(b, '\n'))
+	return err
+}
+
+// SendJSON writes v as one line: for lines not (yet) typed here, such as
+// the permission ask of delegate/ask.go.
+func (w *Writer) SendJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err = w.w.Write(append(b, '\n'))
+	return err
+}
+
+// MaxLine bounds one message.
+const MaxLine = 64 << 20
+
+// Read yields the messages of r, one per line, until EOF (a nil error
+// ends it cleanly). Blank lines are skipped; a line that does not decode is
+// yielded as an error and reading goes on.
+func Read(r io.Reader) iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+		for sc.Scan() {
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			if !yield(Unmarshal(line)) {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+			yield(nil, err)
+		}
+	}
+}
+
+// NewAskID returns a fresh id for an Ask.
+func NewAskID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "ask-" + hex.EncodeToString(b[:])
+}

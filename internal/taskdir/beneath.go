@@ -1,0 +1,370 @@
+package taskdir
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrLink means a path the parent was about to use held a symbolic link (or
+// left the project): the parent never follows one in a child-writable place.
+var ErrLink = errors.New("a symbolic link is in the way (brood never follows links in a task directory)")
+
+const defaultMax = 64 << 20
+
+func encode(name string, v any) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", filepath.Base(name), err)
+	}
+	return append(data, '\n'), nil
+}
+
+// pathErr names the file and says plainly when a link was refused.
+func pathErr(op, path string, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+		return &fs.PathError{Op: op, Path: path, Err: ErrLink}
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+func clean(rel string) ([]string, error) {
+	rel = filepath.Clean(rel)
+	if filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil, fmt.Errorf("taskdir: %q is not beneath the project", rel)
+	}
+	return strings.Split(rel, string(filepath.Separator)), nil
+}
+
+// openRoot opens the project root itself: the user's directory, trusted (it
+// may legitimately be reached through a link, such as a linked home).
+func openRoot(root string) (int, error) {
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: root, Err: err}
+	}
+	return fd, nil
+}
+
+// openAt opens rel beneath dirfd without following any link on the way:
+// openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or component by component
+// with O_NOFOLLOW where the kernel has no openat2.
+func openAt(dirfd int, rel string, flags int, mode uint32) (int, error) {
+	parts, err := clean(rel)
+	if err != nil {
+		return -1, err
+	}
+	flags |= unix.O_CLOEXEC | unix.O_NOFOLLOW
+	for range 8 {
+		fd, err := openat2(dirfd, strings.Join(parts, "/"), flags, mode)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue // a concurrent rename: try again
+		}
+		if err == unix.ENOTDIR && flags&unix.O_DIRECTORY != 0 {
+			err = unix.ELOOP // a link (or a file) where a directory should be
+		}
+		if err != unix.ENOSYS && err != unix.EPERM {
+			return fd, err
+		}
+		break
+	}
+	cur := dirfd
+	for i, p := range parts {
+		if p == "." {
+			continue
+		}
+		last := i == len(parts)-1
+		f := unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		var m uint32
+		if last {
+			f, m = flags, mode
+		}
+		fd, err := unix.Openat(cur, p, f, m)
+		if cur != dirfd {
+			unix.Close(cur)
+		}
+		if err != nil {
+			if errors.Is(err, unix.ENOTDIR) && (!last || flags&unix.O_DIRECTORY != 0) {
+				err = unix.ELOOP // a link (or a file) where a directory should be
+			}
+			return -1, err
+		}
+		cur = fd
+	}
+	if cur == dirfd {
+		return unix.Openat(dirfd, ".", flags, mode)
+	}
+	return cur, nil
+}
+
+// openParent opens the directory that holds rel, and returns its last name.
+func openParent(root, rel string) (int, string, error) {
+	rfd, err := openRoot(root)
+	if err != nil {
+		return -1, "", err
+	}
+	defer unix.Close(rfd)
+	dir, base := filepath.Split(filepath.Clean(rel))
+	if base == "" || base == "." || base == ".." {
+		return -1, "", fmt.Errorf("taskdir: bad name %q", rel)
+	}
+	if dir == "" {
+		fd, err := unix.Openat(rfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return fd, base, err
+	}
+	fd, err := openAt(rfd, dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return -1, "", pathErr("open", filepath.Join(root, dir), err)
+	}
+	return fd, base, nil
+}
+
+func readBeneath(root, rel string, max int64) ([]byte, error) {
+	if max <= 0 {
+		max = defaultMax
+	}
+	full := filepath.Join(root, rel)
+	rfd, err := openRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(rfd)
+	// O_NONBLOCK: a FIFO planted in place of a record must not hang us.
+	fd, err := openAt(rfd, rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, pathErr("open", full, err)
+	}
+	f := os.NewFile(uintptr(fd), full)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: full, Err: errors.New("not a regular file")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: full, Err: err}
+	}
+	if int64(len(data)) > max {
+		return nil, &fs.PathError{Op: "read", Path: full, Err: fmt.Errorf("larger than %d bytes", max)}
+	}
+	return data, nil
+}
+
+func readJSONBeneath(root, rel string, v any) error {
+	data, err := readBeneath(root, rel, 0)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return &ParseError{Path: filepath.Join(root, rel), Err: err}
+	}
+	return nil
+}
+
+// ParseError is a record that exists but is not valid JSON for its type.
+type ParseError struct {
+	Path string
+	Err  error
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s does not parse: %v", e.Path, e.Err) }
+func (e *ParseError) Unwrap() error { return e.Err }
+
+func writeBeneath(root, rel string, data []byte, sync bool) error {
+	dfd, base, err := openParent(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	full := filepath.Join(root, rel)
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := "." + base + ".tmp" + hex.EncodeToString(rnd[:])
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return pathErr("create", full, err)
+	}
+	f := os.NewFile(uintptr(fd), full)
+	_, err = f.Write(data)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dfd, tmp, dfd, base)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dfd, tmp, 0)
+		return pathErr("write", full, err)
+	}
+	return nil
+}
+
+func createFreshBeneath(root, rel string) (*os.File, error) {
+	if err := removeBeneath(root, rel); err != nil {
+		return nil, err
+	}
+	dfd, base, err := openParent(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	full := filepath.Join(root, rel)
+	fd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, pathErr("create", full, err)
+	}
+	return os.NewFile(uintptr(fd), full), nil
+}
+
+// removeBeneath removes whatever is at rel: a link itself (never its
+// target), a file, or a directory with everything in it.
+func removeBeneath(root, rel string) error {
+	dfd, base, err := openParent(root, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := removeAt(dfd, base); err != nil {
+		return pathErr("remove", filepath.Join(root, rel), err)
+	}
+	return nil
+}
+
+func removeAt(dfd int, name string) error {
+	err := unix.Unlinkat(dfd, name, 0)
+	if err == nil || err == unix.ENOENT {
+		return nil
+	}
+	if err != unix.EISDIR && err != unix.EPERM {
+		return err
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(fd), name)
+	names, err := d.Readdirnames(-1)
+	if err == nil {
+		for _, n := range names {
+			if err = removeAt(fd, n); err != nil {
+				break
+			}
+		}
+	}
+	d.Close()
+	if err != nil {
+		return err
+	}
+	if err := unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		return err
+	}
+	return nil
+}
+
+func mkdirBeneath(root, rel string) error { return mkdirModeBeneath(root, rel, 0o755) }
+
+// mkdirModeBeneath makes rel and its parents, refusing a link on the way.
+func mkdirModeBeneath(root, rel string, perm os.FileMode) error {
+	parts, err := clean(rel)
+	if err != nil {
+		return err
+	}
+	cur, err := openRoot(root)
+	if err != nil {
+		return err
+	}
+	defer func() { unix.Close(cur) }()
+	for i, p := range parts {
+		mode := uint32(0o755)
+		if i == len(parts)-1 {
+			mode = uint32(perm.Perm())
+		}
+		if err := unix.Mkdirat(cur, p, mode); err != nil && err != unix.EEXIST {
+			return pathErr("mkdir", filepath.Join(append([]string{root}, parts[:i+1]...)...), err)
+		}
+		fd, err := unix.Openat(cur, p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if err == unix.ENOTDIR {
+				err = unix.ELOOP
+			}
+			return pathErr("mkdir", filepath.Join(append([]string{root}, parts[:i+1]...)...), err)
+		}
+		unix.Close(cur)
+		cur = fd
+	}
+	return nil
+}
+
+// info is what lstatBeneath says of a path.
+type info struct{ mode uint32 }
+
+func (i info) IsDir() bool { return i.mode&unix.S_IFMT == unix.S_IFDIR }
+
+func lstatBeneath(root, rel string) (info, error) {
+	dfd, base, err := openParent(root, rel)
+	if err != nil {
+		return info{}, err
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return info{}, pathErr("lstat", filepath.Join(root, rel), err)
+	}
+	return info{mode: st.Mode}, nil
+}
+
+func renameBeneath(root, old, new string) error {
+	ofd, obase, err := openParent(root, old)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ofd)
+	nfd, nbase, err := openParent(root, new)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(nfd)
+	if err := unix.Renameat(ofd, obase, nfd, nbase); err != nil {
+		return pathErr("rename", filepath.Join(root, old), err)
+	}
+	return nil
+}
+
+// OpenPath opens rel beneath root as an O_PATH descriptor without following
+// any link: what a sandbox rule must be built from when the path is
+// child-writable. The caller closes it.
+func OpenPath(root, rel string) (*os.File, error) {
+	return openFileBeneath(root, rel, unix.O_PATH, 0)
+}
+
+func openFileBeneath(root, rel string, flags int, mode uint32) (*os.File, error) {
+	rfd, err := openRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(rfd)
+	full := filepath.Join(root, rel)
+	fd, err := openAt(rfd, rel, flags, mode)
+	if err != nil {
+		return nil, pathErr("open", full, err)
+	}
+	return os.NewFile(uintptr(fd), full), nil
+}

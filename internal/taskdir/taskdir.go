@@ -1,0 +1,372 @@
+// Package taskdir is the one home of brood's state on disk: the project's
+// .brood/ directory, one directory per task under .brood/dispatch/<id>/, and
+// the parent's own records under .brood/records/. It owns every path and how
+// each record is read and written; nothing else joins ".brood" paths.
+//
+// # The trust boundary
+//
+// A child is hostile. Everything under its task directory is the child's to
+// write — envelope.json (after the parent wrote it), session.jsonl,
+// result.json, groups.json, stderr.log, tmp/, inbox/, isolate/, owners/ —
+// and so is everything a delegating child's own children write beneath
+// .brood/dispatch/. The parent owns .brood/records/: the owner record
+// (<id>.json: which agent, model, privileges, brief), the verdict
+// (<id>.verdict.json: accepted, or rejected and why) and the kill record
+// (<id>.kill.json: a person stopped it). No sandboxed child can write there.
+//
+// The rules, held by construction in this package:
+//
+//   - The parent touches a child-writable path only through Dir's methods,
+//     which resolve every name beneath the project with openat2
+//     RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS (component-wise O_NOFOLLOW where the
+//     kernel lacks openat2): a link the child planted is an error, never
+//     followed.
+//   - Writes are tmp+rename beneath the directory (renameat replaces a link,
+//     never writes through it); a file the parent recreates (stderr.log) is
+//     unlinked and made anew with O_EXCL; a directory the parent hands to a
+//     sandbox (tmp/) is removed and made anew before every start.
+//   - What the child wrote is data. The parent never takes a pid, a model, an
+//     agent, a privilege, a depth or a final status from it: those come from
+//     the owner record, the registry and the parent's own process handles,
+//     and the status a listing shows is the verdict's.
+//   - A corrupt child-writable file never hides a task: listings fall back to
+//     the parent's records and say what is broken.
+package taskdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+	"golang.org/x/sys/unix"
+)
+
+// StateDirName is the name of brood's directory in a project.
+const StateDirName = ".brood"
+
+// Names inside a task directory (all child-writable once the child runs).
+const (
+	Envelope = "envelope.json"
+	Session  = "session.jsonl"
+	Result   = "result.json"
+	Output   = "output.json"
+	Log      = "dispatch-log.json"
+	Stderr   = "stderr.log"
+	Groups   = "groups.json"
+	Fork     = "fork.json"
+	Lock     = ".lock"
+	Inbox    = "inbox"
+	Tmp      = "tmp"
+	Isolate  = "isolate"
+	// Owners holds the owner records and verdicts of a sandboxed parent's
+	// own children (it cannot write .brood/records).
+	Owners = "owners"
+)
+
+// Suffixes of the parent's records in a records directory.
+const (
+	ownerSuffix   = ".json"
+	verdictSuffix = ".verdict.json"
+	killSuffix    = ".kill.json"
+)
+
+// stateIgnore keeps brood's own records out of git and out of the tools'
+// view of the tree, while the project's agents and settings under .brood/
+// stay versionable.
+const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nrecords/\nsessions/\noutputs/\nworkflows/\nbrood-debug.log\n"
+
+// NewID returns a new sortable, unique task id.
+func NewID() string { return ulid.Make().String() }
+
+// CheckID refuses anything that is not a task id (a ULID): ids come from
+// models and command lines, and must never name a path.
+func CheckID(id string) error {
+	if _, err := ulid.ParseStrict(id); err != nil || len(id) != ulid.EncodedSize {
+		return fmt.Errorf("%q is not a task id (26 letters and digits, as `brood tasks` lists them)", id)
+	}
+	return nil
+}
+
+// Project is the brood state of one project.
+type Project struct{ root string }
+
+// Open returns the state layout of the project rooted at root.
+func Open(root string) Project { return Project{root: root} }
+
+// Root is the project's root directory.
+func (p Project) Root() string { return p.root }
+
+// StateDir is .brood/.
+func (p Project) StateDir() string { return filepath.Join(p.root, StateDirName) }
+
+// DispatchRoot is where task directories live.
+func (p Project) DispatchRoot() string { return filepath.Join(p.StateDir(), "dispatch") }
+
+// RecordsDir is where the root keeps its owner records, verdicts and kill
+// records: out of every sandboxed child's reach.
+func (p Project) RecordsDir() string { return filepath.Join(p.StateDir(), "records") }
+
+// SessionsDir holds the root's transcripts.
+func (p Project) SessionsDir() string { return filepath.Join(p.StateDir(), "sessions") }
+
+// OutputsDir holds the root's spilled tool outputs.
+func (p Project) OutputsDir() string { return filepath.Join(p.StateDir(), "outputs") }
+
+// WorkflowsDir holds workflow runs.
+func (p Project) WorkflowsDir() string { return filepath.Join(p.StateDir(), "workflows") }
+
+// DebugLog is the [DISPATCH] debug log.
+func (p Project) DebugLog() string { return filepath.Join(p.StateDir(), "brood-debug.log") }
+
+// Settings is the project's committed settings file.
+func (p Project) Settings() string { return filepath.Join(p.StateDir(), "settings.toml") }
+
+// Agents is the project's agent definitions directory.
+func (p Project) Agents() string { return filepath.Join(p.StateDir(), "agents") }
+
+// Ensure creates .brood/ with its .gitignore if missing.
+func (p Project) Ensure() error {
+	if err := mkdirBeneath(p.root, StateDirName); err != nil {
+		return err
+	}
+	rel := filepath.Join(StateDirName, ".gitignore")
+	if _, err := lstatBeneath(p.root, rel); err == nil {
+		return nil
+	}
+	return writeBeneath(p.root, rel, []byte(stateIgnore), true)
+}
+
+// Task is one task's directory (the id is checked: it never names a path).
+func (p Project) Task(id string) (*Dir, error) {
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	return &Dir{project: p, id: id, rel: filepath.Join(StateDirName, "dispatch", id)}, nil
+}
+
+// MustTask is Task for ids this process made.
+func (p Project) MustTask(id string) *Dir {
+	d, err := p.Task(id)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// TaskIDs lists the task directories under .brood/dispatch, newest first.
+// Entries that are not real directories named by a task id (a link a child
+// planted, a stray file) are skipped.
+func (p Project) TaskIDs() ([]string, error) {
+	ents, err := os.ReadDir(p.DispatchRoot())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		if e.Type()&fs.ModeType == fs.ModeDir && CheckID(e.Name()) == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	slices.SortFunc(ids, func(a, b string) int { return strings.Compare(b, a) })
+	return ids, nil
+}
+
+// Records is the root's records directory.
+func (p Project) Records() Records {
+	return Records{project: p, rel: filepath.Join(StateDirName, "records")}
+}
+
+// Dir is one task's directory. Its methods are the only way the parent
+// reads or writes there, and none follows a link.
+type Dir struct {
+	project Project
+	id      string
+	rel     string // beneath the project root
+}
+
+// ID is the task's id.
+func (d *Dir) ID() string { return d.id }
+
+// Path is the directory's absolute path (for display and for the child).
+func (d *Dir) Path() string { return filepath.Join(d.project.root, d.rel) }
+
+// Project is the project the task belongs to.
+func (d *Dir) Project() Project { return d.project }
+
+// File is the path of name inside the directory (for display, for the
+// child's own use and for handing to code that runs as the child).
+func (d *Dir) File(name string) string { return filepath.Join(d.Path(), name) }
+
+// Create makes the directory (and .brood/dispatch) without following links.
+func (d *Dir) Create() error {
+	if err := d.project.Ensure(); err != nil {
+		return err
+	}
+	return mkdirBeneath(d.project.root, d.rel)
+}
+
+// Exists reports whether the task directory is there (a real directory).
+func (d *Dir) Exists() bool {
+	st, err := lstatBeneath(d.project.root, d.rel)
+	return err == nil && st.IsDir()
+}
+
+// ReadJSON reads a record without following links; see ReadFile.
+func (d *Dir) ReadJSON(name string, v any) error {
+	return readJSONBeneath(d.project.root, filepath.Join(d.rel, name), v)
+}
+
+// ReadFile reads a regular file of at most max bytes (0: 64 MiB) beneath the
+// directory. A link anywhere on the way, or anything but a regular file, is
+// an error naming the file.
+func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
+	return readBeneath(d.project.root, filepath.Join(d.rel, name), max)
+}
+
+// WriteJSON writes a record tmp+rename beneath the directory; sync says
+// whether it is fsynced first (results and envelopes are, diagnostics not).
+func (d *Dir) WriteJSON(name string, v any, sync bool) error {
+	data, err := encode(name, v)
+	if err != nil {
+		return err
+	}
+	return writeBeneath(d.project.root, filepath.Join(d.rel, name), data, sync)
+}
+
+// WriteFile writes data tmp+rename beneath the directory.
+func (d *Dir) WriteFile(name string, data []byte, sync bool) error {
+	return writeBeneath(d.project.root, filepath.Join(d.rel, name), data, sync)
+}
+
+// CreateFresh unlinks whatever is at name (a link is removed, never
+// followed) and creates a new empty file there with O_EXCL.
+func (d *Dir) CreateFresh(name string) (*os.File, error) {
+	return createFreshBeneath(d.project.root, filepath.Join(d.rel, name))
+}
+
+// FreshDir removes whatever is at name (a link, a file, or a directory and
+// what the child left in it) and makes a new, empty, real directory there.
+// Hand only such a directory to a sandbox rule.
+func (d *Dir) FreshDir(name string, perm os.FileMode) (string, error) {
+	rel := filepath.Join(d.rel, name)
+	if err := removeBeneath(d.project.root, rel); err != nil {
+		return "", err
+	}
+	if err := mkdirModeBeneath(d.project.root, rel, perm); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.project.root, rel), nil
+}
+
+// MkdirAll makes name (and its parents) beneath the directory.
+func (d *Dir) MkdirAll(name string) error {
+	return mkdirBeneath(d.project.root, filepath.Join(d.rel, name))
+}
+
+// Rename renames old to new beneath the directory (neither followed).
+func (d *Dir) Rename(old, new string) error {
+	return renameBeneath(d.project.root, filepath.Join(d.rel, old), filepath.Join(d.rel, new))
+}
+
+// Has reports whether name exists beneath the directory (a link counts as
+// there: it is not followed).
+func (d *Dir) Has(name string) bool {
+	_, err := lstatBeneath(d.project.root, filepath.Join(d.rel, name))
+	return err == nil
+}
+
+// Remove removes the whole task directory (links inside are removed, not
+// followed).
+func (d *Dir) Remove() error { return removeBeneath(d.project.root, d.rel) }
+
+// Owners is the records directory in which this task, as a sandboxed
+// parent, keeps its own children's records.
+func (d *Dir) Owners() Records {
+	return Records{project: d.project, rel: filepath.Join(d.rel, Owners)}
+}
+
+// Records is a directory of a parent's own records (owner, verdict, kill)
+// about the tasks it dispatched: the root's .brood/records, or a sandboxed
+// parent's owners/ in its own task directory.
+type Records struct {
+	project Project
+	rel     string
+}
+
+// Path is the records directory.
+func (r Records) Path() string { return filepath.Join(r.project.root, r.rel) }
+
+// OwnerPath, VerdictPath and KillPath are the files of task id's records.
+func (r Records) OwnerPath(id string) string   { return filepath.Join(r.Path(), id+ownerSuffix) }
+func (r Records) VerdictPath(id string) string { return filepath.Join(r.Path(), id+verdictSuffix) }
+func (r Records) KillPath(id string) string    { return filepath.Join(r.Path(), id+killSuffix) }
+
+// ReadOwner, ReadVerdict and ReadKill read task id's records into v.
+func (r Records) ReadOwner(id string, v any) error   { return r.read(id+ownerSuffix, v) }
+func (r Records) ReadVerdict(id string, v any) error { return r.read(id+verdictSuffix, v) }
+func (r Records) ReadKill(id string, v any) error    { return r.read(id+killSuffix, v) }
+
+// WriteOwner, WriteVerdict and WriteKill write task id's records (synced,
+// tmp+rename, creating the directory).
+func (r Records) WriteOwner(id string, v any) error   { return r.write(id+ownerSuffix, v) }
+func (r Records) WriteVerdict(id string, v any) error { return r.write(id+verdictSuffix, v) }
+func (r Records) WriteKill(id string, v any) error    { return r.write(id+killSuffix, v) }
+
+// RemoveAll removes every record of task id.
+func (r Records) RemoveAll(id string) {
+	for _, s := range []string{ownerSuffix, verdictSuffix, killSuffix} {
+		_ = removeBeneath(r.project.root, filepath.Join(r.rel, id+s))
+	}
+}
+
+func (r Records) read(name string, v any) error {
+	if err := CheckID(strings.SplitN(name, ".", 2)[0]); err != nil {
+		return err
+	}
+	return readJSONBeneath(r.project.root, filepath.Join(r.rel, name), v)
+}
+
+func (r Records) write(name string, v any) error {
+	if err := CheckID(strings.SplitN(name, ".", 2)[0]); err != nil {
+		return err
+	}
+	data, err := encode(name, v)
+	if err != nil {
+		return err
+	}
+	if err := mkdirBeneath(r.project.root, r.rel); err != nil {
+		return err
+	}
+	return writeBeneath(r.project.root, filepath.Join(r.rel, name), data, true)
+}
+
+// FromPath is the task directory at path, which must be
+// <project>/.brood/dispatch/<id>.
+func FromPath(path string) (*Dir, error) {
+	path = filepath.Clean(path)
+	id := filepath.Base(path)
+	disp := filepath.Dir(path)
+	state := filepath.Dir(disp)
+	if filepath.Base(disp) != "dispatch" || filepath.Base(state) != StateDirName {
+		return nil, fmt.Errorf("%s is not a task directory (<project>/.brood/dispatch/<id>)", path)
+	}
+	return Open(filepath.Dir(state)).Task(id)
+}
+
+// OpenLock opens the task's lock file (creating it when create is set)
+// without following a link.
+func (d *Dir) OpenLock(create bool) (*os.File, error) {
+	flags := unix.O_RDONLY
+	if create {
+		flags = unix.O_RDWR | unix.O_CREAT
+	}
+	return openFileBeneath(d.project.root, filepath.Join(d.rel, Lock), flags, 0o644)
+}

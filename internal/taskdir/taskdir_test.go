@@ -1,0 +1,158 @@
+package taskdir
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func newTask(t *testing.T) (*Dir, string) {
+	t.Helper()
+	root := t.TempDir()
+	d := Open(root).MustTask(NewID())
+	if err := d.Create(); err != nil {
+		t.Fatal(err)
+	}
+	return d, root
+}
+
+func TestNoFollow(t *testing.T) {
+	cases := []struct {
+		name  string
+		plant func(t *testing.T, d *Dir, victim string)
+		act   func(d *Dir, victim string) error
+	}{
+		{"read through a link", func(t *testing.T, d *Dir, victim string) {
+			must(t, os.Symlink(victim, d.File(Result)))
+		}, func(d *Dir, victim string) error { var v any; return d.ReadJSON(Result, &v) }},
+		{"read through a linked directory", func(t *testing.T, d *Dir, victim string) {
+			must(t, os.Symlink(filepath.Dir(victim), d.File(Owners)))
+		}, func(d *Dir, victim string) error {
+			_, err := d.ReadFile(filepath.Join(Owners, filepath.Base(victim)), 0)
+			return err
+		}},
+		{"write through a linked directory", func(t *testing.T, d *Dir, victim string) {
+			must(t, os.Symlink(filepath.Dir(victim), d.File(Owners)))
+		}, func(d *Dir, victim string) error {
+			return d.WriteFile(filepath.Join(Owners, filepath.Base(victim)), []byte("x"), false)
+		}},
+		{"mkdir through a link", func(t *testing.T, d *Dir, victim string) {
+			must(t, os.Symlink(filepath.Dir(victim), d.File(Inbox)))
+		}, func(d *Dir, victim string) error { return d.MkdirAll(filepath.Join(Inbox, "sub")) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, _ := newTask(t)
+			victim := filepath.Join(t.TempDir(), "victim")
+			must(t, os.WriteFile(victim, []byte("precious"), 0o644))
+			c.plant(t, d, victim)
+			err := c.act(d, victim)
+			if !errors.Is(err, ErrLink) {
+				t.Fatalf("got %v, want ErrLink", err)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "precious" {
+				t.Fatalf("victim changed: %q", b)
+			}
+		})
+	}
+}
+
+func TestFreshReplacesLinks(t *testing.T) {
+	d, _ := newTask(t)
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	must(t, os.WriteFile(victim, []byte("precious"), 0o644))
+	must(t, os.Symlink(victim, d.File(Stderr)))
+	must(t, os.Symlink(outside, d.File(Tmp)))
+
+	f, err := d.CreateFresh(Stderr)
+	must(t, err)
+	f.WriteString("child's stderr")
+	f.Close()
+	tmp, err := d.FreshDir(Tmp, 0o700)
+	must(t, err)
+
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Fatalf("victim changed: %q", b)
+	}
+	for _, p := range []string{d.File(Stderr), tmp} {
+		st, err := os.Lstat(p)
+		must(t, err)
+		if st.Mode()&fs.ModeSymlink != 0 {
+			t.Fatalf("%s is still a link", p)
+		}
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Fatalf("the link's target was removed: %v", err)
+	}
+}
+
+func TestAtomicWriteAndParseError(t *testing.T) {
+	d, _ := newTask(t)
+	must(t, d.WriteJSON(Result, map[string]string{"status": "done"}, true))
+	var v map[string]string
+	must(t, d.ReadJSON(Result, &v))
+	if v["status"] != "done" {
+		t.Fatalf("got %v", v)
+	}
+	must(t, os.WriteFile(d.File(Result), []byte("{not json"), 0o644))
+	err := d.ReadJSON(Result, &v)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Path != d.File(Result) {
+		t.Fatalf("got %v, want a ParseError naming %s", err, d.File(Result))
+	}
+	var none any
+	if err := d.ReadJSON(Output, &none); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: got %v", err)
+	}
+}
+
+func TestFIFONeverBlocks(t *testing.T) {
+	d, _ := newTask(t)
+	must(t, syscall.Mkfifo(d.File(Result), 0o644))
+	var v any
+	if err := d.ReadJSON(Result, &v); err == nil {
+		t.Fatal("read a FIFO as a record")
+	}
+}
+
+func TestRecords(t *testing.T) {
+	p := Open(t.TempDir())
+	id := NewID()
+	r := p.Records()
+	must(t, r.WriteVerdict(id, map[string]bool{"accepted": false}))
+	var v map[string]bool
+	must(t, r.ReadVerdict(id, &v))
+	if v["accepted"] {
+		t.Fatal("round trip")
+	}
+	if err := r.ReadOwner("../../etc/passwd", &v); err == nil {
+		t.Fatal("a path passed for an id")
+	}
+	r.RemoveAll(id)
+	if err := r.ReadVerdict(id, &v); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after RemoveAll: %v", err)
+	}
+}
+
+func TestTaskIDsSkipLinksAndJunk(t *testing.T) {
+	d, root := newTask(t)
+	p := Open(root)
+	must(t, os.Symlink(t.TempDir(), filepath.Join(p.DispatchRoot(), NewID())))
+	must(t, os.Mkdir(filepath.Join(p.DispatchRoot(), "not-an-id"), 0o755))
+	ids, err := p.TaskIDs()
+	must(t, err)
+	if len(ids) != 1 || ids[0] != d.ID() {
+		t.Fatalf("got %v, want [%s]", ids, d.ID())
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
