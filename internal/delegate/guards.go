@@ -69,11 +69,16 @@ func bashInput(cmd string) json.RawMessage {
 // transcriptCalls reads the tool calls and their results from a child's
 // transcript, without following a link and no more than maxGuardTranscript.
 func transcriptCalls(path string) []guard.Call {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: a child that swapped its transcript for a FIFO must not
+	// hang the parent's open; only a regular file is read.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
 	recs, _, _ := session.Read(io.LimitReader(f, maxGuardTranscript))
 	byID := map[string]int{}
 	var calls []guard.Call

@@ -1,6 +1,10 @@
 package delegate
 
-import "testing"
+import (
+	"os"
+	"syscall"
+	"testing"
+)
 
 func TestChildMode(t *testing.T) {
 	tests := []struct {
@@ -26,5 +30,25 @@ func TestChildMode(t *testing.T) {
 		if got != tt.want || (note != "") != tt.note {
 			t.Errorf("childMode(%q, %q) = %q, %q; want %q (note %v)", tt.def, tt.parent, got, note, tt.want, tt.note)
 		}
+	}
+}
+
+// TestTranscriptCallsNeverHangs: a transcript the child replaced with a FIFO
+// or a link is not read (and the open does not wait for a writer).
+func TestTranscriptCallsNeverHangs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := dir + "/session.jsonl"
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if calls := transcriptCalls(fifo); calls != nil {
+		t.Fatalf("a FIFO yielded calls: %v", calls)
+	}
+	link := dir + "/link.jsonl"
+	if err := os.Symlink("/etc/passwd", link); err != nil {
+		t.Fatal(err)
+	}
+	if calls := transcriptCalls(link); calls != nil {
+		t.Fatalf("a link was followed: %v", calls)
 	}
 }
