@@ -212,7 +212,6 @@ func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
 
-
 // StartShared starts a server that lives as long as the test binary (it
 // dies with it): for the tests of a package that never restart it.
 func StartShared(tb testing.TB) *Server {
