@@ -27,6 +27,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/subagent"
 	"github.com/broodhq/brood/internal/cli/tasks"
 	"github.com/broodhq/brood/internal/cli/version"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/cli/workflow"
 )
 
@@ -159,6 +160,7 @@ or script:FILE for the offline scripted model.
 		mcpcmd.NewCmdMCP(f, Version, nil),
 		config.NewCmdConfig(f),
 		workflow.NewCmdWorkflow(f, nil),
+		worker.NewCmdWorker(f, nil),
 	)
 	root.SetVersionTemplate("brood {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {

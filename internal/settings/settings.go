@@ -46,6 +46,8 @@ type Settings struct {
 	Isolation   Isolation   `toml:"isolation"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
 	ProjectFiles ProjectFiles `toml:"project_files"`
+	// Temporal configures the fleet engine.
+	Temporal Temporal `toml:"temporal"`
 }
 
 // Permissions are the tool rules (Claude Code syntax: Bash(npm test:*), Edit(docs/**)).
@@ -189,6 +191,10 @@ var envVars = []struct {
 	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
 	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
 	{"BROOD_PERMISSION_MODE", "permissions.mode", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_TEMPORAL_ADDRESS", "temporal.address", func(s *Settings, v string) error { s.Temporal.Address = v; return nil }},
+	{"BROOD_TEMPORAL_NAMESPACE", "temporal.namespace", func(s *Settings, v string) error { s.Temporal.Namespace = v; return nil }},
+	{"BROOD_TEMPORAL_TASK_QUEUE", "temporal.task_queue", func(s *Settings, v string) error { s.Temporal.TaskQueue = v; return nil }},
+	{"BROOD_TEMPORAL_STORE", "temporal.store", func(s *Settings, v string) error { s.Temporal.Store = v; return nil }},
 	{"BROOD_CONTAINMENT", "pool.containment", func(s *Settings, v string) error { s.Pool.Containment = v; return nil }},
 	{"BROOD_FORCE_WORKTREE", "isolation.force_worktree", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)

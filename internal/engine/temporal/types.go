@@ -128,3 +128,10 @@ type Progress struct {
 	Events []workflow.Event `json:"events"`
 	Agents int              `json:"agents"`
 }
+
+// PriorityKey maps a pool priority (0 runs first, 5 by default, 9 last) to
+// a Temporal priority key (1 runs first, 5 last; the server's default, 3,
+// is a pool priority of 4 or 5).
+func PriorityKey(p int) int {
+	return min(max(p/2+1, 1), 5)
+}
