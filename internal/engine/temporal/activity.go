@@ -3,9 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -51,7 +49,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 		}
 		// A call that finished on a worker that died before it could say
 		// so: its result, never a second run.
-		if r, ok := a.finished(ctx, id); ok {
+		if r, ok := a.finished(ctx, id, hb.Result); ok {
 			return r, nil
 		}
 	}
@@ -62,7 +60,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	defer cleanup()
 	b := newBeater(ctx, a, id)
 	r, err := a.Runner.Call(call.WithAlive(ctx, b.alive), spec)
-	b.finish()
+	b.finish(r)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
@@ -80,17 +78,15 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	case r.Process != nil && r.Process.KilledBy == pool.KilledByLifeguard:
 		return nil, temporal.NewApplicationErrorWithOptions(fmt.Sprintf("task %s: the lifeguard killed the child after %s of silence", r.TaskID, activity.GetInfo(ctx).HeartbeatTimeout), ErrChildSilent, temporal.ApplicationErrorOptions{Details: []any{r}})
 	}
-	if r.Status != dispatch.StatusCancelled && r.Status != dispatch.StatusKilled {
-		if b, err := json.Marshal(r); err == nil {
-			_ = a.Store.Put(context.WithoutCancel(ctx), resultKey(r.TaskID), b)
-		}
-	}
 	return r, nil
 }
 
 // finished is a call's result as a worker left it in the store.
-func (a *Activities) finished(ctx context.Context, id string) (*call.Result, bool) {
-	b, err := a.Store.Get(ctx, resultKey(id))
+func (a *Activities) finished(ctx context.Context, id string, ref Ref) (*call.Result, bool) {
+	if ref.IsZero() {
+		return nil, false
+	}
+	b, err := a.Store.ReadAll(ctx, ref)
 	if err != nil {
 		return nil, false
 	}
@@ -115,15 +111,14 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 		spec.Resume, spec.Continue, spec.TaskID = id, true, ""
 		return spec, nop, nil
 	}
-	key := firstNonEmpty(hb.Transcript, transcriptKey(id))
-	if key != transcriptKey(id) {
-		return spec, nop, temporal.NewNonRetryableApplicationError(fmt.Sprintf("heartbeat names transcript %q for task %s", key, id), ErrRefused, nil)
-	}
 	spec.Resume, spec.Continue, spec.TaskID = "", false, id
-	b, err := a.Store.Get(ctx, key)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(b) == 0) {
-		return spec, nop, nil // it never got far enough to upload: start it here
-	} else if err != nil {
+	if hb.Transcript.IsZero() {
+		// It never got far enough to upload (or ran in an earlier
+		// execution of the run, elsewhere): it starts here, same task id.
+		return spec, nop, nil
+	}
+	b, err := a.Store.ReadAll(ctx, hb.Transcript)
+	if err != nil {
 		return spec, nop, fmt.Errorf("fetch the transcript of task %s: %w", id, err)
 	}
 	f, err := os.CreateTemp("", "brood-transcript-*.jsonl")
@@ -151,6 +146,7 @@ type beater struct {
 	wg   sync.WaitGroup
 
 	pos  int64
+	ref  Ref
 	last time.Time
 }
 
@@ -176,42 +172,51 @@ func (b *beater) loop() {
 		case <-b.done:
 			return
 		case <-b.kick:
-			b.beat(false)
+			b.beat()
 		}
 	}
 }
 
-// finish stops the loop and uploads the transcript as the child left it.
-func (b *beater) finish() {
+// finish stops the loop, uploads the transcript as the child left it and,
+// for a call that ended (not one stopped under it), its result, and says
+// so in a last heartbeat: a retry after this worker dies returns that
+// result instead of running the call again.
+func (b *beater) finish(r *call.Result) {
 	close(b.done)
 	b.wg.Wait()
-	b.beat(true)
+	hb := b.upload(true)
+	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled || b.ctx.Err() != nil {
+		return
+	}
+	if data, err := json.Marshal(r); err == nil {
+		if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
+			hb.Result = ref
+			activity.RecordHeartbeat(b.ctx, hb)
+		}
+	}
 }
 
-func (b *beater) beat(final bool) {
+func (b *beater) beat() { activity.RecordHeartbeat(b.ctx, b.upload(false)) }
+
+// upload puts the transcript in the store when it grew (at most every
+// UploadEvery, unless final) and returns the heartbeat that names it.
+func (b *beater) upload(final bool) Heartbeat {
 	every := b.a.UploadEvery
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	hb := Heartbeat{TaskID: b.id, Worker: b.a.Worker, Position: b.pos}
 	if b.id != "" && (final || time.Since(b.last) >= every) {
 		if td, err := taskdir.Open(b.a.ProjectRoot).Task(b.id); err == nil {
 			// The transcript is the child's to write: read with no
 			// link followed and nothing but a regular file accepted.
 			if data, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(data)) != b.pos {
-				if b.a.Store.Put(context.WithoutCancel(b.ctx), transcriptKey(b.id), data) == nil {
-					b.pos, b.last = int64(len(data)), time.Now()
+				if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
+					b.pos, b.ref, b.last = int64(len(data)), ref, time.Now()
 				}
 			}
 		}
-		hb.Position = b.pos
 	}
-	if b.pos > 0 {
-		hb.Transcript = transcriptKey(b.id)
-	}
-	if !final {
-		activity.RecordHeartbeat(b.ctx, hb)
-	}
+	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos}
 }
 
 func firstNonEmpty(s ...string) string {

@@ -52,7 +52,7 @@ phases:
 	var first pendingCall
 	waitFor(t, "the slow call's heartbeat with a transcript position", 60*time.Second, func() bool {
 		for _, pc := range pending(t, c, id) {
-			if pc.HB.Transcript != "" && pc.HB.Position > 0 {
+			if !pc.HB.Transcript.IsZero() && pc.HB.Position > 0 {
 				first = pc
 				return true
 			}

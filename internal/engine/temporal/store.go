@@ -2,9 +2,10 @@ package temporal
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,76 +14,73 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
-// Store is what every worker and the submitter reach: transcripts of calls
-// in flight (so a retry on another worker continues them) and the results
-// of finished calls (so a retry never runs one twice). Keys are relative
-// slash paths that this package makes from task ids; Get of a missing key
-// is fs.ErrNotExist.
+// Store is what every worker and the submitter reach: the transcripts of
+// calls in flight (a retry on another worker continues them) and the
+// results of finished ones (a retry never runs one twice). Objects are
+// content-addressed and read back only through a Ref that carries their
+// size and SHA-256, so a heartbeat's reference names exactly the bytes it
+// was made from.
 //
-// This is the seam the fleet's shared store (internal/blobstore) plugs
-// into; DirStore is the file:// one, for one machine or a shared path.
+// It is the shape of the fleet's shared store (internal/blobstore, whose
+// *Store has these two methods); DirStore is the file:// one this package
+// uses until that lands.
 type Store interface {
-	Put(ctx context.Context, key string, data []byte) error
-	Get(ctx context.Context, key string) ([]byte, error)
+	PutBytes(ctx context.Context, data []byte) (Ref, error)
+	ReadAll(ctx context.Context, ref Ref) ([]byte, error)
 }
 
-// transcriptKey and resultKey name a task's objects in the store.
-func transcriptKey(id string) string { return "transcripts/" + id + ".jsonl" }
-func resultKey(id string) string     { return "results/" + id + ".json" }
+// Ref names one stored object and what it must read back as.
+type Ref struct {
+	Key    string `json:"key"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// IsZero reports whether r names nothing.
+func (r Ref) IsZero() bool { return r.Key == "" }
 
 // DirStore keeps objects as files under a directory (written tmp+rename).
 type DirStore struct{ Dir string }
 
-// OpenStore opens a store by URL: file:///path (or a plain absolute path).
+// OpenStore opens a store by URL: file:///path.
 func OpenStore(raw string) (Store, error) {
 	if raw == "" {
 		return nil, errors.New("no fleet store configured: set temporal.store (e.g. file:///shared/brood-store) so workers can hand calls to each other")
 	}
-	path := raw
-	if strings.Contains(raw, "://") {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return nil, fmt.Errorf("temporal.store %q: %v", raw, err)
-		}
-		if u.Scheme != "file" {
-			return nil, fmt.Errorf("temporal.store %q: the %s:// scheme is not supported here; use file:///shared/path", raw, u.Scheme)
-		}
-		path = u.Path
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
+		return nil, fmt.Errorf("temporal.store %q: use file:///shared/path (an absolute path every worker reaches)", raw)
 	}
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("temporal.store %q: give an absolute path (file:///shared/brood-store)", raw)
-	}
-	if err := os.MkdirAll(path, 0o700); err != nil {
+	if err := os.MkdirAll(u.Path, 0o700); err != nil {
 		return nil, fmt.Errorf("temporal.store: %w", err)
 	}
-	return &DirStore{Dir: path}, nil
+	return &DirStore{Dir: u.Path}, nil
 }
 
-func (s *DirStore) path(key string) (string, error) {
-	clean := filepath.Clean(filepath.FromSlash(key))
-	if !fs.ValidPath(key) || clean != filepath.FromSlash(key) || strings.HasPrefix(clean, "..") {
-		return "", fmt.Errorf("store key %q is not a clean relative path", key)
-	}
-	return filepath.Join(s.Dir, clean), nil
-}
-
-// Put implements Store.
-func (s *DirStore) Put(ctx context.Context, key string, data []byte) error {
-	p, err := s.path(key)
-	if err != nil {
-		return err
-	}
+// PutBytes implements Store.
+func (s *DirStore) PutBytes(ctx context.Context, data []byte) (Ref, error) {
+	sum := sha256.Sum256(data)
+	h := hex.EncodeToString(sum[:])
+	ref := Ref{Key: "sha256/" + h[:2] + "/" + h, Size: int64(len(data)), SHA256: h}
+	p := filepath.Join(s.Dir, filepath.FromSlash(ref.Key))
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
+		return Ref{}, err
 	}
-	return dispatch.WriteFileAtomic(p, data)
+	return ref, dispatch.WriteFileAtomic(p, data)
 }
 
-// Get implements Store.
-func (s *DirStore) Get(ctx context.Context, key string) ([]byte, error) {
-	p, err := s.path(key)
-	if err != nil {
-		return nil, err
+// ReadAll implements Store: the object, verified against its ref.
+func (s *DirStore) ReadAll(ctx context.Context, ref Ref) ([]byte, error) {
+	if !strings.HasPrefix(ref.Key, "sha256/") || strings.Contains(ref.Key, "..") || len(ref.SHA256) != 64 {
+		return nil, fmt.Errorf("store: %q is not a reference to a stored object", ref.Key)
 	}
-	return os.ReadFile(p)
+	b, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(ref.Key)))
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	if int64(len(b)) != ref.Size || hex.EncodeToString(sum[:]) != ref.SHA256 {
+		return nil, fmt.Errorf("store: %s does not match its reference", ref.Key)
+	}
+	return b, nil
 }

@@ -115,10 +115,15 @@ type CallInput struct {
 // worker needs to continue the call.
 type Heartbeat struct {
 	TaskID string `json:"task_id"`
-	// Transcript is the store key of the child's transcript as last
-	// uploaded, and Position its length in bytes then.
-	Transcript string `json:"transcript,omitempty"`
-	Position   int64  `json:"position,omitempty"`
+	// Transcript is the child's transcript as last uploaded to the store,
+	// and Position its length in bytes then (how far a retry continues
+	// from).
+	Transcript Ref   `json:"transcript,omitzero"`
+	Position   int64 `json:"position,omitempty"`
+	// Result is the call's verified result, stored as soon as its child
+	// ended: a retry after the worker died returns it instead of running
+	// the call again.
+	Result Ref `json:"result,omitzero"`
 	// Worker is who ran the attempt.
 	Worker string `json:"worker,omitempty"`
 }
