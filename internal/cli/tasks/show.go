@@ -57,10 +57,10 @@ func showRun(opts *ShowOptions) error {
 	if t.Note != "" {
 		fmt.Fprintf(w, "note     %s\n", t.Note)
 	}
+	fmt.Fprintf(w, "dir      %s\n", t.Dir)
 	for _, c := range concerns(t) {
 		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
 	}
-	fmt.Fprintf(w, "dir      %s\n", t.Dir)
 	for _, part := range []struct {
 		name string
 		v    any

@@ -94,7 +94,7 @@ func listRun(opts *ListOptions) error {
 			desc += " (" + t.Note + ")"
 		}
 		if n := len(concerns(t)); n > 0 {
-			desc = fmt.Sprintf("[%d concern(s)] %s", n, desc)
+			desc = fmt.Sprintf("%s [%d concern(s)]", desc, n)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(t.ID), termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), cmdutil.Dur(t.Duration), t.Tokens, termsafe.Line(cmdutil.TrimTo(desc, 70)))
 	}
