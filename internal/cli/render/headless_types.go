@@ -93,16 +93,16 @@ type PermissionDenial struct {
 // Result is the final object: the one line of --output-format json, the
 // last line of stream-json.
 type Result struct {
-	Type              string             `json:"type"`
-	Subtype           string             `json:"subtype"` // success | error_max_turns | error_during_execution | error_interrupted
-	IsError           bool               `json:"is_error"`
-	DurationMS        int64              `json:"duration_ms"`
-	NumTurns          int                `json:"num_turns"`
-	Result            string             `json:"result,omitempty"`
-	Errors            []string           `json:"errors,omitempty"`
-	StopReason        string             `json:"stop_reason"`
-	TerminalReason    string             `json:"terminal_reason"`
-	SessionID         string             `json:"session_id"`
+	Type           string   `json:"type"`
+	Subtype        string   `json:"subtype"` // success | error_max_turns | error_during_execution | error_interrupted
+	IsError        bool     `json:"is_error"`
+	DurationMS     int64    `json:"duration_ms"`
+	NumTurns       int      `json:"num_turns"`
+	Result         string   `json:"result,omitempty"`
+	Errors         []string `json:"errors,omitempty"`
+	StopReason     string   `json:"stop_reason"`
+	TerminalReason string   `json:"terminal_reason"`
+	SessionID      string   `json:"session_id"`
 	// TotalCostUSD is the whole tree's estimated cost (the root and every
 	// subagent below it) at the price table: list prices, or [prices] in
 	// settings. Models without a price add nothing (0 when none has one);
@@ -112,9 +112,9 @@ type Result struct {
 	ModelUsage        map[string]ModelUsage `json:"modelUsage"`
 	UnpricedModels    []string              `json:"unpriced_models,omitempty"`
 	SubagentUsage     Usage                 `json:"subagent_usage"`
-	PermissionDenials []PermissionDenial `json:"permission_denials"`
-	SubagentStats     SubagentStats      `json:"subagent_stats"`
-	TranscriptPath    string             `json:"transcript_path"`
+	PermissionDenials []PermissionDenial    `json:"permission_denials"`
+	SubagentStats     SubagentStats         `json:"subagent_stats"`
+	TranscriptPath    string                `json:"transcript_path"`
 }
 
 // NewResult builds the result object of a run.
