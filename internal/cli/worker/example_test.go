@@ -59,35 +59,33 @@ func TestExamplePlanSurvivesAKilledWorker(t *testing.T) {
 		code, o, e := sub.Brood(ctx, nil, append([]string{"workflow", "run", "--engine", "temporal", "--yes", "--json", "review-packages.yaml"}, fleet...)...)
 		done <- out{code, o, e}
 	}()
-	// Kill the first worker seen reviewing (a task beyond the listing).
-	victim := wa
+	// Kill the first worker seen with a review in flight (a task beyond
+	// the listing that has no result yet).
+	inFlight := func(pr *testbrood.Project) bool {
+		for _, id := range tasks(pr) {
+			if _, err := os.Stat(filepath.Join(pr.Root, ".brood", "dispatch", id, "result.json")); err != nil {
+				return true
+			}
+		}
+		return false
+	}
+	var victim *proc
 	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	for victim == nil {
 		if len(tasks(a))+len(tasks(b)) >= 2 {
-			if len(tasks(b)) > len(tasks(a)) {
+			switch {
+			case inFlight(a):
+				victim = wa
+			case inFlight(b):
 				victim = wb
 			}
-			break
 		}
-		if time.Now().After(deadline) {
+		if victim == nil && time.Now().After(deadline) {
 			t.Fatal("no review started on either worker")
 		}
-		time.Sleep(20 * time.Millisecond) // polling the workers' task directories, with a deadline
+		time.Sleep(10 * time.Millisecond) // polling the workers' task directories, with a deadline
 	}
 	victim.kill()
-	vp := a
-	if victim == wb {
-		vp = b
-	}
-	midCall := false
-	for _, id := range tasks(vp) {
-		if _, err := os.Stat(filepath.Join(vp.Root, ".brood", "dispatch", id, "result.json")); err != nil {
-			midCall = true
-		}
-	}
-	if !midCall {
-		t.Fatal("the killed worker had no call in flight (the test killed it too late)")
-	}
 	o := <-done
 	var res wf.Result
 	if err := json.Unmarshal([]byte(o.out), &res); err != nil || o.code != 0 || res.Status != wf.RunDone {
