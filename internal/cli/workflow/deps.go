@@ -24,6 +24,7 @@ func depsFrom(f *cmdutil.Factory, fleetFlags *worker.FleetFlags) *Deps {
 			return ok && term.IsTerminal(int(in.Fd())) && f.Getenv("CI") == ""
 		},
 		Engine: func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
+		Records: func() engine.Engine { return local.New(local.Config{ProjectRoot: f.ProjectRoot}) },
 		Engines: Engines{Fleet: func(ctx context.Context) (engine.Engine, func(), bool, error) {
 			if !fleetFlags.Configured(f) {
 				return nil, func() {}, false, nil
