@@ -93,3 +93,17 @@ func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engi
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond})
 	return e, c.Close, nil
 }
+
+// FleetTasks lists the fleet's calls and runs (brood tasks), or nil when
+// no fleet is configured.
+func FleetTasks(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) ([]temporal.FleetTask, error) {
+	if !fl.Configured(f) {
+		return nil, nil
+	}
+	e, closeFn, err := Engine(ctx, f, fl)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return e.(*temporal.Engine).Tasks(ctx)
+}

@@ -27,7 +27,7 @@ func newCmdCancel(f *Deps) *cobra.Command {
 }
 
 func cancelRun(ctx context.Context, o *CancelOptions) error {
-	eng, closeFn, err := o.F.engineFor(ctx, o.RunID)
+	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@ func depsFrom(f *cmdutil.Factory, fleetFlags *worker.FleetFlags) *Deps {
 			in, ok := f.In.(*os.File)
 			return ok && term.IsTerminal(int(in.Fd())) && f.Getenv("CI") == ""
 		},
-		Engine: func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
+		Engine:  func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
+		Records: func() engine.Engine { return local.New(local.Config{ProjectRoot: f.ProjectRoot}) },
 		Engines: Engines{Fleet: func(ctx context.Context) (engine.Engine, func(), bool, error) {
 			if !fleetFlags.Configured(f) {
 				return nil, func() {}, false, nil

@@ -62,32 +62,50 @@ func (d *Deps) fleet(ctx context.Context) (engine.Engine, func(), error) {
 	return e, closeFn, nil
 }
 
+// records is the local engine for reading and marking runs.
+func (d *Deps) records(ctx context.Context) (engine.Engine, error) {
+	if d.Records != nil {
+		return d.Records(), nil
+	}
+	return d.Engine(ctx)
+}
+
 // engineFor is the engine that knows run id: --engine temporal asks only
 // the fleet; otherwise this project's local runs come first, then the
-// fleet's, if one is configured.
-func (d *Deps) engineFor(ctx context.Context, id string) (engine.Engine, func(), error) {
+// fleet's, if one is configured. run says the caller will run calls (a
+// resume), so a local engine must be able to.
+func (d *Deps) engineFor(ctx context.Context, id string, run bool) (engine.Engine, func(), error) {
 	if d.Engines.Name == "temporal" {
 		return d.runEngine(ctx)
 	}
-	local, err := d.Engine(ctx)
+	local, err := d.records(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	if _, err := local.Show(ctx, id); !errors.Is(err, engine.ErrNotFound) {
-		return local, func() {}, nil
+		if run {
+			local, err = d.Engine(ctx)
+		}
+		return local, func() {}, err
 	}
 	fl, closeFn, ferr := d.fleet(ctx)
 	if ferr != nil || fl == nil {
 		if ferr != nil {
 			fmt.Fprintf(d.Err, "brood: the fleet was not asked: %v\n", ferr)
 		}
-		return local, func() {}, nil
+		if run {
+			local, err = d.Engine(ctx)
+		}
+		return local, func() {}, err
 	}
 	if _, err := fl.Show(ctx, id); err == nil {
 		return fl, closeFn, nil
 	}
 	closeFn()
-	return local, func() {}, nil
+	if run {
+		local, err = d.Engine(ctx)
+	}
+	return local, func() {}, err
 }
 
 // allRuns is the local runs and the fleet's (when configured), newest
@@ -95,7 +113,7 @@ func (d *Deps) engineFor(ctx context.Context, id string) (engine.Engine, func(),
 func (d *Deps) allRuns(ctx context.Context) ([]engine.RunInfo, error) {
 	var runs []engine.RunInfo
 	if d.Engines.Name != "temporal" {
-		local, err := d.Engine(ctx)
+		local, err := d.records(ctx)
 		if err != nil {
 			return nil, err
 		}

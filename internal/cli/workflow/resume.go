@@ -35,7 +35,7 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 		return err
 	}
 	defer stop()
-	eng, closeFn, err := o.F.engineFor(ctx, o.RunID)
+	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, true)
 	if err != nil {
 		return err
 	}

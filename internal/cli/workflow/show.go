@@ -30,7 +30,7 @@ func newCmdShow(f *Deps) *cobra.Command {
 }
 
 func showRun(ctx context.Context, o *ShowOptions) error {
-	eng, closeFn, err := o.F.engineFor(ctx, o.RunID)
+	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}

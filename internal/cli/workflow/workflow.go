@@ -37,6 +37,9 @@ type Deps struct {
 	Observe func(ctx context.Context) (context.Context, func(), error)
 	// Engines is --engine and the fleet.
 	Engines Engines
+	// Records is the local engine for the verbs that only read or mark
+	// runs (list, show, cancel): it needs no model (nil: Engine).
+	Records func() engine.Engine
 }
 
 func (d *Deps) observe(ctx context.Context) (context.Context, func(), error) {

@@ -82,7 +82,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		id += "-" + dispatch.NewID()
 	}
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
-		Memo: map[string]any{memoPlan: "call " + s.Agent}}
+		Memo: map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}
 	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, CallWorkflowName, in)
 	if err != nil {

@@ -34,7 +34,7 @@ var (
 	queueSeq   atomic.Int64
 )
 
-func sharedServer(t *testing.T) *devserver.Server {
+func sharedServer(t testing.TB) *devserver.Server {
 	t.Helper()
 	sharedOnce.Do(func() { shared = devserver.StartShared(t) })
 	if shared == nil {
@@ -43,7 +43,7 @@ func sharedServer(t *testing.T) *devserver.Server {
 	return shared
 }
 
-func newQueue(t *testing.T) string {
+func newQueue(t testing.TB) string {
 	return fmt.Sprintf("brood-test-%d-%d", os.Getpid(), queueSeq.Add(1))
 }
 
@@ -56,7 +56,7 @@ type project struct {
 	env                []string
 }
 
-func newProject(t *testing.T, script string) *project {
+func newProject(t testing.TB, script string) *project {
 	t.Helper()
 	root, home := t.TempDir(), t.TempDir()
 	exe, err := os.Executable()
@@ -79,7 +79,7 @@ func newProject(t *testing.T, script string) *project {
 }
 
 // dispatcher is the worker's one call path over its project.
-func (p *project) dispatcher(t *testing.T, conc int) *delegate.Dispatcher {
+func (p *project) dispatcher(t testing.TB, conc int) *delegate.Dispatcher {
 	t.Helper()
 	exe, _ := os.Executable()
 	s := settings.Defaults()
@@ -103,7 +103,7 @@ func (p *project) dispatcher(t *testing.T, conc int) *delegate.Dispatcher {
 }
 
 // startWorker runs an in-process worker on queue over its own project.
-func startWorker(t *testing.T, c client.Client, queue, script string, conc int, store temporal.Store) *project {
+func startWorker(t testing.TB, c client.Client, queue, script string, conc int, store temporal.Store) *project {
 	t.Helper()
 	p := newProject(t, script)
 	w := temporal.NewWorker(c, temporal.WorkerOptions{

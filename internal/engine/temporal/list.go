@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -114,4 +115,54 @@ func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
 func (e *Engine) memo(m map[string]*commonpb.Payload, key string, v any) bool {
 	p, ok := m[key]
 	return ok && e.cfg.DataConverter.FromPayload(p, v) == nil
+}
+
+// FleetTask is one call or run on the fleet, as `brood tasks` lists it.
+type FleetTask struct {
+	// ID is the task id of a call (brood subagent --engine temporal), the
+	// run id of a plan.
+	ID          string    `json:"id"`
+	Kind        string    `json:"kind"` // call | plan
+	Agent       string    `json:"agent,omitempty"`
+	Status      string    `json:"status"`
+	Description string    `json:"description,omitempty"`
+	Created     time.Time `json:"created"`
+}
+
+// Tasks lists the fleet's calls and plan runs on this engine's queue,
+// newest first.
+func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
+	var out []FleetTask
+	var token []byte
+	q := fmt.Sprintf("TaskQueue = '%s' AND (WorkflowType = '%s' OR WorkflowType = '%s')", e.cfg.Queue, CallWorkflowName, PlanWorkflowName)
+	seen := map[string]bool{}
+	for {
+		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace, Query: q, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list the fleet's tasks on Temporal: %w", err)
+		}
+		for _, x := range resp.GetExecutions() {
+			wid := x.GetExecution().GetWorkflowId()
+			if seen[wid] {
+				continue
+			}
+			seen[wid] = true
+			info := e.infoOf(x)
+			ft := FleetTask{ID: wid, Kind: "plan", Status: info.Status, Description: info.Plan, Created: info.Created}
+			if x.GetType().GetName() == CallWorkflowName {
+				ft.Kind = "call"
+				ft.ID = strings.TrimPrefix(wid, "brood-call-")
+				if i := strings.Index(ft.ID, "-"); i > 0 {
+					ft.ID = ft.ID[:i] // a resume's own workflow: the task it continues
+				}
+				e.memo(x.GetMemo().GetFields(), memoAgent, &ft.Agent)
+				ft.Description = info.Source
+			}
+			out = append(out, ft)
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			return out, nil
+		}
+	}
 }

@@ -61,6 +61,8 @@ func CallWorkflow(w workflow.Context, in CallInputW) (*call.Result, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
+	dc, _ := workflow.NewDisconnectedContext(w)
+	_ = workflow.UpsertMemo(dc, map[string]any{memoStatus: res.Status, memoReason: res.Error})
 	return res, nil
 }
 

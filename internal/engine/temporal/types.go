@@ -61,6 +61,7 @@ const (
 	memoDone     = "brood_done"
 	memoFailed   = "brood_failed"
 	memoFinished = "brood_finished"
+	memoAgent    = "brood_agent"
 )
 
 // CallLimits are the submitter's limits an activity is scheduled with.

@@ -122,6 +122,9 @@ func NewWorker(c client.Client, o WorkerOptions) worker.Worker {
 		DefaultHeartbeatThrottleInterval:   o.Heartbeat,
 		MaxHeartbeatThrottleInterval:       o.Heartbeat,
 		WorkerStopTimeout:                  o.StopTimeout,
+		// An eagerly started activity skips the server's matching, and so
+		// its priority order: every call goes through the queue.
+		DisableEagerActivities: true,
 	}
 	w := worker.New(c, o.Queue, wo)
 	w.RegisterWorkflowWithOptions(PlanWorkflow, workflow.RegisterOptions{Name: PlanWorkflowName})

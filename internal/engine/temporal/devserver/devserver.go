@@ -129,7 +129,11 @@ func (s *Server) startProc() {
 	cmd := exec.Command(s.exe, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", strconv.Itoa(s.port), "--db-filename", s.DB, "--log-level", "warn",
 		// Priority keys order tasks only with the new matcher (CLI v1.5.1).
-		"--dynamic-config-value", "matching.useNewMatcher=true")
+		"--dynamic-config-value", "matching.useNewMatcher=true",
+		// One partition per queue: priority orders tasks within a
+		// partition, and a test watches the order of one queue.
+		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1")
 	w := syncWriter{&s.mu, s.log}
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
