@@ -55,7 +55,7 @@ func TestReviewFanout(t *testing.T) {
 	must(t, err)
 	cmd := exec.Command(exe, "run", "--model", "script:"+script, "--max-turns", "5", "review")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "BROOD_TEST_MAIN=1", "BROOD_CHILD_EXE="+exe, "HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "BROOD_TEST_MAIN=1", "BROOD_CHILD_EXE="+exe, "HOME="+t.TempDir(), "BROOD_TRUST_PROJECT=1") // the examples' settings raise the depth
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
