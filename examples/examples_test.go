@@ -114,6 +114,10 @@ func TestHooksExample(t *testing.T) {
 		}
 		return stdout.String()
 	}
+	// The project's settings raise the depth: the user trusts them first.
+	if out := brood("trust"); !strings.Contains(out, "trusted "+root) {
+		t.Fatalf("brood trust: %s", out)
+	}
 	brood("run", "--model", "script:"+script, "--max-turns", "5", "review")
 	data, err := os.ReadFile(filepath.Join(root, ".brood", "subagents.jsonl"))
 	must(t, err)

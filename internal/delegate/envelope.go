@@ -53,7 +53,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	isolation := "" // decided by chooseIsolation once the envelope is built
 	readOnly := def.ReadOnly || readOnlyTools(tools)
 	servers, mcpNotes := d.childMCP(def)
-	envAllow, envNote := childEnvAllow(def, withMCPRefs(def.Env, servers), s)
+	envAllow, envNote := d.childEnvAllow(def, withMCPRefs(def.Env, servers))
 	return &dispatch.Envelope{
 		MCP:     servers,
 		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,

@@ -67,6 +67,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	askCtx, endAsks := context.WithCancel(ctx)
 	defer endAsks()
 	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
+	defer s.cfg.release()
 	o, err := s.start(ctx)
 	endAsks() // a question still open is void: its asker is gone
 	j.lg.Finished = time.Now().UTC()

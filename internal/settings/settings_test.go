@@ -69,6 +69,7 @@ output_limit = 500
 `
 	env := map[string]string{"BROOD_MAX_TURNS": " 30 ", "BROOD_TIMEOUT": "1h", "BROOD_FORCE_WORKTREE": "true", "BROOD_PERMISSION_MODE": "plan"}
 	src, _ := newFixture(t, user, project, env)
+	src.Trust.Force = true // the project raises limits: that needs trust (trust_test.go)
 	got, warns, err := settings.Load(src)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,10 @@ output_limit = 500
 	if len(warns) != 0 {
 		t.Errorf("warnings %q", warns)
 	}
+	if !got.Trust.Trusted || !got.Trust.Forced {
+		t.Errorf("trust %+v, want trusted by force", got.Trust)
+	}
+	got.Trust = settings.ProjectTrust{}
 	want := settings.Defaults()
 	want.Model = "openai/gpt-5" // project over user
 	want.Effort = "low"         // user over default

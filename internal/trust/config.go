@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // recordDirs are the parts of .brood/ that are brood's run records, not
@@ -46,6 +48,7 @@ const (
 // link targets) so that a change a subagent made in place can be undone.
 type ConfigState struct {
 	root    string
+	mu      sync.Mutex // Accept comes from the user's side while a child runs
 	entries map[string]configEntry
 	partial bool // some file was too large to keep: it can be detected, not restored
 }
@@ -123,6 +126,8 @@ func (c *ConfigState) Changes() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []string
 	for rel, e := range now {
 		if old, ok := c.entries[rel]; !ok || !sameEntry(old, e) {
@@ -153,6 +158,8 @@ func sameEntry(a, b configEntry) bool {
 // went away is written again. It returns the paths it could not restore (a
 // file too large to have been kept) and the first error.
 func (c *ConfigState) Restore(paths []string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var failed []string
 	var errs []error
 	// Remove what differs, deepest first, without following links.
@@ -216,4 +223,45 @@ func (c *ConfigState) put(rel string, e configEntry) error {
 		return os.Rename(tmp, p)
 	}
 	return nil
+}
+
+// Accept takes a write the user's own process made while the snapshot's
+// child runs (an "always" answer kept in .brood/settings.local.toml) into
+// the snapshot: it is the configuration now, not a change of the child's
+// to undo. data and perm are what the user's process wrote — never what
+// is on disk, which the child may have changed meanwhile. Parent
+// directories missing from the snapshot are taken in too. A path that is
+// not configuration (IsConfigPath) or leaves the root is ignored.
+func (c *ConfigState) Accept(rel string, data []byte, perm fs.FileMode) {
+	rel = path.Clean(filepath.ToSlash(rel))
+	if !filepath.IsLocal(rel) || !IsConfigPath(rel) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for dir := path.Dir(rel); dir != "." && IsConfigPath(dir); dir = path.Dir(dir) {
+		if _, ok := c.entries[dir]; !ok {
+			mode := fs.ModeDir | 0o755
+			if info, err := os.Lstat(c.abs(dir)); err == nil && info.IsDir() {
+				mode = fs.ModeDir | info.Mode().Perm()
+			}
+			c.entries[dir] = configEntry{mode: mode}
+		}
+	}
+	c.entries[rel] = configEntry{mode: perm.Perm(), data: slices.Clone(data), kept: true}
+}
+
+// Baseline is a file's content in the snapshot (with what was accepted
+// since): what the user's process builds on when it writes configuration
+// while a child runs, so a child's own edit of the same file is not taken
+// in with it. ok is false when the snapshot has no such file; kept is
+// false when it was too large to keep.
+func (c *ConfigState) Baseline(rel string) (data []byte, ok, kept bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[path.Clean(filepath.ToSlash(rel))]
+	if !ok || !e.mode.IsRegular() {
+		return nil, false, true
+	}
+	return slices.Clone(e.data), true, e.kept
 }
