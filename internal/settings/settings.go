@@ -48,6 +48,10 @@ type Settings struct {
 	ProjectFiles ProjectFiles `toml:"project_files"`
 	// Temporal configures the fleet engine.
 	Temporal Temporal `toml:"temporal"`
+
+	// Trust is what the project gate found (settings/trust.go): never read
+	// from a file.
+	Trust ProjectTrust `toml:"-" json:"-"`
 }
 
 // Permissions are the tool rules (Claude Code syntax: Bash(npm test:*), Edit(docs/**)).
@@ -64,6 +68,9 @@ type Agents struct {
 	Claude *bool `toml:"claude"`
 	// Isolation is the default for mutating children: "" / none / worktree.
 	Isolation string `toml:"isolation"`
+	// AllowConfigChanges lets subagents change .brood/ and .claude/
+	// (trust.IsConfigPath); by default such changes are refused and reported.
+	AllowConfigChanges bool `toml:"allow_config_changes"`
 }
 
 // ClaudeEnabled reports whether .claude/agents directories load.
@@ -164,6 +171,9 @@ type Sources struct {
 	// do a project's .claude/settings*.json allow rules and defaultMode
 	// apply (their deny and ask rules always do). nil = not trusted.
 	TrustProject func() bool
+	// Trust gates the project's brood files: what they allow beyond the
+	// layers below is honoured only for a trusted project (settings/trust.go).
+	Trust Trust
 }
 
 // Paths returns the user and project settings files for src.
@@ -195,6 +205,11 @@ var envVars = []struct {
 	{"BROOD_TEMPORAL_NAMESPACE", "temporal.namespace", func(s *Settings, v string) error { s.Temporal.Namespace = v; return nil }},
 	{"BROOD_TEMPORAL_TASK_QUEUE", "temporal.task_queue", func(s *Settings, v string) error { s.Temporal.TaskQueue = v; return nil }},
 	{"BROOD_TEMPORAL_STORE", "temporal.store", func(s *Settings, v string) error { s.Temporal.Store = v; return nil }},
+	{"BROOD_ALLOW_CONFIG_CHANGES", "agents.allow_config_changes", func(s *Settings, v string) error {
+		b, err := strconv.ParseBool(v)
+		s.Agents.AllowConfigChanges = b
+		return err
+	}},
 	{"BROOD_CONTAINMENT", "pool.containment", func(s *Settings, v string) error { s.Pool.Containment = v; return nil }},
 	{"BROOD_FORCE_WORKTREE", "isolation.force_worktree", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)
