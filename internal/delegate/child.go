@@ -76,6 +76,11 @@ func (e *events) send(m any) {
 // It returns an error only when there is no task to run (bad envelope); every
 // run that starts ends in a result on disk.
 func RunChild(ctx context.Context, cfg ChildConfig) error {
+	// First of all: no sibling of the same uid may ptrace this process or
+	// read its memory or environment through /proc.
+	if err := sandbox.Undumpable(); err != nil {
+		return err
+	}
 	var env dispatch.Envelope
 	if err := dispatch.ReadJSON(cfg.EnvelopePath, &env); err != nil {
 		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)

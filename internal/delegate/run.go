@@ -95,7 +95,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		res.Isolation = isoMsg
 	}
 	out.Result, out.Failures = res, v.Reasons
-	out.Concerns = d.concerns(j.name, j.dir, j.env, res, want)
+	out.Concerns = d.concerns(j.name, j.td, j.env, res, want)
 	v.Concerns = out.Concerns
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)

@@ -175,7 +175,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		return nil, err
 	}
 	started := time.Now()
-	err = start(cmd, job.OnThread)
+	err = sandbox.StartMapped(cmd, func() error { return start(cmd, job.OnThread) })
 	sp.started()
 	h.started(err == nil)
 	if err != nil {
