@@ -58,5 +58,7 @@ func Run(ctx context.Context, opts *Options) error {
 		// The parent says whether a person takes questions above it; its
 		// answers come down stdin, the pipe only it holds.
 		AskParent: f.Getenv(delegate.EnvAskParent) == "1",
+		// And which of its tool calls the root's hooks want to see.
+		HookEvents: delegate.ParseHookEvents(f.Getenv(delegate.EnvHooksParent)),
 	})
 }
