@@ -96,7 +96,8 @@ func TestHookRequestsAreStampedAndChecked(t *testing.T) {
 		{"unknown event", protocol.Hook{ID: "h7", Event: "SessionStart", Tool: "Read"}, want{}},
 		{"not configured", protocol.Hook{ID: "h8", Event: protocol.HookPostToolUse, Tool: "Read"}, want{}},
 		{"no tool", protocol.Hook{ID: "h9", Event: protocol.HookPreToolUse}, want{deny: "names no tool"}},
-		{"bad input", protocol.Hook{ID: "h10", Event: protocol.HookPreToolUse, Tool: "Read", Input: json.RawMessage(`{"x":`)}, want{deny: "not JSON"}},
+		{"bad input", protocol.Hook{ID: "h10", Event: protocol.HookPreToolUse, Tool: "Read", Input: json.RawMessage(`{"x":`)}, want{deny: "not a JSON object"}},
+		{"input no object", protocol.Hook{ID: "h11", Event: protocol.HookPreToolUse, Tool: "Read", Input: json.RawMessage(`"rm -rf /"`)}, want{deny: "not a JSON object"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
