@@ -71,6 +71,7 @@ func (c *childAsks) handle(m protocol.Ask) {
 	}
 	go func() {
 		ans := c.d.cfg.Ask(c.ctx, a)
+		c.d.AcceptConfig(ans.Wrote...)
 		c.done()
 		ans.ID = m.ID
 		c.reply(ans)

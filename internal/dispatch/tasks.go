@@ -316,9 +316,10 @@ func Alive(pid int, id string) bool {
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		// Reaped between kill(0) and this read, unless there is no /proc
-		// to ask at all (then kill(0) is all there is). Taking the error
-		// for "alive" made a child that was just exiting look running.
+		// Gone between kill(0) and the read (reaped, or a reused pid that
+		// exited): not alive. Only a machine with no /proc at all trusts
+		// kill(0). Taking the error for "alive" made an exiting child look
+		// running.
 		_, noProc := os.Stat("/proc/self")
 		return noProc != nil
 	}

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"sync"
 
@@ -120,6 +121,19 @@ type Answer struct {
 	Allow bool   `json:"allow"`
 	// Always is set when the user allowed the ask's Rules for good.
 	Always bool `json:"always,omitempty"`
+	// Wrote are the configuration files the user's process wrote to keep
+	// an "always" (.brood/settings.local.toml): each process on the way
+	// down takes them into its configuration guards, so they are not
+	// undone as a child's change (delegate.Dispatcher.AcceptConfig).
+	Wrote []ConfigWrite `json:"wrote,omitempty"`
+}
+
+// ConfigWrite is one configuration file the user's own process wrote
+// while subagents may run in place.
+type ConfigWrite struct {
+	Path string      `json:"path"` // project-relative, slash-separated
+	Data []byte      `json:"data"`
+	Perm fs.FileMode `json:"perm"`
 }
 
 // The hook events a child may ask the root to run (see package hooks).

@@ -36,7 +36,7 @@ func transcript() (up, down []Message) {
 	}
 	down = []Message{
 		Answer{ID: "ask-1", Allow: false},
-		Answer{ID: "ask-2", Allow: true, Always: true},
+		Answer{ID: "ask-2", Allow: true, Always: true, Wrote: []ConfigWrite{{Path: ".brood/settings.local.toml", Data: []byte("[permissions]\nallow = [\"Write(notes.md)\"]\n"), Perm: 0o644}}},
 		HookReply{ID: "hook-1", Deny: "blocked by a PreToolUse hook: no deploys from a subagent"},
 		HookReply{ID: "hook-2", Context: "README.md is generated; edit docs/readme.tmpl"},
 		HookReply{ID: "hook-3", Verdict: "allow", Input: json.RawMessage(`{"command":"make deploy --dry-run"}`)},
