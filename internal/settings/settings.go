@@ -46,6 +46,10 @@ type Settings struct {
 	Isolation   Isolation   `toml:"isolation"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
 	ProjectFiles ProjectFiles `toml:"project_files"`
+	// Store is the URL of the store every worker and the submitter share
+	// (file:///shared/path, s3://bucket/prefix?region=R): code snapshots,
+	// transcripts, patches, large results. Empty: none (local runs need none).
+	Store string `toml:"store"`
 }
 
 // Permissions are the tool rules (Claude Code syntax: Bash(npm test:*), Edit(docs/**)).
@@ -189,6 +193,7 @@ var envVars = []struct {
 	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
 	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
 	{"BROOD_PERMISSION_MODE", "permissions.mode", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_STORE", "store", func(s *Settings, v string) error { s.Store = v; return nil }},
 	{"BROOD_CONTAINMENT", "pool.containment", func(s *Settings, v string) error { s.Pool.Containment = v; return nil }},
 	{"BROOD_FORCE_WORKTREE", "isolation.force_worktree", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)
