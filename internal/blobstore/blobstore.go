@@ -237,7 +237,9 @@ func (s *Store) ReadAll(ctx context.Context, ref Ref) ([]byte, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	buf := make([]byte, 0, max(ref.Size, 0)+1)
+	// The buffer grows with what arrives; a Ref's size is only a hint
+	// (and never allocated up front beyond 64 MiB).
+	buf := make([]byte, 0, min(max(ref.Size, 0), 64<<20)+1)
 	for {
 		n, err := rc.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

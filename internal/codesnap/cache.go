@@ -53,6 +53,7 @@ type Checkout struct {
 	meta  string // our git dir for the copy (outside Root)
 	index string // the snapshot tree's index, with the checkout's stat data
 	snap  *Snapshot
+	lock  *os.File // held until Cleanup (PruneJobs)
 }
 
 // Materialise makes a copy of snap for one call. Each call gets a new
@@ -85,6 +86,10 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
 	co := &Checkout{job: job, meta: filepath.Join(job, "meta.git"), index: filepath.Join(job, "index"), Root: filepath.Join(job, "tree"), snap: snap}
+	if co.lock, err = holdJob(job); err != nil {
+		os.RemoveAll(job)
+		return nil, err
+	}
 	co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
 	if err := co.build(ctx, store, objects, format); err != nil {
 		co.Cleanup()
@@ -169,7 +174,7 @@ func initBare(ctx context.Context, repo, format string) error {
 	if _, err := g.run(ctx, "init", "-q", "--bare", "--object-format="+format, tmp); err != nil {
 		return fmt.Errorf("codesnap: create the cache: %w", err)
 	}
-	for _, kv := range [][2]string{{"gc.auto", "0"}, {"core.hooksPath", "/dev/null"}, {"fetch.writeCommitGraph", "false"}} {
+	for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}, {"core.hooksPath", "/dev/null"}, {"fetch.writeCommitGraph", "false"}} {
 		if _, err := g.run(ctx, "config", kv[0], kv[1]); err != nil {
 			return fmt.Errorf("codesnap: %w", err)
 		}
@@ -250,6 +255,13 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 		return err
 	}
 	child := gitCmd{dir: co.Root}
+	// No background gc or maintenance in the child's repository: nothing
+	// it starts that way may outlive it or write while the copy is read.
+	for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}} {
+		if _, err := child.run(ctx, "config", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
 	branch := snap.Branch
 	if branch == "" || strings.HasPrefix(branch, "-") {
 		branch = ""

@@ -28,7 +28,7 @@ type hosts struct {
 	cache        codesnap.Cache
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -41,7 +41,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func write(t *testing.T, path, data string) {
+func write(t testing.TB, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func read(t *testing.T, path string) string {
 }
 
 // newHosts makes a repository with two commits pushed to origin.
-func newHosts(t *testing.T) *hosts {
+func newHosts(t testing.TB) *hosts {
 	t.Helper()
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -72,6 +72,10 @@ func newHosts(t *testing.T) *hosts {
 	os.MkdirAll(h.storeDir, 0o755)
 	git(t, root, "init", "-q", "--bare", "-b", "main", h.origin)
 	git(t, h.repo, "init", "-q", "-b", "main")
+	// No background gc or maintenance: nothing may write in the
+	// repository after the test ends.
+	git(t, h.repo, "config", "gc.auto", "0")
+	git(t, h.repo, "config", "maintenance.auto", "false")
 	write(t, filepath.Join(h.repo, "a.txt"), "one\ntwo\nthree\nfour\nfive\nsix\nseven\n")
 	write(t, filepath.Join(h.repo, "b.txt"), "bee\n")
 	write(t, filepath.Join(h.repo, "sub", "c.go"), "package sub\n")

@@ -83,6 +83,9 @@ func (co *Checkout) Cleanup() error {
 	if co.job == "" {
 		return nil
 	}
+	if co.lock != nil {
+		defer co.lock.Close()
+	}
 	if err := os.RemoveAll(co.job); err == nil {
 		return nil
 	}
