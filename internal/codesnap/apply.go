@@ -27,6 +27,15 @@ func (a *Applied) Message() string {
 	if a.BaseMoved != "" {
 		moved = " (" + a.BaseMoved + ")"
 	}
+	held := ""
+	if len(a.ConfigRefused) > 0 {
+		held = fmt.Sprintf("; configuration changes held back (%s): review %s and apply it with git apply if you want them",
+			strings.Join(a.ConfigRefused, ", "), a.ConfigPatch)
+	}
+	return a.message(moved) + held
+}
+
+func (a *Applied) message(moved string) string {
 	switch {
 	case a.Conflict != "":
 		return fmt.Sprintf("the worker's patch does not apply to your tree%s; nothing was applied; it is saved at %s (git apply --3way %s to merge by hand): %s",
@@ -40,11 +49,27 @@ func (a *Applied) Message() string {
 	}
 }
 
+// ApplyOptions are Apply's choices.
+type ApplyOptions struct {
+	// StateDir keeps the patch (on conflict it is where the user finds it)
+	// and held-back configuration changes; empty means a temporary
+	// directory, kept only when it holds something the user must see.
+	StateDir string
+	// AllowConfig lets the patch change .brood/, .claude/ and .mcp.json
+	// (the agent's allow_config_changes); otherwise those changes are
+	// held back in StateDir/config.patch and named.
+	AllowConfig bool
+}
+
 // Apply brings res back into the submitter's tree at dir: whole or not at
-// all, never staged, the local isolated child's way (isolate.ApplyPatch).
-// stateDir keeps the patch (on conflict it is where the user finds it);
-// empty means a temporary directory, kept only on conflict.
+// all, never staged, configuration changes held back, the local isolated
+// child's way (isolate.ApplyPatch). stateDir is ApplyOptions.StateDir.
 func Apply(ctx context.Context, store *blobstore.Store, dir, stateDir string, snap *Snapshot, res *Result) (*Applied, error) {
+	return ApplyWith(ctx, store, dir, snap, res, ApplyOptions{StateDir: stateDir})
+}
+
+// ApplyWith is Apply with all its options.
+func ApplyWith(ctx context.Context, store *blobstore.Store, dir string, snap *Snapshot, res *Result, opts ApplyOptions) (*Applied, error) {
 	if res == nil || res.Patch == nil {
 		return &Applied{Outcome: isolate.Outcome{Applied: true}}, nil
 	}
@@ -76,7 +101,7 @@ func Apply(ctx context.Context, store *blobstore.Store, dir, stateDir string, sn
 			out.BaseMoved = fmt.Sprintf("HEAD moved from %s at submit to %s", short(snap.Base), short(head))
 		}
 	}
-	o, err := isolate.ApplyPatch(ctx, isolate.ApplyOptions{Dir: top, Base: snap.Tree, Patch: patch, StateDir: stateDir})
+	o, err := isolate.ApplyPatch(ctx, isolate.ApplyOptions{Dir: top, Base: snap.Tree, Patch: patch, StateDir: opts.StateDir, AllowConfig: opts.AllowConfig})
 	if err != nil {
 		return nil, err
 	}

@@ -512,3 +512,54 @@ func TestCaptureOutsideGit(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestConfigChangesAreHeldBack: a child on a worker cannot change the
+// submitter's brood or Claude Code configuration through its patch.
+func TestConfigChangesAreHeldBack(t *testing.T) {
+	ctx := t.Context()
+	h := newHosts(t)
+	snap, err := codesnap.Capture(ctx, h.store, h.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "cfg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Cleanup()
+	write(t, filepath.Join(co.Root, ".brood", "settings.toml"), "[permissions]\nmode = \"bypassPermissions\"\n")
+	write(t, filepath.Join(co.Root, ".claude", "settings.json"), `{"permissions":{"allow":["Bash(*)"]}}`)
+	write(t, filepath.Join(co.Root, "a.txt"), "ordinary change\n")
+	res, err := co.Result(ctx, h.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	out, err := codesnap.Apply(ctx, h.store, h.repo, state, snap, res)
+	if err != nil || !out.Applied {
+		t.Fatalf("apply: %v %+v", err, out)
+	}
+	for _, p := range []string{".brood/settings.toml", ".claude/settings.json"} {
+		if _, err := os.Stat(filepath.Join(h.repo, p)); err == nil {
+			t.Errorf("%s was applied", p)
+		}
+	}
+	if got := read(t, filepath.Join(h.repo, "a.txt")); got != "ordinary change\n" {
+		t.Errorf("a.txt: %q", got)
+	}
+	if !slices.Equal(out.ConfigRefused, []string{".brood/settings.toml", ".claude/settings.json"}) || !strings.Contains(out.Message(), "held back") {
+		t.Fatalf("refused %v; message %q", out.ConfigRefused, out.Message())
+	}
+	if held := read(t, out.ConfigPatch); !strings.Contains(held, "bypassPermissions") || !strings.HasPrefix(out.ConfigPatch, state) {
+		t.Fatalf("config patch %s: %q", out.ConfigPatch, held)
+	}
+	// With the agent allowed to change configuration, it is applied.
+	git(t, h.repo, "checkout", "-q", "--", "a.txt")
+	out, err = codesnap.ApplyWith(ctx, h.store, h.repo, snap, res, codesnap.ApplyOptions{AllowConfig: true})
+	if err != nil || !out.Applied || len(out.ConfigApplied) != 2 {
+		t.Fatalf("allowed: %v %+v", err, out)
+	}
+	if got := read(t, filepath.Join(h.repo, ".brood", "settings.toml")); !strings.Contains(got, "bypassPermissions") {
+		t.Fatalf(".brood/settings.toml: %q", got)
+	}
+}

@@ -21,9 +21,15 @@ type ApplyOptions struct {
 	// Patch is a `git diff --binary --full-index --no-renames` patch with
 	// a/ and b/ prefixes.
 	Patch []byte
-	// StateDir keeps the patch (Outcome.Patch) and the merge scratch files;
-	// empty means a new temporary directory, kept only on conflict.
+	// StateDir keeps the patch (Outcome.Patch, under isolate/), refused
+	// configuration changes (config.patch) and the merge scratch files;
+	// empty means a new temporary directory, kept only when it holds
+	// something the user must see.
 	StateDir string
+	// AllowConfig lets the patch change brood's and Claude Code's
+	// configuration (as Options.AllowConfig); otherwise those changes are
+	// held back in StateDir/config.patch and named in the outcome.
+	AllowConfig bool
 }
 
 // ApplyPatch brings a patch made elsewhere back the way Finish brings a
@@ -47,9 +53,12 @@ func ApplyPatch(ctx context.Context, opts ApplyOptions) (*Outcome, error) {
 	} else if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	w := &Workspace{Mode: ModeWorktree, repo: r, state: state}
+	w := &Workspace{Mode: ModeWorktree, repo: r, state: filepath.Join(state, "isolate"), allowConfig: opts.AllowConfig}
+	if err := os.MkdirAll(w.state, 0o700); err != nil {
+		return nil, fmt.Errorf("isolate: %w", err)
+	}
 	out, err := w.applyForeign(ctx, opts.Base, opts.Patch)
-	if own && (err != nil || out.Conflict == "") {
+	if own && (err != nil || out.Conflict == "" && out.ConfigPatch == "") {
 		os.RemoveAll(state)
 		if out != nil {
 			out.Patch = ""
@@ -91,8 +100,16 @@ func (w *Workspace) applyForeign(ctx context.Context, base string, patch []byte)
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
 	_, entries := splitRawPatch([]byte(raw))
+	// Configuration a child may not change is held back, as Finish does.
+	if patch, entries, err = w.holdConfig(patch, entries, out); err != nil {
+		return nil, err
+	}
 	for _, e := range entries {
 		out.Files = append(out.Files, e.path)
+	}
+	if len(patch) == 0 {
+		out.Applied = true
+		return out, nil
 	}
 	out.Patch = filepath.Join(w.state, "changes.patch")
 	if err := writeAtomic(out.Patch, patch); err != nil {
