@@ -129,6 +129,14 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		defer f.Close()
 		cmd.Stderr = f
 	}
+	// The same for tmp/: the child may have left a link there (to the work
+	// tree, say), and a sandbox rule built on it, or a TMPDIR pointing at
+	// it, would hand the link's target to the child. It is made anew, a
+	// real empty directory, before every start, whoever applies the
+	// sandbox (this thread, or the child itself inside a user namespace).
+	if _, err := td.FreshDir(taskdir.Tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("prepare the child's tmp/: %w", err)
+	}
 	// Such a child shares nothing with writers, so it is never held back by
 	// one (read-only fan-out runs beside a writer); only a read-only child
 	// whose tree must be compared waits for writers.
