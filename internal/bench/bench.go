@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/broodhq/brood/internal/childexe"
 )
 
 // Config says what to measure. Zero values take the defaults in brackets.
@@ -34,6 +36,10 @@ type Config struct {
 	Brood string
 	// FloorChild is a built internal/bench/floorchild ("" skips that floor).
 	FloorChild string
+	// Child is the binary brood runs for each subagent (BROOD_CHILD_EXE);
+	// "" leaves the choice to brood (brood-child beside it when it is the
+	// same build, else brood itself). Its idle start is measured either way.
+	Child string
 	// Dir holds the project and the floor binary [a new temporary dir].
 	Dir string
 	// Ks are the subagent counts of the timing runs [0 1 4 16 64 256].
@@ -103,12 +109,15 @@ type Harness struct {
 	proj       *project
 	static     string
 	floorChild string
+	child      string // the binary the children run
 }
 
 // Report is everything one bench run measured.
 type Report struct {
 	Config  Config
 	Machine Machine
+	// Child is the binary the children ran.
+	Child string
 	Floor   Floor
 	// Timing has one row per K of the zero-latency runs; Model one per K
 	// of the runs with model latency.
@@ -144,7 +153,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	h := &Harness{cfg: cfg, dir: dir, floorChild: cfg.FloorChild}
+	h := &Harness{cfg: cfg, dir: dir, floorChild: cfg.FloorChild, child: cfg.Child}
+	if h.child == "" {
+		h.child = childexe.Find(cfg.Brood).Path
+	}
 	var err error
 	if h.fake, err = NewFake(); err != nil {
 		return nil, err
@@ -156,7 +168,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if h.static, err = BuildStatic(ctx, dir); err != nil {
 		return nil, err
 	}
-	rep := &Report{Config: cfg, Machine: machine()}
+	rep := &Report{Config: cfg, Machine: machine(), Child: h.child}
 	h.progress("floor: exec, loopback HTTP, SDK child")
 	if rep.Floor, err = h.measureFloor(ctx, cfg.FloorReps); err != nil {
 		return nil, err

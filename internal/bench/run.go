@@ -98,6 +98,9 @@ func (h *Harness) env(conc int) []string {
 	default:
 		env = append(env, "ANTHROPIC_BASE_URL="+h.fake.URL, "ANTHROPIC_API_KEY=bench-key")
 	}
+	if h.cfg.Child != "" {
+		env = append(env, "BROOD_CHILD_EXE="+h.cfg.Child)
+	}
 	return append(env, h.cfg.Env...)
 }
 

@@ -79,7 +79,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets at K=16"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

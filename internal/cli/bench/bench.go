@@ -19,6 +19,7 @@ import (
 // Options are the flags of `brood bench`.
 type Options struct {
 	brood        string
+	child        string
 	build        bool
 	src          string
 	ks           string
@@ -65,7 +66,8 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.brood, "brood", "", "brood binary to measure (default: this binary, or a fresh build with --build)")
-	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood from --src and measure that")
+	fl.StringVar(&o.child, "child", "", "binary the children run (default: what brood picks: brood-child beside it when it is the same build, else brood)")
+	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood and ./cmd/brood-child from --src and measure them")
 	fl.StringVar(&o.src, "src", "", "brood's source tree, for --build and the SDK floor child (default: the module above the working directory)")
 	fl.StringVar(&o.ks, "ks", "0,1,4,16,64,256", "subagent counts K of the zero-latency runs")
 	fl.IntVar(&o.reps, "reps", 5, "runs per K (medians are reported)")
@@ -120,13 +122,19 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 		if err := benchmark.BuildPackage(ctx, src, "./cmd/brood", brood); err != nil {
 			return err
 		}
+		if o.child == "" {
+			o.child = filepath.Join(dir, "brood-child")
+			if err := benchmark.BuildPackage(ctx, src, "./cmd/brood-child", o.child); err != nil {
+				return err
+			}
+		}
 	default:
 		if brood, err = os.Executable(); err != nil {
 			return err
 		}
 	}
 	cfg := benchmark.Config{
-		Brood: brood, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
+		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
 		Sample: o.sample, FloorReps: o.floorReps, Env: o.env,
 	}
