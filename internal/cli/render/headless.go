@@ -11,7 +11,6 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -142,11 +141,11 @@ func (h *Headless) DispatchEvent(ev delegate.Event) {
 }
 
 // Done sends the result object.
-func (h *Headless) Done(o *agent.Outcome, sessionPath string, children model.Usage) {
+func (h *Headless) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.flushText()
-	h.line(NewResult(o, sessionPath, children, time.Since(h.started), h.stats, h.denials))
+	h.line(NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials))
 }
 
 func last(s []string) string {

@@ -93,30 +93,37 @@ type PermissionDenial struct {
 // Result is the final object: the one line of --output-format json, the
 // last line of stream-json.
 type Result struct {
-	Type              string             `json:"type"`
-	Subtype           string             `json:"subtype"` // success | error_max_turns | error_during_execution | error_interrupted
-	IsError           bool               `json:"is_error"`
-	DurationMS        int64              `json:"duration_ms"`
-	NumTurns          int                `json:"num_turns"`
-	Result            string             `json:"result,omitempty"`
-	Errors            []string           `json:"errors,omitempty"`
-	StopReason        string             `json:"stop_reason"`
-	TerminalReason    string             `json:"terminal_reason"`
-	SessionID         string             `json:"session_id"`
-	TotalCostUSD      float64            `json:"total_cost_usd"`
-	Usage             Usage              `json:"usage"`
-	SubagentUsage     Usage              `json:"subagent_usage"`
-	PermissionDenials []PermissionDenial `json:"permission_denials"`
-	SubagentStats     SubagentStats      `json:"subagent_stats"`
-	TranscriptPath    string             `json:"transcript_path"`
+	Type           string   `json:"type"`
+	Subtype        string   `json:"subtype"` // success | error_max_turns | error_during_execution | error_interrupted
+	IsError        bool     `json:"is_error"`
+	DurationMS     int64    `json:"duration_ms"`
+	NumTurns       int      `json:"num_turns"`
+	Result         string   `json:"result,omitempty"`
+	Errors         []string `json:"errors,omitempty"`
+	StopReason     string   `json:"stop_reason"`
+	TerminalReason string   `json:"terminal_reason"`
+	SessionID      string   `json:"session_id"`
+	// TotalCostUSD is the whole tree's estimated cost (the root and every
+	// subagent below it) at the price table: list prices, or [prices] in
+	// settings. Models without a price add nothing (0 when none has one);
+	// UnpricedModels names them, and ModelUsage has their tokens.
+	TotalCostUSD      float64               `json:"total_cost_usd"`
+	Usage             Usage                 `json:"usage"`
+	ModelUsage        map[string]ModelUsage `json:"modelUsage"`
+	UnpricedModels    []string              `json:"unpriced_models,omitempty"`
+	SubagentUsage     Usage                 `json:"subagent_usage"`
+	PermissionDenials []PermissionDenial    `json:"permission_denials"`
+	SubagentStats     SubagentStats         `json:"subagent_stats"`
+	TranscriptPath    string                `json:"transcript_path"`
 }
 
 // NewResult builds the result object of a run.
-func NewResult(o *agent.Outcome, sessionPath string, children model.Usage, took time.Duration, stats SubagentStats, denials []PermissionDenial) Result {
+func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duration, stats SubagentStats, denials []PermissionDenial) Result {
 	r := Result{
 		Type: "result", Subtype: "success", DurationMS: took.Milliseconds(), NumTurns: o.Turns,
 		StopReason: "end_turn", TerminalReason: "completed", SessionID: SessionID(sessionPath),
-		Usage: usageOf(o.Usage), SubagentUsage: usageOf(children), SubagentStats: stats,
+		Usage: usageOf(o.Usage), SubagentUsage: usageOf(t.Children), SubagentStats: stats,
+		TotalCostUSD: t.Cost.USD, ModelUsage: t.modelUsage(), UnpricedModels: t.Cost.Unpriced,
 		PermissionDenials: denials, TranscriptPath: sessionPath,
 	}
 	if r.PermissionDenials == nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -179,11 +178,13 @@ func (r *Renderer) flushThought() {
 }
 
 // Done shows the run's outcome.
-func (r *Renderer) Done(o *agent.Outcome, sessionPath string, children model.Usage) {
+func (r *Renderer) Done(o *agent.Outcome, sessionPath string, t Totals) {
+	children := t.Children
 	if r.json {
 		r.line(map[string]any{
 			"type": "result", "status": o.Status, "text": o.Text, "turns": o.Turns,
 			"usage": o.Usage, "child_usage": children, "error": o.Error, "session": sessionPath,
+			"cost_usd": t.Cost.USD, "cost_complete": t.Cost.Complete(),
 		})
 		return
 	}
@@ -196,6 +197,9 @@ func (r *Renderer) Done(o *agent.Outcome, sessionPath string, children model.Usa
 	fmt.Fprintf(r.err, "· %s after %d turns · tokens in %d out %d cache r/w %d/%d", o.Status, o.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
 	if children.Total() > 0 {
 		fmt.Fprintf(r.err, " · subagents in %d out %d", children.Input+children.CacheRead, children.Output)
+	}
+	if c := t.Cost.String(); c != "" {
+		fmt.Fprintf(r.err, " · %s", c)
 	}
 	fmt.Fprintln(r.err)
 	if o.Status == agent.StatusPartial {

@@ -41,7 +41,7 @@ func TestTextStreamsOnATerminal(t *testing.T) {
 	}
 	o := &agent.Outcome{Status: agent.StatusDone, Text: "There are four files.", Turns: 1}
 	r.Event(agent.Event{Type: agent.EvDone, Outcome: o})
-	r.Done(o, "/p/.brood/sessions/01ABC.jsonl", o.Usage)
+	r.Done(o, "/p/.brood/sessions/01ABC.jsonl", Totals{Children: o.Usage})
 	if out.String() != "There are four files.\n" {
 		t.Errorf("stdout = %q", out.String())
 	}
@@ -67,7 +67,7 @@ func TestTextOnAPipe(t *testing.T) {
 	if out.String() != "Four files.\n" {
 		t.Fatalf("stdout at the end of the last turn = %q", out.String())
 	}
-	r.Done(o, "/p/s.jsonl", o.Usage)
+	r.Done(o, "/p/s.jsonl", Totals{Children: o.Usage})
 	if out.String() != "Four files.\n" || !strings.Contains(errOut.String(), "· Let me look.") {
 		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/projectfiles"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/telemetry"
@@ -122,7 +121,7 @@ type output interface {
 	Start(render.Info)
 	Event(agent.Event)
 	DispatchEvent(delegate.Event)
-	Done(o *agent.Outcome, sessionPath string, children model.Usage)
+	Done(o *agent.Outcome, sessionPath string, t render.Totals)
 }
 
 // format is the effective output format: text, events (--mode json), json
@@ -201,9 +200,14 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return cmdutil.ExitCode(1, err)
 	}
+	prices, err := f.Prices()
+	if err != nil {
+		return err
+	}
+	bill := &bill{prices: prices, root: f.ProjectRoot, model: priceKey(prices, spec, m)}
 	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: system, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
-		OnEvent: hk.Observe(out.DispatchEvent), Quiet: quiet,
+		OnEvent: hk.Observe(bill.observe(out.DispatchEvent)), Quiet: quiet,
 	})
 	if err != nil {
 		return err
@@ -252,7 +256,7 @@ func Run(ctx context.Context, o *Options) error {
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, prompt, path, out, disp)
+	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill)
 }
 
 func (o *Options) permissionFlags() cmdutil.PermissionFlags {

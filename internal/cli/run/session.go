@@ -95,7 +95,7 @@ func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error
 
 // finish runs the agent loop, waits for background children, and maps the
 // outcome to the exit status.
-func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher) error {
+func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill) error {
 	var outcome *agent.Outcome
 	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
 		if err != nil {
@@ -120,7 +120,7 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		}
 		childUsage = disp.ChildUsage()
 	}
-	out.Done(outcome, path, childUsage)
+	out.Done(outcome, path, b.totals(outcome.Usage, childUsage, f.Err))
 	switch outcome.Status {
 	case agent.StatusFailed:
 		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New(outcome.Error))
