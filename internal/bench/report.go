@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -17,6 +18,9 @@ type Row struct {
 	// Children is the fewest dispatch directories of any run and Done the
 	// fewest results that said done; both equal K in a sound run.
 	Children, Done int
+	// ChildRequests is the fewest children of any run that reached the
+	// model (the fake's count: for any agent, brood or not).
+	ChildRequests int
 	// Spawn is the median over every child of every run, from its
 	// dispatch-log "queued" to its first model request; SpawnToolUse from
 	// the end of the parent's tool_use response instead.
@@ -42,6 +46,9 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 		}
 		if r.Done < 0 || s.Done < r.Done {
 			r.Done = s.Done
+		}
+		if r.ChildRequests == 0 || s.ChildRequests < r.ChildRequests {
+			r.ChildRequests = s.ChildRequests
 		}
 	}
 	r.Wall, r.CPU, r.Spawn, r.SpawnToolUse = median(wall), median(cpu), median(spawn), median(spawnTU)
@@ -127,6 +134,34 @@ func (rep *Report) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	rep.targets(w)
+	rep.compare(w)
+}
+
+// compare writes brood against the --compare command, K by K, from the
+// same interleaved runs.
+func (rep *Report) compare(w io.Writer) {
+	if len(rep.CompareTiming) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "### brood against `%s` (same fake, interleaved; ratio = brood ÷ it)\n\n", strings.Join(rep.Config.Compare, " "))
+	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, pair := range [][2][]Row{{rep.Timing, rep.CompareTiming}, {rep.Model, rep.CompareModel}} {
+		for i, b := range pair[0] {
+			if i >= len(pair[1]) {
+				break
+			}
+			c := pair[1][i]
+			mw, mc := "–", "–"
+			if b.K > 0 {
+				mw, mc = fmt.Sprintf("%.2f×", ratio(b.MarginalWall, c.MarginalWall)), fmt.Sprintf("%.2f×", ratio(b.MarginalCPU, c.MarginalCPU))
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d |\n",
+				b.K, b.Latency, ms(b.Wall), ms(c.Wall), ms(b.CPU), ms(c.CPU), ms(b.MarginalWall), ms(c.MarginalWall), mw,
+				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests)
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 // targets writes issue 18's targets, each figure as a ratio to the floor

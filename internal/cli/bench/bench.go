@@ -34,6 +34,7 @@ type Options struct {
 	floorReps    int
 	env          []string
 	out          string
+	compare      string
 	quiet        bool
 	keep         bool
 }
@@ -55,7 +56,8 @@ a bare Go SDK child) is measured in the same run and every figure is shown
 against it. Needs the Go toolchain for the floor binaries.`,
 		Example: `  brood bench
   brood bench --ks 0,1,4,16 --reps 3 --model-latency -1s
-  brood bench --env GOGC=200 --out /tmp/gogc200.md`,
+  brood bench --env GOGC=200 --out /tmp/gogc200.md
+  brood bench --ks 0,16 --compare "claude -p --model claude-bench"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -81,6 +83,7 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	fl.IntVar(&o.floorReps, "floor-reps", 30, "runs of each floor measurement")
 	fl.StringArrayVar(&o.env, "env", nil, "KEY=VALUE added to brood's environment (repeatable), e.g. GOGC=200")
 	fl.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	fl.StringVar(&o.compare, "compare", "", "a second command run against the same fake, interleaved with brood (words split on spaces; the prompt is appended), e.g. \"claude -p --model claude-bench\" or \"/old/brood run --model anthropic/claude-bench\"")
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
 	return cmd
@@ -136,7 +139,7 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 	cfg := benchmark.Config{
 		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
-		Sample: o.sample, FloorReps: o.floorReps, Env: o.env,
+		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare),
 	}
 	if !o.quiet {
 		cfg.Progress = cmd.ErrOrStderr()
