@@ -41,6 +41,9 @@ type ChildConfig struct {
 	LoadRegistry func() (*registry.Registry, error)
 	// Settings are the project's (for a nested pool's limits).
 	Settings settings.Settings
+	// LoadSettings, when set, replaces Settings and is called only when
+	// the child may delegate: a child that does not reads no settings file.
+	LoadSettings func() (settings.Settings, error)
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe  string
 	Args []string
@@ -176,6 +179,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			return fail(err)
 		}
 		s := cfg.Settings
+		if cfg.LoadSettings != nil {
+			if s, err = cfg.LoadSettings(); err != nil {
+				return fail(err)
+			}
+		}
 		allowed := env.AllowedDestinations
 		if slices.Contains(allowed, "*") {
 			allowed = nil

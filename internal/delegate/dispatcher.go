@@ -261,6 +261,9 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	} else if def, err = d.check(req); err != nil {
 		return nil, err
 	}
+	// The pool's one-time containment probe runs while the records are
+	// written, not after them in the first child's spawn.
+	d.cfg.Pool.Warm()
 	id := req.TaskID
 	if id == "" {
 		id = dispatch.NewID()
