@@ -48,6 +48,10 @@ type Settings struct {
 	ProjectFiles ProjectFiles `toml:"project_files"`
 	// Temporal configures the fleet engine.
 	Temporal Temporal `toml:"temporal"`
+	// Store is the URL of the store every worker and the submitter share
+	// (file:///shared/path, s3://bucket/prefix?region=R): code snapshots,
+	// transcripts, patches, large results. Empty: none (local runs need none).
+	Store string `toml:"store"`
 
 	// Trust is what the project gate found (settings/trust.go): never read
 	// from a file.
@@ -204,7 +208,7 @@ var envVars = []struct {
 	{"BROOD_TEMPORAL_ADDRESS", "temporal.address", func(s *Settings, v string) error { s.Temporal.Address = v; return nil }},
 	{"BROOD_TEMPORAL_NAMESPACE", "temporal.namespace", func(s *Settings, v string) error { s.Temporal.Namespace = v; return nil }},
 	{"BROOD_TEMPORAL_TASK_QUEUE", "temporal.task_queue", func(s *Settings, v string) error { s.Temporal.TaskQueue = v; return nil }},
-	{"BROOD_TEMPORAL_STORE", "temporal.store", func(s *Settings, v string) error { s.Temporal.Store = v; return nil }},
+	{"BROOD_STORE", "store", func(s *Settings, v string) error { s.Store = v; return nil }},
 	{"BROOD_ALLOW_CONFIG_CHANGES", "agents.allow_config_changes", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)
 		s.Agents.AllowConfigChanges = b

@@ -9,9 +9,6 @@ type Temporal struct {
 	// TaskQueue is the queue workers poll and runs are sent to (default
 	// "brood").
 	TaskQueue string `toml:"task_queue"`
-	// Store is the URL of the store every worker and the submitter reach
-	// (file:///shared/path): transcripts of calls in flight, results.
-	Store string `toml:"store"`
 	// TLS turns TLS on; TLSCA trusts a private CA; TLSCert and TLSKey are
 	// a client certificate (mTLS); TLSServerName overrides the name
 	// checked.

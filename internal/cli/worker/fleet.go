@@ -38,7 +38,7 @@ func (fl *FleetFlags) addTo(fs *pflag.FlagSet) {
 	cmd.fs.StringVar(&fl.Address, "temporal", "", "the Temporal frontend, HOST:PORT (default: temporal.address)")
 	cmd.fs.StringVar(&fl.Namespace, "namespace", "", "the Temporal namespace (default: temporal.namespace, else default)")
 	cmd.fs.StringVar(&fl.Queue, "task-queue", "", "the task queue (default: temporal.task_queue, else brood)")
-	cmd.fs.StringVar(&fl.Store, "store", "", "the store every worker and the submitter reach, file:///path (default: temporal.store)")
+	cmd.fs.StringVar(&fl.Store, "store", "", "the store every worker and the submitter reach, file:///path or s3://bucket/prefix (default: store)")
 }
 
 type fleetConfig struct {
@@ -59,7 +59,7 @@ func (fl FleetFlags) resolve(f *cmdutil.Factory) fleetConfig {
 		TLS:       t.TLS, CAFile: t.TLSCA, CertFile: t.TLSCert, KeyFile: t.TLSKey, ServerName: t.TLSServerName,
 		APIKey: f.Getenv(keyEnv), Log: f.Err,
 	}
-	store := cmdutil.FirstNonEmpty(fl.Store, t.Store)
+	store := cmdutil.FirstNonEmpty(fl.Store, f.Settings.Store)
 	if store == "" && f.Home != "" {
 		store = "file://" + filepath.Join(f.Home, ".cache", "brood", "fleet-store")
 	}

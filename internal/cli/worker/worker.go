@@ -79,7 +79,7 @@ func workerRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer c.Close()
-	store, err := temporal.OpenStore(cfg.store)
+	store, err := temporal.OpenStore(ctx, cfg.store)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -21,40 +22,33 @@ import (
 // size and SHA-256, so a heartbeat's reference names exactly the bytes it
 // was made from.
 //
-// It is the shape of the fleet's shared store (internal/blobstore, whose
-// *Store has these two methods); DirStore is the file:// one this package
-// uses until that lands.
+// *blobstore.Store (the fleet's shared store, file:// or s3://) is one;
+// DirStore is a minimal file one for tests.
 type Store interface {
 	PutBytes(ctx context.Context, data []byte) (Ref, error)
 	ReadAll(ctx context.Context, ref Ref) ([]byte, error)
 }
 
-// Ref names one stored object and what it must read back as.
-type Ref struct {
-	Key    string `json:"key"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-}
-
-// IsZero reports whether r names nothing.
-func (r Ref) IsZero() bool { return r.Key == "" }
+// Ref names one stored object and what it must read back as (size and
+// SHA-256): the fleet store's own reference.
+type Ref = blobstore.Ref
 
 // DirStore keeps objects as files under a directory (written tmp+rename).
 type DirStore struct{ Dir string }
 
-// OpenStore opens a store by URL: file:///path.
-func OpenStore(raw string) (Store, error) {
+// OpenStore opens the fleet's store by URL (the `store` setting):
+// file:///shared/path or s3://bucket/prefix?region=R (internal/blobstore).
+// A file store's directory is made if it is missing.
+func OpenStore(ctx context.Context, raw string) (Store, error) {
 	if raw == "" {
-		return nil, errors.New("no fleet store configured: set temporal.store (e.g. file:///shared/brood-store) so workers can hand calls to each other")
+		return nil, errors.New("no fleet store configured: set store (e.g. store = \"file:///shared/brood-store\") so workers can hand calls to each other")
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
-		return nil, fmt.Errorf("temporal.store %q: use file:///shared/path (an absolute path every worker reaches)", raw)
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "file" && filepath.IsAbs(u.Path) {
+		if err := os.MkdirAll(u.Path, 0o700); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
 	}
-	if err := os.MkdirAll(u.Path, 0o700); err != nil {
-		return nil, fmt.Errorf("temporal.store: %w", err)
-	}
-	return &DirStore{Dir: u.Path}, nil
+	return blobstore.Open(ctx, raw)
 }
 
 // PutBytes implements Store.
@@ -84,3 +78,5 @@ func (s *DirStore) ReadAll(ctx context.Context, ref Ref) ([]byte, error) {
 	}
 	return b, nil
 }
+
+var _ Store = (*blobstore.Store)(nil)
