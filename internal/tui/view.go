@@ -59,7 +59,7 @@ func (m *Model) treeSection(w int) []string {
 		head += strings.Repeat("─", pad)
 	}
 	lines := []string{m.st.dim.Render(truncate(head, w))}
-	return append(lines, m.tree.render(m.st, w, max(3, m.height/3), m.focus != focusInput, m.now())...)
+	return append(lines, m.tree.render(m.st, m.eng.prices(), w, max(3, m.height/3), m.focus != focusInput, m.now())...)
 }
 
 func (m *Model) bottom(w int) []string {
@@ -97,6 +97,13 @@ func (m *Model) statusLine(w int) string {
 	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, m.eng.modelSpec(), m.turn, count(m.usage.Total()+child.Total()))
 	if child.Total() > 0 {
 		s += fmt.Sprintf(" (subagents %s)", count(child.Total()))
+	}
+	// The cost so far, children included; a model without a price adds its
+	// tokens only ("+": some are left out), and none priced shows none.
+	l := m.tree.ledger()
+	l.Merge(m.spent)
+	if c := l.Cost(m.eng.prices()).String(); c != "" {
+		s += " · " + c
 	}
 	if n := m.tree.running(); n > 0 {
 		s += fmt.Sprintf(" · %d running", n)

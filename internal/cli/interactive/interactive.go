@@ -116,6 +116,10 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 	if err != nil {
 		return tui.Config{}, err
 	}
+	prices, err := f.Prices()
+	if err != nil {
+		return tui.Config{}, err
+	}
 	tools, _ := cmdutil.SelectTools("")
 	perms := f.Permissions(cmdutil.PermissionFlags{})
 	tperms, err := call.Permissions(perms, delegate.AlwaysAllowed())
@@ -126,7 +130,8 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		Dir: f.Cwd, OutputDir: filepath.Join(f.ProjectRoot, ".brood", "outputs"), Perms: tperms,
 		BashTimeout: s.Bash.Timeout.Duration, OutputLimit: s.Bash.OutputLimit, Redactor: f.Redactor,
 	}
-	system := cmdutil.DefaultSystemPrompt(f.Cwd)
+	base := cmdutil.DefaultSystemPrompt(f.Cwd)
+	system := base + f.ProjectFilesPrompt() // CLAUDE.md, AGENTS.md, as brood run has them
 	return tui.Config{
 		ProjectRoot: f.ProjectRoot, ModelSpec: spec, ResolveModel: f.ResolveModel,
 		Agent: agent.Config{
@@ -136,10 +141,11 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		NewDispatcher: func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 			// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on
 			// stderr (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
-			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
+			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: base, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
 		},
 		Registry: f.Registry(),
 		Session:  path,
+		Prices:   prices,
 		Kill:     func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err },
 		Redact:   f.Redactor.Redact,
 		Getenv:   f.Getenv,
