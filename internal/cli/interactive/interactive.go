@@ -6,6 +6,7 @@ package interactive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -104,9 +105,31 @@ func observe(ctx context.Context, f *cmdutil.Factory, cfg *tui.Config) (func(), 
 	return func() { hk.Close(); stopTel() }, nil
 }
 
+// resumeID resolves --resume: a session id, a unique prefix of one in any
+// case (as brood run --resume takes it), or a transcript's path.
+func resumeID(projectRoot, resume string) (string, error) {
+	if resume == "" || strings.HasSuffix(resume, ".jsonl") {
+		return resume, nil
+	}
+	files, _ := filepath.Glob(filepath.Join(projectRoot, ".brood", "sessions", "*.jsonl"))
+	ids := make([]string, 0, len(files))
+	for _, p := range files {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+	}
+	id, err := cmdutil.ResolveID("session", resume, ids)
+	if err != nil {
+		return "", fmt.Errorf("--resume: %w in %s; brood --continue reopens the latest", err, filepath.Join(projectRoot, ".brood", "sessions"))
+	}
+	return id, nil
+}
+
 // config builds the TUI's engine: the root agent as brood run builds it.
 func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
-	path, err := tui.SessionPath(f.ProjectRoot, o.Resume, o.Continue)
+	resume, err := resumeID(f.ProjectRoot, o.Resume)
+	if err != nil {
+		return tui.Config{}, err
+	}
+	path, err := tui.SessionPath(f.ProjectRoot, resume, o.Continue)
 	if err != nil {
 		return tui.Config{}, err
 	}
