@@ -21,7 +21,7 @@ type (
 		own                  model.Usage // its own usage, its children's not included
 	}
 	taskModelMsg struct{ id, model string } // the model a running task runs on
-	sessionMsg  struct {
+	sessionMsg   struct {
 		path    string
 		records []session.Record
 	}

@@ -120,8 +120,8 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
 		ProjectFiles: f.ChildProjectFiles(),
-		Redact: f.Redactor.Redact,
-		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile,
+		Redact:       f.Redactor.Redact,
+		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	return delegate.New(cfg)
 }
