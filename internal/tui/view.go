@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -94,7 +95,7 @@ func (m *Model) statusLine(w int) string {
 		state = "working…"
 	}
 	child := m.tree.usage()
-	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, m.eng.modelSpec(), m.turn, count(m.usage.Total()+child.Total()))
+	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, shortModel(m.eng.modelSpec()), m.turn, count(m.usage.Total()+child.Total()))
 	if child.Total() > 0 {
 		s += fmt.Sprintf(" (subagents %s)", count(child.Total()))
 	}
@@ -110,4 +111,13 @@ func (m *Model) statusLine(w int) string {
 	}
 	s += " · /help"
 	return m.st.dim.Render(truncate(s, w))
+}
+
+// shortModel is a model spec as the status line shows it: a scripted
+// model by its file's name, not its whole path (/model shows it all).
+func shortModel(spec string) string {
+	if p, ok := strings.CutPrefix(spec, "script:"); ok {
+		return "script:" + filepath.Base(p)
+	}
+	return spec
 }
