@@ -52,6 +52,11 @@ type Config struct {
 	MaxDepth     int // the tree-wide cap
 	ParentTaskID string
 	SourceAgent  string
+	// ProjectFiles is the project's instruction files (CLAUDE.md,
+	// AGENTS.md) as a prompt block: the children that get them
+	// (settings.ProjectFiles.ForChild) have it in their system prompt, and
+	// every child passes it on to its own.
+	ProjectFiles string
 	// ParentSystem is inherited by definitions with an empty body;
 	// ParentModel by definitions without a model.
 	ParentSystem string

@@ -71,6 +71,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile,
+		ProjectFiles: f.ChildProjectFiles(),
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -118,8 +119,9 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
 		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
-		Redact: f.Redactor.Redact,
-		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile,
+		ProjectFiles: f.ChildProjectFiles(),
+		Redact:       f.Redactor.Redact,
+		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile,
 	}
 	return delegate.New(cfg)
 }

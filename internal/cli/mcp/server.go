@@ -52,7 +52,7 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
 		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile,
-		Redact: a.Redactor.Redact,
+		Redact: a.Redactor.Redact, ProjectFiles: a.ChildProjectFiles(),
 	}
 	d, err := delegate.New(cfg)
 	if err != nil {
