@@ -86,3 +86,20 @@ func TestNoCostWithoutPrices(t *testing.T) {
 func usageEv(id, parent string, u model.Usage) delegate.Event {
 	return delegate.Event{Type: "usage", TaskID: id, Parent: parent, Agent: "x", Depth: 1, Usage: u}
 }
+
+// TestResolveIDAnyCase: /kill, /msg and /resume take the tail the tree
+// shows or a prefix, in any case.
+func TestResolveIDAnyCase(t *testing.T) {
+	h := newHarness(t, rootScript)
+	fanOut(h)
+	for in, want := range map[string]string{
+		"expl01":                "01KBAAAAAAAAAAAAAAAAEXPL01",
+		"EXPL01":                "01KBAAAAAAAAAAAAAAAAEXPL01",
+		"01kbaaaaaaaaaaaaaaaag": "01KBAAAAAAAAAAAAAAAAGENP02",
+		"01kb":                  "01kb", // ambiguous: left as typed
+	} {
+		if got := h.m.resolveID(in); got != want {
+			t.Errorf("resolveID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -121,3 +121,40 @@ func sameLine(screen, a, b string) bool {
 	}
 	return false
 }
+
+// TestTUIListAndResume: /tasks lists the session's tasks, and /resume with
+// the tail the tree shows (lowercase) continues a finished one, whose new
+// answer shows in the tree.
+func TestTUIListAndResume(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: "Survey", prompt: "Look around."}
+    - say: "ROOT-DONE"
+  explore:
+    - say: "FIRST-LOOK"
+    - say: "FOLLOW-UP: {{.Last}}"
+`, map[string]string{})
+	tm.typeLine("look around")
+	tm.waitFor("ROOT-DONE", "0 running, 1 finished")
+	tm.typeLine("/tasks")
+	s := tm.waitFor("this session:", "recent in this project")
+	var id string
+	for _, f := range strings.Fields(s) {
+		if len(f) == 26 && strings.HasPrefix(f, "01") {
+			id = f
+		}
+	}
+	if id == "" {
+		t.Fatalf("/tasks does not list the task:\n%s", s)
+	}
+	tm.typeLine("/resume " + strings.ToLower(id[len(id)-6:]) + " anything else?")
+	tm.waitFor("resumed task " + id)
+	tm.waitFor("0 running, 1 finished")
+	tm.keys("C-t")
+	tm.keys("Enter")
+	tm.waitFor("│ FOLLOW-UP: anything else?")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.exit()
+}
