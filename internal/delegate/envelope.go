@@ -182,10 +182,10 @@ func (d *Dispatcher) childProjectFiles(readOnly bool) string {
 // empty body inherits it: without the project's instruction files, which
 // the child gets or not by its own right.
 func (d *Dispatcher) inheritedSystem() string {
-	if d.cfg.ProjectFiles == "" {
+	if d.cfg.ParentProjectFiles == "" {
 		return d.cfg.ParentSystem
 	}
-	return strings.Replace(d.cfg.ParentSystem, d.cfg.ProjectFiles, "", 1)
+	return strings.Replace(d.cfg.ParentSystem, d.cfg.ParentProjectFiles, "", 1)
 }
 
 // childSystem is the child's system prompt: its definition's body (or the

@@ -130,13 +130,14 @@ func TestTUIListAndResume(t *testing.T) {
   root:
     - tools:
         - Task: {subagent_type: explore, description: "Survey", prompt: "Look around."}
-    - say: "ROOT-DONE"
+    - say: 'ROOT-DONE, project rules {{if grep "PROJECT-RULE" .System}}in my prompt{{else}}missing{{end}}'
   explore:
     - say: "FIRST-LOOK"
     - say: "FOLLOW-UP: {{.Last}}"
-`, map[string]string{})
+`, map[string]string{"CLAUDE.md": "PROJECT-RULE: be brief.\n"})
 	tm.typeLine("look around")
-	tm.waitFor("ROOT-DONE", "0 running, 1 finished")
+	// The root's prompt holds CLAUDE.md, as brood run's does.
+	tm.waitFor("ROOT-DONE, project rules in my prompt", "0 running, 1 finished")
 	tm.typeLine("/tasks")
 	s := tm.waitFor("this session:", "recent in this project")
 	var id string

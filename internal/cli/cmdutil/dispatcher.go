@@ -47,8 +47,12 @@ func (f *Factory) Permissions(fl PermissionFlags) dispatch.Permissions {
 
 // DispatcherConfig is what a command's root agent tells its dispatcher.
 type DispatcherConfig struct {
-	Model       string
-	System      string
+	Model  string
+	System string
+	// SystemFiles is the instruction-file block System ends with (see
+	// ProjectFilesPrompt): a definition with an empty body inherits System
+	// without it, and gets the files by its own right.
+	SystemFiles string
 	Tools       []string
 	Permissions dispatch.Permissions
 	OnEvent     func(delegate.Event)
@@ -71,7 +75,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile,
-		ProjectFiles: f.ChildProjectFiles(),
+		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err

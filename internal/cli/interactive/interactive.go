@@ -153,8 +153,8 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		Dir: f.Cwd, OutputDir: filepath.Join(f.ProjectRoot, ".brood", "outputs"), Perms: tperms,
 		BashTimeout: s.Bash.Timeout.Duration, OutputLimit: s.Bash.OutputLimit, Redactor: f.Redactor,
 	}
-	base := cmdutil.DefaultSystemPrompt(f.Cwd)
-	system := base + f.ProjectFilesPrompt() // CLAUDE.md, AGENTS.md, as brood run has them
+	files := f.ProjectFilesPrompt() // CLAUDE.md, AGENTS.md, as brood run has them
+	system := cmdutil.DefaultSystemPrompt(f.Cwd) + files
 	return tui.Config{
 		ProjectRoot: f.ProjectRoot, ModelSpec: spec, ResolveModel: f.ResolveModel,
 		Agent: agent.Config{
@@ -164,7 +164,7 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		NewDispatcher: func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 			// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on
 			// stderr (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
-			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: base, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
+			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
 		},
 		Registry: f.Registry(),
 		Session:  path,

@@ -185,7 +185,8 @@ func Run(ctx context.Context, o *Options) error {
 	// The instruction files: the root's prompt has them; its children get
 	// them by their own right (the dispatcher's ProjectFiles), not through
 	// an inherited prompt.
-	system := base + f.ProjectFilesPrompt()
+	files := f.ProjectFilesPrompt()
+	system := base + files
 	out := o.newOutput()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
@@ -206,7 +207,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	bill := &bill{prices: prices, root: f.ProjectRoot, model: priceKey(prices, spec, m)}
 	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
-		Model: spec, System: base, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
+		Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
 		OnEvent: hk.Observe(bill.observe(out.DispatchEvent)), Quiet: quiet,
 	})
 	if err != nil {
