@@ -31,6 +31,11 @@ type Answer struct {
 	Allow bool `json:"allow"`
 	// Always is set when the user allowed the ask's Rules for good.
 	Always bool `json:"always,omitempty"`
+	// Wrote are the configuration files the user's process wrote to keep
+	// an "always" (.brood/settings.local.toml): each process on the way
+	// down takes them into its configuration guards, so they are not
+	// undone as a child's change (Dispatcher.AcceptConfig).
+	Wrote []ConfigWrite `json:"wrote,omitempty"`
 }
 
 // AskFunc puts a child's question to the user and waits for the answer (or
@@ -114,6 +119,7 @@ func (c *childAsks) handle(b []byte) {
 	}
 	go func() {
 		ans := c.d.cfg.Ask(c.ctx, a)
+		c.d.AcceptConfig(ans.Wrote...)
 		c.mu.Lock()
 		c.pending--
 		c.mu.Unlock()

@@ -222,6 +222,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		Dir: workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,
 		OnGroup:     trackGroups(dir),
 		Redactor:    tool.NewProjectRedactor(os.Environ(), env.ProjectRoot),
+		ConfigRoot:  configRoot(cfg.Settings, env),
+		ConfigDirs:  userConfigDirs(cfg.Settings),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
 	}
 	if cfg.link != nil {

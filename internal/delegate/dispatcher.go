@@ -125,6 +125,11 @@ type Dispatcher struct {
 	// while one is, gets an isolated copy instead of waiting (auto).
 	inPlace int
 
+	// cfgLive are the configuration guards of the in-place writers now
+	// running (configguard.go): the user's own writes are taken into them.
+	cfgMu   sync.Mutex
+	cfgLive []*configGuard
+
 	isoOnce sync.Once
 	iso     *isolate.Isolator
 	sbOnce  sync.Once

@@ -152,13 +152,9 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 		_, err := sandbox.ScopeForChild()
 		return err
 	}
-	// The child may have left a link at tmp/ (to the work tree, say): a
-	// rule built on it would grant the link's target. The parent makes tmp/
-	// anew, a real empty directory, before every start.
-	tmp, err := td.FreshDir(taskdir.Tmp, 0o700)
-	if err != nil {
-		return fmt.Errorf("prepare the child's tmp/: %w", err)
-	}
+	// tmp/ was made anew by spawn.start, a real empty directory, before
+	// this start; the rule is built on it, never on what the child left.
+	tmp := td.File(taskdir.Tmp)
 	if !td.Exists() {
 		return fmt.Errorf("the task directory %s is not a directory", td.Path())
 	}

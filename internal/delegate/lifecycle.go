@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -239,7 +240,30 @@ func renderTask(t *dispatch.Task) string {
 	return dispatch.View{
 		Result: &shown, Duration: dur, ResultPath: td.File(taskdir.Result),
 		Transcript: td.File(taskdir.Session), Verification: fails, InlineLimit: limit,
+		SummaryPath: summaryCopy(t), Concerns: concernsOf(t),
 	}.Render()
+}
+
+// summaryCopy is the plain-text copy of a long summary its parent wrote in
+// its own records (dispatch.WriteSummary), "" when there is none: the cut
+// note then names it rather than result.json, which is one JSON line.
+func summaryCopy(t *dispatch.Task) string {
+	if t.Records() == nil {
+		return ""
+	}
+	p := filepath.Join(t.Records().Path(), t.ID+".summary.md")
+	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
+
+// concernsOf is what the parent's edge guardrails found, from its verdict.
+func concernsOf(t *dispatch.Task) []string {
+	if t.Verdict == nil {
+		return nil
+	}
+	return t.Verdict.Concerns
 }
 
 // Resume continues an earlier dispatch with a follow-up prompt: same

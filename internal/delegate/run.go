@@ -66,7 +66,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	}()
 	askCtx, endAsks := context.WithCancel(ctx)
 	defer endAsks()
-	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx}
+	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
+	defer s.cfg.release()
 	o, err := s.start(ctx)
 	endAsks() // a question still open is void: its asker is gone
 	j.lg.Finished = time.Now().UTC()
@@ -94,6 +95,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		isoMsg = d.land(ctx, s.ws, j.td, res, out)
 		res.Isolation = isoMsg
 	}
+	res.Config = s.cfg.settle(s.ws)
+	v.Config = res.Config
 	out.Result, out.Failures = res, v.Reasons
 	out.Concerns = d.concerns(j.name, j.dir, j.env, res, want)
 	v.Concerns = out.Concerns
@@ -113,6 +116,7 @@ type spawn struct {
 	prog   *progress
 	emit   func(Event)
 	askCtx context.Context
+	cfg    *configGuard // the configuration an in-place writer may not change
 }
 
 // start builds the command and runs it through the pool.
@@ -128,6 +132,14 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
 		defer f.Close()
 		cmd.Stderr = f
+	}
+	// The same for tmp/: the child may have left a link there (to the work
+	// tree, say), and a sandbox rule built on it, or a TMPDIR pointing at
+	// it, would hand the link's target to the child. It is made anew, a
+	// real empty directory, before every start, whoever applies the
+	// sandbox (this thread, or the child itself inside a user namespace).
+	if _, err := td.FreshDir(taskdir.Tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("prepare the child's tmp/: %w", err)
 	}
 	// Such a child shares nothing with writers, so it is never held back by
 	// one (read-only fan-out runs beside a writer); only a read-only child
@@ -158,7 +170,9 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			if class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld) {
 				s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
 			}
-			return d.configure(ctx, cmd, env, td, &s.ws)
+			err := d.configure(ctx, cmd, env, td, &s.ws)
+			s.cfg.watch(env.ReadOnly, s.ws)
+			return err
 		},
 		OnThread: func() error { return sandboxFromParent(cmd, env, td, s.ws) },
 		OnStart: func(pid int) {
@@ -459,7 +473,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
 			}
 		}
-		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree}
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree, AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges}
 		if len(env.AllowedDestinations) > 0 {
 			// Its own subagents' records go to the real tree, not its copy.
 			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}

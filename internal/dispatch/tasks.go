@@ -305,7 +305,10 @@ func Alive(pid int, id string) bool {
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return true // no /proc: trust kill(0)
+		// Gone between kill(0) and the read (a reused pid that exited):
+		// not alive. Only a machine with no /proc at all trusts kill(0).
+		_, noProc := os.Stat("/proc/self")
+		return noProc != nil
 	}
 	return strings.Contains(string(cmdline), id)
 }

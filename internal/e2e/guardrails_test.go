@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,21 @@ func TestEdgeGuardrails(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(stdout, w) {
 					t.Errorf("missing %q\nstdout:\n%s\nstderr:\n%s", w, stdout, stderr)
+				}
+			}
+			// brood tasks (list and show) says the same, from the verdict.
+			id := regexp.MustCompile(`task-id="([^"]+)"`).FindStringSubmatch(stdout)
+			if id == nil {
+				t.Fatalf("no task id in\n%s", stdout)
+			}
+			_, list, _ := p.Brood(t.Context(), nil, "tasks")
+			_, show, _ := p.Brood(t.Context(), nil, "tasks", "show", id[1])
+			if tc.none != !strings.Contains(list, "concern(s)]") {
+				t.Errorf("brood tasks and the concerns disagree (none=%v):\n%s", tc.none, list)
+			}
+			for _, w := range tc.want {
+				if line := "concern  " + strings.TrimPrefix(w, "Concern: "); !strings.Contains(show, line) {
+					t.Errorf("brood tasks show lacks %q:\n%s", line, show)
 				}
 			}
 		})

@@ -92,4 +92,13 @@ agents:
 	if err != nil || strings.Count(string(b), "\n") < 399 || !strings.Contains(string(b), "line 399 of a long report") {
 		t.Fatalf("%s does not hold the whole summary as text: %v\n%.200s", m[1], err, b)
 	}
+	// TaskOutput from the records (another process) names the same copy.
+	id := regexp.MustCompile(`task-id="([^"]+)"`).FindStringSubmatch(stdout)
+	if id == nil {
+		t.Fatalf("no task id in\n%s", stdout)
+	}
+	_, out, errOut := p.Brood(t.Context(), []string{"BROOD_TRUST_PROJECT=1"}, "tasks", "output", id[1])
+	if !strings.Contains(out, "the whole summary is in "+m[1]+": Read it in pieces") || strings.Contains(out, "result.json]") {
+		t.Fatalf("tasks output does not name %s\nstdout:\n%s\nstderr:\n%s", m[1], out, errOut)
+	}
 }

@@ -113,6 +113,9 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{Note: w.Note}
+	if patch, entries, err = w.holdConfig(patch, entries, out); err != nil {
+		return nil, err
+	}
 	for _, e := range entries {
 		out.Files = append(out.Files, e.path)
 	}

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -156,5 +157,21 @@ func BenchmarkRedact(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		r.Redact(s)
+	}
+}
+
+func TestRefuseConfig(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	env := &Env{Dir: root, ConfigRoot: root, ConfigDirs: []string{filepath.Join(home, ".config", "brood")}}
+	w := &Write{}
+	for path, refused := range map[string]bool{
+		".claude/agents/x.md": true, ".brood/settings.toml": true, ".mcp.json": true, "sub/.claude/settings.json": true,
+		filepath.Join(home, ".config", "brood", "trust.json"): true,
+		".brood/dispatch/01/tmp/x":                            false, "src/main.go": false, filepath.Join(home, "notes.txt"): false,
+	} {
+		in, _ := json.Marshal(map[string]string{"file_path": path, "content": "x"})
+		if _, got := refuseConfig(env, w, in); got != refused {
+			t.Errorf("refuseConfig(%s) = %v, want %v", path, got, refused)
+		}
 	}
 }

@@ -102,6 +102,7 @@ func newEngine(ctx context.Context, cfg Config) (*engine, error) {
 		if d != nil {
 			d.SetLifetime(life)
 			e.disp = d
+			e.perm.write = d.WriteConfig
 		}
 	}
 	if err := e.openSession(cfg.Session); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // IO is the process's streams and environment, passed in so that tests can
@@ -48,6 +49,9 @@ type Factory struct {
 	// Redactor scrubs this process's secrets (secret-looking variables,
 	// the project's .env values, key formats) from everything it writes.
 	Redactor *tool.Redactor
+	// TrustProject (--trust-project) honours the project's configuration
+	// for this run even if the user has not trusted it (settings/trust.go).
+	TrustProject bool
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
@@ -94,7 +98,9 @@ func (f *Factory) Load() error {
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
-	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv})
+	gate := f.trustGate()
+	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv, Trust: gate,
+		TrustProject: func() bool { return gate.Force || f.Getenv(settings.EnvTrustProject) == "1" }})
 	if err != nil {
 		return err
 	}
@@ -107,6 +113,16 @@ func (f *Factory) Load() error {
 	}
 	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
 	return nil
+}
+
+// trustGate is where the user's project grants are kept (never in the
+// project), and whether this run forces trust.
+func (f *Factory) trustGate() settings.Trust {
+	t := settings.Trust{Force: f.TrustProject}
+	if f.Home != "" {
+		t.Store = trust.UserStore(f.Home)
+	}
+	return t
 }
 
 // FindProjectRoot returns the nearest ancestor of dir holding .git or

@@ -58,6 +58,9 @@ func showRun(opts *ShowOptions) error {
 		fmt.Fprintf(w, "note     %s\n", t.Note)
 	}
 	fmt.Fprintf(w, "dir      %s\n", t.Dir)
+	for _, c := range concerns(t) {
+		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
+	}
 	for _, part := range []struct {
 		name string
 		v    any

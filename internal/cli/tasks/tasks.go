@@ -93,6 +93,9 @@ func listRun(opts *ListOptions) error {
 		if t.Note != "" {
 			desc += " (" + t.Note + ")"
 		}
+		if n := len(concerns(t)); n > 0 {
+			desc = fmt.Sprintf("%s [%d concern(s)]", desc, n)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(t.ID), termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), cmdutil.Dur(t.Duration), t.Tokens, termsafe.Line(cmdutil.TrimTo(desc, 70)))
 	}
 	return tw.Flush()
@@ -113,6 +116,7 @@ type taskRow struct {
 	Tokens      int64      `json:"tokens"`
 	Depth       int        `json:"depth"`
 	Parent      string     `json:"parent_task_id,omitempty"`
+	Concerns    []string   `json:"concerns,omitempty"` // the parent's edge guardrails' findings
 	Result      *rowResult `json:"result,omitempty"`
 }
 
@@ -126,7 +130,7 @@ type rowResult struct {
 
 func newTaskRow(t *dispatch.Task) taskRow {
 	r := taskRow{ID: t.ID, Dir: t.Dir, Agent: t.Agent, Status: t.Status, Description: t.Label, Note: t.Note, Trust: t.Trust, Created: t.Created,
-		DurationMS: t.Duration, Tokens: t.Tokens, Depth: t.Depth, Parent: t.Parent}
+		DurationMS: t.Duration, Tokens: t.Tokens, Depth: t.Depth, Parent: t.Parent, Concerns: concerns(t)}
 	if t.Result != nil {
 		r.Result = &rowResult{Status: t.Result.Status, Usage: t.Result.Usage, ChildUsage: t.Result.ChildUsage, ResumeHandle: t.Result.ResumeHandle}
 	}
@@ -136,4 +140,13 @@ func newTaskRow(t *dispatch.Task) taskRow {
 func knownStatus(s string) bool {
 	s = strings.ToLower(s)
 	return dispatch.ValidStatus(s) || s == dispatch.StatusRunning || s == dispatch.StatusQueued
+}
+
+// concerns are what the parent's edge guardrails found in the task's last
+// run (its verdict): the status stands, but a person should check these.
+func concerns(t *dispatch.Task) []string {
+	if t.Verdict == nil {
+		return nil
+	}
+	return t.Verdict.Concerns
 }
