@@ -151,6 +151,11 @@ func restrict(base, full Settings) (Settings, []string) {
 		why = append(why, "isolation.no_landlock (the kernel sandbox off)")
 		out.Isolation.NoLandlock = false
 	}
+	if full.Store != base.Store {
+		// The store receives the code, transcripts and patches of fleet runs.
+		why = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)")
+		out.Store = base.Store
+	}
 	return out, why
 }
 
