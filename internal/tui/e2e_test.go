@@ -101,9 +101,20 @@ func (p tuiProject) tmux(t *testing.T, shellCmd string) *term {
 		sock = fmt.Sprintf("brood-tui-%d-%s-%d", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"), i)
 	}
 	tm := &term{t: t, sock: sock, root: root}
-	cmd := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root, shellCmd)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v %s", err, out)
+	// On a loaded machine a new tmux server can fail to come up ("server
+	// exited unexpectedly"): try again on a fresh socket, a few times.
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root, shellCmd)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("tmux new-session: %v %s", err, out)
+		}
+		t.Logf("tmux new-session (attempt %d): %v %s", attempt, err, out)
+		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
+		tm.sock = fmt.Sprintf("%s-retry%d", sock, attempt)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
