@@ -55,7 +55,7 @@ func TestReviewFanout(t *testing.T) {
 	must(t, err)
 	cmd := exec.Command(exe, "run", "--model", "script:"+script, "--max-turns", "5", "review")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "BROOD_TEST_MAIN=1", "BROOD_CHILD_EXE="+exe, "HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "BROOD_TEST_MAIN=1", "BROOD_CHILD_EXE="+exe, "HOME="+t.TempDir(), "BROOD_TRUST_PROJECT=1") // the examples' settings raise the depth
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -113,6 +113,10 @@ func TestHooksExample(t *testing.T) {
 			t.Fatalf("brood %v: %v\n%s", args, err, stderr.String())
 		}
 		return stdout.String()
+	}
+	// The project's settings raise the depth: the user trusts them first.
+	if out := brood("trust"); !strings.Contains(out, "trusted "+root) {
+		t.Fatalf("brood trust: %s", out)
 	}
 	brood("run", "--model", "script:"+script, "--max-turns", "5", "review")
 	data, err := os.ReadFile(filepath.Join(root, ".brood", "subagents.jsonl"))

@@ -9,6 +9,7 @@ package attack_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
 	"github.com/broodhq/brood/internal/testbrood"
@@ -17,7 +18,15 @@ import (
 // mainEnv makes the test binary act as brood when it is set to "1".
 const mainEnv = "BROOD_ATTACK_TEST_MAIN"
 
-func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
+func TestMain(m *testing.M) {
+	if pid := os.Getenv(ptraceEnv); pid != "" {
+		os.Exit(tryPtrace(pid))
+	}
+	if arg := os.Getenv(sleeperEnv); arg != "" {
+		os.Exit(execSleeper(arg))
+	}
+	testbrood.Main(m, mainEnv)
+}
 
 // project is a temporary git repository with its own HOME, in which brood
 // runs as a real process (testbrood.Project).

@@ -26,6 +26,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/run"
 	"github.com/broodhq/brood/internal/cli/subagent"
 	"github.com/broodhq/brood/internal/cli/tasks"
+	"github.com/broodhq/brood/internal/cli/trust"
 	"github.com/broodhq/brood/internal/cli/version"
 	"github.com/broodhq/brood/internal/cli/workflow"
 )
@@ -129,9 +130,16 @@ or script:FILE for the offline scripted model.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return f.Load()
+			if err := f.Load(); err != nil {
+				return err
+			}
+			if n := f.Settings.Trust.Notice(); n != "" && runsAgents(cmd) {
+				fmt.Fprintln(f.Err, n)
+			}
+			return nil
 		},
 	}
+	root.PersistentFlags().BoolVar(&f.TrustProject, "trust-project", false, "honour this project's settings files for this run even where they allow more than the defaults (see brood trust)")
 	childOpts := child.AddFlags(root, f)
 	tuiOpts := interactive.AddFlags(root, f)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
@@ -159,6 +167,7 @@ or script:FILE for the offline scripted model.
 		mcpcmd.NewCmdMCP(f, Version, nil),
 		config.NewCmdConfig(f),
 		workflow.NewCmdWorkflow(f, nil),
+		trust.NewCmdTrust(f, nil),
 	)
 	root.SetVersionTemplate("brood {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
@@ -182,4 +191,20 @@ func markUsageErrors(cmd *cobra.Command) {
 	for _, sub := range cmd.Commands() {
 		markUsageErrors(sub)
 	}
+}
+
+// runsAgents reports whether cmd may run an agent, so that the project
+// trust notice is worth a line: not for listings, records or brood trust.
+func runsAgents(cmd *cobra.Command) bool {
+	path := strings.Fields(cmd.CommandPath()) // brood tasks resume ...
+	if len(path) < 2 {
+		return true // the root: the child protocol
+	}
+	switch path[1] {
+	case "version", "trust", "doctor", "help", "completion", "agents":
+		return false
+	case "tasks":
+		return len(path) > 2 && (path[2] == "resume" || path[2] == "fork")
+	}
+	return true
 }

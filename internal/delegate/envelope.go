@@ -53,6 +53,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	isolation := "" // decided by chooseIsolation once the envelope is built
 	readOnly := def.ReadOnly || readOnlyTools(tools)
 	servers, mcpNotes := d.childMCP(def)
+	envAllow, envNote := d.childEnvAllow(def, withMCPRefs(def.Env, servers))
 	return &dispatch.Envelope{
 		MCP:     servers,
 		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,
@@ -72,7 +73,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             def.Network,
-		Env:                 withMCPRefs(def.Env, servers),
+		Env:                 envAllow,
 		Model:               modelSpec,
 		Effort:              firstNonEmpty(def.Effort, s.Effort),
 		MaxTurns:            maxTurns,
@@ -90,7 +91,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               append(nonEmpty(modelNote, modeNote), mcpNotes...),
+		Notes:               append(nonEmpty(modelNote, modeNote, envNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }

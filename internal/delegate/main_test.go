@@ -52,7 +52,7 @@ func newProject(t *testing.T, scriptYAML string, agents map[string]string) *proj
 	must(t, os.WriteFile(sp, []byte(scriptYAML), 0o644))
 	exe, err := os.Executable()
 	must(t, err)
-	env := append(os.Environ(), "BROOD_TEST_MAIN=1", "BROOD_CHILD_EXE="+exe, "HOME="+home)
+	env := append(os.Environ(), "BROOD_TEST_MAIN=1", "BROOD_CHILD_EXE="+exe, "HOME="+home, "BROOD_TRUST_PROJECT=1")
 	return &project{t: t, root: root, home: home, script: sp, env: env}
 }
 

@@ -67,7 +67,7 @@ func (d *Dispatcher) childMCP(def *registry.Definition) ([]mcpspec.Server, []str
 				notes = append(notes, fmt.Sprintf("mcpServers: %s is not a configured MCP server (.mcp.json, ~/.claude.json); left out", s.Name))
 				continue
 			}
-		case def.Source == registry.SourceProject && (d.cfg.TrustProject == nil || !d.cfg.TrustProject(def.Path)):
+		case def.Source == registry.SourceProject && !d.trusts(def.Path):
 			notes = append(notes, fmt.Sprintf("mcpServers: %s is defined in %s, a project file, and is not started until you trust this project (brood trust)", s.Name, def.Path))
 			continue
 		default:

@@ -67,7 +67,8 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	}()
 	askCtx, endAsks := context.WithCancel(ctx)
 	defer endAsks()
-	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx}
+	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
+	defer s.cfg.release()
 	o, err := s.start(ctx)
 	endAsks() // a question still open is void: its asker is gone
 	j.lg.Finished = time.Now().UTC()
@@ -95,8 +96,10 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 		isoMsg = d.land(ctx, s.ws, j.td, res, out)
 		res.Isolation = isoMsg
 	}
+	res.Config = s.cfg.settle(s.ws)
+	v.Config = res.Config
 	out.Result, out.Failures = res, v.Reasons
-	out.Concerns = d.concerns(j.name, j.dir, j.env, res, want)
+	out.Concerns = d.concerns(j.name, j.td, j.env, res, want)
 	v.Concerns = out.Concerns
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
@@ -114,6 +117,7 @@ type spawn struct {
 	prog   *progress
 	emit   func(Event)
 	askCtx context.Context
+	cfg    *configGuard // the configuration an in-place writer may not change
 }
 
 // start builds the command and runs it through the pool.
@@ -155,8 +159,16 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if d.cfg.Ask != nil {
 		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
 	}
-	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: make(chan []byte, maxPendingAsks)}
-	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks}
+	if e := d.hookEnv(); e != "" {
+		cmd.Env = append(cmd.Env, e)
+	}
+	d.claim(id, id)
+	// One stdin for both kinds of reply; the pool writes it in order.
+	input := make(chan []byte, maxPendingAsks+maxPendingHooks)
+	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: input}
+	t := &tree{}
+	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks, hooks: hooks, tree: t}
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
@@ -167,7 +179,9 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			if class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld) {
 				s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
 			}
-			return d.configure(ctx, cmd, env, td, &s.ws)
+			err := d.configure(ctx, cmd, env, td, &s.ws)
+			s.cfg.watch(env.ReadOnly, s.ws)
+			return err
 		},
 		OnThread: func() error { return sandboxFromParent(cmd, env, td, s.ws) },
 		OnStart: func(pid int) {
@@ -175,7 +189,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			d.writeLog(td, j.lg)
 		},
 		OnLine:     func(b []byte) { s.prog.line(ctx, b) },
-		Input:      asks.input,
+		Input:      input,
 		OutputPath: td.File(taskdir.Output),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 		StoppedBy: func() string {
@@ -475,7 +489,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			}
 		}
 		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
-			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot))}
+			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot)), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges}
 		if len(env.AllowedDestinations) > 0 {
 			// Its own subagents' records go to the real tree, not its copy.
 			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}

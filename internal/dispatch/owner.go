@@ -58,6 +58,9 @@ type Verdict struct {
 	Reasons  []string `json:"reasons,omitempty"` // why it was rejected
 	// Concerns are the edge guardrails' findings (the status stands).
 	Concerns []string `json:"concerns,omitempty"`
+	// Config is what became of the child's changes to brood's and Claude
+	// Code's configuration (refused, undone, allowed), one line each.
+	Config []string `json:"config,omitempty"`
 	// Error is the parent's account of how the run ended when the child's
 	// own does not hold (killed, failed to parse, no space left).
 	Error    string `json:"error,omitempty"`

@@ -161,8 +161,12 @@ type Result struct {
 	Checkpoint   *Checkpoint `json:"checkpoint,omitempty"`
 	Sandbox      string      `json:"sandbox,omitempty"`   // what enforced the tool scope
 	Isolation    string      `json:"isolation,omitempty"` // how the workspace was isolated
-	WrittenBy    string      `json:"written_by"`          // child | parent
-	Finished     time.Time   `json:"finished"`
+	// Config is the parent's report of the child's changes to brood's and
+	// Claude Code's configuration, and what became of them (refused,
+	// undone, allowed); one line each.
+	Config    []string  `json:"config,omitempty"`
+	WrittenBy string    `json:"written_by"` // child | parent
+	Finished  time.Time `json:"finished"`
 }
 
 // Checkpoint is a structured stop that needs a human or the parent.

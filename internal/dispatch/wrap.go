@@ -121,6 +121,9 @@ func (v View) Render() string {
 	if v.IsolationMsg != "" {
 		fmt.Fprintf(&b, "Isolation: %s\n", oneLine(v.IsolationMsg))
 	}
+	for _, c := range r.Config {
+		fmt.Fprintf(&b, "Configuration: %s\n", oneLine(c))
+	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(&b, "Note: %s\n", oneLine(n))
 	}

@@ -122,6 +122,9 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 		return nil, mv.err
 	}
 	out := &Outcome{Note: w.Note, BaseMoved: mv.files, Frozen: w.Mode == ModeWorktree}
+	if patch, entries, err = w.holdConfig(patch, entries, out); err != nil {
+		return nil, err
+	}
 	for _, e := range entries {
 		out.Files = append(out.Files, e.path)
 	}

@@ -46,7 +46,8 @@
 // when the outcome has been recorded; a kept copy survives Cleanup only if
 // Finish reported a conflict).
 //
-// This package imports only sandbox (for namespace set-up); it must never
+// This package imports only sandbox (for namespace set-up) and trust (which
+// paths are configuration); it must never
 // import the agent loop, the pool or the CLI.
 package isolate
 
@@ -92,6 +93,11 @@ type Options struct {
 	// settings and model scripts there), except the parent's records and
 	// sessions.
 	BroodDir string
+	// AllowConfig lets the patch change brood's and Claude Code's
+	// configuration (.brood/ less its records, .claude/, .mcp.json).
+	// Otherwise those changes are left out of it, saved as config.patch in
+	// StateDir and reported (Outcome.ConfigRefused).
+	AllowConfig bool
 }
 
 // Support is what the machine offers for isolation, found once by Probe.
@@ -155,6 +161,9 @@ type Workspace struct {
 	snap     *snapshot
 	xattr    bool // mount with userxattr
 	kept     bool
+
+	allowConfig bool
+	config      ConfigReport
 }
 
 // Outcome is what came back from a finished child.
@@ -185,6 +194,12 @@ type Outcome struct {
 	Frozen bool `json:"frozen,omitempty"`
 	// Note carries Workspace.Note (e.g. "ran in place").
 	Note string `json:"note,omitempty"`
+	// ConfigRefused are configuration paths the child changed that were
+	// left out of the patch (Options.AllowConfig unset); ConfigPatch holds
+	// those changes. ConfigApplied are the ones applied because allowed.
+	ConfigRefused []string `json:"config_refused,omitempty"`
+	ConfigPatch   string   `json:"config_patch,omitempty"`
+	ConfigApplied []string `json:"config_applied,omitempty"`
 }
 
 // Prepare makes the child's copy. For overlay it only creates directories
@@ -210,7 +225,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{repo: r, id: opts.ID, xattr: i.support.UserXattr, keep: opts.Keep}
+	w := &Workspace{repo: r, id: opts.ID, xattr: i.support.UserXattr, keep: opts.Keep, allowConfig: opts.AllowConfig}
 	stateDir := opts.StateDir
 	if stateDir == "" {
 		if stateDir, err = os.MkdirTemp("", "brood-isolate-"+opts.ID+"-"); err != nil {

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // File is one settings file brood looks at, in precedence order (lowest
@@ -73,9 +76,21 @@ func Load(src Sources) (Settings, []string, error) {
 // Resolve is Load with the origins and the warnings as values.
 func Resolve(src Sources) (*Resolved, error) {
 	r := &Resolved{Settings: Defaults(), Origins: map[string]Origin{}, Files: src.Files()}
+	var base *Settings
+	var gated []trust.File
 	for _, f := range r.Files {
 		if !f.Exists {
 			continue
+		}
+		if f.Source == "project" || f.Source == "project-local" {
+			if base == nil {
+				b := r.Settings.clone()
+				base = &b
+			}
+			rel := filepath.ToSlash(strings.TrimPrefix(f.Path, src.ProjectRoot+string(filepath.Separator)))
+			if tf, ok, _ := ReadProjectFile(src.ProjectRoot, rel); ok && (f.Source == "project" || PersonalNeedsTrust(context.Background(), src.ProjectRoot, rel)) {
+				gated = append(gated, tf)
+			}
 		}
 		var err error
 		if f.Claude {
@@ -86,6 +101,17 @@ func Resolve(src Sources) (*Resolved, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if base == nil {
+		b := r.Settings.clone()
+		base = &b
+	}
+	{
+		t := src.Trust
+		if src.Getenv != nil && strings.TrimSpace(src.Getenv(EnvTrustProject)) == "1" {
+			t.Force = true
+		}
+		r.Settings, r.Settings.Trust = GateProject(src.ProjectRoot, *base, r.Settings, gated, t)
 	}
 	if src.Getenv != nil {
 		if err := applyEnv(&r.Settings, src.Getenv, r.Origins); err != nil {

@@ -46,6 +46,14 @@ type Settings struct {
 	Isolation   Isolation   `toml:"isolation"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
 	ProjectFiles ProjectFiles `toml:"project_files"`
+	// Store is the URL of the store every worker and the submitter share
+	// (file:///shared/path, s3://bucket/prefix?region=R): code snapshots,
+	// transcripts, patches, large results. Empty: none (local runs need none).
+	Store string `toml:"store"`
+
+	// Trust is what the project gate found (settings/trust.go): never read
+	// from a file.
+	Trust ProjectTrust `toml:"-" json:"-"`
 }
 
 // Permissions are the tool rules (Claude Code syntax: Bash(npm test:*), Edit(docs/**)).
@@ -62,6 +70,9 @@ type Agents struct {
 	Claude *bool `toml:"claude"`
 	// Isolation is the default for mutating children: "" / none / worktree.
 	Isolation string `toml:"isolation"`
+	// AllowConfigChanges lets subagents change .brood/ and .claude/
+	// (trust.IsConfigPath); by default such changes are refused and reported.
+	AllowConfigChanges bool `toml:"allow_config_changes"`
 }
 
 // ClaudeEnabled reports whether .claude/agents directories load.
@@ -162,6 +173,9 @@ type Sources struct {
 	// do a project's .claude/settings*.json allow rules and defaultMode
 	// apply (their deny and ask rules always do). nil = not trusted.
 	TrustProject func() bool
+	// Trust gates the project's brood files: what they allow beyond the
+	// layers below is honoured only for a trusted project (settings/trust.go).
+	Trust Trust
 }
 
 // Paths returns the user and project settings files for src.
@@ -189,6 +203,12 @@ var envVars = []struct {
 	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
 	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
 	{"BROOD_PERMISSION_MODE", "permissions.mode", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_STORE", "store", func(s *Settings, v string) error { s.Store = v; return nil }},
+	{"BROOD_ALLOW_CONFIG_CHANGES", "agents.allow_config_changes", func(s *Settings, v string) error {
+		b, err := strconv.ParseBool(v)
+		s.Agents.AllowConfigChanges = b
+		return err
+	}},
 	{"BROOD_CONTAINMENT", "pool.containment", func(s *Settings, v string) error { s.Pool.Containment = v; return nil }},
 	{"BROOD_FORCE_WORKTREE", "isolation.force_worktree", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)

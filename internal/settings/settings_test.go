@@ -69,6 +69,7 @@ output_limit = 500
 `
 	env := map[string]string{"BROOD_MAX_TURNS": " 30 ", "BROOD_TIMEOUT": "1h", "BROOD_FORCE_WORKTREE": "true", "BROOD_PERMISSION_MODE": "plan"}
 	src, _ := newFixture(t, user, project, env)
+	src.Trust.Force = true // the project raises limits: that needs trust (trust_test.go)
 	got, warns, err := settings.Load(src)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,10 @@ output_limit = 500
 	if len(warns) != 0 {
 		t.Errorf("warnings %q", warns)
 	}
+	if !got.Trust.Trusted || !got.Trust.Forced {
+		t.Errorf("trust %+v, want trusted by force", got.Trust)
+	}
+	got.Trust = settings.ProjectTrust{}
 	want := settings.Defaults()
 	want.Model = "openai/gpt-5" // project over user
 	want.Effort = "low"         // user over default
@@ -120,6 +125,7 @@ func TestDefaultsWithoutFiles(t *testing.T) {
 
 func TestUnknownKeysWarn(t *testing.T) {
 	src, fx := newFixture(t, "colour = \"blue\"\n", "[pool]\nconcurency = 4\nconcurrency = 7\n", nil)
+	src.Trust.Force = true // a raised concurrency needs trust (trust_test.go)
 	got, warns, err := settings.Load(src)
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +214,8 @@ func TestEnvSetsEachSetting(t *testing.T) {
 	env := map[string]string{
 		"BROOD_MODEL": "ollama/qwen3", "BROOD_EFFORT": "high", "BROOD_MAX_TURNS": "7", "BROOD_MAX_SUBAGENT_DEPTH": "3",
 		"BROOD_CONCURRENCY": "9", "BROOD_HEARTBEAT_TIMEOUT": "5s", "BROOD_PING_INTERVAL": "250ms", "BROOD_TIMEOUT": "90s",
-		"BROOD_PERMISSION_MODE": "acceptEdits", "BROOD_FORCE_WORKTREE": "1", "BROOD_CONTAINMENT": "pidns",
+		"BROOD_PERMISSION_MODE": "acceptEdits", "BROOD_FORCE_WORKTREE": "1", "BROOD_ALLOW_CONFIG_CHANGES": "true", "BROOD_CONTAINMENT": "pidns",
+		"BROOD_STORE": "file:///srv/brood-store",
 	}
 	src, _ := newFixture(t, "", "", env)
 	s, _, err := settings.Load(src)
@@ -218,7 +225,7 @@ func TestEnvSetsEachSetting(t *testing.T) {
 	if s.Model != "ollama/qwen3" || s.Effort != "high" || s.MaxTurns != 7 || s.MaxSubagentDepth != 3 || s.Pool.Concurrency != 9 ||
 		s.Pool.HeartbeatTimeout.Duration != 5*time.Second || s.Pool.PingInterval.Duration != 250*time.Millisecond ||
 		s.Pool.Timeout.Duration != 90*time.Second || s.Permissions.Mode != "acceptEdits" || !s.Isolation.ForceWorktree ||
-		s.Pool.Containment != "pidns" {
+		s.Pool.Containment != "pidns" || s.Store != "file:///srv/brood-store" {
 		t.Errorf("env not applied: %+v", s)
 	}
 	if len(settings.EnvNames()) != len(env) {

@@ -127,6 +127,7 @@ func TestSpanTreeOfNestedFanOut(t *testing.T) {
 	}
 	spec := p.Script("fan.yaml", fanOut)
 	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "maxSubagentDepth = 2\n")
+	p.Env = append(p.Env, "BROOD_TRUST_PROJECT=1") // the project's settings raise the depth
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	code, out, errOut := p.Brood(ctx, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"},

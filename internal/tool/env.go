@@ -28,6 +28,15 @@ type Env struct {
 	BashTimeout time.Duration
 	// OutputLimit caps the bytes of tool output returned inline (0: 30000).
 	OutputLimit int
+	// ConfigRoot, when set, refuses every write (Write, Edit) to brood's
+	// and Claude Code's configuration beneath it (trust.IsConfigPath): a
+	// subagent never changes .brood/ (less its records), .claude/ or
+	// .mcp.json on its own.
+	ConfigRoot string
+	// ConfigDirs are directories refused wholesale, as ConfigRoot's
+	// configuration is: the user's own (~/.config/brood, ~/.claude), where
+	// brood keeps settings, agents and project trust grants.
+	ConfigDirs []string
 	// Redactor scrubs secrets from command output (nil: the secret-looking
 	// variables of this process's environment). Build it once per process
 	// with NewProjectRedactor, so .env values are caught as well.

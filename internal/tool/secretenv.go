@@ -2,11 +2,14 @@ package tool
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // providerKeys are the credentials brood itself uses to reach models: a
@@ -138,4 +141,33 @@ func readDotenv(path string) map[string]string {
 		out[name] = value
 	}
 	return out
+}
+
+// refuseConfig stops a writing call to a configuration path beneath
+// env.ConfigRoot (links resolved on both sides).
+func refuseConfig(env *Env, t Tool, input json.RawMessage) (Result, bool) {
+	if (env.ConfigRoot == "" && len(env.ConfigDirs) == 0) || t.ReadOnly() {
+		return Result{}, false
+	}
+	p := filePathOf(input, env.Dir)
+	if p == "" {
+		return Result{}, false
+	}
+	refused := slices.ContainsFunc(env.ConfigDirs, func(d string) bool { _, in := beneath(resolveLinks(d), p); return in })
+	if rel, in := beneath(resolveLinks(env.ConfigRoot), p); env.ConfigRoot != "" && in && trust.IsConfigPath(rel) {
+		refused = true
+	}
+	if !refused {
+		return Result{}, false
+	}
+	return Errorf("%s is brood's or Claude Code's configuration (.brood/, .claude/, .mcp.json, ~/.config/brood, ~/.claude): a subagent may not change it. Say in your report what should change and why; the user decides", p), true
+}
+
+// beneath returns p relative to dir when p is dir or inside it.
+func beneath(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

@@ -117,6 +117,9 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 			defer mu.(*sync.Mutex).Unlock()
 		}
 	}
+	if r, refused := refuseConfig(env, t, input); refused {
+		return r
+	}
 	if env.Perms != nil {
 		d := hookAdjust(ctx, env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir))
 		if r, stop := permit(env, spec.Name, d); stop {

@@ -34,6 +34,7 @@ type askRequest struct {
 type askRules struct {
 	root      string
 	workspace string
+	write     configWriter // nil: straight to disk
 	mu        sync.Mutex
 	rules     []string
 	perms     *tool.Permissions
@@ -64,10 +65,11 @@ func (r *askRules) allows(toolName, subject string) bool {
 }
 
 // add keeps rules for the session and appends them to the local settings
-// file. It returns the file's path.
-func (r *askRules) add(rules []string) (string, error) {
+// file. It returns the file's path and the writes, for the answer to carry
+// down to the children (delegate.Answer.Wrote).
+func (r *askRules) add(rules []string) (string, []delegate.ConfigWrite, error) {
 	if len(rules) == 0 {
-		return "", fmt.Errorf("no rule can allow this call for good (an ask rule or the shell form needs a prompt each time)")
+		return "", nil, fmt.Errorf("no rule can allow this call for good (an ask rule or the shell form needs a prompt each time)")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -79,27 +81,64 @@ func (r *askRules) add(rules []string) (string, error) {
 	}
 	p, err := tool.NewPermissions("default", next, nil, nil)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	r.rules, r.perms = next, p
-	return appendLocalRules(r.root, rules)
+	return appendLocalRules(r.root, r.write, rules)
+}
+
+// configWriter writes one project configuration file from its old content
+// (delegate.Dispatcher.WriteConfig: taken into the guards of the children
+// working in place, so their guards do not undo the user's own answer).
+type configWriter func(rel string, update func(old []byte, exists bool) ([]byte, error)) (delegate.ConfigWrite, error)
+
+// writeConfigDirect is the configWriter without a dispatcher.
+func writeConfigDirect(root string) configWriter {
+	return func(rel string, update func([]byte, bool) ([]byte, error)) (delegate.ConfigWrite, error) {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		old, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			return delegate.ConfigWrite{}, err
+		}
+		data, err := update(old, err == nil)
+		if err != nil {
+			return delegate.ConfigWrite{}, err
+		}
+		return delegate.ConfigWrite{Path: rel, Data: data, Perm: 0o644}, dispatch.WriteFileAtomic(path, data)
+	}
 }
 
 // appendLocalRules adds rules to [permissions] allow in the project's
 // .brood/settings.local.toml (created if missing, written tmp+rename, and
 // kept out of git by .brood/.gitignore).
-func appendLocalRules(root string, rules []string) (string, error) {
-	if err := dispatch.EnsureStateDir(root); err != nil {
-		return "", err
+func appendLocalRules(root string, write configWriter, rules []string) (string, []delegate.ConfigWrite, error) {
+	if write == nil {
+		write = writeConfigDirect(root)
 	}
 	path := filepath.Join(root, ".brood", LocalSettings)
+	if err := dispatch.EnsureStateDir(root); err != nil {
+		return path, nil, err
+	}
+	w, err := write(".brood/"+LocalSettings, func(old []byte, _ bool) ([]byte, error) {
+		return mergeLocalRules(path, old, rules)
+	})
+	if err != nil {
+		return path, nil, err
+	}
+	wrote := []delegate.ConfigWrite{w}
+	ign, err := write(".brood/.gitignore", func(old []byte, _ bool) ([]byte, error) { return ignoreLocal(old), nil })
+	if err == nil {
+		wrote = append(wrote, ign)
+	}
+	return path, wrote, err
+}
+
+// mergeLocalRules is the local settings file old with rules added to its
+// [permissions] allow.
+func mergeLocalRules(path string, old []byte, rules []string) ([]byte, error) {
 	doc := map[string]any{}
-	if b, err := os.ReadFile(path); err == nil {
-		if _, err := toml.Decode(string(b), &doc); err != nil {
-			return path, fmt.Errorf("%s: %v; fix or remove it, the rule was not saved", path, err)
-		}
-	} else if !os.IsNotExist(err) {
-		return path, err
+	if _, err := toml.Decode(string(old), &doc); err != nil {
+		return nil, fmt.Errorf("%s: %v; fix or remove it, the rule was not saved", path, err)
 	}
 	perms, _ := doc["permissions"].(map[string]any)
 	if perms == nil {
@@ -123,32 +162,24 @@ func appendLocalRules(root string, rules []string) (string, error) {
 	var b strings.Builder
 	b.WriteString("# Your own answers to brood's permission prompts (\"always\"); not committed.\n")
 	if err := toml.NewEncoder(&b).Encode(doc); err != nil {
-		return path, err
+		return nil, err
 	}
-	if err := dispatch.WriteFileAtomic(path, []byte(b.String())); err != nil {
-		return path, err
-	}
-	return path, ensureIgnored(root)
+	return []byte(b.String()), nil
 }
 
-// ensureIgnored makes sure .brood/.gitignore keeps the local settings out
-// of git.
-func ensureIgnored(root string) error {
-	p := filepath.Join(root, ".brood", ".gitignore")
-	b, err := os.ReadFile(p)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
+// ignoreLocal is .brood/.gitignore (old) keeping the local settings out of
+// git.
+func ignoreLocal(old []byte) []byte {
+	for _, l := range strings.Split(string(old), "\n") {
 		if strings.TrimSpace(l) == LocalSettings {
-			return nil
+			return old
 		}
 	}
-	s := string(b)
+	s := string(old)
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
-	return dispatch.WriteFileAtomic(p, []byte(s+LocalSettings+"\n"))
+	return []byte(s + LocalSettings + "\n")
 }
 
 // rootAsk is the root agent's own permission prompt (tool.Env.Ask).

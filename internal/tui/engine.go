@@ -94,6 +94,7 @@ func newEngine(ctx context.Context, cfg Config) (*engine, error) {
 		if d != nil {
 			d.SetLifetime(life)
 			e.disp = d
+			e.perm.write = d.WriteConfig
 		}
 	}
 	if err := e.openSession(cfg.Session); err != nil {

@@ -61,7 +61,7 @@ func NewProject(t *testing.T) *Project {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Project{T: t, Root: root, Home: home, Env: map[string]string{"HOME": home, "BROOD_CHILD_EXE": exe}}
+	return &Project{T: t, Root: root, Home: home, Env: map[string]string{"HOME": home, "BROOD_CHILD_EXE": exe, "BROOD_TRUST_PROJECT": "1"}}
 }
 
 // Script writes a script for the scripted model and returns its --model value.
@@ -319,7 +319,7 @@ func (p *Project) Start(env []string, args ...string) *Detached {
 	}
 	d := &Detached{Cmd: exec.Command(exe, args...), Done: make(chan struct{})}
 	d.Cmd.Dir = p.Root
-	d.Cmd.Env = append(os.Environ(), append([]string{TestMainEnv + "=1", "HOME=" + p.Home, "BROOD_CHILD_EXE=" + exe}, env...)...)
+	d.Cmd.Env = append(os.Environ(), append([]string{TestMainEnv + "=1", "HOME=" + p.Home, "BROOD_CHILD_EXE=" + exe, "BROOD_TRUST_PROJECT=1"}, env...)...)
 	d.Cmd.Stdout, d.Cmd.Stderr = &d.Stdout, &d.Stderr
 	if err := d.Cmd.Start(); err != nil {
 		p.T.Fatal(err)

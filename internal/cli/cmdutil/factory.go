@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
@@ -19,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // IO is the process's streams and environment, passed in so that tests can
@@ -48,11 +50,15 @@ type Factory struct {
 	// Redactor scrubs this process's secrets (secret-looking variables,
 	// the project's .env values, key formats) from everything it writes.
 	Redactor *tool.Redactor
+	// TrustProject (--trust-project) honours the project's configuration
+	// for this run even if the user has not trusted it (settings/trust.go).
+	TrustProject bool
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
 	mcp      *mcpspec.Config // loaded once (MCPServers)
 	rawOut   io.Writer       // stdout as given: the interactive mode needs the terminal itself
+	child    *childexe.Choice
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one
@@ -94,7 +100,9 @@ func (f *Factory) Load() error {
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
-	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv})
+	gate := f.trustGate()
+	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv, Trust: gate,
+		TrustProject: func() bool { return gate.Force || f.Getenv(settings.EnvTrustProject) == "1" }})
 	if err != nil {
 		return err
 	}
@@ -105,6 +113,35 @@ func (f *Factory) Load() error {
 		f.Warnings = append(f.Warnings, w.String())
 		fmt.Fprintln(f.Err, "brood: warning:", w.String())
 	}
+	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
+	return nil
+}
+
+// trustGate is where the user's project grants are kept (never in the
+// project), and whether this run forces trust.
+func (f *Factory) trustGate() settings.Trust {
+	t := settings.Trust{Force: f.TrustProject}
+	if f.Home != "" {
+		t.Store = trust.UserStore(f.Home)
+	}
+	return t
+}
+
+// LoadDirs fills in the directories and the redactor, without reading any
+// settings file: all a child needs until it delegates (Load then reads the
+// settings as every command does).
+func (f *Factory) LoadDirs() error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	// As Load: the real path, not a link to a copy.
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	f.Cwd = cwd
+	f.ProjectRoot = FindProjectRoot(cwd)
+	f.Home = f.Getenv("HOME")
 	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
 	return nil
 }
@@ -154,17 +191,32 @@ func (f *Factory) RegistryOptions() registry.Options {
 	return registry.Options{ProjectRoot: f.ProjectRoot, Home: f.Home, Claude: f.Settings.Agents.ClaudeEnabled()}
 }
 
-// ChildExe is the binary children run: brood itself (BROOD_CHILD_EXE
+// ChildExe is the binary children run: brood-child beside brood when it is
+// the same build, else brood itself (package childexe; BROOD_CHILD_EXE
 // overrides it, for tests that re-exec their own binary).
 func (f *Factory) ChildExe() string {
 	if v := f.Getenv("BROOD_CHILD_EXE"); v != "" {
 		return v
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "brood"
+	return f.ChildChoice().Path
+}
+
+// ChildChoice is which binary children run and, if not brood-child, why.
+// It is decided once per process.
+func (f *Factory) ChildChoice() childexe.Choice {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.child == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			c := childexe.Choice{Path: "brood", Why: "cannot find this binary: " + err.Error()}
+			f.child = &c
+		} else {
+			c := childexe.Find(exe)
+			f.child = &c
+		}
 	}
-	return exe
+	return *f.child
 }
 
 // ChildArgs are extra leading arguments for re-executing brood (used by

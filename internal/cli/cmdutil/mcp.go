@@ -34,7 +34,7 @@ func (f *Factory) MCPServers() map[string]mcpspec.Spec {
 // MCP servers inline) to start commands. Until trust lands it is granted
 // only by BROOD_TRUST_PROJECT=1 in the environment.
 func (f *Factory) TrustsProjectFile(path string) bool {
-	return f.Getenv("BROOD_TRUST_PROJECT") == "1"
+	return f.TrustProject || f.Getenv("BROOD_TRUST_PROJECT") == "1"
 }
 
 // MCPSession connects the root agent to every configured MCP server, as

@@ -1,0 +1,147 @@
+// Package trust is `brood trust`: the user's consent that a project's own
+// settings files may allow more than brood's defaults (a permission mode,
+// allow rules, raised limits, the sandbox off). Until then a run uses the
+// defaults for those parts and says so in one line. A grant is keyed to the
+// files' content, so any change asks again, and lives in the user's config
+// directory (~/.config/brood/trust.json), never in the project.
+package trust
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/termsafe"
+	trustdb "github.com/broodhq/brood/internal/trust"
+)
+
+// Options are the verbs of `brood trust`.
+type Options struct {
+	Factory *cmdutil.Factory
+	List    bool
+	Revoke  bool
+	JSON    bool
+	Now     func() time.Time
+}
+
+// NewCmdTrust builds `brood trust [--list | --revoke]`.
+func NewCmdTrust(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Factory: f, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "trust [--list | --revoke]",
+		Short: "Trust this project's settings files to allow more than brood's defaults",
+		Long: `A project's own settings files (.brood/settings.toml, and Claude Code's
+.claude/settings.json) may ask for more than brood's defaults: a permission
+mode such as bypassPermissions, allow rules, a deeper delegation tree, more
+concurrency, longer timeouts, the kernel sandbox off. A cloned repository
+must not grant itself that, so brood ignores those parts (and says so) until
+you trust the project in its current state. Any change to the files asks
+again. Grants live in ~/.config/brood/trust.json, never in the project.
+
+For CI, --trust-project (any command) or BROOD_TRUST_PROJECT=1 trusts the
+project for one run.`,
+		Example: `  brood trust            trust this project's settings files as they are now
+  brood trust --list     the projects you trust
+  brood trust --revoke   forget this project's grant`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.List && opts.Revoke {
+				return errors.New("--list and --revoke do not go together: pick one")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return trustRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.List, "list", false, "list the trusted projects")
+	cmd.Flags().BoolVar(&opts.Revoke, "revoke", false, "revoke the trust of this project")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func trustRun(opts *Options) error {
+	f := opts.Factory
+	if f.Home == "" {
+		return errors.New("HOME is not set: brood keeps its trust records in ~/.config/brood/trust.json")
+	}
+	store := trustdb.UserStore(f.Home)
+	switch {
+	case opts.List:
+		return listRun(opts, store)
+	case opts.Revoke:
+		return revokeRun(opts, store)
+	}
+	return grantRun(opts, store)
+}
+
+func grantRun(opts *Options, store trustdb.Store) error {
+	f := opts.Factory
+	pt := f.Settings.Trust
+	out := termsafe.NewWriter(f.Out)
+	if len(pt.Widening) == 0 {
+		if opts.JSON {
+			return cmdutil.WriteJSON(f.Out, map[string]any{"root": f.ProjectRoot, "trusted": false, "reason": "nothing to trust"})
+		}
+		_, err := fmt.Fprintf(out, "nothing to trust in %s: its settings files (if any) allow nothing beyond the defaults\n", f.ProjectRoot)
+		return err
+	}
+	if err := store.Grant(pt.Root, pt.Hash, pt.FileNames(), opts.Now()); err != nil {
+		return err
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, map[string]any{"root": pt.Root, "trusted": true, "hash": pt.Hash, "files": pt.FileNames(), "allows": pt.Widening})
+	}
+	_, err := fmt.Fprintf(out, "trusted %s (%s): %s\nA change to these files asks again; undo with: brood trust --revoke\n",
+		pt.Root, strings.Join(pt.FileNames(), ", "), strings.Join(pt.Widening, "; "))
+	return err
+}
+
+func listRun(opts *Options, store trustdb.Store) error {
+	f := opts.Factory
+	recs, err := store.List()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if recs == nil {
+			recs = []trustdb.Record{}
+		}
+		return cmdutil.WriteJSON(f.Out, recs)
+	}
+	out := termsafe.NewWriter(f.Out)
+	if len(recs) == 0 {
+		_, err := fmt.Fprintln(out, "no trusted projects (", store.Path, ")")
+		return err
+	}
+	for _, r := range recs {
+		state := ""
+		if r.Root == f.Settings.Trust.Root && f.Settings.Trust.Hash != "" && f.Settings.Trust.Hash != r.Hash {
+			state = " (the files changed since: not trusted as they are now)"
+		}
+		fmt.Fprintf(out, "%s  %s  %s%s\n", r.Granted.Local().Format("2006-01-02 15:04"), r.Root, strings.Join(r.Files, ", "), state)
+	}
+	return nil
+}
+
+func revokeRun(opts *Options, store trustdb.Store) error {
+	f := opts.Factory
+	root := f.ProjectRoot
+	ok, err := store.Revoke(root)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, map[string]any{"root": root, "revoked": ok})
+	}
+	if !ok {
+		_, err = fmt.Fprintf(termsafe.NewWriter(f.Out), "%s was not trusted\n", root)
+		return err
+	}
+	_, err = fmt.Fprintf(termsafe.NewWriter(f.Out), "revoked the trust of %s: its settings files no longer allow more than the defaults\n", root)
+	return err
+}

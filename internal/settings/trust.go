@@ -1,0 +1,224 @@
+package settings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/broodhq/brood/internal/trust"
+)
+
+// EnvTrustProject, set to 1, trusts the project's configuration for one run
+// (CI), as --trust-project does.
+const EnvTrustProject = "BROOD_TRUST_PROJECT"
+
+// TrustStore answers whether the user trusts a project in a given state
+// (trust.Store is one).
+type TrustStore interface {
+	Trusted(root, hash string) bool
+}
+
+// Trust configures the project gate (Sources.Trust).
+type Trust struct {
+	// Store holds the user's grants; nil trusts no project.
+	Store TrustStore
+	// Force trusts the project for this run (--trust-project).
+	Force bool
+}
+
+// ProjectTrust is what the gate found in one Load: which project files
+// allow more than brood's defaults (and the user's own files), and whether
+// they are honoured.
+type ProjectTrust struct {
+	Root string
+	// Files are every project settings file read, with their content: what
+	// a grant is keyed to (Hash).
+	Files []trust.File
+	// Widening lists, in words, what the project files allow beyond the
+	// layers below them; empty when they only narrow (or are absent).
+	Widening []string
+	// Hash keys the grant: trust.Hash(Files).
+	Hash string
+	// Trusted is true when the widening parts are honoured (a grant for
+	// this hash, --trust-project or BROOD_TRUST_PROJECT=1).
+	Trusted bool
+	// Forced is true when the trust came from the flag or the environment.
+	Forced bool
+}
+
+// Gated reports whether widening parts were set back to the defaults.
+func (t ProjectTrust) Gated() bool { return len(t.Widening) > 0 && !t.Trusted }
+
+// FileNames are the project-relative names of Files.
+func (t ProjectTrust) FileNames() []string {
+	out := make([]string, len(t.Files))
+	for i, f := range t.Files {
+		out[i] = f.Rel
+	}
+	return out
+}
+
+// Notice is the one line a run prints when the gate held something back
+// ("" when nothing was).
+func (t ProjectTrust) Notice() string {
+	if !t.Gated() {
+		return ""
+	}
+	return fmt.Sprintf("brood: %s allows more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)",
+		strings.Join(t.FileNames(), ", "), strings.Join(t.Widening, "; "), EnvTrustProject)
+}
+
+// modeRank orders permission modes from the most to the least asking.
+func modeRank(m string) int {
+	switch m {
+	case "plan":
+		return 0
+	case "", "default":
+		return 1
+	case "acceptEdits":
+		return 2
+	}
+	return 3 // bypassPermissions, or anything unknown: treat as widest
+}
+
+// clone deep-copies the parts of s that a TOML decode could share.
+func (s Settings) clone() Settings {
+	s.Permissions.Allow = slices.Clone(s.Permissions.Allow)
+	s.Permissions.Deny = slices.Clone(s.Permissions.Deny)
+	s.Permissions.Ask = slices.Clone(s.Permissions.Ask)
+	s.Pool.Timeouts = maps.Clone(s.Pool.Timeouts)
+	return s
+}
+
+// restrict compares full (with the project layers) to base (without them),
+// and returns what the project layers widen, in words, and full with every
+// widening part set back to base. Narrowing (deny and ask rules, lower
+// limits, a stricter mode) is always kept. A new widening setting belongs
+// here.
+func restrict(base, full Settings) (Settings, []string) {
+	out := full.clone()
+	var why []string
+	if modeRank(full.Permissions.Mode) > modeRank(base.Permissions.Mode) {
+		why = append(why, "permissions.mode "+full.Permissions.Mode)
+		out.Permissions.Mode = base.Permissions.Mode
+	}
+	if added := slices.DeleteFunc(slices.Clone(full.Permissions.Allow), func(r string) bool { return slices.Contains(base.Permissions.Allow, r) }); len(added) > 0 {
+		why = append(why, "permissions.allow "+strings.Join(added, ", "))
+		out.Permissions.Allow = slices.Clone(base.Permissions.Allow)
+	}
+	for _, l := range []struct {
+		name       string
+		full, base int64
+		reset      func()
+	}{
+		{"maxSubagentDepth", int64(full.MaxSubagentDepth), int64(base.MaxSubagentDepth), func() { out.MaxSubagentDepth = base.MaxSubagentDepth }},
+		{"max_turns", int64(full.MaxTurns), int64(base.MaxTurns), func() { out.MaxTurns = base.MaxTurns }},
+		{"pool.concurrency", int64(full.Pool.Concurrency), int64(base.Pool.Concurrency), func() { out.Pool.Concurrency = base.Pool.Concurrency }},
+		{"pool.nested_concurrency", int64(full.Pool.NestedConcurrency), int64(base.Pool.NestedConcurrency), func() { out.Pool.NestedConcurrency = base.Pool.NestedConcurrency }},
+		{"pool.timeout", int64(full.Pool.Timeout.Duration), int64(base.Pool.Timeout.Duration), func() { out.Pool.Timeout = base.Pool.Timeout }},
+		{"pool.heartbeat_timeout", int64(full.Pool.HeartbeatTimeout.Duration), int64(base.Pool.HeartbeatTimeout.Duration), func() { out.Pool.HeartbeatTimeout = base.Pool.HeartbeatTimeout }},
+		{"bash.timeout", int64(full.Bash.Timeout.Duration), int64(base.Bash.Timeout.Duration), func() { out.Bash.Timeout = base.Bash.Timeout }},
+	} {
+		if l.full > l.base {
+			why = append(why, fmt.Sprintf("%s %s", l.name, limitText(l.name, l.full)))
+			l.reset()
+		}
+	}
+	for _, agent := range slices.Sorted(maps.Keys(full.Pool.Timeouts)) {
+		d := full.Pool.Timeouts[agent]
+		if prev, ok := base.Pool.Timeouts[agent]; (ok && d.Duration > prev.Duration) || (!ok && d.Duration > base.Pool.Timeout.Duration) {
+			why = append(why, fmt.Sprintf("pool.timeouts.%s %s", agent, d.Duration))
+			if ok {
+				out.Pool.Timeouts[agent] = prev
+			} else {
+				delete(out.Pool.Timeouts, agent)
+			}
+		}
+	}
+	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
+		why = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)")
+		out.Agents.AllowConfigChanges = false
+	}
+	if full.Isolation.NoLandlock && !base.Isolation.NoLandlock {
+		why = append(why, "isolation.no_landlock (the kernel sandbox off)")
+		out.Isolation.NoLandlock = false
+	}
+	if full.Store != base.Store {
+		// The store receives the code, transcripts and patches of fleet runs.
+		why = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)")
+		out.Store = base.Store
+	}
+	return out, why
+}
+
+func limitText(name string, v int64) string {
+	if strings.HasSuffix(name, "timeout") {
+		return time.Duration(v).String()
+	}
+	return fmt.Sprint(v)
+}
+
+// GateProject decides how much of the project layers a run honours: full
+// is the settings with them, base without them (defaults and the user's
+// files). What the project files widen is honoured only when the user
+// trusts the project in its current state (files, keyed by content), or t
+// forces it; otherwise it is set back to base and the returned
+// ProjectTrust says so (Notice). A caller that reads another project file
+// (Claude Code's .claude/settings.json, say) decodes it into full and
+// passes it in files.
+func GateProject(root string, base, full Settings, files []trust.File, t Trust) (Settings, ProjectTrust) {
+	if len(files) == 0 {
+		return full, ProjectTrust{Trusted: t.Force, Forced: t.Force}
+	}
+	pt := ProjectTrust{Root: root, Files: files}
+	restricted, why := restrict(base, full)
+	pt.Widening = why
+	if len(why) == 0 {
+		pt.Trusted = true
+		return full, pt
+	}
+	pt.Hash = trust.Hash(files)
+	switch {
+	case t.Force:
+		pt.Trusted, pt.Forced = true, true
+	case t.Store != nil && root != "":
+		pt.Trusted = t.Store.Trusted(root, pt.Hash)
+	}
+	if pt.Trusted {
+		return full, pt
+	}
+	return restricted, pt
+}
+
+// ReadProjectFile reads a project settings file for the gate; ok is false
+// when it does not exist.
+func ReadProjectFile(root, rel string) (trust.File, bool, error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return trust.File{}, false, nil
+	}
+	if err != nil {
+		return trust.File{}, false, fmt.Errorf("settings: %w", err)
+	}
+	return trust.File{Rel: rel, Data: data}, true, nil
+}
+
+// PersonalNeedsTrust decides for a person's own project file
+// (.brood/settings.local.toml, .claude/settings.local.json: gitignored,
+// their own answers such as "always allow"): it is honoured without trust,
+// unless git tracks it, in which case it came with the repository like any
+// committed file and goes through the gate. Outside a git work tree (or
+// without git) it is the person's own.
+func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "--error-unmatch", "--", rel)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	return cmd.Run() == nil
+}

@@ -1,0 +1,267 @@
+package trust
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// recordDirs are the parts of .brood/ that are brood's run records, not
+// configuration: children write their own records there.
+var recordDirs = []string{"dispatch", "records", "sessions", "outputs", "workflows", "brood-debug.log"}
+
+// IsConfigPath reports whether a repository-relative, slash-separated path
+// is brood's or Claude Code's configuration, which a subagent never changes
+// on its own: anything under .claude/, anything under .brood/ except the run
+// records (dispatch/, records/, sessions/, outputs/, workflows/), and
+// .mcp.json — at any depth, since a subdirectory can be a project root.
+func IsConfigPath(rel string) bool {
+	segs := strings.Split(strings.Trim(filepath.ToSlash(rel), "/"), "/")
+	for i, s := range segs {
+		switch s {
+		case ".claude":
+			return true
+		case ".brood":
+			if i+1 == len(segs) || !slices.Contains(recordDirs, segs[i+1]) {
+				return true
+			}
+		}
+	}
+	return segs[len(segs)-1] == ".mcp.json"
+}
+
+// Limits of what a ConfigState keeps in memory.
+const (
+	maxConfigFile  = 1 << 20
+	maxConfigTotal = 16 << 20
+)
+
+// ConfigState is the configuration under a project root at one moment —
+// .claude/, .brood/ less its records, .mcp.json — kept whole (content, mode,
+// link targets) so that a change a subagent made in place can be undone.
+type ConfigState struct {
+	root    string
+	mu      sync.Mutex // Accept comes from the user's side while a child runs
+	entries map[string]configEntry
+	partial bool // some file was too large to keep: it can be detected, not restored
+}
+
+type configEntry struct {
+	mode fs.FileMode // type and permission bits
+	data []byte      // regular files
+	link string      // symlinks
+	kept bool        // data holds the content
+}
+
+// SnapshotConfig reads the configuration under root. Links are recorded,
+// never followed.
+func SnapshotConfig(root string) (*ConfigState, error) {
+	entries, partial, err := readConfig(root)
+	if err != nil {
+		return nil, err
+	}
+	return &ConfigState{root: root, entries: entries, partial: partial}, nil
+}
+
+func readConfig(root string) (map[string]configEntry, bool, error) {
+	out := map[string]configEntry{}
+	total, partial := 0, false
+	for _, top := range []string{".claude", ".brood", ".mcp.json"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if !IsConfigPath(rel) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			e := configEntry{mode: info.Mode().Type() | info.Mode().Perm()}
+			switch {
+			case info.Mode()&fs.ModeSymlink != 0:
+				e.link, err = os.Readlink(p)
+			case info.Mode().IsRegular():
+				if info.Size() <= maxConfigFile && total+int(info.Size()) <= maxConfigTotal {
+					e.data, err = os.ReadFile(p)
+					e.kept = err == nil
+					total += len(e.data)
+				} else {
+					partial = true
+				}
+			}
+			if err != nil {
+				return err
+			}
+			out[rel] = e
+			return nil
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("config snapshot: %w", err)
+		}
+	}
+	return out, partial, nil
+}
+
+// Changes lists, sorted, the configuration paths that differ now from the
+// snapshot: added, removed, rewritten, re-moded or turned into a link.
+func (c *ConfigState) Changes() ([]string, error) {
+	now, _, err := readConfig(c.root)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for rel, e := range now {
+		if old, ok := c.entries[rel]; !ok || !sameEntry(old, e) {
+			out = append(out, rel)
+		}
+	}
+	for rel := range c.entries {
+		if _, ok := now[rel]; !ok {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func sameEntry(a, b configEntry) bool {
+	if a.mode != b.mode || a.link != b.link {
+		return false
+	}
+	if a.mode.IsRegular() && a.kept && b.kept {
+		return bytes.Equal(a.data, b.data)
+	}
+	return a.kept == b.kept // a file too large to keep: compared by mode only
+}
+
+// Restore puts the given paths (from Changes) back as they were in the
+// snapshot: what is new is removed (a link, not its target), what changed or
+// went away is written again. It returns the paths it could not restore (a
+// file too large to have been kept) and the first error.
+func (c *ConfigState) Restore(paths []string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var failed []string
+	var errs []error
+	// Remove what differs, deepest first, without following links.
+	sorted := slices.Clone(paths)
+	slices.SortFunc(sorted, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	for _, rel := range sorted {
+		e, had := c.entries[rel]
+		if had && e.mode.IsDir() {
+			if info, err := os.Lstat(c.abs(rel)); err == nil && info.IsDir() {
+				if err := os.Chmod(c.abs(rel), e.mode.Perm()); err != nil {
+					errs = append(errs, err)
+				}
+				continue // a directory stays; its entries are handled one by one
+			}
+		}
+		if had && e.mode.IsRegular() && !e.kept {
+			failed = append(failed, rel)
+			continue
+		}
+		if err := os.RemoveAll(c.abs(rel)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Write back what the snapshot had, parents first.
+	slices.Reverse(sorted)
+	for _, rel := range sorted {
+		e, had := c.entries[rel]
+		if !had || slices.Contains(failed, rel) {
+			continue
+		}
+		if err := c.put(rel, e); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return failed, errors.Join(errs...)
+}
+
+func (c *ConfigState) abs(rel string) string { return filepath.Join(c.root, filepath.FromSlash(rel)) }
+
+// put recreates one snapshot entry whose parent directories exist (the
+// snapshot's own parents come first).
+func (c *ConfigState) put(rel string, e configEntry) error {
+	p := c.abs(rel)
+	switch {
+	case e.mode.IsDir():
+		if err := os.Mkdir(p, e.mode.Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return nil
+	case e.mode&fs.ModeSymlink != 0:
+		return os.Symlink(e.link, p)
+	case e.mode.IsRegular():
+		tmp := p + ".brood-restore"
+		if err := os.WriteFile(tmp, e.data, e.mode.Perm()); err != nil {
+			return err
+		}
+		if err := os.Chmod(tmp, e.mode.Perm()); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return os.Rename(tmp, p)
+	}
+	return nil
+}
+
+// Accept takes a write the user's own process made while the snapshot's
+// child runs (an "always" answer kept in .brood/settings.local.toml) into
+// the snapshot: it is the configuration now, not a change of the child's
+// to undo. data and perm are what the user's process wrote — never what
+// is on disk, which the child may have changed meanwhile. Parent
+// directories missing from the snapshot are taken in too. A path that is
+// not configuration (IsConfigPath) or leaves the root is ignored.
+func (c *ConfigState) Accept(rel string, data []byte, perm fs.FileMode) {
+	rel = path.Clean(filepath.ToSlash(rel))
+	if !filepath.IsLocal(rel) || !IsConfigPath(rel) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for dir := path.Dir(rel); dir != "." && IsConfigPath(dir); dir = path.Dir(dir) {
+		if _, ok := c.entries[dir]; !ok {
+			mode := fs.ModeDir | 0o755
+			if info, err := os.Lstat(c.abs(dir)); err == nil && info.IsDir() {
+				mode = fs.ModeDir | info.Mode().Perm()
+			}
+			c.entries[dir] = configEntry{mode: mode}
+		}
+	}
+	c.entries[rel] = configEntry{mode: perm.Perm(), data: slices.Clone(data), kept: true}
+}
+
+// Baseline is a file's content in the snapshot (with what was accepted
+// since): what the user's process builds on when it writes configuration
+// while a child runs, so a child's own edit of the same file is not taken
+// in with it. ok is false when the snapshot has no such file; kept is
+// false when it was too large to keep.
+func (c *ConfigState) Baseline(rel string) (data []byte, ok, kept bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[path.Clean(filepath.ToSlash(rel))]
+	if !ok || !e.mode.IsRegular() {
+		return nil, false, true
+	}
+	return slices.Clone(e.data), true, e.kept
+}

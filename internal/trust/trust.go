@@ -1,0 +1,156 @@
+// Package trust keeps the user's answers to "do you trust this project's
+// configuration?": which project directories' settings files — keyed to a
+// hash of their content, so any change asks again — the user allowed to
+// widen what brood does (a permission mode, allow rules, raised limits,
+// hooks, MCP servers). The records live in the user's config directory
+// (~/.config/brood/trust.json), never in the project, so a repository can
+// not trust itself. The gate that decides what a project file widens is
+// settings.GateProject; this package is only the store.
+package trust
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+)
+
+// FileName is the store's name inside the user's brood config directory.
+const FileName = "trust.json"
+
+// Record is one trusted project state.
+type Record struct {
+	// Root is the project's absolute directory.
+	Root string `json:"root"`
+	// Hash is Hash of the files trusted.
+	Hash string `json:"hash"`
+	// Files are the project-relative files the hash covers, for a person.
+	Files   []string  `json:"files"`
+	Granted time.Time `json:"granted"`
+}
+
+// Store is the trust file of one user. Its methods read the file afresh, so
+// a grant by another process is seen at once.
+type Store struct {
+	Path string
+}
+
+// UserStore is the store under home (~/.config/brood/trust.json).
+func UserStore(home string) Store {
+	return Store{Path: filepath.Join(home, ".config", "brood", FileName)}
+}
+
+type fileFormat struct {
+	Version  int      `json:"version"`
+	Projects []Record `json:"projects"`
+}
+
+// List returns every record, sorted by root.
+func (s Store) List() ([]Record, error) {
+	data, err := os.ReadFile(s.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	var f fileFormat
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %v (fix the file, or delete it to trust nothing)", s.Path, err)
+	}
+	sort.Slice(f.Projects, func(i, j int) bool { return f.Projects[i].Root < f.Projects[j].Root })
+	return f.Projects, nil
+}
+
+// Trusted reports whether root is trusted with exactly the files that hash
+// to hash. An unreadable store trusts nothing.
+func (s Store) Trusted(root, hash string) bool {
+	recs, err := s.List()
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(recs, func(r Record) bool { return r.Root == root && r.Hash == hash })
+}
+
+// Grant trusts root in its current state (hash), replacing any earlier
+// record for root.
+func (s Store) Grant(root, hash string, files []string, now time.Time) error {
+	recs, err := s.List()
+	if err != nil {
+		return err
+	}
+	recs = slices.DeleteFunc(recs, func(r Record) bool { return r.Root == root })
+	recs = append(recs, Record{Root: root, Hash: hash, Files: files, Granted: now.UTC()})
+	return s.write(recs)
+}
+
+// Revoke removes root's record; it reports whether there was one.
+func (s Store) Revoke(root string) (bool, error) {
+	recs, err := s.List()
+	if err != nil {
+		return false, err
+	}
+	n := len(recs)
+	recs = slices.DeleteFunc(recs, func(r Record) bool { return r.Root == root })
+	if len(recs) == n {
+		return false, nil
+	}
+	return true, s.write(recs)
+}
+
+func (s Store) write(recs []Record) error {
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Root < recs[j].Root })
+	data, err := json.MarshalIndent(fileFormat{Version: 1, Projects: recs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(s.Path), "."+FileName+".tmp*")
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	_, werr := f.Write(append(data, '\n'))
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), s.Path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("trust: write %s: %w", s.Path, werr)
+	}
+	return nil
+}
+
+// File is one project file as the gate read it.
+type File struct {
+	Rel  string // project-relative, slash-separated
+	Data []byte
+}
+
+// Hash keys a set of files by name and content: the same files with the
+// same bytes hash the same, in any order; any change, addition or removal
+// gives another hash.
+func Hash(files []File) string {
+	sorted := slices.Clone(files)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Rel < sorted[j].Rel })
+	h := sha256.New()
+	for _, f := range sorted {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Rel, len(f.Data))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
