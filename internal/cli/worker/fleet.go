@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/engine"
@@ -71,6 +72,12 @@ func (fl FleetFlags) resolve(f *cmdutil.Factory) fleetConfig {
 // close releases its connection.
 func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engine, func(), error) {
 	cfg := fl.resolve(f)
+	// The same store as the workers': large results come back through it.
+	if store, err := temporal.OpenStore(ctx, cfg.store); err == nil {
+		cfg.client.ClaimStore, _ = store.(*blobstore.Store)
+	} else {
+		return nil, nil, err
+	}
 	c, err := temporal.Dial(ctx, cfg.client)
 	if err != nil {
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine/temporal"
 )
@@ -74,15 +75,16 @@ func workerRun(ctx context.Context, opts *Options) error {
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
 	cfg.client.Identity = identity
+	store, err := temporal.OpenStore(ctx, cfg.store)
+	if err != nil {
+		return err
+	}
+	cfg.client.ClaimStore, _ = store.(*blobstore.Store)
 	c, err := temporal.Dial(ctx, cfg.client)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	store, err := temporal.OpenStore(ctx, cfg.store)
-	if err != nil {
-		return err
-	}
 	spec := f.Settings.Model
 	if spec == "" {
 		if _, err := f.ResolveModel(""); err != nil {

@@ -16,6 +16,8 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/broodhq/brood/internal/blobstore"
 )
 
 // ClientOptions say how to reach Temporal.
@@ -40,6 +42,11 @@ type ClientOptions struct {
 	DataConverter converter.DataConverter
 	// Log receives the SDK's warnings (nil: discarded).
 	Log io.Writer
+	// ClaimStore, when set, holds every payload over the claim check's
+	// threshold (256 KiB): results and inputs of any size travel through
+	// the history as references (claimcheck.go). Workers and submitters
+	// must use the same store.
+	ClaimStore *blobstore.Store
 }
 
 // Dial connects to Temporal, or says in one line what to fix.
@@ -62,6 +69,9 @@ func Dial(ctx context.Context, o ClientOptions) (client.Client, error) {
 			return nil, err
 		}
 		opts.ConnectionOptions.TLS = cfg
+	}
+	if o.ClaimStore != nil {
+		opts.ExternalStorage = ExternalStorage(o.ClaimStore, 0)
 	}
 	if o.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(o.APIKey)
