@@ -52,6 +52,15 @@ type Config struct {
 	MaxDepth     int // the tree-wide cap
 	ParentTaskID string
 	SourceAgent  string
+	// ProjectFiles is the project's instruction files (CLAUDE.md,
+	// AGENTS.md) as a prompt block: the children that get them
+	// (settings.ProjectFiles.ForChild) have it in their system prompt, and
+	// every child passes it on to its own.
+	ProjectFiles string
+	// ParentProjectFiles is the instruction-file block inside
+	// ParentSystem: a definition with an empty body inherits ParentSystem
+	// without it (a verbatim fork keeps it all).
+	ParentProjectFiles string
 	// ParentSystem is inherited by definitions with an empty body;
 	// ParentModel by definitions without a model.
 	ParentSystem string
@@ -427,6 +436,10 @@ func classOf(env *dispatch.Envelope) pool.Class {
 
 // priorityOf puts explore and review work first and docs last, unless the
 // definition says otherwise. Lower runs sooner.
+// PriorityOf is a definition's queue priority (lower runs first): its own,
+// else by its name (explore and review agents first, writers of docs last).
+func PriorityOf(def *registry.Definition) int { return priorityOf(def) }
+
 func priorityOf(def *registry.Definition) int {
 	if def.HasPriority {
 		return def.Priority
