@@ -55,10 +55,3 @@ func sweepCopies(ctx context.Context, projectRoot string, t *dispatch.Task, forc
 	}
 	return removed, kept, nil
 }
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}

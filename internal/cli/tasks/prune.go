@@ -86,7 +86,11 @@ func pruneRun(opts *PruneOptions) error {
 		pruned = append(pruned, t.ID)
 	}
 	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, map[string]any{"pruned": pruned, "copies_removed": nonNilStrings(removed), "copies_kept": kept})
+		return cmdutil.WriteJSON(f.Out, struct {
+			Pruned  []string   `json:"pruned"`
+			Removed []string   `json:"copies_removed,omitempty"`
+			Kept    []keptCopy `json:"copies_kept,omitempty"`
+		}{pruned, removed, kept})
 	}
 	fmt.Fprintf(f.Out, "pruned %d dispatch(es) older than %s\n", len(pruned), older)
 	if len(removed) > 0 {
