@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/termsafe"
 )
@@ -135,6 +136,11 @@ func printTasks(f *cmdutil.Factory, tasks []*dispatch.Task, status string) error
 		if t.Note != "" {
 			desc += " (" + t.Note + ")"
 		}
+		if t.Status != dispatch.StatusRunning && t.Status != dispatch.StatusQueued {
+			if copies, _ := isolate.Leftovers(context.Background(), copyRepo(f.ProjectRoot, t), t.ID, t.Files().Path()); unappliedCount(copies) > 0 {
+				desc += " [unapplied copy kept: brood tasks show " + t.ID + "]"
+			}
+		}
 		if n := len(concerns(t)); n > 0 {
 			desc = fmt.Sprintf("%s [%d concern(s)]", desc, n)
 		}
@@ -191,4 +197,14 @@ func concerns(t *dispatch.Task) []string {
 		return nil
 	}
 	return t.Verdict.Concerns
+}
+
+func unappliedCount(copies []isolate.Copy) int {
+	n := 0
+	for _, c := range copies {
+		if c.Unapplied {
+			n++
+		}
+	}
+	return n
 }
