@@ -69,6 +69,12 @@ func TestEscapedGrandchild(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := newProject(t, nil)
 			dur := uniqueSleep()
+			// The grandchild leaves the session holding the child's stdout
+			// where it can (a non-dumpable child's /proc/PID/fd is out of
+			// its Bash's reach, so the redirect is refused); either way a
+			// grandchild escapes with setsid, and says so in mark.
+			mark := filepath.Join(t.TempDir(), "escaped")
+			escape := "sh -c 'echo $$ > " + mark + "; exec sleep " + dur + "'"
 			mdl := p.script("escape.yaml", `agents:
   root:
     - tools:
@@ -76,7 +82,7 @@ func TestEscapedGrandchild(t *testing.T) {
     - say: "root done"
   general-purpose:
     - tools:
-        - Bash: {command: "setsid -f sh -c 'exec sleep `+dur+`' > /proc/$PPID/fd/1; echo left"}
+        - Bash: {command: "setsid -f `+escape+` > /proc/$PPID/fd/1 2>/dev/null || setsid -f `+escape+`; for i in $(seq 400); do [ -s `+mark+` ] && break; sleep 0.05; done; echo left"}
     - say: "child done"
 `)
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -87,6 +93,9 @@ func TestEscapedGrandchild(t *testing.T) {
 			}
 			if code != 0 || !strings.Contains(out, "root done") {
 				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			if b, err := os.ReadFile(mark); err != nil || len(strings.TrimSpace(string(b))) == 0 {
+				t.Fatalf("the grandchild never escaped (no pid in %s: %v): the test did not reach its scenario", mark, err)
 			}
 			if left := liveWith(dur); len(left) > 0 {
 				for _, pid := range left {
