@@ -130,7 +130,7 @@ func listRun(opts *Options, store trustdb.Store) error {
 
 func revokeRun(opts *Options, store trustdb.Store) error {
 	f := opts.Factory
-	root := f.ProjectRoot
+	root := trustdb.Key(f.ProjectRoot)
 	ok, err := store.Revoke(root)
 	if err != nil {
 		return err
