@@ -73,8 +73,12 @@ func (t ProjectTrust) Notice() string {
 	if !t.Gated() {
 		return ""
 	}
-	return fmt.Sprintf("brood: %s allows more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)",
-		strings.Join(t.FileNames(), ", "), strings.Join(t.Widening, "; "), EnvTrustProject)
+	verb := "allows"
+	if len(t.Files) > 1 {
+		verb = "allow"
+	}
+	return fmt.Sprintf("brood: %s %s more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)",
+		strings.Join(t.FileNames(), ", "), verb, strings.Join(t.Widening, "; "), EnvTrustProject)
 }
 
 // modeRank orders permission modes from the most to the least asking.
