@@ -50,7 +50,7 @@ type ConfigState struct {
 	root    string
 	tops    []string          // what is read under root
 	keep    func(string) bool // which paths under tops are configuration
-	mu      sync.Mutex // Accept comes from the user's side while a child runs
+	mu      sync.Mutex        // Accept comes from the user's side while a child runs
 	entries map[string]configEntry
 	partial bool // some file was too large to keep: it can be detected, not restored
 }
