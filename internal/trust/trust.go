@@ -1,11 +1,13 @@
 // Package trust keeps the user's answers to "do you trust this project's
-// configuration?": which project directories' settings files — keyed to a
-// hash of their content, so any change asks again — the user allowed to
-// widen what brood does (a permission mode, allow rules, raised limits,
-// hooks, MCP servers). The records live in the user's config directory
-// (~/.config/brood/trust.json), never in the project, so a repository can
-// not trust itself. The gate that decides what a project file widens is
-// settings.GateProject; this package is only the store.
+// own files?": which project directories' files — keyed to the directory
+// and a hash of the files' content, so any change asks again — the user
+// allowed to widen what brood does (a permission mode, allow rules, raised
+// limits, hooks, MCP servers, an agent's secrets). The records live in the
+// user's config directory (~/.config/brood/trust.json), never in the
+// project, so a repository cannot trust itself. The gate that decides what
+// a project file widens is settings.Resolve's; this package holds the
+// store, the Grant a run passes down to its children, and the configuration
+// a subagent may not change (config.go).
 package trust
 
 import (
