@@ -11,13 +11,19 @@ import (
 	"context"
 	"testing"
 
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // mainEnv makes the test binary act as brood when it is set to "1".
 const mainEnv = "BROOD_ATTACK_TEST_MAIN"
 
-func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
+// TestMain makes the test binary brood (mainEnv), the notes MCP server
+// (mcptest, for the trust gates' servers), or the tests.
+func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
+	testbrood.Main(m, mainEnv)
+}
 
 // project is a temporary git repository with its own HOME, in which brood
 // runs as a real process (testbrood.Project).

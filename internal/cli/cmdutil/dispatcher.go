@@ -70,7 +70,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
-		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile,
+		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -119,7 +119,7 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
 		Redact: f.Redactor.Redact,
-		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile,
+		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 	}
 	return delegate.New(cfg)
 }
