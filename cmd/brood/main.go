@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/broodhq/brood/internal/cli"
+	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
@@ -25,7 +26,15 @@ func main() {
 	// the gone parent's pipe fails instead of killing the process.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
+	var code int
+	if opts, ok := child.Parse(os.Args[1:]); ok {
+		// A subagent (when brood-child is not installed beside brood): no
+		// command tree, no settings unless it delegates.
+		code = child.Main(ctx, stdio, opts)
+	} else {
+		code = cli.Main(ctx, stdio, os.Args[1:])
+	}
 	stop()
 	os.Exit(code)
 }

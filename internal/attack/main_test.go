@@ -9,6 +9,7 @@ package attack_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
 	"github.com/broodhq/brood/internal/mcpclient/mcptest"
@@ -19,9 +20,16 @@ import (
 const mainEnv = "BROOD_ATTACK_TEST_MAIN"
 
 // TestMain makes the test binary brood (mainEnv), the notes MCP server
-// (mcptest, for the trust gates' servers), or the tests.
+// (mcptest, for the trust gates' servers), a ptrace prober or a sleeper, or
+// the tests.
 func TestMain(m *testing.M) {
 	mcptest.ServeIfAsked()
+	if pid := os.Getenv(ptraceEnv); pid != "" {
+		os.Exit(tryPtrace(pid))
+	}
+	if arg := os.Getenv(sleeperEnv); arg != "" {
+		os.Exit(execSleeper(arg))
+	}
 	testbrood.Main(m, mainEnv)
 }
 

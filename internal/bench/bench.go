@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/broodhq/brood/internal/childexe"
 )
 
 // Config says what to measure. Zero values take the defaults in brackets.
@@ -34,6 +36,10 @@ type Config struct {
 	Brood string
 	// FloorChild is a built internal/bench/floorchild ("" skips that floor).
 	FloorChild string
+	// Child is the binary brood runs for each subagent (BROOD_CHILD_EXE);
+	// "" leaves the choice to brood (brood-child beside it when it is the
+	// same build, else brood itself). Its idle start is measured either way.
+	Child string
 	// Dir holds the project and the floor binary [a new temporary dir].
 	Dir string
 	// Ks are the subagent counts of the timing runs [0 1 4 16 64 256].
@@ -64,6 +70,11 @@ type Config struct {
 	// Env is added to brood's environment (e.g. GOGC=200 to try a
 	// setting before proposing it).
 	Env []string
+	// Compare is a second command run against the same fake, interleaved
+	// with brood run by run (its words; the prompt is appended): another
+	// brood build ("/path/brood run --model anthropic/claude-bench") or
+	// another agent ("claude -p --model claude-bench"). nil: none.
+	Compare []string
 	// Progress, if set, gets one line per run.
 	Progress io.Writer
 }
@@ -103,17 +114,23 @@ type Harness struct {
 	proj       *project
 	static     string
 	floorChild string
+	child      string // the binary the children run
 }
 
 // Report is everything one bench run measured.
 type Report struct {
 	Config  Config
 	Machine Machine
-	Floor   Floor
+	// Child is the binary the children ran.
+	Child string
+	Floor Floor
 	// Timing has one row per K of the zero-latency runs; Model one per K
 	// of the runs with model latency.
 	Timing []Row
 	Model  []Row
+	// CompareTiming and CompareModel are the same rows for Config.Compare.
+	CompareTiming []Row
+	CompareModel  []Row
 	// Samples are every run, for those who want more than medians.
 	Samples []*Sample
 }
@@ -144,7 +161,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	h := &Harness{cfg: cfg, dir: dir, floorChild: cfg.FloorChild}
+	h := &Harness{cfg: cfg, dir: dir, floorChild: cfg.FloorChild, child: cfg.Child}
+	if h.child == "" {
+		h.child = childexe.Find(cfg.Brood).Path
+	}
 	var err error
 	if h.fake, err = NewFake(); err != nil {
 		return nil, err
@@ -156,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if h.static, err = BuildStatic(ctx, dir); err != nil {
 		return nil, err
 	}
-	rep := &Report{Config: cfg, Machine: machine()}
+	rep := &Report{Config: cfg, Machine: machine(), Child: h.child}
 	h.progress("floor: exec, loopback HTTP, SDK child")
 	if rep.Floor, err = h.measureFloor(ctx, cfg.FloorReps); err != nil {
 		return nil, err
@@ -165,12 +185,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if _, err := h.runOnce(ctx, 1, 5, 0); err != nil {
 		return nil, err
 	}
-	rep.Timing, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
+	rep.Timing, rep.CompareTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.ModelLatency > 0 {
-		if rep.Model, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
+		if rep.Model, rep.CompareModel, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
 			return nil, err
 		}
 	}
@@ -180,8 +200,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // series runs every K reps times, interleaving the Ks (K0 K1 K4 … K0 K1 …)
 // so that a burst of load from other work on the machine spreads over all
 // of them instead of skewing one.
-func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) ([]Row, error) {
-	byK := map[int][]*Sample{}
+// With a --compare command, each run of brood is followed by one of it.
+func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp []Row, err error) {
+	byK, cmpK := map[int][]*Sample{}, map[int][]*Sample{}
 	for r := range reps {
 		for _, k := range ks {
 			conc := h.cfg.Concurrency
@@ -190,14 +211,32 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 			}
 			s, err := h.runOnce(ctx, k, conc, latency)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			byK[k] = append(byK[k], s)
 			rep.Samples = append(rep.Samples, s)
 			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s: wall %s cpu %s pss %.1f MiB children %d",
 				r+1, reps, k, latency, ms(s.Wall), ms(s.CPU), mib(s.Mem.PeakPSSKB), s.Children))
+			if len(h.cfg.Compare) == 0 {
+				continue
+			}
+			c, err := h.runCompare(ctx, k, conc, latency)
+			if err != nil {
+				return nil, nil, err
+			}
+			cmpK[k] = append(cmpK[k], c)
+			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s compare: wall %s cpu %s pss %.1f MiB child requests %d",
+				r+1, reps, k, latency, ms(c.Wall), ms(c.CPU), mib(c.Mem.PeakPSSKB), c.ChildRequests))
 		}
 	}
+	rows = rowsOf(ks, byK, latency)
+	if len(h.cfg.Compare) > 0 {
+		cmp = rowsOf(ks, cmpK, latency)
+	}
+	return rows, cmp, nil
+}
+
+func rowsOf(ks []int, byK map[int][]*Sample, latency time.Duration) []Row {
 	var rows []Row
 	for _, k := range ks {
 		rows = append(rows, summarize(byK[k], latency))
@@ -206,7 +245,7 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 	for i := range rows {
 		rows[i].marginal(base)
 	}
-	return rows, nil
+	return rows
 }
 
 func (h *Harness) progress(line string) {

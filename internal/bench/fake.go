@@ -161,7 +161,10 @@ func (f *Fake) setErr(n int, msg string) {
 // number of tool results already in the conversation's tool rounds.
 func classify(body []byte) Request {
 	req := Request{Role: RoleParent, Index: -1, Turn: 1}
-	if bytes.Contains(body, []byte(childMarker)) {
+	// brood's explore children say so in their system prompt; any other
+	// agent's subagent is known by its task's tag with none of the
+	// parent's Task call ids in its conversation.
+	if bytes.Contains(body, []byte(childMarker)) || (taskMarker().Match(body) && !bytes.Contains(body, []byte("toolu_task_"))) {
 		req.Role = RoleChild
 		if m := taskMarker().FindSubmatch(body); m != nil {
 			req.Index, _ = strconv.Atoi(string(m[1]))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/broodhq/brood/internal/childexe"
 )
 
 // Floor is what the machine itself costs, measured in the same run, so
@@ -26,6 +29,11 @@ type Floor struct {
 	// file (zero when it could not be built: no Go toolchain or source).
 	ChildWall, ChildCPU time.Duration
 	ChildRSSKB          int64
+	// IdleWall and IdleCPU: exec of the binary the children run, to the
+	// first instruction of its main and out (brood-child without
+	// arguments prints one line and exits). IdleArgs is what ran.
+	IdleWall, IdleCPU time.Duration
+	IdleArgs          string
 }
 
 // staticMain is the trivial program of the exec floor.
@@ -80,9 +88,38 @@ func execOnce(ctx context.Context, name string, args ...string) (wall, cpu time.
 	return wall, cpu, rssKB, nil
 }
 
+// idleStart execs the child binary n times in the way that reaches its main
+// and leaves: brood-child with no arguments (it exits 2 at once), or, when
+// the children run brood itself, `brood version` (which also builds the
+// command tree: an upper bound).
+func (h *Harness) idleStart(ctx context.Context, n int) (wall, cpu time.Duration, what string, err error) {
+	var args []string
+	what = filepath.Base(h.child)
+	if filepath.Base(h.child) != childexe.Name {
+		args = []string{"version"}
+		what += " version"
+	}
+	var walls, cpus []time.Duration
+	for range n {
+		cmd := exec.CommandContext(ctx, h.child, args...)
+		cmd.Env = h.env(5)
+		start := time.Now()
+		err := cmd.Run()
+		w := time.Since(start)
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 2 && args == nil) {
+			return 0, 0, what, fmt.Errorf("idle start of %s: %w", h.child, err)
+		}
+		walls = append(walls, w)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		}
+	}
+	return median(walls), median(cpus), what, nil
+}
+
 // measureFloor measures the floors n times each and keeps the medians.
-func (h *Harness) measureFloor(ctx context.Context, n int) (Floor, error) {
-	var f Floor
+func (h *Harness) measureFloor(ctx context.Context, n int) (f Floor, err error) {
 	var walls, cpus []time.Duration
 	var rss []int64
 	for range n {
@@ -93,6 +130,10 @@ func (h *Harness) measureFloor(ctx context.Context, n int) (Floor, error) {
 		walls, cpus, rss = append(walls, w), append(cpus, c), append(rss, r)
 	}
 	f.ExecWall, f.ExecCPU, f.ExecRSSKB = median(walls), median(cpus), medianInt(rss)
+
+	if f.IdleWall, f.IdleCPU, f.IdleArgs, err = h.idleStart(ctx, n); err != nil {
+		return f, err
+	}
 
 	h.fake.Reset(0, 0, h.proj.readme)
 	for _, fresh := range []bool{false, true} {

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -17,6 +18,9 @@ type Row struct {
 	// Children is the fewest dispatch directories of any run and Done the
 	// fewest results that said done; both equal K in a sound run.
 	Children, Done int
+	// ChildRequests is the fewest children of any run that reached the
+	// model (the fake's count: for any agent, brood or not).
+	ChildRequests int
 	// Spawn is the median over every child of every run, from its
 	// dispatch-log "queued" to its first model request; SpawnToolUse from
 	// the end of the parent's tool_use response instead.
@@ -42,6 +46,9 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 		}
 		if r.Done < 0 || s.Done < r.Done {
 			r.Done = s.Done
+		}
+		if r.ChildRequests == 0 || s.ChildRequests < r.ChildRequests {
+			r.ChildRequests = s.ChildRequests
 		}
 	}
 	r.Wall, r.CPU, r.Spawn, r.SpawnToolUse = median(wall), median(cpu), median(spawn), median(spawnTU)
@@ -70,14 +77,15 @@ func (r *Row) marginal(base Row) {
 	r.MarginalCPU = (r.CPU - base.CPU) / time.Duration(r.K)
 }
 
-// Issue 7's targets on a 2-core machine.
+// Issue 18's targets: ratios to the floor measured in the same run.
 const (
-	targetK            = 16
-	targetMarginalWall = 8 * time.Millisecond
-	targetMarginalCPU  = 8 * time.Millisecond
-	targetSpawn        = 5 * time.Millisecond
-	targetPSSMiB       = 120
-	targetModelRatio   = 1.05
+	targetK          = 16
+	targetCPUxSDK    = 1.15 // marginal CPU per subagent at K=16 ÷ the bare SDK child's CPU
+	targetWallxSDK   = 1.05 // marginal wall per subagent at K=16 ÷ the bare SDK child's wall
+	targetSpawnxExec = 3.0  // median spawn latency at K=1 ÷ exec of a static binary
+	targetModelRatio = 1.03 // total ÷ model time, with model latency, K=16
+	targetPSSMiB     = 60   // summed PSS of the parent and 16 live children
+	targetIdlexExec  = 2.0  // a child's idle start ÷ exec of a static binary
 )
 
 // Markdown writes the report as the tables docs/performance.md holds.
@@ -85,6 +93,7 @@ func (rep *Report) Markdown(w io.Writer) {
 	m, f := rep.Machine, rep.Floor
 	fmt.Fprintf(w, "Machine: %d CPUs (%s), Linux %s, %s; provider %s; project is a git repository: %v.\n\n",
 		m.CPUs, m.CPUModel, m.Kernel, m.GoVersion, rep.Config.Provider, !rep.Config.NoGit)
+	fmt.Fprintf(w, "Root: %s; children: %s.\n\n", rep.Config.Brood, rep.Child)
 
 	fmt.Fprintln(w, "### Floor (same run)")
 	fmt.Fprintln(w)
@@ -93,6 +102,9 @@ func (rep *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "| exec of a static Go binary | %s | %s | %.1f MiB |\n", ms(f.ExecWall), ms(f.ExecCPU), mib(f.ExecRSSKB))
 	fmt.Fprintf(w, "| loopback HTTP round trip (kept alive) | %s | | |\n", ms(f.RTT))
 	fmt.Fprintf(w, "| loopback HTTP round trip (new connection) | %s | | |\n", ms(f.RTTFresh))
+	if f.IdleWall > 0 {
+		fmt.Fprintf(w, "| a child's idle start: exec of %s (%s) | %s | %s | |\n", rep.Child, f.IdleArgs, ms(f.IdleWall), ms(f.IdleCPU))
+	}
 	if f.ChildWall > 0 {
 		fmt.Fprintf(w, "| bare Go SDK child: 2 streamed requests + result file | %s | %s | %.1f MiB |\n", ms(f.ChildWall), ms(f.ChildCPU), mib(f.ChildRSSKB))
 	}
@@ -122,37 +134,83 @@ func (rep *Report) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	rep.targets(w)
+	rep.compare(w)
 }
 
-// targets writes the issue's targets and whether this run met them.
+// compare writes brood against the --compare command, K by K, from the
+// same interleaved runs.
+func (rep *Report) compare(w io.Writer) {
+	if len(rep.CompareTiming) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "### brood against `%s` (same fake, interleaved; ratio = brood ÷ it)\n\n", strings.Join(rep.Config.Compare, " "))
+	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, pair := range [][2][]Row{{rep.Timing, rep.CompareTiming}, {rep.Model, rep.CompareModel}} {
+		for i, b := range pair[0] {
+			if i >= len(pair[1]) {
+				break
+			}
+			c := pair[1][i]
+			mw, mc := "–", "–"
+			if b.K > 0 {
+				mw, mc = fmt.Sprintf("%.2f×", ratio(b.MarginalWall, c.MarginalWall)), fmt.Sprintf("%.2f×", ratio(b.MarginalCPU, c.MarginalCPU))
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d |\n",
+				b.K, b.Latency, ms(b.Wall), ms(c.Wall), ms(b.CPU), ms(c.CPU), ms(b.MarginalWall), ms(c.MarginalWall), mw,
+				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// targets writes issue 18's targets, each figure as a ratio to the floor
+// of this run, and whether this run met them.
 func (rep *Report) targets(w io.Writer) {
-	find := func(rows []Row) (Row, bool) {
+	find := func(rows []Row, k int) (Row, bool) {
 		for _, r := range rows {
-			if r.K == targetK {
+			if r.K == k {
 				return r, true
 			}
 		}
 		return Row{}, false
 	}
-	fmt.Fprintf(w, "### Targets at K=%d\n\n| target | measured | |\n|---|---:|---|\n", targetK)
-	if r, ok := find(rep.Timing); ok {
-		check(w, fmt.Sprintf("marginal wall ≤ %s", ms(targetMarginalWall)), ms(r.MarginalWall), r.MarginalWall <= targetMarginalWall)
-		check(w, fmt.Sprintf("marginal CPU ≤ %s", ms(targetMarginalCPU)), ms(r.MarginalCPU), r.MarginalCPU <= targetMarginalCPU)
-		check(w, fmt.Sprintf("median spawn latency ≤ %s", ms(targetSpawn)), ms(r.Spawn), r.Spawn <= targetSpawn)
+	f := rep.Floor
+	fmt.Fprintln(w, "### Targets (issue 18; ratios to this run's floor)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| figure | measured | floor | ratio | target | |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
+	row := func(what string, got, floor time.Duration, target float64) {
+		if floor <= 0 {
+			fmt.Fprintf(w, "| %s | %s | – | – | ≤ %.2f× | not measured |\n", what, ms(got), target)
+			return
+		}
+		r := ratio(got, floor)
+		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | ≤ %.2f× | %s |\n", what, ms(got), ms(floor), r, target, verdict(r <= target))
 	}
-	if r, ok := find(rep.Model); ok {
-		check(w, fmt.Sprintf("summed PSS of parent + %d live children ≤ %.0f MiB", targetK, float64(targetPSSMiB)), fmt.Sprintf("%.1f MiB", mib(r.PSSKB)), mib(r.PSSKB) <= targetPSSMiB)
-		check(w, fmt.Sprintf("total ≤ %.2f × model time", targetModelRatio), fmt.Sprintf("%.3f", ratio(r.Wall, r.ModelTime)), ratio(r.Wall, r.ModelTime) <= targetModelRatio)
+	if r, ok := find(rep.Timing, targetK); ok {
+		row(fmt.Sprintf("marginal CPU per subagent at K=%d ÷ bare-SDK child", targetK), r.MarginalCPU, f.ChildCPU, targetCPUxSDK)
+		row(fmt.Sprintf("marginal wall per subagent at K=%d ÷ bare-SDK child", targetK), r.MarginalWall, f.ChildWall, targetWallxSDK)
 	}
+	if r, ok := find(rep.Timing, 1); ok {
+		row("median spawn latency at K=1 (queued → 1st request) ÷ static exec", r.Spawn, f.ExecWall, targetSpawnxExec)
+	}
+	if r, ok := find(rep.Model, targetK); ok {
+		mr := ratio(r.Wall, r.ModelTime)
+		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %s | %s | %.3f | ≤ %.2f | %s |\n",
+			rep.Config.ModelLatency, targetK, ms(r.Wall), ms(r.ModelTime), mr, targetModelRatio, verdict(mr <= targetModelRatio))
+		fmt.Fprintf(w, "| summed PSS, parent + %d live children | %.1f MiB | | | ≤ %d MiB | %s |\n",
+			targetK, mib(r.PSSKB), targetPSSMiB, verdict(mib(r.PSSKB) <= targetPSSMiB))
+	}
+	row(fmt.Sprintf("a child's idle start (%s) ÷ static exec", f.IdleArgs), f.IdleWall, f.ExecWall, targetIdlexExec)
 	fmt.Fprintln(w)
 }
 
-func check(w io.Writer, what, got string, ok bool) {
-	verdict := "met"
-	if !ok {
-		verdict = "**missed**"
+func verdict(ok bool) string {
+	if ok {
+		return "met"
 	}
-	fmt.Fprintf(w, "| %s | %s | %s |\n", what, got, verdict)
+	return "**missed**"
 }
 
 func (rep *Report) ratio1(d, base time.Duration, k int) string {

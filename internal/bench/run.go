@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,9 @@ type Sample struct {
 	Children    int // dispatch directories written
 	Done        int // of which result.json says done
 	Requests    int // model requests the fake served
+	// ChildRequests is the children that made their first model request
+	// (counted from the fake's side, so it holds for any agent).
+	ChildRequests int
 	// SpawnQueued is, per child, its dispatch-log "queued" time to its
 	// first model request; SpawnToolUse is from the moment the fake
 	// finished sending the parent's tool_use response.
@@ -98,6 +102,9 @@ func (h *Harness) env(conc int) []string {
 	default:
 		env = append(env, "ANTHROPIC_BASE_URL="+h.fake.URL, "ANTHROPIC_API_KEY=bench-key")
 	}
+	if h.cfg.Child != "" {
+		env = append(env, "BROOD_CHILD_EXE="+h.cfg.Child)
+	}
 	return append(env, h.cfg.Env...)
 }
 
@@ -110,14 +117,29 @@ func (h *Harness) modelSpec() string {
 
 // runOnce runs the root once with k Task calls and measures it.
 func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
+	return h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, h.env(conc), k, conc, latency)
+}
+
+// prompt is the root's task in every run.
+const prompt = "explore the project's areas"
+
+// runCompare runs the --compare command once, the same way: its words with
+// the prompt appended, in the same project, against the same fake, with
+// the environment brood gets less the choice of child binary.
+func (h *Harness) runCompare(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
+	env := slices.DeleteFunc(h.env(conc), func(e string) bool { return strings.HasPrefix(e, "BROOD_CHILD_EXE=") })
+	return h.runCmd(ctx, h.cfg.Compare, env, k, conc, latency)
+}
+
+func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, latency time.Duration) (*Sample, error) {
 	if err := h.proj.clean(); err != nil {
 		return nil, err
 	}
 	h.fake.Reset(k, latency, h.proj.readme)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, h.cfg.Brood, "run", "--model", h.modelSpec(), "explore the project's areas")
+	cmd := exec.CommandContext(ctx, argv[0], append(slices.Clone(argv[1:]), prompt)...)
 	cmd.Dir = h.proj.root
-	cmd.Env = h.env(conc)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -138,7 +160,7 @@ func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duratio
 	stop()
 	mem := <-memc
 	if err != nil {
-		return nil, fmt.Errorf("brood run (K=%d): %v\nstderr:\n%s", k, err, tailOf(stderr.String(), 2000))
+		return nil, fmt.Errorf("%s (K=%d): %v\nstderr:\n%s", filepath.Base(argv[0]), k, err, tailOf(stderr.String(), 2000))
 	}
 	s := &Sample{K: k, Concurrency: conc, Latency: latency, Wall: wall, Mem: mem}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -148,6 +170,13 @@ func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duratio
 	}
 	log := h.fake.Log()
 	s.Requests = len(log)
+	firsts := map[int]bool{}
+	for _, r := range log {
+		if r.Role == RoleChild && r.Turn == 1 {
+			firsts[r.Index] = true
+		}
+	}
+	s.ChildRequests = len(firsts)
 	for _, r := range log {
 		if r.Err != "" {
 			return nil, fmt.Errorf("K=%d: the fake could not answer request (%s turn %d): %s", k, r.Role, r.Turn, r.Err)

@@ -35,6 +35,8 @@ func TestSmoke(t *testing.T) {
 		Brood: exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
 		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
 		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
+		// Brood against itself: the --compare path, with real processes.
+		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -77,9 +79,22 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("K=%d: total %s is less than the model time %s the script implies", r.K, r.Wall, r.ModelTime)
 		}
 	}
+	if len(rep.CompareTiming) != 2 || len(rep.CompareModel) != 2 {
+		t.Fatalf("want 2 compared timing and model rows, got %d and %d", len(rep.CompareTiming), len(rep.CompareModel))
+	}
+	for _, rows := range [][]bench.Row{rep.Timing, rep.CompareTiming, rep.CompareModel} {
+		for _, r := range rows {
+			if r.ChildRequests != r.K {
+				t.Errorf("K=%d: the fake saw %d children reach it, want %d", r.K, r.ChildRequests, r.K)
+			}
+		}
+	}
+	if f.IdleWall <= 0 || f.IdleArgs == "" {
+		t.Errorf("no idle start measured: %+v", f)
+	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets at K=16"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

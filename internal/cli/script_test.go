@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/broodhq/brood/internal/cli"
+	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
@@ -39,7 +40,13 @@ func broodMain() {
 	}
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
+	var code int
+	if opts, ok := child.Parse(os.Args[1:]); ok {
+		code = child.Main(ctx, stdio, opts)
+	} else {
+		code = cli.Main(ctx, stdio, os.Args[1:])
+	}
 	stop()
 	os.Exit(code)
 }

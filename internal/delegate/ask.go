@@ -1,42 +1,20 @@
 package delegate
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"io"
 	"sync"
+
+	"github.com/broodhq/brood/internal/protocol"
 )
 
-// Ask is a child's permission question (a Bash command or a write that no
-// rule allows), on its way to the user. TaskID and Agent name the asking
-// task as far as this process can tell: for a direct child they are the
-// parent's own knowledge; for a nested ask they are what the relaying child
-// says, and Via lists the tasks it came through (the direct child last).
-type Ask struct {
-	TaskID  string   `json:"task_id"`
-	Agent   string   `json:"agent"`
-	Via     []string `json:"via,omitempty"`
-	Tool    string   `json:"tool"`
-	Subject string   `json:"subject,omitempty"`
-	// Rules are the narrowest permission rules that together would allow
-	// the call, for an "always" answer.
-	Rules []string `json:"rules,omitempty"`
-}
-
-// Answer is the user's answer to an Ask.
-type Answer struct {
-	Allow bool `json:"allow"`
-	// Always is set when the user allowed the ask's Rules for good.
-	Always bool `json:"always,omitempty"`
-	// Wrote are the configuration files the user's process wrote to keep
-	// an "always" (.brood/settings.local.toml): each process on the way
-	// down takes them into its configuration guards, so they are not
-	// undone as a child's change (Dispatcher.AcceptConfig).
-	Wrote []ConfigWrite `json:"wrote,omitempty"`
-}
+// Ask is a child's permission question on its way to the user, and Answer
+// the user's answer: the wire types of package protocol (the TUI consumes
+// them under these names).
+type (
+	Ask    = protocol.Ask
+	Answer = protocol.Answer
+)
 
 // AskFunc puts a child's question to the user and waits for the answer (or
 // for ctx to end: a denial).
@@ -52,26 +30,6 @@ const EnvAskParent = "BROOD_ASK_PARENT"
 // are denied at once (a child cannot flood its user).
 const maxPendingAsks = 4
 
-// askLine is an Ask on the wire (child → parent, on the child's stdout).
-type askLine struct {
-	Type string `json:"type"` // "ask"
-	ID   string `json:"id"`
-	Ask
-}
-
-// answerLine is an Answer on the wire (parent → child, on its stdin).
-type answerLine struct {
-	Type string `json:"type"` // "answer"
-	ID   string `json:"id"`
-	Answer
-}
-
-func newAskID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "ask-" + hex.EncodeToString(b[:])
-}
-
 // childAsks is the parent's end of one child's questions: each is put to
 // the dispatcher's AskFunc (or denied, without one) and answered down the
 // child's stdin.
@@ -84,12 +42,12 @@ type childAsks struct {
 	pending   int
 }
 
-func (c *childAsks) handle(b []byte) {
-	var m askLine
-	if json.Unmarshal(b, &m) != nil || m.ID == "" || len(m.ID) > 64 {
+func (c *childAsks) handle(m protocol.Ask) {
+	if m.ID == "" || len(m.ID) > protocol.MaxID {
 		return
 	}
-	a := m.Ask
+	a := m
+	a.ID = ""
 	a.Subject = clip(a.Subject, 4096)
 	if len(a.Rules) > 8 {
 		a.Rules = a.Rules[:8]
@@ -107,34 +65,47 @@ func (c *childAsks) handle(b []byte) {
 		}
 		a.TaskID, a.Agent, a.Via = clip(a.TaskID, 64), clip(a.Agent, 128), append(a.Via, c.id)
 	}
-	c.mu.Lock()
-	over := c.pending >= maxPendingAsks
-	if !over {
-		c.pending++
-	}
-	c.mu.Unlock()
-	if over || c.d.cfg.Ask == nil {
-		c.reply(m.ID, Answer{})
+	if c.d.cfg.Ask == nil || !c.take() {
+		c.reply(Answer{ID: m.ID})
 		return
 	}
 	go func() {
 		ans := c.d.cfg.Ask(c.ctx, a)
 		c.d.AcceptConfig(ans.Wrote...)
-		c.mu.Lock()
-		c.pending--
-		c.mu.Unlock()
-		c.reply(m.ID, ans)
+		c.done()
+		ans.ID = m.ID
+		c.reply(ans)
 	}()
 }
 
-func (c *childAsks) reply(id string, a Answer) {
-	b, err := json.Marshal(answerLine{Type: "answer", ID: id, Answer: a})
+// take counts one more open question, unless the child has too many.
+func (c *childAsks) take() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending >= maxPendingAsks {
+		return false
+	}
+	c.pending++
+	return true
+}
+
+func (c *childAsks) done() {
+	c.mu.Lock()
+	c.pending--
+	c.mu.Unlock()
+}
+
+func (c *childAsks) reply(m protocol.Message) { sendDown(c.ctx, c.input, m) }
+
+// sendDown queues one message for a child's stdin (the pool writes it).
+func sendDown(ctx context.Context, input chan<- []byte, m protocol.Message) {
+	b, err := protocol.Marshal(m)
 	if err != nil {
 		return
 	}
 	select {
-	case c.input <- append(b, '\n'):
-	case <-c.ctx.Done():
+	case input <- append(b, '\n'):
+	case <-ctx.Done():
 	}
 }
 
@@ -145,37 +116,52 @@ func clip(s string, n int) string {
 	return s
 }
 
-// parentLink is the child's end: it sends questions up and reads the
-// answers from stdin, whose end (EOF) means the parent is gone.
+// parentLink is the child's end of the requests it sends up (permission
+// asks, hook requests): it sends them and reads the replies from stdin,
+// whose end (EOF) means the parent is gone.
 type parentLink struct {
 	out     *events
 	mu      sync.Mutex
-	pending map[string]chan Answer
+	asks    map[string]chan Answer
+	hooks   map[string]chan protocol.HookReply
 	gone    bool
+	hookEvs []string // the hook events the root runs (EnvHooksParent)
 }
 
-// read delivers answers until stdin ends, then calls gone.
+// read delivers replies until stdin ends, then calls gone.
 func (l *parentLink) read(r io.Reader, gone func()) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		var m answerLine
-		if json.Unmarshal(sc.Bytes(), &m) != nil || m.Type != "answer" {
+	for m, err := range protocol.Read(r) {
+		if err != nil {
 			continue
 		}
-		l.mu.Lock()
-		ch := l.pending[m.ID]
-		delete(l.pending, m.ID)
-		l.mu.Unlock()
-		if ch != nil {
-			ch <- m.Answer
+		switch m := m.(type) {
+		case protocol.Answer:
+			l.mu.Lock()
+			ch := l.asks[m.ID]
+			delete(l.asks, m.ID)
+			l.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		case protocol.HookReply:
+			l.mu.Lock()
+			ch := l.hooks[m.ID]
+			delete(l.hooks, m.ID)
+			l.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
 		}
 	}
 	l.mu.Lock()
 	l.gone = true
-	for id, ch := range l.pending {
+	for id, ch := range l.asks {
 		close(ch)
-		delete(l.pending, id)
+		delete(l.asks, id)
+	}
+	for id, ch := range l.hooks {
+		close(ch)
+		delete(l.hooks, id)
 	}
 	l.mu.Unlock()
 	gone()
@@ -184,27 +170,28 @@ func (l *parentLink) read(r io.Reader, gone func()) {
 // ask sends a question up and waits for its answer; the parent gone or ctx
 // ended is a denial.
 func (l *parentLink) ask(ctx context.Context, a Ask) Answer {
-	id := newAskID()
+	a.ID = protocol.NewAskID()
 	ch := make(chan Answer, 1)
 	l.mu.Lock()
 	if l.gone {
 		l.mu.Unlock()
 		return Answer{}
 	}
-	if l.pending == nil {
-		l.pending = map[string]chan Answer{}
+	if l.asks == nil {
+		l.asks = map[string]chan Answer{}
 	}
-	l.pending[id] = ch
+	l.asks[a.ID] = ch
 	l.mu.Unlock()
-	l.out.send(askLine{Type: "ask", ID: id, Ask: a})
+	l.out.send(a)
 	select {
 	case ans, ok := <-ch:
 		if ok {
+			ans.ID = ""
 			return ans
 		}
 	case <-ctx.Done():
 		l.mu.Lock()
-		delete(l.pending, id)
+		delete(l.asks, a.ID)
 		l.mu.Unlock()
 	}
 	return Answer{}

@@ -41,6 +41,9 @@ type ChildConfig struct {
 	LoadRegistry func() (*registry.Registry, error)
 	// Settings are the project's (for a nested pool's limits).
 	Settings settings.Settings
+	// LoadSettings, when set, replaces Settings and is called only when
+	// the child may delegate: a child that does not reads no settings file.
+	LoadSettings func() (settings.Settings, error)
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe  string
 	Args []string
@@ -48,7 +51,11 @@ type ChildConfig struct {
 	// (EnvAskParent): a call that needs approval is asked up the tree
 	// instead of denied.
 	AskParent bool
-	link      *parentLink
+	// HookEvents are the tool-call hook events the root runs
+	// (EnvHooksParent): each such call is sent up and waits for the reply.
+	HookEvents []string
+	link       *parentLink // set when AskParent: asks go up it
+	up         *parentLink // the link itself: hook requests go up it
 	// Redact scrubs secrets from the transcript.
 	Redact func(string) string
 	// Telemetry traces the child's run under its parent's Task call (nil:
@@ -62,20 +69,18 @@ type events struct {
 	up *protocol.Writer
 }
 
-// send writes one message up: a protocol type, or (for the permission ask
-// lines of delegate/ask.go) any JSON object.
-func (e *events) send(m any) {
-	if pm, ok := m.(protocol.Message); ok {
-		_ = e.up.Send(pm)
-		return
-	}
-	_ = e.up.SendJSON(m)
-}
+// send writes one message up.
+func (e *events) send(m protocol.Message) { _ = e.up.Send(m) }
 
 // RunChild runs the task of an envelope to its end and writes result.json.
 // It returns an error only when there is no task to run (bad envelope); every
 // run that starts ends in a result on disk.
 func RunChild(ctx context.Context, cfg ChildConfig) error {
+	// First of all: no sibling of the same uid may ptrace this process or
+	// read its memory or environment through /proc.
+	if err := sandbox.Undumpable(); err != nil {
+		return err
+	}
 	var env dispatch.Envelope
 	if err := dispatch.ReadJSON(cfg.EnvelopePath, &env); err != nil {
 		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)
@@ -100,11 +105,12 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if cfg.Stdin != nil {
-		link := &parentLink{out: out}
+		link := &parentLink{out: out, hookEvs: cfg.HookEvents}
 		go link.read(cfg.Stdin, func() { cancel(errors.New("the parent process exited")) })
 		if cfg.AskParent {
 			cfg.link = link
 		}
+		cfg.up = link
 	}
 	stopPing := heartbeat(out, time.Duration(env.PingMS)*time.Millisecond)
 	defer stopPing()
@@ -173,6 +179,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			return fail(err)
 		}
 		s := cfg.Settings
+		if cfg.LoadSettings != nil {
+			if s, err = cfg.LoadSettings(); err != nil {
+				return fail(err)
+			}
+		}
 		allowed := env.AllowedDestinations
 		if slices.Contains(allowed, "*") {
 			allowed = nil
@@ -198,8 +209,10 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
 			OnEvent: func(e Event) { out.send(protocol.Nested{Event: e}) },
-			// A grandchild's question goes up through this process.
-			Ask: cfg.link.relay(),
+			// A grandchild's question goes up through this process, and so
+			// do its hook requests.
+			Ask:       cfg.link.relay(),
+			ToolHooks: cfg.up.toolHooks(),
 		})
 		if err != nil {
 			return fail(err)
@@ -269,6 +282,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
 		TokenBudget: env.TokenBudget, Transcript: tw, UsageBelow: nestedUsage(nested),
 		Telemetry: cfg.Telemetry, ID: env.TaskID, Depth: env.Depth,
+		Hooks: newChildAgentHooks(cfg.up, env),
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)
 			if nested != nil {

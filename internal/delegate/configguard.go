@@ -11,6 +11,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/trust"
@@ -70,12 +71,9 @@ func (g *configGuard) done() {
 }
 
 // ConfigWrite is one configuration file the user's own process wrote
-// while subagents may run in place (the TUI keeping an "always" answer).
-type ConfigWrite struct {
-	Path string      `json:"path"` // project-relative, slash-separated
-	Data []byte      `json:"data"`
-	Perm fs.FileMode `json:"perm"`
-}
+// while subagents may run in place (the TUI keeping an "always" answer):
+// the wire type an Answer carries down (package protocol).
+type ConfigWrite = protocol.ConfigWrite
 
 // AcceptConfig takes the user's own configuration writes into the guards
 // of this dispatcher's running in-place writers: they are the baseline now,

@@ -70,6 +70,9 @@ type Config struct {
 	// Ask puts a child's permission question to a person and waits for the
 	// answer (nil: no person here; children deny as they always have).
 	Ask AskFunc
+	// ToolHooks runs the user's hooks for the children's own tool calls
+	// (the root's; a child's relays up; nil: none, and no child asks).
+	ToolHooks ToolHooks
 	// OnEvent receives start, progress and stop events (may be nil).
 	OnEvent func(Event)
 	// Stderr gets one [DISPATCH] line per dispatch (nil: none, e.g. when a
@@ -112,8 +115,12 @@ type Dispatcher struct {
 
 	mu         sync.Mutex
 	childUsage model.Usage
-	logMu      sync.Mutex
-	bg         bgState
+	// claimed maps every task id this dispatcher knows (its children and
+	// the descendants they reported) to the direct child whose subtree it
+	// is in (delegate/hookwire.go).
+	claimed map[string]string
+	logMu   sync.Mutex
+	bg      bgState
 
 	// inPlace counts the writers of this dispatcher working in place on
 	// the tree (prepared and not yet finished): a writer that arrives
@@ -258,6 +265,9 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	} else if def, err = d.check(req); err != nil {
 		return nil, err
 	}
+	// The pool's one-time containment probe runs while the records are
+	// written, not after them in the first child's spawn.
+	d.cfg.Pool.Warm()
 	id := req.TaskID
 	if id == "" {
 		id = dispatch.NewID()
@@ -401,7 +411,7 @@ func (d *Dispatcher) announce(id, agent string, depth, max int) {
 func childEnv(base []string) []string {
 	out := make([]string, 0, len(base)+2)
 	for _, kv := range base {
-		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") {
+		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") || strings.HasPrefix(kv, EnvHooksParent+"=") {
 			continue
 		}
 		out = append(out, kv)

@@ -3,14 +3,12 @@ package delegate
 import (
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -21,10 +19,10 @@ const maxGuardTranscript = 32 << 20
 // concerns runs the edge guardrails over a child's return. What the child
 // may write comes from the parent's registry, never from its records; the
 // tool calls come from its transcript, which only ever adds concerns.
-func (d *Dispatcher) concerns(name, dir string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect) []string {
+func (d *Dispatcher) concerns(name string, td *taskdir.Dir, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect) []string {
 	in := guard.Input{
 		Status: res.Status, Summary: res.Summary, Sections: guard.DefaultSections(),
-		Workspace: env.Workspace, Calls: transcriptCalls(filepath.Join(dir, dispatch.SessionFile)),
+		Workspace: env.Workspace, Calls: transcriptCalls(td),
 		Programs: func(cmd string) []string {
 			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
 		},
@@ -67,18 +65,15 @@ func bashInput(cmd string) json.RawMessage {
 }
 
 // transcriptCalls reads the tool calls and their results from a child's
-// transcript, without following a link and no more than maxGuardTranscript.
-func transcriptCalls(path string) []guard.Call {
-	// O_NONBLOCK: a child that swapped its transcript for a FIFO must not
-	// hang the parent's open; only a regular file is read.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// transcript, through the task directory's beneath-resolution like every
+// other read of a child-writable file (no link followed, a regular file
+// only, never blocking on a FIFO), and no more than maxGuardTranscript.
+func transcriptCalls(td *taskdir.Dir) []guard.Call {
+	f, err := td.OpenRead(taskdir.Session)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
 	recs, _, _ := session.Read(io.LimitReader(f, maxGuardTranscript))
 	byID := map[string]int{}
 	var calls []guard.Call

@@ -136,6 +136,11 @@ func resolved(path string) string {
 // is the exception: it must mount its copy first (Landlock forbids mounts),
 // so it restricts itself after the mount.
 func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *isolate.Workspace) error {
+	// Whatever else applies: no child (nor anything below it) holds
+	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
+	if err := sandbox.NoPtraceForChild(); err != nil {
+		return err
+	}
 	if env.NoLandlock || (ws != nil && ws.Mode == isolate.ModeOverlay) {
 		return nil
 	}

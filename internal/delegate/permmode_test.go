@@ -2,8 +2,11 @@ package delegate
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 func TestChildMode(t *testing.T) {
@@ -33,22 +36,46 @@ func TestChildMode(t *testing.T) {
 	}
 }
 
-// TestTranscriptCallsNeverHangs: a transcript the child replaced with a FIFO
-// or a link is not read (and the open does not wait for a writer).
+// TestTranscriptCallsNeverHangs: the guards read a child's transcript only
+// as a regular file beneath the task directory: a FIFO in its place does not
+// hang the open, and a link (at the file, or at the task directory on the
+// way) is not followed. A real transcript is read.
 func TestTranscriptCallsNeverHangs(t *testing.T) {
-	dir := t.TempDir()
-	fifo := dir + "/session.jsonl"
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	root := t.TempDir()
+	proj := taskdir.Open(root)
+	td := proj.MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
 		t.Fatal(err)
 	}
-	if calls := transcriptCalls(fifo); calls != nil {
-		t.Fatalf("a FIFO yielded calls: %v", calls)
-	}
-	link := dir + "/link.jsonl"
-	if err := os.Symlink("/etc/passwd", link); err != nil {
+	transcript := `{"type":"tool_call","tool_id":"t1","tool":"Bash","input":{"command":"go test ./..."}}` + "\n"
+	if err := os.WriteFile(td.File(taskdir.Session), []byte(transcript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if calls := transcriptCalls(link); calls != nil {
-		t.Fatalf("a link was followed: %v", calls)
+	if calls := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test ./..." {
+		t.Fatalf("a real transcript: calls %+v, want the one Bash call", calls)
+	}
+	// The task directory itself swapped for a link to one with a transcript.
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, taskdir.Session), []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := proj.MustTask(taskdir.NewID())
+	if err := os.Symlink(elsewhere, linked.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if calls := transcriptCalls(linked); calls != nil {
+		t.Fatalf("a linked task directory was followed: %v", calls)
+	}
+	for name, plant := range map[string]func(string) error{
+		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"link": func(p string) error { return os.Symlink(filepath.Join(elsewhere, taskdir.Session), p) },
+	} {
+		_ = os.Remove(td.File(taskdir.Session))
+		if err := plant(td.File(taskdir.Session)); err != nil {
+			t.Fatal(err)
+		}
+		if calls := transcriptCalls(td); calls != nil {
+			t.Errorf("%s: yielded calls %v", name, calls)
+		}
 	}
 }

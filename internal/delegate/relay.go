@@ -19,7 +19,9 @@ type progress struct {
 	agent string
 	depth int
 
-	asks    *childAsks // the child's permission asks (delegate/ask.go)
+	asks    *childAsks  // the child's permission asks (delegate/ask.go)
+	hooks   *childHooks // its hook requests (delegate/hookwire.go)
+	tree    *tree       // what it reported of its subtree
 	mu      sync.Mutex
 	lastErr string
 }
@@ -46,7 +48,14 @@ func (p *progress) line(ctx context.Context, b []byte) {
 		// Relayed up by childAsks to whoever can answer (the TUI, or a
 		// delegating child's own parent); the answer goes down on stdin.
 		if p.asks != nil {
-			p.asks.handle(b)
+			p.asks.handle(m)
+		}
+		return
+	case protocol.Hook:
+		// Run by the root's hooks (or relayed up by a delegating child);
+		// the reply goes down on stdin.
+		if p.hooks != nil {
+			p.hooks.handle(m)
 		}
 		return
 	case protocol.Nested:
@@ -60,6 +69,9 @@ func (p *progress) line(ctx context.Context, b []byte) {
 			m.Event.Parent = p.id // a nested task hangs below the child that relays it
 		}
 		if m.Event.Type == protocol.EvDispatchStart {
+			if p.tree != nil {
+				p.d.report(p.tree, p.id, p.depth, m.Event)
+			}
 			p.d.announce(m.Event.TaskID, m.Event.Agent, m.Event.Depth, m.Event.MaxDepth)
 		}
 		p.emit(m.Event)

@@ -98,7 +98,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	res.Config = s.cfg.settle(s.ws)
 	v.Config = res.Config
 	out.Result, out.Failures = res, v.Reasons
-	out.Concerns = d.concerns(j.name, j.dir, j.env, res, want)
+	out.Concerns = d.concerns(j.name, j.td, j.env, res, want)
 	v.Concerns = out.Concerns
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
@@ -158,8 +158,16 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if d.cfg.Ask != nil {
 		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
 	}
-	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: make(chan []byte, maxPendingAsks)}
-	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks}
+	if e := d.hookEnv(); e != "" {
+		cmd.Env = append(cmd.Env, e)
+	}
+	d.claim(id, id)
+	// One stdin for both kinds of reply; the pool writes it in order.
+	input := make(chan []byte, maxPendingAsks+maxPendingHooks)
+	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: input}
+	t := &tree{}
+	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks, hooks: hooks, tree: t}
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
@@ -180,7 +188,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			d.writeLog(td, j.lg)
 		},
 		OnLine:     func(b []byte) { s.prog.line(ctx, b) },
-		Input:      asks.input,
+		Input:      input,
 		OutputPath: td.File(taskdir.Output),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 		StoppedBy: func() string {

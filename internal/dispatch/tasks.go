@@ -54,6 +54,9 @@ type Task struct {
 
 	td      *taskdir.Dir
 	records *taskdir.Records // where Owner and Verdict were found
+	// owned and alive are what the kernel said before the records were
+	// read: an owner held the task's lock; the child recorded in Log ran.
+	owned, alive bool
 }
 
 // Files is the task's directory.
@@ -85,6 +88,14 @@ func LoadTask(projectRoot, id string) (*Task, error) {
 	if t.read(taskdir.Log, &lg) == nil {
 		t.Log = &lg
 	}
+	// Who is alive is decided before the records the living write are
+	// read: a record read after a death is final. The other way round, a
+	// child that wrote its result and exited between the read and the
+	// check was judged gone without a result, "killed", while it had ended
+	// cancelled (its parent SIGKILLed), and an owner that wrote its verdict
+	// and let go meanwhile left a result "not verified".
+	t.owned = LockedDir(td)
+	t.alive = t.Log != nil && t.Log.PID > 0 && Alive(t.Log.PID, t.ID)
 	var out Output
 	if t.read(taskdir.Output, &out) == nil {
 		t.Output = &out
@@ -197,7 +208,7 @@ func (t *Task) runStart() time.Time {
 func (t *Task) judge(resErr error) {
 	started := t.runStart()
 	killed := t.Kill != nil && !started.IsZero() && !t.Kill.At.Before(started)
-	owned := LockedDir(t.td)
+	owned := t.owned
 	switch {
 	case owned && started.IsZero():
 		t.Status, t.Note = StatusQueued, "waiting for a pool slot"
@@ -211,11 +222,11 @@ func (t *Task) judge(resErr error) {
 		// left: whatever result.json says is not final yet.
 		t.Status = StatusRunning
 		t.Duration = time.Since(started).Milliseconds()
-		if t.Log.PID > 0 && !Alive(t.Log.PID, t.ID) {
+		if t.Log.PID > 0 && !t.alive {
 			t.Note = "finishing"
 		}
 		return
-	case !killed && t.Log != nil && t.Log.PID > 0 && !started.IsZero() && Alive(t.Log.PID, t.ID) && (t.Result == nil || t.Output == nil || t.Output.Finished.Before(started)):
+	case !killed && t.alive && !started.IsZero() && (t.Result == nil || t.Output == nil || t.Output.Finished.Before(started)):
 		t.Status = StatusRunning
 		t.Duration = time.Since(started).Milliseconds()
 		return
@@ -305,11 +316,15 @@ func Alive(pid int, id string) bool {
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		// Gone between kill(0) and the read (a reused pid that exited):
-		// not alive. Only a machine with no /proc at all trusts kill(0).
+		// Gone between kill(0) and the read (reaped, or a reused pid that
+		// exited): not alive. Only a machine with no /proc at all trusts
+		// kill(0). Taking the error for "alive" made an exiting child look
+		// running.
 		_, noProc := os.Stat("/proc/self")
 		return noProc != nil
 	}
+	// Empty while it exits (its memory is gone): not running any more,
+	// and what it wrote before exiting is on disk.
 	return strings.Contains(string(cmdline), id)
 }
 

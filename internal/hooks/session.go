@@ -94,7 +94,11 @@ func (s *Session) BeforeTool(ctx context.Context, c agent.ToolCall) agent.ToolGa
 	if !s.r.Has(PreToolUse) {
 		return agent.ToolGate{}
 	}
-	res := s.r.Fire(ctx, PreToolUse, c.Name, PreToolUseInput{Common: s.base(PreToolUse), ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID})
+	return s.beforeTool(ctx, s.base(PreToolUse), c)
+}
+
+func (s *Session) beforeTool(ctx context.Context, common Common, c agent.ToolCall) agent.ToolGate {
+	res := s.r.Fire(ctx, PreToolUse, c.Name, PreToolUseInput{Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID})
 	var g agent.ToolGate
 	switch {
 	case res.Block:
@@ -121,9 +125,13 @@ func (s *Session) AfterTool(ctx context.Context, c agent.ToolCall, res tool.Resu
 	if !s.r.Has(PostToolUse) {
 		return ""
 	}
+	return s.afterTool(ctx, s.base(PostToolUse), c, ToolResponse{Content: res.Content, IsError: res.IsError}, took.Milliseconds())
+}
+
+func (s *Session) afterTool(ctx context.Context, common Common, c agent.ToolCall, resp ToolResponse, ms int64) string {
 	out := s.r.Fire(ctx, PostToolUse, c.Name, PostToolUseInput{
-		Common: s.base(PostToolUse), ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID,
-		ToolResponse: ToolResponse{Content: res.Content, IsError: res.IsError}, DurationMS: took.Milliseconds(),
+		Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID,
+		ToolResponse: resp, DurationMS: ms,
 	})
 	var parts []string
 	if out.Block {

@@ -148,7 +148,10 @@ func tryPIDNS(ctx context.Context) error {
 	}
 	cmd := exec.CommandContext(ctx, path)
 	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
-	return cmd.Run()
+	if err := sandbox.StartMapped(cmd, cmd.Start); err != nil {
+		return err
+	}
+	return cmd.Wait()
 }
 
 // hold is one child's containment: made before it starts, torn down after

@@ -72,6 +72,13 @@ func (p *Pool) containment(ctx context.Context) containment {
 	return p.contain
 }
 
+// Warm starts the containment probe in the background (once per pool), so
+// that the first job does not wait for it: a dispatcher calls it while it
+// prepares a task. Run waits for the probe as it always has.
+func (p *Pool) Warm() {
+	go p.containment(context.Background())
+}
+
 // Containment says how this pool holds its children's process trees (see
 // ContainCgroup, ContainPIDNS, ContainNone) and, for a fallback, why.
 func (p *Pool) Containment(ctx context.Context) (mode, note string) {
@@ -175,7 +182,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		return nil, err
 	}
 	started := time.Now()
-	err = start(cmd, job.OnThread)
+	err = sandbox.StartMapped(cmd, func() error { return start(cmd, job.OnThread) })
 	sp.started()
 	h.started(err == nil)
 	if err != nil {

@@ -2,9 +2,17 @@
 // its parent exchange, as Go types both ends use. One JSON object per line.
 //
 // Up (child → parent, on the child's stdout): Ping, Started, Progress,
-// Usage, BudgetWarning, BudgetExceeded, Ask, Nested and Result. Down
-// (parent → child, on the child's stdin): Answer. EOF on the child's stdin
-// means its parent is gone.
+// Usage, BudgetWarning, BudgetExceeded, Ask, Hook, Nested and Result. Down
+// (parent → child, on the child's stdin): Answer and HookReply. EOF on the
+// child's stdin means its parent is gone.
+//
+// Two of the up kinds are requests that wait for a reply down the same pipe
+// (never through a file the child can write): Ask, a permission question
+// for the person at the top of the tree, answered by Answer; and Hook, a
+// request that the root run the user's PreToolUse or PostToolUse hooks for
+// one of the child's own tool calls, answered by HookReply. Each process on
+// the way relays a descendant's request under an id of its own, stamps who
+// asks from what it knows itself, and relays the reply back down.
 //
 // Everything that comes up is data from an untrusted process: the parent
 // reads kinds and tool names from it, relays it, counts it, but takes no
@@ -22,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"sync"
 
@@ -40,9 +49,11 @@ const (
 	KindBudgetWarning  Kind = "budget_warning"
 	KindBudgetExceeded Kind = "budget_exceeded"
 	KindAsk            Kind = "ask"
+	KindHook           Kind = "hook"
 	KindNested         Kind = "nested"
 	KindResult         Kind = "result"
 	KindAnswer         Kind = "answer"
+	KindHookReply      Kind = "hook_reply"
 )
 
 // Message is one line of the protocol.
@@ -84,23 +95,99 @@ type BudgetExceeded struct {
 	Text string `json:"text"`
 }
 
-// Ask is a child asking permission for a tool call that its rules send to
-// a person. Relayed up until a process with a person (the TUI) or a policy
-// answers it; the answer comes back down as an Answer with the same ID.
+// Ask is a child's permission question (a Bash command or a write that no
+// rule allows), on its way to the user. Relayed up until a process with a
+// person (the TUI) answers it; the answer comes back down as an Answer with
+// the same ID. TaskID and Agent name the asking task as far as the
+// receiving process can tell: for its direct child they are its own
+// knowledge, whatever the line said; for a relayed ask they are what the
+// relaying child says, and Via lists the tasks it came through (the direct
+// child last).
 type Ask struct {
-	ID     string          `json:"id"`
-	TaskID string          `json:"task_id"`
-	Agent  string          `json:"agent"`
-	Tool   string          `json:"tool"`
-	Input  json.RawMessage `json:"input,omitempty"`
-	Reason string          `json:"reason,omitempty"`
+	ID      string   `json:"id"`
+	TaskID  string   `json:"task_id"`
+	Agent   string   `json:"agent"`
+	Via     []string `json:"via,omitempty"`
+	Tool    string   `json:"tool"`
+	Subject string   `json:"subject,omitempty"`
+	// Rules are the narrowest permission rules that together would allow
+	// the call, for an "always" answer.
+	Rules []string `json:"rules,omitempty"`
 }
 
-// Answer is the parent's reply to an Ask, on the child's stdin.
+// Answer is the reply to an Ask, on the child's stdin.
 type Answer struct {
-	ID     string `json:"id"`
-	Allow  bool   `json:"allow"`
-	Reason string `json:"reason,omitempty"`
+	ID    string `json:"id"`
+	Allow bool   `json:"allow"`
+	// Always is set when the user allowed the ask's Rules for good.
+	Always bool `json:"always,omitempty"`
+	// Wrote are the configuration files the user's process wrote to keep
+	// an "always" (.brood/settings.local.toml): each process on the way
+	// down takes them into its configuration guards, so they are not
+	// undone as a child's change (delegate.Dispatcher.AcceptConfig).
+	Wrote []ConfigWrite `json:"wrote,omitempty"`
+}
+
+// ConfigWrite is one configuration file the user's own process wrote
+// while subagents may run in place.
+type ConfigWrite struct {
+	Path string      `json:"path"` // project-relative, slash-separated
+	Data []byte      `json:"data"`
+	Perm fs.FileMode `json:"perm"`
+}
+
+// The hook events a child may ask the root to run (see package hooks).
+const (
+	HookPreToolUse  = "PreToolUse"
+	HookPostToolUse = "PostToolUse"
+)
+
+// Hook asks the root to run the user's hooks of Event for one of the
+// child's own tool calls. It is relayed up to the root, which alone runs
+// hooks, from its own configuration; the reply comes back down as a
+// HookReply with the same ID. The child waits (its heartbeat goes on).
+// TaskID, Agent and Depth are stamped by each receiving process from what
+// it knows: its own knowledge for its direct child, and for a descendant
+// the tree its child reported to it (a request naming a task the receiver
+// never saw below that child is refused), never the line's word.
+type Hook struct {
+	ID        string          `json:"id"`
+	Event     string          `json:"event"` // HookPreToolUse | HookPostToolUse
+	TaskID    string          `json:"task_id"`
+	Agent     string          `json:"agent"`
+	Depth     int             `json:"depth"`
+	Via       []string        `json:"via,omitempty"`
+	Tool      string          `json:"tool"`
+	ToolUseID string          `json:"tool_use_id"`
+	Input     json.RawMessage `json:"input"`
+	// Mode is the child's permission mode (the payload's permission_mode).
+	Mode string `json:"permission_mode,omitempty"`
+	// Response and DurationMS are PostToolUse's: what the tool returned.
+	Response   *ToolResponse `json:"response,omitempty"`
+	DurationMS int64         `json:"duration_ms,omitempty"`
+}
+
+// ToolResponse is what a tool returned, for PostToolUse.
+type ToolResponse struct {
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// HookReply is what the root's hooks decided, on the child's stdin.
+type HookReply struct {
+	ID string `json:"id"`
+	// Deny, when set, refuses the call (PreToolUse): the text the model
+	// sees. A hook's exit 2, a deny decision, a refused request.
+	Deny string `json:"deny,omitempty"`
+	// Verdict is PreToolUse's "allow" or "ask" (or ""): where the child's
+	// permission layer starts from. Its deny rules and read-only scope
+	// still hold whatever it says.
+	Verdict string `json:"verdict,omitempty"`
+	// Input replaces the call's input (updatedInput).
+	Input json.RawMessage `json:"updated_input,omitempty"`
+	// Context is added to the tool result the child's model sees
+	// (additionalContext, a PostToolUse block's reason).
+	Context string `json:"context,omitempty"`
 }
 
 // Nested carries a descendant's Event, relayed by this child as it got it
@@ -136,6 +223,8 @@ func (BudgetWarning) Kind() Kind  { return KindBudgetWarning }
 func (BudgetExceeded) Kind() Kind { return KindBudgetExceeded }
 func (Ask) Kind() Kind            { return KindAsk }
 func (Answer) Kind() Kind         { return KindAnswer }
+func (Hook) Kind() Kind           { return KindHook }
+func (HookReply) Kind() Kind      { return KindHookReply }
 func (Nested) Kind() Kind         { return KindNested }
 func (Result) Kind() Kind         { return KindResult }
 func (u Unknown) Kind() Kind      { return Kind(u.Type) }
@@ -239,6 +328,10 @@ func Unmarshal(line []byte) (Message, error) {
 		m, err = decode[Ask](line)
 	case KindAnswer:
 		m, err = decode[Answer](line)
+	case KindHook:
+		m, err = decode[Hook](line)
+	case KindHookReply:
+		m, err = decode[HookReply](line)
 	case KindNested:
 		m, err = decode[Nested](line)
 	case KindResult:
@@ -278,19 +371,6 @@ func (w *Writer) Send(m Message) error {
 	return err
 }
 
-// SendJSON writes v as one line: for lines not (yet) typed here, such as
-// the permission ask of delegate/ask.go.
-func (w *Writer) SendJSON(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, err = w.w.Write(append(b, '\n'))
-	return err
-}
-
 // MaxLine bounds one message.
 const MaxLine = 64 << 20
 
@@ -317,8 +397,16 @@ func Read(r io.Reader) iter.Seq2[Message, error] {
 }
 
 // NewAskID returns a fresh id for an Ask.
-func NewAskID() string {
+func NewAskID() string { return newID("ask-") }
+
+// NewHookID returns a fresh id for a Hook request.
+func NewHookID() string { return newID("hook-") }
+
+func newID(prefix string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return "ask-" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
+
+// MaxID bounds a request's id; a longer one is not a request.
+const MaxID = 64

@@ -25,13 +25,22 @@ func transcript() (up, down []Message) {
 		Progress{Tools: []string{"Read", "Grep", "Bash"}},
 		Usage{Turn: 1, Usage: u, Total: u},
 		BudgetWarning{Text: "8000 of 10000 budget tokens used"},
-		Ask{ID: "ask-1", TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ0", Agent: "general-purpose", Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build"}`), Reason: "Bash(rm:*) asks"},
+		Ask{ID: "ask-1", TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ0", Agent: "general-purpose", Tool: "Bash", Subject: "rm -rf build", Rules: []string{"Bash(rm:*)"}},
+		Ask{ID: "ask-2", TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Via: []string{"01JABCDEFGHJKMNPQRSTVWXYZ0"}, Tool: "Write", Subject: "notes.md"},
+		Hook{ID: "hook-1", Event: HookPreToolUse, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ0", Agent: "general-purpose", Depth: 1, Tool: "Bash", ToolUseID: "toolu_1", Input: json.RawMessage(`{"command":"make deploy"}`), Mode: "default"},
+		Hook{ID: "hook-2", Event: HookPostToolUse, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, Via: []string{"01JABCDEFGHJKMNPQRSTVWXYZ0"}, Tool: "Read", ToolUseID: "toolu_2", Input: json.RawMessage(`{"file_path":"README.md"}`), Response: &ToolResponse{Content: "# Sample"}, DurationMS: 3},
 		Nested{Event: Event{Type: EvDispatchStart, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, MaxDepth: 2}},
 		Nested{Event: Event{Type: EvBudgetExceeded, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, Text: "10500 of 10000 budget tokens used"}},
 		BudgetExceeded{Text: "10400 of 10000 budget tokens used"},
 		Result{Status: "done", Usage: u, ChildUsage: model.Usage{Input: 7, Output: 3}},
 	}
-	down = []Message{Answer{ID: "ask-1", Allow: false, Reason: "denied by the user"}}
+	down = []Message{
+		Answer{ID: "ask-1", Allow: false},
+		Answer{ID: "ask-2", Allow: true, Always: true, Wrote: []ConfigWrite{{Path: ".brood/settings.local.toml", Data: []byte("[permissions]\nallow = [\"Write(notes.md)\"]\n"), Perm: 0o644}}},
+		HookReply{ID: "hook-1", Deny: "blocked by a PreToolUse hook: no deploys from a subagent"},
+		HookReply{ID: "hook-2", Context: "README.md is generated; edit docs/readme.tmpl"},
+		HookReply{ID: "hook-3", Verdict: "allow", Input: json.RawMessage(`{"command":"make deploy --dry-run"}`)},
+	}
 	return up, down
 }
 

@@ -45,3 +45,12 @@ func ScopeForChild() (bool, error) { return false, nil }
 
 // OnThrowawayThread runs f on a goroutine of its own off Linux.
 func OnThrowawayThread(f func()) { go f() }
+
+// Undumpable has nothing to set off Linux.
+func Undumpable() error { return nil }
+
+// StartMapped runs start off Linux.
+func StartMapped(cmd *exec.Cmd, start func() error) error { return start() }
+
+// NoPtraceForChild has nothing to drop off Linux.
+func NoPtraceForChild() error { return nil }

@@ -46,6 +46,10 @@ type Settings struct {
 	Isolation   Isolation   `toml:"isolation"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
 	ProjectFiles ProjectFiles `toml:"project_files"`
+	// Store is the URL of the store every worker and the submitter share
+	// (file:///shared/path, s3://bucket/prefix?region=R): code snapshots,
+	// transcripts, patches, large results. Empty: none (local runs need none).
+	Store string `toml:"store"`
 
 	// Trust is what the project gate found (settings/trust.go): never read
 	// from a file.
@@ -200,6 +204,7 @@ var envVars = []struct {
 	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
 	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
 	{"BROOD_PERMISSION_MODE", "permissions.mode", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_STORE", "store", func(s *Settings, v string) error { s.Store = v; return nil }},
 	{"BROOD_ALLOW_CONFIG_CHANGES", "agents.allow_config_changes", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)
 		s.Agents.AllowConfigChanges = b

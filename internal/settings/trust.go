@@ -156,6 +156,11 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "isolation.no_landlock (the kernel sandbox off)"), append(keys, "isolation.no_landlock")
 		out.Isolation.NoLandlock = false
 	}
+	if full.Store != base.Store {
+		// The store receives the code, transcripts and patches of fleet runs.
+		why, keys = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)"), append(keys, "store")
+		out.Store = base.Store
+	}
 	return out, why, keys
 }
 

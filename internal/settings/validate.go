@@ -53,6 +53,8 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 		return nil, fail("project_files.max_bytes", "%d is negative (default 40000)", s.ProjectFiles.MaxBytes)
 	case s.Results.InlineLimit < 0:
 		return nil, fail("results.inline_limit", "%d is negative", s.Results.InlineLimit)
+	case s.Store != "" && checkStoreURL(s.Store) != nil:
+		return nil, fail("store", "%v", checkStoreURL(s.Store))
 	case s.Effort != "" && !slices.Contains([]string{"low", "medium", "high", "xhigh", "max"}, s.Effort):
 		return nil, fail("effort", "%q is not one of low, medium, high, xhigh, max", s.Effort)
 	case s.Permissions.Mode != "" && !slices.Contains([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, s.Permissions.Mode):

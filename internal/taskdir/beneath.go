@@ -133,25 +133,11 @@ func readBeneath(root, rel string, max int64) ([]byte, error) {
 		max = defaultMax
 	}
 	full := filepath.Join(root, rel)
-	rfd, err := openRoot(root)
+	f, err := openRegularBeneath(root, rel)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(rfd)
-	// O_NONBLOCK: a FIFO planted in place of a record must not hang us.
-	fd, err := openAt(rfd, rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, pathErr("open", full, err)
-	}
-	f := os.NewFile(uintptr(fd), full)
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: full, Err: errors.New("not a regular file")}
-	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: full, Err: err}
@@ -160,6 +146,33 @@ func readBeneath(root, rel string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: full, Err: fmt.Errorf("larger than %d bytes", max)}
 	}
 	return data, nil
+}
+
+// openRegularBeneath opens a regular file beneath root for reading,
+// without following a link anywhere on the way and without blocking (a
+// FIFO planted in place of a record must not hang us).
+func openRegularBeneath(root, rel string) (*os.File, error) {
+	full := filepath.Join(root, rel)
+	rfd, err := openRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(rfd)
+	fd, err := openAt(rfd, rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, pathErr("open", full, err)
+	}
+	f := os.NewFile(uintptr(fd), full)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: full, Err: errors.New("not a regular file")}
+	}
+	return f, nil
 }
 
 func readJSONBeneath(root, rel string, v any) error {

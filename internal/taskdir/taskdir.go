@@ -231,6 +231,14 @@ func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
 	return readBeneath(d.project.root, filepath.Join(d.rel, name), max)
 }
 
+// OpenRead opens a regular file beneath the directory for reading, as
+// ReadFile does (no link on the way, nothing but a regular file, never
+// blocking on a FIFO), for a record too large to read whole: the caller
+// bounds what it reads.
+func (d *Dir) OpenRead(name string) (*os.File, error) {
+	return openRegularBeneath(d.project.root, filepath.Join(d.rel, name))
+}
+
 // WriteJSON writes a record tmp+rename beneath the directory; sync says
 // whether it is fsynced first (results and envelopes are, diagnostics not).
 func (d *Dir) WriteJSON(name string, v any, sync bool) error {

@@ -14,11 +14,13 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/cli"
+	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
 // Main is a TestMain body. When env is "1" in the environment the process is
-// brood (as cmd/brood's main is); otherwise it runs the tests. Either way an
+// brood (as cmd/brood's main is; a child's command line runs brood-child's
+// main, child.Main); otherwise it runs the tests. Either way an
 // isolated child first mounts its copy of the tree, as brood's main does.
 func Main(m *testing.M, env string) {
 	if _, err := isolate.EnterFromEnv(); err != nil {
@@ -28,7 +30,13 @@ func Main(m *testing.M, env string) {
 	if os.Getenv(env) == "1" {
 		signal.Ignore(syscall.SIGPIPE) // as cmd/brood does
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+		stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
+		var code int
+		if opts, ok := child.Parse(os.Args[1:]); ok {
+			code = child.Main(ctx, stdio, opts) // as brood-child's main
+		} else {
+			code = cli.Main(ctx, stdio, os.Args[1:])
+		}
 		stop()
 		os.Exit(code)
 	}

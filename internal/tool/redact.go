@@ -146,9 +146,49 @@ var keyFormat = sync.OnceValue(func() *regexp.Regexp {
 		`|(?P<privatekey>-----BEGIN[ A-Z0-9]*PRIVATE KEY-----.*?-----END[ A-Z0-9]*PRIVATE KEY-----)`)
 })
 
+// minKeyTail is the fewest key characters ([A-Za-z0-9_-]) every format
+// but a private key has right after its prefix (the shortest: slack's
+// xox + "b-" + 10).
+const minKeyTail = 12
+
+// mayHoldKey reports whether s could match keyFormat: some prefix followed
+// by at least minKeyTail key characters, or a private key's BEGIN line. It
+// never says no to a string the expression matches, and says no to almost
+// every text — "task-1", "disk-usage" — so that the expression (compiled on
+// first use) runs only where a key may be.
+func mayHoldKey(s string) bool {
+	for _, p := range keyPrefixes {
+		for from := 0; ; {
+			i := strings.Index(s[from:], p)
+			if i < 0 {
+				break
+			}
+			at := from + i + len(p)
+			if p == "-----BEGIN" || keyTail(s[at:]) >= minKeyTail {
+				return true
+			}
+			from = from + i + 1
+		}
+	}
+	return false
+}
+
+// keyTail counts the key characters at the start of s (at most minKeyTail).
+func keyTail(s string) int {
+	n := 0
+	for n < len(s) && n < minKeyTail {
+		c := s[n]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // redactFormats replaces every key-format match with [REDACTED:kind].
 func redactFormats(s string) string {
-	if !slices.ContainsFunc(keyPrefixes, func(p string) bool { return strings.Contains(s, p) }) {
+	if !mayHoldKey(s) {
 		return s
 	}
 	re := keyFormat()

@@ -160,6 +160,35 @@ func BenchmarkRedact(b *testing.B) {
 	}
 }
 
+// TestMayHoldKeyNeverMissesAMatch checks the prefilter against the
+// expression itself: every string keyFormat matches must pass it, over
+// the shortest keys of every format embedded in ordinary text, and cut
+// at every length (a prefix with too short a tail is no key).
+func TestMayHoldKeyNeverMissesAMatch(t *testing.T) {
+	keys := []string{
+		"sk-ant-" + strings.Repeat("a", 16), "sk-" + strings.Repeat("Z", 20), "sk-admin-" + strings.Repeat("0", 20),
+		"sk_live_" + strings.Repeat("a", 16), "rk_test_" + strings.Repeat("1", 16), "pk_live_" + strings.Repeat("Q", 16),
+		"ghp_" + strings.Repeat("A", 30), "ghr_" + strings.Repeat("b", 30), "github_pat_" + strings.Repeat("_", 22),
+		"AKIA" + strings.Repeat("Z", 16), "ASIA" + strings.Repeat("9", 16), "xoxa-" + strings.Repeat("-", 10),
+		"xoxr-" + strings.Repeat("k", 10), "AIza" + strings.Repeat("-", 35),
+		"-----BEGIN PRIVATE KEY-----x-----END PRIVATE KEY-----",
+	}
+	for _, k := range keys {
+		for n := 1; n <= len(k); n++ {
+			for _, s := range []string{k[:n], "task-1 " + k[:n] + " end", "x" + k[:n], "sk-" + k[:n] + "\n"} {
+				if keyFormat().MatchString(s) && !mayHoldKey(s) {
+					t.Errorf("mayHoldKey(%q) = false, but keyFormat matches it", s)
+				}
+			}
+		}
+	}
+	for _, s := range []string{"bench-task-12: read README.md", "disk-1 task-ant-hill", "AKIA is short", "xoxb-short", ""} {
+		if mayHoldKey(s) {
+			t.Errorf("mayHoldKey(%q) = true: ordinary text would run the expression", s)
+		}
+	}
+}
+
 func TestRefuseConfig(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
 	env := &Env{Dir: root, ConfigRoot: root, ConfigDirs: []string{filepath.Join(home, ".config", "brood")}}

@@ -19,6 +19,7 @@ import (
 // Options are the flags of `brood bench`.
 type Options struct {
 	brood        string
+	child        string
 	build        bool
 	src          string
 	ks           string
@@ -33,6 +34,7 @@ type Options struct {
 	floorReps    int
 	env          []string
 	out          string
+	compare      string
 	quiet        bool
 	keep         bool
 }
@@ -54,7 +56,8 @@ a bare Go SDK child) is measured in the same run and every figure is shown
 against it. Needs the Go toolchain for the floor binaries.`,
 		Example: `  brood bench
   brood bench --ks 0,1,4,16 --reps 3 --model-latency -1s
-  brood bench --env GOGC=200 --out /tmp/gogc200.md`,
+  brood bench --env GOGC=200 --out /tmp/gogc200.md
+  brood bench --ks 0,16 --compare "claude -p --model claude-bench"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -65,7 +68,8 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.brood, "brood", "", "brood binary to measure (default: this binary, or a fresh build with --build)")
-	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood from --src and measure that")
+	fl.StringVar(&o.child, "child", "", "binary the children run (default: what brood picks: brood-child beside it when it is the same build, else brood)")
+	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood and ./cmd/brood-child from --src and measure them")
 	fl.StringVar(&o.src, "src", "", "brood's source tree, for --build and the SDK floor child (default: the module above the working directory)")
 	fl.StringVar(&o.ks, "ks", "0,1,4,16,64,256", "subagent counts K of the zero-latency runs")
 	fl.IntVar(&o.reps, "reps", 5, "runs per K (medians are reported)")
@@ -79,6 +83,7 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	fl.IntVar(&o.floorReps, "floor-reps", 30, "runs of each floor measurement")
 	fl.StringArrayVar(&o.env, "env", nil, "KEY=VALUE added to brood's environment (repeatable), e.g. GOGC=200")
 	fl.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	fl.StringVar(&o.compare, "compare", "", "a second command run against the same fake, interleaved with brood (words split on spaces; the prompt is appended), e.g. \"claude -p --model claude-bench\" or \"/old/brood run --model anthropic/claude-bench\"")
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
 	return cmd
@@ -120,15 +125,21 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 		if err := benchmark.BuildPackage(ctx, src, "./cmd/brood", brood); err != nil {
 			return err
 		}
+		if o.child == "" {
+			o.child = filepath.Join(dir, "brood-child")
+			if err := benchmark.BuildPackage(ctx, src, "./cmd/brood-child", o.child); err != nil {
+				return err
+			}
+		}
 	default:
 		if brood, err = os.Executable(); err != nil {
 			return err
 		}
 	}
 	cfg := benchmark.Config{
-		Brood: brood, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
+		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
-		Sample: o.sample, FloorReps: o.floorReps, Env: o.env,
+		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare),
 	}
 	if !o.quiet {
 		cfg.Progress = cmd.ErrOrStderr()

@@ -11,6 +11,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/settings"
 )
 
 // Options are the child-protocol flags.
@@ -43,6 +44,18 @@ func Run(ctx context.Context, opts *Options) error {
 	f := opts.Factory
 	tel, stop := f.StartTelemetry(ctx)
 	defer stop()
+	// Settings and agent definitions are read only by a child that may
+	// delegate (Main loads the directories alone; the command tree, Load).
+	loaded := f.Resolved != nil
+	loadSettings := func() (settings.Settings, error) {
+		if !loaded {
+			if err := f.Load(); err != nil {
+				return settings.Settings{}, err
+			}
+			loaded = true
+		}
+		return f.Settings, nil
+	}
 	return delegate.RunChild(ctx, delegate.ChildConfig{
 		Telemetry:    tel,
 		EnvelopePath: opts.Envelope,
@@ -50,13 +63,20 @@ func Run(ctx context.Context, opts *Options) error {
 		Stdout:       f.Out,
 		Stdin:        f.In,
 		ResolveModel: f.ResolveModel,
-		LoadRegistry: func() (*registry.Registry, error) { return f.Registry(), nil },
-		Settings:     f.Settings,
+		LoadRegistry: func() (*registry.Registry, error) {
+			if _, err := loadSettings(); err != nil {
+				return nil, err
+			}
+			return f.Registry(), nil
+		},
+		LoadSettings: loadSettings,
 		Exe:          f.ChildExe(),
 		Args:         f.ChildArgs(),
 		Redact:       f.Redactor.Redact,
 		// The parent says whether a person takes questions above it; its
 		// answers come down stdin, the pipe only it holds.
 		AskParent: f.Getenv(delegate.EnvAskParent) == "1",
+		// And which of its tool calls the root's hooks want to see.
+		HookEvents: delegate.ParseHookEvents(f.Getenv(delegate.EnvHooksParent)),
 	})
 }

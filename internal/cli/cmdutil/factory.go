@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
@@ -56,6 +57,7 @@ type Factory struct {
 	regDiags []registry.Diagnostic
 	mcp      *mcpspec.Config // loaded once (MCPServers)
 	rawOut   io.Writer       // stdout as given: the interactive mode needs the terminal itself
+	child    *childexe.Choice
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one
@@ -113,6 +115,25 @@ func (f *Factory) Load() error {
 	return nil
 }
 
+// LoadDirs fills in the directories and the redactor, without reading any
+// settings file: all a child needs until it delegates (Load then reads the
+// settings as every command does).
+func (f *Factory) LoadDirs() error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	// As Load: the real path, not a link to a copy.
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	f.Cwd = cwd
+	f.ProjectRoot = FindProjectRoot(cwd)
+	f.Home = f.Getenv("HOME")
+	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
+	return nil
+}
+
 // FindProjectRoot returns the nearest ancestor of dir holding .git or
 // .brood, or dir itself when there is none.
 func FindProjectRoot(dir string) string {
@@ -158,17 +179,32 @@ func (f *Factory) RegistryOptions() registry.Options {
 	return registry.Options{ProjectRoot: f.ProjectRoot, Home: f.Home, Claude: f.Settings.Agents.ClaudeEnabled()}
 }
 
-// ChildExe is the binary children run: brood itself (BROOD_CHILD_EXE
+// ChildExe is the binary children run: brood-child beside brood when it is
+// the same build, else brood itself (package childexe; BROOD_CHILD_EXE
 // overrides it, for tests that re-exec their own binary).
 func (f *Factory) ChildExe() string {
 	if v := f.Getenv("BROOD_CHILD_EXE"); v != "" {
 		return v
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "brood"
+	return f.ChildChoice().Path
+}
+
+// ChildChoice is which binary children run and, if not brood-child, why.
+// It is decided once per process.
+func (f *Factory) ChildChoice() childexe.Choice {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.child == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			c := childexe.Choice{Path: "brood", Why: "cannot find this binary: " + err.Error()}
+			f.child = &c
+		} else {
+			c := childexe.Find(exe)
+			f.child = &c
+		}
 	}
-	return exe
+	return *f.child
 }
 
 // ChildArgs are extra leading arguments for re-executing brood (used by

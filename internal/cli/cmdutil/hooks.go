@@ -75,6 +75,18 @@ func (h *RunHooks) Observe(next func(delegate.Event)) func(delegate.Event) {
 	}
 }
 
+// Attach gives d the user's PreToolUse and PostToolUse hooks for its
+// subagents' own tool calls (each child asks the root over the child
+// protocol; without such hooks no child asks). Call it before d dispatches.
+func (h *RunHooks) Attach(d *delegate.Dispatcher) {
+	if h == nil || d == nil {
+		return
+	}
+	if ct := h.s.ChildTools(); ct != nil {
+		d.SetToolHooks(ct)
+	}
+}
+
 // Background lists a dispatcher's running background tasks for the hooks.
 func (h *RunHooks) Background(d *delegate.Dispatcher) {
 	if h == nil || d == nil {

@@ -13,10 +13,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/pool"
@@ -42,8 +44,12 @@ type Report struct {
 	ContainmentNote string `json:"containment_note,omitempty"`
 	// SignalScope: a child cannot signal its parent or siblings (Landlock
 	// scoping, ABI 6).
-	SignalScope bool              `json:"signal_scope"`
-	Problems    map[string]string `json:"problems,omitempty"`
+	SignalScope bool `json:"signal_scope"`
+	// ChildExe is the binary a parent runs for each subagent: brood-child
+	// beside brood when it is the same build (else brood, and the reason is
+	// in Problems["children"]).
+	ChildExe string            `json:"child_exe"`
+	Problems map[string]string `json:"problems,omitempty"`
 }
 
 // Collect probes the machine. It takes a few tens of milliseconds (it starts
@@ -74,6 +80,13 @@ func Collect(ctx context.Context) Report {
 	}
 	if !iso.Overlay && iso.Why != "" {
 		r.Problems["overlay"] = iso.Why
+	}
+	if exe, err := os.Executable(); err == nil {
+		c := childexe.Find(exe)
+		r.ChildExe = c.Path
+		if !c.Lean {
+			r.Problems["children"] = c.Why
+		}
 	}
 	if iso.Git == "" {
 		r.Problems["git"] = "git not found on PATH: isolated children run in place"
@@ -159,6 +172,7 @@ func render(w io.Writer, r Report) error {
 		{"read-only agents get Bash", yesNo(r.ReadOnlyBash)},
 		{"children's processes held by", containment(r)},
 		{"children can't signal the parent", yesNo(r.SignalScope)},
+		{"children run", r.ChildExe},
 	}
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])

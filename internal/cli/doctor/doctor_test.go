@@ -72,6 +72,11 @@ func TestDoctorJSONMatchesProbes(t *testing.T) {
 	if !r.OverlayInUserNS && r.Problems["overlay"] == "" {
 		t.Error("no overlay but no reason given")
 	}
+	// A test binary has no brood-child beside it: children run the binary
+	// itself, and doctor says why.
+	if exe, _ := os.Executable(); r.ChildExe != exe || !strings.Contains(r.Problems["children"], "no brood-child beside") {
+		t.Errorf("children run %q (%q), want %q and the reason", r.ChildExe, r.Problems["children"], exe)
+	}
 }
 
 func TestDoctorText(t *testing.T) {

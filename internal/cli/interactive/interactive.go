@@ -98,6 +98,7 @@ func observe(ctx context.Context, f *cmdutil.Factory, cfg *tui.Config) (func(), 
 		cfg.NewDispatcher = func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 			d, err := next(hk.Observe(onEvent), ask)
 			hk.Background(d)
+			hk.Attach(d)
 			return d, err
 		}
 	}

@@ -132,6 +132,10 @@ func TestClaudeCodeDelegatesThroughBrood(t *testing.T) {
 					"ENABLE_TOOL_SEARCH=false", // else Claude Code defers MCP tools behind ToolSearch
 					"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 					"MCP_TIMEOUT=120000", "MCP_TOOL_TIMEOUT=300000",
+					// claude -p connects MCP servers without waiting by
+					// default: on a loaded machine its first turn went out
+					// before brood had started, offering no brood tool.
+					"MCP_CONNECTION_NONBLOCKING=0",
 				}
 				return cmd
 			}

@@ -42,6 +42,13 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 	if a.Settings.Model == "" {
 		fmt.Fprintln(a.Err, "brood mcp: warning: no model configured (--model is not a flag here: set BROOD_MODEL or model = \"...\" in .brood/settings.toml); subagents whose definitions name no model will fail")
 	}
+	// The user's hooks run for these dispatches as for brood run's:
+	// SubagentStart/SubagentStop paired (a dead server's owed stops fire
+	// late), and PreToolUse/PostToolUse for the subagents' tool calls.
+	hk, err := a.OpenHooks(ctx, "", a.Settings.Permissions.Mode, a.Settings.Effort)
+	if err != nil {
+		return nil, nil, err
+	}
 	builtins, _ := cmdutil.SelectTools("")
 	reg := a.Registry()
 	system := cmdutil.DefaultSystemPrompt(a.Cwd)
@@ -52,12 +59,15 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
 		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile, Grant: a.Grant(),
-		Redact: a.Redactor.Redact,
+		Redact: a.Redactor.Redact, OnEvent: hk.Observe(nil),
 	}
 	d, err := delegate.New(cfg)
 	if err != nil {
+		hk.Close()
 		return nil, nil, err
 	}
+	hk.Background(d)
+	hk.Attach(d)
 	// Background children live as long as the server: when the client
 	// goes away they are stopped in stages and recorded as cancelled
 	// (resumable with brood tasks resume).
@@ -66,7 +76,8 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: version, Lifetime: life})
 	if err != nil {
 		cancel()
+		hk.Close()
 		return nil, nil, err
 	}
-	return srv, func() { cancel(); d.WaitBackground(); srv.Wait() }, nil
+	return srv, func() { cancel(); d.WaitBackground(); srv.Wait(); hk.Close() }, nil
 }

@@ -223,6 +223,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	hk.Background(disp)
+	hk.Attach(disp)
 	tel, stopTel := f.StartTelemetry(ctx)
 	defer stopTel()
 	ctx = telemetry.NewContext(ctx, tel) // for the Workflow tool's runs

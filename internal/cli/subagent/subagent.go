@@ -99,6 +99,7 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	if d == nil {
 		return errors.New("delegation is off here: this process is at the subagent depth cap")
 	}
+	hk.Attach(d)
 	req := delegate.Request{Agent: opts.Agent, Prompt: opts.Prompt, Description: cmdutil.FirstNonEmpty(opts.Description, cmdutil.FirstLine(opts.Prompt, 80)), Isolation: opts.Isolation}
 	if opts.Background {
 		return background(ctx, opts, d, req)

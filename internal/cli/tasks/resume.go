@@ -61,6 +61,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
+	hk.Attach(d)
 	r, err := d.Call(ctx, call.Spec{Resume: opts.ID, Prompt: opts.Prompt})
 	if err != nil {
 		return err

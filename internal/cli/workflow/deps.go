@@ -64,5 +64,6 @@ func localEngine(ctx context.Context, f *cmdutil.Factory) (engine.Engine, error)
 		return nil, errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot start a workflow's agents")
 	}
 	d.SetLifetime(ctx)
+	cmdutil.HooksFrom(ctx).Attach(d)
 	return local.New(local.Config{ProjectRoot: f.ProjectRoot, Runner: d, Concurrency: f.Settings.Pool.Concurrency}), nil
 }

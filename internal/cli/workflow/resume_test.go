@@ -26,6 +26,9 @@ agents:
           say: "thinking for an hour"
           delay: 1h
       say: "done quickly"
+    # A call killed after its model answered but before its parent recorded
+    # the result is continued: the model is asked again.
+    - say: "picked up again and finished"
 `
 
 const resumePlan = `

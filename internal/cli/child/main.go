@@ -1,0 +1,62 @@
+package child
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+)
+
+// Parse recognises the child protocol's command line, the one a parent
+// starts each subagent with: only the flags --mode, --task-id and
+// --envelope ("--flag value" or "--flag=value"), --envelope set and the
+// mode json. Anything else is not a child and goes to the command tree.
+func Parse(args []string) (Options, bool) {
+	var o Options
+	o.Mode = "json"
+	for i := 0; i < len(args); i++ {
+		name, val, hasVal := strings.Cut(args[i], "=")
+		var dst *string
+		switch name {
+		case "--envelope":
+			dst = &o.Envelope
+		case "--task-id":
+			dst = &o.TaskID
+		case "--mode":
+			dst = &o.Mode
+		default:
+			return Options{}, false
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return Options{}, false
+			}
+			i++
+			val = args[i]
+		}
+		*dst = val
+	}
+	if o.Envelope == "" || o.Mode != "json" {
+		return Options{}, false
+	}
+	return o, true
+}
+
+// Main runs a child without building the command tree: what brood-child's
+// main is, and brood's own fast path for a child command line (see Parse).
+// It finds the project from the working directory and reads settings and
+// agent definitions only if the child may delegate.
+func Main(ctx context.Context, stdio cmdutil.IO, opts Options) int {
+	f := cmdutil.NewFactory(stdio)
+	opts.Factory = f
+	if err := f.LoadDirs(); err != nil {
+		fmt.Fprintln(f.Err, "brood:", err)
+		return cmdutil.ExitFailed
+	}
+	if err := Run(ctx, &opts); err != nil {
+		fmt.Fprintln(f.Err, "brood:", err)
+		return cmdutil.ExitFailed
+	}
+	return 0
+}

@@ -1,0 +1,347 @@
+package codesnap
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/blobstore"
+)
+
+// Cache is a worker's per-host cache of repositories: one bare clone per
+// repository under Dir/repos, and the per-call copies under Dir/jobs. Keep
+// it on a local disk (its lock is flock); several worker processes on one
+// host may share it.
+type Cache struct {
+	Dir string
+}
+
+// DefaultCacheDir is the user's cache directory's brood/fleet.
+func DefaultCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "brood", "fleet")
+	}
+	return filepath.Join(os.TempDir(), "brood-fleet")
+}
+
+// Options describe one materialisation.
+type Options struct {
+	// ID names the copy (a task id); it prefixes the job directory.
+	ID string
+	// Partial is an earlier attempt's change to start from (a retry on
+	// another worker); nil starts from the snapshot.
+	Partial *Result
+}
+
+// Checkout is one call's copy of the submitter's tree.
+type Checkout struct {
+	// Dir is where the child starts: Root joined with the submitter's
+	// place in the repository.
+	Dir string
+	// Root is the top of the copy, a git repository of its own: the only
+	// directory the child needs to write beneath.
+	Root string
+
+	job   string // the job directory: meta.git, index, tree
+	meta  string // our git dir for the copy (outside Root)
+	index string // the snapshot tree's index, with the checkout's stat data
+	snap  *Snapshot
+	lock  *os.File // held until Cleanup (PruneJobs)
+}
+
+// Materialise makes a copy of snap for one call. Each call gets a new
+// directory; concurrent calls on one cache are safe.
+func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *Snapshot, opts Options) (*Checkout, error) {
+	if snap == nil || snap.Tree == "" {
+		return nil, errors.New("codesnap: the snapshot names no tree")
+	}
+	if strings.ContainsAny(opts.ID, "/\\") || opts.ID == "." || opts.ID == ".." {
+		return nil, fmt.Errorf("codesnap: invalid id %q", opts.ID)
+	}
+	format := snap.ObjectFormat
+	if format == "" {
+		format = "sha1"
+	}
+	var objects []string
+	if snap.Base != "" {
+		repo, err := c.ensureBase(ctx, store, snap, format)
+		if err != nil {
+			return nil, err
+		}
+		objects = append(objects, filepath.Join(repo, "objects"))
+	}
+	jobs := filepath.Join(c.Dir, "jobs")
+	if err := os.MkdirAll(jobs, 0o700); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	job, err := os.MkdirTemp(jobs, opts.ID+"-")
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	co := &Checkout{job: job, meta: filepath.Join(job, "meta.git"), index: filepath.Join(job, "index"), Root: filepath.Join(job, "tree"), snap: snap}
+	if co.lock, err = holdJob(job); err != nil {
+		os.RemoveAll(job)
+		return nil, err
+	}
+	co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
+	if err := co.build(ctx, store, objects, format); err != nil {
+		co.Cleanup()
+		return nil, err
+	}
+	if opts.Partial != nil && opts.Partial.Patch != nil {
+		if err := co.applyPartial(ctx, store, opts.Partial); err != nil {
+			co.Cleanup()
+			return nil, err
+		}
+	}
+	return co, nil
+}
+
+// ensureBase makes sure the cache's clone of snap.Repo has snap.Base, and
+// pins it with a ref so no gc removes what copies borrow.
+func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Snapshot, format string) (string, error) {
+	sum := sha256.Sum256([]byte(snap.Repo))
+	name := hex.EncodeToString(sum[:10])
+	repos := filepath.Join(c.Dir, "repos")
+	if err := os.MkdirAll(repos, 0o700); err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(repos, name+".lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	repo := filepath.Join(repos, name+".git")
+	if _, err := os.Stat(filepath.Join(repo, "HEAD")); err != nil {
+		if err := initBare(ctx, repo, format); err != nil {
+			return "", err
+		}
+	}
+	g := gitCmd{dir: repo}
+	has := func() bool {
+		_, err := g.run(ctx, "cat-file", "-e", snap.Base+"^{commit}")
+		return err == nil
+	}
+	var why []string
+	if !has() && snap.Remote != "" {
+		// All branches first (the cache then serves later bases too), then
+		// the commit itself, for servers that allow fetching by id.
+		_, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", "--prune", snap.Remote, "+refs/heads/*:refs/remotes/origin/*")...)
+		if err != nil {
+			why = append(why, err.Error())
+		}
+		if !has() {
+			if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", snap.Remote, snap.Base)...); err != nil {
+				why = append(why, err.Error())
+			}
+		}
+	}
+	if !has() && snap.Bundle != nil {
+		if err := fetchBundle(ctx, store, g, repo, snap); err != nil {
+			why = append(why, err.Error())
+		}
+	}
+	if !has() {
+		where := "no remote"
+		if snap.Remote != "" {
+			where = snap.Remote
+		}
+		return "", fmt.Errorf("codesnap: this worker cannot get base commit %s of %s (from %s, and no bundle had it): push it, or give the worker access to the remote: %s",
+			short(snap.Base), snap.Repo, where, strings.Join(why, "; "))
+	}
+	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
+		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
+	}
+	return repo, nil
+}
+
+// initBare creates a bare cache repository atomically: made aside, then
+// renamed into place, so a crash never leaves half a repository there.
+func initBare(ctx context.Context, repo, format string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(repo), ".init-")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	g := gitCmd{dir: tmp}
+	if _, err := g.run(ctx, "init", "-q", "--bare", "--object-format="+format, tmp); err != nil {
+		return fmt.Errorf("codesnap: create the cache: %w", err)
+	}
+	for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}, {"core.hooksPath", "/dev/null"}, {"fetch.writeCommitGraph", "false"}} {
+		if _, err := g.run(ctx, "config", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	os.RemoveAll(repo) // a leftover without HEAD
+	if err := os.Rename(tmp, repo); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return nil
+}
+
+func fetchBundle(ctx context.Context, store *blobstore.Store, g gitCmd, repo string, snap *Snapshot) error {
+	file := filepath.Join(repo, "brood-"+snap.Bundle.SHA256[:16]+".bundle")
+	defer os.Remove(file)
+	if err := store.GetFile(ctx, *snap.Bundle, file); err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	heads, err := g.run(ctx, "bundle", "list-heads", file)
+	if err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	if !strings.Contains(heads, snap.Base) {
+		return fmt.Errorf("bundle: its head is not %s (the submitter's HEAD moved while it was captured)", short(snap.Base))
+	}
+	if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", file, "+HEAD:refs/brood/bundles/"+snap.Base)...); err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	return nil
+}
+
+// build makes the copy: our git dir and index (objects borrowed from the
+// cache) give the snapshot tree, checked against snap.Tree; the child's own
+// repository has HEAD at the base and the base in its index, and the work
+// tree holds the snapshot, so `git status` shows the dirty state.
+func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects []string, format string) error {
+	snap := co.snap
+	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := writeLines(filepath.Join(co.meta, "objects", "info", "alternates"), objects); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(co.meta, "info", "exclude"), []byte(snap.Excludes), 0o600); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.Mkdir(co.Root, 0o755); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	meta := co.metaGit("")
+	if snap.Base != "" {
+		if _, err := meta.run(ctx, "read-tree", snap.Base); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	} else if _, err := meta.run(ctx, "read-tree", "--empty"); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if snap.Patch != nil {
+		file := filepath.Join(co.job, "dirty.patch")
+		if err := store.GetFile(ctx, *snap.Patch, file); err != nil {
+			return fmt.Errorf("codesnap: the dirty patch: %w", err)
+		}
+		if _, err := meta.run(ctx, "apply", "--cached", "--whitespace=nowarn", file); err != nil {
+			return fmt.Errorf("codesnap: the dirty patch does not apply to base %s: %w", short(snap.Base), err)
+		}
+	}
+	tree, err := meta.line(ctx, "write-tree")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if tree != snap.Tree {
+		return fmt.Errorf("codesnap: the copy's tree %s is not the submitter's %s: refusing to run on different code", short(tree), short(snap.Tree))
+	}
+	// The child's repository.
+	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--object-format="+format, co.Root); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := writeLines(filepath.Join(co.Root, ".git", "objects", "info", "alternates"), append(objects, filepath.Join(co.meta, "objects"))); err != nil {
+		return err
+	}
+	child := gitCmd{dir: co.Root}
+	// No background gc or maintenance in the child's repository: nothing
+	// it starts that way may outlive it or write while the copy is read.
+	for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}} {
+		if _, err := child.run(ctx, "config", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	branch := snap.Branch
+	if branch == "" || strings.HasPrefix(branch, "-") {
+		branch = ""
+	}
+	switch {
+	case snap.Base != "" && branch != "":
+		if _, err := child.run(ctx, "update-ref", "refs/heads/"+branch, snap.Base); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+		if _, err := child.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	case snap.Base != "":
+		if _, err := child.run(ctx, "update-ref", "--no-deref", "HEAD", snap.Base); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	case branch != "":
+		child.run(ctx, "symbolic-ref", "HEAD", "refs/heads/"+branch)
+	}
+	if snap.Base != "" {
+		if _, err := child.run(ctx, "read-tree", snap.Base); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	if _, err := meta.run(ctx, "checkout-index", "-a", "-u", "-f"); err != nil {
+		return fmt.Errorf("codesnap: write the copy: %w", err)
+	}
+	// Fresh stat data in the child's index, so its first git status does
+	// not re-hash every file.
+	child.run(ctx, "update-index", "-q", "--refresh")
+	return nil
+}
+
+// metaGit runs git with our git dir and the snapshot index on the copy's
+// work tree: nothing under Root/.git is read.
+func (co *Checkout) metaGit(index string) gitCmd {
+	if index == "" {
+		index = co.index
+	}
+	return gitCmd{dir: co.Root, env: []string{"GIT_DIR=" + co.meta, "GIT_WORK_TREE=" + co.Root, "GIT_INDEX_FILE=" + index}}
+}
+
+func writeLines(path string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return nil
+}
+
+// lockFile takes an exclusive flock on path; cancelling ctx gives up the
+// wait (the lock, if it arrives late, is dropped at once).
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: cache lock: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- unix.Flock(int(f.Fd()), unix.LOCK_EX) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("codesnap: cache lock: %w", err)
+		}
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		go func() { <-done; f.Close() }()
+		return nil, ctx.Err()
+	}
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

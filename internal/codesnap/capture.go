@@ -1,0 +1,253 @@
+package codesnap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/broodhq/brood/internal/blobstore"
+)
+
+// Capture records the code in the repository containing dir and puts what a
+// worker needs in store: the dirty patch, and a bundle of the commits the
+// remote may lack. The user's index and refs are only read.
+func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	out, err := gitCmd{dir: real}.run(ctx, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || len(lines) != 4 || lines[0] == "" {
+		return nil, fmt.Errorf("codesnap: %s is not in a git work tree: running on workers ships code as git commits and patches (git init it, or use the local engine)", dir)
+	}
+	top, gitDir, common, format := lines[0], lines[1], lines[2], lines[3]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(real, common)
+	}
+	g := gitCmd{dir: top}
+	snap := &Snapshot{ObjectFormat: format}
+	if rel, err := filepath.Rel(top, real); err == nil && rel != "." {
+		snap.Subdir = filepath.ToSlash(rel)
+	}
+	snap.Base, _ = g.line(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	snap.Branch, _ = g.line(ctx, "symbolic-ref", "-q", "--short", "HEAD")
+	if snap.Tree, err = worktreeTree(ctx, top, gitDir); err != nil {
+		return nil, err
+	}
+	from := snap.Base
+	if from == "" {
+		if from, err = emptyTree(ctx, g); err != nil {
+			return nil, err
+		}
+	}
+	patch, err := g.run(ctx, append(append([]string{"diff-tree", "-r", "-p"}, diffFlags...), from, snap.Tree)...)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: dirty patch: %w", err)
+	}
+	if patch != "" {
+		ref, err := store.PutBytes(ctx, []byte(patch))
+		if err != nil {
+			return nil, fmt.Errorf("codesnap: store the dirty patch: %w", err)
+		}
+		snap.Patch = &ref
+	}
+	if snap.Excludes, err = excludes(ctx, g, common); err != nil {
+		return nil, err
+	}
+	if snap.Base == "" {
+		return snap, nil // nothing to fetch: the patch is the whole tree
+	}
+	remote := pickRemote(ctx, g, snap.Branch)
+	if remote != "" {
+		raw, _ := g.line(ctx, "remote", "get-url", remote)
+		snap.Remote = cleanURL(raw, top)
+	}
+	if snap.Remote != "" {
+		snap.Repo = repoID(snap.Remote)
+	} else {
+		roots, err := g.run(ctx, "rev-list", "--max-parents=0", snap.Base)
+		if err != nil {
+			return nil, fmt.Errorf("codesnap: %w", err)
+		}
+		first := strings.Fields(roots)
+		if len(first) == 0 {
+			return nil, fmt.Errorf("codesnap: no root commit below %s", snap.Base)
+		}
+		snap.Repo = "root:" + first[len(first)-1]
+	}
+	if snap.Bundle, err = bundle(ctx, store, g, snap.Base, remote, snap.Remote != ""); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// worktreeTree writes the work tree as the user sees it — tracked files as
+// they are on disk, untracked files added, ignored ones left out — as a tree
+// object, through a private copy of the index.
+func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
+	tmp, err := os.MkdirTemp("", "brood-capture-")
+	if err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	index := filepath.Join(tmp, "index")
+	if data, err := os.ReadFile(filepath.Join(gitDir, "index")); err == nil {
+		if err := os.WriteFile(index, data, 0o600); err != nil {
+			return "", fmt.Errorf("codesnap: %w", err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("codesnap: read the index: %w", err)
+	}
+	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
+	if _, err := g.run(ctx, "-c", "core.fsmonitor=false", "add", "-A"); err != nil {
+		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
+	}
+	tree, err := g.line(ctx, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
+	}
+	return tree, nil
+}
+
+func emptyTree(ctx context.Context, g gitCmd) (string, error) {
+	g.stdin = []byte{}
+	t, err := g.line(ctx, "hash-object", "-t", "tree", "--stdin")
+	if err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	return t, nil
+}
+
+// pickRemote is the branch's upstream remote, else origin, else the only
+// remote; "" when there is none to choose.
+func pickRemote(ctx context.Context, g gitCmd, branch string) string {
+	if branch != "" {
+		if r, _ := g.line(ctx, "config", "--get", "branch."+branch+".remote"); r != "" && r != "." {
+			return r
+		}
+	}
+	out, _ := g.run(ctx, "remote")
+	names := strings.Fields(out)
+	for _, n := range names {
+		if n == "origin" {
+			return n
+		}
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return ""
+}
+
+// cleanURL drops credentials from a remote URL (they must never reach
+// Temporal's history; workers have their own) and makes a relative local
+// path absolute. A URL git would treat as a command or an option is
+// dropped.
+func cleanURL(raw, top string) string {
+	switch {
+	case raw == "", strings.HasPrefix(raw, "-"), strings.HasPrefix(raw, "ext::"), strings.Contains(raw, "::"):
+		return ""
+	}
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		switch u.Scheme {
+		case "ssh", "git+ssh", "ssh+git":
+			if u.User != nil {
+				u.User = url.User(u.User.Username())
+			}
+		default:
+			u.User = nil
+		}
+		return u.String()
+	}
+	if i := strings.Index(raw, ":"); i > 0 && !strings.Contains(raw[:i], "/") {
+		return raw // scp-like user@host:path
+	}
+	if !filepath.IsAbs(raw) {
+		raw = filepath.Join(top, raw)
+	}
+	return filepath.Clean(raw)
+}
+
+// repoID names a repository by its remote, the same for every spelling of
+// it: scheme and user dropped, host lowercased, .git and slashes trimmed.
+func repoID(remote string) string {
+	s := remote
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		if u.Scheme == "file" {
+			return "path:" + filepath.Clean(u.Path)
+		}
+		s = strings.ToLower(u.Hostname()) + "/" + strings.TrimPrefix(u.Path, "/")
+	} else if i := strings.Index(s, ":"); i > 0 && !strings.Contains(s[:i], "/") {
+		host := s[:i]
+		if at := strings.LastIndex(host, "@"); at >= 0 {
+			host = host[at+1:]
+		}
+		s = strings.ToLower(host) + "/" + strings.TrimPrefix(s[i+1:], "/")
+	} else {
+		return "path:" + filepath.Clean(s)
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(s, "/"), ".git")
+}
+
+// bundle stores the commits up to base that the remote may lack: none when
+// a remote-tracking branch already contains base, the commits not on any
+// remote-tracking branch otherwise, the whole history without a remote.
+func bundle(ctx context.Context, store *blobstore.Store, g gitCmd, base, remote string, hasRemote bool) (*blobstore.Ref, error) {
+	var negs []string
+	if hasRemote {
+		out, _ := g.run(ctx, "for-each-ref", "--format=%(objectname)", "refs/remotes/"+remote+"/")
+		for _, r := range strings.Fields(out) {
+			if _, err := g.run(ctx, "merge-base", "--is-ancestor", base, r); err == nil {
+				return nil, nil
+			}
+			negs = append(negs, "^"+r)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "brood-bundle-")
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	file := filepath.Join(tmp, "base.bundle")
+	// The bundle's one ref is HEAD; its tip is checked against base on the
+	// worker, so a HEAD that moved meanwhile is caught.
+	g.stdin = []byte(strings.Join(append([]string{"HEAD"}, negs...), "\n") + "\n")
+	if _, err := g.run(ctx, "bundle", "create", "-q", file, "--stdin"); err != nil {
+		return nil, fmt.Errorf("codesnap: bundle the unpushed commits: %w", err)
+	}
+	ref, err := store.PutFile(ctx, file)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: store the bundle: %w", err)
+	}
+	return &ref, nil
+}
+
+// excludes reads the ignore rules that live outside the tree.
+func excludes(ctx context.Context, g gitCmd, common string) (string, error) {
+	var b strings.Builder
+	files := []string{filepath.Join(common, "info", "exclude")}
+	if p, _ := g.line(ctx, "config", "--path", "--get", "core.excludesFile"); p != "" {
+		files = append(files, p)
+	} else if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		files = append(files, filepath.Join(x, "git", "ignore"))
+	} else if h, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(h, ".config", "git", "ignore"))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if b.Len()+len(data) > 1<<20 {
+			return "", fmt.Errorf("codesnap: %s: over 1 MiB of ignore rules", f)
+		}
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,156 @@
+// Package codesnap moves code between the submitter and the workers of a
+// fleet: the submitter records the code a run starts from, a worker
+// materialises it in a copy of its own, and the child's changes come back as
+// one patch the submitter applies whole or not at all.
+//
+//  1. Capture (submitter): the base commit (HEAD; none in a repository with
+//     no commits; a detached HEAD is fine) and the dirty state on top of it
+//     as one binary git patch — modified, added, deleted and untracked
+//     files, modes and symlinks, never gitignored files — put in the store.
+//     Commits the remote may not have (HEAD not reachable from a
+//     remote-tracking branch, or no remote at all) go along as a git
+//     bundle. The Snapshot names the tree object of base + patch: what the
+//     child must see, checked on the worker.
+//  2. Materialise (worker): a cached bare clone per repository (keyed by the
+//     remote URL, or the root commit when there is no remote), fetched from
+//     the remote or the bundle when it lacks the base; then, per call, a
+//     new repository whose objects borrow the cache's (alternates), with
+//     HEAD at the base, the base in its index and the dirty state in its
+//     work tree: the child sees what `git status` showed the submitter.
+//     The cache is shared by concurrent workers on a host under a file lock;
+//     the child's copy cannot write into it.
+//  3. Result (worker): the copy's tree against the snapshot tree, computed
+//     with a git dir and index outside the child's reach (nothing the child
+//     wrote in its .git is read), as a binary patch in the store.
+//  4. Apply (submitter): isolate.ApplyPatch, the local isolated child's
+//     apply-back: plain `git apply`, else a clean three-way merge of every
+//     file against the snapshot, else nothing — with the reason and whether
+//     the submitter's HEAD moved since Capture.
+//
+// A Snapshot and a Result are JSON and small (refs into the store), so they
+// travel in Temporal's history as they are.
+package codesnap
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/broodhq/brood/internal/blobstore"
+)
+
+// Snapshot is the submitter's code as a worker needs it.
+type Snapshot struct {
+	// Repo identifies the repository for a worker's cache: the remote's
+	// URL, normalised, or "root:<commit>" without a remote; empty for a
+	// repository with no commits.
+	Repo string `json:"repo,omitempty"`
+	// Remote is where a worker fetches the base from (credentials removed).
+	Remote string `json:"remote,omitempty"`
+	// Base is the commit the dirty state sits on; empty when the
+	// repository has no commits.
+	Base string `json:"base,omitempty"`
+	// Branch is the submitter's branch (empty: detached HEAD); the copy is
+	// on a branch of that name.
+	Branch string `json:"branch,omitempty"`
+	// Tree is the tree object of base + dirty state: the child's start.
+	Tree string `json:"tree"`
+	// ObjectFormat is the repository's hash (sha1 or sha256).
+	ObjectFormat string `json:"object_format"`
+	// Patch is the dirty state as a binary patch against Base (nil: clean).
+	Patch *blobstore.Ref `json:"patch,omitempty"`
+	// Bundle holds commits up to Base that the remote may lack (nil: none).
+	Bundle *blobstore.Ref `json:"bundle,omitempty"`
+	// Subdir is where in the repository the submitter stood ("" = top).
+	Subdir string `json:"subdir,omitempty"`
+	// Excludes are the submitter's ignore rules outside the tree
+	// (.git/info/exclude, core.excludesFile), so the worker leaves out of
+	// the result what the submitter would never see as a change.
+	Excludes string `json:"excludes,omitempty"`
+}
+
+// Result is a child's change: a patch against the snapshot's tree.
+type Result struct {
+	// Tree is the snapshot tree the patch applies to.
+	Tree string `json:"tree"`
+	// Patch is the change (nil: the child changed nothing).
+	Patch *blobstore.Ref `json:"patch,omitempty"`
+	// Files are the repository-relative paths it touches.
+	Files []string `json:"files,omitempty"`
+}
+
+// safeConfig keeps a repository's configured commands from running in
+// brood's own git calls on copies and caches.
+var safeConfig = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "diff.external=", "-c", "protocol.ext.allow=never"}
+
+// diffFlags make a patch git apply reads back exactly, whatever the
+// user's diff configuration.
+var diffFlags = []string{"--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/"}
+
+// gitError is a failed git command in git's own words.
+type gitError struct {
+	args   []string
+	stderr string
+	err    error
+}
+
+func (e *gitError) Error() string {
+	msg := strings.TrimSpace(e.stderr)
+	if msg == "" {
+		msg = e.err.Error()
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.args, " "), msg)
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// gitCmd is one git invocation.
+type gitCmd struct {
+	dir   string
+	env   []string
+	stdin []byte
+}
+
+// run runs git and returns its stdout.
+func (g gitCmd) run(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = g.dir
+	cmd.Env = gitEnv(g.env)
+	if g.stdin != nil {
+		cmd.Stdin = bytes.NewReader(g.stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), &gitError{args: args, stderr: stderr.String(), err: err}
+	}
+	return stdout.String(), nil
+}
+
+// line runs git and returns its first line of output, trimmed.
+func (g gitCmd) line(ctx context.Context, args ...string) (string, error) {
+	out, err := g.run(ctx, args...)
+	out, _, _ = strings.Cut(out, "\n")
+	return strings.TrimSpace(out), err
+}
+
+// gitEnv is the caller's environment without what would point git at
+// another repository, index or object store, plus extra; pathspecs are
+// literal and reads take no optional locks.
+func gitEnv(extra []string) []string {
+	env := make([]string, 0, len(os.Environ())+len(extra)+3)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+			"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_PREFIX", "GIT_QUARANTINE_PATH":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
+	return append(env, extra...)
+}

@@ -1,0 +1,73 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// dumpableMu serialises changes to the dumpable flag, which the kernel
+// keeps once per process (not per thread, nor per pool): the one piece of
+// process-wide state here, because the kernel's is process-wide.
+var dumpableMu sync.Mutex
+
+// Undumpable makes this process non-dumpable (PR_SET_DUMPABLE 0): a
+// process of the same uid without CAP_SYS_PTRACE over it (a sibling child,
+// or anything a sibling starts) can no longer ptrace it or open its
+// /proc/PID/mem and /proc/PID/environ, and it leaves no core. A brood child
+// calls it first thing; exec resets the flag, so a child that re-executes
+// itself (under Landlock) calls it again from the top.
+func Undumpable() error {
+	dumpableMu.Lock()
+	defer dumpableMu.Unlock()
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: PR_SET_DUMPABLE: %w", err)
+	}
+	return nil
+}
+
+// StartMapped runs start, which starts cmd. When cmd gets a user namespace
+// whose id maps this process writes (a non-root pool's PID namespace), the
+// new process must be dumpable until it execs: it inherits the flag at the
+// fork, and the kernel makes a non-dumpable process's /proc/PID/uid_map
+// root's, which this user may not write. So a non-dumpable process is
+// dumpable for the span of that one start (the fork, the maps, the exec),
+// and never otherwise.
+func StartMapped(cmd *exec.Cmd, start func() error) error {
+	a := cmd.SysProcAttr
+	if a == nil || (len(a.UidMappings) == 0 && len(a.GidMappings) == 0) {
+		return start()
+	}
+	dumpableMu.Lock()
+	defer dumpableMu.Unlock()
+	if v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || v != 0 {
+		return start()
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: PR_SET_DUMPABLE for a start in a user namespace: %w", err)
+	}
+	defer unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	return start()
+}
+
+// NoPtraceForChild drops CAP_SYS_PTRACE from the calling OS thread's
+// bounding set, so that a process started from this thread, and everything
+// below it, never holds it. Without it, a root child's sibling passes the
+// non-dumpable flag (CAP_SYS_PTRACE overrides it) and reads the child's
+// /proc/PID/environ. A non-root process has nothing to drop. As with
+// RestrictForChild, the thread must be locked and must die afterwards.
+func NoPtraceForChild() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for _, c := range []uintptr{unix.CAP_SYS_PTRACE, unix.CAP_PERFMON} {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("sandbox: drop capability %d for a child: %w", c, err)
+		}
+	}
+	return nil
+}
