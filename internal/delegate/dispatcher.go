@@ -53,6 +53,15 @@ type Config struct {
 	MaxDepth     int // the tree-wide cap
 	ParentTaskID string
 	SourceAgent  string
+	// ProjectFiles is the project's instruction files (CLAUDE.md,
+	// AGENTS.md) as a prompt block: the children that get them
+	// (settings.ProjectFiles.ForChild) have it in their system prompt, and
+	// every child passes it on to its own.
+	ProjectFiles string
+	// ParentProjectFiles is the instruction-file block inside
+	// ParentSystem: a definition with an empty body inherits ParentSystem
+	// without it (a verbatim fork keeps it all).
+	ParentProjectFiles string
 	// ParentSystem is inherited by definitions with an empty body;
 	// ParentModel by definitions without a model.
 	ParentSystem string

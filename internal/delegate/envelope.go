@@ -66,7 +66,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ExpectedReturn:      "result.json with status done|partial|checkpoint|failed, a summary (what I did, what I found, files changed, problems), files_changed, evidence",
 		Prompt:              req.Prompt,
 		Brief:               req.Prompt,
-		System:              childSystem(def, d.cfg.ParentSystem, req, d.cfg.Workspace, tools),
+		System:              childSystem(def, d.inheritedSystem(), d.childProjectFiles(readOnly), req, d.cfg.Workspace, tools),
+		ProjectFiles:        d.cfg.ProjectFiles,
 		Workspace:           d.cfg.Workspace,
 		ProjectRoot:         d.cfg.ProjectRoot,
 		Tools:               tools,
@@ -169,15 +170,37 @@ func readOnlyTools(tools []string) bool {
 	return true
 }
 
+// childProjectFiles is the instruction-file block a child gets: the
+// project's files for a writer (by default; see settings.ProjectFiles),
+// none for a read-only agent.
+func (d *Dispatcher) childProjectFiles(readOnly bool) string {
+	if !d.cfg.Settings.ProjectFiles.ForChild(readOnly) {
+		return ""
+	}
+	return d.cfg.ProjectFiles
+}
+
+// inheritedSystem is the parent's system prompt as a definition with an
+// empty body inherits it: without the project's instruction files, which
+// the child gets or not by its own right.
+func (d *Dispatcher) inheritedSystem() string {
+	if d.cfg.ParentProjectFiles == "" {
+		return d.cfg.ParentSystem
+	}
+	return strings.Replace(d.cfg.ParentSystem, d.cfg.ParentProjectFiles, "", 1)
+}
+
 // childSystem is the child's system prompt: its definition's body (or the
-// parent's prompt when the body is empty), then the focused block.
-func childSystem(def *registry.Definition, parentSystem string, req Request, workspace string, tools []string) string {
+// parent's prompt when the body is empty), the project's instruction files
+// when it gets them, then the focused block.
+func childSystem(def *registry.Definition, parentSystem, projectFiles string, req Request, workspace string, tools []string) string {
 	base := def.Prompt
 	if strings.TrimSpace(base) == "" {
 		base = parentSystem
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(base, "\n"))
+	b.WriteString(projectFiles)
 	fmt.Fprintf(&b, "\n\n---\nYou are a focused subagent (%s) working on one delegated task. No human is on the loop: you cannot ask questions, and anything that would need approval is denied.\n\n", def.Name)
 	label := firstNonEmpty(req.Description, firstLine(req.Prompt))
 	fmt.Fprintf(&b, "YOUR TASK (%s), the brief from the parent agent, who sees none of your work but your final answer:\n%s\n\n", label, req.Prompt)

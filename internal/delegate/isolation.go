@@ -85,6 +85,56 @@ func describeIsolation(mode isolate.Mode, o *isolate.Outcome) string {
 	if o == nil {
 		return ""
 	}
+	msg := describeOutcome(mode, o)
+	if moved := describeBaseMoved(o); moved != "" {
+		msg += " " + moved
+	}
+	return msg
+}
+
+// maxMovedNamed bounds the paths a base-moved note names.
+const maxMovedNamed = 10
+
+// describeBaseMoved says which files of the parent's tree changed beneath
+// an isolated child while it ran, and what that meant for its patch.
+func describeBaseMoved(o *isolate.Outcome) string {
+	if len(o.BaseMoved) == 0 {
+		return ""
+	}
+	named := o.BaseMoved[:min(len(o.BaseMoved), maxMovedNamed)]
+	list := strings.Join(named, ", ")
+	if more := len(o.BaseMoved) - len(named); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	touched := map[string]bool{}
+	for _, f := range o.Files {
+		touched[f] = true
+	}
+	var both []string
+	for _, f := range o.BaseMoved {
+		if touched[f] {
+			both = append(both, f)
+		}
+	}
+	seen := "its copy was frozen at its start, so it did not see them"
+	if !o.Frozen {
+		seen = "it may have read the newer versions (an overlay copy follows your tree)"
+	}
+	msg := fmt.Sprintf("Base moved: %d file(s) of your tree changed while the child ran (your edits or another task's): %s; %s.", len(o.BaseMoved), list, seen)
+	switch {
+	case len(o.Files) == 0:
+	case o.Conflict != "":
+		msg += " Its patch, taken against the tree at its start, no longer applies whole, so none of it was applied."
+	case len(both) > 0:
+		msg += fmt.Sprintf(" Its patch, taken against the tree at its start, also touches %s and still applied whole.", strings.Join(both[:min(len(both), maxMovedNamed)], ", "))
+	default:
+		msg += " Its patch, taken against the tree at its start, touches none of them and applied whole."
+	}
+	return msg
+}
+
+// describeOutcome says what became of the patch.
+func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 	switch {
 	case o.Note != "" && mode == isolate.ModeNone:
 		return o.Note

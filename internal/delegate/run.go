@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -347,6 +348,12 @@ func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdi
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 		msg, io := d.bringBack(ctx, ws, td)
 		out.patchState, out.patchHunks = patchView(io)
+		if io != nil && ws.Mode != isolate.ModeNone && (io.Applied || len(io.Files) > 0) {
+			// The patch is the truth of what the child changed: the
+			// child's own account of its view (an overlay follows the
+			// parent's tree) could hold the parent's edits.
+			res.FilesChanged = nonNil(io.Files)
+		}
 		return msg
 	}
 	out.patchState = "not-applied"
@@ -481,7 +488,8 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
 			}
 		}
-		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree, AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges}
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
+			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot)), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges}
 		if len(env.AllowedDestinations) > 0 {
 			// Its own subagents' records go to the real tree, not its copy.
 			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}

@@ -123,6 +123,10 @@ type Envelope struct {
 	// overlay both are the parent's own paths). Workspace stays the parent's.
 	IsolationRoot string `json:"isolation_root,omitempty"`
 	IsolationDir  string `json:"isolation_dir,omitempty"`
+	// ProjectFiles is the project's instruction files (CLAUDE.md,
+	// AGENTS.md) as the root read them, for the child's own subagents
+	// that get them (System already holds them if this child does).
+	ProjectFiles string `json:"project_files,omitempty"`
 	// Notes record what the parent changed and why (e.g. a tool withdrawn).
 	Notes []string `json:"notes,omitempty"`
 	// TraceParent is the W3C traceparent of the parent's Task call span

@@ -101,6 +101,11 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Whether the parent's tree moved beneath the child (the parent's or
+	// another task's edits since the spawn snapshot) is found beside the
+	// patch, in parallel: a second snapshot re-hashes only what changed.
+	moved := make(chan movedResult, 1)
+	go func() { moved <- w.baseMoved(ctx, base) }()
 	var patch []byte
 	var entries []rawEntry
 	switch w.Mode {
@@ -109,10 +114,14 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 	case ModeWorktree:
 		patch, entries, err = w.worktreePatch(ctx, base)
 	}
+	mv := <-moved
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Note: w.Note}
+	if mv.err != nil {
+		return nil, mv.err
+	}
+	out := &Outcome{Note: w.Note, BaseMoved: mv.files, Frozen: w.Mode == ModeWorktree}
 	if patch, entries, err = w.holdConfig(patch, entries, out); err != nil {
 		return nil, err
 	}
@@ -432,4 +441,32 @@ func writeAtomic(path string, data []byte) error {
 		os.Remove(f.Name())
 	}
 	return werr
+}
+
+type movedResult struct {
+	files []string
+	err   error
+}
+
+// baseMoved lists the paths whose content in the parent's tree now differs
+// from the spawn snapshot base.
+func (w *Workspace) baseMoved(ctx context.Context, base string) movedResult {
+	now, err := takeSnapshot(ctx, w.repo, filepath.Join(w.state, "finish.index"))
+	if err != nil {
+		return movedResult{err: err}
+	}
+	if now == base {
+		return movedResult{}
+	}
+	out, err := w.repo.git(ctx, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, now)
+	if err != nil {
+		return movedResult{err: fmt.Errorf("isolate: base moved: %w", err)}
+	}
+	var files []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			files = append(files, p)
+		}
+	}
+	return movedResult{files: files}
 }

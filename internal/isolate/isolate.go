@@ -25,12 +25,20 @@
 // parent or another child changed the same lines meanwhile, nothing is
 // applied, and the child's copy and patch are kept and reported.
 //
-// Ignored files: an overlay child sees the parent's ignored files (.env,
-// node_modules, build outputs) through the lower layer, read-only in effect,
-// because hiding them would cost one whiteout per ignored path and a warm
-// build cache is what makes a child's `go test` or `npm test` fast. Its
-// changes to ignored paths are discarded: they are never part of the patch.
-// A worktree child does not see ignored files at all (a fresh checkout).
+// Ignored files: neither copy shows the parent's gitignored files (.env,
+// node_modules, build outputs). A worktree is a checkout of the snapshot,
+// which leaves them out; an overlay gets a whiteout per untracked ignored
+// entry (a wholly ignored directory is one) in its upper layer before the
+// child mounts it. A child's own writes to ignored paths are never part of
+// the patch.
+//
+// Frozen view: a worktree is frozen at spawn. An overlay's lower layer is
+// the parent's live tree (ext4 has no cheap snapshot: a frozen lower layer
+// would cost a copy of the tree per child), so an overlay child may read
+// edits the parent or a sibling makes while it runs. Either way Finish
+// takes a second snapshot beside the patch and names every path that moved
+// beneath the child (Outcome.BaseMoved); the patch is always taken against
+// the spawn snapshot, so such edits are never counted as the child's.
 //
 // The caller's duties, in order: Prepare (parent, before spawn),
 // Configure (parent, on the exec.Cmd), EnterFromEnv (child, first thing at
@@ -80,6 +88,11 @@ type Options struct {
 	// must write through to the real tree rather than its copy (e.g. the
 	// dispatch records of its own subagents).
 	Keep []string
+	// BroodDir is the project's .brood directory. Where .gitignore covers
+	// it, an overlay child still sees it (its brood reads the agents,
+	// settings and model scripts there), except the parent's records and
+	// sessions.
+	BroodDir string
 	// AllowConfig lets the patch change brood's and Claude Code's
 	// configuration (.brood/ less its records, .claude/, .mcp.json).
 	// Otherwise those changes are left out of it, saved as config.patch in
@@ -136,17 +149,18 @@ type Workspace struct {
 	// Note explains a degraded mode in words for the result.
 	Note string
 
-	repo    *repo
-	id      string
-	state   string // StateDir/isolate
-	keep    []string
-	gitDir  string // a worktree's git dir, recorded at creation
-	ownTemp string // StateDir when Prepare created it
-	upper   string
-	work    string
-	snap    *snapshot
-	xattr   bool // mount with userxattr
-	kept    bool
+	repo     *repo
+	id       string
+	state    string // StateDir/isolate
+	keep     []string
+	broodDir string // Options.BroodDir, links resolved
+	gitDir   string // a worktree's git dir, recorded at creation
+	ownTemp  string // StateDir when Prepare created it
+	upper    string
+	work     string
+	snap     *snapshot
+	xattr    bool // mount with userxattr
+	kept     bool
 
 	allowConfig bool
 	config      ConfigReport
@@ -169,6 +183,15 @@ type Outcome struct {
 	// KeptAt is the child's preserved copy (worktree, or overlay upper
 	// directory) after a conflict.
 	KeptAt string `json:"kept_at,omitempty"`
+	// BaseMoved lists the repository paths the parent's tree changed
+	// between the spawn snapshot and apply-back (the parent's own edits,
+	// another task's applied patch). The patch is taken against the spawn
+	// snapshot all the same; Applied says whether it still applied whole.
+	BaseMoved []string `json:"base_moved,omitempty"`
+	// Frozen is true when the child's view could not follow those changes
+	// (a worktree is a checkout of the snapshot); an overlay child reads
+	// the parent's tree through its lower layer and may have seen them.
+	Frozen bool `json:"frozen,omitempty"`
 	// Note carries Workspace.Note (e.g. "ran in place").
 	Note string `json:"note,omitempty"`
 	// ConfigRefused are configuration paths the child changed that were
@@ -232,6 +255,13 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 			}
 		}
 		w.snap = i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
+		if opts.BroodDir != "" {
+			w.broodDir = resolvePath(opts.BroodDir)
+		}
+		if _, err := w.hideIgnored(ctx, append([]string{stateDir}, opts.Keep...)); err != nil {
+			w.Cleanup(context.WithoutCancel(ctx))
+			return nil, err
+		}
 		return w, nil
 	}
 	if !i.support.Worktree {
@@ -302,4 +332,12 @@ func (w *Workspace) Cleanup(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// resolvePath is p with its links resolved where it exists.
+func resolvePath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }

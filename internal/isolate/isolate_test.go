@@ -207,10 +207,7 @@ func TestIsolatedWriterChangeSet(t *testing.T) {
 			if string(ws.Mode) != m.name {
 				t.Fatalf("mode %s, want %s (note %q)", ws.Mode, m.name, ws.Note)
 			}
-			seesIgnored := "test -f .env"
-			if ws.Mode == ModeWorktree {
-				seesIgnored = "test ! -e .env"
-			}
+			seesIgnored := "test ! -e .env" // neither copy shows ignored files
 			runIsolated(t, ws, `
 test "$ENTERED_MODE" = `+m.name+`
 grep -q 'a1 dirty' a.txt          # uncommitted state is there

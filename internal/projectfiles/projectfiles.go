@@ -1,13 +1,17 @@
 // Package projectfiles reads the instruction files Claude Code users keep
 // in their repositories and home — CLAUDE.md (user, project, and each
 // directory from the project root down to the working directory, with
-// CLAUDE.local.md and .claude/CLAUDE.md beside them) and AGENTS.md — and
-// renders them for a system prompt. It reads files only; what goes into
-// which prompt is its callers' choice.
+// CLAUDE.local.md and .claude/CLAUDE.md beside them) and AGENTS.md, with
+// the files they import (@path, as Claude Code reads them) — and renders
+// them for a system prompt. A repository's files, and what they import,
+// must really be inside the project (links resolved), so a repository
+// cannot pull a file of the user's into the prompt. It reads files only;
+// what goes into which prompt is its callers' choice.
 package projectfiles
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,27 +37,113 @@ var names = []struct{ name, scope string }{
 // so the nearer ones read as refinements (as Claude Code orders them).
 // Files over maxBytes are cut there, with a note saying so.
 func Find(home, root, cwd string, maxBytes int) []File {
-	var out []File
-	add := func(path, scope string) {
-		b, err := os.ReadFile(path)
-		if err != nil || strings.TrimSpace(string(b)) == "" {
-			return
-		}
-		text := string(b)
-		if maxBytes > 0 && len(text) > maxBytes {
-			text = text[:maxBytes] + fmt.Sprintf("\n[… %s cut at %d of %d bytes]", filepath.Base(path), maxBytes, len(b))
-		}
-		out = append(out, File{Path: path, Scope: scope, Text: text})
-	}
+	r := &reader{maxBytes: maxBytes, seen: map[string]bool{}}
 	if home != "" {
-		add(filepath.Join(home, ".claude", "CLAUDE.md"), "user")
+		// The user's own file may import from anywhere it likes.
+		r.add(filepath.Join(home, ".claude", "CLAUDE.md"), "user", "", home, 0)
 	}
 	for _, dir := range chain(root, cwd) {
 		for _, n := range names {
-			add(filepath.Join(dir, n.name), n.scope)
+			// A repository's files stay inside it: a CLAUDE.md that is a
+			// link to ~/.aws/credentials, or imports it, is not read.
+			r.add(filepath.Join(dir, n.name), n.scope, root, home, 0)
 		}
 	}
-	return out
+	return r.out
+}
+
+// reader reads instruction files and the files they import.
+type reader struct {
+	maxBytes int
+	seen     map[string]bool // real paths read already (an import cycle, a file imported twice)
+	out      []File
+}
+
+// maxImportDepth is how many hops of @imports are followed, as Claude Code
+// follows them.
+const maxImportDepth = 5
+
+// add reads path (scope as given) and, after it, the files it imports. A
+// file must be a regular file (a FIFO would block the read) and, when
+// within is set, really inside it (its links resolved).
+func (r *reader) add(path, scope, within, home string, depth int) {
+	real, ok := regularWithin(path, within)
+	if !ok || r.seen[real] {
+		return
+	}
+	r.seen[real] = true
+	text, ok := r.read(real, filepath.Base(path))
+	if !ok {
+		return
+	}
+	r.out = append(r.out, File{Path: path, Scope: scope, Text: text})
+	if depth >= maxImportDepth {
+		return
+	}
+	for _, imp := range imports(text) {
+		target := imp
+		switch {
+		case strings.HasPrefix(imp, "~/"):
+			if home == "" {
+				continue
+			}
+			target = filepath.Join(home, imp[2:])
+		case !filepath.IsAbs(imp):
+			target = filepath.Join(filepath.Dir(path), imp)
+		}
+		r.add(filepath.Clean(target), scope, within, home, depth+1)
+	}
+}
+
+// read reads a file, cut at maxBytes with a note; false if it is empty or
+// cannot be read.
+func (r *reader) read(path, name string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return "", false
+	}
+	limit := int64(1 << 20)
+	if r.maxBytes > 0 {
+		limit = int64(r.maxBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		return "", false
+	}
+	text := string(b)
+	if int64(len(b)) > limit {
+		text = text[:limit] + fmt.Sprintf("\n[… %s cut at %d of %d bytes]", name, limit, info.Size())
+	}
+	return text, true
+}
+
+// regularWithin resolves path's links and reports its real path, if it is
+// a regular file inside within (anywhere when within is "").
+func regularWithin(path, within string) (string, bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	info, err := os.Stat(real)
+	if err != nil || !info.Mode().IsRegular() {
+		return "", false
+	}
+	if within != "" {
+		base, err := filepath.EvalSymlinks(within)
+		if err != nil {
+			return "", false
+		}
+		rel, err := filepath.Rel(base, real)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+			return "", false
+		}
+	}
+	return real, true
 }
 
 // chain is root, then each directory down to cwd (cwd outside root: root

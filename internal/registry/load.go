@@ -189,6 +189,14 @@ func readDir(dir Dir) ([]*Definition, []Diagnostic) {
 			problem(full, SeverityError, "can't read: %v", err)
 			return nil
 		}
+		if e.Type()&fs.ModeSymlink != 0 && !strings.EqualFold(path.Ext(rel), ".md") {
+			// WalkDir does not follow a link to a directory: say so,
+			// rather than lose the agents in it silently.
+			if info, err := fs.Stat(fsys, rel); err == nil && info.IsDir() {
+				problem(full, SeverityWarning, "a symbolic link to a directory is not followed, so no agent in it is loaded; copy the directory here, or link each .md file instead")
+			}
+			return nil
+		}
 		if e.IsDir() || !strings.EqualFold(path.Ext(rel), ".md") {
 			return nil
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -515,23 +516,46 @@ func indentedFence(data []byte) int {
 }
 
 // delegationWithoutDelegate warns of a definition that names Task,
-// TaskOutput or SendMessage in tools without delegate: true: brood gives
-// the delegation tools only to agents that may delegate.
+// TaskOutput, SendMessage or Workflow in tools without delegate: true:
+// brood gives the delegation tools only to agents that may delegate.
 func (p *parsing) delegationWithoutDelegate(d *Definition, fields []field) {
+	for _, f := range fields {
+		if f.key == "tools" {
+			d.toolsLine = f.line
+		}
+	}
 	if d.Delegate {
 		return
 	}
+	warned := false
 	for _, t := range d.Tools {
 		switch t {
 		case "Task", "TaskOutput", "SendMessage":
-			line := 0
-			for _, f := range fields {
-				if f.key == "tools" {
-					line = f.line
-				}
+			if !warned {
+				p.warn(d.toolsLine, "tools: %s is given only to agents with delegate: true; add delegate: true to let this agent dispatch subagents, or drop %s", t, t)
+				warned = true
 			}
-			p.warn(line, "tools: %s is given only to agents with delegate: true; add delegate: true to let this agent dispatch subagents, or drop %s", t, t)
-			return
+		case "Workflow":
+			p.warn(d.toolsLine, "tools: Workflow runs its plan's agents as this agent's subagents, so it is given only to agents with delegate: true; add delegate: true (and maxSubagentDepth = 2 or more in settings), or drop Workflow")
 		}
 	}
+}
+
+// DepthWarnings warns of the definitions that name Workflow in tools when
+// the subagent depth cap leaves a subagent no room to dispatch: with
+// maxSubagentDepth 1 every subagent is at the cap, so it gets neither Task
+// nor Workflow.
+func DepthWarnings(defs []*Definition, maxDepth int) []Diagnostic {
+	if maxDepth > 1 {
+		return nil
+	}
+	var out []Diagnostic
+	for _, d := range defs {
+		if d.Source == SourceBuiltin || !d.Delegate || !slices.Contains(d.Tools, "Workflow") {
+			continue
+		}
+		out = append(out, Diagnostic{Path: d.Path, Line: d.toolsLine, Severity: SeverityWarning,
+			Message: fmt.Sprintf("tools: Workflow can't run here: maxSubagentDepth is %d, so as a subagent %s is at the depth cap and gets no Workflow (nor Task); set maxSubagentDepth = 2 in .brood/settings.toml, or drop Workflow", maxDepth, d.Name)})
+	}
+	return out
 }

@@ -136,7 +136,8 @@ type Definition struct {
 	Overrides []string `json:"overrides,omitempty"`
 
 	// nameLine is where `name:` is, for precedence warnings.
-	nameLine int
+	nameLine  int
+	toolsLine int // the tools: line, for warnings about a tool
 }
 
 // Severity of a Diagnostic.

@@ -117,13 +117,39 @@ type Isolation struct {
 }
 
 // ProjectFiles configures the instruction files (CLAUDE.md, AGENTS.md)
-// read into the root agent's system prompt.
+// read into the root agent's system prompt, and into its subagents'.
 type ProjectFiles struct {
-	// Off turns them off.
+	// Off turns them off, for the root and every subagent.
 	Off bool `toml:"off"`
 	// MaxBytes caps each file (default 40000); a longer one is cut with a
 	// note.
 	MaxBytes int `toml:"max_bytes"`
+	// Children says which subagents get them too, whole up to
+	// ChildMaxBytes: "writers" (the default: every agent that may write;
+	// read-only agents, such as the explore and plan built-ins, get none),
+	// "all" or "none".
+	Children string `toml:"children"`
+	// ChildMaxBytes caps each file in a subagent's prompt (default 40000).
+	ChildMaxBytes int `toml:"child_max_bytes"`
+}
+
+// ProjectFiles' Children values.
+const (
+	ChildrenWriters = "writers"
+	ChildrenAll     = "all"
+	ChildrenNone    = "none"
+)
+
+// ForChild reports whether a subagent gets the project files: readOnly is
+// whether it can write nothing.
+func (p ProjectFiles) ForChild(readOnly bool) bool {
+	switch {
+	case p.Off || p.Children == ChildrenNone:
+		return false
+	case p.Children == ChildrenAll:
+		return true
+	}
+	return !readOnly
 }
 
 // Duration is a time.Duration written as "60s" in TOML.
@@ -159,7 +185,7 @@ func Defaults() Settings {
 			KillGrace:         Duration{3 * time.Second},
 		},
 		Results:      Results{InlineLimit: 20000},
-		ProjectFiles: ProjectFiles{MaxBytes: 40000},
+		ProjectFiles: ProjectFiles{MaxBytes: 40000, Children: ChildrenWriters, ChildMaxBytes: 40000},
 		Bash:         Bash{Timeout: Duration{2 * time.Minute}, OutputLimit: 30000},
 	}
 }

@@ -51,6 +51,10 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 		return nil, fail("bash.output_limit", "%d is negative", s.Bash.OutputLimit)
 	case s.ProjectFiles.MaxBytes < 0:
 		return nil, fail("project_files.max_bytes", "%d is negative (default 40000)", s.ProjectFiles.MaxBytes)
+	case s.ProjectFiles.ChildMaxBytes < 0:
+		return nil, fail("project_files.child_max_bytes", "%d is negative (default 40000)", s.ProjectFiles.ChildMaxBytes)
+	case s.ProjectFiles.Children != "" && !slices.Contains([]string{ChildrenWriters, ChildrenAll, ChildrenNone}, s.ProjectFiles.Children):
+		return nil, fail("project_files.children", "%q is not one of writers, all, none (default writers)", s.ProjectFiles.Children)
 	case s.Results.InlineLimit < 0:
 		return nil, fail("results.inline_limit", "%d is negative", s.Results.InlineLimit)
 	case s.Store != "" && checkStoreURL(s.Store) != nil:

@@ -29,6 +29,15 @@ type term struct {
 // startTUI writes files into a new project and opens `brood` in tmux.
 func startTUI(t *testing.T, script string, files map[string]string, args ...string) *term {
 	t.Helper()
+	return newTUIProject(t, script, files).open(t, args...)
+}
+
+// tuiProject is a project (a git repository with the script) and its HOME.
+type tuiProject struct{ root, home string }
+
+// newTUIProject writes files into a new project.
+func newTUIProject(t *testing.T, script string, files map[string]string) tuiProject {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is needed for the interactive tests (scripts/test installs it)")
 	}
@@ -50,18 +59,62 @@ func startTUI(t *testing.T, script string, files map[string]string, args ...stri
 	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
+	return tuiProject{root: root, home: home}
+}
+
+// env is the environment brood runs in: nothing of the test's but PATH.
+func (p tuiProject) env(t *testing.T) []string {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &term{t: t, sock: fmt.Sprintf("brood-tui-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), root: root}
-	cmdline := []string{"env", "-i", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=xterm-256color", "NO_COLOR=1",
-		asBrood + "=1", "BROOD_CHILD_EXE=" + exe, exe, "--model", "script:" + filepath.Join(root, ".brood/script.yaml")}
-	cmdline = append(cmdline, args...)
-	cmd := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root,
-		strings.Join(quoteAll(cmdline), " ")+" 2>"+filepath.Join(root, "stderr.log")+"; echo BROOD-EXITED; sleep 600")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v %s", err, out)
+	return []string{"env", "-i", "PATH=" + os.Getenv("PATH"), "HOME=" + p.home, "TERM=xterm-256color", "NO_COLOR=1",
+		asBrood + "=1", "BROOD_CHILD_EXE=" + exe}
+}
+
+// brood is the command line that opens the interactive mode.
+func (p tuiProject) brood(t *testing.T, args ...string) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{exe, "--model", "script:" + filepath.Join(p.root, ".brood/script.yaml")}, args...)
+}
+
+// open opens `brood ARGS` in a new tmux server; its stderr goes to
+// stderr.log in the project, and BROOD-EXITED shows when it has gone.
+func (p tuiProject) open(t *testing.T, args ...string) *term {
+	t.Helper()
+	cmdline := append(p.env(t), p.brood(t, args...)...)
+	tm := p.tmux(t, strings.Join(quoteAll(cmdline), " ")+" 2>"+filepath.Join(p.root, "stderr.log")+"; echo BROOD-EXITED; sleep 600")
+	tm.waitFor("ask brood, or /help")
+	return tm
+}
+
+// tmux starts a detached 120x40 session running shellCmd on a server of
+// its own, killed when the test ends (its screen logged if it failed).
+func (p tuiProject) tmux(t *testing.T, shellCmd string) *term {
+	t.Helper()
+	root := p.root
+	sock := fmt.Sprintf("brood-tui-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	for i := 2; exec.Command("tmux", "-L", sock, "has-session").Run() == nil; i++ {
+		sock = fmt.Sprintf("brood-tui-%d-%s-%d", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"), i)
+	}
+	tm := &term{t: t, sock: sock, root: root}
+	// On a loaded machine a new tmux server can fail to come up ("server
+	// exited unexpectedly"): try again on a fresh socket, a few times.
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root, shellCmd)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("tmux new-session: %v %s", err, out)
+		}
+		t.Logf("tmux new-session (attempt %d): %v %s", attempt, err, out)
+		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
+		tm.sock = fmt.Sprintf("%s-retry%d", sock, attempt)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -77,9 +130,11 @@ func startTUI(t *testing.T, script string, files map[string]string, args ...stri
 		}
 		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
 	})
-	tm.waitFor("ask brood, or /help")
 	return tm
 }
+
+// close ends the tmux server (brood, if still there, gets SIGHUP).
+func (tm *term) close() { _ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run() }
 
 func quoteAll(args []string) []string {
 	out := make([]string, len(args))
@@ -119,6 +174,33 @@ func (tm *term) waitFor(texts ...string) string {
 			tm.t.Fatalf("timed out waiting for %q", texts)
 		}
 		<-tick.C
+	}
+}
+
+// waitForFunc polls the screen until ok holds for it, up to the same
+// deadline as waitFor.
+func (tm *term) waitForFunc(what string, ok func(string) bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s := tm.screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// resize makes the terminal w columns by h rows.
+func (tm *term) resize(w, h int) {
+	tm.t.Helper()
+	if out, err := exec.Command("tmux", "-L", tm.sock, "resize-window", "-t", "0", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h)).CombinedOutput(); err != nil {
+		tm.t.Fatalf("resize-window: %v %s", err, out)
 	}
 }
 

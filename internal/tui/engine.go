@@ -15,8 +15,10 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/price"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spend"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -52,6 +54,9 @@ type Config struct {
 	// BeforePrompt, when set, sees each prompt before the model does (the
 	// user's UserPromptSubmit hooks): it may add to it, or refuse it.
 	BeforePrompt func(ctx context.Context, prompt string) (string, error)
+	// Prices estimate the cost in the status line and the tree (nil: the
+	// default table). A model without a price shows tokens only.
+	Prices price.Table
 }
 
 // engine runs the root agent and its dispatcher for the model: every
@@ -80,6 +85,9 @@ type engine struct {
 }
 
 func newEngine(ctx context.Context, cfg Config) (*engine, error) {
+	if cfg.Prices == nil {
+		cfg.Prices = price.Default()
+	}
 	life, stop := context.WithCancel(ctx)
 	e := &engine{cfg: cfg, msgs: make(chan tea.Msg, 256), done: make(chan struct{}), life: life, stopLife: stop,
 		modelVal: cfg.Agent.Model, spec: cfg.ModelSpec}
@@ -131,19 +139,32 @@ func (e *engine) dispatchEvent(ev delegate.Event) {
 		}
 	}
 	e.send(dispatchMsg{ev})
-	if ev.Type == "dispatch_stop" {
+	switch ev.Type {
+	case "dispatch_start":
+		go e.loadModel(ev.TaskID)
+	case "dispatch_stop":
 		go e.loadResult(ev.TaskID)
 	}
 }
 
+// loadModel reads the model a task runs on from its envelope, for its cost.
+func (e *engine) loadModel(id string) {
+	t, err := dispatch.LoadTask(e.cfg.ProjectRoot, id)
+	if err != nil || spend.TaskModel(t) == "" {
+		return
+	}
+	e.send(taskModelMsg{id: id, model: spend.TaskModel(t)})
+}
+
 // loadResult reads a finished task's result for the tree (the summary is
-// the child's own words: data, shown sanitised).
+// the child's own words: data, shown sanitised), and its own usage and
+// model for its cost.
 func (e *engine) loadResult(id string) {
 	t, err := dispatch.LoadTask(e.cfg.ProjectRoot, id)
 	if err != nil || t.Result == nil {
 		return
 	}
-	e.send(resultMsg{id: id, summary: t.Result.Summary, errText: t.Result.Error})
+	e.send(resultMsg{id: id, summary: t.Result.Summary, errText: t.Result.Error, model: spend.TaskModel(t), own: spend.TaskUsage(t)})
 }
 
 // openSession opens path (or a new transcript) and replays it.
@@ -332,6 +353,9 @@ func (e *engine) shutdown() {
 		e.send(shutdownMsg{})
 	}()
 }
+
+// prices is the price table for the cost estimates.
+func (e *engine) prices() price.Table { return e.cfg.Prices }
 
 func (e *engine) sessionPath() string {
 	e.mu.Lock()

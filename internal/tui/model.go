@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spend"
 )
 
 type focus int
@@ -44,7 +47,8 @@ type Model struct {
 
 	running   bool // a root turn is in progress
 	turn      int
-	usage     model.Usage // the root's own tokens
+	usage     model.Usage  // the root's own tokens, this session
+	spent     spend.Ledger // the root's own tokens per model, for the cost
 	lastCtrlC time.Time
 	hint      string // one line under the input: completions, "press again to exit"
 	asks      []askRequest
@@ -70,7 +74,7 @@ func newModel(eng *engine, color bool, now func() time.Time) *Model {
 	}
 	in.SetStyles(ist)
 	in.Focus()
-	m := &Model{eng: eng, st: newStyles(color), now: now, input: in, tree: newTree(), width: 80, height: 24}
+	m := &Model{eng: eng, st: newStyles(color), now: now, input: in, tree: newTree(), width: 80, height: 24, spent: spend.Ledger{}}
 	m.conv.markdown, m.conv.color = true, color
 	return m
 }
@@ -143,7 +147,9 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 	case dispatchMsg:
 		m.tree.apply(msg.ev, m.now())
 	case resultMsg:
-		m.tree.setResult(msg.id, msg.summary, msg.errText)
+		m.tree.setResult(msg)
+	case taskModelMsg:
+		m.tree.setModel(msg.id, msg.model)
 	case turnDoneMsg:
 		m.running = false
 		m.conv.streaming = nil
@@ -158,6 +164,10 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 	case sessionMsg:
 		m.session = msg.path
 		m.conv.replay(msg.records)
+		// A reopened session's tokens so far, at the model it ran on.
+		st := session.Replay(msg.records)
+		m.usage, m.spent = st.Usage, spend.Ledger{}
+		m.spent.Add(cmp.Or(st.Model, m.eng.modelSpec()), st.Usage)
 	case killedMsg:
 		if msg.err != nil {
 			m.notice(entryError, fmt.Sprintf("kill %s: %v", shortID(msg.id), msg.err))
@@ -186,8 +196,11 @@ func (m *Model) agentEvent(ev agent.Event) {
 	case agent.EvTurn:
 		m.turn = ev.Turn
 	case agent.EvUsage:
-		if ev.Total != nil {
-			m.usage = *ev.Total
+		// One turn's tokens: each prompt is a new run of the agent, whose
+		// own total starts again, so the session's are added up here.
+		if ev.Usage != nil {
+			m.usage = m.usage.Add(*ev.Usage)
+			m.spent.Add(m.eng.modelSpec(), *ev.Usage)
 		}
 	}
 	m.conv.event(ev)

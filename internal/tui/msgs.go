@@ -6,6 +6,7 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 )
 
@@ -14,8 +15,13 @@ type (
 	agentMsg    struct{ ev agent.Event }         // the root agent's stream
 	dispatchMsg struct{ ev delegate.Event }      // a dispatch anywhere in the tree
 	turnDoneMsg struct{ outcome *agent.Outcome } // the root's turn ended
-	resultMsg   struct{ id, summary, errText string }
-	sessionMsg  struct {
+	resultMsg   struct {
+		id, summary, errText string
+		model                string      // the model the task ran on
+		own                  model.Usage // its own usage, its children's not included
+	}
+	taskModelMsg struct{ id, model string } // the model a running task runs on
+	sessionMsg   struct {
 		path    string
 		records []session.Record
 	}

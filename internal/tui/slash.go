@@ -124,15 +124,17 @@ func (m *Model) resume(id, text string) {
 	m.notice(entryNotice, fmt.Sprintf("resumed task %s with: %s", id, firstLine(text, 100)))
 }
 
-// resolveID expands a short id (the tail shown in the tree) to the task's
-// full id, when exactly one task of the session ends with it.
+// resolveID expands a short id (the tail shown in the tree, or a prefix,
+// in any case) to the task's full id, when exactly one task of the session
+// ends or starts with it.
 func (m *Model) resolveID(s string) string {
 	if m.tree.nodes[s] != nil {
 		return s
 	}
+	u := strings.ToUpper(strings.TrimSuffix(s, "…"))
 	var hits []string
 	for _, id := range m.tree.ids() {
-		if strings.HasSuffix(id, s) || strings.HasPrefix(id, s) {
+		if u != "" && (strings.HasSuffix(id, u) || strings.HasPrefix(id, u)) {
 			hits = append(hits, id)
 		}
 	}

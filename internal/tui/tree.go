@@ -8,6 +8,8 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/price"
+	"github.com/broodhq/brood/internal/spend"
 )
 
 // node is one dispatch in the subagent tree.
@@ -18,6 +20,8 @@ type node struct {
 	status            string // queued/running until the stop event; then the final status
 	started, stopped  time.Time
 	usage             model.Usage // live while running; the final total once stopped
+	model             string      // the model it runs on (from its envelope)
+	own               model.Usage // its own tokens, its children's not included (for its cost)
 	lastTools         []string    // the latest batch of tool names
 	history           [][]string  // every batch, for the expanded view
 	summary, errText  string      // from its result, once stopped
@@ -63,7 +67,7 @@ func (t *tree) apply(ev delegate.Event, now time.Time) {
 		n.lastTools = tools
 		n.history = append(n.history, tools)
 	case "usage":
-		n.usage = ev.Usage
+		n.usage, n.own = ev.Usage, ev.Usage // a running child's count is its own
 	case "dispatch_stop":
 		n.status, n.stopped = clean(ev.Status, false), now
 		if ev.Usage.Total() > 0 {
@@ -144,17 +148,37 @@ func (t *tree) toggle() {
 	}
 }
 
-func (t *tree) setResult(id, summary, errText string) {
-	if n := t.nodes[id]; n != nil {
-		n.summary, n.errText = clean(summary, true), clean(errText, false)
+func (t *tree) setResult(r resultMsg) {
+	if n := t.nodes[r.id]; n != nil {
+		n.summary, n.errText = clean(r.summary, true), clean(r.errText, false)
+		if r.model != "" {
+			n.model = r.model
+		}
+		n.own = r.own
 	}
+}
+
+func (t *tree) setModel(id, m string) {
+	if n := t.nodes[id]; n != nil && n.model == "" {
+		n.model = m
+	}
+}
+
+// ledger is every dispatch's own usage per model: the children's share of
+// the session's cost.
+func (t *tree) ledger() spend.Ledger {
+	l := spend.Ledger{}
+	for _, n := range t.nodes {
+		l.Add(n.model, n.own)
+	}
+	return l
 }
 
 // ids lists every task id, for completion.
 func (t *tree) ids() []string { return t.visible() }
 
 // render draws the tree, at most height lines, keeping the cursor in view.
-func (t *tree) render(st styles, width, height int, focused bool, now time.Time) []string {
+func (t *tree) render(st styles, prices price.Table, width, height int, focused bool, now time.Time) []string {
 	v := t.visible()
 	if len(v) == 0 {
 		return nil
@@ -167,7 +191,7 @@ func (t *tree) render(st styles, width, height int, focused bool, now time.Time)
 		if id == cur {
 			curLine = len(lines)
 		}
-		lines = append(lines, t.line(st, n, width, focused && id == cur, now))
+		lines = append(lines, t.line(st, prices, n, width, focused && id == cur, now))
 		if t.expanded[id] {
 			lines = append(lines, t.details(st, n, width)...)
 		}
@@ -179,7 +203,7 @@ func (t *tree) render(st styles, width, height int, focused bool, now time.Time)
 	return lines[start : start+height]
 }
 
-func (t *tree) line(st styles, n *node, width int, selected bool, now time.Time) string {
+func (t *tree) line(st styles, prices price.Table, n *node, width int, selected bool, now time.Time) string {
 	indent := strings.Repeat("  ", t.level(n))
 	mark := "▸"
 	if t.expanded[n.id] {
@@ -191,6 +215,9 @@ func (t *tree) line(st styles, n *node, width int, selected bool, now time.Time)
 	}
 	tokens := n.usage.Input + n.usage.CacheRead + n.usage.Output
 	s := fmt.Sprintf("%s%s %s %s %s %s · %s tok", indent, mark, n.agent, shortID(n.id), st.status(n.status), elapsed(end.Sub(n.started)), count(tokens))
+	if c := (spend.Ledger{n.model: n.own}).Cost(prices); c.Priced() && n.own != (model.Usage{}) {
+		s += " · " + c.String() // its own cost; a model without a price shows tokens only
+	}
 	if n.background {
 		s += " · bg"
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -59,7 +60,7 @@ func (m *Model) treeSection(w int) []string {
 		head += strings.Repeat("─", pad)
 	}
 	lines := []string{m.st.dim.Render(truncate(head, w))}
-	return append(lines, m.tree.render(m.st, w, max(3, m.height/3), m.focus != focusInput, m.now())...)
+	return append(lines, m.tree.render(m.st, m.eng.prices(), w, max(3, m.height/3), m.focus != focusInput, m.now())...)
 }
 
 func (m *Model) bottom(w int) []string {
@@ -94,13 +95,29 @@ func (m *Model) statusLine(w int) string {
 		state = "working…"
 	}
 	child := m.tree.usage()
-	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, m.eng.modelSpec(), m.turn, count(m.usage.Total()+child.Total()))
+	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, shortModel(m.eng.modelSpec()), m.turn, count(m.usage.Total()+child.Total()))
 	if child.Total() > 0 {
 		s += fmt.Sprintf(" (subagents %s)", count(child.Total()))
+	}
+	// The cost so far, children included; a model without a price adds its
+	// tokens only ("+": some are left out), and none priced shows none.
+	l := m.tree.ledger()
+	l.Merge(m.spent)
+	if c := l.Cost(m.eng.prices()).String(); c != "" {
+		s += " · " + c
 	}
 	if n := m.tree.running(); n > 0 {
 		s += fmt.Sprintf(" · %d running", n)
 	}
 	s += " · /help"
 	return m.st.dim.Render(truncate(s, w))
+}
+
+// shortModel is a model spec as the status line shows it: a scripted
+// model by its file's name, not its whole path (/model shows it all).
+func shortModel(spec string) string {
+	if p, ok := strings.CutPrefix(spec, "script:"); ok {
+		return "script:" + filepath.Base(p)
+	}
+	return spec
 }

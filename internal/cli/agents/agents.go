@@ -31,13 +31,19 @@ type Options struct {
 	// the .claude directories count). It is called when a subcommand runs,
 	// after flags and settings have been resolved.
 	Registry func() (registry.Options, error)
+	// MaxDepth is the subagent depth cap in effect (maxSubagentDepth), for
+	// check's warnings about tools that need room below it; nil: unknown.
+	MaxDepth func() int
 	JSON     bool
 }
 
 // NewCmdAgents builds `brood agents` (which lists) with its show and check
 // verbs, reading definitions where f says. runF replaces the listing.
 func NewCmdAgents(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	return newCmd(&Options{Registry: func() (registry.Options, error) { return f.RegistryOptions(), nil }}, runF)
+	return newCmd(&Options{
+		Registry: func() (registry.Options, error) { return f.RegistryOptions(), nil },
+		MaxDepth: func() int { return f.Settings.MaxSubagentDepth },
+	}, runF)
 }
 
 // newCmd builds the command over opts. Every form takes --json.

@@ -30,19 +30,23 @@ func NewCmdCheck(parent *Options, runF func(*CheckOptions) error) *cobra.Command
 				return runF(opts)
 			}
 			var diags []registry.Diagnostic
-			n := 0
+			var defs []*registry.Definition
 			if len(paths) == 0 {
 				ro, err := opts.Registry()
 				if err != nil {
 					return err
 				}
 				reg, d := registry.Load(ro)
-				n, diags = len(reg.All()), d
+				defs, diags = reg.All(), d
 			}
 			for _, p := range paths {
-				defs, d := registry.CheckPath(p)
-				n += len(defs)
+				ds, d := registry.CheckPath(p)
+				defs = append(defs, ds...)
 				diags = append(diags, d...)
+			}
+			n := len(defs)
+			if opts.MaxDepth != nil {
+				diags = append(diags, registry.DepthWarnings(defs, opts.MaxDepth())...)
 			}
 			errs := 0
 			for _, d := range diags {

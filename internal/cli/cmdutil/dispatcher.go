@@ -47,8 +47,12 @@ func (f *Factory) Permissions(fl PermissionFlags) dispatch.Permissions {
 
 // DispatcherConfig is what a command's root agent tells its dispatcher.
 type DispatcherConfig struct {
-	Model       string
-	System      string
+	Model  string
+	System string
+	// SystemFiles is the instruction-file block System ends with (see
+	// ProjectFilesPrompt): a definition with an empty body inherits System
+	// without it, and gets the files by its own right.
+	SystemFiles string
 	Tools       []string
 	Permissions dispatch.Permissions
 	OnEvent     func(delegate.Event)
@@ -71,6 +75,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
+		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -118,8 +123,9 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
 		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
-		Redact: f.Redactor.Redact,
-		MCP:    f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
+		ProjectFiles: f.ChildProjectFiles(),
+		Redact:       f.Redactor.Redact,
+		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 	}
 	return delegate.New(cfg)
 }

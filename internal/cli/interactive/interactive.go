@@ -6,6 +6,7 @@ package interactive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -105,15 +106,41 @@ func observe(ctx context.Context, f *cmdutil.Factory, cfg *tui.Config) (func(), 
 	return func() { hk.Close(); stopTel() }, nil
 }
 
+// resumeID resolves --resume: a session id, a unique prefix of one in any
+// case (as brood run --resume takes it), or a transcript's path.
+func resumeID(projectRoot, resume string) (string, error) {
+	if resume == "" || strings.HasSuffix(resume, ".jsonl") {
+		return resume, nil
+	}
+	files, _ := filepath.Glob(filepath.Join(projectRoot, ".brood", "sessions", "*.jsonl"))
+	ids := make([]string, 0, len(files))
+	for _, p := range files {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+	}
+	id, err := cmdutil.ResolveID("session", resume, ids)
+	if err != nil {
+		return "", fmt.Errorf("--resume: %w in %s; brood --continue reopens the latest", err, filepath.Join(projectRoot, ".brood", "sessions"))
+	}
+	return id, nil
+}
+
 // config builds the TUI's engine: the root agent as brood run builds it.
 func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
-	path, err := tui.SessionPath(f.ProjectRoot, o.Resume, o.Continue)
+	resume, err := resumeID(f.ProjectRoot, o.Resume)
+	if err != nil {
+		return tui.Config{}, err
+	}
+	path, err := tui.SessionPath(f.ProjectRoot, resume, o.Continue)
 	if err != nil {
 		return tui.Config{}, err
 	}
 	s := f.Settings
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
 	m, err := f.ResolveModel(spec)
+	if err != nil {
+		return tui.Config{}, err
+	}
+	prices, err := f.Prices()
 	if err != nil {
 		return tui.Config{}, err
 	}
@@ -127,7 +154,8 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		Dir: f.Cwd, OutputDir: filepath.Join(f.ProjectRoot, ".brood", "outputs"), Perms: tperms,
 		BashTimeout: s.Bash.Timeout.Duration, OutputLimit: s.Bash.OutputLimit, Redactor: f.Redactor,
 	}
-	system := cmdutil.DefaultSystemPrompt(f.Cwd)
+	files := f.ProjectFilesPrompt() // CLAUDE.md, AGENTS.md, as brood run has them
+	system := cmdutil.DefaultSystemPrompt(f.Cwd) + files
 	return tui.Config{
 		ProjectRoot: f.ProjectRoot, ModelSpec: spec, ResolveModel: f.ResolveModel,
 		Agent: agent.Config{
@@ -137,10 +165,11 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		NewDispatcher: func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 			// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on
 			// stderr (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
-			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
+			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
 		},
 		Registry: f.Registry(),
 		Session:  path,
+		Prices:   prices,
 		Kill:     func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err },
 		Redact:   f.Redactor.Redact,
 		Getenv:   f.Getenv,

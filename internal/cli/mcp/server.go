@@ -60,6 +60,7 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
 		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile, Grant: a.Grant(),
 		Redact: a.Redactor.Redact, OnEvent: hk.Observe(nil),
+		ProjectFiles: a.ChildProjectFiles(),
 	}
 	d, err := delegate.New(cfg)
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/projectfiles"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
@@ -179,13 +178,15 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer tw.Close()
-	system := o.SystemPrompt
-	if system == "" {
-		system = cmdutil.DefaultSystemPrompt(f.Cwd)
+	base := o.SystemPrompt
+	if base == "" {
+		base = cmdutil.DefaultSystemPrompt(f.Cwd)
 	}
-	if pf := s.ProjectFiles; !pf.Off {
-		system += projectfiles.Prompt(f.ProjectRoot, projectfiles.Find(f.Home, f.ProjectRoot, f.Cwd, pf.MaxBytes))
-	}
+	// The instruction files: the root's prompt has them; its children get
+	// them by their own right (the dispatcher's ProjectFiles), not through
+	// an inherited prompt.
+	files := f.ProjectFilesPrompt()
+	system := base + files
 	out := o.newOutput()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
@@ -206,7 +207,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	bill := &bill{prices: prices, root: f.ProjectRoot, model: priceKey(prices, spec, m)}
 	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
-		Model: spec, System: system, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
+		Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
 		OnEvent: hk.Observe(bill.observe(out.DispatchEvent)), Quiet: quiet,
 	})
 	if err != nil {

@@ -46,7 +46,8 @@ Without an argument every tree of the project is shown.`,
   brood tasks tree 01JC3V...            # one task and everything below it
   brood tasks tree --session 01JC3T...  # one brood run's whole tree
   brood tasks tree --json`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Root = args[0]
@@ -62,6 +63,7 @@ Without an argument every tree of the project is shown.`,
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "the tree of this root session (its transcript's id or path)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	_ = cmd.RegisterFlagCompletionFunc("session", f.CompleteSessionIDs)
 	return cmd
 }
 
@@ -111,6 +113,19 @@ func (fo *forest) pick(root, sess string) ([]*Node, error) {
 		}
 	}
 	if root != "" {
+		// A unique prefix of a task or a session id, in any case.
+		known := make([]string, 0, len(fo.tasks)+len(bySession))
+		for id := range fo.tasks {
+			known = append(known, id)
+		}
+		for id := range bySession {
+			known = append(known, id)
+		}
+		id, err := cmdutil.ResolveID("task or session", root, known)
+		if err != nil {
+			return nil, fmt.Errorf("%v in %s; see brood tasks", err, filepath.Join(fo.root, ".brood"))
+		}
+		root = id
 		if t := fo.tasks[root]; t != nil {
 			return []*Node{fo.task(t, map[string]bool{})}, nil
 		}
@@ -120,6 +135,13 @@ func (fo *forest) pick(root, sess string) ([]*Node, error) {
 		sess = root
 	}
 	if sess != "" {
+		ids := make([]string, 0, len(bySession))
+		for id := range bySession {
+			ids = append(ids, id)
+		}
+		if id, err := cmdutil.ResolveID("session", sess, ids); err == nil {
+			sess = id
+		}
 		return []*Node{fo.session(sess, bySession[sess])}, nil
 	}
 	ids := make([]string, 0, len(bySession))

@@ -1,0 +1,117 @@
+package isolate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestChildDoesNotSeeIgnoredFiles: an isolated child sees the tree as a
+// checkout of the spawn snapshot would show it: dirty and untracked files
+// yes, gitignored ones (.env, node_modules, other tasks' records) no, and
+// ignored files it writes itself never come back. Its own state directory,
+// inside an ignored one, stays reachable.
+func TestChildDoesNotSeeIgnoredFiles(t *testing.T) {
+	iso := testIsolator(t)
+	for _, m := range modes(t, iso) {
+		t.Run(m.name, func(t *testing.T) {
+			dir := newRepo(t)
+			write(t, filepath.Join(dir, "sub/.env"), "nested secret\n")
+			write(t, filepath.Join(dir, ".brood/dispatch/OTHER/session.jsonl"), "another task's transcript\n")
+			ws := prepare(t, iso, dir, "IGN", m.force)
+			state := filepath.Join(dir, ".brood", "dispatch", "IGN")
+			runIsolated(t, ws, `
+test ! -e .env || { echo "sees .env"; exit 3; }
+test ! -e sub/.env || { echo "sees sub/.env"; exit 3; }
+test ! -e node_modules || { echo "sees node_modules"; exit 3; }
+test ! -e .brood/dispatch/OTHER || { echo "sees another task"; exit 3; }
+grep -q "a1 dirty" a.txt || { echo "dirty file missing"; exit 4; }
+test -e u.txt || { echo "untracked file missing"; exit 4; }
+`+stateCheck(m.name, state)+`
+echo child-secret > .env
+echo changed >> u.txt
+`)
+			out, err := ws.Finish(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !out.Applied || !slices.Equal(out.Files, []string{"u.txt"}) {
+				t.Fatalf("outcome %+v, want only u.txt applied", out)
+			}
+			if got := read(t, filepath.Join(dir, ".env")); got != "secret\n" {
+				t.Errorf("the parent's .env is now %q", got)
+			}
+			if len(out.BaseMoved) != 0 {
+				t.Errorf("nothing moved the base, yet %v", out.BaseMoved)
+			}
+		})
+	}
+}
+
+// stateCheck is the script line that checks the child reaches its own state
+// directory (an overlay child reaches it at its real path).
+func stateCheck(mode, state string) string {
+	if mode != "overlay" {
+		return ""
+	}
+	return `test -d '` + state + `/isolate' || { echo "own state dir unreachable"; exit 5; }`
+}
+
+// TestBaseMoved: parent edits made between the spawn and apply-back are
+// named, never counted as the child's; a worktree child did not see them,
+// and the patch applies whole or, on the same lines, not at all.
+func TestBaseMoved(t *testing.T) {
+	iso := testIsolator(t)
+	for _, m := range modes(t, iso) {
+		for _, clash := range []bool{false, true} {
+			t.Run(m.name+map[bool]string{false: "/apart", true: "/clash"}[clash], func(t *testing.T) {
+				dir := newRepo(t)
+				ws := prepare(t, iso, dir, "MOVED", m.force)
+				if _, err := ws.snap.wait(); err != nil {
+					t.Fatal(err)
+				}
+				// The parent edits sub/b.txt and adds a file; with clash it
+				// also edits the line the child will.
+				write(t, filepath.Join(dir, "sub/b.txt"), strings.Replace(lines("b", 10), "b3\n", "b3 parent\n", 1))
+				write(t, filepath.Join(dir, "new-by-parent.txt"), "p\n")
+				if clash {
+					write(t, filepath.Join(dir, "a.txt"), strings.Replace(read(t, filepath.Join(dir, "a.txt")), "a7\n", "a7 parent\n", 1))
+				}
+				script := `sed -i 's/^a7.*$/a7 child/' a.txt`
+				if m.name == "worktree" {
+					script += `
+grep -q "b3 parent" sub/b.txt && { echo "the frozen copy moved"; exit 3; }
+test ! -e new-by-parent.txt || { echo "the frozen copy moved"; exit 3; }`
+				}
+				runIsolated(t, ws, script)
+				out, err := ws.Finish(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := []string{"new-by-parent.txt", "sub/b.txt"}
+				if clash {
+					want = []string{"a.txt", "new-by-parent.txt", "sub/b.txt"}
+				}
+				if !slices.Equal(out.BaseMoved, want) || out.Frozen != (m.name == "worktree") {
+					t.Fatalf("base moved %v frozen %v, want %v", out.BaseMoved, out.Frozen, want)
+				}
+				if !slices.Equal(out.Files, []string{"a.txt"}) {
+					t.Errorf("the child's files are %v: parent edits counted as its own", out.Files)
+				}
+				a := read(t, filepath.Join(dir, "a.txt"))
+				if out.Applied == clash || strings.Contains(a, "a7 child") == clash {
+					t.Errorf("clash=%v: applied=%v, a.txt %q", clash, out.Applied, a)
+				}
+				if clash && (!strings.Contains(a, "a7 parent") || out.KeptAt == "") {
+					t.Errorf("refused patch: a.txt %q kept at %q", a, out.KeptAt)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "new-by-parent.txt")); err != nil {
+					t.Errorf("the parent's file is gone: %v", err)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package projectfiles
+
+import (
+	"regexp"
+	"strings"
+)
+
+// importRef is an @import as Claude Code reads one: @ at the start of the
+// text or after white space, then a path (spaces escaped as "\ ").
+var importRef = regexp.MustCompile(`(?:^|\s)@((?:[^\s\\]|\\ )+)`)
+
+// codeSpan is inline code, where an @ is text, not an import.
+var codeSpan = regexp.MustCompile("`[^`\n]*`")
+
+// imports lists the paths text imports, in order, outside code blocks and
+// code spans (an address such as a@b.c is no import: its @ follows a
+// letter).
+func imports(text string) []string {
+	var out []string
+	fenced := false
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		line = codeSpan.ReplaceAllString(line, "")
+		for _, m := range importRef.FindAllStringSubmatch(line, -1) {
+			p := strings.TrimRight(strings.ReplaceAll(m[1], `\ `, " "), ".,;:)")
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

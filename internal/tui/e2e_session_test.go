@@ -1,0 +1,161 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTUISuspendAndResume: Ctrl-Z hands the terminal back to the shell
+// (the job is stopped, the screen is the shell's), and fg brings the TUI
+// back with its conversation, still working.
+func TestTUISuspendAndResume(t *testing.T) {
+	p := newTUIProject(t, `agents:
+  root:
+    - say: "BEFORE-SUSPEND answer."
+    - say: "AFTER-RESUME answer."
+`, map[string]string{})
+	// An interactive shell with job control, as a user's terminal has.
+	shell := append(p.env(t), "PS1=SHELL$ ", "bash", "--norc", "--noprofile", "-i")
+	tm := p.tmux(t, strings.Join(quoteAll(shell), " "))
+	tm.waitFor("SHELL$")
+	tm.typeLine(strings.Join(quoteAll(p.brood(t)), " "))
+	tm.waitFor("ask brood, or /help")
+	tm.typeLine("first question")
+	tm.waitFor("BEFORE-SUSPEND answer.", "ready · ")
+
+	tm.keys("C-z")
+	s := tm.waitFor("Stopped", "SHELL$")
+	if strings.Contains(s, "ask brood, or /help") {
+		t.Fatalf("the TUI is still on the screen after Ctrl-Z:\n%s", s)
+	}
+	tm.typeLine("fg")
+	tm.waitFor("BEFORE-SUSPEND answer.", "ready · ", "first question")
+	tm.typeLine("second question")
+	tm.waitFor("AFTER-RESUME answer.", "ready · ")
+	tm.keys("C-c")
+	tm.waitFor("Ctrl-C again to exit")
+	tm.keys("C-c")
+	tm.waitFor("reopen it with: brood --resume", "SHELL$")
+}
+
+// TestTUIResizeReflows: making the terminal narrower rewraps the answer to
+// the new width (nothing cut off), and wider again joins it back.
+func TestTUIResizeReflows(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - say: "REFLOW-START alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima REFLOW-END"
+`, map[string]string{})
+	tm.typeLine("say it")
+	s := tm.waitFor("REFLOW-END", "ready · ")
+	if !sameLine(s, "REFLOW-START", "REFLOW-END") {
+		t.Fatalf("at 120 columns the answer should fit one line:\n%s", s)
+	}
+	tm.resize(50, 30)
+	s = tm.waitForFunc("the answer rewrapped to 50 columns", func(s string) bool {
+		return strings.Contains(s, "REFLOW-START") && strings.Contains(s, "REFLOW-END") && !sameLine(s, "REFLOW-START", "REFLOW-END") &&
+			strings.Contains(s, "ask brood")
+	})
+	for _, w := range strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima") {
+		if !strings.Contains(s, w) {
+			t.Errorf("after the resize %q is cut off:\n%s", w, s)
+		}
+	}
+	tm.resize(120, 40)
+	tm.waitForFunc("the answer on one line again", func(s string) bool { return sameLine(s, "REFLOW-START", "REFLOW-END") })
+	tm.exit()
+}
+
+// TestTUIContinueAndResume: brood --continue reopens the latest session
+// with its history on the screen and goes on from it; brood --resume ID
+// (a lowercase prefix, as brood run takes it) reopens a given one.
+func TestTUIContinueAndResume(t *testing.T) {
+	p := newTUIProject(t, `agents:
+  root:
+    - say: "FIRST-ANSWER in session one."
+    - say: "SECOND-ANSWER, continued."
+    - say: "THIRD-ANSWER, resumed."
+`, map[string]string{})
+	tm := p.open(t)
+	tm.typeLine("QUESTION-ONE")
+	tm.waitFor("FIRST-ANSWER in session one.", "ready · ")
+	tm.exit()
+	sessions, _ := filepath.Glob(filepath.Join(p.root, ".brood", "sessions", "*.jsonl"))
+	if len(sessions) != 1 {
+		t.Fatalf("sessions after the first run: %v", sessions)
+	}
+	id := strings.TrimSuffix(filepath.Base(sessions[0]), ".jsonl")
+	if b, _ := os.ReadFile(filepath.Join(p.root, "stderr.log")); !strings.Contains(string(b), "brood --resume "+id) {
+		t.Errorf("on exit brood did not say how to reopen the session %s: %q", id, b)
+	}
+	tm.close()
+
+	tm = p.open(t, "--continue")
+	tm.waitFor("QUESTION-ONE", "FIRST-ANSWER in session one.")
+	tm.typeLine("QUESTION-TWO")
+	tm.waitFor("SECOND-ANSWER, continued.", "FIRST-ANSWER in session one.", "ready · ")
+	tm.exit()
+	tm.close()
+
+	tm = p.open(t, "--resume", strings.ToLower(id[:12]))
+	tm.waitFor("QUESTION-ONE", "FIRST-ANSWER in session one.", "QUESTION-TWO", "SECOND-ANSWER, continued.")
+	tm.typeLine("QUESTION-THREE")
+	tm.waitFor("THIRD-ANSWER, resumed.", "ready · ")
+	tm.exit()
+	if n, _ := filepath.Glob(filepath.Join(p.root, ".brood", "sessions", "*.jsonl")); len(n) != 1 {
+		t.Errorf("reopening made new sessions: %v", n)
+	}
+	b, err := os.ReadFile(sessions[0])
+	if err != nil || !strings.Contains(string(b), "QUESTION-THREE") || !strings.Contains(string(b), "THIRD-ANSWER") {
+		t.Errorf("the resumed turn is not in the session's transcript (%v)", err)
+	}
+}
+
+// sameLine reports whether a and b are on one line of the screen.
+func sameLine(screen, a, b string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, a) && strings.Contains(l, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTUIListAndResume: /tasks lists the session's tasks, and /resume with
+// the tail the tree shows (lowercase) continues a finished one, whose new
+// answer shows in the tree.
+func TestTUIListAndResume(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: "Survey", prompt: "Look around."}
+    - say: 'ROOT-DONE, project rules {{if grep "PROJECT-RULE" .System}}in my prompt{{else}}missing{{end}}'
+  explore:
+    - say: "FIRST-LOOK"
+    - say: "FOLLOW-UP: {{.Last}}"
+`, map[string]string{"CLAUDE.md": "PROJECT-RULE: be brief.\n"})
+	tm.typeLine("look around")
+	// The root's prompt holds CLAUDE.md, as brood run's does.
+	tm.waitFor("ROOT-DONE, project rules in my prompt", "0 running, 1 finished")
+	tm.typeLine("/tasks")
+	s := tm.waitFor("this session:", "recent in this project")
+	var id string
+	for _, f := range strings.Fields(s) {
+		if len(f) == 26 && strings.HasPrefix(f, "01") {
+			id = f
+		}
+	}
+	if id == "" {
+		t.Fatalf("/tasks does not list the task:\n%s", s)
+	}
+	tm.typeLine("/resume " + strings.ToLower(id[len(id)-6:]) + " anything else?")
+	tm.waitFor("resumed task " + id)
+	tm.waitFor("0 running, 1 finished")
+	tm.keys("C-t")
+	tm.keys("Enter")
+	tm.waitFor("│ FOLLOW-UP: anything else?")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.exit()
+}
