@@ -59,6 +59,13 @@ type Spec struct {
 	// journal can name the task before it starts. It must be new.
 	TaskID string `json:"task_id,omitempty"`
 
+	// Transcript, with TaskID, starts the task anew from the conversation
+	// in this file (another worker's run of the same call, fetched from the
+	// fleet's store): the child continues it with ContinuePrompt. It never
+	// crosses a process boundary; the brief and privileges still come from
+	// the spec, only the conversation from the file.
+	Transcript string `json:"-"`
+
 	// Fork, History and CallID seed a fork with the caller's conversation
 	// (the Task tool only; never crosses a process boundary).
 	Fork    bool            `json:"-"`

@@ -28,6 +28,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/tasks"
 	"github.com/broodhq/brood/internal/cli/trust"
 	"github.com/broodhq/brood/internal/cli/version"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/cli/workflow"
 )
 
@@ -167,6 +168,7 @@ or script:FILE for the offline scripted model.
 		mcpcmd.NewCmdMCP(f, Version, nil),
 		config.NewCmdConfig(f),
 		workflow.NewCmdWorkflow(f, nil),
+		worker.NewCmdWorker(f, nil),
 		trust.NewCmdTrust(f, nil),
 	)
 	root.SetVersionTemplate("brood {{.Version}}\n")

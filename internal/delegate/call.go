@@ -3,6 +3,7 @@ package delegate
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -45,6 +46,12 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 	if err != nil {
 		return nil, err
 	}
+	if s.Transcript != "" && s.Resume == "" {
+		if err := seedTranscript(j, s.Transcript); err != nil {
+			j.unlock()
+			return nil, err
+		}
+	}
 	applyLimits(j, s.Limits)
 	if tp := telemetry.TraceParent(ctx); tp != "" && tp != j.env.TraceParent {
 		// The child's spans hang below this call's (OpenTelemetry).
@@ -52,6 +59,22 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 		_ = dispatch.WriteJSON(filepath.Join(j.dir, dispatch.EnvelopeFile), j.env)
 	}
 	return resultOf(d.run(ctx, j)), nil
+}
+
+// seedTranscript puts a conversation begun elsewhere into a new task's
+// transcript, so its child continues it (with the continue prompt as its
+// next turn) instead of starting over.
+func seedTranscript(j *job, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("continue task %s: %w", j.env.TaskID, err)
+	}
+	if err := j.td.WriteFile(taskdir.Session, b, true); err != nil {
+		return fmt.Errorf("continue task %s: %w", j.env.TaskID, err)
+	}
+	j.env.Prompt = call.ContinuePrompt
+	j.env.ResumeCount = 1
+	return j.td.WriteJSON(taskdir.Envelope, j.env, true)
 }
 
 func requestOf(s call.Spec) Request {

@@ -440,6 +440,10 @@ func classOf(env *dispatch.Envelope) pool.Class {
 
 // priorityOf puts explore and review work first and docs last, unless the
 // definition says otherwise. Lower runs sooner.
+// PriorityOf is a definition's queue priority (lower runs first): its own,
+// else by its name (explore and review agents first, writers of docs last).
+func PriorityOf(def *registry.Definition) int { return priorityOf(def) }
+
 func priorityOf(def *registry.Definition) int {
 	if def.HasPriority {
 		return def.Priority

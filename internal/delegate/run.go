@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
@@ -189,6 +190,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			d.writeLog(td, j.lg)
 		},
 		OnLine:     func(b []byte) { s.prog.line(ctx, b) },
+		OnAlive:    call.AliveFunc(ctx),
 		Input:      input,
 		OutputPath: td.File(taskdir.Output),
 		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},

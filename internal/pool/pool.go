@@ -110,6 +110,10 @@ type Job struct {
 	// OnLine is called for every stdout line that is not a heartbeat, in
 	// order, from one goroutine.
 	OnLine func(line []byte)
+	// OnAlive, when set, is called for every line the child prints,
+	// heartbeats included: the proof of life a remote caller passes on
+	// (a Temporal activity's heartbeat).
+	OnAlive func()
 	// Input, when set, carries lines for the child's stdin (each one whole
 	// message with its newline): the parent-to-child direction of the
 	// protocol (answers to a child's permission questions). The pipe only
@@ -202,7 +206,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		readLines(sp.stdout, alive, job.OnLine)
+		readLines(sp.stdout, alive, job.OnLine, job.OnAlive)
 	}()
 	exited := make(chan struct{})
 	go feed(sp.stdin, job.Input, exited)
@@ -299,13 +303,16 @@ func (p *Pool) watch(ctx context.Context, job Job, k *killer, alive <-chan struc
 	}
 }
 
-func readLines(r io.Reader, alive chan<- struct{}, onLine func([]byte)) {
+func readLines(r io.Reader, alive chan<- struct{}, onLine func([]byte), onAlive func()) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	for sc.Scan() {
 		select {
 		case alive <- struct{}{}:
 		default:
+		}
+		if onAlive != nil {
+			onAlive()
 		}
 		line := sc.Bytes()
 		if isPing(line) || len(line) == 0 {

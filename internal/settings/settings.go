@@ -46,6 +46,8 @@ type Settings struct {
 	Isolation   Isolation   `toml:"isolation"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
 	ProjectFiles ProjectFiles `toml:"project_files"`
+	// Temporal configures the fleet engine.
+	Temporal Temporal `toml:"temporal"`
 	// Store is the URL of the store every worker and the submitter share
 	// (file:///shared/path, s3://bucket/prefix?region=R): code snapshots,
 	// transcripts, patches, large results. Empty: none (local runs need none).
@@ -230,6 +232,9 @@ var envVars = []struct {
 	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
 	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},
 	{"BROOD_PERMISSION_MODE", "permissions.mode", func(s *Settings, v string) error { s.Permissions.Mode = v; return nil }},
+	{"BROOD_TEMPORAL_ADDRESS", "temporal.address", func(s *Settings, v string) error { s.Temporal.Address = v; return nil }},
+	{"BROOD_TEMPORAL_NAMESPACE", "temporal.namespace", func(s *Settings, v string) error { s.Temporal.Namespace = v; return nil }},
+	{"BROOD_TEMPORAL_TASK_QUEUE", "temporal.task_queue", func(s *Settings, v string) error { s.Temporal.TaskQueue = v; return nil }},
 	{"BROOD_STORE", "store", func(s *Settings, v string) error { s.Store = v; return nil }},
 	{"BROOD_ALLOW_CONFIG_CHANGES", "agents.allow_config_changes", func(s *Settings, v string) error {
 		b, err := strconv.ParseBool(v)

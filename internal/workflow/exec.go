@@ -47,13 +47,16 @@ type Options struct {
 	Events func(Event)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Runtime runs the calls side by side (default: goroutines).
+	Runtime Runtime
 }
 
 // executor is one run of a plan.
 type executor struct {
 	p   *Plan
 	o   Options
-	sem chan struct{}
+	rt  Runtime
+	sem Semaphore
 
 	mu      sync.Mutex
 	agents  int
@@ -73,35 +76,38 @@ func Execute(ctx context.Context, p *Plan, o Options) *Result {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	x := &executor{p: p, o: o, outputs: map[string]any{}, counts: map[string]*Counts{}}
+	if o.Runtime == nil {
+		o.Runtime = goroutines{}
+	}
+	x := &executor{p: p, o: o, rt: o.Runtime, outputs: map[string]any{}, counts: map[string]*Counts{}}
 	if o.Concurrency > 0 {
-		x.sem = make(chan struct{}, o.Concurrency)
+		x.sem = x.rt.NewSemaphore(ctx, o.Concurrency)
 	}
 	if o.Journal != nil {
 		x.agents = o.Journal.Count()
 	}
 	res := &Result{RunID: o.RunID, Plan: p.Name, Started: o.Now().UTC()}
 	results := make([]PhaseResult, len(p.Phases))
-	done := make([]chan struct{}, len(p.Phases))
+	done := make([]Latch, len(p.Phases))
 	index := map[string]int{}
 	for i, ph := range p.Phases {
-		done[i] = make(chan struct{})
+		done[i] = x.rt.NewLatch(ctx)
 		index[ph.ID] = i
 		x.counts[ph.ID] = &Counts{}
 	}
-	var wg sync.WaitGroup
+	wg := x.rt.NewGroup(ctx)
 	for i := range p.Phases {
 		wg.Add(1)
-		go func() {
+		x.rt.Go(ctx, func(ctx context.Context) {
 			defer wg.Done()
-			defer close(done[i])
+			defer done[i].Open()
 			ph := &p.Phases[i]
 			prev := ""
 			if i > 0 {
 				prev = p.Phases[i-1].ID
 			}
 			for _, d := range ph.Deps(prev) {
-				<-done[index[d]]
+				done[index[d]].Wait(ctx)
 				if st := results[index[d]].Status; st == PhaseFailed || st == PhaseSkipped {
 					results[i] = PhaseResult{ID: ph.ID, Shape: ph.Shape(), Status: PhaseSkipped, Reason: fmt.Sprintf("it depends on phase %s, which %s", d, verb(st))}
 					x.skip(ph.ID, results[i].Reason)
@@ -114,9 +120,9 @@ func Execute(ctx context.Context, p *Plan, o Options) *Result {
 			x.outputs[ph.ID] = results[i].Output
 			x.mu.Unlock()
 			x.event(ph, results[i].Status)
-		}()
+		})
 	}
-	wg.Wait()
+	wg.Wait(ctx)
 	res.Phases, res.Outputs, res.Skipped = results, x.outputs, x.skipped
 	res.Agents, res.Usage = x.agents, x.usage
 	res.Status, res.Reason = x.status(ctx, results)
@@ -371,16 +377,11 @@ func (x *executor) acquire(ctx context.Context) bool {
 	if x.sem == nil {
 		return ctx.Err() == nil
 	}
-	select {
-	case x.sem <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return x.sem.Acquire(ctx)
 }
 
 func (x *executor) release() {
 	if x.sem != nil {
-		<-x.sem
+		x.sem.Release()
 	}
 }

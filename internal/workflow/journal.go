@@ -29,6 +29,28 @@ type FileJournal struct {
 	f       *os.File
 	entries map[string]Entry
 	started int
+	// lines is the whole journal of one kept in memory (f == nil).
+	lines []JournalLine
+}
+
+// MemoryJournal is a journal kept in memory, seeded with the lines of an
+// earlier run: a durable engine keeps it in its own history (the Temporal
+// engine passes it from one execution of a run to the next). It never
+// touches a file; Lines gives it back.
+func MemoryJournal(lines []JournalLine) *FileJournal {
+	j := &FileJournal{entries: map[string]Entry{}}
+	for _, l := range lines {
+		j.apply(l)
+	}
+	j.lines = append([]JournalLine(nil), lines...)
+	return j
+}
+
+// Lines is what a MemoryJournal holds.
+func (j *FileJournal) Lines() []JournalLine {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]JournalLine(nil), j.lines...)
 }
 
 // OpenJournal opens (or creates) the journal in dir and reads what it holds.
@@ -130,6 +152,12 @@ func (j *FileJournal) write(l JournalLine) error {
 		return err
 	}
 	j.mu.Lock()
+	if j.f == nil {
+		j.lines = append(j.lines, l)
+		j.apply(l)
+		j.mu.Unlock()
+		return nil
+	}
 	if _, err := j.f.Write(append(b, '\n')); err != nil {
 		j.mu.Unlock()
 		return fmt.Errorf("journal: %w", err)
@@ -146,7 +174,12 @@ func (j *FileJournal) write(l JournalLine) error {
 }
 
 // Close closes the file.
-func (j *FileJournal) Close() error { return j.f.Close() }
+func (j *FileJournal) Close() error {
+	if j.f == nil {
+		return nil
+	}
+	return j.f.Close()
+}
 
 // Summary counts a journal's calls: started, finished with a result,
 // finished without one, and still open.

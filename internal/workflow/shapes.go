@@ -14,27 +14,27 @@ func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
 	pr := PhaseResult{ID: ph.ID, Shape: "parallel", Calls: make([]CallRecord, len(ph.Parallel))}
 	x.queue(ph, len(ph.Parallel))
 	base := x.scope()
-	done := map[string]chan struct{}{}
+	done := map[string]Latch{}
 	for _, t := range ph.Parallel {
 		if t.ID != "" {
-			done[t.ID] = make(chan struct{})
+			done[t.ID] = x.rt.NewLatch(ctx)
 		}
 	}
 	var mu sync.Mutex
 	outs := map[string]any{}
-	var wg sync.WaitGroup
+	wg := x.rt.NewGroup(ctx)
 	for j := range ph.Parallel {
 		wg.Add(1)
-		go func() {
+		x.rt.Go(ctx, func(ctx context.Context) {
 			defer wg.Done()
 			t := &ph.Parallel[j]
 			key := ph.ID + "/" + taskKey(t, j)
 			if t.ID != "" {
-				defer close(done[t.ID])
+				defer done[t.ID].Open()
 			}
 			scope := with2(base)
 			for _, d := range t.DependsOn {
-				<-done[d]
+				done[d].Wait(ctx)
 				mu.Lock()
 				v := outs[d]
 				mu.Unlock()
@@ -53,9 +53,9 @@ func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
 				outs[t.ID] = pr.Calls[j].Output
 				mu.Unlock()
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	wg.Wait(ctx)
 	list := make([]any, len(pr.Calls))
 	for j, c := range pr.Calls {
 		list[j] = c.Output
@@ -124,10 +124,10 @@ func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 	x.queue(ph, len(items)*len(ph.Stages))
 	outs := make([]any, len(items))
 	calls := make([][]CallRecord, len(items))
-	var wg sync.WaitGroup
+	wg := x.rt.NewGroup(ctx)
 	for i, item := range items {
 		wg.Add(1)
-		go func() {
+		x.rt.Go(ctx, func(ctx context.Context) {
 			defer wg.Done()
 			scope := with2(base)
 			scope[as], scope["prev"] = item, nil
@@ -147,9 +147,9 @@ func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 				}
 			}
 			outs[i] = out
-		}()
+		})
 	}
-	wg.Wait()
+	wg.Wait(ctx)
 	for _, c := range calls {
 		pr.Calls = append(pr.Calls, c...)
 	}
@@ -207,15 +207,15 @@ func (x *executor) untilQuiet(ctx context.Context, ph *Phase) PhaseResult {
 		scope := with2(base)
 		scope["seen"], scope["round"] = append([]any(nil), seen...), round
 		recs := make([]CallRecord, u.perRound())
-		var wg sync.WaitGroup
+		wg := x.rt.NewGroup(ctx)
 		for i := range recs {
 			wg.Add(1)
-			go func() {
+			x.rt.Go(ctx, func(ctx context.Context) {
 				defer wg.Done()
 				recs[i] = x.call(ctx, ph, fmt.Sprintf("%s/r%d/%d", ph.ID, round, i), &u.Call, scope)
-			}()
+			})
 		}
-		wg.Wait()
+		wg.Wait(ctx)
 		pr.Calls, pr.Rounds = append(pr.Calls, recs...), round
 		added := 0
 		for _, r := range recs {

@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"fmt"
-	"sync"
 )
 
 // Tally is the outcome of a votes phase: its output.
@@ -23,17 +22,17 @@ func (x *executor) votes(ctx context.Context, ph *Phase) PhaseResult {
 	pr := PhaseResult{ID: ph.ID, Shape: "votes", Calls: make([]CallRecord, v.Count)}
 	x.queue(ph, v.Count)
 	base := x.scope()
-	var wg sync.WaitGroup
+	wg := x.rt.NewGroup(ctx)
 	for i := range pr.Calls {
 		wg.Add(1)
-		go func() {
+		x.rt.Go(ctx, func(ctx context.Context) {
 			defer wg.Done()
 			scope := with2(base)
 			scope["vote"] = i + 1
 			pr.Calls[i] = x.call(ctx, ph, fmt.Sprintf("%s/v%d", ph.ID, i+1), &v.Call, scope)
-		}()
+		})
 	}
-	wg.Wait()
+	wg.Wait(ctx)
 	var values []any
 	for _, c := range pr.Calls {
 		m, _ := c.Output.(map[string]any)

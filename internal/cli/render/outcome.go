@@ -14,7 +14,7 @@ import (
 // tasks resume`) and returns the exit status it maps to.
 func CallResult(w io.Writer, o *call.Result, asJSON bool) error {
 	if asJSON {
-		if err := cmdutil.WriteJSON(w, map[string]any{"task_id": o.TaskID, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}); err != nil {
+		if err := cmdutil.WriteJSON(w, map[string]any{"task_id": o.TaskID, "status": o.Status, "summary": o.Summary, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}); err != nil {
 			return err
 		}
 		if len(o.Failures) > 0 {
@@ -32,7 +32,7 @@ func CallResult(w io.Writer, o *call.Result, asJSON bool) error {
 // outcomeExit maps how a task ended to the exit status, as brood run does
 // (cmdutil.ExitStatusHelp).
 func outcomeExit(o *call.Result) error {
-	if o.Record == nil {
+	if o.Record == nil && o.Status == "" {
 		return nil
 	}
 	code := cmdutil.StatusCode(o.Status)

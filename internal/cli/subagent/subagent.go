@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/delegate"
 )
 
@@ -33,6 +34,10 @@ type Options struct {
 	PermMode    string
 	Allow       []string
 	Deny        []string
+	// Engine is local (this process's pool) or temporal (a worker of the
+	// fleet runs it); Fleet says where the fleet is.
+	Engine string
+	Fleet  worker.FleetFlags
 }
 
 // NewCmdSubagent builds `brood subagent`. runF replaces the dispatch.
@@ -62,6 +67,8 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 	fl.StringVar(&opts.Isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
 	fl.StringVar(&opts.Model, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
 	fl.StringVar(&opts.Description, "description", "", "a short label for the task (default: the prompt's first line)")
+	fl.StringVar(&opts.Engine, "engine", "local", "where the subagent runs: local or temporal (a brood worker of the fleet)")
+	opts.Fleet.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", f.CompleteModels)
 	_ = cmd.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]string{"worktree", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, cobra.ShellCompDirectiveNoFileComp))
@@ -70,6 +77,13 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 
 func subagentRun(ctx context.Context, opts *Options) error {
 	f := opts.Factory
+	switch opts.Engine {
+	case "", "local":
+	case "temporal":
+		return fleetRun(ctx, opts)
+	default:
+		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("--engine %q: use local or temporal", opts.Engine)}
+	}
 	spec := cmdutil.FirstNonEmpty(opts.Model, f.Settings.Model)
 	if spec == "" {
 		if _, err := f.ResolveModel(""); err != nil {
@@ -105,6 +119,34 @@ func subagentRun(ctx context.Context, opts *Options) error {
 		return background(ctx, opts, d, req)
 	}
 	r, err := d.Call(ctx, call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation})
+	if err != nil {
+		return err
+	}
+	return render.CallResult(f.Out, r, opts.JSON)
+}
+
+// fleetRun hands the call to a worker of the fleet and waits for its
+// verified result (Ctrl-C cancels it there; the child stops in stages).
+func fleetRun(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	switch {
+	case opts.Background:
+		return &cmdutil.ExitError{Code: 2, Err: errors.New("--background runs here only; on the fleet a call is durable already (follow it in the Temporal UI)")}
+	case opts.Model != "" || opts.PermMode != "" || len(opts.Allow) > 0 || len(opts.Deny) > 0:
+		return &cmdutil.ExitError{Code: 2, Err: errors.New("--model and the permission flags are the worker's settings on the fleet; set them where brood worker runs")}
+	}
+	if !opts.Fleet.Configured(f) {
+		return &cmdutil.ExitError{Code: 2, Err: errors.New("--engine temporal needs the fleet's address: pass --temporal HOST:PORT or set temporal.address")}
+	}
+	if _, ok := f.Registry().Get(opts.Agent); !ok {
+		return fmt.Errorf("unknown agent type %q; brood agents list shows them", opts.Agent)
+	}
+	eng, closeFn, err := worker.Engine(ctx, f, opts.Fleet)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	r, err := eng.Call(ctx, call.Spec{Agent: opts.Agent, Prompt: opts.Prompt, Description: cmdutil.FirstNonEmpty(opts.Description, cmdutil.FirstLine(opts.Prompt, 80)), Isolation: opts.Isolation})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,12 +10,14 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/hooks"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // PruneOptions are the flags of `brood tasks prune`.
 type PruneOptions struct {
 	Factory   *cmdutil.Factory
 	OlderThan time.Duration
+	Force     bool
 	JSON      bool
 }
 
@@ -36,6 +39,7 @@ func NewCmdPrune(f *cmdutil.Factory, runF func(*PruneOptions) error) *cobra.Comm
 		},
 	}
 	cmd.Flags().DurationVar(&opts.OlderThan, "older-than", 0, "age of the records to delete (e.g. 72h)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "also delete isolated copies holding work that was never applied")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -51,9 +55,21 @@ func pruneRun(opts *PruneOptions) error {
 		return err
 	}
 	pruned := []string{}
+	var removed []string
+	var kept []keptCopy
 	for _, t := range tasks {
-		if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued || time.Since(t.Created) < older {
+		if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
 			continue
+		}
+		// Leftover copies of finished tasks go, whatever their age, unless
+		// they hold work that never reached the tree.
+		r, k, err := sweepCopies(context.Background(), f.ProjectRoot, t, opts.Force)
+		if err != nil {
+			return err
+		}
+		removed, kept = append(removed, r...), append(kept, k...)
+		if len(k) > 0 || time.Since(t.Created) < older {
+			continue // a kept copy's patch lives in the task's records
 		}
 		// Never pull a task from under a process that owns it.
 		unlock, err := dispatch.LockDir(t.Files())
@@ -70,8 +86,18 @@ func pruneRun(opts *PruneOptions) error {
 		pruned = append(pruned, t.ID)
 	}
 	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, map[string]any{"pruned": pruned})
+		return cmdutil.WriteJSON(f.Out, struct {
+			Pruned  []string   `json:"pruned"`
+			Removed []string   `json:"copies_removed,omitempty"`
+			Kept    []keptCopy `json:"copies_kept,omitempty"`
+		}{pruned, removed, kept})
 	}
 	fmt.Fprintf(f.Out, "pruned %d dispatch(es) older than %s\n", len(pruned), older)
+	if len(removed) > 0 {
+		fmt.Fprintf(f.Out, "removed %d leftover isolated cop(ies)\n", len(removed))
+	}
+	for _, k := range kept {
+		fmt.Fprintf(termsafe.NewWriter(f.Out), "kept %s's copy at %s: it holds work never applied. %s\n", k.TaskID, k.Path, k.Hint)
+	}
 	return nil
 }

@@ -66,5 +66,10 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
+	// The earlier runs' copies whose work is in the tree (or was nothing)
+	// go; one holding unapplied work stays for `brood tasks show`.
+	if t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID); err == nil && t.Status != dispatch.StatusRunning {
+		_, _, _ = sweepCopies(context.WithoutCancel(ctx), f.ProjectRoot, t, false)
+	}
 	return render.CallResult(f.Out, r, opts.JSON)
 }

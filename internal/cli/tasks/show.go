@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -60,6 +62,15 @@ func showRun(opts *ShowOptions) error {
 	fmt.Fprintf(w, "dir      %s\n", t.Dir)
 	for _, c := range concerns(t) {
 		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
+	}
+	if copies, err := isolate.Leftovers(context.Background(), copyRepo(f.ProjectRoot, t), t.ID, t.Files().Path()); err == nil {
+		for _, c := range copies {
+			if c.Unapplied {
+				fmt.Fprintf(w, "copy     %s (%s) holds work never applied. %s\n", c.Path, c.Mode, copyHint(t.ID, c))
+			} else {
+				fmt.Fprintf(w, "copy     %s (%s), its work is in the tree: brood tasks prune removes it\n", c.Path, c.Mode)
+			}
+		}
 	}
 	for _, part := range []struct {
 		name string

@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/termsafe"
 )
@@ -22,6 +24,9 @@ type ListOptions struct {
 	Factory *cmdutil.Factory
 	JSON    bool
 	Status  string
+	// Fleet, when configured (--temporal or temporal.address), adds the
+	// fleet's calls and runs below this project's tasks.
+	Fleet worker.FleetFlags
 }
 
 // NewCmdTasks builds `brood tasks` (which lists) and its verbs. runF
@@ -40,9 +45,10 @@ resumed.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return listRun(opts)
+			return listRun(cmd.Context(), opts)
 		},
 	}
+	opts.Fleet.AddFlags(cmd)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&opts.Status, "status", "", "only tasks with this status (queued, running, done, partial, checkpoint, failed, killed, cancelled)")
 	cmd.AddCommand(
@@ -52,7 +58,7 @@ resumed.`,
 	return cmd
 }
 
-func listRun(opts *ListOptions) error {
+func listRun(ctx context.Context, opts *ListOptions) error {
 	f := opts.Factory
 	status := opts.Status
 	if status != "" && !knownStatus(status) {
@@ -78,6 +84,43 @@ func listRun(opts *ListOptions) error {
 		}
 		return cmdutil.WriteJSON(f.Out, rows)
 	}
+	if !opts.Fleet.Configured(f) {
+		return printTasks(f, tasks, status)
+	}
+	if err := printTasks(f, tasks, status); err != nil {
+		return err
+	}
+	return printFleet(ctx, opts, status)
+}
+
+// printFleet lists the fleet's calls and runs after the local tasks; a
+// fleet that does not answer is said on stderr.
+func printFleet(ctx context.Context, opts *ListOptions, status string) error {
+	f := opts.Factory
+	fleet, err := worker.FleetTasks(ctx, f, opts.Fleet)
+	if err != nil {
+		fmt.Fprintf(f.Err, "brood: the fleet's tasks are not listed: %v\n", err)
+		return nil
+	}
+	fmt.Fprintln(f.Out, "\non the fleet (Temporal):")
+	tw := tabwriter.NewWriter(termsafe.NewWriter(f.Out), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tAGENT\tSTATUS\tAGE\tDESCRIPTION")
+	n := 0
+	for _, t := range fleet {
+		if status != "" && !strings.EqualFold(t.Status, status) {
+			continue
+		}
+		n++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.ID), t.Kind, termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), termsafe.Line(cmdutil.TrimTo(t.Description, 70)))
+	}
+	if n == 0 {
+		fmt.Fprintln(tw, "(none)")
+	}
+	return tw.Flush()
+}
+
+// printTasks is the table of this project's tasks.
+func printTasks(f *cmdutil.Factory, tasks []*dispatch.Task, status string) error {
 	if len(tasks) == 0 {
 		if status != "" {
 			fmt.Fprintf(f.Out, "no tasks with status %s in %s\n", status, dispatch.Root(f.ProjectRoot))
@@ -92,6 +135,11 @@ func listRun(opts *ListOptions) error {
 		desc := t.Label
 		if t.Note != "" {
 			desc += " (" + t.Note + ")"
+		}
+		if t.Status != dispatch.StatusRunning && t.Status != dispatch.StatusQueued {
+			if copies, _ := isolate.Leftovers(context.Background(), copyRepo(f.ProjectRoot, t), t.ID, t.Files().Path()); unappliedCount(copies) > 0 {
+				desc += " [unapplied copy kept: brood tasks show " + t.ID + "]"
+			}
 		}
 		if n := len(concerns(t)); n > 0 {
 			desc = fmt.Sprintf("%s [%d concern(s)]", desc, n)
@@ -149,4 +197,14 @@ func concerns(t *dispatch.Task) []string {
 		return nil
 	}
 	return t.Verdict.Concerns
+}
+
+func unappliedCount(copies []isolate.Copy) int {
+	n := 0
+	for _, c := range copies {
+		if c.Unapplied {
+			n++
+		}
+	}
+	return n
 }

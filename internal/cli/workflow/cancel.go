@@ -27,10 +27,11 @@ func newCmdCancel(f *Deps) *cobra.Command {
 }
 
 func cancelRun(ctx context.Context, o *CancelOptions) error {
-	eng, err := o.F.Engine(ctx)
+	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}
+	defer closeFn()
 	if err := eng.Cancel(ctx, o.RunID); err != nil {
 		return notFound(err, o.RunID)
 	}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/telemetry"
@@ -15,14 +16,22 @@ import (
 
 // depsFrom takes the verbs' needs from the factory. Settings are loaded by
 // the root command before a verb runs, so everything is read lazily.
-func depsFrom(f *cmdutil.Factory) *Deps {
+func depsFrom(f *cmdutil.Factory, fleetFlags *worker.FleetFlags) *Deps {
 	return &Deps{
 		In: f.In, Out: f.Out, Err: f.Err,
 		IsTerminal: func() bool {
 			in, ok := f.In.(*os.File)
 			return ok && term.IsTerminal(int(in.Fd())) && f.Getenv("CI") == ""
 		},
-		Engine: func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
+		Engine:  func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
+		Records: func() engine.Engine { return local.New(local.Config{ProjectRoot: f.ProjectRoot}) },
+		Engines: Engines{Fleet: func(ctx context.Context) (engine.Engine, func(), bool, error) {
+			if !fleetFlags.Configured(f) {
+				return nil, func() {}, false, nil
+			}
+			e, closeFn, err := worker.Engine(ctx, f, *fleetFlags)
+			return e, closeFn, true, err
+		}},
 		Observe: func(ctx context.Context) (context.Context, func(), error) {
 			hk, err := f.OpenHooks(ctx, "", "", "")
 			if err != nil {

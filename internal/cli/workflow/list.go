@@ -30,11 +30,7 @@ func newCmdList(f *Deps) *cobra.Command {
 }
 
 func listRun(ctx context.Context, o *ListOptions) error {
-	eng, err := o.F.Engine(ctx)
-	if err != nil {
-		return err
-	}
-	runs, err := eng.List(ctx)
+	runs, err := o.F.allRuns(ctx)
 	if err != nil {
 		return err
 	}
@@ -49,9 +45,9 @@ func listRun(ctx context.Context, o *ListOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(o.F.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tPLAN\tSTATUS\tAGENTS\tDONE\tFAILED\tRUNNING\tSTARTED")
+	fmt.Fprintln(tw, "RUN\tPLAN\tENGINE\tSTATUS\tAGENTS\tDONE\tFAILED\tRUNNING\tSTARTED")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.RunID, r.Plan, r.Status, r.Agents, r.Done, r.Failed, r.Running, r.Created.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.RunID, r.Plan, r.Engine, r.Status, r.Agents, r.Done, r.Failed, r.Running, r.Created.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
 	wf "github.com/broodhq/brood/internal/workflow"
@@ -21,7 +22,7 @@ type Prepared struct {
 // Prepare reads, parses and checks a plan file and resolves its inputs
 // (name=value), as brood workflow run does before it asks.
 func Prepare(f *cmdutil.Factory, file string, inputs []string) (*Prepared, error) {
-	c, err := load(depsFrom(f), file, inputs)
+	c, err := load(depsFrom(f, &worker.FleetFlags{}), file, inputs)
 	if err != nil {
 		return nil, err
 	}

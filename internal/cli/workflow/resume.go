@@ -35,10 +35,11 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 		return err
 	}
 	defer stop()
-	eng, err := o.F.Engine(ctx)
+	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, true)
 	if err != nil {
 		return err
 	}
+	defer closeFn()
 	fmt.Fprintf(o.F.Err, "workflow run %s resumed\n", o.RunID)
 	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
 	if err != nil {

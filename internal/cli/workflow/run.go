@@ -69,10 +69,11 @@ func runRun(o *RunOptions) error {
 		return err
 	}
 	defer stop()
-	eng, err := f.Engine(ctx)
+	eng, closeFn, err := f.runEngine(ctx)
 	if err != nil {
 		return err
 	}
+	defer closeFn()
 	pr := newProgress(f.Err)
 	res, err := eng.Run(ctx, engine.RunRequest{
 		Plan: c.plan, Source: o.File, Inputs: c.inputs, Events: pr.event,

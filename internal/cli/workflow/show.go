@@ -30,10 +30,11 @@ func newCmdShow(f *Deps) *cobra.Command {
 }
 
 func showRun(ctx context.Context, o *ShowOptions) error {
-	eng, err := o.F.Engine(ctx)
+	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}
+	defer closeFn()
 	info, err := eng.Show(ctx, o.RunID)
 	if err != nil {
 		return notFound(err, o.RunID)

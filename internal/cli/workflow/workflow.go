@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/engine"
 )
 
@@ -34,6 +35,11 @@ type Deps struct {
 	// configured — and returns ctx carrying them and the function that
 	// waits for the hooks and flushes the export.
 	Observe func(ctx context.Context) (context.Context, func(), error)
+	// Engines is --engine and the fleet.
+	Engines Engines
+	// Records is the local engine for the verbs that only read or mark
+	// runs (list, show, cancel): it needs no model (nil: Engine).
+	Records func() engine.Engine
 }
 
 func (d *Deps) observe(ctx context.Context) (context.Context, func(), error) {
@@ -46,7 +52,8 @@ func (d *Deps) observe(ctx context.Context) (context.Context, func(), error) {
 // NewCmdWorkflow builds `brood workflow` and its verbs. runF, when set,
 // replaces what `run` does (tests).
 func NewCmdWorkflow(cf *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
-	f := depsFrom(cf)
+	fleetFlags := &worker.FleetFlags{}
+	f := depsFrom(cf, fleetFlags)
 	cmd := &cobra.Command{
 		Use:   "workflow",
 		Short: "Run declarative multi-agent plans: parallel calls, pipelines per item, votes, until-quiet",
@@ -60,6 +67,8 @@ continues with brood workflow resume RUN_ID without re-running a finished call.`
   brood workflow list
   brood workflow resume 01JD...`,
 	}
+	f.addEngineFlag(cmd)
+	fleetFlags.AddPersistentFlags(cmd)
 	cmd.AddCommand(newCmdRun(f, runF), newCmdValidate(f), newCmdResume(f), newCmdCancel(f), newCmdList(f), newCmdShow(f))
 	return cmd
 }

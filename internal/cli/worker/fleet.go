@@ -1,0 +1,116 @@
+package worker
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/temporal"
+)
+
+// FleetFlags say where the fleet is: each overrides its temporal.* setting.
+type FleetFlags struct {
+	Address   string
+	Namespace string
+	Queue     string
+	Store     string
+}
+
+// AddFlags adds --temporal, --namespace, --task-queue and --store.
+func (fl *FleetFlags) AddFlags(cmd *cobra.Command) { fl.addTo(cmd.Flags()) }
+
+// AddPersistentFlags adds them for a command and its verbs.
+func (fl *FleetFlags) AddPersistentFlags(cmd *cobra.Command) { fl.addTo(cmd.PersistentFlags()) }
+
+// Configured reports whether a fleet address is given (flag or setting).
+func (fl FleetFlags) Configured(f *cmdutil.Factory) bool {
+	return fl.Address != "" || f.Settings.Temporal.Address != ""
+}
+
+func (fl *FleetFlags) addTo(fs *pflag.FlagSet) {
+	cmd := struct{ fs *pflag.FlagSet }{fs}
+	cmd.fs.StringVar(&fl.Address, "temporal", "", "the Temporal frontend, HOST:PORT (default: temporal.address)")
+	cmd.fs.StringVar(&fl.Namespace, "namespace", "", "the Temporal namespace (default: temporal.namespace, else default)")
+	cmd.fs.StringVar(&fl.Queue, "task-queue", "", "the task queue (default: temporal.task_queue, else brood)")
+	cmd.fs.StringVar(&fl.Store, "store", "", "the store every worker and the submitter reach, file:///path or s3://bucket/prefix (default: store)")
+}
+
+type fleetConfig struct {
+	client temporal.ClientOptions
+	queue  string
+	store  string
+}
+
+// resolve is the fleet from flags over settings. Without a store setting
+// it is a directory under the user's cache: shared by the workers of one
+// machine (set temporal.store to a path every host reaches for more).
+func (fl FleetFlags) resolve(f *cmdutil.Factory) fleetConfig {
+	t := f.Settings.Temporal
+	keyEnv := cmdutil.FirstNonEmpty(t.APIKeyEnv, "TEMPORAL_API_KEY")
+	c := temporal.ClientOptions{
+		HostPort:  cmdutil.FirstNonEmpty(fl.Address, t.Address),
+		Namespace: cmdutil.FirstNonEmpty(fl.Namespace, t.Namespace, temporal.DefaultNamespace),
+		TLS:       t.TLS, CAFile: t.TLSCA, CertFile: t.TLSCert, KeyFile: t.TLSKey, ServerName: t.TLSServerName,
+		APIKey: f.Getenv(keyEnv), Log: f.Err,
+	}
+	store := cmdutil.FirstNonEmpty(fl.Store, f.Settings.Store)
+	if store == "" && f.Home != "" {
+		store = "file://" + filepath.Join(f.Home, ".cache", "brood", "fleet-store")
+	}
+	return fleetConfig{client: c, queue: cmdutil.FirstNonEmpty(fl.Queue, t.TaskQueue, temporal.DefaultTaskQueue), store: store}
+}
+
+// Engine is the Temporal engine this process submits to (--engine
+// temporal), with its limits from this project's settings and registry;
+// close releases its connection.
+func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engine, func(), error) {
+	cfg := fl.resolve(f)
+	// The same store as the workers': large results come back through it.
+	if store, err := temporal.OpenStore(ctx, cfg.store); err == nil {
+		cfg.client.ClaimStore, _ = store.(*blobstore.Store)
+	} else {
+		return nil, nil, err
+	}
+	c, err := temporal.Dial(ctx, cfg.client)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := f.Registry()
+	s := f.Settings
+	limits := func(agent string) temporal.CallLimits {
+		l := temporal.CallLimits{
+			Heartbeat: s.Pool.HeartbeatTimeout.Duration, Timeout: s.Pool.TimeoutFor(agent),
+			KillGrace: s.Pool.KillGrace.Duration, Attempts: s.Temporal.Attempts,
+		}
+		if def, ok := reg.Get(agent); ok {
+			if def.Timeout > 0 {
+				l.Timeout = def.Timeout
+			}
+			l.Priority = temporal.PriorityKey(delegate.PriorityOf(def))
+		}
+		return l
+	}
+	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond})
+	return e, c.Close, nil
+}
+
+// FleetTasks lists the fleet's calls and runs (brood tasks), or nil when
+// no fleet is configured.
+func FleetTasks(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) ([]temporal.FleetTask, error) {
+	if !fl.Configured(f) {
+		return nil, nil
+	}
+	e, closeFn, err := Engine(ctx, f, fl)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return e.(*temporal.Engine).Tasks(ctx)
+}

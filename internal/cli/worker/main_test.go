@@ -1,0 +1,113 @@
+package worker_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/testbrood"
+)
+
+const mainEnv = "BROOD_WORKER_CMD_TEST_MAIN"
+
+// TestMain lets the test binary be brood: workers and the submitter run as
+// real processes, and their agents as real children of the workers.
+func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
+
+// proc is a brood process running in the background.
+type proc struct {
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	out bytes.Buffer
+	end chan struct{}
+}
+
+func (p *proc) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// kill sends SIGKILL to the process alone and waits for it.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.end
+}
+
+// startBrood starts brood in a project, its stderr watched for a line
+// starting with ready (waited for when not empty).
+func startBrood(t *testing.T, pr *testbrood.Project, env []string, ready string, args ...string) *proc {
+	t.Helper()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = pr.Root
+	cmd.Env = append(append([]string(nil), pr.Env...), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, end: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	up := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		var once sync.Once
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if ready != "" && strings.HasPrefix(sc.Text(), ready) {
+				once.Do(func() { close(up) })
+			}
+		}
+		_ = cmd.Wait()
+		close(p.end)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("brood %v:\n%s", args, p.log())
+		}
+	})
+	if ready == "" {
+		return p
+	}
+	select {
+	case <-up:
+	case <-p.end:
+		t.Fatalf("brood %v exited while starting:\n%s", args, p.log())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("brood %v did not start within 90s:\n%s", args, p.log())
+	}
+	return p
+}
+
+// workerProject is a repository for one worker, its model a script.
+func workerProject(t *testing.T, script string) *testbrood.Project {
+	t.Helper()
+	pr := testbrood.NewProject(t, mainEnv, nil)
+	spec := pr.Script("script.yaml", script)
+	testbrood.WriteFile(t, filepath.Join(pr.Root, ".brood", "settings.toml"),
+		"model = \""+spec+"\"\n\n[pool]\nping_interval = \"100ms\"\nheartbeat_timeout = \"3s\"\nkill_grace = \"2s\"\n")
+	return pr
+}
+
+// tasks lists the task ids a project ran.
+func tasks(pr *testbrood.Project) []string {
+	ents, _ := os.ReadDir(filepath.Join(pr.Root, ".brood", "dispatch"))
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}

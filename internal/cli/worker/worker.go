@@ -1,0 +1,122 @@
+// Package worker is `brood worker`: a Temporal worker that runs the agent
+// calls of plans (and of `brood subagent --engine temporal`) submitted to
+// its task queue, each as a real brood child process of this worker under
+// its own pool, lifeguard and depth cap. It also builds the Temporal engine
+// for the commands that submit to the fleet (--engine temporal). With
+// internal/engine/temporal it is the only place brood imports the SDK.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/engine/temporal"
+)
+
+// Options are the flags of `brood worker`.
+type Options struct {
+	Factory *cmdutil.Factory
+	Fleet   FleetFlags
+	// Concurrency is how many calls run here at once (default: the pool's
+	// concurrency).
+	Concurrency int
+}
+
+// NewCmdWorker builds `brood worker`. runF replaces the run.
+func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run agent calls from a Temporal task queue (the fleet engine's worker)",
+		Long: `Poll a Temporal task queue and run the plans and agent calls submitted to it
+(brood workflow run --engine temporal, brood subagent --engine temporal), each
+call as a real brood child process of this worker, under this worker's pool,
+lifeguard and depth cap. Children run in this directory's repository.
+
+A call whose worker dies is retried on another worker of the queue and
+continues its transcript from the fleet's store (temporal.store): every
+worker and the submitter must reach the same store. Ctrl-C stops the worker;
+its running calls move to another worker.`,
+		Example: `  temporal server start-dev --headless --db-filename /tmp/temporal.db
+  brood worker --temporal 127.0.0.1:7233 --concurrency 4
+  brood worker --temporal temporal.example.com:7233 --namespace team --task-queue review`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workerRun(cmd.Context(), opts)
+		},
+	}
+	opts.Fleet.AddFlags(cmd)
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "calls this worker runs at once (default: pool.concurrency)")
+	return cmd
+}
+
+func workerRun(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	conc := opts.Concurrency
+	if conc < 0 {
+		return &cmdutil.ExitError{Code: 2, Err: errors.New("--concurrency must be positive")}
+	}
+	if conc == 0 {
+		conc = f.Settings.Pool.Concurrency
+	}
+	// The worker's pool holds as many children as it takes calls.
+	f.Settings.Pool.Concurrency = conc
+	cfg := opts.Fleet.resolve(f)
+	host, _ := os.Hostname()
+	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
+	cfg.client.Identity = identity
+	store, err := temporal.OpenStore(ctx, cfg.store)
+	if err != nil {
+		return err
+	}
+	cfg.client.ClaimStore, _ = store.(*blobstore.Store)
+	c, err := temporal.Dial(ctx, cfg.client)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	spec := f.Settings.Model
+	if spec == "" {
+		if _, err := f.ResolveModel(""); err != nil {
+			return err
+		}
+	}
+	tools, _ := cmdutil.SelectTools("")
+	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
+		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(),
+		Permissions: f.Permissions(cmdutil.PermissionFlags{}),
+	})
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot run agent calls")
+	}
+	d.SetLifetime(ctx)
+	ping := f.Settings.Pool.PingInterval.Duration
+	w := temporal.NewWorker(c, temporal.WorkerOptions{
+		Queue: cfg.queue, Concurrency: conc, Heartbeat: ping,
+		StopTimeout: 2*f.Settings.Pool.KillGrace.Duration + 5*time.Second,
+		Activities: &temporal.Activities{Runner: d, ProjectRoot: f.ProjectRoot, Store: store,
+			Worker: identity, UploadEvery: ping},
+	})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start the worker: %w", err)
+	}
+	fmt.Fprintf(f.Err, "brood worker: task queue %s on %s (namespace %s), %d calls at once, store %s; Ctrl-C stops\n",
+		cfg.queue, cfg.client.HostPort, cfg.client.Namespace, conc, cfg.store)
+	<-ctx.Done()
+	fmt.Fprintln(f.Err, "brood worker: stopping (running calls move to another worker)")
+	w.Stop()
+	return nil
+}

@@ -1,0 +1,145 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/engine"
+)
+
+// Engines picks where runs go: --engine local (the default) or temporal;
+// listings and the verbs that name a run look at both when a fleet is
+// configured.
+type Engines struct {
+	// Name is --engine.
+	Name string
+	// Fleet builds the Temporal engine (nil: none in this build); it
+	// reports configured false when no temporal.address is set.
+	Fleet func(ctx context.Context) (eng engine.Engine, closeFn func(), configured bool, err error)
+}
+
+func (d *Deps) addEngineFlag(cmd *cobra.Command) {
+	cmd.PersistentFlags().StringVar(&d.Engines.Name, "engine", "local", "where the agents run: local (this machine's pool) or temporal (a fleet of brood workers)")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"local", "temporal"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// runEngine is the engine --engine names, and what closes it.
+func (d *Deps) runEngine(ctx context.Context) (engine.Engine, func(), error) {
+	switch d.Engines.Name {
+	case "", "local":
+		e, err := d.Engine(ctx)
+		return e, func() {}, err
+	case "temporal":
+		if d.Engines.Fleet == nil {
+			return nil, nil, errors.New("--engine temporal: this brood has no Temporal engine")
+		}
+		e, closeFn, configured, err := d.Engines.Fleet(ctx)
+		if err == nil && !configured {
+			err = errors.New("--engine temporal needs the fleet's address: pass --temporal HOST:PORT or set temporal.address")
+		}
+		return e, closeFn, err
+	}
+	return nil, nil, fmt.Errorf("--engine %q: use local or temporal", d.Engines.Name)
+}
+
+// fleet is the Temporal engine when one is configured (or asked for).
+func (d *Deps) fleet(ctx context.Context) (engine.Engine, func(), error) {
+	if d.Engines.Fleet == nil {
+		return nil, func() {}, nil
+	}
+	e, closeFn, configured, err := d.Engines.Fleet(ctx)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	if !configured {
+		return nil, func() {}, nil
+	}
+	return e, closeFn, nil
+}
+
+// records is the local engine for reading and marking runs.
+func (d *Deps) records(ctx context.Context) (engine.Engine, error) {
+	if d.Records != nil {
+		return d.Records(), nil
+	}
+	return d.Engine(ctx)
+}
+
+// engineFor is the engine that knows run id: --engine temporal asks only
+// the fleet; otherwise this project's local runs come first, then the
+// fleet's, if one is configured. run says the caller will run calls (a
+// resume), so a local engine must be able to.
+func (d *Deps) engineFor(ctx context.Context, id string, run bool) (engine.Engine, func(), error) {
+	if d.Engines.Name == "temporal" {
+		return d.runEngine(ctx)
+	}
+	local, err := d.records(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := local.Show(ctx, id); !errors.Is(err, engine.ErrNotFound) {
+		if run {
+			local, err = d.Engine(ctx)
+		}
+		return local, func() {}, err
+	}
+	fl, closeFn, ferr := d.fleet(ctx)
+	if ferr != nil || fl == nil {
+		if ferr != nil {
+			fmt.Fprintf(d.Err, "brood: the fleet was not asked: %v\n", ferr)
+		}
+		if run {
+			local, err = d.Engine(ctx)
+		}
+		return local, func() {}, err
+	}
+	if _, err := fl.Show(ctx, id); err == nil {
+		return fl, closeFn, nil
+	}
+	closeFn()
+	if run {
+		local, err = d.Engine(ctx)
+	}
+	return local, func() {}, err
+}
+
+// allRuns is the local runs and the fleet's (when configured), newest
+// first; a fleet that does not answer is said on stderr, not fatal.
+func (d *Deps) allRuns(ctx context.Context) ([]engine.RunInfo, error) {
+	var runs []engine.RunInfo
+	if d.Engines.Name != "temporal" {
+		local, err := d.records(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if runs, err = local.List(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var fl engine.Engine
+	closeFn := func() {}
+	var err error
+	if d.Engines.Name == "temporal" {
+		fl, closeFn, err = d.runEngine(ctx)
+		if err != nil {
+			return nil, err
+		}
+	} else if fl, closeFn, err = d.fleet(ctx); err != nil {
+		fmt.Fprintf(d.Err, "brood: fleet runs not listed: %v\n", err)
+	}
+	defer closeFn()
+	if fl != nil {
+		more, err := fl.List(ctx)
+		if err != nil {
+			fmt.Fprintf(d.Err, "brood: fleet runs not listed: %v\n", err)
+		}
+		runs = append(runs, more...)
+	}
+	slices.SortFunc(runs, func(a, b engine.RunInfo) int { return strings.Compare(b.RunID, a.RunID) })
+	return runs, nil
+}

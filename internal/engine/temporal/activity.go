@@ -1,0 +1,229 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// Activities is a worker's side of an agent call: it runs the real child
+// through the worker's one call path (its Dispatcher), turns the child's
+// pings into heartbeats, keeps the transcript in the fleet's store as it
+// grows, and continues a call another worker started.
+type Activities struct {
+	// Runner runs one call (the worker's Dispatcher).
+	Runner call.Runner
+	// ProjectRoot is where Runner keeps its task directories.
+	ProjectRoot string
+	// Store is the fleet's shared store.
+	Store Store
+	// Worker names this worker in heartbeats (host:pid).
+	Worker string
+	// UploadEvery bounds how often a growing transcript is uploaded
+	// (default 2s).
+	UploadEvery time.Duration
+}
+
+// Call is the agent-call activity.
+func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, error) {
+	spec := in.Spec
+	var hb Heartbeat
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &hb)
+	}
+	id := firstNonEmpty(hb.TaskID, spec.Resume, spec.TaskID)
+	if id != "" {
+		if err := dispatch.CheckID(id); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		}
+		// A call that finished on a worker that died before it could say
+		// so: its result, never a second run.
+		if r, ok := a.finished(ctx, id, hb.Result); ok {
+			return r, nil
+		}
+	}
+	spec, cleanup, err := a.continuation(ctx, spec, hb)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	b := newBeater(ctx, a, id)
+	r, err := a.Runner.Call(call.WithAlive(ctx, b.alive), spec)
+	b.finish(r)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	stopping := false
+	select {
+	case <-activity.GetWorkerStopChannel(ctx):
+		stopping = true
+	default:
+	}
+	switch {
+	case stopping && ctx.Err() != nil:
+		// The worker is shutting down under the call: another one
+		// continues it from the transcript.
+		return nil, temporal.NewApplicationErrorWithOptions("the worker stopped during the call", ErrWorkerStopped, temporal.ApplicationErrorOptions{Details: []any{r}})
+	case r.Process != nil && r.Process.KilledBy == pool.KilledByLifeguard:
+		return nil, temporal.NewApplicationErrorWithOptions(fmt.Sprintf("task %s: the lifeguard killed the child after %s of silence", r.TaskID, activity.GetInfo(ctx).HeartbeatTimeout), ErrChildSilent, temporal.ApplicationErrorOptions{Details: []any{r}})
+	}
+	return r, nil
+}
+
+// finished is a call's result as a worker left it in the store.
+func (a *Activities) finished(ctx context.Context, id string, ref Ref) (*call.Result, bool) {
+	if ref.IsZero() {
+		return nil, false
+	}
+	b, err := a.Store.ReadAll(ctx, ref)
+	if err != nil {
+		return nil, false
+	}
+	var r call.Result
+	if json.Unmarshal(b, &r) != nil || r.TaskID != id {
+		return nil, false
+	}
+	return &r, true
+}
+
+// continuation turns the spec of a call that an earlier attempt (or an
+// earlier execution of the run) started into one that continues it: from
+// the task's own directory when this worker ran it, else from the
+// transcript in the store, else from the start under the same task id.
+func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat) (call.Spec, func(), error) {
+	nop := func() {}
+	id := firstNonEmpty(hb.TaskID, spec.Resume)
+	if id == "" || !(hb.TaskID != "" || spec.Continue) {
+		return spec, nop, nil
+	}
+	if td, err := taskdir.Open(a.ProjectRoot).Task(id); err == nil && td.Has(taskdir.Envelope) {
+		spec.Resume, spec.Continue, spec.TaskID = id, true, ""
+		return spec, nop, nil
+	}
+	spec.Resume, spec.Continue, spec.TaskID = "", false, id
+	if hb.Transcript.IsZero() {
+		// It never got far enough to upload (or ran in an earlier
+		// execution of the run, elsewhere): it starts here, same task id.
+		return spec, nop, nil
+	}
+	b, err := a.Store.ReadAll(ctx, hb.Transcript)
+	if err != nil {
+		return spec, nop, fmt.Errorf("fetch the transcript of task %s: %w", id, err)
+	}
+	f, err := os.CreateTemp("", "brood-transcript-*.jsonl")
+	if err != nil {
+		return spec, nop, err
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		os.Remove(f.Name())
+		return spec, nop, err
+	}
+	spec.Transcript = f.Name()
+	return spec, func() { os.Remove(f.Name()) }, nil
+}
+
+// beater turns a child's signs of life into heartbeats, uploading its
+// transcript as it grows (at most every UploadEvery), so the details a
+// retry gets point at a transcript in the store and say how far it goes.
+type beater struct {
+	ctx  context.Context
+	a    *Activities
+	id   string
+	kick chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+
+	pos  int64
+	ref  Ref
+	last time.Time
+}
+
+func newBeater(ctx context.Context, a *Activities, id string) *beater {
+	b := &beater{ctx: ctx, a: a, id: id, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	b.wg.Add(1)
+	go b.loop()
+	return b
+}
+
+// alive is called on every line the child prints (its pings included).
+func (b *beater) alive() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (b *beater) loop() {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-b.done:
+			return
+		case <-b.kick:
+			b.beat()
+		}
+	}
+}
+
+// finish stops the loop, uploads the transcript as the child left it and,
+// for a call that ended (not one stopped under it), its result, and says
+// so in a last heartbeat: a retry after this worker dies returns that
+// result instead of running the call again.
+func (b *beater) finish(r *call.Result) {
+	close(b.done)
+	b.wg.Wait()
+	hb := b.upload(true)
+	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled || b.ctx.Err() != nil {
+		return
+	}
+	if data, err := json.Marshal(r); err == nil {
+		if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
+			hb.Result = ref
+			activity.RecordHeartbeat(b.ctx, hb)
+		}
+	}
+}
+
+func (b *beater) beat() { activity.RecordHeartbeat(b.ctx, b.upload(false)) }
+
+// upload puts the transcript in the store when it grew (at most every
+// UploadEvery, unless final) and returns the heartbeat that names it.
+func (b *beater) upload(final bool) Heartbeat {
+	every := b.a.UploadEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	if b.id != "" && (final || time.Since(b.last) >= every) {
+		if td, err := taskdir.Open(b.a.ProjectRoot).Task(b.id); err == nil {
+			// The transcript is the child's to write: read with no
+			// link followed and nothing but a regular file accepted.
+			if data, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(data)) != b.pos {
+				if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
+					b.pos, b.ref, b.last = int64(len(data)), ref, time.Now()
+				}
+			}
+		}
+	}
+	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,239 @@
+// Package devserver runs a real Temporal dev server (the Temporal CLI's
+// `temporal server start-dev`) for tests, on loopback, with its state in a
+// file so that it can be killed and started again on the same port and
+// find its workflows where it left them.
+//
+// The CLI is found as $BROOD_TEMPORAL_CLI, on PATH, or in $GOPATH/bin
+// (scripts/test installs it there). Without it a test is skipped with a
+// line saying how to install it, except under CI=true, where it fails:
+// CI never skips these tests.
+package devserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// Install is how the CLI is installed (what scripts/test runs).
+const Install = "go install github.com/temporalio/cli/cmd/temporal@v1.5.1"
+
+// Find locates the Temporal CLI.
+func Find() (string, error) {
+	if p := os.Getenv("BROOD_TEMPORAL_CLI"); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	var dirs []string
+	if gp := os.Getenv("GOPATH"); gp != "" {
+		dirs = append(dirs, filepath.SplitList(gp)...)
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		dirs = append(dirs, filepath.SplitList(string(bytes.TrimSpace(out)))...)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, "go"))
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, "bin", "temporal")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", errors.New("the Temporal CLI is not installed: run " + Install)
+}
+
+// Server is one dev server process.
+type Server struct {
+	// Addr is the frontend, host:port.
+	Addr string
+	// DB is its state file.
+	DB string
+
+	tb   testing.TB
+	exe  string
+	port int
+	log  *bytes.Buffer
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	end chan struct{}
+}
+
+// Start starts a dev server for the test (stopped at its end), or skips
+// the test (fails it under CI=true) when the CLI is missing.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	exe, err := Find()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("%v (CI runs the Temporal tests; scripts/test installs it)", err)
+		}
+		tb.Skipf("%v", err)
+	}
+	s := &Server{tb: tb, exe: exe, DB: filepath.Join(tb.TempDir(), "temporal.db"), log: &bytes.Buffer{}}
+	s.port = freePort(tb)
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+	s.startProc()
+	tb.Cleanup(func() {
+		s.Kill()
+		if tb.Failed() {
+			tb.Logf("temporal dev server log:\n%s", s.Log())
+		}
+	})
+	return s
+}
+
+func freePort(tb testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Log is what the server printed.
+func (s *Server) Log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+type syncWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (s *Server) startProc() {
+	s.tb.Helper()
+	cmd := exec.Command(s.exe, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
+		"--port", strconv.Itoa(s.port), "--db-filename", s.DB, "--log-level", "warn",
+		// Priority keys order tasks only with the new matcher (CLI v1.5.1).
+		"--dynamic-config-value", "matching.useNewMatcher=true",
+		// One partition per queue: priority orders tasks within a
+		// partition, and a test watches the order of one queue.
+		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1")
+	w := syncWriter{&s.mu, s.log}
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		s.tb.Fatalf("start the Temporal dev server: %v", err)
+	}
+	end := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(end) }()
+	s.mu.Lock()
+	s.cmd, s.end = cmd, end
+	s.mu.Unlock()
+	s.waitReady(end)
+}
+
+// waitReady polls the frontend's health until it answers (the deadline is
+// generous: a loaded machine starts it slowly).
+func (s *Server) waitReady(end chan struct{}) {
+	s.tb.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case <-end:
+			s.tb.Fatalf("the Temporal dev server exited while starting:\n%s", s.Log())
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := client.DialContext(ctx, client.Options{HostPort: s.Addr, Logger: quiet{}})
+		if err == nil {
+			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+			c.Close()
+		}
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("the Temporal dev server at %s did not answer within 90s: %v\n%s", s.Addr, err, s.Log())
+		}
+		time.Sleep(100 * time.Millisecond) // polling an external process's readiness
+	}
+}
+
+// Kill stops the server with SIGKILL and waits for it to exit.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd, end := s.cmd, s.end
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-end
+}
+
+// Restart kills the server and starts it again on the same port and state.
+func (s *Server) Restart() {
+	s.tb.Helper()
+	s.Kill()
+	s.startProc()
+}
+
+// Client is a client of the server's default namespace, closed at the
+// test's end.
+func (s *Server) Client(tb testing.TB) client.Client {
+	tb.Helper()
+	c, err := client.Dial(client.Options{HostPort: s.Addr, Logger: quiet{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// quiet is a logger that drops the SDK's lines.
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
+
+// StartShared starts a server that lives as long as the test binary (it
+// dies with it): for the tests of a package that never restart it.
+func StartShared(tb testing.TB) *Server {
+	tb.Helper()
+	exe, err := Find()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("%v (CI runs the Temporal tests; scripts/test installs it)", err)
+		}
+		tb.Skipf("%v", err)
+	}
+	dir, err := os.MkdirTemp("", "brood-temporal-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &Server{tb: tb, exe: exe, DB: filepath.Join(dir, "temporal.db"), log: &bytes.Buffer{}}
+	s.port = freePort(tb)
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+	s.startProc()
+	return s
+}

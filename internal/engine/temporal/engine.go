@@ -1,0 +1,296 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// Config is what the submitter's engine needs.
+type Config struct {
+	Client    client.Client
+	Namespace string
+	// Queue is the task queue the workers poll.
+	Queue string
+	// Limits are the limits of an agent type's calls (from the
+	// submitter's settings and registry); nil: the defaults.
+	Limits func(agent string) CallLimits
+	// Agents lists the agent types a plan may name (for Limits).
+	Agents []string
+	// Poll is how often a waiting submitter asks a run for its progress
+	// (default 250ms).
+	Poll time.Duration
+	// DataConverter is the client's (memo decoding); nil: the default.
+	DataConverter converter.DataConverter
+}
+
+// Engine is the Temporal engine as a submitter sees it.
+type Engine struct{ cfg Config }
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New returns the engine.
+func New(cfg Config) *Engine {
+	if cfg.Queue == "" {
+		cfg.Queue = DefaultTaskQueue
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = DefaultNamespace
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 250 * time.Millisecond
+	}
+	if cfg.DataConverter == nil {
+		cfg.DataConverter = converter.GetDefaultDataConverter()
+	}
+	return &Engine{cfg: cfg}
+}
+
+// Name implements engine.Engine.
+func (e *Engine) Name() string { return "temporal" }
+
+func (e *Engine) limits(agent string) CallLimits {
+	if e.cfg.Limits == nil {
+		return CallLimits{}
+	}
+	return e.cfg.Limits(agent)
+}
+
+// Call implements engine.Engine: one call as its own workflow.
+func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
+	if s.Fork || len(s.History) > 0 {
+		return nil, errors.New("a fork carries this process's conversation and runs here only; the fleet takes self-contained briefs")
+	}
+	if s.TaskID == "" && s.Resume == "" {
+		s.TaskID = dispatch.NewID()
+	}
+	id := "brood-call-" + firstNonEmpty(s.Resume, s.TaskID)
+	if s.Resume != "" {
+		id += "-" + dispatch.NewID()
+	}
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
+		Memo: map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}
+	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue}
+	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, CallWorkflowName, in)
+	if err != nil {
+		return nil, fmt.Errorf("start the call on Temporal: %w", err)
+	}
+	var r call.Result
+	if err := e.await(ctx, run, &r, nil); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Run implements engine.Engine.
+func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*wf.Result, error) {
+	if _, err := wf.Check(req.Plan, wf.CheckOptions{File: req.Source}); err != nil {
+		return nil, err
+	}
+	in := RunInput{RunID: dispatch.NewID(), Plan: req.Plan, Source: req.Source, Inputs: req.Inputs,
+		Created: time.Now().UTC(), Queue: e.cfg.Queue, Limits: e.limitsOf(req.Plan)}
+	return e.start(ctx, in, req.Started, req.Events)
+}
+
+// limitsOf collects the limits of every agent type a plan names.
+func (e *Engine) limitsOf(p *wf.Plan) map[string]CallLimits {
+	m := map[string]CallLimits{"": e.limits("")}
+	for _, a := range planAgents(p) {
+		m[a] = e.limits(a)
+	}
+	return m
+}
+
+// planAgents is every agent type a plan names.
+func planAgents(p *wf.Plan) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(c *wf.Call) {
+		if !seen[c.Agent] {
+			seen[c.Agent] = true
+			out = append(out, c.Agent)
+		}
+	}
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		for j := range ph.Parallel {
+			add(&ph.Parallel[j])
+		}
+		for j := range ph.Stages {
+			add(&ph.Stages[j])
+		}
+		if ph.UntilQuiet != nil {
+			add(&ph.UntilQuiet.Call)
+		}
+		if ph.Votes != nil {
+			add(&ph.Votes.Call)
+		}
+	}
+	return out
+}
+
+func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, error) {
+	opts := client.StartWorkflowOptions{
+		ID: in.RunID, TaskQueue: e.cfg.Queue, StaticSummary: "brood plan " + in.Plan.Name,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		Memo:                  map[string]any{memoPlan: in.Plan.Name, memoSource: in.Source},
+	}
+	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, PlanWorkflowName, in)
+	if err != nil {
+		return nil, fmt.Errorf("start the run on Temporal: %w", err)
+	}
+	if started != nil {
+		started(in.RunID)
+	}
+	var out RunOutput
+	if err := e.await(ctx, run, &out, events); err != nil {
+		return nil, err
+	}
+	if out.Result == nil {
+		return nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
+	}
+	return out.Result, nil
+}
+
+// temporalAppError is a workflow's refusal, as one line.
+type temporalAppError struct{ msg string }
+
+func (t *temporalAppError) Error() string { return t.msg }
+
+// await waits for a run's end, passing its progress on. When ctx ends
+// first the run is cancelled on the fleet (its calls stop in stages
+// through their heartbeats) and its end is still awaited, so what it did
+// is kept.
+func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, events func(wf.Event)) error {
+	done := make(chan error, 1)
+	bg := context.WithoutCancel(ctx)
+	go func() { done <- run.Get(bg, out) }()
+	tick := time.NewTicker(e.cfg.Poll)
+	defer tick.Stop()
+	seen := map[string]wf.Event{}
+	cancelled := false
+	for {
+		select {
+		case err := <-done:
+			if events != nil {
+				e.progress(bg, run.GetID(), run.GetRunID(), seen, events)
+			}
+			return workflowErr(err)
+		case <-tick.C:
+			if events != nil {
+				e.progress(ctx, run.GetID(), run.GetRunID(), seen, events)
+			}
+		case <-ctx.Done():
+			if !cancelled {
+				cancelled = true
+				if err := e.cfg.Client.CancelWorkflow(bg, run.GetID(), run.GetRunID()); err != nil {
+					return fmt.Errorf("cancel workflow %s: %w", run.GetID(), err)
+				}
+			}
+			ctx = bg
+		}
+	}
+}
+
+// progress asks a run for its progress and passes on what changed.
+func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string]wf.Event, events func(wf.Event)) {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := e.cfg.Client.QueryWorkflow(qctx, id, runID, ProgressQuery)
+	if err != nil {
+		return
+	}
+	var p Progress
+	if v.Get(&p) != nil {
+		return
+	}
+	for _, ev := range p.Events {
+		if old, ok := seen[ev.Phase]; ok && old == ev {
+			continue
+		}
+		seen[ev.Phase] = ev
+		events(ev)
+	}
+}
+
+// workflowErr says why a workflow did not complete; a refusal is its one
+// line.
+func workflowErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == ErrRefused {
+		return &temporalAppError{msg: app.Message()}
+	}
+	return err
+}
+
+// Resume implements engine.Engine: a run still on the fleet is awaited; a
+// finished one is returned; a cancelled or failed one starts its next
+// execution with the journal so far, so no finished call runs again.
+func (e *Engine) Resume(ctx context.Context, id string, events func(wf.Event)) (*wf.Result, error) {
+	d, err := e.describe(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		var out RunOutput
+		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
+			return nil, err
+		}
+		return out.Result, nil
+	}
+	var out RunOutput
+	if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err != nil || out.Result == nil {
+		return nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
+	}
+	if out.Result.Status == wf.RunDone {
+		return out.Result, nil
+	}
+	in := out.Input
+	in.Journal = out.Journal
+	in.Queue = e.cfg.Queue
+	return e.start(ctx, in, nil, events)
+}
+
+// Cancel implements engine.Engine.
+func (e *Engine) Cancel(ctx context.Context, id string) error {
+	d, err := e.describe(ctx, id)
+	if err != nil {
+		return err
+	}
+	if st := d.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		info := e.infoOf(d.GetWorkflowExecutionInfo())
+		return fmt.Errorf("workflow %s is not running (status %s)", id, info.Status)
+	}
+	return e.cfg.Client.CancelWorkflow(ctx, id, "")
+}
+
+func (e *Engine) describe(ctx context.Context, id string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if err := dispatch.CheckID(id); err != nil {
+		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
+	}
+	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil, fmt.Errorf("%w: %s", engine.ErrNotFound, id)
+	} else if err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", id, err)
+	}
+	return d, nil
+}

@@ -1,0 +1,168 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// List implements engine.Engine, from Temporal's visibility: every plan
+// run in the namespace, newest first (a resumed run once, as its latest
+// execution).
+func (e *Engine) List(ctx context.Context) ([]engine.RunInfo, error) {
+	var out []engine.RunInfo
+	seen := map[string]bool{}
+	var token []byte
+	for {
+		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: e.cfg.Namespace, Query: fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", PlanWorkflowName, e.cfg.Queue), NextPageToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list runs on Temporal: %w", err)
+		}
+		for _, x := range resp.GetExecutions() {
+			id := x.GetExecution().GetWorkflowId()
+			if seen[id] || dispatch.CheckID(id) != nil {
+				continue
+			}
+			seen[id] = true
+			out = append(out, *e.infoOf(x))
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// Show implements engine.Engine.
+func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
+	d, err := e.describe(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	info := e.infoOf(d.GetWorkflowExecutionInfo())
+	switch info.Status {
+	case wf.RunRunning:
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if v, err := e.cfg.Client.QueryWorkflow(qctx, id, "", ProgressQuery); err == nil {
+			var p Progress
+			if v.Get(&p) == nil {
+				for _, ev := range p.Events {
+					info.Done += ev.Done
+					info.Failed += ev.Failed
+					info.Running += ev.Running
+				}
+			}
+		}
+	default:
+		var out RunOutput
+		if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err == nil && out.Result != nil {
+			info.Result = out.Result
+			info.Usage = out.Result.Usage
+			info.Agents = out.Result.Agents
+		}
+	}
+	return info, nil
+}
+
+// infoOf is a run's listing from its execution info and memo.
+func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
+	id := x.GetExecution().GetWorkflowId()
+	info := &engine.RunInfo{RunID: id, Engine: e.Name(), Created: x.GetStartTime().AsTime().UTC(),
+		ResultRef: fmt.Sprintf("temporal:%s/%s", e.cfg.Namespace, id)}
+	memo := x.GetMemo().GetFields()
+	e.memo(memo, memoPlan, &info.Plan)
+	e.memo(memo, memoSource, &info.Source)
+	switch x.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		info.Status = wf.RunRunning
+		return info
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		info.Status = wf.RunDone
+		e.memo(memo, memoStatus, &info.Status)
+		e.memo(memo, memoReason, &info.Reason)
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		info.Status, info.Reason = wf.RunCancelled, "cancelled on Temporal; continue it with brood workflow resume "+id
+	default:
+		info.Status = wf.RunFailed
+		info.Reason = "the workflow ended " + x.GetStatus().String() + " on Temporal"
+	}
+	e.memo(memo, memoAgents, &info.Agents)
+	e.memo(memo, memoDone, &info.Done)
+	e.memo(memo, memoFailed, &info.Failed)
+	var fin time.Time
+	if e.memo(memo, memoFinished, &fin) {
+		info.Finished = &fin
+	} else if ct := x.GetCloseTime(); ct != nil {
+		t := ct.AsTime().UTC()
+		info.Finished = &t
+	}
+	return info
+}
+
+func (e *Engine) memo(m map[string]*commonpb.Payload, key string, v any) bool {
+	p, ok := m[key]
+	return ok && e.cfg.DataConverter.FromPayload(p, v) == nil
+}
+
+// FleetTask is one call or run on the fleet, as `brood tasks` lists it.
+type FleetTask struct {
+	// ID is the task id of a call (brood subagent --engine temporal), the
+	// run id of a plan.
+	ID          string    `json:"id"`
+	Kind        string    `json:"kind"` // call | plan
+	Agent       string    `json:"agent,omitempty"`
+	Status      string    `json:"status"`
+	Description string    `json:"description,omitempty"`
+	Created     time.Time `json:"created"`
+}
+
+// Tasks lists the fleet's calls and plan runs on this engine's queue,
+// newest first.
+func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
+	var out []FleetTask
+	var token []byte
+	q := fmt.Sprintf("TaskQueue = '%s' AND (WorkflowType = '%s' OR WorkflowType = '%s')", e.cfg.Queue, CallWorkflowName, PlanWorkflowName)
+	seen := map[string]bool{}
+	for {
+		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace, Query: q, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list the fleet's tasks on Temporal: %w", err)
+		}
+		for _, x := range resp.GetExecutions() {
+			wid := x.GetExecution().GetWorkflowId()
+			if seen[wid] {
+				continue
+			}
+			seen[wid] = true
+			info := e.infoOf(x)
+			ft := FleetTask{ID: wid, Kind: "plan", Status: info.Status, Description: info.Plan, Created: info.Created}
+			if x.GetType().GetName() == CallWorkflowName {
+				ft.Kind = "call"
+				ft.ID = strings.TrimPrefix(wid, "brood-call-")
+				if i := strings.Index(ft.ID, "-"); i > 0 {
+					ft.ID = ft.ID[:i] // a resume's own workflow: the task it continues
+				}
+				e.memo(x.GetMemo().GetFields(), memoAgent, &ft.Agent)
+				ft.Description = info.Source
+			}
+			out = append(out, ft)
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			return out, nil
+		}
+	}
+}

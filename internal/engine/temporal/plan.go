@@ -1,0 +1,178 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// PlanWorkflow runs one execution of a plan: the local engine's executor
+// on the workflow's coroutines, each call an activity, the journal kept in
+// the workflow's history (and handed on to the next execution by a
+// resume).
+func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
+	if in.Plan == nil {
+		return nil, temporal.NewNonRetryableApplicationError("the run has no plan", ErrRefused, nil)
+	}
+	j := wf.MemoryJournal(in.Journal)
+	prog := &progress{}
+	if err := workflow.SetQueryHandler(w, ProgressQuery, prog.snapshot); err != nil {
+		return nil, err
+	}
+	res := wf.Execute(wctx{w}, in.Plan, wf.Options{
+		RunID: in.RunID, Runner: &activityRunner{in: &in}, Journal: j, Inputs: in.Inputs,
+		Concurrency: in.Plan.Concurrency, NewTaskID: taskIDs(w), Events: prog.add,
+		Now: func() time.Time { return workflow.Now(w) }, Runtime: runtime{},
+	})
+	res.Started = in.Created
+	if w.Err() != nil {
+		res.Reason = "cancelled on the fleet; continue it with brood workflow resume " + in.RunID
+	}
+	_, done, failed, _ := wf.Summary(j.Lines())
+	dc, _ := workflow.NewDisconnectedContext(w)
+	_ = workflow.UpsertMemo(dc, map[string]any{
+		memoStatus: res.Status, memoReason: res.Reason, memoAgents: res.Agents,
+		memoDone: done, memoFailed: failed, memoFinished: res.Finished,
+	})
+	in.Journal = nil
+	return &RunOutput{Input: in, Result: res, Journal: j.Lines()}, nil
+}
+
+// CallInputW is the input of a single call's workflow.
+type CallInputW struct {
+	Spec   call.Spec  `json:"spec"`
+	Limits CallLimits `json:"limits"`
+	Queue  string     `json:"queue"`
+}
+
+// CallWorkflow runs one agent call (Engine.Call): one activity.
+func CallWorkflow(w workflow.Context, in CallInputW) (*call.Result, error) {
+	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}}}
+	res, err := r.Call(wctx{w}, in.Spec)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	dc, _ := workflow.NewDisconnectedContext(w)
+	_ = workflow.UpsertMemo(dc, map[string]any{memoStatus: res.Status, memoReason: res.Error})
+	return res, nil
+}
+
+// progress is the latest event per phase, for the progress query.
+type progress struct {
+	mu     sync.Mutex
+	order  []string
+	events map[string]wf.Event
+}
+
+func (p *progress) add(e wf.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.events == nil {
+		p.events = map[string]wf.Event{}
+	}
+	if _, ok := p.events[e.Phase]; !ok {
+		p.order = append(p.order, e.Phase)
+	}
+	p.events[e.Phase] = e
+}
+
+func (p *progress) snapshot() (Progress, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out Progress
+	for _, id := range p.order {
+		out.Events = append(out.Events, p.events[id])
+	}
+	return out, nil
+}
+
+// activityRunner is the call.Runner a plan's executor calls inside the
+// workflow: each call becomes an activity on the run's task queue.
+type activityRunner struct{ in *RunInput }
+
+func (r *activityRunner) limits(agent string) CallLimits {
+	l, ok := r.in.Limits[agent]
+	if !ok {
+		l = r.in.Limits[""]
+	}
+	if l.Heartbeat <= 0 {
+		l.Heartbeat = 60 * time.Second
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = 30 * time.Minute
+	}
+	if l.KillGrace <= 0 {
+		l.KillGrace = 3 * time.Second
+	}
+	if l.Attempts <= 0 {
+		l.Attempts = 3
+	}
+	return l
+}
+
+// Call implements call.Runner inside the workflow.
+func (r *activityRunner) Call(ctx context.Context, spec call.Spec) (*call.Result, error) {
+	w := unwrap(ctx)
+	l := r.limits(spec.Agent)
+	hard := l.Timeout
+	if d := time.Duration(spec.Limits.TimeoutMS) * time.Millisecond; d > 0 && d < hard {
+		hard = d
+	}
+	ao := workflow.ActivityOptions{
+		TaskQueue: r.in.Queue,
+		// The agent's hard limit, plus the staged stop of the worker's
+		// pool, which ends the child first and reports how.
+		StartToCloseTimeout: hard + 2*l.KillGrace + 10*time.Second,
+		HeartbeatTimeout:    l.Heartbeat,
+		WaitForCancellation: true,
+		Summary:             spec.Description,
+		Priority:            temporal.Priority{PriorityKey: l.Priority},
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			MaximumAttempts:        int32(l.Attempts),
+			NonRetryableErrorTypes: []string{ErrRefused},
+		},
+	}
+	var out call.Result
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, CallInput{Spec: spec}).Get(w, &out)
+	if err == nil {
+		return &out, nil
+	}
+	return failedCall(w, spec, err)
+}
+
+// failedCall is the result of an activity that did not complete: the last
+// attempt's own result where it left one, else what stopped it.
+func failedCall(w workflow.Context, spec call.Spec, err error) (*call.Result, error) {
+	id := firstNonEmpty(spec.Resume, spec.TaskID)
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		if app.Type() == ErrRefused {
+			return nil, errors.New(app.Message())
+		}
+		var last call.Result
+		if app.HasDetails() && app.Details(&last) == nil && last.TaskID != "" {
+			last.Error = firstNonEmpty(last.Error, app.Message())
+			return &last, nil
+		}
+	}
+	res := &call.Result{TaskID: id, Agent: spec.Agent, Status: dispatch.StatusFailed, Error: err.Error()}
+	var canceled *temporal.CanceledError
+	var timeout *temporal.TimeoutError
+	switch {
+	case errors.As(err, &canceled) || w.Err() != nil:
+		res.Status, res.Error = dispatch.StatusCancelled, "the run was cancelled during this call"
+	case errors.As(err, &timeout):
+		res.Status, res.Error = dispatch.StatusKilled, fmt.Sprintf("no worker finished the call: %s timeout (%v)", timeout.TimeoutType(), err)
+	}
+	return res, nil
+}

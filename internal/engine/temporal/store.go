@@ -1,0 +1,82 @@
+package temporal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// Store is what every worker and the submitter reach: the transcripts of
+// calls in flight (a retry on another worker continues them) and the
+// results of finished ones (a retry never runs one twice). Objects are
+// content-addressed and read back only through a Ref that carries their
+// size and SHA-256, so a heartbeat's reference names exactly the bytes it
+// was made from.
+//
+// *blobstore.Store (the fleet's shared store, file:// or s3://) is one;
+// DirStore is a minimal file one for tests.
+type Store interface {
+	PutBytes(ctx context.Context, data []byte) (Ref, error)
+	ReadAll(ctx context.Context, ref Ref) ([]byte, error)
+}
+
+// Ref names one stored object and what it must read back as (size and
+// SHA-256): the fleet store's own reference.
+type Ref = blobstore.Ref
+
+// DirStore keeps objects as files under a directory (written tmp+rename).
+type DirStore struct{ Dir string }
+
+// OpenStore opens the fleet's store by URL (the `store` setting):
+// file:///shared/path or s3://bucket/prefix?region=R (internal/blobstore).
+// A file store's directory is made if it is missing.
+func OpenStore(ctx context.Context, raw string) (Store, error) {
+	if raw == "" {
+		return nil, errors.New("no fleet store configured: set store (e.g. store = \"file:///shared/brood-store\") so workers can hand calls to each other")
+	}
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "file" && filepath.IsAbs(u.Path) {
+		if err := os.MkdirAll(u.Path, 0o700); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	return blobstore.Open(ctx, raw)
+}
+
+// PutBytes implements Store.
+func (s *DirStore) PutBytes(ctx context.Context, data []byte) (Ref, error) {
+	sum := sha256.Sum256(data)
+	h := hex.EncodeToString(sum[:])
+	ref := Ref{Key: "sha256/" + h[:2] + "/" + h, Size: int64(len(data)), SHA256: h}
+	p := filepath.Join(s.Dir, filepath.FromSlash(ref.Key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return Ref{}, err
+	}
+	return ref, dispatch.WriteFileAtomic(p, data)
+}
+
+// ReadAll implements Store: the object, verified against its ref.
+func (s *DirStore) ReadAll(ctx context.Context, ref Ref) ([]byte, error) {
+	if !strings.HasPrefix(ref.Key, "sha256/") || strings.Contains(ref.Key, "..") || len(ref.SHA256) != 64 {
+		return nil, fmt.Errorf("store: %q is not a reference to a stored object", ref.Key)
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(ref.Key)))
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	if int64(len(b)) != ref.Size || hex.EncodeToString(sum[:]) != ref.SHA256 {
+		return nil, fmt.Errorf("store: %s does not match its reference", ref.Key)
+	}
+	return b, nil
+}
+
+var _ Store = (*blobstore.Store)(nil)

@@ -1,0 +1,143 @@
+// Package temporal is the fleet engine: a plan runs as a Temporal workflow
+// and each agent call as an activity that a `brood worker` runs as a real
+// brood child process, through the same call path as the local engine
+// (call.Runner, a delegate.Dispatcher on the worker). Every Temporal import
+// of brood lives here and in internal/cli/worker, so the child process
+// never links the SDK.
+//
+// The mapping (DESIGN.md, scale-out):
+//
+//   - the activity's heartbeat is the child's ping; its HeartbeatTimeout is
+//     the lifeguard's silence limit and its StartToClose the agent's hard
+//     timeout. The worker's own pool still kills a silent child, and that
+//     attempt fails retryably;
+//   - a heartbeat's details name the task, where its transcript is kept
+//     in the fleet's store and how far it had got, so a retry on another
+//     worker continues the conversation instead of starting over; a call
+//     that had finished is returned from the store, never run again;
+//   - the plan's journal is the workflow's own history: a run survives
+//     worker and server restarts, and `brood workflow resume` of a
+//     cancelled run starts its next execution with the earlier journal;
+//   - priorities become Temporal priority keys, per-worker concurrency the
+//     worker's activity slots, and cancellation reaches the child through
+//     the heartbeat's response.
+package temporal
+
+import (
+	"time"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/workflow"
+)
+
+// Names registered with Temporal.
+const (
+	PlanWorkflowName = "brood.plan"
+	CallWorkflowName = "brood.call"
+	CallActivityName = "brood.agent"
+	ProgressQuery    = "brood.progress"
+	// DefaultTaskQueue is the queue workers poll unless told otherwise.
+	DefaultTaskQueue = "brood"
+	// DefaultNamespace is Temporal's default namespace.
+	DefaultNamespace = "default"
+)
+
+// Error types an activity fails with. Retryable: a child the lifeguard
+// killed for silence, a worker that stopped under it. Not: a call refused
+// before any child started (unknown agent, bad schema).
+const (
+	ErrChildSilent   = "brood.ChildSilent"
+	ErrWorkerStopped = "brood.WorkerStopped"
+	ErrRefused       = "brood.Refused"
+)
+
+// Memo keys of a run (what listings show without fetching its history).
+const (
+	memoPlan     = "brood_plan"
+	memoSource   = "brood_source"
+	memoStatus   = "brood_status"
+	memoReason   = "brood_reason"
+	memoAgents   = "brood_agents"
+	memoDone     = "brood_done"
+	memoFailed   = "brood_failed"
+	memoFinished = "brood_finished"
+	memoAgent    = "brood_agent"
+)
+
+// CallLimits are the submitter's limits an activity is scheduled with.
+type CallLimits struct {
+	// Heartbeat is the lifeguard's silence limit (pool.heartbeat_timeout).
+	Heartbeat time.Duration `json:"heartbeat"`
+	// Timeout is the agent's hard wall-clock limit (pool.timeout, the
+	// agent's own, or the call's); StartToClose adds the staged stop.
+	Timeout time.Duration `json:"timeout"`
+	// KillGrace is the SIGTERM → SIGKILL wait.
+	KillGrace time.Duration `json:"kill_grace"`
+	// Attempts bounds the attempts of one call (retries after a worker
+	// died or a child went silent).
+	Attempts int `json:"attempts"`
+	// Priority is the call's Temporal priority key (1 runs first; 0: the
+	// server's default).
+	Priority int `json:"priority,omitempty"`
+}
+
+// RunInput starts one execution of a plan.
+type RunInput struct {
+	RunID   string         `json:"run_id"`
+	Plan    *workflow.Plan `json:"plan"`
+	Source  string         `json:"source,omitempty"`
+	Inputs  map[string]any `json:"inputs,omitempty"`
+	Created time.Time      `json:"created"`
+	// Journal is what earlier executions of the run recorded (a resume).
+	Journal []workflow.JournalLine `json:"journal,omitempty"`
+	// Limits per agent type ("" for the default).
+	Limits map[string]CallLimits `json:"limits"`
+	// Queue is the task queue the calls run on.
+	Queue string `json:"queue"`
+}
+
+// RunOutput is an execution's end.
+type RunOutput struct {
+	// Input is the execution's input, its journal left out (what a resume
+	// starts the next execution from).
+	Input   RunInput               `json:"input"`
+	Result  *workflow.Result       `json:"result"`
+	Journal []workflow.JournalLine `json:"journal"`
+}
+
+// CallInput is one agent call as an activity runs it.
+type CallInput struct {
+	Spec call.Spec `json:"spec"`
+	// Priority is the pool priority on the worker (lower runs first).
+	Priority int `json:"priority,omitempty"`
+}
+
+// Heartbeat is an activity's heartbeat details: what a retry on another
+// worker needs to continue the call.
+type Heartbeat struct {
+	TaskID string `json:"task_id"`
+	// Transcript is the child's transcript as last uploaded to the store,
+	// and Position its length in bytes then (how far a retry continues
+	// from).
+	Transcript Ref   `json:"transcript,omitzero"`
+	Position   int64 `json:"position,omitempty"`
+	// Result is the call's verified result, stored as soon as its child
+	// ended: a retry after the worker died returns it instead of running
+	// the call again.
+	Result Ref `json:"result,omitzero"`
+	// Worker is who ran the attempt.
+	Worker string `json:"worker,omitempty"`
+}
+
+// Progress is what the progress query answers: the latest event per phase.
+type Progress struct {
+	Events []workflow.Event `json:"events"`
+	Agents int              `json:"agents"`
+}
+
+// PriorityKey maps a pool priority (0 runs first, 5 by default, 9 last) to
+// a Temporal priority key (1 runs first, 5 last; the server's default, 3,
+// is a pool priority of 4 or 5).
+func PriorityKey(p int) int {
+	return min(max(p/2+1, 1), 5)
+}
