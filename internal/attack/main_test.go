@@ -12,13 +12,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // mainEnv makes the test binary act as brood when it is set to "1".
 const mainEnv = "BROOD_ATTACK_TEST_MAIN"
 
+// TestMain makes the test binary brood (mainEnv), the notes MCP server
+// (mcptest, for the trust gates' servers), a ptrace prober or a sleeper, or
+// the tests.
 func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
 	if pid := os.Getenv(ptraceEnv); pid != "" {
 		os.Exit(tryPtrace(pid))
 	}

@@ -204,6 +204,9 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			ProjectFiles: env.ProjectFiles, ParentProjectFiles: env.ProjectFiles,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
 			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP),
+			// The root's trust decision, as it came down; never this
+			// process's own reading of the store or the environment.
+			Grant: env.Trust,
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
 			OnEvent: func(e Event) { out.send(protocol.Nested{Event: e}) },

@@ -31,6 +31,7 @@ type configGuard struct {
 	root   string
 	allow  bool
 	before *trust.ConfigState
+	home   *trust.ConfigState // the user's own configuration (trust grants, settings, agents)
 	err    error
 }
 
@@ -47,6 +48,9 @@ func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
 	g.d.cfgMu.Lock()
 	defer g.d.cfgMu.Unlock()
 	g.before, g.err = trust.SnapshotConfig(g.root)
+	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
+		g.home, g.err = trust.SnapshotUserConfig(home)
+	}
 	if g.before != nil {
 		g.d.cfgLive = append(g.d.cfgLive, g)
 	}
@@ -163,7 +167,7 @@ func writeFilePerm(path string, data []byte, perm fs.FileMode) error {
 	return werr
 }
 
-const configWhy = "a subagent may not change brood's or Claude Code's configuration (.brood/, .claude/, .mcp.json); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
+const configWhy = "a subagent may not change brood's or Claude Code's configuration (.brood/, .claude/, .mcp.json, and yours in ~/.config/brood, ~/.claude); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
 
 // settle undoes (or, when allowed, reports) what the child changed and
 // returns the result's lines about it. Call it after the child exited and
@@ -186,26 +190,42 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 		}
 	}
 	if g.err != nil {
-		return append(lines, "configuration not watched ("+g.err.Error()+"): check .brood/ and .claude/ for changes yourself")
+		return append(lines, "configuration not watched ("+g.err.Error()+"): check .brood/, .claude/ and ~/.config/brood for changes yourself")
 	}
-	if g.before == nil {
-		return lines
+	for _, st := range []struct {
+		state  *trust.ConfigState
+		prefix string
+	}{{g.before, ""}, {g.home, "~/"}} {
+		if st.state != nil {
+			lines = append(lines, g.undo(st.state, st.prefix)...)
+		}
 	}
-	changed, err := g.before.Changes()
+	return lines
+}
+
+// undo puts back what changed in one watched state (the project's, or the
+// user's under their home, shown with prefix) and says so.
+func (g *configGuard) undo(c *trust.ConfigState, prefix string) []string {
+	changed, err := c.Changes()
 	switch {
 	case err != nil:
-		return append(lines, "configuration not checked after the run ("+err.Error()+"): check .brood/ and .claude/ for changes yourself")
+		return []string{"configuration not checked after the run (" + err.Error() + "): check " + prefix + " for changes yourself"}
 	case len(changed) == 0:
-		return lines
-	case g.allow:
-		return append(lines, "configuration changed by the subagent (allowed by agents.allow_config_changes): "+strings.Join(leaves(changed), ", "))
+		return nil
 	}
-	failed, err := g.before.Restore(changed)
-	line := fmt.Sprintf("configuration changes refused and undone: %s — %s", strings.Join(leaves(changed), ", "), configWhy)
+	names := leaves(changed)
+	for i := range names {
+		names[i] = prefix + names[i]
+	}
+	if g.allow {
+		return []string{"configuration changed by the subagent (allowed by agents.allow_config_changes): " + strings.Join(names, ", ")}
+	}
+	failed, err := c.Restore(changed)
+	line := fmt.Sprintf("configuration changes refused and undone: %s — %s", strings.Join(names, ", "), configWhy)
 	if len(failed) > 0 || err != nil {
 		line += fmt.Sprintf(". NOT undone (check them yourself): %s %v", strings.Join(failed, ", "), errText(err))
 	}
-	return append(lines, line)
+	return []string{line}
 }
 
 // configRoot is where a child's Write and Edit refuse configuration paths:
@@ -245,7 +265,10 @@ func (d *Dispatcher) childEnvAllow(def *registry.Definition, want []string) ([]s
 // trusts reports whether the user trusts the project file at path (an
 // agent definition, .mcp.json): the root's decision, never the child's.
 func (d *Dispatcher) trusts(path string) bool {
-	return d.cfg.TrustProject != nil && d.cfg.TrustProject(path)
+	if d.cfg.TrustProject != nil {
+		return d.cfg.TrustProject(path)
+	}
+	return d.cfg.Grant.Trusts(d.cfg.ProjectRoot, path)
 }
 
 // userConfigDirs are the user's own configuration directories, which a

@@ -26,6 +26,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // Environment variables of the depth stamp.
@@ -105,8 +106,11 @@ type Config struct {
 	// tools list inherits and what mcpServers may name.
 	MCP map[string]mcpspec.Spec
 	// TrustProject reports whether the user trusts a project file (a
-	// definition that defines MCP servers inline); nil trusts none.
+	// definition that defines MCP servers inline); nil asks Grant.
 	TrustProject func(path string) bool
+	// Grant is the root's trust decision, passed down in every child's
+	// envelope (a child's dispatcher has its envelope's, and nothing else).
+	Grant *trust.Grant
 }
 
 // Event is what the parent's stream learns about a dispatch: dispatch_start,

@@ -56,6 +56,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	envAllow, envNote := d.childEnvAllow(def, withMCPRefs(def.Env, servers))
 	return &dispatch.Envelope{
 		MCP:     servers,
+		Trust:   d.cfg.Grant,
 		Version: 1, TaskID: id, ParentTaskID: d.cfg.ParentTaskID,
 		SourceAgent:         d.cfg.SourceAgent,
 		TargetAgent:         def.Name,

@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // File names inside a task directory (package taskdir owns them).
@@ -134,6 +135,9 @@ type Envelope struct {
 	// MCP are the MCP servers the child starts (or reaches) and which of
 	// their tools it gets; specs keep their ${VAR} references.
 	MCP []mcpspec.Server `json:"mcp,omitempty"`
+	// Trust is the root's project trust decision, passed down: the child's
+	// own subagents get it, and no more (a child decides nothing itself).
+	Trust *trust.Grant `json:"trust,omitempty"`
 }
 
 // Permissions are the tool rules a child runs under. A child never has a

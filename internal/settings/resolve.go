@@ -74,44 +74,41 @@ func Load(src Sources) (Settings, []string, error) {
 }
 
 // Resolve is Load with the origins and the warnings as values.
+//
+// The project gate (trust.go): the project's own files (.claude/settings.json,
+// .brood/settings.toml, and a local file git tracks) are honoured where
+// they narrow; what they widen beyond the other layers only once the user
+// trusts the project in its current state. The person's own, untracked
+// local files count as the user's.
 func Resolve(src Sources) (*Resolved, error) {
-	r := &Resolved{Settings: Defaults(), Origins: map[string]Origin{}, Files: src.Files()}
-	var base *Settings
-	var gated []trust.File
-	for _, f := range r.Files {
-		if !f.Exists {
-			continue
-		}
-		if f.Source == "project" || f.Source == "project-local" {
-			if base == nil {
-				b := r.Settings.clone()
-				base = &b
-			}
-			rel := filepath.ToSlash(strings.TrimPrefix(f.Path, src.ProjectRoot+string(filepath.Separator)))
-			if tf, ok, _ := ReadProjectFile(src.ProjectRoot, rel); ok && (f.Source == "project" || PersonalNeedsTrust(context.Background(), src.ProjectRoot, rel)) {
-				gated = append(gated, tf)
-			}
-		}
-		var err error
-		if f.Claude {
-			err = r.loadClaude(f, src)
-		} else {
-			err = r.loadTOML(f)
-		}
-		if err != nil {
+	files := src.Files()
+	gated, skip := gatedFiles(src, files)
+	r, err := loadFiles(files, nil)
+	if err != nil {
+		return nil, err
+	}
+	base := r
+	if len(skip) > 0 {
+		if base, err = loadFiles(files, skip); err != nil {
 			return nil, err
 		}
 	}
-	if base == nil {
-		b := r.Settings.clone()
-		base = &b
+	t := src.Trust
+	if src.Getenv != nil && strings.TrimSpace(src.Getenv(EnvTrustProject)) == "1" {
+		t.Force = true
 	}
-	{
-		t := src.Trust
-		if src.Getenv != nil && strings.TrimSpace(src.Getenv(EnvTrustProject)) == "1" {
-			t.Force = true
+	var keys []string
+	r.Settings, r.Settings.Trust, keys = gate(src.ProjectRoot, base.Settings, r.Settings, gated, src.Gated, t)
+	if r.Settings.Trust.Gated() {
+		// What was held back has the value, and the origin, of the layers
+		// below.
+		for _, k := range keys {
+			if o, ok := base.Origins[k]; ok {
+				r.Origins[k] = o
+			} else {
+				delete(r.Origins, k)
+			}
 		}
-		r.Settings, r.Settings.Trust = GateProject(src.ProjectRoot, *base, r.Settings, gated, t)
 	}
 	if src.Getenv != nil {
 		if err := applyEnv(&r.Settings, src.Getenv, r.Origins); err != nil {
@@ -123,6 +120,48 @@ func Resolve(src Sources) (*Resolved, error) {
 		return nil, err
 	}
 	r.Warnings = append(r.Warnings, w...)
+	return r, nil
+}
+
+// gatedFiles are the project settings files that go through the gate (with
+// their content, the grant's key) and their paths.
+func gatedFiles(src Sources, files []File) ([]trust.File, map[string]bool) {
+	var out []trust.File
+	skip := map[string]bool{}
+	for _, f := range files {
+		if !f.Exists || !strings.HasPrefix(f.Source, "claude-project") && f.Source != "project" && f.Source != "project-local" {
+			continue
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(f.Path, src.ProjectRoot+string(filepath.Separator)))
+		personal := strings.Contains(filepath.Base(rel), ".local.")
+		if personal && !PersonalNeedsTrust(context.Background(), src.ProjectRoot, rel) {
+			continue
+		}
+		if tf, ok, _ := ReadProjectFile(src.ProjectRoot, rel); ok {
+			out = append(out, tf)
+			skip[f.Path] = true
+		}
+	}
+	return out, skip
+}
+
+// loadFiles applies defaults < files (less those in skip).
+func loadFiles(files []File, skip map[string]bool) (*Resolved, error) {
+	r := &Resolved{Settings: Defaults(), Origins: map[string]Origin{}, Files: files}
+	for _, f := range files {
+		if !f.Exists || skip[f.Path] {
+			continue
+		}
+		var err error
+		if f.Claude {
+			err = r.loadClaude(f)
+		} else {
+			err = r.loadTOML(f)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -193,12 +232,11 @@ type claudeSettings struct {
 	} `json:"permissions"`
 }
 
-// loadClaude applies the permissions of a Claude Code settings.json. A
-// project's file can restrict (deny, ask) at once; what it would allow
-// (allow rules, defaultMode) applies only once the user trusts the project
-// (src.TrustProject), because a cloned repository cannot grant itself
-// permissions.
-func (r *Resolved) loadClaude(f File, src Sources) error {
+// loadClaude applies the permissions of a Claude Code settings.json. What
+// a project's file allows (allow rules, defaultMode) is held back by the
+// project gate until the user trusts the project (Resolve); its deny and ask
+// rules always apply.
+func (r *Resolved) loadClaude(f File) error {
 	data, err := os.ReadFile(f.Path)
 	if err != nil {
 		return fmt.Errorf("settings: %w", err)
@@ -215,12 +253,6 @@ func (r *Resolved) loadClaude(f File, src Sources) error {
 		if len(v) > 0 {
 			r.Origins[k] = Origin{Source: f.Source, File: f.Path, Line: line(k[len("permissions."):])}
 		}
-	}
-	grants := len(cp.Allow) > 0 || cp.DefaultMode != ""
-	if f.Source == "claude-project" && grants && (src.TrustProject == nil || !src.TrustProject()) {
-		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("allow"), Key: "permissions.allow",
-			Msg: fmt.Sprintf("%d allow rule(s)%s not applied: this project is not trusted (its deny and ask rules are)", len(cp.Allow), map[bool]string{true: " and defaultMode", false: ""}[cp.DefaultMode != ""])})
-		return nil
 	}
 	p.Allow = append(p.Allow, cp.Allow...)
 	if len(cp.Allow) > 0 {

@@ -197,13 +197,14 @@ type Sources struct {
 	ProjectRoot string              // "" = no project file
 	Home        string              // "" = no user file
 	Getenv      func(string) string // nil = no environment
-	// TrustProject reports whether the user trusts this project: only then
-	// do a project's .claude/settings*.json allow rules and defaultMode
-	// apply (their deny and ask rules always do). nil = not trusted.
-	TrustProject func() bool
-	// Trust gates the project's brood files: what they allow beyond the
-	// layers below is honoured only for a trusted project (settings/trust.go).
+	// Trust gates the project's own files (.brood/settings.toml,
+	// .claude/settings.json, ...): what they allow beyond the layers below
+	// is honoured only for a trusted project (settings/trust.go).
 	Trust Trust
+	// Gated are the other project files the same grant covers (.mcp.json,
+	// agent files that start MCP servers, hooks): their content is part of
+	// the grant's key and what they allow is named in the notice.
+	Gated []GatedFile
 }
 
 // Paths returns the user and project settings files for src.

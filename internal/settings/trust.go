@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,8 +73,12 @@ func (t ProjectTrust) Notice() string {
 	if !t.Gated() {
 		return ""
 	}
-	return fmt.Sprintf("brood: %s allows more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)",
-		strings.Join(t.FileNames(), ", "), strings.Join(t.Widening, "; "), EnvTrustProject)
+	verb := "allows"
+	if len(t.Files) > 1 {
+		verb = "allow"
+	}
+	return fmt.Sprintf("brood: %s %s more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)",
+		strings.Join(t.FileNames(), ", "), verb, strings.Join(t.Widening, "; "), EnvTrustProject)
 }
 
 // modeRank orders permission modes from the most to the least asking.
@@ -103,15 +108,15 @@ func (s Settings) clone() Settings {
 // widening part set back to base. Narrowing (deny and ask rules, lower
 // limits, a stricter mode) is always kept. A new widening setting belongs
 // here.
-func restrict(base, full Settings) (Settings, []string) {
+func restrict(base, full Settings) (Settings, []string, []string) {
 	out := full.clone()
-	var why []string
+	var why, keys []string
 	if modeRank(full.Permissions.Mode) > modeRank(base.Permissions.Mode) {
-		why = append(why, "permissions.mode "+full.Permissions.Mode)
+		why, keys = append(why, "permissions.mode "+full.Permissions.Mode), append(keys, "permissions.mode")
 		out.Permissions.Mode = base.Permissions.Mode
 	}
 	if added := slices.DeleteFunc(slices.Clone(full.Permissions.Allow), func(r string) bool { return slices.Contains(base.Permissions.Allow, r) }); len(added) > 0 {
-		why = append(why, "permissions.allow "+strings.Join(added, ", "))
+		why, keys = append(why, "permissions.allow "+strings.Join(added, ", ")), append(keys, "permissions.allow")
 		out.Permissions.Allow = slices.Clone(base.Permissions.Allow)
 	}
 	for _, l := range []struct {
@@ -128,14 +133,14 @@ func restrict(base, full Settings) (Settings, []string) {
 		{"bash.timeout", int64(full.Bash.Timeout.Duration), int64(base.Bash.Timeout.Duration), func() { out.Bash.Timeout = base.Bash.Timeout }},
 	} {
 		if l.full > l.base {
-			why = append(why, fmt.Sprintf("%s %s", l.name, limitText(l.name, l.full)))
+			why, keys = append(why, fmt.Sprintf("%s %s", l.name, limitText(l.name, l.full))), append(keys, l.name)
 			l.reset()
 		}
 	}
 	for _, agent := range slices.Sorted(maps.Keys(full.Pool.Timeouts)) {
 		d := full.Pool.Timeouts[agent]
 		if prev, ok := base.Pool.Timeouts[agent]; (ok && d.Duration > prev.Duration) || (!ok && d.Duration > base.Pool.Timeout.Duration) {
-			why = append(why, fmt.Sprintf("pool.timeouts.%s %s", agent, d.Duration))
+			why, keys = append(why, fmt.Sprintf("pool.timeouts.%s %s", agent, d.Duration)), append(keys, "pool.timeouts."+agent)
 			if ok {
 				out.Pool.Timeouts[agent] = prev
 			} else {
@@ -144,19 +149,19 @@ func restrict(base, full Settings) (Settings, []string) {
 		}
 	}
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
-		why = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)")
+		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false
 	}
 	if full.Isolation.NoLandlock && !base.Isolation.NoLandlock {
-		why = append(why, "isolation.no_landlock (the kernel sandbox off)")
+		why, keys = append(why, "isolation.no_landlock (the kernel sandbox off)"), append(keys, "isolation.no_landlock")
 		out.Isolation.NoLandlock = false
 	}
 	if full.Store != base.Store {
 		// The store receives the code, transcripts and patches of fleet runs.
-		why = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)")
+		why, keys = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)"), append(keys, "store")
 		out.Store = base.Store
 	}
-	return out, why
+	return out, why, keys
 }
 
 func limitText(name string, v int64) string {
@@ -166,36 +171,71 @@ func limitText(name string, v int64) string {
 	return fmt.Sprint(v)
 }
 
+// GatedFile is a project file outside the settings files that the project
+// grant covers: .mcp.json, an agent file that starts MCP servers, a
+// settings file's hooks. Its content is part of the grant's key; Widening
+// says, in words, what it allows (the notice names it). Whether it is
+// honoured is its reader's to ask (ProjectTrust.Covers).
+type GatedFile struct {
+	File     trust.File
+	Widening []string
+}
+
 // GateProject decides how much of the project layers a run honours: full
 // is the settings with them, base without them (defaults and the user's
 // files). What the project files widen is honoured only when the user
 // trusts the project in its current state (files, keyed by content), or t
 // forces it; otherwise it is set back to base and the returned
-// ProjectTrust says so (Notice). A caller that reads another project file
-// (Claude Code's .claude/settings.json, say) decodes it into full and
-// passes it in files.
+// ProjectTrust says so (Notice).
 func GateProject(root string, base, full Settings, files []trust.File, t Trust) (Settings, ProjectTrust) {
-	if len(files) == 0 {
-		return full, ProjectTrust{Trusted: t.Force, Forced: t.Force}
+	s, pt, _ := gate(root, base, full, files, nil, t)
+	return s, pt
+}
+
+// gate is GateProject with the other gated files, returning also the
+// settings keys it held back.
+func gate(root string, base, full Settings, files []trust.File, extra []GatedFile, t Trust) (Settings, ProjectTrust, []string) {
+	restricted, why, keys := restrict(base, full)
+	for _, g := range extra {
+		if !slices.ContainsFunc(files, func(f trust.File) bool { return f.Rel == g.File.Rel }) {
+			files = append(files, g.File)
+		}
+		why = append(why, g.Widening...)
 	}
-	pt := ProjectTrust{Root: root, Files: files}
-	restricted, why := restrict(base, full)
-	pt.Widening = why
+	if len(files) == 0 {
+		return full, ProjectTrust{Trusted: t.Force, Forced: t.Force}, nil
+	}
+	pt := ProjectTrust{Root: trust.Key(root), Files: files, Widening: why}
 	if len(why) == 0 {
 		pt.Trusted = true
-		return full, pt
+		return full, pt, nil
 	}
 	pt.Hash = trust.Hash(files)
 	switch {
 	case t.Force:
 		pt.Trusted, pt.Forced = true, true
 	case t.Store != nil && root != "":
-		pt.Trusted = t.Store.Trusted(root, pt.Hash)
+		pt.Trusted = t.Store.Trusted(pt.Root, pt.Hash)
 	}
 	if pt.Trusted {
-		return full, pt
+		return full, pt, nil
 	}
-	return restricted, pt
+	return restricted, pt, keys
+}
+
+// Covers reports whether the project file rel (project-relative) is
+// honoured as the user trusted it: the run trusts the project and the file
+// is one the grant covers, with the content it had then — or the trust is
+// forced for this run. A file the gate never saw is not covered.
+func (t ProjectTrust) Covers(rel string, data []byte) bool {
+	if t.Forced {
+		return true
+	}
+	if !t.Trusted {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	return slices.ContainsFunc(t.Files, func(f trust.File) bool { return f.Rel == rel && bytes.Equal(f.Data, data) })
 }
 
 // ReadProjectFile reads a project settings file for the gate; ok is false

@@ -48,7 +48,9 @@ const (
 // link targets) so that a change a subagent made in place can be undone.
 type ConfigState struct {
 	root    string
-	mu      sync.Mutex // Accept comes from the user's side while a child runs
+	tops    []string          // what is read under root
+	keep    func(string) bool // which paths under tops are configuration
+	mu      sync.Mutex        // Accept comes from the user's side while a child runs
 	entries map[string]configEntry
 	partial bool // some file was too large to keep: it can be detected, not restored
 }
@@ -63,17 +65,45 @@ type configEntry struct {
 // SnapshotConfig reads the configuration under root. Links are recorded,
 // never followed.
 func SnapshotConfig(root string) (*ConfigState, error) {
-	entries, partial, err := readConfig(root)
+	return snapshot(&ConfigState{root: root, tops: []string{".claude", ".brood", ".mcp.json"}, keep: IsConfigPath})
+}
+
+// userConfigPaths are the user's own configuration under their home, which
+// no subagent changes either: brood's config directory (settings, agents,
+// the trust grants) and Claude Code's settings and agents. (~/.claude.json
+// is left out: Claude Code rewrites it all the time, and putting it back
+// would undo Claude Code's own writes.)
+var userConfigPaths = []string{".config/brood", ".claude/settings.json", ".claude/settings.local.json", ".claude/agents"}
+
+// SnapshotUserConfig reads the user's configuration under home
+// (userConfigPaths).
+func SnapshotUserConfig(home string) (*ConfigState, error) {
+	return snapshot(&ConfigState{root: home, tops: userConfigPaths, keep: func(string) bool { return true }})
+}
+
+// covers reports whether rel is one of the state's paths: under one of its
+// tops, and configuration.
+func (c *ConfigState) covers(rel string) bool {
+	return slices.ContainsFunc(c.tops, func(t string) bool { return rel == t || strings.HasPrefix(rel, t+"/") }) && c.keep(rel)
+}
+
+// Root is the directory the state's paths are relative to.
+func (c *ConfigState) Root() string { return c.root }
+
+func snapshot(c *ConfigState) (*ConfigState, error) {
+	entries, partial, err := c.read()
 	if err != nil {
 		return nil, err
 	}
-	return &ConfigState{root: root, entries: entries, partial: partial}, nil
+	c.entries, c.partial = entries, partial
+	return c, nil
 }
 
-func readConfig(root string) (map[string]configEntry, bool, error) {
+func (c *ConfigState) read() (map[string]configEntry, bool, error) {
+	root := c.root
 	out := map[string]configEntry{}
 	total, partial := 0, false
-	for _, top := range []string{".claude", ".brood", ".mcp.json"} {
+	for _, top := range c.tops {
 		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -83,7 +113,7 @@ func readConfig(root string) (map[string]configEntry, bool, error) {
 			}
 			rel, _ := filepath.Rel(root, p)
 			rel = filepath.ToSlash(rel)
-			if !IsConfigPath(rel) {
+			if !c.keep(rel) {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -122,7 +152,7 @@ func readConfig(root string) (map[string]configEntry, bool, error) {
 // Changes lists, sorted, the configuration paths that differ now from the
 // snapshot: added, removed, rewritten, re-moded or turned into a link.
 func (c *ConfigState) Changes() ([]string, error) {
-	now, _, err := readConfig(c.root)
+	now, _, err := c.read()
 	if err != nil {
 		return nil, err
 	}
@@ -234,12 +264,12 @@ func (c *ConfigState) put(rel string, e configEntry) error {
 // not configuration (IsConfigPath) or leaves the root is ignored.
 func (c *ConfigState) Accept(rel string, data []byte, perm fs.FileMode) {
 	rel = path.Clean(filepath.ToSlash(rel))
-	if !filepath.IsLocal(rel) || !IsConfigPath(rel) {
+	if !filepath.IsLocal(rel) || !c.covers(rel) {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for dir := path.Dir(rel); dir != "." && IsConfigPath(dir); dir = path.Dir(dir) {
+	for dir := path.Dir(rel); dir != "." && c.covers(dir); dir = path.Dir(dir) {
 		if _, ok := c.entries[dir]; !ok {
 			mode := fs.ModeDir | 0o755
 			if info, err := os.Lstat(c.abs(dir)); err == nil && info.IsDir() {

@@ -1,11 +1,13 @@
 // Package trust keeps the user's answers to "do you trust this project's
-// configuration?": which project directories' settings files — keyed to a
-// hash of their content, so any change asks again — the user allowed to
-// widen what brood does (a permission mode, allow rules, raised limits,
-// hooks, MCP servers). The records live in the user's config directory
-// (~/.config/brood/trust.json), never in the project, so a repository can
-// not trust itself. The gate that decides what a project file widens is
-// settings.GateProject; this package is only the store.
+// own files?": which project directories' files — keyed to the directory
+// and a hash of the files' content, so any change asks again — the user
+// allowed to widen what brood does (a permission mode, allow rules, raised
+// limits, hooks, MCP servers, an agent's secrets). The records live in the
+// user's config directory (~/.config/brood/trust.json), never in the
+// project, so a repository cannot trust itself. The gate that decides what
+// a project file widens is settings.Resolve's; this package holds the
+// store, the Grant a run passes down to its children, and the configuration
+// a subagent may not change (config.go).
 package trust
 
 import (
@@ -135,6 +137,19 @@ func (s Store) write(recs []Record) error {
 	return nil
 }
 
+// Key is the name a project's grant is kept under: its directory with
+// links resolved, so the same tree reached another way is the same project
+// and a copy, a clone or a move elsewhere is another one (asked again).
+func Key(root string) string {
+	if root == "" {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		return r
+	}
+	return filepath.Clean(root)
+}
+
 // File is one project file as the gate read it.
 type File struct {
 	Rel  string // project-relative, slash-separated
@@ -153,4 +168,51 @@ func Hash(files []File) string {
 		h.Write(f.Data)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Grant is a run's trust decision as it goes down the tree, in each
+// child's envelope: the root decides (from the user's grant or a forced
+// run), and a child only passes on what it got — it never asks the store,
+// the environment or the project itself.
+type Grant struct {
+	// All trusts every project file (--trust-project, BROOD_TRUST_PROJECT=1).
+	All bool `json:"all,omitempty"`
+	// Files are the project-relative files trusted, with the SHA-256 of the
+	// content trusted: a file changed since is not.
+	Files map[string]string `json:"files,omitempty"`
+}
+
+// GrantOf is the grant of files as they are.
+func GrantOf(files []File) *Grant {
+	g := &Grant{Files: map[string]string{}}
+	for _, f := range files {
+		g.Files[f.Rel] = sum(f.Data)
+	}
+	return g
+}
+
+// Trusts reports whether path, a file under root, is trusted as it is now.
+// A nil grant trusts nothing.
+func (g *Grant) Trusts(root, path string) bool {
+	if g == nil || root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	if g.All {
+		return true
+	}
+	want, ok := g.Files[filepath.ToSlash(rel)]
+	if !ok {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	return err == nil && sum(data) == want
+}
+
+func sum(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
 }

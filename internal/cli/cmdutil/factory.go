@@ -20,7 +20,6 @@ import (
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
-	"github.com/broodhq/brood/internal/trust"
 )
 
 // IO is the process's streams and environment, passed in so that tests can
@@ -100,9 +99,8 @@ func (f *Factory) Load() error {
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
-	gate := f.trustGate()
-	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv, Trust: gate,
-		TrustProject: func() bool { return gate.Force || f.Getenv(settings.EnvTrustProject) == "1" }})
+	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv,
+		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot)})
 	if err != nil {
 		return err
 	}
@@ -115,16 +113,6 @@ func (f *Factory) Load() error {
 	}
 	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
 	return nil
-}
-
-// trustGate is where the user's project grants are kept (never in the
-// project), and whether this run forces trust.
-func (f *Factory) trustGate() settings.Trust {
-	t := settings.Trust{Force: f.TrustProject}
-	if f.Home != "" {
-		t.Store = trust.UserStore(f.Home)
-	}
-	return t
 }
 
 // LoadDirs fills in the directories and the redactor, without reading any

@@ -13,11 +13,6 @@ import (
 	"github.com/broodhq/brood/internal/hooks"
 )
 
-// ProjectTrusted decides whether a project's own settings files may add
-// hooks. It is the one place that asks project trust: until the trust
-// package lands, a project's hooks never run (the user's own do).
-func ProjectTrusted(root string, files []string) bool { return false }
-
 // HookRecords is where the root keeps its SubagentStart markers: the
 // parent-owned records, out of every sandboxed child's reach.
 func HookRecords(projectRoot string) string {
@@ -34,12 +29,14 @@ type RunHooks struct {
 // OpenHooks loads the hooks (nil when none are configured), and fires the
 // stops that an earlier, dead brood process owed.
 func (f *Factory) OpenHooks(ctx context.Context, transcript, permMode, effort string) (*RunHooks, error) {
-	cfg, warns, err := hooks.Load(hooks.Sources{Home: f.Home, ProjectRoot: f.ProjectRoot, Trusted: ProjectTrusted})
+	cfg, warns, err := hooks.Load(hooks.Sources{Home: f.Home, ProjectRoot: f.ProjectRoot, Trusted: f.ProjectTrusted})
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range warns {
-		fmt.Fprintln(f.Err, "brood:", w)
+		if !f.untrustedSaid(w) {
+			fmt.Fprintln(f.Err, "brood:", w)
+		}
 	}
 	r := hooks.New(cfg, hooks.Options{Dir: f.Cwd, ProjectDir: f.ProjectRoot, Report: f.Err})
 	if r == nil {

@@ -21,20 +21,13 @@ func (f *Factory) MCPServers() map[string]mcpspec.Spec {
 	if f.mcp == nil {
 		c := mcpspec.Load(mcpspec.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, TrustProject: f.TrustsProjectFile})
 		for _, w := range c.Warnings {
-			fmt.Fprintln(f.Err, "brood: mcp:", w)
+			if !f.untrustedSaid(w) {
+				fmt.Fprintln(f.Err, "brood: mcp:", w)
+			}
 		}
 		f.mcp = &c
 	}
 	return f.mcp.Servers
-}
-
-// TrustsProjectFile is the one call MCP support needs from project trust
-// (internal/trust, which the trust work is building): whether the user
-// trusts this project file (.mcp.json, or an agent definition that defines
-// MCP servers inline) to start commands. Until trust lands it is granted
-// only by BROOD_TRUST_PROJECT=1 in the environment.
-func (f *Factory) TrustsProjectFile(path string) bool {
-	return f.TrustProject || f.Getenv("BROOD_TRUST_PROJECT") == "1"
 }
 
 // MCPSession connects the root agent to every configured MCP server, as

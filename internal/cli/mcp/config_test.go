@@ -30,12 +30,21 @@ func TestProjectMCPJSONNeedsTrust(t *testing.T) {
 	must(t, os.WriteFile(sp, []byte("agents:\n  noter:\n    - tools:\n        - mcp__notes__echo: {text: hello}\n    - say: \"noter saw [{{result 0}}]\"\n"), 0o644))
 
 	out, err := brood(t, root, env, "subagent", "noter", "echo hello").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), `noter saw [unknown tool "mcp__notes__echo"`) || !strings.Contains(string(out), ".mcp.json: its MCP servers are not used until you trust this project") {
+	if err != nil || !strings.Contains(string(out), `noter saw [unknown tool "mcp__notes__echo"`) ||
+		!strings.Contains(string(out), "brood: .mcp.json allows more than the defaults (MCP servers notes (.mcp.json)); not applied") {
 		t.Errorf("untrusted: %v\n%s", err, out)
 	}
 	out, err = brood(t, root, append(env, "BROOD_TRUST_PROJECT=1"), "subagent", "noter", "echo hello").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "noter saw [echo: hello]") {
-		t.Errorf("trusted: %v\n%s", err, out)
+		t.Errorf("trusted for one run: %v\n%s", err, out)
+	}
+	// brood trust grants it for good, as the file is now.
+	if out, err := brood(t, root, env, "trust").CombinedOutput(); err != nil || !strings.Contains(string(out), "MCP servers notes") {
+		t.Fatalf("brood trust: %v\n%s", err, out)
+	}
+	out, err = brood(t, root, env, "subagent", "noter", "echo hello").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "noter saw [echo: hello]") || strings.Contains(string(out), "not applied") {
+		t.Errorf("trusted with brood trust: %v\n%s", err, out)
 	}
 }
 

@@ -1,9 +1,11 @@
 // Package trust is `brood trust`: the user's consent that a project's own
-// settings files may allow more than brood's defaults (a permission mode,
-// allow rules, raised limits, the sandbox off). Until then a run uses the
-// defaults for those parts and says so in one line. A grant is keyed to the
-// files' content, so any change asks again, and lives in the user's config
-// directory (~/.config/brood/trust.json), never in the project.
+// files may allow more than brood's defaults — settings (a permission mode,
+// allow rules, raised limits, the sandbox off), hooks, .mcp.json servers,
+// servers and secrets its agent files ask for. Until then a run uses the
+// defaults for those and says so in one line. A grant is keyed to the
+// project's directory and the files' content, so any change asks again, and
+// lives in the user's config directory (~/.config/brood/trust.json), never
+// in the project.
 package trust
 
 import (
@@ -33,24 +35,27 @@ func NewCmdTrust(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{Factory: f, Now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "trust [--list | --revoke]",
-		Short: "Trust this project's settings files to allow more than brood's defaults",
-		Long: `A project's own settings files (.brood/settings.toml, and Claude Code's
-.claude/settings.json) may ask for more than brood's defaults: a permission
+		Short: "Trust this project's own files to allow more than brood's defaults",
+		Long: `A project's own files may ask for more than brood's defaults: in
+.brood/settings.toml and Claude Code's .claude/settings.json a permission
 mode such as bypassPermissions, allow rules, a deeper delegation tree, more
-concurrency, longer timeouts, the kernel sandbox off. A cloned repository
-must not grant itself that, so brood ignores those parts (and says so) until
-you trust the project in its current state. Any change to the files asks
-again. Grants live in ~/.config/brood/trust.json, never in the project.
+concurrency, longer timeouts, the kernel sandbox off, hooks; MCP servers in
+.mcp.json; MCP servers and secret variables its agent files ask for. A
+cloned repository must not grant itself that, so brood ignores those parts
+(and says so, in one line) until you trust the project in its current
+state. Any change to those files asks again, and so does the same project
+in another directory. Grants live in ~/.config/brood/trust.json, never in
+the project.
 
 For CI, --trust-project (any command) or BROOD_TRUST_PROJECT=1 trusts the
 project for one run.`,
-		Example: `  brood trust            trust this project's settings files as they are now
+		Example: `  brood trust            trust this project's files as they are now
   brood trust --list     the projects you trust
   brood trust --revoke   forget this project's grant`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.List && opts.Revoke {
-				return errors.New("--list and --revoke do not go together: pick one")
+				return cmdutil.UsageError("--list and --revoke do not go together: pick one")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -87,7 +92,7 @@ func grantRun(opts *Options, store trustdb.Store) error {
 		if opts.JSON {
 			return cmdutil.WriteJSON(f.Out, map[string]any{"root": f.ProjectRoot, "trusted": false, "reason": "nothing to trust"})
 		}
-		_, err := fmt.Fprintf(out, "nothing to trust in %s: its settings files (if any) allow nothing beyond the defaults\n", f.ProjectRoot)
+		_, err := fmt.Fprintf(out, "nothing to trust in %s: its files (if any) allow nothing beyond the defaults\n", f.ProjectRoot)
 		return err
 	}
 	if err := store.Grant(pt.Root, pt.Hash, pt.FileNames(), opts.Now()); err != nil {
@@ -130,7 +135,7 @@ func listRun(opts *Options, store trustdb.Store) error {
 
 func revokeRun(opts *Options, store trustdb.Store) error {
 	f := opts.Factory
-	root := f.ProjectRoot
+	root := trustdb.Key(f.ProjectRoot)
 	ok, err := store.Revoke(root)
 	if err != nil {
 		return err
@@ -142,6 +147,6 @@ func revokeRun(opts *Options, store trustdb.Store) error {
 		_, err = fmt.Fprintf(termsafe.NewWriter(f.Out), "%s was not trusted\n", root)
 		return err
 	}
-	_, err = fmt.Fprintf(termsafe.NewWriter(f.Out), "revoked the trust of %s: its settings files no longer allow more than the defaults\n", root)
+	_, err = fmt.Fprintf(termsafe.NewWriter(f.Out), "revoked the trust of %s: its files no longer allow more than the defaults\n", root)
 	return err
 }

@@ -1,0 +1,169 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/hooks"
+	"github.com/broodhq/brood/internal/mcpspec"
+	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/trust"
+)
+
+// Project trust is one decision, made in Load (settings.Resolve's gate) and
+// asked here by everything a repository's own files could widen: their
+// settings (the gate itself), .mcp.json and the MCP servers that project
+// agent files define (TrustsProjectFile), the environment those agents ask
+// for, and the project's hooks (ProjectTrusted). `brood trust` grants and
+// revokes it; --trust-project and BROOD_TRUST_PROJECT=1 force it for a run.
+
+// trustGate is where the user's project grants are kept (never in the
+// project), and whether this run forces trust.
+func (f *Factory) trustGate() settings.Trust {
+	t := settings.Trust{Force: f.TrustProject}
+	if f.Home != "" {
+		t.Store = trust.UserStore(f.Home)
+	}
+	return t
+}
+
+// projectGated are the project's files besides its settings that the grant
+// covers, with what each allows: .mcp.json's servers, the project agent
+// files that start MCP servers or ask for secret variables, and the hooks
+// in the project's settings files.
+func projectGated(root string) []settings.GatedFile {
+	if root == "" {
+		return nil
+	}
+	var out []settings.GatedFile
+	add := func(rel string, data []byte, why string) {
+		for i := range out {
+			if out[i].File.Rel == rel {
+				out[i].Widening = append(out[i].Widening, why)
+				return
+			}
+		}
+		out = append(out, settings.GatedFile{File: trust.File{Rel: rel, Data: data}, Widening: []string{why}})
+	}
+	if data, err := os.ReadFile(filepath.Join(root, ".mcp.json")); err == nil {
+		servers, _, _ := mcpspec.ParseFile(".mcp.json", data)
+		if len(servers) > 0 {
+			add(".mcp.json", data, "MCP servers "+strings.Join(slices.Sorted(maps.Keys(servers)), ", ")+" (.mcp.json)")
+		} else {
+			add(".mcp.json", data, "MCP servers (.mcp.json)")
+		}
+	}
+	reg, _ := registry.Load(registry.Options{ProjectRoot: root, Claude: true})
+	for _, def := range reg.All() {
+		if def.Source != registry.SourceProject {
+			continue
+		}
+		rel, ok := projectRel(root, def.Path)
+		if !ok {
+			continue
+		}
+		var inline []string
+		for _, s := range def.MCPServers {
+			if s.Spec != nil {
+				inline = append(inline, s.Name)
+			}
+		}
+		data, err := os.ReadFile(def.Path)
+		if err != nil {
+			continue
+		}
+		if len(inline) > 0 {
+			add(rel, data, fmt.Sprintf("agent %s starts MCP servers %s (%s)", def.Name, strings.Join(inline, ", "), rel))
+		}
+		if len(def.Env) > 0 {
+			add(rel, data, fmt.Sprintf("agent %s gets %s (%s)", def.Name, strings.Join(def.Env, ", "), rel))
+		}
+	}
+	_, project := hooks.Sources{ProjectRoot: root}.Files()
+	for _, p := range project {
+		rel, _ := projectRel(root, p)
+		data, err := os.ReadFile(p)
+		if err != nil || (strings.Contains(filepath.Base(rel), ".local.") && !settings.PersonalNeedsTrust(context.Background(), root, rel)) {
+			continue // absent, or the person's own untracked file
+		}
+		parse := hooks.ParseTOML
+		if strings.HasSuffix(p, ".json") {
+			parse = hooks.ParseJSON
+		}
+		cfg, err := parse(p, data)
+		if err != nil || cfg.Empty() {
+			continue
+		}
+		var evs []string
+		for _, ev := range hooks.Events() {
+			if cfg.Has(ev) {
+				evs = append(evs, ev)
+			}
+		}
+		add(rel, data, fmt.Sprintf("hooks %s (%s)", strings.Join(evs, ", "), rel))
+	}
+	return out
+}
+
+// projectRel is path relative to root, slash-separated, if it is inside.
+func projectRel(root, path string) (string, bool) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// Grant is this run's trust decision as it goes down the tree in each
+// child's envelope (nil: nothing of the project's own files is trusted
+// beyond the defaults).
+func (f *Factory) Grant() *trust.Grant {
+	pt := f.Settings.Trust
+	switch {
+	case pt.Forced:
+		return &trust.Grant{All: true}
+	case !pt.Trusted || len(pt.Files) == 0:
+		return nil
+	}
+	return trust.GrantOf(pt.Files)
+}
+
+// TrustsProjectFile reports whether the user trusts the project file at
+// path (.mcp.json, an agent definition that defines MCP servers inline or
+// asks for secret variables): the project is trusted, and the file is one
+// the grant covers, as it was when granted.
+func (f *Factory) TrustsProjectFile(path string) bool {
+	return f.Grant().Trusts(f.ProjectRoot, path)
+}
+
+// ProjectTrusted decides whether the project's own settings files may add
+// hooks: each file (but a person's own untracked local file) must be
+// covered by the grant.
+func (f *Factory) ProjectTrusted(root string, files []string) bool {
+	g := f.Grant()
+	for _, p := range files {
+		rel, ok := projectRel(root, p)
+		if !ok {
+			return false
+		}
+		if strings.Contains(filepath.Base(rel), ".local.") && !settings.PersonalNeedsTrust(context.Background(), root, rel) {
+			continue
+		}
+		if !g.Trusts(root, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// untrustedSaid reports whether a reader's own "not trusted" warning is
+// already said by the project trust notice (one line names it all).
+func (f *Factory) untrustedSaid(warning string) bool {
+	return f.Settings.Trust.Gated() && strings.Contains(warning, "trust")
+}
