@@ -159,12 +159,15 @@ func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) *sn
 	s := &snapshot{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		s.tree, s.err = takeSnapshot(ctx, r, index)
+		s.tree, s.err = takeSnapshot(ctx, r, index, true)
 	}()
 	return s
 }
 
-func takeSnapshot(ctx context.Context, r *repo, index string) (string, error) {
+// takeSnapshot writes the tree; strict also drops files the cached index
+// picked up before they were ignored (two index-wide git listings: the
+// spawn snapshot needs it, base-moved detection does not).
+func takeSnapshot(ctx context.Context, r *repo, index string, strict bool) (string, error) {
 	unlock, err := r.lock(ctx, false)
 	if err != nil {
 		return "", err
@@ -187,8 +190,10 @@ func takeSnapshot(ctx context.Context, r *repo, index string) (string, error) {
 	if _, err := r.git(ctx, env, "-c", "core.untrackedCache=true", "-c", "core.fsmonitor=false", "add", "-A"); err != nil {
 		return "", fmt.Errorf("isolate: snapshot: %w", err)
 	}
-	if err := dropNewlyIgnored(ctx, r, env); err != nil {
-		return "", err
+	if strict {
+		if err := dropNewlyIgnored(ctx, r, env); err != nil {
+			return "", err
+		}
 	}
 	tree, err := r.git(ctx, env, "write-tree")
 	if err != nil {
