@@ -159,3 +159,63 @@ func TestTUIListAndResume(t *testing.T) {
 	tm.waitFor("(Ctrl-T to select)")
 	tm.exit()
 }
+
+// TestTUIReopenedSessionCost: a reopened session's status line counts its
+// earlier subagents' tokens and cost, grandchildren included, read from
+// the records (as brood tasks tree --session finds them), and its tree
+// shows them finished, as it did before it was left.
+func TestTUIReopenedSessionCost(t *testing.T) {
+	p := newTUIProject(t, `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "outer", prompt: "Delegate a look.", isolation: none}
+    - say: "ROOT-DONE"
+    - say: "REOPENED-ANSWER"
+  general-purpose:
+    - cases:
+        - if: "inner"
+          say: "INNER-DONE"
+      tools:
+        - Task: {subagent_type: general-purpose, description: "inner", prompt: "Look inside.", isolation: none}
+    - say: "OUTER-DONE"
+`, map[string]string{"~/.config/brood/settings.toml": "maxSubagentDepth = 2\n[prices.script]\ninput = 3.0\noutput = 15.0\n"})
+	tm := p.open(t)
+	tm.typeLine("go deep")
+	s := tm.waitFor("ROOT-DONE", "0 running, 2 finished", "ready · ")
+	figures := statusFigures(t, s)
+	if !strings.Contains(figures, "(subagents ") || !strings.Contains(figures, "$") {
+		t.Fatalf("the status line lacks the subagents' tokens or the cost: %q", figures)
+	}
+	tm.exit()
+	tm.close()
+
+	tm = p.open(t, "--continue")
+	s = tm.waitFor("ROOT-DONE", "0 running, 2 finished")
+	if got := statusFigures(t, s); got != figures {
+		t.Errorf("reopened, the status line says %q; before leaving it said %q", got, figures)
+	}
+	if strings.Count(s, "general-purpose ") < 2 || strings.Count(s, " done ") < 2 {
+		t.Errorf("the reopened tree does not show the two earlier tasks done:\n%s", s)
+	}
+	tm.keys("C-t")
+	tm.keys("Enter")
+	tm.waitFor("│ OUTER-DONE")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.typeLine("and now?")
+	tm.waitFor("REOPENED-ANSWER", "ready · ")
+	tm.exit()
+}
+
+// statusFigures is the status line's tokens and cost ("tokens ... · $...").
+func statusFigures(t *testing.T, screen string) string {
+	t.Helper()
+	for _, l := range strings.Split(screen, "\n") {
+		if i := strings.Index(l, "· tokens "); i >= 0 {
+			f, _, _ := strings.Cut(l[i+2:], " · /help")
+			return strings.TrimSpace(f)
+		}
+	}
+	t.Fatalf("no status line on the screen:\n%s", screen)
+	return ""
+}
