@@ -178,6 +178,7 @@ func TestTUIReopenedSessionCost(t *testing.T) {
       tools:
         - Task: {subagent_type: general-purpose, description: "inner", prompt: "Look inside.", isolation: none}
     - say: "OUTER-DONE"
+    - say: "OUTER-FOLLOW-UP: {{.Last}}"
 `, map[string]string{"~/.config/brood/settings.toml": "maxSubagentDepth = 2\n[prices.script]\ninput = 3.0\noutput = 15.0\n"})
 	tm := p.open(t)
 	tm.typeLine("go deep")
@@ -204,6 +205,16 @@ func TestTUIReopenedSessionCost(t *testing.T) {
 	tm.waitFor("(Ctrl-T to select)")
 	tm.typeLine("and now?")
 	tm.waitFor("REOPENED-ANSWER", "ready · ")
+	// An earlier task resumes by the tail the tree shows.
+	var outer string
+	for _, f := range strings.Fields(s) {
+		if len(f) == 6 && outer == "" && strings.Contains(s, "general-purpose "+f+" done") {
+			outer = f
+		}
+	}
+	tm.typeLine("/resume " + strings.ToLower(outer) + " anything else?")
+	// It is still expanded in the tree: its new answer shows there.
+	tm.waitFor("resumed task ", "0 running, 2 finished", "│ OUTER-FOLLOW-UP: anything else?")
 	tm.exit()
 }
 
