@@ -230,3 +230,44 @@ func statusFigures(t *testing.T, screen string) string {
 	t.Fatalf("no status line on the screen:\n%s", screen)
 	return ""
 }
+
+// TestTUISlashCommands: /help lists the commands and keys, /agents the
+// registry's types, /model shows the model and switches it from the next
+// turn, and /clear starts a new conversation in a new transcript (the old
+// one stays).
+func TestTUISlashCommands(t *testing.T) {
+	p := newTUIProject(t, `agents:
+  root:
+    - say: "FIRST-MODEL-ANSWER"
+`, map[string]string{
+		".brood/other.yaml":        "agents:\n  root:\n    - say: \"AFTER-CLEAR-ANSWER\"\n    - say: \"OTHER-MODEL-ANSWER\"\n",
+		".brood/agents/auditor.md": "---\nname: auditor\ndescription: AUDITOR-DESCRIPTION checks things\ntools: Read, Grep\n---\nYou audit.\n",
+	})
+	tm := p.open(t)
+	tm.typeLine("/help")
+	tm.waitFor("commands:", "/subagent", "/workflow", "keys:", "Ctrl-T subagent tree")
+	tm.typeLine("/agents")
+	tm.waitFor("agents:", "explore (read-only)", "auditor (read-only): AUDITOR-DESCRIPTION", "general-purpose: ")
+	tm.typeLine("/model")
+	tm.waitFor("model: script:" + filepath.Join(p.root, ".brood/script.yaml"))
+	tm.typeLine("first")
+	tm.waitFor("FIRST-MODEL-ANSWER", "ready · script:script.yaml")
+	other := "script:" + filepath.Join(p.root, ".brood/other.yaml")
+	tm.typeLine("/model " + other)
+	tm.waitFor("model: " + other + " (from the next turn)")
+	tm.typeLine("second") // the second turn of the conversation, on the other model
+	tm.waitFor("OTHER-MODEL-ANSWER", "ready · script:other.yaml")
+	tm.typeLine("/clear")
+	tm.waitForFunc("the conversation cleared", func(s string) bool {
+		return !strings.Contains(s, "FIRST-MODEL-ANSWER") && !strings.Contains(s, "OTHER-MODEL-ANSWER") && strings.Contains(s, "ask brood")
+	})
+	tm.typeLine("third")
+	// The new conversation starts empty: the script, which answers by the
+	// turns it has seen, is back at its first answer.
+	tm.waitFor("AFTER-CLEAR-ANSWER", "ready · ")
+	tm.exit()
+	sessions, _ := filepath.Glob(filepath.Join(p.root, ".brood", "sessions", "*.jsonl"))
+	if len(sessions) != 2 {
+		t.Fatalf("after /clear want two transcripts (the old one kept), got %v", sessions)
+	}
+}

@@ -464,3 +464,34 @@ phases:
 	}
 	tm.exit()
 }
+
+// TestTUIAskOutlastsTheLifeguard: a child waiting on its question for
+// longer than the lifeguard's silence limit is left alone (its heartbeat
+// goes on while it waits), and runs the command once it is allowed.
+func TestTUIAskOutlastsTheLifeguard(t *testing.T) {
+	const limit = 3 * time.Second
+	tm := startTUI(t, askScript, map[string]string{
+		"~/.config/brood/settings.toml": fmt.Sprintf("[pool]\nheartbeat_timeout = %q\nping_interval = \"100ms\"\n", limit),
+	})
+	tm.typeLine("do both jobs")
+	tm.waitFor("asks to use Bash:", "touch once.txt", "y allow once")
+	// Hold the question for twice the limit (a hold, not a synchronisation:
+	// the time is what is tested), watching that the child is not killed.
+	for held := time.Now(); time.Since(held) < 2*limit; {
+		if s := tm.screen(); !strings.Contains(s, "touch once.txt") || strings.Contains(s, "heartbeat") {
+			t.Fatalf("the child did not wait for its answer:\n%s", s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.keys("y")
+	tm.waitFor("allowed once: Bash touch once.txt", "touch denied.txt", "y allow once")
+	if _, err := os.Stat(filepath.Join(tm.root, "once.txt")); err != nil {
+		t.Errorf("the command allowed after the wait did not run: %v", err)
+	}
+	tm.keys("n")
+	tm.waitFor("denied: Bash touch denied.txt", "ROOT-DONE", "0 running, 2 finished")
+	if s := tm.screen(); strings.Count(s, " done ") < 2 {
+		t.Errorf("the children did not both finish done:\n%s", s)
+	}
+	tm.exit()
+}
