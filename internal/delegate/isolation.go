@@ -53,10 +53,12 @@ func (d *Dispatcher) checkIsolation(env *dispatch.Envelope) {
 	why := ""
 	if !inGitRepo(env.Workspace) {
 		why = "not a git repository"
-	} else if sup := d.isolator(context.Background()).Support(); sup.Git == "" {
-		why = "git not found"
-	} else if !sup.Overlay && !sup.Worktree {
-		why = "neither overlay nor git worktree is available"
+	} else if _, err := exec.LookPath("git"); err != nil {
+		why = "git not found" // with git, the worktree fallback is always there
+	} else {
+		// The probe of the overlay (a process start) begins now, beside the
+		// child's queueing and set-up; Prepare waits for it.
+		d.isolator(context.Background())
 	}
 	if why != "" {
 		env.Isolation = ""

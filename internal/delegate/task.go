@@ -36,7 +36,7 @@ const taskGuidance = `Launch a subagent: a separate brood process with its own f
 When to use it:
 - Delegate self-contained units of work where you only need the final result (searching a large codebase, investigating a question, implementing a well-specified change).
 - Do small, quick or single-file work inline yourself: a subagent costs a process and a fresh context.
-- Several Task calls in one turn run in parallel; use that for independent work. Read-only agents always run side by side. Writers dispatched together each get an isolated copy of the tree and run in parallel too; each one's changes come back as one patch, applied whole or not at all (a conflict with another writer is reported, and its copy kept). A lone writer works in place. The result says which way each ran.
+- Several Task calls in one turn run in parallel; use that for independent work. Read-only agents always run side by side. Writers dispatched together each get an isolated copy of the tree and run in parallel too; each one's changes come back as one patch, applied whole or not at all (a conflict with another writer is reported, and its copy kept). A lone writer works in place. An isolated copy is the tree as it was at the spawn, uncommitted and untracked files included and gitignored files (.env) left out; if files change in your tree while it runs, its result says the base moved, and only its own patch counts as its changes. The result says which way each ran and whether its patch was applied.
 
 How to brief it:
 - The subagent sees nothing of this conversation. Pass everything it needs in prompt: the goal, the relevant paths, what you already know, constraints, and what to report back.

@@ -50,6 +50,13 @@ agents:
 			if !strings.Contains(stdout, "Files changed: saw.txt\n") {
 				t.Errorf("the parent's edit is counted as the child's\n%s", stdout)
 			}
+			if !strings.Contains(stdout, "Base moved: 1 file(s) of your tree changed while the child ran (your edits or another task's): c.txt;") ||
+				!strings.Contains(stdout, "Its patch, taken against the tree at its start, touches none of them and applied whole.") {
+				t.Errorf("the result does not say the base moved beneath the child\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+			}
+			if mode == "overlay" && !strings.Contains(stdout, "it may have read the newer versions (an overlay copy follows your tree)") {
+				t.Errorf("the overlay result does not say its view was not frozen\n%s", stdout)
+			}
 			if b, _ := os.ReadFile(filepath.Join(p.Root, "c.txt")); string(b) != "c-parent-edit\n" {
 				t.Errorf("the parent's edit was lost: %q", b)
 			}

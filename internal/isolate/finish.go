@@ -451,7 +451,7 @@ type movedResult struct {
 // baseMoved lists the paths whose content in the parent's tree now differs
 // from the spawn snapshot base.
 func (w *Workspace) baseMoved(ctx context.Context, base string) movedResult {
-	now, err := takeSnapshot(ctx, w.repo, filepath.Join(w.state, "finish.index"), false)
+	now, err := takeSnapshot(ctx, w.repo, filepath.Join(w.state, "finish.index"), w.spawnDirty)
 	if err != nil {
 		return movedResult{err: err}
 	}

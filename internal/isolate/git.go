@@ -149,93 +149,110 @@ func (s *snapshot) wait() (string, error) {
 }
 
 // startSnapshot writes the current work tree, dirty and untracked files
-// included and ignored ones left out, as a tree object. It runs `git add
-// -A` on a private index that starts as a link to the last snapshot's index
-// (or of the repository's own), so git re-hashes only files whose stat data
-// changed and the untracked cache skips unchanged directories: the cost is
-// a stat per file, never a re-hash of the repository. The user's index is
-// only ever read.
-func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) *snapshot {
+// included and ignored ones left out, as a tree object. One git status
+// walks the tree (synchronously: its list of ignored entries is what an
+// overlay hides before the child mounts it); the tree is then written in
+// the background from a private copy of the repository's index with only
+// the paths status reported brought up to date, so the cost beyond that
+// one walk follows the dirty and untracked files, never the repository's
+// size. The user's index is only ever read. The shared apply lock is held
+// from the walk to the written tree, so a snapshot never sees half of an
+// apply.
+func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) (*snapshot, treeStatus, error) {
+	unlock, err := r.lock(ctx, false)
+	if err != nil {
+		return nil, treeStatus{}, err
+	}
+	st, err := readStatus(ctx, r)
+	if err != nil {
+		unlock()
+		return nil, treeStatus{}, err
+	}
 	s := &snapshot{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		s.tree, s.err = takeSnapshot(ctx, r, index, true)
+		defer unlock()
+		s.tree, s.err = writeTree(ctx, r, index, st.changed)
 	}()
-	return s
+	return s, st, nil
 }
 
-// takeSnapshot writes the tree; strict also drops files the cached index
-// picked up before they were ignored (two index-wide git listings: the
-// spawn snapshot needs it, base-moved detection does not).
-func takeSnapshot(ctx context.Context, r *repo, index string, strict bool) (string, error) {
+// takeSnapshot is startSnapshot in one step; also names more paths to
+// bring up to date (those that were dirty at an earlier snapshot: a file
+// the user has since reverted must be read again, not taken from the
+// index as it was then).
+func takeSnapshot(ctx context.Context, r *repo, index string, also []string) (string, error) {
 	unlock, err := r.lock(ctx, false)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	// git never rewrites an index in place (it writes index.lock and
-	// renames it), so a hard link is a free, safe copy of the cached index.
-	cache := filepath.Join(r.gitDir, "brood-snapshot.index")
-	if err := os.Link(cache, index); errors.Is(err, os.ErrNotExist) {
-		err = copyFile(filepath.Join(r.gitDir, "index"), index)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", err
+	st, err := readStatus(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	return writeTree(ctx, r, index, append(st.changed, also...))
+}
+
+// treeStatus is one walk of the parent's tree by git status: the paths
+// that differ from the index or HEAD (tracked, deleted and untracked ones)
+// and the untracked ignored entries, a wholly ignored directory as one.
+type treeStatus struct {
+	changed []string
+	ignored []string
+}
+
+func readStatus(ctx context.Context, r *repo) (treeStatus, error) {
+	out, err := r.git(ctx, nil, "-c", "core.fsmonitor=false", "status", "--porcelain=v1", "-z",
+		"--untracked-files=all", "--ignored=matching", "--no-renames", "--ignore-submodules=dirty")
+	if err != nil {
+		return treeStatus{}, fmt.Errorf("isolate: snapshot: %w", err)
+	}
+	var st treeStatus
+	for _, rec := range strings.Split(out, "\x00") {
+		if len(rec) < 4 {
+			continue
 		}
-	} else if err != nil {
-		if err := copyFile(cache, index); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// An untracked directory shows with a slash only when it is a
+		// repository of its own (a gitlink for update-index).
+		code, p := rec[:2], strings.TrimSuffix(rec[3:], "/")
+		if p == "" || p == ".git" || strings.HasPrefix(p, ".git/") {
+			continue
+		}
+		if code == "!!" {
+			st.ignored = append(st.ignored, p)
+		} else {
+			st.changed = append(st.changed, p)
+		}
+	}
+	return st, nil
+}
+
+// writeTree writes the tree of the repository's index with paths brought
+// up to date from the work tree (added, re-hashed, or removed when gone),
+// through a private index at index that starts as a link to the real one:
+// git never rewrites an index in place (it writes index.lock and renames
+// it), so the link is a free, safe copy.
+func writeTree(ctx context.Context, r *repo, index string, paths []string) (string, error) {
+	os.Remove(index)
+	if err := os.Link(filepath.Join(r.gitDir, "index"), index); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := copyFile(filepath.Join(r.gitDir, "index"), index); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", err
 		}
 	}
+	defer os.Remove(index)
 	env := []string{"GIT_INDEX_FILE=" + index}
-	if _, err := r.git(ctx, env, "-c", "core.untrackedCache=true", "-c", "core.fsmonitor=false", "add", "-A"); err != nil {
-		return "", fmt.Errorf("isolate: snapshot: %w", err)
-	}
-	if strict {
-		if err := dropNewlyIgnored(ctx, r, env); err != nil {
-			return "", err
+	if len(paths) > 0 {
+		in := []byte(strings.Join(paths, "\x00") + "\x00")
+		if _, err := r.gitIn(ctx, r.top, env, in, "-c", "core.fsmonitor=false", "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
+			return "", fmt.Errorf("isolate: snapshot: %w", err)
 		}
 	}
 	tree, err := r.git(ctx, env, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("isolate: snapshot: %w", err)
 	}
-	// This index, fresh stat data and untracked cache included, is the
-	// next snapshot's starting point; rename is atomic, so a concurrent
-	// snapshot links either the old or the new one.
-	if err := os.Rename(index, cache); err != nil {
-		os.Remove(index)
-	}
 	return strings.TrimSpace(tree), nil
-}
-
-// dropNewlyIgnored removes from the private index the files an earlier
-// snapshot picked up while they were untracked and that are ignored now (a
-// .env the user has since put in .gitignore): the cached index must never
-// carry an ignored file into a child's copy. Ignored files the real index
-// tracks stay, as git keeps them.
-func dropNewlyIgnored(ctx context.Context, r *repo, env []string) error {
-	ign, err := r.git(ctx, env, "ls-files", "-z", "-ci", "--exclude-standard")
-	if err != nil || ign == "" {
-		return nil
-	}
-	tracked, _ := r.git(ctx, nil, "ls-files", "-z", "-ci", "--exclude-standard")
-	keep := map[string]bool{}
-	for _, p := range strings.Split(tracked, "\x00") {
-		keep[p] = true
-	}
-	var drop []string
-	for _, p := range strings.Split(ign, "\x00") {
-		if p != "" && !keep[p] {
-			drop = append(drop, p)
-		}
-	}
-	if len(drop) == 0 {
-		return nil
-	}
-	if _, err := r.gitIn(ctx, r.top, env, []byte(strings.Join(drop, "\x00")), "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
-		return fmt.Errorf("isolate: snapshot: %w", err)
-	}
-	return nil
 }
 
 func copyFile(src, dst string) error {

@@ -1,7 +1,6 @@
 package isolate
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,16 +12,17 @@ import (
 
 // hideIgnored keeps the parent's gitignored files (.env, node_modules,
 // build outputs) out of an overlay child's view: each untracked ignored
-// entry, with wholly ignored directories as one entry, gets a whiteout in
-// the upper layer before the child mounts it, so the child sees the tree as
-// a fresh checkout of the spawn snapshot would have it. The cost is one git
-// listing and one mknod per entry (a node_modules of 100,000 files is one
-// whiteout). Ignored files the index tracks stay, as git keeps them.
+// entry the spawn snapshot's status listed, with wholly ignored directories
+// as one entry, gets a whiteout in the upper layer before the child mounts
+// it, so the child sees the tree as a fresh checkout of the spawn snapshot
+// would have it. The cost is one mknod per entry (a node_modules of 100,000
+// files is one whiteout); the listing came with the snapshot's walk.
+// Ignored files the index tracks stay, as git keeps them.
 //
 // A directory the child must reach (keep: its own state directory, the
 // dispatch records of its subagents) is never hidden: when an ignored
 // directory holds one, its other entries are hidden one by one instead.
-func (w *Workspace) hideIgnored(ctx context.Context, keep []string) (int, error) {
+func (w *Workspace) hideIgnored(keep, ignored []string) (int, error) {
 	for i, k := range keep {
 		if r, err := filepath.EvalSymlinks(k); err == nil {
 			keep[i] = r
@@ -30,16 +30,8 @@ func (w *Workspace) hideIgnored(ctx context.Context, keep []string) (int, error)
 	}
 	var made []string
 	defer func() { w.fixUpperDirs(made) }()
-	out, err := w.repo.git(ctx, nil, "-c", "core.fsmonitor=false", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-	if err != nil {
-		return 0, fmt.Errorf("isolate: list ignored files: %w", err)
-	}
 	n := 0
-	for _, p := range strings.Split(out, "\x00") {
-		p = strings.TrimSuffix(p, "/")
-		if p == "" || p == ".git" || strings.HasPrefix(p, ".git/") {
-			continue
-		}
+	for _, p := range ignored {
 		k, err := w.whiteout(filepath.FromSlash(p), keep, &made)
 		n += k
 		if err != nil {

@@ -117,22 +117,38 @@ type Support struct {
 }
 
 // Isolator prepares workspaces. Create one per process with New: it probes
-// the machine once (a few milliseconds) and is safe for concurrent use.
+// the machine once and is safe for concurrent use.
 type Isolator struct {
+	ready   chan struct{} // closed when support is known
 	support Support
 }
 
-// New probes the machine and returns an Isolator using what it found.
+// New returns an Isolator and starts probing the machine in the
+// background: the probe re-executes brood in a user+mount namespace (a
+// process start), which overlaps the caller's own work and Prepare's walk
+// of the tree; only Support and the choice of mechanism wait for it.
 func New(ctx context.Context) *Isolator {
-	return &Isolator{support: Probe(ctx)}
+	i := &Isolator{ready: make(chan struct{})}
+	go func() {
+		defer close(i.ready)
+		i.support = Probe(ctx)
+	}()
+	return i
 }
 
 // NewWithSupport returns an Isolator that trusts s instead of probing, for
 // a caller that probed already (or a test that forces a path).
-func NewWithSupport(s Support) *Isolator { return &Isolator{support: s} }
+func NewWithSupport(s Support) *Isolator {
+	i := &Isolator{ready: make(chan struct{}), support: s}
+	close(i.ready)
+	return i
+}
 
-// Support returns what the probe found.
-func (i *Isolator) Support() Support { return i.support }
+// Support returns what the probe found, waiting for it.
+func (i *Isolator) Support() Support {
+	<-i.ready
+	return i.support
+}
 
 // Workspace is one prepared copy. Its methods are not safe for concurrent
 // use; each child has its own.
@@ -159,8 +175,11 @@ type Workspace struct {
 	upper    string
 	work     string
 	snap     *snapshot
-	xattr    bool // mount with userxattr
-	kept     bool
+	// spawnDirty are the paths the spawn snapshot took from the work tree
+	// rather than the index: base-moved detection reads them again.
+	spawnDirty []string
+	xattr      bool // mount with userxattr
+	kept       bool
 
 	allowConfig bool
 	config      ConfigReport
@@ -215,17 +234,17 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	if opts.ID == "" || strings.ContainsAny(opts.ID, "/\\") || opts.ID == "." || opts.ID == ".." {
 		return nil, fmt.Errorf("isolate: invalid id %q", opts.ID)
 	}
-	if i.support.Git == "" {
-		return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "git not found: running in the working directory without isolation"}, nil
-	}
 	r, err := openRepo(ctx, dir)
-	if errors.Is(err, errNotRepo) {
-		return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "not a git repository: running in the working directory without isolation"}, nil
-	}
 	if err != nil {
+		if i.Support().Git == "" {
+			return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "git not found: running in the working directory without isolation"}, nil
+		}
+		if errors.Is(err, errNotRepo) {
+			return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "not a git repository: running in the working directory without isolation"}, nil
+		}
 		return nil, err
 	}
-	w := &Workspace{repo: r, id: opts.ID, xattr: i.support.UserXattr, keep: opts.Keep, allowConfig: opts.AllowConfig}
+	w := &Workspace{repo: r, id: opts.ID, keep: opts.Keep, allowConfig: opts.AllowConfig}
 	stateDir := opts.StateDir
 	if stateDir == "" {
 		if stateDir, err = os.MkdirTemp("", "brood-isolate-"+opts.ID+"-"); err != nil {
@@ -241,7 +260,16 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	if err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	useOverlay := i.support.Overlay && !opts.ForceWorktree
+	// The snapshot's walk of the tree runs while the probe may still run.
+	snap, st, err := i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
+	if err != nil {
+		w.Cleanup(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	w.snap, w.spawnDirty = snap, st.changed
+	sup := i.Support()
+	w.xattr = sup.UserXattr
+	useOverlay := sup.Overlay && !opts.ForceWorktree
 	if useOverlay && strings.ContainsAny(r.top+w.state, ",:\\") {
 		useOverlay = false
 		w.Note = "path contains a character overlayfs options cannot carry: using a git worktree"
@@ -251,23 +279,23 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 		w.upper, w.work = filepath.Join(w.state, "upper"), filepath.Join(w.state, "work")
 		for _, d := range []string{w.upper, w.work} {
 			if err := os.Mkdir(d, 0o700); err != nil {
+				w.Cleanup(context.WithoutCancel(ctx))
 				return nil, fmt.Errorf("isolate: %w", err)
 			}
 		}
-		w.snap = i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
 		if opts.BroodDir != "" {
 			w.broodDir = resolvePath(opts.BroodDir)
 		}
-		if _, err := w.hideIgnored(ctx, append([]string{stateDir}, opts.Keep...)); err != nil {
+		if _, err := w.hideIgnored(append([]string{stateDir}, opts.Keep...), st.ignored); err != nil {
 			w.Cleanup(context.WithoutCancel(ctx))
 			return nil, err
 		}
 		return w, nil
 	}
-	if !i.support.Worktree {
+	if !sup.Worktree {
+		w.Cleanup(context.WithoutCancel(ctx))
 		return &Workspace{Mode: ModeNone, Dir: dir, Root: dir, Note: "neither overlay nor git worktree available: running in the working directory without isolation"}, nil
 	}
-	w.snap = i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
 	if err := w.addWorktree(ctx, rel); err != nil {
 		w.Cleanup(context.WithoutCancel(ctx))
 		return nil, err

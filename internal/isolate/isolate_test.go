@@ -514,7 +514,7 @@ func TestSnapshotForgetsNewlyIgnoredFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := takeSnapshot(ctx, r, filepath.Join(t.TempDir(), "i1"), true)
+	first, err := takeSnapshot(ctx, r, filepath.Join(t.TempDir(), "i1"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +522,7 @@ func TestSnapshotForgetsNewlyIgnoredFiles(t *testing.T) {
 		t.Fatal("the scenario needs creds.json in the first snapshot")
 	}
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("creds.json\n"), 0o644)
-	second, err := takeSnapshot(ctx, r, filepath.Join(t.TempDir(), "i2"), true)
+	second, err := takeSnapshot(ctx, r, filepath.Join(t.TempDir(), "i2"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 package isolate
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,5 +115,64 @@ test ! -e new-by-parent.txt || { echo "the frozen copy moved"; exit 3; }`
 				}
 			})
 		}
+	}
+}
+
+// TestSnapshotTree: the spawn snapshot is the work tree as git would
+// commit it after `git add -A`: a staged-only change, a worktree edit over
+// a staged one, a deletion, an untracked file and an untracked repository
+// (a gitlink) are in it; ignored files are not, and the user's index is
+// never written.
+func TestSnapshotTree(t *testing.T) {
+	dir := t.TempDir()
+	git := func(d string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = d
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git(dir, "init", "-q")
+	for f, c := range map[string]string{"staged.txt": "s0\n", "both.txt": "b0\n", "gone.txt": "g\n", ".gitignore": ".env\nbuild/\n"} {
+		write(t, filepath.Join(dir, f), c)
+	}
+	git(dir, "add", "-A")
+	git(dir, "commit", "-qm", "init")
+	write(t, filepath.Join(dir, "staged.txt"), "s1\n")
+	write(t, filepath.Join(dir, "both.txt"), "b1\n")
+	git(dir, "add", "staged.txt", "both.txt")
+	write(t, filepath.Join(dir, "both.txt"), "b2\n")
+	os.Remove(filepath.Join(dir, "gone.txt"))
+	write(t, filepath.Join(dir, "new/u.txt"), "u\n")
+	write(t, filepath.Join(dir, ".env"), "secret\n")
+	write(t, filepath.Join(dir, "build/out.bin"), "bin\n")
+	write(t, filepath.Join(dir, "nested/x"), "x\n")
+	git(filepath.Join(dir, "nested"), "init", "-q")
+	git(filepath.Join(dir, "nested"), "add", "x")
+	git(filepath.Join(dir, "nested"), "commit", "-qm", "x")
+	before, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	r, err := openRepo(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := takeSnapshot(context.Background(), r, filepath.Join(t.TempDir(), "i"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := git(dir, "ls-tree", "-r", "--name-only", tree)
+	if want := ".gitignore\nboth.txt\nnested\nnew/u.txt\nstaged.txt\n"; got != want {
+		t.Fatalf("snapshot holds\n%s\nwant\n%s", got, want)
+	}
+	for f, want := range map[string]string{"staged.txt": "s1\n", "both.txt": "b2\n"} {
+		if c := git(dir, "cat-file", "-p", tree+":"+f); c != want {
+			t.Errorf("%s in the snapshot is %q, want %q", f, c, want)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); !bytes.Equal(before, after) {
+		t.Error("the user's index was rewritten")
 	}
 }
