@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -33,6 +34,9 @@ type Activities struct {
 	// UploadEvery bounds how often a growing transcript is uploaded
 	// (default 2s).
 	UploadEvery time.Duration
+	// Code runs calls that carry the submitter's tree in a copy of it
+	// (nil: such calls are refused).
+	Code *CodeSite
 }
 
 // Call is the agent-call activity.
@@ -58,8 +62,23 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 		return nil, err
 	}
 	defer cleanup()
-	b := newBeater(ctx, a, id)
-	r, err := a.Runner.Call(call.WithAlive(ctx, b.alive), spec)
+	runner := a.Runner
+	cp, err := a.materialise(ctx, in, id, hb, &spec)
+	if err != nil {
+		return nil, fmt.Errorf("materialise the submitter's tree: %w", err)
+	}
+	if cp != nil {
+		defer cp.co.Cleanup()
+		runner = cp.runner
+	}
+	b := newBeater(ctx, a, id, cp)
+	r, err := runner.Call(call.WithAlive(ctx, b.alive), spec)
+	b.stop()
+	if err == nil {
+		if cerr := a.change(ctx, cp, r); cerr != nil {
+			r.Failures = append(r.Failures, cerr.Error())
+		}
+	}
 	b.finish(r)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
@@ -141,6 +160,8 @@ type beater struct {
 	ctx  context.Context
 	a    *Activities
 	id   string
+	cp   *copyOf // the call's copy of the submitter's tree (nil: none)
+	code *codesnap.Result
 	kick chan struct{}
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -150,8 +171,8 @@ type beater struct {
 	last time.Time
 }
 
-func newBeater(ctx context.Context, a *Activities, id string) *beater {
-	b := &beater{ctx: ctx, a: a, id: id, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf) *beater {
+	b := &beater{ctx: ctx, a: a, id: id, cp: cp, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	b.wg.Add(1)
 	go b.loop()
 	return b
@@ -177,13 +198,11 @@ func (b *beater) loop() {
 	}
 }
 
-// finish stops the loop, uploads the transcript as the child left it and,
+// finish uploads the transcript as the child left it and,
 // for a call that ended (not one stopped under it), its result, and says
 // so in a last heartbeat: a retry after this worker dies returns that
 // result instead of running the call again.
 func (b *beater) finish(r *call.Result) {
-	close(b.done)
-	b.wg.Wait()
 	hb := b.upload(true)
 	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled || b.ctx.Err() != nil {
 		return
@@ -194,6 +213,12 @@ func (b *beater) finish(r *call.Result) {
 			activity.RecordHeartbeat(b.ctx, hb)
 		}
 	}
+}
+
+// stop ends the loop (before the copy's final change is taken).
+func (b *beater) stop() {
+	close(b.done)
+	b.wg.Wait()
 }
 
 func (b *beater) beat() { activity.RecordHeartbeat(b.ctx, b.upload(false)) }
@@ -212,11 +237,26 @@ func (b *beater) upload(final bool) Heartbeat {
 			if data, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(data)) != b.pos {
 				if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
 					b.pos, b.ref, b.last = int64(len(data)), ref, time.Now()
+					b.partial()
 				}
 			}
 		}
 	}
-	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos}
+	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos, Code: b.code}
+}
+
+// partial takes a writer's change so far with its transcript, so a retry
+// on another worker starts from the snapshot plus what it had written.
+func (b *beater) partial() {
+	if b.cp == nil {
+		return
+	}
+	if res, err := b.cp.co.Result(context.WithoutCancel(b.ctx), b.a.Code.Blobs); err == nil {
+		if res.Patch == nil {
+			res = nil
+		}
+		b.code = res
+	}
 }
 
 func firstNonEmpty(s ...string) string {
