@@ -120,6 +120,20 @@ func codeConfig(f *cmdutil.Factory, blobs *blobstore.Store) *temporal.CodeConfig
 	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, AllowConfig: f.Settings.Agents.AllowConfigChanges}
 }
 
+// FleetTask is one fleet call by task id (brood tasks show), or
+// engine.ErrNotFound when no fleet is configured or it has no such call.
+func FleetTask(ctx context.Context, f *cmdutil.Factory, fl FleetFlags, id string) (*temporal.FleetTaskDetail, error) {
+	if !fl.Configured(f) {
+		return nil, engine.ErrNotFound
+	}
+	e, closeFn, err := Engine(ctx, f, fl)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return e.(*temporal.Engine).Task(ctx, id)
+}
+
 // FleetTasks lists the fleet's calls and runs (brood tasks), or nil when
 // no fleet is configured.
 func FleetTasks(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) ([]temporal.FleetTask, error) {
