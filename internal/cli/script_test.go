@@ -59,7 +59,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"exits": cmdExits, "lastsession": cmdLastSession,
+			"exits": cmdExits, "lastsession": cmdLastSession, "lastrun": cmdLastRun,
 		},
 		Setup: func(env *testscript.Env) error {
 			home := filepath.Join(env.WorkDir, "home")
@@ -110,12 +110,27 @@ func cmdLastSession(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: lastsession VAR")
 	}
-	files, _ := filepath.Glob(ts.MkAbs(filepath.Join(".brood", "sessions", "*.jsonl")))
+	setNewest(ts, args[0], filepath.Join(".brood", "sessions", "*.jsonl"), ".jsonl")
+}
+
+// cmdLastRun is `lastrun VAR`: as lastsession, for the newest workflow run
+// under .brood/workflows.
+func cmdLastRun(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: lastrun VAR")
+	}
+	setNewest(ts, args[0], filepath.Join(".brood", "workflows", "*"), "")
+}
+
+// setNewest sets $name to the newest id glob matches (ids sort by time)
+// and $name_PREFIX to its first 20 characters in lower case.
+func setNewest(ts *testscript.TestScript, name, glob, suffix string) {
+	files, _ := filepath.Glob(ts.MkAbs(glob))
 	if len(files) == 0 {
-		ts.Fatalf("lastsession: no session")
+		ts.Fatalf("nothing matches %s", glob)
 	}
 	slices.Sort(files)
-	id := strings.TrimSuffix(filepath.Base(files[len(files)-1]), ".jsonl")
-	ts.Setenv(args[0], id)
-	ts.Setenv(args[0]+"_PREFIX", strings.ToLower(id[:min(20, len(id))]))
+	id := strings.TrimSuffix(filepath.Base(files[len(files)-1]), suffix)
+	ts.Setenv(name, id)
+	ts.Setenv(name+"_PREFIX", strings.ToLower(id[:min(20, len(id))]))
 }

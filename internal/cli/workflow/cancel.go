@@ -19,6 +19,8 @@ func newCmdCancel(f *Deps) *cobra.Command {
 		Use:   "cancel RUN_ID",
 		Short: "Stop a run, wherever it runs; it stays resumable",
 		Args:  cobra.ExactArgs(1),
+
+		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			return cancelRun(cmd.Context(), opts)
@@ -27,10 +29,11 @@ func newCmdCancel(f *Deps) *cobra.Command {
 }
 
 func cancelRun(ctx context.Context, o *CancelOptions) error {
-	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
+	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}
+	o.RunID = id
 	defer closeFn()
 	if err := eng.Cancel(ctx, o.RunID); err != nil {
 		return notFound(err, o.RunID)

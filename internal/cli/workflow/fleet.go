@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
 )
 
@@ -70,11 +71,65 @@ func (d *Deps) records(ctx context.Context) (engine.Engine, error) {
 	return d.Engine(ctx)
 }
 
+// resolveRun is the whole run id that id names: the id itself, or a unique
+// prefix of one in any case (as brood tasks takes task ids), among this
+// project's runs and the fleet's.
+func (d *Deps) resolveRun(ctx context.Context, id string) (string, error) {
+	if d.Engines.Name != "temporal" {
+		local, err := d.records(ctx)
+		if err != nil {
+			return "", err
+		}
+		if _, err := local.Show(ctx, id); err == nil {
+			return id, nil
+		}
+	}
+	runs, err := d.allRuns(ctx)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, 0, len(runs))
+	for _, r := range runs {
+		if !slices.Contains(ids, r.RunID) {
+			ids = append(ids, r.RunID)
+		}
+	}
+	whole, err := cmdutil.ResolveID("workflow run", id, ids)
+	if err != nil && !strings.Contains(err.Error(), "ambiguous") {
+		return "", notFound(engine.ErrNotFound, id)
+	}
+	return whole, err
+}
+
+// completeRuns completes a RUN_ID argument with this project's runs,
+// newest first (the fleet is not dialled for a completion).
+func (d *Deps) completeRuns(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 || d.Records == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	runs, _ := d.Records().List(cmd.Context())
+	ids := make([]string, 0, len(runs))
+	for _, r := range runs {
+		ids = append(ids, r.RunID+"\t"+r.Plan+" "+r.Status)
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+}
+
 // engineFor is the engine that knows run id: --engine temporal asks only
 // the fleet; otherwise this project's local runs come first, then the
 // fleet's, if one is configured. run says the caller will run calls (a
-// resume), so a local engine must be able to.
-func (d *Deps) engineFor(ctx context.Context, id string, run bool) (engine.Engine, func(), error) {
+// resume), so a local engine must be able to. id is first made whole
+// (resolveRun); the whole id is returned.
+func (d *Deps) engineFor(ctx context.Context, id string, run bool) (engine.Engine, string, func(), error) {
+	id, err := d.resolveRun(ctx, id)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	eng, closeFn, err := d.engineForWhole(ctx, id, run)
+	return eng, id, closeFn, err
+}
+
+func (d *Deps) engineForWhole(ctx context.Context, id string, run bool) (engine.Engine, func(), error) {
 	if d.Engines.Name == "temporal" {
 		return d.runEngine(ctx)
 	}

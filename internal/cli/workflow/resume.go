@@ -20,6 +20,8 @@ func newCmdResume(f *Deps) *cobra.Command {
 		Use:   "resume RUN_ID",
 		Short: "Continue an interrupted or cancelled run; finished calls are never run again",
 		Args:  cobra.ExactArgs(1),
+
+		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			return resumeRun(cmd.Context(), opts)
@@ -35,10 +37,11 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 		return err
 	}
 	defer stop()
-	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, true)
+	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, true)
 	if err != nil {
 		return err
 	}
+	o.RunID = id
 	defer closeFn()
 	fmt.Fprintf(o.F.Err, "workflow run %s resumed\n", o.RunID)
 	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)

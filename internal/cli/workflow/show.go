@@ -20,6 +20,8 @@ func newCmdShow(f *Deps) *cobra.Command {
 		Use:   "show RUN_ID",
 		Short: "Show one run: status, counts, phases, what was skipped and why",
 		Args:  cobra.ExactArgs(1),
+
+		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			return showRun(cmd.Context(), opts)
@@ -30,10 +32,11 @@ func newCmdShow(f *Deps) *cobra.Command {
 }
 
 func showRun(ctx context.Context, o *ShowOptions) error {
-	eng, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
+	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}
+	o.RunID = id
 	defer closeFn()
 	info, err := eng.Show(ctx, o.RunID)
 	if err != nil {
