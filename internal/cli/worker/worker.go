@@ -17,9 +17,9 @@ import (
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine/temporal"
 )
 

@@ -45,6 +45,8 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	var hb Heartbeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
+	} else if in.From != nil && in.From.TaskID == firstNonEmpty(spec.Resume, spec.TaskID) {
+		hb = *in.From
 	}
 	id := firstNonEmpty(hb.TaskID, spec.Resume, spec.TaskID)
 	if id != "" {
@@ -90,6 +92,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	default:
 	}
 	switch {
+	case !stopping && ctx.Err() != nil && b.hb.TaskID != "":
+		// Cancelled: the last heartbeat goes into the history with the
+		// result, so a resume continues the call from its transcript on
+		// any worker.
+		return nil, temporal.NewCanceledError(r, b.hb)
 	case stopping && ctx.Err() != nil:
 		// The worker is shutting down under the call: another one
 		// continues it from the transcript.
@@ -169,6 +176,7 @@ type beater struct {
 	pos  int64
 	ref  Ref
 	last time.Time
+	hb   Heartbeat // the last one sent
 }
 
 func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf) *beater {
@@ -204,6 +212,8 @@ func (b *beater) loop() {
 // result instead of running the call again.
 func (b *beater) finish(r *call.Result) {
 	hb := b.upload(true)
+	activity.RecordHeartbeat(b.ctx, hb)
+	b.hb = hb
 	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled || b.ctx.Err() != nil {
 		return
 	}

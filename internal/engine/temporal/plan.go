@@ -146,8 +146,23 @@ func (r *activityRunner) Call(ctx context.Context, spec call.Spec) (*call.Result
 		},
 	}
 	var out call.Result
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, CallInput{Spec: spec, Code: r.in.Code}).Get(w, &out)
+	in := CallInput{Spec: spec, Code: r.in.Code}
+	if hb, ok := r.in.Stopped[firstNonEmpty(spec.Resume, spec.TaskID)]; ok {
+		in.From = &hb
+	}
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
+		return &out, nil
+	}
+	var canceled *temporal.CanceledError
+	var hb Heartbeat
+	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out, &hb) == nil && hb.TaskID != "" {
+		if r.in.Stopped == nil {
+			r.in.Stopped = map[string]Heartbeat{}
+		}
+		r.in.Stopped[hb.TaskID] = hb
+		out.Status = dispatch.StatusCancelled
+		out.Error = firstNonEmpty(out.Error, "the run was cancelled during this call")
 		return &out, nil
 	}
 	return failedCall(w, spec, err)

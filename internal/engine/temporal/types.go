@@ -98,6 +98,10 @@ type RunInput struct {
 	// Code is the submitter's tree every call starts from (nil: the
 	// workers' own checkouts).
 	Code *codesnap.Snapshot `json:"code,omitempty"`
+	// Stopped are the last heartbeats of the calls a cancel stopped, by
+	// task id: a resume continues each from its transcript in the store
+	// (and a writer from its partial change), on whichever worker.
+	Stopped map[string]Heartbeat `json:"stopped,omitempty"`
 }
 
 // RunOutput is an execution's end.
@@ -117,6 +121,9 @@ type CallInput struct {
 	// Code is the submitter's tree: the worker materialises it in a fresh
 	// directory for the call (nil: the worker's own checkout).
 	Code *codesnap.Snapshot `json:"code,omitempty"`
+	// From is where an earlier, cancelled execution of the run left the
+	// call (its last heartbeat): used when this attempt has none.
+	From *Heartbeat `json:"from,omitempty"`
 }
 
 // Heartbeat is an activity's heartbeat details: what a retry on another
