@@ -65,7 +65,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	}
 	defer cleanup()
 	runner := a.Runner
+	// Making the copy of a large tree can outlast the heartbeat timeout:
+	// the attempt says it is alive meanwhile.
+	stop := keepBeating(ctx, hb)
 	cp, err := a.materialise(ctx, in, id, hb, &spec)
+	stop()
 	if err != nil {
 		return nil, fmt.Errorf("materialise the submitter's tree: %w", err)
 	}
@@ -168,6 +172,7 @@ type beater struct {
 	a    *Activities
 	id   string
 	cp   *copyOf // the call's copy of the submitter's tree (nil: none)
+	ro   int     // 0 unknown, 1 read-only, 2 a writer
 	code *codesnap.Result
 	kick chan struct{}
 	done chan struct{}
@@ -225,6 +230,20 @@ func (b *beater) finish(r *call.Result) {
 	}
 }
 
+// readOnly reports whether the call's agent is read-only (its envelope,
+// written by this worker before the child starts): it has no change to take.
+func (b *beater) readOnly() bool {
+	if b.ro == 0 {
+		if t, err := dispatch.LoadTask(b.a.ProjectRoot, b.id); err == nil && t.Envelope != nil {
+			b.ro = 2
+			if t.Envelope.ReadOnly {
+				b.ro = 1
+			}
+		}
+	}
+	return b.ro == 1
+}
+
 // stop ends the loop (before the copy's final change is taken).
 func (b *beater) stop() {
 	close(b.done)
@@ -258,7 +277,7 @@ func (b *beater) upload(final bool) Heartbeat {
 // partial takes a writer's change so far with its transcript, so a retry
 // on another worker starts from the snapshot plus what it had written.
 func (b *beater) partial() {
-	if b.cp == nil {
+	if b.cp == nil || b.readOnly() {
 		return
 	}
 	if res, err := b.cp.co.Result(context.WithoutCancel(b.ctx), b.a.Code.Blobs); err == nil {
@@ -267,6 +286,32 @@ func (b *beater) partial() {
 		}
 		b.code = res
 	}
+}
+
+// keepBeating records hb at a third of the heartbeat timeout until stopped
+// (work before the child starts, which sends no pings of its own).
+func keepBeating(ctx context.Context, hb Heartbeat) func() {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, hb)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 func firstNonEmpty(s ...string) string {

@@ -71,7 +71,7 @@ func submitterRepo(t *testing.T) string {
 	return dir
 }
 
-func gitT(t *testing.T, dir string, args ...string) string {
+func gitT(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
