@@ -103,6 +103,10 @@ type Result struct {
 	Attempts int `json:"attempts"`
 	// Text is what a parent model sees: the wrapped, verified summary.
 	Text string `json:"text,omitempty"`
+	// Code is a fleet worker's change to the submitter's tree, a
+	// codesnap.Result (refs into the fleet's store) that the submitter
+	// applies; nil from a local engine and from a read-only agent.
+	Code json.RawMessage `json:"code,omitempty"`
 
 	// Record and Process are the local records behind the result, for
 	// the CLI's --json (nil from a remote engine).

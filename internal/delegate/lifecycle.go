@@ -457,3 +457,14 @@ func Send(projectRoot, id, from, message string) error {
 	from = strings.ReplaceAll(firstNonEmpty(from, "the parent agent"), "\n", " ")
 	return td.WriteFile(filepath.Join(taskdir.Inbox, dispatch.NewID()+".txt"), []byte("from: "+from+"\n"+message), true)
 }
+
+// In is a dispatcher like d whose children work in workspace (a fleet
+// worker's copy of the submitter's tree): the same pool, records, limits
+// and permissions; its task directories stay in d's project.
+func (d *Dispatcher) In(workspace string) (*Dispatcher, error) {
+	d.bg.mu.Lock()
+	cfg := d.cfg
+	d.bg.mu.Unlock()
+	cfg.Workspace = workspace
+	return New(cfg)
+}

@@ -327,7 +327,7 @@ func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) Call
 		return rec
 	}
 	rec.TaskID, rec.Status, rec.Error, rec.Failures = r.TaskID, r.Status, r.Error, r.Failures
-	rec.Attempts, rec.Usage = r.Attempts, r.Usage
+	rec.Attempts, rec.Usage, rec.Code = r.Attempts, r.Usage, r.Code
 	if !r.OK() {
 		return rec
 	}

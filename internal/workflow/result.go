@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
@@ -41,6 +42,11 @@ type CallRecord struct {
 	// verified (and valid).
 	Output any         `json:"output"`
 	Usage  model.Usage `json:"usage"`
+	// Code is a fleet writer's change (call.Result.Code), for the
+	// submitter to apply when the run ends.
+	Code json.RawMessage `json:"code,omitempty"`
+	// Landed says what became of that change in the submitter's tree.
+	Landed string `json:"landed,omitempty"`
 }
 
 // PhaseResult is one phase of a finished run.

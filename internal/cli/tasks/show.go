@@ -3,12 +3,18 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/termsafe"
 )
@@ -18,6 +24,7 @@ type ShowOptions struct {
 	Factory *cmdutil.Factory
 	ID      string
 	JSON    bool
+	Fleet   worker.FleetFlags
 }
 
 // NewCmdShow builds `brood tasks show ID`.
@@ -32,6 +39,12 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 			opts.ID = args[0]
 			id, err := f.ResolveTaskID(opts.ID)
 			if err != nil {
+				// Not here: a call on the fleet, when one is configured.
+				if ft, ferr := worker.FleetTask(cmd.Context(), f, opts.Fleet, opts.ID); ferr == nil {
+					return showFleet(opts, ft)
+				} else if !errors.Is(ferr, engine.ErrNotFound) {
+					return fmt.Errorf("%v (and the fleet: %v)", err, ferr)
+				}
 				return err
 			}
 			opts.ID = id
@@ -42,7 +55,42 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	opts.Fleet.AddFlags(cmd)
 	return cmd
+}
+
+// showFleet prints a call on the fleet: its status, where it runs (worker,
+// attempt, last heartbeat) and, once ended, its result.
+func showFleet(opts *ShowOptions, t *temporal.FleetTaskDetail) error {
+	f := opts.Factory
+	if opts.JSON {
+		return cmdutil.WriteJSON(f.Out, t)
+	}
+	w := termsafe.NewWriter(f.Out)
+	fmt.Fprintf(w, "task     %s (on the fleet: Temporal workflow %s)\nagent    %s\nstatus   %s\ncreated  %s\n",
+		t.ID, t.Workflow, termsafe.Line(t.Agent), t.Status, t.Created.Format(time.RFC3339))
+	if t.Description != "" {
+		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(t.Description))
+	}
+	if t.Worker != "" {
+		fmt.Fprintf(w, "worker   %s (attempt %d)\n", termsafe.Line(t.Worker), t.Attempt)
+	}
+	if hb := t.Heartbeat; hb != nil && !hb.Transcript.IsZero() {
+		fmt.Fprintf(w, "transcript  %d bytes in the store (%s)\n", hb.Position, hb.Transcript)
+	}
+	if t.LastFailure != "" {
+		fmt.Fprintf(w, "last failure  %s\n", termsafe.Line(t.LastFailure))
+	}
+	if r := t.Result; r != nil {
+		fmt.Fprintf(w, "\nresult (%s, %d attempt(s), %d tokens in, %d out):\n%s\n", r.Status, r.Attempts, r.Usage.Input, r.Usage.Output, r.Summary)
+		for _, x := range r.Failures {
+			fmt.Fprintf(w, "failure  %s\n", termsafe.Line(x))
+		}
+		if len(r.FilesChanged) > 0 {
+			fmt.Fprintf(w, "files    %s\n", strings.Join(r.FilesChanged, ", "))
+		}
+	}
+	return nil
 }
 
 func showRun(opts *ShowOptions) error {

@@ -82,7 +82,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		for _, t := range tasks {
 			rows = append(rows, newTaskRow(t))
 		}
-		return cmdutil.WriteJSON(f.Out, rows)
+		return cmdutil.WriteJSON(f.Out, append(rows, fleetRows(ctx, opts, status)...))
 	}
 	if !opts.Fleet.Configured(f) {
 		return printTasks(f, tasks, status)
@@ -117,6 +117,25 @@ func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 		fmt.Fprintln(tw, "(none)")
 	}
 	return tw.Flush()
+}
+
+// fleetRows are the fleet's calls and runs as --json rows ("fleet":
+// "temporal"); a fleet that does not answer is said on stderr.
+func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow {
+	f := opts.Factory
+	fleet, err := worker.FleetTasks(ctx, f, opts.Fleet)
+	if err != nil {
+		fmt.Fprintf(f.Err, "brood: the fleet's tasks are not listed: %v\n", err)
+		return nil
+	}
+	var rows []taskRow
+	for _, t := range fleet {
+		if status == "" || strings.EqualFold(t.Status, status) {
+			rows = append(rows, taskRow{ID: t.ID, Agent: t.Agent, Status: t.Status, Description: t.Description,
+				Trust: "unjudged", Created: t.Created, Fleet: "temporal", Kind: t.Kind})
+		}
+	}
+	return rows
 }
 
 // printTasks is the table of this project's tasks.
@@ -166,6 +185,10 @@ type taskRow struct {
 	Parent      string     `json:"parent_task_id,omitempty"`
 	Concerns    []string   `json:"concerns,omitempty"` // the parent's edge guardrails' findings
 	Result      *rowResult `json:"result,omitempty"`
+	// Fleet is "temporal" for a call or run on the fleet (no local
+	// records: brood tasks show ID asks the fleet), Kind call or plan.
+	Fleet string `json:"fleet,omitempty"`
+	Kind  string `json:"kind,omitempty"`
 }
 
 // rowResult is the part of result.json a listing needs.

@@ -64,6 +64,35 @@ func TestFleetFromTheCommandLine(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "on the fleet") || !strings.Contains(out, call.TaskID) || !strings.Contains(out, res.RunID) {
 		t.Fatalf("tasks: exit %d, want the fleet's call %s and run %s\n%s\n%s", code, call.TaskID, res.RunID, out, errs)
 	}
+	code, out, errs = brood("tasks", "--json")
+	var rows []struct{ ID, Fleet, Kind, Status string }
+	if json.Unmarshal([]byte(out), &rows) != nil || code != 0 {
+		t.Fatalf("tasks --json: exit %d\n%s\n%s", code, out, errs)
+	}
+	kinds := map[string]string{}
+	for _, r := range rows {
+		if r.Fleet == "temporal" {
+			kinds[r.ID] = r.Kind + " " + r.Status
+		}
+	}
+	if kinds[call.TaskID] != "call done" || kinds[res.RunID] != "plan done" {
+		t.Fatalf("tasks --json: fleet rows %v; want call %s and plan %s, done\n%s", kinds, call.TaskID, res.RunID, out)
+	}
+	code, out, errs = brood("tasks", "show", call.TaskID)
+	if code != 0 || !strings.Contains(out, "on the fleet") || !strings.Contains(out, "yes, from the fleet") || !strings.Contains(out, "agent    explore") {
+		t.Fatalf("tasks show of a fleet call: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = brood("tasks", "show", call.TaskID, "--json")
+	var shown struct {
+		Workflow string
+		Result   struct{ Status string }
+	}
+	if json.Unmarshal([]byte(out), &shown) != nil || code != 0 || shown.Workflow != "brood-call-"+call.TaskID || shown.Result.Status != "done" {
+		t.Fatalf("tasks show --json of a fleet call: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs = brood("tasks", "show", "01M8SY7E1DE81H67HQD86RCVWX"); code == 0 {
+		t.Fatalf("tasks show of an unknown id: exit 0\n%s", errs)
+	}
 	if code, _, errs = brood("workflow", "cancel", res.RunID); code == 0 || !strings.Contains(errs, "not running") {
 		t.Fatalf("cancel of a finished fleet run: exit %d\n%s", code, errs)
 	}

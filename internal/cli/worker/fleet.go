@@ -2,7 +2,9 @@ package worker
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,12 +74,13 @@ func (fl FleetFlags) resolve(f *cmdutil.Factory) fleetConfig {
 // close releases its connection.
 func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engine, func(), error) {
 	cfg := fl.resolve(f)
-	// The same store as the workers': large results come back through it.
-	if store, err := temporal.OpenStore(ctx, cfg.store); err == nil {
-		cfg.client.ClaimStore, _ = store.(*blobstore.Store)
-	} else {
+	// The same store as the workers': large results come back through it,
+	// and so do the snapshot of this tree and the workers' patches.
+	store, err := temporal.OpenStore(ctx, cfg.store)
+	if err != nil {
 		return nil, nil, err
 	}
+	cfg.client.ClaimStore, _ = store.(*blobstore.Store)
 	c, err := temporal.Dial(ctx, cfg.client)
 	if err != nil {
 		return nil, nil, err
@@ -97,8 +100,38 @@ func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engi
 		}
 		return l
 	}
-	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond})
+	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond,
+		Code: codeConfig(f, cfg.client.ClaimStore)})
 	return e, c.Close, nil
+}
+
+// codeConfig ships this directory's tree (HEAD plus its dirty state) to the
+// workers and applies their changes back, when it is in a git work tree;
+// elsewhere the workers run in their own checkouts.
+func codeConfig(f *cmdutil.Factory, blobs *blobstore.Store) *temporal.CodeConfig {
+	if blobs == nil {
+		return nil
+	}
+	git := exec.Command("git", "rev-parse", "--is-inside-work-tree")
+	git.Dir = f.Cwd
+	if out, err := git.Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
+		return nil
+	}
+	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, AllowConfig: f.Settings.Agents.AllowConfigChanges}
+}
+
+// FleetTask is one fleet call by task id (brood tasks show), or
+// engine.ErrNotFound when no fleet is configured or it has no such call.
+func FleetTask(ctx context.Context, f *cmdutil.Factory, fl FleetFlags, id string) (*temporal.FleetTaskDetail, error) {
+	if !fl.Configured(f) {
+		return nil, engine.ErrNotFound
+	}
+	e, closeFn, err := Engine(ctx, f, fl)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return e.(*temporal.Engine).Task(ctx, id)
 }
 
 // FleetTasks lists the fleet's calls and runs (brood tasks), or nil when

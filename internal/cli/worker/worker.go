@@ -16,7 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/engine/temporal"
 )
 
@@ -58,6 +61,28 @@ its running calls move to another worker.`,
 	opts.Fleet.AddFlags(cmd)
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "calls this worker runs at once (default: pool.concurrency)")
 	return cmd
+}
+
+// codeSite runs calls that carry the submitter's tree in a fresh copy per
+// call, from a clone cache under the user's cache directory; jobs a killed
+// worker left behind are pruned at start.
+func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher) (*temporal.CodeSite, error) {
+	blobs, ok := store.(*blobstore.Store)
+	if !ok {
+		return nil, nil
+	}
+	cache := &codesnap.Cache{Dir: codesnap.DefaultCacheDir()}
+	if _, err := cache.PruneJobs(ctx); err != nil {
+		return nil, err
+	}
+	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(dir string) (call.Runner, error) {
+		c, err := d.In(dir)
+		if err != nil {
+			return nil, err
+		}
+		c.SetLifetime(ctx)
+		return c, nil
+	}}, nil
 }
 
 func workerRun(ctx context.Context, opts *Options) error {
@@ -103,12 +128,16 @@ func workerRun(ctx context.Context, opts *Options) error {
 		return errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot run agent calls")
 	}
 	d.SetLifetime(ctx)
+	site, err := codeSite(ctx, store, d)
+	if err != nil {
+		return err
+	}
 	ping := f.Settings.Pool.PingInterval.Duration
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: cfg.queue, Concurrency: conc, Heartbeat: ping,
 		StopTimeout: 2*f.Settings.Pool.KillGrace.Duration + 5*time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: f.ProjectRoot, Store: store,
-			Worker: identity, UploadEvery: ping},
+			Worker: identity, UploadEvery: ping, Code: site},
 	})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start the worker: %w", err)

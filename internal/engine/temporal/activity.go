@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -33,6 +34,9 @@ type Activities struct {
 	// UploadEvery bounds how often a growing transcript is uploaded
 	// (default 2s).
 	UploadEvery time.Duration
+	// Code runs calls that carry the submitter's tree in a copy of it
+	// (nil: such calls are refused).
+	Code *CodeSite
 }
 
 // Call is the agent-call activity.
@@ -41,6 +45,8 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	var hb Heartbeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
+	} else if in.From != nil && in.From.TaskID == firstNonEmpty(spec.Resume, spec.TaskID) {
+		hb = *in.From
 	}
 	id := firstNonEmpty(hb.TaskID, spec.Resume, spec.TaskID)
 	if id != "" {
@@ -58,8 +64,27 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 		return nil, err
 	}
 	defer cleanup()
-	b := newBeater(ctx, a, id)
-	r, err := a.Runner.Call(call.WithAlive(ctx, b.alive), spec)
+	runner := a.Runner
+	// Making the copy of a large tree can outlast the heartbeat timeout:
+	// the attempt says it is alive meanwhile.
+	stop := keepBeating(ctx, hb)
+	cp, err := a.materialise(ctx, in, id, hb, &spec)
+	stop()
+	if err != nil {
+		return nil, fmt.Errorf("materialise the submitter's tree: %w", err)
+	}
+	if cp != nil {
+		defer cp.co.Cleanup()
+		runner = cp.runner
+	}
+	b := newBeater(ctx, a, id, cp)
+	r, err := runner.Call(call.WithAlive(ctx, b.alive), spec)
+	b.stop()
+	if err == nil {
+		if cerr := a.change(ctx, cp, r); cerr != nil {
+			r.Failures = append(r.Failures, cerr.Error())
+		}
+	}
 	b.finish(r)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
@@ -71,6 +96,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	default:
 	}
 	switch {
+	case !stopping && ctx.Err() != nil && b.hb.TaskID != "":
+		// Cancelled: the last heartbeat goes into the history with the
+		// result, so a resume continues the call from its transcript on
+		// any worker.
+		return nil, temporal.NewCanceledError(r, b.hb)
 	case stopping && ctx.Err() != nil:
 		// The worker is shutting down under the call: another one
 		// continues it from the transcript.
@@ -141,6 +171,9 @@ type beater struct {
 	ctx  context.Context
 	a    *Activities
 	id   string
+	cp   *copyOf // the call's copy of the submitter's tree (nil: none)
+	ro   int     // 0 unknown, 1 read-only, 2 a writer
+	code *codesnap.Result
 	kick chan struct{}
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -148,10 +181,11 @@ type beater struct {
 	pos  int64
 	ref  Ref
 	last time.Time
+	hb   Heartbeat // the last one sent
 }
 
-func newBeater(ctx context.Context, a *Activities, id string) *beater {
-	b := &beater{ctx: ctx, a: a, id: id, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf) *beater {
+	b := &beater{ctx: ctx, a: a, id: id, cp: cp, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	b.wg.Add(1)
 	go b.loop()
 	return b
@@ -177,14 +211,14 @@ func (b *beater) loop() {
 	}
 }
 
-// finish stops the loop, uploads the transcript as the child left it and,
+// finish uploads the transcript as the child left it and,
 // for a call that ended (not one stopped under it), its result, and says
 // so in a last heartbeat: a retry after this worker dies returns that
 // result instead of running the call again.
 func (b *beater) finish(r *call.Result) {
-	close(b.done)
-	b.wg.Wait()
 	hb := b.upload(true)
+	activity.RecordHeartbeat(b.ctx, hb)
+	b.hb = hb
 	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled || b.ctx.Err() != nil {
 		return
 	}
@@ -194,6 +228,26 @@ func (b *beater) finish(r *call.Result) {
 			activity.RecordHeartbeat(b.ctx, hb)
 		}
 	}
+}
+
+// readOnly reports whether the call's agent is read-only (its envelope,
+// written by this worker before the child starts): it has no change to take.
+func (b *beater) readOnly() bool {
+	if b.ro == 0 {
+		if t, err := dispatch.LoadTask(b.a.ProjectRoot, b.id); err == nil && t.Envelope != nil {
+			b.ro = 2
+			if t.Envelope.ReadOnly {
+				b.ro = 1
+			}
+		}
+	}
+	return b.ro == 1
+}
+
+// stop ends the loop (before the copy's final change is taken).
+func (b *beater) stop() {
+	close(b.done)
+	b.wg.Wait()
 }
 
 func (b *beater) beat() { activity.RecordHeartbeat(b.ctx, b.upload(false)) }
@@ -212,11 +266,52 @@ func (b *beater) upload(final bool) Heartbeat {
 			if data, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(data)) != b.pos {
 				if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
 					b.pos, b.ref, b.last = int64(len(data)), ref, time.Now()
+					b.partial()
 				}
 			}
 		}
 	}
-	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos}
+	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos, Code: b.code}
+}
+
+// partial takes a writer's change so far with its transcript, so a retry
+// on another worker starts from the snapshot plus what it had written.
+func (b *beater) partial() {
+	if b.cp == nil || b.readOnly() {
+		return
+	}
+	if res, err := b.cp.co.Result(context.WithoutCancel(b.ctx), b.a.Code.Blobs); err == nil {
+		if res.Patch == nil {
+			res = nil
+		}
+		b.code = res
+	}
+}
+
+// keepBeating records hb at a third of the heartbeat timeout until stopped
+// (work before the child starts, which sends no pings of its own).
+func keepBeating(ctx context.Context, hb Heartbeat) func() {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, hb)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 func firstNonEmpty(s ...string) string {

@@ -2,10 +2,17 @@ package temporal_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/engine/local"
@@ -14,11 +21,14 @@ import (
 )
 
 // BenchmarkTemporalVsLocal runs one plan of K=40 calls (BROOD_BENCH_K is
-// not read: the fleet run is the slow one) through the local engine and
+// not read: the fleet run is the slow one) through the local engine,
 // through the Temporal engine (a real dev server, one in-process worker
-// over its own repository), 4 at a time, with the same real children: the
-// difference per agent is what the fleet costs (a workflow task and an
-// activity task per call, heartbeats, the store).
+// over its own repository) and through the Temporal engine shipping the
+// submitter's tree (a 1,000-file repository with a dirty edit: one capture
+// per run, a fresh copy per call on the worker), 4 at a time, with the
+// same real children: the differences per agent are what the fleet costs
+// (a workflow task and an activity task per call, heartbeats, the store)
+// and what the code on workers adds.
 //
 //	go test ./internal/engine/temporal -run XXX -bench TemporalVsLocal -benchtime 1x
 func BenchmarkTemporalVsLocal(b *testing.B) {
@@ -48,13 +58,64 @@ func BenchmarkTemporalVsLocal(b *testing.B) {
 		q := newQueue(b)
 		startWorker(b, c, q, enginetest.Script, conc, &temporal.DirStore{Dir: b.TempDir()})
 		tmp := newEngine(c, q)
+		cq, store := newQueue(b), "file://"+b.TempDir()
+		startCodeWorker(b, c, cq, enginetest.Script, conc, store)
+		blobs, _ := blobstore.Open(b.Context(), store)
+		withCode := temporal.New(temporal.Config{Client: c, Queue: cq, Poll: 50 * time.Millisecond,
+			Limits: func(string) temporal.CallLimits { return testLimits },
+			Code:   &temporal.CodeConfig{Blobs: blobs, Dir: benchRepo(b, 1000)}})
 		lw := run(loc)
 		tw := run(tmp)
+		cw := run(withCode)
 		per := float64(tw-lw) / float64(k) / 1e6
+		code := float64(cw-tw) / float64(k) / 1e6
 		b.ReportMetric(lw.Seconds(), "local-s")
 		b.ReportMetric(tw.Seconds(), "temporal-s")
+		b.ReportMetric(cw.Seconds(), "temporal-code-s")
 		b.ReportMetric(per, "overhead-wall-ms/agent")
 		b.ReportMetric(float64(tw-lw)*conc/float64(k)/1e6, "overhead-slot-ms/agent")
-		b.Logf("K=%d concurrency=%d: local engine %s, Temporal engine %s: %.1f ms of wall per agent more (%.0f ms per slot)", k, conc, lw.Round(time.Millisecond), tw.Round(time.Millisecond), per, float64(tw-lw)*conc/float64(k)/1e6)
+		b.ReportMetric(code, "code-wall-ms/agent")
+		b.Logf("K=%d concurrency=%d: local engine %s, Temporal engine %s (%.1f ms of wall per agent more, %.0f ms per slot), with the submitter's tree shipped %s (%.1f ms per agent more)",
+			k, conc, lw.Round(time.Millisecond), tw.Round(time.Millisecond), per, float64(tw-lw)*conc/float64(k)/1e6, cw.Round(time.Millisecond), code)
 	}
+}
+
+// startCodeWorker is startWorker with the code site: calls that carry the
+// submitter's tree run in a fresh copy of it from a clone cache of its own.
+func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string) *project {
+	t.Helper()
+	p := newProject(t, script)
+	blobs, err := blobstore.Open(t.Context(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.dispatcher(t, conc)
+	site := &temporal.CodeSite{Cache: &codesnap.Cache{Dir: t.TempDir()}, Blobs: blobs,
+		RunnerIn: func(dir string) (call.Runner, error) { return d.In(dir) }}
+	w := temporal.NewWorker(c, temporal.WorkerOptions{
+		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
+		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
+			UploadEvery: 100 * time.Millisecond, Code: site},
+	})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return p
+}
+
+// benchRepo is a committed repository of n files with one dirty edit.
+func benchRepo(t testing.TB, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range n {
+		f := filepath.Join(dir, fmt.Sprint("d", i/100), fmt.Sprint("f", i%100, ".txt"))
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		os.WriteFile(f, fmt.Appendf(nil, "file %d\n", i), 0o644)
+	}
+	gitT(t, dir, "init", "-q")
+	gitT(t, dir, "add", "-A")
+	gitT(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base")
+	os.WriteFile(filepath.Join(dir, "d0", "f0.txt"), []byte("dirty\n"), 0o644)
+	return dir
 }

@@ -35,6 +35,9 @@ type Config struct {
 	Poll time.Duration
 	// DataConverter is the client's (memo decoding); nil: the default.
 	DataConverter converter.DataConverter
+	// Code ships the submitter's tree to the workers and applies their
+	// changes back (nil: workers run in their own checkouts).
+	Code *CodeConfig
 }
 
 // Engine is the Temporal engine as a submitter sees it.
@@ -83,7 +86,11 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
 		Memo: map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}
-	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue}
+	snap, err := e.capture(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, CallWorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
@@ -92,6 +99,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err := e.await(ctx, run, &r, nil); err != nil {
 		return nil, err
 	}
+	e.landCall(ctx, snap, &r)
 	return &r, nil
 }
 
@@ -102,6 +110,11 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*wf.Result, er
 	}
 	in := RunInput{RunID: dispatch.NewID(), Plan: req.Plan, Source: req.Source, Inputs: req.Inputs,
 		Created: time.Now().UTC(), Queue: e.cfg.Queue, Limits: e.limitsOf(req.Plan)}
+	snap, err := e.capture(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in.Code = snap
 	return e.start(ctx, in, req.Started, req.Events)
 }
 
@@ -162,6 +175,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if out.Result == nil {
 		return nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
+	e.landRun(ctx, in, out.Result)
 	return out.Result, nil
 }
 

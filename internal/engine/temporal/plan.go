@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
@@ -52,11 +53,13 @@ type CallInputW struct {
 	Spec   call.Spec  `json:"spec"`
 	Limits CallLimits `json:"limits"`
 	Queue  string     `json:"queue"`
+	// Code is the submitter's tree (nil: the workers' own checkouts).
+	Code *codesnap.Snapshot `json:"code,omitempty"`
 }
 
 // CallWorkflow runs one agent call (Engine.Call): one activity.
 func CallWorkflow(w workflow.Context, in CallInputW) (*call.Result, error) {
-	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}}}
+	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code}}
 	res, err := r.Call(wctx{w}, in.Spec)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
@@ -143,8 +146,23 @@ func (r *activityRunner) Call(ctx context.Context, spec call.Spec) (*call.Result
 		},
 	}
 	var out call.Result
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, CallInput{Spec: spec}).Get(w, &out)
+	in := CallInput{Spec: spec, Code: r.in.Code}
+	if hb, ok := r.in.Stopped[firstNonEmpty(spec.Resume, spec.TaskID)]; ok {
+		in.From = &hb
+	}
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
+		return &out, nil
+	}
+	var canceled *temporal.CanceledError
+	var hb Heartbeat
+	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out, &hb) == nil && hb.TaskID != "" {
+		if r.in.Stopped == nil {
+			r.in.Stopped = map[string]Heartbeat{}
+		}
+		r.in.Stopped[hb.TaskID] = hb
+		out.Status = dispatch.StatusCancelled
+		out.Error = firstNonEmpty(out.Error, "the run was cancelled during this call")
 		return &out, nil
 	}
 	return failedCall(w, spec, err)

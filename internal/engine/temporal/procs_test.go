@@ -35,8 +35,14 @@ type workerProc struct {
 // startWorkerProc starts `brood worker` on queue and waits until it polls.
 func startWorkerProc(t *testing.T, addr, queue, script, store string, conc int) *workerProc {
 	t.Helper()
+	return startWorkerProcWith(t, addr, queue, script, store, conc, "")
+}
+
+// startWorkerProcWith is startWorkerProc with more settings (TOML).
+func startWorkerProcWith(t *testing.T, addr, queue, script, store string, conc int, more string) *workerProc {
+	t.Helper()
 	p := newProject(t, script)
-	settings := "[pool]\nkill_grace = \"2s\"\nheartbeat_timeout = \"3s\"\nping_interval = \"100ms\"\n"
+	settings := "[pool]\nkill_grace = \"2s\"\nheartbeat_timeout = \"3s\"\nping_interval = \"100ms\"\n" + more
 	if err := os.WriteFile(filepath.Join(p.root, ".brood", "settings.toml"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +50,10 @@ func startWorkerProc(t *testing.T, addr, queue, script, store string, conc int) 
 	cmd := exec.Command(exe, "worker", "--temporal", addr, "--task-queue", queue, "--concurrency", fmt.Sprint(conc), "--store", store)
 	cmd.Dir = p.root
 	cmd.Env = append(append([]string(nil), p.env...), "BROOD_MODEL=script:"+p.script, "BROOD_PING_INTERVAL=100ms", "BROOD_HEARTBEAT_TIMEOUT=3s")
+	if more != "" {
+		// The worker's own settings are its operator's to trust.
+		cmd.Env = append(cmd.Env, "BROOD_TRUST_PROJECT=1")
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

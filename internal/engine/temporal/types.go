@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -94,6 +95,13 @@ type RunInput struct {
 	Limits map[string]CallLimits `json:"limits"`
 	// Queue is the task queue the calls run on.
 	Queue string `json:"queue"`
+	// Code is the submitter's tree every call starts from (nil: the
+	// workers' own checkouts).
+	Code *codesnap.Snapshot `json:"code,omitempty"`
+	// Stopped are the last heartbeats of the calls a cancel stopped, by
+	// task id: a resume continues each from its transcript in the store
+	// (and a writer from its partial change), on whichever worker.
+	Stopped map[string]Heartbeat `json:"stopped,omitempty"`
 }
 
 // RunOutput is an execution's end.
@@ -110,6 +118,12 @@ type CallInput struct {
 	Spec call.Spec `json:"spec"`
 	// Priority is the pool priority on the worker (lower runs first).
 	Priority int `json:"priority,omitempty"`
+	// Code is the submitter's tree: the worker materialises it in a fresh
+	// directory for the call (nil: the worker's own checkout).
+	Code *codesnap.Snapshot `json:"code,omitempty"`
+	// From is where an earlier, cancelled execution of the run left the
+	// call (its last heartbeat): used when this attempt has none.
+	From *Heartbeat `json:"from,omitempty"`
 }
 
 // Heartbeat is an activity's heartbeat details: what a retry on another
@@ -125,6 +139,9 @@ type Heartbeat struct {
 	// ended: a retry after the worker died returns it instead of running
 	// the call again.
 	Result Ref `json:"result,omitzero"`
+	// Code is the writer's change so far against the snapshot (its
+	// partial patch): a retry elsewhere starts from the snapshot plus it.
+	Code *codesnap.Result `json:"code,omitempty"`
 	// Worker is who ran the attempt.
 	Worker string `json:"worker,omitempty"`
 }

@@ -1,0 +1,72 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+)
+
+// FleetTaskDetail is one fleet call as `brood tasks show` prints it: its
+// listing, where it runs now (worker, attempt, its last heartbeat) and,
+// once it ended, its result.
+type FleetTaskDetail struct {
+	FleetTask
+	// Workflow is the Temporal workflow id (for the Temporal UI and CLI).
+	Workflow string `json:"workflow"`
+	// Worker is the identity of the worker that last ran the call.
+	Worker string `json:"worker,omitempty"`
+	// Attempt is the running attempt (1 is the first).
+	Attempt int `json:"attempt,omitempty"`
+	// Heartbeat is the running attempt's last heartbeat details.
+	Heartbeat *Heartbeat `json:"heartbeat,omitempty"`
+	// LastFailure is why the previous attempt ended, if one did.
+	LastFailure string `json:"last_failure,omitempty"`
+	// Result is the finished call's verified result.
+	Result *call.Result `json:"result,omitempty"`
+}
+
+// Task is one fleet call by task id (brood subagent --engine temporal), or
+// ErrNotFound.
+func (e *Engine) Task(ctx context.Context, id string) (*FleetTaskDetail, error) {
+	if err := dispatch.CheckID(id); err != nil {
+		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
+	}
+	wid := "brood-call-" + id
+	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil, fmt.Errorf("%w: no task %s here nor on the fleet", engine.ErrNotFound, id)
+	} else if err != nil {
+		return nil, fmt.Errorf("task %s on Temporal: %w", id, err)
+	}
+	x := d.GetWorkflowExecutionInfo()
+	info := e.infoOf(x)
+	out := &FleetTaskDetail{Workflow: wid, FleetTask: FleetTask{ID: id, Kind: "call", Status: info.Status, Description: info.Source, Created: info.Created}}
+	e.memo(x.GetMemo().GetFields(), memoAgent, &out.Agent)
+	for _, a := range d.GetPendingActivities() {
+		out.Worker, out.Attempt = a.GetLastWorkerIdentity(), int(a.GetAttempt())
+		out.LastFailure = a.GetLastFailure().GetMessage()
+		if hd := a.GetHeartbeatDetails(); hd != nil && len(hd.GetPayloads()) > 0 {
+			var hb Heartbeat
+			if e.cfg.DataConverter.FromPayload(hd.GetPayloads()[0], &hb) == nil {
+				out.Heartbeat = &hb
+			}
+		}
+	}
+	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		var r call.Result
+		if err := e.cfg.Client.GetWorkflow(ctx, wid, "").Get(ctx, &r); err == nil {
+			out.Result = &r
+			out.Status = r.Status
+			out.Agent = firstNonEmpty(out.Agent, r.Agent)
+		}
+	}
+	return out, nil
+}
