@@ -18,11 +18,15 @@ import (
 
 // fakeHooks records what it is asked to run and denies Bash.
 type fakeHooks struct {
-	mu   sync.Mutex
-	seen []protocol.Hook
+	mu     sync.Mutex
+	seen   []protocol.Hook
+	filter protocol.HookFilter // nil: every PreToolUse call
 }
 
 func (f *fakeHooks) Filter() protocol.HookFilter {
+	if f.filter != nil {
+		return f.filter
+	}
 	return protocol.HookFilter{protocol.HookPreToolUse: {""}}
 }
 
@@ -229,4 +233,24 @@ func TestChildAsksOnlyWhenAMatcherSelects(t *testing.T) {
 		}
 	}
 	pw.Close()
+}
+
+// TestUnmatchedRequestAnsweredOnTheWay: a request for a call no matcher
+// selects (a child that asks anyway) is answered by the first process on
+// the way with an empty reply, running nothing and denying nothing.
+func TestUnmatchedRequestAnsweredOnTheWay(t *testing.T) {
+	fh := &fakeHooks{filter: protocol.HookFilter{protocol.HookPreToolUse: {"Bash"}}}
+	d := &Dispatcher{cfg: Config{ToolHooks: fh}}
+	input := make(chan []byte, 4)
+	c := &childHooks{d: d, ctx: t.Context(), id: child, agent: "lead", depth: 1, tree: &tree{}, input: input}
+	c.handle(protocol.Hook{ID: "hook-1", Event: protocol.HookPreToolUse, Tool: "Read", Input: json.RawMessage(`{}`)})
+	var rep protocol.HookReply
+	if err := json.Unmarshal(<-input, &rep); err != nil || rep.ID != "hook-1" || rep.Deny != "" || rep.Verdict != "" {
+		t.Fatalf("reply %+v (%v), want an empty answer to hook-1", rep, err)
+	}
+	fh.mu.Lock()
+	defer fh.mu.Unlock()
+	if len(fh.seen) != 0 {
+		t.Errorf("ran hooks for an unmatched call: %+v", fh.seen)
+	}
 }
