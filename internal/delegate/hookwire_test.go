@@ -198,7 +198,9 @@ func TestChildAsksOnlyWhenAMatcherSelects(t *testing.T) {
 			}
 		}
 	}()
-	call := func(name string) agent.ToolCall { return agent.ToolCall{Name: name, ID: "toolu_" + name, Input: json.RawMessage(`{}`)} }
+	call := func(name string) agent.ToolCall {
+		return agent.ToolCall{Name: name, ID: "toolu_" + name, Input: json.RawMessage(`{}`)}
+	}
 	for _, tc := range []struct {
 		tool      string
 		pre, post bool
