@@ -120,12 +120,14 @@ func clip(s string, n int) string {
 // asks, hook requests): it sends them and reads the replies from stdin,
 // whose end (EOF) means the parent is gone.
 type parentLink struct {
-	out     *events
-	mu      sync.Mutex
-	asks    map[string]chan Answer
-	hooks   map[string]chan protocol.HookReply
-	gone    bool
-	hookEvs []string // the hook events the root runs (EnvHooksParent)
+	out   *events
+	mu    sync.Mutex
+	asks  map[string]chan Answer
+	hooks map[string]chan protocol.HookReply
+	gone  bool
+	// hookFilter is the hook events the root runs and their matchers
+	// (EnvHooksParent).
+	hookFilter protocol.HookFilter
 }
 
 // read delivers replies until stdin ends, then calls gone.

@@ -51,9 +51,10 @@ type ChildConfig struct {
 	// (EnvAskParent): a call that needs approval is asked up the tree
 	// instead of denied.
 	AskParent bool
-	// HookEvents are the tool-call hook events the root runs
-	// (EnvHooksParent): each such call is sent up and waits for the reply.
-	HookEvents []string
+	// HookFilter is the tool-call hook events the root runs and their
+	// matchers (EnvHooksParent): each call one selects is sent up and
+	// waits for the reply.
+	HookFilter protocol.HookFilter
 	link       *parentLink // set when AskParent: asks go up it
 	up         *parentLink // the link itself: hook requests go up it
 	// Redact scrubs secrets from the transcript.
@@ -105,7 +106,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if cfg.Stdin != nil {
-		link := &parentLink{out: out, hookEvs: cfg.HookEvents}
+		link := &parentLink{out: out, hookFilter: cfg.HookFilter}
 		go link.read(cfg.Stdin, func() { cancel(errors.New("the parent process exited")) })
 		if cfg.AskParent {
 			cfg.link = link

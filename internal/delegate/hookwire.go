@@ -20,30 +20,24 @@ import (
 // the user's configuration); a child's dispatcher has the relay up to its
 // own parent. Nil: no such hooks, and children send no requests.
 type ToolHooks interface {
-	// Events are the hook events it runs (protocol.HookPreToolUse,
-	// protocol.HookPostToolUse): children ask only for these.
-	Events() []string
+	// Filter is the hook events it runs (protocol.HookPreToolUse,
+	// protocol.HookPostToolUse) and their matchers: children ask only for
+	// a call one of them selects.
+	Filter() protocol.HookFilter
 	// Run runs the hooks for one call; h names the task as this process
 	// established it (never as the child said).
 	Run(ctx context.Context, h protocol.Hook) protocol.HookReply
 }
 
 // EnvHooksParent tells a child which tool-call hook events the root runs
-// (comma-separated): the child sends a request up for each of its tool
-// calls of those events, and for no other. Unset: the root has no such
-// hooks, and a tool call costs no round trip.
+// and their matchers (protocol.HookFilter, as JSON): the child sends a
+// request up for each of its tool calls a matcher of the event selects,
+// and for no other. Unset: the root has no such hooks, and a tool call
+// costs no round trip.
 const EnvHooksParent = "BROOD_HOOKS_PARENT"
 
-// ParseHookEvents reads EnvHooksParent: the known events it lists.
-func ParseHookEvents(v string) []string {
-	var out []string
-	for _, e := range strings.Split(v, ",") {
-		if e = strings.TrimSpace(e); (e == protocol.HookPreToolUse || e == protocol.HookPostToolUse) && !slices.Contains(out, e) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+// ParseHookFilter reads EnvHooksParent.
+func ParseHookFilter(v string) protocol.HookFilter { return protocol.ParseHookFilter(v) }
 
 // Bounds on what one child may make the root run.
 const (
@@ -70,10 +64,13 @@ func (d *Dispatcher) toolHooks() ToolHooks {
 // hookEnv is the EnvHooksParent entry for a child's environment ("" none).
 func (d *Dispatcher) hookEnv() string {
 	h := d.toolHooks()
-	if h == nil || len(h.Events()) == 0 {
+	if h == nil {
 		return ""
 	}
-	return EnvHooksParent + "=" + strings.Join(h.Events(), ",")
+	if v := h.Filter().Encode(); v != "" {
+		return EnvHooksParent + "=" + v
+	}
+	return ""
 }
 
 // node is a descendant of a direct child, as that child reported it (in a
@@ -167,8 +164,14 @@ func (c *childHooks) handle(m protocol.Hook) {
 	}
 	h, refusal := c.stamp(m)
 	hooks := c.d.toolHooks()
-	if refusal == "" && (hooks == nil || !slices.Contains(hooks.Events(), h.Event)) {
+	if refusal == "" && (hooks == nil || !hooks.Filter().Has(h.Event)) {
 		refusal = "no " + h.Event + " hook runs here"
+	}
+	if refusal == "" && !hooks.Filter().Selects(h.Event, h.Tool) {
+		// No hook's matcher selects it: the root would run nothing, so
+		// the answer is known here (a child that sent it anyway).
+		c.reply(protocol.HookReply{ID: m.ID})
+		return
 	}
 	if refusal == "" && !c.take() {
 		refusal = fmt.Sprintf("more than %d hook requests at once", maxPendingHooks)
@@ -273,7 +276,7 @@ func (l *parentLink) hook(ctx context.Context, h protocol.Hook) (protocol.HookRe
 // on up, through this process's own link.
 type linkHooks struct{ l *parentLink }
 
-func (h linkHooks) Events() []string { return h.l.hookEvs }
+func (h linkHooks) Filter() protocol.HookFilter { return h.l.hookFilter }
 
 func (h linkHooks) Run(ctx context.Context, req protocol.Hook) protocol.HookReply {
 	rep, ok := h.l.hook(ctx, req)
@@ -286,27 +289,26 @@ func (h linkHooks) Run(ctx context.Context, req protocol.Hook) protocol.HookRepl
 // toolHooks returns the ToolHooks a child's own dispatcher relays with
 // (nil when the root runs no tool-call hooks).
 func (l *parentLink) toolHooks() ToolHooks {
-	if l == nil || len(l.hookEvs) == 0 {
+	if l == nil || len(l.hookFilter.Events()) == 0 {
 		return nil
 	}
 	return linkHooks{l}
 }
 
-// childAgentHooks are a child's agent-loop hooks: each tool call of an
-// event the root runs is asked up, and the child waits for the reply (its
-// heartbeat goes on). Nil when the root runs none: no cost.
+// childAgentHooks are a child's agent-loop hooks: each tool call a
+// matcher of an event the root runs selects is asked up, and the child
+// waits for the reply (its heartbeat goes on); any other call costs no
+// round trip. Nil when the root runs none: no cost.
 type childAgentHooks struct {
-	l         *parentLink
-	env       *dispatch.Envelope
-	pre, post bool
+	l   *parentLink
+	env *dispatch.Envelope
 }
 
 func newChildAgentHooks(l *parentLink, env *dispatch.Envelope) agent.Hooks {
-	if l == nil || len(l.hookEvs) == 0 {
+	if l == nil || len(l.hookFilter.Events()) == 0 {
 		return nil
 	}
-	return &childAgentHooks{l: l, env: env,
-		pre: slices.Contains(l.hookEvs, protocol.HookPreToolUse), post: slices.Contains(l.hookEvs, protocol.HookPostToolUse)}
+	return &childAgentHooks{l: l, env: env}
 }
 
 func (c *childAgentHooks) request(event string, call agent.ToolCall) protocol.Hook {
@@ -316,7 +318,7 @@ func (c *childAgentHooks) request(event string, call agent.ToolCall) protocol.Ho
 
 // BeforeTool asks the root's PreToolUse hooks.
 func (c *childAgentHooks) BeforeTool(ctx context.Context, call agent.ToolCall) agent.ToolGate {
-	if !c.pre {
+	if !c.l.hookFilter.Selects(protocol.HookPreToolUse, call.Name) {
 		return agent.ToolGate{}
 	}
 	rep, ok := c.l.hook(ctx, c.request(protocol.HookPreToolUse, call))
@@ -335,7 +337,7 @@ func (c *childAgentHooks) BeforeTool(ctx context.Context, call agent.ToolCall) a
 
 // AfterTool asks the root's PostToolUse hooks.
 func (c *childAgentHooks) AfterTool(ctx context.Context, call agent.ToolCall, res tool.Result, took time.Duration) string {
-	if !c.post {
+	if !c.l.hookFilter.Selects(protocol.HookPostToolUse, call.Name) {
 		return ""
 	}
 	h := c.request(protocol.HookPostToolUse, call)

@@ -3,20 +3,32 @@ package delegate
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // fakeHooks records what it is asked to run and denies Bash.
 type fakeHooks struct {
-	mu   sync.Mutex
-	seen []protocol.Hook
+	mu     sync.Mutex
+	seen   []protocol.Hook
+	filter protocol.HookFilter // nil: every PreToolUse call
 }
 
-func (f *fakeHooks) Events() []string { return []string{protocol.HookPreToolUse} }
+func (f *fakeHooks) Filter() protocol.HookFilter {
+	if f.filter != nil {
+		return f.filter
+	}
+	return protocol.HookFilter{protocol.HookPreToolUse: {""}}
+}
 
 func (f *fakeHooks) Run(_ context.Context, h protocol.Hook) protocol.HookReply {
 	f.mu.Lock()
@@ -147,13 +159,100 @@ func TestNoHooksNoRoundTrip(t *testing.T) {
 		t.Errorf("no hooks, yet the child is told %q", e)
 	}
 	d.SetToolHooks(&fakeHooks{})
-	if e := d.hookEnv(); e != EnvHooksParent+"=PreToolUse" {
+	if e := d.hookEnv(); e != EnvHooksParent+`={"PreToolUse":[""]}` {
 		t.Errorf("hook env %q", e)
 	}
 	if h := newChildAgentHooks(&parentLink{}, nil); h != nil {
 		t.Errorf("a child with no hook events has agent hooks: %v", h)
 	}
-	if got := ParseHookEvents("PreToolUse, Stop,PostToolUse,PreToolUse"); strings.Join(got, ",") != "PreToolUse,PostToolUse" {
-		t.Errorf("ParseHookEvents: %v", got)
+	got := ParseHookFilter(`{"PreToolUse":["Bash","mcp__.*"],"Stop":[""],"PostToolUse":[""]}`)
+	if strings.Join(got.Events(), ",") != "PreToolUse,PostToolUse" || len(got[protocol.HookPreToolUse]) != 2 {
+		t.Errorf("ParseHookFilter: %v", got)
+	}
+	if got := ParseHookFilter("PreToolUse,PostToolUse"); got != nil {
+		t.Errorf("not a filter, read as %v", got)
+	}
+}
+
+// TestChildAsksOnlyWhenAMatcherSelects: a child sends a hook request up
+// only for a call a matcher of the root's hooks selects (Claude Code's
+// matchers: names, | lists, regular expressions, Task as Agent); any other
+// call runs with no round trip.
+func TestChildAsksOnlyWhenAMatcherSelects(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	l := &parentLink{out: &events{up: protocol.NewWriter(pw)},
+		hookFilter: protocol.HookFilter{protocol.HookPreToolUse: {"Bash", "Edit|Write", "^mcp__"}, protocol.HookPostToolUse: {"Agent"}}}
+	env := &dispatch.Envelope{TaskID: child, TargetAgent: "lead"}
+	h := newChildAgentHooks(l, env)
+	sent := make(chan protocol.Hook, 8)
+	go func() {
+		for m, err := range protocol.Read(pr) {
+			if hk, ok := m.(protocol.Hook); ok && err == nil {
+				sent <- hk
+				l.mu.Lock()
+				ch := l.hooks[hk.ID]
+				delete(l.hooks, hk.ID)
+				l.mu.Unlock()
+				ch <- protocol.HookReply{ID: hk.ID}
+			}
+		}
+	}()
+	call := func(name string) agent.ToolCall {
+		return agent.ToolCall{Name: name, ID: "toolu_" + name, Input: json.RawMessage(`{}`)}
+	}
+	for _, tc := range []struct {
+		tool      string
+		pre, post bool
+	}{
+		{"Read", false, false}, {"Bash", true, false}, {"Write", true, false}, {"Grep", false, false},
+		{"mcp__github__search", true, false}, {"Task", false, true}, {"BashOutput", false, false},
+	} {
+		h.BeforeTool(t.Context(), call(tc.tool))
+		h.AfterTool(t.Context(), call(tc.tool), tool.Result{Content: "ok"}, time.Millisecond)
+		var got []string
+	drain:
+		for {
+			select {
+			case hk := <-sent:
+				if hk.Tool != tc.tool {
+					t.Fatalf("%s: a request for %s", tc.tool, hk.Tool)
+				}
+				got = append(got, hk.Event)
+			default:
+				break drain
+			}
+		}
+		var want []string
+		if tc.pre {
+			want = append(want, protocol.HookPreToolUse)
+		}
+		if tc.post {
+			want = append(want, protocol.HookPostToolUse)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: requests %v, want %v", tc.tool, got, want)
+		}
+	}
+	pw.Close()
+}
+
+// TestUnmatchedRequestAnsweredOnTheWay: a request for a call no matcher
+// selects (a child that asks anyway) is answered by the first process on
+// the way with an empty reply, running nothing and denying nothing.
+func TestUnmatchedRequestAnsweredOnTheWay(t *testing.T) {
+	fh := &fakeHooks{filter: protocol.HookFilter{protocol.HookPreToolUse: {"Bash"}}}
+	d := &Dispatcher{cfg: Config{ToolHooks: fh}}
+	input := make(chan []byte, 4)
+	c := &childHooks{d: d, ctx: t.Context(), id: child, agent: "lead", depth: 1, tree: &tree{}, input: input}
+	c.handle(protocol.Hook{ID: "hook-1", Event: protocol.HookPreToolUse, Tool: "Read", Input: json.RawMessage(`{}`)})
+	var rep protocol.HookReply
+	if err := json.Unmarshal(<-input, &rep); err != nil || rep.ID != "hook-1" || rep.Deny != "" || rep.Verdict != "" {
+		t.Fatalf("reply %+v (%v), want an empty answer to hook-1", rep, err)
+	}
+	fh.mu.Lock()
+	defer fh.mu.Unlock()
+	if len(fh.seen) != 0 {
+		t.Errorf("ran hooks for an unmatched call: %+v", fh.seen)
 	}
 }

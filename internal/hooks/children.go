@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"slices"
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/protocol"
@@ -17,7 +16,7 @@ import (
 // established them, never as the child said.
 type ChildTools struct {
 	s      *Session
-	events []string
+	filter protocol.HookFilter
 }
 
 // ChildTools returns s's hooks for subagents' tool calls, or nil when
@@ -26,20 +25,16 @@ func (s *Session) ChildTools() *ChildTools {
 	if s == nil {
 		return nil
 	}
-	var evs []string
-	for _, e := range []string{PreToolUse, PostToolUse} {
-		if s.r.Has(e) {
-			evs = append(evs, e)
-		}
-	}
-	if len(evs) == 0 {
+	f := s.r.Filter()
+	if len(f.Events()) == 0 {
 		return nil
 	}
-	return &ChildTools{s: s, events: evs}
+	return &ChildTools{s: s, filter: f}
 }
 
-// Events are the events with hooks.
-func (c *ChildTools) Events() []string { return slices.Clone(c.events) }
+// Filter is the events with hooks and their matchers: children ask only
+// for a call one of them selects.
+func (c *ChildTools) Filter() protocol.HookFilter { return c.filter }
 
 // Run runs the hooks of h.Event for one call of a subagent. A hook's allow
 // is a verdict the child's permission layer starts from: its deny rules

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/broodhq/brood/internal/protocol"
 )
 
 // Event names, as Claude Code spells them.
@@ -111,7 +113,7 @@ func (c Config) validate(path string) error {
 			return fmt.Errorf("%s: hooks: unknown event %q; brood fires %s", path, ev, strings.Join(Events(), ", "))
 		}
 		for i, g := range gs {
-			if g.Matcher != "" && g.Matcher != "*" && !simpleMatcher.MatchString(g.Matcher) {
+			if isRegexMatcher(g.Matcher) {
 				if _, err := regexp.Compile(g.Matcher); err != nil {
 					return fmt.Errorf("%s: hooks.%s[%d].matcher %q is not a valid regular expression: %v", path, ev, i, g.Matcher, err)
 				}
@@ -276,4 +278,18 @@ func addFiles(cfg Config, paths []string) error {
 		}
 	}
 	return nil
+}
+
+// Filter is c's tool-call matchers, event by event (PreToolUse and
+// PostToolUse with a hook), for children to ask only when one matches.
+func (c Config) Filter() protocol.HookFilter {
+	f := protocol.HookFilter{}
+	for _, ev := range []string{PreToolUse, PostToolUse} {
+		for _, g := range c[ev] {
+			if len(g.Hooks) > 0 && !slices.Contains(f[ev], g.Matcher) {
+				f[ev] = append(f[ev], g.Matcher)
+			}
+		}
+	}
+	return f
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/broodhq/brood/internal/protocol"
 )
 
 // Runner runs the configured hooks of one brood process (the root: children
@@ -45,6 +47,14 @@ func New(cfg Config, opt Options) *Runner {
 
 // Has reports whether event has any hook.
 func (r *Runner) Has(event string) bool { return r != nil && r.cfg.Has(event) }
+
+// Filter is the tool-call matchers children ask by (Config.Filter).
+func (r *Runner) Filter() protocol.HookFilter {
+	if r == nil {
+		return nil
+	}
+	return r.cfg.Filter()
+}
 
 // commands returns the distinct commands of event whose matcher selects
 // value (Claude Code runs an identical command once).

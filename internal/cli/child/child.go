@@ -77,6 +77,6 @@ func Run(ctx context.Context, opts *Options) error {
 		// answers come down stdin, the pipe only it holds.
 		AskParent: f.Getenv(delegate.EnvAskParent) == "1",
 		// And which of its tool calls the root's hooks want to see.
-		HookEvents: delegate.ParseHookEvents(f.Getenv(delegate.EnvHooksParent)),
+		HookFilter: delegate.ParseHookFilter(f.Getenv(delegate.EnvHooksParent)),
 	})
 }
