@@ -1,0 +1,95 @@
+package mcp_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
+)
+
+// TestSiblingsThroughBroodRun runs `brood run` as a real process whose
+// root fans out three siblings, each a real child process: noter's
+// definition names the notes server (inline, a real stdio process) and
+// calls its tool; sibling lists the same tool but names no server, and
+// inheritor lists no tools (it inherits the root's, which has no notes):
+// neither can call it. The server runs for noter alone and is stopped with
+// it.
+func TestSiblingsThroughBroodRun(t *testing.T) {
+	root, env := project(t)
+	exe, err := os.Executable()
+	must(t, err)
+	pidFile := filepath.Join(t.TempDir(), "notes.pid")
+	inline := "mcpServers:\n  - notes:\n      command: " + exe + "\n      env: {" + mcptest.EnvServer + ": \"1\", " + mcptest.EnvPID + ": " + strconv.Quote(pidFile) + "}\n"
+	agents := map[string]string{
+		"noter":     "tools: Read, mcp__notes__echo\n" + inline,
+		"sibling":   "tools: Read, mcp__notes__echo\n",
+		"inheritor": "",
+	}
+	must(t, os.MkdirAll(filepath.Join(root, ".brood", "agents"), 0o755))
+	for name, extra := range agents {
+		body := "---\nname: " + name + "\ndescription: calls the notes server\n" + extra + "---\nYou are " + name + ".\n"
+		must(t, os.WriteFile(filepath.Join(root, ".brood", "agents", name+".md"), []byte(body), 0o644))
+	}
+	sp := filepath.Join(root, ".brood", "script.yaml")
+	must(t, os.WriteFile(sp, []byte(`agents:
+  root:
+    - tools:
+        - Task: {subagent_type: noter, description: "noter", prompt: "Echo your name.", isolation: none}
+        - Task: {subagent_type: sibling, description: "sibling", prompt: "Echo your name.", isolation: none}
+        - Task: {subagent_type: inheritor, description: "inheritor", prompt: "Echo your name.", isolation: none}
+    - say: "ROOT [{{result 0}}] [{{result 1}}] [{{result 2}}]"
+  "*":
+    - tools:
+        - mcp__notes__echo: {text: "{{.Agent}}"}
+    - say: "{{.Agent}} saw [{{result 0}}]"
+`), 0o644))
+
+	// The inline server is the project's configuration: trusted for this run.
+	out, err := brood(t, root, append(env, "BROOD_TRUST_PROJECT=1"), "run", "ask all three").CombinedOutput()
+	if err != nil {
+		t.Fatalf("brood run: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"noter saw [echo: noter]",
+		`sibling saw [unknown tool "mcp__notes__echo"`,
+		`inheritor saw [unknown tool "mcp__notes__echo"`,
+		"tools: mcp__notes__echo names MCP server notes, which is neither configured nor in mcpServers; left out",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("brood run's answer lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the notes server never started: %v", err)
+	}
+	pid, err := strconv.Atoi(string(b))
+	must(t, err)
+	// Stopped with its child: gone (or, at most, a zombie being reaped).
+	deadline := time.Now().Add(30 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the notes server (pid %d) outlived its child and brood run", pid)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline
+	}
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
