@@ -343,6 +343,7 @@ func (r *run) account(turn int, u model.Usage) bool {
 type toolDone struct {
 	i   int
 	res tool.Result
+	ran json.RawMessage // the input that ran, when a hook replaced the model's
 }
 
 // runTools runs the calls of one turn concurrently and returns their results
@@ -358,7 +359,8 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 	ctx = context.WithValue(ctx, historyKey{}, slicesClone(r.msgs))
 	for i, u := range uses {
 		go func() {
-			done <- toolDone{i, r.runTool(context.WithValue(ctx, callIDKey{}, u.ID), u)}
+			res, ran := r.runTool(context.WithValue(ctx, callIDKey{}, u.ID), u)
+			done <- toolDone{i, res, ran}
 		}()
 	}
 	results := make([]model.Part, len(uses))
@@ -366,7 +368,9 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 		d := <-done
 		u := uses[d.i]
 		results[d.i] = model.Part{Type: model.PartToolResult, ToolUseID: u.ID, Text: d.res.Content, IsError: d.res.IsError}
-		r.record(session.Record{Type: session.RecToolResult, Turn: turn, ToolID: u.ID, Tool: u.Name, Output: d.res.Content, IsError: d.res.IsError})
+		// The call record holds the model's input; a hook that replaced it
+		// is recorded here, with the input that ran.
+		r.record(session.Record{Type: session.RecToolResult, Turn: turn, ToolID: u.ID, Tool: u.Name, Input: d.ran, Output: d.res.Content, IsError: d.res.IsError})
 		if !r.emit(Event{Type: EvToolResult, Turn: turn, Tool: u.Name, ToolID: u.ID, Text: d.res.Content, IsError: d.res.IsError}) {
 			// Drain the rest so no goroutine is left blocked on the channel
 			// (it is buffered, so they finish on their own).
@@ -376,16 +380,18 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 	return results, true
 }
 
-func (r *run) runTool(ctx context.Context, u model.Part) tool.Result {
+func (r *run) runTool(ctx context.Context, u model.Part) (tool.Result, json.RawMessage) {
 	ctx, span := r.cfg.Telemetry.Tool(ctx, u.Name, u.ID)
-	res := r.callTool(ctx, u)
+	res, ran := r.callTool(ctx, u)
 	span.EndTool(res.IsError, res.Content)
-	return res
+	return res, ran
 }
 
-func (r *run) callTool(ctx context.Context, u model.Part) tool.Result {
+// callTool runs one call; ran is the input that ran when a hook replaced
+// the model's.
+func (r *run) callTool(ctx context.Context, u model.Part) (tool.Result, json.RawMessage) {
 	if r.cfg.Tools == nil {
-		return tool.Errorf("no tools are available in this run; answer without calling %s", u.Name)
+		return tool.Errorf("no tools are available in this run; answer without calling %s", u.Name), nil
 	}
 	input := u.Input
 	if len(input) == 0 {
@@ -394,7 +400,7 @@ func (r *run) callTool(ctx context.Context, u model.Part) tool.Result {
 	if r.cfg.Hooks != nil {
 		return r.runHooked(ctx, ToolCall{Name: u.Name, ID: u.ID, Input: input})
 	}
-	return r.cfg.Tools.Run(ctx, r.cfg.Env, u.Name, input)
+	return r.cfg.Tools.Run(ctx, r.cfg.Env, u.Name, input), nil
 }
 
 func (r *run) finish(st Status, turns int, err error) {

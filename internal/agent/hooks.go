@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -45,26 +46,27 @@ type ToolGate struct {
 	Context string
 }
 
-// runHooked runs one call between its hooks.
-func (r *run) runHooked(ctx context.Context, call ToolCall) tool.Result {
+// runHooked runs one call between its hooks. ran is the input the tool ran
+// with when a hook replaced the model's (nil otherwise).
+func (r *run) runHooked(ctx context.Context, call ToolCall) (res tool.Result, ran json.RawMessage) {
 	h := r.cfg.Hooks
 	g := h.BeforeTool(ctx, call)
 	if g.Deny != "" {
-		return tool.Errorf("%s", g.Deny)
+		return tool.Errorf("%s", g.Deny), nil
 	}
-	if len(g.Input) > 0 {
-		call.Input = g.Input
+	if len(g.Input) > 0 && !bytes.Equal(g.Input, call.Input) {
+		call.Input, ran = g.Input, g.Input
 	}
 	if g.Verdict != "" {
 		ctx = tool.WithHookVerdict(ctx, g.Verdict)
 	}
 	start := time.Now()
-	res := r.cfg.Tools.Run(ctx, r.cfg.Env, call.Name, call.Input)
+	res = r.cfg.Tools.Run(ctx, r.cfg.Env, call.Name, call.Input)
 	extra := h.AfterTool(ctx, call, res, time.Since(start))
 	for _, s := range []string{g.Context, extra} {
 		if s != "" {
 			res.Content += "\n\n" + s
 		}
 	}
-	return res
+	return res, ran
 }

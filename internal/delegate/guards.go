@@ -80,18 +80,29 @@ func transcriptCalls(td *taskdir.Dir) []guard.Call {
 	for _, r := range recs {
 		switch r.Type {
 		case session.RecToolCall:
-			var in struct {
-				Command  string `json:"command"`
-				FilePath string `json:"file_path"`
-			}
-			_ = json.Unmarshal(r.Input, &in)
 			byID[r.ToolID] = len(calls)
-			calls = append(calls, guard.Call{Tool: tool.CanonicalName(r.Tool), Command: in.Command, Path: in.FilePath})
+			c := guard.Call{Tool: tool.CanonicalName(r.Tool)}
+			c.Command, c.Path = callInput(r.Input)
+			calls = append(calls, c)
 		case session.RecToolResult:
 			if i, ok := byID[r.ToolID]; ok {
 				calls[i].Result, calls[i].IsError = r.Output, r.IsError
+				if len(r.Input) > 0 {
+					// A hook replaced the model's input: this is what ran.
+					calls[i].Command, calls[i].Path = callInput(r.Input)
+				}
 			}
 		}
 	}
 	return calls
+}
+
+// callInput is the command and file path of a tool input.
+func callInput(raw json.RawMessage) (command, path string) {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+	}
+	_ = json.Unmarshal(raw, &in)
+	return in.Command, in.FilePath
 }

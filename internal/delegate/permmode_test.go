@@ -79,3 +79,21 @@ func TestTranscriptCallsNeverHangs(t *testing.T) {
 		}
 	}
 }
+
+// TestTranscriptCallsTakeWhatRan: a call whose input a PreToolUse hook
+// replaced is judged by the input that ran (on its result record), not by
+// the model's.
+func TestTranscriptCallsTakeWhatRan(t *testing.T) {
+	td := taskdir.Open(t.TempDir()).MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
+		t.Fatal(err)
+	}
+	transcript := `{"type":"tool_call","tool_id":"t1","tool":"Bash","input":{"command":"go test ./..."}}` + "\n" +
+		`{"type":"tool_result","tool_id":"t1","tool":"Bash","input":{"command":"go test -short ./..."},"output":"ok"}` + "\n"
+	if err := os.WriteFile(td.File(taskdir.Session), []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if calls := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test -short ./..." || calls[0].Result != "ok" {
+		t.Fatalf("calls %+v, want the one Bash call as it ran", calls)
+	}
+}

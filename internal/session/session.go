@@ -29,7 +29,7 @@ const (
 	RecMeta       RecordType = "meta"        // start of a run: agent, model, system prompt
 	RecMessage    RecordType = "message"     // one conversation message, as sent to the model
 	RecToolCall   RecordType = "tool_call"   // a tool call about to run
-	RecToolResult RecordType = "tool_result" // one tool call's result, as soon as it is known
+	RecToolResult RecordType = "tool_result" // one tool call's result, as soon as it is known; with input when a hook replaced the model's: the input that ran
 	RecUsage      RecordType = "usage"       // tokens of one model turn
 	RecSteer      RecordType = "steer"       // a message injected from outside at a turn boundary
 	RecEnd        RecordType = "end"         // a run finished (status, turns)

@@ -88,6 +88,9 @@ func printTranscript(w io.Writer, recs []session.Record) {
 			if r.IsError {
 				mark = "✗"
 			}
+			if len(r.Input) > 0 {
+				fmt.Fprintf(w, "%s   ran %s %s (a PreToolUse hook replaced the input)\n", ts, r.Tool, cmdutil.TrimTo(string(r.Input), 200))
+			}
 			fmt.Fprintf(w, "%s   %s %s: %s\n", ts, mark, r.Tool, cmdutil.TrimTo(cmdutil.FirstLine(r.Output, 300), 300))
 		case session.RecSteer:
 			fmt.Fprintf(w, "%s ✉ %s\n", ts, indent(r.Text))
