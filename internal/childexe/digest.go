@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os/exec"
 	"strings"
@@ -41,16 +42,22 @@ func digestFS(fsys fs.FS) (string, error) {
 		case d.IsDir() || strings.HasSuffix(path, "_test.go"):
 			return nil
 		}
-		b, err := fs.ReadFile(fsys, path)
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		for _, part := range [][]byte{[]byte(path), b} {
-			binary.BigEndian.PutUint64(n[:], uint64(len(part)))
-			h.Write(n[:])
-			h.Write(part)
+		binary.BigEndian.PutUint64(n[:], uint64(len(path)))
+		h.Write(n[:])
+		h.Write([]byte(path))
+		binary.BigEndian.PutUint64(n[:], uint64(info.Size()))
+		h.Write(n[:])
+		f, err := fsys.Open(path)
+		if err != nil {
+			return err
 		}
-		return nil
+		defer f.Close()
+		_, err = io.Copy(h, f) // no copy of the file: embed's data is read in place
+		return err
 	})
 	if err != nil {
 		return "", err
