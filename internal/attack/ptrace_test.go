@@ -40,14 +40,14 @@ func tryPtrace(arg string) int {
 }
 
 // sleeperEnv makes the test binary exec sleep with its value as argument,
-// holding no more capabilities than a brood child does (as root:
-// CAP_SYS_PTRACE and CAP_PERFMON dropped): the control, a dumpable process
-// an attacker child could reach if dumpability were all that differed.
+// holding no more capabilities than the attacker's Bash does (as root:
+// CAP_SYS_PTRACE, CAP_PERFMON and CAP_SYS_ADMIN dropped): the control, a
+// dumpable process the attacker reaches, so the probes are shown to work.
 const sleeperEnv = "BROOD_ATTACK_SLEEPER"
 
 func execSleeper(arg string) int {
 	runtime.LockOSThread() // the drop is this thread's, and exec is from it
-	if err := sandbox.NoPtraceForChild(); err != nil {
+	if err := sandbox.NoIntrospectionForCommand(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -60,15 +60,17 @@ func execSleeper(arg string) int {
 }
 
 // TestSiblingCannotPtrace: a child's Bash, running as the same uid as a
-// sibling brood child, can neither ptrace it nor open its /proc/PID/mem or
-// /proc/PID/environ. Every child is non-dumpable (PR_SET_DUMPABLE 0) and,
-// as root, is started without CAP_SYS_PTRACE (which would pass that flag);
-// under Landlock a sibling is also outside the attacker's domain. With the
-// kernel sandbox turned off the flag holds alone, and a plain process of
-// the same uid is the control: as root the same commands reach it, so the
-// test cannot pass by reading nothing. As a non-root user (the PID-namespace
-// fallback) each child has a user namespace of its own, which holds off the
-// control too.
+// sibling brood child, can neither ptrace it nor open its /proc/PID/mem,
+// /proc/PID/environ or /proc/PID/fd. Every child is non-dumpable
+// (PR_SET_DUMPABLE 0); as root it is started without CAP_SYS_PTRACE, and
+// the commands it runs for the model (Bash) also without CAP_PERFMON and
+// CAP_SYS_ADMIN, which the kernel counts for PTRACE_MODE_READ (environ,
+// fd) past that flag. Under Landlock a sibling is also outside the
+// attacker's domain. With the kernel sandbox turned off the flag and the
+// dropped capabilities hold alone, and a plain process of the same uid is
+// the control: as root the same commands reach it, so the test cannot pass
+// by reading nothing. As a non-root user (the PID-namespace fallback) each
+// child has a user namespace of its own, which holds off the control too.
 func TestSiblingCannotPtrace(t *testing.T) {
 	for _, mode := range []string{"landlock", "no_landlock"} {
 		t.Run(mode, func(t *testing.T) {
@@ -93,6 +95,7 @@ func TestSiblingCannotPtrace(t *testing.T) {
 
 			probe := func(pid int, tag string) string {
 				return fmt.Sprintf(`v=%d; (cat /proc/$v/environ >/dev/null) 2>/dev/null && echo OPENED-environ-%[2]s || echo denied-environ-%[2]s; `+
+					`readlink /proc/$v/fd/1 >/dev/null 2>&1 && echo OPENED-fd-%[2]s || echo denied-fd-%[2]s; `+
 					`dd if=/proc/$v/mem of=/dev/null bs=1 count=0 2>/dev/null && echo OPENED-mem-%[2]s || echo denied-mem-%[2]s; `+
 					`%[3]s=$v %[4]q 2>&1 | sed 's/^/%[2]s: /'`, pid, tag, ptraceEnv, exe)
 			}
@@ -117,30 +120,22 @@ func TestSiblingCannotPtrace(t *testing.T) {
 					}
 				}
 			})
-			denials := []string{"denied-mem-victim", "victim: ptrace-denied"}
-			if os.Getuid() == 0 {
-				// Root keeps CAP_SYS_ADMIN, and the kernel lets it read any
-				// process's environ (perfmon_capable): held only by the
-				// environment holding no secret (see docs/architecture.md).
-				t.Logf("as root: %s", firstLineWith(got, "environ-victim"))
-			} else {
-				denials = append(denials, "denied-environ-victim")
-			}
+			denials := []string{"denied-mem-victim", "denied-environ-victim", "denied-fd-victim", "victim: ptrace-denied"}
 			for _, deny := range denials {
 				if !strings.Contains(got, deny) {
 					t.Errorf("the sibling reached the brood child %d: want %q in\n%s", victim, deny, got)
 				}
 			}
 			if mode == "no_landlock" && os.Getuid() == 0 {
-				// Only the dumpable flag (and the dropped capability)
-				// differ between the two.
-				for _, reach := range []string{"OPENED-mem-control", "control: PTRACED"} {
+				// The control has the attacker's capabilities and is
+				// dumpable: the probes reach it.
+				for _, reach := range []string{"OPENED-mem-control", "OPENED-environ-control", "OPENED-fd-control", "control: PTRACED"} {
 					if !strings.Contains(got, reach) {
 						t.Errorf("the control was not reached, so the test proves nothing: want %q in\n%s", reach, got)
 					}
 				}
 			}
-			if strings.Contains(got, "OPENED-mem-victim") || strings.Contains(got, "PTRACED "+strconv.Itoa(victim)) {
+			if strings.Contains(got, "OPENED-mem-victim") || strings.Contains(got, "OPENED-environ-victim") || strings.Contains(got, "OPENED-fd-victim") || strings.Contains(got, "PTRACED "+strconv.Itoa(victim)) {
 				t.Errorf("the sibling reached the brood child %d:\n%s", victim, got)
 			}
 		})

@@ -31,7 +31,8 @@ type configGuard struct {
 	root   string
 	allow  bool
 	before *trust.ConfigState
-	home   *trust.ConfigState // the user's own configuration (trust grants, settings, agents)
+	home   *trust.ConfigState     // the user's own configuration (trust grants, settings, agents)
+	claude *trust.ClaudeJSONState // ~/.claude.json's servers and per-project allowances
 	err    error
 }
 
@@ -50,6 +51,9 @@ func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
 	g.before, g.err = trust.SnapshotConfig(g.root)
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
+		if g.err == nil {
+			g.claude, g.err = trust.SnapshotClaudeJSON(home)
+		}
 	}
 	if g.before != nil {
 		g.d.cfgLive = append(g.d.cfgLive, g)
@@ -167,7 +171,7 @@ func writeFilePerm(path string, data []byte, perm fs.FileMode) error {
 	return werr
 }
 
-const configWhy = "a subagent may not change brood's or Claude Code's configuration (.brood/, .claude/, .mcp.json, and yours in ~/.config/brood, ~/.claude); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
+const configWhy = "a subagent may not change brood's or Claude Code's configuration (.brood/, .claude/, .mcp.json, and yours in ~/.config/brood, ~/.claude, ~/.claude.json); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
 
 // settle undoes (or, when allowed, reports) what the child changed and
 // returns the result's lines about it. Call it after the child exited and
@@ -192,20 +196,28 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if g.err != nil {
 		return append(lines, "configuration not watched ("+g.err.Error()+"): check .brood/, .claude/ and ~/.config/brood for changes yourself")
 	}
-	for _, st := range []struct {
-		state  *trust.ConfigState
-		prefix string
-	}{{g.before, ""}, {g.home, "~/"}} {
-		if st.state != nil {
-			lines = append(lines, g.undo(st.state, st.prefix)...)
-		}
+	if g.before != nil {
+		lines = append(lines, g.undo(g.before, "")...)
+	}
+	if g.home != nil {
+		lines = append(lines, g.undo(g.home, "~/")...)
+	}
+	if g.claude != nil {
+		lines = append(lines, g.undo(g.claude, "~/")...)
 	}
 	return lines
 }
 
+// watched is one snapshot of configuration a child may not change:
+// trust.ConfigState (files) or trust.ClaudeJSONState (keys of one file).
+type watched interface {
+	Changes() ([]string, error)
+	Restore(names []string) ([]string, error)
+}
+
 // undo puts back what changed in one watched state (the project's, or the
 // user's under their home, shown with prefix) and says so.
-func (g *configGuard) undo(c *trust.ConfigState, prefix string) []string {
+func (g *configGuard) undo(c watched, prefix string) []string {
 	changed, err := c.Changes()
 	switch {
 	case err != nil:
@@ -278,5 +290,5 @@ func userConfigDirs(s settings.Settings) []string {
 	if s.Agents.AllowConfigChanges || err != nil || home == "" {
 		return nil
 	}
-	return []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".claude")}
+	return []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile)}
 }

@@ -64,7 +64,32 @@ func NoPtraceForChild() error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	for _, c := range []uintptr{unix.CAP_SYS_PTRACE, unix.CAP_PERFMON} {
+	return dropBounding(unix.CAP_SYS_PTRACE, unix.CAP_PERFMON)
+}
+
+// NoIntrospectionForCommand drops, from the calling OS thread's bounding
+// set, every capability that lets a process of the same uid read another's
+// /proc/PID/environ past its non-dumpable flag: CAP_SYS_PTRACE, and the two
+// the kernel counts as perfmon_capable for PTRACE_MODE_READ (CAP_PERFMON
+// and CAP_SYS_ADMIN). It is for a command a child runs on a model's behalf
+// (Bash, hooks): root's exec gives the command its bounding set, so without
+// the drop a sibling child's Bash reads a brood child's environment. A
+// brood child keeps CAP_SYS_ADMIN itself (its own children's namespaces and
+// mounts need it); only what it runs for the model goes without. As with
+// RestrictForChild, the thread must be locked and must die afterwards
+// (OnThrowawayThread).
+func NoIntrospectionForCommand() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return dropBounding(unix.CAP_SYS_PTRACE, unix.CAP_PERFMON, unix.CAP_SYS_ADMIN)
+}
+
+// dropBounding drops caps from the calling thread's bounding set; one the
+// kernel does not know (EINVAL) or a thread that may not drop (EPERM: it
+// holds nothing to drop) is not an error.
+func dropBounding(caps ...uintptr) error {
+	for _, c := range caps {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("sandbox: drop capability %d for a child: %w", c, err)
 		}

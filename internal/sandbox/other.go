@@ -54,3 +54,6 @@ func StartMapped(cmd *exec.Cmd, start func() error) error { return start() }
 
 // NoPtraceForChild has nothing to drop off Linux.
 func NoPtraceForChild() error { return nil }
+
+// NoIntrospectionForCommand has nothing to drop off Linux.
+func NoIntrospectionForCommand() error { return nil }

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -97,18 +97,26 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	cmd.WaitDelay = bashWaitDelay
 
 	start := time.Now()
-	// The shell's death signal is tied to the thread that starts it: keep
-	// this goroutine on that thread until the shell is waited for, so the
-	// runtime never retires it under a running command.
-	runtime.LockOSThread()
-	err := cmd.Start()
-	if err == nil {
-		if env.OnGroup != nil {
-			env.OnGroup(cmd.Process.Pid, true)
+	// The shell's death signal is tied to the thread that starts it, and
+	// the shell gets that thread's bounding set: start it from a thread of
+	// its own that holds nothing that reads a sibling's /proc/PID/environ,
+	// and that lives until the shell is waited for, then dies.
+	done := make(chan error, 1)
+	sandbox.OnThrowawayThread(func() {
+		if err := sandbox.NoIntrospectionForCommand(); err != nil {
+			done <- err
+			return
 		}
-		err = cmd.Wait()
-	}
-	runtime.UnlockOSThread()
+		err := cmd.Start()
+		if err == nil {
+			if env.OnGroup != nil {
+				env.OnGroup(cmd.Process.Pid, true)
+			}
+			err = cmd.Wait()
+		}
+		done <- err
+	})
+	err := <-done
 	if errors.Is(err, exec.ErrWaitDelay) || runCtx.Err() != nil {
 		// The shell is gone but something it started still holds the
 		// output; or the call was cut short. Either way, end the group.

@@ -33,9 +33,10 @@ type Env struct {
 	// subagent never changes .brood/ (less its records), .claude/ or
 	// .mcp.json on its own.
 	ConfigRoot string
-	// ConfigDirs are directories refused wholesale, as ConfigRoot's
-	// configuration is: the user's own (~/.config/brood, ~/.claude), where
-	// brood keeps settings, agents and project trust grants.
+	// ConfigDirs are directories (or files) refused wholesale, as
+	// ConfigRoot's configuration is: the user's own (~/.config/brood,
+	// ~/.claude, ~/.claude.json), where brood keeps settings, agents and
+	// project trust grants, and Claude Code the user's MCP servers.
 	ConfigDirs []string
 	// Redactor scrubs secrets from command output (nil: the secret-looking
 	// variables of this process's environment). Build it once per process

@@ -159,3 +159,115 @@ func TestTUIListAndResume(t *testing.T) {
 	tm.waitFor("(Ctrl-T to select)")
 	tm.exit()
 }
+
+// TestTUIReopenedSessionCost: a reopened session's status line counts its
+// earlier subagents' tokens and cost, grandchildren included, read from
+// the records (as brood tasks tree --session finds them), and its tree
+// shows them finished, as it did before it was left.
+func TestTUIReopenedSessionCost(t *testing.T) {
+	p := newTUIProject(t, `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "outer", prompt: "Delegate a look.", isolation: none}
+    - say: "ROOT-DONE"
+    - say: "REOPENED-ANSWER"
+  general-purpose:
+    - cases:
+        - if: "inner"
+          say: "INNER-DONE"
+      tools:
+        - Task: {subagent_type: general-purpose, description: "inner", prompt: "Look inside.", isolation: none}
+    - say: "OUTER-DONE"
+    - say: "OUTER-FOLLOW-UP: {{.Last}}"
+`, map[string]string{"~/.config/brood/settings.toml": "maxSubagentDepth = 2\n[prices.script]\ninput = 3.0\noutput = 15.0\n"})
+	tm := p.open(t)
+	tm.typeLine("go deep")
+	s := tm.waitFor("ROOT-DONE", "0 running, 2 finished", "ready · ")
+	figures := statusFigures(t, s)
+	if !strings.Contains(figures, "(subagents ") || !strings.Contains(figures, "$") {
+		t.Fatalf("the status line lacks the subagents' tokens or the cost: %q", figures)
+	}
+	tm.exit()
+	tm.close()
+
+	tm = p.open(t, "--continue")
+	s = tm.waitFor("ROOT-DONE", "0 running, 2 finished")
+	if got := statusFigures(t, s); got != figures {
+		t.Errorf("reopened, the status line says %q; before leaving it said %q", got, figures)
+	}
+	if strings.Count(s, "general-purpose ") < 2 || strings.Count(s, " done ") < 2 {
+		t.Errorf("the reopened tree does not show the two earlier tasks done:\n%s", s)
+	}
+	tm.keys("C-t")
+	tm.keys("Enter")
+	tm.waitFor("│ OUTER-DONE")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.typeLine("and now?")
+	tm.waitFor("REOPENED-ANSWER", "ready · ")
+	// An earlier task resumes by the tail the tree shows.
+	var outer string
+	for _, f := range strings.Fields(s) {
+		if len(f) == 6 && outer == "" && strings.Contains(s, "general-purpose "+f+" done") {
+			outer = f
+		}
+	}
+	tm.typeLine("/resume " + strings.ToLower(outer) + " anything else?")
+	// It is still expanded in the tree: its new answer shows there.
+	tm.waitFor("resumed task ", "0 running, 2 finished", "│ OUTER-FOLLOW-UP: anything else?")
+	tm.exit()
+}
+
+// statusFigures is the status line's tokens and cost ("tokens ... · $...").
+func statusFigures(t *testing.T, screen string) string {
+	t.Helper()
+	for _, l := range strings.Split(screen, "\n") {
+		if i := strings.Index(l, "· tokens "); i >= 0 {
+			f, _, _ := strings.Cut(l[i+2:], " · /help")
+			return strings.TrimSpace(f)
+		}
+	}
+	t.Fatalf("no status line on the screen:\n%s", screen)
+	return ""
+}
+
+// TestTUISlashCommands: /help lists the commands and keys, /agents the
+// registry's types, /model shows the model and switches it from the next
+// turn, and /clear starts a new conversation in a new transcript (the old
+// one stays).
+func TestTUISlashCommands(t *testing.T) {
+	p := newTUIProject(t, `agents:
+  root:
+    - say: "FIRST-MODEL-ANSWER"
+`, map[string]string{
+		".brood/other.yaml":        "agents:\n  root:\n    - say: \"AFTER-CLEAR-ANSWER\"\n    - say: \"OTHER-MODEL-ANSWER\"\n",
+		".brood/agents/auditor.md": "---\nname: auditor\ndescription: AUDITOR-DESCRIPTION checks things\ntools: Read, Grep\n---\nYou audit.\n",
+	})
+	tm := p.open(t)
+	tm.typeLine("/help")
+	tm.waitFor("commands:", "/subagent", "/workflow", "keys:", "Ctrl-T subagent tree")
+	tm.typeLine("/agents")
+	tm.waitFor("agents:", "explore (read-only)", "auditor (read-only): AUDITOR-DESCRIPTION", "general-purpose: ")
+	tm.typeLine("/model")
+	tm.waitFor("model: script:" + filepath.Join(p.root, ".brood/script.yaml"))
+	tm.typeLine("first")
+	tm.waitFor("FIRST-MODEL-ANSWER", "ready · script:script.yaml")
+	other := "script:" + filepath.Join(p.root, ".brood/other.yaml")
+	tm.typeLine("/model " + other)
+	tm.waitFor("model: " + other + " (from the next turn)")
+	tm.typeLine("second") // the second turn of the conversation, on the other model
+	tm.waitFor("OTHER-MODEL-ANSWER", "ready · script:other.yaml")
+	tm.typeLine("/clear")
+	tm.waitForFunc("the conversation cleared", func(s string) bool {
+		return !strings.Contains(s, "FIRST-MODEL-ANSWER") && !strings.Contains(s, "OTHER-MODEL-ANSWER") && strings.Contains(s, "ask brood")
+	})
+	tm.typeLine("third")
+	// The new conversation starts empty: the script, which answers by the
+	// turns it has seen, is back at its first answer.
+	tm.waitFor("AFTER-CLEAR-ANSWER", "ready · ")
+	tm.exit()
+	sessions, _ := filepath.Glob(filepath.Join(p.root, ".brood", "sessions", "*.jsonl"))
+	if len(sessions) != 2 {
+		t.Fatalf("after /clear want two transcripts (the old one kept), got %v", sessions)
+	}
+}

@@ -93,28 +93,24 @@ func (p tuiProject) open(t *testing.T, args ...string) *term {
 
 // tmux starts a detached 120x40 session running shellCmd on a server of
 // its own, killed when the test ends (its screen logged if it failed).
+//
+// Every server gets a socket path never used before: a server killed a
+// moment ago may still be exiting on its old socket, and a client that
+// reaches it there fails ("server exited unexpectedly") — which is how
+// reusing a socket name (a reopened session, a test run with -count=N)
+// flaked on a loaded machine.
 func (p tuiProject) tmux(t *testing.T, shellCmd string) *term {
 	t.Helper()
 	root := p.root
-	sock := fmt.Sprintf("brood-tui-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
-	for i := 2; exec.Command("tmux", "-L", sock, "has-session").Run() == nil; i++ {
-		sock = fmt.Sprintf("brood-tui-%d-%s-%d", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"), i)
+	dir, err := os.MkdirTemp("", "brood-tmux-") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
 	}
-	tm := &term{t: t, sock: sock, root: root}
-	// On a loaded machine a new tmux server can fail to come up ("server
-	// exited unexpectedly"): try again on a fresh socket, a few times.
-	for attempt := 1; ; attempt++ {
-		cmd := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root, shellCmd)
-		out, err := cmd.CombinedOutput()
-		if err == nil {
-			break
-		}
-		if attempt == 3 {
-			t.Fatalf("tmux new-session: %v %s", err, out)
-		}
-		t.Logf("tmux new-session (attempt %d): %v %s", attempt, err, out)
-		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
-		tm.sock = fmt.Sprintf("%s-retry%d", sock, attempt)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	tm := &term{t: t, sock: filepath.Join(dir, "sock"), root: root}
+	cmd := exec.Command("tmux", "-S", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root, shellCmd)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v %s", err, out)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -128,13 +124,13 @@ func (p tuiProject) tmux(t *testing.T, shellCmd string) *term {
 				t.Logf("%s:\n%s", l, b)
 			}
 		}
-		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
+		_ = exec.Command("tmux", "-S", tm.sock, "kill-server").Run()
 	})
 	return tm
 }
 
 // close ends the tmux server (brood, if still there, gets SIGHUP).
-func (tm *term) close() { _ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run() }
+func (tm *term) close() { _ = exec.Command("tmux", "-S", tm.sock, "kill-server").Run() }
 
 func quoteAll(args []string) []string {
 	out := make([]string, len(args))
@@ -145,7 +141,7 @@ func quoteAll(args []string) []string {
 }
 
 func (tm *term) screen() string {
-	out, err := exec.Command("tmux", "-L", tm.sock, "capture-pane", "-p", "-t", "0").Output()
+	out, err := exec.Command("tmux", "-S", tm.sock, "capture-pane", "-p", "-t", "0").Output()
 	if err != nil {
 		return "(capture-pane: " + err.Error() + ")"
 	}
@@ -199,7 +195,7 @@ func (tm *term) waitForFunc(what string, ok func(string) bool) string {
 // resize makes the terminal w columns by h rows.
 func (tm *term) resize(w, h int) {
 	tm.t.Helper()
-	if out, err := exec.Command("tmux", "-L", tm.sock, "resize-window", "-t", "0", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h)).CombinedOutput(); err != nil {
+	if out, err := exec.Command("tmux", "-S", tm.sock, "resize-window", "-t", "0", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h)).CombinedOutput(); err != nil {
 		tm.t.Fatalf("resize-window: %v %s", err, out)
 	}
 }
@@ -222,7 +218,7 @@ func (tm *term) waitFile(name string) {
 // keys sends tmux key names (Enter, C-t, Down, ...) or literal text (-l).
 func (tm *term) keys(keys ...string) {
 	tm.t.Helper()
-	if out, err := exec.Command("tmux", append([]string{"-L", tm.sock, "send-keys", "-t", "0"}, keys...)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command("tmux", append([]string{"-S", tm.sock, "send-keys", "-t", "0"}, keys...)...).CombinedOutput(); err != nil {
 		tm.t.Fatalf("send-keys %q: %v %s", keys, err, out)
 	}
 }
@@ -465,6 +461,37 @@ phases:
 	s := tm.waitFor("workflow two-looks", "workflow run", " done: 2 agents")
 	if strings.Count(s, "  ▸ explore") != 2 {
 		t.Fatalf("the run's two agents are not under it in the tree:\n%s", s)
+	}
+	tm.exit()
+}
+
+// TestTUIAskOutlastsTheLifeguard: a child waiting on its question for
+// longer than the lifeguard's silence limit is left alone (its heartbeat
+// goes on while it waits), and runs the command once it is allowed.
+func TestTUIAskOutlastsTheLifeguard(t *testing.T) {
+	const limit = 3 * time.Second
+	tm := startTUI(t, askScript, map[string]string{
+		"~/.config/brood/settings.toml": fmt.Sprintf("[pool]\nheartbeat_timeout = %q\nping_interval = \"100ms\"\n", limit),
+	})
+	tm.typeLine("do both jobs")
+	tm.waitFor("asks to use Bash:", "touch once.txt", "y allow once")
+	// Hold the question for twice the limit (a hold, not a synchronisation:
+	// the time is what is tested), watching that the child is not killed.
+	for held := time.Now(); time.Since(held) < 2*limit; {
+		if s := tm.screen(); !strings.Contains(s, "touch once.txt") || strings.Contains(s, "heartbeat") {
+			t.Fatalf("the child did not wait for its answer:\n%s", s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.keys("y")
+	tm.waitFor("allowed once: Bash touch once.txt", "touch denied.txt", "y allow once")
+	if _, err := os.Stat(filepath.Join(tm.root, "once.txt")); err != nil {
+		t.Errorf("the command allowed after the wait did not run: %v", err)
+	}
+	tm.keys("n")
+	tm.waitFor("denied: Bash touch denied.txt", "ROOT-DONE", "0 running, 2 finished")
+	if s := tm.screen(); strings.Count(s, " done ") < 2 {
+		t.Errorf("the children did not both finish done:\n%s", s)
 	}
 	tm.exit()
 }

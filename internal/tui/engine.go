@@ -194,7 +194,13 @@ func (e *engine) openSession(path string) error {
 	}
 	e.tw, e.path, e.history = tw, path, history
 	e.mu.Unlock()
+	if e.disp != nil {
+		e.disp.SetSession(sessionID(path)) // its tasks name the session (brood tasks tree --session)
+	}
 	e.send(sessionMsg{path: path, records: recs})
+	if recs != nil {
+		go e.loadPrior(sessionID(path))
+	}
 	return nil
 }
 

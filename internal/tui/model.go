@@ -148,6 +148,8 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 		m.tree.apply(msg.ev, m.now())
 	case resultMsg:
 		m.tree.setResult(msg)
+	case priorMsg:
+		m.tree.addPrior(msg.nodes)
 	case taskModelMsg:
 		m.tree.setModel(msg.id, msg.model)
 	case turnDoneMsg:
