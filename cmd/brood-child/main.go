@@ -14,12 +14,24 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
 func main() {
+	// The parent asks, once, which source this binary was built from
+	// (package childexe: the proof of one build when nothing else names it).
+	if len(os.Args) == 2 && os.Args[1] == childexe.DigestFlag {
+		d, err := childexe.SourceDigest()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "brood-child:", err)
+			os.Exit(1)
+		}
+		fmt.Println(d)
+		return
+	}
 	// As brood's main: an isolated child mounts its copy of the tree first,
 	// and a child whose parent died still writes its result.
 	if _, err := isolate.EnterFromEnv(); err != nil {

@@ -5,11 +5,14 @@
 // SDKs, the sandbox — and none of the command tree, the terminal UI or the
 // Temporal worker, whose package initialisers are most of a child's CPU.
 // A brood-child is used only when its build info proves it is the same
-// build as the parent; otherwise the parent runs itself as the child, as
-// it always could.
+// build as the parent — or, when the build info names no source version
+// (GOFLAGS=-buildvcs=false, a modified tree), when it reports the same
+// digest of the source embedded in both (package brood); otherwise the
+// parent runs itself as the child, as it always could.
 package childexe
 
 import (
+	"context"
 	"debug/buildinfo"
 	"fmt"
 	"os"
@@ -53,30 +56,39 @@ func Find(self string) Choice {
 	if err != nil {
 		return Choice{Path: self, Why: fmt.Sprintf("%s: %v", cand, err)}
 	}
-	if why := SameBuild(mine, theirs); why != "" {
+	why, unversioned := SameBuild(mine, theirs)
+	if unversioned {
+		// Nothing in the build info names the source: the embedded
+		// source's digest decides.
+		why = sameSource(context.Background(), cand)
+	}
+	if why != "" {
 		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall both: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}
 	}
 	return Choice{Path: cand, Lean: true}
 }
 
 // SameBuild says why child is not provably built from the same source as
-// parent ("" when it is): same toolchain, same main module at the same
-// version — a released or pseudo-version, never a modified tree — and every
-// module the child links at the version the parent links.
-func SameBuild(parent, child *debug.BuildInfo) string {
+// parent ("" when it is): same toolchain, build settings and main module
+// at the same version and revision, and every module the child links at
+// the version the parent links. A version that names no source — a build
+// of a modified tree, or without version control — cannot be matched
+// here: unversioned is then true, and everything else matched; the source
+// digest (sameSource) must decide.
+func SameBuild(parent, child *debug.BuildInfo) (why string, unversioned bool) {
 	switch {
 	case parent.GoVersion != child.GoVersion:
-		return fmt.Sprintf("built with %s, brood with %s", child.GoVersion, parent.GoVersion)
+		return fmt.Sprintf("built with %s, brood with %s", child.GoVersion, parent.GoVersion), false
 	case parent.Main.Path != child.Main.Path:
-		return fmt.Sprintf("module %s, brood's is %s", child.Main.Path, parent.Main.Path)
+		return fmt.Sprintf("module %s, brood's is %s", child.Main.Path, parent.Main.Path), false
 	case parent.Main.Version != child.Main.Version:
-		return fmt.Sprintf("version %s, brood's is %s", child.Main.Version, parent.Main.Version)
-	}
-	if v := parent.Main.Version; v == "" || v == "(devel)" || strings.HasSuffix(v, "+dirty") {
-		return fmt.Sprintf("version %q cannot be matched (a build of a modified tree, or without version control)", v)
+		return fmt.Sprintf("version %s, brood's is %s", child.Main.Version, parent.Main.Version), false
 	}
 	if a, b := setting(parent, "vcs.revision"), setting(child, "vcs.revision"); a != b {
-		return fmt.Sprintf("revision %s, brood's is %s", b, a)
+		return fmt.Sprintf("revision %s, brood's is %s", b, a), false
+	}
+	if why := sameSettings(parent, child); why != "" {
+		return why, false
 	}
 	deps := map[string]string{}
 	for _, d := range parent.Deps {
@@ -84,7 +96,30 @@ func SameBuild(parent, child *debug.BuildInfo) string {
 	}
 	for _, d := range child.Deps {
 		if v, ok := deps[d.Path]; !ok || v != modVersion(d) {
-			return fmt.Sprintf("links %s %s, brood links %q", d.Path, modVersion(d), v)
+			return fmt.Sprintf("links %s %s, brood links %q", d.Path, modVersion(d), v), false
+		}
+	}
+	if v := parent.Main.Version; v == "" || v == "(devel)" || strings.HasSuffix(v, "+dirty") || setting(parent, "vcs.modified") == "true" {
+		return fmt.Sprintf("version %q cannot be matched (a build of a modified tree, or without version control)", v), true
+	}
+	return "", false
+}
+
+// sameSettings compares the build settings (flags, tags, cgo, target).
+func sameSettings(parent, child *debug.BuildInfo) string {
+	mine, theirs := map[string]string{}, map[string]string{}
+	for _, s := range parent.Settings {
+		mine[s.Key] = s.Value
+	}
+	for _, s := range child.Settings {
+		theirs[s.Key] = s.Value
+		if v, ok := mine[s.Key]; !ok || v != s.Value {
+			return fmt.Sprintf("built with %s=%s, brood with %q", s.Key, s.Value, v)
+		}
+	}
+	for _, s := range parent.Settings {
+		if _, ok := theirs[s.Key]; !ok {
+			return fmt.Sprintf("built without %s, brood with %s=%s", s.Key, s.Key, s.Value)
 		}
 	}
 	return ""

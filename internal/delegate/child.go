@@ -45,8 +45,11 @@ type ChildConfig struct {
 	// the child may delegate: a child that does not reads no settings file.
 	LoadSettings func() (settings.Settings, error)
 	// Exe and Args start grandchildren (tests re-exec the test binary).
-	Exe  string
-	Args []string
+	Exe string
+	// ExeFunc, when set, replaces Exe; it is called only by a child that
+	// delegates.
+	ExeFunc func() string
+	Args    []string
 	// AskParent is set when the parent takes permission questions
 	// (EnvAskParent): a call that needs approval is asked up the tree
 	// instead of denied.
@@ -203,7 +206,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		nested, err = New(Config{
 			Owners:      owners,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
-			Exe: cfg.Exe, Args: cfg.Args,
+			Exe: cfg.Exe, ExeFunc: cfg.ExeFunc, Args: cfg.Args,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ProjectFiles: env.ProjectFiles, ParentProjectFiles: env.ProjectFiles,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,

@@ -44,8 +44,12 @@ type Config struct {
 	Settings    settings.Settings
 	// Exe and Args start a child: Exe Args... --mode json --task-id ID
 	// --envelope PATH. Exe defaults to os.Executable().
-	Exe  string
-	Args []string
+	Exe string
+	// ExeFunc, when set, replaces Exe and is called at the first spawn:
+	// which binary children run may take a check (package childexe) that
+	// should not hold up the parent's start.
+	ExeFunc func() string
+	Args    []string
 	// Env is the children's base environment (default os.Environ()).
 	Env []string
 
@@ -155,7 +159,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	if k := depth.Current(cfg.MaxDepth, func(string) string { return "" }); k.Below {
 		cfg.Depth, cfg.MaxDepth = max(cfg.Depth, k.Depth), min(cfg.MaxDepth, k.Max)
 	}
-	if cfg.Exe == "" {
+	if cfg.Exe == "" && cfg.ExeFunc == nil {
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("delegate: cannot find brood's own binary: %w", err)

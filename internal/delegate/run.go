@@ -125,7 +125,11 @@ type spawn struct {
 func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	d, j := s.d, s.j
 	env, td, id := j.env, j.td, j.env.TaskID
-	cmd := exec.Command(d.cfg.Exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
+	exe := d.cfg.Exe
+	if d.cfg.ExeFunc != nil {
+		exe = d.cfg.ExeFunc()
+	}
+	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
 	cmd.Dir = env.Workspace
 	// No secret-looking variable reaches a child unless its definition asks for it by name.
 	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))

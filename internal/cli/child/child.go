@@ -70,7 +70,7 @@ func Run(ctx context.Context, opts *Options) error {
 			return f.Registry(), nil
 		},
 		LoadSettings: loadSettings,
-		Exe:          f.ChildExe(),
+		ExeFunc:      f.ChildExe, // only a child that delegates looks
 		Args:         f.ChildArgs(),
 		Redact:       f.Redactor.Redact,
 		// The parent says whether a person takes questions above it; its

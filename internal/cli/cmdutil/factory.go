@@ -189,6 +189,16 @@ func (f *Factory) ChildExe() string {
 	return f.ChildChoice().Path
 }
 
+// WarmChildExe starts deciding which binary children run (ChildChoice may
+// run brood-child once to compare source digests) while the parent goes on,
+// and returns the function a dispatcher calls at its first spawn.
+func (f *Factory) WarmChildExe() func() string {
+	if f.Getenv("BROOD_CHILD_EXE") == "" {
+		go f.ChildChoice()
+	}
+	return f.ChildExe
+}
+
 // ChildChoice is which binary children run and, if not brood-child, why.
 // It is decided once per process.
 func (f *Factory) ChildChoice() childexe.Choice {
