@@ -229,3 +229,55 @@ func TestChildCannotTrustProject(t *testing.T) {
 		t.Error("a hook or a server the child planted ran")
 	}
 }
+
+// TestProjectAgentModeNeedsTrust: a cloned repository's agent file that
+// asks for permissionMode acceptEdits (in .claude/agents, as Claude Code
+// has it, or .brood/agents) does not get it until the user trusts the
+// project: under a default-mode root the child cannot write, the result
+// says why, and the trust notice names the file. `brood trust` grants it,
+// and a change to the file asks again.
+func TestProjectAgentModeNeedsTrust(t *testing.T) {
+	const script = `agents:
+  "*":
+    - tools:
+        - Write: {file_path: "made.txt", content: "made\n"}
+    - say: "wrote [{{result 0}}]"
+`
+	for _, dir := range []string{".claude/agents", ".brood/agents"} {
+		t.Run(strings.ReplaceAll(dir, "/", "_"), func(t *testing.T) {
+			file := dir + "/editor.md"
+			p := newProject(t, map[string]string{
+				"README.md": "# cloned\n",
+				file:        "---\nname: editor\ndescription: edits\ntools: Read, Write\npermissionMode: acceptEdits\n---\nYou edit.\n",
+			})
+			mdl := p.script("s.yaml", script)
+			made := filepath.Join(p.root, "made.txt")
+			run := func() (string, bool) {
+				t.Helper()
+				os.Remove(made)
+				_, out, errs := p.brood(t.Context(), nil, "subagent", "--json", "--model", mdl, "editor", "make a file")
+				_, err := os.Stat(made)
+				return out + errs, err == nil
+			}
+			out, wrote := run()
+			if wrote {
+				t.Fatalf("an untrusted project's agent got acceptEdits:\n%s", out)
+			}
+			for _, want := range []string{"permissionMode acceptEdits not honoured", "brood trust", file} {
+				if !strings.Contains(out, want) {
+					t.Errorf("nothing says %q:\n%s", want, out)
+				}
+			}
+			if code, o, e := p.brood(t.Context(), nil, "trust"); code != 0 || !strings.Contains(o+e, file) {
+				t.Fatalf("brood trust: %d, does not name %s:\n%s\n%s", code, file, o, e)
+			}
+			if out, wrote = run(); !wrote || strings.Contains(out, "not honoured") {
+				t.Fatalf("trusted, the agent's acceptEdits was not granted:\n%s", out)
+			}
+			writeFile(t, filepath.Join(p.root, file), "---\nname: editor\ndescription: edits more\ntools: Read, Write\npermissionMode: acceptEdits\n---\nYou edit.\n")
+			if out, wrote = run(); wrote || !strings.Contains(out, "not honoured") {
+				t.Fatalf("a changed agent file kept the grant:\n%s", out)
+			}
+		})
+	}
+}

@@ -47,7 +47,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel)
 	perms := d.cfg.Permissions
 	var modeNote string
-	perms.Mode, modeNote = childMode(def.PermissionMode, perms.Mode)
+	perms.Mode, modeNote = childMode(d.trustedMode(def), perms.Mode)
 	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
 	isolation := "" // decided by chooseIsolation once the envelope is built
@@ -93,7 +93,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               append(nonEmpty(modelNote, modeNote, envNote), mcpNotes...),
+		Notes:               append(nonEmpty(modelNote, d.modeTrustNote(def), modeNote, envNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }

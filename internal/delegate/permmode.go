@@ -3,6 +3,7 @@ package delegate
 import (
 	"fmt"
 
+	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -55,4 +56,32 @@ func displayMode(m string) string {
 		return "default"
 	}
 	return m
+}
+
+// WideningMode reports whether an agent file's permissionMode lets its
+// child do more without asking than brood's default: acceptEdits and
+// bypassPermissions. A project's agent file (a cloned repository's) asking
+// for one waits for the user's trust in the project (the one decision:
+// cmdutil's projectGated lists it, the root's grant covers it).
+func WideningMode(mode string) bool {
+	m, err := tool.ParseMode(mode)
+	return err == nil && (m == tool.ModeAcceptEdits || m == tool.ModeBypass)
+}
+
+// trustedMode is the permissionMode of def that may be honoured: a
+// project agent's widening mode only when the root's grant trusts the file
+// as it is now (d.trusts: the root's decision, never the child's).
+func (d *Dispatcher) trustedMode(def *registry.Definition) string {
+	if def.Source == registry.SourceProject && WideningMode(def.PermissionMode) && !d.trusts(def.Path) {
+		return ""
+	}
+	return def.PermissionMode
+}
+
+// modeTrustNote says when trustedMode left a project agent's mode out.
+func (d *Dispatcher) modeTrustNote(def *registry.Definition) string {
+	if d.trustedMode(def) == def.PermissionMode {
+		return ""
+	}
+	return fmt.Sprintf("permissionMode %s not honoured: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); the parent's mode applies", def.PermissionMode, def.Path)
 }

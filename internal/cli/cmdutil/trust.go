@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/hooks"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
@@ -35,7 +36,8 @@ func (f *Factory) trustGate() settings.Trust {
 
 // projectGated are the project's files besides its settings that the grant
 // covers, with what each allows: .mcp.json's servers, the project agent
-// files that start MCP servers or ask for secret variables, and the hooks
+// files that start MCP servers, ask for secret variables or for a wider
+// permissionMode, and the hooks
 // in the project's settings files.
 func projectGated(root string) []settings.GatedFile {
 	if root == "" {
@@ -83,6 +85,9 @@ func projectGated(root string) []settings.GatedFile {
 		}
 		if len(def.Env) > 0 {
 			add(rel, data, fmt.Sprintf("agent %s gets %s (%s)", def.Name, strings.Join(def.Env, ", "), rel))
+		}
+		if delegate.WideningMode(def.PermissionMode) {
+			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}
 	}
 	_, project := hooks.Sources{ProjectRoot: root}.Files()
