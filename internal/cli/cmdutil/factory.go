@@ -58,6 +58,7 @@ type Factory struct {
 	mcp      *mcpspec.Config // loaded once (MCPServers)
 	rawOut   io.Writer       // stdout as given: the interactive mode needs the terminal itself
 	child    *childexe.Choice
+	childMu  sync.Mutex // held while ChildChoice decides (it may run brood-child), apart from mu
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one
@@ -189,21 +190,19 @@ func (f *Factory) ChildExe() string {
 	return f.ChildChoice().Path
 }
 
-// WarmChildExe starts deciding which binary children run (ChildChoice may
-// run brood-child once to compare source digests) while the parent goes on,
-// and returns the function a dispatcher calls at its first spawn.
+// WarmChildExe returns the function a dispatcher calls at its first spawn to
+// learn which binary children run. The choice is made then, not before: it
+// may run brood-child once to compare source digests, which a session that
+// never delegates should not pay for.
 func (f *Factory) WarmChildExe() func() string {
-	if f.Getenv("BROOD_CHILD_EXE") == "" {
-		go f.ChildChoice()
-	}
 	return f.ChildExe
 }
 
 // ChildChoice is which binary children run and, if not brood-child, why.
 // It is decided once per process.
 func (f *Factory) ChildChoice() childexe.Choice {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.childMu.Lock()
+	defer f.childMu.Unlock()
 	if f.child == nil {
 		exe, err := os.Executable()
 		if err != nil {
