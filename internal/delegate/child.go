@@ -25,6 +25,7 @@ import (
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // ChildConfig is what a child process needs to run its envelope.
@@ -38,12 +39,12 @@ type ChildConfig struct {
 	// ResolveModel builds a model from a provider/model spec.
 	ResolveModel func(spec string) (model.Model, error)
 	// LoadRegistry is called only when the child may delegate.
-	LoadRegistry func() (*registry.Registry, error)
+	LoadRegistry func(grant *trust.Grant) (*registry.Registry, error)
 	// Settings are the project's (for a nested pool's limits).
 	Settings settings.Settings
 	// LoadSettings, when set, replaces Settings and is called only when
 	// the child may delegate: a child that does not reads no settings file.
-	LoadSettings func() (settings.Settings, error)
+	LoadSettings func(grant *trust.Grant) (settings.Settings, error)
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe string
 	// ExeFunc, when set, replaces Exe; it is called only by a child that
@@ -181,13 +182,16 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	var nested *Dispatcher
 	toolNames := env.Tools
 	if slices.Contains(env.Tools, "Task") && (env.Fork || (len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth)) {
-		reg, err := cfg.LoadRegistry()
+		// Both are read under the root's trust decision (env.Trust), never
+		// this process's own reading of the store: a sibling working in
+		// place could have forged it by now.
+		reg, err := cfg.LoadRegistry(env.Trust)
 		if err != nil {
 			return fail(err)
 		}
 		s := cfg.Settings
 		if cfg.LoadSettings != nil {
-			if s, err = cfg.LoadSettings(); err != nil {
+			if s, err = cfg.LoadSettings(env.Trust); err != nil {
 				return fail(err)
 			}
 		}

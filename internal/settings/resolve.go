@@ -94,7 +94,7 @@ func Resolve(src Sources) (*Resolved, error) {
 		}
 	}
 	t := src.Trust
-	if src.Getenv != nil && strings.TrimSpace(src.Getenv(EnvTrustProject)) == "1" {
+	if !t.Inherited && src.Getenv != nil && strings.TrimSpace(src.Getenv(EnvTrustProject)) == "1" {
 		t.Force = true
 	}
 	var keys []string

@@ -33,6 +33,13 @@ type Trust struct {
 	Store TrustStore
 	// Force trusts the project for this run (--trust-project).
 	Force bool
+	// Inherited: this process is a subagent, and Grant is the root's
+	// decision as it came down in the envelope. Store, Force and the
+	// environment are then never asked (a sibling could have written the
+	// store, and a child's environment is its parent's to set): a file is
+	// trusted when the grant covers it as it is now.
+	Inherited bool
+	Grant     *trust.Grant
 }
 
 // ProjectTrust is what the gate found in one Load: which project files
@@ -202,6 +209,9 @@ func gate(root string, base, full Settings, files []trust.File, extra []GatedFil
 		}
 		why = append(why, g.Widening...)
 	}
+	if t.Inherited {
+		t.Force = t.Grant != nil && t.Grant.All
+	}
 	if len(files) == 0 {
 		return full, ProjectTrust{Trusted: t.Force, Forced: t.Force}, nil
 	}
@@ -214,6 +224,8 @@ func gate(root string, base, full Settings, files []trust.File, extra []GatedFil
 	switch {
 	case t.Force:
 		pt.Trusted, pt.Forced = true, true
+	case t.Inherited:
+		pt.Trusted = t.Grant.Covers(files)
 	case t.Store != nil && root != "":
 		pt.Trusted = t.Store.Trusted(pt.Root, pt.Hash)
 	}

@@ -105,3 +105,40 @@ func TestGateNarrowingNeedsNoTrust(t *testing.T) {
 		t.Errorf("narrowing: %+v, notice %q", got, got.Trust.Notice())
 	}
 }
+
+// TestGateInheritedIgnoresStoreAndEnv: in a subagent (Inherited) the
+// root's grant alone decides: a grant in the store (which a sibling
+// working in place could have written) and BROOD_TRUST_PROJECT in the
+// child's environment trust nothing; the root's grant of the files as
+// they are does, and not once a file changed.
+func TestGateInheritedIgnoresStoreAndEnv(t *testing.T) {
+	src, fx := newFixture(t, "", hostileProject, map[string]string{})
+	store := trust.UserStore(src.Home)
+	src.Trust.Store = store
+	first, _, _ := settings.Load(src)
+	if err := store.Grant(first.Trust.Root, first.Trust.Hash, first.Trust.FileNames(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	src.Getenv = func(k string) string { return map[string]string{settings.EnvTrustProject: "1"}[k] }
+	src.Trust = settings.Trust{Inherited: true, Store: store, Force: true}
+	child, _, _ := settings.Load(src)
+	if !child.Trust.Gated() || child.MaxSubagentDepth == 50 || child.Isolation.NoLandlock {
+		t.Fatalf("a child trusted the project on its own (store, flag or env): %+v", child.Trust)
+	}
+	src.Trust = settings.Trust{Inherited: true, Grant: trust.GrantOf(first.Trust.Files)}
+	granted, _, _ := settings.Load(src)
+	if granted.Trust.Gated() || granted.MaxSubagentDepth != 50 {
+		t.Fatalf("the root's grant was not honoured below: %+v", granted.Trust)
+	}
+	if err := os.WriteFile(filepath.Join(fx.project, ".brood", "settings.toml"), []byte(hostileProject+"max_tokens = 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, _, _ := settings.Load(src)
+	if !changed.Trust.Gated() || changed.MaxSubagentDepth == 50 {
+		t.Fatalf("a file changed since the root's grant was trusted below: %+v", changed.Trust)
+	}
+	src.Trust = settings.Trust{Inherited: true, Grant: &trust.Grant{All: true}}
+	if all, _, _ := settings.Load(src); all.Trust.Gated() || !all.Trust.Forced {
+		t.Fatalf("a forced root's grant was not honoured below: %+v", all.Trust)
+	}
+}

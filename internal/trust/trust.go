@@ -212,6 +212,23 @@ func (g *Grant) Trusts(root, path string) bool {
 	return err == nil && sum(data) == want
 }
 
+// Covers reports whether the grant trusts every one of files with the
+// content it has (a nil grant trusts none; "all" trusts every one).
+func (g *Grant) Covers(files []File) bool {
+	if g == nil {
+		return false
+	}
+	if g.All {
+		return true
+	}
+	for _, f := range files {
+		if want, ok := g.Files[f.Rel]; !ok || want != sum(f.Data) {
+			return false
+		}
+	}
+	return true
+}
+
 func sum(data []byte) string {
 	h := sha256.Sum256(data)
 	return hex.EncodeToString(h[:])

@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // Options are the child-protocol flags.
@@ -47,8 +48,11 @@ func Run(ctx context.Context, opts *Options) error {
 	// Settings and agent definitions are read only by a child that may
 	// delegate (Main loads the directories alone; the command tree, Load).
 	loaded := f.Resolved != nil
-	loadSettings := func() (settings.Settings, error) {
+	loadSettings := func(grant *trust.Grant) (settings.Settings, error) {
 		if !loaded {
+			// The project's files are gated by the root's decision, as
+			// the envelope brought it down.
+			f.Inherited, f.InheritedGrant = true, grant
 			if err := f.Load(); err != nil {
 				return settings.Settings{}, err
 			}
@@ -63,8 +67,8 @@ func Run(ctx context.Context, opts *Options) error {
 		Stdout:       f.Out,
 		Stdin:        f.In,
 		ResolveModel: f.ResolveModel,
-		LoadRegistry: func() (*registry.Registry, error) {
-			if _, err := loadSettings(); err != nil {
+		LoadRegistry: func(grant *trust.Grant) (*registry.Registry, error) {
+			if _, err := loadSettings(grant); err != nil {
 				return nil, err
 			}
 			return f.Registry(), nil

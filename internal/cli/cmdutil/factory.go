@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // IO is the process's streams and environment, passed in so that tests can
@@ -52,6 +53,11 @@ type Factory struct {
 	// TrustProject (--trust-project) honours the project's configuration
 	// for this run even if the user has not trusted it (settings/trust.go).
 	TrustProject bool
+	// Inherited is set in a subagent before Load: the project trust the
+	// root decided, from the envelope (InheritedGrant), replaces this
+	// process's own reading of the store, the flag and the environment.
+	Inherited      bool
+	InheritedGrant *trust.Grant
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic

@@ -27,6 +27,9 @@ import (
 // trustGate is where the user's project grants are kept (never in the
 // project), and whether this run forces trust.
 func (f *Factory) trustGate() settings.Trust {
+	if f.Inherited {
+		return settings.Trust{Inherited: true, Grant: f.InheritedGrant}
+	}
 	t := settings.Trust{Force: f.TrustProject}
 	if f.Home != "" {
 		t.Store = trust.UserStore(f.Home)
