@@ -2,7 +2,6 @@ package isolate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,49 +99,21 @@ func (w *Workspace) applyForeign(ctx context.Context, base string, patch []byte)
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
 	_, entries := splitRawPatch([]byte(raw))
-	// Configuration a child may not change is held back, as Finish does.
-	if patch, entries, err = w.holdConfig(patch, entries, out); err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		out.Files = append(out.Files, e.path)
-	}
-	if len(patch) == 0 {
-		out.Applied = true
-		return out, nil
-	}
-	out.Patch = filepath.Join(w.state, "changes.patch")
-	if err := writeAtomic(out.Patch, patch); err != nil {
-		return nil, fmt.Errorf("isolate: save patch: %w", err)
-	}
-	unlock, err := w.repo.lock(ctx, true)
+	conflict, err := w.land(ctx, base, patch, entries, out, func(es []rawEntry) (func(string) string, func(), error) {
+		theirs, dir, err := w.writeBlobs(ctx, child, es)
+		cleanup := func() { os.RemoveAll(dir) }
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		return func(rel string) string { return theirs[rel] }, cleanup, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	_, err = w.repo.git(ctx, nil, "apply", "--whitespace=nowarn", out.Patch)
-	var ge *GitError
-	switch {
-	case err == nil:
-		out.Applied = true
-	case errors.As(err, &ge) && ctx.Err() == nil:
-		theirs, dir, err := w.writeBlobs(ctx, child, entries)
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		merged, err := w.mergeClean(ctx, base, entries, func(rel string) string { return theirs[rel] })
-		if err != nil {
-			return nil, err
-		}
-		if merged {
-			out.Applied, out.Merged = true, true
-			return out, nil
-		}
-		out.Conflict = strings.TrimSpace(ge.Stderr)
+	if conflict != "" {
+		out.Conflict = conflict
 		out.KeptAt = out.Patch
-	default:
-		return nil, err
 	}
 	return out, nil
 }

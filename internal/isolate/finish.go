@@ -122,23 +122,47 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 		return nil, mv.err
 	}
 	out := &Outcome{Note: w.Note, BaseMoved: mv.files, Frozen: w.Mode == ModeWorktree}
-	if patch, entries, err = w.holdConfig(patch, entries, out); err != nil {
+	conflict, err := w.land(ctx, base, patch, entries, out, func([]rawEntry) (func(string) string, func(), error) {
+		return w.childFile, func() {}, nil
+	})
+	if err != nil {
 		return nil, err
+	}
+	if conflict != "" {
+		w.kept = true
+		out.Conflict = conflict
+		out.KeptAt = w.Root
+		if w.Mode == ModeOverlay {
+			out.KeptAt = w.upper
+		}
+	}
+	return out, nil
+}
+
+// land holds back the configuration a child may not change, saves the rest
+// of the patch and applies it to the work tree whole, or merges it file by
+// file (theirs gives each file's new version) when git apply refuses it.
+// It returns git's complaint when neither worked; out.Patch is then kept.
+func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries []rawEntry, out *Outcome,
+	theirs func([]rawEntry) (func(string) string, func(), error)) (string, error) {
+	var err error
+	if patch, entries, err = w.holdConfig(patch, entries, out); err != nil {
+		return "", err
 	}
 	for _, e := range entries {
 		out.Files = append(out.Files, e.path)
 	}
 	if len(patch) == 0 {
 		out.Applied = true
-		return out, nil
+		return "", nil
 	}
 	out.Patch = filepath.Join(w.state, "changes.patch")
 	if err := writeAtomic(out.Patch, patch); err != nil {
-		return nil, fmt.Errorf("isolate: save patch: %w", err)
+		return "", fmt.Errorf("isolate: save patch: %w", err)
 	}
 	unlock, err := w.repo.lock(ctx, true)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer unlock()
 	// Plain `git apply` checks every hunk before it writes anything and
@@ -148,25 +172,24 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 	switch {
 	case err == nil:
 		out.Applied = true
-	case errors.As(err, &ge) && ctx.Err() == nil:
-		merged, mergeErr := w.mergeClean(ctx, base, entries, w.childFile)
-		if mergeErr != nil {
-			return nil, mergeErr
-		}
-		if merged {
-			out.Applied, out.Merged = true, true
-			return out, nil
-		}
-		w.kept = true
-		out.Conflict = strings.TrimSpace(ge.Stderr)
-		out.KeptAt = w.Root
-		if w.Mode == ModeOverlay {
-			out.KeptAt = w.upper
-		}
-	default:
-		return nil, err
+		return "", nil
+	case !errors.As(err, &ge) || ctx.Err() != nil:
+		return "", err
 	}
-	return out, nil
+	file, cleanup, err := theirs(entries)
+	if err != nil {
+		return "", err
+	}
+	defer cleanup()
+	merged, err := w.mergeClean(ctx, base, entries, file)
+	if err != nil {
+		return "", err
+	}
+	if merged {
+		out.Applied, out.Merged = true, true
+		return "", nil
+	}
+	return strings.TrimSpace(ge.Stderr), nil
 }
 
 // overlayPatch diffs the snapshot against the snapshot-plus-upper-layer,
