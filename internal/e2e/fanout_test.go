@@ -22,8 +22,15 @@ func waitFor(file string) string {
 	return "for i in $(seq 6000); do [ -e " + file + " ] && break; sleep 0.05; done; [ -e " + file + " ] && echo released"
 }
 
-// start runs brood in the background and returns a func that waits for it.
-func start(t *testing.T, p *testbrood.Project, args ...string) func() (string, string) {
+// bg is a brood run in the background.
+type bg struct {
+	root      string
+	out, errb bytes.Buffer
+	done      chan struct{} // closed once the process has exited
+}
+
+// start runs brood in the background.
+func start(t *testing.T, p *testbrood.Project, args ...string) *bg {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -31,33 +38,54 @@ func start(t *testing.T, p *testbrood.Project, args ...string) func() (string, s
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cmd := exec.CommandContext(ctx, exe, args...)
+	r := &bg{root: p.Root, done: make(chan struct{})}
 	cmd.Dir, cmd.Env = p.Root, p.Env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdout, cmd.Stderr = &r.out, &r.errb
+	cmd.WaitDelay = 10 * time.Second // a leftover holding the pipes cannot hang the test
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cancel)
-	return func() (string, string) {
+	go func() {
 		_ = cmd.Wait()
-		return out.String(), errb.String()
-	}
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+	})
+	return r
 }
 
-// until polls the project's task records until cond holds, or fails the
-// test after a generous deadline (it only bounds a hang; nothing is timed).
-func until(t *testing.T, root, what string, cond func([]*dispatch.Task) bool) {
+// wait waits for the run to end and returns its stdout and stderr.
+func (r *bg) wait() (string, string) {
+	<-r.done
+	return r.out.String(), r.errb.String()
+}
+
+// until polls the project's task records until cond holds. It fails the
+// test at once when the run ends first (with the run's output), or after a
+// generous deadline (it only bounds a hang; nothing is timed).
+func (r *bg) until(t *testing.T, what string, cond func([]*dispatch.Task) bool) {
 	t.Helper()
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		tasks, _ := dispatch.ListTasks(root)
+		var exited bool
+		select {
+		case <-r.done:
+			exited = true
+		default:
+		}
+		tasks, _ := dispatch.ListTasks(r.root)
 		if cond(tasks) {
 			return
 		}
-		if time.Now().After(deadline) {
+		if exited || time.Now().After(deadline) {
 			var b strings.Builder
 			for _, tk := range tasks {
 				b.WriteString(tk.ID + " " + tk.Agent + " " + tk.Status + "\n")
+			}
+			if exited {
+				t.Fatalf("brood ended before %s; tasks:\n%s\nstdout:\n%s\nstderr:\n%s", what, b.String(), r.out.String(), r.errb.String())
 			}
 			t.Fatalf("never saw %s; tasks:\n%s", what, b.String())
 		}
@@ -107,10 +135,10 @@ agents:
 ` + cases(waitFor(gate)) + `      say: "none"
     - say: "## What I did\nWrote.\n\n## What I found\n{{result 0}}\n\n## Files changed\nmine\n\n## Problems\nnone"
 `
-	wait := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "--allow", "Write", "fan out")
-	until(t, p.Root, "four writers running at once", func(ts []*dispatch.Task) bool { return count(ts, "general-purpose", dispatch.StatusRunning) == 4 })
+	r := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "--allow", "Write", "fan out")
+	r.until(t, "four writers running at once", func(ts []*dispatch.Task) bool { return count(ts, "general-purpose", dispatch.StatusRunning) == 4 })
 	testbrood.WriteFile(t, gate, "")
-	stdout, stderr := wait()
+	stdout, stderr := r.wait()
 	for _, n := range []string{"1", "2", "3", "4"} {
 		if b, err := os.ReadFile(filepath.Join(p.Root, "w"+n+".txt")); err != nil || string(b) != "w"+n+"\n" {
 			t.Errorf("w%s.txt did not land: %q, %v\nstdout:\n%s\nstderr:\n%s", n, b, err, stdout, stderr)
@@ -153,12 +181,12 @@ agents:
     - tools: [{LS: {path: "."}}]
     - say: "## What I did\nLooked.\n\n## What I found\n{{trunc 100 (result 0)}}\n\n## Files changed\nnone\n\n## Problems\nnone"
 `
-	wait := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "fan out")
-	until(t, p.Root, "two explores done while the writer runs", func(ts []*dispatch.Task) bool {
+	r := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "fan out")
+	r.until(t, "two explores done while the writer runs", func(ts []*dispatch.Task) bool {
 		return count(ts, "explore", dispatch.StatusDone) == 2 && count(ts, "general-purpose", dispatch.StatusRunning) == 1
 	})
 	testbrood.WriteFile(t, gate, "")
-	if stdout, stderr := wait(); !strings.Contains(stdout, "explored") {
+	if stdout, stderr := r.wait(); !strings.Contains(stdout, "explored") {
 		t.Fatalf("the run did not finish\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 }
@@ -185,8 +213,8 @@ agents:
       tools: [{Write: {file_path: "slow.txt", content: "s\n"}}, {Bash: {command: "` + waitFor(gate) + `"}}]
     - say: "## What I did\nWrote.\n\n## What I found\nok\n\n## Files changed\nmine\n\n## Problems\nnone"
 `
-	wait := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "--allow", "Write", "two writers")
-	until(t, p.Root, "the quick writer's process finished while the slow one runs", func(ts []*dispatch.Task) bool {
+	r := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Bash", "--allow", "Write", "two writers")
+	r.until(t, "the quick writer's process finished while the slow one runs", func(ts []*dispatch.Task) bool {
 		finished, working := 0, 0
 		for _, tk := range ts {
 			if tk.Output != nil && tk.Label == "quick writer" {
@@ -199,7 +227,7 @@ agents:
 		return finished == 1 && working == 1
 	})
 	testbrood.WriteFile(t, gate, "")
-	stdout, stderr := wait()
+	stdout, stderr := r.wait()
 	if !strings.Contains(stdout, "isolation: auto; another writer was working in place") {
 		t.Errorf("the quick writer's result does not say it ran on a copy\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}

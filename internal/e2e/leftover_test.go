@@ -27,9 +27,9 @@ agents:
     - tools: [{Bash: {command: "echo c-child > c.txt && ` + waitFor(gate) + `"}}]
     - say: "## What I did\nEdited.\n\n## What I found\nok\n\n## Files changed\nc.txt\n\n## Problems\nnone"
 `
-			wait := start(t, p, "subagent", "general-purpose", "--isolation", "worktree", "--allow", "Bash", "--model", p.Script("s.yaml", script), "--description", "edit", "Edit c.")
+			r := start(t, p, "subagent", "general-purpose", "--isolation", "worktree", "--allow", "Bash", "--model", p.Script("s.yaml", script), "--description", "edit", "Edit c.")
 			var id string
-			until(t, p.Root, "the child at its gate", func(ts []*dispatch.Task) bool {
+			r.until(t, "the child at its gate", func(ts []*dispatch.Task) bool {
 				for _, tk := range ts {
 					if tk.Status == dispatch.StatusRunning {
 						id = tk.ID
@@ -40,7 +40,7 @@ agents:
 			})
 			testbrood.WriteFile(t, filepath.Join(p.Root, "c.txt"), "c-parent\n")
 			testbrood.WriteFile(t, gate, "")
-			stdout, stderr := wait()
+			stdout, stderr := r.wait()
 			if !strings.Contains(stdout, `patch="not-applied"`) {
 				t.Fatalf("the patch should conflict\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 			}

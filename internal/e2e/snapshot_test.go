@@ -30,9 +30,9 @@ agents:
     - tools: [{Bash: {command: "{ test -e .env && cat .env || echo no-env; } > saw.txt && cat c.txt >> saw.txt && ` + waitFor(gate) + `"}}]
     - say: "## What I did\nLooked.\n\n## What I found\nok\n\n## Files changed\nsaw.txt\n\n## Problems\nnone"
 `
-			wait := start(t, p, "subagent", "general-purpose", "--isolation", "worktree", "--allow", "Bash", "--model", p.Script("s.yaml", script), "--description", "look", "Look around.")
+			r := start(t, p, "subagent", "general-purpose", "--isolation", "worktree", "--allow", "Bash", "--model", p.Script("s.yaml", script), "--description", "look", "Look around.")
 			var id string
-			until(t, p.Root, "the child at its gate", func(ts []*dispatch.Task) bool {
+			r.until(t, "the child at its gate", func(ts []*dispatch.Task) bool {
 				for _, tk := range ts {
 					if tk.Status == dispatch.StatusRunning {
 						id = tk.ID
@@ -42,7 +42,7 @@ agents:
 			})
 			testbrood.WriteFile(t, filepath.Join(p.Root, "c.txt"), "c-parent-edit\n")
 			testbrood.WriteFile(t, gate, "")
-			stdout, stderr := wait()
+			stdout, stderr := r.wait()
 			saw, _ := os.ReadFile(filepath.Join(p.Root, "saw.txt"))
 			if !strings.HasPrefix(string(saw), "no-env\n") {
 				t.Fatalf("the child read .env or its file did not land: %q\nstdout:\n%s\nstderr:\n%s", saw, stdout, stderr)
