@@ -81,7 +81,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		defer cp.co.Cleanup()
 		runner = cp.runner
 	}
-	b := newBeater(ctx, a, id, cp)
+	b := newBeater(ctx, a, id, cp, hb)
 	r, err := runner.Call(call.WithAlive(ctx, b.alive), spec)
 	b.stop()
 	if err == nil {
@@ -196,8 +196,15 @@ type beater struct {
 	hb   Heartbeat // the last one sent
 }
 
-func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf) *beater {
+// newBeater starts from the continuation the attempt was given (from): until
+// this attempt uploads a transcript (or takes a change) of its own, its
+// heartbeats keep naming the earlier one, so a worker that dies before its
+// first upload hands the next attempt the same continuation, never none.
+func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf, from Heartbeat) *beater {
 	b := &beater{ctx: ctx, a: a, id: id, cp: cp, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	if from.TaskID == id {
+		b.ref, b.pos, b.code = from.Transcript, from.Position, from.Code
+	}
 	b.wg.Add(1)
 	go b.loop()
 	return b
