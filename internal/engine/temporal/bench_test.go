@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -28,7 +29,10 @@ import (
 // per run, a fresh copy per call on the worker), 4 at a time, with the
 // same real children: the differences per agent are what the fleet costs
 // (a workflow task and an activity task per call, heartbeats, the store)
-// and what the code on workers adds.
+// and what the code on workers adds. The code worker's copies are overlays
+// over a cached checkout of the base where the machine allows them, as
+// `brood worker` makes them; BROOD_BENCH_FULL_COPY=1 forces a full
+// checkout per call (the fallback, and the figure before overlays).
 //
 //	go test ./internal/engine/temporal -run XXX -bench TemporalVsLocal -benchtime 1x
 func BenchmarkTemporalVsLocal(b *testing.B) {
@@ -90,8 +94,14 @@ func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc i
 		t.Fatal(err)
 	}
 	d := p.dispatcher(t, conc)
-	site := &temporal.CodeSite{Cache: &codesnap.Cache{Dir: t.TempDir()}, Blobs: blobs,
-		RunnerIn: func(dir string) (call.Runner, error) { return d.In(dir) }}
+	cache := &codesnap.Cache{Dir: t.TempDir()}
+	if os.Getenv("BROOD_BENCH_FULL_COPY") == "" {
+		// As `brood worker` does: overlays where this machine has them.
+		sup := isolate.ProbeIn(t.Context(), cache.Dir)
+		cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
+	}
+	site := &temporal.CodeSite{Cache: cache, Blobs: blobs,
+		RunnerIn: func(dir string, m *isolate.Mount) (call.Runner, error) { return d.In(dir, m) }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
