@@ -25,17 +25,22 @@ type viewOp struct {
 	Remove []string          `json:"remove,omitempty"`
 	Sh     string            `json:"sh,omitempty"` // run in the copy's root
 	List   bool              `json:"list,omitempty"`
+	Cwd    bool              `json:"cwd,omitempty"` // say where the child started
 }
 
 type viewOut struct {
 	Tree map[string][]byte `json:"tree,omitempty"` // bytes: JSON strings would mangle binary content
 	Out  string            `json:"out,omitempty"`
+	Cwd  string            `json:"cwd,omitempty"`
 	Err  string            `json:"err,omitempty"`
 }
 
 // do performs op in root (this process's view of it).
 func (op viewOp) do(root string) viewOut {
 	var out viewOut
+	if op.Cwd {
+		out.Cwd, _ = os.Getwd()
+	}
 	for p, data := range op.Write {
 		f := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
