@@ -39,9 +39,15 @@ const (
 type Config struct {
 	ProjectRoot string
 	Workspace   string // absolute
-	Registry    *registry.Registry
-	Pool        *pool.Pool
-	Settings    settings.Settings
+	// Mount, when set, is the copy every child of this dispatcher works
+	// in (a fleet worker's overlay of the submitter's tree; Workspace is
+	// its Dir): the child mounts it, a writer is confined to it as an
+	// isolated child is, and its change is the mount's preparer's to take
+	// (nothing is applied to Workspace here).
+	Mount    *isolate.Mount
+	Registry *registry.Registry
+	Pool     *pool.Pool
+	Settings settings.Settings
 	// Exe and Args start a child: Exe Args... --mode json --task-id ID
 	// --envelope PATH. Exe defaults to os.Executable().
 	Exe string

@@ -47,7 +47,7 @@ func holdBashReadOnly(env *dispatch.Envelope) {
 // queued: such a child writes in place, so it must be scheduled as a writer
 // sharing the tree, not as an isolated one.
 func (d *Dispatcher) checkIsolation(env *dispatch.Envelope) {
-	if env.Isolation != "worktree" {
+	if env.Isolation != "worktree" || d.cfg.Mount != nil {
 		return
 	}
 	why := ""

@@ -479,7 +479,17 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			env.Notes = append(env.Notes, "network: false could not be enforced by a namespace: "+err.Error())
 		}
 	}
-	if env.Isolation == "worktree" {
+	if m := d.cfg.Mount; m != nil {
+		// The copy was made for this dispatcher (a fleet worker's): every
+		// child mounts it, read-only agents too (their view is the copy).
+		changed = true
+		if env.Isolation == "worktree" {
+			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
+		}
+		if err := m.Configure(cmd); err != nil {
+			return err
+		}
+	} else if env.Isolation == "worktree" {
 		changed = true
 		id := env.TaskID
 		if env.ResumeCount > 0 {
