@@ -346,7 +346,7 @@ func (w *Workspace) Cleanup(ctx context.Context) error {
 	}
 	var errs []error
 	if w.Mode == ModeWorktree && !w.kept && w.Root != "" {
-		if _, err := w.repo.git(ctx, nil, "worktree", "remove", "--force", w.Root); err != nil {
+		if _, err := w.repo.worktree(ctx, "remove", "--force", w.Root); err != nil {
 			if _, statErr := os.Stat(w.Root); statErr == nil {
 				errs = append(errs, err)
 			}
