@@ -184,25 +184,32 @@ func resolved(path string) string {
 
 // sandboxFromParent runs on the thread the child is started from: it puts
 // that thread under the child's Landlock policy, so the child is confined
-// from its first instruction without re-executing itself. An overlay child
-// is the exception: it must mount its copy first (Landlock forbids mounts),
-// so it restricts itself after the mount.
+// from its first instruction without re-executing itself. Two children are
+// the exception: an overlay child must mount its copy first (Landlock
+// forbids mounts to a domain with file-system rules), and for a child in a
+// new user namespace Go writes the id maps from this thread, which such a
+// domain would forbid too. Those get the base domain (the scope and the TCP
+// ban, which must be one domain for all the child's threads) and add their
+// file-system layer themselves (sandbox.Restrict: on every thread in place,
+// or by re-executing in a binary with cgo).
 func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *isolate.Workspace) error {
 	// Whatever else applies: no child (nor anything below it) holds
 	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
 	if err := sandbox.NoPtraceForChild(); err != nil {
 		return err
 	}
-	if env.NoLandlock || (ws != nil && ws.Mode == isolate.ModeOverlay) {
-		return nil
-	}
-	if a := cmd.SysProcAttr; a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0) {
-		// A new user namespace (network: false as a non-root user): Go
-		// writes the id maps from this thread, which Landlock would forbid;
-		// the child restricts itself instead.
+	if env.NoLandlock {
 		return nil
 	}
 	pol, needed := childPolicy(env, td.Path(), td.File(taskdir.Tmp))
+	a := cmd.SysProcAttr
+	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
+		entry, err := sandbox.BaseForChild(pol)
+		if entry != "" {
+			cmd.Env = append(cmd.Env, entry)
+		}
+		return err
+	}
 	if !needed {
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
