@@ -36,7 +36,7 @@ func main() {
 	// and a child whose parent died still writes its result.
 	if _, err := isolate.EnterFromEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "brood:", err)
-		os.Exit(1)
+		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
 	opts, ok := child.Parse(os.Args[1:])
 	if !ok {

@@ -18,8 +18,19 @@ import (
 // isolator probes the machine's isolation support once, on first use: most
 // runs never isolate a child and should not pay for the probe.
 func (d *Dispatcher) isolator(ctx context.Context) *isolate.Isolator {
-	d.isoOnce.Do(func() { d.iso = isolate.New(context.WithoutCancel(ctx)) })
+	d.isoOnce.Do(func() { d.iso = isolate.NewCached(context.WithoutCancel(ctx), probeCachePath()) })
 	return d.iso
+}
+
+// probeCachePath is where the overlay probe's answer is kept between brood
+// processes (isolate.NewCached: an untrusted hint, wrong at worst slow), or
+// "" where the user has no cache directory.
+func probeCachePath() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "brood", "isolate-probe.json")
 }
 
 // sandboxReport probes namespaces once, on first use.

@@ -71,6 +71,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
 	defer s.cfg.release()
 	o, err := s.start(ctx)
+	if s.overlayMountFailed(o) {
+		o, err = s.retryOnWorktree(ctx, o)
+	}
 	endAsks() // a question still open is void: its asker is gone
 	j.lg.Finished = time.Now().UTC()
 	d.writeLog(j.td, j.lg)
@@ -205,6 +208,32 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return ""
 		},
 	})
+}
+
+// overlayMountFailed reports whether the child could not mount its overlay
+// copy: it exited with isolate.ExitMountFailed before it said a word, so it
+// ran nothing (the probe's answer, perhaps cached, was wrong for this tree
+// or no longer true).
+func (s *spawn) overlayMountFailed(o *dispatch.Output) bool {
+	return o != nil && s.ws != nil && s.ws.Mode == isolate.ModeOverlay && o.ExitCode == isolate.ExitMountFailed &&
+		o.Signal == "" && s.prog != nil && !s.prog.saidAnything()
+}
+
+// retryOnWorktree starts the child again on a git worktree copy after its
+// overlay could not be mounted; this process gives no more overlays (and
+// the probe cache says so).
+func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispatch.Output, error) {
+	why := strings.TrimSpace(o.StderrTail)
+	if i := strings.LastIndexByte(why, '\n'); i >= 0 {
+		why = why[i+1:]
+	}
+	s.d.isolator(ctx).OverlayFailed(why)
+	s.ws.Cleanup(context.WithoutCancel(ctx))
+	s.ws, s.before, s.prog = nil, nil, nil
+	env := s.j.env
+	env.IsolationRoot, env.IsolationDir = "", ""
+	env.Notes = append(env.Notes, "the overlay copy could not be mounted ("+why+"): the child ran on a git worktree copy instead")
+	return s.start(ctx)
 }
 
 // judge decides how a run ended: the result the parent model sees and the

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	ent, err := EnterFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "enter:", err)
+		if code := ExitCode(err); code != 1 {
+			os.Exit(code)
+		}
 		os.Exit(90)
 	}
 	if script, ok := os.LookupEnv(childScript); ok {
