@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
@@ -45,7 +46,7 @@ func main() {
 	}
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := child.Main(ctx, cmdutil.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, opts)
+	code := child.Main(ctx, cmdutil.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, opts, delegate.Extras{})
 	stop()
 	os.Exit(code)
 }

@@ -18,9 +18,9 @@ import (
 // tool, `brood subagent`, `brood tasks resume` and the workflow engine all
 // take (it makes the Dispatcher a call.Runner). With a schema, an answer
 // that does not validate is sent back to the same task up to the spec's
-// retries.
+// retries (a dispatcher without Extras.Schemas refuses a call with one).
 func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
-	return call.WithSchema(ctx, s, d.attempt)
+	return call.WithSchema(ctx, d.cfg.Extras.Schemas, s, d.attempt)
 }
 
 // attempt runs one child: a new dispatch, or a resume of s.Resume.
