@@ -173,8 +173,8 @@ func (rep *Report) compare(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "### brood against `%s` (same fake, interleaved; ratio = brood ÷ it)\n\n", strings.Join(rep.Config.Compare, " "))
-	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen | brood spawn (tool_use→1st request) | its | ratio |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, pair := range [][2][]Row{{rep.Timing, rep.CompareTiming}, {rep.Model, rep.CompareModel}} {
 		for i, b := range pair[0] {
 			if i >= len(pair[1]) {
@@ -185,9 +185,15 @@ func (rep *Report) compare(w io.Writer) {
 			if b.K > 0 {
 				mw, mc = fmt.Sprintf("%.2f×", ratio(b.MarginalWall, c.MarginalWall)), fmt.Sprintf("%.2f×", ratio(b.MarginalCPU, c.MarginalCPU))
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d |\n",
+			// The spawn latency needs the command's dispatch logs (another
+			// brood writes them; another agent does not).
+			sp := "– | – | –"
+			if b.K > 0 && c.SpawnToolUse > 0 {
+				sp = fmt.Sprintf("%s | %s | %.2f×", ms(b.SpawnToolUse), ms(c.SpawnToolUse), ratio(b.SpawnToolUse, c.SpawnToolUse))
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d | %s |\n",
 				b.K, b.Latency, ms(b.Wall), ms(c.Wall), ms(b.CPU), ms(c.CPU), ms(b.MarginalWall), ms(c.MarginalWall), mw,
-				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests)
+				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests, sp)
 		}
 	}
 	fmt.Fprintln(w)
