@@ -23,8 +23,11 @@
 //     followed.
 //   - Writes are tmp+rename beneath the directory (renameat replaces a link,
 //     never writes through it); a file the parent recreates (stderr.log) is
-//     unlinked and made anew with O_EXCL; a directory the parent hands to a
-//     sandbox (tmp/) is removed and made anew before every start.
+//     removed before every start and made anew with O_EXCL (on the child's
+//     first byte: Lazy); tmp/ is removed before every start and made by the
+//     child, and no sandbox rule is built on it.
+//   - The task's lock is a flock on its directory (OpenLock): no file is
+//     made for it.
 //   - What the child wrote is data. The parent never takes a pid, a model, an
 //     agent, a privilege, a depth or a final status from it: those come from
 //     the owner record, the registry and the parent's own process handles,
