@@ -363,7 +363,10 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		unlock()
 		return nil, err
 	}
-	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
+	// Not synced: the owner record (synced above) is what a resume rebuilds
+	// the envelope from and what a listing trusts; an envelope a power cut
+	// left empty is listed as unreadable, never believed.
+	if err := td.WriteJSON(taskdir.Envelope, env, false); err != nil {
 		unlock()
 		return nil, err
 	}

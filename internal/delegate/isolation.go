@@ -165,14 +165,14 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 }
 
 // childPolicy is the sandbox a child puts itself in before it runs a tool.
-func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool) {
+func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 	p := sandbox.Policy{Network: env.Network == nil || *env.Network}
 	switch {
 	case env.ReadOnly:
 		p.ReadOnly = true
-		p.Writable = []string{dir, tmp}
+		p.Writable = []string{dir} // its tmp/ included
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = []string{resolved(env.IsolationRoot), dir, tmp}
+		p.Writable = []string{resolved(env.IsolationRoot), dir}
 	}
 	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		// A delegating child records its own children's dispatches. (The
@@ -212,7 +212,7 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 	if env.NoLandlock {
 		return nil
 	}
-	pol, needed := childPolicy(env, td.Path(), td.File(taskdir.Tmp))
+	pol, needed := childPolicy(env, td.Path())
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
 		entry, err := sandbox.BaseForChild(pol)
@@ -227,8 +227,8 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 		_, err := sandbox.ScopeForChild()
 		return err
 	}
-	// tmp/ was made anew by spawn.start, a real empty directory, before
-	// this start; the rule is built on it, never on what the child left.
+	// The rule is built on the task directory (a real one, checked here),
+	// never on tmp/, which the child makes itself inside it.
 	tmp := td.File(taskdir.Tmp)
 	if !td.Exists() {
 		return fmt.Errorf("the task directory %s is not a directory", td.Path())
