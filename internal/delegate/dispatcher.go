@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
@@ -218,6 +219,8 @@ type Request struct {
 	// TraceParent is the W3C trace context of the Task call's span: the
 	// child's spans hang below it.
 	TraceParent string
+	// limits lower the envelope's before it is first written (a call's).
+	limits call.Limits
 }
 
 // Outcome is a finished dispatch.
@@ -300,6 +303,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		env.Background = true
 	}
 	env.TraceParent = req.TraceParent
+	lowerLimits(env, req.limits)
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
