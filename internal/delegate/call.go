@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -41,7 +40,11 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 	if s.Resume != "" {
 		j, err = d.prepareResume(s.Resume, s.Prompt)
 	} else {
-		j, err = d.prepare(requestOf(s))
+		// The limits and the trace context go into the envelope's first
+		// write, not a second one (a new inode, and one freed, per call).
+		req := requestOf(s)
+		req.limits, req.TraceParent = s.Limits, telemetry.TraceParent(ctx)
+		j, err = d.prepare(req)
 	}
 	if err != nil {
 		return nil, err
@@ -56,7 +59,7 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 	if tp := telemetry.TraceParent(ctx); tp != "" && tp != j.env.TraceParent {
 		// The child's spans hang below this call's (OpenTelemetry).
 		j.env.TraceParent = tp
-		_ = dispatch.WriteJSON(filepath.Join(j.dir, dispatch.EnvelopeFile), j.env)
+		_ = j.td.WriteJSON(taskdir.Envelope, j.env, false)
 	}
 	return resultOf(d.run(ctx, j)), nil
 }
@@ -88,7 +91,14 @@ func requestOf(s call.Spec) Request {
 // applyLimits lowers a prepared job's limits to the spec's (never raises
 // them). The envelope on disk is rewritten before the child starts.
 func applyLimits(j *job, l call.Limits) {
-	env := j.env
+	if lowerLimits(j.env, l) {
+		_ = j.td.WriteJSON(taskdir.Envelope, j.env, false)
+	}
+}
+
+// lowerLimits lowers env's limits to l's (never raises them) and reports
+// whether any changed.
+func lowerLimits(env *dispatch.Envelope, l call.Limits) bool {
 	changed := false
 	if l.MaxTurns > 0 && (env.MaxTurns == 0 || l.MaxTurns < env.MaxTurns) {
 		env.MaxTurns, changed = l.MaxTurns, true
@@ -99,9 +109,7 @@ func applyLimits(j *job, l call.Limits) {
 	if l.TokenBudget > 0 && (env.TokenBudget == 0 || l.TokenBudget < env.TokenBudget) {
 		env.TokenBudget, changed = l.TokenBudget, true
 	}
-	if changed {
-		_ = j.td.WriteJSON(taskdir.Envelope, env, true)
-	}
+	return changed
 }
 
 // resultOf turns a finished dispatch into a call result.

@@ -164,7 +164,6 @@ type Dispatcher struct {
 	// the descendants they reported) to the direct child whose subtree it
 	// is in (delegate/hookwire.go).
 	claimed map[string]string
-	logMu   sync.Mutex
 	bg      bgState
 
 	// inPlace counts the writers of this dispatcher working in place on
@@ -263,6 +262,8 @@ type Request struct {
 	// TraceParent is the W3C trace context of the Task call's span: the
 	// child's spans hang below it.
 	TraceParent string
+	// limits lower the envelope's before it is first written (a call's).
+	limits call.Limits
 }
 
 // Outcome is a finished dispatch.
@@ -345,6 +346,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		env.Background = true
 	}
 	env.TraceParent = req.TraceParent
+	lowerLimits(env, req.limits)
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
@@ -438,9 +440,11 @@ func (d *Dispatcher) names() []string {
 	return out
 }
 
+// writeLog writes a task's dispatch log. A job's log is written by one
+// goroutine at a time (prepareResume, then the pool at the start, or run
+// for a run that never started), so no lock is held: a dispatcher-wide one
+// made K children's starts wait on each other's file creation.
 func (d *Dispatcher) writeLog(td *taskdir.Dir, lg *dispatch.Log) {
-	d.logMu.Lock()
-	defer d.logMu.Unlock()
 	_ = td.WriteJSON(taskdir.Log, lg, false)
 }
 

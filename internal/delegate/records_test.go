@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -64,5 +65,27 @@ func TestParentRecordsPerChild(t *testing.T) {
 	task, err := dispatch.LoadTask(p.root, out.TaskID)
 	if err != nil || task.Status != dispatch.StatusDone || task.Trust != dispatch.TrustAccepted || task.Duration <= 0 {
 		t.Errorf("listing: %v %+v", err, task)
+	}
+}
+
+// TestCallLimitsInEnvelope: a call's limits lower the envelope's in its
+// first write (the child runs under them).
+func TestCallLimitsInEnvelope(t *testing.T) {
+	p := newProject(t, spawnScript, nil)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	r, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "Read README.md.", Limits: call.Limits{MaxTurns: 3, TokenBudget: 500000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != dispatch.StatusDone {
+		t.Fatalf("call: %+v", r)
+	}
+	var env dispatch.Envelope
+	must(t, taskdir.Open(p.root).MustTask(r.TaskID).ReadJSON(taskdir.Envelope, &env))
+	if env.MaxTurns != 3 {
+		t.Errorf("max_turns %d, want the call's 3", env.MaxTurns)
+	}
+	if env.TokenBudget != 500000 {
+		t.Errorf("token budget %d, want the call's 500000", env.TokenBudget)
 	}
 }
