@@ -154,7 +154,14 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 			return err
 		}
 	}
-	if err := co.fillUpper(ctx, start); err != nil {
+	tree := snap.Tree
+	if start != co.index {
+		var err error
+		if tree, err = co.overlayGit(start).line(ctx, "write-tree"); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	if err := co.fillUpper(ctx, start, tree); err != nil {
 		return err
 	}
 	if err := co.branchInUpper(ctx); err != nil {
@@ -167,13 +174,15 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 // initMeta creates our git dir for the copy: objects borrowed from the
 // cache, the submitter's excludes.
 func (co *Checkout) initMeta(ctx context.Context, objects []string, format string) error {
-	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
+	// No templates (hooks, samples): nothing runs here, and copying them is
+	// most of what init costs.
+	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--template=", "--object-format="+format, co.meta); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := writeLines(filepath.Join(co.meta, "objects", "info", "alternates"), objects); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(co.meta, "info", "exclude"), []byte(co.snap.Excludes), 0o600); err != nil {
+	if err := writeLines(filepath.Join(co.meta, "info", "exclude"), []string{co.snap.Excludes}); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	return nil
@@ -201,15 +210,11 @@ func (co *Checkout) applyCached(ctx context.Context, store *blobstore.Store, ind
 	return nil
 }
 
-// fillUpper writes into the upper layer what the start index has that the
-// base has not: changed and added files checked out there, deleted ones as
+// fillUpper writes into the upper layer what the start index (whose tree
+// is tree) has that the base has not: changed and added files checked out there, deleted ones as
 // whiteouts (a directory the start tree lacks altogether as one).
-func (co *Checkout) fillUpper(ctx context.Context, start string) error {
+func (co *Checkout) fillUpper(ctx context.Context, start, tree string) error {
 	g := co.overlayGit(start)
-	tree, err := g.line(ctx, "write-tree")
-	if err != nil {
-		return fmt.Errorf("codesnap: %w", err)
-	}
 	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--raw", co.snap.Base, tree)
 	if err != nil {
 		return fmt.Errorf("codesnap: %w", err)
