@@ -126,11 +126,12 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 			return fmt.Errorf("codesnap: %w", err)
 		}
 	}
-	meta := co.overlayGit(co.base)
-	if _, err := meta.run(ctx, "read-tree", snap.Base); err != nil {
-		return fmt.Errorf("codesnap: %w", err)
+	// The base's index is the checkout's own (never written: the checkout
+	// is only read); ours are links to it until git replaces them.
+	if err := linkIndex(filepath.Join(co.Root, ".git", "index"), co.base); err != nil {
+		return err
 	}
-	if err := copyFile(co.base, co.index); err != nil {
+	if err := linkIndex(co.base, co.index); err != nil {
 		return err
 	}
 	if err := co.applyCached(ctx, store, co.index, snap.Patch, "the dirty patch", "base "+short(snap.Base)); err != nil {
@@ -147,7 +148,7 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 			return fmt.Errorf("codesnap: the partial patch is against tree %s, not this snapshot's %s", short(partial.Tree), short(snap.Tree))
 		}
 		start = filepath.Join(co.job, "start.index")
-		if err := copyFile(co.index, start); err != nil {
+		if err := linkIndex(co.index, start); err != nil {
 			return err
 		}
 		if err := co.applyCached(ctx, store, start, partial.Patch, "the partial patch", "the snapshot"); err != nil {
@@ -375,6 +376,16 @@ func parseRaw(out string) []rawEntry {
 		es = append(es, rawEntry{status: meta[len(meta)-1], path: f[i+1]})
 	}
 	return es
+}
+
+// linkIndex makes dst an index file with src's entries for git to work on:
+// a hard link where it can be, for git never writes an index in place (it
+// writes index.lock and renames it over), so src is never changed.
+func linkIndex(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst)
 }
 
 func copyFile(src, dst string) error {
