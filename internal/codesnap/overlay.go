@@ -126,11 +126,12 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 			return fmt.Errorf("codesnap: %w", err)
 		}
 	}
-	meta := co.overlayGit(co.base)
-	if _, err := meta.run(ctx, "read-tree", snap.Base); err != nil {
-		return fmt.Errorf("codesnap: %w", err)
+	// The base's index is the checkout's own (never written: the checkout
+	// is only read); ours are links to it until git replaces them.
+	if err := linkIndex(filepath.Join(co.Root, ".git", "index"), co.base); err != nil {
+		return err
 	}
-	if err := copyFile(co.base, co.index); err != nil {
+	if err := linkIndex(co.base, co.index); err != nil {
 		return err
 	}
 	if err := co.applyCached(ctx, store, co.index, snap.Patch, "the dirty patch", "base "+short(snap.Base)); err != nil {
@@ -147,14 +148,21 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 			return fmt.Errorf("codesnap: the partial patch is against tree %s, not this snapshot's %s", short(partial.Tree), short(snap.Tree))
 		}
 		start = filepath.Join(co.job, "start.index")
-		if err := copyFile(co.index, start); err != nil {
+		if err := linkIndex(co.index, start); err != nil {
 			return err
 		}
 		if err := co.applyCached(ctx, store, start, partial.Patch, "the partial patch", "the snapshot"); err != nil {
 			return err
 		}
 	}
-	if err := co.fillUpper(ctx, start); err != nil {
+	tree := snap.Tree
+	if start != co.index {
+		var err error
+		if tree, err = co.overlayGit(start).line(ctx, "write-tree"); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	if err := co.fillUpper(ctx, start, tree); err != nil {
 		return err
 	}
 	if err := co.branchInUpper(ctx); err != nil {
@@ -167,13 +175,15 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 // initMeta creates our git dir for the copy: objects borrowed from the
 // cache, the submitter's excludes.
 func (co *Checkout) initMeta(ctx context.Context, objects []string, format string) error {
-	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
+	// No templates (hooks, samples): nothing runs here, and copying them is
+	// most of what init costs.
+	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--template=", "--object-format="+format, co.meta); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := writeLines(filepath.Join(co.meta, "objects", "info", "alternates"), objects); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(co.meta, "info", "exclude"), []byte(co.snap.Excludes), 0o600); err != nil {
+	if err := writeLines(filepath.Join(co.meta, "info", "exclude"), []string{co.snap.Excludes}); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	return nil
@@ -201,15 +211,11 @@ func (co *Checkout) applyCached(ctx context.Context, store *blobstore.Store, ind
 	return nil
 }
 
-// fillUpper writes into the upper layer what the start index has that the
-// base has not: changed and added files checked out there, deleted ones as
+// fillUpper writes into the upper layer what the start index (whose tree
+// is tree) has that the base has not: changed and added files checked out there, deleted ones as
 // whiteouts (a directory the start tree lacks altogether as one).
-func (co *Checkout) fillUpper(ctx context.Context, start string) error {
+func (co *Checkout) fillUpper(ctx context.Context, start, tree string) error {
 	g := co.overlayGit(start)
-	tree, err := g.line(ctx, "write-tree")
-	if err != nil {
-		return fmt.Errorf("codesnap: %w", err)
-	}
 	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--raw", co.snap.Base, tree)
 	if err != nil {
 		return fmt.Errorf("codesnap: %w", err)
@@ -370,6 +376,16 @@ func parseRaw(out string) []rawEntry {
 		es = append(es, rawEntry{status: meta[len(meta)-1], path: f[i+1]})
 	}
 	return es
+}
+
+// linkIndex makes dst an index file with src's entries for git to work on:
+// a hard link where it can be, for git never writes an index in place (it
+// writes index.lock and renames it over), so src is never changed.
+func linkIndex(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst)
 }
 
 func copyFile(src, dst string) error {

@@ -86,7 +86,8 @@ func (co *Checkout) overlayResult(ctx context.Context, store *blobstore.Store) (
 		return nil, fmt.Errorf("codesnap: read the copy's changes: %w", err)
 	}
 	index := filepath.Join(co.job, "result.index")
-	if err := copyFile(co.base, index); err != nil {
+	os.Remove(index)
+	if err := linkIndex(co.base, index); err != nil {
 		return nil, err
 	}
 	defer os.Remove(index)

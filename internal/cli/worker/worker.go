@@ -100,8 +100,8 @@ func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher,
 			}
 		}
 	}()
-	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(dir string, mount *isolate.Mount) (call.Runner, error) {
-		c, err := d.In(dir, mount)
+	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) {
+		c, err := d.In(co.Dir, co.Mount)
 		if err != nil {
 			return nil, err
 		}

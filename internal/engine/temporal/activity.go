@@ -69,11 +69,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	defer cleanup()
 	runner := a.Runner
-	// Making the copy of a large tree can outlast the heartbeat timeout:
-	// the attempt says it is alive meanwhile.
+	// Until the child's first line the attempt says it is alive itself:
+	// making the copy of a large tree, the call's set-up and the child's
+	// start (a mount and a re-exec under Landlock on a loaded worker) can
+	// outlast the heartbeat timeout. From then on the child's pings do.
 	stop := keepBeating(ctx, hb)
+	defer stop()
 	cp, err := a.materialise(ctx, in, id, hb, &spec)
-	stop()
 	if err != nil {
 		return nil, fmt.Errorf("materialise the submitter's tree: %w", err)
 	}
@@ -82,7 +84,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		runner = cp.runner
 	}
 	b := newBeater(ctx, a, id, cp, hb)
+	b.first = stop
 	r, err := runner.Call(call.WithAlive(ctx, b.alive), spec)
+	stop()
 	b.stop()
 	if err == nil {
 		if cerr := a.change(ctx, cp, r); cerr != nil {
@@ -194,6 +198,11 @@ type beater struct {
 	ref  Ref
 	last time.Time
 	hb   Heartbeat // the last one sent
+
+	// first runs at the child's first sign of life (it ends the
+	// attempt's own beats, before the first of the child's).
+	first func()
+	once  sync.Once
 }
 
 // newBeater starts from the continuation the attempt was given (from): until
@@ -212,6 +221,9 @@ func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf, from H
 
 // alive is called on every line the child prints (its pings included).
 func (b *beater) alive() {
+	if b.first != nil {
+		b.once.Do(b.first)
+	}
 	select {
 	case b.kick <- struct{}{}:
 	default:
@@ -308,7 +320,8 @@ func (b *beater) partial() {
 }
 
 // keepBeating records hb at a third of the heartbeat timeout until stopped
-// (work before the child starts, which sends no pings of its own).
+// (work before the child starts, which sends no pings of its own). The
+// returned stop waits for the last beat and may be called more than once.
 func keepBeating(ctx context.Context, hb Heartbeat) func() {
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
 	if every <= 0 {
@@ -330,7 +343,8 @@ func keepBeating(ctx context.Context, hb Heartbeat) func() {
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }
 
 func firstNonEmpty(s ...string) string {

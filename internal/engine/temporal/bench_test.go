@@ -113,7 +113,7 @@ func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc i
 		cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
 	}
 	site := &temporal.CodeSite{Cache: cache, Blobs: blobs,
-		RunnerIn: func(dir string, m *isolate.Mount) (call.Runner, error) { return d.In(dir, m) }}
+		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),

@@ -10,7 +10,6 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/isolate"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -23,10 +22,10 @@ type CodeSite struct {
 	// Blobs is the fleet's store (the snapshot's patch and bundle, the
 	// result patch).
 	Blobs *blobstore.Store
-	// RunnerIn is the worker's call path with its children working in dir,
-	// mounting the copy first when it is an overlay (mount not nil):
-	// delegate.Dispatcher.In.
-	RunnerIn func(dir string, mount *isolate.Mount) (call.Runner, error)
+	// RunnerIn is the worker's call path with its children working in the
+	// copy (in co.Dir, mounting co.Mount first when the copy is an
+	// overlay): delegate.Dispatcher.In(co.Dir, co.Mount).
+	RunnerIn func(co *codesnap.Checkout) (call.Runner, error)
 }
 
 // copyOf is one call's copy of the submitter's tree on this worker.
@@ -53,7 +52,7 @@ func (a *Activities) materialise(ctx context.Context, in CallInput, id string, h
 	if err != nil {
 		return nil, err
 	}
-	r, err := a.Code.RunnerIn(co.Dir, co.Mount)
+	r, err := a.Code.RunnerIn(co)
 	if err != nil {
 		co.Cleanup()
 		return nil, err

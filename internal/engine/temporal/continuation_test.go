@@ -2,12 +2,15 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
@@ -65,5 +68,50 @@ func TestRetryHeartbeatKeepsTheContinuation(t *testing.T) {
 	}
 	if hb.Worker != "here" {
 		t.Errorf("heartbeat names worker %q; want this one", hb.Worker)
+	}
+}
+
+// TestAttemptBeatsUntilTheChildSpeaks: between the copy and the child's
+// first line (the call's set-up, the child's start: a mount and a re-exec
+// under Landlock, seconds on a loaded worker) the attempt heartbeats by
+// itself, so a slow start is not taken for a dead worker. The runner here
+// lets its "child" speak only once a heartbeat reached the server.
+func TestAttemptBeatsUntilTheChildSpeaks(t *testing.T) {
+	beats := make(chan struct{}, 64)
+	a := &brt.Activities{Store: &brt.DirStore{Dir: t.TempDir()}, ProjectRoot: t.TempDir(), Runner: runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
+		select {
+		case <-beats:
+		case <-ctx.Done():
+			return nil, errors.New("the attempt timed out before its child spoke: no heartbeat meanwhile")
+		case <-time.After(20 * time.Second):
+			return nil, errors.New("no heartbeat while the child had not started")
+		}
+		call.AliveFunc(ctx)()
+		return &call.Result{TaskID: s.TaskID, Status: dispatch.StatusDone, Summary: "started late"}, nil
+	})}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(2 * time.Minute) // a loaded machine: the heartbeat timeout is what must not fire
+	env.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: brt.CallActivityName})
+	env.RegisterWorkflowWithOptions(func(w workflow.Context, in brt.CallInput) (*call.Result, error) {
+		w = workflow.WithActivityOptions(w, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: 3 * time.Second,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+		var r call.Result
+		err := workflow.ExecuteActivity(w, brt.CallActivityName, in).Get(w, &r)
+		return &r, err
+	}, workflow.RegisterOptions{Name: "slow-start"})
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) {
+		select {
+		case beats <- struct{}{}:
+		default:
+		}
+	})
+	env.ExecuteWorkflow("slow-start", brt.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "brief", TaskID: dispatch.NewID()}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var r call.Result
+	if err := env.GetWorkflowResult(&r); err != nil || r.Summary != "started late" {
+		t.Fatalf("result %+v, %v", r, err)
 	}
 }
