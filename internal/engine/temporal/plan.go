@@ -190,32 +190,50 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	in.Code = r.startOf(in.From)
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
+		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
+			// Stopped, though its activity completed: a resume continues
+			// it from where it was all the same.
+			r.stopped(*out.Last, in.Code)
+		}
 		r.chain(w, in.Code, &out)
 		return &out, nil
 	}
 	var canceled *temporal.CanceledError
 	var hb Heartbeat
 	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out.Result, &hb) == nil && hb.TaskID != "" {
-		if r.in.Stopped == nil {
-			r.in.Stopped = map[string]Heartbeat{}
-		}
-		r.in.Stopped[hb.TaskID] = hb
-		if in.Code != nil {
-			if r.in.StoppedIn == nil {
-				r.in.StoppedIn = map[string]*codesnap.Snapshot{}
-			}
-			r.in.StoppedIn[hb.TaskID] = in.Code
-		}
+		r.stopped(hb, in.Code)
 		out.Last = &hb
 		out.Status = dispatch.StatusCancelled
 		out.Error = firstNonEmpty(out.Error, "the run was cancelled during this call")
 		return &out, nil
+	}
+	var timeout *temporal.TimeoutError
+	if w.Err() != nil && errors.As(err, &timeout) && timeout.HasLastHeartbeatDetails() && timeout.LastHeartbeatDetails(&hb) == nil && hb.TaskID != "" {
+		// The run was cancelled and the call's attempt timed out while it
+		// wound down (a loaded worker): its last heartbeat still says
+		// where a resume continues.
+		r.stopped(hb, in.Code)
 	}
 	res, err := failedCall(w, spec, err)
 	if err != nil {
 		return nil, err
 	}
 	return &CallOutput{Result: *res}, nil
+}
+
+// stopped keeps where a stopped call was and the snapshot it ran in, for
+// the next execution of the run.
+func (r *activityRunner) stopped(hb Heartbeat, start *codesnap.Snapshot) {
+	if r.in.Stopped == nil {
+		r.in.Stopped = map[string]Heartbeat{}
+	}
+	r.in.Stopped[hb.TaskID] = hb
+	if start != nil {
+		if r.in.StoppedIn == nil {
+			r.in.StoppedIn = map[string]*codesnap.Snapshot{}
+		}
+		r.in.StoppedIn[hb.TaskID] = start
+	}
 }
 
 // failedCall is the result of an activity that did not complete: the last
