@@ -42,10 +42,11 @@ type CallRecord struct {
 	// verified (and valid).
 	Output any         `json:"output"`
 	Usage  model.Usage `json:"usage"`
-	// Code is a fleet writer's change (call.Result.Code), for the
-	// submitter to apply when the run ends.
+	// Code is a fleet writer's change (call.Result.Code), against the
+	// run's tree as it was when the call started.
 	Code json.RawMessage `json:"code,omitempty"`
-	// Landed says what became of that change in the submitter's tree.
+	// Landed says what became of that change in the run's tree (which
+	// the submitter lands whole: Result.Landed).
 	Landed string `json:"landed,omitempty"`
 }
 
@@ -79,6 +80,9 @@ type Result struct {
 	Outputs  map[string]any `json:"outputs"`
 	Phases   []PhaseResult  `json:"phases"`
 	Skipped  []Skipped      `json:"skipped,omitempty"`
+	// Landed says what became of a fleet run's changes in the
+	// submitter's tree (empty: none, or a local run).
+	Landed string `json:"landed,omitempty"`
 }
 
 // Counts are a phase's calls by state, for progress.

@@ -125,6 +125,9 @@ func finish(f *Deps, ctx context.Context, eng engine.Engine, res *wf.Result, asJ
 		for _, s := range res.Skipped {
 			fmt.Fprintf(f.Out, "  skipped %s: %s\n", s.ID, s.Reason)
 		}
+		if res.Landed != "" {
+			fmt.Fprintf(f.Out, "  your tree: %s\n", res.Landed)
+		}
 	}
 	switch res.Status {
 	case wf.RunDone:

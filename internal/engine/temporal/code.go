@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
-	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // CodeSite is how a worker runs calls in the submitter's tree: a copy
@@ -130,33 +128,6 @@ func (e *Engine) applyBack(ctx context.Context, snap *codesnap.Snapshot, code js
 	}
 	return codesnap.ApplyWith(context.WithoutCancel(ctx), e.cfg.Code.Blobs, e.cfg.Code.Dir, snap, &res,
 		codesnap.ApplyOptions{StateDir: e.cfg.Code.StateDir, AllowConfig: e.cfg.Code.AllowConfig})
-}
-
-// landRun applies the changes of a run's calls in plan order, each whole or
-// not at all (parallel writers' disjoint edits merge against the
-// snapshot), and notes on each call what became of it. Calls an earlier
-// execution finished (in the journal) were applied by its submitter.
-func (e *Engine) landRun(ctx context.Context, in RunInput, res *wf.Result) {
-	if in.Code == nil {
-		return
-	}
-	earlier := map[string]bool{}
-	for _, l := range in.Journal {
-		if l.Type == "done" && l.Rec != nil {
-			earlier[l.Key] = true
-		}
-	}
-	for i := range res.Phases {
-		for j := range res.Phases[i].Calls {
-			c := &res.Phases[i].Calls[j]
-			if len(c.Code) == 0 || earlier[c.Key] {
-				continue
-			}
-			r := call.Result{TaskID: c.TaskID, Status: c.Status, Code: c.Code}
-			e.landCall(ctx, in.Code, &r)
-			c.Landed = strings.TrimSuffix(strings.TrimPrefix(r.Text, "\n\n[brood: "), "]")
-		}
-	}
 }
 
 // landCall applies a call's change and says so on its result.

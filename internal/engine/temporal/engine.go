@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -183,7 +184,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if out.Result == nil {
 		return nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
-	e.landRun(ctx, in, out.Result)
+	out.Result.Landed = e.landRun(ctx, out.Input)
 	return out.Result, nil
 }
 
@@ -275,19 +276,30 @@ func (e *Engine) Resume(ctx context.Context, id string, events func(wf.Event)) (
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
 			return nil, err
 		}
+		if out.Result != nil {
+			out.Result.Landed = e.landRun(ctx, out.Input)
+		}
 		return out.Result, nil
 	}
 	var out RunOutput
 	if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err != nil || out.Result == nil {
 		return nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
 	}
+	// What the execution's writers did, when its submitter was not there
+	// to land it (it died, or this is another machine's checkout).
+	landed := e.landRun(ctx, out.Input)
 	if out.Result.Status == wf.RunDone {
+		out.Result.Landed = landed
 		return out.Result, nil
 	}
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
-	return e.start(ctx, in, nil, events)
+	res, err := e.start(ctx, in, nil, events)
+	if err == nil && landed != "" && landed != alreadyLanded {
+		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))
+	}
+	return res, err
 }
 
 // Cancel implements engine.Engine: a plan run by its id, or a single

@@ -29,12 +29,24 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	if err := workflow.SetQueryHandler(w, ProgressQuery, prog.snapshot); err != nil {
 		return nil, err
 	}
+	runner := &activityRunner{in: &in}
+	if in.Code != nil {
+		runner.chainLock = workflow.NewSemaphore(w, 1)
+	}
 	res := wf.Execute(wctx{w}, in.Plan, wf.Options{
-		RunID: in.RunID, Runner: &activityRunner{in: &in}, Journal: j, Inputs: in.Inputs,
+		RunID: in.RunID, Runner: runner, Journal: j, Inputs: in.Inputs,
 		Concurrency: in.Plan.Concurrency, NewTaskID: taskIDs(w), Events: prog.add,
 		Now: func() time.Time { return workflow.Now(w) }, Runtime: runtime{},
 	})
 	res.Started = in.Created
+	for i := range res.Phases {
+		for k := range res.Phases[i].Calls {
+			c := &res.Phases[i].Calls[k]
+			if msg, ok := in.Chained[c.TaskID]; ok && len(c.Code) > 0 {
+				c.Landed = msg
+			}
+		}
+	}
 	if w.Err() != nil {
 		res.Reason = "cancelled on the fleet; continue it with brood workflow resume " + in.RunID
 	}
@@ -109,7 +121,12 @@ func (p *progress) snapshot() (Progress, error) {
 
 // activityRunner is the call.Runner a plan's executor calls inside the
 // workflow: each call becomes an activity on the run's task queue.
-type activityRunner struct{ in *RunInput }
+type activityRunner struct {
+	in *RunInput
+	// chainLock orders the steps of the run's tree (nil: no tree is
+	// shipped, or a single call).
+	chainLock workflow.Semaphore
+}
 
 func (r *activityRunner) limits(agent string) CallLimits {
 	l, ok := r.in.Limits[agent]
@@ -166,31 +183,57 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		},
 	}
 	var out CallOutput
-	in := CallInput{Spec: spec, Code: r.in.Code}
+	in := CallInput{Spec: spec}
 	if hb, ok := r.in.Stopped[firstNonEmpty(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}
+	in.Code = r.startOf(in.From)
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
+		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
+			// Stopped, though its activity completed: a resume continues
+			// it from where it was all the same.
+			r.stopped(*out.Last, in.Code)
+		}
+		r.chain(w, in.Code, &out)
 		return &out, nil
 	}
 	var canceled *temporal.CanceledError
 	var hb Heartbeat
 	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out.Result, &hb) == nil && hb.TaskID != "" {
-		if r.in.Stopped == nil {
-			r.in.Stopped = map[string]Heartbeat{}
-		}
-		r.in.Stopped[hb.TaskID] = hb
+		r.stopped(hb, in.Code)
 		out.Last = &hb
 		out.Status = dispatch.StatusCancelled
 		out.Error = firstNonEmpty(out.Error, "the run was cancelled during this call")
 		return &out, nil
+	}
+	var timeout *temporal.TimeoutError
+	if w.Err() != nil && errors.As(err, &timeout) && timeout.HasLastHeartbeatDetails() && timeout.LastHeartbeatDetails(&hb) == nil && hb.TaskID != "" {
+		// The run was cancelled and the call's attempt timed out while it
+		// wound down (a loaded worker): its last heartbeat still says
+		// where a resume continues.
+		r.stopped(hb, in.Code)
 	}
 	res, err := failedCall(w, spec, err)
 	if err != nil {
 		return nil, err
 	}
 	return &CallOutput{Result: *res}, nil
+}
+
+// stopped keeps where a stopped call was and the snapshot it ran in, for
+// the next execution of the run.
+func (r *activityRunner) stopped(hb Heartbeat, start *codesnap.Snapshot) {
+	if r.in.Stopped == nil {
+		r.in.Stopped = map[string]Heartbeat{}
+	}
+	r.in.Stopped[hb.TaskID] = hb
+	if start != nil {
+		if r.in.StoppedIn == nil {
+			r.in.StoppedIn = map[string]*codesnap.Snapshot{}
+		}
+		r.in.StoppedIn[hb.TaskID] = start
+	}
 }
 
 // failedCall is the result of an activity that did not complete: the last

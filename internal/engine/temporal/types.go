@@ -102,6 +102,16 @@ type RunInput struct {
 	// task id: a resume continues each from its transcript in the store
 	// (and a writer from its partial change), on whichever worker.
 	Stopped map[string]Heartbeat `json:"stopped,omitempty"`
+	// StoppedIn is the snapshot each of those calls started from (a
+	// writer continues in it, its change so far being against it).
+	StoppedIn map[string]*codesnap.Snapshot `json:"stopped_in,omitempty"`
+	// Tip is the run's tree so far: Code with the change of every writer
+	// that finished put on in turn (nil: Code). A call starts from the tip
+	// as it is when the call starts, and the submitter lands the last one.
+	Tip *codesnap.Snapshot `json:"tip,omitempty"`
+	// Chained says, by task id, what became of each writer's change in the
+	// run's tree (a call's record's landed).
+	Chained map[string]string `json:"chained,omitempty"`
 }
 
 // RunOutput is an execution's end.

@@ -140,5 +140,6 @@ func NewWorker(c client.Client, o WorkerOptions) worker.Worker {
 	w.RegisterWorkflowWithOptions(PlanWorkflow, workflow.RegisterOptions{Name: PlanWorkflowName})
 	w.RegisterWorkflowWithOptions(CallWorkflow, workflow.RegisterOptions{Name: CallWorkflowName})
 	w.RegisterActivityWithOptions(o.Activities.Call, activity.RegisterOptions{Name: CallActivityName})
+	w.RegisterActivityWithOptions(o.Activities.Chain, activity.RegisterOptions{Name: ChainActivityName})
 	return w
 }

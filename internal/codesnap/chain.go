@@ -1,0 +1,221 @@
+package codesnap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/broodhq/brood/internal/blobstore"
+)
+
+// A plan on the fleet runs its calls one after another and side by side,
+// as locally, and a call must see what the calls that finished before it
+// wrote. The run's tree is a chain of snapshots: the submitter's, then one
+// per writer that finished, each the previous one with that writer's change
+// applied (Chain, on a worker). A later call materialises the chain's tip
+// like any snapshot, and the submitter lands the tip against what it
+// landed before, whole or not at all (Land).
+
+// Change is one call's change and the snapshot the call started from (the
+// change is against Start's tree).
+type Change struct {
+	Start  *Snapshot `json:"start"`
+	Result *Result   `json:"result"`
+}
+
+// Chained is what became of a change in the run's tree.
+type Chained struct {
+	// Applied: the change is in the new tip (Merged: by a clean three-way
+	// merge, because the tree moved under it since it started).
+	Applied bool     `json:"applied,omitempty"`
+	Merged  bool     `json:"merged,omitempty"`
+	Files   []string `json:"files,omitempty"`
+	// Conflict is git's explanation when the change does not fit the tip
+	// (an earlier writer changed the same lines): the tip is unchanged.
+	Conflict string `json:"conflict,omitempty"`
+}
+
+// Message is one line for a call's record.
+func (c *Chained) Message() string {
+	switch {
+	case c.Conflict != "":
+		return "in conflict with what calls that finished before it wrote (same lines): not in the run's tree, nothing of it is applied: " + firstLines(c.Conflict, 3)
+	case len(c.Files) == 0:
+		return "no changes"
+	case c.Merged:
+		return fmt.Sprintf("in the run's tree by a clean three-way merge: %s", strings.Join(c.Files, ", "))
+	}
+	return "in the run's tree: " + strings.Join(c.Files, ", ")
+}
+
+// Chain is tip with ch applied: plain `git apply` when every hunk fits,
+// else a clean three-way merge against the tree the change was made in,
+// else nothing (tip itself, and the conflict). Only the index and objects
+// are worked on (a scratch repository borrowing the cache's objects): no
+// work tree is written. tip and ch.Start must share their base commit.
+func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot, ch Change) (*Snapshot, *Chained, error) {
+	if ch.Result == nil || ch.Result.Patch == nil {
+		return tip, &Chained{Applied: true}, nil
+	}
+	if ch.Start == nil || ch.Result.Tree != ch.Start.Tree {
+		return nil, nil, errors.New("codesnap: the change names no start snapshot of its tree")
+	}
+	if ch.Start.Base != tip.Base {
+		return nil, nil, fmt.Errorf("codesnap: the change's base %s is not the run's %s", short(ch.Start.Base), short(tip.Base))
+	}
+	s, err := c.scratch(ctx, store, tip)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(s.dir)
+	tipIndex := filepath.Join(s.dir, "tip.index")
+	if err := s.build(ctx, store, tip, tipIndex); err != nil {
+		return nil, nil, err
+	}
+	if ch.Start.Tree != tip.Tree {
+		// The start tree's blobs: the three-way merge's base.
+		if err := s.build(ctx, store, ch.Start, filepath.Join(s.dir, "start.index")); err != nil {
+			return nil, nil, err
+		}
+	}
+	patch := filepath.Join(s.dir, "change.patch")
+	if err := store.GetFile(ctx, *ch.Result.Patch, patch); err != nil {
+		return nil, nil, fmt.Errorf("codesnap: the change: %w", err)
+	}
+	out := &Chained{Files: ch.Result.Files}
+	work := filepath.Join(s.dir, "work.index")
+	tree, err := s.apply(ctx, tipIndex, work, patch, false)
+	if err != nil {
+		if tree, err = s.apply(ctx, tipIndex, work, patch, true); err != nil {
+			out.Conflict = err.Error()
+			return tip, out, nil
+		}
+		out.Merged = true
+	}
+	out.Applied = true
+	if tree == tip.Tree {
+		return tip, out, nil
+	}
+	next, err := s.snapshotOf(ctx, store, tip, tree)
+	return next, out, err
+}
+
+// scratchRepo is a bare repository borrowing the cache's objects.
+type scratchRepo struct {
+	dir string
+	g   gitCmd
+}
+
+func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snapshot) (*scratchRepo, error) {
+	format := snap.ObjectFormat
+	if format == "" {
+		format = "sha1"
+	}
+	var objects []string
+	if snap.Base != "" {
+		repo, err := c.ensureBase(ctx, store, snap, format)
+		if err != nil {
+			return nil, err
+		}
+		objects = append(objects, filepath.Join(repo, "objects"))
+	}
+	dir, err := os.MkdirTemp("", "brood-chain-")
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	git := filepath.Join(dir, "g.git")
+	if _, err := (gitCmd{dir: dir}).run(ctx, "init", "-q", "--bare", "--object-format="+format, git); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	if err := writeLines(filepath.Join(git, "objects", "info", "alternates"), objects); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	// No user or system configuration (merge drivers, filters) in a merge
+	// of what children wrote.
+	env := []string{"GIT_DIR=" + git, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	return &scratchRepo{dir: dir, g: gitCmd{dir: dir, env: env}}, nil
+}
+
+func (s *scratchRepo) with(index string) gitCmd {
+	g := s.g
+	g.env = append(append([]string(nil), g.env...), "GIT_INDEX_FILE="+index)
+	return g
+}
+
+// build puts snap's tree in index (and its blobs in the objects), checked.
+func (s *scratchRepo) build(ctx context.Context, store *blobstore.Store, snap *Snapshot, index string) error {
+	g := s.with(index)
+	args := []string{"read-tree", "--empty"}
+	if snap.Base != "" {
+		args = []string{"read-tree", snap.Base}
+	}
+	if _, err := g.run(ctx, args...); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if snap.Patch != nil {
+		file := index + ".patch"
+		if err := store.GetFile(ctx, *snap.Patch, file); err != nil {
+			return fmt.Errorf("codesnap: the snapshot's patch: %w", err)
+		}
+		if _, err := g.run(ctx, "apply", "--cached", "--whitespace=nowarn", file); err != nil {
+			return fmt.Errorf("codesnap: the snapshot's patch does not apply to base %s: %w", short(snap.Base), err)
+		}
+	}
+	tree, err := g.line(ctx, "write-tree")
+	if err != nil || tree != snap.Tree {
+		return fmt.Errorf("codesnap: the snapshot's tree %s cannot be rebuilt (got %s): %v", short(snap.Tree), short(tree), err)
+	}
+	return nil
+}
+
+// apply applies patch to a fresh copy of from's index (whole or not at
+// all) and returns the tree it gives.
+func (s *scratchRepo) apply(ctx context.Context, from, work, patch string, threeWay bool) (string, error) {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.WriteFile(work, data, 0o600); err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	g := s.with(work)
+	args := []string{"apply", "--cached", "--whitespace=nowarn"}
+	if threeWay {
+		args = append(args, "--3way")
+	}
+	if _, err := g.run(ctx, append(args, patch)...); err != nil {
+		return "", err
+	}
+	return g.line(ctx, "write-tree")
+}
+
+// snapshotOf is tip's snapshot with tree instead: the same base, and the
+// whole difference from the base as its patch.
+func (s *scratchRepo) snapshotOf(ctx context.Context, store *blobstore.Store, tip *Snapshot, tree string) (*Snapshot, error) {
+	from := tip.Base
+	if from == "" {
+		var err error
+		if from, err = emptyTree(ctx, s.g); err != nil {
+			return nil, err
+		}
+	}
+	patch, err := s.g.run(ctx, append(append([]string{"diff-tree", "-r", "-p"}, diffFlags...), from, tree)...)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	next := *tip
+	next.Tree, next.Patch = tree, nil
+	if patch != "" {
+		ref, err := store.PutBytes(ctx, []byte(patch))
+		if err != nil {
+			return nil, fmt.Errorf("codesnap: store the run's tree: %w", err)
+		}
+		next.Patch = &ref
+	}
+	return &next, nil
+}

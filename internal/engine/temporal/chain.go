@@ -1,0 +1,117 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// ChainActivityName is the activity that puts a writer's change into the
+// run's tree.
+const ChainActivityName = "brood.chain"
+
+// ErrNoCodeCache: this worker cannot work on the submitter's tree (another
+// may).
+const ErrNoCodeCache = "brood.NoCodeCache"
+
+// ChainInput is one step of a run's tree: a finished writer's change,
+// made in the snapshot it started from, onto the run's tip.
+type ChainInput struct {
+	TaskID string             `json:"task_id"`
+	Tip    *codesnap.Snapshot `json:"tip"`
+	Change codesnap.Change    `json:"change"`
+}
+
+// ChainOutput is the run's new tip and what became of the change.
+type ChainOutput struct {
+	Tip     *codesnap.Snapshot `json:"tip"`
+	Chained codesnap.Chained   `json:"chained"`
+}
+
+// Chain is the chain activity (on a worker, which has the clone cache):
+// index and objects only, no copy of the tree is written.
+func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, error) {
+	if a.Code == nil {
+		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
+	}
+	tip, ch, err := a.Code.Cache.Chain(ctx, a.Code.Blobs, in.Tip, in.Change)
+	if err != nil {
+		return nil, err
+	}
+	return &ChainOutput{Tip: tip, Chained: *ch}, nil
+}
+
+// tip is the run's tree as the calls that finished so far left it: where
+// a call that starts now begins.
+func (r *activityRunner) tip() *codesnap.Snapshot {
+	if r.in.Tip != nil {
+		return r.in.Tip
+	}
+	return r.in.Code
+}
+
+// chain puts a finished plan call's change into the run's tree, one change
+// at a time in the order the calls finished (the way a local isolated
+// writer's change lands in the tree when it ends), so the calls that start
+// after it see it. A change that conflicts with what landed before it is
+// left out, with the reason on the call's record; the patch stays in the
+// store. A cancel of the run does not interrupt a step.
+func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out *CallOutput) {
+	if r.chainLock == nil || start == nil || len(out.Code) == 0 {
+		return
+	}
+	switch out.Status {
+	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
+	default:
+		return
+	}
+	var res codesnap.Result
+	if json.Unmarshal(out.Code, &res) != nil || res.Patch == nil {
+		return
+	}
+	dc, _ := workflow.NewDisconnectedContext(w)
+	if err := r.chainLock.Acquire(dc, 1); err != nil {
+		return
+	}
+	defer r.chainLock.Release(1)
+	ao := workflow.ActivityOptions{
+		TaskQueue:           r.in.Queue,
+		StartToCloseTimeout: 30 * time.Minute,
+		Summary:             "the run's tree: the change of task " + out.TaskID,
+		Priority:            temporal.Priority{PriorityKey: 1},
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
+	}
+	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}}
+	var step ChainOutput
+	msg := ""
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
+		msg = "not in the run's tree (it could not be put there: " + err.Error() + "); its patch is in the store: " + res.Patch.Key
+	} else {
+		msg = step.Chained.Message()
+		if step.Tip != nil {
+			r.in.Tip = step.Tip
+		}
+	}
+	if r.in.Chained == nil {
+		r.in.Chained = map[string]string{}
+	}
+	r.in.Chained[out.TaskID] = msg
+}
+
+// startOf is the snapshot a plan call starts from: a stopped writer
+// continues in the one it began in (its change so far is against it);
+// every other call begins at the run's tip.
+func (r *activityRunner) startOf(from *Heartbeat) *codesnap.Snapshot {
+	if from != nil && from.Code != nil {
+		if s, ok := r.in.StoppedIn[from.TaskID]; ok && s != nil {
+			return s
+		}
+	}
+	return r.tip()
+}

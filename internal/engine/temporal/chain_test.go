@@ -1,0 +1,118 @@
+package temporal_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/enginetest"
+	"github.com/broodhq/brood/internal/workflow"
+)
+
+// chainScript: in phase one, "write one" writes one.txt, "edit a" and
+// "edit b" change the same line of a.txt each its own way; in phase two,
+// "read one" reads one.txt and a.txt and writes what it saw to two.txt
+// (when it sees no one.txt it writes nothing).
+const chainScript = `
+agents:
+  general-purpose:
+    - cases:
+        - if: "write one"
+          tools:
+            - Write: {file_path: "one.txt", content: "from phase one\n"}
+        - if: "edit a"
+          tools:
+            - Write: {file_path: "a.txt", content: "edited by A\n"}
+        - if: "edit b"
+          tools:
+            - Write: {file_path: "a.txt", content: "edited by B\n"}
+        - if: "read one"
+          tools:
+            - Read: {file_path: "one.txt"}
+            - Read: {file_path: "a.txt"}
+      say: "nothing to do"
+    - cases:
+        - if: "from phase one"
+          tools:
+            - Write: {file_path: "two.txt", content: "{{result 0}}|{{result 1}}"}
+      say: "## What I did\nWrote.\n\n## Files changed\none.txt, a.txt"
+    - say: "## What I did\nWrote two.txt.\n\n## Files changed\ntwo.txt"
+`
+
+const chainPlan = `name: chained
+phases:
+  - id: first
+    parallel:
+      - {agent: general-purpose, prompt: "write one"}
+      - {agent: general-purpose, prompt: "edit a"}
+      - {agent: general-purpose, prompt: "edit b"}
+  - id: second
+    parallel:
+      - {agent: general-purpose, prompt: "read one"}
+`
+
+// TestLaterPhaseSeesEarlierPhasesWrites: a plan's second phase on the
+// fleet starts from the run's tree with the first phase's changes in it
+// (two workers, each its own clone cache); of two writers of one phase
+// that change the same line, the one that finished second is left out and
+// its record says so, as a local isolated writer's conflict is; the
+// submitter lands the run's tree once, when the run ends.
+func TestLaterPhaseSeesEarlierPhasesWrites(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	a := startWorkerProcWith(t, srv.Addr, q, chainScript, store, 1, writerSettings)
+	b := startWorkerProcWith(t, srv.Addr, q, chainScript, store, 1, writerSettings)
+	dir := submitterRepo(t)
+	eng := codeEngine(t, q, dir, store)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, chainPlan), Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != workflow.RunDone {
+		t.Fatalf("run %s (%s); want done", res.Status, res.Reason)
+	}
+	first := res.Phases[0].Calls
+	if !strings.Contains(first[0].Landed, "in the run's tree: one.txt") {
+		t.Errorf("the writer of one.txt: landed %q", first[0].Landed)
+	}
+	var won, lost []string
+	for _, c := range first[1:] {
+		switch {
+		case strings.Contains(c.Landed, "conflict"):
+			lost = append(lost, c.Key)
+		case strings.Contains(c.Landed, "in the run's tree"):
+			won = append(won, c.Key)
+		}
+	}
+	if len(won) != 1 || len(lost) != 1 {
+		t.Fatalf("phase one's records %+v; want one of the a.txt writers in the run's tree and one in conflict", first)
+	}
+	aTxt := "edited by A\n"
+	if won[0] == first[2].Key {
+		aTxt = "edited by B\n"
+	}
+	if got := read(t, dir, "a.txt"); got != aTxt {
+		t.Errorf("a.txt is %q; want the writer that landed (%s): %q", got, won[0], aTxt)
+	}
+	if got := read(t, dir, "one.txt"); got != "from phase one\n" {
+		t.Errorf("one.txt is %q", got)
+	}
+	two := read(t, dir, "two.txt")
+	if !strings.Contains(two, "from phase one") || !strings.Contains(two, strings.TrimSpace(aTxt)) {
+		t.Errorf("two.txt is %q; phase two must see phase one's one.txt and a.txt (%q)", two, aTxt)
+	}
+	if !strings.Contains(res.Landed, "applied") {
+		t.Errorf("run landed %q; want its tree applied", res.Landed)
+	}
+	if staged := gitT(t, dir, "diff", "--cached", "--name-only"); staged != "" {
+		t.Errorf("the run's change was staged: %q", staged)
+	}
+	if len(a.taskDirs()) == 0 || len(b.taskDirs()) == 0 {
+		t.Errorf("the calls ran on one worker only (%d, %d tasks)", len(a.taskDirs()), len(b.taskDirs()))
+	}
+}
