@@ -425,6 +425,9 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	pol, needed := childPolicy(env, dir, tmp)
+	if !needed || env.NoLandlock {
+		sandbox.DropMarkers()
+	}
 	if !needed {
 		return sandbox.Status{Mechanism: "none"}, nil
 	}
