@@ -32,7 +32,7 @@ func lstamp(path string) stamp {
 	if err := unix.Lstat(path, &st); err != nil {
 		return stamp{missing: true}
 	}
-	return stamp{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mode: st.Mode,
+	return stamp{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mode: uint32(st.Mode),
 		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
