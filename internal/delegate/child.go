@@ -435,6 +435,9 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	pol, needed := childPolicy(env, dir)
+	if !needed || env.NoLandlock {
+		sandbox.DropMarkers()
+	}
 	if !needed {
 		return sandbox.Status{Mechanism: "none"}, nil
 	}

@@ -18,7 +18,16 @@ import (
 // isolator probes the machine's isolation support once, on first use: most
 // runs never isolate a child and should not pay for the probe.
 func (d *Dispatcher) isolator(ctx context.Context) *isolate.Isolator {
-	d.isoOnce.Do(func() { d.iso = isolate.NewCached(context.WithoutCancel(ctx), probeCachePath()) })
+	d.isoOnce.Do(func() {
+		cache := ""
+		if d.cfg.Depth == 0 {
+			// A child (under its parent's Landlock domain, which forbids
+			// mounts to its own children) probes for itself: the root's
+			// answer is not its own.
+			cache = probeCachePath()
+		}
+		d.iso = isolate.NewCached(context.WithoutCancel(ctx), cache)
+	})
 	return d.iso
 }
 

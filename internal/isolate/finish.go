@@ -474,11 +474,13 @@ type movedResult struct {
 // baseMoved lists the paths whose content in the parent's tree now differs
 // from the spawn snapshot base.
 func (w *Workspace) baseMoved(ctx context.Context, base string) movedResult {
-	now, err := takeSnapshot(ctx, w.repo, filepath.Join(w.state, "finish.index"), w.spawnDirty)
+	// Most often nothing moved: the walk and the stamps of the paths it
+	// lists say so without a second tree.
+	now, same, err := takeSnapshotUnless(ctx, w.repo, filepath.Join(w.state, "finish.index"), w.spawnDirty, w.snap.print)
 	if err != nil {
 		return movedResult{err: err}
 	}
-	if now == base {
+	if same || now == base {
 		return movedResult{}
 	}
 	out, err := w.repo.git(ctx, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, now)

@@ -162,9 +162,10 @@ func (r *repo) flock(ctx context.Context, name string, exclusive bool) (func(), 
 // snapshot is the tree of the parent's work tree at spawn time, computed in
 // the background.
 type snapshot struct {
-	done chan struct{}
-	tree string
-	err  error
+	done  chan struct{}
+	tree  string
+	print *treePrint // what the tree was made of (set before done)
+	err   error
 }
 
 func (s *snapshot) wait() (string, error) {
@@ -196,6 +197,9 @@ func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) (*s
 	go func() {
 		defer close(s.done)
 		defer unlock()
+		// Stamped before the files are read: a change after the stamp
+		// shows at finish, so the print never hides a move.
+		s.print = printTree(r, st, nil)
 		s.tree, s.err = writeTree(ctx, r, index, st.changed)
 	}()
 	return s, st, nil
@@ -206,16 +210,27 @@ func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) (*s
 // the user has since reverted must be read again, not taken from the
 // index as it was then).
 func takeSnapshot(ctx context.Context, r *repo, index string, also []string) (string, error) {
+	tree, _, err := takeSnapshotUnless(ctx, r, index, also, nil)
+	return tree, err
+}
+
+// takeSnapshotUnless is takeSnapshot that writes no tree when the walk and
+// the stamps show the same tree as the earlier print (same is then true).
+func takeSnapshotUnless(ctx context.Context, r *repo, index string, also []string, earlier *treePrint) (tree string, same bool, err error) {
 	unlock, err := r.lock(ctx, false)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	defer unlock()
 	st, err := readStatus(ctx, r)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return writeTree(ctx, r, index, append(st.changed, also...))
+	if earlier != nil && earlier.same(printTree(r, st, also)) {
+		return "", true, nil
+	}
+	tree, err = writeTree(ctx, r, index, append(st.changed, also...))
+	return tree, false, err
 }
 
 // treeStatus is one walk of the parent's tree by git status: the paths
@@ -224,6 +239,7 @@ func takeSnapshot(ctx context.Context, r *repo, index string, also []string) (st
 type treeStatus struct {
 	changed []string
 	ignored []string
+	records string // statusRecords: what the walk said of the tree
 }
 
 func readStatus(ctx context.Context, r *repo) (treeStatus, error) {
@@ -233,7 +249,9 @@ func readStatus(ctx context.Context, r *repo) (treeStatus, error) {
 		return treeStatus{}, fmt.Errorf("isolate: snapshot: %w", err)
 	}
 	var st treeStatus
-	for _, rec := range strings.Split(out, "\x00") {
+	recs := strings.Split(out, "\x00")
+	st.records = statusRecords(recs)
+	for _, rec := range recs {
 		if len(rec) < 4 {
 			continue
 		}

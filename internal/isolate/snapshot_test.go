@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestChildDoesNotSeeIgnoredFiles: an isolated child sees the tree as a
@@ -175,4 +176,78 @@ func TestSnapshotTree(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); !bytes.Equal(before, after) {
 		t.Error("the user's index was rewritten")
 	}
+}
+
+// TestBaseMovedWithoutSecondTree: at finish the status walk and the stamps
+// of the paths it lists stand in for a second tree when nothing moved; any
+// move (a dirty file edited again at the same size, a new untracked file,
+// a deletion, the index rewritten) and a file changed too close to the
+// spawn's stamp (racy) make it write the tree after all.
+func TestBaseMovedWithoutSecondTree(t *testing.T) {
+	old := time.Now().Add(-time.Hour)
+	setup := func(t *testing.T) (string, *repo, *snapshot, []string) {
+		dir := newRepo(t)
+		for _, f := range []string{"a.txt", "u.txt", "staged.txt"} {
+			if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := openRepo(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, st, err := (&Isolator{}).startSnapshot(context.Background(), r, filepath.Join(t.TempDir(), "spawn.index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := snap.wait(); err != nil {
+			t.Fatal(err)
+		}
+		return dir, r, snap, st.changed
+	}
+	for _, tt := range []struct {
+		name     string
+		move     func(t *testing.T, dir string)
+		wantSame bool
+	}{
+		{"nothing moved", func(*testing.T, string) {}, true},
+		{"dirty file edited at the same size", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a.txt"), strings.Replace(read(t, filepath.Join(dir, "a.txt")), "a1 dirty", "a1 DIRTY", 1))
+		}, false},
+		{"clean file edited", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "sub/b.txt"), "changed\n") }, false},
+		{"new untracked file", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "new.txt"), "n\n") }, false},
+		{"untracked file removed", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "u.txt")) }, false},
+		{"index rewritten", func(t *testing.T, dir string) { git(t, dir, "add", "a.txt") }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, r, snap, dirty := setup(t)
+			tt.move(t, dir)
+			tree, same, err := takeSnapshotUnless(context.Background(), r, filepath.Join(t.TempDir(), "finish.index"), dirty, snap.print)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if same != tt.wantSame {
+				t.Fatalf("same = %v, want %v", same, tt.wantSame)
+			}
+			base, _ := snap.wait()
+			if !same && tt.name != "index rewritten" && tree == base {
+				t.Errorf("a move gave the spawn's tree %s", tree)
+			}
+		})
+	}
+	t.Run("racy", func(t *testing.T) {
+		dir := newRepo(t) // its files were just written: too fresh to trust a stamp
+		r, err := openRepo(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, st, err := (&Isolator{}).startSnapshot(context.Background(), r, filepath.Join(t.TempDir(), "spawn.index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.wait()
+		if _, same, err := takeSnapshotUnless(context.Background(), r, filepath.Join(t.TempDir(), "f.index"), st.changed, snap.print); err != nil || same {
+			t.Errorf("a fresh file's stamp was trusted: same=%v %v", same, err)
+		}
+	})
 }

@@ -385,3 +385,12 @@ func addPathRule(rulesetFD int, path string, access uint64) error {
 // LandlockABI returns the kernel's Landlock ABI version, 0 without Landlock.
 // It is one syscall, cheap enough for every dispatch.
 func LandlockABI() int { return landlockABI() }
+
+// DropMarkers removes the markers a parent left for Restrict from this
+// process's environment, for a child that does not call Restrict (nothing
+// to confine, or the kernel sandbox turned off), so its own children never
+// inherit a claim about a domain they do not have.
+func DropMarkers() {
+	os.Unsetenv(enforcedEnv)
+	os.Unsetenv(baseEnv)
+}

@@ -63,3 +63,6 @@ func InPlace() bool { return false }
 
 // BaseForChild has nothing to apply off Linux.
 func BaseForChild(p Policy) (string, error) { return "", nil }
+
+// DropMarkers has nothing to drop off Linux.
+func DropMarkers() {}
