@@ -51,9 +51,10 @@ func TestLeanChildOnlyForLeaves(t *testing.T) {
 			var asked []bool
 			d, err := delegate.New(delegate.Config{
 				ProjectRoot: p.root, Workspace: p.root, Registry: p.registry(), Settings: p.settings(nil),
-				ExeFunc: func(delegates bool) string {
+				ExeFunc: func(env *dispatch.Envelope) string {
 					mu.Lock()
 					defer mu.Unlock()
+					delegates := env.MayDelegate()
 					asked = append(asked, delegates)
 					if delegates && !tc.leanForAll {
 						return full

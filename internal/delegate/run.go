@@ -127,7 +127,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	env, td, id := j.env, j.td, j.env.TaskID
 	exe := d.cfg.Exe
 	if d.cfg.ExeFunc != nil {
-		exe = d.cfg.ExeFunc(env.MayDelegate())
+		exe = d.cfg.ExeFunc(env)
 	}
 	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
 	cmd.Dir = env.Workspace
