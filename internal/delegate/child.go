@@ -49,7 +49,7 @@ type ChildConfig struct {
 	Exe string
 	// ExeFunc, when set, replaces Exe; it is called only by a child that
 	// delegates (with the grandchild's envelope).
-	ExeFunc func(env *dispatch.Envelope) string
+	ExeFunc func(env *dispatch.Envelope) (exe string, extraEnv []string)
 	Args    []string
 	// Extras are brood's delegation extras (delegate.Extras), for the
 	// child's own dispatcher; brood-child has none and refuses an envelope

@@ -51,8 +51,9 @@ type Config struct {
 	// child's envelope: brood runs a child that may delegate
 	// (dispatch.Envelope.MayDelegate; Extras), a lean binary one that
 	// cannot, and which binary that is may take a check (package
-	// childexe) that should not hold up the parent's start.
-	ExeFunc func(env *dispatch.Envelope) string
+	// childexe) that should not hold up the parent's start. extraEnv is
+	// added to that child's environment (childexe.EnvVerified).
+	ExeFunc func(env *dispatch.Envelope) (exe string, extraEnv []string)
 	Args    []string
 	// Env is the children's base environment (default os.Environ()).
 	Env []string

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/broodhq/brood/internal/childexe"
@@ -196,7 +197,10 @@ func (f *Factory) RegistryOptions() registry.Options {
 // model, runs: brood-child beside brood when it is the same build, else
 // brood itself (package childexe; BROOD_CHILD_EXE overrides it, for tests
 // that re-exec their own binary).
-func (f *Factory) ChildExe() string { return f.ChildExeFor(&dispatch.Envelope{}) }
+func (f *Factory) ChildExe() string {
+	exe, _ := f.ChildExeFor(&dispatch.Envelope{})
+	return exe
+}
 
 // ChildExeFor is the binary the child of env runs. brood itself (this
 // binary, which links everything) runs a child that may delegate
@@ -204,18 +208,41 @@ func (f *Factory) ChildExe() string { return f.ChildExeFor(&dispatch.Envelope{})
 // and every child while telemetry is on (the lean binaries export
 // nothing); the others run the lean binary of their model's wire API,
 // brood-child or brood-child-openai, when it is the same build
-// (ChildChoice). BROOD_CHILD_EXE overrides all of it.
-func (f *Factory) ChildExeFor(env *dispatch.Envelope) string {
+// (ChildChoice). BROOD_CHILD_EXE overrides all of it. A child that runs
+// brood is told which lean binaries this process has proven the same build
+// (childexe.EnvVerified: the one for its own model's API is decided now),
+// so that it does not prove them again for its own children.
+func (f *Factory) ChildExeFor(env *dispatch.Envelope) (exe string, extraEnv []string) {
 	if v := f.Getenv("BROOD_CHILD_EXE"); v != "" {
-		return v
-	}
-	if env.MayDelegate() || f.telemetryOn() {
-		if exe, err := os.Executable(); err == nil {
-			return exe
-		}
+		return v, nil
 	}
 	api, _ := provider.API(env.Model) // an invalid spec fails in any child
-	return f.ChildChoice(childexe.ForAPI(api)).Path
+	name := childexe.ForAPI(api)
+	if env.MayDelegate() || f.telemetryOn() {
+		if self, err := os.Executable(); err == nil {
+			f.ChildChoice(name)
+			return self, f.verifiedEnv(self)
+		}
+	}
+	return f.ChildChoice(name).Path, nil
+}
+
+// verifiedEnv is childexe.EnvVerified for a child running self: the lean
+// binaries decided so far that were proven its build.
+func (f *Factory) verifiedEnv(self string) []string {
+	f.childMu.Lock()
+	defer f.childMu.Unlock()
+	var lean []string
+	for _, c := range f.child {
+		if c.Lean && c.Path != self {
+			lean = append(lean, c.Path)
+		}
+	}
+	if len(lean) == 0 {
+		return nil
+	}
+	slices.Sort(lean)
+	return []string{childexe.EnvVerified + "=" + childexe.EncodeVerified(self, lean)}
 }
 
 func (f *Factory) telemetryOn() bool {
@@ -228,7 +255,7 @@ func (f *Factory) telemetryOn() bool {
 // the first spawn that needs it, not before: it may run the binary once to
 // compare source digests, which a session that never delegates should not
 // pay for.
-func (f *Factory) WarmChildExe() func(*dispatch.Envelope) string {
+func (f *Factory) WarmChildExe() func(*dispatch.Envelope) (string, []string) {
 	return f.ChildExeFor
 }
 
@@ -244,6 +271,8 @@ func (f *Factory) ChildChoice(name string) childexe.Choice {
 	var c childexe.Choice
 	if exe, err := os.Executable(); err != nil {
 		c = childexe.Choice{Path: "brood", Why: "cannot find this binary: " + err.Error()}
+	} else if lean, ok := childexe.Inherited(f.Getenv(childexe.EnvVerified), exe, name); ok {
+		c = childexe.Choice{Path: lean, Lean: true} // proven by the parent (childexe.EnvVerified)
 	} else {
 		c = childexe.FindNamed(exe, name)
 	}
