@@ -1,14 +1,16 @@
-// Package childexe finds the binary a parent runs for each subagent:
-// brood-child, the lean build of the child protocol installed beside brood
-// (`go install github.com/broodhq/brood/cmd/...@latest` installs both). It
-// links only what a child needs — the agent loop, the tools, both provider
-// SDKs, the sandbox — and none of the command tree, the terminal UI or the
-// Temporal worker, whose package initialisers are most of a child's CPU.
-// A brood-child is used only when its build info proves it is the same
-// build as the parent — or, when the build info names no source version
-// (GOFLAGS=-buildvcs=false, a modified tree), when it reports the same
-// digest of the source embedded in both (package brood); otherwise the
-// parent runs itself as the child, as it always could.
+// Package childexe finds the binary a parent runs for each subagent that
+// cannot delegate: brood-child or brood-child-openai, the lean builds of
+// the child protocol installed beside brood (`go install
+// github.com/broodhq/brood/cmd/...@latest` installs all three). Each links
+// only what such a child needs — the agent loop, the tools, one provider
+// SDK, the sandbox — and none of the command tree, the terminal UI, the
+// Temporal worker, the other SDK or the exporters, whose package
+// initialisers are most of a child's CPU. A lean binary is used only when
+// its build info proves it is the same build as the parent — or, when the
+// build info names no source version (GOFLAGS=-buildvcs=false, a modified
+// tree), when it reports the same digest of the source embedded in both
+// (package brood); otherwise the parent runs itself as the child, as it
+// always could.
 package childexe
 
 import (
