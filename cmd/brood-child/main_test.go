@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// notLinked are packages brood-child must not link: each one's package
-// initialiser runs at every subagent's start (docs/performance.md). The
-// schema validator and the plan checker are for processes that delegate,
-// which run brood (delegate.Extras); the command tree, the terminal UI and
+// notLinked are packages the lean child binaries must not link: each one's
+// package initialiser runs at every subagent's start (docs/performance.md).
+// The schema validator, the plan checker and the OpenTelemetry exporters
+// (with gRPC and protobuf) are for processes that delegate or export,
+// which run brood (cmdutil.Links); the command tree, the terminal UI and
 // the Temporal worker are brood's alone.
 var notLinked = []string{
 	"github.com/santhosh-tekuri/jsonschema/v6",
@@ -19,6 +20,12 @@ var notLinked = []string{
 	"github.com/broodhq/brood/internal/engine",
 	"github.com/broodhq/brood/internal/engine/local",
 	"github.com/broodhq/brood/internal/engine/temporal",
+	"github.com/broodhq/brood/internal/telemetry/otlp",
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc",
+	"go.opentelemetry.io/otel/sdk/trace",
+	"google.golang.org/grpc",
+	"google.golang.org/protobuf/encoding/protojson",
 	"github.com/broodhq/brood/internal/cli",
 	"github.com/broodhq/brood/internal/tui",
 	"go.temporal.io/sdk/client",
@@ -26,23 +33,31 @@ var notLinked = []string{
 	"github.com/alecthomas/chroma/v2",
 }
 
-// TestLinksNoneOfTheHeavyPackages fails when one of notLinked is linked
-// into brood-child again (go list -deps over its import graph).
+// TestLinksNoneOfTheHeavyPackages fails when one of notLinked, or the
+// other provider's SDK, is linked into a lean child binary again (go list
+// -deps over its import graph).
 func TestLinksNoneOfTheHeavyPackages(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	deps := map[string]bool{}
-	for _, p := range strings.Fields(string(out)) {
-		deps[p] = true
-	}
-	if !deps["github.com/broodhq/brood/internal/delegate"] {
-		t.Fatalf("go list -deps names no internal/delegate: not brood-child's graph?\n%s", out)
-	}
-	for _, p := range notLinked {
-		if deps[p] {
-			t.Errorf("brood-child links %s", p)
+	for _, tc := range []struct {
+		pkg, sdk, otherSDK string
+	}{
+		{"github.com/broodhq/brood/cmd/brood-child", "github.com/anthropics/anthropic-sdk-go/v2", "github.com/openai/openai-go/v3"},
+		{"github.com/broodhq/brood/cmd/brood-child-openai", "github.com/openai/openai-go/v3", "github.com/anthropics/anthropic-sdk-go/v2"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", tc.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", tc.pkg, err)
+		}
+		deps := map[string]bool{}
+		for _, p := range strings.Fields(string(out)) {
+			deps[p] = true
+		}
+		if !deps["github.com/broodhq/brood/internal/delegate"] || !deps[tc.sdk] {
+			t.Fatalf("go list -deps %s names no internal/delegate or %s: not a child's graph?\n%s", tc.pkg, tc.sdk, out)
+		}
+		for _, p := range append(notLinked, tc.otherSDK) {
+			if deps[p] {
+				t.Errorf("%s links %s", tc.pkg, p)
+			}
 		}
 	}
 }

@@ -31,7 +31,7 @@ func main() {
 	if opts, ok := child.Parse(os.Args[1:]); ok {
 		// A subagent (when brood-child is not installed beside brood): no
 		// command tree, no settings unless it delegates.
-		code = child.Main(ctx, stdio, opts, cli.Extras())
+		code = child.Main(ctx, stdio, opts, cli.Links())
 	} else {
 		code = cli.Main(ctx, stdio, os.Args[1:])
 	}

@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	h := &Harness{cfg: cfg, dir: dir, floorChild: cfg.FloorChild, child: cfg.Child}
 	if h.child == "" {
-		h.child = childexe.Find(cfg.Brood).Path
+		h.child = childexe.FindNamed(cfg.Brood, childexe.ForAPI(cfg.Provider)).Path
 	}
 	var err error
 	if h.fake, err = NewFake(); err != nil {

@@ -95,7 +95,7 @@ func execOnce(ctx context.Context, name string, args ...string) (wall, cpu time.
 func (h *Harness) idleStart(ctx context.Context, n int) (wall, cpu time.Duration, what string, err error) {
 	var args []string
 	what = filepath.Base(h.child)
-	if filepath.Base(h.child) != childexe.Name {
+	if b := filepath.Base(h.child); b != childexe.Name && b != childexe.NameOpenAI {
 		args = []string{"version"}
 		what += " version"
 	}

@@ -1,14 +1,16 @@
-// Package childexe finds the binary a parent runs for each subagent:
-// brood-child, the lean build of the child protocol installed beside brood
-// (`go install github.com/broodhq/brood/cmd/...@latest` installs both). It
-// links only what a child needs — the agent loop, the tools, both provider
-// SDKs, the sandbox — and none of the command tree, the terminal UI or the
-// Temporal worker, whose package initialisers are most of a child's CPU.
-// A brood-child is used only when its build info proves it is the same
-// build as the parent — or, when the build info names no source version
-// (GOFLAGS=-buildvcs=false, a modified tree), when it reports the same
-// digest of the source embedded in both (package brood); otherwise the
-// parent runs itself as the child, as it always could.
+// Package childexe finds the binary a parent runs for each subagent that
+// cannot delegate: brood-child or brood-child-openai, the lean builds of
+// the child protocol installed beside brood (`go install
+// github.com/broodhq/brood/cmd/...@latest` installs all three). Each links
+// only what such a child needs — the agent loop, the tools, one provider
+// SDK, the sandbox — and none of the command tree, the terminal UI, the
+// Temporal worker, the other SDK or the exporters, whose package
+// initialisers are most of a child's CPU. A lean binary is used only when
+// its build info proves it is the same build as the parent — or, when the
+// build info names no source version (GOFLAGS=-buildvcs=false, a modified
+// tree), when it reports the same digest of the source embedded in both
+// (package brood); otherwise the parent runs itself as the child, as it
+// always could.
 package childexe
 
 import (
@@ -21,8 +23,25 @@ import (
 	"strings"
 )
 
-// Name is the lean child's file name, beside brood.
-const Name = "brood-child"
+// Name is the lean child's file name, beside brood: the child binary for
+// models served by the Anthropic API (and the scripted model). NameOpenAI
+// is the one for OpenAI-compatible servers. Each links one provider SDK:
+// the other's package initialisers are most of what is left of a lean
+// child's start-up (docs/performance.md). A child that may delegate runs
+// brood itself, which links both.
+const (
+	Name       = "brood-child"
+	NameOpenAI = "brood-child-openai"
+)
+
+// ForAPI is the lean child binary's name for a wire API
+// (provider.APIOpenAI is "openai"; anything else is served by Name).
+func ForAPI(api string) string {
+	if api == "openai" {
+		return NameOpenAI
+	}
+	return Name
+}
 
 // Choice is the binary children run and why.
 type Choice struct {
@@ -34,17 +53,19 @@ type Choice struct {
 
 // Find returns the child binary for a parent running as self (its
 // os.Executable()): brood-child beside it when it is the same build, else
-// self. A parent that is brood-child itself (a child that delegates) runs
-// itself.
-func Find(self string) Choice {
-	if filepath.Base(self) == Name {
-		return Choice{Path: self, Lean: true}
+// self.
+func Find(self string) Choice { return FindNamed(self, Name) }
+
+// FindNamed is Find for the lean binary called name (Name, NameOpenAI).
+func FindNamed(self, name string) Choice {
+	if b := filepath.Base(self); b == Name || b == NameOpenAI {
+		return Choice{Path: self, Lean: true} // never a parent (it does not delegate); kept for safety
 	}
-	cand := filepath.Join(filepath.Dir(self), Name)
+	cand := filepath.Join(filepath.Dir(self), name)
 	st, err := os.Stat(cand)
 	switch {
 	case err != nil:
-		return Choice{Path: self, Why: fmt.Sprintf("no %s beside %s (install both: go install github.com/broodhq/brood/cmd/...@latest)", Name, self)}
+		return Choice{Path: self, Why: fmt.Sprintf("no %s beside %s (install both: go install github.com/broodhq/brood/cmd/...@latest)", name, self)}
 	case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
 		return Choice{Path: self, Why: fmt.Sprintf("%s is not an executable file", cand)}
 	}

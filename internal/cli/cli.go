@@ -32,6 +32,10 @@ import (
 	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/cli/workflow"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/model/anthropic"
+	"github.com/broodhq/brood/internal/model/openai"
+	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/telemetry/otlp"
 	"github.com/broodhq/brood/internal/workflowtool"
 )
 
@@ -45,16 +49,20 @@ type IO = cmdutil.IO
 // "already reported".
 func ExitCode(code int, err error) error { return cmdutil.ExitCode(code, err) }
 
-// Extras are the delegation extras brood links and brood-child does not:
-// the output schema validator and the Workflow tool (delegate.Extras).
-func Extras() delegate.Extras {
-	return delegate.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools}
+// Links are everything brood links beyond the child protocol
+// (cmdutil.Links): the lean child binaries link less.
+func Links() cmdutil.Links {
+	return cmdutil.Links{
+		Delegation: delegate.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools},
+		Models:     provider.Adapters{Anthropic: anthropic.Adapter, OpenAI: openai.Adapter},
+		Telemetry:  otlp.Setup,
+	}
 }
 
 // Main runs brood with args and returns the process exit status.
 func Main(ctx context.Context, stdio IO, args []string) int {
 	f := cmdutil.NewFactory(stdio)
-	f.Extras = Extras()
+	f.Links = Links()
 	root := NewCmdRoot(f)
 	args = printArgs(root, args)
 	root.SetArgs(args)

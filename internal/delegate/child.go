@@ -48,8 +48,8 @@ type ChildConfig struct {
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe string
 	// ExeFunc, when set, replaces Exe; it is called only by a child that
-	// delegates (with whether the grandchild may delegate in turn).
-	ExeFunc func(delegates bool) string
+	// delegates (with the grandchild's envelope).
+	ExeFunc func(env *dispatch.Envelope) (exe string, extraEnv []string)
 	Args    []string
 	// Extras are brood's delegation extras (delegate.Extras), for the
 	// child's own dispatcher; brood-child has none and refuses an envelope

@@ -53,12 +53,13 @@ type Config struct {
 	// Exe and Args start a child: Exe Args... --mode json --task-id ID
 	// --envelope PATH. Exe defaults to os.Executable().
 	Exe string
-	// ExeFunc, when set, replaces Exe and is called at each spawn with
-	// whether the child may delegate (dispatch.Envelope.MayDelegate): brood
-	// runs a child that may, brood-child one that cannot (Extras), and
-	// which binary that is may take a check (package childexe) that should
-	// not hold up the parent's start.
-	ExeFunc func(delegates bool) string
+	// ExeFunc, when set, replaces Exe and is called at each spawn with the
+	// child's envelope: brood runs a child that may delegate
+	// (dispatch.Envelope.MayDelegate; Extras), a lean binary one that
+	// cannot, and which binary that is may take a check (package
+	// childexe) that should not hold up the parent's start. extraEnv is
+	// added to that child's environment (childexe.EnvVerified).
+	ExeFunc func(env *dispatch.Envelope) (exe string, extraEnv []string)
 	Args    []string
 	// Env is the children's base environment (default os.Environ()).
 	Env []string

@@ -51,14 +51,15 @@ func TestLeanChildOnlyForLeaves(t *testing.T) {
 			var asked []bool
 			d, err := delegate.New(delegate.Config{
 				ProjectRoot: p.root, Workspace: p.root, Registry: p.registry(), Settings: p.settings(nil),
-				ExeFunc: func(delegates bool) string {
+				ExeFunc: func(env *dispatch.Envelope) (string, []string) {
 					mu.Lock()
 					defer mu.Unlock()
+					delegates := env.MayDelegate()
 					asked = append(asked, delegates)
 					if delegates && !tc.leanForAll {
-						return full
+						return full, nil
 					}
-					return lean
+					return lean, nil
 				},
 				Env: p.env, MaxDepth: 2, SourceAgent: "root",
 				ParentSystem: "You are the root agent.", ParentModel: "script:" + p.script,

@@ -131,14 +131,14 @@ type spawn struct {
 func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	d, j := s.d, s.j
 	env, td, id := j.env, j.td, j.env.TaskID
-	exe := d.cfg.Exe
+	exe, extraEnv := d.cfg.Exe, []string(nil)
 	if d.cfg.ExeFunc != nil {
-		exe = d.cfg.ExeFunc(env.MayDelegate())
+		exe, extraEnv = d.cfg.ExeFunc(env)
 	}
 	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
 	cmd.Dir = env.Workspace
 	// No secret-looking variable reaches a child unless its definition asks for it by name.
-	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	cmd.Env = append(append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), extraEnv...), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
 	// The child's stderr reaches the pool through a pipe and stderr.log is
 	// made, fresh, on its first byte: a child that says nothing there (most
 	// do) costs the parent no inode. Whatever an earlier run left at

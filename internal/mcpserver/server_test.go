@@ -68,7 +68,7 @@ func newFixture(t *testing.T, maxDepth int) (*fixture, error) {
 		ParentSystem: "You are brood.", ParentModel: "script:" + sp,
 		ParentTools: []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "default"},
-		Extras:      cli.Extras(),
+		Extras:      cli.Links().Delegation,
 	})
 	must(t, err)
 	t.Cleanup(func() { cancel(); d.WaitBackground() })

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync"
 )
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 // Expand resolves ${VAR} and ${VAR:-default} in every string of the spec,
 // as Claude Code does for .mcp.json. A variable that is unset and has no
@@ -14,8 +15,8 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 func (s Spec) Expand(getenv func(string) string) (Spec, error) {
 	var missing []string
 	ex := func(v string) string {
-		return envRef.ReplaceAllStringFunc(v, func(m string) string {
-			g := envRef.FindStringSubmatch(m)
+		return envRef().ReplaceAllStringFunc(v, func(m string) string {
+			g := envRef().FindStringSubmatch(m)
 			if val := getenv(g[1]); val != "" {
 				return val
 			}
@@ -53,7 +54,7 @@ func (s Spec) Expand(getenv func(string) string) (Spec, error) {
 func (s Spec) Refs() []string {
 	var out []string
 	add := func(v string) {
-		for _, m := range envRef.FindAllStringSubmatch(v, -1) {
+		for _, m := range envRef().FindAllStringSubmatch(v, -1) {
 			if !slices.Contains(out, m[1]) {
 				out = append(out, m[1])
 			}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -79,7 +80,7 @@ func Default() Table {
 
 // dated is a dated snapshot id (claude-sonnet-4-5-20250929,
 // gpt-4o-2024-08-06): it costs what its undated name costs.
-var dated = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
+var dated = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`) })
 
 // Lookup finds a model's price. spec may carry a provider prefix
 // (anthropic/claude-opus-4-5) and a date suffix; local and unknown models
@@ -96,7 +97,7 @@ func (t Table) Lookup(spec string) (Price, bool) {
 	if p, ok := t[id]; ok {
 		return p, true
 	}
-	if p, ok := t[dated.ReplaceAllString(id, "")]; ok {
+	if p, ok := t[dated().ReplaceAllString(id, "")]; ok {
 		return p, true
 	}
 	return Price{}, false

@@ -3,14 +3,15 @@ package projectfiles
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // importRef is an @import as Claude Code reads one: @ at the start of the
 // text or after white space, then a path (spaces escaped as "\ ").
-var importRef = regexp.MustCompile(`(?:^|\s)@((?:[^\s\\]|\\ )+)`)
+var importRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@((?:[^\s\\]|\\ )+)`) })
 
 // codeSpan is inline code, where an @ is text, not an import.
-var codeSpan = regexp.MustCompile("`[^`\n]*`")
+var codeSpan = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`[^`\n]*`") })
 
 // imports lists the paths text imports, in order, outside code blocks and
 // code spans (an address such as a@b.c is no import: its @ follows a
@@ -27,8 +28,8 @@ func imports(text string) []string {
 		if fenced {
 			continue
 		}
-		line = codeSpan.ReplaceAllString(line, "")
-		for _, m := range importRef.FindAllStringSubmatch(line, -1) {
+		line = codeSpan().ReplaceAllString(line, "")
+		for _, m := range importRef().FindAllStringSubmatch(line, -1) {
 			p := strings.TrimRight(strings.ReplaceAll(m[1], `\ `, " "), ".,;:)")
 			if p != "" {
 				out = append(out, p)

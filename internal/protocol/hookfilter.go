@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // HookFilter is, for each tool-call hook event the root runs
@@ -70,7 +71,7 @@ func ParseHookFilter(v string) HookFilter {
 
 // simpleMatcher is a matcher Claude Code compares as names, not as a
 // regular expression: "Bash", "Edit|Write".
-var simpleMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+var simpleMatcher = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_|]+$`) })
 
 // HookMatch reports whether a hook group's matcher selects value, as
 // Claude Code does: empty and "*" match everything; a matcher of letters,
@@ -82,7 +83,7 @@ func HookMatch(matcher, value string, aliases ...string) bool {
 		return true
 	}
 	names := append([]string{value}, aliases...)
-	if simpleMatcher.MatchString(matcher) {
+	if simpleMatcher().MatchString(matcher) {
 		for _, m := range strings.Split(matcher, "|") {
 			if slices.Contains(names, strings.TrimSpace(m)) {
 				return true

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Origin says where an effective value came from.
@@ -145,22 +146,22 @@ func editDistance(a, b string) int {
 }
 
 var (
-	tableRe = regexp.MustCompile(`^\s*\[+\s*([^\]]+?)\s*\]+`)
-	keyRe   = regexp.MustCompile(`^\s*("?)([A-Za-z0-9_\-.]+)("?)\s*=`)
+	tableRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[+\s*([^\]]+?)\s*\]+`) })
+	keyRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*("?)([A-Za-z0-9_\-.]+)("?)\s*=`) })
 )
 
 // keyLine is the line of data that sets key (dotted), or 0.
 func keyLine(data, key string) int {
 	table := ""
 	for i, line := range strings.Split(data, "\n") {
-		if m := tableRe.FindStringSubmatch(line); m != nil {
+		if m := tableRe().FindStringSubmatch(line); m != nil {
 			table = strings.ReplaceAll(m[1], `"`, "")
 			if table == key {
 				return i + 1
 			}
 			continue
 		}
-		if m := keyRe.FindStringSubmatch(line); m != nil {
+		if m := keyRe().FindStringSubmatch(line); m != nil {
 			full := m[2]
 			if table != "" {
 				full = table + "." + full

@@ -15,16 +15,8 @@ import (
 	"fmt"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -89,58 +81,26 @@ func protocol(getenv func(string) string, specific string) (string, error) {
 	return "", fmt.Errorf("%s=%q: brood exports OTLP as grpc or http/protobuf", name, p)
 }
 
-// Setup starts the exporters the environment asks for; it returns nil (off)
-// when it asks for none. Shutdown flushes them.
-func Setup(ctx context.Context, getenv func(string) string) (*Telemetry, error) {
-	c, err := FromEnv(getenv)
-	if err != nil || (!c.Traces && !c.Metrics) {
-		return nil, err
-	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", c.Service)))
-	if err != nil {
-		res = resource.Default()
-	}
-	t := &Telemetry{}
-	tp := trace.TracerProvider(nil)
-	if c.Traces {
-		exp, err := traceExporter(ctx, c.TracesProto)
-		if err != nil {
-			return nil, fmt.Errorf("OpenTelemetry traces: %w", err)
-		}
-		p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-		t.closers = append(t.closers, p.Shutdown)
-		tp = p
-	}
+// New is the Telemetry of a tracer provider and a meter (either nil: that
+// signal is off), shut down by closers in reverse order: what otlp.Setup
+// builds from the environment. It is there, not here, so that a binary
+// that exports nothing (brood-child) links neither the SDK's exporters
+// nor gRPC and protobuf, whose package initialisers run at every start.
+func New(tp trace.TracerProvider, m metric.Meter, closers ...func(context.Context) error) (*Telemetry, error) {
+	t := &Telemetry{closers: closers}
 	if tp != nil {
 		t.tracer = tp.Tracer("github.com/broodhq/brood")
 	}
-	if c.Metrics {
-		exp, err := metricExporter(ctx, c.MetricsProto)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("OpenTelemetry metrics: %w", err), t.Shutdown(ctx))
-		}
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
-		t.closers = append(t.closers, mp.Shutdown)
-		if err := t.instruments(mp.Meter("github.com/broodhq/brood")); err != nil {
-			return nil, errors.Join(err, t.Shutdown(ctx))
+	if m != nil {
+		if err := t.instruments(m); err != nil {
+			return nil, errors.Join(err, t.Shutdown(context.Background()))
 		}
 	}
 	return t, nil
 }
 
-func traceExporter(ctx context.Context, proto string) (sdktrace.SpanExporter, error) {
-	if proto == "grpc" {
-		return otlptracegrpc.New(ctx)
-	}
-	return otlptracehttp.New(ctx)
-}
-
-func metricExporter(ctx context.Context, proto string) (sdkmetric.Exporter, error) {
-	if proto == "grpc" {
-		return otlpmetricgrpc.New(ctx)
-	}
-	return otlpmetrichttp.New(ctx)
-}
+// SetupFunc starts the exporters the environment asks for (otlp.Setup).
+type SetupFunc func(ctx context.Context, getenv func(string) string) (*Telemetry, error)
 
 func (t *Telemetry) instruments(m metric.Meter) error {
 	var err error

@@ -18,8 +18,11 @@ import (
 	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/cli/child"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/model/anthropic"
+	"github.com/broodhq/brood/internal/model/openai"
+	"github.com/broodhq/brood/internal/model/provider"
 )
 
 // Main is a TestMain body. When env is "1" in the environment the process is
@@ -40,12 +43,17 @@ func Main(m *testing.M, env string) {
 		if opts, ok := child.Parse(os.Args[1:]); ok {
 			// As brood's fast path; run as a file named brood-child (a
 			// hard link a test made: LinkLean), as brood-child's main, with
-			// no delegation extras.
-			extras := cli.Extras()
-			if exe, err := os.Executable(); err == nil && filepath.Base(exe) == childexe.Name {
-				extras = delegate.Extras{}
+			// one SDK and nothing else (cmdutil.Links).
+			links := cli.Links()
+			if exe, err := os.Executable(); err == nil {
+				switch filepath.Base(exe) {
+				case childexe.Name:
+					links = cmdutil.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}}
+				case childexe.NameOpenAI:
+					links = cmdutil.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}
+				}
 			}
-			code = child.Main(ctx, stdio, opts, extras)
+			code = child.Main(ctx, stdio, opts, links)
 		} else {
 			code = cli.Main(ctx, stdio, os.Args[1:])
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -91,7 +92,7 @@ func projectEnvSecrets(root string) []secretVar {
 			continue
 		}
 		for name, value := range readDotenv(f) {
-			if len(value) < 8 || (!IsSecretName(name) && plainValue.MatchString(value)) {
+			if len(value) < 8 || (!IsSecretName(name) && plainValue().MatchString(value)) {
 				continue
 			}
 			out = append(out, variants(".env:"+name, value)...)
@@ -102,7 +103,7 @@ func projectEnvSecrets(root string) []secretVar {
 
 // plainValue is a value that, under an ordinary name, is configuration
 // rather than a credential.
-var plainValue = regexp.MustCompile(`^(?:[a-z]+|[0-9.:]+|https?://[^@\s]+)$`)
+var plainValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[a-z]+|[0-9.:]+|https?://[^@\s]+)$`) })
 
 // readDotenv returns the NAME=value pairs of a dotenv file: `export`
 // prefixes, quotes and trailing comments of unquoted values are handled;

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	benchmark "github.com/broodhq/brood/internal/bench"
+	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 )
 
@@ -68,8 +69,8 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.brood, "brood", "", "brood binary to measure (default: this binary, or a fresh build with --build)")
-	fl.StringVar(&o.child, "child", "", "binary the children run (default: what brood picks: brood-child beside it when it is the same build, else brood)")
-	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood and ./cmd/brood-child from --src and measure them")
+	fl.StringVar(&o.child, "child", "", "binary the children run (default: what brood picks: brood-child, or brood-child-openai with --provider openai, beside it when it is the same build, else brood)")
+	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood and the lean child binary (./cmd/brood-child, or ./cmd/brood-child-openai with --provider openai) from --src and measure them")
 	fl.StringVar(&o.src, "src", "", "brood's source tree, for --build and the SDK floor child (default: the module above the working directory)")
 	fl.StringVar(&o.ks, "ks", "0,1,4,16,64,256", "subagent counts K of the zero-latency runs")
 	fl.IntVar(&o.reps, "reps", 5, "runs per K (medians are reported)")
@@ -126,8 +127,11 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 			return err
 		}
 		if o.child == "" {
-			o.child = filepath.Join(dir, "brood-child")
-			if err := benchmark.BuildPackage(ctx, src, "./cmd/brood-child", o.child); err != nil {
+			// The lean binary of the fake's wire API (cmd/brood-child or
+			// cmd/brood-child-openai), as brood would pick it.
+			name := childexe.ForAPI(o.provider)
+			o.child = filepath.Join(dir, name)
+			if err := benchmark.BuildPackage(ctx, src, "./cmd/"+name, o.child); err != nil {
 				return err
 			}
 		}

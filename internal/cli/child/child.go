@@ -75,7 +75,7 @@ func Run(ctx context.Context, opts *Options) error {
 		},
 		LoadSettings: loadSettings,
 		ExeFunc:      f.ChildExeFor, // only a child that delegates looks
-		Extras:       f.Extras,
+		Extras:       f.Links.Delegation,
 		Args:         f.ChildArgs(),
 		Redact:       f.Redactor.Redact,
 		// The parent says whether a person takes questions above it; its

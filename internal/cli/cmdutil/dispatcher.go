@@ -22,8 +22,9 @@ func (f *Factory) ResolveModel(spec string) (model.Model, error) {
 		return nil, errors.New("no model configured: pass --model (e.g. anthropic/claude-sonnet-5-5 with ANTHROPIC_API_KEY, openai/gpt-5, ollama/qwen3), set BROOD_MODEL, or put model = \"...\" in .brood/settings.toml; `brood demo` runs without one")
 	}
 	return provider.Resolve(spec, provider.Options{
-		Getenv: f.Getenv,
-		Script: func(path string) (model.Model, error) { return script.Load(path) },
+		Getenv:   f.Getenv,
+		Script:   func(path string) (model.Model, error) { return script.Load(path) },
+		Adapters: f.Links.Models,
 	})
 }
 
@@ -76,7 +77,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
-		Extras: f.Extras,
+		Extras: f.Links.Delegation,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -127,7 +128,7 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		ProjectFiles: f.ChildProjectFiles(),
 		Redact:       f.Redactor.Redact,
 		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
-		Extras: f.Extras,
+		Extras: f.Links.Delegation,
 	}
 	return delegate.New(cfg)
 }

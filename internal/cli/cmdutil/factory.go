@@ -10,15 +10,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/broodhq/brood/internal/childexe"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/depth"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/mcpspec"
+	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/trust"
@@ -59,17 +62,16 @@ type Factory struct {
 	// process's own reading of the store, the flag and the environment.
 	Inherited      bool
 	InheritedGrant *trust.Grant
-	// Extras are what brood's dispatchers get beyond the child protocol
-	// (the schema validator, the Workflow tool): brood's main sets them,
-	// brood-child has none (delegate.Extras).
-	Extras delegate.Extras
+	// Links are the parts this binary links beyond the child protocol
+	// (its main sets them: brood all, a lean child binary one SDK).
+	Links Links
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
-	mcp      *mcpspec.Config // loaded once (MCPServers)
-	rawOut   io.Writer       // stdout as given: the interactive mode needs the terminal itself
-	child    *childexe.Choice
-	childMu  sync.Mutex // held while ChildChoice decides (it may run brood-child), apart from mu
+	mcp      *mcpspec.Config            // loaded once (MCPServers)
+	rawOut   io.Writer                  // stdout as given: the interactive mode needs the terminal itself
+	child    map[string]childexe.Choice // by lean binary name
+	childMu  sync.Mutex                 // held while ChildChoice decides (it may run brood-child), apart from mu
 }
 
 // NewFactory wraps the process's streams: each write is made whole under one
@@ -191,53 +193,94 @@ func (f *Factory) RegistryOptions() registry.Options {
 	return registry.Options{ProjectRoot: f.ProjectRoot, Home: f.Home, Claude: f.Settings.Agents.ClaudeEnabled()}
 }
 
-// ChildExe is the binary children that cannot delegate run: brood-child
-// beside brood when it is the same build, else brood itself (package
-// childexe; BROOD_CHILD_EXE overrides it, for tests that re-exec their own
-// binary).
-func (f *Factory) ChildExe() string { return f.ChildExeFor(false) }
+// ChildExe is the binary a child that cannot delegate, on an Anthropic
+// model, runs: brood-child beside brood when it is the same build, else
+// brood itself (package childexe; BROOD_CHILD_EXE overrides it, for tests
+// that re-exec their own binary).
+func (f *Factory) ChildExe() string {
+	exe, _ := f.ChildExeFor(&dispatch.Envelope{})
+	return exe
+}
 
-// ChildExeFor is the binary a child runs: one that may delegate
-// (dispatch.Envelope.MayDelegate) runs brood, this binary, whose
-// dispatchers have Extras; one that cannot runs ChildChoice's, brood-child
-// when it is the same build. BROOD_CHILD_EXE overrides both.
-func (f *Factory) ChildExeFor(delegates bool) string {
+// ChildExeFor is the binary the child of env runs. brood itself (this
+// binary, which links everything) runs a child that may delegate
+// (dispatch.Envelope.MayDelegate: its dispatcher needs Links.Delegation)
+// and every child while telemetry is on (the lean binaries export
+// nothing); the others run the lean binary of their model's wire API,
+// brood-child or brood-child-openai, when it is the same build
+// (ChildChoice). BROOD_CHILD_EXE overrides all of it. A child that runs
+// brood is told which lean binaries this process has proven the same build
+// (childexe.EnvVerified: the one for its own model's API is decided now),
+// so that it does not prove them again for its own children.
+func (f *Factory) ChildExeFor(env *dispatch.Envelope) (exe string, extraEnv []string) {
 	if v := f.Getenv("BROOD_CHILD_EXE"); v != "" {
-		return v
+		return v, nil
 	}
-	if delegates {
-		if exe, err := os.Executable(); err == nil {
-			return exe
+	api, _ := provider.API(env.Model) // an invalid spec fails in any child
+	name := childexe.ForAPI(api)
+	if env.MayDelegate() || f.telemetryOn() {
+		if self, err := os.Executable(); err == nil {
+			f.ChildChoice(name)
+			return self, f.verifiedEnv(self)
 		}
 	}
-	return f.ChildChoice().Path
+	return f.ChildChoice(name).Path, nil
+}
+
+// verifiedEnv is childexe.EnvVerified for a child running self: the lean
+// binaries decided so far that were proven its build.
+func (f *Factory) verifiedEnv(self string) []string {
+	f.childMu.Lock()
+	defer f.childMu.Unlock()
+	var lean []string
+	for _, c := range f.child {
+		if c.Lean && c.Path != self {
+			lean = append(lean, c.Path)
+		}
+	}
+	if len(lean) == 0 {
+		return nil
+	}
+	slices.Sort(lean)
+	return []string{childexe.EnvVerified + "=" + childexe.EncodeVerified(self, lean)}
+}
+
+func (f *Factory) telemetryOn() bool {
+	c, err := telemetry.FromEnv(f.Getenv)
+	return err == nil && (c.Traces || c.Metrics)
 }
 
 // WarmChildExe returns the function a dispatcher calls at each spawn to
-// learn which binary a child runs. The choice is made at the first spawn of
-// a child that cannot delegate, not before: it may run brood-child once to
+// learn which binary a child runs. The choice of a lean binary is made at
+// the first spawn that needs it, not before: it may run the binary once to
 // compare source digests, which a session that never delegates should not
 // pay for.
-func (f *Factory) WarmChildExe() func(delegates bool) string {
+func (f *Factory) WarmChildExe() func(*dispatch.Envelope) (string, []string) {
 	return f.ChildExeFor
 }
 
-// ChildChoice is which binary children run and, if not brood-child, why.
-// It is decided once per process.
-func (f *Factory) ChildChoice() childexe.Choice {
+// ChildChoice is whether children run the lean binary called name
+// (childexe.Name, childexe.NameOpenAI) or, if not, brood, and why. It is
+// decided once per process and name.
+func (f *Factory) ChildChoice(name string) childexe.Choice {
 	f.childMu.Lock()
 	defer f.childMu.Unlock()
-	if f.child == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			c := childexe.Choice{Path: "brood", Why: "cannot find this binary: " + err.Error()}
-			f.child = &c
-		} else {
-			c := childexe.Find(exe)
-			f.child = &c
-		}
+	if c, ok := f.child[name]; ok {
+		return c
 	}
-	return *f.child
+	var c childexe.Choice
+	if exe, err := os.Executable(); err != nil {
+		c = childexe.Choice{Path: "brood", Why: "cannot find this binary: " + err.Error()}
+	} else if lean, ok := childexe.Inherited(f.Getenv(childexe.EnvVerified), exe, name); ok {
+		c = childexe.Choice{Path: lean, Lean: true} // proven by the parent (childexe.EnvVerified)
+	} else {
+		c = childexe.FindNamed(exe, name)
+	}
+	if f.child == nil {
+		f.child = map[string]childexe.Choice{}
+	}
+	f.child[name] = c
+	return c
 }
 
 // ChildArgs are extra leading arguments for re-executing brood (used by

@@ -13,7 +13,16 @@ import (
 // warning, never a failed run. stop flushes what is pending, for at most a
 // few seconds.
 func (f *Factory) StartTelemetry(ctx context.Context) (*telemetry.Telemetry, func()) {
-	t, err := telemetry.Setup(ctx, f.Getenv)
+	setup := f.Links.Telemetry
+	if setup == nil {
+		// A lean child binary exports nothing; its parent runs brood for
+		// children when telemetry is on, so this is only said, not hidden.
+		if c, err := telemetry.FromEnv(f.Getenv); err == nil && (c.Traces || c.Metrics) {
+			fmt.Fprintln(f.Err, "brood: telemetry is off: this binary links no OpenTelemetry exporter (brood does)")
+		}
+		return nil, func() {}
+	}
+	t, err := setup(ctx, f.Getenv)
 	if err != nil {
 		fmt.Fprintln(f.Err, "brood: telemetry is off:", err)
 		return nil, func() {}

@@ -52,8 +52,12 @@ type Report struct {
 	// ChildExe is the binary a parent runs for each subagent: brood-child
 	// beside brood when it is the same build (else brood, and the reason is
 	// in Problems["children"]).
-	ChildExe string            `json:"child_exe"`
-	Problems map[string]string `json:"problems,omitempty"`
+	ChildExe string `json:"child_exe"`
+	// ChildExeOpenAI is the same for subagents on an OpenAI-compatible
+	// model (brood-child-openai; Problems["children-openai"]). A subagent
+	// that may delegate, or any while telemetry is on, runs brood.
+	ChildExeOpenAI string            `json:"child_exe_openai"`
+	Problems       map[string]string `json:"problems,omitempty"`
 }
 
 // Collect probes the machine. It takes a few tens of milliseconds (it starts
@@ -91,6 +95,11 @@ func Collect(ctx context.Context) Report {
 		r.ChildExe = c.Path
 		if !c.Lean {
 			r.Problems["children"] = c.Why
+		}
+		c = childexe.FindNamed(exe, childexe.NameOpenAI)
+		r.ChildExeOpenAI = c.Path
+		if !c.Lean {
+			r.Problems["children-openai"] = c.Why
 		}
 	}
 	if iso.Git == "" {
@@ -183,6 +192,7 @@ func render(w io.Writer, r Report) error {
 		{"children's processes held by", containment(r)},
 		{"children can't signal the parent", yesNo(r.SignalScope)},
 		{"children run", r.ChildExe},
+		{"OpenAI-API children run", r.ChildExeOpenAI},
 	}
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])

@@ -57,7 +57,7 @@ func newEngineB(tb testing.TB, script string, conc int) engine.Engine {
 		ParentSystem: "You are the root agent.", ParentModel: "script:" + sp,
 		ParentTools: []string{"Read", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "default"},
-		Extras:      cli.Extras(), // brood's: output schemas are checked
+		Extras:      cli.Links().Delegation, // brood's: output schemas are checked
 	})
 	if err != nil {
 		tb.Fatal(err)

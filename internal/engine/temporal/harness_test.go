@@ -96,7 +96,7 @@ func (p *project) dispatcher(t testing.TB, conc int) *delegate.Dispatcher {
 		ParentSystem: "You are a brood worker.", ParentModel: "script:" + p.script,
 		ParentTools: []string{"Read", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "default"},
-		Extras:      cli.Extras(), // brood's: output schemas are checked
+		Extras:      cli.Links().Delegation, // brood's: output schemas are checked
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/model/provider/retry"
 )
 
@@ -56,6 +57,15 @@ type Model struct {
 	cfg    Config
 	client sdk.Client
 	policy retry.Policy
+}
+
+// Adapter builds the model an endpoint names (provider.Adapters).
+func Adapter(e provider.Endpoint) (model.Model, error) {
+	m, err := New(Config{Model: e.Model, APIKey: e.APIKey, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // New checks cfg and builds a client. It does not contact the server.

@@ -21,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/model/provider/retry"
 )
 
@@ -63,6 +64,15 @@ type Model struct {
 	cfg    Config
 	chat   sdk.ChatCompletionService
 	policy retry.Policy
+}
+
+// Adapter builds the model an endpoint names (provider.Adapters).
+func Adapter(e provider.Endpoint) (model.Model, error) {
+	m, err := New(Config{Model: e.Model, Name: e.Name, APIKey: e.APIKey, KeyEnv: e.KeyEnv, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // New checks cfg and builds a client. It does not contact the server.

@@ -27,8 +27,6 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/model"
-	"github.com/broodhq/brood/internal/model/anthropic"
-	"github.com/broodhq/brood/internal/model/openai"
 )
 
 // Options carries what Resolve needs from its caller.
@@ -41,6 +39,52 @@ type Options struct {
 	// Script builds the scripted offline model; path is empty for the
 	// embedded default script. Nil makes script specs an error.
 	Script func(path string) (model.Model, error)
+	// Adapters build the clients of the two wire APIs.
+	Adapters Adapters
+}
+
+// Endpoint is what an adapter builds a client from: the provider's model
+// id, the name the model reports, its key (and the variable it came from)
+// and base URL, resolved from the spec and the environment.
+type Endpoint struct {
+	Model      string
+	Name       string // provider/model
+	APIKey     string
+	KeyEnv     string
+	BaseURL    string
+	HTTPClient *http.Client
+}
+
+// Adapters build a model for each wire API (anthropic.Adapter,
+// openai.Adapter). They are passed in, not imported, so that a child
+// binary links only the SDK of the API it speaks (package childexe): each
+// SDK's package initialisers run at every start of a binary that links
+// it. A nil adapter makes specs of its API an error.
+type Adapters struct {
+	Anthropic func(Endpoint) (model.Model, error)
+	OpenAI    func(Endpoint) (model.Model, error)
+}
+
+// The wire APIs (API).
+const (
+	APIAnthropic = "anthropic"
+	APIOpenAI    = "openai" // every OpenAI-compatible server
+	APIScript    = "script"
+)
+
+// API is the wire API a spec is served by (APIAnthropic, APIOpenAI or
+// APIScript), without reading the environment.
+func API(s string) (string, error) {
+	p, err := parse(s)
+	switch {
+	case err != nil:
+		return "", err
+	case p.provider == "script":
+		return APIScript, nil
+	case backends()[p.provider].kind == kindAnthropic:
+		return APIAnthropic, nil
+	}
+	return APIOpenAI, nil
 }
 
 // Aliases returns the short names accepted as a whole spec and what each
@@ -202,13 +246,13 @@ func Resolve(s string, opts Options) (model.Model, error) {
 		return nil, fmt.Errorf("%s/%s needs an API key: export %s, or pick a local model with --model ollama/<model> (or --model script offline)",
 			p.provider, p.model, b.keyEnv)
 	}
-	switch b.kind {
-	case kindAnthropic:
-		return anthropic.New(anthropic.Config{Model: p.model, APIKey: key, BaseURL: baseURL, HTTPClient: opts.HTTPClient})
-	default:
-		return openai.New(openai.Config{
-			Model: p.model, Name: p.provider + "/" + p.model, APIKey: key, KeyEnv: b.keyEnv,
-			BaseURL: baseURL, HTTPClient: opts.HTTPClient,
-		})
+	e := Endpoint{Model: p.model, Name: p.provider + "/" + p.model, APIKey: key, KeyEnv: b.keyEnv, BaseURL: baseURL, HTTPClient: opts.HTTPClient}
+	adapter, api := opts.Adapters.OpenAI, "OpenAI"
+	if b.kind == kindAnthropic {
+		adapter, api = opts.Adapters.Anthropic, "Anthropic"
 	}
+	if adapter == nil {
+		return nil, fmt.Errorf("%s/%s: this binary does not speak the %s API (brood does; so does the child binary its parent picks for it)", p.provider, p.model, api)
+	}
+	return adapter(e)
 }

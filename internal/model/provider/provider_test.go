@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"context"
@@ -10,8 +10,16 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/anthropic"
 	"github.com/broodhq/brood/internal/model/modeltest"
+	"github.com/broodhq/brood/internal/model/openai"
+	"github.com/broodhq/brood/internal/model/provider"
 )
+
+// both are the adapters brood links.
+func both() provider.Adapters {
+	return provider.Adapters{Anthropic: anthropic.Adapter, OpenAI: openai.Adapter}
+}
 
 func env(kv map[string]string) func(string) string {
 	return func(k string) string { return kv[k] }
@@ -44,8 +52,8 @@ func TestValidAndCanonical(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
-			err := Valid(tt.spec)
-			got, cerr := Canonical(tt.spec)
+			err := provider.Valid(tt.spec)
+			got, cerr := provider.Canonical(tt.spec)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Errorf("Valid(%q) = %v, want %q", tt.spec, err, tt.wantErr)
@@ -66,13 +74,13 @@ func TestValidAndCanonical(t *testing.T) {
 }
 
 func TestAliasesIsACopy(t *testing.T) {
-	a := Aliases()
+	a := provider.Aliases()
 	a["sonnet"] = "openai/gpt-5"
-	if Aliases()["sonnet"] == "openai/gpt-5" {
+	if provider.Aliases()["sonnet"] == "openai/gpt-5" {
 		t.Fatal("changing the returned map changed the alias table")
 	}
-	for name, full := range Aliases() {
-		if err := Valid(full); err != nil {
+	for name, full := range provider.Aliases() {
+		if err := provider.Valid(full); err != nil {
 			t.Errorf("alias %s -> %s is not a valid spec: %v", name, full, err)
 		}
 	}
@@ -89,7 +97,7 @@ func TestResolveMissingKey(t *testing.T) {
 		{"openrouter/x/y", map[string]string{"OPENAI_API_KEY": "wrong one"}, "export OPENROUTER_API_KEY"},
 	}
 	for _, tt := range tests {
-		_, err := Resolve(tt.spec, Options{Getenv: env(tt.env)})
+		_, err := provider.Resolve(tt.spec, provider.Options{Getenv: env(tt.env), Adapters: both()})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Resolve(%q) error = %v, want %q", tt.spec, err, tt.want)
 		}
@@ -105,19 +113,19 @@ func (s stubModel) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk
 
 func TestResolveScript(t *testing.T) {
 	var paths []string
-	opts := Options{Script: func(path string) (model.Model, error) {
+	opts := provider.Options{Script: func(path string) (model.Model, error) {
 		paths = append(paths, path)
 		return stubModel{"script"}, nil
 	}}
 	for _, s := range []string{"script", "script:flows/a.txt"} {
-		if _, err := Resolve(s, opts); err != nil {
+		if _, err := provider.Resolve(s, opts); err != nil {
 			t.Fatalf("Resolve(%q): %v", s, err)
 		}
 	}
 	if strings.Join(paths, ",") != ",flows/a.txt" {
 		t.Errorf("script paths = %q", paths)
 	}
-	if _, err := Resolve("script", Options{}); !errors.Is(err, ErrScriptUnavailable) {
+	if _, err := provider.Resolve("script", provider.Options{}); !errors.Is(err, provider.ErrScriptUnavailable) {
 		t.Errorf("without Options.Script: %v", err)
 	}
 }
@@ -163,7 +171,7 @@ func TestResolveTalksToServer(t *testing.T) {
 			} else {
 				srv = modeltest.NewOpenAI(t, modeltest.Reply{Text: "hi"})
 			}
-			m, err := Resolve(tt.spec, Options{Getenv: env(tt.env(srv.URL)), HTTPClient: srv.Client()})
+			m, err := provider.Resolve(tt.spec, provider.Options{Getenv: env(tt.env(srv.URL)), HTTPClient: srv.Client(), Adapters: both()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +222,7 @@ func TestResolveDefaultBaseURLs(t *testing.T) {
 	keys := map[string]string{"OPENROUTER_API_KEY": "k", "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
 	for spec, want := range tests {
 		rec := &urlRecorder{}
-		m, err := Resolve(spec, Options{Getenv: env(keys), HTTPClient: &http.Client{Transport: rec}})
+		m, err := provider.Resolve(spec, provider.Options{Getenv: env(keys), HTTPClient: &http.Client{Transport: rec}, Adapters: both()})
 		if err != nil {
 			t.Fatalf("Resolve(%q): %v", spec, err)
 		}
@@ -222,5 +230,34 @@ func TestResolveDefaultBaseURLs(t *testing.T) {
 		if err == nil || len(rec.urls) != 1 || rec.urls[0] != want {
 			t.Errorf("%s went to %q (err %v), want one request to %s", spec, rec.urls, err, want)
 		}
+	}
+}
+
+// TestAPIAndMissingAdapters: API names the wire API a spec needs without
+// the environment, and a binary given only one adapter refuses the other
+// API's specs (a child binary links only the SDK it speaks).
+func TestAPIAndMissingAdapters(t *testing.T) {
+	for spec, want := range map[string]string{
+		"sonnet": provider.APIAnthropic, "claude-haiku-5-5": provider.APIAnthropic, "anthropic/x": provider.APIAnthropic,
+		"openai/gpt-5": provider.APIOpenAI, "ollama/qwen3": provider.APIOpenAI, "openrouter/anthropic/claude": provider.APIOpenAI,
+		"script": provider.APIScript, "script:a.yaml": provider.APIScript,
+	} {
+		if got, err := provider.API(spec); err != nil || got != want {
+			t.Errorf("API(%q) = %q, %v; want %q", spec, got, err, want)
+		}
+	}
+	if _, err := provider.API("gemini/pro"); err == nil {
+		t.Error("API accepted an unknown provider")
+	}
+	keys := env(map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
+	onlyAnthropic := provider.Options{Getenv: keys, Adapters: provider.Adapters{Anthropic: anthropic.Adapter}}
+	if _, err := provider.Resolve("sonnet", onlyAnthropic); err != nil {
+		t.Errorf("Anthropic spec with the Anthropic adapter: %v", err)
+	}
+	if _, err := provider.Resolve("openai/gpt-5", onlyAnthropic); err == nil || !strings.Contains(err.Error(), "does not speak the OpenAI API") {
+		t.Errorf("OpenAI spec without the OpenAI adapter: %v", err)
+	}
+	if _, err := provider.Resolve("sonnet", provider.Options{Getenv: keys, Adapters: provider.Adapters{OpenAI: openai.Adapter}}); err == nil || !strings.Contains(err.Error(), "Anthropic API") {
+		t.Errorf("Anthropic spec without the Anthropic adapter: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package telemetry_test
+package otlp_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/telemetry/otlp"
 )
 
 type grpcReceiver struct {
@@ -51,7 +52,7 @@ func TestGRPCExport(t *testing.T) {
 	for k, v := range env {
 		t.Setenv(k, v) // the exporter reads the standard variables itself
 	}
-	tel, err := telemetry.Setup(t.Context(), func(k string) string { return env[k] })
+	tel, err := otlp.Setup(t.Context(), func(k string) string { return env[k] })
 	if err != nil || tel == nil {
 		t.Fatalf("setup: %v %v", tel, err)
 	}
@@ -77,7 +78,7 @@ func TestOffUnlessAsked(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "true"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"},
 	} {
-		tel, err := telemetry.Setup(t.Context(), func(k string) string { return env[k] })
+		tel, err := otlp.Setup(t.Context(), func(k string) string { return env[k] })
 		if tel != nil || err != nil {
 			t.Errorf("%v: %v %v", env, tel, err)
 		}
@@ -87,7 +88,7 @@ func TestOffUnlessAsked(t *testing.T) {
 			t.Errorf("a trace context with telemetry off")
 		}
 	}
-	if _, err := telemetry.Setup(t.Context(), func(k string) string {
+	if _, err := otlp.Setup(t.Context(), func(k string) string {
 		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}[k]
 	}); err == nil {
 		t.Error("http/json accepted")
@@ -99,7 +100,7 @@ func TestOffUnlessAsked(t *testing.T) {
 func BenchmarkOff(b *testing.B) {
 	getenv := func(string) string { return "" }
 	for b.Loop() {
-		tel, _ := telemetry.Setup(context.Background(), getenv)
+		tel, _ := otlp.Setup(context.Background(), getenv)
 		ctx, s := tel.InvokeAgent(context.Background(), telemetry.Agent{Name: "x"})
 		_, c := tel.Chat(ctx, "m")
 		c.EndChat(ctx, "", telemetry.Usage{}, nil)

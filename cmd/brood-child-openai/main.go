@@ -1,0 +1,22 @@
+// Command brood-child-openai is brood-child for models served by an
+// OpenAI-compatible API (openai, openrouter, ollama, vllm, llamacpp,
+// lmstudio; and the scripted model): it links the OpenAI SDK instead of
+// the Anthropic one. A brood parent runs it for each such subagent that
+// cannot delegate, when it is installed beside brood (`go install
+// github.com/broodhq/brood/cmd/...@latest`). It is not for direct use: run
+// brood.
+package main
+
+import (
+	"os"
+
+	"github.com/broodhq/brood/internal/childexe"
+	"github.com/broodhq/brood/internal/cli/child"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/model/openai"
+	"github.com/broodhq/brood/internal/model/provider"
+)
+
+func main() {
+	os.Exit(child.LeanMain(childexe.NameOpenAI, cmdutil.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}))
+}

@@ -1,0 +1,81 @@
+// Package otlp starts brood's OpenTelemetry exporters (OTLP over HTTP or
+// gRPC) as the standard environment variables ask (telemetry.FromEnv). It
+// is apart from package telemetry so that only a binary that exports links
+// the SDK's exporters, gRPC and protobuf: brood does; brood-child, which a
+// parent with telemetry on never runs (its children run brood), does not.
+package otlp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/broodhq/brood/internal/telemetry"
+)
+
+// Setup starts the exporters the environment asks for; it returns nil (off)
+// when it asks for none. Shutdown flushes them.
+func Setup(ctx context.Context, getenv func(string) string) (*telemetry.Telemetry, error) {
+	c, err := telemetry.FromEnv(getenv)
+	if err != nil || (!c.Traces && !c.Metrics) {
+		return nil, err
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", c.Service)))
+	if err != nil {
+		res = resource.Default()
+	}
+	var closers []func(context.Context) error
+	shutdown := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i](ctx))
+		}
+		return errors.Join(errs...)
+	}
+	var tp trace.TracerProvider
+	if c.Traces {
+		exp, err := traceExporter(ctx, c.TracesProto)
+		if err != nil {
+			return nil, fmt.Errorf("OpenTelemetry traces: %w", err)
+		}
+		p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		closers = append(closers, p.Shutdown)
+		tp = p
+	}
+	var m metric.Meter
+	if c.Metrics {
+		exp, err := metricExporter(ctx, c.MetricsProto)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("OpenTelemetry metrics: %w", err), shutdown())
+		}
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+		closers = append(closers, mp.Shutdown)
+		m = mp.Meter("github.com/broodhq/brood")
+	}
+	return telemetry.New(tp, m, closers...)
+}
+
+func traceExporter(ctx context.Context, proto string) (sdktrace.SpanExporter, error) {
+	if proto == "grpc" {
+		return otlptracegrpc.New(ctx)
+	}
+	return otlptracehttp.New(ctx)
+}
+
+func metricExporter(ctx context.Context, proto string) (sdkmetric.Exporter, error) {
+	if proto == "grpc" {
+		return otlpmetricgrpc.New(ctx)
+	}
+	return otlpmetrichttp.New(ctx)
+}
