@@ -115,6 +115,10 @@ type Config struct {
 	// Grant is the root's trust decision, passed down in every child's
 	// envelope (a child's dispatcher has its envelope's, and nothing else).
 	Grant *trust.Grant
+	// Warm is how many children a root dispatcher keeps started ahead of
+	// their tasks (settings pool.warm; warm.go). 0: none. Ignored below
+	// the root.
+	Warm int
 }
 
 // Event is what the parent's stream learns about a dispatch: dispatch_start,
@@ -149,6 +153,9 @@ type Dispatcher struct {
 	iso     *isolate.Isolator
 	sbOnce  sync.Once
 	sb      sandbox.Report
+
+	warm         *warmSet // nil: every child starts cold
+	warmNoteOnce sync.Once
 }
 
 // New returns a Dispatcher.
@@ -185,7 +192,12 @@ func New(cfg Config) (*Dispatcher, error) {
 			Containment:      cfg.Settings.Pool.Containment,
 		})
 	}
-	return &Dispatcher{cfg: cfg}, nil
+	d := &Dispatcher{cfg: cfg}
+	if cfg.Depth == 0 {
+		d.warm = newWarmSet(d, cfg.Warm)
+		d.warm.fill()
+	}
+	return d, nil
 }
 
 // CanDelegate reports whether this process is below the depth cap.
@@ -263,6 +275,8 @@ type job struct {
 	desc   string
 	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
 	inPlace bool
+	// warm is the child started ahead for this task (nil: a cold start).
+	warm *warmSlot
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -289,12 +303,8 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := td.Path()
 	if td.Has(taskdir.Envelope) {
 		return nil, fmt.Errorf("task %s exists already; resume it instead", id)
-	}
-	if err := td.Create(); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	env := d.envelope(id, def, req)
 	if req.Background {
@@ -304,24 +314,43 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
+	// A warm child of this shape, started for a task id of its own, makes
+	// this dispatch that task (warm.go).
+	warm := d.takeWarm(env, req)
+	if warm != nil {
+		id, td, env.TaskID = warm.id, warm.td, warm.id
+	}
+	fail := func(err error) (*job, error) {
+		if warm != nil {
+			warm.discard()
+		}
+		return nil, err
+	}
+	dir := td.Path()
+	if err := td.Create(); err != nil {
+		if inPlace {
+			d.leaveInPlace()
+		}
+		return fail(fmt.Errorf("create %s: %w", dir, err))
+	}
 	if req.Fork {
 		if err := d.prepareFork(env, def, req, td); err != nil {
-			return nil, err
+			return fail(err)
 		}
 	}
 	unlock, err := dispatch.LockTask(dir)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	own := ownerOf(env, def, req)
 	own.Session = d.session()
 	if err := dispatch.WriteOwner(*d.cfg.Owners, own); err != nil {
 		unlock()
-		return nil, err
+		return fail(err)
 	}
 	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
 		unlock()
-		return nil, err
+		return fail(err)
 	}
 	score, why := dispatch.Complexity(req.Prompt)
 	lg := &dispatch.Log{
@@ -332,7 +361,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock}
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm}
 	if inPlace && env.Isolation == "" {
 		j.inPlace = true
 		j.unlock = func() { d.leaveInPlace(); unlock() }

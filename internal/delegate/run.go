@@ -41,6 +41,7 @@ const GroupsFile = taskdir.Groups
 // releases it when the record is complete.
 func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
+	defer j.warm.release()
 	env, name := j.env, j.name
 	id := env.TaskID
 	emit := d.emitter(ctx)
@@ -125,17 +126,14 @@ type spawn struct {
 func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	d, j := s.d, s.j
 	env, td, id := j.env, j.td, j.env.TaskID
-	exe := d.cfg.Exe
-	if d.cfg.ExeFunc != nil {
-		exe = d.cfg.ExeFunc()
-	}
-	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
-	cmd.Dir = env.Workspace
-	// No secret-looking variable reaches a child unless its definition asks for it by name.
-	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
-	// A fresh file: whatever the child left at stderr.log (a link to a
-	// file of the user's) is removed, never opened.
-	if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
+	cmd := d.childCommand(env, id, td.File(taskdir.Envelope))
+	if j.warm != nil {
+		// The file the warm child was started with, made fresh then;
+		// the same one serves a cold start if it died idle.
+		cmd.Stderr = j.warm.stderr
+	} else if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
+		// A fresh file: whatever the child left at stderr.log (a link to
+		// a file of the user's) is removed, never opened.
 		defer f.Close()
 		cmd.Stderr = f
 	}
@@ -161,12 +159,6 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if kernelHeld {
 		class = pool.Isolated
 	}
-	if d.cfg.Ask != nil {
-		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
-	}
-	if e := d.hookEnv(); e != "" {
-		cmd.Env = append(cmd.Env, e)
-	}
 	d.claim(id, id)
 	// One stdin for both kinds of reply; the pool writes it in order.
 	input := make(chan []byte, maxPendingAsks+maxPendingHooks)
@@ -189,6 +181,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return err
 		},
 		OnThread: func() error { return sandboxFromParent(cmd, env, td, s.ws) },
+		Warm:     j.warm.child(),
 		OnStart: func(pid int) {
 			j.lg.PID, j.lg.Started = pid, time.Now().UTC()
 			d.writeLog(td, j.lg)
@@ -205,6 +198,28 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return ""
 		},
 	})
+}
+
+// childCommand is the command line, working directory and environment a
+// child of env starts with (its stderr and sandbox are the caller's): the
+// same for a cold start and a warm one, which is how a warm child is known
+// to fit a task (warmShape).
+func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *exec.Cmd {
+	exe := d.cfg.Exe
+	if d.cfg.ExeFunc != nil {
+		exe = d.cfg.ExeFunc()
+	}
+	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", envelope)...)
+	cmd.Dir = env.Workspace
+	// No secret-looking variable reaches a child unless its definition asks for it by name.
+	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	if d.cfg.Ask != nil {
+		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
+	}
+	if e := d.hookEnv(); e != "" {
+		cmd.Env = append(cmd.Env, e)
+	}
+	return cmd
 }
 
 // judge decides how a run ended: the result the parent model sees and the
