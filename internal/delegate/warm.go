@@ -321,7 +321,34 @@ func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req Request) *warmSlot {
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}
-	return d.warm.claim(d.warmShape(env))
+	slot := d.warm.claim(d.warmShape(env))
+	if slot != nil && !slot.untouched() {
+		// Something else wrote in its directory while it waited (an
+		// in-place writer can reach .brood/dispatch): the task starts
+		// cold, in a directory of its own made now.
+		slot.discard()
+		return nil
+	}
+	return slot
+}
+
+// untouched reports whether the slot's directory still holds only what the
+// parent made in it: an empty tmp/ and the stderr.log it holds open.
+func (s *warmSlot) untouched() bool {
+	ents, err := os.ReadDir(s.td.Path())
+	if err != nil || len(ents) != 2 {
+		return false
+	}
+	tmp, err := os.Lstat(s.td.File(taskdir.Tmp))
+	if err != nil || !tmp.IsDir() {
+		return false
+	}
+	if inside, err := os.ReadDir(s.td.File(taskdir.Tmp)); err != nil || len(inside) > 0 {
+		return false
+	}
+	onDisk, err1 := os.Lstat(s.td.File(taskdir.Stderr))
+	held, err2 := s.stderr.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(onDisk, held)
 }
 
 // warmNote says once on stderr why a warm child could not start.
