@@ -41,6 +41,7 @@ const GroupsFile = taskdir.Groups
 // releases it when the record is complete.
 func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
+	defer d.warm.refill()
 	defer j.warm.release()
 	env, name := j.env, j.name
 	id := env.TaskID

@@ -153,9 +153,9 @@ func (ws *warmSet) claim(shape string) *warmSlot {
 	}
 	stale := slot == nil && len(ws.idle) > 0
 	ws.mu.Unlock()
-	if slot != nil {
-		ws.fill()
-	}
+	// Its replacement starts once the pool has nothing to run (refill):
+	// started now, it would compete with the rest of this fan-out for the
+	// CPU, and be of use only to the next one.
 	if stale {
 		// Perhaps the idle ones were started before something their
 		// command depends on was set (the user's hooks attach after the
@@ -203,9 +203,22 @@ func (ws *warmSet) close() {
 	ws.idle = nil
 	ws.mu.Unlock()
 	ws.starts.Wait()
+	var wg sync.WaitGroup
 	for _, s := range idle {
 		close(s.claimed)
-		s.discard()
+		wg.Go(s.discard)
+	}
+	wg.Wait()
+}
+
+// refill tops the set up once this dispatcher's pool runs nothing and
+// nothing waits: after a fan-out, while the parent's model answers.
+func (ws *warmSet) refill() {
+	if ws == nil {
+		return
+	}
+	if running, waiting := ws.d.cfg.Pool.Stats(); running == 0 && waiting == 0 {
+		ws.fill()
 	}
 }
 
