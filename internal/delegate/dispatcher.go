@@ -57,6 +57,12 @@ type Config struct {
 	MaxDepth     int // the tree-wide cap
 	ParentTaskID string
 	SourceAgent  string
+
+	// Warm is how many children a root dispatcher keeps started ahead of
+	// their tasks (settings pool.warm; warm.go). 0: none. Ignored below
+	// the root.
+	Warm int
+
 	// ProjectFiles is the project's instruction files (CLAUDE.md,
 	// AGENTS.md) as a prompt block: the children that get them
 	// (settings.ProjectFiles.ForChild) have it in their system prompt, and
@@ -115,10 +121,6 @@ type Config struct {
 	// Grant is the root's trust decision, passed down in every child's
 	// envelope (a child's dispatcher has its envelope's, and nothing else).
 	Grant *trust.Grant
-	// Warm is how many children a root dispatcher keeps started ahead of
-	// their tasks (settings pool.warm; warm.go). 0: none. Ignored below
-	// the root.
-	Warm int
 }
 
 // Event is what the parent's stream learns about a dispatch: dispatch_start,
@@ -192,12 +194,7 @@ func New(cfg Config) (*Dispatcher, error) {
 			Containment:      cfg.Settings.Pool.Containment,
 		})
 	}
-	d := &Dispatcher{cfg: cfg}
-	if cfg.Depth == 0 {
-		d.warm = newWarmSet(d, cfg.Warm)
-		d.warm.fill()
-	}
-	return d, nil
+	return newDispatcher(cfg), nil
 }
 
 // CanDelegate reports whether this process is below the depth cap.
@@ -303,8 +300,12 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	dir := td.Path()
 	if td.Has(taskdir.Envelope) {
 		return nil, fmt.Errorf("task %s exists already; resume it instead", id)
+	}
+	if err := td.Create(); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	env := d.envelope(id, def, req)
 	if req.Background {
@@ -315,42 +316,31 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	// A warm child of this shape, started for a task id of its own, makes
-	// this dispatch that task (warm.go).
+	// this dispatch that task (warm.go): its id and directory replace the
+	// fresh ones.
 	warm := d.takeWarm(env, req)
 	if warm != nil {
-		id, td, env.TaskID = warm.id, warm.td, warm.id
-	}
-	fail := func(err error) (*job, error) {
-		if warm != nil {
-			warm.discard()
-		}
-		return nil, err
-	}
-	dir := td.Path()
-	if err := td.Create(); err != nil {
-		if inPlace {
-			d.leaveInPlace()
-		}
-		return fail(fmt.Errorf("create %s: %w", dir, err))
+		_ = os.Remove(dir)
+		id, td, dir, env.TaskID = warm.id, warm.td, warm.td.Path(), warm.id
 	}
 	if req.Fork {
 		if err := d.prepareFork(env, def, req, td); err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
 	unlock, err := dispatch.LockTask(dir)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	own := ownerOf(env, def, req)
 	own.Session = d.session()
 	if err := dispatch.WriteOwner(*d.cfg.Owners, own); err != nil {
 		unlock()
-		return fail(err)
+		return nil, err
 	}
 	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
 		unlock()
-		return fail(err)
+		return nil, err
 	}
 	score, why := dispatch.Complexity(req.Prompt)
 	lg := &dispatch.Log{

@@ -127,14 +127,17 @@ type spawn struct {
 func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	d, j := s.d, s.j
 	env, td, id := j.env, j.td, j.env.TaskID
-	cmd := d.childCommand(env, id, td.File(taskdir.Envelope))
-	if j.warm != nil {
-		// The file the warm child was started with, made fresh then;
-		// the same one serves a cold start if it died idle.
-		cmd.Stderr = j.warm.stderr
-	} else if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
-		// A fresh file: whatever the child left at stderr.log (a link to
-		// a file of the user's) is removed, never opened.
+	exe := d.cfg.Exe
+	if d.cfg.ExeFunc != nil {
+		exe = d.cfg.ExeFunc()
+	}
+	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
+	cmd.Dir = env.Workspace
+	// No secret-looking variable reaches a child unless its definition asks for it by name.
+	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	// A fresh file: whatever the child left at stderr.log (a link to a
+	// file of the user's) is removed, never opened.
+	if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
 		defer f.Close()
 		cmd.Stderr = f
 	}
@@ -160,6 +163,12 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if kernelHeld {
 		class = pool.Isolated
 	}
+	if d.cfg.Ask != nil {
+		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
+	}
+	if e := d.hookEnv(); e != "" {
+		cmd.Env = append(cmd.Env, e)
+	}
 	d.claim(id, id)
 	// One stdin for both kinds of reply; the pool writes it in order.
 	input := make(chan []byte, maxPendingAsks+maxPendingHooks)
@@ -167,6 +176,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	t := &tree{}
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks, hooks: hooks, tree: t}
+	j.warm = d.warmFor(j.warm, cmd)
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
@@ -199,28 +209,6 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return ""
 		},
 	})
-}
-
-// childCommand is the command line, working directory and environment a
-// child of env starts with (its stderr and sandbox are the caller's): the
-// same for a cold start and a warm one, which is how a warm child is known
-// to fit a task (warmShape).
-func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *exec.Cmd {
-	exe := d.cfg.Exe
-	if d.cfg.ExeFunc != nil {
-		exe = d.cfg.ExeFunc()
-	}
-	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", envelope)...)
-	cmd.Dir = env.Workspace
-	// No secret-looking variable reaches a child unless its definition asks for it by name.
-	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
-	if d.cfg.Ask != nil {
-		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
-	}
-	if e := d.hookEnv(); e != "" {
-		cmd.Env = append(cmd.Env, e)
-	}
-	return cmd
 }
 
 // judge decides how a run ended: the result the parent model sees and the

@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
-	"strings"
+	"strconv"
 	"sync"
 
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // warmAgent is the definition whose children are kept warm: the built-in
@@ -43,23 +45,48 @@ type warmSet struct {
 	deaths   int // idle deaths in a row
 	closed   bool
 	starts   sync.WaitGroup
+	// claimed are the slots handed to dispatches whose run has not ended:
+	// Close ends those a failed dispatch never started.
+	claimed map[*warmSlot]bool
 }
 
 // warmSlot is one warm child and the task directory it was started for.
 type warmSlot struct {
+	set     *warmSet
 	id      string
 	td      *taskdir.Dir
 	shape   string
 	w       *pool.WarmChild
-	stderr  *os.File
+	cmd     cmdLine // what it was started with (less --warm)
 	claimed chan struct{}
+}
+
+// cmdLine is a command's path, arguments, directory and environment.
+type cmdLine struct {
+	path, dir string
+	args, env []string
+}
+
+func cmdLineOf(cmd *exec.Cmd) cmdLine {
+	return cmdLine{path: cmd.Path, dir: cmd.Dir, args: slices.Clone(cmd.Args), env: slices.Clone(cmd.Env)}
 }
 
 func newWarmSet(d *Dispatcher, n int) *warmSet {
 	if n <= 0 {
 		return nil
 	}
-	return &warmSet{d: d, n: n}
+	return &warmSet{d: d, n: n, claimed: map[*warmSlot]bool{}}
+}
+
+// newDispatcher makes the Dispatcher of cfg; a root one starts its warm
+// children.
+func newDispatcher(cfg Config) *Dispatcher {
+	d := &Dispatcher{cfg: cfg}
+	if cfg.Depth == 0 {
+		d.warm = newWarmSet(d, cfg.Warm)
+		d.warm.fill()
+	}
+	return d
 }
 
 // fill starts children until n are idle or starting.
@@ -149,6 +176,7 @@ func (ws *warmSet) claim(shape string) *warmSlot {
 	if slot != nil {
 		ws.remove(slot)
 		close(slot.claimed)
+		ws.claimed[slot] = true
 		ws.deaths = 0
 	}
 	stale := slot == nil && len(ws.idle) > 0
@@ -172,11 +200,11 @@ func (ws *warmSet) refresh() {
 	if !ok {
 		return
 	}
-	want := ws.d.warmShape(ws.d.envelope("", def, Request{Prompt: "(warm)"}))
+	want := ws.d.childCommand(ws.d.envelope("", def, Request{Prompt: "(warm)"}), "", "")
 	ws.mu.Lock()
 	var stale []*warmSlot
 	for _, s := range slices.Clone(ws.idle) {
-		if s.shape != want {
+		if !slices.Equal(s.cmd.env, want.Env) || s.cmd.path != want.Path {
 			ws.remove(s)
 			close(s.claimed)
 			stale = append(stale, s)
@@ -201,12 +229,19 @@ func (ws *warmSet) close() {
 	ws.closed = true
 	idle := ws.idle
 	ws.idle = nil
+	var claimed []*warmSlot
+	for s := range ws.claimed {
+		claimed = append(claimed, s)
+	}
 	ws.mu.Unlock()
 	ws.starts.Wait()
 	var wg sync.WaitGroup
 	for _, s := range idle {
 		close(s.claimed)
 		wg.Go(s.discard)
+	}
+	for _, s := range claimed {
+		wg.Go(s.w.Discard) // a taken child is its job's: left alone
 	}
 	wg.Wait()
 }
@@ -240,7 +275,6 @@ func (ws *warmSet) idlePIDs() []int {
 // nothing of a task (no envelope was ever written to it).
 func (s *warmSlot) discard() {
 	s.w.Discard()
-	s.stderr.Close()
 	_ = os.RemoveAll(s.td.Path())
 }
 
@@ -259,7 +293,20 @@ func (s *warmSlot) release() {
 		return
 	}
 	s.w.Discard()
-	s.stderr.Close()
+	s.set.mu.Lock()
+	delete(s.set.claimed, s)
+	s.set.mu.Unlock()
+}
+
+// fits reports whether cmd, the cold command of the slot's task, is the
+// one its warm child was started with: the same binary, arguments,
+// directory and environment. (nil fits nothing.)
+func (s *warmSlot) fits(cmd *exec.Cmd) bool {
+	if s == nil {
+		return false
+	}
+	c := cmdLineOf(cmd)
+	return c.path == s.cmd.path && c.dir == s.cmd.dir && slices.Equal(c.args, s.cmd.args) && slices.Equal(c.env, s.cmd.env)
 }
 
 // startWarm starts one warm child for a new task id, in the shape of
@@ -271,7 +318,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	}
 	id := dispatch.NewID()
 	env := d.envelope(id, def, Request{Prompt: "(warm)"})
-	shape := d.warmShape(env)
+	shape := warmShape(env)
 	if shape == "" {
 		return nil, fmt.Errorf("%s children cannot start warm here (isolated, or without network)", warmAgent)
 	}
@@ -282,49 +329,58 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	if err := td.Create(); err != nil {
 		return nil, err
 	}
-	slot := &warmSlot{id: id, td: td, shape: shape, claimed: make(chan struct{})}
-	fail := func(err error) (*warmSlot, error) {
-		if slot.stderr != nil {
-			slot.stderr.Close()
-		}
+	if _, err := td.FreshDir(taskdir.Tmp, 0o700); err != nil {
 		_ = os.RemoveAll(td.Path())
 		return nil, err
 	}
-	if _, err := td.FreshDir(taskdir.Tmp, 0o700); err != nil {
-		return fail(err)
-	}
-	if slot.stderr, err = td.CreateFresh(taskdir.Stderr); err != nil {
-		return fail(err)
-	}
 	cmd := d.childCommand(env, id, td.File(taskdir.Envelope))
+	slot := &warmSlot{set: d.warm, id: id, td: td, shape: shape, cmd: cmdLineOf(cmd), claimed: make(chan struct{})}
 	cmd.Args = append(cmd.Args, "--warm")
-	cmd.Stderr = slot.stderr
+	// Its stderr is a pipe the pool hands to the task's stderr.log when
+	// the task takes it (pool.WarmChild).
 	marker := depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth}
 	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, func() error { return sandboxFromParent(cmd, env, td, nil) })
 	if err != nil {
-		return fail(err)
+		_ = os.RemoveAll(td.Path())
+		return nil, err
 	}
 	return slot, nil
 }
 
-// warmShape is what a child of env starts with that a warm child must
-// share to serve it: the command and its environment, the working
-// directory and the sandbox policy (with the task's own directories in
-// place of their paths). "" means env's child always starts cold: an
-// isolated child (its copy, namespaces and mounts are made for it), one
-// without network (a namespace of its own), a fork or a resume.
-func (d *Dispatcher) warmShape(env *dispatch.Envelope) string {
+// childCommand is the command a cold child of env starts with, as
+// spawn.start builds it (its stderr and sandbox are the pool's): a warm
+// child is started with it, and serves a task only if the task's own
+// command is the same (warmSlot.fits).
+func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *exec.Cmd {
+	exe := d.cfg.Exe
+	if d.cfg.ExeFunc != nil {
+		exe = d.cfg.ExeFunc()
+	}
+	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", envelope)...)
+	cmd.Dir = env.Workspace
+	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	if d.cfg.Ask != nil {
+		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
+	}
+	if e := d.hookEnv(); e != "" {
+		cmd.Env = append(cmd.Env, e)
+	}
+	return cmd
+}
+
+// warmShape is what of env a warm child's start depends on: the sandbox
+// policy (with the task's own directories in place of their paths), the
+// working directory, the definition's environment and the depth. ""
+// means env's child always starts cold: an isolated child (its copy,
+// namespaces and mounts are made for it), one without network (a namespace
+// of its own), a fork or a resume. (The task's command itself is compared
+// at its start: warmSlot.fits.)
+func warmShape(env *dispatch.Envelope) string {
 	if env.Isolation != "" || (env.Network != nil && !*env.Network) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
-	cmd := d.childCommand(env, "", "")
 	pol, needed := childPolicy(env, "\x00task", "\x00tmp")
-	var b strings.Builder
-	fmt.Fprintf(&b, "%q\x00%q\x00%q\x00%+v\x00%v\x00%v", cmd.Path, cmd.Args, cmd.Dir, pol, needed, env.NoLandlock)
-	for _, e := range cmd.Env {
-		b.WriteString("\x00" + e)
-	}
-	return b.String()
+	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth)
 }
 
 // takeWarm gives a prepared dispatch an idle warm child of its shape: the
@@ -334,34 +390,44 @@ func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req Request) *warmSlot {
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}
-	slot := d.warm.claim(d.warmShape(env))
+	slot := d.warm.claim(warmShape(env))
 	if slot != nil && !slot.untouched() {
 		// Something else wrote in its directory while it waited (an
 		// in-place writer can reach .brood/dispatch): the task starts
-		// cold, in a directory of its own made now.
-		slot.discard()
+		// cold, in the fresh directory made for it.
+		slot.release()
+		_ = os.RemoveAll(slot.td.Path())
 		return nil
 	}
 	return slot
 }
 
 // untouched reports whether the slot's directory still holds only what the
-// parent made in it: an empty tmp/ and the stderr.log it holds open.
+// parent made in it: an empty tmp/.
 func (s *warmSlot) untouched() bool {
 	ents, err := os.ReadDir(s.td.Path())
-	if err != nil || len(ents) != 2 {
+	if err != nil || len(ents) != 1 || ents[0].Name() != taskdir.Tmp {
 		return false
 	}
 	tmp, err := os.Lstat(s.td.File(taskdir.Tmp))
 	if err != nil || !tmp.IsDir() {
 		return false
 	}
-	if inside, err := os.ReadDir(s.td.File(taskdir.Tmp)); err != nil || len(inside) > 0 {
-		return false
+	inside, err := os.ReadDir(s.td.File(taskdir.Tmp))
+	return err == nil && len(inside) == 0
+}
+
+// warmFor is slot if cmd, its task's cold command, is the one its warm
+// child was started with; otherwise the slot's child is discarded (the task
+// starts cold, under the same id) and the idle ones are checked for the
+// same mismatch.
+func (d *Dispatcher) warmFor(slot *warmSlot, cmd *exec.Cmd) *warmSlot {
+	if slot == nil || slot.fits(cmd) {
+		return slot
 	}
-	onDisk, err1 := os.Lstat(s.td.File(taskdir.Stderr))
-	held, err2 := s.stderr.Stat()
-	return err1 == nil && err2 == nil && os.SameFile(onDisk, held)
+	slot.release()
+	go d.warm.refresh()
+	return nil
 }
 
 // warmNote says once on stderr why a warm child could not start.

@@ -164,7 +164,7 @@ func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		// A warm child that is still alive takes the job; one that died
 		// while idle is torn down here and the job starts cold, as if
 		// there had been none.
-		if pr := job.Warm.take(); pr != nil {
+		if pr := job.Warm.take(job.Cmd.Stderr); pr != nil {
 			return p.supervise(ctx, job, pr)
 		}
 	}

@@ -2,6 +2,8 @@ package pool
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os/exec"
 	"sync"
 	"time"
@@ -20,8 +22,9 @@ import (
 // it (Job.Warm). It takes at most one job; one that died while idle is
 // never handed one.
 type WarmChild struct {
-	pr    *proc
-	grace time.Duration
+	pr     *proc
+	grace  time.Duration
+	stderr *handoff // its stderr, until a job names where it goes
 
 	mu    sync.Mutex
 	state warmState
@@ -37,14 +40,20 @@ const (
 
 // Prestart starts cmd now, as Run would start it for a job with the same
 // Cmd, Marker and OnThread, and holds it idle until a job takes it. It
-// takes no slot of the scheduler: an idle warm child runs nothing. The
-// caller must Discard it if no job takes it.
+// takes no slot of the scheduler: an idle warm child runs nothing. Its
+// stderr is a pipe of the pool's (cmd.Stderr must be nil), copied to the
+// taking job's Cmd.Stderr. The caller must Discard it if no job takes it.
 func (p *Pool) Prestart(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, onThread func() error) (*WarmChild, error) {
+	if cmd.Stderr != nil {
+		return nil, errors.New("pool: a warm child's stderr is the pool's")
+	}
+	h := &handoff{}
+	cmd.Stderr = h
 	pr, err := p.launch(ctx, cmd, marker, onThread)
 	if err != nil {
 		return nil, err
 	}
-	return &WarmChild{pr: pr, grace: p.cfg.KillGrace}, nil
+	return &WarmChild{pr: pr, grace: p.cfg.KillGrace, stderr: h}, nil
 }
 
 // PID is the warm child's process id (for tests and brood doctor; the pool
@@ -75,7 +84,7 @@ func (w *WarmChild) dead() bool {
 // take hands the child its job: nil when it is not idle, or when it died
 // (it is then torn down, and the job starts cold). From here its
 // supervision is the job's.
-func (w *WarmChild) take() *proc {
+func (w *WarmChild) take(stderr io.Writer) *proc {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.state != warmIdle {
@@ -93,6 +102,7 @@ func (w *WarmChild) take() *proc {
 	}
 	w.state = warmTaken
 	w.pr.started = time.Now()
+	w.stderr.set(stderr)
 	return w.pr
 }
 
@@ -120,4 +130,40 @@ func (w *WarmChild) discardLocked() {
 		closeFD(pr.pidfd)
 		pr.pidfd = -1
 	}
+}
+
+// handoff is a warm child's stderr as the pool copies it: held (up to
+// tailSize) until the job that takes the child says where it goes, then
+// passed on.
+type handoff struct {
+	mu   sync.Mutex
+	to   io.Writer
+	gone bool // to is decided
+	buf  []byte
+}
+
+func (h *handoff) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gone {
+		if h.to != nil {
+			_, _ = h.to.Write(p)
+		}
+		return len(p), nil
+	}
+	if room := tailSize - len(h.buf); room > 0 {
+		h.buf = append(h.buf, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}
+
+// set sends what was held, and everything after, to w (nil: nowhere).
+func (h *handoff) set(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.to, h.gone = w, true
+	if w != nil && len(h.buf) > 0 {
+		_, _ = w.Write(h.buf)
+	}
+	h.buf = nil
 }

@@ -98,6 +98,14 @@ func TestWarmChildTakesItsJob(t *testing.T) {
 		t.Fatal("a fresh warm child is not idle")
 	}
 	j.Warm = w
+	// The job's stderr file gets the warm child's stderr, as a cold
+	// child's would be that file itself.
+	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	j.Cmd.Stderr = errFile
 	var startedPID int
 	j.OnStart = func(pid int) { startedPID = pid }
 	out, err := p.Run(context.Background(), j)
@@ -115,6 +123,9 @@ func TestWarmChildTakesItsJob(t *testing.T) {
 	}
 	if w.Idle() {
 		t.Error("a warm child that took its job still counts as idle")
+	}
+	if b, _ := os.ReadFile(errFile.Name()); !strings.Contains(string(b), "some log line") {
+		t.Errorf("the job's stderr file holds %q, not the warm child's stderr", b)
 	}
 	if got, want := jsonKeys(t, j.OutputPath), jsonKeys(t, cold.OutputPath); !slices.Equal(got, want) {
 		t.Errorf("output.json of a warm child has keys %v, a cold one's %v", got, want)
