@@ -147,8 +147,8 @@ func (rep *Report) compare(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "### brood against `%s` (same fake, interleaved; ratio = brood ÷ it)\n\n", strings.Join(rep.Config.Compare, " "))
-	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen | brood spawn latency | its spawn latency |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, pair := range [][2][]Row{{rep.Timing, rep.CompareTiming}, {rep.Model, rep.CompareModel}} {
 		for i, b := range pair[0] {
 			if i >= len(pair[1]) {
@@ -159,13 +159,9 @@ func (rep *Report) compare(w io.Writer) {
 			if b.K > 0 {
 				mw, mc = fmt.Sprintf("%.2f×", ratio(b.MarginalWall, c.MarginalWall)), fmt.Sprintf("%.2f×", ratio(b.MarginalCPU, c.MarginalCPU))
 			}
-			sb, sc := "–", "–"
-			if b.K > 0 {
-				sb, sc = ms(b.Spawn), ms(c.Spawn)
-			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d | %s | %s |\n",
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d |\n",
 				b.K, b.Latency, ms(b.Wall), ms(c.Wall), ms(b.CPU), ms(c.CPU), ms(b.MarginalWall), ms(c.MarginalWall), mw,
-				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests, sb, sc)
+				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests)
 		}
 	}
 	fmt.Fprintln(w)
