@@ -75,8 +75,17 @@ type Config struct {
 	// brood build ("/path/brood run --model anthropic/claude-bench") or
 	// another agent ("claude -p --model claude-bench"). nil: none.
 	Compare []string
+	// Warm is BROOD_WARM for brood's runs (settings pool.warm: children
+	// started ahead of their tasks). With Warm set and no Compare, the
+	// compare command is the same brood run cold (BROOD_WARM=0), so one
+	// run measures both, interleaved.
+	Warm int
 	// Progress, if set, gets one line per run.
 	Progress io.Writer
+
+	// coldSelf: Compare is brood itself run cold (Warm without Compare);
+	// it keeps brood's choice of child binary.
+	coldSelf bool
 }
 
 func (c *Config) defaults() {
@@ -160,6 +169,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		defer os.RemoveAll(d)
 		dir = d
+	}
+	if cfg.Warm > 0 && len(cfg.Compare) == 0 {
+		cfg.Compare, cfg.coldSelf = []string{cfg.Brood, "run", "--model", modelSpec(cfg.Provider)}, true
 	}
 	h := &Harness{cfg: cfg, dir: dir, floorChild: cfg.FloorChild, child: cfg.Child}
 	if h.child == "" {

@@ -94,6 +94,9 @@ func (rep *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "Machine: %d CPUs (%s), Linux %s, %s; provider %s; project is a git repository: %v.\n\n",
 		m.CPUs, m.CPUModel, m.Kernel, m.GoVersion, rep.Config.Provider, !rep.Config.NoGit)
 	fmt.Fprintf(w, "Root: %s; children: %s.\n\n", rep.Config.Brood, rep.Child)
+	if rep.Config.Warm > 0 {
+		fmt.Fprintf(w, "brood runs with BROOD_WARM=%d (pool.warm); the compare command with BROOD_WARM=0.\n\n", rep.Config.Warm)
+	}
 
 	fmt.Fprintln(w, "### Floor (same run)")
 	fmt.Fprintln(w)

@@ -123,11 +123,16 @@ func (h *Harness) env(conc int) []string {
 	if h.cfg.Child != "" {
 		env = append(env, "BROOD_CHILD_EXE="+h.cfg.Child)
 	}
+	if h.cfg.Warm > 0 {
+		env = append(env, "BROOD_WARM="+strconv.Itoa(h.cfg.Warm))
+	}
 	return append(env, h.cfg.Env...)
 }
 
-func (h *Harness) modelSpec() string {
-	if h.cfg.Provider == "openai" {
+func (h *Harness) modelSpec() string { return modelSpec(h.cfg.Provider) }
+
+func modelSpec(provider string) string {
+	if provider == "openai" {
 		return "openai/gpt-bench"
 	}
 	return "anthropic/claude-bench"
@@ -145,7 +150,12 @@ const prompt = "explore the project's areas"
 // the prompt appended, in the same project, against the same fake, with
 // the environment brood gets less the choice of child binary.
 func (h *Harness) runCompare(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
-	env := slices.DeleteFunc(h.env(conc), func(e string) bool { return strings.HasPrefix(e, "BROOD_CHILD_EXE=") })
+	env := slices.DeleteFunc(h.env(conc), func(e string) bool {
+		return (strings.HasPrefix(e, "BROOD_CHILD_EXE=") && !h.cfg.coldSelf) || strings.HasPrefix(e, "BROOD_WARM=")
+	})
+	if h.cfg.Warm > 0 {
+		env = append(env, "BROOD_WARM=0") // the other side of --warm: cold
+	}
 	return h.runCmd(ctx, h.cfg.Compare, env, k, conc, latency)
 }
 
@@ -227,11 +237,11 @@ func (h *Harness) readDispatch(s *Sample, log []Request) error {
 		return err
 	}
 	for _, e := range ents {
-		if !e.IsDir() {
-			continue
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "envelope.json")); !e.IsDir() || err != nil {
+			continue // not a task: a warm child's directory that no task took
 		}
 		s.Children++
-		dir := filepath.Join(root, e.Name())
 		var env struct {
 			Prompt string `json:"prompt"`
 		}

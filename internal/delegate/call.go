@@ -52,6 +52,7 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 	if s.Transcript != "" && s.Resume == "" {
 		if err := seedTranscript(j, s.Transcript, s.NextTurn); err != nil {
 			j.unlock()
+			j.warm.release()
 			return nil, err
 		}
 	}

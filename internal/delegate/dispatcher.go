@@ -68,6 +68,12 @@ type Config struct {
 	MaxDepth     int // the tree-wide cap
 	ParentTaskID string
 	SourceAgent  string
+
+	// Warm is how many children a root dispatcher keeps started ahead of
+	// their tasks (settings pool.warm; warm.go). 0: none. Ignored below
+	// the root.
+	Warm int
+
 	// ProjectFiles is the project's instruction files (CLAUDE.md,
 	// AGENTS.md) as a prompt block: the children that get them
 	// (settings.ProjectFiles.ForChild) have it in their system prompt, and
@@ -181,6 +187,9 @@ type Dispatcher struct {
 	iso     *isolate.Isolator
 	sbOnce  sync.Once
 	sb      sandbox.Report
+
+	warm         *warmSet // nil: every child starts cold
+	warmNoteOnce sync.Once
 }
 
 // New returns a Dispatcher.
@@ -217,7 +226,7 @@ func New(cfg Config) (*Dispatcher, error) {
 			Containment:      cfg.Settings.Pool.Containment,
 		})
 	}
-	return &Dispatcher{cfg: cfg}, nil
+	return newDispatcher(cfg), nil
 }
 
 // CanDelegate reports whether this process is below the depth cap.
@@ -309,6 +318,8 @@ type job struct {
 	desc   string
 	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
 	inPlace bool
+	// warm is the child started ahead for this task (nil: a cold start).
+	warm *warmSlot
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -351,6 +362,14 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
+	// A warm child of this shape, started for a task id of its own, makes
+	// this dispatch that task (warm.go): its id and directory replace the
+	// fresh ones.
+	warm := d.takeWarm(env, req)
+	if warm != nil {
+		_ = os.Remove(dir)
+		id, td, dir, env.TaskID = warm.id, warm.td, warm.td.Path(), warm.id
+	}
 	if req.Fork {
 		if err := d.prepareFork(env, def, req, td); err != nil {
 			return nil, err
@@ -382,7 +401,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock}
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm}
 	if inPlace && env.Isolation == "" {
 		j.inPlace = true
 		j.unlock = func() { d.leaveInPlace(); unlock() }

@@ -89,6 +89,8 @@ func (d *Dispatcher) SetLifetime(ctx context.Context) {
 	d.bg.mu.Lock()
 	defer d.bg.mu.Unlock()
 	d.cfg.Lifetime = ctx
+	// Idle warm children end with the session's lifetime.
+	context.AfterFunc(ctx, d.Close)
 }
 
 // SetSession names the root transcript this dispatcher's children belong

@@ -41,6 +41,8 @@ const GroupsFile = taskdir.Groups
 // releases it when the record is complete.
 func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer j.unlock()
+	defer d.warm.refill()
+	defer j.warm.release()
 	env, name := j.env, j.name
 	id := env.TaskID
 	emit := d.emitter(ctx)
@@ -184,6 +186,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	t := &tree{}
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks, hooks: hooks, tree: t}
+	j.warm = d.warmFor(j.warm, cmd)
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
@@ -199,6 +202,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return err
 		},
 		OnThread: func() error { return sandboxFromParent(cmd, env, td, s.ws) },
+		Warm:     j.warm.child(),
 		OnStart: func(pid int) {
 			j.lg.PID, j.lg.Started = pid, time.Now().UTC()
 			d.writeLog(td, j.lg)

@@ -298,3 +298,14 @@ func ProbeContainment(ctx context.Context, want string) (mode, base, note string
 	c := probeContainment(ctx, want)
 	return c.mode, c.base, c.note
 }
+
+// pidfdExited reports whether the process a pidfd refers to has exited
+// (the pidfd polls readable then), without waiting.
+func pidfdExited(fd int) bool {
+	if fd < 0 {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
+}

@@ -69,3 +69,5 @@ func ProbeContainment(ctx context.Context, want string) (mode, base, note string
 	c := probeContainment(ctx, want)
 	return c.mode, c.base, c.note
 }
+
+func pidfdExited(fd int) bool { return false }

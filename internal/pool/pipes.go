@@ -121,3 +121,12 @@ func (sp *pipes) tail() string {
 	n, _ := sp.stderrFile.ReadAt(b, off)
 	return string(b[:n])
 }
+
+// discard closes the parent's ends of an idle warm child that has exited.
+func (sp *pipes) discard() {
+	sp.stdout.Close()
+	if sp.copied != nil {
+		sp.stderrR.Close()
+		<-sp.copied
+	}
+}

@@ -131,6 +131,11 @@ type Job struct {
 	// Marker, when set, becomes the child's argv[0] and its cgroup's name:
 	// how its depth is known below it without the environment.
 	Marker depth.Marker
+	// Warm, when set, is a process started ahead of the job for it
+	// (Prestart, with this job's command line, marker and sandbox): if it
+	// is still alive when the job holds its slot, it takes the job and Cmd
+	// and OnThread are not used; otherwise the job starts cold from Cmd.
+	Warm *WarmChild
 }
 
 // Killers name who ended a process.
@@ -155,11 +160,37 @@ func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
 			return nil, err
 		}
 	}
-	return p.run(ctx, job)
+	if job.Warm != nil {
+		// A warm child that is still alive takes the job; one that died
+		// while idle is torn down here and the job starts cold, as if
+		// there had been none.
+		if pr := job.Warm.take(job.Cmd.Stderr); pr != nil {
+			return p.supervise(ctx, job, pr)
+		}
+	}
+	pr, err := p.launch(ctx, job.Cmd, job.Marker, job.OnThread)
+	if err != nil {
+		return nil, err
+	}
+	return p.supervise(ctx, job, pr)
 }
 
-func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
-	cmd := job.Cmd
+// proc is a started child process as the pool holds it, from its start to
+// the end of its supervision.
+type proc struct {
+	cmd     *exec.Cmd
+	hold    *hold
+	pidfd   int
+	sp      *pipes
+	started time.Time
+	exited  chan struct{} // closed once cmd.Wait returned
+	waitErr error         // cmd.Wait's, set before exited closes
+}
+
+// launch starts cmd in a session, a containment and (through onThread) a
+// sandbox of its own, with argv[0] and the cgroup named by marker. Its
+// leader is waited for from the start; nothing watches it yet.
+func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, onThread func() error) (*proc, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -167,32 +198,46 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	// it starts is in its session, which is how leftovers are recognised.
 	cmd.SysProcAttr.Setsid = true
 	name := fmt.Sprintf("job-%d-%d", os.Getpid(), p.seq.Add(1))
-	if job.Marker.Task != "" {
+	if marker.Task != "" {
 		// Where no process below the child can change it: how a brood run
 		// from the child's Bash with a stripped environment still knows it
 		// is below a child (package depth).
-		name = job.Marker.String()
+		name = marker.String()
 		cmd.Args = append([]string{name}, cmd.Args[1:]...)
 	}
 	h, err := p.containment(ctx).prepare(cmd, name)
 	if err != nil {
 		return nil, err
 	}
-	pidfd := -1
-	askPidfd(cmd, &pidfd)
+	pr := &proc{cmd: cmd, hold: h, pidfd: -1, exited: make(chan struct{})}
+	askPidfd(cmd, &pr.pidfd)
 	sp, err := newPipes(cmd)
 	if err != nil {
 		h.started(false)
 		return nil, err
 	}
-	started := time.Now()
-	err = sandbox.StartMapped(cmd, func() error { return start(cmd, job.OnThread) })
+	pr.sp = sp
+	pr.started = time.Now()
+	err = sandbox.StartMapped(cmd, func() error { return start(cmd, onThread) })
 	sp.started()
 	h.started(err == nil)
 	if err != nil {
 		sp.close()
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
+	go func() {
+		// The leader's exit is what counts, never the pipe's EOF: a
+		// process that left the child's session may hold the pipe forever.
+		pr.waitErr = cmd.Wait()
+		close(pr.exited)
+	}()
+	return pr, nil
+}
+
+// supervise runs a started process's job to its end: the lifeguard, the
+// hard timeout, the cancel path, its lines, and output.json.
+func (p *Pool) supervise(ctx context.Context, job Job, pr *proc) (*dispatch.Output, error) {
+	cmd, sp, h := pr.cmd, pr.sp, pr.hold
 	pid := cmd.Process.Pid
 	if job.OnStart != nil {
 		job.OnStart(pid)
@@ -200,7 +245,7 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	if job.Stdin != nil {
 		job.Stdin(sp.stdin)
 	}
-	k := &killer{pid: pid, pidfd: pidfd, hold: h, grace: p.cfg.KillGrace}
+	k := &killer{pid: pid, pidfd: pr.pidfd, hold: h, grace: p.cfg.KillGrace}
 	defer k.close()
 	alive := make(chan struct{}, 1)
 	readDone := make(chan struct{})
@@ -208,18 +253,14 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 		defer close(readDone)
 		readLines(sp.stdout, alive, job.OnLine, job.OnAlive)
 	}()
-	exited := make(chan struct{})
-	go feed(sp.stdin, job.Input, exited)
+	go feed(sp.stdin, job.Input, pr.exited)
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)
-		p.watch(ctx, job, k, alive, exited)
+		p.watch(ctx, job, k, alive, pr.exited)
 	}()
 
-	// The leader's exit is what counts, never the pipe's EOF: a process
-	// that left the child's session may hold the pipe forever.
-	waitErr := cmd.Wait()
-	close(exited)
+	<-pr.exited
 	<-guardDone
 	h.teardown(pid) // nothing the child started outlives it
 	sp.finish(readDone, p.cfg.KillGrace)
@@ -227,12 +268,12 @@ func (p *Pool) run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	out := &dispatch.Output{
 		PID:        pid,
 		KilledBy:   k.who(),
-		WallMS:     time.Since(started).Milliseconds(),
+		WallMS:     time.Since(pr.started).Milliseconds(),
 		StderrTail: sp.tail(),
-		Started:    started.UTC(),
+		Started:    pr.started.UTC(),
 		Finished:   time.Now().UTC(),
 	}
-	fillExit(out, cmd.ProcessState, waitErr)
+	fillExit(out, cmd.ProcessState, pr.waitErr)
 	if job.StoppedBy != nil && out.KilledBy == KilledByNone {
 		if by := job.StoppedBy(); by != "" {
 			out.KilledBy = by

@@ -20,6 +20,9 @@ import (
 // behaviour.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("POOL_CHILD"); mode != "" {
+		if strings.HasPrefix(mode, "warm") {
+			warmChild(mode)
+		}
 		child(mode)
 		return
 	}

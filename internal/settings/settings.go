@@ -95,6 +95,10 @@ type Pool struct {
 	// Timeouts per agent type override Timeout (a definition's own timeout
 	// beats both).
 	Timeouts map[string]Duration `toml:"timeouts"`
+	// Warm is how many read-only children the root keeps started ahead of
+	// their tasks, each waiting for its envelope in its own process group,
+	// cgroup and sandbox (docs/architecture.md "Warm children"; default 0).
+	Warm int `toml:"warm"`
 }
 
 // Results configures what the parent sees of a child's result.
@@ -170,6 +174,9 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
 
+// MaxWarm bounds pool.warm: idle processes are not free.
+const MaxWarm = 64
+
 // Defaults returns the built-in settings.
 func Defaults() Settings {
 	return Settings{
@@ -228,6 +235,7 @@ var envVars = []struct {
 	{"BROOD_MAX_TURNS", "max_turns", func(s *Settings, v string) error { return setInt(&s.MaxTurns, v) }},
 	{"BROOD_MAX_SUBAGENT_DEPTH", "maxSubagentDepth", func(s *Settings, v string) error { return setInt(&s.MaxSubagentDepth, v) }},
 	{"BROOD_CONCURRENCY", "pool.concurrency", func(s *Settings, v string) error { return setInt(&s.Pool.Concurrency, v) }},
+	{"BROOD_WARM", "pool.warm", func(s *Settings, v string) error { return setInt(&s.Pool.Warm, v) }},
 	{"BROOD_HEARTBEAT_TIMEOUT", "pool.heartbeat_timeout", func(s *Settings, v string) error { return setDur(&s.Pool.HeartbeatTimeout, v) }},
 	{"BROOD_PING_INTERVAL", "pool.ping_interval", func(s *Settings, v string) error { return setDur(&s.Pool.PingInterval, v) }},
 	{"BROOD_TIMEOUT", "pool.timeout", func(s *Settings, v string) error { return setDur(&s.Pool.Timeout, v) }},

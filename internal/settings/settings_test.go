@@ -216,7 +216,7 @@ func TestEnvSetsEachSetting(t *testing.T) {
 		"BROOD_CONCURRENCY": "9", "BROOD_HEARTBEAT_TIMEOUT": "5s", "BROOD_PING_INTERVAL": "250ms", "BROOD_TIMEOUT": "90s",
 		"BROOD_PERMISSION_MODE": "acceptEdits", "BROOD_FORCE_WORKTREE": "1", "BROOD_ALLOW_CONFIG_CHANGES": "true", "BROOD_CONTAINMENT": "pidns",
 		"BROOD_TEMPORAL_ADDRESS": "t:7233", "BROOD_TEMPORAL_NAMESPACE": "ns", "BROOD_TEMPORAL_TASK_QUEUE": "q",
-		"BROOD_STORE": "file:///srv/brood-store",
+		"BROOD_STORE": "file:///srv/brood-store", "BROOD_WARM": "4",
 	}
 	src, _ := newFixture(t, "", "", env)
 	s, _, err := settings.Load(src)
@@ -226,7 +226,7 @@ func TestEnvSetsEachSetting(t *testing.T) {
 	if s.Model != "ollama/qwen3" || s.Effort != "high" || s.MaxTurns != 7 || s.MaxSubagentDepth != 3 || s.Pool.Concurrency != 9 ||
 		s.Pool.HeartbeatTimeout.Duration != 5*time.Second || s.Pool.PingInterval.Duration != 250*time.Millisecond ||
 		s.Pool.Timeout.Duration != 90*time.Second || s.Permissions.Mode != "acceptEdits" || !s.Isolation.ForceWorktree ||
-		s.Pool.Containment != "pidns" || s.Store != "file:///srv/brood-store" || s.Temporal != (settings.Temporal{Address: "t:7233", Namespace: "ns", TaskQueue: "q"}) {
+		s.Pool.Containment != "pidns" || s.Pool.Warm != 4 || s.Store != "file:///srv/brood-store" || s.Temporal != (settings.Temporal{Address: "t:7233", Namespace: "ns", TaskQueue: "q"}) {
 		t.Errorf("env not applied: %+v", s)
 	}
 	if len(settings.EnvNames()) != len(env) {

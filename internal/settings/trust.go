@@ -135,6 +135,7 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		{"max_turns", int64(full.MaxTurns), int64(base.MaxTurns), func() { out.MaxTurns = base.MaxTurns }},
 		{"pool.concurrency", int64(full.Pool.Concurrency), int64(base.Pool.Concurrency), func() { out.Pool.Concurrency = base.Pool.Concurrency }},
 		{"pool.nested_concurrency", int64(full.Pool.NestedConcurrency), int64(base.Pool.NestedConcurrency), func() { out.Pool.NestedConcurrency = base.Pool.NestedConcurrency }},
+		{"pool.warm", int64(full.Pool.Warm), int64(base.Pool.Warm), func() { out.Pool.Warm = base.Pool.Warm }},
 		{"pool.timeout", int64(full.Pool.Timeout.Duration), int64(base.Pool.Timeout.Duration), func() { out.Pool.Timeout = base.Pool.Timeout }},
 		{"pool.heartbeat_timeout", int64(full.Pool.HeartbeatTimeout.Duration), int64(base.Pool.HeartbeatTimeout.Duration), func() { out.Pool.HeartbeatTimeout = base.Pool.HeartbeatTimeout }},
 		{"bash.timeout", int64(full.Bash.Timeout.Duration), int64(base.Bash.Timeout.Duration), func() { out.Bash.Timeout = base.Bash.Timeout }},

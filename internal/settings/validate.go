@@ -41,6 +41,8 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 		return nil, fail("pool.concurrency", "%d: at least one child must be able to run (default 5)", p.Concurrency)
 	case p.NestedConcurrency < 1:
 		return nil, fail("pool.nested_concurrency", "%d: at least one child must be able to run (default 2)", p.NestedConcurrency)
+	case p.Warm < 0 || p.Warm > MaxWarm:
+		return nil, fail("pool.warm", "%d: between 0 (no warm children, the default) and %d", p.Warm, MaxWarm)
 	case p.Timeout.Duration < time.Second:
 		return nil, fail("pool.timeout", "%s is under 1s: no child could finish (default 30m)", p.Timeout.Duration)
 	case p.KillGrace.Duration < 0:

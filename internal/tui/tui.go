@@ -58,6 +58,7 @@ func (e *engine) finish() {
 	}
 	if e.disp != nil {
 		e.disp.WaitBackground()
+		e.disp.Close()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -38,6 +38,7 @@ type Options struct {
 	compare      string
 	quiet        bool
 	keep         bool
+	warm         int
 }
 
 // NewCmdBench builds `brood bench`. f may be nil (the command reads no
@@ -58,7 +59,8 @@ against it. Needs the Go toolchain for the floor binaries.`,
 		Example: `  brood bench
   brood bench --ks 0,1,4,16 --reps 3 --model-latency -1s
   brood bench --env GOGC=200 --out /tmp/gogc200.md
-  brood bench --ks 0,16 --compare "claude -p --model claude-bench"`,
+  brood bench --ks 0,16 --compare "claude -p --model claude-bench"
+  brood bench --ks 0,1,16 --warm 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -86,6 +88,7 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	fl.StringVar(&o.out, "out", "", "also write the markdown report to this file")
 	fl.StringVar(&o.compare, "compare", "", "a second command run against the same fake, interleaved with brood (words split on spaces; the prompt is appended), e.g. \"claude -p --model claude-bench\" or \"/old/brood run --model anthropic/claude-bench\"")
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
+	fl.IntVar(&o.warm, "warm", 0, "BROOD_WARM (pool.warm) for brood's runs; without --compare, the same brood also runs cold (BROOD_WARM=0), interleaved, and the report compares them")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
 	return cmd
 }
@@ -143,7 +146,7 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 	cfg := benchmark.Config{
 		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
-		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare),
+		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm,
 	}
 	if !o.quiet {
 		cfg.Progress = cmd.ErrOrStderr()

@@ -21,6 +21,9 @@ type Options struct {
 	Envelope string
 	TaskID   string
 	Mode     string
+	// Warm is set for a child started ahead of its task (--warm): it
+	// waits for the parent's start line before it reads the envelope.
+	Warm bool
 }
 
 // Active reports whether the process was started as a child.

@@ -6,12 +6,14 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/protocol"
 )
 
 // Parse recognises the child protocol's command line, the one a parent
 // starts each subagent with: only the flags --mode, --task-id and
-// --envelope ("--flag value" or "--flag=value"), --envelope set and the
-// mode json. Anything else is not a child and goes to the command tree.
+// --envelope ("--flag value" or "--flag=value") and --warm, --envelope set
+// and the mode json. Anything else is not a child and goes to the command
+// tree.
 func Parse(args []string) (Options, bool) {
 	var o Options
 	o.Mode = "json"
@@ -19,6 +21,12 @@ func Parse(args []string) (Options, bool) {
 		name, val, hasVal := strings.Cut(args[i], "=")
 		var dst *string
 		switch name {
+		case "--warm":
+			if hasVal {
+				return Options{}, false
+			}
+			o.Warm = true
+			continue
 		case "--envelope":
 			dst = &o.Envelope
 		case "--task-id":
@@ -57,6 +65,14 @@ func Main(ctx context.Context, stdio cmdutil.IO, opts Options, links cmdutil.Lin
 	if err := f.LoadDirs(); err != nil {
 		fmt.Fprintln(f.Err, "brood:", err)
 		return cmdutil.ExitFailed
+	}
+	if opts.Warm {
+		// Started ahead of its task, already in its own process group,
+		// cgroup and sandbox: nothing of the task is read until the parent
+		// says start. EOF (or anything else) means it was not needed.
+		if err := protocol.ReadStart(stdio.In); err != nil {
+			return 0
+		}
 	}
 	if err := Run(ctx, &opts); err != nil {
 		fmt.Fprintln(f.Err, "brood:", err)

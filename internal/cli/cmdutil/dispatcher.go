@@ -61,6 +61,10 @@ type DispatcherConfig struct {
 	// Ask takes the children's permission questions (the interactive
 	// mode); nil: they deny, as without a person.
 	Ask delegate.AskFunc
+	// Warm keeps settings pool.warm children started ahead of their tasks
+	// (a session that delegates: run, interactive); the caller must Close
+	// the dispatcher when the session ends.
+	Warm bool
 }
 
 // Dispatcher builds the root's Dispatcher, or nil at the depth cap.
@@ -81,6 +85,9 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
+	}
+	if c.Warm {
+		cfg.Warm = f.Settings.Pool.Warm
 	}
 	if f.Getenv("BROOD_DEBUG_AGENT_LOG") == "1" {
 		cfg.DebugLog = taskdir.Open(f.ProjectRoot).DebugLog()

@@ -165,7 +165,7 @@ func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
 		NewDispatcher: func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 			// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on
 			// stderr (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
-			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask})
+			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask, Warm: true})
 		},
 		Registry: f.Registry(),
 		Session:  path,

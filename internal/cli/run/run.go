@@ -208,10 +208,13 @@ func Run(ctx context.Context, o *Options) error {
 	bill := &bill{prices: prices, root: f.ProjectRoot, model: priceKey(prices, spec, m)}
 	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
 		Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
-		OnEvent: hk.Observe(bill.observe(out.DispatchEvent)), Quiet: quiet,
+		OnEvent: hk.Observe(bill.observe(out.DispatchEvent)), Quiet: quiet, Warm: true,
 	})
 	if err != nil {
 		return err
+	}
+	if disp != nil {
+		defer disp.Close() // the warm children no task took
 	}
 	sessionID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	var agents []string
