@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,7 +27,6 @@ import (
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // GroupsFile is where a child lists the process groups its Bash commands
@@ -133,14 +131,7 @@ type spawn struct {
 func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	d, j := s.d, s.j
 	env, td, id := j.env, j.td, j.env.TaskID
-	exe, extraEnv := d.cfg.Exe, []string(nil)
-	if d.cfg.ExeFunc != nil {
-		exe, extraEnv = d.cfg.ExeFunc(env)
-	}
-	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
-	cmd.Dir = env.Workspace
-	// No secret-looking variable reaches a child unless its definition asks for it by name.
-	cmd.Env = append(append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), extraEnv...), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	cmd := d.childCommand(env, id, td.File(taskdir.Envelope))
 	// The child's stderr reaches the pool through a pipe and stderr.log is
 	// made, fresh, on its first byte: a child that says nothing there (most
 	// do) costs the parent no inode. Whatever an earlier run left at
@@ -159,9 +150,6 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if err := td.RemoveEntry(taskdir.Tmp); err != nil {
 		return nil, fmt.Errorf("prepare the child's tmp/: %w", err)
 	}
-	// Such a child shares nothing with writers, so it is never held back by
-	// one (read-only fan-out runs beside a writer); only a read-only child
-	// whose tree must be compared waits for writers.
 	class := classOf(env)
 	// A read-only child that this process puts under Landlock itself cannot
 	// write, whatever it runs: the kernel is the check, and the before/after
@@ -172,12 +160,6 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	kernelHeld := env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1
 	if kernelHeld {
 		class = pool.Isolated
-	}
-	if d.cfg.Ask != nil {
-		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
-	}
-	if e := d.hookEnv(); e != "" {
-		cmd.Env = append(cmd.Env, e)
 	}
 	d.claim(id, id)
 	// One stdin for both kinds of reply; the pool writes it in order.

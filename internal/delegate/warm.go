@@ -352,13 +352,14 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 // child is started with it, and serves a task only if the task's own
 // command is the same (warmSlot.fits).
 func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *exec.Cmd {
-	exe := d.cfg.Exe
+	exe, extraEnv := d.cfg.Exe, []string(nil)
 	if d.cfg.ExeFunc != nil {
-		exe = d.cfg.ExeFunc()
+		exe, extraEnv = d.cfg.ExeFunc(env)
 	}
 	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", envelope)...)
 	cmd.Dir = env.Workspace
-	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
+	// No secret-looking variable reaches a child unless its definition asks for it by name.
+	cmd.Env = append(append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), extraEnv...), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
 	if d.cfg.Ask != nil {
 		cmd.Env = append(cmd.Env, EnvAskParent+"=1")
 	}
@@ -379,7 +380,7 @@ func warmShape(env *dispatch.Envelope) string {
 	if env.Isolation != "" || (env.Network != nil && !*env.Network) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
-	pol, needed := childPolicy(env, "\x00task", "\x00tmp")
+	pol, needed := childPolicy(env, "\x00task")
 	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth)
 }
 
