@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/isolate"
 )
 
 // Cache is a worker's per-host cache of repositories: one bare clone per
@@ -21,6 +23,15 @@ import (
 // host may share it.
 type Cache struct {
 	Dir string
+	// Overlay makes each copy an overlay over a cached checkout of its base
+	// commit (overlay.go), which the child mounts: a copy then costs the
+	// dirty state, not the tree. Set it where isolate.ProbeIn(Dir) finds an
+	// overlay (UserXattr as it says); otherwise every copy is a full
+	// checkout. A snapshot with no base commit always gets a full one.
+	Overlay, UserXattr bool
+	// TreeTTL is how long Prune keeps a base checkout no copy has used
+	// (default an hour).
+	TreeTTL time.Duration
 }
 
 // DefaultCacheDir is the user's cache directory's brood/fleet.
@@ -49,11 +60,20 @@ type Checkout struct {
 	// directory the child needs to write beneath.
 	Root string
 
-	job   string // the job directory: meta.git, index, tree
-	meta  string // our git dir for the copy (outside Root)
-	index string // the snapshot tree's index, with the checkout's stat data
-	snap  *Snapshot
-	lock  *os.File // held until Cleanup (PruneJobs)
+	// Mount is set when the copy is an overlay over the cache's checkout
+	// of the base (Cache.Overlay): the child must mount it (Root is then
+	// that shared checkout, which only the mounted view shows as the
+	// snapshot) and nothing may write under Root without it.
+	Mount *isolate.Mount
+
+	job      string // the job directory: meta.git, index, tree (or upper, work)
+	meta     string // our git dir for the copy (outside Root)
+	index    string // the snapshot tree's index, with the checkout's stat data
+	base     string // an overlay's base index (the lower checkout's tree)
+	upper    string // an overlay's upper layer
+	snap     *Snapshot
+	lock     *os.File // held until Cleanup (PruneJobs)
+	treeLock *os.File // an overlay's shared lock on its base checkout
 }
 
 // Materialise makes a copy of snap for one call. Each call gets a new
@@ -70,9 +90,10 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 		format = "sha1"
 	}
 	var objects []string
+	var repo string
 	if snap.Base != "" {
-		repo, err := c.ensureBase(ctx, store, snap, format)
-		if err != nil {
+		var err error
+		if repo, err = c.ensureBase(ctx, store, snap, format); err != nil {
 			return nil, err
 		}
 		objects = append(objects, filepath.Join(repo, "objects"))
@@ -89,6 +110,20 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 	if co.lock, err = holdJob(job); err != nil {
 		os.RemoveAll(job)
 		return nil, err
+	}
+	// (overlayfs options cannot carry a path with , : or \ in it)
+	if c.Overlay && repo != "" && !strings.ContainsAny(c.Dir, ",:\\") {
+		if co.Root, co.treeLock, err = c.baseTree(ctx, repo, snap, format); err != nil {
+			co.Cleanup()
+			return nil, err
+		}
+		co.upper, co.base = filepath.Join(job, "upper"), filepath.Join(job, "base.index")
+		co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
+		if err := co.buildOverlay(ctx, store, objects, format, opts.Partial, c.UserXattr); err != nil {
+			co.Cleanup()
+			return nil, err
+		}
+		return co, nil
 	}
 	co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
 	if err := co.build(ctx, store, objects, format); err != nil {
@@ -320,19 +355,29 @@ func writeLines(path string, lines []string) error {
 // lockFile takes an exclusive flock on path; cancelling ctx gives up the
 // wait (the lock, if it arrives late, is dropped at once).
 func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := flockFile(ctx, path, unix.LOCK_EX)
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// flockFile opens path and takes a flock on it (LOCK_SH or LOCK_EX), held
+// until the file is closed.
+func flockFile(ctx context.Context, path string, how int) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: cache lock: %w", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- unix.Flock(int(f.Fd()), unix.LOCK_EX) }()
+	go func() { done <- unix.Flock(int(f.Fd()), how) }()
 	select {
 	case err := <-done:
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("codesnap: cache lock: %w", err)
 		}
-		return func() { f.Close() }, nil
+		return f, nil
 	case <-ctx.Done():
 		go func() { <-done; f.Close() }()
 		return nil, ctx.Err()

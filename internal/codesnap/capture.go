@@ -96,12 +96,8 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	index := filepath.Join(tmp, "index")
-	if data, err := os.ReadFile(filepath.Join(gitDir, "index")); err == nil {
-		if err := os.WriteFile(index, data, 0o600); err != nil {
-			return "", fmt.Errorf("codesnap: %w", err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("codesnap: read the index: %w", err)
+	if err := privateIndex(filepath.Join(gitDir, "index"), index); err != nil {
+		return "", err
 	}
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
 	if _, err := g.run(ctx, "-c", "core.fsmonitor=false", "add", "-A"); err != nil {
@@ -112,6 +108,34 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
 	return tree, nil
+}
+
+// privateIndex makes index a copy of the user's index that git reads as
+// it reads the original: with its modification time, by which git tells a
+// file written in the same second as the index ("racily clean") from a
+// clean one. A copy with a new time would pass such a file, changed but of
+// the same size, as unchanged: the snapshot would miss the edit. A hard
+// link is the copy where it can be (git never rewrites an index in place:
+// it writes index.lock and renames it).
+func privateIndex(src, index string) error {
+	if err := os.Link(src, index); err == nil || errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	info, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("codesnap: read the index: %w", err)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("codesnap: read the index: %w", err)
+	}
+	if err := os.WriteFile(index, data, 0o600); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.Chtimes(index, info.ModTime(), info.ModTime()); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return nil
 }
 
 func emptyTree(ctx context.Context, g gitCmd) (string, error) {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/codesnap"
@@ -99,29 +99,10 @@ func newHosts(t testing.TB) *hosts {
 // leaving out .git.
 func tree(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		info, _ := d.Info()
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link:" + target
-		default:
-			b, _ := os.ReadFile(p)
-			out[rel] = fmt.Sprintf("%v:%s", info.Mode().Perm()&0o100, b)
-		}
-		return nil
-	})
+	out, err := treeOf(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -163,7 +144,7 @@ func TestMaterialiseAndApply(t *testing.T) {
 		dirty func(t *testing.T, h *hosts)
 	}{
 		{"clean", func(t *testing.T, h *hosts) {}},
-		{"modified, deleted, untracked, ignored", func(t *testing.T, h *hosts) {
+		{"modified deleted untracked ignored", func(t *testing.T, h *hosts) {
 			write(t, filepath.Join(h.repo, "a.txt"), "one\ntwo\nTHREE\nfour\nfive\nsix\nseven\n")
 			os.Remove(filepath.Join(h.repo, "b.txt"))
 			write(t, filepath.Join(h.repo, "new", "untracked.txt"), "not yet added\n")
@@ -177,7 +158,7 @@ func TestMaterialiseAndApply(t *testing.T) {
 			git(t, h.repo, "add", "a.txt")
 			write(t, filepath.Join(h.repo, "a.txt"), "staged then changed again\n")
 		}},
-		{"binary, mode, symlink, rename", func(t *testing.T, h *hosts) {
+		{"binary mode symlink rename", func(t *testing.T, h *hosts) {
 			write(t, filepath.Join(h.repo, "bin.dat"), "\x00\xff\x00changed binary\x00")
 			write(t, filepath.Join(h.repo, "new.bin"), "\x00\x00new binary\x01")
 			os.Chmod(filepath.Join(h.repo, "sub", "c.go"), 0o755)
@@ -208,75 +189,88 @@ func TestMaterialiseAndApply(t *testing.T) {
 			write(t, filepath.Join(h.repo, ".env"), "SECRET=1\n")
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
-			h := newHosts(t)
-			tc.dirty(t, h)
-			want := withoutIgnored(tree(t, h.repo), ".env", "node_modules", "local-only.log")
-			snap, err := codesnap.Capture(ctx, h.store, filepath.Join(h.repo, "sub"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "task1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer co.Cleanup()
-			if co.Dir != filepath.Join(co.Root, "sub") {
-				t.Errorf("Dir %s, want Root/sub", co.Dir)
-			}
-			sameTree(t, want, tree(t, co.Root))
-			if _, err := os.Stat(filepath.Join(co.Root, ".env")); err == nil {
-				t.Fatal("an ignored .env reached the worker")
-			}
-			if snap.Base != "" {
-				if head := git(t, co.Root, "rev-parse", "HEAD"); head != snap.Base {
-					t.Errorf("copy HEAD %s, want %s", head, snap.Base)
-				}
-			}
-			// The child edits, adds, removes; its change comes back whole.
-			write(t, filepath.Join(co.Root, "a.txt"), "the child's a.txt\n")
-			write(t, filepath.Join(co.Dir, "child.go"), "package sub // by the child\n")
-			write(t, filepath.Join(co.Root, "node_modules", "dep.js"), "ignored: never sent back\n")
-			write(t, filepath.Join(co.Root, "child.log"), "ignored by the submitter's exclude\n")
-			res, err := co.Result(ctx, h.store)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range res.Files {
-				if strings.HasPrefix(f, "node_modules/") || (tc.name == "modified, deleted, untracked, ignored" && f == "child.log") {
-					t.Errorf("ignored file %s in the result", f)
-				}
-			}
-			applied, err := codesnap.Apply(ctx, h.store, h.repo, "", snap, res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !applied.Applied {
-				t.Fatalf("not applied: %s", applied.Message())
-			}
-			if got := read(t, filepath.Join(h.repo, "a.txt")); got != "the child's a.txt\n" {
-				t.Errorf("a.txt after apply: %q", got)
-			}
-			if got := read(t, filepath.Join(h.repo, "sub", "child.go")); !strings.Contains(got, "by the child") {
-				t.Errorf("child.go after apply: %q", got)
-			}
-			if _, err := os.Stat(filepath.Join(h.repo, "node_modules", "dep.js")); err == nil {
-				t.Error("the child's ignored file was applied")
-			}
-			if tc.name == "large untracked file" {
-				if b, _ := os.ReadFile(filepath.Join(h.repo, "big.bin")); !bytes.Equal(b, big) {
-					t.Error("the large file changed")
-				}
-			}
-		})
+	copyModes(t, func(t *testing.T, overlay bool) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				materialiseAndApply(t, newHosts(t).withOverlay(t, overlay), tc.name, tc.dirty, big)
+			})
+		}
+	})
+}
+
+func materialiseAndApply(t *testing.T, h *hosts, name string, dirty func(*testing.T, *hosts), big []byte) {
+	ctx := t.Context()
+	dirty(t, h)
+	want := withoutIgnored(tree(t, h.repo), ".env", "node_modules", "local-only.log")
+	snap, err := codesnap.Capture(ctx, h.store, filepath.Join(h.repo, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "task1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Cleanup()
+	if h.cache.Overlay && snap.Base != "" && co.Mount == nil {
+		t.Fatal("an overlay cache made a full copy")
+	}
+	if co.Dir != filepath.Join(co.Root, "sub") {
+		t.Errorf("Dir %s, want Root/sub", co.Dir)
+	}
+	view := copyTree(t, co)
+	sameTree(t, want, view)
+	if _, ok := view[".env"]; ok {
+		t.Fatal("an ignored .env reached the worker")
+	}
+	if snap.Base != "" {
+		if head := strings.TrimSpace(inCopy(t, co, viewOp{Sh: "git rev-parse HEAD"}).Out); head != snap.Base {
+			t.Errorf("copy HEAD %s, want %s", head, snap.Base)
+		}
+	}
+	// The child edits, adds, removes; its change comes back whole.
+	writeIn(t, co, map[string]string{
+		"a.txt":               "the child's a.txt\n",
+		"sub/child.go":        "package sub // by the child\n",
+		"node_modules/dep.js": "ignored: never sent back\n",
+		"child.log":           "ignored by the submitter's exclude\n",
+	})
+	res, err := co.Result(ctx, h.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Files {
+		if strings.HasPrefix(f, "node_modules/") || (name == "modified deleted untracked ignored" && f == "child.log") {
+			t.Errorf("ignored file %s in the result", f)
+		}
+	}
+	applied, err := codesnap.Apply(ctx, h.store, h.repo, "", snap, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !applied.Applied {
+		t.Fatalf("not applied: %s", applied.Message())
+	}
+	if got := read(t, filepath.Join(h.repo, "a.txt")); got != "the child's a.txt\n" {
+		t.Errorf("a.txt after apply: %q", got)
+	}
+	if got := read(t, filepath.Join(h.repo, "sub", "child.go")); !strings.Contains(got, "by the child") {
+		t.Errorf("child.go after apply: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(h.repo, "node_modules", "dep.js")); err == nil {
+		t.Error("the child's ignored file was applied")
+	}
+	if name == "large untracked file" {
+		if b, _ := os.ReadFile(filepath.Join(h.repo, "big.bin")); !bytes.Equal(b, big) {
+			t.Error("the large file changed")
+		}
 	}
 }
 
-func TestApplyWholeOrNothing(t *testing.T) {
+func TestApplyWholeOrNothing(t *testing.T) { copyModes(t, testApplyWholeOrNothing) }
+
+func testApplyWholeOrNothing(t *testing.T, overlay bool) {
 	ctx := t.Context()
-	h := newHosts(t)
+	h := newHosts(t).withOverlay(t, overlay)
 	snap, err := codesnap.Capture(ctx, h.store, h.repo)
 	if err != nil {
 		t.Fatal(err)
@@ -286,9 +280,9 @@ func TestApplyWholeOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer co.Cleanup()
-	write(t, filepath.Join(co.Root, "a.txt"), "one\ntwo\nchild-three\nfour\nfive\nsix\nseven\n")
-	write(t, filepath.Join(co.Root, "b.txt"), "bee\nbuzz\nchild\n")
-	write(t, filepath.Join(co.Root, "added.txt"), "new\n")
+	writeIn(t, co, map[string]string{"a.txt": "one\ntwo\nchild-three\nfour\nfive\nsix\nseven\n"})
+	writeIn(t, co, map[string]string{"b.txt": "bee\nbuzz\nchild\n"})
+	writeIn(t, co, map[string]string{"added.txt": "new\n"})
 	res, err := co.Result(ctx, h.store)
 	if err != nil {
 		t.Fatal(err)
@@ -332,7 +326,7 @@ func TestApplyWholeOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer co2.Cleanup()
-	write(t, filepath.Join(co2.Root, "a.txt"), "one\ntwo\nchild-three\nfour\nfive\nsix\nseven\n")
+	writeIn(t, co2, map[string]string{"a.txt": "one\ntwo\nchild-three\nfour\nfive\nsix\nseven\n"})
 	if res, err = co2.Result(ctx, h.store); err != nil {
 		t.Fatal(err)
 	}
@@ -357,9 +351,11 @@ func TestApplyWholeOrNothing(t *testing.T) {
 
 // TestConcurrentWorkers has two workers on one host materialise the same
 // repository from an empty cache at once.
-func TestConcurrentWorkers(t *testing.T) {
+func TestConcurrentWorkers(t *testing.T) { copyModes(t, testConcurrentWorkers) }
+
+func testConcurrentWorkers(t *testing.T, overlay bool) {
 	ctx := t.Context()
-	h := newHosts(t)
+	h := newHosts(t).withOverlay(t, overlay)
 	write(t, filepath.Join(h.repo, "a.txt"), "dirty\n")
 	snap, err := codesnap.Capture(ctx, h.store, h.repo)
 	if err != nil {
@@ -374,7 +370,7 @@ func TestConcurrentWorkers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cache := codesnap.Cache{Dir: h.cache.Dir}
+			cache := h.cache
 			cos[i], errs[i] = cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: fmt.Sprint("w", i)})
 		}()
 	}
@@ -384,7 +380,7 @@ func TestConcurrentWorkers(t *testing.T) {
 			t.Fatalf("worker %d: %v", i, errs[i])
 		}
 		defer cos[i].Cleanup()
-		sameTree(t, want, tree(t, cos[i].Root))
+		sameTree(t, want, copyTree(t, cos[i]))
 	}
 	repos, _ := filepath.Glob(filepath.Join(h.cache.Dir, "repos", "*.git"))
 	if len(repos) != 1 {
@@ -392,9 +388,11 @@ func TestConcurrentWorkers(t *testing.T) {
 	}
 }
 
-func TestTamperedStoreIsRefused(t *testing.T) {
+func TestTamperedStoreIsRefused(t *testing.T) { copyModes(t, testTamperedStoreIsRefused) }
+
+func testTamperedStoreIsRefused(t *testing.T, overlay bool) {
 	ctx := t.Context()
-	h := newHosts(t)
+	h := newHosts(t).withOverlay(t, overlay)
 	write(t, filepath.Join(h.repo, "a.txt"), "dirty\n")
 	snap, err := codesnap.Capture(ctx, h.store, h.repo)
 	if err != nil {
@@ -404,7 +402,7 @@ func TestTamperedStoreIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(co.Root, "b.txt"), "child\n")
+	writeIn(t, co, map[string]string{"b.txt": "child\n"})
 	res, err := co.Result(ctx, h.store)
 	if err != nil {
 		t.Fatal(err)
@@ -428,9 +426,11 @@ func TestTamperedStoreIsRefused(t *testing.T) {
 // TestChildCannotSteerTheResult: what the child does to its own .git
 // (a new index, HEAD elsewhere, a hook, the repository gone) changes
 // nothing about the patch brood takes from its tree.
-func TestChildCannotSteerTheResult(t *testing.T) {
+func TestChildCannotSteerTheResult(t *testing.T) { copyModes(t, testChildCannotSteerTheResult) }
+
+func testChildCannotSteerTheResult(t *testing.T, overlay bool) {
 	ctx := t.Context()
-	h := newHosts(t)
+	h := newHosts(t).withOverlay(t, overlay)
 	snap, err := codesnap.Capture(ctx, h.store, h.repo)
 	if err != nil {
 		t.Fatal(err)
@@ -440,11 +440,10 @@ func TestChildCannotSteerTheResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer co.Cleanup()
-	write(t, filepath.Join(co.Root, "a.txt"), "changed\n")
-	git(t, co.Root, "add", "-A")
-	git(t, co.Root, "commit", "-q", "-m", "the child commits")
-	write(t, filepath.Join(co.Root, ".git", "hooks", "pre-commit"), "#!/bin/sh\ntouch /tmp/pwned\n")
-	os.RemoveAll(filepath.Join(co.Root, ".git"))
+	writeIn(t, co, map[string]string{"a.txt": "changed\n"})
+	inCopy(t, co, viewOp{Sh: "git add -A && git commit -q -m 'the child commits'"})
+	writeIn(t, co, map[string]string{".git/hooks/pre-commit": "#!/bin/sh\ntouch /tmp/pwned\n"})
+	inCopy(t, co, viewOp{Remove: []string{".git"}})
 	res, err := co.Result(ctx, h.store)
 	if err != nil {
 		t.Fatal(err)
@@ -456,9 +455,11 @@ func TestChildCannotSteerTheResult(t *testing.T) {
 
 // TestResumeFromPartial: an attempt's partial patch seeds the copy on
 // another worker.
-func TestResumeFromPartial(t *testing.T) {
+func TestResumeFromPartial(t *testing.T) { copyModes(t, testResumeFromPartial) }
+
+func testResumeFromPartial(t *testing.T, overlay bool) {
 	ctx := t.Context()
-	h := newHosts(t)
+	h := newHosts(t).withOverlay(t, overlay)
 	snap, err := codesnap.Capture(ctx, h.store, h.repo)
 	if err != nil {
 		t.Fatal(err)
@@ -467,19 +468,20 @@ func TestResumeFromPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(co.Root, "half.txt"), "half done\n")
+	writeIn(t, co, map[string]string{"half.txt": "half done\n"})
 	partial, err := co.Result(ctx, h.store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	co.Cleanup()
-	other := codesnap.Cache{Dir: filepath.Join(t.TempDir(), "worker2")}
+	other := h.cache
+	other.Dir = filepath.Join(t.TempDir(), "worker2")
 	co2, err := other.Materialise(ctx, h.store, snap, codesnap.Options{ID: "retry", Partial: partial})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer co2.Cleanup()
-	if got := read(t, filepath.Join(co2.Root, "half.txt")); got != "half done\n" {
+	if got := copyTree(t, co2)["half.txt"]; !strings.HasSuffix(got, ":half done\n") {
 		t.Fatalf("half.txt in the retry's copy: %q", got)
 	}
 	res, err := co2.Result(ctx, h.store)
@@ -515,9 +517,11 @@ func TestCaptureOutsideGit(t *testing.T) {
 
 // TestConfigChangesAreHeldBack: a child on a worker cannot change the
 // submitter's brood or Claude Code configuration through its patch.
-func TestConfigChangesAreHeldBack(t *testing.T) {
+func TestConfigChangesAreHeldBack(t *testing.T) { copyModes(t, testConfigChangesAreHeldBack) }
+
+func testConfigChangesAreHeldBack(t *testing.T, overlay bool) {
 	ctx := t.Context()
-	h := newHosts(t)
+	h := newHosts(t).withOverlay(t, overlay)
 	snap, err := codesnap.Capture(ctx, h.store, h.repo)
 	if err != nil {
 		t.Fatal(err)
@@ -527,9 +531,9 @@ func TestConfigChangesAreHeldBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer co.Cleanup()
-	write(t, filepath.Join(co.Root, ".brood", "settings.toml"), "[permissions]\nmode = \"bypassPermissions\"\n")
-	write(t, filepath.Join(co.Root, ".claude", "settings.json"), `{"permissions":{"allow":["Bash(*)"]}}`)
-	write(t, filepath.Join(co.Root, "a.txt"), "ordinary change\n")
+	writeIn(t, co, map[string]string{".brood/settings.toml": "[permissions]\nmode = \"bypassPermissions\"\n"})
+	writeIn(t, co, map[string]string{".claude/settings.json": `{"permissions":{"allow":["Bash(*)"]}}`})
+	writeIn(t, co, map[string]string{"a.txt": "ordinary change\n"})
 	res, err := co.Result(ctx, h.store)
 	if err != nil {
 		t.Fatal(err)
@@ -561,5 +565,47 @@ func TestConfigChangesAreHeldBack(t *testing.T) {
 	}
 	if got := read(t, filepath.Join(h.repo, ".brood", "settings.toml")); !strings.Contains(got, "bypassPermissions") {
 		t.Fatalf(".brood/settings.toml: %q", got)
+	}
+}
+
+// TestCaptureSeesARacilyCleanEdit: a file edited in the same second as the
+// index was written, its size unchanged, matches its index entry by stat;
+// git re-reads such a "racily clean" file because its time is not older
+// than the index's. Capture's private index must keep the index's time,
+// or the snapshot passes the edit as unchanged. (Made deterministic here:
+// the file and the index get the same time, and ctime is not trusted.)
+func TestCaptureSeesARacilyCleanEdit(t *testing.T) {
+	ctx := t.Context()
+	h := newHosts(t)
+	git(t, h.repo, "config", "core.trustctime", "false")
+	when := time.Now().Add(-time.Hour).Truncate(time.Second)
+	a := filepath.Join(h.repo, "a.txt")
+	write(t, a, "before\n")
+	os.Chtimes(a, when, when)
+	git(t, h.repo, "add", "a.txt")
+	os.Chtimes(filepath.Join(h.repo, ".git", "index"), when, when)
+	write(t, a, "edited\n") // same size, same inode
+	os.Chtimes(a, when, when)
+	// (A status that may write the index would smudge the entry and hide
+	// the case: no optional locks.)
+	status := exec.Command("git", "status", "--porcelain", "--", "a.txt")
+	status.Dir, status.Env = h.repo, append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	if st, err := status.Output(); err != nil || !strings.Contains(string(st), "a.txt") {
+		t.Fatalf("git itself does not see the edit (status %q, %v): the set-up is wrong", st, err)
+	}
+	if info, err := os.Stat(filepath.Join(h.repo, ".git", "index")); err != nil || !info.ModTime().Equal(when) {
+		t.Fatalf("the index was rewritten (%v): the set-up is wrong", err)
+	}
+	snap, err := codesnap.Capture(ctx, h.store, h.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "racy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Cleanup()
+	if got := read(t, filepath.Join(co.Root, "a.txt")); got != "edited\n" {
+		t.Fatalf("a.txt in the copy: %q; want the edit", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -62,4 +64,80 @@ func (c *Cache) PruneJobs(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// PruneTrees removes the base checkouts (overlay.go) that no copy holds
+// and none has used for TreeTTL, and what a worker killed while making or
+// removing one left behind. It returns how many checkouts it removed. A
+// checkout goes in two steps (renamed aside, then removed) so a crash
+// halfway never leaves half a checkout where a copy would take it.
+func (c *Cache) PruneTrees(ctx context.Context) (int, error) {
+	ttl := c.TreeTTL
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	trees := filepath.Join(c.Dir, "trees")
+	entries, err := os.ReadDir(trees)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("codesnap: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, ".del-"):
+			removeAll(filepath.Join(trees, name))
+		case strings.HasPrefix(name, ".tmp-"):
+			key, _, _ := strings.Cut(strings.TrimPrefix(name, ".tmp-"), "-")
+			withIdle(filepath.Join(trees, key+".lock"), 0, func() { removeAll(filepath.Join(trees, name)) })
+		case strings.HasSuffix(name, ".lock"):
+			key := strings.TrimSuffix(name, ".lock")
+			withIdle(filepath.Join(trees, name), ttl, func() {
+				dir := filepath.Join(trees, key)
+				if _, err := os.Stat(dir); err != nil {
+					return
+				}
+				aside := filepath.Join(trees, ".del-"+key+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+				if os.Rename(dir, aside) == nil {
+					removeAll(aside)
+					n++
+				}
+			})
+		}
+	}
+	return n, nil
+}
+
+// withIdle runs f holding lock exclusively, if nobody holds it and it was
+// last touched more than idle ago.
+func withIdle(lock string, idle time.Duration, f func()) {
+	info, err := os.Stat(lock)
+	if err != nil || time.Since(info.ModTime()) < idle {
+		return
+	}
+	l, err := os.OpenFile(lock, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	if unix.Flock(int(l.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return
+	}
+	f()
+}
+
+// Prune is PruneJobs and PruneTrees: what a worker runs when it starts
+// and now and then while it runs.
+func (c *Cache) Prune(ctx context.Context) error {
+	if _, err := c.PruneJobs(ctx); err != nil {
+		return err
+	}
+	_, err := c.PruneTrees(ctx)
+	return err
 }

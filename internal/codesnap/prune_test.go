@@ -12,6 +12,7 @@ import (
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/isolate"
 )
 
 // orphanEnv makes the test binary a worker that materialises a snapshot
@@ -19,6 +20,16 @@ import (
 const orphanEnv = "CODESNAP_TEST_ORPHAN"
 
 func TestMain(m *testing.M) {
+	// First: a probe child answers and exits here, a view child mounts
+	// its copy.
+	ent, err := isolate.EnterFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "enter:", err)
+		os.Exit(90)
+	}
+	if spec := os.Getenv(viewEnv); spec != "" {
+		os.Exit(runView(ent, spec))
+	}
 	if spec := os.Getenv(orphanEnv); spec != "" {
 		os.Exit(orphan(spec))
 	}

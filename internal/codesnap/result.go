@@ -19,6 +19,9 @@ import (
 // may be called while the child runs (a partial patch for a heartbeat) and
 // again at the end; calls must not overlap.
 func (co *Checkout) Result(ctx context.Context, store *blobstore.Store) (*Result, error) {
+	if co.Mount != nil {
+		return co.overlayResult(ctx, store)
+	}
 	index := filepath.Join(co.job, "result.index")
 	data, err := os.ReadFile(co.index)
 	if err != nil {
@@ -36,6 +39,12 @@ func (co *Checkout) Result(ctx context.Context, store *blobstore.Store) (*Result
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
+	return co.patchOf(ctx, store, g, tree)
+}
+
+// patchOf is the change from the snapshot's tree to tree, its patch put in
+// store.
+func (co *Checkout) patchOf(ctx context.Context, store *blobstore.Store, g gitCmd, tree string) (*Result, error) {
 	res := &Result{Tree: co.snap.Tree}
 	if tree == co.snap.Tree {
 		return res, nil
@@ -86,17 +95,27 @@ func (co *Checkout) Cleanup() error {
 	if co.lock != nil {
 		defer co.lock.Close()
 	}
-	if err := os.RemoveAll(co.job); err == nil {
+	if co.treeLock != nil {
+		// After the copy is gone: the base checkout may be pruned then.
+		defer co.treeLock.Close()
+	}
+	if err := removeAll(co.job); err != nil {
+		return fmt.Errorf("codesnap: remove the copy: %w", err)
+	}
+	return nil
+}
+
+// removeAll removes dir, even where a child (or the kernel, an overlay's
+// work directory) took away write permission from a directory in it.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}
-	filepath.WalkDir(co.job, func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
 			os.Chmod(p, 0o700)
 		}
 		return nil
 	})
-	if err := os.RemoveAll(co.job); err != nil {
-		return fmt.Errorf("codesnap: remove the copy: %w", err)
-	}
-	return nil
+	return os.RemoveAll(dir)
 }

@@ -29,6 +29,11 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 	if env.ReadOnly {
 		return false
 	}
+	if d.cfg.Mount != nil {
+		env.Isolation = "worktree"
+		env.Notes = append(env.Notes, "ran on this worker's copy of the submitter's tree; its changes go back to the submitter as one patch")
+		return false
+	}
 	mode := firstNonEmpty(req.Isolation, def.Isolation, d.cfg.Settings.Agents.Isolation, "auto")
 	switch mode {
 	case "worktree":

@@ -434,7 +434,7 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
-	pol, needed := childPolicy(env, dir, tmp)
+	pol, needed := childPolicy(env, dir)
 	if !needed {
 		return sandbox.Status{Mechanism: "none"}, nil
 	}

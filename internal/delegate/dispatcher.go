@@ -41,9 +41,15 @@ const (
 type Config struct {
 	ProjectRoot string
 	Workspace   string // absolute
-	Registry    *registry.Registry
-	Pool        *pool.Pool
-	Settings    settings.Settings
+	// Mount, when set, is the copy every child of this dispatcher works
+	// in (a fleet worker's overlay of the submitter's tree; Workspace is
+	// its Dir): the child mounts it, a writer is confined to it as an
+	// isolated child is, and its change is the mount's preparer's to take
+	// (nothing is applied to Workspace here).
+	Mount    *isolate.Mount
+	Registry *registry.Registry
+	Pool     *pool.Pool
+	Settings settings.Settings
 	// Exe and Args start a child: Exe Args... --mode json --task-id ID
 	// --envelope PATH. Exe defaults to os.Executable().
 	Exe string
@@ -358,7 +364,10 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		unlock()
 		return nil, err
 	}
-	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
+	// Not synced: the owner record (synced above) is what a resume rebuilds
+	// the envelope from and what a listing trusts; an envelope a power cut
+	// left empty is listed as unreadable, never believed.
+	if err := td.WriteJSON(taskdir.Envelope, env, false); err != nil {
 		unlock()
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -459,12 +460,13 @@ func Send(projectRoot, id, from, message string) error {
 }
 
 // In is a dispatcher like d whose children work in workspace (a fleet
-// worker's copy of the submitter's tree): the same pool, records, limits
-// and permissions; its task directories stay in d's project.
-func (d *Dispatcher) In(workspace string) (*Dispatcher, error) {
+// worker's copy of the submitter's tree), mounting it first when mount is
+// set (the copy is an overlay: Config.Mount): the same pool, records,
+// limits and permissions; its task directories stay in d's project.
+func (d *Dispatcher) In(workspace string, mount *isolate.Mount) (*Dispatcher, error) {
 	d.bg.mu.Lock()
 	cfg := d.cfg
 	d.bg.mu.Unlock()
-	cfg.Workspace = workspace
+	cfg.Workspace, cfg.Mount = workspace, mount
 	return New(cfg)
 }

@@ -54,7 +54,7 @@ func EnterFromEnv() (Entered, error) {
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case ModeOverlay:
 		if err := mountOverlay(spec); err != nil {
-			return Entered{}, err
+			return Entered{}, &MountError{Err: err}
 		}
 		return remember(Entered{Mode: ModeOverlay, Root: spec.Root}), nil
 	}
@@ -183,17 +183,19 @@ func Probe(ctx context.Context) Support {
 		s.Git = strings.TrimSpace(string(out))
 		s.Worktree = true
 	}
-	ok, ux, why := probeOverlay(ctx)
+	ok, ux, why := probeOverlayIn(ctx, "")
 	s.Overlay, s.UserXattr, s.Why = ok, ux, why
 	return s
 }
 
-func probeOverlay(ctx context.Context) (ok, userxattr bool, why string) {
+// probeOverlayIn tries the overlay in a scratch directory under base (""
+// is the temporary directory).
+func probeOverlayIn(ctx context.Context, base string) (ok, userxattr bool, why string) {
 	exe, err := os.Executable()
 	if err != nil {
 		return false, false, "cannot find own executable: " + err.Error()
 	}
-	dir, err := os.MkdirTemp("", "brood-overlay-probe-")
+	dir, err := os.MkdirTemp(base, "brood-overlay-probe-")
 	if err != nil {
 		return false, false, err.Error()
 	}

@@ -33,6 +33,10 @@ func EnterFromEnv() (Entered, error) {
 	return Entered{}, fmt.Errorf("isolate: mode %q needs Linux", spec.Mode)
 }
 
+func probeOverlayIn(context.Context, string) (ok, userxattr bool, why string) {
+	return false, false, "overlay isolation needs Linux user and mount namespaces"
+}
+
 func addMountNamespace(cmd *exec.Cmd) error {
 	return errors.New("isolate: overlay isolation needs Linux")
 }

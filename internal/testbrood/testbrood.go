@@ -33,7 +33,7 @@ import (
 func Main(m *testing.M, env string) {
 	if _, err := isolate.EnterFromEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "brood:", err)
-		os.Exit(1)
+		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
 	if os.Getenv(env) == "1" {
 		signal.Ignore(syscall.SIGPIPE) // as cmd/brood does

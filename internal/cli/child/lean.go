@@ -32,7 +32,7 @@ func LeanMain(name string, links cmdutil.Links) int {
 	// and a child whose parent died still writes its result.
 	if _, err := isolate.EnterFromEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "brood:", err)
-		return 1
+		return isolate.ExitCode(err) // a failed mount: the parent may retry on a worktree
 	}
 	opts, ok := Parse(os.Args[1:])
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/isolate"
 )
 
 // Options are the flags of `brood worker`.
@@ -64,19 +66,42 @@ its running calls move to another worker.`,
 }
 
 // codeSite runs calls that carry the submitter's tree in a fresh copy per
-// call, from a clone cache under the user's cache directory; jobs a killed
-// worker left behind are pruned at start.
-func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher) (*temporal.CodeSite, error) {
+// call, from a clone cache under the user's cache directory: an overlay over
+// a cached checkout of the base where this machine lets a child mount one,
+// a full checkout otherwise. What a killed worker left behind, and base
+// checkouts no call has used for an hour, are pruned at start and every
+// ten minutes.
+func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, stderr io.Writer) (*temporal.CodeSite, error) {
 	blobs, ok := store.(*blobstore.Store)
 	if !ok {
 		return nil, nil
 	}
 	cache := &codesnap.Cache{Dir: codesnap.DefaultCacheDir()}
-	if _, err := cache.PruneJobs(ctx); err != nil {
+	if err := os.MkdirAll(cache.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(dir string) (call.Runner, error) {
-		c, err := d.In(dir)
+	sup := isolate.ProbeIn(ctx, cache.Dir)
+	cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
+	if !sup.Overlay {
+		fmt.Fprintf(stderr, "brood worker: no overlay on this machine (%s): each call gets a full copy of the submitter's tree\n", sup.Why)
+	}
+	if err := cache.Prune(ctx); err != nil {
+		return nil, err
+	}
+	go func() {
+		t := time.NewTicker(10 * time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = cache.Prune(ctx)
+			}
+		}
+	}()
+	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(dir string, mount *isolate.Mount) (call.Runner, error) {
+		c, err := d.In(dir, mount)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +153,7 @@ func workerRun(ctx context.Context, opts *Options) error {
 		return errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot run agent calls")
 	}
 	d.SetLifetime(ctx)
-	site, err := codeSite(ctx, store, d)
+	site, err := codeSite(ctx, store, d, f.Err)
 	if err != nil {
 		return err
 	}

@@ -40,11 +40,15 @@ type Activities struct {
 }
 
 // Call is the agent-call activity.
-func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, error) {
+func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
 	spec := in.Spec
 	var hb Heartbeat
+	// A follow-up prompt (a resume that is not a pick-up) is sent once: a
+	// retry of its attempt continues what that attempt began.
+	followUp := spec.Resume != "" && !spec.Continue
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
+		followUp = followUp && hb.TaskID == ""
 	} else if in.From != nil && in.From.TaskID == firstNonEmpty(spec.Resume, spec.TaskID) {
 		hb = *in.From
 	}
@@ -56,10 +60,10 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 		// A call that finished on a worker that died before it could say
 		// so: its result, never a second run.
 		if r, ok := a.finished(ctx, id, hb.Result); ok {
-			return r, nil
+			return &CallOutput{Result: *r, Last: &hb}, nil
 		}
 	}
-	spec, cleanup, err := a.continuation(ctx, spec, hb)
+	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +81,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 		defer cp.co.Cleanup()
 		runner = cp.runner
 	}
-	b := newBeater(ctx, a, id, cp)
+	b := newBeater(ctx, a, id, cp, hb)
 	r, err := runner.Call(call.WithAlive(ctx, b.alive), spec)
 	b.stop()
 	if err == nil {
@@ -108,7 +112,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	case r.Process != nil && r.Process.KilledBy == pool.KilledByLifeguard:
 		return nil, temporal.NewApplicationErrorWithOptions(fmt.Sprintf("task %s: the lifeguard killed the child after %s of silence", r.TaskID, activity.GetInfo(ctx).HeartbeatTimeout), ErrChildSilent, temporal.ApplicationErrorOptions{Details: []any{r}})
 	}
-	return r, nil
+	last := b.hb
+	last.Result = Ref{}
+	return &CallOutput{Result: *r, Last: &last}, nil
 }
 
 // finished is a call's result as a worker left it in the store.
@@ -128,18 +134,24 @@ func (a *Activities) finished(ctx context.Context, id string, ref Ref) (*call.Re
 }
 
 // continuation turns the spec of a call that an earlier attempt (or an
-// earlier execution of the run) started into one that continues it: from
-// the task's own directory when this worker ran it, else from the
-// transcript in the store, else from the start under the same task id.
-func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat) (call.Spec, func(), error) {
+// earlier execution of the run, or an earlier workflow of the task) started
+// into one that continues it: from the task's own directory when this
+// worker ran it, else from the transcript in the store, else from the start
+// under the same task id. A follow-up prompt (brood tasks resume) is the
+// next turn; otherwise the child is told it was interrupted.
+func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat, followUp bool) (call.Spec, func(), error) {
 	nop := func() {}
 	id := firstNonEmpty(hb.TaskID, spec.Resume)
 	if id == "" || !(hb.TaskID != "" || spec.Continue) {
 		return spec, nop, nil
 	}
 	if td, err := taskdir.Open(a.ProjectRoot).Task(id); err == nil && td.Has(taskdir.Envelope) {
-		spec.Resume, spec.Continue, spec.TaskID = id, true, ""
+		spec.Resume, spec.Continue, spec.TaskID = id, !followUp, ""
 		return spec, nop, nil
+	}
+	next := ""
+	if followUp {
+		next = spec.Prompt
 	}
 	spec.Resume, spec.Continue, spec.TaskID = "", false, id
 	if hb.Transcript.IsZero() {
@@ -160,7 +172,7 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 		os.Remove(f.Name())
 		return spec, nop, err
 	}
-	spec.Transcript = f.Name()
+	spec.Transcript, spec.NextTurn = f.Name(), next
 	return spec, func() { os.Remove(f.Name()) }, nil
 }
 
@@ -184,8 +196,15 @@ type beater struct {
 	hb   Heartbeat // the last one sent
 }
 
-func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf) *beater {
+// newBeater starts from the continuation the attempt was given (from): until
+// this attempt uploads a transcript (or takes a change) of its own, its
+// heartbeats keep naming the earlier one, so a worker that dies before its
+// first upload hands the next attempt the same continuation, never none.
+func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf, from Heartbeat) *beater {
 	b := &beater{ctx: ctx, a: a, id: id, cp: cp, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	if from.TaskID == id {
+		b.ref, b.pos, b.code = from.Transcript, from.Position, from.Code
+	}
 	b.wg.Add(1)
 	go b.loop()
 	return b

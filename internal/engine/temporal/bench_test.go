@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -28,7 +29,10 @@ import (
 // per run, a fresh copy per call on the worker), 4 at a time, with the
 // same real children: the differences per agent are what the fleet costs
 // (a workflow task and an activity task per call, heartbeats, the store)
-// and what the code on workers adds.
+// and what the code on workers adds: once with copies as `brood worker`
+// makes them (overlays over a cached checkout of the base, where the
+// machine allows them), once with a full checkout per call (the fallback,
+// and what every copy cost before overlays).
 //
 //	go test ./internal/engine/temporal -run XXX -bench TemporalVsLocal -benchtime 1x
 func BenchmarkTemporalVsLocal(b *testing.B) {
@@ -58,31 +62,43 @@ func BenchmarkTemporalVsLocal(b *testing.B) {
 		q := newQueue(b)
 		startWorker(b, c, q, enginetest.Script, conc, &temporal.DirStore{Dir: b.TempDir()})
 		tmp := newEngine(c, q)
-		cq, store := newQueue(b), "file://"+b.TempDir()
-		startCodeWorker(b, c, cq, enginetest.Script, conc, store)
-		blobs, _ := blobstore.Open(b.Context(), store)
-		withCode := temporal.New(temporal.Config{Client: c, Queue: cq, Poll: 50 * time.Millisecond,
-			Limits: func(string) temporal.CallLimits { return testLimits },
-			Code:   &temporal.CodeConfig{Blobs: blobs, Dir: benchRepo(b, 1000)}})
+		repo := benchRepo(b, 1000)
+		withCode := func(full bool) engine.Engine {
+			q, store := newQueue(b), "file://"+b.TempDir()
+			startCodeWorker(b, c, q, enginetest.Script, conc, store, full)
+			blobs, _ := blobstore.Open(b.Context(), store)
+			return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 50 * time.Millisecond,
+				Limits: func(string) temporal.CallLimits { return testLimits },
+				Code:   &temporal.CodeConfig{Blobs: blobs, Dir: repo}})
+		}
 		lw := run(loc)
 		tw := run(tmp)
-		cw := run(withCode)
+		cw := run(withCode(false))
+		fw := run(withCode(true))
 		per := float64(tw-lw) / float64(k) / 1e6
 		code := float64(cw-tw) / float64(k) / 1e6
+		full := float64(fw-tw) / float64(k) / 1e6
 		b.ReportMetric(lw.Seconds(), "local-s")
 		b.ReportMetric(tw.Seconds(), "temporal-s")
 		b.ReportMetric(cw.Seconds(), "temporal-code-s")
+		b.ReportMetric(fw.Seconds(), "temporal-fullcopy-s")
 		b.ReportMetric(per, "overhead-wall-ms/agent")
 		b.ReportMetric(float64(tw-lw)*conc/float64(k)/1e6, "overhead-slot-ms/agent")
 		b.ReportMetric(code, "code-wall-ms/agent")
-		b.Logf("K=%d concurrency=%d: local engine %s, Temporal engine %s (%.1f ms of wall per agent more, %.0f ms per slot), with the submitter's tree shipped %s (%.1f ms per agent more)",
-			k, conc, lw.Round(time.Millisecond), tw.Round(time.Millisecond), per, float64(tw-lw)*conc/float64(k)/1e6, cw.Round(time.Millisecond), code)
+		b.ReportMetric(full, "fullcopy-wall-ms/agent")
+		b.Logf("K=%d concurrency=%d: local engine %s, Temporal engine %s (%.1f ms of wall per agent more, %.0f ms per slot), with the submitter's tree shipped %s (%.1f ms per agent more; overlay copies: %v), with a full copy per call %s (%.1f ms per agent more)",
+			k, conc, lw.Round(time.Millisecond), tw.Round(time.Millisecond), per, float64(tw-lw)*conc/float64(k)/1e6,
+			cw.Round(time.Millisecond), code, overlayHere(b), fw.Round(time.Millisecond), full)
 	}
 }
 
+// overlayHere reports whether a code worker makes overlay copies here.
+func overlayHere(t testing.TB) bool { return isolate.ProbeIn(t.Context(), t.TempDir()).Overlay }
+
 // startCodeWorker is startWorker with the code site: calls that carry the
-// submitter's tree run in a fresh copy of it from a clone cache of its own.
-func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string) *project {
+// submitter's tree run in a fresh copy of it from a clone cache of its own
+// (an overlay where the machine has one, unless full).
+func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool) *project {
 	t.Helper()
 	p := newProject(t, script)
 	blobs, err := blobstore.Open(t.Context(), store)
@@ -90,8 +106,14 @@ func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc i
 		t.Fatal(err)
 	}
 	d := p.dispatcher(t, conc)
-	site := &temporal.CodeSite{Cache: &codesnap.Cache{Dir: t.TempDir()}, Blobs: blobs,
-		RunnerIn: func(dir string) (call.Runner, error) { return d.In(dir) }}
+	cache := &codesnap.Cache{Dir: t.TempDir()}
+	if !full {
+		// As `brood worker` does: overlays where this machine has them.
+		sup := isolate.ProbeIn(t.Context(), cache.Dir)
+		cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
+	}
+	site := &temporal.CodeSite{Cache: cache, Blobs: blobs,
+		RunnerIn: func(dir string, m *isolate.Mount) (call.Runner, error) { return d.In(dir, m) }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),

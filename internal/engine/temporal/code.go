@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -22,9 +23,10 @@ type CodeSite struct {
 	// Blobs is the fleet's store (the snapshot's patch and bundle, the
 	// result patch).
 	Blobs *blobstore.Store
-	// RunnerIn is the worker's call path with its children working in dir
-	// (delegate.Dispatcher.In).
-	RunnerIn func(dir string) (call.Runner, error)
+	// RunnerIn is the worker's call path with its children working in dir,
+	// mounting the copy first when it is an overlay (mount not nil):
+	// delegate.Dispatcher.In.
+	RunnerIn func(dir string, mount *isolate.Mount) (call.Runner, error)
 }
 
 // copyOf is one call's copy of the submitter's tree on this worker.
@@ -51,7 +53,7 @@ func (a *Activities) materialise(ctx context.Context, in CallInput, id string, h
 	if err != nil {
 		return nil, err
 	}
-	r, err := a.Code.RunnerIn(co.Dir)
+	r, err := a.Code.RunnerIn(co.Dir, co.Mount)
 	if err != nil {
 		co.Cleanup()
 		return nil, err

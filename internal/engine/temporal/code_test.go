@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/isolate"
 )
 
 // codeScript: the writer reads the submitter's dirty and untracked files
@@ -146,6 +147,19 @@ func TestCodeShippedToWorkerAndBack(t *testing.T) {
 	}
 	if !slices.Equal(r.FilesChanged, []string{"out.txt"}) || !strings.Contains(r.Text, "fleet copy: applied 1 file(s)") {
 		t.Errorf("files %v, text %q; want out.txt applied", r.FilesChanged, r.Text)
+	}
+	if sup := isolate.ProbeIn(context.Background(), t.TempDir()); sup.Overlay {
+		// The copy was an overlay over the worker's cached checkout of the
+		// base, which the write did not reach.
+		trees, _ := filepath.Glob(filepath.Join(w.p.home, ".cache", "brood", "fleet", "trees", "*", "tree"))
+		if len(trees) != 1 {
+			t.Errorf("the worker's base checkouts: %v; want one (the copy an overlay over it)", trees)
+		}
+		for _, tr := range trees {
+			if _, err := os.Stat(filepath.Join(tr, "out.txt")); err == nil {
+				t.Error("the write landed in the worker's cached checkout")
+			}
+		}
 	}
 	if _, err := os.Stat(filepath.Join(w.p.root, "out.txt")); err == nil {
 		t.Error("the write landed in the worker's own checkout")

@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,11 +44,29 @@ phases:
 		err error
 	}
 	done := make(chan out, 1)
+	// The quick call's activity heartbeats with a transcript too while it
+	// runs (on a loaded machine it runs long enough to upload one): only
+	// once the run says the slow phase is running is the pending call with
+	// a transcript the slow one.
+	slowRunning := make(chan struct{})
+	var once sync.Once
+	events := func(e workflow.Event) {
+		if e.Phase == "slow" && e.Running > 0 {
+			once.Do(func() { close(slowRunning) })
+		}
+	}
 	go func() {
-		res, err := eng.Run(context.Background(), engine.RunRequest{Plan: p, Source: "plan.yaml", Started: func(id string) { ids <- id }})
+		res, err := eng.Run(context.Background(), engine.RunRequest{Plan: p, Source: "plan.yaml", Started: func(id string) { ids <- id }, Events: events})
 		done <- out{res, err}
 	}()
 	id := <-ids
+	select {
+	case <-slowRunning:
+	case o := <-done:
+		t.Fatalf("the run ended before its slow phase ran: %+v, %v", o.res, o.err)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the slow phase did not start; pending: %+v", pending(t, c, id))
+	}
 	// The slow call runs, and its heartbeat names its transcript in the store.
 	var first pendingCall
 	waitFor(t, "the slow call's heartbeat with a transcript position", 60*time.Second, func() bool {

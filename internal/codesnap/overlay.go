@@ -1,0 +1,384 @@
+package codesnap
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/isolate"
+)
+
+// Overlay copies (Cache.Overlay). The cache keeps one checkout per
+// (repository, base commit) under Dir/trees, made once and never written
+// again: a work tree of the base and the child's repository in it (HEAD at
+// the base, the base in its index with the checkout's stat data, objects
+// borrowed from the clone). A call's copy is an overlay over it, which the
+// child mounts in its own mount namespace (isolate.Mount): the upper layer,
+// in the call's job directory, starts with what the snapshot (and an
+// earlier attempt's partial change) has that the base has not — its files
+// written, its deletions as whiteouts — so making a copy costs the dirty
+// state, not the tree. The child's writes land in the upper layer only;
+// its change is read from there (overlayResult), the way an overlay
+// child's is locally (internal/isolate).
+
+// baseTree returns the cache's checkout of snap.Base, making it if needed,
+// with a shared lock on it held until the returned file is closed (Prune
+// removes only what no copy holds).
+func (c *Cache) baseTree(ctx context.Context, repo string, snap *Snapshot, format string) (string, *os.File, error) {
+	sum := sha256.Sum256([]byte(snap.Repo + "\x00" + snap.Base))
+	key := hex.EncodeToString(sum[:12])
+	trees := filepath.Join(c.Dir, "trees")
+	if err := os.MkdirAll(trees, 0o700); err != nil {
+		return "", nil, fmt.Errorf("codesnap: %w", err)
+	}
+	lock, dir := filepath.Join(trees, key+".lock"), filepath.Join(trees, key)
+	for {
+		f, err := flockFile(ctx, lock, unix.LOCK_SH)
+		if err != nil {
+			return "", nil, err
+		}
+		if _, err := os.Stat(filepath.Join(dir, "tree", ".git")); err == nil {
+			now := time.Now()
+			_ = os.Chtimes(lock, now, now) // when it was last used, for Prune
+			return filepath.Join(dir, "tree"), f, nil
+		}
+		f.Close()
+		// Made under the exclusive lock, aside, then renamed into place:
+		// a checker sees a whole checkout or none.
+		ex, err := flockFile(ctx, lock, unix.LOCK_EX)
+		if err != nil {
+			return "", nil, err
+		}
+		if _, err := os.Stat(dir); err != nil {
+			err = buildBaseTree(ctx, trees, key, repo, snap, format)
+		}
+		ex.Close()
+		if err != nil {
+			return "", nil, err
+		}
+	}
+}
+
+// buildBaseTree checks snap.Base out into trees/key (under key's lock).
+func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot, format string) error {
+	if old, _ := filepath.Glob(filepath.Join(trees, ".tmp-"+key+"-*")); len(old) > 0 {
+		for _, o := range old {
+			removeAll(o)
+		}
+	}
+	tmp, err := os.MkdirTemp(trees, ".tmp-"+key+"-")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	defer removeAll(tmp)
+	tree := filepath.Join(tmp, "tree")
+	if _, err := (gitCmd{dir: tmp}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--object-format="+format, tree); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := writeLines(filepath.Join(tree, ".git", "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")}); err != nil {
+		return err
+	}
+	g := gitCmd{dir: tree}
+	steps := [][]string{
+		{"config", "gc.auto", "0"}, {"config", "maintenance.auto", "false"},
+		{"update-ref", "--no-deref", "HEAD", snap.Base},
+		{"read-tree", snap.Base},
+		append(append([]string{}, safeConfig...), "checkout-index", "-a", "-f"),
+		// Fresh stat data in the index, so a child's git status does not
+		// re-hash every file.
+		{"update-index", "-q", "--refresh"},
+	}
+	for _, s := range steps {
+		if _, err := g.run(ctx, s...); err != nil && s[0] != "update-index" {
+			return fmt.Errorf("codesnap: check out base %s: %w", short(snap.Base), err)
+		}
+	}
+	if err := os.Rename(tmp, filepath.Join(trees, key)); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return nil
+}
+
+// buildOverlay makes the call's upper layer over the base checkout at
+// co.Root: our git dir and indexes give the snapshot's tree (checked
+// against snap.Tree, as build does) and the start tree (snapshot plus
+// partial); what the start tree has that the base has not is written into
+// the upper layer.
+func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, objects []string, format string, partial *Result, xattr bool) error {
+	snap := co.snap
+	if err := co.initMeta(ctx, objects, format); err != nil {
+		return err
+	}
+	for _, d := range []string{co.upper, filepath.Join(co.job, "work")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	meta := co.overlayGit(co.base)
+	if _, err := meta.run(ctx, "read-tree", snap.Base); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := copyFile(co.base, co.index); err != nil {
+		return err
+	}
+	if err := co.applyCached(ctx, store, co.index, snap.Patch, "the dirty patch", "base "+short(snap.Base)); err != nil {
+		return err
+	}
+	if tree, err := co.overlayGit(co.index).line(ctx, "write-tree"); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	} else if tree != snap.Tree {
+		return fmt.Errorf("codesnap: the copy's tree %s is not the submitter's %s: refusing to run on different code", short(tree), short(snap.Tree))
+	}
+	start := co.index
+	if partial != nil && partial.Patch != nil {
+		if partial.Tree != snap.Tree {
+			return fmt.Errorf("codesnap: the partial patch is against tree %s, not this snapshot's %s", short(partial.Tree), short(snap.Tree))
+		}
+		start = filepath.Join(co.job, "start.index")
+		if err := copyFile(co.index, start); err != nil {
+			return err
+		}
+		if err := co.applyCached(ctx, store, start, partial.Patch, "the partial patch", "the snapshot"); err != nil {
+			return err
+		}
+	}
+	if err := co.fillUpper(ctx, start); err != nil {
+		return err
+	}
+	if err := co.branchInUpper(ctx); err != nil {
+		return err
+	}
+	co.Mount = &isolate.Mount{Root: co.Root, Upper: co.upper, Work: filepath.Join(co.job, "work"), Dir: co.Dir, UserXattr: xattr}
+	return nil
+}
+
+// initMeta creates our git dir for the copy: objects borrowed from the
+// cache, the submitter's excludes.
+func (co *Checkout) initMeta(ctx context.Context, objects []string, format string) error {
+	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := writeLines(filepath.Join(co.meta, "objects", "info", "alternates"), objects); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(co.meta, "info", "exclude"), []byte(co.snap.Excludes), 0o600); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return nil
+}
+
+// overlayGit runs git with our git dir and index on the upper layer as
+// work tree: files are hashed from there, never from the child's view.
+func (co *Checkout) overlayGit(index string) gitCmd {
+	return gitCmd{dir: co.upper, env: []string{"GIT_DIR=" + co.meta, "GIT_WORK_TREE=" + co.upper, "GIT_INDEX_FILE=" + index}}
+}
+
+// applyCached applies a patch from the store to an index (its new blobs go
+// to our git dir's objects).
+func (co *Checkout) applyCached(ctx context.Context, store *blobstore.Store, index string, ref *blobstore.Ref, what, onto string) error {
+	if ref == nil {
+		return nil
+	}
+	file := filepath.Join(co.job, strings.ReplaceAll(what, " ", "-")+".patch")
+	if err := store.GetFile(ctx, *ref, file); err != nil {
+		return fmt.Errorf("codesnap: %s: %w", what, err)
+	}
+	if _, err := co.overlayGit(index).run(ctx, "apply", "--cached", "--whitespace=nowarn", file); err != nil {
+		return fmt.Errorf("codesnap: %s does not apply to %s: %w", what, onto, err)
+	}
+	return nil
+}
+
+// fillUpper writes into the upper layer what the start index has that the
+// base has not: changed and added files checked out there, deleted ones as
+// whiteouts (a directory the start tree lacks altogether as one).
+func (co *Checkout) fillUpper(ctx context.Context, start string) error {
+	g := co.overlayGit(start)
+	tree, err := g.line(ctx, "write-tree")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--raw", co.snap.Base, tree)
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	var written, deleted []string
+	for _, e := range parseRaw(raw) {
+		if e.status == 'D' {
+			deleted = append(deleted, e.path)
+		} else {
+			written = append(written, e.path)
+		}
+	}
+	if len(written) > 0 {
+		g.stdin = []byte(strings.Join(written, "\x00") + "\x00")
+		if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "checkout-index", "-f", "-z", "--stdin")...); err != nil {
+			return fmt.Errorf("codesnap: write the copy's changes: %w", err)
+		}
+		g.stdin = nil
+	}
+	outs, err := co.whiteouts(ctx, tree, written, deleted)
+	if err != nil {
+		return err
+	}
+	for _, p := range outs {
+		up := filepath.Join(co.upper, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(up), 0o755); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+		if err := unix.Mknod(up, unix.S_IFCHR|0o000, 0); err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("codesnap: whiteout %s: %w", p, err)
+		}
+	}
+	return co.fixUpperDirs()
+}
+
+// whiteouts are the upper-layer paths that hide the base's deleted files:
+// the highest directory the start tree lacks altogether, else the file;
+// none beneath a file that replaces a directory, nor for a file that a
+// directory replaces (the upper entry hides the lower one whole).
+func (co *Checkout) whiteouts(ctx context.Context, tree string, written, deleted []string) ([]string, error) {
+	if len(deleted) == 0 {
+		return nil, nil
+	}
+	files, dirs := map[string]bool{}, map[string]bool{}
+	for _, p := range written {
+		files[p] = true
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	// Which ancestors of deleted files the start tree still has.
+	var ask []string
+	seen := map[string]bool{}
+	for _, p := range deleted {
+		for d := path.Dir(p); d != "." && !seen[d] && !strings.Contains(d, "\n"); d = path.Dir(d) {
+			seen[d] = true
+			ask = append(ask, d)
+		}
+	}
+	gone := map[string]bool{}
+	if len(ask) > 0 {
+		g := co.overlayGit(co.index)
+		var in bytes.Buffer
+		for _, d := range ask {
+			fmt.Fprintf(&in, "%s:%s\n", tree, d)
+		}
+		g.stdin = in.Bytes()
+		out, err := g.run(ctx, "cat-file", "--batch-check=%(objecttype)")
+		if err != nil {
+			return nil, fmt.Errorf("codesnap: %w", err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		for i, d := range ask {
+			if i < len(lines) && strings.HasSuffix(lines[i], "missing") {
+				gone[d] = true
+			}
+		}
+	}
+	var outs []string
+	made := map[string]bool{}
+	for _, p := range deleted {
+		if dirs[p] {
+			continue
+		}
+		top, covered := p, false
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if files[d] {
+				covered = true
+			}
+			if gone[d] {
+				top = d
+			}
+		}
+		if !covered && !made[top] {
+			made[top] = true
+			outs = append(outs, top)
+		}
+	}
+	return outs, nil
+}
+
+// branchInUpper puts the child's repository on the submitter's branch (at
+// the base) through the upper layer: the lower checkout's HEAD is detached.
+func (co *Checkout) branchInUpper(ctx context.Context) error {
+	b := co.snap.Branch
+	if b == "" || strings.HasPrefix(b, "-") {
+		return nil
+	}
+	if _, err := (gitCmd{dir: co.job}).run(ctx, "check-ref-format", "refs/heads/"+b); err != nil {
+		return nil // not a name git takes: detached, as build leaves it
+	}
+	ref := filepath.Join(co.upper, ".git", "refs", "heads", filepath.FromSlash(b))
+	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.WriteFile(ref, []byte(co.snap.Base+"\n"), 0o644); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(co.upper, ".git", "HEAD"), []byte("ref: refs/heads/"+b+"\n"), 0o644); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return co.fixUpperDirs()
+}
+
+// fixUpperDirs gives the upper layer's directories the mode and times of
+// the base checkout's (an upper directory's attributes are what the child
+// sees).
+func (co *Checkout) fixUpperDirs() error {
+	return filepath.WalkDir(co.upper, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == co.upper {
+			return err
+		}
+		rel, _ := filepath.Rel(co.upper, p)
+		var st unix.Stat_t
+		if unix.Lstat(filepath.Join(co.Root, rel), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil
+		}
+		_ = unix.Chmod(p, st.Mode&0o7777)
+		_ = unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
+		return nil
+	})
+}
+
+// rawEntry is one line of `git diff-tree --raw -z`.
+type rawEntry struct {
+	status byte
+	path   string
+}
+
+func parseRaw(out string) []rawEntry {
+	var es []rawEntry
+	f := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		meta := f[i]
+		if meta == "" || meta[0] != ':' {
+			break
+		}
+		es = append(es, rawEntry{status: meta[len(meta)-1], path: f[i+1]})
+	}
+	return es
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package temporal_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/dispatch"
+	brt "github.com/broodhq/brood/internal/engine/temporal"
+)
+
+// TestRetryHeartbeatKeepsTheContinuation: an attempt that continues a call
+// (its heartbeat details name a transcript and a partial change) keeps
+// naming them in its own heartbeats until it has uploaded a transcript of
+// its own. A first beat with no reference would replace the details on the
+// server: had this worker died then, the next attempt would have started
+// the call over, its transcript and partial patch lost.
+func TestRetryHeartbeatKeepsTheContinuation(t *testing.T) {
+	store := &brt.DirStore{Dir: t.TempDir()}
+	id := dispatch.NewID()
+	ref, _ := store.PutBytes(context.Background(), []byte(`{"type":"message"}`+"\n"))
+	patch := blobstore.Ref{SHA256: ref.SHA256, Size: ref.Size}
+	from := brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: ref, Position: ref.Size,
+		Code: &codesnap.Result{Tree: "t", Patch: &patch, Files: []string{"half.txt"}}}
+	beats := make(chan brt.Heartbeat, 16)
+	// The runner stands in for a child that prints a line before its task
+	// directory holds a transcript (a slow start on a loaded worker): the
+	// beat that line causes is what the server would record.
+	a := &brt.Activities{Store: store, ProjectRoot: t.TempDir(), Worker: "here", Runner: runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
+		call.AliveFunc(ctx)()
+		select {
+		case hb := <-beats:
+			beats <- hb
+		case <-time.After(time.Minute):
+			t.Error("no heartbeat reached the server after the child's first line")
+		}
+		return &call.Result{TaskID: s.TaskID, Status: dispatch.StatusDone, Summary: "continued"}, nil
+	})}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: brt.CallActivityName})
+	env.SetHeartbeatDetails(from)
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
+		var hb brt.Heartbeat
+		if d.HasValues() && d.Get(&hb) == nil {
+			select {
+			case beats <- hb:
+			default:
+			}
+		}
+	})
+	if _, err := env.ExecuteActivity(brt.CallActivityName, brt.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "brief", TaskID: id}}); err != nil {
+		t.Fatal(err)
+	}
+	hb := <-beats
+	if hb.TaskID != id || hb.Transcript != ref || hb.Position != ref.Size || hb.Code == nil || hb.Code.Patch == nil || *hb.Code.Patch != patch {
+		t.Fatalf("first heartbeat of the continuing attempt %+v; want it to name task %s's transcript %v and partial change", hb, id, ref)
+	}
+	if hb.Worker != "here" {
+		t.Errorf("heartbeat names worker %q; want this one", hb.Worker)
+	}
+}
