@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
@@ -36,7 +37,7 @@ func main() {
 	// and a child whose parent died still writes its result.
 	if _, err := isolate.EnterFromEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "brood:", err)
-		os.Exit(1)
+		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
 	opts, ok := child.Parse(os.Args[1:])
 	if !ok {
@@ -45,7 +46,7 @@ func main() {
 	}
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := child.Main(ctx, cmdutil.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, opts)
+	code := child.Main(ctx, cmdutil.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, opts, delegate.Extras{})
 	stop()
 	os.Exit(code)
 }

@@ -20,7 +20,7 @@ func main() {
 	// looks at the file system (and the isolation probe ends here).
 	if _, err := isolate.EnterFromEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "brood:", err)
-		os.Exit(1)
+		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
 	// A child whose parent died must still write its result: a write to
 	// the gone parent's pipe fails instead of killing the process.
@@ -31,7 +31,7 @@ func main() {
 	if opts, ok := child.Parse(os.Args[1:]); ok {
 		// A subagent (when brood-child is not installed beside brood): no
 		// command tree, no settings unless it delegates.
-		code = child.Main(ctx, stdio, opts)
+		code = child.Main(ctx, stdio, opts, cli.Extras())
 	} else {
 		code = cli.Main(ctx, stdio, os.Args[1:])
 	}

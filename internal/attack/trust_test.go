@@ -2,7 +2,9 @@ package attack_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,6 +184,9 @@ func TestSecretsNeverWritten(t *testing.T) {
 	texts := map[string]string{"stdout": out, "stderr": errs}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Base(f) == "stderr.log" {
+			continue // made on the child's first byte of stderr: it wrote none
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -173,6 +173,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if h.proj, err = newProject(dir, !cfg.NoGit); err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(h.proj.trash) // earlier runs' records, deleted once nothing is measured
 	if h.static, err = BuildStatic(ctx, dir); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,5 +30,36 @@ func TestClassify(t *testing.T) {
 	oai := classify([]byte(`{"messages":[{"role":"system","content":"You are a focused subagent (explore) bench-task-3"},{"role":"tool","content":"x"}]}`))
 	if oai.Role != RoleChild || oai.Index != 3 || oai.Turn != 2 {
 		t.Errorf("openai child second turn: %+v", oai)
+	}
+}
+
+// TestReportRatios: the targets table shows each figure against this run's
+// floor and, with --compare, against the compared command's; the
+// linearity table shows the parent's side per child as a ratio to K=16.
+func TestReportRatios(t *testing.T) {
+	ms := time.Millisecond
+	rep := &Report{
+		Config: Config{Compare: []string{"other", "run"}, ModelLatency: 500 * ms},
+		Floor:  Floor{ExecWall: 2 * ms, ExecCPU: 2 * ms, ChildWall: 10 * ms, ChildCPU: 10 * ms, IdleWall: 8 * ms, IdleArgs: "brood-child"},
+		Timing: []Row{{K: 0}, {K: 1, Spawn: 12 * ms}, {K: 16, MarginalCPU: 20 * ms, MarginalWall: 15 * ms, Spawn: 160 * ms, SpawnToolUse: 320 * ms},
+			{K: 64, MarginalCPU: 22 * ms, MarginalWall: 15 * ms, Spawn: 640 * ms, SpawnToolUse: 2560 * ms}},
+		CompareTiming: []Row{{K: 0}, {K: 1}, {K: 16, MarginalCPU: 40 * ms, MarginalWall: 30 * ms}, {K: 64}},
+		Model:         []Row{{K: 16, Wall: 2200 * ms, ModelTime: 2000 * ms, PSSKB: 80 << 10}},
+		CompareModel:  []Row{{K: 16, Wall: 4400 * ms, ModelTime: 2000 * ms, PSSKB: 160 << 10}},
+	}
+	var b strings.Builder
+	rep.Markdown(&b)
+	out := b.String()
+	for _, want := range []string{
+		"| marginal CPU per subagent at K=16 ÷ bare-SDK child | 20.0 ms | 10.0 ms | 2.00× | ≤ 1.15× | **missed** | 40.0 ms | 0.50× |",
+		"| median spawn latency at K=1 (queued → 1st request) ÷ static exec | 12.0 ms | 2.00 ms | 6.00× | ≤ 3.00× | **missed** | – | – |",
+		"| total ÷ model time, 500ms latency, K=16 | 2200 ms | 2000 ms | 1.100 | ≤ 1.03 | **missed** | 2.200 | 0.50× |",
+		"| summed PSS, parent + 16 live children | 80.0 MiB | | | ≤ 60 MiB | **missed** | 160.0 MiB | 0.50× |",
+		"### Linearity in K",
+		"| 64 | 22.0 ms | 1.10× | 15.0 ms | 1.00× | 40.0 ms | 2.00× | 10.0 ms | 1.00× |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
 	}
 }

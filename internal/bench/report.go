@@ -133,8 +133,37 @@ func (rep *Report) Markdown(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	rep.linearity(w)
 	rep.targets(w)
 	rep.compare(w)
+}
+
+// linearity writes the parent's side per child at every K from targetK up,
+// each as a ratio to K=targetK's: a path that grows linearly in K reads
+// about 1.0 (the spawn latency per child too: half of K children start
+// before the median one, so it is divided by K).
+func (rep *Report) linearity(w io.Writer) {
+	var rows []Row
+	for _, r := range rep.Timing {
+		if r.K >= targetK {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) < 2 || rows[0].K != targetK {
+		return
+	}
+	b := rows[0]
+	fmt.Fprintf(w, "### Linearity in K (per subagent; ratio to K=%d)\n\n", targetK)
+	fmt.Fprintln(w, "| K | marginal CPU | ratio | marginal wall | ratio | spawn latency (tool_use sent→1st request) ÷ K | ratio | spawn latency (queued→1st request) ÷ K | ratio |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	per := func(d time.Duration, k int) time.Duration { return d / time.Duration(k) }
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %d | %s | %.2f× | %s | %.2f× | %s | %.2f× | %s | %.2f× |\n", r.K,
+			ms(r.MarginalCPU), ratio(r.MarginalCPU, b.MarginalCPU), ms(r.MarginalWall), ratio(r.MarginalWall, b.MarginalWall),
+			ms(per(r.SpawnToolUse, r.K)), ratio(per(r.SpawnToolUse, r.K), per(b.SpawnToolUse, b.K)),
+			ms(per(r.Spawn, r.K)), ratio(per(r.Spawn, r.K), per(b.Spawn, b.K)))
+	}
+	fmt.Fprintln(w)
 }
 
 // compare writes brood against the --compare command, K by K, from the
@@ -144,8 +173,8 @@ func (rep *Report) compare(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "### brood against `%s` (same fake, interleaved; ratio = brood ÷ it)\n\n", strings.Join(rep.Config.Compare, " "))
-	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| K | latency | brood wall | its wall | brood CPU | its CPU | brood marginal wall | its marginal wall | ratio | brood marginal CPU | its marginal CPU | ratio | brood peak PSS | its peak PSS | its children seen | brood spawn (tool_use→1st request) | its | ratio |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, pair := range [][2][]Row{{rep.Timing, rep.CompareTiming}, {rep.Model, rep.CompareModel}} {
 		for i, b := range pair[0] {
 			if i >= len(pair[1]) {
@@ -156,54 +185,86 @@ func (rep *Report) compare(w io.Writer) {
 			if b.K > 0 {
 				mw, mc = fmt.Sprintf("%.2f×", ratio(b.MarginalWall, c.MarginalWall)), fmt.Sprintf("%.2f×", ratio(b.MarginalCPU, c.MarginalCPU))
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d |\n",
+			// The spawn latency needs the command's dispatch logs (another
+			// brood writes them; another agent does not).
+			sp := "– | – | –"
+			if b.K > 0 && c.SpawnToolUse > 0 {
+				sp = fmt.Sprintf("%s | %s | %.2f×", ms(b.SpawnToolUse), ms(c.SpawnToolUse), ratio(b.SpawnToolUse, c.SpawnToolUse))
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d | %s |\n",
 				b.K, b.Latency, ms(b.Wall), ms(c.Wall), ms(b.CPU), ms(c.CPU), ms(b.MarginalWall), ms(c.MarginalWall), mw,
-				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests)
+				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests, sp)
 		}
 	}
 	fmt.Fprintln(w)
 }
 
 // targets writes issue 18's targets, each figure as a ratio to the floor
-// of this run, and whether this run met them.
+// of this run, and whether this run met them; with --compare, the same
+// figure of the compared command from the same interleaved runs and the
+// ratio of brood's to it (where the figure can be measured from outside:
+// the spawn latency and the idle start need brood's records and binary).
 func (rep *Report) targets(w io.Writer) {
-	find := func(rows []Row, k int) (Row, bool) {
-		for _, r := range rows {
-			if r.K == k {
-				return r, true
-			}
-		}
-		return Row{}, false
-	}
 	f := rep.Floor
+	cmp := len(rep.CompareTiming) > 0
 	fmt.Fprintln(w, "### Targets (issue 18; ratios to this run's floor)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| figure | measured | floor | ratio | target | |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
-	row := func(what string, got, floor time.Duration, target float64) {
+	if cmp {
+		fmt.Fprintln(w, "| figure | measured | floor | ratio | target | | compared command | brood ÷ it |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|---:|---:|")
+	} else {
+		fmt.Fprintln(w, "| figure | measured | floor | ratio | target | |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
+	}
+	// other is the compared command's figure ("" when not measured).
+	tail := func(got, other float64, unit func(float64) string) string {
+		if !cmp {
+			return ""
+		}
+		if other == 0 {
+			return " – | – |"
+		}
+		return fmt.Sprintf(" %s | %.2f× |", unit(other), got/other)
+	}
+	msf := func(v float64) string { return ms(time.Duration(v)) }
+	row := func(what string, got, floor, other time.Duration, target float64) {
+		t := tail(float64(got), float64(other), msf)
 		if floor <= 0 {
-			fmt.Fprintf(w, "| %s | %s | – | – | ≤ %.2f× | not measured |\n", what, ms(got), target)
+			fmt.Fprintf(w, "| %s | %s | – | – | ≤ %.2f× | not measured |%s\n", what, ms(got), target, t)
 			return
 		}
 		r := ratio(got, floor)
-		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | ≤ %.2f× | %s |\n", what, ms(got), ms(floor), r, target, verdict(r <= target))
+		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | ≤ %.2f× | %s |%s\n", what, ms(got), ms(floor), r, target, verdict(r <= target), t)
 	}
-	if r, ok := find(rep.Timing, targetK); ok {
-		row(fmt.Sprintf("marginal CPU per subagent at K=%d ÷ bare-SDK child", targetK), r.MarginalCPU, f.ChildCPU, targetCPUxSDK)
-		row(fmt.Sprintf("marginal wall per subagent at K=%d ÷ bare-SDK child", targetK), r.MarginalWall, f.ChildWall, targetWallxSDK)
+	if r, ok := findRow(rep.Timing, targetK); ok {
+		c, _ := findRow(rep.CompareTiming, targetK)
+		row(fmt.Sprintf("marginal CPU per subagent at K=%d ÷ bare-SDK child", targetK), r.MarginalCPU, f.ChildCPU, c.MarginalCPU, targetCPUxSDK)
+		row(fmt.Sprintf("marginal wall per subagent at K=%d ÷ bare-SDK child", targetK), r.MarginalWall, f.ChildWall, c.MarginalWall, targetWallxSDK)
 	}
-	if r, ok := find(rep.Timing, 1); ok {
-		row("median spawn latency at K=1 (queued → 1st request) ÷ static exec", r.Spawn, f.ExecWall, targetSpawnxExec)
+	if r, ok := findRow(rep.Timing, 1); ok {
+		row("median spawn latency at K=1 (queued → 1st request) ÷ static exec", r.Spawn, f.ExecWall, 0, targetSpawnxExec)
 	}
-	if r, ok := find(rep.Model, targetK); ok {
-		mr := ratio(r.Wall, r.ModelTime)
-		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %s | %s | %.3f | ≤ %.2f | %s |\n",
-			rep.Config.ModelLatency, targetK, ms(r.Wall), ms(r.ModelTime), mr, targetModelRatio, verdict(mr <= targetModelRatio))
-		fmt.Fprintf(w, "| summed PSS, parent + %d live children | %.1f MiB | | | ≤ %d MiB | %s |\n",
-			targetK, mib(r.PSSKB), targetPSSMiB, verdict(mib(r.PSSKB) <= targetPSSMiB))
+	if r, ok := findRow(rep.Model, targetK); ok {
+		c, _ := findRow(rep.CompareModel, targetK)
+		mr, cr := ratio(r.Wall, r.ModelTime), ratio(c.Wall, c.ModelTime)
+		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %s | %s | %.3f | ≤ %.2f | %s |%s\n",
+			rep.Config.ModelLatency, targetK, ms(r.Wall), ms(r.ModelTime), mr, targetModelRatio, verdict(mr <= targetModelRatio),
+			tail(mr, cr, func(v float64) string { return fmt.Sprintf("%.3f", v) }))
+		fmt.Fprintf(w, "| summed PSS, parent + %d live children | %.1f MiB | | | ≤ %d MiB | %s |%s\n",
+			targetK, mib(r.PSSKB), targetPSSMiB, verdict(mib(r.PSSKB) <= targetPSSMiB),
+			tail(float64(r.PSSKB), float64(c.PSSKB), func(v float64) string { return fmt.Sprintf("%.1f MiB", v/1024) }))
 	}
-	row(fmt.Sprintf("a child's idle start (%s) ÷ static exec", f.IdleArgs), f.IdleWall, f.ExecWall, targetIdlexExec)
+	row(fmt.Sprintf("a child's idle start (%s) ÷ static exec", f.IdleArgs), f.IdleWall, f.ExecWall, 0, targetIdlexExec)
 	fmt.Fprintln(w)
+}
+
+func findRow(rows []Row, k int) (Row, bool) {
+	for _, r := range rows {
+		if r.K == k {
+			return r, true
+		}
+	}
+	return Row{}, false
 }
 
 func verdict(ok bool) string {

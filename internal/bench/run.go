@@ -44,10 +44,14 @@ type Sample struct {
 // settings leak into the measurement.
 type project struct {
 	root, home, readme string
+	// trash holds earlier runs' records, moved aside rather than deleted
+	// (see clean); runs counts them.
+	trash string
+	runs  int
 }
 
 func newProject(dir string, git bool) (*project, error) {
-	p := &project{root: filepath.Join(dir, "project"), home: filepath.Join(dir, "home")}
+	p := &project{root: filepath.Join(dir, "project"), home: filepath.Join(dir, "home"), trash: filepath.Join(dir, "trash")}
 	p.readme = filepath.Join(p.root, "README.md")
 	for _, d := range []string{p.root, p.home, filepath.Join(p.root, "pkg")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -82,10 +86,24 @@ func newProject(dir string, git bool) (*project, error) {
 	return p, nil
 }
 
-// clean removes the previous run's records so each run counts only its own.
+// clean moves the previous run's records out of the project so each run
+// counts only its own. They are moved, not deleted, until the whole bench
+// is over: ext4 without a journal (this VM's disk) scans past every inode
+// deleted in the last minute (five, while its block is dirty) each time it
+// allocates one, so deleting a run of K=256's thousands of files would be
+// paid by the next runs' file creations and measured as brood's cost.
 func (p *project) clean() error {
+	p.runs++
+	dst := filepath.Join(p.trash, strconv.Itoa(p.runs))
 	for _, d := range []string{"dispatch", "sessions", "outputs"} {
-		if err := os.RemoveAll(filepath.Join(taskdir.Open(p.root).StateDir(), d)); err != nil {
+		src := filepath.Join(taskdir.Open(p.root).StateDir(), d)
+		if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(src, filepath.Join(dst, d)); err != nil {
 			return err
 		}
 	}

@@ -65,6 +65,9 @@ type Spec struct {
 	// crosses a process boundary; the brief and privileges still come from
 	// the spec, only the conversation from the file.
 	Transcript string `json:"-"`
+	// NextTurn, with Transcript, is the turn the child continues that
+	// conversation with (a follow-up prompt); empty: ContinuePrompt.
+	NextTurn string `json:"-"`
 
 	// Fork, History and CallID seed a fork with the caller's conversation
 	// (the Task tool only; never crosses a process boundary).

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/broodhq/brood/internal/model"
 )
 
@@ -17,32 +15,41 @@ import (
 // the call's schema is sent back to the child.
 const DefaultRetries = 2
 
-// Schema is a compiled output schema.
+// Validator is a compiled output schema.
+type Validator interface {
+	// Validate checks a JSON text; the error says what is wrong with it,
+	// written for the child to fix.
+	Validate(raw []byte) error
+}
+
+// Compiler compiles an output schema (JSON Schema, draft 2020-12 unless it
+// says otherwise); the error names what is wrong with it. The one
+// implementation is package call/jsonschema's Compile: it is passed in, not
+// imported, so that a binary that never validates an answer (brood-child)
+// does not link the validator and pay for its package initialiser.
+type Compiler func(raw json.RawMessage) (Validator, error)
+
+// ErrNoCompiler is why a call with a schema is refused by a process that
+// was given no Compiler.
+var ErrNoCompiler = errors.New("output schemas are not validated by this binary (brood-child runs only children that cannot delegate; brood validates them)")
+
+// Schema is a compiled output schema and its text.
 type Schema struct {
 	raw json.RawMessage
-	s   *jsonschema.Schema
+	v   Validator
 }
 
-// CompileSchema compiles a JSON Schema (draft 2020-12 unless it says
-// otherwise). The error names what is wrong with it.
-func CompileSchema(raw json.RawMessage) (*Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+// CompileSchema compiles raw with c.
+func CompileSchema(c Compiler, raw json.RawMessage) (*Schema, error) {
+	if c == nil {
+		return nil, ErrNoCompiler
+	}
+	v, err := c(raw)
 	if err != nil {
-		return nil, fmt.Errorf("output schema is not JSON: %w", err)
+		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("output.json", doc); err != nil {
-		return nil, fmt.Errorf("output schema: %w", err)
-	}
-	s, err := c.Compile("output.json")
-	if err != nil {
-		return nil, fmt.Errorf("output schema: %w", err)
-	}
-	return &Schema{raw: raw, s: s}, nil
+	return &Schema{raw: raw, v: v}, nil
 }
-
-// Validate checks a JSON value against the schema.
-func (s *Schema) Validate(v any) error { return s.s.Validate(v) }
 
 // Check finds the JSON answer in a child's final text and validates it. It
 // returns the answer, or an error saying what was wrong, written for the
@@ -52,15 +59,7 @@ func (s *Schema) Check(text string) (json.RawMessage, error) {
 	if !ok {
 		return nil, errors.New("your final answer holds no JSON value: end it with one ```json block holding the answer")
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("the JSON in your final answer does not parse: %v", err)
-	}
-	if err := s.s.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("your JSON answer does not validate against the schema:\n%s", ve.Error())
-		}
+	if err := s.v.Validate(raw); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
@@ -123,8 +122,9 @@ type Attempt func(ctx context.Context, s Spec) (*Result, error)
 // the answer: one that does not validate is sent back to the same task
 // (resumed, its transcript intact) with what was wrong, up to s.Retries
 // times. A call that ends in anything but done is not retried: its result
-// stands as it is.
-func WithSchema(ctx context.Context, s Spec, attempt Attempt) (*Result, error) {
+// stands as it is. c compiles the schema (nil: a call with one is refused,
+// ErrNoCompiler).
+func WithSchema(ctx context.Context, c Compiler, s Spec, attempt Attempt) (*Result, error) {
 	if len(s.Schema) == 0 {
 		r, err := attempt(ctx, s)
 		if r != nil {
@@ -132,7 +132,7 @@ func WithSchema(ctx context.Context, s Spec, attempt Attempt) (*Result, error) {
 		}
 		return r, err
 	}
-	sch, err := CompileSchema(s.Schema)
+	sch, err := CompileSchema(c, s.Schema)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/call/jsonschema"
 	"github.com/broodhq/brood/internal/cli/agents"
 	"github.com/broodhq/brood/internal/cli/bench"
 	"github.com/broodhq/brood/internal/cli/child"
@@ -30,6 +31,8 @@ import (
 	"github.com/broodhq/brood/internal/cli/version"
 	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/cli/workflow"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/workflowtool"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
@@ -42,9 +45,16 @@ type IO = cmdutil.IO
 // "already reported".
 func ExitCode(code int, err error) error { return cmdutil.ExitCode(code, err) }
 
+// Extras are the delegation extras brood links and brood-child does not:
+// the output schema validator and the Workflow tool (delegate.Extras).
+func Extras() delegate.Extras {
+	return delegate.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools}
+}
+
 // Main runs brood with args and returns the process exit status.
 func Main(ctx context.Context, stdio IO, args []string) int {
 	f := cmdutil.NewFactory(stdio)
+	f.Extras = Extras()
 	root := NewCmdRoot(f)
 	args = printArgs(root, args)
 	root.SetArgs(args)

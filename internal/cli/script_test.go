@@ -43,7 +43,7 @@ func broodMain() {
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {
-		code = child.Main(ctx, stdio, opts)
+		code = child.Main(ctx, stdio, opts, cli.Extras())
 	} else {
 		code = cli.Main(ctx, stdio, os.Args[1:])
 	}

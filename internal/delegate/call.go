@@ -18,9 +18,9 @@ import (
 // tool, `brood subagent`, `brood tasks resume` and the workflow engine all
 // take (it makes the Dispatcher a call.Runner). With a schema, an answer
 // that does not validate is sent back to the same task up to the spec's
-// retries.
+// retries (a dispatcher without Extras.Schemas refuses a call with one).
 func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
-	return call.WithSchema(ctx, s, d.attempt)
+	return call.WithSchema(ctx, d.cfg.Extras.Schemas, s, d.attempt)
 }
 
 // attempt runs one child: a new dispatch, or a resume of s.Resume.
@@ -47,7 +47,7 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 		return nil, err
 	}
 	if s.Transcript != "" && s.Resume == "" {
-		if err := seedTranscript(j, s.Transcript); err != nil {
+		if err := seedTranscript(j, s.Transcript, s.NextTurn); err != nil {
 			j.unlock()
 			return nil, err
 		}
@@ -63,8 +63,9 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 
 // seedTranscript puts a conversation begun elsewhere into a new task's
 // transcript, so its child continues it (with the continue prompt as its
-// next turn) instead of starting over.
-func seedTranscript(j *job, path string) error {
+// next turn, or the follow-up next when one is given) instead of starting
+// over.
+func seedTranscript(j *job, path, next string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("continue task %s: %w", j.env.TaskID, err)
@@ -73,6 +74,9 @@ func seedTranscript(j *job, path string) error {
 		return fmt.Errorf("continue task %s: %w", j.env.TaskID, err)
 	}
 	j.env.Prompt = call.ContinuePrompt
+	if next != "" {
+		j.env.Prompt = next
+	}
 	j.env.ResumeCount = 1
 	return j.td.WriteJSON(taskdir.Envelope, j.env, true)
 }

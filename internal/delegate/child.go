@@ -48,9 +48,13 @@ type ChildConfig struct {
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe string
 	// ExeFunc, when set, replaces Exe; it is called only by a child that
-	// delegates.
-	ExeFunc func() string
+	// delegates (with whether the grandchild may delegate in turn).
+	ExeFunc func(delegates bool) string
 	Args    []string
+	// Extras are brood's delegation extras (delegate.Extras), for the
+	// child's own dispatcher; brood-child has none and refuses an envelope
+	// that may delegate.
+	Extras Extras
 	// AskParent is set when the parent takes permission questions
 	// (EnvAskParent): a call that needs approval is asked up the tree
 	// instead of denied.
@@ -181,7 +185,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 
 	var nested *Dispatcher
 	toolNames := env.Tools
-	if slices.Contains(env.Tools, "Task") && (env.Fork || (len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth)) {
+	if env.MayDelegate() {
+		if !cfg.Extras.Full() {
+			// brood-child: its parent runs brood for a child that may
+			// delegate, so this is a parent that chose wrong. Fail rather
+			// than run without the Workflow tool or schema checks.
+			return fail(errors.New("this binary (brood-child) runs only children that cannot delegate, and this envelope may: run it with brood"))
+		}
 		// Both are read under the root's trust decision (env.Trust), never
 		// this process's own reading of the store: a sibling working in
 		// place could have forged it by now.
@@ -210,7 +220,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		nested, err = New(Config{
 			Owners:      owners,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
-			Exe: cfg.Exe, ExeFunc: cfg.ExeFunc, Args: cfg.Args,
+			Exe: cfg.Exe, ExeFunc: cfg.ExeFunc, Args: cfg.Args, Extras: cfg.Extras,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ProjectFiles: env.ProjectFiles, ParentProjectFiles: env.ProjectFiles,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
@@ -424,7 +434,7 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
-	pol, needed := childPolicy(env, dir, tmp)
+	pol, needed := childPolicy(env, dir)
 	if !needed {
 		return sandbox.Status{Mechanism: "none"}, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
@@ -26,6 +27,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -51,10 +53,12 @@ type Config struct {
 	// Exe and Args start a child: Exe Args... --mode json --task-id ID
 	// --envelope PATH. Exe defaults to os.Executable().
 	Exe string
-	// ExeFunc, when set, replaces Exe and is called at the first spawn:
-	// which binary children run may take a check (package childexe) that
-	// should not hold up the parent's start.
-	ExeFunc func() string
+	// ExeFunc, when set, replaces Exe and is called at each spawn with
+	// whether the child may delegate (dispatch.Envelope.MayDelegate): brood
+	// runs a child that may, brood-child one that cannot (Extras), and
+	// which binary that is may take a check (package childexe) that should
+	// not hold up the parent's start.
+	ExeFunc func(delegates bool) string
 	Args    []string
 	// Env is the children's base environment (default os.Environ()).
 	Env []string
@@ -121,7 +125,29 @@ type Config struct {
 	// Grant is the root's trust decision, passed down in every child's
 	// envelope (a child's dispatcher has its envelope's, and nothing else).
 	Grant *trust.Grant
+	// Extras are what brood links beyond the child protocol: the output
+	// schema validator and the Workflow tool.
+	Extras Extras
 }
+
+// Extras is what a dispatcher gets from brood's main beyond the child
+// protocol: the parts that link heavy dependencies (a JSON Schema
+// validator whose package initialiser is most of a child's start-up, a
+// plan parser) and that only a process that delegates needs. brood passes
+// them to every dispatcher; brood-child links none of them, and the parent
+// runs brood, not brood-child, for a child whose envelope may delegate
+// (dispatch.Envelope.MayDelegate), so no child loses a tool or a check.
+type Extras struct {
+	// Schemas compiles calls' output schemas (call/jsonschema.Compile).
+	// Without it a call with a schema is refused (call.ErrNoCompiler).
+	Schemas call.Compiler
+	// Tools are delegation tools beyond Task, TaskOutput and SendMessage,
+	// built for each dispatcher (workflowtool.Tools: Workflow).
+	Tools func(*Dispatcher) []tool.Tool
+}
+
+// Full reports whether e has everything a delegating process needs.
+func (e Extras) Full() bool { return e.Schemas != nil && e.Tools != nil }
 
 // Event is what the parent's stream learns about a dispatch: dispatch_start,
 // progress, usage, budget_warning, budget_exceeded, ask, dispatch_stop,
@@ -196,6 +222,18 @@ func New(cfg Config) (*Dispatcher, error) {
 
 // CanDelegate reports whether this process is below the depth cap.
 func (d *Dispatcher) CanDelegate() bool { return d.cfg.Depth < d.cfg.MaxDepth }
+
+// Depth is this process's depth and the tree-wide cap.
+func (d *Dispatcher) Depth() (depth, max int) { return d.cfg.Depth, d.cfg.MaxDepth }
+
+// Settings are the settings this dispatcher was built with.
+func (d *Dispatcher) Settings() settings.Settings { return d.cfg.Settings }
+
+// ProjectRoot is the project this dispatcher's records are kept in.
+func (d *Dispatcher) ProjectRoot() string { return d.cfg.ProjectRoot }
+
+// AgentNames are the agent types this dispatcher may dispatch.
+func (d *Dispatcher) AgentNames() []string { return d.names() }
 
 // ChildUsage is the usage of every finished dispatch below this process.
 func (d *Dispatcher) ChildUsage() model.Usage {
@@ -325,7 +363,10 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 		unlock()
 		return nil, err
 	}
-	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
+	// Not synced: the owner record (synced above) is what a resume rebuilds
+	// the envelope from and what a listing trusts; an envelope a power cut
+	// left empty is listed as unreadable, never believed.
+	if err := td.WriteJSON(taskdir.Envelope, env, false); err != nil {
 		unlock()
 		return nil, err
 	}

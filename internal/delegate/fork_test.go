@@ -41,6 +41,7 @@ func TestForkPrefixIsByteIdentical(t *testing.T) {
 		Exe: p.exe(t), Env: p.env, MaxDepth: 1, SourceAgent: "root",
 		ParentSystem: system, ParentModel: "anthropic/claude-test", ParentTools: builtins.Names(),
 		Permissions: dispatch.Permissions{Mode: "default"},
+		Extras:      brood(), // as brood's root has: the fork's tools must read the same
 	})
 	must(t, err)
 	m, err := anthropic.New(anthropic.Config{Model: "claude-test", APIKey: "test-key", BaseURL: srv.URL, HTTPClient: srv.Client(), MaxTokens: s.MaxTokens})

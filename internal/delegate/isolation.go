@@ -18,8 +18,19 @@ import (
 // isolator probes the machine's isolation support once, on first use: most
 // runs never isolate a child and should not pay for the probe.
 func (d *Dispatcher) isolator(ctx context.Context) *isolate.Isolator {
-	d.isoOnce.Do(func() { d.iso = isolate.New(context.WithoutCancel(ctx)) })
+	d.isoOnce.Do(func() { d.iso = isolate.NewCached(context.WithoutCancel(ctx), probeCachePath()) })
 	return d.iso
+}
+
+// probeCachePath is where the overlay probe's answer is kept between brood
+// processes (isolate.NewCached: an untrusted hint, wrong at worst slow), or
+// "" where the user has no cache directory.
+func probeCachePath() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "brood", "isolate-probe.json")
 }
 
 // sandboxReport probes namespaces once, on first use.
@@ -154,14 +165,14 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 }
 
 // childPolicy is the sandbox a child puts itself in before it runs a tool.
-func childPolicy(env *dispatch.Envelope, dir, tmp string) (sandbox.Policy, bool) {
+func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 	p := sandbox.Policy{Network: env.Network == nil || *env.Network}
 	switch {
 	case env.ReadOnly:
 		p.ReadOnly = true
-		p.Writable = []string{dir, tmp}
+		p.Writable = []string{dir} // its tmp/ included
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = []string{resolved(env.IsolationRoot), dir, tmp}
+		p.Writable = []string{resolved(env.IsolationRoot), dir}
 	}
 	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		// A delegating child records its own children's dispatches. (The
@@ -184,33 +195,40 @@ func resolved(path string) string {
 
 // sandboxFromParent runs on the thread the child is started from: it puts
 // that thread under the child's Landlock policy, so the child is confined
-// from its first instruction without re-executing itself. An overlay child
-// is the exception: it must mount its copy first (Landlock forbids mounts),
-// so it restricts itself after the mount.
+// from its first instruction without re-executing itself. Two children are
+// the exception: an overlay child must mount its copy first (Landlock
+// forbids mounts to a domain with file-system rules), and for a child in a
+// new user namespace Go writes the id maps from this thread, which such a
+// domain would forbid too. Those get the base domain (the scope and the TCP
+// ban, which must be one domain for all the child's threads) and add their
+// file-system layer themselves (sandbox.Restrict: on every thread in place,
+// or by re-executing in a binary with cgo).
 func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *isolate.Workspace) error {
 	// Whatever else applies: no child (nor anything below it) holds
 	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
 	if err := sandbox.NoPtraceForChild(); err != nil {
 		return err
 	}
-	if env.NoLandlock || (ws != nil && ws.Mode == isolate.ModeOverlay) {
+	if env.NoLandlock {
 		return nil
 	}
-	if a := cmd.SysProcAttr; a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0) {
-		// A new user namespace (network: false as a non-root user): Go
-		// writes the id maps from this thread, which Landlock would forbid;
-		// the child restricts itself instead.
-		return nil
+	pol, needed := childPolicy(env, td.Path())
+	a := cmd.SysProcAttr
+	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
+		entry, err := sandbox.BaseForChild(pol)
+		if entry != "" {
+			cmd.Env = append(cmd.Env, entry)
+		}
+		return err
 	}
-	pol, needed := childPolicy(env, td.Path(), td.File(taskdir.Tmp))
 	if !needed {
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
 		_, err := sandbox.ScopeForChild()
 		return err
 	}
-	// tmp/ was made anew by spawn.start, a real empty directory, before
-	// this start; the rule is built on it, never on what the child left.
+	// The rule is built on the task directory (a real one, checked here),
+	// never on tmp/, which the child makes itself inside it.
 	tmp := td.File(taskdir.Tmp)
 	if !td.Exists() {
 		return fmt.Errorf("the task directory %s is not a directory", td.Path())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call/jsonschema"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
@@ -19,12 +20,19 @@ import (
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/testbrood"
 	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/workflowtool"
 )
 
 // TestMain lets the test binary be brood itself: the dispatcher re-executes
 // it as the child (and the child as the grandchild), so these tests run the
 // real child protocol in real processes.
 func TestMain(m *testing.M) { testbrood.Main(m, "BROOD_TEST_MAIN") }
+
+// brood is what brood's dispatchers get beyond the child protocol (as
+// cli.Extras is): the children, this test binary as brood, have it too.
+func brood() delegate.Extras {
+	return delegate.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools}
+}
 
 // project is a temporary project: a git repository with .brood/, a script
 // for the scripted model, and an isolated HOME.
@@ -92,6 +100,7 @@ func (p *project) dispatcher(s settings.Settings, maxDepth int, events chan<- de
 		ParentSystem: "You are the root agent.", ParentModel: "script:" + p.script,
 		ParentTools: []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "acceptEdits", Allow: []string{"Bash"}},
+		Extras:      brood(),
 		OnEvent: func(e delegate.Event) {
 			if events != nil {
 				events <- e

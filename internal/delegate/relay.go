@@ -24,9 +24,20 @@ type progress struct {
 	tree    *tree       // what it reported of its subtree
 	mu      sync.Mutex
 	lastErr string
+	said    bool // the child wrote a line
+}
+
+// saidAnything reports whether the child wrote any line on stdout.
+func (p *progress) saidAnything() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.said
 }
 
 func (p *progress) line(ctx context.Context, b []byte) {
+	p.mu.Lock()
+	p.said = true
+	p.mu.Unlock()
 	m, err := protocol.Unmarshal(b)
 	if err != nil {
 		return // not protocol: a child's stray output is data, ignored

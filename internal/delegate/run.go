@@ -71,13 +71,19 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
 	defer s.cfg.release()
 	o, err := s.start(ctx)
+	if s.overlayMountFailed(o) {
+		o, err = s.retryOnWorktree(ctx, o)
+	}
 	endAsks() // a question still open is void: its asker is gone
-	j.lg.Finished = time.Now().UTC()
-	d.writeLog(j.td, j.lg)
 	if s.ws != nil {
 		defer s.ws.Cleanup(context.WithoutCancel(ctx))
 	}
 	if o == nil {
+		// The log is written once per run: at the start, with the pid (how
+		// the run ended is output.json's and the verdict's), or here, for a
+		// run that never started.
+		j.lg.Finished = time.Now().UTC()
+		d.writeLog(j.td, j.lg)
 		status := dispatch.StatusFailed
 		if ctx.Err() != nil {
 			status = dispatch.StatusCancelled
@@ -127,24 +133,28 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	env, td, id := j.env, j.td, j.env.TaskID
 	exe := d.cfg.Exe
 	if d.cfg.ExeFunc != nil {
-		exe = d.cfg.ExeFunc()
+		exe = d.cfg.ExeFunc(env.MayDelegate())
 	}
 	cmd := exec.Command(exe, append(slices.Clone(d.cfg.Args), "--mode", "json", "--task-id", id, "--envelope", td.File(taskdir.Envelope))...)
 	cmd.Dir = env.Workspace
 	// No secret-looking variable reaches a child unless its definition asks for it by name.
 	cmd.Env = append(tool.ChildEnviron(childEnv(d.cfg.Env), env.Env), EnvDepth+"="+strconv.Itoa(env.Depth), EnvMaxDepth+"="+strconv.Itoa(env.MaxDepth))
-	// A fresh file: whatever the child left at stderr.log (a link to a
-	// file of the user's) is removed, never opened.
-	if f, err := td.CreateFresh(taskdir.Stderr); err == nil {
-		defer f.Close()
-		cmd.Stderr = f
+	// The child's stderr reaches the pool through a pipe and stderr.log is
+	// made, fresh, on its first byte: a child that says nothing there (most
+	// do) costs the parent no inode. Whatever an earlier run left at
+	// stderr.log (a link to a file of the user's) is removed, never opened.
+	if err := td.RemoveEntry(taskdir.Stderr); err != nil {
+		return nil, fmt.Errorf("prepare the child's stderr.log: %w", err)
 	}
+	stderr := td.Lazy(taskdir.Stderr)
+	defer stderr.Close()
+	cmd.Stderr = stderr
 	// The same for tmp/: the child may have left a link there (to the work
-	// tree, say), and a sandbox rule built on it, or a TMPDIR pointing at
-	// it, would hand the link's target to the child. It is made anew, a
-	// real empty directory, before every start, whoever applies the
-	// sandbox (this thread, or the child itself inside a user namespace).
-	if _, err := td.FreshDir(taskdir.Tmp, 0o700); err != nil {
+	// tree, say), and a TMPDIR pointing at it would hand the link's target
+	// to the child. It is removed before every start, and the child makes
+	// it anew, a real empty directory, inside its task directory (no
+	// sandbox rule names tmp/: the task directory's covers it).
+	if err := td.RemoveEntry(taskdir.Tmp); err != nil {
 		return nil, fmt.Errorf("prepare the child's tmp/: %w", err)
 	}
 	// Such a child shares nothing with writers, so it is never held back by
@@ -205,6 +215,32 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return ""
 		},
 	})
+}
+
+// overlayMountFailed reports whether the child could not mount its overlay
+// copy: it exited with isolate.ExitMountFailed before it said a word, so it
+// ran nothing (the probe's answer, perhaps cached, was wrong for this tree
+// or no longer true).
+func (s *spawn) overlayMountFailed(o *dispatch.Output) bool {
+	return o != nil && s.ws != nil && s.ws.Mode == isolate.ModeOverlay && o.ExitCode == isolate.ExitMountFailed &&
+		o.Signal == "" && s.prog != nil && !s.prog.saidAnything()
+}
+
+// retryOnWorktree starts the child again on a git worktree copy after its
+// overlay could not be mounted; this process gives no more overlays (and
+// the probe cache says so).
+func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispatch.Output, error) {
+	why := strings.TrimSpace(o.StderrTail)
+	if i := strings.LastIndexByte(why, '\n'); i >= 0 {
+		why = why[i+1:]
+	}
+	s.d.isolator(ctx).OverlayFailed(why)
+	s.ws.Cleanup(context.WithoutCancel(ctx))
+	s.ws, s.before, s.prog = nil, nil, nil
+	env := s.j.env
+	env.IsolationRoot, env.IsolationDir = "", ""
+	env.Notes = append(env.Notes, "the overlay copy could not be mounted ("+why+"): the child ran on a git worktree copy instead")
+	return s.start(ctx)
 }
 
 // judge decides how a run ended: the result the parent model sees and the

@@ -28,7 +28,11 @@ func (d *Dispatcher) Tools() []tool.Tool {
 }
 
 func (d *Dispatcher) allTools() []tool.Tool {
-	return []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}, &workflowTool{d: d}}
+	ts := []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}}
+	if d.cfg.Extras.Tools != nil {
+		ts = append(ts, d.cfg.Extras.Tools(d)...)
+	}
+	return ts
 }
 
 const taskGuidance = `Launch a subagent: a separate brood process with its own fresh context, which works on a self-contained task and returns only its final report.

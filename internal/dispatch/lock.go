@@ -3,6 +3,7 @@ package dispatch
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -10,9 +11,11 @@ import (
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// LockFile is held (flock) by the process that owns a task while it is
-// queued or running, so that two parents never run or resume it at once,
-// and a listing can tell a queued task from one whose parent died.
+// LockFile is held (flock) by the process that owns a record directory
+// other than a task's (a workflow run) while it runs, so that two processes
+// never run it at once, and a listing can tell a live run from one whose
+// owner died. A task's lock is a flock on its directory itself (LockDir);
+// older broods held this file in the task directory too.
 const LockFile = taskdir.Lock
 
 // ErrTaskBusy means another process owns the task.
@@ -32,14 +35,34 @@ func LockTask(dir string) (func(), error) {
 }
 
 // LockDir takes a task's lock without waiting. The kernel drops it when the
-// process dies, so a crash never leaves a task locked. The lock file is
-// opened without following links (the child can write its directory).
+// process dies, so a crash never leaves a task locked. The lock is a flock
+// on the task directory itself (no file is made for it), opened without
+// following links (the child can write its directory); where an older
+// brood left a .lock file, that is taken too, so the two never run one task
+// at once.
 func LockDir(td *taskdir.Dir) (func(), error) {
-	f, err := td.OpenLock(true)
+	f, err := td.OpenLock()
 	if err != nil {
 		return nil, fmt.Errorf("lock task: %w", err)
 	}
-	return flock(f)
+	unlock, err := flock(f)
+	if err != nil {
+		return nil, err
+	}
+	lf, err := td.OpenLegacyLock()
+	if errors.Is(err, fs.ErrNotExist) {
+		return unlock, nil
+	}
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("lock task: %w", err)
+	}
+	unlockLegacy, err := flock(lf)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() { unlockLegacy(); unlock() }, nil
 }
 
 func flock(f *os.File) (func(), error) {
@@ -70,13 +93,14 @@ func TaskLocked(dir string) bool {
 	return locked(f)
 }
 
-// LockedDir reports whether some process holds the task's lock.
+// LockedDir reports whether some process holds the task's lock (or the
+// .lock file of an older brood).
 func LockedDir(td *taskdir.Dir) bool {
-	f, err := td.OpenLock(false)
-	if err != nil {
-		return false
+	if f, err := td.OpenLock(); err == nil && locked(f) {
+		return true
 	}
-	return locked(f)
+	f, err := td.OpenLegacyLock()
+	return err == nil && locked(f)
 }
 
 func locked(f *os.File) bool {

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/broodhq/brood/internal/mcpspec"
@@ -138,6 +139,14 @@ type Envelope struct {
 	// Trust is the root's project trust decision, passed down: the child's
 	// own subagents get it, and no more (a child decides nothing itself).
 	Trust *trust.Grant `json:"trust,omitempty"`
+}
+
+// MayDelegate reports whether the child gets delegation tools: it has Task
+// and is a fork (whose tools read as its parent's, even at the depth cap)
+// or may dispatch some agent type below the cap. The parent runs brood for
+// such a child and brood-child, which cannot delegate, for the others.
+func (e *Envelope) MayDelegate() bool {
+	return slices.Contains(e.Tools, "Task") && (e.Fork || (len(e.AllowedDestinations) > 0 && e.Depth < e.MaxDepth))
 }
 
 // Permissions are the tool rules a child runs under. A child never has a

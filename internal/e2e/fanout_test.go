@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
@@ -111,15 +112,17 @@ func TestWritersDispatchedTogetherRunTogether(t *testing.T) {
 	for _, mode := range []string{"overlay", "worktree"} {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, nil)
+			via := overlayVia()
 			if mode == "worktree" {
 				writeSettings(t, p.Root, "[isolation]\nforce_worktree = true\n")
+				via = "parent" // confined from the parent's thread at start
 			}
-			writersTogether(t, p)
+			writersTogether(t, p, via)
 		})
 	}
 }
 
-func writersTogether(t *testing.T, p *testbrood.Project) {
+func writersTogether(t *testing.T, p *testbrood.Project, wantVia string) {
 	gate := filepath.Join(t.TempDir(), "go")
 	var tasks strings.Builder
 	for _, n := range []string{"1", "2", "3", "4"} {
@@ -147,6 +150,36 @@ agents:
 	if got := strings.Count(stdout, "isolated copy of the tree (isolation: auto; 4 writers were dispatched together)"); got != 4 {
 		t.Errorf("%d of 4 results say they ran on an isolated copy\n%s", got, stdout)
 	}
+	checkSandboxVia(t, p, wantVia)
+}
+
+// checkSandboxVia: every general-purpose child's result names how its
+// Landlock domain reached all its threads.
+func checkSandboxVia(t *testing.T, p *testbrood.Project, want string) {
+	t.Helper()
+	ts, _ := dispatch.ListTasks(p.Root)
+	for _, tk := range ts {
+		if tk.Agent != "general-purpose" {
+			continue
+		}
+		if tk.Result == nil || !strings.Contains(tk.Result.Sandbox, ", "+want+")") {
+			sb := "<no result>"
+			if tk.Result != nil {
+				sb = tk.Result.Sandbox
+			}
+			t.Errorf("task %s: sandbox %q, want the domain applied via %q", tk.ID, sb, want)
+		}
+	}
+}
+
+// overlayVia is how an overlay child applies its file-system layer: in
+// place on every thread where the binary (this test binary, which is the
+// child) has no cgo, else by re-executing itself.
+func overlayVia() string {
+	if sandbox.InPlace() {
+		return "all threads"
+	}
+	return "re-exec"
 }
 
 // cases makes writer N write wN.txt and wait at the gate, in its first turn.

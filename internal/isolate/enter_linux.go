@@ -54,7 +54,7 @@ func EnterFromEnv() (Entered, error) {
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case ModeOverlay:
 		if err := mountOverlay(spec); err != nil {
-			return Entered{}, err
+			return Entered{}, &MountError{Err: err}
 		}
 		return remember(Entered{Mode: ModeOverlay, Root: spec.Root}), nil
 	}

@@ -399,7 +399,7 @@ func (w *Workspace) addWorktree(ctx context.Context, rel string) error {
 	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
 		return fmt.Errorf("isolate: %w", err)
 	}
-	if _, err := w.repo.git(ctx, nil, "-c", "checkout.workers=0", "worktree", "add", "--detach", "--quiet", wt, strings.TrimSpace(commit)); err != nil {
+	if _, err := w.repo.worktree(ctx, "add", "--detach", "--quiet", wt, strings.TrimSpace(commit)); err != nil {
 		return fmt.Errorf("isolate: %w", err)
 	}
 	w.Mode, w.Root, w.Dir = ModeWorktree, wt, filepath.Join(wt, rel)

@@ -105,14 +105,38 @@ func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin []byte
 	return stdout.String(), nil
 }
 
-// applyLock serialises apply-back per repository, across processes (nested
-// brood children apply into the same tree), with flock on a file in the
-// common git dir. Snapshots take it shared, so they never see half of an
-// apply; apply-back takes it exclusive.
+// lock is the apply lock: it serialises apply-back per repository, across
+// processes (nested brood children apply into the same tree), with flock on
+// a file in the common git dir. Snapshots take it shared, so they never see
+// half of an apply; apply-back takes it exclusive.
 func (r *repo) lock(ctx context.Context, exclusive bool) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(r.common, "brood-apply.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	return r.flock(ctx, "brood-apply.lock", exclusive)
+}
+
+// worktreeLock serialises `git worktree add`, `remove` and `prune` per
+// repository, across processes. git does not: a `worktree add` lists the
+// other worktrees and fails on one another `add` has created but not yet
+// filled in ("failed to read .git/worktrees/X/commondir"), so writers
+// dispatched together would fail to start.
+func (r *repo) worktreeLock(ctx context.Context) (func(), error) {
+	return r.flock(ctx, "brood-worktree.lock", true)
+}
+
+// worktree runs `git worktree args...` under the worktree lock.
+func (r *repo) worktree(ctx context.Context, args ...string) (string, error) {
+	unlock, err := r.worktreeLock(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("isolate: open apply lock: %w", err)
+		return "", err
+	}
+	defer unlock()
+	return r.git(ctx, nil, append([]string{"-c", "checkout.workers=0", "worktree"}, args...)...)
+}
+
+// flock takes a lock on the named file in the common git dir.
+func (r *repo) flock(ctx context.Context, name string, exclusive bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(r.common, name), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("isolate: open %s: %w", name, err)
 	}
 	how := unix.LOCK_SH
 	if exclusive {
@@ -126,7 +150,7 @@ func (r *repo) lock(ctx context.Context, exclusive bool) (func(), error) {
 	case err := <-done:
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("isolate: apply lock: %w", err)
+			return nil, fmt.Errorf("isolate: %s: %w", name, err)
 		}
 		return func() { f.Close() }, nil
 	case <-ctx.Done():

@@ -59,6 +59,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Mode names the mechanism that gave the child its copy.
@@ -120,7 +121,10 @@ type Support struct {
 // the machine once and is safe for concurrent use.
 type Isolator struct {
 	ready   chan struct{} // closed when support is known
+	mu      sync.Mutex    // guards support after ready (OverlayFailed)
 	support Support
+	cache   *probeCache // nil: not kept between processes
+	cached  bool        // support came from the cache
 }
 
 // New returns an Isolator and starts probing the machine in the
@@ -144,9 +148,12 @@ func NewWithSupport(s Support) *Isolator {
 	return i
 }
 
-// Support returns what the probe found, waiting for it.
+// Support returns what the probe found, waiting for it (less an overlay
+// a child then failed to mount: OverlayFailed).
 func (i *Isolator) Support() Support {
 	<-i.ready
+	i.mu.Lock()
+	defer i.mu.Unlock()
 	return i.support
 }
 
@@ -346,7 +353,7 @@ func (w *Workspace) Cleanup(ctx context.Context) error {
 	}
 	var errs []error
 	if w.Mode == ModeWorktree && !w.kept && w.Root != "" {
-		if _, err := w.repo.git(ctx, nil, "worktree", "remove", "--force", w.Root); err != nil {
+		if _, err := w.repo.worktree(ctx, "remove", "--force", w.Root); err != nil {
 			if _, statErr := os.Stat(w.Root); statErr == nil {
 				errs = append(errs, err)
 			}

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	ent, err := EnterFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "enter:", err)
+		if code := ExitCode(err); code != 1 {
+			os.Exit(code)
+		}
 		os.Exit(90)
 	}
 	if script, ok := os.LookupEnv(childScript); ok {
@@ -548,5 +551,51 @@ func TestDropFilesWithTypeChange(t *testing.T) {
 	}
 	if len(kept) != 2 || kept[0].path != "u.txt" || kept[1].path != "sp ace\tx" {
 		t.Fatalf("kept %+v", kept)
+	}
+}
+
+// TestWorktreesPreparedTogether: writers dispatched together get their
+// worktrees at the same moment. Concurrent `git worktree add` in one
+// repository reads the half-made admin directory of another
+// ("failed to read .git/worktrees/X/commondir") and fails, so Prepare
+// serialises them.
+func TestWorktreesPreparedTogether(t *testing.T) {
+	iso := testIsolator(t)
+	dir := newRepo(t)
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	wss := make([]*Workspace, n)
+	for i := range n {
+		id := fmt.Sprintf("W%d", i)
+		state := filepath.Join(dir, ".brood", "dispatch", id)
+		if err := os.MkdirAll(state, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			wss[i], errs[i] = iso.Prepare(context.Background(), Options{Dir: dir, ID: id, StateDir: state, ForceWorktree: true})
+		})
+	}
+	wg.Wait()
+	for i, ws := range wss {
+		if ws != nil {
+			t.Cleanup(func() { ws.Cleanup(context.Background()) })
+		}
+		if errs[i] != nil {
+			t.Errorf("writer %d: %v", i, errs[i])
+		} else if ws.Mode != ModeWorktree {
+			t.Errorf("writer %d: mode %s", i, ws.Mode)
+		}
+	}
+	// And removed together.
+	errs = make([]error, n)
+	for i, ws := range wss {
+		if ws != nil {
+			wg.Go(func() { errs[i] = ws.Cleanup(context.Background()) })
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Error(err)
 	}
 }

@@ -122,13 +122,13 @@ func RemoveCopy(ctx context.Context, dir string, c Copy) error {
 		if !within(filepath.Join(r.common, "brood-worktrees"), c.Path) {
 			return fmt.Errorf("isolate: %s is not a brood worktree", c.Path)
 		}
-		_, rmErr := r.git(ctx, nil, "worktree", "remove", "--force", "--force", c.Path)
+		_, rmErr := r.worktree(ctx, "remove", "--force", "--force", c.Path)
 		if _, err := os.Lstat(c.Path); err == nil {
 			if err := os.RemoveAll(c.Path); err != nil {
 				return errors.Join(rmErr, err)
 			}
 		}
-		_, err = r.git(ctx, nil, "worktree", "prune")
+		_, err = r.worktree(ctx, "prune")
 		return err
 	case ModeOverlay:
 		return os.RemoveAll(filepath.Dir(c.Path))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/mcpserver"
@@ -67,6 +68,7 @@ func newFixture(t *testing.T, maxDepth int) (*fixture, error) {
 		ParentSystem: "You are brood.", ParentModel: "script:" + sp,
 		ParentTools: []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "default"},
+		Extras:      cli.Extras(),
 	})
 	must(t, err)
 	t.Cleanup(func() { cancel(); d.WaitBackground() })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/workflow"
+	"github.com/broodhq/brood/internal/workflowtool"
 )
 
 const mcpWorkflowNote = `
@@ -55,7 +56,7 @@ func (s *Server) workflow(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		src = []byte(text)
 	}
 	d := s.cfg.Dispatcher
-	run, err := d.PlanRequest("the MCP Workflow plan", src, in.Inputs)
+	run, err := workflowtool.Request(d, "the MCP Workflow plan", src, in.Inputs)
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
@@ -64,11 +65,11 @@ func (s *Server) workflow(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	prog := newProgress(req)
 	run.Events = func(e workflow.Event) { prog.send(ctx, workflowMessage(e)) }
-	res, err := d.Engine().Run(ctx, run)
+	res, err := workflowtool.Engine(d).Run(ctx, run)
 	if err != nil && res == nil {
 		return errorResult("%v", err), nil
 	}
-	return textResult(d.RenderRun(res), res.Status == workflow.RunFailed), nil
+	return textResult(workflowtool.Render(d, res), res.Status == workflow.RunFailed), nil
 }
 
 // startWorkflow runs a plan under the server's lifetime and returns once
@@ -80,7 +81,7 @@ func (s *Server) startWorkflow(run engine.RunRequest) (*mcp.CallToolResult, erro
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		_, err := s.cfg.Dispatcher.Engine().Run(s.lifetime(), run)
+		_, err := workflowtool.Engine(s.cfg.Dispatcher).Run(s.lifetime(), run)
 		errc <- err
 	}()
 	select {
@@ -102,7 +103,7 @@ func (s *Server) workflowStatus(ctx context.Context, req *mcp.CallToolRequest) (
 	if err := unmarshal(req.Params.Arguments, &in); err != nil || in.RunID == "" {
 		return errorResult("WorkflowStatus needs run_id (from Workflow), and optionally wait_seconds"), nil
 	}
-	eng := s.cfg.Dispatcher.Engine()
+	eng := workflowtool.Engine(s.cfg.Dispatcher)
 	deadline := time.Now().Add(time.Duration(min(max(in.Wait, 0), 600) * float64(time.Second)))
 	for {
 		info, err := eng.Show(ctx, in.RunID)
@@ -126,7 +127,7 @@ func (s *Server) workflowStatus(ctx context.Context, req *mcp.CallToolRequest) (
 
 func (s *Server) runText(info *engine.RunInfo) string {
 	if info.Result != nil && info.Status != workflow.RunRunning {
-		return "status: " + info.Status + "\n" + s.cfg.Dispatcher.RenderRun(info.Result)
+		return "status: " + info.Status + "\n" + workflowtool.Render(s.cfg.Dispatcher, info.Result)
 	}
 	return fmt.Sprintf("status: %s\nWorkflow run %s (%s): %d agents, %d done, %d running, %d failed. Call WorkflowStatus again with wait_seconds to wait for it.",
 		info.Status, info.RunID, info.Plan, info.Agents, info.Done, info.Running, info.Failed)

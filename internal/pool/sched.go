@@ -33,6 +33,10 @@ func (c Class) String() string {
 
 // scheduler hands out process slots by priority (lower runs first, then
 // first come first served) while keeping the work-tree rules of Class.
+// A grant or a release costs O(1) plus the waiters it starts (and a
+// binary search and a copy of pointers to queue one): with every slot
+// taken and no tree-only waiter, nothing is scanned, so a fan-out of K
+// behind a pool of five stays linear in K.
 type scheduler struct {
 	mu      sync.Mutex
 	slots   int
@@ -41,6 +45,11 @@ type scheduler struct {
 	writer  bool
 	seq     uint64
 	waiting []*waiter
+	// writers are the waiting Mutating waiters in arrival order (the
+	// oldest one holds back later readers), and treeOnly counts the
+	// waiters that need no slot.
+	writers  []*waiter
+	treeOnly int
 }
 
 type waiter struct {
@@ -79,6 +88,12 @@ func (s *scheduler) wait(ctx context.Context, w *waiter) (func(), error) {
 	w.seq = s.seq
 	i, _ := slices.BinarySearchFunc(s.waiting, w, cmpWaiter)
 	s.waiting = slices.Insert(s.waiting, i, w)
+	if w.class == Mutating {
+		s.writers = append(s.writers, w)
+	}
+	if w.noSlot {
+		s.treeOnly++
+	}
 	s.grantLocked()
 	s.mu.Unlock()
 
@@ -93,7 +108,9 @@ func (s *scheduler) wait(ctx context.Context, w *waiter) (func(), error) {
 			// Granted while we were giving up: hand the slot back.
 			s.releaseLocked(class, w.noSlot)
 		default:
-			s.waiting = slices.DeleteFunc(s.waiting, func(x *waiter) bool { return x == w })
+			if i, ok := slices.BinarySearchFunc(s.waiting, w, cmpWaiter); ok && s.waiting[i] == w {
+				s.dequeueLocked(i)
+			}
 			// Its leaving may unblock others (e.g. readers it held back).
 			s.grantLocked()
 		}
@@ -129,14 +146,15 @@ func (s *scheduler) eligible(c Class) bool {
 // or a stream of (high-priority) readers would starve the writer.
 func (s *scheduler) grantLocked() {
 	oldestWriter := ^uint64(0)
-	for _, w := range s.waiting {
-		if w.class == Mutating && w.seq < oldestWriter {
-			oldestWriter = w.seq
-		}
+	if len(s.writers) > 0 {
+		oldestWriter = s.writers[0].seq
 	}
 	for i := 0; i < len(s.waiting); {
 		w := s.waiting[i]
 		if !w.noSlot && s.running >= s.slots {
+			if s.treeOnly == 0 {
+				return // every slot is taken and no one waits without one
+			}
 			i++
 			continue
 		}
@@ -144,7 +162,12 @@ func (s *scheduler) grantLocked() {
 			i++
 			continue
 		}
-		s.waiting = slices.Delete(s.waiting, i, i+1)
+		s.dequeueLocked(i)
+		if len(s.writers) > 0 {
+			oldestWriter = s.writers[0].seq
+		} else {
+			oldestWriter = ^uint64(0)
+		}
 		if !w.noSlot {
 			s.running++
 		}
@@ -155,6 +178,18 @@ func (s *scheduler) grantLocked() {
 			s.writer = true
 		}
 		close(w.ready)
+	}
+}
+
+// dequeueLocked takes the waiter at i out of the queue.
+func (s *scheduler) dequeueLocked(i int) {
+	w := s.waiting[i]
+	s.waiting = slices.Delete(s.waiting, i, i+1)
+	if w.class == Mutating {
+		s.writers = slices.DeleteFunc(s.writers, func(x *waiter) bool { return x == w })
+	}
+	if w.noSlot {
+		s.treeOnly--
 	}
 }
 

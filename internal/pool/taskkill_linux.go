@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,9 +33,9 @@ var ErrNoOwner = errors.New("no process owns the task (its parent is gone)")
 // tasks kill), without trusting anything the child can write. The proof that
 // a process is that task's child comes from the kernel alone:
 //
-//   - the task's owner is the process holding the flock on lockPath, as
-//     /proc/locks says (the lock file is matched by device and inode, not
-//     followed if it is a link);
+//   - the task's owner is the process holding the flock on lockPath (the
+//     task directory, or a lock file), as /proc/locks says (matched by
+//     device and inode, not followed if it is a link);
 //   - the child is a direct child of the owner whose argv[0] is the task's
 //     depth.Marker, set by the owner's pool at clone time; the process is
 //     then pinned with pidfd_open and checked again, so a pid reused in
@@ -236,7 +237,10 @@ func readStat(pid int) (stat, bool) {
 }
 
 // lockHolders lists the processes holding a flock on path, from
-// /proc/locks (the kernel's table, matched by device and inode).
+// /proc/locks (the kernel's table, matched by device and inode). A task's
+// lock is a flock on its directory; an older brood held a .lock file in
+// it, whose holders count too (when it is a regular file: a link there is
+// no one's).
 func lockHolders(path string) ([]int, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
@@ -245,10 +249,21 @@ func lockHolders(path string) ([]int, error) {
 		}
 		return nil, fmt.Errorf("task lock %s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("task lock %s is not a regular file; refusing to trust it", path)
+	inodes := []unix.Stat_t{st}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		var lf unix.Stat_t
+		if unix.Lstat(filepath.Join(path, ".lock"), &lf) == nil && lf.Mode&unix.S_IFMT == unix.S_IFREG {
+			inodes = append(inodes, lf)
+		}
+	default:
+		return nil, fmt.Errorf("task lock %s is neither a directory nor a regular file; refusing to trust it", path)
 	}
-	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	var want []string
+	for _, st := range inodes {
+		want = append(want, fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino))
+	}
 	f, err := os.Open("/proc/locks")
 	if err != nil {
 		return nil, err
@@ -259,7 +274,7 @@ func lockHolders(path string) ([]int, error) {
 	for sc.Scan() {
 		// 1: FLOCK  ADVISORY  WRITE 1234 00:2a:56789 0 EOF
 		fl := strings.Fields(sc.Text())
-		if len(fl) < 6 || fl[1] != "FLOCK" || fl[2] == "->" || !sameFile(fl[5], want) {
+		if len(fl) < 6 || fl[1] != "FLOCK" || fl[2] == "->" || !slices.ContainsFunc(want, func(w string) bool { return sameFile(fl[5], w) }) {
 			continue
 		}
 		if pid, err := strconv.Atoi(fl[4]); err == nil && pid > 0 {

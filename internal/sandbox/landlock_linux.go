@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -12,9 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// enforcedEnv marks a process image that was started by Restrict from a
-// thread that already carried the Landlock domain. Its value is the ABI.
+// enforcedEnv marks a process image that was started from a thread that
+// already carried its whole Landlock domain (RestrictForChild, or Restrict's
+// re-exec). Its value is a marker.
 const enforcedEnv = "BROOD_SANDBOX_ENFORCED"
+
+// baseEnv marks a child started inside a base domain (BaseForChild) that
+// still needs its file-system layer. Its value is a marker.
+const baseEnv = "BROOD_SANDBOX_BASE"
 
 // rulesetAttr is struct landlock_ruleset_attr up to the `scoped` field
 // (ABI 6). A smaller kernel struct accepts it as long as the fields it does
@@ -54,30 +60,50 @@ func writeAccess(abi int) uint64 {
 }
 
 // Restrict is called by the child at start-up, before it runs any tool,
-// with the policy its envelope names. On success with Landlock it does not
-// return in the calling process image: Landlock applies per thread and a Go
-// process has many, so Restrict confines the current OS thread and then
-// re-executes the program (/proc/self/exe, same arguments and environment)
-// from it. The new image inherits the domain on every thread it will ever
-// have; its own call to Restrict finds the marker and returns the Status.
-// The caller must therefore call Restrict early, before anything it cannot
-// repeat (the env marker is removed so grandchildren start clean).
+// with the policy its envelope names. Landlock applies per thread and a Go
+// process has many, so there are three ways in, and the Status says which
+// one ran (Via):
+//
+//   - "parent": the parent started this process from a thread already under
+//     p (RestrictForChild). Restrict finds the marker and returns.
+//   - "all threads": the parent started it inside a base domain that holds
+//     p's network and scope rules (BaseForChild; it has no file-system rule,
+//     so an overlay child could still mount its copy). What remains, the
+//     file-system layer, is not relational (no scope bit: threads in sibling
+//     domains still signal each other and the processes they start), so
+//     Restrict applies it to every thread in place with AllThreadsSyscall,
+//     with no_new_privs, the metadata filter of a read-only policy and the
+//     dropped capabilities. It needs a binary without cgo.
+//   - "re-exec": otherwise (no base, or a binary that links runtime/cgo,
+//     where AllThreadsSyscall returns ENOTSUP) Restrict confines the current
+//     OS thread and re-executes the program (/proc/self/exe, same arguments
+//     and environment) from it; the new image inherits the domain on every
+//     thread it will ever have, and its own call to Restrict finds the
+//     marker. The caller must therefore call Restrict early, before anything
+//     it cannot repeat (the env markers are removed so grandchildren start
+//     clean).
 //
 // When the kernel lacks Landlock, Restrict returns Mechanism "unavailable"
 // and no error: the tool layer still enforces read-only, and the caller
 // records the status in its result.
 func Restrict(p Policy) (Status, error) {
-	return restrictWith(p, landlockABI())
+	return restrictWith(p, landlockABI(), allThreads)
 }
 
-// restrictWith is Restrict with the ABI supplied, so the fallback for a
-// kernel without Landlock can be exercised on a kernel that has it.
-func restrictWith(p Policy, abi int) (Status, error) {
+// restrictWith is Restrict with the ABI and the in-place restrictor
+// supplied, so the fallbacks (a kernel without Landlock, a binary with cgo)
+// can be exercised where the kernel and the build offer more.
+func restrictWith(p Policy, abi int, inPlace func(rfd int, readOnly bool) (bool, error)) (Status, error) {
 	if v, ok := os.LookupEnv(enforcedEnv); ok {
 		os.Unsetenv(enforcedEnv)
-		abiText, meta, _ := strings.Cut(v, ",")
-		got, _ := strconv.Atoi(abiText)
-		return Status{Mechanism: "landlock", ABI: got, NetworkTCP: !p.Network && got >= 4, Metadata: metadataStatus(p, meta == "seccomp")}, nil
+		os.Unsetenv(baseEnv)
+		m := parseMarker(v)
+		return Status{Mechanism: "landlock", ABI: m.abi, NetworkTCP: !p.Network && m.abi >= 4, Metadata: metadataStatus(p, m.seccomp), Via: m.via}, nil
+	}
+	baseText, based := os.LookupEnv(baseEnv)
+	os.Unsetenv(baseEnv)
+	if based {
+		return restrictOnBase(p, parseMarker(baseText), inPlace)
 	}
 	if !p.confinesFS() && (p.Network || abi < 4) {
 		st := Status{Mechanism: "none"}
@@ -89,7 +115,38 @@ func restrictWith(p Policy, abi int) (Status, error) {
 	if abi < 1 {
 		return Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, nil
 	}
-	meta, err := restrictThread(p, abi)
+	return reexec(p, abi, fullLayer(p, abi))
+}
+
+// restrictOnBase adds the file-system layer to a process whose parent put
+// it in a base domain (BaseForChild): on every thread in place, or by
+// re-executing where that cannot be done.
+func restrictOnBase(p Policy, base marker, inPlace func(rfd int, readOnly bool) (bool, error)) (Status, error) {
+	st := Status{Mechanism: "landlock", ABI: base.abi, NetworkTCP: base.tcp, Via: "parent"}
+	if !p.confinesFS() {
+		return st, nil
+	}
+	l := layer{fs: true}
+	rfd, err := buildRuleset(p, base.abi, l)
+	if err != nil {
+		return Status{}, err
+	}
+	seccomp, err := inPlace(rfd, p.ReadOnly)
+	unix.Close(rfd)
+	if errors.Is(err, unix.ENOTSUP) {
+		return reexec(p, base.abi, l)
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	st.Via, st.Metadata = "all threads", metadataStatus(p, seccomp)
+	return st, nil
+}
+
+// reexec confines the calling thread with layer l of p and re-executes the
+// program from it; it returns only on failure.
+func reexec(p Policy, abi int, l layer) (Status, error) {
+	meta, err := restrictThread(p, abi, l)
 	if err != nil {
 		return Status{}, err
 	}
@@ -97,7 +154,7 @@ func restrictWith(p Policy, abi int) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("sandbox: find own executable to re-exec: %w", err)
 	}
-	env := append(os.Environ(), enforcedEnv+"="+marker(abi, meta))
+	env := append(os.Environ(), enforcedEnv+"="+marker{abi: abi, seccomp: meta, via: "re-exec"}.String())
 	err = syscall.Exec("/proc/self/exe", os.Args, env)
 	if err != nil {
 		err = syscall.Exec(exe, os.Args, env)
@@ -121,20 +178,88 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 	if abi < 1 {
 		return "", Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, false, nil
 	}
-	meta, err := restrictThread(p, abi)
+	meta, err := restrictThread(p, abi, fullLayer(p, abi))
 	if err != nil {
 		return "", Status{}, true, err
 	}
-	return enforcedEnv + "=" + marker(abi, meta), Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Metadata: metadataStatus(p, meta)}, true, nil
+	m := marker{abi: abi, seccomp: meta, via: "parent"}
+	return enforcedEnv + "=" + m.String(), Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Metadata: metadataStatus(p, meta), Via: m.via}, true, nil
 }
 
-// marker is the value of enforcedEnv: the ABI, and whether the metadata
-// filter is installed.
-func marker(abi int, seccomp bool) string {
-	if seccomp {
-		return strconv.Itoa(abi) + ",seccomp"
+// BaseForChild puts the calling OS thread in a Landlock domain holding the
+// parts of p that must be one domain for the whole child: the scope of
+// signals and abstract unix sockets (ABI 6) and, for a child without
+// network, the TCP ban (ABI 4). It handles no file-system right, so the
+// child may still mount (Landlock forbids mounts only to a domain that
+// handles file-system access) and this thread may still write the child's
+// id maps; the child adds its file-system layer itself (Restrict). It is
+// for a child the parent cannot confine whole from its thread: an overlay
+// child, which must mount its copy first, and a child in a new user
+// namespace. As with RestrictForChild, the thread must be locked and must
+// die afterwards. The returned entry (empty without Landlock) tells the
+// child's Restrict what the base holds.
+func BaseForChild(p Policy) (envEntry string, err error) {
+	abi := landlockABI()
+	if abi < 1 {
+		return "", nil
 	}
-	return strconv.Itoa(abi)
+	l := layer{net: !p.Network && abi >= 4, scope: abi >= 6}
+	if l.net || l.scope {
+		rfd, err := buildRuleset(p, abi, l)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(rfd)
+		runtime.LockOSThread()
+		if os.Getuid() != 0 {
+			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+				return "", fmt.Errorf("sandbox: set no_new_privs: %w", err)
+			}
+		}
+		if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
+			return "", fmt.Errorf("sandbox: landlock_restrict_self (base): %w", errno)
+		}
+	}
+	return baseEnv + "=" + marker{abi: abi, tcp: l.net}.String(), nil
+}
+
+// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,tcp][,via=HOW]".
+type marker struct {
+	abi     int
+	seccomp bool   // the metadata filter is installed
+	tcp     bool   // the TCP ban is in the domain
+	via     string // how the domain was applied
+}
+
+func (m marker) String() string {
+	s := strconv.Itoa(m.abi)
+	if m.seccomp {
+		s += ",seccomp"
+	}
+	if m.tcp {
+		s += ",tcp"
+	}
+	if m.via != "" {
+		s += ",via=" + m.via
+	}
+	return s
+}
+
+func parseMarker(v string) marker {
+	parts := strings.Split(v, ",")
+	m := marker{}
+	m.abi, _ = strconv.Atoi(parts[0])
+	for _, f := range parts[1:] {
+		switch {
+		case f == "seccomp":
+			m.seccomp = true
+		case f == "tcp":
+			m.tcp = true
+		case strings.HasPrefix(f, "via="):
+			m.via = strings.TrimPrefix(f, "via=")
+		}
+	}
+	return m
 }
 
 // metadataStatus says for a read-only policy whether the kernel also holds
@@ -149,20 +274,29 @@ func metadataStatus(p Policy, seccomp bool) string {
 	return "not held by the kernel on this architecture (no seccomp table)"
 }
 
-// restrictThread builds the ruleset for p and applies it to the calling
-// thread (which it locks and never unlocks: if anything fails after the
-// restriction, the thread must not go back to the scheduler). A read-only
-// policy also gets the metadata syscall filter; seccomp reports whether it
-// was installed.
-func restrictThread(p Policy, abi int) (seccomp bool, err error) {
+// layer says which parts of a policy one Landlock domain holds.
+type layer struct {
+	fs    bool // the file-system rules
+	net   bool // the TCP ban
+	scope bool // signal and abstract-socket scoping
+}
+
+// fullLayer is every part of p the kernel can hold, in one domain.
+func fullLayer(p Policy, abi int) layer {
+	return layer{fs: p.confinesFS(), net: !p.Network && abi >= 4, scope: abi >= 6}
+}
+
+// buildRuleset makes the Landlock ruleset for layer l of p and returns its
+// file descriptor, which the caller closes.
+func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	attr := rulesetAttr{}
-	if p.confinesFS() {
+	if l.fs {
 		attr.handledFS = writeAccess(abi)
 	}
-	if !p.Network && abi >= 4 {
+	if l.net {
 		attr.handledNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	}
-	if abi >= 6 {
+	if l.scope {
 		// Keep the child from signalling processes outside its own tree
 		// (the parent brood, the user's editor) and from reaching abstract
 		// unix sockets of host daemons.
@@ -170,20 +304,35 @@ func restrictThread(p Policy, abi int) (seccomp bool, err error) {
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return false, fmt.Errorf("sandbox: landlock_create_ruleset: %w", errno)
+		return -1, fmt.Errorf("sandbox: landlock_create_ruleset: %w", errno)
 	}
 	rfd := int(fd)
-	defer unix.Close(rfd)
-	if p.confinesFS() {
+	if l.fs {
 		if err := addPathRule(rfd, "/dev/null", unix.LANDLOCK_ACCESS_FS_WRITE_FILE|attr.handledFS&unix.LANDLOCK_ACCESS_FS_TRUNCATE); err != nil {
-			return false, err
+			unix.Close(rfd)
+			return -1, err
 		}
 		for _, dir := range p.Writable {
 			if err := addPathRule(rfd, dir, attr.handledFS); err != nil {
-				return false, err
+				unix.Close(rfd)
+				return -1, err
 			}
 		}
 	}
+	return rfd, nil
+}
+
+// restrictThread builds the ruleset for layer l of p and applies it to the
+// calling thread (which it locks and never unlocks: if anything fails after
+// the restriction, the thread must not go back to the scheduler). A
+// read-only policy also gets the metadata syscall filter; seccomp reports
+// whether it was installed.
+func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
+	rfd, err := buildRuleset(p, abi, l)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(rfd)
 	// From here on this goroutine owns the thread, and the thread is never
 	// handed back: it carries a domain the rest of the process does not.
 	runtime.LockOSThread()

@@ -57,3 +57,9 @@ func NoPtraceForChild() error { return nil }
 
 // NoIntrospectionForCommand has nothing to drop off Linux.
 func NoIntrospectionForCommand() error { return nil }
+
+// InPlace is false off Linux: there is nothing to restrict.
+func InPlace() bool { return false }
+
+// BaseForChild has nothing to apply off Linux.
+func BaseForChild(p Policy) (string, error) { return "", nil }

@@ -5,10 +5,13 @@
 //
 // The split between parent and child follows how the kernel works. A
 // namespace is chosen when the process is created, so the parent sets it on
-// the exec.Cmd ([ConfigureNetwork]). Landlock is something a process does to
-// itself, so the child calls [Restrict] at start-up, before it runs any tool;
-// every program the child starts (bash and what bash starts) inherits the
-// restriction and cannot lift it.
+// the exec.Cmd ([ConfigureNetwork]). Landlock is per thread and inherited:
+// the parent puts the thread it starts a child from under the child's
+// policy ([RestrictForChild]), or under the part of it that must be one
+// domain for all the child's threads ([BaseForChild]) when the child must
+// still mount; the child calls [Restrict] at start-up, before it runs any
+// tool, to add what is left. Every program the child starts (bash and what
+// bash starts) inherits the restriction and cannot lift it.
 //
 // Where the kernel offers none of this, nothing here fails: [Restrict]
 // returns a Status saying the sandbox was unavailable, the tool layer's own
@@ -58,6 +61,11 @@ type Status struct {
 	// (modes, owners, times, xattrs) read-only, which Landlock does not
 	// cover: the seccomp filter, or that nothing in the kernel does.
 	Metadata string `json:"metadata,omitempty"`
+	// Via says how the domain reached every thread: "parent" (the child
+	// was started from a thread under it), "all threads" (applied in place
+	// to each thread) or "re-exec" (one thread, then the program started
+	// again from it).
+	Via string `json:"via,omitempty"`
 	// Note explains an unavailable sandbox in words for the result record.
 	Note string `json:"note,omitempty"`
 }
@@ -66,7 +74,10 @@ type Status struct {
 func (s Status) String() string {
 	var b strings.Builder
 	b.WriteString(s.Mechanism)
-	if s.ABI > 0 {
+	switch {
+	case s.ABI > 0 && s.Via != "":
+		fmt.Fprintf(&b, " (abi %d, %s)", s.ABI, s.Via)
+	case s.ABI > 0:
 		fmt.Fprintf(&b, " (abi %d)", s.ABI)
 	}
 	if s.NetworkTCP {

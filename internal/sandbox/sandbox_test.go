@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // childEnv, when set, makes the test binary act as a sandboxed child: it
@@ -36,7 +38,23 @@ func runChild(pol string) int {
 		fmt.Fprintln(os.Stderr, "bad policy:", err)
 		return 90
 	}
-	st, err := Restrict(p)
+	inPlace := allThreads
+	if os.Getenv(forceReexecEnv) != "" {
+		inPlace = func(int, bool) (bool, error) { return false, unix.ENOTSUP } // as in a binary with cgo
+	}
+	if os.Getenv(mountFirstEnv) != "" && os.Getenv(enforcedEnv) == "" {
+		// As an overlay child: mount first, inside the base domain (once:
+		// not again in the image a re-exec starts).
+		err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+		if err == nil {
+			err = unix.Mount("tmpfs", os.Getenv(mountFirstEnv), "tmpfs", 0, "")
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mount before restrict:", err)
+			return 94
+		}
+	}
+	st, err := restrictWith(p, landlockABI(), inPlace)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "restrict:", err)
 		return 91
@@ -52,6 +70,9 @@ func runChild(pol string) int {
 		}
 		c.Close()
 		return 0
+	}
+	if strings.HasPrefix(cmdline, "threads ") {
+		return threadsCheck(strings.Fields(cmdline)[1:])
 	}
 	if cmdline == "interfaces" {
 		ifs, _ := net.Interfaces()
@@ -171,7 +192,7 @@ func TestRestrictWithoutLandlock(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := restrictWith(tt.p, 0)
+			st, err := restrictWith(tt.p, 0, allThreads)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -119,7 +119,7 @@ func Tasks(projectRoot string, ids []string) (Ledger, error) {
 	if len(ids) == 0 {
 		return l, nil
 	}
-	all, err := dispatch.ListTasks(projectRoot)
+	all, err := tasksBelow(projectRoot, ids)
 	if err != nil {
 		return l, err
 	}
@@ -149,6 +149,33 @@ func Tasks(projectRoot string, ids []string) (Ledger, error) {
 		}
 	}
 	return l, nil
+}
+
+// tasksBelow loads the tasks ids and every task below them. Only when one
+// of them could have dispatched (its envelope let it delegate, or its
+// result counts usage below it) is the whole project listed to find them:
+// a run's bill then costs its own K tasks, not every task the project
+// ever ran.
+func tasksBelow(projectRoot string, ids []string) ([]*dispatch.Task, error) {
+	var out []*dispatch.Task
+	for _, id := range ids {
+		t, err := dispatch.LoadTask(projectRoot, id)
+		if err != nil {
+			continue // no record of it: nothing to bill
+		}
+		if mayHaveChildren(t) {
+			return dispatch.ListTasks(projectRoot)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func mayHaveChildren(t *dispatch.Task) bool {
+	if e := t.Envelope; e == nil || (len(e.AllowedDestinations) > 0 && e.Depth < e.MaxDepth) {
+		return true
+	}
+	return t.Result != nil && t.Result.ChildUsage != (model.Usage{})
 }
 
 // TaskModel is the model a task ran on, as its envelope names it ("" when

@@ -294,6 +294,33 @@ func removeAt(dfd int, name string) error {
 
 func mkdirBeneath(root, rel string) error { return mkdirModeBeneath(root, rel, 0o755) }
 
+// mkdirLeafBeneath makes rel's last component in its parent, which must
+// exist (fs.ErrNotExist if not), refusing a link on the way; a real
+// directory there already is no error.
+func mkdirLeafBeneath(root, rel string, perm os.FileMode) error {
+	dfd, base, err := openParent(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	full := filepath.Join(root, rel)
+	err = unix.Mkdirat(dfd, base, uint32(perm.Perm()))
+	if err == nil {
+		return nil
+	}
+	if err != unix.EEXIST {
+		return pathErr("mkdir", full, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return pathErr("mkdir", full, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return pathErr("mkdir", full, unix.ELOOP) // a link (or a file) where the directory should be
+	}
+	return nil
+}
+
 // mkdirModeBeneath makes rel and its parents, refusing a link on the way.
 func mkdirModeBeneath(root, rel string, perm os.FileMode) error {
 	parts, err := clean(rel)

@@ -23,8 +23,11 @@
 //     followed.
 //   - Writes are tmp+rename beneath the directory (renameat replaces a link,
 //     never writes through it); a file the parent recreates (stderr.log) is
-//     unlinked and made anew with O_EXCL; a directory the parent hands to a
-//     sandbox (tmp/) is removed and made anew before every start.
+//     removed before every start and made anew with O_EXCL (on the child's
+//     first byte: Lazy); tmp/ is removed before every start and made by the
+//     child, and no sandbox rule is built on it.
+//   - The task's lock is a flock on its directory (OpenLock): no file is
+//     made for it.
 //   - What the child wrote is data. The parent never takes a pid, a model, an
 //     agent, a privilege, a depth or a final status from it: those come from
 //     the owner record, the registry and the parent's own process handles,
@@ -41,6 +44,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/oklog/ulid/v2"
 	"golang.org/x/sys/unix"
@@ -206,7 +210,13 @@ func (d *Dir) Project() Project { return d.project }
 func (d *Dir) File(name string) string { return filepath.Join(d.Path(), name) }
 
 // Create makes the directory (and .brood/dispatch) without following links.
+// Where .brood/dispatch is there already (every task but a project's
+// first), that is one mkdirat beneath it, not a walk from the root.
 func (d *Dir) Create() error {
+	err := mkdirLeafBeneath(d.project.root, d.rel, 0o755)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if err := d.project.Ensure(); err != nil {
 		return err
 	}
@@ -272,6 +282,13 @@ func (d *Dir) FreshDir(name string, perm os.FileMode) (string, error) {
 		return "", err
 	}
 	return filepath.Join(d.project.root, rel), nil
+}
+
+// RemoveEntry removes whatever is at name (a link itself, never its
+// target; a file; a directory and what the child left in it). Removing
+// what is not there is no error.
+func (d *Dir) RemoveEntry(name string) error {
+	return removeBeneath(d.project.root, filepath.Join(d.rel, name))
 }
 
 // MkdirAll makes name (and its parents) beneath the directory.
@@ -350,10 +367,17 @@ func (r Records) write(name string, v any) error {
 	if err != nil {
 		return err
 	}
+	rel := filepath.Join(r.rel, name)
+	// The directory is made only when it is missing (the first record), not
+	// walked from the root before every write.
+	err = writeBeneath(r.project.root, rel, data, true)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if err := mkdirBeneath(r.project.root, r.rel); err != nil {
 		return err
 	}
-	return writeBeneath(r.project.root, filepath.Join(r.rel, name), data, true)
+	return writeBeneath(r.project.root, rel, data, true)
 }
 
 // FromPath is the task directory at path, which must be
@@ -369,12 +393,65 @@ func FromPath(path string) (*Dir, error) {
 	return Open(filepath.Dir(state)).Task(id)
 }
 
-// OpenLock opens the task's lock file (creating it when create is set)
-// without following a link.
-func (d *Dir) OpenLock(create bool) (*os.File, error) {
-	flags := unix.O_RDONLY
-	if create {
-		flags = unix.O_RDWR | unix.O_CREAT
+// OpenLock opens what a task's owner holds its flock on: the task
+// directory itself, so that no file is created for the lock. It is opened
+// beneath the project without following a link.
+func (d *Dir) OpenLock() (*os.File, error) {
+	return openFileBeneath(d.project.root, d.rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+}
+
+// OpenLegacyLock opens the .lock file an older brood held its flock on, if
+// the task has one (fs.ErrNotExist if not), without following a link.
+func (d *Dir) OpenLegacyLock() (*os.File, error) {
+	return openFileBeneath(d.project.root, filepath.Join(d.rel, Lock), unix.O_RDONLY, 0)
+}
+
+// Lazy is a file beneath a task directory that is made (fresh: whatever
+// is at its name is removed, never followed, and the file created with
+// O_EXCL) on its first write, so a record most runs leave empty costs no
+// inode. A write never fails: what cannot be written is dropped and Err
+// says why (it is fed from a child's pipe, which must keep draining).
+type Lazy struct {
+	d    *Dir
+	name string
+	mu   sync.Mutex
+	f    *os.File
+	err  error
+}
+
+// Lazy returns the lazily made file name beneath the directory.
+func (d *Dir) Lazy(name string) *Lazy { return &Lazy{d: d, name: name} }
+
+func (l *Lazy) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil && l.err == nil {
+		l.f, l.err = l.d.CreateFresh(l.name)
 	}
-	return openFileBeneath(d.project.root, filepath.Join(d.rel, Lock), flags, 0o644)
+	if l.f != nil && l.err == nil {
+		_, l.err = l.f.Write(p)
+	}
+	return len(p), nil
+}
+
+// Err is the first error making or writing the file.
+func (l *Lazy) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Close closes the file if it was made.
+func (l *Lazy) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	if l.err == nil {
+		l.err = os.ErrClosed
+	}
+	return err
 }

@@ -156,3 +156,77 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestLazy: a lazily made file is not there until its first write; then it
+// is a fresh regular file (a link left at its name is removed, never
+// followed).
+func TestLazy(t *testing.T) {
+	d, _ := newTask(t)
+	l := d.Lazy(Stderr)
+	must(t, l.Close())
+	if d.Has(Stderr) {
+		t.Fatal("stderr.log made without a write")
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	must(t, os.WriteFile(victim, []byte("precious"), 0o644))
+	must(t, os.Symlink(victim, d.File(Stderr)))
+	l = d.Lazy(Stderr)
+	if n, err := l.Write([]byte("boom\n")); n != 5 || err != nil {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	must(t, l.Close())
+	if st, err := os.Lstat(d.File(Stderr)); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("stderr.log: %v, %v (want a regular file)", st, err)
+	}
+	if b, _ := os.ReadFile(d.File(Stderr)); string(b) != "boom\n" {
+		t.Errorf("stderr.log holds %q", b)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Errorf("the write went through the link: victim is %q", b)
+	}
+}
+
+// TestLockIsTheDirectory: the lock is taken on the task directory itself:
+// no file is made for it, and a link in the directory's place is refused.
+func TestLockIsTheDirectory(t *testing.T) {
+	d, root := newTask(t)
+	f, err := d.OpenLock()
+	must(t, err)
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.IsDir() {
+		t.Fatalf("lock: %v, %v (want the directory)", st, err)
+	}
+	if d.Has(Lock) {
+		t.Error("a .lock file was made")
+	}
+	if _, err := d.OpenLegacyLock(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no legacy lock: got %v", err)
+	}
+	other := Open(root).MustTask(NewID())
+	must(t, os.Symlink(d.Path(), other.Path()))
+	if _, err := other.OpenLock(); !errors.Is(err, ErrLink) {
+		t.Errorf("lock through a linked task directory: got %v, want ErrLink", err)
+	}
+}
+
+// TestCreateFast: a task directory is made beneath an existing dispatch
+// directory, and the first one makes .brood/ and its .gitignore; a link
+// where the task directory should be is refused.
+func TestCreateFast(t *testing.T) {
+	root := t.TempDir()
+	p := Open(root)
+	d := p.MustTask(NewID())
+	must(t, d.Create())
+	if _, err := os.Stat(filepath.Join(p.StateDir(), ".gitignore")); err != nil {
+		t.Fatalf("first task: %v", err)
+	}
+	must(t, d.Create()) // there already: no error
+	e := p.MustTask(NewID())
+	must(t, os.Symlink(t.TempDir(), e.Path()))
+	if err := e.Create(); !errors.Is(err, ErrLink) {
+		t.Errorf("create over a link: got %v, want ErrLink", err)
+	}
+	must(t, p.Records().WriteOwner(d.ID(), map[string]string{"task_id": d.ID()}))
+	var v map[string]string
+	must(t, p.Records().ReadOwner(d.ID(), &v))
+}

@@ -8,24 +8,29 @@ package testbrood
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"testing"
 
+	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/cli/child"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
 // Main is a TestMain body. When env is "1" in the environment the process is
-// brood (as cmd/brood's main is; a child's command line runs brood-child's
-// main, child.Main); otherwise it runs the tests. Either way an
+// brood (as cmd/brood's main is: a child's command line runs child.Main,
+// and as brood-child's main does when the binary was run by that name);
+// otherwise it runs the tests. Either way an
 // isolated child first mounts its copy of the tree, as brood's main does.
 func Main(m *testing.M, env string) {
 	if _, err := isolate.EnterFromEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "brood:", err)
-		os.Exit(1)
+		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
 	if os.Getenv(env) == "1" {
 		signal.Ignore(syscall.SIGPIPE) // as cmd/brood does
@@ -33,7 +38,14 @@ func Main(m *testing.M, env string) {
 		stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 		var code int
 		if opts, ok := child.Parse(os.Args[1:]); ok {
-			code = child.Main(ctx, stdio, opts) // as brood-child's main
+			// As brood's fast path; run as a file named brood-child (a
+			// hard link a test made: LinkLean), as brood-child's main, with
+			// no delegation extras.
+			extras := cli.Extras()
+			if exe, err := os.Executable(); err == nil && filepath.Base(exe) == childexe.Name {
+				extras = delegate.Extras{}
+			}
+			code = child.Main(ctx, stdio, opts, extras)
 		} else {
 			code = cli.Main(ctx, stdio, os.Args[1:])
 		}
@@ -41,4 +53,35 @@ func Main(m *testing.M, env string) {
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
+}
+
+// LinkLean makes a file named brood-child in a temporary directory that is
+// this test binary (a hard link, else a copy): run as a child, it acts as
+// brood-child's main does (Main), without delegation extras.
+func LinkLean(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := filepath.Join(t.TempDir(), childexe.Name)
+	if os.Link(exe, lean) == nil {
+		return lean
+	}
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(lean, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return lean
 }

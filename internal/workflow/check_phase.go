@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/call/jsonschema"
 )
 
 // phase checks one phase's shape-specific parts.
@@ -125,7 +125,7 @@ func (c *checker) call(f string, t *Call, vis map[string]bool) {
 		}
 	}
 	if len(t.Schema) > 0 {
-		if _, err := call.CompileSchema(t.Schema); err != nil {
+		if _, err := jsonschema.Compile(t.Schema); err != nil {
 			c.errorf(f+".schema", "%v", err)
 		}
 	}

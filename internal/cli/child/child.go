@@ -74,7 +74,8 @@ func Run(ctx context.Context, opts *Options) error {
 			return f.Registry(), nil
 		},
 		LoadSettings: loadSettings,
-		ExeFunc:      f.ChildExe, // only a child that delegates looks
+		ExeFunc:      f.ChildExeFor, // only a child that delegates looks
+		Extras:       f.Extras,
 		Args:         f.ChildArgs(),
 		Redact:       f.Redactor.Redact,
 		// The parent says whether a person takes questions above it; its

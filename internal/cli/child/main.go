@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
 )
 
 // Parse recognises the child protocol's command line, the one a parent
@@ -46,9 +47,12 @@ func Parse(args []string) (Options, bool) {
 // Main runs a child without building the command tree: what brood-child's
 // main is, and brood's own fast path for a child command line (see Parse).
 // It finds the project from the working directory and reads settings and
-// agent definitions only if the child may delegate.
-func Main(ctx context.Context, stdio cmdutil.IO, opts Options) int {
+// agent definitions only if the child may delegate. extras are the
+// delegation extras of the binary: brood's (cli.Extras), or none in
+// brood-child, which then refuses an envelope that may delegate.
+func Main(ctx context.Context, stdio cmdutil.IO, opts Options, extras delegate.Extras) int {
 	f := cmdutil.NewFactory(stdio)
+	f.Extras = extras
 	opts.Factory = f
 	if err := f.LoadDirs(); err != nil {
 		fmt.Fprintln(f.Err, "brood:", err)

@@ -76,6 +76,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
+		Extras: f.Extras,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -126,6 +127,7 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		ProjectFiles: f.ChildProjectFiles(),
 		Redact:       f.Redactor.Redact,
 		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
+		Extras: f.Extras,
 	}
 	return delegate.New(cfg)
 }

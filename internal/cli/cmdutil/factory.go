@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/childexe"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
@@ -58,6 +59,10 @@ type Factory struct {
 	// process's own reading of the store, the flag and the environment.
 	Inherited      bool
 	InheritedGrant *trust.Grant
+	// Extras are what brood's dispatchers get beyond the child protocol
+	// (the schema validator, the Workflow tool): brood's main sets them,
+	// brood-child has none (delegate.Extras).
+	Extras delegate.Extras
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
@@ -186,22 +191,35 @@ func (f *Factory) RegistryOptions() registry.Options {
 	return registry.Options{ProjectRoot: f.ProjectRoot, Home: f.Home, Claude: f.Settings.Agents.ClaudeEnabled()}
 }
 
-// ChildExe is the binary children run: brood-child beside brood when it is
-// the same build, else brood itself (package childexe; BROOD_CHILD_EXE
-// overrides it, for tests that re-exec their own binary).
-func (f *Factory) ChildExe() string {
+// ChildExe is the binary children that cannot delegate run: brood-child
+// beside brood when it is the same build, else brood itself (package
+// childexe; BROOD_CHILD_EXE overrides it, for tests that re-exec their own
+// binary).
+func (f *Factory) ChildExe() string { return f.ChildExeFor(false) }
+
+// ChildExeFor is the binary a child runs: one that may delegate
+// (dispatch.Envelope.MayDelegate) runs brood, this binary, whose
+// dispatchers have Extras; one that cannot runs ChildChoice's, brood-child
+// when it is the same build. BROOD_CHILD_EXE overrides both.
+func (f *Factory) ChildExeFor(delegates bool) string {
 	if v := f.Getenv("BROOD_CHILD_EXE"); v != "" {
 		return v
+	}
+	if delegates {
+		if exe, err := os.Executable(); err == nil {
+			return exe
+		}
 	}
 	return f.ChildChoice().Path
 }
 
-// WarmChildExe returns the function a dispatcher calls at its first spawn to
-// learn which binary children run. The choice is made then, not before: it
-// may run brood-child once to compare source digests, which a session that
-// never delegates should not pay for.
-func (f *Factory) WarmChildExe() func() string {
-	return f.ChildExe
+// WarmChildExe returns the function a dispatcher calls at each spawn to
+// learn which binary a child runs. The choice is made at the first spawn of
+// a child that cannot delegate, not before: it may run brood-child once to
+// compare source digests, which a session that never delegates should not
+// pay for.
+func (f *Factory) WarmChildExe() func(delegates bool) string {
+	return f.ChildExeFor
 }
 
 // ChildChoice is which binary children run and, if not brood-child, why.

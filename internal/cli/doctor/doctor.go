@@ -45,6 +45,10 @@ type Report struct {
 	// SignalScope: a child cannot signal its parent or siblings (Landlock
 	// scoping, ABI 6).
 	SignalScope bool `json:"signal_scope"`
+	// LandlockInPlace: an overlay child (and one in a new user namespace)
+	// puts all its threads under Landlock in place; false in a binary that
+	// links cgo, where it re-executes itself once instead.
+	LandlockInPlace bool `json:"landlock_in_place"`
 	// ChildExe is the binary a parent runs for each subagent: brood-child
 	// beside brood when it is the same build (else brood, and the reason is
 	// in Problems["children"]).
@@ -68,6 +72,7 @@ func Collect(ctx context.Context) Report {
 		ReadOnlyBash:     sb.HoldsBashReadOnly(),
 		Problems:         sb.Errors,
 		SignalScope:      sb.LandlockABI >= 6,
+		LandlockInPlace:  sandbox.InPlace(),
 	}
 	r.Containment, r.CgroupBase, r.ContainmentNote = pool.ProbeContainment(ctx, "auto")
 	switch {
@@ -152,6 +157,11 @@ func render(w io.Writer, r Report) error {
 	landlock := "unavailable"
 	if r.LandlockABI > 0 {
 		landlock = fmt.Sprintf("ABI %d", r.LandlockABI)
+	}
+	if r.LandlockABI > 0 && r.LandlockInPlace {
+		landlock += ", overlay children confine their threads in place"
+	} else if r.LandlockABI > 0 {
+		landlock += ", overlay children re-execute to confine their threads (a cgo build: CGO_ENABLED=0 avoids it)"
 	}
 	git := r.Git
 	if git == "" {

@@ -54,7 +54,7 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 	system := cmdutil.DefaultSystemPrompt(a.Cwd)
 	cfg := delegate.Config{
 		ProjectRoot: a.ProjectRoot, Workspace: a.Cwd, Registry: reg, Settings: a.Settings,
-		Exe: a.ChildExe(), Args: a.ChildArgs(),
+		ExeFunc: a.WarmChildExe(), Args: a.ChildArgs(), Extras: a.Extras,
 		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,

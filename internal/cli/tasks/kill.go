@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,7 +87,7 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	// would mean kill(-1)): the pool proves which process is the task's
 	// child from the kernel's tables (see pool.KillTask).
 	grace := f.Settings.Pool.KillGrace.Duration
-	k, err := pool.KillTask(ctx, t.ID, filepath.Join(t.Dir, dispatch.LockFile), grace)
+	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace)
 	if errors.Is(err, pool.ErrNoOwner) {
 		return k, fmt.Errorf("task %s is not running: %w", t.ID, err)
 	}

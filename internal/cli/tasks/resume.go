@@ -9,6 +9,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -18,6 +19,9 @@ type ResumeOptions struct {
 	ID      string
 	Prompt  string
 	JSON    bool
+	// Fleet, when configured, resumes a task that is not this project's
+	// but a call on the fleet (brood subagent --engine temporal).
+	Fleet worker.FleetFlags
 }
 
 // NewCmdResume builds `brood tasks resume ID PROMPT`.
@@ -31,10 +35,15 @@ func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *ResumeOptions)
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.Prompt = args[0], strings.Join(args[1:], " ")
 			id, err := f.ResolveTaskID(opts.ID)
-			if err != nil {
+			switch {
+			case err == nil:
+				opts.ID = id
+			case !opts.Fleet.Configured(f) || dispatch.CheckID(strings.ToUpper(opts.ID)) != nil:
 				return err
+			default:
+				// Not this project's: a call on the fleet, by its whole id.
+				opts.ID = strings.ToUpper(opts.ID)
 			}
-			opts.ID = id
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -42,6 +51,7 @@ func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *ResumeOptions)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	opts.Fleet.AddFlags(cmd)
 	return cmd
 }
 
@@ -49,6 +59,9 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	f := opts.Factory
 	t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID)
 	if err != nil {
+		if opts.Fleet.Configured(f) {
+			return fleetResume(ctx, opts)
+		}
 		return err
 	}
 	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
@@ -70,6 +83,23 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	// go; one holding unapplied work stays for `brood tasks show`.
 	if t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID); err == nil && t.Status != dispatch.StatusRunning {
 		_, _, _ = sweepCopies(context.WithoutCancel(ctx), f.ProjectRoot, t, false)
+	}
+	return render.CallResult(f.Out, r, opts.JSON)
+}
+
+// fleetResume continues a fleet call (brood subagent --engine temporal)
+// with a follow-up prompt on whichever worker takes it: from its transcript
+// in the fleet's store, a stopped writer from its change so far.
+func fleetResume(ctx context.Context, opts *ResumeOptions) error {
+	f := opts.Factory
+	eng, closeFn, err := worker.Engine(ctx, f, opts.Fleet)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	r, err := eng.Call(ctx, call.Spec{Resume: opts.ID, Prompt: opts.Prompt})
+	if err != nil {
+		return err
 	}
 	return render.CallResult(f.Out, r, opts.JSON)
 }

@@ -2,9 +2,14 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
 )
 
 // CancelOptions are the flags of `brood workflow cancel`.
@@ -17,7 +22,7 @@ func newCmdCancel(f *Deps) *cobra.Command {
 	opts := &CancelOptions{F: f}
 	return &cobra.Command{
 		Use:   "cancel RUN_ID",
-		Short: "Stop a run, wherever it runs; it stays resumable",
+		Short: "Stop a run, wherever it runs; it stays resumable (on the fleet, also a single call by its task id)",
 		Args:  cobra.ExactArgs(1),
 
 		ValidArgsFunction: f.completeRuns,
@@ -31,6 +36,10 @@ func newCmdCancel(f *Deps) *cobra.Command {
 func cancelRun(ctx context.Context, o *CancelOptions) error {
 	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
+		// Not a run: a single call on the fleet, by its task id?
+		if done, cerr := o.F.cancelFleetCall(ctx, o.RunID); done {
+			return cerr
+		}
 		return err
 	}
 	o.RunID = id
@@ -40,4 +49,26 @@ func cancelRun(ctx context.Context, o *CancelOptions) error {
 	}
 	fmt.Fprintf(o.F.Out, "asked workflow %s to stop; its running agents stop in stages and it stays resumable (brood workflow resume %s)\n", o.RunID, o.RunID)
 	return nil
+}
+
+// cancelFleetCall stops a single call on the fleet (brood subagent
+// --engine temporal) by its whole task id; done is false when no fleet is
+// configured or it has no such call.
+func (d *Deps) cancelFleetCall(ctx context.Context, id string) (done bool, err error) {
+	id = strings.ToUpper(id)
+	if dispatch.CheckID(id) != nil {
+		return false, nil
+	}
+	fl, closeFn, err := d.fleet(ctx)
+	if err != nil || fl == nil {
+		return false, nil
+	}
+	defer closeFn()
+	if err := fl.Cancel(ctx, id); errors.Is(err, engine.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return true, err
+	}
+	fmt.Fprintf(d.Out, "asked the fleet's call %s to stop; its child stops in stages and it stays resumable (brood tasks resume %s \"...\")\n", id, id)
+	return true, nil
 }

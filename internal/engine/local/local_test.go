@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
@@ -56,6 +57,7 @@ func newEngineB(tb testing.TB, script string, conc int) engine.Engine {
 		ParentSystem: "You are the root agent.", ParentModel: "script:" + sp,
 		ParentTools: []string{"Read", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "default"},
+		Extras:      cli.Extras(), // brood's: output schemas are checked
 	})
 	if err != nil {
 		tb.Fatal(err)

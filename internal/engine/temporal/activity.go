@@ -40,11 +40,15 @@ type Activities struct {
 }
 
 // Call is the agent-call activity.
-func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, error) {
+func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
 	spec := in.Spec
 	var hb Heartbeat
+	// A follow-up prompt (a resume that is not a pick-up) is sent once: a
+	// retry of its attempt continues what that attempt began.
+	followUp := spec.Resume != "" && !spec.Continue
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
+		followUp = followUp && hb.TaskID == ""
 	} else if in.From != nil && in.From.TaskID == firstNonEmpty(spec.Resume, spec.TaskID) {
 		hb = *in.From
 	}
@@ -56,10 +60,10 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 		// A call that finished on a worker that died before it could say
 		// so: its result, never a second run.
 		if r, ok := a.finished(ctx, id, hb.Result); ok {
-			return r, nil
+			return &CallOutput{Result: *r, Last: &hb}, nil
 		}
 	}
-	spec, cleanup, err := a.continuation(ctx, spec, hb)
+	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +116,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*call.Result, erro
 	case r.Process != nil && r.Process.KilledBy == pool.KilledByLifeguard:
 		return nil, temporal.NewApplicationErrorWithOptions(fmt.Sprintf("task %s: the lifeguard killed the child after %s of silence", r.TaskID, activity.GetInfo(ctx).HeartbeatTimeout), ErrChildSilent, temporal.ApplicationErrorOptions{Details: []any{r}})
 	}
-	return r, nil
+	last := b.hb
+	last.Result = Ref{}
+	return &CallOutput{Result: *r, Last: &last}, nil
 }
 
 // finished is a call's result as a worker left it in the store.
@@ -132,18 +138,24 @@ func (a *Activities) finished(ctx context.Context, id string, ref Ref) (*call.Re
 }
 
 // continuation turns the spec of a call that an earlier attempt (or an
-// earlier execution of the run) started into one that continues it: from
-// the task's own directory when this worker ran it, else from the
-// transcript in the store, else from the start under the same task id.
-func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat) (call.Spec, func(), error) {
+// earlier execution of the run, or an earlier workflow of the task) started
+// into one that continues it: from the task's own directory when this
+// worker ran it, else from the transcript in the store, else from the start
+// under the same task id. A follow-up prompt (brood tasks resume) is the
+// next turn; otherwise the child is told it was interrupted.
+func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat, followUp bool) (call.Spec, func(), error) {
 	nop := func() {}
 	id := firstNonEmpty(hb.TaskID, spec.Resume)
 	if id == "" || !(hb.TaskID != "" || spec.Continue) {
 		return spec, nop, nil
 	}
 	if td, err := taskdir.Open(a.ProjectRoot).Task(id); err == nil && td.Has(taskdir.Envelope) {
-		spec.Resume, spec.Continue, spec.TaskID = id, true, ""
+		spec.Resume, spec.Continue, spec.TaskID = id, !followUp, ""
 		return spec, nop, nil
+	}
+	next := ""
+	if followUp {
+		next = spec.Prompt
 	}
 	spec.Resume, spec.Continue, spec.TaskID = "", false, id
 	if hb.Transcript.IsZero() {
@@ -164,7 +176,7 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 		os.Remove(f.Name())
 		return spec, nop, err
 	}
-	spec.Transcript = f.Name()
+	spec.Transcript, spec.NextTurn = f.Name(), next
 	return spec, func() { os.Remove(f.Name()) }, nil
 }
 

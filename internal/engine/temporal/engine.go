@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	wf "github.com/broodhq/brood/internal/workflow"
@@ -80,25 +81,32 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if s.TaskID == "" && s.Resume == "" {
 		s.TaskID = dispatch.NewID()
 	}
-	id := "brood-call-" + firstNonEmpty(s.Resume, s.TaskID)
+	var from *Heartbeat
+	var snap *codesnap.Snapshot
+	var err error
 	if s.Resume != "" {
-		id += "-" + dispatch.NewID()
+		if from, snap, err = e.resumeCall(ctx, &s); err != nil {
+			return nil, err
+		}
 	}
-	opts := client.StartWorkflowOptions{ID: id, TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
-		Memo: map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}
-	snap, err := e.capture(ctx)
-	if err != nil {
-		return nil, err
+	opts := client.StartWorkflowOptions{ID: callWorkflowID(firstNonEmpty(s.Resume, s.TaskID)), TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		Memo:                  map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}
+	if snap == nil {
+		if snap, err = e.capture(ctx); err != nil {
+			return nil, err
+		}
 	}
-	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap}
+	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, CallWorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
 	}
-	var r call.Result
-	if err := e.await(ctx, run, &r, nil); err != nil {
+	var out CallOutput
+	if err := e.await(ctx, run, &out, nil); err != nil {
 		return nil, err
 	}
+	r := out.Result
 	e.landCall(ctx, snap, &r)
 	return &r, nil
 }
@@ -282,9 +290,15 @@ func (e *Engine) Resume(ctx context.Context, id string, events func(wf.Event)) (
 	return e.start(ctx, in, nil, events)
 }
 
-// Cancel implements engine.Engine.
+// Cancel implements engine.Engine: a plan run by its id, or a single
+// call (brood subagent --engine temporal) by its task id.
 func (e *Engine) Cancel(ctx context.Context, id string) error {
 	d, err := e.describe(ctx, id)
+	if errors.Is(err, engine.ErrNotFound) && dispatch.CheckID(id) == nil {
+		if cd, cerr := e.cfg.Client.DescribeWorkflowExecution(ctx, callWorkflowID(id), ""); cerr == nil {
+			d, err, id = cd, nil, callWorkflowID(id)
+		}
+	}
 	if err != nil {
 		return err
 	}

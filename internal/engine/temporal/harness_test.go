@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine/temporal"
@@ -95,6 +96,7 @@ func (p *project) dispatcher(t testing.TB, conc int) *delegate.Dispatcher {
 		ParentSystem: "You are a brood worker.", ParentModel: "script:" + p.script,
 		ParentTools: []string{"Read", "Glob", "Grep", "LS"},
 		Permissions: dispatch.Permissions{Mode: "default"},
+		Extras:      cli.Extras(), // brood's: output schemas are checked
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -55,18 +55,27 @@ type CallInputW struct {
 	Queue  string     `json:"queue"`
 	// Code is the submitter's tree (nil: the workers' own checkouts).
 	Code *codesnap.Snapshot `json:"code,omitempty"`
+	// From is where an earlier workflow of the same task left it (a
+	// resume: its last heartbeat), so any worker continues it from its
+	// transcript.
+	From *Heartbeat `json:"from,omitempty"`
 }
 
-// CallWorkflow runs one agent call (Engine.Call): one activity.
-func CallWorkflow(w workflow.Context, in CallInputW) (*call.Result, error) {
+// CallWorkflow runs one agent call (Engine.Call): one activity. Its output
+// keeps the call's last heartbeat, so a resume continues it anywhere.
+func CallWorkflow(w workflow.Context, in CallInputW) (*CallOutput, error) {
 	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code}}
-	res, err := r.Call(wctx{w}, in.Spec)
+	if in.From != nil {
+		r.in.Stopped = map[string]Heartbeat{in.From.TaskID: *in.From}
+	}
+	out, err := r.run(wctx{w}, in.Spec)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
+	out.Snapshot = in.Code
 	dc, _ := workflow.NewDisconnectedContext(w)
-	_ = workflow.UpsertMemo(dc, map[string]any{memoStatus: res.Status, memoReason: res.Error})
-	return res, nil
+	_ = workflow.UpsertMemo(dc, map[string]any{memoStatus: out.Status, memoReason: out.Error})
+	return out, nil
 }
 
 // progress is the latest event per phase, for the progress query.
@@ -124,6 +133,17 @@ func (r *activityRunner) limits(agent string) CallLimits {
 
 // Call implements call.Runner inside the workflow.
 func (r *activityRunner) Call(ctx context.Context, spec call.Spec) (*call.Result, error) {
+	out, err := r.run(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &out.Result, nil
+}
+
+// run schedules the call's activity and waits for its end: the result with
+// the call's last heartbeat (a cancelled call's comes with the cancel and
+// is kept in Stopped for the next execution).
+func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, error) {
 	w := unwrap(ctx)
 	l := r.limits(spec.Agent)
 	hard := l.Timeout
@@ -145,7 +165,7 @@ func (r *activityRunner) Call(ctx context.Context, spec call.Spec) (*call.Result
 			NonRetryableErrorTypes: []string{ErrRefused},
 		},
 	}
-	var out call.Result
+	var out CallOutput
 	in := CallInput{Spec: spec, Code: r.in.Code}
 	if hb, ok := r.in.Stopped[firstNonEmpty(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
@@ -156,16 +176,21 @@ func (r *activityRunner) Call(ctx context.Context, spec call.Spec) (*call.Result
 	}
 	var canceled *temporal.CanceledError
 	var hb Heartbeat
-	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out, &hb) == nil && hb.TaskID != "" {
+	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out.Result, &hb) == nil && hb.TaskID != "" {
 		if r.in.Stopped == nil {
 			r.in.Stopped = map[string]Heartbeat{}
 		}
 		r.in.Stopped[hb.TaskID] = hb
+		out.Last = &hb
 		out.Status = dispatch.StatusCancelled
 		out.Error = firstNonEmpty(out.Error, "the run was cancelled during this call")
 		return &out, nil
 	}
-	return failedCall(w, spec, err)
+	res, err := failedCall(w, spec, err)
+	if err != nil {
+		return nil, err
+	}
+	return &CallOutput{Result: *res}, nil
 }
 
 // failedCall is the result of an activity that did not complete: the last

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/workflow"
@@ -73,5 +75,74 @@ func TestResumeCancelledCallOnAnotherWorker(t *testing.T) {
 	}
 	if !other.taskDirs()[call.TaskID] {
 		t.Fatalf("task %s did not continue on the other worker", call.TaskID)
+	}
+}
+
+// TestResumeCancelledSingleCallOnAnotherWorker: a single call (brood
+// subagent --engine temporal) cancelled while it runs keeps its last
+// heartbeat in its workflow's output; after that worker is gone, a resume
+// of the task with a follow-up prompt (brood tasks resume) continues the
+// conversation on the other worker from the transcript in the store — a
+// start from scratch would wait forever again.
+func TestResumeCancelledSingleCallOnAnotherWorker(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	a := startWorkerProc(t, srv.Addr, q, enginetest.Script, store, 1)
+	b := startWorkerProc(t, srv.Addr, q, enginetest.Script, store, 1)
+	eng := newEngine(c, q)
+	id := dispatch.NewID()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type out struct {
+		r   *call.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		r, err := eng.Call(ctx, call.Spec{Agent: "explore", Prompt: "wait forever", Description: "wait forever", TaskID: id})
+		done <- out{r, err}
+	}()
+	var first pendingCall
+	waitFor(t, "the call's heartbeat with its transcript", 90*time.Second, func() bool {
+		for _, pc := range pending(t, c, "brood-call-"+id) {
+			if !pc.HB.Transcript.IsZero() && pc.HB.Position > 0 {
+				first = pc
+				return true
+			}
+		}
+		return false
+	})
+	cancel()
+	var o out
+	select {
+	case o = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cancelled call did not end")
+	}
+	if o.err != nil || o.r.Status != dispatch.StatusCancelled {
+		t.Fatalf("cancelled call: %+v, %v; want cancelled", o.r, o.err)
+	}
+	victim, other := a, b
+	if b.owns(first.Worker) {
+		victim, other = b, a
+	}
+	victim.kill()
+	rctx, rcancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer rcancel()
+	r, err := eng.Call(rctx, call.Spec{Resume: id, Prompt: "you were interrupted: finish now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != dispatch.StatusDone || r.Summary != "picked up again and finished" || r.TaskID != id {
+		t.Fatalf("resumed call %+v; want task %s continued from its transcript", r, id)
+	}
+	if !other.taskDirs()[id] {
+		t.Fatalf("task %s did not continue on the other worker", id)
+	}
+	d, err := eng.Task(rctx, id)
+	if err != nil || d.Result == nil || d.Result.Status != dispatch.StatusDone {
+		t.Fatalf("brood tasks show of the resumed call: %+v, %v; want its latest workflow, done", d, err)
 	}
 }

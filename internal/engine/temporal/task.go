@@ -38,7 +38,7 @@ func (e *Engine) Task(ctx context.Context, id string) (*FleetTaskDetail, error) 
 	if err := dispatch.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
 	}
-	wid := "brood-call-" + id
+	wid := callWorkflowID(id)
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {

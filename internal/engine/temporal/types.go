@@ -126,6 +126,19 @@ type CallInput struct {
 	From *Heartbeat `json:"from,omitempty"`
 }
 
+// CallOutput is what a call's activity (and a single call's workflow)
+// returns: the verified result, plus what a resume needs to continue the
+// call on any worker.
+type CallOutput struct {
+	call.Result
+	// Last is the call's last heartbeat: its transcript in the store (and,
+	// for a call a cancel stopped, a writer's change so far).
+	Last *Heartbeat `json:"last,omitempty"`
+	// Snapshot is the submitter's tree the call ran in (nil: the workers'
+	// checkouts): a resume of a stopped writer continues in it.
+	Snapshot *codesnap.Snapshot `json:"snapshot,omitempty"`
+}
+
 // Heartbeat is an activity's heartbeat details: what a retry on another
 // worker needs to continue the call.
 type Heartbeat struct {

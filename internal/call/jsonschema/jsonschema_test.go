@@ -1,15 +1,19 @@
-package call
+package jsonschema_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/call/jsonschema"
 )
 
 const findingsSchema = `{"type":"object","properties":{"findings":{"type":"array","items":{"type":"string"}}},"required":["findings"]}`
 
 func TestCheckFindsAndValidatesTheAnswer(t *testing.T) {
-	s, err := CompileSchema([]byte(findingsSchema))
+	s, err := call.CompileSchema(jsonschema.Compile, []byte(findingsSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +44,7 @@ func TestCheckFindsAndValidatesTheAnswer(t *testing.T) {
 
 func TestCompileSchemaRejectsBadSchemas(t *testing.T) {
 	for _, bad := range []string{`{`, `{"type": 3}`} {
-		if _, err := CompileSchema([]byte(bad)); err == nil {
+		if _, err := call.CompileSchema(jsonschema.Compile, []byte(bad)); err == nil {
 			t.Errorf("CompileSchema(%s) = nil error", bad)
 		}
 	}
@@ -62,16 +66,16 @@ func TestWithSchemaRetriesOnTheSameTask(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var prompts []string
 			n := 0
-			attempt := func(ctx context.Context, s Spec) (*Result, error) {
+			attempt := func(ctx context.Context, s call.Spec) (*call.Result, error) {
 				prompts = append(prompts, s.Prompt)
 				if n > 0 && s.Resume != "T1" {
 					t.Fatalf("retry %d resumes %q, want the same task T1", n, s.Resume)
 				}
-				r := &Result{TaskID: "T1", Status: "done", Summary: tc.answers[n]}
+				r := &call.Result{TaskID: "T1", Status: "done", Summary: tc.answers[n]}
 				n++
 				return r, nil
 			}
-			r, err := WithSchema(context.Background(), Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}, attempt)
+			r, err := call.WithSchema(context.Background(), jsonschema.Compile, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}, attempt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,5 +89,22 @@ func TestWithSchemaRetriesOnTheSameTask(t *testing.T) {
 				t.Errorf("retry prompt does not say what was wrong: %q", prompts[1])
 			}
 		})
+	}
+}
+
+// TestWithSchemaNeedsACompiler: a process given no compiler (brood-child)
+// refuses a call with a schema before it runs anything, and runs one
+// without.
+func TestWithSchemaNeedsACompiler(t *testing.T) {
+	ran := 0
+	attempt := func(ctx context.Context, s call.Spec) (*call.Result, error) {
+		ran++
+		return &call.Result{TaskID: "T1", Status: "done", Summary: "ok"}, nil
+	}
+	if _, err := call.WithSchema(context.Background(), nil, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}, attempt); !errors.Is(err, call.ErrNoCompiler) || ran != 0 {
+		t.Fatalf("with a schema and no compiler: err %v after %d attempts; want ErrNoCompiler before any", err, ran)
+	}
+	if r, err := call.WithSchema(context.Background(), nil, call.Spec{Agent: "a", Prompt: "go"}, attempt); err != nil || r.Attempts != 1 {
+		t.Fatalf("without a schema: %v, %+v", err, r)
 	}
 }

@@ -1,4 +1,9 @@
-package delegate
+// Package workflowtool is the Workflow tool: a declarative plan (package
+// workflow) run through the local engine with a dispatcher as its runner.
+// It is its own package, given to dispatchers through delegate.Extras, so
+// that the child binary (brood-child), which never delegates, links neither
+// the plan checker nor its JSON Schema validator.
+package workflowtool
 
 import (
 	"context"
@@ -7,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
@@ -15,13 +21,17 @@ import (
 	"github.com/broodhq/brood/internal/workflow"
 )
 
+// Tools are the delegation tools this package adds to a dispatcher: the
+// Workflow tool (delegate.Extras.Tools).
+func Tools(d *delegate.Dispatcher) []tool.Tool { return []tool.Tool{&workflowTool{d: d}} }
+
 // workflowTool is Workflow: the model hands over a declarative plan and its
 // agents run as this process's children (one level down, against the same
 // depth cap and pool). It is not always allowed: a permission rule
 // `Workflow` approves it (the plan's max_agents caps what that approval
 // covers), else it is asked about like any tool, and denied where no one
 // can be asked.
-type workflowTool struct{ d *Dispatcher }
+type workflowTool struct{ d *delegate.Dispatcher }
 
 const workflowGuidance = `Run a declarative multi-agent plan (one approval for the whole run) instead of many Task calls: phases of agents that run in waves; each phase has exactly one shape:
 - parallel: a list of agent calls ({id, agent, prompt, schema}); outputs in order, null for a call that failed.
@@ -35,7 +45,7 @@ The result comes back as untrusted data; the whole of it is kept in .brood/workf
 func (w *workflowTool) Spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name:        "Workflow",
-		Description: workflowGuidance + "\n\nAgent types: " + strings.Join(w.d.names(), ", "),
+		Description: workflowGuidance + "\n\nAgent types: " + strings.Join(w.d.AgentNames(), ", "),
 		Schema: json.RawMessage(`{"type":"object","properties":{` +
 			`"plan":{"description":"The plan: an object, or its YAML/JSON text (schema: docs/workflow.schema.json)"},` +
 			`"inputs":{"type":"object","description":"Values for the plan's declared inputs","additionalProperties":true}` +
@@ -58,36 +68,36 @@ func (w *workflowTool) Run(ctx context.Context, env *tool.Env, input json.RawMes
 	if json.Unmarshal(in.Plan, &text) == nil {
 		src = []byte(text)
 	}
-	res, err := w.d.RunPlan(ctx, "the Workflow plan", src, in.Inputs)
+	res, err := Run(ctx, w.d, "the Workflow plan", src, in.Inputs)
 	if err != nil {
 		return tool.Errorf("%v", err)
 	}
 	return tool.Result{Content: w.render(res), IsError: res.Status == workflow.RunFailed}
 }
 
-// RunPlan parses, checks and runs a plan through the local engine with
-// this dispatcher as its runner: the one path of the Workflow tool (and of
-// an MCP server's).
-func (d *Dispatcher) RunPlan(ctx context.Context, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
-	req, err := d.PlanRequest(source, src, inputs)
+// Run parses, checks and runs a plan through the local engine with d as
+// its runner: the one path of the Workflow tool (and of an MCP server's).
+func Run(ctx context.Context, d *delegate.Dispatcher, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
+	req, err := Request(d, source, src, inputs)
 	if err != nil {
 		return nil, err
 	}
-	return d.Engine().Run(ctx, req)
+	return Engine(d).Run(ctx, req)
 }
 
-// PlanRequest parses and checks a plan against this dispatcher's agents and
-// resolves its inputs: a request for Engine().Run (the MCP server adds its
-// progress and start callbacks).
-func (d *Dispatcher) PlanRequest(source string, src []byte, inputs map[string]any) (engine.RunRequest, error) {
+// Request parses and checks a plan against d's agents and resolves its
+// inputs: a request for Engine(d).Run (the MCP server adds its progress and
+// start callbacks).
+func Request(d *delegate.Dispatcher, source string, src []byte, inputs map[string]any) (engine.RunRequest, error) {
 	if !d.CanDelegate() {
-		return engine.RunRequest{}, fmt.Errorf("workflow refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", d.cfg.Depth, d.cfg.MaxDepth)
+		depth, max := d.Depth()
+		return engine.RunRequest{}, fmt.Errorf("workflow refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", depth, max)
 	}
 	p, err := workflow.Parse(source+".yaml", src)
 	if err != nil {
 		return engine.RunRequest{}, err
 	}
-	if _, err := workflow.Check(p, workflow.CheckOptions{File: source, Agents: d.names()}); err != nil {
+	if _, err := workflow.Check(p, workflow.CheckOptions{File: source, Agents: d.AgentNames()}); err != nil {
 		return engine.RunRequest{}, err
 	}
 	given := map[string]string{}
@@ -106,20 +116,21 @@ func (d *Dispatcher) PlanRequest(source string, src []byte, inputs map[string]an
 	return engine.RunRequest{Plan: p, Source: source, Inputs: resolved}, nil
 }
 
-// Engine is the local engine over this dispatcher.
-func (d *Dispatcher) Engine() engine.Engine {
-	conc := d.cfg.Settings.Pool.Concurrency
-	if d.cfg.Depth > 0 {
-		conc = d.cfg.Settings.Pool.NestedConcurrency
+// Engine is the local engine over d.
+func Engine(d *delegate.Dispatcher) engine.Engine {
+	s := d.Settings()
+	conc := s.Pool.Concurrency
+	if depth, _ := d.Depth(); depth > 0 {
+		conc = s.Pool.NestedConcurrency
 	}
-	return local.New(local.Config{ProjectRoot: d.cfg.ProjectRoot, Runner: d, Concurrency: conc})
+	return local.New(local.Config{ProjectRoot: d.ProjectRoot(), Runner: d, Concurrency: conc})
 }
 
-func (w *workflowTool) render(res *workflow.Result) string { return w.d.RenderRun(res) }
+func (w *workflowTool) render(res *workflow.Result) string { return Render(w.d, res) }
 
-// RenderRun is what a model sees of a run: untrusted, defanged, capped.
-func (d *Dispatcher) RenderRun(res *workflow.Result) string {
-	path := filepath.Join(local.Root(d.cfg.ProjectRoot), res.RunID, local.ResultFile)
+// Render is what a model sees of a run: untrusted, defanged, capped.
+func Render(d *delegate.Dispatcher, res *workflow.Result) string {
+	path := filepath.Join(local.Root(d.ProjectRoot()), res.RunID, local.ResultFile)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Workflow run %s (%s) ended %s: %d agents, %d tokens.", res.RunID, res.Plan, res.Status, res.Agents, res.Usage.Input+res.Usage.Output)
 	if res.Reason != "" {
@@ -135,7 +146,7 @@ func (d *Dispatcher) RenderRun(res *workflow.Result) string {
 	}
 	out, _ := json.MarshalIndent(res.Outputs, "", "  ")
 	body := string(out)
-	limit := d.cfg.Settings.Results.InlineLimit
+	limit := d.Settings().Results.InlineLimit
 	if limit <= 0 {
 		limit = 20000
 	}

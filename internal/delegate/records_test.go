@@ -1,0 +1,68 @@
+package delegate_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// TestParentRecordsPerChild: what the parent makes for one child is its
+// directory, the envelope, one dispatch log (written at the start, with
+// the pid), output.json, and its owner record and verdict in the records
+// directory. No .lock file (the lock is the directory's), no stderr.log
+// when the child wrote nothing there, no tmp/ made by the parent (the
+// child makes its own).
+func TestParentRecordsPerChild(t *testing.T) {
+	p := newProject(t, spawnScript, nil)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "Read README.md and say what it is."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Result == nil || out.Result.Status != dispatch.StatusDone {
+		t.Fatalf("outcome: %+v", out)
+	}
+	td := taskdir.Open(p.root).MustTask(out.TaskID)
+	ents, err := os.ReadDir(td.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	for _, want := range []string{taskdir.Envelope, taskdir.Log, taskdir.Output, taskdir.Session, taskdir.Result, taskdir.Tmp} {
+		if !slices.Contains(names, want) {
+			t.Errorf("task directory lacks %s: %v", want, names)
+		}
+	}
+	for _, not := range []string{taskdir.Lock, taskdir.Stderr} {
+		if slices.Contains(names, not) {
+			if b, _ := os.ReadFile(td.File(not)); not == taskdir.Stderr {
+				t.Errorf("stderr.log made though the child wrote %q", b)
+				continue
+			}
+			t.Errorf("task directory holds %s: %v", not, names)
+		}
+	}
+	var lg dispatch.Log
+	must(t, td.ReadJSON(taskdir.Log, &lg))
+	if lg.PID == 0 || lg.Started.IsZero() || !lg.Finished.IsZero() {
+		t.Errorf("dispatch log: pid %d started %v finished %v; want the start's record alone", lg.PID, lg.Started, lg.Finished)
+	}
+	recs := dispatch.Records(p.root)
+	for _, f := range []string{recs.OwnerPath(out.TaskID), recs.VerdictPath(out.TaskID)} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+	task, err := dispatch.LoadTask(p.root, out.TaskID)
+	if err != nil || task.Status != dispatch.StatusDone || task.Trust != dispatch.TrustAccepted || task.Duration <= 0 {
+		t.Errorf("listing: %v %+v", err, task)
+	}
+}
