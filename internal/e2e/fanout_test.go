@@ -153,6 +153,21 @@ agents:
 	checkSandboxVia(t, p, wantVia)
 }
 
+// editedCopies counts the isolated copies (an overlay's upper layer, a git
+// worktree) whose README.md holds want.
+func editedCopies(root, want string) int {
+	n := 0
+	for _, pat := range []string{".brood/dispatch/*/isolate/upper/README.md", ".git/brood-worktrees/*/README.md"} {
+		files, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), want) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // checkSandboxVia: every general-purpose child's result names how its
 // Landlock domain reached all its threads.
 func checkSandboxVia(t *testing.T, p *testbrood.Project, want string) {
@@ -304,6 +319,7 @@ agents:
 // status line that it was not applied and shows its hunks inline.
 func TestConflictingWritersSayWhichLanded(t *testing.T) {
 	p := newProject(t, nil)
+	gate := filepath.Join(t.TempDir(), "go")
 	script := `
 agents:
   root:
@@ -314,11 +330,17 @@ agents:
   general-purpose:
     - cases:
         - if: "title A"
-          tools: [{Edit: {file_path: "README.md", old_string: "# Sample", new_string: "# Title A"}}]
-      tools: [{Edit: {file_path: "README.md", old_string: "# Sample", new_string: "# Title B"}}]
+          tools: [{Edit: {file_path: "README.md", old_string: "# Sample", new_string: "# Title A"}}, {Bash: {command: "` + waitFor(gate) + `"}}]
+      tools: [{Edit: {file_path: "README.md", old_string: "# Sample", new_string: "# Title B"}}, {Bash: {command: "` + waitFor(gate) + `"}}]
     - say: "## What I did\nRetitled.\n\n## What I found\nok\n\n## Files changed\nREADME.md\n\n## Problems\nnone"
 `
-	_, stdout, stderr := p.Brood(t.Context(), nil, "run", "--model", p.Script("s.yaml", script), "--allow", "Edit", "retitle twice")
+	r := start(t, p, "run", "--model", p.Script("s.yaml", script), "--allow", "Edit", "--allow", "Bash", "retitle twice")
+	// Both have edited their copies before either may finish: otherwise the
+	// first patch can land before the second child reads README.md (an
+	// overlay's lower layer is the live tree) and there is no conflict.
+	r.until(t, "both writers edited their copies", func([]*dispatch.Task) bool { return editedCopies(p.Root, "# Title") == 2 })
+	testbrood.WriteFile(t, gate, "")
+	stdout, stderr := r.wait()
 	if strings.Count(stdout, `patch="applied"`) != 1 || strings.Count(stdout, `patch="not-applied"`) != 1 {
 		t.Fatalf("want one applied and one not-applied patch in the status lines\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 	}
