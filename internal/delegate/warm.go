@@ -329,10 +329,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	if err := td.Create(); err != nil {
 		return nil, err
 	}
-	if _, err := td.FreshDir(taskdir.Tmp, 0o700); err != nil {
-		_ = os.RemoveAll(td.Path())
-		return nil, err
-	}
+	// The directory stays empty: the child makes its tmp/ (as a cold one).
 	cmd := d.childCommand(env, id, td.File(taskdir.Envelope))
 	slot := &warmSlot{set: d.warm, id: id, td: td, shape: shape, cmd: cmdLineOf(cmd), claimed: make(chan struct{})}
 	cmd.Args = append(cmd.Args, "--warm")
@@ -404,9 +401,12 @@ func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req Request) *warmSlot {
 }
 
 // untouched reports whether the slot's directory still holds only what the
-// parent made in it: an empty tmp/.
+// parent made in it (nothing), or the empty tmp/ the child itself made.
 func (s *warmSlot) untouched() bool {
 	ents, err := os.ReadDir(s.td.Path())
+	if err == nil && len(ents) == 0 {
+		return true
+	}
 	if err != nil || len(ents) != 1 || ents[0].Name() != taskdir.Tmp {
 		return false
 	}

@@ -223,7 +223,10 @@ agents:
         - Task: {subagent_type: explore, description: "think", prompt: "think"}
     - say: "{{result 0}}"
   explore:
-    - say: "thinking for an hour"
+    - cases:
+        - if: "wake up"
+          say: "Awake again after the stop."
+      say: "thinking for an hour"
       delay: 1h
 `
 	p := newProject(t, nil)
@@ -257,5 +260,10 @@ agents:
 	}
 	if tk.Status != dispatch.StatusKilled && tk.Status != dispatch.StatusCancelled {
 		t.Errorf("after kill: status %s", tk.Status)
+	}
+	// It resumes as any task does (a resume always starts cold).
+	code, out, errOut = p.Brood(t.Context(), []string{"BROOD_MODEL=" + p.Script("s.yaml", script)}, "tasks", "resume", id, "wake up")
+	if code != 0 || !strings.Contains(out, `status="done"`) || !strings.Contains(out, "Awake again after the stop.") {
+		t.Errorf("resume of the warm-started task: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
