@@ -36,7 +36,7 @@ func (e *Engine) List(ctx context.Context) ([]engine.RunInfo, error) {
 				continue
 			}
 			seen[id] = true
-			out = append(out, *e.infoOf(x))
+			out = append(out, *e.infoOf(e.current(ctx, x)))
 		}
 		token = resp.GetNextPageToken()
 		if len(token) == 0 {
@@ -75,6 +75,21 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		}
 	}
 	return info, nil
+}
+
+// current is x as the server has it now. Visibility is eventually
+// consistent: a run that has just ended may still be listed running (with
+// the memo of its start), so a row listed running is described, which
+// reads the execution's own state. On any error the listed row stands.
+func (e *Engine) current(ctx context.Context, x *workflowpb.WorkflowExecutionInfo) *workflowpb.WorkflowExecutionInfo {
+	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return x
+	}
+	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, x.GetExecution().GetWorkflowId(), x.GetExecution().GetRunId())
+	if err != nil || d.GetWorkflowExecutionInfo() == nil {
+		return x
+	}
+	return d.GetWorkflowExecutionInfo()
 }
 
 // infoOf is a run's listing from its execution info and memo.
@@ -147,6 +162,7 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 				continue
 			}
 			seen[wid] = true
+			x = e.current(ctx, x)
 			info := e.infoOf(x)
 			ft := FleetTask{ID: wid, Kind: "plan", Status: info.Status, Description: info.Plan, Created: info.Created}
 			if x.GetType().GetName() == CallWorkflowName {
