@@ -90,15 +90,10 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 // follow-up refused, once: the next resume continues without it (the
 // user merged it by hand or chose not to).
 func (e *Engine) landEarlier(ctx context.Context, taskID, runID string, out *CallOutput) (string, error) {
-	r := out.Result
-	res, err := callChange(&r)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("task %s: %w", taskID, err)
-	case res == nil || out.Snapshot == nil:
-		return "", nil
+	l, ok, err := e.landFinished(ctx, taskID, runID, out)
+	if err != nil || !ok {
+		return "", err
 	}
-	l := e.land(ctx, landing{key: callKey(taskID, runID), what: "the call's changes", tag: "fleet copy", from: out.Snapshot, res: res})
 	switch l.State {
 	case landAlready:
 		return "", nil
@@ -112,6 +107,20 @@ func (e *Engine) landEarlier(ctx context.Context, taskID, runID string, out *Cal
 		return "", fmt.Errorf("task %s: %s; try again when it is done: %w", taskID, l.Message, dispatch.ErrTaskBusy)
 	}
 	return "", fmt.Errorf("task %s: the follow-up was not started: %s; run brood tasks resume %s again", taskID, l.Message, taskID)
+}
+
+// landFinished lands the change a finished workflow run of a call brought
+// back, under that run's record (ok false: it brought back none).
+func (e *Engine) landFinished(ctx context.Context, taskID, runID string, out *CallOutput) (l landOutcome, ok bool, err error) {
+	r := out.Result
+	res, err := callChange(&r)
+	switch {
+	case err != nil:
+		return l, false, fmt.Errorf("task %s: %w", taskID, err)
+	case res == nil || out.Snapshot == nil:
+		return l, false, nil
+	}
+	return e.land(ctx, callLanding(callKey(taskID, runID), out.Snapshot, res)), true, nil
 }
 
 // CallLanding is what became of a fleet call's change in this repository
@@ -147,18 +156,19 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	if out == nil {
 		return cl, nil
 	}
-	r := out.Result
-	res, err := callChange(&r)
+	switch out.Status {
+	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
+	default:
+		return cl, nil
+	}
+	l, ok, err := e.landFinished(ctx, taskID, x.GetExecution().GetRunId(), out)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("task %s: %w", taskID, err)
-	case out.Status != dispatch.StatusDone && out.Status != dispatch.StatusPartial && out.Status != dispatch.StatusCheckpoint:
-		return cl, nil
-	case res == nil || out.Snapshot == nil:
+		return nil, err
+	case !ok:
 		cl.State, cl.Message = "none", "the call brought back no change: nothing to land"
 		return cl, nil
 	}
-	l := e.land(ctx, landing{key: callKey(taskID, x.GetExecution().GetRunId()), what: "the call's changes", tag: "fleet copy", from: out.Snapshot, res: res})
 	cl.Message = l.Message
 	switch l.State {
 	case landApplied:

@@ -127,7 +127,7 @@ func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapsh
 		}
 		return
 	}
-	out := e.land(ctx, landing{key: key, what: "the call's changes", tag: "fleet copy", from: snap, res: res})
+	out := e.land(ctx, callLanding(key, snap, res))
 	if out.State == landApplied && len(out.Files) > 0 {
 		r.FilesChanged = out.Files
 	}
@@ -153,6 +153,12 @@ func callChange(r *call.Result) (*codesnap.Result, error) {
 		return nil, nil
 	}
 	return &res, nil
+}
+
+// callLanding is the landing of a call's change against the snapshot it
+// ran in.
+func callLanding(key string, snap *codesnap.Snapshot, res *codesnap.Result) landing {
+	return landing{key: key, what: "the call's changes", tag: "fleet copy", from: snap, res: res}
 }
 
 // callKey is the landing record of one workflow run of a call's task: a

@@ -74,7 +74,7 @@ func writeT(t *testing.T, dir, name, content string) {
 }
 
 func (r *landRepo) call(key string) landing {
-	return landing{key: key, what: "the call's changes", tag: "fleet copy", from: r.snap, res: r.res}
+	return callLanding(key, r.snap, r.res)
 }
 
 // crashMark leaves the record a submitter that died mid-landing leaves:
