@@ -31,12 +31,22 @@ func Landed(ctx context.Context, store *blobstore.Store, dir string, from, to *S
 	if err != nil || res == nil {
 		return res == nil && err == nil, err
 	}
+	return InTree(ctx, store, dir, res)
+}
+
+// InTree reports whether res (a change against a snapshot's tree: one
+// call's, or a run's delta) is in dir's work tree already: its patch
+// applies in reverse, every hunk. No patch is nothing to land: true.
+func InTree(ctx context.Context, store *blobstore.Store, dir string, res *Result) (bool, error) {
+	if res == nil || res.Patch == nil {
+		return true, nil
+	}
 	tmp, err := os.MkdirTemp("", "brood-landed-")
 	if err != nil {
 		return false, fmt.Errorf("codesnap: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	file := filepath.Join(tmp, "delta.patch")
+	file := filepath.Join(tmp, "change.patch")
 	if err := store.GetFile(ctx, *res.Patch, file); err != nil {
 		return false, fmt.Errorf("codesnap: %w", err)
 	}

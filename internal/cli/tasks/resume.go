@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,8 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // ResumeOptions are the arguments of `brood tasks resume`.
@@ -24,13 +27,20 @@ type ResumeOptions struct {
 	Fleet worker.FleetFlags
 }
 
-// NewCmdResume builds `brood tasks resume ID PROMPT`.
+// NewCmdResume builds `brood tasks resume ID [PROMPT]`.
 func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:               "resume ID PROMPT",
-		Short:             "Continue a task with a follow-up prompt, its whole transcript intact",
-		Args:              cobra.MinimumNArgs(2),
+		Use:   "resume ID [PROMPT]",
+		Short: "Continue a task with a follow-up prompt, its whole transcript intact",
+		Long: `Continue a task with a follow-up prompt, its whole transcript intact.
+
+A fleet call (brood subagent --engine temporal) whose submitter died before
+it brought the call's change back has that change landed in this tree
+first, once, whoever resumes it; without a PROMPT, resume only lands it.`,
+		Example: `  brood tasks resume 01J... "now add a test for it"
+  brood tasks resume 01J...        # a fleet call: land its change only`,
+		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID, opts.Prompt = args[0], strings.Join(args[1:], " ")
@@ -64,6 +74,9 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		}
 		return err
 	}
+	if strings.TrimSpace(opts.Prompt) == "" {
+		return cmdutil.UsageError("task %s is this project's: give the follow-up, brood tasks resume %s PROMPT (without one, resume lands a fleet call's change only)", opts.ID, opts.ID)
+	}
 	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
 	hk, err := f.OpenHooks(ctx, "", "", "")
 	if err != nil {
@@ -89,7 +102,9 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 
 // fleetResume continues a fleet call (brood subagent --engine temporal)
 // with a follow-up prompt on whichever worker takes it: from its transcript
-// in the fleet's store, a stopped writer from its change so far.
+// in the fleet's store, a stopped writer from its change so far; a
+// finished call's change its submitter never landed is landed first.
+// Without a prompt it only lands that change.
 func fleetResume(ctx context.Context, opts *ResumeOptions) error {
 	f := opts.Factory
 	eng, closeFn, err := worker.Engine(ctx, f, opts.Fleet)
@@ -97,9 +112,40 @@ func fleetResume(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	defer closeFn()
+	if strings.TrimSpace(opts.Prompt) == "" {
+		return fleetLand(ctx, opts, eng.(*temporal.Engine))
+	}
 	r, err := eng.Call(ctx, call.Spec{Resume: opts.ID, Prompt: opts.Prompt})
 	if err != nil {
 		return err
 	}
 	return render.CallResult(f.Out, r, opts.JSON)
+}
+
+// fleetLand lands a fleet call's change in this tree, when its submitter
+// did not: one line, and a failing exit when the change is not in the tree.
+func fleetLand(ctx context.Context, opts *ResumeOptions, eng *temporal.Engine) error {
+	f := opts.Factory
+	l, err := eng.LandCall(ctx, opts.ID)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := cmdutil.WriteJSON(f.Out, l); err != nil {
+			return err
+		}
+	} else {
+		line := map[string]string{
+			"landed":     "landed the change of fleet call %s in your tree: %s\n",
+			"in_tree":    "the change of fleet call %s is in your tree already: nothing was landed again (%s)\n",
+			"kept":       "the change of fleet call %s is not in your tree: %s\n",
+			"none":       "fleet call %s: %s\n",
+			"unfinished": "fleet call %s: %s\n",
+		}[l.State]
+		fmt.Fprintf(termsafe.NewWriter(f.Out), line, l.TaskID, strings.TrimPrefix(l.Message, "fleet copy: "))
+	}
+	if l.State == "kept" {
+		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change did not apply to your tree; it is kept where the line above says (merge it by hand)", l.TaskID))
+	}
+	return nil
 }

@@ -83,6 +83,13 @@ func TestTasksResume(t *testing.T) {
 		t.Error("the second run's result was not kept")
 	}
 
+	// Without a prompt a task of this project is not continued: resume
+	// without one only lands a fleet call's change.
+	code, out, errOut = p.Brood("tasks", "resume", id)
+	if code != 2 || out != "" || !strings.Contains(errOut, "brood tasks resume "+id+" PROMPT") {
+		t.Errorf("no prompt: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
 	code, out, errOut = p.Brood("tasks", "resume", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "go on")
 	if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under ") {
 		t.Errorf("unknown id: code %d, stdout %q, stderr %q", code, out, errOut)

@@ -90,6 +90,9 @@ func showFleet(opts *ShowOptions, t *temporal.FleetTaskDetail) error {
 			fmt.Fprintf(w, "files    %s\n", strings.Join(r.FilesChanged, ", "))
 		}
 	}
+	if t.Landed != "" {
+		fmt.Fprintf(w, "change   %s\n", termsafe.Line(t.Landed))
+	}
 	return nil
 }
 

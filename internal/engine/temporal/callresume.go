@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
@@ -18,25 +20,43 @@ import (
 // being the one Temporal describes.
 func callWorkflowID(taskID string) string { return "brood-call-" + taskID }
 
-// resumeCall fills a resume's spec from the task's latest workflow on the
-// fleet and says where that left the call: its last heartbeat (the
-// transcript in the store), so whichever worker gets the resume continues
-// the conversation, and — for a writer whose change never came back (a
-// cancel, a kill) — the snapshot it ran in, to continue from it plus that
-// change. A task with no workflow here resumes as before (on a worker that
-// has its records).
-func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (*Heartbeat, *codesnap.Snapshot, error) {
-	wid := callWorkflowID(s.Resume)
+// lastCall is the latest workflow run of a call's task, ended: its info
+// and output (out nil: refused, or from before outputs kept the last
+// heartbeat). x is nil when the task has no workflow on the fleet.
+func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.WorkflowExecutionInfo, *CallOutput, error) {
+	wid := callWorkflowID(taskID)
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil, nil, nil
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("task %s on Temporal: %w", s.Resume, err)
+		return nil, nil, fmt.Errorf("task %s on Temporal: %w", taskID, err)
 	}
 	x := d.GetWorkflowExecutionInfo()
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return nil, nil, fmt.Errorf("task %s is still running on the fleet: %w", s.Resume, dispatch.ErrTaskBusy)
+		return x, nil, fmt.Errorf("task %s is still running on the fleet: %w", taskID, dispatch.ErrTaskBusy)
+	}
+	var out CallOutput
+	if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &out); err != nil || out.Last == nil || out.Last.TaskID != taskID {
+		return x, nil, nil
+	}
+	return x, &out, nil
+}
+
+// resumeCall fills a resume's spec from the task's latest workflow on the
+// fleet and says where that left the call: its last heartbeat (the
+// transcript in the store), so whichever worker gets the resume continues
+// the conversation, and — for a writer whose change never came back (a
+// cancel, a kill) — the snapshot it ran in, to continue from it plus that
+// change. A call that ended with a result brought its change back: it is
+// landed in the submitter's tree first when its submitter did not (it
+// died), so the follow-up starts from the tree with it; note says so. A
+// task with no workflow here resumes as before (on a worker that has its
+// records).
+func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, snap *codesnap.Snapshot, note string, err error) {
+	x, out, err := e.lastCall(ctx, s.Resume)
+	if err != nil || x == nil {
+		return nil, nil, "", err
 	}
 	fields := x.GetMemo().GetFields()
 	if s.Agent == "" {
@@ -45,23 +65,122 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (*Heartbeat, *cod
 	if s.Description == "" {
 		e.memo(fields, memoSource, &s.Description)
 	}
-	var out CallOutput
-	if err := e.cfg.Client.GetWorkflow(ctx, wid, "").Get(ctx, &out); err != nil || out.Last == nil || out.Last.TaskID != s.Resume {
-		// Refused, or from before outputs kept the last heartbeat.
-		return nil, nil, nil
+	if out == nil {
+		return nil, nil, "", nil
 	}
 	s.Agent = firstNonEmpty(s.Agent, out.Agent)
-	hb := *out.Last
-	hb.Result = Ref{}
+	last := *out.Last
+	last.Result = Ref{}
 	switch out.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-		// Its change came back with its result: the follow-up starts
-		// from the submitter's tree as it is now.
-		hb.Code = nil
+		if note, err = e.landEarlier(ctx, s.Resume, x.GetExecution().GetRunId(), out); err != nil {
+			return nil, nil, "", err
+		}
+		last.Code = nil
 	}
-	if hb.Code == nil || out.Snapshot == nil {
-		hb.Code = nil
-		return &hb, nil, nil
+	if last.Code == nil || out.Snapshot == nil {
+		last.Code = nil
+		return &last, nil, note, nil
 	}
-	return &hb, out.Snapshot, nil
+	return &last, out.Snapshot, note, nil
+}
+
+// landEarlier lands a finished workflow run's change before a follow-up
+// starts from the tree. A change that does not apply is kept and the
+// follow-up refused, once: the next resume continues without it (the
+// user merged it by hand or chose not to).
+func (e *Engine) landEarlier(ctx context.Context, taskID, runID string, out *CallOutput) (string, error) {
+	l, ok, err := e.landFinished(ctx, taskID, runID, out)
+	if err != nil || !ok {
+		return "", err
+	}
+	switch l.State {
+	case landAlready:
+		return "", nil
+	case landApplied:
+		return "[brood: landed the change its earlier run left on the fleet: " + strings.TrimPrefix(l.Message, "fleet copy: ") + "; the follow-up starts from your tree with it]", nil
+	case landKeptBefore:
+		return "[brood: the change its earlier run left on the fleet is not in your tree (" + strings.TrimPrefix(l.Message, "fleet copy: ") + "); the follow-up starts without it]", nil
+	case landKept:
+		return "", fmt.Errorf("task %s: its earlier run's changes did not land in your tree, so the follow-up was not started: %s; merge them by hand if you want them, then run brood tasks resume %s again (they are not tried again)", taskID, l.Message, taskID)
+	case landBusy:
+		return "", fmt.Errorf("task %s: %s; try again when it is done: %w", taskID, l.Message, dispatch.ErrTaskBusy)
+	}
+	return "", fmt.Errorf("task %s: the follow-up was not started: %s; run brood tasks resume %s again", taskID, l.Message, taskID)
+}
+
+// landFinished lands the change a finished workflow run of a call brought
+// back, under that run's record (ok false: it brought back none).
+func (e *Engine) landFinished(ctx context.Context, taskID, runID string, out *CallOutput) (l landOutcome, ok bool, err error) {
+	r := out.Result
+	res, err := callChange(&r)
+	switch {
+	case err != nil:
+		return l, false, fmt.Errorf("task %s: %w", taskID, err)
+	case res == nil || out.Snapshot == nil:
+		return l, false, nil
+	}
+	return e.land(ctx, callLanding(callKey(taskID, runID), out.Snapshot, res)), true, nil
+}
+
+// CallLanding is what became of a fleet call's change in this repository
+// (Engine.LandCall; brood tasks resume ID).
+type CallLanding struct {
+	TaskID string `json:"task_id"`
+	// State: landed (now), in_tree (before), kept (it did not apply: kept
+	// and named in Message, not tried again), none (the call brought back
+	// no change), unfinished (it ended without a result: a resume with a
+	// prompt continues it, its change so far with it).
+	State   string `json:"state"`
+	Message string `json:"message"`
+}
+
+// LandCall lands what the latest workflow run of a fleet call (brood
+// subagent --engine temporal) changed, when its submitter did not (it died
+// while the call ran or before it landed the change): once, whoever asks,
+// in this repository. An error: no such call, it is still running, or the
+// landing failed (nothing was applied; try again).
+func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, error) {
+	if err := dispatch.CheckID(taskID); err != nil {
+		return nil, err
+	}
+	x, out, err := e.lastCall(ctx, taskID)
+	switch {
+	case err != nil:
+		return nil, err
+	case x == nil:
+		return nil, fmt.Errorf("no fleet call %s on queue %s: check the id (brood tasks) and --temporal/--task-queue", taskID, e.cfg.Queue)
+	}
+	cl := &CallLanding{TaskID: taskID, State: "unfinished",
+		Message: fmt.Sprintf("the call ended without a result (%s): nothing to land; continue it with brood tasks resume %s \"PROMPT\"", e.infoOf(x).Status, taskID)}
+	if out == nil {
+		return cl, nil
+	}
+	switch out.Status {
+	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
+	default:
+		return cl, nil
+	}
+	l, ok, err := e.landFinished(ctx, taskID, x.GetExecution().GetRunId(), out)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		cl.State, cl.Message = "none", "the call brought back no change: nothing to land"
+		return cl, nil
+	}
+	cl.Message = l.Message
+	switch l.State {
+	case landApplied:
+		cl.State = "landed"
+	case landAlready:
+		cl.State = "in_tree"
+	case landKept, landKeptBefore:
+		cl.State = "kept"
+	case landBusy:
+		return nil, fmt.Errorf("task %s: %s: %w", taskID, l.Message, dispatch.ErrTaskBusy)
+	default:
+		return nil, fmt.Errorf("task %s: %s; run brood tasks resume %s again", taskID, l.Message, taskID)
+	}
+	return cl, nil
 }

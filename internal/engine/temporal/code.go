@@ -114,44 +114,58 @@ func (e *Engine) capture(ctx context.Context) (*codesnap.Snapshot, error) {
 	return codesnap.Capture(ctx, e.cfg.Code.Blobs, e.cfg.Code.Dir)
 }
 
-// applyBack brings a worker's change into the submitter's tree, whole or
-// not at all, the way a local isolated child's comes back: what happened
-// is a note on the result, and a patch that does not apply is kept and
-// named, never forced.
-func (e *Engine) applyBack(ctx context.Context, snap *codesnap.Snapshot, code json.RawMessage) (*codesnap.Applied, error) {
-	if snap == nil || len(code) == 0 {
-		return nil, nil
+// landCall brings a call's change into the submitter's tree, whole or not
+// at all, the way a local isolated child's comes back, once under the
+// record of the call's workflow run (key: callKey), and says what happened
+// on its result; a patch that does not apply is kept and named, never
+// forced.
+func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapshot, r *call.Result) {
+	res, err := callChange(r)
+	if res == nil || snap == nil {
+		if err != nil {
+			r.Text += "\n\n[brood: fleet copy: " + err.Error() + "]"
+		}
+		return
 	}
-	var res codesnap.Result
-	if err := json.Unmarshal(code, &res); err != nil {
-		return nil, fmt.Errorf("the worker's change: %w", err)
+	out := e.land(ctx, callLanding(key, snap, res))
+	if out.State == landApplied && len(out.Files) > 0 {
+		r.FilesChanged = out.Files
 	}
-	return codesnap.ApplyWith(context.WithoutCancel(ctx), e.cfg.Code.Blobs, e.cfg.Code.Dir, snap, &res,
-		codesnap.ApplyOptions{StateDir: e.cfg.Code.StateDir, AllowConfig: e.cfg.Code.AllowConfig})
+	r.Text += "\n\n[brood: " + out.Message + "]"
 }
 
-// landCall applies a call's change and says so on its result.
-func (e *Engine) landCall(ctx context.Context, snap *codesnap.Snapshot, r *call.Result) {
+// callChange is the change a call's result brings back (nil: none, or a
+// call that did not end with a result).
+func callChange(r *call.Result) (*codesnap.Result, error) {
 	if len(r.Code) == 0 {
-		return
+		return nil, nil
 	}
 	switch r.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 	default:
-		return
+		return nil, nil
 	}
-	ap, err := e.applyBack(ctx, snap, r.Code)
-	var msg string
-	switch {
-	case err != nil:
-		msg = "fleet copy: bringing the changes back failed (nothing was applied): " + err.Error()
-	case ap == nil:
-		return
-	default:
-		msg = "fleet copy: " + ap.Message()
-		if ap.Conflict == "" && len(ap.Files) > 0 {
-			r.FilesChanged = ap.Files
-		}
+	var res codesnap.Result
+	if err := json.Unmarshal(r.Code, &res); err != nil {
+		return nil, fmt.Errorf("the worker's change is unreadable (nothing was applied): %w", err)
 	}
-	r.Text += "\n\n[brood: " + msg + "]"
+	if res.Patch == nil {
+		return nil, nil
+	}
+	return &res, nil
+}
+
+// callLanding is the landing of a call's change against the snapshot it
+// ran in.
+func callLanding(key string, snap *codesnap.Snapshot, res *codesnap.Result) landing {
+	return landing{key: key, what: "the call's changes", tag: "fleet copy", from: snap, res: res}
+}
+
+// callKey is the landing record of one workflow run of a call's task: a
+// resume's run has its own, so its change never passes for the first's.
+func callKey(taskID, runID string) string {
+	if runID == "" {
+		return taskID
+	}
+	return taskID + "-" + runID
 }

@@ -148,6 +148,11 @@ func TestCodeShippedToWorkerAndBack(t *testing.T) {
 	if !slices.Equal(r.FilesChanged, []string{"out.txt"}) || !strings.Contains(r.Text, "fleet copy: applied 1 file(s)") {
 		t.Errorf("files %v, text %q; want out.txt applied", r.FilesChanged, r.Text)
 	}
+	// The submitter's landing is recorded under the workflow run a resume
+	// finds: landing it again lands nothing.
+	if l, err := eng.LandCall(context.Background(), r.TaskID); err != nil || l.State != "in_tree" {
+		t.Errorf("LandCall after the submitter landed it: %+v, %v; want in_tree", l, err)
+	}
 	if sup := isolate.ProbeIn(context.Background(), t.TempDir()); sup.Overlay {
 		// The copy was an overlay over the worker's cached checkout of the
 		// base, which the write did not reach.

@@ -84,13 +84,15 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	var from *Heartbeat
 	var snap *codesnap.Snapshot
+	var note string
 	var err error
 	if s.Resume != "" {
-		if from, snap, err = e.resumeCall(ctx, &s); err != nil {
+		if from, snap, note, err = e.resumeCall(ctx, &s); err != nil {
 			return nil, err
 		}
 	}
-	opts := client.StartWorkflowOptions{ID: callWorkflowID(firstNonEmpty(s.Resume, s.TaskID)), TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
+	taskID := firstNonEmpty(s.Resume, s.TaskID)
+	opts := client.StartWorkflowOptions{ID: callWorkflowID(taskID), TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		Memo:                  map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}
 	if snap == nil {
@@ -108,7 +110,10 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		return nil, err
 	}
 	r := out.Result
-	e.landCall(ctx, snap, &r)
+	if note != "" {
+		r.Text += "\n\n" + note
+	}
+	e.landCall(ctx, callKey(taskID, run.GetRunID()), snap, &r)
 	return &r, nil
 }
 

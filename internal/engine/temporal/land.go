@@ -8,36 +8,201 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
-// landRecord is what a repository knows of a fleet run's changes: which of
-// the run's trees its work tree has, so every submitter of the run — the
-// first, or a resume after it died — lands exactly what is not in it yet,
-// and nothing twice. It is kept in the repository's git dir
-// (brood/fleet/RUN_ID/landed.json), outside the work tree that snapshots
-// capture.
+// landRecord is what a repository knows of one fleet change: a plan run's
+// trees, or a single call's change (one record per workflow run of the
+// call), so every submitter — the first, or a resume after it died —
+// lands exactly what is not in the work tree yet, and nothing twice. It is
+// kept in the repository's git dir (brood/fleet/KEY/landed.json), outside
+// the work tree that snapshots capture.
 type landRecord struct {
-	RunID string `json:"run_id"`
-	// Landed is the run's tree as last brought into the work tree (nil:
-	// none yet; the submit snapshot is what the tree had).
+	// Key is the record's: a run's id, or a call's TASK_ID-WORKFLOW_RUN.
+	Key string `json:"key"`
+	// Landed is a run's tree as last brought into the work tree (nil:
+	// none yet; the submit snapshot is what the tree had): where its next
+	// landing starts.
 	Landed *codesnap.Snapshot `json:"landed,omitempty"`
-	// Landing is a landing begun and not recorded as ended: a submitter
-	// that died in between (it is checked against the work tree).
-	Landing *codesnap.Snapshot `json:"landing,omitempty"`
-	// Kept is a tree whose change did not apply (kept for the user, not
-	// tried again), and Message what was said last.
+	// Done is the change last brought into the work tree, by its id (a
+	// run's tree; a call's patch).
+	Done string `json:"done,omitempty"`
+	// Landing is a change begun and not recorded as ended (its id): a
+	// submitter that died in between (it is checked against the work tree).
+	Landing string `json:"landing,omitempty"`
+	// Kept is a change that did not apply (kept for the user, not tried
+	// again), and Message what was said last.
 	Kept    string `json:"kept,omitempty"`
 	Message string `json:"message,omitempty"`
 }
 
+// landing is one change to bring into the submitter's tree at most once:
+// a plan run's tree (to), or a single call's patch (res).
+type landing struct {
+	key  string             // the record: brood/fleet/KEY/landed.json
+	what string             // what the messages call it ("the run's changes")
+	tag  string             // the messages' prefix ("fleet")
+	from *codesnap.Snapshot // the tree the change is against (a run's: unless part of it is landed)
+	to   *codesnap.Snapshot // a run's tree (its tip); nil for a call
+	res  *codesnap.Result   // a call's change against from; nil for a run
+}
+
+// id names the change in the record.
+func (l *landing) id() string {
+	if l.to != nil {
+		return l.to.Tree
+	}
+	return patchID(l.res)
+}
+
+// patchID names a call's change in its record: its patch's digest.
+func patchID(res *codesnap.Result) string { return "patch:" + res.Patch.SHA256 }
+
+func (l *landing) inTree(ctx context.Context, blobs *blobstore.Store, dir string) (bool, error) {
+	if l.to != nil {
+		return codesnap.Landed(ctx, blobs, dir, l.from, l.to)
+	}
+	return codesnap.InTree(ctx, blobs, dir, l.res)
+}
+
+func (l *landing) apply(ctx context.Context, blobs *blobstore.Store, dir string, opts codesnap.ApplyOptions) (*codesnap.Applied, error) {
+	if l.to != nil {
+		return codesnap.Land(ctx, blobs, dir, l.from, l.to, opts)
+	}
+	return codesnap.ApplyWith(ctx, blobs, dir, l.from, l.res, opts)
+}
+
+// landState is where a landing left its change.
+type landState int
+
+const (
+	landFailed     landState = iota // not in the tree; try again
+	landBusy                        // another brood is landing it now
+	landApplied                     // in the tree now (this landing, or one a dead submitter did)
+	landAlready                     // in the tree before
+	landKept                        // did not apply: kept and named, never tried again
+	landKeptBefore                  // kept by an earlier landing
+)
+
+// landOutcome is what a landing did: one line for the user, and the files
+// it applied.
+type landOutcome struct {
+	Message string
+	State   landState
+	Files   []string
+}
+
+// land brings one change into the submitter's tree, whole or not at all,
+// the way a local isolated writer's change comes back, at most once
+// whoever lands it: the record is locked, a landing is marked before git
+// writes anything and recorded after, and a mark a dead submitter left is
+// checked against the work tree (the change applies in reverse).
+func (e *Engine) land(ctx context.Context, l landing) landOutcome {
+	if e.cfg.Code == nil {
+		return landOutcome{Message: l.what + " are on the fleet, not here: land them from the repository they were submitted from"}
+	}
+	ctx = context.WithoutCancel(ctx)
+	failed := func(why string) landOutcome {
+		return landOutcome{Message: l.tag + ": " + l.what + " were not landed (nothing was applied): " + why}
+	}
+	dir, err := landDir(ctx, e.cfg.Code.Dir, l.key)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		return failed(err.Error())
+	}
+	unlock, err := dispatch.LockTask(dir)
+	if errors.Is(err, dispatch.ErrTaskBusy) {
+		return landOutcome{Message: "another brood is landing " + l.what + " in this repository now", State: landBusy}
+	} else if err != nil {
+		return failed(err.Error())
+	}
+	defer unlock()
+	file := filepath.Join(dir, "landed.json")
+	var rec landRecord
+	if err := dispatch.ReadJSON(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return failed("its record " + file + " is unreadable (remove it to land them again): " + err.Error())
+	}
+	rec.Key = l.key
+	if l.to != nil && rec.Landed != nil {
+		l.from = rec.Landed
+	}
+	id := l.id()
+	switch {
+	case rec.Done == id || l.to != nil && l.from.Tree == l.to.Tree:
+		return landOutcome{Message: l.tag + ": " + l.what + " are in your tree already", State: landAlready}
+	case rec.Kept == id:
+		return landOutcome{Message: rec.Message, State: landKeptBefore}
+	}
+	blobs, work := e.cfg.Code.Blobs, e.cfg.Code.Dir
+	if rec.Landing == id {
+		if ok, _ := l.inTree(ctx, blobs, work); ok {
+			rec.landed(&l, id, l.tag+": "+l.what+" are in your tree (landed before its submitter stopped)")
+			return rec.save(file, landOutcome{State: landApplied})
+		}
+	}
+	rec.Landing = id
+	if err := dispatch.WriteJSON(file, &rec); err != nil {
+		return failed(err.Error())
+	}
+	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: e.cfg.Code.StateDir, AllowConfig: e.cfg.Code.AllowConfig})
+	rec.Landing = ""
+	switch {
+	case err != nil:
+		rec.Message = l.tag + ": bringing " + l.what + " back failed (nothing was applied): " + err.Error()
+		return rec.save(file, landOutcome{State: landFailed})
+	case ap.Conflict != "":
+		rec.Kept, rec.Message = id, l.tag+": "+ap.Message()
+		return rec.save(file, landOutcome{State: landKept})
+	}
+	rec.landed(&l, id, l.tag+": "+ap.Message())
+	return rec.save(file, landOutcome{State: landApplied, Files: ap.Files})
+}
+
+// landed records the change as in the work tree.
+func (rec *landRecord) landed(l *landing, id, msg string) {
+	rec.Done, rec.Landing, rec.Message = id, "", msg
+	if l.to != nil {
+		rec.Landed = l.to
+	}
+}
+
+// save writes the record (tmp and rename) and returns out with its message.
+func (rec *landRecord) save(file string, out landOutcome) landOutcome {
+	out.Message = rec.Message
+	if err := dispatch.WriteJSON(file, rec); err != nil {
+		out.Message += " (its record " + file + " was not saved: " + err.Error() + ")"
+	}
+	return out
+}
+
+// readLanded is a record as it is now, without its lock (nil: none yet).
+func (e *Engine) readLanded(ctx context.Context, key string) (*landRecord, error) {
+	if e.cfg.Code == nil {
+		return nil, nil
+	}
+	dir, err := landDir(ctx, e.cfg.Code.Dir, key)
+	if err != nil {
+		return nil, err
+	}
+	var rec landRecord
+	if err := dispatch.ReadJSON(filepath.Join(dir, "landed.json"), &rec); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
 // landRun lands a plan's tree in the submitter's: the change from what
 // this repository has of the run (the submit snapshot at first) to the
-// run's tip, whole or not at all, the way a local isolated writer's change
-// comes back. It says what happened (the run's landed).
+// run's tip. It says what happened (the run's landed).
 func (e *Engine) landRun(ctx context.Context, in RunInput) string {
 	if in.Code == nil || in.Tip == nil || in.Tip.Tree == in.Code.Tree {
 		return ""
@@ -45,74 +210,26 @@ func (e *Engine) landRun(ctx context.Context, in RunInput) string {
 	if e.cfg.Code == nil {
 		return "the run's changes are on the fleet, not here: resume it from the repository it was submitted from to land them"
 	}
-	ctx = context.WithoutCancel(ctx)
-	dir, err := landDir(ctx, e.cfg.Code.Dir, in.RunID)
-	if err != nil {
-		return "the run's changes were not landed: " + err.Error()
-	}
-	unlock, err := dispatch.LockTask(dir)
-	if errors.Is(err, dispatch.ErrTaskBusy) {
-		return "another brood is landing this run's changes in this repository now"
-	} else if err != nil {
-		return "the run's changes were not landed: " + err.Error()
-	}
-	defer unlock()
-	file := filepath.Join(dir, "landed.json")
-	var rec landRecord
-	if err := dispatch.ReadJSON(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "the run's changes were not landed: its record " + file + " is unreadable: " + err.Error()
-	}
-	rec.RunID = in.RunID
-	from, to := in.Code, in.Tip
-	if rec.Landed != nil {
-		from = rec.Landed
-	}
-	switch {
-	case from.Tree == to.Tree:
+	out := e.land(ctx, landing{key: in.RunID, what: "the run's changes", tag: "fleet", from: in.Code, to: in.Tip})
+	if out.State == landAlready {
 		return alreadyLanded
-	case rec.Kept == to.Tree:
-		return rec.Message
 	}
-	blobs, opts := e.cfg.Code.Blobs, codesnap.ApplyOptions{StateDir: e.cfg.Code.StateDir, AllowConfig: e.cfg.Code.AllowConfig}
-	if rec.Landing != nil && rec.Landing.Tree == to.Tree {
-		if ok, _ := codesnap.Landed(ctx, blobs, e.cfg.Code.Dir, from, to); ok {
-			rec.Landed, rec.Landing = to, nil
-			rec.Message = "fleet: the run's changes are in your tree (landed before its submitter stopped)"
-			return saveLanded(file, &rec)
-		}
-	}
-	rec.Landing = to
-	if err := dispatch.WriteJSON(file, &rec); err != nil {
-		return "the run's changes were not landed: " + err.Error()
-	}
-	ap, err := codesnap.Land(ctx, blobs, e.cfg.Code.Dir, from, to, opts)
-	rec.Landing = nil
-	switch {
-	case err != nil:
-		rec.Message = "fleet: bringing the run's changes back failed (nothing was applied): " + err.Error()
-	case ap.Conflict != "":
-		rec.Kept, rec.Message = to.Tree, "fleet: "+ap.Message()
-	default:
-		rec.Landed, rec.Message = to, "fleet: "+ap.Message()
-	}
-	return saveLanded(file, &rec)
+	return out.Message
 }
 
 // alreadyLanded is landRun's word for a run whose tree this repository has.
 const alreadyLanded = "fleet: the run's changes are in your tree already"
 
-func saveLanded(file string, rec *landRecord) string {
-	if err := dispatch.WriteJSON(file, rec); err != nil {
-		return rec.Message + " (its record was not saved: " + err.Error() + ")"
-	}
-	return rec.Message
-}
+// recordKey is a landing record's key: a run's id, or a task id and the
+// call's workflow run (TASK_ID-RUN).
+var recordKey = regexp.MustCompile(`^[0-9A-Za-z]{26}(-[0-9A-Za-z-]{1,64})?$`)
 
-// landDir is the run's record directory in the git dir of the repository
-// holding dir.
-func landDir(ctx context.Context, dir, runID string) (string, error) {
-	if err := dispatch.CheckID(runID); err != nil {
-		return "", err
+// landDir is the record directory of key in the git dir of the repository
+// holding dir (made by land, not by a read).
+func landDir(ctx context.Context, dir, key string) (string, error) {
+	id, _, _ := strings.Cut(key, "-")
+	if err := dispatch.CheckID(id); err != nil || !recordKey.MatchString(key) {
+		return "", fmt.Errorf("%q is not a run id nor a call's TASK_ID-RUN", key)
 	}
 	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--path-format=absolute", "--git-common-dir")
 	cmd.Dir = dir
@@ -120,9 +237,5 @@ func landDir(ctx context.Context, dir, runID string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s is not in a git repository: %w", dir, err)
 	}
-	d := filepath.Join(strings.TrimSpace(string(out)), "brood", "fleet", runID)
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return "", err
-	}
-	return d, nil
+	return filepath.Join(strings.TrimSpace(string(out)), "brood", "fleet", key), nil
 }

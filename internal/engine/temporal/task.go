@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -30,6 +31,10 @@ type FleetTaskDetail struct {
 	LastFailure string `json:"last_failure,omitempty"`
 	// Result is the finished call's verified result.
 	Result *call.Result `json:"result,omitempty"`
+	// Landed says whether the change the call brought back is in this
+	// repository's tree, or waiting (its submitter died before it landed
+	// it) and the command that lands it; empty: no change.
+	Landed string `json:"landed,omitempty"`
 }
 
 // Task is one fleet call by task id (brood subagent --engine temporal), or
@@ -61,12 +66,38 @@ func (e *Engine) Task(ctx context.Context, id string) (*FleetTaskDetail, error) 
 		}
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		var r call.Result
-		if err := e.cfg.Client.GetWorkflow(ctx, wid, "").Get(ctx, &r); err == nil {
+		var co CallOutput
+		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &co); err == nil {
+			r := co.Result
 			out.Result = &r
 			out.Status = r.Status
 			out.Agent = firstNonEmpty(out.Agent, r.Agent)
+			out.Landed = e.callLanded(ctx, id, x.GetExecution().GetRunId(), &co)
 		}
 	}
 	return out, nil
+}
+
+// callLanded says where a finished call's change is (FleetTaskDetail.Landed).
+func (e *Engine) callLanded(ctx context.Context, id, runID string, out *CallOutput) string {
+	r := out.Result
+	res, err := callChange(&r)
+	switch {
+	case err != nil:
+		return err.Error()
+	case res == nil || out.Snapshot == nil:
+		return ""
+	case e.cfg.Code == nil:
+		return "on the fleet: brood tasks resume " + id + " from the repository it was submitted from lands it"
+	}
+	rec, err := e.readLanded(ctx, callKey(id, runID))
+	switch {
+	case err != nil:
+		return "unknown here (" + err.Error() + ")"
+	case rec != nil && rec.Done == patchID(res):
+		return "in your tree (" + strings.TrimPrefix(rec.Message, "fleet copy: ") + ")"
+	case rec != nil && rec.Kept == patchID(res):
+		return "kept, not in your tree: " + strings.TrimPrefix(rec.Message, "fleet copy: ")
+	}
+	return "waiting, not in your tree (its submitter did not land it): brood tasks resume " + id + " lands it"
 }
