@@ -4,84 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/isolate"
 )
-
-// upperChanges is what the upper layer holds (repository-relative paths).
-type upperChanges struct {
-	set  []string // regular files and symlinks
-	del  []string // whiteouts
-	opaq []string // directories that hide the base's of the same name
-}
-
-// readUpper walks an overlay copy's upper layer: its cost follows the
-// change, not the tree. The top-level .git (the child's repository) is
-// not part of the change. An entry that goes away during the walk (a
-// partial change, taken while the child works) is skipped.
-func readUpper(upper string) (upperChanges, error) {
-	var c upperChanges
-	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(upper, p)
-		if rel == "." {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == ".git" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.IsDir():
-			if isOpaque(p) {
-				c.opaq = append(c.opaq, rel)
-			}
-		case d.Type()&fs.ModeCharDevice != 0:
-			var st unix.Stat_t
-			if unix.Lstat(p, &st) == nil && st.Rdev == 0 {
-				c.del = append(c.del, rel)
-			}
-		case d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0:
-			c.set = append(c.set, rel)
-		}
-		return nil
-	})
-	return c, err
-}
-
-// isOpaque reports whether overlayfs marked dir as hiding the lower
-// directory of the same name (user.* under userxattr, trusted.* otherwise).
-func isOpaque(dir string) bool {
-	buf := make([]byte, 4)
-	for _, name := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
-		if n, err := unix.Lgetxattr(dir, name, buf); err == nil && n >= 1 && buf[0] == 'y' {
-			return true
-		}
-	}
-	return false
-}
 
 // overlayResult is Result for an overlay copy: the base's index, with the
 // upper layer's deletions removed and its files hashed in, is the child's
 // tree; added files the tree's ignore rules (and the submitter's excludes)
 // cover are left out, as `git add -A` would leave them.
 func (co *Checkout) overlayResult(ctx context.Context, store *blobstore.Store) (*Result, error) {
-	ch, err := readUpper(co.upper)
+	ch, err := isolate.ReadUpper(co.upper)
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: read the copy's changes: %w", err)
 	}
@@ -92,11 +29,11 @@ func (co *Checkout) overlayResult(ctx context.Context, store *blobstore.Store) (
 	}
 	defer os.Remove(index)
 	g := co.overlayGit(index)
-	if err := co.indexRemove(ctx, index, append(ch.del, ch.opaq...)); err != nil {
+	if err := co.indexRemove(ctx, index, append(ch.Del, ch.Opaque...)); err != nil {
 		return nil, err
 	}
-	if len(ch.set) > 0 {
-		g.stdin = []byte(strings.Join(ch.set, "\x00") + "\x00")
+	if len(ch.Set) > 0 {
+		g.stdin = []byte(strings.Join(ch.Set, "\x00") + "\x00")
 		if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
 			return nil, fmt.Errorf("codesnap: read the copy's changes: %w", err)
 		}

@@ -5,88 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
-
-// changeSet is what an overlay child changed, read from its upper layer.
-type changeSet struct {
-	set  []string // regular files and symlinks written (repository-relative)
-	del  []string // whiteouts: paths deleted
-	opaq []string // opaque directories: replaced wholesale
-}
-
-// pathspecs are the paths whose old state the patch must compare: every
-// written or deleted path, and every opaque directory (which matches
-// everything the snapshot had beneath it).
-func (c changeSet) pathspecs() []string {
-	out := make([]string, 0, len(c.set)+len(c.del)+len(c.opaq))
-	out = append(out, c.set...)
-	out = append(out, c.del...)
-	return append(out, c.opaq...)
-}
-
-// readUpper walks the upper directory. Its cost follows the size of the
-// change, not of the repository. The top-level .git is skipped: a child's
-// commits, index updates and stashes happen in its copy only and are not
-// part of the patch.
-func readUpper(upper string) (changeSet, error) {
-	var c changeSet
-	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(upper, p)
-		if rel == "." {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == ".git" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.IsDir():
-			if isOpaque(p) {
-				c.opaq = append(c.opaq, rel)
-			}
-		case d.Type()&fs.ModeCharDevice != 0:
-			var st unix.Stat_t
-			if err := unix.Lstat(p, &st); err != nil {
-				return err
-			}
-			if st.Rdev == 0 {
-				c.del = append(c.del, rel)
-			}
-		case d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0:
-			c.set = append(c.set, rel)
-		}
-		return nil
-	})
-	return c, err
-}
-
-// isOpaque reports whether overlayfs marked dir as hiding the lower
-// directory of the same name (set when a child removes a directory and
-// creates it again). The attribute is user.* under userxattr mounts and
-// trusted.* otherwise.
-func isOpaque(dir string) bool {
-	buf := make([]byte, 4)
-	for _, name := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
-		n, err := unix.Lgetxattr(dir, name, buf)
-		if err == nil && n >= 1 && buf[0] == 'y' {
-			return true
-		}
-	}
-	return false
-}
 
 // Finish turns the child's changes into one patch against the spawn
 // snapshot and applies it to the parent's tree under the repository's
@@ -198,7 +121,7 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 // not the repository's index: two git calls in the common case, a third
 // when the child created files (to drop the ones .gitignore excludes).
 func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []rawEntry, error) {
-	c, err := readUpper(w.upper)
+	c, err := ReadUpper(w.upper)
 	if err != nil {
 		return nil, nil, fmt.Errorf("isolate: read overlay changes: %w", err)
 	}
@@ -209,11 +132,11 @@ func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []ra
 	index := filepath.Join(w.state, "changes.index")
 	os.Remove(index)
 	env := []string{"GIT_INDEX_FILE=" + index}
-	if len(c.set) > 0 {
+	if len(c.Set) > 0 {
 		// Hash the child's files from the upper layer, with the repository's
 		// filters (line endings, LFS) applied as for any working tree.
 		upEnv := append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + w.upper}, env...)
-		if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(strings.Join(c.set, "\x00")+"\x00"),
+		if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(strings.Join(c.Set, "\x00")+"\x00"),
 			"update-index", "--add", "-z", "--stdin"); err != nil {
 			return nil, nil, fmt.Errorf("isolate: hash changed files: %w", err)
 		}

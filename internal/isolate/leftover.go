@@ -90,8 +90,8 @@ func Leftovers(ctx context.Context, dir, id, stateDir string) ([]Copy, error) {
 func unapplied(ctx context.Context, r *repo, c Copy) bool {
 	if c.Patch == "" {
 		if c.Mode == ModeOverlay {
-			set, err := readUpper(c.Path)
-			return err != nil || len(set.set) > 0 || len(set.opaq) > 0
+			set, err := ReadUpper(c.Path)
+			return err != nil || len(set.Set) > 0 || len(set.Opaque) > 0
 		}
 		return true
 	}
