@@ -113,7 +113,7 @@ func fleetResume(ctx context.Context, opts *ResumeOptions) error {
 	}
 	defer closeFn()
 	if strings.TrimSpace(opts.Prompt) == "" {
-		return fleetLand(ctx, opts, eng.(*temporal.Engine))
+		return fleetLand(ctx, opts, eng)
 	}
 	r, err := eng.Call(ctx, call.Spec{Resume: opts.ID, Prompt: opts.Prompt})
 	if err != nil {

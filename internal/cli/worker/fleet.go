@@ -72,7 +72,7 @@ func (fl FleetFlags) resolve(f *cmdutil.Factory) fleetConfig {
 // Engine is the Temporal engine this process submits to (--engine
 // temporal), with its limits from this project's settings and registry;
 // close releases its connection.
-func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engine, func(), error) {
+func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*temporal.Engine, func(), error) {
 	cfg := fl.resolve(f)
 	// The same store as the workers': large results come back through it,
 	// and so do the snapshot of this tree and the workers' patches.
@@ -131,7 +131,7 @@ func FleetTask(ctx context.Context, f *cmdutil.Factory, fl FleetFlags, id string
 		return nil, err
 	}
 	defer closeFn()
-	return e.(*temporal.Engine).Task(ctx, id)
+	return e.Task(ctx, id)
 }
 
 // FleetTasks lists the fleet's calls and runs (brood tasks), or nil when
@@ -145,5 +145,5 @@ func FleetTasks(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) ([]tempo
 		return nil, err
 	}
 	defer closeFn()
-	return e.(*temporal.Engine).Tasks(ctx)
+	return e.Tasks(ctx)
 }

@@ -30,7 +30,10 @@ func depsFrom(f *cmdutil.Factory, fleetFlags *worker.FleetFlags) *Deps {
 				return nil, func() {}, false, nil
 			}
 			e, closeFn, err := worker.Engine(ctx, f, *fleetFlags)
-			return e, closeFn, true, err
+			if err != nil {
+				return nil, func() {}, true, err
+			}
+			return e, closeFn, true, nil
 		}},
 		Observe: func(ctx context.Context) (context.Context, func(), error) {
 			hk, err := f.OpenHooks(ctx, "", "", "")
