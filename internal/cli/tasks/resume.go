@@ -137,7 +137,7 @@ func fleetLand(ctx context.Context, opts *ResumeOptions, eng *temporal.Engine) e
 	} else {
 		line := map[string]string{
 			"landed":     "landed the change of fleet call %s in your tree: %s\n",
-			"in_tree":    "the change of fleet call %s is in your tree already: nothing was landed again (%s)\n",
+			"in_tree":    "fleet call %s: %s; nothing was landed again\n",
 			"kept":       "the change of fleet call %s is not in your tree: %s\n",
 			"none":       "fleet call %s: %s\n",
 			"unfinished": "fleet call %s: %s\n",
