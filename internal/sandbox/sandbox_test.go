@@ -109,19 +109,25 @@ func startChild(t *testing.T, p Policy, command string, configure func(*exec.Cmd
 	}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := childResult{stderr: stderr.String()}
+	return childResultOf(t, cmd.Run(), stdout.String(), stderr.String())
+}
+
+// childResultOf is what a test child that ran (err from its Run or Wait)
+// reported: its exit code, stderr and the status line it printed.
+func childResultOf(t *testing.T, err error, stdout, stderr string) childResult {
+	t.Helper()
+	res := childResult{stderr: stderr}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		res.code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("start child: %v", err)
+		t.Fatalf("run child: %v", err)
 	}
 	if res.code >= 90 {
 		t.Fatalf("child infrastructure failure %d: %s", res.code, res.stderr)
 	}
-	line, _, _ := strings.Cut(stdout.String(), "\n")
+	line, _, _ := strings.Cut(stdout, "\n")
 	if err := json.Unmarshal([]byte(line), &res.status); err != nil {
 		t.Fatalf("child status %q: %v (stderr %s)", line, err, res.stderr)
 	}

@@ -117,21 +117,7 @@ func startOnBase(t *testing.T, p Policy, command string, env ...string) childRes
 	if err := <-errc; err != nil {
 		t.Fatalf("start on base: %v", err)
 	}
-	err := cmd.Wait()
-	res := childResult{stderr: stderr.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if res.code >= 90 {
-		t.Fatalf("child infrastructure failure %d: %s", res.code, res.stderr)
-	}
-	line, _, _ := strings.Cut(stdout.String(), "\n")
-	if err := json.Unmarshal([]byte(line), &res.status); err != nil {
-		t.Fatalf("child status %q: %v (stderr %s)", line, err, res.stderr)
-	}
-	return res
+	return childResultOf(t, cmd.Wait(), stdout.String(), stderr.String())
 }
 
 // TestRestrictAfterMount: a child started in the base domain mounts (as an
