@@ -110,12 +110,26 @@ type Result struct {
 	// codesnap.Result (refs into the fleet's store) that the submitter
 	// applies; nil from a local engine and from a read-only agent.
 	Code json.RawMessage `json:"code,omitempty"`
+	// Patch is what became of the change of a child that worked on a copy
+	// of the tree: PatchApplied, PatchNotApplied (a conflict with what
+	// landed before it: the child's work is not in the tree, its patch is
+	// kept), or "" (it worked in place, or changed nothing).
+	Patch string `json:"patch,omitempty"`
 
 	// Record and Process are the local records behind the result, for
 	// the CLI's --json (nil from a remote engine).
 	Record  *dispatch.Result `json:"-"`
 	Process *dispatch.Output `json:"-"`
 }
+
+// What became of an isolated child's change (Result.Patch).
+const (
+	PatchApplied    = "applied"
+	PatchNotApplied = "not-applied"
+)
+
+// StatusDone is the status of a call that finished as asked.
+const StatusDone = dispatch.StatusDone
 
 // OK reports whether the call finished done, its records verified and (with
 // a schema) its output valid: a result a plan may use.

@@ -7,13 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/broodhq/brood/internal/model"
 )
 
 // DefaultRetries is how many times an answer that does not validate against
 // the call's schema is sent back to the child.
 const DefaultRetries = 2
+
+// InvalidOutput starts the failure of a call whose answer still did not
+// validate after its retries.
+const InvalidOutput = "output does not validate"
 
 // Validator is a compiled output schema.
 type Validator interface {
@@ -143,14 +145,14 @@ func WithSchema(ctx context.Context, c Compiler, s Spec, attempt Attempt) (*Resu
 	if s.Resume == "" || s.Continue {
 		s.Prompt += "\n\n" + sch.Instruction()
 	}
-	var usage model.Usage
 	for n := 1; ; n++ {
 		r, err := attempt(ctx, s)
 		if err != nil {
 			return nil, err
 		}
-		usage = usage.Add(r.Usage)
-		r.Usage, r.Attempts = usage, n
+		// Every attempt after the first resumes the same task, whose
+		// usage already counts all of its runs: not added up again.
+		r.Attempts = n
 		if r.Status != "done" || len(r.Failures) > 0 {
 			return r, nil
 		}
@@ -160,7 +162,7 @@ func WithSchema(ctx context.Context, c Compiler, s Spec, attempt Attempt) (*Resu
 			return r, nil
 		}
 		if n > retries || ctx.Err() != nil {
-			r.Failures = append(r.Failures, fmt.Sprintf("output does not validate after %d retries: %v", n-1, why))
+			r.Failures = append(r.Failures, fmt.Sprintf("%s after %d retries: %v", InvalidOutput, n-1, why))
 			return r, nil
 		}
 		s.Resume, s.Continue = r.TaskID, false

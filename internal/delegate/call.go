@@ -115,7 +115,7 @@ func lowerLimits(env *dispatch.Envelope, l call.Limits) bool {
 
 // resultOf turns a finished dispatch into a call result.
 func resultOf(o *Outcome) *call.Result {
-	r := &call.Result{TaskID: o.TaskID, Text: o.Text, Failures: o.Failures, Record: o.Result, Process: o.Output}
+	r := &call.Result{TaskID: o.TaskID, Text: o.Text, Failures: o.Failures, Record: o.Result, Process: o.Output, Patch: o.patchState}
 	if res := o.Result; res != nil {
 		r.Agent, r.Status, r.Summary, r.Error = res.Agent, res.Status, res.Summary, res.Error
 		r.Usage = res.Usage.Add(res.ChildUsage)

@@ -58,19 +58,22 @@ type RunRequest struct {
 
 // RunInfo is a run as listings show it.
 type RunInfo struct {
-	RunID    string      `json:"run_id"`
-	Plan     string      `json:"plan"`
-	Source   string      `json:"source,omitempty"`
-	Engine   string      `json:"engine"`
-	Status   string      `json:"status"`
-	Reason   string      `json:"reason,omitempty"`
-	Created  time.Time   `json:"created"`
-	Finished *time.Time  `json:"finished,omitempty"`
-	Agents   int         `json:"agents"`
-	Done     int         `json:"done"`
-	Failed   int         `json:"failed"`
-	Running  int         `json:"running"`
-	Usage    model.Usage `json:"usage"`
+	RunID    string     `json:"run_id"`
+	Plan     string     `json:"plan"`
+	Source   string     `json:"source,omitempty"`
+	Engine   string     `json:"engine"`
+	Status   string     `json:"status"`
+	Reason   string     `json:"reason,omitempty"`
+	Created  time.Time  `json:"created"`
+	Finished *time.Time `json:"finished,omitempty"`
+	Agents   int        `json:"agents"`
+	Done     int        `json:"done"`
+	Failed   int        `json:"failed"` // finished without a result, cancelled ones aside
+	Running  int        `json:"running"`
+	// Calls counts the journaled calls by their last status (done,
+	// cancelled, not-applied, invalid, ...; running for one not ended).
+	Calls map[string]int `json:"calls,omitempty"`
+	Usage model.Usage    `json:"usage"`
 	// ResultRef names where the whole result is kept (for a local run,
 	// its result.json).
 	ResultRef string           `json:"result_ref,omitempty"`

@@ -11,6 +11,9 @@ type CheckOptions struct {
 	File string
 	// Agents are the agent types that exist (nil: not checked).
 	Agents []string
+	// Inputs are the run's resolved inputs (nil: the plan's defaults): an
+	// each over an input's list is counted against max_agents by them.
+	Inputs map[string]any
 }
 
 // Report is the outcome of a successful check.
@@ -34,7 +37,7 @@ type checker struct {
 }
 
 func (c *checker) errorf(field, format string, args ...any) {
-	c.errs = append(c.errs, &Error{File: c.o.File, Field: field, Message: fmt.Sprintf(format, args...)})
+	c.errs = append(c.errs, &Error{File: c.o.File, Line: c.p.Line(field), Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // Check checks what the schema cannot: unique ids, waves without cycles,
@@ -43,18 +46,61 @@ func (c *checker) errorf(field, format string, args ...any) {
 func Check(p *Plan, o CheckOptions) (*Report, error) {
 	c := &checker{p: p, o: o, ids: map[string]string{}}
 	c.ids_()
+	c.inputs()
 	waves := c.waves()
 	for i := range p.Phases {
 		c.phase(i)
 	}
-	est := EstimatePlan(p, nil)
+	in := o.Inputs
+	if in == nil {
+		in = DefaultInputs(p)
+	}
+	est := EstimatePlan(p, in)
 	if max := p.maxAgents(); est.Min > max {
-		c.errorf("max_agents", "the plan starts at least %d agents, over max_agents %d; raise max_agents or shrink the plan", est.Min, max)
+		field, why := "max_agents", ""
+		if p.MaxAgents == 0 {
+			field = "phases"
+		}
+		for i, pe := range est.Phases {
+			if pe.Min > max/2 {
+				why = fmt.Sprintf(" (phase %s alone starts at least %d", pe.ID, pe.Min)
+				if ph := &p.Phases[i]; ph.Shape() == "each" {
+					why += fmt.Sprintf(": one per item of %s", ph.Each)
+				}
+				why += ")"
+				if p.MaxAgents == 0 {
+					field = fmt.Sprintf("phases[%d]", i)
+				}
+				break
+			}
+		}
+		c.errorf(field, "the plan starts at least %d agents%s, over max_agents %d: raise max_agents or shrink the plan", est.Min, why, max)
 	}
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}
 	return &Report{Warnings: c.warns, Waves: waves, Estimate: est}, nil
+}
+
+// inputs checks that every default is of its input's type.
+func (c *checker) inputs() {
+	for _, name := range sortedKeys(c.p.Inputs) {
+		if _, err := DefaultValue(c.p.Inputs[name]); err != nil {
+			c.errorf("inputs."+name+".default", "%v", err)
+		}
+	}
+}
+
+// DefaultInputs are the plan's inputs as a run without --input sees them
+// (a required input without a default is left out).
+func DefaultInputs(p *Plan) map[string]any {
+	out := map[string]any{}
+	for name, in := range p.Inputs {
+		if v, err := DefaultValue(in); err == nil && v != nil {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 func (p *Plan) maxAgents() int {
@@ -99,7 +145,7 @@ func (c *checker) waves() [][]string {
 				continue
 			}
 			if !c.isPhase(d) {
-				c.errorf(fmt.Sprintf("phases[%d].depends_on", i), "no phase is called %q (phases: %s)", d, strings.Join(c.phaseIDs(), ", "))
+				c.errorf(fmt.Sprintf("phases[%d].depends_on", i), "no phase is called %q%s (phases: %s)", d, didYouMean(d, c.phaseIDs()), strings.Join(c.phaseIDs(), ", "))
 				continue
 			}
 			deps[ph.ID] = append(deps[ph.ID], d)
@@ -108,7 +154,7 @@ func (c *checker) waves() [][]string {
 	}
 	w, cycle := Levels(c.phaseIDs(), deps)
 	if cycle != nil {
-		c.errorf("phases", "depends_on forms a cycle: %s", strings.Join(cycle, " → "))
+		c.errorf(fmt.Sprintf("phases[%d].depends_on", slices.Index(c.phaseIDs(), cycle[0])), "depends_on forms a cycle: %s", strings.Join(cycle, " → "))
 	}
 	return w
 }

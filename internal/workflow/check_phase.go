@@ -65,7 +65,7 @@ func (c *checker) parallel(f string, ph *Phase, vis map[string]bool) {
 		tv := vis
 		for _, d := range t.DependsOn {
 			if _, ok := ids[d]; !ok {
-				c.errorf(tf+".depends_on", "no task of phase %q is called %q", ph.ID, d)
+				c.errorf(tf+".depends_on", "no task of phase %q is called %q%s", ph.ID, d, didYouMean(d, sortedKeys(ids)))
 				continue
 			}
 			tv = with(tv, d)
@@ -114,7 +114,7 @@ func (c *checker) each(f string, ph *Phase, vis map[string]bool) {
 // call checks one agent call: agent, template, schema, timeout.
 func (c *checker) call(f string, t *Call, vis map[string]bool) {
 	if c.o.Agents != nil && t.Agent != "" && !slices.ContainsFunc(c.o.Agents, func(a string) bool { return strings.EqualFold(a, t.Agent) }) {
-		c.errorf(f+".agent", "unknown agent %q; available: %s (brood agents)", t.Agent, strings.Join(c.o.Agents, ", "))
+		c.errorf(f+".agent", "unknown agent %q%s (available: %s; brood agents lists them)", t.Agent, didYouMean(t.Agent, c.o.Agents), strings.Join(c.o.Agents, ", "))
 	}
 	tm, err := ParseTemplate(t.Prompt)
 	if err != nil {
@@ -143,7 +143,7 @@ func (c *checker) ref(f string, s Selector, vis map[string]bool) {
 				return
 			}
 			if _, ok := c.p.Inputs[s.steps[0].field]; !ok {
-				c.errorf(f, "{{%s}}: the plan declares no input %q (inputs: %s)", s, s.steps[0].field, strings.Join(sortedKeys(c.p.Inputs), ", "))
+				c.errorf(f, "{{%s}}: the plan declares no input %q%s (inputs: %s)", s, s.steps[0].field, didYouMean(s.steps[0].field, sortedKeys(c.p.Inputs)), strings.Join(sortedKeys(c.p.Inputs), ", "))
 			}
 		}
 		return
@@ -152,7 +152,11 @@ func (c *checker) ref(f string, s Selector, vis map[string]bool) {
 		c.errorf(f, "{{%s}}: %q has not run yet here: add it (or its phase) to depends_on", s, s.Root)
 		return
 	}
-	c.errorf(f, "{{%s}}: nothing is called %q (inputs, phase and task ids, and the phase's own names such as item and prev)", s, s.Root)
+	known := sortedKeys(vis)
+	for id := range c.ids {
+		known = append(known, id)
+	}
+	c.errorf(f, "{{%s}}: nothing is called %q%s (inputs, phase and task ids, and the phase's own names such as item and prev)", s, s.Root, didYouMean(s.Root, known))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -16,6 +16,7 @@ type Estimate struct {
 type PhaseEstimate struct {
 	ID     string `json:"id"`
 	Agents int    `json:"agents"`
+	Min    int    `json:"min"`
 	Note   string `json:"note,omitempty"`
 }
 
@@ -37,7 +38,7 @@ func EstimatePlan(p *Plan, inputs map[string]any) Estimate {
 			e.Exact = false
 		}
 		e.Agents, e.Min, e.Max = e.Agents+n, e.Min+lo, e.Max+hi
-		e.Phases = append(e.Phases, PhaseEstimate{ID: ph.ID, Agents: n, Note: note})
+		e.Phases = append(e.Phases, PhaseEstimate{ID: ph.ID, Agents: n, Min: lo, Note: note})
 	}
 	return e
 }

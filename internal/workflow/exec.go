@@ -23,6 +23,10 @@ type Journal interface {
 	Finished(key string, rec CallRecord) error
 	// Count is how many calls the journal has seen start.
 	Count() int
+	// Spent is the usage of every call it saw finish (each call's last
+	// record: a task's usage counts all of its runs), so that max_tokens
+	// and the totals hold across resumes.
+	Spent() model.Usage
 }
 
 // Entry is a journal's knowledge of one call.
@@ -62,6 +66,7 @@ type executor struct {
 	agents  int
 	usage   model.Usage
 	stopped string // why no new agent starts (max_agents, max_tokens)
+	notes   []string
 	outputs map[string]any
 	counts  map[string]*Counts
 	skipped []Skipped
@@ -84,7 +89,10 @@ func Execute(ctx context.Context, p *Plan, o Options) *Result {
 		x.sem = x.rt.NewSemaphore(ctx, o.Concurrency)
 	}
 	if o.Journal != nil {
-		x.agents = o.Journal.Count()
+		// A resume goes on from what the journal saw: the agents it
+		// started and the tokens they spent count against the caps.
+		x.agents, x.usage = o.Journal.Count(), o.Journal.Spent()
+		x.capTokens()
 	}
 	res := &Result{RunID: o.RunID, Plan: p.Name, Started: o.Now().UTC()}
 	results := make([]PhaseResult, len(p.Phases))
@@ -108,8 +116,8 @@ func Execute(ctx context.Context, p *Plan, o Options) *Result {
 			}
 			for _, d := range ph.Deps(prev) {
 				done[index[d]].Wait(ctx)
-				if st := results[index[d]].Status; st == PhaseFailed || st == PhaseSkipped {
-					results[i] = PhaseResult{ID: ph.ID, Shape: ph.Shape(), Status: PhaseSkipped, Reason: fmt.Sprintf("it depends on phase %s, which %s", d, verb(st))}
+				if why := blocks(&results[index[d]]); why != "" {
+					results[i] = PhaseResult{ID: ph.ID, Shape: ph.Shape(), Status: PhaseSkipped, Reason: fmt.Sprintf("it depends on phase %s, %s", d, why)}
 					x.skip(ph.ID, results[i].Reason)
 					x.event(ph, PhaseSkipped)
 					return
@@ -130,11 +138,22 @@ func Execute(ctx context.Context, p *Plan, o Options) *Result {
 	return res
 }
 
-func verb(status string) string {
-	if status == PhaseSkipped {
-		return "was skipped"
+// blocks says why a finished phase stops the phases that depend on it: it
+// failed, was skipped, or a writer's change in it did not land (what
+// depends on it would work on a tree without that change). "" lets them run.
+func blocks(ph *PhaseResult) string {
+	switch ph.Status {
+	case PhaseSkipped:
+		return "which was skipped"
+	case PhaseFailed:
+		return "which failed"
 	}
-	return "failed"
+	for _, c := range ph.Calls {
+		if c.Status == CallNotApplied {
+			return fmt.Sprintf("where the change of call %s was not applied to the tree", c.Key)
+		}
+	}
+	return ""
 }
 
 // status is the run's status from its phases.
@@ -160,9 +179,16 @@ func (x *executor) status(ctx context.Context, phases []PhaseResult) (string, st
 	case failed == len(phases):
 		return RunFailed, strings.Join(why, "; ")
 	case len(why) > 0:
-		return RunPartial, strings.Join(why, "; ")
+		return RunPartial, strings.Join(append(why, x.notes...), "; ")
 	}
-	return RunDone, ""
+	return RunDone, strings.Join(x.notes, "; ")
+}
+
+// note keeps a remark for the run's reason (an each over nothing).
+func (x *executor) note(s string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.notes = append(x.notes, s)
 }
 
 func (x *executor) skip(id, reason string) {
@@ -224,7 +250,7 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	var ent Entry
 	if x.o.Journal != nil {
 		ent, _ = x.o.Journal.Lookup(key)
-		if ent.Done != nil && ent.Done.Status != "cancelled" {
+		if ent.Done != nil && ent.Done.Status != CallCancelled {
 			x.count(ph, func(n *Counts) { dequeue(n); bump(n, ent.Done) })
 			return *ent.Done
 		}
@@ -239,14 +265,15 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	// judged against max_agents and max_tokens as they are when it could
 	// start, not as they were when it was queued.
 	if !x.acquire(ctx) {
-		rec.Status, rec.Error = "cancelled", "the run was cancelled before this call started"
+		rec.Status, rec.Error = CallCancelled, "the run was cancelled before this call started"
+		x.count(ph, func(n *Counts) { dequeue(n); n.Cancelled++ })
 		return rec
 	}
 	defer x.release()
 	if ent.TaskID == "" {
 		if why := x.reserve(ctx); why != "" {
 			rec.Status, rec.Error = CallSkipped, why
-			x.count(ph, func(n *Counts) { dequeue(n); n.Failed++ })
+			x.count(ph, func(n *Counts) { dequeue(n); n.Skipped++ })
 			return rec
 		}
 	}
@@ -265,13 +292,17 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	x.count(ph, func(n *Counts) { dequeue(n); n.Running++ })
 	r, err := x.o.Runner.Call(ctx, spec)
 	rec = recordOf(key, c.Agent, spec, r, err)
-	if ctx.Err() != nil && rec.Output == nil && rec.Status != "cancelled" {
+	if ctx.Err() != nil && rec.Output == nil && rec.Status != CallCancelled {
 		// Stopped because the run was: however its child ended, the call
 		// is continued when the run is resumed.
 		rec.Error = strings.TrimSpace(fmt.Sprintf("stopped with the run (the task ended %s) %s", rec.Status, rec.Error))
-		rec.Status = "cancelled"
+		rec.Status = CallCancelled
 	}
-	x.finish(rec)
+	var before model.Usage // what the journal already counts of this call
+	if ent.Done != nil {
+		before = ent.Done.Usage
+	}
+	x.finish(rec, before)
 	if x.o.Journal != nil && (err == nil || !spec.Continue) {
 		// A call that could not be picked up again (its task still
 		// running elsewhere) stays open in the journal for the next resume.
@@ -293,9 +324,16 @@ func (x *executor) queue(ph *Phase, k int) {
 }
 
 func bump(n *Counts, rec *CallRecord) {
-	if rec.Output != nil {
+	switch {
+	case rec.Output != nil:
 		n.Done++
-	} else {
+	case rec.Status == CallSkipped:
+		n.Skipped++
+	case rec.Status == CallCancelled:
+		n.Cancelled++
+	case rec.Status == CallNotApplied:
+		n.NotApplied++
+	default:
 		n.Failed++
 	}
 }
@@ -328,6 +366,23 @@ func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) Call
 	}
 	rec.TaskID, rec.Status, rec.Error, rec.Failures = r.TaskID, r.Status, r.Error, r.Failures
 	rec.Attempts, rec.Usage, rec.Code = r.Attempts, r.Usage, r.Code
+	if r.Status == call.StatusDone && len(r.Failures) > 0 {
+		// The child said done, but what it gave cannot be used: the
+		// status says why.
+		rec.Status = CallUnverified
+		if strings.HasPrefix(r.Failures[len(r.Failures)-1], call.InvalidOutput) {
+			rec.Status = CallInvalid
+		}
+		rec.Error = strings.TrimSpace(r.Failures[len(r.Failures)-1] + "; " + rec.Error)
+		rec.Error = strings.TrimSuffix(rec.Error, ";")
+	}
+	if r.Patch == call.PatchNotApplied {
+		// Its work did not land: whatever it reports is about a tree
+		// that is not the run's.
+		rec.Status = CallNotApplied
+		rec.Error = "its change was not applied to the tree (it conflicts with what another call wrote there); its patch is kept with task " + rec.TaskID + " (brood tasks show " + rec.TaskID + ")"
+		return rec
+	}
 	if !r.OK() {
 		return rec
 	}
@@ -361,14 +416,28 @@ func (x *executor) reserve(ctx context.Context) string {
 	return ""
 }
 
-// finish adds a call's usage and stops new agents at max_tokens.
-func (x *executor) finish(rec CallRecord) {
+// finish adds a call's usage and stops new agents at max_tokens. before
+// is what the journal already counted of the same call (a continued
+// call's record counts every run of its task).
+func (x *executor) finish(rec CallRecord, before model.Usage) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.usage = x.usage.Add(rec.Usage)
+	x.usage = x.usage.Add(usageSince(rec.Usage, before))
+	x.capTokens()
+}
+
+// capTokens stops new agents once max_tokens is reached (x.mu held, or
+// before the run starts).
+func (x *executor) capTokens() {
 	if x.p.MaxTokens > 0 && x.stopped == "" && tokens(x.usage) >= x.p.MaxTokens {
 		x.stopped = fmt.Sprintf("max_tokens (%d) reached after %d tokens: no new agent starts", x.p.MaxTokens, tokens(x.usage))
 	}
+}
+
+// usageSince is u less what was already counted of it (never below zero).
+func usageSince(u, before model.Usage) model.Usage {
+	d := func(a, b int64) int64 { return max(a-b, 0) }
+	return model.Usage{Input: d(u.Input, before.Input), Output: d(u.Output, before.Output), CacheRead: d(u.CacheRead, before.CacheRead), CacheWrite: d(u.CacheWrite, before.CacheWrite)}
 }
 
 func tokens(u model.Usage) int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }

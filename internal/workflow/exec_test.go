@@ -133,6 +133,17 @@ func (j *memJournal) Finished(k string, r CallRecord) error {
 	return nil
 }
 func (j *memJournal) Count() int { j.mu.Lock(); defer j.mu.Unlock(); return j.n }
+func (j *memJournal) Spent() model.Usage {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var u model.Usage
+	for _, e := range j.m {
+		if e.Done != nil {
+			u = u.Add(e.Done.Usage)
+		}
+	}
+	return u
+}
 
 // TestJournalReplay: a second run over the same journal runs no finished
 // call again, and continues a started one by its task id.

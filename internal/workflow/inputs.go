@@ -8,22 +8,31 @@ import (
 )
 
 // ResolveInputs turns `--input name=value` pairs into the plan's inputs:
-// each value parsed by the input's type, defaults filled in, required and
-// undeclared inputs reported.
+// each value parsed by the input's type, defaults filled in (a default
+// written as text is parsed by the same rule as --input: `"a,b,c"` is a
+// list of three for a list input), required and undeclared inputs
+// reported. Every error is the caller's to fix on its command line.
 func ResolveInputs(p *Plan, given map[string]string) (map[string]any, error) {
 	out := map[string]any{}
-	for name := range given {
+	for _, name := range sortedKeys(given) {
 		if _, ok := p.Inputs[name]; !ok {
-			return nil, fmt.Errorf("--input %s: the plan declares no such input (inputs: %s)", name, strings.Join(sortedKeys(p.Inputs), ", "))
+			return nil, fmt.Errorf("--input %s: the plan declares no such input%s (inputs: %s)", name, didYouMean(name, sortedKeys(p.Inputs)), strings.Join(sortedKeys(p.Inputs), ", "))
 		}
 	}
-	for name, in := range p.Inputs {
+	for _, name := range sortedKeys(p.Inputs) {
+		in := p.Inputs[name]
 		raw, ok := given[name]
 		if !ok {
 			if in.Required {
-				return nil, fmt.Errorf("input %s is required: pass --input %s=VALUE (%s)", name, name, in.Description)
+				return nil, fmt.Errorf("input %s is required: pass --input %s=VALUE%s", name, name, parens(in.Description))
 			}
-			out[name] = in.Default
+			v, err := DefaultValue(in)
+			if err != nil {
+				// The plan's own fault, not the command line's.
+				f := "inputs." + name + ".default"
+				return nil, &Error{File: p.file, Line: p.Line(f), Field: f, Message: err.Error()}
+			}
+			out[name] = v
 			continue
 		}
 		v, err := parseInput(in.Type, raw)
@@ -33,6 +42,46 @@ func ResolveInputs(p *Plan, given map[string]string) (map[string]any, error) {
 		out[name] = v
 	}
 	return out, nil
+}
+
+func parens(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// DefaultValue is an input's default as the run sees it: text is parsed by
+// the input's type exactly as a --input value is; any other value must
+// already be of that type.
+func DefaultValue(in Input) (any, error) {
+	switch v := in.Default.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return parseInput(in.Type, v)
+	case []any:
+		if in.Type == "list" || in.Type == "json" {
+			return v, nil
+		}
+	case float64, int, int64:
+		if in.Type == "number" || in.Type == "json" {
+			return v, nil
+		}
+	case bool:
+		if in.Type == "boolean" || in.Type == "json" {
+			return v, nil
+		}
+	default:
+		if in.Type == "json" {
+			return v, nil
+		}
+	}
+	typ := in.Type
+	if typ == "" {
+		typ = "string"
+	}
+	return nil, fmt.Errorf("%s is not a %s: write it as one (or as text, read as --input reads it)", canonical(in.Default), typ)
 }
 
 func parseInput(typ, raw string) (any, error) {

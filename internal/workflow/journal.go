@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/broodhq/brood/internal/model"
 )
 
 // JournalFile is the journal of a run in its directory.
@@ -29,6 +31,7 @@ type FileJournal struct {
 	f       *os.File
 	entries map[string]Entry
 	started int
+	spent   model.Usage
 	// lines is the whole journal of one kept in memory (f == nil).
 	lines []JournalLine
 }
@@ -98,6 +101,13 @@ func (j *FileJournal) apply(l JournalLine) {
 		if e.TaskID == "" && l.Rec != nil && l.Rec.TaskID != "" {
 			e.TaskID = l.Rec.TaskID
 		}
+		if l.Rec != nil {
+			var before model.Usage
+			if e.Done != nil {
+				before = e.Done.Usage
+			}
+			j.spent = j.spent.Add(usageSince(l.Rec.Usage, before))
+		}
 		e.Done = l.Rec
 	}
 	j.entries[l.Key] = e
@@ -134,6 +144,13 @@ func (j *FileJournal) Count() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.started
+}
+
+// Spent implements Journal.
+func (j *FileJournal) Spent() model.Usage {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.spent
 }
 
 // Started implements Journal.
@@ -182,7 +199,8 @@ func (j *FileJournal) Close() error {
 }
 
 // Summary counts a journal's calls: started, finished with a result,
-// finished without one, and still open.
+// finished without one (cancelled ones, which a resume continues, are in
+// neither), and still open.
 func Summary(lines []JournalLine) (started, done, failed, open int) {
 	j := &FileJournal{entries: map[string]Entry{}}
 	for _, l := range lines {
@@ -194,9 +212,28 @@ func Summary(lines []JournalLine) (started, done, failed, open int) {
 			open++
 		case e.Done.Output != nil:
 			done++
-		default:
+		case e.Done.Status != CallCancelled:
 			failed++
 		}
 	}
 	return j.started, done, failed, open
+}
+
+// Statuses counts a journal's calls by their last status; a call that
+// started and has no end yet is "running" (or, once its run is over,
+// stopped with it: listings say which).
+func Statuses(lines []JournalLine) map[string]int {
+	j := &FileJournal{entries: map[string]Entry{}}
+	for _, l := range lines {
+		j.apply(l)
+	}
+	out := map[string]int{}
+	for _, e := range j.entries {
+		if e.Done == nil {
+			out["running"]++
+			continue
+		}
+		out[e.Done.Status]++
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -84,28 +85,31 @@ func Parse(name string, data []byte) (*Plan, error) {
 		if _, err := toml.Decode(string(data), &doc); err != nil {
 			return nil, tomlError(name, err)
 		}
+		lines = tomlLines(data)
 	case ".json":
 		if err := json.Unmarshal(data, &doc); err != nil {
 			return nil, jsonError(name, data, err)
 		}
+		lines = jsonLines(data)
 	default:
 		if err := yaml.UnmarshalWithOptions(data, &doc, yaml.UseOrderedMap()); err != nil {
-			return nil, &Error{File: name, Message: "not valid YAML: " + yaml.FormatError(err, false, false)}
+			return nil, yamlError(name, err)
 		}
 		doc = plainYAML(doc)
 		lines = yamlLines(data)
 	}
 	raw, err := json.Marshal(doc)
 	if err != nil {
-		return nil, &Error{File: name, Message: "cannot be read as a plan: " + err.Error()}
+		return nil, &Error{File: name, Line: 1, Message: "cannot be read as a plan: " + err.Error()}
 	}
 	if errs := validateDoc(name, raw, lines); len(errs) > 0 {
 		return nil, errs
 	}
 	var p Plan
 	if err := decodeStrict(raw, &p); err != nil {
-		return nil, &Error{File: name, Message: err.Error()}
+		return nil, &Error{File: name, Line: 1, Message: err.Error()}
 	}
+	p.file, p.lines = name, lines
 	return &p, nil
 }
 
@@ -117,7 +121,7 @@ func validateDoc(name string, raw []byte, lines func(string) int) Errors {
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return Errors{{File: name, Message: err.Error()}}
+		return Errors{{File: name, Line: 1, Message: err.Error()}}
 	}
 	err = sch.Validate(v)
 	var ve *jsonschema.ValidationError
@@ -128,27 +132,53 @@ func validateDoc(name string, raw []byte, lines func(string) int) Errors {
 	seen := map[string]bool{}
 	pr := message.NewPrinter(language.English)
 	for _, leaf := range leaves(ve) {
-		msg := leaf.ErrorKind.LocalizedString(pr)
-		field := "/" + strings.Join(leaf.InstanceLocation, "/")
-		field = pointerField(field)
-		if seen[field+msg] {
-			continue
+		for _, e := range leafErrors(name, leaf, pr) {
+			if seen[e.Field+e.Message] {
+				continue
+			}
+			seen[e.Field+e.Message] = true
+			if lines != nil {
+				e.Line = lines(e.Field)
+			}
+			e.Line = max(e.Line, 1)
+			out = append(out, e)
 		}
-		seen[field+msg] = true
-		e := &Error{File: name, Field: field, Message: msg}
-		if lines != nil {
-			e.Line = lines(field)
-		}
-		out = append(out, e)
 	}
 	if len(out) == 0 {
-		out = append(out, &Error{File: name, Message: ve.Error()})
+		out = append(out, &Error{File: name, Line: 1, Message: ve.Error()})
 	}
 	if len(out) > 1 {
 		// A phase with no shape fails every branch of its oneOf: say so once.
 		out = shapeErrors(out)
 	}
 	return out
+}
+
+// leafErrors are the problems one schema error stands for: an unknown
+// field is named at its own key, with the known field it probably meant.
+func leafErrors(name string, leaf *jsonschema.ValidationError, pr *message.Printer) Errors {
+	field := pointerField("/" + strings.Join(leaf.InstanceLocation, "/"))
+	ap, ok := leaf.ErrorKind.(*kind.AdditionalProperties)
+	if !ok {
+		return Errors{{File: name, Field: field, Message: leaf.ErrorKind.LocalizedString(pr)}}
+	}
+	var out Errors
+	for _, prop := range ap.Properties {
+		f := prop
+		if field != "" {
+			f = field + "." + prop
+		}
+		out = append(out, &Error{File: name, Field: f, Message: "no such field" + didYouMean(prop, planFields())})
+	}
+	return out
+}
+
+// planFields are every field name a plan may use, for did-you-mean.
+func planFields() []string {
+	return []string{"name", "description", "concurrency", "max_agents", "max_tokens", "inputs", "phases",
+		"type", "default", "required", "id", "depends_on", "parallel", "each", "as", "stages", "expect",
+		"until_quiet", "votes", "agent", "prompt", "schema", "isolation", "max_turns", "timeout",
+		"findings", "key", "quiet_rounds", "max_rounds", "per_round", "count", "field", "accept", "at_least"}
 }
 
 // leaves are the errors at the bottom of a validation error's tree: what is
@@ -256,12 +286,25 @@ func plainYAML(v any) any {
 	return v
 }
 
+// yamlError puts a YAML syntax error's line where every plan error has it.
+func yamlError(name string, err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		line := 1
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil && tk.Position.Line > 0 {
+			line = tk.Position.Line
+		}
+		return &Error{File: name, Line: line, Message: "not valid YAML: " + ye.GetMessage()}
+	}
+	return &Error{File: name, Line: 1, Message: "not valid YAML: " + err.Error()}
+}
+
 func tomlError(name string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return &Error{File: name, Line: pe.Position.Line, Message: "not valid TOML: " + pe.Message}
+		return &Error{File: name, Line: max(pe.Position.Line, 1), Message: "not valid TOML: " + pe.Message}
 	}
-	return &Error{File: name, Message: "not valid TOML: " + err.Error()}
+	return &Error{File: name, Line: 1, Message: "not valid TOML: " + err.Error()}
 }
 
 func jsonError(name string, data []byte, err error) error {
@@ -270,5 +313,5 @@ func jsonError(name string, data []byte, err error) error {
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
 		return &Error{File: name, Line: line, Message: "not valid JSON: " + se.Error()}
 	}
-	return &Error{File: name, Message: "not valid JSON: " + err.Error()}
+	return &Error{File: name, Line: 1, Message: "not valid JSON: " + err.Error()}
 }

@@ -34,6 +34,24 @@ type Plan struct {
 	MaxTokens   int64            `json:"max_tokens,omitempty"`
 	Inputs      map[string]Input `json:"inputs,omitempty"`
 	Phases      []Phase          `json:"phases"`
+
+	// file and lines name the file the plan was parsed from and find a
+	// field's line in it (nil: not parsed from a file).
+	file  string
+	lines func(field string) int
+}
+
+// Line is the line of the file the plan came from where field (as
+// phases[1].votes.accept) is, or its nearest enclosing field; 1 when none
+// is found, 0 for a plan that was not parsed from a file.
+func (p *Plan) Line(field string) int {
+	if p.lines == nil {
+		return 0
+	}
+	if n := p.lines(field); n > 0 {
+		return n
+	}
+	return 1
 }
 
 // Input is a declared input of a plan (`--input name=value`).

@@ -17,13 +17,34 @@ const (
 	RunInterrupted = "interrupted" // its process died; resume it
 )
 
-// Phase and call statuses beyond the task statuses.
+// Phase statuses.
 const (
 	PhaseDone    = "done"
 	PhaseFailed  = "failed"
 	PhaseSkipped = "skipped"
 	PhasePartial = "partial"
-	CallSkipped  = "skipped"
+)
+
+// Call statuses beyond the task's own (done, partial, checkpoint, failed,
+// killed, cancelled, rejected): each says what became of the call, and
+// only done yields an output.
+const (
+	CallDone = "done"
+	// CallSkipped: it never started (a cap was reached, or a task it
+	// depends on yielded no result); Error says which.
+	CallSkipped = "skipped"
+	// CallCancelled: the run was cancelled before or while it ran; a
+	// resume continues it.
+	CallCancelled = "cancelled"
+	// CallNotApplied: the child finished, but its change did not land in
+	// the tree (it conflicts with what another call wrote); its patch is
+	// kept with its task.
+	CallNotApplied = "not-applied"
+	// CallInvalid: its output did not validate against the call's schema
+	// after the retries.
+	CallInvalid = "invalid"
+	// CallUnverified: its records failed the parent's verification.
+	CallUnverified = "unverified"
 )
 
 // CallRecord is one agent call of a run as its journal and result keep it.
@@ -85,12 +106,18 @@ type Result struct {
 	Landed string `json:"landed,omitempty"`
 }
 
-// Counts are a phase's calls by state, for progress.
+// Counts are a phase's calls by state, for progress: Failed is every call
+// that ended without a result except those Skipped (never started: a cap,
+// a dependency), Cancelled (continued by a resume) and NotApplied.
 type Counts struct {
-	Done    int `json:"done"`
-	Running int `json:"running"`
-	Failed  int `json:"failed"`
-	Queued  int `json:"queued"`
+	Done      int `json:"done"`
+	Running   int `json:"running"`
+	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped,omitempty"`
+	Cancelled int `json:"cancelled,omitempty"`
+	// NotApplied are writers whose change did not land in the tree.
+	NotApplied int `json:"not_applied,omitempty"`
+	Queued    int `json:"queued"`
 }
 
 // Event is progress: one phase's counts after a change.

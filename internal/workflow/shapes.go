@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -22,6 +23,7 @@ func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
 	}
 	var mu sync.Mutex
 	outs := map[string]any{}
+	ends := map[string]*CallRecord{}
 	wg := x.rt.NewGroup(ctx)
 	for j := range ph.Parallel {
 		wg.Add(1)
@@ -36,13 +38,16 @@ func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
 			for _, d := range t.DependsOn {
 				done[d].Wait(ctx)
 				mu.Lock()
-				v := outs[d]
+				v, end := outs[d], ends[d]
 				mu.Unlock()
 				if v == nil {
 					why := fmt.Sprintf("it depends on task %s, which yielded no result", d)
+					if end != nil {
+						why = fmt.Sprintf("it depends on task %s, which yielded no result (%s)", d, endedHow(end))
+					}
 					pr.Calls[j] = CallRecord{Key: key, Agent: t.Agent, Status: CallSkipped, Error: why}
 					x.skip(taskKey(t, j), why)
-					x.count(ph, func(n *Counts) { dequeue(n); n.Failed++ })
+					x.count(ph, func(n *Counts) { dequeue(n); n.Skipped++ })
 					return
 				}
 				scope[d] = v
@@ -50,7 +55,7 @@ func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
 			pr.Calls[j] = x.call(ctx, ph, key, t, scope)
 			if t.ID != "" {
 				mu.Lock()
-				outs[t.ID] = pr.Calls[j].Output
+				outs[t.ID], ends[t.ID] = pr.Calls[j].Output, &pr.Calls[j]
 				mu.Unlock()
 			}
 		})
@@ -86,23 +91,42 @@ func with2(s map[string]any) map[string]any {
 	return out
 }
 
-// phaseStatus: failed when every call yielded null, partial when some were
-// skipped or cancelled, else done.
+// endedHow is a call's status and why, for a reason naming it.
+func endedHow(c *CallRecord) string {
+	if c.Error == "" {
+		return c.Status
+	}
+	return c.Status + ": " + c.Error
+}
+
+// phaseStatus: failed when every call yielded null; partial when some
+// were skipped or cancelled, or a writer's change did not land; else done.
 func phaseStatus(ctx context.Context, calls []CallRecord) (string, string) {
 	ok, skipped := 0, 0
+	var lost []string
 	for _, c := range calls {
 		if c.Output != nil {
 			ok++
 		}
-		if c.Status == CallSkipped || c.Status == "cancelled" {
+		switch c.Status {
+		case CallSkipped, CallCancelled:
 			skipped++
+		case CallNotApplied:
+			lost = append(lost, c.Key)
 		}
+	}
+	var why []string
+	if len(lost) > 0 {
+		why = append(why, fmt.Sprintf("the change of %s was not applied to the tree", strings.Join(lost, ", ")))
+	}
+	if skipped > 0 {
+		why = append(why, fmt.Sprintf("%d of %d calls did not run", skipped, len(calls)))
 	}
 	switch {
 	case len(calls) > 0 && ok == 0:
-		return PhaseFailed, fmt.Sprintf("all %d calls yielded no result", len(calls))
-	case ctx.Err() != nil || skipped > 0:
-		return PhasePartial, fmt.Sprintf("%d of %d calls did not run", skipped, len(calls))
+		return PhaseFailed, strings.Join(append([]string{fmt.Sprintf("all %d calls yielded no result", len(calls))}, why...), "; ")
+	case ctx.Err() != nil || len(why) > 0:
+		return PhasePartial, strings.Join(why, "; ")
 	}
 	return PhaseDone, ""
 }
@@ -115,6 +139,14 @@ func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 	items, err := eachItems(ph, base)
 	if err != nil {
 		pr.Status, pr.Reason, pr.Output = PhaseFailed, err.Error(), []any{}
+		return pr
+	}
+	if len(items) == 0 {
+		// Nothing to do is not an error (a scan may find nothing), but it
+		// is never silent.
+		pr.Status, pr.Output = PhaseDone, []any{}
+		pr.Reason = fmt.Sprintf("each: %s gave no items, so no agent ran", ph.Each)
+		x.note("phase " + ph.ID + ": " + pr.Reason)
 		return pr
 	}
 	as := ph.As
@@ -139,6 +171,9 @@ func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 				out = rec.Output
 				if out == nil {
 					x.count(ph, func(n *Counts) { n.Queued = max(0, n.Queued-(len(ph.Stages)-j-1)) })
+					if rest := stageNames(ph.Stages[j+1:], j+1); rest != "" && rec.Status != CallCancelled {
+						x.skip(fmt.Sprintf("%s/%d", ph.ID, i), fmt.Sprintf("%s skipped: stage %s yielded no result (%s)", rest, rec.Key, endedHow(&rec)))
+					}
 					break
 				}
 				scope["prev"] = out
@@ -156,6 +191,21 @@ func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 	pr.Output = outs
 	pr.Status, pr.Reason = itemsStatus(ctx, outs, pr.Calls)
 	return pr
+}
+
+// stageNames names the stages from index from on ("" when none).
+func stageNames(stages []Call, from int) string {
+	var names []string
+	for j := range stages {
+		names = append(names, taskKey(&stages[j], from+j))
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	if len(names) == 1 {
+		return "stage " + names[0]
+	}
+	return "stages " + strings.Join(names, ", ")
 }
 
 func itemsStatus(ctx context.Context, outs []any, calls []CallRecord) (string, string) {

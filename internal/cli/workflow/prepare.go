@@ -22,7 +22,7 @@ type Prepared struct {
 // Prepare reads, parses and checks a plan file and resolves its inputs
 // (name=value), as brood workflow run does before it asks.
 func Prepare(f *cmdutil.Factory, file string, inputs []string) (*Prepared, error) {
-	c, err := load(depsFrom(f, &worker.FleetFlags{}), file, inputs)
+	c, err := load(depsFrom(f, &worker.FleetFlags{}), file, inputs, true)
 	if err != nil {
 		return nil, err
 	}

@@ -35,5 +35,20 @@ func (p *progress) event(e wf.Event) {
 		return
 	}
 	p.last[e.Phase] = now
-	fmt.Fprintf(p.w, "  phase %s (%s) %s: %d done, %d running, %d failed, %d queued\n", e.Phase, e.Shape, e.Status, e.Done, e.Running, e.Failed, e.Queued)
+	fmt.Fprintf(p.w, "  phase %s (%s) %s: %s\n", e.Phase, e.Shape, e.Status, counts(e.Counts))
+}
+
+// counts is a phase's calls by state; the rarer states only when some are
+// in them.
+func counts(c wf.Counts) string {
+	s := fmt.Sprintf("%d done, %d running, %d failed", c.Done, c.Running, c.Failed)
+	for _, x := range []struct {
+		n    int
+		what string
+	}{{c.NotApplied, "not applied"}, {c.Skipped, "skipped"}, {c.Cancelled, "cancelled"}} {
+		if x.n > 0 {
+			s += fmt.Sprintf(", %d %s", x.n, x.what)
+		}
+	}
+	return s + fmt.Sprintf(", %d queued", c.Queued)
 }

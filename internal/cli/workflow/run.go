@@ -52,9 +52,9 @@ Progress per phase goes to stderr; the whole result to .brood/workflows/<run_id>
 }
 
 func runRun(o *RunOptions) error {
-	c, err := load(o.F, o.File, o.Inputs)
+	c, err := load(o.F, o.File, o.Inputs, true)
 	if err != nil {
-		return &cmdutil.ExitError{Code: 1, Err: err}
+		return err
 	}
 	f := o.F
 	fmt.Fprintf(f.Err, "workflow %s\n", describe(c))
@@ -121,6 +121,13 @@ func finish(f *Deps, ctx context.Context, eng engine.Engine, res *wf.Result, asJ
 		fmt.Fprintln(f.Out)
 		if res.Reason != "" {
 			fmt.Fprintf(f.Out, "  %s\n", res.Reason)
+		}
+		for _, ph := range res.Phases {
+			for _, c := range ph.Calls {
+				if c.Status == wf.CallNotApplied {
+					fmt.Fprintf(f.Out, "  not applied %s: %s\n", c.Key, c.Error)
+				}
+			}
 		}
 		for _, s := range res.Skipped {
 			fmt.Fprintf(f.Out, "  skipped %s: %s\n", s.ID, s.Reason)

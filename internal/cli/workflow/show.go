@@ -3,8 +3,14 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/termsafe"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // ShowOptions are the flags of `brood workflow show`.
@@ -51,6 +57,9 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 		fmt.Fprintf(w, "reason   %s\n", info.Reason)
 	}
 	fmt.Fprintf(w, "agents   %d started, %d done, %d failed, %d running\n", info.Agents, info.Done, info.Failed, info.Running)
+	if len(info.Calls) > 0 {
+		fmt.Fprintf(w, "calls    %s\n", byStatus(info.Calls))
+	}
 	if info.ResultRef != "" {
 		fmt.Fprintf(w, "result   %s\n", info.ResultRef)
 	}
@@ -63,14 +72,49 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 				}
 			}
 			fmt.Fprintf(w, "  phase %-16s %-12s %-8s %d/%d calls with a result", ph.ID, ph.Shape, ph.Status, ok, len(ph.Calls))
+			if st := callStatuses(ph.Calls); st != "" {
+				fmt.Fprintf(w, "; %s", st)
+			}
 			if ph.Reason != "" {
 				fmt.Fprintf(w, " (%s)", ph.Reason)
 			}
 			fmt.Fprintln(w)
+			for _, c := range ph.Calls {
+				if c.Status != wf.CallDone && c.Status != wf.CallSkipped {
+					fmt.Fprintf(w, "    %s %s: %s\n", c.Key, c.Status, oneLine(c.Error))
+				}
+			}
 		}
 		for _, s := range r.Skipped {
 			fmt.Fprintf(w, "  skipped %s: %s\n", s.ID, s.Reason)
 		}
 	}
 	return nil
+}
+
+// byStatus is "3 done, 1 cancelled", the statuses in a fixed order.
+func byStatus(n map[string]int) string {
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// callStatuses counts a phase's calls by status.
+func callStatuses(calls []wf.CallRecord) string {
+	n := map[string]int{}
+	for _, c := range calls {
+		n[c.Status]++
+	}
+	return byStatus(n)
+}
+
+// oneLine keeps a record's text to one bounded line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return termsafe.Line(s)
 }

@@ -67,6 +67,19 @@ continues with brood workflow resume RUN_ID without re-running a finished call.`
   brood workflow list
   brood workflow resume 01JD...`,
 	}
+	// A verb that does not exist is a usage error (exit 2), as for every
+	// command; cobra would print the help and exit 0.
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		hint := ""
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		return cmdutil.UsageError("unknown command %q for brood workflow%s (brood workflow --help lists them)", args[0], hint)
+	}
 	f.addEngineFlag(cmd)
 	fleetFlags.AddPersistentFlags(cmd)
 	cmd.AddCommand(newCmdRun(f, runF), newCmdValidate(f), newCmdResume(f), newCmdCancel(f), newCmdList(f), newCmdShow(f))

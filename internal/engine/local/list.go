@@ -55,6 +55,7 @@ func (e *Engine) info(id string, withResult bool) (*engine.RunInfo, error) {
 	info := &engine.RunInfo{RunID: id, Plan: rec.Plan, Source: rec.Source, Engine: rec.Engine, Created: rec.Created}
 	lines, _ := workflow.ReadJournal(filepath.Join(dir, workflow.JournalFile))
 	info.Agents, info.Done, info.Failed, info.Running = workflow.Summary(lines)
+	info.Calls = workflow.Statuses(lines)
 	var res workflow.Result
 	hasResult := dispatch.ReadJSON(filepath.Join(dir, ResultFile), &res) == nil
 	switch {
@@ -69,6 +70,11 @@ func (e *Engine) info(id string, withResult bool) (*engine.RunInfo, error) {
 		info.Status = workflow.RunInterrupted
 		info.Reason = "its process died; continue it with brood workflow resume " + id
 		info.Running = 0
+	}
+	if n := info.Calls["running"]; n > 0 && info.Status != workflow.RunRunning {
+		// Open in the journal, but its run is over: it stopped with it.
+		delete(info.Calls, "running")
+		info.Calls["stopped"] += n
 	}
 	if hasResult {
 		info.ResultRef = filepath.Join(dir, ResultFile)

@@ -84,7 +84,7 @@ func (e *Engine) dir(id string) string { return filepath.Join(Root(e.cfg.Project
 
 // Run implements engine.Engine.
 func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*workflow.Result, error) {
-	if _, err := workflow.Check(req.Plan, workflow.CheckOptions{File: req.Source}); err != nil {
+	if _, err := workflow.Check(req.Plan, workflow.CheckOptions{File: req.Source, Inputs: req.Inputs}); err != nil {
 		return nil, err
 	}
 	id := dispatch.NewID()

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 )
@@ -92,8 +93,13 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
 		msg = "not in the run's tree (it could not be put there: " + err.Error() + "); its patch is in the store: " + res.Patch.Key
+		out.Result.Patch = call.PatchNotApplied
 	} else {
 		msg = step.Chained.Message()
+		out.Result.Patch = call.PatchApplied
+		if step.Chained.Conflict != "" {
+			out.Result.Patch = call.PatchNotApplied
+		}
 		if step.Tip != nil {
 			r.in.Tip = step.Tip
 		}

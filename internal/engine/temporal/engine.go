@@ -119,7 +119,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 
 // Run implements engine.Engine.
 func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*wf.Result, error) {
-	if _, err := wf.Check(req.Plan, wf.CheckOptions{File: req.Source}); err != nil {
+	if _, err := wf.Check(req.Plan, wf.CheckOptions{File: req.Source, Inputs: req.Inputs}); err != nil {
 		return nil, err
 	}
 	in := RunInput{RunID: dispatch.NewID(), Plan: req.Plan, Source: req.Source, Inputs: req.Inputs,
