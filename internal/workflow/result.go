@@ -117,7 +117,7 @@ type Counts struct {
 	Cancelled int `json:"cancelled,omitempty"`
 	// NotApplied are writers whose change did not land in the tree.
 	NotApplied int `json:"not_applied,omitempty"`
-	Queued    int `json:"queued"`
+	Queued     int `json:"queued"`
 }
 
 // Event is progress: one phase's counts after a change.
