@@ -211,8 +211,8 @@ phases:
 	if calls[0].Attempts != 2 || js(calls[0].Output) != `{"answer":42}` {
 		t.Errorf("explore: %d attempts, output %s (status %s, error %q); want 2 and {answer: 42}", calls[0].Attempts, js(calls[0].Output), calls[0].Status, calls[0].Error)
 	}
-	if calls[1].Attempts != 3 || calls[1].Output != nil || !strings.Contains(strings.Join(calls[1].Failures, " "), "after 2 retries") {
-		t.Errorf("stubborn: %d attempts, output %s, failures %v (status %s, error %q); want 3, null, 'after 2 retries'", calls[1].Attempts, js(calls[1].Output), calls[1].Failures, calls[1].Status, calls[1].Error)
+	if calls[1].Attempts != 3 || calls[1].Output != nil || calls[1].Status != wf.CallInvalid || !strings.Contains(strings.Join(calls[1].Failures, " "), "after 2 retries") {
+		t.Errorf("stubborn: %d attempts, output %s, failures %v (status %s, error %q); want 3, null, invalid (not done), 'after 2 retries'", calls[1].Attempts, js(calls[1].Output), calls[1].Failures, calls[1].Status, calls[1].Error)
 	}
 	if calls[0].TaskID == calls[1].TaskID {
 		t.Error("two calls share a task")

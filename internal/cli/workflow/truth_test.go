@@ -244,3 +244,35 @@ func countTasksIn(p *project) int {
 	ents, _ := os.ReadDir(dispatch.Root(p.Root))
 	return countTasks(ents)
 }
+
+// TestShowSaysCancelled: a call stopped by brood workflow cancel is
+// cancelled in show (the run and the phase), never failed.
+func TestShowSaysCancelled(t *testing.T) {
+	p := newProject(t, resumeScript)
+	r := p.start("workflow", "run", "--yes", p.plan("durable.yaml", resumePlan))
+	var dir string
+	waitFor(t, "three calls done and the slow one started", func() bool {
+		if dir = runDir(p); dir == "" {
+			return false
+		}
+		lines, _ := wf.ReadJournal(filepath.Join(dir, wf.JournalFile))
+		started, done, _, _ := wf.Summary(lines)
+		return started == 4 && done == 3
+	})
+	id := filepath.Base(dir)
+	if code, out, errs := p.Brood(context.Background(), nil, "workflow", "cancel", id); code != 0 {
+		t.Fatalf("cancel: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, _ := r.wait(); code != 130 {
+		t.Fatalf("the run exited %d, want 130", code)
+	}
+	code, out, errs := p.Brood(context.Background(), nil, "workflow", "show", id)
+	if code != 0 {
+		t.Fatalf("show: exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"status   cancelled", "0 failed", "calls    1 cancelled, 3 done", "p/s cancelled"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -75,6 +75,7 @@ continues with brood workflow resume RUN_ID without re-running a finished call.`
 			return cmd.Help()
 		}
 		hint := ""
+		cmd.SuggestionsMinimumDistance = 2
 		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 			hint = fmt.Sprintf("; did you mean %q?", s[0])
 		}
