@@ -61,7 +61,14 @@ func Check(p *Plan, o CheckOptions) (*Report, error) {
 		if p.MaxAgents == 0 {
 			field = "phases"
 		}
+		big := 0
 		for i, pe := range est.Phases {
+			if pe.Min > est.Phases[big].Min {
+				big = i
+			}
+		}
+		for i, pe := range est.Phases[big : big+1] {
+			i += big
 			if pe.Min > max/2 {
 				why = fmt.Sprintf(" (phase %s alone starts at least %d", pe.ID, pe.Min)
 				if ph := &p.Phases[i]; ph.Shape() == "each" {

@@ -123,6 +123,9 @@ func phaseStatus(ctx context.Context, calls []CallRecord) (string, string) {
 		why = append(why, fmt.Sprintf("%d of %d calls did not run", skipped, len(calls)))
 	}
 	switch {
+	case len(calls) > 0 && ok == 0 && skipped == len(calls) && calls[0].Status == CallSkipped:
+		// Held back (a cap), not failed: none of them ran.
+		return PhaseSkipped, fmt.Sprintf("none of its %d calls started: %s", len(calls), calls[0].Error)
 	case len(calls) > 0 && ok == 0:
 		return PhaseFailed, strings.Join(append([]string{fmt.Sprintf("all %d calls yielded no result", len(calls))}, why...), "; ")
 	case ctx.Err() != nil || len(why) > 0:
@@ -216,6 +219,9 @@ func itemsStatus(ctx context.Context, outs []any, calls []CallRecord) (string, s
 		}
 	}
 	if len(outs) > 0 && ok == 0 {
+		if st, why := phaseStatus(ctx, calls); st == PhaseSkipped {
+			return st, why
+		}
 		return PhaseFailed, fmt.Sprintf("none of the %d items came through every stage", len(outs))
 	}
 	if st, why := phaseStatus(ctx, calls); st == PhasePartial {

@@ -59,6 +59,8 @@ func Run(t *testing.T, fx Fixture) {
 	t.Run("ListShowResume", func(t *testing.T) { testListShowResume(t, fx) })
 	t.Run("MaxAgents", func(t *testing.T) { testMaxAgents(t, fx) })
 	t.Run("CancelAndResume", func(t *testing.T) { testCancel(t, fx) })
+	t.Run("StatusesSayWhatHappened", func(t *testing.T) { testStatuses(t, fx) })
+	t.Run("MaxTokensAcrossResume", func(t *testing.T) { testTokensAcrossResume(t, fx) })
 }
 
 // Plan parses a YAML plan or fails the test.
@@ -220,5 +222,113 @@ phases:
 	out, _ := again.Outputs["p"].([]any)
 	if again.Status != workflow.RunDone || len(out) != 2 || out[1] != "picked up again and finished" || again.Agents != 2 {
 		t.Fatalf("after resume: status %s outputs %#v agents %d; want done, the slow call continued, 2 agents\ncalls: %+v", again.Status, again.Outputs["p"], again.Agents, again.Phases)
+	}
+}
+
+// testStatuses: an output that never validates is invalid (not done), a
+// call max_agents holds back is skipped (not failed), and an each over
+// nothing says so; only done yields an output.
+func testStatuses(t *testing.T, fx Fixture) {
+	eng := fx.New(t, Script)
+	p := Plan(t, `
+name: statuses
+max_agents: 3
+inputs:
+  none: {type: list, default: ""}
+phases:
+  - id: a
+    parallel:
+      - {agent: explore, prompt: "answer yes", schema: {type: object, required: [answer]}}
+      - {agent: explore, prompt: "no json here", schema: {type: object, required: [answer]}}
+  - id: l
+    parallel: [{id: list, agent: explore, prompt: "list items", schema: {type: object, required: [items]}}]
+  - id: b
+    each: list.items[*]
+    stages: [{agent: explore, prompt: "item {{item}}"}]
+  - id: nothing
+    depends_on: []
+    each: inputs.none[*]
+    stages: [{agent: explore, prompt: "item {{item}}"}]
+`)
+	in, err := workflow.ResolveInputs(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Run(context.Background(), engine.RunRequest{Plan: p, Source: "plan.yaml", Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPhase := map[string]workflow.PhaseResult{}
+	for _, ph := range res.Phases {
+		byPhase[ph.ID] = ph
+	}
+	if c := byPhase["a"].Calls[1]; c.Status != workflow.CallInvalid || c.Output != nil || !strings.Contains(c.Error, "does not validate") {
+		t.Errorf("a call whose output never validates: status %s, output %v, error %q; want invalid, null, why", c.Status, c.Output, c.Error)
+	}
+	statuses := map[string]int{}
+	for _, c := range byPhase["b"].Calls {
+		statuses[c.Status]++
+		if c.Status == workflow.CallSkipped && !strings.Contains(c.Error, "max_agents") {
+			t.Errorf("skipped call: %q; want max_agents named", c.Error)
+		}
+	}
+	if statuses[workflow.CallSkipped] != 5 || len(statuses) != 1 || byPhase["b"].Status != workflow.PhaseSkipped {
+		t.Errorf("phase b %s: %v; want all 5 calls skipped by max_agents", byPhase["b"].Status, statuses)
+	}
+	if ph := byPhase["nothing"]; ph.Status != workflow.PhaseDone || !strings.Contains(ph.Reason, "gave no items") || !strings.Contains(res.Reason, "gave no items") {
+		t.Errorf("an each over nothing: %s (%s), run reason %q; want it said", ph.Status, ph.Reason, res.Reason)
+	}
+	if res.Status != workflow.RunPartial || res.Agents != 3 {
+		t.Errorf("status %s agents %d; want partial with 3", res.Status, res.Agents)
+	}
+}
+
+// testTokensAcrossResume: what a run spent before it stopped counts
+// against max_tokens after a resume, and in its totals.
+func testTokensAcrossResume(t *testing.T, fx Fixture) {
+	eng := fx.New(t, Script)
+	ctx := context.Background()
+	p := Plan(t, `
+name: capped
+max_tokens: 1
+phases:
+  - id: p
+    parallel:
+      - {id: s, agent: explore, prompt: "wait forever"}
+      - {id: q, agent: explore, prompt: "first one"}
+      - {id: after, agent: explore, prompt: "after {{q}}", depends_on: [q]}
+`)
+	var once sync.Once
+	var mu sync.Mutex
+	var id string
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: p, Source: "plan.yaml",
+		Started: func(s string) { mu.Lock(); id = s; mu.Unlock() },
+		Events: func(e workflow.Event) {
+			if e.Running > 0 && e.Done == 1 {
+				once.Do(func() {
+					mu.Lock()
+					run := id
+					mu.Unlock()
+					go func() { _ = eng.Cancel(ctx, run) }()
+				})
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != workflow.RunCancelled {
+		t.Fatalf("status %s; want cancelled", res.Status)
+	}
+	again, err := eng.Resume(ctx, res.RunID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := again.Phases[0].Calls
+	if again.Agents != 2 || calls[2].Status != workflow.CallSkipped || !strings.Contains(calls[2].Error, "max_tokens") {
+		t.Fatalf("after resume: %d agents, the dependent call %s (%s); want 2 agents and it skipped by max_tokens", again.Agents, calls[2].Status, calls[2].Error)
+	}
+	sum := calls[0].Usage.Add(calls[1].Usage)
+	if again.Usage != sum || sum.Input == 0 {
+		t.Errorf("the run says %+v, its calls spent %+v", again.Usage, sum)
 	}
 }
