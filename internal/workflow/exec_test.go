@@ -180,3 +180,86 @@ func js(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestNotAppliedEndsTheItemAndStopsDependants: a writer whose patch did
+// not land yields null even though its task ended done; its item's later
+// stages never run (and say why), its phase is partial, the phase that
+// depends on it is skipped, and the run is partial.
+func TestNotAppliedEndsTheItemAndStopsDependants(t *testing.T) {
+	p := mustPlan(t, `name: fix
+inputs:
+  files: {type: list, default: "a.go,b.go"}
+phases:
+  - id: fix
+    each: inputs.files[*]
+    as: file
+    stages:
+      - {id: patch, agent: w, prompt: "patch {{file}}"}
+      - {id: verify, agent: r, prompt: "verify {{file}}"}
+  - id: report
+    parallel: [{agent: r, prompt: "report {{fix}}"}]
+`)
+	in, err := ResolveInputs(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var prompts []string
+	r := runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
+		mu.Lock()
+		prompts = append(prompts, s.Prompt)
+		mu.Unlock()
+		res := &call.Result{TaskID: s.TaskID, Status: "done", Summary: "ok " + s.Prompt}
+		if s.Prompt == "patch b.go" {
+			res.Patch = call.PatchNotApplied
+		}
+		return res, nil
+	})
+	res := Execute(context.Background(), p, Options{Runner: r, Inputs: in, NewTaskID: ids()})
+	fix := res.Phases[0]
+	if fix.Status != PhasePartial || !strings.Contains(fix.Reason, "fix/1/patch was not applied") {
+		t.Errorf("fix: %s (%s); want partial naming fix/1/patch", fix.Status, fix.Reason)
+	}
+	if js(fix.Output) != `["ok verify a.go",null]` {
+		t.Errorf("fix output %s", js(fix.Output))
+	}
+	for _, pr := range prompts {
+		if pr == "verify b.go" || strings.HasPrefix(pr, "report") {
+			t.Errorf("%q ran: it depends on a change that was not applied", pr)
+		}
+	}
+	why := map[string]string{}
+	for _, s := range res.Skipped {
+		why[s.ID] = s.Reason
+	}
+	if !strings.Contains(why["fix/1"], "stage verify skipped") || !strings.Contains(why["fix/1"], "not-applied") || !strings.Contains(why["report"], "was not applied") {
+		t.Errorf("skipped %+v", res.Skipped)
+	}
+	if res.Status != RunPartial || res.Phases[1].Status != PhaseSkipped {
+		t.Errorf("run %s, report %s; want partial and skipped", res.Status, res.Phases[1].Status)
+	}
+}
+
+// TestDefaultsReadAsInputs: a default written as text is parsed as
+// --input parses it; one written as a value must fit the type.
+func TestDefaultsReadAsInputs(t *testing.T) {
+	for _, tc := range []struct {
+		in   Input
+		want string
+		err  bool
+	}{
+		{Input{Type: "list", Default: "a, b,c"}, `["a","b","c"]`, false},
+		{Input{Type: "list", Default: `["x"]`}, `["x"]`, false},
+		{Input{Type: "list", Default: ""}, `[]`, false},
+		{Input{Type: "number", Default: "5"}, `5`, false},
+		{Input{Type: "boolean", Default: "true"}, `true`, false},
+		{Input{Default: 8080.0}, `"8080"`, false},
+		{Input{Type: "list", Default: 3.0}, ``, true},
+		{Input{Type: "number", Default: "five"}, ``, true},
+	} {
+		v, err := DefaultValue(tc.in)
+		if (err != nil) != tc.err || (err == nil && js(v) != tc.want) {
+			t.Errorf("%+v: %s, %v; want %s (error %v)", tc.in, js(v), err, tc.want, tc.err)
+		}
+	}
+}

@@ -65,12 +65,18 @@ func DefaultValue(in Input) (any, error) {
 			return v, nil
 		}
 	case float64, int, int64:
-		if in.Type == "number" || in.Type == "json" {
+		switch in.Type {
+		case "number", "json":
 			return v, nil
+		case "", "string":
+			return canonical(v), nil // as --input port=8080 would give it
 		}
 	case bool:
-		if in.Type == "boolean" || in.Type == "json" {
+		switch in.Type {
+		case "boolean", "json":
 			return v, nil
+		case "", "string":
+			return canonical(v), nil
 		}
 	default:
 		if in.Type == "json" {
@@ -108,7 +114,7 @@ func parseInput(typ, raw string) (any, error) {
 			}
 			return l, nil
 		}
-		var l []any
+		l := []any{} // empty, never null: the same after run.json is read back
 		for _, s := range strings.Split(raw, ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				l = append(l, s)
