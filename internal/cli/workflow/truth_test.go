@@ -75,6 +75,20 @@ func (b *background) wait() (int, string, string) {
 	return b.cmd.ProcessState.ExitCode(), b.out.String(), b.errb.String()
 }
 
+// allow adds permission rules to the project's settings (its runs trust
+// the project: start sets BROOD_TRUST_PROJECT).
+func (p *project) allow(rules string) {
+	p.T.Helper()
+	f, err := os.OpenFile(filepath.Join(p.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		p.T.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("\n[permissions]\nallow = [" + rules + "]\n"); err != nil {
+		p.T.Fatal(err)
+	}
+}
+
 // TestConflictingWriterYieldsNull: two writers of one phase change the
 // same line on their own copies; one lands, the other's patch is refused.
 // That call is not done: it is not-applied with null output, the task
@@ -93,12 +107,7 @@ agents:
   explore:
     - say: "checked"
 `)
-	f, err := os.OpenFile(filepath.Join(p.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = f.WriteString("\n[permissions]\nallow = [\"Edit\", \"Bash\"]\n")
-	f.Close()
+	p.allow(`"Edit", "Bash"`)
 	plan := p.plan("retitle.yaml", `
 name: retitle
 phases:
