@@ -217,4 +217,13 @@ phases:
 	if calls[0].TaskID == calls[1].TaskID {
 		t.Error("two calls share a task")
 	}
+	// A retry resumes the same task, whose usage counts all of its runs:
+	// the call's usage is the task's, not the runs added up again.
+	tk, err := dispatch.LoadTask(p.Root, calls[0].TaskID)
+	if err != nil || tk.Result == nil {
+		t.Fatalf("task %s: %v", calls[0].TaskID, err)
+	}
+	if want := tk.Result.Usage.Add(tk.Result.ChildUsage); calls[0].Usage != want || want.Input == 0 {
+		t.Errorf("the call's usage %+v; its task's (both runs) is %+v", calls[0].Usage, want)
+	}
 }
