@@ -57,8 +57,18 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 		fmt.Fprintf(w, "reason   %s\n", info.Reason)
 	}
 	fmt.Fprintf(w, "agents   %d started, %d done, %d failed, %d running\n", info.Agents, info.Done, info.Failed, info.Running)
-	if len(info.Calls) > 0 {
-		fmt.Fprintf(w, "calls    %s\n", byStatus(info.Calls))
+	calls := info.Calls
+	if r := info.Result; r != nil && len(r.Phases) > 0 {
+		// The result has every call, skipped ones too (on any engine).
+		calls = map[string]int{}
+		for _, ph := range r.Phases {
+			for _, c := range ph.Calls {
+				calls[c.Status]++
+			}
+		}
+	}
+	if len(calls) > 0 {
+		fmt.Fprintf(w, "calls    %s\n", byStatus(calls))
 	}
 	if info.ResultRef != "" {
 		fmt.Fprintf(w, "result   %s\n", info.ResultRef)
