@@ -168,12 +168,12 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	if !has() && snap.Remote != "" {
 		// All branches first (the cache then serves later bases too), then
 		// the commit itself, for servers that allow fetching by id.
-		_, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", "--prune", snap.Remote, "+refs/heads/*:refs/remotes/origin/*")...)
+		_, err := g.run(ctx, "fetch", "-q", "--no-tags", "--prune", snap.Remote, "+refs/heads/*:refs/remotes/origin/*")
 		if err != nil {
 			why = append(why, err.Error())
 		}
 		if !has() {
-			if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", snap.Remote, snap.Base)...); err != nil {
+			if _, err := g.run(ctx, "fetch", "-q", "--no-tags", snap.Remote, snap.Base); err != nil {
 				why = append(why, err.Error())
 			}
 		}
@@ -234,7 +234,7 @@ func fetchBundle(ctx context.Context, store *blobstore.Store, g gitCmd, repo str
 	if !strings.Contains(heads, snap.Base) {
 		return fmt.Errorf("bundle: its head is not %s (the submitter's HEAD moved while it was captured)", short(snap.Base))
 	}
-	if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", file, "+HEAD:refs/brood/bundles/"+snap.Base)...); err != nil {
+	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", file, "+HEAD:refs/brood/bundles/"+snap.Base); err != nil {
 		return fmt.Errorf("bundle: %w", err)
 	}
 	return nil

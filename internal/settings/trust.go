@@ -8,12 +8,12 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -271,7 +271,6 @@ func ReadProjectFile(root, rel string) (trust.File, bool, error) {
 // committed file and goes through the gate. Outside a git work tree (or
 // without git) it is the person's own.
 func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "--error-unmatch", "--", rel)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	return cmd.Run() == nil
+	_, err := gitx.Run(ctx, root, "ls-files", "--error-unmatch", "--", rel)
+	return err == nil
 }
