@@ -360,3 +360,28 @@ func TestDiffFamilyGetsNoExtDiff(t *testing.T) {
 		}
 	}
 }
+
+func TestDirs(t *testing.T) {
+	testEnv(t)
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	mustGit(t, root, "init", "-q", "-b", "main", repo)
+	write(t, filepath.Join(repo, "a.txt"), "a\n", 0o644)
+	mustGit(t, repo, "add", "-A")
+	mustGit(t, repo, "commit", "-q", "-m", "x")
+	wt := filepath.Join(root, "wt")
+	mustGit(t, repo, "worktree", "add", "-q", "--detach", wt)
+	os.MkdirAll(filepath.Join(repo, "sub", "deeper"), 0o755)
+	for _, tc := range []struct{ dir, top, gitDir, common string }{
+		{filepath.Join(repo, "sub", "deeper"), repo, filepath.Join(repo, ".git"), filepath.Join(repo, ".git")},
+		{wt, wt, filepath.Join(repo, ".git", "worktrees", "wt"), filepath.Join(repo, ".git")},
+	} {
+		top, gitDir, common, err := gitx.Dirs(tc.dir)
+		if err != nil || top != tc.top || gitDir != tc.gitDir || common != tc.common {
+			t.Errorf("Dirs(%s) = %s %s %s %v, want %s %s %s", tc.dir, top, gitDir, common, err, tc.top, tc.gitDir, tc.common)
+		}
+	}
+	if _, _, _, err := gitx.Dirs(t.TempDir()); !errors.Is(err, gitx.ErrNoRepo) {
+		t.Errorf("outside a repository: %v", err)
+	}
+}
