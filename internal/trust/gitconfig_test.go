@@ -12,7 +12,7 @@ func TestIsGitConfigPath(t *testing.T) {
 		".git/config": true, ".git/config.worktree": true, ".git/hooks/pre-commit": true, ".git/hooks": true,
 		".git/info/attributes": true, ".git/info/exclude": true, ".gitmodules": true, "sub/.gitmodules": true,
 		"sub/.git/hooks/post-checkout": true,
-		".git/objects/ab/cd": false, ".git/refs/heads/main": false, ".git/index": false, ".git/logs/HEAD": false,
+		".git/objects/ab/cd":           false, ".git/refs/heads/main": false, ".git/index": false, ".git/logs/HEAD": false,
 		".git/COMMIT_EDITMSG": false, ".gitignore": false, ".gitattributes": false, "src/config": false, "hooks/x": false,
 	} {
 		if got := IsGitConfigPath(rel); got != want {
