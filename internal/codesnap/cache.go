@@ -33,7 +33,7 @@ type Cache struct {
 	// (default an hour).
 	TreeTTL time.Duration
 	// Remotes are the only git remotes this worker fetches a base commit
-	// from (its own settings: temporal.remotes, brood worker --remote): a
+	// from (its own settings: worker.remotes, brood worker --remote): a
 	// snapshot's repository is fetched from the entry that names the same
 	// repository, never from the URL the submission carries. Empty (the
 	// default): bases come only from bundles in the store.
@@ -199,7 +199,7 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	}
 	if !has() {
 		if remote == "" {
-			return "", fmt.Errorf("codesnap: this worker cannot get base commit %s of %s: no bundle in the store had it, and it fetches from no remote of that repository (it never fetches from the URL a submission names): add the repository's URL to temporal.remotes in the worker's settings (or brood worker --remote URL)%s",
+			return "", fmt.Errorf("codesnap: this worker cannot get base commit %s of %s: no bundle in the store had it, and it fetches from no remote of that repository (it never fetches from the URL a submission names): add the repository's URL to worker.remotes in the worker's settings (or brood worker --remote URL)%s",
 				short(snap.Base), snap.Repo, joinWhy(why))
 		}
 		return "", fmt.Errorf("codesnap: this worker cannot get base commit %s of %s (from %s, and no bundle had it): push it, or give the worker access to the remote%s",

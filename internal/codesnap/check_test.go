@@ -52,7 +52,7 @@ func TestWorkerNeverFetchesTheSubmittersRemote(t *testing.T) {
 				co.Cleanup()
 				t.Fatal("materialised without a bundle or an allowed remote")
 			}
-			if !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "temporal.remotes") || strings.Contains(err.Error(), "upload-pack") {
+			if !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "worker.remotes") || strings.Contains(err.Error(), "upload-pack") {
 				t.Fatalf("error %q: want it to say %q and how to allow a remote, without echoing the submitter's", err, tc.wantErr)
 			}
 		})

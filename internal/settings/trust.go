@@ -164,6 +164,11 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "isolation.no_landlock (the kernel sandbox off)"), append(keys, "isolation.no_landlock")
 		out.Isolation.NoLandlock = false
 	}
+	if !slices.Equal(full.Worker.Remotes, base.Worker.Remotes) {
+		// A worker fetches from these with its own credentials.
+		why, keys = append(why, "worker.remotes (a fleet worker would fetch from them)"), append(keys, "worker.remotes")
+		out.Worker.Remotes = base.Worker.Remotes
+	}
 	if full.Store != base.Store {
 		// The store receives the code, transcripts and patches of fleet runs.
 		why, keys = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)"), append(keys, "store")
