@@ -27,18 +27,25 @@
 //   - the programs a repository defines under a name of its choosing
 //     (filter.NAME.clean/smudge/process, diff.NAME.textconv/command,
 //     merge.NAME.driver, credential.URL.helper, hook.NAME.command) cannot
-//     be blanked by one fixed -c:
-//     before a command that may convert, merge or fetch, Cmd lists the
-//     repository's own (local and worktree scope) definitions with `git
-//     config --get-regexp` (which runs nothing) and overrides each on the
-//     command line. Those of the user's own ~/.gitconfig and the system's
+//     be blanked by one fixed -c: before a command that may convert,
+//     merge or fetch, Cmd lists the repository's own (local and worktree
+//     scope) definitions with `git config --get-regexp` (which runs
+//     nothing) and overrides each in the command scope (the
+//     GIT_CONFIG_COUNT form, which git also passes to the git processes it
+//     starts). Those of the user's own ~/.gitconfig and the system's
 //     (git-lfs, installed by the user) stay. A fetch names
 //     --upload-pack=git-upload-pack itself (remote.NAME.uploadpack is
 //     multi-valued: git takes the repository's first).
 //
+// Limits: the definitions are read just before the command, so a writer
+// that changes .git/config in between wins that race (the in-place
+// confinement and the configuration guard are the walls for that); a
+// submodule's own configuration is not read (fsmonitor, hooks and the
+// rest of the fixed list do reach the git processes git starts in it).
+//
 // Arguments that came from a child, a repository or a submitter go after
-// "--" or "--end-of-options", or are checked first (ObjectID, RefName):
-// the caller's job, which the functions here make short.
+// "--" or "--end-of-options", or are checked first (IsObjectID,
+// BranchName): the caller's job, which the functions here make short.
 package gitx
 
 import (
