@@ -32,6 +32,12 @@ type Cache struct {
 	// TreeTTL is how long Prune keeps a base checkout no copy has used
 	// (default an hour).
 	TreeTTL time.Duration
+	// Remotes are the only git remotes this worker fetches a base commit
+	// from (its own settings: worker.remotes, brood worker --remote): a
+	// snapshot's repository is fetched from the entry that names the same
+	// repository, never from the URL the submission carries. Empty (the
+	// default): bases come only from bundles in the store.
+	Remotes []string
 }
 
 // DefaultCacheDir is the user's cache directory's brood/fleet.
@@ -81,6 +87,12 @@ type Checkout struct {
 func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *Snapshot, opts Options) (*Checkout, error) {
 	if snap == nil || snap.Tree == "" {
 		return nil, errors.New("codesnap: the snapshot names no tree")
+	}
+	if err := snap.Check(); err != nil {
+		return nil, err
+	}
+	if err := opts.Partial.Check(); err != nil {
+		return nil, err
 	}
 	if strings.ContainsAny(opts.ID, "/\\") || opts.ID == "." || opts.ID == ".." {
 		return nil, fmt.Errorf("codesnap: invalid id %q", opts.ID)
@@ -165,15 +177,17 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 		return err == nil
 	}
 	var why []string
-	if !has() && snap.Remote != "" {
+	remote := c.allowedRemote(snap)
+	if !has() && remote != "" {
 		// All branches first (the cache then serves later bases too), then
-		// the commit itself, for servers that allow fetching by id.
-		_, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", "--prune", snap.Remote, "+refs/heads/*:refs/remotes/origin/*")...)
+		// the commit itself, for servers that allow fetching by id. The
+		// URL is the worker's own (Remotes), after "--".
+		_, err := g.run(ctx, "fetch", "-q", "--no-tags", "--prune", "--", remote, "+refs/heads/*:refs/remotes/origin/*")
 		if err != nil {
 			why = append(why, err.Error())
 		}
 		if !has() {
-			if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", snap.Remote, snap.Base)...); err != nil {
+			if _, err := g.run(ctx, "fetch", "-q", "--no-tags", "--", remote, snap.Base); err != nil {
 				why = append(why, err.Error())
 			}
 		}
@@ -184,12 +198,12 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 		}
 	}
 	if !has() {
-		where := "no remote"
-		if snap.Remote != "" {
-			where = snap.Remote
+		if remote == "" {
+			return "", fmt.Errorf("codesnap: this worker cannot get base commit %s of %s: no bundle in the store had it, and it fetches from no remote of that repository (it never fetches from the URL a submission names): add the repository's URL to worker.remotes in the worker's settings (or brood worker --remote URL)%s",
+				short(snap.Base), snap.Repo, joinWhy(why))
 		}
-		return "", fmt.Errorf("codesnap: this worker cannot get base commit %s of %s (from %s, and no bundle had it): push it, or give the worker access to the remote: %s",
-			short(snap.Base), snap.Repo, where, strings.Join(why, "; "))
+		return "", fmt.Errorf("codesnap: this worker cannot get base commit %s of %s (from %s, and no bundle had it): push it, or give the worker access to the remote%s",
+			short(snap.Base), snap.Repo, remote, joinWhy(why))
 	}
 	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
 		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
@@ -234,7 +248,7 @@ func fetchBundle(ctx context.Context, store *blobstore.Store, g gitCmd, repo str
 	if !strings.Contains(heads, snap.Base) {
 		return fmt.Errorf("bundle: its head is not %s (the submitter's HEAD moved while it was captured)", short(snap.Base))
 	}
-	if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "fetch", "-q", "--no-tags", file, "+HEAD:refs/brood/bundles/"+snap.Base)...); err != nil {
+	if _, err := g.run(ctx, "fetch", "-q", "--no-tags", "--", file, "+HEAD:refs/brood/bundles/"+snap.Base); err != nil {
 		return fmt.Errorf("bundle: %w", err)
 	}
 	return nil
@@ -382,6 +396,13 @@ func flockFile(ctx context.Context, path string, how int) (*os.File, error) {
 		go func() { <-done; f.Close() }()
 		return nil, ctx.Err()
 	}
+}
+
+func joinWhy(why []string) string {
+	if len(why) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(why, "; ")
 }
 
 func short(id string) string {

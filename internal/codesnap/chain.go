@@ -57,8 +57,17 @@ func (c *Chained) Message() string {
 // are worked on (a scratch repository borrowing the cache's objects): no
 // work tree is written. tip and ch.Start must share their base commit.
 func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot, ch Change) (*Snapshot, *Chained, error) {
+	if err := tip.Check(); err != nil {
+		return nil, nil, err
+	}
+	if err := ch.Result.Check(); err != nil {
+		return nil, nil, err
+	}
 	if ch.Result == nil || ch.Result.Patch == nil {
 		return tip, &Chained{Applied: true}, nil
+	}
+	if err := ch.Start.Check(); err != nil {
+		return nil, nil, err
 	}
 	if ch.Start == nil || ch.Result.Tree != ch.Start.Tree {
 		return nil, nil, errors.New("codesnap: the change names no start snapshot of its tree")

@@ -34,12 +34,10 @@ package codesnap
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // Snapshot is the submitter's code as a worker needs it.
@@ -82,32 +80,16 @@ type Result struct {
 	Files []string `json:"files,omitempty"`
 }
 
-// safeConfig keeps a repository's configured commands from running in
-// brood's own git calls on copies and caches.
-var safeConfig = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "diff.external=", "-c", "protocol.ext.allow=never"}
-
 // diffFlags make a patch git apply reads back exactly, whatever the
 // user's diff configuration.
 var diffFlags = []string{"--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/"}
 
 // gitError is a failed git command in git's own words.
-type gitError struct {
-	args   []string
-	stderr string
-	err    error
-}
+type gitError = gitx.Error
 
-func (e *gitError) Error() string {
-	msg := strings.TrimSpace(e.stderr)
-	if msg == "" {
-		msg = e.err.Error()
-	}
-	return fmt.Sprintf("git %s: %s", strings.Join(e.args, " "), msg)
-}
-
-func (e *gitError) Unwrap() error { return e.err }
-
-// gitCmd is one git invocation.
+// gitCmd is one git invocation, through gitx: no program a repository
+// configures (hooks, fsmonitor, filters, drivers, ssh, credential
+// helpers) runs in brood's git calls on copies and caches.
 type gitCmd struct {
 	dir   string
 	env   []string
@@ -116,18 +98,11 @@ type gitCmd struct {
 
 // run runs git and returns its stdout.
 func (g gitCmd) run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = g.dir
-	cmd.Env = gitEnv(g.env)
+	c := gitx.Cmd{Dir: g.dir, Env: g.env}
 	if g.stdin != nil {
-		cmd.Stdin = bytes.NewReader(g.stdin)
+		c.Stdin = bytes.NewReader(g.stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), &gitError{args: args, stderr: stderr.String(), err: err}
-	}
-	return stdout.String(), nil
+	return c.Run(ctx, args...)
 }
 
 // line runs git and returns its first line of output, trimmed.
@@ -135,22 +110,4 @@ func (g gitCmd) line(ctx context.Context, args ...string) (string, error) {
 	out, err := g.run(ctx, args...)
 	out, _, _ = strings.Cut(out, "\n")
 	return strings.TrimSpace(out), err
-}
-
-// gitEnv is the caller's environment without what would point git at
-// another repository, index or object store, plus extra; pathspecs are
-// literal and reads take no optional locks.
-func gitEnv(extra []string) []string {
-	env := make([]string, 0, len(os.Environ())+len(extra)+3)
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-			"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_PREFIX", "GIT_QUARANTINE_PATH":
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
-	return append(env, extra...)
 }

@@ -66,7 +66,8 @@ func newHosts(t testing.TB) *hosts {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := t.TempDir()
 	h := &hosts{repo: filepath.Join(root, "submitter", "repo"), origin: filepath.Join(root, "origin.git"), storeDir: filepath.Join(root, "store")}
-	h.cache = codesnap.Cache{Dir: filepath.Join(root, "worker", "cache")}
+	// The worker fetches from origin because its own allowlist names it.
+	h.cache = codesnap.Cache{Dir: filepath.Join(root, "worker", "cache"), Remotes: []string{h.origin}}
 	os.MkdirAll(h.repo, 0o755)
 	os.MkdirAll(h.storeDir, 0o755)
 	git(t, root, "init", "-q", "--bare", "-b", "main", h.origin)

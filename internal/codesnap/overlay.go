@@ -95,7 +95,7 @@ func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot,
 		{"config", "gc.auto", "0"}, {"config", "maintenance.auto", "false"},
 		{"update-ref", "--no-deref", "HEAD", snap.Base},
 		{"read-tree", snap.Base},
-		append(append([]string{}, safeConfig...), "checkout-index", "-a", "-f"),
+		{"checkout-index", "-a", "-f"},
 		// Fresh stat data in the index, so a child's git status does not
 		// re-hash every file.
 		{"update-index", "-q", "--refresh"},
@@ -230,7 +230,7 @@ func (co *Checkout) fillUpper(ctx context.Context, start, tree string) error {
 	}
 	if len(written) > 0 {
 		g.stdin = []byte(strings.Join(written, "\x00") + "\x00")
-		if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "checkout-index", "-f", "-z", "--stdin")...); err != nil {
+		if _, err := g.run(ctx, "checkout-index", "-f", "-z", "--stdin"); err != nil {
 			return fmt.Errorf("codesnap: write the copy's changes: %w", err)
 		}
 		g.stdin = nil

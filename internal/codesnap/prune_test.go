@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 
 type orphanSpec struct {
 	Store, Cache string
+	Remotes      []string
 	Snap         *codesnap.Snapshot
 }
 
@@ -52,7 +53,7 @@ func orphan(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	cache := codesnap.Cache{Dir: o.Cache}
+	cache := codesnap.Cache{Dir: o.Cache, Remotes: o.Remotes}
 	if _, err := cache.Materialise(ctx, s, o.Snap, codesnap.Options{ID: "orphan"}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 4
@@ -67,7 +68,7 @@ func TestPruneJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, _ := json.Marshal(orphanSpec{Store: "file://" + h.storeDir, Cache: h.cache.Dir, Snap: snap})
+	spec, _ := json.Marshal(orphanSpec{Store: "file://" + h.storeDir, Cache: h.cache.Dir, Remotes: h.cache.Remotes, Snap: snap})
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), orphanEnv+"="+string(spec))

@@ -32,7 +32,7 @@ func (co *Checkout) Result(ctx context.Context, store *blobstore.Store) (*Result
 	}
 	defer os.Remove(index)
 	g := co.metaGit(index)
-	if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "add", "-A")...); err != nil {
+	if _, err := g.run(ctx, "add", "-A"); err != nil {
 		return nil, fmt.Errorf("codesnap: read the copy's changes: %w", err)
 	}
 	tree, err := g.line(ctx, "write-tree")

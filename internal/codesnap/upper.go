@@ -34,7 +34,7 @@ func (co *Checkout) overlayResult(ctx context.Context, store *blobstore.Store) (
 	}
 	if len(ch.Set) > 0 {
 		g.stdin = []byte(strings.Join(ch.Set, "\x00") + "\x00")
-		if _, err := g.run(ctx, append(append([]string{}, safeConfig...), "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+		if _, err := g.run(ctx, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err != nil {
 			return nil, fmt.Errorf("codesnap: read the copy's changes: %w", err)
 		}
 		g.stdin = nil
@@ -124,11 +124,11 @@ func (co *Checkout) ignoredOf(ctx context.Context, index string, added []string)
 	}
 	g.stdin = []byte(strings.Join(list, "\x00") + "\x00")
 	// Paths the index lacks are skipped (with a warning on stderr).
-	g.run(ctx, append(append([]string{}, safeConfig...), "checkout-index", "-f", "-q", "-z", "--stdin")...)
+	g.run(ctx, "checkout-index", "-f", "-q", "-z", "--stdin")
 	check.stdin = []byte(strings.Join(added, "\x00") + "\x00")
 	out, err := check.run(ctx, "-c", "core.excludesFile=/dev/null", "check-ignore", "--no-index", "-z", "--stdin")
 	var ge *gitError
-	if err != nil && !(errors.As(err, &ge) && strings.TrimSpace(ge.stderr) == "") {
+	if err != nil && !(errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "") {
 		return nil, fmt.Errorf("codesnap: %w", err) // exit 1 with no message: nothing ignored
 	}
 	var ignored []string

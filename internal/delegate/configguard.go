@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
@@ -25,7 +26,11 @@ import (
 // whose Bash the kernel does not stop — the parent snapshots the
 // configuration before the spawn and puts back whatever changed after it.
 // Each change, refused or allowed (agents.allow_config_changes), is
-// reported on its own line of the result.
+// reported on its own line of the result. The repository's git
+// configuration (.git/config, .git/hooks, .git/info, .gitmodules:
+// trust.IsGitConfigPath) is watched the same way and reported on a line of
+// its own: a hook or an fsmonitor a child leaves there would run in the
+// user's next git command. (brood's own git calls never run them: gitx.)
 type configGuard struct {
 	d      *Dispatcher
 	root   string
@@ -33,6 +38,7 @@ type configGuard struct {
 	before *trust.ConfigState
 	home   *trust.ConfigState     // the user's own configuration (trust grants, settings, agents)
 	claude *trust.ClaudeJSONState // ~/.claude.json's servers and per-project allowances
+	git    *trust.ConfigState     // the repository's git configuration (gitConfigState)
 	err    error
 }
 
@@ -49,6 +55,9 @@ func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
 	g.d.cfgMu.Lock()
 	defer g.d.cfgMu.Unlock()
 	g.before, g.err = trust.SnapshotConfig(g.root)
+	if g.err == nil {
+		g.git, g.err = gitConfigState(g.root)
+	}
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
 		if g.err == nil {
@@ -171,6 +180,21 @@ func writeFilePerm(path string, data []byte, perm fs.FileMode) error {
 	return werr
 }
 
+// gitConfigState snapshots the git configuration of the repository
+// holding root (nil outside one), found by reading files only.
+func gitConfigState(root string) (*trust.ConfigState, error) {
+	top, gitDir, common, err := gitx.Dirs(root)
+	if errors.Is(err, gitx.ErrNoRepo) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return trust.SnapshotPaths(top, trust.GitConfigTops(top, gitDir, common))
+}
+
+const gitConfigWhy = "a subagent may not change the repository's git configuration (hooks, core.fsmonitor, filters, aliases and the like run programs in your next git command); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
+
 const configWhy = "a subagent may not change brood's or Claude Code's configuration (.brood/, .claude/, .mcp.json, and yours in ~/.config/brood, ~/.claude, ~/.claude.json); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
 
 // settle undoes (or, when allowed, reports) what the child changed and
@@ -199,6 +223,9 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if g.before != nil {
 		lines = append(lines, g.undo(g.before, "")...)
 	}
+	if g.git != nil {
+		lines = append(lines, g.undoAs(g.git, "", "git configuration", gitConfigWhy)...)
+	}
 	if g.home != nil {
 		lines = append(lines, g.undo(g.home, "~/")...)
 	}
@@ -218,10 +245,16 @@ type watched interface {
 // undo puts back what changed in one watched state (the project's, or the
 // user's under their home, shown with prefix) and says so.
 func (g *configGuard) undo(c watched, prefix string) []string {
+	return g.undoAs(c, prefix, "configuration", configWhy)
+}
+
+// undoAs is undo with the kind of configuration named and why it is
+// refused.
+func (g *configGuard) undoAs(c watched, prefix, kind, why string) []string {
 	changed, err := c.Changes()
 	switch {
 	case err != nil:
-		return []string{"configuration not checked after the run (" + err.Error() + "): check " + prefix + " for changes yourself"}
+		return []string{kind + " not checked after the run (" + err.Error() + "): check " + prefix + " for changes yourself"}
 	case len(changed) == 0:
 		return nil
 	}
@@ -230,10 +263,10 @@ func (g *configGuard) undo(c watched, prefix string) []string {
 		names[i] = prefix + names[i]
 	}
 	if g.allow {
-		return []string{"configuration changed by the subagent (allowed by agents.allow_config_changes): " + strings.Join(names, ", ")}
+		return []string{kind + " changed by the subagent (allowed by agents.allow_config_changes): " + strings.Join(names, ", ")}
 	}
 	failed, err := c.Restore(changed)
-	line := fmt.Sprintf("configuration changes refused and undone: %s — %s", strings.Join(names, ", "), configWhy)
+	line := fmt.Sprintf("%s changes refused and undone: %s — %s", kind, strings.Join(names, ", "), why)
 	if len(failed) > 0 || err != nil {
 		line += fmt.Sprintf(". NOT undone (check them yourself): %s %v", strings.Join(failed, ", "), errText(err))
 	}

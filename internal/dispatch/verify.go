@@ -10,11 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -47,11 +47,12 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 	return walkState(root)
 }
 
+// gitOutput runs git through gitx: the tree snapshot taken before and
+// after every writer never runs what the repository (or the writer, in
+// its .git/config) configured, an fsmonitor above all.
 func gitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	return cmd.Output()
+	out, err := gitx.Run(ctx, dir, args...)
+	return []byte(out), err
 }
 
 // gitState reads porcelain output; its paths are relative to the

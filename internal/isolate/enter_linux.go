@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/sandbox"
 )
 
@@ -179,8 +180,8 @@ func runProbeChild(dir string) int {
 // tests, and makes any other binary fail, which counts as "no overlay").
 func Probe(ctx context.Context) Support {
 	s := Support{}
-	if out, err := exec.CommandContext(ctx, "git", "--version").Output(); err == nil {
-		s.Git = strings.TrimSpace(string(out))
+	if v, err := gitx.Version(ctx); err == nil {
+		s.Git = v
 		s.Worktree = true
 	}
 	ok, ux, why := probeOverlayIn(ctx, "")

@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // EnterFromEnv reports a worktree child's copy; overlays need Linux and
@@ -44,8 +45,8 @@ func addMountNamespace(cmd *exec.Cmd) error {
 // Probe finds git; the overlay is never available off Linux.
 func Probe(ctx context.Context) Support {
 	s := Support{Why: "overlay isolation needs Linux user and mount namespaces"}
-	if out, err := exec.CommandContext(ctx, "git", "--version").Output(); err == nil {
-		s.Git = strings.TrimSpace(string(out))
+	if v, err := gitx.Version(ctx); err == nil {
+		s.Git = v
 		s.Worktree = true
 	}
 	return s

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // errNotRepo means the directory is not inside a git work tree.
@@ -19,21 +20,7 @@ var errNotRepo = errors.New("not a git repository")
 
 // GitError is a failed git command with what it printed, so a conflict or
 // a broken repository can be reported in git's own words.
-type GitError struct {
-	Args   []string
-	Stderr string
-	Err    error
-}
-
-func (e *GitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = e.Err.Error()
-	}
-	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
-}
-
-func (e *GitError) Unwrap() error { return e.Err }
+type GitError = gitx.Error
 
 // repo is one git work tree as seen from the parent.
 type repo struct {
@@ -68,41 +55,19 @@ func openRepo(ctx context.Context, dir string) (*repo, error) {
 	return r, nil
 }
 
-// gitEnv is the environment of every git call: the caller's, minus
-// variables that would point git at another index or work tree, plus
-// literal pathspecs (a file named `*.go` is a file, not a glob) and no
-// optional locks (a read must never take the index lock from the user).
-func gitEnv(extra []string) []string {
-	env := make([]string, 0, len(os.Environ())+len(extra)+2)
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GIT_INDEX_FILE=") || strings.HasPrefix(kv, "GIT_WORK_TREE=") || strings.HasPrefix(kv, "GIT_DIR=") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0")
-	return append(env, extra...)
-}
-
 func (r *repo) git(ctx context.Context, env []string, args ...string) (string, error) {
 	return r.gitIn(ctx, r.top, env, nil, args...)
 }
 
 // gitIn runs git in dir with extra environment and optional stdin and
-// returns its stdout.
+// returns its stdout, through gitx: no program the repository (or the
+// child, in its copy) configured runs, and pathspecs are literal.
 func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv(env)
+	c := gitx.Cmd{Dir: dir, Env: env}
 	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+		c.Stdin = bytes.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), &GitError{Args: args, Stderr: stderr.String(), Err: err}
-	}
-	return stdout.String(), nil
+	return c.Run(ctx, args...)
 }
 
 // lock is the apply lock: it serialises apply-back per repository, across

@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // rawEntry is one record of `git diff --raw`: a path and how it changed.
@@ -56,18 +56,11 @@ func (w *Workspace) mergeClean(ctx context.Context, base string, entries []rawEn
 			return false, fmt.Errorf("isolate: %w", err)
 		}
 		cur := filepath.Join(w.repo.top, filepath.FromSlash(e.path))
-		cmd := exec.CommandContext(ctx, "git", "merge-file", "-p", "-q", cur, basePath, childFile(e.path))
-		cmd.Dir = w.repo.top
-		cmd.Env = gitEnv(nil)
-		out, err := cmd.Output()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() > 0 {
-			return false, nil // conflicts
-		}
+		out, err := gitx.Run(ctx, w.repo.top, "merge-file", "-p", "-q", "--", cur, basePath, childFile(e.path))
 		if err != nil {
-			return false, nil // e.g. the parent deleted the file
+			return false, nil // conflicts (exit > 0), or e.g. the parent deleted the file
 		}
-		merged[i] = out
+		merged[i] = []byte(out)
 	}
 	for i, e := range entries {
 		dst := filepath.Join(w.repo.top, filepath.FromSlash(e.path))
@@ -96,11 +89,8 @@ func (w *Workspace) catBlobs(ctx context.Context, tree string, entries []rawEntr
 	for _, e := range entries {
 		fmt.Fprintf(&in, "%s:%s\n", tree, e.path)
 	}
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
-	cmd.Dir = w.repo.top
-	cmd.Env = gitEnv(nil)
-	cmd.Stdin = &in
-	out, err := cmd.Output()
+	outs, err := gitx.Cmd{Dir: w.repo.top, Stdin: &in}.Run(ctx, "cat-file", "--batch")
+	out := []byte(outs)
 	if err != nil {
 		return nil, fmt.Errorf("isolate: git cat-file: %w", err)
 	}

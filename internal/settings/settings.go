@@ -48,6 +48,8 @@ type Settings struct {
 	ProjectFiles ProjectFiles `toml:"project_files"`
 	// Temporal configures the fleet engine.
 	Temporal Temporal `toml:"temporal"`
+	// Worker configures brood worker (the remotes it may fetch from).
+	Worker Worker `toml:"worker"`
 	// Store is the URL of the store every worker and the submitter share
 	// (file:///shared/path, s3://bucket/prefix?region=R): code snapshots,
 	// transcripts, patches, large results. Empty: none (local runs need none).

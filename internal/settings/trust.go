@@ -8,12 +8,12 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -164,6 +164,11 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "isolation.no_landlock (the kernel sandbox off)"), append(keys, "isolation.no_landlock")
 		out.Isolation.NoLandlock = false
 	}
+	if !slices.Equal(full.Worker.Remotes, base.Worker.Remotes) {
+		// A worker fetches from these with its own credentials.
+		why, keys = append(why, "worker.remotes (a fleet worker would fetch from them)"), append(keys, "worker.remotes")
+		out.Worker.Remotes = base.Worker.Remotes
+	}
 	if full.Store != base.Store {
 		// The store receives the code, transcripts and patches of fleet runs.
 		why, keys = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)"), append(keys, "store")
@@ -271,7 +276,6 @@ func ReadProjectFile(root, rel string) (trust.File, bool, error) {
 // committed file and goes through the gate. Outside a git work tree (or
 // without git) it is the person's own.
 func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "--error-unmatch", "--", rel)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	return cmd.Run() == nil
+	_, err := gitx.Run(ctx, root, "ls-files", "--error-unmatch", "--", rel)
+	return err == nil
 }

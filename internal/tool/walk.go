@@ -8,12 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // ignorePattern is one line of a .gitignore file.
@@ -112,10 +113,8 @@ func repoExcludes(ctx context.Context, top string) []ignorePattern {
 
 // excludesFile is the repository's core.excludesFile.
 func excludesFile(ctx context.Context, top string) string {
-	cmd := exec.CommandContext(ctx, "git", "config", "--path", "--get", "core.excludesFile")
-	cmd.Dir = top
-	if out, err := cmd.Output(); err == nil {
-		if p := strings.TrimSpace(string(out)); p != "" {
+	if out, err := gitx.Run(ctx, top, "config", "--path", "--get", "core.excludesFile"); err == nil {
+		if p := strings.TrimSpace(out); p != "" {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(top, p)
 			}

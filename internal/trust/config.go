@@ -18,10 +18,11 @@ import (
 var recordDirs = []string{"dispatch", "records", "sessions", "outputs", "workflows", "brood-debug.log"}
 
 // IsConfigPath reports whether a repository-relative, slash-separated path
-// is brood's or Claude Code's configuration, which a subagent never changes
-// on its own: anything under .claude/, anything under .brood/ except the run
-// records (dispatch/, records/, sessions/, outputs/, workflows/), and
-// .mcp.json — at any depth, since a subdirectory can be a project root.
+// is brood's, Claude Code's or git's configuration, which a subagent never
+// changes on its own: anything under .claude/, anything under .brood/
+// except the run records (dispatch/, records/, sessions/, outputs/,
+// workflows/), .mcp.json, and git's (IsGitConfigPath) — at any depth,
+// since a subdirectory can be a project root.
 func IsConfigPath(rel string) bool {
 	segs := strings.Split(strings.Trim(filepath.ToSlash(rel), "/"), "/")
 	for i, s := range segs {
@@ -34,7 +35,7 @@ func IsConfigPath(rel string) bool {
 			}
 		}
 	}
-	return segs[len(segs)-1] == ".mcp.json"
+	return segs[len(segs)-1] == ".mcp.json" || IsGitConfigPath(rel)
 }
 
 // Limits of what a ConfigState keeps in memory.

@@ -2,9 +2,7 @@ package worker
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // FleetFlags say where the fleet is: each overrides its temporal.* setting.
@@ -101,20 +100,18 @@ func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*temporal.E
 		return l
 	}
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(f, cfg.client.ClaimStore)})
+		Code: codeConfig(ctx, f, cfg.client.ClaimStore)})
 	return e, c.Close, nil
 }
 
 // codeConfig ships this directory's tree (HEAD plus its dirty state) to the
 // workers and applies their changes back, when it is in a git work tree;
 // elsewhere the workers run in their own checkouts.
-func codeConfig(f *cmdutil.Factory, blobs *blobstore.Store) *temporal.CodeConfig {
+func codeConfig(ctx context.Context, f *cmdutil.Factory, blobs *blobstore.Store) *temporal.CodeConfig {
 	if blobs == nil {
 		return nil
 	}
-	git := exec.Command("git", "rev-parse", "--is-inside-work-tree")
-	git.Dir = f.Cwd
-	if out, err := git.Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
+	if out, err := gitx.In(f.Cwd).Line(ctx, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
 		return nil
 	}
 	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, AllowConfig: f.Settings.Agents.AllowConfigChanges}

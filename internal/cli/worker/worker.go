@@ -32,6 +32,9 @@ type Options struct {
 	// Concurrency is how many calls run here at once (default: the pool's
 	// concurrency).
 	Concurrency int
+	// Remotes are git remotes this worker may fetch a base commit from,
+	// added to worker.remotes (--remote).
+	Remotes []string
 }
 
 // NewCmdWorker builds `brood worker`. runF replaces the run.
@@ -62,6 +65,7 @@ its running calls move to another worker.`,
 	}
 	opts.Fleet.AddFlags(cmd)
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "calls this worker runs at once (default: pool.concurrency)")
+	cmd.Flags().StringArrayVar(&opts.Remotes, "remote", nil, "a git remote this worker may fetch a submission's base commit from (repeatable; added to worker.remotes; default: none, bases come from bundles in the store)")
 	return cmd
 }
 
@@ -71,12 +75,12 @@ its running calls move to another worker.`,
 // a full checkout otherwise. What a killed worker left behind, and base
 // checkouts no call has used for an hour, are pruned at start and every
 // ten minutes.
-func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, stderr io.Writer) (*temporal.CodeSite, error) {
+func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
 	blobs, ok := store.(*blobstore.Store)
 	if !ok {
 		return nil, nil
 	}
-	cache := &codesnap.Cache{Dir: codesnap.DefaultCacheDir()}
+	cache := &codesnap.Cache{Dir: codesnap.DefaultCacheDir(), Remotes: remotes}
 	if err := os.MkdirAll(cache.Dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -110,6 +114,24 @@ func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher,
 	}}, nil
 }
 
+// workerRemotes is the worker's allowlist of remotes: its settings' and
+// its flags', each checked (codesnap.CheckRemote).
+func workerRemotes(fromSettings, fromFlags []string) ([]string, error) {
+	var out []string
+	for _, src := range []struct {
+		name string
+		list []string
+	}{{"worker.remotes", fromSettings}, {"--remote", fromFlags}} {
+		for _, r := range src.list {
+			if err := codesnap.CheckRemote(r); err != nil {
+				return nil, fmt.Errorf("%s: %w", src.name, err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 func workerRun(ctx context.Context, opts *Options) error {
 	f := opts.Factory
 	conc := opts.Concurrency
@@ -122,6 +144,10 @@ func workerRun(ctx context.Context, opts *Options) error {
 	// The worker's pool holds as many children as it takes calls.
 	f.Settings.Pool.Concurrency = conc
 	cfg := opts.Fleet.resolve(f)
+	remotes, err := workerRemotes(f.Settings.Worker.Remotes, opts.Remotes)
+	if err != nil {
+		return &cmdutil.ExitError{Code: 2, Err: err}
+	}
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
 	cfg.client.Identity = identity
@@ -153,7 +179,7 @@ func workerRun(ctx context.Context, opts *Options) error {
 		return errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot run agent calls")
 	}
 	d.SetLifetime(ctx)
-	site, err := codeSite(ctx, store, d, f.Err)
+	site, err := codeSite(ctx, store, d, remotes, f.Err)
 	if err != nil {
 		return err
 	}
@@ -169,6 +195,9 @@ func workerRun(ctx context.Context, opts *Options) error {
 	}
 	fmt.Fprintf(f.Err, "brood worker: task queue %s on %s (namespace %s), %d calls at once, store %s; Ctrl-C stops\n",
 		cfg.queue, cfg.client.HostPort, cfg.client.Namespace, conc, cfg.store)
+	if len(remotes) == 0 {
+		fmt.Fprintln(f.Err, "brood worker: base commits come from bundles in the store only (no remote allowed: worker.remotes, --remote)")
+	}
 	<-ctx.Done()
 	fmt.Fprintln(f.Err, "brood worker: stopping (running calls move to another worker)")
 	w.Stop()

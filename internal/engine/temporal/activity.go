@@ -63,6 +63,17 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 			return &CallOutput{Result: *r, Last: &hb}, nil
 		}
 	}
+	// The submitter's snapshot and an earlier attempt's change are checked
+	// here, on the worker (object ids, branch, subdir, store refs): a
+	// submitter is hostile, and its own checks ran in its own process.
+	if in.Code != nil {
+		if err := in.Code.Check(); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		}
+	}
+	if err := hb.Code.Check(); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
 	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // landRecord is what a repository knows of one fleet change: a plan run's
@@ -231,11 +231,9 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 	if err := dispatch.CheckID(id); err != nil || !recordKey.MatchString(key) {
 		return "", fmt.Errorf("%q is not a run id nor a call's TASK_ID-RUN", key)
 	}
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--path-format=absolute", "--git-common-dir")
-	cmd.Dir = dir
-	out, err := cmd.Output()
+	out, err := gitx.Run(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", fmt.Errorf("%s is not in a git repository: %w", dir, err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "brood", "fleet", key), nil
+	return filepath.Join(strings.TrimSpace(out), "brood", "fleet", key), nil
 }

@@ -1,0 +1,145 @@
+package gitx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// driverKeys matches the configuration keys that name a program under a
+// name the repository chooses (git prints keys with the section and the
+// variable lowercased, the subsection as written).
+const driverKeys = `^(filter\..+\.(clean|smudge|process|required)|diff\..+\.(textconv|command)|merge\..+\.driver|credential\..+\.helper|hook\..+\.command)$`
+
+// neutral is what each kind of key is overridden with: no filter (an
+// empty clean/smudge/process is none, and a filter that is not required
+// may be missing), the built-in diff, a merge driver that reports a
+// conflict, no credential helper, a hook that does nothing.
+func neutral(key string) (string, bool) {
+	i := strings.LastIndexByte(key, '.')
+	if i < 0 {
+		return "", false
+	}
+	sec, _, _ := strings.Cut(key, ".")
+	switch name := key[i+1:]; {
+	case sec == "filter" && name == "required":
+		return "false", true
+	case sec == "filter":
+		return "", true
+	case sec == "diff":
+		return "", true
+	case sec == "merge":
+		return "false", true
+	case sec == "credential":
+		return "", true
+	case sec == "hook":
+		return "true", true
+	}
+	return "", false
+}
+
+// noDrivers are subcommands that never convert a work tree file, merge
+// with a driver, fetch or push: the repository's driver definitions are
+// not looked up for them. read-tree and hash-object are listed with the
+// conditions under which they would (mayRunDrivers).
+var noDrivers = map[string]bool{
+	"rev-parse": true, "write-tree": true, "commit-tree": true, "ls-files": true, "cat-file": true,
+	"for-each-ref": true, "merge-base": true, "rev-list": true, "update-ref": true, "symbolic-ref": true,
+	"config": true, "init": true, "version": true, "diff-tree": true, "merge-file": true, "remote": true,
+	"check-ignore": true, "ls-tree": true, "mktree": true, "show-ref": true, "count-objects": true,
+}
+
+// mayRunDrivers reports whether the command in args may run a program a
+// repository defines under a name of its choosing.
+func mayRunDrivers(args []string) bool {
+	i := subcommand(args)
+	if i < 0 {
+		return false // git --version
+	}
+	rest := args[i+1:]
+	switch args[i] {
+	case "read-tree":
+		return slices.Contains(rest, "-u") // a checkout smudges
+	case "hash-object":
+		return !slices.Contains(rest, "--stdin") || slices.ContainsFunc(rest, func(a string) bool { return strings.HasPrefix(a, "--path") })
+	case "bundle":
+		return slices.Contains(rest, "unbundle")
+	}
+	return !noDrivers[args[i]]
+}
+
+// overrides lists the repository's own driver definitions (local and
+// worktree scope; an included file counts as the file that includes it)
+// as command-scope configuration that switches each off, in the
+// GIT_CONFIG_COUNT/KEY/VALUE environment form (a -c option would split a
+// name holding "=" at the wrong place). `git config` runs no program.
+func (c Cmd) overrides(ctx context.Context) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, fixed...), "config", "--show-scope", "--null", "--get-regexp", driverKeys)...)
+	cmd.Dir, cmd.Env = c.Dir, Env(c.Env)
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && len(out) == 0:
+		return nil, nil // none
+	case errors.As(err, &ee) && strings.Contains(string(ee.Stderr), "not in a git directory"):
+		return nil, nil // not a repository: it has no configuration of its own
+	case err != nil:
+		return nil, fmt.Errorf("git: read the repository's configuration to switch its programs off: %w%s", err, stderrOf(err))
+	}
+	return parseOverrides(string(out)), nil
+}
+
+// parseOverrides reads `git config --show-scope --null --get-regexp`
+// output: records "scope\0key\nvalue\0".
+func parseOverrides(out string) []string {
+	var over []string
+	seen := map[string]bool{}
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		scope, kv := recs[i], recs[i+1]
+		if scope != "local" && scope != "worktree" {
+			continue
+		}
+		key, _, _ := strings.Cut(kv, "\n")
+		val, ok := neutral(key)
+		if !ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		over = append(over, key, val)
+		if strings.HasPrefix(key, "filter.") {
+			// A driver named in .gitattributes may be required: it is
+			// not any more (else git refuses the file instead).
+			name := key[:strings.LastIndexByte(key, '.')]
+			if !seen[name+".required"] {
+				seen[name+".required"] = true
+				over = append(over, name+".required", "false")
+			}
+		}
+	}
+	return configEnv(over)
+}
+
+// configEnv is pairs of key, value as GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n
+// and GIT_CONFIG_VALUE_n.
+func configEnv(pairs []string) []string {
+	if len(pairs) == 0 {
+		return nil
+	}
+	env := []string{fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(pairs)/2)}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i/2, pairs[i]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i/2, pairs[i+1]))
+	}
+	return env
+}
+
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return ": " + strings.TrimSpace(string(ee.Stderr))
+	}
+	return ""
+}

@@ -1,0 +1,59 @@
+package trust
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// gitConfigParts are the entries of a git directory that configure what
+// git runs or how it reads the tree (config, hooks, attributes and
+// excludes under info/), as opposed to the objects, refs, index and logs
+// a commit writes.
+var gitConfigParts = []string{"config", "config.worktree", "hooks", "info"}
+
+// IsGitConfigPath reports whether a repository-relative, slash-separated
+// path is git's configuration: .git/config, .git/config.worktree,
+// anything under .git/hooks/ or .git/info/, or a .gitmodules file — at any
+// depth. A child's change to one is a configuration change (it would run
+// programs in the user's next git command), never part of its work.
+func IsGitConfigPath(rel string) bool {
+	segs := strings.Split(strings.Trim(filepath.ToSlash(rel), "/"), "/")
+	for i, s := range segs {
+		if s == ".git" && i+1 < len(segs) && slices.Contains(gitConfigParts, segs[i+1]) {
+			return true
+		}
+	}
+	return segs[len(segs)-1] == ".gitmodules"
+}
+
+// GitConfigTops are the paths, relative to a work tree's top, that hold
+// its git configuration: common is the common git dir (config, hooks/,
+// info/), gitDir the work tree's own (its config.worktree, when it is a
+// linked worktree), and .gitmodules at the top. Directories outside top
+// come as relative paths with "..".
+func GitConfigTops(top, gitDir, common string) []string {
+	var tops []string
+	rel := func(p string) string {
+		r, err := filepath.Rel(top, p)
+		if err != nil {
+			return p
+		}
+		return filepath.ToSlash(r)
+	}
+	for _, part := range gitConfigParts {
+		tops = append(tops, rel(filepath.Join(common, part)))
+	}
+	if gitDir != "" && gitDir != common {
+		tops = append(tops, rel(filepath.Join(gitDir, "config.worktree")))
+	}
+	return append(tops, ".gitmodules")
+}
+
+// SnapshotPaths reads everything under the given paths of root (files,
+// directories, links, none followed) as configuration a child may not
+// change: what SnapshotConfig does for brood's own, for any list (a
+// repository's git configuration, GitConfigTops).
+func SnapshotPaths(root string, tops []string) (*ConfigState, error) {
+	return snapshot(&ConfigState{root: root, tops: tops, keep: func(string) bool { return true }})
+}
