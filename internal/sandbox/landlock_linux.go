@@ -93,12 +93,20 @@ func Restrict(p Policy) (Status, error) {
 // restrictWith is Restrict with the ABI and the in-place restrictor
 // supplied, so the fallbacks (a kernel without Landlock, a binary with cgo)
 // can be exercised where the kernel and the build offer more.
-func restrictWith(p Policy, abi int, inPlace func(rfd int, readOnly bool) (bool, error)) (Status, error) {
+func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
 	if v, ok := os.LookupEnv(enforcedEnv); ok {
 		os.Unsetenv(enforcedEnv)
 		os.Unsetenv(baseEnv)
 		m := parseMarker(v)
-		return Status{Mechanism: "landlock", ABI: m.abi, NetworkTCP: !p.Network && m.abi >= 4, Metadata: metadataStatus(p, m.seccomp), Via: m.via}, nil
+		st := Status{Mechanism: "landlock", ABI: m.abi, NetworkTCP: !p.Network && m.abi >= 4, Via: m.via}
+		if p.confinesFS() {
+			// The parent's thread cut only its own bounding set where that
+			// would not cost this process what it needs for its own
+			// children; the programs this one runs lose the rest here.
+			dropped := m.caps || dropBoundingAll() == nil
+			st.fill(p, m.seccomp, dropped)
+		}
+		return st, nil
 	}
 	baseText, based := os.LookupEnv(baseEnv)
 	os.Unsetenv(baseEnv)
@@ -121,7 +129,7 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, readOnly bool) (bool,
 // restrictOnBase adds the file-system layer to a process whose parent put
 // it in a base domain (BaseForChild): on every thread in place, or by
 // re-executing where that cannot be done.
-func restrictOnBase(p Policy, base marker, inPlace func(rfd int, readOnly bool) (bool, error)) (Status, error) {
+func restrictOnBase(p Policy, base marker, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
 	st := Status{Mechanism: "landlock", ABI: base.abi, NetworkTCP: base.tcp, Via: "parent"}
 	if !p.confinesFS() {
 		return st, nil
@@ -131,7 +139,7 @@ func restrictOnBase(p Policy, base marker, inPlace func(rfd int, readOnly bool) 
 	if err != nil {
 		return Status{}, err
 	}
-	seccomp, err := inPlace(rfd, p.ReadOnly)
+	seccomp, err := inPlace(rfd, p)
 	unix.Close(rfd)
 	if errors.Is(err, unix.ENOTSUP) {
 		return reexec(p, base.abi, l)
@@ -139,7 +147,8 @@ func restrictOnBase(p Policy, base marker, inPlace func(rfd int, readOnly bool) 
 	if err != nil {
 		return Status{}, err
 	}
-	st.Via, st.Metadata = "all threads", metadataStatus(p, seccomp)
+	st.Via = "all threads"
+	st.fill(p, seccomp, true)
 	return st, nil
 }
 
@@ -154,7 +163,7 @@ func reexec(p Policy, abi int, l layer) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("sandbox: find own executable to re-exec: %w", err)
 	}
-	env := append(os.Environ(), enforcedEnv+"="+marker{abi: abi, seccomp: meta, via: "re-exec"}.String())
+	env := append(os.Environ(), enforcedEnv+"="+marker{abi: abi, seccomp: meta, caps: l.fs, via: "re-exec"}.String())
 	err = syscall.Exec("/proc/self/exe", os.Args, env)
 	if err != nil {
 		err = syscall.Exec(exe, os.Args, env)
@@ -178,12 +187,18 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 	if abi < 1 {
 		return "", Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, false, nil
 	}
-	meta, err := restrictThread(p, abi, fullLayer(p, abi))
+	l := fullLayer(p, abi)
+	l.keepCaps = true
+	meta, err := restrictThread(p, abi, l)
 	if err != nil {
 		return "", Status{}, true, err
 	}
 	m := marker{abi: abi, seccomp: meta, via: "parent"}
-	return enforcedEnv + "=" + m.String(), Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Metadata: metadataStatus(p, meta), Via: m.via}, true, nil
+	st = Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Via: m.via}
+	if p.confinesFS() {
+		st.fill(p, meta, false)
+	}
+	return enforcedEnv + "=" + m.String(), st, true, nil
 }
 
 // BaseForChild puts the calling OS thread in a Landlock domain holding the
@@ -223,10 +238,11 @@ func BaseForChild(p Policy) (envEntry string, err error) {
 	return baseEnv + "=" + marker{abi: abi, tcp: l.net}.String(), nil
 }
 
-// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,tcp][,via=HOW]".
+// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,tcp][,via=HOW]".
 type marker struct {
 	abi     int
-	seccomp bool   // the metadata filter is installed
+	seccomp bool   // the syscall filter is installed
+	caps    bool   // the bounding set is already cut (root)
 	tcp     bool   // the TCP ban is in the domain
 	via     string // how the domain was applied
 }
@@ -235,6 +251,9 @@ func (m marker) String() string {
 	s := strconv.Itoa(m.abi)
 	if m.seccomp {
 		s += ",seccomp"
+	}
+	if m.caps {
+		s += ",caps"
 	}
 	if m.tcp {
 		s += ",tcp"
@@ -253,6 +272,8 @@ func parseMarker(v string) marker {
 		switch {
 		case f == "seccomp":
 			m.seccomp = true
+		case f == "caps":
+			m.caps = true
 		case f == "tcp":
 			m.tcp = true
 		case strings.HasPrefix(f, "via="):
@@ -276,9 +297,10 @@ func metadataStatus(p Policy, seccomp bool) string {
 
 // layer says which parts of a policy one Landlock domain holds.
 type layer struct {
-	fs    bool // the file-system rules
-	net   bool // the TCP ban
-	scope bool // signal and abstract-socket scoping
+	fs       bool // the file-system rules
+	keepCaps bool // leave the bounding set to the child (RestrictForChild)
+	net      bool // the TCP ban
+	scope    bool // signal and abstract-socket scoping
 }
 
 // fullLayer is every part of p the kernel can hold, in one domain.
@@ -312,8 +334,11 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 			unix.Close(rfd)
 			return -1, err
 		}
+		// No child makes device nodes: a root writer's mknod of a disk
+		// would be a way around every file rule.
+		grant := attr.handledFS &^ (unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 		for _, dir := range p.Writable {
-			if err := addPathRule(rfd, dir, attr.handledFS); err != nil {
+			if err := addPathRule(rfd, dir, grant); err != nil {
 				unix.Close(rfd)
 				return -1, err
 			}
@@ -345,10 +370,18 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	// Ambient capabilities (granted so a non-root child could mount its
 	// overlay) must not reach the tools.
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	if !p.ReadOnly {
+	if !l.fs {
 		return false, nil
 	}
-	return installMetadataFilter()
+	if !l.keepCaps {
+		// Only for an image that re-executes from this thread: a child the
+		// parent starts from it cuts its own set (Restrict), after the
+		// parent's start needed what it holds.
+		if err := dropBoundingThread(); err != nil {
+			return false, err
+		}
+	}
+	return installFilter(p.ReadOnly)
 }
 
 // addPathRule allows access beneath path. A path that does not exist is an

@@ -66,3 +66,6 @@ func BaseForChild(p Policy) (string, error) { return "", nil }
 
 // DropMarkers has nothing to drop off Linux.
 func DropMarkers() {}
+
+// fill has nothing to record off Linux.
+func (s *Status) fill(p Policy, seccomp, capsDropped bool) {}
