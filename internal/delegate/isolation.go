@@ -332,11 +332,19 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 		return nil
 	}
 	pol, needed := childPolicy(env, td.Path())
+	if ws != nil && ws.Mode == isolate.ModeWorktree {
+		// The real tree is beside a worktree copy: what an overlay hides
+		// with whiteouts, the sandbox keeps the child from reading.
+		pol.Hidden = ws.Hidden
+	}
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
 		entry, err := sandbox.BaseForChild(pol)
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)
+		}
+		if h := sandbox.HiddenEnv(pol); h != "" {
+			cmd.Env = append(cmd.Env, h)
 		}
 		return err
 	}

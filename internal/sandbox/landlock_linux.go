@@ -94,6 +94,7 @@ func Restrict(p Policy) (Status, error) {
 // supplied, so the fallbacks (a kernel without Landlock, a binary with cgo)
 // can be exercised where the kernel and the build offer more.
 func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
+	p = takeHidden(p)
 	if v, ok := os.LookupEnv(enforcedEnv); ok {
 		os.Unsetenv(enforcedEnv)
 		os.Unsetenv(baseEnv)
@@ -314,6 +315,9 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	attr := rulesetAttr{}
 	if l.fs {
 		attr.handledFS = writeAccess(abi)
+		if len(p.Hidden) > 0 {
+			attr.handledFS |= unix.LANDLOCK_ACCESS_FS_READ_FILE
+		}
 	}
 	if l.net {
 		attr.handledNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
@@ -330,7 +334,7 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	}
 	rfd := int(fd)
 	if l.fs {
-		if err := addPathRule(rfd, "/dev/null", unix.LANDLOCK_ACCESS_FS_WRITE_FILE|attr.handledFS&unix.LANDLOCK_ACCESS_FS_TRUNCATE); err != nil {
+		if err := addPathRule(rfd, "/dev/null", (unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_READ_FILE)&attr.handledFS); err != nil {
 			unix.Close(rfd)
 			return -1, err
 		}
@@ -342,6 +346,10 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 				unix.Close(rfd)
 				return -1, err
 			}
+		}
+		if err := addReadRules(rfd, p.Hidden, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
+			unix.Close(rfd)
+			return -1, err
 		}
 	}
 	return rfd, nil

@@ -69,3 +69,6 @@ func DropMarkers() {}
 
 // fill has nothing to record off Linux.
 func (s *Status) fill(p Policy, seccomp, capsDropped bool) {}
+
+// HiddenEnv has nothing to pass off Linux.
+func HiddenEnv(p Policy) string { return "" }

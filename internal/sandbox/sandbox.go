@@ -37,6 +37,10 @@ type Policy struct {
 	// directory). With ReadOnly false and Writable empty, the file system is
 	// not restricted.
 	Writable []string
+	// Hidden lists paths the child may not read (files or directories):
+	// the real tree's gitignored entries, for a child whose copy is a git
+	// worktree beside them. Reading is then allowed everywhere else.
+	Hidden []string
 	// Network allows network access. When false the parent should also have
 	// put the child in its own network namespace (ConfigureNetwork); Restrict
 	// adds a Landlock TCP ban where the kernel has one, as a second wall.
