@@ -280,6 +280,12 @@ func makeWriterCaches() {
 // back what changed) and reports true.
 func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir) (bool, error) {
 	makeWriterCaches()
+	if d.cfg.Depth > 0 {
+		// This process is a child, in its own view already (its mount
+		// namespace, which its children share) and under a Landlock domain
+		// that forbids it to mount: its children keep that view.
+		return false, nil
+	}
 	if sandbox.LandlockABI() < 1 {
 		env.Notes = append(env.Notes, "this kernel has no Landlock: the in-place writer's writes are not confined to the work tree; only its parent's configuration guard holds")
 		return true, nil

@@ -101,9 +101,8 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, erro
 		m := parseMarker(v)
 		st := Status{Mechanism: "landlock", ABI: m.abi, NetworkTCP: !p.Network && m.abi >= 4, Via: m.via}
 		if p.confinesFS() {
-			// The parent's thread cut only its own bounding set where that
-			// would not cost this process what it needs for its own
-			// children; the programs this one runs lose the rest here.
+			// The thread this process was started from cut its bounding
+			// set (the marker says so); an older parent's did not.
 			dropped := m.caps || dropBoundingAll() == nil
 			st.fill(p, m.seccomp, dropped)
 		}
@@ -188,16 +187,14 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 	if abi < 1 {
 		return "", Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, false, nil
 	}
-	l := fullLayer(p, abi)
-	l.keepCaps = true
-	meta, err := restrictThread(p, abi, l)
+	meta, err := restrictThread(p, abi, fullLayer(p, abi))
 	if err != nil {
 		return "", Status{}, true, err
 	}
-	m := marker{abi: abi, seccomp: meta, via: "parent"}
+	m := marker{abi: abi, seccomp: meta, caps: p.confinesFS(), via: "parent"}
 	st = Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Via: m.via}
 	if p.confinesFS() {
-		st.fill(p, meta, false)
+		st.fill(p, meta, true)
 	}
 	return enforcedEnv + "=" + m.String(), st, true, nil
 }
@@ -298,10 +295,9 @@ func metadataStatus(p Policy, seccomp bool) string {
 
 // layer says which parts of a policy one Landlock domain holds.
 type layer struct {
-	fs       bool // the file-system rules
-	keepCaps bool // leave the bounding set to the child (RestrictForChild)
-	net      bool // the TCP ban
-	scope    bool // signal and abstract-socket scoping
+	fs    bool // the file-system rules
+	net   bool // the TCP ban
+	scope bool // signal and abstract-socket scoping
 }
 
 // fullLayer is every part of p the kernel can hold, in one domain.
@@ -381,13 +377,12 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	if !l.fs {
 		return false, nil
 	}
-	if !l.keepCaps {
-		// Only for an image that re-executes from this thread: a child the
-		// parent starts from it cuts its own set (Restrict), after the
-		// parent's start needed what it holds.
-		if err := dropBoundingThread(); err != nil {
-			return false, err
-		}
+	// The bounding set only: this thread's start of the child still
+	// holds what it holds, and the program started from it gets no more
+	// (a root child then makes its own children's namespaces in a user
+	// namespace: sandbox.AddNamespaces).
+	if err := dropBoundingThread(); err != nil {
+		return false, err
 	}
 	return installFilter(p.ReadOnly)
 }
