@@ -61,7 +61,7 @@ func TestEveryClassConfined(t *testing.T) {
 			}
 			fields := map[string]string{}
 			for _, l := range strings.Split(res, "\n") {
-				k, v, ok := strings.Cut(l, ":")
+				k, v, ok := strings.Cut(strings.TrimPrefix(l, "PROBE "), ":")
 				if ok {
 					fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
 				}
@@ -78,7 +78,7 @@ func TestEveryClassConfined(t *testing.T) {
 					t.Errorf("%s: CapBnd %q still holds CAP_SYS_ADMIN, CAP_SYS_MODULE or CAP_MKNOD", c.name, fields["CapBnd"])
 				}
 			} else if fields["CapEff"] != "0000000000000000" {
-				t.Errorf("%s: CapEff %q, want none", c.name, fields["CapEff"])
+				t.Errorf("%s: CapEff %q, want none:\n%s", c.name, fields["CapEff"], res)
 			}
 			if strings.Contains(res, "HOME-WRITTEN") {
 				t.Errorf("%s: the child wrote $HOME", c.name)
