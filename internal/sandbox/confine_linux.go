@@ -108,3 +108,7 @@ func (s *Status) fill(p Policy, seccomp, capsDropped bool) {
 	}
 	s.Caps = capsStatus(capsDropped)
 }
+
+// FilterAvailable reports whether brood knows this architecture's syscall
+// table, so that confined children get their syscall filter.
+func FilterAvailable() bool { return len(metadataSyscalls()) > 0 }

@@ -72,3 +72,6 @@ func (s *Status) fill(p Policy, seccomp, capsDropped bool) {}
 
 // HiddenEnv has nothing to pass off Linux.
 func HiddenEnv(p Policy) string { return "" }
+
+// FilterAvailable is false off Linux.
+func FilterAvailable() bool { return false }
