@@ -73,7 +73,7 @@ func TestEscapedGrandchild(t *testing.T) {
 			// where it can (a non-dumpable child's /proc/PID/fd is out of
 			// its Bash's reach, so the redirect is refused); either way a
 			// grandchild escapes with setsid, and says so in mark.
-			mark := filepath.Join(t.TempDir(), "escaped")
+			mark := filepath.Join(p.root, "escaped") // where an in-place writer may write
 			escape := "sh -c 'echo $$ > " + mark + "; exec sleep " + dur + "'"
 			mdl := p.script("escape.yaml", `agents:
   root:

@@ -352,12 +352,8 @@ func TestFullDiskFails(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs to fill (%v): run as root (CI does)", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(state, syscall.MNT_DETACH) })
-	// The fill goes under a records directory: a file elsewhere in .brood/
-	// is configuration, which the parent puts back as it was (removing the
-	// fill) once the child ends.
-	if err := os.MkdirAll(filepath.Join(state, "outputs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	// The fill goes in the child's own TMPDIR, in its task directory: the
+	// rest of .brood/ is out of an in-place writer's reach.
 	mdl := p.script("fill.yaml", `agents:
   root:
     - tools:
@@ -369,7 +365,7 @@ func TestFullDiskFails(t *testing.T) {
   general-purpose:
     - tools:
         - Bash:
-            command: 'dd if=/dev/zero of=.brood/outputs/fill bs=64k count=64 2>&1 | tail -1; echo filled'
+            command: 'dd if=/dev/zero of="$TMPDIR/fill" bs=64k count=64 2>&1 | tail -1; echo filled'
     - say: "CHILD SAYS ALL DONE"
 `)
 	code, out, errs := p.brood(t.Context(), []string{"BROOD_MODEL=" + mdl}, "run", "--permission-mode", "bypassPermissions", "go")
@@ -381,7 +377,10 @@ func TestFullDiskFails(t *testing.T) {
 	if strings.Contains(all, `status="done"`) {
 		t.Errorf("something was claimed as done on a full disk:\n%s", all)
 	}
-	_ = os.Remove(filepath.Join(state, "outputs", "fill"))
+	fills, _ := filepath.Glob(filepath.Join(state, "dispatch", "*", "tmp", "fill"))
+	for _, f := range fills {
+		_ = os.Remove(f)
+	}
 	for id, row := range p.listed() {
 		if row["status"] == "done" || row["status"] == "running" {
 			t.Errorf("task %s listed %v (%v) after a full disk", id, row["status"], row["note"])

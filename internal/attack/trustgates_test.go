@@ -180,6 +180,10 @@ func TestChildCannotTrustProject(t *testing.T) {
     - say: "{{result 0}}"
 `)
 	writeFile(t, filepath.Join(p.home, ".claude.json"), `{"numStartups": 1, "projects": {"/elsewhere": {"allowedTools": []}}}`)
+	// The kernel holds an in-place writer off all of this where it can
+	// (TestInPlaceWriterConfined); this is the layer under it, the
+	// parent's configuration guard, for a machine where it cannot.
+	writeFile(t, filepath.Join(p.home, ".config", "brood", "settings.toml"), "[isolation]\nno_landlock = true\n")
 	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
 	if code != 0 {
 		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)

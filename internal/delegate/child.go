@@ -209,14 +209,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		if slices.Contains(allowed, "*") {
 			allowed = nil
 		}
-		var owners *taskdir.Records // the project's records, for an unsandboxed child
-		if env.ReadOnly || env.Isolation == "worktree" {
-			// A sandboxed child cannot write .brood/records: it keeps its
-			// children's records in its own task directory, and only it
-			// may resume from them.
-			r := taskdir.Open(env.ProjectRoot).MustTask(env.TaskID).Owners()
-			owners = &r
-		}
+		// Every child is sandboxed (an in-place writer too) and cannot
+		// write .brood/records: it keeps its children's records in its own
+		// task directory, and only it may resume from them.
+		r := taskdir.Open(env.ProjectRoot).MustTask(env.TaskID).Owners()
+		owners := &r
 		nested, err = New(Config{
 			Owners:      owners,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,

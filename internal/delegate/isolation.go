@@ -174,6 +174,10 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 }
 
 // childPolicy is the sandbox a child puts itself in before it runs a tool.
+// Every class is confined: a read-only child writes its task directory; an
+// isolated writer its copy; an in-place writer the work tree (less the
+// configuration its view holds read-only: inPlaceView); writers also the
+// caches a build needs (writerCaches).
 func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 	p := sandbox.Policy{Network: env.Network == nil || *env.Network}
 	switch {
@@ -181,7 +185,9 @@ func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 		p.ReadOnly = true
 		p.Writable = []string{dir} // its tmp/ included
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = []string{resolved(env.IsolationRoot), dir}
+		p.Writable = append([]string{resolved(env.IsolationRoot), dir}, writerCaches()...)
+	default:
+		p.Writable = append([]string{resolved(workRoot(env)), dir}, writerCaches()...)
 	}
 	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		// A delegating child records its own children's dispatches. (The
@@ -190,6 +196,116 @@ func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 		p.Writable = append(p.Writable, resolved(dispatch.Root(env.ProjectRoot)))
 	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// inPlaceWriter reports whether env's child writes the user's own work
+// tree (no isolated copy).
+func inPlaceWriter(env *dispatch.Envelope) bool {
+	return !env.ReadOnly && (env.Isolation != "worktree" || env.IsolationRoot == "")
+}
+
+// workRoot is the tree an in-place writer may write: the git work tree
+// holding its workspace, else the project.
+func workRoot(env *dispatch.Envelope) string {
+	for d := env.Workspace; d != ""; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if env.ProjectRoot != "" {
+		return env.ProjectRoot
+	}
+	return env.Workspace
+}
+
+// writerCaches are the build caches a writer may write beside its tree:
+// the user's cache directory (Go's build cache, pip's, ...), GOCACHE and
+// GOMODCACHE where set elsewhere, and GOPATH (the module cache). Only
+// directories that exist are named (a Landlock rule needs one); the parent
+// makes the defaults before the start (makeWriterCaches).
+func writerCaches() []string {
+	var out []string
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		p = resolved(p)
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || slices.Contains(out, p) {
+			return
+		}
+		out = append(out, p)
+	}
+	for _, p := range cacheCandidates() {
+		add(p)
+	}
+	return out
+}
+
+// cacheCandidates are writerCaches before the existence check.
+func cacheCandidates() []string {
+	var c []string
+	if d, err := os.UserCacheDir(); err == nil {
+		c = append(c, d)
+	}
+	c = append(c, os.Getenv("GOCACHE"), os.Getenv("GOMODCACHE"))
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			gopath = filepath.Join(home, "go")
+		}
+	}
+	return append(c, filepath.SplitList(gopath)...)
+}
+
+// makeWriterCaches makes the default caches a writer's build needs, so its
+// policy can name them (a child cannot make a directory its policy does
+// not already cover).
+func makeWriterCaches() {
+	for _, p := range cacheCandidates() {
+		if p != "" && filepath.IsAbs(p) {
+			_ = os.MkdirAll(p, 0o755)
+		}
+	}
+}
+
+// holdInPlace gives an in-place writer its view: its own mount namespace
+// with the tree's configuration read-only (isolate.InPlaceView), where
+// Landlock and user namespaces are there to hold it. Where they are not,
+// it says so in the envelope's notes (the configuration guard still puts
+// back what changed) and reports true.
+func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir) (bool, error) {
+	makeWriterCaches()
+	if d.cfg.Depth > 0 {
+		// This process is a child, in its own view already (its mount
+		// namespace, which its children share) and under a Landlock domain
+		// that forbids it to mount: its children keep that view.
+		return false, nil
+	}
+	if sandbox.LandlockABI() < 1 {
+		env.Notes = append(env.Notes, "this kernel has no Landlock: the in-place writer's writes are not confined to the work tree; only its parent's configuration guard holds")
+		return true, nil
+	}
+	if !d.sandboxReport(ctx).UserNS {
+		env.Notes = append(env.Notes, "no user namespaces here: the work tree's configuration (.git/config, .brood, .claude) is not held read-only by the kernel; its parent's configuration guard puts back what changes")
+		return true, nil
+	}
+	own := []string{resolvedTaskDir(td.Path())}
+	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
+		own = append(own, resolved(dispatch.Root(env.ProjectRoot)))
+	}
+	v := isolate.InPlaceView(resolved(workRoot(env)), resolved(env.ProjectRoot), own...)
+	return false, isolate.ConfigureInPlace(cmd, v)
+}
+
+// resolvedTaskDir is a task directory's path with the links above it
+// resolved (the directory itself is checked to be none: taskdir).
+func resolvedTaskDir(p string) string {
+	return filepath.Join(resolved(filepath.Dir(p)), filepath.Base(p))
 }
 
 // resolved is path with its links resolved: for the parent's own paths
@@ -222,11 +338,19 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 		return nil
 	}
 	pol, needed := childPolicy(env, td.Path())
+	if ws != nil && ws.Mode == isolate.ModeWorktree {
+		// The real tree is beside a worktree copy: what an overlay hides
+		// with whiteouts, the sandbox keeps the child from reading.
+		pol.Hidden = ws.Hidden
+	}
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
 		entry, err := sandbox.BaseForChild(pol)
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)
+		}
+		if h := sandbox.HiddenEnv(pol); h != "" {
+			cmd.Env = append(cmd.Env, h)
 		}
 		return err
 	}

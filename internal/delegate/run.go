@@ -551,6 +551,13 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			return err
 		}
 	}
+	if d.cfg.Mount == nil && inPlaceWriter(env) && !env.NoLandlock {
+		noted, err := d.holdInPlace(ctx, cmd, env, td)
+		if err != nil {
+			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
+		}
+		changed = changed || noted
+	}
 	if !changed {
 		return nil
 	}

@@ -369,12 +369,13 @@ func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *
 // warmShape is what of env a warm child's start depends on: the sandbox
 // policy (with the task's own directories in place of their paths), the
 // working directory, the definition's environment and the depth. ""
-// means env's child always starts cold: an isolated child (its copy,
-// namespaces and mounts are made for it), one without network (a namespace
+// means env's child always starts cold: an isolated child or an in-place
+// writer (its copy or view, namespaces and mounts are made for it), one
+// without network (a namespace
 // of its own), a fork or a resume. (The task's command itself is compared
 // at its start: warmSlot.fits.)
 func warmShape(env *dispatch.Envelope) string {
-	if env.Isolation != "" || (env.Network != nil && !*env.Network) || env.Fork || env.ResumeCount > 0 {
+	if env.Isolation != "" || inPlaceWriter(env) || (env.Network != nil && !*env.Network) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
 	pol, needed := childPolicy(env, "\x00task")

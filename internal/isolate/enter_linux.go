@@ -29,6 +29,8 @@ import (
 //     (so result.json and the transcript reach the parent, not the upper
 //     layer), and re-enters the working directory so it is on the overlay.
 //   - worktree: nothing to mount; it reports the copy's root.
+//   - inplace (an in-place writer): it binds the work tree's configuration
+//     read-only over itself (View), and returns Mode none.
 //   - probe (started by Probe): it tries an overlay mount in a scratch
 //     directory, prints the outcome and exits; it does not return.
 //
@@ -53,6 +55,11 @@ func EnterFromEnv() (Entered, error) {
 		os.Exit(runProbeChild(spec.Root))
 	case ModeWorktree:
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
+	case modeInPlace:
+		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW}); err != nil {
+			return Entered{}, err
+		}
+		return Entered{Mode: ModeNone}, nil
 	case ModeOverlay:
 		if err := mountOverlay(spec); err != nil {
 			return Entered{}, &MountError{Err: err}

@@ -30,9 +30,19 @@ func (w *Workspace) hideIgnored(keep, ignored []string) (int, error) {
 	}
 	var made []string
 	defer func() { w.fixUpperDirs(made) }()
+	hide := func(rel string) error {
+		if err := w.upperDirs(filepath.Dir(rel), &made); err != nil {
+			return err
+		}
+		err := unix.Mknod(filepath.Join(w.upper, rel), unix.S_IFCHR|0o000, 0)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("isolate: hide ignored %s: %w", rel, err)
+		}
+		return nil
+	}
 	n := 0
 	for _, p := range ignored {
-		k, err := w.whiteout(filepath.FromSlash(p), keep, &made)
+		k, err := w.whiteout(filepath.FromSlash(p), keep, hide)
 		n += k
 		if err != nil {
 			return n, err
@@ -41,12 +51,33 @@ func (w *Workspace) hideIgnored(keep, ignored []string) (int, error) {
 	return n, nil
 }
 
-// whiteout hides rel (repository-relative) unless a kept directory is rel
+// listHidden is hideIgnored for a worktree copy: the same entries, as
+// absolute paths in the real tree, for the child's sandbox to refuse
+// reading (sandbox.Policy.Hidden), since the real tree is still there
+// beside the copy.
+func (w *Workspace) listHidden(keep, ignored []string) []string {
+	for i, k := range keep {
+		if r, err := filepath.EvalSymlinks(k); err == nil {
+			keep[i] = r
+		}
+	}
+	var out []string
+	hide := func(rel string) error {
+		out = append(out, filepath.Join(w.repo.top, rel))
+		return nil
+	}
+	for _, p := range ignored {
+		_, _ = w.whiteout(filepath.FromSlash(p), keep, hide)
+	}
+	return out
+}
+
+// whiteout hides rel (repository-relative, with hide) unless a kept directory is rel
 // or lies beneath it; in the latter case it hides rel's other entries.
 // brood's own directory (Options.BroodDir: the agents, settings and model
 // scripts a child's brood reads) stays, but for the parent's records and
 // sessions in it.
-func (w *Workspace) whiteout(rel string, keep []string, made *[]string) (int, error) {
+func (w *Workspace) whiteout(rel string, keep []string, hide func(rel string) error) (int, error) {
 	abs := filepath.Join(w.repo.top, rel)
 	holds := false
 	for _, k := range keep {
@@ -70,12 +101,8 @@ func (w *Workspace) whiteout(rel string, keep []string, made *[]string) (int, er
 		}
 	}
 	if !holds {
-		if err := w.upperDirs(filepath.Dir(rel), made); err != nil {
+		if err := hide(rel); err != nil {
 			return 0, err
-		}
-		err := unix.Mknod(filepath.Join(w.upper, rel), unix.S_IFCHR|0o000, 0)
-		if err != nil && !errors.Is(err, unix.EEXIST) {
-			return 0, fmt.Errorf("isolate: hide ignored %s: %w", rel, err)
 		}
 		return 1, nil
 	}
@@ -85,7 +112,7 @@ func (w *Workspace) whiteout(rel string, keep []string, made *[]string) (int, er
 	}
 	n := 0
 	for _, e := range entries {
-		k, err := w.whiteout(filepath.Join(rel, e.Name()), keep, made)
+		k, err := w.whiteout(filepath.Join(rel, e.Name()), keep, hide)
 		n += k
 		if err != nil {
 			return n, err

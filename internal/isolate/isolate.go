@@ -171,6 +171,10 @@ type Workspace struct {
 	Root string
 	// Note explains a degraded mode in words for the result.
 	Note string
+	// Hidden are the real tree's gitignored entries a worktree child may
+	// not read (sandbox.Policy.Hidden): the overlay hides them with
+	// whiteouts, a worktree copy leaves the real tree beside it.
+	Hidden []string
 
 	repo     *repo
 	id       string
@@ -307,6 +311,12 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 		w.Cleanup(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if opts.BroodDir != "" {
+		w.broodDir = resolvePath(opts.BroodDir)
+	}
+	// The real tree stays beside the copy: its ignored entries are hidden
+	// from the child by its sandbox instead of by whiteouts.
+	w.Hidden = w.listHidden(append([]string{stateDir}, opts.Keep...), st.ignored)
 	return w, nil
 }
 

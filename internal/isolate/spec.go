@@ -26,6 +26,9 @@ type mountSpec struct {
 	Cwd       string   `json:"cwd,omitempty"`
 	Keep      []string `json:"keep,omitempty"`
 	UserXattr bool     `json:"userxattr,omitempty"`
+	// RO and RW are an in-place writer's View.
+	RO []string `json:"ro,omitempty"`
+	RW []string `json:"rw,omitempty"`
 }
 
 func (s mountSpec) encode() string {

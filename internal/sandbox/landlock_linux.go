@@ -93,12 +93,20 @@ func Restrict(p Policy) (Status, error) {
 // restrictWith is Restrict with the ABI and the in-place restrictor
 // supplied, so the fallbacks (a kernel without Landlock, a binary with cgo)
 // can be exercised where the kernel and the build offer more.
-func restrictWith(p Policy, abi int, inPlace func(rfd int, readOnly bool) (bool, error)) (Status, error) {
+func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
+	p = takeHidden(p)
 	if v, ok := os.LookupEnv(enforcedEnv); ok {
 		os.Unsetenv(enforcedEnv)
 		os.Unsetenv(baseEnv)
 		m := parseMarker(v)
-		return Status{Mechanism: "landlock", ABI: m.abi, NetworkTCP: !p.Network && m.abi >= 4, Metadata: metadataStatus(p, m.seccomp), Via: m.via}, nil
+		st := Status{Mechanism: "landlock", ABI: m.abi, NetworkTCP: !p.Network && m.abi >= 4, Via: m.via}
+		if p.confinesFS() {
+			// The thread this process was started from cut its bounding
+			// set (the marker says so); an older parent's did not.
+			dropped := m.caps || dropBoundingAll() == nil
+			st.fill(p, m.seccomp, dropped)
+		}
+		return st, nil
 	}
 	baseText, based := os.LookupEnv(baseEnv)
 	os.Unsetenv(baseEnv)
@@ -121,7 +129,7 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, readOnly bool) (bool,
 // restrictOnBase adds the file-system layer to a process whose parent put
 // it in a base domain (BaseForChild): on every thread in place, or by
 // re-executing where that cannot be done.
-func restrictOnBase(p Policy, base marker, inPlace func(rfd int, readOnly bool) (bool, error)) (Status, error) {
+func restrictOnBase(p Policy, base marker, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
 	st := Status{Mechanism: "landlock", ABI: base.abi, NetworkTCP: base.tcp, Via: "parent"}
 	if !p.confinesFS() {
 		return st, nil
@@ -131,7 +139,7 @@ func restrictOnBase(p Policy, base marker, inPlace func(rfd int, readOnly bool) 
 	if err != nil {
 		return Status{}, err
 	}
-	seccomp, err := inPlace(rfd, p.ReadOnly)
+	seccomp, err := inPlace(rfd, p)
 	unix.Close(rfd)
 	if errors.Is(err, unix.ENOTSUP) {
 		return reexec(p, base.abi, l)
@@ -139,7 +147,8 @@ func restrictOnBase(p Policy, base marker, inPlace func(rfd int, readOnly bool) 
 	if err != nil {
 		return Status{}, err
 	}
-	st.Via, st.Metadata = "all threads", metadataStatus(p, seccomp)
+	st.Via = "all threads"
+	st.fill(p, seccomp, true)
 	return st, nil
 }
 
@@ -154,7 +163,7 @@ func reexec(p Policy, abi int, l layer) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("sandbox: find own executable to re-exec: %w", err)
 	}
-	env := append(os.Environ(), enforcedEnv+"="+marker{abi: abi, seccomp: meta, via: "re-exec"}.String())
+	env := append(os.Environ(), enforcedEnv+"="+marker{abi: abi, seccomp: meta, caps: l.fs, via: "re-exec"}.String())
 	err = syscall.Exec("/proc/self/exe", os.Args, env)
 	if err != nil {
 		err = syscall.Exec(exe, os.Args, env)
@@ -182,8 +191,12 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 	if err != nil {
 		return "", Status{}, true, err
 	}
-	m := marker{abi: abi, seccomp: meta, via: "parent"}
-	return enforcedEnv + "=" + m.String(), Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Metadata: metadataStatus(p, meta), Via: m.via}, true, nil
+	m := marker{abi: abi, seccomp: meta, caps: p.confinesFS(), via: "parent"}
+	st = Status{Mechanism: "landlock", ABI: abi, NetworkTCP: !p.Network && abi >= 4, Via: m.via}
+	if p.confinesFS() {
+		st.fill(p, meta, true)
+	}
+	return enforcedEnv + "=" + m.String(), st, true, nil
 }
 
 // BaseForChild puts the calling OS thread in a Landlock domain holding the
@@ -223,10 +236,11 @@ func BaseForChild(p Policy) (envEntry string, err error) {
 	return baseEnv + "=" + marker{abi: abi, tcp: l.net}.String(), nil
 }
 
-// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,tcp][,via=HOW]".
+// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,tcp][,via=HOW]".
 type marker struct {
 	abi     int
-	seccomp bool   // the metadata filter is installed
+	seccomp bool   // the syscall filter is installed
+	caps    bool   // the bounding set is already cut (root)
 	tcp     bool   // the TCP ban is in the domain
 	via     string // how the domain was applied
 }
@@ -235,6 +249,9 @@ func (m marker) String() string {
 	s := strconv.Itoa(m.abi)
 	if m.seccomp {
 		s += ",seccomp"
+	}
+	if m.caps {
+		s += ",caps"
 	}
 	if m.tcp {
 		s += ",tcp"
@@ -253,6 +270,8 @@ func parseMarker(v string) marker {
 		switch {
 		case f == "seccomp":
 			m.seccomp = true
+		case f == "caps":
+			m.caps = true
 		case f == "tcp":
 			m.tcp = true
 		case strings.HasPrefix(f, "via="):
@@ -292,6 +311,9 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	attr := rulesetAttr{}
 	if l.fs {
 		attr.handledFS = writeAccess(abi)
+		if len(p.Hidden) > 0 {
+			attr.handledFS |= unix.LANDLOCK_ACCESS_FS_READ_FILE
+		}
 	}
 	if l.net {
 		attr.handledNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
@@ -308,15 +330,22 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	}
 	rfd := int(fd)
 	if l.fs {
-		if err := addPathRule(rfd, "/dev/null", unix.LANDLOCK_ACCESS_FS_WRITE_FILE|attr.handledFS&unix.LANDLOCK_ACCESS_FS_TRUNCATE); err != nil {
+		if err := addPathRule(rfd, "/dev/null", (unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_READ_FILE)&attr.handledFS); err != nil {
 			unix.Close(rfd)
 			return -1, err
 		}
+		// No child makes device nodes: a root writer's mknod of a disk
+		// would be a way around every file rule.
+		grant := attr.handledFS &^ (unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 		for _, dir := range p.Writable {
-			if err := addPathRule(rfd, dir, attr.handledFS); err != nil {
+			if err := addPathRule(rfd, dir, grant); err != nil {
 				unix.Close(rfd)
 				return -1, err
 			}
+		}
+		if err := addReadRules(rfd, p.Hidden, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
+			unix.Close(rfd)
+			return -1, err
 		}
 	}
 	return rfd, nil
@@ -345,10 +374,17 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	// Ambient capabilities (granted so a non-root child could mount its
 	// overlay) must not reach the tools.
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	if !p.ReadOnly {
+	if !l.fs {
 		return false, nil
 	}
-	return installMetadataFilter()
+	// The bounding set only: this thread's start of the child still
+	// holds what it holds, and the program started from it gets no more
+	// (a root child then makes its own children's namespaces in a user
+	// namespace: sandbox.AddNamespaces).
+	if err := dropBoundingThread(); err != nil {
+		return false, err
+	}
+	return installFilter(p.ReadOnly)
 }
 
 // addPathRule allows access beneath path. A path that does not exist is an

@@ -72,7 +72,9 @@ func AddNamespaces(cmd *exec.Cmd, flags uintptr, ambient []uintptr) {
 	}
 	a := cmd.SysProcAttr
 	uid, gid := os.Getuid(), os.Getgid()
-	if uid != 0 || flags&syscall.CLONE_NEWUSER != 0 {
+	if uid != 0 || flags&syscall.CLONE_NEWUSER != 0 || !hasSysAdmin() {
+		// (A root process without CAP_SYS_ADMIN is a confined child: its
+		// own children's namespaces need a user namespace, as a user's.)
 		flags |= syscall.CLONE_NEWUSER
 	}
 	a.Cloneflags |= flags

@@ -66,3 +66,12 @@ func BaseForChild(p Policy) (string, error) { return "", nil }
 
 // DropMarkers has nothing to drop off Linux.
 func DropMarkers() {}
+
+// fill has nothing to record off Linux.
+func (s *Status) fill(p Policy, seccomp, capsDropped bool) {}
+
+// HiddenEnv has nothing to pass off Linux.
+func HiddenEnv(p Policy) string { return "" }
+
+// FilterAvailable is false off Linux.
+func FilterAvailable() bool { return false }

@@ -37,6 +37,10 @@ type Policy struct {
 	// directory). With ReadOnly false and Writable empty, the file system is
 	// not restricted.
 	Writable []string
+	// Hidden lists paths the child may not read (files or directories):
+	// the real tree's gitignored entries, for a child whose copy is a git
+	// worktree beside them. Reading is then allowed everywhere else.
+	Hidden []string
 	// Network allows network access. When false the parent should also have
 	// put the child in its own network namespace (ConfigureNetwork); Restrict
 	// adds a Landlock TCP ban where the kernel has one, as a second wall.
@@ -61,6 +65,11 @@ type Status struct {
 	// (modes, owners, times, xattrs) read-only, which Landlock does not
 	// cover: the seccomp filter, or that nothing in the kernel does.
 	Metadata string `json:"metadata,omitempty"`
+	// Syscalls says what the syscall filter of a confined child (reader or
+	// writer) denies beyond Metadata, or that nothing in the kernel does.
+	Syscalls string `json:"syscalls,omitempty"`
+	// Caps says, for a child of root, what is left of its capabilities.
+	Caps string `json:"caps,omitempty"`
 	// Via says how the domain reached every thread: "parent" (the child
 	// was started from a thread under it), "all threads" (applied in place
 	// to each thread) or "re-exec" (one thread, then the program started
@@ -83,8 +92,10 @@ func (s Status) String() string {
 	if s.NetworkTCP {
 		b.WriteString(", tcp denied")
 	}
-	if s.Metadata != "" {
-		b.WriteString(", " + s.Metadata)
+	for _, f := range []string{s.Metadata, s.Syscalls, s.Caps} {
+		if f != "" {
+			b.WriteString(", " + f)
+		}
 	}
 	if s.Note != "" {
 		b.WriteString(": " + s.Note)

@@ -40,7 +40,7 @@ func runChild(pol string) int {
 	}
 	inPlace := allThreads
 	if os.Getenv(forceReexecEnv) != "" {
-		inPlace = func(int, bool) (bool, error) { return false, unix.ENOTSUP } // as in a binary with cgo
+		inPlace = func(int, Policy) (bool, error) { return false, unix.ENOTSUP } // as in a binary with cgo
 	}
 	if os.Getenv(mountFirstEnv) != "" && os.Getenv(enforcedEnv) == "" {
 		// As an overlay child: mount first, inside the base domain (once:

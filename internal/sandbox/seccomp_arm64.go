@@ -14,3 +14,19 @@ func metadataSyscalls() []int {
 		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
 	}
 }
+
+// confinedSyscalls is what no confined child (read-only or writer) may call:
+// changing the mount table (Landlock already refuses it to a domain with
+// file-system rules; this holds where the child has no such layer yet),
+// loading kernel code, and the kernel's widest attack surfaces.
+func confinedSyscalls() []int {
+	return []int{
+		unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_MOVE_MOUNT,
+		unix.SYS_OPEN_TREE, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT,
+		unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR,
+		unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
+		unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
+		unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_ACCT,
+		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN,
+	}
+}

@@ -7,3 +7,6 @@ const nativeArch = 0
 // metadataSyscalls is empty where brood does not know the syscall table: a
 // read-only child's Status then says metadata is not held by the kernel.
 func metadataSyscalls() []int { return nil }
+
+// confinedSyscalls is empty where brood does not know the syscall table.
+func confinedSyscalls() []int { return nil }

@@ -20,12 +20,21 @@ const (
 
 // metadataFilter is the BPF program a read-only child runs under: every
 // syscall that changes a file's metadata without opening it for writing
-// (which Landlock does not cover) fails with EPERM. Syscalls of a foreign
-// ABI (i386, x32) fail too, so the numbers cannot be dodged.
-func metadataFilter() ([]unix.SockFilter, bool) {
-	nrs := metadataSyscalls()
-	if len(nrs) == 0 {
+// (which Landlock does not cover) fails with EPERM, and so does every one a
+// writer may not make either (filterFor). Syscalls of a foreign ABI (i386,
+// x32) fail too, so the numbers cannot be dodged.
+func metadataFilter() ([]unix.SockFilter, bool) { return filterFor(true) }
+
+// filterFor is the syscall filter of a confined child: the calls no
+// confined child may make (confinedSyscalls) and, for a read-only one, the
+// metadata calls and chattr's ioctls too.
+func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
+	if len(metadataSyscalls()) == 0 {
 		return nil, false
+	}
+	nrs := confinedSyscalls()
+	if readOnly {
+		nrs = append(nrs, metadataSyscalls()...)
 	}
 	const (
 		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
@@ -52,6 +61,9 @@ func metadataFilter() ([]unix.SockFilter, bool) {
 	for _, nr := range nrs {
 		prog = append(prog, jump(uint32(nr), 0, 1), stmt(ret, deny))
 	}
+	if !readOnly {
+		return append(prog, stmt(ret, allow)), true
+	}
 	prog = append(prog,
 		jump(unix.SYS_IOCTL, 0, 5),
 		stmt(ld, offArg1), // the request's low 32 bits (little endian)
@@ -64,18 +76,18 @@ func metadataFilter() ([]unix.SockFilter, bool) {
 	return prog, true
 }
 
-// installMetadataFilter puts the calling thread under metadataFilter. The
+// installFilter puts the calling thread under filterFor(readOnly). The
 // thread must already have no_new_privs. Without TSYNC on purpose: like the
 // Landlock domain, it is for the thread a child is started from (and for
 // the image a child re-executes into), never the parent's other threads.
-func installMetadataFilter() (bool, error) {
-	prog, ok := metadataFilter()
+func installFilter(readOnly bool) (bool, error) {
+	prog, ok := filterFor(readOnly)
 	if !ok {
 		return false, nil
 	}
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp))); errno != 0 {
-		return false, fmt.Errorf("sandbox: seccomp filter for metadata: %w", errno)
+		return false, fmt.Errorf("sandbox: seccomp filter: %w", errno)
 	}
 	return true, nil
 }

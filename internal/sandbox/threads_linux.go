@@ -13,10 +13,12 @@ import (
 // allThreads puts every thread of this process under the ruleset rfd in
 // place, with syscall.AllThreadsSyscall (the world stopped, the same system
 // call on each thread, the program ended if one thread's result differed),
-// instead of re-executing: no_new_privs, the domain, the metadata filter
-// when readOnly, and the capabilities a mount needed (ambient cleared on
+// instead of re-executing: no_new_privs, the domain, the capabilities a
+// mount needed (ambient cleared on
 // every thread and, for a non-root user, every capability dropped, as an
-// exec would). Threads started later are cloned from restricted ones.
+// exec would, and for root every capability outside keptCaps dropped from
+// the bounding set), and the syscall filter (filterFor). Threads started
+// later are cloned from restricted ones.
 // It returns ENOTSUP, having changed nothing, in a binary that links
 // runtime/cgo (threads made by C code are out of the runtime's reach).
 //
@@ -25,7 +27,7 @@ import (
 // keeps the scope in the one domain every thread shares), since Landlock's
 // scope compares domains, and the file-system rules are the same on every
 // thread.
-func allThreads(rfd int, readOnly bool) (seccomp bool, err error) {
+func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); e != 0 {
 		return false, e
 	}
@@ -45,10 +47,10 @@ func allThreads(rfd int, readOnly bool) (seccomp bool, err error) {
 			return false, fmt.Errorf("sandbox: drop capabilities on every thread: %w", e)
 		}
 	}
-	if !readOnly {
-		return false, nil
+	if err := dropBoundingAll(); err != nil {
+		return false, err
 	}
-	prog, ok := metadataFilter()
+	prog, ok := filterFor(p.ReadOnly)
 	if !ok {
 		return false, nil
 	}
@@ -57,7 +59,7 @@ func allThreads(rfd int, readOnly bool) (seccomp bool, err error) {
 	runtime.KeepAlive(fp)
 	runtime.KeepAlive(prog)
 	if e != 0 {
-		return false, fmt.Errorf("sandbox: seccomp filter for metadata on every thread: %w", e)
+		return false, fmt.Errorf("sandbox: seccomp filter on every thread: %w", e)
 	}
 	return true, nil
 }

@@ -58,6 +58,9 @@ type Report struct {
 	// that may delegate, or any while telemetry is on, runs brood.
 	ChildExeOpenAI string            `json:"child_exe_openai"`
 	Problems       map[string]string `json:"problems,omitempty"`
+	// Confinement is, for each class of child, what this machine gives it
+	// on each axis, and the fallback where it gives less.
+	Confinement []Confinement `json:"confinement"`
 }
 
 // Collect probes the machine. It takes a few tens of milliseconds (it starts
@@ -108,6 +111,7 @@ func Collect(ctx context.Context) Report {
 	if len(r.Problems) == 0 {
 		r.Problems = nil
 	}
+	r.Confinement = confinements(r)
 	return r
 }
 
@@ -200,5 +204,8 @@ func render(w io.Writer, r Report) error {
 	for k, v := range r.Problems {
 		fmt.Fprintf(tw, "note: %s\t%s\n", k, v)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return renderTable(w, r.Confinement)
 }

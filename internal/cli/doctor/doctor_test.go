@@ -91,3 +91,33 @@ func TestDoctorText(t *testing.T) {
 		t.Error("doctor accepted a positional argument")
 	}
 }
+
+// TestDoctorConfinementTable: the table names every class of child and
+// every axis, and where this machine has Landlock and user namespaces no
+// class's file system is a fallback.
+func TestDoctorConfinementTable(t *testing.T) {
+	var r Report
+	if err := json.Unmarshal([]byte(run(t, "--json")), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"read-only", "in-place writer", "isolated writer", "fleet worker's child"}
+	if len(r.Confinement) != len(want) {
+		t.Fatalf("confinement table has %d classes, want %v: %+v", len(r.Confinement), want, r.Confinement)
+	}
+	for i, c := range r.Confinement {
+		if c.Class != want[i] {
+			t.Errorf("class %d is %q, want %q", i, c.Class, want[i])
+		}
+		for _, v := range []string{c.Filesystem, c.Syscalls, c.Capabilities, c.Cgroup, c.Limits, c.Network} {
+			if v == "" {
+				t.Errorf("%s: an axis is empty: %+v", c.Class, c)
+			}
+		}
+		if r.LandlockABI >= 1 && r.UserNamespaces && c.Class != "fleet worker's child" && strings.HasPrefix(c.Filesystem, "NOT HELD") {
+			t.Errorf("%s: %s, on a machine with Landlock and user namespaces", c.Class, c.Filesystem)
+		}
+	}
+	if text := run(t); !strings.Contains(text, "confinement by class of child:") || !strings.Contains(text, "in-place writer") {
+		t.Errorf("brood doctor prints no confinement table:\n%s", text)
+	}
+}

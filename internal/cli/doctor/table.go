@@ -1,0 +1,104 @@
+package doctor
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// Confinement is one class of child and what this machine gives it on each
+// axis: what `brood doctor` prints as its table. A value starting with
+// "NOT HELD" is a fallback weaker than the class asks for.
+type Confinement struct {
+	Class        string `json:"class"`
+	Filesystem   string `json:"filesystem"`
+	Syscalls     string `json:"syscalls"`
+	Capabilities string `json:"capabilities"`
+	Cgroup       string `json:"cgroup"`
+	Limits       string `json:"resource_limits"`
+	Network      string `json:"network"`
+}
+
+// confinements builds the table from the probes in r.
+func confinements(r Report) []Confinement {
+	ll := r.LandlockABI >= 1
+	sys := "NOT HELD: no syscall table for this architecture"
+	if sandbox.FilterAvailable() && ll {
+		sys = "seccomp: mount, modules, kexec, bpf, perf denied"
+	}
+	roSys := sys
+	if sandbox.FilterAvailable() && ll {
+		roSys += "; chmod, chown, utimes, xattrs too"
+	}
+	caps := "none (not root; no_new_privs)"
+	if os.Geteuid() == 0 {
+		caps = "bounding set cut to file ownership, kill, setuid/setgid; no_new_privs"
+	}
+	if !ll {
+		caps = "NOT HELD: root's, less ptrace (no Landlock: no_new_privs not set)"
+		if os.Geteuid() != 0 {
+			caps = "none (not root)"
+		}
+	}
+	cg := "NOT HELD: its session only (a process that leaves it may survive)"
+	switch r.Containment {
+	case pool.ContainCgroup:
+		cg = "a cgroup each it cannot leave (cgroupfs is outside its Landlock rules)"
+		if !ll {
+			cg = "a cgroup each (NOT HELD against leaving it: no Landlock)"
+		}
+	case pool.ContainPIDNS:
+		cg = "a PID namespace each (no writable cgroup here)"
+	}
+	limits := "none set by brood"
+	net := "on unless its definition says network: false (then an empty network namespace)"
+	if !r.NetworkNamespace {
+		net = "on; network: false holds only as Landlock's TCP ban (no network namespace)"
+	}
+	ro := Confinement{Class: "read-only", Syscalls: roSys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
+		Filesystem: "Landlock: writes its task directory only"}
+	in := Confinement{Class: "in-place writer", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
+		Filesystem: "Landlock: the work tree, its TMPDIR, build caches; .git config/hooks/info, .brood, .claude read-only (own mount namespace)"}
+	iso := Confinement{Class: "isolated writer", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net}
+	fleet := Confinement{Class: "fleet worker's child", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
+		Filesystem: "an overlay of the submitter's snapshot (the worker's checkout never changes); Landlock as its class"}
+	switch {
+	case r.OverlayInUserNS:
+		iso.Filesystem = "an overlay copy (ignored files whited out); Landlock: the copy, its TMPDIR, build caches"
+	case r.WorktreeFallback:
+		iso.Filesystem = "a git worktree copy; Landlock: the copy, its TMPDIR, build caches; the real tree's ignored files unreadable"
+	default:
+		iso.Filesystem = "NOT HELD: no overlay and no git: runs in place, as an in-place writer"
+	}
+	if !r.OverlayInUserNS {
+		fleet.Filesystem = "NOT HELD: no overlay in a user namespace: a worker cannot run children here"
+	}
+	if ll && !r.UserNamespaces {
+		in.Filesystem = "Landlock: the work tree, its TMPDIR, build caches; NOT HELD: configuration writable (no user namespace), put back by the parent after"
+	}
+	if !ll {
+		ro.Filesystem = "NOT HELD: no Landlock: the tool layer only, and Bash withdrawn"
+		in.Filesystem = "NOT HELD: no Landlock: unconfined; the parent puts configuration back after"
+		iso.Filesystem = "NOT HELD: no Landlock: its copy by convention only"
+		fleet.Filesystem = "NOT HELD: no Landlock"
+	}
+	return []Confinement{ro, in, iso, fleet}
+}
+
+// renderTable prints the confinement table, one block per class.
+func renderTable(w io.Writer, rows []Confinement) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nconfinement by class of child:")
+	for _, c := range rows {
+		fmt.Fprintf(tw, "%s\n", c.Class)
+		for _, f := range [][2]string{{"filesystem", c.Filesystem}, {"syscalls", c.Syscalls}, {"capabilities", c.Capabilities},
+			{"cgroup", c.Cgroup}, {"resource limits", c.Limits}, {"network", c.Network}} {
+			fmt.Fprintf(tw, "  %s\t%s\n", f[0], f[1])
+		}
+	}
+	return tw.Flush()
+}

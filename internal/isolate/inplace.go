@@ -1,0 +1,98 @@
+package isolate
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+)
+
+// modeInPlace asks an in-place writer to hold the work tree's configuration
+// read-only in its own mount namespace before it runs anything.
+const modeInPlace Mode = "inplace"
+
+// View is what an in-place writer (a child that writes the user's own work
+// tree) sees of it: the tree at its own path, writable where its Landlock
+// policy lets it write, except ReadOnly, bound read-only over themselves in
+// the child's own mount namespace, and Writable, bound back over themselves
+// read-write beneath a read-only one (its own task directory) or only to
+// make them mount points (the git directory, so it cannot be renamed away
+// and replaced by one with a config of the child's).
+type View struct {
+	ReadOnly []string `json:"ro,omitempty"`
+	Writable []string `json:"rw,omitempty"`
+}
+
+// gitConfigEntries are the entries of a git directory that are
+// configuration: what git reads to decide which programs to run (config,
+// hooks, info/attributes, a commondir that points elsewhere), other
+// repositories' and work trees' git directories, and brood's own records.
+// A commit needs none of them (objects, refs, logs, index and HEAD stay
+// writable).
+func gitConfigEntries() []string {
+	return []string{"config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees", "brood-worktrees", "brood"}
+}
+
+// projectConfigEntries are brood's and Claude Code's configuration in a
+// project: settings, agents, hook markers, verdicts, other tasks' records.
+func projectConfigEntries() []string { return []string{".brood", ".claude", ".mcp.json"} }
+
+// InPlaceView is the view of an in-place writer working in the tree at
+// root (the git work tree, or the project), whose project is project and
+// whose own task directory (or, for a child that delegates, every task
+// directory: its children's records go there) is own. Only entries that
+// exist as themselves (no symbolic link) are named: a mount point must
+// exist, and an entry made later is the parent's configuration guard's to
+// put back.
+func InPlaceView(root, project string, own ...string) View {
+	var v View
+	git := filepath.Join(root, ".git")
+	if fi, err := os.Lstat(git); err == nil {
+		switch {
+		case fi.IsDir():
+			v.Writable = append(v.Writable, git)
+			for _, e := range gitConfigEntries() {
+				v.ReadOnly = appendExisting(v.ReadOnly, filepath.Join(git, e))
+			}
+		case fi.Mode().IsRegular():
+			// A linked work tree's pointer to its git directory.
+			v.ReadOnly = append(v.ReadOnly, git)
+		}
+	}
+	for _, dir := range []string{root, project} {
+		for _, e := range projectConfigEntries() {
+			if p := filepath.Join(dir, e); !slices.Contains(v.ReadOnly, p) {
+				v.ReadOnly = appendExisting(v.ReadOnly, p)
+			}
+		}
+	}
+	for _, o := range own {
+		v.Writable = appendExisting(v.Writable, o)
+	}
+	return v
+}
+
+// appendExisting appends p if it exists and is no symbolic link.
+func appendExisting(list []string, p string) []string {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return list
+	}
+	return append(list, p)
+}
+
+// ConfigureInPlace asks for the child's user and mount namespaces and
+// passes the view in its environment; the child's EnterFromEnv binds it
+// before anything else runs. Call it after anything that replaces cmd.Env
+// or cmd.SysProcAttr wholesale.
+func ConfigureInPlace(cmd *exec.Cmd, v View) error {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	if err := addMountNamespace(cmd); err != nil {
+		return err
+	}
+	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable}
+	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
+	return nil
+}

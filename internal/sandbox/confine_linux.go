@@ -1,0 +1,114 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// syscallsNote is what a confined child's Status says its syscall filter
+// denies beyond file metadata.
+const syscallsNote = "seccomp: mount, module, kexec, bpf and perf syscalls denied"
+
+// capsNote is what a confined child's Status says of its capabilities when
+// it runs as root.
+const capsNote = "bounding set cut to file ownership, kill and setuid/setgid"
+
+// keptCaps are the capabilities a confined child's programs may still hold
+// when brood runs as root: what tar, cp -p and a test's own setuid need.
+// Everything else (CAP_SYS_ADMIN, CAP_SYS_MODULE, CAP_MKNOD, CAP_NET_ADMIN,
+// CAP_SYS_RAWIO, CAP_SYS_RESOURCE, ...) leaves the bounding set, so an exec
+// never gives it back.
+const keptCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH |
+	1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID | 1<<unix.CAP_KILL | 1<<unix.CAP_SETGID |
+	1<<unix.CAP_SETUID | 1<<unix.CAP_NET_BIND_SERVICE
+
+// lastCap bounds the capability numbers tried; the kernel answers EINVAL
+// past its own last one.
+const lastCap = 63
+
+// dropBoundingAll drops every capability outside keptCaps from the
+// bounding set of every thread of this process (root only: a non-root
+// child holds none). It returns ENOTSUP in a binary with cgo.
+func dropBoundingAll() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	if !InPlace() {
+		return unix.ENOTSUP
+	}
+	for c := uintptr(0); c <= lastCap; c++ {
+		if keptCaps&(1<<c) != 0 {
+			continue
+		}
+		_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0)
+		if e == unix.EINVAL {
+			break
+		}
+		if e != 0 && e != unix.EPERM {
+			return fmt.Errorf("sandbox: drop capability %d on every thread: %w", c, e)
+		}
+	}
+	return nil
+}
+
+// dropBoundingThread is dropBoundingAll for the calling thread only (the
+// thread a child is started from, or the one a re-exec starts from).
+func dropBoundingThread() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for c := uintptr(0); c <= lastCap; c++ {
+		if keptCaps&(1<<c) != 0 {
+			continue
+		}
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break
+		}
+		if err != nil && !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("sandbox: drop capability %d: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// capsStatus says what a confined child's capabilities are.
+func capsStatus(dropped bool) string {
+	switch {
+	case os.Geteuid() != 0:
+		return ""
+	case dropped:
+		return capsNote
+	}
+	return "root's capabilities kept (a binary with cgo cannot drop them on every thread)"
+}
+
+// hasSysAdmin reports whether the calling thread holds CAP_SYS_ADMIN in
+// its effective set: where it does not (a confined root child), a
+// namespace needs a user namespace of its own.
+func hasSysAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
+}
+
+// fill sets what a confined child's filter and capabilities hold.
+func (s *Status) fill(p Policy, seccomp, capsDropped bool) {
+	s.Metadata = metadataStatus(p, seccomp)
+	s.Syscalls = "not filtered by the kernel on this architecture (no seccomp table)"
+	if seccomp {
+		s.Syscalls = syscallsNote
+	}
+	s.Caps = capsStatus(capsDropped)
+}
+
+// FilterAvailable reports whether brood knows this architecture's syscall
+// table, so that confined children get their syscall filter.
+func FilterAvailable() bool { return len(metadataSyscalls()) > 0 }
