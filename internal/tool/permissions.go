@@ -86,6 +86,22 @@ type Decision struct {
 type Permissions struct {
 	mode             Mode
 	allow, deny, ask []Rule
+	// configWrites lets tools write brood's configuration (the user's
+	// agents.allow_config_changes); unset, no rule or mode can.
+	configWrites bool
+}
+
+// AllowingConfigWrites returns a copy of p under which tools may write
+// brood's and Claude Code's configuration (.brood/, .claude/,
+// settings.local.*) as the rules allow: for the user's own
+// agents.allow_config_changes, never for a project's.
+func (p *Permissions) AllowingConfigWrites() *Permissions {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.configWrites = true
+	return &q
 }
 
 // NewPermissions parses a mode and three rule lists. Every bad rule is
@@ -155,6 +171,9 @@ type call struct {
 	names     []string // Bash: the same, normalised for deny and ask rules
 	unsafe    string   // Bash: why no allow rule may approve the line
 	writes    []string // Bash: absolute paths its redirections write
+	rawWrites []string // Bash: the same as written
+	cmds      []shCmd  // Bash: the simple commands as their programs see them
+	chdir     bool     // Bash: the line changes directory
 	opaque    bool     // Bash: a program only the shell can spell out
 	workspace string
 }
@@ -174,6 +193,7 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 		c.subject = strings.TrimSpace(in.Command)
 		sl := parseShell(c.subject)
 		c.parts, c.names, c.unsafe, c.opaque = sl.parts, sl.names, sl.unsafe, sl.opaque
+		c.cmds, c.chdir, c.rawWrites = sl.cmds, sl.chdir, sl.writes
 		for _, w := range sl.writes {
 			c.writes = append(c.writes, resolvePath(workspace, w))
 		}
@@ -303,6 +323,11 @@ func firstMatch(rules []Rule, c call, any bool) (Rule, bool) {
 
 func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
 	c := newCall(tool, readOnly, input, workspace)
+	if !p.configWrites {
+		if ws := configWrites(c); len(ws) > 0 {
+			return configDenial(c, ws)
+		}
+	}
 	d := p.checkCall(c)
 	if c.kind == subjectPath {
 		// A path is judged as written and as the file it really is: a
@@ -412,6 +437,14 @@ func (p *Permissions) checkCall(c call) Decision {
 		}
 	}
 	r, ok := firstMatch(allow, c, false)
+	if ok && p.mode != ModeBypass {
+		if rule, rk, risky := optionRisk(allow, c); risky {
+			// The rule names the program, not what this option makes it do.
+			d.Verdict, d.Reason = Ask, rk.explain(rule)
+			d.Suggest = []string{exactRule(c)}
+			return p.dontAsk(d)
+		}
+	}
 	missing := p.unapprovedWrites(c)
 	if ok && (len(missing) == 0 || r.Specifier == "") {
 		// A rule for all of Bash approves its redirections too, as before;
@@ -551,7 +584,12 @@ func (p *Permissions) checkWrites(c call) (Decision, bool) {
 // bypassPermissions approves.
 func (p *Permissions) unapprovedWrites(c call) []string {
 	var out []string
-	for _, path := range c.writes {
+	for i, path := range c.writes {
+		if c.chdir && i < len(c.rawWrites) && !filepath.IsAbs(c.rawWrites[i]) && !strings.HasPrefix(c.rawWrites[i], "~") && p.mode != ModeBypass {
+			// After a cd, the file is not where a Write rule would judge it.
+			out = append(out, path)
+			continue
+		}
 		if p.mode == ModeBypass || (p.mode == ModeAcceptEdits && inside(c.workspace, path)) {
 			continue
 		}

@@ -38,6 +38,27 @@ type shellLine struct {
 	// deny rule can be shown not to match, so they are asked about, even in
 	// bypassPermissions mode, whenever deny rules exist.
 	opaque bool
+	// cmds are the simple commands of parts again (same order, one for each
+	// part the parser found), as the words the program receives, for the
+	// option checks of prefix rules (options.go).
+	cmds []shCmd
+	// chdir is set when the line changes directory (cd, pushd, popd): a
+	// relative path it writes may then be anywhere.
+	chdir bool
+}
+
+// shCmd is one simple command as its program sees it.
+type shCmd struct {
+	part string    // as written (the text allow rules match)
+	args []shWord  // its words, program first
+}
+
+// shWord is one word of a command: its text with the quoting removed, and
+// whether that text is all the shell makes of it (no expansion, glob or
+// brace: lit) or only a spelling of something the shell computes.
+type shWord struct {
+	text string
+	lit  bool
 }
 
 // maxVettedLine bounds the lines the parser vets (the check's cost grows
@@ -108,6 +129,14 @@ func collect(sl *shellLine, src string, node syntax.Node, depth int) {
 				return true
 			}
 			sl.parts = append(sl.parts, strings.TrimSpace(source(src, x.Pos(), x.End())))
+			cmd := shCmd{part: sl.parts[len(sl.parts)-1]}
+			for _, w := range x.Args {
+				cmd.args = append(cmd.args, wordOf(src, w))
+			}
+			sl.cmds = append(sl.cmds, cmd)
+			if changesDir(cmd.args) {
+				sl.chdir = true
+			}
 			name, script, opaque := normalise(src, x)
 			if name != "" {
 				sl.names = append(sl.names, name)

@@ -1,0 +1,112 @@
+package tool
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/broodhq/brood/internal/trust"
+)
+
+// No tool writes brood's or Claude Code's configuration, whatever the
+// rules and the mode say: an allowed command that wrote
+// .brood/settings.local.toml with allow = ["Bash(*)"] would have granted
+// every later run everything, with no trust step (a local settings file is
+// taken for a person's own answers). The person edits these files; the
+// model says what should change.
+
+// isConfigFile reports whether the absolute path p is configuration: under
+// a .claude directory, under .brood except its run records, a .mcp.json, a
+// settings.local.* anywhere, or the user's ~/.config/brood, ~/.claude and
+// ~/.claude.json. p is judged as written and with its links resolved.
+func isConfigFile(p string) bool {
+	for _, q := range []string{p, resolveLinks(p)} {
+		if trust.IsConfigPath(strings.TrimPrefix(filepath.ToSlash(q), "/")) || strings.HasPrefix(filepath.Base(q), "settings.local.") {
+			return true
+		}
+		if home, err := os.UserHomeDir(); err == nil && home != "" {
+			for _, d := range []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile)} {
+				if inside(d, q) || inside(resolveLinks(d), q) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// configWrite is one file a call would write that is configuration, and
+// what makes the call write it.
+type configWrite struct {
+	path string // absolute
+	how  string // "a redirection", "--output", "Write"
+}
+
+// configWrites lists what c would write of brood's configuration: the
+// file of a Write or Edit; for Bash, the targets of its redirections and
+// of the options and programs that write (options.go), also behind
+// wrappers and in "sh -c" scripts. After a cd, a relative target may be
+// anywhere: it counts when its own name is configuration's
+// (settings.local.*, .mcp.json, under .brood/ or .claude/).
+func configWrites(c call) []configWrite {
+	var out []configWrite
+	add := func(raw, how string) {
+		abs := resolvePath(c.workspace, raw)
+		if isConfigFile(abs) || (c.chdir && !filepath.IsAbs(raw) && !strings.HasPrefix(raw, "~") && relConfig(raw)) {
+			out = append(out, configWrite{path: abs, how: how})
+		}
+	}
+	switch {
+	case c.kind == subjectPath && isEditTool(c.tool):
+		if isConfigFile(c.subject) {
+			out = append(out, configWrite{path: c.subject, how: c.tool})
+		}
+	case c.kind == subjectCommand:
+		for _, w := range c.rawWrites {
+			add(w, "a redirection")
+		}
+		for _, cmd := range c.cmds {
+			for _, t := range writeTargets(cmd.args, c.workspace) {
+				add(t.target, t.opt)
+			}
+		}
+	}
+	return out
+}
+
+// relConfig reports a relative path whose own segments make it
+// configuration wherever it is.
+func relConfig(rel string) bool {
+	rel = path.Clean(filepath.ToSlash(rel))
+	return trust.IsConfigPath(rel) || strings.HasPrefix(path.Base(rel), "settings.local.")
+}
+
+// writeTargets are the files a command writes through its options or as
+// its operands, as written (literal words only: a computed one is a risk
+// of its own), also those of the command a wrapper runs.
+func writeTargets(args []shWord, ws string) []risk {
+	var out []risk
+	for depth := 0; len(args) > 0 && depth < 8; depth++ {
+		a := analyse(args, ws)
+		for _, r := range a.risks {
+			if r.target != "" && r.lit {
+				out = append(out, r)
+			}
+		}
+		args = a.inner
+	}
+	return out
+}
+
+// configDenial is the decision for a call that writes configuration.
+func configDenial(c call, ws []configWrite) Decision {
+	w := ws[0]
+	via := ""
+	if c.kind == subjectCommand {
+		via = fmt.Sprintf(" (%s writes it)", w.how)
+	}
+	return Decision{Verdict: Deny, Subject: c.subject, Reason: fmt.Sprintf(
+		"%s is brood's or Claude Code's configuration%s: no tool writes it, whatever the rules or the mode say; say what should change and why, and the user edits it", w.path, via)}
+}

@@ -1,0 +1,412 @@
+package tool
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// sedRisks: -i/--in-place writes its operands; -f reads a script brood
+// cannot see; the script's w/W commands and s///w write files, e and s///e
+// run commands. --sandbox (GNU) refuses those, so the script is then safe.
+func sedRisks(args []shWord) []risk {
+	var out []risk
+	var scripts []string
+	scriptGiven, sandbox, inPlace := false, false, -1
+	var operands []int
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		switch {
+		case a == "--":
+			for j := i + 1; j < len(args); j++ {
+				operands = append(operands, j)
+			}
+			i = len(args)
+		case strings.HasPrefix(a, "--"):
+			name, val, has := strings.Cut(a[2:], "=")
+			switch {
+			case name == "":
+			case strings.HasPrefix("in-place", name) && len(name) >= 2:
+				inPlace = i
+			case strings.HasPrefix("file", name):
+				out = append(out, risk{at: i, opt: "--file", why: effReadCode})
+				scriptGiven = true
+			case strings.HasPrefix("expression", name) && len(name) >= 2:
+				scriptGiven = true
+				if has {
+					scripts = append(scripts, val)
+				} else if i+1 < len(args) {
+					i++
+					scripts = append(scripts, args[i].text)
+				}
+			case name == "sandbox":
+				sandbox = true
+			case strings.HasPrefix("line-length", name) && len(name) >= 2 && !has:
+				i++
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for j := 1; j < len(a); j++ {
+				c := a[j]
+				if c == 'i' {
+					inPlace = i
+					break // the rest is the backup suffix
+				}
+				if c == 'e' || c == 'f' || c == 'l' {
+					if c == 'f' {
+						out = append(out, risk{at: i, opt: "-f", why: effReadCode})
+					}
+					v := a[j+1:]
+					if v == "" && i+1 < len(args) {
+						i++
+						v = args[i].text
+					}
+					if c == 'e' {
+						scripts = append(scripts, v)
+					}
+					scriptGiven = scriptGiven || c != 'l'
+					break
+				}
+			}
+		default:
+			if !scriptGiven {
+				scriptGiven = true
+				scripts = append(scripts, a)
+				continue
+			}
+			operands = append(operands, i)
+		}
+	}
+	if inPlace >= 0 {
+		if len(operands) == 0 {
+			out = append(out, risk{at: inPlace, opt: "-i", why: "edits files in place"})
+		}
+		for _, j := range operands {
+			out = append(out, risk{at: inPlace, opt: "-i", why: "edits files in place", target: args[j].text, lit: args[j].lit})
+		}
+	}
+	if !sandbox {
+		for _, s := range scripts {
+			if cmd, why := sedScriptRisk(s); why != "" {
+				out = append(out, risk{at: 1, opt: cmd, why: why})
+			}
+		}
+	}
+	return out
+}
+
+// sedScriptRisk reads a sed script for the commands that write or run:
+// w FILE, W FILE, e [CMD], and the s command's w and e flags. A script it
+// cannot read counts as one that does.
+func sedScriptRisk(s string) (string, string) {
+	i := 0
+	skipTo := func(stop string) {
+		for i < len(s) && strings.IndexByte(stop, s[i]) < 0 {
+			if s[i] == '\\' {
+				i++
+			}
+			i++
+		}
+	}
+	delimited := func() bool { // reads one DELIM...DELIM part, s[i] at the part
+		if i >= len(s) {
+			return false
+		}
+		d := s[i]
+		i++
+		for i < len(s) && s[i] != d {
+			if s[i] == '\\' {
+				i++
+			} else if s[i] == '\n' {
+				return false
+			}
+			i++
+		}
+		if i >= len(s) {
+			return false
+		}
+		i++
+		return true
+	}
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '{' || c == '}' || c == '!':
+			i++
+			continue
+		case c >= '0' && c <= '9' || c == '$' || c == ',' || c == '~' || c == '+':
+			i++
+			continue
+		case c == '/':
+			if !delimited() {
+				return "sed script", "cannot be read by brood"
+			}
+			for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+			continue
+		case c == '\\':
+			i++
+			if !delimited() {
+				return "sed script", "cannot be read by brood"
+			}
+			continue
+		case c == '#':
+			skipTo("\n")
+			continue
+		}
+		i++
+		switch c {
+		case 's':
+			if !delimited() {
+				return "sed script", "cannot be read by brood"
+			}
+			i-- // the middle delimiter starts the replacement
+			if !delimited() {
+				return "sed script", "cannot be read by brood"
+			}
+			for i < len(s) && strings.IndexByte(";\n}", s[i]) < 0 {
+				switch s[i] {
+				case 'w':
+					return "s///w", "writes a file"
+				case 'e':
+					return "s///e", "runs the pattern space as a command"
+				}
+				i++
+			}
+		case 'y':
+			if !delimited() {
+				return "sed script", "cannot be read by brood"
+			}
+			i--
+			if !delimited() {
+				return "sed script", "cannot be read by brood"
+			}
+		case 'w', 'W':
+			return string(c), "writes a file"
+		case 'e':
+			return "e", "runs a command"
+		case 'a', 'i', 'c', 'r', 'R', 'b', 't', 'T', ':', 'q', 'Q', 'l', 'L':
+			skipTo(";\n}")
+			if c == 'a' || c == 'i' || c == 'c' || c == 'r' || c == 'R' {
+				skipTo("\n")
+			}
+		case 'p', 'P', 'd', 'D', 'n', 'N', 'g', 'G', 'h', 'H', 'x', '=', 'z', 'F':
+		default:
+			return "sed script", "cannot be read by brood"
+		}
+	}
+	return "", ""
+}
+
+var (
+	awkPrintRedirect = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bprintf?\b[^;{}\n]*>`) })
+	awkString        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
+)
+
+// awkRisks: the program's system(), pipes and print redirections run
+// programs or write files; -f reads a program brood cannot see; gawk's
+// --profile, --pretty-print and --dump-variables write files and
+// --load/--include/--exec load code. gawk's --sandbox refuses the program's
+// own risks.
+func awkRisks(args []shWord) []risk {
+	t := &optTable{long: map[string]string{
+		"file": effReadCode, "include": effReadCode, "load": effReadCode, "exec": effReadCode,
+		"profile": effWrite, "pretty-print": effWrite, "dump-variables": effWrite, "debug": effRun,
+	}, short: map[byte]string{'f': effReadCode, 'i': effReadCode, 'l': effReadCode, 'E': effReadCode,
+		'p': effWrite, 'o': effWrite, 'd': effWrite, 'D': effRun}, valued: "fvFilEpodD", abbrev: true}
+	out := t.scan(args)
+	for _, r := range out {
+		if r.opt == "-f" || r.opt == "--file" || r.opt == "-E" || r.opt == "--exec" {
+			return out // no program operand to read
+		}
+	}
+	prog, sandbox := "", false
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		switch {
+		case a == "--sandbox":
+			sandbox = true
+		case a == "--":
+			if i+1 < len(args) {
+				prog = args[i+1].text
+			}
+			i = len(args)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if len(a) == 2 && strings.IndexByte("vF", a[1]) >= 0 {
+				i++
+			}
+		default:
+			prog = a
+			i = len(args)
+		}
+	}
+	if sandbox || prog == "" {
+		return out
+	}
+	code := awkString().ReplaceAllString(prog, `""`)
+	switch {
+	case strings.Contains(code, "system"):
+		out = append(out, risk{at: 1, opt: "system()", why: effRun})
+	case strings.Contains(strings.ReplaceAll(code, "||", ""), "|"):
+		out = append(out, risk{at: 1, opt: "|", why: "runs a program from the awk program"})
+	case awkPrintRedirect().MatchString(code):
+		out = append(out, risk{at: 1, opt: "print >", why: effWrite})
+	case strings.Contains(code, "@load") || strings.Contains(code, "@include"):
+		out = append(out, risk{at: 1, opt: "@load", why: effReadCode})
+	}
+	return out
+}
+
+// tarRisks: a rule for tar covers listing (-t) and comparing (-d) only;
+// creating, extracting and updating write files, and some options run
+// programs whatever the mode.
+func tarRisks(args []shWord) []risk {
+	t := &optTable{long: map[string]string{
+		"to-command": effRun, "checkpoint-action": effRun, "use-compress-program": effRun, "rsh-command": effRun,
+		"info-script": effRun, "new-volume-script": effRun, "index-file": effWrite,
+	}, short: map[byte]string{'I': effRun, 'F': effRun}, valued: "bCfFgIKLNTVX", abbrev: true}
+	out := t.scan(args)
+	mode := ""
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		if i == 1 && !strings.HasPrefix(a, "-") {
+			a = "-" + a // old style: "tar tvf x.tar"
+		}
+		switch {
+		case a == "--list", a == "--diff", a == "--compare":
+			mode += "t"
+		case strings.HasPrefix(a, "--"):
+			for _, m := range []string{"extract", "get", "create", "append", "update", "catenate", "concatenate", "delete"} {
+				if strings.HasPrefix(m, strings.SplitN(a[2:], "=", 2)[0]) && len(a) > 3 {
+					mode += "x"
+				}
+			}
+		case strings.HasPrefix(a, "-"):
+			for _, c := range a[1:] {
+				switch c {
+				case 't', 'd':
+					mode += "t"
+				case 'x', 'c', 'r', 'u', 'A':
+					mode += "x"
+				}
+			}
+		}
+		if v, ok := strings.CutPrefix(a, "-f"); ok && strings.Contains(v, ":") || (a == "-f" && i+1 < len(args) && strings.Contains(args[i+1].text, ":")) {
+			out = append(out, risk{at: i, opt: "-f", why: "names a remote archive, which tar reaches by running rsh"})
+		}
+	}
+	if mode == "" || strings.Contains(mode, "x") {
+		out = append(out, risk{at: 1, opt: "tar", why: "creates or extracts files (a rule for tar covers listing: tar -tf)"})
+	}
+	return out
+}
+
+// wgetRisks: wget writes what it downloads unless told to write it to
+// standard output (-O -), and -o/-a write a log, -e runs wgetrc commands.
+func wgetRisks(args []shWord) []risk {
+	t := &optTable{long: map[string]string{
+		"output-file": effWrite, "append-output": effWrite, "execute": effReadCode, "config": effReadCode,
+		"directory-prefix": effWriteDir, "save-cookies": effWrite, "warc-file": effWrite,
+	}, short: map[byte]string{'o': effWrite, 'a': effWrite, 'e': effReadCode, 'P': effWriteDir},
+		valued: "oaeOPiBtTwQUDIX", abbrev: true}
+	out := t.scan(args)
+	toStdout := false
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		if a == "--spider" || a == "--output-document=-" || strings.HasSuffix(a, "O-") ||
+			((a == "-O" || strings.HasSuffix(a, "O") && !strings.HasPrefix(a, "--") && strings.HasPrefix(a, "-") || a == "--output-document") && i+1 < len(args) && args[i+1].text == "-") {
+			toStdout = true
+		}
+	}
+	if !toStdout {
+		out = append(out, risk{at: 0, opt: "wget", why: "writes what it downloads to a file (a rule for wget covers wget -O -)"})
+	}
+	return out
+}
+
+// unzipRisks: unzip extracts unless it lists, tests or prints.
+func unzipRisks(args []shWord) []risk {
+	for _, w := range args[1:] {
+		if a := w.text; strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "lvtpcZz") {
+			return nil
+		}
+	}
+	return []risk{{at: 0, opt: "unzip", why: "extracts files (a rule for unzip covers unzip -l)"}}
+}
+
+// goRisks: the go command's flags that run programs or write files, and
+// its subcommands that run what the source names.
+func goRisks(args []shWord) []risk {
+	var out []risk
+	flags := map[string]string{"exec": effRun, "toolexec": effRun, "vettool": effRun, "o": effWrite, "modfile": effWrite, "overlay": effReadCode, "C": elsewhere}
+	sub := ""
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		if !strings.HasPrefix(a, "-") {
+			if sub == "" {
+				sub = a
+				switch a {
+				case "run":
+					out = append(out, risk{at: i, opt: "go run", why: "builds and runs a program"})
+				case "generate":
+					out = append(out, risk{at: i, opt: "go generate", why: "runs the commands written in the source"})
+				case "tool":
+					out = append(out, risk{at: i, opt: "go tool", why: effRun})
+				case "install", "get":
+					out = append(out, risk{at: i, opt: "go " + a, why: "installs programs or changes go.mod"})
+				}
+			}
+			continue
+		}
+		name, val, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if sub == "env" && (name == "w" || name == "u") {
+			out = append(out, risk{at: i, opt: "-" + name, why: "changes Go's configuration (GOFLAGS can make go run programs)"})
+		}
+		why, ok := flags[name]
+		if !ok {
+			continue
+		}
+		r := risk{at: i, opt: "-" + name, why: why}
+		if why == effWrite {
+			if has {
+				r.target, r.lit = val, args[i].lit
+			} else if i+1 < len(args) {
+				r.target, r.lit = args[i+1].text, args[i+1].lit
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// npmRisks: package managers run the package's scripts (install, test,
+// run, start, ...), which a rule naming only the manager does not cover.
+func npmRisks(args []shWord) []risk {
+	var out []risk
+	scripts := map[string]bool{"exec": true, "x": true, "run": true, "run-script": true, "rum": true, "urn": true, "test": true, "t": true, "tst": true,
+		"start": true, "stop": true, "restart": true, "install": true, "i": true, "in": true, "ins": true, "add": true, "ci": true, "clean-install": true,
+		"install-test": true, "it": true, "rebuild": true, "rb": true, "publish": true, "pack": true, "init": true, "create": true, "explore": true,
+		"dlx": true, "set": true, "edit": true, "config": true, "c": true, "link": true, "ln": true, "update": true, "up": true, "upgrade": true}
+	sub := ""
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		if strings.HasPrefix(a, "-") {
+			name := strings.SplitN(strings.TrimLeft(a, "-"), "=", 2)[0]
+			switch name {
+			case "script-shell", "node-options", "call", "c", "userconfig", "globalconfig", "require", "r":
+				out = append(out, risk{at: i, opt: "--" + name, why: effRun})
+			}
+			continue
+		}
+		if sub == "" {
+			sub = a
+			if scripts[a] {
+				out = append(out, risk{at: i, opt: programName(args[0].text) + " " + a, why: "runs the package's scripts or programs"})
+			}
+		}
+	}
+	if sub == "" && programName(args[0].text) == "yarn" {
+		out = append(out, risk{at: 0, opt: "yarn", why: "installs packages, which runs their scripts"})
+	}
+	return out
+}
