@@ -24,10 +24,10 @@ type risk struct {
 
 // Effects of an option, as the scanner reports them.
 const (
-	effWrite = "writes a file"
-	effWriteDir  = "writes files into a directory"
-	effRun   = "runs a program"
-	effReadCode  = "reads commands or options from a file brood cannot check"
+	effWrite    = "writes a file"
+	effWriteDir = "writes files into a directory"
+	effRun      = "runs a program"
+	effReadCode = "reads commands or options from a file brood cannot check"
 )
 
 // optTable is what one program's options do.
@@ -177,7 +177,7 @@ var optTables = map[string]*optTable{
 		valued: "ABCEefgMmrTtj"},
 	"less": {long: map[string]string{"log-file": effWrite, "LOG-FILE": effWrite,
 		"lesskey-file": effReadCode, "lesskey-src": effReadCode, "lesskey-content": effReadCode},
-		short: map[byte]string{'o': effWrite, 'O': effWrite, 'k': effReadCode},
+		short:  map[byte]string{'o': effWrite, 'O': effWrite, 'k': effReadCode},
 		valued: "bhjkoOpPtTxyz#", abbrev: true, plus: "runs a less command at start (\"+!cmd\" starts a shell)"},
 	"more": {plus: "runs a command of more at start"},
 	"man": {long: map[string]string{"pager": effRun, "html": effRun, "config-file": effReadCode},

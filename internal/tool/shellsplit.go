@@ -49,8 +49,8 @@ type shellLine struct {
 
 // shCmd is one simple command as its program sees it.
 type shCmd struct {
-	part string    // as written (the text allow rules match)
-	args []shWord  // its words, program first
+	part string   // as written (the text allow rules match)
+	args []shWord // its words, program first
 }
 
 // shWord is one word of a command: its text with the quoting removed, and
