@@ -22,7 +22,7 @@ import (
 // settings.local.* anywhere, or the user's ~/.config/brood, ~/.claude and
 // ~/.claude.json. p is judged as written and with its links resolved.
 func isConfigFile(p string) bool {
-	for _, q := range []string{p, resolveLinks(p)} {
+	for _, q := range []string{p, resolveLinks(p), followLinks(p)} {
 		if trust.IsConfigPath(strings.TrimPrefix(filepath.ToSlash(q), "/")) || strings.HasPrefix(filepath.Base(q), "settings.local.") {
 			return true
 		}
@@ -109,4 +109,31 @@ func configDenial(c call, ws []configWrite) Decision {
 	}
 	return Decision{Verdict: Deny, Subject: c.subject, Reason: fmt.Sprintf(
 		"%s is brood's or Claude Code's configuration%s: no tool writes it, whatever the rules or the mode say; say what should change and why, and the user edits it", w.path, via)}
+}
+
+// followLinks resolves every symlink on the way to p, dangling ones too
+// (a shell's "> link" creates the file a dangling link names, where
+// filepath.EvalSymlinks gives up). It stops after 40 links, as the kernel
+// does.
+func followLinks(p string) string {
+	done := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	for hops := 0; len(rest) > 0; {
+		next := filepath.Join(done, rest[0])
+		rest = rest[1:]
+		target, err := os.Readlink(next)
+		if err != nil {
+			done = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return p
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(done, target)
+		}
+		rest = append(strings.Split(strings.TrimPrefix(filepath.Clean(target), "/"), "/"), rest...)
+		done = "/"
+	}
+	return done
 }

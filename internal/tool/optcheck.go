@@ -29,7 +29,9 @@ func analyse(args []shWord, ws string) analysis {
 	known := true
 	switch prog {
 	case "xargs":
-		a.risks = []risk{{at: 0, opt: "xargs", why: "runs a program with arguments read from its input, which no rule can see"}}
+		if len(args) > 1 {
+			a.risks = []risk{{at: 1, opt: "xargs", why: "runs a program with arguments read from its input, which no rule can see"}}
+		}
 	case "npx", "pnpx", "bunx":
 		a.risks = []risk{{at: 0, opt: prog, why: "runs a package's program"}}
 	case "git":

@@ -291,8 +291,14 @@ func tarRisks(args []shWord) []risk {
 				}
 			}
 		}
-		if v, ok := strings.CutPrefix(a, "-f"); ok && strings.Contains(v, ":") || (a == "-f" && i+1 < len(args) && strings.Contains(args[i+1].text, ":")) {
-			out = append(out, risk{at: i, opt: "-f", why: "names a remote archive, which tar reaches by running rsh"})
+		if j := strings.IndexByte(a, 'f'); j > 0 && !strings.HasPrefix(a, "--") {
+			v := a[j+1:]
+			if v == "" && i+1 < len(args) {
+				v = args[i+1].text
+			}
+			if strings.Contains(v, ":") && !slicesContainsText(args, "--force-local") {
+				out = append(out, risk{at: i, opt: "-f", why: "names a remote archive, which tar reaches by running rsh"})
+			}
 		}
 	}
 	if mode == "" || strings.Contains(mode, "x") {
@@ -319,7 +325,7 @@ func wgetRisks(args []shWord) []risk {
 		}
 	}
 	if !toStdout {
-		out = append(out, risk{at: 0, opt: "wget", why: "writes what it downloads to a file (a rule for wget covers wget -O -)"})
+		out = append(out, risk{at: atEnd, opt: "wget", why: "writes what it downloads to a file (a rule for wget covers wget -O -)"})
 	}
 	return out
 }
@@ -331,7 +337,7 @@ func unzipRisks(args []shWord) []risk {
 			return nil
 		}
 	}
-	return []risk{{at: 0, opt: "unzip", why: "extracts files (a rule for unzip covers unzip -l)"}}
+	return []risk{{at: atEnd, opt: "unzip", why: "extracts files (a rule for unzip covers unzip -l)"}}
 }
 
 // goRisks: the go command's flags that run programs or write files, and
@@ -409,4 +415,13 @@ func npmRisks(args []shWord) []risk {
 		out = append(out, risk{at: 0, opt: "yarn", why: "installs packages, which runs their scripts"})
 	}
 	return out
+}
+
+func slicesContainsText(args []shWord, s string) bool {
+	for _, w := range args {
+		if w.text == s {
+			return true
+		}
+	}
+	return false
 }

@@ -20,7 +20,16 @@ type risk struct {
 	why    string // what it does ("writes a file", "runs a program")
 	target string // the file it writes, as written ("" when not known)
 	lit    bool   // target is all the shell makes of it
+	// guardOnly: the file is an operand of a program that exists to write
+	// (cp, mv, rm): a rule naming the program covers it, but it is still
+	// checked against brood's configuration.
+	guardOnly bool
 }
+
+// atEnd places a risk after any rule's prefix: it is what the program does
+// by default (wget downloads into a file), so no rule naming only the
+// program covers it.
+const atEnd = 1 << 30
 
 // Effects of an option, as the scanner reports them.
 const (
@@ -51,9 +60,11 @@ type optTable struct {
 	plus string
 	// noDashDash: "--" does not end the options (find has none).
 	noDashDash bool
-	// writesOperands: every operand is a file the program writes (tee,
-	// touch, rm, ...); lastOperand: only the last one (cp, mv, ln).
-	writesOperands, lastOperand bool
+	// writesOperands: every operand is a file the program writes (touch,
+	// rm, ...); lastOperand: only the last one (cp, mv, ln). Such a program
+	// exists to write: a rule for it covers them (guardOnly) unless
+	// operandsCount is set (tee, which a rule allows for its output).
+	writesOperands, lastOperand, operandsCount bool
 }
 
 // scan lists the risks of args (program first) by the table.
@@ -104,7 +115,10 @@ func (t *optTable) scan(args []shWord) []risk {
 			operands = nil
 		}
 		for _, j := range operands {
-			out = append(out, risk{at: j, opt: args[0].text, why: effWrite, target: args[j].text, lit: args[j].lit})
+			if f := args[j].text; f == "/dev/null" || f == "/dev/stdout" || f == "/dev/stderr" {
+				continue
+			}
+			out = append(out, risk{at: j, opt: args[0].text, why: effWrite, target: args[j].text, lit: args[j].lit, guardOnly: !t.operandsCount})
 		}
 	}
 	return out
@@ -165,7 +179,7 @@ func (t *optTable) shortRisks(args []shWord, i int) []risk {
 var optTables = map[string]*optTable{
 	"sort": {long: map[string]string{"output": effWrite, "compress-program": effRun},
 		short: map[byte]string{'o': effWrite}, valued: "koStT", abbrev: true},
-	"tee": {writesOperands: true, abbrev: true},
+	"tee": {writesOperands: true, operandsCount: true, abbrev: true},
 	"find": {words: map[string]string{
 		"-exec": effRun, "-execdir": effRun, "-ok": effRun, "-okdir": effRun,
 		"-delete": "deletes files", "-fprint": effWrite, "-fprint0": effWrite,

@@ -63,7 +63,7 @@ func cmdRisk(allow []Rule, c call, part string, args []shWord, depth int) (Rule,
 func risksAfter(allow []Rule, c call, args []shWord, n, depth int) (risk, bool) {
 	a := analyse(args, c.workspace)
 	for _, rk := range a.risks {
-		if rk.at >= n {
+		if rk.at >= n && !rk.guardOnly {
 			return rk, true
 		}
 	}
