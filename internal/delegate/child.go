@@ -255,6 +255,9 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	if err != nil {
 		return fail(err)
 	}
+	if cfg.Settings.Agents.AllowConfigChanges {
+		perms = perms.AllowingConfigWrites() // the user's own allow_config_changes
+	}
 	tenv := &tool.Env{
 		Dir: workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,
 		OnGroup:     trackGroups(dir),
