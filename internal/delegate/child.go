@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -255,8 +256,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	if err != nil {
 		return fail(err)
 	}
-	if cfg.Settings.Agents.AllowConfigChanges {
-		perms = perms.AllowingConfigWrites() // the user's own allow_config_changes
+	if allow, _ := strconv.ParseBool(os.Getenv("BROOD_ALLOW_CONFIG_CHANGES")); allow || cfg.Settings.Agents.AllowConfigChanges {
+		// The user's own allow_config_changes (a child reads no settings
+		// file unless it delegates; the variable comes from the parent):
+		// the parent's guard still reports every change.
+		perms = perms.AllowingConfigWrites()
 	}
 	tenv := &tool.Env{
 		Dir: workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,

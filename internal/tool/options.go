@@ -209,8 +209,6 @@ var optTables = map[string]*optTable{
 	// but never brood's configuration (configwrite.go).
 	"touch":    {writesOperands: true},
 	"rm":       {writesOperands: true},
-	"rmdir":    {writesOperands: true},
-	"mkdir":    {writesOperands: true},
 	"truncate": {writesOperands: true, valued: "sr"},
 	"shred":    {writesOperands: true},
 	"unlink":   {writesOperands: true},
