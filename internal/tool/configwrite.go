@@ -19,15 +19,20 @@ import (
 
 // isConfigFile reports whether the absolute path p is configuration: under
 // a .claude directory, under .brood except its run records, a .mcp.json, a
-// settings.local.* anywhere, or the user's ~/.config/brood, ~/.claude and
-// ~/.claude.json. p is judged as written and with its links resolved.
+// settings.local.* anywhere, git's configuration, hooks and info (which
+// name programs that git — the read-only git commands brood runs without a
+// rule included — would run), or the user's ~/.config/brood, ~/.claude,
+// ~/.claude.json, ~/.gitconfig and ~/.config/git. p is judged as written
+// and with its links resolved.
 func isConfigFile(p string) bool {
 	for _, q := range []string{p, resolveLinks(p), followLinks(p)} {
-		if trust.IsConfigPath(strings.TrimPrefix(filepath.ToSlash(q), "/")) || strings.HasPrefix(filepath.Base(q), "settings.local.") {
+		rel := strings.TrimPrefix(filepath.ToSlash(q), "/")
+		if trust.IsConfigPath(rel) || strings.HasPrefix(filepath.Base(q), "settings.local.") || gitConfigPath(rel) {
 			return true
 		}
 		if home, err := os.UserHomeDir(); err == nil && home != "" {
-			for _, d := range []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile)} {
+			for _, d := range []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile),
+				filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git")} {
 				if inside(d, q) || inside(resolveLinks(d), q) {
 					return true
 				}
@@ -80,7 +85,29 @@ func configWrites(c call) []configWrite {
 // configuration wherever it is.
 func relConfig(rel string) bool {
 	rel = path.Clean(filepath.ToSlash(rel))
-	return trust.IsConfigPath(rel) || strings.HasPrefix(path.Base(rel), "settings.local.")
+	return trust.IsConfigPath(rel) || strings.HasPrefix(path.Base(rel), "settings.local.") || gitConfigPath(rel)
+}
+
+// gitConfigPath reports a slash-separated path that is a .git (the
+// directory or a worktree's pointer file) or under one its config, hooks
+// or info (also a submodule's or a worktree's: .git/modules/x/config).
+func gitConfigPath(rel string) bool {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		if s != ".git" {
+			continue
+		}
+		if i == len(segs)-1 {
+			return true
+		}
+		for _, t := range segs[i+1:] {
+			switch t {
+			case "config", "config.worktree", "hooks", "info", "commondir", "gitdir":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeTargets are the files a command writes through its options or as
@@ -108,7 +135,7 @@ func configDenial(c call, ws []configWrite) Decision {
 		via = fmt.Sprintf(" (%s writes it)", w.how)
 	}
 	return Decision{Verdict: Deny, Subject: c.subject, Reason: fmt.Sprintf(
-		"%s is brood's or Claude Code's configuration%s: no tool writes it, whatever the rules or the mode say; say what should change and why, and the user edits it", w.path, via)}
+		"%s is configuration (brood's, Claude Code's or git's)%s: no tool writes it, whatever the rules or the mode say; say what should change and why, and the user edits it", w.path, via)}
 }
 
 // followLinks resolves every symlink on the way to p, dangling ones too

@@ -66,6 +66,11 @@ func TestNoToolWritesConfiguration(t *testing.T) {
 		"timeout 5 tee .brood/settings.toml",
 		"sh -c 'echo x > .brood/settings.local.toml'",
 		"git log --oneline > .brood/settings.toml",
+		"echo '[core]fsmonitor=x' >> .git/config",
+		"cp x .git/hooks/pre-commit",
+		"echo 'gitdir: /tmp/x' > .git",
+		"echo x > sub/.git/modules/m/config",
+		"echo x > ~/.gitconfig",
 	}
 	for name, p := range perms {
 		for _, cmd := range bash {

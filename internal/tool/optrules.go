@@ -115,6 +115,9 @@ func prefixWords(spec string) (n int, exact bool) {
 // and what it does.
 func (rk risk) explain(r Rule) string {
 	s := fmt.Sprintf("allow rule %q covers the command but not %s, which %s", r.String(), rk.quotedOpt(), rk.why)
+	if r.builtin {
+		s = fmt.Sprintf("%s is a read-only command, but not with %s, which %s", strings.TrimSuffix(r.Specifier, ":*"), rk.quotedOpt(), rk.why)
+	}
 	if rk.target != "" {
 		s += " (" + rk.target + ")"
 	}

@@ -421,6 +421,9 @@ func (p *Permissions) checkCall(c call) Decision {
 		return d
 	}
 	allow := p.allow
+	if c.kind == subjectCommand && p.mode != ModePlan {
+		allow = append(append([]Rule(nil), p.allow...), p.builtinAllow()...)
+	}
 	if c.unsafe != "" {
 		// A prefix rule such as Bash(git status:*) cannot approve it; only
 		// a rule for all of Bash (or a human, or bypassPermissions) can.
@@ -449,11 +452,17 @@ func (p *Permissions) checkCall(c call) Decision {
 	if ok && (len(missing) == 0 || r.Specifier == "") {
 		// A rule for all of Bash approves its redirections too, as before;
 		// a prefix rule needs each written file approved as a write.
-		d.Verdict, d.Rule, d.Reason = Allow, r.String(), fmt.Sprintf("matched allow rule %q", r.String())
+		d.Verdict, d.Rule, d.Reason = Allow, r.String(), ruleReason(r)
+		if r.builtin {
+			d.Rule = ""
+		}
 		return d
 	}
 	if ok {
 		d.Verdict, d.Reason = Ask, fmt.Sprintf("allow rule %q covers the command but not the file it writes (%s)", r.String(), strings.Join(missing, ", "))
+		if r.builtin {
+			d.Reason = fmt.Sprintf("%s is read-only, but it writes %s", strings.TrimSuffix(r.Specifier, ":*"), strings.Join(missing, ", "))
+		}
 		d.Suggest = p.writeRules(c, missing)
 		return p.dontAsk(d)
 	}
