@@ -13,7 +13,7 @@ var optionRules = []string{
 	"Bash(less:*)", "Bash(man:*)", "Bash(curl:*)", "Bash(wget:*)", "Bash(go test:*)", "Bash(npm test:*)",
 	"Bash(npx:*)", "Bash(timeout:*)", "Bash(env:*)", "Bash(nice:*)", "Bash(command:*)", "Bash(exec:*)",
 	"Bash(sh:*)", "Bash(bash:*)", "Bash(echo:*)", "Bash(uniq:*)", "Bash(dd:*)", "Bash(make:*)", "Bash(cargo:*)",
-	"Bash(yarn:*)", "Bash(unzip:*)", "Bash(fd:*)", "Bash(cp:*)", "Bash(cat:*)", "Bash(head:*)",
+	"Bash(yarn:*)", "Bash(unzip:*)", "Bash(fd:*)", "Bash(cp:*)", "Bash(cat:*)", "Bash(head:*)", "Bash(setsid:*)", "Bash(ionice:*)",
 }
 
 // TestPrefixRulesRefuseOptionsThatWriteOrRun: a rule that names a program
@@ -192,6 +192,7 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "exec git log --output=/tmp/x", "--output"},
 		{p, "timeout 5 env nice git log --output=/tmp/x", "--output"},
 		{p, "timeout $T git log", "$T"},
+		{p, "setsid ionice -c 3 git log --output=/tmp/x", "--output"},
 		// nested scripts, pipelines, lists
 		{p, "sh -c 'git log --output=/tmp/x'", "--output"},
 		{p, `bash -c "cd / && git log --output=/tmp/x"`, ""},

@@ -70,7 +70,7 @@ func TestCheck(t *testing.T) {
 		{name: "read-only set not in plan mode", mode: "plan", tool: "Bash", input: bashIn("ls"), want: Deny},
 		{name: "readers need a rule under a Read deny", deny: []string{"Read(.env)"}, tool: "Bash", input: bashIn("cat .env"), want: Ask, suggest: "Bash(cat:*)"},
 		{name: "redirect needs a write rule", tool: "Bash", input: bashIn("printf hi > out.txt"), want: Ask, suggest: "Bash(printf:*) Write(out.txt)"},
-		{name: "read-only command's redirect needs a write rule", tool: "Bash", input: bashIn("echo hi > out.txt"), want: Ask, suggest: "Write(out.txt)"},
+		{name: "read-only command's redirect needs a write rule", tool: "Bash", input: bashIn("ls > out.txt"), want: Ask, suggest: "Write(out.txt)"},
 		{name: "redirect with prefix rule asks for the file", allow: []string{"Bash(echo:*)"}, tool: "Bash", input: bashIn("echo hi > out.txt"), want: Ask, suggest: "Write(out.txt)"},
 		{name: "redirect allowed by prefix and write rules", allow: []string{"Bash(echo:*)", "Write(**)"}, tool: "Bash", input: bashIn("echo hi > out.txt"), want: Allow},
 		{name: "redirect allowed by an edit rule", allow: []string{"Bash(echo:*)", "Edit(logs/**)"}, tool: "Bash", input: bashIn("echo hi >> logs/a.log"), want: Allow},

@@ -14,7 +14,7 @@ import (
 // readOnlyCommands only tell about the tree and the machine.
 var readOnlyCommands = []string{
 	"ls", "pwd", "cd", "which", "whoami", "id", "uname", "stat", "du", "df", "basename", "dirname",
-	"realpath", "readlink", "echo", "true", "false",
+	"realpath", "readlink", "true", "false",
 	"git status", "git rev-parse", "git ls-files", "git describe", "git remote -v", "git branch --show-current",
 	"git stash list",
 }

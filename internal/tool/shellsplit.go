@@ -227,6 +227,7 @@ func plainTarget(r *syntax.Redirect) (string, bool) {
 var wrappers = map[string]string{
 	"command": "", "builtin": "", "exec": "a", "env": "uCS", "nohup": "", "time": "fo",
 	"xargs": "adEeIiLlnPs", "nice": "n", "timeout": "sk", "stdbuf": "ioe", "sudo": "ugCDhprTU", "doas": "uC", "unbuffer": "",
+	"setsid": "", "ionice": "cnpPu",
 }
 
 // gitGlobal are git's options before the subcommand that take a value.
