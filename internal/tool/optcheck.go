@@ -10,7 +10,7 @@ type analysis struct {
 	// inner is the command a wrapper runs (timeout 5 go test: go test),
 	// which an allow rule must cover in its own right.
 	inner []shWord
-	// wrapper is the wrapper's word index of inner[0] in the command.
+	// innerAt is the index of inner[0] in the command.
 	innerAt int
 }
 
@@ -26,7 +26,6 @@ func analyse(args []shWord, ws string) analysis {
 	}
 	prog := programName(args[0].text)
 	var a analysis
-	known := true
 	switch prog {
 	case "xargs":
 		if len(args) > 1 {
@@ -70,14 +69,13 @@ func analyse(args []shWord, ws string) analysis {
 		if !ok {
 			return analysis{}
 		}
-		known = true
 		a.risks = t.scan(args)
 	}
-	if known {
-		for i, w := range args[1:] {
-			if !w.lit {
-				a.risks = append(a.risks, risk{at: i + 1, opt: w.text, why: spelt})
-			}
+	// A program brood knows options of: a word the shell computes could
+	// be any of them.
+	for i, w := range args[1:] {
+		if !w.lit {
+			a.risks = append(a.risks, risk{at: i + 1, opt: w.text, why: spelt})
 		}
 	}
 	return a

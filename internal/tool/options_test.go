@@ -30,6 +30,10 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	abs, err := NewPermissions("default", []string{"Bash(/usr/bin/git log:*)"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		perms *Permissions
 		cmd   string
@@ -192,6 +196,10 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "exec git log --output=/tmp/x", "--output"},
 		{p, "timeout 5 env nice git log --output=/tmp/x", "--output"},
 		{p, "timeout $T git log", "$T"},
+		{p, "/usr/bin/git log --output=/tmp/x", ""},
+		{abs, "/usr/bin/git log --output=/tmp/x", "--output"},
+		{abs, "FOO=1 /usr/bin/git log --outp /tmp/x", ""},
+		{p, "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log", ""},
 		{p, "setsid ionice -c 3 git log --output=/tmp/x", "--output"},
 		// nested scripts, pipelines, lists
 		{p, "sh -c 'git log --output=/tmp/x'", "--output"},
