@@ -71,6 +71,9 @@ func TestNoToolWritesConfiguration(t *testing.T) {
 		"echo 'gitdir: /tmp/x' > .git",
 		"echo x > sub/.git/modules/m/config",
 		"echo x > ~/.gitconfig",
+		"rsync -a evil/ .claude",
+		"ln -sf /tmp/evil .brood/settings.local.toml",
+		"install -D evil .claude/settings.json",
 	}
 	for name, p := range perms {
 		for _, cmd := range bash {

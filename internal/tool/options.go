@@ -216,7 +216,10 @@ var optTables = map[string]*optTable{
 	"mv":       {writesOperands: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
 	"cp":       {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
 	"ln":       {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
-	"install":  {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tSgmo", abbrev: true},
+	"rsync": {lastOperand: true, long: map[string]string{"rsh": effRun, "rsync-path": effRun, "temp-dir": effWriteDir, "write-batch": effWrite, "only-write-batch": effWrite, "log-file": effWrite},
+		short: map[byte]string{'e': effRun, 'T': effWriteDir}, valued: "eTBfM", abbrev: true},
+	"scp":     {lastOperand: true, short: map[byte]string{'S': effRun, 'o': "sets an ssh option (ProxyCommand runs a program)", 'F': effReadCode}, valued: "cDFiJlPSoX"},
+	"install": {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tSgmo", abbrev: true},
 }
 
 // programName is the name a program word runs (its path dropped).

@@ -13,7 +13,7 @@ var optionRules = []string{
 	"Bash(less:*)", "Bash(man:*)", "Bash(curl:*)", "Bash(wget:*)", "Bash(go test:*)", "Bash(npm test:*)",
 	"Bash(npx:*)", "Bash(timeout:*)", "Bash(env:*)", "Bash(nice:*)", "Bash(command:*)", "Bash(exec:*)",
 	"Bash(sh:*)", "Bash(bash:*)", "Bash(echo:*)", "Bash(uniq:*)", "Bash(dd:*)", "Bash(make:*)", "Bash(cargo:*)",
-	"Bash(yarn:*)", "Bash(unzip:*)", "Bash(fd:*)", "Bash(cp:*)", "Bash(cat:*)", "Bash(head:*)", "Bash(setsid:*)", "Bash(ionice:*)",
+	"Bash(yarn:*)", "Bash(unzip:*)", "Bash(fd:*)", "Bash(cp:*)", "Bash(cat:*)", "Bash(head:*)", "Bash(setsid:*)", "Bash(ionice:*)", "Bash(rsync:*)", "Bash(scp:*)",
 }
 
 // TestPrefixRulesRefuseOptionsThatWriteOrRun: a rule that names a program
@@ -186,6 +186,10 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "fd --exec-batch rm", "--exec-batch"},
 		{p, "uniq a /tmp/b", "uniq"},
 		{p, "dd if=a of=/tmp/b", "of="},
+		{p, "rsync -e 'sh -c id' a host:b", "-e"},
+		{p, "rsync --rsh=x a b", "--rsh"},
+		{p, "scp -o ProxyCommand=id a host:b", "-o"},
+		{p, "scp -S ./x a host:b", "-S"},
 		// wrappers: the command they run needs a rule, and its options count
 		{p, "timeout 5 rm -rf x", "timeout"},
 		{p, "env rm x", "env"},
