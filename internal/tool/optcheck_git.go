@@ -1,6 +1,9 @@
 package tool
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // git's options that write or run, by subcommand. Each table is scanned
 // from the subcommand on; git takes any unique prefix of a long option
@@ -76,6 +79,15 @@ func gitUnion() *optTable {
 
 const elsewhere = "runs git in another repository, whose configuration can name programs git runs"
 
+// plainGitTarget reports whether git -C DIR (or --git-dir, --work-tree)
+// reaches a repository whose configuration names no program.
+func plainGitTarget(opt, p string) bool {
+	if strings.HasPrefix(opt, "--git-dir") {
+		return filepath.Base(p) == ".git" && plainGitDir(p)
+	}
+	return plainGitRepo(p)
+}
+
 // gitRisks reads git's global options, then its subcommand's.
 func gitRisks(args []shWord, ws string) []risk {
 	var out []risk
@@ -103,7 +115,7 @@ func gitRisks(args []shWord, ws string) []risk {
 			out = append(out, risk{at: i, opt: "--exec-path", why: "runs git's programs from another directory"})
 		case a == "-C", strings.HasPrefix(a, "--git-dir"), strings.HasPrefix(a, "--work-tree"):
 			at := i
-			if v, lit := value(); !lit || !inside(ws, resolvePath(ws, v)) {
+			if v, lit := value(); !lit || !inside(ws, resolvePath(ws, v)) || !plainGitTarget(a, resolvePath(ws, v)) {
 				out = append(out, risk{at: at, opt: strings.SplitN(a, "=", 2)[0], why: elsewhere + " (" + v + ")"})
 			}
 		case a == "--namespace", a == "--super-prefix", a == "--attr-source", a == "--list-cmds":

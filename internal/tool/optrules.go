@@ -47,6 +47,9 @@ func cmdRisk(allow []Rule, c call, part string, args []shWord, depth int) (Rule,
 			return Rule{}, risk{}, false
 		}
 		rk, bad := risksAfter(allow, c, args, n, depth)
+		if !bad && r.builtin && len(args) > 0 && programName(args[0].text) == "git" {
+			rk, bad = builtinGitRisk(c)
+		}
 		if !bad {
 			return Rule{}, risk{}, false
 		}
@@ -129,4 +132,17 @@ func (rk risk) quotedOpt() string {
 		return fmt.Sprintf("%q", rk.opt)
 	}
 	return rk.opt
+}
+
+// builtinGitRisk is why the read-only set does not cover a git command in
+// c: run after a cd (in a repository brood has not looked at), or in one
+// whose configuration can name programs (gitplain.go).
+func builtinGitRisk(c call) (risk, bool) {
+	switch {
+	case c.chdir:
+		return risk{opt: "cd", why: "makes git run in a directory brood has not checked, whose repository's configuration could name programs git runs"}, true
+	case !plainGitRepo(c.workspace):
+		return risk{opt: "the repository's configuration", why: "holds keys that can name programs git runs (core.fsmonitor, a diff driver, an alias, an include ...), or brood cannot read it"}, true
+	}
+	return risk{}, false
 }
