@@ -74,7 +74,7 @@ func analyse(args []shWord, ws string) analysis {
 	// A program brood knows options of: a word the shell computes could
 	// be any of them.
 	for i, w := range args[1:] {
-		if !w.lit {
+		if !w.lit && !computedValue(prog, args, i+1) {
 			a.risks = append(a.risks, risk{at: i + 1, opt: w.text, why: spelt})
 		}
 	}
@@ -146,4 +146,53 @@ func operandsOf(args []shWord, valued string) []int {
 		}
 	}
 	return out
+}
+
+// gitValued are, per subcommand, git options whose value is commonly
+// computed (git commit -m "$(cat <<EOF ...)") and that always take the
+// next word as their value, so it is never an option.
+var gitValued = map[string]map[string]bool{
+	"commit":   {"-m": true, "--message": true, "-F": true, "--file": true, "--author": true, "--date": true},
+	"tag":      {"-m": true, "--message": true, "-F": true, "--file": true},
+	"merge":    {"-m": true, "-F": true, "--file": true},
+	"notes":    {"-m": true, "--message": true, "-F": true, "--file": true},
+	"stash":    {"-m": true, "--message": true},
+	"log":      {"--author": true, "--committer": true, "--grep": true},
+	"shortlog": {"--author": true, "--committer": true, "--grep": true},
+}
+
+// computedValue reports a computed word that can only be an option's
+// value: "--name=$(...)" with the name written out (a risky name is the
+// table's concern), or, for git, the word after an option that takes one
+// (git commit -m, or a cluster ending in m: -am).
+func computedValue(prog string, args []shWord, i int) bool {
+	w := args[i]
+	if strings.HasPrefix(w.head, "--") && strings.Contains(w.head, "=") {
+		return true
+	}
+	if prog != "git" || i < 2 || !args[i-1].lit {
+		return false
+	}
+	sub := gitSubcommand(args)
+	prev := args[i-1].text
+	if gitValued[sub][prev] {
+		return true
+	}
+	return sub == "commit" && len(prev) > 2 && prev[0] == '-' && prev[1] != '-' && prev[len(prev)-1] == 'm' &&
+		strings.Trim(prev[1:len(prev)-1], "anqsuv") == ""
+}
+
+// gitSubcommand is the first word after git's global options.
+func gitSubcommand(args []shWord) string {
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+		switch a {
+		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source":
+			i++
+		}
+	}
+	return ""
 }

@@ -59,6 +59,9 @@ type shCmd struct {
 type shWord struct {
 	text string
 	lit  bool
+	// head is the literal text before the first part the shell computes
+	// (all of text when lit): "--message=" for --message="$(cat m)".
+	head string
 }
 
 // maxVettedLine bounds the lines the parser vets (the check's cost grows

@@ -13,18 +13,24 @@ import (
 // returned as written (quotes dropped) with lit unset.
 func wordOf(src string, w *syntax.Word) shWord {
 	var b strings.Builder
-	lit := true
+	lit, head := true, ""
+	computed := func() {
+		if lit {
+			head = b.String()
+		}
+		lit = false
+	}
 	for i, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			v := p.Value
 			if strings.ContainsAny(v, "*?[{") || (i == 0 && strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "~/") && v != "~") {
-				lit = false
+				computed()
 			}
 			b.WriteString(unescapeLit(v))
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				lit = false
+				computed()
 			}
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
@@ -33,15 +39,18 @@ func wordOf(src string, w *syntax.Word) shWord {
 					b.WriteString(unescapeDbl(l.Value))
 					continue
 				}
-				lit = false
+				computed()
 				b.WriteString(unquote(source(src, q.Pos(), q.End())))
 			}
 		default:
-			lit = false
+			computed()
 			b.WriteString(unquote(source(src, part.Pos(), part.End())))
 		}
 	}
-	return shWord{text: b.String(), lit: lit}
+	if lit {
+		head = b.String()
+	}
+	return shWord{text: b.String(), lit: lit, head: head}
 }
 
 // unescapeLit drops the backslashes of an unquoted literal ("\-\-output"
