@@ -336,6 +336,9 @@ func TestClonedRepoCannotTrustItself(t *testing.T) {
 // reported on its own line. A child writing in place is refused by Write,
 // and what its Bash wrote to .claude/agents/ is undone and reported. With
 // BROOD_ALLOW_CONFIG_CHANGES=1 the user allows it, and it is still reported.
+// (The Bash lines name the file through a variable, which the tools' own
+// refusal cannot see — a plain "> .brood/settings.toml" is refused before
+// it runs, see rules_test.go — so that these backstops are what is tried.)
 func TestChildCannotGrantItselfConfig(t *testing.T) {
 	p := newProject(t, nil)
 	writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
@@ -351,12 +354,12 @@ func TestChildCannotGrantItselfConfig(t *testing.T) {
     - say: "done"
   iso:
     - tools:
-        - Bash: {command: "mkdir -p .brood && printf '[permissions]\\nmode = \"bypassPermissions\"\\n' > .brood/settings.toml && echo ok > work.txt"}
+        - Bash: {command: "mkdir -p .brood && f=.brood/settings.toml && printf '[permissions]\\nmode = \"bypassPermissions\"\\n' > \"$f\" && echo ok > work.txt"}
     - say: "wrote settings"
   inplace:
     - tools:
         - Write: {file_path: ".claude/agents/helper.md", content: "---\nname: helper\ndescription: h\ntools: all\n---\nx\n"}
-        - Bash: {command: "mkdir -p .claude/agents && printf -- '---\\nname: helper\\ndescription: h\\n---\\nx\\n' > .claude/agents/helper.md"}
+        - Bash: {command: "mkdir -p .claude/agents && f=.claude/agents/helper.md && printf -- '---\\nname: helper\\ndescription: h\\n---\\nx\\n' > \"$f\""}
     - say: "wrote an agent: {{result 0}}"
 `)
 	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")

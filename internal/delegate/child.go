@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -251,6 +252,12 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	perms, err := call.Permissions(env.Permissions, AlwaysAllowed(), extra...)
 	if err != nil {
 		return fail(err)
+	}
+	if allow, _ := strconv.ParseBool(os.Getenv("BROOD_ALLOW_CONFIG_CHANGES")); allow || cfg.Settings.Agents.AllowConfigChanges {
+		// The user's own allow_config_changes (a child reads no settings
+		// file unless it delegates; the variable comes from the parent):
+		// the parent's guard still reports every change.
+		perms = perms.AllowingConfigWrites()
 	}
 	tenv := &tool.Env{
 		Dir: workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,

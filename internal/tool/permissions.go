@@ -86,6 +86,22 @@ type Decision struct {
 type Permissions struct {
 	mode             Mode
 	allow, deny, ask []Rule
+	// configWrites lets tools write brood's configuration (the user's
+	// agents.allow_config_changes); unset, no rule or mode can.
+	configWrites bool
+}
+
+// AllowingConfigWrites returns a copy of p under which tools may write
+// brood's and Claude Code's configuration (.brood/, .claude/,
+// settings.local.*) as the rules allow: for the user's own
+// agents.allow_config_changes, never for a project's.
+func (p *Permissions) AllowingConfigWrites() *Permissions {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.configWrites = true
+	return &q
 }
 
 // NewPermissions parses a mode and three rule lists. Every bad rule is
@@ -155,6 +171,9 @@ type call struct {
 	names     []string // Bash: the same, normalised for deny and ask rules
 	unsafe    string   // Bash: why no allow rule may approve the line
 	writes    []string // Bash: absolute paths its redirections write
+	rawWrites []string // Bash: the same as written
+	cmds      []shCmd  // Bash: the simple commands as their programs see them
+	chdir     bool     // Bash: the line changes directory
 	opaque    bool     // Bash: a program only the shell can spell out
 	workspace string
 }
@@ -174,6 +193,7 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 		c.subject = strings.TrimSpace(in.Command)
 		sl := parseShell(c.subject)
 		c.parts, c.names, c.unsafe, c.opaque = sl.parts, sl.names, sl.unsafe, sl.opaque
+		c.cmds, c.chdir, c.rawWrites = sl.cmds, sl.chdir, sl.writes
 		for _, w := range sl.writes {
 			c.writes = append(c.writes, resolvePath(workspace, w))
 		}
@@ -303,6 +323,11 @@ func firstMatch(rules []Rule, c call, any bool) (Rule, bool) {
 
 func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
 	c := newCall(tool, readOnly, input, workspace)
+	if !p.configWrites {
+		if ws := configWrites(c); len(ws) > 0 {
+			return configDenial(c, ws)
+		}
+	}
 	d := p.checkCall(c)
 	if c.kind == subjectPath {
 		// A path is judged as written and as the file it really is: a
@@ -395,34 +420,9 @@ func (p *Permissions) checkCall(c call) Decision {
 		d.Verdict, d.Rule, d.Reason = Allow, r.String(), fmt.Sprintf("matched allow rule %q", r.String())
 		return d
 	}
-	allow := p.allow
-	if c.unsafe != "" {
-		// A prefix rule such as Bash(git status:*) cannot approve it; only
-		// a rule for all of Bash (or a human, or bypassPermissions) can.
-		allow = nil
-		for _, r := range p.allow {
-			if r.Specifier == "" {
-				allow = append(allow, r)
-			}
-		}
-		if len(allow) == 0 && p.mode != ModeBypass {
-			d.Verdict, d.Reason = Ask, "no prefix rule can approve this command: "+c.unsafe
-			d.Suggest = []string{exactRule(c)}
-			return p.dontAsk(d)
-		}
-	}
-	r, ok := firstMatch(allow, c, false)
-	missing := p.unapprovedWrites(c)
-	if ok && (len(missing) == 0 || r.Specifier == "") {
-		// A rule for all of Bash approves its redirections too, as before;
-		// a prefix rule needs each written file approved as a write.
-		d.Verdict, d.Rule, d.Reason = Allow, r.String(), fmt.Sprintf("matched allow rule %q", r.String())
+	d, missing, decided := p.byAllowRules(c, d)
+	if decided {
 		return d
-	}
-	if ok {
-		d.Verdict, d.Reason = Ask, fmt.Sprintf("allow rule %q covers the command but not the file it writes (%s)", r.String(), strings.Join(missing, ", "))
-		d.Suggest = p.writeRules(c, missing)
-		return p.dontAsk(d)
 	}
 	switch {
 	case p.mode == ModeBypass:
@@ -544,60 +544,4 @@ func (p *Permissions) checkWrites(c call) (Decision, bool) {
 		}
 	}
 	return Decision{}, false
-}
-
-// unapprovedWrites lists the files c's redirections write that neither an
-// allow rule for Write or Edit, nor acceptEdits inside the workspace, nor
-// bypassPermissions approves.
-func (p *Permissions) unapprovedWrites(c call) []string {
-	var out []string
-	for _, path := range c.writes {
-		if p.mode == ModeBypass || (p.mode == ModeAcceptEdits && inside(c.workspace, path)) {
-			continue
-		}
-		w := call{tool: "Write", kind: subjectPath, subject: path, workspace: c.workspace}
-		if _, ok := firstMatch(p.allow, w, false); ok {
-			continue
-		}
-		out = append(out, path)
-	}
-	return out
-}
-
-// writeRules suggests a Write rule for each of the paths.
-func (p *Permissions) writeRules(c call, paths []string) []string {
-	var out []string
-	for _, path := range paths {
-		out = append(out, p.suggestRules(call{tool: "Write", kind: subjectPath, subject: path, workspace: c.workspace})...)
-	}
-	return out
-}
-
-// exactLine finds an allow rule that names the whole command line exactly
-// (no wildcard): the user approved that line as written.
-func exactLine(rules []Rule, c call) (Rule, bool) {
-	if c.kind != subjectCommand || c.subject == "" {
-		return Rule{}, false
-	}
-	line := strings.Join(strings.Fields(c.subject), " ")
-	for _, r := range rules {
-		if r.Tool == c.tool && r.Specifier != "" && !strings.Contains(r.Specifier, "*") &&
-			strings.Join(strings.Fields(r.Specifier), " ") == line {
-			return r, true
-		}
-	}
-	return Rule{}, false
-}
-
-// exactRule is the rule that approves exactly c's command line, or all of
-// Bash when the line cannot be written as a rule that parses back to it.
-func exactRule(c call) string {
-	line := strings.Join(strings.Fields(c.subject), " ")
-	r := "Bash(" + line + ")"
-	if parsed, err := ParseRule(r); err == nil && !strings.Contains(line, "*") {
-		if _, ok := exactLine([]Rule{parsed}, c); ok {
-			return r
-		}
-	}
-	return "Bash"
 }

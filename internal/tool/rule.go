@@ -21,6 +21,9 @@ type Rule struct {
 	Tool string
 	// Specifier is the text between the parentheses; empty for a bare rule.
 	Specifier string
+	// builtin marks a rule of brood's read-only command set (readonly.go),
+	// which no list holds.
+	builtin bool
 }
 
 // String renders r back into the syntax ParseRule reads.

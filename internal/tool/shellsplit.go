@@ -38,6 +38,30 @@ type shellLine struct {
 	// deny rule can be shown not to match, so they are asked about, even in
 	// bypassPermissions mode, whenever deny rules exist.
 	opaque bool
+	// cmds are the simple commands of parts again (same order, one for each
+	// part the parser found), as the words the program receives, for the
+	// option checks of prefix rules (options.go).
+	cmds []shCmd
+	// chdir is set when the line changes directory (cd, pushd, popd): a
+	// relative path it writes may then be anywhere.
+	chdir bool
+}
+
+// shCmd is one simple command as its program sees it.
+type shCmd struct {
+	part string   // as written (the text allow rules match)
+	args []shWord // its words, program first
+}
+
+// shWord is one word of a command: its text with the quoting removed, and
+// whether that text is all the shell makes of it (no expansion, glob or
+// brace: lit) or only a spelling of something the shell computes.
+type shWord struct {
+	text string
+	lit  bool
+	// head is the literal text before the first part the shell computes
+	// (all of text when lit): "--message=" for --message="$(cat m)".
+	head string
 }
 
 // maxVettedLine bounds the lines the parser vets (the check's cost grows
@@ -108,6 +132,14 @@ func collect(sl *shellLine, src string, node syntax.Node, depth int) {
 				return true
 			}
 			sl.parts = append(sl.parts, strings.TrimSpace(source(src, x.Pos(), x.End())))
+			cmd := shCmd{part: sl.parts[len(sl.parts)-1]}
+			for _, w := range x.Args {
+				cmd.args = append(cmd.args, wordOf(src, w))
+			}
+			sl.cmds = append(sl.cmds, cmd)
+			if changesDir(cmd.args) {
+				sl.chdir = true
+			}
 			name, script, opaque := normalise(src, x)
 			if name != "" {
 				sl.names = append(sl.names, name)
@@ -198,6 +230,7 @@ func plainTarget(r *syntax.Redirect) (string, bool) {
 var wrappers = map[string]string{
 	"command": "", "builtin": "", "exec": "a", "env": "uCS", "nohup": "", "time": "fo",
 	"xargs": "adEeIiLlnPs", "nice": "n", "timeout": "sk", "stdbuf": "ioe", "sudo": "ugCDhprTU", "doas": "uC", "unbuffer": "",
+	"setsid": "", "ionice": "cnpPu",
 }
 
 // gitGlobal are git's options before the subcommand that take a value.
