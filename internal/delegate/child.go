@@ -108,7 +108,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if err != nil {
 		return err
 	}
-	out := &events{up: protocol.NewWriter(cfg.Stdout)}
+	out := &events{up: protocol.NewRedactingWriter(cfg.Stdout, cfg.Redact)}
 	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
 
 	ctx, cancel := context.WithCancelCause(ctx)

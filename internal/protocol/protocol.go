@@ -34,6 +34,7 @@ import (
 	"iter"
 	"sync"
 
+	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/model"
 )
 
@@ -352,12 +353,22 @@ func decode[T Message](line []byte) (Message, error) {
 
 // Writer sends messages, one per line, from any goroutine.
 type Writer struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	redact func(string) string
 }
 
 // NewWriter returns a Writer on w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// NewRedactingWriter returns a Writer on w that passes every string of
+// every message through redact (nil: none) before it leaves the process: a
+// hook request's tool input and response, an ask's command, a budget
+// message. A child's messages go to a parent that hands them on to hooks,
+// people and models; no secret the child could see goes with them.
+func NewRedactingWriter(w io.Writer, redact func(string) string) *Writer {
+	return &Writer{w: w, redact: redact}
+}
 
 // Send writes m as one line.
 func (w *Writer) Send(m Message) error {
@@ -365,6 +376,7 @@ func (w *Writer) Send(m Message) error {
 	if err != nil {
 		return err
 	}
+	b = jsonstr.Map(b, w.redact)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, err = w.w.Write(append(b, '\n'))
