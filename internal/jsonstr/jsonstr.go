@@ -11,6 +11,7 @@ package jsonstr
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Map returns b with fn applied to each string it holds. b is returned
@@ -48,6 +49,12 @@ func Map(b []byte, fn func(string) string) []byte {
 	return append(out, b[last:]...)
 }
 
+// nested reports whether s is itself a JSON object or array.
+func nested(s string) bool {
+	t := strings.TrimSpace(s)
+	return len(t) >= 2 && (t[0] == '{' || t[0] == '[') && strings.IndexByte(t, '"') >= 0 && json.Valid([]byte(t))
+}
+
 // literalEnd returns the index just past the string literal whose opening
 // quote is at b[i] (-1 when it does not end), and whether it holds a
 // backslash escape.
@@ -76,7 +83,13 @@ func mapLiteral(lit []byte, escaped bool, fn func(string) string) ([]byte, bool)
 	} else {
 		s = string(lit[1 : len(lit)-1])
 	}
-	r := fn(s)
+	r := s
+	if nested(s) {
+		// A JSON document carried as a string (an MCP resource's text, a
+		// tool input given as text): its own strings are escaped once more.
+		r = string(Map([]byte(s), fn))
+	}
+	r = fn(r)
 	if r == s {
 		return nil, false
 	}

@@ -17,6 +17,7 @@ func TestMap(t *testing.T) {
 		{"unicode escapes", `{"a":"p\u003ca\"ss\\w\u0026rd"}`, `{"a":"[REDACTED]"}`},
 		{"layout, numbers and order kept", "{\n  \"z\": 1.50e0,\n  \"a\": [\"p<a\\\"ss\\\\w&rd\", true]\n}", "{\n  \"z\": 1.50e0,\n  \"a\": [\"[REDACTED]\", true]\n}"},
 		{"key", `{"p<a\"ss\\w&rd":1}`, `{"[REDACTED]":1}`},
+		{"a JSON document inside a string", `{"text":"{\"summary\":\"p<a\\\"ss\\\\w&rd\"}"}`, `{"text":"{\"summary\":\"[REDACTED]\"}"}`},
 		{"nothing to change", `{"a":"b","c":[1,2]}`, `{"a":"b","c":[1,2]}`},
 		{"unterminated", `{"a":"p<a\"ss\\w&rd`, `{"a":"p<a\"ss\\w&rd`},
 	} {

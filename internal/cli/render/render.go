@@ -13,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -29,6 +30,8 @@ type Renderer struct {
 	live     bool // stdout is a terminal: the text streams as it arrives
 	streamed bool // this turn's text has gone to stdout already (live)
 	printed  bool // the answer is on stdout
+
+	redact func(string) string // json mode: every line's strings (see Redacting)
 }
 
 // New is a renderer writing to out and errOut in mode (text or json). In
@@ -67,8 +70,16 @@ func (r *Renderer) Start(info Info) {
 	fmt.Fprintf(r.err, "· session %s\n", info.SessionPath)
 }
 
+// Redacting makes every JSON line r writes (json mode) pass through
+// redact, and returns r: such a line leaves this process for a program.
+func (r *Renderer) Redacting(redact func(string) string) *Renderer {
+	r.redact = redact
+	return r
+}
+
 func (r *Renderer) line(v any) {
 	b, _ := json.Marshal(v)
+	b = termsafe.JSON(jsonstr.Map(b, r.redact))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.out, "%s\n", b)
