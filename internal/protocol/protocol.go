@@ -192,7 +192,13 @@ type HookReply struct {
 }
 
 // Nested carries a descendant's Event, relayed by this child as it got it
-// (the parent relays it further).
+// (the parent relays it further). The parent believes it only so far: it
+// relays a Nested only from a child that may delegate, only about a task
+// that child reported starting below itself (a dispatch_start naming the
+// child or a task already under it as its parent), and stamps it with the
+// agent and depth where that task hangs and Via = the child; names and
+// texts are escaped and bounded, a status outside the record statuses is
+// dropped, and nothing more is relayed about a task after its stop.
 type Nested struct {
 	Event Event `json:"event"`
 }
@@ -236,7 +242,8 @@ type Event struct {
 	Type   EventType `json:"type"`
 	TaskID string    `json:"task_id"`
 	// Parent is the task that dispatched it ("" for this process's own
-	// children). A nested event's parent is as the relaying child says.
+	// children). A nested event's parent is as the relaying child said in
+	// the task's start, which the receiver checked hangs below that child.
 	Parent   string   `json:"parent,omitempty"`
 	Agent    string   `json:"agent"`
 	Depth    int      `json:"depth"`
