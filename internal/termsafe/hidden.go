@@ -92,3 +92,37 @@ func writeRuneEscape(b *strings.Builder, r rune) {
 	}
 	fmt.Fprintf(b, `\u%04x`, r)
 }
+
+// EscapeHidden returns s with only its invisible characters (as Text and
+// Model judge them: Hidden, emoji sequences kept) escaped, everything else
+// as it is: for a renderer with its own handling of controls (the TUI).
+func EscapeHidden(s string) string {
+	i := 0
+	for i < len(s) {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if hiddenAt(s, i, r, n) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= utf8.RuneSelf && hiddenAt(s, i, r, n) {
+			writeRuneEscape(&b, r)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

@@ -50,6 +50,9 @@ func TestHiddenEscaped(t *testing.T) {
 			if got := Model(tc.in); got != tc.want {
 				t.Errorf("Model(%q) = %q, want %q", tc.in, got, tc.want)
 			}
+			if got := EscapeHidden(tc.in); got != tc.want {
+				t.Errorf("EscapeHidden(%q) = %q, want %q", tc.in, got, tc.want)
+			}
 			if got := Text(tc.want); got != tc.want {
 				t.Errorf("not idempotent: Text(%q) = %q", tc.want, got)
 			}
@@ -98,5 +101,13 @@ func TestHiddenCoversTheBlocks(t *testing.T) {
 		if Hidden(r) {
 			t.Errorf("Hidden(%U) = true", r)
 		}
+	}
+}
+
+// TestEscapeHiddenLeavesControls: EscapeHidden touches nothing but the
+// invisible characters (a renderer with its own control handling).
+func TestEscapeHiddenLeavesControls(t *testing.T) {
+	if got, want := EscapeHidden("a\x1b[2J\tb\u200bc\n"), "a\x1b[2J\tb\\u200bc\n"; got != want {
+		t.Errorf("EscapeHidden = %q, want %q", got, want)
 	}
 }
