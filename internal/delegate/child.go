@@ -109,7 +109,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if err != nil {
 		return err
 	}
-	out := &events{up: protocol.NewWriter(cfg.Stdout)}
+	out := &events{up: protocol.NewRedactingWriter(cfg.Stdout, cfg.Redact)}
 	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -317,7 +317,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			return msgs
 		},
 	}
-	batch := &toolBatch{out: out}
+	batch := newToolBatch(out.send)
 	var outcome *agent.Outcome
 	var evidence []string
 	for ev, err := range agent.Run(runCtx, acfg, history, prompt) {
@@ -333,8 +333,6 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			if guard.result(ev.ToolID, ev.IsError) {
 				stopRun(errFixLimit)
 			}
-		case agent.EvTurn:
-			batch.flush()
 		case agent.EvUsage:
 			out.send(protocol.Usage{Turn: ev.Turn, Usage: deref(ev.Usage), Total: deref(ev.Total)})
 		case agent.EvBudgetWarning:
@@ -485,28 +483,6 @@ func childToolSet(names []string, nested *Dispatcher, fork bool) *tool.Set {
 		}
 	}
 	return tool.NewSet(picked...)
-}
-
-// toolBatch sends the child's tool names to the parent five at a time (and
-// at every turn boundary), never its transcript.
-type toolBatch struct {
-	out   *events
-	names []string
-}
-
-func (b *toolBatch) add(name string) {
-	b.names = append(b.names, name)
-	if len(b.names) >= 5 {
-		b.flush()
-	}
-}
-
-func (b *toolBatch) flush() {
-	if len(b.names) == 0 {
-		return
-	}
-	b.out.send(protocol.Progress{Tools: b.names})
-	b.names = nil
 }
 
 func shortInput(raw json.RawMessage) string {

@@ -167,7 +167,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: input}
 	t := &tree{}
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
-	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, asks: asks, hooks: hooks, tree: t}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,

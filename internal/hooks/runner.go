@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +27,9 @@ type Options struct {
 	// Report receives one line per failed hook and per systemMessage (nil:
 	// discarded).
 	Report io.Writer
+	// Redact scrubs secrets from every payload before a hook reads it (see
+	// encodePayload); nil: none.
+	Redact func(string) string
 }
 
 // New returns a Runner for cfg; a nil Runner (no hooks) is valid and runs
@@ -88,7 +90,7 @@ func (r *Runner) Fire(ctx context.Context, event, value string, payload any) Res
 	if len(cmds) == 0 {
 		return res
 	}
-	data, err := json.Marshal(payload)
+	data, err := r.encodePayload(payload)
 	if err != nil {
 		res.Failures = append(res.Failures, fmt.Sprintf("%s: cannot encode the payload: %v", event, err))
 		r.report(res)

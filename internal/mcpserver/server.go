@@ -32,6 +32,9 @@ type Config struct {
 	// Lifetime bounds background workflow runs (default: never cancelled):
 	// when it ends they are cancelled, and stay resumable.
 	Lifetime context.Context
+	// Redact scrubs secrets from every reply and notification the server
+	// sends (the process's redactor); nil: none.
+	Redact func(string) string
 }
 
 // Server is one brood MCP server. Its tools and resources are the same for
@@ -67,6 +70,10 @@ func New(cfg Config) (*Server, error) {
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "brood", Title: "brood delegation", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions,
 	})
+	if cfg.Redact != nil {
+		s.srv.AddReceivingMiddleware(redacting(cfg.Redact))
+		s.srv.AddSendingMiddleware(redactNotify(cfg.Redact))
+	}
 	s.addTools()
 	s.addWorkflowTools()
 	s.addResources()

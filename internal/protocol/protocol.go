@@ -34,6 +34,7 @@ import (
 	"iter"
 	"sync"
 
+	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/model"
 )
 
@@ -191,7 +192,13 @@ type HookReply struct {
 }
 
 // Nested carries a descendant's Event, relayed by this child as it got it
-// (the parent relays it further).
+// (the parent relays it further). The parent believes it only so far: it
+// relays a Nested only from a child that may delegate, only about a task
+// that child reported starting below itself (a dispatch_start naming the
+// child or a task already under it as its parent), and stamps it with the
+// agent and depth where that task hangs and Via = the child; names and
+// texts are escaped and bounded, a status outside the record statuses is
+// dropped, and nothing more is relayed about a task after its stop.
 type Nested struct {
 	Event Event `json:"event"`
 }
@@ -235,7 +242,8 @@ type Event struct {
 	Type   EventType `json:"type"`
 	TaskID string    `json:"task_id"`
 	// Parent is the task that dispatched it ("" for this process's own
-	// children). A nested event's parent is as the relaying child says.
+	// children). A nested event's parent is as the relaying child said in
+	// the task's start, which the receiver checked hangs below that child.
 	Parent   string   `json:"parent,omitempty"`
 	Agent    string   `json:"agent"`
 	Depth    int      `json:"depth"`
@@ -352,12 +360,22 @@ func decode[T Message](line []byte) (Message, error) {
 
 // Writer sends messages, one per line, from any goroutine.
 type Writer struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	redact func(string) string
 }
 
 // NewWriter returns a Writer on w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// NewRedactingWriter returns a Writer on w that passes every string of
+// every message through redact (nil: none) before it leaves the process: a
+// hook request's tool input and response, an ask's command, a budget
+// message. A child's messages go to a parent that hands them on to hooks,
+// people and models; no secret the child could see goes with them.
+func NewRedactingWriter(w io.Writer, redact func(string) string) *Writer {
+	return &Writer{w: w, redact: redact}
+}
 
 // Send writes m as one line.
 func (w *Writer) Send(m Message) error {
@@ -365,6 +383,7 @@ func (w *Writer) Send(m Message) error {
 	if err != nil {
 		return err
 	}
+	b = jsonstr.Map(b, w.redact)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, err = w.w.Write(append(b, '\n'))

@@ -84,8 +84,10 @@ func checkTerminalSafe(t *testing.T, in, out string, keepLayout bool) {
 	if !utf8.ValidString(out) {
 		t.Fatalf("%q -> %q: invalid UTF-8", in, out)
 	}
-	for _, r := range out {
+	for i, r := range out {
 		switch {
+		case hiddenAt(out, i, r, utf8.RuneLen(r)):
+			t.Fatalf("%q -> %q: invisible %U left", in, out, r)
 		case r == '\n' || r == '\t':
 			if !keepLayout {
 				t.Fatalf("%q -> %q: layout character %q in a line", in, out, r)
@@ -97,7 +99,7 @@ func checkTerminalSafe(t *testing.T, in, out string, keepLayout bool) {
 }
 
 func FuzzText(f *testing.F) {
-	for _, s := range []string{"", "plain", "\x1b]52;c;AAAA\x07", "\x1b[2J", "\u009b31m", "a\x00\xff", "\x1bP\x1b\\", "\r\n\t", "\u202e"} {
+	for _, s := range []string{"", "plain", "\x1b]52;c;AAAA\x07", "\x1b[2J", "\u009b31m", "a\x00\xff", "\x1bP\x1b\\", "\r\n\t", "\u202e", "\U000e0041\u200b", "😀\ufe0f\ufe0f\u200d😀"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -131,7 +133,12 @@ func FuzzModel(f *testing.F) {
 				t.Fatalf("%q -> %q: control %U left", in, out, r)
 			}
 		}
-		if utf8.ValidString(in) && !strings.ContainsFunc(in, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }) && out != in {
+		for i, r := range out {
+			if isC1(r) || hiddenAt(out, i, r, utf8.RuneLen(r)) {
+				t.Fatalf("%q -> %q: invisible %U left", in, out, r)
+			}
+		}
+		if utf8.ValidString(in) && !strings.ContainsFunc(in, func(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || isC1(r) || Hidden(r) }) && out != in {
 			t.Fatalf("clean input changed: %q -> %q", in, out)
 		}
 	})

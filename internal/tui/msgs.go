@@ -8,6 +8,7 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // The messages the engine sends the model.
@@ -38,8 +39,10 @@ type (
 
 // clean makes text from a child, a tool or a model safe to print: no
 // escape sequences or other control characters reach the terminal (tabs
-// become spaces; newlines stay only where keepNewlines).
+// become spaces; newlines stay only where keepNewlines), and invisible
+// characters are shown escaped (termsafe.EscapeHidden).
 func clean(s string, keepNewlines bool) string {
+	s = termsafe.EscapeHidden(s) // TAG characters, zero-width ones: shown escaped
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {

@@ -74,7 +74,7 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 	// (resumable with brood tasks resume).
 	life, cancel := context.WithCancel(ctx)
 	d.SetLifetime(life)
-	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: version, Lifetime: life})
+	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: version, Lifetime: life, Redact: a.Redactor.Redact})
 	if err != nil {
 		cancel()
 		hk.Close()

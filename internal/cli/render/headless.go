@@ -11,6 +11,7 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -44,6 +45,7 @@ type Headless struct {
 	msgID   int
 	stats   SubagentStats
 	denials []PermissionDenial
+	redact  func(string) string
 }
 
 // NewHeadless writes to out; stream selects stream-json.
@@ -51,9 +53,20 @@ func NewHeadless(out io.Writer, stream bool) *Headless {
 	return &Headless{out: out, stream: stream, stats: newSubagentStats()}
 }
 
+// Redacting makes every line h writes pass through redact (the process's
+// redactor: environment secrets, the project's .env values, key formats)
+// and returns h. A stream-json line leaves this process for a program or
+// a log; what the model read (a child's Read of a .env file) goes out
+// redacted.
+func (h *Headless) Redacting(redact func(string) string) *Headless {
+	h.redact = redact
+	return h
+}
+
 func (h *Headless) line(v any) {
 	b, _ := json.Marshal(v)
-	h.out.Write(append(termsafe.JSON(b), '\n')) // no 8-bit control reaches a terminal
+	b = jsonstr.Map(b, h.redact)
+	h.out.Write(append(termsafe.JSON(b), '\n')) // no 8-bit control or invisible character reaches a terminal
 }
 
 // Start sends the init message.

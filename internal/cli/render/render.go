@@ -13,6 +13,8 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/jsonstr"
+	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -29,6 +31,9 @@ type Renderer struct {
 	live     bool // stdout is a terminal: the text streams as it arrives
 	streamed bool // this turn's text has gone to stdout already (live)
 	printed  bool // the answer is on stdout
+
+	redact func(string) string // json mode: every line's strings (see Redacting)
+	ids    shortid.Set         // the task ids shown so far, for their prefixes
 }
 
 // New is a renderer writing to out and errOut in mode (text or json). In
@@ -67,8 +72,16 @@ func (r *Renderer) Start(info Info) {
 	fmt.Fprintf(r.err, "· session %s\n", info.SessionPath)
 }
 
+// Redacting makes every JSON line r writes (json mode) pass through
+// redact, and returns r: such a line leaves this process for a program.
+func (r *Renderer) Redacting(redact func(string) string) *Renderer {
+	r.redact = redact
+	return r
+}
+
 func (r *Renderer) line(v any) {
 	b, _ := json.Marshal(v)
+	b = termsafe.JSON(jsonstr.Map(b, r.redact))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.out, "%s\n", b)
@@ -83,15 +96,19 @@ func (r *Renderer) DispatchEvent(ev delegate.Event) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Every task seen counts for the prefixes, shown or not: siblings
+	// started together are told apart from their first line.
+	r.ids.Add(ev.TaskID)
+	id := r.ids.Show(ev.TaskID)
 	switch ev.Type {
 	case "progress":
-		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), strings.Join(ev.Tools, ", "))
+		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, id, strings.Join(ev.Tools, ", "))
 	case "budget_warning", "budget_exceeded":
-		fmt.Fprintf(r.err, "  ! [%s %s] %s: %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), ev.Type, cmdutil.FirstLine(ev.Text, 160))
+		fmt.Fprintf(r.err, "  ! [%s %s] %s: %s\n", ev.Agent, id, ev.Type, cmdutil.FirstLine(ev.Text, 160))
 	case "dispatch_stop":
-		fmt.Fprintf(r.err, "  [%s %s] %s in %s · tokens in %d out %d\n", ev.Agent, cmdutil.ShortID(ev.TaskID), ev.Status, cmdutil.Dur(ev.WallMS), ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
+		fmt.Fprintf(r.err, "  [%s %s] %s in %s · tokens in %d out %d\n", ev.Agent, id, ev.Status, cmdutil.Dur(ev.WallMS), ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
 		if ev.Status != "done" && ev.Text != "" {
-			fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, cmdutil.ShortID(ev.TaskID), cmdutil.FirstLine(ev.Text, 200))
+			fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, id, cmdutil.FirstLine(ev.Text, 200))
 		}
 	}
 }

@@ -6,7 +6,6 @@ package run
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -139,11 +138,11 @@ func (o *Options) newOutput() output {
 	f := o.Factory
 	switch o.format() {
 	case "events":
-		return render.New(f.Out, f.Err, "json")
+		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact)
 	case "json":
-		return render.NewHeadless(f.Out, false)
+		return render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact)
 	case "stream-json":
-		return render.NewHeadless(f.Out, true)
+		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact)
 	}
 	return render.NewText(f.Out, f.Err, f.OutTerminal)
 }
@@ -173,7 +172,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	tw, err := session.Open(path, session.Options{Redact: tool.NewRedactor(os.Environ()).Redact})
+	// The project's redactor (environment, the project's .env values, key
+	// formats), the same as the interactive mode's.
+	tw, err := session.Open(path, session.Options{Redact: f.Redactor.Redact})
 	if err != nil {
 		return err
 	}

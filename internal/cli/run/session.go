@@ -146,5 +146,6 @@ func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
 		Ask:         ask,
 		BashTimeout: f.Settings.Bash.Timeout.Duration,
 		OutputLimit: f.Settings.Bash.OutputLimit,
+		Redactor:    f.Redactor, // as the interactive mode's: .env values too
 	}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/shortid"
 )
 
 // TestSubagentForcedDispatch dispatches a named agent from the command line
@@ -43,7 +44,7 @@ func TestSubagentForcedDispatch(t *testing.T) {
 	if strings.Contains(out, "resume_task_id") {
 		t.Errorf("a done task offers a resume handle:\n%s", out)
 	}
-	for _, w := range []string{"[DISPATCH] task=" + id + " agent=scout depth=1/1", "[scout " + id[:10] + "…] Read", "[scout " + id[:10] + "…] done in "} {
+	for _, w := range []string{"[DISPATCH] task=" + id + " agent=scout depth=1/1", "[scout " + shortid.Prefix(id, nil) + "] Read", "[scout " + shortid.Prefix(id, nil) + "] done in "} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)
 		}

@@ -1,0 +1,115 @@
+// Package shortid is the one rule for showing and reading task ids (ULIDs:
+// ten characters of timestamp, sixteen of randomness) in a shorter form,
+// for progress lines, the TUI and the CLI alike.
+//
+// Shown: the shortest prefix that tells an id apart from every other id
+// shown beside it, and at least six characters past the timestamp part
+// they share: siblings dispatched in the same millisecond never look alike
+// ("01KBN5Q7MZ8XRTAB" and "01KBN5Q7MZF0C2QW", not "01KBN5Q7MZ…" twice). An
+// id shown alone keeps its whole timestamp and six more.
+//
+// Read: any prefix or tail of an id is accepted when exactly one id has it
+// (Match).
+package shortid
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+const (
+	// TimePart is the length of a ULID's timestamp.
+	TimePart = 10
+	// Past is how many characters past the shared timestamp part are
+	// always shown.
+	Past = 6
+)
+
+// Prefix returns the prefix of id shown beside others (id itself among
+// them is ignored).
+func Prefix(id string, others []string) string {
+	shared, seen := 0, false
+	for _, o := range others {
+		if o == id {
+			continue
+		}
+		seen = true
+		shared = max(shared, commonPrefix(id, o))
+	}
+	n := shared + 1 // unique
+	if !seen {
+		n = TimePart + Past
+	} else {
+		n = max(n, min(shared, TimePart)+Past)
+	}
+	if n >= len(id) {
+		return id
+	}
+	return id[:n]
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// Set is the ids shown so far in one place (a run's progress lines, a
+// listing); Show gives an id its prefix among them. Safe for concurrent
+// use.
+type Set struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+// Add records id as shown here.
+func (s *Set) Add(id string) {
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.ids, id) {
+		s.ids = append(s.ids, id)
+	}
+}
+
+// Show records id and returns its prefix among the ids of the set.
+func (s *Set) Show(id string) string {
+	s.Add(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Prefix(id, s.ids)
+}
+
+// Match returns the one id of ids that q is, or is a prefix or a tail of
+// (letters in any case). It fails when none is, or when several are (it
+// names up to five of them).
+func Match(q string, ids []string) (string, error) {
+	q = strings.ToUpper(strings.TrimSpace(q))
+	if q == "" {
+		return "", fmt.Errorf("no task id given")
+	}
+	var hits []string
+	for _, id := range ids {
+		u := strings.ToUpper(id)
+		if u == q {
+			return id, nil
+		}
+		if strings.HasPrefix(u, q) || strings.HasSuffix(u, q) {
+			hits = append(hits, id)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return "", fmt.Errorf("no task id starts or ends with %q (brood tasks lists them)", q)
+	case 1:
+		return hits[0], nil
+	}
+	shown := hits[:min(len(hits), 5)]
+	return "", fmt.Errorf("%q names %d tasks (%s): give more of the id", q, len(hits), strings.Join(shown, ", "))
+}
