@@ -156,6 +156,22 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 			}
 		}
 	}
+	for _, g := range []struct {
+		name       string
+		full, base *string
+	}{
+		{"guardrails.shape", &out.Guardrails.Shape, &base.Guardrails.Shape},
+		{"guardrails.scope", &out.Guardrails.Scope, &base.Guardrails.Scope},
+		{"guardrails.evidence", &out.Guardrails.Evidence, &base.Guardrails.Evidence},
+		{"guardrails.unauthorized", &out.Guardrails.Unauthorized, &base.Guardrails.Unauthorized},
+	} {
+		// A guardrail that only warns where the layers below reject lets
+		// a child's unbacked or out-of-scope result through.
+		if *g.full == "warn" && *g.base != "warn" {
+			why, keys = append(why, g.name+" warn (results it would reject are accepted)"), append(keys, g.name)
+			*g.full = *g.base
+		}
+	}
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false

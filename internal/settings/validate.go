@@ -66,6 +66,14 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 	case s.Permissions.Mode != "" && !slices.Contains([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, s.Permissions.Mode):
 		return nil, fail("permissions.mode", "%q is not one of default, acceptEdits, bypassPermissions, plan", s.Permissions.Mode)
 	}
+	for _, g := range []struct{ key, v string }{
+		{"guardrails.shape", s.Guardrails.Shape}, {"guardrails.scope", s.Guardrails.Scope},
+		{"guardrails.evidence", s.Guardrails.Evidence}, {"guardrails.unauthorized", s.Guardrails.Unauthorized},
+	} {
+		if g.v != "" && g.v != "reject" && g.v != "warn" {
+			return nil, fail(g.key, "%q is not a guardrail policy: use reject or warn", g.v)
+		}
+	}
 	for key, d := range p.Timeouts {
 		if d.Duration < time.Second {
 			return nil, fail("pool.timeouts."+key, "%s is under 1s: no %s child could finish", d.Duration, key)
