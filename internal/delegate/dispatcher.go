@@ -291,7 +291,8 @@ type Outcome struct {
 	// patch (for the View).
 	patchState, patchHunks string
 	// Concerns are what the edge guardrails found (shape, scope, evidence,
-	// refused attempts); the status stands.
+	// refused attempts); those whose policy is reject made the status
+	// rejected.
 	Concerns []string
 }
 

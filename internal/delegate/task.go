@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
@@ -111,7 +112,7 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 		if err != nil {
 			return tool.Errorf("%v", err)
 		}
-		return tool.Result{Content: out.Text, IsError: len(out.Failures) > 0}
+		return tool.Result{Content: out.Text, IsError: untrusted(out)}
 	}
 	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
@@ -140,7 +141,13 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if out.Result != nil {
 		text += staleNote(staleReads(History(ctx), t.d.cfg.Workspace, out.Result.FilesChanged))
 	}
-	return tool.Result{Content: text, IsError: len(out.Failures) > 0}
+	return tool.Result{Content: text, IsError: untrusted(out)}
+}
+
+// untrusted reports whether an outcome is no result to rely on: it failed
+// verification, or its parent's guardrails rejected it.
+func untrusted(out *Outcome) bool {
+	return len(out.Failures) > 0 || (out.Result != nil && out.Result.Status == dispatch.StatusRejected)
 }
 
 func backgroundNote(id, verb string) string {

@@ -40,11 +40,21 @@ const (
 	StatusFailed     = "failed"
 	StatusKilled     = "killed"
 	StatusCancelled  = "cancelled"
-	StatusRunning    = "running" // no result yet (only in listings)
-	StatusQueued     = "queued"  // waiting for a pool slot (only in listings)
+	// StatusRejected is the parent's, never a child's: the child said done
+	// (or partial, or checkpoint) and a guardrail whose policy is reject
+	// found its result unbacked or out of scope (Verdict.Rejected). It is
+	// resumable, with the reason as the follow-up.
+	StatusRejected = "rejected"
+	StatusRunning  = "running" // no result yet (only in listings)
+	StatusQueued   = "queued"  // waiting for a pool slot (only in listings)
 )
 
-// ValidStatus reports whether s is a terminal result status.
+// Finished reports whether s is a status a task ends in: a child's
+// (ValidStatus) or its parent's rejection.
+func Finished(s string) bool { return ValidStatus(s) || s == StatusRejected }
+
+// ValidStatus reports whether s is a terminal status a child may write in
+// its result.json (rejected is its parent's verdict, never its own).
 func ValidStatus(s string) bool {
 	switch s {
 	case StatusDone, StatusPartial, StatusCheckpoint, StatusFailed, StatusKilled, StatusCancelled:
@@ -81,7 +91,7 @@ type Envelope struct {
 	AllowedDestinations []string `json:"allowed_destinations"` // agent types it may dispatch; empty = none, ["*"] = any
 	HistoryPolicy       string   `json:"history_policy"`
 	ExpectedReturn      string   `json:"expected_return"`
-	ResumePointer       string   `json:"resume_pointer,omitempty"`
+	ResumePointer       string   `json:"resume_pointer"` // where a resume continues: written at dispatch, updated at each resume
 
 	// Prompt is what the child is asked now: the brief on the first run,
 	// the follow-up on a resume. Brief keeps the original.
