@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,6 +133,14 @@ func TestEdgeGuardrails(t *testing.T) {
 			}
 			if tc.status == "rejected" && !strings.Contains(stdout, "This result was rejected: do not rely on it") {
 				t.Errorf("the parent model is not told the result was rejected:\n%s", stdout)
+			}
+			// brood tasks says the same, from the verdict.
+			_, list, _ := p.Brood(t.Context(), nil, "tasks")
+			if n := len(tc.want); tc.status == "done" && n > 0 && !strings.Contains(list, fmt.Sprintf("[%d concern(s)]", n)) {
+				t.Errorf("brood tasks does not count the concerns:\n%s", list)
+			}
+			if !regexp.MustCompile(`\s` + tc.status + `\s`).MatchString(list) {
+				t.Errorf("brood tasks does not say %s:\n%s", tc.status, list)
 			}
 		})
 	}
