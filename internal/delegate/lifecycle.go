@@ -397,7 +397,7 @@ func (d *Dispatcher) resumeEnvelope(own *dispatch.Owner, old *dispatch.Envelope)
 			return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", own.TaskID, own.Agent)
 		}
 	}
-	env := d.envelope(own.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description})
+	env := d.envelope(own.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description, Context: own.Context})
 	if own.Model != "" {
 		env.Model, env.Effort = own.Model, own.Effort
 	}

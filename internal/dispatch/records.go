@@ -89,14 +89,22 @@ type Envelope struct {
 	TargetAgent         string   `json:"target_agent"`
 	HandoffReason       string   `json:"handoff_reason"`
 	AllowedDestinations []string `json:"allowed_destinations"` // agent types it may dispatch; empty = none, ["*"] = any
-	HistoryPolicy       string   `json:"history_policy"`
-	ExpectedReturn      string   `json:"expected_return"`
-	ResumePointer       string   `json:"resume_pointer"` // where a resume continues: written at dispatch, updated at each resume
+	// Roster, for a fork with the Task tool, is the scope its Task tool's
+	// description lists: its parent's, so the fork's tools read as its
+	// parent's (a verbatim fork's cached prefix), also at the depth cap,
+	// where AllowedDestinations is empty.
+	Roster         []string `json:"roster,omitempty"`
+	HistoryPolicy  string   `json:"history_policy"`
+	ExpectedReturn string   `json:"expected_return"`
+	ResumePointer  string   `json:"resume_pointer"` // where a resume continues: written at dispatch, updated at each resume
 
 	// Prompt is what the child is asked now: the brief on the first run,
 	// the follow-up on a resume. Brief keeps the original.
-	Prompt    string `json:"prompt"`
-	Brief     string `json:"brief,omitempty"`
+	Prompt string `json:"prompt"`
+	Brief  string `json:"brief,omitempty"`
+	// Context is the background the Task call gave beside the brief; the
+	// child's system prompt (a fork's brief) has it as a CONTEXT section.
+	Context   string `json:"context,omitempty"`
 	System    string `json:"system"`    // the child's whole system prompt
 	Workspace string `json:"workspace"` // verified absolute path
 	// ProjectRoot is where .brood/ lives (dispatch records, settings).
