@@ -19,11 +19,14 @@ import (
 const maxGuardTranscript = 32 << 20
 
 // guardrails runs the edge guardrails over a child's return and applies
-// their policies (settings guardrails.*): a result that claims work (done,
-// partial, checkpoint) with a finding whose policy is reject is rejected,
-// its status `rejected` and its reason in the result's error and the
-// verdict, resumable with that reason as the follow-up. It returns every
-// finding, whatever its policy, as the lines the parent model sees.
+// their policies (settings guardrails.*): a done result with a finding
+// whose policy is reject is rejected, its status `rejected` and its reason
+// in the result's error and the verdict, resumable with that reason as the
+// follow-up ("Reject if: DONE without verification evidence"). A partial
+// or a checkpoint claims no success (a checkpoint is how a child reports
+// being blocked, by a refusal say), and a failed, killed or cancelled run
+// none at all: their findings stay concerns. It returns every finding,
+// whatever its policy, as the lines the parent model sees.
 func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect) []string {
 	cs := d.concerns(j.name, j.td, j.env, res, want)
 	var lines []string
@@ -31,10 +34,8 @@ func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdic
 		lines = append(lines, c.String())
 	}
 	v.Concerns = lines
-	switch res.Status {
-	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-	default:
-		return lines // a failed, killed or cancelled run is no claim to reject
+	if res.Status != dispatch.StatusDone {
+		return lines
 	}
 	rej := guard.Rejecting(cs, d.cfg.Settings.Guardrails.Policies())
 	if len(rej) == 0 {

@@ -41,7 +41,7 @@ const (
 	StatusKilled     = "killed"
 	StatusCancelled  = "cancelled"
 	// StatusRejected is the parent's, never a child's: the child said done
-	// (or partial, or checkpoint) and a guardrail whose policy is reject
+	// and a guardrail whose policy is reject
 	// found its result unbacked or out of scope (Verdict.Rejected). It is
 	// resumable, with the reason as the follow-up.
 	StatusRejected = "rejected"

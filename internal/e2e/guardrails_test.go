@@ -101,6 +101,14 @@ func TestEdgeGuardrails(t *testing.T) {
     - say: "` + fullReport + `\n\nCreated d25."`,
 			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused: permission denied`, "Error: rejected by its parent's guardrails (unauthorized)"},
 		},
+		{
+			// A checkpoint is how a blocked child reports: no success to
+			// reject, and the refusal stays a concern.
+			name: "a refusal reported as a checkpoint", agent: "general-purpose", status: "checkpoint",
+			script: `- tools: [{Bash: {command: "mkdir d25"}}]
+    - say: "## CHECKPOINT REACHED\n**Type:** human-action\n**Progress:** 0/1 tasks\n**Blocked by:** mkdir d25 needs approval"`,
+			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused: permission denied`},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +128,7 @@ func TestEdgeGuardrails(t *testing.T) {
 			if !strings.Contains(stdout, `status="`+tc.status+`"`) {
 				t.Fatalf("status is not %s\nstdout:\n%s\nstderr:\n%s", tc.status, stdout, stderr)
 			}
-			if wantCode := map[string]int{"done": 0, "rejected": 1}[tc.status]; code != wantCode {
+			if wantCode := map[string]int{"done": 0, "rejected": 1, "checkpoint": 4}[tc.status]; code != wantCode {
 				t.Errorf("exit %d, want %d for %s", code, wantCode, tc.status)
 			}
 			if tc.none && strings.Contains(stdout, "Concern:") {
