@@ -157,14 +157,7 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			d.Extra[f.key] = f.value
 		}
 	}
-	if _, ok := seen["name"]; !ok {
-		// hotl's rule: a file without name: is named by its file name.
-		if d.Name = nameFromPath(p.path); d.Name == "" {
-			p.errorf(2, "name is required: add name: to the frontmatter (the file name %q is not a usable agent name: letters, digits and - _ . : only, starting with a letter or digit)", path.Base(filepath.ToSlash(p.path)))
-		}
-	} else if d.Name == "" && !HasErrors(p.diags) {
-		p.errorf(nameLine, "name is empty")
-	}
+	p.nameOrFile(d, seen, nameLine)
 	if strings.TrimSpace(d.Description) == "" {
 		line := 2
 		if l, ok := seen["description"]; ok {
@@ -177,6 +170,18 @@ func (p *parsing) fields(d *Definition, fields []field) {
 	p.checkMCP(d, mcpLine(fields))
 	if d.SandboxReadOnly {
 		d.ReadOnly = true
+	}
+}
+
+// nameOrFile checks the name: a file without name: is named by its file
+// name (hotl's rule) when that is a valid name.
+func (p *parsing) nameOrFile(d *Definition, seen map[string]int, nameLine int) {
+	if _, ok := seen["name"]; !ok {
+		if d.Name = nameFromPath(p.path); d.Name == "" {
+			p.errorf(2, "name is required: add name: to the frontmatter (the file name %q is not a usable agent name: letters, digits and - _ . : only, starting with a letter or digit)", path.Base(filepath.ToSlash(p.path)))
+		}
+	} else if d.Name == "" && !HasErrors(p.diags) {
+		p.errorf(nameLine, "name is empty")
 	}
 }
 

@@ -80,6 +80,17 @@ type Guardrails struct {
 	Unauthorized string `toml:"unauthorized"`
 }
 
+// fields are the policies with their keys.
+func (g *Guardrails) fields() []struct {
+	key string
+	v   *string
+} {
+	return []struct {
+		key string
+		v   *string
+	}{{"guardrails.shape", &g.Shape}, {"guardrails.scope", &g.Scope}, {"guardrails.evidence", &g.Evidence}, {"guardrails.unauthorized", &g.Unauthorized}}
+}
+
 // Policies are the guardrails' policies by kind (guard.Policies' shape).
 func (g Guardrails) Policies() map[string]string {
 	return map[string]string{"shape": g.Shape, "scope": g.Scope, "evidence": g.Evidence, "unauthorized": g.Unauthorized}

@@ -156,22 +156,8 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 			}
 		}
 	}
-	for _, g := range []struct {
-		name       string
-		full, base *string
-	}{
-		{"guardrails.shape", &out.Guardrails.Shape, &base.Guardrails.Shape},
-		{"guardrails.scope", &out.Guardrails.Scope, &base.Guardrails.Scope},
-		{"guardrails.evidence", &out.Guardrails.Evidence, &base.Guardrails.Evidence},
-		{"guardrails.unauthorized", &out.Guardrails.Unauthorized, &base.Guardrails.Unauthorized},
-	} {
-		// A guardrail that only warns where the layers below reject lets
-		// a child's unbacked or out-of-scope result through.
-		if *g.full == "warn" && *g.base != "warn" {
-			why, keys = append(why, g.name+" warn (results it would reject are accepted)"), append(keys, g.name)
-			*g.full = *g.base
-		}
-	}
+	w, k := restrictGuardrails(&out.Guardrails, base.Guardrails)
+	why, keys = append(why, w...), append(keys, k...)
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false
@@ -186,6 +172,19 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		out.Store = base.Store
 	}
 	return out, why, keys
+}
+
+// restrictGuardrails sets back every guardrail out turns to warn where base
+// rejects: it would let a child's unbacked or out-of-scope result through.
+func restrictGuardrails(out *Guardrails, base Guardrails) (why, keys []string) {
+	b := base.fields()
+	for i, g := range out.fields() {
+		if *g.v == "warn" && *b[i].v != "warn" {
+			why, keys = append(why, g.key+" warn (results it would reject are accepted)"), append(keys, g.key)
+			*g.v = *b[i].v
+		}
+	}
+	return why, keys
 }
 
 func limitText(name string, v int64) string {
