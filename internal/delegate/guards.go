@@ -74,7 +74,9 @@ func rejectedFollowUp(t *dispatch.Task, prompt string) string {
 
 // concerns runs the edge guardrails over a child's return. What the child
 // may write comes from the parent's registry, never from its records; the
-// tool calls come from its transcript, which only ever adds concerns. A
+// tool calls come from its transcript, which is the child's to write: the
+// guards catch a model's overclaims, and a child that forges its transcript
+// is held by the sandbox and the parent's own diff, not by them. A
 // custom agent is judged for the sections its definition declares
 // (sections:), none when it declares none: only the built-ins and forks are
 // asked for the built-in report's four.
