@@ -53,6 +53,19 @@ func TestRunStartAgentFiles(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", w, out)
 		}
 	}
+	// brood agents check says the same, and brood agents lists both.
+	c := p.Start(nil, "agents", "check")
+	c.Wait(t)
+	if check := c.Stdout.String(); !strings.Contains(check, filepath.Join(agents, "notes.md")+":1: warning: no frontmatter") || !strings.Contains(check, `"explore" is a built-in agent`) {
+		t.Errorf("brood agents check:\n%s", check)
+	}
+	l := p.Start(nil, "agents")
+	l.Wait(t)
+	for _, w := range []string{"nameless ", "homey "} {
+		if !strings.Contains(l.Stdout.String(), w) {
+			t.Errorf("brood agents does not list %q:\n%s", w, l.Stdout.String())
+		}
+	}
 }
 
 // depthScript: the root hands work to general-purpose (which may delegate),
