@@ -28,6 +28,9 @@ type Spec struct {
 	Prompt string `json:"prompt"`
 	// Description is a short label (default: the prompt's first line).
 	Description string `json:"description,omitempty"`
+	// Context is background beside the brief (Hermes' goal + context): the
+	// child's system prompt carries it as its own CONTEXT section.
+	Context string `json:"context,omitempty"`
 	// Isolation is "", "auto", "worktree" or "none" (the definition's
 	// default, else auto).
 	Isolation string `json:"isolation,omitempty"`

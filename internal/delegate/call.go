@@ -86,7 +86,7 @@ func seedTranscript(j *job, path, next string) error {
 }
 
 func requestOf(s call.Spec) Request {
-	return Request{TaskID: s.TaskID, Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Isolation: s.Isolation, Together: s.Together, Fork: s.Fork, History: s.History, CallID: s.CallID}
+	return Request{TaskID: s.TaskID, Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Context: s.Context, Isolation: s.Isolation, Together: s.Together, Fork: s.Fork, History: s.History, CallID: s.CallID}
 }
 
 // applyLimits lowers a prepared job's limits to the spec's (never raises
@@ -131,7 +131,7 @@ func outcomeOf(r *call.Result) *Outcome {
 
 // specOf is the call a Task-tool request makes.
 func specOf(req Request) call.Spec {
-	return call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation, Together: req.Together, Fork: req.Fork, History: req.History, CallID: req.CallID}
+	return call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Context: req.Context, Isolation: req.Isolation, Together: req.Together, Fork: req.Fork, History: req.History, CallID: req.CallID}
 }
 
 // recorded looks at an interrupted call's records: a task that finished is

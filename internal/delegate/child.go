@@ -207,6 +207,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			}
 		}
 		allowed := env.AllowedDestinations
+		if env.Fork && env.Roster != nil {
+			// Its Task tool reads as its parent's; the cap still holds
+			// a fork at it (CanDelegate), whatever the list says.
+			allowed = env.Roster
+		}
 		if slices.Contains(allowed, "*") {
 			allowed = nil
 		}

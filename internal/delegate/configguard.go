@@ -323,5 +323,6 @@ func userConfigDirs(s settings.Settings) []string {
 	if s.Agents.AllowConfigChanges || err != nil || home == "" {
 		return nil
 	}
-	return []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile)}
+	// ~/.brood/agents is a user agents directory too (registry.Options.Dirs).
+	return []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".brood", "agents"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile)}
 }

@@ -258,8 +258,11 @@ type Request struct {
 	Agent       string
 	Prompt      string
 	Description string
-	Background  bool
-	Isolation   string // "", "auto", "worktree" or "none"
+	// Context is background the brief does not carry (Task's context):
+	// the child's system prompt has it as a CONTEXT section.
+	Context    string
+	Background bool
+	Isolation  string // "", "auto", "worktree" or "none"
 	// Together is how many writers were dispatched together with this one
 	// (the Task calls of one turn, the calls of one workflow phase); more
 	// than one isolates each of them under isolation "auto".
@@ -291,7 +294,8 @@ type Outcome struct {
 	// patch (for the View).
 	patchState, patchHunks string
 	// Concerns are what the edge guardrails found (shape, scope, evidence,
-	// refused attempts); the status stands.
+	// refused attempts); those whose policy is reject made the status
+	// rejected.
 	Concerns []string
 }
 
@@ -415,7 +419,7 @@ func (d *Dispatcher) prepare(req Request) (*job, error) {
 // a listing trust, since the child may rewrite its envelope.
 func ownerOf(env *dispatch.Envelope, def *registry.Definition, req Request) dispatch.Owner {
 	o := dispatch.Owner{
-		TaskID: env.TaskID, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt,
+		TaskID: env.TaskID, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt, Context: req.Context,
 		Model: env.Model, Effort: env.Effort, ParentTaskID: env.ParentTaskID, SourceAgent: env.SourceAgent,
 		Depth: env.Depth, Workspace: env.Workspace, Created: env.Created,
 	}

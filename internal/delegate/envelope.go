@@ -66,6 +66,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		ExpectedReturn:      "result.json with status done|partial|checkpoint|failed, a summary (what I did, what I found, files changed, problems), files_changed, evidence",
 		Prompt:              req.Prompt,
 		Brief:               req.Prompt,
+		Context:             req.Context,
+		ResumePointer:       "session.jsonl from its start (first run; a resume continues it, its transcript intact)",
 		System:              childSystem(def, d.inheritedSystem(), d.childProjectFiles(readOnly), req, d.cfg.Workspace, tools),
 		ProjectFiles:        d.cfg.ProjectFiles,
 		Workspace:           d.cfg.Workspace,
@@ -204,6 +206,9 @@ func childSystem(def *registry.Definition, parentSystem, projectFiles string, re
 	fmt.Fprintf(&b, "\n\n---\nYou are a focused subagent (%s) working on one delegated task. No human is on the loop: you cannot ask questions, and anything that would need approval is denied.\n\n", def.Name)
 	label := firstNonEmpty(req.Description, firstLine(req.Prompt))
 	fmt.Fprintf(&b, "YOUR TASK (%s), the brief from the parent agent, who sees none of your work but your final answer:\n%s\n\n", label, req.Prompt)
+	if c := strings.TrimSpace(req.Context); c != "" {
+		fmt.Fprintf(&b, "CONTEXT (background from the parent agent, to inform the task above):\n%s\n\n", c)
+	}
 	if slices.Contains(tools, "Task") {
 		b.WriteString("DELEGATION:\nWhen part of the task is a separable search or investigation, you may hand it to a subagent with the Task tool and a self-contained brief; do small things yourself.\n\n")
 	}

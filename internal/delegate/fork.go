@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/broodhq/brood/internal/agent"
@@ -63,18 +64,28 @@ func (d *Dispatcher) prepareFork(env *dispatch.Envelope, def *registry.Definitio
 	return nil
 }
 
-// forkScope gives a fork its parent's delegation scope, so that its Task
-// tool reads the same (the depth cap still applies to it), and for a
-// verbatim fork the parent's tools in the parent's order, the delegation
-// tools included (inert at the cap): the tool list heads the cached prefix.
+// forkScope gives a verbatim fork the parent's tools in the parent's
+// order, the delegation tools included (inert at the cap): the tool list
+// heads the cached prefix. A fork with the Task tool has its parent's
+// delegation scope, so that the tool reads the same (Roster); what it may
+// really dispatch (AllowedDestinations) is that scope below the depth cap,
+// and nothing at it or without the Task tool.
 func (d *Dispatcher) forkScope(env *dispatch.Envelope, def *registry.Definition) {
-	env.AllowedDestinations = []string{"*"}
-	if d.cfg.Allowed != nil {
-		env.AllowedDestinations = append([]string(nil), d.cfg.Allowed...)
-	}
 	if verbatimFork(def) {
 		env.Tools = append(append([]string(nil), d.cfg.ParentTools...), delegationTools...)
 		env.ReadOnly = false
+	}
+	env.AllowedDestinations, env.Roster = []string{}, nil
+	if !slices.Contains(env.Tools, "Task") {
+		return
+	}
+	scope := []string{"*"}
+	if d.cfg.Allowed != nil {
+		scope = slices.Clone(d.cfg.Allowed)
+	}
+	env.Roster = scope
+	if env.Depth < env.MaxDepth {
+		env.AllowedDestinations = slices.Clone(scope)
 	}
 }
 
@@ -89,6 +100,9 @@ func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
 		// A resume of a fork that never got going: its brief, then the
 		// follow-up.
 		task += "\n\nFOLLOW-UP:\n" + env.Prompt
+	}
+	if c := strings.TrimSpace(env.Context); c != "" {
+		task += "\n\nCONTEXT:\n" + c
 	}
 	brief := fmt.Sprintf("[brood] You are a fork of the agent above, with its context. Only your final answer goes back to it.\n\nYOUR TASK:\n%s\n\n%s", task, closingInstructions)
 	if strings.HasPrefix(env.HistoryPolicy, "fork-verbatim") {

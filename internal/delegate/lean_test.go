@@ -21,7 +21,8 @@ agents:
         - Task: {subagent_type: general-purpose, description: "delegator", prompt: "Delegate a read."}
     - say: "root done"
   explore:
-    - say: "## What I did\nNothing.\n## What I found\nA README.\n## Files changed\nnone\n## Problems\nnone"
+    - tools: [{Read: {file_path: README.md}}]
+    - say: "## What I did\nRead it.\n## What I found\nA README.\n## Files changed\nnone\n## Problems\nnone"
   general-purpose:
     - tools:
         - Task: {subagent_type: explore, description: "grandchild", prompt: "Read the README."}

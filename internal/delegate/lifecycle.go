@@ -229,7 +229,7 @@ func renderTask(t *dispatch.Task) string {
 	if t.Trust == dispatch.TrustUnjudged && t.Result != nil {
 		fails = append(fails, "no verdict of its parent: this result was never verified (recorded by an older brood, or its parent stopped first)")
 	}
-	if len(fails) > 0 && shown.ResumeHandle == "" {
+	if (len(fails) > 0 || t.Status == dispatch.StatusRejected) && shown.ResumeHandle == "" {
 		shown.ResumeHandle = t.ID
 	}
 	var dur time.Duration
@@ -295,15 +295,15 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 	if err := dispatch.CheckID(id); err != nil {
 		return nil, fmt.Errorf("cannot resume: %w", err)
 	}
-	if strings.TrimSpace(prompt) == "" {
-		return nil, errors.New("resuming needs a follow-up prompt: say what the subagent should do next")
-	}
 	if !d.CanDelegate() {
 		return nil, fmt.Errorf("cannot resume task %s: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", id, d.cfg.Depth, d.cfg.MaxDepth)
 	}
 	t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resume: %w", err)
+	}
+	if prompt = rejectedFollowUp(t, prompt); strings.TrimSpace(prompt) == "" {
+		return nil, errors.New("resuming needs a follow-up prompt: say what the subagent should do next")
 	}
 	if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
 		return nil, fmt.Errorf("task %s (%s) is still %s: wait for it with TaskOutput or steer it with SendMessage (from a shell: brood tasks output %s --wait, brood tasks send %s \"...\")", id, t.Agent, t.Status, id, id)
@@ -397,7 +397,7 @@ func (d *Dispatcher) resumeEnvelope(own *dispatch.Owner, old *dispatch.Envelope)
 			return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", own.TaskID, own.Agent)
 		}
 	}
-	env := d.envelope(own.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description})
+	env := d.envelope(own.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description, Context: own.Context})
 	if own.Model != "" {
 		env.Model, env.Effort = own.Model, own.Effort
 	}

@@ -51,7 +51,7 @@ func TestTranscriptCallsNeverHangs(t *testing.T) {
 	if err := os.WriteFile(td.File(taskdir.Session), []byte(transcript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if calls := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test ./..." {
+	if calls, _ := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test ./..." {
 		t.Fatalf("a real transcript: calls %+v, want the one Bash call", calls)
 	}
 	// The task directory itself swapped for a link to one with a transcript.
@@ -63,7 +63,7 @@ func TestTranscriptCallsNeverHangs(t *testing.T) {
 	if err := os.Symlink(elsewhere, linked.Path()); err != nil {
 		t.Fatal(err)
 	}
-	if calls := transcriptCalls(linked); calls != nil {
+	if calls, _ := transcriptCalls(linked); calls != nil {
 		t.Fatalf("a linked task directory was followed: %v", calls)
 	}
 	for name, plant := range map[string]func(string) error{
@@ -74,7 +74,7 @@ func TestTranscriptCallsNeverHangs(t *testing.T) {
 		if err := plant(td.File(taskdir.Session)); err != nil {
 			t.Fatal(err)
 		}
-		if calls := transcriptCalls(td); calls != nil {
+		if calls, _ := transcriptCalls(td); calls != nil {
 			t.Errorf("%s: yielded calls %v", name, calls)
 		}
 	}
@@ -93,7 +93,7 @@ func TestTranscriptCallsTakeWhatRan(t *testing.T) {
 	if err := os.WriteFile(td.File(taskdir.Session), []byte(transcript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if calls := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test -short ./..." || calls[0].Result != "ok" {
+	if calls, _ := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test -short ./..." || calls[0].Result != "ok" {
 		t.Fatalf("calls %+v, want the one Bash call as it ran", calls)
 	}
 }

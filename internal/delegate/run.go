@@ -106,8 +106,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	res.Config = s.cfg.settle(s.ws)
 	v.Config = res.Config
 	out.Result, out.Failures = res, v.Reasons
-	out.Concerns = d.concerns(j.name, j.td, j.env, res, want)
-	v.Concerns = out.Concerns
+	out.Concerns = d.guardrails(j, res, &v, want)
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()

@@ -33,6 +33,9 @@ type Owner struct {
 	Created       time.Time `json:"created,omitzero"`
 	System        string    `json:"system,omitempty"`         // v1, a verbatim fork's system prompt
 	HistoryPolicy string    `json:"history_policy,omitempty"` // v1, a fork's
+	// Context is the background the Task call gave beside the brief (its
+	// CONTEXT section), kept so that a resume rebuilds the same prompt.
+	Context string `json:"context,omitempty"`
 	// Session is the root transcript's id when the root dispatched it
 	// (brood tasks tree --session).
 	Session string `json:"session,omitempty"`
@@ -56,8 +59,12 @@ type Verdict struct {
 	Status   string   `json:"status"`
 	Accepted bool     `json:"accepted"`
 	Reasons  []string `json:"reasons,omitempty"` // why it was rejected
-	// Concerns are the edge guardrails' findings (the status stands).
+	// Concerns are the edge guardrails' findings, whatever their policy.
 	Concerns []string `json:"concerns,omitempty"`
+	// Rejected is the reason when guardrails whose policy is reject
+	// rejected the result (Status is then rejected): the follow-up a resume
+	// starts from.
+	Rejected string `json:"rejected,omitempty"`
 	// Config is what became of the child's changes to brood's and Claude
 	// Code's configuration (refused, undone, allowed), one line each.
 	Config []string `json:"config,omitempty"`

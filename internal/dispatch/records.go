@@ -40,11 +40,21 @@ const (
 	StatusFailed     = "failed"
 	StatusKilled     = "killed"
 	StatusCancelled  = "cancelled"
-	StatusRunning    = "running" // no result yet (only in listings)
-	StatusQueued     = "queued"  // waiting for a pool slot (only in listings)
+	// StatusRejected is the parent's, never a child's: the child said done
+	// and a guardrail whose policy is reject
+	// found its result unbacked or out of scope (Verdict.Rejected). It is
+	// resumable, with the reason as the follow-up.
+	StatusRejected = "rejected"
+	StatusRunning  = "running" // no result yet (only in listings)
+	StatusQueued   = "queued"  // waiting for a pool slot (only in listings)
 )
 
-// ValidStatus reports whether s is a terminal result status.
+// Finished reports whether s is a status a task ends in: a child's
+// (ValidStatus) or its parent's rejection.
+func Finished(s string) bool { return ValidStatus(s) || s == StatusRejected }
+
+// ValidStatus reports whether s is a terminal status a child may write in
+// its result.json (rejected is its parent's verdict, never its own).
 func ValidStatus(s string) bool {
 	switch s {
 	case StatusDone, StatusPartial, StatusCheckpoint, StatusFailed, StatusKilled, StatusCancelled:
@@ -79,14 +89,22 @@ type Envelope struct {
 	TargetAgent         string   `json:"target_agent"`
 	HandoffReason       string   `json:"handoff_reason"`
 	AllowedDestinations []string `json:"allowed_destinations"` // agent types it may dispatch; empty = none, ["*"] = any
-	HistoryPolicy       string   `json:"history_policy"`
-	ExpectedReturn      string   `json:"expected_return"`
-	ResumePointer       string   `json:"resume_pointer,omitempty"`
+	// Roster, for a fork with the Task tool, is the scope its Task tool's
+	// description lists: its parent's, so the fork's tools read as its
+	// parent's (a verbatim fork's cached prefix), also at the depth cap,
+	// where AllowedDestinations is empty.
+	Roster         []string `json:"roster,omitempty"`
+	HistoryPolicy  string   `json:"history_policy"`
+	ExpectedReturn string   `json:"expected_return"`
+	ResumePointer  string   `json:"resume_pointer"` // where a resume continues: written at dispatch, updated at each resume
 
 	// Prompt is what the child is asked now: the brief on the first run,
 	// the follow-up on a resume. Brief keeps the original.
-	Prompt    string `json:"prompt"`
-	Brief     string `json:"brief,omitempty"`
+	Prompt string `json:"prompt"`
+	Brief  string `json:"brief,omitempty"`
+	// Context is the background the Task call gave beside the brief; the
+	// child's system prompt (a fork's brief) has it as a CONTEXT section.
+	Context   string `json:"context,omitempty"`
 	System    string `json:"system"`    // the child's whole system prompt
 	Workspace string `json:"workspace"` // verified absolute path
 	// ProjectRoot is where .brood/ lives (dispatch records, settings).

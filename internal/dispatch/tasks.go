@@ -274,7 +274,11 @@ func (t *Task) judgeVerdict(v *Verdict) {
 	t.Tokens = v.Usage.Total()
 	if !v.Accepted {
 		t.Trust = TrustRejected
-		t.Note = "rejected by its parent: " + strings.Join(v.Reasons, "; ")
+		why := strings.Join(v.Reasons, "; ")
+		if why == "" {
+			why = v.Rejected
+		}
+		t.Note = "rejected by its parent: " + why
 	}
 	if v.Error != "" && t.Note == "" {
 		t.Note = v.Error

@@ -55,7 +55,8 @@ type View struct {
 	// note names it, so the parent model can Read it in pieces.
 	SummaryPath string
 	// Concerns are the parent's edge guardrails' findings (internal/guard):
-	// the status stands, but the parent model should check these.
+	// those whose policy is reject made the status rejected (and the
+	// Error says why); the others the parent model should check.
 	Concerns []string
 }
 
@@ -136,7 +137,9 @@ func (v View) Render() string {
 	for _, f := range v.Verification {
 		fmt.Fprintf(&b, "Verification failed: %s (transcript: %s)\n", oneLine(f), v.Transcript)
 	}
-	if r.ResumeHandle != "" {
+	if r.Status == StatusRejected && r.ResumeHandle != "" {
+		fmt.Fprintf(&b, "This result was rejected: do not rely on it. To have the subagent fix it, call Task with resume_task_id=%q (the reason goes to it as the follow-up, with your prompt after it; from a shell: brood tasks resume %s \"...\").\n", r.ResumeHandle, r.ResumeHandle)
+	} else if r.ResumeHandle != "" {
 		fmt.Fprintf(&b, "To continue this task, call Task with resume_task_id=%q and a follow-up prompt (from a shell: brood tasks resume %s \"...\").\n", r.ResumeHandle, r.ResumeHandle)
 	}
 	return termsafe.Model(b.String()) // NUL and invalid UTF-8 never reach the model raw

@@ -1,61 +1,135 @@
 package e2e_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
+const fullReport = `## What I did\nWork.\n\n## What I found\nThings.\n\n## Files changed\nsee below\n\n## Problems\nnone`
+
 // TestEdgeGuardrails: before a child's return is accepted the parent checks
-// its shape, scope, evidence and refused attempts, and the model sees each
-// finding as a Concern line while the status stays as the child gave it.
+// its shape, scope, evidence and refused attempts. A finding whose policy
+// is reject (scope, evidence and unauthorized by default) makes the result
+// rejected, with its reason, a non-zero exit and a resume handle; a
+// finding whose policy is warn (shape by default, or any kind set so) is a
+// Concern line and the status stands.
 func TestEdgeGuardrails(t *testing.T) {
-	const report = `## What I did\nWork.\n\n## What I found\nThings.\n\n## Files changed\nsee below\n\n## Problems\nnone`
+	const read = `- tools: [{Read: {file_path: README.md}}]
+    `
 	cases := []struct {
-		name, agent, script string
-		flags               []string
-		want                []string
-		none                bool
+		name, agent, script, settings string
+		flags                         []string
+		status                        string
+		want                          []string
+		none                          bool
 	}{
 		{
-			name: "clean", agent: "general-purpose", none: true,
-			script: `- say: "` + report + `"`,
+			name: "clean", agent: "general-purpose", none: true, status: "done",
+			script: read + `- say: "` + fullReport + `"`,
 		},
 		{
-			name: "shape", agent: "general-purpose",
+			name: "shape warns", agent: "general-purpose", status: "done",
 			script: `- say: "## What I did\nNot much."`,
 			want:   []string{"Concern: shape: the report lacks the section(s) it was asked for: What I found, Files changed, Problems"},
 		},
 		{
-			name: "scope", agent: "scoped", flags: []string{"--allow", "Bash"},
+			name: "shape can reject", agent: "general-purpose", status: "rejected", settings: "[guardrails]\nshape = \"reject\"\n",
+			script: `- say: "## What I did\nNot much."`,
+			want:   []string{"Error: rejected by its parent's guardrails (shape): shape: the report lacks the section(s)"},
+		},
+		{
+			name: "a custom agent is not held to the built-in sections", agent: "plain", none: true, status: "done",
+			script: `- say: "Nothing to report."`,
+		},
+		{
+			name: "a custom agent is held to the sections it declares", agent: "sectioned", status: "done",
+			script: `- say: "## Verdict\nfine"`,
+			want:   []string{"Concern: shape: the report lacks the section(s) it was asked for: Risks"},
+		},
+		{
+			name: "scope rejects", agent: "scoped", flags: []string{"--allow", "Bash"}, status: "rejected",
 			script: `- tools: [{Bash: {command: "echo hacked >> README.md"}}]
-    - say: "` + report + `"`,
+    - say: "` + fullReport + `"`,
+			want: []string{"Concern: scope: changed README.md outside what it may write (src/**)",
+				"Error: rejected by its parent's guardrails (scope): scope: changed README.md outside what it may write (src/**)"},
+		},
+		{
+			name: "scope set to warn", agent: "scoped", flags: []string{"--allow", "Bash"}, status: "done", settings: "[guardrails]\nscope = \"warn\"\n",
+			script: `- tools: [{Bash: {command: "echo hacked >> README.md"}}]
+    - say: "` + fullReport + `"`,
 			want: []string{"Concern: scope: changed README.md outside what it may write (src/**)"},
 		},
 		{
-			name: "evidence", agent: "general-purpose",
-			script: `- say: "` + report + `\n\nI updated src/auth.go and all tests pass."`,
-			want:   []string{"Concern: evidence: the report says tests pass, but the child ran no test command", "Concern: evidence: the report says it changed src/auth.go, but no edit touched it"},
+			name: "evidence: no test run", agent: "general-purpose", status: "rejected",
+			script: read + `- say: "` + fullReport + `\n\nI updated src/auth.go and all tests pass."`,
+			want: []string{"Concern: evidence: the report says tests pass, but the child ran no test command",
+				"Concern: evidence: the report says it changed src/auth.go, but no edit touched it", "Error: rejected by its parent's guardrails (evidence)"},
 		},
 		{
-			name: "unauthorized", agent: "general-purpose",
+			name: "evidence: the tests failed", agent: "general-purpose", flags: []string{"--allow", "Bash"}, status: "rejected",
+			script: `- tools: [{Bash: {command: "sh fail.sh"}}]
+    - say: "` + fullReport + `\n\nAll tests pass."`,
+			want: []string{`Concern: evidence: the report says tests pass, but its last test command "sh fail.sh" failed (Exit code 1)`},
+		},
+		{
+			name: "evidence: the tests were refused", agent: "general-purpose", status: "rejected",
+			script: `- tools: [{Bash: {command: "sh pass.sh"}}]
+    - say: "` + fullReport + `\n\nAll tests pass."`,
+			want: []string{`Concern: evidence: the report says tests pass, but its test command "sh pass.sh" was refused`,
+				`Concern: unauthorized: Bash "sh pass.sh" was refused: permission denied`, "(evidence, unauthorized)"},
+		},
+		{
+			name: "evidence: the tests passed", agent: "general-purpose", flags: []string{"--allow", "Bash"}, status: "done", none: true,
+			script: `- tools: [{Bash: {command: "sh pass.sh"}}]
+    - say: "` + fullReport + `\n\nAll tests pass."`,
+		},
+		{
+			name: "evidence: findings after no tool call", agent: "general-purpose", status: "rejected",
+			script: `- say: "## What I did\nLooked.\n\n## What I found\nThe bug is in auth.go, line 12.\n\n## Files changed\nnone\n\n## Problems\nnone"`,
+			want:   []string{"Concern: evidence: the child made no tool call at all, yet its report gives findings: nothing it did backs them"},
+		},
+		{
+			name: "unauthorized rejects", agent: "general-purpose", status: "rejected",
 			script: `- tools: [{Bash: {command: "mkdir d25"}}]
-    - say: "` + report + `\n\nCreated d25."`,
+    - say: "` + fullReport + `\n\nCreated d25."`,
+			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused: permission denied`, "Error: rejected by its parent's guardrails (unauthorized)"},
+		},
+		{
+			// A checkpoint is how a blocked child reports: no success to
+			// reject, and the refusal stays a concern.
+			name: "a refusal reported as a checkpoint", agent: "general-purpose", status: "checkpoint",
+			script: `- tools: [{Bash: {command: "mkdir d25"}}]
+    - say: "## CHECKPOINT REACHED\n**Type:** human-action\n**Progress:** 0/1 tasks\n**Blocked by:** mkdir d25 needs approval"`,
 			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused: permission denied`},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProject(t, map[string]string{
-				"README.md":               "# x\n",
-				"src/a.go":                "package src\n",
-				".brood/agents/scoped.md": "---\nname: scoped\ndescription: Edits src only.\ntools: Read, Edit(src/**), Bash\n---\nYou edit src.\n",
+				"README.md":                  "# x\n",
+				"src/a.go":                   "package src\n",
+				"pass.sh":                    "exit 0\n",
+				"fail.sh":                    "echo '--- FAIL: TestX'\nexit 1\n",
+				".brood/agents/scoped.md":    "---\nname: scoped\ndescription: Edits src only.\ntools: Read, Edit(src/**), Bash\n---\nYou edit src.\n",
+				".brood/agents/plain.md":     "---\nname: plain\ndescription: Answers plainly.\ntools: Read\n---\nAnswer in one line.\n",
+				".brood/agents/sectioned.md": "---\nname: sectioned\ndescription: Reviews.\ntools: Read\nsections: [Verdict, Risks]\n---\nReview.\n",
 			})
+			writeSettings(t, p.Root, "test_commands = [\"sh pass.sh\", \"sh fail.sh\"]\n"+tc.settings)
 			model := p.Script("s.yaml", "agents:\n  \""+tc.agent+"\":\n    "+tc.script+"\n")
 			args := append([]string{"subagent", tc.agent, "--model", model, "--description", "do it", "Do the task."}, tc.flags...)
-			_, stdout, stderr := p.Brood(t.Context(), nil, args...)
-			if !strings.Contains(stdout, `status="done"`) {
-				t.Fatalf("status is not done\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+			code, stdout, stderr := p.Brood(t.Context(), []string{"BROOD_TRUST_PROJECT=1"}, args...)
+			if !strings.Contains(stdout, `status="`+tc.status+`"`) {
+				t.Fatalf("status is not %s\nstdout:\n%s\nstderr:\n%s", tc.status, stdout, stderr)
+			}
+			if wantCode := map[string]int{"done": 0, "rejected": 1, "checkpoint": 4}[tc.status]; code != wantCode {
+				t.Errorf("exit %d, want %d for %s", code, wantCode, tc.status)
 			}
 			if tc.none && strings.Contains(stdout, "Concern:") {
 				t.Fatalf("a clean report got concerns:\n%s", stdout)
@@ -65,21 +139,73 @@ func TestEdgeGuardrails(t *testing.T) {
 					t.Errorf("missing %q\nstdout:\n%s\nstderr:\n%s", w, stdout, stderr)
 				}
 			}
-			// brood tasks (list and show) says the same, from the verdict.
-			id := regexp.MustCompile(`task-id="([^"]+)"`).FindStringSubmatch(stdout)
-			if id == nil {
-				t.Fatalf("no task id in\n%s", stdout)
+			if tc.status == "rejected" && !strings.Contains(stdout, "This result was rejected: do not rely on it") {
+				t.Errorf("the parent model is not told the result was rejected:\n%s", stdout)
 			}
+			// brood tasks says the same, from the verdict.
 			_, list, _ := p.Brood(t.Context(), nil, "tasks")
-			_, show, _ := p.Brood(t.Context(), nil, "tasks", "show", id[1])
-			if tc.none != !strings.Contains(list, "concern(s)]") {
-				t.Errorf("brood tasks and the concerns disagree (none=%v):\n%s", tc.none, list)
+			if n := len(tc.want); tc.status == "done" && n > 0 && !strings.Contains(list, fmt.Sprintf("[%d concern(s)]", n)) {
+				t.Errorf("brood tasks does not count the concerns:\n%s", list)
 			}
-			for _, w := range tc.want {
-				if line := "concern  " + strings.TrimPrefix(w, "Concern: "); !strings.Contains(show, line) {
-					t.Errorf("brood tasks show lacks %q:\n%s", line, show)
-				}
+			if !regexp.MustCompile(`\s` + tc.status + `\s`).MatchString(list) {
+				t.Errorf("brood tasks does not say %s:\n%s", tc.status, list)
 			}
 		})
+	}
+}
+
+// TestRejectedIsRecordedAndResumable: a rejected result reads rejected in
+// every listing, its verdict keeps the reason, and a resume hands the
+// reason to the child as its follow-up (with the caller's prompt after it).
+func TestRejectedIsRecordedAndResumable(t *testing.T) {
+	p := newProject(t, map[string]string{"README.md": "# x\n", "pass.sh": "exit 0\n"})
+	writeSettings(t, p.Root, "test_commands = [\"sh pass.sh\"]\n[permissions]\nallow = [\"Bash\"]\n")
+	// The first run claims passing tests it never ran; the resume runs them.
+	model := p.Script("s.yaml", `agents:
+  general-purpose:
+    - say: "`+fullReport+`\n\nAll tests pass."
+    - tools: [{Bash: {command: "sh pass.sh"}}]
+    - say: "`+fullReport+`\n\nAll tests pass."
+`)
+	env := []string{"BROOD_TRUST_PROJECT=1"}
+	_, stdout, stderr := p.Brood(t.Context(), env, "subagent", "general-purpose", "--model", model, "--description", "fix it", "Make the tests pass.")
+	m := regexp.MustCompile(`task-id="([^"]+)"`).FindStringSubmatch(stdout)
+	if m == nil || !strings.Contains(stdout, `status="rejected"`) {
+		t.Fatalf("not rejected\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	id := m[1]
+	_, list, _ := p.Brood(t.Context(), env, "tasks", "--json")
+	var tasks []struct{ ID, Status, Note string }
+	if err := json.Unmarshal([]byte(list), &tasks); err != nil || len(tasks) != 1 || tasks[0].Status != "rejected" || !strings.Contains(tasks[0].Note, "the child ran no test command") {
+		t.Fatalf("brood tasks --json: %v\n%s", err, list)
+	}
+	_, show, _ := p.Brood(t.Context(), env, "tasks", "show", id)
+	if !strings.Contains(show, "rejected") || !strings.Contains(show, "concern  evidence: the report says tests pass, but the child ran no test command") {
+		t.Errorf("brood tasks show:\n%s", show)
+	}
+	var v dispatch.Verdict
+	readJSON(t, filepath.Join(p.Root, ".brood", "records", id+".verdict.json"), &v)
+	if v.Status != "rejected" || v.Accepted || !strings.Contains(v.Rejected, "evidence: the report says tests pass") {
+		t.Errorf("verdict %+v", v)
+	}
+	code, stdout, stderr := p.Brood(t.Context(), env, "tasks", "resume", id, "and say which command you ran")
+	var envl dispatch.Envelope
+	readJSON(t, filepath.Join(dispatch.Dir(p.Root, id), "envelope.json"), &envl)
+	if !strings.HasPrefix(envl.Prompt, "Your parent rejected your last report: evidence: the report says tests pass") || !strings.HasSuffix(envl.Prompt, "\n\nand say which command you ran") {
+		t.Errorf("the resume's follow-up is %q, want the reason then the prompt", envl.Prompt)
+	}
+	if code != 0 || !strings.Contains(stdout, `status="done"`) {
+		t.Errorf("the resumed task (which ran its tests) is not done: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }

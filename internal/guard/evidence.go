@@ -35,15 +35,128 @@ func evidence(in Input) []Concern {
 	}
 	var out []Concern
 	claimsTests, claimedEdits := claims(in.Summary)
-	if claimsTests && !ranTests(in) {
-		out = append(out, Concern{KindEvidence, "the report says tests pass, but the child ran no test command"})
+	if claimsTests {
+		if why := testEvidence(in); why != "" {
+			out = append(out, Concern{KindEvidence, "the report says tests pass, but " + why})
+		}
 	}
 	for _, f := range claimedEdits {
 		if !touched(in, f) {
 			out = append(out, Concern{KindEvidence, fmt.Sprintf("the report says it changed %s, but no edit touched it", f)})
 		}
 	}
+	if in.CallsKnown && len(in.Calls) == 0 && !in.Fork {
+		if what := reported(in, claimsTests, claimedEdits); what != "" {
+			out = append(out, Concern{KindEvidence, "the child made no tool call at all, yet its report gives " + what + ": nothing it did backs them"})
+		}
+	}
 	return out
+}
+
+// reported names what a report gives that needs work behind it: findings,
+// changes or passing tests ("" when it gives none of them).
+func reported(in Input, tests bool, edits []string) string {
+	var what []string
+	if s := sectionText(in.Summary, "What I found"); s != "" {
+		what = append(what, "findings")
+	}
+	if len(edits) > 0 || len(in.Claimed) > 0 || sectionText(in.Summary, "Files changed") != "" {
+		what = append(what, "changes")
+	}
+	if tests {
+		what = append(what, "passing tests")
+	}
+	return strings.Join(what, " and ")
+}
+
+// sectionText is what the report says under section, "" when the section
+// is missing or says nothing ("none", "nothing", "n/a", "no changes").
+func sectionText(summary, section string) string {
+	lines := strings.Split(summary, "\n")
+	for i, line := range lines {
+		if !hasHeading(line, section) {
+			continue
+		}
+		var b strings.Builder
+		// A bold heading may carry its text on the same line.
+		if _, rest, ok := strings.Cut(line, ":"); ok && strings.Contains(line, "**") {
+			b.WriteString(strings.Trim(rest, "* \t"))
+		}
+		for _, l := range lines[i+1:] {
+			t := strings.TrimSpace(l)
+			if strings.HasPrefix(t, "#") || (strings.HasPrefix(t, "**") && strings.Contains(t, ":**")) {
+				break
+			}
+			b.WriteString(" " + t)
+		}
+		return substantive(b.String())
+	}
+	return ""
+}
+
+func substantive(s string) string {
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "-*._`()"))
+	for _, empty := range []string{"none", "nothing", "n/a", "no ", "not applicable"} {
+		if t == strings.TrimSpace(empty) || strings.HasPrefix(t, empty) {
+			return ""
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// testEvidence says why the calls do not back a tests-pass claim ("" when
+// they do): evidence is a test command that ran and exited 0 after the
+// child's last change to a file (the last such command, when there are
+// several: a later failure is not backed by an earlier pass).
+func testEvidence(in Input) string {
+	lastChange := -1
+	for i, c := range in.Calls {
+		if changes(c) {
+			lastChange = i
+		}
+	}
+	ranBefore := false
+	var last *Call
+	for i := range in.Calls {
+		c := &in.Calls[i]
+		if !isTest(in, c.Command) {
+			continue
+		}
+		if i < lastChange {
+			ranBefore = true
+			continue
+		}
+		last = c
+	}
+	switch {
+	case last != nil && !last.IsError:
+		return ""
+	case last != nil && refused(last.Result):
+		return fmt.Sprintf("its test command %q was refused (%s): it never ran", firstLine(last.Command, 160), firstLine(strings.TrimSpace(last.Result), 160))
+	case last != nil:
+		return fmt.Sprintf("its last test command %q failed (%s)", firstLine(last.Command, 160), lastLine(last.Result, 160))
+	case ranBefore:
+		return fmt.Sprintf("no test command ran after its last change (%s)", describe(in.Calls[lastChange]))
+	}
+	return "the child ran no test command"
+}
+
+// changes reports whether a call changed a file: a file tool's edit that
+// went through.
+func changes(c Call) bool {
+	switch c.Tool {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return !c.IsError
+	}
+	return false
+}
+
+func lastLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return firstLine(s, n)
 }
 
 // claims reads the report's sentences for a tests-pass claim and the files
@@ -73,24 +186,23 @@ func sentences(text string) []string {
 	return sentenceEnd().Split(text, -1)
 }
 
-func ranTests(in Input) bool {
+// isTest reports whether a Bash command line runs tests.
+func isTest(in Input, command string) bool {
+	if command == "" {
+		return false
+	}
 	cmds := in.TestCommands
 	if cmds == nil {
 		cmds = DefaultTestCommands()
 	}
-	for _, c := range in.Calls {
-		if c.Command == "" {
-			continue
-		}
-		progs := []string{strings.Join(strings.Fields(c.Command), " ")}
-		if in.Programs != nil {
-			progs = append(progs, in.Programs(c.Command)...)
-		}
-		for _, p := range progs {
-			for _, t := range cmds {
-				if p == t || strings.HasPrefix(p, t+" ") {
-					return true
-				}
+	progs := []string{strings.Join(strings.Fields(command), " ")}
+	if in.Programs != nil {
+		progs = append(progs, in.Programs(command)...)
+	}
+	for _, p := range progs {
+		for _, t := range cmds {
+			if p == t || strings.HasPrefix(p, t+" ") {
+				return true
 			}
 		}
 	}

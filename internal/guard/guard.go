@@ -3,8 +3,10 @@
 // what its envelope asked for), scope (the child changed only what it may
 // write), evidence (what it claims is backed by what it did) and
 // unauthorized attempts (what it tried and was refused). A finding is a
-// Concern: the result keeps its status, and the concerns travel with it to
-// the parent model and into the parent's record.
+// Concern; each kind has a policy (policy.go): reject (the result is
+// rejected with the concern as its reason) or warn (the result keeps its
+// status). Either way the concerns travel with it to the parent model and
+// into the parent's record.
 //
 // The guards catch a model's mistakes and overclaims, not a hostile process:
 // the tool calls they read come from the child's own transcript. What a
@@ -78,7 +80,15 @@ type Input struct {
 	// Edit/Write rules, or the task's declared scope); empty means no scope.
 	WriteScope []string
 	Workspace  string
+	// Claimed are the files the child says it changed (its files_changed).
+	Claimed []string
+	// Calls are the child's tool calls; CallsKnown says its transcript was
+	// read (so no calls means it made none).
 	Calls      []Call
+	CallsKnown bool
+	// Fork is set for a fork, which starts with its parent's context: a
+	// report after no call of its own may rest on what the parent did.
+	Fork bool
 	// TestCommands override DefaultTestCommands when not nil.
 	TestCommands []string
 	// Programs reduces a Bash command line to the programs it runs (with
@@ -166,13 +176,18 @@ func unauthorized(in Input) []Concern {
 		if !c.IsError {
 			continue
 		}
-		r := strings.TrimSpace(c.Result)
-		switch {
-		case strings.HasPrefix(r, "permission denied"), strings.HasPrefix(r, "delegation refused"), strings.Contains(r, "is refused ("):
+		if r := strings.TrimSpace(c.Result); refused(r) {
 			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), firstLine(r, 240))})
 		}
 	}
 	return out
+}
+
+// refused reports whether a tool result is a refusal: the permission rules
+// or the delegation scope said no, so the call never ran.
+func refused(result string) bool {
+	r := strings.TrimSpace(result)
+	return strings.HasPrefix(r, "permission denied") || strings.HasPrefix(r, "delegation refused") || strings.Contains(r, "is refused (")
 }
 
 func describe(c Call) string {

@@ -30,6 +30,22 @@ func TestCheck(t *testing.T) {
 		{name: "edit claimed and in the diff", in: Input{Status: "done", Summary: "Created docs/x.md.", Changed: []string{"docs/x.md"}, Observed: true}},
 		{name: "denied call listed", in: Input{Status: "done", Summary: fullReport, Calls: []Call{{Tool: "Bash", Command: "mkdir d25", IsError: true, Result: "permission denied: Bash \"mkdir d25\" needs approval ..."}}}, want: []string{`unauthorized: Bash "mkdir d25" was refused: permission denied`}},
 		{name: "refused delegation listed", in: Input{Status: "done", Summary: fullReport, Calls: []Call{{Tool: "Task", IsError: true, Result: "delegation refused: this agent is at depth 1"}}}, want: []string{"unauthorized: Task was refused: delegation refused"}},
+		{name: "tests claimed after a failed run", in: Input{Status: "done", Summary: "All tests pass.", Calls: []Call{{Tool: "Bash", Command: "go test ./...", IsError: true, Result: "--- FAIL: TestX\nFAIL\nExit code 1"}}, Programs: goTest},
+			want: []string{`evidence: the report says tests pass, but its last test command "go test ./..." failed (Exit code 1)`}},
+		{name: "tests claimed after a refused run", in: Input{Status: "done", Summary: "All tests pass.", Calls: []Call{{Tool: "Bash", Command: "go test ./...", IsError: true, Result: "permission denied: Bash \"go test ./...\" needs approval"}}, Programs: goTest},
+			want: []string{`evidence: the report says tests pass, but its test command "go test ./..." was refused`, "unauthorized: "}},
+		{name: "tests passed, then a change", in: Input{Status: "done", Summary: "Fixed a.go; all tests pass.", Calls: []Call{{Tool: "Bash", Command: "go test ./..."}, {Tool: "Edit", Path: "a.go"}}, Programs: goTest},
+			want: []string{"evidence: the report says tests pass, but no test command ran after its last change (Edit a.go)"}},
+		{name: "failed, fixed, passed", in: Input{Status: "done", Summary: "All tests pass.", Calls: []Call{{Tool: "Bash", Command: "go test ./...", IsError: true, Result: "Exit code 1"}, {Tool: "Edit", Path: "a.go"}, {Tool: "Bash", Command: "go test ./..."}}, Programs: goTest}},
+		{name: "passed, then failed", in: Input{Status: "done", Summary: "All tests pass.", Calls: []Call{{Tool: "Bash", Command: "go test ./..."}, {Tool: "Bash", Command: "go test -race ./...", IsError: true, Result: "Exit code 1"}}, Programs: goTest},
+			want: []string{`its last test command "go test -race ./..." failed`}},
+		{name: "findings after no tool call", in: Input{Status: "done", Summary: "## What I found\nThe bug is in auth.go.\n## Files changed\nnone", CallsKnown: true},
+			want: []string{"evidence: the child made no tool call at all, yet its report gives findings: nothing it did backs them"}},
+		{name: "changes after no tool call", in: Input{Status: "done", Summary: "Done.", Claimed: []string{"a.go"}, CallsKnown: true},
+			want: []string{"yet its report gives changes"}},
+		{name: "nothing found after no tool call", in: Input{Status: "done", Summary: "## What I found\nNothing.\n## Files changed\nnone", CallsKnown: true}},
+		{name: "a fork may answer from its context", in: Input{Status: "done", Summary: "## What I found\nThe bug is in auth.go.", CallsKnown: true, Fork: true}},
+		{name: "an unread transcript is no evidence of nothing", in: Input{Status: "done", Summary: "## What I found\nThe bug is in auth.go."}},
 		{name: "plain tool errors are not attempts", in: Input{Status: "done", Summary: fullReport, Calls: []Call{{Tool: "Bash", Command: "false", IsError: true, Result: "exit status 1"}}}},
 	}
 	for _, tt := range tests {
@@ -44,5 +60,29 @@ func TestCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPolicies(t *testing.T) {
+	cs := []Concern{{KindShape, "a"}, {KindScope, "b"}, {KindEvidence, "c"}, {KindUnauthorized, "d"}}
+	tests := []struct {
+		name string
+		p    Policies
+		want string
+	}{
+		{"defaults", nil, "scope: b; evidence: c; unauthorized: d"},
+		{"all warn", Policies{KindScope: PolicyWarn, KindEvidence: PolicyWarn, KindUnauthorized: PolicyWarn}, ""},
+		{"shape rejects", Policies{KindShape: PolicyReject, KindEvidence: PolicyWarn}, "shape: a; scope: b; unauthorized: d"},
+		{"an unknown value is the default", Policies{KindScope: "maybe"}, "scope: b; evidence: c; unauthorized: d"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Reason(Rejecting(cs, tt.p)); got != tt.want {
+				t.Errorf("Rejecting = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if CheckPolicy("reject") != nil || CheckPolicy("") != nil || CheckPolicy("block") == nil {
+		t.Error("CheckPolicy takes reject, warn and empty only")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -210,8 +211,19 @@ func TestTaskRunsAChildAndWrapsItsResult(t *testing.T) {
 	// Without a progress token, no notifications.
 	quiet := newMessages()
 	cs2 := f.connect(t, quiet)
-	if out, isErr := call(t, cs2, "Task", map[string]any{"subagent_type": "general-purpose", "description": "fast", "prompt": "answer"}, nil); isErr || !strings.Contains(out, "quick answer") {
+	out, isErr = call(t, cs2, "Task", map[string]any{"subagent_type": "general-purpose", "description": "fast", "prompt": "answer", "context": "The answer is short."}, nil)
+	if isErr || !strings.Contains(out, "quick answer") {
 		t.Errorf("second Task = %v %s", isErr, out)
+	}
+	// Its context is the child's own CONTEXT section.
+	if m := regexp.MustCompile(`task-id="([^"]+)"`).FindStringSubmatch(out); m == nil {
+		t.Errorf("no task id in %s", out)
+	} else {
+		var env dispatch.Envelope
+		must(t, dispatch.ReadJSON(filepath.Join(dispatch.Dir(f.root, m[1]), dispatch.EnvelopeFile), &env))
+		if !strings.Contains(env.System, "CONTEXT (background from the parent agent, to inform the task above):\nThe answer is short.") {
+			t.Errorf("the MCP Task's context is not in the child's system prompt:\n%s", env.System)
+		}
 	}
 	if n := len(quiet.all()); n != 0 {
 		t.Errorf("%d progress notifications without a token", n)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 const mcpTaskNote = `
@@ -27,6 +28,7 @@ func (s *Server) addTools() {
 			`"subagent_type":{"type":"string","description":"The agent type to launch, from the list in this tool's description (default general-purpose)"},` +
 			`"description":{"type":"string","description":"A short (3-7 word) label for the task"},` +
 			`"prompt":{"type":"string","description":"The complete, self-contained brief for the subagent (or, with resume_task_id, the follow-up)"},` +
+			`"context":{"type":"string","description":"Optional background beside the brief (what you know, constraints); it reaches the subagent as its own CONTEXT section"},` +
 			`"isolation":{"type":"string","enum":["worktree","none"],"description":"worktree: the subagent works on its own copy of the tree and its changes come back as one patch; none: it works in the tree itself"},` +
 			`"run_in_background":{"type":"boolean","description":"Return the task_id at once and let the subagent work; collect its result with TaskOutput"},` +
 			`"resume_task_id":{"type":"string","description":"Continue this earlier task (its whole transcript intact) with prompt as the follow-up"}` +
@@ -82,6 +84,7 @@ type taskInput struct {
 	SubagentType string `json:"subagent_type"`
 	Description  string `json:"description"`
 	Prompt       string `json:"prompt"`
+	Context      string `json:"context"`
 	Isolation    string `json:"isolation"`
 	Background   bool   `json:"run_in_background"`
 	ResumeTaskID string `json:"resume_task_id"`
@@ -99,7 +102,7 @@ func (s *Server) task(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if in.SubagentType == "" {
 		in.SubagentType = "general-purpose"
 	}
-	r := delegate.Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Isolation: in.Isolation}
+	r := delegate.Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation}
 	def, known := s.cfg.Registry.Get(r.Agent)
 	background := in.Background || (in.ResumeTaskID == "" && known && def.Background)
 	if background {
@@ -120,7 +123,8 @@ func (s *Server) task(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
-	return textResult(out.Text, len(out.Failures) > 0), nil
+	rejected := out.Result != nil && out.Result.Status == dispatch.StatusRejected
+	return textResult(out.Text, len(out.Failures) > 0 || rejected), nil
 }
 
 func (s *Server) startBackground(in taskInput, r delegate.Request) (*mcp.CallToolResult, error) {

@@ -123,10 +123,9 @@ func TestParseMalformed(t *testing.T) {
 		{"broken nested mapping", "---\nname: a\ndescription: b\nhooks:\n  pre: [unclosed\n  post: x\n---\n", 6, "must be specified"},
 		{"CRLF keeps line numbers", "\uFEFF---\r\nname: a\r\ndescription: b\r\nhooks:\r\n    x: 1\r\n  y: 2\r\n---\r\n", 6, ""},
 		{"bad indentation", "---\nname: a\ndescription: b\nextra:\n    x: 1\n  y: 2\n---\n", 6, ""},
-		{"missing name", "---\ndescription: b\n---\n", 2, "name is required"},
 		{"missing description", "---\nname: a\n---\n", 2, "description is required"},
 		{"empty description", "---\nname: a\ndescription: \"\"\n---\n", 3, "description is required"},
-		{"empty frontmatter", "---\n---\nbody\n", 2, "name is required"},
+		{"empty frontmatter", "---\n---\nbody\n", 2, "description is required"},
 		{"name with blanks", "---\nname: my agent\ndescription: d\n---\n", 2, "must be letters"},
 		{"name with a slash", "---\nname: a/b\ndescription: d\n---\n", 2, "must be letters"},
 		{"name rescued from broken YAML is still checked", "---\nname: [\ndescription: d\n---\n", 2, "must be letters"},
@@ -159,6 +158,25 @@ func TestParseMalformed(t *testing.T) {
 	}
 }
 
+// TestNameFallsBackToFileName: a file without name: is named by its file
+// name (hotl), when that is a valid name; otherwise name is required.
+func TestNameFallsBackToFileName(t *testing.T) {
+	def, diags := Parse("agents/code-reviewer.md", []byte("---\ndescription: reviews\n---\nReview.\n"), SourceProject)
+	if def == nil || def.Name != "code-reviewer" || len(diags) != 0 {
+		t.Fatalf("def %+v, diags %v; want code-reviewer with no diagnostic", def, diags)
+	}
+	def, diags = Parse("agents/my agent.md", []byte("---\ndescription: reviews\n---\n"), SourceProject)
+	if def != nil || !HasErrors(diags) || !strings.Contains(diags[0].Message, `name is required: add name: to the frontmatter (the file name "my agent.md" is not a usable agent name`) {
+		t.Fatalf("def %+v, diags %v; want name is required", def, diags)
+	}
+	def, _ = Parse("agents/x.md", []byte("---\nname: explicit\ndescription: d\n---\n"), SourceProject)
+	if def == nil || def.Name != "explicit" {
+		t.Fatalf("an explicit name lost to the file name: %+v", def)
+	}
+}
+
+// TestParseNoFrontmatterIsQuiet: Parse itself says nothing of a file with
+// no frontmatter; readDir and CheckPath report it (KindNoFrontmatter).
 func TestParseNoFrontmatterIsQuiet(t *testing.T) {
 	for _, file := range []string{
 		"# README\n\nThese are our agents.\n",

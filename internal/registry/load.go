@@ -86,6 +86,9 @@ func (o Options) Dirs() []Dir {
 		add(filepath.Join(cfg, "agents"), SourceUser, false)
 	}
 	if o.Home != "" {
+		// HooCode's user directory (~/.hoocode/agents) maps here: read
+		// after the config directory, which wins a tie.
+		add(filepath.Join(o.Home, taskdir.StateDirName, "agents"), SourceUser, false)
 		add(filepath.Join(o.Home, ".claude", "agents"), SourceUser, true)
 	}
 	if o.ProjectRoot != "" {
@@ -138,7 +141,9 @@ func LoadDirs(builtin fs.FS, dirs ...Dir) (*Registry, []Diagnostic) {
 			for _, def := range defs {
 				key := strings.ToLower(def.Name)
 				if b, ok := resolved[key]; ok && b.Source == SourceBuiltin {
-					diags = append(diags, warning(def, "%q is a built-in agent and can't be redefined; this definition is ignored", b.Name))
+					w := warning(def, "%q is a built-in agent and can't be redefined; this definition is ignored (rename it to use it)", b.Name)
+					w.Kind = KindShadow
+					diags = append(diags, w)
 					continue
 				}
 				if prev, ok := level[key]; ok {
@@ -217,6 +222,8 @@ func readDir(dir Dir) ([]*Definition, []Diagnostic) {
 		diags = append(diags, d...)
 		if def != nil {
 			defs = append(defs, def)
+		} else if len(d) == 0 {
+			diags = append(diags, noFrontmatter(full))
 		}
 		return nil
 	})
@@ -224,6 +231,13 @@ func readDir(dir Dir) ([]*Definition, []Diagnostic) {
 		problem(dir.Path, SeverityError, "can't read: %v", err)
 	}
 	return defs, diags
+}
+
+// noFrontmatter reports a .md file in an agents directory that is no
+// definition: it is not loaded, and says so rather than vanish.
+func noFrontmatter(p string) Diagnostic {
+	return Diagnostic{Path: p, Line: 1, Severity: SeverityWarning, Kind: KindNoFrontmatter,
+		Message: "no frontmatter at the start of the file (--- then name: and description:, then ---): not an agent definition, not loaded; add the frontmatter, or move the file out of the agents directory"}
 }
 
 // readFile reads at most maxFileSize bytes and refuses anything larger.
@@ -302,7 +316,7 @@ func CheckPath(p string) ([]*Definition, []Diagnostic) {
 	}
 	def, diags := Parse(p, data, SourceProject)
 	if def == nil && len(diags) == 0 {
-		diags = append(diags, Diagnostic{Path: p, Line: 1, Severity: SeverityWarning, Message: "no frontmatter at the start of the file: not an agent definition"})
+		diags = append(diags, noFrontmatter(p))
 	}
 	if def == nil {
 		return nil, diags

@@ -91,6 +91,7 @@ func TestPrecedence(t *testing.T) {
 	}
 
 	wantDiags := []string{
+		"/h/.config/brood/agents/README.md:1: warning: no frontmatter at the start of the file",
 		"/h/.config/brood/agents/broken/bad.md:5: error:",
 		`/h/.config/brood/agents/nested/ex.md:2: warning: "explore" is a built-in agent`,
 		`/h/.config/brood/agents/sub/dup2.md:2: warning: agent "GAMMA" is also defined in /h/.config/brood/agents/sub/dup.md`,
@@ -110,6 +111,10 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
+// TestOptionsDirs: the user directories are ~/.config/brood/agents, then
+// ~/.brood/agents (HooCode's ~/.hoocode/agents maps there; the config
+// directory wins a tie), then ~/.claude/agents; a project at home reads
+// its .brood/agents once, as the project's.
 func TestOptionsDirs(t *testing.T) {
 	tests := []struct {
 		name string
@@ -119,12 +124,14 @@ func TestOptionsDirs(t *testing.T) {
 		{"nothing", Options{}, nil},
 		{"all", Options{ProjectRoot: "/p", Home: "/h", Claude: true}, []Dir{
 			{Path: "/h/.config/brood/agents", Source: SourceUser},
+			{Path: "/h/.brood/agents", Source: SourceUser},
 			{Path: "/h/.claude/agents", Source: SourceUser, Claude: true},
 			{Path: "/p/.brood/agents", Source: SourceProject},
 			{Path: "/p/.claude/agents", Source: SourceProject, Claude: true},
 		}},
 		{"claude off, config dir", Options{ProjectRoot: "/p", Home: "/h", ConfigDir: "/xdg/brood"}, []Dir{
 			{Path: "/xdg/brood/agents", Source: SourceUser},
+			{Path: "/h/.brood/agents", Source: SourceUser},
 			{Path: "/p/.brood/agents", Source: SourceProject},
 		}},
 		{"project is home", Options{ProjectRoot: "/h", Home: "/h", Claude: true}, []Dir{
@@ -219,6 +226,7 @@ func TestCheckPath(t *testing.T) {
 		got = append(got, strings.TrimPrefix(d.String(), dir+"/"))
 	}
 	want := []string{
+		"README.md:1: warning: " + noFrontmatter("").Message,
 		"bad.md:2: error: description is required",
 		`ok.md:4: warning: effort: "extreme" is not one of low, medium, high, xhigh, max; ignored`,
 		`sub/dup.md:2: warning: agent "ok" is also defined in ` + filepath.Join(dir, "ok.md"),

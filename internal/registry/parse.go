@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,8 +15,8 @@ import (
 )
 
 // Parse reads one agent file. It returns a nil Definition and no
-// diagnostics for a file without frontmatter (documentation, such as a
-// README), a nil Definition and at least one error diagnostic for a file that
+// diagnostics for a file without frontmatter (its caller reports it:
+// ErrNoFrontmatter), a nil Definition and at least one error diagnostic for a file that
 // can't be used, and otherwise the definition with any warnings. It never
 // panics, whatever the bytes.
 func Parse(path string, data []byte, src Source) (*Definition, []Diagnostic) {
@@ -155,11 +157,7 @@ func (p *parsing) fields(d *Definition, fields []field) {
 			d.Extra[f.key] = f.value
 		}
 	}
-	if _, ok := seen["name"]; !ok {
-		p.errorf(2, "name is required")
-	} else if d.Name == "" && !HasErrors(p.diags) {
-		p.errorf(nameLine, "name is empty")
-	}
+	p.nameOrFile(d, seen, nameLine)
 	if strings.TrimSpace(d.Description) == "" {
 		line := 2
 		if l, ok := seen["description"]; ok {
@@ -173,6 +171,33 @@ func (p *parsing) fields(d *Definition, fields []field) {
 	if d.SandboxReadOnly {
 		d.ReadOnly = true
 	}
+}
+
+// nameOrFile checks the name: a file without name: is named by its file
+// name (hotl's rule) when that is a valid name.
+func (p *parsing) nameOrFile(d *Definition, seen map[string]int, nameLine int) {
+	if _, ok := seen["name"]; !ok {
+		if d.Name = nameFromPath(p.path); d.Name == "" {
+			p.errorf(2, "name is required: add name: to the frontmatter (the file name %q is not a usable agent name: letters, digits and - _ . : only, starting with a letter or digit)", path.Base(filepath.ToSlash(p.path)))
+		}
+	} else if d.Name == "" && !HasErrors(p.diags) {
+		p.errorf(nameLine, "name is empty")
+	}
+}
+
+// nameFromPath is the agent name a file without name: takes: its file
+// name without .md, when that is a valid name ("" otherwise).
+func nameFromPath(p string) string {
+	base := path.Base(filepath.ToSlash(p))
+	if ext := path.Ext(base); strings.EqualFold(ext, ".md") {
+		base = base[:len(base)-len(ext)]
+	}
+	for i, r := range base {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || (i > 0 && strings.ContainsRune("-_.:", r))) {
+			return ""
+		}
+	}
+	return base
 }
 
 // name validates the agent's identity: it is what the model passes as

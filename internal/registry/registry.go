@@ -153,7 +153,23 @@ type Diagnostic struct {
 	Line     int    `json:"line,omitempty"`
 	Severity string `json:"severity"`
 	Message  string `json:"message"`
+	// Kind marks the warnings a run repeats when it starts, not only
+	// brood agents check: a definition ignored because it would shadow a
+	// built-in (KindShadow), a .md file that is no definition at all
+	// (KindNoFrontmatter). "" for the others.
+	Kind string `json:"kind,omitempty"`
 }
+
+// Kinds of Diagnostic a run shows at its start.
+const (
+	KindShadow        = "shadow"
+	KindNoFrontmatter = "no-frontmatter"
+)
+
+// AtStart reports whether a run shows the diagnostic when it starts: every
+// error (a file left out) and the warnings of a Kind (a definition that is
+// silently not the one the user wrote).
+func (d Diagnostic) AtStart() bool { return d.Severity == SeverityError || d.Kind != "" }
 
 // String renders the diagnostic the way compilers do, so editors can jump to
 // it: "path:line: severity: message".

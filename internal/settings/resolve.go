@@ -55,6 +55,17 @@ type Resolved struct {
 	Origins  map[string]Origin // by key (Keys); a key not there has its default
 	Warnings []Warning
 	Files    []File
+	// Held are the project's values the trust gate held back, by key: the
+	// effective value is the one below it (Origins), and this says what the
+	// project asked for and why it is not used.
+	Held map[string]Held
+}
+
+// Held is a project setting the trust gate set back to the layers below.
+type Held struct {
+	Value  any    `json:"value"`
+	Origin Origin `json:"origin"`
+	Why    string `json:"why"`
 }
 
 // Load resolves defaults < the files of Files < environment, and checks
@@ -98,11 +109,18 @@ func Resolve(src Sources) (*Resolved, error) {
 		t.Force = true
 	}
 	var keys []string
+	full := r.Settings
 	r.Settings, r.Settings.Trust, keys = gate(src.ProjectRoot, base.Settings, r.Settings, gated, src.Gated, t)
 	if r.Settings.Trust.Gated() {
 		// What was held back has the value, and the origin, of the layers
-		// below.
+		// below; what the project asked for is kept in Held.
 		for _, k := range keys {
+			if v, ok := full.Value(k); ok {
+				if r.Held == nil {
+					r.Held = map[string]Held{}
+				}
+				r.Held[k] = Held{Value: v, Origin: r.Origins[k], Why: heldWhy}
+			}
 			if o, ok := base.Origins[k]; ok {
 				r.Origins[k] = o
 			} else {
@@ -122,6 +140,9 @@ func Resolve(src Sources) (*Resolved, error) {
 	r.Warnings = append(r.Warnings, w...)
 	return r, nil
 }
+
+// heldWhy is why a project value is held back.
+const heldWhy = "held back: the project is not trusted, and this allows more than the layers below; trust it with `brood trust` (or --trust-project, " + EnvTrustProject + "=1, for one run)"
 
 // gatedFiles are the project settings files that go through the gate (with
 // their content, the grant's key) and their paths.

@@ -39,11 +39,13 @@ type Settings struct {
 	TestCommands []string `toml:"test_commands"`
 
 	Permissions Permissions `toml:"permissions"`
-	Agents      Agents      `toml:"agents"`
-	Pool        Pool        `toml:"pool"`
-	Results     Results     `toml:"results"`
-	Bash        Bash        `toml:"bash"`
-	Isolation   Isolation   `toml:"isolation"`
+	// Guardrails set each edge guardrail's policy (reject | warn).
+	Guardrails Guardrails `toml:"guardrails"`
+	Agents     Agents     `toml:"agents"`
+	Pool       Pool       `toml:"pool"`
+	Results    Results    `toml:"results"`
+	Bash       Bash       `toml:"bash"`
+	Isolation  Isolation  `toml:"isolation"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
 	ProjectFiles ProjectFiles `toml:"project_files"`
 	// Temporal configures the fleet engine.
@@ -66,6 +68,34 @@ type Permissions struct {
 	Allow []string `toml:"allow"`
 	Deny  []string `toml:"deny"`
 	Ask   []string `toml:"ask"`
+}
+
+// Guardrails are the policies of the edge guardrails a parent applies to a
+// child's return (internal/guard): "reject" makes a finding of that kind
+// reject the result (status rejected, resumable with the reason as the
+// follow-up), "warn" only reports it as a Concern. Defaults: shape warn,
+// scope, evidence and unauthorized reject.
+type Guardrails struct {
+	Shape        string `toml:"shape"`
+	Scope        string `toml:"scope"`
+	Evidence     string `toml:"evidence"`
+	Unauthorized string `toml:"unauthorized"`
+}
+
+// fields are the policies with their keys.
+func (g *Guardrails) fields() []struct {
+	key string
+	v   *string
+} {
+	return []struct {
+		key string
+		v   *string
+	}{{"guardrails.shape", &g.Shape}, {"guardrails.scope", &g.Scope}, {"guardrails.evidence", &g.Evidence}, {"guardrails.unauthorized", &g.Unauthorized}}
+}
+
+// Policies are the guardrails' policies by kind (guard.Policies' shape).
+func (g Guardrails) Policies() map[string]string {
+	return map[string]string{"shape": g.Shape, "scope": g.Scope, "evidence": g.Evidence, "unauthorized": g.Unauthorized}
 }
 
 // Agents configures the agent registry.
@@ -187,6 +217,7 @@ func Defaults() Settings {
 		MaxSubagentDepth: 1,
 		FixAttempts:      3,
 		Permissions:      Permissions{Mode: "default"},
+		Guardrails:       Guardrails{Shape: "warn", Scope: "reject", Evidence: "reject", Unauthorized: "reject"},
 		Pool: Pool{
 			Concurrency:       5,
 			NestedConcurrency: 2,

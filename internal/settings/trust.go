@@ -156,6 +156,8 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 			}
 		}
 	}
+	w, k := restrictGuardrails(&out.Guardrails, base.Guardrails)
+	why, keys = append(why, w...), append(keys, k...)
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false
@@ -175,6 +177,19 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		out.Store = base.Store
 	}
 	return out, why, keys
+}
+
+// restrictGuardrails sets back every guardrail out turns to warn where base
+// rejects: it would let a child's unbacked or out-of-scope result through.
+func restrictGuardrails(out *Guardrails, base Guardrails) (why, keys []string) {
+	b := base.fields()
+	for i, g := range out.fields() {
+		if *g.v == "warn" && *b[i].v != "warn" {
+			why, keys = append(why, g.key+" warn (results it would reject are accepted)"), append(keys, g.key)
+			*g.v = *b[i].v
+		}
+	}
+	return why, keys
 }
 
 func limitText(name string, v int64) string {

@@ -1,6 +1,7 @@
 package settings_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,50 @@ func TestGateInheritedIgnoresStoreAndEnv(t *testing.T) {
 	src.Trust = settings.Trust{Inherited: true, Grant: &trust.Grant{All: true}}
 	if all, _, _ := settings.Load(src); all.Trust.Gated() || !all.Trust.Forced {
 		t.Fatalf("a forced root's grant was not honoured below: %+v", all.Trust)
+	}
+}
+
+// TestGateGuardrailsAndHeld: an untrusted project cannot turn a rejecting
+// guardrail into a warning (it can make one stricter), and what it asked
+// for is kept, with why, for brood config get.
+func TestGateGuardrailsAndHeld(t *testing.T) {
+	src, _ := newFixture(t, "", "maxSubagentDepth = 2\n[guardrails]\nscope = \"warn\"\nshape = \"reject\"\n", nil)
+	src.Trust.Store = trust.UserStore(src.Home)
+	r, err := settings.Resolve(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Settings.Guardrails; g.Scope != "reject" || g.Shape != "reject" || g.Evidence != "reject" {
+		t.Errorf("guardrails = %+v, want scope held at reject and shape raised to reject", g)
+	}
+	for key, want := range map[string]any{"maxSubagentDepth": int64(2), "guardrails.scope": "warn"} {
+		h, ok := r.Held[key]
+		if !ok {
+			t.Errorf("Held lacks %s: %+v", key, r.Held)
+			continue
+		}
+		if fmtAny(h.Value) != fmtAny(want) || h.Origin.Source != "project" || !strings.Contains(h.Why, "not trusted") || !strings.Contains(h.Why, "brood trust") {
+			t.Errorf("Held[%s] = %+v, want value %v from the project, and why", key, h, want)
+		}
+	}
+	if _, ok := r.Held["guardrails.shape"]; ok {
+		t.Error("a stricter guardrail was held back")
+	}
+	src.Trust.Force = true
+	r, _ = settings.Resolve(src)
+	if r.Settings.Guardrails.Scope != "warn" || len(r.Held) != 0 {
+		t.Errorf("a trusted project's guardrail is not honoured: %+v, held %v", r.Settings.Guardrails, r.Held)
+	}
+}
+
+func fmtAny(v any) string { return strings.TrimSpace(strings.ReplaceAll(fmt.Sprint(v), "\n", " ")) }
+
+// TestGuardrailPolicyValidated: a policy that is neither reject nor warn is
+// an error naming the key.
+func TestGuardrailPolicyValidated(t *testing.T) {
+	src, _ := newFixture(t, "[guardrails]\nevidence = \"block\"\n", "", nil)
+	_, err := settings.Resolve(src)
+	if err == nil || !strings.Contains(err.Error(), "guardrails.evidence") || !strings.Contains(err.Error(), "reject or warn") {
+		t.Fatalf("err = %v, want it to name guardrails.evidence and the values", err)
 	}
 }

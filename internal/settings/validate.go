@@ -66,6 +66,9 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 	case s.Permissions.Mode != "" && !slices.Contains([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, s.Permissions.Mode):
 		return nil, fail("permissions.mode", "%q is not one of default, acceptEdits, bypassPermissions, plan", s.Permissions.Mode)
 	}
+	if err := checkGuardrails(s.Guardrails, fail); err != nil {
+		return nil, err
+	}
 	for key, d := range p.Timeouts {
 		if d.Duration < time.Second {
 			return nil, fail("pool.timeouts."+key, "%s is under 1s: no %s child could finish", d.Duration, key)
@@ -89,4 +92,14 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 		warn("max_turns", "%d turns is far past what one run needs (default 50)", s.MaxTurns)
 	}
 	return w, nil
+}
+
+// checkGuardrails refuses a guardrail policy that is neither reject nor warn.
+func checkGuardrails(g Guardrails, fail func(key, format string, args ...any) error) error {
+	for _, x := range g.fields() {
+		if v := *x.v; v != "" && v != "reject" && v != "warn" {
+			return fail(x.key, "%q is not a guardrail policy: use reject or warn", v)
+		}
+	}
+	return nil
 }

@@ -71,10 +71,11 @@ func SnapshotConfig(root string) (*ConfigState, error) {
 
 // userConfigPaths are the user's own configuration under their home, which
 // no subagent changes either: brood's config directory (settings, agents,
-// the trust grants) and Claude Code's settings and agents. (~/.claude.json
-// is left out: Claude Code rewrites it all the time, and putting it back
-// would undo Claude Code's own writes.)
-var userConfigPaths = []string{".config/brood", ".claude/settings.json", ".claude/settings.local.json", ".claude/agents"}
+// the trust grants), the user agents directory ~/.brood/agents, and Claude
+// Code's settings and agents. (~/.claude.json is left out: Claude Code
+// rewrites it all the time, and putting it back would undo Claude Code's
+// own writes.)
+var userConfigPaths = []string{".config/brood", ".brood/agents", ".claude/settings.json", ".claude/settings.local.json", ".claude/agents"}
 
 // SnapshotUserConfig reads the user's configuration under home
 // (userConfigPaths).

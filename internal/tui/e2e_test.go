@@ -495,3 +495,34 @@ func TestTUIAskOutlastsTheLifeguard(t *testing.T) {
 	}
 	tm.exit()
 }
+
+// TestTUIEnableSubagents: the interactive mode takes --enable-subagents
+// (HooCode's shorthand for --max-subagent-depth 2): the root's
+// general-purpose child delegates once more, and its grandchild runs.
+func TestTUIEnableSubagents(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "Middle", prompt: "Delegate a read."}
+    - say: 'ROOT SAW {{grep "GRANDCHILD" (result 0)}}'
+  general-purpose:
+    - tools:
+        - Task: {subagent_type: explore, description: "Grandchild", prompt: "Read the README."}
+    - say: |
+        ## What I did
+        Delegated.
+        ## What I found
+        {{grep "GRANDCHILD" (result 0)}}
+        ## Files changed
+        none
+        ## Problems
+        none
+  explore:
+    - tools: [{Read: {file_path: README.md}}]
+    - say: "## What I did\nRead it.\n## What I found\nGRANDCHILD-OK at depth 2\n## Files changed\nnone\n## Problems\nnone"
+`, map[string]string{}, "--enable-subagents")
+	tm.typeLine("go deep")
+	tm.waitFor("ROOT SAW", "GRANDCHILD-OK at depth 2")
+	tm.waitFor("ready · script")
+	tm.exit()
+}

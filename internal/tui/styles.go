@@ -41,7 +41,7 @@ func (s styles) status(st string) string {
 	switch st {
 	case dispatch.StatusDone:
 		return s.ok.Render(st)
-	case dispatch.StatusFailed, dispatch.StatusKilled:
+	case dispatch.StatusFailed, dispatch.StatusKilled, dispatch.StatusRejected:
 		return s.err.Render(st)
 	case dispatch.StatusPartial, dispatch.StatusCheckpoint, dispatch.StatusCancelled:
 		return s.warn.Render(st)

@@ -288,7 +288,7 @@ func count(n int64) string {
 // finished reports whether status is one a task ends in.
 func finished(status string) bool {
 	switch status {
-	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint, dispatch.StatusFailed, dispatch.StatusKilled, dispatch.StatusCancelled:
+	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint, dispatch.StatusFailed, dispatch.StatusKilled, dispatch.StatusCancelled, dispatch.StatusRejected:
 		return true
 	}
 	return false

@@ -53,7 +53,8 @@ func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
 		Short: "List the agent definitions subagents can be dispatched as",
 		Long: "List every agent type the Task tool can dispatch, after precedence:\n" +
 			"project (.brood/agents, .claude/agents) over user (~/.config/brood/agents,\n" +
-			"~/.claude/agents) over built-in. Built-in names can't be redefined.",
+			"~/.brood/agents, ~/.claude/agents) over built-in. Built-in names can't be\n" +
+			"redefined. A file without name: is named by its file name.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {

@@ -21,7 +21,7 @@ const (
 // ExitStatusHelp is the table `brood --help` prints.
 const ExitStatusHelp = `Exit status:
   0    done
-  1    failed (the model could not be reached, a task failed or failed verification)
+  1    failed (the model could not be reached, a task failed, failed verification or was rejected)
   2    usage error (unknown flag or command, bad value, missing argument)
   3    partial: the turn cap stopped the run (continue it with --continue)
   4    checkpoint: a subagent stopped to ask for a decision

@@ -175,13 +175,15 @@ func (f *Factory) Registry() *registry.Registry {
 	return reg
 }
 
-// RegistryErrors are the error diagnostics of the last Registry call.
+// RegistryErrors are the diagnostics of the last Registry call that a run
+// shows when it starts: the errors, a definition ignored for shadowing a
+// built-in, a .md file with no frontmatter (registry.Diagnostic.AtStart).
 func (f *Factory) RegistryErrors() []registry.Diagnostic {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []registry.Diagnostic
 	for _, d := range f.regDiags {
-		if d.Severity == registry.SeverityError {
+		if d.AtStart() {
 			out = append(out, d)
 		}
 	}

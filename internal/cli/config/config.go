@@ -4,6 +4,8 @@
 package config
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
@@ -35,6 +37,7 @@ type Flags struct {
 	Effort   string
 	PermMode string
 	MaxTurns int
+	Depth    cmdutil.DepthFlags
 }
 
 func (fl *Flags) bind(cmd *cobra.Command) {
@@ -43,6 +46,7 @@ func (fl *Flags) bind(cmd *cobra.Command) {
 	f.Var(cmdutil.NewEnum(&fl.Effort, "", "low", "medium", "high", "xhigh", "max"), "effort", "as brood run --effort")
 	f.Var(cmdutil.NewEnum(&fl.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "as brood run --permission-mode")
 	f.IntVar(&fl.MaxTurns, "max-turns", 0, "as brood run --max-turns")
+	fl.Depth.Bind(cmd) // as brood run --max-subagent-depth, --enable-subagents
 }
 
 // entry is one key of the effective settings.
@@ -50,10 +54,16 @@ type entry struct {
 	Key    string          `json:"key"`
 	Value  any             `json:"value"`
 	Origin settings.Origin `json:"origin"`
+	// Held is the project's own value when the trust gate held it back
+	// (the effective value is then the one below it), and why.
+	Held *settings.Held `json:"held,omitempty"`
 }
 
 // entries are the effective settings with the flags applied on top.
-func entries(f *cmdutil.Factory, fl Flags) []entry {
+func entries(f *cmdutil.Factory, fl Flags) ([]entry, error) {
+	if err := fl.Depth.Apply(f); err != nil {
+		return nil, err
+	}
 	s := f.Settings
 	origins := map[string]settings.Origin{}
 	if f.Resolved != nil {
@@ -83,7 +93,18 @@ func entries(f *cmdutil.Factory, fl Flags) []entry {
 		if !ok {
 			o = settings.Origin{Source: "default"}
 		}
-		out = append(out, entry{Key: k, Value: v, Origin: o})
+		e := entry{Key: k, Value: v, Origin: o}
+		if f.Resolved != nil {
+			if h, ok := f.Resolved.Held[k]; ok {
+				e.Held = &h
+			}
+		}
+		out = append(out, e)
 	}
-	return out
+	return out, nil
+}
+
+// heldText is the line that says a project value was held back.
+func heldText(h *settings.Held) string {
+	return fmt.Sprintf("%s sets %s, %s", h.Origin, valueText(h.Value), h.Why)
 }

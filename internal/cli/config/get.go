@@ -43,7 +43,11 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 
 func getRun(opts *GetOptions) error {
 	f := opts.Factory
-	for _, e := range entries(f, opts.Flags) {
+	es, err := entries(f, opts.Flags)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
 		if e.Key != opts.Key {
 			continue
 		}
@@ -52,6 +56,9 @@ func getRun(opts *GetOptions) error {
 		}
 		fmt.Fprintln(f.Out, valueText(e.Value))
 		fmt.Fprintln(f.Err, "from", e.Origin)
+		if e.Held != nil {
+			fmt.Fprintln(f.Err, "not from", heldText(e.Held))
+		}
 		return nil
 	}
 	hint := ""

@@ -38,14 +38,21 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 
 func listRun(opts *ListOptions) error {
 	f := opts.Factory
-	es := entries(f, opts.Flags)
+	es, err := entries(f, opts.Flags)
+	if err != nil {
+		return err
+	}
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, es)
 	}
 	tw := tabwriter.NewWriter(f.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tFROM")
 	for _, e := range es {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Key, valueText(e.Value), e.Origin)
+		from := e.Origin.String()
+		if e.Held != nil {
+			from += " (the project's " + valueText(e.Held.Value) + " held back: not trusted)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Key, valueText(e.Value), from)
 	}
 	return tw.Flush()
 }

@@ -29,6 +29,9 @@ type Options struct {
 	Continue bool
 	Resume   string
 	Model    string
+	// Depth is --max-subagent-depth and --enable-subagents, as brood run
+	// takes them.
+	Depth cmdutil.DepthFlags
 }
 
 // AddFlags adds the interactive mode's flags to the root command.
@@ -38,6 +41,7 @@ func AddFlags(root *cobra.Command, f *cmdutil.Factory) *Options {
 	fl.BoolVarP(&o.Continue, "continue", "c", false, "interactive mode: reopen the latest session of this project")
 	fl.StringVar(&o.Resume, "resume", "", "interactive mode: reopen the session with this id")
 	fl.StringVar(&o.Model, "model", "", "interactive mode: the model as provider/model")
+	o.Depth.Bind(root)
 	return o
 }
 
@@ -54,6 +58,9 @@ func Run(ctx context.Context, o *Options) (ran bool, err error) {
 			return false, errors.New("--continue and --resume open the interactive mode, which needs a terminal; elsewhere continue a session with brood run --session FILE")
 		}
 		return false, nil
+	}
+	if err := o.Depth.Apply(f); err != nil {
+		return true, err
 	}
 	cfg, err := config(f, o)
 	if err != nil {

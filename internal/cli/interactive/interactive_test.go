@@ -20,6 +20,10 @@ func TestNoTerminal(t *testing.T) {
 		{nil, 0, "Start with:"},
 		{[]string{"--continue"}, 1, "needs a terminal"},
 		{[]string{"--resume", "01ABC"}, 1, "needs a terminal"},
+		// The depth flags are the interactive mode's too (brood run has
+		// them as well): taken, not an unknown flag.
+		{[]string{"--continue", "--max-subagent-depth", "2"}, 1, "needs a terminal"},
+		{[]string{"--continue", "--enable-subagents"}, 1, "needs a terminal"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

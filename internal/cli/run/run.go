@@ -43,6 +43,9 @@ type Options struct {
 	Deny         []string
 	PermMode     string
 	Budget       int64
+	// Depth is --max-subagent-depth and --enable-subagents (HooCode's
+	// flags): the tree-wide nesting cap for this run.
+	Depth cmdutil.DepthFlags
 }
 
 // Efforts are the values --effort takes.
@@ -69,6 +72,7 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny; a comma- or space-separated list")
 	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
+	o.Depth.Bind(cmd)
 	if fac := o.Factory; fac != nil {
 		_ = cmd.RegisterFlagCompletionFunc("model", fac.CompleteModels)
 		_ = cmd.RegisterFlagCompletionFunc("resume", fac.CompleteSessionIDs)
@@ -150,6 +154,9 @@ func (o *Options) newOutput() output {
 // Run runs the root agent on the prompt to its outcome.
 func Run(ctx context.Context, o *Options) error {
 	f := o.Factory
+	if err := o.Depth.Apply(f); err != nil {
+		return err
+	}
 	s := f.Settings
 	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
