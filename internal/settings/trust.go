@@ -156,6 +156,9 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 			}
 		}
 	}
+	if w, k := raisedLimits(base, full, &out); len(w) > 0 {
+		why, keys = append(why, w...), append(keys, k...)
+	}
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false

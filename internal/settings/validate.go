@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -65,6 +66,10 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 		return nil, fail("effort", "%q is not one of low, medium, high, xhigh, max", s.Effort)
 	case s.Permissions.Mode != "" && !slices.Contains([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, s.Permissions.Mode):
 		return nil, fail("permissions.mode", "%q is not one of default, acceptEdits, bypassPermissions, plan", s.Permissions.Mode)
+	}
+	if _, err := s.Limits.Child(); err != nil {
+		key, _, _ := strings.Cut(err.Error(), ":")
+		return nil, fail(key, "%s", strings.TrimPrefix(err.Error(), key+": "))
 	}
 	for key, d := range p.Timeouts {
 		if d.Duration < time.Second {
