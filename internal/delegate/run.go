@@ -268,6 +268,9 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 		res.Status = dispatch.StatusKilled
 		res.Error = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
 		res.ResumeHandle = id
+	case pool.LimitKill(o.KilledBy):
+		// It hit one of its limits: it ended by it, whatever it wrote.
+		res.Status, res.Error, res.ResumeHandle = dispatch.StatusKilled, "killed by the "+o.KilledBy, id
 	case res.Status == dispatch.StatusDone && o.ExitCode != 0:
 		fails = append(fails, fmt.Sprintf("the child claimed done but exited with status %d", o.ExitCode))
 	}

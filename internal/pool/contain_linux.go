@@ -230,7 +230,9 @@ func (h *hold) started(ok bool) error {
 	}
 	var err error
 	if ok && h.cmd != nil && h.cmd.Process != nil {
-		if err = h.lim.join(&h.lf, h.cmd.Process.Pid); err != nil {
+		a := h.cmd.SysProcAttr
+		ownNS := a != nil && a.Cloneflags&syscall.CLONE_NEWUSER != 0
+		if err = h.lim.join(&h.lf, h.cmd.Process.Pid, ownNS); err != nil {
 			_ = h.cmd.Process.Kill()
 		}
 	}

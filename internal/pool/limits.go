@@ -1,8 +1,7 @@
 package pool
 
 import (
-	"os"
-	"syscall"
+	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/limits"
@@ -30,17 +29,11 @@ func (h *hold) limitTicks() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// blameLimit names the limit that killed the child, when its leader died
-// of a signal after it hit one (the kernel's OOM killer chose it, or the
-// watch had no tick left to notice): "killed by a signal" would not say.
-func (k *killer) blameLimit(ps *os.ProcessState) {
-	if ps == nil {
-		return
-	}
-	ws, ok := ps.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() {
-		return
-	}
+// blameLimit names the limit the child hit, when the watch had no tick
+// left to notice it before the leader ended (the kernel's OOM killer chose
+// the leader, or the child raced on to its end after a command of its was
+// killed): a child that hit a limit ends by it, whatever it says.
+func (k *killer) blameLimit() {
 	if why := k.hold.breach(); why != "" {
 		k.mu.Lock()
 		if k.by == "" {
@@ -49,3 +42,7 @@ func (k *killer) blameLimit(ps *os.ProcessState) {
 		k.mu.Unlock()
 	}
 }
+
+// LimitKill reports whether an Output.KilledBy names a limit the child hit
+// ("memory limit of 4 GiB", "process limit of 2048").
+func LimitKill(by string) bool { return strings.Contains(by, " limit of ") }

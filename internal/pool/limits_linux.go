@@ -276,18 +276,23 @@ func (h *hold) onThread(next func() error) func() error {
 // was cloned from already put it) and sets its rlimits. The child is brood's own
 // binary, which starts nothing before it has read its envelope, so no
 // process of its escapes the move.
-func (l limiter) join(lf *limitFiles, pid int) error {
+func (l limiter) join(lf *limitFiles, pid int, ownUserNS bool) error {
 	for _, dir := range lf.v1 {
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			return fmt.Errorf("move the child into %s: %w", dir, err)
 		}
 	}
-	return setRlimits(pid, lf.lim, lf.memDir == "", lf.pidsDir == "")
+	return setRlimits(pid, lf.lim, lf.memDir == "", lf.pidsDir == "", ownUserNS)
 }
 
 // setRlimits sets the child's open-file limit, and where no cgroup holds
 // memory or processes, the per-process rlimits that come nearest.
-func setRlimits(pid int, lim limits.Set, noMem, noPids bool) error {
+//
+// RLIMIT_NPROC counts the processes of a user in a user namespace: a child
+// in a namespace of its own (the PID-namespace fallback of a non-root
+// brood) is counted alone, exactly; otherwise the user's other processes
+// count too, and the limit is raised by as many.
+func setRlimits(pid int, lim limits.Set, noMem, noPids, ownUserNS bool) error {
 	set := func(res int, v uint64) error {
 		r := unix.Rlimit{Cur: v, Max: v}
 		if err := unix.Prlimit(pid, res, &r, nil); err != nil {
@@ -306,22 +311,45 @@ func setRlimits(pid int, lim limits.Set, noMem, noPids bool) error {
 		}
 	}
 	if noPids && lim.Processes > 0 && os.Getuid() != 0 {
-		// Per user, not per child: the user's own processes count too.
-		if err := set(unix.RLIMIT_NPROC, uint64(lim.Processes+userProcs())); err != nil {
+		n := lim.Processes
+		if !ownUserNS {
+			n += userTasks(os.Getuid())
+		}
+		if err := set(unix.RLIMIT_NPROC, uint64(n)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// userProcs counts this user's processes and threads (what RLIMIT_NPROC
-// counts).
-func userProcs() int64 {
-	var st unix.Sysinfo_t
-	if unix.Sysinfo(&st) != nil {
-		return 0
+// userTasks counts uid's processes and threads (what RLIMIT_NPROC counts
+// outside a user namespace of the child's own).
+func userTasks(uid int) int64 {
+	ents, _ := os.ReadDir("/proc")
+	var n int64
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var mine bool
+		var threads int64
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				f := strings.Fields(v)
+				mine = len(f) > 0 && f[0] == strconv.Itoa(uid)
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				threads, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			}
+		}
+		if mine {
+			n += threads
+		}
 	}
-	return int64(st.Procs)
+	return n
 }
 
 // counters reads the memory cgroup's OOM kills and the pids cgroup's

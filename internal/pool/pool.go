@@ -276,8 +276,8 @@ func (p *Pool) supervise(ctx context.Context, job Job, pr *proc) (*dispatch.Outp
 
 	<-pr.exited
 	<-guardDone
-	k.blameLimit(cmd.ProcessState) // a limit that killed it is named
-	h.teardown(pid)                // nothing the child started outlives it
+	k.blameLimit()  // a limit it hit is named
+	h.teardown(pid) // nothing the child started outlives it
 	sp.finish(readDone, p.cfg.KillGrace)
 
 	out := &dispatch.Output{
