@@ -149,7 +149,7 @@ func (l limiter) how(mode string) map[string]string {
 	case l.memV1 != "":
 		out["memory"] = "cgroup v1 memory.limit_in_bytes under " + l.memV1
 	default:
-		out["memory"] = "rlimit (RLIMIT_AS, per process, twice the limit): no memory controller, so not a total"
+		out["memory"] = "rlimit (RLIMIT_AS, per process: twice the limit, at least 4 GiB): no memory controller, so not a total"
 	}
 	switch {
 	case l.pidsV2 && mode == ContainCgroup:
@@ -306,7 +306,7 @@ func setRlimits(pid int, lim limits.Set, noMem, noPids, ownUserNS bool) error {
 		}
 	}
 	if noMem && lim.Memory > 0 {
-		if err := set(unix.RLIMIT_AS, uint64(2*lim.Memory)); err != nil {
+		if err := set(unix.RLIMIT_AS, uint64(addressSpace(lim.Memory))); err != nil {
 			return err
 		}
 	}
@@ -321,6 +321,12 @@ func setRlimits(pid int, lim limits.Set, noMem, noPids, ownUserNS bool) error {
 	}
 	return nil
 }
+
+// addressSpace is the RLIMIT_AS that stands in for a memory limit where no
+// cgroup holds one: twice the limit, and never under 4 GiB, since a Go
+// program (brood's child itself, the go command, the compiler) reserves
+// far more address space than it uses and would not start under less.
+func addressSpace(memory int64) int64 { return max(2*memory, 4<<30) }
 
 // userTasks counts uid's processes and threads (what RLIMIT_NPROC counts
 // outside a user namespace of the child's own).
