@@ -48,6 +48,11 @@ func probeLimiter(base string) limiter {
 			l.notes = append(l.notes, "no pids controller: "+err.Error())
 		}
 	}
+	for _, dir := range []string{l.memV1, l.pidsV1} {
+		if dir != "" {
+			sweepStale(dir) // what a parent killed with SIGKILL left
+		}
+	}
 	return l
 }
 

@@ -58,6 +58,8 @@ type Report struct {
 	// that may delegate, or any while telemetry is on, runs brood.
 	ChildExeOpenAI string            `json:"child_exe_openai"`
 	Problems       map[string]string `json:"problems,omitempty"`
+	// Limits are a child's resource limits and network ban (limits.go).
+	Limits *LimitsReport `json:"limits,omitempty"`
 }
 
 // Collect probes the machine. It takes a few tens of milliseconds (it starts
@@ -79,6 +81,7 @@ func Collect(ctx context.Context) Report {
 		LandlockInPlace:  sandbox.InPlace(),
 	}
 	r.Containment, r.CgroupBase, r.ContainmentNote = pool.ProbeContainment(ctx, "auto")
+	r.Limits = collectLimits(ctx)
 	switch {
 	case iso.Overlay:
 		r.Isolation = isolate.ModeOverlay
@@ -194,6 +197,7 @@ func render(w io.Writer, r Report) error {
 		{"children run", r.ChildExe},
 		{"OpenAI-API children run", r.ChildExeOpenAI},
 	}
+	rows = append(rows, limitRows(r.Limits)...)
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}
