@@ -271,7 +271,12 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		ConfigRoot:  configRoot(cfg.Settings, env),
 		ConfigDirs:  userConfigDirs(cfg.Settings),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
+		// network: none holds its tool processes; spilled output stays
+		// within its output limit and goes when the run ends.
+		NoNetwork: env.Network != nil && !*env.Network,
+		Spills:    tool.NewSpills(env.Limits.Output),
 	}
+	defer tenv.Spills.Cleanup()
 	if cfg.link != nil {
 		// A person is at the top of the tree: ask them, through the parent.
 		tenv.Interactive = true

@@ -224,6 +224,7 @@ func New(cfg Config) (*Dispatcher, error) {
 			HeartbeatTimeout: cfg.Settings.Pool.HeartbeatTimeout.Duration,
 			KillGrace:        cfg.Settings.Pool.KillGrace.Duration,
 			Containment:      cfg.Settings.Pool.Containment,
+			Limits:           settingsLimits(cfg.Settings),
 		})
 	}
 	return newDispatcher(cfg), nil

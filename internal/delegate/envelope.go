@@ -54,6 +54,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 	readOnly := def.ReadOnly || readOnlyTools(tools)
 	servers, mcpNotes := d.childMCP(def)
 	envAllow, envNote := d.childEnvAllow(def, withMCPRefs(def.Env, servers))
+	lim, limNote := d.childLimits(def)
 	return &dispatch.Envelope{
 		MCP:     servers,
 		Trust:   d.cfg.Grant,
@@ -76,7 +77,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		Permissions:         perms,
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
-		Network:             def.Network,
+		Network:             childNetwork(def, readOnly),
+		Limits:              lim,
 		Env:                 envAllow,
 		Model:               modelSpec,
 		Effort:              firstNonEmpty(def.Effort, s.Effort),
@@ -95,7 +97,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) 
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               append(nonEmpty(modelNote, d.modeTrustNote(def), modeNote, envNote), mcpNotes...),
+		Notes:               append(nonEmpty(modelNote, d.modeTrustNote(def), modeNote, envNote, limNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 	}
 }

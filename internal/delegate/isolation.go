@@ -179,7 +179,9 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 // configuration its view holds read-only: inPlaceView); writers also the
 // caches a build needs (writerCaches).
 func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
-	p := sandbox.Policy{Network: env.Network == nil || *env.Network}
+	// The child itself keeps the network: its model is reached over it.
+	// network: none holds its tool processes (tool.Env.NoNetwork).
+	p := sandbox.Policy{Network: true}
 	switch {
 	case env.ReadOnly:
 		p.ReadOnly = true

@@ -174,6 +174,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		Priority: j.prio,
 		Class:    class,
 		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
+		Limits:   env.Limits,
 		BeforeStart: func() error {
 			if class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld) {
 				s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
@@ -266,6 +267,9 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 		res.Status = dispatch.StatusKilled
 		res.Error = "killed by the " + o.KilledBy + killedWhy(o.KilledBy, d.cfg.Settings, env)
 		res.ResumeHandle = id
+	case pool.LimitKill(o.KilledBy):
+		// It hit one of its limits: it ended by it, whatever it wrote.
+		res.Status, res.Error, res.ResumeHandle = dispatch.StatusKilled, "killed by the "+o.KilledBy, id
 	case res.Status == dispatch.StatusDone && o.ExitCode != 0:
 		fails = append(fails, fmt.Sprintf("the child claimed done but exited with status %d", o.ExitCode))
 	}
@@ -493,13 +497,9 @@ func groupsInSession(session int) map[int]bool {
 // configure prepares an isolated child's copy and namespaces on its command,
 // once it holds its pool slot (so the copy is taken when the child starts).
 func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
+	// (network: none is the child's tool processes' affair: the Bash tool
+	// starts them without network; the child keeps its model connection.)
 	changed := false
-	if env.Network != nil && !*env.Network {
-		changed = true
-		if err := sandbox.ConfigureNetwork(cmd, d.sandboxReport(ctx)); err != nil {
-			env.Notes = append(env.Notes, "network: false could not be enforced by a namespace: "+err.Error())
-		}
-	}
 	if m := d.cfg.Mount; m != nil {
 		// The copy was made for this dispatcher (a fleet worker's): every
 		// child mounts it, read-only agents too (their view is the copy).

@@ -320,7 +320,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	env := d.envelope(id, def, Request{Prompt: "(warm)"})
 	shape := warmShape(env)
 	if shape == "" {
-		return nil, fmt.Errorf("%s children cannot start warm here (isolated, or without network)", warmAgent)
+		return nil, fmt.Errorf("%s children cannot start warm here (isolated)", warmAgent)
 	}
 	td, err := taskdir.Open(d.cfg.ProjectRoot).Task(id)
 	if err != nil {
@@ -368,18 +368,17 @@ func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *
 
 // warmShape is what of env a warm child's start depends on: the sandbox
 // policy (with the task's own directories in place of their paths), the
-// working directory, the definition's environment and the depth. ""
-// means env's child always starts cold: an isolated child or an in-place
-// writer (its copy or view, namespaces and mounts are made for it), one
-// without network (a namespace
-// of its own), a fork or a resume. (The task's command itself is compared
+// working directory, the definition's environment, the limits and the
+// depth. "" means env's child always starts cold: an isolated child or an
+// in-place writer (its copy or view, namespaces and mounts are made for
+// it), a fork or a resume. (The task's command itself is compared
 // at its start: warmSlot.fits.)
 func warmShape(env *dispatch.Envelope) string {
-	if env.Isolation != "" || inPlaceWriter(env) || (env.Network != nil && !*env.Network) || env.Fork || env.ResumeCount > 0 {
+	if env.Isolation != "" || inPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
 	pol, needed := childPolicy(env, "\x00task")
-	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth)
+	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits)
 }
 
 // takeWarm gives a prepared dispatch an idle warm child of its shape: the

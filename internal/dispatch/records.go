@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/broodhq/brood/internal/limits"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -114,8 +115,9 @@ type Envelope struct {
 	Permissions   Permissions `json:"permissions"`
 	ReadOnly      bool        `json:"read_only"`
 	Isolation     string      `json:"isolation,omitempty"`
-	Network       *bool       `json:"network,omitempty"`
-	Env           []string    `json:"env,omitempty"` // secret-looking variables the child keeps (its definition's allowlist)
+	Network       *bool       `json:"network,omitempty"` // false: the child's tool processes get no network
+	Limits        limits.Set  `json:"limits,omitzero"`   // what the child may consume (the pool enforces it)
+	Env           []string    `json:"env,omitempty"`     // secret-looking variables the child keeps (its definition's allowlist)
 	Model         string      `json:"model"`
 	Effort        string      `json:"effort,omitempty"`
 	MaxTurns      int         `json:"max_turns"`

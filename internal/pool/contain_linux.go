@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/broodhq/brood/internal/depth"
+	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/sandbox"
 )
 
@@ -47,6 +48,7 @@ type containment struct {
 	base    string // cgroup mode: the directory children's cgroups are made in
 	note    string // why the mode is not cgroup
 	pidnsOK bool   // a child can be started in a PID namespace of its own
+	lim     limiter
 }
 
 // probeContainment decides the mode. want is "" or "auto" (the best the
@@ -59,7 +61,7 @@ func probeContainment(ctx context.Context, want string) containment {
 		base, err := CgroupBase()
 		if err == nil {
 			sweepStale(base)
-			return containment{mode: ContainCgroup, base: base, pidnsOK: pidnsErr == nil}
+			return containment{mode: ContainCgroup, base: base, pidnsOK: pidnsErr == nil, lim: probeLimiter(base)}
 		}
 		notes = append(notes, "no cgroup: "+err.Error())
 	} else if want != ContainPIDNS {
@@ -69,9 +71,9 @@ func probeContainment(ctx context.Context, want string) containment {
 	}
 	if pidnsErr != nil {
 		notes = append(notes, "no PID namespace: "+pidnsErr.Error())
-		return containment{mode: ContainNone, note: strings.Join(notes, "; ")}
+		return containment{mode: ContainNone, note: strings.Join(notes, "; "), lim: probeLimiter("")}
 	}
-	return containment{mode: ContainPIDNS, note: strings.Join(notes, "; "), pidnsOK: true}
+	return containment{mode: ContainPIDNS, note: strings.Join(notes, "; "), pidnsOK: true, lim: probeLimiter("")}
 }
 
 // CgroupMount finds the cgroup v2 mount (/sys/fs/cgroup on a unified
@@ -160,12 +162,37 @@ type hold struct {
 	mode string
 	dir  string // cgroup mode: the child's cgroup
 	fd   int    // cgroup mode: open until the child started
+	cmd  *exec.Cmd
+	lim  limiter
+	lf   limitFiles
 }
 
-// prepare sets cmd up to start inside a containment of c's mode. A cgroup
-// that cannot be made (say a sandboxed parent may not write its cgroup)
-// falls back to a PID namespace for this child.
-func (c containment) prepare(cmd *exec.Cmd, name string) (*hold, error) {
+// prepare sets cmd up to start inside a containment of c's mode, held to
+// lim. A cgroup that cannot be made (say a sandboxed parent may not write
+// its cgroup) falls back to a PID namespace for this child.
+func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold, error) {
+	h, err := c.contain(cmd, name)
+	if err != nil {
+		return nil, err
+	}
+	h.cmd, h.lim, h.lf.lim = cmd, c.lim, lim
+	if h.mode == ContainCgroup {
+		err = c.lim.setV2(&h.lf, h.dir)
+	}
+	if err == nil {
+		err = c.lim.makeV1(&h.lf, name)
+	}
+	if err != nil {
+		h.started(false)
+		return nil, fmt.Errorf("limit the child: %w", err)
+	}
+	// The counters a breach is measured from, before the child can move
+	// them (its cgroups are new: this is all but always zero).
+	h.lf.oomBase, h.lf.pBase = h.lf.counters()
+	return h, nil
+}
+
+func (c containment) contain(cmd *exec.Cmd, name string) (*hold, error) {
 	if c.mode == ContainCgroup {
 		dir := filepath.Join(c.base, name)
 		if _, err := os.Lstat(dir); err == nil {
@@ -192,16 +219,34 @@ func (c containment) prepare(cmd *exec.Cmd, name string) (*hold, error) {
 	return &hold{mode: ContainNone, fd: -1}, nil
 }
 
-// started is called once the process runs (or failed to start).
-func (h *hold) started(ok bool) {
+// started is called once the process runs (or failed to start). A child
+// that runs is moved into its v1 cgroups and given its rlimits; if that
+// fails it is killed (it must never run beyond its limits) and the error
+// says why.
+func (h *hold) started(ok bool) error {
 	if h.fd >= 0 {
 		_ = unix.Close(h.fd)
 		h.fd = -1
 	}
-	if !ok && h.dir != "" {
-		_ = os.Remove(h.dir)
+	var err error
+	if ok && h.cmd != nil && h.cmd.Process != nil {
+		a := h.cmd.SysProcAttr
+		ownNS := a != nil && a.Cloneflags&syscall.CLONE_NEWUSER != 0
+		if err = h.lim.join(&h.lf, h.cmd.Process.Pid, ownNS); err != nil {
+			_ = h.cmd.Process.Kill()
+		}
 	}
+	if !ok {
+		if h.dir != "" {
+			_ = os.Remove(h.dir)
+		}
+		h.lf.removeV1()
+	}
+	return err
 }
+
+// breach names the limit the child hit since it started, "" for none.
+func (h *hold) breach() string { return h.lf.breach() }
 
 // killAll kills everything the child started, wherever it went.
 func (h *hold) killAll(pidfd, pid int) {
@@ -226,6 +271,7 @@ func (h *hold) teardown(pid int) {
 	case ContainNone:
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
+	h.lf.removeV1()
 }
 
 // killCgroup kills every process in dir and below, waits for them to be

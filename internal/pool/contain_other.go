@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/broodhq/brood/internal/limits"
 )
 
 // Containment modes (see contain_linux.go); off Linux only the session is
@@ -36,12 +38,15 @@ type hold struct {
 	pid  int
 }
 
-func (c containment) prepare(cmd *exec.Cmd, name string) (*hold, error) {
+func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold, error) {
 	return &hold{mode: ContainNone, fd: -1}, nil
 }
-func (h *hold) started(ok bool)        {}
-func (h *hold) killAll(pidfd, pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
-func (h *hold) teardown(pid int)       { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+func (h *hold) started(ok bool) error                   { return nil }
+func (h *hold) breach() string                          { return "" }
+func (h *hold) limited() bool                           { return false }
+func (h *hold) onThread(next func() error) func() error { return next }
+func (h *hold) killAll(pidfd, pid int)                  { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+func (h *hold) teardown(pid int)                        { _ = syscall.Kill(-pid, syscall.SIGKILL) }
 
 // Off Linux there are no pidfds: the pool signals the pid, which is safe
 // until it reaps the child.
@@ -71,3 +76,10 @@ func ProbeContainment(ctx context.Context, want string) (mode, base, note string
 }
 
 func pidfdExited(fd int) bool { return false }
+
+// ProbeLimits: off Linux only the open-file limit would hold, and brood
+// sets none there.
+func ProbeLimits(ctx context.Context, want string) map[string]string {
+	return map[string]string{"memory": "nothing (no cgroups off Linux)", "processes": "nothing (no cgroups off Linux)",
+		"files": "nothing (off Linux)", "output": "the Bash tool: each spill keeps a head and a tail, all spills of a child within the limit"}
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/sandbox"
 )
 
@@ -34,6 +35,9 @@ type Config struct {
 	// cgroup where cgroup v2 is writable, else a PID namespace), "cgroup",
 	// or "pidns" (the fallback, forced).
 	Containment string
+	// Limits hold a job that sets none of its own, and every warm child
+	// (what one child may consume; zero: none).
+	Limits limits.Set
 }
 
 // Pool runs jobs. It is safe for concurrent use; one pool serves one parent
@@ -131,6 +135,10 @@ type Job struct {
 	// Marker, when set, becomes the child's argv[0] and its cgroup's name:
 	// how its depth is known below it without the environment.
 	Marker depth.Marker
+	// Limits are what the child and everything it starts may consume
+	// (zero: Config.Limits); a child that hits one is killed and its
+	// Output.KilledBy names the limit ("memory limit of 4 GiB").
+	Limits limits.Set
 	// Warm, when set, is a process started ahead of the job for it
 	// (Prestart, with this job's command line, marker and sandbox): if it
 	// is still alive when the job holds its slot, it takes the job and Cmd
@@ -168,7 +176,7 @@ func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
 			return p.supervise(ctx, job, pr)
 		}
 	}
-	pr, err := p.launch(ctx, job.Cmd, job.Marker, job.OnThread)
+	pr, err := p.launch(ctx, job.Cmd, job.Marker, job.OnThread, p.limitsOf(job))
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +198,7 @@ type proc struct {
 // launch starts cmd in a session, a containment and (through onThread) a
 // sandbox of its own, with argv[0] and the cgroup named by marker. Its
 // leader is waited for from the start; nothing watches it yet.
-func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, onThread func() error) (*proc, error) {
+func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, onThread func() error, lim limits.Set) (*proc, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -205,7 +213,7 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, o
 		name = marker.String()
 		cmd.Args = append([]string{name}, cmd.Args[1:]...)
 	}
-	h, err := p.containment(ctx).prepare(cmd, name)
+	h, err := p.containment(ctx).prepare(cmd, name, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +226,15 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, o
 	}
 	pr.sp = sp
 	pr.started = time.Now()
+	onThread = h.onThread(onThread) // born in its cgroups
 	err = sandbox.StartMapped(cmd, func() error { return start(cmd, onThread) })
 	sp.started()
-	h.started(err == nil)
+	if lerr := h.started(err == nil); lerr != nil && err == nil {
+		// It was killed at once: it must never run past its limits.
+		_ = cmd.Wait()
+		h.teardown(cmd.Process.Pid)
+		err = lerr
+	}
 	if err != nil {
 		sp.close()
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
@@ -262,6 +276,7 @@ func (p *Pool) supervise(ctx context.Context, job Job, pr *proc) (*dispatch.Outp
 
 	<-pr.exited
 	<-guardDone
+	k.blameLimit()  // a limit it hit is named
 	h.teardown(pid) // nothing the child started outlives it
 	sp.finish(readDone, p.cfg.KillGrace)
 
@@ -318,10 +333,18 @@ func (p *Pool) watch(ctx context.Context, job Job, k *killer, alive <-chan struc
 		hard = t.C
 	}
 	done := ctx.Done()
+	limit, stop := k.hold.limitTicks()
+	defer stop()
 	for {
 		select {
 		case <-exited:
 			return
+		case <-limit:
+			if why := k.hold.breach(); why != "" {
+				// It hit a limit: it ends, and says which.
+				k.kill(why, syscall.SIGKILL)
+				limit = nil
+			}
 		case <-alive:
 			if !silence.Stop() {
 				select {

@@ -49,7 +49,7 @@ func (p *Pool) Prestart(ctx context.Context, cmd *exec.Cmd, marker depth.Marker,
 	}
 	h := &handoff{}
 	cmd.Stderr = h
-	pr, err := p.launch(ctx, cmd, marker, onThread)
+	pr, err := p.launch(ctx, cmd, marker, onThread, p.cfg.Limits)
 	if err != nil {
 		return nil, err
 	}

@@ -134,9 +134,9 @@ func (p *parsing) fields(d *Definition, fields []field) {
 		case "priority":
 			d.Priority, d.HasPriority = p.integer(f)
 		case "network":
-			if b, ok := p.boolean(f); ok {
-				d.Network = &b
-			}
+			p.network(d, f)
+		case "limits":
+			p.limitsField(d, f)
 		case "sections":
 			d.Sections = p.list(f)
 		case "permissionmode":

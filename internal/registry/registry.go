@@ -17,6 +17,7 @@ package registry
 
 import (
 	"fmt"
+	"github.com/broodhq/brood/internal/limits"
 	"sort"
 	"strings"
 	"time"
@@ -113,9 +114,14 @@ type Definition struct {
 	// the mode the agent asks to run in, which the dispatcher grants only
 	// within what its parent may do (delegate.childMode).
 	PermissionMode string `json:"permission_mode,omitempty"`
-	// Network is nil for the default; false asks the sandbox to cut the
-	// child off the network.
+	// Network is nil for the default (none for a read-only built-in's
+	// tools, on otherwise); false (`network: none`) runs the agent's tool
+	// processes (Bash and all it starts) without network, true (`on`)
+	// with. The child's own connection to its model is never cut.
 	Network *bool `json:"network,omitempty"`
+	// Limits are the definition's own resource limits (`limits:`), over
+	// the settings' (a project definition may only lower them).
+	Limits limits.Set `json:"limits,omitzero"`
 	// Env names the secret-looking environment variables (GH_TOKEN, ...)
 	// the child may keep (frontmatter `env: [GH_TOKEN]`); every other one
 	// is removed from its environment (tool.ChildEnviron).

@@ -46,6 +46,8 @@ type Settings struct {
 	Results    Results    `toml:"results"`
 	Bash       Bash       `toml:"bash"`
 	Isolation  Isolation  `toml:"isolation"`
+	// Limits are what one child may consume (settings/limits.go).
+	Limits Limits `toml:"limits"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
 	ProjectFiles ProjectFiles `toml:"project_files"`
 	// Temporal configures the fleet engine.

@@ -158,6 +158,9 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	}
 	w, k := restrictGuardrails(&out.Guardrails, base.Guardrails)
 	why, keys = append(why, w...), append(keys, k...)
+	if w, k := raisedLimits(base, full, &out); len(w) > 0 {
+		why, keys = append(why, w...), append(keys, k...)
+	}
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false

@@ -3,6 +3,7 @@ package settings
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -68,6 +69,10 @@ func validate(s Settings, origins map[string]Origin) ([]Warning, error) {
 	}
 	if err := checkGuardrails(s.Guardrails, fail); err != nil {
 		return nil, err
+	}
+	if _, err := s.Limits.Child(); err != nil {
+		key, _, _ := strings.Cut(err.Error(), ":")
+		return nil, fail(key, "%s", strings.TrimPrefix(err.Error(), key+": "))
 	}
 	for key, d := range p.Timeouts {
 		if d.Duration < time.Second {

@@ -79,7 +79,7 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if redactor == nil {
 		redactor = NewRedactor(environ)
 	}
-	out := newCapture(env.outputLimit(), env.outputDir())
+	out := newCapture(env.outputLimit(), env.outputDir(), env.Spills)
 	w := redactor.Writer(out)
 
 	cmd := exec.CommandContext(runCtx, "bash", "-c", in.Command)
@@ -106,6 +106,14 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		if err := sandbox.NoIntrospectionForCommand(); err != nil {
 			done <- err
 			return
+		}
+		if env.NoNetwork {
+			// network: none: the command, and all it starts, cannot
+			// reach the network; this process keeps its own.
+			if _, err := sandbox.NoNetworkForCommand(); err != nil {
+				done <- fmt.Errorf("the command must run without network and cannot be (%w); it was not run", err)
+				return
+			}
 		}
 		err := cmd.Start()
 		if err == nil {

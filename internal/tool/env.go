@@ -42,6 +42,14 @@ type Env struct {
 	// variables of this process's environment). Build it once per process
 	// with NewProjectRedactor, so .env values are caught as well.
 	Redactor *Redactor
+	// NoNetwork starts every tool process (Bash and all it starts) without
+	// network (a definition's `network: none`); the calling process keeps
+	// its own.
+	NoNetwork bool
+	// Spills bounds the command output kept on disk over all of the
+	// agent's commands, and removes it when the run ends (nil: each
+	// command's file is capped alone and kept).
+	Spills *Spills
 	// OnGroup, when set, is told of every process group Bash starts
 	// (alive) and of each one once it is empty (!alive), so that a
 	// supervisor can kill what is left if this process dies first.

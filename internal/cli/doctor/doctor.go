@@ -61,6 +61,8 @@ type Report struct {
 	// Confinement is, for each class of child, what this machine gives it
 	// on each axis, and the fallback where it gives less.
 	Confinement []Confinement `json:"confinement"`
+	// Limits are a child's resource limits and network ban (limits.go).
+	Limits *LimitsReport `json:"limits,omitempty"`
 }
 
 // Collect probes the machine. It takes a few tens of milliseconds (it starts
@@ -82,6 +84,7 @@ func Collect(ctx context.Context) Report {
 		LandlockInPlace:  sandbox.InPlace(),
 	}
 	r.Containment, r.CgroupBase, r.ContainmentNote = pool.ProbeContainment(ctx, "auto")
+	r.Limits = collectLimits(ctx)
 	switch {
 	case iso.Overlay:
 		r.Isolation = isolate.ModeOverlay
@@ -198,6 +201,7 @@ func render(w io.Writer, r Report) error {
 		{"children run", r.ChildExe},
 		{"OpenAI-API children run", r.ChildExeOpenAI},
 	}
+	rows = append(rows, limitRows(r.Limits)...)
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}
