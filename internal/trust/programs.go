@@ -1,0 +1,243 @@
+package trust
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A trusted hook or MCP server runs programs, and the ones in the project
+// are files a subagent could rewrite: trust that covered only the settings
+// line `./scripts/guard.sh` would run whatever a child left there. So the
+// files a command names are part of what trust covers (the grant's key, the
+// in-place guard's snapshot, what an isolated child's patch may not carry)
+// and are checked again before a hook runs (Pin).
+
+// projectVars are the variables a hook's command may use for the project
+// directory (brood sets both).
+var projectVars = []string{"CLAUDE_PROJECT_DIR", "BROOD_PROJECT_DIR"}
+
+// ShellWords splits a shell command line (a hook's `sh -c` command) into
+// the words that may name a program or a file it reads, as far as a static
+// look can tell: quotes are removed, $CLAUDE_PROJECT_DIR and
+// $BROOD_PROJECT_DIR are replaced with root, and redirection targets that
+// are written (`> log`, `>> log`, `2> err`) are left out — they are the
+// command's output, not what it runs.
+func ShellWords(command, root string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, skipNext := false, false
+	flush := func() {
+		if inWord {
+			if !skipNext {
+				words = append(words, expandProject(cur.String(), root))
+			}
+			skipNext = false
+		}
+		cur.Reset()
+		inWord = false
+	}
+	rs := []rune(command)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		switch {
+		case c == '\\' && i+1 < len(rs):
+			i++
+			cur.WriteRune(rs[i])
+			inWord = true
+		case c == '\'':
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			cur.WriteString(string(rs[i+1 : min(j, len(rs))]))
+			i, inWord = j, true
+		case c == '"':
+			j := i + 1
+			for j < len(rs) && rs[j] != '"' {
+				if rs[j] == '\\' && j+1 < len(rs) {
+					j++
+				}
+				cur.WriteRune(rs[j])
+				j++
+			}
+			i, inWord = j, true
+		case c == '>':
+			// A file descriptor number written against it (2>) is no word.
+			if inWord && strings.Trim(cur.String(), "0123456789") == "" {
+				cur.Reset()
+				inWord = false
+			}
+			flush()
+			for i+1 < len(rs) && (rs[i+1] == '>' || rs[i+1] == '|' || rs[i+1] == '&') {
+				i++
+			}
+			skipNext = true
+		case c == '$' && i+1 < len(rs) && rs[i+1] == '(':
+			flush()
+			i++
+		case strings.ContainsRune(" \t\n;&|()<`", c):
+			flush()
+		default:
+			cur.WriteRune(c)
+			inWord = true
+		}
+	}
+	flush()
+	return words
+}
+
+func expandProject(w, root string) string {
+	for _, v := range projectVars {
+		w = strings.ReplaceAll(w, "${"+v+"}", root)
+		w = strings.ReplaceAll(w, "$"+v, root)
+	}
+	return w
+}
+
+// NamedFiles are the files under root that words name, resolved against
+// dir (where the command runs): present are regular files that exist (and,
+// for a link, the file it leads to when that is under root too); absent
+// are paths under root written with a slash (`./scripts/fmt.sh`) that do
+// not exist yet — a file created there later would run. A word of the form
+// --opt=PATH or VAR=PATH is looked at after the `=` too. Words with other
+// variables, globs or `~` are not resolved. Both lists hold absolute
+// paths, sorted, without duplicates.
+func NamedFiles(root, dir string, words []string) (present, absent []string) {
+	if root == "" {
+		return nil, nil
+	}
+	if dir == "" {
+		dir = root
+	}
+	for _, w := range words {
+		cands := []string{w}
+		if i := strings.IndexByte(w, '='); i > 0 {
+			cands = append(cands, w[i+1:])
+		}
+		for _, c := range cands {
+			if c == "" || strings.ContainsAny(c, "$*?[~") {
+				continue
+			}
+			p := c
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			p = filepath.Clean(p)
+			if !under(root, p) {
+				continue
+			}
+			info, err := os.Stat(p)
+			switch {
+			case err == nil && info.Mode().IsRegular():
+				present = append(present, p)
+				if real, err := filepath.EvalSymlinks(p); err == nil && real != p && under(Key(root), real) {
+					present = append(present, filepath.Join(root, strings.TrimPrefix(real, Key(root))))
+				}
+			case errors.Is(err, fs.ErrNotExist) && strings.ContainsRune(c, '/'):
+				absent = append(absent, p)
+			}
+		}
+	}
+	slices.Sort(present)
+	slices.Sort(absent)
+	return slices.Compact(present), slices.Compact(absent)
+}
+
+// under reports whether p is root or beneath it (lexically).
+func under(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && filepath.IsLocal(rel)
+}
+
+// ProgramFiles are NamedFiles of a hook's shell command run in dir.
+func ProgramFiles(root, dir, command string) (present, absent []string) {
+	return NamedFiles(root, dir, ShellWords(command, root))
+}
+
+// Rels are paths under root made project-relative and slash-separated
+// (those not under root are dropped).
+func Rels(root string, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if rel, err := filepath.Rel(root, p); err == nil && filepath.IsLocal(rel) {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	return out
+}
+
+// Pin is one file a hook names, as it was when the hook was loaded: the
+// SHA-256 of its content, or absent ("").
+type Pin struct {
+	Path string
+	Sum  string
+}
+
+// PinFiles pins present (read now) and absent files. A present file that
+// cannot be read is pinned as unreadable, which never matches.
+func PinFiles(present, absent []string) []Pin {
+	var out []Pin
+	for _, p := range present {
+		data, err := os.ReadFile(p)
+		s := "unreadable"
+		if err == nil {
+			s = sum(data)
+		}
+		out = append(out, Pin{Path: p, Sum: s})
+	}
+	for _, p := range absent {
+		out = append(out, Pin{Path: p})
+	}
+	return out
+}
+
+// CheckPins reports the first pinned file that is not as it was: changed,
+// removed, or created where there was none.
+func CheckPins(pins []Pin) error {
+	for _, pin := range pins {
+		data, err := os.ReadFile(pin.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && pin.Sum == "":
+		case err == nil && sum(data) == pin.Sum:
+		case pin.Sum == "":
+			return fmt.Errorf("%s was created since the hooks were loaded", pin.Path)
+		case err != nil:
+			return fmt.Errorf("%s cannot be read as it was when the hooks were loaded: %v", pin.Path, err)
+		default:
+			return fmt.Errorf("%s changed since the hooks were loaded", pin.Path)
+		}
+	}
+	return nil
+}
+
+// Held are the project files the grant covers beyond brood's and Claude
+// Code's configuration (IsConfigPath): the programs trusted hooks and MCP
+// servers run. A subagent's change to one is held back like a change to
+// configuration. Sorted; nil for a nil grant.
+func (g *Grant) Held() []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for rel := range g.Files {
+		if !IsConfigPath(rel) {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SnapshotFiles keeps the given project-relative files under root as they
+// are now (content, mode, link targets), for a change a subagent made in
+// place to be found and put back (Changes, Restore), as SnapshotConfig does
+// for the configuration. Files that do not exist are recorded as absent.
+func SnapshotFiles(root string, rels []string) (*ConfigState, error) {
+	rels = slices.Clone(rels)
+	return snapshot(&ConfigState{root: root, tops: rels, keep: func(rel string) bool { return slices.Contains(rels, rel) }})
+}
