@@ -33,6 +33,7 @@ type configGuard struct {
 	before *trust.ConfigState
 	home   *trust.ConfigState     // the user's own configuration (trust grants, settings, agents)
 	claude *trust.ClaudeJSONState // ~/.claude.json's servers and per-project allowances
+	progs  *trust.ConfigState     // the files trusted hooks and MCP servers run (programguard.go)
 	err    error
 }
 
@@ -49,6 +50,7 @@ func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
 	g.d.cfgMu.Lock()
 	defer g.d.cfgMu.Unlock()
 	g.before, g.err = trust.SnapshotConfig(g.root)
+	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
 		if g.err == nil {
@@ -199,6 +201,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if g.before != nil {
 		lines = append(lines, g.undo(g.before, "")...)
 	}
+	lines = append(lines, g.undoPrograms()...)
 	if g.home != nil {
 		lines = append(lines, g.undo(g.home, "~/")...)
 	}

@@ -197,6 +197,23 @@ type Sources struct {
 	// trust, keyed to their content). Nil trusts nothing: only the user's
 	// files count.
 	Trusted func(projectRoot string, files []string) bool
+	// TrustedRuns reports whether the project files (programs) that the
+	// hooks of one project settings file run may run: the file is the
+	// person's own (its programs are theirs too), or the grant covers them
+	// as they are now. Nil asks Trusted about the programs.
+	TrustedRuns func(projectRoot, file string, programs []string) bool
+}
+
+// runsTrusted asks TrustedRuns (or Trusted) about the programs the hooks
+// of the project settings file run.
+func (s Sources) runsTrusted(file string, programs []string) bool {
+	switch {
+	case s.TrustedRuns != nil:
+		return s.TrustedRuns(s.ProjectRoot, file, programs)
+	case s.Trusted != nil:
+		return s.Trusted(s.ProjectRoot, programs)
+	}
+	return false
 }
 
 // Files returns the settings files hooks are read from, user first.
@@ -235,10 +252,20 @@ func Load(src Sources) (Config, []string, error) {
 		return cfg, warnings, nil
 	}
 	proj := Config{}
-	if err := addFiles(proj, present); err != nil {
-		return nil, nil, err
+	var untrusted []string // files that hooks run, not trusted as they are
+	for _, p := range present {
+		c := Config{}
+		if err := addFiles(c, []string{p}); err != nil {
+			return nil, nil, err
+		}
+		src.pin(c)
+		if progs := src.programs(c); len(progs) > 0 && !src.runsTrusted(p, progs) {
+			untrusted = append(untrusted, progs...)
+		}
+		for ev, gs := range c {
+			proj[ev] = append(proj[ev], gs...)
+		}
 	}
-	src.pin(proj)
 	if proj.Empty() {
 		return cfg, warnings, nil
 	}
@@ -247,9 +274,9 @@ func Load(src Sources) (Config, []string, error) {
 		return cfg, warnings, nil
 	}
 	// What the project's hooks run is trusted as it is now, or not at all.
-	if progs := src.programs(proj); !src.Trusted(src.ProjectRoot, progs) {
+	if len(untrusted) > 0 {
 		warnings = append(warnings, fmt.Sprintf("hooks in this project's settings (%s) are not run: a file they run is not as you trusted it (%s); check it, then run `brood trust` again",
-			strings.Join(rel(src.ProjectRoot, present), ", "), strings.Join(rel(src.ProjectRoot, progs), ", ")))
+			strings.Join(rel(src.ProjectRoot, present), ", "), strings.Join(rel(src.ProjectRoot, untrusted), ", ")))
 		return cfg, warnings, nil
 	}
 	for ev, gs := range proj {
