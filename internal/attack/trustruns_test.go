@@ -150,7 +150,7 @@ func TestSwappedGuardIsolated(t *testing.T) {
 	}
 	p.git("apply", patches[0])
 	code, out, errs = p.brood(t.Context(), nil, "trust", "--list")
-	if code != 0 || !strings.Contains(out, p.root) || !strings.Contains(out, "not trusted as they are now") {
+	if code != 0 || !strings.Contains(out, p.root) || !strings.Contains(out, "changed since: scripts/guard.sh: not trusted as they are now") {
 		t.Errorf("brood trust --list still says the changed script is trusted: code %d\n%s\n%s", code, out, errs)
 	}
 	mdl = p.script("after.yaml", "agents:\n  root:\n    - tools:\n        - Bash: {command: \"echo again\"}\n    - say: done\n")
