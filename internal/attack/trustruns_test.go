@@ -3,6 +3,7 @@ package attack_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,16 +120,26 @@ func (p *project) taskResults() []string {
 // config.patch, reported), the root's next tool call runs the guard the
 // user trusted, and never the child's code. Once the person applies the
 // held change, the trust no longer holds for it: `brood trust --list` says
-// so, and the hook does not run until they trust it again.
+// so, and the hook does not run until they trust it again. Both ways of
+// isolating: the overlay and the git worktree fallback.
 func TestSwappedGuardIsolated(t *testing.T) {
+	for _, force := range []string{"0", "1"} {
+		t.Run("BROOD_FORCE_WORKTREE="+force, func(t *testing.T) { swappedGuardIsolated(t, []string{"BROOD_FORCE_WORKTREE=" + force}) })
+	}
+}
+
+func swappedGuardIsolated(t *testing.T, env []string) {
 	p, mdl := guardProject(t, "worktree")
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	code, out, errs := p.brood(t.Context(), env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
 	if code != 0 {
 		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
 	}
 	res := p.taskResults()
 	if len(res) != 1 || !strings.Contains(res[0], "child-next") {
 		t.Fatalf("the child did not get to rewrite its copy of the script:\n%q\n%s", res, errs)
+	}
+	if slices.Contains(env, "BROOD_FORCE_WORKTREE=1") && !strings.Contains(res[0], "Isolation: worktree copy") {
+		t.Errorf("the child was not isolated by the worktree fallback:\n%s", res[0])
 	}
 	if !strings.Contains(res[0], "NOT applied: scripts/guard.sh") || !strings.Contains(res[0], "config.patch") {
 		t.Errorf("the result does not report the held-back script:\n%s", res[0])
@@ -149,12 +160,12 @@ func TestSwappedGuardIsolated(t *testing.T) {
 		t.Fatalf("config.patch: %q", patches)
 	}
 	p.git("apply", patches[0])
-	code, out, errs = p.brood(t.Context(), nil, "trust", "--list")
+	code, out, errs = p.brood(t.Context(), env, "trust", "--list")
 	if code != 0 || !strings.Contains(out, p.root) || !strings.Contains(out, "changed since: scripts/guard.sh: not trusted as they are now") {
 		t.Errorf("brood trust --list still says the changed script is trusted: code %d\n%s\n%s", code, out, errs)
 	}
 	mdl = p.script("after.yaml", "agents:\n  root:\n    - tools:\n        - Bash: {command: \"echo again\"}\n    - say: done\n")
-	code, out, errs = p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	code, out, errs = p.brood(t.Context(), env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
 	if code != 0 || !strings.Contains(errs, "scripts/guard.sh") || !strings.Contains(errs, "brood trust") {
 		t.Errorf("the next run does not say the script is no longer trusted: code %d\n%s\n%s", code, out, errs)
 	}
