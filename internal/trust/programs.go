@@ -21,13 +21,14 @@ import (
 // directory (brood sets both).
 var projectVars = []string{"CLAUDE_PROJECT_DIR", "BROOD_PROJECT_DIR"}
 
-// ShellWords splits a shell command line (a hook's `sh -c` command) into
-// the words that may name a program or a file it reads, as far as a static
-// look can tell: quotes are removed, $CLAUDE_PROJECT_DIR and
-// $BROOD_PROJECT_DIR are replaced with root, and redirection targets that
-// are written (`> log`, `>> log`, `2> err`) are left out — they are the
-// command's output, not what it runs.
-func ShellWords(command, root string) []string {
+// ShellCommands splits a shell command line (a hook's `sh -c` command)
+// into its simple commands' words, as far as a static look can tell:
+// commands end at ; & | ( ) $( ` and newlines, quotes are removed,
+// $CLAUDE_PROJECT_DIR and $BROOD_PROJECT_DIR are replaced with root, and
+// redirection targets that are written (`> log`, `>> log`, `2> err`) are
+// left out — they are the command's output, not what it runs.
+func ShellCommands(command, root string) [][]string {
+	var cmds [][]string
 	var words []string
 	var cur strings.Builder
 	inWord, skipNext := false, false
@@ -40,6 +41,13 @@ func ShellWords(command, root string) []string {
 		}
 		cur.Reset()
 		inWord = false
+	}
+	end := func() {
+		flush()
+		if len(words) > 0 {
+			cmds = append(cmds, words)
+		}
+		words = nil
 	}
 	rs := []rune(command)
 	for i := 0; i < len(rs); i++ {
@@ -78,17 +86,19 @@ func ShellWords(command, root string) []string {
 			}
 			skipNext = true
 		case c == '$' && i+1 < len(rs) && rs[i+1] == '(':
-			flush()
+			end()
 			i++
-		case strings.ContainsRune(" \t\n;&|()<`", c):
+		case strings.ContainsRune(";&|()`\n", c):
+			end()
+		case c == ' ' || c == '\t' || c == '<':
 			flush()
 		default:
 			cur.WriteRune(c)
 			inWord = true
 		}
 	}
-	flush()
-	return words
+	end()
+	return cmds
 }
 
 func expandProject(w, root string) string {
@@ -99,22 +109,85 @@ func expandProject(w, root string) string {
 	return w
 }
 
-// NamedFiles are the files under root that words name, resolved against
-// dir (where the command runs): present are regular files that exist (and,
-// for a link, the file it leads to when that is under root too); absent
-// are paths under root written with a slash (`./scripts/fmt.sh`) that do
-// not exist yet — a file created there later would run. A word of the form
-// --opt=PATH or VAR=PATH is looked at after the `=` too. Words with other
+// interpreters run the file given as their first operand; inline are the
+// options that give them code instead of a file.
+var (
+	interpreters = []string{"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "node", "nodejs", "deno", "bun", "tsx", "ts-node",
+		"ruby", "perl", "php", "lua", "Rscript", "pwsh", "source", "."}
+	inline   = []string{"-c", "-e", "-p", "-m", "-r", "--eval", "--print", "-Command"}
+	wrappers = []string{"env", "exec", "nohup", "time", "command", "nice", "xargs", "timeout", "stdbuf"}
+)
+
+// Programs are the words of one simple command that stand where a program
+// is named: the command word (after VAR=value assignments and wrappers such
+// as env, exec, nice, timeout 10, xargs) and, for an interpreter (sh, bash,
+// python3, node, ruby, …), its script: the first operand, unless the code
+// is given inline (-c, -e).
+func Programs(words []string) []string {
+	i := 0
+	for i < len(words) && isAssignment(words[i]) {
+		i++
+	}
+	for i < len(words) && slices.Contains(wrappers, filepath.Base(words[i])) {
+		i++
+		for i < len(words) && (strings.HasPrefix(words[i], "-") || isAssignment(words[i]) || isNumber(words[i])) {
+			i++
+		}
+	}
+	if i >= len(words) {
+		return nil
+	}
+	out := []string{words[i]}
+	name := strings.TrimRight(filepath.Base(words[i]), "0123456789.")
+	if name == "" {
+		name = filepath.Base(words[i]) // "."
+	}
+	if !slices.Contains(interpreters, name) {
+		return out
+	}
+	for _, w := range words[i+1:] {
+		switch {
+		case slices.Contains(inline, w):
+			return out
+		case strings.HasPrefix(w, "-"):
+			continue
+		case (name == "deno" || name == "bun") && w == "run":
+			continue
+		}
+		return append(out, w)
+	}
+	return out
+}
+
+func isAssignment(w string) bool {
+	k, _, ok := strings.Cut(w, "=")
+	return ok && k != "" && strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == "" && (k[0] < '0' || k[0] > '9')
+}
+
+func isNumber(w string) bool {
+	return w != "" && strings.Trim(strings.TrimRight(w, "smhd"), "0123456789.") == ""
+}
+
+// NamedFiles are the files under root that one command runs, resolved
+// against dir (where it runs): the words in a program's place (programs:
+// Programs) that name a regular file, and any other word that names an
+// executable file (`xargs ./fmt.sh`, `find . -exec ./x.sh`, `--with=./x`
+// looked at after the `=`); a link counts with the file it leads to when
+// that is under root too. absent are program words written as a path
+// (`./scripts/fmt.sh`) under root that do not exist yet: a file created
+// there later would run. Data a command reads or writes by name is not
+// counted (`tee -a hook.log`, a JSON it is given). Words with other
 // variables, globs or `~` are not resolved. Both lists hold absolute
 // paths, sorted, without duplicates.
-func NamedFiles(root, dir string, words []string) (present, absent []string) {
+func NamedFiles(root, dir string, programs, words []string) (present, absent []string) {
 	if root == "" {
 		return nil, nil
 	}
 	if dir == "" {
 		dir = root
 	}
-	for _, w := range words {
+	for _, w := range append(slices.Clone(programs), words...) {
+		prog := slices.Contains(programs, w)
 		cands := []string{w}
 		if i := strings.IndexByte(w, '='); i > 0 {
 			cands = append(cands, w[i+1:])
@@ -133,12 +206,12 @@ func NamedFiles(root, dir string, words []string) (present, absent []string) {
 			}
 			info, err := os.Stat(p)
 			switch {
-			case err == nil && info.Mode().IsRegular():
+			case err == nil && info.Mode().IsRegular() && (prog || info.Mode().Perm()&0o111 != 0):
 				present = append(present, p)
 				if real, err := filepath.EvalSymlinks(p); err == nil && real != p && under(Key(root), real) {
 					present = append(present, filepath.Join(root, strings.TrimPrefix(real, Key(root))))
 				}
-			case errors.Is(err, fs.ErrNotExist) && strings.ContainsRune(c, '/'):
+			case errors.Is(err, fs.ErrNotExist) && prog && strings.ContainsRune(c, '/'):
 				absent = append(absent, p)
 			}
 		}
@@ -154,9 +227,23 @@ func under(root, p string) bool {
 	return err == nil && filepath.IsLocal(rel)
 }
 
-// ProgramFiles are NamedFiles of a hook's shell command run in dir.
+// ProgramFiles are the NamedFiles of every simple command of a hook's
+// shell command run in dir.
 func ProgramFiles(root, dir, command string) (present, absent []string) {
-	return NamedFiles(root, dir, ShellWords(command, root))
+	for _, ws := range ShellCommands(command, root) {
+		p, a := NamedFiles(root, dir, Programs(ws), ws)
+		present, absent = append(present, p...), append(absent, a...)
+	}
+	slices.Sort(present)
+	slices.Sort(absent)
+	return slices.Compact(present), slices.Compact(absent)
+}
+
+// ArgvFiles are the NamedFiles of a command given as its argv (an MCP
+// server's command and args: no shell).
+func ArgvFiles(root, dir string, argv []string) []string {
+	present, _ := NamedFiles(root, dir, Programs(argv), argv)
+	return present
 }
 
 // Rels are paths under root made project-relative and slash-separated

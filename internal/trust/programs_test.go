@@ -10,24 +10,46 @@ import (
 	"github.com/broodhq/brood/internal/trust"
 )
 
-func TestShellWords(t *testing.T) {
+func TestShellCommands(t *testing.T) {
 	const root = "/proj"
 	for _, tc := range []struct {
 		cmd  string
-		want []string
+		want [][]string
 	}{
-		{"./scripts/guard.sh", []string{"./scripts/guard.sh"}},
-		{`bash "$CLAUDE_PROJECT_DIR/.claude/hooks/check.sh" --fast`, []string{"bash", "/proj/.claude/hooks/check.sh", "--fast"}},
-		{`${BROOD_PROJECT_DIR}/x.py`, []string{"/proj/x.py"}},
-		{"echo started >> hook.log", []string{"echo", "started"}},
-		{"./a.sh 2>err.log >out.log && ./b.sh", []string{"./a.sh", "./b.sh"}},
-		{"./a.sh 2>&1 | tee x", []string{"./a.sh", "tee", "x"}},
-		{"python3 < tool.py; node --require=./pre.js 'my script.js'", []string{"python3", "tool.py", "node", "--require=./pre.js", "my script.js"}},
-		{"x=$(./gen.sh) ./run.sh", []string{"x=", "./gen.sh", "./run.sh"}},
-		{`sh -c 'echo hi'`, []string{"sh", "-c", "echo hi"}},
+		{"./scripts/guard.sh", [][]string{{"./scripts/guard.sh"}}},
+		{`bash "$CLAUDE_PROJECT_DIR/.claude/hooks/check.sh" --fast`, [][]string{{"bash", "/proj/.claude/hooks/check.sh", "--fast"}}},
+		{`${BROOD_PROJECT_DIR}/x.py`, [][]string{{"/proj/x.py"}}},
+		{"echo started >> hook.log", [][]string{{"echo", "started"}}},
+		{"./a.sh 2>err.log >out.log && ./b.sh", [][]string{{"./a.sh"}, {"./b.sh"}}},
+		{"./a.sh 2>&1 | tee -a x", [][]string{{"./a.sh"}, {"tee", "-a", "x"}}},
+		{"python3 < tool.py; node --require=./pre.js 'my script.js'", [][]string{{"python3", "tool.py"}, {"node", "--require=./pre.js", "my script.js"}}},
+		{"x=$(./gen.sh) ./run.sh", [][]string{{"x="}, {"./gen.sh"}, {"./run.sh"}}},
+		{`sh -c 'echo hi'`, [][]string{{"sh", "-c", "echo hi"}}},
 	} {
-		if got := trust.ShellWords(tc.cmd, root); !slices.Equal(got, tc.want) {
-			t.Errorf("ShellWords(%q) = %q, want %q", tc.cmd, got, tc.want)
+		if got := trust.ShellCommands(tc.cmd, root); !slices.EqualFunc(got, tc.want, slices.Equal) {
+			t.Errorf("ShellCommands(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+func TestPrograms(t *testing.T) {
+	for _, tc := range []struct {
+		words, want []string
+	}{
+		{[]string{"./guard.sh", "data.json"}, []string{"./guard.sh"}},
+		{[]string{"python3", "-u", "tools/lint.py", "data.json"}, []string{"python3", "tools/lint.py"}},
+		{[]string{"/usr/bin/python3.12", "x.py"}, []string{"/usr/bin/python3.12", "x.py"}},
+		{[]string{"bash", "-c", "./x.sh"}, []string{"bash"}},
+		{[]string{"python3", "-m", "tools.lint"}, []string{"python3"}},
+		{[]string{"FOO=1", "env", "-i", "BAR=2", "node", "server.js"}, []string{"node", "server.js"}},
+		{[]string{"timeout", "10s", "nice", "-n", "5", "./slow.sh"}, []string{"./slow.sh"}},
+		{[]string{"deno", "run", "-A", "hook.ts"}, []string{"deno", "hook.ts"}},
+		{[]string{".", "./env.sh"}, []string{".", "./env.sh"}},
+		{[]string{"tee", "-a", "hook.log"}, []string{"tee"}},
+		{[]string{"env"}, nil},
+	} {
+		if got := trust.Programs(tc.words); !slices.Equal(got, tc.want) {
+			t.Errorf("Programs(%q) = %q, want %q", tc.words, got, tc.want)
 		}
 	}
 }
@@ -35,8 +57,11 @@ func TestShellWords(t *testing.T) {
 func TestProgramFiles(t *testing.T) {
 	root := t.TempDir()
 	outside := t.TempDir()
-	for _, f := range []string{"scripts/guard.sh", "tool.py", "sub/lint.sh", "real/target.sh"} {
+	for _, f := range []string{"scripts/guard.sh", "tool.py", "sub/lint.sh", "real/target.sh", "data.json", "hook.log", "bin/fmt"} {
 		writeFile(t, filepath.Join(root, f), "#!/bin/sh\n")
+	}
+	if err := os.Chmod(filepath.Join(root, "bin", "fmt"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(outside, "x.sh"), "x\n")
 	if err := os.Symlink(filepath.Join(root, "real", "target.sh"), filepath.Join(root, "link.sh")); err != nil {
@@ -56,10 +81,12 @@ func TestProgramFiles(t *testing.T) {
 		{"./scripts/guard.sh", "", abs("scripts/guard.sh"), nil},
 		{`"$CLAUDE_PROJECT_DIR"/scripts/guard.sh`, "sub", abs("scripts/guard.sh"), nil},
 		{"./lint.sh", "sub", abs("sub/lint.sh"), nil},
-		{"python3 tool.py > tool.py.log", "", abs("tool.py"), nil},
+		{"python3 tool.py data.json > tool.py.log", "", abs("tool.py"), nil},
 		{"./scripts/missing.sh; echo ok", "", nil, abs("scripts/missing.sh")},
 		{"./link.sh", "", abs("link.sh", "real/target.sh"), nil},
-		{outside + "/x.sh ../escape.sh ~/bin/x.sh $HOME/y.sh scripts/*.sh", "", nil, nil},
+		{"jq . | tee -a hook.log | xargs ./bin/fmt --cfg=data.json", "", abs("bin/fmt"), nil},
+		{"./scripts/guard.sh --with=./bin/fmt", "", abs("bin/fmt", "scripts/guard.sh"), nil},
+		{outside + "/x.sh; ../escape.sh; ~/bin/x.sh; $HOME/y.sh; scripts/*.sh", "", nil, nil},
 		{"echo hi >> scripts/guard.sh", "", nil, nil},
 		{"cd scripts && ./guard.sh", "", nil, abs("guard.sh")}, // resolved where the hook starts: a limit, said in docs/trust.md
 	} {
@@ -71,6 +98,9 @@ func TestProgramFiles(t *testing.T) {
 		if !slices.Equal(p, tc.present) || !slices.Equal(a, tc.absent) {
 			t.Errorf("ProgramFiles(%q) = %q, %q; want %q, %q", tc.cmd, p, a, tc.present, tc.absent)
 		}
+	}
+	if got := trust.ArgvFiles(root, root, []string{"node", "tool.py", "data.json", "bin/fmt"}); !slices.Equal(got, abs("bin/fmt", "tool.py")) {
+		t.Errorf("ArgvFiles = %q", got)
 	}
 }
 

@@ -43,7 +43,7 @@ func (f *Factory) trustGate() settings.Trust {
 // permissionMode, and the hooks
 // in the project's settings files — and the project files those hooks and
 // servers run (a hook's ./scripts/guard.sh, a server's tools/server.js:
-// trust.NamedFiles), whose content is part of the grant's key like the
+// trust.ProgramFiles, trust.ArgvFiles), whose content is part of the grant's key like the
 // settings that name them. cwd is where the hooks run.
 func projectGated(root, cwd string) []settings.GatedFile {
 	if root == "" {
@@ -156,8 +156,7 @@ func serverFiles(root string, specs map[string]mcpspec.Spec) []string {
 		if sp.Command == "" {
 			continue
 		}
-		present, _ := trust.NamedFiles(root, root, append([]string{sp.Command}, sp.Args...))
-		out = append(out, present...)
+		out = append(out, trust.ArgvFiles(root, root, append([]string{sp.Command}, sp.Args...))...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

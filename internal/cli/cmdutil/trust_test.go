@@ -11,7 +11,8 @@ import (
 // TestProjectGatedCoversWhatItRuns: the files a project's hooks, its
 // .mcp.json servers and its agents' inline servers run are in the grant's
 // key beside the files that name them, and the widening says which; a
-// file a hook only writes (>> log) and files outside the project are not.
+// file a hook only writes (>> log), data a server is given
+// (--config=tools/notes.json) and files outside the project are not.
 func TestProjectGatedCoversWhatItRuns(t *testing.T) {
 	root, outside := t.TempDir(), t.TempDir()
 	files := map[string]string{
@@ -42,12 +43,12 @@ func TestProjectGatedCoversWhatItRuns(t *testing.T) {
 		why = append(why, g.Widening...)
 	}
 	slices.Sort(rels)
-	want := []string{".brood/agents/a.md", ".claude/settings.json", ".mcp.json", "bin/inl", "scripts/guard.sh", "tools/notes.json", "tools/server.js"}
+	want := []string{".brood/agents/a.md", ".claude/settings.json", ".mcp.json", "bin/inl", "scripts/guard.sh", "tools/server.js"}
 	if !slices.Equal(rels, want) {
 		t.Errorf("gated files %q, want %q", rels, want)
 	}
 	text := strings.Join(why, "; ")
-	for _, w := range []string{"runs scripts/guard.sh", "runs tools/notes.json, tools/server.js", "runs bin/inl"} {
+	for _, w := range []string{"runs scripts/guard.sh", "runs tools/server.js", "runs bin/inl"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the widening does not say %q: %s", w, text)
 		}
