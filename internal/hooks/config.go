@@ -197,21 +197,25 @@ type Sources struct {
 	// trust, keyed to their content). Nil trusts nothing: only the user's
 	// files count.
 	Trusted func(projectRoot string, files []string) bool
-	// TrustedRuns reports whether the project files (programs) that the
-	// hooks of one project settings file run may run: the file is the
-	// person's own (its programs are theirs too), or the grant covers them
-	// as they are now. Nil asks Trusted about the programs.
-	TrustedRuns func(projectRoot, file string, programs []string) bool
+	// TrustedRuns reports whether the project files that the hooks of one
+	// project settings file run may run, as they were pinned: the file is
+	// the person's own (what it runs is theirs too), or the grant covers
+	// each with the pinned content. Nil asks Trusted about the files.
+	TrustedRuns func(projectRoot, file string, pins []trust.Pin) bool
 }
 
-// runsTrusted asks TrustedRuns (or Trusted) about the programs the hooks
-// of the project settings file run.
-func (s Sources) runsTrusted(file string, programs []string) bool {
+// runsTrusted asks TrustedRuns (or Trusted) about the files the hooks of
+// the project settings file run, as pinned.
+func (s Sources) runsTrusted(file string, pins []trust.Pin) bool {
 	switch {
 	case s.TrustedRuns != nil:
-		return s.TrustedRuns(s.ProjectRoot, file, programs)
+		return s.TrustedRuns(s.ProjectRoot, file, pins)
 	case s.Trusted != nil:
-		return s.Trusted(s.ProjectRoot, programs)
+		paths := make([]string, len(pins))
+		for i, p := range pins {
+			paths[i] = p.Path
+		}
+		return s.Trusted(s.ProjectRoot, paths)
 	}
 	return false
 }
@@ -259,8 +263,12 @@ func Load(src Sources) (Config, []string, error) {
 			return nil, nil, err
 		}
 		src.pin(c)
-		if progs := src.programs(c); len(progs) > 0 && !src.runsTrusted(p, progs) {
-			untrusted = append(untrusted, progs...)
+		// The check is of the content pinned, so what runs is what was
+		// trusted even if the file changes meanwhile.
+		if pins := c.pinned(); len(pins) > 0 && !src.runsTrusted(p, pins) {
+			for _, pin := range pins {
+				untrusted = append(untrusted, pin.Path)
+			}
 		}
 		for ev, gs := range c {
 			proj[ev] = append(proj[ev], gs...)
@@ -307,6 +315,24 @@ func (s Sources) pin(cfg Config) {
 			}
 		}
 	}
+}
+
+// pinned are the pins of every command of cfg that name a present file
+// (an absent one needs no trust: the pin keeps it absent).
+func (c Config) pinned() []trust.Pin {
+	var out []trust.Pin
+	for _, gs := range c {
+		for _, g := range gs {
+			for _, h := range g.Hooks {
+				for _, p := range h.pins {
+					if p.Sum != "" && !slices.Contains(out, p) {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // programs are the project files that cfg's commands run and that exist

@@ -283,6 +283,25 @@ func PinFiles(present, absent []string) []Pin {
 	return out
 }
 
+// TrustsPin reports whether the grant trusts the pinned file with the
+// content it was pinned with (not as it is now: a file changed between the
+// pin and this check is the pin's). A nil grant trusts nothing; "all"
+// trusts every file under root.
+func (g *Grant) TrustsPin(root string, pin Pin) bool {
+	if g == nil || root == "" || !under(root, pin.Path) {
+		return false
+	}
+	if g.All {
+		return true
+	}
+	rel, err := filepath.Rel(root, pin.Path)
+	if err != nil {
+		return false
+	}
+	want, ok := g.Files[filepath.ToSlash(rel)]
+	return ok && pin.Sum != "" && want == pin.Sum
+}
+
 // CheckPins reports the first pinned file that is not as it was: changed,
 // removed, or created where there was none.
 func CheckPins(pins []Pin) error {

@@ -218,16 +218,16 @@ func (f *Factory) ProjectTrusted(root string, files []string) bool {
 }
 
 // ProjectRunsTrusted decides whether the project files that the hooks of
-// one project settings file run may run: what a person's own untracked
-// local file runs is theirs; otherwise the grant must cover every one as
-// it is now.
-func (f *Factory) ProjectRunsTrusted(root, file string, programs []string) bool {
+// one project settings file run may run, with the content they were pinned
+// with: what a person's own untracked local file runs is theirs; otherwise
+// the grant must cover every one with that content.
+func (f *Factory) ProjectRunsTrusted(root, file string, pins []trust.Pin) bool {
 	if rel, ok := projectRel(root, file); ok && personalSettings(root, rel) {
 		return true
 	}
 	g := f.Grant()
-	for _, p := range programs {
-		if !g.Trusts(root, p) {
+	for _, p := range pins {
+		if !g.TrustsPin(root, p) {
 			return false
 		}
 	}
