@@ -113,6 +113,14 @@ func projectGated(root, cwd string) []settings.GatedFile {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}
 	}
+	gateHooks(root, cwd, add, runs)
+	return out
+}
+
+// gateHooks adds the project's settings files that have hooks (but a
+// person's own untracked local file) with the events they hook and the
+// files they run.
+func gateHooks(root, cwd string, add func(rel string, data []byte, why string), runs func([]string) string) {
 	_, project := hooks.Sources{ProjectRoot: root}.Files()
 	for _, p := range project {
 		rel, _ := projectRel(root, p)
@@ -136,7 +144,6 @@ func projectGated(root, cwd string) []settings.GatedFile {
 		}
 		add(rel, data, fmt.Sprintf("hooks %s (%s%s)", strings.Join(evs, ", "), rel, runs(hookFiles(root, cwd, cfg))))
 	}
-	return out
 }
 
 // hookFiles are the project files (absolute) that cfg's hooks run in cwd.
