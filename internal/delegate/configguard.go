@@ -39,6 +39,7 @@ type configGuard struct {
 	home   *trust.ConfigState     // the user's own configuration (trust grants, settings, agents)
 	claude *trust.ClaudeJSONState // ~/.claude.json's servers and per-project allowances
 	git    *trust.ConfigState     // the repository's git configuration (gitConfigState)
+	progs  *trust.ConfigState     // the files trusted hooks and MCP servers run (programguard.go)
 	err    error
 }
 
@@ -58,6 +59,7 @@ func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
 	if g.err == nil {
 		g.git, g.err = gitConfigState(g.root)
 	}
+	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
 		if g.err == nil {
@@ -226,6 +228,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if g.git != nil {
 		lines = append(lines, g.undoAs(g.git, "", "git configuration", gitConfigWhy)...)
 	}
+	lines = append(lines, g.undoPrograms()...)
 	if g.home != nil {
 		lines = append(lines, g.undo(g.home, "~/")...)
 	}

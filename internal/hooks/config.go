@@ -29,6 +29,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // Event names, as Claude Code spells them.
@@ -72,6 +73,10 @@ type Command struct {
 	Command string `json:"command" toml:"command"`
 	// Timeout in seconds (0: DefaultTimeout).
 	Timeout float64 `json:"timeout,omitempty" toml:"timeout"`
+	// pins are the project files the command names, as they were when the
+	// hooks were loaded (and, for a project's hook, trusted): a hook whose
+	// file changed since does not run (Runner.Fire).
+	pins []trust.Pin
 }
 
 func (c Command) timeout() time.Duration {
@@ -184,10 +189,35 @@ func ParseTOML(path string, data []byte) (Config, error) {
 type Sources struct {
 	Home        string // "" = no user files
 	ProjectRoot string // "" = no project files
-	// Trusted reports whether the project's own settings files may take
-	// effect (the user's one-time trust). Nil trusts nothing: only the
-	// user's files count.
+	// Dir is where the hooks run (Options.Dir; "" = ProjectRoot): what a
+	// command's relative paths are resolved against.
+	Dir string
+	// Trusted reports whether the project's own settings files, and the
+	// project files their hooks run, may take effect (the user's one-time
+	// trust, keyed to their content). Nil trusts nothing: only the user's
+	// files count.
 	Trusted func(projectRoot string, files []string) bool
+	// TrustedRuns reports whether the project files that the hooks of one
+	// project settings file run may run, as they were pinned: the file is
+	// the person's own (what it runs is theirs too), or the grant covers
+	// each with the pinned content. Nil asks Trusted about the files.
+	TrustedRuns func(projectRoot, file string, pins []trust.Pin) bool
+}
+
+// runsTrusted asks TrustedRuns (or Trusted) about the files the hooks of
+// the project settings file run, as pinned.
+func (s Sources) runsTrusted(file string, pins []trust.Pin) bool {
+	switch {
+	case s.TrustedRuns != nil:
+		return s.TrustedRuns(s.ProjectRoot, file, pins)
+	case s.Trusted != nil:
+		paths := make([]string, len(pins))
+		for i, p := range pins {
+			paths[i] = p.Path
+		}
+		return s.Trusted(s.ProjectRoot, paths)
+	}
+	return false
 }
 
 // Files returns the settings files hooks are read from, user first.
@@ -215,6 +245,7 @@ func Load(src Sources) (Config, []string, error) {
 	if err := addFiles(cfg, user); err != nil {
 		return nil, nil, err
 	}
+	src.pin(cfg)
 	var present []string
 	for _, p := range project {
 		if _, err := os.Stat(p); err == nil {
@@ -225,8 +256,23 @@ func Load(src Sources) (Config, []string, error) {
 		return cfg, warnings, nil
 	}
 	proj := Config{}
-	if err := addFiles(proj, present); err != nil {
-		return nil, nil, err
+	var untrusted []string // files that hooks run, not trusted as they are
+	for _, p := range present {
+		c := Config{}
+		if err := addFiles(c, []string{p}); err != nil {
+			return nil, nil, err
+		}
+		src.pin(c)
+		// The check is of the content pinned, so what runs is what was
+		// trusted even if the file changes meanwhile.
+		if pins := c.pinned(); len(pins) > 0 && !src.runsTrusted(p, pins) {
+			for _, pin := range pins {
+				untrusted = append(untrusted, pin.Path)
+			}
+		}
+		for ev, gs := range c {
+			proj[ev] = append(proj[ev], gs...)
+		}
 	}
 	if proj.Empty() {
 		return cfg, warnings, nil
@@ -235,10 +281,81 @@ func Load(src Sources) (Config, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("hooks in this project's settings (%s) are not run: the project is not trusted", strings.Join(rel(src.ProjectRoot, present), ", ")))
 		return cfg, warnings, nil
 	}
+	// What the project's hooks run is trusted as it is now, or not at all.
+	if len(untrusted) > 0 {
+		warnings = append(warnings, fmt.Sprintf("hooks in this project's settings (%s) are not run: a file they run is not as you trusted it (%s); check it, then run `brood trust` again",
+			strings.Join(rel(src.ProjectRoot, present), ", "), strings.Join(rel(src.ProjectRoot, untrusted), ", ")))
+		return cfg, warnings, nil
+	}
 	for ev, gs := range proj {
 		cfg[ev] = append(cfg[ev], gs...)
 	}
 	return cfg, warnings, nil
+}
+
+// dir is where the hooks run.
+func (s Sources) dir() string {
+	if s.Dir != "" {
+		return s.Dir
+	}
+	return s.ProjectRoot
+}
+
+// pin records, in every command of cfg, the project files it names as
+// they are now (trust.ProgramFiles).
+func (s Sources) pin(cfg Config) {
+	if s.ProjectRoot == "" {
+		return
+	}
+	for _, gs := range cfg {
+		for i := range gs {
+			for j := range gs[i].Hooks {
+				c := &gs[i].Hooks[j]
+				c.pins = trust.PinFiles(trust.ProgramFiles(s.ProjectRoot, s.dir(), c.Command))
+			}
+		}
+	}
+}
+
+// pinned are the pins of every command of cfg that name a present file
+// (an absent one needs no trust: the pin keeps it absent).
+func (c Config) pinned() []trust.Pin {
+	var out []trust.Pin
+	for _, gs := range c {
+		for _, g := range gs {
+			for _, h := range g.Hooks {
+				for _, p := range h.pins {
+					if p.Sum != "" && !slices.Contains(out, p) {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// programs are the project files that cfg's commands run and that exist
+// (absolute paths, sorted).
+func (s Sources) programs(cfg Config) []string {
+	var out []string
+	for _, gs := range cfg {
+		for _, g := range gs {
+			for _, c := range g.Hooks {
+				present, _ := trust.ProgramFiles(s.ProjectRoot, s.dir(), c.Command)
+				out = append(out, present...)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ProgramFiles are the project files (project-relative, slash-separated)
+// that the hooks of one settings file run: what the project grant covers
+// with the file itself. dir is where the hooks run.
+func ProgramFiles(root, dir string, cfg Config) []string {
+	return trust.Rels(root, Sources{ProjectRoot: root, Dir: dir}.programs(cfg))
 }
 
 func rel(root string, paths []string) []string {

@@ -33,6 +33,9 @@ type ran struct {
 	stderr   string
 	err      error
 	duration time.Duration
+	// refused says why the command was not run at all (a file it runs
+	// changed since the hooks were loaded).
+	refused string
 }
 
 // runCommand runs one hook with payload on stdin under its timeout, in its
@@ -134,6 +137,14 @@ func rank(d string) int {
 func (r *Result) add(event string, x ran) {
 	name := firstLine(x.cmd.Command)
 	switch {
+	case x.refused != "":
+		why := fmt.Sprintf("%s hook %q not run: %s", event, name, x.refused)
+		r.Failures = append(r.Failures, why)
+		if event == PreToolUse {
+			// A guard that cannot run does not let the call through.
+			r.permission(Deny, why)
+		}
+		return
 	case x.err != nil:
 		r.Failures = append(r.Failures, fmt.Sprintf("%s hook %q failed: %v", event, name, x.err))
 		return

@@ -93,7 +93,7 @@ func TestLoadTrust(t *testing.T) {
 		t.Errorf("untrusted: %v, warnings %v", got, warns)
 	}
 	var asked []string
-	c, _, err = Load(Sources{Home: home, ProjectRoot: root, Trusted: func(r string, files []string) bool { asked = files; return true }})
+	c, _, err = Load(Sources{Home: home, ProjectRoot: root, Trusted: func(r string, files []string) bool { asked = append(asked, files...); return true }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // Runner runs the configured hooks of one brood process (the root: children
@@ -99,6 +100,12 @@ func (r *Runner) Fire(ctx context.Context, event, value string, payload any) Res
 	outs := make([]ran, len(cmds))
 	var wg sync.WaitGroup
 	for i, c := range cmds {
+		if err := trust.CheckPins(c.pins); err != nil {
+			// A file the hook runs is not what was trusted (a subagent
+			// may have written it): the hook is not run.
+			outs[i] = ran{cmd: c, exit: -1, refused: err.Error()}
+			continue
+		}
 		wg.Go(func() { outs[i] = runCommand(ctx, c, r.opt.Dir, r.opt.Env, data) })
 	}
 	wg.Wait()

@@ -9,7 +9,8 @@ import (
 )
 
 // holdConfig takes the changes to brood's and Claude Code's configuration
-// (trust.IsConfigPath: .brood/ less its records, .claude/, .mcp.json) out
+// (trust.IsConfigPath: .brood/ less its records, .claude/, .mcp.json; and
+// the files trusted hooks and MCP servers run, Options.Programs) out
 // of a child's patch unless the workspace allows them: they are saved on
 // their own as config.patch in the task's state directory, for the user to
 // review and apply, and named in the outcome. Allowed ones stay in the
@@ -17,7 +18,7 @@ import (
 func (w *Workspace) holdConfig(patch []byte, entries []rawEntry, out *Outcome) ([]byte, []rawEntry, error) {
 	cfg, rest := map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
-		if trust.IsConfigPath(e.path) {
+		if trust.IsConfigPath(e.path) || slices.Contains(w.programs, e.path) {
 			cfg[e.path] = true
 		} else {
 			rest[e.path] = true

@@ -99,6 +99,10 @@ type Options struct {
 	// Otherwise those changes are left out of it, saved as config.patch in
 	// StateDir and reported (Outcome.ConfigRefused).
 	AllowConfig bool
+	// Programs are more project-relative files held back like
+	// configuration: those that trusted hooks and MCP servers run
+	// (trust.Grant.Held).
+	Programs []string
 }
 
 // Support is what the machine offers for isolation, found once by Probe.
@@ -193,6 +197,7 @@ type Workspace struct {
 	kept       bool
 
 	allowConfig bool
+	programs    []string // held back like configuration (Options.Programs)
 	config      ConfigReport
 }
 
@@ -255,7 +260,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 		}
 		return nil, err
 	}
-	w := &Workspace{repo: r, id: opts.ID, keep: opts.Keep, allowConfig: opts.AllowConfig}
+	w := &Workspace{repo: r, id: opts.ID, keep: opts.Keep, allowConfig: opts.AllowConfig, programs: opts.Programs}
 	stateDir := opts.StateDir
 	if stateDir == "" {
 		if stateDir, err = os.MkdirTemp("", "brood-isolate-"+opts.ID+"-"); err != nil {

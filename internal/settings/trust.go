@@ -289,11 +289,16 @@ func ReadProjectFile(root, rel string) (trust.File, bool, error) {
 
 // PersonalNeedsTrust decides for a person's own project file
 // (.brood/settings.local.toml, .claude/settings.local.json: gitignored,
-// their own answers such as "always allow"): it is honoured without trust,
-// unless git tracks it, in which case it came with the repository like any
-// committed file and goes through the gate. Outside a git work tree (or
-// without git) it is the person's own.
+// their own answers such as "always allow"): it is honoured without trust
+// only when git says it is theirs — the project is a git work tree and git
+// does not track the file. A tracked file came with the repository like any
+// committed file and goes through the gate; so does every file outside a
+// git work tree (a tarball, a copy, no git installed), where nothing tells
+// the person's file from the one that was shipped: fail closed.
 func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
+	// The repository is not trusted here: gitx runs none of its programs.
 	_, err := gitx.Run(ctx, root, "ls-files", "--error-unmatch", "--", rel)
-	return err == nil
+	var ge *gitx.Error
+	untracked := errors.As(err, &ge) && ge.ExitCode() == 1 // 128: not a work tree
+	return !untracked
 }

@@ -36,6 +36,9 @@ type Record struct {
 	// Files are the project-relative files the hash covers, for a person.
 	Files   []string  `json:"files"`
 	Granted time.Time `json:"granted"`
+	// Sums are the SHA-256 of each file trusted (GrantFiles), so that a
+	// listing can name the files that changed since.
+	Sums map[string]string `json:"sums,omitempty"`
 }
 
 // Store is the trust file of one user. Its methods read the file afresh, so
@@ -91,6 +94,46 @@ func (s Store) Grant(root, hash string, files []string, now time.Time) error {
 	recs = slices.DeleteFunc(recs, func(r Record) bool { return r.Root == root })
 	recs = append(recs, Record{Root: root, Hash: hash, Files: files, Granted: now.UTC()})
 	return s.write(recs)
+}
+
+// GrantFiles trusts root with files as they are (Grant, with each file's
+// sum kept for Changed).
+func (s Store) GrantFiles(root string, files []File, now time.Time) error {
+	recs, err := s.List()
+	if err != nil {
+		return err
+	}
+	g := GrantOf(files)
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, f.Rel)
+	}
+	recs = slices.DeleteFunc(recs, func(r Record) bool { return r.Root == root })
+	recs = append(recs, Record{Root: root, Hash: Hash(files), Files: names, Granted: now.UTC(), Sums: g.Files})
+	return s.write(recs)
+}
+
+// Changed names the files that differ between the record and files as
+// they are now: changed, added or gone, sorted. A record without sums (an
+// older grant) names nothing.
+func (r Record) Changed(files []File) []string {
+	if r.Sums == nil {
+		return nil
+	}
+	var out []string
+	now := GrantOf(files).Files
+	for rel, s := range now {
+		if r.Sums[rel] != s {
+			out = append(out, rel)
+		}
+	}
+	for rel := range r.Sums {
+		if _, ok := now[rel]; !ok {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Revoke removes root's record; it reports whether there was one.

@@ -114,7 +114,7 @@ func (f *Factory) Load() error {
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
 	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv,
-		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot)})
+		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot, f.Cwd)})
 	if err != nil {
 		return err
 	}

@@ -41,8 +41,11 @@ func (f *Factory) trustGate() settings.Trust {
 // covers, with what each allows: .mcp.json's servers, the project agent
 // files that start MCP servers, ask for secret variables or for a wider
 // permissionMode, and the hooks
-// in the project's settings files.
-func projectGated(root string) []settings.GatedFile {
+// in the project's settings files — and the project files those hooks and
+// servers run (a hook's ./scripts/guard.sh, a server's tools/server.js:
+// trust.ProgramFiles, trust.ArgvFiles), whose content is part of the grant's key like the
+// settings that name them. cwd is where the hooks run.
+func projectGated(root, cwd string) []settings.GatedFile {
 	if root == "" {
 		return nil
 	}
@@ -56,10 +59,25 @@ func projectGated(root string) []settings.GatedFile {
 		}
 		out = append(out, settings.GatedFile{File: trust.File{Rel: rel, Data: data}, Widening: []string{why}})
 	}
+	// runs adds the project files a command runs to the key, and says
+	// which in the widening's words.
+	runs := func(files []string) string {
+		rels := trust.Rels(root, files)
+		for _, rel := range rels {
+			if data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel))); err == nil &&
+				!slices.ContainsFunc(out, func(g settings.GatedFile) bool { return g.File.Rel == rel }) {
+				out = append(out, settings.GatedFile{File: trust.File{Rel: rel, Data: data}})
+			}
+		}
+		if len(rels) == 0 {
+			return ""
+		}
+		return "; runs " + strings.Join(rels, ", ")
+	}
 	if data, err := os.ReadFile(filepath.Join(root, ".mcp.json")); err == nil {
 		servers, _, _ := mcpspec.ParseFile(".mcp.json", data)
 		if len(servers) > 0 {
-			add(".mcp.json", data, "MCP servers "+strings.Join(slices.Sorted(maps.Keys(servers)), ", ")+" (.mcp.json)")
+			add(".mcp.json", data, "MCP servers "+strings.Join(slices.Sorted(maps.Keys(servers)), ", ")+" (.mcp.json"+runs(serverFiles(root, servers))+")")
 		} else {
 			add(".mcp.json", data, "MCP servers (.mcp.json)")
 		}
@@ -74,9 +92,11 @@ func projectGated(root string) []settings.GatedFile {
 			continue
 		}
 		var inline []string
+		specs := map[string]mcpspec.Spec{}
 		for _, s := range def.MCPServers {
 			if s.Spec != nil {
 				inline = append(inline, s.Name)
+				specs[s.Name] = *s.Spec
 			}
 		}
 		data, err := os.ReadFile(def.Path)
@@ -84,7 +104,7 @@ func projectGated(root string) []settings.GatedFile {
 			continue
 		}
 		if len(inline) > 0 {
-			add(rel, data, fmt.Sprintf("agent %s starts MCP servers %s (%s)", def.Name, strings.Join(inline, ", "), rel))
+			add(rel, data, fmt.Sprintf("agent %s starts MCP servers %s (%s%s)", def.Name, strings.Join(inline, ", "), rel, runs(serverFiles(root, specs))))
 		}
 		if len(def.Env) > 0 {
 			add(rel, data, fmt.Sprintf("agent %s gets %s (%s)", def.Name, strings.Join(def.Env, ", "), rel))
@@ -93,6 +113,14 @@ func projectGated(root string) []settings.GatedFile {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}
 	}
+	gateHooks(root, cwd, add, runs)
+	return out
+}
+
+// gateHooks adds the project's settings files that have hooks (but a
+// person's own untracked local file) with the events they hook and the
+// files they run.
+func gateHooks(root, cwd string, add func(rel string, data []byte, why string), runs func([]string) string) {
 	_, project := hooks.Sources{ProjectRoot: root}.Files()
 	for _, p := range project {
 		rel, _ := projectRel(root, p)
@@ -114,9 +142,31 @@ func projectGated(root string) []settings.GatedFile {
 				evs = append(evs, ev)
 			}
 		}
-		add(rel, data, fmt.Sprintf("hooks %s (%s)", strings.Join(evs, ", "), rel))
+		add(rel, data, fmt.Sprintf("hooks %s (%s%s)", strings.Join(evs, ", "), rel, runs(hookFiles(root, cwd, cfg))))
+	}
+}
+
+// hookFiles are the project files (absolute) that cfg's hooks run in cwd.
+func hookFiles(root, cwd string, cfg hooks.Config) []string {
+	var out []string
+	for _, rel := range hooks.ProgramFiles(root, cwd, cfg) {
+		out = append(out, filepath.Join(root, filepath.FromSlash(rel)))
 	}
 	return out
+}
+
+// serverFiles are the project files (absolute) that stdio MCP servers'
+// commands and arguments name (resolved against the project root).
+func serverFiles(root string, specs map[string]mcpspec.Spec) []string {
+	var out []string
+	for _, sp := range specs {
+		if sp.Command == "" {
+			continue
+		}
+		out = append(out, trust.ArgvFiles(root, root, append([]string{sp.Command}, sp.Args...))...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // projectRel is path relative to root, slash-separated, if it is inside.
@@ -135,7 +185,11 @@ func (f *Factory) Grant() *trust.Grant {
 	pt := f.Settings.Trust
 	switch {
 	case pt.Forced:
-		return &trust.Grant{All: true}
+		// All, with the files it covers named: what a child may not change
+		// (trust.Grant.Held) is known in a forced run too.
+		g := trust.GrantOf(pt.Files)
+		g.All = true
+		return g
 	case !pt.Trusted || len(pt.Files) == 0:
 		return nil
 	}
@@ -160,7 +214,7 @@ func (f *Factory) ProjectTrusted(root string, files []string) bool {
 		if !ok {
 			return false
 		}
-		if strings.Contains(filepath.Base(rel), ".local.") && !settings.PersonalNeedsTrust(context.Background(), root, rel) {
+		if personalSettings(root, rel) {
 			continue
 		}
 		if !g.Trusts(root, p) {
@@ -168,6 +222,31 @@ func (f *Factory) ProjectTrusted(root string, files []string) bool {
 		}
 	}
 	return true
+}
+
+// ProjectRunsTrusted decides whether the project files that the hooks of
+// one project settings file run may run, with the content they were pinned
+// with: what a person's own untracked local file runs is theirs; otherwise
+// the grant must cover every one with that content.
+func (f *Factory) ProjectRunsTrusted(root, file string, pins []trust.Pin) bool {
+	if rel, ok := projectRel(root, file); ok && personalSettings(root, rel) {
+		return true
+	}
+	g := f.Grant()
+	for _, p := range pins {
+		if !g.TrustsPin(root, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// personalSettings reports whether rel is a local settings file
+// (.claude/settings.local.json, .brood/settings.local.toml) that is the
+// person's own (settings.PersonalNeedsTrust).
+func personalSettings(root, rel string) bool {
+	local := rel == ".claude/settings.local.json" || rel == ".brood/settings.local.toml"
+	return local && !settings.PersonalNeedsTrust(context.Background(), root, rel)
 }
 
 // untrustedSaid reports whether a reader's own "not trusted" warning is

@@ -101,13 +101,15 @@ func toolResult(msgs []struct {
 
 // TestClaudeCodeDelegatesThroughBrood drives the real Claude Code headless
 // against a loopback fake model that calls mcp__brood__Task; brood is added
-// either with --mcp-config or with `claude mcp add` (whose health check must
-// report it connected), and runs a real explore child.
+// with --mcp-config, with `claude mcp add` (whose health check must report
+// it connected), or as a running `brood mcp --http` added with `claude mcp
+// add --transport http --header "Authorization: Bearer …"` (without the
+// header Claude Code must not connect), and runs a real explore child.
 func TestClaudeCodeDelegatesThroughBrood(t *testing.T) {
 	claude := claudeCode(t)
 	exe, err := os.Executable()
 	must(t, err)
-	for _, how := range []string{"mcp-config", "claude mcp add"} {
+	for _, how := range []string{"mcp-config", "claude mcp add", "http --header"} {
 		t.Run(how, func(t *testing.T) {
 			root, env := project(t)
 			brEnv := map[string]string{}
@@ -149,6 +151,11 @@ func TestClaudeCodeDelegatesThroughBrood(t *testing.T) {
 				cfgPath := filepath.Join(t.TempDir(), "mcp.json")
 				must(t, os.WriteFile(cfgPath, cfg, 0o644))
 				args = append(args, "--mcp-config", cfgPath, "--strict-mcp-config")
+			} else if how == "http --header" {
+				s := startHTTP(t, root, env, "--token-file", filepath.Join(t.TempDir(), "token"))
+				tok := readToken(t, s.tokenFile)
+				httpAdd(t, claudeCmd, s.url, "", false)
+				httpAdd(t, claudeCmd, s.url, "Authorization: Bearer "+tok, true)
 			} else {
 				add := []string{"mcp", "add", "-s", "local", "brood"}
 				for k, v := range brEnv {
@@ -165,6 +172,26 @@ func TestClaudeCodeDelegatesThroughBrood(t *testing.T) {
 			checkDelegation(t, claudeCmd(args...), fake, root)
 		})
 	}
+}
+
+// httpAdd adds brood at url to Claude Code's local scope (with header,
+// when given) and checks whether `claude mcp list` shows it connected.
+func httpAdd(t *testing.T, claudeCmd func(...string) *exec.Cmd, url, header string, want bool) {
+	t.Helper()
+	claudeCmd("mcp", "remove", "-s", "local", "brood").Run() // an earlier add; none the first time
+	add := []string{"mcp", "add", "-s", "local", "--transport", "http", "brood", url}
+	if header != "" {
+		add = append(add, "--header", header)
+	}
+	if out, err := claudeCmd(add...).CombinedOutput(); err != nil {
+		t.Fatalf("claude mcp add: %v\n%s", err, out)
+	}
+	out, err := claudeCmd("mcp", "list").CombinedOutput()
+	connected := err == nil && strings.Contains(string(out), "brood: ") && strings.Contains(string(out), "Connected")
+	if connected != want {
+		t.Fatalf("claude mcp list with header %q: connected = %v, want %v\n%s", header, connected, want, out)
+	}
+	t.Logf("claude mcp list (header %v): %s", header != "", strings.TrimSpace(string(out)))
 }
 
 // checkDelegation runs claude -p and checks that what Claude Code handed

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,9 @@ type Options struct {
 	// HTTP is the loopback address to serve streamable HTTP on; empty
 	// serves stdio.
 	HTTP string
+	// TokenFile holds the bearer token HTTP clients must send (read when
+	// it exists, else generated and written there, 0600).
+	TokenFile string
 }
 
 // NewCmdMCP builds `brood mcp`. runF replaces mcpRun in tests.
@@ -41,11 +45,21 @@ brood://agents. Children run in this project with its agents, settings and
 permissions; a child's permission asks are denied (no one is on the loop).
 
 By default brood mcp speaks MCP on stdin/stdout (the client starts it). With
---http it serves streamable HTTP on a loopback address at /mcp.`,
+--http it serves streamable HTTP on a loopback address at /mcp, to clients
+that send its token (Authorization: Bearer TOKEN; anything else gets 401).
+The token is BROOD_MCP_TOKEN when set, else the content of --token-file when
+that file exists (it must be mode 600), else a new random one, written 0600
+to --token-file or, for this start only, to
+~/.config/brood/mcp/http-PORT.token (the path is printed on stderr).`,
 		Example: `  claude mcp add brood -- brood mcp
-  brood mcp --http 127.0.0.1:7345`,
+  brood mcp --http 127.0.0.1:7345 --token-file ~/.config/brood/mcp.token
+  claude mcp add --transport http brood http://127.0.0.1:7345/mcp \
+    --header "Authorization: Bearer $(cat ~/.config/brood/mcp.token)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.TokenFile != "" && opts.HTTP == "" {
+				return cmdutil.UsageError("--token-file goes with --http: brood mcp on stdio needs no token (the client starts it)")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -53,19 +67,28 @@ By default brood mcp speaks MCP on stdin/stdout (the client starts it). With
 		},
 	}
 	cmd.Flags().StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on this loopback address (127.0.0.1:PORT; port 0 picks one) instead of stdio")
+	cmd.Flags().StringVar(&opts.TokenFile, "token-file", "", "with --http: the file holding the bearer token clients send (written 0600 with a new token when missing)")
 	return cmd
 }
 
 func mcpRun(ctx context.Context, opts *Options) error {
+	f := opts.Factory
 	var ln net.Listener
+	var tok token
 	if opts.HTTP != "" {
 		var err error
 		if ln, err = listenLoopback(opts.HTTP); err != nil {
 			return err
 		}
 		defer ln.Close()
+		if tok, err = httpToken(f.Getenv, opts.TokenFile, f.Home, ln.Addr()); err != nil {
+			return err
+		}
+		if tok.temp {
+			defer os.Remove(tok.file)
+		}
 	}
-	srv, stop, err := newServer(ctx, opts.Factory, opts.Version)
+	srv, stop, err := newServer(ctx, f, opts.Version)
 	if err != nil {
 		return err
 	}
@@ -73,11 +96,12 @@ func mcpRun(ctx context.Context, opts *Options) error {
 	if ln == nil {
 		return srv.ServeStdio(ctx)
 	}
-	return serveHTTP(ctx, srv, ln, opts.Factory.Err)
+	return serveHTTP(ctx, srv, ln, tok, f.Err)
 }
 
 // listenLoopback listens on addr, which must be a loopback address: brood
-// mcp runs code on request and has no authentication of its own.
+// mcp runs code on request, and a token is no reason to offer that to the
+// network.
 func listenLoopback(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -94,12 +118,17 @@ func listenLoopback(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-func serveHTTP(ctx context.Context, srv *mcpserver.Server, ln net.Listener, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, srv *mcpserver.Server, ln net.Listener, tok token, stderr io.Writer) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler())
+	mux.Handle("/mcp", mcpserver.RequireToken(srv.Handler(), tok.value))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if stderr != nil {
 		fmt.Fprintf(stderr, "brood mcp: serving streamable HTTP on http://%s/mcp\n", ln.Addr())
+		where := "the token is " + EnvToken
+		if tok.file != "" {
+			where = "the token is in " + tok.file
+		}
+		fmt.Fprintf(stderr, "brood mcp: clients must send Authorization: Bearer TOKEN; %s\n", where)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -95,7 +95,7 @@ func grantRun(opts *Options, store trustdb.Store) error {
 		_, err := fmt.Fprintf(out, "nothing to trust in %s: its files (if any) allow nothing beyond the defaults\n", f.ProjectRoot)
 		return err
 	}
-	if err := store.Grant(pt.Root, pt.Hash, pt.FileNames(), opts.Now()); err != nil {
+	if err := store.GrantFiles(pt.Root, pt.Files, opts.Now()); err != nil {
 		return err
 	}
 	if opts.JSON {
@@ -127,6 +127,9 @@ func listRun(opts *Options, store trustdb.Store) error {
 		state := ""
 		if r.Root == f.Settings.Trust.Root && f.Settings.Trust.Hash != "" && f.Settings.Trust.Hash != r.Hash {
 			state = " (the files changed since: not trusted as they are now)"
+			if changed := r.Changed(f.Settings.Trust.Files); len(changed) > 0 {
+				state = " (the files changed since: " + strings.Join(changed, ", ") + ": not trusted as they are now)"
+			}
 		}
 		fmt.Fprintf(out, "%s  %s  %s%s\n", r.Granted.Local().Format("2006-01-02 15:04"), r.Root, strings.Join(r.Files, ", "), state)
 	}
