@@ -175,15 +175,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		Class:    class,
 		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
 		Limits:   env.Limits,
-		BeforeStart: func() error {
-			if class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld) {
-				s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
-			}
-			err := d.configure(ctx, cmd, env, td, &s.ws)
-			s.cfg.watch(env.ReadOnly, s.ws)
-			return err
-		},
-		OnThread: func() error { return sandboxFromParent(cmd, env, td, s.ws) },
+		Confine:  &spawnConfiner{s: s, snapshot: class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld)},
 		Warm:     j.warm.child(),
 		OnStart: func(pid int) {
 			j.lg.PID, j.lg.Started = pid, time.Now().UTC()
@@ -201,6 +193,30 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return ""
 		},
 	})
+}
+
+// spawnConfiner is the pool.Confiner of one start of a child: its copy or
+// view and namespaces once it holds its slot (with the tree snapshot a
+// writer sharing the tree is judged by), then its sandbox on the thread it
+// is started from. Every class goes through it: read-only, in-place
+// writer, isolated writer, and a fleet worker's child (d.cfg.Mount).
+type spawnConfiner struct {
+	s        *spawn
+	snapshot bool // take the before-snapshot of the tree
+}
+
+func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
+	s, env := c.s, c.s.j.env
+	if c.snapshot {
+		s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+	}
+	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
+	s.cfg.watch(env.ReadOnly, s.ws)
+	return err
+}
+
+func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
+	return sandboxFromParent(cmd, c.s.j.env, c.s.j.td, c.s.ws)
 }
 
 // overlayMountFailed reports whether the child could not mount its overlay

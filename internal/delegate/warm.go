@@ -336,7 +336,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	// Its stderr is a pipe the pool hands to the task's stderr.log when
 	// the task takes it (pool.WarmChild).
 	marker := depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth}
-	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, func() error { return sandboxFromParent(cmd, env, td, nil) })
+	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, warmConfiner{env: env, td: td})
 	if err != nil {
 		_ = os.RemoveAll(td.Path())
 		return nil, err
@@ -445,3 +445,14 @@ func (d *Dispatcher) Close() { d.warm.close() }
 
 // WarmIdle lists the pids of the warm children waiting for a task.
 func (d *Dispatcher) WarmIdle() []int { return d.warm.idlePIDs() }
+
+// warmConfiner confines a warm child as its task's cold start would be: the
+// sandbox of explore's shape, from the thread it is started from.
+type warmConfiner struct {
+	env *dispatch.Envelope
+	td  *taskdir.Dir
+}
+
+func (warmConfiner) Prepare(context.Context, *exec.Cmd) error { return nil }
+
+func (c warmConfiner) Confine(cmd *exec.Cmd) error { return sandboxFromParent(cmd, c.env, c.td, nil) }

@@ -100,15 +100,9 @@ type Job struct {
 	Priority int       // lower runs first
 	Class    Class
 	Timeout  time.Duration // hard wall-clock limit; 0 = none
-	// BeforeStart runs once the job holds its slot, just before the
-	// process starts (e.g. to snapshot the work tree it may change). An
-	// error stops the job.
-	BeforeStart func() error
-	// OnThread, when set, runs on a dedicated OS thread right before the
-	// process is started from that same thread, which is then discarded: a
-	// per-thread kernel restriction it applies (Landlock) is inherited by the
-	// child from its first instruction and by nothing else.
-	OnThread func() error
+	// Confine confines the child (Confiner): required, Run refuses a job
+	// without one.
+	Confine Confiner
 	// OnStart is called once the process runs.
 	OnStart func(pid int)
 	// OnLine is called for every stdout line that is not a heartbeat, in
@@ -142,7 +136,8 @@ type Job struct {
 	// Warm, when set, is a process started ahead of the job for it
 	// (Prestart, with this job's command line, marker and sandbox): if it
 	// is still alive when the job holds its slot, it takes the job and Cmd
-	// and OnThread are not used; otherwise the job starts cold from Cmd.
+	// and Confine's Confine are not used; otherwise the job starts cold
+	// from Cmd.
 	Warm *WarmChild
 }
 
@@ -158,15 +153,16 @@ const (
 // error means the process could not start (or ctx ended while queued); once
 // started, every ending (exit, crash, kill) is an Output, never an error.
 func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
+	if job.Confine == nil {
+		return nil, ErrUnconfined
+	}
 	release, err := p.sched.acquire(ctx, job.Priority, job.Class)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if job.BeforeStart != nil {
-		if err := job.BeforeStart(); err != nil {
-			return nil, err
-		}
+	if err := job.Confine.Prepare(ctx, job.Cmd); err != nil {
+		return nil, err
 	}
 	if job.Warm != nil {
 		// A warm child that is still alive takes the job; one that died
@@ -176,7 +172,7 @@ func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
 			return p.supervise(ctx, job, pr)
 		}
 	}
-	pr, err := p.launch(ctx, job.Cmd, job.Marker, job.OnThread, p.limitsOf(job))
+	pr, err := p.launch(ctx, job.Cmd, job.Marker, job.Confine, p.limitsOf(job))
 	if err != nil {
 		return nil, err
 	}
@@ -195,10 +191,13 @@ type proc struct {
 	waitErr error         // cmd.Wait's, set before exited closes
 }
 
-// launch starts cmd in a session, a containment and (through onThread) a
+// launch starts cmd in a session, a containment and (through c) a
 // sandbox of its own, with argv[0] and the cgroup named by marker. Its
 // leader is waited for from the start; nothing watches it yet.
-func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, onThread func() error, lim limits.Set) (*proc, error) {
+func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c Confiner, lim limits.Set) (*proc, error) {
+	if c == nil {
+		return nil, ErrUnconfined
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -226,8 +225,8 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, o
 	}
 	pr.sp = sp
 	pr.started = time.Now()
-	onThread = h.onThread(onThread) // born in its cgroups
-	err = sandbox.StartMapped(cmd, func() error { return start(cmd, onThread) })
+	enter := h.onThread(nil) // born in its cgroups, before any confinement
+	err = sandbox.StartMapped(cmd, func() error { return start(cmd, enter, c) })
 	sp.started()
 	if lerr := h.started(err == nil); lerr != nil && err == nil {
 		// It was killed at once: it must never run past its limits.
@@ -302,17 +301,21 @@ func (p *Pool) supervise(ctx context.Context, job Job, pr *proc) (*dispatch.Outp
 	return out, nil
 }
 
-// start starts cmd, from a throw-away locked thread after onThread when
-// that is set.
-func start(cmd *exec.Cmd, onThread func() error) error {
-	if onThread == nil {
-		return cmd.Start()
-	}
+// start starts cmd from a throw-away locked thread after c confined it.
+func start(cmd *exec.Cmd, enter func() error, c Confiner) error {
 	errc := make(chan error, 1)
 	// Never the main thread, and never handed back: the thread (which may
-	// carry the child's restriction) dies with the goroutine.
+	// carry the child's restriction) dies with the goroutine. It enters the
+	// child's cgroups (enter, where the limits need a v1 hierarchy) before
+	// the confinement takes cgroupfs out of its reach.
 	sandbox.OnThrowawayThread(func() {
-		if err := onThread(); err != nil {
+		if enter != nil {
+			if err := enter(); err != nil {
+				errc <- err
+				return
+			}
+		}
+		if err := c.Confine(cmd); err != nil {
 			errc <- err
 			return
 		}

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -94,6 +96,7 @@ func job(t *testing.T, mode string, extraEnv ...string) (Job, *[]string) {
 	return Job{
 		ID:         mode,
 		Cmd:        cmd,
+		Confine:    Unconfined{},
 		OutputPath: filepath.Join(t.TempDir(), "output.json"),
 		OnLine: func(b []byte) {
 			mu.Lock()
@@ -170,5 +173,20 @@ func TestGrandchildIsReaped(t *testing.T) {
 	// group; once reaped it is gone, or at worst a zombie no longer ours.
 	for _, pid := range procsWith(dur) {
 		waitGone(t, pid)
+	}
+}
+
+// TestRunRefusesUnconfined: a job without a Confiner never starts, so no
+// class of child can be started without its confinement by a caller that
+// forgot it.
+func TestRunRefusesUnconfined(t *testing.T) {
+	j, _ := job(t, "ok")
+	j.Confine = nil
+	out, err := New(Config{}).Run(context.Background(), j)
+	if !errors.Is(err, ErrUnconfined) || out != nil || j.Cmd.Process != nil {
+		t.Fatalf("Run without a Confiner: %v, %v, started %v", out, err, j.Cmd.Process != nil)
+	}
+	if _, err := New(Config{}).Prestart(context.Background(), exec.Command(os.Args[0]), depth.Marker{}, nil); !errors.Is(err, ErrUnconfined) {
+		t.Fatalf("Prestart without a Confiner: %v", err)
 	}
 }

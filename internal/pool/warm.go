@@ -39,17 +39,18 @@ const (
 )
 
 // Prestart starts cmd now, as Run would start it for a job with the same
-// Cmd, Marker and OnThread, and holds it idle until a job takes it. It
+// Cmd, Marker and Confiner (whose Confine it runs; its Prepare is the
+// caller's before this), and holds it idle until a job takes it. It
 // takes no slot of the scheduler: an idle warm child runs nothing. Its
 // stderr is a pipe of the pool's (cmd.Stderr must be nil), copied to the
 // taking job's Cmd.Stderr. The caller must Discard it if no job takes it.
-func (p *Pool) Prestart(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, onThread func() error) (*WarmChild, error) {
+func (p *Pool) Prestart(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c Confiner) (*WarmChild, error) {
 	if cmd.Stderr != nil {
 		return nil, errors.New("pool: a warm child's stderr is the pool's")
 	}
 	h := &handoff{}
 	cmd.Stderr = h
-	pr, err := p.launch(ctx, cmd, marker, onThread, p.cfg.Limits)
+	pr, err := p.launch(ctx, cmd, marker, c, p.cfg.Limits)
 	if err != nil {
 		return nil, err
 	}

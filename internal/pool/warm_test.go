@@ -67,7 +67,7 @@ func cmdOf(j Job) *exec.Cmd {
 
 func prestart(t *testing.T, p *Pool, j Job, onThread func() error) *WarmChild {
 	t.Helper()
-	w, err := p.Prestart(context.Background(), cmdOf(j), j.Marker, onThread)
+	w, err := p.Prestart(context.Background(), cmdOf(j), j.Marker, threadConfiner(onThread))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +291,16 @@ func TestWarmChildDiscardedExitsUnstarted(t *testing.T) {
 			t.Errorf("a discarded warm child's cgroup is still there: %v", err)
 		}
 	}
+}
+
+// threadConfiner is a Confiner whose Confine is f (nil: nothing).
+type threadConfiner func() error
+
+func (threadConfiner) Prepare(context.Context, *exec.Cmd) error { return nil }
+
+func (f threadConfiner) Confine(*exec.Cmd) error {
+	if f == nil {
+		return nil
+	}
+	return f()
 }
