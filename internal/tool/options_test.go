@@ -290,3 +290,29 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOptionChecks: no command line makes the checks panic, and a line a
+// rule for all of Bash covers stays covered.
+func FuzzOptionChecks(f *testing.F) {
+	for _, s := range []string{"git log --output=x", "sed -e 's/a/b/w x' -i f", "sed 'y/ab/", "sed '\\", "awk '{print > \"x\"}'",
+		"tar -xzf a.tar -C d", "git -C", "git -c", "timeout 5 env -S x", "find . -exec", "sort -o", "curl -sSLo", "sed -i",
+		"go test -exec=", "npm --script-shell", "git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\"", "sed 's/a", "sed '1{\\'"} {
+		f.Add(s)
+	}
+	p, err := NewPermissions("default", optionRules, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	bare, err := NewPermissions("default", []string{"Bash"}, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ws := f.TempDir()
+	f.Fuzz(func(t *testing.T, cmd string) {
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		p.Check("Bash", in, ws)
+		if d := bare.Check("Bash", in, ws); d.Verdict == Ask && d.Rule == "" && !strings.Contains(d.Reason, "configuration") && parseShell(cmd).unsafe == "" {
+			t.Errorf("%q: a rule for all of Bash asks: %s", cmd, d.Reason)
+		}
+	})
+}
