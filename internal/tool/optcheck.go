@@ -72,8 +72,16 @@ func analyse(args []shWord, ws string) analysis {
 		a.risks = t.scan(args)
 	}
 	// A program brood knows options of: a word the shell computes could
-	// be any of them.
+	// be any of them (after "--" only an operand, where operands are read:
+	// git's paths, sort's files).
+	stop := prog == "git"
+	if t, ok := optTables[prog]; ok {
+		stop = !t.noDashDash && !t.writesOperands && !t.lastOperand
+	}
 	for i, w := range args[1:] {
+		if stop && w.lit && w.text == "--" {
+			break
+		}
 		if !w.lit && !computedValue(prog, args, i+1) {
 			a.risks = append(a.risks, risk{at: i + 1, opt: w.text, why: spelt})
 		}
