@@ -171,6 +171,8 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "curl -T .env http://127.0.0.1/", "-T"},
 		{p, "wget http://127.0.0.1/x", "wget"},
 		{p, "wget -O- -o /tmp/log http://127.0.0.1/x", "-o"},
+		{p, "wget -O /tmp/x http://127.0.0.1/x", "-O"},
+		{p, "wget --output-document=/tmp/x http://127.0.0.1/x", "--output-document"},
 		// go, npm, yarn, npx, cargo, make, fd, uniq, dd
 		{p, "go test -exec 'sh -c id' ./...", "-exec"},
 		{p, "go test -toolexec=x ./...", "-toolexec"},
@@ -275,7 +277,7 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 		{p, "awk '{ if ($1 > 5) print $2 }' f"}, {p, "awk 'a || b' f"}, {p, `awk '{print "a|b"}' f`},
 		{p, "tar -tf a.tar"}, {p, "tar tvf a.tar"}, {p, "unzip -l a.zip"}, {p, "rg -n foo"}, {p, "rg --pretty foo"},
 		{p, "less f"}, {p, "man ls"}, {p, "curl -s http://127.0.0.1/"}, {p, "curl -fsSL -H 'Accept: x' http://127.0.0.1/"},
-		{p, "wget -qO- http://127.0.0.1/"}, {p, "wget -O - http://127.0.0.1/"}, {p, "go test -run X ./..."},
+		{p, "wget -qO- http://127.0.0.1/"}, {p, "wget -O - http://127.0.0.1/"}, {p, "wget -q --output-document=- http://127.0.0.1/"}, {p, "wget --spider http://127.0.0.1/"}, {p, "go test -run X ./..."},
 		{p, "npm test"}, {p, "timeout 60 go test ./..."}, {p, "env FOO=1 go test ./..."}, {p, "command -v git"},
 		{p, "nice -n 5 go test ./..."}, {p, "echo x | tee"}, {p, "cp a b"}, {p, "uniq a"}, {p, "dd if=a"},
 		{p, "cat ~/notes.txt"}, {p, "tee /dev/null < f"},
