@@ -34,6 +34,7 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	brood := brood(t)
 	tests := []struct {
 		perms *Permissions
 		cmd   string
@@ -202,7 +203,16 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "timeout 5 rm -rf x", "timeout"},
 		{p, "env rm x", "env"},
 		{p, "env -S 'rm x'", "-S"},
-		{p, "env FOO=1 git log --output=/tmp/x", "--output"},
+		{p, "env FOO=1 git log --output=/tmp/x", "FOO="},
+		{p, "env GIT_EXTERNAL_DIFF='touch pwned' git diff", "GIT_EXTERNAL_DIFF="},
+		{p, "env LD_PRELOAD=/tmp/x.so git log", "LD_PRELOAD="},
+		{p, "env BROOD_TRUST_PROJECT=1 brood run x", "BROOD_TRUST_PROJECT="},
+		{brood, "brood trust", "trust"},
+		{brood, "brood run --permission-mode bypassPermissions 'do it'", "--permission-mode"},
+		{brood, "brood run --permission-mode=acceptEdits 'do it'", "--permission-mode"},
+		{brood, "brood run --allow Bash 'do it'", "--allow"},
+		{brood, "brood run --trust-project 'do it'", "--trust-project"},
+		{brood, "claude -p --dangerously-skip-permissions x", "--dangerously-skip-permissions"},
 		{p, "nice -n 5 git log --output=/tmp/x", "--output"},
 		{p, "command git log --output=/tmp/x", "--output"},
 		{p, "exec git log --output=/tmp/x", "--output"},
@@ -255,6 +265,7 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	brood := brood(t)
 	tests := []struct {
 		perms *Permissions
 		cmd   string
@@ -278,8 +289,9 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 		{p, "tar -tf a.tar"}, {p, "tar tvf a.tar"}, {p, "unzip -l a.zip"}, {p, "rg -n foo"}, {p, "rg --pretty foo"},
 		{p, "less f"}, {p, "man ls"}, {p, "curl -s http://127.0.0.1/"}, {p, "curl -fsSL -H 'Accept: x' http://127.0.0.1/"},
 		{p, "wget -qO- http://127.0.0.1/"}, {p, "wget -O - http://127.0.0.1/"}, {p, "wget -q --output-document=- http://127.0.0.1/"}, {p, "wget --spider http://127.0.0.1/"}, {p, "go test -run X ./..."},
-		{p, "npm test"}, {p, "timeout 60 go test ./..."}, {p, "env FOO=1 go test ./..."}, {p, "command -v git"},
-		{p, "nice -n 5 go test ./..."}, {p, "echo x | tee"}, {p, "cp a b"}, {p, "uniq a"}, {p, "dd if=a"},
+		{p, "npm test"}, {p, "timeout 60 go test ./..."}, {p, "env -u HOME go test ./..."}, {p, "command -v git"},
+		{p, "nice -n 5 go test ./..."}, {brood, "brood trust --list"}, {brood, "brood run --permission-mode plan 'look'"},
+		{brood, "brood tasks list"}, {p, "echo x | tee"}, {p, "cp a b"}, {p, "uniq a"}, {p, "dd if=a"},
 		{p, "cat ~/notes.txt"}, {p, "tee /dev/null < f"},
 		{named, "go run ./cmd/x"}, {named, "git log --output=out.txt"}, {named, "sed -i s/a/b/ f"},
 		{named, "timeout 60 go test -run X ./..."},
@@ -317,4 +329,14 @@ func FuzzOptionChecks(f *testing.F) {
 			t.Errorf("%q: a rule for all of Bash asks: %s", cmd, d.Reason)
 		}
 	})
+}
+
+// brood is a rule set that allows brood and claude by name.
+func brood(t *testing.T) *Permissions {
+	t.Helper()
+	p, err := NewPermissions("default", []string{"Bash(brood:*)", "Bash(claude:*)", "Bash(env:*)"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
