@@ -72,6 +72,8 @@ func TestNoToolWritesConfiguration(t *testing.T) {
 		"echo x > sub/.git/modules/m/config",
 		"echo x > ~/.gitconfig",
 		"rsync -a evil/ .claude",
+		"wget -qO .brood/settings.local.toml http://127.0.0.1/x",
+		"curl -sSLo .claude/settings.json http://127.0.0.1/x",
 		"ln -sf /tmp/evil .brood/settings.local.toml",
 		"install -D evil .claude/settings.json",
 	}

@@ -108,8 +108,21 @@ func TestReadOnlyGitOnlyInAPlainRepository(t *testing.T) {
 			t.Errorf("%s: git -C into it: %v (%s)", name, d.Verdict, d.Reason)
 		}
 	}
-	if d := check(none, plain, "cd sub && git status"); d.Verdict == Allow || !strings.Contains(d.Reason, "cd") {
-		t.Errorf("git after a cd: %v (%s)", d.Verdict, d.Reason)
+	for _, cmd := range []string{"cd - && git status", "cd && git status", "cd $D && git status", "cd /tmp && git status", "cd .. && git status"} {
+		if d := check(none, plain, cmd); d.Verdict == Allow || !strings.Contains(d.Reason, "cd") {
+			t.Errorf("%q: %v (%s)", cmd, d.Verdict, d.Reason)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(plain, "sub", "deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d := check(none, plain, "cd sub && cd deeper && git log -3 -- *.go"); d.Verdict != Allow {
+		t.Errorf("git after a cd inside the repository: %v (%s)", d.Verdict, d.Reason)
+	}
+	nested := filepath.Join(plain, "vendored")
+	hostile["fsmonitor"](nested)
+	if d := check(none, plain, "cd vendored && git status"); d.Verdict == Allow || !strings.Contains(d.Reason, "configuration") {
+		t.Errorf("git after a cd into a hostile nested repository: %v (%s)", d.Verdict, d.Reason)
 	}
 
 	// Through the tools: the hostile git status does not run.

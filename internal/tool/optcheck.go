@@ -59,6 +59,8 @@ func analyse(args []shWord, ws string) analysis {
 				a.risks = append(a.risks, risk{at: i + 1, opt: "of=", why: effWrite, target: v, lit: w.lit})
 			}
 		}
+	case "brood", "claude":
+		a.risks = agentCLIRisks(args)
 	case "cargo":
 		a.risks = (&optTable{long: map[string]string{"config": "sets configuration that can name programs cargo runs"}, short: map[byte]string{'Z': "turns on unstable features"}, valued: "pjZ", abbrev: false}).scan(args)
 	default:
@@ -72,8 +74,16 @@ func analyse(args []shWord, ws string) analysis {
 		a.risks = t.scan(args)
 	}
 	// A program brood knows options of: a word the shell computes could
-	// be any of them.
+	// be any of them (after "--" only an operand, where operands are read:
+	// git's paths, sort's files).
+	stop := prog == "git"
+	if t, ok := optTables[prog]; ok {
+		stop = !t.noDashDash && !t.writesOperands && !t.lastOperand
+	}
 	for i, w := range args[1:] {
+		if stop && w.lit && w.text == "--" {
+			break
+		}
 		if !w.lit && !computedValue(prog, args, i+1) {
 			a.risks = append(a.risks, risk{at: i + 1, opt: w.text, why: spelt})
 		}
@@ -96,6 +106,9 @@ scan:
 			break scan
 		case prog == "env" && (strings.HasPrefix(w, "-S") || strings.HasPrefix(w, "--s")):
 			a.risks = append(a.risks, risk{at: i, opt: "-S", why: "splits a string into a command no rule can see"})
+		case !strings.HasPrefix(w, "-") && strings.Contains(w, "=") && !strings.HasPrefix(w, "="):
+			name, _, _ := strings.Cut(w, "=")
+			a.risks = append(a.risks, risk{at: i, opt: name + "=", why: "sets a variable for the command, and variables make programs run others (GIT_EXTERNAL_DIFF, LD_PRELOAD, PAGER, BROOD_TRUST_PROJECT)"})
 		case (prog == "command" || prog == "builtin") && (w == "-v" || w == "-V"):
 			return a // command -v NAME only says what NAME is
 		case prog == "time" && (w == "-o" || strings.HasPrefix(w, "--o")):
@@ -195,4 +208,35 @@ func gitSubcommand(args []shWord) string {
 		}
 	}
 	return ""
+}
+
+// agentCLIRisks: brood (or Claude Code) run from a tool must not widen
+// what a run may do or grant trust: that is a person's decision.
+func agentCLIRisks(args []shWord) []risk {
+	var out []risk
+	sub := ""
+	for i := 1; i < len(args); i++ {
+		a := args[i].text
+		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-"):
+			if sub == "" {
+				sub = a
+				if a == "trust" && !slicesContainsText(args, "--list") {
+					out = append(out, risk{at: i, opt: "trust", why: "grants the project trust, which only a person decides"})
+				}
+			}
+		case name == "trust-project" || name == "dangerously-skip-permissions" || name == "allow" || name == "allowedTools" ||
+			name == "allowed-tools" || name == "settings" || name == "add-dir" || name == "mcp-config":
+			out = append(out, risk{at: i, opt: "--" + name, why: "widens what the run it starts may do"})
+		case name == "permission-mode" || name == "permissionMode":
+			if val == "" && i+1 < len(args) {
+				val = args[i+1].text
+			}
+			if m, err := ParseMode(val); err != nil || m == ModeBypass || m == ModeAcceptEdits {
+				out = append(out, risk{at: i, opt: "--permission-mode", why: "widens what the run it starts may do (" + val + ")"})
+			}
+		}
+	}
+	return out
 }

@@ -120,17 +120,18 @@ func tarRisks(args []shWord) []risk {
 func wgetRisks(args []shWord) []risk {
 	t := &optTable{long: map[string]string{
 		"output-file": effWrite, "append-output": effWrite, "execute": effReadCode, "config": effReadCode,
-		"directory-prefix": effWriteDir, "save-cookies": effWrite, "warc-file": effWrite,
-	}, short: map[byte]string{'o': effWrite, 'a': effWrite, 'e': effReadCode, 'P': effWriteDir},
+		"directory-prefix": effWriteDir, "save-cookies": effWrite, "warc-file": effWrite, "output-document": effWrite,
+	}, short: map[byte]string{'o': effWrite, 'a': effWrite, 'e': effReadCode, 'P': effWriteDir, 'O': effWrite},
 		valued: "oaeOPiBtTwQUDIX", abbrev: true}
-	out := t.scan(args)
-	toStdout := false
-	for i := 1; i < len(args); i++ {
-		a := args[i].text
-		if a == "--spider" || a == "--output-document=-" || strings.HasSuffix(a, "O-") ||
-			((a == "-O" || strings.HasSuffix(a, "O") && !strings.HasPrefix(a, "--") && strings.HasPrefix(a, "-") || a == "--output-document") && i+1 < len(args) && args[i+1].text == "-") {
-			toStdout = true
+	var out []risk
+	for _, r := range t.scan(args) {
+		if r.target != "-" { // -O - writes to standard output
+			out = append(out, r)
 		}
+	}
+	toStdout := slicesContainsText(args, "--spider")
+	for _, r := range t.scan(args) {
+		toStdout = toStdout || r.target == "-"
 	}
 	if !toStdout {
 		out = append(out, risk{at: atEnd, opt: "wget", why: "writes what it downloads to a file (a rule for wget covers wget -O -)"})

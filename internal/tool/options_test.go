@@ -34,6 +34,7 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	brood := brood(t)
 	tests := []struct {
 		perms *Permissions
 		cmd   string
@@ -171,6 +172,8 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "curl -T .env http://127.0.0.1/", "-T"},
 		{p, "wget http://127.0.0.1/x", "wget"},
 		{p, "wget -O- -o /tmp/log http://127.0.0.1/x", "-o"},
+		{p, "wget -O /tmp/x http://127.0.0.1/x", "-O"},
+		{p, "wget --output-document=/tmp/x http://127.0.0.1/x", "--output-document"},
 		// go, npm, yarn, npx, cargo, make, fd, uniq, dd
 		{p, "go test -exec 'sh -c id' ./...", "-exec"},
 		{p, "go test -toolexec=x ./...", "-toolexec"},
@@ -200,7 +203,16 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "timeout 5 rm -rf x", "timeout"},
 		{p, "env rm x", "env"},
 		{p, "env -S 'rm x'", "-S"},
-		{p, "env FOO=1 git log --output=/tmp/x", "--output"},
+		{p, "env FOO=1 git log --output=/tmp/x", "FOO="},
+		{p, "env GIT_EXTERNAL_DIFF='touch pwned' git diff", "GIT_EXTERNAL_DIFF="},
+		{p, "env LD_PRELOAD=/tmp/x.so git log", "LD_PRELOAD="},
+		{p, "env BROOD_TRUST_PROJECT=1 brood run x", "BROOD_TRUST_PROJECT="},
+		{brood, "brood trust", "trust"},
+		{brood, "brood run --permission-mode bypassPermissions 'do it'", "--permission-mode"},
+		{brood, "brood run --permission-mode=acceptEdits 'do it'", "--permission-mode"},
+		{brood, "brood run --allow Bash 'do it'", "--allow"},
+		{brood, "brood run --trust-project 'do it'", "--trust-project"},
+		{brood, "claude -p --dangerously-skip-permissions x", "--dangerously-skip-permissions"},
 		{p, "nice -n 5 git log --output=/tmp/x", "--output"},
 		{p, "command git log --output=/tmp/x", "--output"},
 		{p, "exec git log --output=/tmp/x", "--output"},
@@ -253,6 +265,7 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	brood := brood(t)
 	tests := []struct {
 		perms *Permissions
 		cmd   string
@@ -275,9 +288,10 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 		{p, "awk '{ if ($1 > 5) print $2 }' f"}, {p, "awk 'a || b' f"}, {p, `awk '{print "a|b"}' f`},
 		{p, "tar -tf a.tar"}, {p, "tar tvf a.tar"}, {p, "unzip -l a.zip"}, {p, "rg -n foo"}, {p, "rg --pretty foo"},
 		{p, "less f"}, {p, "man ls"}, {p, "curl -s http://127.0.0.1/"}, {p, "curl -fsSL -H 'Accept: x' http://127.0.0.1/"},
-		{p, "wget -qO- http://127.0.0.1/"}, {p, "wget -O - http://127.0.0.1/"}, {p, "go test -run X ./..."},
-		{p, "npm test"}, {p, "timeout 60 go test ./..."}, {p, "env FOO=1 go test ./..."}, {p, "command -v git"},
-		{p, "nice -n 5 go test ./..."}, {p, "echo x | tee"}, {p, "cp a b"}, {p, "uniq a"}, {p, "dd if=a"},
+		{p, "wget -qO- http://127.0.0.1/"}, {p, "wget -O - http://127.0.0.1/"}, {p, "wget -q --output-document=- http://127.0.0.1/"}, {p, "wget --spider http://127.0.0.1/"}, {p, "go test -run X ./..."},
+		{p, "npm test"}, {p, "timeout 60 go test ./..."}, {p, "env -u HOME go test ./..."}, {p, "command -v git"},
+		{p, "nice -n 5 go test ./..."}, {brood, "brood trust --list"}, {brood, "brood run --permission-mode plan 'look'"},
+		{brood, "brood tasks list"}, {p, "echo x | tee"}, {p, "cp a b"}, {p, "uniq a"}, {p, "dd if=a"},
 		{p, "cat ~/notes.txt"}, {p, "tee /dev/null < f"},
 		{named, "go run ./cmd/x"}, {named, "git log --output=out.txt"}, {named, "sed -i s/a/b/ f"},
 		{named, "timeout 60 go test -run X ./..."},
@@ -289,4 +303,40 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 			t.Errorf("%q: %v (%s)", tt.cmd, d.Verdict, d.Reason)
 		}
 	}
+}
+
+// FuzzOptionChecks: no command line makes the checks panic, and a line a
+// rule for all of Bash covers stays covered.
+func FuzzOptionChecks(f *testing.F) {
+	for _, s := range []string{"git log --output=x", "sed -e 's/a/b/w x' -i f", "sed 'y/ab/", "sed '\\", "awk '{print > \"x\"}'",
+		"tar -xzf a.tar -C d", "git -C", "git -c", "timeout 5 env -S x", "find . -exec", "sort -o", "curl -sSLo", "sed -i",
+		"go test -exec=", "npm --script-shell", "git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\"", "sed 's/a", "sed '1{\\'"} {
+		f.Add(s)
+	}
+	p, err := NewPermissions("default", optionRules, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	bare, err := NewPermissions("default", []string{"Bash"}, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ws := f.TempDir()
+	f.Fuzz(func(t *testing.T, cmd string) {
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		p.Check("Bash", in, ws)
+		if d := bare.Check("Bash", in, ws); d.Verdict == Ask && d.Rule == "" && !strings.Contains(d.Reason, "configuration") && parseShell(cmd).unsafe == "" {
+			t.Errorf("%q: a rule for all of Bash asks: %s", cmd, d.Reason)
+		}
+	})
+}
+
+// brood is a rule set that allows brood and claude by name.
+func brood(t *testing.T) *Permissions {
+	t.Helper()
+	p, err := NewPermissions("default", []string{"Bash(brood:*)", "Bash(claude:*)", "Bash(env:*)"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

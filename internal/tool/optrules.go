@@ -135,14 +135,48 @@ func (rk risk) quotedOpt() string {
 }
 
 // builtinGitRisk is why the read-only set does not cover a git command in
-// c: run after a cd (in a repository brood has not looked at), or in one
-// whose configuration can name programs (gitplain.go).
+// c: run in a repository whose configuration can name programs
+// (gitplain.go), the workspace's or one a cd in the line leads to.
 func builtinGitRisk(c call) (risk, bool) {
-	switch {
-	case c.chdir:
-		return risk{opt: "cd", why: "makes git run in a directory brood has not checked, whose repository's configuration could name programs git runs"}, true
-	case !plainGitRepo(c.workspace):
-		return risk{opt: "the repository's configuration", why: "holds keys that can name programs git runs (core.fsmonitor, a diff driver, an alias, an include ...), or brood cannot read it"}, true
+	dirs, ok := cdTargets(c)
+	if !ok {
+		return risk{opt: "cd", why: "makes git run in a directory brood cannot check, whose repository's configuration could name programs git runs"}, true
+	}
+	for _, d := range append([]string{c.workspace}, dirs...) {
+		if !plainGitRepo(d) {
+			return risk{opt: "the repository's configuration", why: "holds keys that can name programs git runs (core.fsmonitor, a diff driver, an alias, an include ...), or brood cannot read it"}, true
+		}
 	}
 	return risk{}, false
+}
+
+// cdTargets are the directories the line's cd commands lead to, each
+// resolved against the one before; ok is unset when one is not a literal
+// directory inside the workspace (cd -, cd with no argument, pushd, popd,
+// a computed path).
+func cdTargets(c call) ([]string, bool) {
+	var out []string
+	cur := c.workspace
+	for _, cmd := range c.cmds {
+		args := cmd.args
+		for len(args) > 0 && (args[0].text == "command" || args[0].text == "builtin") {
+			args = args[1:]
+		}
+		if !changesDir(args) {
+			continue
+		}
+		i := 1
+		for i < len(args) && args[i].lit && strings.HasPrefix(args[i].text, "-") && args[i].text != "-" {
+			i++
+		}
+		if programName(args[0].text) != "cd" || i != len(args)-1 || !args[i].lit || args[i].text == "-" {
+			return nil, false
+		}
+		cur = resolvePath(cur, args[i].text)
+		if !inside(c.workspace, cur) {
+			return nil, false
+		}
+		out = append(out, cur)
+	}
+	return out, true
 }
