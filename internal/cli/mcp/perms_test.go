@@ -13,7 +13,8 @@ import (
 
 // TestChildrenGetProjectRulesAndNoAsks: through `brood mcp` (a real
 // process), a child's command the project's settings allow runs, and one
-// they don't is denied at once (MCP has no user on the loop to ask).
+// they don't is denied at once (MCP has no user on the loop to ask), and
+// the child's done after that refusal is rejected.
 func TestChildrenGetProjectRulesAndNoAsks(t *testing.T) {
 	root, env := project(t)
 	must(t, os.WriteFile(filepath.Join(root, ".brood", "settings.toml"), []byte("[permissions]\nallow = [\"Bash(touch allowed.txt)\"]\n"), 0o644))
@@ -36,8 +37,13 @@ func TestChildrenGetProjectRulesAndNoAsks(t *testing.T) {
 	}})
 	must(t, err)
 	text := res.Content[0].(*mcp.TextContent).Text
-	if res.IsError || !strings.Contains(text, "denied=[permission denied") || !strings.Contains(text, "no one is here to give it") {
+	if !strings.Contains(text, "denied=[permission denied") || !strings.Contains(text, "no one is here to give it") {
 		t.Errorf("Task = %v\n%s", res.IsError, text)
+	}
+	// The child said done after a refused call: its parent's unauthorized
+	// guardrail (reject by default) rejects it, an error result over MCP.
+	if !res.IsError || !strings.Contains(text, `status="rejected"`) || !strings.Contains(text, "rejected by its parent's guardrails (unauthorized)") {
+		t.Errorf("a result built on a refused call is not rejected: %v\n%s", res.IsError, text)
 	}
 	if _, err := os.Stat(filepath.Join(root, "allowed.txt")); err != nil {
 		t.Errorf("the command the project allows did not run: %v\n%s", err, text)
