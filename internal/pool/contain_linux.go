@@ -180,7 +180,7 @@ func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold,
 		err = c.lim.setV2(&h.lf, h.dir)
 	}
 	if err == nil {
-		err = c.lim.makeV1(&h.lf, name)
+		c.lim.makeV1(&h.lf, name)
 	}
 	if err != nil {
 		h.started(false)

@@ -201,32 +201,36 @@ func (l limiter) setV2(lf *limitFiles, dir string) error {
 }
 
 // makeV1 makes the child's v1 cgroups (for what v2 does not hold) and
-// writes their limits; join moves the child in once it runs.
-func (l limiter) makeV1(lf *limitFiles, name string) error {
+// writes their limits; the thread it is cloned from joins them. One that
+// cannot be made (a sandboxed brood child may not write its own v1
+// cgroup) is left out: the child then stays in its parent's v1 cgroup,
+// whose limit holds it together with its parent.
+func (l limiter) makeV1(lf *limitFiles, name string) {
 	if lf.memDir == "" && l.memV1 != "" && lf.lim.Memory != 0 {
-		dir, err := freshDir(filepath.Join(l.memV1, name))
-		if err != nil {
-			return err
+		if dir, ok := limitedDir(filepath.Join(l.memV1, name), "memory.limit_in_bytes", lf.lim.Memory); ok {
+			_ = writeLimit(dir, "memory.memsw.limit_in_bytes", lf.lim.Memory)
+			lf.v1 = append(lf.v1, dir)
+			lf.memDir, lf.memV1 = dir, true
 		}
-		lf.v1 = append(lf.v1, dir)
-		if err := writeLimit(dir, "memory.limit_in_bytes", lf.lim.Memory); err != nil {
-			return err
-		}
-		_ = writeLimit(dir, "memory.memsw.limit_in_bytes", lf.lim.Memory)
-		lf.memDir, lf.memV1 = dir, true
 	}
 	if lf.pidsDir == "" && l.pidsV1 != "" && lf.lim.Processes != 0 {
-		dir, err := freshDir(filepath.Join(l.pidsV1, name))
-		if err != nil {
-			return err
+		if dir, ok := limitedDir(filepath.Join(l.pidsV1, name), "pids.max", lf.lim.Processes); ok {
+			lf.v1 = append(lf.v1, dir)
+			lf.pidsDir = dir
 		}
-		lf.v1 = append(lf.v1, dir)
-		if err := writeLimit(dir, "pids.max", lf.lim.Processes); err != nil {
-			return err
-		}
-		lf.pidsDir = dir
 	}
-	return nil
+}
+
+// limitedDir makes a v1 cgroup with one limit written, or nothing.
+func limitedDir(dir, file string, v int64) (string, bool) {
+	if _, err := freshDir(dir); err != nil {
+		return "", false
+	}
+	if writeLimit(dir, file, v) != nil {
+		_ = unix.Rmdir(dir)
+		return "", false
+	}
+	return dir, true
 }
 
 // freshDir makes dir, first removing a leftover of an earlier run of the

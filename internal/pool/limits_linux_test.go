@@ -216,3 +216,19 @@ func TestSetV2(t *testing.T) {
 		t.Errorf("limit files not recorded: %+v", lf)
 	}
 }
+
+// TestMakeV1LeavesOutWhatItCannotMake: a v1 cgroup that cannot be made (a
+// sandboxed child may not write its own) is left out, not an error: the
+// child stays in its parent's cgroup, whose limit holds it.
+func TestMakeV1LeavesOutWhatItCannotMake(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone")
+	l := limiter{memV1: gone, pidsV1: gone}
+	lf := limitFiles{lim: limits.Set{Memory: 1 << 30, Processes: 100}}
+	l.makeV1(&lf, "job-1")
+	if len(lf.v1) != 0 || lf.memDir != "" || lf.pidsDir != "" {
+		t.Fatalf("made %+v under a directory that does not exist", lf)
+	}
+	if lf.breach() != "" {
+		t.Fatal("a breach without counters")
+	}
+}
