@@ -252,7 +252,7 @@ func TestToolNetworkPerAgent(t *testing.T) {
 		return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "toolu_net_1", Name: "Bash", Input: string(in)}}}
 	})
 	p := newProject(t, map[string]string{
-		"README.md": "# x\n",
+		"README.md":                  "# x\n",
 		".brood/agents/netreader.md": "---\nname: netreader\ndescription: reads, and may reach the network\ntools: Read, Bash\nsandbox: read-only\nnetwork: on\n---\nYou read.\n",
 	})
 	env := []string{"ANTHROPIC_BASE_URL=" + fake.URL, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key"}
