@@ -36,9 +36,9 @@ func TestChildsGitConfigNeverRunsInTheParent(t *testing.T) {
     - say: "done"
   inplace:
     - tools:
-        - Bash: {command: "mkdir -p tools && printf '#!/bin/sh\\ntouch `+fsmon+`\\n' > tools/fsmon.sh && chmod +x tools/fsmon.sh && git config core.fsmonitor \"$PWD/tools/fsmon.sh\" && echo FSMONITOR-SET"}
-        - Bash: {command: "printf '#!/bin/sh\\ntouch `+hook+`\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo HOOK-SET"}
-        - Bash: {command: "printf '*.md filter=evil\\n' > .gitattributes && git config filter.evil.clean 'sh -c \"touch `+filter+`; cat\"' && echo FILTER-SET"}
+        - Bash: {command: "mkdir -p tools && printf '#!/bin/sh\\ntouch `+fsmon+`\\n' > tools/fsmon.sh && chmod +x tools/fsmon.sh && git config core.fsmonitor \"$PWD/tools/fsmon.sh\" && echo FSMONITOR-\"\"SET"}
+        - Bash: {command: "printf '#!/bin/sh\\ntouch `+hook+`\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo HOOK-\"\"SET"}
+        - Bash: {command: "printf '*.md filter=evil\\n' > .gitattributes && git config filter.evil.clean 'sh -c \"touch `+filter+`; cat\"' && echo FILTER-\"\"SET"}
         - Bash: {command: "echo changed >> README.md && echo ok > work.txt"}
     - say: "r0={{result 0}} r1={{result 1}} r2={{result 2}}"
 `)

@@ -62,10 +62,13 @@ func TestInPlaceWriterConfined(t *testing.T) {
 	}
 	var try strings.Builder
 	for f := range before {
-		fmt.Fprintf(&try, "(printf 'PWNED\\n' >> %q) 2>/dev/null && echo \"WROTE %s\"; ", f, f)
+		// (The path goes through a variable: the tool layer's own guard
+		// refuses a literal one up front, and this test is about the
+		// kernel's wall behind it.)
+		fmt.Fprintf(&try, "f=%q; (printf 'PWNED\\n' >> \"$f\") 2>/dev/null && echo \"WROTE %s\"; ", f, f)
 	}
 	for _, d := range []string{".git", ".brood", ".claude"} {
-		fmt.Fprintf(&try, "mv %s %s.moved 2>/dev/null && echo \"MOVED %s\"; ", d, d, d)
+		fmt.Fprintf(&try, "d=%s; mv \"$d\" \"$d.moved\" 2>/dev/null && echo \"MOVED %s\"; ", d, d)
 	}
 	mdl := p.script("inplace.yaml", `agents:
   root:

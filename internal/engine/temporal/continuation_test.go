@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -29,9 +29,9 @@ func TestRetryHeartbeatKeepsTheContinuation(t *testing.T) {
 	store := &brt.DirStore{Dir: t.TempDir()}
 	id := dispatch.NewID()
 	ref, _ := store.PutBytes(context.Background(), []byte(`{"type":"message"}`+"\n"))
-	patch := blobstore.Ref{SHA256: ref.SHA256, Size: ref.Size}
+	patch := ref
 	from := brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: ref, Position: ref.Size,
-		Code: &codesnap.Result{Tree: "t", Patch: &patch, Files: []string{"half.txt"}}}
+		Code: &codesnap.Result{Tree: strings.Repeat("ab", 20), Patch: &patch, Files: []string{"half.txt"}}}
 	beats := make(chan brt.Heartbeat, 16)
 	// The runner stands in for a child that prints a line before its task
 	// directory holds a transcript (a slow start on a loaded worker): the
