@@ -303,6 +303,13 @@ func (l limiter) join(lf *limitFiles, pid int, ownUserNS bool) error {
 // count too, and the limit is raised by as many.
 func setRlimits(pid int, lim limits.Set, noMem, noPids, ownUserNS bool) error {
 	set := func(res int, v uint64) error {
+		// Never above what the child already has: raising a hard limit
+		// needs CAP_SYS_RESOURCE, which a nested parent (a child of a
+		// child, itself under these limits) does not hold.
+		var old unix.Rlimit
+		if err := unix.Prlimit(pid, res, nil, &old); err == nil && old.Max < v {
+			v = old.Max
+		}
 		r := unix.Rlimit{Cur: v, Max: v}
 		if err := unix.Prlimit(pid, res, &r, nil); err != nil {
 			return fmt.Errorf("prlimit %d on the child: %w", res, err)
