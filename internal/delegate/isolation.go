@@ -321,10 +321,11 @@ func resolved(path string) string {
 // sandboxFromParent runs on the thread the child is started from: it puts
 // that thread under the child's Landlock policy, so the child is confined
 // from its first instruction without re-executing itself. Two children are
-// the exception: an overlay child must mount its copy first (Landlock
-// forbids mounts to a domain with file-system rules), and for a child in a
-// new user namespace Go writes the id maps from this thread, which such a
-// domain would forbid too. Those get the base domain (the scope and the TCP
+// the exception: an overlay child and an in-place writer must mount first
+// (the copy; the view that holds the tree's configuration read-only), and
+// Landlock forbids mounts to a domain with file-system rules; and for a
+// child in a new user namespace Go writes the id maps from this thread,
+// which such a domain would forbid too. Those get the base domain (the scope and the TCP
 // ban, which must be one domain for all the child's threads) and add their
 // file-system layer themselves (sandbox.Restrict: on every thread in place,
 // or by re-executing in a binary with cgo).
@@ -374,4 +375,101 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
 	}
 	return nil
+}
+
+// spawnConfiner is the pool.Confiner of one start of a child: its copy or
+// view and namespaces once it holds its slot (with the tree snapshot a
+// writer sharing the tree is judged by), then its sandbox on the thread it
+// is started from. Every class goes through it: read-only, in-place
+// writer, isolated writer, and a fleet worker's child (d.cfg.Mount).
+type spawnConfiner struct {
+	s        *spawn
+	snapshot bool // take the before-snapshot of the tree
+}
+
+func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
+	s, env := c.s, c.s.j.env
+	if c.snapshot {
+		s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+	}
+	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
+	s.cfg.watch(env.ReadOnly, s.ws)
+	return err
+}
+
+func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
+	return sandboxFromParent(cmd, c.s.j.env, c.s.j.td, c.s.ws)
+}
+
+// configure prepares an isolated child's copy and namespaces on its command,
+// once it holds its pool slot (so the copy is taken when the child starts).
+func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
+	changed := false
+	if env.Network != nil && !*env.Network {
+		changed = true
+		if err := sandbox.ConfigureNetwork(cmd, d.sandboxReport(ctx)); err != nil {
+			env.Notes = append(env.Notes, "network: false could not be enforced by a namespace: "+err.Error())
+		}
+	}
+	if m := d.cfg.Mount; m != nil {
+		// The copy was made for this dispatcher (a fleet worker's): every
+		// child mounts it, read-only agents too (their view is the copy).
+		changed = true
+		if env.Isolation == "worktree" {
+			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
+		}
+		if err := m.Configure(cmd); err != nil {
+			return err
+		}
+	} else if env.Isolation == "worktree" {
+		changed = true
+		id := env.TaskID
+		if env.ResumeCount > 0 {
+			// A resume gets a fresh copy; an earlier one left behind (a
+			// conflict, a killed run) is kept beside it, never reused blind.
+			id = fmt.Sprintf("%s-%d", env.TaskID, env.ResumeCount)
+			if td.Has(taskdir.Isolate) {
+				kept := fmt.Sprintf("%s.%d", taskdir.Isolate, env.ResumeCount-1)
+				if err := td.Rename(taskdir.Isolate, kept); err != nil {
+					return fmt.Errorf("keep the earlier copy: %w", err)
+				}
+				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
+			}
+		}
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
+			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot)), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges}
+		if len(env.AllowedDestinations) > 0 {
+			// Its own subagents' records go to the real tree, not its copy.
+			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}
+		}
+		w, err := d.isolator(ctx).Prepare(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("isolate the child: %w", err)
+		}
+		*ws = w
+		if w.Mode == isolate.ModeNone {
+			env.Isolation = ""
+			env.Notes = append(env.Notes, w.Note)
+		} else {
+			env.IsolationRoot, env.IsolationDir = w.Root, w.Dir
+			if w.Dir != env.Workspace {
+				// A worktree lives elsewhere: the child must be told where.
+				env.System = strings.Replace(env.System, "WORKSPACE PATH:\n"+env.Workspace+"\n", "WORKSPACE PATH:\n"+w.Dir+"\n", 1)
+			}
+		}
+		if err := w.Configure(cmd); err != nil {
+			return err
+		}
+	}
+	if d.cfg.Mount == nil && inPlaceWriter(env) && !env.NoLandlock {
+		noted, err := d.holdInPlace(ctx, cmd, env, td)
+		if err != nil {
+			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
+		}
+		changed = changed || noted
+	}
+	if !changed {
+		return nil
+	}
+	return td.WriteJSON(taskdir.Envelope, env, true)
 }
