@@ -23,7 +23,9 @@ func TestSiblingsThroughBroodRun(t *testing.T) {
 	root, env := project(t)
 	exe, err := os.Executable()
 	must(t, err)
-	pidFile := filepath.Join(t.TempDir(), "notes.pid")
+	// In the work tree: the server runs under its in-place child's
+	// sandbox, which writes nowhere else.
+	pidFile := filepath.Join(root, "notes.pid")
 	inline := "mcpServers:\n  - notes:\n      command: " + exe + "\n      env: {" + mcptest.EnvServer + ": \"1\", " + mcptest.EnvPID + ": " + strconv.Quote(pidFile) + "}\n"
 	agents := map[string]string{
 		"noter":     "tools: Read, mcp__notes__echo\n" + inline,
