@@ -302,6 +302,26 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 	return false, isolate.ConfigureInPlace(cmd, v)
 }
 
+// unheldGitConfig lists, for an in-place writer dispatched by the root,
+// the git configuration entries that do not exist yet (.git/commondir,
+// .git/config.worktree), which no kernel rule can hold (isolate.AbsentGitConfig).
+func (d *Dispatcher) unheldGitConfig(env *dispatch.Envelope) []string {
+	if d.cfg.Depth > 0 || d.cfg.Mount != nil || !inPlaceWriter(env) {
+		return nil
+	}
+	return isolate.AbsentGitConfig(resolved(workRoot(env)))
+}
+
+// removeUnheld removes those of the entries unheldGitConfig listed that the
+// child made, and says so in its result: git would read them as
+// configuration (commondir points the repository's git at another git
+// directory, with a config of the child's).
+func (d *Dispatcher) removeUnheld(env *dispatch.Envelope, unheld []string) {
+	if made := isolate.RemoveMade(unheld); len(made) > 0 {
+		env.Notes = append(env.Notes, "Configuration: the child made "+strings.Join(made, ", ")+", which git would read as configuration: removed")
+	}
+}
+
 // resolvedTaskDir is a task directory's path with the links above it
 // resolved (the directory itself is checked to be none: taskdir).
 func resolvedTaskDir(p string) string {

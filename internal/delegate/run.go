@@ -68,7 +68,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer endAsks()
 	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
 	defer s.cfg.release()
+	unheld := d.unheldGitConfig(env)
 	o, err := s.start(ctx)
+	d.removeUnheld(env, unheld)
 	if s.overlayMountFailed(o) {
 		o, err = s.retryOnWorktree(ctx, o)
 	}
