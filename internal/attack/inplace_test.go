@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/session"
 )
 
 // needLandlock skips where the kernel has no Landlock: there an in-place
@@ -47,7 +48,7 @@ func TestInPlaceWriterConfined(t *testing.T) {
 		// (.git/commondir and .git/config.worktree, names a git directory
 		// does not have until someone makes them, are beside index.lock,
 		// which a commit makes: no kernel rule tells them apart. The
-		// parent's git runner and configuration guard hold those.)
+		// parent removes them after the child: below.)
 		".git/config", ".git/hooks/pre-commit", ".git/info/exclude",
 		".brood/settings.toml", ".brood/settings.local.toml", ".brood/records/" + otherID + ".json",
 		".brood/records/hooks/" + otherID + ".9.stop", ".claude/settings.json", ".claude/agents/evil.md",
@@ -80,6 +81,8 @@ func TestInPlaceWriterConfined(t *testing.T) {
         - Bash: {command: "{ `+strings.ReplaceAll(try.String(), `"`, `\"`)+` echo tried; } > tried.txt"}
     - tools:
         - Bash: {command: "echo work > work.txt && git add work.txt && git -c user.email=c@x -c user.name=c commit -qm child && echo committed > committed.txt; echo t > \"$TMPDIR/t\" && echo tmp >> committed.txt; mkdir -p \"$HOME/.cache/go-build\" && echo c > \"$HOME/.cache/go-build/probe\" && echo cache >> committed.txt"}
+    - tools:
+        - Bash: {command: "printf 'PWNED\\n' > .git/commondir && echo made-commondir"}
     - say: "child done"
 `)
 	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
@@ -88,6 +91,20 @@ func TestInPlaceWriterConfined(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
 		t.Fatalf("the child never tried (no tried.txt: %v): the test did not reach its scenario\n%s", err, errs)
+	}
+	// .git/commondir, which the kernel cannot hold (see targets), is
+	// removed by the parent after the child and named in its result.
+	if _, err := os.Lstat(filepath.Join(p.root, ".git", "commondir")); err == nil {
+		t.Errorf("the child's .git/commondir is still there")
+	}
+	var taskOut string
+	for _, r := range p.rootTranscript() {
+		if r.Type == session.RecToolResult && r.Tool == "Task" {
+			taskOut = r.Output
+		}
+	}
+	if !strings.Contains(taskOut, "Configuration: the child made") || !strings.Contains(taskOut, "commondir") {
+		t.Errorf("the result does not name the removed .git/commondir:\n%s", taskOut)
 	}
 	// What the child itself saw succeed (a guard that puts a file back
 	// afterwards does not count), and what is left.

@@ -304,6 +304,26 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 	return false, isolate.ConfigureInPlace(cmd, v)
 }
 
+// unheldGitConfig lists, for an in-place writer dispatched by the root,
+// the git configuration entries that do not exist yet (.git/commondir,
+// .git/config.worktree), which no kernel rule can hold (isolate.AbsentGitConfig).
+func (d *Dispatcher) unheldGitConfig(env *dispatch.Envelope) []string {
+	if d.cfg.Depth > 0 || d.cfg.Mount != nil || !inPlaceWriter(env) {
+		return nil
+	}
+	return isolate.AbsentGitConfig(resolved(workRoot(env)))
+}
+
+// removeUnheld removes those of the entries unheldGitConfig listed that the
+// child made, and says so in its result: git would read them as
+// configuration (commondir points the repository's git at another git
+// directory, with a config of the child's).
+func (d *Dispatcher) removeUnheld(env *dispatch.Envelope, unheld []string) {
+	if made := isolate.RemoveMade(unheld); len(made) > 0 {
+		env.Notes = append(env.Notes, "Configuration: the child made "+strings.Join(made, ", ")+", which git would read as configuration: removed")
+	}
+}
+
 // resolvedTaskDir is a task directory's path with the links above it
 // resolved (the directory itself is checked to be none: taskdir).
 func resolvedTaskDir(p string) string {
@@ -323,10 +343,11 @@ func resolved(path string) string {
 // sandboxFromParent runs on the thread the child is started from: it puts
 // that thread under the child's Landlock policy, so the child is confined
 // from its first instruction without re-executing itself. Two children are
-// the exception: an overlay child must mount its copy first (Landlock
-// forbids mounts to a domain with file-system rules), and for a child in a
-// new user namespace Go writes the id maps from this thread, which such a
-// domain would forbid too. Those get the base domain (the scope and the TCP
+// the exception: an overlay child and an in-place writer must mount first
+// (the copy; the view that holds the tree's configuration read-only), and
+// Landlock forbids mounts to a domain with file-system rules; and for a
+// child in a new user namespace Go writes the id maps from this thread,
+// which such a domain would forbid too. Those get the base domain (the scope and the TCP
 // ban, which must be one domain for all the child's threads) and add their
 // file-system layer themselves (sandbox.Restrict: on every thread in place,
 // or by re-executing in a binary with cgo).
@@ -376,4 +397,98 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
 	}
 	return nil
+}
+
+// spawnConfiner is the pool.Confiner of one start of a child: its copy or
+// view and namespaces once it holds its slot (with the tree snapshot a
+// writer sharing the tree is judged by), then its sandbox on the thread it
+// is started from. Every class goes through it: read-only, in-place
+// writer, isolated writer, and a fleet worker's child (d.cfg.Mount).
+type spawnConfiner struct {
+	s        *spawn
+	snapshot bool // take the before-snapshot of the tree
+}
+
+func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
+	s, env := c.s, c.s.j.env
+	if c.snapshot {
+		s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+	}
+	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
+	s.cfg.watch(env.ReadOnly, s.ws)
+	return err
+}
+
+func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
+	return sandboxFromParent(cmd, c.s.j.env, c.s.j.td, c.s.ws)
+}
+
+// configure prepares an isolated child's copy and namespaces on its command,
+// once it holds its pool slot (so the copy is taken when the child starts).
+func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
+	// (network: none is the child's tool processes' affair: the Bash tool
+	// starts them without network; the child keeps its model connection.)
+	changed := false
+	if m := d.cfg.Mount; m != nil {
+		// The copy was made for this dispatcher (a fleet worker's): every
+		// child mounts it, read-only agents too (their view is the copy).
+		changed = true
+		if env.Isolation == "worktree" {
+			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
+		}
+		if err := m.Configure(cmd); err != nil {
+			return err
+		}
+	} else if env.Isolation == "worktree" {
+		changed = true
+		id := env.TaskID
+		if env.ResumeCount > 0 {
+			// A resume gets a fresh copy; an earlier one left behind (a
+			// conflict, a killed run) is kept beside it, never reused blind.
+			id = fmt.Sprintf("%s-%d", env.TaskID, env.ResumeCount)
+			if td.Has(taskdir.Isolate) {
+				kept := fmt.Sprintf("%s.%d", taskdir.Isolate, env.ResumeCount-1)
+				if err := td.Rename(taskdir.Isolate, kept); err != nil {
+					return fmt.Errorf("keep the earlier copy: %w", err)
+				}
+				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
+			}
+		}
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
+			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot)), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
+			Programs: d.cfg.Grant.Held()}
+		if len(env.AllowedDestinations) > 0 {
+			// Its own subagents' records go to the real tree, not its copy.
+			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}
+		}
+		w, err := d.isolator(ctx).Prepare(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("isolate the child: %w", err)
+		}
+		*ws = w
+		if w.Mode == isolate.ModeNone {
+			env.Isolation = ""
+			env.Notes = append(env.Notes, w.Note)
+		} else {
+			env.IsolationRoot, env.IsolationDir = w.Root, w.Dir
+			if w.Dir != env.Workspace {
+				// A worktree lives elsewhere: the child must be told where.
+				env.System = strings.Replace(env.System, "WORKSPACE PATH:\n"+env.Workspace+"\n", "WORKSPACE PATH:\n"+w.Dir+"\n", 1)
+			}
+		}
+		if err := w.Configure(cmd); err != nil {
+			return err
+		}
+	}
+	if d.cfg.Mount == nil && inPlaceWriter(env) && !env.NoLandlock {
+		noted, err := d.holdInPlace(ctx, cmd, env, td)
+		if err != nil {
+			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
+		}
+		changed = changed || noted
+	}
+	if !changed {
+		return nil
+	}
+	return td.WriteJSON(taskdir.Envelope, env, true)
 }

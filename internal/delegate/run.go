@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -70,7 +68,9 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer endAsks()
 	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
 	defer s.cfg.release()
+	unheld := d.unheldGitConfig(env)
 	o, err := s.start(ctx)
+	d.removeUnheld(env, unheld)
 	if s.overlayMountFailed(o) {
 		o, err = s.retryOnWorktree(ctx, o)
 	}
@@ -193,30 +193,6 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 			return ""
 		},
 	})
-}
-
-// spawnConfiner is the pool.Confiner of one start of a child: its copy or
-// view and namespaces once it holds its slot (with the tree snapshot a
-// writer sharing the tree is judged by), then its sandbox on the thread it
-// is started from. Every class goes through it: read-only, in-place
-// writer, isolated writer, and a fleet worker's child (d.cfg.Mount).
-type spawnConfiner struct {
-	s        *spawn
-	snapshot bool // take the before-snapshot of the tree
-}
-
-func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
-	s, env := c.s, c.s.j.env
-	if c.snapshot {
-		s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
-	}
-	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
-	s.cfg.watch(env.ReadOnly, s.ws)
-	return err
-}
-
-func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
-	return sandboxFromParent(cmd, c.s.j.env, c.s.j.td, c.s.ws)
 }
 
 // overlayMountFailed reports whether the child could not mount its overlay
@@ -508,76 +484,6 @@ func groupsInSession(session int) map[int]bool {
 		}
 	}
 	return out
-}
-
-// configure prepares an isolated child's copy and namespaces on its command,
-// once it holds its pool slot (so the copy is taken when the child starts).
-func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
-	// (network: none is the child's tool processes' affair: the Bash tool
-	// starts them without network; the child keeps its model connection.)
-	changed := false
-	if m := d.cfg.Mount; m != nil {
-		// The copy was made for this dispatcher (a fleet worker's): every
-		// child mounts it, read-only agents too (their view is the copy).
-		changed = true
-		if env.Isolation == "worktree" {
-			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
-		}
-		if err := m.Configure(cmd); err != nil {
-			return err
-		}
-	} else if env.Isolation == "worktree" {
-		changed = true
-		id := env.TaskID
-		if env.ResumeCount > 0 {
-			// A resume gets a fresh copy; an earlier one left behind (a
-			// conflict, a killed run) is kept beside it, never reused blind.
-			id = fmt.Sprintf("%s-%d", env.TaskID, env.ResumeCount)
-			if td.Has(taskdir.Isolate) {
-				kept := fmt.Sprintf("%s.%d", taskdir.Isolate, env.ResumeCount-1)
-				if err := td.Rename(taskdir.Isolate, kept); err != nil {
-					return fmt.Errorf("keep the earlier copy: %w", err)
-				}
-				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
-			}
-		}
-		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
-			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot)), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
-			Programs: d.cfg.Grant.Held()}
-		if len(env.AllowedDestinations) > 0 {
-			// Its own subagents' records go to the real tree, not its copy.
-			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}
-		}
-		w, err := d.isolator(ctx).Prepare(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("isolate the child: %w", err)
-		}
-		*ws = w
-		if w.Mode == isolate.ModeNone {
-			env.Isolation = ""
-			env.Notes = append(env.Notes, w.Note)
-		} else {
-			env.IsolationRoot, env.IsolationDir = w.Root, w.Dir
-			if w.Dir != env.Workspace {
-				// A worktree lives elsewhere: the child must be told where.
-				env.System = strings.Replace(env.System, "WORKSPACE PATH:\n"+env.Workspace+"\n", "WORKSPACE PATH:\n"+w.Dir+"\n", 1)
-			}
-		}
-		if err := w.Configure(cmd); err != nil {
-			return err
-		}
-	}
-	if d.cfg.Mount == nil && inPlaceWriter(env) && !env.NoLandlock {
-		noted, err := d.holdInPlace(ctx, cmd, env, td)
-		if err != nil {
-			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
-		}
-		changed = changed || noted
-	}
-	if !changed {
-		return nil
-	}
-	return td.WriteJSON(taskdir.Envelope, env, true)
 }
 
 func killedWhy(by string, s settings.Settings, env *dispatch.Envelope) string {

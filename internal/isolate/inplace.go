@@ -96,3 +96,37 @@ func ConfigureInPlace(cmd *exec.Cmd, v View) error {
 	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	return nil
 }
+
+// unheldGitEntries are entries of a git directory that are configuration
+// but that no kernel rule can hold for an in-place writer when they do not
+// exist yet: they sit beside the index.lock a commit makes, and a mount
+// needs a file to cover. git reads commondir as a pointer to another git
+// directory (with its own config) and config.worktree as more config.
+func unheldGitEntries() []string { return []string{"commondir", "config.worktree"} }
+
+// AbsentGitConfig lists the git configuration entries of the work tree at
+// root that do not exist now, for RemoveMade after an in-place writer ran.
+func AbsentGitConfig(root string) []string {
+	var out []string
+	for _, e := range unheldGitEntries() {
+		p := filepath.Join(root, ".git", e)
+		if _, err := os.Lstat(p); os.IsNotExist(err) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// RemoveMade removes those of paths that exist now (a child made them) and
+// returns them.
+func RemoveMade(paths []string) []string {
+	var made []string
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err == nil {
+			if os.RemoveAll(p) == nil {
+				made = append(made, p)
+			}
+		}
+	}
+	return made
+}

@@ -23,9 +23,8 @@ func TestSiblingsThroughBroodRun(t *testing.T) {
 	root, env := project(t)
 	exe, err := os.Executable()
 	must(t, err)
-	// In the work tree: noter writes in place, and an in-place writer (and
-	// every process it starts, its MCP servers included) writes nothing
-	// outside it but its TMPDIR and the build caches.
+	// In the work tree: the server runs under its in-place child's
+	// sandbox, which writes nowhere else but its TMPDIR and the build caches.
 	pidFile := filepath.Join(root, "notes.pid")
 	inline := "mcpServers:\n  - notes:\n      command: " + exe + "\n      env: {" + mcptest.EnvServer + ": \"1\", " + mcptest.EnvPID + ": " + strconv.Quote(pidFile) + "}\n"
 	agents := map[string]string{
