@@ -303,6 +303,11 @@ func (e *engine) steer(id, text string) error {
 	return delegate.Send(e.cfg.ProjectRoot, id, "the user (brood TUI)", text)
 }
 
+// undelivered returns the messages an ended task never read.
+func (e *engine) undelivered(id string) ([]string, error) {
+	return delegate.Undelivered(e.cfg.ProjectRoot, id, true)
+}
+
 // setModel switches the model for the next turns.
 func (e *engine) setModel(spec string) error {
 	if e.cfg.ResolveModel == nil {

@@ -57,6 +57,7 @@ type Model struct {
 	stopping  bool
 	quitting  bool
 	session   string
+	steered   map[string]bool // tasks sent a message that may not have been read yet
 }
 
 func newModel(eng *engine, color bool, now func() time.Time) *Model {
@@ -146,6 +147,9 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 		m.agentEvent(msg.ev)
 	case dispatchMsg:
 		m.tree.apply(msg.ev, m.now())
+		if msg.ev.Type == "dispatch_stop" {
+			m.undelivered(msg.ev.TaskID)
+		}
 	case resultMsg:
 		m.tree.setResult(msg)
 	case priorMsg:

@@ -1,0 +1,62 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// TestTUISteerNotDelivered sends a message to a child in the middle of its
+// last model call and then kills it from the tree: the message never
+// reached the child, and the conversation says so (today's main said
+// "arrives at its next turn" and nothing more).
+func TestTUISteerNotDelivered(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - say: "Delegating."
+      tools:
+        - Task: {subagent_type: general-purpose, description: "Long think", prompt: "Think.", run_in_background: true, isolation: none}
+    - say: "Delegated."
+  general-purpose:
+    - say: "thinking for an hour"
+      delay: 1h
+`, map[string]string{})
+	tm.typeLine("delegate it")
+	tm.waitFor("Delegated.", "general-purpose", "running")
+	// The prompt is in the child's transcript once its turn boundary read
+	// the inbox: the message below waits for a turn that never comes.
+	tm.waitTranscript(`"type":"message"`)
+	tm.keys("C-t")
+	tm.keys("m")
+	tm.waitFor("message to general-purpose")
+	tm.typeLine("change of plan")
+	tm.waitFor("✉ to", "(queued for its next turn)")
+	tm.keys("x")
+	tm.waitFor("stopped task", "✉ not delivered to", "the task ended first: change of plan")
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.exit()
+}
+
+// waitTranscript polls until a subagent's transcript holds text, up to a
+// deadline.
+func (tm *term) waitTranscript(text string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		files, _ := filepath.Glob(filepath.Join(tm.root, ".brood", "dispatch", "*", dispatch.SessionFile))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), text) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("timed out waiting for %s in a subagent's transcript", text)
+		}
+		time.Sleep(20 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
+	}
+}
