@@ -159,6 +159,7 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 	case turnDoneMsg:
 		m.running = false
 		m.conv.streaming = nil
+		m.conv.settle()
 		if o := msg.outcome; o != nil && o.Status != agent.StatusDone {
 			kind := entryNotice
 			text := fmt.Sprintf("turn ended: %s", o.Status)
