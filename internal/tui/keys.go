@@ -81,6 +81,12 @@ func (m *Model) ctrlC() tea.Cmd {
 
 func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
+	case "esc":
+		// As in Claude Code: Esc stops the turn; the session stays.
+		if m.running && m.eng.interrupt() {
+			m.notice(entryNotice, "interrupted (esc)")
+		}
+		return nil
 	case "enter":
 		line := m.input.Value()
 		m.input.SetValue("")

@@ -92,7 +92,7 @@ func (m *Model) statusLine(w int) string {
 	case len(m.asks) > 0:
 		state = "waiting for you"
 	case m.running:
-		state = "working…"
+		state = m.working()
 	}
 	child := m.tree.usage()
 	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, shortModel(m.eng.modelSpec()), m.turn, count(m.usage.Total()+child.Total()))
