@@ -57,8 +57,8 @@ type Model struct {
 	stopping  bool
 	quitting  bool
 	session   string
-	turnStart time.Time   // when the running prompt was sent
-	turnUsage model.Usage // m.usage then: the running prompt's tokens are the difference
+	turnStart time.Time       // when the running prompt was sent
+	turnUsage model.Usage     // m.usage then: the running prompt's tokens are the difference
 	steered   map[string]bool // tasks sent a message that may not have been read yet
 }
 
