@@ -60,3 +60,29 @@ func (tm *term) waitTranscript(text string) {
 		time.Sleep(20 * time.Millisecond) // polling with a deadline, not synchronisation by sleep
 	}
 }
+
+// TestTUIQueued runs two background subagents on a pool of one slot: the
+// one waiting for the slot is shown queued, not running (today's main
+// counted it running, with a ticking clock), at 80×24 and 140×45.
+func TestTUIQueued(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - say: "Delegating."
+      tools:
+        - Task: {subagent_type: general-purpose, description: "First think", prompt: "Think.", run_in_background: true, isolation: none}
+        - Task: {subagent_type: general-purpose, description: "Second think", prompt: "Think.", run_in_background: true, isolation: none}
+    - say: "Delegated."
+  general-purpose:
+    - say: "thinking for an hour"
+      delay: 1h
+`, map[string]string{"~/.config/brood/settings.toml": "[pool]\nconcurrency = 1\n"})
+	tm.typeLine("delegate it")
+	for _, size := range [][2]int{{80, 24}, {140, 45}} {
+		tm.resize(size[0], size[1])
+		s := tm.waitFor("1 running, 1 queued, 0 finished", " queued ", " running ")
+		if strings.Count(s, "general-purpose") < 2 {
+			t.Fatalf("%dx%d: both tasks should be in the tree:\n%s", size[0], size[1], s)
+		}
+	}
+	tm.exit()
+}

@@ -142,6 +142,7 @@ func (e *engine) dispatchEvent(ev delegate.Event) {
 	switch ev.Type {
 	case "dispatch_start":
 		go e.loadModel(ev.TaskID)
+		go e.watchStart(ev.TaskID)
 	case "dispatch_stop":
 		go e.loadResult(ev.TaskID)
 	}

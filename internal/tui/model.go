@@ -164,6 +164,8 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 		m.tree.setResult(msg)
 	case priorMsg:
 		m.tree.addPrior(msg.nodes)
+	case startedMsg:
+		m.tree.start(msg.id, m.now())
 	case taskModelMsg:
 		m.tree.setModel(msg.id, msg.model)
 	case turnDoneMsg:
