@@ -194,7 +194,7 @@ func fanOut(h *harness) {
 	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", nil)
 	h.m.Update(startedMsg{id: "01KBAAAAAAAAAAAAAAAAEXPL01"})
 	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAAGENP02", "", "general-purpose", nil)
-	h.m.Update(startedMsg{id: "01KBAAAAAAAAAAAAAAAAGENP02"}) // its process started
+	h.m.Update(startedMsg{id: "01KBAAAAAAAAAAAAAAAAGENP02"})            // its process started
 	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAAQUEU04", "", "plan", nil) // no pool slot yet
 	h.now = start.Add(3 * time.Second)
 	ev("progress", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *delegate.Event) { e.Tools = []string{"Glob", "Grep", "Read"} })
