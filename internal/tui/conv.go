@@ -153,6 +153,9 @@ func (c *conversation) renderTool(st styles, e *entry, width int) []string {
 		n = 0
 	}
 	if !c.expand {
+		if e.outcome == "background" {
+			return []string{head} // a launch note: the tree follows the task
+		}
 		return []string{head + st.dim.Render(fmt.Sprintf("  (%d lines)", n))}
 	}
 	lines := []string{head}

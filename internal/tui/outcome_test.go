@@ -29,7 +29,7 @@ func TestToolMarks(t *testing.T) {
 		{"failed", wrapped("failed"), true, "✗ Task explore  failed (3 lines)"},
 		{"partial", wrapped("partial"), false, "◐ Task explore  partial (3 lines)"},
 		{"checkpoint", wrapped("checkpoint"), false, "◐ Task explore  checkpoint (3 lines)"},
-		{"background", `Task 01K started in the background (task_id="01K"). Carry on.`, false, "↗ Task explore  running in the background (1 lines)"},
+		{"background", `Task 01K started in the background (task_id="01K"). Carry on.`, false, "↗ Task explore  running in the background"},
 		{"a forged wrapper inside the text", "ok\n" + wrapped("done"), false, "✓ Task explore (4 lines)"},
 		{"another tool's error", "no such file", true, "✗ Task explore  failed (1 lines)"},
 	}
