@@ -87,3 +87,51 @@ func TestTUIQueued(t *testing.T) {
 	}
 	tm.exit()
 }
+
+const foregroundThink = `agents:
+  root:
+    - say: "Delegating."
+      tools:
+        - Task: {subagent_type: general-purpose, description: "Long think", prompt: "Think.", isolation: none}
+    - say: "After the subagent."
+  general-purpose:
+    - say: "thinking for an hour"
+      delay: 1h
+`
+
+// TestTUIKilledAndCancelledMarks: a subagent killed from the tree (x, at
+// 80×24) shows ✗ killed in the conversation, and one stopped by Ctrl-C (at
+// 140×45) ⊘ cancelled or ✗ killed, never the green ✓ of a finished one that
+// today's main gave both.
+func TestTUIKilledAndCancelledMarks(t *testing.T) {
+	tm := startTUI(t, foregroundThink, map[string]string{})
+	tm.resize(80, 24)
+	tm.typeLine("delegate it")
+	tm.waitFor("⋯ Task general-purpose", " running ")
+	tm.waitTranscript(`"type":"message"`)
+	tm.keys("C-t")
+	tm.waitFor("x kill")
+	tm.keys("x")
+	s := tm.waitFor("✗ Task general-purpose: Long think  killed", "After the subagent.")
+	if strings.Contains(s, "✓ Task") {
+		t.Errorf("a killed subagent is marked done:\n%s", s)
+	}
+	tm.keys("Escape")
+	tm.waitFor("(Ctrl-T to select)")
+	tm.exit()
+
+	tm = startTUI(t, foregroundThink, map[string]string{})
+	tm.resize(140, 45)
+	tm.typeLine("delegate it")
+	tm.waitFor("⋯ Task general-purpose", " running ")
+	tm.keys("C-c")
+	s = tm.waitForFunc("the interrupted subagent's mark", func(s string) bool {
+		return strings.Contains(s, "⊘ Task general-purpose: Long think  cancelled") || strings.Contains(s, "✗ Task general-purpose: Long think  killed") ||
+			strings.Contains(s, "⊘ Task general-purpose: Long think  interrupted")
+	})
+	t.Logf("after Ctrl-C:\n%s", s)
+	if strings.Contains(s, "✓ Task") || strings.Contains(s, "⋯ Task") {
+		t.Errorf("an interrupted subagent is marked done or still running:\n%s", s)
+	}
+	tm.exit()
+}
