@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -75,6 +76,11 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	}
 	if errors.Is(err, agents.ErrCheckFailed) {
 		return 1 // check printed every problem already
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		// The reader went away (brood ... | head): end quietly with the
+		// status a process killed by SIGPIPE has, as other CLI tools do.
+		return cmdutil.ExitBrokenPipe
 	}
 	var ee *cmdutil.ExitError
 	if errors.As(err, &ee) && !cmdutil.IsUsage(err) {

@@ -458,7 +458,11 @@ func Send(projectRoot, id, from, message string) error {
 		return err
 	}
 	from = strings.ReplaceAll(firstNonEmpty(from, "the parent agent"), "\n", " ")
-	return td.WriteFile(filepath.Join(taskdir.Inbox, dispatch.NewID()+".txt"), []byte("from: "+from+"\n"+message), true)
+	name := dispatch.NewID() + ".txt"
+	if err := td.WriteFile(filepath.Join(taskdir.Inbox, name), []byte("from: "+from+"\n"+message), true); err != nil {
+		return err
+	}
+	return settle(projectRoot, id, name) // inbox.go: it may have ended meanwhile
 }
 
 // In is a dispatcher like d whose children work in workspace (a fleet

@@ -32,6 +32,7 @@ type entry struct {
 	summary string // a tool call's argument summary
 	done    bool   // a tool call's result is in
 	isError bool
+	outcome string // how a subagent call ended (toolOutcome); "interrupted" when no result ever came
 
 	cacheWidth int
 	cache      []string
@@ -76,6 +77,7 @@ func (c *conversation) event(ev agent.Event) {
 		for i := len(c.entries) - 1; i >= 0; i-- {
 			if e := c.entries[i]; e.kind == entryTool && e.toolID == ev.ToolID {
 				e.text, e.done, e.isError, e.cache = ev.Text, true, ev.IsError, nil
+				e.outcome = toolOutcome(ev.Text)
 				break
 			}
 		}
@@ -107,6 +109,7 @@ func (c *conversation) replay(recs []session.Record) {
 			c.event(agent.Event{Type: agent.EvToolResult, ToolID: r.ToolID, Text: r.Output, IsError: r.IsError})
 		}
 	}
+	c.settle() // a call the reopened run never answered (kill -9) will not be
 }
 
 // lines renders every entry at width.
@@ -136,15 +139,12 @@ func (c *conversation) render(st styles, e *entry, width int) []string {
 }
 
 func (c *conversation) renderTool(st styles, e *entry, width int) []string {
-	mark := st.dim.Render("⋯")
-	switch {
-	case e.done && e.isError:
-		mark = st.err.Render("✗")
-	case e.done:
-		mark = st.ok.Render("✓")
+	mark, word := toolMark(st, e)
+	if word != "" {
+		word = "  " + word
 	}
-	head := truncate(fmt.Sprintf("%s %s %s", mark, st.tool.Render(e.tool), e.summary), width)
-	if !e.done {
+	head := truncate(fmt.Sprintf("%s %s %s%s", mark, st.tool.Render(e.tool), e.summary, word), width)
+	if !e.done || e.outcome == "interrupted" {
 		return []string{head}
 	}
 	out := clean(strings.TrimRight(e.text, "\n"), true)
@@ -153,6 +153,9 @@ func (c *conversation) renderTool(st styles, e *entry, width int) []string {
 		n = 0
 	}
 	if !c.expand {
+		if e.outcome == "background" {
+			return []string{head} // a launch note: the tree follows the task
+		}
 		return []string{head + st.dim.Render(fmt.Sprintf("  (%d lines)", n))}
 	}
 	lines := []string{head}

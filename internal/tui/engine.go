@@ -142,6 +142,7 @@ func (e *engine) dispatchEvent(ev delegate.Event) {
 	switch ev.Type {
 	case "dispatch_start":
 		go e.loadModel(ev.TaskID)
+		go e.watchStart(ev.TaskID)
 	case "dispatch_stop":
 		go e.loadResult(ev.TaskID)
 	}
@@ -301,6 +302,11 @@ func (e *engine) kill(id string) {
 // steer queues a message for a running task's next turn.
 func (e *engine) steer(id, text string) error {
 	return delegate.Send(e.cfg.ProjectRoot, id, "the user (brood TUI)", text)
+}
+
+// undelivered returns the messages an ended task never read.
+func (e *engine) undelivered(id string) ([]string, error) {
+	return delegate.Undelivered(e.cfg.ProjectRoot, id, true)
 }
 
 // setModel switches the model for the next turns.

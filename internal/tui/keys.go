@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -80,6 +81,12 @@ func (m *Model) ctrlC() tea.Cmd {
 
 func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
+	case "esc":
+		// As in Claude Code: Esc stops the turn; the session stays.
+		if m.running && m.eng.interrupt() {
+			m.notice(entryNotice, "interrupted (esc)")
+		}
+		return nil
 	case "enter":
 		line := m.input.Value()
 		m.input.SetValue("")
@@ -181,10 +188,35 @@ func (m *Model) sendTo(id, text string) {
 		return
 	}
 	if err := m.eng.steer(id, text); err != nil {
+		var nd *delegate.NotDeliveredError
+		if errors.As(err, &nd) {
+			m.notice(entryError, fmt.Sprintf("✉ not delivered to %s: the task ended (%s) before its next turn; press m on it to resume it with the message", shortID(id), nd.Status))
+			return
+		}
 		m.notice(entryError, err.Error())
 		return
 	}
-	m.notice(entryNotice, fmt.Sprintf("✉ to %s: %s (arrives at its next turn)", shortID(id), firstLine(text, 120)))
+	if m.steered == nil {
+		m.steered = map[string]bool{}
+	}
+	m.steered[id] = true
+	m.notice(entryNotice, fmt.Sprintf("✉ to %s: %s (queued for its next turn)", shortID(id), firstLine(text, 120)))
+}
+
+// undelivered tells the person about the messages a task they steered
+// never read because it ended first (inbox.go in delegate keeps the record).
+func (m *Model) undelivered(id string) {
+	if !m.steered[id] {
+		return
+	}
+	delete(m.steered, id)
+	msgs, err := m.eng.undelivered(id)
+	if err != nil {
+		m.notice(entryError, err.Error())
+	}
+	for _, text := range msgs {
+		m.notice(entryError, fmt.Sprintf("✉ not delivered to %s: the task ended first: %s (press m on it to resume it with the message)", shortID(id), firstLine(clean(text, false), 120)))
+	}
 }
 
 // askKey answers the first pending question: y once, a always, n deny.

@@ -57,6 +57,9 @@ type Model struct {
 	stopping  bool
 	quitting  bool
 	session   string
+	turnStart time.Time       // when the running prompt was sent
+	turnUsage model.Usage     // m.usage then: the running prompt's tokens are the difference
+	steered   map[string]bool // tasks sent a message that may not have been read yet
 }
 
 func newModel(eng *engine, color bool, now func() time.Time) *Model {
@@ -87,6 +90,11 @@ func clock() tea.Cmd {
 	return tea.Every(time.Second, func(time.Time) tea.Msg { return clockMsg{} })
 }
 
+// spinClock is the faster redraw while a turn runs: the spinner moves.
+func spinClock() tea.Cmd {
+	return tea.Tick(spinFrame, func(time.Time) tea.Msg { return clockMsg{} })
+}
+
 // pruneAsks drops the questions whose asker stopped waiting (it was
 // killed, or its run ended): they can no longer be answered.
 func (m *Model) pruneAsks() {
@@ -113,6 +121,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case clockMsg:
+		if m.running {
+			return m, spinClock()
+		}
 		return m, clock()
 	case tea.PasteMsg:
 		if m.focus != focusTree && len(m.asks) == 0 {
@@ -146,15 +157,21 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 		m.agentEvent(msg.ev)
 	case dispatchMsg:
 		m.tree.apply(msg.ev, m.now())
+		if msg.ev.Type == "dispatch_stop" {
+			m.undelivered(msg.ev.TaskID)
+		}
 	case resultMsg:
 		m.tree.setResult(msg)
 	case priorMsg:
 		m.tree.addPrior(msg.nodes)
+	case startedMsg:
+		m.tree.start(msg.id, m.now())
 	case taskModelMsg:
 		m.tree.setModel(msg.id, msg.model)
 	case turnDoneMsg:
 		m.running = false
 		m.conv.streaming = nil
+		m.conv.settle()
 		if o := msg.outcome; o != nil && o.Status != agent.StatusDone {
 			kind := entryNotice
 			text := fmt.Sprintf("turn ended: %s", o.Status)
@@ -230,6 +247,7 @@ func (m *Model) submit(line string) tea.Cmd {
 	m.conv.add(&entry{kind: entryUser, text: line})
 	if m.eng.startTurn(line) {
 		m.running = true
+		m.turnStart, m.turnUsage = m.now(), m.usage
 	}
 	return nil
 }

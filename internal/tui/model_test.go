@@ -192,7 +192,10 @@ func fanOut(h *harness) {
 		h.m.Update(dispatchMsg{e})
 	}
 	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", nil)
+	h.m.Update(startedMsg{id: "01KBAAAAAAAAAAAAAAAAEXPL01"})
 	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAAGENP02", "", "general-purpose", nil)
+	h.m.Update(startedMsg{id: "01KBAAAAAAAAAAAAAAAAGENP02"})            // its process started
+	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAAQUEU04", "", "plan", nil) // no pool slot yet
 	h.now = start.Add(3 * time.Second)
 	ev("progress", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *delegate.Event) { e.Tools = []string{"Glob", "Grep", "Read"} })
 	ev("usage", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *delegate.Event) { e.Usage = model.Usage{Input: 1200, Output: 300} })
@@ -211,8 +214,8 @@ func TestTreeFrames(t *testing.T) {
 	h := newHarness(t, rootScript)
 	fanOut(h)
 	h.golden("tree")
-	if got := h.m.tree.running(); got != 2 {
-		t.Errorf("running = %d, want 2", got)
+	if got, queued := h.m.tree.running(), h.m.tree.queued(); got != 2 || queued != 1 {
+		t.Errorf("running = %d, queued = %d, want 2 and 1 (a queued task is not running)", got, queued)
 	}
 	if got := h.m.tree.usage().Total(); got != 2500 {
 		t.Errorf("children's tokens = %d, want 2500", got)

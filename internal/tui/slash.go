@@ -34,7 +34,7 @@ func commands() []command {
 		{name: "/tasks", help: "list this session's subagents and the project's recent tasks"},
 		{name: "/agents", help: "list the agent types you can dispatch"},
 		{name: "/kill", args: "ID", help: "stop a running task (SIGTERM, then SIGKILL); it stays resumable", complete: tasks},
-		{name: "/msg", args: "ID text", help: "send a steering message to a running task (arrives at its next turn)", complete: tasks},
+		{name: "/msg", args: "ID text", help: "send a steering message to a running task (at its next turn; you are told if it ends first)", complete: tasks},
 		{name: "/resume", args: "ID text", help: "continue a finished task with a follow-up, its transcript intact", complete: tasks},
 		{name: "/workflow", args: "FILE [name=value]", help: "check a workflow plan, say how many agents it starts, and run it once you agree"},
 		{name: "/model", args: "[provider/model]", help: "show or switch the model"},

@@ -58,8 +58,9 @@ func (t *tree) apply(ev delegate.Event, now time.Time) {
 	}
 	switch ev.Type {
 	case "dispatch_start":
-		n.status, n.started = "running", now
+		n.status, n.started = dispatch.StatusQueued, now // queued.go: running once it starts
 	case "progress":
+		t.start(n.id, now)
 		tools := make([]string, 0, len(ev.Tools))
 		for _, s := range ev.Tools {
 			tools = append(tools, clean(s, false))
@@ -67,6 +68,7 @@ func (t *tree) apply(ev delegate.Event, now time.Time) {
 		n.lastTools = tools
 		n.history = append(n.history, tools)
 	case "usage":
+		t.start(n.id, now)
 		n.usage, n.own = ev.Usage, ev.Usage // a running child's count is its own
 	case "dispatch_stop":
 		n.status, n.stopped = clean(ev.Status, false), now
@@ -82,7 +84,7 @@ func (t *tree) apply(ev delegate.Event, now time.Time) {
 func (t *tree) running() int {
 	c := 0
 	for _, n := range t.nodes {
-		if n.stopped.IsZero() {
+		if n.stopped.IsZero() && n.status != dispatch.StatusQueued {
 			c++
 		}
 	}

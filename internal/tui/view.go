@@ -49,8 +49,11 @@ func (m *Model) treeSection(w int) []string {
 	if len(m.tree.nodes) == 0 {
 		return nil
 	}
-	run := m.tree.running()
-	head := fmt.Sprintf("── subagents: %d running, %d finished ", run, len(m.tree.nodes)-run)
+	run, queued := m.tree.running(), m.tree.queued()
+	head := fmt.Sprintf("── subagents: %d running, %d finished ", run, len(m.tree.nodes)-run-queued)
+	if queued > 0 {
+		head = fmt.Sprintf("── subagents: %d running, %d queued, %d finished ", run, queued, len(m.tree.nodes)-run-queued)
+	}
 	if m.focus == focusTree {
 		head += "(↑↓ move · Enter expand · x kill · m message · Esc back) "
 	} else {
@@ -92,7 +95,7 @@ func (m *Model) statusLine(w int) string {
 	case len(m.asks) > 0:
 		state = "waiting for you"
 	case m.running:
-		state = "working…"
+		state = m.working()
 	}
 	child := m.tree.usage()
 	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, shortModel(m.eng.modelSpec()), m.turn, count(m.usage.Total()+child.Total()))
@@ -108,6 +111,9 @@ func (m *Model) statusLine(w int) string {
 	}
 	if n := m.tree.running(); n > 0 {
 		s += fmt.Sprintf(" · %d running", n)
+	}
+	if n := m.tree.queued(); n > 0 {
+		s += fmt.Sprintf(" · %d queued", n)
 	}
 	s += " · /help"
 	return m.st.dim.Render(truncate(s, w))

@@ -16,6 +16,7 @@ const (
 	ExitCheckpoint = 4   // a subagent stopped at a checkpoint (it asks for a decision)
 	ExitKilled     = 5   // a subagent's process was killed (lifeguard, timeout, or brood tasks kill)
 	ExitInterrupt  = 130 // interrupted (Ctrl-C, SIGTERM); the run stays resumable
+	ExitBrokenPipe = 141 // stdout's reader went away (brood ... | head): 128+SIGPIPE, nothing printed
 )
 
 // ExitStatusHelp is the table `brood --help` prints.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/termsafe"
 )
@@ -68,10 +69,19 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	if err != nil {
 		return err
 	}
+	late, _ := delegate.Undelivered(f.ProjectRoot, opts.ID, false)
 	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, map[string]string{"task_id": opts.ID, "status": status, "output": text})
+		v := map[string]any{"task_id": opts.ID, "status": status, "output": text}
+		if len(late) > 0 {
+			v["undelivered"] = late
+		}
+		return cmdutil.WriteJSON(f.Out, v)
 	}
-	fmt.Fprintf(termsafe.NewWriter(f.Out), "status: %s\n%s\n", status, strings.TrimRight(forPerson(opts.ID, status, text), "\n"))
+	w := termsafe.NewWriter(f.Out)
+	fmt.Fprintf(w, "status: %s\n%s\n", status, strings.TrimRight(forPerson(opts.ID, status, text), "\n"))
+	for _, msg := range late {
+		fmt.Fprintf(w, "not delivered (the task ended first): %s\n", firstLine(msg))
+	}
 	return nil
 }
 
@@ -85,4 +95,13 @@ func forPerson(id, status, text string) string {
 		return fmt.Sprintf("task %s is still %s: wait for it with brood tasks output %s --wait, or steer it with brood tasks send %s \"...\"", id, status, id, id)
 	}
 	return resumeHint.ReplaceAllString(text, fmt.Sprintf("Continue it with: brood tasks resume %s \"...\"", id))
+}
+
+// firstLine is a message's first line, marked when there is more.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
 }

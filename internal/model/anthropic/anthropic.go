@@ -48,6 +48,9 @@ type Config struct {
 	MaxRetries    int
 	RetryDelay    time.Duration
 	MaxRetryDelay time.Duration
+	// StreamIdleTimeout ends and retries an attempt that receives nothing
+	// for this long (retry.Policy.IdleTimeout; zero means its default).
+	StreamIdleTimeout time.Duration
 	// MaxTokens is the default output cap; Request.MaxTokens wins when set.
 	MaxTokens int
 }
@@ -61,7 +64,7 @@ type Model struct {
 
 // Adapter builds the model an endpoint names (provider.Adapters).
 func Adapter(e provider.Endpoint) (model.Model, error) {
-	m, err := New(Config{Model: e.Model, APIKey: e.APIKey, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient})
+	m, err := New(Config{Model: e.Model, APIKey: e.APIKey, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient, StreamIdleTimeout: e.IdleTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +102,7 @@ func New(cfg Config) (*Model, error) {
 	return &Model{
 		cfg:    cfg,
 		client: sdk.NewClient(opts...),
-		policy: retry.Policy{MaxRetries: cfg.MaxRetries, BaseDelay: cfg.RetryDelay, MaxDelay: cfg.MaxRetryDelay},
+		policy: retry.Policy{MaxRetries: cfg.MaxRetries, BaseDelay: cfg.RetryDelay, MaxDelay: cfg.MaxRetryDelay, IdleTimeout: cfg.StreamIdleTimeout},
 	}, nil
 }
 

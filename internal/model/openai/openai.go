@@ -50,6 +50,9 @@ type Config struct {
 	MaxRetries    int
 	RetryDelay    time.Duration
 	MaxRetryDelay time.Duration
+	// StreamIdleTimeout ends and retries an attempt that receives nothing
+	// for this long (retry.Policy.IdleTimeout; zero means its default).
+	StreamIdleTimeout time.Duration
 	// MaxTokens is the default output cap; Request.MaxTokens wins when set.
 	// Zero sends none and leaves the server's default.
 	MaxTokens int
@@ -68,7 +71,7 @@ type Model struct {
 
 // Adapter builds the model an endpoint names (provider.Adapters).
 func Adapter(e provider.Endpoint) (model.Model, error) {
-	m, err := New(Config{Model: e.Model, Name: e.Name, APIKey: e.APIKey, KeyEnv: e.KeyEnv, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient})
+	m, err := New(Config{Model: e.Model, Name: e.Name, APIKey: e.APIKey, KeyEnv: e.KeyEnv, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient, StreamIdleTimeout: e.IdleTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +115,7 @@ func New(cfg Config) (*Model, error) {
 		// The service is built directly rather than through NewClient,
 		// which would read OPENAI_* variables behind the resolver's back.
 		chat:   sdk.NewChatCompletionService(opts...),
-		policy: retry.Policy{MaxRetries: cfg.MaxRetries, BaseDelay: cfg.RetryDelay, MaxDelay: cfg.MaxRetryDelay},
+		policy: retry.Policy{MaxRetries: cfg.MaxRetries, BaseDelay: cfg.RetryDelay, MaxDelay: cfg.MaxRetryDelay, IdleTimeout: cfg.StreamIdleTimeout},
 	}, nil
 }
 

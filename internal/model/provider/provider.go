@@ -25,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/broodhq/brood/internal/model"
 )
@@ -53,6 +54,9 @@ type Endpoint struct {
 	KeyEnv     string
 	BaseURL    string
 	HTTPClient *http.Client
+	// IdleTimeout is BROOD_STREAM_IDLE_TIMEOUT: how long a response stream
+	// may stay silent before it is retried; zero means the adapter's default.
+	IdleTimeout time.Duration
 }
 
 // Adapters build a model for each wire API (anthropic.Adapter,
@@ -246,7 +250,11 @@ func Resolve(s string, opts Options) (model.Model, error) {
 		return nil, fmt.Errorf("%s/%s needs an API key: export %s, or pick a local model with --model ollama/<model> (or --model script offline)",
 			p.provider, p.model, b.keyEnv)
 	}
-	e := Endpoint{Model: p.model, Name: p.provider + "/" + p.model, APIKey: key, KeyEnv: b.keyEnv, BaseURL: baseURL, HTTPClient: opts.HTTPClient}
+	idle, err := idleTimeout(getenv)
+	if err != nil {
+		return nil, err
+	}
+	e := Endpoint{Model: p.model, Name: p.provider + "/" + p.model, APIKey: key, KeyEnv: b.keyEnv, BaseURL: baseURL, HTTPClient: opts.HTTPClient, IdleTimeout: idle}
 	adapter, api := opts.Adapters.OpenAI, "OpenAI"
 	if b.kind == kindAnthropic {
 		adapter, api = opts.Adapters.Anthropic, "Anthropic"
@@ -255,4 +263,20 @@ func Resolve(s string, opts Options) (model.Model, error) {
 		return nil, fmt.Errorf("%s/%s: this binary does not speak the %s API (brood does; so does the child binary its parent picks for it)", p.provider, p.model, api)
 	}
 	return adapter(e)
+}
+
+// IdleTimeoutEnv sets how long a model's response stream may stay silent
+// before brood gives up on the attempt and retries it.
+const IdleTimeoutEnv = "BROOD_STREAM_IDLE_TIMEOUT"
+
+func idleTimeout(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv(IdleTimeoutEnv))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%q is not a duration: use e.g. 90s or 10m (unset for the default, 5m)", IdleTimeoutEnv, v)
+	}
+	return d, nil
 }

@@ -32,6 +32,12 @@ const (
 	DefaultMaxRetries = 4
 	DefaultBaseDelay  = 500 * time.Millisecond
 	DefaultMaxDelay   = 60 * time.Second
+	// DefaultIdleTimeout is how long an attempt may go without a chunk
+	// (before its first one included) before it counts as a lost
+	// connection: a server that accepts and never answers must not hang
+	// brood. Thinking models stream their thinking, so a silent minute is
+	// already unusual; five leave room for a slow local model's first token.
+	DefaultIdleTimeout = 5 * time.Minute
 )
 
 // Policy bounds how often and how patiently a request is retried.
@@ -46,6 +52,18 @@ type Policy struct {
 	// wait than this is not retried: the caller gets the error at once
 	// instead of a silent multi-minute stall. Zero means DefaultMaxDelay.
 	MaxDelay time.Duration
+	// IdleTimeout ends an attempt that yields nothing for this long (the
+	// time the consumer spends on a chunk does not count); the attempt is
+	// then retried as a lost connection is. Zero means DefaultIdleTimeout;
+	// negative means never.
+	IdleTimeout time.Duration
+}
+
+func (p Policy) idleTimeout() time.Duration {
+	if p.IdleTimeout == 0 {
+		return DefaultIdleTimeout
+	}
+	return p.IdleTimeout
 }
 
 func (p Policy) maxRetries() int {
@@ -118,28 +136,9 @@ func Stream(ctx context.Context, p Policy, attempt Attempt, classify Classify) i
 	return func(yield func(model.Chunk, error) bool) {
 		limit := p.maxRetries()
 		for n := 0; ; n++ {
-			started, done := false, false
-			var failErr error
-			for c, err := range attempt(ctx) {
-				if err != nil {
-					failErr = err
-					break
-				}
-				if c.Done != nil {
-					done = true
-				}
-				if c.TextDelta != "" {
-					started = true
-				}
-				if !yield(c, nil) {
-					return
-				}
-				if done {
-					return
-				}
-			}
-			if failErr == nil {
-				failErr = model.ErrNoDone
+			started, ok, failErr := runAttempt(ctx, p.idleTimeout(), attempt, yield)
+			if ok {
+				return
 			}
 			if ctx.Err() != nil {
 				yield(model.Chunk{}, ctx.Err())
@@ -171,6 +170,62 @@ func Stream(ctx context.Context, p Policy, attempt Attempt, classify Classify) i
 		}
 	}
 }
+
+// runAttempt runs one attempt, passing its chunks to yield, under an idle
+// watchdog: when idle passes without a chunk the attempt's context is
+// cancelled and its error is an *IdleError. ok means the caller is done
+// (a Done chunk went through, or the consumer stopped); otherwise failErr
+// says why the attempt failed and started whether it had yielded text.
+func runAttempt(ctx context.Context, idle time.Duration, attempt Attempt, yield func(model.Chunk, error) bool) (started, ok bool, failErr error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var timer *time.Timer
+	if idle > 0 {
+		timer = time.AfterFunc(idle, func() { cancel(&IdleError{After: idle}) })
+		defer timer.Stop()
+	}
+	for c, err := range attempt(actx) {
+		if err != nil {
+			failErr = err
+			break
+		}
+		if timer != nil && !timer.Stop() {
+			break // the watchdog fired as this chunk arrived
+		}
+		if c.TextDelta != "" {
+			started = true
+		}
+		if !yield(c, nil) || c.Done != nil {
+			return started, true, nil
+		}
+		if timer != nil {
+			timer.Reset(idle)
+		}
+	}
+	var ie *IdleError
+	if ctx.Err() == nil && errors.As(context.Cause(actx), &ie) {
+		return started, false, ie
+	}
+	if failErr == nil {
+		failErr = model.ErrNoDone
+	}
+	return started, false, failErr
+}
+
+// IdleError is an attempt that yielded nothing for After: a server that
+// accepted the request and stopped answering. It is a timeout (net.Error),
+// so providers classify it as a lost connection and it is retried.
+type IdleError struct{ After time.Duration }
+
+func (e *IdleError) Error() string {
+	return "no data for " + e.After.String() + " (stream idle timeout)"
+}
+
+// Timeout makes an IdleError a net.Error timeout.
+func (e *IdleError) Timeout() bool { return true }
+
+// Temporary is part of net.Error.
+func (e *IdleError) Temporary() bool { return true }
 
 // sleep waits d or until ctx ends, whichever is first.
 func sleep(ctx context.Context, d time.Duration) error {
@@ -294,6 +349,8 @@ func Transport(provider, baseURL, hint string, err error) Failure {
 			msg += " " + hint
 		}
 		return Failure{Err: errors.New(msg), After: -1}
+	case errors.As(err, new(*IdleError)):
+		return Failure{Err: fmt.Errorf("%s: no response from %s: %w", provider, baseURL, err), Retryable: true, After: -1}
 	case IsTransient(err):
 		return Failure{Err: fmt.Errorf("%s: connection to %s lost: %v", provider, baseURL, err), Retryable: true, After: -1}
 	case errors.As(err, &syntaxErr) || errors.As(err, &typeErr):

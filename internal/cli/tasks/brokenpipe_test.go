@@ -1,0 +1,40 @@
+package tasks_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+)
+
+// TestBrokenPipeIsQuiet runs brood as a real process whose stdout is a pipe
+// nobody reads any more (brood ... | head after head exited): it ends with
+// 141, as a process killed by SIGPIPE does, and says nothing on stderr
+// (today's main printed "brood: write /dev/stdout: broken pipe", exit 1).
+func TestBrokenPipeIsQuiet(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"agents"}, {"config", "list"}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close() // the reader is gone before brood writes
+		cmd := exec.Command(exe, args...)
+		cmd.Dir = p.Root
+		cmd.Env = append(os.Environ(), clitest.TestMainEnv+"=1", "HOME="+p.Home, "BROOD_TRUST_PROJECT=1")
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = w, &stderr
+		err = cmd.Run()
+		w.Close()
+		code := cmd.ProcessState.ExitCode()
+		if code != 141 || stderr.Len() != 0 {
+			t.Errorf("brood %v into a closed pipe: exit %d (%v), stderr %q; want 141 and nothing", args, code, err, stderr.String())
+		}
+	}
+}

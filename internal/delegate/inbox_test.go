@@ -1,0 +1,55 @@
+package delegate_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// TestSteeringThatRacedTheEnd plays the race Send cannot see beforehand: a
+// message lands in the inbox of a task that is ending. Once the task has
+// ended, the sender's second look files its message as undelivered and
+// says so; a message the child read (gone from the inbox) was delivered;
+// Undelivered lists what was filed, and files what was left, so that a
+// resume does not deliver it later.
+func TestSteeringThatRacedTheEnd(t *testing.T) {
+	agents := map[string]string{"worker": "---\nname: worker\ndescription: works\ntools: Read\n---\nYou work.\n"}
+	p := newProject(t, "agents:\n  worker:\n    - say: \"done at once\"\n", agents)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	id, err := d.Start(delegate.Request{Agent: "worker", Prompt: "work"})
+	must(t, err)
+	status, _, err := d.Output(context.Background(), id, time.Minute)
+	must(t, err)
+	if status != dispatch.StatusDone {
+		t.Fatalf("status %s, want done", status)
+	}
+	inbox := filepath.Join(dispatch.Dir(p.root, id), dispatch.InboxDir)
+	must(t, os.MkdirAll(inbox, 0o755))
+	// The sender wrote this one while the task still ran, then looked again.
+	must(t, os.WriteFile(filepath.Join(inbox, "01A.txt"), []byte("from: the user\nraced the end"), 0o644))
+	var nd *delegate.NotDeliveredError
+	if err := delegate.Settle(p.root, id, "01A.txt"); !errors.As(err, &nd) || nd.ID != id || nd.Status != dispatch.StatusDone {
+		t.Fatalf("settle of an unread message of an ended task: %v, want a NotDeliveredError", err)
+	}
+	// One the child read before it ended is no longer in the inbox.
+	if err := delegate.Settle(p.root, id, "01B.txt"); err != nil {
+		t.Errorf("settle of a message the child read: %v, want nil", err)
+	}
+	// One whose sender saw the task running and returned.
+	must(t, os.WriteFile(filepath.Join(inbox, "01C.txt"), []byte("from: the parent agent\nleft behind\nsecond line"), 0o644))
+	msgs, err := delegate.Undelivered(p.root, id, false)
+	must(t, err)
+	if len(msgs) != 2 || msgs[0] != "raced the end" || msgs[1] != "left behind\nsecond line" {
+		t.Errorf("undelivered = %q", msgs)
+	}
+	ents, _ := os.ReadDir(inbox)
+	if len(ents) != 1 || ents[0].Name() != delegate.UndeliveredDir {
+		t.Errorf("the inbox holds %v, want only %s/", ents, delegate.UndeliveredDir)
+	}
+}
