@@ -82,7 +82,7 @@ func TestInPlaceWriterConfined(t *testing.T) {
     - tools:
         - Bash: {command: "echo work > work.txt && git add work.txt && git -c user.email=c@x -c user.name=c commit -qm child && echo committed > committed.txt; echo t > \"$TMPDIR/t\" && echo tmp >> committed.txt; mkdir -p \"$HOME/.cache/go-build\" && echo c > \"$HOME/.cache/go-build/probe\" && echo cache >> committed.txt"}
     - tools:
-        - Bash: {command: "printf 'PWNED\\n' > .git/commondir && echo made-commondir"}
+        - Bash: {command: "f=.git/commondir; printf 'PWNED\\n' > \"$f\" && echo made-commondir"}
     - say: "child done"
 `)
 	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
