@@ -104,3 +104,13 @@ func entries(dir string) []string {
 	sort.Strings(names)
 	return names
 }
+
+// undeliveredNote is what a background task's end notice adds when
+// steering messages sent to it were never read.
+func (d *Dispatcher) undeliveredNote(id string) string {
+	msgs, err := Undelivered(d.ProjectRoot(), id, true)
+	if err != nil || len(msgs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d steering message(s) sent to it were not delivered: it ended first (resume it with Task resume_task_id=%q if they still matter).", len(msgs), id)
+}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/session"
 )
 
 // TestSteeringThatRacedTheEnd plays the race Send cannot see beforehand: a
@@ -51,5 +53,37 @@ func TestSteeringThatRacedTheEnd(t *testing.T) {
 	ents, _ := os.ReadDir(inbox)
 	if len(ents) != 1 || ents[0].Name() != delegate.UndeliveredDir {
 		t.Errorf("the inbox holds %v, want only %s/", ents, delegate.UndeliveredDir)
+	}
+}
+
+// TestBackgroundNoticeSaysNotDelivered: the parent's model, told that a
+// background task ended, is also told that the message it sent the task
+// during its last turn was never read.
+func TestBackgroundNoticeSaysNotDelivered(t *testing.T) {
+	agents := map[string]string{"sleeper": "---\nname: sleeper\ndescription: sleeps\ntools: Read\n---\nYou sleep.\n"}
+	p := newProject(t, "agents:\n  sleeper:\n    - say: \"thinking for an hour\"\n      delay: 1h\n", agents)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	id, err := d.Start(delegate.Request{Agent: "sleeper", Prompt: "think"})
+	must(t, err)
+	// The prompt is in the transcript once the turn boundary read the inbox.
+	transcript := filepath.Join(dispatch.Dir(p.root, id), dispatch.SessionFile)
+	waitUntil(t, 30*time.Second, func() bool {
+		recs, _, _ := session.ReadFile(transcript)
+		for _, r := range recs {
+			if r.Type == session.RecMessage {
+				return true
+			}
+		}
+		return false
+	})
+	must(t, delegate.Send(p.root, id, "the parent agent", "stop and report"))
+	if !d.Stop(id) {
+		t.Fatal("Stop found no running background task")
+	}
+	d.WaitBackground()
+	notices := strings.Join(d.Notices(), "\n")
+	want := "1 steering message(s) sent to it were not delivered: it ended first (resume it with Task resume_task_id=\"" + id + "\" if they still matter)."
+	if !strings.Contains(notices, want) {
+		t.Errorf("notices %q do not say the message was not delivered", notices)
 	}
 }

@@ -63,11 +63,12 @@ func (d *Dispatcher) startJob(j *job) {
 		defer d.bg.wg.Done()
 		defer cancel()
 		out := d.run(ctx, j)
+		late := d.undeliveredNote(j.env.TaskID) // inbox.go
 		d.bg.mu.Lock()
 		b.out = out
 		d.bg.notices = append(d.bg.notices, fmt.Sprintf(
-			"[brood] Background task %s (%s) finished with status %s. Call TaskOutput with task_id=%q to read its result.",
-			j.env.TaskID, j.name, out.Result.Status, j.env.TaskID))
+			"[brood] Background task %s (%s) finished with status %s. Call TaskOutput with task_id=%q to read its result.%s",
+			j.env.TaskID, j.name, out.Result.Status, j.env.TaskID, late))
 		d.bg.mu.Unlock()
 		close(b.done)
 		d.emit(Event{Type: "background_done", TaskID: j.env.TaskID, Agent: j.name, Depth: j.env.Depth, Status: out.Result.Status})

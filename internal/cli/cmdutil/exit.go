@@ -27,7 +27,8 @@ const ExitStatusHelp = `Exit status:
   3    partial: the turn cap stopped the run (continue it with --continue)
   4    checkpoint: a subagent stopped to ask for a decision
   5    killed: a subagent's process was killed
-  130  interrupted (Ctrl-C); the run stays resumable`
+  130  interrupted (Ctrl-C); the run stays resumable
+  141  stdout's reader went away (brood ... | head); nothing more is printed`
 
 // ExitError carries an exit status through cobra without printing twice.
 type ExitError struct {

@@ -98,6 +98,9 @@ func New(cfg Config) (*Model, error) {
 		// brood retries itself, so that failures in the middle of a stream
 		// and before it follow one policy whose delays tests can shorten.
 		option.WithMaxRetries(0),
+		// Every byte of a response, pings included, resets the attempt's
+		// stream idle timeout (retry.Policy.IdleTimeout).
+		option.WithMiddleware(retry.KeepAliveMiddleware),
 	}
 	return &Model{
 		cfg:    cfg,

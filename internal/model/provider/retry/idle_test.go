@@ -126,3 +126,42 @@ func TestStreamIdleTimeoutCountsOnlySilence(t *testing.T) {
 		}
 	})
 }
+
+// TestKeepAlive: an attempt whose server keeps sending events that yield
+// no chunk (pings, thinking, a long tool input) calls KeepAlive and is not
+// cut, however long the silence in chunks; one that stops calling it is.
+func TestKeepAlive(t *testing.T) {
+	for _, alive := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			attempt := func(ctx context.Context) iter.Seq2[model.Chunk, error] {
+				return func(yield func(model.Chunk, error) bool) {
+					for range 20 {
+						select {
+						case <-ctx.Done():
+							yield(model.Chunk{}, ctx.Err())
+							return
+						case <-time.After(20 * time.Second): // fake time: a ping
+						}
+						if alive {
+							KeepAlive(ctx)
+						}
+					}
+					yield(model.Chunk{Done: &model.Response{}}, nil)
+				}
+			}
+			var gotErr error
+			for _, err := range Stream(t.Context(), Policy{MaxRetries: -1, IdleTimeout: time.Minute}, attempt, retryable) {
+				if err != nil {
+					gotErr = err
+				}
+			}
+			if alive && gotErr != nil {
+				t.Errorf("a stream kept alive for 400s was cut: %v", gotErr)
+			}
+			if !alive && !errors.As(gotErr, new(*IdleError)) {
+				t.Errorf("a stream with no sign of life: %v, want an *IdleError", gotErr)
+			}
+		})
+	}
+	KeepAlive(context.Background()) // outside an attempt: nothing to do
+}

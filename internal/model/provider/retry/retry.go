@@ -183,6 +183,7 @@ func runAttempt(ctx context.Context, idle time.Duration, attempt Attempt, yield 
 	if idle > 0 {
 		timer = time.AfterFunc(idle, func() { cancel(&IdleError{After: idle}) })
 		defer timer.Stop()
+		actx = context.WithValue(actx, watchdogKey{}, &watchdog{timer: timer, idle: idle})
 	}
 	for c, err := range attempt(actx) {
 		if err != nil {
@@ -210,6 +211,51 @@ func runAttempt(ctx context.Context, idle time.Duration, attempt Attempt, yield 
 		failErr = model.ErrNoDone
 	}
 	return started, false, failErr
+}
+
+type watchdogKey struct{}
+
+type watchdog struct {
+	timer *time.Timer
+	idle  time.Duration
+}
+
+// KeepAlive tells the idle watchdog of the attempt whose context ctx is
+// that the server sent something, though nothing the attempt yields.
+func KeepAlive(ctx context.Context) {
+	if w, ok := ctx.Value(watchdogKey{}).(*watchdog); ok {
+		w.timer.Reset(w.idle)
+	}
+}
+
+// KeepAliveMiddleware is an SDK middleware (both SDKs' option.Middleware
+// have this shape) that counts every byte of a response as a sign of life
+// for the idle watchdog of the attempt the request belongs to: pings
+// (which the SDKs swallow), thinking and a long tool input stream no text,
+// and must not be taken for silence.
+func KeepAliveMiddleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := next(req)
+	if err != nil || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	if w, ok := req.Context().Value(watchdogKey{}).(*watchdog); ok {
+		w.timer.Reset(w.idle) // the headers came
+		resp.Body = &aliveBody{ReadCloser: resp.Body, w: w}
+	}
+	return resp, err
+}
+
+type aliveBody struct {
+	io.ReadCloser
+	w *watchdog
+}
+
+func (b *aliveBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.w.timer.Reset(b.w.idle)
+	}
+	return n, err
 }
 
 // IdleError is an attempt that yielded nothing for After: a server that
