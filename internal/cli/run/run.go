@@ -6,6 +6,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -46,6 +47,9 @@ type Options struct {
 	// Depth is --max-subagent-depth and --enable-subagents (HooCode's
 	// flags): the tree-wide nesting cap for this run.
 	Depth cmdutil.DepthFlags
+	// Compat are claude -p's other flags (compat.go).
+	Compat Compat
+	notes  []string // the lines for the accepted-with-a-note flags given
 }
 
 // Efforts are the values --effort takes.
@@ -68,8 +72,11 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.Resume, "resume", "r", "", "continue the session with this id (a unique prefix, any case)")
 	f.StringArrayVar(&o.Allow, "allow", nil, "permission rule to allow, e.g. 'Bash(go test:*)' or 'Edit(src/**)' (repeatable)")
 	f.StringArrayVar(&o.Deny, "deny", nil, "permission rule to deny (repeatable)")
-	f.StringArrayVar(&o.Allow, "allowedTools", nil, "as --allow; a comma- or space-separated list, as Claude Code takes it")
-	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny; a comma- or space-separated list")
+	f.StringArrayVar(&o.Allow, "allowedTools", nil, "as --allow; a comma- or space-separated list, and every following argument up to the next flag, as Claude Code takes it")
+	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny, and a bare tool name takes the tool off the model's list; a comma- or space-separated list, variadic")
+	f.StringArrayVar(&o.Allow, "allowed-tools", nil, "as --allowedTools")
+	f.StringArrayVar(&o.Deny, "disallowed-tools", nil, "as --disallowedTools")
+	o.Compat.Bind(cmd)
 	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
 	o.Depth.Bind(cmd)
@@ -107,6 +114,7 @@ appends to a transcript under .brood/sessions/; continue the last one with
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
+			opts.notes = opts.Compat.Notes(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -158,7 +166,13 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	s := f.Settings
-	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
+	for _, n := range o.notes {
+		fmt.Fprintln(f.Err, n)
+	}
+	o.Allow, o.Deny = aliasRules(cmdutil.SplitRules(o.Allow)), aliasRules(cmdutil.SplitRules(o.Deny))
+	if o.Compat.SkipPermissions && o.PermMode == "" {
+		o.PermMode = "bypassPermissions"
+	}
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
 	m, err := f.ResolveModel(spec)
 	if err != nil {
@@ -186,15 +200,23 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer tw.Close()
-	base := o.SystemPrompt
+	base, err := o.Compat.systemFile()
+	if err != nil {
+		return cmdutil.ExitCode(1, err)
+	}
+	base = cmdutil.FirstNonEmpty(o.SystemPrompt, base)
 	if base == "" {
 		base = cmdutil.DefaultSystemPrompt(f.Cwd)
+	}
+	appendix, err := o.Compat.appendix()
+	if err != nil {
+		return cmdutil.ExitCode(1, err)
 	}
 	// The instruction files: the root's prompt has them; its children get
 	// them by their own right (the dispatcher's ProjectFiles), not through
 	// an inherited prompt.
 	files := f.ProjectFilesPrompt()
-	system := base + files
+	system := base + files + appendix
 	out := o.newOutput()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
@@ -246,6 +268,7 @@ func Run(ctx context.Context, o *Options) error {
 		defer servers.Close()
 		tools = tool.NewSet(append(cmdutil.ToolList(tools), servers.Tools()...)...)
 	}
+	tools = withoutDenied(tools, o.Deny)
 	cfg := agent.Config{
 		Name:        "root",
 		Model:       m,
@@ -269,7 +292,7 @@ func Run(ctx context.Context, o *Options) error {
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill)
+	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, o.Compat.BroodExitCodes)
 }
 
 func (o *Options) permissionFlags() cmdutil.PermissionFlags {

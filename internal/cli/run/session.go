@@ -95,7 +95,7 @@ func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error
 
 // finish runs the agent loop, waits for background children, and maps the
 // outcome to the exit status.
-func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill) error {
+func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill, broodCodes bool) error {
 	var outcome *agent.Outcome
 	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
 		if err != nil {
@@ -127,6 +127,9 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 	case agent.StatusCancelled:
 		return cmdutil.ExitCode(cmdutil.ExitInterrupt, fmt.Errorf("cancelled; continue with brood run --resume %s", render.SessionID(path)))
 	case agent.StatusPartial:
+		if !broodCodes {
+			return cmdutil.ExitCode(cmdutil.ExitFailed, nil) // claude -p's status; Done said how to continue
+		}
 		return cmdutil.ExitCode(cmdutil.ExitPartial, nil) // Done said how to continue
 	}
 	return nil
