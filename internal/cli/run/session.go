@@ -84,7 +84,8 @@ func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error
 		return history, path, nil
 	}
 	if strings.TrimSpace(o.Prompt) == "" {
-		return nil, "", cmdutil.UsageError("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)")
+		// Exit 1, as claude -p's "Input must be provided".
+		return nil, "", cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)"))
 	}
 	path = filepath.Join(sessionsDir(f.ProjectRoot), ulid.Make().String()+".jsonl")
 	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {

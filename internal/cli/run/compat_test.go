@@ -1,0 +1,197 @@
+package run_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+)
+
+// echoScript answers with what the model was given: the prompt, the tools
+// offered and the system prompt's last line.
+const echoScript = `agents:
+  root:
+    - say: "PROMPT={{.Prompt}} TOOLS={{join .Tools \",\"}} SYSTEM={{.System}}"
+`
+
+// writeScript calls Write once, then says the file's fate.
+const writeScript = `agents:
+  root:
+    - tools:
+        - Write: {file_path: out.txt, content: "hi"}
+    - say: "RESULT={{result 0}}"
+`
+
+// TestClaudeFlags: every claude -p flag issue 27 lists is accepted (exit
+// 0, never 2) and does what docs/cli.md says: works as in Claude Code, or
+// a one-line note on stderr says what brood does instead.
+func TestClaudeFlags(t *testing.T) {
+	appendFile := filepath.Join(t.TempDir(), "extra.md")
+	if err := os.WriteFile(appendFile, []byte("FROM-A-FILE"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noted := func(flag string) func(t *testing.T, out, errOut string) {
+		return func(t *testing.T, out, errOut string) {
+			if !strings.Contains(errOut, "brood: --"+flag+": accepted; ") {
+				t.Errorf("stderr lacks the note for --%s:\n%s", flag, errOut)
+			}
+			if !strings.HasPrefix(out, "PROMPT=Say hello TOOLS=") {
+				t.Errorf("stdout %q", out)
+			}
+		}
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, out, errOut string)
+	}{
+		{"dangerously-skip-permissions", []string{"--dangerously-skip-permissions"}, func(t *testing.T, out, errOut string) {
+			if !strings.HasPrefix(out, "PROMPT=Say hello ") || strings.Contains(errOut, "accepted;") {
+				t.Errorf("stdout %q stderr %q", out, errOut)
+			}
+		}},
+		{"append-system-prompt", []string{"--append-system-prompt", "APPENDED-LINE"}, func(t *testing.T, out, _ string) {
+			if !strings.HasSuffix(strings.TrimSpace(out), "APPENDED-LINE") {
+				t.Errorf("the system prompt does not end with the appended text: %q", out)
+			}
+		}},
+		{"append-system-prompt-file", []string{"--append-system-prompt-file", appendFile}, func(t *testing.T, out, _ string) {
+			if !strings.HasSuffix(strings.TrimSpace(out), "FROM-A-FILE") {
+				t.Errorf("stdout %q", out)
+			}
+		}},
+		{"system-prompt-file", []string{"--system-prompt-file", appendFile}, func(t *testing.T, out, _ string) {
+			if !strings.Contains(out, "SYSTEM=FROM-A-FILE") {
+				t.Errorf("stdout %q", out)
+			}
+		}},
+		{"disallowedTools Task is off the list", []string{"--disallowedTools", "Task"}, toolGone("Task")},
+		{"disallowedTools Agent is Task", []string{"--disallowedTools", "Agent"}, toolGone("Task")},
+		{"disallowed-tools kebab", []string{"--disallowed-tools", "Grep,Glob"}, toolGone("Grep", "Glob")},
+		{"disallowedTools variadic", []string{"--disallowedTools", "Grep", "Glob", "--"}, toolGone("Grep", "Glob")},
+		{"rule is not a removal", []string{"--disallowedTools", "Bash(rm:*)"}, func(t *testing.T, out, _ string) {
+			if !strings.Contains(out, ",Bash,") && !strings.Contains(out, "=Bash,") {
+				t.Errorf("a rule on some calls took Bash off the list: %q", out)
+			}
+		}},
+		{"allowed-tools kebab", []string{"--allowed-tools", "Read"}, func(t *testing.T, out, errOut string) {
+			if !strings.HasPrefix(out, "PROMPT=Say hello TOOLS=") || errOut != "" && strings.Contains(errOut, "accepted;") {
+				t.Errorf("stdout %q stderr %q", out, errOut)
+			}
+		}},
+		{"verbose", []string{"--verbose"}, func(t *testing.T, out, _ string) {
+			// Without --disallowedTools the model is offered Task: the
+			// removals above prove something.
+			if !strings.Contains(out, ",Task,") && !strings.Contains(out, "=Task,") {
+				t.Errorf("Task is not offered by default: %q", out)
+			}
+		}},
+		{"input-format text", []string{"--input-format", "text"}, nil},
+		{"brood-exit-codes", []string{"--brood-exit-codes"}, nil},
+	}
+	for _, n := range []struct{ flag, val string }{
+		{"allow-dangerously-skip-permissions", ""}, {"mcp-config", "mcp.json"}, {"strict-mcp-config", ""},
+		{"add-dir", "/tmp"}, {"settings", `{"model":"x"}`}, {"setting-sources", "user,project"},
+		{"session-id", "123e4567-e89b-12d3-a456-426614174000"}, {"include-partial-messages", ""},
+		{"replay-user-messages", ""}, {"fork-session", ""}, {"agents", `{"r":{"description":"d","prompt":"p"}}`},
+		{"fallback-model", "claude-haiku-4-5"}, {"json-schema", `{"type":"object"}`}, {"max-budget-usd", "1.50"},
+		{"permission-prompt-tool", "mcp__x__y"}, {"no-session-persistence", ""}, {"debug", ""}, {"bare", ""},
+		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
+	} {
+		args := []string{"--" + n.flag}
+		if n.val != "" {
+			args = append(args, n.val)
+		}
+		tests = append(tests, struct {
+			name  string
+			args  []string
+			check func(t *testing.T, out, errOut string)
+		}{n.flag, args, noted(n.flag)})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := clitest.NewProject(t)
+			args := append([]string{"-p", "--model", p.Script("s.yaml", echoScript)}, tc.args...)
+			if tc.args[len(tc.args)-1] != "--" {
+				args = append(args, "--")
+			}
+			code, out, errOut := p.Brood(append(args, "Say hello")...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d, stderr:\n%s", tc.args, code, errOut)
+			}
+			if strings.Count(errOut, "accepted;") > 1 {
+				t.Errorf("more than one note line:\n%s", errOut)
+			}
+			if tc.check != nil {
+				tc.check(t, out, errOut)
+			}
+		})
+	}
+}
+
+func toolGone(names ...string) func(t *testing.T, out, errOut string) {
+	return func(t *testing.T, out, _ string) {
+		_, after, _ := strings.Cut(out, "TOOLS=")
+		list, _, _ := strings.Cut(after, " ")
+		tools := strings.Split(list, ",")
+		if len(tools) < 5 {
+			t.Fatalf("tools %q: too few, the check would prove nothing", list)
+		}
+		for _, n := range names {
+			for _, have := range tools {
+				if have == n {
+					t.Errorf("%s is still offered to the model: %s", n, list)
+				}
+			}
+		}
+	}
+}
+
+// TestAllowedToolsVariadic: --allowedTools takes every following argument
+// up to the next flag, as Claude Code (commander.js) does: `Write` is
+// allowed and not part of the prompt. A prompt written after the values
+// is taken as one too, with Claude Code's note, and the run stops for
+// want of a prompt (exit 1, as claude -p).
+func TestAllowedToolsVariadic(t *testing.T) {
+	p := clitest.NewProject(t)
+	spec := p.Script("w.yaml", writeScript)
+	// Without the allow, headless Write is refused (and listed with its input).
+	code, out, errOut := p.Brood("-p", "--output-format", "json", "--model", spec, "make it")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Result  string `json:"result"`
+		Denials []struct {
+			ToolName  string          `json:"tool_name"`
+			ToolInput json.RawMessage `json:"tool_input"`
+		} `json:"permission_denials"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err, out)
+	}
+	if len(res.Denials) != 1 || res.Denials[0].ToolName != "Write" || !strings.Contains(string(res.Denials[0].ToolInput), `"file_path":"out.txt"`) {
+		t.Fatalf("denials %+v (result %q)", res.Denials, res.Result)
+	}
+	// With it, given Claude Code's way: two values after one flag.
+	code, out, errOut = p.Brood("-p", "--allowedTools", "Bash(git log:*)", "Write", "--model", spec, "make it")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.Root, "out.txt")); err != nil || string(b) != "hi" {
+		t.Fatalf("Write was not allowed: %v %q; stdout %q", err, b, out)
+	}
+	// The prompt after the values is a value, as in Claude Code.
+	code, out, errOut = p.Brood("-p", "--model", spec, "--allowedTools", "Bash(git log:*)", "Write", "Say hello")
+	if code != 1 || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	for _, w := range []string{`"Say hello" was read as a value of --allowedTools, not as a prompt`, "no prompt:"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+}
