@@ -3,6 +3,7 @@ package render
 import (
 	"crypto/rand"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
@@ -15,7 +16,7 @@ import (
 // extra subagent_stats counters (docs/cli.md lists the differences).
 type Result struct {
 	Type           string   `json:"type"`
-	Subtype        string   `json:"subtype"` // success | error_max_turns | error_interrupted
+	Subtype        string   `json:"subtype"` // success | error_max_turns | error_max_budget_usd | error_interrupted
 	IsError        bool     `json:"is_error"`
 	DurationMS     int64    `json:"duration_ms"`
 	DurationAPIMS  int64    `json:"duration_api_ms"` // the model calls' wall time, summed
@@ -100,6 +101,11 @@ func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duratio
 	}
 	if r.PermissionDenials == nil {
 		r.PermissionDenials = []PermissionDenial{}
+	}
+	if t.BudgetUSD > 0 {
+		r.Subtype, r.IsError, r.TerminalReason = "error_max_budget_usd", true, "max_budget_usd"
+		r.Errors = []string{"Reached maximum budget ($" + strconv.FormatFloat(t.BudgetUSD, 'f', -1, 64) + ")"}
+		return r
 	}
 	switch o.Status {
 	case agent.StatusDone:

@@ -14,6 +14,8 @@ type Totals struct {
 	Children model.Usage
 	Models   spend.Ledger
 	Cost     spend.Cost
+	// BudgetUSD is set when --max-budget-usd stopped the run: the cap.
+	BudgetUSD float64
 }
 
 // ModelUsage is one model's entry of the result's modelUsage, in Claude

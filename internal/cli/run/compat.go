@@ -24,6 +24,7 @@ type Compat struct {
 	SystemPromptFile string
 	InputFormat      string
 	BroodExitCodes   bool
+	MaxBudgetUSD     float64
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -44,7 +45,6 @@ var notes = []struct {
 	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
 	{"fallback-model", "string", "accepted for claude -p compatibility", "no fallback model: a failing model call is retried, then the run fails"},
 	{"json-schema", "string", "accepted for claude -p compatibility", "the result is free text; no structured_output is produced"},
-	{"max-budget-usd", "string", "accepted for claude -p compatibility", "no dollar cap; --token-budget warns on tokens, total_cost_usd reports the spend"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"no-session-persistence", "bool", "accepted for claude -p compatibility", "the session is still written under .brood/sessions (subagents need it)"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json or BROOD_OTEL"},
@@ -63,6 +63,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.StringVar(&c.SystemPromptFile, "system-prompt-file", "", "replace the system prompt with this file's text")
 	f.Var(cmdutil.NewEnum(&c.InputFormat, "text", "text", "stream-json"), "input-format", "text, or stream-json: user messages as JSON lines on stdin (claude -p's)")
 	f.BoolVar(&c.BroodExitCodes, "brood-exit-codes", false, "exit 3 at the turn cap, 4 at a checkpoint, 5 for a killed subagent (default: 1, as claude -p)")
+	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":

@@ -91,13 +91,14 @@ func TestClaudeFlags(t *testing.T) {
 		}},
 		{"input-format text", []string{"--input-format", "text"}, nil},
 		{"brood-exit-codes", []string{"--brood-exit-codes"}, nil},
+		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil}, // TestMaxBudgetUSD checks the stop
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""}, {"mcp-config", "mcp.json"}, {"strict-mcp-config", ""},
 		{"add-dir", "/tmp"}, {"settings", `{"model":"x"}`}, {"setting-sources", "user,project"},
 		{"session-id", "123e4567-e89b-12d3-a456-426614174000"}, {"include-partial-messages", ""},
 		{"replay-user-messages", ""}, {"fork-session", ""}, {"agents", `{"r":{"description":"d","prompt":"p"}}`},
-		{"fallback-model", "claude-haiku-4-5"}, {"json-schema", `{"type":"object"}`}, {"max-budget-usd", "1.50"},
+		{"fallback-model", "claude-haiku-4-5"}, {"json-schema", `{"type":"object"}`},
 		{"permission-prompt-tool", "mcp__x__y"}, {"no-session-persistence", ""}, {"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {
@@ -193,5 +194,47 @@ func TestAllowedToolsVariadic(t *testing.T) {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)
 		}
+	}
+}
+
+// loopScript lists the directory five times, then answers.
+const loopScript = `agents:
+  root:
+    - tools: [{LS: {path: "."}}]
+    - tools: [{LS: {path: "."}}]
+    - tools: [{LS: {path: "."}}]
+    - tools: [{LS: {path: "."}}]
+    - tools: [{LS: {path: "."}}]
+    - say: "all done"
+`
+
+// TestMaxBudgetUSD: --max-budget-usd stops the run once the spend at the
+// price table reaches the cap: error_max_budget_usd, exit 1, fewer turns
+// than the script has; a cap above the spend changes nothing.
+func TestMaxBudgetUSD(t *testing.T) {
+	p := clitest.NewProject(t)
+	// A dollar per input token: the first turn alone costs more than $10.
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "[prices.script]\ninput = 1000000.0\noutput = 0.0\n")
+	spec := p.Script("loop.yaml", loopScript)
+	code, out, errOut := p.Brood("-p", "--output-format", "json", "--max-budget-usd", "10", "--model", spec, "list it")
+	var r struct {
+		Subtype  string   `json:"subtype"`
+		IsError  bool     `json:"is_error"`
+		NumTurns int      `json:"num_turns"`
+		Errors   []string `json:"errors"`
+		Cost     float64  `json:"total_cost_usd"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d: %v %q %s", code, err, out, errOut)
+	}
+	if code != 1 || r.Subtype != "error_max_budget_usd" || !r.IsError || r.NumTurns >= 6 || r.Cost < 10 || len(r.Errors) != 1 {
+		t.Errorf("exit %d, result %+v, stderr:\n%s", code, r, errOut)
+	}
+	if !strings.Contains(errOut, "--max-budget-usd: the run has spent $") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+	code, out, errOut = p.Brood("-p", "--output-format", "json", "--max-budget-usd", "1000000", "--model", spec, "list it")
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || r.Subtype != "success" || r.NumTurns != 6 {
+		t.Errorf("under the cap: exit %d, %+v, %v\n%s", code, r, err, errOut)
 	}
 }

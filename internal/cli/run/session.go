@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spend"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -96,8 +98,11 @@ func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error
 
 // finish runs the agent loop, waits for background children, and maps the
 // outcome to the exit status.
-func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill, broodCodes bool) error {
+func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill, fo finishOpts) error {
 	var outcome *agent.Outcome
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	overBudget := false
 	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
 		if err != nil {
 			break
@@ -105,6 +110,14 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		out.Event(ev)
 		if ev.Outcome != nil {
 			outcome = ev.Outcome
+		}
+		if ev.Type == agent.EvUsage && ev.Total != nil && fo.budgetUSD > 0 && !overBudget {
+			if t := b.totals(*ev.Total, model.Usage{}, io.Discard); t.Cost.USD >= fo.budgetUSD {
+				overBudget = true
+				fmt.Fprintf(f.Err, "brood: --max-budget-usd: the run has spent %s of %s; stopping it (continue with brood run --resume %s)\n",
+					spend.USD(t.Cost.USD), spend.USD(fo.budgetUSD), render.SessionID(path))
+				cancel()
+			}
 		}
 	}
 	if outcome == nil {
@@ -121,19 +134,32 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		}
 		childUsage = disp.ChildUsage()
 	}
-	out.Done(outcome, path, b.totals(outcome.Usage, childUsage, f.Err))
+	t := b.totals(outcome.Usage, childUsage, f.Err)
+	if overBudget {
+		t.BudgetUSD = fo.budgetUSD
+		out.Done(outcome, path, t)
+		return cmdutil.ExitCode(cmdutil.ExitFailed, nil) // the line above said why
+	}
+	out.Done(outcome, path, t)
 	switch outcome.Status {
 	case agent.StatusFailed:
 		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New(outcome.Error))
 	case agent.StatusCancelled:
 		return cmdutil.ExitCode(cmdutil.ExitInterrupt, fmt.Errorf("cancelled; continue with brood run --resume %s", render.SessionID(path)))
 	case agent.StatusPartial:
-		if !broodCodes {
+		if !fo.broodCodes {
 			return cmdutil.ExitCode(cmdutil.ExitFailed, nil) // claude -p's status; Done said how to continue
 		}
 		return cmdutil.ExitCode(cmdutil.ExitPartial, nil) // Done said how to continue
 	}
 	return nil
+}
+
+// finishOpts are the flags that change how a run ends: brood's own exit
+// codes, and --max-budget-usd (0: no cap).
+type finishOpts struct {
+	broodCodes bool
+	budgetUSD  float64
 }
 
 func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
