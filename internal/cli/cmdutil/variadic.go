@@ -11,8 +11,8 @@ import (
 // `--allowedTools "Bash(git log:*)" Edit` allows both.
 var VariadicFlags = []string{"--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools", "--add-dir", "--mcp-config", "--betas"}
 
-// Swallowed is a variadic value that looks like a prompt (it has a space
-// outside parentheses): Claude Code warns about it.
+// Swallowed is a value of a tool-list flag past its first that looks like
+// a prompt (a word that is no tool name): Claude Code warns about it.
 type Swallowed struct{ Flag, Value string }
 
 // ExpandVariadic rewrites each `--flag a b c` of a variadic flag into
@@ -37,7 +37,7 @@ func ExpandVariadic(args []string) ([]string, []Swallowed) {
 		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 			i++
 			out = append(out, a+"="+args[i])
-			if looksLikePrompt(args[i]) {
+			if strings.Contains(strings.ToLower(a), "tools") && looksLikePrompt(args[i]) {
 				swallowed = append(swallowed, Swallowed{Flag: a, Value: args[i]})
 			}
 		}

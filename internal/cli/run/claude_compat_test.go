@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,27 @@ func TestSameInvocationAsClaudeCode(t *testing.T) {
 		if !strings.Contains(out, `"modelUsage":{"`+id+`":`) {
 			t.Errorf("modelUsage is not keyed by the bare id %s: %s", id, out)
 		}
+	}
+
+	// --disallowedTools Agent: neither offers the subagent tool (by
+	// either name) in any request.
+	var asked int
+	for _, r := range fake.Requests() {
+		var body struct {
+			Tools []struct{ Name string } `json:"tools"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range body.Tools {
+			asked++
+			if tl.Name == "Task" || tl.Name == "Agent" {
+				t.Errorf("%s offered to the model despite --disallowedTools Agent", tl.Name)
+			}
+		}
+	}
+	if asked == 0 {
+		t.Error("no request offered any tool: the check proves nothing")
 	}
 
 	// A prompt after --allowedTools' values is one of them, in both.
