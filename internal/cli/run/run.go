@@ -200,23 +200,10 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer tw.Close()
-	base, err := o.Compat.systemFile()
+	system, files, err := o.systemPrompt()
 	if err != nil {
-		return cmdutil.ExitCode(1, err)
+		return err
 	}
-	base = cmdutil.FirstNonEmpty(o.SystemPrompt, base)
-	if base == "" {
-		base = cmdutil.DefaultSystemPrompt(f.Cwd)
-	}
-	appendix, err := o.Compat.appendix()
-	if err != nil {
-		return cmdutil.ExitCode(1, err)
-	}
-	// The instruction files: the root's prompt has them; its children get
-	// them by their own right (the dispatcher's ProjectFiles), not through
-	// an inherited prompt.
-	files := f.ProjectFilesPrompt()
-	system := base + files + appendix
 	out := o.newOutput()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
@@ -293,6 +280,29 @@ func Run(ctx context.Context, o *Options) error {
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD})
+}
+
+// systemPrompt is the root's system prompt: --system-prompt (or its
+// -file form, or brood's default), the instruction files, then
+// --append-system-prompt; and the instruction files alone, for the
+// children, who get them by their own right (the dispatcher's
+// ProjectFiles), not through an inherited prompt.
+func (o *Options) systemPrompt() (system, files string, err error) {
+	f := o.Factory
+	base, err := o.Compat.systemFile()
+	if err != nil {
+		return "", "", cmdutil.ExitCode(1, err)
+	}
+	base = cmdutil.FirstNonEmpty(o.SystemPrompt, base)
+	if base == "" {
+		base = cmdutil.DefaultSystemPrompt(f.Cwd)
+	}
+	appendix, err := o.Compat.appendix()
+	if err != nil {
+		return "", "", cmdutil.ExitCode(1, err)
+	}
+	files = f.ProjectFilesPrompt()
+	return base + files + appendix, files, nil
 }
 
 func (o *Options) permissionFlags() cmdutil.PermissionFlags {
