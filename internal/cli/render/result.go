@@ -2,6 +2,7 @@ package render
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -15,18 +16,20 @@ import (
 // additions are unpriced_models, subagent_usage, transcript_path and the
 // extra subagent_stats counters (docs/cli.md lists the differences).
 type Result struct {
-	Type           string   `json:"type"`
-	Subtype        string   `json:"subtype"` // success | error_max_turns | error_max_budget_usd | error_interrupted
-	IsError        bool     `json:"is_error"`
-	DurationMS     int64    `json:"duration_ms"`
-	DurationAPIMS  int64    `json:"duration_api_ms"` // the model calls' wall time, summed
-	NumTurns       int      `json:"num_turns"`
-	Result         string   `json:"result,omitempty"`
-	Errors         []string `json:"errors,omitempty"`
-	StopReason     string   `json:"stop_reason"`
-	TerminalReason string   `json:"terminal_reason"`
-	SessionID      string   `json:"session_id"`
-	UUID           string   `json:"uuid"`
+	Type          string `json:"type"`
+	Subtype       string `json:"subtype"` // success | error_max_turns | error_max_budget_usd | error_interrupted
+	IsError       bool   `json:"is_error"`
+	DurationMS    int64  `json:"duration_ms"`
+	DurationAPIMS int64  `json:"duration_api_ms"` // the model calls' wall time, summed
+	NumTurns      int    `json:"num_turns"`
+	Result        string `json:"result,omitempty"`
+	// StructuredOutput is the answer's JSON under --json-schema.
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
+	Errors           []string        `json:"errors,omitempty"`
+	StopReason       string          `json:"stop_reason"`
+	TerminalReason   string          `json:"terminal_reason"`
+	SessionID        string          `json:"session_id"`
+	UUID             string          `json:"uuid"`
 	// APIErrorStatus is the HTTP status of a failed model call; brood's
 	// adapters do not surface it, so it is null, as Claude Code's is for a
 	// connection error. APIError names the failure on an api_error.
@@ -102,6 +105,12 @@ func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duratio
 	if r.PermissionDenials == nil {
 		r.PermissionDenials = []PermissionDenial{}
 	}
+	if t.SchemaError != "" {
+		r.Subtype, r.IsError = "error_max_structured_output_retries", true
+		r.Errors = []string{t.SchemaError}
+		return r
+	}
+	r.StructuredOutput = t.StructuredOutput
 	if t.BudgetUSD > 0 {
 		r.Subtype, r.IsError, r.TerminalReason = "error_max_budget_usd", true, "max_budget_usd"
 		r.Errors = []string{"Reached maximum budget ($" + strconv.FormatFloat(t.BudgetUSD, 'f', -1, 64) + ")"}

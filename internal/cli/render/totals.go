@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/broodhq/brood/internal/model"
@@ -16,6 +17,10 @@ type Totals struct {
 	Cost     spend.Cost
 	// BudgetUSD is set when --max-budget-usd stopped the run: the cap.
 	BudgetUSD float64
+	// StructuredOutput is the answer's JSON value under --json-schema;
+	// SchemaError says why there is none after the retries.
+	StructuredOutput json.RawMessage
+	SchemaError      string
 }
 
 // ModelUsage is one model's entry of the result's modelUsage, in Claude

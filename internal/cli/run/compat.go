@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 
 	"github.com/broodhq/brood/internal/tool"
@@ -25,6 +26,7 @@ type Compat struct {
 	InputFormat      string
 	BroodExitCodes   bool
 	MaxBudgetUSD     float64
+	JSONSchema       string
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -44,7 +46,6 @@ var notes = []struct {
 	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
 	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
 	{"fallback-model", "string", "accepted for claude -p compatibility", "no fallback model: a failing model call is retried, then the run fails"},
-	{"json-schema", "string", "accepted for claude -p compatibility", "the result is free text; no structured_output is produced"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"no-session-persistence", "bool", "accepted for claude -p compatibility", "the session is still written under .brood/sessions (subagents need it)"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json or BROOD_OTEL"},
@@ -64,6 +65,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Var(cmdutil.NewEnum(&c.InputFormat, "text", "text", "stream-json"), "input-format", "text, or stream-json: user messages as JSON lines on stdin (claude -p's)")
 	f.BoolVar(&c.BroodExitCodes, "brood-exit-codes", false, "exit 3 at the turn cap, 4 at a checkpoint, 5 for a killed subagent (default: 1, as claude -p)")
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
+	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":
@@ -87,6 +89,18 @@ func (c *Compat) Notes(cmd *cobra.Command) []string {
 		}
 	}
 	return out
+}
+
+// schema compiles --json-schema (nil without it).
+func (c *Compat) schema(compile call.Compiler) (*call.Schema, error) {
+	if c.JSONSchema == "" {
+		return nil, nil
+	}
+	s, err := call.CompileSchema(compile, json.RawMessage(c.JSONSchema))
+	if err != nil {
+		return nil, fmt.Errorf("--json-schema: %w; give a JSON Schema object, e.g. '{\"type\":\"object\"}'", err)
+	}
+	return s, nil
 }
 
 // systemFile is --system-prompt-file's text, or "".

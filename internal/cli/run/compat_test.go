@@ -98,7 +98,7 @@ func TestClaudeFlags(t *testing.T) {
 		{"add-dir", "/tmp"}, {"settings", `{"model":"x"}`}, {"setting-sources", "user,project"},
 		{"session-id", "123e4567-e89b-12d3-a456-426614174000"}, {"include-partial-messages", ""},
 		{"replay-user-messages", ""}, {"fork-session", ""}, {"agents", `{"r":{"description":"d","prompt":"p"}}`},
-		{"fallback-model", "claude-haiku-4-5"}, {"json-schema", `{"type":"object"}`},
+		{"fallback-model", "claude-haiku-4-5"},
 		{"permission-prompt-tool", "mcp__x__y"}, {"no-session-persistence", ""}, {"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {
@@ -236,5 +236,44 @@ func TestMaxBudgetUSD(t *testing.T) {
 	code, out, errOut = p.Brood("-p", "--output-format", "json", "--max-budget-usd", "1000000", "--model", spec, "list it")
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || r.Subtype != "success" || r.NumTurns != 6 {
 		t.Errorf("under the cap: exit %d, %+v, %v\n%s", code, r, err, errOut)
+	}
+}
+
+// TestJSONSchema: --json-schema asks for a JSON answer, sends one that
+// does not validate back (the conversation intact) and puts the valid
+// value in structured_output; after the retries the run fails with
+// error_max_structured_output_retries, exit 1.
+func TestJSONSchema(t *testing.T) {
+	const schema = `{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`
+	tests := []struct {
+		name, script, subtype, structured string
+		code, turns                       int
+	}{
+		{"second answer validates", "agents:\n  root:\n    - say: \"no json here\"\n    - say: \"Here:\\n```json\\n{\\\"n\\\": 3}\\n```\"\n",
+			"success", `{"n":3}`, 0, 2},
+		{"never validates", "agents:\n  root:\n    - say: \"no\"\n    - say: \"still no\"\n    - say: \"{\\\"n\\\": \\\"three\\\"}\"\n",
+			"error_max_structured_output_retries", "", 1, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := clitest.NewProject(t)
+			code, out, errOut := p.Brood("-p", "--output-format", "json", "--json-schema", schema, "--model", p.Script("s.yaml", tc.script), "count")
+			var r struct {
+				Subtype    string          `json:"subtype"`
+				NumTurns   int             `json:"num_turns"`
+				Structured json.RawMessage `json:"structured_output"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("exit %d: %v %q\n%s", code, err, out, errOut)
+			}
+			if code != tc.code || r.Subtype != tc.subtype || r.NumTurns != tc.turns || string(r.Structured) != tc.structured {
+				t.Errorf("exit %d, %+v (structured %s), stderr:\n%s", code, r, r.Structured, errOut)
+			}
+		})
+	}
+	p := clitest.NewProject(t)
+	code, _, errOut := p.Brood("-p", "--json-schema", "{not json", "--model", p.Script("s.yaml", echoScript), "x")
+	if code != 1 || !strings.Contains(errOut, "--json-schema: ") {
+		t.Errorf("bad schema: exit %d, %q", code, errOut)
 	}
 }

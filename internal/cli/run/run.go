@@ -189,6 +189,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.readPrompt(); err != nil {
 		return err
 	}
+	schema, err := o.Compat.schema(f.Links.Delegation.Schemas)
+	if err != nil {
+		return cmdutil.ExitCode(1, err)
+	}
 	history, path, err := openSession(f, o)
 	if err != nil {
 		return err
@@ -279,7 +283,7 @@ func Run(ctx context.Context, o *Options) error {
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD})
+	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema})
 }
 
 // systemPrompt is the root's system prompt: --system-prompt (or its

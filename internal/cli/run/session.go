@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,25 +100,31 @@ func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error
 // finish runs the agent loop, waits for background children, and maps the
 // outcome to the exit status.
 func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill, fo finishOpts) error {
-	var outcome *agent.Outcome
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	overBudget := false
-	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
-		if err != nil {
+	if fo.schema != nil {
+		prompt += "\n\n" + fo.schema.Instruction()
+	}
+	outcome, overBudget := runOnce(ctx, cancel, f, cfg, history, prompt, path, out, b, fo)
+	var structured json.RawMessage
+	var schemaErr string
+	for retry := 0; fo.schema != nil && outcome != nil && outcome.Status == agent.StatusDone && !overBudget; retry++ {
+		v, why := fo.schema.Check(outcome.Text)
+		if why == nil {
+			structured = v
 			break
 		}
-		out.Event(ev)
-		if ev.Outcome != nil {
-			outcome = ev.Outcome
+		if retry == call.DefaultRetries {
+			schemaErr = fmt.Sprintf("%s after %d retries: %v", call.InvalidOutput, retry, why)
+			break
 		}
-		if ev.Type == agent.EvUsage && ev.Total != nil && fo.budgetUSD > 0 && !overBudget {
-			if t := b.totals(*ev.Total, model.Usage{}, io.Discard); t.Cost.USD >= fo.budgetUSD {
-				overBudget = true
-				fmt.Fprintf(f.Err, "brood: --max-budget-usd: the run has spent %s of %s; stopping it (continue with brood run --resume %s)\n",
-					spend.USD(t.Cost.USD), spend.USD(fo.budgetUSD), render.SessionID(path))
-				cancel()
-			}
+		// Sent back, the conversation intact, as a Task call's answer is.
+		before := *outcome
+		again := fmt.Sprintf("Your answer was rejected: %v\n\nAnswer again, ending with one ```json block that validates against the schema. %s", why, fo.schema.Instruction())
+		outcome, overBudget = runOnce(ctx, cancel, f, cfg, outcome.Messages, again, path, out, b, fo)
+		if outcome != nil {
+			outcome.Usage = outcome.Usage.Add(before.Usage)
+			outcome.Turns += before.Turns
 		}
 	}
 	if outcome == nil {
@@ -135,6 +142,11 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		childUsage = disp.ChildUsage()
 	}
 	t := b.totals(outcome.Usage, childUsage, f.Err)
+	t.StructuredOutput, t.SchemaError = structured, schemaErr
+	if schemaErr != "" {
+		out.Done(outcome, path, t)
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("--json-schema: "+schemaErr))
+	}
 	if overBudget {
 		t.BudgetUSD = fo.budgetUSD
 		out.Done(outcome, path, t)
@@ -155,11 +167,36 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 	return nil
 }
 
+// runOnce runs the agent loop once to its outcome (nil if it ended
+// without one), stopping it through cancel when --max-budget-usd is
+// reached (overBudget).
+func runOnce(ctx context.Context, cancel func(), f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, b *bill, fo finishOpts) (outcome *agent.Outcome, overBudget bool) {
+	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
+		if err != nil {
+			break
+		}
+		out.Event(ev)
+		if ev.Outcome != nil {
+			outcome = ev.Outcome
+		}
+		if ev.Type == agent.EvUsage && ev.Total != nil && fo.budgetUSD > 0 && !overBudget {
+			if t := b.totals(*ev.Total, model.Usage{}, io.Discard); t.Cost.USD >= fo.budgetUSD {
+				overBudget = true
+				fmt.Fprintf(f.Err, "brood: --max-budget-usd: the run has spent %s of %s; stopping it (continue with brood run --resume %s)\n",
+					spend.USD(t.Cost.USD), spend.USD(fo.budgetUSD), render.SessionID(path))
+				cancel()
+			}
+		}
+	}
+	return outcome, overBudget
+}
+
 // finishOpts are the flags that change how a run ends: brood's own exit
 // codes, and --max-budget-usd (0: no cap).
 type finishOpts struct {
 	broodCodes bool
 	budgetUSD  float64
+	schema     *call.Schema // --json-schema
 }
 
 func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
