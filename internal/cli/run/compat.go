@@ -27,6 +27,7 @@ type Compat struct {
 	BroodExitCodes   bool
 	MaxBudgetUSD     float64
 	JSONSchema       string
+	FallbackModel    string
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -45,7 +46,6 @@ var notes = []struct {
 	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
 	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
 	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
-	{"fallback-model", "string", "accepted for claude -p compatibility", "no fallback model: a failing model call is retried, then the run fails"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"no-session-persistence", "bool", "accepted for claude -p compatibility", "the session is still written under .brood/sessions (subagents need it)"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json or BROOD_OTEL"},
@@ -65,6 +65,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Var(cmdutil.NewEnum(&c.InputFormat, "text", "text", "stream-json"), "input-format", "text, or stream-json: user messages as JSON lines on stdin (claude -p's)")
 	f.BoolVar(&c.BroodExitCodes, "brood-exit-codes", false, "exit 3 at the turn cap, 4 at a checkpoint, 5 for a killed subagent (default: 1, as claude -p)")
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
+	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
 	for _, n := range notes {
 		switch n.kind {

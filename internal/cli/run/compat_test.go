@@ -91,14 +91,15 @@ func TestClaudeFlags(t *testing.T) {
 		}},
 		{"input-format text", []string{"--input-format", "text"}, nil},
 		{"brood-exit-codes", []string{"--brood-exit-codes"}, nil},
-		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil}, // TestMaxBudgetUSD checks the stop
+		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil},                       // TestMaxBudgetUSD checks the stop
+		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil}, // TestFallbackModel checks the switch
+		{"json-schema", []string{"--json-schema", `{"type":"string"}`}, nil},                // TestJSONSchema checks the answer
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""}, {"mcp-config", "mcp.json"}, {"strict-mcp-config", ""},
 		{"add-dir", "/tmp"}, {"settings", `{"model":"x"}`}, {"setting-sources", "user,project"},
 		{"session-id", "123e4567-e89b-12d3-a456-426614174000"}, {"include-partial-messages", ""},
 		{"replay-user-messages", ""}, {"fork-session", ""}, {"agents", `{"r":{"description":"d","prompt":"p"}}`},
-		{"fallback-model", "claude-haiku-4-5"},
 		{"permission-prompt-tool", "mcp__x__y"}, {"no-session-persistence", ""}, {"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {
@@ -275,5 +276,21 @@ func TestJSONSchema(t *testing.T) {
 	code, _, errOut := p.Brood("-p", "--json-schema", "{not json", "--model", p.Script("s.yaml", echoScript), "x")
 	if code != 1 || !strings.Contains(errOut, "--json-schema: ") {
 		t.Errorf("bad schema: exit %d, %q", code, errOut)
+	}
+}
+
+// TestFallbackModel: when the model's calls fail, --fallback-model takes
+// the same conversation over and the run succeeds; without it the run
+// fails (exit 1).
+func TestFallbackModel(t *testing.T) {
+	p := clitest.NewProject(t)
+	broken := p.Script("broken.yaml", "agents:\n  root:\n    - say: \"{{nosuch}}\"\n")
+	good := p.Script("good.yaml", echoScript)
+	code, out, errOut := p.Brood("-p", "--model", broken, "--fallback-model", good, "Say hello")
+	if code != 0 || !strings.HasPrefix(out, "PROMPT=Say hello ") || !strings.Contains(errOut, "continuing with --fallback-model") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if code, _, _ := p.Brood("-p", "--model", broken, "Say hello"); code != 1 {
+		t.Errorf("without a fallback: exit %d, want 1", code)
 	}
 }

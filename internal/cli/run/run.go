@@ -283,7 +283,7 @@ func Run(ctx context.Context, o *Options) error {
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema})
+	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
 }
 
 // systemPrompt is the root's system prompt: --system-prompt (or its

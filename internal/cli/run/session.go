@@ -106,6 +106,20 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		prompt += "\n\n" + fo.schema.Instruction()
 	}
 	outcome, overBudget := runOnce(ctx, cancel, f, cfg, history, prompt, path, out, b, fo)
+	if outcome != nil && outcome.Status == agent.StatusFailed && fo.fallback != "" && ctx.Err() == nil {
+		m, err := f.ResolveModel(fo.fallback)
+		if err != nil {
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--fallback-model: %w", err))
+		}
+		fmt.Fprintf(f.Err, "brood: the model failed (%s); continuing with --fallback-model %s\n", outcome.Error, fo.fallback)
+		before := *outcome
+		cfg.Model = m
+		// The conversation so far, its last message the unanswered prompt.
+		outcome, overBudget = runOnce(ctx, cancel, f, cfg, before.Messages, "", path, out, b, fo)
+		if outcome != nil {
+			outcome.Usage = outcome.Usage.Add(before.Usage)
+		}
+	}
 	var structured json.RawMessage
 	var schemaErr string
 	for retry := 0; fo.schema != nil && outcome != nil && outcome.Status == agent.StatusDone && !overBudget; retry++ {
@@ -130,6 +144,7 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 	if outcome == nil {
 		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("the run ended without an outcome"))
 	}
+	out.Event(agent.Event{Type: agent.EvDone, Outcome: outcome})
 	var childUsage model.Usage
 	if disp != nil {
 		// Background children the model left running are waited for: they
@@ -175,6 +190,10 @@ func runOnce(ctx context.Context, cancel func(), f *cmdutil.Factory, cfg agent.C
 		if err != nil {
 			break
 		}
+		if ev.Type == agent.EvDone {
+			outcome = ev.Outcome // finish shows the last run's, after any retry
+			continue
+		}
 		out.Event(ev)
 		if ev.Outcome != nil {
 			outcome = ev.Outcome
@@ -197,6 +216,7 @@ type finishOpts struct {
 	broodCodes bool
 	budgetUSD  float64
 	schema     *call.Schema // --json-schema
+	fallback   string       // --fallback-model
 }
 
 func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
