@@ -93,7 +93,6 @@ func TestClaudeFlags(t *testing.T) {
 		{"brood-exit-codes", []string{"--brood-exit-codes"}, nil},
 		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil},                       // TestMaxBudgetUSD checks the stop
 		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil}, // TestFallbackModel checks the switch
-		{"json-schema", []string{"--json-schema", `{"type":"string"}`}, nil},                // TestJSONSchema checks the answer
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""}, {"mcp-config", "mcp.json"}, {"strict-mcp-config", ""},
