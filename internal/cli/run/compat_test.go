@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/cli/clitest"
 )
 
@@ -291,5 +292,31 @@ func TestFallbackModel(t *testing.T) {
 	}
 	if code, _, _ := p.Brood("-p", "--model", broken, "Say hello"); code != 1 {
 		t.Errorf("without a fallback: exit %d, want 1", code)
+	}
+}
+
+// TestInputFormatStreamJSON: --input-format stream-json reads the prompt
+// from JSON lines on stdin (the user messages' text, a string or text
+// blocks, in order); a line that is not JSON exits 1 naming the line.
+func TestInputFormatStreamJSON(t *testing.T) {
+	p := clitest.NewProject(t)
+	spec := p.Script("s.yaml", echoScript)
+	run := func(stdin string) (int, string, string) {
+		var out, errb clitest.SyncBuffer
+		code := cli.Main(t.Context(), cli.IO{In: strings.NewReader(stdin), Out: &out, Err: &errb,
+			Getenv: func(k string) string { return p.Env[k] }},
+			[]string{"-p", "--input-format", "stream-json", "--model", spec})
+		return code, out.String(), errb.String()
+	}
+	code, out, errOut := run(`{"type":"user","message":{"role":"user","content":"Say"}}
+{"type":"system","subtype":"noise"}
+{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hello"},{"type":"image","source":{}}]}}
+`)
+	if code != 0 || !strings.HasPrefix(out, "PROMPT=Say\nhello TOOLS=") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	code, _, errOut = run("{\"type\":\"user\",\"message\":{\"content\":\"x\"}}\nnot json\n")
+	if code != 1 || !strings.Contains(errOut, "stdin line 2") {
+		t.Errorf("bad line: exit %d, stderr %q", code, errOut)
 	}
 }

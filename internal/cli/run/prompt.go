@@ -23,7 +23,7 @@ func (o *Options) readPrompt() error {
 		if err != nil {
 			return cmdutil.ExitCode(1, err)
 		}
-		o.Prompt = cmdutil.FirstNonEmpty(strings.TrimSpace(prompt+"\n"+in), "")
+		o.Prompt = strings.TrimSpace(prompt + "\n" + in)
 		return nil
 	}
 	if o.isStdin() || !cmdutil.IsTerminal(f.In) && f.In != nil {
