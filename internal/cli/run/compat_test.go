@@ -152,6 +152,18 @@ func toolGone(names ...string) func(t *testing.T, out, errOut string) {
 	}
 }
 
+// TestSettingsDenyAgent: a bare "Agent" deny rule in .claude/settings.json
+// (a narrowing: no trust needed) takes Task off the model's list too.
+func TestSettingsDenyAgent(t *testing.T) {
+	p := clitest.NewProject(t)
+	clitest.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"deny": ["Agent"]}}`)
+	code, out, errOut := p.Brood("-p", "--model", p.Script("s.yaml", echoScript), "Say hello")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	toolGone("Task", "Agent")(t, out, errOut)
+}
+
 // TestAllowedToolsVariadic: --allowedTools takes every following argument
 // up to the next flag, as Claude Code (commander.js) does: `Write` is
 // allowed and not part of the prompt. A prompt written after the values

@@ -169,7 +169,7 @@ func Run(ctx context.Context, o *Options) error {
 	for _, n := range o.notes {
 		fmt.Fprintln(f.Err, n)
 	}
-	o.Allow, o.Deny = aliasRules(cmdutil.SplitRules(o.Allow)), aliasRules(cmdutil.SplitRules(o.Deny))
+	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
 	if o.Compat.SkipPermissions && o.PermMode == "" {
 		o.PermMode = "bypassPermissions"
 	}
@@ -259,7 +259,7 @@ func Run(ctx context.Context, o *Options) error {
 		defer servers.Close()
 		tools = tool.NewSet(append(cmdutil.ToolList(tools), servers.Tools()...)...)
 	}
-	tools = withoutDenied(tools, o.Deny)
+	tools = withoutDenied(tools, f.Permissions(o.permissionFlags()).Deny) // the settings' and the flags' rules
 	cfg := agent.Config{
 		Name:        "root",
 		Model:       m,
