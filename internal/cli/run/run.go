@@ -109,7 +109,7 @@ appends to a transcript under .brood/sessions/; continue the last one with
 		Example: `  brood run "what does this repository do?"
   brood -p "what does this repository do?" --output-format json | jq .result
   git diff | brood run "review this change"
-  brood run --allowedTools "Bash(go test:*) Edit" "make the tests pass"
+  brood run "make the tests pass" --allowedTools "Bash(go test:*)" Edit
   brood run --continue "now add a test for it"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
