@@ -66,6 +66,10 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	f.Links = Links()
 	root := NewCmdRoot(f)
 	args = printArgs(root, args)
+	args, swallowed := cmdutil.ExpandVariadic(args)
+	for _, s := range swallowed {
+		fmt.Fprintf(f.Err, "brood: %q was read as a value of %s, not as a prompt · put a prompt before %s or after --\n", s.Value, s.Flag, s.Flag)
+	}
 	root.SetArgs(args)
 	root.SetIn(f.In)
 	root.SetOut(f.Out)

@@ -35,14 +35,16 @@ type PermissionFlags struct {
 	Deny  []string
 }
 
-// Permissions are the rules children inherit: settings plus flags.
+// Permissions are the rules children inherit: settings plus flags, with
+// Claude Code's newer names (Agent, Explore, Plan) also in brood's
+// (AliasRules).
 func (f *Factory) Permissions(fl PermissionFlags) dispatch.Permissions {
 	s := f.Settings.Permissions
 	return dispatch.Permissions{
 		Mode:  FirstNonEmpty(fl.Mode, s.Mode),
-		Allow: append(append([]string(nil), s.Allow...), fl.Allow...),
-		Deny:  append(append([]string(nil), s.Deny...), fl.Deny...),
-		Ask:   s.Ask,
+		Allow: AliasRules(append(append([]string(nil), s.Allow...), fl.Allow...)),
+		Deny:  AliasRules(append(append([]string(nil), s.Deny...), fl.Deny...)),
+		Ask:   AliasRules(s.Ask),
 	}
 }
 

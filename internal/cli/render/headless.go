@@ -45,12 +45,16 @@ type Headless struct {
 	msgID   int
 	stats   SubagentStats
 	denials []PermissionDenial
+	inputs  map[string]json.RawMessage // tool call id -> input, for permission_denials
+	turnAt  time.Time                  // when the current model turn started
+	first   bool                       // the current turn's first token is seen
+	timing  Timing
 	redact  func(string) string
 }
 
 // NewHeadless writes to out; stream selects stream-json.
 func NewHeadless(out io.Writer, stream bool) *Headless {
-	return &Headless{out: out, stream: stream, stats: newSubagentStats()}
+	return &Headless{out: out, stream: stream, stats: newSubagentStats(), inputs: map[string]json.RawMessage{}}
 }
 
 // Redacting makes every line h writes pass through redact (the process's
@@ -88,6 +92,7 @@ func (h *Headless) Start(info Info) {
 func (h *Headless) Event(ev agent.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.time(ev.Type)
 	switch ev.Type {
 	case agent.EvText:
 		h.text.WriteString(ev.Text)
@@ -98,18 +103,48 @@ func (h *Headless) Event(ev agent.Event) {
 		if ev.Tool == "Task" || ev.Tool == "Agent" {
 			h.stats.noteRequest(ev.Input)
 		}
+		h.inputs[ev.ToolID] = ev.Input
 		h.message("assistant", []Content{{Type: "tool_use", ID: ev.ToolID, Name: ev.Tool, Input: ev.Input}})
 	case agent.EvToolResult:
 		if ev.Tool == "Task" && ev.IsError && !strings.Contains(ev.Text, "<subagent-result") {
 			h.stats.noteRefusal(ev.Text)
 		}
 		if ev.IsError && strings.Contains(ev.Text, "permission") {
-			h.denials = append(h.denials, PermissionDenial{ToolName: ev.Tool, ToolUseID: ev.ToolID})
+			h.denials = append(h.denials, PermissionDenial{ToolName: ev.Tool, ToolUseID: ev.ToolID, ToolInput: orEmpty(h.inputs[ev.ToolID])})
 		}
 		h.message("user", []Content{{Type: "tool_result", ToolUseID: ev.ToolID, Content: ev.Text, IsError: ev.IsError}})
 	case agent.EvTurn, agent.EvDone:
 		h.flushText()
 	}
+}
+
+// time follows the model calls: a turn starts at EvTurn, its first token
+// is the first text or tool call, and it ends at its EvUsage.
+func (h *Headless) time(t agent.EventType) {
+	now := time.Now()
+	switch t {
+	case agent.EvTurn:
+		h.turnAt, h.first = now, false
+	case agent.EvText, agent.EvToolCall:
+		if !h.first && !h.turnAt.IsZero() {
+			h.first = true
+			if h.timing.TTFT == 0 {
+				h.timing.TTFT = now.Sub(h.turnAt)
+			}
+		}
+	case agent.EvUsage:
+		if !h.turnAt.IsZero() {
+			h.timing.API += now.Sub(h.turnAt)
+			h.turnAt = time.Time{}
+		}
+	}
+}
+
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("{}")
+	}
+	return b
 }
 
 func (h *Headless) flushText() {
@@ -158,7 +193,7 @@ func (h *Headless) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.flushText()
-	h.line(NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials))
+	h.line(NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials, h.timing))
 }
 
 func last(s []string) string {

@@ -3,9 +3,7 @@ package render
 import (
 	"encoding/json"
 	"strings"
-	"time"
 
-	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 )
@@ -86,65 +84,9 @@ func usageOf(u model.Usage) Usage {
 
 // PermissionDenial is a tool call the permission rules refused.
 type PermissionDenial struct {
-	ToolName  string `json:"tool_name"`
-	ToolUseID string `json:"tool_use_id"`
-}
-
-// Result is the final object: the one line of --output-format json, the
-// last line of stream-json.
-type Result struct {
-	Type           string   `json:"type"`
-	Subtype        string   `json:"subtype"` // success | error_max_turns | error_during_execution | error_interrupted
-	IsError        bool     `json:"is_error"`
-	DurationMS     int64    `json:"duration_ms"`
-	NumTurns       int      `json:"num_turns"`
-	Result         string   `json:"result,omitempty"`
-	Errors         []string `json:"errors,omitempty"`
-	StopReason     string   `json:"stop_reason"`
-	TerminalReason string   `json:"terminal_reason"`
-	SessionID      string   `json:"session_id"`
-	// TotalCostUSD is the whole tree's estimated cost (the root and every
-	// subagent below it) at the price table: list prices, or [prices] in
-	// settings. Models without a price add nothing (0 when none has one);
-	// UnpricedModels names them, and ModelUsage has their tokens.
-	TotalCostUSD      float64               `json:"total_cost_usd"`
-	Usage             Usage                 `json:"usage"`
-	ModelUsage        map[string]ModelUsage `json:"modelUsage"`
-	UnpricedModels    []string              `json:"unpriced_models,omitempty"`
-	SubagentUsage     Usage                 `json:"subagent_usage"`
-	PermissionDenials []PermissionDenial    `json:"permission_denials"`
-	SubagentStats     SubagentStats         `json:"subagent_stats"`
-	TranscriptPath    string                `json:"transcript_path"`
-}
-
-// NewResult builds the result object of a run.
-func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duration, stats SubagentStats, denials []PermissionDenial) Result {
-	r := Result{
-		Type: "result", Subtype: "success", DurationMS: took.Milliseconds(), NumTurns: o.Turns,
-		StopReason: "end_turn", TerminalReason: "completed", SessionID: SessionID(sessionPath),
-		Usage: usageOf(o.Usage), SubagentUsage: usageOf(t.Children), SubagentStats: stats,
-		TotalCostUSD: t.Cost.USD, ModelUsage: t.modelUsage(), UnpricedModels: t.Cost.Unpriced,
-		PermissionDenials: denials, TranscriptPath: sessionPath,
-	}
-	if r.PermissionDenials == nil {
-		r.PermissionDenials = []PermissionDenial{}
-	}
-	switch o.Status {
-	case agent.StatusDone:
-		r.Result = o.Text
-	case agent.StatusPartial:
-		r.Subtype, r.IsError, r.StopReason, r.TerminalReason = "error_max_turns", true, "tool_use", "max_turns"
-		r.Errors = []string{"Reached maximum number of turns (" + itoa(o.Turns) + ")"}
-		r.Result = o.Text
-	case agent.StatusCancelled:
-		r.Subtype, r.IsError, r.TerminalReason = "error_interrupted", true, "interrupted"
-		r.Errors = []string{"interrupted"}
-	default:
-		r.Subtype, r.IsError, r.TerminalReason = "error_during_execution", true, "api_error"
-		r.Errors = []string{o.Error}
-		r.Result = o.Text
-	}
-	return r
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolInput json.RawMessage `json:"tool_input"`
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -162,6 +104,11 @@ type SubagentStats struct {
 	Killed    Killed         `json:"killed"`
 	Refused   Refused        `json:"refused"`
 	ByType    map[string]int `json:"by_type"`
+	// InBackground counts the Task calls that asked for
+	// run_in_background; BySubagents the spawned a subagent (not the
+	// root) asked for.
+	InBackground int `json:"started_in_background"`
+	BySubagents  int `json:"spawned_by_subagents"`
 }
 
 // Requested counts Task calls by how they asked to run.
@@ -196,6 +143,9 @@ func (s *SubagentStats) note(ev delegate.Event) {
 		s.Spawned++
 		s.ByType[ev.Agent]++
 		s.MaxDepth = max(s.MaxDepth, ev.Depth)
+		if ev.Depth > 1 {
+			s.BySubagents++
+		}
 	case "dispatch_stop":
 		switch ev.Status {
 		case "done":
@@ -224,6 +174,7 @@ func (s *SubagentStats) noteRequest(input json.RawMessage) {
 		s.Requested.Unset++
 	case *in.Background:
 		s.Requested.Background++
+		s.InBackground++
 	default:
 		s.Requested.Foreground++
 	}

@@ -48,6 +48,9 @@ func (b *bill) totals(root, children model.Usage, errOut io.Writer) render.Total
 		fmt.Fprintf(errOut, "brood: the subagents' cost is left out: %v\n", err)
 	}
 	l.Add(b.model, root)
+	if _, ok := l[b.model]; !ok && b.model != "" {
+		l[b.model] = model.Usage{} // the root's model is listed even at zero tokens, as in Claude Code
+	}
 	return render.Totals{Children: children, Models: l, Cost: l.Cost(b.prices)}
 }
 

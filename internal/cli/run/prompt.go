@@ -18,6 +18,14 @@ const maxStdinPrompt = 16 << 20
 func (o *Options) readPrompt() error {
 	f := o.Factory
 	prompt := o.promptArgs()
+	if o.Compat.InputFormat == "stream-json" {
+		in, err := streamJSONPrompt(f.In)
+		if err != nil {
+			return cmdutil.ExitCode(1, err)
+		}
+		o.Prompt = strings.TrimSpace(prompt + "\n" + in)
+		return nil
+	}
 	if o.isStdin() || !cmdutil.IsTerminal(f.In) && f.In != nil {
 		in, err := readStdin(f.In)
 		if err != nil {

@@ -6,6 +6,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -46,6 +47,9 @@ type Options struct {
 	// Depth is --max-subagent-depth and --enable-subagents (HooCode's
 	// flags): the tree-wide nesting cap for this run.
 	Depth cmdutil.DepthFlags
+	// Compat are claude -p's other flags (compat.go).
+	Compat Compat
+	notes  []string // the lines for the accepted-with-a-note flags given
 }
 
 // Efforts are the values --effort takes.
@@ -68,8 +72,11 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.Resume, "resume", "r", "", "continue the session with this id (a unique prefix, any case)")
 	f.StringArrayVar(&o.Allow, "allow", nil, "permission rule to allow, e.g. 'Bash(go test:*)' or 'Edit(src/**)' (repeatable)")
 	f.StringArrayVar(&o.Deny, "deny", nil, "permission rule to deny (repeatable)")
-	f.StringArrayVar(&o.Allow, "allowedTools", nil, "as --allow; a comma- or space-separated list, as Claude Code takes it")
-	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny; a comma- or space-separated list")
+	f.StringArrayVar(&o.Allow, "allowedTools", nil, "as --allow; a comma- or space-separated list, and every following argument up to the next flag, as Claude Code takes it")
+	f.StringArrayVar(&o.Deny, "disallowedTools", nil, "as --deny, and a bare tool name takes the tool off the model's list; a comma- or space-separated list, variadic")
+	f.StringArrayVar(&o.Allow, "allowed-tools", nil, "as --allowedTools")
+	f.StringArrayVar(&o.Deny, "disallowed-tools", nil, "as --disallowedTools")
+	o.Compat.Bind(cmd)
 	f.Var(cmdutil.NewEnum(&o.PermMode, "", "default", "acceptEdits", "bypassPermissions", "plan"), "permission-mode", "default, acceptEdits, bypassPermissions or plan")
 	f.Int64Var(&o.Budget, "token-budget", 0, "advisory token budget: warnings at 80% and 100%, never a stop")
 	o.Depth.Bind(cmd)
@@ -102,11 +109,12 @@ appends to a transcript under .brood/sessions/; continue the last one with
 		Example: `  brood run "what does this repository do?"
   brood -p "what does this repository do?" --output-format json | jq .result
   git diff | brood run "review this change"
-  brood run --allowedTools "Bash(go test:*) Edit" "make the tests pass"
+  brood run "make the tests pass" --allowedTools "Bash(go test:*)" Edit
   brood run --continue "now add a test for it"`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
+			opts.notes = opts.Compat.Notes(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -158,7 +166,13 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	s := f.Settings
+	for _, n := range o.notes {
+		fmt.Fprintln(f.Err, n)
+	}
 	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
+	if o.Compat.SkipPermissions && o.PermMode == "" {
+		o.PermMode = "bypassPermissions"
+	}
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
 	m, err := f.ResolveModel(spec)
 	if err != nil {
@@ -175,6 +189,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.readPrompt(); err != nil {
 		return err
 	}
+	schema, err := o.Compat.schema(f.Links.Delegation.Schemas)
+	if err != nil {
+		return cmdutil.ExitCode(1, err)
+	}
 	history, path, err := openSession(f, o)
 	if err != nil {
 		return err
@@ -186,15 +204,10 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer tw.Close()
-	base := o.SystemPrompt
-	if base == "" {
-		base = cmdutil.DefaultSystemPrompt(f.Cwd)
+	system, files, err := o.systemPrompt()
+	if err != nil {
+		return err
 	}
-	// The instruction files: the root's prompt has them; its children get
-	// them by their own right (the dispatcher's ProjectFiles), not through
-	// an inherited prompt.
-	files := f.ProjectFilesPrompt()
-	system := base + files
 	out := o.newOutput()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
@@ -246,6 +259,7 @@ func Run(ctx context.Context, o *Options) error {
 		defer servers.Close()
 		tools = tool.NewSet(append(cmdutil.ToolList(tools), servers.Tools()...)...)
 	}
+	tools = withoutDenied(tools, f.Permissions(o.permissionFlags()).Deny) // the settings' and the flags' rules
 	cfg := agent.Config{
 		Name:        "root",
 		Model:       m,
@@ -269,7 +283,30 @@ func Run(ctx context.Context, o *Options) error {
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill)
+	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// systemPrompt is the root's system prompt: --system-prompt (or its
+// -file form, or brood's default), the instruction files, then
+// --append-system-prompt; and the instruction files alone, for the
+// children, who get them by their own right (the dispatcher's
+// ProjectFiles), not through an inherited prompt.
+func (o *Options) systemPrompt() (system, files string, err error) {
+	f := o.Factory
+	base, err := o.Compat.systemFile()
+	if err != nil {
+		return "", "", cmdutil.ExitCode(1, err)
+	}
+	base = cmdutil.FirstNonEmpty(o.SystemPrompt, base)
+	if base == "" {
+		base = cmdutil.DefaultSystemPrompt(f.Cwd)
+	}
+	appendix, err := o.Compat.appendix()
+	if err != nil {
+		return "", "", cmdutil.ExitCode(1, err)
+	}
+	files = f.ProjectFilesPrompt()
+	return base + files + appendix, files, nil
 }
 
 func (o *Options) permissionFlags() cmdutil.PermissionFlags {

@@ -97,8 +97,8 @@ func TestRunJSONMode(t *testing.T) {
 func TestRunMaxTurnsGivesPartial(t *testing.T) {
 	p := clitest.NewProject(t)
 	spec := p.Script("s.yaml", lsScript)
-	code, out, errOut := p.Brood("run", "--max-turns", "1", "--model", spec, "look")
-	if code != 3 { // partial
+	code, out, errOut := p.Brood("run", "--brood-exit-codes", "--max-turns", "1", "--model", spec, "look")
+	if code != 3 { // partial, with brood's own codes
 		t.Fatalf("code %d, stderr:\n%s", code, errOut)
 	}
 	if strings.TrimSpace(out) != "Let me look." {
@@ -109,7 +109,7 @@ func TestRunMaxTurnsGivesPartial(t *testing.T) {
 	}
 	code, out, _ = p.Brood("run", "--mode", "json", "--max-turns", "1", "--model", spec, "look")
 	lines := clitest.JSONLines(t, out)
-	if res := lines[len(lines)-1]; code != 3 || res["status"] != "partial" || res["turns"] != 1.0 {
+	if res := lines[len(lines)-1]; code != 1 || res["status"] != "partial" || res["turns"] != 1.0 {
 		t.Errorf("json result %v", res)
 	}
 	// The partial transcript continues: the capped call was answered, so

@@ -2,8 +2,10 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spend"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -84,7 +87,8 @@ func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error
 		return history, path, nil
 	}
 	if strings.TrimSpace(o.Prompt) == "" {
-		return nil, "", cmdutil.UsageError("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)")
+		// Exit 1, as claude -p's "Input must be provided".
+		return nil, "", cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)"))
 	}
 	path = filepath.Join(sessionsDir(f.ProjectRoot), ulid.Make().String()+".jsonl")
 	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
@@ -95,20 +99,52 @@ func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error
 
 // finish runs the agent loop, waits for background children, and maps the
 // outcome to the exit status.
-func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill) error {
-	var outcome *agent.Outcome
-	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
+func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill, fo finishOpts) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if fo.schema != nil {
+		prompt += "\n\n" + fo.schema.Instruction()
+	}
+	outcome, overBudget := runOnce(ctx, cancel, f, cfg, history, prompt, path, out, b, fo)
+	if outcome != nil && outcome.Status == agent.StatusFailed && fo.fallback != "" && ctx.Err() == nil {
+		m, err := f.ResolveModel(fo.fallback)
 		if err != nil {
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--fallback-model: %w", err))
+		}
+		fmt.Fprintf(f.Err, "brood: the model failed (%s); continuing with --fallback-model %s\n", outcome.Error, fo.fallback)
+		before := *outcome
+		cfg.Model = m
+		// The conversation so far, its last message the unanswered prompt.
+		outcome, overBudget = runOnce(ctx, cancel, f, cfg, before.Messages, "", path, out, b, fo)
+		if outcome != nil {
+			outcome.Usage = outcome.Usage.Add(before.Usage)
+		}
+	}
+	var structured json.RawMessage
+	var schemaErr string
+	for retry := 0; fo.schema != nil && outcome != nil && outcome.Status == agent.StatusDone && !overBudget; retry++ {
+		v, why := fo.schema.Check(outcome.Text)
+		if why == nil {
+			structured = v
 			break
 		}
-		out.Event(ev)
-		if ev.Outcome != nil {
-			outcome = ev.Outcome
+		if retry == call.DefaultRetries {
+			schemaErr = fmt.Sprintf("%s after %d retries: %v", call.InvalidOutput, retry, why)
+			break
+		}
+		// Sent back, the conversation intact, as a Task call's answer is.
+		before := *outcome
+		again := fmt.Sprintf("Your answer was rejected: %v\n\nAnswer again, ending with one ```json block that validates against the schema. %s", why, fo.schema.Instruction())
+		outcome, overBudget = runOnce(ctx, cancel, f, cfg, outcome.Messages, again, path, out, b, fo)
+		if outcome != nil {
+			outcome.Usage = outcome.Usage.Add(before.Usage)
+			outcome.Turns += before.Turns
 		}
 	}
 	if outcome == nil {
 		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("the run ended without an outcome"))
 	}
+	out.Event(agent.Event{Type: agent.EvDone, Outcome: outcome})
 	var childUsage model.Usage
 	if disp != nil {
 		// Background children the model left running are waited for: they
@@ -120,16 +156,67 @@ func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history [
 		}
 		childUsage = disp.ChildUsage()
 	}
-	out.Done(outcome, path, b.totals(outcome.Usage, childUsage, f.Err))
+	t := b.totals(outcome.Usage, childUsage, f.Err)
+	t.StructuredOutput, t.SchemaError = structured, schemaErr
+	if schemaErr != "" {
+		out.Done(outcome, path, t)
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("--json-schema: "+schemaErr))
+	}
+	if overBudget {
+		t.BudgetUSD = fo.budgetUSD
+		out.Done(outcome, path, t)
+		return cmdutil.ExitCode(cmdutil.ExitFailed, nil) // the line above said why
+	}
+	out.Done(outcome, path, t)
 	switch outcome.Status {
 	case agent.StatusFailed:
 		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New(outcome.Error))
 	case agent.StatusCancelled:
 		return cmdutil.ExitCode(cmdutil.ExitInterrupt, fmt.Errorf("cancelled; continue with brood run --resume %s", render.SessionID(path)))
 	case agent.StatusPartial:
+		if !fo.broodCodes {
+			return cmdutil.ExitCode(cmdutil.ExitFailed, nil) // claude -p's status; Done said how to continue
+		}
 		return cmdutil.ExitCode(cmdutil.ExitPartial, nil) // Done said how to continue
 	}
 	return nil
+}
+
+// runOnce runs the agent loop once to its outcome (nil if it ended
+// without one), stopping it through cancel when --max-budget-usd is
+// reached (overBudget).
+func runOnce(ctx context.Context, cancel func(), f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, b *bill, fo finishOpts) (outcome *agent.Outcome, overBudget bool) {
+	for ev, err := range agent.Run(ctx, cfg, history, prompt) {
+		if err != nil {
+			break
+		}
+		if ev.Type == agent.EvDone {
+			outcome = ev.Outcome // finish shows the last run's, after any retry
+			continue
+		}
+		out.Event(ev)
+		if ev.Outcome != nil {
+			outcome = ev.Outcome
+		}
+		if ev.Type == agent.EvUsage && ev.Total != nil && fo.budgetUSD > 0 && !overBudget {
+			if t := b.totals(*ev.Total, model.Usage{}, io.Discard); t.Cost.USD >= fo.budgetUSD {
+				overBudget = true
+				fmt.Fprintf(f.Err, "brood: --max-budget-usd: the run has spent %s of %s; stopping it (continue with brood run --resume %s)\n",
+					spend.USD(t.Cost.USD), spend.USD(fo.budgetUSD), render.SessionID(path))
+				cancel()
+			}
+		}
+	}
+	return outcome, overBudget
+}
+
+// finishOpts are the flags that change how a run ends: brood's own exit
+// codes, and --max-budget-usd (0: no cap).
+type finishOpts struct {
+	broodCodes bool
+	budgetUSD  float64
+	schema     *call.Schema // --json-schema
+	fallback   string       // --fallback-model
 }
 
 func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {

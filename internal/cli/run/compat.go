@@ -1,0 +1,210 @@
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// Compat are Claude Code's `claude -p` flags brood takes so a CI script
+// runs unchanged: some work as there, the rest are accepted with one line
+// on stderr saying what brood does instead (docs/cli.md has the table).
+type Compat struct {
+	SkipPermissions  bool
+	AppendSystem     string
+	AppendSystemFile string
+	SystemPromptFile string
+	InputFormat      string
+	BroodExitCodes   bool
+	MaxBudgetUSD     float64
+	JSONSchema       string
+	FallbackModel    string
+}
+
+// notes are the accepted-with-a-note flags: name, takes a value, help,
+// and the line printed when it is given.
+var notes = []struct {
+	name, kind, help, note string
+}{
+	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
+	{"mcp-config", "list", "accepted for claude -p compatibility", "brood reads MCP servers from .mcp.json and settings only; this file is not loaded"},
+	{"strict-mcp-config", "bool", "accepted for claude -p compatibility", "brood uses the configured MCP servers (.mcp.json, settings) as usual"},
+	{"add-dir", "list", "accepted for claude -p compatibility", "the tools reach only the project directory; the extra directory is not added"},
+	{"settings", "string", "accepted for claude -p compatibility", "brood reads .brood/settings.toml and .claude/settings*.json only; this settings layer is not loaded"},
+	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
+	{"session-id", "string", "accepted for claude -p compatibility", "brood names the session itself (a ULID, in session_id); continue it with --resume ID"},
+	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
+	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
+	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
+	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
+	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
+	{"no-session-persistence", "bool", "accepted for claude -p compatibility", "the session is still written under .brood/sessions (subagents need it)"},
+	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json or BROOD_OTEL"},
+	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
+	{"disable-slash-commands", "bool", "accepted for claude -p compatibility", "brood -p has no slash commands"},
+	{"betas", "list", "accepted for claude -p compatibility", "no beta headers are sent"},
+	{"name", "string", "accepted for claude -p compatibility", "sessions are named by their id"},
+}
+
+// Bind adds the compatibility flags to cmd.
+func (c *Compat) Bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&c.SkipPermissions, "dangerously-skip-permissions", false, "as --permission-mode bypassPermissions (claude -p's flag)")
+	f.StringVar(&c.AppendSystem, "append-system-prompt", "", "add this text to the end of the system prompt")
+	f.StringVar(&c.AppendSystemFile, "append-system-prompt-file", "", "add this file's text to the end of the system prompt")
+	f.StringVar(&c.SystemPromptFile, "system-prompt-file", "", "replace the system prompt with this file's text")
+	f.Var(cmdutil.NewEnum(&c.InputFormat, "text", "text", "stream-json"), "input-format", "text, or stream-json: user messages as JSON lines on stdin (claude -p's)")
+	f.BoolVar(&c.BroodExitCodes, "brood-exit-codes", false, "exit 3 at the turn cap, 4 at a checkpoint, 5 for a killed subagent (default: 1, as claude -p)")
+	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
+	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
+	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
+	for _, n := range notes {
+		switch n.kind {
+		case "bool":
+			f.Bool(n.name, false, n.help)
+		case "list":
+			f.StringArray(n.name, nil, n.help)
+		default:
+			f.String(n.name, "", n.help)
+		}
+	}
+	f.Lookup("debug").NoOptDefVal = "all" // -d, --debug [filter]
+}
+
+// Notes are the lines to print for the accepted-with-a-note flags cmd
+// was given, in the order of the table.
+func (c *Compat) Notes(cmd *cobra.Command) []string {
+	var out []string
+	for _, n := range notes {
+		if cmd.Flags().Changed(n.name) {
+			out = append(out, fmt.Sprintf("brood: --%s: accepted; %s", n.name, n.note))
+		}
+	}
+	return out
+}
+
+// schema compiles --json-schema (nil without it).
+func (c *Compat) schema(compile call.Compiler) (*call.Schema, error) {
+	if c.JSONSchema == "" {
+		return nil, nil
+	}
+	s, err := call.CompileSchema(compile, json.RawMessage(c.JSONSchema))
+	if err != nil {
+		return nil, fmt.Errorf("--json-schema: %w; give a JSON Schema object, e.g. '{\"type\":\"object\"}'", err)
+	}
+	return s, nil
+}
+
+// systemFile is --system-prompt-file's text, or "".
+func (c *Compat) systemFile() (string, error) {
+	if c.SystemPromptFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(c.SystemPromptFile)
+	if err != nil {
+		return "", fmt.Errorf("--system-prompt-file: %w", err)
+	}
+	return string(b), nil
+}
+
+// appendix is --append-system-prompt and --append-system-prompt-file, to
+// add at the end of the root's system prompt.
+func (c *Compat) appendix() (string, error) {
+	parts := []string{}
+	if c.AppendSystem != "" {
+		parts = append(parts, c.AppendSystem)
+	}
+	if c.AppendSystemFile != "" {
+		b, err := os.ReadFile(c.AppendSystemFile)
+		if err != nil {
+			return "", fmt.Errorf("--append-system-prompt-file: %w", err)
+		}
+		parts = append(parts, string(b))
+	}
+	if len(parts) == 0 {
+		return "", nil
+	}
+	return "\n\n" + strings.Join(parts, "\n\n"), nil
+}
+
+// streamJSONPrompt reads --input-format stream-json: one JSON object per
+// line, {"type":"user","message":{"role":"user","content":...}}, content
+// a string or a list of blocks; the user messages' text, in order, is
+// the prompt.
+func streamJSONPrompt(r io.Reader) (string, error) {
+	text, err := readStdin(r)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for i, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var m struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			return "", fmt.Errorf("--input-format stream-json: stdin line %d: %v; each line must be a JSON object like {\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"...\"}}", i+1, err)
+		}
+		if m.Type != "user" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(m.Message.Content, &s) == nil {
+			parts = append(parts, s)
+			continue
+		}
+		var blocks []struct{ Type, Text string }
+		if err := json.Unmarshal(m.Message.Content, &blocks); err != nil {
+			return "", fmt.Errorf("--input-format stream-json: stdin line %d: message.content is neither a string nor a list of blocks", i+1)
+		}
+		for _, b := range blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+// withoutDenied drops from set the tools a bare deny rule names
+// (--disallowedTools Task): Claude Code takes them off the list the model
+// is offered, not only refuses their calls. Task and Agent are one tool.
+func withoutDenied(set *tool.Set, deny []string) *tool.Set {
+	gone := map[string]bool{}
+	for _, r := range deny {
+		if strings.ContainsAny(r, "(*") {
+			continue // a rule on some calls, not the tool
+		}
+		gone[r] = true
+		if alias, ok := toolAliases[r]; ok {
+			gone[alias] = true
+		}
+	}
+	if len(gone) == 0 {
+		return set
+	}
+	var keep []tool.Tool
+	for _, n := range set.Names() {
+		if t, ok := set.Get(n); ok && !gone[n] {
+			keep = append(keep, t)
+		}
+	}
+	return tool.NewSet(keep...)
+}
+
+// toolAliases are Claude Code's names for the same tool.
+var toolAliases = map[string]string{"Task": "Agent", "Agent": "Task"}
