@@ -8,13 +8,14 @@ import (
 
 // gitConfigParts are the entries of a git directory that configure what
 // git runs or how it reads the tree (config, hooks, attributes and
-// excludes under info/), as opposed to the objects, refs, index and logs
-// a commit writes.
-var gitConfigParts = []string{"config", "config.worktree", "hooks", "info"}
+// excludes under info/, and commondir, which makes another directory's
+// config and hooks this repository's), as opposed to the objects, refs,
+// index and logs a commit writes.
+var gitConfigParts = []string{"config", "config.worktree", "commondir", "hooks", "info"}
 
 // IsGitConfigPath reports whether a repository-relative, slash-separated
 // path is git's configuration: .git/config, .git/config.worktree,
-// anything under .git/hooks/ or .git/info/, or a .gitmodules file — at any
+// .git/commondir, anything under .git/hooks/ or .git/info/, or a .gitmodules file — at any
 // depth. A child's change to one is a configuration change (it would run
 // programs in the user's next git command), never part of its work.
 func IsGitConfigPath(rel string) bool {
@@ -29,8 +30,8 @@ func IsGitConfigPath(rel string) bool {
 
 // GitConfigTops are the paths, relative to a work tree's top, that hold
 // its git configuration: common is the common git dir (config, hooks/,
-// info/), gitDir the work tree's own (its config.worktree, when it is a
-// linked worktree), and .gitmodules at the top. Directories outside top
+// info/, a commondir made there), gitDir the work tree's own (its
+// config.worktree and commondir, when it is a linked worktree), and .gitmodules at the top. Directories outside top
 // come as relative paths with "..".
 func GitConfigTops(top, gitDir, common string) []string {
 	var tops []string
@@ -45,7 +46,7 @@ func GitConfigTops(top, gitDir, common string) []string {
 		tops = append(tops, rel(filepath.Join(common, part)))
 	}
 	if gitDir != "" && gitDir != common {
-		tops = append(tops, rel(filepath.Join(gitDir, "config.worktree")))
+		tops = append(tops, rel(filepath.Join(gitDir, "config.worktree")), rel(filepath.Join(gitDir, "commondir")))
 	}
 	return append(tops, ".gitmodules")
 }
