@@ -303,6 +303,14 @@ func (l limiter) join(lf *limitFiles, pid int, ownUserNS bool) error {
 // count too, and the limit is raised by as many.
 func setRlimits(pid int, lim limits.Set, noMem, noPids, ownUserNS bool) error {
 	set := func(res int, v uint64) error {
+		// A limit above this process's own hard limit is not ours to
+		// give (raising one needs CAP_SYS_RESOURCE: a nested pool's
+		// parent is itself a limited child); the child inherits ours,
+		// so the lower of the two is what holds it.
+		var own unix.Rlimit
+		if err := unix.Getrlimit(res, &own); err == nil && own.Max < v {
+			v = own.Max
+		}
 		r := unix.Rlimit{Cur: v, Max: v}
 		if err := unix.Prlimit(pid, res, &r, nil); err != nil {
 			return fmt.Errorf("prlimit %d on the child: %w", res, err)
