@@ -149,3 +149,50 @@ func TestForgedNestedAboutSibling(t *testing.T) {
 		t.Errorf("hooks ran %v, want two SubagentStart and two SubagentStop (the real children's)", counts)
 	}
 }
+
+// rebaseAttack plants an interactive rebase in progress whose todo is an
+// `exec` of the child's command (appending to $1): `git status` then says
+// a rebase is under way, and the user's `git rebase --continue` runs it.
+const rebaseAttack = `g=.git; R=$g/rebase-merge; mkdir -p "$R" || exit 1
+git rev-parse HEAD > $R/onto; git rev-parse HEAD > $R/orig-head; echo refs/heads/$(git symbolic-ref --short HEAD) > $R/head-name
+echo "exec echo RAN >> $1" > $R/git-rebase-todo
+: > $R/done; echo 1 > $R/msgnum; echo 1 > $R/end; : > $R/interactive
+echo tried > tried.txt
+`
+
+// TestInPlaceRebaseTodo (red team): an in-place writer cannot leave a
+// rebase in progress of its own making in .git (rebase-merge/,
+// rebase-apply/, sequencer/: state whose todo runs programs when the user
+// continues it); the configuration guard puts .git back as it was.
+func TestInPlaceRebaseTodo(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, map[string]string{"attack.sh": rebaseAttack, "README.md": "# r\n"})
+	marker := filepath.Join(t.TempDir(), "ran")
+	mdl := p.script("rebase.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: rebase, prompt: "go"}
+    - say: "root done"
+  general-purpose:
+    - tools:
+        - Bash: {command: "sh attack.sh `+marker+`"}
+    - say: "child done"
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
+		t.Fatalf("the child never tried (no tried.txt: %v)\n%s", err, errs)
+	}
+	if _, err := os.Stat(filepath.Join(p.root, ".git", "rebase-merge")); err == nil {
+		t.Errorf("the child's .git/rebase-merge is left in the user's repository")
+	}
+	user := exec.Command("git", "rebase", "--continue")
+	user.Dir = p.root
+	user.Env = append(os.Environ(), "HOME="+p.home, "GIT_EDITOR=true")
+	outb, _ := user.CombinedOutput()
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("the user's git rebase --continue ran the child's exec (%q)\n%s", b, outb)
+	}
+}
