@@ -8,13 +8,21 @@ import (
 
 // gitConfigParts are the entries of a git directory that configure what
 // git runs or how it reads the tree (config, hooks, attributes and
-// excludes under info/), as opposed to the objects, refs, index and logs
-// a commit writes.
-var gitConfigParts = []string{"config", "config.worktree", "hooks", "info"}
+// excludes under info/, and commondir, which makes another directory's
+// config and hooks this repository's), or hold programs git runs when the
+// user goes on with an operation in progress (a rebase's or a
+// cherry-pick's todo: `exec` lines), as opposed to the objects, refs,
+// index and logs a commit writes.
+var gitConfigParts = []string{"config", "config.worktree", "commondir", "hooks", "info", "rebase-merge", "rebase-apply", "sequencer"}
+
+// worktreeParts are those of gitConfigParts a linked work tree keeps in
+// its own git directory.
+var worktreeParts = []string{"config.worktree", "commondir", "rebase-merge", "rebase-apply", "sequencer"}
 
 // IsGitConfigPath reports whether a repository-relative, slash-separated
 // path is git's configuration: .git/config, .git/config.worktree,
-// anything under .git/hooks/ or .git/info/, or a .gitmodules file — at any
+// .git/commondir, anything under .git/hooks/, .git/info/, .git/rebase-merge/,
+// .git/rebase-apply/ or .git/sequencer/, or a .gitmodules file — at any
 // depth. A child's change to one is a configuration change (it would run
 // programs in the user's next git command), never part of its work.
 func IsGitConfigPath(rel string) bool {
@@ -29,8 +37,8 @@ func IsGitConfigPath(rel string) bool {
 
 // GitConfigTops are the paths, relative to a work tree's top, that hold
 // its git configuration: common is the common git dir (config, hooks/,
-// info/), gitDir the work tree's own (its config.worktree, when it is a
-// linked worktree), and .gitmodules at the top. Directories outside top
+// info/, a commondir made there, an operation's state), gitDir the work
+// tree's own (worktreeParts, when it is a linked worktree), and .gitmodules at the top. Directories outside top
 // come as relative paths with "..".
 func GitConfigTops(top, gitDir, common string) []string {
 	var tops []string
@@ -45,7 +53,9 @@ func GitConfigTops(top, gitDir, common string) []string {
 		tops = append(tops, rel(filepath.Join(common, part)))
 	}
 	if gitDir != "" && gitDir != common {
-		tops = append(tops, rel(filepath.Join(gitDir, "config.worktree")))
+		for _, part := range worktreeParts {
+			tops = append(tops, rel(filepath.Join(gitDir, part)))
+		}
 	}
 	return append(tops, ".gitmodules")
 }

@@ -9,7 +9,7 @@ import (
 
 func TestIsGitConfigPath(t *testing.T) {
 	for rel, want := range map[string]bool{
-		".git/config": true, ".git/config.worktree": true, ".git/hooks/pre-commit": true, ".git/hooks": true,
+		".git/config": true, ".git/config.worktree": true, ".git/commondir": true, ".git/rebase-merge/git-rebase-todo": true, ".git/sequencer/todo": true, ".git/hooks/pre-commit": true, ".git/hooks": true,
 		".git/info/attributes": true, ".git/info/exclude": true, ".gitmodules": true, "sub/.gitmodules": true,
 		"sub/.git/hooks/post-checkout": true,
 		".git/objects/ab/cd":           false, ".git/refs/heads/main": false, ".git/index": false, ".git/logs/HEAD": false,
@@ -68,7 +68,10 @@ func TestGitConfigSnapshotRestores(t *testing.T) {
 
 func TestGitConfigTopsOfALinkedWorktree(t *testing.T) {
 	got := GitConfigTops("/w/tree", "/r/.git/worktrees/tree", "/r/.git")
-	want := []string{"../../r/.git/config", "../../r/.git/config.worktree", "../../r/.git/hooks", "../../r/.git/info", "../../r/.git/worktrees/tree/config.worktree", ".gitmodules"}
+	want := []string{"../../r/.git/config", "../../r/.git/config.worktree", "../../r/.git/commondir", "../../r/.git/hooks", "../../r/.git/info",
+		"../../r/.git/rebase-merge", "../../r/.git/rebase-apply", "../../r/.git/sequencer",
+		"../../r/.git/worktrees/tree/config.worktree", "../../r/.git/worktrees/tree/commondir", "../../r/.git/worktrees/tree/rebase-merge",
+		"../../r/.git/worktrees/tree/rebase-apply", "../../r/.git/worktrees/tree/sequencer", ".gitmodules"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("tops %v, want %v", got, want)
 	}

@@ -113,6 +113,9 @@ func TestDoctorConfinementTable(t *testing.T) {
 				t.Errorf("%s: an axis is empty: %+v", c.Class, c)
 			}
 		}
+		if r.Limits != nil && !strings.Contains(c.Limits, "memory "+r.Limits.Defaults["memory"]) {
+			t.Errorf("%s: resource limits %q do not name the default memory limit %s", c.Class, c.Limits, r.Limits.Defaults["memory"])
+		}
 		if r.LandlockABI >= 1 && r.UserNamespaces && c.Class != "fleet worker's child" && strings.HasPrefix(c.Filesystem, "NOT HELD") {
 			t.Errorf("%s: %s, on a machine with Landlock and user namespaces", c.Class, c.Filesystem)
 		}

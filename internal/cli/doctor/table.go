@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/sandbox"
 )
@@ -54,12 +56,8 @@ func confinements(r Report) []Confinement {
 	case pool.ContainPIDNS:
 		cg = "a PID namespace each (no writable cgroup here)"
 	}
-	limits := "none set by brood"
-	net := "on unless its definition says network: false (then an empty network namespace)"
-	if !r.NetworkNamespace {
-		net = "on; network: false holds only as Landlock's TCP ban (no network namespace)"
-	}
-	ro := Confinement{Class: "read-only", Syscalls: roSys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
+	limits, net, roNet := limitsCells(r.Limits)
+	ro := Confinement{Class: "read-only", Syscalls: roSys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: roNet,
 		Filesystem: "Landlock: writes its task directory only"}
 	in := Confinement{Class: "in-place writer", Syscalls: sys, Capabilities: caps, Cgroup: cg, Limits: limits, Network: net,
 		Filesystem: "Landlock: the work tree, its TMPDIR, build caches; .git config/hooks/info, .brood, .claude read-only (own mount namespace)"}
@@ -87,6 +85,33 @@ func confinements(r Report) []Confinement {
 		fleet.Filesystem = "NOT HELD: no Landlock"
 	}
 	return []Confinement{ro, in, iso, fleet}
+}
+
+// limitsCells are the table's resource-limits cell (every class has the
+// same defaults) and its network cells, for writers and for read-only
+// children, from what the limits probe found.
+func limitsCells(l *LimitsReport) (lim, net, roNet string) {
+	if l == nil {
+		return "NOT HELD: not probed", "on", "on"
+	}
+	var parts, unheld []string
+	for _, k := range limits.Fields {
+		parts = append(parts, k+" "+l.Defaults[k])
+		if strings.HasPrefix(l.HeldBy[k], "nothing") {
+			unheld = append(unheld, k)
+		}
+	}
+	lim = strings.Join(parts, ", ") + " by default (what holds each: the child limit lines above)"
+	if len(unheld) > 0 {
+		lim += "; NOT HELD here: " + strings.Join(unheld, ", ")
+	}
+	ban := l.ToolNetworkBan
+	if !l.ToolNetworkOK {
+		ban = "NOT HELD: nothing can ban it here (such an agent's commands are refused)"
+	}
+	net = "on unless its definition says network: none (then its tools': " + ban + "); the child's own model connection is never cut"
+	roNet = "tools: none for the read-only built-ins (explore, plan) unless a definition says network: on (" + ban + "); the child's own model connection is never cut"
+	return lim, net, roNet
 }
 
 // renderTable prints the confinement table, one block per class.
