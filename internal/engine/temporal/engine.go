@@ -357,7 +357,7 @@ func (e *Engine) keep(res *wf.Result, err error) (*wf.Result, error) {
 	if res == nil || res.RunID == "" || e.cfg.ProjectRoot == "" || dispatch.CheckID(res.RunID) != nil {
 		return res, err
 	}
-	file := filepath.Join(e.cfg.ProjectRoot, ".brood", "workflows", res.RunID, "result.json")
+	file := e.resultFile(res.RunID)
 	werr := os.MkdirAll(filepath.Dir(file), 0o700)
 	if werr == nil {
 		werr = dispatch.WriteJSON(file, res)
@@ -366,4 +366,21 @@ func (e *Engine) keep(res *wf.Result, err error) (*wf.Result, error) {
 		err = fmt.Errorf("keep the run's result: %w", werr)
 	}
 	return res, err
+}
+
+// resultFile is where a run's result is kept in the submitter's project.
+func (e *Engine) resultFile(runID string) string {
+	return filepath.Join(e.cfg.ProjectRoot, ".brood", "workflows", runID, "result.json")
+}
+
+// keptResult is the run's result.json in the submitter's project, or ""
+// when this engine keeps none or has none for it.
+func (e *Engine) keptResult(runID string) string {
+	if e.cfg.ProjectRoot == "" || dispatch.CheckID(runID) != nil {
+		return ""
+	}
+	if _, err := os.Stat(e.resultFile(runID)); err != nil {
+		return ""
+	}
+	return e.resultFile(runID)
 }
