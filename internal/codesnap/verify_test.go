@@ -94,7 +94,8 @@ func TestPoisonedBaseCheckoutIsRebuilt(t *testing.T) {
 
 // TestVerifiedCheckoutCost measures a copy's cost on a 10k-file base once
 // its checkout is cached and verified (the stat comparison), against the
-// first verification by content in a new process.
+// first verification by content in a new process, and holds both well
+// below the cost of making the checkout.
 func TestVerifiedCheckoutCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 10k-file tree")
@@ -129,6 +130,11 @@ func TestVerifiedCheckoutCost(t *testing.T) {
 	byContent := timed(other, "content")
 	cached2 := timed(other, "cached2")
 	t.Logf("10k files: first copy (clone, checkout, verify) %v; next copy (stat check) %v; first copy in a new process (content check) %v; its next %v", build, cached, byContent, cached2)
+	// The verification must stay a small part of a copy: far below making
+	// the checkout, and the stat check below the content check's first use.
+	if cached*3 > build || cached2*3 > build || byContent > build {
+		t.Errorf("verifying a cached checkout costs too much: %v and %v per copy (stat), %v (content), against %v to make it", cached, cached2, byContent, build)
+	}
 }
 
 func itoa(i int) string {
