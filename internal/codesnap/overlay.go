@@ -46,7 +46,7 @@ func (c *Cache) baseTree(ctx context.Context, repo, scratch string, snap *Snapsh
 		return "", nil, nil, fmt.Errorf("codesnap: %w", err)
 	}
 	lock, dir := filepath.Join(trees, key+".lock"), filepath.Join(trees, key)
-	for {
+	for rebuilt := 0; ; {
 		f, err := flockFile(ctx, lock, unix.LOCK_SH)
 		if err != nil {
 			return "", nil, nil, err
@@ -58,9 +58,11 @@ func (c *Cache) baseTree(ctx context.Context, repo, scratch string, snap *Snapsh
 				_ = os.Chtimes(lock, now, now) // when it was last used, for Prune
 				return filepath.Join(dir, "tree"), index, f, nil
 			}
-			if !errors.Is(err, errPoisoned) {
+			if !errors.Is(err, errPoisoned) || rebuilt >= 2 {
+				// (a checkout made afresh that still differs: the clone's
+				// objects are damaged; never used, never looped on)
 				f.Close()
-				return "", nil, nil, err
+				return "", nil, nil, fmt.Errorf("codesnap: base %s: %w", short(snap.Base), err)
 			}
 		}
 		f.Close()
@@ -74,6 +76,7 @@ func (c *Cache) baseTree(ctx context.Context, repo, scratch string, snap *Snapsh
 		if _, err := os.Stat(dir); err == nil {
 			if _, verr := c.verifyBase(ctx, repo, dir, key, scratch, snap, format); errors.Is(verr, errPoisoned) {
 				err = discard(trees, dir)
+				rebuilt++
 			}
 		}
 		if _, serr := os.Stat(dir); serr != nil && err == nil {
