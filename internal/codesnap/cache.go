@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,6 +39,10 @@ type Cache struct {
 	// repository, never from the URL the submission carries. Empty (the
 	// default): bases come only from bundles in the store.
 	Remotes []string
+
+	// verified holds, per base checkout, the index this process verified
+	// it against by content (verify.go): memory, not disk, is trusted.
+	verified sync.Map
 }
 
 // DefaultCacheDir is the user's cache directory's brood/fleet.
@@ -125,13 +130,14 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 	}
 	// (overlayfs options cannot carry a path with , : or \ in it)
 	if c.Overlay && repo != "" && !strings.ContainsAny(c.Dir, ",:\\") {
-		if co.Root, co.treeLock, err = c.baseTree(ctx, repo, snap, format); err != nil {
+		var verified []byte
+		if co.Root, verified, co.treeLock, err = c.baseTree(ctx, repo, job, snap, format); err != nil {
 			co.Cleanup()
 			return nil, err
 		}
 		co.upper, co.base = filepath.Join(job, "upper"), filepath.Join(job, "base.index")
 		co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
-		if err := co.buildOverlay(ctx, store, objects, format, opts.Partial, c.UserXattr); err != nil {
+		if err := co.buildOverlay(ctx, store, objects, format, verified, opts.Partial, c.UserXattr); err != nil {
 			co.Cleanup()
 			return nil, err
 		}

@@ -370,7 +370,7 @@ func testConcurrentWorkers(t *testing.T, overlay bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cache := h.cache
+			cache := codesnap.Cache{Dir: h.cache.Dir, Remotes: h.cache.Remotes, Overlay: h.cache.Overlay, UserXattr: h.cache.UserXattr} // another worker process
 			cos[i], errs[i] = cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: fmt.Sprint("w", i)})
 		}()
 	}
@@ -474,8 +474,7 @@ func testResumeFromPartial(t *testing.T, overlay bool) {
 		t.Fatal(err)
 	}
 	co.Cleanup()
-	other := h.cache
-	other.Dir = filepath.Join(t.TempDir(), "worker2")
+	other := codesnap.Cache{Dir: filepath.Join(t.TempDir(), "worker2"), Remotes: h.cache.Remotes, Overlay: h.cache.Overlay, UserXattr: h.cache.UserXattr}
 	co2, err := other.Materialise(ctx, h.store, snap, codesnap.Options{ID: "retry", Partial: partial})
 	if err != nil {
 		t.Fatal(err)

@@ -33,45 +33,78 @@ import (
 // its change is read from there (overlayResult), the way an overlay
 // child's is locally (internal/isolate).
 
-// baseTree returns the cache's checkout of snap.Base, making it if needed,
-// with a shared lock on it held until the returned file is closed (Prune
-// removes only what no copy holds).
-func (c *Cache) baseTree(ctx context.Context, repo string, snap *Snapshot, format string) (string, *os.File, error) {
+// baseTree returns the cache's checkout of snap.Base, making it if needed
+// and verifying it (verify.go) — a checkout that fails is removed and made
+// again — with its verified index and a shared lock on it held until the
+// returned file is closed (Prune removes only what no copy holds). scratch
+// is a directory for temporary files.
+func (c *Cache) baseTree(ctx context.Context, repo, scratch string, snap *Snapshot, format string) (string, []byte, *os.File, error) {
 	sum := sha256.Sum256([]byte(snap.Repo + "\x00" + snap.Base))
 	key := hex.EncodeToString(sum[:12])
 	trees := filepath.Join(c.Dir, "trees")
 	if err := os.MkdirAll(trees, 0o700); err != nil {
-		return "", nil, fmt.Errorf("codesnap: %w", err)
+		return "", nil, nil, fmt.Errorf("codesnap: %w", err)
 	}
 	lock, dir := filepath.Join(trees, key+".lock"), filepath.Join(trees, key)
-	for {
+	for rebuilt := 0; ; {
 		f, err := flockFile(ctx, lock, unix.LOCK_SH)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		if _, err := os.Stat(filepath.Join(dir, "tree", ".git")); err == nil {
-			now := time.Now()
-			_ = os.Chtimes(lock, now, now) // when it was last used, for Prune
-			return filepath.Join(dir, "tree"), f, nil
+			index, err := c.verifyBase(ctx, repo, dir, key, scratch, snap, format)
+			if err == nil {
+				now := time.Now()
+				_ = os.Chtimes(lock, now, now) // when it was last used, for Prune
+				return filepath.Join(dir, "tree"), index, f, nil
+			}
+			if !errors.Is(err, errPoisoned) || rebuilt >= 2 {
+				// (a checkout made afresh that still differs: the clone's
+				// objects are damaged; never used, never looped on)
+				f.Close()
+				return "", nil, nil, fmt.Errorf("codesnap: base %s: %w", short(snap.Base), err)
+			}
 		}
 		f.Close()
 		// Made under the exclusive lock, aside, then renamed into place:
-		// a checker sees a whole checkout or none.
+		// a checker sees a whole checkout or none. A checkout that fails
+		// verification there too is removed first.
 		ex, err := flockFile(ctx, lock, unix.LOCK_EX)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
-		if _, err := os.Stat(dir); err != nil {
+		if _, err := os.Stat(dir); err == nil {
+			if _, verr := c.verifyBase(ctx, repo, dir, key, scratch, snap, format); errors.Is(verr, errPoisoned) {
+				err = discard(trees, dir)
+				rebuilt++
+			}
+		}
+		if _, serr := os.Stat(dir); serr != nil && err == nil {
 			err = buildBaseTree(ctx, trees, key, repo, snap, format)
 		}
 		ex.Close()
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 	}
 }
 
-// buildBaseTree checks snap.Base out into trees/key (under key's lock).
+// discard moves a bad checkout aside (so it is gone from its name at once)
+// and removes it.
+func discard(trees, dir string) error {
+	aside, err := os.MkdirTemp(trees, ".bad-")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	defer removeAll(aside)
+	if err := os.Rename(dir, filepath.Join(aside, "x")); err != nil {
+		return fmt.Errorf("codesnap: remove a bad base checkout: %w", err)
+	}
+	return nil
+}
+
+// buildBaseTree checks snap.Base out into trees/key (under key's lock):
+// its .git holds only what checkBaseGitDir expects.
 func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot, format string) error {
 	if old, _ := filepath.Glob(filepath.Join(trees, ".tmp-"+key+"-*")); len(old) > 0 {
 		for _, o := range old {
@@ -84,16 +117,20 @@ func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot,
 	}
 	defer removeAll(tmp)
 	tree := filepath.Join(tmp, "tree")
-	if _, err := (gitCmd{dir: tmp}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--object-format="+format, tree); err != nil {
+	if _, err := (gitCmd{dir: tmp}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--template=", "--object-format="+format, tree); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
-	if err := writeLines(filepath.Join(tree, ".git", "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")}); err != nil {
+	gitDir := filepath.Join(tree, ".git")
+	for name, content := range map[string]string{"config": baseConfig(format), "HEAD": snap.Base + "\n"} {
+		if err := os.WriteFile(filepath.Join(gitDir, name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	if err := writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")}); err != nil {
 		return err
 	}
 	g := gitCmd{dir: tree}
 	steps := [][]string{
-		{"config", "gc.auto", "0"}, {"config", "maintenance.auto", "false"},
-		{"update-ref", "--no-deref", "HEAD", snap.Base},
 		{"read-tree", snap.Base},
 		{"checkout-index", "-a", "-f"},
 		// Fresh stat data in the index, so a child's git status does not
@@ -116,7 +153,7 @@ func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot,
 // against snap.Tree, as build does) and the start tree (snapshot plus
 // partial); what the start tree has that the base has not is written into
 // the upper layer.
-func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, objects []string, format string, partial *Result, xattr bool) error {
+func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, objects []string, format string, verified []byte, partial *Result, xattr bool) error {
 	snap := co.snap
 	if err := co.initMeta(ctx, objects, format); err != nil {
 		return err
@@ -126,10 +163,17 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 			return fmt.Errorf("codesnap: %w", err)
 		}
 	}
-	// The base's index is the checkout's own (never written: the checkout
-	// is only read); ours are links to it until git replaces them.
-	if err := linkIndex(filepath.Join(co.Root, ".git", "index"), co.base); err != nil {
-		return err
+	// The base's index is the verified one (verify.go); ours are links to
+	// it until git replaces them. The child's repository gets it too, in
+	// the upper layer, over the checkout's own.
+	if err := os.WriteFile(co.base, verified, 0o600); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(co.upper, ".git"), 0o755); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(co.upper, ".git", "index"), verified, 0o644); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := linkIndex(co.base, co.index); err != nil {
 		return err

@@ -58,7 +58,11 @@ func TestOverlayCopyCostsTheDirtyState(t *testing.T) {
 	if upper[".git/HEAD"] != "ref: refs/heads/main\n" {
 		t.Errorf("the copy's HEAD: %q; want the submitter's branch", upper[".git/HEAD"])
 	}
+	if upper[".git/index"] == "" {
+		t.Error("the copy's layer has no verified index")
+	}
 	delete(upper, ".git/HEAD")
+	delete(upper, ".git/index")
 	delete(upper, ".git/refs/heads/main")
 	if len(upper) != 3 || upper["a.txt"] != "dirty a\n" || upper["u.txt"] != "untracked\n" || upper["b.txt"] != "whiteout" {
 		t.Fatalf("the copy's own layer holds %v; want a.txt and u.txt written and b.txt's whiteout", upper)

@@ -150,7 +150,14 @@ func fleetRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	return render.CallResult(f.Out, r, opts.JSON)
+	if err := render.CallResult(f.Out, r, opts.JSON); err != nil {
+		return err
+	}
+	if r.Patch == call.PatchNotApplied {
+		// Done on the fleet, but its work is not in this tree.
+		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change did not land in your tree; the patch is kept (see the result): brood tasks show %s", r.TaskID, r.TaskID))
+	}
+	return nil
 }
 
 // background starts the task, prints its id at once, then waits for it.

@@ -72,7 +72,10 @@ func showFleet(opts *ShowOptions, t *temporal.FleetTaskDetail) error {
 	if t.Description != "" {
 		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(t.Description))
 	}
-	if t.Worker != "" {
+	switch {
+	case t.Worker != "" && t.Result != nil:
+		fmt.Fprintf(w, "worker   %s (ran it; %d attempt(s) on the fleet)\n", termsafe.Line(t.Worker), t.Attempt)
+	case t.Worker != "":
 		fmt.Fprintf(w, "worker   %s (attempt %d)\n", termsafe.Line(t.Worker), t.Attempt)
 	}
 	if hb := t.Heartbeat; hb != nil && !hb.Transcript.IsZero() {
@@ -82,7 +85,7 @@ func showFleet(opts *ShowOptions, t *temporal.FleetTaskDetail) error {
 		fmt.Fprintf(w, "last failure  %s\n", termsafe.Line(t.LastFailure))
 	}
 	if r := t.Result; r != nil {
-		fmt.Fprintf(w, "\nresult (%s, %d attempt(s), %d tokens in, %d out):\n%s\n", r.Status, r.Attempts, r.Usage.Input, r.Usage.Output, r.Summary)
+		fmt.Fprintf(w, "\nresult (%s, %d run(s) of the agent, %d tokens in, %d out):\n%s\n", r.Status, r.Attempts, r.Usage.Input, r.Usage.Output, r.Summary)
 		for _, x := range r.Failures {
 			fmt.Fprintf(w, "failure  %s\n", termsafe.Line(x))
 		}

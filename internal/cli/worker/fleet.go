@@ -100,7 +100,7 @@ func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*temporal.E
 		return l
 	}
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.client.ClaimStore)})
+		Code: codeConfig(ctx, f, cfg.client.ClaimStore), ProjectRoot: f.ProjectRoot})
 	return e, c.Close, nil
 }
 
@@ -114,7 +114,13 @@ func codeConfig(ctx context.Context, f *cmdutil.Factory, blobs *blobstore.Store)
 	if out, err := gitx.In(f.Cwd).Line(ctx, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
 		return nil
 	}
-	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, AllowConfig: f.Settings.Agents.AllowConfigChanges}
+	// A patch that does not land is kept under .brood/, beside the
+	// project's other records, never in a temporary directory.
+	state := ""
+	if f.ProjectRoot != "" {
+		state = filepath.Join(f.ProjectRoot, ".brood", "fleet", "patches")
+	}
+	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges}
 }
 
 // FleetTask is one fleet call by task id (brood tasks show), or

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/engine"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // ResumeOptions are the flags of `brood workflow resume`.
@@ -43,10 +46,30 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 	}
 	o.RunID = id
 	defer closeFn()
-	fmt.Fprintf(o.F.Err, "workflow run %s resumed\n", o.RunID)
+	fmt.Fprintln(o.F.Err, resumeLine(ctx, eng, o.RunID))
 	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
 	if err != nil {
 		return notFound(err, o.RunID)
 	}
 	return finish(o.F, ctx, eng, res, o.JSON)
+}
+
+// resumeLine says what resume does with the run: continues it, follows it
+// (still running), or only shows (and lands) the result of a run that had
+// finished.
+func resumeLine(ctx context.Context, eng engine.Engine, id string) string {
+	info, err := eng.Show(ctx, id)
+	if err != nil {
+		return "workflow run " + id + " resumed"
+	}
+	switch info.Status {
+	case wf.RunDone:
+		return "workflow run " + id + " had already finished (done): nothing to resume; its result follows"
+	case wf.RunRunning:
+		if eng.Name() == "temporal" {
+			return "workflow run " + id + " is still running on the fleet: following it"
+		}
+		return "workflow run " + id + " resumed"
+	}
+	return "workflow run " + id + " resumed (it was " + info.Status + ")"
 }

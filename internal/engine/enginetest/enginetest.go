@@ -7,7 +7,10 @@ package enginetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -151,6 +154,10 @@ phases:
 	if err != nil || info.Result == nil || info.Result.Agents != 6 {
 		t.Fatalf("Show = %+v, %v", info, err)
 	}
+	// Engine parity: whichever engine ran the plan, its result is kept in
+	// the submitter's project (.brood/workflows/<run_id>/result.json), and
+	// Show names that file.
+	keptResult(t, info, id, 6)
 	again, err := eng.Resume(ctx, id, nil)
 	if err != nil || again.Agents != 6 || again.Status != workflow.RunDone {
 		t.Fatalf("Resume of a finished run = %+v, %v; want it as it was", again, err)
@@ -330,5 +337,20 @@ phases:
 	sum := calls[0].Usage.Add(calls[1].Usage)
 	if again.Usage != sum || sum.Input == 0 {
 		t.Errorf("the run says %+v, its calls spent %+v", again.Usage, sum)
+	}
+}
+
+// keptResult: the run's result.json in the submitter's project, named by
+// ResultRef, holds the run's result.
+func keptResult(t *testing.T, info *engine.RunInfo, id string, agents int) {
+	t.Helper()
+	want := filepath.Join(".brood", "workflows", id, "result.json")
+	if !strings.HasSuffix(info.ResultRef, string(filepath.Separator)+want) {
+		t.Fatalf("Show's ResultRef is %q; want the run's %s in the submitter's project", info.ResultRef, want)
+	}
+	b, err := os.ReadFile(info.ResultRef)
+	var kept workflow.Result
+	if err != nil || json.Unmarshal(b, &kept) != nil || kept.RunID != id || kept.Agents != agents || kept.Status != workflow.RunDone {
+		t.Fatalf("the run's result.json: %v\n%s", err, b)
 	}
 }

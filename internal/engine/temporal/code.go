@@ -131,6 +131,12 @@ func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapsh
 	if out.State == landApplied && len(out.Files) > 0 {
 		r.FilesChanged = out.Files
 	}
+	switch out.State {
+	case landApplied, landAlready:
+		r.Patch = call.PatchApplied
+	case landKept, landKeptBefore, landFailed:
+		r.Patch = call.PatchNotApplied // the work is not in the tree
+	}
 	r.Text += "\n\n[brood: " + out.Message + "]"
 }
 

@@ -17,6 +17,6 @@ func TestTemporalEngineMeetsTheContract(t *testing.T) {
 		q := newQueue(t)
 		store := &temporal.DirStore{Dir: t.TempDir()}
 		startWorker(t, c, q, script, 4, store)
-		return newEngine(c, q)
+		return newEngineIn(c, q, t.TempDir())
 	}})
 }

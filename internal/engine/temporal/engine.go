@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -40,6 +42,10 @@ type Config struct {
 	// Code ships the submitter's tree to the workers and applies their
 	// changes back (nil: workers run in their own checkouts).
 	Code *CodeConfig
+	// ProjectRoot is the submitter's project: a plan run's result is kept
+	// in its .brood/workflows/<run_id>/result.json, as the local engine
+	// keeps it (empty: nowhere).
+	ProjectRoot string
 }
 
 // Engine is the Temporal engine as a submitter sees it.
@@ -129,7 +135,7 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*wf.Result, er
 		return nil, err
 	}
 	in.Code = snap
-	return e.start(ctx, in, req.Started, req.Events)
+	return e.keep(e.start(ctx, in, req.Started, req.Events))
 }
 
 // limitsOf collects the limits of every agent type a plan names.
@@ -271,6 +277,10 @@ func workflowErr(err error) error {
 // finished one is returned; a cancelled or failed one starts its next
 // execution with the journal so far, so no finished call runs again.
 func (e *Engine) Resume(ctx context.Context, id string, events func(wf.Event)) (*wf.Result, error) {
+	return e.keep(e.resume(ctx, id, events))
+}
+
+func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (*wf.Result, error) {
 	d, err := e.describe(ctx, id)
 	if err != nil {
 		return nil, err
@@ -338,4 +348,39 @@ func (e *Engine) describe(ctx context.Context, id string) (*workflowservice.Desc
 		return nil, fmt.Errorf("workflow %s: %w", id, err)
 	}
 	return d, nil
+}
+
+// keep writes a run's result into the submitter's project, where the
+// local engine keeps it (.brood/workflows/<run_id>/result.json, tmp and
+// rename): the same files whichever engine ran the plan.
+func (e *Engine) keep(res *wf.Result, err error) (*wf.Result, error) {
+	if res == nil || res.RunID == "" || e.cfg.ProjectRoot == "" || dispatch.CheckID(res.RunID) != nil {
+		return res, err
+	}
+	file := e.resultFile(res.RunID)
+	werr := os.MkdirAll(filepath.Dir(file), 0o700)
+	if werr == nil {
+		werr = dispatch.WriteJSON(file, res)
+	}
+	if werr != nil && err == nil {
+		err = fmt.Errorf("keep the run's result: %w", werr)
+	}
+	return res, err
+}
+
+// resultFile is where a run's result is kept in the submitter's project.
+func (e *Engine) resultFile(runID string) string {
+	return filepath.Join(e.cfg.ProjectRoot, ".brood", "workflows", runID, "result.json")
+}
+
+// keptResult is the run's result.json in the submitter's project, or ""
+// when this engine keeps none or has none for it.
+func (e *Engine) keptResult(runID string) string {
+	if e.cfg.ProjectRoot == "" || dispatch.CheckID(runID) != nil {
+		return ""
+	}
+	if _, err := os.Stat(e.resultFile(runID)); err != nil {
+		return ""
+	}
+	return e.resultFile(runID)
 }

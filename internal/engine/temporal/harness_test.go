@@ -120,6 +120,12 @@ func startWorker(t testing.TB, c client.Client, queue, script string, conc int, 
 }
 
 func newEngine(c client.Client, queue string) *temporal.Engine {
-	return temporal.New(temporal.Config{Client: c, Queue: queue, Poll: 50 * time.Millisecond,
+	return newEngineIn(c, queue, "")
+}
+
+// newEngineIn is newEngine for a submitter whose project is root (where
+// it keeps a run's result.json).
+func newEngineIn(c client.Client, queue, root string) *temporal.Engine {
+	return temporal.New(temporal.Config{Client: c, Queue: queue, Poll: 50 * time.Millisecond, ProjectRoot: root,
 		Limits: func(string) temporal.CallLimits { return testLimits }})
 }

@@ -151,7 +151,14 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	if err := dispatch.WriteJSON(file, &rec); err != nil {
 		return failed(err.Error())
 	}
-	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: e.cfg.Code.StateDir, AllowConfig: e.cfg.Code.AllowConfig})
+	state, err := landStateDir(e.cfg.Code.StateDir)
+	if err != nil {
+		return failed(err.Error())
+	}
+	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig})
+	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "") {
+		os.RemoveAll(state) // nothing kept there
+	}
 	rec.Landing = ""
 	switch {
 	case err != nil:
@@ -236,4 +243,20 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 		return "", fmt.Errorf("%s is not in a git repository: %w", dir, err)
 	}
 	return filepath.Join(strings.TrimSpace(out), "brood", "fleet", key), nil
+}
+
+// landStateDir is a directory of its own under dir for one landing's kept
+// patch (concurrent landings never share one); "" when dir is.
+func landStateDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("keep the patch: %w", err)
+	}
+	d, err := os.MkdirTemp(dir, "land-")
+	if err != nil {
+		return "", fmt.Errorf("keep the patch: %w", err)
+	}
+	return d, nil
 }

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 )
@@ -190,5 +192,37 @@ func TestConflictingCallIsKeptNotRetried(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.dir, "one.txt")); err == nil {
 		t.Fatal("the kept change was applied on the second landing")
+	}
+}
+
+// TestKeptPatchIsUnderTheStateDir (issue 26, item 3): a call's change that
+// does not land marks the call's result not applied, and its patch is
+// kept in a directory of its own under the submitter's state directory
+// (the CLI's is under .brood/), named in the result's text.
+func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
+	r := newLandRepo(t)
+	writeT(t, r.dir, "one.txt", "the user's own\n")
+	code, err := json.Marshal(r.res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &call.Result{Status: dispatch.StatusDone, Code: code}
+	r.e.landCall(t.Context(), callRun, r.snap, res)
+	if res.Patch != call.PatchNotApplied || r.one(t) != "the user's own\n" {
+		t.Fatalf("a change that does not land: patch %q, one.txt %q", res.Patch, r.one(t))
+	}
+	state := r.e.cfg.Code.StateDir
+	kept, _ := filepath.Glob(filepath.Join(state, "land-*", "isolate", "*.patch"))
+	if len(kept) == 0 || !strings.Contains(res.Text, state) {
+		t.Fatalf("kept patches under %s: %v; the result says %q", state, kept, res.Text)
+	}
+	os.Remove(filepath.Join(r.dir, "one.txt"))
+	clean := &call.Result{Status: dispatch.StatusDone, Code: code}
+	r.e.landCall(t.Context(), "01ARZ3NDEKTSV4RRFFQ69G5FAW", r.snap, clean)
+	if clean.Patch != call.PatchApplied || r.one(t) == "the user's own\n" {
+		t.Fatalf("a change that lands: patch %q, one.txt %q", clean.Patch, r.one(t))
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "land-*")); len(left) != 1 {
+		t.Fatalf("state directories left: %v; want only the kept one", left)
 	}
 }

@@ -97,6 +97,9 @@ func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
 	id := x.GetExecution().GetWorkflowId()
 	info := &engine.RunInfo{RunID: id, Engine: e.Name(), Created: x.GetStartTime().AsTime().UTC(),
 		ResultRef: fmt.Sprintf("temporal:%s/%s", e.cfg.Namespace, id)}
+	if kept := e.keptResult(id); kept != "" {
+		info.ResultRef = kept // the submitter's copy, where the local engine keeps it
+	}
 	memo := x.GetMemo().GetFields()
 	e.memo(memo, memoPlan, &info.Plan)
 	e.memo(memo, memoSource, &info.Source)

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // FleetTaskDetail is one fleet call as `brood tasks show` prints it: its
@@ -37,11 +37,12 @@ type FleetTaskDetail struct {
 	Landed string `json:"landed,omitempty"`
 }
 
-// Task is one fleet call by task id (brood subagent --engine temporal), or
-// ErrNotFound.
-func (e *Engine) Task(ctx context.Context, id string) (*FleetTaskDetail, error) {
-	if err := dispatch.CheckID(id); err != nil {
-		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
+// Task is one fleet call by task id, or a unique prefix or tail of one
+// (brood subagent --engine temporal), or ErrNotFound.
+func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
+	id, err := e.resolveCall(ctx, q)
+	if err != nil {
+		return nil, err
 	}
 	wid := callWorkflowID(id)
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
@@ -64,6 +65,14 @@ func (e *Engine) Task(ctx context.Context, id string) (*FleetTaskDetail, error) 
 				out.Heartbeat = &hb
 			}
 		}
+	}
+	if out.Worker == "" {
+		// Ended (or not yet started): who ran it and in how many
+		// attempts, from the history.
+		out.Worker, out.Attempt = e.attemptsOf(ctx, wid, x.GetExecution().GetRunId())
+	}
+	if out.Status == wf.RunRunning && out.Worker == "" {
+		out.Status = e.queued(ctx, x.GetTaskQueue())
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var co CallOutput

@@ -1,0 +1,81 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/engine/temporal/devserver"
+	"github.com/broodhq/brood/internal/testbrood"
+)
+
+const conflictScript = `
+agents:
+  general-purpose:
+    - tools: [{Write: {file_path: one.txt, content: "from the fleet\n"}}]
+    - say: "## What I did\nWrote one.txt.\n\n## Files changed\none.txt"
+      delay: 10s
+`
+
+// TestFleetWriterWhosePatchDoesNotLandFails (issue 26, item 3): a fleet
+// writer whose change conflicts with what the user wrote meanwhile ends
+// with a non-zero exit, the user's file untouched, and the patch kept
+// under the project's .brood/, never under /tmp.
+func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
+	srv := devserver.Start(t)
+	queue := fmt.Sprintf("notlanded-%d", os.Getpid())
+	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
+	wp := workerProject(t, conflictScript)
+	f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\"]\n")
+	f.Close()
+	startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
+	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	type ran struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan ran, 1)
+	go func() {
+		code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write one", "--engine", "temporal"}, fleet...)...)
+		done <- ran{code, out, errs}
+	}()
+	// The child wrote one.txt in its copy (its second turn waits 10s):
+	// the user now changes the same file.
+	waitCLI(t, "the child's write in its copy", func() bool {
+		if len(done) > 0 {
+			r := <-done
+			t.Fatalf("the subagent ended before the child wrote: exit %d\n%s\n%s", r.code, r.out, r.errs)
+		}
+		for _, pat := range []string{"jobs/*/upper/one.txt", "jobs/*/tree/one.txt"} {
+			m, _ := filepath.Glob(filepath.Join(wp.Home, ".cache", "brood", "fleet", filepath.FromSlash(pat)))
+			for _, f := range m {
+				if b, _ := os.ReadFile(f); string(b) == "from the fleet\n" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	testbrood.WriteFile(t, filepath.Join(sub.Root, "one.txt"), "the user's own\n")
+	r := <-done
+	if r.code == 0 || !strings.Contains(r.errs, "did not land") {
+		t.Fatalf("a fleet writer whose change does not land: exit %d\n%s\n%s", r.code, r.out, r.errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); string(b) != "the user's own\n" {
+		t.Fatalf("one.txt is %q; want the user's", b)
+	}
+	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "land-*", "isolate", "*.patch"))
+	if len(kept) == 0 || !strings.Contains(r.out, filepath.Join(sub.Root, ".brood", "fleet", "patches")) {
+		t.Fatalf("kept patches under .brood/fleet/patches: %v; the result:\n%s", kept, r.out)
+	}
+}

@@ -1,0 +1,172 @@
+package codesnap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Verified copies. The cache's checkout of a base commit (overlay.go) is
+// shared by every copy and lives on disk where anything with the worker's
+// rights can write, so it is checked before each use against the base's
+// tree, never trusted because it exists:
+//
+//   - the first use in a worker process hashes every file (a fresh index
+//     from the base's tree, refreshed: git reads each file's content) and
+//     requires no file the tree lacks; the resulting index (blob ids from
+//     the tree, stat data of the checked files) is kept in the worker's
+//     memory, never on disk;
+//   - a later use compares the checkout with that index by stat data
+//     (size, mtime, ctime, inode: writing a file changes its ctime, which
+//     no unprivileged writer can set back), and falls back to hashing when
+//     anything differs;
+//   - the checkout's .git holds exactly the files the cache wrote, with
+//     their content (HEAD, config, alternates; its index is replaced by the
+//     verified one in each copy's upper layer).
+//
+// A checkout that fails is removed and made again, never used. The blob ids
+// come from the base's tree, and the copy's tree made from them is checked
+// against the submitter's (buildOverlay), so a poisoned object in the
+// clone is refused too.
+
+// errPoisoned marks a base checkout whose content is not its commit's.
+var errPoisoned = errors.New("the cached base checkout differs from its commit")
+
+// verifyBase checks the checkout at dir/tree against snap.Base and returns
+// the verified index (its bytes); scratch is a directory for temporary
+// index files. An error wrapping errPoisoned means the checkout must be
+// rebuilt.
+func (c *Cache) verifyBase(ctx context.Context, repo, dir, key, scratch string, snap *Snapshot, format string) ([]byte, error) {
+	tree := filepath.Join(dir, "tree")
+	if err := checkBaseGitDir(tree, repo, snap.Base, format); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(scratch, "verify-*.index")
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	tmp.Close()
+	index := tmp.Name()
+	defer os.Remove(index)
+	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
+	if v, ok := c.verified.Load(key); ok {
+		b := v.([]byte)
+		if err := os.WriteFile(index, b, 0o600); err != nil {
+			return nil, fmt.Errorf("codesnap: %w", err)
+		}
+		if clean(ctx, g) == nil {
+			return b, nil
+		}
+		c.verified.Delete(key)
+		os.Remove(index)
+	}
+	// By content: a fresh index has no stat data, so the refresh hashes
+	// every file and keeps stat data only for those that match.
+	if _, err := g.run(ctx, "read-tree", snap.Base); err != nil {
+		return nil, fmt.Errorf("codesnap: verify base %s: %w", short(snap.Base), err)
+	}
+	g.run(ctx, "update-index", "-q", "--refresh") // exits 1 when a file differs; diff-files says which
+	if err := clean(ctx, g); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(index)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	c.verified.Store(key, b)
+	return b, nil
+}
+
+// clean: no tracked file of the index differs from the work tree (by stat
+// data, or content where stat data is missing), and no other file is there.
+func clean(ctx context.Context, g gitCmd) error {
+	out, err := g.run(ctx, "diff-files", "--name-only", "-z")
+	if err != nil {
+		return fmt.Errorf("codesnap: verify the base checkout: %w", err)
+	}
+	if out != "" {
+		return fmt.Errorf("%w: %s changed", errPoisoned, firstNUL(out))
+	}
+	out, err = g.run(ctx, "ls-files", "-z", "--others", "--directory")
+	if err != nil {
+		return fmt.Errorf("codesnap: verify the base checkout: %w", err)
+	}
+	if out != "" {
+		return fmt.Errorf("%w: %s added", errPoisoned, firstNUL(out))
+	}
+	return nil
+}
+
+func firstNUL(s string) string {
+	s, _, _ = strings.Cut(s, "\x00")
+	return clip(s)
+}
+
+// baseConfig is the whole .git/config of a base checkout (buildBaseTree
+// writes it): no hooks, no fsmonitor, nothing git would run.
+func baseConfig(format string) string {
+	version, ext := "0", ""
+	if format == "sha256" {
+		version, ext = "1", "[extensions]\n\tobjectformat = sha256\n"
+	}
+	return "[core]\n\trepositoryformatversion = " + version + "\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n" +
+		"[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n" + ext
+}
+
+// checkBaseGitDir: the checkout's .git holds what buildBaseTree wrote and
+// nothing else (its index, which each copy's upper layer replaces, may
+// differ).
+func checkBaseGitDir(tree, repo, base, format string) error {
+	gitDir := filepath.Join(tree, ".git")
+	want := map[string]string{
+		"HEAD":                    base + "\n",
+		"config":                  baseConfig(format),
+		"objects/info/alternates": filepath.Join(repo, "objects") + "\n",
+		"index":                   "",
+	}
+	dirs := map[string]bool{".": true, "objects": true, "objects/info": true, "objects/pack": true, "refs": true, "refs/heads": true, "refs/tags": true}
+	seen := 0
+	err := filepath.WalkDir(gitDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(gitDir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && dirs[rel]:
+			return nil
+		case d.Type().IsRegular():
+			content, ok := want[rel]
+			if !ok {
+				break
+			}
+			seen++
+			if rel == "index" {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if string(b) != content {
+				return fmt.Errorf("%w: .git/%s was changed", errPoisoned, rel)
+			}
+			return nil
+		}
+		return fmt.Errorf("%w: .git/%s is not the cache's", errPoisoned, rel)
+	})
+	if err != nil {
+		if errors.Is(err, errPoisoned) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errPoisoned, err)
+	}
+	if seen != len(want) {
+		return fmt.Errorf("%w: its .git lacks files", errPoisoned)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/shortid"
+)
+
+// resolveCall is the task id of the fleet call q names: q itself when a
+// call has that id, else the one call id q is a prefix or a tail of
+// (shortid's one rule, as for local tasks), or ErrNotFound.
+func (e *Engine) resolveCall(ctx context.Context, q string) (string, error) {
+	if dispatch.CheckID(q) == nil {
+		if _, err := e.cfg.Client.DescribeWorkflowExecution(ctx, callWorkflowID(q), ""); err == nil {
+			return q, nil
+		}
+	}
+	if len(strings.TrimSpace(q)) < 4 || strings.ContainsAny(q, "'\"\\ ") {
+		return "", fmt.Errorf("%w: no task %s here nor on the fleet", engine.ErrNotFound, q)
+	}
+	ids, err := e.callIDs(ctx)
+	if err != nil {
+		return "", err
+	}
+	id, err := shortid.Match(q, ids)
+	if err != nil {
+		return "", fmt.Errorf("%w: on the fleet: %v", engine.ErrNotFound, err)
+	}
+	return id, nil
+}
+
+// callIDs lists the task ids of the fleet's calls on this engine's queue
+// (a resume's own workflow counts as the task it continues).
+func (e *Engine) callIDs(ctx context.Context) ([]string, error) {
+	q := fmt.Sprintf("TaskQueue = '%s' AND WorkflowType = '%s'", e.cfg.Queue, CallWorkflowName)
+	seen := map[string]bool{}
+	var out []string
+	var token []byte
+	for {
+		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace, Query: q, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list the fleet's calls on Temporal: %w", err)
+		}
+		for _, x := range resp.GetExecutions() {
+			id := strings.TrimPrefix(x.GetExecution().GetWorkflowId(), "brood-call-")
+			if i := strings.Index(id, "-"); i > 0 {
+				id = id[:i]
+			}
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// attemptsOf reads a call workflow's history: the worker that started its
+// last activity attempt and how many attempts the activity took (the
+// started event of a retried activity carries its attempt number). Zero
+// values when the history has no started activity.
+func (e *Engine) attemptsOf(ctx context.Context, wid, runID string) (worker string, attempts int) {
+	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return worker, attempts
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+			worker, attempts = a.GetIdentity(), int(a.GetAttempt())
+		}
+	}
+	return worker, attempts
+}
+
+// queued is the status of a call no worker has started: whether any worker
+// polls its task queue at all.
+func (e *Engine) queued(ctx context.Context, queue string) string {
+	for _, typ := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
+		d, err := e.cfg.Client.DescribeTaskQueue(ctx, queue, typ)
+		if err != nil {
+			return "queued (waiting for a worker on task queue " + queue + ")"
+		}
+		if len(d.GetPollers()) == 0 {
+			return "queued (no worker is polling task queue " + queue + ")"
+		}
+	}
+	return "queued (waiting for a free worker on task queue " + queue + ")"
+}
