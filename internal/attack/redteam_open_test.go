@@ -193,39 +193,6 @@ func TestRedTeamOpenTrustedGuardSourcesLib(t *testing.T) {
 	}
 }
 
-// TestRedTeamOpenTmpdirKept (case 14, a variant): the output cap holds for
-// what Bash prints, but a read-only child's one writable place, its
-// TMPDIR under its task directory, is neither limited nor cleaned up: a
-// file it writes there outlives the run (200 MB here; the disk is the
-// only bound).
-func TestRedTeamOpenTmpdirKept(t *testing.T) {
-	needLandlock(t)
-	p := newProject(t, map[string]string{"README.md": "# r\n"})
-	mdl := p.script("fill.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: explore, description: fill, prompt: "fill"}
-    - say: "root done"
-  explore:
-    - tools:
-        - Bash: {command: "head -c 50000000 /dev/zero > $TMPDIR/fill && echo filled"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if !strings.Contains(bashOutputs(t, p, ""), "filled") {
-		t.Fatalf("the child never filled its TMPDIR\n%s", errs)
-	}
-	left, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "tmp", "fill"))
-	for _, f := range left {
-		if fi, err := os.Stat(f); err == nil {
-			t.Errorf("the child's TMPDIR file %s (%d bytes) outlived the run", f, fi.Size())
-		}
-	}
-}
-
 // TestRedTeamOpenClaudeDirMadeDuringRun: where a project has no .claude
 // yet, an in-place writer makes .claude/settings.local.json with a hook
 // (the read-only view binds only entries that exist; the guard undoes a

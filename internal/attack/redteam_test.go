@@ -196,3 +196,38 @@ func TestInPlaceRebaseTodo(t *testing.T) {
 		t.Errorf("the user's git rebase --continue ran the child's exec (%q)\n%s", b, outb)
 	}
 }
+
+// TestTmpdirRemovedAfterRun (red team, case 14, a variant): the output
+// cap holds for what Bash prints, and a read-only child's one writable
+// place, its TMPDIR under its task directory, does not outlive the run:
+// the parent removes tmp/ once the run is settled (50 MB written here).
+func TestTmpdirRemovedAfterRun(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, map[string]string{"README.md": "# r\n"})
+	mdl := p.script("fill.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: fill, prompt: "fill"}
+    - say: "root done"
+  explore:
+    - tools:
+        - Bash: {command: "head -c 50000000 /dev/zero > $TMPDIR/fill && echo filled"}
+    - say: "child done"
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(bashOutputs(t, p, ""), "filled") {
+		t.Fatalf("the child never filled its TMPDIR\n%s", errs)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*"))
+	if len(dirs) == 0 {
+		t.Fatalf("no task directory under .brood/dispatch")
+	}
+	for _, d := range dirs {
+		if fi, err := os.Lstat(filepath.Join(d, "tmp")); err == nil {
+			t.Errorf("the child's TMPDIR %s (mode %v) outlived the run", filepath.Join(d, "tmp"), fi.Mode())
+		}
+	}
+}
