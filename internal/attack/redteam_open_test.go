@@ -12,7 +12,6 @@ package attack_test
 
 import (
 	"bufio"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,51 +91,6 @@ func TestRedTeamOpenSetuidInWorkTree(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(p.root, f)); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
 			t.Errorf("the in-place writer left %s with mode %v in the work tree", f, fi.Mode())
 		}
-	}
-}
-
-// TestRedTeamOpenUnixSocketNetworkNone: a read-only built-in's tool
-// processes have no network (network: none by default), yet they connect
-// to a local proxy on a UNIX socket by its path (seccomp lets AF_UNIX
-// through, and Landlock ABI 7 scopes only abstract sockets): the
-// docker socket, an ssh agent or an HTTP proxy listening on a path is as
-// good as the network.
-func TestRedTeamOpenUnixSocketNetworkNone(t *testing.T) {
-	needLandlock(t)
-	p := newProject(t, map[string]string{"README.md": "# r\n"})
-	sock := filepath.Join(t.TempDir(), "proxy.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	os.Chmod(sock, 0o777)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("REACHED-THE-PROXY\n"))
-			c.Close()
-		}
-	}()
-	mdl := p.script("unix.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: explore, description: net, prompt: "net"}
-    - say: "root done"
-  explore:
-    - tools:
-        - Bash: {command: "python3 -c \"import socket;s=socket.socket(socket.AF_UNIX);s.connect('`+sock+`');print(s.recv(99))\" || nc -U `+sock+` </dev/null"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if got := bashOutputs(t, p, ""); strings.Contains(got, "REACHED-THE-PROXY") {
-		t.Errorf("a network: none tool process reached a proxy on a UNIX socket:\n%s", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package attack_test
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,5 +230,57 @@ func TestTmpdirRemovedAfterRun(t *testing.T) {
 		if fi, err := os.Lstat(filepath.Join(d, "tmp")); err == nil {
 			t.Errorf("the child's TMPDIR %s (mode %v) outlived the run", filepath.Join(d, "tmp"), fi.Mode())
 		}
+	}
+}
+
+// TestUnixSocketNetworkNone (red team): a read-only built-in's tool
+// processes have no network (network: none by default), and that includes
+// a local proxy on a UNIX socket reached by its path (Landlock ABI 7
+// scopes only abstract sockets, so the seccomp filter refuses AF_UNIX
+// sockets): the docker socket, an ssh agent or an HTTP proxy listening on
+// a path is as good as the network.
+func TestUnixSocketNetworkNone(t *testing.T) {
+	needLandlock(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("the tool's unix socket client here is python3")
+	}
+	p := newProject(t, map[string]string{"README.md": "# r\n"})
+	sock := filepath.Join(t.TempDir(), "proxy.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(sock, 0o777)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("REACHED-THE-PROXY\n"))
+			c.Close()
+		}
+	}()
+	mdl := p.script("unix.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: net, prompt: "net"}
+    - say: "root done"
+  explore:
+    - tools:
+        - Bash: {command: "python3 -c \"import socket;s=socket.socket(socket.AF_UNIX);s.connect('`+sock+`');print(s.recv(99))\" 2>&1; echo tried-unix"}
+    - say: "child done"
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	got := bashOutputs(t, p, "")
+	if !strings.Contains(got, "tried-unix") {
+		t.Fatalf("the child never tried:\n%s\n%s", got, errs)
+	}
+	if strings.Contains(got, "REACHED-THE-PROXY") || !strings.Contains(got, "Permission denied") {
+		t.Errorf("a network: none tool process reached a proxy on a UNIX socket (want socket() refused with EACCES):\n%s", got)
 	}
 }
