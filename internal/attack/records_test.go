@@ -51,11 +51,14 @@ func (p *project) listed() map[string]map[string]any {
 
 // TestResumeNeverFollowsChildLinks (case 1): a read-only child replaces its
 // tmp/ with a link to the work tree and its stderr.log with a link to a
-// file of the user's. On resume the parent follows neither: both links are
-// removed before the start (the Landlock rule is the task directory's, the
+// file of the user's. The parent follows neither: the tmp/ link is removed
+// (not its target) when the run ends, and a tmp/ link still there at a
+// resume (planted here in the child's stead, as a parent that died before
+// settling its child would leave it) is removed before the start, as is
+// the stderr.log link (the Landlock rule is the task directory's, the
 // child makes a real tmp/, stderr.log is made fresh on the child's first
-// byte), the victim keeps its content and the resumed child cannot write
-// the work tree.
+// byte); the victim keeps its content, the resumed child cannot write the
+// work tree, and its own fresh TMPDIR is gone after it too.
 func TestResumeNeverFollowsChildLinks(t *testing.T) {
 	if sandbox.LandlockABI() < 1 {
 		t.Skip("no Landlock on this kernel: read-only agents get no Bash, so the child cannot plant links")
@@ -69,7 +72,7 @@ func TestResumeNeverFollowsChildLinks(t *testing.T) {
     - say: "planted"
     - tools:
         - Bash:
-            command: 'echo PWNED > "$TMPDIR/PWNED_BY_RO"; echo PWNED > "$PWD/PWNED_BY_RO2"; echo tried'
+            command: 'echo PWNED > "$TMPDIR/PWNED_BY_RO" && echo WROTE-FRESH-TMP; echo PWNED > "$PWD/PWNED_BY_RO2"; echo tried'
     - say: "tried to write"
 `)
 	code, out, errs := p.brood(t.Context(), nil, "subagent", "--model", mdl, "explore", "look around")
@@ -78,8 +81,17 @@ func TestResumeNeverFollowsChildLinks(t *testing.T) {
 	}
 	id := p.onlyTaskID()
 	td := taskdir.Open(p.root).MustTask(id)
-	if st, err := os.Lstat(td.File(taskdir.Tmp)); err != nil || st.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("the scenario needs the child to have planted tmp/ as a link (%v):\n%s", err, out)
+	if !strings.Contains(bashOutputs(t, p, ""), "planted") {
+		t.Fatalf("the child never planted its links:\n%s\n%s", out, errs)
+	}
+	if _, err := os.Lstat(td.File(taskdir.Tmp)); err == nil {
+		t.Errorf("the child's tmp/ (a link to the work tree) outlived the run")
+	}
+	if _, err := os.Stat(filepath.Join(p.root, "README.md")); err != nil {
+		t.Fatalf("removing the child's tmp/ link reached its target, the work tree: %v", err)
+	}
+	if err := os.Symlink(p.root, td.File(taskdir.Tmp)); err != nil {
+		t.Fatal(err)
 	}
 	code, out, errs = p.brood(t.Context(), []string{"BROOD_MODEL=" + mdl}, "tasks", "resume", id, "go on")
 	if code != 0 {
@@ -94,10 +106,13 @@ func TestResumeNeverFollowsChildLinks(t *testing.T) {
 		}
 	}
 	// tmp/ is made anew by the resumed child once the parent removed the
-	// link; stderr.log only when the child writes to it (a fresh file),
-	// and the link is gone either way.
-	if st, err := os.Lstat(td.File(taskdir.Tmp)); err != nil || !st.IsDir() {
-		t.Errorf("tmp/ after the resume: %v (want a real directory)", err)
+	// link, and removed when the run ends; stderr.log only when the child
+	// writes to it (a fresh file), and the link is gone either way.
+	if !strings.Contains(bashOutputs(t, p, ""), "WROTE-FRESH-TMP") {
+		t.Errorf("the resumed child could not write its fresh TMPDIR:\n%s\n%s", out, errs)
+	}
+	if _, err := os.Lstat(td.File(taskdir.Tmp)); err == nil {
+		t.Errorf("tmp/ outlived the resumed run")
 	}
 	if st, err := os.Lstat(td.File(taskdir.Stderr)); err == nil && !st.Mode().IsRegular() {
 		t.Errorf("stderr.log after the resume has mode %v (want no link: a regular file or none)", st.Mode())
@@ -352,8 +367,10 @@ func TestFullDiskFails(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs to fill (%v): run as root (CI does)", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(state, syscall.MNT_DETACH) })
-	// The fill goes in the child's own TMPDIR, in its task directory: the
-	// rest of .brood/ is out of an in-place writer's reach.
+	// The fill goes in the child's own task directory, beside its TMPDIR
+	// (the rest of .brood/ is out of an in-place writer's reach; tmp/ itself
+	// is removed when the run ends, which would free the disk before the
+	// root writes its transcript).
 	mdl := p.script("fill.yaml", `agents:
   root:
     - tools:
@@ -365,7 +382,7 @@ func TestFullDiskFails(t *testing.T) {
   general-purpose:
     - tools:
         - Bash:
-            command: 'dd if=/dev/zero of="$TMPDIR/fill" bs=64k count=64 2>&1 | tail -1; echo filled'
+            command: 'dd if=/dev/zero of="$TMPDIR/../fill" bs=64k count=64 2>&1 | tail -1; echo filled'
     - say: "CHILD SAYS ALL DONE"
 `)
 	code, out, errs := p.brood(t.Context(), []string{"BROOD_MODEL=" + mdl}, "run", "--permission-mode", "bypassPermissions", "go")
@@ -377,7 +394,7 @@ func TestFullDiskFails(t *testing.T) {
 	if strings.Contains(all, `status="done"`) {
 		t.Errorf("something was claimed as done on a full disk:\n%s", all)
 	}
-	fills, _ := filepath.Glob(filepath.Join(state, "dispatch", "*", "tmp", "fill"))
+	fills, _ := filepath.Glob(filepath.Join(state, "dispatch", "*", "fill"))
 	for _, f := range fills {
 		_ = os.Remove(f)
 	}

@@ -12,7 +12,6 @@ package attack_test
 
 import (
 	"bufio"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,51 +94,6 @@ func TestRedTeamOpenSetuidInWorkTree(t *testing.T) {
 	}
 }
 
-// TestRedTeamOpenUnixSocketNetworkNone: a read-only built-in's tool
-// processes have no network (network: none by default), yet they connect
-// to a local proxy on a UNIX socket by its path (seccomp lets AF_UNIX
-// through, and Landlock ABI 7 scopes only abstract sockets): the
-// docker socket, an ssh agent or an HTTP proxy listening on a path is as
-// good as the network.
-func TestRedTeamOpenUnixSocketNetworkNone(t *testing.T) {
-	needLandlock(t)
-	p := newProject(t, map[string]string{"README.md": "# r\n"})
-	sock := filepath.Join(t.TempDir(), "proxy.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	os.Chmod(sock, 0o777)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("REACHED-THE-PROXY\n"))
-			c.Close()
-		}
-	}()
-	mdl := p.script("unix.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: explore, description: net, prompt: "net"}
-    - say: "root done"
-  explore:
-    - tools:
-        - Bash: {command: "python3 -c \"import socket;s=socket.socket(socket.AF_UNIX);s.connect('`+sock+`');print(s.recv(99))\" || nc -U `+sock+` </dev/null"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if got := bashOutputs(t, p, ""); strings.Contains(got, "REACHED-THE-PROXY") {
-		t.Errorf("a network: none tool process reached a proxy on a UNIX socket:\n%s", got)
-	}
-}
-
 // TestRedTeamOpenTrustedGuardSourcesLib (case 3, a variant): the trusted
 // hook ./scripts/guard.sh sources ./scripts/lib.sh, a file the hook's
 // command does not name. Trust keys guard.sh's content only; a writer
@@ -190,39 +144,6 @@ func TestRedTeamOpenTrustedGuardSourcesLib(t *testing.T) {
 				t.Errorf("the trusted guard ran the child's lib.sh in the root (pwned.log %q)", b)
 			}
 		})
-	}
-}
-
-// TestRedTeamOpenTmpdirKept (case 14, a variant): the output cap holds for
-// what Bash prints, but a read-only child's one writable place, its
-// TMPDIR under its task directory, is neither limited nor cleaned up: a
-// file it writes there outlives the run (200 MB here; the disk is the
-// only bound).
-func TestRedTeamOpenTmpdirKept(t *testing.T) {
-	needLandlock(t)
-	p := newProject(t, map[string]string{"README.md": "# r\n"})
-	mdl := p.script("fill.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: explore, description: fill, prompt: "fill"}
-    - say: "root done"
-  explore:
-    - tools:
-        - Bash: {command: "head -c 50000000 /dev/zero > $TMPDIR/fill && echo filled"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if !strings.Contains(bashOutputs(t, p, ""), "filled") {
-		t.Fatalf("the child never filled its TMPDIR\n%s", errs)
-	}
-	left, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "tmp", "fill"))
-	for _, f := range left {
-		if fi, err := os.Stat(f); err == nil {
-			t.Errorf("the child's TMPDIR file %s (%d bytes) outlived the run", f, fi.Size())
-		}
 	}
 }
 

@@ -2,6 +2,7 @@ package attack_test
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,5 +195,92 @@ func TestInPlaceRebaseTodo(t *testing.T) {
 	outb, _ := user.CombinedOutput()
 	if b, err := os.ReadFile(marker); err == nil {
 		t.Errorf("the user's git rebase --continue ran the child's exec (%q)\n%s", b, outb)
+	}
+}
+
+// TestTmpdirRemovedAfterRun (red team, case 14, a variant): the output
+// cap holds for what Bash prints, and a read-only child's one writable
+// place, its TMPDIR under its task directory, does not outlive the run:
+// the parent removes tmp/ once the run is settled (50 MB written here).
+func TestTmpdirRemovedAfterRun(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, map[string]string{"README.md": "# r\n"})
+	mdl := p.script("fill.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: fill, prompt: "fill"}
+    - say: "root done"
+  explore:
+    - tools:
+        - Bash: {command: "head -c 50000000 /dev/zero > $TMPDIR/fill && echo filled"}
+    - say: "child done"
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(bashOutputs(t, p, ""), "filled") {
+		t.Fatalf("the child never filled its TMPDIR\n%s", errs)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*"))
+	if len(dirs) == 0 {
+		t.Fatalf("no task directory under .brood/dispatch")
+	}
+	for _, d := range dirs {
+		if fi, err := os.Lstat(filepath.Join(d, "tmp")); err == nil {
+			t.Errorf("the child's TMPDIR %s (mode %v) outlived the run", filepath.Join(d, "tmp"), fi.Mode())
+		}
+	}
+}
+
+// TestUnixSocketNetworkNone (red team): a read-only built-in's tool
+// processes have no network (network: none by default), and that includes
+// a local proxy on a UNIX socket reached by its path (Landlock ABI 7
+// scopes only abstract sockets, so the seccomp filter refuses AF_UNIX
+// sockets): the docker socket, an ssh agent or an HTTP proxy listening on
+// a path is as good as the network.
+func TestUnixSocketNetworkNone(t *testing.T) {
+	needLandlock(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("the tool's unix socket client here is python3")
+	}
+	p := newProject(t, map[string]string{"README.md": "# r\n"})
+	sock := filepath.Join(t.TempDir(), "proxy.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(sock, 0o777)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("REACHED-THE-PROXY\n"))
+			c.Close()
+		}
+	}()
+	mdl := p.script("unix.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: net, prompt: "net"}
+    - say: "root done"
+  explore:
+    - tools:
+        - Bash: {command: "python3 -c \"import socket;s=socket.socket(socket.AF_UNIX);s.connect('`+sock+`');print(s.recv(99))\" 2>&1; echo tried-unix"}
+    - say: "child done"
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	got := bashOutputs(t, p, "")
+	if !strings.Contains(got, "tried-unix") {
+		t.Fatalf("the child never tried:\n%s\n%s", got, errs)
+	}
+	if strings.Contains(got, "REACHED-THE-PROXY") || !strings.Contains(got, "Permission denied") {
+		t.Errorf("a network: none tool process reached a proxy on a UNIX socket (want socket() refused with EACCES):\n%s", got)
 	}
 }

@@ -16,8 +16,8 @@ import (
 // directory, the envelope, one dispatch log (written at the start, with
 // the pid), output.json, and its owner record and verdict in the records
 // directory. No .lock file (the lock is the directory's), no stderr.log
-// when the child wrote nothing there, no tmp/ made by the parent (the
-// child makes its own).
+// when the child wrote nothing there, and no tmp/ left (the child makes
+// its own TMPDIR, the parent removes it when the run ends).
 func TestParentRecordsPerChild(t *testing.T) {
 	p := newProject(t, spawnScript, nil)
 	d := p.dispatcher(p.settings(nil), 1, nil)
@@ -37,12 +37,12 @@ func TestParentRecordsPerChild(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	for _, want := range []string{taskdir.Envelope, taskdir.Log, taskdir.Output, taskdir.Session, taskdir.Result, taskdir.Tmp} {
+	for _, want := range []string{taskdir.Envelope, taskdir.Log, taskdir.Output, taskdir.Session, taskdir.Result} {
 		if !slices.Contains(names, want) {
 			t.Errorf("task directory lacks %s: %v", want, names)
 		}
 	}
-	for _, not := range []string{taskdir.Lock, taskdir.Stderr} {
+	for _, not := range []string{taskdir.Lock, taskdir.Stderr, taskdir.Tmp} {
 		if slices.Contains(names, not) {
 			if b, _ := os.ReadFile(td.File(not)); not == taskdir.Stderr {
 				t.Errorf("stderr.log made though the child wrote %q", b)

@@ -70,6 +70,11 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	defer s.cfg.release()
 	unheld := d.unheldGitConfig(env)
 	o, err := s.start(ctx)
+	// The child's TMPDIR is its own scratch space, kept for no one: it goes
+	// when the run is settled (deferred: after its leftovers are killed and
+	// its result read), so what a child wrote there does not outlive it. A
+	// resume makes a fresh one.
+	defer d.removeTmp(j.td)
 	d.removeUnheld(env, unheld)
 	if s.overlayMountFailed(o) {
 		o, err = s.retryOnWorktree(ctx, o)
@@ -112,6 +117,14 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	d.mu.Unlock()
 	d.record(j, out, v, isoMsg)
 	return out
+}
+
+// removeTmp removes the child's tmp/ (its TMPDIR) from its task directory;
+// a failure is said on stderr, the run's outcome stands.
+func (d *Dispatcher) removeTmp(td *taskdir.Dir) {
+	if err := td.RemoveEntry(taskdir.Tmp); err != nil && d.cfg.Stderr != nil {
+		fmt.Fprintf(d.cfg.Stderr, "brood: remove the child's TMPDIR %s: %v\n", td.File(taskdir.Tmp), err)
+	}
 }
 
 // spawn is one start of a job's child process.

@@ -17,9 +17,11 @@ import (
 // NoIntrospectionForCommand.
 //
 // Two walls, each inherited across fork and exec and impossible to lift:
-// a seccomp filter that lets socket(2) make only local sockets (unix and
-// netlink; never IPv4, IPv6, packet, vsock, ...) and refuses io_uring
-// (whose socket operations a filter cannot see); and, where the kernel has
+// a seccomp filter that lets socket(2) make only netlink sockets (never
+// IPv4, IPv6, packet, vsock, ..., nor unix: a proxy, docker.sock or an ssh
+// agent listening on a path is as good as the network; socketpair(2), the
+// pipe between processes, stays allowed) and refuses io_uring (whose
+// socket operations a filter cannot see); and, where the kernel has
 // Landlock ABI 4, a domain that denies TCP bind and connect. It returns
 // what holds, in words, for the tool's result and brood doctor.
 func NoNetworkForCommand() (string, error) {
@@ -33,7 +35,7 @@ func NoNetworkForCommand() (string, error) {
 		if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp))); errno != 0 {
 			return "", fmt.Errorf("sandbox: seccomp filter for a command without network: %w", errno)
 		}
-		held = append(held, "seccomp: only unix and netlink sockets, no io_uring")
+		held = append(held, banHeld)
 	}
 	if abi := landlockABI(); abi >= 4 {
 		rfd, err := buildRuleset(Policy{}, abi, layer{net: true})
@@ -57,7 +59,7 @@ func NoNetworkForCommand() (string, error) {
 func NetworkBan() (string, bool) {
 	var held []string
 	if _, ok := socketFilter(); ok {
-		held = append(held, "seccomp: only unix and netlink sockets, no io_uring")
+		held = append(held, banHeld)
 	}
 	if landlockABI() >= 4 {
 		held = append(held, "landlock: TCP bind and connect denied")
@@ -68,10 +70,15 @@ func NetworkBan() (string, bool) {
 	return strings.Join(held, "; "), true
 }
 
+// banHeld is what the seccomp wall holds, in words.
+const banHeld = "seccomp: only netlink sockets (no IP, no unix), no io_uring"
+
 // socketFilter is the BPF program of a command without network: socket(2)
-// of any family but AF_UNIX and AF_NETLINK fails with EACCES, io_uring_setup
-// with EPERM, and every syscall of a foreign ABI (i386, x32) with EPERM, so
-// the numbers cannot be dodged.
+// of any family but AF_NETLINK (AF_UNIX included: a pathname socket can be
+// a proxy) fails with EACCES, io_uring_setup with EPERM, and every syscall
+// of a foreign ABI (i386, x32) with EPERM, so the numbers cannot be
+// dodged. socketpair(2) is another syscall and stays allowed (a connected
+// pair of unix sockets between processes, reaching nothing outside).
 func socketFilter() ([]unix.SockFilter, bool) {
 	if nativeArch == 0 {
 		return nil, false
@@ -101,7 +108,6 @@ func socketFilter() ([]unix.SockFilter, bool) {
 		jump(unix.SYS_SOCKET, 1, 0),
 		stmt(ret, allow),
 		stmt(ld, offArg0), // the family (an int: the low 32 bits)
-		jump(unix.AF_UNIX, 2, 0),
 		jump(unix.AF_NETLINK, 1, 0),
 		stmt(ret, refused),
 		stmt(ret, allow),

@@ -3,13 +3,16 @@ package sandbox
 import (
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestNoNetworkForCommand: a command started from a thread under the ban
-// cannot connect to a loopback TCP server (nor make a UDP socket), can
-// still use a unix socket, and this process itself still connects.
+// cannot connect to a loopback TCP server (nor make a UDP socket), cannot
+// connect to a server on a pathname unix socket (a local proxy is as good
+// as the network), can still make a socketpair and a netlink socket, and
+// this process itself still connects (TCP and unix).
 func TestNoNetworkForCommand(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -27,6 +30,22 @@ func TestNoNetworkForCommand(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
+	sock := filepath.Join(t.TempDir(), "proxy.sock")
+	uln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uln.Close()
+	go func() {
+		for {
+			c, err := uln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("proxied\n"))
+			c.Close()
+		}
+	}()
 	run := func(ban bool, script string) (string, error) {
 		type res struct {
 			out  string
@@ -59,12 +78,23 @@ func TestNoNetworkForCommand(t *testing.T) {
 	if out, err := run(true, "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>&1 || echo refused"); err != nil || !strings.Contains(out, "refused") {
 		t.Errorf("a command under the ban made a UDP socket: %v %q", err, out)
 	}
-	if out, err := run(true, "python3 -c 'import socket; socket.socket(socket.AF_UNIX)' && echo unix-ok"); err != nil || !strings.Contains(out, "unix-ok") {
-		t.Errorf("a command under the ban could not make a unix socket: %v %q", err, out)
+	unixConnect := "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(99))' " + sock + " 2>&1"
+	if out, err := run(false, unixConnect); err != nil || !strings.Contains(out, "proxied") {
+		t.Fatalf("without the ban the command should reach the unix socket: %v %q", err, out)
+	}
+	if out, _ := run(true, unixConnect+" || echo refused"); strings.Contains(out, "proxied") || !strings.Contains(out, "refused") {
+		t.Errorf("a command under the ban reached a server on a unix socket: %q", out)
+	}
+	if out, err := run(true, "python3 -c 'import socket; a,b=socket.socketpair(); a.send(b\"x\"); print(b.recv(1))' && python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)' && echo local-ok"); err != nil || !strings.Contains(out, "local-ok") {
+		t.Errorf("a command under the ban could not make a socketpair or a netlink socket: %v %q", err, out)
 	}
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatalf("this process lost its network: %v", err)
+	}
+	c.Close()
+	if c, err = net.Dial("unix", sock); err != nil {
+		t.Fatalf("this process lost its unix sockets: %v", err)
 	}
 	c.Close()
 	if held, ok := NetworkBan(); !ok || !strings.Contains(held, "seccomp") {
