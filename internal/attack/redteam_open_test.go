@@ -20,46 +20,6 @@ import (
 	"testing"
 )
 
-// TestRedTeamOpenNestedRepoFsmonitor: an in-place writer makes a nested
-// repository in the work tree (sub/.git/config naming an fsmonitor) and
-// commits it as a gitlink. Nothing is reported or put back, and the
-// user's next `git status` in their own repository recurses into the
-// submodule and runs the child's program unconfined: case 2 through a
-// .git/config the configuration guard does not watch.
-func TestRedTeamOpenNestedRepoFsmonitor(t *testing.T) {
-	needLandlock(t)
-	marker := filepath.Join(t.TempDir(), "ran")
-	p := newProject(t, map[string]string{"README.md": "# r\n", "attack.sh": `printf '#!/bin/sh\necho RAN >> %s\n' "$1" > run.sh; chmod +x run.sh
-git init -q sub && cd sub && git -c user.email=c@x -c user.name=c commit -q --allow-empty -m x && git config core.fsmonitor "$(dirname "$PWD")/run.sh"; cd ..
-git add sub run.sh 2>/dev/null; git -c user.email=c@x -c user.name=c commit -qm sub
-echo tried > tried.txt
-`})
-	mdl := p.script("nest.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: general-purpose, description: nest, prompt: "go"}
-    - say: "root done"
-  general-purpose:
-    - tools:
-        - Bash: {command: "sh attack.sh `+marker+`"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
-		t.Fatalf("the child never tried: %v\n%s", err, errs)
-	}
-	user := exec.Command("git", "status", "--short")
-	user.Dir = p.root
-	user.Env = append(os.Environ(), "HOME="+p.home)
-	outb, _ := user.CombinedOutput()
-	if b, err := os.ReadFile(marker); err == nil {
-		t.Errorf("the user's next git status ran the child's fsmonitor from a nested repository (%q)\n%s", b, outb)
-	}
-}
-
 // TestRedTeamOpenUnixSocketNetworkNone: a read-only built-in's tool
 // processes have no network (network: none by default), yet they connect
 // to a local proxy on a UNIX socket by its path (seccomp lets AF_UNIX
