@@ -192,7 +192,30 @@ func gitConfigState(root string) (*trust.ConfigState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trust.SnapshotPaths(top, trust.GitConfigTops(top, gitDir, common))
+	nested, err := trust.NestedGitTops(top)
+	if err != nil {
+		return nil, err
+	}
+	return trust.SnapshotPaths(top, append(trust.GitConfigTops(top, gitDir, common), nested...))
+}
+
+// undoGit is undoAs for the repository's git configuration, nested
+// repositories included: one the child made since the snapshot (its
+// .git/config, hooks/, info/, a .git file or link, its .gitmodules) is
+// taken in as configuration that was not there (trust.ConfigState.Widen),
+// so it is removed, and reported by its tops, not file by file. What is
+// left of such a repository (HEAD, objects, refs) runs nothing.
+func (g *configGuard) undoGit() []string {
+	var added []string
+	nested, err := trust.NestedGitTops(g.git.Root())
+	if err == nil {
+		added = g.git.Widen(nested)
+	}
+	lines := g.undoAs(g.git, "", "git configuration", gitConfigWhy, added...)
+	if err != nil {
+		lines = append(lines, "git configuration of nested repositories not checked after the run ("+err.Error()+"): check every .git below the top for a config, hooks or a gitdir: line yourself")
+	}
+	return lines
 }
 
 const gitConfigWhy = "a subagent may not change the repository's git configuration (hooks, core.fsmonitor, filters, aliases and the like run programs in your next git command); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
@@ -226,7 +249,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 		lines = append(lines, g.undo(g.before, "")...)
 	}
 	if g.git != nil {
-		lines = append(lines, g.undoAs(g.git, "", "git configuration", gitConfigWhy)...)
+		lines = append(lines, g.undoGit()...)
 	}
 	lines = append(lines, g.undoPrograms()...)
 	if g.home != nil {
@@ -252,8 +275,8 @@ func (g *configGuard) undo(c watched, prefix string) []string {
 }
 
 // undoAs is undo with the kind of configuration named and why it is
-// refused.
-func (g *configGuard) undoAs(c watched, prefix, kind, why string) []string {
+// refused. A changed path under one of group is reported as that one.
+func (g *configGuard) undoAs(c watched, prefix, kind, why string, group ...string) []string {
 	changed, err := c.Changes()
 	switch {
 	case err != nil:
@@ -261,7 +284,7 @@ func (g *configGuard) undoAs(c watched, prefix, kind, why string) []string {
 	case len(changed) == 0:
 		return nil
 	}
-	names := leaves(changed)
+	names := grouped(leaves(changed), group)
 	for i := range names {
 		names[i] = prefix + names[i]
 	}
@@ -284,6 +307,20 @@ func configRoot(s settings.Settings, env *dispatch.Envelope) string {
 		return ""
 	}
 	return firstNonEmpty(env.IsolationRoot, env.ProjectRoot)
+}
+
+// grouped reports each path under one of tops as that top, once.
+func grouped(paths, tops []string) []string {
+	var out []string
+	for _, p := range paths {
+		if i := slices.IndexFunc(tops, func(t string) bool { return p == t || strings.HasPrefix(p, t+"/") }); i >= 0 {
+			p = tops[i]
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // leaves drops the directories that only hold other changed paths, so a

@@ -14,9 +14,11 @@
 //     core.fsmonitor=false, core.hooksPath=/dev/null, core.pager=cat,
 //     diff.external empty, core.sshCommand=ssh, core.askPass and
 //     credential.helper empty, core.alternateRefsCommand empty,
-//     commit.gpgSign=false, and a protocol allowlist (file, ssh, https,
+//     commit.gpgSign=false, submodule.recurse=false, and a protocol allowlist (file, ssh, https,
 //     http; never ext::, fd:: or git://); --no-ext-diff --no-textconv on
-//     the diff family;
+//     the diff family; --ignore-submodules=dirty on status and the
+//     diffs against the work tree (git never runs in a submodule to see
+//     whether it is dirty);
 //   - in the environment: no GIT_SSH*, GIT_PROXY_COMMAND, GIT_ASKPASS (set
 //     empty, which also silences SSH_ASKPASS and core.askPass),
 //     GIT_EXTERNAL_DIFF, GIT_PAGER/PAGER (cat), GIT_EDITOR (:),
@@ -132,6 +134,7 @@ func (c Cmd) Command(ctx context.Context, args ...string) (*exec.Cmd, error) {
 	}
 	full := append(append([]string{}, fixed...), args...)
 	full = diffFlags(full, len(fixed))
+	full = submoduleFlags(full, len(fixed))
 	full = transportFlags(full, len(fixed))
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = c.Dir
@@ -163,6 +166,7 @@ var fixed = []string{
 	"-c", "core.alternateRefsCommand=",
 	"-c", "commit.gpgSign=false",
 	"-c", "tag.gpgSign=false",
+	"-c", "submodule.recurse=false",
 	"-c", "protocol.allow=never",
 	"-c", "protocol.file.allow=always",
 	"-c", "protocol.ssh.allow=always",
@@ -222,6 +226,30 @@ func diffFlags(full []string, from int) []string {
 		}
 	}
 	out := append(append([]string{}, full[:at]...), "--no-ext-diff", "--no-textconv")
+	return append(out, full[at:]...)
+}
+
+// worktreeFamily are the subcommands that compare the work tree and would
+// run git in each submodule to see whether it is dirty (its own
+// configuration, which a writer may have made: an fsmonitor, hooks).
+var worktreeFamily = map[string]bool{"status": true, "diff": true, "diff-index": true, "diff-files": true}
+
+// submoduleFlags puts --ignore-submodules=dirty among a worktreeFamily
+// command's options (where diffFlags puts its own): a submodule's new
+// commit still shows, its work tree is never looked into.
+func submoduleFlags(full []string, from int) []string {
+	i := subcommand(full[from:])
+	if i < 0 || !worktreeFamily[full[from+i]] {
+		return full
+	}
+	at := len(full)
+	for j := from + i + 1; j < len(full); j++ {
+		if full[j] == "--" || full[j] == "--end-of-options" {
+			at = j
+			break
+		}
+	}
+	out := append(append([]string{}, full[:at]...), "--ignore-submodules=dirty")
 	return append(out, full[at:]...)
 }
 

@@ -385,3 +385,44 @@ func TestDirs(t *testing.T) {
 		t.Errorf("outside a repository: %v", err)
 	}
 }
+
+// TestSubmoduleNeverLookedInto: a nested repository committed as a gitlink
+// names a clean filter in its own configuration (which gitx's overrides,
+// read from the top repository, do not see). Plain `git status` runs it
+// while checking whether the submodule is dirty; status and the work-tree
+// diffs through gitx never look into the submodule.
+func TestSubmoduleNeverLookedInto(t *testing.T) {
+	repo, trap, marks := hostileRepo(t)
+	mustGit(t, repo, "commit", "-qam", "second")
+	sub := filepath.Join(repo, "sub")
+	mustGit(t, repo, "init", "-q", "-b", "main", "sub")
+	write(t, filepath.Join(sub, ".gitattributes"), "*.txt filter=evil\n", 0o644)
+	write(t, filepath.Join(sub, "s.txt"), "s\n", 0o644)
+	mustGit(t, sub, "add", "-A")
+	mustGit(t, sub, "commit", "-q", "-m", "sub")
+	mustGit(t, repo, "add", "sub")
+	mustGit(t, repo, "commit", "-q", "-m", "gitlink")
+	mustGit(t, sub, "config", "filter.evil.clean", trap)
+	n := 0
+	dirty := func() { // same content, new mtime: git must run the filter to compare
+		n++
+		when := time.Date(2001, 1, 1, 0, 0, n, 0, time.UTC)
+		if err := os.Chtimes(filepath.Join(sub, "s.txt"), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dirty()
+	mustGit(t, repo, "status", "--porcelain")
+	if !ran(marks) {
+		t.Fatal("control: plain git status did not run the submodule's filter: the test proves nothing")
+	}
+	for _, args := range [][]string{{"status", "--porcelain"}, {"diff", "--stat"}, {"diff-files"}, {"diff-index", "HEAD"}} {
+		os.Remove(marks)
+		dirty()
+		if out, err := gitx.Run(t.Context(), repo, args...); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		} else if ran(marks) {
+			t.Errorf("%v ran the submodule's clean filter: %s", args, out)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 // syscallsNote is what a confined child's Status says its syscall filter
 // denies beyond file metadata.
-const syscallsNote = "seccomp: mount, module, kexec, bpf and perf syscalls denied"
+const syscallsNote = "seccomp: mount, module, kexec, bpf, perf and io_uring syscalls and setuid/setgid modes denied"
 
 // capsNote is what a confined child's Status says of its capabilities when
 // it runs as root.
@@ -21,9 +21,11 @@ const capsNote = "bounding set cut to file ownership, kill and setuid/setgid"
 // when brood runs as root: what tar, cp -p and a test's own setuid need.
 // Everything else (CAP_SYS_ADMIN, CAP_SYS_MODULE, CAP_MKNOD, CAP_NET_ADMIN,
 // CAP_SYS_RAWIO, CAP_SYS_RESOURCE, ...) leaves the bounding set, so an exec
-// never gives it back.
+// never gives it back. CAP_FSETID leaves it too: without it the kernel
+// clears a file's set-user-ID and set-group-ID bits when the child writes
+// or chowns it, and refuses a set-group-ID bit for a group it is not in.
 const keptCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH |
-	1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID | 1<<unix.CAP_KILL | 1<<unix.CAP_SETGID |
+	1<<unix.CAP_FOWNER | 1<<unix.CAP_KILL | 1<<unix.CAP_SETGID |
 	1<<unix.CAP_SETUID | 1<<unix.CAP_NET_BIND_SERVICE
 
 // lastCap bounds the capability numbers tried; the kernel answers EINVAL

@@ -74,6 +74,9 @@ func runChild(pol string) int {
 	if strings.HasPrefix(cmdline, "threads ") {
 		return threadsCheck(strings.Fields(cmdline)[1:])
 	}
+	if strings.HasPrefix(cmdline, "modes ") {
+		return modesCheck(strings.TrimPrefix(cmdline, "modes "))
+	}
 	if cmdline == "interfaces" {
 		ifs, _ := net.Interfaces()
 		for _, i := range ifs {

@@ -28,5 +28,15 @@ func confinedSyscalls() []int {
 		unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
 		unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_ACCT,
 		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN,
+		unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+	}
+}
+
+// modeSyscalls are the calls that take a file mode (modeArg): none may
+// carry the set-user-ID or set-group-ID bit in a confined child.
+func modeSyscalls() []modeArg {
+	return []modeArg{
+		{unix.SYS_FCHMOD, 1, -1}, {unix.SYS_FCHMODAT, 2, -1}, {unix.SYS_FCHMODAT2, 2, -1},
+		{unix.SYS_OPENAT, 3, 2}, {unix.SYS_MKDIRAT, 2, -1}, {unix.SYS_MKNODAT, 2, -1},
 	}
 }

@@ -10,3 +10,6 @@ func metadataSyscalls() []int { return nil }
 
 // confinedSyscalls is empty where brood does not know the syscall table.
 func confinedSyscalls() []int { return nil }
+
+// modeSyscalls is empty where brood does not know the syscall table.
+func modeSyscalls() []modeArg { return nil }

@@ -25,9 +25,25 @@ const (
 // x32) fail too, so the numbers cannot be dodged.
 func metadataFilter() ([]unix.SockFilter, bool) { return filterFor(true) }
 
+// setIDBits are the set-user-ID and set-group-ID bits of a file mode: no
+// confined child may set them (a root writer would leave a setuid-root
+// program in the work tree for the next local user to run).
+const setIDBits = 0o6000
+
+// createBits are the open flags under which the kernel reads the mode
+// argument (O_CREAT, and O_TMPFILE's own bit).
+const createBits = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
+
+// modeArg says where a syscall takes a file mode: the index of its mode
+// argument and, for the open family, of its flags (the mode counts only
+// under createBits; -1 where it always counts).
+type modeArg struct{ nr, mode, flags int }
+
 // filterFor is the syscall filter of a confined child: the calls no
-// confined child may make (confinedSyscalls) and, for a read-only one, the
-// metadata calls and chattr's ioctls too.
+// confined child may make (confinedSyscalls), a mode carrying setIDBits
+// (modeSyscalls), openat2 (its mode is in a struct the filter cannot read:
+// ENOSYS makes libc and Go fall back to openat) and, for a read-only one,
+// the metadata calls and chattr's ioctls too.
 func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
 	if len(metadataSyscalls()) == 0 {
 		return nil, false
@@ -61,6 +77,7 @@ func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
 	for _, nr := range nrs {
 		prog = append(prog, jump(uint32(nr), 0, 1), stmt(ret, deny))
 	}
+	prog = append(prog, modeFilter()...)
 	if !readOnly {
 		return append(prog, stmt(ret, allow)), true
 	}
@@ -74,6 +91,52 @@ func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
 		stmt(ret, allow),
 	)
 	return prog, true
+}
+
+// modeFilter is the part of filterFor that refuses setIDBits in a mode
+// (modeSyscalls) and answers openat2 with ENOSYS. It starts and ends with
+// the syscall number loaded.
+func modeFilter() []unix.SockFilter {
+	const (
+		ld      = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq     = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jset    = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		ret     = unix.BPF_RET | unix.BPF_K
+		deny    = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		nosys   = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+		offNR   = 0
+		offArgs = 16 // args[i] at 16+8i; its low 32 bits first (little endian)
+	)
+	arg := func(i int) uint32 { return uint32(offArgs + 8*i) }
+	var prog []unix.SockFilter
+	for _, m := range modeSyscalls() {
+		// Each block jumps to its own end (the next block) when the call
+		// is another one or its mode is harmless.
+		if m.flags < 0 {
+			prog = append(prog,
+				unix.SockFilter{Code: ld, K: offNR},
+				unix.SockFilter{Code: jeq, Jt: 0, Jf: 3, K: uint32(m.nr)},
+				unix.SockFilter{Code: ld, K: arg(m.mode)},
+				unix.SockFilter{Code: jset, Jt: 0, Jf: 1, K: setIDBits},
+				unix.SockFilter{Code: ret, K: deny})
+			continue
+		}
+		prog = append(prog,
+			unix.SockFilter{Code: ld, K: offNR},
+			unix.SockFilter{Code: jeq, Jt: 0, Jf: 5, K: uint32(m.nr)},
+			unix.SockFilter{Code: ld, K: arg(m.flags)},
+			unix.SockFilter{Code: jset, Jt: 0, Jf: 3, K: createBits},
+			unix.SockFilter{Code: ld, K: arg(m.mode)},
+			unix.SockFilter{Code: jset, Jt: 0, Jf: 1, K: setIDBits},
+			unix.SockFilter{Code: ret, K: deny})
+	}
+	if len(prog) == 0 {
+		return nil
+	}
+	return append(prog,
+		unix.SockFilter{Code: ld, K: offNR},
+		unix.SockFilter{Code: jeq, Jt: 0, Jf: 1, K: unix.SYS_OPENAT2},
+		unix.SockFilter{Code: ret, K: nosys})
 }
 
 // installFilter puts the calling thread under filterFor(readOnly). The

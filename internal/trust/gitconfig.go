@@ -1,6 +1,10 @@
 package trust
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,4 +70,63 @@ func GitConfigTops(top, gitDir, common string) []string {
 // repository's git configuration, GitConfigTops).
 func SnapshotPaths(root string, tops []string) (*ConfigState, error) {
 	return snapshot(&ConfigState{root: root, tops: tops, keep: func(string) bool { return true }})
+}
+
+// NestedGitTops are the paths, relative to top, that hold the git
+// configuration of every repository nested in the work tree: for each
+// `.git` below top (top's own left out) its gitConfigParts when it is a
+// directory, the `.git` itself when it is a file or a link (a "gitdir:"
+// line can point anywhere a child could write), and the .gitmodules
+// beside it. A user's `git status` recurses into a nested repository
+// committed as a gitlink and runs what its configuration names.
+// Directories that cannot be read are passed over (nor can the user's git
+// read them); links are not followed.
+func NestedGitTops(top string) ([]string, error) {
+	var tops []string
+	err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p != top && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)) {
+				return nil
+			}
+			return err
+		}
+		if d.Name() != ".git" || p == top {
+			return nil
+		}
+		rel, _ := filepath.Rel(top, p)
+		rel = filepath.ToSlash(rel)
+		if rel == ".git" {
+			return filepath.SkipDir // the repository's own: GitConfigTops
+		}
+		tops = append(tops, path.Join(path.Dir(rel), ".gitmodules"))
+		if !d.IsDir() {
+			tops = append(tops, rel)
+			return nil
+		}
+		for _, part := range gitConfigParts {
+			tops = append(tops, rel+"/"+part)
+		}
+		return filepath.SkipDir
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nested repositories: %w", err)
+	}
+	return tops, nil
+}
+
+// Widen adds tops to the state as paths that held nothing when it was
+// taken (a nested repository made since): what is under them now is a
+// change, and Restore removes it. It returns those of tops it did not
+// cover yet.
+func (c *ConfigState) Widen(tops []string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var added []string
+	for _, t := range tops {
+		if !slices.Contains(c.tops, t) {
+			c.tops = append(c.tops, t)
+			added = append(added, t)
+		}
+	}
+	return added
 }

@@ -76,3 +76,69 @@ func TestGitConfigTopsOfALinkedWorktree(t *testing.T) {
 		t.Fatalf("tops %v, want %v", got, want)
 	}
 }
+
+// TestNestedGitConfig: the configuration of a repository nested in the
+// work tree is watched like the top's: a pre-existing one's config change
+// is put back, a .git file's gitdir line too, and a nested repository
+// made after the snapshot (Widen) loses its config, hooks, info and
+// .gitmodules — its objects and refs stay.
+func TestNestedGitConfig(t *testing.T) {
+	top := t.TempDir()
+	git := filepath.Join(top, ".git")
+	write(t, filepath.Join(git, "config"), "[core]\n")
+	write(t, filepath.Join(top, "old", ".git", "config"), "[core]\n\tbare = false\n")
+	write(t, filepath.Join(top, "old", ".git", "objects", "ab", "cd"), "obj")
+	write(t, filepath.Join(top, "mod", ".git"), "gitdir: ../.git/modules/mod\n")
+	write(t, filepath.Join(top, "src", "config"), "not git\n")
+	nested, err := NestedGitTops(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"old/.git/config", "old/.git/hooks", "old/.gitmodules", "mod/.git", "mod/.gitmodules"} {
+		if !slices.Contains(nested, want) {
+			t.Errorf("NestedGitTops = %v, want %s in it", nested, want)
+		}
+	}
+	if slices.ContainsFunc(nested, func(s string) bool { return s == ".git/config" || s == "src/config" }) {
+		t.Errorf("NestedGitTops = %v: the top's own or a non-git file", nested)
+	}
+	c, err := SnapshotPaths(top, append(GitConfigTops(top, git, git), nested...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(top, "old", ".git", "config"), "[core]\n\tfsmonitor = ../evil\n")
+	write(t, filepath.Join(top, "old", ".git", "objects", "ef", "01"), "new obj")
+	write(t, filepath.Join(top, "mod", ".git"), "gitdir: /home/u/.cache/evil\n")
+	write(t, filepath.Join(top, "a", "new", ".git", "config"), "[core]\n\tfsmonitor = ../evil\n")
+	write(t, filepath.Join(top, "a", "new", ".git", "hooks", "pre-commit"), "#!/bin/sh\n")
+	write(t, filepath.Join(top, "a", "new", ".git", "HEAD"), "ref: refs/heads/main\n")
+	now, err := NestedGitTops(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := c.Widen(now)
+	if !slices.Equal(added, []string{"a/new/.gitmodules", "a/new/.git/config", "a/new/.git/config.worktree", "a/new/.git/commondir", "a/new/.git/hooks", "a/new/.git/info", "a/new/.git/rebase-merge", "a/new/.git/rebase-apply", "a/new/.git/sequencer"}) {
+		t.Errorf("Widen added %v", added)
+	}
+	changed, err := c.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a/new/.git/config", "a/new/.git/hooks", "a/new/.git/hooks/pre-commit", "mod/.git", "old/.git/config"}
+	if !slices.Equal(changed, want) {
+		t.Fatalf("Changes = %v, want %v", changed, want)
+	}
+	if failed, err := c.Restore(changed); err != nil || len(failed) > 0 {
+		t.Fatalf("Restore: %v %v", failed, err)
+	}
+	for f, want := range map[string]string{"old/.git/config": "[core]\n\tbare = false\n", "mod/.git": "gitdir: ../.git/modules/mod\n", "a/new/.git/HEAD": "ref: refs/heads/main\n", "old/.git/objects/ef/01": "new obj"} {
+		if b, err := os.ReadFile(filepath.Join(top, f)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", f, b, err, want)
+		}
+	}
+	for _, gone := range []string{"a/new/.git/config", "a/new/.git/hooks"} {
+		if _, err := os.Lstat(filepath.Join(top, gone)); err == nil {
+			t.Errorf("%s, made after the snapshot, is still there", gone)
+		}
+	}
+}
