@@ -197,7 +197,34 @@ func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 		// read-only too.)
 		p.Writable = append(p.Writable, resolved(dispatch.Root(env.ProjectRoot)))
 	}
+	if d := mcpTokenDir(); d != "" {
+		p.Hidden = append(p.Hidden, d)
+	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// mcpTokenDir is where `brood mcp --http` keeps the token of each start
+// (~/.config/brood/mcp): no child reads it, or a child could dispatch
+// through the user's server outside its cgroup, limits and depth cap.
+// Hidden whether it exists or not (made later, it stays out of reach),
+// by its real path (a ~/.config/brood linked into a dotfiles repository
+// is hidden where it lives: the sandbox builds no rule on a link).
+func mcpTokenDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	dir, rest := filepath.Join(home, ".config", "brood", "mcp"), ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join(home, ".config", "brood", "mcp")
+		}
+		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // inPlaceWriter reports whether env's child writes the user's own work
@@ -364,7 +391,7 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 	if ws != nil && ws.Mode == isolate.ModeWorktree {
 		// The real tree is beside a worktree copy: what an overlay hides
 		// with whiteouts, the sandbox keeps the child from reading.
-		pol.Hidden = ws.Hidden
+		pol.Hidden = append(pol.Hidden, ws.Hidden...)
 	}
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {

@@ -1,0 +1,92 @@
+// The red team's holes of issue 23 fixed on branch holes3, moved out of
+// redteam_open_test.go (build tag redteam_open) into the normal suite so
+// each guards its fix.
+
+package attack_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamChildUsesMCPToken: the user runs `brood mcp --http`; its
+// token is a file of the user's (0600), which every child, running as the
+// user, can read (Landlock holds writes, not reads, there). A child at the
+// depth cap (no Task tool) reads it and dispatches a subagent through the
+// server: a task outside its cgroup, its limits and its depth cap.
+func TestRedTeamChildUsesMCPToken(t *testing.T) {
+	needLandlock(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("the child's HTTP client here is curl")
+	}
+	p := newProject(t, map[string]string{"README.md": "# served\n"})
+	mdl := p.script("s.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: steal, prompt: "steal"}
+    - say: "root done"
+  general-purpose:
+    - tools:
+        - Bash: {command: "sh use.sh"}
+    - say: "child done"
+  explore:
+    - say: "explored for the child"
+`)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := exec.Command(exe, "mcp", "--http", "127.0.0.1:0")
+	srv.Dir, srv.Env = p.root, append(append([]string{}, p.Env...), "BROOD_MODEL="+mdl)
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { srv.Process.Kill(); <-done })
+	url, file := "", ""
+	sc := bufio.NewScanner(stderr)
+	for file == "" && sc.Scan() {
+		if _, u, ok := strings.Cut(sc.Text(), "serving streamable HTTP on "); ok {
+			url = u
+		}
+		if _, f, ok := strings.Cut(sc.Text(), "the token is in "); ok {
+			file = f
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+		srv.Wait()
+		close(done)
+	}()
+	if url == "" || file == "" {
+		t.Fatalf("brood mcp --http did not say where it serves (%q) and where its token is (%q)", url, file)
+	}
+	writeFile(t, filepath.Join(p.root, "use.sh"), `T=$(cat '`+file+`'); U='`+url+`'
+H='Accept: application/json, text/event-stream'
+S=$(curl -s -m 10 -X POST "$U" -H "Authorization: Bearer $T" -H 'Content-Type: application/json' -H "$H" -D - -o /dev/null \
+  -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}' | tr -d '\r' | sed -n 's/^Mcp-Session-Id: //p')
+curl -s -m 10 -X POST "$U" -H "Authorization: Bearer $T" -H "Mcp-Session-Id: $S" -H 'Content-Type: application/json' -H "$H" -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+curl -s -m 60 -X POST "$U" -H "Authorization: Bearer $T" -H "Mcp-Session-Id: $S" -H 'Content-Type: application/json' -H "$H" \
+  -d '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Task","arguments":{"subagent_type":"explore","description":"x","prompt":"x"}}}'
+echo tried > tried.txt
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
+		t.Fatalf("the child never tried: %v\n%s", err, errs)
+	}
+	if got := bashOutputs(t, p, ""); strings.Contains(got, "explored for the child") {
+		t.Errorf("a child at the depth cap dispatched a subagent through the user's MCP server with the token it read:\n%s", got)
+	}
+}
