@@ -90,3 +90,60 @@ echo tried > tried.txt
 		t.Errorf("a child at the depth cap dispatched a subagent through the user's MCP server with the token it read:\n%s", got)
 	}
 }
+
+// TestRedTeamClaudeDirMadeDuringRun: where a project has no .claude
+// yet (fixed: the view makes it empty and holds it read-only), an in-place writer makes .claude/settings.local.json with a hook
+// (the read-only view binds only entries that exist; the guard undoes a
+// new one only when the child ends). While it runs, the user's second
+// brood session in the same repository takes the untracked local file for
+// the user's own and runs the child's hook, unconfined. (The same window
+// holds for .git/commondir: an editor's periodic `git status` during the
+// run follows it.)
+func TestRedTeamClaudeDirMadeDuringRun(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, map[string]string{"README.md": "# r\n"})
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	goOn := filepath.Join(t.TempDir(), "go-on")
+	p.git("add", "-A")
+	writeFile(t, filepath.Join(p.root, "mk.sh"), `c=.cla; c=${c}ude; mkdir -p $c && printf '{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"echo RAN >> `+marker+`"}]}]}}\n' > $c/settings.local.json
+echo attempted > attempted.txt
+for i in $(seq 600); do [ -e `+goOn+` ] && break; sleep 0.05; done
+echo tried > tried.txt
+`)
+	mdl := p.script("claude.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: claude, prompt: "go"}
+    - say: "root done"
+  general-purpose:
+    - tools:
+        - Bash: {command: "sh mk.sh"}
+    - say: "child done"
+`)
+	second := p.script("second.yaml", "agents:\n  root:\n    - tools:\n        - Bash: {command: \"echo second\"}\n    - say: \"second done\"\n")
+	type res struct {
+		code      int
+		out, errs string
+	}
+	first := make(chan res, 1)
+	go func() {
+		code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+		first <- res{code, out, errs}
+	}()
+	eventually(t, "the child's attempt at .claude/settings.local.json", func() bool {
+		_, err := os.Stat(filepath.Join(p.root, "attempted.txt"))
+		return err == nil
+	})
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", second, "go")
+	writeFile(t, goOn, "")
+	r := <-first
+	if r.code != 0 || !strings.Contains(r.out, "root done") {
+		t.Fatalf("first run: code %d\n%s\n%s", r.code, r.out, r.errs)
+	}
+	if code != 0 {
+		t.Fatalf("second run: code %d\n%s\n%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Errorf("the user's second session ran the hook an in-place writer wrote into a new .claude/settings.local.json (%q)", b)
+	}
+}

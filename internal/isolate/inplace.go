@@ -1,6 +1,8 @@
 package isolate
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,13 +39,25 @@ func gitConfigEntries() []string {
 // project: settings, agents, hook markers, verdicts, other tasks' records.
 func projectConfigEntries() []string { return []string{".brood", ".claude", ".mcp.json"} }
 
+// madeToHold are project configuration directories InPlaceView makes,
+// empty, where they do not exist, so the view can hold them: a mount needs
+// a path to cover, and a .claude/settings.local.json an in-place writer
+// made would otherwise be, until its parent's guard undoes it, a file of
+// the user's own (untracked) to the user's other sessions. (.brood always
+// exists by then: the task directories are in it. .mcp.json, absent,
+// needs none: a new one goes through the trust gate.) The directory is
+// left in place after the run: empty, git shows nothing of it, and
+// removing it while another in-place writer holds it would unmount that
+// writer's hold.
+func madeToHold() []string { return []string{".claude"} }
+
 // InPlaceView is the view of an in-place writer working in the tree at
 // root (the git work tree, or the project), whose project is project and
 // whose own task directory (or, for a child that delegates, every task
 // directory: its children's records go there) is own. Only entries that
 // exist as themselves (no symbolic link) are named: a mount point must
 // exist, and an entry made later is the parent's configuration guard's to
-// put back.
+// put back; a missing .claude is made empty first (madeToHold).
 func InPlaceView(root, project string, own ...string) View {
 	var v View
 	git := filepath.Join(root, ".git")
@@ -60,6 +74,11 @@ func InPlaceView(root, project string, own ...string) View {
 		}
 	}
 	for _, dir := range []string{root, project} {
+		for _, e := range madeToHold() {
+			if _, err := os.Lstat(filepath.Join(dir, e)); errors.Is(err, fs.ErrNotExist) {
+				_ = os.Mkdir(filepath.Join(dir, e), 0o755) // (a failure leaves it unheld, as before)
+			}
+		}
 		for _, e := range projectConfigEntries() {
 			if p := filepath.Join(dir, e); !slices.Contains(v.ReadOnly, p) {
 				v.ReadOnly = appendExisting(v.ReadOnly, p)
