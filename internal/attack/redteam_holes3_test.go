@@ -147,3 +147,64 @@ echo tried > tried.txt
 		t.Errorf("the user's second session ran the hook an in-place writer wrote into a new .claude/settings.local.json (%q)", b)
 	}
 }
+
+// TestSandboxRequireRefusesUnconfined: DESIGN's "where the kernel can't
+// hold a class, say so and refuse rather than run unconfined", as a
+// setting. With the kernel sandbox off (isolation.no_landlock, the way to
+// force the unavailable path on any kernel), an in-place writer runs with
+// a note by default; with sandbox.require = true it is never started and
+// the refusal names what is missing.
+func TestSandboxRequireRefusesUnconfined(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		require bool
+	}{{"default runs with a note", false}, {"require refuses", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t, map[string]string{"README.md": "# r\n"})
+			p.git("add", "-A")
+			cfg := "[isolation]\nno_landlock = true\n"
+			if tc.require {
+				cfg += "[sandbox]\nrequire = true\n"
+			}
+			writeFile(t, filepath.Join(p.home, ".config", "brood", "settings.toml"), cfg)
+			mdl := p.script("req.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: w, prompt: "go"}
+    - say: "root done"
+  general-purpose:
+    - tools:
+        - Bash: {command: "echo ran > ran.txt"}
+    - say: "child done"
+`)
+			code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			_, err := os.Stat(filepath.Join(p.root, "ran.txt"))
+			if ran := err == nil; ran == tc.require {
+				t.Errorf("sandbox.require = %v: the unconfined writer ran = %v\n%s\n%s", tc.require, ran, out, errs)
+			}
+			all := out + errs + rootTranscript(t, p)
+			const why = "sandbox.require is set and the kernel sandbox is turned off (isolation.no_landlock)"
+			if got := strings.Contains(all, why); got != tc.require {
+				t.Errorf("sandbox.require = %v: the refusal %q shown = %v\n%s", tc.require, why, got, all)
+			}
+		})
+	}
+}
+
+// rootTranscript is every session file brood keeps for the root agent,
+// joined (the Task tool's results are in it).
+func rootTranscript(t *testing.T, p *project) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(filepath.Join(p.root, ".brood"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") {
+			data, _ := os.ReadFile(path)
+			b.Write(data)
+		}
+		return nil
+	})
+	return b.String()
+}

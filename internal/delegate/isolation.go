@@ -302,6 +302,27 @@ func makeWriterCaches() {
 	}
 }
 
+// requireSandbox refuses, under sandbox.require, a child whose class the
+// kernel cannot hold here, naming what is missing; nil otherwise (the
+// child then runs with a note in its result, as without the setting).
+func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope) error {
+	if !d.cfg.Settings.Sandbox.Require {
+		return nil
+	}
+	var lacks string
+	switch {
+	case env.NoLandlock:
+		lacks = "the kernel sandbox is turned off (isolation.no_landlock)"
+	case sandbox.LandlockABI() < 1:
+		lacks = "this kernel has no Landlock"
+	case inPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !d.sandboxReport(ctx).UserNS:
+		lacks = "this machine has no user namespaces (an in-place writer's view needs one)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("sandbox.require is set and %s: the subagent is not started; run it where the kernel can confine it, or set sandbox.require = false", lacks)
+}
+
 // holdInPlace gives an in-place writer its view: its own mount namespace
 // with the tree's configuration read-only (isolate.InPlaceView), where
 // Landlock and user namespaces are there to hold it. Where they are not,
@@ -453,6 +474,9 @@ func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
 // configure prepares an isolated child's copy and namespaces on its command,
 // once it holds its pool slot (so the copy is taken when the child starts).
 func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
+	if err := d.requireSandbox(ctx, env); err != nil {
+		return err
+	}
 	// (network: none is the child's tool processes' affair: the Bash tool
 	// starts them without network; the child keeps its model connection.)
 	changed := false
