@@ -348,7 +348,15 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		own = append(own, resolved(dispatch.Root(env.ProjectRoot)))
 	}
-	v := isolate.InPlaceView(resolved(workRoot(env)), resolved(env.ProjectRoot), own...)
+	root, project := resolved(workRoot(env)), resolved(env.ProjectRoot)
+	if d.cfg.Settings.Agents.AllowConfigChanges {
+		// The user lets subagents change .claude and .mcp.json.
+		return false, isolate.ConfigureInPlace(cmd, isolate.InPlaceView(root, project, own...).AllowingConfig(root, project))
+	}
+	// A .claude/ made during the run would be, to the user's other
+	// sessions, the user's own (an untracked settings.local.json).
+	isolate.MakeToHold(root, project)
+	v := isolate.InPlaceView(root, project, own...)
 	return false, isolate.ConfigureInPlace(cmd, v)
 }
 

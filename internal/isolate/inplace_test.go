@@ -33,6 +33,7 @@ func TestInPlaceViewHoldsMissingClaude(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			tc.make(t, root)
+			MakeToHold(root, root)
 			v := InPlaceView(root, root)
 			p := filepath.Join(root, ".claude")
 			if got := slices.Contains(v.ReadOnly, p); got != tc.wantHeld {
@@ -42,5 +43,26 @@ func TestInPlaceViewHoldsMissingClaude(t *testing.T) {
 				t.Errorf("%s: %v", p, err)
 			}
 		})
+	}
+}
+
+// TestInPlaceViewAllowingConfig: with agents.allow_config_changes the
+// writer's view leaves .claude and .mcp.json writable, and still holds
+// .brood and git's configuration.
+func TestInPlaceViewAllowingConfig(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".claude", ".brood", ".git/hooks"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, ".mcp.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := InPlaceView(root, root).AllowingConfig(root, root)
+	for p, want := range map[string]bool{".claude": false, ".mcp.json": false, ".brood": true, ".git/hooks": true} {
+		if got := slices.Contains(v.ReadOnly, filepath.Join(root, p)); got != want {
+			t.Errorf("%s held read-only = %v, want %v (ReadOnly %q)", p, got, want, v.ReadOnly)
+		}
 	}
 }
