@@ -185,7 +185,7 @@ func TestSandboxRequireRefusesUnconfined(t *testing.T) {
 			if ran := err == nil; ran == tc.require {
 				t.Errorf("sandbox.require = %v: the unconfined writer ran = %v\n%s\n%s", tc.require, ran, out, errs)
 			}
-			all := out + errs + rootTranscript(t, p)
+			all := out + errs + sessionsText(t, p)
 			const why = "sandbox.require is set and the kernel sandbox is turned off (isolation.no_landlock)"
 			if got := strings.Contains(all, why); got != tc.require {
 				t.Errorf("sandbox.require = %v: the refusal %q shown = %v\n%s", tc.require, why, got, all)
@@ -194,9 +194,9 @@ func TestSandboxRequireRefusesUnconfined(t *testing.T) {
 	}
 }
 
-// rootTranscript is every session file brood keeps for the root agent,
-// joined (the Task tool's results are in it).
-func rootTranscript(t *testing.T, p *project) string {
+// sessionsText is every session file (.jsonl) under the project's .brood,
+// joined: the root's Task results are in it.
+func sessionsText(t *testing.T, p *project) string {
 	t.Helper()
 	var b strings.Builder
 	filepath.WalkDir(filepath.Join(p.root, ".brood"), func(path string, d os.DirEntry, err error) error {
