@@ -388,7 +388,12 @@ func TestChildCannotGrantItselfConfig(t *testing.T) {
 	if !strings.Contains(isoText, "\nConfiguration: configuration changes NOT applied: .brood/settings.toml") || !strings.Contains(isoText, "config.patch") {
 		t.Errorf("the isolated child's result has no line of its own about the refused change:\n%s", isoText)
 	}
-	if !strings.Contains(inText, "\nConfiguration: configuration changes refused and undone: .claude/agents/helper.md") {
+	// Where the kernel holds the in-place view, .claude (made empty for the
+	// run) is read-only and the Bash write fails; elsewhere the guard undoes
+	// it and says so.
+	ents, cerr := os.ReadDir(filepath.Join(p.root, ".claude"))
+	heldByKernel := cerr == nil && len(ents) == 0
+	if !heldByKernel && !strings.Contains(inText, "\nConfiguration: configuration changes refused and undone: .claude/agents/helper.md") {
 		t.Errorf("the in-place child's result has no line about the undone change:\n%s", inText)
 	}
 	if !strings.Contains(inText, "a subagent may not change it") {

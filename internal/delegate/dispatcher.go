@@ -496,11 +496,17 @@ func (d *Dispatcher) announce(id, agent string, depth, max int) {
 	}
 }
 
-// childEnv drops the depth stamp of this process; the child gets its own.
+// envMCPToken is `brood mcp --http`'s token (mcp.EnvToken): never a
+// child's, whatever its definition asks, or a child could dispatch through
+// the user's server outside its own limits and depth cap.
+const envMCPToken = "BROOD_MCP_TOKEN"
+
+// childEnv drops the depth stamp of this process (the child gets its own)
+// and the MCP server's token.
 func childEnv(base []string) []string {
 	out := make([]string, 0, len(base)+2)
 	for _, kv := range base {
-		if strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") || strings.HasPrefix(kv, EnvHooksParent+"=") {
+		if strings.HasPrefix(kv, envMCPToken+"=") || strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") || strings.HasPrefix(kv, EnvHooksParent+"=") {
 			continue
 		}
 		out = append(out, kv)

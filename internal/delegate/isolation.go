@@ -197,7 +197,34 @@ func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 		// read-only too.)
 		p.Writable = append(p.Writable, resolved(dispatch.Root(env.ProjectRoot)))
 	}
+	if d := mcpTokenDir(); d != "" {
+		p.Hidden = append(p.Hidden, d)
+	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// mcpTokenDir is where `brood mcp --http` keeps the token of each start
+// (~/.config/brood/mcp): no child reads it, or a child could dispatch
+// through the user's server outside its cgroup, limits and depth cap.
+// Hidden whether it exists or not (made later, it stays out of reach),
+// by its real path (a ~/.config/brood linked into a dotfiles repository
+// is hidden where it lives: the sandbox builds no rule on a link).
+func mcpTokenDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	dir, rest := filepath.Join(home, ".config", "brood", "mcp"), ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join(home, ".config", "brood", "mcp")
+		}
+		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // inPlaceWriter reports whether env's child writes the user's own work
@@ -275,6 +302,27 @@ func makeWriterCaches() {
 	}
 }
 
+// requireSandbox refuses, under sandbox.require, a child whose class the
+// kernel cannot hold here, naming what is missing; nil otherwise (the
+// child then runs with a note in its result, as without the setting).
+func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope) error {
+	if !d.cfg.Settings.Sandbox.Require {
+		return nil
+	}
+	var lacks string
+	switch {
+	case env.NoLandlock:
+		lacks = "the kernel sandbox is turned off (isolation.no_landlock)"
+	case sandbox.LandlockABI() < 1:
+		lacks = "this kernel has no Landlock"
+	case inPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !d.sandboxReport(ctx).UserNS:
+		lacks = "this machine has no user namespaces (an in-place writer's view needs one)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("sandbox.require is set and %s: the subagent is not started; run it where the kernel can confine it, or set sandbox.require = false", lacks)
+}
+
 // holdInPlace gives an in-place writer its view: its own mount namespace
 // with the tree's configuration read-only (isolate.InPlaceView), where
 // Landlock and user namespaces are there to hold it. Where they are not,
@@ -300,7 +348,15 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		own = append(own, resolved(dispatch.Root(env.ProjectRoot)))
 	}
-	v := isolate.InPlaceView(resolved(workRoot(env)), resolved(env.ProjectRoot), own...)
+	root, project := resolved(workRoot(env)), resolved(env.ProjectRoot)
+	if d.cfg.Settings.Agents.AllowConfigChanges {
+		// The user lets subagents change .claude and .mcp.json.
+		return false, isolate.ConfigureInPlace(cmd, isolate.InPlaceView(root, project, own...).AllowingConfig(root, project))
+	}
+	// A .claude/ made during the run would be, to the user's other
+	// sessions, the user's own (an untracked settings.local.json).
+	isolate.MakeToHold(root, project)
+	v := isolate.InPlaceView(root, project, own...)
 	return false, isolate.ConfigureInPlace(cmd, v)
 }
 
@@ -364,7 +420,7 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 	if ws != nil && ws.Mode == isolate.ModeWorktree {
 		// The real tree is beside a worktree copy: what an overlay hides
 		// with whiteouts, the sandbox keeps the child from reading.
-		pol.Hidden = ws.Hidden
+		pol.Hidden = append(pol.Hidden, ws.Hidden...)
 	}
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
@@ -426,6 +482,9 @@ func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
 // configure prepares an isolated child's copy and namespaces on its command,
 // once it holds its pool slot (so the copy is taken when the child starts).
 func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
+	if err := d.requireSandbox(ctx, env); err != nil {
+		return err
+	}
 	// (network: none is the child's tool processes' affair: the Bash tool
 	// starts them without network; the child keeps its model connection.)
 	changed := false

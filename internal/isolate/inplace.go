@@ -1,6 +1,8 @@
 package isolate
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,13 +39,39 @@ func gitConfigEntries() []string {
 // project: settings, agents, hook markers, verdicts, other tasks' records.
 func projectConfigEntries() []string { return []string{".brood", ".claude", ".mcp.json"} }
 
+// madeToHold are project configuration directories InPlaceView makes,
+// empty, where they do not exist, so the view can hold them: a mount needs
+// a path to cover, and a .claude/settings.local.json an in-place writer
+// made would otherwise be, until its parent's guard undoes it, a file of
+// the user's own (untracked) to the user's other sessions. (.brood always
+// exists by then: the task directories are in it. .mcp.json, absent,
+// needs none: a new one goes through the trust gate.) The directory is
+// left in place after the run: empty, git shows nothing of it, and
+// removing it while another in-place writer holds it would unmount that
+// writer's hold.
+func madeToHold() []string { return []string{".claude"} }
+
+// MakeToHold makes, empty, the madeToHold directories missing in root and
+// project, before InPlaceView (unless the user allows subagents to change
+// configuration: agents.allow_config_changes). A failure leaves the entry
+// unheld, as before, for the parent's configuration guard.
+func MakeToHold(root, project string) {
+	for _, dir := range []string{root, project} {
+		for _, e := range madeToHold() {
+			if _, err := os.Lstat(filepath.Join(dir, e)); errors.Is(err, fs.ErrNotExist) {
+				_ = os.Mkdir(filepath.Join(dir, e), 0o755)
+			}
+		}
+	}
+}
+
 // InPlaceView is the view of an in-place writer working in the tree at
 // root (the git work tree, or the project), whose project is project and
 // whose own task directory (or, for a child that delegates, every task
 // directory: its children's records go there) is own. Only entries that
 // exist as themselves (no symbolic link) are named: a mount point must
 // exist, and an entry made later is the parent's configuration guard's to
-// put back.
+// put back (MakeToHold first makes a missing .claude, so it can be held).
 func InPlaceView(root, project string, own ...string) View {
 	var v View
 	git := filepath.Join(root, ".git")
@@ -69,6 +97,19 @@ func InPlaceView(root, project string, own ...string) View {
 	for _, o := range own {
 		v.Writable = appendExisting(v.Writable, o)
 	}
+	return v
+}
+
+// AllowingConfig is v less the .claude and .mcp.json of root and project:
+// the view of a writer whose user lets subagents change brood's and
+// Claude Code's configuration (agents.allow_config_changes). .brood (other
+// tasks' records, hook markers) and git's configuration stay held.
+func (v View) AllowingConfig(root, project string) View {
+	var drop []string
+	for _, dir := range []string{root, project} {
+		drop = append(drop, filepath.Join(dir, ".claude"), filepath.Join(dir, ".mcp.json"))
+	}
+	v.ReadOnly = slices.DeleteFunc(slices.Clone(v.ReadOnly), func(p string) bool { return slices.Contains(drop, p) })
 	return v
 }
 

@@ -46,6 +46,8 @@ type Settings struct {
 	Results    Results    `toml:"results"`
 	Bash       Bash       `toml:"bash"`
 	Isolation  Isolation  `toml:"isolation"`
+	// Sandbox says what to do where the kernel cannot confine a child.
+	Sandbox Sandbox `toml:"sandbox"`
 	// Limits are what one child may consume (settings/limits.go).
 	Limits Limits `toml:"limits"`
 	// ProjectFiles configures CLAUDE.md / AGENTS.md in the root's prompt.
@@ -154,6 +156,16 @@ type Isolation struct {
 	// misbehaves): read-only agents then lose Bash and rely on the tool
 	// layer alone, and their results say so.
 	NoLandlock bool `toml:"no_landlock"`
+}
+
+// Sandbox configures what brood does where the kernel cannot hold a
+// child's class (docs/trust.md "How each child is confined").
+type Sandbox struct {
+	// Require refuses to start a child the kernel cannot confine (no
+	// Landlock, isolation.no_landlock, an in-place writer without user
+	// namespaces) instead of running it with a note in its result. Off by
+	// default, so machines without Landlock keep working.
+	Require bool `toml:"require"`
 }
 
 // ProjectFiles configures the instruction files (CLAUDE.md, AGENTS.md)

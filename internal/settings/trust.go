@@ -169,6 +169,10 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "isolation.no_landlock (the kernel sandbox off)"), append(keys, "isolation.no_landlock")
 		out.Isolation.NoLandlock = false
 	}
+	if base.Sandbox.Require && !full.Sandbox.Require {
+		why, keys = append(why, "sandbox.require = false (children the kernel cannot confine would run)"), append(keys, "sandbox.require")
+		out.Sandbox.Require = true
+	}
 	if !slices.Equal(full.Worker.Remotes, base.Worker.Remotes) {
 		// A worker fetches from these with its own credentials.
 		why, keys = append(why, "worker.remotes (a fleet worker would fetch from them)"), append(keys, "worker.remotes")

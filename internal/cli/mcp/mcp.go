@@ -52,9 +52,9 @@ that file exists (it must be mode 600), else a new random one, written 0600
 to --token-file or, for this start only, to
 ~/.config/brood/mcp/http-PORT.token (the path is printed on stderr).`,
 		Example: `  claude mcp add brood -- brood mcp
-  brood mcp --http 127.0.0.1:7345 --token-file ~/.config/brood/mcp.token
+  brood mcp --http 127.0.0.1:7345 --token-file ~/.config/brood/mcp/http.token
   claude mcp add --transport http brood http://127.0.0.1:7345/mcp \
-    --header "Authorization: Bearer $(cat ~/.config/brood/mcp.token)"`,
+    --header "Authorization: Bearer $(cat ~/.config/brood/mcp/http.token)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.TokenFile != "" && opts.HTTP == "" {
