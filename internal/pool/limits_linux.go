@@ -434,18 +434,36 @@ func killV1(dir string) {
 		}
 	}
 	for range 100 {
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-		if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		pids := othersIn(dir)
+		if len(pids) == 0 {
 			break
 		}
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
-				_ = unix.Kill(pid, unix.SIGKILL)
-			}
+		for _, pid := range pids {
+			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 		waitV1Empty(dir)
 	}
 	_ = unix.Rmdir(dir)
+}
+
+// othersIn lists the processes of a v1 cgroup but this one. This process
+// is never killed here: the throwaway thread a child was cloned from joined
+// the child's v1 cgroups (v1 places threads), and until that thread has
+// exited, cgroup.procs lists our own pid (a SIGKILL here once killed brood
+// itself, seen as a flake under load).
+func othersIn(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 1 && pid != self {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // waitV1Empty polls a v1 cgroup until it has no process left (they were
@@ -454,8 +472,7 @@ func waitV1Empty(dir string) {
 	deadline := time.Now().Add(2 * time.Second)
 	wait := 100 * time.Microsecond
 	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-		if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		if len(othersIn(dir)) == 0 {
 			return
 		}
 		time.Sleep(wait)

@@ -83,6 +83,10 @@ func (p *Project) Brood(ctx context.Context, extraEnv []string, args ...string) 
 	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
 		p.T.Fatalf("brood %v: %v", args, err)
 	}
+	if !cmd.ProcessState.Exited() {
+		// Killed by a signal (ExitCode -1): say which, so a failure says why.
+		errb.WriteString("\n(testbrood: brood " + cmd.ProcessState.String() + ")\n")
+	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
 
