@@ -48,7 +48,7 @@ var notes = []struct {
 	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"no-session-persistence", "bool", "accepted for claude -p compatibility", "the session is still written under .brood/sessions (subagents need it)"},
-	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json or BROOD_OTEL"},
+	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
 	{"disable-slash-commands", "bool", "accepted for claude -p compatibility", "brood -p has no slash commands"},
 	{"betas", "list", "accepted for claude -p compatibility", "no beta headers are sent"},
