@@ -234,9 +234,13 @@ func inPlaceWriter(env *dispatch.Envelope) bool {
 }
 
 // workRoot is the tree an in-place writer may write: the git work tree
-// holding its workspace, else the project.
+// holding its workspace, else the project; never above the project (a
+// dotfiles repository in $HOME would make the whole home writable).
 func workRoot(env *dispatch.Envelope) string {
 	for d := env.Workspace; d != ""; {
+		if env.ProjectRoot != "" && !within(env.ProjectRoot, d) {
+			break
+		}
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
@@ -275,20 +279,31 @@ func writerCaches() []string {
 	return out
 }
 
-// cacheCandidates are writerCaches before the existence check.
+// cacheCandidates are writerCaches before the existence check: Go's build
+// cache and module cache (GOCACHE, GOMODCACHE, or their defaults), never
+// the cache directory or GOPATH as a whole: ~/go/bin and tools' caches
+// under ~/.cache (pre-commit's environments, say) hold programs the user
+// runs unconfined.
 func cacheCandidates() []string {
-	var c []string
-	if d, err := os.UserCacheDir(); err == nil {
-		c = append(c, d)
-	}
-	c = append(c, os.Getenv("GOCACHE"), os.Getenv("GOMODCACHE"))
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			gopath = filepath.Join(home, "go")
+	gocache := os.Getenv("GOCACHE")
+	if gocache == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			gocache = filepath.Join(d, "go-build")
 		}
 	}
-	return append(c, filepath.SplitList(gopath)...)
+	modcache := os.Getenv("GOMODCACHE")
+	if modcache == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			if home, err := os.UserHomeDir(); err == nil {
+				gopath = filepath.Join(home, "go")
+			}
+		}
+		if first := filepath.SplitList(gopath); len(first) > 0 && first[0] != "" {
+			modcache = filepath.Join(first[0], "pkg", "mod")
+		}
+	}
+	return []string{gocache, modcache}
 }
 
 // makeWriterCaches makes the default caches a writer's build needs, so its
@@ -550,4 +565,10 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		return nil
 	}
 	return td.WriteJSON(taskdir.Envelope, env, true)
+}
+
+// within reports whether path is root or beneath it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
