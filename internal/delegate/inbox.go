@@ -1,7 +1,9 @@
 package delegate
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,15 +42,21 @@ func (e *NotDeliveredError) Error() string {
 // it reads): exactly one of the two gets the file.
 func settle(projectRoot, id, name string) error {
 	t, err := dispatch.LoadTask(projectRoot, id)
-	if err != nil || t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
+	if err != nil {
+		return fmt.Errorf("message written to task %s's inbox, but whether it will be read is unknown: %w", id, err)
+	}
+	if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
 		return nil // still running: its next turn reads it
 	}
 	td := t.Files()
 	if err := td.MkdirAll(filepath.Join(taskdir.Inbox, UndeliveredDir)); err != nil {
 		return err
 	}
-	if td.Rename(filepath.Join(taskdir.Inbox, name), filepath.Join(taskdir.Inbox, UndeliveredDir, name)) != nil {
-		return nil // the task read it before it ended
+	if err := td.Rename(filepath.Join(taskdir.Inbox, name), filepath.Join(taskdir.Inbox, UndeliveredDir, name)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // the task read it before it ended
+		}
+		return fmt.Errorf("message to task %s: whether it was read is unknown: %w", id, err)
 	}
 	return &NotDeliveredError{ID: id, Agent: t.Agent, Status: t.Status}
 }
