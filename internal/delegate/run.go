@@ -181,7 +181,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
-	return d.cfg.Pool.Run(ctx, pool.Job{
+	h, err := d.cfg.Pool.Start(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
 		Priority: j.prio,
@@ -190,22 +190,48 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		Limits:   env.Limits,
 		Confine:  &spawnConfiner{s: s, snapshot: class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld)},
 		Warm:     j.warm.child(),
-		OnStart: func(pid int) {
-			j.lg.PID, j.lg.Started = pid, time.Now().UTC()
-			d.writeLog(td, j.lg)
-		},
-		OnLine:     func(b []byte) { s.prog.line(ctx, b) },
-		OnAlive:    call.AliveFunc(ctx),
-		Input:      input,
-		OutputPath: td.File(taskdir.Output),
-		Marker:     depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
-		StoppedBy: func() string {
-			if dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started) != nil {
-				return dispatch.KilledByUser
-			}
-			return ""
-		},
+		Marker:   depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 	})
+	if err != nil {
+		return nil, err
+	}
+	j.lg.PID, j.lg.Started = h.PID(), time.Now().UTC()
+	d.writeLog(td, j.lg)
+	go sendDownAll(h, input)
+	alive := call.AliveFunc(ctx)
+	for l := range h.Lines() {
+		if alive != nil {
+			alive()
+		}
+		if !l.Ping {
+			s.prog.line(ctx, l.Text)
+		}
+	}
+	o := h.Wait()
+	if o.KilledBy == pool.KilledByNone && dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started) != nil {
+		// A person's `brood tasks kill` stopped it from outside the pool.
+		o.KilledBy = dispatch.KilledByUser
+	}
+	if err := dispatch.WriteJSONQuick(td.File(taskdir.Output), o); err != nil {
+		return o, fmt.Errorf("write output.json: %w", err)
+	}
+	return o, nil
+}
+
+// sendDownAll writes the replies queued for a child (answers to its
+// permission questions and hook calls) to its stdin, in order, until it has
+// ended.
+func sendDownAll(h *pool.Process, input <-chan []byte) {
+	for {
+		select {
+		case b := <-input:
+			if h.Send(b) != nil {
+				return
+			}
+		case <-h.Done():
+			return
+		}
+	}
 }
 
 // overlayMountFailed reports whether the child could not mount its overlay

@@ -43,7 +43,7 @@ func TestEscapedGrandchild(t *testing.T) {
 				var err error
 				go func() {
 					defer close(done)
-					_, err = p.Run(context.Background(), j)
+					_, err = j.run(context.Background(), p)
 				}()
 				select {
 				case <-done:
@@ -85,7 +85,7 @@ func TestCgroupRemoved(t *testing.T) {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 		dir = strings.TrimSpace(string(b))
 	}
-	if _, err := p.Run(context.Background(), j); err != nil {
+	if _, err := j.run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("job-%d-1", os.Getpid())

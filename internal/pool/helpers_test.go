@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 // waitGone polls /proc until pid is gone or a zombie, failing after 10s.
@@ -61,4 +64,42 @@ func procsWith(arg string) []int {
 		out = append(out, pid)
 	}
 	return out
+}
+
+// testJob is a Job as the tests run it: Start, the lines read, Wait, and
+// output.json written where a caller would.
+type testJob struct {
+	Job
+	OutputPath string
+	OnStart    func(pid int)
+	OnLine     func(line []byte)
+	lines      *[]string
+}
+
+// run starts the job, gathers its event lines (heartbeats left out) and
+// waits for its end.
+func (j testJob) run(ctx context.Context, p *Pool) (*dispatch.Output, error) {
+	h, err := p.Start(ctx, j.Job)
+	if err != nil {
+		return nil, err
+	}
+	if j.OnStart != nil {
+		j.OnStart(h.PID())
+	}
+	for l := range h.Lines() {
+		if l.Ping {
+			continue
+		}
+		*j.lines = append(*j.lines, string(l.Text))
+		if j.OnLine != nil {
+			j.OnLine(l.Text)
+		}
+	}
+	out := h.Wait()
+	if j.OutputPath != "" {
+		if err := dispatch.WriteJSONQuick(j.OutputPath, out); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }

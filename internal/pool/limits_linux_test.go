@@ -81,7 +81,7 @@ func TestLimitsStopTheChild(t *testing.T) {
 				j.Limits = c.lim
 				ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 				defer cancel()
-				out, err := p.Run(ctx, j)
+				out, err := j.run(ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -110,7 +110,7 @@ func TestLimitsSetOnTheChild(t *testing.T) {
 		seen <- string(lim) + "\n" + string(cg) + "\n" + cgroupLimits(string(cg))
 		cancel()
 	}
-	if _, err := p.Run(ctx, j); err != nil {
+	if _, err := j.run(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	got := <-seen

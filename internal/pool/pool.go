@@ -2,8 +2,9 @@
 // priority, each in its own process group, watched by a lifeguard that kills
 // a child silent for too long, under a hard wall-clock limit, and taken down
 // in stages (SIGTERM, a wait, SIGKILL) when the parent is cancelled. It
-// writes output.json for every process it starts. It knows nothing of models
-// or agents: a job is a prepared command and the JSON lines it prints.
+// knows nothing of models or agents: a job is a prepared command, and Start hands back a Process
+// whose lines the caller reads, whose stdin it writes and whose Output it
+// gets from Wait (what it records of that is the caller's).
 package pool
 
 import (
@@ -103,29 +104,6 @@ type Job struct {
 	// Confine confines the child (Confiner): required, Run refuses a job
 	// without one.
 	Confine Confiner
-	// OnStart is called once the process runs.
-	OnStart func(pid int)
-	// OnLine is called for every stdout line that is not a heartbeat, in
-	// order, from one goroutine.
-	OnLine func(line []byte)
-	// OnAlive, when set, is called for every line the child prints,
-	// heartbeats included: the proof of life a remote caller passes on
-	// (a Temporal activity's heartbeat).
-	OnAlive func()
-	// Input, when set, carries lines for the child's stdin (each one whole
-	// message with its newline): the parent-to-child direction of the
-	// protocol (answers to a child's permission questions). The pipe only
-	// the parent holds, never a file the child can write.
-	Input <-chan []byte
-	// OutputPath is where output.json goes ("" = not written).
-	OutputPath string
-	// StoppedBy, when set, is asked after the process ended who stopped it
-	// from outside the pool (a person's `brood tasks kill` is recorded as
-	// "user"); "" leaves the pool's own account.
-	StoppedBy func() string
-	// Stdin, when set, gets the writing end of the child's stdin pipe once
-	// the process runs (the parent→child direction of the protocol).
-	Stdin func(w io.Writer)
 	// Marker, when set, becomes the child's argv[0] and its cgroup's name:
 	// how its depth is known below it without the environment.
 	Marker depth.Marker
@@ -149,10 +127,12 @@ const (
 	KilledByCancel    = "cancel"
 )
 
-// Run waits for a slot, runs the job to its end and returns its outcome. An
-// error means the process could not start (or ctx ended while queued); once
-// started, every ending (exit, crash, kill) is an Output, never an error.
-func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
+// Start waits for a slot and starts the job's process: the returned
+// Process is running, supervised (lifeguard, hard timeout, cancel through
+// ctx) until it ends. An error means the process could not start (or ctx
+// ended while queued); once started, every ending (exit, crash, kill) is an
+// Output from Wait, never an error.
+func (p *Pool) Start(ctx context.Context, job Job) (*Process, error) {
 	if job.Confine == nil {
 		return nil, ErrUnconfined
 	}
@@ -160,23 +140,33 @@ func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer release()
 	if err := job.Confine.Prepare(ctx, job.Cmd); err != nil {
+		release()
 		return nil, err
 	}
+	var pr *proc
 	if job.Warm != nil {
 		// A warm child that is still alive takes the job; one that died
 		// while idle is torn down here and the job starts cold, as if
 		// there had been none.
-		if pr := job.Warm.take(job.Cmd.Stderr); pr != nil {
-			return p.supervise(ctx, job, pr)
+		pr = job.Warm.take(job.Cmd.Stderr)
+	}
+	if pr == nil {
+		if pr, err = p.launch(ctx, job.Cmd, job.Marker, job.Confine, p.limitsOf(job)); err != nil {
+			release()
+			return nil, err
 		}
 	}
-	pr, err := p.launch(ctx, job.Cmd, job.Marker, job.Confine, p.limitsOf(job))
+	return p.supervise(ctx, job, pr, release), nil
+}
+
+// Run is Start then Wait, the process's lines unread.
+func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
+	h, err := p.Start(ctx, job)
 	if err != nil {
 		return nil, err
 	}
-	return p.supervise(ctx, job, pr)
+	return h.Wait(), nil
 }
 
 // proc is a started child process as the pool holds it, from its start to
@@ -247,58 +237,48 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 	return pr, nil
 }
 
-// supervise runs a started process's job to its end: the lifeguard, the
-// hard timeout, the cancel path, its lines, and output.json.
-func (p *Pool) supervise(ctx context.Context, job Job, pr *proc) (*dispatch.Output, error) {
+// supervise watches a started process to its end in the background: the
+// lifeguard, the hard timeout, the cancel path and its lines. release gives
+// its slot back once it has ended.
+func (p *Pool) supervise(ctx context.Context, job Job, pr *proc, release func()) *Process {
 	cmd, sp, h := pr.cmd, pr.sp, pr.hold
 	pid := cmd.Process.Pid
-	if job.OnStart != nil {
-		job.OnStart(pid)
-	}
-	if job.Stdin != nil {
-		job.Stdin(sp.stdin)
-	}
+	hp := newProcess(pid, pr.started, sp.stdin, pr.exited)
 	k := &killer{pid: pid, pidfd: pr.pidfd, hold: h, grace: p.cfg.KillGrace}
-	defer k.close()
 	alive := make(chan struct{}, 1)
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		readLines(sp.stdout, alive, job.OnLine, job.OnAlive)
+		defer close(hp.lines)
+		readLines(sp.stdout, alive, hp.lines)
 	}()
-	go feed(sp.stdin, job.Input, pr.exited)
 	guardDone := make(chan struct{})
 	go func() {
 		defer close(guardDone)
 		p.watch(ctx, job, k, alive, pr.exited)
 	}()
-
-	<-pr.exited
-	<-guardDone
-	k.blameLimit()  // a limit it hit is named
-	h.teardown(pid) // nothing the child started outlives it
-	sp.finish(readDone, p.cfg.KillGrace)
-
-	out := &dispatch.Output{
-		PID:        pid,
-		KilledBy:   k.who(),
-		WallMS:     time.Since(pr.started).Milliseconds(),
-		StderrTail: sp.tail(),
-		Started:    pr.started.UTC(),
-		Finished:   time.Now().UTC(),
-	}
-	fillExit(out, cmd.ProcessState, pr.waitErr)
-	if job.StoppedBy != nil && out.KilledBy == KilledByNone {
-		if by := job.StoppedBy(); by != "" {
-			out.KilledBy = by
+	go func() {
+		defer release()
+		defer k.close()
+		<-pr.exited
+		<-guardDone
+		k.blameLimit()  // a limit it hit is named
+		h.teardown(pid) // nothing the child started outlives it
+		hp.closeInput()
+		sp.finish(readDone, p.cfg.KillGrace)
+		out := &dispatch.Output{
+			PID:        pid,
+			KilledBy:   k.who(),
+			WallMS:     time.Since(pr.started).Milliseconds(),
+			StderrTail: sp.tail(),
+			Started:    pr.started.UTC(),
+			Finished:   time.Now().UTC(),
 		}
-	}
-	if job.OutputPath != "" {
-		if err := dispatch.WriteJSONQuick(job.OutputPath, out); err != nil {
-			return out, fmt.Errorf("write output.json: %w", err)
-		}
-	}
-	return out, nil
+		fillExit(out, cmd.ProcessState, pr.waitErr)
+		hp.out = out
+		close(hp.done)
+	}()
+	return hp
 }
 
 // start starts cmd from a throw-away locked thread after c confined it.
@@ -370,7 +350,9 @@ func (p *Pool) watch(ctx context.Context, job Job, k *killer, alive <-chan struc
 	}
 }
 
-func readLines(r io.Reader, alive chan<- struct{}, onLine func([]byte), onAlive func()) {
+// readLines hands every line the child prints to lines (heartbeats marked
+// Ping) and tells the lifeguard of each.
+func readLines(r io.Reader, alive chan<- struct{}, lines chan<- Line) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	for sc.Scan() {
@@ -378,16 +360,11 @@ func readLines(r io.Reader, alive chan<- struct{}, onLine func([]byte), onAlive 
 		case alive <- struct{}{}:
 		default:
 		}
-		if onAlive != nil {
-			onAlive()
-		}
 		line := sc.Bytes()
-		if isPing(line) || len(line) == 0 {
+		if len(line) == 0 {
 			continue
 		}
-		if onLine != nil {
-			onLine(append([]byte(nil), line...))
-		}
+		lines <- Line{Text: append([]byte(nil), line...), Ping: isPing(line)}
 	}
 	// Drain whatever is left so the child never blocks on a full pipe.
 	_, _ = io.Copy(io.Discard, r)
@@ -496,23 +473,4 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
-}
-
-// feed writes the lines from in to the child's stdin until it exits. A
-// write that fails (the child stopped reading) ends it: the child is gone or
-// going, and its parent's EOF tells it the rest.
-func feed(w io.Writer, in <-chan []byte, exited <-chan struct{}) {
-	if in == nil {
-		return
-	}
-	for {
-		select {
-		case b := <-in:
-			if _, err := w.Write(b); err != nil {
-				return
-			}
-		case <-exited:
-			return
-		}
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -87,22 +86,19 @@ func child(mode string) {
 	os.Exit(100)
 }
 
-func job(t *testing.T, mode string, extraEnv ...string) (Job, *[]string) {
+func job(t *testing.T, mode string, extraEnv ...string) (testJob, *[]string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), "POOL_CHILD="+mode), extraEnv...)
-	var mu sync.Mutex
 	var lines []string
-	return Job{
-		ID:         mode,
-		Cmd:        cmd,
-		Confine:    Unconfined{},
-		OutputPath: filepath.Join(t.TempDir(), "output.json"),
-		OnLine: func(b []byte) {
-			mu.Lock()
-			lines = append(lines, string(b))
-			mu.Unlock()
+	return testJob{
+		Job: Job{
+			ID:      mode,
+			Cmd:     cmd,
+			Confine: Unconfined{},
 		},
+		OutputPath: filepath.Join(t.TempDir(), "output.json"),
+		lines:      &lines,
 	}, &lines
 }
 
@@ -134,15 +130,13 @@ func TestRunOutcomes(t *testing.T) {
 			defer cancel()
 			if c.cancel {
 				// Cancel once the child has said it is ready for SIGTERM.
-				orig := j.OnLine
 				j.OnLine = func(b []byte) {
-					orig(b)
 					if strings.Contains(string(b), "ready") {
 						cancel()
 					}
 				}
 			}
-			out, err := p.Run(ctx, j)
+			out, err := j.run(ctx, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +160,7 @@ func TestRunOutcomes(t *testing.T) {
 func TestGrandchildIsReaped(t *testing.T) {
 	dur := uniqueSleep()
 	j, _ := job(t, "grandchild", "POOL_SLEEP="+dur)
-	if _, err := New(Config{KillGrace: time.Second}).Run(context.Background(), j); err != nil {
+	if _, err := j.run(context.Background(), New(Config{KillGrace: time.Second})); err != nil {
 		t.Fatal(err)
 	}
 	// The grandchild was SIGKILLed with the child's cgroup, namespace or
@@ -182,7 +176,7 @@ func TestGrandchildIsReaped(t *testing.T) {
 func TestRunRefusesUnconfined(t *testing.T) {
 	j, _ := job(t, "ok")
 	j.Confine = nil
-	out, err := New(Config{}).Run(context.Background(), j)
+	out, err := j.run(context.Background(), New(Config{}))
 	if !errors.Is(err, ErrUnconfined) || out != nil || j.Cmd.Process != nil {
 		t.Fatalf("Run without a Confiner: %v, %v, started %v", out, err, j.Cmd.Process != nil)
 	}

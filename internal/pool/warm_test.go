@@ -50,7 +50,7 @@ func warmChild(mode string) {
 
 // warmJob is a job for a warm helper child of the given mode, and a marker
 // naming it.
-func warmJob(t *testing.T, mode string, extraEnv ...string) (Job, *[]string) {
+func warmJob(t *testing.T, mode string, extraEnv ...string) (testJob, *[]string) {
 	t.Helper()
 	j, lines := job(t, mode, extraEnv...)
 	j.Marker = depth.Marker{Task: "W" + strconv.Itoa(os.Getpid()) + strings.ReplaceAll(t.Name(), "/", "_"), Depth: 1, Max: 1}
@@ -59,13 +59,13 @@ func warmJob(t *testing.T, mode string, extraEnv ...string) (Job, *[]string) {
 
 // cmdOf is the warm form of a job's command (POOL_WARM=1 standing in for
 // brood-child's --warm), made anew as a dispatcher does.
-func cmdOf(j Job) *exec.Cmd {
+func cmdOf(j testJob) *exec.Cmd {
 	c := exec.Command(j.Cmd.Path, j.Cmd.Args[1:]...)
 	c.Env = append(slices.Clone(j.Cmd.Env), "POOL_WARM=1")
 	return c
 }
 
-func prestart(t *testing.T, p *Pool, j Job, onThread func() error) *WarmChild {
+func prestart(t *testing.T, p *Pool, j testJob, onThread func() error) *WarmChild {
 	t.Helper()
 	w, err := p.Prestart(context.Background(), cmdOf(j), j.Marker, threadConfiner(onThread))
 	if err != nil {
@@ -84,7 +84,7 @@ func TestWarmChildTakesItsJob(t *testing.T) {
 	coldWarm.Discard()
 	<-coldWarm.Exited()
 	cold.Warm = coldWarm // dead and discarded: the job starts cold
-	coldOut, err := p.Run(context.Background(), cold)
+	coldOut, err := cold.run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWarmChildTakesItsJob(t *testing.T) {
 	j.Cmd.Stderr = errFile
 	var startedPID int
 	j.OnStart = func(pid int) { startedPID = pid }
-	out, err := p.Run(context.Background(), j)
+	out, err := j.run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestWarmChildTakesItsJob(t *testing.T) {
 	// One job per process: the same warm child is never handed a second.
 	j2, _ := warmJob(t, "warm")
 	j2.Warm = w
-	out2, err := p.Run(context.Background(), j2)
+	out2, err := j2.run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestWarmChildKilledIdleIsNeverHandedAJob(t *testing.T) {
 		t.Fatal("a killed warm child reports idle")
 	}
 	j.Warm = w
-	out, err := p.Run(context.Background(), j)
+	out, err := j.run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestWarmChildIsContainedAndSandboxedBeforeItStarts(t *testing.T) {
 		}
 	}
 	j.Warm = w
-	if _, err := p.Run(context.Background(), j); err != nil {
+	if _, err := j.run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
 	if len(*lines) == 0 || !strings.Contains((*lines)[0], "permission denied") || strings.Contains((*lines)[0], `"inside":"open`) {
