@@ -77,6 +77,9 @@ type Spec struct {
 	Fork    bool            `json:"-"`
 	History []model.Message `json:"-"`
 	CallID  string          `json:"-"`
+	// Background marks a task that runs detached from its caller (Go):
+	// recorded in its envelope and dispatch log.
+	Background bool `json:"-"`
 }
 
 // ContinuePrompt is the follow-up an interrupted call is resumed with.
@@ -123,6 +126,9 @@ type Result struct {
 	// the CLI's --json (nil from a remote engine).
 	Record  *dispatch.Result `json:"-"`
 	Process *dispatch.Output `json:"-"`
+	// Stages are the stages the call's last attempt ran through, in
+	// order (nil for a finished task's recorded result, and remote).
+	Stages []Stage `json:"-"`
 }
 
 // What became of an isolated child's change (Result.Patch).

@@ -116,56 +116,71 @@ func lastFence(text string) (string, bool) {
 	return strings.TrimSpace(body), true
 }
 
-// Attempt runs one attempt of a call: a new task, or (with s.Resume) a
-// continuation of one.
-type Attempt func(ctx context.Context, s Spec) (*Result, error)
+// loop is a call's schema check and retries around its attempts.
+type loop struct {
+	s       Spec
+	sch     *Schema // nil: no schema, one attempt
+	retries int
+}
 
-// WithSchema runs a call through attempt and, when it has a schema, checks
-// the answer: one that does not validate is sent back to the same task
-// (resumed, its transcript intact) with what was wrong, up to s.Retries
-// times. A call that ends in anything but done is not retried: its result
-// stands as it is. c compiles the schema (nil: a call with one is refused,
-// ErrNoCompiler).
-func WithSchema(ctx context.Context, c Compiler, s Spec, attempt Attempt) (*Result, error) {
+// newLoop compiles s's schema with c (none: a plain call).
+func newLoop(c Compiler, s Spec) (*loop, error) {
+	l := &loop{s: s}
 	if len(s.Schema) == 0 {
-		r, err := attempt(ctx, s)
-		if r != nil {
-			r.Attempts = 1
-		}
-		return r, err
+		return l, nil
 	}
 	sch, err := CompileSchema(c, s.Schema)
 	if err != nil {
 		return nil, err
 	}
-	retries := s.Retries
-	if retries == 0 {
-		retries = DefaultRetries
+	l.sch, l.retries = sch, s.Retries
+	if l.retries == 0 {
+		l.retries = DefaultRetries
 	}
-	if s.Resume == "" || s.Continue {
-		s.Prompt += "\n\n" + sch.Instruction()
+	return l, nil
+}
+
+// first is the spec of the first attempt: with a schema, the child is told
+// the answer's format (a resume's follow-up is not: its task was told).
+func (l *loop) first() Spec {
+	s := l.s
+	if l.sch != nil && (s.Resume == "" || s.Continue) {
+		s.Prompt += "\n\n" + l.sch.Instruction()
 	}
+	return s
+}
+
+// run finishes the prepared first attempt and checks its answer: one that
+// does not validate is sent back to the same task (resumed, its transcript
+// intact) with what was wrong, up to the retries. A call that ends in
+// anything but done is not retried: its result stands as it is.
+func (l *loop) run(ctx context.Context, lc Local, s Spec, p *prepared) *Result {
+	r := p.finish(ctx)
 	for n := 1; ; n++ {
-		r, err := attempt(ctx, s)
-		if err != nil {
-			return nil, err
-		}
 		// Every attempt after the first resumes the same task, whose
 		// usage already counts all of its runs: not added up again.
 		r.Attempts = n
-		if r.Status != "done" || len(r.Failures) > 0 {
-			return r, nil
+		if l.sch == nil || r.Status != StatusDone || len(r.Failures) > 0 {
+			return r
 		}
-		out, why := sch.Check(r.Summary)
+		out, why := l.sch.Check(r.Summary)
 		if why == nil {
 			r.Output = out
-			return r, nil
+			return r
 		}
-		if n > retries || ctx.Err() != nil {
+		if n > l.retries || ctx.Err() != nil {
 			r.Failures = append(r.Failures, fmt.Sprintf("%s after %d retries: %v", InvalidOutput, n-1, why))
-			return r, nil
+			return r
 		}
-		s.Resume, s.Continue = r.TaskID, false
-		s.Prompt = fmt.Sprintf("Your answer was rejected: %v\n\nAnswer again, ending with one ```json block that validates against the schema. %s", why, sch.Instruction())
+		s.Resume, s.Continue, s.TaskID = r.TaskID, false, ""
+		s.Prompt = fmt.Sprintf("Your answer was rejected: %v\n\nAnswer again, ending with one ```json block that validates against the schema. %s", why, l.sch.Instruction())
+		next, err := attempt(ctx, lc, s)
+		if err != nil {
+			// The retry could not start (its task is held, the parent
+			// is cancelled): the last answer stands, rejected.
+			r.Failures = append(r.Failures, fmt.Sprintf("%s, and the retry could not start: %v (%v)", InvalidOutput, err, why))
+			return r
+		}
+		r = next
 	}
 }

@@ -10,59 +10,16 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/taskdir"
-	"github.com/broodhq/brood/internal/telemetry"
 )
 
 // Call runs one agent call to its verified end: the one path that the Task
 // tool, `brood subagent`, `brood tasks resume` and the workflow engine all
-// take (it makes the Dispatcher a call.Runner). With a schema, an answer
-// that does not validate is sent back to the same task up to the spec's
-// retries (a dispatcher without Extras.Schemas refuses a call with one).
+// take (it makes the Dispatcher a call.Runner): call.Do runs the stages of
+// call.Local (attempt.go). With a schema, an answer that does not validate
+// is sent back to the same task up to the spec's retries (a dispatcher
+// without Extras.Schemas refuses a call with one).
 func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
-	return call.WithSchema(ctx, d.cfg.Extras.Schemas, s, d.attempt)
-}
-
-// attempt runs one child: a new dispatch, or a resume of s.Resume.
-func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, error) {
-	var j *job
-	var err error
-	if s.Resume != "" && s.Continue {
-		r, started, err := d.recorded(ctx, s.Resume)
-		if err != nil || r != nil {
-			return r, err
-		}
-		if !started {
-			s.TaskID, s.Resume = s.Resume, "" // Prompt is the brief
-		} else {
-			s.Prompt = call.ContinuePrompt
-		}
-	}
-	if s.Resume != "" {
-		j, err = d.prepareResume(s.Resume, s.Prompt)
-	} else {
-		// The limits and the trace context go into the envelope's first
-		// write, not a second one (a new inode, and one freed, per call).
-		req := requestOf(s)
-		req.limits, req.TraceParent = s.Limits, telemetry.TraceParent(ctx)
-		j, err = d.prepare(req)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if s.Transcript != "" && s.Resume == "" {
-		if err := seedTranscript(j, s.Transcript, s.NextTurn); err != nil {
-			j.unlock()
-			j.warm.release()
-			return nil, err
-		}
-	}
-	applyLimits(j, s.Limits)
-	if tp := telemetry.TraceParent(ctx); tp != "" && tp != j.env.TraceParent {
-		// The child's spans hang below this call's (OpenTelemetry).
-		j.env.TraceParent = tp
-		_ = j.td.WriteJSON(taskdir.Envelope, j.env, false)
-	}
-	return resultOf(d.run(ctx, j)), nil
+	return call.Do(ctx, d, d.cfg.Extras.Schemas, s)
 }
 
 // seedTranscript puts a conversation begun elsewhere into a new task's
@@ -86,15 +43,7 @@ func seedTranscript(j *job, path, next string) error {
 }
 
 func requestOf(s call.Spec) Request {
-	return Request{TaskID: s.TaskID, Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Context: s.Context, Isolation: s.Isolation, Together: s.Together, Fork: s.Fork, History: s.History, CallID: s.CallID}
-}
-
-// applyLimits lowers a prepared job's limits to the spec's (never raises
-// them). The envelope on disk is rewritten before the child starts.
-func applyLimits(j *job, l call.Limits) {
-	if lowerLimits(j.env, l) {
-		_ = j.td.WriteJSON(taskdir.Envelope, j.env, false)
-	}
+	return Request{TaskID: s.TaskID, Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Context: s.Context, Isolation: s.Isolation, Together: s.Together, Fork: s.Fork, History: s.History, CallID: s.CallID, Background: s.Background}
 }
 
 // lowerLimits lowers env's limits to l's (never raises them) and reports
@@ -131,7 +80,7 @@ func outcomeOf(r *call.Result) *Outcome {
 
 // specOf is the call a Task-tool request makes.
 func specOf(req Request) call.Spec {
-	return call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Context: req.Context, Isolation: req.Isolation, Together: req.Together, Fork: req.Fork, History: req.History, CallID: req.CallID}
+	return call.Spec{TaskID: req.TaskID, Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Context: req.Context, Isolation: req.Isolation, Together: req.Together, Fork: req.Fork, History: req.History, CallID: req.CallID, Background: req.Background}
 }
 
 // recorded looks at an interrupted call's records: a task that finished is

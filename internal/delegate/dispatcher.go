@@ -329,17 +329,28 @@ type job struct {
 
 // prepare checks a request and writes the envelope and dispatch log.
 func (d *Dispatcher) prepare(req Request) (*job, error) {
-	var def *registry.Definition
-	var err error
-	if req.Fork && req.Agent == "" {
-		if !d.CanDelegate() {
-			_, err = d.check(req)
-			return nil, err
-		}
-		def = forkDef()
-	} else if def, err = d.check(req); err != nil {
+	def, err := d.definition(req)
+	if err != nil {
 		return nil, err
 	}
+	return d.prepareNew(req, def)
+}
+
+// definition is the agent definition a new dispatch runs, once the depth
+// cap and the delegation scope allow it (call.StageAcquire).
+func (d *Dispatcher) definition(req Request) (*registry.Definition, error) {
+	if req.Fork && req.Agent == "" {
+		if !d.CanDelegate() {
+			_, err := d.check(req)
+			return nil, err
+		}
+		return forkDef(), nil
+	}
+	return d.check(req)
+}
+
+// prepareNew writes a new dispatch's records (call.StagePrepare).
+func (d *Dispatcher) prepareNew(req Request, def *registry.Definition) (*job, error) {
 	// The pool's one-time containment probe runs while the records are
 	// written, not after them in the first child's spawn.
 	d.cfg.Pool.Warm()

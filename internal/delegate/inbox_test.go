@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
@@ -24,7 +25,7 @@ func TestSteeringThatRacedTheEnd(t *testing.T) {
 	agents := map[string]string{"worker": "---\nname: worker\ndescription: works\ntools: Read\n---\nYou work.\n"}
 	p := newProject(t, "agents:\n  worker:\n    - say: \"done at once\"\n", agents)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	id, err := d.Start(delegate.Request{Agent: "worker", Prompt: "work"})
+	id, err := d.Start(context.Background(), call.Spec{Agent: "worker", Prompt: "work"})
 	must(t, err)
 	status, _, err := d.Output(context.Background(), id, time.Minute)
 	must(t, err)
@@ -63,7 +64,7 @@ func TestBackgroundNoticeSaysNotDelivered(t *testing.T) {
 	agents := map[string]string{"sleeper": "---\nname: sleeper\ndescription: sleeps\ntools: Read\n---\nYou sleep.\n"}
 	p := newProject(t, "agents:\n  sleeper:\n    - say: \"thinking for an hour\"\n      delay: 1h\n", agents)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	id, err := d.Start(delegate.Request{Agent: "sleeper", Prompt: "think"})
+	id, err := d.Start(context.Background(), call.Spec{Agent: "sleeper", Prompt: "think"})
 	must(t, err)
 	// The prompt is in the transcript once the turn boundary read the inbox.
 	transcript := filepath.Join(dispatch.Dir(p.root, id), dispatch.SessionFile)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/sandbox"
@@ -145,7 +146,7 @@ agents:
 	gate := filepath.Join(t.TempDir(), "gate")
 	p.env = append(p.env, "BROOD_TEST_GATE="+gate)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	id, err := d.Start(delegate.Request{Agent: "editor", Prompt: "edit"})
+	id, err := d.Start(context.Background(), call.Spec{Agent: "editor", Prompt: "edit"})
 	must(t, err)
 	// While the child works on its copy, the parent changes the same line.
 	waitUntil(t, 30e9, func() bool {

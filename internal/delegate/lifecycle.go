@@ -22,7 +22,7 @@ import (
 type background struct {
 	agent  string
 	done   chan struct{}
-	out    *Outcome
+	out    *call.Result
 	cancel context.CancelFunc // Stop
 }
 
@@ -35,44 +35,51 @@ type bgState struct {
 	wg      sync.WaitGroup
 }
 
-// Start dispatches a child in the background and returns its task id at
-// once. The child counts against the pool like any other. It runs under the
-// dispatcher's lifetime context, not the caller's: it outlives the Task call
-// but not the process (see Shutdown).
-func (d *Dispatcher) Start(req Request) (string, error) {
-	req.Background = true
-	j, err := d.prepare(req)
-	if err != nil {
-		return "", err
-	}
-	d.startJob(j)
-	return j.env.TaskID, nil
+// Start runs a call in the background and returns its task id at once:
+// the same pipeline as Call (call.Go), so its limits are lowered and its
+// schema retried as a waited-for call's are. The child counts against the
+// pool like any other. It runs under the dispatcher's lifetime context,
+// not ctx: it outlives the Task call but not the process (see
+// SetLifetime). A refusal is an error, before anything is written.
+func (d *Dispatcher) Start(ctx context.Context, s call.Spec) (string, error) {
+	s.Background = true
+	return d.goCall(ctx, s)
 }
 
-func (d *Dispatcher) startJob(j *job) {
-	ctx, cancel := context.WithCancel(d.lifetime())
-	b := &background{agent: j.name, done: make(chan struct{}), cancel: cancel}
+// goCall starts s through call.Go and keeps the handle: its notice, its
+// TaskOutput, its Stop.
+func (d *Dispatcher) goCall(ctx context.Context, s call.Spec) (string, error) {
+	life, cancel := context.WithCancel(d.lifetime())
+	h, err := call.Go(ctx, life, d, d.cfg.Extras.Schemas, s)
+	if err != nil {
+		cancel()
+		return "", err
+	}
+	id, agent := h.TaskID(), h.Agent()
+	b := &background{agent: agent, done: make(chan struct{}), cancel: cancel}
 	d.bg.mu.Lock()
 	if d.bg.tasks == nil {
 		d.bg.tasks = map[string]*background{}
 	}
-	d.bg.tasks[j.env.TaskID] = b
+	d.bg.tasks[id] = b
 	d.bg.mu.Unlock()
 	d.bg.wg.Add(1)
 	go func() {
 		defer d.bg.wg.Done()
 		defer cancel()
-		out := d.run(ctx, j)
-		late := d.undeliveredNote(j.env.TaskID) // inbox.go
+		<-h.Done()
+		r := h.Result()
+		late := d.undeliveredNote(id) // inbox.go
 		d.bg.mu.Lock()
-		b.out = out
+		b.out = r
 		d.bg.notices = append(d.bg.notices, fmt.Sprintf(
 			"[brood] Background task %s (%s) finished with status %s. Call TaskOutput with task_id=%q to read its result.%s",
-			j.env.TaskID, j.name, out.Result.Status, j.env.TaskID, late))
+			id, agent, r.Status, id, late))
 		d.bg.mu.Unlock()
 		close(b.done)
-		d.emit(Event{Type: "background_done", TaskID: j.env.TaskID, Agent: j.name, Depth: j.env.Depth, Status: out.Result.Status})
+		d.emit(Event{Type: "background_done", TaskID: id, Agent: agent, Depth: d.cfg.Depth + 1, Status: r.Status})
 	}()
+	return id, nil
 }
 
 func (d *Dispatcher) lifetime() context.Context {
@@ -133,6 +140,17 @@ func (d *Dispatcher) Running() []string {
 	return ids
 }
 
+// Finished is the result of a background call this dispatcher ran, once it
+// has ended (nil: still running, or not one of this dispatcher's).
+func (d *Dispatcher) Finished(id string) *call.Result {
+	d.bg.mu.Lock()
+	defer d.bg.mu.Unlock()
+	if b := d.bg.tasks[id]; b != nil {
+		return b.out
+	}
+	return nil
+}
+
 // WaitBackground blocks until every background child has finished. Cancel
 // the dispatcher's lifetime context to stop them instead: each then ends
 // with status cancelled and a resume handle, so nothing is orphaned and
@@ -150,21 +168,21 @@ func (d *Dispatcher) Output(ctx context.Context, id string, wait time.Duration) 
 	if b != nil {
 		select {
 		case <-b.done:
-			return b.out.Result.Status, b.out.Text, nil
+			return b.out.Status, b.out.Text, nil
 		default:
 		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
 		case <-b.done:
-			return b.out.Result.Status, b.out.Text, nil
+			return b.out.Status, b.out.Text, nil
 		case <-t.C:
 		case <-ctx.Done():
 			return "", "", ctx.Err()
 		}
 		select {
 		case <-b.done:
-			return b.out.Result.Status, b.out.Text, nil
+			return b.out.Status, b.out.Text, nil
 		default:
 		}
 		return dispatch.StatusRunning, d.runningText(id, b.agent), nil
@@ -282,17 +300,31 @@ func (d *Dispatcher) Resume(ctx context.Context, id, prompt string) (*Outcome, e
 	return outcomeOf(r), nil
 }
 
-// ResumeBackground is Resume without waiting.
-func (d *Dispatcher) ResumeBackground(id, prompt string) error {
-	j, err := d.prepareResume(id, prompt)
-	if err != nil {
-		return err
-	}
-	d.startJob(j)
-	return nil
+// ResumeBackground is Resume without waiting: Start of a call that
+// resumes id.
+func (d *Dispatcher) ResumeBackground(ctx context.Context, id, prompt string) error {
+	_, err := d.goCall(ctx, call.Spec{Resume: id, Prompt: prompt})
+	return err
 }
 
 func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
+	rs, err := d.acquireResume(id, prompt)
+	if err != nil {
+		return nil, err
+	}
+	return d.prepareResumed(rs, call.Limits{}, "")
+}
+
+// resumption is a resume that may run: its task as loaded and its owner
+// record (call.StageAcquire).
+type resumption struct {
+	t      *dispatch.Task
+	own    *dispatch.Owner
+	prompt string
+}
+
+// acquireResume checks that task id may be resumed from here with prompt.
+func (d *Dispatcher) acquireResume(id, prompt string) (*resumption, error) {
 	if err := dispatch.CheckID(id); err != nil {
 		return nil, fmt.Errorf("cannot resume: %w", err)
 	}
@@ -321,6 +353,14 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 	if d.cfg.Allowed != nil && !allowed(d.cfg.Allowed, own.Agent) {
 		return nil, fmt.Errorf("task %s is a %s task, outside this agent's delegation scope (%s)", id, own.Agent, strings.Join(d.cfg.Allowed, ", "))
 	}
+	return &resumption{t: t, own: own, prompt: prompt}, nil
+}
+
+// prepareResumed takes a resumed task's lock and writes its records once,
+// its limits lowered to lim and its trace context tp (when set) included
+// (call.StagePrepare).
+func (d *Dispatcher) prepareResumed(rs *resumption, lim call.Limits, tp string) (*job, error) {
+	t, own, prompt, id := rs.t, rs.own, rs.prompt, rs.own.TaskID
 	td := t.Files()
 	unlock, err := dispatch.LockDir(td)
 	if err != nil {
@@ -350,6 +390,11 @@ func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
 	env.ResumeCount = runsSoFar(t)
 	env.Prompt = prompt
 	env.ResumePointer = fmt.Sprintf("session.jsonl, continued (resume %d, after %d turns of the last run)", env.ResumeCount, turns)
+	lowerLimits(env, lim)
+	if tp != "" {
+		// The child's spans hang below this call's (OpenTelemetry).
+		env.TraceParent = tp
+	}
 	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
 		unlock()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
@@ -152,7 +153,7 @@ agents:
 `
 	p := newProject(t, script, agents)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	id, err := d.Start(delegate.Request{Agent: "worker", Prompt: "work"})
+	id, err := d.Start(context.Background(), call.Spec{Agent: "worker", Prompt: "work"})
 	must(t, err)
 	// Wait until the child is inside its first tool call.
 	transcript := filepath.Join(dispatch.Dir(p.root, id), dispatch.SessionFile)

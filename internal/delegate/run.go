@@ -19,105 +19,16 @@ import (
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/pool"
-	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
-	"github.com/broodhq/brood/internal/telemetry"
 )
 
 // GroupsFile is where a child lists the process groups its Bash commands
 // started and that are not empty yet: if the child dies first, the parent
 // kills them, so nothing a subagent started outlives it.
 const GroupsFile = taskdir.Groups
-
-// run spawns the child through the pool, then verifies, records the
-// verdict and renders. It owns the task's lock (taken by prepare) and
-// releases it when the record is complete.
-func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
-	defer j.unlock()
-	defer d.warm.refill()
-	defer j.warm.release()
-	env, name := j.env, j.name
-	id := env.TaskID
-	emit := d.emitter(ctx)
-	emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
-	d.announce(id, name, env.Depth, env.MaxDepth)
-	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
-		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
-	}
-	out := &Outcome{TaskID: id}
-	// Exactly one stop event per start, whatever happens below.
-	defer func() {
-		ev := Event{Type: protocol.EvDispatchStop, TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
-		if out.Result != nil {
-			ev.Status, ev.Text = out.Result.Status, out.Result.Error
-			ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
-		}
-		if out.Output != nil {
-			ev.WallMS = out.Output.WallMS
-			ev.KilledBy = killedBy(out.Output)
-		}
-		emit(ev)
-		u := ev.Usage
-		telemetry.MarkChild(ctx, telemetry.Child{TaskID: id, Agent: name, Status: ev.Status, KilledBy: ev.KilledBy, Depth: env.Depth,
-			Usage: telemetry.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}})
-	}()
-	askCtx, endAsks := context.WithCancel(ctx)
-	defer endAsks()
-	s := &spawn{d: d, j: j, emit: emit, askCtx: askCtx, cfg: d.newConfigGuard()}
-	defer s.cfg.release()
-	unheld := d.unheldGitConfig(env)
-	o, err := s.start(ctx)
-	// The child's TMPDIR is its own scratch space, kept for no one: it goes
-	// when the run is settled (deferred: after its leftovers are killed and
-	// its result read), so what a child wrote there does not outlive it. A
-	// resume makes a fresh one.
-	defer d.removeTmp(j.td)
-	d.removeUnheld(env, unheld)
-	if s.overlayMountFailed(o) {
-		o, err = s.retryOnWorktree(ctx, o)
-	}
-	endAsks() // a question still open is void: its asker is gone
-	if s.ws != nil {
-		defer s.ws.Cleanup(context.WithoutCancel(ctx))
-	}
-	if o == nil {
-		// The log is written once per run: at the start, with the pid (how
-		// the run ended is output.json's and the verdict's), or here, for a
-		// run that never started.
-		j.lg.Finished = time.Now().UTC()
-		d.writeLog(j.td, j.lg)
-		status := dispatch.StatusFailed
-		if ctx.Err() != nil {
-			status = dispatch.StatusCancelled
-		}
-		res := d.recover(j, status, "never started: "+errText(err), true)
-		out.Result = res
-		d.record(j, out, verdictOf(j, res, nil, ""), "")
-		return out
-	}
-	// (An error with an outcome is only a failed output.json write: the
-	// child ran, and its result is judged as usual.)
-	killLeftovers(j.td, o.PID)
-	out.Output = o
-	res, v, want := d.judge(ctx, j, s, o)
-	isoMsg := ""
-	if s.ws != nil {
-		isoMsg = d.land(ctx, s.ws, j.td, res, out)
-		res.Isolation = isoMsg
-	}
-	res.Config = s.cfg.settle(s.ws)
-	v.Config = res.Config
-	out.Result, out.Failures = res, v.Reasons
-	out.Concerns = d.guardrails(j, res, &v, want)
-	d.mu.Lock()
-	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
-	d.mu.Unlock()
-	d.record(j, out, v, isoMsg)
-	return out
-}
 
 // removeTmp removes the child's tmp/ (its TMPDIR) from its task directory;
 // a failure is said on stderr, the run's outcome stands.

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
-	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -105,51 +105,51 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	}
 	if in.ResumeTaskID != "" {
 		if in.Background {
-			if err := t.d.ResumeBackground(in.ResumeTaskID, in.Prompt); err != nil {
+			if err := t.d.ResumeBackground(ctx, in.ResumeTaskID, in.Prompt); err != nil {
 				return tool.Errorf("%v", err)
 			}
 			return tool.Result{Content: backgroundNote(in.ResumeTaskID, "resumed")}
 		}
-		out, err := t.d.Resume(ctx, in.ResumeTaskID, in.Prompt)
+		r, err := t.d.Call(ctx, call.Spec{Resume: in.ResumeTaskID, Prompt: in.Prompt})
 		if err != nil {
 			return tool.Errorf("%v", err)
 		}
-		return tool.Result{Content: out.Text, IsError: untrusted(out)}
+		return tool.Result{Content: r.Text, IsError: untrusted(r)}
 	}
 	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
 	}
-	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx)), TraceParent: telemetry.TraceParent(ctx)}
+	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx))}
 	if in.Fork {
 		if t.d.cfg.IsFork {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")
 		}
-		req.Fork = true
-		req.History = History(ctx)
-		req.CallID = agent.CallID(ctx)
+		s.Fork = true
+		s.History = History(ctx)
+		s.CallID = agent.CallID(ctx)
 	}
-	if def, ok := t.d.cfg.Registry.Get(req.Agent); in.Background || (ok && def.Background) {
-		id, err := t.d.Start(req)
+	if def, ok := t.d.cfg.Registry.Get(s.Agent); in.Background || (ok && def.Background) {
+		id, err := t.d.Start(ctx, s)
 		if err != nil {
 			return tool.Errorf("%v", err)
 		}
 		return tool.Result{Content: backgroundNote(id, "started")}
 	}
-	out, err := t.d.Dispatch(ctx, req)
+	r, err := t.d.Call(ctx, s)
 	if err != nil {
 		return tool.Errorf("%v", err)
 	}
-	text := out.Text
-	if out.Result != nil {
-		text += staleNote(staleReads(History(ctx), t.d.cfg.Workspace, out.Result.FilesChanged))
+	text := r.Text
+	if r.Record != nil {
+		text += staleNote(staleReads(History(ctx), t.d.cfg.Workspace, r.Record.FilesChanged))
 	}
-	return tool.Result{Content: text, IsError: untrusted(out)}
+	return tool.Result{Content: text, IsError: untrusted(r)}
 }
 
-// untrusted reports whether an outcome is no result to rely on: it failed
+// untrusted reports whether a result is none to rely on: it failed
 // verification, or its parent's guardrails rejected it.
-func untrusted(out *Outcome) bool {
-	return len(out.Failures) > 0 || (out.Result != nil && out.Result.Status == dispatch.StatusRejected)
+func untrusted(r *call.Result) bool {
+	return len(r.Failures) > 0 || r.Status == dispatch.StatusRejected
 }
 
 func backgroundNote(id, verb string) string {

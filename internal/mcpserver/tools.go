@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 )
@@ -102,41 +103,38 @@ func (s *Server) task(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if in.SubagentType == "" {
 		in.SubagentType = "general-purpose"
 	}
-	r := delegate.Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation}
+	r := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation}
 	def, known := s.cfg.Registry.Get(r.Agent)
 	background := in.Background || (in.ResumeTaskID == "" && known && def.Background)
 	if background {
-		return s.startBackground(in, r)
+		return s.startBackground(ctx, in, r)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &watch{s: s, cancel: cancel, prog: newProgress(req)}
 	defer w.untrack()
 	ctx = delegate.WithEvents(ctx, func(e delegate.Event) { w.event(ctx, e) })
-	var out *delegate.Outcome
-	var err error
 	if in.ResumeTaskID != "" {
-		out, err = d.Resume(ctx, in.ResumeTaskID, in.Prompt)
-	} else {
-		out, err = d.Dispatch(ctx, r)
+		r = call.Spec{Resume: in.ResumeTaskID, Prompt: in.Prompt}
 	}
+	out, err := d.Call(ctx, r)
 	if err != nil {
 		return errorResult("%v", err), nil
 	}
-	rejected := out.Result != nil && out.Result.Status == dispatch.StatusRejected
+	rejected := out.Status == dispatch.StatusRejected
 	return textResult(out.Text, len(out.Failures) > 0 || rejected), nil
 }
 
-func (s *Server) startBackground(in taskInput, r delegate.Request) (*mcp.CallToolResult, error) {
+func (s *Server) startBackground(ctx context.Context, in taskInput, r call.Spec) (*mcp.CallToolResult, error) {
 	d := s.cfg.Dispatcher
 	id, verb := in.ResumeTaskID, "resumed"
 	if id != "" {
-		if err := d.ResumeBackground(id, in.Prompt); err != nil {
+		if err := d.ResumeBackground(ctx, id, in.Prompt); err != nil {
 			return errorResult("%v", err), nil
 		}
 	} else {
 		var err error
-		if id, err = d.Start(r); err != nil {
+		if id, err = d.Start(ctx, r); err != nil {
 			return errorResult("%v", err), nil
 		}
 		verb = "started"

@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
@@ -283,7 +284,7 @@ func (e *engine) dispatch(agentName, prompt string) (string, error) {
 	if e.disp == nil {
 		return "", errors.New("delegation is off here: this process is at the subagent depth cap")
 	}
-	return e.disp.Start(delegate.Request{Agent: agentName, Prompt: prompt, Description: firstLine(prompt, 60)})
+	return e.disp.Start(e.life, call.Spec{Agent: agentName, Prompt: prompt, Description: firstLine(prompt, 60)})
 }
 
 // kill stops a task in stages, in the background.

@@ -114,7 +114,7 @@ func (m *Model) resume(id, text string) {
 		m.notice(entryError, "delegation is off here: this process is at the subagent depth cap")
 		return
 	}
-	if err := m.eng.disp.ResumeBackground(id, text); err != nil {
+	if err := m.eng.disp.ResumeBackground(m.eng.life, id, text); err != nil {
 		m.notice(entryError, err.Error())
 		return
 	}

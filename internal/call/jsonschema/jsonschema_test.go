@@ -64,18 +64,9 @@ func TestWithSchemaRetriesOnTheSameTask(t *testing.T) {
 		{"gives up after two retries", []string{"x", "y", "z", `{"findings":[]}`}, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var prompts []string
-			n := 0
-			attempt := func(ctx context.Context, s call.Spec) (*call.Result, error) {
-				prompts = append(prompts, s.Prompt)
-				if n > 0 && s.Resume != "T1" {
-					t.Fatalf("retry %d resumes %q, want the same task T1", n, s.Resume)
-				}
-				r := &call.Result{TaskID: "T1", Status: "done", Summary: tc.answers[n]}
-				n++
-				return r, nil
-			}
-			r, err := call.WithSchema(context.Background(), jsonschema.Compile, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}, attempt)
+			l := &fakeLocal{t: t, answers: tc.answers}
+			r, err := call.Do(context.Background(), l, jsonschema.Compile, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)})
+			prompts := l.prompts
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,15 +87,47 @@ func TestWithSchemaRetriesOnTheSameTask(t *testing.T) {
 // refuses a call with a schema before it runs anything, and runs one
 // without.
 func TestWithSchemaNeedsACompiler(t *testing.T) {
-	ran := 0
-	attempt := func(ctx context.Context, s call.Spec) (*call.Result, error) {
-		ran++
-		return &call.Result{TaskID: "T1", Status: "done", Summary: "ok"}, nil
+	l := &fakeLocal{t: t, answers: []string{"ok"}}
+	if _, err := call.Do(context.Background(), l, nil, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}); !errors.Is(err, call.ErrNoCompiler) || l.n != 0 {
+		t.Fatalf("with a schema and no compiler: err %v after %d attempts; want ErrNoCompiler before any", err, l.n)
 	}
-	if _, err := call.WithSchema(context.Background(), nil, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}, attempt); !errors.Is(err, call.ErrNoCompiler) || ran != 0 {
-		t.Fatalf("with a schema and no compiler: err %v after %d attempts; want ErrNoCompiler before any", err, ran)
-	}
-	if r, err := call.WithSchema(context.Background(), nil, call.Spec{Agent: "a", Prompt: "go"}, attempt); err != nil || r.Attempts != 1 {
+	if r, err := call.Do(context.Background(), l, nil, call.Spec{Agent: "a", Prompt: "go"}); err != nil || r.Attempts != 1 {
 		t.Fatalf("without a schema: %v, %+v", err, r)
 	}
+}
+
+// fakeLocal runs attempts that answer in turn with answers, all of task T1.
+type fakeLocal struct {
+	t       *testing.T
+	answers []string
+	n       int
+	prompts []string
+}
+
+func (l *fakeLocal) Acquire(ctx context.Context, s call.Spec) (call.Attempt, error) {
+	l.prompts = append(l.prompts, s.Prompt)
+	if l.n > 0 && s.Resume != "T1" {
+		l.t.Fatalf("retry %d resumes %q, want the same task T1", l.n, s.Resume)
+	}
+	a := &fakeAttempt{summary: l.answers[l.n]}
+	l.n++
+	return a, nil
+}
+
+func (l *fakeLocal) Recorded(ctx context.Context, id string) (*call.Result, bool, error) {
+	return nil, false, nil
+}
+
+type fakeAttempt struct{ summary string }
+
+func (a *fakeAttempt) TaskID() string                    { return "T1" }
+func (a *fakeAttempt) Agent() string                     { return "a" }
+func (a *fakeAttempt) Prepare(ctx context.Context) error { return nil }
+func (a *fakeAttempt) Isolate(ctx context.Context)       {}
+func (a *fakeAttempt) Exec(ctx context.Context)          {}
+func (a *fakeAttempt) Judge(ctx context.Context)         {}
+func (a *fakeAttempt) Land(ctx context.Context)          {}
+func (a *fakeAttempt) Release()                          {}
+func (a *fakeAttempt) Record(ctx context.Context) *call.Result {
+	return &call.Result{TaskID: "T1", Status: "done", Summary: a.summary}
 }

@@ -114,11 +114,11 @@ func subagentRun(ctx context.Context, opts *Options) error {
 		return errors.New("delegation is off here: this process is at the subagent depth cap")
 	}
 	hk.Attach(d)
-	req := delegate.Request{Agent: opts.Agent, Prompt: opts.Prompt, Description: cmdutil.FirstNonEmpty(opts.Description, cmdutil.FirstLine(opts.Prompt, 80)), Isolation: opts.Isolation}
+	s := call.Spec{Agent: opts.Agent, Prompt: opts.Prompt, Description: cmdutil.FirstNonEmpty(opts.Description, cmdutil.FirstLine(opts.Prompt, 80)), Isolation: opts.Isolation}
 	if opts.Background {
-		return background(ctx, opts, d, req)
+		return background(ctx, opts, d, s)
 	}
-	r, err := d.Call(ctx, call.Spec{Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Isolation: req.Isolation})
+	r, err := d.Call(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -161,10 +161,10 @@ func fleetRun(ctx context.Context, opts *Options) error {
 }
 
 // background starts the task, prints its id at once, then waits for it.
-func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, req delegate.Request) error {
+func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, s call.Spec) error {
 	f := opts.Factory
 	d.SetLifetime(ctx)
-	id, err := d.Start(req)
+	id, err := d.Start(ctx, s)
 	if err != nil {
 		return err
 	}
