@@ -37,10 +37,10 @@ type attempt struct {
 	res  *dispatch.Result
 	v    dispatch.Verdict
 	want dispatch.Expect
-	// Land and Record.
-	isoMsg string
-	out    *Outcome
-	undo   []func() // run by Release, last first
+	// Land.
+	isoMsg, patch, hunks string
+	failures, concerns   []string
+	undo                 []func() // run by Release, last first
 }
 
 var _ call.Local = (*Dispatcher)(nil)
@@ -57,7 +57,7 @@ func (d *Dispatcher) Acquire(ctx context.Context, s call.Spec) (call.Attempt, er
 		a.rs = rs
 		return a, nil
 	}
-	def, err := d.definition(requestOf(s))
+	def, err := d.definition(s)
 	if err != nil {
 		return nil, err
 	}
@@ -103,9 +103,7 @@ func (a *attempt) Prepare(ctx context.Context) error {
 	if a.rs != nil {
 		j, err = d.prepareResumed(a.rs, s.Limits, tp)
 	} else {
-		req := requestOf(s)
-		req.limits, req.TraceParent = s.Limits, tp
-		j, err = d.prepareNew(req, a.def)
+		j, err = d.prepareNew(s, a.def, s.Limits, tp)
 	}
 	if err != nil {
 		return err
@@ -130,7 +128,6 @@ func (a *attempt) Isolate(ctx context.Context) {
 	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
 		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))
 	}
-	a.out = &Outcome{TaskID: id}
 	// Exactly one stop event per start, whatever happens after.
 	a.undo = append(a.undo, a.stopped)
 	askCtx, endAsks := context.WithCancel(ctx)
@@ -182,7 +179,6 @@ func (a *attempt) Judge(ctx context.Context) {
 	// (An error with an outcome is only a failed output.json write: the
 	// child ran, and its result is judged as usual.)
 	killLeftovers(j.td, a.o.PID)
-	a.out.Output = a.o
 	a.res, a.v, a.want = d.judge(ctx, j, a.s, a.o)
 }
 
@@ -194,13 +190,13 @@ func (a *attempt) Land(ctx context.Context) {
 	}
 	d, j, s, res := a.d, a.j, a.s, a.res
 	if s.ws != nil {
-		a.isoMsg = d.land(ctx, s.ws, j.td, res, a.out)
+		a.isoMsg, a.patch, a.hunks = d.land(ctx, s.ws, j.td, res)
 		res.Isolation = a.isoMsg
 	}
 	res.Config = s.cfg.settle(s.ws)
 	a.v.Config = res.Config
-	a.out.Failures = a.v.Reasons
-	a.out.Concerns = d.guardrails(j, res, &a.v, a.want)
+	a.failures = a.v.Reasons
+	a.concerns = d.guardrails(j, res, &a.v, a.want)
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()
@@ -208,9 +204,8 @@ func (a *attempt) Land(ctx context.Context) {
 
 // Record writes the parent's verdict and renders the result.
 func (a *attempt) Record(ctx context.Context) *call.Result {
-	a.out.Result = a.res
-	a.d.record(a.j, a.out, a.v, a.isoMsg)
-	return resultOf(a.out)
+	text := a.d.record(a.j, a.res, a.o, a.v, a.isoMsg, a.concerns, a.patch, a.hunks)
+	return resultOf(a.j.env.TaskID, a.res, a.o, text, a.failures, a.patch)
 }
 
 // Release undoes what the stages hold, last first: the copy, the TMPDIR,
@@ -224,15 +219,15 @@ func (a *attempt) Release() {
 
 // stopped emits the dispatch's one stop event and marks its span.
 func (a *attempt) stopped() {
-	d, env, name, id, out := a.d, a.j.env, a.j.name, a.j.env.TaskID, a.out
+	d, env, name, id := a.d, a.j.env, a.j.name, a.j.env.TaskID
 	ev := Event{Type: protocol.EvDispatchStop, TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
-	if out.Result != nil {
-		ev.Status, ev.Text = out.Result.Status, out.Result.Error
-		ev.Usage = out.Result.Usage.Add(out.Result.ChildUsage)
+	if res := a.res; res != nil {
+		ev.Status, ev.Text = res.Status, res.Error
+		ev.Usage = res.Usage.Add(res.ChildUsage)
 	}
-	if out.Output != nil {
-		ev.WallMS = out.Output.WallMS
-		ev.KilledBy = killedBy(out.Output)
+	if a.o != nil {
+		ev.WallMS = a.o.WallMS
+		ev.KilledBy = killedBy(a.o)
 	}
 	a.emit(ev)
 	u := ev.Usage

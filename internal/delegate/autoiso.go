@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
@@ -24,7 +25,7 @@ import (
 //
 // "none" runs in place, one writer at a time; "worktree" always isolates.
 // Read-only agents never need a copy.
-func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Definition, req Request) (inPlace bool) {
+func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Definition, req call.Spec) (inPlace bool) {
 	env.Isolation = ""
 	if env.ReadOnly {
 		return false

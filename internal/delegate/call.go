@@ -42,10 +42,6 @@ func seedTranscript(j *job, path, next string) error {
 	return j.td.WriteJSON(taskdir.Envelope, j.env, true)
 }
 
-func requestOf(s call.Spec) Request {
-	return Request{TaskID: s.TaskID, Agent: s.Agent, Prompt: s.Prompt, Description: s.Description, Context: s.Context, Isolation: s.Isolation, Together: s.Together, Fork: s.Fork, History: s.History, CallID: s.CallID, Background: s.Background}
-}
-
 // lowerLimits lowers env's limits to l's (never raises them) and reports
 // whether any changed.
 func lowerLimits(env *dispatch.Envelope, l call.Limits) bool {
@@ -62,25 +58,17 @@ func lowerLimits(env *dispatch.Envelope, l call.Limits) bool {
 	return changed
 }
 
-// resultOf turns a finished dispatch into a call result.
-func resultOf(o *Outcome) *call.Result {
-	r := &call.Result{TaskID: o.TaskID, Text: o.Text, Failures: o.Failures, Record: o.Result, Process: o.Output, Patch: o.patchState}
-	if res := o.Result; res != nil {
+// resultOf is a call's result from its records: the verified result, the
+// process's outcome, the rendered text, the verification failures and what
+// became of its patch.
+func resultOf(id string, res *dispatch.Result, o *dispatch.Output, text string, fails []string, patch string) *call.Result {
+	r := &call.Result{TaskID: id, Text: text, Failures: fails, Record: res, Process: o, Patch: patch}
+	if res != nil {
 		r.Agent, r.Status, r.Summary, r.Error = res.Agent, res.Status, res.Summary, res.Error
 		r.Usage = res.Usage.Add(res.ChildUsage)
 		r.FilesChanged = res.FilesChanged
 	}
 	return r
-}
-
-// outcomeOf is the inverse, for callers that still speak Outcome.
-func outcomeOf(r *call.Result) *Outcome {
-	return &Outcome{TaskID: r.TaskID, Result: r.Record, Output: r.Process, Text: r.Text, Failures: r.Failures}
-}
-
-// specOf is the call a Task-tool request makes.
-func specOf(req Request) call.Spec {
-	return call.Spec{TaskID: req.TaskID, Agent: req.Agent, Prompt: req.Prompt, Description: req.Description, Context: req.Context, Isolation: req.Isolation, Together: req.Together, Fork: req.Fork, History: req.History, CallID: req.CallID, Background: req.Background}
 }
 
 // recorded looks at an interrupted call's records: a task that finished is
@@ -123,8 +111,7 @@ func (d *Dispatcher) recorded(ctx context.Context, id string) (r *call.Result, s
 	if t.Trust == dispatch.TrustRejected && len(fails) == 0 {
 		fails = append(fails, t.Note)
 	}
-	o := &Outcome{TaskID: id, Result: res, Output: t.Output, Text: renderTask(t), Failures: fails}
-	return resultOf(o), true, nil
+	return resultOf(id, res, t.Output, renderTask(t), fails, ""), true, nil
 }
 
 // settled loads a task once no process runs it any more: a child whose

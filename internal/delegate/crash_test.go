@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
@@ -110,10 +111,10 @@ func TestParentKilledMidRun(t *testing.T) {
 				if tk.Status == dispatch.StatusDone {
 					continue
 				}
-				out, err := d.Resume(context.Background(), tk.ID, "continue where you stopped")
+				out, err := d.Call(context.Background(), call.Spec{Resume: tk.ID, Prompt: "continue where you stopped"})
 				must(t, err)
-				if out.Result.Status != dispatch.StatusDone {
-					t.Fatalf("%s: resume ended %s: %s", tk.ID, out.Result.Status, out.Text)
+				if out.Record.Status != dispatch.StatusDone {
+					t.Fatalf("%s: resume ended %s: %s", tk.ID, out.Record.Status, out.Text)
 				}
 			}
 			for _, tk := range tasks {

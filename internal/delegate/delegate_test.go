@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/settings"
@@ -144,15 +145,15 @@ agents:
 	d := p.dispatcher(s, 1, nil)
 	for _, c := range cases {
 		t.Run(c.agent, func(t *testing.T) {
-			out, err := d.Dispatch(context.Background(), delegate.Request{Agent: c.agent, Prompt: "go", Description: c.agent})
+			out, err := d.Call(context.Background(), call.Spec{Agent: c.agent, Prompt: "go", Description: c.agent})
 			must(t, err)
-			if out.Result.Status != c.status || out.Output.KilledBy != c.killedBy {
-				t.Fatalf("status %s killed_by %s, want %s %s\n%s", out.Result.Status, out.Output.KilledBy, c.status, c.killedBy, out.Text)
+			if out.Record.Status != c.status || out.Process.KilledBy != c.killedBy {
+				t.Fatalf("status %s killed_by %s, want %s %s\n%s", out.Record.Status, out.Process.KilledBy, c.status, c.killedBy, out.Text)
 			}
 			if !strings.Contains(out.Text, c.says) {
 				t.Errorf("partial summary lost the last thing said (%q):\n%s", c.says, out.Text)
 			}
-			if !strings.Contains(out.Text, "resume_task_id=\""+out.TaskID+"\"") || out.Result.ResumeHandle != out.TaskID {
+			if !strings.Contains(out.Text, "resume_task_id=\""+out.TaskID+"\"") || out.Record.ResumeHandle != out.TaskID {
 				t.Errorf("no resume handle:\n%s", out.Text)
 			}
 			// The child's result.json is its own; the parent's verdict is
@@ -236,7 +237,7 @@ agents:
 		t.Fatalf("scope not enforced:\n%s", r)
 	}
 	// And the root's own scope check: nothing outside the registry.
-	_, err := d.Dispatch(context.Background(), delegate.Request{Agent: "nonexistent", Prompt: "x"})
+	_, err := d.Call(context.Background(), call.Spec{Agent: "nonexistent", Prompt: "x"})
 	if err == nil || !strings.Contains(err.Error(), "unknown subagent_type") {
 		t.Fatalf("unknown agent: %v", err)
 	}
@@ -276,7 +277,7 @@ agents:
 	p := newProject(t, script, nil)
 	d := p.dispatcher(p.settings(nil), 1, nil)
 	// Warm up once so lazily created runtime state is not counted.
-	_, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+	_, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "x"})
 	must(t, err)
 	fds0, g0 := countFDs(t), goroutines()
 	const n = 200
@@ -289,13 +290,13 @@ agents:
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+			out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "x"})
 			if err != nil {
 				errs <- err
 				return
 			}
-			if out.Result.Status != "done" {
-				errs <- fmt.Errorf("%s: %s %s", out.TaskID, out.Result.Status, out.Result.Error)
+			if out.Record.Status != "done" {
+				errs <- fmt.Errorf("%s: %s %s", out.TaskID, out.Record.Status, out.Record.Error)
 			}
 		}()
 	}
@@ -328,7 +329,7 @@ func TestDispatchLineAndDebugLog(t *testing.T) {
 		Stderr: &stderr, DebugLog: logPath,
 	})
 	must(t, err)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "x"})
 	must(t, err)
 	want := "[DISPATCH] task=" + out.TaskID + " agent=explore depth=1/1"
 	if !strings.Contains(stderr.String(), want) {

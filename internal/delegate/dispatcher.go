@@ -252,65 +252,6 @@ func (d *Dispatcher) ChildUsage() model.Usage {
 	return d.childUsage
 }
 
-// Request is one dispatch as the Task tool asks for it.
-type Request struct {
-	// TaskID is the new task's id (default: a fresh one).
-	TaskID      string
-	Agent       string
-	Prompt      string
-	Description string
-	// Context is background the brief does not carry (Task's context):
-	// the child's system prompt has it as a CONTEXT section.
-	Context    string
-	Background bool
-	Isolation  string // "", "auto", "worktree" or "none"
-	// Together is how many writers were dispatched together with this one
-	// (the Task calls of one turn, the calls of one workflow phase); more
-	// than one isolates each of them under isolation "auto".
-	Together int
-	// Fork seeds the child with History (the caller's conversation up to
-	// and including the assistant turn that holds CallID).
-	Fork    bool
-	History []model.Message
-	CallID  string
-	// TraceParent is the W3C trace context of the Task call's span: the
-	// child's spans hang below it.
-	TraceParent string
-	// limits lower the envelope's before it is first written (a call's).
-	limits call.Limits
-}
-
-// Outcome is a finished dispatch.
-type Outcome struct {
-	TaskID string
-	Result *dispatch.Result
-	Output *dispatch.Output
-	// Text is what the parent model sees: the wrapped, verified summary.
-	Text     string
-	Failures []string
-	// RecordErr is set when the parent could not record its verdict (a
-	// full disk): the run is then never reported as done.
-	RecordErr error
-	// patchState and patchHunks say what became of an isolated child's
-	// patch (for the View).
-	patchState, patchHunks string
-	// Concerns are what the edge guardrails found (shape, scope, evidence,
-	// refused attempts); those whose policy is reject made the status
-	// rejected.
-	Concerns []string
-}
-
-// Dispatch runs one child to completion. A refusal (unknown agent, scope,
-// depth) is an error whose text the model can act on; once a child has
-// started, every ending is an Outcome.
-func (d *Dispatcher) Dispatch(ctx context.Context, req Request) (*Outcome, error) {
-	r, err := d.Call(ctx, specOf(req))
-	if err != nil {
-		return nil, err
-	}
-	return outcomeOf(r), nil
-}
-
 // job is a prepared dispatch: its records exist on disk, its process not yet.
 type job struct {
 	name   string
@@ -328,17 +269,9 @@ type job struct {
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
-func (d *Dispatcher) prepare(req Request) (*job, error) {
-	def, err := d.definition(req)
-	if err != nil {
-		return nil, err
-	}
-	return d.prepareNew(req, def)
-}
-
 // definition is the agent definition a new dispatch runs, once the depth
 // cap and the delegation scope allow it (call.StageAcquire).
-func (d *Dispatcher) definition(req Request) (*registry.Definition, error) {
+func (d *Dispatcher) definition(req call.Spec) (*registry.Definition, error) {
 	if req.Fork && req.Agent == "" {
 		if !d.CanDelegate() {
 			_, err := d.check(req)
@@ -349,8 +282,10 @@ func (d *Dispatcher) definition(req Request) (*registry.Definition, error) {
 	return d.check(req)
 }
 
-// prepareNew writes a new dispatch's records (call.StagePrepare).
-func (d *Dispatcher) prepareNew(req Request, def *registry.Definition) (*job, error) {
+// prepareNew writes a new dispatch's records (call.StagePrepare), each
+// once: its limits lowered to lim and its trace context tp in the
+// envelope's first write.
+func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim call.Limits, tp string) (*job, error) {
 	// The pool's one-time containment probe runs while the records are
 	// written, not after them in the first child's spawn.
 	d.cfg.Pool.Warm()
@@ -373,8 +308,8 @@ func (d *Dispatcher) prepareNew(req Request, def *registry.Definition) (*job, er
 	if req.Background {
 		env.Background = true
 	}
-	env.TraceParent = req.TraceParent
-	lowerLimits(env, req.limits)
+	env.TraceParent = tp
+	lowerLimits(env, lim)
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
@@ -429,7 +364,7 @@ func (d *Dispatcher) prepareNew(req Request, def *registry.Definition) (*job, er
 
 // ownerOf is the parent's own record of a new dispatch: what a resume and
 // a listing trust, since the child may rewrite its envelope.
-func ownerOf(env *dispatch.Envelope, def *registry.Definition, req Request) dispatch.Owner {
+func ownerOf(env *dispatch.Envelope, def *registry.Definition, req call.Spec) dispatch.Owner {
 	o := dispatch.Owner{
 		TaskID: env.TaskID, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt, Context: req.Context,
 		Model: env.Model, Effort: env.Effort, ParentTaskID: env.ParentTaskID, SourceAgent: env.SourceAgent,
@@ -446,7 +381,7 @@ func ownerOf(env *dispatch.Envelope, def *registry.Definition, req Request) disp
 
 // check applies the depth cap and the delegation scope (defence in depth:
 // the Task tool is only registered below the cap in the first place).
-func (d *Dispatcher) check(req Request) (*registry.Definition, error) {
+func (d *Dispatcher) check(req call.Spec) (*registry.Definition, error) {
 	if !d.CanDelegate() {
 		return nil, fmt.Errorf("delegation refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth); do the work yourself", d.cfg.Depth, d.cfg.MaxDepth)
 	}

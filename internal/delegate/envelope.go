@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/registry"
@@ -25,7 +26,7 @@ func isDelegationTool(name string) bool {
 }
 
 // envelope builds the handoff for one dispatch.
-func (d *Dispatcher) envelope(id string, def *registry.Definition, req Request) *dispatch.Envelope {
+func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec) *dispatch.Envelope {
 	s := d.cfg.Settings
 	depth := d.cfg.Depth + 1
 	tools := d.childTools(def, depth)
@@ -197,7 +198,7 @@ func (d *Dispatcher) inheritedSystem() string {
 // childSystem is the child's system prompt: its definition's body (or the
 // parent's prompt when the body is empty), the project's instruction files
 // when it gets them, then the focused block.
-func childSystem(def *registry.Definition, parentSystem, projectFiles string, req Request, workspace string, tools []string) string {
+func childSystem(def *registry.Definition, parentSystem, projectFiles string, req call.Spec, workspace string, tools []string) string {
 	base := def.Prompt
 	if strings.TrimSpace(base) == "" {
 		base = parentSystem

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
@@ -46,7 +47,7 @@ func verbatimFork(def *registry.Definition) bool {
 
 // prepareFork turns an envelope into a fork's: it writes the seed and sets
 // the system prompt, tools and history policy.
-func (d *Dispatcher) prepareFork(env *dispatch.Envelope, def *registry.Definition, req Request, td *taskdir.Dir) error {
+func (d *Dispatcher) prepareFork(env *dispatch.Envelope, def *registry.Definition, req call.Spec, td *taskdir.Dir) error {
 	seed := forkSeed{Messages: redactMessages(req.History, d.cfg.Redact), CallID: req.CallID}
 	if err := td.WriteJSON(ForkFile, seed, true); err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/settings"
@@ -33,7 +32,7 @@ agents:
 	git(t, p.root, "add", "-A")
 	git(t, p.root, "commit", "-qm", "init")
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "try to write"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "try to write"})
 	must(t, err)
 	if !strings.Contains(out.Text, "Permission denied") {
 		t.Fatalf("the write was not denied by the sandbox:\n%s", out.Text)
@@ -44,8 +43,8 @@ agents:
 	if dispatch.Exists(filepath.Join(p.root, "file.txt")) {
 		t.Fatal("file.txt exists: the read-only child wrote")
 	}
-	if !strings.HasPrefix(out.Result.Sandbox, "landlock") {
-		t.Fatalf("result.json does not record the sandbox: %q", out.Result.Sandbox)
+	if !strings.HasPrefix(out.Record.Sandbox, "landlock") {
+		t.Fatalf("result.json does not record the sandbox: %q", out.Record.Sandbox)
 	}
 	if len(out.Failures) > 0 {
 		t.Fatalf("verification: %v", out.Failures)
@@ -86,12 +85,12 @@ agents:
 			d := p.dispatcher(p.settings(func(s *settings.Settings) { s.Isolation.ForceWorktree = force }), 1, nil)
 
 			var wg sync.WaitGroup
-			outs := make([]*delegate.Outcome, 2)
+			outs := make([]*call.Result, 2)
 			for i, which := range []string{"first", "second"} {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					o, err := d.Dispatch(context.Background(), delegate.Request{Agent: "editor", Prompt: "edit", Description: which})
+					o, err := d.Call(context.Background(), call.Spec{Agent: "editor", Prompt: "edit", Description: which})
 					if err != nil {
 						t.Error(err)
 						return
@@ -118,7 +117,7 @@ agents:
 			// A third writer edits a line the first one changed, from a
 			// base where... both landed already, so change the same line
 			// under it: the parent edits it while the child's copy differs.
-			clash, err := d.Dispatch(context.Background(), delegate.Request{Agent: "editor", Prompt: "edit", Description: "clash"})
+			clash, err := d.Call(context.Background(), call.Spec{Agent: "editor", Prompt: "edit", Description: "clash"})
 			must(t, err)
 			if !strings.Contains(clash.Text, "applied") {
 				t.Fatalf("a clean third edit should apply:\n%s", clash.Text)
@@ -165,7 +164,7 @@ agents:
 		t.Fatalf("the parent's file was touched: %q", b)
 	}
 	// Resuming after a conflict starts from a fresh copy and keeps the old.
-	again, err := d.Resume(context.Background(), id, "try again")
+	again, err := d.Call(context.Background(), call.Spec{Resume: id, Prompt: "try again"})
 	must(t, err)
 	if strings.Contains(again.Text, "never started") || !strings.Contains(again.Text, "earlier run's copy is kept") {
 		t.Fatalf("resume after a conflict:\n%s", again.Text)
@@ -185,7 +184,7 @@ agents:
 	p := newProject(t, script, agents)
 	must(t, os.RemoveAll(filepath.Join(p.root, ".git")))
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "editor", Prompt: "write"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "editor", Prompt: "write"})
 	must(t, err)
 	if !strings.Contains(out.Text, "not a git repository") || !dispatch.Exists(filepath.Join(p.root, "new.txt")) {
 		t.Fatalf("expected an in-place run with a note:\n%s", out.Text)
@@ -209,14 +208,14 @@ agents:
 `
 	p := newProject(t, script, agents)
 	d := p.dispatcher(p.settings(func(s *settings.Settings) { s.Isolation.NoLandlock = true }), 1, nil)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "sneaky", Prompt: "try"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "sneaky", Prompt: "try"})
 	must(t, err)
 	for _, f := range []string{"file.txt", "other.txt"} {
 		if dispatch.Exists(filepath.Join(p.root, f)) {
 			t.Fatalf("%s was written by a read-only agent:\n%s", f, out.Text)
 		}
 	}
-	if !strings.Contains(out.Result.Sandbox, "unavailable") || !strings.Contains(out.Result.Sandbox, "Bash withdrawn") {
-		t.Fatalf("result does not record the missing sandbox: %q", out.Result.Sandbox)
+	if !strings.Contains(out.Record.Sandbox, "unavailable") || !strings.Contains(out.Record.Sandbox, "Bash withdrawn") {
+		t.Fatalf("result does not record the missing sandbox: %q", out.Record.Sandbox)
 	}
 }

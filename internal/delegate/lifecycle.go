@@ -288,31 +288,15 @@ func concernsOf(t *dispatch.Task) []string {
 	return t.Verdict.Concerns
 }
 
-// Resume continues an earlier dispatch with a follow-up prompt: same
-// directory, same transcript (appended), a fresh turn budget. It works from
-// the records alone, so it works after the parent that started the task was
-// killed. A running task or an unknown id is an error.
-func (d *Dispatcher) Resume(ctx context.Context, id, prompt string) (*Outcome, error) {
-	r, err := d.Call(ctx, call.Spec{Resume: id, Prompt: prompt})
-	if err != nil {
-		return nil, err
-	}
-	return outcomeOf(r), nil
-}
-
-// ResumeBackground is Resume without waiting: Start of a call that
-// resumes id.
+// ResumeBackground continues an earlier task in the background with a
+// follow-up prompt (Call with Spec.Resume, waited for, is the same in the
+// foreground): same directory, same transcript (appended), a fresh turn
+// budget. It works from the records alone, so it works after the parent
+// that started the task was killed. A running task or an unknown id is an
+// error.
 func (d *Dispatcher) ResumeBackground(ctx context.Context, id, prompt string) error {
 	_, err := d.goCall(ctx, call.Spec{Resume: id, Prompt: prompt})
 	return err
-}
-
-func (d *Dispatcher) prepareResume(id, prompt string) (*job, error) {
-	rs, err := d.acquireResume(id, prompt)
-	if err != nil {
-		return nil, err
-	}
-	return d.prepareResumed(rs, call.Limits{}, "")
 }
 
 // resumption is a resume that may run: its task as loaded and its owner
@@ -443,11 +427,11 @@ func (d *Dispatcher) resumeEnvelope(own *dispatch.Owner, old *dispatch.Envelope)
 			return nil, 0, fmt.Errorf("cannot resume task %s: agent %q is no longer defined (see brood agents)", own.TaskID, own.Agent)
 		}
 	}
-	env := d.envelope(own.TaskID, def, Request{Agent: def.Name, Prompt: own.Brief, Description: own.Description, Context: own.Context})
+	env := d.envelope(own.TaskID, def, call.Spec{Agent: def.Name, Prompt: own.Brief, Description: own.Description, Context: own.Context})
 	if own.Model != "" {
 		env.Model, env.Effort = own.Model, own.Effort
 	}
-	if d.chooseIsolation(env, def, Request{Isolation: own.Isolation}) {
+	if d.chooseIsolation(env, def, call.Spec{Isolation: own.Isolation}) {
 		d.leaveInPlace() // a resume runs alone; it is not counted
 	}
 	if old == nil {

@@ -100,21 +100,21 @@ agents:
 `
 	p := newProject(t, script, agents)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	first, err := d.Dispatch(context.Background(), delegate.Request{Agent: "stepper", Prompt: "go"})
+	first, err := d.Call(context.Background(), call.Spec{Agent: "stepper", Prompt: "go"})
 	must(t, err)
-	if first.Result.Status != "partial" || first.Result.ResumeHandle != first.TaskID {
-		t.Fatalf("first run: %s, handle %q", first.Result.Status, first.Result.ResumeHandle)
+	if first.Record.Status != "partial" || first.Record.ResumeHandle != first.TaskID {
+		t.Fatalf("first run: %s, handle %q", first.Record.Status, first.Record.ResumeHandle)
 	}
-	if _, err := d.Resume(context.Background(), "01ARZ3NDEKTSV4RRFFQ69G5FAV", "x"); err == nil || !strings.Contains(err.Error(), "no task") {
+	if _, err := d.Call(context.Background(), call.Spec{Resume: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Prompt: "x"}); err == nil || !strings.Contains(err.Error(), "no task") {
 		t.Fatalf("unknown id: %v", err)
 	}
-	if _, err := d.Resume(context.Background(), "../dispatch/"+first.TaskID, "x"); err == nil || !strings.Contains(err.Error(), "not a task id") {
+	if _, err := d.Call(context.Background(), call.Spec{Resume: "../dispatch/" + first.TaskID, Prompt: "x"}); err == nil || !strings.Contains(err.Error(), "not a task id") {
 		t.Fatalf("a path as id: %v", err)
 	}
-	again, err := d.Resume(context.Background(), first.TaskID, "carry on")
+	again, err := d.Call(context.Background(), call.Spec{Resume: first.TaskID, Prompt: "carry on"})
 	must(t, err)
-	if again.TaskID != first.TaskID || again.Result.Status != "done" {
-		t.Fatalf("resume: %s %s\n%s", again.TaskID, again.Result.Status, again.Text)
+	if again.TaskID != first.TaskID || again.Record.Status != "done" {
+		t.Fatalf("resume: %s %s\n%s", again.TaskID, again.Record.Status, again.Text)
 	}
 	if !strings.Contains(again.Text, "step two, after:") {
 		t.Fatalf("resume lost its place or its follow-up:\n%s", again.Text)
@@ -220,23 +220,23 @@ agents:
 `
 	p := newProject(t, script, agents)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	cp, err := d.Dispatch(context.Background(), delegate.Request{Agent: "deployer", Prompt: "deploy"})
+	cp, err := d.Call(context.Background(), call.Spec{Agent: "deployer", Prompt: "deploy"})
 	must(t, err)
-	c := cp.Result.Checkpoint
-	if cp.Result.Status != "checkpoint" || c == nil || c.Type != "decision" || c.Completed != 1 || c.Total != 3 ||
+	c := cp.Record.Checkpoint
+	if cp.Record.Status != "checkpoint" || c == nil || c.Type != "decision" || c.Completed != 1 || c.Total != 3 ||
 		len(c.Tasks) != 1 || c.Tasks[0].Commit != "abc1234" || !strings.Contains(c.Blocker, "region") {
-		t.Fatalf("checkpoint not parsed: %s %+v", cp.Result.Status, c)
+		t.Fatalf("checkpoint not parsed: %s %+v", cp.Record.Status, c)
 	}
-	if !strings.Contains(cp.Text, "CHECKPOINT REACHED") || cp.Result.ResumeHandle == "" {
+	if !strings.Contains(cp.Text, "CHECKPOINT REACHED") || cp.Record.ResumeHandle == "" {
 		t.Fatalf("checkpoint not rendered with a resume handle:\n%s", cp.Text)
 	}
-	fx, err := d.Dispatch(context.Background(), delegate.Request{Agent: "fixer", Prompt: "fix"})
+	fx, err := d.Call(context.Background(), call.Spec{Agent: "fixer", Prompt: "fix"})
 	must(t, err)
-	if fx.Result.Status != "checkpoint" || fx.Result.Checkpoint == nil || !strings.Contains(fx.Result.Checkpoint.Blocker, "fix-attempt limit") {
-		t.Fatalf("fix loop not stopped: %s %+v\n%s", fx.Result.Status, fx.Result.Checkpoint, fx.Text)
+	if fx.Record.Status != "checkpoint" || fx.Record.Checkpoint == nil || !strings.Contains(fx.Record.Checkpoint.Blocker, "fix-attempt limit") {
+		t.Fatalf("fix loop not stopped: %s %+v\n%s", fx.Record.Status, fx.Record.Checkpoint, fx.Text)
 	}
-	if fx.Result.Turns > 4 {
-		t.Fatalf("fixer ran %d turns past the limit", fx.Result.Turns)
+	if fx.Record.Turns > 4 {
+		t.Fatalf("fixer ran %d turns past the limit", fx.Record.Turns)
 	}
 }
 

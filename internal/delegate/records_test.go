@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -21,11 +20,11 @@ import (
 func TestParentRecordsPerChild(t *testing.T) {
 	p := newProject(t, spawnScript, nil)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "Read README.md and say what it is."})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "Read README.md and say what it is."})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Result == nil || out.Result.Status != dispatch.StatusDone {
+	if out.Record == nil || out.Record.Status != dispatch.StatusDone {
 		t.Fatalf("outcome: %+v", out)
 	}
 	td := taskdir.Open(p.root).MustTask(out.TaskID)

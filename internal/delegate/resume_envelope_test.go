@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/sandbox"
 )
@@ -33,9 +33,9 @@ agents:
 `
 	p := newProject(t, script, nil)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	first, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+	first, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "x"})
 	must(t, err)
-	again, err := d.Resume(context.Background(), first.TaskID, "go on")
+	again, err := d.Call(context.Background(), call.Spec{Resume: first.TaskID, Prompt: "go on"})
 	must(t, err)
 	if dispatch.Exists(filepath.Join(p.root, "pwned.txt")) || !strings.Contains(again.Text, `agent="explore"`) {
 		t.Fatalf("the rewritten envelope changed what the resume ran:\n%s", again.Text)
@@ -56,9 +56,9 @@ agents:
 	git(t, p.root, "add", "-A")
 	git(t, p.root, "commit", "-qm", "init")
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	first, err := d.Dispatch(context.Background(), delegate.Request{Agent: "ed", Prompt: "x", Isolation: "worktree"})
+	first, err := d.Call(context.Background(), call.Spec{Agent: "ed", Prompt: "x", Isolation: "worktree"})
 	must(t, err)
-	again, err := d.Resume(context.Background(), first.TaskID, "go on")
+	again, err := d.Call(context.Background(), call.Spec{Resume: first.TaskID, Prompt: "go on"})
 	must(t, err)
 	if !strings.Contains(again.Text, "Isolation: overlay copy") && !strings.Contains(again.Text, "Isolation: worktree copy") {
 		t.Fatalf("the resume ran without the isolation the task was dispatched with:\n%s", again.Text)
@@ -84,12 +84,12 @@ agents:
 	// .env, whose values its redactor knows.
 	must(t, os.WriteFile(filepath.Join(p.root, ".env"), []byte("DEPLOY_TOKEN=sekrit-value-123\n"), 0o600))
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "x"})
 	must(t, err)
 	b, err := os.ReadFile(filepath.Join(dispatch.Dir(p.root, out.TaskID), dispatch.ResultFile))
 	must(t, err)
-	if out.Result.Status != "checkpoint" {
-		t.Fatalf("status %s", out.Result.Status)
+	if out.Record.Status != "checkpoint" {
+		t.Fatalf("status %s", out.Record.Status)
 	}
 	if strings.Contains(string(b), "sekrit-value-123") || strings.Contains(out.Text, "sekrit-value-123") {
 		t.Fatalf("the secret leaked:\n%s\n%s", b, out.Text)

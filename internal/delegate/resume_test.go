@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
@@ -35,14 +35,14 @@ agents:
 `
 	p := newProject(t, script, nil)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	first, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+	first, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "x"})
 	must(t, err)
 	var disk dispatch.Envelope
 	must(t, dispatch.ReadJSON(filepath.Join(dispatch.Dir(p.root, first.TaskID), dispatch.EnvelopeFile), &disk))
 	if disk.ReadOnly {
 		t.Fatalf("the scenario needs the child to have rewritten its envelope:\n%s", first.Text)
 	}
-	again, err := d.Resume(context.Background(), first.TaskID, "go on")
+	again, err := d.Call(context.Background(), call.Spec{Resume: first.TaskID, Prompt: "go on"})
 	must(t, err)
 	if dispatch.Exists(filepath.Join(p.root, "pwned.txt")) {
 		t.Fatalf("a resumed read-only child wrote to the project:\n%s", again.Text)
@@ -58,7 +58,7 @@ agents:
 func TestQueuedTaskAndConcurrentResume(t *testing.T) {
 	p := newProject(t, "agents:\n  explore:\n    - say: done\n", nil)
 	d := p.dispatcher(p.settings(nil), 1, nil)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "x"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "x"})
 	must(t, err)
 	dir := dispatch.Dir(p.root, out.TaskID)
 	unlock, err := dispatch.LockTask(dir)
@@ -72,7 +72,7 @@ func TestQueuedTaskAndConcurrentResume(t *testing.T) {
 	if tk.Status != dispatch.StatusQueued {
 		t.Fatalf("status %s, want queued while its owner holds it", tk.Status)
 	}
-	if _, err := d.Resume(context.Background(), out.TaskID, "again"); err == nil {
+	if _, err := d.Call(context.Background(), call.Spec{Resume: out.TaskID, Prompt: "again"}); err == nil {
 		t.Fatal("resumed a task another process owns")
 	}
 	unlock()
@@ -104,10 +104,10 @@ agents:
 	d := p.dispatcher(p.settings(func(s *settings.Settings) {
 		s.Pool.HeartbeatTimeout = settings.Duration{Duration: time.Second}
 	}), 1, nil)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "hang", Prompt: "x"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "hang", Prompt: "x"})
 	must(t, err)
-	if out.Output.KilledBy != "lifeguard" {
-		t.Fatalf("killed_by %s", out.Output.KilledBy)
+	if out.Process.KilledBy != "lifeguard" {
+		t.Fatalf("killed_by %s", out.Process.KilledBy)
 	}
 	needle := fmt.Sprintf("sleep %d", secs)
 	waitUntil(t, 10*time.Second, func() bool { return !processRunning(needle) })
@@ -144,18 +144,18 @@ agents:
 	git(t, p.root, "add", "-A")
 	git(t, p.root, "commit", "-qm", "init")
 	d := p.dispatcher(p.settings(func(s *settings.Settings) { s.Isolation.ForceWorktree = true }), 1, nil)
-	first, err := d.Dispatch(context.Background(), delegate.Request{Agent: "editor", Prompt: "write"})
+	first, err := d.Call(context.Background(), call.Spec{Agent: "editor", Prompt: "write"})
 	must(t, err)
-	if first.Result.Status != "partial" {
-		t.Fatalf("first run %s:\n%s", first.Result.Status, first.Text)
+	if first.Record.Status != "partial" {
+		t.Fatalf("first run %s:\n%s", first.Record.Status, first.Text)
 	}
 	if !dispatch.Exists(filepath.Join(p.root, "one.txt")) {
 		t.Fatalf("the first run's work did not land:\n%s", first.Text)
 	}
-	second, err := d.Resume(context.Background(), first.TaskID, "go on")
+	second, err := d.Call(context.Background(), call.Spec{Resume: first.TaskID, Prompt: "go on"})
 	must(t, err)
-	if second.Result.Status != "done" || !dispatch.Exists(filepath.Join(p.root, "two.txt")) {
-		t.Fatalf("resume: %s:\n%s", second.Result.Status, second.Text)
+	if second.Record.Status != "done" || !dispatch.Exists(filepath.Join(p.root, "two.txt")) {
+		t.Fatalf("resume: %s:\n%s", second.Record.Status, second.Text)
 	}
 }
 

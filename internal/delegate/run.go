@@ -291,50 +291,49 @@ func verdictOf(j *job, res *dispatch.Result, fails []string, hash string) dispat
 // record writes the verdict (the parent's own record, out of the child's
 // reach) and renders what the parent model sees. A verdict that cannot be
 // written is said in the outcome, never passed over.
-func (d *Dispatcher) record(j *job, out *Outcome, v dispatch.Verdict, isoMsg string) {
-	res := out.Result
+func (d *Dispatcher) record(j *job, res *dispatch.Result, o *dispatch.Output, v dispatch.Verdict, isoMsg string, concerns []string, patch, hunks string) string {
 	notes := slices.Clone(j.env.Notes)
 	if err := d.cfg.Owners.WriteVerdict(j.env.TaskID, v); err != nil {
+		// The run is then never reported as done.
 		notes = append(notes, "the parent could not record its verdict: "+err.Error())
-		out.RecordErr = err
 		if res.Status == dispatch.StatusDone {
 			res.Status = dispatch.StatusFailed
 			res.Error = firstNonEmpty(res.Error, "the parent could not record the result: "+err.Error())
 		}
 	}
 	dur := time.Duration(0)
-	if out.Output != nil {
-		dur = time.Duration(out.Output.WallMS) * time.Millisecond
+	if o != nil {
+		dur = time.Duration(o.WallMS) * time.Millisecond
 	}
-	out.Text = dispatch.View{
+	return dispatch.View{
 		SummaryPath: d.longSummary(j.env.TaskID, res),
 		Result:      res, Duration: dur, InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: j.td.File(taskdir.Result), Transcript: j.td.File(taskdir.Session), Verification: v.Reasons,
-		IsolationMsg: isoMsg, Notes: notes, Concerns: out.Concerns,
-		Patch: out.patchState, PatchHunks: out.patchHunks,
+		IsolationMsg: isoMsg, Notes: notes, Concerns: concerns,
+		Patch: patch, PatchHunks: hunks,
 	}.Render()
 }
 
-// land brings an isolated child's changes back, or keeps its copy.
-func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir, res *dispatch.Result, out *Outcome) string {
+// land brings an isolated child's changes back, or keeps its copy: what
+// the status line says of it, and what became of its patch (patchView).
+func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdir.Dir, res *dispatch.Result) (msg, patch, hunks string) {
 	switch res.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 		msg, io := d.bringBack(ctx, ws, td)
-		out.patchState, out.patchHunks = patchView(io)
+		patch, hunks = patchView(io)
 		if io != nil && ws.Mode != isolate.ModeNone && (io.Applied || len(io.Files) > 0) {
 			// The patch is the truth of what the child changed: the
 			// child's own account of its view (an overlay follows the
 			// parent's tree) could hold the parent's edits.
 			res.FilesChanged = nonNil(io.Files)
 		}
-		return msg
+		return msg, patch, hunks
 	}
-	out.patchState = "not-applied"
 	// Half-done work of a child that failed or was stopped does not land
 	// in the user's tree on its own; it is kept, and a resume starts from a
 	// fresh copy.
 	ws.Keep()
-	return fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, td.File(taskdir.Isolate))
+	return fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, td.File(taskdir.Isolate)), call.PatchNotApplied, ""
 }
 
 // killedBy names who stopped a child: the pool's lifeguard, timeout or

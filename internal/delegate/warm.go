@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/pool"
@@ -200,7 +201,7 @@ func (ws *warmSet) refresh() {
 	if !ok {
 		return
 	}
-	want := ws.d.childCommand(ws.d.envelope("", def, Request{Prompt: "(warm)"}), "", "")
+	want := ws.d.childCommand(ws.d.envelope("", def, call.Spec{Prompt: "(warm)"}), "", "")
 	ws.mu.Lock()
 	var stale []*warmSlot
 	for _, s := range slices.Clone(ws.idle) {
@@ -317,7 +318,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 		return nil, fmt.Errorf("no %s agent to keep warm", warmAgent)
 	}
 	id := dispatch.NewID()
-	env := d.envelope(id, def, Request{Prompt: "(warm)"})
+	env := d.envelope(id, def, call.Spec{Prompt: "(warm)"})
 	shape := warmShape(env)
 	if shape == "" {
 		return nil, fmt.Errorf("%s children cannot start warm here (isolated)", warmAgent)
@@ -384,7 +385,7 @@ func warmShape(env *dispatch.Envelope) string {
 // takeWarm gives a prepared dispatch an idle warm child of its shape: the
 // task takes the slot's id and directory. Called by prepare before the
 // task's records are written.
-func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req Request) *warmSlot {
+func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req call.Spec) *warmSlot {
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}

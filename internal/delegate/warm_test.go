@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/settings"
@@ -61,19 +62,19 @@ func TestWarmDispatch(t *testing.T) {
 	p := newProject(t, warmScript, nil)
 	d := warmDispatcher(t, p, 1)
 	idle := waitIdle(t, d, 1)
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: "explore", Prompt: "look", Description: "look"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "look", Description: "look"})
 	must(t, err)
-	if out.Result.Status != dispatch.StatusDone || out.Output == nil || out.Output.PID != idle[0] {
-		t.Fatalf("explore: status %s, output %+v; the idle warm child was %v", out.Result.Status, out.Output, idle)
+	if out.Record.Status != dispatch.StatusDone || out.Process == nil || out.Process.PID != idle[0] {
+		t.Fatalf("explore: status %s, output %+v; the idle warm child was %v", out.Record.Status, out.Process, idle)
 	}
 	next := waitIdle(t, d, 1)
 	if next[0] == idle[0] {
 		t.Fatal("the warm child that took a task is still idle")
 	}
-	w, err := d.Dispatch(context.Background(), delegate.Request{Agent: "general-purpose", Prompt: "do", Description: "do", Isolation: "none"})
+	w, err := d.Call(context.Background(), call.Spec{Agent: "general-purpose", Prompt: "do", Description: "do", Isolation: "none"})
 	must(t, err)
-	if w.Output == nil || slices.Contains(next, w.Output.PID) {
-		t.Fatalf("a writer took a read-only warm child: %+v (idle %v)", w.Output, next)
+	if w.Process == nil || slices.Contains(next, w.Process.PID) {
+		t.Fatalf("a writer took a read-only warm child: %+v (idle %v)", w.Process, next)
 	}
 	d.Close()
 	if pids := d.WarmIdle(); len(pids) != 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/mcpspec"
@@ -89,7 +90,7 @@ func subagentProject(t *testing.T, trusted bool, configured map[string]mcpspec.S
 
 func dispatchText(t *testing.T, d *delegate.Dispatcher, agent string) string {
 	t.Helper()
-	out, err := d.Dispatch(context.Background(), delegate.Request{Agent: agent, Prompt: "use the notes server", Description: "notes"})
+	out, err := d.Call(context.Background(), call.Spec{Agent: agent, Prompt: "use the notes server", Description: "notes"})
 	must(t, err)
 	return out.Text
 }
