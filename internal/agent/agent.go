@@ -356,10 +356,10 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 		}
 	}
 	done := make(chan toolDone, len(uses))
-	ctx = context.WithValue(ctx, historyKey{}, slicesClone(r.msgs))
+	history := slicesClone(r.msgs)
 	for i, u := range uses {
 		go func() {
-			res, ran := r.runTool(context.WithValue(ctx, callIDKey{}, u.ID), u)
+			res, ran := r.runTool(ctx, r.cfg.Env.ForCall(&tool.Call{ID: u.ID, History: history}), u)
 			done <- toolDone{i, res, ran}
 		}()
 	}
@@ -380,16 +380,16 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 	return results, true
 }
 
-func (r *run) runTool(ctx context.Context, u model.Part) (tool.Result, json.RawMessage) {
+func (r *run) runTool(ctx context.Context, env *tool.Env, u model.Part) (tool.Result, json.RawMessage) {
 	ctx, span := r.cfg.Telemetry.Tool(ctx, u.Name, u.ID)
-	res, ran := r.callTool(ctx, u)
+	res, ran := r.callTool(ctx, env, u)
 	span.EndTool(res.IsError, res.Content)
 	return res, ran
 }
 
 // callTool runs one call; ran is the input that ran when a hook replaced
-// the model's.
-func (r *run) callTool(ctx context.Context, u model.Part) (tool.Result, json.RawMessage) {
+// the model's. env is the agent's, copied for this call (tool.Env.Call).
+func (r *run) callTool(ctx context.Context, env *tool.Env, u model.Part) (tool.Result, json.RawMessage) {
 	if r.cfg.Tools == nil {
 		return tool.Errorf("no tools are available in this run; answer without calling %s", u.Name), nil
 	}
@@ -398,9 +398,9 @@ func (r *run) callTool(ctx context.Context, u model.Part) (tool.Result, json.Raw
 		input = json.RawMessage("{}")
 	}
 	if r.cfg.Hooks != nil {
-		return r.runHooked(ctx, ToolCall{Name: u.Name, ID: u.ID, Input: input})
+		return r.runHooked(ctx, env, ToolCall{Name: u.Name, ID: u.ID, Input: input})
 	}
-	return r.cfg.Tools.Run(ctx, r.cfg.Env, u.Name, input), nil
+	return r.cfg.Tools.Run(ctx, env, u.Name, input), nil
 }
 
 func (r *run) finish(st Status, turns int, err error) {
@@ -434,22 +434,4 @@ func modelName(m model.Model) string {
 	return m.Name()
 }
 
-type historyKey struct{}
-
-// History returns, inside a tool call, the conversation up to and including
-// the assistant message that made the call. A fork uses it to seed a child
-// with its parent's context verbatim.
-func History(ctx context.Context) []model.Message {
-	h, _ := ctx.Value(historyKey{}).([]model.Message)
-	return h
-}
-
 func slicesClone(m []model.Message) []model.Message { return append([]model.Message(nil), m...) }
-
-type callIDKey struct{}
-
-// CallID returns, inside a tool call, the id of the tool_use being run.
-func CallID(ctx context.Context) string {
-	id, _ := ctx.Value(callIDKey{}).(string)
-	return id
-}

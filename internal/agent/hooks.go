@@ -48,7 +48,7 @@ type ToolGate struct {
 
 // runHooked runs one call between its hooks. ran is the input the tool ran
 // with when a hook replaced the model's (nil otherwise).
-func (r *run) runHooked(ctx context.Context, call ToolCall) (res tool.Result, ran json.RawMessage) {
+func (r *run) runHooked(ctx context.Context, env *tool.Env, call ToolCall) (res tool.Result, ran json.RawMessage) {
 	h := r.cfg.Hooks
 	g := h.BeforeTool(ctx, call)
 	if g.Deny != "" {
@@ -61,7 +61,7 @@ func (r *run) runHooked(ctx context.Context, call ToolCall) (res tool.Result, ra
 		ctx = tool.WithHookVerdict(ctx, g.Verdict)
 	}
 	start := time.Now()
-	res = r.cfg.Tools.Run(ctx, r.cfg.Env, call.Name, call.Input)
+	res = r.cfg.Tools.Run(ctx, env, call.Name, call.Input)
 	extra := h.AfterTool(ctx, call, res, time.Since(start))
 	for _, s := range []string{g.Context, extra} {
 		if s != "" {

@@ -256,14 +256,26 @@ agents:
 	}
 }
 
+// envTool is a tool that reads the Env it is handed.
+type envTool struct {
+	funcTool
+	runEnv func(env *tool.Env) tool.Result
+}
+
+func (e *envTool) Run(_ context.Context, env *tool.Env, _ json.RawMessage) tool.Result {
+	return e.runEnv(env)
+}
+
+// TestHistoryAndCallIDInsideATool: every call of a turn gets the Env with
+// its own call id and the conversation up to the calling message.
 func TestHistoryAndCallIDInsideATool(t *testing.T) {
 	type seen struct {
 		id   string
 		hist []model.Message
 	}
 	ch := make(chan seen, 2)
-	spy := &funcTool{name: "Spy", run: func(ctx context.Context, _ json.RawMessage) tool.Result {
-		ch <- seen{agent.CallID(ctx), agent.History(ctx)}
+	spy := &envTool{funcTool{name: "Spy"}, func(env *tool.Env) tool.Result {
+		ch <- seen{env.CallID(), env.History()}
 		return tool.Result{Content: "ok"}
 	}}
 	m := scripted(t, "agents:\n  root:\n    - say: spying\n      tools: [{Spy: {}}, {Spy: {}}]\n    - say: done\n")
@@ -283,8 +295,8 @@ func TestHistoryAndCallIDInsideATool(t *testing.T) {
 	if !ids[uses[0].ID] || !ids[uses[1].ID] {
 		t.Errorf("CallID values %v, want %s and %s", ids, uses[0].ID, uses[1].ID)
 	}
-	if agent.CallID(t.Context()) != "" || agent.History(t.Context()) != nil {
-		t.Error("CallID/History outside a tool call are not empty")
+	if env := (&tool.Env{}); env.CallID() != "" || env.History() != nil {
+		t.Error("CallID/History of an Env made for no call are not empty")
 	}
 }
 

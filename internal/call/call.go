@@ -17,6 +17,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/protocol"
 )
 
 // Spec is one agent call.
@@ -80,6 +81,43 @@ type Spec struct {
 	// Background marks a task that runs detached from its caller (Go):
 	// recorded in its envelope and dispatch log.
 	Background bool `json:"-"`
+	// Watch is how the caller follows the call as it runs, here (it
+	// never crosses a process boundary).
+	Watch Watch `json:"-"`
+}
+
+// Watch is how a caller follows one call as it runs: typed on its Spec,
+// not hidden in its context.
+type Watch struct {
+	// Events gets the call's own events (start, progress, stop, and its
+	// descendants' relayed ones) besides the runner's own sink: a caller
+	// serving several calls at once (the MCP server, a workflow run in the
+	// TUI) tells them apart this way.
+	Events func(protocol.Event)
+	// Alive is told every time the call's child shows it is alive (every
+	// line it prints, its heartbeat pings included): a remote caller
+	// passes these on (a Temporal worker turns them into its activity's
+	// heartbeats, so a silent child is seen on the fleet too).
+	Alive func()
+}
+
+// Watched is r with w set on every call that sets no Watch of its own
+// (a workflow run's calls, which the executor makes).
+func Watched(r Runner, w Watch) Runner { return watched{r, w} }
+
+type watched struct {
+	r Runner
+	w Watch
+}
+
+func (w watched) Call(ctx context.Context, s Spec) (*Result, error) {
+	if s.Watch.Events == nil {
+		s.Watch.Events = w.w.Events
+	}
+	if s.Watch.Alive == nil {
+		s.Watch.Alive = w.w.Alive
+	}
+	return w.r.Call(ctx, s)
 }
 
 // ContinuePrompt is the follow-up an interrupted call is resumed with.

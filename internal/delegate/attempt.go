@@ -122,7 +122,7 @@ func (a *attempt) Prepare(ctx context.Context) error {
 func (a *attempt) Isolate(ctx context.Context) {
 	d, j := a.d, a.j
 	env, name, id := j.env, j.name, j.env.TaskID
-	a.ctx, a.emit = ctx, d.emitter(ctx)
+	a.ctx, a.emit = ctx, d.emitter(a.spec.Watch.Events)
 	a.emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
@@ -133,7 +133,7 @@ func (a *attempt) Isolate(ctx context.Context) {
 	askCtx, endAsks := context.WithCancel(ctx)
 	a.endAsks = endAsks
 	a.undo = append(a.undo, endAsks)
-	a.s = &spawn{d: d, j: j, emit: a.emit, askCtx: askCtx, cfg: d.newConfigGuard()}
+	a.s = &spawn{d: d, j: j, emit: a.emit, alive: a.spec.Watch.Alive, askCtx: askCtx, cfg: d.newConfigGuard()}
 	a.undo = append(a.undo, a.s.cfg.release)
 	a.unheld = d.unheldGitConfig(env)
 }

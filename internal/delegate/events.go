@@ -1,20 +1,8 @@
 package delegate
 
-import "context"
-
-type eventsKey struct{}
-
-// WithEvents returns a context under which a Dispatch (or Resume) also
-// reports its own events — start, progress, stop and its descendants'
-// relayed events — to fn, besides Config.OnEvent. A caller serving several
-// dispatches at once (the MCP server) tells them apart this way.
-func WithEvents(ctx context.Context, fn func(Event)) context.Context {
-	return context.WithValue(ctx, eventsKey{}, fn)
-}
-
-// emitter is the event sink of one dispatch running under ctx.
-func (d *Dispatcher) emitter(ctx context.Context) func(Event) {
-	fn, _ := ctx.Value(eventsKey{}).(func(Event))
+// emitter is the event sink of one call: its own watcher's (call.Watch's
+// Events), then Config.OnEvent.
+func (d *Dispatcher) emitter(fn func(Event)) func(Event) {
 	if fn == nil {
 		return d.emit
 	}

@@ -1,13 +1,11 @@
 package delegate
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
@@ -31,7 +29,6 @@ type forkSeed struct {
 }
 
 // History returns the calling agent's conversation inside a tool call.
-func History(ctx context.Context) []model.Message { return agent.History(ctx) }
 
 // forkDef is the definition of a fork with no agent type: a copy of the
 // parent, which cannot delegate further.

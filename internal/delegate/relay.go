@@ -23,7 +23,7 @@ import (
 // made safe to show (termsafe) and bounded.
 type progress struct {
 	d     *Dispatcher
-	emit  func(Event) // this dispatch's sink (see WithEvents)
+	emit  func(Event) // this call's sink (call.Watch.Events, then Config.OnEvent)
 	id    string
 	agent string
 	depth int

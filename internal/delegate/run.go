@@ -46,6 +46,7 @@ type spawn struct {
 	before *dispatch.TreeState
 	prog   *progress
 	emit   func(Event)
+	alive  func() // the call's watcher's (call.Watch.Alive), or nil
 	askCtx context.Context
 	cfg    *configGuard // the configuration an in-place writer may not change
 }
@@ -109,10 +110,9 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	j.lg.PID, j.lg.Started = h.PID(), time.Now().UTC()
 	d.writeLog(td, j.lg)
 	go sendDownAll(h, input)
-	alive := call.AliveFunc(ctx)
 	for l := range h.Lines() {
-		if alive != nil {
-			alive()
+		if s.alive != nil {
+			s.alive()
 		}
 		if !l.Ping {
 			s.prog.line(ctx, l.Text)

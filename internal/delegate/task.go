@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
@@ -119,14 +118,14 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
 	}
-	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx))}
+	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(env.History())}
 	if in.Fork {
 		if t.d.cfg.IsFork {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")
 		}
 		s.Fork = true
-		s.History = History(ctx)
-		s.CallID = agent.CallID(ctx)
+		s.History = env.History()
+		s.CallID = env.CallID()
 	}
 	if def, ok := t.d.cfg.Registry.Get(s.Agent); in.Background || (ok && def.Background) {
 		id, err := t.d.Start(ctx, s)
@@ -141,7 +140,7 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	}
 	text := r.Text
 	if r.Record != nil {
-		text += staleNote(staleReads(History(ctx), t.d.cfg.Workspace, r.Record.FilesChanged))
+		text += staleNote(staleReads(env.History(), t.d.cfg.Workspace, r.Record.FilesChanged))
 	}
 	return tool.Result{Content: text, IsError: untrusted(r)}
 }

@@ -113,10 +113,10 @@ func (s *Server) task(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	defer cancel()
 	w := &watch{s: s, cancel: cancel, prog: newProgress(req)}
 	defer w.untrack()
-	ctx = delegate.WithEvents(ctx, func(e delegate.Event) { w.event(ctx, e) })
 	if in.ResumeTaskID != "" {
 		r = call.Spec{Resume: in.ResumeTaskID, Prompt: in.Prompt}
 	}
+	r.Watch.Events = func(e delegate.Event) { w.event(ctx, e) }
 	out, err := d.Call(ctx, r)
 	if err != nil {
 		return errorResult("%v", err), nil

@@ -54,4 +54,7 @@ type Env struct {
 	// (alive) and of each one once it is empty (!alive), so that a
 	// supervisor can kill what is left if this process dies first.
 	OnGroup func(pgid int, alive bool)
+	// Call is the model's call this Env was copied for (ForCall; nil: the
+	// agent's own Env, or a tool run outside the agent loop).
+	Call *Call
 }

@@ -59,7 +59,7 @@ func (e *engine) startWorkflow(w Workflow) error {
 	runID := ""
 	// Every dispatch of the run reports here first (before the session's
 	// own event sink), so its task is known to belong to the run.
-	ctx = delegate.WithEvents(ctx, func(ev delegate.Event) {
+	runner := call.Watched(e.disp, call.Watch{Events: func(ev delegate.Event) {
 		mu.Lock()
 		id := runID
 		mu.Unlock()
@@ -68,7 +68,7 @@ func (e *engine) startWorkflow(w Workflow) error {
 			e.wf.taskRun[ev.TaskID] = id
 			e.wf.mu.Unlock()
 		}
-	})
+	}})
 	started := func(id string) {
 		mu.Lock()
 		runID = id
@@ -81,7 +81,7 @@ func (e *engine) startWorkflow(w Workflow) error {
 	events := func(ev wf.Event) { e.send(workflowMsg{runID: ev.RunID, name: w.Name(), event: &ev}) }
 	go func() {
 		defer cancel()
-		res, err := w.Run(ctx, e.disp, events, started)
+		res, err := w.Run(ctx, runner, events, started)
 		mu.Lock()
 		id := runID
 		mu.Unlock()

@@ -131,3 +131,28 @@ func (a *fakeAttempt) Release()                          {}
 func (a *fakeAttempt) Record(ctx context.Context) *call.Result {
 	return &call.Result{TaskID: "T1", Status: "done", Summary: a.summary}
 }
+
+// TestGoRetriesInTheBackground: a background call (call.Go) is prepared
+// before Go returns (its task id known at once, a refusal an error) and
+// gets the schema loop of a waited-for one.
+func TestGoRetriesInTheBackground(t *testing.T) {
+	l := &fakeLocal{t: t, answers: []string{"no json", `{"findings":["a"]}`}}
+	h, err := call.Go(context.Background(), context.Background(), l, jsonschema.Compile, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TaskID() != "T1" || h.Agent() != "a" {
+		t.Fatalf("handle names task %q agent %q before the call ended; want T1, a", h.TaskID(), h.Agent())
+	}
+	<-h.Done()
+	r := h.Result()
+	if r == nil || r.Attempts != 2 || !r.OK() || string(r.Output) != `{"findings":["a"]}` {
+		t.Fatalf("background call: %+v; want OK after one retry", r)
+	}
+	if !strings.Contains(l.prompts[0], "ANSWER FORMAT") || !strings.Contains(l.prompts[1], "rejected") {
+		t.Errorf("prompts %q: the schema was not told, or the retry not explained", l.prompts)
+	}
+	if _, err := call.Go(context.Background(), context.Background(), &fakeLocal{t: t}, nil, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}); !errors.Is(err, call.ErrNoCompiler) {
+		t.Fatalf("a background call with a schema and no compiler: %v, want ErrNoCompiler before it starts", err)
+	}
+}

@@ -96,7 +96,8 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	b := newBeater(ctx, a, id, cp, hb)
 	b.first = stop
-	r, err := runner.Call(call.WithAlive(ctx, b.alive), spec)
+	spec.Watch.Alive = b.alive
+	r, err := runner.Call(ctx, spec)
 	stop()
 	b.stop()
 	if err == nil {

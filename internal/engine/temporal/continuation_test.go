@@ -37,7 +37,7 @@ func TestRetryHeartbeatKeepsTheContinuation(t *testing.T) {
 	// directory holds a transcript (a slow start on a loaded worker): the
 	// beat that line causes is what the server would record.
 	a := &brt.Activities{Store: store, ProjectRoot: t.TempDir(), Worker: "here", Runner: runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
-		call.AliveFunc(ctx)()
+		s.Watch.Alive()
 		select {
 		case hb := <-beats:
 			beats <- hb
@@ -86,7 +86,7 @@ func TestAttemptBeatsUntilTheChildSpeaks(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			return nil, errors.New("no heartbeat while the child had not started")
 		}
-		call.AliveFunc(ctx)()
+		s.Watch.Alive()
 		return &call.Result{TaskID: s.TaskID, Status: dispatch.StatusDone, Summary: "started late"}, nil
 	})}
 	var s testsuite.WorkflowTestSuite
