@@ -152,7 +152,11 @@ func Do(ctx context.Context, l Local, c Compiler, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loop.run(ctx, l, s, p), nil
+	r, err = loop.run(ctx, l, s, p)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Handle is a call running in the background: the same pipeline as Do,
@@ -204,7 +208,9 @@ func Go(ctx, life context.Context, l Local, c Compiler, s Spec) (*Handle, error)
 	h := &Handle{id: p.a.TaskID(), agent: p.a.Agent(), done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		h.res = loop.run(life, l, s, p)
+		// A retry that could not start leaves the last result, its
+		// failure saying so: there is no caller to hand an error to.
+		h.res, _ = loop.run(life, l, s, p)
 	}()
 	return h, nil
 }

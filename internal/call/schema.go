@@ -153,33 +153,33 @@ func (l *loop) first() Spec {
 // run finishes the prepared first attempt and checks its answer: one that
 // does not validate is sent back to the same task (resumed, its transcript
 // intact) with what was wrong, up to the retries. A call that ends in
-// anything but done is not retried: its result stands as it is.
-func (l *loop) run(ctx context.Context, lc Local, s Spec, p *prepared) *Result {
+// anything but done is not retried: its result stands as it is. A retry
+// that cannot start (its task is held, the caller is cancelled) is an
+// error, with the last result.
+func (l *loop) run(ctx context.Context, lc Local, s Spec, p *prepared) (*Result, error) {
 	r := p.finish(ctx)
 	for n := 1; ; n++ {
 		// Every attempt after the first resumes the same task, whose
 		// usage already counts all of its runs: not added up again.
 		r.Attempts = n
 		if l.sch == nil || r.Status != StatusDone || len(r.Failures) > 0 {
-			return r
+			return r, nil
 		}
 		out, why := l.sch.Check(r.Summary)
 		if why == nil {
 			r.Output = out
-			return r
+			return r, nil
 		}
 		if n > l.retries || ctx.Err() != nil {
 			r.Failures = append(r.Failures, fmt.Sprintf("%s after %d retries: %v", InvalidOutput, n-1, why))
-			return r
+			return r, nil
 		}
 		s.Resume, s.Continue, s.TaskID = r.TaskID, false, ""
 		s.Prompt = fmt.Sprintf("Your answer was rejected: %v\n\nAnswer again, ending with one ```json block that validates against the schema. %s", why, l.sch.Instruction())
 		next, err := attempt(ctx, lc, s)
 		if err != nil {
-			// The retry could not start (its task is held, the parent
-			// is cancelled): the last answer stands, rejected.
 			r.Failures = append(r.Failures, fmt.Sprintf("%s, and the retry could not start: %v (%v)", InvalidOutput, err, why))
-			return r
+			return r, err
 		}
 		r = next
 	}
