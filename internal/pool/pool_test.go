@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,6 +63,22 @@ func child(mode string) {
 	case "crash":
 		fmt.Fprintln(os.Stderr, "panic: boom")
 		os.Exit(3)
+	case "chatty":
+		for i := range 20000 {
+			fmt.Printf(`{"type":"progress","n":%d}`+"\n", i)
+		}
+		os.Exit(0)
+	case "echo":
+		// The parent-to-child direction: every stdin line comes back.
+		fmt.Println(`{"ping":true}`)
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if sc.Text() == "bye" {
+				os.Exit(0)
+			}
+			fmt.Println(`{"echo":` + strconv.Quote(sc.Text()) + `}`)
+		}
+		os.Exit(0)
 	case "grandchild":
 		// A grandchild in the same group that would outlive us.
 		c := exec.Command("sleep", os.Getenv("POOL_SLEEP"))
@@ -182,5 +201,67 @@ func TestRunRefusesUnconfined(t *testing.T) {
 	}
 	if _, err := New(Config{}).Prestart(context.Background(), exec.Command(os.Args[0]), depth.Marker{}, nil); !errors.Is(err, ErrUnconfined) {
 		t.Fatalf("Prestart without a Confiner: %v", err)
+	}
+}
+
+// TestProcessHandle: Start hands back a running Process: its lines in
+// order with heartbeats marked, what Send writes reaches the child's stdin,
+// Wait says how it ended, and Send after its end fails.
+func TestProcessHandle(t *testing.T) {
+	j, _ := job(t, "echo")
+	h, err := New(Config{}).Start(t.Context(), j.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.PID() <= 0 || h.Started().IsZero() {
+		t.Fatalf("a started process has pid %d, started %v", h.PID(), h.Started())
+	}
+	var got []string
+	pings := 0
+	for l := range h.Lines() {
+		if l.Ping {
+			pings++
+			if err := h.Send([]byte("one\n")); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got = append(got, string(l.Text))
+		if len(got) == 1 {
+			if err := h.Send([]byte("two\nbye\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := h.Wait()
+	if want := []string{`{"echo":"one"}`, `{"echo":"two"}`}; pings != 1 || !slices.Equal(got, want) {
+		t.Fatalf("lines %q with %d pings, want %q and one ping", got, pings, want)
+	}
+	if out.ExitCode != 0 || out.KilledBy != KilledByNone || out.PID != h.PID() {
+		t.Fatalf("ended %+v", out)
+	}
+	select {
+	case <-h.Done():
+	default:
+		t.Fatal("Done is open after Wait returned")
+	}
+	if err := h.Send([]byte("late\n")); !errors.Is(err, ErrExited) {
+		t.Fatalf("Send after the end: %v, want ErrExited", err)
+	}
+	if again := h.Wait(); again != out {
+		t.Fatal("a second Wait says something else")
+	}
+}
+
+// TestRunUnreadLines: a caller that never reads a process's lines (Run,
+// Wait alone) never keeps a chatty child blocked on a full pipe.
+func TestRunUnreadLines(t *testing.T) {
+	j, _ := job(t, "chatty")
+	out, err := New(Config{}).Run(t.Context(), j.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ExitCode != 0 || out.KilledBy != KilledByNone {
+		t.Fatalf("a chatty child whose lines nobody read ended %+v", out)
 	}
 }
