@@ -47,6 +47,13 @@ type Local interface {
 	Recorded(ctx context.Context, id string) (r *Result, started bool, err error)
 }
 
+// Tracer is a Local that is told of every stage an attempt has run, in
+// order, once its task id is known (acquire and prepare together, after
+// prepare): the Dispatcher's debug log.
+type Tracer interface {
+	Stage(taskID string, s Stage)
+}
+
 // Attempt is one run of a call's task after StageAcquire. Run calls each of
 // its stages once, in order, then Release, whatever happened.
 type Attempt interface {
@@ -71,7 +78,16 @@ type Attempt interface {
 // of it runs now or in the background.
 type prepared struct {
 	a      Attempt
+	l      Local
 	stages []Stage
+}
+
+// ran notes that p's attempt has run stage s.
+func (p *prepared) ran(s Stage) {
+	p.stages = append(p.stages, s)
+	if t, ok := p.l.(Tracer); ok {
+		t.Stage(p.a.TaskID(), s)
+	}
 }
 
 // begin runs StageAcquire and StagePrepare of one attempt.
@@ -87,7 +103,10 @@ func begin(ctx context.Context, l Local, s Spec) (*prepared, error) {
 		a.Release()
 		return nil, err
 	}
-	return &prepared{a: a, stages: []Stage{StageAcquire, StagePrepare}}, nil
+	p := &prepared{a: a, l: l}
+	p.ran(StageAcquire)
+	p.ran(StagePrepare)
+	return p, nil
 }
 
 // finish runs the rest of a prepared attempt's stages.
@@ -95,11 +114,16 @@ func (p *prepared) finish(ctx context.Context) *Result {
 	a := p.a
 	defer a.Release()
 	a.Isolate(ctx)
+	p.ran(StageIsolate)
 	a.Exec(ctx)
+	p.ran(StageExec)
 	a.Judge(ctx)
+	p.ran(StageJudge)
 	a.Land(ctx)
+	p.ran(StageLand)
 	r := a.Record(ctx)
-	r.Stages = append(p.stages, StageIsolate, StageExec, StageJudge, StageLand, StageRecord)
+	p.ran(StageRecord)
+	r.Stages = p.stages
 	return r
 }
 

@@ -434,6 +434,17 @@ func (d *Dispatcher) announce(id, agent string, depth, max int) {
 	if d.cfg.Stderr != nil {
 		io.WriteString(d.cfg.Stderr, line)
 	}
+	d.debug(line)
+}
+
+// Stage implements call.Tracer: with a debug log, a [STAGE] line for every
+// stage a call's attempt has run.
+func (d *Dispatcher) Stage(id string, s call.Stage) {
+	d.debug(fmt.Sprintf("[STAGE] task=%s stage=%s\n", id, s))
+}
+
+// debug appends line to the debug log, if there is one.
+func (d *Dispatcher) debug(line string) {
 	if d.cfg.DebugLog != "" {
 		if f, err := os.OpenFile(d.cfg.DebugLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
 			f.WriteString(time.Now().UTC().Format(time.RFC3339Nano) + " " + line)

@@ -139,6 +139,9 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		Extras: f.Links.Delegation,
 	}
+	if f.Getenv("BROOD_DEBUG_AGENT_LOG") == "1" {
+		cfg.DebugLog = taskdir.Open(f.ProjectRoot).DebugLog()
+	}
 	return delegate.New(cfg)
 }
 
