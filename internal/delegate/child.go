@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
@@ -447,6 +448,9 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	pol, needed := childPolicy(env, dir)
+	// Its mounts hold metadata read-only but in its own directories
+	// (holdReadOnly): the syscall filter leaves chmod and utimes to them.
+	pol.MountsReadOnly = env.ReadOnly && isolate.ReadOnlyView()
 	if !needed || env.NoLandlock {
 		sandbox.DropMarkers()
 	}

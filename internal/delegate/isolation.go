@@ -561,6 +561,13 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		}
 		changed = changed || noted
 	}
+	if env.ReadOnly && !env.NoLandlock {
+		noted, err := d.holdReadOnly(ctx, cmd, env, td)
+		if err != nil {
+			return fmt.Errorf("hold the read-only child's mounts: %w", err)
+		}
+		changed = changed || noted
+	}
 	if !changed {
 		return nil
 	}

@@ -281,12 +281,18 @@ func parseMarker(v string) marker {
 	return m
 }
 
+// mountsNote is what a read-only child's Status says when its mounts hold
+// metadata read-only.
+const mountsNote = "mounts: every mount read-only but the task directory (chmod, chown, utimes, xattrs fail with EROFS elsewhere)"
+
 // metadataStatus says for a read-only policy whether the kernel also holds
 // metadata (chmod, chown, utimes) read-only.
 func metadataStatus(p Policy, seccomp bool) string {
 	switch {
 	case !p.ReadOnly:
 		return ""
+	case p.MountsReadOnly:
+		return mountsNote
 	case seccomp:
 		return metadataNote
 	}
@@ -384,7 +390,7 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	if err := dropBoundingThread(); err != nil {
 		return false, err
 	}
-	return installFilter(p.ReadOnly)
+	return installFilter(p.metadataFiltered())
 }
 
 // addPathRule allows access beneath path. A path that does not exist is an
