@@ -336,7 +336,12 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	// Its stderr is a pipe the pool hands to the task's stderr.log when
 	// the task takes it (pool.WarmChild).
 	marker := depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth}
-	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, warmConfiner{env: env, td: td})
+	c := warmConfiner{d: d, env: env, td: td}
+	if err := c.Prepare(ctx, cmd); err != nil {
+		_ = os.RemoveAll(td.Path())
+		return nil, err
+	}
+	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, c)
 	if err != nil {
 		_ = os.RemoveAll(td.Path())
 		return nil, err
@@ -446,13 +451,25 @@ func (d *Dispatcher) Close() { d.warm.close() }
 // WarmIdle lists the pids of the warm children waiting for a task.
 func (d *Dispatcher) WarmIdle() []int { return d.warm.idlePIDs() }
 
-// warmConfiner confines a warm child as its task's cold start would be: the
-// sandbox of explore's shape, from the thread it is started from.
+// warmConfiner confines a warm child as its task's cold start would be:
+// the read-only child's own mount namespace (every mount read-only but its
+// task directory, holdReadOnly), then the sandbox of explore's shape, from
+// the thread it is started from. Its Prepare is startWarm's, before the
+// pool's Prestart.
 type warmConfiner struct {
+	d   *Dispatcher
 	env *dispatch.Envelope
 	td  *taskdir.Dir
 }
 
-func (warmConfiner) Prepare(context.Context, *exec.Cmd) error { return nil }
+func (c warmConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
+	if !c.env.ReadOnly || c.env.NoLandlock {
+		return nil
+	}
+	if _, err := c.d.holdReadOnly(ctx, cmd, c.env, c.td); err != nil {
+		return fmt.Errorf("hold the read-only child's mounts: %w", err)
+	}
+	return nil
+}
 
 func (c warmConfiner) Confine(cmd *exec.Cmd) error { return sandboxFromParent(cmd, c.env, c.td, nil) }

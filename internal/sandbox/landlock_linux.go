@@ -152,6 +152,16 @@ func restrictOnBase(p Policy, base marker, inPlace func(rfd int, p Policy) (bool
 	return st, nil
 }
 
+// Reexecuted reports whether this process image is Restrict's re-exec of
+// itself (the "re-exec" way in): its arguments are its first image's, and
+// whatever that image consumed before Restrict (a warm child's start line)
+// is not there to be read again. Call it before Restrict, which removes the
+// marker.
+func Reexecuted() bool {
+	v, ok := os.LookupEnv(enforcedEnv)
+	return ok && parseMarker(v).via == "re-exec"
+}
+
 // reexec confines the calling thread with layer l of p and re-executes the
 // program from it; it returns only on failure.
 func reexec(p Policy, abi int, l layer) (Status, error) {
