@@ -371,8 +371,19 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 	// A .claude/ made during the run would be, to the user's other
 	// sessions, the user's own (an untracked settings.local.json).
 	isolate.MakeToHold(root, project)
-	v := isolate.InPlaceView(root, project, own...)
+	v := isolate.InPlaceView(root, project, own...).HoldingFiles(d.heldPrograms(project))
 	return false, isolate.ConfigureInPlace(cmd, v)
+}
+
+// heldPrograms are the files trusted hooks and MCP servers run (and what
+// the shell scripts among them source: trust.ProgramFiles), absolute under
+// project: the in-place writer's view holds them read-only.
+func (d *Dispatcher) heldPrograms(project string) []string {
+	var out []string
+	for _, rel := range d.cfg.Grant.Held() {
+		out = append(out, filepath.Join(project, filepath.FromSlash(rel)))
+	}
+	return out
 }
 
 // unheldGitConfig lists, for an in-place writer dispatched by the root,
