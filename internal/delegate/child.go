@@ -447,7 +447,7 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
-	pol, needed := childPolicy(env, dir)
+	pol, needed := childPolicy(env, dir, &childBase{})
 	// Its mounts hold metadata read-only but in its own directories
 	// (holdReadOnly): the syscall filter leaves chmod and utimes to them.
 	pol.MountsReadOnly = env.ReadOnly && isolate.ReadOnlyView()

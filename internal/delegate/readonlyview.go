@@ -28,6 +28,6 @@ func (d *Dispatcher) holdReadOnly(ctx context.Context, cmd *exec.Cmd, env *dispa
 		env.Notes = append(env.Notes, "no user namespaces here: the read-only child's metadata calls (chmod, utimes) are denied in its TMPDIR too")
 		return true, nil
 	}
-	pol, _ := childPolicy(env, resolvedTaskDir(td.Path()))
+	pol, _ := childPolicy(env, resolvedTaskDir(td.Path()), d.childBase())
 	return false, isolate.ConfigureReadOnly(cmd, pol.Writable)
 }
