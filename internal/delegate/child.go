@@ -281,8 +281,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	if cfg.link != nil {
 		// A person is at the top of the tree: ask them, through the parent.
 		tenv.Interactive = true
-		tenv.Ask = func(toolName, subject string, rules []string) bool {
-			return cfg.link.ask(ctx, Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Rules: rules}).Allow
+		tenv.Ask = func(toolName, subject, reason string, rules []string) bool {
+			return cfg.link.ask(ctx, Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Reason: reason, Rules: rules}).Allow
 		}
 	}
 	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
