@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if pid := os.Getenv(ptraceEnv); pid != "" {
 		os.Exit(tryPtrace(pid))
 	}
+	if os.Getenv(metaProbeEnv) != "" {
+		os.Exit(metaProbe(os.Args[1:]))
+	}
 	if arg := os.Getenv(sleeperEnv); arg != "" {
 		os.Exit(execSleeper(arg))
 	}

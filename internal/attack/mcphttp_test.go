@@ -94,3 +94,79 @@ func TestMCPHTTPNeedsToken(t *testing.T) {
 		t.Errorf("requests without the token dispatched %d tasks", len(tasks))
 	}
 }
+
+// TestMCPTokenFileHiddenFromChildren (review finding on case 5): `brood mcp
+// --http --token-file FILE` with FILE outside ~/.config/brood/mcp; a child
+// of another brood run of the same user, of every class, tries to read
+// FILE (as it read the default token before). The server lists FILE in
+// ~/.config/brood/mcp/token-files, and every dispatcher hides what is
+// listed there from its children as it hides the directory.
+func TestMCPTokenFileHiddenFromChildren(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, map[string]string{"README.md": "# served\n"})
+	mdl := p.script("s.yaml", "agents:\n  \"*\":\n    - say: explored\n")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "keys", "brood.token")
+	cmd := exec.Command(exe, "mcp", "--http", "127.0.0.1:0", "--token-file", tokenFile)
+	cmd.Dir, cmd.Env = p.root, append(append([]string{}, p.Env...), "BROOD_MODEL="+mdl)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	file := ""
+	sc := bufio.NewScanner(stderr)
+	for file == "" && sc.Scan() {
+		if _, f, ok := strings.Cut(sc.Text(), "the token is in "); ok {
+			file = f
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+		cmd.Wait()
+		close(done)
+	}()
+	if file != tokenFile {
+		t.Fatalf("brood mcp --http keeps its token in %q, want %q", file, tokenFile)
+	}
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil || len(strings.TrimSpace(string(tok))) < 16 {
+		t.Fatalf("token file: %q %v", tok, err)
+	}
+	writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
+		"---\nname: iso\ndescription: isolated writer\ntools: Bash\nisolation: worktree\n---\nWrite.\n")
+	steal := "cat " + tokenFile + " || echo REFUSED"
+	run := p.script("steal.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: r, prompt: "r"}
+        - Task: {subagent_type: general-purpose, description: w, prompt: "w"}
+        - Task: {subagent_type: iso, description: i, prompt: "i"}
+    - say: "root done"
+  "*":
+    - tools:
+        - Bash: {command: "`+steal+`"}
+    - say: "STOLE {{result 0}}"
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", run, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	tasks := tasks0(p)
+	if len(tasks) != 3 {
+		t.Fatalf("want 3 children, have %d", len(tasks))
+	}
+	for _, tk := range tasks {
+		if tk.Result == nil || !strings.Contains(tk.Result.Summary, "REFUSED") || strings.Contains(tk.Result.Summary, strings.TrimSpace(string(tok))) {
+			t.Errorf("%s child read the server's --token-file: %+v", tk.Agent, tk.Result)
+		}
+	}
+}

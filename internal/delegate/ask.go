@@ -49,6 +49,7 @@ func (c *childAsks) handle(m protocol.Ask) {
 	a := m
 	a.ID = ""
 	a.Subject = clip(a.Subject, 4096)
+	a.Reason = clip(a.Reason, 1024)
 	if len(a.Rules) > 8 {
 		a.Rules = a.Rules[:8]
 	}

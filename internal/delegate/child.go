@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
@@ -280,8 +281,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	if cfg.link != nil {
 		// A person is at the top of the tree: ask them, through the parent.
 		tenv.Interactive = true
-		tenv.Ask = func(toolName, subject string, rules []string) bool {
-			return cfg.link.ask(ctx, Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Rules: rules}).Allow
+		tenv.Ask = func(toolName, subject, reason string, rules []string) bool {
+			return cfg.link.ask(ctx, Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Reason: reason, Rules: rules}).Allow
 		}
 	}
 	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
@@ -446,7 +447,10 @@ func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
-	pol, needed := childPolicy(env, dir)
+	pol, needed := childPolicy(env, dir, &childBase{})
+	// Its mounts hold metadata read-only but in its own directories
+	// (holdReadOnly): the syscall filter leaves chmod and utimes to them.
+	pol.MountsReadOnly = env.ReadOnly && isolate.ReadOnlyView()
 	if !needed || env.NoLandlock {
 		sandbox.DropMarkers()
 	}

@@ -40,7 +40,10 @@ const (
 // Config is what a Dispatcher needs from the process it runs in.
 type Config struct {
 	ProjectRoot string
-	Workspace   string // absolute
+	// Hidden are paths no child of this dispatcher may read, beside
+	// ~/.config/brood/mcp (`brood mcp --http --token-file`'s file).
+	Hidden    []string
+	Workspace string // absolute
 	// Mount, when set, is the copy every child of this dispatcher works
 	// in (a fleet worker's overlay of the submitter's tree; Workspace is
 	// its Dir): the child mounts it, a writer is confined to it as an
@@ -190,6 +193,9 @@ type Dispatcher struct {
 
 	warm         *warmSet // nil: every child starts cold
 	warmNoteOnce sync.Once
+
+	baseOnce sync.Once
+	base     *childBase // childPolicy's shared parts (isolation.go)
 }
 
 // New returns a Dispatcher.

@@ -3,11 +3,13 @@ package delegate
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -22,6 +24,75 @@ const UndeliveredDir = "undelivered"
 // maxSteer bounds one message read back from a task directory (the child
 // can write there).
 const maxSteer = 64 << 10
+
+// sentDir, beneath the parent-owned records (.brood/records, which no
+// child may write), keeps a copy of every steering message sent, one
+// directory per task: the task's inbox is the child's to write, so a
+// message found there counts as the sender's only when its copy is here,
+// and it is shown as the copy says (a file the child planted in its inbox,
+// or a message it rewrote, is never shown as the user's).
+const sentDir = "steer"
+
+// recordSent keeps the copy of a message Send wrote to task id's inbox as
+// name (tmp+rename, 0600). A process that may not write the records (a
+// child steering its own children) keeps none: those messages are then
+// never reported undelivered.
+func recordSent(projectRoot, id, name string, body []byte) error {
+	dir, ok := sentPath(projectRoot, id)
+	if !ok || !plainName(name) {
+		return fmt.Errorf("no record of a message %q to task %q", name, id)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".sent.tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(body)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), filepath.Join(dir, name))
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
+}
+
+// sentCopy is the copy of message name sent to task id, if one was kept.
+func sentCopy(projectRoot, id, name string) ([]byte, bool) {
+	dir, ok := sentPath(projectRoot, id)
+	if !ok || !plainName(name) {
+		return nil, false
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSteer))
+	return b, err == nil
+}
+
+// sentPath is task id's directory of sent copies.
+func sentPath(projectRoot, id string) (string, bool) {
+	if taskdir.CheckID(id) != nil {
+		return "", false
+	}
+	return filepath.Join(taskdir.Open(projectRoot).Records().Path(), sentDir, id), true
+}
+
+// plainName is a message file's name as Send makes it: one path element,
+// not hidden.
+func plainName(name string) bool {
+	return name != "" && filepath.Base(name) == name && !strings.HasPrefix(name, ".") && name != ".."
+}
 
 // NotDeliveredError is a steering message that reached a task's inbox after
 // the task had read its last one.
@@ -63,7 +134,9 @@ func settle(projectRoot, id, name string) error {
 
 // Undelivered returns the steering messages a finished task never read,
 // oldest first, without their "from:" line, and files any still in its
-// inbox under UndeliveredDir. A running (or unknown) task has none; ended
+// inbox under UndeliveredDir. Only messages whose copy the sender kept
+// (recordSent) count, each as its copy says: the child may write its
+// inbox. A running (or unknown) task has none; ended
 // says the caller saw the task's process end (its owner, whose lock keeps
 // the task "running" until the result is verified).
 func Undelivered(projectRoot, id string, ended bool) ([]string, error) {
@@ -84,9 +157,9 @@ func Undelivered(projectRoot, id string, ended bool) ([]string, error) {
 	}
 	var msgs []string
 	for _, name := range entries(td.File(late)) {
-		b, err := td.ReadFile(filepath.Join(late, name), maxSteer)
-		if err != nil {
-			continue // not a plain file: not one Send wrote
+		b, ok := sentCopy(projectRoot, id, name)
+		if !ok {
+			continue // not one Send wrote: the child's
 		}
 		text := string(b)
 		if _, rest, ok := strings.Cut(text, "\n"); ok && strings.HasPrefix(text, "from: ") {

@@ -178,7 +178,7 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 // isolated writer its copy; an in-place writer the work tree (less the
 // configuration its view holds read-only: inPlaceView); writers also the
 // caches a build needs (writerCaches).
-func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
+func childPolicy(env *dispatch.Envelope, dir string, base *childBase) (sandbox.Policy, bool) {
 	// The child itself keeps the network: its model is reached over it.
 	// network: none holds its tool processes (tool.Env.NoNetwork).
 	p := sandbox.Policy{Network: true}
@@ -187,9 +187,9 @@ func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 		p.ReadOnly = true
 		p.Writable = []string{dir} // its tmp/ included
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = append([]string{resolved(env.IsolationRoot), dir}, writerCaches()...)
+		p.Writable = append([]string{resolved(env.IsolationRoot), dir}, base.Caches()...)
 	default:
-		p.Writable = append([]string{resolved(workRoot(env)), dir}, writerCaches()...)
+		p.Writable = append([]string{resolved(workRoot(env)), dir}, base.Caches()...)
 	}
 	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		// A delegating child records its own children's dispatches. (The
@@ -197,34 +197,8 @@ func childPolicy(env *dispatch.Envelope, dir string) (sandbox.Policy, bool) {
 		// read-only too.)
 		p.Writable = append(p.Writable, resolved(dispatch.Root(env.ProjectRoot)))
 	}
-	if d := mcpTokenDir(); d != "" {
-		p.Hidden = append(p.Hidden, d)
-	}
+	p.Hidden = append(p.Hidden, base.Hidden()...)
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
-}
-
-// mcpTokenDir is where `brood mcp --http` keeps the token of each start
-// (~/.config/brood/mcp): no child reads it, or a child could dispatch
-// through the user's server outside its cgroup, limits and depth cap.
-// Hidden whether it exists or not (made later, it stays out of reach),
-// by its real path (a ~/.config/brood linked into a dotfiles repository
-// is hidden where it lives: the sandbox builds no rule on a link).
-func mcpTokenDir() string {
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" || !filepath.IsAbs(home) {
-		return ""
-	}
-	dir, rest := filepath.Join(home, ".config", "brood", "mcp"), ""
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return filepath.Join(home, ".config", "brood", "mcp")
-		}
-		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
-	}
 }
 
 // inPlaceWriter reports whether env's child writes the user's own work
@@ -344,7 +318,6 @@ func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope)
 // it says so in the envelope's notes (the configuration guard still puts
 // back what changed) and reports true.
 func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir) (bool, error) {
-	makeWriterCaches()
 	if d.cfg.Depth > 0 {
 		// This process is a child, in its own view already (its mount
 		// namespace, which its children share) and under a Landlock domain
@@ -371,8 +344,19 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 	// A .claude/ made during the run would be, to the user's other
 	// sessions, the user's own (an untracked settings.local.json).
 	isolate.MakeToHold(root, project)
-	v := isolate.InPlaceView(root, project, own...)
+	v := isolate.InPlaceView(root, project, own...).HoldingFiles(d.heldPrograms(project))
 	return false, isolate.ConfigureInPlace(cmd, v)
+}
+
+// heldPrograms are the files trusted hooks and MCP servers run (and what
+// the shell scripts among them source: trust.ProgramFiles), absolute under
+// project: the in-place writer's view holds them read-only.
+func (d *Dispatcher) heldPrograms(project string) []string {
+	var out []string
+	for _, rel := range d.cfg.Grant.Held() {
+		out = append(out, filepath.Join(project, filepath.FromSlash(rel)))
+	}
+	return out
 }
 
 // unheldGitConfig lists, for an in-place writer dispatched by the root,
@@ -422,7 +406,7 @@ func resolved(path string) string {
 // ban, which must be one domain for all the child's threads) and add their
 // file-system layer themselves (sandbox.Restrict: on every thread in place,
 // or by re-executing in a binary with cgo).
-func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *isolate.Workspace) error {
+func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *isolate.Workspace, base *childBase) error {
 	// Whatever else applies: no child (nor anything below it) holds
 	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
 	if err := sandbox.NoPtraceForChild(); err != nil {
@@ -431,7 +415,7 @@ func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, w
 	if env.NoLandlock {
 		return nil
 	}
-	pol, needed := childPolicy(env, td.Path())
+	pol, needed := childPolicy(env, td.Path(), base)
 	if ws != nil && ws.Mode == isolate.ModeWorktree {
 		// The real tree is beside a worktree copy: what an overlay hides
 		// with whiteouts, the sandbox keeps the child from reading.
@@ -491,7 +475,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 }
 
 func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
-	return sandboxFromParent(cmd, c.s.j.env, c.s.j.td, c.s.ws)
+	return sandboxFromParent(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.childBase())
 }
 
 // configure prepares an isolated child's copy and namespaces on its command,
@@ -558,6 +542,13 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		noted, err := d.holdInPlace(ctx, cmd, env, td)
 		if err != nil {
 			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
+		}
+		changed = changed || noted
+	}
+	if env.ReadOnly && !env.NoLandlock {
+		noted, err := d.holdReadOnly(ctx, cmd, env, td)
+		if err != nil {
+			return fmt.Errorf("hold the read-only child's mounts: %w", err)
 		}
 		changed = changed || noted
 	}

@@ -488,8 +488,9 @@ func Send(projectRoot, id, from, message string) error {
 		return err
 	}
 	from = strings.ReplaceAll(firstNonEmpty(from, "the parent agent"), "\n", " ")
-	name := dispatch.NewID() + ".txt"
-	if err := td.WriteFile(filepath.Join(taskdir.Inbox, name), []byte("from: "+from+"\n"+message), true); err != nil {
+	name, body := dispatch.NewID()+".txt", []byte("from: "+from+"\n"+message)
+	_ = recordSent(projectRoot, id, name, body) // inbox.go: the copy undelivered messages are shown from
+	if err := td.WriteFile(filepath.Join(taskdir.Inbox, name), body, true); err != nil {
 		return err
 	}
 	return settle(projectRoot, id, name) // inbox.go: it may have ended meanwhile

@@ -31,6 +31,8 @@ import (
 //   - worktree: nothing to mount; it reports the copy's root.
 //   - inplace (an in-place writer): it binds the work tree's configuration
 //     read-only over itself (View), and returns Mode none.
+//   - readonly (a read-only child): it makes every mount read-only but its
+//     own directories (ConfigureReadOnly), and returns Mode none.
 //   - probe (started by Probe): it tries an overlay mount in a scratch
 //     directory, prints the outcome and exits; it does not return.
 //
@@ -57,6 +59,11 @@ func EnterFromEnv() (Entered, error) {
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
 		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW}); err != nil {
+			return Entered{}, err
+		}
+		return Entered{Mode: ModeNone}, nil
+	case modeReadOnly:
+		if err := enterReadOnly(spec.RW); err != nil {
 			return Entered{}, err
 		}
 		return Entered{Mode: ModeNone}, nil

@@ -114,6 +114,26 @@ func (v View) AllowingConfig(root, project string) View {
 }
 
 // appendExisting appends p if it exists and is no symbolic link.
+// HoldingFiles is v with each of files (absolute) that is a regular file
+// reached through no symbolic link also bound read-only over itself: the
+// programs trusted hooks and MCP servers run (trust.Grant.Held), which an
+// in-place writer may then not rewrite in place, nor rename or remove (a
+// mount point is busy). Others are left to the parent's guard.
+func (v View) HoldingFiles(files []string) View {
+	v.ReadOnly = slices.Clone(v.ReadOnly)
+	for _, f := range files {
+		fi, err := os.Lstat(f)
+		if err != nil || !fi.Mode().IsRegular() || slices.Contains(v.ReadOnly, f) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(f); err != nil || real != f {
+			continue
+		}
+		v.ReadOnly = append(v.ReadOnly, f)
+	}
+	return v
+}
+
 func appendExisting(list []string, p string) []string {
 	fi, err := os.Lstat(p)
 	if err != nil || fi.Mode()&os.ModeSymlink != 0 {

@@ -27,6 +27,11 @@ const (
 	childConfine = "ISOLATE_TEST_CONFINE" // JSON list of extra writable dirs
 )
 
+// spawnExitEnv makes the test binary exit 0 right after EnterFromEnv: a
+// process that only starts, enters its view and ends
+// (BenchmarkReadOnlyViewSpawn).
+const spawnExitEnv = "ISOLATE_SPAWN_EXIT"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(benchHelperEnv) != "" {
 		os.Exit(benchHelper())
@@ -38,6 +43,9 @@ func TestMain(m *testing.M) {
 			os.Exit(code)
 		}
 		os.Exit(90)
+	}
+	if os.Getenv(spawnExitEnv) != "" {
+		os.Exit(0)
 	}
 	if script, ok := os.LookupEnv(childScript); ok {
 		os.Exit(runChild(ent, script))

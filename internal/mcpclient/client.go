@@ -35,6 +35,9 @@ type Options struct {
 	Timeout time.Duration
 	// Version is brood's, sent as the client's version.
 	Version string
+	// NoNetwork starts stdio servers without network (the child's
+	// definition says `network: none`), as its Bash commands are.
+	NoNetwork bool
 }
 
 // Session is a child's connections to its servers.
@@ -151,7 +154,7 @@ func transportFor(spec mcpspec.Spec, o Options) (mcp.Transport, error) {
 			cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
 		}
 		cmd.Stderr = o.Stderr
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return &commandTransport{cmd: cmd, noNetwork: o.NoNetwork, terminate: 2 * time.Second}, nil
 	case "http":
 		return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers)}, nil
 	case "sse":

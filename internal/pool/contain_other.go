@@ -43,6 +43,7 @@ func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold,
 }
 func (h *hold) started(ok bool) error                   { return nil }
 func (h *hold) breach() string                          { return "" }
+func (h *hold) rlimitBreach(string) string              { return "" }
 func (h *hold) limited() bool                           { return false }
 func (h *hold) onThread(next func() error) func() error { return next }
 func (h *hold) killAll(pidfd, pid int)                  { _ = syscall.Kill(-pid, syscall.SIGKILL) }

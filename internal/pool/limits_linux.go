@@ -402,6 +402,39 @@ func (lf *limitFiles) breach() string {
 	return ""
 }
 
+// rlimitSigns are what a process prints when an rlimit, not a cgroup,
+// refused it: Go's runtime and libc's messages for each limit.
+var rlimitSigns = map[string][]string{
+	"memory":    {"out of memory", "cannot allocate memory"},
+	"processes": {"failed to create new os thread", "resource temporarily unavailable"},
+	"files":     {"too many open files"},
+}
+
+// rlimitBreach names the limit that ended a child held by rlimits alone
+// (no cgroup counts for it), read from the end of its stderr: a child that
+// failed with the message of a limit only an rlimit holds ended by that
+// limit ("memory limit of 4 GiB (rlimit)"). "" when none fits.
+func (h *hold) rlimitBreach(stderrTail string) string {
+	lf, tail := h.lf, strings.ToLower(stderrTail)
+	says := func(key string) bool {
+		for _, s := range rlimitSigns[key] {
+			if strings.Contains(tail, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case lf.memDir == "" && lf.lim.Memory > 0 && lf.lim.Memory != limits.Unlimited && says("memory"):
+		return "memory limit of " + limits.Format("memory", lf.lim.Memory) + " (rlimit)"
+	case lf.pidsDir == "" && lf.lim.Processes > 0 && lf.lim.Processes != limits.Unlimited && os.Getuid() != 0 && says("processes"):
+		return "process limit of " + limits.Format("processes", lf.lim.Processes) + " (rlimit)"
+	case lf.lim.Files > 0 && lf.lim.Files != limits.Unlimited && says("files"):
+		return "open-file limit of " + limits.Format("files", lf.lim.Files) + " (rlimit)"
+	}
+	return ""
+}
+
 // eventCount reads "key N" from a cgroup events file (0 if absent).
 func eventCount(path, key string) int64 {
 	b, err := os.ReadFile(path)
@@ -443,7 +476,39 @@ func killV1(dir string) {
 		}
 		waitV1Empty(dir)
 	}
-	_ = unix.Rmdir(dir)
+	if err := unix.Rmdir(dir); errors.Is(err, unix.EBUSY) {
+		// Still busy with one of our own threads: the throw-away thread a
+		// child was to be cloned from joined the cgroup, and after a
+		// failed start it has not exited yet (it is on its way out).
+		waitOwnThreadsGone(dir)
+		_ = unix.Rmdir(dir)
+	}
+}
+
+// waitOwnThreadsGone polls a v1 cgroup's tasks until none of them is a
+// thread of this process (bounded: a thread that stays is left, and with
+// it the directory, which sweepStale removes at a later start).
+func waitOwnThreadsGone(dir string) {
+	deadline := time.Now().Add(2 * time.Second)
+	wait := 100 * time.Microsecond
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(filepath.Join(dir, "tasks"))
+		if err != nil {
+			return
+		}
+		ours := false
+		for _, f := range strings.Fields(string(b)) {
+			if _, err := os.Lstat("/proc/self/task/" + f); err == nil {
+				ours = true
+				break
+			}
+		}
+		if !ours {
+			return
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 20*time.Millisecond)
+	}
 }
 
 // othersIn lists the processes of a v1 cgroup but this one. This process

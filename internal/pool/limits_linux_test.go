@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/limits"
 )
 
@@ -45,6 +46,16 @@ func init() {
 		}
 	case "idle":
 		pingForever()
+	case "reserve":
+		// Address space taken and never touched (the kernel hands out
+		// zero pages on first use): only RLIMIT_AS stops it, at once.
+		var keep [][]byte
+		for {
+			keep = append(keep, make([]byte, 64<<20))
+		}
+	case "fail":
+		fmt.Fprintln(os.Stderr, "failed for its own reasons")
+		os.Exit(3)
 	}
 	os.Exit(100)
 }
@@ -230,5 +241,71 @@ func TestMakeV1LeavesOutWhatItCannotMake(t *testing.T) {
 	}
 	if lf.breach() != "" {
 		t.Fatal("a breach without counters")
+	}
+}
+
+// TestFailedStartLeavesNoV1Cgroup: a child whose start fails (its binary
+// is gone) leaves none of the v1 cgroups made for its limits behind. The
+// throw-away thread it was to be cloned from had joined them (v1 places
+// threads), so the first rmdir could find them busy.
+func TestFailedStartLeavesNoV1Cgroup(t *testing.T) {
+	p := New(Config{KillGrace: 300 * time.Millisecond, HeartbeatTimeout: time.Hour})
+	c := p.containment(t.Context())
+	if c.lim.memV1 == "" && c.lim.pidsV1 == "" {
+		t.Skip("no v1 memory or pids controller here: nothing of v1 to leave behind")
+	}
+	for i := range 20 {
+		marker := depth.Marker{Task: fmt.Sprintf("01FAILEDSTART%013d", i), Depth: 1, Max: 1}
+		j, _ := job(t, "idle")
+		j.Cmd = exec.Command(filepath.Join(t.TempDir(), "no-such-brood"))
+		j.Marker, j.Limits = marker, limits.Set{Memory: 300 << 20, Processes: 77}
+		if _, err := j.run(t.Context(), p); err == nil {
+			t.Fatal("a child with no binary started")
+		}
+		for _, base := range []string{c.lim.memV1, c.lim.pidsV1} {
+			if base == "" {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(base, marker.String())); err == nil {
+				t.Fatalf("start %d: the failed start left %s", i, filepath.Join(base, marker.String()))
+			}
+		}
+	}
+}
+
+// rlimitOnly makes p hold its children by rlimits alone, as on a machine
+// with neither v2 nor v1 memory and pids controllers.
+func rlimitOnly(p *Pool) {
+	p.containOnce.Do(func() { p.contain = containment{mode: ContainNone, lim: limiter{}} })
+}
+
+// TestRlimitOnlyNamesTheLimit: where no cgroup holds a child's memory, its
+// RLIMIT_AS does; a child that runs out of it ends with the limit named
+// and marked as an rlimit's ("memory limit of 512 MiB (rlimit)"), as a
+// cgroup's breach is named. A child that fails for another reason is not
+// blamed on a limit.
+func TestRlimitOnlyNamesTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		child, want string
+	}{
+		{"reserve", "memory limit of 512 MiB (rlimit)"},
+		{"fail", KilledByNone},
+	} {
+		t.Run(c.child, func(t *testing.T) {
+			p := New(Config{KillGrace: 300 * time.Millisecond, HeartbeatTimeout: time.Hour})
+			rlimitOnly(p)
+			j, _ := job(t, c.child, limitChildEnv+"="+c.child)
+			j.Limits = limits.Set{Memory: 512 << 20, Files: 256}
+			out, err := j.run(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.KilledBy != c.want || out.ExitCode == 0 {
+				t.Fatalf("killed by %q (exit %d), want %q\n%s", out.KilledBy, out.ExitCode, c.want, out.StderrTail)
+			}
+			if c.want != KilledByNone && !LimitKill(out.KilledBy) {
+				t.Errorf("LimitKill(%q) = false", out.KilledBy)
+			}
+		})
 	}
 }

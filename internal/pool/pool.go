@@ -275,6 +275,9 @@ func (p *Pool) supervise(ctx context.Context, job Job, pr *proc, release func())
 			Finished:   time.Now().UTC(),
 		}
 		fillExit(out, cmd.ProcessState, pr.waitErr)
+		if why := h.rlimitBreach(out.StderrTail); why != "" && out.KilledBy == KilledByNone && out.ExitCode != 0 {
+			out.KilledBy = why // a limit only an rlimit held (limits_linux.go)
+		}
 		hp.out = out
 		close(hp.done)
 	}()

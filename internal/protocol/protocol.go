@@ -111,6 +111,9 @@ type Ask struct {
 	Via     []string `json:"via,omitempty"`
 	Tool    string   `json:"tool"`
 	Subject string   `json:"subject,omitempty"`
+	// Reason says why the call needs asking: for a command a prefix rule
+	// covers, the option that writes a file or runs a program.
+	Reason string `json:"reason,omitempty"`
 	// Rules are the narrowest permission rules that together would allow
 	// the call, for an "always" answer.
 	Rules []string `json:"rules,omitempty"`

@@ -152,6 +152,16 @@ func restrictOnBase(p Policy, base marker, inPlace func(rfd int, p Policy) (bool
 	return st, nil
 }
 
+// Reexecuted reports whether this process image is Restrict's re-exec of
+// itself (the "re-exec" way in): its arguments are its first image's, and
+// whatever that image consumed before Restrict (a warm child's start line)
+// is not there to be read again. Call it before Restrict, which removes the
+// marker.
+func Reexecuted() bool {
+	v, ok := os.LookupEnv(enforcedEnv)
+	return ok && parseMarker(v).via == "re-exec"
+}
+
 // reexec confines the calling thread with layer l of p and re-executes the
 // program from it; it returns only on failure.
 func reexec(p Policy, abi int, l layer) (Status, error) {
@@ -281,12 +291,18 @@ func parseMarker(v string) marker {
 	return m
 }
 
+// mountsNote is what a read-only child's Status says when its mounts hold
+// metadata read-only.
+const mountsNote = "mounts: every mount read-only but the task directory (chmod, chown, utimes, xattrs fail with EROFS elsewhere)"
+
 // metadataStatus says for a read-only policy whether the kernel also holds
 // metadata (chmod, chown, utimes) read-only.
 func metadataStatus(p Policy, seccomp bool) string {
 	switch {
 	case !p.ReadOnly:
 		return ""
+	case p.MountsReadOnly:
+		return mountsNote
 	case seccomp:
 		return metadataNote
 	}
@@ -384,7 +400,7 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	if err := dropBoundingThread(); err != nil {
 		return false, err
 	}
-	return installFilter(p.ReadOnly)
+	return installFilter(p.metadataFiltered())
 }
 
 // addPathRule allows access beneath path. A path that does not exist is an

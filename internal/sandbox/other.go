@@ -64,6 +64,9 @@ func InPlace() bool { return false }
 // BaseForChild has nothing to apply off Linux.
 func BaseForChild(p Policy) (string, error) { return "", nil }
 
+// Reexecuted is false off Linux: Restrict never re-executes there.
+func Reexecuted() bool { return false }
+
 // DropMarkers has nothing to drop off Linux.
 func DropMarkers() {}
 

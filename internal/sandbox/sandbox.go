@@ -45,10 +45,20 @@ type Policy struct {
 	// put the child in its own network namespace (ConfigureNetwork); Restrict
 	// adds a Landlock TCP ban where the kernel has one, as a second wall.
 	Network bool
+	// MountsReadOnly says a read-only child's mount namespace holds every
+	// mount read-only but Writable's (isolate.ConfigureReadOnly): a file's
+	// times, mode, owner and extended attributes then change only beneath
+	// Writable, so the syscall filter leaves those calls to the mounts (a
+	// child may `touch`, `cp -p` and `tar x` in its TMPDIR).
+	MountsReadOnly bool
 }
 
 // confinesFS reports whether the policy asks for a file-system restriction.
 func (p Policy) confinesFS() bool { return p.ReadOnly || len(p.Writable) > 0 }
+
+// metadataFiltered reports whether the syscall filter must deny the
+// metadata calls: for a read-only child whose mounts do not hold them.
+func (p Policy) metadataFiltered() bool { return p.ReadOnly && !p.MountsReadOnly }
 
 // Status records what Restrict actually enforced, so the child's result can
 // say whether the kernel or only the tool layer kept it read-only.

@@ -50,7 +50,7 @@ func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 	if err := dropBoundingAll(); err != nil {
 		return false, err
 	}
-	prog, ok := filterFor(p.ReadOnly)
+	prog, ok := filterFor(p.metadataFiltered())
 	if !ok {
 		return false, nil
 	}

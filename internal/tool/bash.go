@@ -97,34 +97,24 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	cmd.WaitDelay = bashWaitDelay
 
 	start := time.Now()
-	// The shell's death signal is tied to the thread that starts it, and
-	// the shell gets that thread's bounding set: start it from a thread of
-	// its own that holds nothing that reads a sibling's /proc/PID/environ,
-	// and that lives until the shell is waited for, then dies.
-	done := make(chan error, 1)
-	sandbox.OnThrowawayThread(func() {
-		if err := sandbox.NoIntrospectionForCommand(); err != nil {
-			done <- err
-			return
+	// The one launcher of a child's tool processes (Bash, its stdio MCP
+	// servers): from a throw-away thread that holds nothing that reads a
+	// sibling's /proc/PID/environ, without network under network: none,
+	// in a group of its own that dies with that thread, which lives until
+	// the shell is waited for.
+	var err error
+	c, serr := sandbox.StartCommand(cmd, env.NoNetwork)
+	switch {
+	case serr != nil && env.NoNetwork && cmd.Process == nil:
+		err = fmt.Errorf("the command must run without network and cannot be, or could not start (%w); it was not run", serr)
+	case serr != nil:
+		err = serr
+	default:
+		if env.OnGroup != nil {
+			env.OnGroup(cmd.Process.Pid, true)
 		}
-		if env.NoNetwork {
-			// network: none: the command, and all it starts, cannot
-			// reach the network; this process keeps its own.
-			if _, err := sandbox.NoNetworkForCommand(); err != nil {
-				done <- fmt.Errorf("the command must run without network and cannot be (%w); it was not run", err)
-				return
-			}
-		}
-		err := cmd.Start()
-		if err == nil {
-			if env.OnGroup != nil {
-				env.OnGroup(cmd.Process.Pid, true)
-			}
-			err = cmd.Wait()
-		}
-		done <- err
-	})
-	err := <-done
+		err = c.Wait()
+	}
 	if errors.Is(err, exec.ErrWaitDelay) || runCtx.Err() != nil {
 		// The shell is gone but something it started still holds the
 		// output; or the call was cut short. Either way, end the group.

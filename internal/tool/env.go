@@ -17,10 +17,12 @@ type Env struct {
 	// Without one, every call that would ask is denied.
 	Interactive bool
 	// Ask is called for a permission prompt when Interactive is true, with
-	// the tool, what it would act on (command or path) and the narrowest rules
-	// that together would allow it (for an "always" answer). It returns whether the
-	// call may go ahead.
-	Ask func(toolName, subject string, rules []string) bool
+	// the tool, what it would act on (command or path), why it needs asking
+	// (Decision.Reason: for a command a prefix rule covers, the option that
+	// writes a file or runs a program) and the narrowest rules that together
+	// would allow it (for an "always" answer). It returns whether the call
+	// may go ahead.
+	Ask func(toolName, subject, reason string, rules []string) bool
 	// ReadOnlyScope refuses every tool that is not ReadOnly, whatever the
 	// rules say: the tool layer's own floor under the kernel sandbox.
 	ReadOnlyScope bool

@@ -17,7 +17,7 @@ func TestHookVerdict(t *testing.T) {
 	}
 	set := NewSet(Builtins()...)
 	asked := 0
-	env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(string, string, []string) bool { asked++; return false }}
+	env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(string, string, string, []string) bool { asked++; return false }}
 	run := func(verdict, cmd string, e *Env) Result {
 		ctx := context.Background()
 		if verdict != "" {

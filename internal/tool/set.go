@@ -177,7 +177,7 @@ func permit(env *Env, toolName string, d Decision) (Result, bool) {
 		return Errorf("permission denied: %s is refused (%s); do not retry it, find another way or report that it is needed", what, d.Reason), true
 	}
 	if env.Interactive && env.Ask != nil {
-		if env.Ask(toolName, d.Subject, d.Suggest) {
+		if env.Ask(toolName, d.Subject, d.Reason, d.Suggest) {
 			return Result{}, false
 		}
 		return Errorf("permission denied: the user declined %s; do not retry it, ask what they want instead or take another approach", what), true

@@ -101,7 +101,7 @@ func TestSetRunPermissionPrompt(t *testing.T) {
 	})
 	for _, answer := range []bool{true, false} {
 		var asked []string
-		env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(tool, subject string, _ []string) bool {
+		env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(tool, subject, _ string, _ []string) bool {
 			asked = append(asked, tool+" "+subject)
 			return answer
 		}}
@@ -117,6 +117,38 @@ func TestSetRunPermissionPrompt(t *testing.T) {
 			t.Fatalf("declined write: %q", res.Content)
 		}
 		os.Remove(filepath.Join(dir, "a.txt"))
+	}
+}
+
+// TestAskNamesTheOption: an interactive ask for a command an allow rule
+// covers by its prefix is told why it asks, naming the option that
+// writes a file or runs a program (git log --output, find -exec, sed -i).
+func TestAskNamesTheOption(t *testing.T) {
+	dir := t.TempDir()
+	set := NewSet(Builtins()...)
+	for _, c := range []struct {
+		rule, command, opt string
+	}{
+		{"Bash(git log:*)", "git log -1 --output=x.txt", "--output"},
+		{"Bash(find:*)", "find . -name x -exec rm {} ;", "-exec"},
+		{"Bash(sed:*)", "sed -i s/a/b/ README.md", "-i"},
+	} {
+		t.Run(c.opt, func(t *testing.T) {
+			perms, err := NewPermissions("default", []string{c.rule}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reasons []string
+			env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(_, _, reason string, _ []string) bool {
+				reasons = append(reasons, reason)
+				return false
+			}}
+			in, _ := json.Marshal(map[string]string{"command": c.command})
+			set.Run(context.Background(), env, "Bash", in)
+			if len(reasons) != 1 || !strings.Contains(reasons[0], "not "+c.opt+",") || !strings.Contains(reasons[0], c.rule) {
+				t.Fatalf("Ask was told %q; want the rule %s and the option %s named", reasons, c.rule, c.opt)
+			}
+		})
 	}
 }
 

@@ -228,22 +228,23 @@ func under(root, p string) bool {
 }
 
 // ProgramFiles are the NamedFiles of every simple command of a hook's
-// shell command run in dir.
+// shell command run in dir, with what the shell scripts among them source
+// or run (withSourced).
 func ProgramFiles(root, dir, command string) (present, absent []string) {
 	for _, ws := range ShellCommands(command, root) {
 		p, a := NamedFiles(root, dir, Programs(ws), ws)
 		present, absent = append(present, p...), append(absent, a...)
 	}
-	slices.Sort(present)
 	slices.Sort(absent)
-	return slices.Compact(present), slices.Compact(absent)
+	return withSourced(root, present), slices.Compact(absent)
 }
 
 // ArgvFiles are the NamedFiles of a command given as its argv (an MCP
-// server's command and args: no shell).
+// server's command and args: no shell), with what the shell scripts among
+// them source or run (withSourced).
 func ArgvFiles(root, dir string, argv []string) []string {
 	present, _ := NamedFiles(root, dir, Programs(argv), argv)
-	return present
+	return withSourced(root, present)
 }
 
 // Rels are paths under root made project-relative and slash-separated

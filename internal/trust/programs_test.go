@@ -104,6 +104,52 @@ func TestProgramFiles(t *testing.T) {
 	}
 }
 
+// TestProgramFilesFollowSourcedScripts: what a shell script a hook runs
+// sources or runs counts with it (the red team's guard.sh that sources
+// lib.sh), followed through the scripts found; data the scripts read or
+// write, files outside the project, and scripts that are not shell do not.
+func TestProgramFilesFollowSourcedScripts(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"scripts/guard.sh":     "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\necho ran >> guard.log\ncat data.json\n",
+		"scripts/lib.sh":       "#!/bin/sh\nsource \"${0%/*}/deeper.sh\"\n",
+		"scripts/deeper.sh":    "sh ./tools/last.sh\n",
+		"tools/last.sh":        "echo last\n",
+		"scripts/wrap.sh":      "#!/usr/bin/env bash\nDIR=$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\npython3 \"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)/helper.py\"\n",
+		"scripts/helper.py":    "import os\nos.system('./scripts/lib.sh')\n",
+		"scripts/notshell.txt": ". ./scripts/lib.sh\n",
+		"scripts/loop.sh":      "#!/bin/sh\n. ./scripts/loop.sh\n. /etc/profile\n",
+		"data.json":            "{}\n",
+		"guard.log":            "old\n",
+	}
+	for f, body := range files {
+		writeFile(t, filepath.Join(root, f), body)
+	}
+	abs := func(rels ...string) []string {
+		var out []string
+		for _, r := range rels {
+			out = append(out, filepath.Join(root, r))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"./scripts/guard.sh", abs("scripts/deeper.sh", "scripts/guard.sh", "scripts/lib.sh", "tools/last.sh")},
+		{"bash scripts/wrap.sh", abs("scripts/helper.py", "scripts/wrap.sh")},
+		{"cat scripts/notshell.txt; ./scripts/loop.sh", abs("scripts/loop.sh")},
+	} {
+		p, _ := trust.ProgramFiles(root, root, tc.cmd)
+		if !slices.Equal(p, tc.want) {
+			t.Errorf("ProgramFiles(%q) = %q; want %q", tc.cmd, p, tc.want)
+		}
+	}
+	if got := trust.ArgvFiles(root, root, []string{"sh", "scripts/lib.sh"}); !slices.Equal(got, abs("scripts/deeper.sh", "scripts/lib.sh", "tools/last.sh")) {
+		t.Errorf("ArgvFiles = %q", got)
+	}
+}
+
 func TestPins(t *testing.T) {
 	root := t.TempDir()
 	guard, planted := filepath.Join(root, "guard.sh"), filepath.Join(root, "planted.sh")

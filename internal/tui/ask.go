@@ -183,8 +183,8 @@ func ignoreLocal(old []byte) []byte {
 }
 
 // rootAsk is the root agent's own permission prompt (tool.Env.Ask).
-func (e *engine) rootAsk(toolName, subject string, rules []string) bool {
-	a := e.ask(e.life, delegate.Ask{Agent: "root", Tool: toolName, Subject: subject, Rules: rules})
+func (e *engine) rootAsk(toolName, subject, reason string, rules []string) bool {
+	a := e.ask(e.life, delegate.Ask{Agent: "root", Tool: toolName, Subject: subject, Reason: reason, Rules: rules})
 	return a.Allow
 }
 

@@ -529,3 +529,30 @@ func TestTUIEnableSubagents(t *testing.T) {
 	tm.waitFor("ready · script")
 	tm.exit()
 }
+
+// TestTUIAskNamesTheOption (issue 23): with Bash(git log:*) allowed, a
+// git log --output=FILE is asked about, and the question says why: the
+// rule covers git log but not --output, which writes a file. The root's
+// own ask and a child's (relayed through the protocol) both say it.
+func TestTUIAskNamesTheOption(t *testing.T) {
+	tm := startTUI(t, `agents:
+  root:
+    - tools:
+        - Bash: {command: "git log -1 --output=root-out.txt"}
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "child", prompt: "Log it.", isolation: none}
+    - say: "ROOT-DONE"
+  general-purpose:
+    - tools:
+        - Bash: {command: "git log -1 --output=child-out.txt"}
+    - say: "done"
+`, map[string]string{"~/.config/brood/settings.toml": "[permissions]\nallow = [\"Bash(git log:*)\"]\n"})
+	tm.typeLine("log")
+	why := `why: allow rule "Bash(git log:*)" covers the command but not --output, which writes a file`
+	tm.waitFor("the root agent asks to use Bash:", "git log -1 --output=root-out.txt", why, "y allow once")
+	tm.keys("n")
+	tm.waitFor("general-purpose (task", "git log -1 --output=child-out.txt", why, "y allow once")
+	tm.keys("n")
+	tm.waitFor("ROOT-DONE")
+	tm.exit()
+}

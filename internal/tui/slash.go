@@ -304,5 +304,11 @@ func askText(a delegate.Ask, ready bool) string {
 	if !ready {
 		keys = "(a moment…)"
 	}
-	return fmt.Sprintf("%s asks to use %s:\n  %s\n%s", who, clean(a.Tool, false), what, keys)
+	why := ""
+	if a.Reason != "" {
+		// Why it needs asking: for a command a prefix rule covers, the
+		// option that writes a file or runs a program.
+		why = "  why: " + clean(a.Reason, false) + "\n"
+	}
+	return fmt.Sprintf("%s asks to use %s:\n  %s\n%s%s", who, clean(a.Tool, false), what, why, keys)
 }

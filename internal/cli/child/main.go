@@ -7,6 +7,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // Parse recognises the child protocol's command line, the one a parent
@@ -66,10 +67,12 @@ func Main(ctx context.Context, stdio cmdutil.IO, opts Options, links cmdutil.Lin
 		fmt.Fprintln(f.Err, "brood:", err)
 		return cmdutil.ExitFailed
 	}
-	if opts.Warm {
+	if opts.Warm && !sandbox.Reexecuted() {
 		// Started ahead of its task, already in its own process group,
 		// cgroup and sandbox: nothing of the task is read until the parent
-		// says start. EOF (or anything else) means it was not needed.
+		// says start. EOF (or anything else) means it was not needed. (Its
+		// sandbox's re-exec of itself, same arguments, was started: the
+		// first image read the line.)
 		if err := protocol.ReadStart(stdio.In); err != nil {
 			return 0
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/mcpserver"
 )
 
@@ -88,7 +89,18 @@ func mcpRun(ctx context.Context, opts *Options) error {
 			defer os.Remove(tok.file)
 		}
 	}
-	srv, stop, err := newServer(ctx, f, opts.Version)
+	// No child reads the token, wherever --token-file put it: the
+	// default place, ~/.config/brood/mcp, is hidden from every child of
+	// every brood of this user, and a file elsewhere is listed there to
+	// be hidden the same way (delegate.RegisterTokenFile).
+	var hidden []string
+	if tok.file != "" {
+		if err := delegate.RegisterTokenFile(tok.file); err != nil {
+			return fmt.Errorf("brood mcp --http: %w (subagents could read the token)", err)
+		}
+		hidden = append(hidden, tok.file)
+	}
+	srv, stop, err := newServer(ctx, f, opts.Version, hidden...)
 	if err != nil {
 		return err
 	}

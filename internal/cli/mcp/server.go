@@ -34,7 +34,9 @@ func treeDepth(a *cmdutil.Factory) (int, int) {
 // the project's settings and permissions, as the root's Task tool has them.
 // stop cancels the background children still running and waits for their
 // records.
-func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpserver.Server, func(), error) {
+// newServer makes the server's dispatcher; hidden are paths none of its
+// children may read (the --token-file of an HTTP start).
+func newServer(ctx context.Context, a *cmdutil.Factory, version string, hidden ...string) (*mcpserver.Server, func(), error) {
 	depth, max := treeDepth(a)
 	if depth >= max {
 		return nil, nil, fmt.Errorf("brood mcp: this process is at depth %d and the subagent depth cap is %d (maxSubagentDepth), so it cannot delegate; run brood mcp outside a brood subagent", depth, max)
@@ -60,7 +62,7 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
 		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile, Grant: a.Grant(),
 		Redact: a.Redactor.Redact, OnEvent: hk.Observe(nil),
-		ProjectFiles: a.ChildProjectFiles(),
+		ProjectFiles: a.ChildProjectFiles(), Hidden: hidden,
 	}
 	d, err := delegate.New(cfg)
 	if err != nil {

@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // EnvToken gives `brood mcp --http` its token (instead of one generated or
@@ -57,20 +59,33 @@ func httpToken(getenv func(string) string, tokenFile, home string, addr net.Addr
 	return t, writeToken(t.file, t.value)
 }
 
-// readToken reads a token file, which must be a regular file no one else
-// may read or write.
+// readToken reads a token file, which must be a regular file of this
+// user's that no one else may read or write. It is opened once, not
+// followed if it is a link, and checked on the open file (no window
+// between the check and the read).
 func readToken(path string) (string, error) {
-	info, err := os.Lstat(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return "", fmt.Errorf("--token-file %s: a symbolic link; give the path of the file itself", path)
+	}
 	if err != nil {
 		return "", err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("--token-file %s: %w", path, err)
 	}
 	if !info.Mode().IsRegular() {
 		return "", fmt.Errorf("--token-file %s: not a regular file; give the path of a file holding the token", path)
 	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("--token-file %s: owned by uid %d, not by you (uid %d); use a file of your own, mode 600", path, st.Uid, os.Getuid())
+	}
 	if perm := info.Mode().Perm(); perm&0o077 != 0 {
 		return "", fmt.Errorf("--token-file %s: others may read or write it (mode %04o); run chmod 600 %s", path, perm, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
 		return "", fmt.Errorf("--token-file %s: %w", path, err)
 	}

@@ -8,9 +8,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,6 +22,8 @@ import (
 const (
 	EnvServer = "BROOD_MCPTEST_SERVER"
 	EnvPID    = "BROOD_MCPTEST_PID"
+	// EnvDial adds the dial tool when "1".
+	EnvDial = "BROOD_MCPTEST_DIAL"
 )
 
 // ServeIfAsked runs the notes server on stdio and exits when EnvServer is
@@ -36,7 +40,8 @@ func ServeIfAsked() {
 }
 
 // Notes is the notes server: echo (readOnlyHint) returns "echo: TEXT";
-// has_env (readOnlyHint) says whether the variable TEXT is set; write_note
+// has_env (readOnlyHint) says whether the variable TEXT is set; dial
+// (with EnvDial) opens a TCP connection; write_note
 // writes TEXT to note.txt in its working directory.
 func Notes() *mcp.Server {
 	if p := os.Getenv(EnvPID); p != "" {
@@ -57,6 +62,9 @@ func Notes() *mcp.Server {
 			}
 			return text(arg(req) + " is set"), nil
 		})
+	if os.Getenv(EnvDial) == "1" {
+		addDial(s, schema)
+	}
 	s.AddTool(&mcp.Tool{Name: "write_note", Description: "Write the text to note.txt.", InputSchema: schema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			dir, _ := os.Getwd()
@@ -78,4 +86,19 @@ func arg(req *mcp.CallToolRequest) string {
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// addDial adds dial (readOnlyHint): it opens a TCP connection to the
+// address TEXT and says how it went ("dial: connected" or "dial: ERROR").
+func addDial(s *mcp.Server, schema json.RawMessage) {
+	s.AddTool(&mcp.Tool{Name: "dial", Description: "Open a TCP connection to the address text (host:port).", InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			c, err := net.DialTimeout("tcp", arg(req), 5*time.Second)
+			if err != nil {
+				return text("dial: " + err.Error()), nil
+			}
+			c.Close()
+			return text("dial: connected"), nil
+		})
 }
