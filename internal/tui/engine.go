@@ -34,10 +34,11 @@ type Config struct {
 	// Agent is the root agent: model, system prompt, built-in tools, tool
 	// environment, limits. Transcript and Inject are the TUI's.
 	Agent agent.Config
-	// NewDispatcher builds the root's dispatcher with the TUI's event sink
-	// and the permission prompt for children's asks (nil: no delegation
-	// here, at the depth cap).
-	NewDispatcher func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error)
+	// NewDispatcher builds the root's dispatcher (package root) with the
+	// TUI's event sink and the permission prompt for children's asks,
+	// its background and warm children bounded by life (nil, or a nil
+	// dispatcher: no delegation here, at the depth cap).
+	NewDispatcher func(life context.Context, onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error)
 	Registry      *registry.Registry
 	// Session is the transcript to continue ("" starts a new one under
 	// .brood/sessions/).
@@ -94,13 +95,12 @@ func newEngine(ctx context.Context, cfg Config) (*engine, error) {
 	e.wf.taskRun, e.wf.cancel = map[string]string{}, map[string]context.CancelFunc{}
 	e.perm = newAskRules(cfg.ProjectRoot, cfg.Agent.Env)
 	if cfg.NewDispatcher != nil {
-		d, err := cfg.NewDispatcher(e.dispatchEvent, e.childAsk)
+		d, err := cfg.NewDispatcher(life, e.dispatchEvent, e.childAsk)
 		if err != nil {
 			stop()
 			return nil, err
 		}
 		if d != nil {
-			d.SetLifetime(life)
 			e.disp = d
 			e.perm.write = d.WriteConfig
 		}

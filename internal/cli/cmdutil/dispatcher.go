@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -64,21 +65,39 @@ type DispatcherConfig struct {
 	// mode); nil: they deny, as without a person.
 	Ask delegate.AskFunc
 	// Warm keeps settings pool.warm children started ahead of their tasks
-	// (a session that delegates: run, interactive); the caller must Close
-	// the dispatcher when the session ends.
+	// (a session that delegates: run, interactive); they end with Lifetime
+	// (or Close).
 	Warm bool
+	// Lifetime bounds the background children and the warm ones (nil:
+	// never cancelled).
+	Lifetime context.Context
+	// Session is the id of the root's transcript, recorded in its
+	// children's owner records.
+	Session string
+	// ToolHooks are the user's hooks for the children's own tool calls
+	// (RunHooks.ToolHooks; nil: none).
+	ToolHooks delegate.ToolHooks
+	// Source names who dispatches (root, mcp, cli); default root.
+	Source string
+	// Depth, when set, is this process's depth and the cap (default
+	// Factory.Depth).
+	Depth func() (depth, max int)
 }
 
 // Dispatcher builds the root's Dispatcher, or nil at the depth cap.
 func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 	depth, max := f.Depth()
+	if c.Depth != nil {
+		depth, max = c.Depth()
+	}
 	if depth >= max {
 		return nil, nil
 	}
 	cfg := delegate.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: f.Cwd, Registry: f.Registry(), Settings: f.Settings,
 		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
-		Depth: depth, MaxDepth: max, SourceAgent: "root",
+		Depth: depth, MaxDepth: max, SourceAgent: FirstNonEmpty(c.Source, "root"),
+		Lifetime: c.Lifetime, Session: c.Session, ToolHooks: c.ToolHooks,
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
@@ -105,7 +124,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 // the child's to write, so the cap and the permissions come from this
 // project's settings, and the task's depth, model and workspace from its
 // parent's owner record, never from the envelope.
-func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event)) (*delegate.Dispatcher, error) {
+func (f *Factory) TaskDispatcher(t *dispatch.Task, c DispatcherConfig) (*delegate.Dispatcher, error) {
 	depth, max := f.Depth()
 	taskDepth, model, ws := t.Depth, f.Settings.Model, ""
 	if o := t.Owner; o != nil && o.Version > 0 {
@@ -133,7 +152,8 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
 		Depth: depth, MaxDepth: max, SourceAgent: "cli",
 		ParentModel: model, ParentSystem: DefaultSystemPrompt(workspace),
-		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
+		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: c.OnEvent, Stderr: f.Err,
+		Lifetime: c.Lifetime, ToolHooks: c.ToolHooks,
 		ProjectFiles: f.ChildProjectFiles(),
 		Redact:       f.Redactor.Redact,
 		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),

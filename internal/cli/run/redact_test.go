@@ -1,0 +1,72 @@
+package run_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+)
+
+// envSecret is a value only the project's .env holds (not the
+// environment, not a known key format): the project redactor's to scrub.
+const envSecret = "plum-orchard-4417-velvet"
+
+// echoEnvScript: the root's Bash prints the project's .env, and the
+// answer quotes what the tool gave back.
+const echoEnvScript = `
+agents:
+  root:
+    - tools:
+        - Bash: {command: "cat .env", description: "print the env file"}
+    - say: "The file says: {{result 0}}"
+`
+
+// TestRunRedactsTheProjectEnv: a secret from the project's .env that a
+// tool echoes reaches neither brood run's transcript, nor its answer, nor
+// its --output-format json or stream-json output, nor its --mode json
+// event lines; each shows the redaction marker instead (the interactive
+// mode's redactor: package root builds both; interactive's
+// TestInteractiveRedactsAsRun checks the TUI's side).
+func TestRunRedactsTheProjectEnv(t *testing.T) {
+	for _, format := range [][]string{
+		{"--output-format", "json"},
+		{"--output-format", "stream-json"},
+		{"--output-format", "text"},
+		{"--mode", "json"},
+	} {
+		t.Run(strings.Join(format, "="), func(t *testing.T) {
+			p := clitest.NewProject(t)
+			clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "DEPLOY_TOKEN="+envSecret+"\n")
+			args := append([]string{"run", "--model", p.Script("s.yaml", echoEnvScript), "--allowedTools", "Bash"}, format...)
+			code, out, errOut := p.Brood(append(args, "show me the env file")...)
+			if code != 0 {
+				t.Fatalf("code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, "The file says") {
+				t.Fatalf("the run did not answer:\n%s\n%s", out, errOut)
+			}
+			files := clitest.SessionFiles(t, p.Root)
+			if len(files) != 1 {
+				t.Fatalf("sessions %v", files)
+			}
+			transcript, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for where, text := range map[string]string{"stdout": out, "stderr": errOut, "the transcript": string(transcript)} {
+				if strings.Contains(text, envSecret) {
+					t.Errorf("%s carries the .env secret:\n%s", where, text)
+				}
+			}
+			const marker = "[REDACTED:.env:DEPLOY_TOKEN]"
+			if !strings.Contains(string(transcript), marker) {
+				t.Errorf("the transcript shows no redaction marker:\n%s", transcript)
+			}
+			if !strings.Contains(out, marker) {
+				t.Errorf("the output shows no redaction marker (is the answer there?):\n%s", out)
+			}
+		})
+	}
+}
