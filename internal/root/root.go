@@ -48,7 +48,7 @@ type Options struct {
 	// Perms are the permission flags on top of the settings' rules.
 	Perms cmdutil.PermissionFlags
 	// System replaces the system prompt; SystemFiles is the instruction
-	// file block it ends with (see cmdutil.DispatcherConfig). Default:
+	// file block it ends with (see dispatcherConfig). Default:
 	// brood's prompt, and for an agent the project's instruction files.
 	System, SystemFiles string
 	// Tools are the built-in tools the agent has (nil: all of them).
@@ -90,9 +90,10 @@ type Options struct {
 	// Depth, when set, is this process's depth and cap (brood mcp's own
 	// reading of the tree).
 	Depth func() (depth, max int)
-	// NoHooks runs no user hooks (a fleet worker: its calls' hooks are the
-	// submitter's).
-	NoHooks bool
+	// Unobserved runs no user hooks and starts no telemetry export (a
+	// fleet worker: its calls' hooks are their submitters'; a command that
+	// only reads a task).
+	Unobserved bool
 }
 
 // Root is an assembled root: close it when the command ends.
@@ -155,17 +156,17 @@ func New(ctx context.Context, f *cmdutil.Factory, o Options) (_ *Root, err error
 			r.system += r.files
 		}
 	}
-	if !o.NoHooks {
+	if !o.Unobserved {
 		hk, err := f.OpenHooks(ctx, o.Transcript, cmp.Or(o.Perms.Mode, s.Permissions.Mode), cmp.Or(o.Effort, s.Effort))
 		if err != nil {
 			return nil, err
 		}
 		r.Hooks = hk
 		r.closers = append(r.closers, hk.Close)
+		tel, stopTel := f.StartTelemetry(ctx)
+		r.Telemetry = tel
+		r.closers = append(r.closers, stopTel)
 	}
-	tel, stopTel := f.StartTelemetry(ctx)
-	r.Telemetry = tel
-	r.closers = append(r.closers, stopTel)
 	if !o.Interactive {
 		d, err := r.NewDispatcher(ctx, o.OnEvent, o.ChildAsk)
 		if err != nil {
@@ -189,7 +190,7 @@ func New(ctx context.Context, f *cmdutil.Factory, o Options) (_ *Root, err error
 // mode, whose event sink exists only once its UI does.
 func (r *Root) NewDispatcher(life context.Context, onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 	f, o := r.f, r.o
-	c := cmdutil.DispatcherConfig{
+	c := dispatcherConfig{
 		Model: r.Spec, System: r.system, SystemFiles: r.files, Tools: r.tools.Names(),
 		Permissions: f.Permissions(o.Perms), OnEvent: r.Hooks.Observe(onEvent), Quiet: o.Quiet, Ask: ask,
 		Warm: o.Warm, Lifetime: life, Session: SessionID(o.Transcript), ToolHooks: r.Hooks.ToolHooks(),
@@ -198,9 +199,9 @@ func (r *Root) NewDispatcher(life context.Context, onEvent func(delegate.Event),
 	var d *delegate.Dispatcher
 	var err error
 	if o.Task != nil {
-		d, err = f.TaskDispatcher(o.Task, c)
+		d, err = taskDispatcher(f, o.Task, c)
 	} else {
-		d, err = f.Dispatcher(c)
+		d, err = newDispatcher(f, c)
 	}
 	if err != nil || d == nil {
 		return nil, err

@@ -60,7 +60,7 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	}
 	// A dispatcher that reads the task's output: no hooks (nothing is
 	// dispatched).
-	rt, err := root.New(ctx, f, root.Options{Source: "cli", Task: t, NoHooks: true})
+	rt, err := root.New(ctx, f, root.Options{Source: "cli", Task: t, Unobserved: true})
 	if err != nil {
 		return err
 	}

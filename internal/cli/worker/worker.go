@@ -158,7 +158,7 @@ func workerRun(ctx context.Context, opts *Options) error {
 	}
 	defer c.Close()
 	// The calls' hooks are their submitters' business, not this host's.
-	r, err := root.New(ctx, f, root.Options{NeedModel: true, NoHooks: true})
+	r, err := root.New(ctx, f, root.Options{NeedModel: true, Unobserved: true})
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func depsFrom(f *cmdutil.Factory, fleetFlags *root.FleetFlags) *Deps {
 			if rt == nil {
 				// Not observed (no hooks): a root of its own, for as long
 				// as the run.
-				r, err := root.New(ctx, f, root.Options{Quiet: true, NoHooks: true})
+				r, err := root.New(ctx, f, root.Options{Quiet: true, Unobserved: true})
 				if err != nil {
 					return nil, err
 				}
