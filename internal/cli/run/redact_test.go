@@ -13,20 +13,23 @@ import (
 // environment, not a known key format): the project redactor's to scrub.
 const envSecret = "plum-orchard-4417-velvet"
 
-// echoEnvScript: the root's Bash prints the project's .env, and the
-// answer quotes what the tool gave back.
+// echoEnvScript: the root's Bash prints the project's .env and its Read
+// reads it, and the answer quotes what both tools gave back (the model
+// sees what it Read, so only the writers can keep that one out).
 const echoEnvScript = `
 agents:
   root:
     - tools:
         - Bash: {command: "cat .env", description: "print the env file"}
-    - say: "The file says: {{result 0}}"
+        - Read: {file_path: .env}
+    - say: "The file says: {{result 0}} and {{result 1}}"
 `
 
 // TestRunRedactsTheProjectEnv: a secret from the project's .env that a
-// tool echoes reaches neither brood run's transcript, nor its answer, nor
-// its --output-format json or stream-json output, nor its --mode json
-// event lines; each shows the redaction marker instead (the interactive
+// tool echoes, or that the model Read and quotes, reaches neither brood
+// run's transcript, nor its answer (text on a pipe), nor its
+// --output-format json or stream-json output, nor its --mode json event
+// lines; each shows the redaction marker instead (the interactive
 // mode's redactor: package root builds both; interactive's
 // TestInteractiveRedactsAsRun checks the TUI's side).
 func TestRunRedactsTheProjectEnv(t *testing.T) {

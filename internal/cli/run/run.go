@@ -144,17 +144,27 @@ func (o *Options) format() string {
 	return "text"
 }
 
-func (o *Options) newOutput() output {
+// newOutput is the run's output, and what flushes it when the run ends.
+// Every format but text on a terminal passes the project's redactor: the
+// JSON ones string by string, text line by line (a .env value the model
+// Read and quoted in its answer reaches no pipe, file or CI log; on a
+// terminal the answer streams as it comes, as the interactive mode shows
+// it).
+func (o *Options) newOutput() (output, func()) {
 	f := o.Factory
 	switch o.format() {
 	case "events":
-		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact)
+		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact), func() {}
 	case "json":
-		return render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact)
+		return render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact), func() {}
 	case "stream-json":
-		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact)
+		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact), func() {}
 	}
-	return render.NewText(f.Out, f.Err, f.OutTerminal)
+	if f.OutTerminal {
+		return render.NewText(f.Out, f.Err, true), func() {}
+	}
+	w := f.Redactor.Writer(f.Out)
+	return render.NewText(w, f.Err, false), func() { _ = w.Close() }
 }
 
 // Run runs the root agent on the prompt to its outcome.
@@ -194,7 +204,8 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	out := o.newOutput()
+	out, flush := o.newOutput()
+	defer flush()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
 	// and the root's budget counts what they spent (UsageBelow).
