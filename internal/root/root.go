@@ -116,7 +116,6 @@ type Root struct {
 
 	f       *cmdutil.Factory
 	o       Options
-	life    context.Context
 	tools   *tool.Set // the built-ins the agent and its children inherit
 	system  string
 	files   string
@@ -127,7 +126,7 @@ type Root struct {
 // background and warm children.
 func New(ctx context.Context, f *cmdutil.Factory, o Options) (_ *Root, err error) {
 	s := f.Settings
-	r := &Root{f: f, o: o, life: ctx, Spec: cmp.Or(o.Model, s.Model), Redact: f.Redactor.Redact}
+	r := &Root{f: f, o: o, Spec: cmp.Or(o.Model, s.Model), Redact: f.Redactor.Redact}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -168,7 +167,7 @@ func New(ctx context.Context, f *cmdutil.Factory, o Options) (_ *Root, err error
 		r.closers = append(r.closers, stopTel)
 	}
 	if !o.Interactive {
-		d, err := r.NewDispatcher(ctx, o.OnEvent, o.ChildAsk)
+		d, err := r.NewDispatcher(ctx, SessionID(o.Transcript), o.OnEvent, o.ChildAsk)
 		if err != nil {
 			return nil, err
 		}
@@ -186,14 +185,16 @@ func New(ctx context.Context, f *cmdutil.Factory, o Options) (_ *Root, err error
 }
 
 // NewDispatcher builds the root's dispatcher with onEvent and ask, bounded
-// by life (nil at the depth cap). New calls it, except for the interactive
-// mode, whose event sink exists only once its UI does.
-func (r *Root) NewDispatcher(life context.Context, onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
+// by life, its children recorded under the transcript session (nil at the
+// depth cap). New calls it, except for the interactive mode, whose event
+// sink exists only once its UI does (and whose new session's id only once
+// it opens the transcript).
+func (r *Root) NewDispatcher(life context.Context, session string, onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
 	f, o := r.f, r.o
 	c := dispatcherConfig{
 		Model: r.Spec, System: r.system, SystemFiles: r.files, Tools: r.tools.Names(),
 		Permissions: f.Permissions(o.Perms), OnEvent: r.Hooks.Observe(onEvent), Quiet: o.Quiet, Ask: ask,
-		Warm: o.Warm, Lifetime: life, Session: SessionID(o.Transcript), ToolHooks: r.Hooks.ToolHooks(),
+		Warm: o.Warm, Lifetime: life, Session: session, ToolHooks: r.Hooks.ToolHooks(),
 		Source: o.Source, Depth: o.Depth,
 	}
 	var d *delegate.Dispatcher
