@@ -1,8 +1,11 @@
 package root_test
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -97,5 +100,42 @@ func TestVerbFinder(t *testing.T) {
 		if got := verb(c.pkg); got != c.want {
 			t.Errorf("verb(%q) = %q, want %q", c.pkg, got, c.want)
 		}
+	}
+}
+
+// TestNoDispatcherSetters fails when code outside delegate sets a
+// dispatcher's wiring after New: the lifetime, the children's tool hooks
+// and the session are in delegate.Config, which root fills in. The one
+// exception is the TUI renaming its session when it opens another
+// transcript.
+func TestNoDispatcherSetters(t *testing.T) {
+	allowed := map[string]bool{"internal/tui/engine.go": true}
+	var found []string
+	for _, dir := range []string{"../../internal", "../../cmd"} {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel("../..", p)
+			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.HasPrefix(rel, "internal/delegate/") {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, setter := range []string{".SetLifetime(", ".SetToolHooks(", ".SetSession("} {
+				if strings.Contains(string(data), setter) && !(setter == ".SetSession(" && allowed[rel]) {
+					found = append(found, rel+": "+setter)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(found) > 0 {
+		t.Errorf("a dispatcher is wired after New (put it in delegate.Config through root.New):\n%s", strings.Join(found, "\n"))
 	}
 }
