@@ -43,7 +43,10 @@ func TestRunRedactsTheProjectEnv(t *testing.T) {
 			p := clitest.NewProject(t)
 			clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "DEPLOY_TOKEN="+envSecret+"\n")
 			args := append([]string{"run", "--model", p.Script("s.yaml", echoEnvScript), "--allowedTools", "Bash"}, format...)
-			code, out, errOut := p.Brood(append(args, "show me the env file")...)
+			// brood as a real process, its stdout a pipe.
+			run := p.Start(nil, append(args, "show me the env file")...)
+			code := run.Wait(t)
+			out, errOut := run.Stdout.String(), run.Stderr.String()
 			if code != 0 {
 				t.Fatalf("code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
