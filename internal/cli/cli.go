@@ -21,7 +21,6 @@ import (
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/config"
-	"github.com/broodhq/brood/internal/cli/demo"
 	"github.com/broodhq/brood/internal/cli/doctor"
 	"github.com/broodhq/brood/internal/cli/interactive"
 	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
@@ -37,6 +36,7 @@ import (
 	"github.com/broodhq/brood/internal/model/openai"
 	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/telemetry/otlp"
+	"github.com/broodhq/brood/internal/tui"
 	"github.com/broodhq/brood/internal/workflowtool"
 )
 
@@ -171,6 +171,15 @@ or script:FILE for the offline scripted model.
 	root.PersistentFlags().BoolVar(&f.TrustProject, "trust-project", false, "honour this project's settings files for this run even where they allow more than the defaults (see brood trust)")
 	childOpts := child.AddFlags(root, f)
 	tuiOpts := interactive.AddFlags(root, f)
+	// What the interactive mode does that other verbs own.
+	tuiOpts.Kill = func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err }
+	tuiOpts.Workflow = func(file string, inputs []string) (tui.Workflow, error) {
+		p, err := workflow.Prepare(f, file, inputs)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if childOpts.Active() {
 			return child.Run(cmd.Context(), childOpts)
@@ -186,7 +195,7 @@ or script:FILE for the offline scripted model.
 	}
 	root.AddCommand(
 		run.NewCmdRun(f, version.String(Version), nil),
-		demo.NewCmdDemo(f, nil),
+		run.NewCmdDemo(f, nil),
 		version.NewCmdVersion(f, Version, nil),
 		agents.NewCmdAgents(f, nil),
 		tasks.NewCmdTasks(f, nil),

@@ -114,7 +114,8 @@ type Config struct {
 	// DebugLog, when set, also receives the [DISPATCH] lines.
 	DebugLog string
 	// Lifetime bounds background children (default: never cancelled). When
-	// it ends they are stopped in stages and recorded as cancelled.
+	// it ends they are stopped in stages and recorded as cancelled, and the
+	// idle warm children end.
 	Lifetime context.Context
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
@@ -123,7 +124,9 @@ type Config struct {
 	// children, which a resume and a listing trust (nil: the project's
 	// .brood/records).
 	Owners *taskdir.Records
-	// Session is the root transcript's id (SetSession).
+	// Session is the root transcript's id, recorded in its children's
+	// owner records (SetSession changes it when an interactive session
+	// opens another transcript).
 	Session string
 	// MCP are the MCP servers this process's agent has (configured ones,
 	// for the root; its own, for a child): what a definition without a
@@ -233,7 +236,12 @@ func New(cfg Config) (*Dispatcher, error) {
 			Limits:           settingsLimits(cfg.Settings),
 		})
 	}
-	return newDispatcher(cfg), nil
+	d := newDispatcher(cfg)
+	if cfg.Lifetime != nil {
+		// Idle warm children end with the session's lifetime.
+		context.AfterFunc(cfg.Lifetime, d.Close)
+	}
+	return d, nil
 }
 
 // CanDelegate reports whether this process is below the depth cap.

@@ -91,18 +91,10 @@ func (d *Dispatcher) lifetime() context.Context {
 	return context.Background()
 }
 
-// SetLifetime bounds background children by ctx (typically the process's
-// signal context): when it ends, they are stopped in stages and recorded.
-func (d *Dispatcher) SetLifetime(ctx context.Context) {
-	d.bg.mu.Lock()
-	defer d.bg.mu.Unlock()
-	d.cfg.Lifetime = ctx
-	// Idle warm children end with the session's lifetime.
-	context.AfterFunc(ctx, d.Close)
-}
-
 // SetSession names the root transcript this dispatcher's children belong
-// to (recorded in their owner records).
+// to (recorded in their owner records) when it changes after New: an
+// interactive session that opens another transcript (Config.Session names
+// the first).
 func (d *Dispatcher) SetSession(id string) {
 	d.bg.mu.Lock()
 	defer d.bg.mu.Unlock()

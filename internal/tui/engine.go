@@ -35,10 +35,13 @@ type Config struct {
 	// Agent is the root agent: model, system prompt, built-in tools, tool
 	// environment, limits. Transcript and Inject are the TUI's.
 	Agent agent.Config
-	// NewDispatcher builds the root's dispatcher with the TUI's event sink
-	// and the permission prompt for children's asks (nil: no delegation
-	// here, at the depth cap).
-	NewDispatcher func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error)
+	// NewDispatcher builds the root's dispatcher (package root) with the
+	// TUI's event sink and the permission prompt for children's asks, its
+	// background and warm children bounded by life, its children recorded
+	// under session (the transcript's id; another one the TUI opens later
+	// is Dispatcher.SetSession's). nil, or a nil dispatcher: no delegation
+	// here, at the depth cap.
+	NewDispatcher func(life context.Context, session string, onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error)
 	Registry      *registry.Registry
 	// Session is the transcript to continue ("" starts a new one under
 	// .brood/sessions/).
@@ -94,21 +97,21 @@ func newEngine(ctx context.Context, cfg Config) (*engine, error) {
 		modelVal: cfg.Agent.Model, spec: cfg.ModelSpec}
 	e.wf.taskRun, e.wf.cancel = map[string]string{}, map[string]context.CancelFunc{}
 	e.perm = newAskRules(cfg.ProjectRoot, cfg.Agent.Env)
-	if cfg.NewDispatcher != nil {
-		d, err := cfg.NewDispatcher(e.dispatchEvent, e.childAsk)
-		if err != nil {
-			stop()
-			return nil, err
-		}
-		if d != nil {
-			d.SetLifetime(life)
-			e.disp = d
-			e.perm.write = d.WriteConfig
-		}
-	}
 	if err := e.openSession(cfg.Session); err != nil {
 		stop()
 		return nil, err
+	}
+	if cfg.NewDispatcher != nil {
+		d, err := cfg.NewDispatcher(life, sessionID(e.path), e.dispatchEvent, e.childAsk)
+		if err != nil {
+			stop()
+			e.tw.Close()
+			return nil, err
+		}
+		if d != nil {
+			e.disp = d
+			e.perm.write = d.WriteConfig
+		}
 	}
 	return e, nil
 }

@@ -75,16 +75,17 @@ func (h *RunHooks) Observe(next func(delegate.Event)) func(delegate.Event) {
 	}
 }
 
-// Attach gives d the user's PreToolUse and PostToolUse hooks for its
-// subagents' own tool calls (each child asks the root over the child
-// protocol; without such hooks no child asks). Call it before d dispatches.
-func (h *RunHooks) Attach(d *delegate.Dispatcher) {
-	if h == nil || d == nil {
-		return
+// ToolHooks are the user's PreToolUse and PostToolUse hooks for the
+// subagents' own tool calls, for a dispatcher's Config (each child asks the
+// root over the child protocol; without such hooks, nil, no child asks).
+func (h *RunHooks) ToolHooks() delegate.ToolHooks {
+	if h == nil {
+		return nil
 	}
 	if ct := h.s.ChildTools(); ct != nil {
-		d.SetToolHooks(ct)
+		return ct
 	}
+	return nil
 }
 
 // Background lists a dispatcher's running background tasks for the hooks.
@@ -142,21 +143,4 @@ func (h *RunHooks) Prompt(ctx context.Context, prompt string, resume bool) (stri
 		}
 	}
 	return prompt, nil
-}
-
-type hooksKey struct{}
-
-// WithHooks returns ctx carrying h, for code that builds its own
-// dispatcher under a run (the workflow engine).
-func WithHooks(ctx context.Context, h *RunHooks) context.Context {
-	if h == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, hooksKey{}, h)
-}
-
-// HooksFrom is the RunHooks ctx carries (nil: none).
-func HooksFrom(ctx context.Context) *RunHooks {
-	h, _ := ctx.Value(hooksKey{}).(*RunHooks)
-	return h
 }

@@ -12,14 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/cli/tasks"
-	wfcli "github.com/broodhq/brood/internal/cli/workflow"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/telemetry"
-	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/tui"
 )
 
@@ -32,6 +27,11 @@ type Options struct {
 	// Depth is --max-subagent-depth and --enable-subagents, as brood run
 	// takes them.
 	Depth cmdutil.DepthFlags
+	// Kill stops a task in stages (brood tasks kill's), and Workflow
+	// checks a plan file with its inputs for /workflow (brood workflow
+	// run's): the command tree gives them (a verb imports no other verb).
+	Kill     func(ctx context.Context, id string) error
+	Workflow func(file string, inputs []string) (tui.Workflow, error)
 }
 
 // AddFlags adds the interactive mode's flags to the root command.
@@ -62,55 +62,12 @@ func Run(ctx context.Context, o *Options) (ran bool, err error) {
 	if err := o.Depth.Apply(f); err != nil {
 		return true, err
 	}
-	cfg, err := config(f, o)
+	cfg, rt, err := config(ctx, f, o)
 	if err != nil {
 		return true, err
 	}
-	stop, err := observe(ctx, f, &cfg)
-	if err != nil {
-		return true, err
-	}
-	defer stop()
-	return true, tui.Run(telemetry.NewContext(ctx, cfg.Agent.Telemetry), cfg, in, out, f.Err)
-}
-
-// observe puts the user's hooks (their tool-call and Stop hooks, and the
-// pairing of subagents' starts and stops, late ones of a dead brood
-// included) and OpenTelemetry on the session, as brood run does.
-func observe(ctx context.Context, f *cmdutil.Factory, cfg *tui.Config) (func(), error) {
-	s := f.Settings
-	hk, err := f.OpenHooks(ctx, cfg.Session, s.Permissions.Mode, s.Effort)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := hk.Session().Start(ctx, map[bool]string{true: "resume", false: "startup"}[cfg.Session != ""]); err != nil {
-		hk.Close()
-		return nil, err
-	}
-	if sess := hk.Session(); sess != nil {
-		cfg.BeforePrompt = func(ctx context.Context, prompt string) (string, error) {
-			extra, err := sess.Prompt(ctx, prompt)
-			if err != nil || extra == "" {
-				return prompt, err
-			}
-			return prompt + "\n\n" + extra, nil
-		}
-	}
-	tel, stopTel := f.StartTelemetry(ctx)
-	cfg.Agent.Hooks, cfg.Agent.Telemetry = hk.Session().AgentHooks(), tel
-	if cfg.Session != "" {
-		cfg.Agent.ID = strings.TrimSuffix(filepath.Base(cfg.Session), ".jsonl")
-	}
-	next := cfg.NewDispatcher
-	if next != nil {
-		cfg.NewDispatcher = func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
-			d, err := next(hk.Observe(onEvent), ask)
-			hk.Background(d)
-			hk.Attach(d)
-			return d, err
-		}
-	}
-	return func() { hk.Close(); stopTel() }, nil
+	defer rt.Close()
+	return true, tui.Run(telemetry.NewContext(ctx, rt.Telemetry), cfg, in, out, f.Err)
 }
 
 // resumeID resolves --resume: a session id, a unique prefix of one in any
@@ -131,61 +88,54 @@ func resumeID(projectRoot, resume string) (string, error) {
 	return id, nil
 }
 
-// config builds the TUI's engine: the root agent as brood run builds it.
-func config(f *cmdutil.Factory, o *Options) (tui.Config, error) {
+// config builds the TUI's engine on the root brood run's is (package
+// root): the same model, tools, tool environment and redactor, hooks and
+// telemetry; the TUI opens the transcript itself (it may switch sessions)
+// and builds the dispatcher with its own event sink (Root.NewDispatcher).
+func config(ctx context.Context, f *cmdutil.Factory, o *Options) (tui.Config, *root.Root, error) {
 	resume, err := resumeID(f.ProjectRoot, o.Resume)
 	if err != nil {
-		return tui.Config{}, err
+		return tui.Config{}, nil, err
 	}
 	path, err := tui.SessionPath(f.ProjectRoot, resume, o.Continue)
 	if err != nil {
-		return tui.Config{}, err
-	}
-	s := f.Settings
-	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
-	m, err := f.ResolveModel(spec)
-	if err != nil {
-		return tui.Config{}, err
+		return tui.Config{}, nil, err
 	}
 	prices, err := f.Prices()
 	if err != nil {
-		return tui.Config{}, err
+		return tui.Config{}, nil, err
 	}
-	tools, _ := cmdutil.SelectTools("")
-	perms := f.Permissions(cmdutil.PermissionFlags{})
-	tperms, err := call.Permissions(perms, delegate.AlwaysAllowed())
+	// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on stderr
+	// (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
+	rt, err := root.New(ctx, f, root.Options{Agent: true, Model: o.Model, Transcript: path, Interactive: true, Quiet: true, Warm: true})
 	if err != nil {
-		return tui.Config{}, err
+		return tui.Config{}, nil, err
 	}
-	env := &tool.Env{
-		Dir: f.Cwd, OutputDir: filepath.Join(f.ProjectRoot, ".brood", "outputs"), Perms: tperms,
-		BashTimeout: s.Bash.Timeout.Duration, OutputLimit: s.Bash.OutputLimit, Redactor: f.Redactor,
+	cfg := tui.Config{
+		ProjectRoot: f.ProjectRoot, ModelSpec: rt.Spec, ResolveModel: f.ResolveModel,
+		Agent:         rt.Agent,
+		NewDispatcher: rt.NewDispatcher,
+		Registry:      f.Registry(),
+		Session:       path,
+		Prices:        prices,
+		Kill:          o.Kill,
+		Redact:        rt.Redact,
+		Getenv:        f.Getenv,
+		Workflow:      o.Workflow,
 	}
-	files := f.ProjectFilesPrompt() // CLAUDE.md, AGENTS.md, as brood run has them
-	system := cmdutil.DefaultSystemPrompt(f.Cwd) + files
-	return tui.Config{
-		ProjectRoot: f.ProjectRoot, ModelSpec: spec, ResolveModel: f.ResolveModel,
-		Agent: agent.Config{
-			Name: "root", Model: m, System: system, Tools: tools, Env: env,
-			MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Effort: s.Effort, TokenBudget: s.TokenBudget,
-		},
-		NewDispatcher: func(onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
-			// Quiet: the TUI owns the terminal, so no [DISPATCH] lines on
-			// stderr (BROOD_DEBUG_AGENT_LOG=1 tees them to a file).
-			return f.Dispatcher(cmdutil.DispatcherConfig{Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: perms, OnEvent: onEvent, Quiet: true, Ask: ask, Warm: true})
-		},
-		Registry: f.Registry(),
-		Session:  path,
-		Prices:   prices,
-		Kill:     func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err },
-		Redact:   f.Redactor.Redact,
-		Getenv:   f.Getenv,
-		Workflow: func(file string, inputs []string) (tui.Workflow, error) {
-			p, err := wfcli.Prepare(f, file, inputs)
-			if err != nil {
-				return nil, err
+	// The user's hooks: SessionStart now, UserPromptSubmit at each prompt.
+	if sess := rt.Hooks.Session(); sess != nil {
+		if _, err := sess.Start(ctx, map[bool]string{true: "resume", false: "startup"}[path != ""]); err != nil {
+			rt.Close()
+			return tui.Config{}, nil, err
+		}
+		cfg.BeforePrompt = func(ctx context.Context, prompt string) (string, error) {
+			extra, err := sess.Prompt(ctx, prompt)
+			if err != nil || extra == "" {
+				return prompt, err
 			}
-			return p, nil
-		},
-	}, nil
+			return prompt + "\n\n" + extra, nil
+		}
+	}
+	return cfg, rt, nil
 }

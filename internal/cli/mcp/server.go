@@ -9,6 +9,7 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpserver"
+	"github.com/broodhq/brood/internal/root"
 )
 
 // treeDepth is where `brood mcp` stands in a delegation tree, found as every
@@ -44,43 +45,30 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string, hidden .
 	if a.Settings.Model == "" {
 		fmt.Fprintln(a.Err, "brood mcp: warning: no model configured (--model is not a flag here: set BROOD_MODEL or model = \"...\" in .brood/settings.toml); subagents whose definitions name no model will fail")
 	}
-	// The user's hooks run for these dispatches as for brood run's:
-	// SubagentStart/SubagentStop paired (a dead server's owed stops fire
-	// late), and PreToolUse/PostToolUse for the subagents' tool calls.
-	hk, err := a.OpenHooks(ctx, "", a.Settings.Permissions.Mode, a.Settings.Effort)
-	if err != nil {
-		return nil, nil, err
-	}
-	builtins, _ := cmdutil.SelectTools("")
-	reg := a.Registry()
-	system := cmdutil.DefaultSystemPrompt(a.Cwd)
-	cfg := delegate.Config{
-		ProjectRoot: a.ProjectRoot, Workspace: a.Cwd, Registry: reg, Settings: a.Settings,
-		ExeFunc: a.WarmChildExe(), Args: a.ChildArgs(), Extras: a.Links.Delegation,
-		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
-		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
-		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
-		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile, Grant: a.Grant(),
-		Redact: a.Redactor.Redact, OnEvent: hk.Observe(nil),
-		ProjectFiles: a.ChildProjectFiles(), Hidden: hidden,
-	}
-	d, err := delegate.New(cfg)
-	if err != nil {
-		hk.Close()
-		return nil, nil, err
-	}
-	hk.Background(d)
-	hk.Attach(d)
 	// Background children live as long as the server: when the client
 	// goes away they are stopped in stages and recorded as cancelled
-	// (resumable with brood tasks resume).
+	// (resumable with brood tasks resume). The user's hooks run for these
+	// dispatches as for brood run's: SubagentStart/SubagentStop paired (a
+	// dead server's owed stops fire late), and PreToolUse/PostToolUse for
+	// the subagents' tool calls.
 	life, cancel := context.WithCancel(ctx)
-	d.SetLifetime(life)
+	rt, err := root.New(life, a, root.Options{Source: "mcp", Depth: func() (int, int) { return depth, max }, Hidden: hidden})
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	d, err := rt.MustDispatch("delegate")
+	if err != nil {
+		cancel()
+		rt.Close()
+		return nil, nil, err
+	}
+	reg := a.Registry()
 	srv, err := mcpserver.New(mcpserver.Config{Dispatcher: d, Registry: reg, ProjectRoot: a.ProjectRoot, Version: version, Lifetime: life, Redact: a.Redactor.Redact})
 	if err != nil {
 		cancel()
-		hk.Close()
+		rt.Close()
 		return nil, nil, err
 	}
-	return srv, func() { cancel(); d.WaitBackground(); srv.Wait(); hk.Close() }, nil
+	return srv, func() { cancel(); d.WaitBackground(); srv.Wait(); rt.Close() }, nil
 }

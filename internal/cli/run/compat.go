@@ -11,8 +11,6 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // Compat are Claude Code's `claude -p` flags brood takes so a CI script
@@ -179,32 +177,3 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 	}
 	return strings.Join(parts, "\n"), nil
 }
-
-// withoutDenied drops from set the tools a bare deny rule names
-// (--disallowedTools Task): Claude Code takes them off the list the model
-// is offered, not only refuses their calls. Task and Agent are one tool.
-func withoutDenied(set *tool.Set, deny []string) *tool.Set {
-	gone := map[string]bool{}
-	for _, r := range deny {
-		if strings.ContainsAny(r, "(*") {
-			continue // a rule on some calls, not the tool
-		}
-		gone[r] = true
-		if alias, ok := toolAliases[r]; ok {
-			gone[alias] = true
-		}
-	}
-	if len(gone) == 0 {
-		return set
-	}
-	var keep []tool.Tool
-	for _, n := range set.Names() {
-		if t, ok := set.Get(n); ok && !gone[n] {
-			keep = append(keep, t)
-		}
-	}
-	return tool.NewSet(keep...)
-}
-
-// toolAliases are Claude Code's names for the same tool.
-var toolAliases = map[string]string{"Task": "Agent", "Agent": "Task"}

@@ -7,7 +7,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,9 +15,8 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/delegate"
-	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/telemetry"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // Options are the flags of `brood run` (and of `brood demo`).
@@ -146,17 +144,27 @@ func (o *Options) format() string {
 	return "text"
 }
 
-func (o *Options) newOutput() output {
+// newOutput is the run's output, and what flushes it when the run ends.
+// Every format but text on a terminal passes the project's redactor: the
+// JSON ones string by string, text line by line (a .env value the model
+// Read and quoted in its answer reaches no pipe, file or CI log; on a
+// terminal the answer streams as it comes, as the interactive mode shows
+// it).
+func (o *Options) newOutput() (output, func()) {
 	f := o.Factory
 	switch o.format() {
 	case "events":
-		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact)
+		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact), func() {}
 	case "json":
-		return render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact)
+		return render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact), func() {}
 	case "stream-json":
-		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact)
+		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact), func() {}
 	}
-	return render.NewText(f.Out, f.Err, f.OutTerminal)
+	if f.OutTerminal {
+		return render.NewText(f.Out, f.Err, true), func() {}
+	}
+	w := f.Redactor.Writer(f.Out)
+	return render.NewText(w, f.Err, false), func() { _ = w.Close() }
 }
 
 // Run runs the root agent on the prompt to its outcome.
@@ -174,17 +182,12 @@ func Run(ctx context.Context, o *Options) error {
 		o.PermMode = "bypassPermissions"
 	}
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
-	m, err := f.ResolveModel(spec)
-	if err != nil {
-		return err
+	if _, err := f.ResolveModel(spec); err != nil {
+		return err // said before anything else, and no session is left behind
 	}
 	tools, err := cmdutil.SelectTools(o.Tools)
 	if err != nil {
 		return cmdutil.ExitCode(cmdutil.ExitUsage, err)
-	}
-	env, err := toolEnv(f, o)
-	if err != nil {
-		return err
 	}
 	if err := o.readPrompt(); err != nil {
 		return err
@@ -197,93 +200,59 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	// The project's redactor (environment, the project's .env values, key
-	// formats), the same as the interactive mode's.
-	tw, err := session.Open(path, session.Options{Redact: f.Redactor.Redact})
-	if err != nil {
-		return err
-	}
-	defer tw.Close()
 	system, files, err := o.systemPrompt()
 	if err != nil {
 		return err
 	}
-	out := o.newOutput()
+	out, flush := o.newOutput()
+	defer flush()
 	quiet := o.format() != "text"
 	// --token-budget reaches the children too (each is warned against it),
 	// and the root's budget counts what they spent (UsageBelow).
 	f.Settings.TokenBudget = cmdutil.FirstPositive(o.Budget, s.TokenBudget)
-	hk, err := f.OpenHooks(ctx, path, cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), cmdutil.FirstNonEmpty(o.Effort, s.Effort))
-	if err != nil {
-		return err
-	}
-	defer hk.Close()
-	prompt, err := hk.Prompt(ctx, o.Prompt, o.Session != "")
-	if err != nil {
-		return cmdutil.ExitCode(1, err)
-	}
 	prices, err := f.Prices()
 	if err != nil {
 		return err
 	}
-	bill := &bill{prices: prices, root: f.ProjectRoot, model: priceKey(prices, spec, m)}
-	disp, err := f.Dispatcher(cmdutil.DispatcherConfig{
-		Model: spec, System: system, SystemFiles: files, Tools: tools.Names(), Permissions: f.Permissions(o.permissionFlags()),
-		OnEvent: hk.Observe(bill.observe(out.DispatchEvent)), Quiet: quiet, Warm: true,
+	bill := &bill{prices: prices, root: f.ProjectRoot}
+	// One assembly with the interactive mode's (package root): the tools'
+	// environment and the transcript redact with the project's redactor
+	// (the environment, the project's .env values, key formats).
+	rt, err := root.New(ctx, f, root.Options{
+		Agent: true, Model: spec, Effort: o.Effort, Perms: o.permissionFlags(),
+		System: system, SystemFiles: files, Tools: tools, MCP: isAllTools(o.Tools),
+		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: terminalAsker(f, o.format()),
+		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true,
 	})
 	if err != nil {
 		return err
 	}
-	if disp != nil {
-		defer disp.Close() // the warm children no task took
+	defer rt.Close()
+	bill.model = priceKey(prices, spec, rt.Model)
+	prompt, err := rt.Hooks.Prompt(ctx, o.Prompt, o.Session != "")
+	if err != nil {
+		return cmdutil.ExitCode(1, err)
 	}
-	sessionID := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	ctx = telemetry.NewContext(ctx, rt.Telemetry) // for the Workflow tool's runs
 	var agents []string
-	if disp != nil {
-		tools = tool.NewSet(append(cmdutil.ToolList(tools), disp.Tools()...)...)
-		disp.SetLifetime(ctx)
-		disp.SetSession(sessionID)
+	if rt.Dispatcher != nil {
 		for _, d := range f.Registry().All() {
 			agents = append(agents, d.Name)
 		}
 	}
-	hk.Background(disp)
-	hk.Attach(disp)
-	tel, stopTel := f.StartTelemetry(ctx)
-	defer stopTel()
-	ctx = telemetry.NewContext(ctx, tel) // for the Workflow tool's runs
-	if t := strings.TrimSpace(o.Tools); t == "" || t == "*" {
-		// The configured MCP servers' tools, as Claude Code's main agent
-		// has them (and a subagent without a tools list inherits).
-		servers := f.MCPSession(ctx, "")
-		defer servers.Close()
-		tools = tool.NewSet(append(cmdutil.ToolList(tools), servers.Tools()...)...)
-	}
-	tools = withoutDenied(tools, f.Permissions(o.permissionFlags()).Deny) // the settings' and the flags' rules
-	cfg := agent.Config{
-		Name:        "root",
-		Model:       m,
-		System:      system,
-		Tools:       tools,
-		Env:         env,
-		MaxTurns:    cmdutil.FirstPositive(o.MaxTurns, s.MaxTurns),
-		MaxTokens:   s.MaxTokens,
-		Effort:      cmdutil.FirstNonEmpty(o.Effort, s.Effort),
-		TokenBudget: cmdutil.FirstPositive(o.Budget, s.TokenBudget),
-		Transcript:  tw,
-		Hooks:       hk.Session().AgentHooks(),
-		Telemetry:   tel,
-		ID:          sessionID,
-	}
-	if disp != nil {
-		cfg.Inject = disp.Notices
-		cfg.UsageBelow = disp.ChildUsage
-	}
+	cfg := rt.Agent
 	out.Start(render.Info{
-		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
+		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: cfg.Tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
 	})
-	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// isAllTools reports whether --tools gives the agent every tool (and so
+// the configured MCP servers' too, as Claude Code's main agent has them).
+func isAllTools(spec string) bool {
+	t := strings.TrimSpace(spec)
+	return t == "" || t == "*"
 }
 
 // systemPrompt is the root's system prompt: --system-prompt (or its

@@ -21,7 +21,6 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/spend"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // sessionsDir is where a project's root transcripts live.
@@ -217,22 +216,4 @@ type finishOpts struct {
 	budgetUSD  float64
 	schema     *call.Schema // --json-schema
 	fallback   string       // --fallback-model
-}
-
-func toolEnv(f *cmdutil.Factory, o *Options) (*tool.Env, error) {
-	perms, err := call.Permissions(f.Permissions(o.permissionFlags()), delegate.AlwaysAllowed())
-	if err != nil {
-		return nil, err
-	}
-	ask := terminalAsker(f, o.format())
-	return &tool.Env{
-		Dir:         f.Cwd,
-		OutputDir:   filepath.Join(f.ProjectRoot, ".brood", "outputs"),
-		Perms:       perms,
-		Interactive: ask != nil,
-		Ask:         ask,
-		BashTimeout: f.Settings.Bash.Timeout.Duration,
-		OutputLimit: f.Settings.Bash.OutputLimit,
-		Redactor:    f.Redactor, // as the interactive mode's: .env values too
-	}, nil
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
-	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/root"
 )
 
 // Options are the arguments and flags of `brood subagent`.
@@ -34,10 +34,9 @@ type Options struct {
 	PermMode    string
 	Allow       []string
 	Deny        []string
-	// Engine is local (this process's pool) or temporal (a worker of the
-	// fleet runs it); Fleet says where the fleet is.
-	Engine string
-	Fleet  worker.FleetFlags
+	// Engine is --engine, local (this process's pool) or temporal (a
+	// worker of the fleet runs it), and where the fleet is.
+	Engine root.EngineFlags
 }
 
 // NewCmdSubagent builds `brood subagent`. runF replaces the dispatch.
@@ -67,8 +66,8 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 	fl.StringVar(&opts.Isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
 	fl.StringVar(&opts.Model, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
 	fl.StringVar(&opts.Description, "description", "", "a short label for the task (default: the prompt's first line)")
-	fl.StringVar(&opts.Engine, "engine", "local", "where the subagent runs: local or temporal (a brood worker of the fleet)")
-	opts.Fleet.AddFlags(cmd)
+	opts.Engine.AddEngineFlag(cmd, false, "the subagent")
+	opts.Engine.Fleet.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", f.CompleteModels)
 	_ = cmd.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]string{"worktree", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("permission-mode", cobra.FixedCompletions([]string{"default", "acceptEdits", "bypassPermissions", "plan"}, cobra.ShellCompDirectiveNoFileComp))
@@ -77,18 +76,12 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 
 func subagentRun(ctx context.Context, opts *Options) error {
 	f := opts.Factory
-	switch opts.Engine {
-	case "", "local":
-	case "temporal":
-		return fleetRun(ctx, opts)
-	default:
-		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("--engine %q: use local or temporal", opts.Engine)}
+	remote, err := opts.Engine.Remote()
+	if err != nil {
+		return err
 	}
-	spec := cmdutil.FirstNonEmpty(opts.Model, f.Settings.Model)
-	if spec == "" {
-		if _, err := f.ResolveModel(""); err != nil {
-			return err
-		}
+	if remote {
+		return fleetRun(ctx, opts)
 	}
 	// --json prints one document, the outcome: the children's progress
 	// lines are for a terminal.
@@ -96,29 +89,28 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	if !opts.JSON {
 		onEvent = render.New(f.Out, f.Err, "text").DispatchEvent
 	}
-	tools, _ := cmdutil.SelectTools("")
-	perms := f.Permissions(cmdutil.PermissionFlags{Mode: opts.PermMode, Allow: opts.Allow, Deny: opts.Deny})
-	hk, err := f.OpenHooks(ctx, "", opts.PermMode, "")
-	if err != nil {
-		return err
-	}
-	defer hk.Close()
-	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
-		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(), Permissions: perms,
-		OnEvent: hk.Observe(onEvent), Quiet: opts.JSON,
+	rt, err := root.New(ctx, f, root.Options{
+		Model: opts.Model, NeedModel: true, Perms: cmdutil.PermissionFlags{Mode: opts.PermMode, Allow: opts.Allow, Deny: opts.Deny},
+		OnEvent: onEvent, Quiet: opts.JSON,
 	})
 	if err != nil {
 		return err
 	}
-	if d == nil {
-		return errors.New("delegation is off here: this process is at the subagent depth cap")
+	defer rt.Close()
+	d, err := rt.MustDispatch("dispatch")
+	if err != nil {
+		return err
 	}
-	hk.Attach(d)
 	s := call.Spec{Agent: opts.Agent, Prompt: opts.Prompt, Description: cmdutil.FirstNonEmpty(opts.Description, cmdutil.FirstLine(opts.Prompt, 80)), Isolation: opts.Isolation}
 	if opts.Background {
 		return background(ctx, opts, d, s)
 	}
-	r, err := d.Call(ctx, s)
+	eng, closeFn, err := rt.Engine(ctx, opts.Engine)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	r, err := eng.Call(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -135,13 +127,13 @@ func fleetRun(ctx context.Context, opts *Options) error {
 	case opts.Model != "" || opts.PermMode != "" || len(opts.Allow) > 0 || len(opts.Deny) > 0:
 		return &cmdutil.ExitError{Code: 2, Err: errors.New("--model and the permission flags are the worker's settings on the fleet; set them where brood worker runs")}
 	}
-	if !opts.Fleet.Configured(f) {
-		return &cmdutil.ExitError{Code: 2, Err: errors.New("--engine temporal needs the fleet's address: pass --temporal HOST:PORT or set temporal.address")}
+	if !opts.Engine.Fleet.Configured(f) {
+		return &cmdutil.ExitError{Code: 2, Err: root.ErrNoFleet}
 	}
 	if _, ok := f.Registry().Get(opts.Agent); !ok {
 		return fmt.Errorf("unknown agent type %q; brood agents list shows them", opts.Agent)
 	}
-	eng, closeFn, err := worker.Engine(ctx, f, opts.Fleet)
+	eng, closeFn, err := root.OpenFleet(ctx, f, opts.Engine.Fleet)
 	if err != nil {
 		return err
 	}
@@ -163,7 +155,6 @@ func fleetRun(ctx context.Context, opts *Options) error {
 // background starts the task, prints its id at once, then waits for it.
 func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, s call.Spec) error {
 	f := opts.Factory
-	d.SetLifetime(ctx)
 	id, err := d.Start(ctx, s)
 	if err != nil {
 		return err

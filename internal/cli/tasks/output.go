@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -57,7 +58,14 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	if err != nil {
 		return err
 	}
-	d, err := f.TaskDispatcher(t, nil)
+	// A dispatcher that reads the task's output: no hooks (nothing is
+	// dispatched).
+	rt, err := root.New(ctx, f, root.Options{Source: "cli", Task: t, Unobserved: true})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	d, err := rt.MustDispatch("read a task's output")
 	if err != nil {
 		return err
 	}

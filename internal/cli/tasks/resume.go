@@ -10,9 +10,8 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
-	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -24,7 +23,7 @@ type ResumeOptions struct {
 	JSON    bool
 	// Fleet, when configured, resumes a task that is not this project's
 	// but a call on the fleet (brood subagent --engine temporal).
-	Fleet worker.FleetFlags
+	Fleet root.FleetFlags
 }
 
 // NewCmdResume builds `brood tasks resume ID [PROMPT]`.
@@ -78,16 +77,15 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 		return cmdutil.UsageError("task %s is this project's: give the follow-up, brood tasks resume %s PROMPT (without one, resume lands a fleet call's change only)", opts.ID, opts.ID)
 	}
 	out := render.New(f.Out, f.Err, render.Mode(opts.JSON))
-	hk, err := f.OpenHooks(ctx, "", "", "")
+	rt, err := root.New(ctx, f, root.Options{Source: "cli", Task: t, OnEvent: out.DispatchEvent})
 	if err != nil {
 		return err
 	}
-	defer hk.Close()
-	d, err := f.TaskDispatcher(t, hk.Observe(out.DispatchEvent))
+	defer rt.Close()
+	d, err := rt.MustDispatch("resume a task")
 	if err != nil {
 		return err
 	}
-	hk.Attach(d)
 	r, err := d.Call(ctx, call.Spec{Resume: opts.ID, Prompt: opts.Prompt})
 	if err != nil {
 		return err
@@ -107,7 +105,7 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 // Without a prompt it only lands that change.
 func fleetResume(ctx context.Context, opts *ResumeOptions) error {
 	f := opts.Factory
-	eng, closeFn, err := worker.Engine(ctx, f, opts.Fleet)
+	eng, closeFn, err := root.Fleet(ctx, f, opts.Fleet)
 	if err != nil {
 		return err
 	}
@@ -124,7 +122,7 @@ func fleetResume(ctx context.Context, opts *ResumeOptions) error {
 
 // fleetLand lands a fleet call's change in this tree, when its submitter
 // did not: one line, and a failing exit when the change is not in the tree.
-func fleetLand(ctx context.Context, opts *ResumeOptions, eng *temporal.Engine) error {
+func fleetLand(ctx context.Context, opts *ResumeOptions, eng *root.FleetEngine) error {
 	f := opts.Factory
 	l, err := eng.LandCall(ctx, opts.ID)
 	if err != nil {

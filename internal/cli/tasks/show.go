@@ -11,11 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
-	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -24,7 +23,7 @@ type ShowOptions struct {
 	Factory *cmdutil.Factory
 	ID      string
 	JSON    bool
-	Fleet   worker.FleetFlags
+	Fleet   root.FleetFlags
 }
 
 // NewCmdShow builds `brood tasks show ID`.
@@ -40,7 +39,7 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 			id, err := f.ResolveTaskID(opts.ID)
 			if err != nil {
 				// Not here: a call on the fleet, when one is configured.
-				if ft, ferr := worker.FleetTask(cmd.Context(), f, opts.Fleet, opts.ID); ferr == nil {
+				if ft, ferr := root.FleetCall(cmd.Context(), f, opts.Fleet, opts.ID); ferr == nil {
 					return showFleet(opts, ft)
 				} else if !errors.Is(ferr, engine.ErrNotFound) {
 					return fmt.Errorf("%v (and the fleet: %v)", err, ferr)
@@ -61,7 +60,7 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 
 // showFleet prints a call on the fleet: its status, where it runs (worker,
 // attempt, last heartbeat) and, once ended, its result.
-func showFleet(opts *ShowOptions, t *temporal.FleetTaskDetail) error {
+func showFleet(opts *ShowOptions, t *root.FleetTaskDetail) error {
 	f := opts.Factory
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, t)

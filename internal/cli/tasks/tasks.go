@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -26,7 +26,7 @@ type ListOptions struct {
 	Status  string
 	// Fleet, when configured (--temporal or temporal.address), adds the
 	// fleet's calls and runs below this project's tasks.
-	Fleet worker.FleetFlags
+	Fleet root.FleetFlags
 }
 
 // NewCmdTasks builds `brood tasks` (which lists) and its verbs. runF
@@ -97,7 +97,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 // fleet that does not answer is said on stderr.
 func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 	f := opts.Factory
-	fleet, err := worker.FleetTasks(ctx, f, opts.Fleet)
+	fleet, err := root.FleetCalls(ctx, f, opts.Fleet)
 	if err != nil {
 		fmt.Fprintf(f.Err, "brood: the fleet's tasks are not listed: %v\n", err)
 		return nil
@@ -123,7 +123,7 @@ func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 // "temporal"); a fleet that does not answer is said on stderr.
 func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow {
 	f := opts.Factory
-	fleet, err := worker.FleetTasks(ctx, f, opts.Fleet)
+	fleet, err := root.FleetCalls(ctx, f, opts.Fleet)
 	if err != nil {
 		fmt.Fprintf(f.Err, "brood: the fleet's tasks are not listed: %v\n", err)
 		return nil

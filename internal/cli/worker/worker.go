@@ -1,9 +1,8 @@
 // Package worker is `brood worker`: a Temporal worker that runs the agent
 // calls of plans (and of `brood subagent --engine temporal`) submitted to
 // its task queue, each as a real brood child process of this worker under
-// its own pool, lifeguard and depth cap. It also builds the Temporal engine
-// for the commands that submit to the fleet (--engine temporal). With
-// internal/engine/temporal it is the only place brood imports the SDK.
+// its own pool, lifeguard and depth cap. The commands that submit to the
+// fleet (--engine temporal) get the Temporal engine from internal/root.
 package worker
 
 import (
@@ -23,12 +22,13 @@ import (
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/root"
 )
 
 // Options are the flags of `brood worker`.
 type Options struct {
 	Factory *cmdutil.Factory
-	Fleet   FleetFlags
+	Fleet   root.FleetFlags
 	// Concurrency is how many calls run here at once (default: the pool's
 	// concurrency).
 	Concurrency int
@@ -105,12 +105,8 @@ func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher,
 		}
 	}()
 	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) {
-		c, err := d.In(co.Dir, co.Mount)
-		if err != nil {
-			return nil, err
-		}
-		c.SetLifetime(ctx)
-		return c, nil
+		// The same dispatcher in the call's copy, its lifetime included.
+		return d.In(co.Dir, co.Mount)
 	}}, nil
 }
 
@@ -143,49 +139,41 @@ func workerRun(ctx context.Context, opts *Options) error {
 	}
 	// The worker's pool holds as many children as it takes calls.
 	f.Settings.Pool.Concurrency = conc
-	cfg := opts.Fleet.resolve(f)
+	cfg := opts.Fleet.Resolve(f)
 	remotes, err := workerRemotes(f.Settings.Worker.Remotes, opts.Remotes)
 	if err != nil {
 		return &cmdutil.ExitError{Code: 2, Err: err}
 	}
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
-	cfg.client.Identity = identity
-	store, err := temporal.OpenStore(ctx, cfg.store)
+	cfg.Client.Identity = identity
+	store, err := temporal.OpenStore(ctx, cfg.Store)
 	if err != nil {
 		return err
 	}
-	cfg.client.ClaimStore, _ = store.(*blobstore.Store)
-	c, err := temporal.Dial(ctx, cfg.client)
+	cfg.Client.ClaimStore, _ = store.(*blobstore.Store)
+	c, err := temporal.Dial(ctx, cfg.Client)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	spec := f.Settings.Model
-	if spec == "" {
-		if _, err := f.ResolveModel(""); err != nil {
-			return err
-		}
-	}
-	tools, _ := cmdutil.SelectTools("")
-	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
-		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(),
-		Permissions: f.Permissions(cmdutil.PermissionFlags{}),
-	})
+	// The calls' hooks are their submitters' business, not this host's.
+	r, err := root.New(ctx, f, root.Options{NeedModel: true, Unobserved: true})
 	if err != nil {
 		return err
 	}
-	if d == nil {
-		return errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot run agent calls")
+	defer r.Close()
+	d, err := r.MustDispatch("run agent calls")
+	if err != nil {
+		return err
 	}
-	d.SetLifetime(ctx)
 	site, err := codeSite(ctx, store, d, remotes, f.Err)
 	if err != nil {
 		return err
 	}
 	ping := f.Settings.Pool.PingInterval.Duration
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
-		Queue: cfg.queue, Concurrency: conc, Heartbeat: ping,
+		Queue: cfg.Queue, Concurrency: conc, Heartbeat: ping,
 		StopTimeout: 2*f.Settings.Pool.KillGrace.Duration + 5*time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: f.ProjectRoot, Store: store,
 			Worker: identity, UploadEvery: ping, Code: site},
@@ -194,7 +182,7 @@ func workerRun(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("start the worker: %w", err)
 	}
 	fmt.Fprintf(f.Err, "brood worker: task queue %s on %s (namespace %s), %d calls at once, store %s; Ctrl-C stops\n",
-		cfg.queue, cfg.client.HostPort, cfg.client.Namespace, conc, cfg.store)
+		cfg.Queue, cfg.Client.HostPort, cfg.Client.Namespace, conc, cfg.Store)
 	if len(remotes) == 0 {
 		fmt.Fprintln(f.Err, "brood worker: base commits come from bundles in the store only (no remote allowed: worker.remotes, --remote)")
 	}

@@ -2,46 +2,60 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"os"
 
 	"golang.org/x/term"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/engine"
-	"github.com/broodhq/brood/internal/engine/local"
+	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/telemetry"
 )
 
 // depsFrom takes the verbs' needs from the factory. Settings are loaded by
-// the root command before a verb runs, so everything is read lazily.
-func depsFrom(f *cmdutil.Factory, fleetFlags *worker.FleetFlags) *Deps {
+// the root command before a verb runs, so everything is read lazily. The
+// root (package root: the user's hooks, telemetry, the dispatcher) is
+// assembled when a run starts (Observe) and its local engine runs on it.
+func depsFrom(f *cmdutil.Factory, fleetFlags *root.FleetFlags) *Deps {
+	var rt *root.Root // assembled by Observe
 	return &Deps{
 		In: f.In, Out: f.Out, Err: f.Err,
 		IsTerminal: func() bool {
 			in, ok := f.In.(*os.File)
 			return ok && term.IsTerminal(int(in.Fd())) && f.Getenv("CI") == ""
 		},
-		Engine:  func(ctx context.Context) (engine.Engine, error) { return localEngine(ctx, f) },
-		Records: func() engine.Engine { return local.New(local.Config{ProjectRoot: f.ProjectRoot}) },
+		Engine: func(ctx context.Context) (engine.Engine, error) {
+			if rt == nil {
+				// Not observed (no hooks): a root of its own, for as long
+				// as the run.
+				r, err := root.New(ctx, f, root.Options{Quiet: true, Unobserved: true})
+				if err != nil {
+					return nil, err
+				}
+				context.AfterFunc(ctx, r.Close)
+				rt = r
+			}
+			return localEngine(ctx, f, rt)
+		},
+		Records: func() engine.Engine { return root.Records(f) },
 		Engines: Engines{Fleet: func(ctx context.Context) (engine.Engine, func(), bool, error) {
 			if !fleetFlags.Configured(f) {
 				return nil, func() {}, false, nil
 			}
-			e, closeFn, err := worker.Engine(ctx, f, *fleetFlags)
+			e, closeFn, err := root.Fleet(ctx, f, *fleetFlags)
 			if err != nil {
 				return nil, func() {}, true, err
 			}
 			return e, closeFn, true, nil
 		}},
 		Observe: func(ctx context.Context) (context.Context, func(), error) {
-			hk, err := f.OpenHooks(ctx, "", "", "")
+			// Quiet: the progress per phase is the workflow's own.
+			r, err := root.New(ctx, f, root.Options{Quiet: true})
 			if err != nil {
 				return ctx, nil, err
 			}
-			t, stop := f.StartTelemetry(ctx)
-			return cmdutil.WithHooks(telemetry.NewContext(ctx, t), hk), func() { hk.Close(); stop() }, nil
+			rt = r
+			return telemetry.NewContext(ctx, r.Telemetry), r.Close, nil
 		},
 		Agents: func() []string {
 			var names []string
@@ -53,29 +67,18 @@ func depsFrom(f *cmdutil.Factory, fleetFlags *worker.FleetFlags) *Deps {
 	}
 }
 
-// localEngine is the local engine over this process's dispatcher: a plan's
+// localEngine is the local engine over the root's dispatcher: a plan's
 // agents are this process's children (so they count against the depth
-// cap), quiet on stderr (the progress per phase is the workflow's own).
-func localEngine(ctx context.Context, f *cmdutil.Factory) (engine.Engine, error) {
-	spec := f.Settings.Model
-	if spec == "" {
+// cap).
+func localEngine(ctx context.Context, f *cmdutil.Factory, rt *root.Root) (engine.Engine, error) {
+	if f.Settings.Model == "" {
 		if _, err := f.ResolveModel(""); err != nil {
 			return nil, err
 		}
 	}
-	tools, _ := cmdutil.SelectTools("")
-	d, err := f.Dispatcher(cmdutil.DispatcherConfig{
-		Model: spec, System: cmdutil.DefaultSystemPrompt(f.Cwd), Tools: tools.Names(),
-		Permissions: f.Permissions(cmdutil.PermissionFlags{}), Quiet: true,
-		OnEvent: cmdutil.HooksFrom(ctx).Observe(nil),
-	})
-	if err != nil {
+	if _, err := rt.MustDispatch("start a workflow's agents"); err != nil {
 		return nil, err
 	}
-	if d == nil {
-		return nil, errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot start a workflow's agents")
-	}
-	d.SetLifetime(ctx)
-	cmdutil.HooksFrom(ctx).Attach(d)
-	return local.New(local.Config{ProjectRoot: f.ProjectRoot, Runner: d, Concurrency: f.Settings.Pool.Concurrency}), nil
+	e, _, err := rt.Engine(ctx, root.EngineFlags{Name: root.Local})
+	return e, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/root"
 )
 
 // Engines picks where runs go: --engine local (the default) or temporal;
@@ -25,27 +26,29 @@ type Engines struct {
 }
 
 func (d *Deps) addEngineFlag(cmd *cobra.Command) {
-	cmd.PersistentFlags().StringVar(&d.Engines.Name, "engine", "local", "where the agents run: local (this machine's pool) or temporal (a fleet of brood workers)")
-	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{"local", "temporal"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.PersistentFlags().StringVar(&d.Engines.Name, "engine", root.Local, "where the agents run: local (this machine's pool) or temporal (a fleet of brood workers)")
+	_ = cmd.RegisterFlagCompletionFunc("engine", cobra.FixedCompletions([]string{root.Local, root.Temporal}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// runEngine is the engine --engine names, and what closes it.
+// runEngine is the engine --engine names (root.EngineFlags decides what a
+// name means), and what closes it.
 func (d *Deps) runEngine(ctx context.Context) (engine.Engine, func(), error) {
-	switch d.Engines.Name {
-	case "", "local":
+	remote, err := root.EngineFlags{Name: d.Engines.Name}.Remote()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !remote {
 		e, err := d.Engine(ctx)
 		return e, func() {}, err
-	case "temporal":
-		if d.Engines.Fleet == nil {
-			return nil, nil, errors.New("--engine temporal: this brood has no Temporal engine")
-		}
-		e, closeFn, configured, err := d.Engines.Fleet(ctx)
-		if err == nil && !configured {
-			err = errors.New("--engine temporal needs the fleet's address: pass --temporal HOST:PORT or set temporal.address")
-		}
-		return e, closeFn, err
 	}
-	return nil, nil, fmt.Errorf("--engine %q: use local or temporal", d.Engines.Name)
+	if d.Engines.Fleet == nil {
+		return nil, nil, errors.New("--engine temporal: this brood has no Temporal engine")
+	}
+	e, closeFn, configured, err := d.Engines.Fleet(ctx)
+	if err == nil && !configured {
+		err = root.ErrNoFleet
+	}
+	return e, closeFn, err
 }
 
 // fleet is the Temporal engine when one is configured (or asked for).

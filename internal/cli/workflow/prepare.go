@@ -5,9 +5,9 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
+	"github.com/broodhq/brood/internal/root"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -22,7 +22,7 @@ type Prepared struct {
 // Prepare reads, parses and checks a plan file and resolves its inputs
 // (name=value), as brood workflow run does before it asks.
 func Prepare(f *cmdutil.Factory, file string, inputs []string) (*Prepared, error) {
-	c, err := load(depsFrom(f, &worker.FleetFlags{}), file, inputs, true)
+	c, err := load(depsFrom(f, &root.FleetFlags{}), file, inputs, true)
 	if err != nil {
 		return nil, err
 	}

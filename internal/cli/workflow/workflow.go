@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/root"
 )
 
 // Deps are what the verbs take from the factory: the streams, whether a
@@ -52,7 +52,7 @@ func (d *Deps) observe(ctx context.Context) (context.Context, func(), error) {
 // NewCmdWorkflow builds `brood workflow` and its verbs. runF, when set,
 // replaces what `run` does (tests).
 func NewCmdWorkflow(cf *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
-	fleetFlags := &worker.FleetFlags{}
+	fleetFlags := &root.FleetFlags{}
 	f := depsFrom(cf, fleetFlags)
 	cmd := &cobra.Command{
 		Use:   "workflow",

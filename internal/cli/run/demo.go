@@ -1,6 +1,4 @@
-// Package demo is `brood demo`: brood's main job run offline over the
-// current directory with the built-in scripted model.
-package demo
+package run
 
 import (
 	"context"
@@ -8,15 +6,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/cli/run"
 )
 
-// prompt is what the demo asks the scripted root agent.
-const prompt = "Give me a tour of this directory: what is here and what is it for?"
+// demoPrompt is what `brood demo` asks the scripted root agent.
+const demoPrompt = "Give me a tour of this directory: what is here and what is it for?"
 
-// NewCmdDemo builds `brood demo`. runF replaces the run (tests of the flags).
-func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *run.Options) error) *cobra.Command {
-	opts := &run.Options{Factory: f}
+// NewCmdDemo builds `brood demo`: brood's main job run offline over the
+// current directory with the built-in scripted model, as brood run runs
+// it. runF replaces the run (tests of the flags).
+func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run brood's main job offline over this directory, with the scripted model",
@@ -28,11 +27,11 @@ transcript and the event stream are the real ones.`,
 			if opts.Model == "" {
 				opts.Model = "script"
 			}
-			opts.Args = []string{prompt}
+			opts.Args = []string{demoPrompt}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return run.Run(cmd.Context(), opts)
+			return Run(cmd.Context(), opts)
 		},
 	}
 	opts.BindFlags(cmd)

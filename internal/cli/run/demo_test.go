@@ -1,4 +1,4 @@
-package demo_test
+package run_test
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package worker
+package root
 
 import (
 	"context"
@@ -43,16 +43,17 @@ func (fl *FleetFlags) addTo(fs *pflag.FlagSet) {
 	cmd.fs.StringVar(&fl.Store, "store", "", "the store every worker and the submitter reach, file:///path or s3://bucket/prefix (default: store)")
 }
 
-type fleetConfig struct {
-	client temporal.ClientOptions
-	queue  string
-	store  string
+// FleetConfig is where the fleet is, flags over settings.
+type FleetConfig struct {
+	Client temporal.ClientOptions
+	Queue  string
+	Store  string
 }
 
-// resolve is the fleet from flags over settings. Without a store setting
+// Resolve is the fleet from flags over settings. Without a store setting
 // it is a directory under the user's cache: shared by the workers of one
 // machine (set temporal.store to a path every host reaches for more).
-func (fl FleetFlags) resolve(f *cmdutil.Factory) fleetConfig {
+func (fl FleetFlags) Resolve(f *cmdutil.Factory) FleetConfig {
 	t := f.Settings.Temporal
 	keyEnv := cmdutil.FirstNonEmpty(t.APIKeyEnv, "TEMPORAL_API_KEY")
 	c := temporal.ClientOptions{
@@ -65,22 +66,30 @@ func (fl FleetFlags) resolve(f *cmdutil.Factory) fleetConfig {
 	if store == "" && f.Home != "" {
 		store = "file://" + filepath.Join(f.Home, ".cache", "brood", "fleet-store")
 	}
-	return fleetConfig{client: c, queue: cmdutil.FirstNonEmpty(fl.Queue, t.TaskQueue, temporal.DefaultTaskQueue), store: store}
+	return FleetConfig{Client: c, Queue: cmdutil.FirstNonEmpty(fl.Queue, t.TaskQueue, temporal.DefaultTaskQueue), Store: store}
 }
 
-// Engine is the Temporal engine this process submits to (--engine
+// The fleet's types, for the commands that show its calls (they import
+// root, not the Temporal engine).
+type (
+	FleetEngine     = temporal.Engine
+	FleetTask       = temporal.FleetTask
+	FleetTaskDetail = temporal.FleetTaskDetail
+)
+
+// Fleet is the Temporal engine this process submits to (--engine
 // temporal), with its limits from this project's settings and registry;
 // close releases its connection.
-func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*temporal.Engine, func(), error) {
-	cfg := fl.resolve(f)
+func Fleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*FleetEngine, func(), error) {
+	cfg := fl.Resolve(f)
 	// The same store as the workers': large results come back through it,
 	// and so do the snapshot of this tree and the workers' patches.
-	store, err := temporal.OpenStore(ctx, cfg.store)
+	store, err := temporal.OpenStore(ctx, cfg.Store)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.client.ClaimStore, _ = store.(*blobstore.Store)
-	c, err := temporal.Dial(ctx, cfg.client)
+	cfg.Client.ClaimStore, _ = store.(*blobstore.Store)
+	c, err := temporal.Dial(ctx, cfg.Client)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,8 +108,8 @@ func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*temporal.E
 		}
 		return l
 	}
-	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.client.ClaimStore), ProjectRoot: f.ProjectRoot})
+	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.Client.Namespace, Queue: cfg.Queue, Limits: limits, Poll: 250 * time.Millisecond,
+		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot})
 	return e, c.Close, nil
 }
 
@@ -123,13 +132,13 @@ func codeConfig(ctx context.Context, f *cmdutil.Factory, blobs *blobstore.Store)
 	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges}
 }
 
-// FleetTask is one fleet call by task id (brood tasks show), or
+// FleetCall is one fleet call by task id (brood tasks show), or
 // engine.ErrNotFound when no fleet is configured or it has no such call.
-func FleetTask(ctx context.Context, f *cmdutil.Factory, fl FleetFlags, id string) (*temporal.FleetTaskDetail, error) {
+func FleetCall(ctx context.Context, f *cmdutil.Factory, fl FleetFlags, id string) (*FleetTaskDetail, error) {
 	if !fl.Configured(f) {
 		return nil, engine.ErrNotFound
 	}
-	e, closeFn, err := Engine(ctx, f, fl)
+	e, closeFn, err := Fleet(ctx, f, fl)
 	if err != nil {
 		return nil, err
 	}
@@ -137,13 +146,13 @@ func FleetTask(ctx context.Context, f *cmdutil.Factory, fl FleetFlags, id string
 	return e.Task(ctx, id)
 }
 
-// FleetTasks lists the fleet's calls and runs (brood tasks), or nil when
+// FleetCalls lists the fleet's calls and runs (brood tasks), or nil when
 // no fleet is configured.
-func FleetTasks(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) ([]temporal.FleetTask, error) {
+func FleetCalls(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) ([]FleetTask, error) {
 	if !fl.Configured(f) {
 		return nil, nil
 	}
-	e, closeFn, err := Engine(ctx, f, fl)
+	e, closeFn, err := Fleet(ctx, f, fl)
 	if err != nil {
 		return nil, err
 	}

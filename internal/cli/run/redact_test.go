@@ -1,0 +1,78 @@
+package run_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+)
+
+// envSecret is a value only the project's .env holds (not the
+// environment, not a known key format): the project redactor's to scrub.
+const envSecret = "plum-orchard-4417-velvet"
+
+// echoEnvScript: the root's Bash prints the project's .env and its Read
+// reads it, and the answer quotes what both tools gave back (the model
+// sees what it Read, so only the writers can keep that one out).
+const echoEnvScript = `
+agents:
+  root:
+    - tools:
+        - Bash: {command: "cat .env", description: "print the env file"}
+        - Read: {file_path: .env}
+    - say: "The file says: {{result 0}} and {{result 1}}"
+`
+
+// TestRunRedactsTheProjectEnv: a secret from the project's .env that a
+// tool echoes, or that the model Read and quotes, reaches neither brood
+// run's transcript, nor its answer (text on a pipe), nor its
+// --output-format json or stream-json output, nor its --mode json event
+// lines; each shows the redaction marker instead (the interactive
+// mode's redactor: package root builds both; interactive's
+// TestInteractiveRedactsAsRun checks the TUI's side).
+func TestRunRedactsTheProjectEnv(t *testing.T) {
+	for _, format := range [][]string{
+		{"--output-format", "json"},
+		{"--output-format", "stream-json"},
+		{"--output-format", "text"},
+		{"--mode", "json"},
+	} {
+		t.Run(strings.Join(format, "="), func(t *testing.T) {
+			p := clitest.NewProject(t)
+			clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "DEPLOY_TOKEN="+envSecret+"\n")
+			args := append([]string{"run", "--model", p.Script("s.yaml", echoEnvScript), "--allowedTools", "Bash"}, format...)
+			// brood as a real process, its stdout a pipe.
+			run := p.Start(nil, append(args, "show me the env file")...)
+			code := run.Wait(t)
+			out, errOut := run.Stdout.String(), run.Stderr.String()
+			if code != 0 {
+				t.Fatalf("code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, "The file says") {
+				t.Fatalf("the run did not answer:\n%s\n%s", out, errOut)
+			}
+			files := clitest.SessionFiles(t, p.Root)
+			if len(files) != 1 {
+				t.Fatalf("sessions %v", files)
+			}
+			transcript, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for where, text := range map[string]string{"stdout": out, "stderr": errOut, "the transcript": string(transcript)} {
+				if strings.Contains(text, envSecret) {
+					t.Errorf("%s carries the .env secret:\n%s", where, text)
+				}
+			}
+			const marker = "[REDACTED:.env:DEPLOY_TOKEN]"
+			if !strings.Contains(string(transcript), marker) {
+				t.Errorf("the transcript shows no redaction marker:\n%s", transcript)
+			}
+			if !strings.Contains(out, marker) {
+				t.Errorf("the output shows no redaction marker (is the answer there?):\n%s", out)
+			}
+		})
+	}
+}
