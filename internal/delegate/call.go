@@ -57,9 +57,17 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 		}
 	}
 	applyLimits(j, s.Limits)
+	rewrite := false
 	if tp := telemetry.TraceParent(ctx); tp != "" && tp != j.env.TraceParent {
 		// The child's spans hang below this call's (OpenTelemetry).
-		j.env.TraceParent = tp
+		j.env.TraceParent, rewrite = tp, true
+	}
+	if sync := call.TurnFunc(ctx) != nil; sync != j.env.SyncTurns {
+		// The caller keeps each turn durable (a fleet worker): the child
+		// waits for it at every turn boundary (turnwire.go).
+		j.env.SyncTurns, rewrite = sync, true
+	}
+	if rewrite {
 		_ = j.td.WriteJSON(taskdir.Envelope, j.env, false)
 	}
 	return resultOf(d.run(ctx, j)), nil

@@ -175,11 +175,12 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	}
 	d.claim(id, id)
 	// One stdin for both kinds of reply; the pool writes it in order.
-	input := make(chan []byte, maxPendingAsks+maxPendingHooks)
+	input := make(chan []byte, maxPendingAsks+maxPendingHooks+1)
 	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: input}
 	t := &tree{}
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
-	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, tree: t}
+	turns := &childTurns{ctx: ctx, f: call.TurnFunc(ctx), input: input}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, turns: turns, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
