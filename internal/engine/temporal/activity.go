@@ -119,7 +119,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		stopping = true
 	default:
 	}
+	// A call whose child ended with a result is returned as it ended, even
+	// when the attempt's context ended meanwhile (a cancel that came too
+	// late, the SDK giving up on heartbeats while the server restarted):
+	// its result is in the store and named on the server already.
+	ended := r.Status != dispatch.StatusCancelled && r.Status != dispatch.StatusKilled
 	switch {
+	case ended:
 	case !stopping && ctx.Err() != nil && b.hb.TaskID != "":
 		// Cancelled: the last heartbeat goes into the history with the
 		// result, so a resume continues the call from its transcript on
@@ -269,7 +275,7 @@ func (b *beater) finish(r *call.Result) {
 	hb := b.upload(true)
 	activity.RecordHeartbeat(b.ctx, hb)
 	b.hb = hb
-	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled || b.ctx.Err() != nil {
+	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled {
 		return
 	}
 	if data, err := json.Marshal(r); err == nil {

@@ -2,12 +2,20 @@ package temporal_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/enginetest"
+	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/engine/temporal/devserver"
+	"github.com/broodhq/brood/internal/workflow"
 )
 
 type callOut struct {
@@ -84,4 +92,156 @@ func TestKilledWorkerNeverAsksAFinishedTurnAgain(t *testing.T) {
 			workers[victim] = start()
 		})
 	}
+}
+
+// resultsIn is how many calls' children ended with a result.json in a
+// worker's repository.
+func resultsIn(w *workerProc) int {
+	n := 0
+	for id := range w.taskDirs() {
+		if _, err := os.Stat(filepath.Join(w.p.root, ".brood", "dispatch", id, "result.json")); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// outage is how long the server stays down once the call has finished.
+const outage = 15 * time.Second
+
+// TestServerRestartNeverRerunsAFinishedCall: the dev server (its state in
+// a file) is killed while a plan's second call waits for its last answer;
+// the call finishes while the server is down, and the server comes back
+// after longer than the SDK retries reporting a completion.
+// The call's result was recorded on the server before its activity
+// completed: the run finishes with it, and neither it nor the call that
+// finished before the restart asked the model anything again.
+func TestServerRestartNeverRerunsAFinishedCall(t *testing.T) {
+	srv := devserver.Start(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	m := newTurnModel(t, 2)
+	w := startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 2, "", m.env()...)
+	// The production lifeguard (60s): a restart is not a dead worker.
+	limits := testLimits
+	limits.Heartbeat = time.Minute
+	eng := temporal.New(temporal.Config{Client: c, Queue: q, Poll: 50 * time.Millisecond, Limits: func(string) temporal.CallLimits { return limits }})
+	p := enginetest.Plan(t, `
+name: restarted
+phases:
+  - id: before
+    parallel: [{agent: explore, prompt: "before"}]
+  - id: across
+    parallel: [{agent: explore, prompt: "across"}]
+  - id: after
+    parallel: [{agent: explore, prompt: "after"}]
+`)
+	k := turnKey{"restarted: across", 2}
+	m.hold(k)
+	done := make(chan error, 1)
+	var res *workflow.Result
+	go func() {
+		var err error
+		res, err = eng.Run(context.Background(), engine.RunRequest{Plan: p, Source: "plan.yaml"})
+		done <- err
+	}()
+	select {
+	case <-m.arrivedAt(k):
+	case err := <-done:
+		t.Fatalf("the run ended before its second call's last turn: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the second call's last turn was never asked")
+	}
+	srv.Kill()
+	m.release(k)
+	waitFor(t, "the second call's child to end with a result while the server is down", 2*time.Minute, func() bool { return resultsIn(w) == 2 })
+	// The outage goes on past the SDK's own retries of a completion (10s):
+	// the fault's length, not a wait for something to happen.
+	<-time.After(outage)
+	srv.StartAgain()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(4 * time.Minute):
+		t.Fatal("the run did not finish after the server came back")
+	}
+	if res.Status != workflow.RunDone || res.Agents != 3 {
+		t.Fatalf("status %s, %d agents; want done with 3: %+v", res.Status, res.Agents, res.Phases)
+	}
+	for _, call := range []string{"restarted: before", "restarted: across", "restarted: after"} {
+		m.checkAskedOnce(t, call, -1)
+	}
+	if n := len(w.taskDirs()); n != 3 {
+		t.Errorf("the worker ran %d tasks; want 3 (none twice)", n)
+	}
+}
+
+// TestStoppedWorkerNeverAsksAFinishedTurnAgain: a worker is stopped
+// (SIGSTOP) past the heartbeat timeout while its call's child waits for the
+// model after its first tool turn; the call is continued on the other
+// worker from that turn's boundary. When the stopped worker goes on
+// (SIGCONT) and its child gets the answer it waited for, the child asks the
+// model nothing more: the server runs the call elsewhere.
+func TestStoppedWorkerNeverAsksAFinishedTurnAgain(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	m := newTurnModel(t, 2)
+	workers := []*workerProc{
+		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", m.env()...),
+		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", m.env()...),
+	}
+	eng := newEngine(c, q)
+	const desc = "stopped worker"
+	k := turnKey{desc, 1}
+	m.hold(k)
+	id := dispatch.NewID()
+	done := make(chan callOut, 1)
+	go func() {
+		r, err := eng.Call(context.Background(), call.Spec{TaskID: id, Agent: "explore", Prompt: "count the files", Description: desc})
+		done <- callOut{r, err}
+	}()
+	select {
+	case <-m.arrivedAt(k):
+	case o := <-done:
+		t.Fatalf("the call ended before its second turn: %+v, %v", o.r, o.err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the call's second turn was never asked")
+	}
+	victim, other := workers[0], workers[1]
+	if other.taskDirs()[id] {
+		victim, other = other, victim
+	}
+	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var o callOut
+	select {
+	case o = <-done:
+	case <-time.After(3 * time.Minute):
+		_ = victim.cmd.Process.Signal(syscall.SIGCONT)
+		t.Fatal("the call did not finish on the other worker")
+	}
+	if err := victim.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.r.Status != dispatch.StatusDone || !strings.Contains(o.r.Summary, "finished after 2 tool turns") || !other.taskDirs()[id] {
+		t.Fatalf("result %+v; want task %s done on the other worker", o.r, id)
+	}
+	// The stopped worker's child gets its answer now; its worker hears the
+	// attempt is gone at the next turn boundary and stops it there.
+	m.release(k)
+	out := filepath.Join(victim.p.root, ".brood", "dispatch", id, "output.json")
+	waitFor(t, "the stopped worker's child to end", 2*time.Minute, func() bool {
+		_, err := os.Stat(out)
+		return err == nil
+	})
+	m.checkAskedOnce(t, desc, 1)
 }
