@@ -109,6 +109,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 			r.Failures = append(r.Failures, cerr.Error())
 		}
 	}
+	if r != nil {
+		// The task's runs on the fleet: this attempt's and the earlier
+		// ones' (whose turns its transcript, and so its usage, carries).
+		r.Attempts += max(int(activity.GetInfo(ctx).Attempt)-1, 0)
+	}
 	b.finish(r)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)

@@ -89,6 +89,22 @@ func TestKilledWorkerNeverAsksAFinishedTurnAgain(t *testing.T) {
 				t.Fatalf("result %+v; want task %s done with the model's last answer", o.r, id)
 			}
 			m.checkAskedOnce(t, desc, tc.at)
+			// Every attempt's finished turns are counted, and both
+			// attempts (the killed one and the one that finished).
+			if want := 3 * turnUsage.Input; o.r.Usage.Input != want || o.r.Usage.Output != 3*turnUsage.Output {
+				t.Errorf("usage %+v; want the three finished turns' (%d in), whichever attempt had them", o.r.Usage, want)
+			}
+			if o.r.Attempts != 2 {
+				t.Errorf("attempts %d; want 2 (the killed worker's and the other's)", o.r.Attempts)
+			}
+			// brood tasks show: the worker that finished it, both attempts.
+			td, err := eng.Task(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !workers[1-victim].owns(td.Worker) || td.Attempt != 2 || td.Result == nil || td.Result.Attempts != 2 {
+				t.Errorf("tasks show: worker %q attempt %d result %+v; want the other worker (%s), 2 attempts", td.Worker, td.Attempt, td.Result, workers[1-victim].name)
+			}
 			workers[victim] = start()
 		})
 	}

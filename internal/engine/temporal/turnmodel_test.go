@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/modeltest"
 )
 
@@ -27,6 +28,10 @@ type turnModel struct {
 	holds   map[turnKey]chan struct{} // closed: let the held request go
 	arrived map[turnKey]chan struct{} // closed when the turn was first asked
 }
+
+// turnUsage is what every answer costs: a call's usage is its finished
+// turns' (whichever attempt had them) times this.
+var turnUsage = model.Usage{Input: 100, Output: 10}
 
 type turnKey struct {
 	call string
@@ -72,9 +77,9 @@ func (m *turnModel) respond(req modeltest.Recorded) modeltest.Reply {
 		<-hold
 	}
 	if k.turn < m.tools {
-		return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: fmt.Sprintf("toolu_%d", k.turn), Name: "Glob", Input: `{"pattern":"*"}`}}}
+		return modeltest.Reply{Usage: turnUsage, ToolCalls: []modeltest.ToolCall{{ID: fmt.Sprintf("toolu_%d", k.turn), Name: "Glob", Input: `{"pattern":"*"}`}}}
 	}
-	return modeltest.Reply{Text: fmt.Sprintf("finished after %d tool turns", m.tools)}
+	return modeltest.Reply{Usage: turnUsage, Text: fmt.Sprintf("finished after %d tool turns", m.tools)}
 }
 
 // hold holds the first request of k until release(k).
