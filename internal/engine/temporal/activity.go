@@ -126,7 +126,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	// A call whose child ended with a result is returned as it ended, even
 	// when the attempt's context ended meanwhile (a cancel that came too
-	// late, the SDK giving up on heartbeats while the server restarted):
+	// late, the SDK cancelling the attempt after a heartbeat failed):
 	// its result is in the store and named on the server already.
 	ended := r.Status != dispatch.StatusCancelled && r.Status != dispatch.StatusKilled
 	switch {

@@ -122,16 +122,19 @@ func resultsIn(w *workerProc) int {
 	return n
 }
 
-// outage is how long the server stays down once the call has finished.
+// outage is how long the server stays down once a call has finished in
+// it: longer than the SDK retries reporting a completion (10s).
 const outage = 15 * time.Second
 
 // TestServerRestartNeverRerunsAFinishedCall: the dev server (its state in
-// a file) is killed while a plan's second call waits for its last answer;
-// the call finishes while the server is down, and the server comes back
-// after longer than the SDK retries reporting a completion.
-// The call's result was recorded on the server before its activity
-// completed: the run finishes with it, and neither it nor the call that
-// finished before the restart asked the model anything again.
+// a file) is killed while two calls of a plan's second phase wait for the
+// model: one for its last answer, one in the middle of its turns. The
+// first finishes while the server is down; the server comes back after
+// the outage and the second gets its answer then. Neither is run again nor
+// asks a turn twice: the first's result was recorded on the server before
+// its activity completed, and the second went on in the same attempt
+// (heartbeats that time out while the server is away do not stop it). Nor
+// does the call that finished before the restart.
 func TestServerRestartNeverRerunsAFinishedCall(t *testing.T) {
 	srv := devserver.Start(t)
 	c := srv.Client(t)
@@ -149,12 +152,13 @@ phases:
   - id: before
     parallel: [{agent: explore, prompt: "before"}]
   - id: across
-    parallel: [{agent: explore, prompt: "across"}]
+    parallel: [{agent: explore, prompt: "across"}, {agent: explore, prompt: "mid-turn"}]
   - id: after
     parallel: [{agent: explore, prompt: "after"}]
 `)
-	k := turnKey{"restarted: across", 2}
-	m.hold(k)
+	last, mid := turnKey{"restarted: across", 2}, turnKey{"restarted: mid-turn", 1}
+	m.hold(last)
+	m.hold(mid)
 	done := make(chan error, 1)
 	var res *workflow.Result
 	go func() {
@@ -162,20 +166,22 @@ phases:
 		res, err = eng.Run(context.Background(), engine.RunRequest{Plan: p, Source: "plan.yaml"})
 		done <- err
 	}()
-	select {
-	case <-m.arrivedAt(k):
-	case err := <-done:
-		t.Fatalf("the run ended before its second call's last turn: %v", err)
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the second call's last turn was never asked")
+	for _, k := range []turnKey{last, mid} {
+		select {
+		case <-m.arrivedAt(k):
+		case err := <-done:
+			t.Fatalf("the run ended before %s asked turn %d: %v", k.call, k.turn, err)
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("%s never asked turn %d", k.call, k.turn)
+		}
 	}
 	srv.Kill()
-	m.release(k)
-	waitFor(t, "the second call's child to end with a result while the server is down", 2*time.Minute, func() bool { return resultsIn(w) == 2 })
-	// The outage goes on past the SDK's own retries of a completion (10s):
-	// the fault's length, not a wait for something to happen.
+	m.release(last)
+	waitFor(t, "the finishing call's child to end with a result while the server is down", 2*time.Minute, func() bool { return resultsIn(w) == 2 })
+	// The fault's length, not a wait for something to happen.
 	<-time.After(outage)
 	srv.StartAgain()
+	m.release(mid)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -184,14 +190,21 @@ phases:
 	case <-time.After(4 * time.Minute):
 		t.Fatal("the run did not finish after the server came back")
 	}
-	if res.Status != workflow.RunDone || res.Agents != 3 {
-		t.Fatalf("status %s, %d agents; want done with 3: %+v", res.Status, res.Agents, res.Phases)
+	if res.Status != workflow.RunDone || res.Agents != 4 {
+		t.Fatalf("status %s, %d agents; want done with 4: %+v", res.Status, res.Agents, res.Phases)
 	}
-	for _, call := range []string{"restarted: before", "restarted: across", "restarted: after"} {
+	for _, call := range []string{"restarted: before", "restarted: across", "restarted: mid-turn", "restarted: after"} {
 		m.checkAskedOnce(t, call, -1)
 	}
-	if n := len(w.taskDirs()); n != 3 {
-		t.Errorf("the worker ran %d tasks; want 3 (none twice)", n)
+	for _, ph := range res.Phases {
+		for _, call := range ph.Calls {
+			if call.Attempts != 1 {
+				t.Errorf("call %s took %d attempts; want 1 (a restart is not a dead worker)", call.Key, call.Attempts)
+			}
+		}
+	}
+	if n := len(w.taskDirs()); n != 4 {
+		t.Errorf("the worker ran %d tasks; want 4 (none twice)", n)
 	}
 }
 
