@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/engine/temporal/devserver"
+	"github.com/broodhq/brood/internal/testbrood"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -40,6 +41,7 @@ func TestKilledWorkerNeverAsksAFinishedTurnAgain(t *testing.T) {
 	}
 	workers := []*workerProc{start(), start()}
 	eng := newEngine(c, q)
+	sub := testbrood.NewProject(t, mainEnv, nil)
 	for _, tc := range []struct {
 		name string
 		at   int // the turn asked when the worker dies
@@ -104,6 +106,13 @@ func TestKilledWorkerNeverAsksAFinishedTurnAgain(t *testing.T) {
 			}
 			if !workers[1-victim].owns(td.Worker) || td.Attempt != 2 || td.Result == nil || td.Result.Attempts != 2 {
 				t.Errorf("tasks show: worker %q attempt %d result %+v; want the other worker (%s), 2 attempts", td.Worker, td.Attempt, td.Result, workers[1-victim].name)
+			}
+			// And from the command line, by a prefix of the id.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			code, out, errs := sub.Brood(ctx, nil, "tasks", "show", id[:20], "--temporal", srv.Addr, "--task-queue", q)
+			if want := workers[1-victim].name + " (ran it; 2 attempt(s) on the fleet)"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "2 run(s) of the agent, 300 tokens in, 30 out") {
+				t.Errorf("brood tasks show: exit %d, want %q and the usage of 3 turns in\n%s\n%s", code, want, out, errs)
 			}
 			workers[victim] = start()
 		})
