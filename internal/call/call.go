@@ -99,6 +99,16 @@ type Watch struct {
 	// passes these on (a Temporal worker turns them into its activity's
 	// heartbeats, so a silent child is seen on the fleet too).
 	Alive func()
+	// Turn, when set, makes the call's child stop at every turn boundary
+	// (before each model request after its first) until Turn returns:
+	// everything the child did so far is in its transcript then, and Turn
+	// makes it durable where a retry elsewhere finds it (a Temporal worker
+	// uploads the transcript and records it in a heartbeat the server
+	// has), so a call killed at any moment is continued from its last
+	// finished turn and never asks a finished turn again. Turn gets the
+	// call's context and the child's word for the turn's number; it must
+	// return when ctx ends.
+	Turn func(ctx context.Context, turn int)
 }
 
 // Watched is r with w set on every call that sets no Watch of its own
@@ -116,6 +126,9 @@ func (w watched) Call(ctx context.Context, s Spec) (*Result, error) {
 	}
 	if s.Watch.Alive == nil {
 		s.Watch.Alive = w.w.Alive
+	}
+	if s.Watch.Turn == nil {
+		s.Watch.Turn = w.w.Turn
 	}
 	return w.r.Call(ctx, s)
 }

@@ -125,6 +125,7 @@ type parentLink struct {
 	mu    sync.Mutex
 	asks  map[string]chan Answer
 	hooks map[string]chan protocol.HookReply
+	turns map[string]chan struct{} // turn boundaries waiting (turnwire.go)
 	gone  bool
 	// hookFilter is the hook events the root runs and their matchers
 	// (EnvHooksParent).
@@ -154,6 +155,8 @@ func (l *parentLink) read(r io.Reader, gone func()) {
 			if ch != nil {
 				ch <- m
 			}
+		case protocol.TurnReply:
+			l.turnReply(m)
 		}
 	}
 	l.mu.Lock()
@@ -165,6 +168,10 @@ func (l *parentLink) read(r io.Reader, gone func()) {
 	for id, ch := range l.hooks {
 		close(ch)
 		delete(l.hooks, id)
+	}
+	for id, ch := range l.turns {
+		close(ch)
+		delete(l.turns, id)
 	}
 	l.mu.Unlock()
 	gone()

@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 )
 
@@ -110,6 +111,14 @@ func (a *attempt) Prepare(ctx context.Context) error {
 	}
 	a.j = j
 	a.undo = append(a.undo, j.unlock, d.warm.refill, j.warm.release)
+	if sync := s.Watch.Turn != nil; sync != j.env.SyncTurns {
+		// The caller keeps each turn durable (a fleet worker): the child
+		// waits for it at every turn boundary (turnwire.go).
+		j.env.SyncTurns = sync
+		if err := j.td.WriteJSON(taskdir.Envelope, j.env, false); err != nil {
+			return err
+		}
+	}
 	if s.Transcript != "" && s.Resume == "" {
 		return seedTranscript(j, s.Transcript, s.NextTurn)
 	}
@@ -133,7 +142,7 @@ func (a *attempt) Isolate(ctx context.Context) {
 	askCtx, endAsks := context.WithCancel(ctx)
 	a.endAsks = endAsks
 	a.undo = append(a.undo, endAsks)
-	a.s = &spawn{d: d, j: j, emit: a.emit, alive: a.spec.Watch.Alive, askCtx: askCtx, cfg: d.newConfigGuard()}
+	a.s = &spawn{d: d, j: j, emit: a.emit, alive: a.spec.Watch.Alive, turn: a.spec.Watch.Turn, askCtx: askCtx, cfg: d.newConfigGuard()}
 	a.undo = append(a.undo, a.s.cfg.release)
 	a.unheld = d.unheldGitConfig(env)
 }

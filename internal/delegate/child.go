@@ -336,6 +336,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			break
 		}
 		switch ev.Type {
+		case agent.EvTurn:
+			if env.SyncTurns && ev.Turn > 1 {
+				// The last turn is in the transcript: the parent makes it
+				// durable before the next model request (turnwire.go).
+				batch.flush()
+				cfg.up.turn(runCtx, ev.Turn)
+			}
 		case agent.EvToolCall:
 			batch.add(ev.Tool)
 			guard.call(ev.ToolID, ev.Tool, ev.Input)

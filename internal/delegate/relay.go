@@ -33,6 +33,7 @@ type progress struct {
 
 	asks    *childAsks  // the child's permission asks (delegate/ask.go)
 	hooks   *childHooks // its hook requests (delegate/hookwire.go)
+	turns   *childTurns // its turn boundaries (delegate/turnwire.go)
 	tree    *tree       // what it reported of its subtree
 	mu      sync.Mutex
 	lastErr string
@@ -90,6 +91,13 @@ func (p *progress) line(ctx context.Context, b []byte) {
 		// the reply goes down on stdin.
 		if p.hooks != nil {
 			p.hooks.handle(m)
+		}
+		return
+	case protocol.Turn:
+		// Answered here once the caller made the turn durable (or at
+		// once when it does not ask to); never relayed.
+		if p.turns != nil {
+			p.turns.handle(m)
 		}
 		return
 	case protocol.Nested:

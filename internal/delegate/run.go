@@ -46,7 +46,8 @@ type spawn struct {
 	before *dispatch.TreeState
 	prog   *progress
 	emit   func(Event)
-	alive  func() // the call's watcher's (call.Watch.Alive), or nil
+	alive  func()                     // the call's watcher's (call.Watch.Alive), or nil
+	turn   func(context.Context, int) // call.Watch.Turn, or nil
 	askCtx context.Context
 	cfg    *configGuard // the configuration an in-place writer may not change
 }
@@ -87,11 +88,12 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	}
 	d.claim(id, id)
 	// One stdin for both kinds of reply; the pool writes it in order.
-	input := make(chan []byte, maxPendingAsks+maxPendingHooks)
+	input := make(chan []byte, maxPendingAsks+maxPendingHooks+1)
 	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: input}
 	t := &tree{}
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
-	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, tree: t}
+	turns := &childTurns{ctx: ctx, f: s.turn, input: input}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, turns: turns, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
 	h, err := d.cfg.Pool.Start(ctx, pool.Job{
 		ID:       id,

@@ -139,6 +139,10 @@ type Envelope struct {
 	ForceWorktree bool        `json:"force_worktree,omitempty"`
 	// NoLandlock turns the child's kernel sandbox off (a setting).
 	NoLandlock bool `json:"no_landlock,omitempty"`
+	// SyncTurns makes the child wait for its parent at every turn
+	// boundary (protocol.Turn): set by the parent for a call whose caller
+	// makes the transcript durable there (call.Watch.Turn: a fleet worker).
+	SyncTurns bool `json:"sync_turns,omitempty"`
 	// IsolationRoot is the top of an isolated child's copy, and
 	// IsolationDir the directory the child works in (set at spawn; for an
 	// overlay both are the parent's own paths). Workspace stays the parent's.

@@ -3,8 +3,8 @@
 //
 // Up (child → parent, on the child's stdout): Ping, Started, Progress,
 // Usage, BudgetWarning, BudgetExceeded, Ask, Hook, Nested and Result. Down
-// (parent → child, on the child's stdin): Answer and HookReply. EOF on the
-// child's stdin means its parent is gone.
+// (parent → child, on the child's stdin): Answer, HookReply and TurnReply.
+// EOF on the child's stdin means its parent is gone.
 //
 // Two of the up kinds are requests that wait for a reply down the same pipe
 // (never through a file the child can write): Ask, a permission question
@@ -55,6 +55,8 @@ const (
 	KindResult         Kind = "result"
 	KindAnswer         Kind = "answer"
 	KindHookReply      Kind = "hook_reply"
+	KindTurn           Kind = "turn"
+	KindTurnReply      Kind = "turn_reply"
 )
 
 // Message is one line of the protocol.
@@ -194,6 +196,24 @@ type HookReply struct {
 	Context string `json:"context,omitempty"`
 }
 
+// Turn says a turn boundary is reached: everything before it is in the
+// child's transcript, and the child waits for a TurnReply with the same ID
+// before its next model request (its heartbeat goes on). A child sends it
+// only when its envelope asks (SyncTurns: a fleet worker, which makes the
+// transcript durable elsewhere first, so a retry never asks a finished turn
+// again). Local: answered by the child's own parent, never relayed. The
+// parent takes nothing from it but the ID; Turn is the child's word, for
+// logs.
+type Turn struct {
+	ID   string `json:"id"`
+	Turn int    `json:"turn"`
+}
+
+// TurnReply lets the child make its next model request.
+type TurnReply struct {
+	ID string `json:"id"`
+}
+
 // Nested carries a descendant's Event, relayed by this child as it got it
 // (the parent relays it further). The parent believes it only so far: it
 // relays a Nested only from a child that may delegate, only about a task
@@ -235,6 +255,8 @@ func (Ask) Kind() Kind            { return KindAsk }
 func (Answer) Kind() Kind         { return KindAnswer }
 func (Hook) Kind() Kind           { return KindHook }
 func (HookReply) Kind() Kind      { return KindHookReply }
+func (Turn) Kind() Kind           { return KindTurn }
+func (TurnReply) Kind() Kind      { return KindTurnReply }
 func (Nested) Kind() Kind         { return KindNested }
 func (Result) Kind() Kind         { return KindResult }
 func (u Unknown) Kind() Kind      { return Kind(u.Type) }
@@ -343,6 +365,10 @@ func Unmarshal(line []byte) (Message, error) {
 		m, err = decode[Hook](line)
 	case KindHookReply:
 		m, err = decode[HookReply](line)
+	case KindTurn:
+		m, err = decode[Turn](line)
+	case KindTurnReply:
+		m, err = decode[TurnReply](line)
 	case KindNested:
 		m, err = decode[Nested](line)
 	case KindResult:
@@ -423,6 +449,9 @@ func NewAskID() string { return newID("ask-") }
 
 // NewHookID returns a fresh id for a Hook request.
 func NewHookID() string { return newID("hook-") }
+
+// NewTurnID returns a fresh id for a Turn request.
+func NewTurnID() string { return newID("turn-") }
 
 func newID(prefix string) string {
 	var b [8]byte

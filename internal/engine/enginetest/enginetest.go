@@ -158,6 +158,7 @@ phases:
 	// the submitter's project (.brood/workflows/<run_id>/result.json), and
 	// Show names that file.
 	keptResult(t, info, id, 6)
+	keptJournal(t, info, res)
 	again, err := eng.Resume(ctx, id, nil)
 	if err != nil || again.Agents != 6 || again.Status != workflow.RunDone {
 		t.Fatalf("Resume of a finished run = %+v, %v; want it as it was", again, err)
@@ -230,6 +231,13 @@ phases:
 	if again.Status != workflow.RunDone || len(out) != 2 || out[1] != "picked up again and finished" || again.Agents != 2 {
 		t.Fatalf("after resume: status %s outputs %#v agents %d; want done, the slow call continued, 2 agents\ncalls: %+v", again.Status, again.Outputs["p"], again.Agents, again.Phases)
 	}
+	// The journal in the submitter's project is the whole run's: the call
+	// that finished before the cancel and the one the resume continued.
+	info, err := eng.Show(ctx, again.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keptJournal(t, info, again)
 }
 
 // testStatuses: an output that never validates is invalid (not done), a
@@ -352,5 +360,33 @@ func keptResult(t *testing.T, info *engine.RunInfo, id string, agents int) {
 	var kept workflow.Result
 	if err != nil || json.Unmarshal(b, &kept) != nil || kept.RunID != id || kept.Agents != agents || kept.Status != workflow.RunDone {
 		t.Fatalf("the run's result.json: %v\n%s", err, b)
+	}
+}
+
+// keptJournal: beside the run's result.json is its journal.jsonl, as the
+// local engine keeps it: every call of the result started and ended under
+// its task id with its status, and nothing else open or failed.
+func keptJournal(t *testing.T, info *engine.RunInfo, res *workflow.Result) {
+	t.Helper()
+	lines, err := workflow.ReadJournal(filepath.Join(filepath.Dir(info.ResultRef), workflow.JournalFile))
+	if err != nil {
+		t.Fatalf("the run's journal.jsonl beside %s: %v", info.ResultRef, err)
+	}
+	ended := map[string]string{}
+	for _, l := range lines {
+		if l.Rec != nil {
+			ended[l.Rec.TaskID] = l.Rec.Status
+		}
+	}
+	_, done, failed, open := workflow.Summary(lines)
+	if done != res.Agents || failed != 0 || open != 0 {
+		t.Errorf("journal: %d done, %d failed, %d open; want the run's %d agents done", done, failed, open, res.Agents)
+	}
+	for _, ph := range res.Phases {
+		for _, c := range ph.Calls {
+			if c.TaskID != "" && ended[c.TaskID] != c.Status {
+				t.Errorf("call %s (task %s) is %s in the result, %q in the journal", c.Key, c.TaskID, c.Status, ended[c.TaskID])
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
@@ -37,6 +38,10 @@ type Activities struct {
 	// Code runs calls that carry the submitter's tree in a copy of it
 	// (nil: such calls are refused).
 	Code *CodeSite
+	// Client records the heartbeats a retry must find synchronously
+	// (durable.go; NewWorker sets it to the worker's). Nil: the SDK's
+	// throttled heartbeats only.
+	Client client.Client
 }
 
 // Call is the agent-call activity.
@@ -96,7 +101,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	b := newBeater(ctx, a, id, cp, hb)
 	b.first = stop
-	spec.Watch.Alive = b.alive
+	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	r, err := runner.Call(ctx, spec)
 	stop()
 	b.stop()
@@ -104,6 +109,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
 		}
+	}
+	if r != nil {
+		// The task's runs on the fleet: this attempt's and the earlier
+		// ones' (whose turns its transcript, and so its usage, carries).
+		r.Attempts += max(int(activity.GetInfo(ctx).Attempt)-1, 0)
 	}
 	b.finish(r)
 	if err != nil {
@@ -115,7 +125,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		stopping = true
 	default:
 	}
+	// A call whose child ended with a result is returned as it ended, even
+	// when the attempt's context ended meanwhile (a cancel that came too
+	// late, the SDK cancelling the attempt after a heartbeat failed):
+	// its result is in the store and named on the server already.
+	ended := r.Status != dispatch.StatusCancelled && r.Status != dispatch.StatusKilled
 	switch {
+	case ended:
 	case !stopping && ctx.Err() != nil && b.hb.TaskID != "":
 		// Cancelled: the last heartbeat goes into the history with the
 		// result, so a resume continues the call from its transcript on
@@ -206,6 +222,7 @@ type beater struct {
 	done chan struct{}
 	wg   sync.WaitGroup
 
+	mu   sync.Mutex // one upload and heartbeat at a time (beats, turns, the end)
 	pos  int64
 	ref  Ref
 	last time.Time
@@ -259,17 +276,40 @@ func (b *beater) loop() {
 // so in a last heartbeat: a retry after this worker dies returns that
 // result instead of running the call again.
 func (b *beater) finish(r *call.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	hb := b.upload(true)
 	activity.RecordHeartbeat(b.ctx, hb)
 	b.hb = hb
-	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled || b.ctx.Err() != nil {
+	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled {
 		return
 	}
 	if data, err := json.Marshal(r); err == nil {
 		if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
 			hb.Result = ref
-			activity.RecordHeartbeat(b.ctx, hb)
+			// On the server before the activity completes: a completion
+			// lost (a server restart, this worker killed now) is retried
+			// with this heartbeat, and the retry returns the result.
+			b.record(context.WithoutCancel(b.ctx), hb, b.a.durableFor(b.ctx))
 		}
+	}
+}
+
+// turn is the child's turn boundary (call.Watch.Turn): its transcript so far
+// goes to the store and the heartbeat naming it to the server before the
+// child makes its next model request.
+func (b *beater) turn(ctx context.Context, _ int) {
+	b.mu.Lock()
+	hb := b.upload(true)
+	b.hb = hb
+	gone := b.record(ctx, hb, b.a.durableFor(ctx))
+	b.mu.Unlock()
+	if gone {
+		// The server runs this call elsewhere now (this worker was
+		// stopped past the heartbeat timeout) or cancelled it: the child
+		// asks the model nothing more. The SDK's next beat (the child's
+		// pings go on) hears the same and cancels the attempt.
+		<-ctx.Done()
 	}
 }
 
@@ -293,7 +333,11 @@ func (b *beater) stop() {
 	b.wg.Wait()
 }
 
-func (b *beater) beat() { activity.RecordHeartbeat(b.ctx, b.upload(false)) }
+func (b *beater) beat() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	activity.RecordHeartbeat(b.ctx, b.upload(false))
+}
 
 // upload puts the transcript in the store when it grew (at most every
 // UploadEvery, unless final) and returns the heartbeat that names it.

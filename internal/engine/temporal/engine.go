@@ -1,7 +1,9 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -175,7 +177,7 @@ func planAgents(p *wf.Plan) []string {
 	return out
 }
 
-func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, error) {
+func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	opts := client.StartWorkflowOptions{
 		ID: in.RunID, TaskQueue: e.cfg.Queue, StaticSummary: "brood plan " + in.Plan.Name,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
@@ -183,20 +185,20 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, PlanWorkflowName, in)
 	if err != nil {
-		return nil, fmt.Errorf("start the run on Temporal: %w", err)
+		return nil, nil, fmt.Errorf("start the run on Temporal: %w", err)
 	}
 	if started != nil {
 		started(in.RunID)
 	}
 	var out RunOutput
 	if err := e.await(ctx, run, &out, events); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if out.Result == nil {
-		return nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
+		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
 	out.Result.Landed = e.landRun(ctx, out.Input)
-	return out.Result, nil
+	return out.Result, out.Journal, nil
 }
 
 // temporalAppError is a workflow's refusal, as one line.
@@ -280,41 +282,41 @@ func (e *Engine) Resume(ctx context.Context, id string, events func(wf.Event)) (
 	return e.keep(e.resume(ctx, id, events))
 }
 
-func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (*wf.Result, error) {
+func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	d, err := e.describe(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	info := d.GetWorkflowExecutionInfo()
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		var out RunOutput
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if out.Result != nil {
 			out.Result.Landed = e.landRun(ctx, out.Input)
 		}
-		return out.Result, nil
+		return out.Result, out.Journal, nil
 	}
 	var out RunOutput
 	if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err != nil || out.Result == nil {
-		return nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
+		return nil, nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
 	}
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	landed := e.landRun(ctx, out.Input)
 	if out.Result.Status == wf.RunDone {
 		out.Result.Landed = landed
-		return out.Result, nil
+		return out.Result, out.Journal, nil
 	}
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
-	res, err := e.start(ctx, in, nil, events)
+	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))
 	}
-	return res, err
+	return res, journal, err
 }
 
 // Cancel implements engine.Engine: a plan run by its id, or a single
@@ -350,15 +352,22 @@ func (e *Engine) describe(ctx context.Context, id string) (*workflowservice.Desc
 	return d, nil
 }
 
-// keep writes a run's result into the submitter's project, where the
-// local engine keeps it (.brood/workflows/<run_id>/result.json, tmp and
-// rename): the same files whichever engine ran the plan.
-func (e *Engine) keep(res *wf.Result, err error) (*wf.Result, error) {
+// keep writes a run's journal and result into the submitter's project,
+// where the local engine keeps them (.brood/workflows/<run_id>/
+// journal.jsonl and result.json, each tmp and rename): the same files
+// whichever engine ran the plan. The journal is the whole run's, every
+// execution of it (the workflow's own history is the durable one; this is
+// its copy for the submitter's tools). No run.json: the run is listed as
+// the fleet's, never as a local one.
+func (e *Engine) keep(res *wf.Result, journal []wf.JournalLine, err error) (*wf.Result, error) {
 	if res == nil || res.RunID == "" || e.cfg.ProjectRoot == "" || dispatch.CheckID(res.RunID) != nil {
 		return res, err
 	}
 	file := e.resultFile(res.RunID)
 	werr := os.MkdirAll(filepath.Dir(file), 0o700)
+	if werr == nil {
+		werr = writeJournal(filepath.Join(filepath.Dir(file), wf.JournalFile), journal)
+	}
 	if werr == nil {
 		werr = dispatch.WriteJSON(file, res)
 	}
@@ -383,4 +392,17 @@ func (e *Engine) keptResult(runID string) string {
 		return ""
 	}
 	return e.resultFile(runID)
+}
+
+// writeJournal writes a run's journal as the local engine's journal.jsonl
+// holds it (one JSON line per call start and end), tmp and rename.
+func writeJournal(path string, lines []wf.JournalLine) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return fmt.Errorf("journal of the run: %w", err)
+		}
+	}
+	return dispatch.WriteFileAtomic(path, b.Bytes())
 }

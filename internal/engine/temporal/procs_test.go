@@ -41,6 +41,13 @@ func startWorkerProc(t *testing.T, addr, queue, script, store string, conc int) 
 // startWorkerProcWith is startWorkerProc with more settings (TOML).
 func startWorkerProcWith(t *testing.T, addr, queue, script, store string, conc int, more string) *workerProc {
 	t.Helper()
+	return startWorkerProcEnv(t, addr, queue, script, store, conc, more)
+}
+
+// startWorkerProcEnv is startWorkerProcWith with more environment (which
+// wins over the scripted model's: a loopback model server's).
+func startWorkerProcEnv(t *testing.T, addr, queue, script, store string, conc int, more string, env ...string) *workerProc {
+	t.Helper()
 	p := newProject(t, script)
 	settings := "[pool]\nkill_grace = \"2s\"\nheartbeat_timeout = \"3s\"\nping_interval = \"100ms\"\n" + more
 	if err := os.WriteFile(filepath.Join(p.root, ".brood", "settings.toml"), []byte(settings), 0o644); err != nil {
@@ -54,6 +61,7 @@ func startWorkerProcWith(t *testing.T, addr, queue, script, store string, conc i
 		// The worker's own settings are its operator's to trust.
 		cmd.Env = append(cmd.Env, "BROOD_TRUST_PROJECT=1")
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

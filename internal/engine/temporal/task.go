@@ -82,6 +82,12 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			out.Status = r.Status
 			out.Agent = firstNonEmpty(out.Agent, r.Agent)
 			out.Landed = e.callLanded(ctx, id, x.GetExecution().GetRunId(), &co)
+			if co.Last != nil && co.Last.Worker != "" {
+				// The worker whose child ran it: a later attempt that
+				// returned its stored result (that worker died) ran
+				// nothing.
+				out.Worker = co.Last.Worker
+			}
 		}
 	}
 	return out, nil

@@ -136,6 +136,9 @@ func NewWorker(c client.Client, o WorkerOptions) worker.Worker {
 		// its priority order: every call goes through the queue.
 		DisableEagerActivities: true,
 	}
+	if o.Activities.Client == nil {
+		o.Activities.Client = c
+	}
 	w := worker.New(c, o.Queue, wo)
 	w.RegisterWorkflowWithOptions(PlanWorkflow, workflow.RegisterOptions{Name: PlanWorkflowName})
 	w.RegisterWorkflowWithOptions(CallWorkflow, workflow.RegisterOptions{Name: CallWorkflowName})

@@ -189,6 +189,12 @@ func (s *Server) Kill() {
 	<-end
 }
 
+// StartAgain starts a killed server again on the same port and state.
+func (s *Server) StartAgain() {
+	s.tb.Helper()
+	s.startProc()
+}
+
 // Restart kills the server and starts it again on the same port and state.
 func (s *Server) Restart() {
 	s.tb.Helper()
