@@ -84,6 +84,13 @@ func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*temporal.E
 	if err != nil {
 		return nil, nil, err
 	}
+	var signer *temporal.Signer
+	if f.Home != "" {
+		if signer, err = temporal.LoadSigner(filepath.Join(temporal.KeyDir(f.Home), temporal.PrivateKeyFile)); err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+	}
 	reg := f.Registry()
 	s := f.Settings
 	limits := func(agent string) temporal.CallLimits {
@@ -100,7 +107,7 @@ func Engine(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*temporal.E
 		return l
 	}
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.client.Namespace, Queue: cfg.queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.client.ClaimStore), ProjectRoot: f.ProjectRoot})
+		Code: codeConfig(ctx, f, cfg.client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer})
 	return e, c.Close, nil
 }
 
