@@ -286,14 +286,8 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 	} else if _, err := meta.run(ctx, "read-tree", "--empty"); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
-	if snap.Patch != nil {
-		file := filepath.Join(co.job, "dirty.patch")
-		if err := store.GetFile(ctx, *snap.Patch, file); err != nil {
-			return fmt.Errorf("codesnap: the dirty patch: %w", err)
-		}
-		if _, err := meta.run(ctx, "apply", "--cached", "--whitespace=nowarn", file); err != nil {
-			return fmt.Errorf("codesnap: the dirty patch does not apply to base %s: %w", short(snap.Base), err)
-		}
+	if err := applyPatches(ctx, store, meta, co.job, snap.patches(), "base "+short(snap.Base)); err != nil {
+		return err
 	}
 	tree, err := meta.line(ctx, "write-tree")
 	if err != nil {

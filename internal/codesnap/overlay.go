@@ -178,7 +178,7 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 	if err := linkIndex(co.base, co.index); err != nil {
 		return err
 	}
-	if err := co.applyCached(ctx, store, co.index, snap.Patch, "the dirty patch", "base "+short(snap.Base)); err != nil {
+	if err := applyPatches(ctx, store, co.overlayGit(co.index), co.job, snap.patches(), "base "+short(snap.Base)); err != nil {
 		return err
 	}
 	if tree, err := co.overlayGit(co.index).line(ctx, "write-tree"); err != nil {

@@ -214,8 +214,9 @@ func templateMatches(tmpl, text string) bool {
 }
 
 // sameLine accepts the signed snapshot, or a tree grown from it on the
-// fleet (the run's tip after its writers, a stopped writer's start): same
-// repository, base commit, remote, bundle, place and ignore rules.
+// fleet (the run's tip after its writers, a stopped writer's start): the
+// signed one with layers added — same repository, base commit, dirty
+// patch, remote, bundle, place and ignore rules.
 func sameLine(got, signed *codesnap.Snapshot) error {
 	if sameJSON(got, signed) {
 		return nil
@@ -224,9 +225,13 @@ func sameLine(got, signed *codesnap.Snapshot) error {
 		return fmt.Errorf("the call's snapshot is not the signed one")
 	}
 	g, s := *got, *signed
-	g.Tree, g.Patch, s.Tree, s.Patch = "", nil, "", nil
-	if !sameJSON(g, s) {
-		return fmt.Errorf("the call's snapshot is not the signed one nor grown from it (repository, base, remote, bundle or place differ)")
+	g.Tree, g.Layers, s.Tree, s.Layers = "", nil, "", nil
+	grown := len(got.Layers) >= len(signed.Layers) && sameJSON(g, s)
+	for i := 0; grown && i < len(signed.Layers); i++ {
+		grown = sameJSON(got.Layers[i], signed.Layers[i])
+	}
+	if !grown {
+		return fmt.Errorf("the call's snapshot is not the signed one nor grown from it (repository, base, dirty patch, remote, bundle or place differ)")
 	}
 	return nil
 }
