@@ -129,7 +129,7 @@ func ensureTree(ctx context.Context, store *blobstore.Store, g gitCmd, snap *Sna
 	if _, err := g.run(ctx, args...); err != nil {
 		return fmt.Errorf("codesnap: the run's base %s is gone from this repository: %w", short(snap.Base), err)
 	}
-	if err := applyPatches(ctx, store, g, tmp, snap.patches(), "base "+short(snap.Base)); err != nil {
+	if err := applyPatches(ctx, store, g, tmp, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
 		return fmt.Errorf("codesnap: rebuild the snapshot: %w", err)
 	}
 	tree, err := g.line(ctx, "write-tree")

@@ -60,6 +60,12 @@ type Options struct {
 	// Partial is an earlier attempt's change to start from (a retry on
 	// another worker); nil starts from the snapshot.
 	Partial *Result
+	// ReadOnly says the child only reads (a read-only agent, which its
+	// sandbox keeps from writing): where the copy would be an overlay with
+	// nothing of its own (no layers, no partial change), it is the cache's
+	// verified checkout of the snapshot itself, with no private layer or
+	// mount. Its Result is no change.
+	ReadOnly bool
 }
 
 // Checkout is one call's copy of the submitter's tree.
@@ -77,14 +83,16 @@ type Checkout struct {
 	// snapshot) and nothing may write under Root without it.
 	Mount *isolate.Mount
 
-	job      string // the job directory: meta.git, index, tree (or upper, work)
-	meta     string // our git dir for the copy (outside Root)
-	index    string // the snapshot tree's index, with the checkout's stat data
-	base     string // an overlay's base index (the lower checkout's tree)
-	upper    string // an overlay's upper layer
-	snap     *Snapshot
-	lock     *os.File // held until Cleanup (PruneJobs)
-	treeLock *os.File // an overlay's shared lock on its base checkout
+	job       string // the job directory: meta.git, index, tree (or upper, work)
+	meta      string // our git dir for the copy (outside Root)
+	index     string // the snapshot tree's index, with the checkout's stat data
+	base      string // an overlay's base index (the lower checkout's tree)
+	lowerTree string // an overlay's lower tree (the base commit's, or with the dirty state)
+	upper     string // an overlay's upper layer
+	snap      *Snapshot
+	shared    bool     // a read-only call's copy: the cache's checkout itself
+	lock      *os.File // held until Cleanup (PruneJobs)
+	treeLock  *os.File // an overlay's shared lock on its base checkout
 }
 
 // Materialise makes a copy of snap for one call. Each call gets a new
@@ -130,13 +138,17 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 	}
 	// (overlayfs options cannot carry a path with , : or \ in it)
 	if c.Overlay && repo != "" && !strings.ContainsAny(c.Dir, ",:\\") {
-		var verified []byte
-		if co.Root, verified, co.treeLock, err = c.baseTree(ctx, repo, job, snap, format); err != nil {
+		var verified *lower
+		if co.Root, verified, co.treeLock, err = c.baseTree(ctx, store, repo, job, snap, format); err != nil {
 			co.Cleanup()
 			return nil, err
 		}
 		co.upper, co.base = filepath.Join(job, "upper"), filepath.Join(job, "base.index")
 		co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
+		if opts.ReadOnly && len(snap.Layers) == 0 && (opts.Partial == nil || opts.Partial.Patch == nil) {
+			co.shared = true
+			return co, nil
+		}
 		if err := co.buildOverlay(ctx, store, objects, format, verified, opts.Partial, c.UserXattr); err != nil {
 			co.Cleanup()
 			return nil, err
@@ -286,7 +298,7 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 	} else if _, err := meta.run(ctx, "read-tree", "--empty"); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
-	if err := applyPatches(ctx, store, meta, co.job, snap.patches(), "base "+short(snap.Base)); err != nil {
+	if err := applyPatches(ctx, store, meta, co.job, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
 		return err
 	}
 	tree, err := meta.line(ctx, "write-tree")

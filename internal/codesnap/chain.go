@@ -171,7 +171,7 @@ func (s *scratchRepo) build(ctx context.Context, store *blobstore.Store, snap *S
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := applyPatches(ctx, store, g, dir, snap.patches(), "base "+short(snap.Base)); err != nil {
+	if err := applyPatches(ctx, store, g, dir, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
 		return err
 	}
 	tree, err := g.line(ctx, "write-tree")

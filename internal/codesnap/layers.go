@@ -20,8 +20,7 @@ import (
 const maxLayers = 4096
 
 // patches are the snapshot's patches in the order they apply to the base:
-// the dirty state, then each layer. (A snapshot with layers but no dirty
-// state names its first layer "the dirty patch" in errors.)
+// the dirty state, then each layer.
 func (s *Snapshot) patches() []*blobstore.Ref {
 	var out []*blobstore.Ref
 	if s.Patch != nil {
@@ -36,12 +35,16 @@ func (s *Snapshot) patches() []*blobstore.Ref {
 }
 
 // applyPatches applies refs in order to the index g names (its new blobs
-// go to g's git dir), each fetched into dir first.
-func applyPatches(ctx context.Context, store *blobstore.Store, g gitCmd, dir string, refs []*blobstore.Ref, onto string) error {
+// go to g's git dir), each fetched into dir first. dirty says refs[0] is
+// the dirty patch (else they are all layers).
+func applyPatches(ctx context.Context, store *blobstore.Store, g gitCmd, dir string, refs []*blobstore.Ref, dirty bool, onto string) error {
 	for i, ref := range refs {
 		what := "the dirty patch"
-		if i > 0 {
-			what = fmt.Sprintf("layer %d of the run's tree", i)
+		if n := i; !dirty || i > 0 {
+			if dirty {
+				n--
+			}
+			what = fmt.Sprintf("layer %d of the run's tree", n+1)
 		}
 		file := filepath.Join(dir, fmt.Sprintf("layer-%d.patch", i))
 		if err := store.GetFile(ctx, *ref, file); err != nil {

@@ -84,7 +84,7 @@ its running calls move to another worker.`,
 // a full checkout otherwise. What a killed worker left behind, and base
 // checkouts no call has used for an hour, are pruned at start and every
 // ten minutes.
-func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
+func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, readOnly func(string) bool, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
 	blobs, ok := store.(*blobstore.Store)
 	if !ok {
 		return nil, nil
@@ -120,7 +120,7 @@ func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher,
 		}
 		c.SetLifetime(ctx)
 		return c, nil
-	}}, nil
+	}, ReadOnly: readOnly}, nil
 }
 
 // workerRemotes is the worker's allowlist of remotes: its settings' and
@@ -192,7 +192,12 @@ func workerRun(ctx context.Context, opts *Options) error {
 		return errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot run agent calls")
 	}
 	d.SetLifetime(ctx)
-	site, err := codeSite(ctx, store, d, remotes, f.Err)
+	reg := f.Registry()
+	readOnly := func(agent string) bool {
+		def, ok := reg.Get(agent)
+		return ok && def.ReadOnly
+	}
+	site, err := codeSite(ctx, store, d, readOnly, remotes, f.Err)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -112,8 +113,10 @@ func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc i
 		sup := isolate.ProbeIn(t.Context(), cache.Dir)
 		cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
 	}
+	reg, _ := registry.Load(registry.Options{ProjectRoot: p.root, Home: p.home})
 	site := &temporal.CodeSite{Cache: cache, Blobs: blobs,
-		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) }}
+		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) },
+		ReadOnly: func(a string) bool { def, ok := reg.Get(a); return ok && def.ReadOnly }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
@@ -140,4 +143,149 @@ func benchRepo(t testing.TB, n int) string {
 	gitT(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base")
 	os.WriteFile(filepath.Join(dir, "d0", "f0.txt"), []byte("dirty\n"), 0o644)
 	return dir
+}
+
+// fleetScript answers every call in one model turn, after latency.
+func fleetScript(latency time.Duration) string {
+	delay := ""
+	if latency > 0 {
+		delay = fmt.Sprintf("\n      delay: %s", latency)
+	}
+	return "agents:\n  explore:\n    - say: \"## What I found\\nok\\n\\n## Files changed\\nnone\"" + delay + "\n"
+}
+
+// envInt is an integer from the environment, or def.
+func envInt(name string, def int) int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// eachPlan is a plan of k explore calls, conc at a time.
+func eachPlan(t testing.TB, k, conc int) (*workflow.Plan, map[string]any) {
+	t.Helper()
+	items := make([]string, k)
+	for j := range items {
+		items[j] = fmt.Sprintf("%q", fmt.Sprint("item-", j))
+	}
+	p, err := workflow.Parse("bench.yaml", fmt.Appendf(nil, "name: bench\nconcurrency: %d\nmax_agents: %d\ninputs:\n  items: {type: list}\nphases:\n  - id: e\n    each: inputs.items[*]\n    stages: [{agent: explore, prompt: \"item {{item}}\"}]\n", conc, k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := workflow.ResolveInputs(p, map[string]string{"items": "[" + strings.Join(items, ",") + "]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, in
+}
+
+// timedRun runs a plan and returns its wall time.
+func timedRun(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string]any, k int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	res, err := eng.Run(t.Context(), engine.RunRequest{Plan: p, Source: "bench.yaml", Inputs: in})
+	if err != nil || res.Status != workflow.RunDone || res.Agents != k {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	return time.Since(start)
+}
+
+// fleetOf starts n in-process code workers of conc slots each on a new
+// queue and returns an engine that ships dir's tree to them.
+func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int) engine.Engine {
+	t.Helper()
+	q, store := newQueue(t), "file://"+t.TempDir()
+	for range n {
+		startCodeWorker(t, c, q, script, conc, store, false)
+	}
+	blobs, err := blobstore.Open(t.Context(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 50 * time.Millisecond,
+		Limits: func(string) temporal.CallLimits { return testLimits },
+		Code:   &temporal.CodeConfig{Blobs: blobs, Dir: dir}})
+}
+
+// BenchmarkFleetOverhead is issue 26's per-agent figure: one plan of
+// BROOD_BENCH_CALLS (300) read-only calls through the local engine (12 at
+// a time) and through three workers of 4 slots each shipping the
+// submitter's tree (a 1,000-file repository with a dirty edit), with a
+// model that answers at once and one that takes 300 ms. Per agent is the
+// run's wall time over its calls.
+//
+//	go test ./internal/engine/temporal -run XXX -bench FleetOverhead -benchtime 1x
+func BenchmarkFleetOverhead(b *testing.B) {
+	k := envInt("BROOD_BENCH_CALLS", 300)
+	const workers, slots = 3, 4
+	p, in := eachPlan(b, k, workers*slots)
+	c := sharedServer(b).Client(b)
+	repo := benchRepo(b, 1000)
+	for i := 0; i < b.N; i++ {
+		for _, latency := range []time.Duration{0, 300 * time.Millisecond} {
+			script := fleetScript(latency)
+			lp := newProject(b, script)
+			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcher(b, workers*slots), Concurrency: workers * slots})
+			fleet := fleetOf(b, c, script, repo, workers, slots)
+			lw := timedRun(b, loc, p, in, k)
+			fw := timedRun(b, fleet, p, in, k)
+			lper, fper := float64(lw.Milliseconds())/float64(k), float64(fw.Milliseconds())/float64(k)
+			name := fmt.Sprintf("%dms", latency.Milliseconds())
+			b.ReportMetric(lper, "local-ms/agent@"+name)
+			b.ReportMetric(fper, "fleet-ms/agent@"+name)
+			b.ReportMetric(fper/lper, "fleet/local@"+name)
+			b.Logf("%d calls, model %s: local engine %s (%.1f ms/agent), fleet of %d workers x %d %s (%.1f ms/agent): %.2fx",
+				k, name, lw.Round(time.Millisecond), lper, workers, slots, fw.Round(time.Millisecond), fper, fper/lper)
+		}
+	}
+}
+
+// dirtyBenchRepo is a committed repository of n files; with dirty, m of
+// them modified and u untracked files of size bytes each added.
+func dirtyBenchRepo(t testing.TB, n int, dirty bool, m, u, size int) string {
+	t.Helper()
+	dir := benchRepo(t, n)
+	gitT(t, dir, "checkout", "-q", "--", ".")
+	if !dirty {
+		return dir
+	}
+	pad := strings.Repeat("x", size)
+	for i := range m {
+		f := filepath.Join(dir, fmt.Sprint("d", i/100), fmt.Sprint("f", i%100, ".txt"))
+		os.WriteFile(f, fmt.Appendf(nil, "modified %d\n%s\n", i, pad), 0o644)
+	}
+	for i := range u {
+		f := filepath.Join(dir, "new", fmt.Sprint("u", i/500), fmt.Sprint("n", i, ".txt"))
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		os.WriteFile(f, fmt.Appendf(nil, "untracked %d\n%s\n", i, pad), 0o644)
+	}
+	return dir
+}
+
+// BenchmarkDirtyVsClean is issue 26's dirty-state figure: a 12-agent plan
+// on three workers from a clean BROOD_BENCH_FILES (10,000)-file checkout,
+// and from the same checkout with 1,000 files modified and 10,000
+// untracked ones added (4 KiB each, 40 MiB), each run on a fresh fleet
+// (new clone caches: the first run of the tree pays for its checkout).
+//
+//	go test ./internal/engine/temporal -run XXX -bench DirtyVsClean -benchtime 1x
+func BenchmarkDirtyVsClean(b *testing.B) {
+	n := envInt("BROOD_BENCH_FILES", 10000)
+	const k, workers, slots = 12, 3, 4
+	p, in := eachPlan(b, k, workers*slots)
+	c := sharedServer(b).Client(b)
+	script := fleetScript(0)
+	for i := 0; i < b.N; i++ {
+		clean := dirtyBenchRepo(b, n, false, 0, 0, 0)
+		dirty := dirtyBenchRepo(b, n, true, n/10, n, 4096)
+		cw := timedRun(b, fleetOf(b, c, script, clean, workers, slots), p, in, k)
+		dw := timedRun(b, fleetOf(b, c, script, dirty, workers, slots), p, in, k)
+		b.ReportMetric(cw.Seconds(), "clean-s")
+		b.ReportMetric(dw.Seconds(), "dirty-s")
+		b.ReportMetric(dw.Seconds()/cw.Seconds(), "dirty/clean")
+		b.Logf("%d agents on %d workers: clean %d-file tree %s, with %d modified and %d untracked files (4 KiB each) %s: %.2fx",
+			k, workers, n, cw.Round(time.Millisecond), n/10, n, dw.Round(time.Millisecond), dw.Seconds()/cw.Seconds())
+	}
 }
