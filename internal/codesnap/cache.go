@@ -43,6 +43,9 @@ type Cache struct {
 	// verified holds, per base checkout, the index this process verified
 	// it against by content (verify.go): memory, not disk, is trusted.
 	verified sync.Map
+	// pinned holds the (clone, base) pairs this process has fetched and
+	// pinned: a later call on the same base runs no git to find it.
+	pinned sync.Map
 }
 
 // DefaultCacheDir is the user's cache directory's brood/fleet.
@@ -175,6 +178,12 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	sum := sha256.Sum256([]byte(snap.Repo))
 	name := hex.EncodeToString(sum[:10])
 	repos := filepath.Join(c.Dir, "repos")
+	repo := filepath.Join(repos, name+".git")
+	if _, ok := c.pinned.Load(repo + "\x00" + snap.Base); ok {
+		if _, err := os.Stat(filepath.Join(repo, "HEAD")); err == nil {
+			return repo, nil
+		}
+	}
 	if err := os.MkdirAll(repos, 0o700); err != nil {
 		return "", fmt.Errorf("codesnap: %w", err)
 	}
@@ -183,7 +192,6 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 		return "", err
 	}
 	defer unlock()
-	repo := filepath.Join(repos, name+".git")
 	if _, err := os.Stat(filepath.Join(repo, "HEAD")); err != nil {
 		if err := initBare(ctx, repo, format); err != nil {
 			return "", err
@@ -226,6 +234,7 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
 		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
 	}
+	c.pinned.Store(repo+"\x00"+snap.Base, true)
 	return repo, nil
 }
 

@@ -133,16 +133,22 @@ func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc i
 func benchRepo(t testing.TB, n int) string {
 	t.Helper()
 	dir := t.TempDir()
+	gitT(t, dir, "init", "-q")
+	benchFill(t, dir, n)
+	return dir
+}
+
+// benchFill commits n files in the repository at dir and edits one.
+func benchFill(t testing.TB, dir string, n int) {
+	t.Helper()
 	for i := range n {
 		f := filepath.Join(dir, fmt.Sprint("d", i/100), fmt.Sprint("f", i%100, ".txt"))
 		os.MkdirAll(filepath.Dir(f), 0o755)
 		os.WriteFile(f, fmt.Appendf(nil, "file %d\n", i), 0o644)
 	}
-	gitT(t, dir, "init", "-q")
 	gitT(t, dir, "add", "-A")
 	gitT(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base")
 	os.WriteFile(filepath.Join(dir, "d0", "f0.txt"), []byte("dirty\n"), 0o644)
-	return dir
 }
 
 // fleetScript answers every call in one model turn, after latency.
@@ -151,7 +157,7 @@ func fleetScript(latency time.Duration) string {
 	if latency > 0 {
 		delay = fmt.Sprintf("\n      delay: %s", latency)
 	}
-	return "agents:\n  explore:\n    - say: \"## What I found\\nok\\n\\n## Files changed\\nnone\"" + delay + "\n"
+	return "agents:\n  explore:\n    - say: \"plain answer\"" + delay + "\n"
 }
 
 // envInt is an integer from the environment, or def.
@@ -204,17 +210,21 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int) eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 50 * time.Millisecond,
-		Limits: func(string) temporal.CallLimits { return testLimits },
-		Code:   &temporal.CodeConfig{Blobs: blobs, Dir: dir}})
+	code := &temporal.CodeConfig{Blobs: blobs, Dir: dir}
+	if dir == "" {
+		code = nil // the workers' own checkouts
+	}
+	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 250 * time.Millisecond,
+		Limits: func(string) temporal.CallLimits { return testLimits }, Code: code})
 }
 
 // BenchmarkFleetOverhead is issue 26's per-agent figure: one plan of
 // BROOD_BENCH_CALLS (300) read-only calls through the local engine (12 at
-// a time) and through three workers of 4 slots each shipping the
-// submitter's tree (a 1,000-file repository with a dirty edit), with a
-// model that answers at once and one that takes 300 ms. Per agent is the
-// run's wall time over its calls.
+// a time, in a 1,000-file repository with a dirty edit) and through three
+// workers of 4 slots each shipping the submitter's tree (the same files;
+// BROOD_BENCH_NOCODE=1: the workers' own checkouts), with a model that
+// answers at once and one that takes 300 ms. Per agent is the run's wall
+// time over its calls.
 //
 //	go test ./internal/engine/temporal -run XXX -bench FleetOverhead -benchtime 1x
 func BenchmarkFleetOverhead(b *testing.B) {
@@ -223,10 +233,14 @@ func BenchmarkFleetOverhead(b *testing.B) {
 	p, in := eachPlan(b, k, workers*slots)
 	c := sharedServer(b).Client(b)
 	repo := benchRepo(b, 1000)
+	if os.Getenv("BROOD_BENCH_NOCODE") != "" {
+		repo = ""
+	}
 	for i := 0; i < b.N; i++ {
 		for _, latency := range []time.Duration{0, 300 * time.Millisecond} {
 			script := fleetScript(latency)
 			lp := newProject(b, script)
+			benchFill(b, lp.root, 1000) // the same tree as the fleet's
 			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcher(b, workers*slots), Concurrency: workers * slots})
 			fleet := fleetOf(b, c, script, repo, workers, slots)
 			lw := timedRun(b, loc, p, in, k)
