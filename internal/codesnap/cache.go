@@ -46,6 +46,9 @@ type Cache struct {
 	// pinned holds the (clone, base) pairs this process has fetched and
 	// pinned: a later call on the same base runs no git to find it.
 	pinned sync.Map
+	// roots holds, per dirty lower checkout, its tree (lower.go), made
+	// by this process from the base and the dirty patch.
+	roots sync.Map
 }
 
 // DefaultCacheDir is the user's cache directory's brood/fleet.

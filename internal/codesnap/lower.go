@@ -44,10 +44,14 @@ func lowerKey(snap *Snapshot) string {
 
 // lowerTree is the tree a snapshot's lower checkout holds: the base
 // commit's, or base + dirty patch, written into the clone's objects (the
-// patch read from the store, which checks its digest).
-func lowerTree(ctx context.Context, store *blobstore.Store, repo, scratch string, snap *Snapshot) (string, error) {
+// patch read from the store, which checks its digest) once per process.
+func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scratch string, snap *Snapshot) (string, error) {
 	if snap.Patch == nil {
 		return snap.Base, nil
+	}
+	key := lowerKey(snap)
+	if t, ok := c.roots.Load(key); ok {
+		return t.(string), nil
 	}
 	dir, err := os.MkdirTemp(scratch, "root-")
 	if err != nil {
@@ -65,24 +69,30 @@ func lowerTree(ctx context.Context, store *blobstore.Store, repo, scratch string
 	if err != nil {
 		return "", fmt.Errorf("codesnap: %w", err)
 	}
+	c.roots.Store(key, tree)
 	return tree, nil
 }
 
 // childIndex is the base commit's index for the child's repository in a
-// dirty lower checkout at tree (its files' stat data where they are the
-// base's).
-func childIndex(ctx context.Context, repo, tree, scratch string, snap *Snapshot) ([]byte, error) {
+// dirty lower checkout at tree, from the verified index of its root tree:
+// a two-tree read-tree keeps the stat data of every file the base has
+// unchanged (nothing is hashed again) and drops the others', so git sees
+// the dirty files as modified and the untracked ones as untracked.
+func childIndex(ctx context.Context, repo, tree, scratch string, verified []byte, root string, snap *Snapshot) ([]byte, error) {
 	tmp, err := os.CreateTemp(scratch, "child-*.index")
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
+	_, werr := tmp.Write(verified)
 	tmp.Close()
 	defer os.Remove(tmp.Name())
+	if werr != nil {
+		return nil, fmt.Errorf("codesnap: %w", werr)
+	}
 	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + tmp.Name()}}
-	if _, err := g.run(ctx, "read-tree", snap.Base); err != nil {
+	if _, err := g.run(ctx, "read-tree", "-m", root, snap.Base); err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	g.run(ctx, "update-index", "-q", "--refresh") // exits 1: the dirty files differ
 	b, err := os.ReadFile(tmp.Name())
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)

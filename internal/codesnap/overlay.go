@@ -78,7 +78,7 @@ func (c *Cache) baseTree(ctx context.Context, store *blobstore.Store, repo, scra
 			}
 		}
 		if _, serr := os.Stat(dir); serr != nil && err == nil {
-			err = buildBaseTree(ctx, store, trees, key, repo, snap, format)
+			err = c.buildBaseTree(ctx, store, trees, key, repo, snap, format)
 		}
 		ex.Close()
 		if err != nil {
@@ -103,7 +103,7 @@ func discard(trees, dir string) error {
 
 // buildBaseTree checks snap's lower tree out into trees/key (under key's
 // lock): its .git holds only what checkBaseGitDir expects.
-func buildBaseTree(ctx context.Context, store *blobstore.Store, trees, key, repo string, snap *Snapshot, format string) error {
+func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees, key, repo string, snap *Snapshot, format string) error {
 	if old, _ := filepath.Glob(filepath.Join(trees, ".tmp-"+key+"-*")); len(old) > 0 {
 		for _, o := range old {
 			removeAll(o)
@@ -127,22 +127,25 @@ func buildBaseTree(ctx context.Context, store *blobstore.Store, trees, key, repo
 	if err := writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")}); err != nil {
 		return err
 	}
-	root, err := lowerTree(ctx, store, repo, tmp, snap)
+	root, err := c.lowerTree(ctx, store, repo, tmp, snap)
 	if err != nil {
 		return err
 	}
 	g := gitCmd{dir: tree}
 	steps := [][]string{
 		{"read-tree", root},
-		{"checkout-index", "-a", "-f"},
+		// With the files' stat data in the index as they are written, so
+		// a child's git status does not re-hash every file.
+		{"checkout-index", "-a", "-f", "-u"},
+	}
+	if root != snap.Base {
 		// The checkout's index is the base commit's (a dirty checkout's
-		// status is then the submitter's), with fresh stat data, so a
-		// child's git status does not re-hash every file.
-		{"read-tree", snap.Base},
-		{"update-index", "-q", "--refresh"},
+		// status is then the submitter's), keeping the stat data of the
+		// files the dirty state left as they were.
+		steps = append(steps, []string{"read-tree", "-m", root, snap.Base})
 	}
 	for _, s := range steps {
-		if _, err := g.run(ctx, s...); err != nil && s[0] != "update-index" {
+		if _, err := g.run(ctx, s...); err != nil {
 			return fmt.Errorf("codesnap: check out base %s: %w", short(snap.Base), err)
 		}
 	}

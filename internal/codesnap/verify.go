@@ -66,7 +66,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		c.verified.Delete(key)
 		os.Remove(index)
 	}
-	root, err := lowerTree(ctx, store, repo, scratch, snap)
+	root, err := c.lowerTree(ctx, store, repo, scratch, snap)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	}
 	l := &lower{tree: root, index: b, child: b}
 	if root != snap.Base {
-		if l.child, err = childIndex(ctx, repo, tree, scratch, snap); err != nil {
+		if l.child, err = childIndex(ctx, repo, tree, scratch, b, root, snap); err != nil {
 			return nil, err
 		}
 	}
