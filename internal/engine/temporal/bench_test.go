@@ -101,13 +101,19 @@ func overlayHere(t testing.TB) bool { return isolate.ProbeIn(t.Context(), t.Temp
 // (an overlay where the machine has one, unless full).
 func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool) *project {
 	t.Helper()
+	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()})
+}
+
+// startCodeWorkerIn is startCodeWorker with a given clone cache (workers of
+// one user on one host share theirs).
+func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache) *project {
+	t.Helper()
 	p := newProject(t, script)
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := p.dispatcher(t, conc)
-	cache := &codesnap.Cache{Dir: t.TempDir()}
 	if !full {
 		// As `brood worker` does: overlays where this machine has them.
 		sup := isolate.ProbeIn(t.Context(), cache.Dir)
@@ -199,12 +205,18 @@ func timedRun(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string]a
 }
 
 // fleetOf starts n in-process code workers of conc slots each on a new
-// queue and returns an engine that ships dir's tree to them.
-func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int) engine.Engine {
+// queue and returns an engine that ships dir's tree to them; shared: the
+// workers share one clone cache (as workers of one user on one host do),
+// else each has its own (as on n hosts).
+func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool) engine.Engine {
 	t.Helper()
 	q, store := newQueue(t), "file://"+t.TempDir()
+	cache := &codesnap.Cache{Dir: t.TempDir()}
 	for range n {
-		startCodeWorker(t, c, q, script, conc, store, false)
+		if !shared {
+			cache = &codesnap.Cache{Dir: t.TempDir()}
+		}
+		startCodeWorkerIn(t, c, q, script, conc, store, false, cache)
 	}
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
@@ -242,7 +254,7 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			lp := newProject(b, script)
 			benchFill(b, lp.root, 1000) // the same tree as the fleet's
 			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcher(b, workers*slots), Concurrency: workers * slots})
-			fleet := fleetOf(b, c, script, repo, workers, slots)
+			fleet := fleetOf(b, c, script, repo, workers, slots, false)
 			lw := timedRun(b, loc, p, in, k)
 			fw := timedRun(b, fleet, p, in, k)
 			lper, fper := float64(lw.Milliseconds())/float64(k), float64(fw.Milliseconds())/float64(k)
@@ -282,7 +294,9 @@ func dirtyBenchRepo(t testing.TB, n int, dirty bool, m, u, size int) string {
 // on three workers from a clean BROOD_BENCH_FILES (10,000)-file checkout,
 // and from the same checkout with 1,000 files modified and 10,000
 // untracked ones added (4 KiB each, 40 MiB), each run on a fresh fleet
-// (new clone caches: the first run of the tree pays for its checkout).
+// (new clone caches: the first run of the tree pays for its checkout); a
+// clone cache per worker, as on three hosts (BROOD_BENCH_SHARED_CACHE=1:
+// one for the three, as for workers of one user on one host).
 //
 //	go test ./internal/engine/temporal -run XXX -bench DirtyVsClean -benchtime 1x
 func BenchmarkDirtyVsClean(b *testing.B) {
@@ -294,8 +308,23 @@ func BenchmarkDirtyVsClean(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		clean := dirtyBenchRepo(b, n, false, 0, 0, 0)
 		dirty := dirtyBenchRepo(b, n, true, n/10, n, 4096)
-		cw := timedRun(b, fleetOf(b, c, script, clean, workers, slots), p, in, k)
-		dw := timedRun(b, fleetOf(b, c, script, dirty, workers, slots), p, in, k)
+		shared := os.Getenv("BROOD_BENCH_SHARED_CACHE") != ""
+		cw := timedRun(b, fleetOf(b, c, script, clean, workers, slots, shared), p, in, k)
+		dw := timedRun(b, fleetOf(b, c, script, dirty, workers, slots, shared), p, in, k)
+		// Of which the submitter's capture (once per run).
+		blobs, err := blobstore.Open(b.Context(), "file://"+b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		var capt [2]time.Duration
+		for j, dir := range []string{clean, dirty} {
+			start := time.Now()
+			if _, err := codesnap.Capture(b.Context(), blobs, dir); err != nil {
+				b.Fatal(err)
+			}
+			capt[j] = time.Since(start)
+		}
+		b.Logf("of which the submitter's capture: clean %s, dirty %s", capt[0].Round(time.Millisecond), capt[1].Round(time.Millisecond))
 		b.ReportMetric(cw.Seconds(), "clean-s")
 		b.ReportMetric(dw.Seconds(), "dirty-s")
 		b.ReportMetric(dw.Seconds()/cw.Seconds(), "dirty/clean")
