@@ -22,6 +22,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/config"
 	"github.com/broodhq/brood/internal/cli/doctor"
+	"github.com/broodhq/brood/internal/cli/fleet"
 	"github.com/broodhq/brood/internal/cli/interactive"
 	mcpcmd "github.com/broodhq/brood/internal/cli/mcp"
 	"github.com/broodhq/brood/internal/cli/run"
@@ -206,6 +207,7 @@ or script:FILE for the offline scripted model.
 		config.NewCmdConfig(f),
 		workflow.NewCmdWorkflow(f, nil),
 		worker.NewCmdWorker(f, nil),
+		fleet.NewCmdFleet(f),
 		trust.NewCmdTrust(f, nil),
 	)
 	root.SetVersionTemplate("brood {{.Version}}\n")
@@ -240,7 +242,7 @@ func runsAgents(cmd *cobra.Command) bool {
 		return true // the root: the child protocol
 	}
 	switch path[1] {
-	case "version", "trust", "doctor", "help", "completion", "agents":
+	case "version", "trust", "doctor", "help", "completion", "agents", "fleet":
 		return false
 	case "tasks":
 		return len(path) > 2 && (path[2] == "resume" || path[2] == "fork")

@@ -129,14 +129,8 @@ func ensureTree(ctx context.Context, store *blobstore.Store, g gitCmd, snap *Sna
 	if _, err := g.run(ctx, args...); err != nil {
 		return fmt.Errorf("codesnap: the run's base %s is gone from this repository: %w", short(snap.Base), err)
 	}
-	if snap.Patch != nil {
-		file := filepath.Join(tmp, "dirty.patch")
-		if err := store.GetFile(ctx, *snap.Patch, file); err != nil {
-			return fmt.Errorf("codesnap: %w", err)
-		}
-		if _, err := g.run(ctx, "apply", "--cached", "--whitespace=nowarn", file); err != nil {
-			return fmt.Errorf("codesnap: rebuild the snapshot: %w", err)
-		}
+	if err := applyPatches(ctx, store, g, tmp, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
+		return fmt.Errorf("codesnap: rebuild the snapshot: %w", err)
 	}
 	tree, err := g.line(ctx, "write-tree")
 	if err != nil || tree != snap.Tree {

@@ -27,15 +27,16 @@ func benchHosts(b *testing.B, n int) *hosts {
 
 // BenchmarkMaterialise is one call's copy of a pushed repository with one
 // untracked file: "full" a checkout per call (the fallback), "overlay" an
-// overlay over the cache's checkout of the base (made once, before the
-// timer starts: what every call after a worker's first on that base
-// costs). Where the machine has no overlay, only "full" runs.
+// overlay over the cache's checkout of the snapshot (made once, before the
+// timer starts: what every call after a worker's first on that snapshot
+// costs), and a read-only call's (that checkout in place, verified). Where
+// the machine has no overlay, only "full" runs.
 //
 //	go test ./internal/codesnap -run XXX -bench Materialise -benchtime 20x
 func BenchmarkMaterialise(b *testing.B) {
 	modes := []string{"full"}
 	if sup := isolate.ProbeIn(b.Context(), b.TempDir()); sup.Overlay {
-		modes = append(modes, "overlay")
+		modes = append(modes, "overlay", "readonly")
 	} else {
 		b.Logf("overlay unavailable here (%s)", sup.Why)
 	}
@@ -43,7 +44,7 @@ func BenchmarkMaterialise(b *testing.B) {
 		for _, mode := range modes {
 			b.Run(fmt.Sprint(n, "files/", mode), func(b *testing.B) {
 				h := benchHosts(b, n)
-				if mode == "overlay" {
+				if mode != "full" {
 					h.cache.Overlay = true
 					h.cache.UserXattr = isolate.ProbeIn(b.Context(), b.TempDir()).UserXattr
 				}
@@ -61,7 +62,7 @@ func BenchmarkMaterialise(b *testing.B) {
 				co.Cleanup()
 				b.ResetTimer()
 				for i := range b.N {
-					co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: fmt.Sprint(i)})
+					co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: fmt.Sprint(i), ReadOnly: mode == "readonly"})
 					if err != nil {
 						b.Fatal(err)
 					}

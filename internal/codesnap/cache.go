@@ -43,6 +43,12 @@ type Cache struct {
 	// verified holds, per base checkout, the index this process verified
 	// it against by content (verify.go): memory, not disk, is trusted.
 	verified sync.Map
+	// pinned holds the (clone, base) pairs this process has fetched and
+	// pinned: a later call on the same base runs no git to find it.
+	pinned sync.Map
+	// roots holds, per dirty lower checkout, its tree (lower.go), made
+	// by this process from the base and the dirty patch.
+	roots sync.Map
 }
 
 // DefaultCacheDir is the user's cache directory's brood/fleet.
@@ -60,6 +66,12 @@ type Options struct {
 	// Partial is an earlier attempt's change to start from (a retry on
 	// another worker); nil starts from the snapshot.
 	Partial *Result
+	// ReadOnly says the child only reads (a read-only agent, which its
+	// sandbox keeps from writing): where the copy would be an overlay with
+	// nothing of its own (no layers, no partial change), it is the cache's
+	// verified checkout of the snapshot itself, with no private layer or
+	// mount. Its Result is no change.
+	ReadOnly bool
 }
 
 // Checkout is one call's copy of the submitter's tree.
@@ -77,14 +89,16 @@ type Checkout struct {
 	// snapshot) and nothing may write under Root without it.
 	Mount *isolate.Mount
 
-	job      string // the job directory: meta.git, index, tree (or upper, work)
-	meta     string // our git dir for the copy (outside Root)
-	index    string // the snapshot tree's index, with the checkout's stat data
-	base     string // an overlay's base index (the lower checkout's tree)
-	upper    string // an overlay's upper layer
-	snap     *Snapshot
-	lock     *os.File // held until Cleanup (PruneJobs)
-	treeLock *os.File // an overlay's shared lock on its base checkout
+	job       string // the job directory: meta.git, index, tree (or upper, work)
+	meta      string // our git dir for the copy (outside Root)
+	index     string // the snapshot tree's index, with the checkout's stat data
+	base      string // an overlay's base index (the lower checkout's tree)
+	lowerTree string // an overlay's lower tree (the base commit's, or with the dirty state)
+	upper     string // an overlay's upper layer
+	snap      *Snapshot
+	shared    bool     // a read-only call's copy: the cache's checkout itself
+	lock      *os.File // held until Cleanup (PruneJobs)
+	treeLock  *os.File // an overlay's shared lock on its base checkout
 }
 
 // Materialise makes a copy of snap for one call. Each call gets a new
@@ -130,13 +144,17 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 	}
 	// (overlayfs options cannot carry a path with , : or \ in it)
 	if c.Overlay && repo != "" && !strings.ContainsAny(c.Dir, ",:\\") {
-		var verified []byte
-		if co.Root, verified, co.treeLock, err = c.baseTree(ctx, repo, job, snap, format); err != nil {
+		var verified *lower
+		if co.Root, verified, co.treeLock, err = c.baseTree(ctx, store, repo, job, snap, format); err != nil {
 			co.Cleanup()
 			return nil, err
 		}
 		co.upper, co.base = filepath.Join(job, "upper"), filepath.Join(job, "base.index")
 		co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
+		if opts.ReadOnly && len(snap.Layers) == 0 && (opts.Partial == nil || opts.Partial.Patch == nil) {
+			co.shared = true
+			return co, nil
+		}
 		if err := co.buildOverlay(ctx, store, objects, format, verified, opts.Partial, c.UserXattr); err != nil {
 			co.Cleanup()
 			return nil, err
@@ -163,6 +181,12 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	sum := sha256.Sum256([]byte(snap.Repo))
 	name := hex.EncodeToString(sum[:10])
 	repos := filepath.Join(c.Dir, "repos")
+	repo := filepath.Join(repos, name+".git")
+	if _, ok := c.pinned.Load(repo + "\x00" + snap.Base); ok {
+		if _, err := os.Stat(filepath.Join(repo, "HEAD")); err == nil {
+			return repo, nil
+		}
+	}
 	if err := os.MkdirAll(repos, 0o700); err != nil {
 		return "", fmt.Errorf("codesnap: %w", err)
 	}
@@ -171,7 +195,6 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 		return "", err
 	}
 	defer unlock()
-	repo := filepath.Join(repos, name+".git")
 	if _, err := os.Stat(filepath.Join(repo, "HEAD")); err != nil {
 		if err := initBare(ctx, repo, format); err != nil {
 			return "", err
@@ -214,6 +237,7 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
 		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
 	}
+	c.pinned.Store(repo+"\x00"+snap.Base, true)
 	return repo, nil
 }
 
@@ -286,14 +310,8 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 	} else if _, err := meta.run(ctx, "read-tree", "--empty"); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
-	if snap.Patch != nil {
-		file := filepath.Join(co.job, "dirty.patch")
-		if err := store.GetFile(ctx, *snap.Patch, file); err != nil {
-			return fmt.Errorf("codesnap: the dirty patch: %w", err)
-		}
-		if _, err := meta.run(ctx, "apply", "--cached", "--whitespace=nowarn", file); err != nil {
-			return fmt.Errorf("codesnap: the dirty patch does not apply to base %s: %w", short(snap.Base), err)
-		}
+	if err := applyPatches(ctx, store, meta, co.job, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
+		return err
 	}
 	tree, err := meta.line(ctx, "write-tree")
 	if err != nil {

@@ -166,14 +166,13 @@ func (s *scratchRepo) build(ctx context.Context, store *blobstore.Store, snap *S
 	if _, err := g.run(ctx, args...); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
-	if snap.Patch != nil {
-		file := index + ".patch"
-		if err := store.GetFile(ctx, *snap.Patch, file); err != nil {
-			return fmt.Errorf("codesnap: the snapshot's patch: %w", err)
-		}
-		if _, err := g.run(ctx, "apply", "--cached", "--whitespace=nowarn", file); err != nil {
-			return fmt.Errorf("codesnap: the snapshot's patch does not apply to base %s: %w", short(snap.Base), err)
-		}
+	dir, err := os.MkdirTemp(s.dir, "patches-")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := applyPatches(ctx, store, g, dir, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
+		return err
 	}
 	tree, err := g.line(ctx, "write-tree")
 	if err != nil || tree != snap.Tree {
@@ -203,28 +202,38 @@ func (s *scratchRepo) apply(ctx context.Context, from, work, patch string, three
 	return g.line(ctx, "write-tree")
 }
 
-// snapshotOf is tip's snapshot with tree instead: the same base, and the
-// whole difference from the base as its patch.
+// snapshotOf is tip's snapshot with tree instead: the same base and
+// patches, and one layer more, the difference from tip's tree (layers.go):
+// the dirty state and earlier layers are not stored again. A tip at
+// maxLayers is rebased into one patch from the base.
 func (s *scratchRepo) snapshotOf(ctx context.Context, store *blobstore.Store, tip *Snapshot, tree string) (*Snapshot, error) {
-	from := tip.Base
-	if from == "" {
-		var err error
-		if from, err = emptyTree(ctx, s.g); err != nil {
-			return nil, err
+	next := *tip
+	next.Tree = tree
+	from := tip.Tree
+	if len(tip.Layers) >= maxLayers {
+		next.Patch, next.Layers = nil, nil
+		if from = tip.Base; from == "" {
+			var err error
+			if from, err = emptyTree(ctx, s.g); err != nil {
+				return nil, err
+			}
 		}
 	}
 	patch, err := s.g.run(ctx, append(append([]string{"diff-tree", "-r", "-p"}, diffFlags...), from, tree)...)
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	next := *tip
-	next.Tree, next.Patch = tree, nil
-	if patch != "" {
-		ref, err := store.PutBytes(ctx, []byte(patch))
-		if err != nil {
-			return nil, fmt.Errorf("codesnap: store the run's tree: %w", err)
-		}
+	if patch == "" {
+		return &next, nil
+	}
+	ref, err := store.PutBytes(ctx, []byte(patch))
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: store the run's tree: %w", err)
+	}
+	if len(tip.Layers) >= maxLayers {
 		next.Patch = &ref
+	} else {
+		next.Layers = append(append([]*blobstore.Ref(nil), tip.Layers...), &ref)
 	}
 	return &next, nil
 }

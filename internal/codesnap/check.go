@@ -76,6 +76,17 @@ func (s *Snapshot) Check() error {
 			return err
 		}
 	}
+	if len(s.Layers) > maxLayers {
+		return fmt.Errorf("codesnap: snapshot has %d layers, over %d", len(s.Layers), maxLayers)
+	}
+	for i, l := range s.Layers {
+		if l == nil {
+			return fmt.Errorf("codesnap: snapshot layer %d is empty", i)
+		}
+		if err := checkRef(fmt.Sprintf("snapshot layer %d", i), l); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

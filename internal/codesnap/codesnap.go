@@ -60,6 +60,10 @@ type Snapshot struct {
 	ObjectFormat string `json:"object_format"`
 	// Patch is the dirty state as a binary patch against Base (nil: clean).
 	Patch *blobstore.Ref `json:"patch,omitempty"`
+	// Layers are a run's later changes, each a patch against the tree
+	// before it, applied after Patch (layers.go): Tree is the tree after
+	// the last. The dirty state is stored once however many there are.
+	Layers []*blobstore.Ref `json:"layers,omitempty"`
 	// Bundle holds commits up to Base that the remote may lack (nil: none).
 	Bundle *blobstore.Ref `json:"bundle,omitempty"`
 	// Subdir is where in the repository the submitter stood ("" = top).

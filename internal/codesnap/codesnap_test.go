@@ -413,8 +413,22 @@ func testTamperedStoreIsRefused(t *testing.T, overlay bool) {
 		data := read(t, p)
 		os.WriteFile(p, []byte(strings.Replace(data, "dirty", "evil!", 1)+"\n"), 0o644)
 	}
-	if _, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "bad"}); !errors.Is(err, blobstore.ErrCorrupt) {
+	// Another worker, whose cache has no copy of the snapshot yet (this
+	// one's, made from the patch before it was changed and checked
+	// against the snapshot's tree, stays good).
+	other := &codesnap.Cache{Dir: t.TempDir(), Overlay: h.cache.Overlay, UserXattr: h.cache.UserXattr, Remotes: h.cache.Remotes}
+	if _, err := other.Materialise(ctx, h.store, snap, codesnap.Options{ID: "bad"}); !errors.Is(err, blobstore.ErrCorrupt) {
 		t.Fatalf("Materialise with a tampered dirty patch: %v", err)
+	}
+	if overlay {
+		co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "cached"})
+		if err != nil {
+			t.Fatalf("a copy from the checkout made before the store was changed: %v", err)
+		}
+		if got := copyTree(t, co)["a.txt"]; got != "----------:dirty\n" {
+			t.Fatalf("the copy's a.txt is %q", got)
+		}
+		co.Cleanup()
 	}
 	before := tree(t, h.repo)
 	if _, err := codesnap.Apply(ctx, h.store, h.repo, "", snap, res); !errors.Is(err, blobstore.ErrCorrupt) {

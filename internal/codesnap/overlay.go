@@ -3,8 +3,6 @@ package codesnap
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,14 +31,14 @@ import (
 // its change is read from there (overlayResult), the way an overlay
 // child's is locally (internal/isolate).
 
-// baseTree returns the cache's checkout of snap.Base, making it if needed
-// and verifying it (verify.go) — a checkout that fails is removed and made
-// again — with its verified index and a shared lock on it held until the
-// returned file is closed (Prune removes only what no copy holds). scratch
-// is a directory for temporary files.
-func (c *Cache) baseTree(ctx context.Context, repo, scratch string, snap *Snapshot, format string) (string, []byte, *os.File, error) {
-	sum := sha256.Sum256([]byte(snap.Repo + "\x00" + snap.Base))
-	key := hex.EncodeToString(sum[:12])
+// baseTree returns the cache's checkout of snap's lower tree (lower.go:
+// snap.Base, or base + dirty patch), making it if needed and verifying it
+// (verify.go) — a checkout that fails is removed and made again — with its
+// verified index and a shared lock on it held until the returned file is
+// closed (Prune removes only what no copy holds). scratch is a directory
+// for temporary files.
+func (c *Cache) baseTree(ctx context.Context, store *blobstore.Store, repo, scratch string, snap *Snapshot, format string) (string, *lower, *os.File, error) {
+	key := lowerKey(snap)
 	trees := filepath.Join(c.Dir, "trees")
 	if err := os.MkdirAll(trees, 0o700); err != nil {
 		return "", nil, nil, fmt.Errorf("codesnap: %w", err)
@@ -52,7 +50,7 @@ func (c *Cache) baseTree(ctx context.Context, repo, scratch string, snap *Snapsh
 			return "", nil, nil, err
 		}
 		if _, err := os.Stat(filepath.Join(dir, "tree", ".git")); err == nil {
-			index, err := c.verifyBase(ctx, repo, dir, key, scratch, snap, format)
+			index, err := c.verifyBase(ctx, store, repo, dir, key, scratch, snap, format)
 			if err == nil {
 				now := time.Now()
 				_ = os.Chtimes(lock, now, now) // when it was last used, for Prune
@@ -74,13 +72,13 @@ func (c *Cache) baseTree(ctx context.Context, repo, scratch string, snap *Snapsh
 			return "", nil, nil, err
 		}
 		if _, err := os.Stat(dir); err == nil {
-			if _, verr := c.verifyBase(ctx, repo, dir, key, scratch, snap, format); errors.Is(verr, errPoisoned) {
+			if _, verr := c.verifyBase(ctx, store, repo, dir, key, scratch, snap, format); errors.Is(verr, errPoisoned) {
 				err = discard(trees, dir)
 				rebuilt++
 			}
 		}
 		if _, serr := os.Stat(dir); serr != nil && err == nil {
-			err = buildBaseTree(ctx, trees, key, repo, snap, format)
+			err = c.buildBaseTree(ctx, store, trees, key, repo, snap, format)
 		}
 		ex.Close()
 		if err != nil {
@@ -103,9 +101,9 @@ func discard(trees, dir string) error {
 	return nil
 }
 
-// buildBaseTree checks snap.Base out into trees/key (under key's lock):
-// its .git holds only what checkBaseGitDir expects.
-func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot, format string) error {
+// buildBaseTree checks snap's lower tree out into trees/key (under key's
+// lock): its .git holds only what checkBaseGitDir expects.
+func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees, key, repo string, snap *Snapshot, format string) error {
 	if old, _ := filepath.Glob(filepath.Join(trees, ".tmp-"+key+"-*")); len(old) > 0 {
 		for _, o := range old {
 			removeAll(o)
@@ -129,16 +127,25 @@ func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot,
 	if err := writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")}); err != nil {
 		return err
 	}
+	root, err := c.lowerTree(ctx, store, repo, tmp, snap)
+	if err != nil {
+		return err
+	}
 	g := gitCmd{dir: tree}
 	steps := [][]string{
-		{"read-tree", snap.Base},
-		{"checkout-index", "-a", "-f"},
-		// Fresh stat data in the index, so a child's git status does not
-		// re-hash every file.
-		{"update-index", "-q", "--refresh"},
+		{"read-tree", root},
+		// With the files' stat data in the index as they are written, so
+		// a child's git status does not re-hash every file.
+		{"checkout-index", "-a", "-f", "-u"},
+	}
+	if root != snap.Base {
+		// The checkout's index is the base commit's (a dirty checkout's
+		// status is then the submitter's), keeping the stat data of the
+		// files the dirty state left as they were.
+		steps = append(steps, []string{"read-tree", "-m", root, snap.Base})
 	}
 	for _, s := range steps {
-		if _, err := g.run(ctx, s...); err != nil && s[0] != "update-index" {
+		if _, err := g.run(ctx, s...); err != nil {
 			return fmt.Errorf("codesnap: check out base %s: %w", short(snap.Base), err)
 		}
 	}
@@ -153,8 +160,9 @@ func buildBaseTree(ctx context.Context, trees, key, repo string, snap *Snapshot,
 // against snap.Tree, as build does) and the start tree (snapshot plus
 // partial); what the start tree has that the base has not is written into
 // the upper layer.
-func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, objects []string, format string, verified []byte, partial *Result, xattr bool) error {
+func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, objects []string, format string, l *lower, partial *Result, xattr bool) error {
 	snap := co.snap
+	co.lowerTree = l.tree
 	if err := co.initMeta(ctx, objects, format); err != nil {
 		return err
 	}
@@ -163,22 +171,29 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 			return fmt.Errorf("codesnap: %w", err)
 		}
 	}
-	// The base's index is the verified one (verify.go); ours are links to
-	// it until git replaces them. The child's repository gets it too, in
-	// the upper layer, over the checkout's own.
-	if err := os.WriteFile(co.base, verified, 0o600); err != nil {
+	// The lower's index is the verified one (verify.go); ours are links to
+	// it until git replaces them. The child's repository gets the base
+	// commit's (the same for a clean lower), in the upper layer, over the
+	// checkout's own.
+	if err := os.WriteFile(co.base, l.index, 0o600); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(co.upper, ".git"), 0o755); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(co.upper, ".git", "index"), verified, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(co.upper, ".git", "index"), l.child, 0o644); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := linkIndex(co.base, co.index); err != nil {
 		return err
 	}
-	if err := co.applyCached(ctx, store, co.index, snap.Patch, "the dirty patch", "base "+short(snap.Base)); err != nil {
+	// A dirty lower holds the dirty patch already: only the run's layers
+	// go on it.
+	patches, dirty, onto := snap.patches(), snap.Patch != nil, "base "+short(snap.Base)
+	if l.tree != snap.Base {
+		patches, dirty, onto = snap.Layers, false, "the submitter's tree"
+	}
+	if err := applyPatches(ctx, store, co.overlayGit(co.index), co.job, patches, dirty, onto); err != nil {
 		return err
 	}
 	if tree, err := co.overlayGit(co.index).line(ctx, "write-tree"); err != nil {
@@ -256,11 +271,11 @@ func (co *Checkout) applyCached(ctx context.Context, store *blobstore.Store, ind
 }
 
 // fillUpper writes into the upper layer what the start index (whose tree
-// is tree) has that the base has not: changed and added files checked out there, deleted ones as
+// is tree) has that the lower checkout has not: changed and added files checked out there, deleted ones as
 // whiteouts (a directory the start tree lacks altogether as one).
 func (co *Checkout) fillUpper(ctx context.Context, start, tree string) error {
 	g := co.overlayGit(start)
-	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--raw", co.snap.Base, tree)
+	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--raw", co.lowerTree, tree)
 	if err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}

@@ -23,10 +23,12 @@ func overlayHosts(t *testing.T) *hosts {
 	return newHosts(t).withOverlay(t, true)
 }
 
-// TestOverlayCopyCostsTheDirtyState: two calls on one base share one
-// cached checkout; each copy's own layer holds only what the snapshot
-// changed; a child that writes a file in place (and deletes and adds)
-// changes neither the cached checkout nor the other copy.
+// TestOverlayCopyCostsTheDirtyState: two calls on one snapshot share one
+// cached checkout of it (the base with the dirty state: issue 26, the
+// dirty state once per run, not once per call); each copy's own layer
+// holds only its repository's index and branch; the checkout's git status
+// is the submitter's; a child that writes a file in place (and deletes and
+// adds) changes neither the cached checkout nor the other copy.
 func TestOverlayCopyCostsTheDirtyState(t *testing.T) {
 	ctx := t.Context()
 	h := overlayHosts(t)
@@ -64,19 +66,29 @@ func TestOverlayCopyCostsTheDirtyState(t *testing.T) {
 	delete(upper, ".git/HEAD")
 	delete(upper, ".git/index")
 	delete(upper, ".git/refs/heads/main")
-	if len(upper) != 3 || upper["a.txt"] != "dirty a\n" || upper["u.txt"] != "untracked\n" || upper["b.txt"] != "whiteout" {
-		t.Fatalf("the copy's own layer holds %v; want a.txt and u.txt written and b.txt's whiteout", upper)
+	if len(upper) != 0 {
+		t.Fatalf("the copy's own layer holds %v; want nothing of the dirty state (the shared checkout has it)", upper)
 	}
 	base := tree(t, one.Root)
+	if !strings.HasSuffix(base["a.txt"], ":dirty a\n") || !strings.HasSuffix(base["u.txt"], ":untracked\n") || base["b.txt"] != "" {
+		t.Fatalf("the shared checkout holds %v; want the submitter's tree", base)
+	}
 	index := read(t, filepath.Join(one.Root, ".git", "index"))
 	inCopy(t, one, viewOp{Sh: "echo more >> sub/c.go && rm bin.dat && echo new > sub/new.go && chmod +x a.txt && git status --porcelain >/dev/null"})
 	if got := tree(t, one.Root); !mapsEqual(got, base) {
 		t.Errorf("the cached checkout changed under a child's writes:\n%v\nwas\n%v", got, base)
 	}
-	status := exec.Command("git", "status", "--porcelain")
-	status.Dir, status.Env = one.Root, append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	if st, err := status.Output(); err != nil || len(st) != 0 {
-		t.Errorf("the cached checkout is not clean: %q %v", st, err)
+	status := func(dir string) string {
+		cmd := exec.Command("git", "status", "--porcelain")
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git status in %s: %v", dir, err)
+		}
+		return string(out)
+	}
+	if got, want := status(one.Root), status(h.repo); got != want {
+		t.Errorf("the cached checkout's status is %q, the submitter's %q", got, want)
 	}
 	defer func() {
 		// Nothing brood or the child did wrote the checkout's index (ours
@@ -234,4 +246,52 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestReadOnlyCopyIsTheSharedCheckout: a read-only call's copy of a dirty
+// snapshot is the cache's verified checkout of it, with no layer or mount
+// of its own, and brings back no change; a retry's partial change (or a
+// writer) still gets an overlay.
+func TestReadOnlyCopyIsTheSharedCheckout(t *testing.T) {
+	ctx := t.Context()
+	h := overlayHosts(t)
+	write(t, filepath.Join(h.repo, "a.txt"), "dirty a\n")
+	write(t, filepath.Join(h.repo, "u.txt"), "untracked\n")
+	snap, err := codesnap.Capture(ctx, h.store, h.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "reader", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Cleanup()
+	w, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Cleanup()
+	if ro.Mount != nil || ro.Root != w.Root || w.Mount == nil {
+		t.Fatalf("reader at %s (mount %v), writer at %s (mount %v); want the reader in the writer's lower checkout, unmounted", ro.Root, ro.Mount, w.Root, w.Mount)
+	}
+	got := tree(t, ro.Dir)
+	if !strings.HasSuffix(got["a.txt"], ":dirty a\n") || !strings.HasSuffix(got["u.txt"], ":untracked\n") {
+		t.Fatalf("the reader sees %v; want the submitter's tree", got)
+	}
+	if res, err := ro.Result(ctx, h.store); err != nil || res.Patch != nil {
+		t.Fatalf("a reader's change: %+v %v; want none", res, err)
+	}
+	writeIn(t, w, map[string]string{"half.txt": "half\n"})
+	part, err := w.Result(ctx, h.store)
+	if err != nil || part.Patch == nil {
+		t.Fatalf("the writer's change: %+v %v", part, err)
+	}
+	retry, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "retry", ReadOnly: true, Partial: part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer retry.Cleanup()
+	if retry.Mount == nil || copyTree(t, retry)["half.txt"] != "----------:half\n" {
+		t.Fatalf("a read-only call with a partial change: mount %v, view %v", retry.Mount, copyTree(t, retry))
+	}
 }

@@ -19,6 +19,9 @@ import (
 // may be called while the child runs (a partial patch for a heartbeat) and
 // again at the end; calls must not overlap.
 func (co *Checkout) Result(ctx context.Context, store *blobstore.Store) (*Result, error) {
+	if co.shared {
+		return &Result{Tree: co.snap.Tree}, nil // a read-only call's: it wrote nothing
+	}
 	if co.Mount != nil {
 		return co.overlayResult(ctx, store)
 	}

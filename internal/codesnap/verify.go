@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/broodhq/brood/internal/blobstore"
 )
 
 // Verified copies. The cache's checkout of a base commit (overlay.go) is
@@ -36,11 +38,11 @@ import (
 // errPoisoned marks a base checkout whose content is not its commit's.
 var errPoisoned = errors.New("the cached base checkout differs from its commit")
 
-// verifyBase checks the checkout at dir/tree against snap.Base and returns
-// the verified index (its bytes); scratch is a directory for temporary
-// index files. An error wrapping errPoisoned means the checkout must be
-// rebuilt.
-func (c *Cache) verifyBase(ctx context.Context, repo, dir, key, scratch string, snap *Snapshot, format string) ([]byte, error) {
+// verifyBase checks the checkout at dir/tree against the snapshot's lower
+// tree (lower.go: the base commit's, or base + dirty patch) and returns it
+// verified; scratch is a directory for temporary index files. An error
+// wrapping errPoisoned means the checkout must be rebuilt.
+func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, dir, key, scratch string, snap *Snapshot, format string) (*lower, error) {
 	tree := filepath.Join(dir, "tree")
 	if err := checkBaseGitDir(tree, repo, snap.Base, format); err != nil {
 		return nil, err
@@ -54,19 +56,23 @@ func (c *Cache) verifyBase(ctx context.Context, repo, dir, key, scratch string, 
 	defer os.Remove(index)
 	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
 	if v, ok := c.verified.Load(key); ok {
-		b := v.([]byte)
-		if err := os.WriteFile(index, b, 0o600); err != nil {
+		l := v.(*lower)
+		if err := os.WriteFile(index, l.index, 0o600); err != nil {
 			return nil, fmt.Errorf("codesnap: %w", err)
 		}
 		if clean(ctx, g) == nil {
-			return b, nil
+			return l, nil
 		}
 		c.verified.Delete(key)
 		os.Remove(index)
 	}
+	root, err := c.lowerTree(ctx, store, repo, scratch, snap)
+	if err != nil {
+		return nil, err
+	}
 	// By content: a fresh index has no stat data, so the refresh hashes
 	// every file and keeps stat data only for those that match.
-	if _, err := g.run(ctx, "read-tree", snap.Base); err != nil {
+	if _, err := g.run(ctx, "read-tree", root); err != nil {
 		return nil, fmt.Errorf("codesnap: verify base %s: %w", short(snap.Base), err)
 	}
 	g.run(ctx, "update-index", "-q", "--refresh") // exits 1 when a file differs; diff-files says which
@@ -77,8 +83,14 @@ func (c *Cache) verifyBase(ctx context.Context, repo, dir, key, scratch string, 
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	c.verified.Store(key, b)
-	return b, nil
+	l := &lower{tree: root, index: b, child: b}
+	if root != snap.Base {
+		if l.child, err = childIndex(ctx, repo, tree, scratch, b, root, snap); err != nil {
+			return nil, err
+		}
+	}
+	c.verified.Store(key, l)
+	return l, nil
 }
 
 // clean: no tracked file of the index differs from the work tree (by stat

@@ -93,6 +93,13 @@ func Fleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*FleetEngine
 	if err != nil {
 		return nil, nil, err
 	}
+	var signer *temporal.Signer
+	if f.Home != "" {
+		if signer, err = temporal.LoadSigner(filepath.Join(temporal.KeyDir(f.Home), temporal.PrivateKeyFile)); err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+	}
 	reg := f.Registry()
 	s := f.Settings
 	limits := func(agent string) temporal.CallLimits {
@@ -109,7 +116,7 @@ func Fleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*FleetEngine
 		return l
 	}
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.Client.Namespace, Queue: cfg.Queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot})
+		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer})
 	return e, c.Close, nil
 }
 

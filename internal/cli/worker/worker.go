@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,12 @@ type Options struct {
 	// Remotes are git remotes this worker may fetch a base commit from,
 	// added to worker.remotes (--remote).
 	Remotes []string
+	// TrustedKeys are submitter public keys (or files of them) whose
+	// signed submissions this worker runs, besides
+	// ~/.config/brood/fleet/trusted_keys (--trusted-key).
+	TrustedKeys []string
+	// AllowUnsigned runs any submission, signed or not (--allow-unsigned).
+	AllowUnsigned bool
 }
 
 // NewCmdWorker builds `brood worker`. runF replaces the run.
@@ -65,6 +72,8 @@ its running calls move to another worker.`,
 	}
 	opts.Fleet.AddFlags(cmd)
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "calls this worker runs at once (default: pool.concurrency)")
+	cmd.Flags().StringArrayVar(&opts.TrustedKeys, "trusted-key", nil, "a submitter's public key (brood-ed25519 ..., as brood fleet keygen prints it) or a file of them, whose signed submissions this worker runs (repeatable; added to ~/.config/brood/fleet/trusted_keys)")
+	cmd.Flags().BoolVar(&opts.AllowUnsigned, "allow-unsigned", false, "run every submission, signed or not, from anyone who can reach the task queue (a dev server only you can reach; see docs/scale-out.md)")
 	cmd.Flags().StringArrayVar(&opts.Remotes, "remote", nil, "a git remote this worker may fetch a submission's base commit from (repeatable; added to worker.remotes; default: none, bases come from bundles in the store)")
 	return cmd
 }
@@ -75,7 +84,7 @@ its running calls move to another worker.`,
 // a full checkout otherwise. What a killed worker left behind, and base
 // checkouts no call has used for an hour, are pruned at start and every
 // ten minutes.
-func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
+func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, readOnly func(string) bool, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
 	blobs, ok := store.(*blobstore.Store)
 	if !ok {
 		return nil, nil
@@ -105,9 +114,12 @@ func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher,
 		}
 	}()
 	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) {
-		// The same dispatcher in the call's copy, its lifetime included.
-		return d.In(co.Dir, co.Mount)
-	}}, nil
+		c, err := d.In(co.Dir, co.Mount)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}, ReadOnly: readOnly}, nil
 }
 
 // workerRemotes is the worker's allowlist of remotes: its settings' and
@@ -144,6 +156,10 @@ func workerRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return &cmdutil.ExitError{Code: 2, Err: err}
 	}
+	trust, err := workerTrust(f.Home, opts.TrustedKeys, opts.AllowUnsigned)
+	if err != nil {
+		return &cmdutil.ExitError{Code: 2, Err: err}
+	}
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
 	cfg.Client.Identity = identity
@@ -167,7 +183,12 @@ func workerRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	site, err := codeSite(ctx, store, d, remotes, f.Err)
+	reg := f.Registry()
+	readOnly := func(agent string) bool {
+		def, ok := reg.Get(agent)
+		return ok && def.ReadOnly
+	}
+	site, err := codeSite(ctx, store, d, readOnly, remotes, f.Err)
 	if err != nil {
 		return err
 	}
@@ -176,13 +197,18 @@ func workerRun(ctx context.Context, opts *Options) error {
 		Queue: cfg.Queue, Concurrency: conc, Heartbeat: ping,
 		StopTimeout: 2*f.Settings.Pool.KillGrace.Duration + 5*time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: f.ProjectRoot, Store: store,
-			Worker: identity, UploadEvery: ping, Code: site},
+			Worker: identity, UploadEvery: ping, Code: site, Trust: trust},
 	})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start the worker: %w", err)
 	}
 	fmt.Fprintf(f.Err, "brood worker: task queue %s on %s (namespace %s), %d calls at once, store %s; Ctrl-C stops\n",
 		cfg.Queue, cfg.Client.HostPort, cfg.Client.Namespace, conc, cfg.Store)
+	if trust.AllowUnsigned {
+		fmt.Fprintln(f.Err, "brood worker: --allow-unsigned: runs any submission from anyone who can reach the task queue")
+	} else {
+		fmt.Fprintf(f.Err, "brood worker: runs submissions signed by %d trusted key(s)\n", trust.Len())
+	}
 	if len(remotes) == 0 {
 		fmt.Fprintln(f.Err, "brood worker: base commits come from bundles in the store only (no remote allowed: worker.remotes, --remote)")
 	}
@@ -190,4 +216,27 @@ func workerRun(ctx context.Context, opts *Options) error {
 	fmt.Fprintln(f.Err, "brood worker: stopping (running calls move to another worker)")
 	w.Stop()
 	return nil
+}
+
+// workerTrust is the worker's allowlist of submitter keys: its user's
+// trusted_keys file and --trusted-key. With none (and no
+// --allow-unsigned) the worker does not start: it would refuse every call.
+func workerTrust(home string, flags []string, allowUnsigned bool) (*temporal.Trust, error) {
+	t := temporal.NewTrust()
+	t.AllowUnsigned = allowUnsigned
+	if home != "" {
+		if err := t.AddFile(filepath.Join(temporal.KeyDir(home), temporal.TrustedKeysFile)); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range flags {
+		if err := t.Add(k, "--trusted-key"); err != nil {
+			return nil, err
+		}
+	}
+	if t.Len() == 0 && !allowUnsigned {
+		return nil, fmt.Errorf("this worker trusts no submitter key, so it would run nothing: add each submitter's public key (brood fleet keygen prints it) with --trusted-key KEY_OR_FILE or a line in %s; --allow-unsigned runs anyone's submissions (a dev server only you can reach)",
+			filepath.Join("~/.config/brood/fleet", temporal.TrustedKeysFile))
+	}
+	return t, nil
 }

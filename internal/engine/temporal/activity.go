@@ -42,10 +42,17 @@ type Activities struct {
 	// (durable.go; NewWorker sets it to the worker's). Nil: the SDK's
 	// throttled heartbeats only.
 	Client client.Client
+	// Trust is the allowlist of submitter keys (signcheck.go): a call not
+	// signed by one of them is refused before anything runs. nil: not
+	// checked (tests that embed a worker); brood worker always sets one.
+	Trust *Trust
 }
 
 // Call is the agent-call activity.
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
+	if err := a.admit(ctx, in); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
 	spec := in.Spec
 	var hb Heartbeat
 	// A follow-up prompt (a resume that is not a pick-up) is sent once: a

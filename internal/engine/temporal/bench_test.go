@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -100,20 +101,28 @@ func overlayHere(t testing.TB) bool { return isolate.ProbeIn(t.Context(), t.Temp
 // (an overlay where the machine has one, unless full).
 func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool) *project {
 	t.Helper()
+	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()})
+}
+
+// startCodeWorkerIn is startCodeWorker with a given clone cache (workers of
+// one user on one host share theirs).
+func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache) *project {
+	t.Helper()
 	p := newProject(t, script)
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := p.dispatcher(t, conc)
-	cache := &codesnap.Cache{Dir: t.TempDir()}
 	if !full {
 		// As `brood worker` does: overlays where this machine has them.
 		sup := isolate.ProbeIn(t.Context(), cache.Dir)
 		cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
 	}
+	reg, _ := registry.Load(registry.Options{ProjectRoot: p.root, Home: p.home})
 	site := &temporal.CodeSite{Cache: cache, Blobs: blobs,
-		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) }}
+		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) },
+		ReadOnly: func(a string) bool { def, ok := reg.Get(a); return ok && def.ReadOnly }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
@@ -130,14 +139,196 @@ func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc i
 func benchRepo(t testing.TB, n int) string {
 	t.Helper()
 	dir := t.TempDir()
+	gitT(t, dir, "init", "-q")
+	benchFill(t, dir, n)
+	return dir
+}
+
+// benchFill commits n files in the repository at dir and edits one.
+func benchFill(t testing.TB, dir string, n int) {
+	t.Helper()
 	for i := range n {
 		f := filepath.Join(dir, fmt.Sprint("d", i/100), fmt.Sprint("f", i%100, ".txt"))
 		os.MkdirAll(filepath.Dir(f), 0o755)
 		os.WriteFile(f, fmt.Appendf(nil, "file %d\n", i), 0o644)
 	}
-	gitT(t, dir, "init", "-q")
 	gitT(t, dir, "add", "-A")
 	gitT(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base")
 	os.WriteFile(filepath.Join(dir, "d0", "f0.txt"), []byte("dirty\n"), 0o644)
+}
+
+// fleetScript answers every call in one model turn, after latency.
+func fleetScript(latency time.Duration) string {
+	delay := ""
+	if latency > 0 {
+		delay = fmt.Sprintf("\n      delay: %s", latency)
+	}
+	return "agents:\n  explore:\n    - say: \"plain answer\"" + delay + "\n"
+}
+
+// envInt is an integer from the environment, or def.
+func envInt(name string, def int) int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// eachPlan is a plan of k explore calls, conc at a time.
+func eachPlan(t testing.TB, k, conc int) (*workflow.Plan, map[string]any) {
+	t.Helper()
+	items := make([]string, k)
+	for j := range items {
+		items[j] = fmt.Sprintf("%q", fmt.Sprint("item-", j))
+	}
+	p, err := workflow.Parse("bench.yaml", fmt.Appendf(nil, "name: bench\nconcurrency: %d\nmax_agents: %d\ninputs:\n  items: {type: list}\nphases:\n  - id: e\n    each: inputs.items[*]\n    stages: [{agent: explore, prompt: \"item {{item}}\"}]\n", conc, k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := workflow.ResolveInputs(p, map[string]string{"items": "[" + strings.Join(items, ",") + "]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, in
+}
+
+// timedRun runs a plan and returns its wall time.
+func timedRun(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string]any, k int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	res, err := eng.Run(t.Context(), engine.RunRequest{Plan: p, Source: "bench.yaml", Inputs: in})
+	if err != nil || res.Status != workflow.RunDone || res.Agents != k {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	return time.Since(start)
+}
+
+// fleetOf starts n in-process code workers of conc slots each on a new
+// queue and returns an engine that ships dir's tree to them; shared: the
+// workers share one clone cache (as workers of one user on one host do),
+// else each has its own (as on n hosts).
+func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool) engine.Engine {
+	t.Helper()
+	q, store := newQueue(t), "file://"+t.TempDir()
+	cache := &codesnap.Cache{Dir: t.TempDir()}
+	for range n {
+		if !shared {
+			cache = &codesnap.Cache{Dir: t.TempDir()}
+		}
+		startCodeWorkerIn(t, c, q, script, conc, store, false, cache)
+	}
+	blobs, err := blobstore.Open(t.Context(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := &temporal.CodeConfig{Blobs: blobs, Dir: dir}
+	if dir == "" {
+		code = nil // the workers' own checkouts
+	}
+	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 250 * time.Millisecond,
+		Limits: func(string) temporal.CallLimits { return testLimits }, Code: code})
+}
+
+// BenchmarkFleetOverhead is issue 26's per-agent figure: one plan of
+// BROOD_BENCH_CALLS (300) read-only calls through the local engine (12 at
+// a time, in a 1,000-file repository with a dirty edit) and through three
+// workers of 4 slots each shipping the submitter's tree (the same files;
+// BROOD_BENCH_NOCODE=1: the workers' own checkouts), with a model that
+// answers at once and one that takes 300 ms. Per agent is the run's wall
+// time over its calls.
+//
+//	go test ./internal/engine/temporal -run XXX -bench FleetOverhead -benchtime 1x
+func BenchmarkFleetOverhead(b *testing.B) {
+	k := envInt("BROOD_BENCH_CALLS", 300)
+	const workers, slots = 3, 4
+	p, in := eachPlan(b, k, workers*slots)
+	c := sharedServer(b).Client(b)
+	repo := benchRepo(b, 1000)
+	if os.Getenv("BROOD_BENCH_NOCODE") != "" {
+		repo = ""
+	}
+	for i := 0; i < b.N; i++ {
+		for _, latency := range []time.Duration{0, 300 * time.Millisecond} {
+			script := fleetScript(latency)
+			lp := newProject(b, script)
+			benchFill(b, lp.root, 1000) // the same tree as the fleet's
+			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcher(b, workers*slots), Concurrency: workers * slots})
+			fleet := fleetOf(b, c, script, repo, workers, slots, false)
+			lw := timedRun(b, loc, p, in, k)
+			fw := timedRun(b, fleet, p, in, k)
+			lper, fper := float64(lw.Milliseconds())/float64(k), float64(fw.Milliseconds())/float64(k)
+			name := fmt.Sprintf("%dms", latency.Milliseconds())
+			b.ReportMetric(lper, "local-ms/agent@"+name)
+			b.ReportMetric(fper, "fleet-ms/agent@"+name)
+			b.ReportMetric(fper/lper, "fleet/local@"+name)
+			b.Logf("%d calls, model %s: local engine %s (%.1f ms/agent), fleet of %d workers x %d %s (%.1f ms/agent): %.2fx",
+				k, name, lw.Round(time.Millisecond), lper, workers, slots, fw.Round(time.Millisecond), fper, fper/lper)
+		}
+	}
+}
+
+// dirtyBenchRepo is a committed repository of n files; with dirty, m of
+// them modified and u untracked files of size bytes each added.
+func dirtyBenchRepo(t testing.TB, n int, dirty bool, m, u, size int) string {
+	t.Helper()
+	dir := benchRepo(t, n)
+	gitT(t, dir, "checkout", "-q", "--", ".")
+	if !dirty {
+		return dir
+	}
+	pad := strings.Repeat("x", size)
+	for i := range m {
+		f := filepath.Join(dir, fmt.Sprint("d", i/100), fmt.Sprint("f", i%100, ".txt"))
+		os.WriteFile(f, fmt.Appendf(nil, "modified %d\n%s\n", i, pad), 0o644)
+	}
+	for i := range u {
+		f := filepath.Join(dir, "new", fmt.Sprint("u", i/500), fmt.Sprint("n", i, ".txt"))
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		os.WriteFile(f, fmt.Appendf(nil, "untracked %d\n%s\n", i, pad), 0o644)
+	}
 	return dir
+}
+
+// BenchmarkDirtyVsClean is issue 26's dirty-state figure: a 12-agent plan
+// on three workers from a clean BROOD_BENCH_FILES (10,000)-file checkout,
+// and from the same checkout with 1,000 files modified and 10,000
+// untracked ones added (4 KiB each, 40 MiB), each run on a fresh fleet
+// (new clone caches: the first run of the tree pays for its checkout); a
+// clone cache per worker, as on three hosts (BROOD_BENCH_SHARED_CACHE=1:
+// one for the three, as for workers of one user on one host).
+//
+//	go test ./internal/engine/temporal -run XXX -bench DirtyVsClean -benchtime 1x
+func BenchmarkDirtyVsClean(b *testing.B) {
+	n := envInt("BROOD_BENCH_FILES", 10000)
+	const k, workers, slots = 12, 3, 4
+	p, in := eachPlan(b, k, workers*slots)
+	c := sharedServer(b).Client(b)
+	script := fleetScript(0)
+	for i := 0; i < b.N; i++ {
+		clean := dirtyBenchRepo(b, n, false, 0, 0, 0)
+		dirty := dirtyBenchRepo(b, n, true, n/10, n, 4096)
+		shared := os.Getenv("BROOD_BENCH_SHARED_CACHE") != ""
+		cw := timedRun(b, fleetOf(b, c, script, clean, workers, slots, shared), p, in, k)
+		dw := timedRun(b, fleetOf(b, c, script, dirty, workers, slots, shared), p, in, k)
+		// Of which the submitter's capture (once per run).
+		blobs, err := blobstore.Open(b.Context(), "file://"+b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		var capt [2]time.Duration
+		for j, dir := range []string{clean, dirty} {
+			start := time.Now()
+			if _, err := codesnap.Capture(b.Context(), blobs, dir); err != nil {
+				b.Fatal(err)
+			}
+			capt[j] = time.Since(start)
+		}
+		b.Logf("of which the submitter's capture: clean %s, dirty %s", capt[0].Round(time.Millisecond), capt[1].Round(time.Millisecond))
+		b.ReportMetric(cw.Seconds(), "clean-s")
+		b.ReportMetric(dw.Seconds(), "dirty-s")
+		b.ReportMetric(dw.Seconds()/cw.Seconds(), "dirty/clean")
+		b.Logf("%d agents on %d workers: clean %d-file tree %s, with %d modified and %d untracked files (4 KiB each) %s: %.2fx",
+			k, workers, n, cw.Round(time.Millisecond), n/10, n, dw.Round(time.Millisecond), dw.Seconds()/cw.Seconds())
+	}
 }

@@ -24,6 +24,10 @@ type CodeSite struct {
 	// copy (in co.Dir, mounting co.Mount first when the copy is an
 	// overlay): delegate.Dispatcher.In(co.Dir, co.Mount).
 	RunnerIn func(co *codesnap.Checkout) (call.Runner, error)
+	// ReadOnly reports whether this worker runs an agent read-only (its
+	// registry's definition; nil: none is): such a call reads the cache's
+	// verified checkout of the snapshot in place, with no private copy.
+	ReadOnly func(agent string) bool
 }
 
 // copyOf is one call's copy of the submitter's tree on this worker.
@@ -46,7 +50,8 @@ func (a *Activities) materialise(ctx context.Context, in CallInput, id string, h
 	if name == "" {
 		name = "call"
 	}
-	co, err := a.Code.Cache.Materialise(ctx, a.Code.Blobs, in.Code, codesnap.Options{ID: name, Partial: hb.Code})
+	ro := a.Code.ReadOnly != nil && a.Code.ReadOnly(spec.Agent)
+	co, err := a.Code.Cache.Materialise(ctx, a.Code.Blobs, in.Code, codesnap.Options{ID: name, Partial: hb.Code, ReadOnly: ro})
 	if err != nil {
 		return nil, err
 	}

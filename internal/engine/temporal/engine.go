@@ -48,6 +48,9 @@ type Config struct {
 	// in its .brood/workflows/<run_id>/result.json, as the local engine
 	// keeps it (empty: nowhere).
 	ProjectRoot string
+	// Signer signs every submission (brood fleet keygen's key; nil:
+	// unsigned, which a worker refuses unless it allows unsigned ones).
+	Signer *Signer
 }
 
 // Engine is the Temporal engine as a submitter sees it.
@@ -109,6 +112,10 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		}
 	}
 	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from}
+	if in.Signed, err = e.cfg.Signer.Sign(Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from,
+		Limits: map[string]CallLimits{"": in.Limits}, Code: snap, At: time.Now().UTC()}); err != nil {
+		return nil, err
+	}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, CallWorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
@@ -178,6 +185,11 @@ func planAgents(p *wf.Plan) []string {
 }
 
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
+	var err error
+	if in.Signed, err = e.cfg.Signer.Sign(Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
+		Limits: in.Limits, Code: in.Code, At: time.Now().UTC()}); err != nil {
+		return nil, nil, err
+	}
 	opts := client.StartWorkflowOptions{
 		ID: in.RunID, TaskQueue: e.cfg.Queue, StaticSummary: "brood plan " + in.Plan.Name,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,

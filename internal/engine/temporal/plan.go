@@ -71,12 +71,14 @@ type CallInputW struct {
 	// resume: its last heartbeat), so any worker continues it from its
 	// transcript.
 	From *Heartbeat `json:"from,omitempty"`
+	// Signed is the submitter's signed submission (nil: unsigned).
+	Signed *Signed `json:"signed,omitempty"`
 }
 
 // CallWorkflow runs one agent call (Engine.Call): one activity. Its output
 // keeps the call's last heartbeat, so a resume continues it anywhere.
 func CallWorkflow(w workflow.Context, in CallInputW) (*CallOutput, error) {
-	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code}}
+	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code, Signed: in.Signed}}
 	if in.From != nil {
 		r.in.Stopped = map[string]Heartbeat{in.From.TaskID: *in.From}
 	}
@@ -183,7 +185,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		},
 	}
 	var out CallOutput
-	in := CallInput{Spec: spec}
+	in := CallInput{Spec: spec, Signed: r.in.Signed}
 	if hb, ok := r.in.Stopped[firstNonEmpty(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}

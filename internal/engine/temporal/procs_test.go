@@ -54,7 +54,7 @@ func startWorkerProcEnv(t *testing.T, addr, queue, script, store string, conc in
 		t.Fatal(err)
 	}
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "worker", "--temporal", addr, "--task-queue", queue, "--concurrency", fmt.Sprint(conc), "--store", store)
+	cmd := exec.Command(exe, "worker", "--temporal", addr, "--task-queue", queue, "--concurrency", fmt.Sprint(conc), "--store", store, "--allow-unsigned")
 	cmd.Dir = p.root
 	cmd.Env = append(append([]string(nil), p.env...), "BROOD_MODEL=script:"+p.script, "BROOD_PING_INTERVAL=100ms", "BROOD_HEARTBEAT_TIMEOUT=3s")
 	if more != "" {

@@ -112,6 +112,9 @@ type RunInput struct {
 	// Chained says, by task id, what became of each writer's change in the
 	// run's tree (a call's record's landed).
 	Chained map[string]string `json:"chained,omitempty"`
+	// Signed is the submitter's signed submission (sign.go), handed to
+	// every call: a worker runs only what a key it trusts signed.
+	Signed *Signed `json:"signed,omitempty"`
 }
 
 // RunOutput is an execution's end.
@@ -134,6 +137,9 @@ type CallInput struct {
 	// From is where an earlier, cancelled execution of the run left the
 	// call (its last heartbeat): used when this attempt has none.
 	From *Heartbeat `json:"from,omitempty"`
+	// Signed is the submission the call belongs to, as its submitter
+	// signed it (nil: unsigned).
+	Signed *Signed `json:"signed,omitempty"`
 }
 
 // CallOutput is what a call's activity (and a single call's workflow)

@@ -1,0 +1,24 @@
+// Package fleet is `brood fleet`: what a submitter to a fleet of brood
+// workers needs besides the commands that submit (brood workflow run
+// --engine temporal, brood subagent --engine temporal). Its one verb,
+// keygen, makes the key every submission is signed with; a worker runs
+// only what a key in its allowlist signed (docs/scale-out.md, "Who a
+// worker trusts").
+package fleet
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+)
+
+// NewCmdFleet builds `brood fleet` and its verbs.
+func NewCmdFleet(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fleet <command>",
+		Short: "Keys for submitting to a fleet of brood workers",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(NewCmdKeygen(f, nil))
+	return cmd
+}

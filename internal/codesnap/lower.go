@@ -1,0 +1,101 @@
+package codesnap
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/blobstore"
+)
+
+// The lower layer of an overlay copy. A clean snapshot's is the cache's
+// checkout of its base commit. A dirty one's is a checkout of the base with
+// the submitter's dirty patch on it (its *root* tree), made once per
+// (repository, base, patch) and shared by every call of the run, so a call
+// on a tree with thousands of modified and untracked files does not write
+// them again: its upper layer starts with only the run's layers (earlier
+// writers' changes) and a retry's partial change. The root's objects go
+// into the cache's clone, where the checkout's .git borrows them from.
+
+// lower is a verified lower layer, as this worker process checked it.
+type lower struct {
+	// tree is the checkout's tree: the base commit's, or the root tree.
+	tree string
+	// index is the verified index of that tree (stat data of the checkout).
+	index []byte
+	// child is the child's .git/index: the base commit's tree, with the
+	// checkout's stat data where a file is the base's, so the child's git
+	// status shows the dirty state as the submitter's did (unstaged).
+	child []byte
+}
+
+// lowerKey names a snapshot's lower checkout in the cache's trees/.
+func lowerKey(snap *Snapshot) string {
+	id := snap.Repo + "\x00" + snap.Base
+	if snap.Patch != nil {
+		id += "\x00" + snap.Patch.SHA256
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:12])
+}
+
+// lowerTree is the tree a snapshot's lower checkout holds: the base
+// commit's, or base + dirty patch, written into the clone's objects (the
+// patch read from the store, which checks its digest) once per process.
+func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scratch string, snap *Snapshot) (string, error) {
+	if snap.Patch == nil {
+		return snap.Base, nil
+	}
+	key := lowerKey(snap)
+	if t, ok := c.roots.Load(key); ok {
+		return t.(string), nil
+	}
+	dir, err := os.MkdirTemp(scratch, "root-")
+	if err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	g := gitCmd{dir: dir, env: []string{"GIT_DIR=" + repo, "GIT_INDEX_FILE=" + filepath.Join(dir, "index")}}
+	if _, err := g.run(ctx, "read-tree", snap.Base); err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	if err := applyPatches(ctx, store, g, dir, []*blobstore.Ref{snap.Patch}, true, "base "+short(snap.Base)); err != nil {
+		return "", err
+	}
+	tree, err := g.line(ctx, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("codesnap: %w", err)
+	}
+	c.roots.Store(key, tree)
+	return tree, nil
+}
+
+// childIndex is the base commit's index for the child's repository in a
+// dirty lower checkout at tree, from the verified index of its root tree:
+// a two-tree read-tree keeps the stat data of every file the base has
+// unchanged (nothing is hashed again) and drops the others', so git sees
+// the dirty files as modified and the untracked ones as untracked.
+func childIndex(ctx context.Context, repo, tree, scratch string, verified []byte, root string, snap *Snapshot) ([]byte, error) {
+	tmp, err := os.CreateTemp(scratch, "child-*.index")
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	_, werr := tmp.Write(verified)
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	if werr != nil {
+		return nil, fmt.Errorf("codesnap: %w", werr)
+	}
+	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + tmp.Name()}}
+	if _, err := g.run(ctx, "read-tree", "-m", root, snap.Base); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	b, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,296 @@
+package temporal
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/dispatch"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// Signed submissions (DESIGN.md, "fleet trust"): anyone who can reach the
+// Temporal frontend can start a workflow on a task queue, or act as a
+// worker of it and schedule activities with inputs of their choosing. A
+// worker therefore runs a call only when the activity's own input carries
+// a submission signed by a key in the worker's allowlist, and the call is
+// the one that submission describes (signcheck.go).
+
+// KeyPrefix starts a public key's text form: "brood-ed25519 BASE64 [comment]".
+const KeyPrefix = "brood-ed25519"
+
+// signContext separates a submission's signature from any other use of
+// the key.
+const signContext = "brood fleet submission v1\x00"
+
+// Submission is what a submitter signs: the brief (a call's spec, or a
+// plan with its inputs), the agent (by name: the worker's own definition
+// of it runs, never a shipped one), the snapshot of its tree (tree object
+// and the store digests of its patch and bundle), the remote it names, the
+// limits, and the workflow and task queue it runs under.
+type Submission struct {
+	Version int `json:"v"`
+	// Kind is "call" (brood subagent) or "plan" (brood workflow run).
+	Kind string `json:"kind"`
+	// Workflow is the workflow id the submission runs under.
+	Workflow string `json:"workflow"`
+	Queue    string `json:"queue"`
+	// Spec is a call's (Kind "call").
+	Spec *call.Spec `json:"spec,omitempty"`
+	// From is where a resumed call continues from (its last heartbeat).
+	From *Heartbeat `json:"from,omitempty"`
+	// Plan and Inputs are a plan's (Kind "plan").
+	Plan   *wf.Plan       `json:"plan,omitempty"`
+	Inputs map[string]any `json:"inputs,omitempty"`
+	// Limits per agent type ("" for the default).
+	Limits map[string]CallLimits `json:"limits"`
+	// Code is the submitter's tree (nil: the workers' own checkouts).
+	Code *codesnap.Snapshot `json:"code,omitempty"`
+	// At is when it was signed.
+	At time.Time `json:"at"`
+}
+
+// Signed is a submission as it travels in a workflow's and each
+// activity's input: the exact bytes signed, the signer's public key and
+// the signature.
+type Signed struct {
+	Payload []byte `json:"payload"`
+	Key     []byte `json:"key"`
+	Sig     []byte `json:"sig"`
+}
+
+// Signer is a submitter's key.
+type Signer struct {
+	key ed25519.PrivateKey
+}
+
+// Sign signs a submission.
+func (s *Signer) Sign(sub Submission) (*Signed, error) {
+	if s == nil {
+		return nil, nil
+	}
+	sub.Version = 1
+	data, err := json.Marshal(sub)
+	if err != nil {
+		return nil, fmt.Errorf("sign the submission: %w", err)
+	}
+	pub := s.key.Public().(ed25519.PublicKey)
+	return &Signed{Payload: data, Key: pub, Sig: ed25519.Sign(s.key, append([]byte(signContext), data...))}, nil
+}
+
+// Public is the signer's public key in its text form.
+func (s *Signer) Public() string { return FormatPublicKey(s.key.Public().(ed25519.PublicKey), "") }
+
+// Fingerprint names a public key in messages: SHA256:base64.
+func Fingerprint(pub []byte) string {
+	sum := sha256.Sum256(pub)
+	return "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
+}
+
+// FormatPublicKey is a public key's one-line text form.
+func FormatPublicKey(pub ed25519.PublicKey, comment string) string {
+	s := KeyPrefix + " " + base64.StdEncoding.EncodeToString(pub)
+	if comment = strings.TrimSpace(comment); comment != "" {
+		s += " " + comment
+	}
+	return s
+}
+
+// ParsePublicKey reads "brood-ed25519 BASE64 [comment]".
+func ParsePublicKey(line string) (ed25519.PublicKey, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 || f[0] != KeyPrefix {
+		return nil, fmt.Errorf("not a brood public key (want %q followed by the key, as `brood fleet keygen` prints it)", KeyPrefix+" BASE64")
+	}
+	b, err := base64.StdEncoding.DecodeString(f[1])
+	if err != nil || len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("the key after %s is not a base64 ed25519 public key (32 bytes)", KeyPrefix)
+	}
+	return ed25519.PublicKey(b), nil
+}
+
+// KeyDir is where a user's fleet keys live: ~/.config/brood/fleet.
+func KeyDir(home string) string { return filepath.Join(home, ".config", "brood", "fleet") }
+
+// Key files in KeyDir.
+const (
+	PrivateKeyFile  = "submitter.key"
+	PublicKeyFile   = "submitter.pub"
+	TrustedKeysFile = "trusted_keys"
+)
+
+// GenerateKey makes a key pair in dir: the private key (PKCS#8 PEM, mode
+// 0600, dir 0700) and its public key (one line), each written tmp+rename.
+// An existing key is kept unless force.
+func GenerateKey(dir, comment string, force bool) (string, error) {
+	priv := filepath.Join(dir, PrivateKeyFile)
+	if _, err := os.Lstat(priv); err == nil && !force {
+		return "", fmt.Errorf("%s exists: brood keeps it (workers trust its public key); pass --force to replace it", priv)
+	}
+	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := writePrivate(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); err != nil {
+		return "", err
+	}
+	line := FormatPublicKey(pub, comment)
+	if err := dispatch.WriteFileAtomic(filepath.Join(dir, PublicKeyFile), []byte(line+"\n")); err != nil {
+		return "", err
+	}
+	return line, nil
+}
+
+// writePrivate writes a private key tmp+rename, never readable by others.
+func writePrivate(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".key-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// LoadSigner reads a private key file; (nil, nil) when there is none.
+// A key others can read is refused.
+func LoadSigner(path string) (*Signer, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s: the fleet signing key is readable by others (mode %v): chmod 600 it", path, info.Mode().Perm())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != "PRIVATE KEY" {
+		return nil, fmt.Errorf("%s: not a PEM private key (make one with brood fleet keygen)", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	key, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("%s: not an ed25519 key (make one with brood fleet keygen)", path)
+	}
+	return &Signer{key: key}, nil
+}
+
+// Trust is a worker's allowlist of submitter keys.
+type Trust struct {
+	keys map[string]string // public key bytes -> where it was named
+	// AllowUnsigned runs every submission, signed or not, by anyone (brood
+	// worker --allow-unsigned: a dev server only you can reach).
+	AllowUnsigned bool
+}
+
+// NewTrust is an empty allowlist.
+func NewTrust() *Trust { return &Trust{keys: map[string]string{}} }
+
+// Len is how many keys it trusts.
+func (t *Trust) Len() int { return len(t.keys) }
+
+// Add trusts one key given as its text form, or the file holding it (or
+// several, one per line; # starts a comment). from names where it was
+// given, for errors.
+func (t *Trust) Add(arg, from string) error {
+	if strings.HasPrefix(strings.TrimSpace(arg), KeyPrefix) {
+		return t.addLine(arg, from)
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		return fmt.Errorf("%s: %q is neither a public key (%s ...) nor a file with one: %v", from, arg, KeyPrefix, err)
+	}
+	return t.addFile(arg, data)
+}
+
+// AddFile trusts the keys in a file, one per line; a missing file adds
+// none.
+func (t *Trust) AddFile(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return t.addFile(path, data)
+}
+
+func (t *Trust) addFile(path string, data []byte) error {
+	n := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if err := t.addLine(line, fmt.Sprintf("%s:%d", path, i+1)); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: no public key in it (one %s line per trusted submitter)", path, KeyPrefix)
+	}
+	return nil
+}
+
+func (t *Trust) addLine(line, from string) error {
+	pub, err := ParsePublicKey(line)
+	if err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	if t.keys == nil {
+		t.keys = map[string]string{}
+	}
+	t.keys[string(pub)] = from
+	return nil
+}
+
+// trusts reports whether pub is in the allowlist.
+func (t *Trust) trusts(pub []byte) bool {
+	_, ok := t.keys[string(pub)]
+	return ok
+}

@@ -1,0 +1,271 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// CallInfo is what the worker knows of an activity besides its input:
+// the workflow it belongs to, its queue, and the limits it was scheduled
+// with (by whoever completed the workflow task: not necessarily brood).
+type CallInfo struct {
+	Workflow     string
+	Queue        string
+	Heartbeat    time.Duration
+	StartToClose time.Duration
+	Attempt      int
+}
+
+// infoOf is the activity's CallInfo.
+func infoOf(ctx context.Context) CallInfo {
+	i := activity.GetInfo(ctx)
+	return CallInfo{Workflow: i.WorkflowExecution.ID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
+		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt)}
+}
+
+// admit is the worker's check that a call was signed by a submitter it
+// trusts (nil Trust: not checked; brood worker always sets one).
+func (a *Activities) admit(ctx context.Context, in CallInput) error {
+	if a.Trust == nil {
+		return nil
+	}
+	return a.Trust.Admit(in, infoOf(ctx))
+}
+
+// Admit checks a call against the allowlist: its input must carry a
+// submission signed by a trusted key, and the call must be what that
+// submission describes — for a single call its exact spec, snapshot and
+// limits; for a plan's call one of the plan's calls (agent, prompt
+// template, isolation, schema, turns, timeout) on the signed snapshot or
+// the run's tree grown from it, within the plan's limits — under the
+// signed workflow id and task queue.
+func (t *Trust) Admit(in CallInput, info CallInfo) error {
+	if t.AllowUnsigned {
+		return nil
+	}
+	if in.Signed == nil {
+		if t.Len() == 0 {
+			return noKeys()
+		}
+		return fmt.Errorf("this worker runs only submissions signed by a key it trusts, and this one is unsigned: the submitter makes a key with `brood fleet keygen` (it then signs every submission) and the worker's operator adds its public key (brood worker --trusted-key, or a line in ~/.config/brood/fleet/%s)", TrustedKeysFile)
+	}
+	s := in.Signed
+	if !t.trusts(s.Key) {
+		if t.Len() == 0 {
+			return noKeys()
+		}
+		return fmt.Errorf("the submission is signed by key %s, which this worker does not trust: add its public key (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it", Fingerprint(s.Key), TrustedKeysFile)
+	}
+	if len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), append([]byte(signContext), s.Payload...), s.Sig) {
+		return fmt.Errorf("the signature of key %s does not match the submission: it was changed after it was signed", Fingerprint(s.Key))
+	}
+	var sub Submission
+	if err := json.Unmarshal(s.Payload, &sub); err != nil || sub.Version != 1 {
+		return fmt.Errorf("the signed submission of key %s is unreadable (version %d): %v", Fingerprint(s.Key), sub.Version, err)
+	}
+	if err := sub.covers(in, info); err != nil {
+		return fmt.Errorf("not what key %s signed: %w", Fingerprint(s.Key), err)
+	}
+	return nil
+}
+
+func noKeys() error {
+	return fmt.Errorf("this worker trusts no submitter key, so it runs nothing: add the public key of each submitter (`brood fleet keygen` prints it) with brood worker --trusted-key, or in ~/.config/brood/fleet/%s", TrustedKeysFile)
+}
+
+// covers checks that the call is one the submission describes.
+func (sub *Submission) covers(in CallInput, info CallInfo) error {
+	if sub.Workflow != info.Workflow {
+		return fmt.Errorf("signed for workflow %q, run under %q", sub.Workflow, info.Workflow)
+	}
+	if sub.Queue != info.Queue {
+		return fmt.Errorf("signed for task queue %q, run on %q", sub.Queue, info.Queue)
+	}
+	var agent string
+	switch sub.Kind {
+	case "call":
+		if sub.Spec == nil || !sameJSON(in.Spec, *sub.Spec) {
+			return fmt.Errorf("the call's brief, agent or options are not the signed ones")
+		}
+		if !sameJSON(in.Code, sub.Code) {
+			return fmt.Errorf("the call's snapshot is not the signed one")
+		}
+		if in.From != nil && !sameJSON(in.From, sub.From) {
+			return fmt.Errorf("the call's continuation is not the signed one")
+		}
+		agent = ""
+	case "plan":
+		if sub.Plan == nil {
+			return fmt.Errorf("the signed plan is missing")
+		}
+		if err := planCovers(sub.Plan, sub.Workflow, in.Spec); err != nil {
+			return err
+		}
+		if err := sameLine(in.Code, sub.Code); err != nil {
+			return err
+		}
+		agent = in.Spec.Agent
+	default:
+		return fmt.Errorf("unknown kind %q", sub.Kind)
+	}
+	return limitsCover(sub.Limits, agent, info)
+}
+
+// planCovers checks a plan call's spec against the plan's calls.
+func planCovers(p *wf.Plan, runID string, s call.Spec) error {
+	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 {
+		return fmt.Errorf("the call's options are not a plan call's")
+	}
+	var agentSeen bool
+	for _, c := range planCalls(p) {
+		if c.Agent != s.Agent {
+			continue
+		}
+		agentSeen = true
+		if c.Isolation != s.Isolation || c.MaxTurns != s.Limits.MaxTurns || !sameSchema(c.Schema, s.Schema) {
+			continue
+		}
+		if c.Timeout != "" {
+			d, err := time.ParseDuration(c.Timeout)
+			if err != nil || d.Milliseconds() != s.Limits.TimeoutMS {
+				continue
+			}
+		} else if s.Limits.TimeoutMS != 0 {
+			continue
+		}
+		if templateMatches(c.Prompt, s.Prompt) {
+			return nil
+		}
+	}
+	if !agentSeen {
+		return fmt.Errorf("the signed plan runs no agent %q", s.Agent)
+	}
+	return fmt.Errorf("the prompt of this %s call is none of the signed plan's (its text between {{...}} holes differs)", s.Agent)
+}
+
+// planCalls is every call of a plan.
+func planCalls(p *wf.Plan) []*wf.Call {
+	var out []*wf.Call
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		for j := range ph.Parallel {
+			out = append(out, &ph.Parallel[j])
+		}
+		for j := range ph.Stages {
+			out = append(out, &ph.Stages[j])
+		}
+		if ph.UntilQuiet != nil {
+			out = append(out, &ph.UntilQuiet.Call)
+		}
+		if ph.Votes != nil {
+			out = append(out, &ph.Votes.Call)
+		}
+	}
+	return out
+}
+
+// templateMatches reports whether text is tmpl with its {{...}} holes
+// filled with anything: the literal parts appear in order, the first at
+// the start and the last at the end.
+func templateMatches(tmpl, text string) bool {
+	var lits []string
+	rest := tmpl
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			lits = append(lits, rest)
+			break
+		}
+		j := strings.Index(rest[i:], "}}")
+		if j < 0 {
+			lits = append(lits, rest)
+			break
+		}
+		lits = append(lits, rest[:i])
+		rest = rest[i+j+2:]
+	}
+	if len(lits) == 1 {
+		return text == lits[0]
+	}
+	first, last := lits[0], lits[len(lits)-1]
+	if !strings.HasPrefix(text, first) || !strings.HasSuffix(text[len(first):], last) {
+		return false
+	}
+	mid := text[len(first) : len(text)-len(last)]
+	for _, l := range lits[1 : len(lits)-1] {
+		k := strings.Index(mid, l)
+		if k < 0 {
+			return false
+		}
+		mid = mid[k+len(l):]
+	}
+	return true
+}
+
+// sameLine accepts the signed snapshot, or a tree grown from it on the
+// fleet (the run's tip after its writers, a stopped writer's start): the
+// signed one with layers added — same repository, base commit, dirty
+// patch, remote, bundle, place and ignore rules.
+func sameLine(got, signed *codesnap.Snapshot) error {
+	if sameJSON(got, signed) {
+		return nil
+	}
+	if got == nil || signed == nil {
+		return fmt.Errorf("the call's snapshot is not the signed one")
+	}
+	g, s := *got, *signed
+	g.Tree, g.Layers, s.Tree, s.Layers = "", nil, "", nil
+	grown := len(got.Layers) >= len(signed.Layers) && sameJSON(g, s)
+	for i := 0; grown && i < len(signed.Layers); i++ {
+		grown = sameJSON(got.Layers[i], signed.Layers[i])
+	}
+	if !grown {
+		return fmt.Errorf("the call's snapshot is not the signed one nor grown from it (repository, base, dirty patch, remote, bundle or place differ)")
+	}
+	return nil
+}
+
+// limitsCover checks the activity's timeouts and attempt against the
+// signed limits of its agent (with the defaults brood schedules with).
+func limitsCover(m map[string]CallLimits, agent string, info CallInfo) error {
+	l := (&activityRunner{in: &RunInput{Limits: m}}).limits(agent)
+	if info.Heartbeat > l.Heartbeat {
+		return fmt.Errorf("heartbeat timeout %s is over the signed %s", info.Heartbeat, l.Heartbeat)
+	}
+	if max := l.Timeout + 2*l.KillGrace + 10*time.Second; info.StartToClose > max {
+		return fmt.Errorf("start-to-close timeout %s is over the signed %s", info.StartToClose, max)
+	}
+	if info.Attempt > l.Attempts {
+		return fmt.Errorf("attempt %d is over the signed %d", info.Attempt, l.Attempts)
+	}
+	return nil
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// sameSchema compares two JSON schemas ignoring layout.
+func sameSchema(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var x, y bytes.Buffer
+	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+		return false
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
+}
