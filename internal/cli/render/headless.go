@@ -25,6 +25,11 @@ type Info struct {
 	Agents         []string
 	PermissionMode string
 	Version        string
+	// APIKeySource is where the model's key came from (ANTHROPIC_API_KEY,
+	// none), as Claude Code's init line says.
+	APIKeySource string
+	// AddDirs are the directories --add-dir added.
+	AddDirs []string
 	// Root is the project root: its .brood/dispatch holds the subagents'
 	// transcripts (stream-json's output_file, and their messages).
 	Root string
@@ -60,6 +65,9 @@ type Headless struct {
 	calls map[string]agentCall
 	order []string
 	tasks map[string]*taskState // the subagents running, by task id
+	// started are the root's subagents by the tool_use id of the call
+	// that started them, for the call's tool_use_result.
+	byCall map[string]startedTask
 }
 
 // turnState is the current model turn as stream-json tells it: every
@@ -72,7 +80,7 @@ type turnState struct {
 // NewHeadless writes to out; stream selects stream-json.
 func NewHeadless(out io.Writer, stream bool) *Headless {
 	return &Headless{out: out, stream: stream, stats: newSubagentStats(), inputs: map[string]json.RawMessage{},
-		calls: map[string]agentCall{}, tasks: map[string]*taskState{}, turn: turnState{id: newMessageID()}}
+		calls: map[string]agentCall{}, tasks: map[string]*taskState{}, byCall: map[string]startedTask{}, turn: turnState{id: newMessageID()}}
 }
 
 // Redacting makes every line h writes pass through redact (the process's
@@ -102,7 +110,11 @@ func (h *Headless) Start(info Info) {
 	h.line(Init{
 		Type: "system", Subtype: "init", Cwd: info.Cwd, SessionID: SessionID(info.SessionPath),
 		Tools: nonNil(info.Tools), MCPServers: []string{}, Model: bareModel(info.Model), PermissionMode: info.PermissionMode,
-		Agents: nonNil(info.Agents), UUID: newUUID(), BroodVersion: info.Version, TranscriptPath: info.SessionPath,
+		Agents: nonNil(info.Agents), APIKeySource: info.APIKeySource, SlashCommands: []string{}, Skills: []string{}, Plugins: []string{},
+		Capabilities: []string{}, TerminalSlashCommands: []string{}, OutputStyle: "default", AnalyticsDisabled: true, ProductFeedbackDisabled: true,
+		UUID: newUUID(), OriginalCwd: info.Cwd, AdditionalDirectories: nonNil(info.AddDirs),
+		FastModeState: "off", FastModeReason: "unsupported", ViewMode: "default",
+		BroodVersion: info.Version, TranscriptPath: info.SessionPath,
 	})
 }
 
@@ -141,7 +153,13 @@ func (h *Headless) Event(ev agent.Event) {
 		if ev.IsError && strings.Contains(ev.Text, "permission") {
 			h.denials = append(h.denials, PermissionDenial{ToolName: ev.Tool, ToolUseID: ev.ToolID, ToolInput: orEmpty(h.inputs[ev.ToolID])})
 		}
-		h.user(toolResult(ev.Tool, ev.ToolID, ev.Text, ev.IsError))
+		line := h.userLine(toolResult(ev.Tool, ev.ToolID, ev.Text, ev.IsError))
+		if isAgentTool(ev.Tool) {
+			line.ToolUseResult = h.agentResult(ev)
+		}
+		if h.stream {
+			h.line(line)
+		}
 	case agent.EvDone:
 		h.flushText()
 	}
@@ -194,13 +212,10 @@ func (h *Headless) assistant(content []Content) {
 		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), Timestamp: stamp(time.Now())})
 }
 
-// user sends one of the root's user lines: tool results.
-func (h *Headless) user(content ...Content) {
-	if !h.stream || len(content) == 0 {
-		return
-	}
-	h.line(MessageLine{Type: "user", Message: UserMessage{Role: "user", Content: content},
-		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), Timestamp: stamp(time.Now())})
+// userLine is one of the root's user lines: tool results.
+func (h *Headless) userLine(content ...Content) MessageLine {
+	return MessageLine{Type: "user", Message: UserMessage{Role: "user", Content: content},
+		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), Timestamp: stamp(time.Now())}
 }
 
 func assistantMessage(content []Content, id, mdl string, u model.Usage) AssistantMessage {
@@ -252,7 +267,11 @@ func (h *Headless) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.flushText()
-	h.line(NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials, h.timing))
+	r := NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials, h.timing)
+	if h.stream {
+		r.ModelUsageSinceLast = r.ModelUsage
+	}
+	h.line(r)
 }
 
 func nonNil(s []string) []string {

@@ -24,9 +24,30 @@ type Init struct {
 	Model          string   `json:"model"`
 	PermissionMode string   `json:"permissionMode"`
 	Agents         []string `json:"agents"`
-	UUID           string   `json:"uuid"`
-	BroodVersion   string   `json:"brood_version,omitempty"`
-	TranscriptPath string   `json:"transcript_path"`
+	// Claude Code's other keys, with brood's values: no slash commands,
+	// skills or plugins in a headless run, no analytics, children
+	// sandboxed, no fast mode.
+	APIKeySource            string   `json:"apiKeySource"`
+	SlashCommands           []string `json:"slash_commands"`
+	TerminalSlashCommands   []string `json:"terminal_slash_commands"`
+	Skills                  []string `json:"skills"`
+	Plugins                 []string `json:"plugins"`
+	Capabilities            []string `json:"capabilities"`
+	OutputStyle             string   `json:"output_style"`
+	AnalyticsDisabled       bool     `json:"analytics_disabled"`
+	ProductFeedbackDisabled bool     `json:"product_feedback_disabled"`
+	UUID                    string   `json:"uuid"`
+	SandboxEnabled          bool     `json:"sandbox_enabled"`
+	OriginalCwd             string   `json:"original_cwd"`
+	AdditionalDirectories   []string `json:"additional_directories"`
+	FastModeState           string   `json:"fast_mode_state"`
+	FastModeReason          string   `json:"fast_mode_disabled_reason"`
+	PerTurnEffortActive     bool     `json:"per_turn_effort_active"`
+	UltrathinkAvailable     bool     `json:"ultrathink_available"`
+	UltrathinkTypedRaises   bool     `json:"ultrathink_typed_raises"`
+	ViewMode                string   `json:"view_mode"`
+	BroodVersion            string   `json:"brood_version,omitempty"`
+	TranscriptPath          string   `json:"transcript_path"`
 }
 
 // MessageLine is an assistant or user message of stream-json. A
@@ -43,6 +64,23 @@ type MessageLine struct {
 	Timestamp       string  `json:"timestamp"`
 	SubagentType    string  `json:"subagent_type,omitempty"`
 	TaskDescription string  `json:"task_description,omitempty"`
+	// ToolUseResult is the Agent (Task) tool's result as data, on the
+	// root's user line that carries it.
+	ToolUseResult *AgentResult `json:"tool_use_result,omitempty"`
+}
+
+// AgentResult is what an Agent (Task) call did, in Claude Code's names:
+// the subagent's task id (agentId), how it ended (completed, failed,
+// async_launched for one started in the background), its transcript.
+type AgentResult struct {
+	IsAsync           bool   `json:"isAsync"`
+	Status            string `json:"status"`
+	AgentID           string `json:"agentId"`
+	Description       string `json:"description"`
+	Prompt            string `json:"prompt"`
+	OutputFile        string `json:"outputFile"`
+	CanReadOutputFile bool   `json:"canReadOutputFile"`
+	CanContinueAgent  bool   `json:"canContinueAgent"`
 }
 
 // AssistantMessage is the Messages API message of an assistant line. Every
@@ -58,6 +96,8 @@ type AssistantMessage struct {
 	StopSequence *string   `json:"stop_sequence"`
 	Type         string    `json:"type"`
 	Usage        Usage     `json:"usage"`
+	// ContextManagement is null, as in Claude Code's lines.
+	ContextManagement *struct{} `json:"context_management"`
 }
 
 // UserMessage is the message of a user line: tool results.
@@ -131,12 +171,48 @@ type TaskNotification struct {
 	Status       string    `json:"status"`
 	OutputFile   string    `json:"output_file"`
 	Summary      string    `json:"summary"`
+	SummaryIsRpt bool      `json:"summary_is_report"`
 	Usage        TaskUsage `json:"usage"`
 	UUID         string    `json:"uuid"`
 	SessionID    string    `json:"session_id"`
 	SubagentType string    `json:"subagent_type"`
 	BroodStatus  string    `json:"brood_status"`
 	Tokens       Usage     `json:"tokens"`
+}
+
+// TaskUpdated says a subagent's state changed: its status and, when it
+// ended, the time (ms since the epoch).
+type TaskUpdated struct {
+	Type      string    `json:"type"`
+	Subtype   string    `json:"subtype"`
+	TaskID    string    `json:"task_id"`
+	Patch     TaskPatch `json:"patch"`
+	UUID      string    `json:"uuid"`
+	SessionID string    `json:"session_id"`
+}
+
+// TaskPatch is what changed.
+type TaskPatch struct {
+	Status  string `json:"status"`
+	EndTime int64  `json:"end_time"`
+}
+
+// BackgroundTasks lists the root's subagents still running, each time the
+// list changes (Claude Code's background_tasks_changed).
+type BackgroundTasks struct {
+	Type      string           `json:"type"`
+	Subtype   string           `json:"subtype"`
+	Tasks     []BackgroundTask `json:"tasks"`
+	UUID      string           `json:"uuid"`
+	SessionID string           `json:"session_id"`
+}
+
+// BackgroundTask is one running subagent.
+type BackgroundTask struct {
+	TaskID       string `json:"task_id"`
+	TaskType     string `json:"task_type"`
+	SubagentType string `json:"subagent_type"`
+	Description  string `json:"description"`
 }
 
 // TaskUsage is a subagent's usage in task lines, Claude Code's shape: all

@@ -32,30 +32,35 @@ type Result struct {
 	UUID             string          `json:"uuid"`
 	// APIErrorStatus is the HTTP status of a failed model call; brood's
 	// adapters do not surface it, so it is null, as Claude Code's is for a
-	// connection error. APIError names the failure on an api_error.
-	APIErrorStatus *int   `json:"api_error_status"`
-	APIError       string `json:"api_error,omitempty"`
+	// connection error (and absent at the turn cap, as in Claude Code).
+	// APIError names the failure on an api_error.
+	APIErrorStatus json.RawMessage `json:"api_error_status,omitempty"`
+	APIError       string          `json:"api_error,omitempty"`
 	// TotalCostUSD is the whole tree's estimated cost (the root and every
 	// subagent below it) at the price table: list prices, or [prices] in
 	// settings. Models without a price add nothing (0 when none has one);
 	// UnpricedModels names them, and ModelUsage has their tokens.
-	TotalCostUSD      float64               `json:"total_cost_usd"`
-	Usage             ResultUsage           `json:"usage"`
-	ModelUsage        map[string]ModelUsage `json:"modelUsage"`
-	UnpricedModels    []string              `json:"unpriced_models,omitempty"`
-	SubagentUsage     Usage                 `json:"subagent_usage"`
-	PermissionDenials []PermissionDenial    `json:"permission_denials"`
-	SubagentStats     SubagentStats         `json:"subagent_stats"`
-	SafetyStops       int                   `json:"safety_stops"`
-	FastModeState     string                `json:"fast_mode_state"`
-	FastModeReason    string                `json:"fast_mode_disabled_reason"`
-	TTFTMS            int64                 `json:"ttft_ms"`
-	TTFTStreamMS      int64                 `json:"ttft_stream_ms"`
-	TimeToRequestMS   int64                 `json:"time_to_request_ms"`
-	FirstFrameMS      int64                 `json:"first_content_frame_ms"`
-	QueuedTurnCount   int                   `json:"queued_turn_count"`
-	ResultIndex       int                   `json:"result_index"`
-	TranscriptPath    string                `json:"transcript_path"`
+	TotalCostUSD float64               `json:"total_cost_usd"`
+	Usage        ResultUsage           `json:"usage"`
+	ModelUsage   map[string]ModelUsage `json:"modelUsage"`
+	// ModelUsageSinceLast is stream-json's: the usage since the previous
+	// result line; brood prints one, so it is modelUsage.
+	ModelUsageSinceLast map[string]ModelUsage `json:"model_usage_since_last_result,omitempty"`
+	UnpricedModels      []string              `json:"unpriced_models,omitempty"`
+	SubagentUsage       Usage                 `json:"subagent_usage"`
+	PermissionDenials   []PermissionDenial    `json:"permission_denials"`
+	SubagentStats       SubagentStats         `json:"subagent_stats"`
+	SafetyStops         int                   `json:"safety_stops"`
+	FastModeState       string                `json:"fast_mode_state"`
+	FastModeReason      string                `json:"fast_mode_disabled_reason"`
+	// The timings are absent at the turn cap, as in Claude Code.
+	TTFTMS          *int64 `json:"ttft_ms,omitempty"`
+	TTFTStreamMS    *int64 `json:"ttft_stream_ms,omitempty"`
+	TimeToRequestMS *int64 `json:"time_to_request_ms,omitempty"`
+	FirstFrameMS    *int64 `json:"first_content_frame_ms,omitempty"`
+	QueuedTurnCount int    `json:"queued_turn_count"`
+	ResultIndex     int    `json:"result_index"`
+	TranscriptPath  string `json:"transcript_path"`
 }
 
 // ResultUsage is the root's usage in the result, in the Messages API's
@@ -92,7 +97,7 @@ type Timing struct {
 func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duration, stats SubagentStats, denials []PermissionDenial, tm Timing) Result {
 	u := ResultUsage{Usage: usageOf(o.Usage), ServiceTier: "standard", Iterations: []string{}, Speed: "standard"}
 	u.CacheCreation.Ephemeral5m = o.Usage.CacheWrite
-	ttft := tm.TTFT.Milliseconds()
+	ttft, zero := tm.TTFT.Milliseconds(), int64(0)
 	r := Result{
 		Type: "result", Subtype: "success", DurationMS: took.Milliseconds(), DurationAPIMS: tm.API.Milliseconds(), NumTurns: o.Turns,
 		StopReason: "end_turn", TerminalReason: "completed", SessionID: SessionID(sessionPath), UUID: newUUID(),
@@ -100,7 +105,7 @@ func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duratio
 		TotalCostUSD: t.Cost.USD, ModelUsage: t.modelUsage(), UnpricedModels: t.Cost.Unpriced,
 		PermissionDenials: denials, TranscriptPath: sessionPath,
 		FastModeState: "off", FastModeReason: "unsupported",
-		TTFTMS: ttft, TTFTStreamMS: ttft, FirstFrameMS: ttft,
+		TTFTMS: &ttft, TTFTStreamMS: &ttft, FirstFrameMS: &ttft, TimeToRequestMS: &zero, APIErrorStatus: json.RawMessage("null"),
 	}
 	if r.PermissionDenials == nil {
 		r.PermissionDenials = []PermissionDenial{}
@@ -122,6 +127,7 @@ func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duratio
 	case agent.StatusPartial:
 		r.Subtype, r.IsError, r.StopReason, r.TerminalReason = "error_max_turns", true, "tool_use", "max_turns"
 		r.Errors = []string{"Reached maximum number of turns (" + itoa(o.Turns) + ")"}
+		r.APIErrorStatus, r.TTFTMS, r.TTFTStreamMS, r.TimeToRequestMS, r.FirstFrameMS = nil, nil, nil, nil, nil
 		r.Result = o.Text
 	case agent.StatusCancelled:
 		r.Subtype, r.IsError, r.TerminalReason = "error_interrupted", true, "interrupted"

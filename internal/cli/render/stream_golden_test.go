@@ -35,7 +35,7 @@ func goldenRun(t *testing.T, root string, stream bool) string {
 	var out buf
 	h := NewHeadless(&out, stream)
 	h.Start(Info{SessionPath: filepath.Join(root, ".brood/sessions/01KBN5Q7MZ8XRTSESSIONSESS1.jsonl"), Cwd: root,
-		Model: "anthropic/claude-opus-5-5", Tools: []string{"Read", "Task"}, Agents: []string{"explore"}, PermissionMode: "default", Root: root})
+		Model: "anthropic/claude-opus-5-5", Tools: []string{"Read", "Task"}, Agents: []string{"explore"}, PermissionMode: "default", Root: root, APIKeySource: "ANTHROPIC_API_KEY"})
 	u := &model.Usage{Input: 100, Output: 20}
 	h.Event(agent.Event{Type: agent.EvTurn, Turn: 1})
 	h.Event(agent.Event{Type: agent.EvText, Turn: 1, Text: "I will delegate this."})
@@ -95,7 +95,7 @@ var (
 	reUUID  = regexp.MustCompile(`"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"`)
 	reMsgID = regexp.MustCompile(`"msg_[0-9a-f]{24}"`)
 	reTime  = regexp.MustCompile(`"20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z"`)
-	reMS    = regexp.MustCompile(`"(duration_ms|duration_api_ms)":[0-9]+`)
+	reMS    = regexp.MustCompile(`"(duration_ms|duration_api_ms|end_time)":[0-9]+`)
 )
 
 // normalise replaces what differs from run to run with placeholders, as

@@ -2,7 +2,9 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -43,6 +45,31 @@ func (t *taskState) prompt() string {
 		return ""
 	}
 	return t.call.prompt
+}
+
+// startedTask is a subagent an Agent call started.
+type startedTask struct {
+	id, status, outputFile string
+	call                   agentCall
+}
+
+// agentResult is the tool_use_result of the root's Agent call ev ends
+// (nil for a call that started nothing).
+func (h *Headless) agentResult(ev agent.Event) *AgentResult {
+	st, ok := h.byCall[ev.ToolID]
+	if !ok {
+		return nil
+	}
+	delete(h.byCall, ev.ToolID)
+	status := st.status
+	switch {
+	case st.call.background:
+		status = "async_launched"
+	case status == "":
+		status = "failed"
+	}
+	return &AgentResult{IsAsync: st.call.background, Status: status, AgentID: st.id, Description: st.call.desc,
+		Prompt: st.call.prompt, OutputFile: st.outputFile, CanReadOutputFile: st.outputFile != "", CanContinueAgent: true}
 }
 
 // maxReplay bounds the part of a subagent's transcript stream-json
@@ -120,10 +147,12 @@ func (h *Headless) DispatchEvent(ev delegate.Event) {
 	switch ev.Type {
 	case "dispatch_start":
 		t.call = h.matchCall(ev)
-		if t.desc == "" && t.call != nil {
-			t.desc = t.call.desc
+		if t.call != nil {
+			t.desc = cmp.Or(t.desc, t.call.desc)
+			h.byCall[t.call.id] = startedTask{id: ev.TaskID, call: *t.call, outputFile: h.transcriptOf(ev)}
 		}
 		if h.stream {
+			h.backgroundTasks()
 			h.line(TaskStarted{Type: "system", Subtype: "task_started", TaskID: ev.TaskID, ToolUseID: t.toolUseID(),
 				Description: t.desc, SubagentType: ev.Agent, IsBackgrounded: t.call != nil && t.call.background,
 				SpawnDepth: ev.Depth, TaskType: "local_agent", Prompt: t.prompt(), UUID: newUUID(), SessionID: sid})
@@ -139,15 +168,38 @@ func (h *Headless) DispatchEvent(ev delegate.Event) {
 		}
 	case "dispatch_stop":
 		delete(h.tasks, ev.TaskID)
+		status := claudeStatus(ev.Status)
+		if t.call != nil {
+			if st, ok := h.byCall[t.call.id]; ok {
+				st.status = status
+				h.byCall[t.call.id] = st
+			}
+		}
 		if !h.stream {
 			return
 		}
 		h.replay(ev.TaskID, t)
+		h.line(TaskUpdated{Type: "system", Subtype: "task_updated", TaskID: ev.TaskID,
+			Patch: TaskPatch{Status: status, EndTime: time.Now().UnixMilli()}, UUID: newUUID(), SessionID: sid})
+		summary := h.summaryOf(ev)
 		h.line(TaskNotification{Type: "system", Subtype: "task_notification", TaskID: ev.TaskID, ToolUseID: t.toolUseID(),
-			Status: claudeStatus(ev.Status), OutputFile: h.transcriptOf(ev), Summary: h.summaryOf(ev),
+			Status: status, OutputFile: h.transcriptOf(ev), Summary: summary, SummaryIsRpt: summary != "",
 			Usage: t.usage(ev.Usage, ev.WallMS), UUID: newUUID(), SessionID: sid,
 			SubagentType: ev.Agent, BroodStatus: ev.Status, Tokens: usageOf(ev.Usage)})
+		h.backgroundTasks()
 	}
+}
+
+// backgroundTasks sends the list of the root's subagents still running.
+func (h *Headless) backgroundTasks() {
+	ids := slices.Sorted(maps.Keys(h.tasks))
+	list := []BackgroundTask{}
+	for _, id := range ids {
+		if t := h.tasks[id]; t.call != nil {
+			list = append(list, BackgroundTask{TaskID: id, TaskType: "local_agent", SubagentType: t.agent, Description: t.desc})
+		}
+	}
+	h.line(BackgroundTasks{Type: "system", Subtype: "background_tasks_changed", Tasks: list, UUID: newUUID(), SessionID: SessionID(h.info.SessionPath)})
 }
 
 func (t *taskState) usage(u model.Usage, ms int64) TaskUsage {

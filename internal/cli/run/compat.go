@@ -208,3 +208,36 @@ func withoutDenied(set *tool.Set, deny []string) *tool.Set {
 
 // toolAliases are Claude Code's names for the same tool.
 var toolAliases = map[string]string{"Task": "Agent", "Agent": "Task"}
+
+// claudeModel is the model Claude Code 2.1.332 uses when none is named.
+const claudeModel = "claude-opus-5-5"
+
+// claudeDefaultModel is the model a run without --model or a configured
+// one uses, as `claude -p` picks it: $ANTHROPIC_MODEL, else Claude Code's
+// default when an Anthropic key is in the environment; else "" (brood
+// then says how to configure one).
+func claudeDefaultModel(getenv func(string) string) string {
+	if m := getenv("ANTHROPIC_MODEL"); m != "" {
+		return "anthropic/" + strings.TrimPrefix(m, "anthropic/")
+	}
+	if getenv("ANTHROPIC_API_KEY") != "" || getenv("ANTHROPIC_AUTH_TOKEN") != "" {
+		return "anthropic/" + claudeModel
+	}
+	return ""
+}
+
+// apiKeySource is where the model's key comes from, as Claude Code's
+// init line names it: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for an
+// Anthropic model, else none (another provider's key is not Claude
+// Code's business).
+func apiKeySource(getenv func(string) string, spec string) string {
+	if p, _, ok := strings.Cut(spec, "/"); ok && p != "anthropic" {
+		return "none"
+	}
+	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"} {
+		if getenv(k) != "" {
+			return k
+		}
+	}
+	return "none"
+}

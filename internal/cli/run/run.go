@@ -173,7 +173,7 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Compat.SkipPermissions && o.PermMode == "" {
 		o.PermMode = "bypassPermissions"
 	}
-	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
+	spec := cmdutil.FirstNonEmpty(o.Model, s.Model, claudeDefaultModel(f.Getenv))
 	m, err := f.ResolveModel(spec)
 	if err != nil {
 		return err
@@ -282,6 +282,7 @@ func Run(ctx context.Context, o *Options) error {
 	out.Start(render.Info{
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
+		APIKeySource: apiKeySource(f.Getenv, spec),
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
 }
