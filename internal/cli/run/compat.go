@@ -28,6 +28,11 @@ type Compat struct {
 	MaxBudgetUSD     float64
 	JSONSchema       string
 	FallbackModel    string
+	// SessionID names a new session (a UUID, as Claude Code takes it).
+	SessionID string
+	// NoPersistence keeps the transcript out of .brood/sessions: nothing
+	// for --continue or --resume to find.
+	NoPersistence bool
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -41,13 +46,11 @@ var notes = []struct {
 	{"add-dir", "list", "accepted for claude -p compatibility", "the tools reach only the project directory; the extra directory is not added"},
 	{"settings", "string", "accepted for claude -p compatibility", "brood reads .brood/settings.toml and .claude/settings*.json only; this settings layer is not loaded"},
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
-	{"session-id", "string", "accepted for claude -p compatibility", "brood names the session itself (a ULID, in session_id); continue it with --resume ID"},
 	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
 	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
 	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
 	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
-	{"no-session-persistence", "bool", "accepted for claude -p compatibility", "the session is still written under .brood/sessions (subagents need it)"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
 	{"disable-slash-commands", "bool", "accepted for claude -p compatibility", "brood -p has no slash commands"},
@@ -67,6 +70,8 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
 	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
+	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
+	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":

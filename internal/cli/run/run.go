@@ -7,6 +7,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -193,9 +194,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return cmdutil.ExitCode(1, err)
 	}
-	history, path, err := openSession(f, o)
+	history, path, tmp, err := openSession(f, o)
 	if err != nil {
 		return err
+	}
+	if tmp != "" {
+		defer os.RemoveAll(tmp)
 	}
 	// The project's redactor (environment, the project's .env values, key
 	// formats), the same as the interactive mode's.
