@@ -2,6 +2,7 @@ package compat_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,12 +19,14 @@ import (
 	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/model/modeltest"
 )
 
 // TestMain makes the test binary brood when testscript runs it by that
 // name (and brood's children, which are the same binary).
 func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
 	if strings.HasPrefix(filepath.Base(os.Args[0]), "brood-") {
 		broodMain()
 	}
@@ -90,6 +93,16 @@ func TestCompat(t *testing.T) {
 			fake.SetResponder(respond(env.WorkDir))
 			home := filepath.Join(env.WorkDir, "home")
 			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			// notes-mcp.json: this binary as the notes MCP server (mcptest).
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+				"notes": map[string]any{"command": exe, "env": map[string]string{mcptest.EnvServer: "1"}}}})
+			if err := os.WriteFile(filepath.Join(env.WorkDir, "notes-mcp.json"), cfg, 0o644); err != nil {
 				return err
 			}
 			env.Setenv("PATH", filepath.Dir(claude)+string(os.PathListSeparator)+os.Getenv("PATH"))

@@ -17,6 +17,7 @@ import (
 //	MOCK-K=N          call the subagent tool (Agent, or brood's Task) N times, then sum up
 //	MOCK-SUBAGENT     (a subagent's prompt, or brood's subagent's system prompt) answer with a report
 //	MOCK-BASH=CMD     call Bash with CMD, then say whether it ran or was refused
+//	MOCK-TOOL=NAME    call the tool NAME with {"text":"hi"}, then say how it went
 //	MOCK-WRITE=FILE   call Write on FILE (relative to the project), then say how it went
 //	MOCK-LOOP         call Bash (git log) at every turn: the turn cap ends it
 //	MOCK-SYSTEM=WORD  say whether the system prompt holds WORD
@@ -128,6 +129,11 @@ func respond(root string) modeltest.Responder {
 				return call("Bash", jsonObj("command", strings.ReplaceAll(arg, "_", " "), "description", "Run a command"))
 			}
 			return ran("Bash")
+		case "TOOL":
+			if len(results) == 0 {
+				return call(arg, `{"text":"hi"}`)
+			}
+			return ran(arg)
 		case "WRITE":
 			if len(results) == 0 {
 				return call("Write", jsonObj("file_path", root+"/"+arg, "content", "written\n"))

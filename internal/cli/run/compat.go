@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-
+	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -30,6 +31,10 @@ type Compat struct {
 	FallbackModel    string
 	// SessionID names a new session (a UUID, as Claude Code takes it).
 	SessionID string
+	// MCPConfig are --mcp-config's files or JSON strings; StrictMCP
+	// (--strict-mcp-config) makes their servers the only ones.
+	MCPConfig []string
+	StrictMCP bool
 	// NoPersistence keeps the transcript out of .brood/sessions: nothing
 	// for --continue or --resume to find.
 	NoPersistence bool
@@ -41,8 +46,6 @@ var notes = []struct {
 	name, kind, help, note string
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
-	{"mcp-config", "list", "accepted for claude -p compatibility", "brood reads MCP servers from .mcp.json and settings only; this file is not loaded"},
-	{"strict-mcp-config", "bool", "accepted for claude -p compatibility", "brood uses the configured MCP servers (.mcp.json, settings) as usual"},
 	{"add-dir", "list", "accepted for claude -p compatibility", "the tools reach only the project directory; the extra directory is not added"},
 	{"settings", "string", "accepted for claude -p compatibility", "brood reads .brood/settings.toml and .claude/settings*.json only; this settings layer is not loaded"},
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
@@ -70,6 +73,8 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
 	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
+	f.StringArrayVar(&c.MCPConfig, "mcp-config", nil, "MCP servers from these JSON files or strings ({\"mcpServers\":{...}}), as claude -p's; variadic")
+	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
 	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
 	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
 	for _, n := range notes {
@@ -245,4 +250,48 @@ func apiKeySource(getenv func(string) string, spec string) string {
 		}
 	}
 	return "none"
+}
+
+// applyMCP adds --mcp-config's servers to the factory's (only them under
+// --strict-mcp-config), before the run's agents and children read them.
+func (c *Compat) applyMCP(f *cmdutil.Factory) error {
+	if len(c.MCPConfig) == 0 && !c.StrictMCP {
+		return nil
+	}
+	servers, warns, err := c.mcpServers()
+	if err != nil {
+		return cmdutil.ExitCode(cmdutil.ExitFailed, err)
+	}
+	for _, w := range warns {
+		fmt.Fprintln(f.Err, "brood: mcp:", w)
+	}
+	f.AddMCPServers(servers, c.StrictMCP)
+	return nil
+}
+
+// mcpServers are the servers --mcp-config names: each value a JSON
+// string ({"mcpServers": {...}}) or a file holding one, later ones
+// replacing earlier ones of the same name. The user named them on the
+// command line: they need no project trust. A server that cannot be used
+// is left out with a warning; a value that is no such JSON is an error.
+func (c *Compat) mcpServers() (map[string]mcpspec.Spec, []string, error) {
+	out := map[string]mcpspec.Spec{}
+	var warns []string
+	for _, v := range c.MCPConfig {
+		name, data := "--mcp-config", []byte(v)
+		if t := strings.TrimSpace(v); !strings.HasPrefix(t, "{") {
+			b, err := os.ReadFile(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--mcp-config: %w; give a file or a JSON string like '{\"mcpServers\":{\"name\":{\"command\":\"...\"}}}'", err)
+			}
+			name, data = "--mcp-config "+v, b
+		}
+		servers, w, err := mcpspec.ParseFile(name, data) // its errors name the flag (and the file)
+		if err != nil {
+			return nil, nil, err
+		}
+		warns = append(warns, w...)
+		maps.Copy(out, servers)
+	}
+	return out, warns, nil
 }

@@ -96,7 +96,7 @@ func TestClaudeFlags(t *testing.T) {
 		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil}, // TestFallbackModel checks the switch
 	}
 	for _, n := range []struct{ flag, val string }{
-		{"allow-dangerously-skip-permissions", ""}, {"mcp-config", "mcp.json"}, {"strict-mcp-config", ""},
+		{"allow-dangerously-skip-permissions", ""},
 		{"add-dir", "/tmp"}, {"settings", `{"model":"x"}`}, {"setting-sources", "user,project"},
 		{"include-partial-messages", ""},
 		{"replay-user-messages", ""}, {"fork-session", ""}, {"agents", `{"r":{"description":"d","prompt":"p"}}`},

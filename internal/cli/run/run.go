@@ -171,6 +171,9 @@ func Run(ctx context.Context, o *Options) error {
 		fmt.Fprintln(f.Err, n)
 	}
 	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
+	if err := o.Compat.applyMCP(f); err != nil {
+		return err
+	}
 	if o.Compat.SkipPermissions && o.PermMode == "" {
 		o.PermMode = "bypassPermissions"
 	}
