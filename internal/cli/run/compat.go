@@ -31,6 +31,9 @@ type Compat struct {
 	FallbackModel    string
 	// SessionID names a new session (a UUID, as Claude Code takes it).
 	SessionID string
+	// Settings is --settings: a Claude Code settings file or JSON string
+	// (settings_flag.go).
+	Settings string
 	// MCPConfig are --mcp-config's files or JSON strings; StrictMCP
 	// (--strict-mcp-config) makes their servers the only ones.
 	MCPConfig []string
@@ -47,7 +50,6 @@ var notes = []struct {
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
 	{"add-dir", "list", "accepted for claude -p compatibility", "the tools reach only the project directory; the extra directory is not added"},
-	{"settings", "string", "accepted for claude -p compatibility", "brood reads .brood/settings.toml and .claude/settings*.json only; this settings layer is not loaded"},
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
 	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
 	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
@@ -73,6 +75,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
 	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
+	f.StringVar(&c.Settings, "settings", "", "a Claude Code settings file or JSON string: its permissions and model, above the settings files")
 	f.StringArrayVar(&c.MCPConfig, "mcp-config", nil, "MCP servers from these JSON files or strings ({\"mcpServers\":{...}}), as claude -p's; variadic")
 	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
 	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")

@@ -166,10 +166,13 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.Depth.Apply(f); err != nil {
 		return err
 	}
-	s := f.Settings
 	for _, n := range o.notes {
 		fmt.Fprintln(f.Err, n)
 	}
+	if err := o.Compat.applySettings(f); err != nil {
+		return err
+	}
+	s := f.Settings
 	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
 	if err := o.Compat.applyMCP(f); err != nil {
 		return err
