@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,8 @@ type Compat struct {
 	FallbackModel    string
 	// SessionID names a new session (a UUID, as Claude Code takes it).
 	SessionID string
+	// AddDirs are --add-dir's directories (absolute once resolved).
+	AddDirs []string
 	// Settings is --settings: a Claude Code settings file or JSON string
 	// (settings_flag.go).
 	Settings string
@@ -49,7 +52,6 @@ var notes = []struct {
 	name, kind, help, note string
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
-	{"add-dir", "list", "accepted for claude -p compatibility", "the tools reach only the project directory; the extra directory is not added"},
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
 	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
 	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
@@ -75,6 +77,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
 	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
+	f.StringArrayVar(&c.AddDirs, "add-dir", nil, "more directories the agent works in: named in its prompt, and under acceptEdits its edits there are allowed as in the project; variadic")
 	f.StringVar(&c.Settings, "settings", "", "a Claude Code settings file or JSON string: its permissions and model, above the settings files")
 	f.StringArrayVar(&c.MCPConfig, "mcp-config", nil, "MCP servers from these JSON files or strings ({\"mcpServers\":{...}}), as claude -p's; variadic")
 	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
@@ -133,6 +136,9 @@ func (c *Compat) systemFile() (string, error) {
 // add at the end of the root's system prompt.
 func (c *Compat) appendix() (string, error) {
 	parts := []string{}
+	if len(c.AddDirs) > 0 {
+		parts = append(parts, "Additional working directories (--add-dir): "+strings.Join(c.AddDirs, ", "))
+	}
 	if c.AppendSystem != "" {
 		parts = append(parts, c.AppendSystem)
 	}
@@ -297,4 +303,44 @@ func (c *Compat) mcpServers() (map[string]mcpspec.Spec, []string, error) {
 		maps.Copy(out, servers)
 	}
 	return out, warns, nil
+}
+
+// addDirs resolves --add-dir's directories to absolute paths, each an
+// existing directory whose name no permission rule would read as a
+// pattern.
+func (c *Compat) addDirs(cwd string) error {
+	for i, d := range c.AddDirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cwd, d)
+		}
+		d = filepath.Clean(d)
+		fi, err := os.Stat(d)
+		switch {
+		case err != nil:
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--add-dir: %w", err))
+		case !fi.IsDir():
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--add-dir %s: not a directory", d))
+		case strings.ContainsAny(d, "*?[]{}\\,"):
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--add-dir %s: brood cannot name a directory with *?[]{}\\ or a comma in a permission rule; add a link to it without them", d))
+		}
+		c.AddDirs[i] = d
+	}
+	return nil
+}
+
+// addDirRules are the allow rules --add-dir means under acceptEdits:
+// edits in the added directories are allowed as in the project, as
+// Claude Code has them. In the other modes they add no rule (default asks,
+// plan refuses, bypassPermissions allows anyway).
+func (c *Compat) addDirRules(mode string) []string {
+	if mode != "acceptEdits" {
+		return nil
+	}
+	var rules []string
+	for _, d := range c.AddDirs {
+		for _, t := range []string{"Edit", "Write"} {
+			rules = append(rules, t+"("+d+"/**)")
+		}
+	}
+	return rules
 }

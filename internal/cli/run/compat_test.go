@@ -97,7 +97,7 @@ func TestClaudeFlags(t *testing.T) {
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""},
-		{"add-dir", "/tmp"}, {"setting-sources", "user,project"},
+		{"setting-sources", "user,project"},
 		{"include-partial-messages", ""},
 		{"replay-user-messages", ""}, {"fork-session", ""}, {"agents", `{"r":{"description":"d","prompt":"p"}}`},
 		{"permission-prompt-tool", "mcp__x__y"}, {"debug", ""}, {"bare", ""},

@@ -180,6 +180,10 @@ func Run(ctx context.Context, o *Options) error {
 	if o.Compat.SkipPermissions && o.PermMode == "" {
 		o.PermMode = "bypassPermissions"
 	}
+	if err := o.Compat.addDirs(f.Cwd); err != nil {
+		return err
+	}
+	o.Allow = append(o.Allow, o.Compat.addDirRules(cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode))...)
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model, claudeDefaultModel(f.Getenv))
 	m, err := f.ResolveModel(spec)
 	if err != nil {
@@ -292,7 +296,7 @@ func Run(ctx context.Context, o *Options) error {
 	out.Start(render.Info{
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
-		APIKeySource: apiKeySource(f.Getenv, spec),
+		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
 }
