@@ -20,6 +20,10 @@ var (
 		"system/init brood_version", "system/init transcript_path",
 		"system/task_notification subagent_type", "system/task_notification brood_status",
 		"system/task_notification tokens", "system/task_notification tokens.*",
+		// brood's own block in its subagent hooks (task id, depth, status).
+		"hook/SubagentStart brood", "hook/SubagentStart brood.*", "hook/SubagentStop brood", "hook/SubagentStop brood.*",
+		// Pending (issue 27 point 4): brood's Bash tool_response is {content}.
+		"hook/PostToolUse tool_response.content",
 	}
 	// claudeOnly are Claude Code's keys and lines brood does not print.
 	claudeOnly = []string{
@@ -35,6 +39,16 @@ var (
 		"user tool_result_meta", "user tool_result_meta[].*", "user tool_result_meta[].permission_decision.*",
 		"user (subagent) tool_result_meta", "user (subagent) tool_result_meta[].*", "user (subagent) tool_result_meta[].permission_decision.*",
 		"user tool_use_result.resolvedModel",
+		// Claude Code lists its running background subagents on Stop and
+		// SubagentStop; brood's subagents here ran in the foreground (the
+		// list is there, empty).
+		"hook/Stop background_tasks[].*", "hook/SubagentStop background_tasks[].*",
+		// Pending (issue 27 point 4): effort on four events, and Claude
+		// Code's Bash tool_response {stdout, stderr, interrupted, isImage,
+		// noOutputExpected}.
+		"hook/PreToolUse effort", "hook/PreToolUse effort.*", "hook/PostToolUse effort", "hook/PostToolUse effort.*",
+		"hook/Stop effort", "hook/Stop effort.*", "hook/SubagentStop effort", "hook/SubagentStop effort.*",
+		"hook/PostToolUse tool_response.*",
 	}
 	// typeDiffers are keys whose value is of another JSON type in brood.
 	typeDiffers = []string{}
@@ -45,7 +59,10 @@ var (
 	// (num_turns 4 under --max-turns 3); brood counts the turns it ran.
 	// With subagents Claude Code's last result follows their
 	// notifications and counts the turns since the one before.
-	valueDiffers = []string{"json-schema stop_reason", "json-schema num_turns", "max-turns num_turns", "subagents num_turns"}
+	// A failed model call: the error's wording is each program's own, and
+	// Claude Code counts the turn that failed.
+	valueDiffers = []string{"json-schema stop_reason", "json-schema num_turns", "max-turns num_turns", "subagents num_turns",
+		"api-error result", "api-error num_turns"}
 )
 
 func allowed(list []string, kind, key string) bool {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -261,4 +262,47 @@ func unmatched(who string, ls []map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// cmdCmpHooks is `cmphooks CLAUDE_DIR BROOD_DIR`: the hook payloads each
+// program gave its command hooks (DIR/EVENT.jsonl, one payload a line,
+// written by the story's hooks) compared event by event: the same events
+// fired, and each event's payloads with the same keys and types, less the
+// allowlist (kind hook/EVENT).
+func cmdCmpHooks(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmphooks CLAUDE_DIR BROOD_DIR")
+	}
+	events := func(dir string) map[string]map[string]string {
+		out := map[string]map[string]string{}
+		files, _ := filepath.Glob(filepath.Join(ts.MkAbs(dir), "*.jsonl"))
+		for _, f := range files {
+			ev := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+			out[ev] = map[string]string{}
+			for _, l := range lines(ts, f) {
+				maps.Copy(out[ev], paths(l))
+			}
+		}
+		return out
+	}
+	cc, br := events(args[0]), events(args[1])
+	if len(cc) == 0 {
+		ts.Fatalf("%s holds no hook payloads: the check would prove nothing", args[0])
+	}
+	var diffs []string
+	for _, ev := range slices.Sorted(maps.Keys(cc)) {
+		if _, ok := br[ev]; !ok {
+			diffs = append(diffs, "brood fired no "+ev+" hook")
+			continue
+		}
+		diffs = append(diffs, compareKeys("hook/"+ev, cc[ev], br[ev])...)
+	}
+	for _, ev := range slices.Sorted(maps.Keys(br)) {
+		if _, ok := cc[ev]; !ok {
+			diffs = append(diffs, "claude fired no "+ev+" hook")
+		}
+	}
+	if len(diffs) > 0 {
+		ts.Fatalf("the hook payloads differ beyond the allowlist (docs/cli.md):\n%s", strings.Join(diffs, "\n"))
+	}
 }

@@ -87,6 +87,7 @@ func TestCompat(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exits": cmdExits, "jsonget": cmdJSONGet, "cmpresult": cmdCmpResult, "cmpstream": cmdCmpStream,
+			"cmphooks": cmdCmpHooks,
 		},
 		Setup: func(env *testscript.Env) error {
 			fake := modeltest.NewAnthropic(t)

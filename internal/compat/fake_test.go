@@ -24,6 +24,7 @@ import (
 //	MOCK-MODEL        say which model was asked for
 //	MOCK-HAS=WORD     say whether the prompt's message holds WORD
 //	MOCK-RECALL=WORD  say whether WORD is in the conversation before the prompt
+//	MOCK-ERROR        answer 400 invalid_request_error (no retry)
 //	MOCK-SCHEMA       answer {"answer":"hello"} (through a StructuredOutput tool when offered)
 
 type request struct {
@@ -153,6 +154,8 @@ func respond(root string) modeltest.Responder {
 				before.WriteString(textOf(m.Content))
 			}
 			return modeltest.Reply{Text: "The conversation " + has(strings.Contains(before.String(), arg)) + " " + arg + "."}
+		case "ERROR":
+			return modeltest.Reply{Status: 400, ErrorMessage: "MOCK-ERROR: the request was refused"}
 		case "SCHEMA":
 			if offered("StructuredOutput") && len(results) == 0 {
 				return call("StructuredOutput", `{"answer":"hello"}`)
