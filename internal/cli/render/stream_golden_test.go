@@ -31,7 +31,6 @@ const (
 
 func goldenRun(t *testing.T, root string, stream bool) string {
 	t.Helper()
-	writeChildTranscript(t, root)
 	var out buf
 	h := NewHeadless(&out, stream)
 	h.Start(Info{SessionPath: filepath.Join(root, ".brood/sessions/01KBN5Q7MZ8XRTSESSIONSESS1.jsonl"), Cwd: root,
@@ -46,8 +45,12 @@ func goldenRun(t *testing.T, root string, stream bool) string {
 		Input: json.RawMessage(`{"subagent_type":"nobody","description":"nothing","prompt":"No such agent."}`)})
 	h.Event(agent.Event{Type: agent.EvToolResult, Turn: 1, Tool: "Task", ToolID: "toolu_root_2", Text: `unknown subagent_type "nobody"`, IsError: true})
 	h.DispatchEvent(delegate.Event{Type: "dispatch_start", TaskID: goldenTask, Agent: "explore", Depth: 1, Description: "read the readme"})
+	recs := childTranscript()
+	writeChildTranscript(t, root, recs[:4], "") // its first turn: a Read call, and its usage
+
 	h.DispatchEvent(delegate.Event{Type: "usage", TaskID: goldenTask, Agent: "explore", Depth: 1, Usage: model.Usage{Input: 50, Output: 5}})
 	h.DispatchEvent(delegate.Event{Type: "progress", TaskID: goldenTask, Agent: "explore", Depth: 1, Tools: []string{"Read"}})
+	writeChildTranscript(t, root, recs[4:], "not json: a line a hostile child wrote\n{\"type\":\"message\",\"turn\":3") // the rest, and a partial line
 	h.DispatchEvent(delegate.Event{Type: "dispatch_stop", TaskID: goldenTask, Agent: "explore", Depth: 1, Status: "done", WallMS: 240, Usage: model.Usage{Input: 110, Output: 12}})
 	h.Event(agent.Event{Type: agent.EvToolResult, Turn: 1, Tool: "Task", ToolID: goldenCall, Text: "<subagent-result>The README is short.</subagent-result>"})
 	h.Event(agent.Event{Type: agent.EvTurn, Turn: 2})
@@ -59,16 +62,11 @@ func goldenRun(t *testing.T, root string, stream bool) string {
 	return normalise(out.String(), root)
 }
 
-// writeChildTranscript writes the explore child's transcript and result
-// as a child does.
-func writeChildTranscript(t *testing.T, root string) {
-	t.Helper()
-	dir := filepath.Join(root, ".brood", "dispatch", goldenTask)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+// childTranscript is the explore child's transcript, as a child writes
+// it.
+func childTranscript() []session.Record {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	recs := []session.Record{
+	return []session.Record{
 		{Type: session.RecMeta, Time: at, Agent: "explore", Model: "anthropic/claude-haiku-4-5"},
 		{Type: session.RecMessage, Time: at, Message: &model.Message{Role: model.RoleUser, Content: []model.Part{{Type: model.PartText, Text: "Say what README.md says."}}}},
 		{Type: session.RecMessage, Time: at, Turn: 1, Message: &model.Message{Role: model.RoleAssistant, Content: []model.Part{{Type: model.PartToolUse, ID: "toolu_child_1", Name: "Read", Input: json.RawMessage(`{"file_path":"README.md"}`)}}}},
@@ -77,13 +75,28 @@ func writeChildTranscript(t *testing.T, root string) {
 		{Type: session.RecMessage, Time: at, Turn: 2, Message: &model.Message{Role: model.RoleAssistant, Content: []model.Part{{Type: model.PartText, Text: "The README is short."}}}},
 		{Type: session.RecUsage, Time: at, Turn: 2, Usage: &model.Usage{Input: 60, Output: 7}},
 	}
+}
+
+// writeChildTranscript appends recs (and then tail, as it is) to the
+// explore child's transcript, and writes its result.
+func writeChildTranscript(t *testing.T, root string, recs []session.Record, tail string) {
+	t.Helper()
+	dir := filepath.Join(root, ".brood", "dispatch", goldenTask)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
 	for _, r := range recs {
 		line, _ := json.Marshal(r)
 		b.Write(append(line, '\n'))
 	}
-	b.WriteString("not json: a line a hostile child wrote\n")
-	if err := os.WriteFile(filepath.Join(dir, "session.jsonl"), []byte(b.String()), 0o644); err != nil {
+	b.WriteString(tail)
+	f, err := os.OpenFile(filepath.Join(dir, "session.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(b.String()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "result.json"), []byte(`{"status":"done","summary":"The README is short."}`), 0o644); err != nil {

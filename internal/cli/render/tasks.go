@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"maps"
@@ -12,7 +11,6 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
-	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -31,6 +29,7 @@ type taskState struct {
 	started  time.Time
 	toolUses int
 	tokens   model.Usage
+	follow   follower // where its transcript has been read to
 }
 
 func (t *taskState) toolUseID() *string {
@@ -71,10 +70,6 @@ func (h *Headless) agentResult(ev agent.Event) *AgentResult {
 	return &AgentResult{IsAsync: st.call.background, Status: status, AgentID: st.id, Description: st.call.desc,
 		Prompt: st.call.prompt, OutputFile: st.outputFile, CanReadOutputFile: st.outputFile != "", CanContinueAgent: true}
 }
-
-// maxReplay bounds the part of a subagent's transcript stream-json
-// replays.
-const maxReplay = 16 << 20
 
 // noteCall keeps an Agent (Task) call until the subagent it starts is
 // announced (dispatch_start): that is how a task is matched to its
@@ -160,6 +155,7 @@ func (h *Headless) DispatchEvent(ev delegate.Event) {
 	case "usage":
 		t.tokens = ev.Usage
 	case "progress":
+		h.follow(ev.TaskID, t, false)
 		t.toolUses += len(ev.Tools)
 		if h.stream && len(ev.Tools) > 0 {
 			h.line(TaskProgress{Type: "system", Subtype: "task_progress", TaskID: ev.TaskID, ToolUseID: t.toolUseID(),
@@ -178,7 +174,7 @@ func (h *Headless) DispatchEvent(ev delegate.Event) {
 		if !h.stream {
 			return
 		}
-		h.replay(ev.TaskID, t)
+		h.follow(ev.TaskID, t, true)
 		h.line(TaskUpdated{Type: "system", Subtype: "task_updated", TaskID: ev.TaskID,
 			Patch: TaskPatch{Status: status, EndTime: time.Now().UnixMilli()}, UUID: newUUID(), SessionID: sid})
 		summary := h.summaryOf(ev)
@@ -256,79 +252,6 @@ func (h *Headless) summaryOf(ev delegate.Event) string {
 		return ""
 	}
 	return r.Summary
-}
-
-// replay sends the subagent's own messages from its transcript, each
-// tagged with the Agent call's id (parent_tool_use_id), its task id, type
-// and description, as Claude Code streams a subagent's messages. brood
-// sends them when the subagent ends, not as it goes: the transcript is
-// the child's, read beneath its task directory without following links.
-func (h *Headless) replay(id string, t *taskState) {
-	if t.call == nil {
-		return
-	}
-	d := h.taskDir(delegate.Event{TaskID: id})
-	if d == nil {
-		return
-	}
-	b, err := d.ReadFile(taskdir.Session, maxReplay)
-	if err != nil {
-		return
-	}
-	recs, usage, mdl := readTranscript(b)
-	msgIDs := map[int]string{}
-	for _, r := range recs {
-		line := MessageLine{ParentToolUseID: &t.call.id, AgentID: id, SessionID: SessionID(h.info.SessionPath),
-			UUID: newUUID(), Timestamp: stamp(r.Time), SubagentType: t.agent, TaskDescription: t.desc}
-		switch r.Message.Role {
-		case model.RoleAssistant:
-			content := blocks(r.Message.Content, model.PartText, model.PartToolUse)
-			if len(content) == 0 {
-				continue
-			}
-			if msgIDs[r.Turn] == "" {
-				msgIDs[r.Turn] = newMessageID()
-			}
-			line.Type, line.Message = "assistant", assistantMessage(content, msgIDs[r.Turn], mdl, usage[r.Turn])
-		case model.RoleUser:
-			content := blocks(r.Message.Content, model.PartToolResult)
-			if len(content) == 0 {
-				continue
-			}
-			line.Type, line.Message = "user", UserMessage{Role: "user", Content: content}
-		default:
-			continue
-		}
-		h.line(line)
-	}
-}
-
-// readTranscript is a transcript's messages, its turns' usage and the
-// model its meta record names. Lines that do not parse are skipped: the
-// file is the child's.
-func readTranscript(b []byte) (msgs []session.Record, usage map[int]model.Usage, mdl string) {
-	usage = map[int]model.Usage{}
-	for _, ln := range bytes.Split(b, []byte("\n")) {
-		var r session.Record
-		if len(bytes.TrimSpace(ln)) == 0 || json.Unmarshal(ln, &r) != nil {
-			continue
-		}
-		switch r.Type {
-		case session.RecMeta:
-			if mdl == "" {
-				mdl = r.Model
-			}
-		case session.RecUsage:
-			if r.Usage != nil {
-				usage[r.Turn] = *r.Usage
-			}
-		case session.RecMessage:
-			if r.Message != nil {
-				msgs = append(msgs, r)
-			}
-		}
-	}
-	return msgs, usage, mdl
 }
 
 // blocks are parts' blocks of the given types in stream-json's shape.
