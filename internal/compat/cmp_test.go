@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -261,8 +262,51 @@ func unmatched(who string, ls []map[string]any) []string {
 			out = append(out, fmt.Sprintf("%s line %d (%s) has no tool_use_id", who, i+1, k))
 		}
 	}
+	return append(out, misattributed(who, ls)...)
+}
+
+// misattributed lists the Agent calls whose result names another
+// subagent (tool_use_result.agentId) than the task_started line with the
+// call's tool_use_id: a task matched to the wrong call.
+func misattributed(who string, ls []map[string]any) []string {
+	taskOf := map[string]string{}
+	for _, l := range ls {
+		if kindOf(l) == "system/task_started" {
+			taskOf[fmt.Sprint(l["tool_use_id"])] = fmt.Sprint(l["task_id"])
+		}
+	}
+	var out []string
+	for i, l := range ls {
+		res, _ := l["tool_use_result"].(map[string]any)
+		msg, _ := l["message"].(map[string]any)
+		content, _ := msg["content"].([]any)
+		for _, c := range content {
+			b, _ := c.(map[string]any)
+			id := fmt.Sprint(b["tool_use_id"])
+			task, ok := taskOf[id]
+			if !ok {
+				continue
+			}
+			named := []string{}
+			if a, ok := res["agentId"].(string); ok {
+				named = append(named, a)
+			}
+			for _, m := range agentInText.FindAllStringSubmatch(enc(b["content"]), -1) {
+				named = append(named, m[1])
+			}
+			for _, n := range named {
+				if n != task {
+					out = append(out, fmt.Sprintf("%s line %d: the result of %s names agent %s, its task_started says %s", who, i+1, id, n, task))
+				}
+			}
+		}
+	}
 	return out
 }
+
+// agentInText finds the subagent a result's text names: brood's
+// <subagent-result task-id="…">, Claude Code's "agentId: …".
+var agentInText = regexp.MustCompile(`(?:task-id=\\"|agentId: )([0-9A-Za-z]+)`)
 
 // cmdCmpHooks is `cmphooks CLAUDE_DIR BROOD_DIR`: the hook payloads each
 // program gave its command hooks (DIR/EVENT.jsonl, one payload a line,

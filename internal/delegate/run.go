@@ -42,7 +42,7 @@ func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
 	env, name := j.env, j.name
 	id := env.TaskID
 	emit := d.emitter(ctx)
-	emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc})
+	emit(Event{Type: protocol.EvDispatchStart, TaskID: id, Agent: name, Depth: env.Depth, MaxDepth: env.MaxDepth, Parent: d.cfg.ParentTaskID, Description: j.desc, ToolUseID: j.callID})
 	d.announce(id, name, env.Depth, env.MaxDepth)
 	if def, ok := d.cfg.Registry.Get(name); ok && len(def.Lacking) > 0 && d.cfg.Stderr != nil {
 		fmt.Fprintf(d.cfg.Stderr, "brood: %s runs without %s: its definition names them and brood does not provide them\n", name, strings.Join(def.Lacking, ", "))

@@ -119,14 +119,14 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
 	}
-	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx)), TraceParent: telemetry.TraceParent(ctx)}
+	req := Request{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(History(ctx)), TraceParent: telemetry.TraceParent(ctx),
+		CallID: agent.CallID(ctx)} // the dispatch_start event names the call (stream-json's tool_use_id)
 	if in.Fork {
 		if t.d.cfg.IsFork {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")
 		}
 		req.Fork = true
 		req.History = History(ctx)
-		req.CallID = agent.CallID(ctx)
 	}
 	if def, ok := t.d.cfg.Registry.Get(req.Agent); in.Background || (ok && def.Background) {
 		id, err := t.d.Start(req)

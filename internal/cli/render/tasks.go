@@ -102,12 +102,16 @@ func (h *Headless) dropCall(id string) {
 }
 
 // matchCall finds the root's call that started the task ev announces: the
-// oldest one waiting of the same agent and description, else of the same
-// agent, else the oldest. A grandchild's start (ev.Parent set) is none of
+// one it names (ToolUseID), else the oldest one waiting of the same agent
+// and description, else of the same agent, else the oldest. A grandchild's start (ev.Parent set) is none of
 // the root's calls.
 func (h *Headless) matchCall(ev delegate.Event) *agentCall {
 	if ev.Parent != "" || len(h.order) == 0 {
 		return nil
+	}
+	if c, ok := h.calls[ev.ToolUseID]; ok {
+		h.dropCall(c.id)
+		return &c
 	}
 	same := func(c agentCall) bool { return strings.EqualFold(c.agent, ev.Agent) }
 	tests := []func(agentCall) bool{
