@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/broodhq/brood/internal/model/modeltest"
@@ -77,106 +76,127 @@ func respond(root string) modeltest.Responder {
 		if json.Unmarshal(rec.Body, &req) != nil {
 			return modeltest.Reply{Text: "Hello."}
 		}
-		// The cue is in the latest user text that has one; what follows it
-		// are tool results.
-		at, cue, arg := -1, "", ""
-		for i, m := range req.Messages {
-			if m.Role != "user" {
-				continue
-			}
-			if c := cueRe.FindAllStringSubmatch(textOf(m.Content), -1); c != nil {
-				at, cue, arg = i, c[len(c)-1][1], c[len(c)-1][2]
-			}
-		}
-		if strings.Contains(string(req.System), "MOCK-SUBAGENT") {
-			cue = "SUBAGENT" // brood's subagents have their brief in the system prompt
-		} else if at < 0 {
+		t := turnOf(req, root)
+		if t.cue == "" {
 			return modeltest.Reply{Text: "Hello."}
 		}
-		var results []block
-		for _, m := range req.Messages[max(at, 0):] {
-			for _, bl := range blocksOf(m.Content) {
-				if bl.Type == "tool_result" {
-					results = append(results, bl)
-				}
+		return t.reply()
+	}
+}
+
+// turn is one request as the fake model reads it: the cue of the latest
+// user text that has one (at: its message), and the tool results after it.
+type turn struct {
+	req      request
+	root     string
+	at       int
+	cue, arg string
+	results  []block
+}
+
+func turnOf(req request, root string) turn {
+	t := turn{req: req, root: root, at: -1}
+	for i, m := range req.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		if c := cueRe.FindAllStringSubmatch(textOf(m.Content), -1); c != nil {
+			t.at, t.cue, t.arg = i, c[len(c)-1][1], c[len(c)-1][2]
+		}
+	}
+	if strings.Contains(string(req.System), "MOCK-SUBAGENT") {
+		t.cue = "SUBAGENT" // brood's subagents have their brief in the system prompt
+	}
+	for _, m := range req.Messages[max(t.at, 0):] {
+		for _, bl := range blocksOf(m.Content) {
+			if bl.Type == "tool_result" {
+				t.results = append(t.results, bl)
 			}
 		}
-		offered := func(name string) bool {
-			return slices.ContainsFunc(req.Tools, func(t struct {
-				Name string `json:"name"`
-			}) bool {
-				return t.Name == name
-			})
+	}
+	return t
+}
+
+func (t turn) offered(name string) bool {
+	for _, tl := range t.req.Tools {
+		if tl.Name == name {
+			return true
 		}
-		call := func(name, input string) modeltest.Reply {
-			if !offered(name) {
-				return modeltest.Reply{Text: "Hello."}
-			}
-			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: fmt.Sprintf("toolu_%s_%d", strings.ToLower(name), len(req.Messages)), Name: name, Input: input}}}
-		}
-		ran := func(what string) modeltest.Reply {
-			if results[0].IsError {
-				return modeltest.Reply{Text: what + " was refused."}
-			}
-			return modeltest.Reply{Text: what + " ran."}
-		}
-		switch cue {
-		case "K":
-			return subagents(req, arg, len(results), offered)
-		case "SUBAGENT":
-			return modeltest.Reply{Text: "Subagent report: the README describes a tiny fixture."}
-		case "BASH":
-			if len(results) == 0 {
-				return call("Bash", jsonObj("command", strings.ReplaceAll(arg, "_", " "), "description", "Run a command"))
-			}
-			return ran("Bash")
-		case "TOOL":
-			if len(results) == 0 {
-				return call(arg, `{"text":"hi"}`)
-			}
-			return ran(arg)
-		case "WRITE":
-			if len(results) == 0 {
-				return call("Write", jsonObj("file_path", root+"/"+arg, "content", "written\n"))
-			}
-			return ran("Write")
-		case "LOOP":
-			return call("Bash", jsonObj("command", "git log --oneline -1", "description", "Show the last commit"))
-		case "SYSTEM":
-			return modeltest.Reply{Text: "The system prompt " + has(strings.Contains(string(req.System), arg)) + " " + arg + "."}
-		case "MODEL":
-			return modeltest.Reply{Text: "The model is " + req.Model + "."}
-		case "HAS":
-			return modeltest.Reply{Text: "The prompt " + has(strings.Contains(textOf(req.Messages[at].Content), strings.ReplaceAll(arg, "_", " "))) + " " + arg + "."}
-		case "RECALL":
-			var before strings.Builder
-			for _, m := range req.Messages[:at] {
-				before.WriteString(textOf(m.Content))
-			}
-			return modeltest.Reply{Text: "The conversation " + has(strings.Contains(before.String(), arg)) + " " + arg + "."}
-		case "ERROR":
-			return modeltest.Reply{Status: 400, ErrorMessage: "MOCK-ERROR: the request was refused"}
-		case "SCHEMA":
-			if offered("StructuredOutput") && len(results) == 0 {
-				return call("StructuredOutput", `{"answer":"hello"}`)
-			}
-			return modeltest.Reply{Text: `{"answer":"hello"}`}
-		}
+	}
+	return false
+}
+
+// call calls the tool name with input, once (then ran says how it went).
+func (t turn) call(name, input string) modeltest.Reply {
+	if !t.offered(name) {
 		return modeltest.Reply{Text: "Hello."}
 	}
+	return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: fmt.Sprintf("toolu_%s_%d", strings.ToLower(name), len(t.req.Messages)), Name: name, Input: input}}}
+}
+
+func (t turn) ran(what string) modeltest.Reply {
+	if t.results[0].IsError {
+		return modeltest.Reply{Text: what + " was refused."}
+	}
+	return modeltest.Reply{Text: what + " ran."}
+}
+
+// once calls the tool on the cue's first turn, and then says how it went.
+func (t turn) once(name, input string) modeltest.Reply {
+	if len(t.results) == 0 {
+		return t.call(name, input)
+	}
+	return t.ran(name)
+}
+
+func (t turn) reply() modeltest.Reply {
+	switch t.cue {
+	case "K":
+		return subagents(t, t.arg)
+	case "SUBAGENT":
+		return modeltest.Reply{Text: "Subagent report: the README describes a tiny fixture."}
+	case "BASH":
+		return t.once("Bash", jsonObj("command", strings.ReplaceAll(t.arg, "_", " "), "description", "Run a command"))
+	case "TOOL":
+		return t.once(t.arg, `{"text":"hi"}`)
+	case "WRITE":
+		return t.once("Write", jsonObj("file_path", t.root+"/"+t.arg, "content", "written\n"))
+	case "LOOP":
+		return t.call("Bash", jsonObj("command", "git log --oneline -1", "description", "Show the last commit"))
+	case "SYSTEM":
+		return modeltest.Reply{Text: "The system prompt " + has(strings.Contains(string(t.req.System), t.arg)) + " " + t.arg + "."}
+	case "MODEL":
+		return modeltest.Reply{Text: "The model is " + t.req.Model + "."}
+	case "HAS":
+		return modeltest.Reply{Text: "The prompt " + has(strings.Contains(textOf(t.req.Messages[t.at].Content), strings.ReplaceAll(t.arg, "_", " "))) + " " + t.arg + "."}
+	case "RECALL":
+		var before strings.Builder
+		for _, m := range t.req.Messages[:t.at] {
+			before.WriteString(textOf(m.Content))
+		}
+		return modeltest.Reply{Text: "The conversation " + has(strings.Contains(before.String(), t.arg)) + " " + t.arg + "."}
+	case "ERROR":
+		return modeltest.Reply{Status: 400, ErrorMessage: "MOCK-ERROR: the request was refused"}
+	case "SCHEMA":
+		if t.offered("StructuredOutput") && len(t.results) == 0 {
+			return t.call("StructuredOutput", `{"answer":"hello"}`)
+		}
+		return modeltest.Reply{Text: `{"answer":"hello"}`}
+	}
+	return modeltest.Reply{Text: "Hello."}
 }
 
 // subagents answers MOCK-K=N: N calls of the subagent tool in one turn,
 // then a summary once their results are in.
-func subagents(req request, n string, results int, offered func(string) bool) modeltest.Reply {
+func subagents(t turn, n string) modeltest.Reply {
 	name := "Task"
-	if offered("Agent") {
+	if t.offered("Agent") {
 		name = "Agent"
 	}
-	if !offered(name) || n == "0" {
+	if !t.offered(name) || n == "0" {
 		return modeltest.Reply{Text: "Done: answered directly without delegating."}
 	}
-	if results > 0 {
+	if len(t.results) > 0 {
 		return modeltest.Reply{Text: "All " + n + " subagents reported back."}
 	}
 	var calls []modeltest.ToolCall

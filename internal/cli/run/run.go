@@ -166,24 +166,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.Depth.Apply(f); err != nil {
 		return err
 	}
-	for _, n := range o.notes {
-		fmt.Fprintln(f.Err, n)
-	}
-	if err := o.Compat.applySettings(f); err != nil {
+	if err := o.applyCompat(); err != nil {
 		return err
 	}
 	s := f.Settings
-	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
-	if err := o.Compat.applyMCP(f); err != nil {
-		return err
-	}
-	if o.Compat.SkipPermissions && o.PermMode == "" {
-		o.PermMode = "bypassPermissions"
-	}
-	if err := o.Compat.addDirs(f.Cwd); err != nil {
-		return err
-	}
-	o.Allow = append(o.Allow, o.Compat.addDirRules(cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode))...)
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model, claudeDefaultModel(f.Getenv))
 	m, err := f.ResolveModel(spec)
 	if err != nil {
@@ -299,6 +285,31 @@ func Run(ctx context.Context, o *Options) error {
 		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// applyCompat applies claude -p's flags before the run is set up: the
+// notes of the flags brood only accepts, --settings, the permission
+// lists, --mcp-config, --dangerously-skip-permissions and --add-dir.
+func (o *Options) applyCompat() error {
+	f := o.Factory
+	for _, n := range o.notes {
+		fmt.Fprintln(f.Err, n)
+	}
+	if err := o.Compat.applySettings(f); err != nil {
+		return err
+	}
+	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
+	if err := o.Compat.applyMCP(f); err != nil {
+		return err
+	}
+	if o.Compat.SkipPermissions && o.PermMode == "" {
+		o.PermMode = "bypassPermissions"
+	}
+	if err := o.Compat.addDirs(f.Cwd); err != nil {
+		return err
+	}
+	o.Allow = append(o.Allow, o.Compat.addDirRules(cmdutil.FirstNonEmpty(o.PermMode, f.Settings.Permissions.Mode))...)
+	return nil
 }
 
 // systemPrompt is the root's system prompt: --system-prompt (or its
