@@ -74,7 +74,9 @@ type Spec struct {
 	NextTurn string `json:"-"`
 
 	// Fork, History and CallID seed a fork with the caller's conversation
-	// (the Task tool only; never crosses a process boundary).
+	// (the Task tool only; never crosses a process boundary); CallID also
+	// names the Task call in the dispatch_start event (stream-json's
+	// tool_use_id).
 	Fork    bool            `json:"-"`
 	History []model.Message `json:"-"`
 	CallID  string          `json:"-"`

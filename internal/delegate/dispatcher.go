@@ -276,6 +276,7 @@ type job struct {
 	lg     *dispatch.Log
 	unlock func() // the task's lock, held from prepare until run ends
 	desc   string
+	callID string // the tool_use id of the Task call that asked for it ("" for other callers)
 	// inPlace is set for an auto writer counted in Dispatcher.inPlace.
 	inPlace bool
 	// warm is the child started ahead for this task (nil: a cold start).
@@ -366,7 +367,7 @@ func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim cal
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm}
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm, desc: req.Description, callID: req.CallID}
 	if inPlace && env.Isolation == "" {
 		j.inPlace = true
 		j.unlock = func() { d.leaveInPlace(); unlock() }

@@ -118,14 +118,15 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if in.SubagentType == "" && !in.Fork {
 		in.SubagentType = "general-purpose"
 	}
-	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(env.History())}
+	// CallID names the call in the dispatch_start event (stream-json's
+	// tool_use_id) and seeds a fork.
+	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(env.History()), CallID: env.CallID()}
 	if in.Fork {
 		if t.d.cfg.IsFork {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")
 		}
 		s.Fork = true
 		s.History = env.History()
-		s.CallID = env.CallID()
 	}
 	if def, ok := t.d.cfg.Registry.Get(s.Agent); in.Background || (ok && def.Background) {
 		id, err := t.d.Start(ctx, s)

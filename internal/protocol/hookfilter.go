@@ -98,11 +98,18 @@ func HookMatch(matcher, value string, aliases ...string) bool {
 	return slices.ContainsFunc(names, re.MatchString)
 }
 
-// ToolAliases are Claude Code's names for a brood tool where they differ
-// (brood's Task is Claude Code's Agent).
+// ToolAliases are Claude Code's names for a brood tool or built-in agent
+// where they differ: brood's Task is Claude Code's Agent, its explore and
+// plan agents Claude Code's Explore and Plan (so a SubagentStart matcher
+// "Explore" selects brood's explore).
 func ToolAliases(name string) []string {
-	if name == "Task" {
+	switch name {
+	case "Task":
 		return []string{"Agent"}
+	case "explore":
+		return []string{"Explore"}
+	case "plan":
+		return []string{"Plan"}
 	}
 	return nil
 }

@@ -279,7 +279,10 @@ type Event struct {
 	Usage       model.Usage `json:"usage,omitzero"`
 	WallMS      int64       `json:"wall_ms,omitempty"`
 	Description string      `json:"description,omitempty"`
-	KilledBy    string      `json:"killed_by,omitempty"` // dispatch_stop of a killed child
+	// ToolUseID is, on a dispatch_start of this process's own child, the
+	// id of the Task (Agent) call that asked for it (never relayed).
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	KilledBy  string `json:"killed_by,omitempty"` // dispatch_stop of a killed child
 	// Via is set by the process that relays a grandchild's event: the
 	// child that relayed it (whatever a child wrote there is replaced).
 	Via string `json:"via,omitempty"`

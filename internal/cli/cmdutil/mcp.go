@@ -30,6 +30,21 @@ func (f *Factory) MCPServers() map[string]mcpspec.Spec {
 	return f.mcp.Servers
 }
 
+// AddMCPServers adds servers the user named on the command line (claude
+// -p's --mcp-config) to the configured ones, a server of the same name
+// replacing the configured one; with strict (--strict-mcp-config) they are
+// the only ones. Call it before anything reads MCPServers.
+func (f *Factory) AddMCPServers(extra map[string]mcpspec.Spec, strict bool) {
+	servers := map[string]mcpspec.Spec{}
+	if !strict {
+		maps.Copy(servers, f.MCPServers())
+	}
+	maps.Copy(servers, extra)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mcp = &mcpspec.Config{Servers: servers}
+}
+
 // MCPSession connects the root agent to every configured MCP server, as
 // Claude Code's main agent has them (close it when the run ends). What could
 // not be had is said on stderr.

@@ -1,17 +1,18 @@
 package render
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"io"
-
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/jsonstr"
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -24,6 +25,14 @@ type Info struct {
 	Agents         []string
 	PermissionMode string
 	Version        string
+	// APIKeySource is where the model's key came from (ANTHROPIC_API_KEY,
+	// none), as Claude Code's init line says.
+	APIKeySource string
+	// AddDirs are the directories --add-dir added.
+	AddDirs []string
+	// Root is the project root: its .brood/dispatch holds the subagents'
+	// transcripts (stream-json's output_file, and their messages).
+	Root string
 }
 
 // SessionID is a session's id: its transcript's file name without .jsonl.
@@ -50,11 +59,28 @@ type Headless struct {
 	first   bool                       // the current turn's first token is seen
 	timing  Timing
 	redact  func(string) string
+	turn    turnState
+	// calls are the root's Agent (Task) calls not yet matched to the
+	// subagent they started, by tool_use id, in call order (order).
+	calls map[string]agentCall
+	order []string
+	tasks map[string]*taskState // the subagents running, by task id
+	// started are the root's subagents by the tool_use id of the call
+	// that started them, for the call's tool_use_result.
+	byCall map[string]startedTask
+}
+
+// turnState is the current model turn as stream-json tells it: every
+// block of the turn has its message id and usage.
+type turnState struct {
+	id    string
+	usage model.Usage
 }
 
 // NewHeadless writes to out; stream selects stream-json.
 func NewHeadless(out io.Writer, stream bool) *Headless {
-	return &Headless{out: out, stream: stream, stats: newSubagentStats(), inputs: map[string]json.RawMessage{}}
+	return &Headless{out: out, stream: stream, stats: newSubagentStats(), inputs: map[string]json.RawMessage{},
+		calls: map[string]agentCall{}, tasks: map[string]*taskState{}, byCall: map[string]startedTask{}, turn: turnState{id: newMessageID()}}
 }
 
 // Redacting makes every line h writes pass through redact (the process's
@@ -83,8 +109,12 @@ func (h *Headless) Start(info Info) {
 	}
 	h.line(Init{
 		Type: "system", Subtype: "init", Cwd: info.Cwd, SessionID: SessionID(info.SessionPath),
-		Tools: nonNil(info.Tools), MCPServers: []string{}, Model: info.Model, PermissionMode: info.PermissionMode,
-		Agents: nonNil(info.Agents), BroodVersion: info.Version, TranscriptPath: info.SessionPath,
+		Tools: nonNil(info.Tools), MCPServers: []string{}, Model: bareModel(info.Model), PermissionMode: info.PermissionMode,
+		Agents: nonNil(info.Agents), APIKeySource: info.APIKeySource, SlashCommands: []string{}, Skills: []string{}, Plugins: []string{},
+		Capabilities: []string{}, TerminalSlashCommands: []string{}, OutputStyle: "default", AnalyticsDisabled: true, ProductFeedbackDisabled: true,
+		UUID: newUUID(), OriginalCwd: info.Cwd, AdditionalDirectories: nonNil(info.AddDirs),
+		FastModeState: "off", FastModeReason: "unsupported", ViewMode: "default",
+		BroodVersion: info.Version, TranscriptPath: info.SessionPath,
 	})
 }
 
@@ -94,26 +124,43 @@ func (h *Headless) Event(ev agent.Event) {
 	defer h.mu.Unlock()
 	h.time(ev.Type)
 	switch ev.Type {
+	case agent.EvTurn:
+		h.flushText()
+		h.turn = turnState{id: newMessageID()}
+	case agent.EvUsage:
+		if ev.Usage != nil {
+			h.turn.usage = *ev.Usage
+		}
 	case agent.EvText:
 		h.text.WriteString(ev.Text)
 	case agent.EvRestart:
 		h.text.Reset()
 	case agent.EvToolCall:
 		h.flushText()
-		if ev.Tool == "Task" || ev.Tool == "Agent" {
+		if isAgentTool(ev.Tool) {
 			h.stats.noteRequest(ev.Input)
+			h.noteCall(ev)
 		}
 		h.inputs[ev.ToolID] = ev.Input
-		h.message("assistant", []Content{{Type: "tool_use", ID: ev.ToolID, Name: ev.Tool, Input: ev.Input}})
+		h.assistant([]Content{{Type: "tool_use", ID: ev.ToolID, Name: wireTool(ev.Tool), Input: ev.Input}})
 	case agent.EvToolResult:
-		if ev.Tool == "Task" && ev.IsError && !strings.Contains(ev.Text, "<subagent-result") {
-			h.stats.noteRefusal(ev.Text)
+		if isAgentTool(ev.Tool) && ev.IsError {
+			h.dropCall(ev.ToolID) // refused: it started no subagent
+			if !strings.Contains(ev.Text, "<subagent-result") {
+				h.stats.noteRefusal(ev.Text)
+			}
 		}
 		if ev.IsError && strings.Contains(ev.Text, "permission") {
 			h.denials = append(h.denials, PermissionDenial{ToolName: ev.Tool, ToolUseID: ev.ToolID, ToolInput: orEmpty(h.inputs[ev.ToolID])})
 		}
-		h.message("user", []Content{{Type: "tool_result", ToolUseID: ev.ToolID, Content: ev.Text, IsError: ev.IsError}})
-	case agent.EvTurn, agent.EvDone:
+		line := h.userLine(toolResult(ev.Tool, ev.ToolID, ev.Text, ev.IsError))
+		if isAgentTool(ev.Tool) {
+			line.ToolUseResult = h.agentResult(ev)
+		}
+		if h.stream {
+			h.line(line)
+		}
+	case agent.EvDone:
 		h.flushText()
 	}
 }
@@ -151,41 +198,68 @@ func (h *Headless) flushText() {
 	if h.text.Len() == 0 {
 		return
 	}
-	h.message("assistant", []Content{{Type: "text", Text: h.text.String()}})
+	h.assistant([]Content{{Type: "text", Text: h.text.String()}})
 	h.text.Reset()
 }
 
-func (h *Headless) message(role string, content []Content) {
+// assistant sends one of the root's assistant lines: a block of the
+// current turn, with the turn's id and usage.
+func (h *Headless) assistant(content []Content) {
 	if !h.stream {
 		return
 	}
-	m := Message{Role: role, Content: content}
-	if role == "assistant" {
-		h.msgID++
-		m.Type, m.Model = "message", h.info.Model
-	}
-	h.line(MessageLine{Type: role, Message: m, SessionID: SessionID(h.info.SessionPath)})
+	h.line(MessageLine{Type: "assistant", Message: assistantMessage(content, h.turn.id, h.info.Model, h.turn.usage),
+		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), Timestamp: stamp(time.Now())})
 }
 
-// DispatchEvent follows a child: task_started, task_progress and
-// task_notification system messages, and the subagent roll-up.
-func (h *Headless) DispatchEvent(ev delegate.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.stats.note(ev)
-	if !h.stream {
-		return
+// userLine is one of the root's user lines: tool results.
+func (h *Headless) userLine(content ...Content) MessageLine {
+	return MessageLine{Type: "user", Message: UserMessage{Role: "user", Content: content},
+		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), Timestamp: stamp(time.Now())}
+}
+
+func assistantMessage(content []Content, id, mdl string, u model.Usage) AssistantMessage {
+	return AssistantMessage{Content: content, ID: id, Model: bareModel(mdl), Role: "assistant", Type: "message", Usage: usageOf(u)}
+}
+
+// toolResult is a tool_result block: the Agent (Task) tool's content is a
+// list of text blocks, every other tool's a string, as in Claude Code.
+func toolResult(tool, id, text string, isError bool) Content {
+	c := Content{Type: "tool_result", ToolUseID: id, Content: text, IsError: isError}
+	if isAgentTool(tool) {
+		c.Content = []TextBlock{{Type: "text", Text: text}}
 	}
-	sid := SessionID(h.info.SessionPath)
-	switch ev.Type {
-	case "dispatch_start":
-		h.line(TaskLine{Type: "system", Subtype: "task_started", TaskID: ev.TaskID, SubagentType: ev.Agent, SpawnDepth: ev.Depth, SessionID: sid})
-	case "progress":
-		h.line(TaskLine{Type: "system", Subtype: "task_progress", TaskID: ev.TaskID, SubagentType: ev.Agent, LastToolName: last(ev.Tools), SessionID: sid})
-	case "dispatch_stop":
-		u := usageOf(ev.Usage)
-		h.line(TaskLine{Type: "system", Subtype: "task_notification", TaskID: ev.TaskID, SubagentType: ev.Agent, Status: ev.Status, Usage: &u, DurationMS: ev.WallMS, SessionID: sid})
+	return c
+}
+
+// isAgentTool reports whether name is the subagent tool: brood's Task,
+// Claude Code's Agent.
+func isAgentTool(name string) bool { return name == "Task" || name == "Agent" }
+
+// wireTool is the name stream-json gives a tool call: Claude Code's Agent
+// for brood's Task (the model is offered Task; a script reads Agent).
+func wireTool(name string) string {
+	if name == "Task" {
+		return "Agent"
 	}
+	return name
+}
+
+// bareModel is the model id without brood's provider prefix, as Claude
+// Code names models.
+func bareModel(spec string) string {
+	_, id := splitModel(spec)
+	return id
+}
+
+// stamp is a timestamp as Claude Code writes them (ISO 8601, UTC, ms).
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// newMessageID is a Messages API-like message id (msg_ and 24 hex digits).
+func newMessageID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "msg_" + hex.EncodeToString(b[:])
 }
 
 // Done sends the result object.
@@ -193,14 +267,11 @@ func (h *Headless) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.flushText()
-	h.line(NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials, h.timing))
-}
-
-func last(s []string) string {
-	if len(s) == 0 {
-		return ""
+	r := NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials, h.timing)
+	if h.stream {
+		r.ModelUsageSinceLast = r.ModelUsage
 	}
-	return s[len(s)-1]
+	h.line(r)
 }
 
 func nonNil(s []string) []string {

@@ -2,15 +2,16 @@ package render
 
 import (
 	"encoding/json"
-	"strings"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 )
 
-// The wire types of --output-format json and stream-json: Claude Code's
-// field names (reference/claude-code-2.1.332/print-*.json) where a script
-// would parse them, so a script written for `claude -p` reads brood's.
+// The wire types of --output-format json and stream-json, in one place:
+// Claude Code 2.1.332's field names and order
+// (reference/claude-code-2.1.332/print-*.json) where a script would parse
+// them, so a script written for `claude -p` reads brood's. The golden
+// transcripts in testdata/*.txtar hold what they encode to
+// (TestStreamGolden; go test -run TestStreamGolden -update rewrites them).
 
 // Init is stream-json's first line.
 type Init struct {
@@ -23,27 +24,91 @@ type Init struct {
 	Model          string   `json:"model"`
 	PermissionMode string   `json:"permissionMode"`
 	Agents         []string `json:"agents"`
-	BroodVersion   string   `json:"brood_version,omitempty"`
-	TranscriptPath string   `json:"transcript_path"`
+	// Claude Code's other keys, with brood's values: no slash commands,
+	// skills or plugins in a headless run, no analytics, children
+	// sandboxed, no fast mode.
+	APIKeySource            string   `json:"apiKeySource"`
+	SlashCommands           []string `json:"slash_commands"`
+	TerminalSlashCommands   []string `json:"terminal_slash_commands"`
+	Skills                  []string `json:"skills"`
+	Plugins                 []string `json:"plugins"`
+	Capabilities            []string `json:"capabilities"`
+	OutputStyle             string   `json:"output_style"`
+	AnalyticsDisabled       bool     `json:"analytics_disabled"`
+	ProductFeedbackDisabled bool     `json:"product_feedback_disabled"`
+	UUID                    string   `json:"uuid"`
+	SandboxEnabled          bool     `json:"sandbox_enabled"`
+	OriginalCwd             string   `json:"original_cwd"`
+	AdditionalDirectories   []string `json:"additional_directories"`
+	FastModeState           string   `json:"fast_mode_state"`
+	FastModeReason          string   `json:"fast_mode_disabled_reason"`
+	PerTurnEffortActive     bool     `json:"per_turn_effort_active"`
+	UltrathinkAvailable     bool     `json:"ultrathink_available"`
+	UltrathinkTypedRaises   bool     `json:"ultrathink_typed_raises"`
+	ViewMode                string   `json:"view_mode"`
+	BroodVersion            string   `json:"brood_version,omitempty"`
+	TranscriptPath          string   `json:"transcript_path"`
 }
 
-// MessageLine is an assistant or user message of stream-json.
+// MessageLine is an assistant or user message of stream-json. A
+// subagent's own messages carry the id of the Agent (Task) call that
+// started it in ParentToolUseID, its task id in AgentID, and its type and
+// description, as Claude Code tags them.
 type MessageLine struct {
 	Type            string  `json:"type"` // assistant | user
-	Message         Message `json:"message"`
+	Message         any     `json:"message"`
 	ParentToolUseID *string `json:"parent_tool_use_id"`
+	AgentID         string  `json:"agent_id,omitempty"`
 	SessionID       string  `json:"session_id"`
+	UUID            string  `json:"uuid"`
+	Timestamp       string  `json:"timestamp"`
+	SubagentType    string  `json:"subagent_type,omitempty"`
+	TaskDescription string  `json:"task_description,omitempty"`
+	// ToolUseResult is the Agent (Task) tool's result as data, on the
+	// root's user line that carries it.
+	ToolUseResult *AgentResult `json:"tool_use_result,omitempty"`
 }
 
-// Message is the Anthropic Messages API message inside a MessageLine.
-type Message struct {
-	Type    string    `json:"type,omitempty"`
+// AgentResult is what an Agent (Task) call did, in Claude Code's names:
+// the subagent's task id (agentId), how it ended (completed, failed,
+// async_launched for one started in the background), its transcript.
+type AgentResult struct {
+	IsAsync           bool   `json:"isAsync"`
+	Status            string `json:"status"`
+	AgentID           string `json:"agentId"`
+	Description       string `json:"description"`
+	Prompt            string `json:"prompt"`
+	OutputFile        string `json:"outputFile"`
+	CanReadOutputFile bool   `json:"canReadOutputFile"`
+	CanContinueAgent  bool   `json:"canContinueAgent"`
+}
+
+// AssistantMessage is the Messages API message of an assistant line. Every
+// block of one model turn has the turn's id and usage. StopReason and
+// StopSequence are null, as in Claude Code's stream (its lines are
+// snapshots taken while the turn streams).
+type AssistantMessage struct {
+	Content      []Content `json:"content"`
+	ID           string    `json:"id"`
+	Model        string    `json:"model"`
+	Role         string    `json:"role"`
+	StopReason   *string   `json:"stop_reason"`
+	StopSequence *string   `json:"stop_sequence"`
+	Type         string    `json:"type"`
+	Usage        Usage     `json:"usage"`
+	// ContextManagement is null, as in Claude Code's lines.
+	ContextManagement *struct{} `json:"context_management"`
+}
+
+// UserMessage is the message of a user line: tool results.
+type UserMessage struct {
 	Role    string    `json:"role"`
-	Model   string    `json:"model,omitempty"`
 	Content []Content `json:"content"`
 }
 
-// Content is one content block.
+// Content is one content block. A tool_result's Content is a string, or
+// for the Agent (Task) tool a list of text blocks, as Claude Code sends
+// them.
 type Content struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -51,23 +116,111 @@ type Content struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
+	Content   any             `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
 }
 
-// TaskLine is a subagent's system message (task_started, task_progress,
-// task_notification).
-type TaskLine struct {
-	Type         string `json:"type"`
-	Subtype      string `json:"subtype"`
+// TextBlock is a text block inside a tool_result's content list.
+type TextBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// TaskStarted is the system line of a subagent's start. ToolUseID is the
+// Agent (Task) call that started it (null for a grandchild: its call is
+// in its parent's transcript, not the root's).
+type TaskStarted struct {
+	Type           string  `json:"type"`
+	Subtype        string  `json:"subtype"`
+	TaskID         string  `json:"task_id"`
+	ToolUseID      *string `json:"tool_use_id"`
+	Description    string  `json:"description"`
+	SubagentType   string  `json:"subagent_type"`
+	IsBackgrounded bool    `json:"is_backgrounded"`
+	SpawnDepth     int     `json:"spawn_depth"`
+	TaskType       string  `json:"task_type"` // local_agent
+	Prompt         string  `json:"prompt"`
+	UUID           string  `json:"uuid"`
+	SessionID      string  `json:"session_id"`
+}
+
+// TaskProgress is a subagent's progress line: a batch of tool calls.
+type TaskProgress struct {
+	Type         string    `json:"type"`
+	Subtype      string    `json:"subtype"`
+	TaskID       string    `json:"task_id"`
+	ToolUseID    *string   `json:"tool_use_id"`
+	Description  string    `json:"description"`
+	SubagentType string    `json:"subagent_type"`
+	Usage        TaskUsage `json:"usage"`
+	LastToolName string    `json:"last_tool_name"`
+	UUID         string    `json:"uuid"`
+	SessionID    string    `json:"session_id"`
+}
+
+// TaskNotification is the line of a subagent's end. Status is Claude
+// Code's (completed, failed, stopped); BroodStatus is brood's own (done,
+// partial, checkpoint, failed, rejected, killed, cancelled). Summary is
+// the subagent's own summary (data from the child, as Claude Code's is);
+// OutputFile its whole transcript.
+type TaskNotification struct {
+	Type         string    `json:"type"`
+	Subtype      string    `json:"subtype"`
+	TaskID       string    `json:"task_id"`
+	ToolUseID    *string   `json:"tool_use_id"`
+	Status       string    `json:"status"`
+	OutputFile   string    `json:"output_file"`
+	Summary      string    `json:"summary"`
+	SummaryIsRpt bool      `json:"summary_is_report"`
+	Usage        TaskUsage `json:"usage"`
+	UUID         string    `json:"uuid"`
+	SessionID    string    `json:"session_id"`
+	SubagentType string    `json:"subagent_type"`
+	BroodStatus  string    `json:"brood_status"`
+	Tokens       Usage     `json:"tokens"`
+}
+
+// TaskUpdated says a subagent's state changed: its status and, when it
+// ended, the time (ms since the epoch).
+type TaskUpdated struct {
+	Type      string    `json:"type"`
+	Subtype   string    `json:"subtype"`
+	TaskID    string    `json:"task_id"`
+	Patch     TaskPatch `json:"patch"`
+	UUID      string    `json:"uuid"`
+	SessionID string    `json:"session_id"`
+}
+
+// TaskPatch is what changed.
+type TaskPatch struct {
+	Status  string `json:"status"`
+	EndTime int64  `json:"end_time"`
+}
+
+// BackgroundTasks lists the root's subagents still running, each time the
+// list changes (Claude Code's background_tasks_changed).
+type BackgroundTasks struct {
+	Type      string           `json:"type"`
+	Subtype   string           `json:"subtype"`
+	Tasks     []BackgroundTask `json:"tasks"`
+	UUID      string           `json:"uuid"`
+	SessionID string           `json:"session_id"`
+}
+
+// BackgroundTask is one running subagent.
+type BackgroundTask struct {
 	TaskID       string `json:"task_id"`
+	TaskType     string `json:"task_type"`
 	SubagentType string `json:"subagent_type"`
-	SpawnDepth   int    `json:"spawn_depth,omitempty"`
-	LastToolName string `json:"last_tool_name,omitempty"`
-	Status       string `json:"status,omitempty"`
-	Usage        *Usage `json:"usage,omitempty"`
-	DurationMS   int64  `json:"duration_ms,omitempty"`
-	SessionID    string `json:"session_id"`
+	Description  string `json:"description"`
+}
+
+// TaskUsage is a subagent's usage in task lines, Claude Code's shape: all
+// its tokens (and its subagents'), its tool calls, its wall time.
+type TaskUsage struct {
+	TotalTokens int64 `json:"total_tokens"`
+	ToolUses    int   `json:"tool_uses"`
+	DurationMS  int64 `json:"duration_ms"`
 }
 
 // Usage is token usage in the Messages API's names.
@@ -90,106 +243,3 @@ type PermissionDenial struct {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
-// SubagentStats is the roll-up of the subagents a run spawned, refused and
-// lost.
-type SubagentStats struct {
-	Spawned   int            `json:"spawned"`
-	Completed int            `json:"completed"`
-	Failed    int            `json:"failed"`
-	Partial   int            `json:"partial"`
-	Checkpt   int            `json:"checkpoint"`
-	MaxDepth  int            `json:"max_depth"`
-	Requested Requested      `json:"requested"`
-	Killed    Killed         `json:"killed"`
-	Refused   Refused        `json:"refused"`
-	ByType    map[string]int `json:"by_type"`
-	// InBackground counts the Task calls that asked for
-	// run_in_background; BySubagents the spawned a subagent (not the
-	// root) asked for.
-	InBackground int `json:"started_in_background"`
-	BySubagents  int `json:"spawned_by_subagents"`
-}
-
-// Requested counts Task calls by how they asked to run.
-type Requested struct {
-	Background int `json:"background"`
-	Foreground int `json:"foreground"`
-	Unset      int `json:"unset"`
-}
-
-// Killed counts children stopped before they finished: by their parent
-// (cancelled: Ctrl-C, TaskStop), by the user (brood tasks kill) or by the
-// system (lifeguard, hard timeout, a crash).
-type Killed struct {
-	Parent int `json:"parent"`
-	User   int `json:"user"`
-	System int `json:"system"`
-}
-
-// Refused counts Task calls that spawned nothing.
-type Refused struct {
-	DepthLimit       int `json:"depth_limit"`
-	ConcurrencyLimit int `json:"concurrency_limit"`
-	Budget           int `json:"budget"`
-	Invalid          int `json:"invalid"` // unknown agent type, bad arguments, a refused definition
-}
-
-func newSubagentStats() SubagentStats { return SubagentStats{ByType: map[string]int{}} }
-
-func (s *SubagentStats) note(ev delegate.Event) {
-	switch ev.Type {
-	case "dispatch_start":
-		s.Spawned++
-		s.ByType[ev.Agent]++
-		s.MaxDepth = max(s.MaxDepth, ev.Depth)
-		if ev.Depth > 1 {
-			s.BySubagents++
-		}
-	case "dispatch_stop":
-		switch ev.Status {
-		case "done":
-			s.Completed++
-		case "partial":
-			s.Partial++
-		case "checkpoint":
-			s.Checkpt++
-		case "killed":
-			s.Killed.System++
-		case "cancelled":
-			s.Killed.Parent++
-		default:
-			s.Failed++
-		}
-	}
-}
-
-func (s *SubagentStats) noteRequest(input json.RawMessage) {
-	var in struct {
-		Background *bool `json:"run_in_background"`
-	}
-	_ = json.Unmarshal(input, &in)
-	switch {
-	case in.Background == nil:
-		s.Requested.Unset++
-	case *in.Background:
-		s.Requested.Background++
-		s.InBackground++
-	default:
-		s.Requested.Foreground++
-	}
-}
-
-func (s *SubagentStats) noteRefusal(text string) {
-	t := strings.ToLower(text)
-	switch {
-	case strings.Contains(t, "depth"):
-		s.Refused.DepthLimit++
-	case strings.Contains(t, "concurren"):
-		s.Refused.ConcurrencyLimit++
-	case strings.Contains(t, "budget"):
-		s.Refused.Budget++
-	default:
-		s.Refused.Invalid++
-	}
-}

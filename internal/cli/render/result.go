@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
@@ -30,32 +32,38 @@ type Result struct {
 	TerminalReason   string          `json:"terminal_reason"`
 	SessionID        string          `json:"session_id"`
 	UUID             string          `json:"uuid"`
-	// APIErrorStatus is the HTTP status of a failed model call; brood's
-	// adapters do not surface it, so it is null, as Claude Code's is for a
-	// connection error. APIError names the failure on an api_error.
-	APIErrorStatus *int   `json:"api_error_status"`
-	APIError       string `json:"api_error,omitempty"`
+	// APIErrorStatus is the HTTP status of a failed model call and
+	// APIErrorType its Anthropic error type; null (and no type) when no
+	// HTTP answer came or the run did not fail, absent at the turn cap, as
+	// in Claude Code. APIError names a failure without HTTP status.
+	APIErrorStatus json.RawMessage `json:"api_error_status,omitempty"`
+	APIErrorType   string          `json:"api_error_type,omitempty"`
+	APIError       string          `json:"api_error,omitempty"`
 	// TotalCostUSD is the whole tree's estimated cost (the root and every
 	// subagent below it) at the price table: list prices, or [prices] in
 	// settings. Models without a price add nothing (0 when none has one);
 	// UnpricedModels names them, and ModelUsage has their tokens.
-	TotalCostUSD      float64               `json:"total_cost_usd"`
-	Usage             ResultUsage           `json:"usage"`
-	ModelUsage        map[string]ModelUsage `json:"modelUsage"`
-	UnpricedModels    []string              `json:"unpriced_models,omitempty"`
-	SubagentUsage     Usage                 `json:"subagent_usage"`
-	PermissionDenials []PermissionDenial    `json:"permission_denials"`
-	SubagentStats     SubagentStats         `json:"subagent_stats"`
-	SafetyStops       int                   `json:"safety_stops"`
-	FastModeState     string                `json:"fast_mode_state"`
-	FastModeReason    string                `json:"fast_mode_disabled_reason"`
-	TTFTMS            int64                 `json:"ttft_ms"`
-	TTFTStreamMS      int64                 `json:"ttft_stream_ms"`
-	TimeToRequestMS   int64                 `json:"time_to_request_ms"`
-	FirstFrameMS      int64                 `json:"first_content_frame_ms"`
-	QueuedTurnCount   int                   `json:"queued_turn_count"`
-	ResultIndex       int                   `json:"result_index"`
-	TranscriptPath    string                `json:"transcript_path"`
+	TotalCostUSD float64               `json:"total_cost_usd"`
+	Usage        ResultUsage           `json:"usage"`
+	ModelUsage   map[string]ModelUsage `json:"modelUsage"`
+	// ModelUsageSinceLast is stream-json's: the usage since the previous
+	// result line; brood prints one, so it is modelUsage.
+	ModelUsageSinceLast map[string]ModelUsage `json:"model_usage_since_last_result,omitempty"`
+	UnpricedModels      []string              `json:"unpriced_models,omitempty"`
+	SubagentUsage       Usage                 `json:"subagent_usage"`
+	PermissionDenials   []PermissionDenial    `json:"permission_denials"`
+	SubagentStats       SubagentStats         `json:"subagent_stats"`
+	SafetyStops         int                   `json:"safety_stops"`
+	FastModeState       string                `json:"fast_mode_state"`
+	FastModeReason      string                `json:"fast_mode_disabled_reason"`
+	// The timings are absent at the turn cap, as in Claude Code.
+	TTFTMS          *int64 `json:"ttft_ms,omitempty"`
+	TTFTStreamMS    *int64 `json:"ttft_stream_ms,omitempty"`
+	TimeToRequestMS *int64 `json:"time_to_request_ms,omitempty"`
+	FirstFrameMS    *int64 `json:"first_content_frame_ms,omitempty"`
+	QueuedTurnCount int    `json:"queued_turn_count"`
+	ResultIndex     int    `json:"result_index"`
+	TranscriptPath  string `json:"transcript_path"`
 }
 
 // ResultUsage is the root's usage in the result, in the Messages API's
@@ -92,7 +100,7 @@ type Timing struct {
 func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duration, stats SubagentStats, denials []PermissionDenial, tm Timing) Result {
 	u := ResultUsage{Usage: usageOf(o.Usage), ServiceTier: "standard", Iterations: []string{}, Speed: "standard"}
 	u.CacheCreation.Ephemeral5m = o.Usage.CacheWrite
-	ttft := tm.TTFT.Milliseconds()
+	ttft, zero := tm.TTFT.Milliseconds(), int64(0)
 	r := Result{
 		Type: "result", Subtype: "success", DurationMS: took.Milliseconds(), DurationAPIMS: tm.API.Milliseconds(), NumTurns: o.Turns,
 		StopReason: "end_turn", TerminalReason: "completed", SessionID: SessionID(sessionPath), UUID: newUUID(),
@@ -100,7 +108,7 @@ func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duratio
 		TotalCostUSD: t.Cost.USD, ModelUsage: t.modelUsage(), UnpricedModels: t.Cost.Unpriced,
 		PermissionDenials: denials, TranscriptPath: sessionPath,
 		FastModeState: "off", FastModeReason: "unsupported",
-		TTFTMS: ttft, TTFTStreamMS: ttft, FirstFrameMS: ttft,
+		TTFTMS: &ttft, TTFTStreamMS: &ttft, FirstFrameMS: &ttft, TimeToRequestMS: &zero, APIErrorStatus: json.RawMessage("null"),
 	}
 	if r.PermissionDenials == nil {
 		r.PermissionDenials = []PermissionDenial{}
@@ -122,6 +130,7 @@ func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duratio
 	case agent.StatusPartial:
 		r.Subtype, r.IsError, r.StopReason, r.TerminalReason = "error_max_turns", true, "tool_use", "max_turns"
 		r.Errors = []string{"Reached maximum number of turns (" + itoa(o.Turns) + ")"}
+		r.APIErrorStatus, r.TTFTMS, r.TTFTStreamMS, r.TimeToRequestMS, r.FirstFrameMS = nil, nil, nil, nil, nil
 		r.Result = o.Text
 	case agent.StatusCancelled:
 		r.Subtype, r.IsError, r.TerminalReason = "error_interrupted", true, "interrupted"
@@ -129,8 +138,9 @@ func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duratio
 	default:
 		// As Claude Code: an API error is subtype success, is_error true,
 		// the error's text in result.
-		r.IsError, r.TerminalReason, r.StopReason, r.APIError = true, "api_error", "stop_sequence", "request_failed"
+		r.IsError, r.TerminalReason, r.StopReason = true, "api_error", "stop_sequence"
 		r.Result = "API Error: " + o.Error
+		apiError(&r, o.Error)
 	}
 	return r
 }
@@ -142,4 +152,53 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// adapterStatus reads the HTTP status brood's model adapters put in their
+// errors ("anthropic: 400 bad request: ...", "openai: 429 rate limited:
+// ...").
+var adapterStatus = regexp.MustCompile(`^[a-z][a-z0-9_-]*: ([1-5][0-9][0-9]) `)
+
+// apiError fills a failed model call's keys as Claude Code does: an HTTP
+// error's status and Anthropic error type (api_error_status,
+// api_error_type); otherwise a null status and what failed (api_error:
+// connection_failed when nothing listened, else request_failed). The
+// timings and models that did nothing are left out, as in Claude Code.
+func apiError(r *Result, text string) {
+	r.TTFTMS, r.TTFTStreamMS, r.TimeToRequestMS, r.FirstFrameMS = nil, nil, nil, nil
+	for id, u := range r.ModelUsage {
+		if u.InputTokens+u.OutputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens == 0 {
+			delete(r.ModelUsage, id)
+		}
+	}
+	if m := adapterStatus.FindStringSubmatch(text); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		r.APIErrorStatus, r.APIErrorType = json.RawMessage(m[1]), errorType(n)
+		return
+	}
+	r.APIError = "request_failed"
+	if strings.Contains(text, "refused the connection") {
+		r.APIError = "connection_failed"
+	}
+}
+
+// errorType is the Anthropic API's error type for an HTTP status.
+func errorType(status int) string {
+	switch status {
+	case 400:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 413:
+		return "request_too_large"
+	case 429:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	}
+	return "api_error"
 }

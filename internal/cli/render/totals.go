@@ -52,10 +52,7 @@ func (t Totals) modelUsage() map[string]ModelUsage {
 	out := map[string]ModelUsage{}
 	for m, u := range t.Models {
 		c, ok := t.Cost.ByModel[m]
-		provider, id, found := strings.Cut(m, "/")
-		if !found || strings.HasPrefix(m, "script:") {
-			provider, id = "", m
-		}
+		provider, id := splitModel(m)
 		e := out[id]
 		e.InputTokens += u.Input
 		e.OutputTokens += u.Output
@@ -68,4 +65,15 @@ func (t Totals) modelUsage() map[string]ModelUsage {
 		out[id] = e
 	}
 	return out
+}
+
+// splitModel splits brood's provider/model spec into the provider and the
+// bare model id Claude Code names ("anthropic/claude-opus-5-5": anthropic,
+// claude-opus-5-5); a spec without a provider (script:FILE) is all id.
+func splitModel(m string) (provider, id string) {
+	provider, id, found := strings.Cut(m, "/")
+	if !found || strings.HasPrefix(m, "script:") {
+		return "", m
+	}
+	return provider, id
 }

@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/mcpspec"
 )
 
 // Compat are Claude Code's `claude -p` flags brood takes so a CI script
@@ -26,6 +29,20 @@ type Compat struct {
 	MaxBudgetUSD     float64
 	JSONSchema       string
 	FallbackModel    string
+	// SessionID names a new session (a UUID, as Claude Code takes it).
+	SessionID string
+	// AddDirs are --add-dir's directories (absolute once resolved).
+	AddDirs []string
+	// Settings is --settings: a Claude Code settings file or JSON string
+	// (settings_flag.go).
+	Settings string
+	// MCPConfig are --mcp-config's files or JSON strings; StrictMCP
+	// (--strict-mcp-config) makes their servers the only ones.
+	MCPConfig []string
+	StrictMCP bool
+	// NoPersistence keeps the transcript out of .brood/sessions: nothing
+	// for --continue or --resume to find.
+	NoPersistence bool
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -34,18 +51,12 @@ var notes = []struct {
 	name, kind, help, note string
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
-	{"mcp-config", "list", "accepted for claude -p compatibility", "brood reads MCP servers from .mcp.json and settings only; this file is not loaded"},
-	{"strict-mcp-config", "bool", "accepted for claude -p compatibility", "brood uses the configured MCP servers (.mcp.json, settings) as usual"},
-	{"add-dir", "list", "accepted for claude -p compatibility", "the tools reach only the project directory; the extra directory is not added"},
-	{"settings", "string", "accepted for claude -p compatibility", "brood reads .brood/settings.toml and .claude/settings*.json only; this settings layer is not loaded"},
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
-	{"session-id", "string", "accepted for claude -p compatibility", "brood names the session itself (a ULID, in session_id); continue it with --resume ID"},
 	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
 	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
 	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
 	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
-	{"no-session-persistence", "bool", "accepted for claude -p compatibility", "the session is still written under .brood/sessions (subagents need it)"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
 	{"disable-slash-commands", "bool", "accepted for claude -p compatibility", "brood -p has no slash commands"},
@@ -65,6 +76,12 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
 	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
+	f.StringArrayVar(&c.AddDirs, "add-dir", nil, "more directories the agent works in: named in its prompt, and under acceptEdits its edits there are allowed as in the project; variadic")
+	f.StringVar(&c.Settings, "settings", "", "a Claude Code settings file or JSON string: its permissions and model, above the settings files")
+	f.StringArrayVar(&c.MCPConfig, "mcp-config", nil, "MCP servers from these JSON files or strings ({\"mcpServers\":{...}}), as claude -p's; variadic")
+	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
+	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
+	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":
@@ -118,6 +135,9 @@ func (c *Compat) systemFile() (string, error) {
 // add at the end of the root's system prompt.
 func (c *Compat) appendix() (string, error) {
 	parts := []string{}
+	if len(c.AddDirs) > 0 {
+		parts = append(parts, "Additional working directories (--add-dir): "+strings.Join(c.AddDirs, ", "))
+	}
 	if c.AppendSystem != "" {
 		parts = append(parts, c.AppendSystem)
 	}
@@ -176,4 +196,122 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 		}
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+
+// claudeModel is the model Claude Code 2.1.332 uses when none is named.
+const claudeModel = "claude-opus-5-5"
+
+// claudeDefaultModel is the model a run without --model or a configured
+// one uses, as `claude -p` picks it: $ANTHROPIC_MODEL, else Claude Code's
+// default when an Anthropic key is in the environment; else "" (brood
+// then says how to configure one).
+func claudeDefaultModel(getenv func(string) string) string {
+	if m := getenv("ANTHROPIC_MODEL"); m != "" {
+		return "anthropic/" + strings.TrimPrefix(m, "anthropic/")
+	}
+	if getenv("ANTHROPIC_API_KEY") != "" || getenv("ANTHROPIC_AUTH_TOKEN") != "" {
+		return "anthropic/" + claudeModel
+	}
+	return ""
+}
+
+// apiKeySource is where the model's key comes from, as Claude Code's
+// init line names it: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for an
+// Anthropic model, else none (another provider's key is not Claude
+// Code's business).
+func apiKeySource(getenv func(string) string, spec string) string {
+	if p, _, ok := strings.Cut(spec, "/"); ok && p != "anthropic" {
+		return "none"
+	}
+	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"} {
+		if getenv(k) != "" {
+			return k
+		}
+	}
+	return "none"
+}
+
+// applyMCP adds --mcp-config's servers to the factory's (only them under
+// --strict-mcp-config), before the run's agents and children read them.
+func (c *Compat) applyMCP(f *cmdutil.Factory) error {
+	if len(c.MCPConfig) == 0 && !c.StrictMCP {
+		return nil
+	}
+	servers, warns, err := c.mcpServers()
+	if err != nil {
+		return cmdutil.ExitCode(cmdutil.ExitFailed, err)
+	}
+	for _, w := range warns {
+		fmt.Fprintln(f.Err, "brood: mcp:", w)
+	}
+	f.AddMCPServers(servers, c.StrictMCP)
+	return nil
+}
+
+// mcpServers are the servers --mcp-config names: each value a JSON
+// string ({"mcpServers": {...}}) or a file holding one, later ones
+// replacing earlier ones of the same name. The user named them on the
+// command line: they need no project trust. A server that cannot be used
+// is left out with a warning; a value that is no such JSON is an error.
+func (c *Compat) mcpServers() (map[string]mcpspec.Spec, []string, error) {
+	out := map[string]mcpspec.Spec{}
+	var warns []string
+	for _, v := range c.MCPConfig {
+		name, data := "--mcp-config", []byte(v)
+		if t := strings.TrimSpace(v); !strings.HasPrefix(t, "{") {
+			b, err := os.ReadFile(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--mcp-config: %w; give a file or a JSON string like '{\"mcpServers\":{\"name\":{\"command\":\"...\"}}}'", err)
+			}
+			name, data = "--mcp-config "+v, b
+		}
+		servers, w, err := mcpspec.ParseFile(name, data) // its errors name the flag (and the file)
+		if err != nil {
+			return nil, nil, err
+		}
+		warns = append(warns, w...)
+		maps.Copy(out, servers)
+	}
+	return out, warns, nil
+}
+
+// addDirs resolves --add-dir's directories to absolute paths, each an
+// existing directory whose name no permission rule would read as a
+// pattern.
+func (c *Compat) addDirs(cwd string) error {
+	for i, d := range c.AddDirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cwd, d)
+		}
+		d = filepath.Clean(d)
+		fi, err := os.Stat(d)
+		switch {
+		case err != nil:
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--add-dir: %w", err))
+		case !fi.IsDir():
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--add-dir %s: not a directory", d))
+		case strings.ContainsAny(d, "*?[]{}\\,"):
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--add-dir %s: brood cannot name a directory with *?[]{}\\ or a comma in a permission rule; add a link to it without them", d))
+		}
+		c.AddDirs[i] = d
+	}
+	return nil
+}
+
+// addDirRules are the allow rules --add-dir means under acceptEdits:
+// edits in the added directories are allowed as in the project, as
+// Claude Code has them. In the other modes they add no rule (default asks,
+// plan refuses, bypassPermissions allows anyway).
+func (c *Compat) addDirRules(mode string) []string {
+	if mode != "acceptEdits" {
+		return nil
+	}
+	var rules []string
+	for _, d := range c.AddDirs {
+		for _, t := range []string{"Edit", "Write"} {
+			rules = append(rules, t+"("+d+"/**)")
+		}
+	}
+	return rules
 }

@@ -7,6 +7,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -173,15 +174,11 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.Depth.Apply(f); err != nil {
 		return err
 	}
+	if err := o.applyCompat(); err != nil {
+		return err
+	}
 	s := f.Settings
-	for _, n := range o.notes {
-		fmt.Fprintln(f.Err, n)
-	}
-	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
-	if o.Compat.SkipPermissions && o.PermMode == "" {
-		o.PermMode = "bypassPermissions"
-	}
-	spec := cmdutil.FirstNonEmpty(o.Model, s.Model)
+	spec := cmdutil.FirstNonEmpty(o.Model, s.Model, claudeDefaultModel(f.Getenv))
 	if _, err := f.ResolveModel(spec); err != nil {
 		return err // said before anything else, and no session is left behind
 	}
@@ -196,9 +193,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return cmdutil.ExitCode(1, err)
 	}
-	history, path, err := openSession(f, o)
+	history, path, tmp, err := openSession(f, o)
 	if err != nil {
 		return err
+	}
+	if tmp != "" {
+		defer os.RemoveAll(tmp)
 	}
 	system, files, err := o.systemPrompt()
 	if err != nil {
@@ -243,7 +243,8 @@ func Run(ctx context.Context, o *Options) error {
 	cfg := rt.Agent
 	out.Start(render.Info{
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: cfg.Tools.Names(), Agents: agents,
-		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version,
+		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
+		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
 }
@@ -253,6 +254,31 @@ func Run(ctx context.Context, o *Options) error {
 func isAllTools(spec string) bool {
 	t := strings.TrimSpace(spec)
 	return t == "" || t == "*"
+}
+
+// applyCompat applies claude -p's flags before the run is set up: the
+// notes of the flags brood only accepts, --settings, the permission
+// lists, --mcp-config, --dangerously-skip-permissions and --add-dir.
+func (o *Options) applyCompat() error {
+	f := o.Factory
+	for _, n := range o.notes {
+		fmt.Fprintln(f.Err, n)
+	}
+	if err := o.Compat.applySettings(f); err != nil {
+		return err
+	}
+	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
+	if err := o.Compat.applyMCP(f); err != nil {
+		return err
+	}
+	if o.Compat.SkipPermissions && o.PermMode == "" {
+		o.PermMode = "bypassPermissions"
+	}
+	if err := o.Compat.addDirs(f.Cwd); err != nil {
+		return err
+	}
+	o.Allow = append(o.Allow, o.Compat.addDirRules(cmdutil.FirstNonEmpty(o.PermMode, f.Settings.Permissions.Mode))...)
+	return nil
 }
 
 // systemPrompt is the root's system prompt: --system-prompt (or its

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 
@@ -26,15 +28,84 @@ import (
 // sessionsDir is where a project's root transcripts live.
 func sessionsDir(root string) string { return filepath.Join(root, ".brood", "sessions") }
 
-// sessionIDs lists the project's sessions, oldest first (ids are ULIDs).
+// sessionIDs lists the project's sessions, oldest first: a ULID by the
+// time it holds, a session named by --session-id (a UUID) by its file's
+// modification time.
 func sessionIDs(root string) []string {
 	files, _ := filepath.Glob(filepath.Join(sessionsDir(root), "*.jsonl"))
-	ids := make([]string, 0, len(files))
-	for _, f := range files {
-		ids = append(ids, render.SessionID(f))
+	type dated struct {
+		id string
+		at time.Time
 	}
-	slices.Sort(ids)
+	all := make([]dated, 0, len(files))
+	for _, f := range files {
+		d := dated{id: render.SessionID(f)}
+		if u, err := ulid.ParseStrict(d.id); err == nil {
+			d.at = ulid.Time(u.Time())
+		} else if fi, err := os.Stat(f); err == nil {
+			d.at = fi.ModTime()
+		}
+		all = append(all, d)
+	}
+	slices.SortStableFunc(all, func(a, b dated) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	ids := make([]string, len(all))
+	for i, d := range all {
+		ids[i] = d.id
+	}
 	return ids
+}
+
+// isUUID reports whether s is a UUID as Claude Code's --session-id takes
+// it: 8-4-4-4-12 hexadecimal digits.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// newSessionPath names a new session's transcript: --session-id's UUID
+// (one not in use), a fresh ULID, or under --no-session-persistence a
+// file in a temporary directory (tmp: remove it when the run is over).
+func newSessionPath(f *cmdutil.Factory, o *Options) (path, tmp string, err error) {
+	id := ulid.Make().String()
+	if c := o.Compat.SessionID; c != "" {
+		if !isUUID(c) {
+			return "", "", cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--session-id %q: not a UUID; give one like 123e4567-e89b-12d3-a456-426614174000 (uuidgen)", c))
+		}
+		id = strings.ToLower(c)
+		if _, err := os.Lstat(filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl")); err == nil {
+			return "", "", cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--session-id %s: the session is already in use; continue it with --resume %s", id, id))
+		}
+	}
+	if o.Compat.NoPersistence {
+		tmp, err = os.MkdirTemp("", "brood-session-")
+		if err != nil {
+			return "", "", fmt.Errorf("--no-session-persistence: %w", err)
+		}
+		return filepath.Join(tmp, id+".jsonl"), tmp, nil
+	}
+	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
+		return "", "", err
+	}
+	return filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl"), "", nil
 }
 
 // sessionPath resolves --session, --continue and --resume to the
@@ -48,6 +119,9 @@ func sessionPath(f *cmdutil.Factory, o *Options) (string, error) {
 	}
 	if n > 1 {
 		return "", cmdutil.UsageError("--session, --continue and --resume each name the session to continue: give one")
+	}
+	if n > 0 && o.Compat.SessionID != "" {
+		return "", cmdutil.UsageError("--session-id names a new session; with --continue or --resume Claude Code needs --fork-session, which brood does not have: drop --session-id")
 	}
 	ids := sessionIDs(f.ProjectRoot)
 	switch {
@@ -68,32 +142,30 @@ func sessionPath(f *cmdutil.Factory, o *Options) (string, error) {
 	return "", nil
 }
 
-// openSession reads the transcript to continue, or names a new one.
-func openSession(f *cmdutil.Factory, o *Options) ([]model.Message, string, error) {
-	path, err := sessionPath(f, o)
+// openSession reads the transcript to continue, or names a new one (tmp
+// is a directory to remove when the run is over: --no-session-persistence).
+func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path, tmp string, err error) {
+	path, err = sessionPath(f, o)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if path != "" {
 		recs, _, err := session.ReadFile(path)
 		if err != nil {
-			return nil, "", fmt.Errorf("session %s: %w", render.SessionID(path), err)
+			return nil, "", "", fmt.Errorf("session %s: %w", render.SessionID(path), err)
 		}
 		history := session.Replay(recs).Messages
 		if o.Prompt == "" && (len(history) == 0 || history[len(history)-1].Role != model.RoleUser) {
-			return nil, "", fmt.Errorf("session %s: nothing to continue: the last run finished; give a prompt", render.SessionID(path))
+			return nil, "", "", fmt.Errorf("session %s: nothing to continue: the last run finished; give a prompt", render.SessionID(path))
 		}
-		return history, path, nil
+		return history, path, "", nil
 	}
 	if strings.TrimSpace(o.Prompt) == "" {
 		// Exit 1, as claude -p's "Input must be provided".
-		return nil, "", cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)"))
+		return nil, "", "", cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)"))
 	}
-	path = filepath.Join(sessionsDir(f.ProjectRoot), ulid.Make().String()+".jsonl")
-	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
-		return nil, "", err
-	}
-	return nil, path, nil
+	path, tmp, err = newSessionPath(f, o)
+	return nil, path, tmp, err
 }
 
 // finish runs the agent loop, waits for background children, and maps the
