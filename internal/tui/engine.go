@@ -82,6 +82,7 @@ type engine struct {
 	turnDone chan struct{}
 	modelVal model.Model
 	spec     string
+	mode     tool.Mode // the root's mode after Shift+Tab ("": as configured)
 }
 
 func newEngine(ctx context.Context, cfg Config) (*engine, error) {
@@ -209,9 +210,13 @@ func (e *engine) agentConfig() agent.Config {
 	cfg := e.cfg.Agent
 	e.mu.Lock()
 	cfg.Model, cfg.Transcript = e.modelVal, e.tw
+	mode := e.mode
 	e.mu.Unlock()
 	env := *cfg.Env
 	env.Interactive, env.Ask = true, e.rootAsk
+	if mode != "" && env.Perms != nil {
+		env.Perms = env.Perms.WithMode(mode)
+	}
 	cfg.Env = &env
 	if e.disp != nil {
 		var tools []tool.Tool
