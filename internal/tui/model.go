@@ -184,7 +184,7 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 	case startedMsg:
 		m.tree.start(msg.id, m.now())
 	case taskModelMsg:
-		m.tree.setModel(msg.id, msg.model)
+		m.tree.setModel(msg.id, msg.model, msg.desc)
 	case turnDoneMsg:
 		m.running = false
 		m.conv.streaming = nil

@@ -121,6 +121,9 @@ func (t *tree) usage() model.Usage {
 func (t *tree) setResult(r resultMsg) {
 	if n := t.nodes[r.id]; n != nil {
 		n.summary, n.errText = clean(r.summary, true), clean(r.errText, false)
+		if n.desc == "" {
+			n.desc = firstLine(r.desc, 100)
+		}
 		if r.model != "" {
 			n.model = r.model
 		}
@@ -128,9 +131,16 @@ func (t *tree) setResult(r resultMsg) {
 	}
 }
 
-func (t *tree) setModel(id, m string) {
-	if n := t.nodes[id]; n != nil && n.model == "" {
+func (t *tree) setModel(id, m, desc string) {
+	n := t.nodes[id]
+	if n == nil {
+		return
+	}
+	if n.model == "" {
 		n.model = m
+	}
+	if n.desc == "" {
+		n.desc = firstLine(desc, 100)
 	}
 }
 
