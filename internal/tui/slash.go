@@ -218,8 +218,9 @@ func (m *Model) help() {
 		fmt.Fprintf(&b, "  %-10s %-18s %s\n", c.name, c.args, c.help)
 	}
 	b.WriteString(`keys:
-  Enter send · Tab complete · Ctrl-T subagent tree (↑↓ move, Enter expand, x kill, m message/resume, Esc back)
-  Ctrl-O expand tool output · PgUp/PgDn scroll · Ctrl-C interrupt (twice: exit) · Ctrl-Z suspend
+  Enter send (during a turn: queued) · Tab complete · ↑↓ earlier prompts · Shift+Tab permission mode
+  Ctrl-T subagent tree (↑↓ move, PgUp/PgDn scroll, Enter expand, x kill, m message/resume, Esc back)
+  Ctrl-O expand tool output · PgUp/PgDn scroll · Esc interrupt · Ctrl-C interrupt (twice: exit) · Ctrl-Z suspend
 permission questions: y once · a always (kept in .brood/settings.local.toml) · n deny`)
 	m.notice(entryNotice, b.String())
 }
