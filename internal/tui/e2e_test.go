@@ -318,6 +318,11 @@ func TestTUIKillFromTree(t *testing.T) {
 	if !strings.Contains(s, " killed ") && !strings.Contains(s, " cancelled ") {
 		t.Fatalf("the killed task does not show a final status:\n%s", s)
 	}
+	// The stopping hint goes with the task (today's main kept it until the
+	// next key).
+	if strings.Contains(s, "(SIGTERM, then SIGKILL)…") {
+		t.Errorf("the stopped task's hint still reads stopping:\n%s", s)
+	}
 	tm.keys("Escape")
 	tm.waitFor("(Ctrl-T to select)")
 	tm.exit()

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -103,11 +104,17 @@ func TestAgentsAndTasksDetails(t *testing.T) {
 func TestStatusLineNarrow(t *testing.T) {
 	h := newHarness(t, rootScript)
 	fanOut(h)
-	for _, w := range []int{60, 80, 99} {
-		h.resize(w, 24)
-		if l := statusOf(h.m.frame()); !strings.Contains(l, "2 running") || !strings.Contains(l, "1 queued") {
-			t.Errorf("at %d columns the status line lacks the counts: %q", w, l)
+	for _, running := range []bool{false, true} {
+		h.m.running, h.m.turnStart = running, h.now.Add(-75*time.Second) // a turn that runs shows its spinner first
+		for _, w := range []int{60, 80, 99} {
+			h.resize(w, 24)
+			if l := statusOf(h.m.frame()); !strings.Contains(l, "2 running") || !strings.Contains(l, "1 queued") {
+				t.Errorf("at %d columns the status line lacks the counts: %q", w, l)
+			}
 		}
+	}
+	if l := statusOf(h.m.frame()); !strings.HasPrefix(l, "⠋ working 1m15s · 2 running · 1 queued · ↓ ") {
+		t.Errorf("status line while working: %q", l)
 	}
 }
 

@@ -117,14 +117,14 @@ func (m *Model) bottom(w int) []string {
 }
 
 func (m *Model) statusLine(w int) string {
-	state := "ready"
+	state, tail := "ready", ""
 	switch {
 	case m.stopping:
 		state = "exiting"
 	case len(m.asks) > 0:
 		state = "waiting for you"
 	case m.running:
-		state = m.working()
+		state, tail = m.working()
 	}
 	// What runs comes right after the state, so a narrow window keeps it.
 	s := state
@@ -134,6 +134,7 @@ func (m *Model) statusLine(w int) string {
 	if n := m.tree.queued(); n > 0 {
 		s += fmt.Sprintf(" · %d queued", n)
 	}
+	s += tail
 	child := m.tree.usage()
 	if mode := m.eng.permMode(); mode != tool.ModeDefault {
 		s += " · " + modeWords(mode) // as Claude Code: the default mode goes unsaid
