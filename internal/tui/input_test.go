@@ -186,6 +186,10 @@ func TestQueuedPromptBackAfterInterrupt(t *testing.T) {
 	if h.m.running || h.m.input.Value() != "second prompt" || len(h.m.queued) != 0 {
 		t.Errorf("after Esc: running %v, input %q, queued %q", h.m.running, h.m.input.Value(), h.m.queued)
 	}
+	for _, sz := range sizes {
+		h.resize(sz[0], sz[1])
+		h.golden(filepathName("esc-queued-back", sz))
+	}
 }
 
 // TestShiftTabCyclesMode: Shift+Tab goes default → acceptEdits → plan →
