@@ -253,6 +253,8 @@ func TestTUISlashCommands(t *testing.T) {
 	tm.waitFor("model: script:"+filepath.Join(p.root, ".brood/script.yaml"), "Esc keep the model")
 	tm.keys("Escape")
 	tm.waitFor("model unchanged")
+	tm.typeLine("/model anthropic/claude-nosuch-9") // refused, with the models brood knows
+	tm.waitFor("unknown model anthropic/claude-nosuch-9", "haiku")
 	tm.typeLine("first")
 	tm.waitFor("FIRST-MODEL-ANSWER", "ready · script:script.yaml")
 	other := "script:" + filepath.Join(p.root, ".brood/other.yaml")
