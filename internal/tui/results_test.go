@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/broodhq/brood/internal/agent"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 )
@@ -94,5 +95,45 @@ func TestReplayKeepsNoticesApart(t *testing.T) {
 		if !found || !strings.Contains(s, "background task explore READ01 finished: killed") {
 			t.Errorf("%v: the prompt and the notice are not apart:\n%s", sz, s)
 		}
+	}
+}
+
+// TestTreeResultScrolls: a finished task's result expanded in the tree is
+// whole and wrapped, and PgDn scrolls the tree to its end (today's main
+// cut it at 8 lines and at the window's edge).
+func TestTreeResultScrolls(t *testing.T) {
+	h := newHarness(t, rootScript)
+	h.m.Update(dispatchMsg{delegate.Event{Type: "dispatch_start", TaskID: taskID, Agent: "explore", Depth: 1, Description: "Read it all"}})
+	h.m.Update(dispatchMsg{delegate.Event{Type: "dispatch_stop", TaskID: taskID, Agent: "explore", Status: "done"}})
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "line %02d of the report %s END%02d\n", i, strings.Repeat("word ", 30), i)
+	}
+	h.m.Update(resultMsg{id: taskID, summary: b.String()})
+	for _, sz := range sizes {
+		h.resize(sz[0], sz[1])
+		h.m.focus = focusInput
+		h.m.tree.expanded = map[string]bool{}
+		h.press('t', tea.ModCtrl)
+		h.press(tea.KeyEnter, 0)
+		s := ansi.Strip(h.m.frame())
+		if !strings.Contains(s, "END00") || !strings.Contains(s, "more lines") {
+			t.Fatalf("%v: the expanded result does not start whole, with a line saying more follows:\n%s", sz, s)
+		}
+		for range 40 {
+			h.press(tea.KeyPgDown, 0)
+		}
+		s = ansi.Strip(h.m.frame())
+		if !strings.Contains(s, "END29") || !strings.Contains(s, "more above") {
+			t.Errorf("%v: PgDn does not reach the end of the result:\n%s", sz, s)
+		}
+		h.golden(filepathName("tree-result-end", sz))
+		for range 40 {
+			h.press(tea.KeyPgUp, 0)
+		}
+		if s := ansi.Strip(h.m.frame()); !strings.Contains(s, "Read it all") {
+			t.Errorf("%v: PgUp does not come back to the task's row:\n%s", sz, s)
+		}
+		h.press(tea.KeyEscape, 0)
 	}
 }
