@@ -82,6 +82,10 @@ func (c *conversation) event(ev agent.Event) {
 			}
 		}
 	case agent.EvInjected:
+		if n := noticeForPeople(ev.Text); n != "" {
+			c.add(&entry{kind: entryNotice, text: "↘ " + n})
+			break
+		}
 		c.add(&entry{kind: entryNotice, text: "✉ " + firstLine(ev.Text, 200)})
 	case agent.EvBudgetWarning, agent.EvBudgetExceeded:
 		c.add(&entry{kind: entryNotice, text: "! " + string(ev.Type) + ": " + ev.Text})
@@ -96,12 +100,10 @@ func (c *conversation) replay(recs []session.Record) {
 			if r.Message == nil {
 				continue
 			}
-			if t := strings.TrimSpace(r.Message.Text()); t != "" {
-				k := entryAssistant
-				if r.Message.Role == model.RoleUser {
-					k = entryUser
-				}
-				c.add(&entry{kind: k, text: t})
+			if r.Message.Role == model.RoleUser {
+				c.replayUser(*r.Message)
+			} else if t := strings.TrimSpace(r.Message.Text()); t != "" {
+				c.add(&entry{kind: entryAssistant, text: t})
 			}
 		case session.RecToolCall:
 			c.add(&entry{kind: entryTool, tool: clean(r.Tool, false), toolID: r.ToolID, summary: summarize(r.Input)})
@@ -110,6 +112,25 @@ func (c *conversation) replay(recs []session.Record) {
 		}
 	}
 	c.settle() // a call the reopened run never answered (kill -9) will not be
+}
+
+// replayUser shows a reopened user message part by part: the person's
+// prompt as theirs, and each notice brood added for the model (a finished
+// background task, the turn cap) on a line of its own, in a person's words,
+// never glued onto the prompt.
+func (c *conversation) replayUser(m model.Message) {
+	for _, p := range m.Content {
+		t := strings.TrimSpace(p.Text)
+		switch {
+		case p.Type != model.PartText || t == "":
+		case noticeForPeople(t) != "":
+			c.add(&entry{kind: entryNotice, text: "↘ " + noticeForPeople(t)})
+		case strings.HasPrefix(t, "[brood] "):
+			c.add(&entry{kind: entryNotice, text: firstLine(strings.TrimPrefix(t, "[brood] "), 200)})
+		default:
+			c.add(&entry{kind: entryUser, text: t})
+		}
+	}
 }
 
 // lines renders every entry at width.
@@ -147,7 +168,7 @@ func (c *conversation) renderTool(st styles, e *entry, width int) []string {
 	if !e.done || e.outcome == "interrupted" {
 		return []string{head}
 	}
-	out := clean(strings.TrimRight(e.text, "\n"), true)
+	out := clean(forPeople(strings.TrimRight(e.text, "\n")), true)
 	n := strings.Count(out, "\n") + 1
 	if out == "" {
 		n = 0
@@ -158,13 +179,12 @@ func (c *conversation) renderTool(st styles, e *entry, width int) []string {
 		}
 		return []string{head + st.dim.Render(fmt.Sprintf("  (%d lines)", n))}
 	}
+	// The whole output, wrapped to the window (PgUp/PgDn scroll it).
 	lines := []string{head}
-	for i, l := range strings.Split(out, "\n") {
-		if i == 20 {
-			lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d more lines", n-20)))
-			break
+	for _, l := range strings.Split(out, "\n") {
+		for _, w := range wrapLines(l, max(10, width-4)) {
+			lines = append(lines, "    "+w)
 		}
-		lines = append(lines, truncate("    "+l, width))
 	}
 	return lines
 }

@@ -247,9 +247,14 @@ func TestTUISlashCommands(t *testing.T) {
 	tm.typeLine("/help")
 	tm.waitFor("commands:", "/subagent", "/workflow", "keys:", "Ctrl-T subagent tree")
 	tm.typeLine("/agents")
-	tm.waitFor("agents:", "explore (read-only)", "auditor (read-only): AUDITOR-DESCRIPTION", "general-purpose: ")
-	tm.typeLine("/model")
-	tm.waitFor("model: script:" + filepath.Join(p.root, ".brood/script.yaml"))
+	tm.waitFor("agents (", "explore (read-only)", "auditor (read-only)", "AUDITOR-DESCRIPTION checks things", "tools: Read, Grep",
+		"from: .brood/agents/auditor.md", "general-purpose")
+	tm.typeLine("/model") // alone: a picker, its title the model now
+	tm.waitFor("model: script:"+filepath.Join(p.root, ".brood/script.yaml"), "Esc keep the model")
+	tm.keys("Escape")
+	tm.waitFor("model unchanged")
+	tm.typeLine("/model anthropic/claude-nosuch-9") // refused, with the models brood knows
+	tm.waitFor("unknown model anthropic/claude-nosuch-9", "haiku")
 	tm.typeLine("first")
 	tm.waitFor("FIRST-MODEL-ANSWER", "ready · script:script.yaml")
 	other := "script:" + filepath.Join(p.root, ".brood/other.yaml")

@@ -85,8 +85,14 @@ func (p tuiProject) brood(t *testing.T, args ...string) []string {
 // stderr.log in the project, and BROOD-EXITED shows when it has gone.
 func (p tuiProject) open(t *testing.T, args ...string) *term {
 	t.Helper()
+	return p.openSized(t, 120, 40, args...)
+}
+
+// openSized is open on a window of w×h from the start.
+func (p tuiProject) openSized(t *testing.T, w, h int, args ...string) *term {
+	t.Helper()
 	cmdline := append(p.env(t), p.brood(t, args...)...)
-	tm := p.tmux(t, strings.Join(quoteAll(cmdline), " ")+" 2>"+filepath.Join(p.root, "stderr.log")+"; echo BROOD-EXITED; sleep 600")
+	tm := p.tmuxSized(t, w, h, strings.Join(quoteAll(cmdline), " ")+" 2>"+filepath.Join(p.root, "stderr.log")+"; echo BROOD-EXITED; sleep 600")
 	tm.waitFor("ask brood, or /help")
 	return tm
 }
@@ -101,6 +107,12 @@ func (p tuiProject) open(t *testing.T, args ...string) *term {
 // flaked on a loaded machine.
 func (p tuiProject) tmux(t *testing.T, shellCmd string) *term {
 	t.Helper()
+	return p.tmuxSized(t, 120, 40, shellCmd)
+}
+
+// tmuxSized is tmux on a window of w×h from the start.
+func (p tuiProject) tmuxSized(t *testing.T, w, h int, shellCmd string) *term {
+	t.Helper()
 	root := p.root
 	dir, err := os.MkdirTemp("", "brood-tmux-") // short: a socket path has a length limit
 	if err != nil {
@@ -108,7 +120,7 @@ func (p tuiProject) tmux(t *testing.T, shellCmd string) *term {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	tm := &term{t: t, sock: filepath.Join(dir, "sock"), root: root}
-	cmd := exec.Command("tmux", "-S", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-c", root, shellCmd)
+	cmd := exec.Command("tmux", "-S", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", root, shellCmd)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v %s", err, out)
 	}
@@ -305,6 +317,11 @@ func TestTUIKillFromTree(t *testing.T) {
 	s := tm.waitFor("stopped task", "0 running, 1 finished")
 	if !strings.Contains(s, " killed ") && !strings.Contains(s, " cancelled ") {
 		t.Fatalf("the killed task does not show a final status:\n%s", s)
+	}
+	// The stopping hint goes with the task (today's main kept it until the
+	// next key).
+	if strings.Contains(s, "(SIGTERM, then SIGKILL)…") {
+		t.Errorf("the stopped task's hint still reads stopping:\n%s", s)
 	}
 	tm.keys("Escape")
 	tm.waitFor("(Ctrl-T to select)")

@@ -86,6 +86,7 @@ type engine struct {
 	turnDone chan struct{}
 	modelVal model.Model
 	spec     string
+	mode     tool.Mode // the root's mode after Shift+Tab ("": as configured)
 }
 
 func newEngine(ctx context.Context, cfg Config) (*engine, error) {
@@ -152,13 +153,14 @@ func (e *engine) dispatchEvent(ev delegate.Event) {
 	}
 }
 
-// loadModel reads the model a task runs on from its envelope, for its cost.
+// loadModel reads the model a task runs on from its envelope, for its cost,
+// and what it was asked to do, for its row (the dispatch event may not say).
 func (e *engine) loadModel(id string) {
 	t, err := dispatch.LoadTask(e.cfg.ProjectRoot, id)
-	if err != nil || spend.TaskModel(t) == "" {
+	if err != nil || (spend.TaskModel(t) == "" && t.Label == "") {
 		return
 	}
-	e.send(taskModelMsg{id: id, model: spend.TaskModel(t)})
+	e.send(taskModelMsg{id: id, model: spend.TaskModel(t), desc: t.Label})
 }
 
 // loadResult reads a finished task's result for the tree (the summary is
@@ -169,7 +171,7 @@ func (e *engine) loadResult(id string) {
 	if err != nil || t.Result == nil {
 		return
 	}
-	e.send(resultMsg{id: id, summary: t.Result.Summary, errText: t.Result.Error, model: spend.TaskModel(t), own: spend.TaskUsage(t)})
+	e.send(resultMsg{id: id, summary: t.Result.Summary, errText: t.Result.Error, model: spend.TaskModel(t), own: spend.TaskUsage(t), desc: t.Label})
 }
 
 // openSession opens path (or a new transcript) and replays it.
@@ -213,9 +215,13 @@ func (e *engine) agentConfig() agent.Config {
 	cfg := e.cfg.Agent
 	e.mu.Lock()
 	cfg.Model, cfg.Transcript = e.modelVal, e.tw
+	mode := e.mode
 	e.mu.Unlock()
 	env := *cfg.Env
 	env.Interactive, env.Ask = true, e.rootAsk
+	if mode != "" && env.Perms != nil {
+		env.Perms = env.Perms.WithMode(mode)
+	}
 	cfg.Env = &env
 	if e.disp != nil {
 		var tools []tool.Tool

@@ -20,11 +20,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		m.conv.expand = !m.conv.expand
 		return nil
-	case "pgup":
-		m.conv.scroll += max(1, m.convHeight()-2)
-		return nil
-	case "pgdown":
-		m.conv.scroll = max(0, m.conv.scroll-max(1, m.convHeight()-2))
+	case "pgup", "pgdown":
+		m.pageKey(k.String() == "pgup")
 		return nil
 	}
 	if m.stopping {
@@ -39,6 +36,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.askKey(k)
 		return nil
 	}
+	if m.picker != nil {
+		m.pickerKey(k.String())
+		return nil
+	}
 	switch m.focus {
 	case focusTree:
 		return m.treeKey(k)
@@ -46,6 +47,25 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.messageKey(k)
 	}
 	return m.inputKey(k)
+}
+
+// pageKey scrolls the tree when it has the keys, the conversation
+// otherwise.
+func (m *Model) pageKey(up bool) {
+	if m.focus == focusTree {
+		d := max(1, m.height/3-2)
+		if up {
+			d = -d
+		}
+		m.tree.page(d)
+		return
+	}
+	d := max(1, m.convHeight()-2)
+	if up {
+		m.conv.scroll += d
+	} else {
+		m.conv.scroll = max(0, m.conv.scroll-d)
+	}
 }
 
 // ctrlC interrupts the turn; a second press within exitWindow exits,
@@ -68,10 +88,11 @@ func (m *Model) ctrlC() tea.Cmd {
 	m.lastCtrlC = now
 	switch {
 	case m.eng.interrupt():
+		m.interrupted = true
 		m.notice(entryNotice, "interrupted")
 		m.hint = "turn interrupted; Ctrl-C again to exit"
 	case m.input.Value() != "":
-		m.input.SetValue("")
+		m.setInput("")
 		m.hint = "Ctrl-C again to exit"
 	default:
 		m.hint = "Ctrl-C again to exit"
@@ -84,17 +105,22 @@ func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	case "esc":
 		// As in Claude Code: Esc stops the turn; the session stays.
 		if m.running && m.eng.interrupt() {
+			m.interrupted = true
 			m.notice(entryNotice, "interrupted (esc)")
 		}
 		return nil
 	case "enter":
-		line := m.input.Value()
-		m.input.SetValue("")
-		return m.submit(line)
+		return m.submit(m.takeInput())
+	case "up", "down":
+		m.historyKey(k.String() == "up")
+		return nil
 	case "tab":
 		m.complete()
 		return nil
-	case "ctrl+t", "shift+tab":
+	case "shift+tab":
+		m.hint = "permission mode: " + modeWords(m.eng.cycleMode()) + " (from the next turn; Shift+Tab again to change)"
+		return nil
+	case "ctrl+t":
 		if len(m.tree.visible()) > 0 {
 			m.focus = focusTree
 			m.input.Blur()
@@ -126,6 +152,7 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		if n := m.tree.nodes[id]; n != nil && n.stopped.IsZero() {
 			m.hint = "stopping " + n.agent + " " + shortID(id) + " (SIGTERM, then SIGKILL)…"
+			m.stopHint = id // the hint goes when it has stopped
 			m.eng.kill(id)
 		} else {
 			m.hint = "that task is not running"
@@ -144,7 +171,9 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 		m.input.Prompt = fmt.Sprintf("%s %s %s › ", verb, n.agent, shortID(id))
 		m.input.SetValue("")
 		return m.input.Focus()
-	case "esc", "ctrl+t", "shift+tab", "tab":
+	case "shift+tab":
+		m.hint = "permission mode: " + modeWords(m.eng.cycleMode()) + " (from the next turn)"
+	case "esc", "ctrl+t", "tab":
 		m.focus = focusInput
 		return m.input.Focus()
 	}
@@ -158,7 +187,7 @@ func (m *Model) messageKey(k tea.KeyPressMsg) tea.Cmd {
 		m.endMessage(focusTree)
 		return nil
 	case "enter":
-		text, id := m.input.Value(), m.msgTo
+		text, id := m.takeInput(), m.msgTo
 		m.endMessage(focusTree)
 		m.sendTo(id, text)
 		return nil
@@ -246,4 +275,23 @@ func (m *Model) askKey(k tea.KeyPressMsg) {
 	req.reply <- ans
 	m.asks = m.asks[1:]
 	m.askShown = m.now()
+	if ans.Always {
+		m.answerByRules()
+	}
+}
+
+// answerByRules answers the questions already waiting that an "always"
+// rule just added covers, as a later question would be: the person is not
+// asked again.
+func (m *Model) answerByRules() {
+	kept := m.asks[:0]
+	for _, r := range m.asks {
+		if !m.eng.perm.allows(r.ask.Tool, r.ask.Subject) {
+			kept = append(kept, r)
+			continue
+		}
+		r.reply <- delegate.Answer{Allow: true}
+		m.notice(entryNotice, fmt.Sprintf("allowed %s %s for %s (the \"always\" rule just added)", r.ask.Tool, firstLine(r.ask.Subject, 80), askWho(r.ask)))
+	}
+	m.asks = kept
 }

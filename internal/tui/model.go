@@ -53,6 +53,7 @@ type Model struct {
 	hint      string // one line under the input: completions, "press again to exit"
 	asks      []askRequest
 	approval  Workflow // a workflow waiting for the user's go
+	picker    *picker  // a list open to choose from (/model)
 	askShown  time.Time
 	stopping  bool
 	quitting  bool
@@ -60,6 +61,12 @@ type Model struct {
 	turnStart time.Time       // when the running prompt was sent
 	turnUsage model.Usage     // m.usage then: the running prompt's tokens are the difference
 	steered   map[string]bool // tasks sent a message that may not have been read yet
+	stopHint  string          // the task the hint says is stopping
+
+	pastes      []string // multi-line pastes standing in the input line (input.go)
+	hist        history  // the project's prompts, for ↑/↓
+	queued      []string // prompts sent during the turn, sent when it ends
+	interrupted bool     // the person interrupted the running turn
 }
 
 func newModel(eng *engine, color bool, now func() time.Time) *Model {
@@ -79,6 +86,15 @@ func newModel(eng *engine, color bool, now func() time.Time) *Model {
 	in.Focus()
 	m := &Model{eng: eng, st: newStyles(color), now: now, input: in, tree: newTree(), width: 80, height: 24, spent: spend.Ledger{}}
 	m.conv.markdown, m.conv.color = true, color
+	getenv := eng.cfg.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	h, err := loadHistory(historyPath(getenv, eng.cfg.ProjectRoot), eng.cfg.ProjectRoot)
+	if err != nil {
+		m.notice(entryError, err.Error())
+	}
+	m.hist = h
 	return m
 }
 
@@ -117,7 +133,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.input.SetWidth(max(10, msg.Width-4))
-		return m, nil
+		// A frame drawn for the old size may have wrapped on the new one:
+		// repaint it all, so nothing of it stays on the screen.
+		return m, tea.ClearScreen
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case clockMsg:
@@ -126,10 +144,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, clock()
 	case tea.PasteMsg:
-		if m.focus != focusTree && len(m.asks) == 0 {
-			var cmd tea.Cmd
-			m.input, cmd = m.input.Update(msg)
-			return m, cmd
+		if m.focus != focusTree && len(m.asks) == 0 && m.approval == nil {
+			return m, m.paste(msg.Content)
 		}
 		return m, nil
 	case tickMsg:
@@ -159,6 +175,7 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 		m.tree.apply(msg.ev, m.now())
 		if msg.ev.Type == "dispatch_stop" {
 			m.undelivered(msg.ev.TaskID)
+			m.stopped(msg.ev.TaskID)
 		}
 	case resultMsg:
 		m.tree.setResult(msg)
@@ -167,7 +184,7 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 	case startedMsg:
 		m.tree.start(msg.id, m.now())
 	case taskModelMsg:
-		m.tree.setModel(msg.id, msg.model)
+		m.tree.setModel(msg.id, msg.model, msg.desc)
 	case turnDoneMsg:
 		m.running = false
 		m.conv.streaming = nil
@@ -180,6 +197,7 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 			}
 			m.conv.add(&entry{kind: kind, text: text})
 		}
+		m.sendQueued()
 	case sessionMsg:
 		m.session = msg.path
 		m.conv.replay(msg.records)
@@ -188,6 +206,7 @@ func (m *Model) engineMsg(msg tea.Msg) bool {
 		m.usage, m.spent = st.Usage, spend.Ledger{}
 		m.spent.Add(cmp.Or(st.Model, m.eng.modelSpec()), st.Usage)
 	case killedMsg:
+		m.stopped(msg.id)
 		if msg.err != nil {
 			m.notice(entryError, fmt.Sprintf("kill %s: %v", shortID(msg.id), msg.err))
 		} else {
@@ -225,29 +244,44 @@ func (m *Model) agentEvent(ev agent.Event) {
 	m.conv.event(ev)
 }
 
+// stopped takes the "stopping…" hint away once its task has stopped.
+func (m *Model) stopped(id string) {
+	if m.stopHint != "" && m.stopHint == id {
+		m.hint, m.stopHint = "", ""
+	}
+}
+
 func (m *Model) notice(kind entryKind, text string) {
 	m.conv.add(&entry{kind: kind, text: text})
 }
 
-// submit handles a line the user entered.
+// submit handles a line the user entered: a slash command runs at once,
+// a prompt starts a turn, or waits for the running one to end.
 func (m *Model) submit(line string) tea.Cmd {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return nil
+	}
+	if err := m.hist.add(line); err != nil {
+		m.hint = err.Error()
 	}
 	if strings.HasPrefix(line, "/") {
 		m.conv.add(&entry{kind: entryUser, text: line})
 		return m.slash(line)
 	}
 	if m.running {
-		m.hint = "a turn is running: wait for it, or Ctrl-C to interrupt it"
-		m.input.SetValue(line)
+		m.queuePrompt(line)
 		return nil
 	}
+	m.startPrompt(line)
+	return nil
+}
+
+// startPrompt sends a prompt to the root agent.
+func (m *Model) startPrompt(line string) {
 	m.conv.add(&entry{kind: entryUser, text: line})
 	if m.eng.startTurn(line) {
-		m.running = true
+		m.running, m.interrupted = true, false
 		m.turnStart, m.turnUsage = m.now(), m.usage
 	}
-	return nil
 }

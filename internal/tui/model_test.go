@@ -46,7 +46,13 @@ type harness struct {
 
 func newHarness(t *testing.T, yaml string) *harness {
 	t.Helper()
-	dir := t.TempDir()
+	return newHarnessWith(t, yaml, t.TempDir(), nil)
+}
+
+// newHarnessWith is newHarness in the project dir, with cfg changed by
+// edit first (nil: as it is).
+func newHarnessWith(t *testing.T, yaml, dir string, edit func(*Config)) *harness {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# tiny\nhello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +65,11 @@ func newHarness(t *testing.T, yaml string) *harness {
 		ProjectRoot: dir, ModelSpec: "script",
 		Agent: agent.Config{Name: "root", Model: script.New("test", f), Tools: tool.NewSet(tool.Builtins()...),
 			Env: &tool.Env{Dir: dir, Perms: perms}},
-		Getenv: func(string) string { return "" },
+		// HOME above the project: the welcome's directory reads ~/001.
+		Getenv: func(k string) string { return map[string]string{"HOME": filepath.Dir(dir)}[k] },
+	}
+	if edit != nil {
+		edit(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	eng, err := newEngine(ctx, cfg)
@@ -184,8 +194,13 @@ func TestStreaming(t *testing.T) {
 
 func fanOut(h *harness) {
 	start := h.now
+	desc := map[string]string{"01KBAAAAAAAAAAAAAAAAEXPL01": "Find the auth middleware", "01KBAAAAAAAAAAAAAAAAGENP02": "Check the build",
+		"01KBAAAAAAAAAAAAAAAAQUEU04": "Plan the change", "01KBAAAAAAAAAAAAAAAANEST03": "List the packages"}
 	ev := func(typ, id, parent, agentName string, f func(*delegate.Event)) {
 		e := delegate.Event{Type: typ, TaskID: id, Parent: parent, Agent: agentName, Depth: 1}
+		if typ == "dispatch_start" {
+			e.Description = desc[id]
+		}
 		if f != nil {
 			f(&e)
 		}
@@ -221,10 +236,12 @@ func TestTreeFrames(t *testing.T) {
 		t.Errorf("children's tokens = %d, want 2500", got)
 	}
 	h.press('t', tea.ModCtrl)
+	for range 3 { // the finished task is last: running and queued ones come first
+		h.press(tea.KeyDown, 0)
+	}
 	h.press(tea.KeyEnter, 0)
 	h.golden("tree-expanded")
-	h.press(tea.KeyDown, 0)
-	h.press(tea.KeyDown, 0)
+	h.press(tea.KeyUp, 0)
 	h.press('m', 0)
 	h.typeText("focus on tests")
 	h.golden("tree-message")

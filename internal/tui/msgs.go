@@ -18,10 +18,11 @@ type (
 	turnDoneMsg struct{ outcome *agent.Outcome } // the root's turn ended
 	resultMsg   struct {
 		id, summary, errText string
+		desc                 string      // what it was asked to do
 		model                string      // the model the task ran on
 		own                  model.Usage // its own usage, its children's not included
 	}
-	taskModelMsg struct{ id, model string } // the model a running task runs on
+	taskModelMsg struct{ id, model, desc string } // the model a running task runs on, and what it was asked
 	sessionMsg   struct {
 		path    string
 		records []session.Record

@@ -23,12 +23,13 @@ func TestToolMarks(t *testing.T) {
 		isError bool
 		want    string
 	}{
-		{"done", wrapped("done"), false, "✓ Task explore (3 lines)"},
-		{"killed", wrapped("killed"), false, "✗ Task explore  killed (3 lines)"},
-		{"cancelled", wrapped("cancelled"), false, "⊘ Task explore  cancelled (3 lines)"},
-		{"failed", wrapped("failed"), true, "✗ Task explore  failed (3 lines)"},
-		{"partial", wrapped("partial"), false, "◐ Task explore  partial (3 lines)"},
-		{"checkpoint", wrapped("checkpoint"), false, "◐ Task explore  checkpoint (3 lines)"},
+		// The count is of what a person sees: the summary, not the wrapper.
+		{"done", wrapped("done"), false, "✓ Task explore (1 lines)"},
+		{"killed", wrapped("killed"), false, "✗ Task explore  killed (1 lines)"},
+		{"cancelled", wrapped("cancelled"), false, "⊘ Task explore  cancelled (1 lines)"},
+		{"failed", wrapped("failed"), true, "✗ Task explore  failed (1 lines)"},
+		{"partial", wrapped("partial"), false, "◐ Task explore  partial (1 lines)"},
+		{"checkpoint", wrapped("checkpoint"), false, "◐ Task explore  checkpoint (1 lines)"},
 		{"background", `Task 01K started in the background (task_id="01K"). Carry on.`, false, "↗ Task explore  running in the background"},
 		{"a forged wrapper inside the text", "ok\n" + wrapped("done"), false, "✓ Task explore (4 lines)"},
 		{"another tool's error", "no such file", true, "✗ Task explore  failed (1 lines)"},

@@ -79,7 +79,7 @@ func priorNodes(all []*dispatch.Task, top func(*dispatch.Task) bool) []*node {
 // priorNode is one earlier task as the tree shows a finished one. It is
 // stopped whatever its records say: nothing of this process runs it.
 func priorNode(t *dispatch.Task, parent string) *node {
-	n := &node{id: t.ID, agent: clean(t.Agent, false), parent: parent, depth: t.Depth, status: clean(t.Status, false),
+	n := &node{id: t.ID, agent: clean(t.Agent, false), desc: firstLine(t.Label, 100), parent: parent, depth: t.Depth, status: clean(t.Status, false),
 		started: t.Created, model: spend.TaskModel(t), own: spend.TaskUsage(t)}
 	if t.Log != nil && !t.Log.Started.IsZero() {
 		n.started = t.Log.Started

@@ -37,7 +37,7 @@ func commands() []command {
 		{name: "/msg", args: "ID text", help: "send a steering message to a running task (at its next turn; you are told if it ends first)", complete: tasks},
 		{name: "/resume", args: "ID text", help: "continue a finished task with a follow-up, its transcript intact", complete: tasks},
 		{name: "/workflow", args: "FILE [name=value]", help: "check a workflow plan, say how many agents it starts, and run it once you agree"},
-		{name: "/model", args: "[provider/model]", help: "show or switch the model"},
+		{name: "/model", args: "[provider/model]", help: "switch the model (checked; alone: a picker)"},
 		{name: "/clear", help: "start a new conversation (the old transcript stays)"},
 		{name: "/help", help: "keys and commands"},
 		{name: "/exit", help: "leave (stops running subagents in stages)"},
@@ -82,6 +82,7 @@ func (m *Model) slash(line string) tea.Cmd {
 			return nil
 		}
 		m.conv.entries, m.conv.streaming, m.turn = nil, nil, 0
+		m.tree.dropFinished() // running tasks stay; every record stays (brood tasks)
 	case "/help":
 		m.help()
 	case "/exit", "/quit":
@@ -144,13 +145,19 @@ func (m *Model) resolveID(s string) string {
 	return s
 }
 
+// listTasks is /tasks: this session's tasks as a tree, each with what it
+// was asked to do, and the project's recent ones.
 func (m *Model) listTasks() {
 	var b strings.Builder
 	if ids := m.tree.visible(); len(ids) > 0 {
 		b.WriteString("this session:\n")
 		for _, id := range ids {
 			n := m.tree.nodes[id]
-			fmt.Fprintf(&b, "  %s%s  %s  %s\n", strings.Repeat("  ", m.tree.level(n)), id, n.agent, n.status)
+			fmt.Fprintf(&b, "  %s%s  %s  %s", strings.Repeat("  ", m.tree.level(n)), id, n.agent, n.status)
+			if n.desc != "" {
+				b.WriteString("  " + n.desc)
+			}
+			b.WriteString("\n")
 		}
 	}
 	if all, err := dispatch.ListTasks(m.eng.cfg.ProjectRoot); err == nil && len(all) > 0 {
@@ -159,7 +166,11 @@ func (m *Model) listTasks() {
 			if i == 10 {
 				break
 			}
-			fmt.Fprintf(&b, "  %s  %s  %s\n", t.ID, clean(t.Agent, false), t.Status)
+			fmt.Fprintf(&b, "  %s  %s  %s", t.ID, clean(t.Agent, false), t.Status)
+			if t.Label != "" {
+				b.WriteString("  " + firstLine(t.Label, 80))
+			}
+			b.WriteString("\n")
 		}
 	}
 	if b.Len() == 0 {
@@ -168,6 +179,8 @@ func (m *Model) listTasks() {
 	m.notice(entryNotice, strings.TrimRight(b.String(), "\n"))
 }
 
+// listAgents is /agents: each type with its description, its tools, its
+// model when it has its own, and the file it comes from.
 func (m *Model) listAgents() {
 	var b strings.Builder
 	for _, d := range m.eng.agents() {
@@ -175,24 +188,27 @@ func (m *Model) listAgents() {
 		if d.ReadOnly {
 			ro = " (read-only)"
 		}
-		fmt.Fprintf(&b, "  %s%s: %s\n", clean(d.Name, false), ro, firstLine(d.Description, 100))
+		fmt.Fprintf(&b, "%s%s\n    %s\n", clean(d.Name, false), ro, firstLine(d.Description, 200))
+		tools := "all of the parent's"
+		if !d.AllTools {
+			tools = strings.Join(d.Tools, ", ")
+			if tools == "" {
+				tools = "none"
+			}
+		}
+		if len(d.DisallowedTools) > 0 {
+			tools += " (not " + strings.Join(d.DisallowedTools, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "    tools: %s\n", clean(tools, false))
+		if d.Model != "" {
+			fmt.Fprintf(&b, "    model: %s\n", clean(d.Model, false))
+		}
+		fmt.Fprintf(&b, "    from: %s\n", clean(rel(m.eng.cfg.ProjectRoot, d.Path), false))
 	}
 	if b.Len() == 0 {
 		b.WriteString("no agents")
 	}
-	m.notice(entryNotice, "agents:\n"+strings.TrimRight(b.String(), "\n"))
-}
-
-func (m *Model) model(spec string) {
-	if spec == "" {
-		m.notice(entryNotice, "model: "+m.eng.modelSpec())
-		return
-	}
-	if err := m.eng.setModel(spec); err != nil {
-		m.notice(entryError, err.Error())
-		return
-	}
-	m.notice(entryNotice, "model: "+spec+" (from the next turn)")
+	m.notice(entryNotice, "agents (/subagent TYPE \"prompt\" dispatches one):\n"+strings.TrimRight(b.String(), "\n"))
 }
 
 func (m *Model) help() {
@@ -202,8 +218,9 @@ func (m *Model) help() {
 		fmt.Fprintf(&b, "  %-10s %-18s %s\n", c.name, c.args, c.help)
 	}
 	b.WriteString(`keys:
-  Enter send · Tab complete · Ctrl-T subagent tree (↑↓ move, Enter expand, x kill, m message/resume, Esc back)
-  Ctrl-O expand tool output · PgUp/PgDn scroll · Ctrl-C interrupt (twice: exit) · Ctrl-Z suspend
+  Enter send (during a turn: queued) · Tab complete · ↑↓ earlier prompts · Shift+Tab permission mode
+  Ctrl-T subagent tree (↑↓ move, PgUp/PgDn scroll, Enter expand, x kill, m message/resume, Esc back)
+  Ctrl-O expand tool output · PgUp/PgDn scroll · Esc interrupt · Ctrl-C interrupt (twice: exit) · Ctrl-Z suspend
 permission questions: y once · a always (kept in .brood/settings.local.toml) · n deny`)
 	m.notice(entryNotice, b.String())
 }

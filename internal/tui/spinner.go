@@ -13,8 +13,9 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 // working is the status line's sign of life while a turn runs: a spinner
 // moved by the clock, the time since the prompt was sent, the tokens the
 // model has written for it (an estimate from the streamed text until the
-// turn's usage arrives, marked ~) and how to stop it.
-func (m *Model) working() string {
+// turn's usage arrives, marked ~) and how to stop it: the first part, and
+// the rest (the status line puts the subagents' counts between them).
+func (m *Model) working() (string, string) {
 	elapsed := max(0, m.now().Sub(m.turnStart))
 	frame := spinner[int(elapsed/spinFrame)%len(spinner)]
 	out := m.usage.Output - m.turnUsage.Output
@@ -23,7 +24,7 @@ func (m *Model) working() string {
 		out += int64(len(m.conv.streaming.text) / 4)
 		approx = "~"
 	}
-	return fmt.Sprintf("%s working %s · ↓ %s%s tokens · esc to interrupt", frame, elapsedText(elapsed), approx, count(out))
+	return fmt.Sprintf("%s working %s", frame, elapsedText(elapsed)), fmt.Sprintf(" · ↓ %s%s tokens · esc to interrupt", approx, count(out))
 }
 
 // elapsedText is 7s, 1m05s, 1h02m.

@@ -43,7 +43,7 @@ func (s styles) status(st string) string {
 		return s.ok.Render(st)
 	case dispatch.StatusFailed, dispatch.StatusKilled, dispatch.StatusRejected:
 		return s.err.Render(st)
-	case dispatch.StatusPartial, dispatch.StatusCheckpoint, dispatch.StatusCancelled:
+	case dispatch.StatusPartial, dispatch.StatusCheckpoint, dispatch.StatusCancelled, "asking":
 		return s.warn.Render(st)
 	}
 	return s.accent.Render(st)

@@ -2,19 +2,18 @@ package tui
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
-	"github.com/broodhq/brood/internal/price"
 	"github.com/broodhq/brood/internal/spend"
 )
 
 // node is one dispatch in the subagent tree.
 type node struct {
 	id, agent, parent string
+	desc              string // what it was asked to do (the Task call's description)
 	depth             int
 	background        bool
 	status            string // queued/running until the stop event; then the final status
@@ -28,13 +27,16 @@ type node struct {
 	children          []string
 }
 
-// tree is every dispatch of the session, nested ones under their parent,
-// in the order they started.
+// tree is every dispatch of the session, nested ones under their parent;
+// it is shown asking, running and queued first (treeview.go).
 type tree struct {
 	nodes    map[string]*node
-	roots    []string
-	cursor   int             // index into visible()
+	roots    []string        // in the order they started
+	cur      string          // the id under the cursor
+	top      int             // the first line shown, when scrolled
+	follow   bool            // the view follows the cursor (false after PgUp/PgDn)
 	expanded map[string]bool // nodes showing progress and result
+	asking   map[string]bool // tasks with a question waiting, and those it came through
 }
 
 func newTree() tree { return tree{nodes: map[string]*node{}, expanded: map[string]bool{}} }
@@ -46,7 +48,7 @@ func (t *tree) apply(ev delegate.Event, now time.Time) {
 	}
 	n := t.nodes[ev.TaskID]
 	if n == nil {
-		n = &node{id: ev.TaskID, agent: clean(ev.Agent, false), depth: ev.Depth, status: "running", started: now}
+		n = &node{id: ev.TaskID, agent: clean(ev.Agent, false), desc: firstLine(ev.Description, 100), depth: ev.Depth, status: "running", started: now}
 		n.parent = ev.Parent
 		if p := t.nodes[n.parent]; p != nil && n.parent != n.id {
 			p.children = append(p.children, n.id)
@@ -59,6 +61,9 @@ func (t *tree) apply(ev delegate.Event, now time.Time) {
 	switch ev.Type {
 	case "dispatch_start":
 		n.status, n.started = dispatch.StatusQueued, now // queued.go: running once it starts
+		if d := firstLine(ev.Description, 100); d != "" {
+			n.desc = d
+		}
 	case "progress":
 		t.start(n.id, now)
 		tools := make([]string, 0, len(ev.Tools))
@@ -113,46 +118,12 @@ func (t *tree) usage() model.Usage {
 	return u
 }
 
-// visible lists the node ids in display order.
-func (t *tree) visible() []string {
-	var out []string
-	var walk func(id string)
-	walk = func(id string) {
-		out = append(out, id)
-		for _, c := range t.nodes[id].children {
-			walk(c)
-		}
-	}
-	for _, id := range t.roots {
-		walk(id)
-	}
-	return out
-}
-
-// selected is the id under the cursor ("" if the tree is empty).
-func (t *tree) selected() string {
-	v := t.visible()
-	if len(v) == 0 {
-		return ""
-	}
-	t.cursor = max(0, min(t.cursor, len(v)-1))
-	return v[t.cursor]
-}
-
-func (t *tree) move(d int) {
-	v := t.visible()
-	t.cursor = max(0, min(t.cursor+d, len(v)-1))
-}
-
-func (t *tree) toggle() {
-	if id := t.selected(); id != "" {
-		t.expanded[id] = !t.expanded[id]
-	}
-}
-
 func (t *tree) setResult(r resultMsg) {
 	if n := t.nodes[r.id]; n != nil {
 		n.summary, n.errText = clean(r.summary, true), clean(r.errText, false)
+		if n.desc == "" {
+			n.desc = firstLine(r.desc, 100)
+		}
 		if r.model != "" {
 			n.model = r.model
 		}
@@ -160,9 +131,16 @@ func (t *tree) setResult(r resultMsg) {
 	}
 }
 
-func (t *tree) setModel(id, m string) {
-	if n := t.nodes[id]; n != nil && n.model == "" {
+func (t *tree) setModel(id, m, desc string) {
+	n := t.nodes[id]
+	if n == nil {
+		return
+	}
+	if n.model == "" {
 		n.model = m
+	}
+	if n.desc == "" {
+		n.desc = firstLine(desc, 100)
 	}
 }
 
@@ -179,60 +157,6 @@ func (t *tree) ledger() spend.Ledger {
 // ids lists every task id, for completion.
 func (t *tree) ids() []string { return t.visible() }
 
-// render draws the tree, at most height lines, keeping the cursor in view.
-func (t *tree) render(st styles, prices price.Table, width, height int, focused bool, now time.Time) []string {
-	v := t.visible()
-	if len(v) == 0 {
-		return nil
-	}
-	cur := t.selected()
-	var lines []string
-	curLine := 0
-	for _, id := range v {
-		n := t.nodes[id]
-		if id == cur {
-			curLine = len(lines)
-		}
-		lines = append(lines, t.line(st, prices, n, width, focused && id == cur, now))
-		if t.expanded[id] {
-			lines = append(lines, t.details(st, n, width)...)
-		}
-	}
-	if len(lines) <= height {
-		return lines
-	}
-	start := max(0, min(curLine-height/2, len(lines)-height))
-	return lines[start : start+height]
-}
-
-func (t *tree) line(st styles, prices price.Table, n *node, width int, selected bool, now time.Time) string {
-	indent := strings.Repeat("  ", t.level(n))
-	mark := "▸"
-	if t.expanded[n.id] {
-		mark = "▾"
-	}
-	end := now
-	if !n.stopped.IsZero() {
-		end = n.stopped
-	}
-	tokens := n.usage.Input + n.usage.CacheRead + n.usage.Output
-	s := fmt.Sprintf("%s%s %s %s %s %s · %s tok", indent, mark, n.agent, shortID(n.id), st.status(n.status), elapsed(end.Sub(n.started)), count(tokens))
-	if c := (spend.Ledger{n.model: n.own}).Cost(prices); c.Priced() && n.own != (model.Usage{}) {
-		s += " · " + c.String() // its own cost; a model without a price shows tokens only
-	}
-	if n.background {
-		s += " · bg"
-	}
-	if len(n.lastTools) > 0 {
-		s += " · " + strings.Join(n.lastTools, ", ")
-	}
-	s = truncate(s, width)
-	if selected {
-		return st.selected.Render(s)
-	}
-	return s
-}
-
 func (t *tree) level(n *node) int {
 	l := 0
 	for p := n.parent; p != ""; p = t.nodes[p].parent {
@@ -242,31 +166,6 @@ func (t *tree) level(n *node) int {
 		}
 	}
 	return l
-}
-
-// details is the expanded view: every batch of tools, then the result.
-func (t *tree) details(st styles, n *node, width int) []string {
-	pad := strings.Repeat("  ", t.level(n)+2)
-	var out []string
-	for i, b := range n.history {
-		out = append(out, truncate(fmt.Sprintf("%s%d. %s", pad, i+1, strings.Join(b, ", ")), width))
-	}
-	switch {
-	case n.stopped.IsZero():
-		out = append(out, st.dim.Render(pad+"(running; its result appears here when it stops)"))
-	case n.summary != "":
-		for i, l := range strings.Split(strings.TrimSpace(n.summary), "\n") {
-			if i == 8 {
-				out = append(out, st.dim.Render(pad+"… (whole result: brood tasks output "+n.id+")"))
-				break
-			}
-			out = append(out, truncate(pad+"│ "+l, width))
-		}
-	}
-	if n.errText != "" {
-		out = append(out, truncate(pad+"error: "+n.errText, width))
-	}
-	return out
 }
 
 func elapsed(d time.Duration) string {

@@ -7,6 +7,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // View implements tea.Model.
@@ -25,7 +27,10 @@ func (m *Model) frame() string {
 	treeLines := m.treeSection(w)
 	convH := max(1, m.height-len(bottom)-len(treeLines))
 	conv := m.conv.lines(m.st, w)
-	end := max(0, len(conv)-m.conv.scroll)
+	if len(m.conv.entries) == 0 {
+		conv = m.welcome(w)
+	}
+	end := max(min(len(conv), convH), len(conv)-m.conv.scroll) // PgUp stops at the top
 	m.conv.scroll = len(conv) - end
 	start := max(0, end-convH)
 	view := conv[start:end]
@@ -63,7 +68,27 @@ func (m *Model) treeSection(w int) []string {
 		head += strings.Repeat("─", pad)
 	}
 	lines := []string{m.st.dim.Render(truncate(head, w))}
-	return append(lines, m.tree.render(m.st, m.eng.prices(), w, max(3, m.height/3), m.focus != focusInput, m.now())...)
+	m.tree.asking = m.askingTasks()
+	return append(lines, m.tree.render(treeView{st: m.st, prices: m.eng.prices(), width: w, height: max(3, m.height/3), focused: m.focus != focusInput, now: m.now()})...)
+}
+
+// askingTasks are the tasks with a question waiting, and those each came
+// through: the tree shows them first, so the box never names a task out
+// of view.
+func (m *Model) askingTasks() map[string]bool {
+	if len(m.asks) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, r := range m.asks {
+		if r.ask.TaskID != "" {
+			out[r.ask.TaskID] = true
+		}
+		for _, id := range r.ask.Via {
+			out[id] = true
+		}
+	}
+	return out
 }
 
 func (m *Model) bottom(w int) []string {
@@ -78,7 +103,11 @@ func (m *Model) bottom(w int) []string {
 		}
 		box := m.st.askBox.Width(min(w, 118)).Render(q)
 		out = append(out, strings.Split(box, "\n")...)
+	} else if m.picker != nil {
+		box := m.st.askBox.Width(min(w, 118)).Render(m.picker.text(m.eng.modelSpec()))
+		out = append(out, strings.Split(box, "\n")...)
 	}
+	out = append(out, m.queuedLines(w)...)
 	m.input.SetWidth(max(10, w-ansi.StringWidth(m.input.Prompt)-2))
 	out = append(out, m.input.View())
 	if m.hint != "" {
@@ -88,17 +117,29 @@ func (m *Model) bottom(w int) []string {
 }
 
 func (m *Model) statusLine(w int) string {
-	state := "ready"
+	state, tail := "ready", ""
 	switch {
 	case m.stopping:
 		state = "exiting"
 	case len(m.asks) > 0:
 		state = "waiting for you"
 	case m.running:
-		state = m.working()
+		state, tail = m.working()
 	}
+	// What runs comes right after the state, so a narrow window keeps it.
+	s := state
+	if n := m.tree.running(); n > 0 {
+		s += fmt.Sprintf(" · %d running", n)
+	}
+	if n := m.tree.queued(); n > 0 {
+		s += fmt.Sprintf(" · %d queued", n)
+	}
+	s += tail
 	child := m.tree.usage()
-	s := fmt.Sprintf("%s · %s · turn %d · tokens %s", state, shortModel(m.eng.modelSpec()), m.turn, count(m.usage.Total()+child.Total()))
+	if mode := m.eng.permMode(); mode != tool.ModeDefault {
+		s += " · " + modeWords(mode) // as Claude Code: the default mode goes unsaid
+	}
+	s += fmt.Sprintf(" · %s · turn %d · tokens %s", shortModel(m.eng.modelSpec()), m.turn, count(m.usage.Total()+child.Total()))
 	if child.Total() > 0 {
 		s += fmt.Sprintf(" (subagents %s)", count(child.Total()))
 	}
@@ -108,12 +149,6 @@ func (m *Model) statusLine(w int) string {
 	l.Merge(m.spent)
 	if c := l.Cost(m.eng.prices()).String(); c != "" {
 		s += " · " + c
-	}
-	if n := m.tree.running(); n > 0 {
-		s += fmt.Sprintf(" · %d running", n)
-	}
-	if n := m.tree.queued(); n > 0 {
-		s += fmt.Sprintf(" · %d queued", n)
 	}
 	s += " · /help"
 	return m.st.dim.Render(truncate(s, w))

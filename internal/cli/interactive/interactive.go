@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -58,6 +59,9 @@ func Run(ctx context.Context, o *Options) (ran bool, err error) {
 			return false, errors.New("--continue and --resume open the interactive mode, which needs a terminal; elsewhere continue a session with brood run --session FILE")
 		}
 		return false, nil
+	}
+	if err := askTrust(f, trustAsk{in: in, out: out, now: time.Now()}); err != nil {
+		return true, err
 	}
 	if err := o.Depth.Apply(f); err != nil {
 		return true, err

@@ -198,7 +198,6 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 	return strings.Join(parts, "\n"), nil
 }
 
-
 // claudeModel is the model Claude Code 2.1.332 uses when none is named.
 const claudeModel = "claude-opus-5-5"
 
