@@ -80,6 +80,9 @@ type Config struct {
 	// compare command is the same brood run cold (BROOD_WARM=0), so one
 	// run measures both, interleaved.
 	Warm int
+	// Trace runs brood with its spawn trace on (BROOD_SPAWNTRACE) and
+	// reports each child's spawn latency stage by stage.
+	Trace bool
 	// Progress, if set, gets one line per run.
 	Progress io.Writer
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 // childMarker is what every explore child's system prompt contains (see
@@ -43,7 +45,10 @@ type Request struct {
 	// the response was flushed.
 	Arrived time.Time
 	Sent    time.Time
-	Err     string // set when the fake could not answer as scripted
+	// ArrivedMono and SentMono are the same instants on CLOCK_MONOTONIC
+	// (ns), the clock of brood's spawn traces.
+	ArrivedMono, SentMono int64
+	Err                   string // set when the fake could not answer as scripted
 }
 
 // Fake is a loopback model server that speaks the Anthropic Messages API
@@ -115,7 +120,7 @@ type call struct {
 type wire func(w *sseWriter, model string, n int, r reply)
 
 func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
-	arrived := time.Now()
+	arrived, arrivedMono := time.Now(), spawntrace.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -125,7 +130,7 @@ func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
 	k, latency, readPath := f.k, f.latency, f.readPath
 	n := len(f.log)
 	req := classify(body)
-	req.Arrived = arrived
+	req.Arrived, req.ArrivedMono = arrived, arrivedMono
 	f.log = append(f.log, req)
 	f.mu.Unlock()
 
@@ -146,7 +151,7 @@ func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
 	}
 	write(newSSE(w), requestModel(body), n, rep)
 	f.mu.Lock()
-	f.log[n].Sent = time.Now()
+	f.log[n].Sent, f.log[n].SentMono = time.Now(), spawntrace.Now()
 	f.mu.Unlock()
 }
 

@@ -30,6 +30,8 @@ type Row struct {
 	// ModelTime is the time the script spends in the model: the latency
 	// times the number of sequential responses.
 	ModelTime time.Duration
+	// Stages is the spawn trace (--trace), "total" last.
+	Stages []StageRow
 }
 
 func summarize(ss []*Sample, latency time.Duration) Row {
@@ -55,6 +57,7 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 	r.PSSKB, r.RSSKB = medianInt(pss), medianInt(rss)
 	r.PeakProcs, r.Seen = int(medianInt(procs)), int(medianInt(seen))
 	r.ModelTime = modelTime(r.K, r.Concurrency, latency)
+	r.Stages = stageRows(ss)
 	return r
 }
 
@@ -136,6 +139,7 @@ func (rep *Report) Markdown(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	rep.traceTable(w)
 	rep.linearity(w)
 	rep.targets(w)
 	rep.compare(w)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/broodhq/brood/internal/taskdir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/broodhq/brood/internal/spawntrace"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Sample is one measured run of `brood run` with K subagents.
@@ -37,6 +39,9 @@ type Sample struct {
 	// finished sending the parent's tool_use response.
 	SpawnQueued  []time.Duration
 	SpawnToolUse []time.Duration
+	// Trace is, per child whose spawn was traced (--trace), its stages
+	// from the parent's tool_use sent to its first request.
+	Trace [][]spawntrace.Stage
 }
 
 // project is the throwaway repository brood runs in: a git repository with
@@ -125,6 +130,9 @@ func (h *Harness) env(conc int) []string {
 	}
 	if h.cfg.Warm > 0 {
 		env = append(env, "BROOD_WARM="+strconv.Itoa(h.cfg.Warm))
+	}
+	if h.cfg.Trace {
+		env = append(env, spawntrace.EnvVar+"=1")
 	}
 	return append(env, h.cfg.Env...)
 }
@@ -220,14 +228,15 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 // spawn latency by matching its task marker to its first model request.
 func (h *Harness) readDispatch(s *Sample, log []Request) error {
 	var toolUseSent time.Time
-	first := map[int]time.Time{}
+	var sentMono int64
+	first, firstMono := map[int]time.Time{}, map[int]int64{}
 	for _, r := range log {
 		switch {
 		case r.Role == RoleParent && r.Turn == 1 && toolUseSent.IsZero():
-			toolUseSent = r.Sent
+			toolUseSent, sentMono = r.Sent, r.SentMono
 		case r.Role == RoleChild && r.Turn == 1:
 			if _, ok := first[r.Index]; !ok {
-				first[r.Index] = r.Arrived
+				first[r.Index], firstMono[r.Index] = r.Arrived, r.ArrivedMono
 			}
 		}
 	}
@@ -272,6 +281,9 @@ func (h *Harness) readDispatch(s *Sample, log []Request) error {
 		s.SpawnQueued = append(s.SpawnQueued, at.Sub(lg.Queued))
 		if !toolUseSent.IsZero() {
 			s.SpawnToolUse = append(s.SpawnToolUse, at.Sub(toolUseSent))
+		}
+		if st, ok := traceStages(dir, sentMono, firstMono[i]); ok {
+			s.Trace = append(s.Trace, st)
 		}
 	}
 	return nil

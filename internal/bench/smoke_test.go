@@ -37,6 +37,7 @@ func TestSmoke(t *testing.T) {
 		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
 		// Brood against itself: the --compare path, with real processes.
 		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
+		Trace:   true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -89,14 +90,46 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
+	checkTrace(t, rep.Timing)
 	if f.IdleWall <= 0 || f.IdleArgs == "" {
 		t.Errorf("no idle start measured: %+v", f)
 	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// checkTrace: with Trace, every child's spawn is broken into the parent's
+// and the child's stages, and the stages account for the whole interval
+// the fake measured (tool_use sent → first request, on another clock).
+func checkTrace(t *testing.T, rows []bench.Row) {
+	t.Helper()
+	for _, r := range rows {
+		if r.K == 0 {
+			if len(r.Stages) != 0 {
+				t.Errorf("K=0: %d trace stages, want none", len(r.Stages))
+			}
+			continue
+		}
+		got := map[string]bench.StageRow{}
+		for _, s := range r.Stages {
+			got[s.Name] = s
+		}
+		for _, name := range []string{"dispatch", "records", "setup", "acquire", "cgroup", "exec", "init", "envelope", "sandbox", "ready", "first request", "total"} {
+			if s, ok := got[name]; !ok || s.N != r.K*r.Runs {
+				t.Errorf("K=%d: stage %q traced for %d children, want %d: %+v", r.K, name, s.N, r.K*r.Runs, r.Stages)
+			}
+		}
+		var sum time.Duration
+		for _, s := range r.Stages[:len(r.Stages)-1] {
+			sum += s.Mean
+		}
+		if tot := got["total"]; tot.Mean <= 0 || sum > tot.Mean || tot.Mean-sum > time.Duration(len(r.Stages)) {
+			t.Errorf("K=%d: stage means sum to %s, total %s: a gap or an overlap", r.K, sum, tot.Mean)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 )
@@ -24,6 +25,7 @@ func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error
 
 // attempt runs one child: a new dispatch, or a resume of s.Resume.
 func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, error) {
+	ctx = spawntrace.Start(ctx, os.Getenv)
 	var j *job
 	var err error
 	if s.Resume != "" && s.Continue {
@@ -49,6 +51,7 @@ func (d *Dispatcher) attempt(ctx context.Context, s call.Spec) (*call.Result, er
 	if err != nil {
 		return nil, err
 	}
+	spawntrace.Mark(ctx, "records")
 	if s.Transcript != "" && s.Resume == "" {
 		if err := seedTranscript(j, s.Transcript, s.NextTurn); err != nil {
 			j.unlock()

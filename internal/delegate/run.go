@@ -23,6 +23,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 )
@@ -36,6 +37,7 @@ const GroupsFile = taskdir.Groups
 // verdict and renders. It owns the task's lock (taken by prepare) and
 // releases it when the record is complete.
 func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
+	defer spawntrace.Write(ctx, j.td.Path(), spawntrace.ParentFile) // the bench's, never the run's: an error is ignored
 	defer j.unlock()
 	defer d.warm.refill()
 	defer j.warm.release()
@@ -181,6 +183,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
+	spawntrace.Mark(ctx, "setup")
 	return d.cfg.Pool.Run(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,

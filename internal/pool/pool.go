@@ -24,6 +24,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 // Config sets the pool's limits. Zero values take the defaults in brackets.
@@ -160,6 +161,7 @@ func (p *Pool) Run(ctx context.Context, job Job) (*dispatch.Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	spawntrace.Mark(ctx, "acquire")
 	defer release()
 	if err := job.Confine.Prepare(ctx, job.Cmd); err != nil {
 		return nil, err
@@ -216,6 +218,8 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 	if err != nil {
 		return nil, err
 	}
+	spawntrace.Mark(ctx, "cgroup")
+	cmd.Env = spawntrace.Env(ctx, cmd.Env) // the child's marks count from the parent's start
 	pr := &proc{cmd: cmd, hold: h, pidfd: -1, exited: make(chan struct{})}
 	askPidfd(cmd, &pr.pidfd)
 	sp, err := newPipes(cmd)
@@ -227,6 +231,7 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 	pr.started = time.Now()
 	enter := h.onThread(nil) // born in its cgroups, before any confinement
 	err = sandbox.StartMapped(cmd, func() error { return start(cmd, enter, c) })
+	spawntrace.Mark(ctx, "exec")
 	sp.started()
 	if lerr := h.started(err == nil); lerr != nil && err == nil {
 		// It was killed at once: it must never run past its limits.
