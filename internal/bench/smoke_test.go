@@ -119,7 +119,7 @@ func checkTrace(t *testing.T, rows []bench.Row) {
 		for _, s := range r.Stages {
 			got[s.Name] = s
 		}
-		for _, name := range []string{"dispatch", "records", "setup", "acquire", "cgroup", "exec", "init", "envelope", "sandbox", "ready", "first request", "total"} {
+		for _, name := range []string{"dispatch", "records", "setup", "acquire", "cgroup", "cgroup enter", "landlock", "exec", "init", "envelope", "sandbox", "ready", "first request", "total"} {
 			if s, ok := got[name]; !ok || s.N != r.K*r.Runs {
 				t.Errorf("K=%d: stage %q traced for %d children, want %d: %+v", r.K, name, s.N, r.K*r.Runs, r.Stages)
 			}

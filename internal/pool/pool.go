@@ -230,7 +230,7 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 	pr.sp = sp
 	pr.started = time.Now()
 	enter := h.onThread(nil) // born in its cgroups, before any confinement
-	err = sandbox.StartMapped(cmd, func() error { return start(cmd, enter, c) })
+	err = sandbox.StartMapped(cmd, func() error { return start(ctx, cmd, enter, c) })
 	spawntrace.Mark(ctx, "exec")
 	sp.started()
 	if lerr := h.started(err == nil); lerr != nil && err == nil {
@@ -307,7 +307,7 @@ func (p *Pool) supervise(ctx context.Context, job Job, pr *proc) (*dispatch.Outp
 }
 
 // start starts cmd from a throw-away locked thread after c confined it.
-func start(cmd *exec.Cmd, enter func() error, c Confiner) error {
+func start(ctx context.Context, cmd *exec.Cmd, enter func() error, c Confiner) error {
 	errc := make(chan error, 1)
 	// Never the main thread, and never handed back: the thread (which may
 	// carry the child's restriction) dies with the goroutine. It enters the
@@ -320,10 +320,12 @@ func start(cmd *exec.Cmd, enter func() error, c Confiner) error {
 				return
 			}
 		}
+		spawntrace.Mark(ctx, "cgroup enter")
 		if err := c.Confine(cmd); err != nil {
 			errc <- err
 			return
 		}
+		spawntrace.Mark(ctx, "landlock")
 		errc <- cmd.Start()
 	})
 	return <-errc
