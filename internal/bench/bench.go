@@ -143,6 +143,11 @@ type Report struct {
 	// CompareTiming and CompareModel are the same rows for Config.Compare.
 	CompareTiming []Row
 	CompareModel  []Row
+	// FloorTiming and FloorModel are the same rows for the floor of a
+	// whole run (floorchild -parent K: a bare SDK parent running K bare
+	// SDK children), interleaved with brood's runs.
+	FloorTiming []Row
+	FloorModel  []Row
 	// Samples are every run, for those who want more than medians.
 	Samples []*Sample
 }
@@ -201,12 +206,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if _, err := h.runOnce(ctx, 1, 5, 0); err != nil {
 		return nil, err
 	}
-	rep.Timing, rep.CompareTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
+	rep.Timing, rep.CompareTiming, rep.FloorTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.ModelLatency > 0 {
-		if rep.Model, rep.CompareModel, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
+		if rep.Model, rep.CompareModel, rep.FloorModel, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
 			return nil, err
 		}
 	}
@@ -216,9 +221,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // series runs every K reps times, interleaving the Ks (K0 K1 K4 … K0 K1 …)
 // so that a burst of load from other work on the machine spreads over all
 // of them instead of skewing one.
-// With a --compare command, each run of brood is followed by one of it.
-func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp []Row, err error) {
-	byK, cmpK := map[int][]*Sample{}, map[int][]*Sample{}
+// With a --compare command, each run of brood is followed by one of it,
+// and with the floor child built, by one of the floor run.
+func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp, floor []Row, err error) {
+	byK, cmpK, floorK := map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}
 	for r := range reps {
 		for _, k := range ks {
 			conc := h.cfg.Concurrency
@@ -227,18 +233,25 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 			}
 			s, err := h.runOnce(ctx, k, conc, latency)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			byK[k] = append(byK[k], s)
 			rep.Samples = append(rep.Samples, s)
 			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s: wall %s cpu %s pss %.1f MiB children %d",
 				r+1, reps, k, latency, ms(s.Wall), ms(s.CPU), mib(s.Mem.PeakPSSKB), s.Children))
+			if h.floorChild != "" {
+				f, err := h.runFloor(ctx, k, conc, latency)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				floorK[k] = append(floorK[k], f)
+			}
 			if len(h.cfg.Compare) == 0 {
 				continue
 			}
 			c, err := h.runCompare(ctx, k, conc, latency)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			cmpK[k] = append(cmpK[k], c)
 			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s compare: wall %s cpu %s pss %.1f MiB child requests %d",
@@ -249,7 +262,10 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 	if len(h.cfg.Compare) > 0 {
 		cmp = rowsOf(ks, cmpK, latency)
 	}
-	return rows, cmp, nil
+	if h.floorChild != "" {
+		floor = rowsOf(ks, floorK, latency)
+	}
+	return rows, cmp, floor, nil
 }
 
 func rowsOf(ks []int, byK map[int][]*Sample, latency time.Duration) []Row {

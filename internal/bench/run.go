@@ -39,6 +39,10 @@ type Sample struct {
 	// finished sending the parent's tool_use response.
 	SpawnQueued  []time.Duration
 	SpawnToolUse []time.Duration
+	// ModelSpawn is, per child, from the end of the parent's tool_use
+	// response to its first request, read from the fake's log alone (so
+	// for any command: the floor's children too).
+	ModelSpawn []time.Duration
 	// Trace is, per child whose spawn was traced (--trace), its stages
 	// from the parent's tool_use sent to its first request.
 	Trace [][]spawntrace.Stage
@@ -151,6 +155,13 @@ func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duratio
 	return h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, h.env(conc), k, conc, latency)
 }
 
+// runFloor runs the floor of a whole run once, the same way: a bare SDK
+// parent and k bare SDK children, against the same fake.
+func (h *Harness) runFloor(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
+	argv := []string{h.floorChild, "-parent", strconv.Itoa(k), h.fake.URL, h.dir}
+	return h.runCmd(ctx, argv, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.proj.home}, k, conc, latency)
+}
+
 // prompt is the root's task in every run.
 const prompt = "explore the project's areas"
 
@@ -213,6 +224,7 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 		}
 	}
 	s.ChildRequests = len(firsts)
+	s.ModelSpawn = modelSpawn(log)
 	for _, r := range log {
 		if r.Err != "" {
 			return nil, fmt.Errorf("K=%d: the fake could not answer request (%s turn %d): %s", k, r.Role, r.Turn, r.Err)
@@ -287,6 +299,24 @@ func (h *Harness) readDispatch(s *Sample, log []Request) error {
 		}
 	}
 	return nil
+}
+
+// modelSpawn is, per child, the parent's first tool_use response sent to
+// the child's first request's arrival, from the fake's log.
+func modelSpawn(log []Request) []time.Duration {
+	var sent time.Time
+	seen := map[int]bool{}
+	var out []time.Duration
+	for _, r := range log {
+		switch {
+		case r.Role == RoleParent && r.Turn == 1 && sent.IsZero():
+			sent = r.Sent
+		case r.Role == RoleChild && r.Turn == 1 && !seen[r.Index] && !sent.IsZero():
+			seen[r.Index] = true
+			out = append(out, r.Arrived.Sub(sent))
+		}
+	}
+	return out
 }
 
 func readJSON(path string, v any) error {

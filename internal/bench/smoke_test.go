@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,10 +30,22 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// The floor of a whole run (a bare SDK parent and its children),
+	// interleaved with brood's runs.
+	wd, _ := os.Getwd()
+	mod, err := bench.FindModule(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := filepath.Join(t.TempDir(), "floorchild")
+	if err := bench.BuildPackage(ctx, mod, "./internal/bench/floorchild", floor); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := bench.Run(ctx, bench.Config{
-		Brood: exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
+		FloorChild: floor,
+		Brood:      exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
 		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
 		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
 		// Brood against itself: the --compare path, with real processes.
@@ -91,12 +104,13 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 	checkTrace(t, rep.Timing)
+	checkFloorRuns(t, rep)
 	if f.IdleWall <= 0 || f.IdleArgs == "" {
 		t.Errorf("no idle start measured: %+v", f)
 	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### Issue 29's table", "| root alone (K=0), one turn: CPU |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
@@ -130,6 +144,26 @@ func checkTrace(t *testing.T, rows []bench.Row) {
 		}
 		if tot := got["total"]; tot.Mean <= 0 || sum > tot.Mean || tot.Mean-sum > time.Duration(len(r.Stages)) {
 			t.Errorf("K=%d: stage means sum to %s, total %s: a gap or an overlap", r.K, sum, tot.Mean)
+		}
+	}
+}
+
+// checkFloorRuns: the floor of a whole run ran beside every brood run, its
+// children reached the fake, and the model's side of the spawn latency is
+// measured for both.
+func checkFloorRuns(t *testing.T, rep *bench.Report) {
+	t.Helper()
+	if len(rep.FloorTiming) != len(rep.Timing) || len(rep.FloorModel) != len(rep.Model) {
+		t.Fatalf("floor rows %d/%d, want %d/%d", len(rep.FloorTiming), len(rep.FloorModel), len(rep.Timing), len(rep.Model))
+	}
+	for i, f := range rep.FloorTiming {
+		b := rep.Timing[i]
+		if f.K != b.K || f.Runs != b.Runs || f.ChildRequests != f.K || f.Wall <= 0 || f.CPU <= 0 || f.PSSKB <= 0 {
+			t.Errorf("floor K=%d: %+v", b.K, f)
+		}
+		if b.K > 0 && (f.ModelSpawn <= 0 || b.ModelSpawn <= 0 || f.ChildAnonKB <= 0 || b.ChildAnonKB <= 0) {
+			t.Errorf("K=%d: model-side spawn brood %s floor %s, child anon brood %d floor %d KiB: want all positive",
+				b.K, b.ModelSpawn, f.ModelSpawn, b.ChildAnonKB, f.ChildAnonKB)
 		}
 	}
 }
