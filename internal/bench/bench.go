@@ -80,6 +80,10 @@ type Config struct {
 	// compare command is the same brood run cold (BROOD_WARM=0), so one
 	// run measures both, interleaved.
 	Warm int
+	// SelfChild also runs brood with its children running brood itself
+	// (BROOD_CHILD_EXE=Brood: a single-binary install, go run, the demo),
+	// interleaved run by run, for issue 29's "only brood installed" row.
+	SelfChild bool
 	// Trace runs brood with its spawn trace on (BROOD_SPAWNTRACE) and
 	// reports each child's spawn latency stage by stage.
 	Trace bool
@@ -148,6 +152,8 @@ type Report struct {
 	// SDK children), interleaved with brood's runs.
 	FloorTiming []Row
 	FloorModel  []Row
+	// SelfTiming is brood with its children running brood (SelfChild).
+	SelfTiming []Row
 	// Samples are every run, for those who want more than medians.
 	Samples []*Sample
 }
@@ -206,12 +212,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if _, err := h.runOnce(ctx, 1, 5, 0); err != nil {
 		return nil, err
 	}
-	rep.Timing, rep.CompareTiming, rep.FloorTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
+	rep.Timing, rep.CompareTiming, rep.FloorTiming, rep.SelfTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.ModelLatency > 0 {
-		if rep.Model, rep.CompareModel, rep.FloorModel, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
+		if rep.Model, rep.CompareModel, rep.FloorModel, _, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
 			return nil, err
 		}
 	}
@@ -223,8 +229,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // of them instead of skewing one.
 // With a --compare command, each run of brood is followed by one of it,
 // and with the floor child built, by one of the floor run.
-func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp, floor []Row, err error) {
-	byK, cmpK, floorK := map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}
+func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp, floor, self []Row, err error) {
+	byK, cmpK, floorK, selfK := map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}
 	for r := range reps {
 		for _, k := range ks {
 			conc := h.cfg.Concurrency
@@ -233,7 +239,7 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 			}
 			s, err := h.runOnce(ctx, k, conc, latency)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			byK[k] = append(byK[k], s)
 			rep.Samples = append(rep.Samples, s)
@@ -242,16 +248,24 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 			if h.floorChild != "" {
 				f, err := h.runFloor(ctx, k, conc, latency)
 				if err != nil {
-					return nil, nil, nil, err
+					return nil, nil, nil, nil, err
 				}
 				floorK[k] = append(floorK[k], f)
+			}
+			if h.cfg.SelfChild && latency == 0 {
+				env := append(slices.DeleteFunc(h.env(conc), func(e string) bool { return strings.HasPrefix(e, "BROOD_CHILD_EXE=") }), "BROOD_CHILD_EXE="+h.cfg.Brood)
+				s, err := h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, env, k, conc, latency)
+				if err != nil {
+					return nil, nil, nil, nil, err
+				}
+				selfK[k] = append(selfK[k], s)
 			}
 			if len(h.cfg.Compare) == 0 {
 				continue
 			}
 			c, err := h.runCompare(ctx, k, conc, latency)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			cmpK[k] = append(cmpK[k], c)
 			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s compare: wall %s cpu %s pss %.1f MiB child requests %d",
@@ -265,7 +279,10 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 	if h.floorChild != "" {
 		floor = rowsOf(ks, floorK, latency)
 	}
-	return rows, cmp, floor, nil
+	if len(selfK) > 0 {
+		self = rowsOf(ks, selfK, latency)
+	}
+	return rows, cmp, floor, self, nil
 }
 
 func rowsOf(ks []int, byK map[int][]*Sample, latency time.Duration) []Row {

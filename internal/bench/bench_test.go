@@ -63,3 +63,20 @@ func TestReportRatios(t *testing.T) {
 		}
 	}
 }
+
+func TestParseInitTrace(t *testing.T) {
+	in := "init internal/bytealg @0.005 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
+		"init github.com/alecthomas/chroma/v2/lexers @9.4 ms, 16 ms clock, 2289920 bytes, 25858 allocs\n" +
+		"brood: something else\n" +
+		"init net/netip @46 ms, 1.7 ms clock, 728 bytes, 18 allocs\n"
+	got := parseInitTrace([]byte(in))
+	want := []PackageInit{{"internal/bytealg", 0, 0}, {"github.com/alecthomas/chroma/v2/lexers", 16 * time.Millisecond, 2289920}, {"net/netip", 1700 * time.Microsecond, 728}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -50,7 +50,7 @@ func TestSmoke(t *testing.T) {
 		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
 		// Brood against itself: the --compare path, with real processes.
 		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
-		Trace:   true,
+		Trace:   true, SelfChild: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -105,12 +105,20 @@ func TestSmoke(t *testing.T) {
 	}
 	checkTrace(t, rep.Timing)
 	checkFloorRuns(t, rep)
+	if len(rep.SelfTiming) != len(rep.Timing) || rep.SelfTiming[1].ChildRequests != rep.SelfTiming[1].K {
+		t.Errorf("self-child rows: %+v", rep.SelfTiming)
+	}
+	for _, c := range []bench.InitCost{f.RootInit, f.ChildInit} {
+		if c.Binary == "" || c.Clock <= 0 || c.Bytes <= 0 || len(c.Heaviest) == 0 {
+			t.Errorf("package init cost not measured: %+v", c)
+		}
+	}
 	if f.IdleWall <= 0 || f.IdleArgs == "" {
 		t.Errorf("no idle start measured: %+v", f)
 	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### Issue 29's table", "| root alone (K=0), one turn: CPU |"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### Issue 29's table", "| root alone (K=0), one turn: CPU |", "Package initialisers"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

@@ -52,6 +52,10 @@ func (rep *Report) issueTargets(w io.Writer) {
 		ratioRow(fmt.Sprintf("marginal CPU per subagent, K=%d", targetK), b16.MarginalCPU, f16.MarginalCPU, target29CPU)
 		ratioRow(fmt.Sprintf("marginal wall per subagent, K=%d", targetK), b16.MarginalWall, f16.MarginalWall, target29Wall)
 	}
+	if s16, ok := findRow(rep.SelfTiming, targetK); ok && okf {
+		ratioRow(fmt.Sprintf("the same with only brood installed (children re-run it): marginal CPU, K=%d", targetK), s16.MarginalCPU, f16.MarginalCPU, target29CPU)
+		ratioRow(fmt.Sprintf("the same with only brood installed: marginal wall, K=%d", targetK), s16.MarginalWall, f16.MarginalWall, target29Wall)
+	}
 	if b0, ok := findRow(rep.Timing, 0); ok {
 		f0, _ := findRow(rep.FloorTiming, 0)
 		ratioRow("root alone (K=0), one turn: wall", b0.Wall, f0.Wall, target29Root)
@@ -77,6 +81,29 @@ func (rep *Report) issueTargets(w io.Writer) {
 		mr := ratio(m16.Wall, m16.ModelTime)
 		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %.3f | %.3f | | ≤ %.2f | %s |\n",
 			rep.Config.ModelLatency, targetK, mr, ratio(fm.Wall, fm.ModelTime), target29ModelRat, verdict(mr <= target29ModelRat))
+	}
+	fmt.Fprintln(w)
+	rep.initTable(w)
+}
+
+// initTable writes what package initialisers cost each binary's start.
+func (rep *Report) initTable(w io.Writer) {
+	f := rep.Floor
+	if f.RootInit.Binary == "" {
+		return
+	}
+	fmt.Fprintln(w, "Package initialisers (GODEBUG=inittrace=1; median of the summed clock time; heaviest packages, least of the runs):")
+	fmt.Fprintln(w)
+	for _, c := range []InitCost{f.RootInit, f.ChildInit} {
+		fmt.Fprintf(w, "- `%s`: %s, %.1f MiB allocated;", c.Binary, ms(c.Clock), mib(c.Bytes/1024))
+		for i, p := range c.Heaviest {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s %s", sep, p.Package, ms(p.Clock))
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 }

@@ -40,6 +40,7 @@ type Options struct {
 	keep         bool
 	warm         int
 	trace        bool
+	selfChild    bool
 }
 
 // NewCmdBench builds `brood bench`. f may be nil (the command reads no
@@ -91,6 +92,7 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	fl.IntVar(&o.warm, "warm", 0, "BROOD_WARM (pool.warm) for brood's runs; without --compare, the same brood also runs cold (BROOD_WARM=0), interleaved, and the report compares them")
 	fl.BoolVar(&o.trace, "trace", false, "trace each child's spawn (BROOD_SPAWNTRACE) and break its latency into stages, parent's and child's")
+	fl.BoolVar(&o.selfChild, "self-child", false, "also run brood with its children running brood itself (BROOD_CHILD_EXE: a single-binary install), interleaved, for the \"only brood installed\" row")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
 	return cmd
 }
@@ -148,7 +150,7 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 	cfg := benchmark.Config{
 		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
-		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm, Trace: o.trace,
+		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm, Trace: o.trace, SelfChild: o.selfChild,
 	}
 	if !o.quiet {
 		cfg.Progress = cmd.ErrOrStderr()
