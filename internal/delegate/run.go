@@ -37,7 +37,7 @@ const GroupsFile = taskdir.Groups
 // verdict and renders. It owns the task's lock (taken by prepare) and
 // releases it when the record is complete.
 func (d *Dispatcher) run(ctx context.Context, j *job) *Outcome {
-	defer spawntrace.Write(ctx, j.td.Path(), spawntrace.ParentFile) // the bench's, never the run's: an error is ignored
+	defer spawntrace.WriteWith(ctx, spawntrace.ParentFile, j.td.WriteFile) // the bench's, never the run's: an error is ignored
 	defer j.unlock()
 	defer d.warm.refill()
 	defer j.warm.release()

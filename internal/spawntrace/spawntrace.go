@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -128,16 +129,37 @@ func Env(ctx context.Context, env []string) []string {
 	return append(out, EnvVar+"="+strconv.FormatInt(t.rec.Start, 10))
 }
 
+func (t *Trace) encode() ([]byte, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return json.Marshal(t.rec)
+}
+
+// WriteWith writes ctx's trace as name through write, if ctx is traced:
+// the parent passes its task directory's writer (taskdir.Dir.WriteFile,
+// tmp+rename beneath the project, a link replaced, never followed), since
+// the child can write in that directory.
+func WriteWith(ctx context.Context, name string, write func(name string, data []byte, sync bool) error) error {
+	t := from(ctx)
+	if t == nil {
+		return nil
+	}
+	b, err := t.encode()
+	if err != nil {
+		return err
+	}
+	return write(name, b, false)
+}
+
 // Write writes ctx's trace into dir as name (tmp+rename; a new temporary
-// file, never one already there), if ctx is traced.
+// file, never one already there), if ctx is traced: the child's, into its
+// own task directory.
 func Write(ctx context.Context, dir, name string) error {
 	t := from(ctx)
 	if t == nil {
 		return nil
 	}
-	t.mu.Lock()
-	b, err := json.Marshal(t.rec)
-	t.mu.Unlock()
+	b, err := t.encode()
 	if err != nil {
 		return err
 	}
@@ -184,9 +206,12 @@ type Stage struct {
 // sent; 0 if unknown) to the parent's start, the parent's and the child's
 // marks in time order, and "first request" to first (the child's first
 // model request as the model saw it; 0 if unknown). The stages sum to
-// first − sent, so every nanosecond between has an owner.
+// first − sent, so every nanosecond between has an owner. A mark before
+// sent (a warm child's start, made ahead of its task) is not part of the
+// spawn and is left out.
 func Stages(parent, child Record, sent, first int64) []Stage {
-	marks := append(append([]Point(nil), parent.Marks...), child.Marks...)
+	marks := slices.DeleteFunc(append(append([]Point(nil), parent.Marks...), child.Marks...),
+		func(p Point) bool { return sent > 0 && p.At < sent })
 	if parent.Start > 0 {
 		marks = append(marks, Point{Stage: "dispatch", At: parent.Start})
 	}

@@ -25,6 +25,9 @@ func TestOffCostsNothing(t *testing.T) {
 	if err := Write(ctx, dir, ParentFile); err != nil {
 		t.Fatal(err)
 	}
+	if err := WriteWith(ctx, ParentFile, func(string, []byte, bool) error { return os.ErrInvalid }); err != nil {
+		t.Fatal("an untraced dispatch called the writer:", err)
+	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("an untraced dispatch wrote %d files", len(ents))
 	}
@@ -50,13 +53,16 @@ func TestParentToChildRoundTrip(t *testing.T) {
 	cctx := Child(context.Background(), env(map[string]string{EnvVar: passed}))
 	Mark(cctx, "ready")
 	dir := t.TempDir()
-	for _, w := range []struct {
-		ctx  context.Context
-		name string
-	}{{ctx, ParentFile}, {cctx, ChildFile}} {
-		if err := Write(w.ctx, dir, w.name); err != nil {
-			t.Fatal(err)
-		}
+	// The parent writes through its task directory's writer, the child
+	// into its own directory.
+	write := func(name string, data []byte, sync bool) error {
+		return os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	if err := WriteWith(ctx, ParentFile, write); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(cctx, dir, ChildFile); err != nil {
+		t.Fatal(err)
 	}
 	p, err := Read(filepath.Join(dir, ParentFile))
 	if err != nil {
@@ -99,6 +105,13 @@ func TestStagesOrderByTime(t *testing.T) {
 	want := []Stage{{"dispatch", 10}, {"records", 10}, {"init", 20}, {"exec", 10}, {"ready", 10}, {"first request", 20}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+	// A warm child started before the tool_use: its init is not the spawn's.
+	warm := Record{Start: 100, Marks: []Point{{"init", 50}, {"ready", 150}}}
+	got = Stages(p, warm, 90, 170)
+	want = []Stage{{"dispatch", 10}, {"records", 10}, {"exec", 30}, {"ready", 10}, {"first request", 20}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("warm: got %v, want %v", got, want)
 	}
 }
 
