@@ -84,6 +84,11 @@ type Config struct {
 	// (BROOD_CHILD_EXE=Brood: a single-binary install, go run, the demo),
 	// interleaved run by run, for issue 29's "only brood installed" row.
 	SelfChild bool
+	// WriterFiles are the tree sizes of the writer runs (one reader, one
+	// in-place writer, one isolated writer on a committed tree of each
+	// size); nil skips them. WriterReps is their runs [5].
+	WriterFiles []int
+	WriterReps  int
 	// Trace runs brood with its spawn trace on (BROOD_SPAWNTRACE) and
 	// reports each child's spawn latency stage by stage.
 	Trace bool
@@ -120,6 +125,9 @@ func (c *Config) defaults() {
 	if c.FloorReps <= 0 {
 		c.FloorReps = 30
 	}
+	if c.WriterReps <= 0 {
+		c.WriterReps = 5
+	}
 }
 
 // Harness holds a fake server, a project and the binaries for a run.
@@ -131,6 +139,7 @@ type Harness struct {
 	static     string
 	floorChild string
 	child      string // the binary the children run
+	writer     string // the children of the next run write, with this isolation
 }
 
 // Report is everything one bench run measured.
@@ -154,6 +163,9 @@ type Report struct {
 	FloorModel  []Row
 	// SelfTiming is brood with its children running brood (SelfChild).
 	SelfTiming []Row
+	// Writers are the writer runs (WriterFiles): per size, the reader,
+	// the in-place writer and the isolated writer, in that order.
+	Writers []WriterRow
 	// Samples are every run, for those who want more than medians.
 	Samples []*Sample
 }
@@ -218,6 +230,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.ModelLatency > 0 {
 		if rep.Model, rep.CompareModel, rep.FloorModel, _, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
+			return nil, err
+		}
+	}
+	if len(cfg.WriterFiles) > 0 {
+		if rep.Writers, err = h.writers(ctx, cfg.WriterFiles, cfg.WriterReps); err != nil {
 			return nil, err
 		}
 	}

@@ -153,6 +153,7 @@ func (rep *Report) Markdown(w io.Writer) {
 	rep.traceTable(w)
 	rep.linearity(w)
 	rep.issueTargets(w)
+	rep.writerTable(w)
 	rep.targets(w)
 	rep.compare(w)
 }

@@ -183,6 +183,9 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 		return nil, err
 	}
 	h.fake.Reset(k, latency, h.proj.readme)
+	if h.writer != "" {
+		h.fake.Writers(h.writer)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], append(slices.Clone(argv[1:]), prompt)...)
 	cmd.Dir = h.proj.root

@@ -51,6 +51,8 @@ func TestSmoke(t *testing.T) {
 		// Brood against itself: the --compare path, with real processes.
 		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
 		Trace:   true, SelfChild: true,
+		// One reader, one in-place and one isolated writer on a tree.
+		WriterFiles: []int{200}, WriterReps: 1,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +107,14 @@ func TestSmoke(t *testing.T) {
 	}
 	checkTrace(t, rep.Timing)
 	checkFloorRuns(t, rep)
+	if len(rep.Writers) != 3 {
+		t.Fatalf("writer rows: %+v, want a reader, an in-place and an isolated writer", rep.Writers)
+	}
+	for _, w := range rep.Writers {
+		if w.Files != 200 || w.Runs != 1 || w.Done != 1 || w.Wall <= 0 {
+			t.Errorf("writer run %+v: want one run on 200 files, done", w)
+		}
+	}
 	if len(rep.SelfTiming) != len(rep.Timing) || rep.SelfTiming[1].ChildRequests != rep.SelfTiming[1].K {
 		t.Errorf("self-child rows: %+v", rep.SelfTiming)
 	}
@@ -118,7 +128,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### Issue 29's table", "| root alone (K=0), one turn: CPU |", "Package initialisers"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### Issue 29's table", "| root alone (K=0), one turn: CPU |", "Package initialisers", "### Writers on large trees"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

@@ -41,6 +41,8 @@ type Options struct {
 	warm         int
 	trace        bool
 	selfChild    bool
+	writers      string
+	writerReps   int
 }
 
 // NewCmdBench builds `brood bench`. f may be nil (the command reads no
@@ -93,6 +95,8 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	fl.IntVar(&o.warm, "warm", 0, "BROOD_WARM (pool.warm) for brood's runs; without --compare, the same brood also runs cold (BROOD_WARM=0), interleaved, and the report compares them")
 	fl.BoolVar(&o.trace, "trace", false, "trace each child's spawn (BROOD_SPAWNTRACE) and break its latency into stages, parent's and child's")
 	fl.BoolVar(&o.selfChild, "self-child", false, "also run brood with its children running brood itself (BROOD_CHILD_EXE: a single-binary install), interleaved, for the \"only brood installed\" row")
+	fl.StringVar(&o.writers, "writers", "", "tree sizes (files) of the writer runs: a reader, an in-place writer and an isolated writer, one child each, interleaved (e.g. 10000,40000; default none)")
+	fl.IntVar(&o.writerReps, "writer-reps", 5, "runs of each writer kind per tree size")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
 	return cmd
 }
@@ -147,7 +151,14 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 			return err
 		}
 	}
+	var writers []int
+	if o.writers != "" {
+		if writers, err = parseSizes(o.writers); err != nil {
+			return fmt.Errorf("--writers: %w", err)
+		}
+	}
 	cfg := benchmark.Config{
+		WriterFiles: writers, WriterReps: o.writerReps,
 		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
 		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm, Trace: o.trace, SelfChild: o.selfChild,
@@ -197,4 +208,16 @@ func parseKs(s string) ([]int, error) {
 		ks = append([]int{0}, ks...)
 	}
 	return ks, nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a number of files", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
