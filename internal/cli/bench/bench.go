@@ -58,13 +58,18 @@ for several K, and report medians: wall time, CPU of the whole process tree,
 summed PSS and RSS of the live tree, processes spawned, marginal cost per
 subagent, spawn latency, and with model latency on, total time against the
 model time. The floor (exec of a static Go binary, a loopback HTTP round trip,
-a bare Go SDK child) is measured in the same run and every figure is shown
-against it. Needs the Go toolchain for the floor binaries.`,
+a bare Go SDK child, and a bare SDK parent running K bare SDK children, run
+by run beside brood) is measured in the same run and every figure is shown
+against it, in issue 29's table with its targets. --trace breaks each
+child's spawn latency into the parent's and the child's stages; --writers
+times a reader against in-place and isolated writers on large trees.
+Needs the Go toolchain for the floor binaries.`,
 		Example: `  brood bench
   brood bench --ks 0,1,4,16 --reps 3 --model-latency -1s
   brood bench --env GOGC=200 --out /tmp/gogc200.md
   brood bench --ks 0,16 --compare "claude -p --model claude-bench"
-  brood bench --ks 0,1,16 --warm 4`,
+  brood bench --ks 0,1,16 --warm 4
+  brood bench --ks 0,1,16 --trace --self-child --writers 10000,40000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
