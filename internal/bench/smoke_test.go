@@ -26,37 +26,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a floor binary and runs real processes")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	// The floor of a whole run (a bare SDK parent and its children),
-	// interleaved with brood's runs.
-	wd, _ := os.Getwd()
-	mod, err := bench.FindModule(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	floor := filepath.Join(t.TempDir(), "floorchild")
-	if err := bench.BuildPackage(ctx, mod, "./internal/bench/floorchild", floor); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := bench.Run(ctx, bench.Config{
-		FloorChild: floor,
-		Brood:      exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
-		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
-		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
-		// Brood against itself: the --compare path, with real processes.
-		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
-		Trace:   true, SelfChild: true,
-		// One reader, one in-place and one isolated writer on a tree.
-		WriterFiles: []int{200}, WriterReps: 1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := smokeReport(t)
 	f := rep.Floor
 	if f.ExecWall <= 0 || f.ExecCPU <= 0 || f.RTT <= 0 || f.RTTFresh <= 0 {
 		t.Errorf("floor has a zero figure: %+v", f)
@@ -115,14 +85,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("writer run %+v: want one run on 200 files, done", w)
 		}
 	}
-	if len(rep.SelfTiming) != len(rep.Timing) || rep.SelfTiming[1].ChildRequests != rep.SelfTiming[1].K {
-		t.Errorf("self-child rows: %+v", rep.SelfTiming)
-	}
-	for _, c := range []bench.InitCost{f.RootInit, f.ChildInit} {
-		if c.Binary == "" || c.Clock <= 0 || c.Bytes <= 0 || len(c.Heaviest) == 0 {
-			t.Errorf("package init cost not measured: %+v", c)
-		}
-	}
+	checkExtras(t, rep)
 	if f.IdleWall <= 0 || f.IdleArgs == "" {
 		t.Errorf("no idle start measured: %+v", f)
 	}
@@ -182,6 +145,59 @@ func checkFloorRuns(t *testing.T, rep *bench.Report) {
 		if b.K > 0 && (f.ModelSpawn <= 0 || b.ModelSpawn <= 0 || f.ChildAnonKB <= 0 || b.ChildAnonKB <= 0) {
 			t.Errorf("K=%d: model-side spawn brood %s floor %s, child anon brood %d floor %d KiB: want all positive",
 				b.K, b.ModelSpawn, f.ModelSpawn, b.ChildAnonKB, f.ChildAnonKB)
+		}
+	}
+}
+
+// smokeReport runs the harness once at K=0 and K=2, with and without model
+// latency, with every option on.
+func smokeReport(t *testing.T) *bench.Report {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The floor of a whole run (a bare SDK parent and its children),
+	// interleaved with brood's runs.
+	wd, _ := os.Getwd()
+	mod, err := bench.FindModule(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := filepath.Join(t.TempDir(), "floorchild")
+	if err := bench.BuildPackage(ctx, mod, "./internal/bench/floorchild", floor); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench.Run(ctx, bench.Config{
+		FloorChild: floor,
+		Brood:      exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
+		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
+		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
+		// Brood against itself: the --compare path, with real processes.
+		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
+		Trace:   true, SelfChild: true,
+		// One reader, one in-place and one isolated writer on a tree.
+		WriterFiles: []int{200}, WriterReps: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// checkExtras: the self-child runs, the package init costs and the writer
+// runs are all there.
+func checkExtras(t *testing.T, rep *bench.Report) {
+	t.Helper()
+	f := rep.Floor
+	if len(rep.SelfTiming) != len(rep.Timing) || rep.SelfTiming[1].ChildRequests != rep.SelfTiming[1].K {
+		t.Errorf("self-child rows: %+v", rep.SelfTiming)
+	}
+	for _, c := range []bench.InitCost{f.RootInit, f.ChildInit} {
+		if c.Binary == "" || c.Clock <= 0 || c.Bytes <= 0 || len(c.Heaviest) == 0 {
+			t.Errorf("package init cost not measured: %+v", c)
 		}
 	}
 }

@@ -108,13 +108,9 @@ Needs the Go toolchain for the floor binaries.`,
 
 func benchRun(cmd *cobra.Command, o *Options) error {
 	ctx := cmd.Context()
-	ks, err := parseKs(o.ks)
+	ks, modelKs, writers, err := o.counts()
 	if err != nil {
-		return fmt.Errorf("--ks: %w", err)
-	}
-	modelKs, err := parseKs(o.modelKs)
-	if err != nil {
-		return fmt.Errorf("--model-ks: %w", err)
+		return err
 	}
 	dir, err := os.MkdirTemp("", "brood-bench-")
 	if err != nil {
@@ -154,12 +150,6 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 	default:
 		if brood, err = os.Executable(); err != nil {
 			return err
-		}
-	}
-	var writers []int
-	if o.writers != "" {
-		if writers, err = parseSizes(o.writers); err != nil {
-			return fmt.Errorf("--writers: %w", err)
 		}
 	}
 	cfg := benchmark.Config{
@@ -213,6 +203,22 @@ func parseKs(s string) ([]int, error) {
 		ks = append([]int{0}, ks...)
 	}
 	return ks, nil
+}
+
+// counts are --ks, --model-ks and --writers, parsed.
+func (o *Options) counts() (ks, modelKs, writers []int, err error) {
+	if ks, err = parseKs(o.ks); err != nil {
+		return nil, nil, nil, fmt.Errorf("--ks: %w", err)
+	}
+	if modelKs, err = parseKs(o.modelKs); err != nil {
+		return nil, nil, nil, fmt.Errorf("--model-ks: %w", err)
+	}
+	if o.writers != "" {
+		if writers, err = parseSizes(o.writers); err != nil {
+			return nil, nil, nil, fmt.Errorf("--writers: %w", err)
+		}
+	}
+	return ks, modelKs, writers, nil
 }
 
 func parseSizes(s string) ([]int, error) {
