@@ -80,6 +80,18 @@ type Config struct {
 	// compare command is the same brood run cold (BROOD_WARM=0), so one
 	// run measures both, interleaved.
 	Warm int
+	// SelfChild also runs brood with its children running brood itself
+	// (BROOD_CHILD_EXE=Brood: a single-binary install, go run, the demo),
+	// interleaved run by run, for issue 29's "only brood installed" row.
+	SelfChild bool
+	// WriterFiles are the tree sizes of the writer runs (one reader, one
+	// in-place writer, one isolated writer on a committed tree of each
+	// size); nil skips them. WriterReps is their runs [5].
+	WriterFiles []int
+	WriterReps  int
+	// Trace runs brood with its spawn trace on (BROOD_SPAWNTRACE) and
+	// reports each child's spawn latency stage by stage.
+	Trace bool
 	// Progress, if set, gets one line per run.
 	Progress io.Writer
 
@@ -113,6 +125,9 @@ func (c *Config) defaults() {
 	if c.FloorReps <= 0 {
 		c.FloorReps = 30
 	}
+	if c.WriterReps <= 0 {
+		c.WriterReps = 5
+	}
 }
 
 // Harness holds a fake server, a project and the binaries for a run.
@@ -124,6 +139,7 @@ type Harness struct {
 	static     string
 	floorChild string
 	child      string // the binary the children run
+	writer     string // the children of the next run write, with this isolation
 }
 
 // Report is everything one bench run measured.
@@ -140,6 +156,16 @@ type Report struct {
 	// CompareTiming and CompareModel are the same rows for Config.Compare.
 	CompareTiming []Row
 	CompareModel  []Row
+	// FloorTiming and FloorModel are the same rows for the floor of a
+	// whole run (floorchild -parent K: a bare SDK parent running K bare
+	// SDK children), interleaved with brood's runs.
+	FloorTiming []Row
+	FloorModel  []Row
+	// SelfTiming is brood with its children running brood (SelfChild).
+	SelfTiming []Row
+	// Writers are the writer runs (WriterFiles): per size, the reader,
+	// the in-place writer and the isolated writer, in that order.
+	Writers []WriterRow
 	// Samples are every run, for those who want more than medians.
 	Samples []*Sample
 }
@@ -198,12 +224,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if _, err := h.runOnce(ctx, 1, 5, 0); err != nil {
 		return nil, err
 	}
-	rep.Timing, rep.CompareTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
+	rep.Timing, rep.CompareTiming, rep.FloorTiming, rep.SelfTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.ModelLatency > 0 {
-		if rep.Model, rep.CompareModel, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
+		if rep.Model, rep.CompareModel, rep.FloorModel, _, err = h.series(ctx, rep, cfg.ModelKs, cfg.ModelReps, cfg.ModelLatency); err != nil {
+			return nil, err
+		}
+	}
+	if len(cfg.WriterFiles) > 0 {
+		if rep.Writers, err = h.writers(ctx, cfg.WriterFiles, cfg.WriterReps); err != nil {
 			return nil, err
 		}
 	}
@@ -213,9 +244,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // series runs every K reps times, interleaving the Ks (K0 K1 K4 … K0 K1 …)
 // so that a burst of load from other work on the machine spreads over all
 // of them instead of skewing one.
-// With a --compare command, each run of brood is followed by one of it.
-func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp []Row, err error) {
-	byK, cmpK := map[int][]*Sample{}, map[int][]*Sample{}
+// With a --compare command, each run of brood is followed by one of it,
+// and with the floor child built, by one of the floor run.
+func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp, floor, self []Row, err error) {
+	byK, cmpK, floorK, selfK := map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}
 	for r := range reps {
 		for _, k := range ks {
 			conc := h.cfg.Concurrency
@@ -224,18 +256,33 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 			}
 			s, err := h.runOnce(ctx, k, conc, latency)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			byK[k] = append(byK[k], s)
 			rep.Samples = append(rep.Samples, s)
 			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s: wall %s cpu %s pss %.1f MiB children %d",
 				r+1, reps, k, latency, ms(s.Wall), ms(s.CPU), mib(s.Mem.PeakPSSKB), s.Children))
+			if h.floorChild != "" {
+				f, err := h.runFloor(ctx, k, conc, latency)
+				if err != nil {
+					return nil, nil, nil, nil, err
+				}
+				floorK[k] = append(floorK[k], f)
+			}
+			if h.cfg.SelfChild && latency == 0 {
+				env := append(slices.DeleteFunc(h.env(conc), func(e string) bool { return strings.HasPrefix(e, "BROOD_CHILD_EXE=") }), "BROOD_CHILD_EXE="+h.cfg.Brood)
+				s, err := h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, env, k, conc, latency)
+				if err != nil {
+					return nil, nil, nil, nil, err
+				}
+				selfK[k] = append(selfK[k], s)
+			}
 			if len(h.cfg.Compare) == 0 {
 				continue
 			}
 			c, err := h.runCompare(ctx, k, conc, latency)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			cmpK[k] = append(cmpK[k], c)
 			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s compare: wall %s cpu %s pss %.1f MiB child requests %d",
@@ -246,7 +293,13 @@ func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, l
 	if len(h.cfg.Compare) > 0 {
 		cmp = rowsOf(ks, cmpK, latency)
 	}
-	return rows, cmp, nil
+	if h.floorChild != "" {
+		floor = rowsOf(ks, floorK, latency)
+	}
+	if len(selfK) > 0 {
+		self = rowsOf(ks, selfK, latency)
+	}
+	return rows, cmp, floor, self, nil
 }
 
 func rowsOf(ks []int, byK map[int][]*Sample, latency time.Duration) []Row {

@@ -63,3 +63,57 @@ func TestReportRatios(t *testing.T) {
 		}
 	}
 }
+
+func TestParseInitTrace(t *testing.T) {
+	in := "init internal/bytealg @0.005 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
+		"init github.com/alecthomas/chroma/v2/lexers @9.4 ms, 16 ms clock, 2289920 bytes, 25858 allocs\n" +
+		"brood: something else\n" +
+		"init net/netip @46 ms, 1.7 ms clock, 728 bytes, 18 allocs\n"
+	got := parseInitTrace([]byte(in))
+	want := []PackageInit{{"internal/bytealg", 0, 0}, {"github.com/alecthomas/chroma/v2/lexers", 16 * time.Millisecond, 2289920}, {"net/netip", 1700 * time.Microsecond, 728}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestIssueTable: issue 29's table reads each figure against the floor of
+// a whole run from the same report, with its target and verdict.
+func TestIssueTable(t *testing.T) {
+	ms := time.Millisecond
+	rep := &Report{
+		Config: Config{Brood: "/b/brood", ModelLatency: 500 * ms},
+		Child:  "/b/brood-child",
+		Floor:  Floor{ExecWall: ms},
+		Timing: []Row{{K: 0, Wall: 12 * ms, CPU: 10 * ms}, {K: 1, Spawn: 4 * ms, ModelSpawn: 6 * ms},
+			{K: 16, MarginalCPU: 11 * ms, MarginalWall: 8 * ms, ModelSpawn: 30 * ms}},
+		FloorTiming: []Row{{K: 0, Wall: 6 * ms, CPU: 6 * ms}, {K: 1, ModelSpawn: 5 * ms}, {K: 16, MarginalCPU: 10 * ms, MarginalWall: 8 * ms}},
+		SelfTiming:  []Row{{K: 0}, {K: 1}, {K: 16, MarginalCPU: 30 * ms, MarginalWall: 20 * ms}},
+		Model:       []Row{{K: 16, Wall: 2100 * ms, ModelTime: 2000 * ms, PSSKB: 60 << 10, ChildAnonKB: 3 << 10}},
+		FloorModel:  []Row{{K: 16, Wall: 2020 * ms, ModelTime: 2000 * ms, PSSKB: 40 << 10, ChildAnonKB: 2 << 10}},
+	}
+	var b strings.Builder
+	rep.issueTargets(&b)
+	out := b.String()
+	for _, want := range []string{
+		"| marginal CPU per subagent, K=16 | 11.0 ms | 10.0 ms | 1.10× | ≤ 1.15× | met |",
+		"| marginal wall per subagent, K=16 | 8.00 ms | 8.00 ms | 1.00× | ≤ 1.05× | met |",
+		"| the same with only brood installed (children re-run it): marginal CPU, K=16 | 30.0 ms | 10.0 ms | 3.00× | ≤ 1.15× | **missed** |",
+		"| root alone (K=0), one turn: wall | 12.0 ms | 6.00 ms | 2.00× | ≤ 2.00× | met |",
+		"| root alone (K=0), one turn: CPU | 10.0 ms | 6.00 ms | 1.67× | ≤ 2.00× | met |",
+		"| spawn latency, K=1: tool_use sent → child's first request (the model's side) | 6.00 ms | 5.00 ms | 1.20× | ≤ 1.50× | met |",
+		"| the same, brood's records: queued → first request | 4.00 ms | exec 1.00 ms | | ≤ 5.00 ms | met |",
+		"| spawn latency, K=16 (median, the model's side) | 30.0 ms | 0.00 ms | | ≤ 20.0 ms | **missed** |",
+		"| peak summed PSS, parent + 16 children (500ms model latency) | 60.0 MiB | 40.0 MiB | 1.50× | ≤ 1.50× | met |",
+		"| a child's private (anonymous) memory, median child | 3.0 MiB | 2.0 MiB | 1.50× | | |",
+		"| total ÷ model time, 500ms latency, K=16 | 1.050 | 1.010 | | ≤ 1.03 | **missed** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -8,11 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 // childMarker is what every explore child's system prompt contains (see
@@ -43,7 +46,10 @@ type Request struct {
 	// the response was flushed.
 	Arrived time.Time
 	Sent    time.Time
-	Err     string // set when the fake could not answer as scripted
+	// ArrivedMono and SentMono are the same instants on CLOCK_MONOTONIC
+	// (ns), the clock of brood's spawn traces.
+	ArrivedMono, SentMono int64
+	Err                   string // set when the fake could not answer as scripted
 }
 
 // Fake is a loopback model server that speaks the Anthropic Messages API
@@ -62,7 +68,11 @@ type Fake struct {
 	k        int
 	latency  time.Duration
 	readPath string
-	log      []Request
+	// writer, when set, makes each child a general-purpose writer with
+	// that isolation ("none" or "worktree") that writes one new file
+	// beside readPath instead of reading it.
+	writer string
+	log    []Request
 }
 
 // NewFake starts a fake on a loopback port. Close stops it.
@@ -89,7 +99,20 @@ func (f *Fake) Close() error { return f.srv.Close() }
 func (f *Fake) Reset(k int, latency time.Duration, readPath string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.k, f.latency, f.readPath, f.log = k, latency, readPath, nil
+	f.k, f.latency, f.readPath, f.log, f.writer = k, latency, readPath, nil, ""
+}
+
+// Writers makes the children of the current run writers with isolation
+// ("none" or "worktree"); call it after Reset.
+func (f *Fake) Writers(isolation string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writer = isolation
+}
+
+// WrittenPath is the file child i of a writer run creates beside readPath.
+func WrittenPath(readPath string, i int) string {
+	return filepath.Join(filepath.Dir(readPath), fmt.Sprintf("bench-out-%d.txt", i))
 }
 
 // Log returns a copy of the requests of the current run, in arrival order.
@@ -115,21 +138,21 @@ type call struct {
 type wire func(w *sseWriter, model string, n int, r reply)
 
 func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
-	arrived := time.Now()
+	arrived, arrivedMono := time.Now(), spawntrace.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	f.mu.Lock()
-	k, latency, readPath := f.k, f.latency, f.readPath
+	k, latency, readPath, writer := f.k, f.latency, f.readPath, f.writer
 	n := len(f.log)
 	req := classify(body)
-	req.Arrived = arrived
+	req.Arrived, req.ArrivedMono = arrived, arrivedMono
 	f.log = append(f.log, req)
 	f.mu.Unlock()
 
-	rep, err := script(req, k, readPath)
+	rep, err := script(req, k, readPath, writer)
 	if err != nil {
 		f.setErr(n, err.Error())
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bench fake: `+err.Error()+`"}}`, http.StatusBadRequest)
@@ -146,7 +169,7 @@ func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
 	}
 	write(newSSE(w), requestModel(body), n, rep)
 	f.mu.Lock()
-	f.log[n].Sent = time.Now()
+	f.log[n].Sent, f.log[n].SentMono = time.Now(), spawntrace.Now()
 	f.mu.Unlock()
 }
 
@@ -179,21 +202,33 @@ func classify(body []byte) Request {
 }
 
 // script is the scripted conversation.
-func script(req Request, k int, readPath string) (reply, error) {
+func script(req Request, k int, readPath, writer string) (reply, error) {
 	switch {
 	case req.Role == RoleParent && req.Turn == 1 && k > 0:
 		r := reply{Text: "I'll explore these in parallel.", In: 3200, Out: 40 + 60*k}
 		for i := range k {
-			in, _ := json.Marshal(map[string]string{
+			task := map[string]string{
 				"subagent_type": "explore",
 				"description":   fmt.Sprintf("explore area %d", i),
 				"prompt":        fmt.Sprintf("bench-task-%d: read %s and report what it says about area %d, with file:line evidence.", i, readPath, i),
-			})
+			}
+			if writer != "" {
+				task = map[string]string{
+					"subagent_type": "general-purpose",
+					"isolation":     writer,
+					"description":   fmt.Sprintf("write area %d", i),
+					"prompt":        fmt.Sprintf("bench-task-%d: write %s saying that area %d is documented.", i, WrittenPath(readPath, i), i),
+				}
+			}
+			in, _ := json.Marshal(task)
 			r.Calls = append(r.Calls, call{ID: fmt.Sprintf("toolu_task_%04d", i), Name: "Task", Input: string(in)})
 		}
 		return r, nil
 	case req.Role == RoleParent:
 		return reply{Text: "All subagents reported; the areas are documented in the README.", In: 3400 + 300*k, Out: 30}, nil
+	case req.Turn == 1 && writer != "":
+		in, _ := json.Marshal(map[string]string{"file_path": WrittenPath(readPath, req.Index), "content": fmt.Sprintf("Area %d is documented.\n", req.Index)})
+		return reply{Calls: []call{{ID: fmt.Sprintf("toolu_write_%04d", req.Index), Name: "Write", Input: string(in)}}, In: 1800, Out: 45}, nil
 	case req.Turn == 1:
 		in, _ := json.Marshal(map[string]string{"file_path": readPath})
 		return reply{Calls: []call{{ID: fmt.Sprintf("toolu_read_%04d", req.Index), Name: "Read", Input: string(in)}}, In: 1800, Out: 45}, nil

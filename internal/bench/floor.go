@@ -34,6 +34,9 @@ type Floor struct {
 	// arguments prints one line and exits). IdleArgs is what ran.
 	IdleWall, IdleCPU time.Duration
 	IdleArgs          string
+	// RootInit and ChildInit are the package initialisers of brood and of
+	// the binary the children run (GODEBUG=inittrace=1).
+	RootInit, ChildInit InitCost
 }
 
 // staticMain is the trivial program of the exec floor.
@@ -133,6 +136,16 @@ func (h *Harness) measureFloor(ctx context.Context, n int) (f Floor, err error) 
 
 	if f.IdleWall, f.IdleCPU, f.IdleArgs, err = h.idleStart(ctx, n); err != nil {
 		return f, err
+	}
+	if f.RootInit, err = initCost(ctx, n, h.env(5), 0, h.cfg.Brood, "version"); err != nil {
+		return f, fmt.Errorf("brood version with GODEBUG=inittrace=1: %w", err)
+	}
+	childArgv, okExit := []string{h.child}, 2
+	if b := filepath.Base(h.child); b != childexe.Name && b != childexe.NameOpenAI {
+		childArgv, okExit = []string{h.child, "version"}, 0
+	}
+	if f.ChildInit, err = initCost(ctx, n, h.env(5), okExit, childArgv...); err != nil {
+		return f, fmt.Errorf("%s with GODEBUG=inittrace=1: %w", h.child, err)
 	}
 
 	h.fake.Reset(0, 0, h.proj.readme)

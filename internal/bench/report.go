@@ -30,13 +30,24 @@ type Row struct {
 	// ModelTime is the time the script spends in the model: the latency
 	// times the number of sequential responses.
 	ModelTime time.Duration
+	// Stages is the spawn trace (--trace), "total" last.
+	Stages []StageRow
+	// ModelSpawn is the median of every child's tool_use sent → first
+	// request, from the fake's log (for any command).
+	ModelSpawn time.Duration
+	// ChildAnonKB is the median over runs of the median child's peak
+	// anonymous memory; RootAnonKB the root's.
+	ChildAnonKB, RootAnonKB int64
 }
 
 func summarize(ss []*Sample, latency time.Duration) Row {
 	r := Row{K: ss[0].K, Concurrency: ss[0].Concurrency, Runs: len(ss), Latency: latency, Children: -1, Done: -1}
 	var wall, cpu, spawn, spawnTU []time.Duration
-	var pss, rss, procs, seen []int64
+	var pss, rss, procs, seen, canon, ranon []int64
+	var mspawn []time.Duration
 	for _, s := range ss {
+		canon, ranon = append(canon, s.Mem.ChildAnonKB), append(ranon, s.Mem.RootAnonKB)
+		mspawn = append(mspawn, s.ModelSpawn...)
 		wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
 		pss, rss = append(pss, s.Mem.PeakPSSKB), append(rss, s.Mem.PeakRSSKB)
 		procs, seen = append(procs, int64(s.Mem.PeakProcs)), append(seen, int64(s.Mem.Seen))
@@ -55,6 +66,9 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 	r.PSSKB, r.RSSKB = medianInt(pss), medianInt(rss)
 	r.PeakProcs, r.Seen = int(medianInt(procs)), int(medianInt(seen))
 	r.ModelTime = modelTime(r.K, r.Concurrency, latency)
+	r.Stages = stageRows(ss)
+	r.ModelSpawn = median(mspawn)
+	r.ChildAnonKB, r.RootAnonKB = medianInt(canon), medianInt(ranon)
 	return r
 }
 
@@ -136,7 +150,10 @@ func (rep *Report) Markdown(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	rep.traceTable(w)
 	rep.linearity(w)
+	rep.issueTargets(w)
+	rep.writerTable(w)
 	rep.targets(w)
 	rep.compare(w)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/broodhq/brood/internal/taskdir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/broodhq/brood/internal/spawntrace"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Sample is one measured run of `brood run` with K subagents.
@@ -37,6 +39,13 @@ type Sample struct {
 	// finished sending the parent's tool_use response.
 	SpawnQueued  []time.Duration
 	SpawnToolUse []time.Duration
+	// ModelSpawn is, per child, from the end of the parent's tool_use
+	// response to its first request, read from the fake's log alone (so
+	// for any command: the floor's children too).
+	ModelSpawn []time.Duration
+	// Trace is, per child whose spawn was traced (--trace), its stages
+	// from the parent's tool_use sent to its first request.
+	Trace [][]spawntrace.Stage
 }
 
 // project is the throwaway repository brood runs in: a git repository with
@@ -126,6 +135,9 @@ func (h *Harness) env(conc int) []string {
 	if h.cfg.Warm > 0 {
 		env = append(env, "BROOD_WARM="+strconv.Itoa(h.cfg.Warm))
 	}
+	if h.cfg.Trace {
+		env = append(env, spawntrace.EnvVar+"=1")
+	}
 	return append(env, h.cfg.Env...)
 }
 
@@ -141,6 +153,13 @@ func modelSpec(provider string) string {
 // runOnce runs the root once with k Task calls and measures it.
 func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
 	return h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, h.env(conc), k, conc, latency)
+}
+
+// runFloor runs the floor of a whole run once, the same way: a bare SDK
+// parent and k bare SDK children, against the same fake.
+func (h *Harness) runFloor(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
+	argv := []string{h.floorChild, "-parent", strconv.Itoa(k), h.fake.URL, h.dir}
+	return h.runCmd(ctx, argv, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.proj.home}, k, conc, latency)
 }
 
 // prompt is the root's task in every run.
@@ -164,6 +183,9 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 		return nil, err
 	}
 	h.fake.Reset(k, latency, h.proj.readme)
+	if h.writer != "" {
+		h.fake.Writers(h.writer)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], append(slices.Clone(argv[1:]), prompt)...)
 	cmd.Dir = h.proj.root
@@ -205,6 +227,7 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 		}
 	}
 	s.ChildRequests = len(firsts)
+	s.ModelSpawn = modelSpawn(log)
 	for _, r := range log {
 		if r.Err != "" {
 			return nil, fmt.Errorf("K=%d: the fake could not answer request (%s turn %d): %s", k, r.Role, r.Turn, r.Err)
@@ -220,14 +243,15 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 // spawn latency by matching its task marker to its first model request.
 func (h *Harness) readDispatch(s *Sample, log []Request) error {
 	var toolUseSent time.Time
-	first := map[int]time.Time{}
+	var sentMono int64
+	first, firstMono := map[int]time.Time{}, map[int]int64{}
 	for _, r := range log {
 		switch {
 		case r.Role == RoleParent && r.Turn == 1 && toolUseSent.IsZero():
-			toolUseSent = r.Sent
+			toolUseSent, sentMono = r.Sent, r.SentMono
 		case r.Role == RoleChild && r.Turn == 1:
 			if _, ok := first[r.Index]; !ok {
-				first[r.Index] = r.Arrived
+				first[r.Index], firstMono[r.Index] = r.Arrived, r.ArrivedMono
 			}
 		}
 	}
@@ -273,8 +297,29 @@ func (h *Harness) readDispatch(s *Sample, log []Request) error {
 		if !toolUseSent.IsZero() {
 			s.SpawnToolUse = append(s.SpawnToolUse, at.Sub(toolUseSent))
 		}
+		if st, ok := traceStages(dir, sentMono, firstMono[i]); ok {
+			s.Trace = append(s.Trace, st)
+		}
 	}
 	return nil
+}
+
+// modelSpawn is, per child, the parent's first tool_use response sent to
+// the child's first request's arrival, from the fake's log.
+func modelSpawn(log []Request) []time.Duration {
+	var sent time.Time
+	seen := map[int]bool{}
+	var out []time.Duration
+	for _, r := range log {
+		switch {
+		case r.Role == RoleParent && r.Turn == 1 && sent.IsZero():
+			sent = r.Sent
+		case r.Role == RoleChild && r.Turn == 1 && !seen[r.Index] && !sent.IsZero():
+			seen[r.Index] = true
+			out = append(out, r.Arrived.Sub(sent))
+		}
+	}
+	return out
 }
 
 func readJSON(path string, v any) error {

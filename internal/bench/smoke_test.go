@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,22 +26,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a floor binary and runs real processes")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rep, err := bench.Run(ctx, bench.Config{
-		Brood: exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
-		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
-		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
-		// Brood against itself: the --compare path, with real processes.
-		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := smokeReport(t)
 	f := rep.Floor
 	if f.ExecWall <= 0 || f.ExecCPU <= 0 || f.RTT <= 0 || f.RTTFresh <= 0 {
 		t.Errorf("floor has a zero figure: %+v", f)
@@ -89,14 +75,129 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
+	checkTrace(t, rep.Timing)
+	checkFloorRuns(t, rep)
+	if len(rep.Writers) != 3 {
+		t.Fatalf("writer rows: %+v, want a reader, an in-place and an isolated writer", rep.Writers)
+	}
+	for _, w := range rep.Writers {
+		if w.Files != 200 || w.Runs != 1 || w.Done != 1 || w.Wall <= 0 {
+			t.Errorf("writer run %+v: want one run on 200 files, done", w)
+		}
+	}
+	checkExtras(t, rep)
 	if f.IdleWall <= 0 || f.IdleArgs == "" {
 		t.Errorf("no idle start measured: %+v", f)
 	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### Issue 29's table", "| root alone (K=0), one turn: CPU |", "Package initialisers", "### Writers on large trees"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// checkTrace: with Trace, every child's spawn is broken into the parent's
+// and the child's stages, and the stages account for the whole interval
+// the fake measured (tool_use sent → first request, on another clock).
+func checkTrace(t *testing.T, rows []bench.Row) {
+	t.Helper()
+	for _, r := range rows {
+		if r.K == 0 {
+			if len(r.Stages) != 0 {
+				t.Errorf("K=0: %d trace stages, want none", len(r.Stages))
+			}
+			continue
+		}
+		got := map[string]bench.StageRow{}
+		for _, s := range r.Stages {
+			got[s.Name] = s
+		}
+		for _, name := range []string{"dispatch", "records", "setup", "acquire", "cgroup", "cgroup enter", "landlock", "exec", "init", "envelope", "sandbox", "ready", "first request", "total"} {
+			if s, ok := got[name]; !ok || s.N != r.K*r.Runs {
+				t.Errorf("K=%d: stage %q traced for %d children, want %d: %+v", r.K, name, s.N, r.K*r.Runs, r.Stages)
+			}
+		}
+		var sum time.Duration
+		for _, s := range r.Stages[:len(r.Stages)-1] {
+			sum += s.Mean
+		}
+		if tot := got["total"]; tot.Mean <= 0 || sum > tot.Mean || tot.Mean-sum > time.Duration(len(r.Stages)) {
+			t.Errorf("K=%d: stage means sum to %s, total %s: a gap or an overlap", r.K, sum, tot.Mean)
+		}
+	}
+}
+
+// checkFloorRuns: the floor of a whole run ran beside every brood run, its
+// children reached the fake, and the model's side of the spawn latency is
+// measured for both.
+func checkFloorRuns(t *testing.T, rep *bench.Report) {
+	t.Helper()
+	if len(rep.FloorTiming) != len(rep.Timing) || len(rep.FloorModel) != len(rep.Model) {
+		t.Fatalf("floor rows %d/%d, want %d/%d", len(rep.FloorTiming), len(rep.FloorModel), len(rep.Timing), len(rep.Model))
+	}
+	for i, f := range rep.FloorTiming {
+		b := rep.Timing[i]
+		if f.K != b.K || f.Runs != b.Runs || f.ChildRequests != f.K || f.Wall <= 0 || f.CPU <= 0 || f.PSSKB <= 0 {
+			t.Errorf("floor K=%d: %+v", b.K, f)
+		}
+		if b.K > 0 && (f.ModelSpawn <= 0 || b.ModelSpawn <= 0 || f.ChildAnonKB <= 0 || b.ChildAnonKB <= 0) {
+			t.Errorf("K=%d: model-side spawn brood %s floor %s, child anon brood %d floor %d KiB: want all positive",
+				b.K, b.ModelSpawn, f.ModelSpawn, b.ChildAnonKB, f.ChildAnonKB)
+		}
+	}
+}
+
+// smokeReport runs the harness once at K=0 and K=2, with and without model
+// latency, with every option on.
+func smokeReport(t *testing.T) *bench.Report {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The floor of a whole run (a bare SDK parent and its children),
+	// interleaved with brood's runs.
+	wd, _ := os.Getwd()
+	mod, err := bench.FindModule(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := filepath.Join(t.TempDir(), "floorchild")
+	if err := bench.BuildPackage(ctx, mod, "./internal/bench/floorchild", floor); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench.Run(ctx, bench.Config{
+		FloorChild: floor,
+		Brood:      exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
+		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
+		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
+		// Brood against itself: the --compare path, with real processes.
+		Compare: []string{exe, "run", "--model", "anthropic/claude-bench"},
+		Trace:   true, SelfChild: true,
+		// One reader, one in-place and one isolated writer on a tree.
+		WriterFiles: []int{200}, WriterReps: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// checkExtras: the self-child runs, the package init costs and the writer
+// runs are all there.
+func checkExtras(t *testing.T, rep *bench.Report) {
+	t.Helper()
+	f := rep.Floor
+	if len(rep.SelfTiming) != len(rep.Timing) || rep.SelfTiming[1].ChildRequests != rep.SelfTiming[1].K {
+		t.Errorf("self-child rows: %+v", rep.SelfTiming)
+	}
+	for _, c := range []bench.InitCost{f.RootInit, f.ChildInit} {
+		if c.Binary == "" || c.Clock <= 0 || c.Bytes <= 0 || len(c.Heaviest) == 0 {
+			t.Errorf("package init cost not measured: %+v", c)
 		}
 	}
 }

@@ -19,6 +19,10 @@ type TreeMemory struct {
 	RSSAtPeakPSS int64
 	Seen         int // distinct pids seen over the run (root included)
 	Samples      int
+	// ChildAnonKB is the median over every process below the root of its
+	// peak anonymous memory (its private heap and stacks: what a child
+	// costs beyond the shared binary); RootAnonKB is the root's peak.
+	ChildAnonKB, RootAnonKB int64
 }
 
 // sampleTree samples the tree under root every interval until ctx ends.
@@ -29,6 +33,7 @@ type TreeMemory struct {
 func sampleTree(ctx context.Context, root int, every time.Duration) TreeMemory {
 	var m TreeMemory
 	seen := map[int]bool{}
+	anon := map[int]int64{} // each process's peak Anonymous
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -37,8 +42,9 @@ func sampleTree(ctx context.Context, root int, every time.Duration) TreeMemory {
 		live := 0
 		for _, p := range pids {
 			seen[p] = true
-			ps, rs, ok := rollup(p)
+			ps, rs, an, ok := rollup(p)
 			if ok {
+				anon[p] = max(anon[p], an)
 				pss += ps
 				rss += rs
 				live++
@@ -55,6 +61,13 @@ func sampleTree(ctx context.Context, root int, every time.Duration) TreeMemory {
 		select {
 		case <-ctx.Done():
 			m.Seen = len(seen)
+			var kids []int64
+			for p, a := range anon {
+				if p != root {
+					kids = append(kids, a)
+				}
+			}
+			m.ChildAnonKB, m.RootAnonKB = medianInt(kids), anon[root]
 			return m
 		case <-t.C:
 		}
@@ -85,12 +98,12 @@ func treePIDs(root int) []int {
 	return out
 }
 
-// rollup reads a process's PSS and RSS in KiB. A process that exited (or
+// rollup reads a process's PSS, RSS and anonymous memory in KiB. A process that exited (or
 // is a zombie with no mappings) reports ok=false.
-func rollup(pid int) (pss, rss int64, ok bool) {
+func rollup(pid int) (pss, rss, anon int64, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
 	if err != nil || len(b) == 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
@@ -101,9 +114,11 @@ func rollup(pid int) (pss, rss int64, ok bool) {
 			ok = true
 		case bytes.HasPrefix(line, []byte("Rss:")):
 			rss = kb(line)
+		case bytes.HasPrefix(line, []byte("Anonymous:")):
+			anon = kb(line)
 		}
 	}
-	return pss, rss, ok
+	return pss, rss, anon, ok
 }
 
 func kb(line []byte) int64 {

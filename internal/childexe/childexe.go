@@ -80,8 +80,8 @@ func FindNamed(self, name string) Choice {
 	why, unversioned := SameBuild(mine, theirs)
 	if unversioned {
 		// Nothing in the build info names the source: the embedded
-		// source's digest decides.
-		why = sameSource(context.Background(), cand)
+		// source's digest decides (remembered: cache.go).
+		why = sameSourceCached(self, cand, func() string { return sameSource(context.Background(), cand) })
 	}
 	if why != "" {
 		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall both: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}

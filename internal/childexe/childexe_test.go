@@ -90,6 +90,7 @@ func TestMain(m *testing.M) {
 // reports none (refused), all falling back to the parent itself with the
 // reason; and a parent that is brood-child running itself.
 func TestFind(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // never the user's remembered verdicts
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

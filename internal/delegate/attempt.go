@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 )
@@ -110,6 +111,9 @@ func (a *attempt) Prepare(ctx context.Context) error {
 		return err
 	}
 	a.j = j
+	spawntrace.Mark(ctx, "records")
+	// Released last: the bench's trace, never the run's (an error is ignored).
+	a.undo = append(a.undo, func() { spawntrace.WriteWith(ctx, spawntrace.ParentFile, j.td.WriteFile) })
 	a.undo = append(a.undo, j.unlock, d.warm.refill, j.warm.release)
 	if sync := s.Watch.Turn != nil; sync != j.env.SyncTurns {
 		// The caller keeps each turn durable (a fleet worker): the child

@@ -9,6 +9,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -19,7 +20,8 @@ import (
 // is sent back to the same task up to the spec's retries (a dispatcher
 // without Extras.Schemas refuses a call with one).
 func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
-	return call.Do(ctx, d, d.cfg.Extras.Schemas, s)
+	// A traced spawn (brood bench --trace) marks its stages on ctx.
+	return call.Do(spawntrace.Start(ctx, os.Getenv), d, d.cfg.Extras.Schemas, s)
 }
 
 // seedTranscript puts a conversation begun elsewhere into a new task's

@@ -24,6 +24,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
@@ -103,6 +104,8 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)
 	}
 	dir := filepath.Dir(cfg.EnvelopePath)
+	spawntrace.Mark(ctx, "envelope")
+	defer spawntrace.Write(ctx, dir, spawntrace.ChildFile) // the bench's, never the run's: an error is ignored
 	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)
 	// The sandbox comes first: Restrict re-executes this process under
 	// Landlock, so nothing may have been written to the parent yet.
@@ -110,6 +113,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	if err != nil {
 		return err
 	}
+	spawntrace.Mark(ctx, "sandbox")
 	out := &events{up: protocol.NewRedactingWriter(cfg.Stdout, cfg.Redact)}
 	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
 
@@ -172,6 +176,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	if err != nil {
 		return fail(err)
 	}
+	spawntrace.Mark(ctx, "model")
 	// An isolated child works in its copy; the envelope keeps the parent's
 	// workspace so that a resume isolates afresh from the real tree.
 	workspace := firstNonEmpty(env.IsolationDir, env.Workspace)
@@ -184,6 +189,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		// status walk through an overlay costs about twice a plain one.
 		before, _ = dispatch.SnapshotTree(ctx, workspace)
 	}
+	spawntrace.Mark(ctx, "child snapshot")
 
 	var nested *Dispatcher
 	toolNames := env.Tools
@@ -331,6 +337,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	batch := newToolBatch(out.send)
 	var outcome *agent.Outcome
 	var evidence []string
+	spawntrace.Mark(ctx, "ready")
 	for ev, err := range agent.Run(runCtx, acfg, history, prompt) {
 		if err != nil {
 			break

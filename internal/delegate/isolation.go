@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -469,7 +470,9 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	if c.snapshot {
 		s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
 	}
+	spawntrace.Mark(ctx, "snapshot")
 	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
+	spawntrace.Mark(ctx, "isolate")
 	s.cfg.watch(env.ReadOnly, s.ws)
 	return err
 }

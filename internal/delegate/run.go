@@ -22,6 +22,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -95,6 +96,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	turns := &childTurns{ctx: ctx, f: s.turn, input: input}
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, turns: turns, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
+	spawntrace.Mark(ctx, "setup")
 	h, err := d.cfg.Pool.Start(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,

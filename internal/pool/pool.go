@@ -25,6 +25,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 // Config sets the pool's limits. Zero values take the defaults in brackets.
@@ -140,6 +141,7 @@ func (p *Pool) Start(ctx context.Context, job Job) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	spawntrace.Mark(ctx, "acquire")
 	if err := job.Confine.Prepare(ctx, job.Cmd); err != nil {
 		release()
 		return nil, err
@@ -206,6 +208,8 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 	if err != nil {
 		return nil, err
 	}
+	spawntrace.Mark(ctx, "cgroup")
+	cmd.Env = spawntrace.Env(ctx, cmd.Env) // the child's marks count from the parent's start
 	pr := &proc{cmd: cmd, hold: h, pidfd: -1, exited: make(chan struct{})}
 	askPidfd(cmd, &pr.pidfd)
 	sp, err := newPipes(cmd)
@@ -216,7 +220,8 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 	pr.sp = sp
 	pr.started = time.Now()
 	enter := h.onThread(nil) // born in its cgroups, before any confinement
-	err = sandbox.StartMapped(cmd, func() error { return start(cmd, enter, c) })
+	err = sandbox.StartMapped(cmd, func() error { return start(ctx, cmd, enter, c) })
+	spawntrace.Mark(ctx, "exec")
 	sp.started()
 	if lerr := h.started(err == nil); lerr != nil && err == nil {
 		// It was killed at once: it must never run past its limits.
@@ -285,7 +290,7 @@ func (p *Pool) supervise(ctx context.Context, job Job, pr *proc, release func())
 }
 
 // start starts cmd from a throw-away locked thread after c confined it.
-func start(cmd *exec.Cmd, enter func() error, c Confiner) error {
+func start(ctx context.Context, cmd *exec.Cmd, enter func() error, c Confiner) error {
 	errc := make(chan error, 1)
 	// Never the main thread, and never handed back: the thread (which may
 	// carry the child's restriction) dies with the goroutine. It enters the
@@ -298,10 +303,12 @@ func start(cmd *exec.Cmd, enter func() error, c Confiner) error {
 				return
 			}
 		}
+		spawntrace.Mark(ctx, "cgroup enter")
 		if err := c.Confine(cmd); err != nil {
 			errc <- err
 			return
 		}
+		spawntrace.Mark(ctx, "landlock")
 		errc <- cmd.Start()
 	})
 	return <-errc

@@ -4,7 +4,14 @@
 // tmp+rename, with nothing else — no settings, registry, tools or
 // transcript. The bench harness builds and runs it; it is not part of brood.
 //
-// Usage: floorchild BASE_URL RESULT_PATH
+// With -parent K it is the floor of a whole run instead: a bare parent
+// that streams one turn, runs K copies of itself as children at once (each
+// with its task index, as brood's explore children), waits for them, and
+// streams its answer; with K=0 it is the floor of a root alone, one turn.
+//
+// Usage: floorchild BASE_URL RESULT_PATH [INDEX]
+//
+//	floorchild -parent K BASE_URL DIR [PROMPT]
 package main
 
 import (
@@ -12,28 +19,82 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: floorchild BASE_URL RESULT_PATH")
+	var err error
+	switch a := os.Args[1:]; {
+	case len(a) >= 4 && a[0] == "-parent":
+		err = parent(context.Background(), a[1], a[2], a[3])
+	case len(a) == 2 || len(a) == 3:
+		index := "0"
+		if len(a) == 3 {
+			index = a[2]
+		}
+		err = run(context.Background(), a[0], a[1], index)
+	default:
+		fmt.Fprintln(os.Stderr, "usage: floorchild BASE_URL RESULT_PATH [INDEX] | floorchild -parent K BASE_URL DIR [PROMPT]")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), os.Args[1], os.Args[2]); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "floorchild:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, base, out string) error {
-	c := sdk.NewClient(option.WithoutEnvironmentDefaults(), option.WithBaseURL(base+"/"),
+func client(base string) sdk.Client {
+	return sdk.NewClient(option.WithoutEnvironmentDefaults(), option.WithBaseURL(base+"/"),
 		option.WithHeader("x-api-key", "bench-key"), option.WithMaxRetries(0))
-	system := []sdk.TextBlockParam{{Text: "You are a focused subagent (explore) working on bench-task-0."}}
-	msgs := []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("Begin: bench-task-0"))}
+}
+
+// parent is the floor of a run: one turn, k children at once, the answer.
+func parent(ctx context.Context, ks, base, dir string) error {
+	k, err := strconv.Atoi(ks)
+	if err != nil || k < 0 {
+		return fmt.Errorf("-parent %q: not a count", ks)
+	}
+	c := client(base)
+	system := []sdk.TextBlockParam{{Text: "You are the bench's floor parent."}}
+	msgs := []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("explore the project's areas"))}
+	first, err := stream(ctx, c, system, msgs)
+	if err != nil || k == 0 {
+		return err
+	}
+	errs := make(chan error, k)
+	for i := range k {
+		go func() {
+			cmd := exec.CommandContext(ctx, os.Args[0], base, filepath.Join(dir, fmt.Sprintf("floor-result-%d.json", i)), strconv.Itoa(i))
+			cmd.Stderr = os.Stderr
+			errs <- cmd.Run()
+		}()
+	}
+	for range k {
+		if err := <-errs; err != nil {
+			return fmt.Errorf("a floor child: %w", err)
+		}
+	}
+	msgs = append(msgs, first.ToParam())
+	var results []sdk.ContentBlockParamUnion
+	for _, b := range first.Content {
+		if b.Type == "tool_use" {
+			results = append(results, sdk.NewToolResultBlock(b.ID, "the area is documented in the README", false))
+		}
+	}
+	msgs = append(msgs, sdk.NewUserMessage(results...))
+	_, err = stream(ctx, c, system, msgs)
+	return err
+}
+
+func run(ctx context.Context, base, out, index string) error {
+	c := client(base)
+	system := []sdk.TextBlockParam{{Text: "You are a focused subagent (explore) working on bench-task-" + index + "."}}
+	msgs := []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("Begin: bench-task-" + index))}
 	first, err := stream(ctx, c, system, msgs)
 	if err != nil {
 		return err
@@ -60,7 +121,7 @@ func run(ctx context.Context, base, out string) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(out), ".result.tmp")
+	tmp := out + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ type Options struct {
 	quiet        bool
 	keep         bool
 	warm         int
+	trace        bool
+	selfChild    bool
+	writers      string
+	writerReps   int
 }
 
 // NewCmdBench builds `brood bench`. f may be nil (the command reads no
@@ -54,13 +58,18 @@ for several K, and report medians: wall time, CPU of the whole process tree,
 summed PSS and RSS of the live tree, processes spawned, marginal cost per
 subagent, spawn latency, and with model latency on, total time against the
 model time. The floor (exec of a static Go binary, a loopback HTTP round trip,
-a bare Go SDK child) is measured in the same run and every figure is shown
-against it. Needs the Go toolchain for the floor binaries.`,
+a bare Go SDK child, and a bare SDK parent running K bare SDK children, run
+by run beside brood) is measured in the same run and every figure is shown
+against it, in issue 29's table with its targets. --trace breaks each
+child's spawn latency into the parent's and the child's stages; --writers
+times a reader against in-place and isolated writers on large trees.
+Needs the Go toolchain for the floor binaries.`,
 		Example: `  brood bench
   brood bench --ks 0,1,4,16 --reps 3 --model-latency -1s
   brood bench --env GOGC=200 --out /tmp/gogc200.md
   brood bench --ks 0,16 --compare "claude -p --model claude-bench"
-  brood bench --ks 0,1,16 --warm 4`,
+  brood bench --ks 0,1,16 --warm 4
+  brood bench --ks 0,1,16 --trace --self-child --writers 10000,40000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -89,19 +98,19 @@ against it. Needs the Go toolchain for the floor binaries.`,
 	fl.StringVar(&o.compare, "compare", "", "a second command run against the same fake, interleaved with brood (words split on spaces; the prompt is appended), e.g. \"claude -p --model claude-bench\" or \"/old/brood run --model anthropic/claude-bench\"")
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	fl.IntVar(&o.warm, "warm", 0, "BROOD_WARM (pool.warm) for brood's runs; without --compare, the same brood also runs cold (BROOD_WARM=0), interleaved, and the report compares them")
+	fl.BoolVar(&o.trace, "trace", false, "trace each child's spawn (BROOD_SPAWNTRACE) and break its latency into stages, parent's and child's")
+	fl.BoolVar(&o.selfChild, "self-child", false, "also run brood with its children running brood itself (BROOD_CHILD_EXE: a single-binary install), interleaved, for the \"only brood installed\" row")
+	fl.StringVar(&o.writers, "writers", "", "tree sizes (files) of the writer runs: a reader, an in-place writer and an isolated writer, one child each, interleaved (e.g. 10000,40000; default none)")
+	fl.IntVar(&o.writerReps, "writer-reps", 5, "runs of each writer kind per tree size")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
 	return cmd
 }
 
 func benchRun(cmd *cobra.Command, o *Options) error {
 	ctx := cmd.Context()
-	ks, err := parseKs(o.ks)
+	ks, modelKs, writers, err := o.counts()
 	if err != nil {
-		return fmt.Errorf("--ks: %w", err)
-	}
-	modelKs, err := parseKs(o.modelKs)
-	if err != nil {
-		return fmt.Errorf("--model-ks: %w", err)
+		return err
 	}
 	dir, err := os.MkdirTemp("", "brood-bench-")
 	if err != nil {
@@ -144,9 +153,10 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 		}
 	}
 	cfg := benchmark.Config{
+		WriterFiles: writers, WriterReps: o.writerReps,
 		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
-		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm,
+		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm, Trace: o.trace, SelfChild: o.selfChild,
 	}
 	if !o.quiet {
 		cfg.Progress = cmd.ErrOrStderr()
@@ -193,4 +203,32 @@ func parseKs(s string) ([]int, error) {
 		ks = append([]int{0}, ks...)
 	}
 	return ks, nil
+}
+
+// counts are --ks, --model-ks and --writers, parsed.
+func (o *Options) counts() (ks, modelKs, writers []int, err error) {
+	if ks, err = parseKs(o.ks); err != nil {
+		return nil, nil, nil, fmt.Errorf("--ks: %w", err)
+	}
+	if modelKs, err = parseKs(o.modelKs); err != nil {
+		return nil, nil, nil, fmt.Errorf("--model-ks: %w", err)
+	}
+	if o.writers != "" {
+		if writers, err = parseSizes(o.writers); err != nil {
+			return nil, nil, nil, fmt.Errorf("--writers: %w", err)
+		}
+	}
+	return ks, modelKs, writers, nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a number of files", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

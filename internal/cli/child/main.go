@@ -8,6 +8,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 // Parse recognises the child protocol's command line, the one a parent
@@ -60,6 +61,7 @@ func Parse(args []string) (Options, bool) {
 // binary's, its provider's SDK alone (it refuses an envelope that may
 // delegate, and its parent never gives it one).
 func Main(ctx context.Context, stdio cmdutil.IO, opts Options, links cmdutil.Links) int {
+	ctx = spawntrace.Child(ctx, stdio.Getenv) // a traced spawn's child marks "init": it is in its main
 	f := cmdutil.NewFactory(stdio)
 	f.Links = links
 	opts.Factory = f
