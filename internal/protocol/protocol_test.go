@@ -29,6 +29,7 @@ func transcript() (up, down []Message) {
 		Ask{ID: "ask-2", TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Via: []string{"01JABCDEFGHJKMNPQRSTVWXYZ0"}, Tool: "Write", Subject: "notes.md"},
 		Hook{ID: "hook-1", Event: HookPreToolUse, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ0", Agent: "general-purpose", Depth: 1, Tool: "Bash", ToolUseID: "toolu_1", Input: json.RawMessage(`{"command":"make deploy"}`), Mode: "default"},
 		Hook{ID: "hook-2", Event: HookPostToolUse, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, Via: []string{"01JABCDEFGHJKMNPQRSTVWXYZ0"}, Tool: "Read", ToolUseID: "toolu_2", Input: json.RawMessage(`{"file_path":"README.md"}`), Response: &ToolResponse{Content: "# Sample"}, DurationMS: 3},
+		Turn{ID: "turn-1", Turn: 2},
 		Nested{Event: Event{Type: EvDispatchStart, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, MaxDepth: 2}},
 		Nested{Event: Event{Type: EvBudgetExceeded, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, Text: "10500 of 10000 budget tokens used"}},
 		BudgetExceeded{Text: "10400 of 10000 budget tokens used"},
@@ -40,6 +41,7 @@ func transcript() (up, down []Message) {
 		HookReply{ID: "hook-1", Deny: "blocked by a PreToolUse hook: no deploys from a subagent"},
 		HookReply{ID: "hook-2", Context: "README.md is generated; edit docs/readme.tmpl"},
 		HookReply{ID: "hook-3", Verdict: "allow", Input: json.RawMessage(`{"command":"make deploy --dry-run"}`)},
+		TurnReply{ID: "turn-1"},
 	}
 	return up, down
 }

@@ -126,34 +126,44 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
+	if err := unfinished(ctx, b, r); err != nil {
+		return nil, err
+	}
+	last := b.hb
+	last.Result = Ref{}
+	return &CallOutput{Result: *r, Last: &last}, nil
+}
+
+// unfinished is how an attempt whose child did not end with a result
+// fails (nil: it ended with one). A call whose child ended with a result
+// is returned as it ended, even when the attempt's context ended meanwhile
+// (a cancel that came too late, the SDK cancelling the attempt after a
+// heartbeat failed): its result is in the store and named on the server
+// already.
+func unfinished(ctx context.Context, b *beater, r *call.Result) error {
+	if r.Status != dispatch.StatusCancelled && r.Status != dispatch.StatusKilled {
+		return nil
+	}
 	stopping := false
 	select {
 	case <-activity.GetWorkerStopChannel(ctx):
 		stopping = true
 	default:
 	}
-	// A call whose child ended with a result is returned as it ended, even
-	// when the attempt's context ended meanwhile (a cancel that came too
-	// late, the SDK cancelling the attempt after a heartbeat failed):
-	// its result is in the store and named on the server already.
-	ended := r.Status != dispatch.StatusCancelled && r.Status != dispatch.StatusKilled
 	switch {
-	case ended:
 	case !stopping && ctx.Err() != nil && b.hb.TaskID != "":
 		// Cancelled: the last heartbeat goes into the history with the
 		// result, so a resume continues the call from its transcript on
 		// any worker.
-		return nil, temporal.NewCanceledError(r, b.hb)
+		return temporal.NewCanceledError(r, b.hb)
 	case stopping && ctx.Err() != nil:
 		// The worker is shutting down under the call: another one
 		// continues it from the transcript.
-		return nil, temporal.NewApplicationErrorWithOptions("the worker stopped during the call", ErrWorkerStopped, temporal.ApplicationErrorOptions{Details: []any{r}})
+		return temporal.NewApplicationErrorWithOptions("the worker stopped during the call", ErrWorkerStopped, temporal.ApplicationErrorOptions{Details: []any{r}})
 	case r.Process != nil && r.Process.KilledBy == pool.KilledByLifeguard:
-		return nil, temporal.NewApplicationErrorWithOptions(fmt.Sprintf("task %s: the lifeguard killed the child after %s of silence", r.TaskID, activity.GetInfo(ctx).HeartbeatTimeout), ErrChildSilent, temporal.ApplicationErrorOptions{Details: []any{r}})
+		return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("task %s: the lifeguard killed the child after %s of silence", r.TaskID, activity.GetInfo(ctx).HeartbeatTimeout), ErrChildSilent, temporal.ApplicationErrorOptions{Details: []any{r}})
 	}
-	last := b.hb
-	last.Result = Ref{}
-	return &CallOutput{Result: *r, Last: &last}, nil
+	return nil
 }
 
 // finished is a call's result as a worker left it in the store.
