@@ -58,7 +58,7 @@ func (r *run) runHooked(ctx context.Context, env *tool.Env, call ToolCall) (res 
 		call.Input, ran = g.Input, g.Input
 	}
 	if g.Verdict != "" {
-		ctx = tool.WithHookVerdict(ctx, g.Verdict)
+		env = env.WithHookVerdict(g.Verdict)
 	}
 	start := time.Now()
 	res = r.cfg.Tools.Run(ctx, env, call.Name, call.Input)

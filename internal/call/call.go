@@ -2,9 +2,11 @@
 // tool, `brood subagent`, `brood tasks resume`, the workflow engine and the
 // engines behind it: a Spec (agent, prompt, limits, isolation, output
 // schema, parent) goes in, a verified Result comes out. A Runner is whatever
-// can run one; the local one is the delegate package's Dispatcher, which
-// spawns a child through the process pool, verifies its records and renders
-// the result.
+// can run one; the local one is the delegate package's Dispatcher. Locally
+// a call is one pipeline (pipeline.go): Do, or Go for a background call,
+// runs the stages of a Local's Attempt — acquire, prepare, isolate, exec,
+// judge, land, record — with the output-schema loop (schema.go) around
+// them, the same for every entry point.
 //
 // Nothing in Spec or Result is local to one machine: no path, no pid. A
 // task id is an opaque handle that the same Runner understands again (to

@@ -15,6 +15,10 @@ type Call struct {
 	// fork seeds its child with it verbatim. Shared by the turn's calls:
 	// read it, never change it.
 	History []model.Message
+	// HookVerdict is what a PreToolUse hook said of the call: "",
+	// HookAllow (skip the prompt an ask would raise) or HookAsk (ask where
+	// a rule allows). Deny rules and the read-only scope still hold.
+	HookVerdict string
 }
 
 // ForCall returns a copy of env (nil: an empty Env) for one call c.

@@ -1,7 +1,5 @@
 package tool
 
-import "context"
-
 // Verdicts a PreToolUse hook may hand the permission check.
 const (
 	// HookAllow skips the prompt an ask would raise; deny rules, the
@@ -12,19 +10,25 @@ const (
 	HookAsk = "ask"
 )
 
-type hookVerdictKey struct{}
-
-// WithHookVerdict returns ctx carrying a hook's verdict for the call run
-// under it.
-func WithHookVerdict(ctx context.Context, v string) context.Context {
-	return context.WithValue(ctx, hookVerdictKey{}, v)
+// WithHookVerdict is a copy of env for its call with a hook's verdict on
+// it (Call.HookVerdict).
+func (env *Env) WithHookVerdict(v string) *Env {
+	var c Call
+	if env != nil && env.Call != nil {
+		c = *env.Call
+	}
+	c.HookVerdict = v
+	return env.ForCall(&c)
 }
 
-// hookAdjust applies ctx's hook verdict to the rules' decision: it can
-// turn an ask into an allow or an allow into an ask, never a deny into
-// anything else.
-func hookAdjust(ctx context.Context, d Decision) Decision {
-	v, _ := ctx.Value(hookVerdictKey{}).(string)
+// hookAdjust applies the hook verdict of env's call to the rules'
+// decision: it can turn an ask into an allow or an allow into an ask,
+// never a deny into anything else.
+func hookAdjust(env *Env, d Decision) Decision {
+	v := ""
+	if env.Call != nil {
+		v = env.Call.HookVerdict
+	}
 	switch {
 	case v == HookAllow && d.Verdict == Ask:
 		d.Verdict, d.Reason = Allow, "allowed by a PreToolUse hook"

@@ -19,12 +19,11 @@ func TestHookVerdict(t *testing.T) {
 	asked := 0
 	env := &Env{Dir: dir, Perms: perms, Interactive: true, Ask: func(string, string, string, []string) bool { asked++; return false }}
 	run := func(verdict, cmd string, e *Env) Result {
-		ctx := context.Background()
 		if verdict != "" {
-			ctx = WithHookVerdict(ctx, verdict)
+			e = e.WithHookVerdict(verdict)
 		}
 		in, _ := json.Marshal(map[string]string{"command": cmd})
-		return set.Run(ctx, e, "Bash", in)
+		return set.Run(context.Background(), e, "Bash", in)
 	}
 	if r := run(HookAllow, "rm -rf x", env); !r.IsError || !strings.Contains(r.Content, "permission denied") {
 		t.Errorf("allow over a deny rule ran: %+v", r)

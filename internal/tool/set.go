@@ -121,11 +121,11 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 		return r
 	}
 	if env.Perms != nil {
-		d := hookAdjust(ctx, env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir))
+		d := hookAdjust(env, env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir))
 		if r, stop := permit(env, spec.Name, d); stop {
 			return r
 		}
-	} else if d := hookAdjust(ctx, Decision{Verdict: Allow}); d.Verdict != Allow {
+	} else if d := hookAdjust(env, Decision{Verdict: Allow}); d.Verdict != Allow {
 		if r, stop := permit(env, spec.Name, d); stop {
 			return r
 		}
