@@ -258,20 +258,16 @@ func (h *Headless) summaryOf(ev delegate.Event) string {
 	return r.Summary
 }
 
-// blocks are parts' blocks of the given types in stream-json's shape.
-func blocks(parts []model.Part, types ...model.PartType) []Content {
+// blocks are an assistant message's text and tool_use blocks in
+// stream-json's shape.
+func blocks(parts []model.Part) []Content {
 	var out []Content
 	for _, p := range parts {
-		if !slices.Contains(types, p.Type) {
-			continue
-		}
 		switch p.Type {
 		case model.PartText:
 			out = append(out, Content{Type: "text", Text: p.Text})
 		case model.PartToolUse:
 			out = append(out, Content{Type: "tool_use", ID: p.ID, Name: wireTool(p.Name), Input: p.Input})
-		case model.PartToolResult:
-			out = append(out, Content{Type: "tool_result", ToolUseID: p.ToolUseID, Content: p.Text, IsError: p.IsError})
 		}
 	}
 	return out

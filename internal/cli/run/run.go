@@ -252,12 +252,14 @@ func Run(ctx context.Context, o *Options) error {
 	tel, stopTel := f.StartTelemetry(ctx)
 	defer stopTel()
 	ctx = telemetry.NewContext(ctx, tel) // for the Workflow tool's runs
+	var mcpStatus []render.MCPServer
 	if t := strings.TrimSpace(o.Tools); t == "" || t == "*" {
 		// The configured MCP servers' tools, as Claude Code's main agent
 		// has them (and a subagent without a tools list inherits).
 		servers := f.MCPSession(ctx, "")
 		defer servers.Close()
 		tools = tool.NewSet(append(cmdutil.ToolList(tools), servers.Tools()...)...)
+		mcpStatus = o.Compat.serverStatus(f, servers.Tools())
 	}
 	tools = withoutDenied(tools, f.Permissions(o.permissionFlags()).Deny) // the settings' and the flags' rules
 	cfg := agent.Config{
@@ -282,7 +284,7 @@ func Run(ctx context.Context, o *Options) error {
 	out.Start(render.Info{
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
-		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs,
+		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, disp, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
 }
