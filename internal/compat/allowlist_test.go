@@ -39,6 +39,8 @@ var (
 		"user tool_result_meta", "user tool_result_meta[].*", "user tool_result_meta[].permission_decision.*",
 		"user (subagent) tool_result_meta", "user (subagent) tool_result_meta[].*", "user (subagent) tool_result_meta[].permission_decision.*",
 		"user tool_use_result.resolvedModel",
+		// An MCP tool's result: brood keeps the content, not the server's _meta.
+		"user tool_use_result._meta", "user tool_use_result._meta.**",
 		// Claude Code lists its running background subagents on Stop and
 		// SubagentStop; brood's subagents here ran in the foreground (the
 		// list is there, empty).
@@ -70,6 +72,9 @@ func allowed(list []string, kind, key string) bool {
 		k, p, _ := cut(e)
 		if k != kind {
 			return false
+		}
+		if prefix, ok := strings.CutSuffix(p, ".**"); ok {
+			return strings.HasPrefix(key, prefix+".")
 		}
 		re := "^" + strings.ReplaceAll(regexp.QuoteMeta(p), `\*`, `[^.]*`) + "$"
 		return regexp.MustCompile(re).MatchString(key)

@@ -22,6 +22,7 @@ type follower struct {
 	usage   map[int]model.Usage
 	ids     map[int]string // message id by turn
 	model   string
+	tools   map[string]string // tool name by tool_use id
 }
 
 // follow sends the subagent's own messages its transcript gained since
@@ -37,7 +38,7 @@ func (h *Headless) follow(id string, t *taskState, final bool) {
 	}
 	fw := &t.follow
 	if fw.usage == nil {
-		fw.usage, fw.ids = map[int]model.Usage{}, map[int]string{}
+		fw.usage, fw.ids, fw.tools = map[int]model.Usage{}, map[int]string{}, map[string]string{}
 	}
 	if d := h.taskDir(delegate.Event{TaskID: id}); d != nil && fw.offset < maxFollow {
 		if f, err := d.OpenRead(taskdir.Session); err == nil {
@@ -82,7 +83,13 @@ func (h *Headless) followRecord(id string, t *taskState, r session.Record) {
 		case model.RoleAssistant:
 			fw.pending = &r
 		case model.RoleUser:
-			if content := blocks(r.Message.Content, model.PartToolResult); len(content) > 0 {
+			var content []Content
+			for _, p := range r.Message.Content {
+				if p.Type == model.PartToolResult {
+					content = append(content, toolResult(fw.tools[p.ToolUseID], p.ToolUseID, p.Text, p.IsError))
+				}
+			}
+			if len(content) > 0 {
 				line := h.childLine(id, t, r)
 				line.Type, line.Message = "user", UserMessage{Role: "user", Content: content}
 				h.line(line)
@@ -99,15 +106,23 @@ func (h *Headless) flushPending(id string, t *taskState) {
 		return
 	}
 	fw.pending = nil
-	content := blocks(r.Message.Content, model.PartText, model.PartToolUse)
+	content := blocks(r.Message.Content)
 	if len(content) == 0 {
 		return
+	}
+	var meta []ToolUseMeta
+	for _, p := range r.Message.Content {
+		if p.Type == model.PartToolUse {
+			fw.tools[p.ID] = p.Name
+			meta = append(meta, toolUseMeta(p.ID, p.Name)...)
+		}
 	}
 	if fw.ids[r.Turn] == "" {
 		fw.ids[r.Turn] = newMessageID()
 	}
 	line := h.childLine(id, t, *r)
 	line.Type, line.Message = "assistant", assistantMessage(content, fw.ids[r.Turn], fw.model, fw.usage[r.Turn])
+	line.ToolUseMeta = meta
 	h.line(line)
 }
 

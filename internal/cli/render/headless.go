@@ -28,6 +28,8 @@ type Info struct {
 	// APIKeySource is where the model's key came from (ANTHROPIC_API_KEY,
 	// none), as Claude Code's init line says.
 	APIKeySource string
+	// MCPServers are the configured MCP servers and how they fared.
+	MCPServers []MCPServer
 	// AddDirs are the directories --add-dir added.
 	AddDirs []string
 	// Root is the project root: its .brood/dispatch holds the subagents'
@@ -109,7 +111,7 @@ func (h *Headless) Start(info Info) {
 	}
 	h.line(Init{
 		Type: "system", Subtype: "init", Cwd: info.Cwd, SessionID: SessionID(info.SessionPath),
-		Tools: nonNil(info.Tools), MCPServers: []string{}, Model: bareModel(info.Model), PermissionMode: info.PermissionMode,
+		Tools: nonNil(info.Tools), MCPServers: nonNilServers(info.MCPServers), Model: bareModel(info.Model), PermissionMode: info.PermissionMode,
 		Agents: nonNil(info.Agents), APIKeySource: info.APIKeySource, SlashCommands: []string{}, Skills: []string{}, Plugins: []string{},
 		Capabilities: []string{}, TerminalSlashCommands: []string{}, OutputStyle: "default", AnalyticsDisabled: true, ProductFeedbackDisabled: true,
 		UUID: newUUID(), OriginalCwd: info.Cwd, AdditionalDirectories: nonNil(info.AddDirs),
@@ -142,7 +144,7 @@ func (h *Headless) Event(ev agent.Event) {
 			h.noteCall(ev)
 		}
 		h.inputs[ev.ToolID] = ev.Input
-		h.assistant([]Content{{Type: "tool_use", ID: ev.ToolID, Name: wireTool(ev.Tool), Input: ev.Input}})
+		h.assistant([]Content{{Type: "tool_use", ID: ev.ToolID, Name: wireTool(ev.Tool), Input: ev.Input}}, toolUseMeta(ev.ToolID, ev.Tool)...)
 	case agent.EvToolResult:
 		if isAgentTool(ev.Tool) && ev.IsError {
 			h.dropCall(ev.ToolID) // refused: it started no subagent
@@ -154,8 +156,13 @@ func (h *Headless) Event(ev agent.Event) {
 			h.denials = append(h.denials, PermissionDenial{ToolName: ev.Tool, ToolUseID: ev.ToolID, ToolInput: orEmpty(h.inputs[ev.ToolID])})
 		}
 		line := h.userLine(toolResult(ev.Tool, ev.ToolID, ev.Text, ev.IsError))
-		if isAgentTool(ev.Tool) {
-			line.ToolUseResult = h.agentResult(ev)
+		switch {
+		case isAgentTool(ev.Tool):
+			if r := h.agentResult(ev); r != nil {
+				line.ToolUseResult = r
+			}
+		case isMCPTool(ev.Tool) && !ev.IsError:
+			line.ToolUseResult = &MCPResult{Content: []TextBlock{{Type: "text", Text: ev.Text}}}
 		}
 		if h.stream {
 			h.line(line)
@@ -203,13 +210,29 @@ func (h *Headless) flushText() {
 }
 
 // assistant sends one of the root's assistant lines: a block of the
-// current turn, with the turn's id and usage.
-func (h *Headless) assistant(content []Content) {
+// current turn, with the turn's id and usage (and meta, for an MCP call).
+func (h *Headless) assistant(content []Content, meta ...ToolUseMeta) {
 	if !h.stream {
 		return
 	}
 	h.line(MessageLine{Type: "assistant", Message: assistantMessage(content, h.turn.id, h.info.Model, h.turn.usage),
-		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), Timestamp: stamp(time.Now())})
+		SessionID: SessionID(h.info.SessionPath), UUID: newUUID(), Timestamp: stamp(time.Now()), ToolUseMeta: meta})
+}
+
+// isMCPTool reports whether name is an MCP server's tool (mcp__S__T).
+func isMCPTool(name string) bool { return strings.HasPrefix(name, "mcp__") }
+
+// toolUseMeta is the tool_use_meta of an MCP tool call (none for others).
+func toolUseMeta(id, name string) []ToolUseMeta {
+	srv, tl, ok := strings.Cut(strings.TrimPrefix(name, "mcp__"), "__")
+	if !isMCPTool(name) || !ok {
+		return nil
+	}
+	display := tl
+	if tl != "" {
+		display = strings.ToUpper(tl[:1]) + tl[1:]
+	}
+	return []ToolUseMeta{{ID: id, DisplayName: display, ServerDisplayName: srv, ToolName: tl}}
 }
 
 // userLine is one of the root's user lines: tool results.
@@ -222,11 +245,12 @@ func assistantMessage(content []Content, id, mdl string, u model.Usage) Assistan
 	return AssistantMessage{Content: content, ID: id, Model: bareModel(mdl), Role: "assistant", Type: "message", Usage: usageOf(u)}
 }
 
-// toolResult is a tool_result block: the Agent (Task) tool's content is a
-// list of text blocks, every other tool's a string, as in Claude Code.
+// toolResult is a tool_result block: the Agent (Task) tool's and MCP
+// tools' content is a list of text blocks, every other tool's a string,
+// as in Claude Code.
 func toolResult(tool, id, text string, isError bool) Content {
 	c := Content{Type: "tool_result", ToolUseID: id, Content: text, IsError: isError}
-	if isAgentTool(tool) {
+	if isAgentTool(tool) || isMCPTool(tool) {
 		c.Content = []TextBlock{{Type: "text", Text: text}}
 	}
 	return c
@@ -277,6 +301,13 @@ func (h *Headless) Done(o *agent.Outcome, sessionPath string, t Totals) {
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
+	}
+	return s
+}
+
+func nonNilServers(s []MCPServer) []MCPServer {
+	if s == nil {
+		return []MCPServer{}
 	}
 	return s
 }

@@ -15,15 +15,15 @@ import (
 
 // Init is stream-json's first line.
 type Init struct {
-	Type           string   `json:"type"`
-	Subtype        string   `json:"subtype"`
-	Cwd            string   `json:"cwd"`
-	SessionID      string   `json:"session_id"`
-	Tools          []string `json:"tools"`
-	MCPServers     []string `json:"mcp_servers"`
-	Model          string   `json:"model"`
-	PermissionMode string   `json:"permissionMode"`
-	Agents         []string `json:"agents"`
+	Type           string      `json:"type"`
+	Subtype        string      `json:"subtype"`
+	Cwd            string      `json:"cwd"`
+	SessionID      string      `json:"session_id"`
+	Tools          []string    `json:"tools"`
+	MCPServers     []MCPServer `json:"mcp_servers"`
+	Model          string      `json:"model"`
+	PermissionMode string      `json:"permissionMode"`
+	Agents         []string    `json:"agents"`
 	// Claude Code's other keys, with brood's values: no slash commands,
 	// skills or plugins in a headless run, no analytics, children
 	// sandboxed, no fast mode.
@@ -50,6 +50,14 @@ type Init struct {
 	TranscriptPath          string   `json:"transcript_path"`
 }
 
+// MCPServer is an MCP server of the init line, whether the root got its
+// tools, and where it was configured.
+type MCPServer struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // connected | failed
+	Source string `json:"source"` // dynamic (--mcp-config) | user | project
+}
+
 // MessageLine is an assistant or user message of stream-json. A
 // subagent's own messages carry the id of the Agent (Task) call that
 // started it in ParentToolUseID, its task id in AgentID, and its type and
@@ -64,9 +72,27 @@ type MessageLine struct {
 	Timestamp       string  `json:"timestamp"`
 	SubagentType    string  `json:"subagent_type,omitempty"`
 	TaskDescription string  `json:"task_description,omitempty"`
-	// ToolUseResult is the Agent (Task) tool's result as data, on the
-	// root's user line that carries it.
-	ToolUseResult *AgentResult `json:"tool_use_result,omitempty"`
+	// ToolUseMeta names the MCP tools an assistant line calls.
+	ToolUseMeta []ToolUseMeta `json:"tool_use_meta,omitempty"`
+	// ToolUseResult is a tool's result as data, on the root's user line
+	// that carries it: the Agent (Task) tool's an *AgentResult, an MCP
+	// tool's an *MCPResult.
+	ToolUseResult any `json:"tool_use_result,omitempty"`
+}
+
+// ToolUseMeta is an MCP tool call's server and tool, as Claude Code names
+// them (display_name: the tool's name, capitalised).
+type ToolUseMeta struct {
+	ID                string `json:"id"`
+	DisplayName       string `json:"display_name"`
+	ServerDisplayName string `json:"server_display_name"`
+	ToolName          string `json:"tool_name"`
+}
+
+// MCPResult is an MCP tool's result as the server's content blocks
+// (brood keeps their text).
+type MCPResult struct {
+	Content []TextBlock `json:"content"`
 }
 
 // AgentResult is what an Agent (Task) call did, in Claude Code's names:
@@ -107,8 +133,8 @@ type UserMessage struct {
 }
 
 // Content is one content block. A tool_result's Content is a string, or
-// for the Agent (Task) tool a list of text blocks, as Claude Code sends
-// them.
+// for the Agent (Task) tool and MCP tools a list of text blocks, as Claude
+// Code sends them.
 type Content struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
@@ -157,7 +158,7 @@ func newUUID() string {
 // adapterStatus reads the HTTP status brood's model adapters put in their
 // errors ("anthropic: 400 bad request: ...", "openai: 429 rate limited:
 // ...").
-var adapterStatus = regexp.MustCompile(`^[a-z][a-z0-9_-]*: ([1-5][0-9][0-9]) `)
+var adapterStatus = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*: ([1-5][0-9][0-9]) `) })
 
 // apiError fills a failed model call's keys as Claude Code does: an HTTP
 // error's status and Anthropic error type (api_error_status,
@@ -171,7 +172,7 @@ func apiError(r *Result, text string) {
 			delete(r.ModelUsage, id)
 		}
 	}
-	if m := adapterStatus.FindStringSubmatch(text); m != nil {
+	if m := adapterStatus().FindStringSubmatch(text); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		r.APIErrorStatus, r.APIErrorType = json.RawMessage(m[1]), errorType(n)
 		return

@@ -20,8 +20,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.txtar from the current encoding")
 
-// The run the golden transcripts hold: the root says a word, calls Agent
-// (brood's Task) twice — one explore call that reads the README, one
+// The run the golden transcripts hold: the root says a word, calls an MCP
+// tool, calls Agent (brood's Task) twice — one explore call that reads the README, one
 // refused — then answers; the explore child's own transcript is on disk
 // as a child writes it.
 const (
@@ -34,11 +34,14 @@ func goldenRun(t *testing.T, root string, stream bool) string {
 	var out buf
 	h := NewHeadless(&out, stream)
 	h.Start(Info{SessionPath: filepath.Join(root, ".brood/sessions/01KBN5Q7MZ8XRTSESSIONSESS1.jsonl"), Cwd: root,
-		Model: "anthropic/claude-opus-5-5", Tools: []string{"Read", "Task"}, Agents: []string{"explore"}, PermissionMode: "default", Root: root, APIKeySource: "ANTHROPIC_API_KEY"})
+		Model: "anthropic/claude-opus-5-5", Tools: []string{"Read", "Task", "mcp__notes__echo"}, Agents: []string{"explore"}, PermissionMode: "default", Root: root, APIKeySource: "ANTHROPIC_API_KEY",
+		MCPServers: []MCPServer{{Name: "notes", Status: "connected", Source: "dynamic"}}})
 	u := &model.Usage{Input: 100, Output: 20}
 	h.Event(agent.Event{Type: agent.EvTurn, Turn: 1})
 	h.Event(agent.Event{Type: agent.EvText, Turn: 1, Text: "I will delegate this."})
 	h.Event(agent.Event{Type: agent.EvUsage, Turn: 1, Usage: u, Total: u})
+	h.Event(agent.Event{Type: agent.EvToolCall, Turn: 1, Tool: "mcp__notes__echo", ToolID: "toolu_root_mcp", Input: json.RawMessage(`{"text":"hi"}`)})
+	h.Event(agent.Event{Type: agent.EvToolResult, Turn: 1, Tool: "mcp__notes__echo", ToolID: "toolu_root_mcp", Text: "echo: hi"})
 	h.Event(agent.Event{Type: agent.EvToolCall, Turn: 1, Tool: "Task", ToolID: goldenCall,
 		Input: json.RawMessage(`{"subagent_type":"Explore","description":"read the readme","prompt":"Say what README.md says."}`)})
 	h.Event(agent.Event{Type: agent.EvToolCall, Turn: 1, Tool: "Task", ToolID: "toolu_root_2",

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
@@ -57,7 +59,7 @@ type startedTask struct {
 func (h *Headless) agentResult(ev agent.Event) *AgentResult {
 	st, ok := h.byCall[ev.ToolID]
 	if !ok {
-		return nil
+		return h.launched(ev)
 	}
 	delete(h.byCall, ev.ToolID)
 	status := st.status
@@ -69,6 +71,27 @@ func (h *Headless) agentResult(ev agent.Event) *AgentResult {
 	}
 	return &AgentResult{IsAsync: st.call.background, Status: status, AgentID: st.id, Description: st.call.desc,
 		Prompt: st.call.prompt, OutputFile: st.outputFile, CanReadOutputFile: st.outputFile != "", CanContinueAgent: true}
+}
+
+// startedIn finds the task id in the Task tool's answer to a call that
+// started a subagent in the background ("… (task_id="ID") …", delegate's
+// backgroundNote): that answer may come before the subagent's start event.
+var startedIn = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`in the background \(task_id="([0-9A-Z]{26})"\)`)
+})
+
+// launched is the tool_use_result of a background call answered before its
+// subagent's start event: async_launched, with the task id its answer
+// names (nil if it names none).
+func (h *Headless) launched(ev agent.Event) *AgentResult {
+	c, ok := h.calls[ev.ToolID]
+	m := startedIn().FindStringSubmatch(ev.Text)
+	if !ok || !c.background || ev.IsError || m == nil {
+		return nil
+	}
+	out := h.transcriptOf(delegate.Event{TaskID: m[1]})
+	return &AgentResult{IsAsync: true, Status: "async_launched", AgentID: m[1], Description: c.desc, Prompt: c.prompt,
+		OutputFile: out, CanReadOutputFile: out != "", CanContinueAgent: true}
 }
 
 // noteCall keeps an Agent (Task) call until the subagent it starts is
@@ -258,20 +281,16 @@ func (h *Headless) summaryOf(ev delegate.Event) string {
 	return r.Summary
 }
 
-// blocks are parts' blocks of the given types in stream-json's shape.
-func blocks(parts []model.Part, types ...model.PartType) []Content {
+// blocks are an assistant message's text and tool_use blocks in
+// stream-json's shape.
+func blocks(parts []model.Part) []Content {
 	var out []Content
 	for _, p := range parts {
-		if !slices.Contains(types, p.Type) {
-			continue
-		}
 		switch p.Type {
 		case model.PartText:
 			out = append(out, Content{Type: "text", Text: p.Text})
 		case model.PartToolUse:
 			out = append(out, Content{Type: "tool_use", ID: p.ID, Name: wireTool(p.Name), Input: p.Input})
-		case model.PartToolResult:
-			out = append(out, Content{Type: "tool_result", ToolUseID: p.ToolUseID, Content: p.Text, IsError: p.IsError})
 		}
 	}
 	return out

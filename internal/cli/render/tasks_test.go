@@ -46,3 +46,27 @@ func TestTaskMatchedByCallID(t *testing.T) {
 		t.Errorf("%d task_started lines, want 3:\n%s", seen, out.String())
 	}
 }
+
+// TestBackgroundCall: a run_in_background call answered before its
+// subagent's start event gets tool_use_result async_launched naming the
+// task, and the start that follows is matched to it (is_backgrounded).
+func TestBackgroundCall(t *testing.T) {
+	var out buf
+	h := NewHeadless(&out, true)
+	h.Start(Info{SessionPath: "/p/.brood/sessions/S.jsonl", Root: t.TempDir()})
+	const id = "01KBN5Q7MZ8XRTABCDEFGHJK44"
+	h.Event(agent.Event{Type: agent.EvToolCall, Tool: "Task", ToolID: "call_bg",
+		Input: json.RawMessage(`{"subagent_type":"explore","description":"look","prompt":"p","run_in_background":true}`)})
+	h.Event(agent.Event{Type: agent.EvToolResult, Tool: "Task", ToolID: "call_bg",
+		Text: `Task ` + id + ` started in the background (task_id="` + id + `"). Carry on with other work.`})
+	h.DispatchEvent(delegate.Event{Type: "dispatch_start", TaskID: id, Agent: "explore", Depth: 1, Description: "look", ToolUseID: "call_bg"})
+	got := out.String()
+	for _, w := range []string{
+		`"tool_use_result":{"isAsync":true,"status":"async_launched","agentId":"` + id + `"`,
+		`"subtype":"task_started","task_id":"` + id + `","tool_use_id":"call_bg","description":"look","subagent_type":"explore","is_backgrounded":true`,
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("lacks %s:\n%s", w, got)
+		}
+	}
+}

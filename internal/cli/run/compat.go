@@ -7,13 +7,16 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/mcpspec"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // Compat are Claude Code's `claude -p` flags brood takes so a CI script
@@ -313,4 +316,34 @@ func (c *Compat) addDirRules(mode string) []string {
 		}
 	}
 	return rules
+}
+
+// serverStatus is stream-json's mcp_servers: each configured server,
+// connected when it gave the root tools, else failed (its reason was said
+// on stderr), and where it came from as Claude Code names it: dynamic
+// (--mcp-config), user (~/.claude.json) or project (.mcp.json).
+func (c *Compat) serverStatus(f *cmdutil.Factory, tools []tool.Tool) []render.MCPServer {
+	gave := map[string]bool{}
+	for _, t := range tools {
+		if srv, _, ok := mcpspec.SplitToolName(t.Spec().Name); ok {
+			gave[srv] = true
+		}
+	}
+	dynamic, _, _ := c.mcpServers()
+	user := mcpspec.Load(mcpspec.Sources{Home: f.Home}).Servers
+	out := []render.MCPServer{}
+	configured := f.MCPServers()
+	for _, n := range slices.Sorted(maps.Keys(configured)) {
+		st, src := "failed", "project"
+		if gave[mcpspec.Normalize(n)] || gave[n] {
+			st = "connected"
+		}
+		if _, ok := dynamic[n]; ok {
+			src = "dynamic"
+		} else if _, ok := user[n]; ok {
+			src = "user"
+		}
+		out = append(out, render.MCPServer{Name: n, Status: st, Source: src})
+	}
+	return out
 }

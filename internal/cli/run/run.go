@@ -241,10 +241,14 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	cfg := rt.Agent
+	var mcpStatus []render.MCPServer
+	if isAllTools(o.Tools) {
+		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
+	}
 	out.Start(render.Info{
 		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: cfg.Tools.Names(), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
-		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs,
+		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
 }
