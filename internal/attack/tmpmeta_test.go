@@ -148,7 +148,10 @@ func TestReadOnlyChildSetsMetadataInTmpdir(t *testing.T) {
 					if want := map[string]int{"nested": 2}[mode]; tk.Depth != max(want, 1) {
 						t.Errorf("explore at depth %d", tk.Depth)
 					}
-					if argv := lineWith(res, "ARGV "); (mode == "warm") != strings.Contains(argv, "--warm") || !strings.Contains(argv, tk.ID) {
+					// (A nested child may be the init of a PID namespace of
+					// its own, whose pids /proc does not show: its depth
+					// says what it is.)
+					if argv := lineWith(res, "ARGV "); mode != "nested" && ((mode == "warm") != strings.Contains(argv, "--warm") || !strings.Contains(argv, tk.ID)) {
 						t.Errorf("%s: the explore child's command line is %q (task %s)", mode, argv, tk.ID)
 					}
 				}

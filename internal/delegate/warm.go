@@ -11,6 +11,7 @@ import (
 
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
@@ -318,7 +319,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	}
 	id := dispatch.NewID()
 	env := d.envelope(id, def, Request{Prompt: "(warm)"})
-	shape := warmShape(env, d.childBase())
+	shape := warmShape(env, d.policyBase())
 	if shape == "" {
 		return nil, fmt.Errorf("%s children cannot start warm here (isolated)", warmAgent)
 	}
@@ -378,11 +379,11 @@ func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *
 // in-place writer (its copy or view, namespaces and mounts are made for
 // it), a fork or a resume. (The task's command itself is compared
 // at its start: warmSlot.fits.)
-func warmShape(env *dispatch.Envelope, base *childBase) string {
-	if env.Isolation != "" || inPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
+func warmShape(env *dispatch.Envelope, base *isolate.PolicyBase) string {
+	if env.Isolation != "" || isolate.InPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
-	pol, needed := childPolicy(env, "\x00task", base)
+	pol, needed := isolate.ChildPolicy(env, "\x00task", base)
 	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits)
 }
 
@@ -393,7 +394,7 @@ func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req Request) *warmSlot {
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}
-	slot := d.warm.claim(warmShape(env, d.childBase()))
+	slot := d.warm.claim(warmShape(env, d.policyBase()))
 	if slot != nil && !slot.untouched() {
 		// Something else wrote in its directory while it waited (an
 		// in-place writer can reach .brood/dispatch): the task starts
@@ -473,5 +474,5 @@ func (c warmConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 }
 
 func (c warmConfiner) Confine(cmd *exec.Cmd) error {
-	return sandboxFromParent(cmd, c.env, c.td, nil, c.d.childBase())
+	return isolate.ConfineChild(cmd, c.env, c.td, nil, c.d.policyBase())
 }
