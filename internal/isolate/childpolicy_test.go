@@ -88,3 +88,53 @@ func TestRegisteredTokenFilesHidden(t *testing.T) {
 		t.Errorf("hidden before it was registered: %q", before.Hidden)
 	}
 }
+
+// TestInPlaceViewHoldsTrustedPrograms: the files trusted hooks and MCP
+// servers run are bound read-only in an in-place writer's view when they
+// are regular files reached through no link; a link, a directory or a
+// missing file is left to the guard; with allow_config_changes none is
+// held.
+func TestInPlaceViewHoldsTrustedPrograms(t *testing.T) {
+	root := t.TempDir()
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	for _, f := range []string{"scripts/guard.sh", "scripts/lib.sh", "real/x.sh"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "real"), filepath.Join(root, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := filepath.Join(root, ".brood", "dispatch", "T")
+	if err := os.MkdirAll(task, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{Workspace: root, ProjectRoot: root}
+	held := []string{"scripts/guard.sh", "scripts/lib.sh", "linked/x.sh", "scripts", "missing.sh"}
+	v := InPlaceViewFor(env, task, false, held)
+	for _, want := range []string{"scripts/guard.sh", "scripts/lib.sh"} {
+		if !slices.Contains(v.ReadOnly, filepath.Join(root, want)) {
+			t.Errorf("%s not held read-only: %q", want, v.ReadOnly)
+		}
+	}
+	for _, not := range []string{"linked/x.sh", "scripts", "missing.sh"} {
+		if slices.Contains(v.ReadOnly, filepath.Join(root, not)) {
+			t.Errorf("%s held: %q", not, v.ReadOnly)
+		}
+	}
+	if !slices.Contains(v.Writable, task) {
+		t.Errorf("the task directory is not writable in the view: %q", v.Writable)
+	}
+	if v := InPlaceViewFor(env, task, true, held); slices.Contains(v.ReadOnly, filepath.Join(root, "scripts/guard.sh")) {
+		t.Errorf("allow_config_changes still holds the programs: %q", v.ReadOnly)
+	}
+}
