@@ -337,10 +337,12 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	// Its stderr is a pipe the pool hands to the task's stderr.log when
 	// the task takes it (pool.WarmChild).
 	marker := depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth}
-	c := warmConfiner{d: d, env: env, td: td}
-	if err := c.Prepare(ctx, cmd); err != nil {
-		_ = os.RemoveAll(td.Path())
-		return nil, err
+	c := isolate.WarmConfiner{Env: env, TaskDir: td, Base: d.policyBase(), UserNS: d.sandboxReport(ctx).UserNS}
+	if d.cfg.Mount == nil { // (a fleet worker's children mount its copy: no view of their own)
+		if err := c.Prepare(ctx, cmd); err != nil {
+			_ = os.RemoveAll(td.Path())
+			return nil, err
+		}
 	}
 	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, c)
 	if err != nil {
@@ -451,28 +453,3 @@ func (d *Dispatcher) Close() { d.warm.close() }
 
 // WarmIdle lists the pids of the warm children waiting for a task.
 func (d *Dispatcher) WarmIdle() []int { return d.warm.idlePIDs() }
-
-// warmConfiner confines a warm child as its task's cold start would be:
-// the read-only child's own mount namespace (every mount read-only but its
-// task directory, holdReadOnly), then the sandbox of explore's shape, from
-// the thread it is started from. Its Prepare is startWarm's, before the
-// pool's Prestart.
-type warmConfiner struct {
-	d   *Dispatcher
-	env *dispatch.Envelope
-	td  *taskdir.Dir
-}
-
-func (c warmConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
-	if !c.env.ReadOnly || c.env.NoLandlock {
-		return nil
-	}
-	if _, err := c.d.holdReadOnly(ctx, cmd, c.env, c.td); err != nil {
-		return fmt.Errorf("hold the read-only child's mounts: %w", err)
-	}
-	return nil
-}
-
-func (c warmConfiner) Confine(cmd *exec.Cmd) error {
-	return isolate.ConfineChild(cmd, c.env, c.td, nil, c.d.policyBase())
-}

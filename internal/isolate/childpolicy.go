@@ -3,6 +3,7 @@ package isolate
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -445,4 +446,34 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return st, fmt.Errorf("sandbox: %w", err)
 	}
 	return st, nil
+}
+
+// WarmConfiner is the pool.Confiner of a warm child (pool.warm: a
+// read-only child of the root started ahead of its task, for the task
+// directory it waits in), confined as its task's cold start would be: its
+// own read-only mount view (HoldReadOnly; UserNS says whether this machine
+// gives user namespaces), then the policy of its envelope from the thread
+// it is started from (ConfineChild). Its Prepare is the caller's, before
+// pool.Prestart.
+type WarmConfiner struct {
+	Env     *dispatch.Envelope
+	TaskDir *taskdir.Dir
+	Base    *PolicyBase
+	UserNS  bool
+}
+
+// Prepare makes the warm child's read-only mount view.
+func (c WarmConfiner) Prepare(_ context.Context, cmd *exec.Cmd) error {
+	if !c.Env.ReadOnly || c.Env.NoLandlock {
+		return nil
+	}
+	if _, err := HoldReadOnly(cmd, c.Env, c.TaskDir.Path(), c.Base, c.UserNS); err != nil {
+		return fmt.Errorf("hold the read-only child's mounts: %w", err)
+	}
+	return nil
+}
+
+// Confine applies the warm child's policy from the thread it starts from.
+func (c WarmConfiner) Confine(cmd *exec.Cmd) error {
+	return ConfineChild(cmd, c.Env, c.TaskDir, nil, c.Base)
 }
