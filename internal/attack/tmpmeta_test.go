@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/session"
 )
 
 // metaProbeEnv makes the test binary a metadata prober: for each argument
@@ -110,7 +111,7 @@ func TestReadOnlyChildSetsMetadataInTmpdir(t *testing.T) {
 				// explore takes it rather than starting cold.
 				root = `  root:
     - tools:
-        - Bash: {command: "for i in $(seq 1 600); do for f in /proc/[0-9]*/cmdline; do c=$(tr '\\0' ' ' <$f 2>/dev/null); case $c in *$PWD/.brood/dispatch/*--warm*) echo WARM-UP; exit 0;; esac; done; sleep 0.1; done; echo NO-WARM"}
+        - Bash: {command: "for i in $(seq 1 600); do for f in /proc/[0-9]*/cmdline; do c=$(tr '\\0' ' ' <$f 2>/dev/null); case $c in *$PWD/.brood/dispatch/*--warm*) echo WARM-ID ${c#*--task-id }; exit 0;; esac; done; sleep 0.1; done; echo NO-WARM"}
     - tools:
         - Task: {subagent_type: explore, description: meta, prompt: "meta"}
     - say: "root done"
@@ -148,9 +149,33 @@ func TestReadOnlyChildSetsMetadataInTmpdir(t *testing.T) {
 					if want := map[string]int{"nested": 2}[mode]; tk.Depth != max(want, 1) {
 						t.Errorf("explore at depth %d", tk.Depth)
 					}
-					if argv := lineWith(res, "ARGV "); (mode == "warm") != strings.Contains(argv, "--warm") || !strings.Contains(argv, tk.ID) {
+					// Where the child can see its own process (no PID
+					// namespace of its own, whose pids /proc does not
+					// show), its command line says whether it started warm.
+					if argv := lineWith(res, "ARGV "); argv != "" && ((mode == "warm") != strings.Contains(argv, "--warm") || !strings.Contains(argv, tk.ID)) {
 						t.Errorf("%s: the explore child's command line is %q (task %s)", mode, argv, tk.ID)
 					}
+				}
+			}
+			if mode == "warm" {
+				// The root saw the warm child before it dispatched: the
+				// explore is that child's task.
+				warm := ""
+				for _, r := range p.rootTranscript() {
+					if r.Type == session.RecToolResult && r.Tool == "Bash" {
+						if f := strings.Fields(lineWith(r.Output, "WARM-ID ")); len(f) > 1 {
+							warm = f[1]
+						}
+					}
+				}
+				var explore string
+				for _, tk := range tasks {
+					if tk.Agent == "explore" {
+						explore = tk.ID
+					}
+				}
+				if warm == "" || warm != explore {
+					t.Fatalf("the explore (task %s) is not the warm child the root saw (%q)", explore, warm)
 				}
 			}
 			checkTmpWork(t, mode, res, errs)

@@ -109,7 +109,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)
 	// The sandbox comes first: Restrict re-executes this process under
 	// Landlock, so nothing may have been written to the parent yet.
-	sb, err := enterSandbox(&env, dir)
+	sb, err := isolate.RestrictChild(&env, dir)
 	if err != nil {
 		return err
 	}
@@ -450,35 +450,6 @@ func trackGroups(dir string) func(pgid int, alive bool) {
 		}
 		_ = dispatch.WriteJSONQuick(filepath.Join(dir, GroupsFile), groups)
 	}
-}
-
-// enterSandbox puts the child in the sandbox its envelope calls for.
-// Every child's TMPDIR is its own tmp/ in its task directory, sandboxed or
-// not, so "$TMPDIR/x" never lands in / or in a directory it shares.
-func enterSandbox(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return sandbox.Status{}, err
-	}
-	os.Setenv("TMPDIR", tmp)
-	pol, needed := childPolicy(env, dir, &childBase{})
-	// Its mounts hold metadata read-only but in its own directories
-	// (holdReadOnly): the syscall filter leaves chmod and utimes to them.
-	pol.MountsReadOnly = env.ReadOnly && isolate.ReadOnlyView()
-	if !needed || env.NoLandlock {
-		sandbox.DropMarkers()
-	}
-	if !needed {
-		return sandbox.Status{Mechanism: "none"}, nil
-	}
-	if env.NoLandlock {
-		return sandbox.Status{Mechanism: "unavailable", Note: "kernel sandbox turned off by isolation.no_landlock; the tool layer enforces read-only"}, nil
-	}
-	st, err := sandbox.Restrict(pol)
-	if err != nil {
-		return st, fmt.Errorf("sandbox: %w", err)
-	}
-	return st, nil
 }
 
 func sandboxNote(st sandbox.Status, env *dispatch.Envelope) string {

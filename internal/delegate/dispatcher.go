@@ -198,7 +198,7 @@ type Dispatcher struct {
 	warmNoteOnce sync.Once
 
 	baseOnce sync.Once
-	base     *childBase // childPolicy's shared parts (isolation.go)
+	base     *isolate.PolicyBase // childPolicy's shared parts (isolation.go)
 }
 
 // New returns a Dispatcher.

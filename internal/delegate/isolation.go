@@ -174,124 +174,6 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 	return fmt.Sprintf("%s copy: the changes were not applied", mode)
 }
 
-// childPolicy is the sandbox a child puts itself in before it runs a tool.
-// Every class is confined: a read-only child writes its task directory; an
-// isolated writer its copy; an in-place writer the work tree (less the
-// configuration its view holds read-only: inPlaceView); writers also the
-// caches a build needs (writerCaches).
-func childPolicy(env *dispatch.Envelope, dir string, base *childBase) (sandbox.Policy, bool) {
-	// The child itself keeps the network: its model is reached over it.
-	// network: none holds its tool processes (tool.Env.NoNetwork).
-	p := sandbox.Policy{Network: true}
-	switch {
-	case env.ReadOnly:
-		p.ReadOnly = true
-		p.Writable = []string{dir} // its tmp/ included
-	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = append([]string{resolved(env.IsolationRoot), dir}, base.Caches()...)
-	default:
-		p.Writable = append([]string{resolved(workRoot(env)), dir}, base.Caches()...)
-	}
-	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
-		// A delegating child records its own children's dispatches. (The
-		// restriction is inherited: a read-only agent's subagents are
-		// read-only too.)
-		p.Writable = append(p.Writable, resolved(dispatch.Root(env.ProjectRoot)))
-	}
-	p.Hidden = append(p.Hidden, base.Hidden()...)
-	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
-}
-
-// inPlaceWriter reports whether env's child writes the user's own work
-// tree (no isolated copy).
-func inPlaceWriter(env *dispatch.Envelope) bool {
-	return !env.ReadOnly && (env.Isolation != "worktree" || env.IsolationRoot == "")
-}
-
-// workRoot is the tree an in-place writer may write: the git work tree
-// holding its workspace, else the project; never above the project (a
-// dotfiles repository in $HOME would make the whole home writable).
-func workRoot(env *dispatch.Envelope) string {
-	for d := env.Workspace; d != ""; {
-		if env.ProjectRoot != "" && !within(env.ProjectRoot, d) {
-			break
-		}
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	if env.ProjectRoot != "" {
-		return env.ProjectRoot
-	}
-	return env.Workspace
-}
-
-// writerCaches are the build caches a writer may write beside its tree:
-// the user's cache directory (Go's build cache, pip's, ...), GOCACHE and
-// GOMODCACHE where set elsewhere, and GOPATH (the module cache). Only
-// directories that exist are named (a Landlock rule needs one); the parent
-// makes the defaults before the start (makeWriterCaches).
-func writerCaches() []string {
-	var out []string
-	add := func(p string) {
-		if p == "" || !filepath.IsAbs(p) {
-			return
-		}
-		p = resolved(p)
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || slices.Contains(out, p) {
-			return
-		}
-		out = append(out, p)
-	}
-	for _, p := range cacheCandidates() {
-		add(p)
-	}
-	return out
-}
-
-// cacheCandidates are writerCaches before the existence check: Go's build
-// cache and module cache (GOCACHE, GOMODCACHE, or their defaults), never
-// the cache directory or GOPATH as a whole: ~/go/bin and tools' caches
-// under ~/.cache (pre-commit's environments, say) hold programs the user
-// runs unconfined.
-func cacheCandidates() []string {
-	gocache := os.Getenv("GOCACHE")
-	if gocache == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			gocache = filepath.Join(d, "go-build")
-		}
-	}
-	modcache := os.Getenv("GOMODCACHE")
-	if modcache == "" {
-		gopath := os.Getenv("GOPATH")
-		if gopath == "" {
-			if home, err := os.UserHomeDir(); err == nil {
-				gopath = filepath.Join(home, "go")
-			}
-		}
-		if first := filepath.SplitList(gopath); len(first) > 0 && first[0] != "" {
-			modcache = filepath.Join(first[0], "pkg", "mod")
-		}
-	}
-	return []string{gocache, modcache}
-}
-
-// makeWriterCaches makes the default caches a writer's build needs, so its
-// policy can name them (a child cannot make a directory its policy does
-// not already cover).
-func makeWriterCaches() {
-	for _, p := range cacheCandidates() {
-		if p != "" && filepath.IsAbs(p) {
-			_ = os.MkdirAll(p, 0o755)
-		}
-	}
-}
-
 // requireSandbox refuses, under sandbox.require, a child whose class the
 // kernel cannot hold here, naming what is missing; nil otherwise (the
 // child then runs with a note in its result, as without the setting).
@@ -305,7 +187,7 @@ func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope)
 		lacks = "the kernel sandbox is turned off (isolation.no_landlock)"
 	case sandbox.LandlockABI() < 1:
 		lacks = "this kernel has no Landlock"
-	case inPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !d.sandboxReport(ctx).UserNS:
+	case isolate.InPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !d.sandboxReport(ctx).UserNS:
 		lacks = "this machine has no user namespaces (an in-place writer's view needs one)"
 	default:
 		return nil
@@ -333,41 +215,18 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 		env.Notes = append(env.Notes, "no user namespaces here: the work tree's configuration (.git/config, .brood, .claude) is not held read-only by the kernel; its parent's configuration guard puts back what changes")
 		return true, nil
 	}
-	own := []string{resolvedTaskDir(td.Path())}
-	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
-		own = append(own, resolved(dispatch.Root(env.ProjectRoot)))
-	}
-	root, project := resolved(workRoot(env)), resolved(env.ProjectRoot)
-	if d.cfg.Settings.Agents.AllowConfigChanges {
-		// The user lets subagents change .claude and .mcp.json.
-		return false, isolate.ConfigureInPlace(cmd, isolate.InPlaceView(root, project, own...).AllowingConfig(root, project))
-	}
-	// A .claude/ made during the run would be, to the user's other
-	// sessions, the user's own (an untracked settings.local.json).
-	isolate.MakeToHold(root, project)
-	v := isolate.InPlaceView(root, project, own...).HoldingFiles(d.heldPrograms(project))
+	v := isolate.InPlaceViewFor(env, td.Path(), d.cfg.Settings.Agents.AllowConfigChanges, d.cfg.Grant.Held())
 	return false, isolate.ConfigureInPlace(cmd, v)
-}
-
-// heldPrograms are the files trusted hooks and MCP servers run (and what
-// the shell scripts among them source: trust.ProgramFiles), absolute under
-// project: the in-place writer's view holds them read-only.
-func (d *Dispatcher) heldPrograms(project string) []string {
-	var out []string
-	for _, rel := range d.cfg.Grant.Held() {
-		out = append(out, filepath.Join(project, filepath.FromSlash(rel)))
-	}
-	return out
 }
 
 // unheldGitConfig lists, for an in-place writer dispatched by the root,
 // the git configuration entries that do not exist yet (.git/commondir,
 // .git/config.worktree), which no kernel rule can hold (isolate.AbsentGitConfig).
 func (d *Dispatcher) unheldGitConfig(env *dispatch.Envelope) []string {
-	if d.cfg.Depth > 0 || d.cfg.Mount != nil || !inPlaceWriter(env) {
+	if d.cfg.Depth > 0 || d.cfg.Mount != nil || !isolate.InPlaceWriter(env) {
 		return nil
 	}
-	return isolate.AbsentGitConfig(resolved(workRoot(env)))
+	return isolate.AbsentGitConfig(isolate.Resolved(isolate.WorkRoot(env)))
 }
 
 // removeUnheld removes those of the entries unheldGitConfig listed that the
@@ -378,81 +237,6 @@ func (d *Dispatcher) removeUnheld(env *dispatch.Envelope, unheld []string) {
 	if made := isolate.RemoveMade(unheld); len(made) > 0 {
 		env.Notes = append(env.Notes, "Configuration: the child made "+strings.Join(made, ", ")+", which git would read as configuration: removed")
 	}
-}
-
-// resolvedTaskDir is a task directory's path with the links above it
-// resolved (the directory itself is checked to be none: taskdir).
-func resolvedTaskDir(p string) string {
-	return filepath.Join(resolved(filepath.Dir(p)), filepath.Base(p))
-}
-
-// resolved is path with its links resolved: for the parent's own paths
-// (a work tree reached through a linked home). Paths in a task directory
-// are never resolved: the sandbox refuses a link there.
-func resolved(path string) string {
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		return r
-	}
-	return path
-}
-
-// sandboxFromParent runs on the thread the child is started from: it puts
-// that thread under the child's Landlock policy, so the child is confined
-// from its first instruction without re-executing itself. Two children are
-// the exception: an overlay child and an in-place writer must mount first
-// (the copy; the view that holds the tree's configuration read-only), and
-// Landlock forbids mounts to a domain with file-system rules; and for a
-// child in a new user namespace Go writes the id maps from this thread,
-// which such a domain would forbid too. Those get the base domain (the scope and the TCP
-// ban, which must be one domain for all the child's threads) and add their
-// file-system layer themselves (sandbox.Restrict: on every thread in place,
-// or by re-executing in a binary with cgo).
-func sandboxFromParent(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *isolate.Workspace, base *childBase) error {
-	// Whatever else applies: no child (nor anything below it) holds
-	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
-	if err := sandbox.NoPtraceForChild(); err != nil {
-		return err
-	}
-	if env.NoLandlock {
-		return nil
-	}
-	pol, needed := childPolicy(env, td.Path(), base)
-	if ws != nil && ws.Mode == isolate.ModeWorktree {
-		// The real tree is beside a worktree copy: what an overlay hides
-		// with whiteouts, the sandbox keeps the child from reading.
-		pol.Hidden = append(pol.Hidden, ws.Hidden...)
-	}
-	a := cmd.SysProcAttr
-	if (ws != nil && ws.Mode == isolate.ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
-		entry, err := sandbox.BaseForChild(pol)
-		if entry != "" {
-			cmd.Env = append(cmd.Env, entry)
-		}
-		if h := sandbox.HiddenEnv(pol); h != "" {
-			cmd.Env = append(cmd.Env, h)
-		}
-		return err
-	}
-	if !needed {
-		// Nothing to confine on the file system; still, the child must
-		// not signal or ptrace its parent or siblings.
-		_, err := sandbox.ScopeForChild()
-		return err
-	}
-	// The rule is built on the task directory (a real one, checked here),
-	// never on tmp/, which the child makes itself inside it.
-	tmp := td.File(taskdir.Tmp)
-	if !td.Exists() {
-		return fmt.Errorf("the task directory %s is not a directory", td.Path())
-	}
-	entry, _, applied, err := sandbox.RestrictForChild(pol)
-	if err != nil {
-		return err
-	}
-	if applied {
-		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
-	}
-	return nil
 }
 
 // spawnConfiner is the pool.Confiner of one start of a child: its copy or
@@ -478,7 +262,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 }
 
 func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
-	return sandboxFromParent(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.childBase())
+	return isolate.ConfineChild(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.policyBase())
 }
 
 // configure prepares an isolated child's copy and namespaces on its command,
@@ -541,7 +325,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			return err
 		}
 	}
-	if d.cfg.Mount == nil && inPlaceWriter(env) && !env.NoLandlock {
+	if d.cfg.Mount == nil && isolate.InPlaceWriter(env) && !env.NoLandlock {
 		noted, err := d.holdInPlace(ctx, cmd, env, td)
 		if err != nil {
 			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
@@ -559,10 +343,4 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		return nil
 	}
 	return td.WriteJSON(taskdir.Envelope, env, true)
-}
-
-// within reports whether path is root or beneath it.
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -1,54 +1,9 @@
 package delegate
 
 import (
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/broodhq/brood/internal/dispatch"
 )
-
-// TestChildPolicyHidesMCPTokens: every class of child (reader, isolated
-// writer, in-place writer) has ~/.config/brood/mcp, where `brood mcp
-// --http` keeps its token, among the paths it may not read, by its real
-// path when ~/.config/brood is a link.
-func TestChildPolicyHidesMCPTokens(t *testing.T) {
-	home := t.TempDir()
-	dots := filepath.Join(home, "dots", "brood")
-	if err := os.MkdirAll(dots, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(dots, filepath.Join(home, ".config", "brood")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", home)
-	real, err := filepath.EvalSymlinks(dots)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := filepath.Join(real, "mcp")
-	work := t.TempDir()
-	for _, tc := range []struct {
-		name string
-		env  dispatch.Envelope
-	}{
-		{"read-only", dispatch.Envelope{ReadOnly: true, Workspace: work}},
-		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: work, Workspace: work}},
-		{"in-place writer", dispatch.Envelope{Workspace: work, ProjectRoot: work}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, _ := childPolicy(&tc.env, t.TempDir(), &childBase{})
-			if !slices.Contains(p.Hidden, want) {
-				t.Errorf("Hidden = %q, want it to hold %s", p.Hidden, want)
-			}
-		})
-	}
-}
 
 // TestChildEnvDropsMCPToken: BROOD_MCP_TOKEN never reaches a child.
 func TestChildEnvDropsMCPToken(t *testing.T) {
@@ -58,45 +13,5 @@ func TestChildEnvDropsMCPToken(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("childEnv dropped more than the token: %q", got)
-	}
-}
-
-// TestRegisteredTokenFilesHidden: a token file registered by `brood mcp
-// --http --token-file` is hidden from every class of child, even from a
-// dispatcher whose shared policy parts were found before it was
-// registered; one inside ~/.config/brood/mcp is not listed (the directory
-// is hidden whole); the list is private to its owner.
-func TestRegisteredTokenFilesHidden(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	base := &childBase{}
-	work := t.TempDir()
-	env := dispatch.Envelope{ReadOnly: true, Workspace: work}
-	before, _ := childPolicy(&env, t.TempDir(), base)
-	file := filepath.Join(t.TempDir(), "tok")
-	if err := RegisterTokenFile(file); err != nil {
-		t.Fatal(err)
-	}
-	if err := RegisterTokenFile(file); err != nil {
-		t.Fatal(err)
-	}
-	if err := RegisterTokenFile(filepath.Join(home, ".config", "brood", "mcp", "x.token")); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(home, ".config", "brood", "mcp")
-	if got := TokenFiles(dir); !slices.Equal(got, []string{file}) {
-		t.Errorf("TokenFiles = %q, want just %s", got, file)
-	}
-	if fi, err := os.Stat(filepath.Join(dir, tokenFilesName)); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("the list: %v %v, want mode 0600", fi, err)
-	}
-	for _, e := range []dispatch.Envelope{env, {Workspace: work, ProjectRoot: work}, {Isolation: "worktree", IsolationRoot: work, Workspace: work}} {
-		p, _ := childPolicy(&e, t.TempDir(), base)
-		if !slices.Contains(p.Hidden, file) {
-			t.Errorf("Hidden = %q, want it to hold %s", p.Hidden, file)
-		}
-	}
-	if slices.Contains(before.Hidden, file) {
-		t.Errorf("hidden before it was registered: %q", before.Hidden)
 	}
 }

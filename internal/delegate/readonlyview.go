@@ -6,28 +6,22 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
-	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// holdReadOnly gives a read-only child its own mount namespace with every
-// mount read-only but its own directories (isolate.ConfigureReadOnly), so
-// that it may set times and modes in its TMPDIR (touch, cp -p, tar x)
-// while the mounts keep it from changing any other file's metadata. Where
-// that cannot be had (a child's own children, a fleet worker's, no user
-// namespaces), the child keeps the syscall filter that denies every
-// metadata call, its TMPDIR's included; without user namespaces the
-// envelope says so, and holdReadOnly reports true.
+// holdReadOnly holds a read-only child of the root in its own read-only
+// mount view (isolate.HoldReadOnly); a child's own children and a fleet
+// worker's keep the metadata filter. It reports true when the envelope got
+// a note (no user namespaces).
 func (d *Dispatcher) holdReadOnly(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir) (bool, error) {
-	if d.cfg.Depth > 0 || d.cfg.Mount != nil || sandbox.LandlockABI() < 1 || !sandbox.FilterAvailable() {
+	if d.cfg.Depth > 0 || d.cfg.Mount != nil {
 		// A child's children share its view and may not mount; a fleet
 		// worker's children mount its copy.
 		return false, nil
 	}
-	if !d.sandboxReport(ctx).UserNS {
-		env.Notes = append(env.Notes, "no user namespaces here: the read-only child's metadata calls (chmod, utimes) are denied in its TMPDIR too")
-		return true, nil
+	note, err := isolate.HoldReadOnly(cmd, env, td.Path(), d.policyBase(), d.sandboxReport(ctx).UserNS)
+	if note != "" {
+		env.Notes = append(env.Notes, note)
 	}
-	pol, _ := childPolicy(env, resolvedTaskDir(td.Path()), d.childBase())
-	return false, isolate.ConfigureReadOnly(cmd, pol.Writable)
+	return note != "", err
 }

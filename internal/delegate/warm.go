@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
@@ -319,7 +320,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	}
 	id := dispatch.NewID()
 	env := d.envelope(id, def, call.Spec{Prompt: "(warm)"})
-	shape := warmShape(env, d.childBase())
+	shape := warmShape(env, d.policyBase())
 	if shape == "" {
 		return nil, fmt.Errorf("%s children cannot start warm here (isolated)", warmAgent)
 	}
@@ -337,10 +338,12 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	// Its stderr is a pipe the pool hands to the task's stderr.log when
 	// the task takes it (pool.WarmChild).
 	marker := depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth}
-	c := warmConfiner{d: d, env: env, td: td}
-	if err := c.Prepare(ctx, cmd); err != nil {
-		_ = os.RemoveAll(td.Path())
-		return nil, err
+	c := isolate.WarmConfiner{Env: env, TaskDir: td, Base: d.policyBase(), UserNS: d.sandboxReport(ctx).UserNS}
+	if d.cfg.Mount == nil { // (a fleet worker's children mount its copy: no view of their own)
+		if err := c.Prepare(ctx, cmd); err != nil {
+			_ = os.RemoveAll(td.Path())
+			return nil, err
+		}
 	}
 	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, c)
 	if err != nil {
@@ -379,11 +382,11 @@ func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *
 // in-place writer (its copy or view, namespaces and mounts are made for
 // it), a fork or a resume. (The task's command itself is compared
 // at its start: warmSlot.fits.)
-func warmShape(env *dispatch.Envelope, base *childBase) string {
-	if env.Isolation != "" || inPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
+func warmShape(env *dispatch.Envelope, base *isolate.PolicyBase) string {
+	if env.Isolation != "" || isolate.InPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
-	pol, needed := childPolicy(env, "\x00task", base)
+	pol, needed := isolate.ChildPolicy(env, "\x00task", base)
 	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits)
 }
 
@@ -394,7 +397,7 @@ func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req call.Spec) *warmSlot {
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}
-	slot := d.warm.claim(warmShape(env, d.childBase()))
+	slot := d.warm.claim(warmShape(env, d.policyBase()))
 	if slot != nil && !slot.untouched() {
 		// Something else wrote in its directory while it waited (an
 		// in-place writer can reach .brood/dispatch): the task starts
@@ -451,28 +454,3 @@ func (d *Dispatcher) Close() { d.warm.close() }
 
 // WarmIdle lists the pids of the warm children waiting for a task.
 func (d *Dispatcher) WarmIdle() []int { return d.warm.idlePIDs() }
-
-// warmConfiner confines a warm child as its task's cold start would be:
-// the read-only child's own mount namespace (every mount read-only but its
-// task directory, holdReadOnly), then the sandbox of explore's shape, from
-// the thread it is started from. Its Prepare is startWarm's, before the
-// pool's Prestart.
-type warmConfiner struct {
-	d   *Dispatcher
-	env *dispatch.Envelope
-	td  *taskdir.Dir
-}
-
-func (c warmConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
-	if !c.env.ReadOnly || c.env.NoLandlock {
-		return nil
-	}
-	if _, err := c.d.holdReadOnly(ctx, cmd, c.env, c.td); err != nil {
-		return fmt.Errorf("hold the read-only child's mounts: %w", err)
-	}
-	return nil
-}
-
-func (c warmConfiner) Confine(cmd *exec.Cmd) error {
-	return sandboxFromParent(cmd, c.env, c.td, nil, c.d.childBase())
-}

@@ -234,10 +234,12 @@ func BaseForChild(p Policy) (envEntry string, err error) {
 		}
 		defer unix.Close(rfd)
 		runtime.LockOSThread()
-		if os.Getuid() != 0 {
-			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-				return "", fmt.Errorf("sandbox: set no_new_privs: %w", err)
-			}
+		// Root too: the child is under no_new_privs from its first
+		// instruction (a warm child idles before its own Restrict adds
+		// the file-system layer), as one started from RestrictForChild's
+		// thread is. Mounts in its own user namespace are not affected.
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return "", fmt.Errorf("sandbox: set no_new_privs: %w", err)
 		}
 		if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
 			return "", fmt.Errorf("sandbox: landlock_restrict_self (base): %w", errno)

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/mcpserver"
 )
 
@@ -92,10 +92,10 @@ func mcpRun(ctx context.Context, opts *Options) error {
 	// No child reads the token, wherever --token-file put it: the
 	// default place, ~/.config/brood/mcp, is hidden from every child of
 	// every brood of this user, and a file elsewhere is listed there to
-	// be hidden the same way (delegate.RegisterTokenFile).
+	// be hidden the same way (isolate.RegisterTokenFile).
 	var hidden []string
 	if tok.file != "" {
-		if err := delegate.RegisterTokenFile(tok.file); err != nil {
+		if err := isolate.RegisterTokenFile(tok.file); err != nil {
 			return fmt.Errorf("brood mcp --http: %w (subagents could read the token)", err)
 		}
 		hidden = append(hidden, tok.file)

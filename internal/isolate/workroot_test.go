@@ -1,4 +1,4 @@
-package delegate
+package isolate
 
 import (
 	"os"
@@ -28,15 +28,15 @@ func TestWorkRootNeverAboveTheProject(t *testing.T) {
 		{"below it", sub, proj},
 	} {
 		env := &dispatch.Envelope{Workspace: tc.workspace, ProjectRoot: proj}
-		if got := workRoot(env); got != tc.want {
-			t.Errorf("%s: workRoot = %s, want %s (never %s)", tc.name, got, tc.want, home)
+		if got := WorkRoot(env); got != tc.want {
+			t.Errorf("%s: WorkRoot = %s, want %s (never %s)", tc.name, got, tc.want, home)
 		}
 	}
 	if err := os.Mkdir(filepath.Join(proj, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := workRoot(&dispatch.Envelope{Workspace: sub, ProjectRoot: proj}); got != proj {
-		t.Errorf("workRoot = %s, want the project's own work tree %s", got, proj)
+	if got := WorkRoot(&dispatch.Envelope{Workspace: sub, ProjectRoot: proj}); got != proj {
+		t.Errorf("WorkRoot = %s, want the project's own work tree %s", got, proj)
 	}
 }
 
@@ -50,7 +50,7 @@ func TestWriterCachesAreGoCachesOnly(t *testing.T) {
 	t.Setenv("GOCACHE", "")
 	t.Setenv("GOMODCACHE", "")
 	t.Setenv("GOPATH", "")
-	got := cacheCandidates()
+	got := CacheCandidates()
 	want := []string{filepath.Join(home, ".cache", "go-build"), filepath.Join(home, "go", "pkg", "mod")}
 	if !slices.Equal(got, want) {
 		t.Errorf("cacheCandidates = %v, want %v", got, want)

@@ -1,0 +1,479 @@
+package isolate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// A child's confinement, built here for every class (read-only, in-place
+// writer, isolated writer, a fleet worker's child) from its envelope: the
+// Landlock policy it runs under (ChildPolicy, with the parts every child
+// of one dispatcher shares: PolicyBase), applied from the thread it is
+// started from (ConfineChild), and the mount views that hold what Landlock
+// cannot (HoldReadOnly, InPlaceView). package delegate's Confiners put
+// these together for pool.Confiner; they build no policy themselves.
+
+// ChildPolicy is the sandbox a child puts itself in before it runs a tool.
+// Every class is confined: a read-only child writes its task directory; an
+// isolated writer its copy; an in-place writer the work tree (less the
+// configuration its view holds read-only: inPlaceView); writers also the
+// caches a build needs (writerCaches).
+func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool) {
+	// The child itself keeps the network: its model is reached over it.
+	// network: none holds its tool processes (tool.Env.NoNetwork).
+	p := sandbox.Policy{Network: true}
+	switch {
+	case env.ReadOnly:
+		p.ReadOnly = true
+		p.Writable = []string{dir} // its tmp/ included
+	case env.Isolation == "worktree" && env.IsolationRoot != "":
+		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, base.Caches()...)
+	default:
+		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, base.Caches()...)
+	}
+	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
+		// A delegating child records its own children's dispatches. (The
+		// restriction is inherited: a read-only agent's subagents are
+		// read-only too.)
+		p.Writable = append(p.Writable, Resolved(dispatch.Root(env.ProjectRoot)))
+	}
+	p.Hidden = append(p.Hidden, base.Hidden()...)
+	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// InPlaceWriter reports whether env's child writes the user's own work
+// tree (no isolated copy).
+func InPlaceWriter(env *dispatch.Envelope) bool {
+	return !env.ReadOnly && (env.Isolation != "worktree" || env.IsolationRoot == "")
+}
+
+// WorkRoot is the tree an in-place writer may write: the git work tree
+// holding its workspace, else the project; never above the project (a
+// dotfiles repository in $HOME would make the whole home writable).
+func WorkRoot(env *dispatch.Envelope) string {
+	for d := env.Workspace; d != ""; {
+		if env.ProjectRoot != "" && !beneath(env.ProjectRoot, d) {
+			break
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if env.ProjectRoot != "" {
+		return env.ProjectRoot
+	}
+	return env.Workspace
+}
+
+// writerCaches are the build caches a writer may write beside its tree:
+// the user's cache directory (Go's build cache, pip's, ...), GOCACHE and
+// GOMODCACHE where set elsewhere, and GOPATH (the module cache). Only
+// directories that exist are named (a Landlock rule needs one); the parent
+// makes the defaults before the start (makeWriterCaches).
+func writerCaches() []string {
+	var out []string
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		p = Resolved(p)
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || slices.Contains(out, p) {
+			return
+		}
+		out = append(out, p)
+	}
+	for _, p := range CacheCandidates() {
+		add(p)
+	}
+	return out
+}
+
+// CacheCandidates are writerCaches before the existence check: Go's build
+// cache and module cache (GOCACHE, GOMODCACHE, or their defaults), never
+// the cache directory or GOPATH as a whole: ~/go/bin and tools' caches
+// under ~/.cache (pre-commit's environments, say) hold programs the user
+// runs unconfined.
+func CacheCandidates() []string {
+	gocache := os.Getenv("GOCACHE")
+	if gocache == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			gocache = filepath.Join(d, "go-build")
+		}
+	}
+	modcache := os.Getenv("GOMODCACHE")
+	if modcache == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" {
+			if home, err := os.UserHomeDir(); err == nil {
+				gopath = filepath.Join(home, "go")
+			}
+		}
+		if first := filepath.SplitList(gopath); len(first) > 0 && first[0] != "" {
+			modcache = filepath.Join(first[0], "pkg", "mod")
+		}
+	}
+	return []string{gocache, modcache}
+}
+
+// makeWriterCaches makes the default caches a writer's build needs, so its
+// policy can name them (a child cannot make a directory its policy does
+// not already cover).
+func makeWriterCaches() {
+	for _, p := range CacheCandidates() {
+		if p != "" && filepath.IsAbs(p) {
+			_ = os.MkdirAll(p, 0o755)
+		}
+	}
+}
+
+// ResolvedTaskDir is a task directory's path with the links above it
+// Resolved (the directory itself is checked to be none: taskdir).
+func ResolvedTaskDir(p string) string {
+	return filepath.Join(Resolved(filepath.Dir(p)), filepath.Base(p))
+}
+
+// Resolved is path with its links Resolved: for the parent's own paths
+// (a work tree reached through a linked home). Paths in a task directory
+// are never Resolved: the sandbox refuses a link there.
+func Resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
+// ConfineChild runs on the thread the child is started from: it puts
+// that thread under the child's Landlock policy, so the child is confined
+// from its first instruction without re-executing itself. Two children are
+// the exception: an overlay child and an in-place writer must mount first
+// (the copy; the view that holds the tree's configuration read-only), and
+// Landlock forbids mounts to a domain with file-system rules; and for a
+// child in a new user namespace Go writes the id maps from this thread,
+// which such a domain would forbid too. Those get the base domain (the scope and the TCP
+// ban, which must be one domain for all the child's threads) and add their
+// file-system layer themselves (sandbox.Restrict: on every thread in place,
+// or by re-executing in a binary with cgo).
+func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
+	// Whatever else applies: no child (nor anything below it) holds
+	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
+	if err := sandbox.NoPtraceForChild(); err != nil {
+		return err
+	}
+	if env.NoLandlock {
+		return nil
+	}
+	pol, needed := ChildPolicy(env, td.Path(), base)
+	if ws != nil && ws.Mode == ModeWorktree {
+		// The real tree is beside a worktree copy: what an overlay hides
+		// with whiteouts, the sandbox keeps the child from reading.
+		pol.Hidden = append(pol.Hidden, ws.Hidden...)
+	}
+	a := cmd.SysProcAttr
+	if (ws != nil && ws.Mode == ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
+		entry, err := sandbox.BaseForChild(pol)
+		if entry != "" {
+			cmd.Env = append(cmd.Env, entry)
+		}
+		if h := sandbox.HiddenEnv(pol); h != "" {
+			cmd.Env = append(cmd.Env, h)
+		}
+		return err
+	}
+	if !needed {
+		// Nothing to confine on the file system; still, the child must
+		// not signal or ptrace its parent or siblings.
+		_, err := sandbox.ScopeForChild()
+		return err
+	}
+	// The rule is built on the task directory (a real one, checked here),
+	// never on tmp/, which the child makes itself inside it.
+	tmp := td.File(taskdir.Tmp)
+	if !td.Exists() {
+		return fmt.Errorf("the task directory %s is not a directory", td.Path())
+	}
+	entry, _, applied, err := sandbox.RestrictForChild(pol)
+	if err != nil {
+		return err
+	}
+	if applied {
+		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
+	}
+	return nil
+}
+
+// beneath reports whether path is root or beneath it.
+func beneath(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// PolicyBase is what the policies of every child of one dispatcher share,
+// found once (each stats and resolves links): the paths no child reads and
+// the build caches a writer may write.
+type PolicyBase struct {
+	// extra are more paths no child reads (delegate's Config.Hidden: the token file
+	// of `brood mcp --http --token-file`).
+	extra     []string
+	hideOnce  sync.Once
+	hidden    []string
+	cacheOnce sync.Once
+	caches    []string
+}
+
+// NewPolicyBase is the shared parts of one dispatcher's children's
+// policies; extra are more paths none of them may read.
+func NewPolicyBase(extra []string) *PolicyBase { return &PolicyBase{extra: extra} }
+
+// Hidden are ~/.config/brood/mcp, the extra paths and the token files
+// `brood mcp --http --token-file` registered there (TokenFiles: read at
+// each child's start, so a server started after this dispatcher is
+// hidden too), by their real paths.
+func (b *PolicyBase) Hidden() []string {
+	b.hideOnce.Do(func() {
+		if d := mcpTokenDir(); d != "" {
+			b.hidden = append(b.hidden, d)
+		}
+		for _, p := range b.extra {
+			if p, err := filepath.Abs(p); err == nil {
+				b.hidden = append(b.hidden, Resolved(p))
+			}
+		}
+	})
+	out := slices.Clone(b.hidden)
+	for _, p := range TokenFiles(mcpTokenDir()) {
+		if p = Resolved(p); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Caches are writerCaches, the default ones made first (a Landlock rule
+// needs a directory, and a child cannot make one its policy does not
+// already cover).
+func (b *PolicyBase) Caches() []string {
+	b.cacheOnce.Do(func() {
+		makeWriterCaches()
+		b.caches = writerCaches()
+	})
+	return b.caches
+}
+
+// mcpTokenDir is where `brood mcp --http` keeps the token of each start
+// (~/.config/brood/mcp): no child reads it, or a child could dispatch
+// through the user's server outside its cgroup, limits and depth cap.
+// Hidden whether it exists or not (made later, it stays out of reach),
+// by its real path (a ~/.config/brood linked into a dotfiles repository
+// is hidden where it lives: the sandbox builds no rule on a link).
+func mcpTokenDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	dir, rest := filepath.Join(home, ".config", "brood", "mcp"), ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join(home, ".config", "brood", "mcp")
+		}
+		dir, rest = parent, filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// tokenFilesName is the list, in ~/.config/brood/mcp, of the token files
+// `brood mcp --http --token-file` put elsewhere: every dispatcher of the
+// user's hides them from its children as it hides the directory.
+const tokenFilesName = "token-files"
+
+// TokenFiles are the token files registered in dir (RegisterTokenFile),
+// absolute paths; none when the list is missing or unreadable.
+func TokenFiles(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, tokenFilesName))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); filepath.IsAbs(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// RegisterTokenFile adds path (made absolute) to the token files every
+// child is kept from reading, unless it is in ~/.config/brood/mcp already
+// (hidden as the directory is). The list is written 0600, tmp+rename, in
+// the directory made 0700.
+func RegisterTokenFile(path string) error {
+	dir := mcpTokenDir()
+	if dir == "" {
+		return errors.New("no home directory to keep the list of token files in")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if under := Resolved(abs); strings.HasPrefix(under, dir+string(filepath.Separator)) {
+		return nil
+	}
+	have := TokenFiles(dir)
+	if slices.Contains(have, abs) {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	body := strings.Join(append(have, abs), "\n") + "\n"
+	f, err := os.CreateTemp(dir, "."+tokenFilesName+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(body)
+	if werr == nil {
+		werr = f.Chmod(0o600)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), filepath.Join(dir, tokenFilesName))
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("register the token file %s in %s: %w", abs, dir, werr)
+	}
+	return nil
+}
+
+// HoldReadOnly gives a read-only child of the root its own mount namespace
+// with every mount read-only but its own directories (ConfigureReadOnly),
+// so that it may set times and modes in its TMPDIR (touch, cp -p, tar x)
+// while the mounts keep it from changing any other file's metadata. Where
+// the kernel cannot (no Landlock or syscall filter: nothing to relax; no
+// user namespaces: note says so), the child keeps the syscall filter that
+// denies every metadata call, its TMPDIR's included. The caller leaves out
+// a child's own children and a fleet worker's (they start inside a
+// Landlock domain, which refuses mounts, or mount a copy).
+func HoldReadOnly(cmd *exec.Cmd, env *dispatch.Envelope, taskDir string, base *PolicyBase, userNS bool) (note string, err error) {
+	if sandbox.LandlockABI() < 1 || !sandbox.FilterAvailable() {
+		return "", nil
+	}
+	if !userNS {
+		return "no user namespaces here: the read-only child's metadata calls (chmod, utimes) are denied in its TMPDIR too", nil
+	}
+	pol, _ := ChildPolicy(env, ResolvedTaskDir(taskDir), base)
+	return "", ConfigureReadOnly(cmd, pol.Writable)
+}
+
+// InPlaceViewFor is the view of an in-place writer of env working from
+// taskDir: the work tree's configuration read-only (InPlaceView), its own
+// task directory writable (and, for a delegating child, the dispatch
+// records), and the files trusted hooks and MCP servers run (held, paths
+// relative to the project) read-only too; with allowConfig (the user's
+// agents.allow_config_changes) .claude, .mcp.json and those files are the
+// writer's to change.
+func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, held []string) View {
+	own := []string{ResolvedTaskDir(taskDir)}
+	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
+		own = append(own, Resolved(dispatch.Root(env.ProjectRoot)))
+	}
+	root, project := Resolved(WorkRoot(env)), Resolved(env.ProjectRoot)
+	if allowConfig {
+		return InPlaceView(root, project, own...).AllowingConfig(root, project)
+	}
+	// A .claude/ made during the run would be, to the user's other
+	// sessions, the user's own (an untracked settings.local.json).
+	MakeToHold(root, project)
+	var files []string
+	for _, rel := range held {
+		files = append(files, filepath.Join(project, filepath.FromSlash(rel)))
+	}
+	return InPlaceView(root, project, own...).HoldingFiles(files)
+}
+
+// RestrictChild is the child's own side: it puts itself in the sandbox its
+// envelope calls for (where its parent has not already: sandbox.Restrict).
+// Every child's TMPDIR is its own tmp/ in its task directory, sandboxed or
+// not, so "$TMPDIR/x" never lands in / or in a directory it shares.
+func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return sandbox.Status{}, err
+	}
+	os.Setenv("TMPDIR", tmp)
+	pol, needed := ChildPolicy(env, dir, NewPolicyBase(nil))
+	// Its mounts hold metadata read-only but in its own directories
+	// (HoldReadOnly): the syscall filter leaves chmod and utimes to them.
+	pol.MountsReadOnly = env.ReadOnly && ReadOnlyView()
+	if !needed || env.NoLandlock {
+		sandbox.DropMarkers()
+	}
+	if !needed {
+		return sandbox.Status{Mechanism: "none"}, nil
+	}
+	if env.NoLandlock {
+		return sandbox.Status{Mechanism: "unavailable", Note: "kernel sandbox turned off by isolation.no_landlock; the tool layer enforces read-only"}, nil
+	}
+	st, err := sandbox.Restrict(pol)
+	if err != nil {
+		return st, fmt.Errorf("sandbox: %w", err)
+	}
+	return st, nil
+}
+
+// WarmConfiner is the pool.Confiner of a warm child (pool.warm: a
+// read-only child of the root started ahead of its task, for the task
+// directory it waits in), confined as its task's cold start would be: its
+// own read-only mount view (HoldReadOnly; UserNS says whether this machine
+// gives user namespaces), then the policy of its envelope from the thread
+// it is started from (ConfineChild). Its Prepare is the caller's, before
+// pool.Prestart.
+type WarmConfiner struct {
+	Env     *dispatch.Envelope
+	TaskDir *taskdir.Dir
+	Base    *PolicyBase
+	UserNS  bool
+}
+
+// Prepare makes the warm child's read-only mount view.
+func (c WarmConfiner) Prepare(_ context.Context, cmd *exec.Cmd) error {
+	if !c.Env.ReadOnly || c.Env.NoLandlock {
+		return nil
+	}
+	if _, err := HoldReadOnly(cmd, c.Env, c.TaskDir.Path(), c.Base, c.UserNS); err != nil {
+		return fmt.Errorf("hold the read-only child's mounts: %w", err)
+	}
+	return nil
+}
+
+// Confine applies the warm child's policy from the thread it starts from.
+func (c WarmConfiner) Confine(cmd *exec.Cmd) error {
+	return ConfineChild(cmd, c.Env, c.TaskDir, nil, c.Base)
+}

@@ -1,0 +1,140 @@
+package isolate
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// TestChildPolicyHidesMCPTokens: every class of child (reader, isolated
+// writer, in-place writer) has ~/.config/brood/mcp, where `brood mcp
+// --http` keeps its token, among the paths it may not read, by its real
+// path when ~/.config/brood is a link.
+func TestChildPolicyHidesMCPTokens(t *testing.T) {
+	home := t.TempDir()
+	dots := filepath.Join(home, "dots", "brood")
+	if err := os.MkdirAll(dots, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dots, filepath.Join(home, ".config", "brood")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	real, err := filepath.EvalSymlinks(dots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(real, "mcp")
+	work := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		env  dispatch.Envelope
+	}{
+		{"read-only", dispatch.Envelope{ReadOnly: true, Workspace: work}},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: work, Workspace: work}},
+		{"in-place writer", dispatch.Envelope{Workspace: work, ProjectRoot: work}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := ChildPolicy(&tc.env, t.TempDir(), NewPolicyBase(nil))
+			if !slices.Contains(p.Hidden, want) {
+				t.Errorf("Hidden = %q, want it to hold %s", p.Hidden, want)
+			}
+		})
+	}
+}
+
+// TestRegisteredTokenFilesHidden: a token file registered by `brood mcp
+// --http --token-file` is hidden from every class of child, even from a
+// dispatcher whose shared policy parts were found before it was
+// registered; one inside ~/.config/brood/mcp is not listed (the directory
+// is hidden whole); the list is private to its owner.
+func TestRegisteredTokenFilesHidden(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	base := NewPolicyBase(nil)
+	work := t.TempDir()
+	env := dispatch.Envelope{ReadOnly: true, Workspace: work}
+	before, _ := ChildPolicy(&env, t.TempDir(), base)
+	file := filepath.Join(t.TempDir(), "tok")
+	if err := RegisterTokenFile(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterTokenFile(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterTokenFile(filepath.Join(home, ".config", "brood", "mcp", "x.token")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".config", "brood", "mcp")
+	if got := TokenFiles(dir); !slices.Equal(got, []string{file}) {
+		t.Errorf("TokenFiles = %q, want just %s", got, file)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, tokenFilesName)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the list: %v %v, want mode 0600", fi, err)
+	}
+	for _, e := range []dispatch.Envelope{env, {Workspace: work, ProjectRoot: work}, {Isolation: "worktree", IsolationRoot: work, Workspace: work}} {
+		p, _ := ChildPolicy(&e, t.TempDir(), base)
+		if !slices.Contains(p.Hidden, file) {
+			t.Errorf("Hidden = %q, want it to hold %s", p.Hidden, file)
+		}
+	}
+	if slices.Contains(before.Hidden, file) {
+		t.Errorf("hidden before it was registered: %q", before.Hidden)
+	}
+}
+
+// TestInPlaceViewHoldsTrustedPrograms: the files trusted hooks and MCP
+// servers run are bound read-only in an in-place writer's view when they
+// are regular files reached through no link; a link, a directory or a
+// missing file is left to the guard; with allow_config_changes none is
+// held.
+func TestInPlaceViewHoldsTrustedPrograms(t *testing.T) {
+	root := t.TempDir()
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	for _, f := range []string{"scripts/guard.sh", "scripts/lib.sh", "real/x.sh"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "real"), filepath.Join(root, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := filepath.Join(root, ".brood", "dispatch", "T")
+	if err := os.MkdirAll(task, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{Workspace: root, ProjectRoot: root}
+	held := []string{"scripts/guard.sh", "scripts/lib.sh", "linked/x.sh", "scripts", "missing.sh"}
+	v := InPlaceViewFor(env, task, false, held)
+	for _, want := range []string{"scripts/guard.sh", "scripts/lib.sh"} {
+		if !slices.Contains(v.ReadOnly, filepath.Join(root, want)) {
+			t.Errorf("%s not held read-only: %q", want, v.ReadOnly)
+		}
+	}
+	for _, not := range []string{"linked/x.sh", "scripts", "missing.sh"} {
+		if slices.Contains(v.ReadOnly, filepath.Join(root, not)) {
+			t.Errorf("%s held: %q", not, v.ReadOnly)
+		}
+	}
+	if !slices.Contains(v.Writable, task) {
+		t.Errorf("the task directory is not writable in the view: %q", v.Writable)
+	}
+	if v := InPlaceViewFor(env, task, true, held); slices.Contains(v.ReadOnly, filepath.Join(root, "scripts/guard.sh")) {
+		t.Errorf("allow_config_changes still holds the programs: %q", v.ReadOnly)
+	}
+}
