@@ -497,5 +497,12 @@ func (d *Dispatcher) In(workspace string, mount *isolate.Mount) (*Dispatcher, er
 	cfg := d.cfg
 	d.bg.mu.Unlock()
 	cfg.Workspace, cfg.Mount = workspace, mount
-	return New(cfg)
+	nd, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The machine's sandbox support is probed once per process (a fleet
+	// worker makes one of these per call): the new one takes d's answer.
+	nd.sbOnce.Do(func() { nd.sb = d.sandboxReport(context.Background()) })
+	return nd, nil
 }
