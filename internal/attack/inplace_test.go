@@ -27,8 +27,9 @@ func needLandlock(t *testing.T) {
 // commit, its TMPDIR and the build cache, and nothing else: not .git/config
 // or .git/hooks (what the parent's git would run), not brood's or Claude
 // Code's configuration, not the parent's records, not another task's
-// directory, not $HOME/.bashrc; it cannot move .git or .brood away to put
-// its own in their place.
+// directory, not $HOME/.bashrc, not brood's remembered verdict on the lean
+// child binary (~/.cache/brood/lean); it cannot move .git or .brood away to
+// put its own in their place.
 func TestInPlaceWriterConfined(t *testing.T) {
 	needLandlock(t)
 	p := newProject(t, map[string]string{
@@ -36,6 +37,9 @@ func TestInPlaceWriterConfined(t *testing.T) {
 		".claude/settings.json": "{}\n",
 	})
 	writeFile(t, filepath.Join(p.home, ".bashrc"), "# the user's\n")
+	// The lean binary's remembered verdict (childexe): no child may forge it.
+	leanVerdict := filepath.Join(p.home, ".cache", "brood", "lean", "0123456789abcdef0123456789abcdef.json")
+	writeFile(t, leanVerdict, "{}\n")
 	// Another task, with a directory of its own.
 	other := p.script("other.yaml", "agents:\n  explore:\n    - say: \"looked\"\n")
 	if code, out, errs := p.brood(t.Context(), nil, "subagent", "--model", other, "explore", "look"); code != 0 {
@@ -52,7 +56,7 @@ func TestInPlaceWriterConfined(t *testing.T) {
 		".git/config", ".git/hooks/pre-commit", ".git/info/exclude",
 		".brood/settings.toml", ".brood/settings.local.toml", ".brood/records/" + otherID + ".json",
 		".brood/records/hooks/" + otherID + ".9.stop", ".claude/settings.json", ".claude/agents/evil.md",
-		otherResult, filepath.Join(p.home, ".bashrc"),
+		otherResult, filepath.Join(p.home, ".bashrc"), leanVerdict,
 	}
 	for _, f := range targets {
 		if !filepath.IsAbs(f) {
