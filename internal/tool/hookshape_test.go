@@ -9,8 +9,8 @@ import (
 func TestHookResponse(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool, input string
-		res                Result
-		want               map[string]any
+		res               Result
+		want              map[string]any
 	}{
 		{"bash ok", "Bash", `{"command":"x"}`, Result{Content: "a\nb\n"},
 			map[string]any{"stdout": "a\nb", "stderr": "", "interrupted": false, "isImage": false, "noOutputExpected": false}},
