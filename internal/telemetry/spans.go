@@ -193,6 +193,7 @@ func (s *Span) EndChat(ctx context.Context, responseModel string, u Usage, err e
 	}
 	s.span.SetAttributes(u.attrs()...)
 	if err != nil {
+		s.span.SetAttributes(attribute.String(KeyErrorType, errType(err)))
 		s.span.SetStatus(codes.Error, err.Error())
 	}
 	s.span.End()
