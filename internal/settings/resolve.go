@@ -264,7 +264,7 @@ func (r *Resolved) loadClaude(f File) error {
 	}
 	var c claudeSettings
 	if err := json.Unmarshal(data, &c); err != nil {
-		return fmt.Errorf("%s: %v (fix the file or move it aside)", f.Path, err)
+		return JSONError(f.Path, data, err)
 	}
 	p, cp := &r.Settings.Permissions, c.Permissions
 	line := func(k string) int { return jsonKeyLine(string(data), k) }
