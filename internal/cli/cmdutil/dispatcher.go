@@ -81,7 +81,7 @@ func (f *Factory) Dispatcher(c DispatcherConfig) (*delegate.Dispatcher, error) {
 		Depth: depth, MaxDepth: max, SourceAgent: "root",
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
-		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
+		MCP: f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
 		Extras: f.Links.Delegation,
 	}
@@ -136,7 +136,7 @@ func (f *Factory) TaskDispatcher(t *dispatch.Task, onEvent func(delegate.Event))
 		ParentTools: builtins.Names(), Permissions: f.Permissions(PermissionFlags{}), OnEvent: onEvent, Stderr: f.Err,
 		ProjectFiles: f.ChildProjectFiles(),
 		Redact:       f.Redactor.Redact,
-		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
+		MCP:          f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		Extras: f.Links.Delegation,
 	}
 	return delegate.New(cfg)

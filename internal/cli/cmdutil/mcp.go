@@ -30,6 +30,15 @@ func (f *Factory) MCPServers() map[string]mcpspec.Spec {
 	return f.mcp.Servers
 }
 
+// MCPHeld are the configured servers held back until the project is
+// trusted (mcpspec.Config.Held).
+func (f *Factory) MCPHeld() map[string]string {
+	f.MCPServers()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mcp.Held
+}
+
 // MCPSession connects the root agent to every configured MCP server, as
 // Claude Code's main agent has them (close it when the run ends). What could
 // not be had is said on stderr.

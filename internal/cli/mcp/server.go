@@ -58,7 +58,7 @@ func newServer(ctx context.Context, a *cmdutil.Factory, version string) (*mcpser
 		Depth: depth, MaxDepth: max, SourceAgent: "mcp",
 		ParentSystem: system, ParentModel: a.Settings.Model, ParentTools: builtins.Names(),
 		Permissions: a.Permissions(cmdutil.PermissionFlags{}), Stderr: a.Err,
-		MCP: a.MCPServers(), TrustProject: a.TrustsProjectFile, Grant: a.Grant(),
+		MCP: a.MCPServers(), MCPHeld: a.MCPHeld(), TrustProject: a.TrustsProjectFile, Grant: a.Grant(),
 		Redact: a.Redactor.Redact, OnEvent: hk.Observe(nil),
 		ProjectFiles: a.ChildProjectFiles(),
 	}
