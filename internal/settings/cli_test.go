@@ -55,3 +55,40 @@ func TestMalformedClaudeSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestClaudeSettingsModel: through the real CLI, a project's
+// .claude/settings.json "model" is the run's model once the project is
+// trusted; untrusted, it is held back and the trust notice says so and why.
+// Its env and additionalDirectories, not applied yet, are said in a
+// warning, not ignored silently.
+func TestClaudeSettingsModel(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	spec := p.Script("hello.yaml", "agents:\n  root:\n    - say: \"hello from the project's model\"\n")
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"),
+		"{\n  \"model\": \""+spec+"\",\n  \"env\": {\"FOO\": \"bar\"},\n  \"permissions\": {\"additionalDirectories\": [\"../other\"]}\n}\n")
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		ok      bool
+		wantErr []string
+	}{
+		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, true, []string{
+			"settings.json:3: env is not applied by brood yet",
+			"settings.json:4: permissions.additionalDirectories is not applied by brood yet"}},
+		{"untrusted", nil, false, []string{"model " + spec + " (.claude/settings.json chooses the model"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			code, out, errOut := p.Brood(ctx, append([]string{"BROOD_MODEL=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY="}, tc.env...), "run", "hi")
+			if got := strings.Contains(out, "hello from the project's model"); got != tc.ok {
+				t.Errorf("ran on the project's model: %v, want %v (exit %d)\n%s\n%s", got, tc.ok, code, out, errOut)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+}
