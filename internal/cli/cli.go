@@ -161,7 +161,13 @@ or script:FILE for the offline scripted model.
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.Load(); err != nil {
-				return err
+				if runsAgents(cmd) || f.Cwd == "" {
+					return err
+				}
+				// A command that runs no agent works on without the
+				// settings (brood's defaults): a broken file must not
+				// keep you from brood tasks, trust or doctor.
+				fmt.Fprintln(f.Err, "brood: warning:", err, "(settings not read for this command)")
 			}
 			if n := f.Settings.Trust.Notice(); n != "" && runsAgents(cmd) {
 				fmt.Fprintln(f.Err, n)

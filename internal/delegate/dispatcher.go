@@ -132,6 +132,9 @@ type Config struct {
 	// for the root; its own, for a child): what a definition without a
 	// tools list inherits and what mcpServers may name.
 	MCP map[string]mcpspec.Spec
+	// MCPHeld are configured servers held back with an untrusted project
+	// (mcpspec.Config.Held): named by an agent, they are said to be held.
+	MCPHeld map[string]string
 	// TrustProject reports whether the user trusts a project file (a
 	// definition that defines MCP servers inline); nil asks Grant.
 	TrustProject func(path string) bool

@@ -67,7 +67,7 @@ func (d *Dispatcher) childMCP(def *registry.Definition) ([]mcpspec.Server, []str
 		switch {
 		case s.Spec == nil:
 			if _, ok := d.cfg.MCP[s.Name]; !ok {
-				notes = append(notes, fmt.Sprintf("mcpServers: %s is not a configured MCP server (.mcp.json, ~/.claude.json); left out", s.Name))
+				notes = append(notes, mcpspec.HeldNote(d.cfg.MCPHeld, s.Name))
 				continue
 			}
 		case def.Source == registry.SourceProject && !d.trusts(def.Path):

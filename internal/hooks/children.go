@@ -5,6 +5,7 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // ChildTools runs the user's PreToolUse and PostToolUse hooks for the
@@ -57,10 +58,11 @@ func (c *ChildTools) Run(ctx context.Context, h protocol.Hook) protocol.HookRepl
 		if !c.s.r.Has(PostToolUse) {
 			return protocol.HookReply{}
 		}
-		var resp ToolResponse
+		var res tool.Result
 		if h.Response != nil {
-			resp = ToolResponse{Content: h.Response.Content, IsError: h.Response.IsError}
+			res = tool.Result{Content: h.Response.Content, IsError: h.Response.IsError}
 		}
+		resp := tool.HookResponse(h.Tool, h.Input, res)
 		return protocol.HookReply{Context: c.s.afterTool(ctx, common, call, resp, h.DurationMS)}
 	}
 	return protocol.HookReply{}

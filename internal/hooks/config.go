@@ -29,6 +29,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -156,18 +157,9 @@ func ParseJSON(path string, data []byte) (Config, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: %v (fix the file or move it aside)", path, jsonErr(data, err))
+		return nil, settings.JSONError(path, data, err)
 	}
 	return doc.Hooks, doc.Hooks.validate(path)
-}
-
-func jsonErr(data []byte, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		line := bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n")) + 1
-		return fmt.Errorf("line %d: %v", line, err)
-	}
-	return err
 }
 
 // ParseTOML reads the [hooks] table of a brood settings.toml.

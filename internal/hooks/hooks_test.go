@@ -59,7 +59,7 @@ func TestParse(t *testing.T) {
 		{`{"hooks":{"Bogus":[]}}`, `unknown event "Bogus"`},
 		{`{"hooks":{"PreToolUse":[{"matcher":"(","hooks":[{"type":"command","command":"x"}]}]}}`, "not a valid regular expression"},
 		{`{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":" "}]}]}}`, "has no command"},
-		{"{\n\"hooks\": {,}}", "line 2"},
+		{"{\n\"hooks\": {,}}", "s.json:2:11: invalid character ','"},
 	} {
 		if _, err := ParseJSON("s.json", []byte(bad.doc)); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.HasPrefix(err.Error(), "s.json") {
 			t.Errorf("ParseJSON(%s) = %v, want an error naming the file and %q", bad.doc, err, bad.want)

@@ -21,10 +21,19 @@ type Session struct {
 	Background func() []BackgroundTask
 }
 
+// DefaultEffort is the payload's effort level when the run asked for none.
+const DefaultEffort = "default"
+
 // NewSession returns a Session over r (nil when r has no hooks).
 func NewSession(r *Runner, c Common) *Session {
 	if r == nil {
 		return nil
+	}
+	if c.Effort == nil {
+		// Claude Code gives the effort on PreToolUse, PostToolUse, Stop
+		// and SubagentStop always: with none asked for, brood sends none
+		// and the provider's default applies.
+		c.Effort = &Effort{Level: DefaultEffort}
 	}
 	return &Session{r: r, common: c}
 }
@@ -125,10 +134,10 @@ func (s *Session) AfterTool(ctx context.Context, c agent.ToolCall, res tool.Resu
 	if !s.r.Has(PostToolUse) {
 		return ""
 	}
-	return s.afterTool(ctx, s.base(PostToolUse), c, ToolResponse{Content: res.Content, IsError: res.IsError}, took.Milliseconds())
+	return s.afterTool(ctx, s.base(PostToolUse), c, tool.HookResponse(c.Name, c.Input, res), took.Milliseconds())
 }
 
-func (s *Session) afterTool(ctx context.Context, common Common, c agent.ToolCall, resp ToolResponse, ms int64) string {
+func (s *Session) afterTool(ctx context.Context, common Common, c agent.ToolCall, resp any, ms int64) string {
 	out := s.r.Fire(ctx, PostToolUse, c.Name, PostToolUseInput{
 		Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID,
 		ToolResponse: resp, DurationMS: ms,

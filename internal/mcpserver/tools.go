@@ -19,6 +19,15 @@ const mcpTaskNote = `
 
 Over MCP: the call returns when the subagent finishes. If that may take longer than your client allows one tool call to run, pass run_in_background=true: you get a task_id at once; then call TaskOutput with task_id and a wait_seconds below that limit until its status is no longer running.`
 
+// eager is the _meta that keeps a tool in Claude Code's prompt from the
+// first turn instead of deferring it behind ToolSearch (Claude Code
+// 2.1.332 defers every MCP tool by default; annotations and description
+// length make no difference). Task and TaskOutput carry it: delegating is
+// what a client connects brood for. A client that wants them deferred sets
+// "alwaysLoad": false on the server in its MCP configuration, which
+// Claude Code lets override this.
+func eager() mcp.Meta { return mcp.Meta{"anthropic/alwaysLoad": true} }
+
 func (s *Server) addTools() {
 	yes := true
 	no := false
@@ -35,6 +44,7 @@ func (s *Server) addTools() {
 			`"resume_task_id":{"type":"string","description":"Continue this earlier task (its whole transcript intact) with prompt as the follow-up"}` +
 			`},"required":["prompt"],"additionalProperties":false}`),
 		Annotations: &mcp.ToolAnnotations{Title: "Delegate to a brood subagent", DestructiveHint: &yes, OpenWorldHint: &no},
+		Meta:        eager(),
 	}, s.task)
 	s.srv.AddTool(&mcp.Tool{
 		Name:        "TaskOutput",
@@ -44,6 +54,7 @@ func (s *Server) addTools() {
 			`"wait_seconds":{"type":"number","description":"How long to wait for a running task (0-600)"}` +
 			`},"required":["task_id"],"additionalProperties":false}`),
 		Annotations: &mcp.ToolAnnotations{Title: "Read a brood task's result", ReadOnlyHint: true, OpenWorldHint: &no},
+		Meta:        eager(),
 	}, s.taskOutput)
 	s.srv.AddTool(&mcp.Tool{
 		Name:        "SendMessage",

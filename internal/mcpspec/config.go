@@ -128,6 +128,10 @@ type Sources struct {
 type Config struct {
 	Servers  map[string]Spec
 	Warnings []string
+	// Held are the servers of a project .mcp.json held back until the
+	// user trusts the project, by name: the file that configures them.
+	// They are configured, not started.
+	Held map[string]string
 }
 
 // Load reads the configured servers. Files that don't exist are skipped;
@@ -142,12 +146,43 @@ func Load(src Sources) Config {
 		if _, err := os.Stat(p); err == nil {
 			if src.TrustProject == nil || !src.TrustProject(p) {
 				c.Warnings = append(c.Warnings, fmt.Sprintf("%s: its MCP servers are not used until you trust this project (brood trust)", p))
+				c.hold(p)
 			} else {
 				c.merge(p)
 			}
 		}
 	}
 	return c
+}
+
+// hold records the server names of an untrusted file (read, never used).
+func (c *Config) hold(path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	servers, _, err := ParseFile(path, data)
+	if err != nil {
+		return
+	}
+	for n := range servers {
+		if _, ok := c.Servers[n]; ok {
+			continue // the user's own server of that name is used
+		}
+		if c.Held == nil {
+			c.Held = map[string]string{}
+		}
+		c.Held[n] = path
+	}
+}
+
+// HeldNote says why a server an agent names is not there: held back with
+// an untrusted project (and how to trust it), or not configured at all.
+func HeldNote(held map[string]string, name string) string {
+	if path, ok := held[name]; ok {
+		return fmt.Sprintf("mcpServers: %s is configured in %s, a project file, and held back until you trust this project (brood trust, or --trust-project for one run); left out", name, path)
+	}
+	return fmt.Sprintf("mcpServers: %s is not a configured MCP server (.mcp.json, ~/.claude.json); left out", name)
 }
 
 func (c *Config) merge(path string) {

@@ -67,7 +67,7 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*delegate.Dispatcher
 		Lifetime: c.Lifetime, Session: c.Session, ToolHooks: c.ToolHooks,
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
-		MCP: f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
+		MCP: f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
 		Extras: f.Links.Delegation, Hidden: c.Hidden,
 	}
@@ -123,7 +123,7 @@ func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*
 		Lifetime: c.Lifetime, ToolHooks: c.ToolHooks,
 		ProjectFiles: f.ChildProjectFiles(),
 		Redact:       f.Redactor.Redact,
-		MCP:          f.MCPServers(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
+		MCP:          f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		Extras: f.Links.Delegation, Hidden: c.Hidden,
 	}
 	if f.Getenv("BROOD_DEBUG_AGENT_LOG") == "1" {

@@ -205,6 +205,9 @@ func (r *Resolved) loadTOML(f File) error {
 		}
 		return fmt.Errorf("%s: %v (fix the file or move it aside)", f.Path, err)
 	}
+	if md.IsDefined("model") {
+		r.Settings.modelClaude = false
+	}
 	p := &r.Settings.Permissions
 	for _, l := range []struct {
 		key       string
@@ -246,11 +249,14 @@ func (r *Resolved) loadTOML(f File) error {
 // claudeSettings is the part of a Claude Code settings.json brood reads.
 type claudeSettings struct {
 	Permissions struct {
-		Allow       []string `json:"allow"`
-		Deny        []string `json:"deny"`
-		Ask         []string `json:"ask"`
-		DefaultMode string   `json:"defaultMode"`
+		Allow                 []string `json:"allow"`
+		Deny                  []string `json:"deny"`
+		Ask                   []string `json:"ask"`
+		DefaultMode           string   `json:"defaultMode"`
+		AdditionalDirectories []string `json:"additionalDirectories"`
 	} `json:"permissions"`
+	Model string            `json:"model"`
+	Env   map[string]string `json:"env"`
 }
 
 // loadClaude applies the permissions of a Claude Code settings.json. What
@@ -264,7 +270,7 @@ func (r *Resolved) loadClaude(f File) error {
 	}
 	var c claudeSettings
 	if err := json.Unmarshal(data, &c); err != nil {
-		return fmt.Errorf("%s: %v (fix the file or move it aside)", f.Path, err)
+		return JSONError(f.Path, data, err)
 	}
 	p, cp := &r.Settings.Permissions, c.Permissions
 	line := func(k string) int { return jsonKeyLine(string(data), k) }
@@ -283,7 +289,32 @@ func (r *Resolved) loadClaude(f File) error {
 		p.Mode = cp.DefaultMode
 		r.Origins["permissions.mode"] = Origin{Source: f.Source, File: f.Path, Line: line("defaultMode")}
 	}
+	if m := strings.TrimSpace(c.Model); m != "" {
+		r.Settings.Model, r.Settings.modelClaude = ClaudeModel(m), true
+		r.Origins["model"] = Origin{Source: f.Source, File: f.Path, Line: line("model")}
+	}
+	// Not applied yet: said, never silently ignored.
+	if len(c.Env) > 0 {
+		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("env"), Key: "env",
+			Msg: "env is not applied by brood yet: set these variables in the environment you run brood in"})
+	}
+	if len(cp.AdditionalDirectories) > 0 {
+		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("additionalDirectories"), Key: "permissions.additionalDirectories",
+			Msg: "permissions.additionalDirectories is not applied by brood yet: subagents work within the project"})
+	}
 	return nil
+}
+
+// ClaudeModel is a Claude Code settings "model" as brood's provider/model:
+// a Claude model id (claude-sonnet-4-5) is Anthropic's; an alias (sonnet,
+// opus, haiku) and a spec brood already reads (openai/gpt-5, script:FILE)
+// stay as they are. Claude Code's "[1m]" context suffix is dropped.
+func ClaudeModel(m string) string {
+	m = strings.TrimSuffix(m, "[1m]")
+	if strings.HasPrefix(m, "claude-") {
+		return "anthropic/" + m
+	}
+	return m
 }
 
 // jsonKeyLine is the line of data where "key" first appears as a key.

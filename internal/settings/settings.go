@@ -22,6 +22,9 @@ type Settings struct {
 	// ollama/qwen3, script:FILE). Empty means none configured.
 	Model  string `toml:"model"`
 	Effort string `toml:"effort"`
+	// modelClaude is set when Model came from a Claude Code settings.json
+	// (its "model"): a project's is held back until the project is trusted.
+	modelClaude bool
 	// MaxTurns caps an agent's turns (default 50).
 	MaxTurns int `toml:"max_turns"`
 	// MaxTokens caps one model response.

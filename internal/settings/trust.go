@@ -161,6 +161,12 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	if w, k := raisedLimits(base, full, &out); len(w) > 0 {
 		why, keys = append(why, w...), append(keys, k...)
 	}
+	if full.modelClaude && full.Model != base.Model {
+		// A project's .claude/settings.json chooses the model: what the
+		// run costs and which provider gets the code.
+		why, keys = append(why, "model "+full.Model+" (.claude/settings.json chooses the model: what the run costs and which provider gets your code)"), append(keys, "model")
+		out.Model, out.modelClaude = base.Model, base.modelClaude
+	}
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false

@@ -15,6 +15,8 @@ import (
 	colmetric "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -28,9 +30,11 @@ func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
 // receiver is a small OTLP/HTTP endpoint: it decodes what the exporters
 // send (protobuf) and keeps the spans and the metric names.
 type receiver struct {
-	mu      sync.Mutex
-	spans   []*tracepb.Span
-	metrics map[string]bool
+	mu        sync.Mutex
+	spans     []*tracepb.Span
+	metrics   map[string]bool
+	resources []*resourcepb.Resource
+	points    map[string][]*metricpb.NumberDataPoint // sums, by metric name
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +53,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rc.mu.Lock()
 		for _, rs := range req.ResourceSpans {
+			rc.resources = append(rc.resources, rs.Resource)
 			for _, ss := range rs.ScopeSpans {
 				rc.spans = append(rc.spans, ss.Spans...)
 			}
@@ -63,9 +68,13 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rc.mu.Lock()
 		for _, rm := range req.ResourceMetrics {
+			rc.resources = append(rc.resources, rm.Resource)
 			for _, sm := range rm.ScopeMetrics {
 				for _, m := range sm.Metrics {
 					rc.metrics[m.Name] = true
+					if sum := m.GetSum(); sum != nil && rc.points != nil {
+						rc.points[m.Name] = append(rc.points[m.Name], sum.DataPoints...)
+					}
 				}
 			}
 		}
@@ -115,7 +124,7 @@ func str(s *tracepb.Span, key string) string { return attr(s, key).GetStringValu
 // parent across the process boundary, chat and execute_tool below each
 // agent, the GenAI attributes, and both GenAI metrics.
 func TestSpanTreeOfNestedFanOut(t *testing.T) {
-	rc := &receiver{metrics: map[string]bool{}}
+	rc := &receiver{metrics: map[string]bool{}, points: map[string][]*metricpb.NumberDataPoint{}}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	p := testbrood.NewProject(t, mainEnv, nil)
@@ -126,7 +135,7 @@ func TestSpanTreeOfNestedFanOut(t *testing.T) {
 		testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", name+".md"), body)
 	}
 	spec := p.Script("fan.yaml", fanOut)
-	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "maxSubagentDepth = 2\n")
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "maxSubagentDepth = 2\n\n[prices.script]\ninput = 3\noutput = 15\n")
 	p.Env = append(p.Env, "BROOD_TRUST_PROJECT=1") // the project's settings raise the depth
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -193,10 +202,82 @@ func TestSpanTreeOfNestedFanOut(t *testing.T) {
 			t.Errorf("%s attributes: %v", s.Name, s.Attributes)
 		}
 	}
-	for _, m := range []string{"gen_ai.client.token.usage", "gen_ai.client.operation.duration"} {
+	for _, m := range []string{"gen_ai.client.token.usage", "gen_ai.client.operation.duration", "brood.cost.usage",
+		"claude_code.token.usage", "claude_code.cost.usage", "claude_code.session.count"} {
 		if !rc.metrics[m] {
 			t.Errorf("metric %s not received (got %v)", m, rc.metrics)
 		}
+	}
+	checkClaudeCodeMetrics(t, rc)
+	checkResources(t, rc)
+}
+
+// checkClaudeCodeMetrics: Claude Code's metrics carry its attributes
+// (token usage by type and bare model id) and a priced model costs more
+// than nothing.
+func checkClaudeCodeMetrics(t *testing.T, rc *receiver) {
+	t.Helper()
+	types := map[string]bool{}
+	for _, dp := range rc.points["claude_code.token.usage"] {
+		types[pointAttr(dp, "type")] = true
+		if m := pointAttr(dp, "model"); m != "script" {
+			t.Errorf("claude_code.token.usage model = %q, want the bare model id", m)
+		}
+	}
+	for _, k := range []string{"input", "output", "cacheRead", "cacheCreation"} {
+		if !types[k] {
+			t.Errorf("claude_code.token.usage has no type=%s point (got %v)", k, types)
+		}
+	}
+	var usd float64
+	for _, dp := range rc.points["claude_code.cost.usage"] {
+		usd += dp.GetAsDouble()
+	}
+	if usd <= 0 {
+		t.Errorf("claude_code.cost.usage sums to %v, want more than 0 at [prices.script]", usd)
+	}
+	sessions := int64(0)
+	for _, dp := range rc.points["claude_code.session.count"] {
+		sessions += dp.GetAsInt()
+	}
+	if sessions != 1 {
+		t.Errorf("claude_code.session.count = %d, want 1 (the root's session; children are not sessions)", sessions)
+	}
+}
+
+func pointAttr(dp *metricpb.NumberDataPoint, key string) string {
+	for _, a := range dp.Attributes {
+		if a.Key == key {
+			return a.Value.GetStringValue()
+		}
+	}
+	return ""
+}
+
+// checkResources: every exporting process says which instance and pid it
+// is, and the processes of the run (the root and its children) are told
+// apart.
+func checkResources(t *testing.T, rc *receiver) {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, r := range rc.resources {
+		var id string
+		var pid int64
+		for _, a := range r.GetAttributes() {
+			switch a.Key {
+			case "service.instance.id":
+				id = a.Value.GetStringValue()
+			case "process.pid":
+				pid = a.Value.GetIntValue()
+			}
+		}
+		if id == "" || pid <= 0 {
+			t.Errorf("a resource without service.instance.id or process.pid: %v", r.GetAttributes())
+		}
+		ids[id] = true
+	}
+	if len(ids) < 2 {
+		t.Errorf("%d service instances, want one per exporting process (the root and its children): %v", len(ids), ids)
 	}
 }
 
@@ -271,5 +352,8 @@ func TestKilledChildOnTheTaskSpan(t *testing.T) {
 	}
 	if task == nil || str(task, "brood.killed_by") != "lifeguard" || str(task, "brood.task.status") != "killed" || str(task, "brood.child.agent") != "hanger" {
 		t.Fatalf("Task span: %v", task)
+	}
+	if task.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || str(task, "error.type") != "killed" {
+		t.Errorf("a killed child's Task span: status %v, error.type %q; want ERROR, killed", task.Status, str(task, "error.type"))
 	}
 }

@@ -3,12 +3,15 @@ package telemetry
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/broodhq/brood/internal/model"
 )
 
 // Attribute keys (the GenAI semantic conventions; the Go semconv packages
@@ -77,7 +80,14 @@ type Span struct {
 	span  trace.Span
 	start time.Time
 	attrs []attribute.KeyValue // for the metrics
+	spec  string               // a chat's provider/model, for its price
+	// failedChild is set by MarkChild when the Task call's child failed or
+	// was killed: its status and error.type are the child's, not a tool
+	// error's.
+	failedChild atomic.Bool
 }
+
+type spanKey struct{}
 
 func (t *Telemetry) start(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, *Span) {
 	if t == nil {
@@ -87,7 +97,7 @@ func (t *Telemetry) start(ctx context.Context, name string, kind trace.SpanKind,
 	if t.tracer != nil {
 		ctx, s.span = t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 	}
-	return ctx, s
+	return context.WithValue(ctx, spanKey{}, s), s
 }
 
 // InvokeAgent starts "invoke_agent {name}".
@@ -96,6 +106,9 @@ func (t *Telemetry) InvokeAgent(ctx context.Context, a Agent) (context.Context, 
 		return ctx, nil
 	}
 	p, m := SplitModel(a.Model)
+	if a.Depth == 0 && t.ccSessions != nil {
+		t.ccSessions.Add(ctx, 1, metric.WithAttributes(attribute.String("session.id", a.ID)))
+	}
 	return t.start(ctx, "invoke_agent "+a.Name, trace.SpanKindInternal,
 		attribute.String(KeyOperation, "invoke_agent"), attribute.String(KeyProvider, p),
 		attribute.String(KeyAgentName, a.Name), attribute.String(KeyAgentID, a.ID),
@@ -108,10 +121,32 @@ func (s *Span) EndAgent(status string, u Usage, errText string) {
 		return
 	}
 	s.span.SetAttributes(append(u.attrs(), attribute.String(KeyTaskStatus, status))...)
-	if errText != "" {
-		s.span.SetStatus(codes.Error, errText)
+	if errText != "" || failed(status) {
+		s.span.SetAttributes(attribute.String(KeyErrorType, firstNonEmpty(errorStatus(status), "_OTHER")))
+		s.span.SetStatus(codes.Error, firstLine(firstNonEmpty(errText, "the run ended "+status)))
 	}
 	s.span.End()
+}
+
+// failed reports whether a run's or a child's status is a failure: the
+// span's status is ERROR and error.type names the status.
+func failed(status string) bool { return errorStatus(status) != "" }
+
+func errorStatus(status string) string {
+	switch status {
+	case "failed", "killed", "cancelled", "error":
+		return status
+	}
+	return ""
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // Chat starts "chat {model}" for one model request.
@@ -123,7 +158,7 @@ func (t *Telemetry) Chat(ctx context.Context, spec string) (context.Context, *Sp
 	attrs := []attribute.KeyValue{attribute.String(KeyOperation, "chat"), attribute.String(KeyProvider, p), attribute.String(KeyRequestModel, m)}
 	ctx, s := t.start(ctx, "chat "+m, trace.SpanKindClient, attrs...)
 	if s != nil {
-		s.attrs = attrs
+		s.attrs, s.spec = attrs, spec
 	}
 	return ctx, s
 }
@@ -147,6 +182,9 @@ func (s *Span) EndChat(ctx context.Context, responseModel string, u Usage, err e
 		s.t.tokens.Record(ctx, u.Input+u.CacheRead+u.CacheWrite, metric.WithAttributes(append(attrs, attribute.String(KeyTokenType, "input"))...))
 		s.t.tokens.Record(ctx, u.Output, metric.WithAttributes(append(attrs, attribute.String(KeyTokenType, "output"))...))
 	}
+	if err == nil {
+		s.recordUsage(ctx, u)
+	}
 	if s.span == nil {
 		return
 	}
@@ -155,9 +193,39 @@ func (s *Span) EndChat(ctx context.Context, responseModel string, u Usage, err e
 	}
 	s.span.SetAttributes(u.attrs()...)
 	if err != nil {
+		s.span.SetAttributes(attribute.String(KeyErrorType, errType(err)))
 		s.span.SetStatus(codes.Error, err.Error())
 	}
 	s.span.End()
+}
+
+// recordUsage records a request's tokens and cost as Claude Code's
+// claude_code.token.usage (type input, output, cacheRead, cacheCreation)
+// and claude_code.cost.usage, with its model attribute (the bare model id),
+// and the cost as brood.cost.usage with the GenAI attributes. A model the
+// price table does not know has no cost: none is recorded.
+func (s *Span) recordUsage(ctx context.Context, u Usage) {
+	_, bare := SplitModel(s.spec)
+	model := attribute.String("model", bare)
+	if s.t.ccTokens != nil {
+		for _, c := range []struct {
+			kind string
+			n    int64
+		}{{"input", u.Input}, {"output", u.Output}, {"cacheRead", u.CacheRead}, {"cacheCreation", u.CacheWrite}} {
+			s.t.ccTokens.Add(ctx, c.n, metric.WithAttributes(model, attribute.String("type", c.kind)))
+		}
+	}
+	p, ok := s.t.prices.Lookup(s.spec)
+	if !ok {
+		return
+	}
+	usd := p.Cost(modelUsage(u))
+	if s.t.ccCost != nil {
+		s.t.ccCost.Add(ctx, usd, metric.WithAttributes(model))
+	}
+	if s.t.cost != nil {
+		s.t.cost.Add(ctx, usd, metric.WithAttributes(s.attrs...))
+	}
 }
 
 func errType(err error) string {
@@ -181,7 +249,8 @@ func (s *Span) EndTool(isError bool, msg string) {
 	if s == nil || s.span == nil {
 		return
 	}
-	if isError {
+	if isError && !s.failedChild.Load() {
+		s.span.SetAttributes(attribute.String(KeyErrorType, "tool_error"))
 		s.span.SetStatus(codes.Error, firstLine(msg))
 	}
 	s.span.End()
@@ -228,6 +297,19 @@ func MarkChild(ctx context.Context, c Child) {
 		attrs = append(attrs, attribute.String(KeyKilledBy, c.KilledBy))
 	}
 	span.SetAttributes(attrs...)
+	if failed(c.Status) {
+		// The child's own span may never be exported (a killed process
+		// exports nothing): its parent's Task call says it failed.
+		span.SetAttributes(attribute.String(KeyErrorType, errorStatus(c.Status)))
+		msg := "the child " + c.Agent + " ended " + c.Status
+		if c.KilledBy != "" {
+			msg += " (killed by " + c.KilledBy + ")"
+		}
+		span.SetStatus(codes.Error, msg)
+		if s, _ := ctx.Value(spanKey{}).(*Span); s != nil {
+			s.failedChild.Store(true)
+		}
+	}
 }
 
 func firstLine(s string) string {
@@ -238,4 +320,8 @@ func firstLine(s string) string {
 		s = s[:200]
 	}
 	return s
+}
+
+func modelUsage(u Usage) model.Usage {
+	return model.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
 }

@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/broodhq/brood/internal/price"
 )
 
 // Telemetry is one process's tracer and instruments. A nil *Telemetry is
@@ -26,7 +28,14 @@ type Telemetry struct {
 	tracer   trace.Tracer
 	tokens   metric.Int64Histogram
 	duration metric.Float64Histogram
-	closers  []func(context.Context) error
+	cost     metric.Float64Counter // brood.cost.usage
+	// Claude Code's metrics (its monitoring docs' names), so that
+	// dashboards built for it read brood's numbers too.
+	ccTokens   metric.Int64Counter   // claude_code.token.usage
+	ccCost     metric.Float64Counter // claude_code.cost.usage
+	ccSessions metric.Int64Counter   // claude_code.session.count
+	prices     price.Table
+	closers    []func(context.Context) error
 }
 
 // Config decides from the environment whether and how to export.
@@ -87,7 +96,7 @@ func protocol(getenv func(string) string, specific string) (string, error) {
 // that exports nothing (brood-child) links neither the SDK's exporters
 // nor gRPC and protobuf, whose package initialisers run at every start.
 func New(tp trace.TracerProvider, m metric.Meter, closers ...func(context.Context) error) (*Telemetry, error) {
-	t := &Telemetry{closers: closers}
+	t := &Telemetry{closers: closers, prices: price.Default()}
 	if tp != nil {
 		t.tracer = tp.Tracer("github.com/broodhq/brood")
 	}
@@ -113,7 +122,33 @@ func (t *Telemetry) instruments(m metric.Meter) error {
 	t.duration, err = m.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"),
 		metric.WithDescription("GenAI operation duration"),
 		metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92))
+	if err != nil {
+		return err
+	}
+	if t.cost, err = m.Float64Counter("brood.cost.usage", metric.WithUnit("USD"),
+		metric.WithDescription("Estimated cost of model requests at list price (brood's price table)")); err != nil {
+		return err
+	}
+	if t.ccTokens, err = m.Int64Counter("claude_code.token.usage", metric.WithUnit("tokens"),
+		metric.WithDescription("Number of tokens used")); err != nil {
+		return err
+	}
+	if t.ccCost, err = m.Float64Counter("claude_code.cost.usage", metric.WithUnit("USD"),
+		metric.WithDescription("Cost of the Claude Code session")); err != nil {
+		return err
+	}
+	t.ccSessions, err = m.Int64Counter("claude_code.session.count", metric.WithUnit("count"),
+		metric.WithDescription("Count of CLI sessions started"))
 	return err
+}
+
+// SetPrices sets the price table the cost metrics use (price.Default until
+// then): the one with the settings' [prices] applied. Call it before the
+// first model request.
+func (t *Telemetry) SetPrices(p price.Table) {
+	if t != nil && p != nil {
+		t.prices = p
+	}
 }
 
 // Shutdown flushes and stops the exporters (bounded by ctx).

@@ -48,6 +48,9 @@ type Factory struct {
 	Warnings    []string
 	// Resolved is the settings with where each value came from.
 	Resolved *settings.Resolved
+	// SettingsErr is why the settings could not be read, for a command
+	// that runs without them (brood tasks, trust --list, doctor).
+	SettingsErr error
 	// OutTerminal says stdout is a terminal (the streams are wrapped, so
 	// this is decided before).
 	OutTerminal bool
@@ -116,6 +119,8 @@ func (f *Factory) Load() error {
 	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv,
 		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot, f.Cwd)})
 	if err != nil {
+		// What a command that needs no settings goes on with.
+		f.Settings, f.Redactor, f.SettingsErr = settings.Defaults(), tool.NewProjectRedactor(os.Environ(), f.ProjectRoot), err
 		return err
 	}
 	f.Settings, f.Resolved, f.Warnings = r.Settings, r, nil

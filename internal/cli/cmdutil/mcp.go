@@ -36,13 +36,24 @@ func (f *Factory) MCPServers() map[string]mcpspec.Spec {
 // the only ones. Call it before anything reads MCPServers.
 func (f *Factory) AddMCPServers(extra map[string]mcpspec.Spec, strict bool) {
 	servers := map[string]mcpspec.Spec{}
+	var held map[string]string
 	if !strict {
 		maps.Copy(servers, f.MCPServers())
+		held = f.MCPHeld()
 	}
 	maps.Copy(servers, extra)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.mcp = &mcpspec.Config{Servers: servers}
+	f.mcp = &mcpspec.Config{Servers: servers, Held: held}
+}
+
+// MCPHeld are the configured servers held back until the project is
+// trusted (mcpspec.Config.Held).
+func (f *Factory) MCPHeld() map[string]string {
+	f.MCPServers()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mcp.Held
 }
 
 // MCPSession connects the root agent to every configured MCP server, as

@@ -30,6 +30,9 @@ func (f *Factory) StartTelemetry(ctx context.Context) (*telemetry.Telemetry, fun
 	if t == nil {
 		return nil, func() {}
 	}
+	if p, err := f.Prices(); err == nil {
+		t.SetPrices(p) // the cost metrics at the settings' [prices]
+	}
 	return t, func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()

@@ -86,6 +86,9 @@ func trustRun(opts *Options) error {
 
 func grantRun(opts *Options, store trustdb.Store) error {
 	f := opts.Factory
+	if f.SettingsErr != nil {
+		return fmt.Errorf("cannot judge what to trust while a settings file is broken: %w", f.SettingsErr)
+	}
 	pt := f.Settings.Trust
 	out := termsafe.NewWriter(f.Out)
 	if len(pt.Widening) == 0 {

@@ -7,8 +7,10 @@ package otlp
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
@@ -31,7 +33,12 @@ func Setup(ctx context.Context, getenv func(string) string) (*telemetry.Telemetr
 	if err != nil || (!c.Traces && !c.Metrics) {
 		return nil, err
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", c.Service)))
+	// Every process of a run (the root and each child, which exports its
+	// own spans) is its own service instance: service.instance.id tells
+	// them apart, process.pid finds the process.
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
+		attribute.String("service.name", c.Service), attribute.String("service.instance.id", instanceID()),
+		attribute.Int("process.pid", os.Getpid())))
 	if err != nil {
 		res = resource.Default()
 	}
@@ -64,6 +71,15 @@ func Setup(ctx context.Context, getenv func(string) string) (*telemetry.Telemetr
 		m = mp.Meter("github.com/broodhq/brood")
 	}
 	return telemetry.New(tp, m, closers...)
+}
+
+// instanceID is a random UUID (version 4), new for each process.
+func instanceID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 func traceExporter(ctx context.Context, proto string) (sdktrace.SpanExporter, error) {

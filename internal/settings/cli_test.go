@@ -1,0 +1,94 @@
+package settings_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/testbrood"
+)
+
+const mainEnv = "BROOD_SETTINGS_TEST_MAIN"
+
+func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
+
+// TestMalformedClaudeSettings: through the real CLI, a .claude/settings.json
+// that is not JSON is named with file:line:col and what to do; it stops a
+// command that runs agents (brood run: its deny rules could be in it) and
+// no other (brood tasks, trust --list, doctor, --help), which say it in a
+// warning and go on with brood's defaults. brood trust will not judge a
+// broken file.
+func TestMalformedClaudeSettings(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), "{\n  \"permissions\": {\n    \"allow\": [\"Read\",]\n  }\n}\n")
+	where := filepath.Join(".claude", "settings.json") + ":3:22: invalid character ']'"
+	for _, tc := range []struct {
+		args   []string
+		ok     bool
+		stdout string
+	}{
+		{[]string{"tasks"}, true, "no dispatches yet"},
+		{[]string{"trust", "--list"}, true, "no trusted projects"},
+		{[]string{"doctor"}, true, "landlock"},
+		{[]string{"--help"}, true, "delegation"},
+		{[]string{"run", "--model", "script:none.yaml", "hi"}, false, ""},
+		{[]string{"trust"}, false, ""},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			code, out, errOut := p.Brood(ctx, nil, tc.args...)
+			if tc.ok && code != 0 && tc.args[0] != "doctor" {
+				t.Errorf("exit %d, want 0: a broken settings file blocked a command that needs none\n%s\n%s", code, out, errOut)
+			}
+			if !tc.ok && code == 0 {
+				t.Errorf("exit 0 with a broken settings file\n%s\n%s", out, errOut)
+			}
+			if !strings.Contains(out, tc.stdout) {
+				t.Errorf("stdout lacks %q:\n%s\n%s", tc.stdout, out, errOut)
+			}
+			if tc.args[0] != "--help" && (!strings.Contains(errOut, where) || !strings.Contains(errOut, "fix the file or move it aside")) {
+				t.Errorf("stderr does not name file:line:col and what to do:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// TestClaudeSettingsModel: through the real CLI, a project's
+// .claude/settings.json "model" is the run's model once the project is
+// trusted; untrusted, it is held back and the trust notice says so and why.
+// Its env and additionalDirectories, not applied yet, are said in a
+// warning, not ignored silently.
+func TestClaudeSettingsModel(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	spec := p.Script("hello.yaml", "agents:\n  root:\n    - say: \"hello from the project's model\"\n")
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"),
+		"{\n  \"model\": \""+spec+"\",\n  \"env\": {\"FOO\": \"bar\"},\n  \"permissions\": {\"additionalDirectories\": [\"../other\"]}\n}\n")
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		ok      bool
+		wantErr []string
+	}{
+		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, true, []string{
+			"settings.json:3: env is not applied by brood yet",
+			"settings.json:4: permissions.additionalDirectories is not applied by brood yet"}},
+		{"untrusted", nil, false, []string{"model " + spec + " (.claude/settings.json chooses the model"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			code, out, errOut := p.Brood(ctx, append([]string{"BROOD_MODEL=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY="}, tc.env...), "run", "hi")
+			if got := strings.Contains(out, "hello from the project's model"); got != tc.ok {
+				t.Errorf("ran on the project's model: %v, want %v (exit %d)\n%s\n%s", got, tc.ok, code, out, errOut)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+}
