@@ -137,7 +137,11 @@ func usagePath(root *cobra.Command, args []string) string {
 // NewCmdRoot builds the root command with every noun under it.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "brood",
+		Use: "brood",
+		Example: `  brood                                   # interactive
+  brood -p "fix the failing test"          # headless
+  git diff | brood -p "review this diff"
+  brood tasks`,
 		Short: "A runtime for coding agents that delegate to subagents in isolated child processes",
 		Long: `brood runs an LLM coding agent whose main skill is delegation: the agent hands
 self-contained work to specialised subagents (explore, plan, general-purpose, or

@@ -30,7 +30,10 @@ type ShowOptions struct {
 func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:               "show ID",
+		Use: "show ID",
+		Example: `  brood tasks show 01KBN5Q7MZ8X    # any unique prefix
+  brood tasks show 8XRTAB          # or tail of the id
+  brood tasks show 8XRTAB --json`,
 		Short:             "Print a dispatch's envelope, result, process outcome and dispatch log",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.CompleteTaskIDs,
