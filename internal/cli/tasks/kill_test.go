@@ -34,7 +34,7 @@ func TestTasksKill(t *testing.T) {
 		t.Errorf("resume of a running task: code %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	code, out, _ = p.Brood("tasks", "show", id)
-	if code != 0 || !strings.Contains(out, "status   running\n") || !strings.Contains(out, "── result: none") || !strings.Contains(out, "── output: none") {
+	if code != 0 || !strings.Contains(out, "status   running\n") || !strings.Contains(out, "\nno result yet\n") {
 		t.Errorf("show of a running task: code %d\n%s", code, out)
 	}
 

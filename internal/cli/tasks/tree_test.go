@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/cli/tasks"
@@ -117,10 +118,20 @@ func TestTreeRollsUpUsageAndCost(t *testing.T) {
 	}
 
 	code, out, _ := p.Brood("tasks", "tree")
-	for _, w := range []string{"root " + s.ID + " (session)", "─ lead " + s.Children[0].ID, "├─ scout ", "└─ scout ", "─ scout " + s.Children[1].ID, "TREE COST"} {
+	for _, w := range []string{"root " + s.ID[:12], " (session)", "─ lead " + s.Children[0].ID[:12], "├─ scout ", "└─ scout ", "─ scout " + s.Children[1].ID[:12], "TREE COST"} {
 		if code != 0 || !strings.Contains(out, w) {
 			t.Errorf("text tree lacks %q:\n%s", w, out)
 		}
+	}
+	// It fits 80 columns (main's was 164), a cut description ending in …;
+	// --wide keeps every count.
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a %d-column line: %q", n, l)
+		}
+	}
+	if code, wide, _ := p.Brood("tasks", "tree", "--wide"); code != 0 || !strings.Contains(wide, "TREE CACHE W") || !strings.Contains(wide, "─ lead "+s.Children[0].ID) {
+		t.Errorf("--wide:\n%s", wide)
 	}
 	if code, _, errOut := p.Brood("tasks", "tree", "01ARZ3NDEKTSV4RRFFQ69G5FAV"); code != 1 || !strings.Contains(errOut, "no task or session 01ARZ3NDEKTSV4RRFFQ69G5FAV") {
 		t.Errorf("unknown root: %d %q", code, errOut)
