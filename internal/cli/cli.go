@@ -76,13 +76,13 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	root.SetOut(f.Out)
 	root.SetErr(f.Err)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
+	if err == nil && !f.OutBroken() {
 		return 0
 	}
 	if errors.Is(err, agents.ErrCheckFailed) {
 		return 1 // check printed every problem already
 	}
-	if errors.Is(err, syscall.EPIPE) {
+	if errors.Is(err, syscall.EPIPE) || f.OutBroken() {
 		// The reader went away (brood ... | head): end quietly with the
 		// status a process killed by SIGPIPE has, as other CLI tools do.
 		return cmdutil.ExitBrokenPipe

@@ -6,12 +6,14 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/depth"
@@ -88,14 +90,32 @@ func NewFactory(stdio IO) *Factory {
 }
 
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	broke bool // a write found the reader gone (EPIPE)
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		l.broke = true
+	}
+	return n, err
+}
+
+// OutBroken says whether a write to stdout found its reader gone (brood ...
+// | head): the command ends with ExitBrokenPipe, quietly, even when it
+// did not look at the error of the write.
+func (f *Factory) OutBroken() bool {
+	l, ok := f.Out.(*lockedWriter)
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.broke
 }
 
 // Load fills in the directories and settings. It runs before every command.

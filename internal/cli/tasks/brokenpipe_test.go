@@ -12,14 +12,18 @@ import (
 // TestBrokenPipeIsQuiet runs brood as a real process whose stdout is a pipe
 // nobody reads any more (brood ... | head after head exited): it ends with
 // 141, as a process killed by SIGPIPE does, and says nothing on stderr
-// (today's main printed "brood: write /dev/stdout: broken pipe", exit 1).
+// (main printed "brood: write /dev/stdout: broken pipe", exit 1; and
+// tasks show/output/log, --help and workflow list, which drop the write
+// error, ended 0).
 func TestBrokenPipeIsQuiet(t *testing.T) {
 	p := clitest.NewDispatchProject(t, true)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"agents"}, {"config", "list"}} {
+	id := p.DispatchOK("scout", "what is in the README?")
+	for _, args := range [][]string{{"agents"}, {"config", "list"}, {"tasks"}, {"tasks", "--json"}, {"tasks", "show", id}, {"tasks", "show", "--json", id},
+		{"tasks", "tree"}, {"tasks", "output", id}, {"tasks", "log", id}, {"tasks", "--help"}, {"version"}, {"doctor"}, {"workflow", "list"}, {"agents", "show", "scout"}} {
 		r, w, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
