@@ -53,6 +53,9 @@ type Factory struct {
 	// OutTerminal says stdout is a terminal (the streams are wrapped, so
 	// this is decided before).
 	OutTerminal bool
+	// ErrTerminal says stderr is a terminal: --output-format json shows
+	// the subagents' progress there.
+	ErrTerminal bool
 	// Redactor scrubs this process's secrets (secret-looking variables,
 	// the project's .env values, key formats) from everything it writes.
 	Redactor *tool.Redactor
@@ -84,9 +87,9 @@ func NewFactory(stdio IO) *Factory {
 	if stdio.Getenv == nil {
 		stdio.Getenv = func(string) string { return "" }
 	}
-	raw, tty := stdio.Out, IsTerminal(stdio.Out)
+	raw, tty, errTTY := stdio.Out, IsTerminal(stdio.Out), IsTerminal(stdio.Err)
 	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
-	return &Factory{IO: stdio, rawOut: raw, OutTerminal: tty}
+	return &Factory{IO: stdio, rawOut: raw, OutTerminal: tty, ErrTerminal: errTTY}
 }
 
 type lockedWriter struct {

@@ -133,6 +133,18 @@ type output interface {
 	Done(o *agent.Outcome, sessionPath string, t render.Totals)
 }
 
+// withProgress is an output that also shows the subagents' progress lines
+// on stderr.
+type withProgress struct {
+	output
+	progress *render.Progress
+}
+
+func (w withProgress) DispatchEvent(ev delegate.Event) {
+	w.output.DispatchEvent(ev)
+	w.progress.DispatchEvent(ev)
+}
+
 // format is the effective output format: text, events (--mode json), json
 // or stream-json.
 func (o *Options) format() string {
@@ -157,7 +169,13 @@ func (o *Options) newOutput() (output, func()) {
 	case "events":
 		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact), func() {}
 	case "json":
-		return render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact), func() {}
+		h := render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact)
+		if o.Verbose || f.ErrTerminal {
+			// One document at the end on stdout; meanwhile a person sees
+			// the subagents' progress on stderr.
+			return withProgress{h, render.NewProgress(f.Err)}, func() {}
+		}
+		return h, func() {}
 	case "stream-json":
 		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact), func() {}
 	}
