@@ -36,6 +36,7 @@ type Options struct {
 	Mode         string // legacy --mode text | json (brood's own event lines)
 	OutputFormat string // text | json | stream-json
 	Verbose      bool
+	MaxStdin     string // how much of stdin a prompt may take (--max-stdin)
 	Session      string
 	Continue     bool
 	Resume       string
@@ -65,6 +66,7 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	f.Var(cmdutil.NewEnum(&o.Mode, "text", "text", "json"), "mode", "text, or json for brood's own event lines (see --output-format for Claude Code's)")
 	f.Var(cmdutil.NewEnum(&o.OutputFormat, "", "text", "json", "stream-json"), "output-format", "text (the answer), json (one result object) or stream-json (one JSON object per line as the run goes), as claude -p")
 	f.BoolVar(&o.Verbose, "verbose", false, "accepted for claude -p compatibility (stream-json is always complete)")
+	f.StringVar(&o.MaxStdin, "max-stdin", defaultMaxStdin, "the most a prompt piped on stdin may hold (e.g. 4MB); more is refused")
 	f.BoolVarP(&o.Print, "print", "p", false, "headless: print the answer and exit (brood run always is; for claude -p habits)")
 	f.StringVar(&o.Session, "session", "", "transcript file to continue (and append to)")
 	f.BoolVarP(&o.Continue, "continue", "c", false, "continue the most recent session in this project")
