@@ -124,5 +124,5 @@ func Resolve(kind, q string, ids []string) (string, error) {
 	if len(hits) > len(shown) {
 		more = ", …"
 	}
-	return "", fmt.Errorf("%s id %s is ambiguous, it names %d %ss (%s%s): give more of it", kind, typed, len(hits), kind, strings.Join(shown, ", "), more)
+	return "", fmt.Errorf("%s id %s is ambiguous (%d %ss: %s%s): give more of it", kind, typed, len(hits), kind, strings.Join(shown, ", "), more)
 }

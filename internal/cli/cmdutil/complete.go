@@ -31,7 +31,7 @@ func (f *Factory) TaskIDs() []string {
 func (f *Factory) ResolveTaskID(id string) (string, error) {
 	ids := f.TaskIDs()
 	got, err := ResolveID("task", id, ids)
-	if err != nil && !strings.Contains(err.Error(), " names ") {
+	if err != nil && !strings.Contains(err.Error(), " is ambiguous ") {
 		return "", fmt.Errorf("no task %s under %s (brood tasks --all lists them)", id, dispatch.Root(f.ProjectRoot))
 	}
 	return got, err

@@ -56,7 +56,7 @@ func TestOneIDRule(t *testing.T) {
 
 	shared := a[:2]
 	code, _, errOut = p.Brood("tasks", "show", shared)
-	if code == 0 || !strings.Contains(errOut, "names 2 tasks") || !strings.Contains(errOut, a) || !strings.Contains(errOut, b) {
+	if code == 0 || !strings.Contains(errOut, "is ambiguous (2 tasks: ") || !strings.Contains(errOut, a) || !strings.Contains(errOut, b) {
 		t.Errorf("ambiguous %q: code %d, stderr %q; want both candidates named", shared, code, errOut)
 	}
 	code, _, errOut = p.Brood("tasks", "kill", "QQQQQQ")
