@@ -144,9 +144,7 @@ func showRun(opts *ShowOptions) error {
 		fmt.Fprint(w, ")")
 	}
 	fmt.Fprintf(w, "\ndir      %s\n", t.Dir)
-	for _, c := range concerns(t) {
-		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
-	}
+	showVerdict(w, t)
 	for _, p := range t.Problems {
 		fmt.Fprintf(w, "problem  %s\n", termsafe.Line(p))
 	}
@@ -191,5 +189,31 @@ func showResult(w io.Writer, id string, r *dispatch.Result) {
 	}
 	if n := len(lines) - excerptLines; n > 0 {
 		fmt.Fprintf(w, "  … %d more line(s): brood tasks output %s\n", n, id)
+	}
+}
+
+// showVerdict is the parent's verdict on the task's last run, and who
+// stopped it.
+func showVerdict(w io.Writer, t *dispatch.Task) {
+	if v := t.Verdict; v != nil {
+		fmt.Fprintf(w, "verdict  %s (the parent's)\n", v.Status)
+		if v.Rejected != "" {
+			fmt.Fprintf(w, "rejected %s\n", termsafe.Line(v.Rejected))
+		}
+		if v.Error != "" {
+			fmt.Fprintf(w, "ended    %s\n", termsafe.Line(v.Error))
+		}
+		for _, r := range v.Reasons {
+			fmt.Fprintf(w, "reason   %s\n", termsafe.Line(r))
+		}
+		for _, c := range v.Config {
+			fmt.Fprintf(w, "config   %s\n", termsafe.Line(c))
+		}
+	}
+	for _, c := range concerns(t) {
+		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
+	}
+	if k := t.Kill; k != nil {
+		fmt.Fprintf(w, "stopped  by the %s (%s) at %s\n", termsafe.Line(k.By), termsafe.Line(k.Via), k.At.Local().Format(time.DateTime))
 	}
 }
