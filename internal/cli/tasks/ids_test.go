@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/cli/clitest"
+	"github.com/broodhq/brood/internal/shortid"
 )
 
 // TestOneIDRule: `brood tasks` shows each id as its shortest unique prefix,
@@ -34,7 +35,11 @@ func TestOneIDRule(t *testing.T) {
 	}
 	for _, id := range []string{a, b} {
 		s := shown[id]
-		if len(s) < 12 || len(s) >= len(id) || strings.HasPrefix(a, s) == strings.HasPrefix(b, s) {
+		shared := 0
+		for shared < len(a) && a[shared] == b[shared] {
+			shared++
+		}
+		if len(s) < min(shared, shortid.TimePart)+shortid.Past || len(s) >= len(id) || strings.HasPrefix(a, s) == strings.HasPrefix(b, s) {
 			t.Errorf("%s shown as %q: want a prefix of it alone, six characters or more past the timestamp part the ids share", id, s)
 		}
 	}

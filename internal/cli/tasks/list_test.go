@@ -7,6 +7,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/shortid"
 )
 
 func TestTasksEmptyProject(t *testing.T) {
@@ -59,7 +60,7 @@ func TestTasksList(t *testing.T) {
 			t.Errorf("row %d %q does not read ID AGENT STATUS AGE DURATION TOKENS DESCRIPTION", i+1, lines[i+1])
 			continue
 		}
-		if !strings.HasPrefix(want.id, m[1]) || len(m[1]) < 12 || m[2] != want.agent || m[3] != want.status || m[6] == "0" || m[6] != tokens[want.id] || m[7] != want.desc {
+		if m[1] != shortid.Prefix(want.id, []string{done, partial}) || m[2] != want.agent || m[3] != want.status || m[6] == "0" || m[6] != tokens[want.id] || m[7] != want.desc {
 			t.Errorf("row %q, want %s %s %s with %s tokens", lines[i+1], want.id, want.agent, want.status, tokens[want.id])
 		}
 	}

@@ -229,10 +229,10 @@ func writeWideTree(out io.Writer, trees []*Node) error {
 // costNotes explains the marks on costs.
 func costNotes(out io.Writer, partial, assumed bool) error {
 	if partial {
-		fmt.Fprintln(out, "- no price, + a sum that leaves out models without a price (their tokens are counted; price them under [prices] in settings.toml)")
+		fmt.Fprintln(out, "- no price; + a sum leaving out models without one (their tokens count):\n  price them under [prices] in settings.toml")
 	}
 	if assumed {
-		fmt.Fprintln(out, "* an assumed price (see brood's price table); set your own under [prices] in settings.toml")
+		fmt.Fprintln(out, "* an assumed price (brood's table): set yours under [prices] in settings.toml")
 	}
 	return nil
 }

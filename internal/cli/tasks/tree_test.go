@@ -11,6 +11,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/cli/tasks"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/shortid"
 )
 
 const treeScript = `
@@ -118,7 +119,19 @@ func TestTreeRollsUpUsageAndCost(t *testing.T) {
 	}
 
 	code, out, _ := p.Brood("tasks", "tree")
-	for _, w := range []string{"root " + s.ID[:12], " (session)", "─ lead " + s.Children[0].ID[:12], "├─ scout ", "└─ scout ", "─ scout " + s.Children[1].ID[:12], "TREE COST"} {
+	var all []string
+	var walk func(n *tasks.Node)
+	walk = func(n *tasks.Node) {
+		all = append(all, n.ID)
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, n := range treeJSON(t, p) {
+		walk(n)
+	}
+	short := func(id string) string { return shortid.Prefix(id, all) }
+	for _, w := range []string{"root " + short(s.ID) + " (session)", "─ lead " + short(s.Children[0].ID) + "  ", "├─ scout ", "└─ scout ", "─ scout " + short(s.Children[1].ID) + "  ", "TREE COST"} {
 		if code != 0 || !strings.Contains(out, w) {
 			t.Errorf("text tree lacks %q:\n%s", w, out)
 		}
@@ -146,7 +159,7 @@ func TestTreeUnpricedShowsTokensOnly(t *testing.T) {
 		t.Errorf("unpriced: cost %v tree %v complete %v usage %+v", s.CostUSD, s.TreeCostUSD, s.TreeCostComplete, s.TreeUsage)
 	}
 	_, out, _ := p.Brood("tasks", "tree")
-	if strings.Contains(out, "$") || !strings.Contains(out, "models without a price") {
+	if strings.Contains(out, "$") || !strings.Contains(out, "- no price; + a sum leaving out models without one") {
 		t.Errorf("text:\n%s", out)
 	}
 }
