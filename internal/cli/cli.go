@@ -76,13 +76,13 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 	root.SetOut(f.Out)
 	root.SetErr(f.Err)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
+	if err == nil && !f.OutBroken() {
 		return 0
 	}
 	if errors.Is(err, agents.ErrCheckFailed) {
 		return 1 // check printed every problem already
 	}
-	if errors.Is(err, syscall.EPIPE) {
+	if errors.Is(err, syscall.EPIPE) || f.OutBroken() {
 		// The reader went away (brood ... | head): end quietly with the
 		// status a process killed by SIGPIPE has, as other CLI tools do.
 		return cmdutil.ExitBrokenPipe
@@ -137,7 +137,11 @@ func usagePath(root *cobra.Command, args []string) string {
 // NewCmdRoot builds the root command with every noun under it.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "brood",
+		Use: "brood",
+		Example: `  brood                                   # interactive
+  brood -p "fix the failing test"          # headless
+  git diff | brood -p "review this diff"
+  brood tasks`,
 		Short: "A runtime for coding agents that delegate to subagents in isolated child processes",
 		Long: `brood runs an LLM coding agent whose main skill is delegation: the agent hands
 self-contained work to specialised subagents (explore, plan, general-purpose, or

@@ -86,13 +86,22 @@ func (s *Set) Show(id string) string {
 	return Prefix(id, s.ids)
 }
 
-// Match returns the one id of ids that q is, or is a prefix or a tail of
-// (letters in any case). It fails when none is, or when several are (it
-// names up to five of them).
+// Match returns the one task id of ids that q is, or is a prefix or a
+// tail of (Resolve of kind "task").
 func Match(q string, ids []string) (string, error) {
-	q = strings.ToUpper(strings.TrimSpace(q))
+	return Resolve("task", q, ids)
+}
+
+// Resolve is the one rule for reading an id the user typed: the id of ids
+// that q is, or is a prefix or a tail of, in any case, with a trailing "…"
+// (as a clipped id is printed) ignored. It fails when none is, or when
+// several are (it names up to five of them). kind names what the ids are
+// ("task", "session", "workflow run").
+func Resolve(kind, q string, ids []string) (string, error) {
+	typed := strings.TrimSuffix(strings.TrimSpace(q), "…")
+	q = strings.ToUpper(typed)
 	if q == "" {
-		return "", fmt.Errorf("no task id given")
+		return "", fmt.Errorf("no %s id given", kind)
 	}
 	var hits []string
 	for _, id := range ids {
@@ -106,10 +115,14 @@ func Match(q string, ids []string) (string, error) {
 	}
 	switch len(hits) {
 	case 0:
-		return "", fmt.Errorf("no task id starts or ends with %q (brood tasks lists them)", q)
+		return "", fmt.Errorf("no %s %s (no %s id starts or ends with it)", kind, typed, kind)
 	case 1:
 		return hits[0], nil
 	}
 	shown := hits[:min(len(hits), 5)]
-	return "", fmt.Errorf("%q names %d tasks (%s): give more of the id", q, len(hits), strings.Join(shown, ", "))
+	more := ""
+	if len(hits) > len(shown) {
+		more = ", …"
+	}
+	return "", fmt.Errorf("%s id %s is ambiguous (%d %ss: %s%s): give more of it", kind, typed, len(hits), kind, strings.Join(shown, ", "), more)
 }

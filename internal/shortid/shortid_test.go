@@ -68,14 +68,29 @@ func TestMatch(t *testing.T) {
 		{"01kbn5q7mzf0", ids[1], ""},
 		{"GHJKMN", ids[0], ""}, // a tail, as the TUI shows
 		{"zzzzzz", ids[1], ""}, // a tail in any case
-		{"01KBN5Q7MZ", "", "names 2 tasks"},
-		{"NOPE", "", "no task id"},
+		{"01KBN5Q7MZ", "", "is ambiguous (2 tasks: "},
+		{"NOPE", "", "no task NOPE"},
 		{"", "", "no task id given"},
 		{ids[1], ids[1], ""},
+		{"01KBN5Q7MZ8X…", ids[0], ""}, // a clipped id as a list prints it
 	} {
 		got, err := Match(tc.q, ids)
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("Match(%q) = %q, %v; want %q, %q", tc.q, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestResolveNamesKindAndCandidates: an ambiguous id names every candidate
+// (up to five, then "…") and the kind of id asked for.
+func TestResolveNamesKindAndCandidates(t *testing.T) {
+	ids := []string{"01A0000000000000000000000A", "01A0000000000000000000000B", "01A0000000000000000000000C",
+		"01A0000000000000000000000D", "01A0000000000000000000000E", "01A0000000000000000000000F"}
+	_, err := Resolve("session", "01A", ids)
+	if err == nil || !strings.Contains(err.Error(), "is ambiguous (6 sessions: ") || !strings.Contains(err.Error(), ids[4]+", …") || strings.Contains(err.Error(), ids[5]) {
+		t.Errorf("ambiguous: %v", err)
+	}
+	if _, err := Resolve("workflow run", "XYZ", ids); err == nil || err.Error() != `no workflow run XYZ (no workflow run id starts or ends with it)` {
+		t.Errorf("none: %v", err)
 	}
 }

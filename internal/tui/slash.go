@@ -11,6 +11,7 @@ import (
 
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/shortid"
 )
 
 // command is one slash command.
@@ -125,22 +126,16 @@ func (m *Model) resume(id, text string) {
 	m.notice(entryNotice, fmt.Sprintf("resumed task %s with: %s", id, firstLine(text, 100)))
 }
 
-// resolveID expands a short id (the tail shown in the tree, or a prefix,
-// in any case) to the task's full id, when exactly one task of the session
-// ends or starts with it.
+// resolveID expands a short id (the prefix shown in the tree, or any
+// unique prefix or tail, in any case) to the task's full id by the one
+// rule the CLI shares (shortid.Match); s itself when no one task of the
+// session has it.
 func (m *Model) resolveID(s string) string {
 	if m.tree.nodes[s] != nil {
 		return s
 	}
-	u := strings.ToUpper(strings.TrimSuffix(s, "…"))
-	var hits []string
-	for _, id := range m.tree.ids() {
-		if u != "" && (strings.HasSuffix(id, u) || strings.HasPrefix(id, u)) {
-			hits = append(hits, id)
-		}
-	}
-	if len(hits) == 1 {
-		return hits[0]
+	if id, err := shortid.Match(s, m.tree.ids()); err == nil {
+		return id
 	}
 	return s
 }

@@ -49,7 +49,9 @@ func NewCmdAgents(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command 
 // newCmd builds the command over opts. Every form takes --json.
 func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "agents",
+		Use: "agents",
+		Example: `  brood agents
+  brood agents --json`,
 		Short: "List the agent definitions subagents can be dispatched as",
 		Long: "List every agent type the Task tool can dispatch, after precedence:\n" +
 			"project (.brood/agents, .claude/agents) over user (~/.config/brood/agents,\n" +

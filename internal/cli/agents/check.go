@@ -18,7 +18,9 @@ type CheckOptions struct {
 func NewCmdCheck(parent *Options, runF func(*CheckOptions) error) *cobra.Command {
 	opts := &CheckOptions{Options: parent}
 	return &cobra.Command{
-		Use:   "check [PATH...]",
+		Use: "check [PATH...]",
+		Example: `  brood agents check
+  brood agents check .brood/agents/reviewer.md`,
 		Short: "Validate agent definition files",
 		Long: "Validate agent definitions and print every warning and error with file:line.\n" +
 			"Without PATH, every discovered directory is checked (with precedence, so\n" +

@@ -22,7 +22,9 @@ type ShowOptions struct {
 func NewCmdShow(parent *Options, runF func(*ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{Options: parent}
 	return &cobra.Command{
-		Use:   "show NAME",
+		Use: "show NAME",
+		Example: `  brood agents show general-purpose
+  brood agents show reviewer --json`,
 		Short: "Print one agent definition as resolved, prompt included",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -25,12 +25,14 @@ func (f *Factory) TaskIDs() []string {
 	return ids
 }
 
-// ResolveTaskID turns what the user typed (an id, a unique prefix, any
-// case, a clipped id ending in "…") into a task id.
+// ResolveTaskID turns what the user typed (an id, a unique prefix or tail,
+// any case, a clipped id ending in "…") into a task id: the one task-id
+// resolver of every `brood tasks` verb.
 func (f *Factory) ResolveTaskID(id string) (string, error) {
-	got, err := ResolveID("task", id, f.TaskIDs())
-	if err != nil && strings.HasPrefix(err.Error(), "no task") {
-		return "", fmt.Errorf("no task %s under %s (see `brood tasks`)", id, dispatch.Root(f.ProjectRoot))
+	ids := f.TaskIDs()
+	got, err := ResolveID("task", id, ids)
+	if err != nil && !strings.Contains(err.Error(), " is ambiguous ") {
+		return "", fmt.Errorf("no task %s under %s (brood tasks --all lists them)", id, dispatch.Root(f.ProjectRoot))
 	}
 	return got, err
 }

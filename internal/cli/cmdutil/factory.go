@@ -6,12 +6,14 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/depth"
@@ -54,6 +56,9 @@ type Factory struct {
 	// OutTerminal says stdout is a terminal (the streams are wrapped, so
 	// this is decided before).
 	OutTerminal bool
+	// ErrTerminal says stderr is a terminal: --output-format json shows
+	// the subagents' progress there.
+	ErrTerminal bool
 	// Redactor scrubs this process's secrets (secret-looking variables,
 	// the project's .env values, key formats) from everything it writes.
 	Redactor *tool.Redactor
@@ -85,20 +90,38 @@ func NewFactory(stdio IO) *Factory {
 	if stdio.Getenv == nil {
 		stdio.Getenv = func(string) string { return "" }
 	}
-	raw, tty := stdio.Out, IsTerminal(stdio.Out)
+	raw, tty, errTTY := stdio.Out, IsTerminal(stdio.Out), IsTerminal(stdio.Err)
 	stdio.Out, stdio.Err = &lockedWriter{w: stdio.Out}, &lockedWriter{w: termsafe.NewWriter(stdio.Err)}
-	return &Factory{IO: stdio, rawOut: raw, OutTerminal: tty}
+	return &Factory{IO: stdio, rawOut: raw, OutTerminal: tty, ErrTerminal: errTTY}
 }
 
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	broke bool // a write found the reader gone (EPIPE)
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		l.broke = true
+	}
+	return n, err
+}
+
+// OutBroken says whether a write to stdout found its reader gone (brood ...
+// | head): the command ends with ExitBrokenPipe, quietly, even when it
+// did not look at the error of the write.
+func (f *Factory) OutBroken() bool {
+	l, ok := f.Out.(*lockedWriter)
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.broke
 }
 
 // Load fills in the directories and settings. It runs before every command.

@@ -67,14 +67,6 @@ func Dur(ms int64) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// ShortID is a task id clipped for a progress line.
-func ShortID(id string) string {
-	if len(id) > 10 {
-		return id[:10] + "…"
-	}
-	return id
-}
-
 // FirstNonEmpty returns the first non-empty value.
 func FirstNonEmpty(vals ...string) string {
 	for _, v := range vals {

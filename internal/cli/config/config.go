@@ -15,7 +15,10 @@ import (
 // NewCmdConfig builds `brood config` and its verbs.
 func NewCmdConfig(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "config",
+		Use: "config",
+		Example: `  brood config list
+  brood config get model
+  brood config path`,
 		Short: "Show the effective settings and where each value came from",
 		Long: `Show brood's effective settings. Each value comes from, highest first:
 a flag, the environment (BROOD_*), .brood/settings.local.toml,

@@ -22,9 +22,10 @@ type GetOptions struct {
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
 	opts := &GetOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "get KEY",
-		Short: "Print one setting's effective value (its origin on stderr)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "get KEY",
+		Example: `  brood config get model`,
+		Short:   "Print one setting's effective value (its origin on stderr)",
+		Args:    cobra.ExactArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return settings.Keys(), cobra.ShellCompDirectiveNoFileComp
 		},

@@ -21,6 +21,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 	opts := &ListOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:     "list",
+		Example: `  brood config list`,
 		Aliases: []string{"ls"},
 		Short:   "Print every setting's effective value and where it came from",
 		Args:    cobra.NoArgs,

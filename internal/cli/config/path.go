@@ -20,9 +20,10 @@ type PathOptions struct {
 func NewCmdPath(f *cmdutil.Factory, runF func(*PathOptions) error) *cobra.Command {
 	opts := &PathOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "path",
-		Short: "Print the settings files brood reads, highest precedence first, and which exist",
-		Args:  cobra.NoArgs,
+		Use:     "path",
+		Example: `  brood config path`,
+		Short:   "Print the settings files brood reads, highest precedence first, and which exist",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)

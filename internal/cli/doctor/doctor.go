@@ -128,7 +128,9 @@ type Options struct {
 func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "doctor",
+		Use: "doctor",
+		Example: `  brood doctor
+  brood doctor --json`,
 		Short: "Report which isolation and sandbox mechanisms this machine offers",
 		Long: "Probe user namespaces, overlayfs inside a user namespace, the Landlock ABI,\n" +
 			"network namespaces and git, and say what an isolated or read-only child gets.",

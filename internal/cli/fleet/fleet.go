@@ -15,7 +15,9 @@ import (
 // NewCmdFleet builds `brood fleet` and its verbs.
 func NewCmdFleet(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "fleet <command>",
+		Use: "fleet <command>",
+		Example: `  brood fleet --help
+  brood worker --temporal 127.0.0.1:7233`,
 		Short: "Keys for submitting to a fleet of brood workers",
 		Args:  cobra.NoArgs,
 	}

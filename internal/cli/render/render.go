@@ -14,7 +14,6 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/jsonstr"
-	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -32,8 +31,8 @@ type Renderer struct {
 	streamed bool // this turn's text has gone to stdout already (live)
 	printed  bool // the answer is on stdout
 
-	redact func(string) string // json mode: every line's strings (see Redacting)
-	ids    shortid.Set         // the task ids shown so far, for their prefixes
+	redact   func(string) string // json mode: every line's strings (see Redacting)
+	progress *Progress           // text mode: the subagents' progress lines
 }
 
 // New is a renderer writing to out and errOut in mode (text or json). In
@@ -43,7 +42,7 @@ func New(out, errOut io.Writer, mode string) *Renderer {
 	if mode == "json" {
 		return &Renderer{json: true, out: out, err: errOut}
 	}
-	return &Renderer{out: termsafe.NewWriter(out), err: errOut}
+	return &Renderer{out: termsafe.NewWriter(out), err: errOut, progress: NewProgress(errOut)}
 }
 
 // NewText is a text renderer; live streams the model's text to out as it
@@ -94,23 +93,7 @@ func (r *Renderer) DispatchEvent(ev delegate.Event) {
 		r.line(ev)
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// Every task seen counts for the prefixes, shown or not: siblings
-	// started together are told apart from their first line.
-	r.ids.Add(ev.TaskID)
-	id := r.ids.Show(ev.TaskID)
-	switch ev.Type {
-	case "progress":
-		fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, id, strings.Join(ev.Tools, ", "))
-	case "budget_warning", "budget_exceeded":
-		fmt.Fprintf(r.err, "  ! [%s %s] %s: %s\n", ev.Agent, id, ev.Type, cmdutil.FirstLine(ev.Text, 160))
-	case "dispatch_stop":
-		fmt.Fprintf(r.err, "  [%s %s] %s in %s · tokens in %d out %d\n", ev.Agent, id, ev.Status, cmdutil.Dur(ev.WallMS), ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output)
-		if ev.Status != "done" && ev.Text != "" {
-			fmt.Fprintf(r.err, "  [%s %s] %s\n", ev.Agent, id, cmdutil.FirstLine(ev.Text, 200))
-		}
-	}
+	r.progress.DispatchEvent(ev)
 }
 
 // Event shows one event of the root agent.

@@ -162,7 +162,7 @@ func (c *Compat) appendix() (string, error) {
 // a string or a list of blocks; the user messages' text, in order, is
 // the prompt.
 func streamJSONPrompt(r io.Reader) (string, error) {
-	text, err := readStdin(r)
+	text, err := readStdin(r, maxStreamJSON)
 	if err != nil {
 		return "", err
 	}

@@ -17,8 +17,9 @@ const demoPrompt = "Give me a tour of this directory: what is here and what is i
 func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run brood's main job offline over this directory, with the scripted model",
+		Use:     "demo",
+		Example: `  brood demo`,
+		Short:   "Run brood's main job offline over this directory, with the scripted model",
 		Long: `Run a real, multi-turn, tool-using agent over the current directory with the
 built-in scripted model: no API key and no network needed. The tools, the
 transcript and the event stream are the real ones.`,

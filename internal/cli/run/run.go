@@ -36,6 +36,7 @@ type Options struct {
 	Mode         string // legacy --mode text | json (brood's own event lines)
 	OutputFormat string // text | json | stream-json
 	Verbose      bool
+	MaxStdin     string // how much of stdin a prompt may take (--max-stdin)
 	Session      string
 	Continue     bool
 	Resume       string
@@ -65,6 +66,7 @@ func (o *Options) BindFlags(cmd *cobra.Command) {
 	f.Var(cmdutil.NewEnum(&o.Mode, "text", "text", "json"), "mode", "text, or json for brood's own event lines (see --output-format for Claude Code's)")
 	f.Var(cmdutil.NewEnum(&o.OutputFormat, "", "text", "json", "stream-json"), "output-format", "text (the answer), json (one result object) or stream-json (one JSON object per line as the run goes), as claude -p")
 	f.BoolVar(&o.Verbose, "verbose", false, "accepted for claude -p compatibility (stream-json is always complete)")
+	f.StringVar(&o.MaxStdin, "max-stdin", defaultMaxStdin, "the most a prompt piped on stdin may hold (e.g. 4MB); more is refused")
 	f.BoolVarP(&o.Print, "print", "p", false, "headless: print the answer and exit (brood run always is; for claude -p habits)")
 	f.StringVar(&o.Session, "session", "", "transcript file to continue (and append to)")
 	f.BoolVarP(&o.Continue, "continue", "c", false, "continue the most recent session in this project")
@@ -133,6 +135,18 @@ type output interface {
 	Done(o *agent.Outcome, sessionPath string, t render.Totals)
 }
 
+// withProgress is an output that also shows the subagents' progress lines
+// on stderr.
+type withProgress struct {
+	output
+	progress *render.Progress
+}
+
+func (w withProgress) DispatchEvent(ev delegate.Event) {
+	w.output.DispatchEvent(ev)
+	w.progress.DispatchEvent(ev)
+}
+
 // format is the effective output format: text, events (--mode json), json
 // or stream-json.
 func (o *Options) format() string {
@@ -157,7 +171,13 @@ func (o *Options) newOutput() (output, func()) {
 	case "events":
 		return render.New(f.Out, f.Err, "json").Redacting(f.Redactor.Redact), func() {}
 	case "json":
-		return render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact), func() {}
+		h := render.NewHeadless(f.Out, false).Redacting(f.Redactor.Redact)
+		if o.Verbose || f.ErrTerminal {
+			// One document at the end on stdout; meanwhile a person sees
+			// the subagents' progress on stderr.
+			return withProgress{h, render.NewProgress(f.Err)}, func() {}
+		}
+		return h, func() {}
 	case "stream-json":
 		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact), func() {}
 	}

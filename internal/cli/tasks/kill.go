@@ -24,7 +24,9 @@ type KillOptions struct {
 func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) error) *cobra.Command {
 	opts := &KillOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:               "kill ID",
+		Use: "kill ID",
+		Example: `  brood tasks kill 8XRTAB
+  brood tasks kill 01KBN5Q7MZ8X --json`,
 		Short:             "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.CompleteTaskIDs,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/shortid"
 )
 
 func TestTasksEmptyProject(t *testing.T) {
@@ -26,7 +27,7 @@ func TestTasksEmptyProject(t *testing.T) {
 }
 
 // TestTasksList: the table has a row per dispatch, newest first, with its
-// agent, status, age, duration, tokens and description; --status filters
+// shortest unique id prefix, agent, status, age, duration, tokens and description; --status filters
 // (any case); --json has the same tasks without the bulky records.
 func TestTasksList(t *testing.T) {
 	p := clitest.NewDispatchProject(t, true)
@@ -59,13 +60,13 @@ func TestTasksList(t *testing.T) {
 			t.Errorf("row %d %q does not read ID AGENT STATUS AGE DURATION TOKENS DESCRIPTION", i+1, lines[i+1])
 			continue
 		}
-		if m[1] != want.id || m[2] != want.agent || m[3] != want.status || m[6] == "0" || m[6] != tokens[want.id] || m[7] != want.desc {
+		if m[1] != shortid.Prefix(want.id, []string{done, partial}) || m[2] != want.agent || m[3] != want.status || m[6] == "0" || m[6] != tokens[want.id] || m[7] != want.desc {
 			t.Errorf("row %q, want %s %s %s with %s tokens", lines[i+1], want.id, want.agent, want.status, tokens[want.id])
 		}
 	}
 
 	code, out, _ = p.Brood("tasks", "--status", "partial")
-	if lines := strings.Split(strings.TrimRight(out, "\n"), "\n"); code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[1], partial+"  stepper  partial") {
+	if lines := strings.Split(strings.TrimRight(out, "\n"), "\n"); code != 0 || len(lines) != 2 || !strings.HasPrefix(partial, strings.Fields(lines[1])[0]) || strings.Join(strings.Fields(lines[1])[1:3], " ") != "stepper partial" {
 		t.Errorf("--status partial: code %d\n%s", code, out)
 	}
 	if l := p.ListJSON("--status", "DONE"); len(l) != 1 || l[0]["id"] != done {
@@ -105,5 +106,27 @@ func TestTasksList(t *testing.T) {
 	}
 	if h, ok := list[1]["result"].(map[string]any)["resume_handle"]; ok {
 		t.Errorf("the done task has a resume handle %v", h)
+	}
+}
+
+// TestTasksWindow: the table shows the newest --last tasks (20 unless
+// told) and says on stderr how many it hides; --all shows every one (main
+// listed every task ever).
+func TestTasksWindow(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	p.DispatchOK("scout", "what is in the README?")
+	newest := p.DispatchOK("stepper", "go")
+	code, out, errOut := p.Brood("tasks", "--last", "1")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(newest, strings.Fields(lines[1])[0]) ||
+		errOut != "(1 older task(s) not shown: brood tasks --all lists every one)\n" {
+		t.Errorf("--last 1: code %d, stdout\n%s\nstderr %q", code, out, errOut)
+	}
+	code, out, errOut = p.Brood("tasks", "--last", "1", "--all")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 3 || errOut != "" {
+		t.Errorf("--all: code %d, stdout\n%s\nstderr %q", code, out, errOut)
+	}
+	if code, _, errOut = p.Brood("tasks", "--last", "0"); code == 0 || !strings.Contains(errOut, "--last 0: want 1 or more (or --all)") {
+		t.Errorf("--last 0: code %d, stderr %q", code, errOut)
 	}
 }

@@ -25,7 +25,9 @@ type LogOptions struct {
 func NewCmdLog(f *cmdutil.Factory, runF func(*LogOptions) error) *cobra.Command {
 	opts := &LogOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:               "log ID",
+		Use: "log ID",
+		Example: `  brood tasks log 8XRTAB
+  brood tasks log 8XRTAB --json`,
 		Short:             "Print a dispatch's transcript, readably",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.CompleteTaskIDs,

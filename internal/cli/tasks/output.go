@@ -29,7 +29,9 @@ type OutputOptions struct {
 func NewCmdOutput(f *cmdutil.Factory, runF func(context.Context, *OutputOptions) error) *cobra.Command {
 	opts := &OutputOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:               "output ID",
+		Use: "output ID",
+		Example: `  brood tasks output 8XRTAB
+  brood tasks output 8XRTAB --wait --timeout 5m`,
 		Short:             "Print a task's status and, once finished, its verified result",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.CompleteTaskIDs,

@@ -25,7 +25,9 @@ type PruneOptions struct {
 func NewCmdPrune(f *cmdutil.Factory, runF func(*PruneOptions) error) *cobra.Command {
 	opts := &PruneOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:   "prune --older-than DURATION",
+		Use: "prune --older-than DURATION",
+		Example: `  brood tasks prune --older-than 168h
+  brood tasks prune --older-than 24h --json`,
 		Short: "Delete the records of finished dispatches older than DURATION",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

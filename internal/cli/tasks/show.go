@@ -2,9 +2,9 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -30,8 +30,15 @@ type ShowOptions struct {
 func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{Factory: f}
 	cmd := &cobra.Command{
-		Use:               "show ID",
-		Short:             "Print a dispatch's envelope, result, process outcome and dispatch log",
+		Use: "show ID",
+		Example: `  brood tasks show 01KBN5Q7MZ8X    # any unique prefix
+  brood tasks show 8XRTAB          # or tail of the id
+  brood tasks show 8XRTAB --json`,
+		Short: "Show a dispatch: status, agent, brief, times, tokens and the start of its result",
+		Long: `Show a dispatch as a person reads it: its status, agent, brief, when it ran and
+for how long, its tokens and the first lines of its result. --json prints every
+record (envelope, result, process outcome, dispatch log). ID is any unique
+prefix or tail of the task's id.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.CompleteTaskIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -98,6 +105,12 @@ func showFleet(opts *ShowOptions, t *root.FleetTaskDetail) error {
 	return nil
 }
 
+// excerptLines is how much of a result `tasks show` prints; `tasks
+// output` prints it whole.
+const excerptLines = 15
+
+// showRun is the human view of a task: what it was asked, how it went,
+// what it cost and the start of its result. --json prints every record.
 func showRun(opts *ShowOptions) error {
 	f := opts.Factory
 	t, err := dispatch.LoadTask(f.ProjectRoot, opts.ID)
@@ -108,58 +121,99 @@ func showRun(opts *ShowOptions) error {
 		return cmdutil.WriteJSON(f.Out, t)
 	}
 	w := termsafe.NewWriter(f.Out)
-	fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, t.Agent, t.Status)
+	fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, termsafe.Line(t.Agent), t.Status)
 	if t.Note != "" {
-		fmt.Fprintf(w, "note     %s\n", t.Note)
+		fmt.Fprintf(w, "note     %s\n", termsafe.Line(t.Note))
 	}
-	fmt.Fprintf(w, "dir      %s\n", t.Dir)
-	for _, c := range concerns(t) {
-		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
+	if t.Label != "" {
+		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(cmdutil.TrimTo(t.Label, 200)))
 	}
-	if copies, err := isolate.Leftovers(context.Background(), copyRepo(f.ProjectRoot, t), t.ID, t.Files().Path()); err == nil {
-		for _, c := range copies {
-			if c.Unapplied {
-				fmt.Fprintf(w, "copy     %s (%s) holds work never applied. %s\n", c.Path, c.Mode, copyHint(t.ID, c))
-			} else {
-				fmt.Fprintf(w, "copy     %s (%s), its work is in the tree: brood tasks prune removes it\n", c.Path, c.Mode)
-			}
+	if t.Parent != "" {
+		fmt.Fprintf(w, "parent   %s (depth %d)\n", t.Parent, t.Depth)
+	}
+	fmt.Fprintf(w, "created  %s (%s)\n", t.Created.Local().Format(time.DateTime), cmdutil.Age(t.Created))
+	if t.Duration > 0 {
+		fmt.Fprintf(w, "took     %s\n", cmdutil.Dur(t.Duration))
+	}
+	fmt.Fprintf(w, "tokens   %d", t.Tokens)
+	if r := t.Result; r != nil {
+		fmt.Fprintf(w, " (%d in, %d out", r.Usage.Input, r.Usage.Output)
+		if c := r.ChildUsage; c.Input+c.Output > 0 {
+			fmt.Fprintf(w, "; its subagents %d in, %d out", c.Input, c.Output)
 		}
+		fmt.Fprint(w, ")")
 	}
-	for _, part := range []struct {
-		name string
-		v    any
-	}{{"verdict (the parent's)", t.Verdict}, {"owner (the parent's)", t.Owner}, {"kill", t.Kill},
-		{"envelope", t.Envelope}, {"result", t.Result}, {"output", t.Output}, {"dispatch log", t.Log}} {
-		if part.name == "kill" && t.Kill == nil {
-			continue // only a task a person stopped has one
-		}
-		if part.v == nil || isNilPtr(part.v) {
-			fmt.Fprintf(w, "\n── %s: none\n", part.name)
-			continue
-		}
-		fmt.Fprintf(w, "\n── %s\n", part.name)
-		b, _ := json.MarshalIndent(part.v, "", "  ")
-		fmt.Fprintln(w, string(b))
+	fmt.Fprintf(w, "\ndir      %s\n", t.Dir)
+	showVerdict(w, t)
+	for _, p := range t.Problems {
+		fmt.Fprintf(w, "problem  %s\n", termsafe.Line(p))
 	}
+	showCopies(w, f, t)
+	if r := t.Result; r != nil {
+		showResult(w, t.ID, r)
+	} else {
+		fmt.Fprintln(w, "\nno result yet")
+	}
+	fmt.Fprintf(w, "\nevery record (envelope, result, output, dispatch log): brood tasks show %s --json\n", t.ID)
 	return nil
 }
 
-func isNilPtr(v any) bool {
-	switch x := v.(type) {
-	case *dispatch.Envelope:
-		return x == nil
-	case *dispatch.Result:
-		return x == nil
-	case *dispatch.Output:
-		return x == nil
-	case *dispatch.Log:
-		return x == nil
-	case *dispatch.Verdict:
-		return x == nil
-	case *dispatch.Owner:
-		return x == nil
-	case *dispatch.Kill:
-		return x == nil
+// showCopies says what became of the task's copies of the repository.
+func showCopies(w io.Writer, f *cmdutil.Factory, t *dispatch.Task) {
+	copies, err := isolate.Leftovers(context.Background(), copyRepo(f.ProjectRoot, t), t.ID, t.Files().Path())
+	if err != nil {
+		return
 	}
-	return false
+	for _, c := range copies {
+		if c.Unapplied {
+			fmt.Fprintf(w, "copy     %s (%s) holds work never applied. %s\n", c.Path, c.Mode, copyHint(t.ID, c))
+		} else {
+			fmt.Fprintf(w, "copy     %s (%s), its work is in the tree: brood tasks prune removes it\n", c.Path, c.Mode)
+		}
+	}
+}
+
+// showResult prints the files a result names and the first lines of its
+// summary.
+func showResult(w io.Writer, id string, r *dispatch.Result) {
+	if len(r.FilesChanged) > 0 {
+		fmt.Fprintf(w, "files    %s\n", termsafe.Line(strings.Join(r.FilesChanged, ", ")))
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "error    %s\n", termsafe.Line(r.Error))
+	}
+	lines := strings.Split(strings.TrimRight(r.Summary, "\n"), "\n")
+	fmt.Fprintf(w, "\nresult (%s):\n", r.Status)
+	for _, l := range lines[:min(len(lines), excerptLines)] {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	if n := len(lines) - excerptLines; n > 0 {
+		fmt.Fprintf(w, "  … %d more line(s): brood tasks output %s\n", n, id)
+	}
+}
+
+// showVerdict is the parent's verdict on the task's last run, and who
+// stopped it.
+func showVerdict(w io.Writer, t *dispatch.Task) {
+	if v := t.Verdict; v != nil {
+		fmt.Fprintf(w, "verdict  %s (the parent's)\n", v.Status)
+		if v.Rejected != "" {
+			fmt.Fprintf(w, "rejected %s\n", termsafe.Line(v.Rejected))
+		}
+		if v.Error != "" {
+			fmt.Fprintf(w, "ended    %s\n", termsafe.Line(v.Error))
+		}
+		for _, r := range v.Reasons {
+			fmt.Fprintf(w, "reason   %s\n", termsafe.Line(r))
+		}
+		for _, c := range v.Config {
+			fmt.Fprintf(w, "config   %s\n", termsafe.Line(c))
+		}
+	}
+	for _, c := range concerns(t) {
+		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
+	}
+	if k := t.Kill; k != nil {
+		fmt.Fprintf(w, "stopped  by the %s (%s) at %s\n", termsafe.Line(k.By), termsafe.Line(k.Via), k.At.Local().Format(time.DateTime))
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -24,6 +25,9 @@ type ListOptions struct {
 	Factory *cmdutil.Factory
 	JSON    bool
 	Status  string
+	// All lists every task; otherwise the table shows the newest Last.
+	All  bool
+	Last int
 	// Fleet, when configured (--temporal or temporal.address), adds the
 	// fleet's calls and runs below this project's tasks.
 	Fleet root.FleetFlags
@@ -39,7 +43,12 @@ func NewCmdTasks(f *cmdutil.Factory, runF func(context.Context, *ListOptions) er
 		Long: `Every dispatch is recorded under .brood/dispatch/<task_id>/ (envelope, transcript,
 result, process outcome, dispatch log). ` + "`brood tasks`" + ` lists them with their true
 status: a child whose process died without a result shows as killed, and can be
-resumed.`,
+resumed. The table shows the newest 20 (--last N, or --all) and says how many
+it hides; --json lists every one. An id is shown as its shortest unique prefix;
+every verb takes any unique prefix or tail of an id.`,
+		Example: `  brood tasks
+  brood tasks --status running
+  brood tasks --all --json | jq -r '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -50,6 +59,8 @@ resumed.`,
 	}
 	opts.Fleet.AddFlags(cmd)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "list every task, not only the newest --last")
+	cmd.Flags().IntVarP(&opts.Last, "last", "n", defaultWindow, "how many of the newest tasks the table shows")
 	cmd.Flags().StringVar(&opts.Status, "status", "", "only tasks with this status (queued, running, done, partial, checkpoint, failed, killed, cancelled)")
 	cmd.AddCommand(
 		NewCmdShow(f, nil), NewCmdLog(f, nil), NewCmdPrune(f, nil),
@@ -58,15 +69,26 @@ resumed.`,
 	return cmd
 }
 
+// defaultWindow is how many of the newest tasks `brood tasks` shows
+// without --all.
+const defaultWindow = 20
+
 func listRun(ctx context.Context, opts *ListOptions) error {
 	f := opts.Factory
 	status := opts.Status
+	if opts.Last < 1 {
+		return fmt.Errorf("--last %d: want 1 or more (or --all)", opts.Last)
+	}
 	if status != "" && !knownStatus(status) {
 		return fmt.Errorf("--status %q: want one of queued, running, done, partial, checkpoint, failed, killed, cancelled", status)
 	}
 	tasks, err := dispatch.ListTasks(f.ProjectRoot)
 	if err != nil {
 		return err
+	}
+	all := make([]string, 0, len(tasks))
+	for _, t := range tasks {
+		all = append(all, t.ID)
 	}
 	if status != "" {
 		var keep []*dispatch.Task
@@ -84,11 +106,18 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		}
 		return cmdutil.WriteJSON(f.Out, append(rows, fleetRows(ctx, opts, status)...))
 	}
-	if !opts.Fleet.Configured(f) {
-		return printTasks(f, tasks, status)
+	hidden := 0
+	if !opts.All && len(tasks) > opts.Last {
+		tasks, hidden = tasks[:opts.Last], len(tasks)-opts.Last
 	}
-	if err := printTasks(f, tasks, status); err != nil {
+	if err := printTasks(f, tasks, all, status); err != nil {
 		return err
+	}
+	if hidden > 0 {
+		fmt.Fprintf(f.Err, "(%d older task(s) not shown: brood tasks --all lists every one)\n", hidden)
+	}
+	if !opts.Fleet.Configured(f) {
+		return nil
 	}
 	return printFleet(ctx, opts, status)
 }
@@ -138,8 +167,9 @@ func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow 
 	return rows
 }
 
-// printTasks is the table of this project's tasks.
-func printTasks(f *cmdutil.Factory, tasks []*dispatch.Task, status string) error {
+// printTasks is the table of this project's tasks, each id shown as its
+// shortest unique prefix among all (every id of the project).
+func printTasks(f *cmdutil.Factory, tasks []*dispatch.Task, all []string, status string) error {
 	if len(tasks) == 0 {
 		if status != "" {
 			fmt.Fprintf(f.Out, "no tasks with status %s in %s\n", status, dispatch.Root(f.ProjectRoot))
@@ -157,13 +187,13 @@ func printTasks(f *cmdutil.Factory, tasks []*dispatch.Task, status string) error
 		}
 		if t.Status != dispatch.StatusRunning && t.Status != dispatch.StatusQueued {
 			if copies, _ := isolate.Leftovers(context.Background(), copyRepo(f.ProjectRoot, t), t.ID, t.Files().Path()); unappliedCount(copies) > 0 {
-				desc += " [unapplied copy kept: brood tasks show " + t.ID + "]"
+				desc += " [unapplied copy kept: brood tasks show " + shortid.Prefix(t.ID, all) + "]"
 			}
 		}
 		if n := len(concerns(t)); n > 0 {
 			desc = fmt.Sprintf("%s [%d concern(s)]", desc, n)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(t.ID), termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), cmdutil.Dur(t.Duration), t.Tokens, termsafe.Line(cmdutil.TrimTo(desc, 70)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(shortid.Prefix(t.ID, all)), termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), cmdutil.Dur(t.Duration), t.Tokens, termsafe.Line(cmdutil.TrimTo(desc, 70)))
 	}
 	return tw.Flush()
 }

@@ -26,6 +26,9 @@ type TreeOptions struct {
 	Root    string // a task id, or a session id
 	Session string
 	JSON    bool
+	// Wide prints every node's usage in full (cache reads and writes, its
+	// own and its subtree's): a table wider than 80 columns.
+	Wide bool
 }
 
 // NewCmdTree builds `brood tasks tree [ROOT|--session S]`.
@@ -41,10 +44,13 @@ write), wall time and estimated cost, and the same rolled up over its subtree.
 Costs come from a price table of list prices per million tokens (override or
 extend it under [prices] in settings.toml); a model without a price shows its
 tokens only, and a rolled-up cost that leaves such a node out is marked "+".
-Without an argument every tree of the project is shown.`,
+Without an argument every tree of the project is shown. The table fits 80
+columns (a node's description is cut with …; TOKENS and TREE COST are its
+subtree's); --wide shows every count, --json everything.`,
 		Example: `  brood tasks tree
   brood tasks tree 01JC3V...            # one task and everything below it
   brood tasks tree --session 01JC3T...  # one brood run's whole tree
+  brood tasks tree --wide               # every count, own and rolled up
   brood tasks tree --json`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: f.CompleteTaskIDs,
@@ -63,6 +69,7 @@ Without an argument every tree of the project is shown.`,
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "the tree of this root session (its transcript's id or path)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&opts.Wide, "wide", false, "show every count (cache, own and rolled up): wider than 80 columns")
 	_ = cmd.RegisterFlagCompletionFunc("session", f.CompleteSessionIDs)
 	return cmd
 }
@@ -97,6 +104,9 @@ func treeRun(opts *TreeOptions) error {
 		fmt.Fprintln(f.Out, "no dispatches yet in", f.ProjectRoot)
 		return nil
 	}
+	if opts.Wide {
+		return writeWideTree(termsafe.NewWriter(f.Out), trees)
+	}
 	return writeTree(termsafe.NewWriter(f.Out), trees)
 }
 
@@ -122,8 +132,10 @@ func (fo *forest) pick(root, sess string) ([]*Node, error) {
 			known = append(known, id)
 		}
 		id, err := cmdutil.ResolveID("task or session", root, known)
-		if err != nil {
-			return nil, fmt.Errorf("%v in %s; see brood tasks", err, filepath.Join(fo.root, ".brood"))
+		if err != nil && !strings.Contains(err.Error(), " is ambiguous") {
+			return nil, fmt.Errorf("no task or session %s in %s; see brood tasks --all", root, filepath.Join(fo.root, ".brood"))
+		} else if err != nil {
+			return nil, err
 		}
 		root = id
 		if t := fo.tasks[root]; t != nil {
@@ -160,7 +172,8 @@ func (fo *forest) pick(root, sess string) ([]*Node, error) {
 	return out, nil
 }
 
-func writeTree(out io.Writer, trees []*Node) error {
+// writeWideTree is the full table: every node's own and rolled-up counts.
+func writeWideTree(out io.Writer, trees []*Node) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "NODE\tSTATUS\tIN\tOUT\tCACHE R\tCACHE W\tWALL\tCOST\tTREE IN\tTREE OUT\tTREE CACHE R\tTREE CACHE W\tTREE COST\t")
 	partial, assumed := false, false
@@ -210,11 +223,16 @@ func writeTree(out io.Writer, trees []*Node) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	return costNotes(out, partial, assumed)
+}
+
+// costNotes explains the marks on costs.
+func costNotes(out io.Writer, partial, assumed bool) error {
 	if partial {
-		fmt.Fprintln(out, "- no price, + a sum that leaves out models without a price (their tokens are counted; price them under [prices] in settings.toml)")
+		fmt.Fprintln(out, "- no price; + a sum leaving out models without one (their tokens count):\n  price them under [prices] in settings.toml")
 	}
 	if assumed {
-		fmt.Fprintln(out, "* an assumed price (see brood's price table); set your own under [prices] in settings.toml")
+		fmt.Fprintln(out, "* an assumed price (brood's table): set yours under [prices] in settings.toml")
 	}
 	return nil
 }

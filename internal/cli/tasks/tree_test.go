@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/cli/tasks"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/shortid"
 )
 
 const treeScript = `
@@ -117,10 +119,32 @@ func TestTreeRollsUpUsageAndCost(t *testing.T) {
 	}
 
 	code, out, _ := p.Brood("tasks", "tree")
-	for _, w := range []string{"root " + s.ID + " (session)", "─ lead " + s.Children[0].ID, "├─ scout ", "└─ scout ", "─ scout " + s.Children[1].ID, "TREE COST"} {
+	var all []string
+	var walk func(n *tasks.Node)
+	walk = func(n *tasks.Node) {
+		all = append(all, n.ID)
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, n := range treeJSON(t, p) {
+		walk(n)
+	}
+	short := func(id string) string { return shortid.Prefix(id, all) }
+	for _, w := range []string{"root " + short(s.ID) + " (session)", "─ lead " + short(s.Children[0].ID) + "  ", "├─ scout ", "└─ scout ", "─ scout " + short(s.Children[1].ID) + "  ", "TREE COST"} {
 		if code != 0 || !strings.Contains(out, w) {
 			t.Errorf("text tree lacks %q:\n%s", w, out)
 		}
+	}
+	// It fits 80 columns (main's was 164), a cut description ending in …;
+	// --wide keeps every count.
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a %d-column line: %q", n, l)
+		}
+	}
+	if code, wide, _ := p.Brood("tasks", "tree", "--wide"); code != 0 || !strings.Contains(wide, "TREE CACHE W") || !strings.Contains(wide, "─ lead "+s.Children[0].ID) {
+		t.Errorf("--wide:\n%s", wide)
 	}
 	if code, _, errOut := p.Brood("tasks", "tree", "01ARZ3NDEKTSV4RRFFQ69G5FAV"); code != 1 || !strings.Contains(errOut, "no task or session 01ARZ3NDEKTSV4RRFFQ69G5FAV") {
 		t.Errorf("unknown root: %d %q", code, errOut)
@@ -135,7 +159,7 @@ func TestTreeUnpricedShowsTokensOnly(t *testing.T) {
 		t.Errorf("unpriced: cost %v tree %v complete %v usage %+v", s.CostUSD, s.TreeCostUSD, s.TreeCostComplete, s.TreeUsage)
 	}
 	_, out, _ := p.Brood("tasks", "tree")
-	if strings.Contains(out, "$") || !strings.Contains(out, "models without a price") {
+	if strings.Contains(out, "$") || !strings.Contains(out, "- no price; + a sum leaving out models without one") {
 		t.Errorf("text:\n%s", out)
 	}
 }

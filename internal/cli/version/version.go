@@ -23,9 +23,10 @@ type Options struct {
 func NewCmdVersion(f *cmdutil.Factory, version string, runF func(*Options) error) *cobra.Command {
 	opts := &Options{Factory: f, Version: version}
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print brood's version, the commit it was built from and the Go version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Example: `  brood version`,
+		Short:   "Print brood's version, the commit it was built from and the Go version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)

@@ -21,9 +21,10 @@ type CancelOptions struct {
 func newCmdCancel(f *Deps) *cobra.Command {
 	opts := &CancelOptions{F: f}
 	return &cobra.Command{
-		Use:   "cancel RUN_ID",
-		Short: "Stop a run, wherever it runs; it stays resumable (on the fleet, also a single call by its task id)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "cancel RUN_ID",
+		Example: `  brood workflow cancel 8XRTAB`,
+		Short:   "Stop a run, wherever it runs; it stays resumable (on the fleet, also a single call by its task id)",
+		Args:    cobra.ExactArgs(1),
 
 		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {

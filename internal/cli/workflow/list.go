@@ -18,7 +18,9 @@ type ListOptions struct {
 func newCmdList(f *Deps) *cobra.Command {
 	opts := &ListOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use: "list",
+		Example: `  brood workflow list
+  brood workflow list --json`,
 		Short: "List every workflow run, running ones from other processes included",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

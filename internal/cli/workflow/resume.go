@@ -20,9 +20,10 @@ type ResumeOptions struct {
 func newCmdResume(f *Deps) *cobra.Command {
 	opts := &ResumeOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "resume RUN_ID",
-		Short: "Continue an interrupted or cancelled run; finished calls are never run again",
-		Args:  cobra.ExactArgs(1),
+		Use:     "resume RUN_ID",
+		Example: `  brood workflow resume 8XRTAB`,
+		Short:   "Continue an interrupted or cancelled run; finished calls are never run again",
+		Args:    cobra.ExactArgs(1),
 
 		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -23,7 +23,9 @@ type ShowOptions struct {
 func newCmdShow(f *Deps) *cobra.Command {
 	opts := &ShowOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "show RUN_ID",
+		Use: "show RUN_ID",
+		Example: `  brood workflow show 01KBN5Q7MZ8X
+  brood workflow show 8XRTAB --json`,
 		Short: "Show one run: status, counts, phases, what was skipped and why",
 		Args:  cobra.ExactArgs(1),
 

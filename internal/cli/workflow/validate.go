@@ -26,9 +26,10 @@ type ValidateOptions struct {
 func newCmdValidate(f *Deps) *cobra.Command {
 	opts := &ValidateOptions{F: f}
 	cmd := &cobra.Command{
-		Use:   "validate FILE",
-		Short: "Check a plan file (schema, ids, waves and cycles, templates, output schemas, agents, max_agents) and list its inputs",
-		Args:  cobra.ExactArgs(1),
+		Use:     "validate FILE",
+		Example: `  brood workflow validate examples/workflows/bug-hunt.yaml`,
+		Short:   "Check a plan file (schema, ids, waves and cycles, templates, output schemas, agents, max_agents) and list its inputs",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return validateRun(opts)
