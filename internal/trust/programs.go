@@ -128,9 +128,45 @@ func expandProject(w, root string) string {
 var (
 	interpreters = []string{"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "node", "nodejs", "deno", "bun", "tsx", "ts-node",
 		"ruby", "perl", "php", "lua", "Rscript", "pwsh", "source", "."}
-	inline   = []string{"-c", "-e", "-p", "-m", "-r", "--eval", "--print", "-Command"}
-	wrappers = []string{"env", "exec", "nohup", "time", "command", "nice", "xargs", "timeout", "stdbuf"}
+	inline = []string{"-c", "-e", "-p", "-m", "-r", "--eval", "--print", "-Command"}
 )
+
+// wrapperOpts are the programs that run the command given as their
+// arguments — the one table of them, the tool guard's (tool) and
+// Programs' — each with which of its one-letter options take a value of
+// their own (so that value is not the program).
+var wrapperOpts = map[string]string{
+	"command": "", "builtin": "", "exec": "a", "env": "uCS", "nohup": "", "time": "fo",
+	"xargs": "adEeIiLlnPs", "nice": "n", "timeout": "sk", "stdbuf": "ioe", "sudo": "ugCDhprTU", "doas": "uC", "unbuffer": "",
+	"setsid": "", "ionice": "cnpPu",
+}
+
+// WrapperOptions says whether the program named name (a base name) runs
+// the command given as its arguments, and which of its one-letter options
+// take a value.
+func WrapperOptions(name string) (valued string, ok bool) {
+	valued, ok = wrapperOpts[name]
+	return valued, ok
+}
+
+// SkipWrapper is the index of the word after the wrapper at words[i]: past
+// its options (and the values of those that take one), env's VAR=x, and
+// timeout's or nice's number. words[i] must be a wrapper (WrapperOptions).
+func SkipWrapper(words []string, i int) int {
+	opt := wrapperOpts[filepath.Base(words[i])]
+	for i++; i < len(words); {
+		a := words[i]
+		switch {
+		case strings.HasPrefix(a, "-") && len(a) == 2 && strings.ContainsRune(opt, rune(a[1])) && i+1 < len(words):
+			i += 2
+		case strings.HasPrefix(a, "-") || isAssignment(a) || IsNumber(a):
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
 
 // Programs are the words of one simple command that stand where a program
 // is named: the command word (after VAR=value assignments and wrappers such
@@ -142,11 +178,11 @@ func Programs(words []string) []string {
 	for i < len(words) && isAssignment(words[i]) {
 		i++
 	}
-	for i < len(words) && slices.Contains(wrappers, filepath.Base(words[i])) {
-		i++
-		for i < len(words) && (strings.HasPrefix(words[i], "-") || isAssignment(words[i]) || isNumber(words[i])) {
-			i++
+	for i < len(words) {
+		if _, ok := WrapperOptions(filepath.Base(words[i])); !ok {
+			break
 		}
+		i = SkipWrapper(words, i)
 	}
 	if i >= len(words) {
 		return nil
@@ -178,8 +214,11 @@ func isAssignment(w string) bool {
 	return ok && k != "" && strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == "" && (k[0] < '0' || k[0] > '9')
 }
 
-func isNumber(w string) bool {
-	return w != "" && strings.Trim(strings.TrimRight(w, "smhd"), "0123456789.") == ""
+// IsNumber reports a number with an optional unit (5, 0.5, 10s, 2m): a
+// duration or a niceness, never a word of letters ("sh" is a program).
+func IsNumber(w string) bool {
+	w = strings.TrimRight(w, "smhd")
+	return w != "" && strings.Trim(w, "0123456789.") == ""
 }
 
 // NamedFiles are the files under root that one command runs, resolved

@@ -54,6 +54,11 @@ func TestPrograms(t *testing.T) {
 		{[]string{".", "./env.sh"}, []string{".", "./env.sh"}},
 		{[]string{"tee", "-a", "hook.log"}, []string{"tee"}},
 		{[]string{"env"}, nil},
+		// The wrapper table is the tool guard's: an option's value is
+		// skipped, and "sh" is a program, not a number.
+		{[]string{"timeout", "-s", "KILL", "5", "sh", "x.sh"}, []string{"sh", "x.sh"}},
+		{[]string{"nice", "sh", "x.sh"}, []string{"sh", "x.sh"}},
+		{[]string{"sudo", "-u", "bob", "./x.sh"}, []string{"./x.sh"}},
 	} {
 		if got := trust.Programs(tc.words); !slices.Equal(got, tc.want) {
 			t.Errorf("Programs(%q) = %q, want %q", tc.words, got, tc.want)
