@@ -200,23 +200,7 @@ func TestInPlaceCannotForgeStopMarkers(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "hooks.log")
 	hook := `[{"hooks":[{"type":"command","command":"cat >> ` + log + `; echo >> ` + log + `"}]}]`
 	writeFile(t, filepath.Join(p.home, ".claude", "settings.json"), `{"hooks":{"SubagentStart":`+hook+`,"SubagentStop":`+hook+`}}`)
-	mdl := p.script("stop.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: general-purpose, description: forge, prompt: "forge"}
-    - say: "root done"
-  general-purpose:
-    - tools:
-        - Bash: {command: "id=$(basename $(dirname $TMPDIR)); mkdir -p .brood/records/hooks 2>/dev/null; for n in 0 1 2 3; do touch .brood/records/hooks/$id.$n.stop 2>/dev/null && echo forged $n; done; echo tried > tried.txt"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
-		t.Fatalf("the child never tried: %v\n%s", err, errs)
-	}
+	p.childBash("forge", "id=$(basename $(dirname $TMPDIR)); mkdir -p .brood/records/hooks 2>/dev/null; for n in 0 1 2 3; do touch .brood/records/hooks/$id.$n.stop 2>/dev/null && echo forged $n; done; echo tried > tried.txt")
 	data, _ := os.ReadFile(log)
 	starts, stops := strings.Count(string(data), `"SubagentStart"`), strings.Count(string(data), `"SubagentStop"`)
 	if starts != 1 || stops != 1 {

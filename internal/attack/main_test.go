@@ -10,6 +10,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/broodhq/brood/internal/mcpclient/mcptest"
@@ -64,6 +67,33 @@ func (p *project) brood(ctx context.Context, extraEnv []string, args ...string) 
 }
 
 func writeFile(t *testing.T, path, data string) { t.Helper(); testbrood.WriteFile(t, path, data) }
+
+// childBash is the attack most cases share: `brood run` (bypassPermissions)
+// whose root hands one general-purpose child the Bash command cmd, which
+// ends by writing tried.txt. It fails t unless the run ended ("root done")
+// and the child got that far (else the test never reached its scenario),
+// and returns the run's stderr for the case's own checks.
+func (p *project) childBash(name, cmd string) (errs string) {
+	p.t.Helper()
+	mdl := p.script(name+".yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: `+name+`, prompt: "go"}
+    - say: "root done"
+  general-purpose:
+    - tools:
+        - Bash: {command: `+strconv.Quote(cmd)+`}
+    - say: "child done"
+`)
+	code, out, errs := p.brood(p.t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		p.t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
+		p.t.Fatalf("the child never tried (no tried.txt: %v): the test did not reach its scenario\n%s", err, errs)
+	}
+	return errs
+}
 
 // TestHarness checks the harness itself: brood runs as a real process and
 // answers --help.

@@ -25,23 +25,7 @@ func TestRedTeamSetuidInWorkTree(t *testing.T) {
 		t.Skip("a setuid-root file needs a root brood")
 	}
 	p := newProject(t, map[string]string{"README.md": "# r\n"})
-	mdl := p.script("suid.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: general-purpose, description: suid, prompt: "go"}
-    - say: "root done"
-  general-purpose:
-    - tools:
-        - Bash: {command: "cp /bin/sh ./suid; chmod 4755 ./suid; mkdir sg; chmod 2775 sg; echo tried > tried.txt"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
-		t.Fatalf("the child never tried: %v\n%s", err, errs)
-	}
+	p.childBash("suid", "cp /bin/sh ./suid; chmod 4755 ./suid; mkdir sg; chmod 2775 sg; echo tried > tried.txt")
 	for _, f := range []string{"suid", "sg"} {
 		if fi, err := os.Stat(filepath.Join(p.root, f)); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
 			t.Errorf("the in-place writer left %s with mode %v in the work tree", f, fi.Mode())
@@ -65,23 +49,7 @@ git init -q sub && cd sub && git -c user.email=c@x -c user.name=c commit -q --al
 git add sub run.sh 2>/dev/null; git -c user.email=c@x -c user.name=c commit -qm sub
 echo tried > tried.txt
 `})
-	mdl := p.script("nest.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: general-purpose, description: nest, prompt: "go"}
-    - say: "root done"
-  general-purpose:
-    - tools:
-        - Bash: {command: "sh attack.sh `+marker+`"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
-		t.Fatalf("the child never tried: %v\n%s", err, errs)
-	}
+	p.childBash("nest", "sh attack.sh "+marker)
 	user := exec.Command("git", "status", "--short")
 	user.Dir = p.root
 	user.Env = append(os.Environ(), "HOME="+p.home)

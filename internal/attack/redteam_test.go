@@ -38,23 +38,7 @@ func TestInPlaceCommondirRedirect(t *testing.T) {
 	needLandlock(t)
 	p := newProject(t, map[string]string{"attack.sh": commondirAttack, "README.md": "# r\n"})
 	marker := filepath.Join(t.TempDir(), "ran")
-	mdl := p.script("commondir.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: general-purpose, description: redirect, prompt: "go"}
-    - say: "root done"
-  general-purpose:
-    - tools:
-        - Bash: {command: "sh attack.sh `+marker+`"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
-		t.Fatalf("the child never tried (no tried.txt: %v)\n%s", err, errs)
-	}
+	p.childBash("redirect", "sh attack.sh "+marker)
 	if b, err := os.ReadFile(filepath.Join(p.root, ".git", "commondir")); err == nil {
 		t.Errorf("the child's .git/commondir is left in the user's repository: %q", b)
 	}
@@ -169,23 +153,7 @@ func TestInPlaceRebaseTodo(t *testing.T) {
 	needLandlock(t)
 	p := newProject(t, map[string]string{"attack.sh": rebaseAttack, "README.md": "# r\n"})
 	marker := filepath.Join(t.TempDir(), "ran")
-	mdl := p.script("rebase.yaml", `agents:
-  root:
-    - tools:
-        - Task: {subagent_type: general-purpose, description: rebase, prompt: "go"}
-    - say: "root done"
-  general-purpose:
-    - tools:
-        - Bash: {command: "sh attack.sh `+marker+`"}
-    - say: "child done"
-`)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
-		t.Fatalf("the child never tried (no tried.txt: %v)\n%s", err, errs)
-	}
+	p.childBash("rebase", "sh attack.sh "+marker)
 	if _, err := os.Stat(filepath.Join(p.root, ".git", "rebase-merge")); err == nil {
 		t.Errorf("the child's .git/rebase-merge is left in the user's repository")
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/fakewire"
 	"github.com/broodhq/brood/internal/spawntrace"
 )
 
@@ -83,8 +85,8 @@ func NewFake() (*Fake, error) {
 	}
 	f := &Fake{ln: ln, URL: "http://" + ln.Addr().String()}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { f.handle(w, r, anthropicWire) })
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { f.handle(w, r, openAIWire) })
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { f.handle(w, r, fakewire.WriteAnthropic) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { f.handle(w, r, fakewire.WriteOpenAI) })
 	f.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = f.srv.Serve(ln) }()
 	return f, nil
@@ -122,20 +124,14 @@ func (f *Fake) Log() []Request {
 	return append([]Request(nil), f.log...)
 }
 
-// reply is one scripted response.
-type reply struct {
-	Text  string
-	Calls []call
-	In    int // usage: input tokens
-	Out   int // usage: output tokens
-}
+// wire writes a reply in one provider's format (fakewire's: the one fake
+// model's wire, which modeltest serves to tests).
+type wire func(w http.ResponseWriter, n int, model string, r fakewire.Reply)
 
-type call struct {
-	ID, Name, Input string
+// reply is a scripted response: text, tool calls and usage.
+func reply(text string, in, out int64, calls ...fakewire.ToolCall) fakewire.Reply {
+	return fakewire.Reply{Text: text, ToolCalls: calls, Usage: model.Usage{Input: in, Output: out}}
 }
-
-// wire writes a reply in one provider's SSE format.
-type wire func(w *sseWriter, model string, n int, r reply)
 
 func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
 	arrived, arrivedMono := time.Now(), spawntrace.Now()
@@ -167,7 +163,7 @@ func (f *Fake) handle(w http.ResponseWriter, r *http.Request, write wire) {
 		case <-t.C:
 		}
 	}
-	write(newSSE(w), requestModel(body), n, rep)
+	write(w, n, fakewire.RequestModel(body), rep)
 	f.mu.Lock()
 	f.log[n].Sent, f.log[n].SentMono = time.Now(), spawntrace.Now()
 	f.mu.Unlock()
@@ -202,10 +198,10 @@ func classify(body []byte) Request {
 }
 
 // script is the scripted conversation.
-func script(req Request, k int, readPath, writer string) (reply, error) {
+func script(req Request, k int, readPath, writer string) (fakewire.Reply, error) {
 	switch {
 	case req.Role == RoleParent && req.Turn == 1 && k > 0:
-		r := reply{Text: "I'll explore these in parallel.", In: 3200, Out: 40 + 60*k}
+		r := reply("I'll explore these in parallel.", 3200, int64(40+60*k))
 		for i := range k {
 			task := map[string]string{
 				"subagent_type": "explore",
@@ -221,19 +217,19 @@ func script(req Request, k int, readPath, writer string) (reply, error) {
 				}
 			}
 			in, _ := json.Marshal(task)
-			r.Calls = append(r.Calls, call{ID: fmt.Sprintf("toolu_task_%04d", i), Name: "Task", Input: string(in)})
+			r.ToolCalls = append(r.ToolCalls, fakewire.ToolCall{ID: fmt.Sprintf("toolu_task_%04d", i), Name: "Task", Input: string(in)})
 		}
 		return r, nil
 	case req.Role == RoleParent:
-		return reply{Text: "All subagents reported; the areas are documented in the README.", In: 3400 + 300*k, Out: 30}, nil
+		return reply("All subagents reported; the areas are documented in the README.", int64(3400+300*k), 30), nil
 	case req.Turn == 1 && writer != "":
 		in, _ := json.Marshal(map[string]string{"file_path": WrittenPath(readPath, req.Index), "content": fmt.Sprintf("Area %d is documented.\n", req.Index)})
-		return reply{Calls: []call{{ID: fmt.Sprintf("toolu_write_%04d", req.Index), Name: "Write", Input: string(in)}}, In: 1800, Out: 45}, nil
+		return reply("", 1800, 45, fakewire.ToolCall{ID: fmt.Sprintf("toolu_write_%04d", req.Index), Name: "Write", Input: string(in)}), nil
 	case req.Turn == 1:
 		in, _ := json.Marshal(map[string]string{"file_path": readPath})
-		return reply{Calls: []call{{ID: fmt.Sprintf("toolu_read_%04d", req.Index), Name: "Read", Input: string(in)}}, In: 1800, Out: 45}, nil
+		return reply("", 1800, 45, fakewire.ToolCall{ID: fmt.Sprintf("toolu_read_%04d", req.Index), Name: "Read", Input: string(in)}), nil
 	default:
-		return reply{Text: childAnswer(req.Index), In: 2100, Out: 200}, nil
+		return reply(childAnswer(req.Index), 2100, 200), nil
 	}
 }
 
@@ -246,15 +242,6 @@ func childAnswer(i int) string {
 	}
 	b.WriteString("\n\nConfidence: high")
 	return b.String()
-}
-
-// requestModel is the model id a request asked for, echoed in replies.
-func requestModel(body []byte) string {
-	var v struct {
-		Model string `json:"model"`
-	}
-	_ = json.Unmarshal(body, &v)
-	return v.Model
 }
 
 // Probe sends one request and waits for the whole response, for the

@@ -9,8 +9,8 @@ import (
 	"syscall"
 )
 
-// The digest check of an unversioned build (an exec of the lean binary and
-// the source hashed on both sides: 15–40 ms, on the first spawn's path) is
+// The byte check of an unstamped, unversioned build (both binaries read
+// and hashed: tens of ms, on the first spawn's path) is
 // remembered in the user's cache directory, keyed by both files' identity:
 // device, inode, size, modification and change times. Any rebuild or
 // reinstall changes one of them (a change time cannot be set), so a
@@ -31,7 +31,7 @@ func identityOf(path string) (identity, bool) {
 		Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}, true
 }
 
-// verdict is one remembered digest check.
+// verdict is one remembered byte check.
 type verdict struct {
 	Self, Cand identity
 	Why        string // "" = the same source
@@ -91,7 +91,7 @@ func remember(path string, si, ci identity, why string) {
 	_ = os.Remove(f.Name())
 }
 
-// sameSourceCached is sameSource, remembered across processes.
+// sameSourceCached is check (sameBytes), remembered across processes.
 func sameSourceCached(self, cand string, check func() string) string {
 	cacheDir, _ := os.UserCacheDir()
 	path := cachePath(cacheDir, self, cand)

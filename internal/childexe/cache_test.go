@@ -74,12 +74,11 @@ func TestDigestVerdictRemembered(t *testing.T) {
 	}
 }
 
-// TestFindNamedRemembersTheDigest runs the real check through FindNamed: a
+// TestFindNamedRemembersTheCheck runs the real check through FindNamed: a
 // lean candidate that is this very test binary (so its build info matches
-// and, unversioned, the digest decides by running it) is checked once; the
-// second lookup does not run it. The test binary answers DigestFlag as a
-// lean binary would (TestMain).
-func TestFindNamedRemembersTheDigest(t *testing.T) {
+// and, unversioned and unstamped, its bytes decide) is taken and checked
+// once; the second lookup reads the remembered verdict.
+func TestFindNamedRemembersTheCheck(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	exe, err := os.Executable()
 	if err != nil {
@@ -99,6 +98,9 @@ func TestFindNamedRemembersTheDigest(t *testing.T) {
 		}
 	}
 	first := FindNamed(self, Name)
+	if !first.Lean || first.Path != cand {
+		t.Fatalf("the same bytes were refused: %+v", first)
+	}
 	ents, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "brood", "lean", "*.json"))
 	if len(ents) != 1 {
 		t.Fatalf("after the first lookup (%+v): %d remembered verdicts, want 1", first, len(ents))

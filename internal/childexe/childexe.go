@@ -8,13 +8,12 @@
 // initialisers are most of a child's CPU. A lean binary is used only when
 // its build info proves it is the same build as the parent — or, when the
 // build info names no source version (GOFLAGS=-buildvcs=false, a modified
-// tree), when it reports the same digest of the source embedded in both
-// (package brood); otherwise the parent runs itself as the child, as it
-// always could.
+// tree), when both carry the same source digest stamped at build time
+// (scripts/build: StampVar), or the lean binary is the parent's very bytes;
+// otherwise the parent runs itself as the child, as it always could.
 package childexe
 
 import (
-	"context"
 	"debug/buildinfo"
 	"fmt"
 	"os"
@@ -79,9 +78,9 @@ func FindNamed(self, name string) Choice {
 	}
 	why, unversioned := SameBuild(mine, theirs)
 	if unversioned {
-		// Nothing in the build info names the source: the embedded
-		// source's digest decides (remembered: cache.go).
-		why = sameSourceCached(self, cand, func() string { return sameSource(context.Background(), cand) })
+		// Nothing in the build info names the source, and no stamp:
+		// only the same bytes prove one build (remembered: cache.go).
+		why = sameSourceCached(self, cand, func() string { return sameBytes(self, cand) })
 	}
 	if why != "" {
 		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall both: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}
@@ -94,8 +93,9 @@ func FindNamed(self, name string) Choice {
 // at the same version and revision, and every module the child links at
 // the version the parent links. A version that names no source — a build
 // of a modified tree, or without version control — cannot be matched
-// here: unversioned is then true, and everything else matched; the source
-// digest (sameSource) must decide.
+// here unless both carry the same source digest stamped at build time
+// (StampVar, in -ldflags, which must already match); else unversioned is
+// true, everything else matched, and only the binaries' bytes can decide.
 func SameBuild(parent, child *debug.BuildInfo) (why string, unversioned bool) {
 	switch {
 	case parent.GoVersion != child.GoVersion:
@@ -121,6 +121,9 @@ func SameBuild(parent, child *debug.BuildInfo) (why string, unversioned bool) {
 		}
 	}
 	if v := parent.Main.Version; v == "" || v == "(devel)" || strings.HasSuffix(v, "+dirty") || setting(parent, "vcs.modified") == "true" {
+		if stampOf(parent) != "" && stampOf(parent) == stampOf(child) {
+			return "", false // one stamped source digest (sameSettings compared -ldflags)
+		}
 		return fmt.Sprintf("version %q cannot be matched (a build of a modified tree, or without version control)", v), true
 	}
 	return "", false

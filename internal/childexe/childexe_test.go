@@ -1,7 +1,6 @@
 package childexe
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -53,6 +52,28 @@ func TestSameBuild(t *testing.T) {
 	if got, unversioned := SameBuild(info("(devel)", ""), info("(devel)", "", "example.com/x@v1.0.0")); unversioned || !strings.Contains(got, "example.com/x") {
 		t.Errorf("unversioned, other deps: SameBuild = %q, %v", got, unversioned)
 	}
+	// A source digest stamped at build time (scripts/build) proves one
+	// source when both carry the same one; another stamp, or none beside
+	// one, is another build.
+	stamped := func(d string) *debug.BuildInfo {
+		bi := info("(devel)", "")
+		bi.Settings = append(bi.Settings, debug.BuildSetting{Key: "-ldflags", Value: "-s -X " + StampVar + "=" + d})
+		return bi
+	}
+	if got, unversioned := SameBuild(stamped("ab12"), stamped("ab12")); got != "" || unversioned {
+		t.Errorf("one stamp: SameBuild = %q, %v, want the same build", got, unversioned)
+	}
+	if got, unversioned := SameBuild(stamped("ab12"), stamped("cd34")); unversioned || !strings.Contains(got, "-ldflags") {
+		t.Errorf("two stamps: SameBuild = %q, %v, want refused", got, unversioned)
+	}
+	if got, unversioned := SameBuild(stamped("ab12"), info("(devel)", "")); unversioned || !strings.Contains(got, "-ldflags") {
+		t.Errorf("stamp against none: SameBuild = %q, %v, want refused", got, unversioned)
+	}
+	unrelated := info("(devel)", "")
+	unrelated.Settings = append(unrelated.Settings, debug.BuildSetting{Key: "-ldflags", Value: "-X=main.x=1"})
+	if stampOf(unrelated) != "" || stampOf(stamped("ab12")) != "ab12" {
+		t.Errorf("stampOf: %q, %q", stampOf(unrelated), stampOf(stamped("ab12")))
+	}
 	tagged := info("(devel)", "")
 	tagged.Settings = append(tagged.Settings, debug.BuildSetting{Key: "CGO_ENABLED", Value: "1"})
 	if got, unversioned := SameBuild(info("(devel)", ""), tagged); unversioned || !strings.Contains(got, "CGO_ENABLED") {
@@ -60,35 +81,13 @@ func TestSameBuild(t *testing.T) {
 	}
 }
 
-// TestMain makes copies of this test binary stand in for brood-child's
-// answer to DigestFlag: the true digest, or (in a directory named
-// "other-source") another one, or (in "no-digest") none at all.
-func TestMain(m *testing.M) {
-	if len(os.Args) == 2 && os.Args[1] == DigestFlag {
-		switch filepath.Base(filepath.Dir(os.Args[0])) {
-		case "no-digest":
-			os.Exit(2)
-		case "other-source":
-			fmt.Println(strings.Repeat("0", 64))
-		default:
-			d, err := SourceDigest()
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			fmt.Println(d)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
 // TestFind covers the choices Find makes from the files beside the parent:
 // none, one that is not executable, the same build with nothing in its
 // build info naming the source (this test binary's copy: taken because it
-// reports the same source digest), one built from other source or that
-// reports none (refused), all falling back to the parent itself with the
-// reason; and a parent that is brood-child running itself.
+// holds the same bytes), one whose bytes differ though its build info is
+// the same (refused: nothing names its source), all falling back to the
+// parent itself with the reason; and a parent that is brood-child running
+// itself.
 func TestFind(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // never the user's remembered verdicts
 	self, err := os.Executable()
@@ -100,7 +99,10 @@ func TestFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	brood := filepath.Join(dir, "brood")
+	brood := filepath.Join(dir, "brood") // this test binary, as os.Executable is brood's
+	if err := os.WriteFile(brood, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if c := Find(brood); c.Path != brood || c.Lean || !strings.Contains(c.Why, "no brood-child beside") {
 		t.Errorf("nothing beside: %+v", c)
 	}
@@ -115,20 +117,20 @@ func TestFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := Find(brood); c.Path != cand || !c.Lean {
-		t.Errorf("the same unversioned build, same source digest, was refused: %+v", c)
+		t.Errorf("the same unversioned build, same bytes, was refused: %+v", c)
 	}
-	for sub, want := range map[string]string{"other-source": "built from other source", "no-digest": "does not report the source"} {
-		d := filepath.Join(t.TempDir(), sub)
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, Name), exe, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		b := filepath.Join(d, "brood")
-		if c := Find(b); c.Path != b || c.Lean || !strings.Contains(c.Why, want) {
-			t.Errorf("%s: %+v, want refused: %q", sub, c, want)
-		}
+	// The same build info, other bytes: this binary with one byte more
+	// (debug/buildinfo still reads it) is not provably the same build.
+	d := t.TempDir()
+	if err := os.WriteFile(filepath.Join(d, Name), append(exe, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := filepath.Join(d, "brood")
+	if err := os.WriteFile(b, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c := Find(b); c.Path != b || c.Lean || !strings.Contains(c.Why, "records the source") {
+		t.Errorf("other bytes: %+v, want refused", c)
 	}
 	if c := Find(cand); c.Path != cand || !c.Lean {
 		t.Errorf("brood-child as the parent: %+v", c)

@@ -8,8 +8,8 @@ import (
 
 // EnvVerified carries a parent's verified choices down to a child that
 // runs brood (one that may delegate), so that the child does not repeat the
-// check (for an unversioned build: an exec of the lean binary and the
-// source hashed on both sides, about 30 ms of CPU) before its own first
+// check (for an unstamped, unversioned build: both binaries hashed, tens
+// of ms of CPU) before its own first
 // leaf. It says only "the lean binaries named here, beside this brood,
 // were proven the same build": a child honours it only for the lean binary
 // beside its own executable, when that is the brood named. Only the

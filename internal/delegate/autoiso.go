@@ -1,6 +1,7 @@
 package delegate
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -35,7 +36,7 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 		env.Notes = append(env.Notes, "ran on this worker's copy of the submitter's tree; its changes go back to the submitter as one patch")
 		return false
 	}
-	mode := firstNonEmpty(req.Isolation, def.Isolation, d.cfg.Settings.Agents.Isolation, "auto")
+	mode := cmp.Or(req.Isolation, def.Isolation, d.cfg.Settings.Agents.Isolation, "auto")
 	switch mode {
 	case "worktree":
 		env.Isolation = "worktree"
@@ -85,7 +86,7 @@ func (d *Dispatcher) writersInTurn(history []model.Message) int {
 		if json.Unmarshal(p.Input, &in) != nil || in.ResumeTaskID != "" || in.Isolation == "none" {
 			continue
 		}
-		name := firstNonEmpty(in.SubagentType, "general-purpose")
+		name := cmp.Or(in.SubagentType, "general-purpose")
 		if def, ok := d.cfg.Registry.Get(name); ok && !def.ReadOnly {
 			n++
 		}

@@ -1,6 +1,7 @@
 package delegate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,7 +180,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	spawntrace.Mark(ctx, "model")
 	// An isolated child works in its copy; the envelope keeps the parent's
 	// workspace so that a resume isolates afresh from the real tree.
-	workspace := firstNonEmpty(env.IsolationDir, env.Workspace)
+	workspace := cmp.Or(env.IsolationDir, env.Workspace)
 	var before *dispatch.TreeState
 	if !env.ReadOnly && env.IsolationDir == "" {
 		// A read-only child changes nothing by construction (and the parent
@@ -297,7 +298,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	}
 	defer tw.Close()
 	history := prior.Messages
-	prompt := "Begin: " + firstNonEmpty(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
+	prompt := "Begin: " + cmp.Or(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
 	switch {
 	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up

@@ -1,6 +1,7 @@
 package delegate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -306,7 +307,7 @@ func configRoot(s settings.Settings, env *dispatch.Envelope) string {
 	if s.Agents.AllowConfigChanges {
 		return ""
 	}
-	return firstNonEmpty(env.IsolationRoot, env.ProjectRoot)
+	return cmp.Or(env.IsolationRoot, env.ProjectRoot)
 }
 
 // grouped reports each path under one of tops as that top, once.

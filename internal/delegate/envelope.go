@@ -1,6 +1,7 @@
 package delegate
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // delegationTools are the tools that only exist below the depth cap.
@@ -82,7 +84,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		Limits:              lim,
 		Env:                 envAllow,
 		Model:               modelSpec,
-		Effort:              firstNonEmpty(def.Effort, s.Effort),
+		Effort:              cmp.Or(def.Effort, s.Effort),
 		MaxTurns:            maxTurns,
 		MaxTokens:           s.MaxTokens,
 		TokenBudget:         s.TokenBudget,
@@ -207,7 +209,7 @@ func childSystem(def *registry.Definition, parentSystem, projectFiles string, re
 	b.WriteString(strings.TrimRight(base, "\n"))
 	b.WriteString(projectFiles)
 	fmt.Fprintf(&b, "\n\n---\nYou are a focused subagent (%s) working on one delegated task. No human is on the loop: you cannot ask questions, and anything that would need approval is denied.\n\n", def.Name)
-	label := firstNonEmpty(req.Description, firstLine(req.Prompt))
+	label := cmp.Or(req.Description, firstLine(req.Prompt))
 	fmt.Fprintf(&b, "YOUR TASK (%s), the brief from the parent agent, who sees none of your work but your final answer:\n%s\n\n", label, req.Prompt)
 	if c := strings.TrimSpace(req.Context); c != "" {
 		fmt.Fprintf(&b, "CONTEXT (background from the parent agent, to inform the task above):\n%s\n\n", c)
@@ -232,23 +234,8 @@ func childSystem(def *registry.Definition, parentSystem, projectFiles string, re
 }
 
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120] + "…"
-	}
-	return s
-}
-
-func firstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+	l, _ := textline.First(s)
+	return textline.Clip(l, 120)
 }
 
 func nonNil(s []string) []string {

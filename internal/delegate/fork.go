@@ -1,6 +1,7 @@
 package delegate
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -93,7 +94,7 @@ func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
 	if err := dispatch.ReadJSON(filepath.Join(dir, ForkFile), &seed); err != nil {
 		return nil, fmt.Errorf("fork seed: %w", err)
 	}
-	task := firstNonEmpty(env.Brief, env.Prompt)
+	task := cmp.Or(env.Brief, env.Prompt)
 	if env.ResumeCount > 0 && env.Prompt != task {
 		// A resume of a fork that never got going: its brief, then the
 		// follow-up.

@@ -1,6 +1,7 @@
 package delegate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -432,18 +433,18 @@ func (d *Dispatcher) resumeEnvelope(own *dispatch.Owner, old *dispatch.Envelope)
 	if own.Fork {
 		// A fork's history policy and, for a verbatim fork, system prompt
 		// are its parent's, as recorded when it was forked.
-		env.Fork, env.HistoryPolicy = true, firstNonEmpty(own.HistoryPolicy, old.HistoryPolicy)
+		env.Fork, env.HistoryPolicy = true, cmp.Or(own.HistoryPolicy, old.HistoryPolicy)
 		if !strings.HasPrefix(env.HistoryPolicy, "fork-") {
 			env.HistoryPolicy = policyForkBlock
 		}
 		if env.HistoryPolicy == policyForkVerbatim {
-			env.System = firstNonEmpty(own.System, old.System)
+			env.System = cmp.Or(own.System, old.System)
 		}
 		d.forkScope(env, def)
 	}
-	env.ParentTaskID, env.SourceAgent, env.Created, env.Brief = own.ParentTaskID, firstNonEmpty(own.SourceAgent, env.SourceAgent), own.Created, own.Brief
+	env.ParentTaskID, env.SourceAgent, env.Created, env.Brief = own.ParentTaskID, cmp.Or(own.SourceAgent, env.SourceAgent), own.Created, own.Brief
 	if own.Version == 0 {
-		env.ParentTaskID, env.SourceAgent, env.Created = old.ParentTaskID, firstNonEmpty(old.SourceAgent, env.SourceAgent), old.Created
+		env.ParentTaskID, env.SourceAgent, env.Created = old.ParentTaskID, cmp.Or(old.SourceAgent, env.SourceAgent), old.Created
 		env.Notes = append(env.Notes, "resumed from an owner record written by an older brood: the model is this process's and the agent definition's, not the one first used")
 	}
 	d.checkIsolation(env)
@@ -479,7 +480,7 @@ func Send(projectRoot, id, from, message string) error {
 	if err := td.MkdirAll(taskdir.Inbox); err != nil {
 		return err
 	}
-	from = strings.ReplaceAll(firstNonEmpty(from, "the parent agent"), "\n", " ")
+	from = strings.ReplaceAll(cmp.Or(from, "the parent agent"), "\n", " ")
 	name, body := dispatch.NewID()+".txt", []byte("from: "+from+"\n"+message)
 	_ = recordSent(projectRoot, id, name, body) // inbox.go: the copy undelivered messages are shown from
 	if err := td.WriteFile(filepath.Join(taskdir.Inbox, name), body, true); err != nil {

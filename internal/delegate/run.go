@@ -2,6 +2,7 @@ package delegate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -246,7 +247,7 @@ func (d *Dispatcher) noResult(o *dispatch.Output, env *dispatch.Envelope, childE
 		return dispatch.StatusKilled, "the child was killed by signal " + o.Signal + " before it wrote a result"
 	}
 	why := fmt.Sprintf("the child exited with status %d and wrote no result", o.ExitCode)
-	if e := firstNonEmpty(childErr, enospc(o.StderrTail)); e != "" {
+	if e := cmp.Or(childErr, enospc(o.StderrTail)); e != "" {
 		why += ": " + oneLineOf(e)
 	}
 	return dispatch.StatusFailed, why
@@ -302,7 +303,7 @@ func (d *Dispatcher) record(j *job, res *dispatch.Result, o *dispatch.Output, v 
 		notes = append(notes, "the parent could not record its verdict: "+err.Error())
 		if res.Status == dispatch.StatusDone {
 			res.Status = dispatch.StatusFailed
-			res.Error = firstNonEmpty(res.Error, "the parent could not record the result: "+err.Error())
+			res.Error = cmp.Or(res.Error, "the parent could not record the result: "+err.Error())
 		}
 	}
 	dur := time.Duration(0)

@@ -37,15 +37,21 @@ func Dirs(dir string) (top, gitDir, common string, err error) {
 			return "", "", "", ErrNoRepo
 		}
 	}
-	common = gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		common = filepath.Clean(c)
+	return top, gitDir, CommonDir(gitDir), nil
+}
+
+// CommonDir is the common git directory of gitDir: the one its
+// "commondir" file names (a linked worktree's), else gitDir itself.
+func CommonDir(gitDir string) string {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
 	}
-	return top, gitDir, common, nil
+	c := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitDir, c)
+	}
+	return filepath.Clean(c)
 }
 
 func readGitFile(path string) (string, error) {

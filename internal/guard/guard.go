@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // Kinds of concern.
@@ -201,11 +202,6 @@ func describe(c Call) string {
 }
 
 func firstLine(s string, n int) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
+	l, _ := textline.First(s)
+	return textline.Clip(l, n)
 }

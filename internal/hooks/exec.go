@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/broodhq/brood/internal/textline"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -227,13 +228,4 @@ func join(a, b string) string {
 	return a + "\n" + b
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
-}
+func firstLine(s string) string { return textline.Summary(s, 200) }

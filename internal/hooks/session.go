@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +87,7 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (string, error) {
 	case res.Stop:
 		return "", stopErr(res.StopReason)
 	case res.Block:
-		return "", errors.New("the prompt was blocked by a UserPromptSubmit hook: " + firstNonEmpty(res.Reason, "no reason given"))
+		return "", errors.New("the prompt was blocked by a UserPromptSubmit hook: " + cmp.Or(res.Reason, "no reason given"))
 	}
 	return strings.Join(res.Context, "\n\n"), nil
 }
@@ -111,11 +112,11 @@ func (s *Session) beforeTool(ctx context.Context, common Common, c agent.ToolCal
 	var g agent.ToolGate
 	switch {
 	case res.Block:
-		g.Deny = "blocked by a PreToolUse hook: " + firstNonEmpty(res.Reason, "no reason given")
+		g.Deny = "blocked by a PreToolUse hook: " + cmp.Or(res.Reason, "no reason given")
 	case res.Stop:
-		g.Deny = "stopped by a PreToolUse hook: " + firstNonEmpty(res.StopReason, "no reason given")
+		g.Deny = "stopped by a PreToolUse hook: " + cmp.Or(res.StopReason, "no reason given")
 	case res.Permission == Deny:
-		g.Deny = "denied by a PreToolUse hook: " + firstNonEmpty(res.PermissionReason, "no reason given")
+		g.Deny = "denied by a PreToolUse hook: " + cmp.Or(res.PermissionReason, "no reason given")
 	case res.Permission == Allow:
 		g.Verdict = tool.HookAllow
 	case res.Permission == Ask:
@@ -144,7 +145,7 @@ func (s *Session) afterTool(ctx context.Context, common Common, c agent.ToolCall
 	})
 	var parts []string
 	if out.Block {
-		parts = append(parts, "[PostToolUse hook] "+firstNonEmpty(out.Reason, "the hook objected to this result"))
+		parts = append(parts, "[PostToolUse hook] "+cmp.Or(out.Reason, "the hook objected to this result"))
 	}
 	parts = append(parts, out.Context...)
 	return strings.Join(parts, "\n\n")
@@ -160,16 +161,7 @@ func (s *Session) Stop(ctx context.Context, last string, active bool) string {
 		BackgroundTasks: s.background(), SessionCrons: []any{},
 	})
 	if res.Block && !res.Stop {
-		return firstNonEmpty(res.Reason, "a Stop hook asked you to continue")
-	}
-	return ""
-}
-
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
+		return cmp.Or(res.Reason, "a Stop hook asked you to continue")
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/broodhq/brood/internal/textline"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -313,13 +314,8 @@ func MarkChild(ctx context.Context, c Child) {
 }
 
 func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
+	l, _ := textline.First(s)
+	return textline.Clip(l, 200)
 }
 
 func modelUsage(u Usage) model.Usage {

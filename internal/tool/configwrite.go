@@ -27,7 +27,7 @@ import (
 func isConfigFile(p string) bool {
 	for _, q := range []string{p, resolveLinks(p), followLinks(p)} {
 		rel := strings.TrimPrefix(filepath.ToSlash(q), "/")
-		if trust.IsConfigPath(rel) || strings.HasPrefix(filepath.Base(q), "settings.local.") || gitConfigPath(rel) {
+		if trust.IsConfigPath(rel) || strings.HasPrefix(filepath.Base(q), "settings.local.") || trust.IsGitGuardedPath(rel) {
 			return true
 		}
 		if home, err := os.UserHomeDir(); err == nil && home != "" {
@@ -85,29 +85,7 @@ func configWrites(c call) []configWrite {
 // configuration wherever it is.
 func relConfig(rel string) bool {
 	rel = path.Clean(filepath.ToSlash(rel))
-	return trust.IsConfigPath(rel) || strings.HasPrefix(path.Base(rel), "settings.local.") || gitConfigPath(rel)
-}
-
-// gitConfigPath reports a slash-separated path that is a .git (the
-// directory or a worktree's pointer file) or under one its config, hooks
-// or info (also a submodule's or a worktree's: .git/modules/x/config).
-func gitConfigPath(rel string) bool {
-	segs := strings.Split(rel, "/")
-	for i, s := range segs {
-		if s != ".git" {
-			continue
-		}
-		if i == len(segs)-1 {
-			return true
-		}
-		for _, t := range segs[i+1:] {
-			switch t {
-			case "config", "config.worktree", "hooks", "info", "commondir", "gitdir":
-				return true
-			}
-		}
-	}
-	return false
+	return trust.IsConfigPath(rel) || strings.HasPrefix(path.Base(rel), "settings.local.") || trust.IsGitGuardedPath(rel)
 }
 
 // writeTargets are the files a command writes through its options or as

@@ -65,6 +65,10 @@ func TestNoToolWritesConfiguration(t *testing.T) {
 		"cd sub && echo x > ../.claude/settings.json",
 		"timeout 5 tee .brood/settings.toml",
 		"sh -c 'echo x > .brood/settings.local.toml'",
+		// A wrapper's number is a number: "sh" after timeout or nice is the
+		// program, not a duration to skip.
+		"timeout 5 sh -c 'echo x > .brood/settings.local.toml'",
+		"nice -n 5 sh -c 'cp x .git/hooks/pre-commit'",
 		"git log --oneline > .brood/settings.toml",
 		"echo '[core]fsmonitor=x' >> .git/config",
 		"cp x .git/hooks/pre-commit",

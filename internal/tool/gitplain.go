@@ -2,9 +2,12 @@ package tool
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // A read-only git command is read-only only while the repository's own
@@ -39,35 +42,30 @@ var plainGitKeys = map[string]bool{
 
 // plainGitRepo reports whether git run in dir finds a repository whose
 // configuration is plain (or no repository at all, where git only fails).
+// The repository is gitx.Dirs' (a .git directory, or a "gitdir:" file
+// naming one); a .git that is neither (a link) is not plain, nor is a
+// directory on the way up that git would take for a bare repository.
 func plainGitRepo(dir string) bool {
-	for d := filepath.Clean(dir); ; {
-		git := filepath.Join(d, ".git")
-		if fi, err := os.Lstat(git); err == nil {
-			switch {
-			case fi.IsDir():
-				return plainGitDir(git)
-			case fi.Mode().IsRegular():
-				b, err := os.ReadFile(git)
-				target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-				if err != nil || !ok {
-					return false
-				}
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(d, target)
-				}
-				return plainGitDir(target)
-			}
-			return false
-		}
+	dir = filepath.Clean(dir)
+	top, gitDir, _, err := gitx.Dirs(dir)
+	switch {
+	case errors.Is(err, gitx.ErrNoRepo):
+		top = ""
+	case err != nil:
+		return false // a .git file that names no directory
+	}
+	for d := dir; d != top; d = filepath.Dir(d) {
 		if looksBare(d) {
 			return false
 		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return true
+		if d == filepath.Dir(d) {
+			return true // no repository: git only fails
 		}
-		d = parent
 	}
+	if fi, err := os.Lstat(filepath.Join(top, ".git")); err != nil || !(fi.IsDir() || fi.Mode().IsRegular()) {
+		return false
+	}
+	return plainGitDir(gitDir)
 }
 
 // looksBare reports a directory git would take for a bare repository.
@@ -84,11 +82,7 @@ func looksBare(d string) bool {
 // own, its worktree's, and its common directory's) hold only plain keys.
 func plainGitDir(g string) bool {
 	files := []string{filepath.Join(g, "config"), filepath.Join(g, "config.worktree")}
-	if b, err := os.ReadFile(filepath.Join(g, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(g, c)
-		}
+	if c := gitx.CommonDir(g); c != g {
 		files = append(files, filepath.Join(c, "config"), filepath.Join(c, "config.worktree"))
 	}
 	for _, f := range files {

@@ -2,6 +2,8 @@ package tool
 
 import (
 	"strings"
+
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // analysis is what one command does beyond its name.
@@ -64,7 +66,7 @@ func analyse(args []shWord, ws string) analysis {
 	case "cargo":
 		a.risks = (&optTable{long: map[string]string{"config": "sets configuration that can name programs cargo runs"}, short: map[byte]string{'Z': "turns on unstable features"}, valued: "pjZ", abbrev: false}).scan(args)
 	default:
-		if _, ok := wrappers[prog]; ok {
+		if _, ok := trust.WrapperOptions(prog); ok {
 			return unwrap(args, prog)
 		}
 		t, ok := optTables[prog]
@@ -95,7 +97,7 @@ func analyse(args []shWord, ws string) analysis {
 // its own risky options, and the command it runs.
 func unwrap(args []shWord, prog string) analysis {
 	var a analysis
-	opt := wrappers[prog]
+	opt, _ := trust.WrapperOptions(prog)
 	i := 1
 scan:
 	for i < len(args) {
@@ -126,7 +128,7 @@ scan:
 			break scan
 		case strings.HasPrefix(w, "-") && len(w) == 2 && strings.ContainsRune(opt, rune(w[1])) && i+1 < len(args):
 			i += 2
-		case strings.HasPrefix(w, "-") || (strings.Contains(w, "=") && !strings.HasPrefix(w, "=")) || isNumberish(w):
+		case strings.HasPrefix(w, "-") || (strings.Contains(w, "=") && !strings.HasPrefix(w, "=")) || trust.IsNumber(w):
 			i++
 		default:
 			break scan

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // shellLine is a Bash command line as permission rules see it.
@@ -225,14 +227,6 @@ func plainTarget(r *syntax.Redirect) (string, bool) {
 	return w, w != ""
 }
 
-// wrappers run the command given as their arguments; the value says which
-// of their options take a value of their own (so it is not the program).
-var wrappers = map[string]string{
-	"command": "", "builtin": "", "exec": "a", "env": "uCS", "nohup": "", "time": "fo",
-	"xargs": "adEeIiLlnPs", "nice": "n", "timeout": "sk", "stdbuf": "ioe", "sudo": "ugCDhprTU", "doas": "uC", "unbuffer": "",
-	"setsid": "", "ionice": "cnpPu",
-}
-
 // gitGlobal are git's options before the subcommand that take a value.
 var gitGlobal = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true, "--exec-path": true, "--config-env": true}
 
@@ -250,22 +244,13 @@ func normalise(src string, c *syntax.CallExpr) (string, string, bool) {
 	i := 0
 	for i < len(words) {
 		w := words[i]
-		if opt, ok := wrappers[path.Base(w)]; ok {
-			i++
-			// Skip the wrapper's options (and the values of those that take
-			// one), env's VAR=x, and timeout's or nice's number.
-			for i < len(words) {
-				a := words[i]
-				switch {
-				case strings.HasPrefix(a, "-") && len(a) == 2 && strings.ContainsRune(opt, rune(a[1])) && i+1 < len(words):
-					i += 2
-				case strings.HasPrefix(a, "-") || strings.Contains(a, "=") || isNumberish(a):
-					i++
-				default:
-					goto program
-				}
+		if _, ok := trust.WrapperOptions(path.Base(w)); ok {
+			// Past the wrapper's options (and their values), env's VAR=x,
+			// and timeout's or nice's number: the program.
+			if i = trust.SkipWrapper(words, i); i >= len(words) {
+				continue
 			}
-			continue
+			goto program
 		}
 		if strings.Contains(w, "=") && !strings.HasPrefix(w, "=") {
 			i++
@@ -320,10 +305,6 @@ func normalise(src string, c *syntax.CallExpr) (string, string, bool) {
 		return strings.Join(rest, " "), script, opaque
 	}
 	return "", "", opaque
-}
-
-func isNumberish(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789.smhd") == ""
 }
 
 // unquote drops the quoting characters of a shell word: enough to see the

@@ -39,6 +39,31 @@ func IsGitConfigPath(rel string) bool {
 	return segs[len(segs)-1] == ".gitmodules"
 }
 
+// IsGitGuardedPath is the tool guard's wider rule for a path a command
+// names (slash-separated, relative): a .git itself (the directory, or a
+// worktree's or submodule's pointer file), or anything under one with a
+// segment among gitConfigParts or "gitdir" below it (also a submodule's
+// or a worktree's: .git/modules/x/config, .git/worktrees/x/gitdir).
+// .gitmodules is not in it: a child may add a submodule; the change is
+// judged as configuration afterwards (IsGitConfigPath).
+func IsGitGuardedPath(rel string) bool {
+	segs := strings.Split(filepath.ToSlash(rel), "/")
+	for i, s := range segs {
+		if s != ".git" {
+			continue
+		}
+		if i == len(segs)-1 {
+			return true
+		}
+		for _, t := range segs[i+1:] {
+			if t == "gitdir" || slices.Contains(gitConfigParts, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // GitConfigTops are the paths, relative to a work tree's top, that hold
 // its git configuration: common is the common git dir (config, hooks/,
 // info/, a commondir made there, an operation's state), gitDir the work

@@ -24,6 +24,26 @@ func TestIsGitConfigPath(t *testing.T) {
 	}
 }
 
+// TestIsGitGuardedPath: the tool guard's rule covers every path
+// IsGitConfigPath does under a .git (one list of parts), and more: .git
+// itself, a submodule's or worktree's config and pointer files.
+func TestIsGitGuardedPath(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".git": true, "sub/.git": true, ".git/config": true, ".git/config.worktree": true, ".git/commondir": true,
+		".git/hooks/pre-commit": true, ".git/info/exclude": true, ".git/rebase-merge/git-rebase-todo": true,
+		".git/sequencer/todo": true, ".git/modules/x/config": true, ".git/worktrees/w/gitdir": true,
+		".git/objects/ab/cd": false, ".git/refs/heads/main": false, ".git/index": false, ".gitmodules": false,
+		"src/config": false, "hooks/x": false, "gitdir": false,
+	} {
+		if got := IsGitGuardedPath(rel); got != want {
+			t.Errorf("IsGitGuardedPath(%q) = %v, want %v", rel, got, want)
+		}
+		if IsGitConfigPath(rel) && rel != ".gitmodules" && !IsGitGuardedPath(rel) {
+			t.Errorf("%q is git configuration but not guarded", rel)
+		}
+	}
+}
+
 // TestGitConfigSnapshotRestores: a hook added, the config rewritten and
 // .gitmodules added are seen as changes and put back; a commit's objects
 // and refs are not watched.

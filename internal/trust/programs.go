@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // A trusted hook or MCP server runs programs, and the ones in the project
@@ -21,84 +23,96 @@ import (
 // directory (brood sets both).
 var projectVars = []string{"CLAUDE_PROJECT_DIR", "BROOD_PROJECT_DIR"}
 
-// ShellCommands splits a shell command line (a hook's `sh -c` command)
-// into its simple commands' words, as far as a static look can tell:
-// commands end at ; & | ( ) $( ` and newlines, quotes are removed,
-// $CLAUDE_PROJECT_DIR and $BROOD_PROJECT_DIR are replaced with root, and
-// redirection targets that are written (`> log`, `>> log`, `2> err`) are
-// left out — they are the command's output, not what it runs.
+// ShellCommands splits a shell command line (a hook's `sh -c` command, or
+// a script's text) into its simple commands' words with bash's own
+// grammar (mvdan.cc/sh, the parser the tool guard uses): quotes are
+// removed, $CLAUDE_PROJECT_DIR and $BROOD_PROJECT_DIR are replaced with
+// root, a command in a substitution is a command of its own, a file read
+// as input (`python3 < tool.py`) is a word of its command (it is what the
+// interpreter runs), and redirection targets that are written (`> log`,
+// `2> err`) are left out — they are the command's output, not what it
+// runs. A text that stops parsing yields the commands before the error:
+// those a shell runs before it gives up.
 func ShellCommands(command, root string) [][]string {
 	var cmds [][]string
-	var words []string
-	var cur strings.Builder
-	inWord, skipNext := false, false
-	flush := func() {
-		if inWord {
-			if !skipNext {
-				words = append(words, expandProject(cur.String(), root))
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	_ = p.Stmts(strings.NewReader(command), func(st *syntax.Stmt) bool {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			st, ok := n.(*syntax.Stmt)
+			if !ok {
+				return true
 			}
-			skipNext = false
-		}
-		cur.Reset()
-		inWord = false
-	}
-	end := func() {
-		flush()
-		if len(words) > 0 {
-			cmds = append(cmds, words)
-		}
-		words = nil
-	}
-	rs := []rune(command)
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		switch {
-		case c == '\\' && i+1 < len(rs):
-			i++
-			cur.WriteRune(rs[i])
-			inWord = true
-		case c == '\'':
-			j := i + 1
-			for j < len(rs) && rs[j] != '\'' {
-				j++
+			call, ok := st.Cmd.(*syntax.CallExpr)
+			if !ok {
+				return true
 			}
-			cur.WriteString(string(rs[i+1 : min(j, len(rs))]))
-			i, inWord = j, true
-		case c == '"':
-			j := i + 1
-			for j < len(rs) && rs[j] != '"' {
-				if rs[j] == '\\' && j+1 < len(rs) {
-					j++
+			var words []string
+			for _, w := range call.Args {
+				words = append(words, wordText(w, root))
+			}
+			for _, r := range st.Redirs {
+				if r.Op == syntax.RdrIn && r.Word != nil {
+					words = append(words, wordText(r.Word, root))
 				}
-				cur.WriteRune(rs[j])
-				j++
 			}
-			i, inWord = j, true
-		case c == '>':
-			// A file descriptor number written against it (2>) is no word.
-			if inWord && strings.Trim(cur.String(), "0123456789") == "" {
-				cur.Reset()
-				inWord = false
+			if len(words) > 0 {
+				cmds = append(cmds, words)
 			}
-			flush()
-			for i+1 < len(rs) && (rs[i+1] == '>' || rs[i+1] == '|' || rs[i+1] == '&') {
-				i++
+			return true
+		})
+		return true
+	})
+	return cmds
+}
+
+// wordText is a word as the shell would pass it, as far as a static look
+// can tell: literal parts unquoted, the project variables expanded, any
+// other expansion kept as written.
+func wordText(w *syntax.Word, root string) string {
+	var b strings.Builder
+	var parts func(ps []syntax.WordPart, quoted bool)
+	parts = func(ps []syntax.WordPart, quoted bool) {
+		for _, part := range ps {
+			switch x := part.(type) {
+			case *syntax.Lit:
+				b.WriteString(unescape(x.Value, quoted))
+			case *syntax.SglQuoted:
+				b.WriteString(x.Value)
+			case *syntax.DblQuoted:
+				parts(x.Parts, true)
+			case *syntax.ParamExp:
+				if x.Param != nil && slices.Contains(projectVars, x.Param.Value) && x.Exp == nil && x.Repl == nil && x.Index == nil && x.Slice == nil && !x.Length && !x.Excl {
+					b.WriteString(root)
+					continue
+				}
+				printPart(&b, x)
+			default:
+				printPart(&b, part)
 			}
-			skipNext = true
-		case c == '$' && i+1 < len(rs) && rs[i+1] == '(':
-			end()
-			i++
-		case strings.ContainsRune(";&|()`\n", c):
-			end()
-		case c == ' ' || c == '\t' || c == '<':
-			flush()
-		default:
-			cur.WriteRune(c)
-			inWord = true
 		}
 	}
-	end()
-	return cmds
+	parts(w.Parts, false)
+	return b.String()
+}
+
+// unescape drops the backslashes the shell drops: before any character
+// outside quotes, before $ ` " \ and a newline inside double quotes.
+func unescape(s string, quoted bool) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (!quoted || strings.IndexByte("$`\"\\\n", s[i+1]) >= 0) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func printPart(b *strings.Builder, n syntax.Node) {
+	_ = syntax.NewPrinter().Print(b, n)
 }
 
 func expandProject(w, root string) string {
@@ -114,9 +128,45 @@ func expandProject(w, root string) string {
 var (
 	interpreters = []string{"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "node", "nodejs", "deno", "bun", "tsx", "ts-node",
 		"ruby", "perl", "php", "lua", "Rscript", "pwsh", "source", "."}
-	inline   = []string{"-c", "-e", "-p", "-m", "-r", "--eval", "--print", "-Command"}
-	wrappers = []string{"env", "exec", "nohup", "time", "command", "nice", "xargs", "timeout", "stdbuf"}
+	inline = []string{"-c", "-e", "-p", "-m", "-r", "--eval", "--print", "-Command"}
 )
+
+// wrapperOpts are the programs that run the command given as their
+// arguments — the one table of them, the tool guard's (tool) and
+// Programs' — each with which of its one-letter options take a value of
+// their own (so that value is not the program).
+var wrapperOpts = map[string]string{
+	"command": "", "builtin": "", "exec": "a", "env": "uCS", "nohup": "", "time": "fo",
+	"xargs": "adEeIiLlnPs", "nice": "n", "timeout": "sk", "stdbuf": "ioe", "sudo": "ugCDhprTU", "doas": "uC", "unbuffer": "",
+	"setsid": "", "ionice": "cnpPu",
+}
+
+// WrapperOptions says whether the program named name (a base name) runs
+// the command given as its arguments, and which of its one-letter options
+// take a value.
+func WrapperOptions(name string) (valued string, ok bool) {
+	valued, ok = wrapperOpts[name]
+	return valued, ok
+}
+
+// SkipWrapper is the index of the word after the wrapper at words[i]: past
+// its options (and the values of those that take one), env's VAR=x, and
+// timeout's or nice's number. words[i] must be a wrapper (WrapperOptions).
+func SkipWrapper(words []string, i int) int {
+	opt := wrapperOpts[filepath.Base(words[i])]
+	for i++; i < len(words); {
+		a := words[i]
+		switch {
+		case strings.HasPrefix(a, "-") && len(a) == 2 && strings.ContainsRune(opt, rune(a[1])) && i+1 < len(words):
+			i += 2
+		case strings.HasPrefix(a, "-") || isAssignment(a) || IsNumber(a):
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
 
 // Programs are the words of one simple command that stand where a program
 // is named: the command word (after VAR=value assignments and wrappers such
@@ -128,11 +178,11 @@ func Programs(words []string) []string {
 	for i < len(words) && isAssignment(words[i]) {
 		i++
 	}
-	for i < len(words) && slices.Contains(wrappers, filepath.Base(words[i])) {
-		i++
-		for i < len(words) && (strings.HasPrefix(words[i], "-") || isAssignment(words[i]) || isNumber(words[i])) {
-			i++
+	for i < len(words) {
+		if _, ok := WrapperOptions(filepath.Base(words[i])); !ok {
+			break
 		}
+		i = SkipWrapper(words, i)
 	}
 	if i >= len(words) {
 		return nil
@@ -164,8 +214,11 @@ func isAssignment(w string) bool {
 	return ok && k != "" && strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == "" && (k[0] < '0' || k[0] > '9')
 }
 
-func isNumber(w string) bool {
-	return w != "" && strings.Trim(strings.TrimRight(w, "smhd"), "0123456789.") == ""
+// IsNumber reports a number with an optional unit (5, 0.5, 10s, 2m): a
+// duration or a niceness, never a word of letters ("sh" is a program).
+func IsNumber(w string) bool {
+	w = strings.TrimRight(w, "smhd")
+	return w != "" && strings.Trim(w, "0123456789.") == ""
 }
 
 // NamedFiles are the files under root that one command runs, resolved

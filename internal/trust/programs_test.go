@@ -23,8 +23,15 @@ func TestShellCommands(t *testing.T) {
 		{"./a.sh 2>err.log >out.log && ./b.sh", [][]string{{"./a.sh"}, {"./b.sh"}}},
 		{"./a.sh 2>&1 | tee -a x", [][]string{{"./a.sh"}, {"tee", "-a", "x"}}},
 		{"python3 < tool.py; node --require=./pre.js 'my script.js'", [][]string{{"python3", "tool.py"}, {"node", "--require=./pre.js", "my script.js"}}},
-		{"x=$(./gen.sh) ./run.sh", [][]string{{"x="}, {"./gen.sh"}, {"./run.sh"}}},
+		{"x=$(./gen.sh) ./run.sh", [][]string{{"./run.sh"}, {"./gen.sh"}}},
 		{`sh -c 'echo hi'`, [][]string{{"sh", "-c", "echo hi"}}},
+		// bash's grammar, not an approximation: escapes, comments, a
+		// keyword's body, a substitution inside double quotes.
+		{`./my\ tool.sh "a\"b" # ./not-run.sh`, [][]string{{"./my tool.sh", `a"b`}}},
+		{"if ./check.sh; then\n  . ./lib.sh\nfi", [][]string{{"./check.sh"}, {".", "./lib.sh"}}},
+		{`echo "$(./inner.sh)" > out`, [][]string{{"echo", "$(./inner.sh)"}, {"./inner.sh"}}},
+		// A script that stops parsing: what a shell runs before the error.
+		{"./first.sh\n./second.sh\nif then fi (", [][]string{{"./first.sh"}, {"./second.sh"}}},
 	} {
 		if got := trust.ShellCommands(tc.cmd, root); !slices.EqualFunc(got, tc.want, slices.Equal) {
 			t.Errorf("ShellCommands(%q) = %q, want %q", tc.cmd, got, tc.want)
@@ -47,6 +54,11 @@ func TestPrograms(t *testing.T) {
 		{[]string{".", "./env.sh"}, []string{".", "./env.sh"}},
 		{[]string{"tee", "-a", "hook.log"}, []string{"tee"}},
 		{[]string{"env"}, nil},
+		// The wrapper table is the tool guard's: an option's value is
+		// skipped, and "sh" is a program, not a number.
+		{[]string{"timeout", "-s", "KILL", "5", "sh", "x.sh"}, []string{"sh", "x.sh"}},
+		{[]string{"nice", "sh", "x.sh"}, []string{"sh", "x.sh"}},
+		{[]string{"sudo", "-u", "bob", "./x.sh"}, []string{"./x.sh"}},
 	} {
 		if got := trust.Programs(tc.words); !slices.Equal(got, tc.want) {
 			t.Errorf("Programs(%q) = %q, want %q", tc.words, got, tc.want)

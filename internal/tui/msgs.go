@@ -9,6 +9,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // The messages the engine sends the model.
@@ -63,16 +64,7 @@ func clean(s string, keepNewlines bool) string {
 	return b.String()
 }
 
-func firstLine(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
-	return clean(s, false)
-}
+func firstLine(s string, max int) string { return clean(textline.Summary(s, max), false) }
 
 func shortID(id string) string {
 	if len(id) > 10 {

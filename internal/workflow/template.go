@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/broodhq/brood/internal/textline"
 	"strconv"
 	"strings"
 )
@@ -233,8 +234,6 @@ func formatValue(v any) string {
 }
 
 func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	l, _ := textline.First(s)
+	return l
 }

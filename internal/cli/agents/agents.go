@@ -18,6 +18,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // ErrCheckFailed is returned by `brood agents check` when a definition has
@@ -184,16 +185,11 @@ func baseToolsText(d *registry.Definition) string {
 // firstLine is the first non-blank line of s, clipped to max runes (0 = no
 // limit).
 func firstLine(s string, max int) string {
-	s = strings.ReplaceAll(s, `\n`, "\n")
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			if max > 0 {
-				return registry.Summary(l, max)
-			}
-			return l
-		}
+	l, _ := textline.First(strings.ReplaceAll(s, `\n`, "\n"))
+	if max > 0 && l != "" {
+		return registry.Summary(l, max)
 	}
-	return ""
+	return l
 }
 
 func clip(s string, max int) string {

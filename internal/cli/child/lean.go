@@ -7,27 +7,14 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
 // LeanMain is the main of a lean child binary (cmd/brood-child,
-// cmd/brood-child-openai): the child protocol and the one question a
-// parent asks outside it (childexe.DigestFlag), with what the binary
+// cmd/brood-child-openai): the child protocol, with what the binary
 // links. It returns the exit status.
 func LeanMain(name string, links cmdutil.Links) int {
-	// The parent asks, once, which source this binary was built from
-	// (package childexe: the proof of one build when nothing else names it).
-	if len(os.Args) == 2 && os.Args[1] == childexe.DigestFlag {
-		d, err := childexe.SourceDigest()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, name+":", err)
-			return 1
-		}
-		fmt.Println(d)
-		return 0
-	}
 	// As brood's main: an isolated child mounts its copy of the tree first,
 	// and a child whose parent died still writes its result.
 	if _, err := isolate.EnterFromEnv(); err != nil {

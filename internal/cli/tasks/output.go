@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // OutputOptions are the arguments and flags of `brood tasks output`.
@@ -108,10 +109,4 @@ func forPerson(id, status, text string) string {
 }
 
 // firstLine is a message's first line, marked when there is more.
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
-}
+func firstLine(s string) string { return textline.Summary(s, 0) }

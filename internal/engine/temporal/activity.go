@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,10 +62,10 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
 		followUp = followUp && hb.TaskID == ""
-	} else if in.From != nil && in.From.TaskID == firstNonEmpty(spec.Resume, spec.TaskID) {
+	} else if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
 		hb = *in.From
 	}
-	id := firstNonEmpty(hb.TaskID, spec.Resume, spec.TaskID)
+	id := cmp.Or(hb.TaskID, spec.Resume, spec.TaskID)
 	if id != "" {
 		if err := dispatch.CheckID(id); err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
@@ -190,7 +191,7 @@ func (a *Activities) finished(ctx context.Context, id string, ref Ref) (*call.Re
 // next turn; otherwise the child is told it was interrupted.
 func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat, followUp bool) (call.Spec, func(), error) {
 	nop := func() {}
-	id := firstNonEmpty(hb.TaskID, spec.Resume)
+	id := cmp.Or(hb.TaskID, spec.Resume)
 	if id == "" || !(hb.TaskID != "" || spec.Continue) {
 		return spec, nop, nil
 	}
@@ -418,13 +419,4 @@ func keepBeating(ctx context.Context, hb Heartbeat) func() {
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { close(done); wg.Wait() }) }
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

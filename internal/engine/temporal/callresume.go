@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 	if out == nil {
 		return nil, nil, "", nil
 	}
-	s.Agent = firstNonEmpty(s.Agent, out.Agent)
+	s.Agent = cmp.Or(s.Agent, out.Agent)
 	last := *out.Last
 	last.Result = Ref{}
 	switch out.Status {

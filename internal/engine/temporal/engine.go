@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,7 +103,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 			return nil, err
 		}
 	}
-	taskID := firstNonEmpty(s.Resume, s.TaskID)
+	taskID := cmp.Or(s.Resume, s.TaskID)
 	opts := client.StartWorkflowOptions{ID: callWorkflowID(taskID), TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		Memo:                  map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,7 +187,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	var out CallOutput
 	in := CallInput{Spec: spec, Signed: r.in.Signed}
-	if hb, ok := r.in.Stopped[firstNonEmpty(spec.Resume, spec.TaskID)]; ok {
+	if hb, ok := r.in.Stopped[cmp.Or(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}
 	in.Code = r.startOf(in.From)
@@ -206,7 +207,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		r.stopped(hb, in.Code)
 		out.Last = &hb
 		out.Status = dispatch.StatusCancelled
-		out.Error = firstNonEmpty(out.Error, "the run was cancelled during this call")
+		out.Error = cmp.Or(out.Error, "the run was cancelled during this call")
 		return &out, nil
 	}
 	var timeout *temporal.TimeoutError
@@ -241,7 +242,7 @@ func (r *activityRunner) stopped(hb Heartbeat, start *codesnap.Snapshot) {
 // failedCall is the result of an activity that did not complete: the last
 // attempt's own result where it left one, else what stopped it.
 func failedCall(w workflow.Context, spec call.Spec, err error) (*call.Result, error) {
-	id := firstNonEmpty(spec.Resume, spec.TaskID)
+	id := cmp.Or(spec.Resume, spec.TaskID)
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		if app.Type() == ErrRefused {
@@ -249,7 +250,7 @@ func failedCall(w workflow.Context, spec call.Spec, err error) (*call.Result, er
 		}
 		var last call.Result
 		if app.HasDetails() && app.Details(&last) == nil && last.TaskID != "" {
-			last.Error = firstNonEmpty(last.Error, app.Message())
+			last.Error = cmp.Or(last.Error, app.Message())
 			return &last, nil
 		}
 	}

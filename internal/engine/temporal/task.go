@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,7 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			r := co.Result
 			out.Result = &r
 			out.Status = r.Status
-			out.Agent = firstNonEmpty(out.Agent, r.Agent)
+			out.Agent = cmp.Or(out.Agent, r.Agent)
 			out.Landed = e.callLanded(ctx, id, x.GetExecution().GetRunId(), &co)
 			if co.Last != nil && co.Last.Worker != "" {
 				// The worker whose child ran it: a later attempt that

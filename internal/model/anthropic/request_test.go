@@ -60,8 +60,8 @@ type wireRequest struct {
 func sendOne(t *testing.T, req *model.Request) (wireRequest, []byte) {
 	t.Helper()
 	srv := modeltest.NewAnthropic(t, modeltest.Reply{Text: "ok"})
-	if r := run(t, newModel(t, srv), req); r.err != nil {
-		t.Fatalf("stream error: %v", r.err)
+	if r := run(t, newModel(t, srv), req); r.Err != nil {
+		t.Fatalf("stream error: %v", r.Err)
 	}
 	recs := srv.Requests()
 	if len(recs) != 1 {
@@ -176,8 +176,8 @@ func TestRequestEffort(t *testing.T) {
 func TestUnknownEffort(t *testing.T) {
 	srv := modeltest.NewAnthropic(t)
 	r := run(t, newModel(t, srv), &model.Request{Messages: []model.Message{model.UserText("x")}, Effort: "extreme"})
-	if r.err == nil || !strings.Contains(r.err.Error(), `unknown effort "extreme"`) {
-		t.Fatalf("error = %v", r.err)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), `unknown effort "extreme"`) {
+		t.Fatalf("error = %v", r.Err)
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("sent %d requests for an invalid effort", n)
@@ -191,16 +191,16 @@ func TestRequestDeterministic(t *testing.T) {
 	srv := modeltest.NewAnthropic(t, modeltest.Reply{Text: "a"}, modeltest.Reply{Text: "b"}, modeltest.Reply{Text: "c"})
 	m := newModel(t, srv)
 	for range 2 {
-		if r := run(t, m, conversation()); r.err != nil {
-			t.Fatal(r.err)
+		if r := run(t, m, conversation()); r.Err != nil {
+			t.Fatal(r.Err)
 		}
 	}
 	longer := conversation()
 	longer.Messages = append(longer.Messages,
 		model.Message{Role: model.RoleAssistant, Content: []model.Part{{Type: model.PartText, Text: "summary"}}},
 		model.UserText("and then?"))
-	if r := run(t, m, longer); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(t, m, longer); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	recs := srv.Requests()
 	if !bytes.Equal(recs[0].Body, recs[1].Body) {

@@ -1,10 +1,10 @@
 package modeltest
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/broodhq/brood/internal/model/fakewire"
 )
 
 // NewAnthropic starts a fake Anthropic Messages API serving replies in order.
@@ -13,128 +13,6 @@ func NewAnthropic(t testing.TB, replies ...Reply) *Server {
 	return newServer(t, "/v1/messages", writeAnthropic, replies)
 }
 
-// anthropicErrorType is the error.type Anthropic sends with each status.
-func anthropicErrorType(status int) string {
-	switch status {
-	case 400:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	}
-	return "api_error"
-}
-
 func writeAnthropic(w http.ResponseWriter, rec Recorded, r Reply) {
-	if r.Status != 0 && r.Status != http.StatusOK {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("request-id", fmt.Sprintf("req_%03d", rec.N))
-		if r.RetryAfter != "" {
-			w.Header().Set("retry-after", r.RetryAfter)
-		}
-		w.WriteHeader(r.Status)
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"type":       "error",
-			"error":      map[string]any{"type": anthropicErrorType(r.Status), "message": errorMessage(r)},
-			"request_id": fmt.Sprintf("req_%03d", rec.N),
-		})
-		return
-	}
-	s := startSSE(w)
-	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": fmt.Sprintf("msg_%03d", rec.N), "type": "message", "role": "assistant",
-		"model": requestModel(rec.Body), "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{
-			"input_tokens":                r.Usage.Input,
-			"cache_creation_input_tokens": r.Usage.CacheWrite,
-			"cache_read_input_tokens":     r.Usage.CacheRead,
-			"output_tokens":               1,
-		},
-	}})
-	faultDone := false
-	// fault fires the injected fault once, at the first point that has sent
-	// something the consumer may have shown; it reports whether to stop.
-	fault := func() bool {
-		if faultDone || r.Fault == NoFault {
-			return false
-		}
-		faultDone = true
-		switch r.Fault {
-		case Malformed:
-			s.event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`)
-			return true
-		case Reset:
-			reset(w)
-			return true
-		case Truncate:
-			return true
-		case ErrorEvent:
-			s.event("error", map[string]any{"type": "error",
-				"error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
-			return true
-		}
-		return false
-	}
-	index := 0
-	if r.Thinking != "" || r.Signature != "" {
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
-		for _, p := range words(r.Thinking) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-				"delta": map[string]any{"type": "thinking_delta", "thinking": p}})
-		}
-		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "signature_delta", "signature": r.Signature}})
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	if r.Text != "" {
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "text", "text": ""}})
-		s.event("ping", map[string]any{"type": "ping"})
-		for _, p := range words(r.Text) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-				"delta": map[string]any{"type": "text_delta", "text": p}})
-			if fault() {
-				return
-			}
-		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	if fault() {
-		return
-	}
-	for _, tc := range r.ToolCalls {
-		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": map[string]any{}}})
-		s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": ""}})
-		for _, p := range pieces(tc.Input) {
-			s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-				"delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
-		}
-		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	stop := r.StopReason
-	if stop == "" {
-		stop = "end_turn"
-		if len(r.ToolCalls) > 0 {
-			stop = "tool_use"
-		}
-	}
-	s.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": r.Usage.Output}})
-	s.event("message_stop", map[string]any{"type": "message_stop"})
+	fakewire.WriteAnthropic(w, rec.N, fakewire.RequestModel(rec.Body), r)
 }

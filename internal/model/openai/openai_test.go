@@ -1,50 +1,31 @@
 package openai
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/modeltest"
+	"github.com/broodhq/brood/internal/model/modeltest/providertest"
 )
 
-type result struct {
-	text     string // text deltas since the last Restart
-	restarts int
-	resp     *model.Response
-	err      error
-}
-
-func run(t *testing.T, m model.Model, req *model.Request) result {
+func run(t *testing.T, m model.Model, req *model.Request) providertest.Result {
 	t.Helper()
-	var r result
-	for c, err := range m.Stream(context.Background(), req) {
-		if err != nil {
-			r.err = err
-			return r
-		}
-		if c.Restart {
-			r.restarts++
-			r.text = ""
-		}
-		r.text += c.TextDelta
-		if c.Done != nil {
-			r.resp = c.Done
-		}
-	}
-	return r
+	return providertest.Stream(m, req)
 }
 
 func newModel(t *testing.T, srv *modeltest.Server, id string) *Model {
 	t.Helper()
+	return newAdapter(t, id, providertest.Config{BaseURL: srv.URL, Client: srv.Client(), MaxRetries: 2})
+}
+
+func newAdapter(t *testing.T, id string, c providertest.Config) *Model {
+	t.Helper()
 	m, err := New(Config{
-		Model: id, APIKey: "sk-test", BaseURL: srv.URL, HTTPClient: srv.Client(),
-		MaxRetries: 2, RetryDelay: time.Millisecond, MaxRetryDelay: time.Second,
+		Model: id, APIKey: "sk-test", BaseURL: c.BaseURL, HTTPClient: c.Client,
+		MaxRetries: c.MaxRetries, RetryDelay: time.Millisecond, MaxRetryDelay: time.Second, StreamIdleTimeout: c.IdleTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,154 +33,30 @@ func newModel(t *testing.T, srv *modeltest.Server, id string) *Model {
 	return m
 }
 
-func TestStreamResponses(t *testing.T) {
-	tests := []struct {
-		name      string
-		reply     modeltest.Reply
-		wantText  string
-		wantParts []model.Part
-		wantStop  string
-		wantUsage model.Usage
-	}{
-		{
-			name:      "text with cached prompt tokens",
-			reply:     modeltest.Reply{Text: "Hello there, world.", Usage: model.Usage{Input: 20, Output: 7, CacheRead: 1024}},
-			wantText:  "Hello there, world.",
-			wantParts: []model.Part{{Type: model.PartText, Text: "Hello there, world."}},
-			wantStop:  "end_turn",
-			wantUsage: model.Usage{Input: 20, Output: 7, CacheRead: 1024},
-		},
-		{
-			name: "tool call with streamed arguments",
-			reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
-				{ID: "call_abc", Name: "Read", Input: `{"file_path":"/tmp/a.go","limit":20}`},
-			}, Usage: model.Usage{Input: 10, Output: 30}},
-			wantParts: []model.Part{
-				{Type: model.PartToolUse, ID: "call_abc", Name: "Read", Input: json.RawMessage(`{"file_path":"/tmp/a.go","limit":20}`)},
-			},
-			wantStop:  "tool_use",
-			wantUsage: model.Usage{Input: 10, Output: 30},
-		},
-		{
-			name: "parallel tool calls after text",
-			reply: modeltest.Reply{Text: "Both.", ToolCalls: []modeltest.ToolCall{
-				{ID: "call_1", Name: "Read", Input: `{"file_path":"a.go"}`},
-				{ID: "call_2", Name: "Grep", Input: `{"pattern":"func main"}`},
-			}},
-			wantText: "Both.",
-			wantParts: []model.Part{
-				{Type: model.PartText, Text: "Both."},
-				{Type: model.PartToolUse, ID: "call_1", Name: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`)},
-				{Type: model.PartToolUse, ID: "call_2", Name: "Grep", Input: json.RawMessage(`{"pattern":"func main"}`)},
-			},
-			wantStop: "tool_use",
-		},
-		{
-			name: "local server without ids and with broken arguments",
-			reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+// TestContract runs the provider contract (providertest) and the cases
+// only OpenAI-compatible servers have: a local server's tool calls without
+// ids or with broken arguments, a 404 for an unknown model.
+func TestContract(t *testing.T) {
+	providertest.Run(t, providertest.Provider{
+		Name:     "openai",
+		BasePath: "/v1",
+		Serve:    modeltest.NewOpenAI,
+		New:      func(t *testing.T, c providertest.Config) model.Model { return newAdapter(t, "gpt-4.1", c) },
+		Responses: []providertest.Response{{
+			Name: "local server without ids and with broken arguments",
+			Reply: modeltest.Reply{ToolCalls: []modeltest.ToolCall{
 				{Name: "Bash", Input: `{"command": "ls`},
 			}, StopReason: "stop"},
-			wantParts: []model.Part{
+			Parts: []model.Part{
 				{Type: model.PartToolUse, ID: "call_0", Name: "Bash", Input: json.RawMessage(`"{\"command\": \"ls"`)},
 			},
-			wantStop: "tool_use",
+			Stop: "tool_use",
+		}},
+		Errors: []providertest.Errors{
+			{Name: "401 names the server", Replies: []modeltest.Reply{{Status: 401, ErrorMessage: "Incorrect API key provided"}}, Requests: 1, Err: "openai: 401 authentication failed at "},
+			{Name: "404 model", Replies: []modeltest.Reply{{Status: 404, ErrorMessage: "model 'nope' not found"}}, Requests: 1, Err: `check the model id "gpt-4.1"`},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := modeltest.NewOpenAI(t, tt.reply)
-			r := run(t, newModel(t, srv, "gpt-4.1"), &model.Request{Messages: []model.Message{model.UserText("go")}})
-			if r.err != nil {
-				t.Fatalf("stream error: %v", r.err)
-			}
-			if r.text != tt.wantText {
-				t.Errorf("streamed text = %q, want %q", r.text, tt.wantText)
-			}
-			if r.resp == nil {
-				t.Fatal("no Done chunk")
-			}
-			got, _ := json.Marshal(r.resp.Message.Content)
-			want, _ := json.Marshal(tt.wantParts)
-			if !bytes.Equal(got, want) {
-				t.Errorf("content =\n %s\nwant\n %s", got, want)
-			}
-			if r.resp.StopReason != tt.wantStop {
-				t.Errorf("stop reason = %q, want %q", r.resp.StopReason, tt.wantStop)
-			}
-			if r.resp.Usage != tt.wantUsage {
-				t.Errorf("usage = %+v, want %+v", r.resp.Usage, tt.wantUsage)
-			}
-		})
-	}
-}
-
-func TestErrorsAndRetries(t *testing.T) {
-	ok := modeltest.Reply{Text: "recovered fine"}
-	tests := []struct {
-		name         string
-		replies      []modeltest.Reply
-		wantRequests int
-		wantRestarts int
-		wantErr      string
-	}{
-		{"429 with retry-after then success", []modeltest.Reply{{Status: 429, RetryAfter: "0"}, ok}, 2, 0, ""},
-		{"500 then success", []modeltest.Reply{{Status: 500}, ok}, 2, 0, ""},
-		{"503 then success", []modeltest.Reply{{Status: 503}, ok}, 2, 0, ""},
-		{"500 forever", []modeltest.Reply{{Status: 500}, {Status: 500}, {Status: 500}}, 3, 0, "openai: 500 server error"},
-		{"malformed SSE then success", []modeltest.Reply{{Text: "partial text here", Fault: modeltest.Malformed}, ok}, 2, 1, ""},
-		{"connection reset mid-stream then success", []modeltest.Reply{{Text: "partial text here", Fault: modeltest.Reset}, ok}, 2, 1, ""},
-		{"stream cut short then success", []modeltest.Reply{{Text: "partial text here", Fault: modeltest.Truncate}, ok}, 2, 1, ""},
-		{"error event mid-stream then success", []modeltest.Reply{{Text: "partial text here", Fault: modeltest.ErrorEvent}, ok}, 2, 1, ""},
-		{"error event mid-stream forever", []modeltest.Reply{{Text: "a b", Fault: modeltest.ErrorEvent}, {Text: "a b", Fault: modeltest.ErrorEvent}, {Text: "a b", Fault: modeltest.ErrorEvent}}, 3, 2, "openai: "},
-		{"401", []modeltest.Reply{{Status: 401, ErrorMessage: "Incorrect API key provided"}}, 1, 0, "openai: 401 authentication failed at "},
-		{"404 model", []modeltest.Reply{{Status: 404, ErrorMessage: "model 'nope' not found"}}, 1, 0, `check the model id "gpt-4.1"`},
-		{"retry-after beyond the limit", []modeltest.Reply{{Status: 429, RetryAfter: "120"}}, 1, 0, "server asked to wait 2m0s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := modeltest.NewOpenAI(t, tt.replies...)
-			r := run(t, newModel(t, srv, "gpt-4.1"), &model.Request{Messages: []model.Message{model.UserText("hi")}})
-			if n := len(srv.Requests()); n != tt.wantRequests {
-				t.Errorf("server saw %d requests, want %d", n, tt.wantRequests)
-			}
-			if r.restarts != tt.wantRestarts {
-				t.Errorf("restarts = %d, want %d", r.restarts, tt.wantRestarts)
-			}
-			if tt.wantErr != "" {
-				if r.err == nil || !strings.Contains(r.err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want it to contain %q", r.err, tt.wantErr)
-				}
-				if strings.Contains(r.err.Error(), "\n") {
-					t.Errorf("error spans several lines: %q", r.err)
-				}
-				return
-			}
-			if r.err != nil {
-				t.Fatalf("stream error: %v", r.err)
-			}
-			if r.text != ok.Text || r.resp == nil || r.resp.Message.Text() != ok.Text {
-				t.Errorf("text after restarts = %q, final = %+v; want %q", r.text, r.resp, ok.Text)
-			}
-		})
-	}
-}
-
-func TestConnectionRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
-	m, err := New(Config{Model: "llama3", BaseURL: base, RetryDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := run(t, m, &model.Request{Messages: []model.Message{model.UserText("hi")}})
-	want := "openai: server at " + base + " refused the connection: is it running?"
-	if r.err == nil || r.err.Error() != want {
-		t.Fatalf("error = %v, want %q", r.err, want)
-	}
+	})
 }
 
 func TestNewValidates(t *testing.T) {

@@ -53,8 +53,8 @@ func sendOne(t *testing.T, cfg Config, req *model.Request) (wireRequest, modelte
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := run(t, m, req); r.err != nil {
-		t.Fatalf("stream error: %v", r.err)
+	if r := run(t, m, req); r.Err != nil {
+		t.Fatalf("stream error: %v", r.Err)
 	}
 	recs := srv.Requests()
 	if len(recs) != 1 {
