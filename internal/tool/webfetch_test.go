@@ -70,6 +70,8 @@ func TestWebFetch(t *testing.T) {
 			want: []string{"private, loopback or link-local"}},
 		{name: "a name resolving to loopback is refused", env: Env{Perms: webPerms(t, "WebFetch", "WebFetch(domain:127.0.0.1)")}, url: "http://localhost:" + port + "/page", wantErr: true,
 			want: []string{"localhost resolves to", "private, loopback or link-local"}},
+		{name: "deny rule beats a bare allow", env: Env{Perms: mustPerms(t, []string{"WebFetch"}, []string{"WebFetch(domain:127.0.0.1)"})}, url: srv.URL + "/page", wantErr: true,
+			want: []string{"permission denied", "matched deny rule"}},
 		{name: "network none refuses", env: Env{Perms: webPerms(t, explicit), NoNetwork: true}, url: srv.URL + "/page", wantErr: true,
 			want: []string{"network: none"}},
 		{name: "redirect to an unallowed host is refused", env: Env{Perms: webPerms(t, explicit)}, url: srv.URL + "/hop?to=" + url.QueryEscape("http://localhost:"+port+"/page"), wantErr: true,
@@ -127,4 +129,13 @@ func TestPublicIP(t *testing.T) {
 			t.Errorf("publicIP(%s) = %v, want %v", tc.ip, got, tc.want)
 		}
 	}
+}
+
+func mustPerms(t *testing.T, allow, deny []string) *Permissions {
+	t.Helper()
+	p, err := NewPermissions("default", allow, deny, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
