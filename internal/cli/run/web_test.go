@@ -3,7 +3,9 @@ package run_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/broodhq/brood/internal/cli/clitest"
@@ -49,5 +51,36 @@ func TestWebFetchCLI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWebFetchChild: a subagent (a real child process) fetches under the
+// project's rule; one whose definition says `network: none` is refused by
+// the tool, and nothing is fetched for it.
+func TestWebFetchChild(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte("plain notes v7"))
+	}))
+	t.Cleanup(srv.Close)
+	p := clitest.NewDispatchProject(t, false)
+	for name, net := range map[string]string{"fetcher": "on", "offline": "none"} {
+		clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", name+".md"),
+			"---\nname: "+name+"\ndescription: fetches\ntools: WebFetch\nnetwork: "+net+"\n---\nYou fetch.\n")
+	}
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "[permissions]\nallow = [\"WebFetch(domain:127.0.0.1)\"]\n")
+	step := `    - tools:
+        - WebFetch: {url: "` + srv.URL + `/n", prompt: "version?"}
+    - say: "CHILD={{result 0}}"
+`
+	mdl := p.Script("c.yaml", "agents:\n  fetcher:\n"+step+"  offline:\n"+step)
+	code, out, errOut := p.Brood("subagent", "--model", mdl, "fetcher", "fetch")
+	if code != 0 || !strings.Contains(out, "plain notes v7") || hits.Load() != 1 {
+		t.Fatalf("fetcher: exit %d, hits %d:\n%s\n%s", code, hits.Load(), out, errOut)
+	}
+	code, out, errOut = p.Brood("subagent", "--model", mdl, "offline", "fetch")
+	if code != 0 || !strings.Contains(out, "network: none") || hits.Load() != 1 {
+		t.Fatalf("offline: exit %d, hits %d:\n%s\n%s", code, hits.Load(), out, errOut)
 	}
 }
