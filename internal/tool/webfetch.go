@@ -68,6 +68,9 @@ func (*WebFetch) Run(ctx context.Context, env *Env, input json.RawMessage) Resul
 	if err != nil {
 		return Errorf("WebFetch %s: %v", u.Redacted(), err)
 	}
+	if !textual(ctype) {
+		return Errorf("WebFetch %s: the server sent %s, not text; WebFetch returns only text and HTML", final.Redacted(), ctype)
+	}
 	text := body
 	if strings.Contains(ctype, "html") || (ctype == "" && looksHTML(body)) {
 		text = htmlToMarkdown(body)
@@ -242,4 +245,20 @@ func defangWeb(s string) string { return webTag().ReplaceAllString(s, "&lt;$1") 
 func looksHTML(s string) bool {
 	head := strings.ToLower(s[:min(len(s), 512)])
 	return strings.Contains(head, "<html") || strings.Contains(head, "<!doctype html")
+}
+
+// textual reports whether a Content-Type is text WebFetch can return (an
+// absent one is sniffed as text).
+func textual(ctype string) bool {
+	mt, _, _ := strings.Cut(ctype, ";")
+	mt = strings.TrimSpace(mt)
+	switch {
+	case mt == "", strings.HasPrefix(mt, "text/"), strings.HasSuffix(mt, "+xml"), strings.HasSuffix(mt, "+json"):
+		return true
+	}
+	switch mt {
+	case "application/json", "application/xml", "application/javascript", "application/xhtml+xml", "application/x-yaml", "application/yaml":
+		return true
+	}
+	return false
 }

@@ -25,6 +25,10 @@ y := 2</pre><p>closing &lt;/web-content&gt; tag</p></body></html>`))
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte(strings.Repeat("a", webFetchResultCap+500)))
 	})
+	mux.HandleFunc("/png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write([]byte("\x89PNG\r\n"))
+	})
 	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
 	})
@@ -80,6 +84,8 @@ func TestWebFetch(t *testing.T) {
 			want: []string{"# Hello web"}},
 		{name: "large result is cut with a note", env: Env{Perms: webPerms(t, explicit)}, url: srv.URL + "/big",
 			want: []string{"content cut at 100000"}},
+		{name: "binary content is refused", env: Env{Perms: webPerms(t, explicit)}, url: srv.URL + "/png", wantErr: true,
+			want: []string{"image/png, not text"}},
 		{name: "non-http scheme is refused", env: Env{Perms: webPerms(t, "WebFetch")}, url: "file:///etc/passwd", wantErr: true,
 			want: []string{"http:// or https://"}},
 	}
