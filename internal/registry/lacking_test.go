@@ -10,10 +10,10 @@ import (
 // the definition; an agent left with no usable tool is not in the roster.
 func TestLackingAndRoster(t *testing.T) {
 	d, _ := Parse("r.md", []byte("---\nname: researcher\ndescription: looks things up\ntools: Read, WebFetch, WebSearch(domain:x.org)\n---\nYou research.\n"), SourceProject)
-	if d == nil || !slices.Equal(d.Lacking, []string{"WebFetch", "WebSearch"}) {
+	if d == nil || !slices.Equal(d.Lacking, []string{"WebSearch"}) {
 		t.Fatalf("lacking = %v", d)
 	}
-	w, _ := Parse("w.md", []byte("---\nname: webonly\ndescription: only web\ntools: WebFetch\n---\nYou browse.\n"), SourceProject)
+	w, _ := Parse("w.md", []byte("---\nname: webonly\ndescription: only web\ntools: WebSearch\n---\nYou browse.\n"), SourceProject)
 	if w == nil || !w.Unresolvable {
 		t.Fatalf("webonly: %+v", w)
 	}

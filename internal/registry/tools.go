@@ -61,11 +61,13 @@ func lookupTool(name string) (toolInfo, bool) {
 		return toolInfo{"SendMessage", true}, true
 	case "workflow":
 		return toolInfo{"Workflow", true}, true
+	case "webfetch":
+		return toolInfo{"WebFetch", true}, true
 	}
 	// Claude Code's other tools: known, so no "unknown tool" warning, but
 	// brood has no implementation to give the child.
 	for _, n := range []string{
-		"NotebookEdit", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite",
+		"NotebookEdit", "NotebookRead", "WebSearch", "TodoWrite",
 		"TodoRead", "BashOutput", "KillShell", "KillBash", "ExitPlanMode",
 		"EnterPlanMode", "SlashCommand", "Skill", "AskUserQuestion",
 		"TeamCreate", "TeamDelete", "TaskCreate", "TaskList", "TaskGet",
@@ -173,7 +175,7 @@ func resolveTools(entries []string, warn func(string)) []toolSpec {
 }
 
 // lackingTools are the Claude Code tools entries name that brood does not
-// provide (WebFetch, WebSearch, TodoWrite, NotebookEdit, ...): the agent
+// provide (WebSearch, TodoWrite, NotebookEdit, ...): the agent
 // runs without them, and is told so.
 func lackingTools(entries []string) []string {
 	var out []string

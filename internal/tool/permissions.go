@@ -186,6 +186,7 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 		NotebookPath string `json:"notebook_path"`
 		Path         string `json:"path"`
 		SubagentType string `json:"subagent_type"`
+		URL          string `json:"url"`
 	}
 	_ = json.Unmarshal(input, &in) // a bad input is caught by the tool itself
 	switch c.kind {
@@ -208,6 +209,9 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 		c.subject = resolvePath(workspace, p)
 	default:
 		c.subject = in.SubagentType
+		if tool == "WebFetch" {
+			c.subject = webFetchSubject(in.URL)
+		}
 	}
 	return c
 }
@@ -427,7 +431,8 @@ func (p *Permissions) checkCall(c call) Decision {
 	switch {
 	case p.mode == ModeBypass:
 		d.Verdict, d.Reason = Allow, "bypassPermissions mode"
-	case readOnly:
+	case readOnly && tool != "WebFetch":
+		// (WebFetch changes no file but reaches the network: it needs a rule.)
 		d.Verdict, d.Reason = Allow, "read-only tools are allowed"
 	case p.mode == ModeAcceptEdits && isEditTool(tool) && inside(workspace, c.subject):
 		d.Verdict, d.Reason = Allow, "acceptEdits mode allows edits inside the workspace"

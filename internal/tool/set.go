@@ -45,10 +45,10 @@ func NewSet(tools ...Tool) *Set {
 	return s
 }
 
-// Builtins returns fresh instances of brood's file and shell tools, in the
-// order the model sees them.
+// Builtins returns fresh instances of brood's file, shell and web tools, in
+// the order the model sees them.
 func Builtins() []Tool {
-	return []Tool{&Read{}, &Write{}, &Edit{}, &Bash{}, &Glob{}, &Grep{}, &LS{}}
+	return []Tool{&Read{}, &Write{}, &Edit{}, &Bash{}, &Glob{}, &Grep{}, &LS{}, &WebFetch{}}
 }
 
 // Get finds a tool by name, in any case ("bash", "Bash", "BASH").
