@@ -75,6 +75,10 @@ type Permissions struct {
 	Allow []string `toml:"allow"`
 	Deny  []string `toml:"deny"`
 	Ask   []string `toml:"ask"`
+	// AdditionalDirectories are a Claude Code settings.json's
+	// permissions.additionalDirectories, absolute: brood run takes them as
+	// --add-dir's. A project's are held back until it is trusted.
+	AdditionalDirectories []string `toml:"-"`
 }
 
 // Guardrails are the policies of the edge guardrails a parent applies to a

@@ -126,6 +126,13 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "permissions.allow "+strings.Join(added, ", ")), append(keys, "permissions.allow")
 		out.Permissions.Allow = slices.Clone(base.Permissions.Allow)
 	}
+	if added := slices.DeleteFunc(slices.Clone(full.Permissions.AdditionalDirectories), func(d string) bool {
+		return slices.Contains(base.Permissions.AdditionalDirectories, d)
+	}); len(added) > 0 {
+		// Edits there are allowed under acceptEdits, as in the project.
+		why = append(why, "permissions.additionalDirectories "+strings.Join(added, ", ")+" (the agent would work outside the project)")
+		out.Permissions.AdditionalDirectories = slices.Clone(base.Permissions.AdditionalDirectories)
+	}
 	for _, l := range []struct {
 		name       string
 		full, base int64
