@@ -22,8 +22,6 @@ var (
 		"system/task_notification tokens", "system/task_notification tokens.*",
 		// brood's own block in its subagent hooks (task id, depth, status).
 		"hook/SubagentStart brood", "hook/SubagentStart brood.*", "hook/SubagentStop brood", "hook/SubagentStop brood.*",
-		// Pending (issue 27 point 4): brood's Bash tool_response is {content}.
-		"hook/PostToolUse tool_response.content",
 	}
 	// claudeOnly are Claude Code's keys and lines brood does not print.
 	claudeOnly = []string{
@@ -45,12 +43,6 @@ var (
 		// SubagentStop; brood's subagents here ran in the foreground (the
 		// list is there, empty).
 		"hook/Stop background_tasks[].*", "hook/SubagentStop background_tasks[].*",
-		// Pending (issue 27 point 4): effort on four events, and Claude
-		// Code's Bash tool_response {stdout, stderr, interrupted, isImage,
-		// noOutputExpected}.
-		"hook/PreToolUse effort", "hook/PreToolUse effort.*", "hook/PostToolUse effort", "hook/PostToolUse effort.*",
-		"hook/Stop effort", "hook/Stop effort.*", "hook/SubagentStop effort", "hook/SubagentStop effort.*",
-		"hook/PostToolUse tool_response.*",
 	}
 	// typeDiffers are keys whose value is of another JSON type in brood.
 	typeDiffers = []string{}

@@ -2,6 +2,7 @@ package settings_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,8 +60,7 @@ func TestMalformedClaudeSettings(t *testing.T) {
 // TestClaudeSettingsModel: through the real CLI, a project's
 // .claude/settings.json "model" is the run's model once the project is
 // trusted; untrusted, it is held back and the trust notice says so and why.
-// Its env and additionalDirectories, not applied yet, are said in a
-// warning, not ignored silently.
+// (Its env and additionalDirectories have tests of their own.)
 func TestClaudeSettingsModel(t *testing.T) {
 	p := testbrood.NewProject(t, mainEnv, nil)
 	spec := p.Script("hello.yaml", "agents:\n  root:\n    - say: \"hello from the project's model\"\n")
@@ -72,9 +72,7 @@ func TestClaudeSettingsModel(t *testing.T) {
 		ok      bool
 		wantErr []string
 	}{
-		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, true, []string{
-			"settings.json:3: env is not applied by brood yet",
-			"settings.json:4: permissions.additionalDirectories is not applied by brood yet"}},
+		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, true, nil},
 		{"untrusted", nil, false, []string{"model " + spec + " (.claude/settings.json chooses the model"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +86,98 @@ func TestClaudeSettingsModel(t *testing.T) {
 				if !strings.Contains(errOut, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, errOut)
 				}
+			}
+		})
+	}
+}
+
+// TestClaudeSettingsAdditionalDirectories: through the real CLI, a
+// project's .claude/settings.json permissions.additionalDirectories (one
+// relative to the project, as Claude Code reads it) is --add-dir's once the
+// project is trusted: under acceptEdits the root's Write there is allowed
+// and the system prompt names it. Untrusted, it is held back (the Write is
+// refused) and the trust notice says so.
+func TestClaudeSettingsAdditionalDirectories(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	extra := filepath.Join(filepath.Dir(p.Root), "other")
+	target := filepath.Join(extra, "out.txt")
+	testbrood.WriteFile(t, filepath.Join(extra, "keep"), "")
+	spec := p.Script("write.yaml", "agents:\n  root:\n    - tools:\n        - Write: {file_path: "+target+", content: \"hi\"}\n    - say: \"SYSTEM={{.System}}\"\n")
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"),
+		"{\n  \"permissions\": {\"additionalDirectories\": [\"../other\"]}\n}\n")
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		written bool
+		want    string // on stdout (trusted) or stderr (untrusted)
+	}{
+		{"untrusted", nil, false, "permissions.additionalDirectories " + extra + " (the agent would work outside the project)"},
+		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, true, "Additional working directories (--add-dir): " + extra},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			env := append([]string{"BROOD_MODEL=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY="}, tc.env...)
+			code, out, errOut := p.Brood(ctx, env, "-p", "--model", spec, "--permission-mode", "acceptEdits", "--", "Write it.")
+			_, err := os.Stat(target)
+			if code != 0 || (err == nil) != tc.written {
+				t.Fatalf("exit %d, written %v, want %v\n%s\n%s", code, err == nil, tc.written, out, errOut)
+			}
+			if !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("output lacks %q:\n%s\n%s", tc.want, out, errOut)
+			}
+		})
+	}
+}
+
+// TestClaudeSettingsEnv: through the real CLI, a project's
+// .claude/settings.json "env" is in the environment of the root's Bash and
+// of a subagent's once the project is trusted, a secret-looking one's value
+// redacted from what the model reads; untrusted, it is held back and the
+// trust notice names the variables (not their values).
+func TestClaudeSettingsEnv(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	const secret = "tok-9f8e7d6c5b4a39281706"
+	spec := p.Script("env.yaml", `agents:
+  root:
+    - tools:
+        - Bash: {command: 'echo "ROOT G=$SETTINGS_GREETING T=$DEPLOY_TOKEN"'}
+        - Task: {subagent_type: general-purpose, description: "env", prompt: "Echo it."}
+    - say: "SAW {{result 0}} CHILD {{result 1}}"
+  general-purpose:
+    - tools:
+        - Bash: {command: 'echo "KID G=$SETTINGS_GREETING"'}
+    - say: "## What I did\nEchoed.\n## What I found\n{{result 0}}\n## Files changed\nnone\n## Problems\nnone"
+`)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"),
+		"{\n  \"env\": {\"SETTINGS_GREETING\": \"hello-from-settings\", \"DEPLOY_TOKEN\": \""+secret+"\"}\n}\n")
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		want    []string
+		wantErr string
+	}{
+		{"untrusted", nil, []string{"ROOT G= T=", "KID G=\n"}, "env DEPLOY_TOKEN, SETTINGS_GREETING (variables for every command"},
+		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, []string{"ROOT G=hello-from-settings T=[REDACTED:DEPLOY_TOKEN]", "KID G=hello-from-settings"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			env := append([]string{"BROOD_MODEL=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "SETTINGS_GREETING=", "DEPLOY_TOKEN="}, tc.env...)
+			code, out, errOut := p.Brood(ctx, env, "-p", "--model", spec, "--permission-mode", "bypassPermissions", "--", "Go.")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q:\n%s\n%s", w, out, errOut)
+				}
+			}
+			if strings.Contains(out+errOut, secret) {
+				t.Errorf("the secret-looking value reached the output:\n%s\n%s", out, errOut)
+			}
+			if !strings.Contains(errOut, tc.wantErr) || strings.Contains(errOut, "hello-from-settings") {
+				t.Errorf("stderr lacks %q (or names a value):\n%s", tc.wantErr, errOut)
 			}
 		})
 	}

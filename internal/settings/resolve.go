@@ -293,14 +293,21 @@ func (r *Resolved) loadClaude(f File) error {
 		r.Settings.Model, r.Settings.modelClaude = ClaudeModel(m), true
 		r.Origins["model"] = Origin{Source: f.Source, File: f.Path, Line: line("model")}
 	}
-	// Not applied yet: said, never silently ignored.
-	if len(c.Env) > 0 {
-		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("env"), Key: "env",
-			Msg: "env is not applied by brood yet: set these variables in the environment you run brood in"})
+	for k, v := range c.Env {
+		if r.Settings.ClaudeEnv == nil {
+			r.Settings.ClaudeEnv = map[string]string{}
+		}
+		r.Settings.ClaudeEnv[k] = v
 	}
-	if len(cp.AdditionalDirectories) > 0 {
-		r.Warnings = append(r.Warnings, Warning{File: f.Path, Line: line("additionalDirectories"), Key: "permissions.additionalDirectories",
-			Msg: "permissions.additionalDirectories is not applied by brood yet: subagents work within the project"})
+	for _, d := range cp.AdditionalDirectories {
+		// Relative to the project the .claude directory is in, as Claude
+		// Code's.
+		if d = strings.TrimSpace(d); d != "" && !filepath.IsAbs(d) {
+			d = filepath.Join(filepath.Dir(filepath.Dir(f.Path)), d)
+		}
+		if d != "" && !slices.Contains(p.AdditionalDirectories, filepath.Clean(d)) {
+			p.AdditionalDirectories = append(p.AdditionalDirectories, filepath.Clean(d))
+		}
 	}
 	return nil
 }

@@ -25,6 +25,11 @@ type Settings struct {
 	// modelClaude is set when Model came from a Claude Code settings.json
 	// (its "model"): a project's is held back until the project is trusted.
 	modelClaude bool
+	// ClaudeEnv is a Claude Code settings.json's "env": the variables set
+	// for every process brood and its agents start (Factory.Load sets them
+	// in brood's own environment). A project's are held back until it is
+	// trusted.
+	ClaudeEnv map[string]string `toml:"-"`
 	// MaxTurns caps an agent's turns (default 50).
 	MaxTurns int `toml:"max_turns"`
 	// MaxTokens caps one model response.
@@ -75,6 +80,10 @@ type Permissions struct {
 	Allow []string `toml:"allow"`
 	Deny  []string `toml:"deny"`
 	Ask   []string `toml:"ask"`
+	// AdditionalDirectories are a Claude Code settings.json's
+	// permissions.additionalDirectories, absolute: brood run takes them as
+	// --add-dir's. A project's are held back until it is trusted.
+	AdditionalDirectories []string `toml:"-"`
 }
 
 // Guardrails are the policies of the edge guardrails a parent applies to a

@@ -126,6 +126,25 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "permissions.allow "+strings.Join(added, ", ")), append(keys, "permissions.allow")
 		out.Permissions.Allow = slices.Clone(base.Permissions.Allow)
 	}
+	if added := slices.DeleteFunc(slices.Clone(full.Permissions.AdditionalDirectories), func(d string) bool {
+		return slices.Contains(base.Permissions.AdditionalDirectories, d)
+	}); len(added) > 0 {
+		// Edits there are allowed under acceptEdits, as in the project.
+		why = append(why, "permissions.additionalDirectories "+strings.Join(added, ", ")+" (the agent would work outside the project)")
+		out.Permissions.AdditionalDirectories = slices.Clone(base.Permissions.AdditionalDirectories)
+	}
+	var envSet []string
+	for k, v := range full.ClaudeEnv {
+		if b, ok := base.ClaudeEnv[k]; !ok || b != v {
+			envSet = append(envSet, k)
+		}
+	}
+	if len(envSet) > 0 {
+		// The names only: a value may be a secret.
+		slices.Sort(envSet)
+		why = append(why, "env "+strings.Join(envSet, ", ")+" (variables for every command brood and its agents run)")
+		out.ClaudeEnv = maps.Clone(base.ClaudeEnv)
+	}
 	for _, l := range []struct {
 		name       string
 		full, base int64

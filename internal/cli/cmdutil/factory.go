@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,6 +153,14 @@ func (f *Factory) Load() error {
 	for _, w := range r.Warnings {
 		f.Warnings = append(f.Warnings, w.String())
 		fmt.Fprintln(f.Err, "brood: warning:", w.String())
+	}
+	// A trusted .claude/settings.json's env is every process's brood starts
+	// (tools, hooks, MCP servers, subagents), as Claude Code's; set before
+	// the redactor is made, so its secret-looking values are redacted.
+	for _, k := range slices.Sorted(maps.Keys(r.Settings.ClaudeEnv)) {
+		if err := os.Setenv(k, r.Settings.ClaudeEnv[k]); err != nil {
+			return fmt.Errorf("settings: .claude/settings.json env %s: %w", k, err)
+		}
 	}
 	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
 	return nil

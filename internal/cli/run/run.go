@@ -298,6 +298,19 @@ func (o *Options) applyCompat() error {
 	if o.Compat.SkipPermissions && o.PermMode == "" {
 		o.PermMode = "bypassPermissions"
 	}
+	// A trusted .claude/settings.json's permissions.additionalDirectories
+	// are --add-dir's (Resolve held an untrusted project's back).
+	// One that is not a directory is skipped with a warning, as Claude
+	// Code's (a flag's stops the run).
+	var dirs []string
+	for _, d := range f.Settings.Permissions.AdditionalDirectories {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			fmt.Fprintf(f.Err, "brood: warning: .claude/settings.json permissions.additionalDirectories: %s is not a directory; skipped\n", d)
+			continue
+		}
+		dirs = append(dirs, d)
+	}
+	o.Compat.AddDirs = append(dirs, o.Compat.AddDirs...)
 	if err := o.Compat.addDirs(f.Cwd); err != nil {
 		return err
 	}
