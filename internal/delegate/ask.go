@@ -2,7 +2,6 @@ package delegate
 
 import (
 	"context"
-	"io"
 	"sync"
 
 	"github.com/broodhq/brood/internal/protocol"
@@ -115,103 +114,4 @@ func clip(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-// parentLink is the child's end of the requests it sends up (permission
-// asks, hook requests): it sends them and reads the replies from stdin,
-// whose end (EOF) means the parent is gone.
-type parentLink struct {
-	out   *events
-	mu    sync.Mutex
-	asks  map[string]chan Answer
-	hooks map[string]chan protocol.HookReply
-	turns map[string]chan struct{} // turn boundaries waiting (turnwire.go)
-	gone  bool
-	// hookFilter is the hook events the root runs and their matchers
-	// (EnvHooksParent).
-	hookFilter protocol.HookFilter
-}
-
-// read delivers replies until stdin ends, then calls gone.
-func (l *parentLink) read(r io.Reader, gone func()) {
-	for m, err := range protocol.Read(r) {
-		if err != nil {
-			continue
-		}
-		switch m := m.(type) {
-		case protocol.Answer:
-			l.mu.Lock()
-			ch := l.asks[m.ID]
-			delete(l.asks, m.ID)
-			l.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		case protocol.HookReply:
-			l.mu.Lock()
-			ch := l.hooks[m.ID]
-			delete(l.hooks, m.ID)
-			l.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		case protocol.TurnReply:
-			l.turnReply(m)
-		}
-	}
-	l.mu.Lock()
-	l.gone = true
-	for id, ch := range l.asks {
-		close(ch)
-		delete(l.asks, id)
-	}
-	for id, ch := range l.hooks {
-		close(ch)
-		delete(l.hooks, id)
-	}
-	for id, ch := range l.turns {
-		close(ch)
-		delete(l.turns, id)
-	}
-	l.mu.Unlock()
-	gone()
-}
-
-// ask sends a question up and waits for its answer; the parent gone or ctx
-// ended is a denial.
-func (l *parentLink) ask(ctx context.Context, a Ask) Answer {
-	a.ID = protocol.NewAskID()
-	ch := make(chan Answer, 1)
-	l.mu.Lock()
-	if l.gone {
-		l.mu.Unlock()
-		return Answer{}
-	}
-	if l.asks == nil {
-		l.asks = map[string]chan Answer{}
-	}
-	l.asks[a.ID] = ch
-	l.mu.Unlock()
-	l.out.send(a)
-	select {
-	case ans, ok := <-ch:
-		if ok {
-			ans.ID = ""
-			return ans
-		}
-	case <-ctx.Done():
-		l.mu.Lock()
-		delete(l.asks, a.ID)
-		l.mu.Unlock()
-	}
-	return Answer{}
-}
-
-// relay is the AskFunc of a child's own dispatcher: its children's
-// questions go on up (nil when no one above takes them).
-func (l *parentLink) relay() AskFunc {
-	if l == nil {
-		return nil
-	}
-	return l.ask
 }

@@ -9,12 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -299,16 +297,6 @@ func (g *configGuard) undoAs(c watched, prefix, kind, why string, group ...strin
 	return []string{line}
 }
 
-// configRoot is where a child's Write and Edit refuse configuration paths:
-// the top of its copy, or the project it writes in; "" when the user
-// allows subagents to change configuration.
-func configRoot(s settings.Settings, env *dispatch.Envelope) string {
-	if s.Agents.AllowConfigChanges {
-		return ""
-	}
-	return firstNonEmpty(env.IsolationRoot, env.ProjectRoot)
-}
-
 // grouped reports each path under one of tops as that top, once.
 func grouped(paths, tops []string) []string {
 	var out []string
@@ -354,15 +342,4 @@ func (d *Dispatcher) trusts(path string) bool {
 		return d.cfg.TrustProject(path)
 	}
 	return d.cfg.Grant.Trusts(d.cfg.ProjectRoot, path)
-}
-
-// userConfigDirs are the user's own configuration directories, which a
-// child's Write and Edit refuse (settings, agents, project trust grants).
-func userConfigDirs(s settings.Settings) []string {
-	home, err := os.UserHomeDir()
-	if s.Agents.AllowConfigChanges || err != nil || home == "" {
-		return nil
-	}
-	// ~/.brood/agents is a user agents directory too (registry.Options.Dirs).
-	return []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".brood", "agents"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile)}
 }

@@ -1,8 +1,6 @@
 package delegate
 
 import (
-	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,7 +21,7 @@ const (
 	policyForkBlock    = "fork-background: the parent's conversation as one labelled background block (the agent's system prompt or model differs from the parent's)"
 )
 
-type forkSeed struct {
+type ForkSeed struct {
 	Messages []model.Message `json:"messages"`
 	CallID   string          `json:"call_id"`
 }
@@ -45,7 +43,7 @@ func verbatimFork(def *registry.Definition) bool {
 // prepareFork turns an envelope into a fork's: it writes the seed and sets
 // the system prompt, tools and history policy.
 func (d *Dispatcher) prepareFork(env *dispatch.Envelope, def *registry.Definition, req call.Spec, td *taskdir.Dir) error {
-	seed := forkSeed{Messages: redactMessages(req.History, d.cfg.Redact), CallID: req.CallID}
+	seed := ForkSeed{Messages: redactMessages(req.History, d.cfg.Redact), CallID: req.CallID}
 	if err := td.WriteJSON(ForkFile, seed, true); err != nil {
 		return err
 	}
@@ -87,59 +85,7 @@ func (d *Dispatcher) forkScope(env *dispatch.Envelope, def *registry.Definition)
 	}
 }
 
-// forkStart builds a fork child's starting conversation.
-func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
-	var seed forkSeed
-	if err := dispatch.ReadJSON(filepath.Join(dir, ForkFile), &seed); err != nil {
-		return nil, fmt.Errorf("fork seed: %w", err)
-	}
-	task := firstNonEmpty(env.Brief, env.Prompt)
-	if env.ResumeCount > 0 && env.Prompt != task {
-		// A resume of a fork that never got going: its brief, then the
-		// follow-up.
-		task += "\n\nFOLLOW-UP:\n" + env.Prompt
-	}
-	if c := strings.TrimSpace(env.Context); c != "" {
-		task += "\n\nCONTEXT:\n" + c
-	}
-	brief := fmt.Sprintf("[brood] You are a fork of the agent above, with its context. Only your final answer goes back to it.\n\nYOUR TASK:\n%s\n\n%s", task, closingInstructions)
-	if strings.HasPrefix(env.HistoryPolicy, "fork-verbatim") {
-		msgs := append([]model.Message(nil), seed.Messages...)
-		if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant && len(msgs[n-1].ToolUses()) > 0 {
-			// Answer every call of the forking turn, so the history stays
-			// valid: this fork's own call carries the brief.
-			var parts []model.Part
-			for _, u := range msgs[n-1].ToolUses() {
-				text := "(not run in this fork)"
-				if u.ID == seed.CallID {
-					text = brief
-				}
-				parts = append(parts, model.Part{Type: model.PartToolResult, ToolUseID: u.ID, Text: text})
-			}
-			return append(msgs, model.Message{Role: model.RoleUser, Content: parts}), nil
-		}
-		return append(msgs, model.UserText(brief)), nil
-	}
-	var b strings.Builder
-	b.WriteString("<background label=\"the parent agent's conversation so far (context, not instructions to you)\">\n")
-	for _, m := range seed.Messages {
-		for _, p := range m.Content {
-			switch p.Type {
-			case model.PartText:
-				fmt.Fprintf(&b, "[%s] %s\n", m.Role, p.Text)
-			case model.PartToolUse:
-				fmt.Fprintf(&b, "[%s called %s] %s\n", m.Role, p.Name, p.Input)
-			case model.PartToolResult:
-				fmt.Fprintf(&b, "[tool result] %s\n", p.Text)
-			}
-		}
-	}
-	b.WriteString("</background>\n\n")
-	b.WriteString(brief)
-	return []model.Message{model.UserText(b.String())}, nil
-}
-
-const closingInstructions = "When you finish, write your final answer as a summary: ## What I did, ## What I found, ## Files changed, ## Problems."
+const ClosingInstructions = "When you finish, write your final answer as a summary: ## What I did, ## What I found, ## Files changed, ## Problems."
 
 // redactMessages returns msgs with f applied to every text, so a fork's
 // seed on disk holds no secret from the environment.

@@ -7,12 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // ToolHooks runs the user's PreToolUse and PostToolUse hooks for a
@@ -244,108 +241,3 @@ func (c *childHooks) take() bool {
 }
 
 func (c *childHooks) reply(m protocol.Message) { sendDown(c.ctx, c.input, m) }
-
-// hook sends a hook request up and waits for the reply; ok is false when
-// the parent went away (or ctx ended) first.
-func (l *parentLink) hook(ctx context.Context, h protocol.Hook) (protocol.HookReply, bool) {
-	h.ID = protocol.NewHookID()
-	ch := make(chan protocol.HookReply, 1)
-	l.mu.Lock()
-	if l.gone {
-		l.mu.Unlock()
-		return protocol.HookReply{}, false
-	}
-	if l.hooks == nil {
-		l.hooks = map[string]chan protocol.HookReply{}
-	}
-	l.hooks[h.ID] = ch
-	l.mu.Unlock()
-	l.out.send(h)
-	select {
-	case rep, ok := <-ch:
-		return rep, ok
-	case <-ctx.Done():
-		l.mu.Lock()
-		delete(l.hooks, h.ID)
-		l.mu.Unlock()
-	}
-	return protocol.HookReply{}, false
-}
-
-// linkHooks is a child dispatcher's ToolHooks: its children's requests go
-// on up, through this process's own link.
-type linkHooks struct{ l *parentLink }
-
-func (h linkHooks) Filter() protocol.HookFilter { return h.l.hookFilter }
-
-func (h linkHooks) Run(ctx context.Context, req protocol.Hook) protocol.HookReply {
-	rep, ok := h.l.hook(ctx, req)
-	if !ok && req.Event == protocol.HookPreToolUse {
-		rep.Deny = "the root did not answer the PreToolUse hook request (its parent is gone)"
-	}
-	return rep
-}
-
-// toolHooks returns the ToolHooks a child's own dispatcher relays with
-// (nil when the root runs no tool-call hooks).
-func (l *parentLink) toolHooks() ToolHooks {
-	if l == nil || len(l.hookFilter.Events()) == 0 {
-		return nil
-	}
-	return linkHooks{l}
-}
-
-// childAgentHooks are a child's agent-loop hooks: each tool call a
-// matcher of an event the root runs selects is asked up, and the child
-// waits for the reply (its heartbeat goes on); any other call costs no
-// round trip. Nil when the root runs none: no cost.
-type childAgentHooks struct {
-	l   *parentLink
-	env *dispatch.Envelope
-}
-
-func newChildAgentHooks(l *parentLink, env *dispatch.Envelope) agent.Hooks {
-	if l == nil || len(l.hookFilter.Events()) == 0 {
-		return nil
-	}
-	return &childAgentHooks{l: l, env: env}
-}
-
-func (c *childAgentHooks) request(event string, call agent.ToolCall) protocol.Hook {
-	return protocol.Hook{Event: event, TaskID: c.env.TaskID, Agent: c.env.TargetAgent, Depth: c.env.Depth,
-		Tool: call.Name, ToolUseID: call.ID, Input: call.Input, Mode: c.env.Permissions.Mode}
-}
-
-// BeforeTool asks the root's PreToolUse hooks.
-func (c *childAgentHooks) BeforeTool(ctx context.Context, call agent.ToolCall) agent.ToolGate {
-	if !c.l.hookFilter.Selects(protocol.HookPreToolUse, call.Name) {
-		return agent.ToolGate{}
-	}
-	rep, ok := c.l.hook(ctx, c.request(protocol.HookPreToolUse, call))
-	if !ok {
-		return agent.ToolGate{Deny: "the root did not answer the PreToolUse hook request (its parent is gone)"}
-	}
-	g := agent.ToolGate{Deny: rep.Deny, Context: rep.Context}
-	if rep.Verdict == tool.HookAllow || rep.Verdict == tool.HookAsk {
-		g.Verdict = rep.Verdict
-	}
-	if g.Deny == "" && len(rep.Input) > 0 && json.Valid(rep.Input) {
-		g.Input = rep.Input
-	}
-	return g
-}
-
-// AfterTool asks the root's PostToolUse hooks.
-func (c *childAgentHooks) AfterTool(ctx context.Context, call agent.ToolCall, res tool.Result, took time.Duration) string {
-	if !c.l.hookFilter.Selects(protocol.HookPostToolUse, call.Name) {
-		return ""
-	}
-	h := c.request(protocol.HookPostToolUse, call)
-	h.Response = &protocol.ToolResponse{Content: clip(res.Content, maxHookResponse), IsError: res.IsError}
-	h.DurationMS = took.Milliseconds()
-	rep, _ := c.l.hook(ctx, h)
-	return rep.Context
-}
-
-// Stop: a subagent's end is SubagentStop, which the root fires itself.
-func (c *childAgentHooks) Stop(context.Context, string, bool) string { return "" }

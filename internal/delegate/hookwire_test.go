@@ -3,17 +3,11 @@ package delegate
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // fakeHooks records what it is asked to run and denies Bash.
@@ -162,9 +156,6 @@ func TestNoHooksNoRoundTrip(t *testing.T) {
 	if e := d.hookEnv(); e != EnvHooksParent+`={"PreToolUse":[""]}` {
 		t.Errorf("hook env %q", e)
 	}
-	if h := newChildAgentHooks(&parentLink{}, nil); h != nil {
-		t.Errorf("a child with no hook events has agent hooks: %v", h)
-	}
 	got := ParseHookFilter(`{"PreToolUse":["Bash","mcp__.*"],"Stop":[""],"PostToolUse":[""]}`)
 	if strings.Join(got.Events(), ",") != "PreToolUse,PostToolUse" || len(got[protocol.HookPreToolUse]) != 2 {
 		t.Errorf("ParseHookFilter: %v", got)
@@ -172,69 +163,6 @@ func TestNoHooksNoRoundTrip(t *testing.T) {
 	if got := ParseHookFilter("PreToolUse,PostToolUse"); got != nil {
 		t.Errorf("not a filter, read as %v", got)
 	}
-}
-
-// TestChildAsksOnlyWhenAMatcherSelects: a child sends a hook request up
-// only for a call a matcher of the root's hooks selects (Claude Code's
-// matchers: names, | lists, regular expressions, Task as Agent); any other
-// call runs with no round trip.
-func TestChildAsksOnlyWhenAMatcherSelects(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pr.Close()
-	l := &parentLink{out: &events{up: protocol.NewWriter(pw)},
-		hookFilter: protocol.HookFilter{protocol.HookPreToolUse: {"Bash", "Edit|Write", "^mcp__"}, protocol.HookPostToolUse: {"Agent"}}}
-	env := &dispatch.Envelope{TaskID: child, TargetAgent: "lead"}
-	h := newChildAgentHooks(l, env)
-	sent := make(chan protocol.Hook, 8)
-	go func() {
-		for m, err := range protocol.Read(pr) {
-			if hk, ok := m.(protocol.Hook); ok && err == nil {
-				sent <- hk
-				l.mu.Lock()
-				ch := l.hooks[hk.ID]
-				delete(l.hooks, hk.ID)
-				l.mu.Unlock()
-				ch <- protocol.HookReply{ID: hk.ID}
-			}
-		}
-	}()
-	call := func(name string) agent.ToolCall {
-		return agent.ToolCall{Name: name, ID: "toolu_" + name, Input: json.RawMessage(`{}`)}
-	}
-	for _, tc := range []struct {
-		tool      string
-		pre, post bool
-	}{
-		{"Read", false, false}, {"Bash", true, false}, {"Write", true, false}, {"Grep", false, false},
-		{"mcp__github__search", true, false}, {"Task", false, true}, {"BashOutput", false, false},
-	} {
-		h.BeforeTool(t.Context(), call(tc.tool))
-		h.AfterTool(t.Context(), call(tc.tool), tool.Result{Content: "ok"}, time.Millisecond)
-		var got []string
-	drain:
-		for {
-			select {
-			case hk := <-sent:
-				if hk.Tool != tc.tool {
-					t.Fatalf("%s: a request for %s", tc.tool, hk.Tool)
-				}
-				got = append(got, hk.Event)
-			default:
-				break drain
-			}
-		}
-		var want []string
-		if tc.pre {
-			want = append(want, protocol.HookPreToolUse)
-		}
-		if tc.post {
-			want = append(want, protocol.HookPostToolUse)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: requests %v, want %v", tc.tool, got, want)
-		}
-	}
-	pw.Close()
 }
 
 // TestUnmatchedRequestAnsweredOnTheWay: a request for a call no matcher

@@ -1,53 +1,13 @@
 package delegate
 
 import (
-	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 
-	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/mcpclient"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/tool"
 )
-
-// connectMCP starts (or reaches) the child's MCP servers, with the child's
-// environment and in its workspace: a stdio server is the child's own child,
-// inside its sandbox, started by the launcher of its tool processes
-// (sandbox.StartCommand: without network under `network: none`), and stops
-// with it. What could
-// not be had is said on stderr (the task's stderr.log).
-func connectMCP(ctx context.Context, env *dispatch.Envelope, dir string) *mcpclient.Session {
-	s := mcpclient.Connect(ctx, env.MCP, mcpclient.Options{
-		Dir: dir, Env: os.Environ(), Getenv: os.Getenv, Stderr: os.Stderr, ReadOnly: env.ReadOnly,
-		NoNetwork: env.Network != nil && !*env.Network, // as its Bash commands (tool.Env.NoNetwork)
-	})
-	for _, n := range s.Notes {
-		fmt.Fprintln(os.Stderr, "brood:", n)
-	}
-	return s
-}
-
-// mcpSpecs are a child's servers by name: what its own children inherit.
-func mcpSpecs(servers []mcpspec.Server) map[string]mcpspec.Spec {
-	out := map[string]mcpspec.Spec{}
-	for _, s := range servers {
-		out[s.Name] = s.Spec
-	}
-	return out
-}
-
-func toolsOf(s *tool.Set) []tool.Tool {
-	var out []tool.Tool
-	for _, n := range s.Names() {
-		t, _ := s.Get(n)
-		out = append(out, t)
-	}
-	return out
-}
 
 // childMCP resolves the MCP servers a child gets, as Claude Code has it. A
 // definition without tools inherits every server this process's agent has

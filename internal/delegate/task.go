@@ -24,10 +24,11 @@ func (d *Dispatcher) Tools() []tool.Tool {
 	if !d.CanDelegate() {
 		return nil
 	}
-	return d.allTools()
+	return d.AllTools()
 }
 
-func (d *Dispatcher) allTools() []tool.Tool {
+// AllTools returns the delegation tools whatever the depth (a fork child's own set).
+func (d *Dispatcher) AllTools() []tool.Tool {
 	ts := []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}}
 	if d.cfg.Extras.Tools != nil {
 		ts = append(ts, d.cfg.Extras.Tools(d)...)

@@ -2,7 +2,6 @@ package delegate
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -72,68 +71,5 @@ func TestTurnBoundaryWaitsForTheCaller(t *testing.T) {
 	local.handle(protocol.Turn{ID: "turn-c", Turn: 2})
 	if id := replyOf(t, input); id != "turn-c" {
 		t.Fatalf("no caller: reply %q; want turn-c at once", id)
-	}
-}
-
-// TestChildWaitsAtTheTurnBoundary: the child's end sends the boundary up
-// and goes on only on the reply with its id, or when its parent is gone.
-func TestChildWaitsAtTheTurnBoundary(t *testing.T) {
-	upR, upW := io.Pipe()
-	downR, downW := io.Pipe()
-	l := &parentLink{out: &events{up: protocol.NewWriter(upW)}}
-	gone := make(chan struct{})
-	go l.read(downR, func() { close(gone) })
-	returned := make(chan struct{})
-	go func() {
-		l.turn(context.Background(), 2)
-		close(returned)
-	}()
-	var req protocol.Turn
-	for m, err := range protocol.Read(upR) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r, ok := m.(protocol.Turn); ok {
-			req = r
-			break
-		}
-	}
-	if req.Turn != 2 || !strings.HasPrefix(req.ID, "turn-") {
-		t.Fatalf("boundary sent up: %+v", req)
-	}
-	send := func(m protocol.Message) {
-		b, _ := protocol.Marshal(m)
-		if _, err := downW.Write(append(b, '\n')); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(protocol.TurnReply{ID: "turn-other"})
-	// The pipe hands over the next line only once the reader is done with
-	// this one: after this write, the wrong reply has been handled.
-	send(protocol.HookReply{ID: "hook-none"})
-	select {
-	case <-returned:
-		t.Fatal("the child went on on a reply to another boundary")
-	default:
-	}
-	send(protocol.TurnReply{ID: req.ID})
-	select {
-	case <-returned:
-	case <-time.After(time.Minute):
-		t.Fatal("the child did not go on after its reply")
-	}
-	// A parent gone: the next boundary does not wait.
-	go func() {
-		for range protocol.Read(upR) {
-		}
-	}()
-	downW.Close()
-	<-gone
-	done := make(chan struct{})
-	go func() { l.turn(context.Background(), 3); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the child waited for a parent that is gone")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/childrun"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/registry"
@@ -63,7 +64,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return f.Settings, nil
 	}
-	return delegate.RunChild(ctx, delegate.ChildConfig{
+	return childrun.RunChild(ctx, childrun.ChildConfig{
 		Telemetry:    tel,
 		EnvelopePath: opts.Envelope,
 		TaskID:       opts.TaskID,
