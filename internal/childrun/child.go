@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 	"io"
 	"os"
 	"path/filepath"
@@ -55,10 +55,10 @@ type ChildConfig struct {
 	// delegates (with the grandchild's envelope).
 	ExeFunc func(env *dispatch.Envelope) (exe string, extraEnv []string)
 	Args    []string
-	// Extras are brood's delegation extras (delegate.Extras), for the
+	// Extras are brood's delegation extras (spawn.Extras), for the
 	// child's own dispatcher; brood-child has none and refuses an envelope
 	// that may delegate.
-	Extras delegate.Extras
+	Extras spawn.Extras
 	// AskParent is set when the parent takes permission questions
 	// (EnvAskParent): a call that needs approval is asked up the tree
 	// instead of denied.
@@ -192,7 +192,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	}
 	spawntrace.Mark(ctx, "child snapshot")
 
-	var nested *delegate.Dispatcher
+	var nested *spawn.Dispatcher
 	toolNames := env.Tools
 	if env.MayDelegate() {
 		if !cfg.Extras.Full() {
@@ -228,7 +228,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		// task directory, and only it may resume from them.
 		r := taskdir.Open(env.ProjectRoot).MustTask(env.TaskID).Owners()
 		owners := &r
-		nested, err = delegate.New(delegate.Config{
+		nested, err = spawn.New(spawn.Config{
 			Owners:      owners,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
 			Exe: cfg.Exe, ExeFunc: cfg.ExeFunc, Args: cfg.Args, Extras: cfg.Extras,
@@ -241,7 +241,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Grant: env.Trust,
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
-			OnEvent: func(e delegate.Event) { out.send(protocol.Nested{Event: e}) },
+			OnEvent: func(e spawn.Event) { out.send(protocol.Nested{Event: e}) },
 			// A grandchild's question goes up through this process, and so
 			// do its hook requests.
 			Ask:       cfg.link.relay(),
@@ -262,7 +262,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		// Bash needs no approval (and could not get one: no human is here).
 		extra = append(extra, "Bash")
 	}
-	perms, err := call.Permissions(env.Permissions, delegate.AlwaysAllowed(), extra...)
+	perms, err := call.Permissions(env.Permissions, spawn.AlwaysAllowed(), extra...)
 	if err != nil {
 		return fail(err)
 	}
@@ -289,7 +289,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		// A person is at the top of the tree: ask them, through the parent.
 		tenv.Interactive = true
 		tenv.Ask = func(toolName, subject, reason string, rules []string) bool {
-			return cfg.link.ask(ctx, delegate.Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Reason: reason, Rules: rules}).Allow
+			return cfg.link.ask(ctx, spawn.Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Reason: reason, Rules: rules}).Allow
 		}
 	}
 	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
@@ -449,7 +449,7 @@ func trackGroups(dir string) func(pgid int, alive bool) {
 		for g := range live {
 			groups = append(groups, g)
 		}
-		_ = dispatch.WriteJSONQuick(filepath.Join(dir, delegate.GroupsFile), groups)
+		_ = dispatch.WriteJSONQuick(filepath.Join(dir, spawn.GroupsFile), groups)
 	}
 }
 
@@ -464,7 +464,7 @@ func sandboxNote(st sandbox.Status, env *dispatch.Envelope) string {
 // childToolSet builds the child's tools from canonical names. A fork gets
 // the delegation tools even at the depth cap (where they refuse every call),
 // because its tool list must read exactly as its parent's.
-func childToolSet(names []string, nested *delegate.Dispatcher, fork bool) *tool.Set {
+func childToolSet(names []string, nested *spawn.Dispatcher, fork bool) *tool.Set {
 	all := tool.NewSet(tool.Builtins()...)
 	var picked []tool.Tool
 	for _, n := range names {
@@ -542,7 +542,7 @@ func inbox(dir string) func() []string {
 
 // nestedUsage is what a delegating child's budget counts besides its own
 // tokens: its finished subagents'.
-func nestedUsage(nested *delegate.Dispatcher) func() model.Usage {
+func nestedUsage(nested *spawn.Dispatcher) func() model.Usage {
 	if nested == nil {
 		return nil
 	}

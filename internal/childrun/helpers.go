@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/mcpclient"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -76,8 +76,8 @@ func userConfigDirs(s settings.Settings) []string {
 
 // forkStart builds a fork child's starting conversation.
 func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
-	var seed delegate.ForkSeed
-	if err := dispatch.ReadJSON(filepath.Join(dir, delegate.ForkFile), &seed); err != nil {
+	var seed spawn.ForkSeed
+	if err := dispatch.ReadJSON(filepath.Join(dir, spawn.ForkFile), &seed); err != nil {
 		return nil, fmt.Errorf("fork seed: %w", err)
 	}
 	task := firstNonEmpty(env.Brief, env.Prompt)
@@ -89,7 +89,7 @@ func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
 	if c := strings.TrimSpace(env.Context); c != "" {
 		task += "\n\nCONTEXT:\n" + c
 	}
-	brief := fmt.Sprintf("[brood] You are a fork of the agent above, with its context. Only your final answer goes back to it.\n\nYOUR TASK:\n%s\n\n%s", task, delegate.ClosingInstructions)
+	brief := fmt.Sprintf("[brood] You are a fork of the agent above, with its context. Only your final answer goes back to it.\n\nYOUR TASK:\n%s\n\n%s", task, spawn.ClosingInstructions)
 	if strings.HasPrefix(env.HistoryPolicy, "fork-verbatim") {
 		msgs := append([]model.Message(nil), seed.Messages...)
 		if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant && len(msgs[n-1].ToolUses()) > 0 {
@@ -130,7 +130,7 @@ func forkStart(env *dispatch.Envelope, dir string) ([]model.Message, error) {
 const maxHookResponse = 64 << 10
 
 func isDelegationTool(name string) bool {
-	return slices.ContainsFunc(delegate.AlwaysAllowed(), func(t string) bool { return strings.EqualFold(t, name) })
+	return slices.ContainsFunc(spawn.AlwaysAllowed(), func(t string) bool { return strings.EqualFold(t, name) })
 }
 
 func clip(s string, n int) string {

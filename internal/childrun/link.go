@@ -3,7 +3,7 @@ package childrun
 import (
 	"context"
 	"encoding/json"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 	"io"
 	"sync"
 	"time"
@@ -20,7 +20,7 @@ import (
 type parentLink struct {
 	out   *events
 	mu    sync.Mutex
-	asks  map[string]chan delegate.Answer
+	asks  map[string]chan spawn.Answer
 	hooks map[string]chan protocol.HookReply
 	turns map[string]chan struct{} // turn boundaries waiting (turnwire.go)
 	gone  bool
@@ -76,16 +76,16 @@ func (l *parentLink) read(r io.Reader, gone func()) {
 
 // ask sends a question up and waits for its answer; the parent gone or ctx
 // ended is a denial.
-func (l *parentLink) ask(ctx context.Context, a delegate.Ask) delegate.Answer {
+func (l *parentLink) ask(ctx context.Context, a spawn.Ask) spawn.Answer {
 	a.ID = protocol.NewAskID()
-	ch := make(chan delegate.Answer, 1)
+	ch := make(chan spawn.Answer, 1)
 	l.mu.Lock()
 	if l.gone {
 		l.mu.Unlock()
-		return delegate.Answer{}
+		return spawn.Answer{}
 	}
 	if l.asks == nil {
-		l.asks = map[string]chan delegate.Answer{}
+		l.asks = map[string]chan spawn.Answer{}
 	}
 	l.asks[a.ID] = ch
 	l.mu.Unlock()
@@ -101,12 +101,12 @@ func (l *parentLink) ask(ctx context.Context, a delegate.Ask) delegate.Answer {
 		delete(l.asks, a.ID)
 		l.mu.Unlock()
 	}
-	return delegate.Answer{}
+	return spawn.Answer{}
 }
 
 // relay is the AskFunc of a child's own dispatcher: its children's
 // questions go on up (nil when no one above takes them).
-func (l *parentLink) relay() delegate.AskFunc {
+func (l *parentLink) relay() spawn.AskFunc {
 	if l == nil {
 		return nil
 	}
@@ -156,7 +156,7 @@ func (h linkHooks) Run(ctx context.Context, req protocol.Hook) protocol.HookRepl
 
 // toolHooks returns the ToolHooks a child's own dispatcher relays with
 // (nil when the root runs no tool-call hooks).
-func (l *parentLink) toolHooks() delegate.ToolHooks {
+func (l *parentLink) toolHooks() spawn.ToolHooks {
 	if l == nil || len(l.hookFilter.Events()) == 0 {
 		return nil
 	}

@@ -118,7 +118,7 @@ func TestNoDispatcherSetters(t *testing.T) {
 				return err
 			}
 			rel, _ := filepath.Rel("../..", p)
-			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.HasPrefix(rel, "internal/delegate/") {
+			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.HasPrefix(rel, "internal/spawn/") {
 				return nil
 			}
 			data, err := os.ReadFile(p)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/jsonstr"
 	"github.com/broodhq/brood/internal/shortid"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -89,7 +89,7 @@ func (r *Renderer) line(v any) {
 
 // DispatchEvent shows a child's start, progress (its tool names, in batches)
 // and stop.
-func (r *Renderer) DispatchEvent(ev delegate.Event) {
+func (r *Renderer) DispatchEvent(ev spawn.Event) {
 	if r.json {
 		r.line(ev)
 		return

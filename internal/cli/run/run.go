@@ -15,8 +15,8 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry"
 )
 
@@ -129,7 +129,7 @@ appends to a transcript under .brood/sessions/; continue the last one with
 type output interface {
 	Start(render.Info)
 	Event(agent.Event)
-	DispatchEvent(delegate.Event)
+	DispatchEvent(spawn.Event)
 	Done(o *agent.Outcome, sessionPath string, t render.Totals)
 }
 
