@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
@@ -81,7 +82,7 @@ func (d *Dispatcher) writersInTurn(history []model.Message) int {
 		if p.Type != model.PartToolUse || !strings.EqualFold(p.Name, "Task") {
 			continue
 		}
-		var in taskInput
+		var in delegate.TaskInput
 		if json.Unmarshal(p.Input, &in) != nil || in.ResumeTaskID != "" || in.Isolation == "none" {
 			continue
 		}

@@ -1,4 +1,4 @@
-package spawn
+package delegate
 
 import (
 	"encoding/json"
