@@ -77,7 +77,7 @@ type ChildConfig struct {
 }
 
 // events is the child's end of the protocol up (stdout); the answers to
-// its asks come down through parentLink (delegate/ask.go).
+// its asks come down through parentLink (link.go).
 type events struct {
 	up *protocol.Writer
 }

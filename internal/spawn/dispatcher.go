@@ -178,7 +178,7 @@ type Dispatcher struct {
 	childUsage model.Usage
 	// claimed maps every task id this dispatcher knows (its children and
 	// the descendants they reported) to the direct child whose subtree it
-	// is in (delegate/hookwire.go).
+	// is in (hookwire.go).
 	claimed map[string]string
 	bg      bgState
 

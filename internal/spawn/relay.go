@@ -31,9 +31,9 @@ type progress struct {
 	// MayDelegate): a child that may not has no descendants to speak of.
 	delegates bool
 
-	asks    *childAsks  // the child's permission asks (delegate/ask.go)
-	hooks   *childHooks // its hook requests (delegate/hookwire.go)
-	turns   *childTurns // its turn boundaries (delegate/turnwire.go)
+	asks    *childAsks  // the child's permission asks (ask.go)
+	hooks   *childHooks // its hook requests (hookwire.go)
+	turns   *childTurns // its turn boundaries (turnwire.go)
 	tree    *tree       // what it reported of its subtree
 	mu      sync.Mutex
 	lastErr string
