@@ -142,7 +142,7 @@ func TestHooksExample(t *testing.T) {
 		t.Errorf("explorers: %v", count)
 	}
 	tree := brood("tasks", "tree")
-	for _, w := range []string{"(session)", "─ orchestrator ", "─ explore ", "─ reviewer ", "TREE IN"} {
+	for _, w := range []string{"(session)", "─ orchestrator ", "─ explore ", "─ reviewer ", "TREE COST"} {
 		if !strings.Contains(tree, w) {
 			t.Errorf("tasks tree lacks %q:\n%s", w, tree)
 		}

@@ -32,10 +32,10 @@ import (
 	"github.com/broodhq/brood/internal/cli/version"
 	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/cli/workflow"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model/anthropic"
 	"github.com/broodhq/brood/internal/model/openai"
 	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry/otlp"
 	"github.com/broodhq/brood/internal/tui"
 	"github.com/broodhq/brood/internal/workflowtool"
@@ -55,7 +55,7 @@ func ExitCode(code int, err error) error { return cmdutil.ExitCode(code, err) }
 // (cmdutil.Links): the lean child binaries link less.
 func Links() cmdutil.Links {
 	return cmdutil.Links{
-		Delegation: delegate.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools},
+		Delegation: spawn.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools},
 		Models:     provider.Adapters{Anthropic: anthropic.Adapter, OpenAI: openai.Adapter},
 		Telemetry:  otlp.Setup,
 	}

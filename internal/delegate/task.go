@@ -13,26 +13,40 @@ import (
 	"github.com/broodhq/brood/internal/tool"
 )
 
+// Dispatcher is what the three tools need of the process's dispatcher
+// (spawn.Dispatcher is the one): run, start, resume, collect and steer
+// subagent tasks, and the few facts the Task tool's description and
+// result name.
+type Dispatcher interface {
+	Call(ctx context.Context, s call.Spec) (*call.Result, error)
+	Start(ctx context.Context, s call.Spec) (string, error)
+	ResumeBackground(ctx context.Context, id, prompt string) error
+	Output(ctx context.Context, id string, wait time.Duration) (status, text string, err error)
+	// Send queues a message for a running task, from the named sender.
+	Send(id, from, message string) error
+	// Roster lists the agent types this process may dispatch, one a line.
+	Roster() string
+	// WritersInTurn counts the Task calls of the caller's current turn that
+	// run writers (call.Spec.Together).
+	WritersInTurn(history []model.Message) int
+	// IsFork reports whether this process is itself a fork (which cannot fork).
+	IsFork() bool
+	// Background reports whether the named agent's definition always runs
+	// in the background.
+	Background(agent string) bool
+	// Workspace is where the caller's paths are relative to.
+	Workspace() string
+}
+
 // TaskTool is the model-facing Task tool.
 type TaskTool struct {
-	d *Dispatcher
+	d Dispatcher
 }
 
-// Tools returns the delegation tools for this process. It returns nil at or
-// over the depth cap: the tools do not exist there at all.
-func (d *Dispatcher) Tools() []tool.Tool {
-	if !d.CanDelegate() {
-		return nil
-	}
-	return d.allTools()
-}
-
-func (d *Dispatcher) allTools() []tool.Tool {
-	ts := []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}}
-	if d.cfg.Extras.Tools != nil {
-		ts = append(ts, d.cfg.Extras.Tools(d)...)
-	}
-	return ts
+// Tools returns the three delegation tools over d: Task, TaskOutput and
+// SendMessage.
+func Tools(d Dispatcher) []tool.Tool {
+	return []tool.Tool{&TaskTool{d: d}, &outputTool{d: d}, &sendTool{d: d}}
 }
 
 const taskGuidance = `Launch a subagent: a separate brood process with its own fresh context, which works on a self-contained task and returns only its final report.
@@ -70,22 +84,13 @@ func (t *TaskTool) Spec() model.ToolSpec {
 	}
 }
 
-func (t *TaskTool) roster() string {
-	if t.d.cfg.Allowed == nil {
-		return t.d.cfg.Registry.Roster()
-	}
-	var b strings.Builder
-	for _, name := range t.d.names() {
-		def, _ := t.d.cfg.Registry.Get(name)
-		fmt.Fprintf(&b, "- %s: %s\n", def.Name, firstLine(def.Description))
-	}
-	return b.String()
-}
+func (t *TaskTool) roster() string { return t.d.Roster() }
 
 // ReadOnly implements tool.Tool: a subagent may write.
 func (t *TaskTool) ReadOnly() bool { return false }
 
-type taskInput struct {
+// TaskInput is the Task tool's input (what the model passes).
+type TaskInput struct {
 	SubagentType string `json:"subagent_type"`
 	Description  string `json:"description"`
 	Prompt       string `json:"prompt"`
@@ -98,7 +103,7 @@ type taskInput struct {
 
 // Run implements tool.Tool.
 func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
-	var in taskInput
+	var in TaskInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return tool.Errorf("Task: invalid input: %v; pass subagent_type, description and prompt", err)
 	}
@@ -120,15 +125,15 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	}
 	// CallID names the call in the dispatch_start event (stream-json's
 	// tool_use_id) and seeds a fork.
-	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.writersInTurn(env.History()), CallID: env.CallID()}
+	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.WritersInTurn(env.History()), CallID: env.CallID()}
 	if in.Fork {
-		if t.d.cfg.IsFork {
+		if t.d.IsFork() {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")
 		}
 		s.Fork = true
 		s.History = env.History()
 	}
-	if def, ok := t.d.cfg.Registry.Get(s.Agent); in.Background || (ok && def.Background) {
+	if in.Background || t.d.Background(s.Agent) {
 		id, err := t.d.Start(ctx, s)
 		if err != nil {
 			return tool.Errorf("%v", err)
@@ -141,7 +146,7 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	}
 	text := r.Text
 	if r.Record != nil {
-		text += staleNote(staleReads(env.History(), t.d.cfg.Workspace, r.Record.FilesChanged))
+		text += staleNote(staleReads(env.History(), t.d.Workspace(), r.Record.FilesChanged))
 	}
 	return tool.Result{Content: text, IsError: untrusted(r)}
 }
@@ -158,7 +163,7 @@ func backgroundNote(id, verb string) string {
 
 // outputTool is TaskOutput: the status of a task and, once it has finished,
 // its verified result.
-type outputTool struct{ d *Dispatcher }
+type outputTool struct{ d Dispatcher }
 
 func (o *outputTool) Spec() model.ToolSpec {
 	return model.ToolSpec{
@@ -190,7 +195,7 @@ func (o *outputTool) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 }
 
 // sendTool is SendMessage: steer a running child at its next turn boundary.
-type sendTool struct{ d *Dispatcher }
+type sendTool struct{ d Dispatcher }
 
 func (s *sendTool) Spec() model.ToolSpec {
 	return model.ToolSpec{
@@ -213,7 +218,7 @@ func (s *sendTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if err := json.Unmarshal(input, &in); err != nil || in.TaskID == "" {
 		return tool.Errorf("SendMessage needs task_id and message")
 	}
-	if err := Send(s.d.cfg.ProjectRoot, in.TaskID, "the parent agent", in.Message); err != nil {
+	if err := s.d.Send(in.TaskID, "the parent agent", in.Message); err != nil {
 		return tool.Errorf("%v", err)
 	}
 	return tool.Result{Content: fmt.Sprintf("Message queued for task %s; it reaches the subagent at its next turn.", in.TaskID)}

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // Each agent calls the notes server's tools in its first turn and reports
@@ -40,7 +40,7 @@ func agentFile(name, tools, servers string) string {
 // read-only (sandbox: read-only) with all of notes' tools; inheritor lists no tools and so
 // inherits the servers this process has (none configured here, but its own
 // mcpServers entry "configured" names one).
-func subagentProject(t *testing.T, trusted bool, configured map[string]mcpspec.Spec, allow []string) (string, *delegate.Dispatcher) {
+func subagentProject(t *testing.T, trusted bool, configured map[string]mcpspec.Spec, allow []string) (string, *spawn.Dispatcher) {
 	t.Helper()
 	root, home := t.TempDir(), t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
@@ -73,7 +73,7 @@ func subagentProject(t *testing.T, trusted bool, configured map[string]mcpspec.S
 	s := settings.Defaults()
 	s.Pool.PingInterval = settings.Duration{Duration: 100 * time.Millisecond}
 	life, cancel := context.WithCancel(context.Background())
-	d, err := delegate.New(delegate.Config{
+	d, err := spawn.New(spawn.Config{
 		ProjectRoot: root, Workspace: root, Registry: reg, Settings: s, Exe: exe,
 		Env:   append(os.Environ(), "BROOD_TEST_MAIN=1", "HOME="+home, "NOTES_TOKEN=not-a-real-token-1234"),
 		Depth: 0, MaxDepth: 1, SourceAgent: "root", Lifetime: life,
@@ -88,7 +88,7 @@ func subagentProject(t *testing.T, trusted bool, configured map[string]mcpspec.S
 	return root, d
 }
 
-func dispatchText(t *testing.T, d *delegate.Dispatcher, agent string) string {
+func dispatchText(t *testing.T, d *spawn.Dispatcher, agent string) string {
 	t.Helper()
 	out, err := d.Call(context.Background(), call.Spec{Agent: agent, Prompt: "use the notes server", Description: "notes"})
 	must(t, err)

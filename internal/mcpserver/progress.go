@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // progress sends MCP progress notifications for one Task call, when the
@@ -30,7 +30,7 @@ func newProgress(req *mcp.CallToolRequest) *progress {
 	return p
 }
 
-func (p *progress) event(ctx context.Context, e delegate.Event) { p.send(ctx, message(e)) }
+func (p *progress) event(ctx context.Context, e spawn.Event) { p.send(ctx, message(e)) }
 
 // send sends one progress notification, if the client asked for them.
 func (p *progress) send(ctx context.Context, msg string) {
@@ -47,7 +47,7 @@ func (p *progress) send(ctx context.Context, msg string) {
 
 // message renders an event in one line. Tool and agent names that a
 // descendant relayed are the child's words: only plain identifiers pass.
-func message(e delegate.Event) string {
+func message(e spawn.Event) string {
 	who := fmt.Sprintf("%s %s (depth %d)", safeName(e.Agent), safeName(e.TaskID), e.Depth)
 	switch e.Type {
 	case "dispatch_start":

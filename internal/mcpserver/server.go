@@ -3,7 +3,7 @@
 // and the dispatch records as resources, so that any MCP client (Claude
 // Code, Codex, Cursor, ...) can hand work to brood's pool of isolated child
 // processes. It holds no delegation logic of its own: every call goes
-// through the same delegate.Dispatcher the Task tool uses, with the same
+// through the same spawn.Dispatcher the Task tool uses, with the same
 // depth cap, permissions and untrusted wrapping of results.
 package mcpserver
 
@@ -16,14 +16,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // Config is what the server needs from the process it runs in.
 type Config struct {
 	// Dispatcher runs the children. It must be below the depth cap.
-	Dispatcher *delegate.Dispatcher
+	Dispatcher *spawn.Dispatcher
 	// Registry is the agent registry the dispatcher uses (for ListAgents
 	// and brood://agents).
 	Registry    *registry.Registry

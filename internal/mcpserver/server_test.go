@@ -15,11 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/broodhq/brood/internal/cli"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/mcpserver"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
@@ -43,7 +43,7 @@ const script = `agents:
 type fixture struct {
 	root string
 	srv  *mcpserver.Server
-	d    *delegate.Dispatcher
+	d    *spawn.Dispatcher
 }
 
 func newFixture(t *testing.T, maxDepth int) (*fixture, error) {
@@ -62,7 +62,7 @@ func newFixture(t *testing.T, maxDepth int) (*fixture, error) {
 	s.Pool.PingInterval = settings.Duration{Duration: 100 * time.Millisecond}
 	s.Pool.KillGrace = settings.Duration{Duration: 2 * time.Second}
 	life, cancel := context.WithCancel(context.Background())
-	d, err := delegate.New(delegate.Config{
+	d, err := spawn.New(spawn.Config{
 		ProjectRoot: root, Workspace: root, Registry: reg, Settings: s, Exe: exe,
 		Env:   append(os.Environ(), "BROOD_TEST_MAIN=1", "HOME="+home),
 		Depth: 0, MaxDepth: maxDepth, SourceAgent: "mcp", Lifetime: life,

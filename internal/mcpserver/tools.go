@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 const mcpTaskNote = `
@@ -127,7 +127,7 @@ func (s *Server) task(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if in.ResumeTaskID != "" {
 		r = call.Spec{Resume: in.ResumeTaskID, Prompt: in.Prompt}
 	}
-	r.Watch.Events = func(e delegate.Event) { w.event(ctx, e) }
+	r.Watch.Events = func(e spawn.Event) { w.event(ctx, e) }
 	out, err := d.Call(ctx, r)
 	if err != nil {
 		return errorResult("%v", err), nil
@@ -165,7 +165,7 @@ type watch struct {
 	done func()
 }
 
-func (w *watch) event(ctx context.Context, e delegate.Event) {
+func (w *watch) event(ctx context.Context, e spawn.Event) {
 	if e.Type == "dispatch_start" {
 		w.mu.Lock()
 		if w.id == "" {
@@ -209,7 +209,7 @@ func (s *Server) sendMessage(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if err := unmarshal(req.Params.Arguments, &in); err != nil || in.TaskID == "" || strings.TrimSpace(in.Message) == "" {
 		return errorResult("SendMessage needs task_id and message"), nil
 	}
-	if err := delegate.Send(s.cfg.ProjectRoot, in.TaskID, "the MCP client", in.Message); err != nil {
+	if err := spawn.Send(s.cfg.ProjectRoot, in.TaskID, "the MCP client", in.Message); err != nil {
 		return errorResult("%v", err), nil
 	}
 	return textResult(fmt.Sprintf("Message queued for task %s; it reaches the subagent at its next turn.", in.TaskID), false), nil

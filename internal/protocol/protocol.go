@@ -130,7 +130,7 @@ type Answer struct {
 	// Wrote are the configuration files the user's process wrote to keep
 	// an "always" (.brood/settings.local.toml): each process on the way
 	// down takes them into its configuration guards, so they are not
-	// undone as a child's change (delegate.Dispatcher.AcceptConfig).
+	// undone as a child's change (spawn.Dispatcher.AcceptConfig).
 	Wrote []ConfigWrite `json:"wrote,omitempty"`
 }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -22,11 +22,11 @@ type dispatcherConfig struct {
 	SystemFiles string
 	Tools       []string
 	Permissions dispatch.Permissions
-	OnEvent     func(delegate.Event)
+	OnEvent     func(spawn.Event)
 	Quiet       bool // no progress lines on stderr (json output)
 	// Ask takes the children's permission questions (the interactive
 	// mode); nil: they deny, as without a person.
-	Ask delegate.AskFunc
+	Ask spawn.AskFunc
 	// Warm keeps settings pool.warm children started ahead of their tasks
 	// (a session that delegates: run, interactive); they end with Lifetime
 	// (or Close).
@@ -39,7 +39,7 @@ type dispatcherConfig struct {
 	Session string
 	// ToolHooks are the user's hooks for the children's own tool calls
 	// (RunHooks.ToolHooks; nil: none).
-	ToolHooks delegate.ToolHooks
+	ToolHooks spawn.ToolHooks
 	// Source names who dispatches (root, mcp, cli); default root.
 	Source string
 	// Depth, when set, is this process's depth and the cap (default
@@ -51,8 +51,8 @@ type dispatcherConfig struct {
 
 // newDispatcher builds the root's Dispatcher, or nil at the depth cap:
 // the one place brood builds a dispatcher's Config (a child's is
-// delegate.RunChild's).
-func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*delegate.Dispatcher, error) {
+// spawn.RunChild's).
+func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, error) {
 	depth, max := f.Depth()
 	if c.Depth != nil {
 		depth, max = c.Depth()
@@ -60,7 +60,7 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*delegate.Dispatcher
 	if depth >= max {
 		return nil, nil
 	}
-	cfg := delegate.Config{
+	cfg := spawn.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: f.Cwd, Registry: f.Registry(), Settings: f.Settings,
 		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
 		Depth: depth, MaxDepth: max, SourceAgent: cmdutil.FirstNonEmpty(c.Source, "root"),
@@ -83,7 +83,7 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*delegate.Dispatcher
 	for _, d := range f.RegistryErrors() {
 		fmt.Fprintln(f.Err, "brood: agents:", d.String())
 	}
-	return delegate.New(cfg)
+	return spawn.New(cfg)
 }
 
 // taskDispatcher builds a dispatcher that can act on an existing task from
@@ -91,7 +91,7 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*delegate.Dispatcher
 // the child's to write, so the cap and the permissions come from this
 // project's settings, and the task's depth, model and workspace from its
 // parent's owner record, never from the envelope.
-func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*delegate.Dispatcher, error) {
+func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*spawn.Dispatcher, error) {
 	depth, maxDepth := f.Depth()
 	taskDepth, model, ws := t.Depth, f.Settings.Model, ""
 	if o := t.Owner; o != nil && o.Version > 0 {
@@ -114,7 +114,7 @@ func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*
 	if rel, err := filepath.Rel(f.ProjectRoot, ws); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && filepath.IsAbs(ws) {
 		workspace = ws
 	}
-	cfg := delegate.Config{
+	cfg := spawn.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: workspace, Registry: f.Registry(), Settings: f.Settings,
 		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
 		Depth: depth, MaxDepth: maxDepth, SourceAgent: "cli",
@@ -129,5 +129,5 @@ func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*
 	if f.Getenv("BROOD_DEBUG_AGENT_LOG") == "1" {
 		cfg.DebugLog = taskdir.Open(f.ProjectRoot).DebugLog()
 	}
-	return delegate.New(cfg)
+	return spawn.New(cfg)
 }

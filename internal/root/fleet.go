@@ -10,10 +10,10 @@ import (
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // FleetFlags say where the fleet is: each overrides its temporal.* setting.
@@ -111,7 +111,7 @@ func Fleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*FleetEngine
 			if def.Timeout > 0 {
 				l.Timeout = def.Timeout
 			}
-			l.Priority = temporal.PriorityKey(delegate.PriorityOf(def))
+			l.Priority = temporal.PriorityKey(spawn.PriorityOf(def))
 		}
 		return l
 	}

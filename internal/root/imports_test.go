@@ -106,7 +106,7 @@ func TestVerbFinder(t *testing.T) {
 
 // TestNoDispatcherSetters fails when code outside delegate sets a
 // dispatcher's wiring after New: the lifetime, the children's tool hooks
-// and the session are in delegate.Config, which root fills in. The one
+// and the session are in spawn.Config, which root fills in. The one
 // exception is the TUI renaming its session when it opens another
 // transcript.
 func TestNoDispatcherSetters(t *testing.T) {
@@ -118,7 +118,7 @@ func TestNoDispatcherSetters(t *testing.T) {
 				return err
 			}
 			rel, _ := filepath.Rel("../..", p)
-			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.HasPrefix(rel, "internal/delegate/") {
+			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.HasPrefix(rel, "internal/spawn/") {
 				return nil
 			}
 			data, err := os.ReadFile(p)
@@ -137,6 +137,6 @@ func TestNoDispatcherSetters(t *testing.T) {
 		}
 	}
 	if len(found) > 0 {
-		t.Errorf("a dispatcher is wired after New (put it in delegate.Config through root.New):\n%s", strings.Join(found, "\n"))
+		t.Errorf("a dispatcher is wired after New (put it in spawn.Config through root.New):\n%s", strings.Join(found, "\n"))
 	}
 }

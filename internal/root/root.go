@@ -23,10 +23,10 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -77,11 +77,11 @@ type Options struct {
 	Interactive bool
 
 	// OnEvent receives the dispatcher's events (the hooks see them too).
-	OnEvent func(delegate.Event)
+	OnEvent func(spawn.Event)
 	// Quiet: no [DISPATCH] lines on stderr.
 	Quiet bool
 	// ChildAsk takes the children's permission questions (nil: they deny).
-	ChildAsk delegate.AskFunc
+	ChildAsk spawn.AskFunc
 	// Warm keeps settings pool.warm children started ahead of their tasks.
 	Warm bool
 	// Task is the task a command acts on (brood tasks resume): the
@@ -108,7 +108,7 @@ type Root struct {
 	Agent agent.Config
 	// Dispatcher is nil at the depth cap, and for Interactive until
 	// NewDispatcher.
-	Dispatcher *delegate.Dispatcher
+	Dispatcher *spawn.Dispatcher
 	// Hooks are the user's hooks for this run (nil: none configured).
 	Hooks *cmdutil.RunHooks
 	// Telemetry is nil when no exporter is configured.
@@ -192,7 +192,7 @@ func New(ctx context.Context, f *cmdutil.Factory, o Options) (_ *Root, err error
 // depth cap). New calls it, except for the interactive mode, whose event
 // sink exists only once its UI does (and whose new session's id only once
 // it opens the transcript).
-func (r *Root) NewDispatcher(life context.Context, session string, onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error) {
+func (r *Root) NewDispatcher(life context.Context, session string, onEvent func(spawn.Event), ask spawn.AskFunc) (*spawn.Dispatcher, error) {
 	f, o := r.f, r.o
 	c := dispatcherConfig{
 		Model: r.Spec, System: r.system, SystemFiles: r.files, Tools: r.tools.Names(),
@@ -200,7 +200,7 @@ func (r *Root) NewDispatcher(life context.Context, session string, onEvent func(
 		Warm: o.Warm, Lifetime: life, Session: session, ToolHooks: r.Hooks.ToolHooks(),
 		Source: o.Source, Depth: o.Depth, Hidden: o.Hidden,
 	}
-	var d *delegate.Dispatcher
+	var d *spawn.Dispatcher
 	var err error
 	if o.Task != nil {
 		d, err = taskDispatcher(f, o.Task, c)
@@ -216,7 +216,7 @@ func (r *Root) NewDispatcher(life context.Context, session string, onEvent func(
 
 // MustDispatch is the dispatcher, or an error saying why this process
 // cannot delegate (what, e.g. "run agent calls", completes the sentence).
-func (r *Root) MustDispatch(what string) (*delegate.Dispatcher, error) {
+func (r *Root) MustDispatch(what string) (*spawn.Dispatcher, error) {
 	if r.Dispatcher == nil {
 		return nil, errors.New("delegation is off here: this process is at the subagent depth cap, so it cannot " + what)
 	}
@@ -226,7 +226,7 @@ func (r *Root) MustDispatch(what string) (*delegate.Dispatcher, error) {
 // agent assembles the root agent's Config.
 func (r *Root) agent(ctx context.Context) error {
 	f, o, s := r.f, r.o, r.f.Settings
-	perms, err := call.Permissions(f.Permissions(o.Perms), delegate.AlwaysAllowed())
+	perms, err := call.Permissions(f.Permissions(o.Perms), spawn.AlwaysAllowed())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"sync/atomic"
@@ -123,8 +124,8 @@ func (s *Span) EndAgent(status string, u Usage, errText string) {
 	}
 	s.span.SetAttributes(append(u.attrs(), attribute.String(KeyTaskStatus, status))...)
 	if errText != "" || failed(status) {
-		s.span.SetAttributes(attribute.String(KeyErrorType, firstNonEmpty(errorStatus(status), "_OTHER")))
-		s.span.SetStatus(codes.Error, firstLine(firstNonEmpty(errText, "the run ended "+status)))
+		s.span.SetAttributes(attribute.String(KeyErrorType, cmp.Or(errorStatus(status), "_OTHER")))
+		s.span.SetStatus(codes.Error, firstLine(cmp.Or(errText, "the run ended "+status)))
 	}
 	s.span.End()
 }
@@ -137,15 +138,6 @@ func errorStatus(status string) string {
 	switch status {
 	case "failed", "killed", "cancelled", "error":
 		return status
-	}
-	return ""
-}
-
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
 	}
 	return ""
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -24,8 +24,8 @@ const LocalSettings = "settings.local.toml"
 // askRequest is one permission question waiting for the user.
 type askRequest struct {
 	ctx   context.Context // ends when the asker no longer waits (it was stopped)
-	ask   delegate.Ask
-	reply chan delegate.Answer
+	ask   spawn.Ask
+	reply chan spawn.Answer
 }
 
 // askRules are the rules the user allowed "always" in this session: asks
@@ -66,8 +66,8 @@ func (r *askRules) allows(toolName, subject string) bool {
 
 // add keeps rules for the session and appends them to the local settings
 // file. It returns the file's path and the writes, for the answer to carry
-// down to the children (delegate.Answer.Wrote).
-func (r *askRules) add(rules []string) (string, []delegate.ConfigWrite, error) {
+// down to the children (spawn.Answer.Wrote).
+func (r *askRules) add(rules []string) (string, []spawn.ConfigWrite, error) {
 	if len(rules) == 0 {
 		return "", nil, fmt.Errorf("no rule can allow this call for good (an ask rule or the shell form needs a prompt each time)")
 	}
@@ -88,30 +88,30 @@ func (r *askRules) add(rules []string) (string, []delegate.ConfigWrite, error) {
 }
 
 // configWriter writes one project configuration file from its old content
-// (delegate.Dispatcher.WriteConfig: taken into the guards of the children
+// (spawn.Dispatcher.WriteConfig: taken into the guards of the children
 // working in place, so their guards do not undo the user's own answer).
-type configWriter func(rel string, update func(old []byte, exists bool) ([]byte, error)) (delegate.ConfigWrite, error)
+type configWriter func(rel string, update func(old []byte, exists bool) ([]byte, error)) (spawn.ConfigWrite, error)
 
 // writeConfigDirect is the configWriter without a dispatcher.
 func writeConfigDirect(root string) configWriter {
-	return func(rel string, update func([]byte, bool) ([]byte, error)) (delegate.ConfigWrite, error) {
+	return func(rel string, update func([]byte, bool) ([]byte, error)) (spawn.ConfigWrite, error) {
 		path := filepath.Join(root, filepath.FromSlash(rel))
 		old, err := os.ReadFile(path)
 		if err != nil && !os.IsNotExist(err) {
-			return delegate.ConfigWrite{}, err
+			return spawn.ConfigWrite{}, err
 		}
 		data, err := update(old, err == nil)
 		if err != nil {
-			return delegate.ConfigWrite{}, err
+			return spawn.ConfigWrite{}, err
 		}
-		return delegate.ConfigWrite{Path: rel, Data: data, Perm: 0o644}, dispatch.WriteFileAtomic(path, data)
+		return spawn.ConfigWrite{Path: rel, Data: data, Perm: 0o644}, dispatch.WriteFileAtomic(path, data)
 	}
 }
 
 // appendLocalRules adds rules to [permissions] allow in the project's
 // .brood/settings.local.toml (created if missing, written tmp+rename, and
 // kept out of git by .brood/.gitignore).
-func appendLocalRules(root string, write configWriter, rules []string) (string, []delegate.ConfigWrite, error) {
+func appendLocalRules(root string, write configWriter, rules []string) (string, []spawn.ConfigWrite, error) {
 	if write == nil {
 		write = writeConfigDirect(root)
 	}
@@ -125,7 +125,7 @@ func appendLocalRules(root string, write configWriter, rules []string) (string, 
 	if err != nil {
 		return path, nil, err
 	}
-	wrote := []delegate.ConfigWrite{w}
+	wrote := []spawn.ConfigWrite{w}
 	ign, err := write(".brood/.gitignore", func(old []byte, _ bool) ([]byte, error) { return ignoreLocal(old), nil })
 	if err == nil {
 		wrote = append(wrote, ign)
@@ -184,30 +184,30 @@ func ignoreLocal(old []byte) []byte {
 
 // rootAsk is the root agent's own permission prompt (tool.Env.Ask).
 func (e *engine) rootAsk(toolName, subject, reason string, rules []string) bool {
-	a := e.ask(e.life, delegate.Ask{Agent: "root", Tool: toolName, Subject: subject, Reason: reason, Rules: rules})
+	a := e.ask(e.life, spawn.Ask{Agent: "root", Tool: toolName, Subject: subject, Reason: reason, Rules: rules})
 	return a.Allow
 }
 
 // childAsk is a child's permission question, relayed by the dispatcher.
-func (e *engine) childAsk(ctx context.Context, a delegate.Ask) delegate.Answer {
+func (e *engine) childAsk(ctx context.Context, a spawn.Ask) spawn.Answer {
 	return e.ask(ctx, a)
 }
 
 // ask answers from the session's "always" rules, or puts the question to
 // the user and waits. Nothing answers for the user: without one (the UI is
 // gone, the context ended) it is a denial.
-func (e *engine) ask(ctx context.Context, a delegate.Ask) delegate.Answer {
+func (e *engine) ask(ctx context.Context, a spawn.Ask) spawn.Answer {
 	if e.perm.allows(a.Tool, a.Subject) {
 		e.send(noticeMsg{text: fmt.Sprintf("allowed %s %s for %s (an \"always\" rule of this session)", a.Tool, firstLine(a.Subject, 80), askWho(a))})
-		return delegate.Answer{Allow: true}
+		return spawn.Answer{Allow: true}
 	}
-	req := askRequest{ctx: ctx, ask: a, reply: make(chan delegate.Answer, 1)}
+	req := askRequest{ctx: ctx, ask: a, reply: make(chan spawn.Answer, 1)}
 	select {
 	case e.msgs <- askMsg{req}:
 	case <-e.done:
-		return delegate.Answer{}
+		return spawn.Answer{}
 	case <-ctx.Done():
-		return delegate.Answer{}
+		return spawn.Answer{}
 	}
 	select {
 	case ans := <-req.reply:
@@ -215,10 +215,10 @@ func (e *engine) ask(ctx context.Context, a delegate.Ask) delegate.Answer {
 	case <-e.done:
 	case <-ctx.Done():
 	}
-	return delegate.Answer{}
+	return spawn.Answer{}
 }
 
-func askWho(a delegate.Ask) string {
+func askWho(a spawn.Ask) string {
 	if a.TaskID == "" {
 		return a.Agent
 	}

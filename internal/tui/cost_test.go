@@ -6,9 +6,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/price"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spend"
 )
 
@@ -83,8 +83,8 @@ func TestNoCostWithoutPrices(t *testing.T) {
 	}
 }
 
-func usageEv(id, parent string, u model.Usage) delegate.Event {
-	return delegate.Event{Type: "usage", TaskID: id, Parent: parent, Agent: "x", Depth: 1, Usage: u}
+func usageEv(id, parent string, u model.Usage) spawn.Event {
+	return spawn.Event{Type: "usage", TaskID: id, Parent: parent, Agent: "x", Depth: 1, Usage: u}
 }
 
 // TestResolveIDAnyCase: /kill, /msg and /resume take the tail the tree

@@ -13,12 +13,12 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/price"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spend"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -41,7 +41,7 @@ type Config struct {
 	// under session (the transcript's id; another one the TUI opens later
 	// is Dispatcher.SetSession's). nil, or a nil dispatcher: no delegation
 	// here, at the depth cap.
-	NewDispatcher func(life context.Context, session string, onEvent func(delegate.Event), ask delegate.AskFunc) (*delegate.Dispatcher, error)
+	NewDispatcher func(life context.Context, session string, onEvent func(spawn.Event), ask spawn.AskFunc) (*spawn.Dispatcher, error)
 	Registry      *registry.Registry
 	// Session is the transcript to continue ("" starts a new one under
 	// .brood/sessions/).
@@ -74,7 +74,7 @@ type engine struct {
 	life     context.Context // the TUI's lifetime: background children end with it
 	stopLife context.CancelFunc
 
-	disp *delegate.Dispatcher
+	disp *spawn.Dispatcher
 	perm *askRules
 	wf   runs
 
@@ -137,7 +137,7 @@ func (e *engine) wait() tea.Cmd {
 	}
 }
 
-func (e *engine) dispatchEvent(ev delegate.Event) {
+func (e *engine) dispatchEvent(ev spawn.Event) {
 	if ev.Parent == "" {
 		if run := e.wf.runOf(ev.TaskID); run != "" {
 			ev.Parent = runNodeID(run) // a workflow's agent, under its run
@@ -311,12 +311,12 @@ func (e *engine) kill(id string) {
 
 // steer queues a message for a running task's next turn.
 func (e *engine) steer(id, text string) error {
-	return delegate.Send(e.cfg.ProjectRoot, id, "the user (brood TUI)", text)
+	return spawn.Send(e.cfg.ProjectRoot, id, "the user (brood TUI)", text)
 }
 
 // undelivered returns the messages an ended task never read.
 func (e *engine) undelivered(id string) ([]string, error) {
-	return delegate.Undelivered(e.cfg.ProjectRoot, id, true)
+	return spawn.Undelivered(e.cfg.ProjectRoot, id, true)
 }
 
 // setModel switches the model for the next turns.

@@ -10,8 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -129,7 +129,7 @@ func waitHarness(t *testing.T) (*harness, string) {
 		t.Fatal(err)
 	}
 	h := newHarnessWith(t, waitScript, dir, func(cfg *Config) {
-		perms, err := tool.NewPermissions("default", append(delegate.AlwaysAllowed(), "Bash(sh:*)"), nil, nil)
+		perms, err := tool.NewPermissions("default", append(spawn.AlwaysAllowed(), "Bash(sh:*)"), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // key handles one key press.
@@ -217,7 +217,7 @@ func (m *Model) sendTo(id, text string) {
 		return
 	}
 	if err := m.eng.steer(id, text); err != nil {
-		var nd *delegate.NotDeliveredError
+		var nd *spawn.NotDeliveredError
 		if errors.As(err, &nd) {
 			m.notice(entryError, fmt.Sprintf("✉ not delivered to %s: the task ended (%s) before its next turn; press m on it to resume it with the message", shortID(id), nd.Status))
 			return
@@ -254,13 +254,13 @@ func (m *Model) askKey(k tea.KeyPressMsg) {
 		return
 	}
 	req := m.asks[0]
-	var ans delegate.Answer
+	var ans spawn.Answer
 	switch k.String() {
 	case "y", "1":
-		ans = delegate.Answer{Allow: true}
+		ans = spawn.Answer{Allow: true}
 		m.notice(entryNotice, fmt.Sprintf("allowed once: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))
 	case "a", "2":
-		ans = delegate.Answer{Allow: true, Always: true}
+		ans = spawn.Answer{Allow: true, Always: true}
 		if path, wrote, err := m.eng.perm.add(req.ask.Rules); err != nil {
 			m.notice(entryError, "allowed once, but not for good: "+err.Error())
 		} else {
@@ -290,7 +290,7 @@ func (m *Model) answerByRules() {
 			kept = append(kept, r)
 			continue
 		}
-		r.reply <- delegate.Answer{Allow: true}
+		r.reply <- spawn.Answer{Allow: true}
 		m.notice(entryNotice, fmt.Sprintf("allowed %s %s for %s (the \"always\" rule just added)", r.ask.Tool, firstLine(r.ask.Subject, 80), askWho(r.ask)))
 	}
 	m.asks = kept

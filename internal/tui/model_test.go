@@ -15,9 +15,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/script"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -60,7 +60,7 @@ func newHarnessWith(t *testing.T, yaml, dir string, edit func(*Config)) *harness
 	if err != nil {
 		t.Fatal(err)
 	}
-	perms, _ := tool.NewPermissions("default", delegate.AlwaysAllowed(), nil, nil)
+	perms, _ := tool.NewPermissions("default", spawn.AlwaysAllowed(), nil, nil)
 	cfg := Config{
 		ProjectRoot: dir, ModelSpec: "script",
 		Agent: agent.Config{Name: "root", Model: script.New("test", f), Tools: tool.NewSet(tool.Builtins()...),
@@ -196,8 +196,8 @@ func fanOut(h *harness) {
 	start := h.now
 	desc := map[string]string{"01KBAAAAAAAAAAAAAAAAEXPL01": "Find the auth middleware", "01KBAAAAAAAAAAAAAAAAGENP02": "Check the build",
 		"01KBAAAAAAAAAAAAAAAAQUEU04": "Plan the change", "01KBAAAAAAAAAAAAAAAANEST03": "List the packages"}
-	ev := func(typ, id, parent, agentName string, f func(*delegate.Event)) {
-		e := delegate.Event{Type: typ, TaskID: id, Parent: parent, Agent: agentName, Depth: 1}
+	ev := func(typ, id, parent, agentName string, f func(*spawn.Event)) {
+		e := spawn.Event{Type: typ, TaskID: id, Parent: parent, Agent: agentName, Depth: 1}
 		if typ == "dispatch_start" {
 			e.Description = desc[id]
 		}
@@ -212,12 +212,12 @@ func fanOut(h *harness) {
 	h.m.Update(startedMsg{id: "01KBAAAAAAAAAAAAAAAAGENP02"})            // its process started
 	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAAQUEU04", "", "plan", nil) // no pool slot yet
 	h.now = start.Add(3 * time.Second)
-	ev("progress", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *delegate.Event) { e.Tools = []string{"Glob", "Grep", "Read"} })
-	ev("usage", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *delegate.Event) { e.Usage = model.Usage{Input: 1200, Output: 300} })
-	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAANEST03", "01KBAAAAAAAAAAAAAAAAGENP02", "explore", func(e *delegate.Event) { e.Depth = 2 })
-	ev("progress", "01KBAAAAAAAAAAAAAAAANEST03", "01KBAAAAAAAAAAAAAAAAGENP02", "explore", func(e *delegate.Event) { e.Tools = []string{"LS"} })
+	ev("progress", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *spawn.Event) { e.Tools = []string{"Glob", "Grep", "Read"} })
+	ev("usage", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *spawn.Event) { e.Usage = model.Usage{Input: 1200, Output: 300} })
+	ev("dispatch_start", "01KBAAAAAAAAAAAAAAAANEST03", "01KBAAAAAAAAAAAAAAAAGENP02", "explore", func(e *spawn.Event) { e.Depth = 2 })
+	ev("progress", "01KBAAAAAAAAAAAAAAAANEST03", "01KBAAAAAAAAAAAAAAAAGENP02", "explore", func(e *spawn.Event) { e.Tools = []string{"LS"} })
 	h.now = start.Add(12 * time.Second)
-	ev("dispatch_stop", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *delegate.Event) {
+	ev("dispatch_stop", "01KBAAAAAAAAAAAAAAAAEXPL01", "", "explore", func(e *spawn.Event) {
 		e.Status = "done"
 		e.Usage = model.Usage{Input: 2000, Output: 500}
 	})

@@ -5,9 +5,9 @@ import (
 	"unicode"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/textline"
 )
@@ -15,7 +15,7 @@ import (
 // The messages the engine sends the model.
 type (
 	agentMsg    struct{ ev agent.Event }         // the root agent's stream
-	dispatchMsg struct{ ev delegate.Event }      // a dispatch anywhere in the tree
+	dispatchMsg struct{ ev spawn.Event }         // a dispatch anywhere in the tree
 	turnDoneMsg struct{ outcome *agent.Outcome } // the root's turn ended
 	resultMsg   struct {
 		id, summary, errText string

@@ -10,9 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 const taskID = "01KBAAAAAAAAAAAAAAAAREAD01"
@@ -103,8 +103,8 @@ func TestReplayKeepsNoticesApart(t *testing.T) {
 // cut it at 8 lines and at the window's edge).
 func TestTreeResultScrolls(t *testing.T) {
 	h := newHarness(t, rootScript)
-	h.m.Update(dispatchMsg{delegate.Event{Type: "dispatch_start", TaskID: taskID, Agent: "explore", Depth: 1, Description: "Read it all"}})
-	h.m.Update(dispatchMsg{delegate.Event{Type: "dispatch_stop", TaskID: taskID, Agent: "explore", Status: "done"}})
+	h.m.Update(dispatchMsg{spawn.Event{Type: "dispatch_start", TaskID: taskID, Agent: "explore", Depth: 1, Description: "Read it all"}})
+	h.m.Update(dispatchMsg{spawn.Event{Type: "dispatch_stop", TaskID: taskID, Agent: "explore", Status: "done"}})
 	var b strings.Builder
 	for i := range 30 {
 		fmt.Fprintf(&b, "line %02d of the report %s END%02d\n", i, strings.Repeat("word ", 30), i)

@@ -7,10 +7,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/script"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // TestWelcome: a new conversation opens on where brood is, the model, the
@@ -129,7 +129,7 @@ func TestStoppingHintGoes(t *testing.T) {
 	if !strings.Contains(h.m.frame(), "stopping ") {
 		t.Fatalf("x says nothing:\n%s", h.m.frame())
 	}
-	h.m.Update(dispatchMsg{delegate.Event{Type: "dispatch_stop", TaskID: id, Status: "killed"}})
+	h.m.Update(dispatchMsg{spawn.Event{Type: "dispatch_stop", TaskID: id, Status: "killed"}})
 	for _, sz := range sizes {
 		h.resize(sz[0], sz[1])
 		if s := h.m.frame(); strings.Contains(s, "stopping") {

@@ -9,9 +9,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/shortid"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // command is one slash command.
@@ -296,7 +296,7 @@ func unquote(s string) string {
 }
 
 // askText is the question box for the first pending ask.
-func askText(a delegate.Ask, ready bool) string {
+func askText(a spawn.Ask, ready bool) string {
 	who := "the root agent"
 	if a.TaskID != "" {
 		who = fmt.Sprintf("%s (task %s)", clean(a.Agent, false), a.TaskID)

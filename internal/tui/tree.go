@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spend"
 )
 
@@ -42,7 +42,7 @@ type tree struct {
 func newTree() tree { return tree{nodes: map[string]*node{}, expanded: map[string]bool{}} }
 
 // apply folds one dispatch event into the tree.
-func (t *tree) apply(ev delegate.Event, now time.Time) {
+func (t *tree) apply(ev spawn.Event, now time.Time) {
 	if ev.TaskID == "" {
 		return
 	}

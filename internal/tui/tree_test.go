@@ -9,14 +9,14 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // manyTasks puts 20 finished tasks in the tree, then 2 running ones and a
 // queued one, all started after them.
 func manyTasks(h *harness) {
-	ev := func(typ, id, desc string, f func(*delegate.Event)) {
-		e := delegate.Event{Type: typ, TaskID: id, Agent: "explore", Depth: 1, Description: desc}
+	ev := func(typ, id, desc string, f func(*spawn.Event)) {
+		e := spawn.Event{Type: typ, TaskID: id, Agent: "explore", Depth: 1, Description: desc}
 		if f != nil {
 			f(&e)
 		}
@@ -26,7 +26,7 @@ func manyTasks(h *harness) {
 		id := fmt.Sprintf("01KBAAAAAAAAAAAAAAAAOLD%03d", i)
 		ev("dispatch_start", id, fmt.Sprintf("Old look %d", i), nil)
 		h.m.Update(startedMsg{id: id})
-		ev("dispatch_stop", id, "", func(e *delegate.Event) { e.Status = "done" })
+		ev("dispatch_stop", id, "", func(e *spawn.Event) { e.Status = "done" })
 	}
 	h.now = h.now.Add(5 * time.Second)
 	for i, d := range []string{"Survey the docs", "Check the build"} {
@@ -84,8 +84,8 @@ func TestTreeAskingFirst(t *testing.T) {
 	h.m.tree.nodes[asker].status = "running"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h.m.Update(askMsg{req: askRequest{ctx: ctx, reply: make(chan delegate.Answer, 1),
-		ask: delegate.Ask{Agent: "explore", TaskID: asker, Tool: "Bash", Subject: "go build ./...", Rules: []string{"Bash(go build:*)"}}}})
+	h.m.Update(askMsg{req: askRequest{ctx: ctx, reply: make(chan spawn.Answer, 1),
+		ask: spawn.Ask{Agent: "explore", TaskID: asker, Tool: "Bash", Subject: "go build ./...", Rules: []string{"Bash(go build:*)"}}}})
 	for _, sz := range sizes {
 		h.resize(sz[0], sz[1])
 		h.golden(filepathName("tree-asking", sz))
@@ -120,10 +120,10 @@ func TestAlwaysAnswersQueuedAsks(t *testing.T) {
 	h := newHarness(t, rootScript)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ask := func(id, cmd string) chan delegate.Answer {
-		r := make(chan delegate.Answer, 1)
+	ask := func(id, cmd string) chan spawn.Answer {
+		r := make(chan spawn.Answer, 1)
 		h.m.Update(askMsg{req: askRequest{ctx: ctx, reply: r,
-			ask: delegate.Ask{Agent: "general-purpose", TaskID: id, Tool: "Bash", Subject: cmd, Rules: []string{"Bash(go build:*)"}}}})
+			ask: spawn.Ask{Agent: "general-purpose", TaskID: id, Tool: "Bash", Subject: cmd, Rules: []string{"Bash(go build:*)"}}}})
 		return r
 	}
 	first := ask("01KBAAAAAAAAAAAAAAAAFIRST1", "go build ./...")
@@ -131,7 +131,7 @@ func TestAlwaysAnswersQueuedAsks(t *testing.T) {
 	other := ask("01KBAAAAAAAAAAAAAAAATHIRD3", "rm -rf build")
 	h.now = h.now.Add(time.Second) // past the guard
 	h.press('a', 0)
-	for name, r := range map[string]chan delegate.Answer{"first": first, "second": second} {
+	for name, r := range map[string]chan spawn.Answer{"first": first, "second": second} {
 		select {
 		case a := <-r:
 			if !a.Allow {

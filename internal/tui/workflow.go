@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -59,7 +59,7 @@ func (e *engine) startWorkflow(w Workflow) error {
 	runID := ""
 	// Every dispatch of the run reports here first (before the session's
 	// own event sink), so its task is known to belong to the run.
-	runner := call.Watched(e.disp, call.Watch{Events: func(ev delegate.Event) {
+	runner := call.Watched(e.disp, call.Watch{Events: func(ev spawn.Event) {
 		mu.Lock()
 		id := runID
 		mu.Unlock()

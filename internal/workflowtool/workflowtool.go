@@ -1,6 +1,6 @@
 // Package workflowtool is the Workflow tool: a declarative plan (package
 // workflow) run through the local engine with a dispatcher as its runner.
-// It is its own package, given to dispatchers through delegate.Extras, so
+// It is its own package, given to dispatchers through spawn.Extras, so
 // that the child binary (brood-child), which never delegates, links neither
 // the plan checker nor its JSON Schema validator.
 package workflowtool
@@ -12,18 +12,18 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
 // Tools are the delegation tools this package adds to a dispatcher: the
-// Workflow tool (delegate.Extras.Tools).
-func Tools(d *delegate.Dispatcher) []tool.Tool { return []tool.Tool{&workflowTool{d: d}} }
+// Workflow tool (spawn.Extras.Tools).
+func Tools(d *spawn.Dispatcher) []tool.Tool { return []tool.Tool{&workflowTool{d: d}} }
 
 // workflowTool is Workflow: the model hands over a declarative plan and its
 // agents run as this process's children (one level down, against the same
@@ -31,7 +31,7 @@ func Tools(d *delegate.Dispatcher) []tool.Tool { return []tool.Tool{&workflowToo
 // `Workflow` approves it (the plan's max_agents caps what that approval
 // covers), else it is asked about like any tool, and denied where no one
 // can be asked.
-type workflowTool struct{ d *delegate.Dispatcher }
+type workflowTool struct{ d *spawn.Dispatcher }
 
 const workflowGuidance = `Run a declarative multi-agent plan (one approval for the whole run) instead of many Task calls: phases of agents that run in waves; each phase has exactly one shape:
 - parallel: a list of agent calls ({id, agent, prompt, schema}); outputs in order, null for a call that failed.
@@ -77,7 +77,7 @@ func (w *workflowTool) Run(ctx context.Context, env *tool.Env, input json.RawMes
 
 // Run parses, checks and runs a plan through the local engine with d as
 // its runner: the one path of the Workflow tool (and of an MCP server's).
-func Run(ctx context.Context, d *delegate.Dispatcher, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
+func Run(ctx context.Context, d *spawn.Dispatcher, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
 	req, err := Request(d, source, src, inputs)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func Run(ctx context.Context, d *delegate.Dispatcher, source string, src []byte,
 // Request parses and checks a plan against d's agents and resolves its
 // inputs: a request for Engine(d).Run (the MCP server adds its progress and
 // start callbacks).
-func Request(d *delegate.Dispatcher, source string, src []byte, inputs map[string]any) (engine.RunRequest, error) {
+func Request(d *spawn.Dispatcher, source string, src []byte, inputs map[string]any) (engine.RunRequest, error) {
 	if !d.CanDelegate() {
 		depth, max := d.Depth()
 		return engine.RunRequest{}, fmt.Errorf("workflow refused: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", depth, max)
@@ -117,7 +117,7 @@ func Request(d *delegate.Dispatcher, source string, src []byte, inputs map[strin
 }
 
 // Engine is the local engine over d.
-func Engine(d *delegate.Dispatcher) engine.Engine {
+func Engine(d *spawn.Dispatcher) engine.Engine {
 	s := d.Settings()
 	conc := s.Pool.Concurrency
 	if depth, _ := d.Depth(); depth > 0 {
@@ -129,7 +129,7 @@ func Engine(d *delegate.Dispatcher) engine.Engine {
 func (w *workflowTool) render(res *workflow.Result) string { return Render(w.d, res) }
 
 // Render is what a model sees of a run: untrusted, defanged, capped.
-func Render(d *delegate.Dispatcher, res *workflow.Result) string {
+func Render(d *spawn.Dispatcher, res *workflow.Result) string {
 	path := filepath.Join(local.Root(d.ProjectRoot()), res.RunID, local.ResultFile)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Workflow run %s (%s) ended %s: %d agents, %d tokens.", res.RunID, res.Plan, res.Status, res.Agents, res.Usage.Input+res.Usage.Output)

@@ -8,10 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/childrun"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -63,7 +64,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return f.Settings, nil
 	}
-	return delegate.RunChild(ctx, delegate.ChildConfig{
+	return childrun.RunChild(ctx, childrun.ChildConfig{
 		Telemetry:    tel,
 		EnvelopePath: opts.Envelope,
 		TaskID:       opts.TaskID,
@@ -83,8 +84,8 @@ func Run(ctx context.Context, opts *Options) error {
 		Redact:       f.Redactor.Redact,
 		// The parent says whether a person takes questions above it; its
 		// answers come down stdin, the pipe only it holds.
-		AskParent: f.Getenv(delegate.EnvAskParent) == "1",
+		AskParent: f.Getenv(spawn.EnvAskParent) == "1",
 		// And which of its tool calls the root's hooks want to see.
-		HookFilter: delegate.ParseHookFilter(f.Getenv(delegate.EnvHooksParent)),
+		HookFilter: spawn.ParseHookFilter(f.Getenv(spawn.EnvHooksParent)),
 	})
 }

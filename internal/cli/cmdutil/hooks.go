@@ -8,9 +8,9 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/hooks"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // HookRecords is where the root keeps its SubagentStart markers: the
@@ -57,11 +57,11 @@ func (f *Factory) OpenHooks(ctx context.Context, transcript, permMode, effort st
 
 // Observe wraps a dispatcher's event handler so that the hooks see every
 // start and stop.
-func (h *RunHooks) Observe(next func(delegate.Event)) func(delegate.Event) {
+func (h *RunHooks) Observe(next func(spawn.Event)) func(spawn.Event) {
 	if h == nil || h.subs == nil {
 		return next
 	}
-	return func(e delegate.Event) {
+	return func(e spawn.Event) {
 		if next != nil {
 			next(e)
 		}
@@ -78,7 +78,7 @@ func (h *RunHooks) Observe(next func(delegate.Event)) func(delegate.Event) {
 // ToolHooks are the user's PreToolUse and PostToolUse hooks for the
 // subagents' own tool calls, for a dispatcher's Config (each child asks the
 // root over the child protocol; without such hooks, nil, no child asks).
-func (h *RunHooks) ToolHooks() delegate.ToolHooks {
+func (h *RunHooks) ToolHooks() spawn.ToolHooks {
 	if h == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (h *RunHooks) ToolHooks() delegate.ToolHooks {
 }
 
 // Background lists a dispatcher's running background tasks for the hooks.
-func (h *RunHooks) Background(d *delegate.Dispatcher) {
+func (h *RunHooks) Background(d *spawn.Dispatcher) {
 	if h == nil || d == nil {
 		return
 	}

@@ -1,8 +1,8 @@
 package cmdutil
 
 import (
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry"
 )
 
@@ -14,7 +14,7 @@ import (
 type Links struct {
 	// Delegation is what a dispatcher needs beyond the child protocol: the
 	// output-schema validator and the Workflow tool.
-	Delegation delegate.Extras
+	Delegation spawn.Extras
 	// Models build the clients of each wire API (a nil one: its specs are
 	// an error).
 	Models provider.Adapters

@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/hooks"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -109,7 +109,7 @@ func projectGated(root, cwd string) []settings.GatedFile {
 		if len(def.Env) > 0 {
 			add(rel, data, fmt.Sprintf("agent %s gets %s (%s)", def.Name, strings.Join(def.Env, ", "), rel))
 		}
-		if delegate.WideningMode(def.PermissionMode) {
+		if spawn.WideningMode(def.PermissionMode) {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"strconv"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/depth"
 	"github.com/broodhq/brood/internal/mcpserver"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // treeDepth is where `brood mcp` stands in a delegation tree, found as every
@@ -22,10 +22,10 @@ import (
 func treeDepth(a *cmdutil.Factory) (int, int) {
 	d := depth.Current(a.Settings.MaxSubagentDepth, a.Getenv)
 	depth, max := d.Depth, d.Max
-	if n, err := strconv.Atoi(a.Getenv(delegate.EnvDepth)); err == nil && n > depth {
+	if n, err := strconv.Atoi(a.Getenv(spawn.EnvDepth)); err == nil && n > depth {
 		depth = n
 	}
-	if n, err := strconv.Atoi(a.Getenv(delegate.EnvMaxDepth)); err == nil && n >= 0 && n < max {
+	if n, err := strconv.Atoi(a.Getenv(spawn.EnvMaxDepth)); err == nil && n >= 0 && n < max {
 		max = n
 	}
 	return depth, max

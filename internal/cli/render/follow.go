@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -40,7 +40,7 @@ func (h *Headless) follow(id string, t *taskState, final bool) {
 	if fw.usage == nil {
 		fw.usage, fw.ids, fw.tools = map[int]model.Usage{}, map[int]string{}, map[string]string{}
 	}
-	if d := h.taskDir(delegate.Event{TaskID: id}); d != nil && fw.offset < maxFollow {
+	if d := h.taskDir(spawn.Event{TaskID: id}); d != nil && fw.offset < maxFollow {
 		if f, err := d.OpenRead(taskdir.Session); err == nil {
 			b, _ := io.ReadAll(io.LimitReader(io.NewSectionReader(f, fw.offset, maxFollow-fw.offset), maxFollow))
 			f.Close()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // TestSiblingIDsNeverLookAlike (issue 25 item 16): progress lines show each
@@ -18,7 +18,7 @@ func TestSiblingIDsNeverLookAlike(t *testing.T) {
 	)
 	var out, errb bytes.Buffer
 	r := New(&out, &errb, "text")
-	for _, ev := range []delegate.Event{
+	for _, ev := range []spawn.Event{
 		{Type: "dispatch_start", TaskID: a, Agent: "explore"},
 		{Type: "dispatch_start", TaskID: b, Agent: "explore"},
 		{Type: "progress", TaskID: a, Agent: "explore", Tools: []string{"Read"}},

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/shortid"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // Progress is a run's subagent progress for a person, one line per step
@@ -30,7 +30,7 @@ func NewProgress(w io.Writer) *Progress {
 }
 
 // DispatchEvent shows one event of a subagent.
-func (p *Progress) DispatchEvent(ev delegate.Event) {
+func (p *Progress) DispatchEvent(ev spawn.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// Every task seen counts for the prefixes, shown or not: siblings

@@ -12,8 +12,8 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/jsonstr"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -88,7 +88,7 @@ func (r *Renderer) line(v any) {
 
 // DispatchEvent shows a child's start, progress (its tool names, in batches)
 // and stop.
-func (r *Renderer) DispatchEvent(ev delegate.Event) {
+func (r *Renderer) DispatchEvent(ev spawn.Event) {
 	if r.json {
 		r.line(ev)
 		return

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // SubagentStats is the roll-up of the subagents a run spawned, refused and
@@ -53,7 +53,7 @@ type Refused struct {
 
 func newSubagentStats() SubagentStats { return SubagentStats{ByType: map[string]int{}} }
 
-func (s *SubagentStats) note(ev delegate.Event) {
+func (s *SubagentStats) note(ev spawn.Event) {
 	switch ev.Type {
 	case "dispatch_start":
 		s.Spawned++

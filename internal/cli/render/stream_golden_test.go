@@ -13,9 +13,9 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.txtar from the current encoding")
@@ -47,14 +47,14 @@ func goldenRun(t *testing.T, root string, stream bool) string {
 	h.Event(agent.Event{Type: agent.EvToolCall, Turn: 1, Tool: "Task", ToolID: "toolu_root_2",
 		Input: json.RawMessage(`{"subagent_type":"nobody","description":"nothing","prompt":"No such agent."}`)})
 	h.Event(agent.Event{Type: agent.EvToolResult, Turn: 1, Tool: "Task", ToolID: "toolu_root_2", Text: `unknown subagent_type "nobody"`, IsError: true})
-	h.DispatchEvent(delegate.Event{Type: "dispatch_start", TaskID: goldenTask, Agent: "explore", Depth: 1, Description: "read the readme"})
+	h.DispatchEvent(spawn.Event{Type: "dispatch_start", TaskID: goldenTask, Agent: "explore", Depth: 1, Description: "read the readme"})
 	recs := childTranscript()
 	writeChildTranscript(t, root, recs[:4], "") // its first turn: a Read call, and its usage
 
-	h.DispatchEvent(delegate.Event{Type: "usage", TaskID: goldenTask, Agent: "explore", Depth: 1, Usage: model.Usage{Input: 50, Output: 5}})
-	h.DispatchEvent(delegate.Event{Type: "progress", TaskID: goldenTask, Agent: "explore", Depth: 1, Tools: []string{"Read"}})
+	h.DispatchEvent(spawn.Event{Type: "usage", TaskID: goldenTask, Agent: "explore", Depth: 1, Usage: model.Usage{Input: 50, Output: 5}})
+	h.DispatchEvent(spawn.Event{Type: "progress", TaskID: goldenTask, Agent: "explore", Depth: 1, Tools: []string{"Read"}})
 	writeChildTranscript(t, root, recs[4:], "not json: a line a hostile child wrote\n{\"type\":\"message\",\"turn\":3") // the rest, and a partial line
-	h.DispatchEvent(delegate.Event{Type: "dispatch_stop", TaskID: goldenTask, Agent: "explore", Depth: 1, Status: "done", WallMS: 240, Usage: model.Usage{Input: 110, Output: 12}})
+	h.DispatchEvent(spawn.Event{Type: "dispatch_stop", TaskID: goldenTask, Agent: "explore", Depth: 1, Status: "done", WallMS: 240, Usage: model.Usage{Input: 110, Output: 12}})
 	h.Event(agent.Event{Type: agent.EvToolResult, Turn: 1, Tool: "Task", ToolID: goldenCall, Text: "<subagent-result>The README is short.</subagent-result>"})
 	h.Event(agent.Event{Type: agent.EvTurn, Turn: 2})
 	h.Event(agent.Event{Type: agent.EvText, Turn: 2, Text: "Done."})

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -89,7 +89,7 @@ func (h *Headless) launched(ev agent.Event) *AgentResult {
 	if !ok || !c.background || ev.IsError || m == nil {
 		return nil
 	}
-	out := h.transcriptOf(delegate.Event{TaskID: m[1]})
+	out := h.transcriptOf(spawn.Event{TaskID: m[1]})
 	return &AgentResult{IsAsync: true, Status: "async_launched", AgentID: m[1], Description: c.desc, Prompt: c.prompt,
 		OutputFile: out, CanReadOutputFile: out != "", CanContinueAgent: true}
 }
@@ -128,7 +128,7 @@ func (h *Headless) dropCall(id string) {
 // one it names (ToolUseID), else the oldest one waiting of the same agent
 // and description, else of the same agent, else the oldest. A grandchild's start (ev.Parent set) is none of
 // the root's calls.
-func (h *Headless) matchCall(ev delegate.Event) *agentCall {
+func (h *Headless) matchCall(ev spawn.Event) *agentCall {
 	if ev.Parent != "" || len(h.order) == 0 {
 		return nil
 	}
@@ -156,7 +156,7 @@ func (h *Headless) matchCall(ev delegate.Event) *agentCall {
 // DispatchEvent follows a child: task_started, task_progress and
 // task_notification system lines, the subagent's own messages (tagged
 // with the Agent call's id), and the subagent roll-up.
-func (h *Headless) DispatchEvent(ev delegate.Event) {
+func (h *Headless) DispatchEvent(ev spawn.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stats.note(ev)
@@ -244,7 +244,7 @@ func claudeStatus(s string) string {
 
 // taskDir is the directory of the root's own subagent ev names (nil for
 // a grandchild: its directory is its parent's business).
-func (h *Headless) taskDir(ev delegate.Event) *taskdir.Dir {
+func (h *Headless) taskDir(ev spawn.Event) *taskdir.Dir {
 	if ev.Parent != "" || h.info.Root == "" {
 		return nil
 	}
@@ -257,7 +257,7 @@ func (h *Headless) taskDir(ev delegate.Event) *taskdir.Dir {
 
 // transcriptOf is the subagent's whole transcript: Claude Code's
 // output_file.
-func (h *Headless) transcriptOf(ev delegate.Event) string {
+func (h *Headless) transcriptOf(ev spawn.Event) string {
 	if d := h.taskDir(ev); d != nil {
 		return d.File(taskdir.Session)
 	}
@@ -267,7 +267,7 @@ func (h *Headless) transcriptOf(ev delegate.Event) string {
 // summaryOf is the subagent's own summary from its result.json: data the
 // child wrote, read without following links beneath its task directory,
 // as it is (the line is redacted like every other).
-func (h *Headless) summaryOf(ev delegate.Event) string {
+func (h *Headless) summaryOf(ev spawn.Event) string {
 	d := h.taskDir(ev)
 	if d == nil {
 		return ""

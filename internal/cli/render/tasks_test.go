@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/agent"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // TestTaskMatchedByCallID: two Task calls alike in agent and description
@@ -20,9 +20,9 @@ func TestTaskMatchedByCallID(t *testing.T) {
 	in := json.RawMessage(`{"subagent_type":"explore","description":"look","prompt":"p"}`)
 	h.Event(agent.Event{Type: agent.EvToolCall, Tool: "Task", ToolID: "call_1", Input: in})
 	h.Event(agent.Event{Type: agent.EvToolCall, Tool: "Task", ToolID: "call_2", Input: in})
-	h.DispatchEvent(delegate.Event{Type: "dispatch_start", TaskID: "01KBN5Q7MZ8XRTABCDEFGHJK22", Agent: "explore", Depth: 1, Description: "look", ToolUseID: "call_2"})
-	h.DispatchEvent(delegate.Event{Type: "dispatch_start", TaskID: "01KBN5Q7MZ8XRTABCDEFGHJK33", Agent: "explore", Depth: 2, Parent: "01KBN5Q7MZ8XRTABCDEFGHJK22", ToolUseID: "call_1"})
-	h.DispatchEvent(delegate.Event{Type: "dispatch_start", TaskID: "01KBN5Q7MZ8XRTABCDEFGHJK11", Agent: "explore", Depth: 1, Description: "look", ToolUseID: "call_1"})
+	h.DispatchEvent(spawn.Event{Type: "dispatch_start", TaskID: "01KBN5Q7MZ8XRTABCDEFGHJK22", Agent: "explore", Depth: 1, Description: "look", ToolUseID: "call_2"})
+	h.DispatchEvent(spawn.Event{Type: "dispatch_start", TaskID: "01KBN5Q7MZ8XRTABCDEFGHJK33", Agent: "explore", Depth: 2, Parent: "01KBN5Q7MZ8XRTABCDEFGHJK22", ToolUseID: "call_1"})
+	h.DispatchEvent(spawn.Event{Type: "dispatch_start", TaskID: "01KBN5Q7MZ8XRTABCDEFGHJK11", Agent: "explore", Depth: 1, Description: "look", ToolUseID: "call_1"})
 	want := map[string]string{
 		"01KBN5Q7MZ8XRTABCDEFGHJK22": `"tool_use_id":"call_2"`,
 		"01KBN5Q7MZ8XRTABCDEFGHJK33": `"tool_use_id":null`,
@@ -59,7 +59,7 @@ func TestBackgroundCall(t *testing.T) {
 		Input: json.RawMessage(`{"subagent_type":"explore","description":"look","prompt":"p","run_in_background":true}`)})
 	h.Event(agent.Event{Type: agent.EvToolResult, Tool: "Task", ToolID: "call_bg",
 		Text: `Task ` + id + ` started in the background (task_id="` + id + `"). Carry on with other work.`})
-	h.DispatchEvent(delegate.Event{Type: "dispatch_start", TaskID: id, Agent: "explore", Depth: 1, Description: "look", ToolUseID: "call_bg"})
+	h.DispatchEvent(spawn.Event{Type: "dispatch_start", TaskID: id, Agent: "explore", Depth: 1, Description: "look", ToolUseID: "call_bg"})
 	got := out.String()
 	for _, w := range []string{
 		`"tool_use_result":{"isAsync":true,"status":"async_launched","agentId":"` + id + `"`,

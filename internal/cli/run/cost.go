@@ -6,10 +6,10 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/cli/render"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/price"
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spend"
 )
 
@@ -26,8 +26,8 @@ type bill struct {
 }
 
 // observe wraps a dispatch event sink, noting the root's own dispatches.
-func (b *bill) observe(next func(delegate.Event)) func(delegate.Event) {
-	return func(ev delegate.Event) {
+func (b *bill) observe(next func(spawn.Event)) func(spawn.Event) {
+	return func(ev spawn.Event) {
 		if ev.Type == protocol.EvDispatchStart && ev.Parent == "" && ev.TaskID != "" {
 			b.mu.Lock()
 			b.top = append(b.top, ev.TaskID)

@@ -15,8 +15,8 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry"
 )
 
@@ -131,7 +131,7 @@ appends to a transcript under .brood/sessions/; continue the last one with
 type output interface {
 	Start(render.Info)
 	Event(agent.Event)
-	DispatchEvent(delegate.Event)
+	DispatchEvent(spawn.Event)
 	Done(o *agent.Outcome, sessionPath string, t render.Totals)
 }
 
@@ -142,7 +142,7 @@ type withProgress struct {
 	progress *render.Progress
 }
 
-func (w withProgress) DispatchEvent(ev delegate.Event) {
+func (w withProgress) DispatchEvent(ev spawn.Event) {
 	w.output.DispatchEvent(ev)
 	w.progress.DispatchEvent(ev)
 }

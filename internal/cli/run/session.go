@@ -18,10 +18,10 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spend"
 )
 
@@ -170,7 +170,7 @@ func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path,
 
 // finish runs the agent loop, waits for background children, and maps the
 // outcome to the exit status.
-func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *delegate.Dispatcher, b *bill, fo finishOpts) error {
+func finish(ctx context.Context, f *cmdutil.Factory, cfg agent.Config, history []model.Message, prompt, path string, out output, disp *spawn.Dispatcher, b *bill, fo finishOpts) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if fo.schema != nil {

@@ -16,8 +16,8 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // Options are the arguments and flags of `brood subagent`.
@@ -85,7 +85,7 @@ func subagentRun(ctx context.Context, opts *Options) error {
 	}
 	// --json prints one document, the outcome: the children's progress
 	// lines are for a terminal.
-	var onEvent func(delegate.Event)
+	var onEvent func(spawn.Event)
 	if !opts.JSON {
 		onEvent = render.New(f.Out, f.Err, "text").DispatchEvent
 	}
@@ -153,7 +153,7 @@ func fleetRun(ctx context.Context, opts *Options) error {
 }
 
 // background starts the task, prints its id at once, then waits for it.
-func background(ctx context.Context, opts *Options, d *delegate.Dispatcher, s call.Spec) error {
+func background(ctx context.Context, opts *Options, d *spawn.Dispatcher, s call.Spec) error {
 	f := opts.Factory
 	id, err := d.Start(ctx, s)
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/textline"
 )
@@ -80,7 +80,7 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	if err != nil {
 		return err
 	}
-	late, _ := delegate.Undelivered(f.ProjectRoot, opts.ID, false)
+	late, _ := spawn.Undelivered(f.ProjectRoot, opts.ID, false)
 	if opts.JSON {
 		v := map[string]any{"task_id": opts.ID, "status": status, "output": text}
 		if len(late) > 0 {

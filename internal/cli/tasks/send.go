@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // SendOptions are the arguments of `brood tasks send`.
@@ -52,7 +52,7 @@ delivered.`,
 
 func sendRun(opts *SendOptions) error {
 	f := opts.Factory
-	if err := delegate.Send(f.ProjectRoot, opts.ID, "the user (brood tasks send)", opts.Message); err != nil {
+	if err := spawn.Send(f.ProjectRoot, opts.ID, "the user (brood tasks send)", opts.Message); err != nil {
 		return err
 	}
 	if opts.JSON {

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/cli/clitest"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // TestTasksSend steers a running child: the message is recorded in its
@@ -106,7 +106,7 @@ func TestTasksSendUndelivered(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || fmt.Sprint(v["undelivered"]) != "[CHANGE PLAN: report now]" {
 		t.Errorf("output --json: code %d\n%s", code, out)
 	}
-	if ents, _ := os.ReadDir(filepath.Join(dispatch.Dir(p.Root, id), dispatch.InboxDir)); len(ents) != 1 || ents[0].Name() != delegate.UndeliveredDir {
+	if ents, _ := os.ReadDir(filepath.Join(dispatch.Dir(p.Root, id), dispatch.InboxDir)); len(ents) != 1 || ents[0].Name() != spawn.UndeliveredDir {
 		t.Errorf("the inbox holds %v, want only the undelivered record", ents)
 	}
 	code, out, errOut = p.Brood("tasks", "send", id, "too late")

@@ -20,10 +20,10 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/codesnap"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/spawn"
 )
 
 // Options are the flags of `brood worker`.
@@ -84,7 +84,7 @@ its running calls move to another worker.`,
 // a full checkout otherwise. What a killed worker left behind, and base
 // checkouts no call has used for an hour, are pruned at start and every
 // ten minutes.
-func codeSite(ctx context.Context, store temporal.Store, d *delegate.Dispatcher, readOnly func(string) bool, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
+func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, readOnly func(string) bool, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
 	blobs, ok := store.(*blobstore.Store)
 	if !ok {
 		return nil, nil

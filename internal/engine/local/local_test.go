@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/cli"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
@@ -51,7 +51,7 @@ func newEngineB(tb testing.TB, script string, conc int) engine.Engine {
 	s.Pool.PingInterval = settings.Duration{Duration: 100 * time.Millisecond}
 	s.Pool.KillGrace = settings.Duration{Duration: 2 * time.Second}
 	reg, _ := registry.Load(registry.Options{ProjectRoot: root, Home: home})
-	d, err := delegate.New(delegate.Config{
+	d, err := spawn.New(spawn.Config{
 		ProjectRoot: root, Workspace: root, Registry: reg, Settings: s,
 		Exe: exe, Env: env, MaxDepth: 1, SourceAgent: "root",
 		ParentSystem: "You are the root agent.", ParentModel: "script:" + sp,

@@ -13,13 +13,13 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/broodhq/brood/internal/cli"
-	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/engine/temporal/devserver"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
@@ -80,7 +80,7 @@ func newProject(t testing.TB, script string) *project {
 }
 
 // dispatcher is the worker's one call path over its project.
-func (p *project) dispatcher(t testing.TB, conc int) *delegate.Dispatcher {
+func (p *project) dispatcher(t testing.TB, conc int) *spawn.Dispatcher {
 	t.Helper()
 	exe, _ := os.Executable()
 	s := settings.Defaults()
@@ -89,7 +89,7 @@ func (p *project) dispatcher(t testing.TB, conc int) *delegate.Dispatcher {
 	s.Pool.HeartbeatTimeout = settings.Duration{Duration: testLimits.Heartbeat}
 	s.Pool.KillGrace = settings.Duration{Duration: testLimits.KillGrace}
 	reg, _ := registry.Load(registry.Options{ProjectRoot: p.root, Home: p.home})
-	d, err := delegate.New(delegate.Config{
+	d, err := spawn.New(spawn.Config{
 		ProjectRoot: p.root, Workspace: p.root, Registry: reg, Settings: s,
 		Pool: pool.New(pool.Config{Concurrency: conc, HeartbeatTimeout: testLimits.Heartbeat, KillGrace: testLimits.KillGrace}),
 		Exe:  exe, Env: p.env, MaxDepth: 1, SourceAgent: "worker",

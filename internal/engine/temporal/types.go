@@ -1,7 +1,7 @@
 // Package temporal is the fleet engine: a plan runs as a Temporal workflow
 // and each agent call as an activity that a `brood worker` runs as a real
 // brood child process, through the same call path as the local engine
-// (call.Runner, a delegate.Dispatcher on the worker). Every Temporal import
+// (call.Runner, a spawn.Dispatcher on the worker). Every Temporal import
 // of brood lives here and in internal/cli/worker, so the child process
 // never links the SDK.
 //

@@ -1,0 +1,96 @@
+package spawn
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/delegate"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/registry"
+)
+
+// chooseIsolation decides where a writer works and notes the choice for the
+// parent model. The request's isolation wins, then the definition's, then
+// the agents.isolation setting; "" and "auto" mean auto:
+//
+//   - a writer dispatched together with other writers (the Task calls of
+//     one turn, the calls of one workflow phase) gets an isolated copy, so
+//     N writers run N-wide and none sees another's half-written files;
+//   - a writer that arrives while another writer of this process works in
+//     place gets a copy too, rather than waiting for it;
+//   - otherwise it works in place (reported true: the caller counts it as
+//     in place until it ends).
+//
+// "none" runs in place, one writer at a time; "worktree" always isolates.
+// Read-only agents never need a copy.
+func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Definition, req call.Spec) (inPlace bool) {
+	env.Isolation = ""
+	if env.ReadOnly {
+		return false
+	}
+	if d.cfg.Mount != nil {
+		env.Isolation = "worktree"
+		env.Notes = append(env.Notes, "ran on this worker's copy of the submitter's tree; its changes go back to the submitter as one patch")
+		return false
+	}
+	mode := cmp.Or(req.Isolation, def.Isolation, d.cfg.Settings.Agents.Isolation, "auto")
+	switch mode {
+	case "worktree":
+		env.Isolation = "worktree"
+		return false
+	case "none":
+		env.Notes = append(env.Notes, "ran in place on the work tree (isolation: none), one writer at a time")
+		return false
+	}
+	d.mu.Lock()
+	others := d.inPlace
+	if req.Together <= 1 && others == 0 {
+		d.inPlace++
+		d.mu.Unlock()
+		env.Notes = append(env.Notes, "ran in place on the work tree (isolation: auto; no other writer was running or dispatched with it)")
+		return true
+	}
+	d.mu.Unlock()
+	env.Isolation = "worktree"
+	why := fmt.Sprintf("%d writers were dispatched together", req.Together)
+	if req.Together <= 1 {
+		why = "another writer was working in place"
+	}
+	env.Notes = append(env.Notes, "ran on an isolated copy of the tree (isolation: auto; "+why+"); its changes come back as one patch")
+	return false
+}
+
+func (d *Dispatcher) leaveInPlace() {
+	d.mu.Lock()
+	d.inPlace--
+	d.mu.Unlock()
+}
+
+// writersInTurn counts the Task calls of the caller's current turn that
+// start a writer (a new task whose agent is not read-only), from the
+// conversation the agent loop hands its tools.
+func (d *Dispatcher) writersInTurn(history []model.Message) int {
+	if len(history) == 0 {
+		return 0
+	}
+	last := history[len(history)-1]
+	n := 0
+	for _, p := range last.Content {
+		if p.Type != model.PartToolUse || !strings.EqualFold(p.Name, "Task") {
+			continue
+		}
+		var in delegate.TaskInput
+		if json.Unmarshal(p.Input, &in) != nil || in.ResumeTaskID != "" || in.Isolation == "none" {
+			continue
+		}
+		name := cmp.Or(in.SubagentType, "general-purpose")
+		if def, ok := d.cfg.Registry.Get(name); ok && !def.ReadOnly {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,175 @@
+package spawn
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/guard"
+	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// maxGuardTranscript bounds how much of a child's transcript the guards
+// read: the file is the child's, and its size is the child's choice.
+const maxGuardTranscript = 32 << 20
+
+// guardrails runs the edge guardrails over a child's return and applies
+// their policies (settings guardrails.*): a done result with a finding
+// whose policy is reject is rejected, its status `rejected` and its reason
+// in the result's error and the verdict, resumable with that reason as the
+// follow-up ("Reject if: DONE without verification evidence"). A partial
+// or a checkpoint claims no success (a checkpoint is how a child reports
+// being blocked, by a refusal say), and a failed, killed or cancelled run
+// none at all: their findings stay concerns. It returns every finding,
+// whatever its policy, as the lines the parent model sees.
+func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect) []string {
+	cs := d.concerns(j.name, j.td, j.env, res, want)
+	var lines []string
+	for _, c := range cs {
+		lines = append(lines, c.String())
+	}
+	v.Concerns = lines
+	if res.Status != dispatch.StatusDone {
+		return lines
+	}
+	rej := guard.Rejecting(cs, d.cfg.Settings.Guardrails.Policies())
+	if len(rej) == 0 {
+		return lines
+	}
+	reason := guard.Reason(rej)
+	res.Status, res.ResumeHandle = dispatch.StatusRejected, j.env.TaskID
+	res.Error = "rejected by its parent's guardrails (" + kindsOf(rej) + "): " + reason
+	v.Status, v.Accepted, v.Error, v.Rejected = res.Status, false, res.Error, reason
+	return lines
+}
+
+func kindsOf(cs []guard.Concern) string {
+	var kinds []string
+	for _, c := range cs {
+		if !slices.Contains(kinds, c.Kind) {
+			kinds = append(kinds, c.Kind)
+		}
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// rejectedFollowUp is the follow-up a resume of a task its parent's
+// guardrails rejected starts from: the reason, then the caller's own
+// prompt (which may be empty). Any other task keeps the prompt as given.
+func rejectedFollowUp(t *dispatch.Task, prompt string) string {
+	if t == nil || t.Verdict == nil || t.Status != dispatch.StatusRejected || t.Verdict.Rejected == "" {
+		return prompt
+	}
+	f := guard.FollowUp(t.Verdict.Rejected)
+	if p := strings.TrimSpace(prompt); p != "" {
+		f += "\n\n" + p
+	}
+	return f
+}
+
+// concerns runs the edge guardrails over a child's return. What the child
+// may write comes from the parent's registry, never from its records; the
+// tool calls come from its transcript, which is the child's to write: the
+// guards catch a model's overclaims, and a child that forges its transcript
+// is held by the sandbox and the parent's own diff, not by them. A
+// custom agent is judged for the sections its definition declares
+// (sections:), none when it declares none: only the built-ins and forks are
+// asked for the built-in report's four.
+func (d *Dispatcher) concerns(name string, td *taskdir.Dir, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect) []guard.Concern {
+	calls, known := transcriptCalls(td)
+	in := guard.Input{
+		Status: res.Status, Summary: res.Summary,
+		Workspace: env.Workspace, Calls: calls, CallsKnown: known, Fork: env.Fork, Claimed: res.FilesChanged,
+		Programs: func(cmd string) []string {
+			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
+		},
+		TestCommands: d.cfg.Settings.TestCommands,
+	}
+	if want.Observed {
+		in.Changed, in.Observed = want.Changed, true
+	} else {
+		in.Changed = res.FilesChanged
+	}
+	def, ok := d.cfg.Registry.Get(name)
+	switch {
+	case ok && len(def.Sections) > 0:
+		in.Sections = def.Sections
+	case !ok || def.Source == registry.SourceBuiltin || env.Fork:
+		in.Sections = guard.DefaultSections()
+	}
+	if ok {
+		in.WriteScope = writeScope(def.ToolRules)
+	}
+	return guard.Check(in)
+}
+
+// writeScope is the path globs of a definition's Edit and Write rules.
+func writeScope(rules []string) []string {
+	var out []string
+	for _, r := range rules {
+		for _, t := range []string{"Edit(", "Write(", "MultiEdit("} {
+			if spec, ok := strings.CutPrefix(r, t); ok && strings.HasSuffix(spec, ")") {
+				out = append(out, strings.TrimSuffix(spec, ")"))
+			}
+		}
+	}
+	return out
+}
+
+func bashInput(cmd string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"command": cmd})
+	return b
+}
+
+// transcriptCalls reads the tool calls and their results from a child's
+// transcript, through the task directory's beneath-resolution like every
+// other read of a child-writable file (no link followed, a regular file
+// only, never blocking on a FIFO), and no more than maxGuardTranscript.
+// ok is false when there is no transcript to read (no calls then proves
+// nothing).
+func transcriptCalls(td *taskdir.Dir) ([]guard.Call, bool) {
+	f, err := td.OpenRead(taskdir.Session)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	recs, _, err := session.Read(io.LimitReader(f, maxGuardTranscript))
+	if err != nil {
+		return nil, false
+	}
+	byID := map[string]int{}
+	var calls []guard.Call
+	for _, r := range recs {
+		switch r.Type {
+		case session.RecToolCall:
+			byID[r.ToolID] = len(calls)
+			c := guard.Call{Tool: tool.CanonicalName(r.Tool)}
+			c.Command, c.Path = callInput(r.Input)
+			calls = append(calls, c)
+		case session.RecToolResult:
+			if i, ok := byID[r.ToolID]; ok {
+				calls[i].Result, calls[i].IsError = r.Output, r.IsError
+				if len(r.Input) > 0 {
+					// A hook replaced the model's input: this is what ran.
+					calls[i].Command, calls[i].Path = callInput(r.Input)
+				}
+			}
+		}
+	}
+	return calls, true
+}
+
+// callInput is the command and file path of a tool input.
+func callInput(raw json.RawMessage) (command, path string) {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+	}
+	_ = json.Unmarshal(raw, &in)
+	return in.Command, in.FilePath
+}

@@ -1,0 +1,243 @@
+package spawn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/protocol"
+)
+
+// ToolHooks runs the user's PreToolUse and PostToolUse hooks for a
+// subagent's own tool call. The root has the real one (package hooks, from
+// the user's configuration); a child's dispatcher has the relay up to its
+// own parent. Nil: no such hooks, and children send no requests.
+type ToolHooks interface {
+	// Filter is the hook events it runs (protocol.HookPreToolUse,
+	// protocol.HookPostToolUse) and their matchers: children ask only for
+	// a call one of them selects.
+	Filter() protocol.HookFilter
+	// Run runs the hooks for one call; h names the task as this process
+	// established it (never as the child said).
+	Run(ctx context.Context, h protocol.Hook) protocol.HookReply
+}
+
+// EnvHooksParent tells a child which tool-call hook events the root runs
+// and their matchers (protocol.HookFilter, as JSON): the child sends a
+// request up for each of its tool calls a matcher of the event selects,
+// and for no other. Unset: the root has no such hooks, and a tool call
+// costs no round trip.
+const EnvHooksParent = "BROOD_HOOKS_PARENT"
+
+// ParseHookFilter reads EnvHooksParent.
+func ParseHookFilter(v string) protocol.HookFilter { return protocol.ParseHookFilter(v) }
+
+// Bounds on what one child may make the root run.
+const (
+	maxPendingHooks = 16       // open requests per child; more are refused
+	maxHookInput    = 1 << 20  // a tool input
+	maxHookResponse = 64 << 10 // a tool response given to PostToolUse
+	maxBelow        = 256      // descendants one direct child may report
+)
+
+// SetToolHooks gives the dispatcher the hooks its children's tool calls
+// run (set before the first dispatch; the root's come from its settings).
+func (d *Dispatcher) SetToolHooks(h ToolHooks) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cfg.ToolHooks = h
+}
+
+func (d *Dispatcher) toolHooks() ToolHooks {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg.ToolHooks
+}
+
+// hookEnv is the EnvHooksParent entry for a child's environment ("" none).
+func (d *Dispatcher) hookEnv() string {
+	h := d.toolHooks()
+	if h == nil {
+		return ""
+	}
+	if v := h.Filter().Encode(); v != "" {
+		return EnvHooksParent + "=" + v
+	}
+	return ""
+}
+
+// node is a descendant of a direct child, as that child reported it (in a
+// dispatch_start it relayed), with the depth this process derives from
+// where it hangs, never the depth the event claims.
+type node struct {
+	agent string
+	depth int
+}
+
+// tree is what one child reported of its subtree. A task id is claimed
+// once per dispatcher: no child can report another child's task, or a
+// task of this process's own, as its own descendant.
+type tree struct {
+	mu    sync.Mutex
+	below map[string]node
+}
+
+// report records a dispatch_start relayed by the direct child id (at
+// depth) for ev, and says whether it was taken.
+func (d *Dispatcher) report(t *tree, id string, depth int, ev protocol.Event) bool {
+	if dispatch.CheckID(ev.TaskID) != nil || ev.TaskID == id || ev.TaskID == d.cfg.ParentTaskID {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.below == nil {
+		t.below = map[string]node{}
+	}
+	if len(t.below) >= maxBelow {
+		return false
+	}
+	parentDepth, ok := depth, ev.Parent == id
+	if !ok {
+		var p node
+		if p, ok = t.below[ev.Parent]; ok {
+			parentDepth = p.depth
+		}
+	}
+	if !ok {
+		return false
+	}
+	if _, dup := t.below[ev.TaskID]; dup || !d.claim(ev.TaskID, id) {
+		return false
+	}
+	t.below[ev.TaskID] = node{agent: clip(ev.Agent, 128), depth: parentDepth + 1}
+	return true
+}
+
+// claim reserves a task id for the subtree of the direct child owner.
+func (d *Dispatcher) claim(task, owner string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.claimed == nil {
+		d.claimed = map[string]string{}
+	}
+	if o, ok := d.claimed[task]; ok {
+		return o == owner
+	}
+	d.claimed[task] = owner
+	return true
+}
+
+func (t *tree) lookup(task string) (node, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, ok := t.below[task]
+	return n, ok
+}
+
+// childHooks is the parent's end of one child's hook requests: each is
+// checked, stamped with who asks as this process knows it, run by the
+// dispatcher's ToolHooks (the root's hooks, or the relay further up) and
+// answered down the child's stdin.
+type childHooks struct {
+	d       *Dispatcher
+	ctx     context.Context // ends when the child's run does
+	id      string
+	agent   string
+	depth   int
+	mode    string // the child's permission mode, from its envelope
+	tree    *tree
+	input   chan []byte
+	mu      sync.Mutex
+	pending int
+}
+
+func (c *childHooks) handle(m protocol.Hook) {
+	if m.ID == "" || len(m.ID) > protocol.MaxID {
+		return // not a request: nothing to answer
+	}
+	h, refusal := c.stamp(m)
+	hooks := c.d.toolHooks()
+	if refusal == "" && (hooks == nil || !hooks.Filter().Has(h.Event)) {
+		refusal = "no " + h.Event + " hook runs here"
+	}
+	if refusal == "" && !hooks.Filter().Selects(h.Event, h.Tool) {
+		// No hook's matcher selects it: the root would run nothing, so
+		// the answer is known here (a child that sent it anyway).
+		c.reply(protocol.HookReply{ID: m.ID})
+		return
+	}
+	if refusal == "" && !c.take() {
+		refusal = fmt.Sprintf("more than %d hook requests at once", maxPendingHooks)
+	}
+	if refusal != "" {
+		rep := protocol.HookReply{ID: m.ID}
+		if m.Event == protocol.HookPreToolUse {
+			rep.Deny = "refused: " + refusal
+		}
+		c.reply(rep)
+		return
+	}
+	go func() {
+		rep := hooks.Run(c.ctx, h)
+		c.mu.Lock()
+		c.pending--
+		c.mu.Unlock()
+		rep.ID = m.ID
+		c.reply(rep)
+	}()
+}
+
+// stamp is m as this process vouches for it, or why it is refused.
+func (c *childHooks) stamp(m protocol.Hook) (protocol.Hook, string) {
+	h := protocol.Hook{Event: m.Event, Tool: clip(m.Tool, 128), ToolUseID: clip(m.ToolUseID, 128), Input: m.Input, DurationMS: max(m.DurationMS, 0)}
+	if m.Event != protocol.HookPreToolUse && m.Event != protocol.HookPostToolUse {
+		return h, fmt.Sprintf("unknown hook event %q", clip(m.Event, 64))
+	}
+	if h.Tool == "" {
+		return h, "a hook request names no tool"
+	}
+	if len(h.Input) == 0 {
+		h.Input = json.RawMessage("{}")
+	}
+	if len(h.Input) > maxHookInput || !json.Valid(h.Input) || !strings.HasPrefix(strings.TrimSpace(string(h.Input)), "{") {
+		return h, "the tool input is not a JSON object (or is larger than 1 MiB)"
+	}
+	if r := m.Response; r != nil && m.Event == protocol.HookPostToolUse {
+		h.Response = &protocol.ToolResponse{Content: clip(r.Content, maxHookResponse), IsError: r.IsError}
+	}
+	if m.TaskID == "" || m.TaskID == c.id {
+		// The child's own call: who asks is what this process knows.
+		h.TaskID, h.Agent, h.Depth, h.Mode = c.id, c.agent, c.depth, c.mode
+		return h, ""
+	}
+	// A descendant's, relayed by the child: only one the child reported
+	// below itself, at the depth where it hangs.
+	n, ok := c.tree.lookup(m.TaskID)
+	if !ok {
+		return h, fmt.Sprintf("a hook request for task %s, which task %s never reported below it", clip(m.TaskID, 64), c.id)
+	}
+	via := m.Via
+	if len(via) > 16 {
+		via = via[:16]
+	}
+	h.TaskID, h.Agent, h.Depth = m.TaskID, n.agent, n.depth
+	h.Via = append(slices.Clone(via), c.id)
+	h.Mode = clip(m.Mode, 32)
+	return h, ""
+}
+
+func (c *childHooks) take() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending >= maxPendingHooks {
+		return false
+	}
+	c.pending++
+	return true
+}
+
+func (c *childHooks) reply(m protocol.Message) { sendDown(c.ctx, c.input, m) }

@@ -1,0 +1,346 @@
+package spawn
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/spawntrace"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// isolator probes the machine's isolation support once, on first use: most
+// runs never isolate a child and should not pay for the probe.
+func (d *Dispatcher) isolator(ctx context.Context) *isolate.Isolator {
+	d.isoOnce.Do(func() {
+		cache := ""
+		if d.cfg.Depth == 0 {
+			// A child (under its parent's Landlock domain, which forbids
+			// mounts to its own children) probes for itself: the root's
+			// answer is not its own.
+			cache = probeCachePath()
+		}
+		d.iso = isolate.NewCached(context.WithoutCancel(ctx), cache)
+	})
+	return d.iso
+}
+
+// probeCachePath is where the overlay probe's answer is kept between brood
+// processes (isolate.NewCached: an untrusted hint, wrong at worst slow), or
+// "" where the user has no cache directory.
+func probeCachePath() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "brood", "isolate-probe.json")
+}
+
+// sandboxReport probes namespaces once, on first use.
+func (d *Dispatcher) sandboxReport(ctx context.Context) sandbox.Report {
+	d.sbOnce.Do(func() { d.sb = sandbox.Probe(context.WithoutCancel(ctx)) })
+	return d.sb
+}
+
+// holdBashReadOnly withdraws Bash from a read-only child where the kernel
+// cannot hold it read-only: read-only must mean cannot write.
+func holdBashReadOnly(env *dispatch.Envelope) {
+	if !env.ReadOnly || !slices.Contains(env.Tools, "Bash") || (sandbox.LandlockABI() >= 1 && !env.NoLandlock) {
+		return
+	}
+	env.Tools = slices.DeleteFunc(env.Tools, func(t string) bool { return t == "Bash" })
+	why := "this kernel has no Landlock"
+	if env.NoLandlock {
+		why = "the kernel sandbox is turned off (isolation.no_landlock)"
+	}
+	env.Notes = append(env.Notes, "Bash withdrawn from this read-only agent: "+why+" to hold it read-only")
+}
+
+// checkIsolation drops a worktree isolation that cannot happen here (no
+// repository, no git, neither overlay nor worktree), before the child is
+// queued: such a child writes in place, so it must be scheduled as a writer
+// sharing the tree, not as an isolated one.
+func (d *Dispatcher) checkIsolation(env *dispatch.Envelope) {
+	if env.Isolation != "worktree" || d.cfg.Mount != nil {
+		return
+	}
+	why := ""
+	if !inGitRepo(env.Workspace) {
+		why = "not a git repository"
+	} else if _, err := exec.LookPath("git"); err != nil {
+		why = "git not found" // with git, the worktree fallback is always there
+	} else {
+		// The probe of the overlay (a process start) begins now, beside the
+		// child's queueing and set-up; Prepare waits for it.
+		d.isolator(context.Background())
+	}
+	if why != "" {
+		env.Isolation = ""
+		env.Notes = append(env.Notes, why+": the child ran in the working directory without isolation")
+	}
+}
+
+// inGitRepo reports whether dir is inside a git work tree (a .git file or
+// directory in it or an ancestor): without one, isolation runs in place.
+func inGitRepo(dir string) bool {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false
+		}
+		d = parent
+	}
+}
+
+// describeIsolation says in one line what happened to an isolated child's
+// changes.
+func describeIsolation(mode isolate.Mode, o *isolate.Outcome) string {
+	if o == nil {
+		return ""
+	}
+	msg := describeOutcome(mode, o)
+	if moved := describeBaseMoved(o); moved != "" {
+		msg += " " + moved
+	}
+	return msg
+}
+
+// maxMovedNamed bounds the paths a base-moved note names.
+const maxMovedNamed = 10
+
+// describeBaseMoved says which files of the parent's tree changed beneath
+// an isolated child while it ran, and what that meant for its patch.
+func describeBaseMoved(o *isolate.Outcome) string {
+	if len(o.BaseMoved) == 0 {
+		return ""
+	}
+	named := o.BaseMoved[:min(len(o.BaseMoved), maxMovedNamed)]
+	list := strings.Join(named, ", ")
+	if more := len(o.BaseMoved) - len(named); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	touched := map[string]bool{}
+	for _, f := range o.Files {
+		touched[f] = true
+	}
+	var both []string
+	for _, f := range o.BaseMoved {
+		if touched[f] {
+			both = append(both, f)
+		}
+	}
+	seen := "its copy was frozen at its start, so it did not see them"
+	if !o.Frozen {
+		seen = "it may have read the newer versions (an overlay copy follows your tree)"
+	}
+	msg := fmt.Sprintf("Base moved: %d file(s) of your tree changed while the child ran (your edits or another task's): %s; %s.", len(o.BaseMoved), list, seen)
+	switch {
+	case len(o.Files) == 0:
+	case o.Conflict != "":
+		msg += " Its patch, taken against the tree at its start, no longer applies whole, so none of it was applied."
+	case len(both) > 0:
+		msg += fmt.Sprintf(" Its patch, taken against the tree at its start, also touches %s and still applied whole.", strings.Join(both[:min(len(both), maxMovedNamed)], ", "))
+	default:
+		msg += " Its patch, taken against the tree at its start, touches none of them and applied whole."
+	}
+	return msg
+}
+
+// describeOutcome says what became of the patch.
+func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
+	switch {
+	case o.Note != "" && mode == isolate.ModeNone:
+		return o.Note
+	case o.Conflict != "":
+		return fmt.Sprintf("%s copy: the changes were NOT applied (conflict: %s). The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
+			mode, firstLine(o.Conflict), o.KeptAt, o.Patch)
+	case len(o.Files) == 0:
+		return fmt.Sprintf("%s copy: no changes to bring back", mode)
+	case o.Applied && o.Merged:
+		return fmt.Sprintf("%s copy: %d file(s) merged into your tree with your concurrent edits (not staged): %s", mode, len(o.Files), strings.Join(o.Files, ", "))
+	case o.Applied:
+		return fmt.Sprintf("%s copy: %d file(s) applied to your tree as one patch (not staged): %s", mode, len(o.Files), strings.Join(o.Files, ", "))
+	}
+	return fmt.Sprintf("%s copy: the changes were not applied", mode)
+}
+
+// requireSandbox refuses, under sandbox.require, a child whose class the
+// kernel cannot hold here, naming what is missing; nil otherwise (the
+// child then runs with a note in its result, as without the setting).
+func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope) error {
+	if !d.cfg.Settings.Sandbox.Require {
+		return nil
+	}
+	var lacks string
+	switch {
+	case env.NoLandlock:
+		lacks = "the kernel sandbox is turned off (isolation.no_landlock)"
+	case sandbox.LandlockABI() < 1:
+		lacks = "this kernel has no Landlock"
+	case isolate.InPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !d.sandboxReport(ctx).UserNS:
+		lacks = "this machine has no user namespaces (an in-place writer's view needs one)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("sandbox.require is set and %s: the subagent is not started; run it where the kernel can confine it, or set sandbox.require = false", lacks)
+}
+
+// holdInPlace gives an in-place writer its view: its own mount namespace
+// with the tree's configuration read-only (isolate.InPlaceView), where
+// Landlock and user namespaces are there to hold it. Where they are not,
+// it says so in the envelope's notes (the configuration guard still puts
+// back what changed) and reports true.
+func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir) (bool, error) {
+	if d.cfg.Depth > 0 {
+		// This process is a child, in its own view already (its mount
+		// namespace, which its children share) and under a Landlock domain
+		// that forbids it to mount: its children keep that view.
+		return false, nil
+	}
+	if sandbox.LandlockABI() < 1 {
+		env.Notes = append(env.Notes, "this kernel has no Landlock: the in-place writer's writes are not confined to the work tree; only its parent's configuration guard holds")
+		return true, nil
+	}
+	if !d.sandboxReport(ctx).UserNS {
+		env.Notes = append(env.Notes, "no user namespaces here: the work tree's configuration (.git/config, .brood, .claude) is not held read-only by the kernel; its parent's configuration guard puts back what changes")
+		return true, nil
+	}
+	v := isolate.InPlaceViewFor(env, td.Path(), d.cfg.Settings.Agents.AllowConfigChanges, d.cfg.Grant.Held())
+	return false, isolate.ConfigureInPlace(cmd, v)
+}
+
+// unheldGitConfig lists, for an in-place writer dispatched by the root,
+// the git configuration entries that do not exist yet (.git/commondir,
+// .git/config.worktree), which no kernel rule can hold (isolate.AbsentGitConfig).
+func (d *Dispatcher) unheldGitConfig(env *dispatch.Envelope) []string {
+	if d.cfg.Depth > 0 || d.cfg.Mount != nil || !isolate.InPlaceWriter(env) {
+		return nil
+	}
+	return isolate.AbsentGitConfig(isolate.Resolved(isolate.WorkRoot(env)))
+}
+
+// removeUnheld removes those of the entries unheldGitConfig listed that the
+// child made, and says so in its result: git would read them as
+// configuration (commondir points the repository's git at another git
+// directory, with a config of the child's).
+func (d *Dispatcher) removeUnheld(env *dispatch.Envelope, unheld []string) {
+	if made := isolate.RemoveMade(unheld); len(made) > 0 {
+		env.Notes = append(env.Notes, "Configuration: the child made "+strings.Join(made, ", ")+", which git would read as configuration: removed")
+	}
+}
+
+// spawnConfiner is the pool.Confiner of one start of a child: its copy or
+// view and namespaces once it holds its slot (with the tree snapshot a
+// writer sharing the tree is judged by), then its sandbox on the thread it
+// is started from. Every class goes through it: read-only, in-place
+// writer, isolated writer, and a fleet worker's child (d.cfg.Mount).
+type spawnConfiner struct {
+	s        *spawn
+	snapshot bool // take the before-snapshot of the tree
+}
+
+func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
+	s, env := c.s, c.s.j.env
+	if c.snapshot {
+		s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+	}
+	spawntrace.Mark(ctx, "snapshot")
+	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
+	spawntrace.Mark(ctx, "isolate")
+	s.cfg.watch(env.ReadOnly, s.ws)
+	return err
+}
+
+func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
+	return isolate.ConfineChild(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.policyBase())
+}
+
+// configure prepares an isolated child's copy and namespaces on its command,
+// once it holds its pool slot (so the copy is taken when the child starts).
+func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
+	if err := d.requireSandbox(ctx, env); err != nil {
+		return err
+	}
+	// (network: none is the child's tool processes' affair: the Bash tool
+	// starts them without network; the child keeps its model connection.)
+	changed := false
+	if m := d.cfg.Mount; m != nil {
+		// The copy was made for this dispatcher (a fleet worker's): every
+		// child mounts it, read-only agents too (their view is the copy).
+		changed = true
+		if env.Isolation == "worktree" {
+			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
+		}
+		if err := m.Configure(cmd); err != nil {
+			return err
+		}
+	} else if env.Isolation == "worktree" {
+		changed = true
+		id := env.TaskID
+		if env.ResumeCount > 0 {
+			// A resume gets a fresh copy; an earlier one left behind (a
+			// conflict, a killed run) is kept beside it, never reused blind.
+			id = fmt.Sprintf("%s-%d", env.TaskID, env.ResumeCount)
+			if td.Has(taskdir.Isolate) {
+				kept := fmt.Sprintf("%s.%d", taskdir.Isolate, env.ResumeCount-1)
+				if err := td.Rename(taskdir.Isolate, kept); err != nil {
+					return fmt.Errorf("keep the earlier copy: %w", err)
+				}
+				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
+			}
+		}
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
+			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot)), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
+			Programs: d.cfg.Grant.Held()}
+		if len(env.AllowedDestinations) > 0 {
+			// Its own subagents' records go to the real tree, not its copy.
+			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}
+		}
+		w, err := d.isolator(ctx).Prepare(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("isolate the child: %w", err)
+		}
+		*ws = w
+		if w.Mode == isolate.ModeNone {
+			env.Isolation = ""
+			env.Notes = append(env.Notes, w.Note)
+		} else {
+			env.IsolationRoot, env.IsolationDir = w.Root, w.Dir
+			if w.Dir != env.Workspace {
+				// A worktree lives elsewhere: the child must be told where.
+				env.System = strings.Replace(env.System, "WORKSPACE PATH:\n"+env.Workspace+"\n", "WORKSPACE PATH:\n"+w.Dir+"\n", 1)
+			}
+		}
+		if err := w.Configure(cmd); err != nil {
+			return err
+		}
+	}
+	if d.cfg.Mount == nil && isolate.InPlaceWriter(env) && !env.NoLandlock {
+		noted, err := d.holdInPlace(ctx, cmd, env, td)
+		if err != nil {
+			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
+		}
+		changed = changed || noted
+	}
+	if env.ReadOnly && !env.NoLandlock {
+		noted, err := d.holdReadOnly(ctx, cmd, env, td)
+		if err != nil {
+			return fmt.Errorf("hold the read-only child's mounts: %w", err)
+		}
+		changed = changed || noted
+	}
+	if !changed {
+		return nil
+	}
+	return td.WriteJSON(taskdir.Envelope, env, true)
+}

@@ -1,0 +1,99 @@
+package spawn
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+func TestChildMode(t *testing.T) {
+	tests := []struct {
+		def, parent, want string
+		note              bool
+	}{
+		{def: "", parent: "acceptEdits", want: "acceptEdits"},
+		{def: "acceptEdits", parent: "default", want: "acceptEdits"},
+		{def: "acceptEdits", parent: "", want: "acceptEdits"},
+		{def: "acceptEdits", parent: "bypassPermissions", want: "acceptEdits"},
+		{def: "acceptEdits", parent: "plan", want: "plan", note: true},
+		{def: "acceptEdits", parent: "dontAsk", want: "dontAsk", note: true},
+		{def: "bypassPermissions", parent: "default", want: "default", note: true},
+		{def: "bypassPermissions", parent: "acceptEdits", want: "acceptEdits", note: true},
+		{def: "bypassPermissions", parent: "bypassPermissions", want: "bypassPermissions"},
+		{def: "plan", parent: "bypassPermissions", want: "plan"},
+		{def: "dontAsk", parent: "default", want: "dontAsk"},
+		{def: "default", parent: "plan", want: "plan", note: true},
+		{def: "sideways", parent: "default", want: "default", note: true},
+	}
+	for _, tt := range tests {
+		got, note := childMode(tt.def, tt.parent)
+		if got != tt.want || (note != "") != tt.note {
+			t.Errorf("childMode(%q, %q) = %q, %q; want %q (note %v)", tt.def, tt.parent, got, note, tt.want, tt.note)
+		}
+	}
+}
+
+// TestTranscriptCallsNeverHangs: the guards read a child's transcript only
+// as a regular file beneath the task directory: a FIFO in its place does not
+// hang the open, and a link (at the file, or at the task directory on the
+// way) is not followed. A real transcript is read.
+func TestTranscriptCallsNeverHangs(t *testing.T) {
+	root := t.TempDir()
+	proj := taskdir.Open(root)
+	td := proj.MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
+		t.Fatal(err)
+	}
+	transcript := `{"type":"tool_call","tool_id":"t1","tool":"Bash","input":{"command":"go test ./..."}}` + "\n"
+	if err := os.WriteFile(td.File(taskdir.Session), []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test ./..." {
+		t.Fatalf("a real transcript: calls %+v, want the one Bash call", calls)
+	}
+	// The task directory itself swapped for a link to one with a transcript.
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, taskdir.Session), []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := proj.MustTask(taskdir.NewID())
+	if err := os.Symlink(elsewhere, linked.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := transcriptCalls(linked); calls != nil {
+		t.Fatalf("a linked task directory was followed: %v", calls)
+	}
+	for name, plant := range map[string]func(string) error{
+		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"link": func(p string) error { return os.Symlink(filepath.Join(elsewhere, taskdir.Session), p) },
+	} {
+		_ = os.Remove(td.File(taskdir.Session))
+		if err := plant(td.File(taskdir.Session)); err != nil {
+			t.Fatal(err)
+		}
+		if calls, _ := transcriptCalls(td); calls != nil {
+			t.Errorf("%s: yielded calls %v", name, calls)
+		}
+	}
+}
+
+// TestTranscriptCallsTakeWhatRan: a call whose input a PreToolUse hook
+// replaced is judged by the input that ran (on its result record), not by
+// the model's.
+func TestTranscriptCallsTakeWhatRan(t *testing.T) {
+	td := taskdir.Open(t.TempDir()).MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
+		t.Fatal(err)
+	}
+	transcript := `{"type":"tool_call","tool_id":"t1","tool":"Bash","input":{"command":"go test ./..."}}` + "\n" +
+		`{"type":"tool_result","tool_id":"t1","tool":"Bash","input":{"command":"go test -short ./..."},"output":"ok"}` + "\n"
+	if err := os.WriteFile(td.File(taskdir.Session), []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test -short ./..." || calls[0].Result != "ok" {
+		t.Fatalf("calls %+v, want the one Bash call as it ran", calls)
+	}
+}

@@ -1,0 +1,90 @@
+package spawn_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// TestParentRecordsPerChild: what the parent makes for one child is its
+// directory, the envelope, one dispatch log (written at the start, with
+// the pid), output.json, and its owner record and verdict in the records
+// directory. No .lock file (the lock is the directory's), no stderr.log
+// when the child wrote nothing there, and no tmp/ left (the child makes
+// its own TMPDIR, the parent removes it when the run ends).
+func TestParentRecordsPerChild(t *testing.T) {
+	p := newProject(t, spawnScript, nil)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "Read README.md and say what it is."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Record == nil || out.Record.Status != dispatch.StatusDone {
+		t.Fatalf("outcome: %+v", out)
+	}
+	td := taskdir.Open(p.root).MustTask(out.TaskID)
+	ents, err := os.ReadDir(td.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	for _, want := range []string{taskdir.Envelope, taskdir.Log, taskdir.Output, taskdir.Session, taskdir.Result} {
+		if !slices.Contains(names, want) {
+			t.Errorf("task directory lacks %s: %v", want, names)
+		}
+	}
+	for _, not := range []string{taskdir.Lock, taskdir.Stderr, taskdir.Tmp} {
+		if slices.Contains(names, not) {
+			if b, _ := os.ReadFile(td.File(not)); not == taskdir.Stderr {
+				t.Errorf("stderr.log made though the child wrote %q", b)
+				continue
+			}
+			t.Errorf("task directory holds %s: %v", not, names)
+		}
+	}
+	var lg dispatch.Log
+	must(t, td.ReadJSON(taskdir.Log, &lg))
+	if lg.PID == 0 || lg.Started.IsZero() || !lg.Finished.IsZero() {
+		t.Errorf("dispatch log: pid %d started %v finished %v; want the start's record alone", lg.PID, lg.Started, lg.Finished)
+	}
+	recs := dispatch.Records(p.root)
+	for _, f := range []string{recs.OwnerPath(out.TaskID), recs.VerdictPath(out.TaskID)} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+	task, err := dispatch.LoadTask(p.root, out.TaskID)
+	if err != nil || task.Status != dispatch.StatusDone || task.Trust != dispatch.TrustAccepted || task.Duration <= 0 {
+		t.Errorf("listing: %v %+v", err, task)
+	}
+}
+
+// TestCallLimitsInEnvelope: a call's limits lower the envelope's in its
+// first write (the child runs under them).
+func TestCallLimitsInEnvelope(t *testing.T) {
+	p := newProject(t, spawnScript, nil)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	r, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "Read README.md.", Limits: call.Limits{MaxTurns: 3, TokenBudget: 500000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != dispatch.StatusDone {
+		t.Fatalf("call: %+v", r)
+	}
+	var env dispatch.Envelope
+	must(t, taskdir.Open(p.root).MustTask(r.TaskID).ReadJSON(taskdir.Envelope, &env))
+	if env.MaxTurns != 3 {
+		t.Errorf("max_turns %d, want the call's 3", env.MaxTurns)
+	}
+	if env.TokenBudget != 500000 {
+		t.Errorf("token budget %d, want the call's 500000", env.TokenBudget)
+	}
+}

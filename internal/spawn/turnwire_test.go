@@ -1,0 +1,75 @@
+package spawn
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/protocol"
+)
+
+// replyOf reads one line the parent sent down; "" when none is pending.
+func replyOf(t *testing.T, input chan []byte) string {
+	t.Helper()
+	select {
+	case b := <-input:
+		m, err := protocol.Unmarshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := m.(protocol.TurnReply)
+		if !ok {
+			t.Fatalf("sent down %T; want a turn_reply", m)
+		}
+		return r.ID
+	default:
+		return ""
+	}
+}
+
+// TestTurnBoundaryWaitsForTheCaller: the parent answers a child's turn
+// boundary only once its caller has returned (a fleet worker made the
+// transcript durable); one boundary at a time, so a hostile child that
+// sends more meanwhile gets them answered at once and cannot queue work;
+// a line with no usable id is not a request; with no caller every boundary
+// is answered at once.
+func TestTurnBoundaryWaitsForTheCaller(t *testing.T) {
+	input := make(chan []byte, 8)
+	entered, leave := make(chan int, 1), make(chan struct{})
+	c := &childTurns{ctx: context.Background(), input: input, f: func(_ context.Context, n int) {
+		entered <- n
+		<-leave
+	}}
+	c.handle(protocol.Turn{ID: "turn-a", Turn: 2})
+	if n := <-entered; n != 2 {
+		t.Fatalf("the caller heard turn %d; want 2", n)
+	}
+	if id := replyOf(t, input); id != "" {
+		t.Fatalf("answered %q before the caller returned", id)
+	}
+	c.handle(protocol.Turn{ID: "turn-b", Turn: 3})
+	if id := replyOf(t, input); id != "turn-b" {
+		t.Fatalf("a boundary while one is recorded: reply %q; want turn-b at once", id)
+	}
+	c.handle(protocol.Turn{ID: "", Turn: 4})
+	c.handle(protocol.Turn{ID: strings.Repeat("x", protocol.MaxID+1)})
+	if id := replyOf(t, input); id != "" {
+		t.Fatalf("a line with no usable id was answered (%q)", id)
+	}
+	close(leave)
+	select {
+	case b := <-input:
+		input <- b
+	case <-time.After(time.Minute):
+		t.Fatal("no answer once the caller returned")
+	}
+	if id := replyOf(t, input); id != "turn-a" {
+		t.Fatalf("reply %q; want turn-a once the caller returned", id)
+	}
+	local := &childTurns{ctx: context.Background(), input: input}
+	local.handle(protocol.Turn{ID: "turn-c", Turn: 2})
+	if id := replyOf(t, input); id != "turn-c" {
+		t.Fatalf("no caller: reply %q; want turn-c at once", id)
+	}
+}
