@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/price"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -123,14 +124,14 @@ func (fo *forest) pick(root, sess string) ([]*Node, error) {
 		}
 		id, err := cmdutil.ResolveID("task or session", root, known)
 		if err != nil {
-			return nil, fmt.Errorf("%v in %s; see brood tasks", err, filepath.Join(fo.root, ".brood"))
+			return nil, fmt.Errorf("%v in %s; see brood tasks", err, taskdir.Open(fo.root).StateDir())
 		}
 		root = id
 		if t := fo.tasks[root]; t != nil {
 			return []*Node{fo.task(t, map[string]bool{})}, nil
 		}
 		if _, ok := bySession[root]; !ok {
-			return nil, fmt.Errorf("no task or session %s under %s: see brood tasks", root, filepath.Join(fo.root, ".brood"))
+			return nil, fmt.Errorf("no task or session %s under %s: see brood tasks", root, taskdir.Open(fo.root).StateDir())
 		}
 		sess = root
 	}
