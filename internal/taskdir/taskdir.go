@@ -293,11 +293,15 @@ func (d *Dir) File(name string) string { return filepath.Join(d.Path(), name) }
 // first), that is one mkdirat beneath it, not a walk from the root.
 func (d *Dir) Create() error {
 	err := mkdirLeafBeneath(d.project.base, d.rel, 0o755)
-	if !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, fs.ErrNotExist) && !unwritable(err) {
 		return err
 	}
 	if err := d.project.Ensure(); err != nil {
 		return err
+	}
+	if q := Open(d.project.root); d.project.root != "" && q != d.project {
+		// Ensure moved the records out of a project it cannot write.
+		d.project, d.rel = q, filepath.Join(q.name, "dispatch", d.id)
 	}
 	return mkdirBeneath(d.project.base, d.rel)
 }
