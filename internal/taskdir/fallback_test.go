@@ -32,7 +32,7 @@ func readOnly(t *testing.T, dir string) {
 func TestFallbackForReadOnlyProject(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		brood bool // .brood exists (with settings) before it turns read-only
+		brood bool // .brood exists (with settings, .gitignore) before it turns read-only
 	}{{"no .brood", false}, {"read-only .brood", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, state := t.TempDir(), t.TempDir()
@@ -41,16 +41,18 @@ func TestFallbackForReadOnlyProject(t *testing.T) {
 				if err := os.MkdirAll(filepath.Join(root, StateDirName), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(root, StateDirName, "settings.toml"), []byte("model = \"x\"\n"), 0o644); err != nil {
-					t.Fatal(err)
+				for _, f := range []string{"settings.toml", ".gitignore"} {
+					if err := os.WriteFile(filepath.Join(root, StateDirName, f), []byte("# x\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			readOnly(t, root)
 			if p := Open(root); p.Elsewhere() || p.Notice() != "" {
 				t.Fatalf("before Ensure the records are still in the project: %s", p.StateDir())
 			}
-			if err := Open(root).Ensure(); err != nil {
-				t.Fatalf("Ensure: %v", err)
+			if err := Open(root).EnsureWritable(); err != nil {
+				t.Fatalf("EnsureWritable: %v", err)
 			}
 			p := Open(root)
 			fb, _ := Fallback(root)
@@ -88,7 +90,7 @@ func TestFallbackForReadOnlyProject(t *testing.T) {
 func TestWritableProjectKeepsBrood(t *testing.T) {
 	root, state := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	if err := Open(root).Ensure(); err != nil {
+	if err := Open(root).EnsureWritable(); err != nil {
 		t.Fatal(err)
 	}
 	p := Open(root)

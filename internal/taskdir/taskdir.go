@@ -164,11 +164,19 @@ func (p Project) Agents() string { return filepath.Join(p.root, StateDirName, "a
 // (or its .brood/) cannot be written — a read-only checkout or mount, a
 // directory owned by someone else — it makes Fallback(root) instead, and
 // every later Open of the project keeps its records there.
-func (p Project) Ensure() error {
+func (p Project) Ensure() error { return p.ensure(false) }
+
+// EnsureWritable is Ensure that also proves .brood/ writable with a probe
+// file (not mode bits: root passes every mode check, not a read-only
+// mount). The root calls it once at the start of a run; a sandboxed child
+// never does (its .brood/ is read-only by design).
+func (p Project) EnsureWritable() error { return p.ensure(true) }
+
+func (p Project) ensure(probe bool) error {
 	if p.Elsewhere() {
 		return os.MkdirAll(p.StateDir(), 0o700)
 	}
-	err := p.ensureHere()
+	err := p.ensureHere(probe)
 	if err == nil || !unwritable(err) {
 		return err
 	}
@@ -176,10 +184,13 @@ func (p Project) Ensure() error {
 	if ferr != nil {
 		return fmt.Errorf("%w (and no state directory to keep records in: %v)", err, ferr)
 	}
-	return os.MkdirAll(fb, 0o700)
+	if ferr := os.MkdirAll(fb, 0o700); ferr != nil {
+		return fmt.Errorf("%w (and %v)", err, ferr)
+	}
+	return nil
 }
 
-func (p Project) ensureHere() error {
+func (p Project) ensureHere(probe bool) error {
 	if err := mkdirBeneath(p.root, StateDirName); err != nil {
 		return err
 	}
@@ -189,15 +200,16 @@ func (p Project) ensureHere() error {
 			return err
 		}
 	}
-	// A probe, not mode bits: root passes every mode check, not a
-	// read-only mount.
-	probe := filepath.Join(StateDirName, ".probe-"+NewID())
-	f, err := createFreshBeneath(p.root, probe)
+	if !probe {
+		return nil
+	}
+	name := filepath.Join(StateDirName, ".probe-"+NewID())
+	f, err := createFreshBeneath(p.root, name)
 	if err != nil {
 		return err
 	}
 	f.Close()
-	return removeBeneath(p.root, probe)
+	return removeBeneath(p.root, name)
 }
 
 func unwritable(err error) bool {
