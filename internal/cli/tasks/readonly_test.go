@@ -105,3 +105,33 @@ func TestReadOnlyProjectKeepsRecordsInStateDir(t *testing.T) {
 		t.Errorf("tasks: %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestReadOnlyProjectNestedDelegation: in a read-only project a delegating
+// child (root → lead → two scouts, under the kernel sandbox) makes its own
+// children's task directories in the state directory too, and the tree
+// lists them all; the records directory stays the parent's.
+func TestReadOnlyProjectNestedDelegation(t *testing.T) {
+	p := clitest.NewProject(t)
+	state := t.TempDir()
+	t.Setenv(clitest.TestMainEnv, "1")
+	t.Setenv("HOME", p.Home)
+	t.Setenv("XDG_STATE_HOME", state)
+	p.Env["XDG_STATE_HOME"] = state
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", "lead.md"), "---\nname: lead\ndescription: leads\ndelegate: [scout]\n---\nYou lead.\n")
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", "scout.md"), "---\nname: scout\ndescription: reads\ntools: Read\n---\nYou read.\n")
+	spec := p.Script("tree.yaml", treeScript)
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "model = \""+spec+"\"\nmaxSubagentDepth = 2\n")
+	readOnly(t, p.Root)
+	if code, out, errOut := p.Brood("run", "fan out"); code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: %d\n%s\n%s", code, out, errOut)
+	}
+	fb, _ := taskdir.Fallback(p.Root)
+	ents, err := os.ReadDir(filepath.Join(fb, "dispatch"))
+	if err != nil || len(ents) != 4 {
+		t.Fatalf("want 4 tasks in %s, have %v %v", fb, ents, err)
+	}
+	trees := treeJSON(t, p)
+	if len(trees) != 1 || len(trees[0].Children) != 2 {
+		t.Fatalf("tree: %+v", trees)
+	}
+}
