@@ -104,3 +104,22 @@ func TestWritableProjectKeepsBrood(t *testing.T) {
 		t.Errorf(".brood holds %v (the probe left behind?)", ents)
 	}
 }
+
+// TestCreateInReadOnlyProject: `brood subagent` makes a task without a
+// run's EnsureWritable first; a read-only project with a .brood/ already
+// set up still gets its task, in the state directory.
+func TestCreateInReadOnlyProject(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	if err := Open(root).Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	readOnly(t, root)
+	d := Open(root).MustTask(NewID())
+	if err := d.Create(); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if fb, _ := Fallback(root); !strings.HasPrefix(d.Path(), fb+string(filepath.Separator)) || !d.Exists() {
+		t.Errorf("task at %s, not in %s", d.Path(), fb)
+	}
+}

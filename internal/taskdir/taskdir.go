@@ -1,7 +1,9 @@
 // Package taskdir is the one home of brood's state on disk: the project's
 // .brood/ directory, one directory per task under .brood/dispatch/<id>/, and
 // the parent's own records under .brood/records/. It owns every path and how
-// each record is read and written; nothing else joins ".brood" paths.
+// each record is read and written; nothing else joins ".brood" paths. Open
+// decides where the records are: .brood/, or for a project brood cannot
+// write, the user's state directory (Fallback).
 //
 // # The trust boundary
 //
@@ -311,10 +313,21 @@ func (d *Dir) Create() error {
 	if err := d.project.Ensure(); err != nil {
 		return err
 	}
-	if q := Open(d.project.root); d.project.root != "" && q != d.project {
-		// Ensure moved the records out of a project it cannot write.
-		d.project, d.rel = q, filepath.Join(q.name, "dispatch", d.id)
+	err = mkdirBeneath(d.project.base, d.rel)
+	if err == nil || !unwritable(err) || d.project.Elsewhere() || d.project.root == "" {
+		return err
 	}
+	// Refused: probe, and move the records if the project cannot be
+	// written. (A sandboxed child is refused the same way, but cannot make
+	// the state directory either: then this fails as before.)
+	if perr := d.project.EnsureWritable(); perr != nil {
+		return perr
+	}
+	q := Open(d.project.root)
+	if q == d.project {
+		return err
+	}
+	d.project, d.rel = q, filepath.Join(q.name, "dispatch", d.id)
 	return mkdirBeneath(d.project.base, d.rel)
 }
 
