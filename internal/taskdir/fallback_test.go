@@ -10,14 +10,21 @@ import (
 )
 
 // readOnly makes dir unwritable for this process: a read-only bind mount
-// when it runs as root (root passes every mode check), else chmod a-w.
+// when it runs as root (root passes every mode check), else chmod -R a-w
+// on the directories.
 func readOnly(t *testing.T, dir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
+		chmodDirs := func(mode os.FileMode) {
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					os.Chmod(p, mode)
+				}
+				return nil
+			})
 		}
-		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		chmodDirs(0o555)
+		t.Cleanup(func() { chmodDirs(0o755) })
 		return
 	}
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
