@@ -347,4 +347,4 @@ func Exists(path string) bool {
 }
 
 // EnsureStateDir creates projectRoot/.brood with its .gitignore if missing.
-func EnsureStateDir(projectRoot string) error { return taskdir.Open(projectRoot).Ensure() }
+func EnsureStateDir(projectRoot string) error { return taskdir.Open(projectRoot).EnsureWritable() }

@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // FleetFlags say where the fleet is: each overrides its temporal.* setting.
@@ -134,7 +135,7 @@ func codeConfig(ctx context.Context, f *cmdutil.Factory, blobs *blobstore.Store)
 	// project's other records, never in a temporary directory.
 	state := ""
 	if f.ProjectRoot != "" {
-		state = filepath.Join(f.ProjectRoot, ".brood", "fleet", "patches")
+		state = filepath.Join(taskdir.Open(f.ProjectRoot).StateDir(), "fleet", "patches")
 	}
 	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges}
 }

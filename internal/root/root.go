@@ -27,6 +27,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -232,7 +233,7 @@ func (r *Root) agent(ctx context.Context) error {
 	}
 	env := &tool.Env{
 		Dir:         f.Cwd,
-		OutputDir:   filepath.Join(f.ProjectRoot, ".brood", "outputs"),
+		OutputDir:   taskdir.Open(f.ProjectRoot).OutputsDir(),
 		Perms:       perms,
 		Interactive: o.Ask != nil,
 		Ask:         o.Ask,

@@ -300,7 +300,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			}
 		}
 		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
-			BroodDir: filepath.Dir(dispatch.Root(env.ProjectRoot)), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
+			BroodDir: filepath.Join(env.ProjectRoot, taskdir.StateDirName), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
 			Programs: d.cfg.Grant.Held()}
 		if len(env.AllowedDestinations) > 0 {
 			// Its own subagents' records go to the real tree, not its copy.

@@ -1,7 +1,9 @@
 // Package taskdir is the one home of brood's state on disk: the project's
 // .brood/ directory, one directory per task under .brood/dispatch/<id>/, and
 // the parent's own records under .brood/records/. It owns every path and how
-// each record is read and written; nothing else joins ".brood" paths.
+// each record is read and written; nothing else joins ".brood" paths. Open
+// decides where the records are: .brood/, or for a project brood cannot
+// write, the user's state directory (Fallback).
 //
 // # The trust boundary
 //
@@ -37,6 +39,8 @@
 package taskdir
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -96,17 +100,42 @@ func CheckID(id string) error {
 	return nil
 }
 
-// Project is the brood state of one project.
-type Project struct{ root string }
+// Project is the brood state of one project: its records live in
+// base/name, which is root/.brood, or the user's state directory
+// (Fallback) when the project cannot be written.
+type Project struct{ root, base, name string }
 
-// Open returns the state layout of the project rooted at root.
-func Open(root string) Project { return Project{root: root} }
+// Open returns the state layout of the project rooted at root. It is the
+// one place that decides where the records are: the project's .brood/,
+// unless Fallback(root) exists (Ensure made it because the project could
+// not be written), then there.
+func Open(root string) Project {
+	p := Project{root: root, base: root, name: StateDirName}
+	if fb, err := Fallback(root); err == nil {
+		if st, err := os.Lstat(fb); err == nil && st.IsDir() {
+			p.base, p.name = filepath.Dir(fb), filepath.Base(fb)
+		}
+	}
+	return p
+}
 
 // Root is the project's root directory.
 func (p Project) Root() string { return p.root }
 
-// StateDir is .brood/.
-func (p Project) StateDir() string { return filepath.Join(p.root, StateDirName) }
+// StateDir is where the records are: .brood/, or the fallback directory.
+func (p Project) StateDir() string { return filepath.Join(p.base, p.name) }
+
+// Elsewhere reports whether the records are kept outside the project.
+func (p Project) Elsewhere() bool { return p.name != StateDirName }
+
+// Notice is the one line to say where the records are when they are not in
+// the project; "" when they are.
+func (p Project) Notice() string {
+	if !p.Elsewhere() {
+		return ""
+	}
+	return fmt.Sprintf("brood: %s cannot be written; its records are kept in %s", p.root, p.StateDir())
+}
 
 // DispatchRoot is where task directories live.
 func (p Project) DispatchRoot() string { return filepath.Join(p.StateDir(), "dispatch") }
@@ -128,21 +157,85 @@ func (p Project) WorkflowsDir() string { return filepath.Join(p.StateDir(), "wor
 func (p Project) DebugLog() string { return filepath.Join(p.StateDir(), "brood-debug.log") }
 
 // Settings is the project's committed settings file.
-func (p Project) Settings() string { return filepath.Join(p.StateDir(), "settings.toml") }
+func (p Project) Settings() string { return filepath.Join(p.root, StateDirName, "settings.toml") }
 
 // Agents is the project's agent definitions directory.
-func (p Project) Agents() string { return filepath.Join(p.StateDir(), "agents") }
+func (p Project) Agents() string { return filepath.Join(p.root, StateDirName, "agents") }
 
-// Ensure creates .brood/ with its .gitignore if missing.
-func (p Project) Ensure() error {
+// Ensure creates .brood/ with its .gitignore if missing. When the project
+// (or its .brood/) cannot be written — a read-only checkout or mount, a
+// directory owned by someone else — it makes Fallback(root) instead, and
+// every later Open of the project keeps its records there.
+func (p Project) Ensure() error { return p.ensure(false) }
+
+// EnsureWritable is Ensure that also proves .brood/ writable with a probe
+// file (not mode bits: root passes every mode check, not a read-only
+// mount). The root calls it once at the start of a run; a sandboxed child
+// never does (its .brood/ is read-only by design).
+func (p Project) EnsureWritable() error { return p.ensure(true) }
+
+func (p Project) ensure(probe bool) error {
+	if p.Elsewhere() {
+		return os.MkdirAll(p.StateDir(), 0o700)
+	}
+	err := p.ensureHere(probe)
+	if err == nil || !unwritable(err) {
+		return err
+	}
+	fb, ferr := Fallback(p.root)
+	if ferr != nil {
+		return fmt.Errorf("%w (and no state directory to keep records in: %v)", err, ferr)
+	}
+	if ferr := os.MkdirAll(fb, 0o700); ferr != nil {
+		return fmt.Errorf("%w (and %v)", err, ferr)
+	}
+	return nil
+}
+
+func (p Project) ensureHere(probe bool) error {
 	if err := mkdirBeneath(p.root, StateDirName); err != nil {
 		return err
 	}
 	rel := filepath.Join(StateDirName, ".gitignore")
-	if _, err := lstatBeneath(p.root, rel); err == nil {
+	if _, err := lstatBeneath(p.root, rel); err != nil {
+		if err := writeBeneath(p.root, rel, []byte(stateIgnore), true); err != nil {
+			return err
+		}
+	}
+	if !probe {
 		return nil
 	}
-	return writeBeneath(p.root, rel, []byte(stateIgnore), true)
+	name := filepath.Join(StateDirName, ".probe-"+NewID())
+	f, err := createFreshBeneath(p.root, name)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return removeBeneath(p.root, name)
+}
+
+func unwritable(err error) bool {
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EROFS) || errors.Is(err, unix.EPERM) || errors.Is(err, fs.ErrPermission)
+}
+
+// Fallback is where the records of the project at root are kept when the
+// project cannot be written: $XDG_STATE_HOME/brood/projects/<name>-<hash>
+// (~/.local/state/... by default), hash a short sha256 of the absolute path.
+func Fallback(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	base := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(base, "brood", "projects", filepath.Base(abs)+"-"+hex.EncodeToString(sum[:6])), nil
 }
 
 // Task is one task's directory (the id is checked: it never names a path).
@@ -150,7 +243,7 @@ func (p Project) Task(id string) (*Dir, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
 	}
-	return &Dir{project: p, id: id, rel: filepath.Join(StateDirName, "dispatch", id)}, nil
+	return &Dir{project: p, id: id, rel: filepath.Join(p.name, "dispatch", id)}, nil
 }
 
 // MustTask is Task for ids this process made.
@@ -185,7 +278,7 @@ func (p Project) TaskIDs() ([]string, error) {
 
 // Records is the root's records directory.
 func (p Project) Records() Records {
-	return Records{project: p, rel: filepath.Join(StateDirName, "records")}
+	return Records{project: p, rel: filepath.Join(p.name, "records")}
 }
 
 // Dir is one task's directory. Its methods are the only way the parent
@@ -200,7 +293,7 @@ type Dir struct {
 func (d *Dir) ID() string { return d.id }
 
 // Path is the directory's absolute path (for display and for the child).
-func (d *Dir) Path() string { return filepath.Join(d.project.root, d.rel) }
+func (d *Dir) Path() string { return filepath.Join(d.project.base, d.rel) }
 
 // Project is the project the task belongs to.
 func (d *Dir) Project() Project { return d.project }
@@ -213,32 +306,47 @@ func (d *Dir) File(name string) string { return filepath.Join(d.Path(), name) }
 // Where .brood/dispatch is there already (every task but a project's
 // first), that is one mkdirat beneath it, not a walk from the root.
 func (d *Dir) Create() error {
-	err := mkdirLeafBeneath(d.project.root, d.rel, 0o755)
-	if !errors.Is(err, fs.ErrNotExist) {
+	err := mkdirLeafBeneath(d.project.base, d.rel, 0o755)
+	if !errors.Is(err, fs.ErrNotExist) && !unwritable(err) {
 		return err
 	}
 	if err := d.project.Ensure(); err != nil {
 		return err
 	}
-	return mkdirBeneath(d.project.root, d.rel)
+	err = mkdirBeneath(d.project.base, d.rel)
+	if err == nil || !unwritable(err) || d.project.Elsewhere() || d.project.root == "" {
+		return err
+	}
+	// Refused: probe, and move the records if the project cannot be
+	// written. (A sandboxed child is refused the same way, but cannot make
+	// the state directory either: then this fails as before.)
+	if perr := d.project.EnsureWritable(); perr != nil {
+		return perr
+	}
+	q := Open(d.project.root)
+	if q == d.project {
+		return err
+	}
+	d.project, d.rel = q, filepath.Join(q.name, "dispatch", d.id)
+	return mkdirBeneath(d.project.base, d.rel)
 }
 
 // Exists reports whether the task directory is there (a real directory).
 func (d *Dir) Exists() bool {
-	st, err := lstatBeneath(d.project.root, d.rel)
+	st, err := lstatBeneath(d.project.base, d.rel)
 	return err == nil && st.IsDir()
 }
 
 // ReadJSON reads a record without following links; see ReadFile.
 func (d *Dir) ReadJSON(name string, v any) error {
-	return readJSONBeneath(d.project.root, filepath.Join(d.rel, name), v)
+	return readJSONBeneath(d.project.base, filepath.Join(d.rel, name), v)
 }
 
 // ReadFile reads a regular file of at most max bytes (0: 64 MiB) beneath the
 // directory. A link anywhere on the way, or anything but a regular file, is
 // an error naming the file.
 func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
-	return readBeneath(d.project.root, filepath.Join(d.rel, name), max)
+	return readBeneath(d.project.base, filepath.Join(d.rel, name), max)
 }
 
 // OpenRead opens a regular file beneath the directory for reading, as
@@ -246,7 +354,7 @@ func (d *Dir) ReadFile(name string, max int64) ([]byte, error) {
 // blocking on a FIFO), for a record too large to read whole: the caller
 // bounds what it reads.
 func (d *Dir) OpenRead(name string) (*os.File, error) {
-	return openRegularBeneath(d.project.root, filepath.Join(d.rel, name))
+	return openRegularBeneath(d.project.base, filepath.Join(d.rel, name))
 }
 
 // WriteJSON writes a record tmp+rename beneath the directory; sync says
@@ -256,18 +364,18 @@ func (d *Dir) WriteJSON(name string, v any, sync bool) error {
 	if err != nil {
 		return err
 	}
-	return writeBeneath(d.project.root, filepath.Join(d.rel, name), data, sync)
+	return writeBeneath(d.project.base, filepath.Join(d.rel, name), data, sync)
 }
 
 // WriteFile writes data tmp+rename beneath the directory.
 func (d *Dir) WriteFile(name string, data []byte, sync bool) error {
-	return writeBeneath(d.project.root, filepath.Join(d.rel, name), data, sync)
+	return writeBeneath(d.project.base, filepath.Join(d.rel, name), data, sync)
 }
 
 // CreateFresh unlinks whatever is at name (a link is removed, never
 // followed) and creates a new empty file there with O_EXCL.
 func (d *Dir) CreateFresh(name string) (*os.File, error) {
-	return createFreshBeneath(d.project.root, filepath.Join(d.rel, name))
+	return createFreshBeneath(d.project.base, filepath.Join(d.rel, name))
 }
 
 // FreshDir removes whatever is at name (a link, a file, or a directory and
@@ -275,42 +383,42 @@ func (d *Dir) CreateFresh(name string) (*os.File, error) {
 // Hand only such a directory to a sandbox rule.
 func (d *Dir) FreshDir(name string, perm os.FileMode) (string, error) {
 	rel := filepath.Join(d.rel, name)
-	if err := removeBeneath(d.project.root, rel); err != nil {
+	if err := removeBeneath(d.project.base, rel); err != nil {
 		return "", err
 	}
-	if err := mkdirModeBeneath(d.project.root, rel, perm); err != nil {
+	if err := mkdirModeBeneath(d.project.base, rel, perm); err != nil {
 		return "", err
 	}
-	return filepath.Join(d.project.root, rel), nil
+	return filepath.Join(d.project.base, rel), nil
 }
 
 // RemoveEntry removes whatever is at name (a link itself, never its
 // target; a file; a directory and what the child left in it). Removing
 // what is not there is no error.
 func (d *Dir) RemoveEntry(name string) error {
-	return removeBeneath(d.project.root, filepath.Join(d.rel, name))
+	return removeBeneath(d.project.base, filepath.Join(d.rel, name))
 }
 
 // MkdirAll makes name (and its parents) beneath the directory.
 func (d *Dir) MkdirAll(name string) error {
-	return mkdirBeneath(d.project.root, filepath.Join(d.rel, name))
+	return mkdirBeneath(d.project.base, filepath.Join(d.rel, name))
 }
 
 // Rename renames old to new beneath the directory (neither followed).
 func (d *Dir) Rename(old, new string) error {
-	return renameBeneath(d.project.root, filepath.Join(d.rel, old), filepath.Join(d.rel, new))
+	return renameBeneath(d.project.base, filepath.Join(d.rel, old), filepath.Join(d.rel, new))
 }
 
 // Has reports whether name exists beneath the directory (a link counts as
 // there: it is not followed).
 func (d *Dir) Has(name string) bool {
-	_, err := lstatBeneath(d.project.root, filepath.Join(d.rel, name))
+	_, err := lstatBeneath(d.project.base, filepath.Join(d.rel, name))
 	return err == nil
 }
 
 // Remove removes the whole task directory (links inside are removed, not
 // followed).
-func (d *Dir) Remove() error { return removeBeneath(d.project.root, d.rel) }
+func (d *Dir) Remove() error { return removeBeneath(d.project.base, d.rel) }
 
 // Owners is the records directory in which this task, as a sandboxed
 // parent, keeps its own children's records.
@@ -327,7 +435,7 @@ type Records struct {
 }
 
 // Path is the records directory.
-func (r Records) Path() string { return filepath.Join(r.project.root, r.rel) }
+func (r Records) Path() string { return filepath.Join(r.project.base, r.rel) }
 
 // OwnerPath, VerdictPath and KillPath are the files of task id's records.
 func (r Records) OwnerPath(id string) string   { return filepath.Join(r.Path(), id+ownerSuffix) }
@@ -348,7 +456,7 @@ func (r Records) WriteKill(id string, v any) error    { return r.write(id+killSu
 // RemoveAll removes every record of task id.
 func (r Records) RemoveAll(id string) {
 	for _, s := range []string{ownerSuffix, verdictSuffix, killSuffix} {
-		_ = removeBeneath(r.project.root, filepath.Join(r.rel, id+s))
+		_ = removeBeneath(r.project.base, filepath.Join(r.rel, id+s))
 	}
 }
 
@@ -356,7 +464,7 @@ func (r Records) read(name string, v any) error {
 	if err := CheckID(strings.SplitN(name, ".", 2)[0]); err != nil {
 		return err
 	}
-	return readJSONBeneath(r.project.root, filepath.Join(r.rel, name), v)
+	return readJSONBeneath(r.project.base, filepath.Join(r.rel, name), v)
 }
 
 func (r Records) write(name string, v any) error {
@@ -370,14 +478,14 @@ func (r Records) write(name string, v any) error {
 	rel := filepath.Join(r.rel, name)
 	// The directory is made only when it is missing (the first record), not
 	// walked from the root before every write.
-	err = writeBeneath(r.project.root, rel, data, true)
+	err = writeBeneath(r.project.base, rel, data, true)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := mkdirBeneath(r.project.root, r.rel); err != nil {
+	if err := mkdirBeneath(r.project.base, r.rel); err != nil {
 		return err
 	}
-	return writeBeneath(r.project.root, rel, data, true)
+	return writeBeneath(r.project.base, rel, data, true)
 }
 
 // FromPath is the task directory at path, which must be
@@ -387,23 +495,30 @@ func FromPath(path string) (*Dir, error) {
 	id := filepath.Base(path)
 	disp := filepath.Dir(path)
 	state := filepath.Dir(disp)
-	if filepath.Base(disp) != "dispatch" || filepath.Base(state) != StateDirName {
+	if filepath.Base(disp) != "dispatch" {
 		return nil, fmt.Errorf("%s is not a task directory (<project>/.brood/dispatch/<id>)", path)
 	}
-	return Open(filepath.Dir(state)).Task(id)
+	if filepath.Base(state) == StateDirName {
+		return Open(filepath.Dir(state)).Task(id)
+	}
+	// A project kept in the state directory: <fallback>/dispatch/<id>.
+	if filepath.Base(filepath.Dir(state)) != "projects" {
+		return nil, fmt.Errorf("%s is not a task directory (<project>/.brood/dispatch/<id>)", path)
+	}
+	return Project{base: filepath.Dir(state), name: filepath.Base(state)}.Task(id)
 }
 
 // OpenLock opens what a task's owner holds its flock on: the task
 // directory itself, so that no file is created for the lock. It is opened
 // beneath the project without following a link.
 func (d *Dir) OpenLock() (*os.File, error) {
-	return openFileBeneath(d.project.root, d.rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	return openFileBeneath(d.project.base, d.rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 }
 
 // OpenLegacyLock opens the .lock file an older brood held its flock on, if
 // the task has one (fs.ErrNotExist if not), without following a link.
 func (d *Dir) OpenLegacyLock() (*os.File, error) {
-	return openFileBeneath(d.project.root, filepath.Join(d.rel, Lock), unix.O_RDONLY, 0)
+	return openFileBeneath(d.project.base, filepath.Join(d.rel, Lock), unix.O_RDONLY, 0)
 }
 
 // Lazy is a file beneath a task directory that is made (fresh: whatever

@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spend"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -189,7 +190,7 @@ func (e *engine) openSession(path string) error {
 		if err := dispatch.EnsureStateDir(e.cfg.ProjectRoot); err != nil {
 			return err
 		}
-		path = filepath.Join(e.cfg.ProjectRoot, ".brood", "sessions", ulid.Make().String()+".jsonl")
+		path = filepath.Join(taskdir.Open(e.cfg.ProjectRoot).SessionsDir(), ulid.Make().String()+".jsonl")
 	}
 	tw, err := session.Open(path, session.Options{Redact: e.cfg.Redact})
 	if err != nil {

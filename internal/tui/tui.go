@@ -17,6 +17,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Run opens the interactive mode on the terminal in/out and returns when
@@ -83,7 +85,7 @@ func rel(root, path string) string {
 // project for --continue, or the one named by id (a session id or a path)
 // for --resume.
 func SessionPath(projectRoot, resume string, cont bool) (string, error) {
-	dir := filepath.Join(projectRoot, ".brood", "sessions")
+	dir := taskdir.Open(projectRoot).SessionsDir()
 	if resume != "" {
 		for _, p := range []string{resume, filepath.Join(dir, resume), filepath.Join(dir, resume+".jsonl")} {
 			if strings.HasSuffix(p, ".jsonl") && fileExists(p) {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // TaskIDs lists the project's task ids, oldest first.
@@ -39,7 +40,7 @@ func (f *Factory) ResolveTaskID(id string) (string, error) {
 
 // SessionIDs lists the project's root sessions, oldest first.
 func (f *Factory) SessionIDs() []string {
-	files, _ := filepath.Glob(filepath.Join(f.ProjectRoot, ".brood", "sessions", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(taskdir.Open(f.ProjectRoot).SessionsDir(), "*.jsonl"))
 	ids := make([]string, 0, len(files))
 	for _, p := range files {
 		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))

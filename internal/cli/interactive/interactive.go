@@ -15,6 +15,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tui"
 )
@@ -80,14 +81,14 @@ func resumeID(projectRoot, resume string) (string, error) {
 	if resume == "" || strings.HasSuffix(resume, ".jsonl") {
 		return resume, nil
 	}
-	files, _ := filepath.Glob(filepath.Join(projectRoot, ".brood", "sessions", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(taskdir.Open(projectRoot).SessionsDir(), "*.jsonl"))
 	ids := make([]string, 0, len(files))
 	for _, p := range files {
 		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
 	}
 	id, err := cmdutil.ResolveID("session", resume, ids)
 	if err != nil {
-		return "", fmt.Errorf("--resume: %w in %s; brood --continue reopens the latest", err, filepath.Join(projectRoot, ".brood", "sessions"))
+		return "", fmt.Errorf("--resume: %w in %s; brood --continue reopens the latest", err, taskdir.Open(projectRoot).SessionsDir())
 	}
 	return id, nil
 }

@@ -23,10 +23,11 @@ import (
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spend"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // sessionsDir is where a project's root transcripts live.
-func sessionsDir(root string) string { return filepath.Join(root, ".brood", "sessions") }
+func sessionsDir(root string) string { return taskdir.Open(root).SessionsDir() }
 
 // sessionIDs lists the project's sessions, oldest first: a ULID by the
 // time it holds, a session named by --session-id (a UUID) by its file's
@@ -104,6 +105,9 @@ func newSessionPath(f *cmdutil.Factory, o *Options) (path, tmp string, err error
 	}
 	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
 		return "", "", err
+	}
+	if n := taskdir.Open(f.ProjectRoot).Notice(); n != "" {
+		fmt.Fprintln(f.Err, n)
 	}
 	return filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl"), "", nil
 }

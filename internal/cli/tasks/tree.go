@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/price"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -133,7 +134,7 @@ func (fo *forest) pick(root, sess string) ([]*Node, error) {
 		}
 		id, err := cmdutil.ResolveID("task or session", root, known)
 		if err != nil && !strings.Contains(err.Error(), " is ambiguous") {
-			return nil, fmt.Errorf("no task or session %s in %s; see brood tasks --all", root, filepath.Join(fo.root, ".brood"))
+			return nil, fmt.Errorf("no task or session %s in %s; see brood tasks --all", root, taskdir.Open(fo.root).StateDir())
 		} else if err != nil {
 			return nil, err
 		}
@@ -142,7 +143,7 @@ func (fo *forest) pick(root, sess string) ([]*Node, error) {
 			return []*Node{fo.task(t, map[string]bool{})}, nil
 		}
 		if _, ok := bySession[root]; !ok {
-			return nil, fmt.Errorf("no task or session %s under %s: see brood tasks", root, filepath.Join(fo.root, ".brood"))
+			return nil, fmt.Errorf("no task or session %s under %s: see brood tasks", root, taskdir.Open(fo.root).StateDir())
 		}
 		sess = root
 	}

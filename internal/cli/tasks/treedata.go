@@ -10,6 +10,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/price"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Node is one agent of a dispatch tree: a root session or a task, with its
@@ -97,7 +98,7 @@ func (fo *forest) task(t *dispatch.Task, seen map[string]bool) *Node {
 // session builds the node of a root transcript and the tasks it dispatched.
 func (fo *forest) session(id string, top []*dispatch.Task) *Node {
 	n := &Node{Kind: "session", ID: id, Agent: "root", Status: "unknown"}
-	recs, _, err := session.ReadFile(filepath.Join(fo.root, ".brood", "sessions", id+".jsonl"))
+	recs, _, err := session.ReadFile(filepath.Join(taskdir.Open(fo.root).SessionsDir(), id+".jsonl"))
 	if err == nil && len(recs) > 0 {
 		st := session.Replay(recs)
 		n.Usage, n.Status = st.Usage, st.Status

@@ -23,6 +23,7 @@ import (
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/taskdir"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -392,7 +393,7 @@ func (e *Engine) keep(res *wf.Result, journal []wf.JournalLine, err error) (*wf.
 
 // resultFile is where a run's result is kept in the submitter's project.
 func (e *Engine) resultFile(runID string) string {
-	return filepath.Join(e.cfg.ProjectRoot, ".brood", "workflows", runID, "result.json")
+	return filepath.Join(taskdir.Open(e.cfg.ProjectRoot).WorkflowsDir(), runID, "result.json")
 }
 
 // keptResult is the run's result.json in the submitter's project, or ""
