@@ -100,7 +100,7 @@ func TestReadOnlyProjectKeepsRecordsInStateDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.Root, ".brood", "dispatch")); !os.IsNotExist(err) {
 		t.Errorf("the project has a .brood/dispatch: %v", err)
 	}
-	code, out, errOut = p.Brood("tasks")
+	code, out, errOut = p.Brood("tasks", "--json") // whole ids (the table shows the shortest unique prefix)
 	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "scout") {
 		t.Errorf("tasks: %d\n%s\n%s", code, out, errOut)
 	}
