@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/broodhq/brood/internal/model"
 	"regexp"
 	"strconv"
 	"strings"
@@ -174,32 +175,11 @@ func apiError(r *Result, text string) {
 	}
 	if m := adapterStatus().FindStringSubmatch(text); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		r.APIErrorStatus, r.APIErrorType = json.RawMessage(m[1]), errorType(n)
+		r.APIErrorStatus, r.APIErrorType = json.RawMessage(m[1]), model.AnthropicErrorType(n)
 		return
 	}
 	r.APIError = "request_failed"
 	if strings.Contains(text, "refused the connection") {
 		r.APIError = "connection_failed"
 	}
-}
-
-// errorType is the Anthropic API's error type for an HTTP status.
-func errorType(status int) string {
-	switch status {
-	case 400:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	}
-	return "api_error"
 }

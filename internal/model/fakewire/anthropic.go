@@ -4,28 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-)
 
-// anthropicErrorType is the error.type Anthropic sends with each status.
-func anthropicErrorType(status int) string {
-	switch status {
-	case 400:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	}
-	return "api_error"
-}
+	broodmodel "github.com/broodhq/brood/internal/model"
+)
 
 // WriteAnthropic writes r as an Anthropic Messages response: the n-th
 // (ids are numbered by it) to a request for model.
@@ -39,7 +20,7 @@ func WriteAnthropic(w http.ResponseWriter, n int, model string, r Reply) {
 		w.WriteHeader(r.Status)
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"type":       "error",
-			"error":      map[string]any{"type": anthropicErrorType(r.Status), "message": errorMessage(r)},
+			"error":      map[string]any{"type": broodmodel.AnthropicErrorType(r.Status), "message": errorMessage(r)},
 			"request_id": fmt.Sprintf("req_%03d", n),
 		})
 		return
