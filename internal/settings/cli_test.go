@@ -141,7 +141,7 @@ func TestClaudeSettingsEnv(t *testing.T) {
 	spec := p.Script("env.yaml", `agents:
   root:
     - tools:
-        - Bash: {command: 'echo "ROOT G=$SETTINGS_GREETING T=$DEPLOY_TOKEN"'}
+        - Bash: {command: 'echo "ROOT G=$SETTINGS_GREETING T=$DEPLOY_TOKEN X=[$GIT_CONFIG_GLOBAL]"'}
         - Task: {subagent_type: general-purpose, description: "env", prompt: "Echo it."}
     - say: "SAW {{result 0}} CHILD {{result 1}}"
   general-purpose:
@@ -150,20 +150,20 @@ func TestClaudeSettingsEnv(t *testing.T) {
     - say: "## What I did\nEchoed.\n## What I found\n{{result 0}}\n## Files changed\nnone\n## Problems\nnone"
 `)
 	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"),
-		"{\n  \"env\": {\"SETTINGS_GREETING\": \"hello-from-settings\", \"DEPLOY_TOKEN\": \""+secret+"\"}\n}\n")
+		"{\n  \"env\": {\"SETTINGS_GREETING\": \"hello-from-settings\", \"DEPLOY_TOKEN\": \""+secret+"\", \"GIT_CONFIG_GLOBAL\": \"evil.gitconfig\"}\n}\n")
 	for _, tc := range []struct {
 		name    string
 		env     []string
 		want    []string
 		wantErr string
 	}{
-		{"untrusted", nil, []string{"ROOT G= T=", "KID G=\n"}, "env DEPLOY_TOKEN, SETTINGS_GREETING (variables for every command"},
-		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, []string{"ROOT G=hello-from-settings T=[REDACTED:DEPLOY_TOKEN]", "KID G=hello-from-settings"}, ""},
+		{"untrusted", nil, []string{"ROOT G= T= X=[]", "KID G=\n"}, "env DEPLOY_TOKEN, GIT_CONFIG_GLOBAL, SETTINGS_GREETING (variables for every command"},
+		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, []string{"ROOT G=hello-from-settings T=[REDACTED:DEPLOY_TOKEN] X=[]", "KID G=hello-from-settings"}, "env GIT_CONFIG_GLOBAL is not applied: it steers the git brood itself runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			env := append([]string{"BROOD_MODEL=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "SETTINGS_GREETING=", "DEPLOY_TOKEN="}, tc.env...)
+			env := append([]string{"BROOD_MODEL=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "SETTINGS_GREETING=", "DEPLOY_TOKEN=", "GIT_CONFIG_GLOBAL="}, tc.env...)
 			code, out, errOut := p.Brood(ctx, env, "-p", "--model", spec, "--permission-mode", "bypassPermissions", "--", "Go.")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

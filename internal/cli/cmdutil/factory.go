@@ -158,6 +158,12 @@ func (f *Factory) Load() error {
 	// (tools, hooks, MCP servers, subagents), as Claude Code's; set before
 	// the redactor is made, so its secret-looking values are redacted.
 	for _, k := range slices.Sorted(maps.Keys(r.Settings.ClaudeEnv)) {
+		if why := steersBrood(k); why != "" {
+			w := fmt.Sprintf(".claude/settings.json: env %s is not applied: %s", k, why)
+			f.Warnings = append(f.Warnings, w)
+			fmt.Fprintln(f.Err, "brood: warning:", w)
+			continue
+		}
 		if err := os.Setenv(k, r.Settings.ClaudeEnv[k]); err != nil {
 			return fmt.Errorf("settings: .claude/settings.json env %s: %w", k, err)
 		}

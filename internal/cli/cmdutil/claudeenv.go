@@ -1,0 +1,27 @@
+package cmdutil
+
+import "strings"
+
+// steersBrood reports why a variable from a project's .claude/settings.json
+// env is not applied, or "" when it may be. The env is set in brood's own
+// process (so tools, hooks, MCP servers and subagents inherit it), which
+// also makes it the environment of the programs brood itself runs — git,
+// its own children. A project file must not choose those programs (PATH,
+// the dynamic loader), point git at another config or repository, or turn
+// brood's own switches (BROOD_*), whoever trusted the file.
+func steersBrood(name string) string {
+	upper := strings.ToUpper(name)
+	switch {
+	case upper == "PATH":
+		return "it chooses the programs brood itself runs (git, its subagents); set it in your shell"
+	case strings.HasPrefix(upper, "LD_") || strings.HasPrefix(upper, "DYLD_"):
+		return "it loads code into every program brood runs; set it in your shell"
+	case strings.HasPrefix(upper, "GIT_"):
+		return "it steers the git brood itself runs; set it in your shell"
+	case strings.HasPrefix(upper, "BROOD_"):
+		return "brood's own switches come from your shell or settings.toml, not a project's .claude/settings.json"
+	case upper == "HOME" || strings.HasPrefix(upper, "XDG_"):
+		return "it moves where brood keeps its trust records and state; set it in your shell"
+	}
+	return ""
+}
