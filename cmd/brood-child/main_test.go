@@ -13,7 +13,6 @@ import (
 // which run brood (cmdutil.Links); the command tree, the terminal UI and
 // the Temporal worker are brood's alone.
 var notLinked = []string{
-	"github.com/santhosh-tekuri/jsonschema/v6",
 	"github.com/broodhq/brood/internal/call/jsonschema",
 	"github.com/broodhq/brood/internal/workflow",
 	"github.com/broodhq/brood/internal/workflowtool",

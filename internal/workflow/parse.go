@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,31 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
-
-// SchemaJSON is the JSON Schema of plan files (docs/workflow.schema.json is
-// a copy of it for editors).
-//
-//go:embed workflow.schema.json
-var SchemaJSON []byte
-
-// planSchema compiles SchemaJSON; it is a constant of the program, so a
-// failure is a bug caught by the tests.
-func planSchema() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("workflow.schema.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("workflow.schema.json")
-}
 
 // Error is a problem with a plan, naming the file and, where it can, the
 // line and the field.
@@ -119,20 +94,19 @@ func validateDoc(name string, raw []byte, lines func(string) int) Errors {
 	if err != nil {
 		return Errors{{File: name, Message: "the plan schema does not compile (a bug): " + err.Error()}}
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
 		return Errors{{File: name, Line: 1, Message: err.Error()}}
 	}
-	err = sch.Validate(v)
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	verdict := sch.Validate(v)
+	if verdict == nil {
 		return nil
 	}
 	var out Errors
 	seen := map[string]bool{}
-	pr := message.NewPrinter(language.English)
-	for _, leaf := range leaves(ve) {
-		for _, e := range leafErrors(name, leaf, pr) {
+	l := locate{defs: sch.Schema().Defs}
+	for _, lf := range l.walk(v, sch.Schema(), nil) {
+		for _, e := range leafErrors(name, lf) {
 			if seen[e.Field+e.Message] {
 				continue
 			}
@@ -145,7 +119,7 @@ func validateDoc(name string, raw []byte, lines func(string) int) Errors {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, &Error{File: name, Line: 1, Message: ve.Error()})
+		out = append(out, &Error{File: name, Line: 1, Message: verdict.Error()})
 	}
 	if len(out) > 1 {
 		// A phase with no shape fails every branch of its oneOf: say so once.
@@ -156,14 +130,13 @@ func validateDoc(name string, raw []byte, lines func(string) int) Errors {
 
 // leafErrors are the problems one schema error stands for: an unknown
 // field is named at its own key, with the known field it probably meant.
-func leafErrors(name string, leaf *jsonschema.ValidationError, pr *message.Printer) Errors {
-	field := pointerField("/" + strings.Join(leaf.InstanceLocation, "/"))
-	ap, ok := leaf.ErrorKind.(*kind.AdditionalProperties)
-	if !ok {
-		return Errors{{File: name, Field: field, Message: leaf.ErrorKind.LocalizedString(pr)}}
+func leafErrors(name string, lf leaf) Errors {
+	field := pointerField("/" + strings.Join(lf.at, "/"))
+	if len(lf.unknown) == 0 {
+		return Errors{{File: name, Field: field, Message: lf.msg}}
 	}
 	var out Errors
-	for _, prop := range ap.Properties {
+	for _, prop := range lf.unknown {
 		f := prop
 		if field != "" {
 			f = field + "." + prop
@@ -179,19 +152,6 @@ func planFields() []string {
 		"type", "default", "required", "id", "depends_on", "parallel", "each", "as", "stages", "expect",
 		"until_quiet", "votes", "agent", "prompt", "schema", "isolation", "max_turns", "timeout",
 		"findings", "key", "quiet_rounds", "max_rounds", "per_round", "count", "field", "accept", "at_least"}
-}
-
-// leaves are the errors at the bottom of a validation error's tree: what is
-// actually wrong.
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
 }
 
 // shapeErrors replaces the errors of a phase that matches no shape (or two)

@@ -1,55 +1,101 @@
 // Package jsonschema is the output-schema compiler of calls
-// (call.Compiler), on santhosh-tekuri/jsonschema/v6. It is its own package
-// so that only a binary that validates answers links v6, whose package
-// initialiser compiles the meta-schemas of five drafts at every start: brood
-// does (its dispatchers get Compile through delegate.Extras); brood-child,
-// which runs only children that cannot delegate, does not.
+// (call.Compiler), on google/jsonschema-go, the one JSON Schema library
+// brood links (the MCP SDK brings it). It is its own package so that the
+// compiler is passed in where answers are validated (brood's dispatchers
+// get Compile through spawn.Extras) rather than imported by package call.
+//
+// Schemas are draft 2020-12 or draft-07; a $ref may only point inside the
+// schema itself: nothing is loaded from a file or the network.
 package jsonschema
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 
-	v6 "github.com/santhosh-tekuri/jsonschema/v6"
+	gs "github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/broodhq/brood/internal/call"
 )
 
-// Compile compiles a JSON Schema (draft 2020-12 unless it says otherwise).
-// The error names what is wrong with it.
+// Compile compiles a JSON Schema. The error names what is wrong with it.
 func Compile(raw json.RawMessage) (call.Validator, error) {
-	doc, err := v6.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("output schema is not JSON: %w", err)
-	}
-	c := v6.NewCompiler()
-	if err := c.AddResource("output.json", doc); err != nil {
+	var s gs.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("output schema is not JSON: %w", err)
+		}
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	s, err := c.Compile("output.json")
+	if err := checkTypes(&s); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	r, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	return validator{s}, nil
+	return validator{r}, nil
 }
 
-type validator struct{ s *v6.Schema }
+type validator struct{ r *gs.Resolved }
 
 // Validate checks a JSON text against the schema; the error says what is
 // wrong, written for the child to fix.
 func (v validator) Validate(raw []byte) error {
-	doc, err := v6.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
+	var doc any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if err := d.Decode(&doc); err != nil {
 		return fmt.Errorf("the JSON in your final answer does not parse: %v", err)
 	}
-	if err := v.s.Validate(doc); err != nil {
-		var ve *v6.ValidationError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("your JSON answer does not validate against the schema:\n%s", ve.Error())
+	if d.More() {
+		return fmt.Errorf("the JSON in your final answer does not parse: more than one value")
+	}
+	if err := v.r.Validate(doc); err != nil {
+		return fmt.Errorf("your JSON answer does not validate against the schema:\n%v", err)
+	}
+	return nil
+}
+
+// jsonTypes are the names a "type" may give.
+var jsonTypes = []string{"null", "boolean", "object", "array", "number", "string", "integer"}
+
+// checkTypes refuses a "type" that names no JSON type anywhere in the
+// schema, which the library leaves to validation time (where nothing
+// would ever match it).
+func checkTypes(s *gs.Schema) error {
+	if s == nil {
+		return nil
+	}
+	for _, t := range append([]string{s.Type}, s.Types...) {
+		if t != "" && !slices.Contains(jsonTypes, t) {
+			return fmt.Errorf("type %q is not a JSON type (one of %v)", t, jsonTypes)
 		}
-		return err
+	}
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		if !v.Field(i).CanInterface() {
+			continue
+		}
+		switch f := v.Field(i).Interface().(type) {
+		case *gs.Schema:
+			if err := checkTypes(f); err != nil {
+				return err
+			}
+		case []*gs.Schema:
+			for _, c := range f {
+				if err := checkTypes(c); err != nil {
+					return err
+				}
+			}
+		case map[string]*gs.Schema:
+			for _, c := range f {
+				if err := checkTypes(c); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
