@@ -64,6 +64,11 @@ type Spec struct {
 	// TaskID is the id a new task gets (default: a fresh one), so that a
 	// journal can name the task before it starts. It must be new.
 	TaskID string `json:"task_id,omitempty"`
+	// Session names the root transcript the call is made from, recorded in
+	// its task's owner record (brood tasks tree --session); empty: the
+	// runner's own (spawn.Config.Session). An interactive session that
+	// opens another transcript names it here, call by call.
+	Session string `json:"session,omitempty"`
 
 	// Transcript, with TaskID, starts the task anew from the conversation
 	// in this file (another worker's run of the same call, fetched from the

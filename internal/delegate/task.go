@@ -125,7 +125,7 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	}
 	// CallID names the call in the dispatch_start event (stream-json's
 	// tool_use_id) and seeds a fork.
-	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.WritersInTurn(env.History()), CallID: env.CallID()}
+	s := call.Spec{Agent: in.SubagentType, Prompt: in.Prompt, Description: in.Description, Context: in.Context, Isolation: in.Isolation, Together: t.d.WritersInTurn(env.History()), CallID: env.CallID(), Session: env.Session}
 	if in.Fork {
 		if t.d.IsFork() {
 			return tool.Errorf("a fork cannot fork: this agent is itself a fork; do the work here, or use a plain Task without fork")

@@ -6,6 +6,7 @@
 package spawn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,8 +126,8 @@ type Config struct {
 	// .brood/records).
 	Owners *taskdir.Records
 	// Session is the root transcript's id, recorded in its children's
-	// owner records (SetSession changes it when an interactive session
-	// opens another transcript).
+	// owner records unless a call names its own (call.Spec.Session: an
+	// interactive session that opens another transcript).
 	Session string
 	// MCP are the MCP servers this process's agent has (configured ones,
 	// for the root; its own, for a child): what a definition without a
@@ -349,7 +350,7 @@ func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim cal
 		return nil, err
 	}
 	own := ownerOf(env, def, req)
-	own.Session = d.session()
+	own.Session = cmp.Or(req.Session, d.cfg.Session)
 	if err := dispatch.WriteOwner(*d.cfg.Owners, own); err != nil {
 		unlock()
 		return nil, err

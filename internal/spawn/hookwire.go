@@ -44,19 +44,9 @@ const (
 	maxBelow        = 256      // descendants one direct child may report
 )
 
-// SetToolHooks gives the dispatcher the hooks its children's tool calls
-// run (set before the first dispatch; the root's come from its settings).
-func (d *Dispatcher) SetToolHooks(h ToolHooks) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.cfg.ToolHooks = h
-}
-
-func (d *Dispatcher) toolHooks() ToolHooks {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.cfg.ToolHooks
-}
+// toolHooks are the hooks its children's tool calls run (Config.ToolHooks:
+// the root's come from its settings).
+func (d *Dispatcher) toolHooks() ToolHooks { return d.cfg.ToolHooks }
 
 // hookEnv is the EnvHooksParent entry for a child's environment ("" none).
 func (d *Dispatcher) hookEnv() string {

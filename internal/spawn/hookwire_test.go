@@ -152,7 +152,7 @@ func TestNoHooksNoRoundTrip(t *testing.T) {
 	if e := d.hookEnv(); e != "" {
 		t.Errorf("no hooks, yet the child is told %q", e)
 	}
-	d.SetToolHooks(&fakeHooks{})
+	d = &Dispatcher{cfg: Config{ToolHooks: &fakeHooks{}}}
 	if e := d.hookEnv(); e != EnvHooksParent+`={"PreToolUse":[""]}` {
 		t.Errorf("hook env %q", e)
 	}

@@ -92,22 +92,6 @@ func (d *Dispatcher) lifetime() context.Context {
 	return context.Background()
 }
 
-// SetSession names the root transcript this dispatcher's children belong
-// to (recorded in their owner records) when it changes after New: an
-// interactive session that opens another transcript (Config.Session names
-// the first).
-func (d *Dispatcher) SetSession(id string) {
-	d.bg.mu.Lock()
-	defer d.bg.mu.Unlock()
-	d.cfg.Session = id
-}
-
-func (d *Dispatcher) session() string {
-	d.bg.mu.Lock()
-	defer d.bg.mu.Unlock()
-	return d.cfg.Session
-}
-
 // Notices drains the notices about background children that finished since
 // the last call. An agent loop polls it at every turn boundary.
 func (d *Dispatcher) Notices() []string {

@@ -88,3 +88,24 @@ func TestCallLimitsInEnvelope(t *testing.T) {
 		t.Errorf("token budget %d, want the call's 500000", env.TokenBudget)
 	}
 }
+
+// TestCallNamesItsSession: a call's Spec.Session is the session its owner
+// record names (a TUI that opened another transcript), else the
+// dispatcher's own: no setter changes a built dispatcher.
+func TestCallNamesItsSession(t *testing.T) {
+	p := newProject(t, spawnScript, nil)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	for _, tc := range []struct{ session, want string }{{"01SECOND", "01SECOND"}, {"", ""}} {
+		out, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "Read README.md and say what it is.", Session: tc.session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := dispatch.ReadOwner(dispatch.Records(p.root), out.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if own.Session != tc.want {
+			t.Errorf("call with session %q: owner record names %q, want %q", tc.session, own.Session, tc.want)
+		}
+	}
+}

@@ -16,6 +16,10 @@ type Env struct {
 	// Interactive is true when a human can answer a permission prompt.
 	// Without one, every call that would ask is denied.
 	Interactive bool
+	// Session is the id of the root transcript this agent writes ("": the
+	// dispatcher's own): the Task and Workflow tools record it on the
+	// tasks they start.
+	Session string
 	// Ask is called for a permission prompt when Interactive is true, with
 	// the tool, what it would act on (command or path), why it needs asking
 	// (Decision.Reason: for a command a prefix rule covers, the option that

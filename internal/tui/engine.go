@@ -40,7 +40,7 @@ type Config struct {
 	// TUI's event sink and the permission prompt for children's asks, its
 	// background and warm children bounded by life, its children recorded
 	// under session (the transcript's id; another one the TUI opens later
-	// is Dispatcher.SetSession's). nil, or a nil dispatcher: no delegation
+	// is named call by call, call.Spec.Session). nil, or a nil dispatcher: no delegation
 	// here, at the depth cap.
 	NewDispatcher func(life context.Context, session string, onEvent func(spawn.Event), ask spawn.AskFunc) (*spawn.Dispatcher, error)
 	Registry      *registry.Registry
@@ -202,9 +202,6 @@ func (e *engine) openSession(path string) error {
 	}
 	e.tw, e.path, e.history = tw, path, history
 	e.mu.Unlock()
-	if e.disp != nil {
-		e.disp.SetSession(sessionID(path)) // its tasks name the session (brood tasks tree --session)
-	}
 	e.send(sessionMsg{path: path, records: recs})
 	if recs != nil {
 		go e.loadPrior(sessionID(path))
@@ -216,10 +213,11 @@ func (e *engine) agentConfig() agent.Config {
 	cfg := e.cfg.Agent
 	e.mu.Lock()
 	cfg.Model, cfg.Transcript = e.modelVal, e.tw
-	mode := e.mode
+	mode, session := e.mode, sessionID(e.path)
 	e.mu.Unlock()
 	env := *cfg.Env
 	env.Interactive, env.Ask = true, e.rootAsk
+	env.Session = session // its Task calls' tasks name the session it writes
 	if mode != "" && env.Perms != nil {
 		env.Perms = env.Perms.WithMode(mode)
 	}
@@ -294,7 +292,10 @@ func (e *engine) dispatch(agentName, prompt string) (string, error) {
 	if e.disp == nil {
 		return "", errors.New("delegation is off here: this process is at the subagent depth cap")
 	}
-	return e.disp.Start(e.life, call.Spec{Agent: agentName, Prompt: prompt, Description: firstLine(prompt, 60)})
+	e.mu.Lock()
+	session := sessionID(e.path) // its tasks name the session (brood tasks tree --session)
+	e.mu.Unlock()
+	return e.disp.Start(e.life, call.Spec{Agent: agentName, Prompt: prompt, Description: firstLine(prompt, 60), Session: session})
 }
 
 // kill stops a task in stages, in the background.

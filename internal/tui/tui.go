@@ -71,6 +71,9 @@ func (e *engine) finish() {
 }
 
 func sessionID(path string) string {
+	if path == "" {
+		return ""
+	}
 	return strings.TrimSuffix(filepath.Base(path), ".jsonl")
 }
 

@@ -6,12 +6,14 @@
 package workflowtool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
@@ -68,7 +70,7 @@ func (w *workflowTool) Run(ctx context.Context, env *tool.Env, input json.RawMes
 	if json.Unmarshal(in.Plan, &text) == nil {
 		src = []byte(text)
 	}
-	res, err := Run(ctx, w.d, "the Workflow plan", src, in.Inputs)
+	res, err := run(ctx, w.d, env.Session, "the Workflow plan", src, in.Inputs)
 	if err != nil {
 		return tool.Errorf("%v", err)
 	}
@@ -78,11 +80,28 @@ func (w *workflowTool) Run(ctx context.Context, env *tool.Env, input json.RawMes
 // Run parses, checks and runs a plan through the local engine with d as
 // its runner: the one path of the Workflow tool (and of an MCP server's).
 func Run(ctx context.Context, d *spawn.Dispatcher, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
+	return run(ctx, d, "", source, src, inputs)
+}
+
+// run is Run with the plan's tasks recorded under session (the root
+// transcript the Workflow call came from; "": d's own).
+func run(ctx context.Context, d *spawn.Dispatcher, session, source string, src []byte, inputs map[string]any) (*workflow.Result, error) {
 	req, err := Request(d, source, src, inputs)
 	if err != nil {
 		return nil, err
 	}
-	return Engine(d).Run(ctx, req)
+	return engineOver(d, inSession{d, session}).Run(ctx, req)
+}
+
+// inSession runs every call of a plan under one root transcript.
+type inSession struct {
+	r       call.Runner
+	session string
+}
+
+func (s inSession) Call(ctx context.Context, sp call.Spec) (*call.Result, error) {
+	sp.Session = cmp.Or(sp.Session, s.session)
+	return s.r.Call(ctx, sp)
 }
 
 // Request parses and checks a plan against d's agents and resolves its
@@ -117,13 +136,15 @@ func Request(d *spawn.Dispatcher, source string, src []byte, inputs map[string]a
 }
 
 // Engine is the local engine over d.
-func Engine(d *spawn.Dispatcher) engine.Engine {
+func Engine(d *spawn.Dispatcher) engine.Engine { return engineOver(d, d) }
+
+func engineOver(d *spawn.Dispatcher, r call.Runner) engine.Engine {
 	s := d.Settings()
 	conc := s.Pool.Concurrency
 	if depth, _ := d.Depth(); depth > 0 {
 		conc = s.Pool.NestedConcurrency
 	}
-	return local.New(local.Config{ProjectRoot: d.ProjectRoot(), Runner: d, Concurrency: conc})
+	return local.New(local.Config{ProjectRoot: d.ProjectRoot(), Runner: r, Concurrency: conc})
 }
 
 func (w *workflowTool) render(res *workflow.Result) string { return Render(w.d, res) }
