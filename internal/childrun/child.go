@@ -29,6 +29,7 @@ import (
 	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/textline"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -299,7 +300,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	}
 	defer tw.Close()
 	history := prior.Messages
-	prompt := "Begin: " + cmp.Or(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
+	prompt := "Begin: " + cmp.Or(env.HandoffReason, textline.Line(env.Prompt, 120)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
 	switch {
 	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up

@@ -141,17 +141,6 @@ func clip(s string, n int) string {
 	return s
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120] + "…"
-	}
-	return s
-}
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // The claims the evidence guard looks for (documented in docs/lifecycle.md,
@@ -132,9 +134,9 @@ func testEvidence(in Input) string {
 	case last != nil && !last.IsError:
 		return ""
 	case last != nil && refused(last.Result):
-		return fmt.Sprintf("its test command %q was refused (%s): it never ran", firstLine(last.Command, 160), firstLine(strings.TrimSpace(last.Result), 160))
+		return fmt.Sprintf("its test command %q was refused (%s): it never ran", textline.Line(last.Command, 160), textline.Line(last.Result, 160))
 	case last != nil:
-		return fmt.Sprintf("its last test command %q failed (%s)", firstLine(last.Command, 160), lastLine(last.Result, 160))
+		return fmt.Sprintf("its last test command %q failed (%s)", textline.Line(last.Command, 160), lastLine(last.Result, 160))
 	case ranBefore:
 		return fmt.Sprintf("no test command ran after its last change (%s)", describe(in.Calls[lastChange]))
 	}
@@ -156,7 +158,7 @@ func lastLine(s string, n int) string {
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	return firstLine(s, n)
+	return textline.Line(s, n)
 }
 
 // claims reads the report's sentences for a tests-pass claim and the files

@@ -178,7 +178,7 @@ func unauthorized(in Input) []Concern {
 			continue
 		}
 		if r := strings.TrimSpace(c.Result); refused(r) {
-			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), firstLine(r, 240))})
+			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), textline.Line(r, 240))})
 		}
 	}
 	return out
@@ -194,14 +194,9 @@ func refused(result string) bool {
 func describe(c Call) string {
 	switch {
 	case c.Command != "":
-		return fmt.Sprintf("%s %q", c.Tool, firstLine(c.Command, 160))
+		return fmt.Sprintf("%s %q", c.Tool, textline.Line(c.Command, 160))
 	case c.Path != "":
 		return fmt.Sprintf("%s %s", c.Tool, c.Path)
 	}
 	return c.Tool
-}
-
-func firstLine(s string, n int) string {
-	l, _ := textline.First(s)
-	return textline.Clip(l, n)
 }

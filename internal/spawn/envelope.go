@@ -209,7 +209,7 @@ func childSystem(def *registry.Definition, parentSystem, projectFiles string, re
 	b.WriteString(strings.TrimRight(base, "\n"))
 	b.WriteString(projectFiles)
 	fmt.Fprintf(&b, "\n\n---\nYou are a focused subagent (%s) working on one delegated task. No human is on the loop: you cannot ask questions, and anything that would need approval is denied.\n\n", def.Name)
-	label := cmp.Or(req.Description, firstLine(req.Prompt))
+	label := cmp.Or(req.Description, textline.Line(req.Prompt, 120))
 	fmt.Fprintf(&b, "YOUR TASK (%s), the brief from the parent agent, who sees none of your work but your final answer:\n%s\n\n", label, req.Prompt)
 	if c := strings.TrimSpace(req.Context); c != "" {
 		fmt.Fprintf(&b, "CONTEXT (background from the parent agent, to inform the task above):\n%s\n\n", c)
@@ -231,11 +231,6 @@ func childSystem(def *registry.Definition, parentSystem, projectFiles string, re
 	}
 	b.WriteString("If you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
 	return b.String()
-}
-
-func firstLine(s string) string {
-	l, _ := textline.First(s)
-	return textline.Clip(l, 120)
 }
 
 func nonNil(s []string) []string {

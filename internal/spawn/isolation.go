@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // isolator probes the machine's isolation support once, on first use: most
@@ -163,7 +164,7 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 		return o.Note
 	case o.Conflict != "":
 		return fmt.Sprintf("%s copy: the changes were NOT applied (conflict: %s). The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
-			mode, firstLine(o.Conflict), o.KeptAt, o.Patch)
+			mode, textline.Line(o.Conflict, 120), o.KeptAt, o.Patch)
 	case len(o.Files) == 0:
 		return fmt.Sprintf("%s copy: no changes to bring back", mode)
 	case o.Applied && o.Merged:

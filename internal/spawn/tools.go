@@ -9,6 +9,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/textline"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -61,7 +62,7 @@ func (t tools) Roster() string {
 	var b strings.Builder
 	for _, name := range t.d.names() {
 		def, _ := t.d.cfg.Registry.Get(name)
-		fmt.Fprintf(&b, "- %s: %s\n", def.Name, firstLine(def.Description))
+		fmt.Fprintf(&b, "- %s: %s\n", def.Name, textline.Line(def.Description, 120))
 	}
 	return b.String()
 }

@@ -125,7 +125,7 @@ func (s *Span) EndAgent(status string, u Usage, errText string) {
 	s.span.SetAttributes(append(u.attrs(), attribute.String(KeyTaskStatus, status))...)
 	if errText != "" || failed(status) {
 		s.span.SetAttributes(attribute.String(KeyErrorType, cmp.Or(errorStatus(status), "_OTHER")))
-		s.span.SetStatus(codes.Error, firstLine(cmp.Or(errText, "the run ended "+status)))
+		s.span.SetStatus(codes.Error, textline.Line(cmp.Or(errText, "the run ended "+status), 200))
 	}
 	s.span.End()
 }
@@ -244,7 +244,7 @@ func (s *Span) EndTool(isError bool, msg string) {
 	}
 	if isError && !s.failedChild.Load() {
 		s.span.SetAttributes(attribute.String(KeyErrorType, "tool_error"))
-		s.span.SetStatus(codes.Error, firstLine(msg))
+		s.span.SetStatus(codes.Error, textline.Line(msg, 200))
 	}
 	s.span.End()
 }
@@ -303,11 +303,6 @@ func MarkChild(ctx context.Context, c Child) {
 			s.failedChild.Store(true)
 		}
 	}
-}
-
-func firstLine(s string) string {
-	l, _ := textline.First(s)
-	return textline.Clip(l, 200)
 }
 
 func modelUsage(u Usage) model.Usage {

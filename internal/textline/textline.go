@@ -36,3 +36,10 @@ func Clip(s string, max int) string {
 	}
 	return s
 }
+
+// Line is s's first line (as First) clipped to max runes (0: no limit),
+// with no mark for the lines after it.
+func Line(s string, max int) string {
+	l, _ := First(s)
+	return Clip(l, max)
+}

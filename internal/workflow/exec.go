@@ -10,6 +10,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // Journal is where a run records its calls as they start and finish, so
@@ -342,7 +343,7 @@ func bump(n *Counts, rec *CallRecord) {
 func (x *executor) spec(c *Call, prompt string) call.Spec {
 	s := call.Spec{Agent: c.Agent, Prompt: prompt, Description: c.Description, Schema: c.Schema, Isolation: c.Isolation, Parent: "workflow " + x.o.RunID}
 	if s.Description == "" {
-		s.Description = x.p.Name + ": " + firstLine(prompt)
+		s.Description = x.p.Name + ": " + textline.Line(prompt, 0)
 		if len(s.Description) > 80 {
 			s.Description = s.Description[:77] + "..."
 		}

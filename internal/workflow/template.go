@@ -169,7 +169,7 @@ func ParseTemplate(text string) (*Template, error) {
 		}
 		j := strings.Index(text[i:], "}}")
 		if j < 0 {
-			return nil, fmt.Errorf("template: %q has {{ without }}", firstLine(text[i:]))
+			return nil, fmt.Errorf("template: %q has {{ without }}", textline.Line(text[i:], 0))
 		}
 		sel, err := ParseSelector(text[i+2 : i+j])
 		if err != nil {
@@ -231,9 +231,4 @@ func formatValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func firstLine(s string) string {
-	l, _ := textline.First(s)
-	return l
 }

@@ -1,13 +1,14 @@
 package cmdutil
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/termsafe"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // WriteJSON writes v as one indented JSON document, with no 8-bit control
@@ -21,17 +22,9 @@ func WriteJSON(w io.Writer, v any) error {
 	return err
 }
 
-// FirstLine is s's first line, clipped to max bytes.
-func FirstLine(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
-}
+// FirstLine is s's first line, marked " …" when more followed, clipped to
+// max runes (textline.Summary).
+func FirstLine(s string, max int) string { return textline.Summary(s, max) }
 
 // TrimTo clips s to n bytes.
 func TrimTo(s string, n int) string {
@@ -67,15 +60,8 @@ func Dur(ms int64) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// FirstNonEmpty returns the first non-empty value.
-func FirstNonEmpty(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
+// FirstNonEmpty returns the first non-empty value (cmp.Or).
+func FirstNonEmpty(vals ...string) string { return cmp.Or(vals...) }
 
 // FirstPositive returns the first positive value.
 func FirstPositive[T int | int64](vals ...T) T {

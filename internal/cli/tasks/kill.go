@@ -27,22 +27,16 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 		Use: "kill ID",
 		Example: `  brood tasks kill 8XRTAB
   brood tasks kill 01KBN5Q7MZ8X --json`,
-		Short:             "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: f.CompleteTaskIDs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID = args[0]
-			id, err := f.ResolveTaskID(opts.ID)
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return killRun(cmd.Context(), opts)
-		},
+		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
+		Args:  cobra.ExactArgs(1),
 	}
+	taskVerb(f, cmd, func(ctx context.Context, id string, _ []string) error {
+		opts.ID = id
+		if runF != nil {
+			return runF(ctx, opts)
+		}
+		return killRun(ctx, opts)
+	})
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -28,22 +29,16 @@ func NewCmdLog(f *cmdutil.Factory, runF func(*LogOptions) error) *cobra.Command 
 		Use: "log ID",
 		Example: `  brood tasks log 8XRTAB
   brood tasks log 8XRTAB --json`,
-		Short:             "Print a dispatch's transcript, readably",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: f.CompleteTaskIDs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID = args[0]
-			id, err := f.ResolveTaskID(opts.ID)
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if runF != nil {
-				return runF(opts)
-			}
-			return logRun(opts)
-		},
+		Short: "Print a dispatch's transcript, readably",
+		Args:  cobra.ExactArgs(1),
 	}
+	taskVerb(f, cmd, func(ctx context.Context, id string, _ []string) error {
+		opts.ID = id
+		if runF != nil {
+			return runF(opts)
+		}
+		return logRun(opts)
+	})
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }

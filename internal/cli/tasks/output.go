@@ -33,22 +33,16 @@ func NewCmdOutput(f *cmdutil.Factory, runF func(context.Context, *OutputOptions)
 		Use: "output ID",
 		Example: `  brood tasks output 8XRTAB
   brood tasks output 8XRTAB --wait --timeout 5m`,
-		Short:             "Print a task's status and, once finished, its verified result",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: f.CompleteTaskIDs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID = args[0]
-			id, err := f.ResolveTaskID(opts.ID)
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return outputRun(cmd.Context(), opts)
-		},
+		Short: "Print a task's status and, once finished, its verified result",
+		Args:  cobra.ExactArgs(1),
 	}
+	taskVerb(f, cmd, func(ctx context.Context, id string, _ []string) error {
+		opts.ID = id
+		if runF != nil {
+			return runF(ctx, opts)
+		}
+		return outputRun(ctx, opts)
+	})
 	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the task finishes")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "with --wait, give up after this long")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
@@ -91,7 +85,7 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 	w := termsafe.NewWriter(f.Out)
 	fmt.Fprintf(w, "status: %s\n%s\n", status, strings.TrimRight(forPerson(opts.ID, status, text), "\n"))
 	for _, msg := range late {
-		fmt.Fprintf(w, "not delivered (the task ended first): %s\n", firstLine(msg))
+		fmt.Fprintf(w, "not delivered (the task ended first): %s\n", textline.Summary(msg, 0))
 	}
 	return nil
 }
@@ -109,4 +103,3 @@ func forPerson(id, status, text string) string {
 }
 
 // firstLine is a message's first line, marked when there is more.
-func firstLine(s string) string { return textline.Summary(s, 0) }

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -30,22 +31,17 @@ that has ended takes no message: send fails (exit 1) and says how to resume
 it with the message instead. A message that was queued but that the task
 never read because it ended first is listed by brood tasks output as not
 delivered.`,
-		Example:           `  brood tasks send 01JB7X "stop after the tests pass and report"`,
-		Args:              cobra.MinimumNArgs(2),
-		ValidArgsFunction: f.CompleteTaskIDs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID, opts.Message = args[0], strings.Join(args[1:], " ")
-			id, err := f.ResolveTaskID(opts.ID)
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if runF != nil {
-				return runF(opts)
-			}
-			return sendRun(opts)
-		},
+		Example: `  brood tasks send 01JB7X "stop after the tests pass and report"`,
+		Args:    cobra.MinimumNArgs(2),
 	}
+	taskVerb(f, cmd, func(ctx context.Context, id string, args []string) error {
+		opts.ID = id
+		opts.Message = strings.Join(args, " ")
+		if runF != nil {
+			return runF(opts)
+		}
+		return sendRun(opts)
+	})
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }

@@ -261,3 +261,17 @@ func unappliedCount(copies []isolate.Copy) int {
 	}
 	return n
 }
+
+// taskVerb completes and resolves the task id every verb over one task
+// takes first (a unique prefix or tail of an id of this project's tasks):
+// run gets the whole id and the arguments after it.
+func taskVerb(f *cmdutil.Factory, cmd *cobra.Command, run func(ctx context.Context, id string, args []string) error) {
+	cmd.ValidArgsFunction = f.CompleteTaskIDs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		id, err := f.ResolveTaskID(args[0])
+		if err != nil {
+			return err
+		}
+		return run(c.Context(), id, args[1:])
+	}
+}

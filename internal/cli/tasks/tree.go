@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -178,9 +179,8 @@ func writeWideTree(out io.Writer, trees []*Node) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "NODE\tSTATUS\tIN\tOUT\tCACHE R\tCACHE W\tWALL\tCOST\tTREE IN\tTREE OUT\tTREE CACHE R\tTREE CACHE W\tTREE COST\t")
 	partial, assumed := false, false
-	var row func(n *Node, prefix, branch string)
-	row = func(n *Node, prefix, branch string) {
-		label := prefix + branch + n.Agent + " " + n.ID
+	for n, indent := range rows(trees) {
+		label := indent + n.Agent + " " + n.ID
 		if n.Kind == "session" {
 			label += " (session)"
 		}
@@ -192,39 +192,63 @@ func writeWideTree(out io.Writer, trees []*Node) error {
 				assumed = true
 			}
 		}
-		tree := usd(n.TreeCostUSD)
-		switch {
-		case !n.TreeCostComplete && n.TreeCostUSD == 0:
-			tree, partial = "-", true // nothing below had a price
-		case !n.TreeCostComplete:
-			tree += "+"
-			partial = true
-		}
+		tree, part := treeCost(n)
+		partial = partial || part
 		u, t := n.Usage, n.TreeUsage
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t\n", label, n.Status,
 			u.Input, u.Output, u.CacheRead, u.CacheWrite, dur(n.WallMS), cost, t.Input, t.Output, t.CacheRead, t.CacheWrite, tree)
-		next := prefix
-		switch branch {
-		case "├─ ":
-			next += "│  "
-		case "└─ ":
-			next += "   "
-		}
-		for i, c := range n.Children {
-			b := "├─ "
-			if i == len(n.Children)-1 {
-				b = "└─ "
-			}
-			row(c, next, b)
-		}
-	}
-	for _, n := range trees {
-		row(n, "", "")
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
 	return costNotes(out, partial, assumed)
+}
+
+// rows walks the trees depth first: each node with the indent that draws
+// its branch (├─, └─ and the │ of its ancestors' open branches).
+func rows(trees []*Node) iter.Seq2[*Node, string] {
+	return func(yield func(*Node, string) bool) {
+		var walk func(n *Node, prefix, branch string) bool
+		walk = func(n *Node, prefix, branch string) bool {
+			if !yield(n, prefix+branch) {
+				return false
+			}
+			next := prefix
+			switch branch {
+			case "├─ ":
+				next += "│  "
+			case "└─ ":
+				next += "   "
+			}
+			for i, c := range n.Children {
+				b := "├─ "
+				if i == len(n.Children)-1 {
+					b = "└─ "
+				}
+				if !walk(c, next, b) {
+					return false
+				}
+			}
+			return true
+		}
+		for _, n := range trees {
+			if !walk(n, "", "") {
+				return
+			}
+		}
+	}
+}
+
+// treeCost is a subtree's cost as printed: "-" when nothing below had a
+// price, a trailing + when some did not; partial says either.
+func treeCost(n *Node) (cost string, partial bool) {
+	switch {
+	case !n.TreeCostComplete && n.TreeCostUSD == 0:
+		return "-", true
+	case !n.TreeCostComplete:
+		return usd(n.TreeCostUSD) + "+", true
+	}
+	return usd(n.TreeCostUSD), false
 }
 
 // costNotes explains the marks on costs.

@@ -22,56 +22,26 @@ const (
 // subtree's tokens and estimated cost; its own wall time.
 func writeTree(out io.Writer, trees []*Node) error {
 	var ids []string
-	var collect func(n *Node)
-	collect = func(n *Node) {
+	for n := range rows(trees) {
 		ids = append(ids, n.ID)
-		for _, c := range n.Children {
-			collect(c)
-		}
-	}
-	for _, n := range trees {
-		collect(n)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, treeColumns, "NODE", "STATUS", "TOKENS", "WALL", "TREE COST")
 	partial, assumed := false, false
-	var row func(n *Node, prefix, branch string)
-	row = func(n *Node, prefix, branch string) {
-		label := prefix + branch + termsafe.Line(n.Agent) + " " + shortid.Prefix(n.ID, ids)
+	for n, indent := range rows(trees) {
+		label := indent + termsafe.Line(n.Agent) + " " + shortid.Prefix(n.ID, ids)
 		if n.Kind == "session" {
 			label += " (session)"
 		} else if d := termsafe.Line(n.Description); d != "" {
 			label += "  " + d
 		}
-		cost := usd(n.TreeCostUSD)
-		switch {
-		case !n.TreeCostComplete && n.TreeCostUSD == 0:
-			cost, partial = "-", true
-		case !n.TreeCostComplete:
-			cost, partial = cost+"+", true
-		}
+		cost, part := treeCost(n)
+		partial = partial || part
 		if n.PriceNote != "" && strings.HasPrefix(n.PriceNote, "assumed") {
 			assumed = true
 		}
 		t := n.TreeUsage
 		fmt.Fprintf(&b, treeColumns, clip(label, nodeWidth), n.Status, count(t.Input+t.Output+t.CacheRead+t.CacheWrite), dur(n.WallMS), cost)
-		next := prefix
-		switch branch {
-		case "├─ ":
-			next += "│  "
-		case "└─ ":
-			next += "   "
-		}
-		for i, c := range n.Children {
-			br := "├─ "
-			if i == len(n.Children)-1 {
-				br = "└─ "
-			}
-			row(c, next, br)
-		}
-	}
-	for _, n := range trees {
-		row(n, "", "")
 	}
 	if _, err := io.WriteString(out, b.String()); err != nil {
 		return err
