@@ -31,36 +31,44 @@ import (
 // otherwise it runs the tests. Either way an
 // isolated child first mounts its copy of the tree, as brood's main does.
 func Main(m *testing.M, env string) {
+	if os.Getenv(env) == "1" {
+		Brood()
+	}
 	if _, err := isolate.EnterFromEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "brood:", err)
 		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
-	if os.Getenv(env) == "1" {
-		signal.Ignore(syscall.SIGPIPE) // as cmd/brood does
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
-		var code int
-		if opts, ok := child.Parse(os.Args[1:]); ok {
-			// As brood's fast path; run as a file named brood-child (a
-			// hard link a test made: LinkLean), as brood-child's main, with
-			// one SDK and nothing else (cmdutil.Links).
-			links := cli.Links()
-			if exe, err := os.Executable(); err == nil {
-				switch filepath.Base(exe) {
-				case childexe.Name:
-					links = cmdutil.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}}
-				case childexe.NameOpenAI:
-					links = cmdutil.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}
-				}
-			}
-			code = child.Main(ctx, stdio, opts, links)
-		} else {
-			code = cli.Main(ctx, stdio, os.Args[1:])
-		}
-		stop()
-		os.Exit(code)
-	}
 	os.Exit(m.Run())
+}
+
+// Brood is brood's main in this process, as cmd/brood's is (a child's
+// command line runs child.Main; run as a file named brood-child, as
+// brood-child's main, with one SDK: LinkLean), and exits with its status.
+func Brood() {
+	if _, err := isolate.EnterFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, "brood:", err)
+		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
+	}
+	signal.Ignore(syscall.SIGPIPE) // as cmd/brood does
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
+	var code int
+	if opts, ok := child.Parse(os.Args[1:]); ok {
+		links := cli.Links()
+		if exe, err := os.Executable(); err == nil {
+			switch filepath.Base(exe) {
+			case childexe.Name:
+				links = cmdutil.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}}
+			case childexe.NameOpenAI:
+				links = cmdutil.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}
+			}
+		}
+		code = child.Main(ctx, stdio, opts, links)
+	} else {
+		code = cli.Main(ctx, stdio, os.Args[1:])
+	}
+	stop()
+	os.Exit(code)
 }
 
 // LinkLean makes a file named brood-child in a temporary directory that is

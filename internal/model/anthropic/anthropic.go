@@ -64,11 +64,7 @@ type Model struct {
 
 // Adapter builds the model an endpoint names (provider.Adapters).
 func Adapter(e provider.Endpoint) (model.Model, error) {
-	m, err := New(Config{Model: e.Model, APIKey: e.APIKey, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient, StreamIdleTimeout: e.IdleTimeout})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return provider.Model(New(Config{Model: e.Model, APIKey: e.APIKey, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient, StreamIdleTimeout: e.IdleTimeout}))
 }
 
 // New checks cfg and builds a client. It does not contact the server.
@@ -112,20 +108,15 @@ func New(cfg Config) (*Model, error) {
 // Name returns "anthropic/<model id>".
 func (m *Model) Name() string { return "anthropic/" + m.cfg.Model }
 
-// Stream sends req and yields text deltas, then the whole response. A
-// failure after text was yielded is retried with a Restart chunk first.
+// Stream sends req to the Messages API under the retry policy
+// (retry.Request: text deltas, then the whole message; a Restart chunk
+// before a retry that follows text).
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	params, err := buildParams(m.cfg, req)
-	if err != nil {
-		return func(yield func(model.Chunk, error) bool) { yield(model.Chunk{}, err) }
-	}
-	attempt := func(ctx context.Context) iter.Seq2[model.Chunk, error] {
-		return m.attempt(ctx, params)
-	}
-	return retry.Stream(ctx, m.policy, attempt, m.classify)
+	return retry.Request(ctx, m.policy, params, err, m.attempt, m.classify)
 }
 
-// attempt sends params once and adapts the SSE stream.
+// attempt sends params once and adapts the Messages API's SSE events.
 func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		// Breaking out of the consumer's loop must release the connection,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/modeltest/providertest"
 )
 
 // TestStreamIdleTimeoutPings: a server that sends only pings for longer
@@ -40,7 +41,7 @@ func TestStreamIdleTimeoutPings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, m, &model.Request{Messages: []model.Message{model.UserText("hi")}})
+	r := providertest.Stream(m, &model.Request{Messages: []model.Message{model.UserText("hi")}})
 	if r.Err != nil || r.Text != "awake" {
 		t.Fatalf("text %q, error %v; want the answer after the pings", r.Text, r.Err)
 	}

@@ -8,38 +8,32 @@ import (
 
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/modeltest"
+	"github.com/broodhq/brood/internal/model/modeltest/providertest"
 )
 
 // conversation is a whole tool round trip: user asks, assistant thinks and
 // calls a tool, the tool answers (once failing), the user follows up.
 func conversation() *model.Request {
-	return &model.Request{
-		System: "You are brood.",
-		Tools: []model.ToolSpec{{
-			Name: "Read", Description: "Reads a file.",
-			Schema: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`),
+	return providertest.Conversation(
+		model.UserText("read a.go"),
+		model.Message{Role: model.RoleAssistant, Content: []model.Part{
+			{Type: model.PartThinking, Text: "I should read it.", Signature: "sig-1"},
+			{Type: model.PartThinking, Text: "unsigned, from another provider"},
+			{Type: model.PartText, Text: "Reading."},
+			providertest.ReadCall("toolu_1", "a.go"),
 		}},
-		Messages: []model.Message{
-			model.UserText("read a.go"),
-			{Role: model.RoleAssistant, Content: []model.Part{
-				{Type: model.PartThinking, Text: "I should read it.", Signature: "sig-1"},
-				{Type: model.PartThinking, Text: "unsigned, from another provider"},
-				{Type: model.PartText, Text: "Reading."},
-				{Type: model.PartToolUse, ID: "toolu_1", Name: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`)},
-			}},
-			{Role: model.RoleUser, Content: []model.Part{
-				{Type: model.PartToolResult, ToolUseID: "toolu_1", Text: "package a", IsError: false},
-			}},
-			{Role: model.RoleAssistant, Content: []model.Part{
-				{Type: model.PartToolUse, ID: "toolu_2", Name: "Read", Input: json.RawMessage(`{"file_path":"b.go"}`)},
-			}},
-			{Role: model.RoleUser, Content: []model.Part{
-				{Type: model.PartToolResult, ToolUseID: "toolu_2", Text: "no such file", IsError: true},
-				{Type: model.PartText, Text: ""},
-				{Type: model.PartText, Text: "now summarise"},
-			}},
-		},
-	}
+		model.Message{Role: model.RoleUser, Content: []model.Part{
+			{Type: model.PartToolResult, ToolUseID: "toolu_1", Text: "package a", IsError: false},
+		}},
+		model.Message{Role: model.RoleAssistant, Content: []model.Part{
+			providertest.ReadCall("toolu_2", "b.go"),
+		}},
+		model.Message{Role: model.RoleUser, Content: []model.Part{
+			{Type: model.PartToolResult, ToolUseID: "toolu_2", Text: "no such file", IsError: true},
+			{Type: model.PartText, Text: ""},
+			{Type: model.PartText, Text: "now summarise"},
+		}},
+	)
 }
 
 // wireRequest is the part of the Messages request body the tests check.
@@ -60,24 +54,14 @@ type wireRequest struct {
 func sendOne(t *testing.T, req *model.Request) (wireRequest, []byte) {
 	t.Helper()
 	srv := modeltest.NewAnthropic(t, modeltest.Reply{Text: "ok"})
-	if r := run(t, newModel(t, srv), req); r.Err != nil {
-		t.Fatalf("stream error: %v", r.Err)
-	}
-	recs := srv.Requests()
-	if len(recs) != 1 {
-		t.Fatalf("server saw %d requests, want 1", len(recs))
-	}
-	var w wireRequest
-	if err := json.Unmarshal(recs[0].Body, &w); err != nil {
-		t.Fatal(err)
-	}
-	if got, auth := recs[0].Header.Get("X-Api-Key"), recs[0].Header.Get("Authorization"); got != "sk-test" || auth != "" {
+	w, rec := providertest.SendOne[wireRequest](t, newModel(t, srv), srv, req)
+	if got, auth := rec.Header.Get("X-Api-Key"), rec.Header.Get("Authorization"); got != "sk-test" || auth != "" {
 		t.Errorf("x-api-key = %q, authorization = %q; want the key in x-api-key only", got, auth)
 	}
-	if recs[0].Header.Get("Anthropic-Version") == "" {
+	if rec.Header.Get("Anthropic-Version") == "" {
 		t.Errorf("no anthropic-version header")
 	}
-	return w, recs[0].Body
+	return w, rec.Body
 }
 
 func TestRequestBody(t *testing.T) {
@@ -175,7 +159,7 @@ func TestRequestEffort(t *testing.T) {
 
 func TestUnknownEffort(t *testing.T) {
 	srv := modeltest.NewAnthropic(t)
-	r := run(t, newModel(t, srv), &model.Request{Messages: []model.Message{model.UserText("x")}, Effort: "extreme"})
+	r := providertest.Stream(newModel(t, srv), &model.Request{Messages: []model.Message{model.UserText("x")}, Effort: "extreme"})
 	if r.Err == nil || !strings.Contains(r.Err.Error(), `unknown effort "extreme"`) {
 		t.Fatalf("error = %v", r.Err)
 	}
@@ -191,7 +175,7 @@ func TestRequestDeterministic(t *testing.T) {
 	srv := modeltest.NewAnthropic(t, modeltest.Reply{Text: "a"}, modeltest.Reply{Text: "b"}, modeltest.Reply{Text: "c"})
 	m := newModel(t, srv)
 	for range 2 {
-		if r := run(t, m, conversation()); r.Err != nil {
+		if r := providertest.Stream(m, conversation()); r.Err != nil {
 			t.Fatal(r.Err)
 		}
 	}
@@ -199,7 +183,7 @@ func TestRequestDeterministic(t *testing.T) {
 	longer.Messages = append(longer.Messages,
 		model.Message{Role: model.RoleAssistant, Content: []model.Part{{Type: model.PartText, Text: "summary"}}},
 		model.UserText("and then?"))
-	if r := run(t, m, longer); r.Err != nil {
+	if r := providertest.Stream(m, longer); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	recs := srv.Requests()

@@ -71,11 +71,7 @@ type Model struct {
 
 // Adapter builds the model an endpoint names (provider.Adapters).
 func Adapter(e provider.Endpoint) (model.Model, error) {
-	m, err := New(Config{Model: e.Model, Name: e.Name, APIKey: e.APIKey, KeyEnv: e.KeyEnv, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient, StreamIdleTimeout: e.IdleTimeout})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return provider.Model(New(Config{Model: e.Model, Name: e.Name, APIKey: e.APIKey, KeyEnv: e.KeyEnv, BaseURL: e.BaseURL, HTTPClient: e.HTTPClient, StreamIdleTimeout: e.IdleTimeout}))
 }
 
 // New checks cfg and builds a client. It does not contact the server.
@@ -122,23 +118,18 @@ func New(cfg Config) (*Model, error) {
 	}, nil
 }
 
+// Stream sends req as one streamed chat completion, retried as
+// retry.Request says (a Restart chunk first when text had gone out).
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	params, err := buildParams(m.cfg, req)
+	return retry.Request(ctx, m.policy, params, err, m.attempt, m.classify)
+}
+
 // Name returns the provider/model string, e.g. "ollama/qwen3:8b".
 func (m *Model) Name() string { return m.cfg.Name }
 
-// Stream sends req and yields text deltas, then the whole response. A
-// failure after text was yielded is retried with a Restart chunk first.
-func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	params, err := buildParams(m.cfg, req)
-	if err != nil {
-		return func(yield func(model.Chunk, error) bool) { yield(model.Chunk{}, err) }
-	}
-	attempt := func(ctx context.Context) iter.Seq2[model.Chunk, error] {
-		return m.attempt(ctx, params)
-	}
-	return retry.Stream(ctx, m.policy, attempt, m.classify)
-}
-
-// attempt sends params once and adapts the SSE stream.
+// attempt sends params once and folds the completion's chunks into text
+// deltas and one response.
 func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)

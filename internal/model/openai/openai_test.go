@@ -11,11 +11,6 @@ import (
 	"github.com/broodhq/brood/internal/model/modeltest/providertest"
 )
 
-func run(t *testing.T, m model.Model, req *model.Request) providertest.Result {
-	t.Helper()
-	return providertest.Stream(m, req)
-}
-
 func newModel(t *testing.T, srv *modeltest.Server, id string) *Model {
 	t.Helper()
 	return newAdapter(t, id, providertest.Config{BaseURL: srv.URL, Client: srv.Client(), MaxRetries: 2})
@@ -27,10 +22,7 @@ func newAdapter(t *testing.T, id string, c providertest.Config) *Model {
 		Model: id, APIKey: "sk-test", BaseURL: c.BaseURL, HTTPClient: c.Client,
 		MaxRetries: c.MaxRetries, RetryDelay: time.Millisecond, MaxRetryDelay: time.Second, StreamIdleTimeout: c.IdleTimeout,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return providertest.Must(t, m, err)
 }
 
 // TestContract runs the provider contract (providertest) and the cases

@@ -8,30 +8,24 @@ import (
 
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/modeltest"
+	"github.com/broodhq/brood/internal/model/modeltest/providertest"
 )
 
 func conversation() *model.Request {
-	return &model.Request{
-		System: "You are brood.",
-		Tools: []model.ToolSpec{{
-			Name: "Read", Description: "Reads a file.",
-			Schema: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`),
+	return providertest.Conversation(
+		model.UserText("read a.go and b.go"),
+		model.Message{Role: model.RoleAssistant, Content: []model.Part{
+			{Type: model.PartThinking, Text: "hidden", Signature: "sig"},
+			{Type: model.PartText, Text: "Reading."},
+			providertest.ReadCall("call_1", "a.go"),
+			providertest.ReadCall("call_2", "b.go"),
 		}},
-		Messages: []model.Message{
-			model.UserText("read a.go and b.go"),
-			{Role: model.RoleAssistant, Content: []model.Part{
-				{Type: model.PartThinking, Text: "hidden", Signature: "sig"},
-				{Type: model.PartText, Text: "Reading."},
-				{Type: model.PartToolUse, ID: "call_1", Name: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`)},
-				{Type: model.PartToolUse, ID: "call_2", Name: "Read", Input: json.RawMessage(`{"file_path":"b.go"}`)},
-			}},
-			{Role: model.RoleUser, Content: []model.Part{
-				{Type: model.PartToolResult, ToolUseID: "call_1", Text: "package a"},
-				{Type: model.PartToolResult, ToolUseID: "call_2", Text: "no such file", IsError: true},
-				{Type: model.PartText, Text: "now summarise"},
-			}},
-		},
-	}
+		model.Message{Role: model.RoleUser, Content: []model.Part{
+			{Type: model.PartToolResult, ToolUseID: "call_1", Text: "package a"},
+			{Type: model.PartToolResult, ToolUseID: "call_2", Text: "no such file", IsError: true},
+			{Type: model.PartText, Text: "now summarise"},
+		}},
+	)
 }
 
 type wireRequest struct {
@@ -53,18 +47,7 @@ func sendOne(t *testing.T, cfg Config, req *model.Request) (wireRequest, modelte
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := run(t, m, req); r.Err != nil {
-		t.Fatalf("stream error: %v", r.Err)
-	}
-	recs := srv.Requests()
-	if len(recs) != 1 {
-		t.Fatalf("server saw %d requests, want 1", len(recs))
-	}
-	var w wireRequest
-	if err := json.Unmarshal(recs[0].Body, &w); err != nil {
-		t.Fatal(err)
-	}
-	return w, recs[0]
+	return providertest.SendOne[wireRequest](t, m, srv, req)
 }
 
 func TestRequestBody(t *testing.T) {

@@ -69,6 +69,15 @@ type Adapters struct {
 	OpenAI    func(Endpoint) (model.Model, error)
 }
 
+// Model is an adapter's answer: the model New built, or its error alone (a
+// nil *M is never returned as a non-nil model.Model).
+func Model[M model.Model](m M, err error) (model.Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // The wire APIs (API).
 const (
 	APIAnthropic = "anthropic"

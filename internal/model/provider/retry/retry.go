@@ -126,6 +126,16 @@ type Attempt func(ctx context.Context) iter.Seq2[model.Chunk, error]
 // context error of the caller's own context.
 type Classify func(err error) Failure
 
+// Request streams one request under policy p: params is the request as a
+// provider built it, with the error building it (then the stream's only
+// item); each attempt sends it again.
+func Request[P any](ctx context.Context, p Policy, params P, err error, send func(context.Context, P) iter.Seq2[model.Chunk, error], classify Classify) iter.Seq2[model.Chunk, error] {
+	if err != nil {
+		return func(yield func(model.Chunk, error) bool) { yield(model.Chunk{}, err) }
+	}
+	return Stream(ctx, p, func(ctx context.Context) iter.Seq2[model.Chunk, error] { return send(ctx, params) }, classify)
+}
+
 // Stream runs attempt under policy p. Chunks pass through as they arrive.
 // When an attempt fails after it already yielded text, Stream yields
 // Chunk{Restart: true} before retrying so the consumer drops the partial
