@@ -2,11 +2,8 @@ package compat_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -28,25 +25,8 @@ func TestMain(m *testing.M) {
 // installs it).
 const claudeVersion = "2.1.332"
 
-// claudeCode finds Claude Code. Under CI=true its absence (or another
-// version) fails the suite; elsewhere it skips it, saying how to run it.
-func claudeCode(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("claude")
-	if err == nil {
-		out, verr := exec.CommandContext(t.Context(), path, "--version").Output()
-		if verr != nil || !strings.HasPrefix(string(out), claudeVersion+" ") {
-			err = fmt.Errorf("%s --version says %q (%v), want %s", path, strings.TrimSpace(string(out)), verr, claudeVersion)
-		}
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Claude Code %s is needed by the compatibility suite: %v; scripts/test installs it (npm install -g @anthropic-ai/claude-code@%s)", claudeVersion, err, claudeVersion)
-		}
-		t.Skipf("Claude Code %s is not installed (%v); run scripts/test, which installs it", claudeVersion, err)
-	}
-	return path
-}
+// claudeCode finds Claude Code claudeVersion (testbrood.ClaudeCode).
+func claudeCode(t *testing.T) string { return testbrood.ClaudeCode(t, claudeVersion) }
 
 // TestCompat runs the stories in testdata/*.txtar: each runs `claude -p`
 // and `brood -p` with the same flags in the same project against one

@@ -1,7 +1,9 @@
 package testbrood
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,4 +68,26 @@ func CmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// ClaudeCode finds Claude Code for a test that runs it beside brood
+// (scripts/test installs the pinned version with npm); version, if not
+// empty, is the one it must be. Under CI=true its absence (or another
+// version) fails the test; elsewhere it skips it, saying how to run it.
+func ClaudeCode(t *testing.T, version string) string {
+	t.Helper()
+	path, err := exec.LookPath("claude")
+	if err == nil && version != "" {
+		out, verr := exec.CommandContext(t.Context(), path, "--version").Output()
+		if verr != nil || !strings.HasPrefix(string(out), version+" ") {
+			err = fmt.Errorf("%s --version says %q (%v), want %s", path, strings.TrimSpace(string(out)), verr, version)
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Claude Code %s is needed here: %v; scripts/test installs it (npm install -g @anthropic-ai/claude-code@%s)", version, err, cmp.Or(version, "latest"))
+		}
+		t.Skipf("Claude Code %s is not installed (%v); run scripts/test, which installs it with npm", version, err)
+	}
+	return path
 }

@@ -13,21 +13,12 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/model/modeltest"
+	"github.com/broodhq/brood/internal/testbrood"
 )
 
-// claudeCode finds Claude Code (scripts/test installs the pinned version
-// with npm). In CI its absence is a failure, never a skip.
-func claudeCode(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("claude")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("Claude Code is not installed; scripts/test installs it (npm install -g @anthropic-ai/claude-code)")
-		}
-		t.Skip("Claude Code is not installed; run scripts/test, which installs it with npm")
-	}
-	return path
-}
+// claudeCode finds Claude Code (testbrood.ClaudeCode: in CI its absence
+// is a failure, never a skip).
+func claudeCode(t *testing.T) string { return testbrood.ClaudeCode(t, "") }
 
 // runClaude runs the real claude with args in dir against the fake model.
 func runClaude(t *testing.T, claude, dir, baseURL string, args ...string) (int, string, string) {
