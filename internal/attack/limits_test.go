@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/model/modeltest"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -218,21 +219,7 @@ func TestToolNetworkPerAgent(t *testing.T) {
 	if sandbox.LandlockABI() < 1 {
 		t.Fatal("no Landlock: read-only agents get no Bash here, and the attack needs it")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("REACHED-THE-SERVER\n"))
-			c.Close()
-		}
-	}()
+	ln := sandboxtest.Greet(t, "tcp", "127.0.0.1:0", "REACHED-THE-SERVER\n")
 	connect := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3; echo exit=$?", ln.Addr().(*net.TCPAddr).Port)
 	fake := modeltest.NewAnthropic(t)
 	fake.SetResponder(func(req modeltest.Recorded) modeltest.Reply {

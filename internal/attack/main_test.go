@@ -7,9 +7,11 @@
 package attack_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -103,4 +105,45 @@ func TestHarness(t *testing.T) {
 	if code != 0 || !bytes.Contains([]byte(out+errs), []byte("brood")) {
 		t.Fatalf("brood --help: code %d\n%s\n%s", code, out, errs)
 	}
+}
+
+// serveMCPHTTP starts `brood mcp --http` on a loopback port in the project
+// with model mdl (and args), stopped when the test ends, and returns where it serves
+// and the file its token is in (both from what it says on stderr).
+func (p *project) serveMCPHTTP(mdl string, args ...string) (url, tokenFile string) {
+	p.t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Dir, cmd.Env = p.root, append(append([]string{}, p.Env...), "BROOD_MODEL="+mdl)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	p.t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	sc := bufio.NewScanner(stderr)
+	for tokenFile == "" && sc.Scan() {
+		if _, u, ok := strings.Cut(sc.Text(), "serving streamable HTTP on "); ok {
+			url = u
+		}
+		if _, f, ok := strings.Cut(sc.Text(), "the token is in "); ok {
+			tokenFile = f
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+		cmd.Wait()
+		close(done)
+	}()
+	if url == "" || tokenFile == "" {
+		p.t.Fatalf("brood mcp --http did not say where it serves (%q) and where its token is (%q)", url, tokenFile)
+	}
+	return url, tokenFile
 }

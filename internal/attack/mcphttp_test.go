@@ -1,10 +1,8 @@
 package attack_test
 
 import (
-	"bufio"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,40 +15,7 @@ import (
 func TestMCPHTTPNeedsToken(t *testing.T) {
 	p := newProject(t, map[string]string{"README.md": "# served\n"})
 	mdl := p.script("s.yaml", "agents:\n  \"*\":\n    - say: explored\n")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "mcp", "--http", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = p.root, append(append([]string{}, p.Env...), "BROOD_MODEL="+mdl)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { cmd.Process.Kill(); <-done })
-	url, file := "", ""
-	sc := bufio.NewScanner(stderr)
-	for file == "" && sc.Scan() {
-		if _, u, ok := strings.Cut(sc.Text(), "serving streamable HTTP on "); ok {
-			url = u
-		}
-		if _, f, ok := strings.Cut(sc.Text(), "the token is in "); ok {
-			file = f
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-		cmd.Wait()
-		close(done)
-	}()
-	if url == "" || file == "" {
-		t.Fatalf("brood mcp --http did not say where it serves (%q) and where its token is (%q)", url, file)
-	}
+	url, file := p.serveMCPHTTP(mdl)
 	info, err := os.Stat(file)
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("token file %s: %v %v, want mode 0600", file, info.Mode(), err)
@@ -105,35 +70,8 @@ func TestMCPTokenFileHiddenFromChildren(t *testing.T) {
 	needLandlock(t)
 	p := newProject(t, map[string]string{"README.md": "# served\n"})
 	mdl := p.script("s.yaml", "agents:\n  \"*\":\n    - say: explored\n")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tokenFile := filepath.Join(t.TempDir(), "keys", "brood.token")
-	cmd := exec.Command(exe, "mcp", "--http", "127.0.0.1:0", "--token-file", tokenFile)
-	cmd.Dir, cmd.Env = p.root, append(append([]string{}, p.Env...), "BROOD_MODEL="+mdl)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { cmd.Process.Kill(); <-done })
-	file := ""
-	sc := bufio.NewScanner(stderr)
-	for file == "" && sc.Scan() {
-		if _, f, ok := strings.Cut(sc.Text(), "the token is in "); ok {
-			file = f
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-		cmd.Wait()
-		close(done)
-	}()
+	_, file := p.serveMCPHTTP(mdl, "--token-file", tokenFile)
 	if file != tokenFile {
 		t.Fatalf("brood mcp --http keeps its token in %q, want %q", file, tokenFile)
 	}

@@ -2,7 +2,6 @@ package attack_test
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/broodhq/brood/internal/mcpclient/mcptest"
 	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 )
 
 // TestMCPServerNetworkPerAgent (issue 23, remainder 2): a stdio MCP server
@@ -22,20 +22,7 @@ func TestMCPServerNetworkPerAgent(t *testing.T) {
 	if _, ok := sandbox.NetworkBan(); !ok {
 		t.Fatal("this machine cannot take the network from a tool process: the attack suite expects Linux with seccomp or Landlock ABI 4")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := sandboxtest.Greet(t, "tcp", "127.0.0.1:0", "")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@
 package attack_test
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,40 +35,7 @@ func TestRedTeamChildUsesMCPToken(t *testing.T) {
   explore:
     - say: "explored for the child"
 `)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := exec.Command(exe, "mcp", "--http", "127.0.0.1:0")
-	srv.Dir, srv.Env = p.root, append(append([]string{}, p.Env...), "BROOD_MODEL="+mdl)
-	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { srv.Process.Kill(); <-done })
-	url, file := "", ""
-	sc := bufio.NewScanner(stderr)
-	for file == "" && sc.Scan() {
-		if _, u, ok := strings.Cut(sc.Text(), "serving streamable HTTP on "); ok {
-			url = u
-		}
-		if _, f, ok := strings.Cut(sc.Text(), "the token is in "); ok {
-			file = f
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-		srv.Wait()
-		close(done)
-	}()
-	if url == "" || file == "" {
-		t.Fatalf("brood mcp --http did not say where it serves (%q) and where its token is (%q)", url, file)
-	}
+	url, file := p.serveMCPHTTP(mdl)
 	writeFile(t, filepath.Join(p.root, "use.sh"), `T=$(cat '`+file+`'); U='`+url+`'
 H='Accept: application/json, text/event-stream'
 S=$(curl -s -m 10 -X POST "$U" -H "Authorization: Bearer $T" -H 'Content-Type: application/json' -H "$H" -D - -o /dev/null \

@@ -2,7 +2,6 @@ package attack_test
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 )
 
 // The red team's variants of issue 23 (the cases the first attack tests
@@ -214,22 +214,8 @@ func TestUnixSocketNetworkNone(t *testing.T) {
 	}
 	p := newProject(t, map[string]string{"README.md": "# r\n"})
 	sock := filepath.Join(t.TempDir(), "proxy.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	sandboxtest.Greet(t, "unix", sock, "REACHED-THE-PROXY\n")
 	os.Chmod(sock, 0o777)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("REACHED-THE-PROXY\n"))
-			c.Close()
-		}
-	}()
 	mdl := p.script("unix.yaml", `agents:
   root:
     - tools:

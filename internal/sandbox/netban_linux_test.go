@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 )
 
 // TestNoNetworkForCommand: a command started from a thread under the ban
@@ -14,38 +16,10 @@ import (
 // as the network), can still make a socketpair and a netlink socket, and
 // this process itself still connects (TCP and unix).
 func TestNoNetworkForCommand(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hello\n"))
-			c.Close()
-		}
-	}()
+	ln := sandboxtest.Greet(t, "tcp", "127.0.0.1:0", "hello\n")
 	port := ln.Addr().(*net.TCPAddr).Port
 	sock := filepath.Join(t.TempDir(), "proxy.sock")
-	uln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer uln.Close()
-	go func() {
-		for {
-			c, err := uln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("proxied\n"))
-			c.Close()
-		}
-	}()
+	sandboxtest.Greet(t, "unix", sock, "proxied\n")
 	run := func(ban bool, script string) (string, error) {
 		type res struct {
 			out  string

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 )
 
 // childEnv, when set, makes the test binary act as a sandboxed child: it
@@ -239,20 +241,7 @@ func TestLandlockDeniesTCP(t *testing.T) {
 	if landlockABI() < 4 {
 		t.Skip("kernel Landlock ABI < 4 has no network rules; the namespace test covers network: false")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := sandboxtest.Greet(t, "tcp", "127.0.0.1:0", "")
 	tests := []struct {
 		network bool
 		wantOK  bool

@@ -7,27 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 )
 
 // TestBashWithoutNetwork: with NoNetwork a command cannot connect to a
 // loopback server this process runs (which this process still reaches);
 // without it, it can.
 func TestBashWithoutNetwork(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("reached\n"))
-			c.Close()
-		}
-	}()
+	ln := sandboxtest.Greet(t, "tcp", "127.0.0.1:0", "reached\n")
 	cmd := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3", ln.Addr().(*net.TCPAddr).Port)
 	for _, c := range []struct {
 		noNet bool
