@@ -3,11 +3,10 @@ package attack_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,32 +21,9 @@ var containments = []struct{ name, env string }{
 	{"pidns", "BROOD_CONTAINMENT=pidns"},
 }
 
-// uniqueSleep is a sleep duration no other process uses, so a test finds
-// its own sleeper by its command line.
-func uniqueSleep() string {
-	return fmt.Sprintf("150.%d%d", os.Getpid(), time.Now().UnixNano()%1e9)
-}
-
-// liveWith lists live, non-zombie processes whose command line holds arg.
-func liveWith(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(b), arg) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
-}
+// uniqueSleep and liveWith are sandboxtest's (UniqueSleep, LiveWith).
+func uniqueSleep() string       { return sandboxtest.UniqueSleep() }
+func liveWith(arg string) []int { return sandboxtest.LiveWith(arg) }
 
 // eventually polls cond (bounded): for a state another process reaches.
 func eventually(t *testing.T, what string, cond func() bool) {

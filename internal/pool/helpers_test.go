@@ -2,15 +2,14 @@ package pool
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
 )
 
 // waitGone polls /proc until pid is gone or a zombie, failing after 10s.
@@ -38,33 +37,9 @@ func itoa(n int) string {
 
 func runtimeGosched() { runtime.Gosched() }
 
-// uniqueSleep is a sleep duration no other process on the machine uses, so
-// that a test can find its own sleeper in /proc by its command line.
-func uniqueSleep() string {
-	return fmt.Sprintf("150.%d%d", os.Getpid(), time.Now().UnixNano()%1e9)
-}
-
-// procsWith lists the live (non-zombie) processes whose command line holds
-// arg.
-func procsWith(arg string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(b), arg) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			continue
-		}
-		out = append(out, pid)
-	}
-	return out
-}
+// uniqueSleep and procsWith are sandboxtest's (UniqueSleep, LiveWith).
+func uniqueSleep() string        { return sandboxtest.UniqueSleep() }
+func procsWith(arg string) []int { return sandboxtest.LiveWith(arg) }
 
 // testJob is a Job as the tests run it: Start, the lines read, Wait, and
 // output.json written where a caller would.
