@@ -29,6 +29,9 @@ func Compile(raw json.RawMessage) (call.Validator, error) {
 		}
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
+	if !knownDraft(s.Schema) {
+		return nil, fmt.Errorf("output schema: $schema %q is a draft this validator does not know: use draft 2020-12 (https://json-schema.org/draft/2020-12/schema) or draft-07, or leave $schema out", s.Schema)
+	}
 	if err := checkTypes(&s); err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
@@ -58,8 +61,20 @@ func (v validator) Validate(raw []byte) error {
 	return nil
 }
 
+// knownDraft says whether the library validates a schema with this
+// $schema ("" is 2020-12).
+func knownDraft(s string) bool {
+	switch s {
+	case "", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema":
+		return true
+	}
+	return false
+}
+
 // jsonTypes are the names a "type" may give.
-var jsonTypes = []string{"null", "boolean", "object", "array", "number", "string", "integer"}
+func jsonTypes() []string {
+	return []string{"null", "boolean", "object", "array", "number", "string", "integer"}
+}
 
 // checkTypes refuses a "type" that names no JSON type anywhere in the
 // schema, which the library leaves to validation time (where nothing
@@ -69,8 +84,8 @@ func checkTypes(s *gs.Schema) error {
 		return nil
 	}
 	for _, t := range append([]string{s.Type}, s.Types...) {
-		if t != "" && !slices.Contains(jsonTypes, t) {
-			return fmt.Errorf("type %q is not a JSON type (one of %v)", t, jsonTypes)
+		if t != "" && !slices.Contains(jsonTypes(), t) {
+			return fmt.Errorf("type %q is not a JSON type (one of %v)", t, jsonTypes())
 		}
 	}
 	v := reflect.ValueOf(s).Elem()

@@ -45,7 +45,7 @@ func TestCheckFindsAndValidatesTheAnswer(t *testing.T) {
 func TestCompileSchemaRejectsBadSchemas(t *testing.T) {
 	// A $ref outside the schema is refused, never loaded: a schema comes
 	// from an agent file or a plan, which a hostile repository writes.
-	for _, bad := range []string{`{`, `{"type": 3}`, `{"type": "colour"}`, `{"properties": {"a": {"items": {"type": ["string", "colour"]}}}}`, `{"$ref": "file:///etc/passwd"}`, `{"$ref": "https://example.com/s.json"}`} {
+	for _, bad := range []string{`{`, `{"type": 3}`, `{"type": "colour"}`, `{"properties": {"a": {"items": {"type": ["string", "colour"]}}}}`, `{"$ref": "file:///etc/passwd"}`, `{"$ref": "https://example.com/s.json"}`, `{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}`} {
 		if _, err := call.CompileSchema(jsonschema.Compile, []byte(bad)); err == nil {
 			t.Errorf("CompileSchema(%s) = nil error", bad)
 		}
