@@ -12,6 +12,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/broodhq/brood/internal/call/jsonschema"
 )
 
 // Error is a problem with a plan, naming the file and, where it can, the
@@ -104,9 +106,8 @@ func validateDoc(name string, raw []byte, lines func(string) int) Errors {
 	}
 	var out Errors
 	seen := map[string]bool{}
-	l := locate{defs: sch.Schema().Defs}
-	for _, lf := range l.walk(v, sch.Schema(), nil) {
-		for _, e := range leafErrors(name, lf) {
+	for _, pr := range jsonschema.Problems(sch, v) {
+		for _, e := range problemErrors(name, pr) {
 			if seen[e.Field+e.Message] {
 				continue
 			}
@@ -128,15 +129,16 @@ func validateDoc(name string, raw []byte, lines func(string) int) Errors {
 	return out
 }
 
-// leafErrors are the problems one schema error stands for: an unknown
-// field is named at its own key, with the known field it probably meant.
-func leafErrors(name string, lf leaf) Errors {
-	field := pointerField("/" + strings.Join(lf.at, "/"))
-	if len(lf.unknown) == 0 {
-		return Errors{{File: name, Field: field, Message: lf.msg}}
+// problemErrors are the plan errors one schema problem stands for: an
+// unknown field is named at its own key, with the known field it probably
+// meant.
+func problemErrors(name string, pr jsonschema.Problem) Errors {
+	field := pointerField(pr.Pointer())
+	if len(pr.Unknown) == 0 {
+		return Errors{{File: name, Field: field, Message: pr.Message}}
 	}
 	var out Errors
-	for _, prop := range lf.unknown {
+	for _, prop := range pr.Unknown {
 		f := prop
 		if field != "" {
 			f = field + "." + prop

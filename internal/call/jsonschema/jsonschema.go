@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	gs "github.com/google/jsonschema-go/jsonschema"
 
@@ -55,10 +56,26 @@ func (v validator) Validate(raw []byte) error {
 	if d.More() {
 		return fmt.Errorf("the JSON in your final answer does not parse: more than one value")
 	}
-	if err := v.r.Validate(doc); err != nil {
-		return fmt.Errorf("your JSON answer does not validate against the schema:\n%v", err)
+	err := v.r.Validate(doc)
+	if err == nil {
+		return nil
 	}
-	return nil
+	var b strings.Builder
+	for _, p := range Problems(v.r, doc) {
+		where := "the top level"
+		if ptr := p.Pointer(); ptr != "" {
+			where = "'" + ptr + "'"
+		}
+		msg := p.Message
+		if len(p.Unknown) > 0 {
+			msg = "additional properties " + quoted(p.Unknown) + " not allowed"
+		}
+		fmt.Fprintf(&b, "\n- at %s: %s", where, msg)
+	}
+	if b.Len() == 0 {
+		fmt.Fprintf(&b, "\n%v", err) // a keyword Problems does not walk
+	}
+	return fmt.Errorf("your JSON answer does not validate against the schema:%s", b.String())
 }
 
 // knownDraft says whether the library validates a schema with this

@@ -24,8 +24,9 @@ func TestCheckFindsAndValidatesTheAnswer(t *testing.T) {
 		{"bare", ` {"findings": []} `, `{"findings":[]}`, ""},
 		{"trailing object", "I found: {\"findings\":[\"x\"]}", `{"findings":["x"]}`, ""},
 		{"no json", "nothing to report", "", "holds no JSON"},
-		{"wrong type", "```json\n{\"findings\": 3}\n```", "", "does not validate"},
-		{"missing field", "```json\n{\"other\": 1}\n```", "", "findings"},
+		{"wrong type", "```json\n{\"findings\": 3}\n```", "", "does not validate against the schema:\n- at '/findings': got number, want array"},
+		{"wrong item", "```json\n{\"findings\": [\"a\", 2]}\n```", "", "- at '/findings/1': got number, want string"},
+		{"missing field", "```json\n{\"other\": 1}\n```", "", "- at the top level: missing property 'findings'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := s.Check(tc.text)
@@ -156,5 +157,26 @@ func TestGoRetriesInTheBackground(t *testing.T) {
 	}
 	if _, err := call.Go(context.Background(), context.Background(), &fakeLocal{t: t}, nil, call.Spec{Agent: "a", Prompt: "go", Schema: []byte(findingsSchema)}); !errors.Is(err, call.ErrNoCompiler) {
 		t.Fatalf("a background call with a schema and no compiler: %v, want ErrNoCompiler before it starts", err)
+	}
+}
+
+// TestValidateNamesWhere: an answer's problems are named at their place in
+// the answer (a JSON pointer), unknown fields by name; a keyword the walk
+// does not know still fails, with the library's own message.
+func TestValidateNamesWhere(t *testing.T) {
+	for _, tc := range []struct{ schema, answer, want string }{
+		{`{"type":"object","properties":{"a":{"type":"object","additionalProperties":false,"properties":{"b":{"type":"integer","minimum":1}}}}}`,
+			`{"a":{"b":0,"colour":"red"}}`, "- at '/a/b': minimum: got 0, want 1\n- at '/a': additional properties 'colour' not allowed"},
+		{`{"type":"object","properties":{"mode":{"enum":["fast","slow"]}}}`, `{"mode":"medium"}`, "- at '/mode': value must be one of 'fast', 'slow'"},
+		{`{"type":"array","maxItems":1}`, `[1,2]`, "maxItems"},
+	} {
+		v, err := jsonschema.Compile([]byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = v.Validate([]byte(tc.answer))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s against %s: %v\nwant it to contain %q", tc.answer, tc.schema, err, tc.want)
+		}
 	}
 }
