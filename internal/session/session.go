@@ -32,6 +32,7 @@ const (
 	RecToolResult RecordType = "tool_result" // one tool call's result, as soon as it is known; with input when a hook replaced the model's: the input that ran
 	RecUsage      RecordType = "usage"       // tokens of one model turn
 	RecSteer      RecordType = "steer"       // a message injected from outside at a turn boundary
+	RecNote       RecordType = "note"        // a one-line notice about the run (a tool it was not offered, and why)
 	RecEnd        RecordType = "end"         // a run finished (status, turns)
 )
 

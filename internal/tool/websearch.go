@@ -43,35 +43,43 @@ func (*WebSearch) Run(context.Context, *Env, json.RawMessage) Result {
 	return Errorf("WebSearch is not available in this run: brood searches only through the model provider's server-side search, which this run does not have; answer from what you know or fetch a known URL with WebFetch")
 }
 
+// Note is a one-line notice about a tool a run is not offered. A Quiet
+// note is for the transcript only: the rules left the tool out, as the
+// user set them (no allow rule, a deny rule).
+type Note struct {
+	Text  string
+	Quiet bool
+}
+
 // Offer is what the model is told about the set's tools for one run, and
-// a one-line note for each tool it is not offered (and why): a server tool
-// is offered only when the model runs it (model.OffersServerTool), the
-// agent has the network, and the permission rules allow it. The order is
-// Specs' order, so the prompt prefix stays the same from turn to turn.
-func (s *Set) Offer(env *Env, m model.Model) (specs []model.ToolSpec, notes []string) {
+// a note for each tool it is not offered (and why): a server tool is
+// offered only when the permission rules allow it, the agent has the
+// network, and the model's provider runs it (model.OffersServerTool). The
+// order is Specs' order, so the prompt prefix stays the same from turn to
+// turn.
+func (s *Set) Offer(env *Env, m model.Model) (specs []model.ToolSpec, notes []Note) {
 	for _, spec := range s.Specs() {
 		if spec.Server == nil {
 			specs = append(specs, spec)
-			continue
-		}
-		st := *spec.Server
-		switch {
-		case m == nil || !model.OffersServerTool(m, st.Kind):
-			notes = append(notes, NoServerSearch)
-			continue
-		case env != nil && env.NoNetwork:
-			notes = append(notes, "WebSearch: not offered: this agent runs with network: none")
 			continue
 		}
 		var perms *Permissions
 		if env != nil {
 			perms = env.Perms
 		}
-		allowed, blocked, why := perms.webSearch()
-		if why != "" {
-			notes = append(notes, "WebSearch: not offered: "+why)
+		allowed, blocked, why, quiet := perms.webSearch()
+		switch {
+		case why != "":
+			notes = append(notes, Note{Text: "WebSearch: not offered: " + why, Quiet: quiet})
+			continue
+		case env != nil && env.NoNetwork:
+			notes = append(notes, Note{Text: "WebSearch: not offered: this agent runs with network: none"})
+			continue
+		case m == nil || !model.OffersServerTool(m, spec.Server.Kind):
+			notes = append(notes, Note{Text: NoServerSearch})
 			continue
 		}
+		st := *spec.Server
 		st.AllowedDomains, st.BlockedDomains = allowed, blocked
 		spec.Server = &st
 		specs = append(specs, spec)
@@ -85,10 +93,11 @@ func (s *Set) Offer(env *Env, m model.Model) (specs []model.ToolSpec, notes []st
 // deny rules the blocked ones. The search runs at the provider within a
 // response, so nothing can be asked about a single search: an ask rule,
 // or no allow rule at all (bypassPermissions mode excepted), leaves the
-// tool out. why says why it is left out ("" when offered).
-func (p *Permissions) webSearch() (allowed, blocked []string, why string) {
+// tool out. why says why it is left out ("" when offered); quiet when the
+// rules say so plainly (no allow rule, a deny rule).
+func (p *Permissions) webSearch() (allowed, blocked []string, why string, quiet bool) {
 	if p == nil {
-		return nil, nil, ""
+		return nil, nil, "", false
 	}
 	domains := func(rules []Rule) (bare bool, ds []string) {
 		for _, r := range rules {
@@ -106,10 +115,10 @@ func (p *Permissions) webSearch() (allowed, blocked []string, why string) {
 		return bare, ds
 	}
 	if bare, _ := domains(p.deny); bare {
-		return nil, nil, "a deny rule refuses WebSearch"
+		return nil, nil, "a deny rule refuses WebSearch", true
 	}
 	if bare, ds := domains(p.ask); bare || len(ds) > 0 {
-		return nil, nil, "an ask rule names WebSearch, and a search runs at the provider where brood cannot ask (allow it, or remove the ask rule)"
+		return nil, nil, "an ask rule names WebSearch, and a search runs at the provider where brood cannot ask (allow it, or remove the ask rule)", false
 	}
 	_, blocked = domains(p.deny)
 	bare, allowed := domains(p.allow)
@@ -121,12 +130,12 @@ func (p *Permissions) webSearch() (allowed, blocked []string, why string) {
 		// blocked is left out.
 		allowed = slices.DeleteFunc(allowed, func(d string) bool { return slices.Contains(blocked, d) })
 		if len(allowed) == 0 {
-			return nil, nil, "every domain a WebSearch(domain:...) allow rule names is also denied"
+			return nil, nil, "every domain a WebSearch(domain:...) allow rule names is also denied", false
 		}
-		return allowed, nil, ""
+		return allowed, nil, "", false
 	case p.mode == ModeBypass:
 	default:
-		return nil, nil, "no allow rule (add WebSearch, or WebSearch(domain:example.com), to [permissions] allow, or pass --allow WebSearch)"
+		return nil, nil, "no allow rule (add WebSearch, or WebSearch(domain:example.com), to [permissions] allow, or pass --allow WebSearch)", true
 	}
-	return nil, blocked, ""
+	return nil, blocked, "", false
 }

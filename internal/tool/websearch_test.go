@@ -43,18 +43,19 @@ func TestWebSearchOffer(t *testing.T) {
 		offered          bool
 		allowed, blocked []string
 		note             string
+		quiet            bool
 	}{
-		{"no server search", searchModel{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, nil)}, false, nil, nil, NoServerSearch},
-		{"network none", searchProvider{}, &Env{NoNetwork: true, Perms: perms("default", []string{"WebSearch"}, nil, nil)}, false, nil, nil, "network: none"},
-		{"no rule", searchProvider{}, &Env{Perms: perms("default", nil, nil, nil)}, false, nil, nil, "--allow WebSearch"},
-		{"bare allow", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, nil)}, true, nil, nil, ""},
-		{"domain allows", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch(domain:Go.dev)", "WebSearch(domain:pkg.go.dev)", "WebSearch(domain:x.org)"}, []string{"WebSearch(domain:x.org)"}, nil)}, true, []string{"go.dev", "pkg.go.dev"}, nil, ""},
-		{"deny domains", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, []string{"WebSearch(domain:evil.example)"}, nil)}, true, nil, []string{"evil.example"}, ""},
-		{"bypass", searchProvider{}, &Env{Perms: perms("bypassPermissions", nil, nil, nil)}, true, nil, nil, ""},
-		{"bare deny", searchProvider{}, &Env{Perms: perms("bypassPermissions", []string{"WebSearch"}, []string{"WebSearch"}, nil)}, false, nil, nil, "deny rule"},
-		{"ask", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, []string{"WebSearch"})}, false, nil, nil, "ask rule"},
-		{"every allowed domain denied", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch(domain:a.example)"}, []string{"WebSearch(domain:a.example)"}, nil)}, false, nil, nil, "also denied"},
-		{"no permissions", searchProvider{}, &Env{}, true, nil, nil, ""},
+		{"no server search", searchModel{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, nil)}, false, nil, nil, NoServerSearch, false},
+		{"network none", searchProvider{}, &Env{NoNetwork: true, Perms: perms("default", []string{"WebSearch"}, nil, nil)}, false, nil, nil, "network: none", false},
+		{"no rule", searchProvider{}, &Env{Perms: perms("default", nil, nil, nil)}, false, nil, nil, "--allow WebSearch", true},
+		{"bare allow", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, nil)}, true, nil, nil, "", false},
+		{"domain allows", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch(domain:Go.dev)", "WebSearch(domain:pkg.go.dev)", "WebSearch(domain:x.org)"}, []string{"WebSearch(domain:x.org)"}, nil)}, true, []string{"go.dev", "pkg.go.dev"}, nil, "", false},
+		{"deny domains", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, []string{"WebSearch(domain:evil.example)"}, nil)}, true, nil, []string{"evil.example"}, "", false},
+		{"bypass", searchProvider{}, &Env{Perms: perms("bypassPermissions", nil, nil, nil)}, true, nil, nil, "", false},
+		{"bare deny", searchProvider{}, &Env{Perms: perms("bypassPermissions", []string{"WebSearch"}, []string{"WebSearch"}, nil)}, false, nil, nil, "deny rule", true},
+		{"ask", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, []string{"WebSearch"})}, false, nil, nil, "ask rule", false},
+		{"every allowed domain denied", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch(domain:a.example)"}, []string{"WebSearch(domain:a.example)"}, nil)}, false, nil, nil, "also denied", false},
+		{"no permissions", searchProvider{}, &Env{}, true, nil, nil, "", false},
 	}
 	set := NewSet(Builtins()...)
 	for _, tt := range tests {
@@ -72,17 +73,17 @@ func TestWebSearchOffer(t *testing.T) {
 				t.Errorf("offered %v", names)
 			}
 			if (ws != nil) != tt.offered {
-				t.Fatalf("WebSearch offered = %v, want %v (notes %q)", ws != nil, tt.offered, notes)
+				t.Fatalf("WebSearch offered = %v, want %v (notes %+v)", ws != nil, tt.offered, notes)
 			}
 			if tt.offered {
 				if len(notes) != 0 || ws.Server == nil || ws.Server.Kind != model.ServerToolWebSearch ||
 					!slices.Equal(ws.Server.AllowedDomains, tt.allowed) || !slices.Equal(ws.Server.BlockedDomains, tt.blocked) {
-					t.Errorf("spec %+v, notes %q; want allowed %v blocked %v", ws.Server, notes, tt.allowed, tt.blocked)
+					t.Errorf("spec %+v, notes %+v; want allowed %v blocked %v", ws.Server, notes, tt.allowed, tt.blocked)
 				}
 				return
 			}
-			if len(notes) != 1 || !strings.HasPrefix(notes[0], "WebSearch: ") || !strings.Contains(notes[0], tt.note) {
-				t.Errorf("notes = %q, want one containing %q", notes, tt.note)
+			if len(notes) != 1 || !strings.HasPrefix(notes[0].Text, "WebSearch: ") || !strings.Contains(notes[0].Text, tt.note) || notes[0].Quiet != tt.quiet {
+				t.Errorf("notes = %+v, want one containing %q, quiet %v", notes, tt.note, tt.quiet)
 			}
 		})
 	}
