@@ -73,7 +73,7 @@ func TestWebSearchLoop(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3", len(reqs))
 	}
-	if b := string(reqs[0].Body); !strings.Contains(b, `{"max_uses":5,"allowed_domains":["go.dev"],"name":"web_search","type":"web_search_20250305"}`) {
+	if b := string(reqs[0].Body); !strings.Contains(b, `{"max_uses":8,"allowed_domains":["go.dev"],"name":"web_search","type":"web_search_20250305"}`) {
 		t.Errorf("first request's tools: %s", b)
 	}
 	// After the pause the request ends with the paused assistant turn; both

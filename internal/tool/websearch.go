@@ -9,8 +9,9 @@ import (
 	"github.com/broodhq/brood/internal/model"
 )
 
-// webSearchMaxUses caps the searches of one model response.
-const webSearchMaxUses = 5
+// webSearchMaxUses caps the searches of one model response (Claude
+// Code's own cap).
+const webSearchMaxUses = 8
 
 // NoServerSearch is the note for a model whose provider runs no search.
 const NoServerSearch = "WebSearch: this model's provider offers no server-side search; the agent runs without it"
