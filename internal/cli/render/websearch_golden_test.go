@@ -106,3 +106,26 @@ func TestStreamGoldenWebSearch(t *testing.T) {
 		t.Error("a tool_result line answers the provider's search")
 	}
 }
+
+// TestTextWebSearch: in text mode the provider's search is a step on
+// stderr (its query, marked as run at the provider; its result block
+// shows nothing), the answer is on stdout, and the summary counts the
+// searches, the subagents' included.
+func TestTextWebSearch(t *testing.T) {
+	var out, errOut buf
+	r := NewText(&out, &errOut, false)
+	r.Event(agent.Event{Type: agent.EvTurn, Turn: 1})
+	r.Event(agent.Event{Type: agent.EvText, Text: "Let me search."})
+	use := model.Part{Type: model.PartServerToolUse, ID: "srvtoolu_1", Name: "web_search", Input: []byte(`{"query":"go release"}`)}
+	r.Event(agent.Event{Type: agent.EvServerTool, Tool: "WebSearch", ToolID: "srvtoolu_1", Input: use.Input, Part: &use})
+	res := model.Part{Type: model.PartWebSearchResult, ToolUseID: "srvtoolu_1", Text: "Go <https://go.dev>"}
+	r.Event(agent.Event{Type: agent.EvServerTool, Tool: "WebSearch", ToolID: "srvtoolu_1", Part: &res})
+	r.Event(agent.Event{Type: agent.EvText, Text: "Go is out."})
+	o := &agent.Outcome{Status: agent.StatusDone, Text: "Go is out.", Turns: 1, Usage: model.Usage{Input: 10, Output: 5, WebSearches: 1}}
+	r.Event(agent.Event{Type: agent.EvDone, Outcome: o})
+	r.Done(o, "/p/s.jsonl", Totals{Children: model.Usage{Input: 1, WebSearches: 2}})
+	want := "· Let me search.\n  ▸ WebSearch go release (at the provider)\n"
+	if out.String() != "Go is out.\n" || !strings.HasPrefix(errOut.String(), want) || !strings.Contains(errOut.String(), " · web searches 3") {
+		t.Errorf("stdout %q\nstderr %q", out.String(), errOut.String())
+	}
+}
