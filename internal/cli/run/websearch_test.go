@@ -2,6 +2,9 @@ package run_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,6 +109,41 @@ func TestWebSearchCLI(t *testing.T) {
 	for _, tl := range req.Tools {
 		if tl.Function.Name == "WebSearch" {
 			t.Error("WebSearch offered to the OpenAI model as a function")
+		}
+	}
+}
+
+// TestWebSearchChild: a subagent (a real child process) on a model that
+// runs web search gets WebSearch under the project's rule: its answer
+// cites the search, and its transcript keeps the provider's blocks; one
+// whose definition says `network: none` is not offered the search, and its
+// transcript says why.
+func TestWebSearchChild(t *testing.T) {
+	p := clitest.NewDispatchProject(t, false)
+	for name, net := range map[string]string{"researcher": "on", "offline": "none"} {
+		clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", name+".md"),
+			"---\nname: "+name+"\ndescription: searches\ntools: Read, WebSearch\nnetwork: "+net+"\n---\nYou search.\n")
+	}
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "[permissions]\nallow = [\"WebSearch\"]\n")
+	step := "    - say: \"Looking. \"\n      search: {query: go release, results: [{title: Go, url: \"https://go.dev\"}], cited: Go is out.}\n"
+	mdl := p.Script("c.yaml", "server_tools: [web_search]\nagents:\n  researcher:\n"+step+"  offline:\n"+step)
+	for _, tc := range []struct {
+		agent, out, transcript string
+	}{
+		{"researcher", "Looking. Go is out.", `"type":"web_search_tool_result"`},
+		{"offline", "Looking. (no web search was offered)", `"text":"WebSearch: not offered: this agent runs with network: none"`},
+	} {
+		code, out, errOut := p.Brood("subagent", "--model", mdl, tc.agent, "is go out?")
+		if code != 0 || !strings.Contains(out, tc.out) {
+			t.Fatalf("%s: exit %d:\n%s\n%s", tc.agent, code, out, errOut)
+		}
+		m := regexp.MustCompile(`task-id="([0-9A-Z]+)"`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no task id in %s", out)
+		}
+		b, err := os.ReadFile(filepath.Join(p.Root, ".brood", "dispatch", m[1], "session.jsonl"))
+		if err != nil || !strings.Contains(string(b), tc.transcript) {
+			t.Errorf("%s: transcript lacks %s (%v):\n%s", tc.agent, tc.transcript, err, b)
 		}
 	}
 }
