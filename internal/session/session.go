@@ -193,6 +193,15 @@ func redactRecord(r Record, f func(string) string) Record {
 			if len(m.Content[i].Input) > 0 {
 				m.Content[i].Input = redactJSON(m.Content[i].Input, f)
 			}
+			if raw := m.Content[i].Raw; len(raw) > 0 {
+				// A provider's block kept verbatim (a web search, cited
+				// text) is redacted like the rest; cited text whose block
+				// had a secret goes back as plain (redacted) text.
+				m.Content[i].Raw = redactJSON(raw, f)
+				if m.Content[i].Type == model.PartText && !bytes.Equal(m.Content[i].Raw, raw) {
+					m.Content[i].Raw = nil
+				}
+			}
 		}
 		r.Message = &m
 	}
