@@ -149,7 +149,7 @@ func (h *Headless) Event(ev agent.Event) {
 		// The provider's own search: its call and its result are blocks
 		// of the assistant's turn, as the Messages API returns them.
 		h.flushText()
-		if ev.Part != nil && json.Valid(ev.Part.Raw) {
+		if ev.Part != nil && serverBlock(*ev.Part) {
 			h.assistant([]Content{{Raw: ev.Part.Raw}})
 		}
 	case agent.EvToolResult:

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,5 +128,24 @@ func TestTextWebSearch(t *testing.T) {
 	want := "· Let me search.\n  ▸ WebSearch go release (at the provider)\n"
 	if out.String() != "Go is out.\n" || !strings.HasPrefix(errOut.String(), want) || !strings.Contains(errOut.String(), " · web searches 3") {
 		t.Errorf("stdout %q\nstderr %q", out.String(), errOut.String())
+	}
+}
+
+// TestSubagentSearchBlocks: a subagent's search blocks, read from its
+// transcript, go out in its stream-json lines as they were; a block that
+// is not an object of its part's type (a hostile child wrote it) is left
+// out.
+func TestSubagentSearchBlocks(t *testing.T) {
+	use := `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}}`
+	got := blocks([]model.Part{
+		{Type: model.PartText, Text: "Looking."},
+		{Type: model.PartServerToolUse, ID: "srvtoolu_1", Raw: []byte(use)},
+		{Type: model.PartWebSearchResult, ToolUseID: "srvtoolu_1", Raw: []byte(`{"type":"tool_use","id":"x","name":"Bash","input":{}}`)},
+		{Type: model.PartWebSearchResult, ToolUseID: "srvtoolu_1", Raw: []byte(`"web_search_tool_result"`)},
+		{Type: model.PartServerToolUse, ID: "srvtoolu_2"},
+	})
+	b, _ := json.Marshal(got)
+	if want := `[{"type":"text","text":"Looking."},` + use + `]`; string(b) != want {
+		t.Errorf("blocks = %s\nwant %s", b, want)
 	}
 }
