@@ -7,6 +7,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +87,8 @@ type run struct {
 	total          model.Usage
 	warned         bool
 	over           bool
-	last           string // latest non-empty assistant text
+	last           string           // latest non-empty assistant text
+	specs          []model.ToolSpec // what the model is offered (tool.Set.Offer)
 }
 
 func (r *run) emit(e Event) bool {
@@ -124,6 +126,9 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 	defer r.endSpan()
 	r.msgs = append([]model.Message(nil), history...)
 	r.record(session.Record{Type: session.RecMeta, Agent: r.cfg.Name, Model: modelName(r.cfg.Model), System: r.cfg.System})
+	if !r.offerTools() {
+		return
+	}
 	var pending []model.Part // user content for the next turn
 	if prompt != "" {
 		pending = append(pending, model.Part{Type: model.PartText, Text: prompt})
@@ -170,6 +175,11 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 			return
 		}
 		uses := resp.Message.ToolUses()
+		if len(uses) == 0 && resp.StopReason == "pause_turn" && turn < max {
+			// The provider paused a long turn (its server tools were
+			// still at work): the turn goes back as it is, to continue.
+			continue
+		}
 		if len(uses) == 0 {
 			if why := r.stopHook(ctx, turn, max); why != "" {
 				pending = []model.Part{{Type: model.PartText, Text: why}}
@@ -280,9 +290,7 @@ func (r *run) streamModel(ctx context.Context, turn int) (*model.Response, error
 		Effort:    r.cfg.Effort,
 		Agent:     r.cfg.Name,
 	}
-	if r.cfg.Tools != nil {
-		req.Tools = r.cfg.Tools.Specs()
-	}
+	req.Tools = r.specs
 	if r.cfg.Model == nil {
 		return nil, errors.New("agent: no model configured")
 	}
@@ -297,6 +305,13 @@ func (r *run) streamModel(ctx context.Context, turn int) (*model.Response, error
 			}
 		case c.TextDelta != "":
 			if !r.emit(Event{Type: EvText, Turn: turn, Text: c.TextDelta}) {
+				return nil, nil
+			}
+		case c.Block != nil:
+			// The provider ran it: shown, never run here.
+			b := *c.Block
+			ev := Event{Type: EvServerTool, Turn: turn, Tool: serverToolName(b.Name), ToolID: cmp.Or(b.ID, b.ToolUseID), Input: b.Input, Part: &b}
+			if !r.emit(ev) {
 				return nil, nil
 			}
 		case c.Done != nil:
@@ -432,6 +447,34 @@ func modelName(m model.Model) string {
 		return ""
 	}
 	return m.Name()
+}
+
+// offerTools decides what the model is offered for the whole run (a
+// server tool only where the provider runs it and the rules allow it), and
+// records a note for each tool left out, and emits the ones that are not
+// quiet (the rules left it out as the user set them).
+func (r *run) offerTools() bool {
+	if r.cfg.Tools == nil {
+		return true
+	}
+	var notes []tool.Note
+	r.specs, notes = r.cfg.Tools.Offer(r.cfg.Env, r.cfg.Model)
+	for _, n := range notes {
+		r.record(session.Record{Type: session.RecNote, Text: n.Text})
+		if !n.Quiet && !r.emit(Event{Type: EvNote, Text: n.Text}) {
+			return false
+		}
+	}
+	return true
+}
+
+// serverToolName is brood's name of a server tool the provider names
+// (web_search is WebSearch); a result block names none.
+func serverToolName(name string) string {
+	if name == model.ServerToolWebSearch || name == "" {
+		return "WebSearch"
+	}
+	return name
 }
 
 func slicesClone(m []model.Message) []model.Message { return append([]model.Message(nil), m...) }

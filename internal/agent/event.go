@@ -15,6 +15,8 @@ const (
 	EvRestart        EventType = "restart"         // the provider retried: drop this turn's text so far
 	EvToolCall       EventType = "tool_call"       // a tool call starts
 	EvToolResult     EventType = "tool_result"     // a tool call finished
+	EvServerTool     EventType = "server_tool"     // a block of a tool the provider ran (a web search, its result); Part is set
+	EvNote           EventType = "note"            // a one-line notice about the run, before its first turn (a tool not offered)
 	EvUsage          EventType = "usage"           // tokens of one turn, and the running total
 	EvBudgetWarning  EventType = "budget_warning"  // 80% of the token budget used (advisory)
 	EvBudgetExceeded EventType = "budget_exceeded" // 100% of the token budget used (advisory)
@@ -42,8 +44,11 @@ type Event struct {
 	Input   json.RawMessage `json:"input,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
 	Usage   *model.Usage    `json:"usage,omitempty"`
-	Total   *model.Usage    `json:"total,omitempty"`
-	Outcome *Outcome        `json:"outcome,omitempty"`
+	// Part is the server tool's block (EvServerTool): a server_tool_use
+	// or web_search_tool_result, with the provider's block in Part.Raw.
+	Part    *model.Part  `json:"part,omitempty"`
+	Total   *model.Usage `json:"total,omitempty"`
+	Outcome *Outcome     `json:"outcome,omitempty"`
 }
 
 // Outcome is the end of a run.

@@ -55,8 +55,11 @@ var (
 	// notifications and counts the turns since the one before.
 	// A failed model call: the error's wording is each program's own, and
 	// Claude Code counts the turn that failed.
+	// A web search is a WebSearch tool call in Claude Code (after a
+	// ToolSearch that loads it: three turns), the provider's server tool
+	// within one answer in brood.
 	valueDiffers = []string{"json-schema stop_reason", "json-schema num_turns", "max-turns num_turns", "subagents num_turns",
-		"api-error result", "api-error num_turns"}
+		"api-error result", "api-error num_turns", "web-search num_turns"}
 )
 
 func allowed(list []string, kind, key string) bool {

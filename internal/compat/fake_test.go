@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/model/modeltest"
 )
 
@@ -25,6 +26,10 @@ import (
 //	MOCK-RECALL=WORD  say whether WORD is in the conversation before the prompt
 //	MOCK-ERROR        answer 400 invalid_request_error (no retry)
 //	MOCK-SCHEMA       answer {"answer":"hello"} (through a StructuredOutput tool when offered)
+//	MOCK-SEARCH       search the web: with the provider's web_search tool offered (brood),
+//	                  search and answer citing it; else call Claude Code's WebSearch
+//	                  (through ToolSearch, as it is deferred), then answer. A request
+//	                  whose one tool is web_search (Claude Code's own search) searches.
 
 type request struct {
 	Model    string          `json:"model"`
@@ -75,6 +80,9 @@ func respond(root string) modeltest.Responder {
 		var req request
 		if json.Unmarshal(rec.Body, &req) != nil {
 			return modeltest.Reply{Text: "Hello."}
+		}
+		if len(req.Tools) == 1 && req.Tools[0].Name == "web_search" {
+			return searched("")
 		}
 		t := turnOf(req, root)
 		if t.cue == "" {
@@ -177,6 +185,8 @@ func (t turn) reply() modeltest.Reply {
 		return modeltest.Reply{Text: "The conversation " + has(strings.Contains(before.String(), t.arg)) + " " + t.arg + "."}
 	case "ERROR":
 		return modeltest.Reply{Status: 400, ErrorMessage: "MOCK-ERROR: the request was refused"}
+	case "SEARCH":
+		return t.search()
 	case "SCHEMA":
 		if t.offered("StructuredOutput") && len(t.results) == 0 {
 			return t.call("StructuredOutput", `{"answer":"hello"}`)
@@ -184,6 +194,32 @@ func (t turn) reply() modeltest.Reply {
 		return modeltest.Reply{Text: `{"answer":"hello"}`}
 	}
 	return modeltest.Reply{Text: "Hello."}
+}
+
+// searched is a reply that searches the web at the provider (the server
+// tool's blocks) and then says text, citing the result.
+func searched(text string) modeltest.Reply {
+	return modeltest.Reply{Text: text, Usage: model.Usage{Input: 50, Output: 10, WebSearches: 1},
+		Search: &modeltest.Search{ID: "srvtoolu_mock", Query: "go release",
+			Results: []modeltest.SearchResult{{Title: "Go", URL: "https://go.dev/doc/devel/release"}}, Cited: "Go is out."}}
+}
+
+// search answers MOCK-SEARCH. brood offers the provider's web_search
+// tool: one answer searches and says what it found. Claude Code offers
+// its WebSearch tool (deferred: ToolSearch loads it), which makes its own
+// request with web_search; its result comes back as a tool result.
+func (t turn) search() modeltest.Reply {
+	switch {
+	case t.offered("web_search"):
+		return searched("")
+	case len(t.results) > 0 && strings.Contains(string(t.results[len(t.results)-1].Content), "Web search results"):
+		return modeltest.Reply{Text: "Go is out."}
+	case t.offered("WebSearch"):
+		return t.call("WebSearch", `{"query":"go release"}`)
+	case t.offered("ToolSearch") && len(t.results) == 0:
+		return t.call("ToolSearch", `{"query":"select:WebSearch","max_results":1}`)
+	}
+	return modeltest.Reply{Text: "No web search here."}
 }
 
 // subagents answers MOCK-K=N: N calls of the subagent tool in one turn,

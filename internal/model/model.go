@@ -30,6 +30,16 @@ const (
 	// PartRedactedThinking is reasoning the provider returns encrypted; it
 	// must go back verbatim (Data) in the next request of a tool loop.
 	PartRedactedThinking PartType = "redacted_thinking"
+	// PartServerToolUse is a tool call the provider ran itself (Anthropic's
+	// web_search): ID, Name and Input are set, and Raw holds the block as
+	// the provider sent it. The agent loop never runs it; it goes back
+	// verbatim in the next request.
+	PartServerToolUse PartType = "server_tool_use"
+	// PartWebSearchResult is the provider's result of a web search it ran:
+	// ToolUseID names its server_tool_use, Raw holds the block verbatim
+	// (the results, encrypted as the provider sends them), Text a short
+	// readable summary (titles and URLs) for transcripts.
+	PartWebSearchResult PartType = "web_search_tool_result"
 )
 
 // Part is one block of a message. Only the fields that belong to its Type are
@@ -51,6 +61,18 @@ type Part struct {
 	Signature string `json:"signature,omitempty"`
 	// redacted_thinking: the opaque data to send back.
 	Data string `json:"data,omitempty"`
+
+	// Raw is the provider's block as it arrived, for the blocks that must
+	// go back verbatim: a server tool's call and result, and a text block
+	// with citations (Text is its text). Only the provider that wrote it
+	// reads it; others use the typed fields.
+	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// IsServerTool reports whether p is a server tool's call or result: run
+// by the provider, never by brood.
+func (p Part) IsServerTool() bool {
+	return p.Type == PartServerToolUse || p.Type == PartWebSearchResult
 }
 
 // Message is one conversation turn.
@@ -87,10 +109,52 @@ func UserText(s string) Message {
 }
 
 // ToolSpec describes a tool to the model. Schema is a JSON Schema object.
+// A spec with Server set is a tool the provider runs itself (see
+// ServerTool); Schema and Description are then unused.
 type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"input_schema"`
+	Server      *ServerTool     `json:"server,omitempty"`
+}
+
+// ServerToolWebSearch is the kind of the provider's web search tool.
+const ServerToolWebSearch = "web_search"
+
+// ServerTool is a tool the provider runs on its side (a web search): the
+// model calls it and gets its result within one response, and brood runs
+// nothing. Only a model that says it offers the kind (ServerTools) is sent
+// one.
+type ServerTool struct {
+	// Kind is the tool's kind: ServerToolWebSearch.
+	Kind string `json:"kind"`
+	// MaxUses caps the calls in one response (0: the provider's default).
+	MaxUses int `json:"max_uses,omitempty"`
+	// AllowedDomains, when set, are the only domains a search may return;
+	// BlockedDomains are never returned. The provider allows one or the
+	// other, not both.
+	AllowedDomains []string `json:"allowed_domains,omitempty"`
+	BlockedDomains []string `json:"blocked_domains,omitempty"`
+}
+
+// ServerTools is implemented by a model whose provider runs some tools on
+// its side; it names their kinds (ServerToolWebSearch).
+type ServerTools interface {
+	ServerTools() []string
+}
+
+// OffersServerTool reports whether m runs the server tool kind.
+func OffersServerTool(m Model, kind string) bool {
+	st, ok := m.(ServerTools)
+	if !ok {
+		return false
+	}
+	for _, k := range st.ServerTools() {
+		if k == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // Request is one call to the model.
@@ -112,15 +176,19 @@ type Usage struct {
 	Output     int64 `json:"output"`
 	CacheRead  int64 `json:"cache_read,omitempty"`
 	CacheWrite int64 `json:"cache_write,omitempty"`
+	// WebSearches counts the searches the provider ran (server-side web
+	// search); they are priced per search, not per token.
+	WebSearches int64 `json:"web_searches,omitempty"`
 }
 
 // Add returns u + v.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		Input:      u.Input + v.Input,
-		Output:     u.Output + v.Output,
-		CacheRead:  u.CacheRead + v.CacheRead,
-		CacheWrite: u.CacheWrite + v.CacheWrite,
+		Input:       u.Input + v.Input,
+		Output:      u.Output + v.Output,
+		CacheRead:   u.CacheRead + v.CacheRead,
+		CacheWrite:  u.CacheWrite + v.CacheWrite,
+		WebSearches: u.WebSearches + v.WebSearches,
 	}
 }
 
@@ -144,9 +212,14 @@ type Response struct {
 // Restart is set when a provider retried the request after a failure in the
 // middle of a stream: the consumer must discard the text deltas it has seen so
 // far for this request (they will be sent again). Done is always authoritative.
+//
+// Block, when set, is a whole server tool block (a server_tool_use, or its
+// web_search_tool_result) as soon as it is complete, so a consumer can show
+// it in order with the text around it; it is in Done's message as well.
 type Chunk struct {
 	TextDelta string
 	Restart   bool
+	Block     *Part
 	Done      *Response
 }
 

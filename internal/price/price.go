@@ -26,16 +26,24 @@ type Price struct {
 	Output     float64 `toml:"output" json:"output"`
 	CacheRead  float64 `toml:"cache_read" json:"cache_read"`
 	CacheWrite float64 `toml:"cache_write" json:"cache_write"`
+	// WebSearch is USD per 1,000 searches the provider ran (its
+	// server-side web search); 0 for a model that has none.
+	WebSearch float64 `toml:"web_search" json:"web_search,omitempty"`
 	// Note says where the price comes from when it is not a published
 	// list price (an assumption), or what it covers.
 	Note string `toml:"note" json:"note,omitempty"`
 }
 
-// Cost is u at p, in USD.
+// Cost is u at p, in USD: its tokens, and its web searches.
 func (p Price) Cost(u model.Usage) float64 {
-	return (float64(u.Input)*p.Input + float64(u.Output)*p.Output +
-		float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*p.CacheWrite) / 1e6
+	return (float64(u.Input)*p.Input+float64(u.Output)*p.Output+
+		float64(u.CacheRead)*p.CacheRead+float64(u.CacheWrite)*p.CacheWrite)/1e6 +
+		float64(u.WebSearches)*p.WebSearch/1000
 }
+
+// anthropicWebSearch is Anthropic's web search price, USD per 1,000
+// searches (on top of the tokens its results add to the context).
+const anthropicWebSearch = 10
 
 // Table maps a model id (without provider prefix) to its price.
 type Table map[string]Price
@@ -48,10 +56,10 @@ const assumed = "assumed: priced as the family's current list price; override in
 // models that the sonnet/opus/haiku aliases resolve to are priced as their
 // family's latest published price: an assumption, and marked as one.
 func Default() Table {
-	sonnet := Price{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite: 3.75}
-	opus45 := Price{Input: 5, Output: 25, CacheRead: 0.50, CacheWrite: 6.25}
-	opus4 := Price{Input: 15, Output: 75, CacheRead: 1.50, CacheWrite: 18.75}
-	haiku45 := Price{Input: 1, Output: 5, CacheRead: 0.10, CacheWrite: 1.25}
+	sonnet := Price{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite: 3.75, WebSearch: anthropicWebSearch}
+	opus45 := Price{Input: 5, Output: 25, CacheRead: 0.50, CacheWrite: 6.25, WebSearch: anthropicWebSearch}
+	opus4 := Price{Input: 15, Output: 75, CacheRead: 1.50, CacheWrite: 18.75, WebSearch: anthropicWebSearch}
+	haiku45 := Price{Input: 1, Output: 5, CacheRead: 0.10, CacheWrite: 1.25, WebSearch: anthropicWebSearch}
 	note := func(p Price, n string) Price { p.Note = n; return p }
 	return Table{
 		"claude-sonnet-5-5": note(sonnet, assumed),
@@ -66,8 +74,8 @@ func Default() Table {
 		"claude-opus-4-1":   opus4,
 		"claude-opus-4":     opus4,
 		"claude-haiku-4-5":  haiku45,
-		"claude-3-5-haiku":  {Input: 0.80, Output: 4, CacheRead: 0.08, CacheWrite: 1},
-		"claude-3-haiku":    {Input: 0.25, Output: 1.25, CacheRead: 0.03, CacheWrite: 0.30},
+		"claude-3-5-haiku":  {Input: 0.80, Output: 4, CacheRead: 0.08, CacheWrite: 1, WebSearch: anthropicWebSearch},
+		"claude-3-haiku":    {Input: 0.25, Output: 1.25, CacheRead: 0.03, CacheWrite: 0.30, WebSearch: anthropicWebSearch},
 		"gpt-5":             {Input: 1.25, Output: 10, CacheRead: 0.125},
 		"gpt-5-mini":        {Input: 0.25, Output: 2, CacheRead: 0.025},
 		"gpt-5-nano":        {Input: 0.05, Output: 0.40, CacheRead: 0.005},
@@ -137,7 +145,8 @@ func Load(files ...string) (Table, error) {
 		var doc struct {
 			Prices map[string]Price `toml:"prices"`
 		}
-		if _, err := toml.Decode(string(data), &doc); err != nil {
+		md, err := toml.Decode(string(data), &doc)
+		if err != nil {
 			var pe toml.ParseError
 			if errors.As(err, &pe) {
 				return nil, fmt.Errorf("%s:%d: %s (fix the file or move it aside)", path, pe.Position.Line, pe.Message)
@@ -145,8 +154,12 @@ func Load(files ...string) (Table, error) {
 			return nil, fmt.Errorf("%s: prices: %v", path, err)
 		}
 		for m, p := range doc.Prices {
-			if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
+			if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 || p.WebSearch < 0 {
 				return nil, fmt.Errorf("%s: prices.%q: a price cannot be negative", path, m)
+			}
+			if !md.IsDefined("prices", m, "web_search") {
+				// Overriding a model's token prices keeps its search price.
+				p.WebSearch = t[m].WebSearch
 			}
 			if p.Note == "" {
 				p.Note = "from " + path

@@ -46,6 +46,14 @@ func TestCost(t *testing.T) {
 	if want := 3 + 1.5 + 0.6 + 0.0375; math.Abs(got-want) > 1e-9 {
 		t.Errorf("cost %v, want %v", got, want)
 	}
+	// Web searches are priced per 1,000 (Anthropic's $10), beside the tokens.
+	sonnet, _ := Default().Lookup("anthropic/claude-sonnet-4-5")
+	if got := sonnet.Cost(model.Usage{Input: 1_000_000, WebSearches: 3}); math.Abs(got-3.03) > 1e-9 {
+		t.Errorf("cost with 3 searches %v, want 3.03", got)
+	}
+	if gpt, _ := Default().Lookup("openai/gpt-5"); gpt.WebSearch != 0 {
+		t.Errorf("gpt-5 web search price %v: brood offers it no search", gpt.WebSearch)
+	}
 }
 
 func TestLoadOverrides(t *testing.T) {
@@ -57,7 +65,7 @@ func TestLoadOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := tab.Lookup("anthropic/claude-sonnet-5-5"); p.Input != 2 || p.Output != 10 || !strings.Contains(p.Note, "user.toml") {
+	if p, _ := tab.Lookup("anthropic/claude-sonnet-5-5"); p.Input != 2 || p.Output != 10 || p.WebSearch != 10 || !strings.Contains(p.Note, "user.toml") {
 		t.Errorf("override: %+v", p)
 	}
 	if p, ok := tab.Lookup("script:/a/b.yaml"); !ok || p.Input != 7 {

@@ -44,7 +44,7 @@ func TestParseFields(t *testing.T) {
 		{"mcpServers bad spec", "mcpServers:\n  - notes: {args: [x]}\n", func(d *Definition) any { return len(d.MCPServers) }, 0, "needs a command"},
 		{"mcpServers bad name", "mcpServers: [\"a b\"]\n", func(d *Definition) any { return len(d.MCPServers) }, 0, "not a server name"},
 		{"mcpServers unused", "tools: Read\nmcpServers: [github]\n", func(d *Definition) any { return len(d.MCPServers) }, 1, "add mcp__github__*"},
-		{"nothing resolves", "tools: WebSearch\n", func(d *Definition) any { return d.Unresolvable }, true, "refused at spawn"},
+		{"nothing resolves", "tools: TodoWrite\n", func(d *Definition) any { return d.Unresolvable }, true, "refused at spawn"},
 		{"tools of wrong type", "tools: {a: 1}\n", func(d *Definition) any { return d.AllTools }, true, "comma string or a list"},
 		{"disallowed", "tools: Read, Bash, Write\ndisallowedTools: write, Bash(rm:*)\n", func(d *Definition) any { return [3]any{d.Tools, d.DisallowedTools, d.DenyRules} }, [3]any{[]string{"Read", "Bash"}, []string{"Write"}, []string{"Bash(rm:*)"}}, ""},
 		{"disallowed unknown", "disallowedTools: [Nope]\n", func(d *Definition) any { return d.DisallowedTools }, []string(nil), `unknown tool "Nope"`},

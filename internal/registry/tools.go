@@ -63,11 +63,15 @@ func lookupTool(name string) (toolInfo, bool) {
 		return toolInfo{"Workflow", true}, true
 	case "webfetch":
 		return toolInfo{"WebFetch", true}, true
+	case "websearch":
+		// Through the model provider's server-side search (tool.WebSearch):
+		// a run whose model has none is told so when it starts.
+		return toolInfo{"WebSearch", true}, true
 	}
 	// Claude Code's other tools: known, so no "unknown tool" warning, but
 	// brood has no implementation to give the child.
 	for _, n := range []string{
-		"NotebookEdit", "NotebookRead", "WebSearch", "TodoWrite",
+		"NotebookEdit", "NotebookRead", "TodoWrite",
 		"TodoRead", "BashOutput", "KillShell", "KillBash", "ExitPlanMode",
 		"EnterPlanMode", "SlashCommand", "Skill", "AskUserQuestion",
 		"TeamCreate", "TeamDelete", "TaskCreate", "TaskList", "TaskGet",
@@ -175,7 +179,7 @@ func resolveTools(entries []string, warn func(string)) []toolSpec {
 }
 
 // lackingTools are the Claude Code tools entries name that brood does not
-// provide (WebSearch, TodoWrite, NotebookEdit, ...): the agent
+// provide (TodoWrite, NotebookEdit, ...): the agent
 // runs without them, and is told so.
 func lackingTools(entries []string) []string {
 	var out []string

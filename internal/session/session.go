@@ -32,6 +32,7 @@ const (
 	RecToolResult RecordType = "tool_result" // one tool call's result, as soon as it is known; with input when a hook replaced the model's: the input that ran
 	RecUsage      RecordType = "usage"       // tokens of one model turn
 	RecSteer      RecordType = "steer"       // a message injected from outside at a turn boundary
+	RecNote       RecordType = "note"        // a one-line notice about the run (a tool it was not offered, and why)
 	RecEnd        RecordType = "end"         // a run finished (status, turns)
 )
 
@@ -191,6 +192,15 @@ func redactRecord(r Record, f func(string) string) Record {
 			m.Content[i].Text = f(m.Content[i].Text)
 			if len(m.Content[i].Input) > 0 {
 				m.Content[i].Input = redactJSON(m.Content[i].Input, f)
+			}
+			if raw := m.Content[i].Raw; len(raw) > 0 {
+				// A provider's block kept verbatim (a web search, cited
+				// text) is redacted like the rest; cited text whose block
+				// had a secret goes back as plain (redacted) text.
+				m.Content[i].Raw = redactJSON(raw, f)
+				if m.Content[i].Type == model.PartText && !bytes.Equal(m.Content[i].Raw, raw) {
+					m.Content[i].Raw = nil
+				}
 			}
 		}
 		r.Message = &m

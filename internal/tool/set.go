@@ -48,7 +48,7 @@ func NewSet(tools ...Tool) *Set {
 // Builtins returns fresh instances of brood's file, shell and web tools, in
 // the order the model sees them.
 func Builtins() []Tool {
-	return []Tool{&Read{}, &Write{}, &Edit{}, &Bash{}, &Glob{}, &Grep{}, &LS{}, &WebFetch{}}
+	return []Tool{&Read{}, &Write{}, &Edit{}, &Bash{}, &Glob{}, &Grep{}, &LS{}, &WebFetch{}, &WebSearch{}}
 }
 
 // Get finds a tool by name, in any case ("bash", "Bash", "BASH").

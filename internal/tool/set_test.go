@@ -154,7 +154,7 @@ func TestAskNamesTheOption(t *testing.T) {
 
 func TestSetLookupAndSpecs(t *testing.T) {
 	set := NewSet(Builtins()...)
-	want := []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "LS", "WebFetch"}
+	want := []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "LS", "WebFetch", "WebSearch"}
 	if got := set.Names(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Names = %v, want %v", got, want)
 	}
@@ -175,10 +175,10 @@ func TestSetLookupAndSpecs(t *testing.T) {
 	// A later tool of the same name replaces the earlier one in place of order.
 	mine := &fakeTool{name: "bash", run: func(json.RawMessage) Result { return Result{Content: "mine"} }}
 	over := NewSet(append(Builtins(), mine)...)
-	if got, _ := over.Get("Bash"); got != mine || len(over.Names()) != 8 {
+	if got, _ := over.Get("Bash"); got != mine || len(over.Names()) != 9 {
 		t.Fatalf("override failed: %v", over.Names())
 	}
-	ro := map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true, "WebFetch": true}
+	ro := map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true, "WebFetch": true, "WebSearch": true}
 	for _, tl := range Builtins() {
 		if tl.ReadOnly() != ro[tl.Spec().Name] {
 			t.Errorf("%s.ReadOnly() = %v", tl.Spec().Name, tl.ReadOnly())

@@ -89,6 +89,14 @@ func (c *conversation) event(ev agent.Event) {
 		c.add(&entry{kind: entryNotice, text: "✉ " + firstLine(ev.Text, 200)})
 	case agent.EvBudgetWarning, agent.EvBudgetExceeded:
 		c.add(&entry{kind: entryNotice, text: "! " + string(ev.Type) + ": " + ev.Text})
+	case agent.EvNote:
+		c.add(&entry{kind: entryNotice, text: "! " + firstLine(ev.Text, 200)})
+	case agent.EvServerTool:
+		// The provider ran it; its result is in the model's next text.
+		if ev.Part != nil && ev.Part.Type == model.PartServerToolUse {
+			c.streaming = nil
+			c.add(&entry{kind: entryNotice, text: "⌕ " + clean(ev.Tool, false) + " " + summarize(ev.Input)})
+		}
 	}
 }
 
@@ -225,7 +233,7 @@ func summarize(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &m) != nil {
 		return ""
 	}
-	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id", "description"} {
+	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id", "description", "query"} {
 		if v, ok := m[k].(string); ok && v != "" {
 			s := firstLine(v, 100)
 			if k == "subagent_type" {

@@ -438,7 +438,7 @@ func (x *executor) capTokens() {
 // usageSince is u less what was already counted of it (never below zero).
 func usageSince(u, before model.Usage) model.Usage {
 	d := func(a, b int64) int64 { return max(a-b, 0) }
-	return model.Usage{Input: d(u.Input, before.Input), Output: d(u.Output, before.Output), CacheRead: d(u.CacheRead, before.CacheRead), CacheWrite: d(u.CacheWrite, before.CacheWrite)}
+	return model.Usage{Input: d(u.Input, before.Input), Output: d(u.Output, before.Output), CacheRead: d(u.CacheRead, before.CacheRead), CacheWrite: d(u.CacheWrite, before.CacheWrite), WebSearches: d(u.WebSearches, before.WebSearches)}
 }
 
 func tokens(u model.Usage) int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }

@@ -3,6 +3,7 @@ package agents
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // ShowOptions are the arguments of `brood agents show`.
@@ -119,6 +121,7 @@ func show(out io.Writer, ro registry.Options, d *registry.Definition) error {
 		{"timeout", or(durationText(d), "default")},
 		{"priority", priority},
 		{"network", network},
+		{"web search", webSearchText(d)},
 	}
 	keys := make([]string, 0, len(d.Extra))
 	for k := range d.Extra {
@@ -180,4 +183,20 @@ func mcpServersText(d *registry.Definition) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// webSearchText says whether the agent gets WebSearch, the model
+// provider's server-side search ("" when its tools do not name it).
+func webSearchText(d *registry.Definition) string {
+	if !d.AllTools && !slices.Contains(d.Tools, "WebSearch") {
+		return ""
+	}
+	provider, _, qualified := strings.Cut(d.Model, "/")
+	switch {
+	case d.Network != nil && !*d.Network:
+		return "not offered: network: none"
+	case qualified && provider != "anthropic" || strings.HasPrefix(d.Model, "script:"):
+		return "not offered: " + strings.TrimPrefix(tool.NoServerSearch, "WebSearch: ")
+	}
+	return "the provider's server-side search (Anthropic models; other providers run without it), with an allow rule WebSearch or WebSearch(domain:...)"
 }

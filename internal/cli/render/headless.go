@@ -145,6 +145,13 @@ func (h *Headless) Event(ev agent.Event) {
 		}
 		h.inputs[ev.ToolID] = ev.Input
 		h.assistant([]Content{{Type: "tool_use", ID: ev.ToolID, Name: wireTool(ev.Tool), Input: ev.Input}}, toolUseMeta(ev.ToolID, ev.Tool)...)
+	case agent.EvServerTool:
+		// The provider's own search: its call and its result are blocks
+		// of the assistant's turn, as the Messages API returns them.
+		h.flushText()
+		if ev.Part != nil && serverBlock(*ev.Part) {
+			h.assistant([]Content{{Raw: ev.Part.Raw}})
+		}
 	case agent.EvToolResult:
 		if isAgentTool(ev.Tool) && ev.IsError {
 			h.dropCall(ev.ToolID) // refused: it started no subagent

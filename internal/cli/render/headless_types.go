@@ -144,6 +144,19 @@ type Content struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   any             `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// Raw, when set, is the whole block as the provider sent it (a
+	// server_tool_use or web_search_tool_result block): it is written as
+	// it is, and the other fields are unused.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes Raw when it is set, else the block's fields.
+func (c Content) MarshalJSON() ([]byte, error) {
+	if len(c.Raw) > 0 {
+		return c.Raw, nil
+	}
+	type fields Content
+	return json.Marshal(fields(c))
 }
 
 // TextBlock is a text block inside a tool_result's content list.

@@ -13,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/jsonstr"
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/termsafe"
 )
@@ -130,6 +131,12 @@ func (r *Renderer) Event(ev agent.Event) {
 		if ev.IsError {
 			fmt.Fprintf(r.err, "  ✗ %s: %s\n", ev.Tool, cmdutil.FirstLine(ev.Text, 160))
 		}
+	case agent.EvServerTool:
+		if ev.Part != nil && ev.Part.Type == model.PartServerToolUse {
+			r.endStreamedTurn()
+			r.flushThought()
+			fmt.Fprintf(r.err, "  ▸ %s %s (at the provider)\n", ev.Tool, summarizeInput(ev.Input))
+		}
 	case agent.EvBudgetWarning, agent.EvBudgetExceeded:
 		fmt.Fprintf(r.err, "  ! %s: %s\n", ev.Type, ev.Text)
 	case agent.EvInjected:
@@ -195,6 +202,9 @@ func (r *Renderer) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	r.mu.Unlock()
 	u := o.Usage
 	fmt.Fprintf(r.err, "· %s after %d turns · tokens in %d out %d cache r/w %d/%d", o.Status, o.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+	if n := u.WebSearches + children.WebSearches; n > 0 {
+		fmt.Fprintf(r.err, " · web searches %d", n)
+	}
 	if children.Total() > 0 {
 		fmt.Fprintf(r.err, " · subagents in %d out %d", children.Input+children.CacheRead, children.Output)
 	}
@@ -213,7 +223,7 @@ func summarizeInput(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &m) != nil {
 		return ""
 	}
-	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id"} {
+	for _, k := range []string{"command", "file_path", "pattern", "path", "subagent_type", "task_id", "query"} {
 		if v, ok := m[k].(string); ok && v != "" {
 			return cmdutil.FirstLine(v, 100)
 		}

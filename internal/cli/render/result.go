@@ -69,8 +69,9 @@ type Result struct {
 }
 
 // ResultUsage is the root's usage in the result, in the Messages API's
-// shape as Claude Code reports it. brood counts no thinking tokens, no
-// server tools and no cache tiers apart: those are zero.
+// shape as Claude Code reports it. brood counts no thinking tokens and no
+// cache tiers apart: those are zero; of the server tools it counts the
+// provider's web searches (WebFetch is brood's own tool, not the server's).
 type ResultUsage struct {
 	Usage
 	OutputTokensDetails struct {
@@ -102,6 +103,7 @@ type Timing struct {
 func NewResult(o *agent.Outcome, sessionPath string, t Totals, took time.Duration, stats SubagentStats, denials []PermissionDenial, tm Timing) Result {
 	u := ResultUsage{Usage: usageOf(o.Usage), ServiceTier: "standard", Iterations: []string{}, Speed: "standard"}
 	u.CacheCreation.Ephemeral5m = o.Usage.CacheWrite
+	u.ServerToolUse.WebSearchRequests = o.Usage.WebSearches
 	ttft, zero := tm.TTFT.Milliseconds(), int64(0)
 	r := Result{
 		Type: "result", Subtype: "success", DurationMS: took.Milliseconds(), DurationAPIMS: tm.API.Milliseconds(), NumTurns: o.Turns,

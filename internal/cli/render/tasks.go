@@ -291,7 +291,21 @@ func blocks(parts []model.Part) []Content {
 			out = append(out, Content{Type: "text", Text: p.Text})
 		case model.PartToolUse:
 			out = append(out, Content{Type: "tool_use", ID: p.ID, Name: wireTool(p.Name), Input: p.Input})
+		case model.PartServerToolUse, model.PartWebSearchResult:
+			if serverBlock(p) {
+				out = append(out, Content{Raw: p.Raw})
+			}
 		}
 	}
 	return out
+}
+
+// serverBlock reports whether p carries a provider's block that can go
+// out as it is: a JSON object of p's own type (a child's transcript is
+// its data, so a part is checked before its block is written).
+func serverBlock(p model.Part) bool {
+	var b struct {
+		Type string `json:"type"`
+	}
+	return len(p.Raw) > 0 && p.Raw[0] == '{' && json.Unmarshal(p.Raw, &b) == nil && b.Type == string(p.Type)
 }

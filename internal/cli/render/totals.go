@@ -59,6 +59,7 @@ func (t Totals) modelUsage() map[string]ModelUsage {
 		e.CacheReadInputTokens += u.CacheRead
 		e.CacheCreationInputTokens += u.CacheWrite
 		e.CacheCreation5m += u.CacheWrite
+		e.WebSearchRequests += u.WebSearches
 		e.CostUSD += c
 		e.Priced = ok || e.Priced
 		e.CanonicalModel, e.Provider, e.CostBasis = id, provider, "list"

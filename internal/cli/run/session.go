@@ -269,6 +269,9 @@ func runOnce(ctx context.Context, cancel func(), f *cmdutil.Factory, cfg agent.C
 			outcome = ev.Outcome // finish shows the last run's, after any retry
 			continue
 		}
+		if ev.Type == agent.EvNote {
+			fmt.Fprintf(f.Err, "brood: %s\n", ev.Text) // once, before the first turn, whatever the output format
+		}
 		out.Event(ev)
 		if ev.Outcome != nil {
 			outcome = ev.Outcome

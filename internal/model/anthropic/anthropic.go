@@ -140,6 +140,14 @@ func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams) iter.S
 						return
 					}
 				}
+			case "content_block_stop":
+				if i := int(ev.Index); i < len(acc.Content) && acc.Content[i].Type != "text" {
+					if p, ok := serverPart(acc.Content[i]); ok {
+						if !yield(model.Chunk{Block: &p}, nil) {
+							return
+						}
+					}
+				}
 			case "message_stop":
 				stopped = true
 			}
@@ -166,6 +174,10 @@ func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams) iter.S
 func toResponse(msg *sdk.Message) (*model.Response, error) {
 	out := model.Message{Role: model.RoleAssistant}
 	for _, b := range msg.Content {
+		if p, ok := serverPart(b); ok {
+			out.Content = append(out.Content, p)
+			continue
+		}
 		switch b.Type {
 		case "text":
 			out.Content = append(out.Content, model.Part{Type: model.PartText, Text: b.Text})
@@ -185,8 +197,8 @@ func toResponse(msg *sdk.Message) (*model.Response, error) {
 			// loop: dropping it makes the API refuse the conversation.
 			out.Content = append(out.Content, model.Part{Type: model.PartRedactedThinking, Data: b.Data})
 		default:
-			// Server-side tool blocks have no place in brood's message
-			// model; they are dropped.
+			// Other server-side blocks (brood offers no other server
+			// tool) are dropped.
 		}
 	}
 	for _, p := range out.Content {
@@ -201,6 +213,8 @@ func toResponse(msg *sdk.Message) (*model.Response, error) {
 			Output:     msg.Usage.OutputTokens,
 			CacheRead:  msg.Usage.CacheReadInputTokens,
 			CacheWrite: msg.Usage.CacheCreationInputTokens,
+			// (web fetch is brood's own tool, never the server's)
+			WebSearches: msg.Usage.ServerToolUse.WebSearchRequests,
 		},
 		StopReason: string(msg.StopReason),
 		Model:      string(msg.Model),

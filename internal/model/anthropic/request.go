@@ -93,6 +93,14 @@ func buildParams(cfg Config, req *model.Request) (sdk.MessageNewParams, error) {
 		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
 	for _, t := range req.Tools {
+		if t.Server != nil {
+			tool, err := serverTool(t)
+			if err != nil {
+				return p, err
+			}
+			p.Tools = append(p.Tools, tool)
+			continue
+		}
 		schema := t.Schema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
@@ -137,6 +145,15 @@ func buildParams(cfg Config, req *model.Request) (sdk.MessageNewParams, error) {
 func contentBlocks(m model.Message) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
 	for _, part := range m.Content {
+		if len(part.Raw) > 0 && (part.IsServerTool() || part.Type == model.PartText) {
+			// A server tool's call or result, or cited text: back verbatim.
+			b, err := rawBlock(part)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+			continue
+		}
 		switch part.Type {
 		case model.PartText:
 			// The API refuses text blocks of only white space (models often
@@ -172,6 +189,9 @@ func contentBlocks(m model.Message) ([]sdk.ContentBlockParamUnion, error) {
 			if part.Data != "" {
 				out = append(out, sdk.NewRedactedThinkingBlock(part.Data))
 			}
+		case model.PartServerToolUse, model.PartWebSearchResult:
+			// Without its provider block (written by another provider) it
+			// cannot go back; its text is in the conversation already.
 		default:
 			return nil, fmt.Errorf("anthropic: message part of unknown type %q", part.Type)
 		}

@@ -90,6 +90,9 @@ func WriteAnthropic(w http.ResponseWriter, n int, model string, r Reply) {
 	if fault() {
 		return
 	}
+	if r.Search != nil {
+		index = writeSearch(s, index, r.Search)
+	}
 	for _, tc := range r.ToolCalls {
 		s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": map[string]any{}}})
@@ -109,8 +112,11 @@ func WriteAnthropic(w http.ResponseWriter, n int, model string, r Reply) {
 			stop = "tool_use"
 		}
 	}
+	usage := map[string]any{"output_tokens": r.Usage.Output}
+	if r.Search != nil || r.Usage.WebSearches > 0 {
+		usage["server_tool_use"] = map[string]any{"web_search_requests": max(r.Usage.WebSearches, 1), "web_fetch_requests": 0}
+	}
 	s.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": r.Usage.Output}})
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": usage})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
 }

@@ -50,7 +50,9 @@ type Reply struct {
 	Thinking  string // Anthropic only: a thinking block before the text
 	Signature string // the thinking block's signature
 	ToolCalls []ToolCall
-	Usage     model.Usage
+	// Search, Anthropic only, is a server-side web search after the text.
+	Search *Search
+	Usage  model.Usage
 	// StopReason defaults to tool_use when there are tool calls, else
 	// end_turn (OpenAI: tool_calls / stop).
 	StopReason string
@@ -143,6 +145,13 @@ func errorMessage(r Reply) string {
 	}
 	return fmt.Sprintf("scripted %d %s", r.Status, http.StatusText(r.Status))
 }
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }
 
 // RequestModel is the model id a request body asked for, echoed in replies.
 func RequestModel(body []byte) string {

@@ -29,6 +29,9 @@ type (
 	Fault    = fakewire.Fault
 	ToolCall = fakewire.ToolCall
 	Reply    = fakewire.Reply
+	// Search and SearchResult script a server-side web search.
+	Search       = fakewire.Search
+	SearchResult = fakewire.SearchResult
 )
 
 // Faults (fakewire's).

@@ -96,6 +96,11 @@ func buildParams(cfg Config, req *model.Request) (sdk.ChatCompletionNewParams, e
 		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
 	}
 	for _, t := range req.Tools {
+		if t.Server != nil {
+			// Chat Completions has no server tool; the agent loop does not
+			// offer one to this model (see model.OffersServerTool).
+			continue
+		}
 		fn, err := functionDefinition(t)
 		if err != nil {
 			return p, err
@@ -146,6 +151,10 @@ func messages(m model.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 		case model.PartText:
 			text.WriteString(part.Text)
 		case model.PartThinking:
+		case model.PartServerToolUse, model.PartWebSearchResult:
+			// Another provider's server-side search (a session resumed on
+			// this model): its call and results have no place in Chat
+			// Completions; the text that used them stays.
 		case model.PartToolResult:
 			if m.Role != model.RoleUser {
 				return nil, fmt.Errorf("openai: tool_result in a %s message: the session is corrupt", m.Role)

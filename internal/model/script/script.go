@@ -35,6 +35,9 @@ type File struct {
 	// Agents maps an agent name ("root", "explore", ..., "*" for any other)
 	// to its turns: step i answers the agent's turn i+1.
 	Agents map[string][]Step `yaml:"agents"`
+	// ServerTools are the server tools the scripted "provider" runs
+	// (web_search): a step's `search` needs it.
+	ServerTools []string `yaml:"server_tools,omitempty"`
 }
 
 // Step is what the model does on one turn.
@@ -46,6 +49,9 @@ type Step struct {
 	Cases []Step `yaml:"cases,omitempty"`
 	// Say is the assistant text, a Go template (see Data and the functions).
 	Say string `yaml:"say,omitempty"`
+	// Search is a web search the provider runs within this answer, after
+	// Say and before the tool calls (see Search).
+	Search *Search `yaml:"search,omitempty"`
 	// Tools are the tool calls of this turn, each a one-key map from the tool
 	// name to its input. String values in inputs are templates too.
 	Tools []map[string]any `yaml:"tools,omitempty"`
@@ -66,6 +72,11 @@ func Parse(name string, data []byte) (*File, error) {
 	}
 	if len(f.Agents) == 0 {
 		return nil, fmt.Errorf("%s: no agents: a script needs `agents:` with at least one agent's turns (see docs/script-format.md)", name)
+	}
+	for _, k := range f.ServerTools {
+		if k != model.ServerToolWebSearch {
+			return nil, fmt.Errorf("%s: server_tools: %q is not a server tool the script model runs: use web_search", name, k)
+		}
 	}
 	for agent, steps := range f.Agents {
 		for i, s := range steps {
@@ -174,15 +185,13 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			}
 		}
 		data := newData(req, turn)
-		msg, err := m.render(step, data, call)
+		msg, err := m.render(step, data, call, searchOffered(req))
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
 		}
-		for _, w := range splitWords(msg.Text()) {
-			if !yield(model.Chunk{TextDelta: w}, nil) {
-				return
-			}
+		if !streamParts(msg, yield) {
+			return
 		}
 		stop := "end_turn"
 		if len(msg.ToolUses()) > 0 {
@@ -223,7 +232,7 @@ func (m *Model) pick(req *model.Request) (Step, int, error) {
 	return s, turn, nil
 }
 
-func (m *Model) render(s Step, d *Data, call int) (model.Message, error) {
+func (m *Model) render(s Step, d *Data, call int, canSearch bool) (model.Message, error) {
 	msg := model.Message{Role: model.RoleAssistant}
 	if s.Say != "" {
 		text, err := expand(s.Say, d)
@@ -231,6 +240,13 @@ func (m *Model) render(s Step, d *Data, call int) (model.Message, error) {
 			return msg, fmt.Errorf("script %s, agent %s, turn %d: say: %w", m.name, d.Agent, d.Turn, err)
 		}
 		msg.Content = append(msg.Content, model.Part{Type: model.PartText, Text: text})
+	}
+	if s.Search != nil {
+		if canSearch {
+			msg.Content = append(msg.Content, searchParts(s.Search, fmt.Sprintf("srvtoolu_s%d_%d", call, d.Turn))...)
+		} else {
+			msg.Content = append(msg.Content, model.Part{Type: model.PartText, Text: "(no web search was offered)"})
+		}
 	}
 	for j, t := range s.Tools {
 		for name, input := range t {
@@ -265,11 +281,35 @@ func usage(req *model.Request, out model.Message) model.Usage {
 			in += len(p.Text) + len(p.Input)
 		}
 	}
-	o := 0
+	o, searches := 0, int64(0)
 	for _, p := range out.Content {
 		o += len(p.Text) + len(p.Input)
+		if p.Type == model.PartServerToolUse {
+			searches++
+		}
 	}
-	return model.Usage{Input: int64(in/4 + 1), Output: int64(o/4 + 1)}
+	return model.Usage{Input: int64(in/4 + 1), Output: int64(o/4 + 1), WebSearches: searches}
+}
+
+// streamParts yields msg's text word by word and each server tool block
+// whole, in order.
+func streamParts(msg model.Message, yield func(model.Chunk, error) bool) bool {
+	for _, p := range msg.Content {
+		switch {
+		case p.IsServerTool():
+			b := p
+			if !yield(model.Chunk{Block: &b}, nil) {
+				return false
+			}
+		case p.Type == model.PartText:
+			for _, w := range splitWords(p.Text) {
+				if !yield(model.Chunk{TextDelta: w}, nil) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 func splitWords(s string) []string {
