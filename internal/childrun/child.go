@@ -190,7 +190,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		// an isolated one: its parent takes what it changed from its patch
 		// (the truth: an overlay's view follows the parent's tree), and a
 		// status walk through an overlay costs about twice a plain one.
-		before, _ = dispatch.SnapshotTree(ctx, workspace)
+		before = treeBefore(ctx, dir, workspace)
 	}
 	spawntrace.Mark(ctx, "child snapshot")
 
@@ -433,6 +433,20 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 }
 
 var errFixLimit = errors.New("the fix-attempt limit was exceeded")
+
+// treeBefore is the tree as the parent found it just before this child
+// started (tree-before.json, which an in-place writer's parent leaves in
+// the task directory), or, where there is none, the child's own walk of
+// it. Only the child's own account of its changes rests on it: the parent
+// judges by its own walks.
+func treeBefore(ctx context.Context, dir, workspace string) *dispatch.TreeState {
+	var st dispatch.TreeState
+	if b, err := os.ReadFile(filepath.Join(dir, dispatch.TreeBeforeFile)); err == nil && json.Unmarshal(b, &st) == nil && st.Files != nil {
+		return &st
+	}
+	st2, _ := dispatch.SnapshotTree(ctx, workspace)
+	return st2
+}
 
 // trackGroups keeps groups.json listing the Bash process groups that are
 // not empty yet, so the parent can kill them if this process dies first.

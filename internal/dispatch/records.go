@@ -25,12 +25,13 @@ import (
 
 // File names inside a task directory (package taskdir owns them).
 const (
-	EnvelopeFile = taskdir.Envelope
-	SessionFile  = taskdir.Session
-	ResultFile   = taskdir.Result
-	OutputFile   = taskdir.Output
-	LogFile      = taskdir.Log
-	InboxDir     = taskdir.Inbox // steering messages waiting for the child
+	EnvelopeFile   = taskdir.Envelope
+	SessionFile    = taskdir.Session
+	ResultFile     = taskdir.Result
+	OutputFile     = taskdir.Output
+	LogFile        = taskdir.Log
+	InboxDir       = taskdir.Inbox // steering messages waiting for the child
+	TreeBeforeFile = taskdir.TreeBefore
 )
 
 // Status of a dispatch's result.

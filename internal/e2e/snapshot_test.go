@@ -83,3 +83,39 @@ func childWaiting(root, id, mode string) bool {
 	b, err := os.ReadFile(f)
 	return err == nil && strings.Count(string(b), "\n") == 2
 }
+
+// TestInPlaceWriterTakesItsParentsSnapshot: an in-place writer's parent
+// hands the tree as it found it (a file already dirty) down to the child,
+// which measures its own account from it instead of walking the tree a
+// second time; the account names only the child's change, and the
+// parent's own walks agree with it.
+func TestInPlaceWriterTakesItsParentsSnapshot(t *testing.T) {
+	p := newProject(t, map[string]string{"c.txt": "c\n"})
+	testbrood.WriteFile(t, filepath.Join(p.Root, "pre.txt"), "dirty before the child\n")
+	script := `
+agents:
+  general-purpose:
+    - tools: [{Bash: {command: "echo made > made.txt"}}]
+    - say: "## What I did\nWrote.\n\n## What I found\nok\n\n## Files changed\nmade.txt\n\n## Problems\nnone"
+`
+	code, stdout, stderr := p.Brood(t.Context(), nil, "subagent", "general-purpose", "--isolation", "none", "--allow", "Bash",
+		"--model", p.Script("s.yaml", script), "Make a file.")
+	if code != 0 || !strings.Contains(stdout, `status="done"`) || !strings.Contains(stdout, "Files changed: made.txt\n") {
+		t.Fatalf("the in-place writer: code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	tasks, err := dispatch.ListTasks(p.Root)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("tasks: %v %v", tasks, err)
+	}
+	var before dispatch.TreeState
+	if err := tasks[0].Files().ReadJSON(dispatch.TreeBeforeFile, &before); err != nil {
+		t.Fatalf("no tree-before.json for the in-place writer: %v", err)
+	}
+	_, pre := before.Files["pre.txt"]
+	if _, made := before.Files["made.txt"]; !pre || made {
+		t.Errorf("tree-before.json = %v, want the tree with pre.txt dirty and made.txt not yet made", before.Files)
+	}
+	if r := tasks[0].Result; r == nil || strings.Join(r.FilesChanged, ",") != "made.txt" {
+		t.Errorf("the child's account: %+v, want made.txt only", r)
+	}
+}

@@ -252,14 +252,42 @@ type spawnConfiner struct {
 
 func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	s, env := c.s, c.s.j.env
+	// The tree's walk and the child's copy, view and namespaces are made
+	// side by side: the child is not started before both are done, and
+	// configuring it changes nothing git reports (an empty .claude to hold).
+	var snap chan *dispatch.TreeState
 	if c.snapshot {
-		s.before, _ = dispatch.SnapshotTree(ctx, env.Workspace)
+		snap = make(chan *dispatch.TreeState, 1)
+		go func() {
+			st, _ := dispatch.SnapshotTree(ctx, env.Workspace)
+			snap <- st
+		}()
 	}
-	spawntrace.Mark(ctx, "snapshot")
 	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
 	spawntrace.Mark(ctx, "isolate")
+	if snap != nil {
+		s.before = <-snap
+		s.handDown(env)
+	}
+	spawntrace.Mark(ctx, "snapshot")
 	s.cfg.watch(env.ReadOnly, s.ws)
 	return err
+}
+
+// handDown gives an in-place writer the tree as this parent found it
+// before the child's start (tree-before.json in its task directory), so
+// the child's own account of what it changed needs one walk of the tree
+// (after its work), not two. The parent's verdict never rests on it: the
+// parent keeps its own copy and walks the tree itself after the child.
+func (s *spawn) handDown(env *dispatch.Envelope) {
+	path := s.j.td.File(taskdir.TreeBefore)
+	if s.before == nil || env.ReadOnly {
+		_ = os.Remove(path)
+		return
+	}
+	if err := dispatch.WriteJSONQuick(path, s.before); err != nil {
+		_ = os.Remove(path) // the child then walks the tree itself
+	}
 }
 
 func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {

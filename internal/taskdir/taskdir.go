@@ -71,6 +71,10 @@ const (
 	Inbox    = "inbox"
 	Tmp      = "tmp"
 	Isolate  = "isolate"
+	// TreeBefore is the work tree's state as an in-place writer's parent
+	// took it before the child started: what the child measures its own
+	// account of its changes from, so it need not walk the tree itself.
+	TreeBefore = "tree-before.json"
 	// Owners holds the owner records and verdicts of a sandboxed parent's
 	// own children (it cannot write .brood/records).
 	Owners = "owners"
