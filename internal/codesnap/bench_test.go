@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/isolate"
@@ -113,5 +116,63 @@ func BenchmarkResultAndApply(b *testing.B) {
 		b.StopTimer()
 		git(b, h.repo, "checkout", "-q", "--", ".")
 		b.StartTimer()
+	}
+}
+
+// BenchmarkFirstCopy is a worker's first read-only copy of a snapshot, on
+// an empty cache (issue 26's dirty state): the clone, the lower checkout
+// and its verification, for a clean tree of BROOD_BENCH_FILES (10,000)
+// files and for the same tree with a tenth of them modified and as many
+// untracked ones added (4 KiB each). The submitter's capture is timed
+// apart (capture-ms).
+//
+//	go test ./internal/codesnap -run XXX -bench FirstCopy -benchtime 1x
+func BenchmarkFirstCopy(b *testing.B) {
+	if sup := isolate.ProbeIn(b.Context(), b.TempDir()); !sup.Overlay {
+		b.Skipf("overlay unavailable here (%s)", sup.Why)
+	}
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("BROOD_BENCH_FILES")); err == nil && v > 0 {
+		n = v
+	}
+	for _, dirty := range []bool{false, true} {
+		name := "clean"
+		if dirty {
+			name = "dirty"
+		}
+		b.Run(name, func(b *testing.B) {
+			h := benchHosts(b, n)
+			if dirty {
+				pad := strings.Repeat("x", 4096)
+				for i := range n / 10 {
+					os.WriteFile(filepath.Join(h.repo, fmt.Sprint("d", i/100), fmt.Sprint("f", i%100, ".txt")), fmt.Appendf(nil, "modified %d\n%s\n", i, pad), 0o644)
+				}
+				for i := range n {
+					p := filepath.Join(h.repo, "new", fmt.Sprint("u", i/500), fmt.Sprint("n", i, ".txt"))
+					os.MkdirAll(filepath.Dir(p), 0o755)
+					os.WriteFile(p, fmt.Appendf(nil, "untracked %d\n%s\n", i, pad), 0o644)
+				}
+			}
+			ctx := b.Context()
+			var capture, first time.Duration
+			for i := range b.N {
+				start := time.Now()
+				snap, err := codesnap.Capture(ctx, h.store, h.repo)
+				if err != nil {
+					b.Fatal(err)
+				}
+				capture += time.Since(start)
+				cache := codesnap.Cache{Dir: b.TempDir(), Overlay: true, UserXattr: isolate.ProbeIn(ctx, b.TempDir()).UserXattr, Remotes: h.cache.Remotes}
+				start = time.Now()
+				co, err := cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: fmt.Sprint(i), ReadOnly: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				first += time.Since(start)
+				co.Cleanup()
+			}
+			b.ReportMetric(float64(capture.Milliseconds())/float64(b.N), "capture-ms")
+			b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "first-copy-ms")
+		})
 	}
 }

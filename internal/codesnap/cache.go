@@ -359,13 +359,22 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 			return fmt.Errorf("codesnap: %w", err)
 		}
 	}
-	if _, err := meta.run(ctx, "checkout-index", "-a", "-u", "-f"); err != nil {
+	if _, err := meta.run(ctx, append(checkoutWorkers(), "checkout-index", "-a", "-u", "-f")...); err != nil {
 		return fmt.Errorf("codesnap: write the copy: %w", err)
 	}
 	// Fresh stat data in the child's index, so its first git status does
 	// not re-hash every file.
 	child.run(ctx, "update-index", "-q", "--refresh")
 	return nil
+}
+
+// checkoutWorkers makes a whole-tree checkout-index write its files from
+// four processes (git's parallel checkout, over 100 files): on a loaded
+// host a file's creation mostly waits (for the disk, for a CPU), and four
+// writers overlap the waits. 20,000 files of 4 KiB at load 35–45 on this
+// 2-core machine: 26–51 s with one writer, 2.2–5.4 s with four.
+func checkoutWorkers() []string {
+	return []string{"-c", "checkout.workers=4", "-c", "checkout.thresholdForParallelism=100"}
 }
 
 // metaGit runs git with our git dir and the snapshot index on the copy's

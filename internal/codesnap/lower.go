@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/broodhq/brood/internal/blobstore"
 )
@@ -26,6 +27,9 @@ type lower struct {
 	tree string
 	// index is the verified index of that tree (stat data of the checkout).
 	index []byte
+	// stamp is when that index was written (its file's mtime): a file
+	// changed no earlier is racily clean, checked by content (statcheck.go).
+	stamp time.Time
 	// child is the child's .git/index: the base commit's tree, with the
 	// checkout's stat data where a file is the base's, so the child's git
 	// status shows the dirty state as the submitter's did (unstaged).

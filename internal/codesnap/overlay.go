@@ -135,8 +135,9 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 	steps := [][]string{
 		{"read-tree", root},
 		// With the files' stat data in the index as they are written, so
-		// a child's git status does not re-hash every file.
-		{"checkout-index", "-a", "-f", "-u"},
+		// a child's git status does not re-hash every file; by parallel
+		// workers (checkoutWorkers).
+		append(checkoutWorkers(), "checkout-index", "-a", "-f", "-u"),
 	}
 	if root != snap.Base {
 		// The checkout's index is the base commit's (a dirty checkout's

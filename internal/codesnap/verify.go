@@ -24,8 +24,10 @@ import (
 //     memory, never on disk;
 //   - a later use compares the checkout with that index by stat data
 //     (size, mtime, ctime, inode: writing a file changes its ctime, which
-//     no unprivileged writer can set back), and falls back to hashing when
-//     anything differs;
+//     no unprivileged writer can set back), in this process (statcheck.go:
+//     an lstat per file, a readdir per directory, no git process), hashing
+//     a file whose stat data differs; whatever it cannot vouch for is
+//     checked by git (diff-files, ls-files --others), which decides;
 //   - the checkout's .git holds exactly the files the cache wrote, with
 //     their content (HEAD, config, alternates; its index is replaced by the
 //     verified one in each copy's upper layer).
@@ -47,6 +49,10 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err := checkBaseGitDir(tree, repo, snap.Base, format); err != nil {
 		return nil, err
 	}
+	v, seen := c.verified.Load(key)
+	if seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
+		return v.(*lower), nil // (statcheck.go: no git process)
+	}
 	tmp, err := os.CreateTemp(scratch, "verify-*.index")
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
@@ -55,7 +61,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	index := tmp.Name()
 	defer os.Remove(index)
 	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
-	if v, ok := c.verified.Load(key); ok {
+	if seen {
 		l := v.(*lower)
 		if err := os.WriteFile(index, l.index, 0o600); err != nil {
 			return nil, fmt.Errorf("codesnap: %w", err)
@@ -83,7 +89,11 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	l := &lower{tree: root, index: b, child: b}
+	st, err := os.Stat(index)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	l := &lower{tree: root, index: b, child: b, stamp: st.ModTime()}
 	if root != snap.Base {
 		if l.child, err = childIndex(ctx, repo, tree, scratch, b, root, snap); err != nil {
 			return nil, err

@@ -233,7 +233,9 @@ func StartShared(tb testing.TB) *Server {
 		}
 		tb.Skipf("%v", err)
 	}
-	dir, err := os.MkdirTemp("", "brood-temporal-")
+	// BROOD_TEMPORAL_DB_DIR (a benchmark's choice: /dev/shm) keeps its
+	// state off a disk other processes load.
+	dir, err := os.MkdirTemp(os.Getenv("BROOD_TEMPORAL_DB_DIR"), "brood-temporal-")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,202 @@
+package codesnap
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The per-use check of a verified base checkout, in this process: one
+// lstat per file the verified index lists and one readdir per directory,
+// no git process. It answers only "provably the verified tree" (true) or
+// "cannot tell" (false): on false, the caller runs git's own check
+// (clean), which decides, so this check may only be stricter than git's.
+//
+// It is git's stat check (ie_match_stat with core.trustctime and
+// core.checkStat=default), done strictly: mode type and executable bit,
+// size, mtime and ctime to the nanosecond, inode, uid and gid. Writing a
+// file changes its ctime, which no unprivileged writer can set back. An
+// entry git smudged when it wrote the index (racily clean: its stat data
+// too close to the index's own time to trust; size 0), or racily clean
+// now (changed no earlier than the index was written), is hashed here, as
+// git hashes it, and compared with the index's blob id. Any file or directory the index
+// does not imply (besides the top .git, which checkBaseGitDir checks), a
+// directory that is not one (a symlink), a conflict stage, a gitlink,
+// assume-valid or an index version other than 2 or 3 answers false.
+
+// indexEntry is the part of a git index entry the check compares.
+type indexEntry struct {
+	path                           string
+	ctimeS, ctimeN, mtimeS, mtimeN uint32
+	ino, mode, uid, gid, size      uint32
+	oid                            []byte
+}
+
+// racy: the entry's file changed no earlier than the index was written,
+// so a later write in the same clock tick would leave its stat data as it
+// is (git's racy-git problem); git hashes such an entry, and so does this.
+func (e *indexEntry) racy(stamp time.Time) bool {
+	s, n := uint32(stamp.Unix()), uint32(stamp.Nanosecond())
+	late := func(sec, nsec uint32) bool { return sec > s || sec == s && nsec >= n }
+	return late(e.mtimeS, e.mtimeN) || late(e.ctimeS, e.ctimeN)
+}
+
+// parseIndex reads a version 2 or 3 git index; ok is false for anything
+// the check does not handle.
+func parseIndex(b []byte, oidLen int) (entries []indexEntry, ok bool) {
+	if len(b) < 12 || string(b[:4]) != "DIRC" {
+		return nil, false
+	}
+	version := binary.BigEndian.Uint32(b[4:8])
+	if version != 2 && version != 3 {
+		return nil, false
+	}
+	n := int(binary.BigEndian.Uint32(b[8:12]))
+	off := 12
+	entries = make([]indexEntry, 0, n)
+	for range n {
+		fixed := 40 + oidLen + 2
+		if off+fixed > len(b) {
+			return nil, false
+		}
+		e := b[off:]
+		u := func(i int) uint32 { return binary.BigEndian.Uint32(e[i*4:]) }
+		ie := indexEntry{ctimeS: u(0), ctimeN: u(1), mtimeS: u(2), mtimeN: u(3), ino: u(5), mode: u(6), uid: u(7), gid: u(8), size: u(9),
+			oid: e[40 : 40+oidLen]}
+		flags := binary.BigEndian.Uint16(e[40+oidLen:])
+		if flags&0xf000 != 0 { // assume-valid, extended flags, a conflict stage
+			return nil, false
+		}
+		nameLen := int(flags & 0xfff)
+		start := off + fixed
+		if nameLen == 0xfff || start+nameLen > len(b) {
+			return nil, false
+		}
+		ie.path = string(b[start : start+nameLen])
+		// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+		off += (fixed + nameLen + 8) &^ 7
+		if off > len(b) || ie.path == "" {
+			return nil, false
+		}
+		switch ie.mode &^ 0o777 {
+		case 0o100000, 0o120000:
+		default: // a gitlink, or anything else
+			return nil, false
+		}
+		entries = append(entries, ie)
+	}
+	return entries, true
+}
+
+// statClean reports whether the checkout at tree is provably the tree of
+// the verified index (see above), written at stamp (its file's mtime).
+func statClean(tree string, index []byte, stamp time.Time, format string) bool {
+	oidLen, newHash := 20, sha1.New
+	if format == "sha256" {
+		oidLen, newHash = 32, sha256.New
+	}
+	entries, ok := parseIndex(index, oidLen)
+	if !ok {
+		return false
+	}
+	// Every directory the index implies, with the names it holds.
+	dirs := map[string]map[string]bool{".": {".git": true}}
+	for _, e := range entries {
+		for p := e.path; ; {
+			dir, name := path.Dir(p), path.Base(p)
+			kids, seen := dirs[dir]
+			if !seen {
+				kids = map[string]bool{}
+				dirs[dir] = kids
+			}
+			kids[name] = true
+			if seen || dir == "." {
+				break // dir is in its parent's names already
+			}
+			p = dir
+		}
+	}
+	for dir, kids := range dirs {
+		if !sameDir(filepath.Join(tree, filepath.FromSlash(dir)), kids) {
+			return false
+		}
+	}
+	for i := range entries {
+		if !sameFile(filepath.Join(tree, filepath.FromSlash(entries[i].path)), &entries[i], stamp, newHash) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameDir: dir is a real directory holding exactly the names kids.
+func sameDir(dir string, kids map[string]bool) bool {
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil || len(names) != len(kids) {
+		return false
+	}
+	for _, n := range names {
+		if !kids[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameFile: the file at p is the entry's, by stat data or else by content.
+func sameFile(p string, e *indexEntry, stamp time.Time, newHash func() hash.Hash) bool {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil {
+		return false
+	}
+	link := e.mode&^0o777 == 0o120000
+	switch {
+	case link && st.Mode&unix.S_IFMT != unix.S_IFLNK:
+		return false
+	case !link && (st.Mode&unix.S_IFMT != unix.S_IFREG || (st.Mode&0o100 != 0) != (e.mode&0o100 != 0)):
+		return false
+	}
+	if e.size != 0 && (uint32(st.Size) != e.size ||
+		uint32(st.Ctim.Sec) != e.ctimeS || uint32(st.Ctim.Nsec) != e.ctimeN ||
+		uint32(st.Mtim.Sec) != e.mtimeS || uint32(st.Mtim.Nsec) != e.mtimeN ||
+		uint32(st.Ino) != e.ino || st.Uid != e.uid || st.Gid != e.gid) {
+		return false
+	}
+	if e.size != 0 && !e.racy(stamp) {
+		return true
+	}
+	// Racily clean, smudged or empty: by content, as git does.
+	var data []byte
+	var err error
+	if link {
+		var target string
+		target, err = os.Readlink(p)
+		data = []byte(target)
+	} else {
+		data, err = os.ReadFile(p)
+	}
+	if err != nil {
+		return false
+	}
+	h := newHash()
+	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
+	h.Write(data)
+	return string(h.Sum(nil)) == string(e.oid)
+}

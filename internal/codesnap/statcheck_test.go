@@ -1,0 +1,142 @@
+package codesnap
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStatClean: the in-process check of a verified checkout vouches for
+// it untouched, and never for a
+// checkout git's own check finds changed: a file rewritten (even at the
+// same size with its mtime set back), added, removed, made executable, a
+// directory added or swapped for a symlink to the moved original, a
+// symlink retargeted, a racily clean file (dated no earlier
+// than the index) rewritten: those it hashes, as git does; an index it does not read (version 4) is left to git.
+func TestStatClean(t *testing.T) {
+	cases := []struct {
+		name   string
+		racy   bool // files dated after the index: racily clean
+		tamper func(t *testing.T, tree, index string)
+		want   bool
+	}{
+		{"racy, untouched", true, func(*testing.T, string, string) {}, true},
+		{"racy, same size, mtime kept", true, func(t *testing.T, tree, _ string) {
+			p := filepath.Join(tree, "sub", "c.go")
+			st, err := os.Stat(p)
+			must(t, err)
+			must(t, os.WriteFile(p, []byte("package evil\n"), 0o644))
+			must(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
+		}, false},
+		{"racy, index names other content", true, func(t *testing.T, _, index string) {
+			b, err := os.ReadFile(index)
+			must(t, err)
+			b[12+40] ^= 1 // the first entry's blob id
+			must(t, os.WriteFile(index, b, 0o600))
+		}, false},
+		{"untouched", false, func(*testing.T, string, string) {}, true},
+		{"touched", false, func(t *testing.T, tree, _ string) {
+			later := time.Now().Add(time.Hour)
+			must(t, os.Chtimes(filepath.Join(tree, "a.txt"), later, later))
+		}, false}, // (as git's diff-files: the checkout is then made again)
+		{"same size, mtime set back", false, func(t *testing.T, tree, _ string) {
+			p := filepath.Join(tree, "sub", "c.go")
+			st, err := os.Stat(p)
+			must(t, err)
+			must(t, os.WriteFile(p, []byte("package evil\n"), 0o644))
+			must(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
+		}, false},
+		{"appended", false, func(t *testing.T, tree, _ string) {
+			f, err := os.OpenFile(filepath.Join(tree, "a.txt"), os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			f.WriteString("evil\n")
+			f.Close()
+		}, false},
+		{"added file", false, func(t *testing.T, tree, _ string) {
+			must(t, os.WriteFile(filepath.Join(tree, "sub", "deep", "zz.go"), []byte("package deep\n"), 0o644))
+		}, false},
+		{"added dir", false, func(t *testing.T, tree, _ string) {
+			must(t, os.Mkdir(filepath.Join(tree, "empty"), 0o755))
+		}, false},
+		{"removed file", false, func(t *testing.T, tree, _ string) {
+			must(t, os.Remove(filepath.Join(tree, "sub", "deep", "d.txt")))
+		}, false},
+		{"made executable", false, func(t *testing.T, tree, _ string) {
+			must(t, os.Chmod(filepath.Join(tree, "a.txt"), 0o755))
+		}, false},
+		{"dir swapped for a symlink", false, func(t *testing.T, tree, _ string) {
+			moved := filepath.Join(t.TempDir(), "deep")
+			must(t, os.Rename(filepath.Join(tree, "sub", "deep"), moved))
+			must(t, os.Symlink(moved, filepath.Join(tree, "sub", "deep")))
+		}, false},
+		{"symlink retargeted", false, func(t *testing.T, tree, _ string) {
+			must(t, os.Remove(filepath.Join(tree, "link")))
+			must(t, os.Symlink("sub/c.go", filepath.Join(tree, "link")))
+		}, false},
+		{"index version 4", false, func(t *testing.T, tree, index string) {
+			gitIn(t, tree, index, "update-index", "--index-version", "4")
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tree := t.TempDir()
+			gitIn(t, tree, "", "init", "-q")
+			files := map[string]string{"a.txt": "a\n", "sub/c.go": "package sub\n", "sub/deep/d.txt": "d\n", "run.sh": "#!/bin/sh\n", "empty.txt": ""}
+			for name, data := range files {
+				p := filepath.Join(tree, filepath.FromSlash(name))
+				must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				must(t, os.WriteFile(p, []byte(data), 0o644))
+			}
+			must(t, os.Chmod(filepath.Join(tree, "run.sh"), 0o755))
+			must(t, os.Symlink("a.txt", filepath.Join(tree, "link")))
+			gitIn(t, tree, "", "add", "-A")
+			gitIn(t, tree, "", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "base")
+			// As verifyBase makes it: a fresh index of the tree, refreshed.
+			index := filepath.Join(t.TempDir(), "index")
+			if tc.racy {
+				later := time.Now().Add(time.Hour)
+				for name := range files {
+					must(t, os.Chtimes(filepath.Join(tree, filepath.FromSlash(name)), later, later))
+				}
+			}
+			gitIn(t, tree, index, "read-tree", "HEAD")
+			gitIn(t, tree, index, "update-index", "-q", "--refresh")
+			tc.tamper(t, tree, index)
+			b, err := os.ReadFile(index)
+			must(t, err)
+			st, err := os.Stat(index)
+			must(t, err)
+			got := statClean(tree, b, st.ModTime(), "sha1")
+			if got != tc.want {
+				t.Fatalf("statClean = %v, want %v", got, tc.want)
+			}
+			g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + filepath.Join(tree, ".git"), "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
+			if gerr := clean(t.Context(), g); got && gerr != nil {
+				t.Fatalf("statClean vouched for a checkout git finds changed: %v", gerr)
+			}
+		})
+	}
+}
+
+func gitIn(t *testing.T, dir, index string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	if index != "" {
+		cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+index)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

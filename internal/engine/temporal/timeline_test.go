@@ -1,0 +1,86 @@
+package temporal_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// timeline is where a plan's calls spent their time on the fleet, from
+// its workflow's history (medians and 90th percentiles over the calls).
+type timeline struct {
+	// queued: an activity scheduled until a worker started it.
+	queued [2]time.Duration
+	// running: started until completed (the worker's whole activity: the
+	// copy, the child, the result).
+	running [2]time.Duration
+	// turnaround: an activity completed until the workflow scheduled the
+	// next one (a workflow task on the plan's worker).
+	turnaround [2]time.Duration
+	// wfTask: a workflow task started until completed (the plan's code on
+	// its worker); wfQueued: scheduled until started.
+	wfTask, wfQueued [2]time.Duration
+}
+
+// planTimeline reads the history of the plan run id.
+func planTimeline(t testing.TB, c client.Client, id string) timeline {
+	t.Helper()
+	scheduled := map[int64]time.Time{}
+	var queued, running, turn []time.Duration
+	started := map[int64]time.Time{}
+	var completed []time.Time // waiting for the next schedule
+	var wfTask, wfQueued []time.Duration
+	var wtScheduled, wtStarted time.Time
+	it := c.GetWorkflowHistory(t.Context(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := e.GetEventTime().AsTime()
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+			wtScheduled = at
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			wtStarted = at
+			wfQueued = append(wfQueued, at.Sub(wtScheduled))
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			wfTask = append(wfTask, at.Sub(wtStarted))
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			scheduled[e.GetEventId()] = at
+			for _, c := range completed {
+				turn = append(turn, at.Sub(c))
+			}
+			completed = completed[:0]
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			a := e.GetActivityTaskStartedEventAttributes()
+			queued = append(queued, at.Sub(scheduled[a.GetScheduledEventId()]))
+			started[a.GetScheduledEventId()] = at
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			a := e.GetActivityTaskCompletedEventAttributes()
+			running = append(running, at.Sub(started[a.GetScheduledEventId()]))
+			completed = append(completed, at)
+		}
+	}
+	return timeline{queued: pct(queued), running: pct(running), turnaround: pct(turn), wfTask: pct(wfTask), wfQueued: pct(wfQueued)}
+}
+
+// pct is the median and the 90th percentile of ds.
+func pct(ds []time.Duration) [2]time.Duration {
+	if len(ds) == 0 {
+		return [2]time.Duration{}
+	}
+	slices.Sort(ds)
+	return [2]time.Duration{ds[len(ds)/2], ds[len(ds)*9/10]}
+}
+
+func (tl timeline) String() string {
+	ms := func(d [2]time.Duration) string {
+		return d[0].Round(time.Millisecond).String() + " (p90 " + d[1].Round(time.Millisecond).String() + ")"
+	}
+	return "queued " + ms(tl.queued) + ", activity " + ms(tl.running) + ", completed to next scheduled " + ms(tl.turnaround) +
+		" (workflow task queued " + ms(tl.wfQueued) + ", run " + ms(tl.wfTask) + ")"
+}
