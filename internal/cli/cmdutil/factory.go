@@ -71,6 +71,9 @@ type Factory struct {
 	// process's own reading of the store, the flag and the environment.
 	Inherited      bool
 	InheritedGrant *trust.Grant
+	// SessionAgents are the agents claude -p's --agents defined for this
+	// run: Registry puts them above every file (registry.WithSession).
+	SessionAgents []*registry.Definition
 	// Links are the parts this binary links beyond the child protocol
 	// (its main sets them: brood all, a lean child binary one SDK).
 	Links Links
@@ -212,6 +215,8 @@ func FindProjectRoot(dir string) string {
 // RegistryErrors.
 func (f *Factory) Registry() *registry.Registry {
 	reg, diags := registry.Load(f.RegistryOptions())
+	reg, shadow := reg.WithSession(f.SessionAgents)
+	diags = append(diags, shadow...)
 	f.mu.Lock()
 	f.regDiags = diags
 	f.mu.Unlock()

@@ -46,6 +46,9 @@ type Compat struct {
 	// NoPersistence keeps the transcript out of .brood/sessions: nothing
 	// for --continue or --resume to find.
 	NoPersistence bool
+	// Agents is --agents: Claude Code's JSON object of session agents, or
+	// a file holding one (agents_flag.go).
+	Agents string
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -58,7 +61,6 @@ var notes = []struct {
 	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
 	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
 	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
-	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
@@ -85,6 +87,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
 	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
 	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
+	f.StringVar(&c.Agents, "agents", "", "agents for this run, as a JSON object ('{\"reviewer\":{\"description\":\"Reviews code\",\"prompt\":\"You are a code reviewer\"}}') or a file holding one; they beat the agent files")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":

@@ -94,12 +94,13 @@ func TestClaudeFlags(t *testing.T) {
 		{"brood-exit-codes", []string{"--brood-exit-codes"}, nil},
 		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil},                       // TestMaxBudgetUSD checks the stop
 		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil}, // TestFallbackModel checks the switch
+		{"agents", []string{"--agents", `{"r":{"description":"d","prompt":"p"}}`}, works},   // TestAgentsFlag checks them
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""},
 		{"setting-sources", "user,project"},
 		{"include-partial-messages", ""},
-		{"replay-user-messages", ""}, {"fork-session", ""}, {"agents", `{"r":{"description":"d","prompt":"p"}}`},
+		{"replay-user-messages", ""}, {"fork-session", ""},
 		{"permission-prompt-tool", "mcp__x__y"}, {"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {
@@ -131,6 +132,13 @@ func TestClaudeFlags(t *testing.T) {
 				tc.check(t, out, errOut)
 			}
 		})
+	}
+}
+
+// works checks that a flag brood implements prints no note.
+func works(t *testing.T, _, errOut string) {
+	if strings.Contains(errOut, "accepted;") {
+		t.Errorf("a note for a flag that works:\n%s", errOut)
 	}
 }
 

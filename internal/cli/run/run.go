@@ -291,6 +291,9 @@ func (o *Options) applyCompat() error {
 	if err := o.Compat.applySettings(f); err != nil {
 		return err
 	}
+	if err := o.Compat.applyAgents(f); err != nil {
+		return err
+	}
 	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
 	if err := o.Compat.applyMCP(f); err != nil {
 		return err
