@@ -49,6 +49,9 @@ type Compat struct {
 	// Agents is --agents: Claude Code's JSON object of session agents, or
 	// a file holding one (agents_flag.go).
 	Agents string
+	// ForkSession (--fork-session) continues --continue's or --resume's
+	// session in a copy under a new id, the old one left as it was.
+	ForkSession bool
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -60,7 +63,6 @@ var notes = []struct {
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
 	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
 	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
-	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
@@ -88,6 +90,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
 	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
 	f.StringVar(&c.Agents, "agents", "", "agents for this run, as a JSON object ('{\"reviewer\":{\"description\":\"Reviews code\",\"prompt\":\"You are a code reviewer\"}}') or a file holding one; they beat the agent files")
+	f.BoolVar(&c.ForkSession, "fork-session", false, "with --continue or --resume: continue in a copy of the session under a new id (or --session-id's), the old one left as it was")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":

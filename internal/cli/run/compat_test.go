@@ -94,13 +94,14 @@ func TestClaudeFlags(t *testing.T) {
 		{"brood-exit-codes", []string{"--brood-exit-codes"}, nil},
 		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil},                       // TestMaxBudgetUSD checks the stop
 		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil}, // TestFallbackModel checks the switch
+		{"fork-session", []string{"--fork-session"}, works},                                 // TestForkSession checks the fork
 		{"agents", []string{"--agents", `{"r":{"description":"d","prompt":"p"}}`}, works},   // TestAgentsFlag checks them
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""},
 		{"setting-sources", "user,project"},
 		{"include-partial-messages", ""},
-		{"replay-user-messages", ""}, {"fork-session", ""},
+		{"replay-user-messages", ""},
 		{"permission-prompt-tool", "mcp__x__y"}, {"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {
