@@ -43,3 +43,16 @@ func (c *Compat) applyAgents(f *cmdutil.Factory) error {
 	f.SessionAgents = defs
 	return nil
 }
+
+// checkStreamFlags refuses, as Claude Code does (exit 1), the stream
+// flags without the formats they need.
+func (o *Options) checkStreamFlags() error {
+	out := o.format()
+	switch {
+	case o.Compat.ReplayUser && (o.Compat.InputFormat != "stream-json" || out != "stream-json"):
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("--replay-user-messages requires both --input-format=stream-json and --output-format=stream-json"))
+	case o.Compat.Partial && out != "stream-json":
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("--include-partial-messages requires --print and --output-format=stream-json"))
+	}
+	return nil
+}

@@ -52,6 +52,13 @@ type Compat struct {
 	// ForkSession (--fork-session) continues --continue's or --resume's
 	// session in a copy under a new id, the old one left as it was.
 	ForkSession bool
+	// ReplayUser (--replay-user-messages) echoes stdin's user messages on
+	// stdout; replay holds their contents (--input-format stream-json).
+	ReplayUser bool
+	replay     []json.RawMessage
+	// Partial (--include-partial-messages) adds stream_event lines to
+	// stream-json (render/partial.go).
+	Partial bool
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -61,8 +68,6 @@ var notes = []struct {
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
-	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
-	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
 	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
@@ -91,6 +96,8 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
 	f.StringVar(&c.Agents, "agents", "", "agents for this run, as a JSON object ('{\"reviewer\":{\"description\":\"Reviews code\",\"prompt\":\"You are a code reviewer\"}}') or a file holding one; they beat the agent files")
 	f.BoolVar(&c.ForkSession, "fork-session", false, "with --continue or --resume: continue in a copy of the session under a new id (or --session-id's), the old one left as it was")
+	f.BoolVar(&c.ReplayUser, "replay-user-messages", false, "echo the user messages read on stdin back on stdout (--input-format and --output-format stream-json)")
+	f.BoolVar(&c.Partial, "include-partial-messages", false, "stream-json: the model's stream events (stream_event lines) as they arrive")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":
@@ -166,13 +173,15 @@ func (c *Compat) appendix() (string, error) {
 // streamJSONPrompt reads --input-format stream-json: one JSON object per
 // line, {"type":"user","message":{"role":"user","content":...}}, content
 // a string or a list of blocks; the user messages' text, in order, is
-// the prompt.
-func streamJSONPrompt(r io.Reader) (string, error) {
+// the prompt. users are their contents as given (--replay-user-messages
+// echoes them).
+func streamJSONPrompt(r io.Reader) (string, []json.RawMessage, error) {
 	text, err := readStdin(r, maxStreamJSON)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var parts []string
+	var users []json.RawMessage
 	for i, line := range strings.Split(text, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -184,11 +193,12 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 			} `json:"message"`
 		}
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			return "", fmt.Errorf("--input-format stream-json: stdin line %d: %v; each line must be a JSON object like {\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"...\"}}", i+1, err)
+			return "", nil, fmt.Errorf("--input-format stream-json: stdin line %d: %v; each line must be a JSON object like {\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"...\"}}", i+1, err)
 		}
 		if m.Type != "user" {
 			continue
 		}
+		users = append(users, m.Message.Content)
 		var s string
 		if json.Unmarshal(m.Message.Content, &s) == nil {
 			parts = append(parts, s)
@@ -196,7 +206,7 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 		}
 		var blocks []struct{ Type, Text string }
 		if err := json.Unmarshal(m.Message.Content, &blocks); err != nil {
-			return "", fmt.Errorf("--input-format stream-json: stdin line %d: message.content is neither a string nor a list of blocks", i+1)
+			return "", nil, fmt.Errorf("--input-format stream-json: stdin line %d: message.content is neither a string nor a list of blocks", i+1)
 		}
 		for _, b := range blocks {
 			if b.Type == "text" {
@@ -204,7 +214,7 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 			}
 		}
 	}
-	return strings.Join(parts, "\n"), nil
+	return strings.Join(parts, "\n"), users, nil
 }
 
 // claudeModel is the model Claude Code 2.1.332 uses when none is named.

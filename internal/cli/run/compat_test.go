@@ -100,8 +100,6 @@ func TestClaudeFlags(t *testing.T) {
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""},
 		{"setting-sources", "user,project"},
-		{"include-partial-messages", ""},
-		{"replay-user-messages", ""},
 		{"permission-prompt-tool", "mcp__x__y"}, {"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {

@@ -179,7 +179,7 @@ func (o *Options) newOutput() (output, func()) {
 		}
 		return h, func() {}
 	case "stream-json":
-		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact), func() {}
+		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact).Partial(o.Compat.Partial), func() {}
 	}
 	if f.OutTerminal {
 		return render.NewText(f.Out, f.Err, true), func() {}
@@ -270,6 +270,9 @@ func Run(ctx context.Context, o *Options) error {
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
 		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
+	if h, ok := out.(*render.Headless); ok && o.Compat.ReplayUser {
+		h.ReplayUser(o.Compat.replay)
+	}
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
 }
 
@@ -292,6 +295,9 @@ func (o *Options) applyCompat() error {
 		return err
 	}
 	if err := o.Compat.applyAgents(f); err != nil {
+		return err
+	}
+	if err := o.checkStreamFlags(); err != nil {
 		return err
 	}
 	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)
