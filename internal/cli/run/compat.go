@@ -59,6 +59,9 @@ type Compat struct {
 	// Partial (--include-partial-messages) adds stream_event lines to
 	// stream-json (render/partial.go).
 	Partial bool
+	// PromptTool (--permission-prompt-tool) is the MCP tool that decides
+	// the calls needing approval (prompt_tool.go).
+	PromptTool string
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -68,7 +71,6 @@ var notes = []struct {
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
 	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
-	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
 	{"disable-slash-commands", "bool", "accepted for claude -p compatibility", "brood -p has no slash commands"},
@@ -98,6 +100,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.BoolVar(&c.ForkSession, "fork-session", false, "with --continue or --resume: continue in a copy of the session under a new id (or --session-id's), the old one left as it was")
 	f.BoolVar(&c.ReplayUser, "replay-user-messages", false, "echo the user messages read on stdin back on stdout (--input-format and --output-format stream-json)")
 	f.BoolVar(&c.Partial, "include-partial-messages", false, "stream-json: the model's stream events (stream_event lines) as they arrive")
+	f.StringVar(&c.PromptTool, "permission-prompt-tool", "", "MCP tool (mcp__server__tool) that decides the calls needing approval, as claude -p calls it")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":

@@ -92,15 +92,16 @@ func TestClaudeFlags(t *testing.T) {
 		}},
 		{"input-format text", []string{"--input-format", "text"}, nil},
 		{"brood-exit-codes", []string{"--brood-exit-codes"}, nil},
-		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil},                       // TestMaxBudgetUSD checks the stop
-		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil}, // TestFallbackModel checks the switch
-		{"fork-session", []string{"--fork-session"}, works},                                 // TestForkSession checks the fork
-		{"agents", []string{"--agents", `{"r":{"description":"d","prompt":"p"}}`}, works},   // TestAgentsFlag checks them
+		{"max-budget-usd", []string{"--max-budget-usd", "1.50"}, nil},                                                                    // TestMaxBudgetUSD checks the stop
+		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil},                                              // TestFallbackModel checks the switch
+		{"fork-session", []string{"--fork-session"}, works},                                                                              // TestForkSession checks the fork
+		{"permission-prompt-tool", []string{"--mcp-config", approveConfig(t), "--permission-prompt-tool", "mcp__notes__approve"}, works}, // TestPermissionPromptTool
+		{"agents", []string{"--agents", `{"r":{"description":"d","prompt":"p"}}`}, works},                                                // TestAgentsFlag checks them
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""},
 		{"setting-sources", "user,project"},
-		{"permission-prompt-tool", "mcp__x__y"}, {"debug", ""}, {"bare", ""},
+		{"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {
 		args := []string{"--" + n.flag}

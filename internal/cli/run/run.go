@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // Options are the flags of `brood run` (and of `brood demo`).
@@ -235,13 +236,19 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	bill := &bill{prices: prices, root: f.ProjectRoot}
+	var prompter tool.PromptFunc
+	var childAsk spawn.AskFunc
+	pt := &promptTool{name: o.Compat.PromptTool}
+	if pt.name != "" {
+		prompter, childAsk = pt.decide, pt.childAsk
+	}
 	// One assembly with the interactive mode's (package root): the tools'
 	// environment and the transcript redact with the project's redactor
 	// (the environment, the project's .env values, key formats).
 	rt, err := root.New(ctx, f, root.Options{
 		Agent: true, Model: spec, Effort: o.Effort, Perms: o.permissionFlags(),
 		System: system, SystemFiles: files, Tools: tools, MCP: isAllTools(o.Tools),
-		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: terminalAsker(f, o.format()),
+		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: terminalAsker(f, o.format()), Prompt: prompter, ChildAsk: childAsk,
 		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true,
 	})
 	if err != nil {
@@ -261,6 +268,11 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	cfg := rt.Agent
+	if pt.name != "" {
+		if err := pt.bind(cfg.Tools, cfg.Env); err != nil {
+			return err
+		}
+	}
 	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
 		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
