@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/bench"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/cli/config"
 	"github.com/broodhq/brood/internal/cli/doctor"
 	"github.com/broodhq/brood/internal/cli/fleet"
@@ -164,6 +165,15 @@ or script:FILE for the offline scripted model.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			// claude -p's --setting-sources (brood run) chooses the
+			// settings files before they are read.
+			if fl := cmd.Flags().Lookup("setting-sources"); fl != nil && fl.Changed {
+				only, err := settings.ParseSettingSources(fl.Value.String())
+				if err != nil {
+					return cmdutil.ExitCode(cmdutil.ExitFailed, err)
+				}
+				f.SettingSources = only
+			}
 			if err := f.Load(); err != nil {
 				if runsAgents(cmd) || f.Cwd == "" {
 					return err

@@ -70,7 +70,6 @@ var notes = []struct {
 	name, kind, help, note string
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
-	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
 	{"disable-slash-commands", "bool", "accepted for claude -p compatibility", "brood -p has no slash commands"},
@@ -101,6 +100,8 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.BoolVar(&c.ReplayUser, "replay-user-messages", false, "echo the user messages read on stdin back on stdout (--input-format and --output-format stream-json)")
 	f.BoolVar(&c.Partial, "include-partial-messages", false, "stream-json: the model's stream events (stream_event lines) as they arrive")
 	f.StringVar(&c.PromptTool, "permission-prompt-tool", "", "MCP tool (mcp__server__tool) that decides the calls needing approval, as claude -p calls it")
+	// Read before the settings are (cli.go's PersistentPreRunE).
+	f.String("setting-sources", "", "the settings files to read, comma-separated: user, project, local (default all)")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":

@@ -96,11 +96,11 @@ func TestClaudeFlags(t *testing.T) {
 		{"fallback-model", []string{"--fallback-model", "anthropic/claude-haiku-4-5"}, nil},                                              // TestFallbackModel checks the switch
 		{"fork-session", []string{"--fork-session"}, works},                                                                              // TestForkSession checks the fork
 		{"permission-prompt-tool", []string{"--mcp-config", approveConfig(t), "--permission-prompt-tool", "mcp__notes__approve"}, works}, // TestPermissionPromptTool
+		{"setting-sources", []string{"--setting-sources", "user,project"}, works},                                                        // TestSettingSources
 		{"agents", []string{"--agents", `{"r":{"description":"d","prompt":"p"}}`}, works},                                                // TestAgentsFlag checks them
 	}
 	for _, n := range []struct{ flag, val string }{
 		{"allow-dangerously-skip-permissions", ""},
-		{"setting-sources", "user,project"},
 		{"debug", ""}, {"bare", ""},
 		{"disable-slash-commands", ""}, {"betas", "x"}, {"name", "ci"},
 	} {
