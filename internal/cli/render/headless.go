@@ -72,7 +72,8 @@ type Headless struct {
 	byCall map[string]startedTask
 	// partial is --include-partial-messages' state (partial.go).
 	partial partial
-	begun   []string // the message ids partial sent a message_start for
+	begun   []string          // the message ids partial sent a message_start for
+	replay  []json.RawMessage // stdin's user messages to echo after init (Replay)
 }
 
 // turnState is the current model turn as stream-json tells it: every
@@ -121,6 +122,7 @@ func (h *Headless) Start(info Info) {
 		FastModeState: "off", FastModeReason: "unsupported", ViewMode: "default",
 		BroodVersion: info.Version, TranscriptPath: info.SessionPath,
 	})
+	h.replayUser()
 }
 
 // Event follows the root agent.

@@ -28,6 +28,9 @@ type promptTool struct {
 // bind finds the prompt tool among the root's tools; a name no tool has
 // stops the run (exit 1), naming the MCP tools there are.
 func (p *promptTool) bind(tools *tool.Set, env *tool.Env) error {
+	if p.name == "" {
+		return nil
+	}
 	if _, ok := tools.Get(p.name); !ok {
 		var mcp []string
 		for _, n := range tools.Names() {

@@ -180,7 +180,11 @@ func (o *Options) newOutput() (output, func()) {
 		}
 		return h, func() {}
 	case "stream-json":
-		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact).Partial(o.Compat.Partial), func() {}
+		h := render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact).Partial(o.Compat.Partial)
+		if o.Compat.ReplayUser {
+			h.Replay(o.Compat.replay)
+		}
+		return h, func() {}
 	}
 	if f.OutTerminal {
 		return render.NewText(f.Out, f.Err, true), func() {}
@@ -236,19 +240,14 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	bill := &bill{prices: prices, root: f.ProjectRoot}
-	var prompter tool.PromptFunc
-	var childAsk spawn.AskFunc
-	pt := &promptTool{name: o.Compat.PromptTool}
-	if pt.name != "" {
-		prompter, childAsk = pt.decide, pt.childAsk
-	}
+	pt, ask, prompter, childAsk := o.askers()
 	// One assembly with the interactive mode's (package root): the tools'
 	// environment and the transcript redact with the project's redactor
 	// (the environment, the project's .env values, key formats).
 	rt, err := root.New(ctx, f, root.Options{
 		Agent: true, Model: spec, Effort: o.Effort, Perms: o.permissionFlags(),
 		System: system, SystemFiles: files, Tools: tools, MCP: isAllTools(o.Tools),
-		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: terminalAsker(f, o.format()), Prompt: prompter, ChildAsk: childAsk,
+		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: ask, Prompt: prompter, ChildAsk: childAsk,
 		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true,
 	})
 	if err != nil {
@@ -268,10 +267,8 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	cfg := rt.Agent
-	if pt.name != "" {
-		if err := pt.bind(cfg.Tools, cfg.Env); err != nil {
-			return err
-		}
+	if err := pt.bind(cfg.Tools, cfg.Env); err != nil {
+		return err
 	}
 	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
@@ -282,10 +279,19 @@ func Run(ctx context.Context, o *Options) error {
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
 		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
-	if h, ok := out.(*render.Headless); ok && o.Compat.ReplayUser {
-		h.ReplayUser(o.Compat.replay)
-	}
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// askers are who answers the permission questions: a person at the
+// terminal (text mode), or --permission-prompt-tool's MCP tool (pt, bound
+// once the tools are there), which then decides the root's questions and
+// its subagents', also on a terminal: the user named who answers.
+func (o *Options) askers() (pt *promptTool, ask func(tool, subject, reason string, rules []string) bool, prompter tool.PromptFunc, childAsk spawn.AskFunc) {
+	pt = &promptTool{name: o.Compat.PromptTool}
+	if pt.name == "" {
+		return pt, terminalAsker(o.Factory, o.format()), nil, nil
+	}
+	return pt, nil, pt.decide, pt.childAsk
 }
 
 // isAllTools reports whether --tools gives the agent every tool (and so
