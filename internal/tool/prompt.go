@@ -54,5 +54,8 @@ func (s *Set) prompted(ctx context.Context, env *Env, t Tool, input json.RawMess
 			return nil, Errorf("permission denied: the permission prompt tool's updatedInput for %s is refused (%s)", spec.Name, d.Reason), true
 		}
 	}
+	if env.Call != nil && env.Call.Prompted != nil {
+		*env.Call.Prompted = ans.Input // this call's own
+	}
 	return ans.Input, Result{}, false
 }

@@ -61,8 +61,13 @@ func TestPermissionPromptTool(t *testing.T) {
 	if len(tr) != 1 {
 		t.Fatalf("transcripts %v", tr)
 	}
-	if b, _ := os.ReadFile(tr[0]); !strings.Contains(string(b), "permission denied: Bash: approve says no to Bash") {
+	b, _ = os.ReadFile(tr[0])
+	if !strings.Contains(string(b), "permission denied: Bash: approve says no to Bash") {
 		t.Errorf("the transcript lacks the prompt tool's message:\n%s", b)
+	}
+	// The Write's result record holds the input that ran: updatedInput.
+	if !strings.Contains(string(b), `"type":"tool_result"`) || !strings.Contains(string(b), `"content":"APPROVED toolu_`) {
+		t.Errorf("the transcript does not record the updatedInput that ran:\n%s", b)
 	}
 	// Without it both are refused.
 	os.Remove(filepath.Join(p.Root, "out.txt"))
