@@ -374,7 +374,11 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 	history := slicesClone(r.msgs)
 	for i, u := range uses {
 		go func() {
-			res, ran := r.runTool(ctx, r.cfg.Env.ForCall(&tool.Call{ID: u.ID, History: history}), u)
+			var prompted json.RawMessage
+			res, ran := r.runTool(ctx, r.cfg.Env.ForCall(&tool.Call{ID: u.ID, History: history, Prompted: &prompted}), u)
+			if len(prompted) > 0 {
+				ran = prompted // a permission prompt tool's updatedInput ran
+			}
 			done <- toolDone{i, res, ran}
 		}()
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/broodhq/brood/internal/model/anthropic"
 	"github.com/broodhq/brood/internal/model/openai"
 	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry/otlp"
 	"github.com/broodhq/brood/internal/tui"
@@ -164,6 +165,15 @@ or script:FILE for the offline scripted model.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			// claude -p's --setting-sources (brood run) chooses the
+			// settings files before they are read.
+			if fl := cmd.Flags().Lookup("setting-sources"); fl != nil && fl.Changed {
+				only, err := settings.ParseSettingSources(fl.Value.String())
+				if err != nil {
+					return cmdutil.ExitCode(cmdutil.ExitFailed, err)
+				}
+				f.SettingSources = only
+			}
 			if err := f.Load(); err != nil {
 				if runsAgents(cmd) || f.Cwd == "" {
 					return err

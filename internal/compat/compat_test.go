@@ -51,7 +51,7 @@ func TestCompat(t *testing.T) {
 				return err
 			}
 			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-				"notes": map[string]any{"command": exe, "env": map[string]string{mcptest.EnvServer: "1"}}}})
+				"notes": map[string]any{"command": exe, "env": map[string]string{mcptest.EnvServer: "1", mcptest.EnvApprove: "1"}}}})
 			if err := os.WriteFile(filepath.Join(env.WorkDir, "notes-mcp.json"), cfg, 0o644); err != nil {
 				return err
 			}

@@ -194,6 +194,9 @@ type Sources struct {
 	// the person's own (what it runs is theirs too), or the grant covers
 	// each with the pinned content. Nil asks Trusted about the files.
 	TrustedRuns func(projectRoot, file string, pins []trust.Pin) bool
+	// Only are the kinds of settings file read (--setting-sources); nil
+	// reads every one.
+	Only []string
 }
 
 // runsTrusted asks TrustedRuns (or Trusted) about the files the hooks of
@@ -224,7 +227,10 @@ func (s Sources) Files() (user, project []string) {
 			filepath.Join(r, ".brood", "settings.toml"), filepath.Join(r, ".brood", "settings.local.toml"),
 		}
 	}
-	return user, project
+	keep := func(files []string) []string {
+		return slices.DeleteFunc(files, func(f string) bool { return !settings.Loads(s.Only, s.ProjectRoot, f) })
+	}
+	return keep(user), keep(project)
 }
 
 // Load reads the hooks of every file that exists. Hooks add up: every

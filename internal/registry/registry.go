@@ -35,6 +35,8 @@ const (
 // rank orders the sources for precedence: a higher rank wins.
 func (s Source) rank() int {
 	switch s {
+	case SourceSession:
+		return 3
 	case SourceProject:
 		return 2
 	case SourceUser:

@@ -68,6 +68,9 @@ type Options struct {
 	// Ask puts the agent's own permission questions to a person (nil:
 	// none here, the rules decide).
 	Ask func(tool, subject, reason string, rules []string) bool
+	// Prompt decides the root's calls that need approval when no one is
+	// asked (claude -p's --permission-prompt-tool; nil: the rules decide).
+	Prompt tool.PromptFunc
 	// MCP connects the agent to the configured MCP servers and adds their
 	// tools to its own (brood run with every tool, as Claude Code's main
 	// agent has them).
@@ -237,6 +240,7 @@ func (r *Root) agent(ctx context.Context) error {
 		Perms:       perms,
 		Interactive: o.Ask != nil,
 		Ask:         o.Ask,
+		Prompt:      o.Prompt,
 		BashTimeout: s.Bash.Timeout.Duration,
 		OutputLimit: s.Bash.OutputLimit,
 		Redactor:    f.Redactor, // the environment's secrets, the project's .env values, key formats

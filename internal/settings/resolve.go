@@ -33,6 +33,9 @@ type File struct {
 func (src Sources) Files() []File {
 	var fs []File
 	add := func(source, path string, claude bool) {
+		if !Loads(src.Only, src.ProjectRoot, path) {
+			return // --setting-sources leaves it out
+		}
 		_, err := os.Stat(path)
 		fs = append(fs, File{Source: source, Path: path, Exists: err == nil, Claude: claude})
 	}

@@ -271,6 +271,9 @@ type Sources struct {
 	// agent files that start MCP servers, hooks): their content is part of
 	// the grant's key and what they allow is named in the notice.
 	Gated []GatedFile
+	// Only are the kinds of file read (user, project, local: claude -p's
+	// --setting-sources); nil reads every one.
+	Only []string
 }
 
 // Paths returns the user and project settings files for src.

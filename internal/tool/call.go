@@ -1,6 +1,10 @@
 package tool
 
-import "github.com/broodhq/brood/internal/model"
+import (
+	"encoding/json"
+
+	"github.com/broodhq/brood/internal/model"
+)
 
 // Call is what a tool knows of the model's call it runs for, typed on its
 // Env rather than hidden in its context: the agent loop hands every call a
@@ -9,6 +13,11 @@ import "github.com/broodhq/brood/internal/model"
 type Call struct {
 	// ID is the id of the tool_use being run.
 	ID string
+	// Prompted, when set, receives the input that ran when a permission
+	// prompt tool's updatedInput replaced the call's (Set.Run writes it),
+	// for the transcript's record of what ran. A pointer, so a copy of
+	// the Call (WithHookVerdict) writes to the same place.
+	Prompted *json.RawMessage
 	// History is the conversation up to and including the assistant
 	// message that made the call: the other calls of this turn are in its
 	// last message (how many writers a turn dispatches together), and a

@@ -27,6 +27,9 @@ type Env struct {
 	// would allow it (for an "always" answer). It returns whether the call
 	// may go ahead.
 	Ask func(toolName, subject, reason string, rules []string) bool
+	// Prompt, when set, decides the calls that need approval where no one
+	// is asked (not Interactive): claude -p's --permission-prompt-tool.
+	Prompt PromptFunc
 	// ReadOnlyScope refuses every tool that is not ReadOnly, whatever the
 	// rules say: the tool layer's own floor under the kernel sandbox.
 	ReadOnlyScope bool

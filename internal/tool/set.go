@@ -120,15 +120,21 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 	if r, refused := refuseConfig(env, t, input); refused {
 		return r
 	}
+	d := Decision{Verdict: Allow}
 	if env.Perms != nil {
-		d := hookAdjust(env, env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir))
-		if r, stop := permit(env, spec.Name, d); stop {
+		d = env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir)
+	}
+	d = hookAdjust(env, d)
+	if d.Verdict == Ask && env.Prompt != nil && !(env.Interactive && env.Ask != nil) {
+		// No person here: the permission prompt tool decides.
+		ran, r, stop := s.prompted(ctx, env, t, input)
+		if stop {
 			return r
 		}
-	} else if d := hookAdjust(env, Decision{Verdict: Allow}); d.Verdict != Allow {
-		if r, stop := permit(env, spec.Name, d); stop {
-			return r
-		}
+		return t.Run(ctx, env, ran)
+	}
+	if r, stop := permit(env, spec.Name, d); stop {
+		return r
 	}
 	return t.Run(ctx, env, input)
 }

@@ -71,6 +71,12 @@ type Factory struct {
 	// process's own reading of the store, the flag and the environment.
 	Inherited      bool
 	InheritedGrant *trust.Grant
+	// SessionAgents are the agents claude -p's --agents defined for this
+	// run: Registry puts them above every file (registry.WithSession).
+	SessionAgents []*registry.Definition
+	// SettingSources are the kinds of settings file Load reads (user,
+	// project, local: claude -p's --setting-sources); nil reads all.
+	SettingSources []string
 	// Links are the parts this binary links beyond the child protocol
 	// (its main sets them: brood all, a lean child binary one SDK).
 	Links Links
@@ -141,7 +147,7 @@ func (f *Factory) Load() error {
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
 	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv,
-		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot, f.Cwd)})
+		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot, f.Cwd), Only: f.SettingSources})
 	if err != nil {
 		// What a command that needs no settings goes on with.
 		f.Settings, f.Redactor, f.SettingsErr = settings.Defaults(), tool.NewProjectRedactor(os.Environ(), f.ProjectRoot), err
@@ -212,6 +218,8 @@ func FindProjectRoot(dir string) string {
 // RegistryErrors.
 func (f *Factory) Registry() *registry.Registry {
 	reg, diags := registry.Load(f.RegistryOptions())
+	reg, shadow := reg.WithSession(f.SessionAgents)
+	diags = append(diags, shadow...)
 	f.mu.Lock()
 	f.regDiags = diags
 	f.mu.Unlock()

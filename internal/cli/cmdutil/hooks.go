@@ -29,7 +29,7 @@ type RunHooks struct {
 // OpenHooks loads the hooks (nil when none are configured), and fires the
 // stops that an earlier, dead brood process owed.
 func (f *Factory) OpenHooks(ctx context.Context, transcript, permMode, effort string) (*RunHooks, error) {
-	cfg, warns, err := hooks.Load(hooks.Sources{Home: f.Home, ProjectRoot: f.ProjectRoot, Dir: f.Cwd, Trusted: f.ProjectTrusted, TrustedRuns: f.ProjectRunsTrusted})
+	cfg, warns, err := hooks.Load(hooks.Sources{Home: f.Home, ProjectRoot: f.ProjectRoot, Dir: f.Cwd, Trusted: f.ProjectTrusted, TrustedRuns: f.ProjectRunsTrusted, Only: f.SettingSources})
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,10 @@ type Headless struct {
 	// started are the root's subagents by the tool_use id of the call
 	// that started them, for the call's tool_use_result.
 	byCall map[string]startedTask
+	// partial is --include-partial-messages' state (partial.go).
+	partial partial
+	begun   []string          // the message ids partial sent a message_start for
+	replay  []json.RawMessage // stdin's user messages to echo after init (Replay)
 }
 
 // turnState is the current model turn as stream-json tells it: every
@@ -118,6 +122,7 @@ func (h *Headless) Start(info Info) {
 		FastModeState: "off", FastModeReason: "unsupported", ViewMode: "default",
 		BroodVersion: info.Version, TranscriptPath: info.SessionPath,
 	})
+	h.replayUser()
 }
 
 // Event follows the root agent.
@@ -125,6 +130,7 @@ func (h *Headless) Event(ev agent.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.time(ev.Type)
+	h.partialEvent(ev)
 	switch ev.Type {
 	case agent.EvTurn:
 		h.flushText()
@@ -298,9 +304,13 @@ func (h *Headless) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.flushText()
+	h.partialEnd()
 	r := NewResult(o, sessionPath, t, time.Since(h.started), h.stats, h.denials, h.timing)
 	if h.stream {
 		r.ModelUsageSinceLast = r.ModelUsage
+	}
+	if h.partial.on {
+		r.BegunMessageIDs = nonNil(h.begun)
 	}
 	h.line(r)
 }

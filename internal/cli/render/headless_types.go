@@ -78,6 +78,9 @@ type MessageLine struct {
 	// that carries it: the Agent (Task) tool's an *AgentResult, an MCP
 	// tool's an *MCPResult.
 	ToolUseResult any `json:"tool_use_result,omitempty"`
+	// IsReplay marks a user message read on stdin and echoed back
+	// (--replay-user-messages).
+	IsReplay bool `json:"isReplay,omitempty"`
 }
 
 // ToolUseMeta is an MCP tool call's server and tool, as Claude Code names

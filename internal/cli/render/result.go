@@ -65,7 +65,10 @@ type Result struct {
 	FirstFrameMS    *int64 `json:"first_content_frame_ms,omitempty"`
 	QueuedTurnCount int    `json:"queued_turn_count"`
 	ResultIndex     int    `json:"result_index"`
-	TranscriptPath  string `json:"transcript_path"`
+	// BegunMessageIDs are the messages whose stream events were sent
+	// (--include-partial-messages), as Claude Code lists them.
+	BegunMessageIDs []string `json:"begun_message_ids,omitempty"`
+	TranscriptPath  string   `json:"transcript_path"`
 }
 
 // ResultUsage is the root's usage in the result, in the Messages API's

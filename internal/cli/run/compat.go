@@ -46,6 +46,22 @@ type Compat struct {
 	// NoPersistence keeps the transcript out of .brood/sessions: nothing
 	// for --continue or --resume to find.
 	NoPersistence bool
+	// Agents is --agents: Claude Code's JSON object of session agents, or
+	// a file holding one (agents_flag.go).
+	Agents string
+	// ForkSession (--fork-session) continues --continue's or --resume's
+	// session in a copy under a new id, the old one left as it was.
+	ForkSession bool
+	// ReplayUser (--replay-user-messages) echoes stdin's user messages on
+	// stdout; replay holds their contents (--input-format stream-json).
+	ReplayUser bool
+	replay     []json.RawMessage
+	// Partial (--include-partial-messages) adds stream_event lines to
+	// stream-json (render/partial.go).
+	Partial bool
+	// PromptTool (--permission-prompt-tool) is the MCP tool that decides
+	// the calls needing approval (prompt_tool.go).
+	PromptTool string
 }
 
 // notes are the accepted-with-a-note flags: name, takes a value, help,
@@ -54,12 +70,6 @@ var notes = []struct {
 	name, kind, help, note string
 }{
 	{"allow-dangerously-skip-permissions", "bool", "accepted for claude -p compatibility", "brood offers no permission bypass to switch on later; use --dangerously-skip-permissions"},
-	{"setting-sources", "string", "accepted for claude -p compatibility", "brood reads every settings source it knows, with its trust rules"},
-	{"include-partial-messages", "bool", "accepted for claude -p compatibility", "stream-json carries whole messages only"},
-	{"replay-user-messages", "bool", "accepted for claude -p compatibility", "user messages from stdin are not echoed back"},
-	{"fork-session", "bool", "accepted for claude -p compatibility", "--resume and --continue append to the same session; there is no fork"},
-	{"agents", "string", "accepted for claude -p compatibility", "brood reads subagents from .claude/agents and .brood/agents only; these are not loaded"},
-	{"permission-prompt-tool", "string", "accepted for claude -p compatibility", "a call the rules do not allow is refused; no MCP tool is asked"},
 	{"debug", "string", "accepted for claude -p compatibility", "brood has no debug log; use --output-format stream-json, or OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"},
 	{"bare", "bool", "accepted for claude -p compatibility", "hooks, CLAUDE.md and MCP servers are loaded as usual"},
 	{"disable-slash-commands", "bool", "accepted for claude -p compatibility", "brood -p has no slash commands"},
@@ -85,6 +95,13 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
 	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
 	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
+	f.StringVar(&c.Agents, "agents", "", "agents for this run, as a JSON object ('{\"reviewer\":{\"description\":\"Reviews code\",\"prompt\":\"You are a code reviewer\"}}') or a file holding one; they beat the agent files")
+	f.BoolVar(&c.ForkSession, "fork-session", false, "with --continue or --resume: continue in a copy of the session under a new id (or --session-id's), the old one left as it was")
+	f.BoolVar(&c.ReplayUser, "replay-user-messages", false, "echo the user messages read on stdin back on stdout (--input-format and --output-format stream-json)")
+	f.BoolVar(&c.Partial, "include-partial-messages", false, "stream-json: the model's stream events (stream_event lines) as they arrive")
+	f.StringVar(&c.PromptTool, "permission-prompt-tool", "", "MCP tool (mcp__server__tool) that decides the calls needing approval, as claude -p calls it")
+	// Read before the settings are (cli.go's PersistentPreRunE).
+	f.String("setting-sources", "", "the settings files to read, comma-separated: user, project, local (default all)")
 	for _, n := range notes {
 		switch n.kind {
 		case "bool":
@@ -160,13 +177,15 @@ func (c *Compat) appendix() (string, error) {
 // streamJSONPrompt reads --input-format stream-json: one JSON object per
 // line, {"type":"user","message":{"role":"user","content":...}}, content
 // a string or a list of blocks; the user messages' text, in order, is
-// the prompt.
-func streamJSONPrompt(r io.Reader) (string, error) {
+// the prompt. users are their contents as given (--replay-user-messages
+// echoes them).
+func streamJSONPrompt(r io.Reader) (string, []json.RawMessage, error) {
 	text, err := readStdin(r, maxStreamJSON)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var parts []string
+	var users []json.RawMessage
 	for i, line := range strings.Split(text, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -178,11 +197,12 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 			} `json:"message"`
 		}
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			return "", fmt.Errorf("--input-format stream-json: stdin line %d: %v; each line must be a JSON object like {\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"...\"}}", i+1, err)
+			return "", nil, fmt.Errorf("--input-format stream-json: stdin line %d: %v; each line must be a JSON object like {\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"...\"}}", i+1, err)
 		}
 		if m.Type != "user" {
 			continue
 		}
+		users = append(users, m.Message.Content)
 		var s string
 		if json.Unmarshal(m.Message.Content, &s) == nil {
 			parts = append(parts, s)
@@ -190,7 +210,7 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 		}
 		var blocks []struct{ Type, Text string }
 		if err := json.Unmarshal(m.Message.Content, &blocks); err != nil {
-			return "", fmt.Errorf("--input-format stream-json: stdin line %d: message.content is neither a string nor a list of blocks", i+1)
+			return "", nil, fmt.Errorf("--input-format stream-json: stdin line %d: message.content is neither a string nor a list of blocks", i+1)
 		}
 		for _, b := range blocks {
 			if b.Type == "text" {
@@ -198,7 +218,7 @@ func streamJSONPrompt(r io.Reader) (string, error) {
 			}
 		}
 	}
-	return strings.Join(parts, "\n"), nil
+	return strings.Join(parts, "\n"), users, nil
 }
 
 // claudeModel is the model Claude Code 2.1.332 uses when none is named.

@@ -29,10 +29,11 @@ func (o *Options) readPrompt() error {
 	f := o.Factory
 	prompt := o.promptArgs()
 	if o.Compat.InputFormat == "stream-json" {
-		in, err := streamJSONPrompt(f.In)
+		in, users, err := streamJSONPrompt(f.In)
 		if err != nil {
 			return cmdutil.ExitCode(1, err)
 		}
+		o.Compat.replay = users
 		o.Prompt = strings.TrimSpace(prompt + "\n" + in)
 		return nil
 	}

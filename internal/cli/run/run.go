@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // Options are the flags of `brood run` (and of `brood demo`).
@@ -179,7 +180,11 @@ func (o *Options) newOutput() (output, func()) {
 		}
 		return h, func() {}
 	case "stream-json":
-		return render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact), func() {}
+		h := render.NewHeadless(f.Out, true).Redacting(f.Redactor.Redact).Partial(o.Compat.Partial)
+		if o.Compat.ReplayUser {
+			h.Replay(o.Compat.replay)
+		}
+		return h, func() {}
 	}
 	if f.OutTerminal {
 		return render.NewText(f.Out, f.Err, true), func() {}
@@ -235,13 +240,14 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	bill := &bill{prices: prices, root: f.ProjectRoot}
+	pt, ask, prompter, childAsk := o.askers()
 	// One assembly with the interactive mode's (package root): the tools'
 	// environment and the transcript redact with the project's redactor
 	// (the environment, the project's .env values, key formats).
 	rt, err := root.New(ctx, f, root.Options{
 		Agent: true, Model: spec, Effort: o.Effort, Perms: o.permissionFlags(),
 		System: system, SystemFiles: files, Tools: tools, MCP: isAllTools(o.Tools),
-		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: terminalAsker(f, o.format()),
+		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: ask, Prompt: prompter, ChildAsk: childAsk,
 		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true,
 	})
 	if err != nil {
@@ -261,6 +267,9 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	cfg := rt.Agent
+	if err := pt.bind(cfg.Tools, cfg.Env); err != nil {
+		return err
+	}
 	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
 		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
@@ -271,6 +280,18 @@ func Run(ctx context.Context, o *Options) error {
 		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// askers are who answers the permission questions: a person at the
+// terminal (text mode), or --permission-prompt-tool's MCP tool (pt, bound
+// once the tools are there), which then decides the root's questions and
+// its subagents', also on a terminal: the user named who answers.
+func (o *Options) askers() (pt *promptTool, ask func(tool, subject, reason string, rules []string) bool, prompter tool.PromptFunc, childAsk spawn.AskFunc) {
+	pt = &promptTool{name: o.Compat.PromptTool}
+	if pt.name == "" {
+		return pt, terminalAsker(o.Factory, o.format()), nil, nil
+	}
+	return pt, nil, pt.decide, pt.childAsk
 }
 
 // isAllTools reports whether --tools gives the agent every tool (and so
@@ -289,6 +310,12 @@ func (o *Options) applyCompat() error {
 		fmt.Fprintln(f.Err, n)
 	}
 	if err := o.Compat.applySettings(f); err != nil {
+		return err
+	}
+	if err := o.Compat.applyAgents(f); err != nil {
+		return err
+	}
+	if err := o.checkStreamFlags(); err != nil {
 		return err
 	}
 	o.Allow, o.Deny = cmdutil.SplitRules(o.Allow), cmdutil.SplitRules(o.Deny)

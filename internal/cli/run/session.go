@@ -124,8 +124,8 @@ func sessionPath(f *cmdutil.Factory, o *Options) (string, error) {
 	if n > 1 {
 		return "", cmdutil.UsageError("--session, --continue and --resume each name the session to continue: give one")
 	}
-	if n > 0 && o.Compat.SessionID != "" {
-		return "", cmdutil.UsageError("--session-id names a new session; with --continue or --resume Claude Code needs --fork-session, which brood does not have: drop --session-id")
+	if n > 0 && o.Compat.SessionID != "" && !o.Compat.ForkSession {
+		return "", cmdutil.UsageError("--session-id names a new session; with --continue or --resume add --fork-session (the session is copied under the new id), or drop --session-id")
 	}
 	ids := sessionIDs(f.ProjectRoot)
 	switch {
@@ -162,7 +162,22 @@ func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path,
 		if o.Prompt == "" && (len(history) == 0 || history[len(history)-1].Role != model.RoleUser) {
 			return nil, "", "", fmt.Errorf("session %s: nothing to continue: the last run finished; give a prompt", render.SessionID(path))
 		}
-		return history, path, "", nil
+		if !o.Compat.ForkSession {
+			return history, path, "", nil
+		}
+		// --fork-session: a new session (its own id, or --session-id's)
+		// holding a copy of the old one, which is left as it was.
+		forked, tmp, err := newSessionPath(f, o)
+		if err != nil {
+			return nil, "", "", err
+		}
+		if err := session.Fork(path, forked); err != nil {
+			if tmp != "" {
+				os.RemoveAll(tmp)
+			}
+			return nil, "", "", cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--fork-session: %w", err))
+		}
+		return history, forked, tmp, nil
 	}
 	if strings.TrimSpace(o.Prompt) == "" {
 		// Exit 1, as claude -p's "Input must be provided".

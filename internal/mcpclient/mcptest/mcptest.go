@@ -1,5 +1,6 @@
 // Package mcptest is a small MCP server for tests: "notes", with a
-// read-only tool (echo) and a writing one (write_note). A test binary
+// read-only tool (echo), a writing one (write_note) and, when asked, a
+// permission prompt tool (approve). A test binary
 // becomes the server when EnvServer is set (see Serve), so tests start it as
 // a real stdio server process. Only tests import it.
 package mcptest
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +26,8 @@ const (
 	EnvPID    = "BROOD_MCPTEST_PID"
 	// EnvDial adds the dial tool when "1".
 	EnvDial = "BROOD_MCPTEST_DIAL"
+	// EnvApprove adds the approve tool (a permission prompt tool) when "1".
+	EnvApprove = "BROOD_MCPTEST_APPROVE"
 )
 
 // ServeIfAsked runs the notes server on stdio and exits when EnvServer is
@@ -65,6 +69,9 @@ func Notes() *mcp.Server {
 	if os.Getenv(EnvDial) == "1" {
 		addDial(s, schema)
 	}
+	if os.Getenv(EnvApprove) == "1" {
+		addApprove(s)
+	}
 	s.AddTool(&mcp.Tool{Name: "write_note", Description: "Write the text to note.txt.", InputSchema: schema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			dir, _ := os.Getwd()
@@ -100,5 +107,37 @@ func addDial(s *mcp.Server, schema json.RawMessage) {
 			}
 			c.Close()
 			return text("dial: connected"), nil
+		})
+}
+
+// addApprove adds approve, a permission prompt tool as Claude Code's
+// --permission-prompt-tool calls one ({tool_name, input, tool_use_id}):
+// it denies a call whose input mentions "forbidden" ({behavior: deny,
+// message}), allows a Write with its content replaced by "APPROVED
+// <tool_use_id>\n" ({behavior: allow, updatedInput}), and allows anything
+// else as asked.
+func addApprove(s *mcp.Server) {
+	schema := json.RawMessage(`{"type":"object","properties":{"tool_name":{"type":"string"},"input":{"type":"object"},"tool_use_id":{"type":"string"}},"required":["tool_name","input"]}`)
+	s.AddTool(&mcp.Tool{Name: "approve", Description: "Decide a permission prompt.", InputSchema: schema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				ToolName  string         `json:"tool_name"`
+				Input     map[string]any `json:"input"`
+				ToolUseID string         `json:"tool_use_id"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			raw, _ := json.Marshal(in.Input)
+			var answer any
+			switch {
+			case strings.Contains(string(raw), "forbidden"):
+				answer = map[string]any{"behavior": "deny", "message": "approve says no to " + in.ToolName}
+			case in.ToolName == "Write":
+				in.Input["content"] = "APPROVED " + in.ToolUseID + "\n"
+				answer = map[string]any{"behavior": "allow", "updatedInput": in.Input}
+			default:
+				answer = map[string]any{"behavior": "allow", "updatedInput": in.Input}
+			}
+			b, _ := json.Marshal(answer)
+			return text(string(b)), nil
 		})
 }

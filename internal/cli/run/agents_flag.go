@@ -1,0 +1,58 @@
+package run
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/registry"
+)
+
+// applyAgents reads --agents (Claude Code's JSON object of agents, or a
+// file holding one) into the factory's session agents, above every agent
+// file. Any error (a field missing or of the wrong type) stops the run
+// with exit 1 naming the agent and the field, as Claude Code's "Invalid
+// --agents configuration"; warnings are said and the run goes on.
+func (c *Compat) applyAgents(f *cmdutil.Factory) error {
+	if c.Agents == "" {
+		return nil
+	}
+	data := []byte(c.Agents)
+	if t := strings.TrimSpace(c.Agents); !strings.HasPrefix(t, "{") && !json.Valid([]byte(t)) {
+		b, err := os.ReadFile(c.Agents)
+		if err != nil {
+			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--agents: %w; give a JSON object like '{\"reviewer\":{\"description\":\"Reviews code\",\"prompt\":\"You are a code reviewer\"}}' or a file holding one", err))
+		}
+		data = b
+	}
+	defs, diags := registry.ParseSession(data)
+	var errs []string
+	for _, d := range diags {
+		if d.Severity == registry.SeverityError {
+			errs = append(errs, d.String())
+			continue
+		}
+		fmt.Fprintln(f.Err, "brood:", d.String())
+	}
+	if len(errs) > 0 {
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("invalid --agents configuration:\n"+strings.Join(errs, "\n")))
+	}
+	f.SessionAgents = defs
+	return nil
+}
+
+// checkStreamFlags refuses, as Claude Code does (exit 1), the stream
+// flags without the formats they need.
+func (o *Options) checkStreamFlags() error {
+	out := o.format()
+	switch {
+	case o.Compat.ReplayUser && (o.Compat.InputFormat != "stream-json" || out != "stream-json"):
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("--replay-user-messages requires both --input-format=stream-json and --output-format=stream-json"))
+	case o.Compat.Partial && out != "stream-json":
+		return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("--include-partial-messages requires --print and --output-format=stream-json"))
+	}
+	return nil
+}
