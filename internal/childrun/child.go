@@ -299,8 +299,19 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	}
 	defer tw.Close()
 	history := prior.Messages
+	var answered map[string]model.Part
+	if env.SyncTurns && env.Prompt == call.ContinuePrompt {
+		// A fleet call picked up after its worker died: an answer it got
+		// is acted on, never asked again (the parent made it durable at
+		// the answer's sync point below).
+		if msgs, done, ok := answeredTurn(tw.Path(), prior.Messages); ok {
+			history, answered = msgs, done
+		}
+	}
 	prompt := "Begin: " + cmp.Or(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
 	switch {
+	case answered != nil:
+		prompt = "" // the answer's tool results are the next turn
 	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up
 	case env.ResumeCount > 0 && !env.Fork:
@@ -327,7 +338,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
 		TokenBudget: env.TokenBudget, Transcript: tw, UsageBelow: nestedUsage(nested),
 		Telemetry: cfg.Telemetry, ID: env.TaskID, Depth: env.Depth,
-		Hooks: newChildAgentHooks(cfg.up, env),
+		Hooks:    newChildAgentHooks(cfg.up, env),
+		Answered: answered != nil, Done: answered,
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)
 			if nested != nil {
@@ -346,7 +358,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 		switch ev.Type {
 		case agent.EvTurn:
-			if env.SyncTurns && ev.Turn > 1 {
+			if env.SyncTurns && (ev.Turn > 1 || answered != nil) {
 				// The last turn is in the transcript: the parent makes it
 				// durable before the next model request (turnwire.go).
 				batch.flush()
@@ -362,6 +374,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			}
 		case agent.EvUsage:
 			out.send(protocol.Usage{Turn: ev.Turn, Usage: deref(ev.Usage), Total: deref(ev.Total)})
+			if env.SyncTurns {
+				// The model's answer is in the transcript: the parent makes
+				// it durable before its tools run or the run ends with it,
+				// so a pick-up elsewhere acts on it instead of asking again.
+				batch.flush()
+				cfg.up.turn(runCtx, ev.Turn)
+			}
 		case agent.EvBudgetWarning:
 			out.send(protocol.BudgetWarning{Text: ev.Text})
 		case agent.EvBudgetExceeded:

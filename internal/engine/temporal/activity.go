@@ -47,6 +47,10 @@ type Activities struct {
 	// signed by one of them is refused before anything runs. nil: not
 	// checked (tests that embed a worker); brood worker always sets one.
 	Trust *Trust
+	// BeforeResult, when set, runs after a call's child ended and before
+	// its result is recorded: a fault test stops the worker there (brood
+	// worker sets it from BROOD_TEST_HOLD_BEFORE_RESULT only).
+	BeforeResult func(ctx context.Context)
 }
 
 // Call is the agent-call activity.
@@ -113,6 +117,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	r, err := runner.Call(ctx, spec)
 	stop()
 	b.stop()
+	if a.BeforeResult != nil {
+		a.BeforeResult(ctx)
+	}
 	if err == nil {
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
