@@ -51,12 +51,19 @@ type Activities struct {
 	// its result is recorded: a fault test stops the worker there (brood
 	// worker sets it from BROOD_TEST_HOLD_BEFORE_RESULT only).
 	BeforeResult func(ctx context.Context)
+
+	// claimed caches the runs this worker saw claim their submission
+	// (replay.go).
+	claimed sync.Map
 }
 
 // Call is the agent-call activity.
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
 	if err := a.admit(ctx, in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
+		return nil, claimError(err)
 	}
 	spec := in.Spec
 	var hb Heartbeat
