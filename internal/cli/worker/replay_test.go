@@ -97,18 +97,29 @@ func (f *signedFleet) run(ctx context.Context, wid string, in temporal.CallInput
 // that then goes away. Its captured input started again under its own workflow id after the run ended, or
 // under another id, is refused and runs nothing; one signed longer ago than
 // a submission's lifetime is refused too. Started again under its own id
-// while it runs, Temporal's own dedupe gives back the running one
-// (WorkflowExecutionErrorWhenAlreadyStarted unset: the same run).
+// while it is open (queued: no worker yet), Temporal's own dedupe gives
+// back the open run (WorkflowExecutionErrorWhenAlreadyStarted unset).
 func TestReplayedSubmissionIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	f, worker := newSignedFleet(ctx, t)
-	first, ran := worker()
 	id := dispatch.NewID()
 	wid := "brood-call-" + id
 	captured := f.signedCall(t, f.key, wid, id, time.Now())
-	out, err := f.run(ctx, wid, captured)
-	if err != nil || out.Status != dispatch.StatusDone || !strings.Contains(out.Summary, "yes, from the fleet") {
+	// Queued (no worker yet) and started again under its id: Temporal
+	// gives back the open run, not a second one.
+	opts := client.StartWorkflowOptions{ID: wid, TaskQueue: f.queue}
+	r1, err := f.c.ExecuteWorkflow(ctx, opts, temporal.CallWorkflowName, captured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := f.c.ExecuteWorkflow(ctx, opts, temporal.CallWorkflowName, captured)
+	if err != nil || r2.GetRunID() != r1.GetRunID() {
+		t.Fatalf("started again while open: %v, run %s; want the open run %s", err, r2.GetRunID(), r1.GetRunID())
+	}
+	first, ran := worker()
+	var out temporal.CallOutput
+	if err := r1.Get(ctx, &out); err != nil || out.Status != dispatch.StatusDone || !strings.Contains(out.Summary, "yes, from the fleet") {
 		t.Fatalf("the signed call: %v, %+v", err, out)
 	}
 	if ran() != 1 {
