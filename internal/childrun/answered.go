@@ -1,9 +1,24 @@
 package childrun
 
 import (
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 )
+
+// pickUpAnswer is the conversation a child starts from and, for a fleet
+// call picked up after its worker died at a model answer (made durable at
+// the answer's sync point), the tool results of that answer that are kept
+// (non-nil: the run acts on the answer, never asks it again).
+func pickUpAnswer(env *dispatch.Envelope, path string, prior []model.Message) ([]model.Message, map[string]model.Part) {
+	if env.SyncTurns && env.Prompt == call.ContinuePrompt {
+		if msgs, done, ok := answeredTurn(path, prior); ok {
+			return msgs, done
+		}
+	}
+	return prior, nil
+}
 
 // answeredTurn looks at the transcript of a call picked up after the
 // process that ran it died. When its last message is the model's answer

@@ -298,16 +298,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		return fail(err)
 	}
 	defer tw.Close()
-	history := prior.Messages
-	var answered map[string]model.Part
-	if env.SyncTurns && env.Prompt == call.ContinuePrompt {
-		// A fleet call picked up after its worker died: an answer it got
-		// is acted on, never asked again (the parent made it durable at
-		// the answer's sync point below).
-		if msgs, done, ok := answeredTurn(tw.Path(), prior.Messages); ok {
-			history, answered = msgs, done
-		}
-	}
+	history, answered := pickUpAnswer(env, tw.Path(), prior.Messages)
 	prompt := "Begin: " + cmp.Or(env.HandoffReason, firstLine(env.Prompt)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
 	switch {
 	case answered != nil:
