@@ -56,6 +56,15 @@ type Config struct {
 	Inject func() []string
 	// Hooks, when set, are asked around every tool call and at the end.
 	Hooks Hooks
+	// Answered says history ends with a model answer this run has not
+	// acted on yet (a call picked up after the process that asked for it
+	// died: its answer was made durable before anything else). The run
+	// acts on it before asking the model anything: its tool calls run —
+	// but those whose result is in Done, which reached the transcript —
+	// or, when it calls no tool, the run ends with it. The prompt then
+	// follows the tool results (or is dropped with the run's end).
+	Answered bool
+	Done     map[string]model.Part
 	// Telemetry, when set, traces the run (invoke_agent), each model
 	// request (chat) and each tool call (execute_tool). ID names the run
 	// (the task id, or the root's session) and Depth its place in the tree.
@@ -134,6 +143,13 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		pending = append(pending, model.Part{Type: model.PartText, Text: prompt})
 	}
 	max := r.maxTurns()
+	if r.cfg.Answered && len(r.msgs) > 0 && r.msgs[len(r.msgs)-1].Role == model.RoleAssistant {
+		results, ended := r.answered(ctx, max)
+		if ended {
+			return
+		}
+		pending = append(results, pending...)
+	}
 	for turn := 1; ; turn++ {
 		for _, s := range r.injected() {
 			pending = append(pending, model.Part{Type: model.PartText, Text: s})
@@ -207,6 +223,45 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		}
 		pending = results
 	}
+}
+
+// answered acts on the model answer history ends with (Config.Answered),
+// as the loop would have when it arrived: its tool calls that have no
+// result yet run, and all their results are the next turn's user content;
+// an answer with no tool call ends the run (unless a Stop hook says go on).
+func (r *run) answered(ctx context.Context, max int) (pending []model.Part, ended bool) {
+	last := r.msgs[len(r.msgs)-1]
+	if t := last.Text(); t != "" {
+		r.last = t
+	}
+	uses := last.ToolUses()
+	if len(uses) == 0 {
+		if why := r.stopHook(ctx, 0, max); why != "" {
+			return []model.Part{{Type: model.PartText, Text: why}}, false
+		}
+		r.finish(StatusDone, 0, nil)
+		return nil, true
+	}
+	results := make([]model.Part, len(uses))
+	var run []model.Part
+	var at []int
+	for i, u := range uses {
+		if d, ok := r.cfg.Done[u.ID]; ok {
+			results[i] = d
+			continue
+		}
+		run, at = append(run, u), append(at, i)
+	}
+	if len(run) > 0 {
+		got, ok := r.runTools(ctx, 0, run)
+		if !ok {
+			return nil, true
+		}
+		for j, i := range at {
+			results[i] = got[j]
+		}
+	}
+	return results, false
 }
 
 // stopHook asks the Stop hooks whether the run may end; a reason to go on

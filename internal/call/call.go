@@ -108,8 +108,10 @@ type Watch struct {
 	// passes these on (a Temporal worker turns them into its activity's
 	// heartbeats, so a silent child is seen on the fleet too).
 	Alive func()
-	// Turn, when set, makes the call's child stop at every turn boundary
-	// (before each model request after its first) until Turn returns:
+	// Turn, when set, makes the call's child stop once each model answer
+	// is in its transcript (before the answer's tools run, or the run ends
+	// with it) and at every turn boundary (before each model request after
+	// its first) until Turn returns:
 	// everything the child did so far is in its transcript then, and Turn
 	// makes it durable where a retry elsewhere finds it (a Temporal worker
 	// uploads the transcript and records it in a heartbeat the server

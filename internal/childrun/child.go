@@ -299,9 +299,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		return fail(err)
 	}
 	defer tw.Close()
-	history := prior.Messages
+	history, answered := pickUpAnswer(env, tw.Path(), prior.Messages)
 	prompt := "Begin: " + cmp.Or(env.HandoffReason, textline.Line(env.Prompt, 120)) + "\n(The whole brief is under YOUR TASK in your system prompt.)"
 	switch {
+	case answered != nil:
+		prompt = "" // the answer's tool results are the next turn
 	case len(prior.Messages) > 0:
 		prompt = env.Prompt // a resume: the envelope carries the follow-up
 	case env.ResumeCount > 0 && !env.Fork:
@@ -328,7 +330,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
 		TokenBudget: env.TokenBudget, Transcript: tw, UsageBelow: nestedUsage(nested),
 		Telemetry: cfg.Telemetry, ID: env.TaskID, Depth: env.Depth,
-		Hooks: newChildAgentHooks(cfg.up, env),
+		Hooks:    newChildAgentHooks(cfg.up, env),
+		Answered: answered != nil, Done: answered,
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)
 			if nested != nil {
@@ -347,7 +350,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 		switch ev.Type {
 		case agent.EvTurn:
-			if env.SyncTurns && ev.Turn > 1 {
+			if env.SyncTurns && (ev.Turn > 1 || answered != nil) {
 				// The last turn is in the transcript: the parent makes it
 				// durable before the next model request (turnwire.go).
 				batch.flush()
@@ -363,6 +366,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			}
 		case agent.EvUsage:
 			out.send(protocol.Usage{Turn: ev.Turn, Usage: deref(ev.Usage), Total: deref(ev.Total)})
+			if env.SyncTurns {
+				// The model's answer is in the transcript: the parent makes
+				// it durable before its tools run or the run ends with it,
+				// so a pick-up elsewhere acts on it instead of asking again.
+				batch.flush()
+				cfg.up.turn(runCtx, ev.Turn)
+			}
 		case agent.EvBudgetWarning:
 			out.send(protocol.BudgetWarning{Text: ev.Text})
 		case agent.EvBudgetExceeded:

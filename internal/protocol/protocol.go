@@ -196,9 +196,10 @@ type HookReply struct {
 	Context string `json:"context,omitempty"`
 }
 
-// Turn says a turn boundary is reached: everything before it is in the
-// child's transcript, and the child waits for a TurnReply with the same ID
-// before its next model request (its heartbeat goes on). A child sends it
+// Turn says a sync point is reached — a model answer is in the child's
+// transcript (before its tools run or the run ends with it), or a turn
+// boundary (before the next model request) — and the child waits for a
+// TurnReply with the same ID before it goes on (its heartbeat goes on). A child sends it
 // only when its envelope asks (SyncTurns: a fleet worker, which makes the
 // transcript durable elsewhere first, so a retry never asks a finished turn
 // again). Local: answered by the child's own parent, never relayed. The

@@ -197,7 +197,8 @@ func workerRun(ctx context.Context, opts *Options) error {
 		Queue: cfg.Queue, Concurrency: conc, Heartbeat: ping,
 		StopTimeout: 2*f.Settings.Pool.KillGrace.Duration + 5*time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: f.ProjectRoot, Store: store,
-			Worker: identity, UploadEvery: ping, Code: site, Trust: trust},
+			Worker: identity, UploadEvery: ping, Code: site, Trust: trust,
+			BeforeResult: holdForTest(os.Getenv("BROOD_TEST_HOLD_BEFORE_RESULT"))},
 	})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start the worker: %w", err)
@@ -239,4 +240,20 @@ func workerTrust(home string, flags []string, allowUnsigned bool) (*temporal.Tru
 			filepath.Join("~/.config/brood/fleet", temporal.TrustedKeysFile))
 	}
 	return t, nil
+}
+
+// holdForTest is the fault tests' way to stop a worker between a call's
+// end and its recorded result: with fifo set, that moment waits until the
+// test, which opened the fifo to write (and so knows the worker is there),
+// closes it. Unset (every real worker): nil, nothing waits.
+func holdForTest(fifo string) func(context.Context) {
+	if fifo == "" {
+		return nil
+	}
+	return func(context.Context) {
+		if f, err := os.Open(fifo); err == nil {
+			_, _ = io.Copy(io.Discard, f)
+			f.Close()
+		}
+	}
 }

@@ -47,12 +47,23 @@ type Activities struct {
 	// signed by one of them is refused before anything runs. nil: not
 	// checked (tests that embed a worker); brood worker always sets one.
 	Trust *Trust
+	// BeforeResult, when set, runs after a call's child ended and before
+	// its result is recorded: a fault test stops the worker there (brood
+	// worker sets it from BROOD_TEST_HOLD_BEFORE_RESULT only).
+	BeforeResult func(ctx context.Context)
+
+	// claimed caches the runs this worker saw claim their submission
+	// (replay.go).
+	claimed sync.Map
 }
 
 // Call is the agent-call activity.
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
 	if err := a.admit(ctx, in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
+		return nil, claimError(err)
 	}
 	spec := in.Spec
 	var hb Heartbeat
@@ -113,6 +124,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	r, err := runner.Call(ctx, spec)
 	stop()
 	b.stop()
+	if a.BeforeResult != nil {
+		a.BeforeResult(ctx)
+	}
 	if err == nil {
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -27,6 +28,9 @@ type ChainInput struct {
 	TaskID string             `json:"task_id"`
 	Tip    *codesnap.Snapshot `json:"tip"`
 	Change codesnap.Change    `json:"change"`
+	// Signed is the run's signed submission: the worker checks it
+	// before it touches its clone cache (Trust.AdmitChain).
+	Signed *Signed `json:"signed,omitempty"`
 }
 
 // ChainOutput is the run's new tip and what became of the change.
@@ -38,6 +42,14 @@ type ChainOutput struct {
 // Chain is the chain activity (on a worker, which has the clone cache):
 // index and objects only, no copy of the tree is written.
 func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, error) {
+	if a.Trust != nil {
+		if err := a.Trust.AdmitChain(in, infoOf(ctx)); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		}
+		if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
+			return nil, claimError(err)
+		}
+	}
 	if a.Code == nil {
 		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
 	}
@@ -88,7 +100,7 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 		Priority:            temporal.Priority{PriorityKey: 1},
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
 	}
-	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}}
+	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}, Signed: r.in.Signed}
 	var step ChainOutput
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {

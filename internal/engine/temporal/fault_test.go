@@ -119,29 +119,32 @@ func TestKilledWorkerNeverAsksAFinishedTurnAgain(t *testing.T) {
 	}
 }
 
-// resultsIn is how many calls' children ended with a result.json in a
-// worker's repository.
-func resultsIn(w *workerProc) int {
+// answeredIn is how many calls' children got their final answer (it is
+// in their transcript) in a worker's repository.
+func answeredIn(w *workerProc) int {
 	n := 0
 	for id := range w.taskDirs() {
-		if _, err := os.Stat(filepath.Join(w.p.root, ".brood", "dispatch", id, "result.json")); err == nil {
+		b, err := os.ReadFile(filepath.Join(w.p.root, ".brood", "dispatch", id, dispatch.SessionFile))
+		if err == nil && strings.Contains(string(b), "finished after") {
 			n++
 		}
 	}
 	return n
 }
 
-// outage is how long the server stays down once a call has finished in
-// it: longer than the SDK retries reporting a completion (10s).
+// outage is how long the server stays down once a call got its final
+// answer in it: longer than the SDK retries reporting a completion (10s).
 const outage = 15 * time.Second
 
 // TestServerRestartNeverRerunsAFinishedCall: the dev server (its state in
 // a file) is killed while two calls of a plan's second phase wait for the
 // model: one for its last answer, one in the middle of its turns. The
-// first finishes while the server is down; the server comes back after
-// the outage and the second gets its answer then. Neither is run again nor
-// asks a turn twice: the first's result was recorded on the server before
-// its activity completed, and the second went on in the same attempt
+// first gets its final answer while the server is down (it waits, the
+// answer in its transcript, until the server has the heartbeat that names
+// it, then ends); the server comes back after the outage and the second
+// gets its answer then. Neither is run again nor asks a turn twice: the
+// first's answer and result were recorded on the server before anything
+// acted on them, and the second went on in the same attempt
 // (heartbeats that time out while the server is away do not stop it). Nor
 // does the call that finished before the restart.
 func TestServerRestartNeverRerunsAFinishedCall(t *testing.T) {
@@ -186,7 +189,7 @@ phases:
 	}
 	srv.Kill()
 	m.release(last)
-	waitFor(t, "the finishing call's child to end with a result while the server is down", 2*time.Minute, func() bool { return resultsIn(w) == 2 })
+	waitFor(t, "the finishing call's child to get its final answer while the server is down", 2*time.Minute, func() bool { return answeredIn(w) == 2 })
 	// The fault's length, not a wait for something to happen.
 	<-time.After(outage)
 	srv.StartAgain()

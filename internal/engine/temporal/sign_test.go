@@ -116,6 +116,38 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 	if err := open.Admit(temporal.CallInput{Spec: spec}, info); err != nil {
 		t.Fatalf("--allow-unsigned refused: %v", err)
 	}
+
+	// A step of the run's tree (brood.chain) is checked the same way.
+	change := codesnap.Change{Start: snap, Result: &codesnap.Result{}}
+	chains := []struct {
+		name string
+		in   temporal.ChainInput
+		info temporal.CallInfo
+		want string
+	}{
+		{"signed plan", temporal.ChainInput{Tip: &tip, Change: change, Signed: signPlan()}, planInfo, ""},
+		{"unsigned", temporal.ChainInput{Tip: &tip, Change: change}, planInfo, "this one is unsigned"},
+		{"foreign", temporal.ChainInput{Tip: &tip, Change: change, Signed: func() *temporal.Signed {
+			sg, _ := other.Sign(temporal.Submission{Kind: "plan", Workflow: "R1", Queue: "q", Plan: plan, Code: snap})
+			return sg
+		}()}, planInfo, "which this worker does not trust"},
+		{"a call's signature", temporal.ChainInput{Tip: &tip, Change: change, Signed: signCall(key, spec)}, info, "has no run tree"},
+		{"other workflow", temporal.ChainInput{Tip: &tip, Change: change, Signed: signPlan()}, info, "signed for workflow"},
+		{"other queue", temporal.ChainInput{Tip: &tip, Change: change, Signed: signPlan()}, temporal.CallInfo{Workflow: "R1", Queue: "gpu"}, "signed for task queue"},
+		{"tip on another base", temporal.ChainInput{Tip: &otherBase, Change: change, Signed: signPlan()}, planInfo, "the run's tip"},
+		{"change from another base", temporal.ChainInput{Tip: &tip, Change: codesnap.Change{Start: &otherBase, Result: &codesnap.Result{}}, Signed: signPlan()}, planInfo, "the change's start"},
+	}
+	for _, tc := range chains {
+		t.Run("chain "+tc.name, func(t *testing.T) {
+			err := trust.AdmitChain(tc.in, tc.info)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want refused saying %q", err, tc.want)
+			}
+		})
+	}
 }
 
 // TestKeyFiles: a key others can read is refused; a trusted_keys file

@@ -54,30 +54,69 @@ func (t *Trust) Admit(in CallInput, info CallInfo) error {
 	if t.AllowUnsigned {
 		return nil
 	}
-	if in.Signed == nil {
-		if t.Len() == 0 {
-			return noKeys()
-		}
-		return fmt.Errorf("this worker runs only submissions signed by a key it trusts, and this one is unsigned: the submitter makes a key with `brood fleet keygen` (it then signs every submission) and the worker's operator adds its public key (brood worker --trusted-key, or a line in ~/.config/brood/fleet/%s)", TrustedKeysFile)
+	sub, err := t.verify(in.Signed)
+	if err != nil {
+		return err
 	}
-	s := in.Signed
+	if err := sub.covers(in, info); err != nil {
+		return fmt.Errorf("not what key %s signed: %w", Fingerprint(in.Signed.Key), err)
+	}
+	return nil
+}
+
+// AdmitChain checks a step of a run's tree (the chain activity) the way
+// Admit checks a call: signed by a trusted key, for this workflow and
+// task queue, a plan's, on the signed snapshot or the run's tree grown
+// from it (both the tip and the writer's start).
+func (t *Trust) AdmitChain(in ChainInput, info CallInfo) error {
+	if t.AllowUnsigned {
+		return nil
+	}
+	sub, err := t.verify(in.Signed)
+	if err != nil {
+		return err
+	}
+	fp := Fingerprint(in.Signed.Key)
+	switch {
+	case sub.Kind != "plan":
+		return fmt.Errorf("not what key %s signed: a %s submission has no run tree to change", fp, sub.Kind)
+	case sub.Workflow != info.Workflow:
+		return fmt.Errorf("not what key %s signed: signed for workflow %q, run under %q", fp, sub.Workflow, info.Workflow)
+	case sub.Queue != info.Queue:
+		return fmt.Errorf("not what key %s signed: signed for task queue %q, run on %q", fp, sub.Queue, info.Queue)
+	}
+	if err := sameLine(in.Tip, sub.Code); err != nil {
+		return fmt.Errorf("not what key %s signed: the run's tip: %w", fp, err)
+	}
+	if err := sameLine(in.Change.Start, sub.Code); err != nil {
+		return fmt.Errorf("not what key %s signed: the change's start: %w", fp, err)
+	}
+	return nil
+}
+
+// verify is a signed submission, checked: signed by a key in the
+// allowlist, the signature good, the payload readable.
+func (t *Trust) verify(s *Signed) (*Submission, error) {
+	if s == nil {
+		if t.Len() == 0 {
+			return nil, noKeys()
+		}
+		return nil, fmt.Errorf("this worker runs only submissions signed by a key it trusts, and this one is unsigned: the submitter makes a key with `brood fleet keygen` (it then signs every submission) and the worker's operator adds its public key (brood worker --trusted-key, or a line in ~/.config/brood/fleet/%s)", TrustedKeysFile)
+	}
 	if !t.trusts(s.Key) {
 		if t.Len() == 0 {
-			return noKeys()
+			return nil, noKeys()
 		}
-		return fmt.Errorf("the submission is signed by key %s, which this worker does not trust: add its public key (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it", Fingerprint(s.Key), TrustedKeysFile)
+		return nil, fmt.Errorf("the submission is signed by key %s, which this worker does not trust: add its public key (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it", Fingerprint(s.Key), TrustedKeysFile)
 	}
 	if len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), append([]byte(signContext), s.Payload...), s.Sig) {
-		return fmt.Errorf("the signature of key %s does not match the submission: it was changed after it was signed", Fingerprint(s.Key))
+		return nil, fmt.Errorf("the signature of key %s does not match the submission: it was changed after it was signed", Fingerprint(s.Key))
 	}
 	var sub Submission
 	if err := json.Unmarshal(s.Payload, &sub); err != nil || sub.Version != 1 {
-		return fmt.Errorf("the signed submission of key %s is unreadable (version %d): %v", Fingerprint(s.Key), sub.Version, err)
+		return nil, fmt.Errorf("the signed submission of key %s is unreadable (version %d): %v", Fingerprint(s.Key), sub.Version, err)
 	}
-	if err := sub.covers(in, info); err != nil {
-		return fmt.Errorf("not what key %s signed: %w", Fingerprint(s.Key), err)
-	}
-	return nil
+	return &sub, nil
 }
 
 func noKeys() error {

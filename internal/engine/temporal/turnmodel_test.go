@@ -25,8 +25,9 @@ type turnModel struct {
 
 	mu      sync.Mutex
 	asked   map[turnKey]int
-	holds   map[turnKey]chan struct{} // closed: let the held request go
-	arrived map[turnKey]chan struct{} // closed when the turn was first asked
+	holds   map[turnKey]chan struct{}      // closed: let the held request go
+	arrived map[turnKey]chan struct{}      // closed when the turn was first asked
+	calls   map[turnKey]modeltest.ToolCall // a tool call other than the Glob
 }
 
 // turnUsage is what every answer costs: a call's usage is its finished
@@ -40,7 +41,7 @@ type turnKey struct {
 
 func newTurnModel(t *testing.T, tools int) *turnModel {
 	t.Helper()
-	m := &turnModel{tools: tools, asked: map[turnKey]int{}, holds: map[turnKey]chan struct{}{}, arrived: map[turnKey]chan struct{}{}}
+	m := &turnModel{tools: tools, asked: map[turnKey]int{}, holds: map[turnKey]chan struct{}{}, arrived: map[turnKey]chan struct{}{}, calls: map[turnKey]modeltest.ToolCall{}}
 	m.srv = modeltest.NewAnthropic(t)
 	m.srv.SetResponder(m.respond)
 	// Runs before the server's Close (cleanups run last first), which
@@ -63,6 +64,7 @@ func (m *turnModel) respond(req modeltest.Recorded) modeltest.Reply {
 	m.asked[k]++
 	first := m.asked[k] == 1
 	hold := m.holds[k]
+	tc, other := m.calls[k]
 	if first {
 		if ch, ok := m.arrived[k]; ok {
 			close(ch)
@@ -76,10 +78,20 @@ func (m *turnModel) respond(req modeltest.Recorded) modeltest.Reply {
 	if first && hold != nil {
 		<-hold
 	}
+	if k.turn < m.tools && other {
+		return modeltest.Reply{Usage: turnUsage, ToolCalls: []modeltest.ToolCall{tc}}
+	}
 	if k.turn < m.tools {
 		return modeltest.Reply{Usage: turnUsage, ToolCalls: []modeltest.ToolCall{{ID: fmt.Sprintf("toolu_%d", k.turn), Name: "Glob", Input: `{"pattern":"*"}`}}}
 	}
 	return modeltest.Reply{Usage: turnUsage, Text: fmt.Sprintf("finished after %d tool turns", m.tools)}
+}
+
+// answerWith makes the answer to k the tool call tc.
+func (m *turnModel) answerWith(k turnKey, tc modeltest.ToolCall) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls[k] = tc
 }
 
 // hold holds the first request of k until release(k).

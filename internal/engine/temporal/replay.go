@@ -1,0 +1,102 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/broodhq/brood/internal/blobstore"
+)
+
+// Replays. A signed submission names its workflow id, so it cannot run
+// under another one; Temporal itself keeps one open run per id, so it
+// cannot run twice at once. What is left is a captured submission started
+// again under its own id after its run ended: the signature still holds.
+// The first activity of a run claims the submission in the fleet's store
+// (a record named by the signature's hash, holding the run's id); an
+// activity of any other run that carries it is refused. A submission is
+// claimed only within SubmissionLifetime of its signing, so a replay
+// after that is refused even if its record is gone.
+
+// SubmissionLifetime is how long after signing a submission may start
+// running on the fleet (its first activity).
+const SubmissionLifetime = 24 * time.Hour
+
+// recordStore is a store that keeps named records (*blobstore.Store).
+type recordStore interface {
+	Put(ctx context.Context, key string, r io.Reader) (Ref, error)
+	Size(ctx context.Context, key string) (int64, error)
+	ReadAll(ctx context.Context, ref Ref) ([]byte, error)
+}
+
+// claimKey names the record of a signed submission.
+func claimKey(s *Signed) string {
+	sum := sha256.Sum256(append(append([]byte(nil), s.Sig...), s.Key...))
+	return "fleet/claims/" + hex.EncodeToString(sum[:])
+}
+
+// claim makes run the one run of the signed submission, or says which
+// run has it. Nil Trust or AllowUnsigned: nothing is claimed (nothing is
+// checked either).
+func (a *Activities) claim(ctx context.Context, s *Signed, run string) error {
+	if a.Trust == nil || a.Trust.AllowUnsigned || s == nil {
+		return nil
+	}
+	cs, ok := a.Store.(recordStore)
+	if !ok {
+		return refusedf("the fleet store keeps no records, so a replayed submission cannot be told from its first run: use a file:// or s3:// store")
+	}
+	key := claimKey(s)
+	if _, loaded := a.claimed.Load(key + " " + run); loaded {
+		return nil
+	}
+	mine := []byte(run)
+	sum := sha256.Sum256(mine)
+	_, err := cs.Size(ctx, key)
+	switch {
+	case errors.Is(err, blobstore.ErrNotFound):
+		sub, perr := a.Trust.verify(s)
+		if perr != nil {
+			return refused{perr}
+		}
+		if age := time.Since(sub.At); age > SubmissionLifetime {
+			return refusedf("the submission of key %s was signed %s ago, more than %s: a submission starts on the fleet soon after it is signed, so this is a replay (submit it again)", Fingerprint(s.Key), age.Round(time.Minute), SubmissionLifetime)
+		}
+		if _, err := cs.Put(ctx, key, bytes.NewReader(mine)); err != nil {
+			return fmt.Errorf("record the submission's run in the fleet store: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("look up the submission's run in the fleet store: %w", err)
+	default:
+		if _, err := cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])}); err != nil {
+			if errors.Is(err, blobstore.ErrCorrupt) {
+				return refusedf("this signed submission already ran on the fleet (under the same workflow id, another run): a replay of it is refused; submit it again to run it again")
+			}
+			return fmt.Errorf("look up the submission's run in the fleet store: %w", err)
+		}
+	}
+	a.claimed.Store(key+" "+run, true)
+	return nil
+}
+
+// refused is a claim's refusal (the others are the store's errors: the
+// activity is tried again).
+type refused struct{ error }
+
+func refusedf(format string, args ...any) error { return refused{fmt.Errorf(format, args...)} }
+
+// claimError is how an activity fails on a claim's error.
+func claimError(err error) error {
+	var r refused
+	if errors.As(err, &r) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	return err
+}
