@@ -17,12 +17,16 @@ func Probe(ctx context.Context) Report {
 	if r.LandlockABI == 0 {
 		r.Errors["landlock"] = "landlock_create_ruleset: not supported by this kernel or disabled"
 	}
+	// The two tries at once: a spawn may wait for this (a root's first
+	// child), and each is a fork and an exec.
+	netErr := make(chan error, 1)
+	go func() { netErr <- tryNamespaces(ctx, syscall.CLONE_NEWNET) }()
 	if err := tryNamespaces(ctx, syscall.CLONE_NEWUSER); err != nil {
 		r.Errors["user_namespaces"] = err.Error()
 	} else {
 		r.UserNS = true
 	}
-	if err := tryNamespaces(ctx, syscall.CLONE_NEWNET); err != nil {
+	if err := <-netErr; err != nil {
 		r.Errors["network_namespace"] = err.Error()
 	} else {
 		r.NetNS = true
