@@ -14,7 +14,7 @@ import (
 // empty command line (an exec in progress, or an exit) is told apart.
 func TestAliveByProc(t *testing.T) {
 	const id = "01ALIVEBYPROCTEST000000000"
-	sleeper := exec.Command("sleep", "60", id)
+	sleeper := exec.Command("sh", "-c", "sleep 60; :", id) // $0 names the task
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}
