@@ -34,6 +34,20 @@ func Probe(ctx context.Context) Report {
 	return r
 }
 
+// ProbeUserNS is Probe's user-namespace try alone, for a caller that needs
+// to know nothing else (a dispatcher: a child's read-only view and an
+// in-place writer's view are user namespaces): it does not make a network
+// namespace, whose set-up and teardown are the costliest part of Probe.
+func ProbeUserNS(ctx context.Context) Report {
+	r := Report{LandlockABI: landlockABI(), Errors: map[string]string{}}
+	if err := tryNamespaces(ctx, syscall.CLONE_NEWUSER); err != nil {
+		r.Errors["user_namespaces"] = err.Error()
+	} else {
+		r.UserNS = true
+	}
+	return r
+}
+
 // tryNamespaces starts `true` with the given clone flags (plus a user
 // namespace when this process is not root) and reports whether it ran.
 func tryNamespaces(ctx context.Context, flags uintptr) error {
