@@ -11,7 +11,11 @@ import (
 type Proc struct {
 	PID, PPID, PGRP, Session int
 	State                    string // R, S, D, Z, ...
+	Flags                    uint64 // the kernel's PF_* flags of its leader
 }
+
+// pfExiting is the kernel's PF_EXITING: set when a task starts to exit.
+const pfExiting = 0x4
 
 // ReadProc reads one process's stat line; false when there is no such
 // process (or no /proc).
@@ -34,6 +38,9 @@ func ReadProc(pid int) (Proc, bool) {
 	p.PPID, _ = strconv.Atoi(f[1])
 	p.PGRP, _ = strconv.Atoi(f[2])
 	p.Session, _ = strconv.Atoi(f[3])
+	if len(f) > 6 {
+		p.Flags, _ = strconv.ParseUint(f[6], 10, 64)
+	}
 	return p, true
 }
 

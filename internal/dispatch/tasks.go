@@ -328,7 +328,13 @@ func Alive(pid int, id string) bool {
 		return noProc != nil
 	}
 	// Empty while it exits (its memory is gone): not running any more,
-	// and what it wrote before exiting is on disk.
+	// and what it wrote before exiting is on disk. Empty too for an
+	// instant of an exec (the new image's arguments not yet in place: a
+	// child re-executing itself under Landlock), when it is not exiting.
+	if len(cmdline) == 0 {
+		p, ok := ReadProc(pid)
+		return ok && p.State != "Z" && p.Flags&pfExiting == 0
+	}
 	return strings.Contains(string(cmdline), id)
 }
 

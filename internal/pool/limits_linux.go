@@ -179,6 +179,9 @@ type limitFiles struct {
 	pidsDir        string
 	v1             []string // v1 cgroups made for the child
 	oomBase, pBase int64    // the counters when the child started
+	// entered: the thread the child was cloned from was in every v1
+	// cgroup of v1 (onThread), so the child was born in them.
+	entered bool
 }
 
 // setV2 writes the child's memory and pids limits into its v2 cgroup dir.
@@ -268,12 +271,16 @@ func (h *hold) onThread(next func() error) func() error {
 		return next
 	}
 	return func() error {
-		tid := strconv.Itoa(unix.Gettid())
+		// "0" is the writing thread itself: the kernel moves it without
+		// taking cgroup_threadgroup_rwsem for writing, which a thread id
+		// makes it take (and, the first time after a quiet spell, wait an
+		// RCU grace period for: 5-16 ms here, against 0.1 ms).
 		for _, dir := range h.lf.v1 {
-			if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte(tid), 0); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "tasks"), []byte("0"), 0); err != nil {
 				return fmt.Errorf("enter the child's cgroup %s: %w", dir, err)
 			}
 		}
+		h.lf.entered = true // read after the start returned (launch's errc)
 		if next == nil {
 			return nil
 		}
@@ -281,12 +288,18 @@ func (h *hold) onThread(next func() error) func() error {
 	}
 }
 
-// join moves the started child into its v1 cgroups (where the thread it
-// was cloned from already put it) and sets its rlimits. The child is brood's own
-// binary, which starts nothing before it has read its envelope, so no
-// process of its escapes the move.
+// join sets the started child's rlimits, and moves it into its v1
+// cgroups unless the thread it was cloned from had put it there already
+// (onThread; always, for a start through launch): each move takes the
+// kernel's cgroup_threadgroup_rwsem for writing, which holds up every
+// fork on the machine while sixteen children start at once. The child is
+// brood's own binary, which starts nothing before it has read its
+// envelope, so no process of its escapes a move.
 func (l limiter) join(lf *limitFiles, pid int, ownUserNS bool) error {
 	for _, dir := range lf.v1 {
+		if lf.entered {
+			break
+		}
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			return fmt.Errorf("move the child into %s: %w", dir, err)
 		}

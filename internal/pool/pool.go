@@ -217,6 +217,7 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 		h.started(false)
 		return nil, err
 	}
+	spawntrace.Mark(ctx, "pipes")
 	pr.sp = sp
 	pr.started = time.Now()
 	enter := h.onThread(nil) // born in its cgroups, before any confinement
@@ -297,6 +298,7 @@ func start(ctx context.Context, cmd *exec.Cmd, enter func() error, c Confiner) e
 	// child's cgroups (enter, where the limits need a v1 hierarchy) before
 	// the confinement takes cgroupfs out of its reach.
 	sandbox.OnThrowawayThread(func() {
+		spawntrace.Mark(ctx, "thread")
 		if enter != nil {
 			if err := enter(); err != nil {
 				errc <- err

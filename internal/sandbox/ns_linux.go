@@ -17,15 +17,33 @@ func Probe(ctx context.Context) Report {
 	if r.LandlockABI == 0 {
 		r.Errors["landlock"] = "landlock_create_ruleset: not supported by this kernel or disabled"
 	}
+	// The two tries at once: a spawn may wait for this (a root's first
+	// child), and each is a fork and an exec.
+	netErr := make(chan error, 1)
+	go func() { netErr <- tryNamespaces(ctx, syscall.CLONE_NEWNET) }()
 	if err := tryNamespaces(ctx, syscall.CLONE_NEWUSER); err != nil {
 		r.Errors["user_namespaces"] = err.Error()
 	} else {
 		r.UserNS = true
 	}
-	if err := tryNamespaces(ctx, syscall.CLONE_NEWNET); err != nil {
+	if err := <-netErr; err != nil {
 		r.Errors["network_namespace"] = err.Error()
 	} else {
 		r.NetNS = true
+	}
+	return r
+}
+
+// ProbeUserNS is Probe's user-namespace try alone, for a caller that needs
+// to know nothing else (a dispatcher: a child's read-only view and an
+// in-place writer's view are user namespaces): it does not make a network
+// namespace, whose set-up and teardown are the costliest part of Probe.
+func ProbeUserNS(ctx context.Context) Report {
+	r := Report{LandlockABI: landlockABI(), Errors: map[string]string{}}
+	if err := tryNamespaces(ctx, syscall.CLONE_NEWUSER); err != nil {
+		r.Errors["user_namespaces"] = err.Error()
+	} else {
+		r.UserNS = true
 	}
 	return r
 }

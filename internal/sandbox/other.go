@@ -17,6 +17,9 @@ func Probe(ctx context.Context) Report {
 	return Report{Errors: map[string]string{"landlock": msg, "user_namespaces": msg, "network_namespace": msg}}
 }
 
+// ProbeUserNS reports that no user namespace is available.
+func ProbeUserNS(ctx context.Context) Report { return Probe(ctx) }
+
 // ConfigureNetwork always fails off Linux.
 func ConfigureNetwork(cmd *exec.Cmd, rep Report) error { return errNotLinux }
 

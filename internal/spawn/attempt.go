@@ -99,6 +99,12 @@ func (a *attempt) Agent() string {
 // call's and its trace context in the envelope's one write.
 func (a *attempt) Prepare(ctx context.Context) error {
 	d, s := a.d, a.spec
+	if d.cfg.Depth == 0 && d.cfg.Mount == nil {
+		// The kernel probe a root's child is configured by (its user
+		// namespace) runs while the records are written, not after them
+		// in the first child's isolate stage.
+		go d.sandboxReport(ctx)
+	}
 	tp := telemetry.TraceParent(ctx)
 	var j *job
 	var err error

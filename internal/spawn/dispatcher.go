@@ -285,6 +285,9 @@ type job struct {
 	inPlace bool
 	// warm is the child started ahead for this task (nil: a cold start).
 	warm *warmSlot
+	// owner is the new task's owner record on its way to disk (nil: synced,
+	// or a resume's, written before this run).
+	owner *taskdir.Durable
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -350,14 +353,19 @@ func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim cal
 		return nil, err
 	}
 	own := ownerOf(env, def, req)
-	own.Session = cmp.Or(req.Session, d.cfg.Session)
-	if err := dispatch.WriteOwner(*d.cfg.Owners, own); err != nil {
+	own.Session, own.Version = cmp.Or(req.Session, d.cfg.Session), dispatch.OwnerVersion
+	// In place at once (every process reads it; a crash of brood loses
+	// nothing), on disk in the background: record waits for that before it
+	// writes the verdict, so a power cut loses an owner record only while
+	// no verdict says the task ran (docs/performance.md, "spawn path").
+	durable, err := d.cfg.Owners.WriteOwnerDurable(own.TaskID, own)
+	if err != nil {
 		unlock()
 		return nil, err
 	}
-	// Not synced: the owner record (synced above) is what a resume rebuilds
-	// the envelope from and what a listing trusts; an envelope a power cut
-	// left empty is listed as unreadable, never believed.
+	// Not synced: the owner record is what a resume rebuilds the envelope
+	// from and what a listing trusts; an envelope a power cut left empty is
+	// listed as unreadable, never believed.
 	if err := td.WriteJSON(taskdir.Envelope, env, false); err != nil {
 		unlock()
 		return nil, err
@@ -371,7 +379,7 @@ func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim cal
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm, desc: req.Description, callID: req.CallID}
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm, desc: req.Description, callID: req.CallID, owner: durable}
 	if inPlace && env.Isolation == "" {
 		j.inPlace = true
 		j.unlock = func() { d.leaveInPlace(); unlock() }

@@ -46,7 +46,9 @@ func probeCachePath() string {
 
 // sandboxReport probes namespaces once, on first use.
 func (d *Dispatcher) sandboxReport(ctx context.Context) sandbox.Report {
-	d.sbOnce.Do(func() { d.sb = sandbox.Probe(context.WithoutCancel(ctx)) })
+	// Only UserNS is read here: no network namespace is made to find out
+	// what no dispatch asks.
+	d.sbOnce.Do(func() { d.sb = sandbox.ProbeUserNS(context.WithoutCancel(ctx)) })
 	return d.sb
 }
 

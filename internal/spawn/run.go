@@ -298,7 +298,12 @@ func verdictOf(j *job, res *dispatch.Result, fails []string, hash string) dispat
 // written is said in the outcome, never passed over.
 func (d *Dispatcher) record(j *job, res *dispatch.Result, o *dispatch.Output, v dispatch.Verdict, isoMsg string, concerns []string, patch, hunks string) string {
 	notes := slices.Clone(j.env.Notes)
-	if err := d.cfg.Owners.WriteVerdict(j.env.TaskID, v); err != nil {
+	// Nothing says the task ran before its owner record is on disk.
+	err := j.owner.Wait()
+	if err == nil {
+		err = d.cfg.Owners.WriteVerdict(j.env.TaskID, v)
+	}
+	if err != nil {
 		// The run is then never reported as done.
 		notes = append(notes, "the parent could not record its verdict: "+err.Error())
 		if res.Status == dispatch.StatusDone {

@@ -202,9 +202,7 @@ func writeBeneath(root, rel string, data []byte, sync bool) error {
 	}
 	defer unix.Close(dfd)
 	full := filepath.Join(root, rel)
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := "." + base + ".tmp" + hex.EncodeToString(rnd[:])
+	tmp := tmpName(base)
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return pathErr("create", full, err)
@@ -225,6 +223,13 @@ func writeBeneath(root, rel string, data []byte, sync bool) error {
 		return pathErr("write", full, err)
 	}
 	return nil
+}
+
+// tmpName is a fresh temporary name beside base, for a tmp+rename write.
+func tmpName(base string) string {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	return "." + base + ".tmp" + hex.EncodeToString(rnd[:])
 }
 
 func createFreshBeneath(root, rel string) (*os.File, error) {
