@@ -152,6 +152,12 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 		co.upper, co.base = filepath.Join(job, "upper"), filepath.Join(job, "base.index")
 		co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
 		if opts.ReadOnly && len(snap.Layers) == 0 && (opts.Partial == nil || opts.Partial.Patch == nil) {
+			// The verified checkout is then the snapshot's whole tree:
+			// never run a call on one that is not the submitter's.
+			if verified.treeID != snap.Tree {
+				co.Cleanup()
+				return nil, fmt.Errorf("codesnap: the checkout's tree %s is not the submitter's %s: refusing to run on different code", short(verified.treeID), short(snap.Tree))
+			}
 			co.shared = true
 			return co, nil
 		}

@@ -25,6 +25,10 @@ import (
 type lower struct {
 	// tree is the checkout's tree: the base commit's, or the root tree.
 	tree string
+	// treeID is that tree's object id (tree is a commit's id for a clean
+	// snapshot): what a read-only call on the checkout itself is checked
+	// against (the snapshot's Tree).
+	treeID string
 	// index is the verified index of that tree (stat data of the checkout).
 	index []byte
 	// stamp is when that index was written (its file's mtime): a file

@@ -295,3 +295,33 @@ func TestReadOnlyCopyIsTheSharedCheckout(t *testing.T) {
 		t.Fatalf("a read-only call with a partial change: mount %v, view %v", retry.Mount, copyTree(t, retry))
 	}
 }
+
+// TestReadOnlyCopyIsTheSubmittersTree: a read-only call reads the shared
+// checkout only when it is the tree the submitter sent; a snapshot whose
+// tree is not what its base (and dirty patch) make is refused, not run on
+// other code.
+func TestReadOnlyCopyIsTheSubmittersTree(t *testing.T) {
+	for _, dirty := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clean", true: "dirty"}[dirty], func(t *testing.T) {
+			ctx := t.Context()
+			h := overlayHosts(t)
+			if dirty {
+				write(t, filepath.Join(h.repo, "a.txt"), "dirty a\n")
+			}
+			snap, err := codesnap.Capture(ctx, h.store, h.repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ro, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "reader", ReadOnly: true})
+			if err != nil {
+				t.Fatalf("the submitter's own snapshot: %v", err)
+			}
+			ro.Cleanup()
+			other := *snap
+			other.Tree = strings.TrimSpace(git(t, h.repo, "mktree", "--missing"))
+			if _, err := h.cache.Materialise(ctx, h.store, &other, codesnap.Options{ID: "liar", ReadOnly: true}); err == nil || !strings.Contains(err.Error(), "is not the submitter's") {
+				t.Fatalf("a snapshot naming another tree: %v; want a refusal", err)
+			}
+		})
+	}
+}

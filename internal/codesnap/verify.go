@@ -94,6 +94,9 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
 	l := &lower{tree: root, index: b, child: b, stamp: st.ModTime()}
+	if l.treeID, err = g.line(ctx, "rev-parse", "--verify", "--end-of-options", root+"^{tree}"); err != nil {
+		return nil, fmt.Errorf("codesnap: verify base %s: %w", short(snap.Base), err)
+	}
 	if root != snap.Base {
 		if l.child, err = childIndex(ctx, repo, tree, scratch, b, root, snap); err != nil {
 			return nil, err
