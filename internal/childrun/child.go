@@ -327,7 +327,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
 		TokenBudget: env.TokenBudget, Transcript: tw, UsageBelow: nestedUsage(nested),
 		Telemetry: cfg.Telemetry, ID: env.TaskID, Depth: env.Depth,
-		Hooks: newChildAgentHooks(cfg.up, env),
+		Hooks: newChildAgentHooks(cfg.up, env, hookPlace(env, workspace, kernelHolds)),
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)
 			if nested != nil {

@@ -157,6 +157,10 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	return Result{Content: text, IsError: len(status) > 0 && !errors.Is(err, exec.ErrWaitDelay)}
 }
 
+// WithoutProviderKeys is env less brood's own provider keys: the
+// environment of a child's tool processes (its Bash, the hooks it runs).
+func WithoutProviderKeys(env []string) []string { return withoutProviderKeys(env) }
+
 func withoutProviderKeys(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
