@@ -99,8 +99,13 @@ func TestFormatterHookRunsWhereTheSubagentWrote(t *testing.T) {
 			if fields["had"] != "y" || fields["pwd"] != fields["cwd"] || fields["project"] == "" {
 				t.Errorf("the hook ran as %v, want in the subagent's working directory with the file there", fields)
 			}
-			t.Logf("hook ran as %v", fields)
-			inCopy := tc.env != ""
+			// A worktree copy is a directory of its own; an overlay copy is
+			// mounted over the real paths (where overlays are not to be had,
+			// brood falls back to a worktree copy and says so).
+			inCopy := strings.Contains(out, "Isolation: worktree copy")
+			if tc.env != "" && !inCopy {
+				t.Errorf("not isolated in a worktree copy:\n%s", out)
+			}
 			if real := resolved(p.Root); inCopy == (resolved(fields["pwd"]) == real) {
 				t.Errorf("the hook ran in %s (project %s); the real tree is %s (in the copy: %v)", fields["pwd"], fields["project"], real, inCopy)
 			}
