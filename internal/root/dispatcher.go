@@ -62,7 +62,7 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, e
 	}
 	cfg := spawn.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: f.Cwd, Registry: f.Registry(), Settings: f.Settings,
-		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
+		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(), Env: f.Environ,
 		Depth: depth, MaxDepth: max, SourceAgent: cmdutil.FirstNonEmpty(c.Source, "root"),
 		Lifetime: c.Lifetime, Session: c.Session, ToolHooks: c.ToolHooks,
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
@@ -116,7 +116,7 @@ func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*
 	}
 	cfg := spawn.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: workspace, Registry: f.Registry(), Settings: f.Settings,
-		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
+		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(), Env: f.Environ,
 		Depth: depth, MaxDepth: maxDepth, SourceAgent: "cli",
 		ParentModel: model, ParentSystem: cmdutil.DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(cmdutil.PermissionFlags{}), OnEvent: c.OnEvent, Stderr: f.Err,

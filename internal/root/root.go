@@ -240,6 +240,7 @@ func (r *Root) agent(ctx context.Context) error {
 		BashTimeout: s.Bash.Timeout.Duration,
 		OutputLimit: s.Bash.OutputLimit,
 		Redactor:    f.Redactor, // the environment's secrets, the project's .env values, key formats
+		Environ:     f.Environ,  // with the trusted settings env
 	}
 	tools := cmdutil.ToolList(r.tools)
 	cfg := agent.Config{

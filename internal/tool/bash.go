@@ -74,7 +74,11 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 
 	// brood's own provider keys are not the command's business: a model
 	// could print them in ways redaction does not recognise (base64, rev).
-	environ := withoutProviderKeys(os.Environ())
+	base := env.Environ
+	if base == nil {
+		base = os.Environ()
+	}
+	environ := withoutProviderKeys(base)
 	redactor := env.Redactor
 	if redactor == nil {
 		redactor = NewRedactor(environ)
