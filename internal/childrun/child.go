@@ -236,7 +236,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ProjectFiles: env.ProjectFiles, ParentProjectFiles: env.ProjectFiles,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
-			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP),
+			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP), AddDirs: env.AddDirs,
 			// The root's trust decision, as it came down; never this
 			// process's own reading of the store or the environment.
 			Grant: env.Trust,

@@ -47,6 +47,8 @@ type dispatcherConfig struct {
 	Depth func() (depth, max int)
 	// Hidden are paths none of the children may read.
 	Hidden []string
+	// AddDirs are the run's additional working directories (--add-dir).
+	AddDirs []string
 }
 
 // newDispatcher builds the root's Dispatcher, or nil at the depth cap:
@@ -69,7 +71,7 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, e
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
-		Extras: f.Links.Delegation, Hidden: c.Hidden,
+		Extras: f.Links.Delegation, Hidden: c.Hidden, AddDirs: c.AddDirs,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err

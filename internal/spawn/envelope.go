@@ -72,7 +72,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		Brief:               req.Prompt,
 		Context:             req.Context,
 		ResumePointer:       "session.jsonl from its start (first run; a resume continues it, its transcript intact)",
-		System:              childSystem(def, d.inheritedSystem(), d.childProjectFiles(readOnly), req, d.cfg.Workspace, tools),
+		System:              childSystem(def, d.inheritedSystem(), d.childProjectFiles(readOnly), req, workspaceBlock(d.cfg.Workspace, d.cfg.AddDirs), tools),
+		AddDirs:             d.cfg.AddDirs,
 		ProjectFiles:        d.cfg.ProjectFiles,
 		Workspace:           d.cfg.Workspace,
 		ProjectRoot:         d.cfg.ProjectRoot,
@@ -231,6 +232,16 @@ func childSystem(def *registry.Definition, parentSystem, projectFiles string, re
 	}
 	b.WriteString("If you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
 	return b.String()
+}
+
+// workspaceBlock is the workspace path, with the directories --add-dir (or
+// permissions.additionalDirectories) added, as the child's prompt names
+// them.
+func workspaceBlock(workspace string, addDirs []string) string {
+	if len(addDirs) == 0 {
+		return workspace
+	}
+	return workspace + "\nAdditional working directories (--add-dir): " + strings.Join(addDirs, ", ")
 }
 
 func firstLine(s string) string {
