@@ -63,8 +63,10 @@ const forgedNestedScript = `agents:
 func (p *project) hookLog(post bool) string {
 	p.t.Helper()
 	log := filepath.Join(p.t.TempDir(), "hooks.log")
-	cmd := `cat >> ` + log + `; echo >> ` + log
-	hook := `[{"matcher":"*","hooks":[{"type":"command","command":"` + cmd + `"}]}]`
+	// A subagent's tool-call hooks run confined with it, which may write
+	// its task directory but not the test's: they log there (taskHookLogs).
+	cmd, _ := json.Marshal(`in=$(cat); { printf '%s\n' "$in" >> ` + log + `; } 2>/dev/null || printf '%s\n' "$in" >> "${TMPDIR%/tmp}/hooks.log"`)
+	hook := `[{"matcher":"*","hooks":[{"type":"command","command":` + string(cmd) + `}]}]`
 	cfg := `"SubagentStart":` + hook + `,"SubagentStop":` + hook
 	if post {
 		cfg += `,"PostToolUse":` + hook
@@ -73,10 +75,28 @@ func (p *project) hookLog(post bool) string {
 	return log
 }
 
-// hookPayloads reads the payloads the hooks logged.
-func hookPayloads(t *testing.T, log string) []map[string]any {
+// taskHookLogs is what the hooks of the subagents' tool calls logged in
+// their task directories (hookLog), as one file.
+func (p *project) taskHookLogs() string {
+	p.t.Helper()
+	var all []byte
+	logs, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "hooks.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		all = append(all, b...)
+	}
+	path := filepath.Join(p.t.TempDir(), "task-hooks.log")
+	writeFile(p.t, path, string(all))
+	return path
+}
+
+// hookPayloads reads the payloads the hooks logged (in the files given).
+func hookPayloads(t *testing.T, logs ...string) []map[string]any {
 	t.Helper()
-	data := readFileOr(t, log, "")
+	data := ""
+	for _, log := range logs {
+		data += readFileOr(t, log, "")
+	}
 	var out []map[string]any
 	dec := json.NewDecoder(strings.NewReader(data))
 	for dec.More() {

@@ -78,16 +78,18 @@ func TestSecretsInMessages(t *testing.T) {
 			t.Errorf("stream-json shows no redaction marker:\n%s", out)
 		}
 		posts := map[string]int{}
-		for _, m := range hookPayloads(t, log) {
+		tasks := p.taskHookLogs()
+		for _, m := range hookPayloads(t, log, tasks) {
 			if m["hook_event_name"] == "PostToolUse" {
 				posts[m["tool_name"].(string)+"/"+strings.TrimSpace(strAny(m["agent_type"]))]++
 			}
 		}
-		// The child's Read (relayed to the root), the root's Read and Task.
+		// The child's Read (its payload built by the root, run in the
+		// child), the root's Read and Task.
 		if posts["Read/general-purpose"] != 1 || posts["Read/"] != 1 || posts["Task/"] != 1 {
 			t.Errorf("PostToolUse hooks ran %v, want the child's Read, the root's Read and Task", posts)
 		}
-		check(t, "the hook payloads", readFileOr(t, log, ""))
+		check(t, "the hook payloads", readFileOr(t, log, "")+readFileOr(t, tasks, ""))
 	})
 	t.Run("mcp reply", func(t *testing.T) {
 		p := newProject(t, map[string]string{"README.md": "# x\n", ".gitignore": ".env\n"})

@@ -237,7 +237,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ProjectFiles: env.ProjectFiles, ParentProjectFiles: env.ProjectFiles,
 			ParentSystem: env.System, ParentModel: env.Model, ParentEffort: env.Effort, ParentTools: env.Tools, Allowed: allowed,
-			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP),
+			Permissions: env.Permissions, IsFork: env.Fork, Lifetime: ctx, MCP: mcpSpecs(env.MCP), AddDirs: env.AddDirs,
 			// The root's trust decision, as it came down; never this
 			// process's own reading of the store or the environment.
 			Grant: env.Trust,
@@ -330,7 +330,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		MaxTurns: env.MaxTurns, MaxTokens: env.MaxTokens, Effort: env.Effort,
 		TokenBudget: env.TokenBudget, Transcript: tw, UsageBelow: nestedUsage(nested),
 		Telemetry: cfg.Telemetry, ID: env.TaskID, Depth: env.Depth,
-		Hooks:    newChildAgentHooks(cfg.up, env),
+		Hooks:    newChildAgentHooks(cfg.up, env, hookPlace(env, workspace, kernelHolds)),
 		Answered: answered != nil, Done: answered,
 		Inject: func() []string {
 			msgs := append(steer(), guard.notices()...)

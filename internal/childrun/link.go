@@ -10,6 +10,7 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/hooks"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -170,13 +171,15 @@ func (l *parentLink) toolHooks() spawn.ToolHooks {
 type childAgentHooks struct {
 	l   *parentLink
 	env *dispatch.Envelope
+	// here is where the hooks the root chose run (hookPlace).
+	here hooks.Here
 }
 
-func newChildAgentHooks(l *parentLink, env *dispatch.Envelope) agent.Hooks {
+func newChildAgentHooks(l *parentLink, env *dispatch.Envelope, here hooks.Here) agent.Hooks {
 	if l == nil || len(l.hookFilter.Events()) == 0 {
 		return nil
 	}
-	return &childAgentHooks{l: l, env: env}
+	return &childAgentHooks{l: l, env: env, here: here}
 }
 
 func (c *childAgentHooks) request(event string, call agent.ToolCall) protocol.Hook {
@@ -193,6 +196,7 @@ func (c *childAgentHooks) BeforeTool(ctx context.Context, call agent.ToolCall) a
 	if !ok {
 		return agent.ToolGate{Deny: "the root did not answer the PreToolUse hook request (its parent is gone)"}
 	}
+	rep = c.runHere(ctx, rep)
 	g := agent.ToolGate{Deny: rep.Deny, Context: rep.Context}
 	if rep.Verdict == tool.HookAllow || rep.Verdict == tool.HookAsk {
 		g.Verdict = rep.Verdict
@@ -212,7 +216,7 @@ func (c *childAgentHooks) AfterTool(ctx context.Context, call agent.ToolCall, re
 	h.Response = &protocol.ToolResponse{Content: clip(res.Content, maxHookResponse), IsError: res.IsError}
 	h.DurationMS = took.Milliseconds()
 	rep, _ := c.l.hook(ctx, h)
-	return rep.Context
+	return c.runHere(ctx, rep).Context
 }
 
 // Stop: a subagent's end is SubagentStop, which the root fires itself.

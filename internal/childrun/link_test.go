@@ -11,6 +11,7 @@ import (
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/hooks"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -18,7 +19,7 @@ import (
 // TestNoHookEventsNoAgentHooks: a child told of no hook events gets no
 // agent hooks at all (no round trip per call).
 func TestNoHookEventsNoAgentHooks(t *testing.T) {
-	if h := newChildAgentHooks(&parentLink{}, nil); h != nil {
+	if h := newChildAgentHooks(&parentLink{}, nil, hooks.Here{}); h != nil {
 		t.Errorf("a child with no hook events has agent hooks: %v", h)
 	}
 }
@@ -33,7 +34,7 @@ func TestChildAsksOnlyWhenAMatcherSelects(t *testing.T) {
 	l := &parentLink{out: &events{up: protocol.NewWriter(pw)},
 		hookFilter: protocol.HookFilter{protocol.HookPreToolUse: {"Bash", "Edit|Write", "^mcp__"}, protocol.HookPostToolUse: {"Agent"}}}
 	env := &dispatch.Envelope{TaskID: child, TargetAgent: "lead"}
-	h := newChildAgentHooks(l, env)
+	h := newChildAgentHooks(l, env, hooks.Here{})
 	sent := make(chan protocol.Hook, 8)
 	go func() {
 		for m, err := range protocol.Read(pr) {

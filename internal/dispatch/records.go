@@ -149,6 +149,11 @@ type Envelope struct {
 	// overlay both are the parent's own paths). Workspace stays the parent's.
 	IsolationRoot string `json:"isolation_root,omitempty"`
 	IsolationDir  string `json:"isolation_dir,omitempty"`
+	// AddDirs are the run's additional working directories (--add-dir,
+	// permissions.additionalDirectories; absolute): named in the child's
+	// prompt, writable by an in-place writer as its tree is, passed on to
+	// its own children.
+	AddDirs []string `json:"add_dirs,omitempty"`
 	// ProjectFiles is the project's instruction files (CLAUDE.md,
 	// AGENTS.md) as the root read them, for the child's own subagents
 	// that get them (System already holds them if this child does).

@@ -37,33 +37,42 @@ func (s *Session) ChildTools() *ChildTools {
 // for a call one of them selects.
 func (c *ChildTools) Filter() protocol.HookFilter { return c.filter }
 
-// Run runs the hooks of h.Event for one call of a subagent. A hook's allow
-// is a verdict the child's permission layer starts from: its deny rules
-// and read-only scope still hold.
+// Run chooses the hooks of h.Event for one call of a subagent (matched,
+// trusted, their files pinned) and builds their payload; the child runs
+// them itself, where its call ran and inside its confinement (RunHere).
+// A hook's allow is a verdict the child's permission layer starts from:
+// its deny rules and read-only scope still hold.
 func (c *ChildTools) Run(ctx context.Context, h protocol.Hook) protocol.HookReply {
+	if (h.Event != PreToolUse && h.Event != PostToolUse) || !c.s.r.Has(h.Event) {
+		return protocol.HookReply{}
+	}
 	common := c.s.base(h.Event)
 	common.AgentID, common.AgentType = h.TaskID, h.Agent
 	if h.Mode != "" {
 		common.PermissionMode = h.Mode
 	}
 	call := agent.ToolCall{Name: h.Tool, ID: h.ToolUseID, Input: h.Input}
-	switch h.Event {
-	case PreToolUse:
-		if !c.s.r.Has(PreToolUse) {
-			return protocol.HookReply{}
-		}
-		g := c.s.beforeTool(ctx, common, call)
-		return protocol.HookReply{Deny: g.Deny, Verdict: g.Verdict, Input: g.Input, Context: g.Context}
-	case PostToolUse:
-		if !c.s.r.Has(PostToolUse) {
-			return protocol.HookReply{}
-		}
+	var payload any = preInput(common, call)
+	if h.Event == PostToolUse {
 		var res tool.Result
 		if h.Response != nil {
 			res = tool.Result{Content: h.Response.Content, IsError: h.Response.IsError}
 		}
-		resp := tool.HookResponse(h.Tool, h.Input, res)
-		return protocol.HookReply{Context: c.s.afterTool(ctx, common, call, resp, h.DurationMS)}
+		payload = postInput(common, call, tool.HookResponse(h.Tool, h.Input, res), h.DurationMS)
 	}
-	return protocol.HookReply{}
+	cmds, data, err := c.s.r.prepare(h.Event, h.Tool, payload)
+	if err != nil {
+		c.s.r.report(Result{Failures: []string{err.Error()}})
+		return protocol.HookReply{}
+	}
+	if len(cmds) == 0 {
+		return protocol.HookReply{}
+	}
+	run := &protocol.HookRun{Event: h.Event, Payload: data}
+	for _, cmd := range cmds {
+		run.Commands = append(run.Commands, protocol.HookCommand{
+			Command: cmd.Command, TimeoutMS: cmd.timeout().Milliseconds(), Pins: c.s.r.relPins(cmd.pins),
+		})
+	}
+	return protocol.HookReply{Run: run}
 }

@@ -1,6 +1,7 @@
 package hooks_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +12,36 @@ import (
 	"github.com/broodhq/brood/internal/session"
 )
 
+// logHook logs its stdin: to $HOOK_LOG, or, run confined with a subagent
+// (which may write its task directory but not the test's), to hooks.log
+// in the subagent's task directory (hookLogs reads them all).
+const logHook = `#!/bin/sh
+in=$(cat)
+{ printf '%s\n' "$in" >> "$HOOK_LOG"; } 2>/dev/null || printf '%s\n' "$in" >> "${TMPDIR%/tmp}/hooks.log"
+`
+
+// hookLogs is what the hooks logged: the root's log, then every task's.
+func hookLogs(t *testing.T, p *project, log string) string {
+	t.Helper()
+	b, _ := os.ReadFile(log)
+	text := string(b)
+	_ = filepath.WalkDir(filepath.Join(p.Root, ".brood"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "hooks.log" {
+			more, _ := os.ReadFile(path)
+			text += string(more)
+		}
+		return nil
+	})
+	return text
+}
+
 // childHookScript is the user's PreToolUse hook: it logs its stdin and
 // blocks rm -rf (exit 2, reason on stderr), rewrites "echo original",
 // allows "echo allowme" (which a deny rule still refuses), and adds
 // context to every Read.
 const childHookScript = `#!/bin/sh
 in=$(cat)
-printf '%s\n' "$in" >> "$HOOK_LOG"
+{ printf '%s\n' "$in" >> "$HOOK_LOG"; } 2>/dev/null || printf '%s\n' "$in" >> "${TMPDIR%/tmp}/hooks.log"
 case "$in" in
 *'rm -rf'*) echo "no rm -rf from subagents" >&2; exit 2 ;;
 *'echo original'*) printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"echo rewritten"}}}' ;;
@@ -46,10 +70,14 @@ func newChildHookProject(t *testing.T, script string) (*project, string) {
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	post := `cat >> "$HOOK_LOG"; echo >> "$HOOK_LOG"`
+	post := filepath.Join(p.Home, "post.sh")
+	clitest.WriteFile(t, post, logHook)
+	if err := os.Chmod(post, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	clitest.WriteFile(t, filepath.Join(p.Home, ".claude", "settings.json"), `{"hooks":{
 "PreToolUse":[{"matcher":"Bash|Read","hooks":[{"type":"command","command":"`+hook+`"}]}],
-"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"`+strings.ReplaceAll(post, `"`, `\"`)+`"}]}]}}`)
+"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"`+post+`"}]}]}}`)
 	if err := os.MkdirAll(filepath.Join(p.Root, "build"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +173,7 @@ func TestGrandchildToolCallsRunRootHooks(t *testing.T) {
 		t.Errorf("the hook's allow passed the deny rule: %q", got)
 	}
 	var pre, post []map[string]any
-	for _, r := range clitest.JSONValues(t, readFile(t, log)) {
+	for _, r := range clitest.JSONValues(t, hookLogs(t, p, log)) {
 		switch r["hook_event_name"] {
 		case "PreToolUse":
 			pre = append(pre, r)
@@ -222,8 +250,9 @@ head -n 4 > "$dir/replies.jsonl"
 `
 
 // TestHostileChildHookRequests: what a compromised child sends up never
-// runs a hook under another task's name or a forged agent; malformed
-// requests are dropped or refused with a reply, and the root goes on.
+// makes the root run a hook, nor names hooks for it to run under another
+// task's name or a forged agent; malformed requests are dropped or refused
+// with a reply, and the root goes on.
 func TestHostileChildHookRequests(t *testing.T) {
 	p, log := newChildHookProject(t, `
 agents:
@@ -249,14 +278,12 @@ agents:
 			t.Errorf("a forged request (%s) ran a hook:\n%s", forged, text)
 		}
 	}
-	var recs []map[string]any
+	// The root runs no hook for a child's call: it replies with the hooks
+	// the child is to run itself, under the name it knows for it.
 	for _, r := range clitest.JSONValues(t, text) {
 		if _, ok := r["agent_id"]; ok || r["tool_name"] != "Task" { // not the root's own Task call
-			recs = append(recs, r)
+			t.Errorf("the root ran a hook for the child's request: %v", r)
 		}
-	}
-	if len(recs) != 1 || recs[0]["agent_id"] != scout || recs[0]["agent_type"] != "scout" || !strings.Contains(text, "forged-own") {
-		t.Errorf("want exactly the request in the child's own name, run as the scout %s:\n%s", scout, text)
 	}
 	replies := map[string]map[string]any{}
 	for _, r := range clitest.JSONValues(t, readFile(t, filepath.Join(dispatch.Dir(p.Root, scout), "replies.jsonl"))) {
@@ -268,6 +295,14 @@ agents:
 		if !ok || r["type"] != "hook_reply" || (deny == "") != (got == "") || !strings.Contains(got, deny) {
 			t.Errorf("reply to %s: %v, want deny %q (all: %v)", id, r, deny, replies)
 		}
+		if _, ran := r["run"]; ran != (id == "f1") {
+			t.Errorf("reply to %s: %v, want hooks to run only for the child's own request", id, r)
+		}
+	}
+	run, _ := replies["f1"]["run"].(map[string]any)
+	payload, _ := run["payload"].(map[string]any)
+	if payload["agent_id"] != scout || payload["agent_type"] != "scout" || !strings.Contains(clitest.JSONNumber(payload["tool_input"]), "forged-own") {
+		t.Errorf("the hooks for the child's own request, with payload %v: want them for the scout %s, as the root knows it", payload, scout)
 	}
 }
 

@@ -26,6 +26,9 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Starter starts cmd and returns the function that waits for it.
+type Starter func(cmd *exec.Cmd) (wait func() error, err error)
+
 // ran is what one command did.
 type ran struct {
 	cmd      Command
@@ -43,7 +46,10 @@ type ran struct {
 // own process group (killed whole when the timeout ends). It is not
 // cancelled with ctx: a hook that started runs to its end or its timeout,
 // so that a stop event is never cut off by the cancel that caused it.
-func runCommand(ctx context.Context, c Command, dir string, env []string, payload []byte) ran {
+//
+// start starts cmd and returns its wait (nil: cmd.Start and cmd.Wait):
+// a child's launcher of its tool processes (sandbox.StartCommand).
+func runCommand(ctx context.Context, c Command, dir string, env []string, payload []byte, start Starter) ran {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Command)
@@ -54,9 +60,15 @@ func runCommand(ctx context.Context, c Command, dir string, env []string, payloa
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	r := ran{cmd: c, exit: -1, stdout: out.String(), stderr: errb.String(), duration: time.Since(start)}
+	began := time.Now()
+	if start == nil {
+		start = func(cmd *exec.Cmd) (func() error, error) { return cmd.Wait, cmd.Start() }
+	}
+	wait, err := start(cmd)
+	if err == nil {
+		err = wait()
+	}
+	r := ran{cmd: c, exit: -1, stdout: out.String(), stderr: errb.String(), duration: time.Since(began)}
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

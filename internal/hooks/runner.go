@@ -87,43 +87,55 @@ func (r *Runner) Fire(ctx context.Context, event, value string, payload any) Res
 	if r == nil {
 		return res
 	}
-	cmds := r.commands(event, value, toolAliases(value))
-	if len(cmds) == 0 {
-		return res
-	}
-	data, err := r.encodePayload(payload)
+	cmds, data, err := r.prepare(event, value, payload)
 	if err != nil {
-		res.Failures = append(res.Failures, fmt.Sprintf("%s: cannot encode the payload: %v", event, err))
+		res.Failures = append(res.Failures, err.Error())
 		r.report(res)
 		return res
 	}
+	if len(cmds) == 0 {
+		return res
+	}
+	res = fireAll(ctx, event, cmds, func(c Command) error { return trust.CheckPins(c.pins) },
+		func(ctx context.Context, c Command) ran { return runCommand(ctx, c, r.opt.Dir, r.opt.Env, data, nil) })
+	r.report(res)
+	return res
+}
+
+// prepare returns the commands of event that match value and the payload
+// they read (nil, nil when none matches).
+func (r *Runner) prepare(event, value string, payload any) ([]Command, []byte, error) {
+	cmds := r.commands(event, value, toolAliases(value))
+	if len(cmds) == 0 {
+		return nil, nil, nil
+	}
+	data, err := r.encodePayload(payload)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: cannot encode the payload: %v", event, err)
+	}
+	return cmds, data, nil
+}
+
+// fireAll runs cmds in parallel (each one whose check passes: a command
+// whose files are not as trusted is refused) and combines what they say.
+func fireAll(ctx context.Context, event string, cmds []Command, check func(Command) error, run func(context.Context, Command) ran) Result {
 	outs := make([]ran, len(cmds))
 	var wg sync.WaitGroup
 	for i, c := range cmds {
-		if err := trust.CheckPins(c.pins); err != nil {
+		if err := check(c); err != nil {
 			// A file the hook runs is not what was trusted (a subagent
 			// may have written it): the hook is not run.
 			outs[i] = ran{cmd: c, exit: -1, refused: err.Error()}
 			continue
 		}
-		wg.Go(func() { outs[i] = runCommand(ctx, c, r.opt.Dir, r.opt.Env, data) })
+		wg.Go(func() { outs[i] = run(ctx, c) })
 	}
 	wg.Wait()
+	var res Result
 	for _, o := range outs {
 		res.add(event, o)
 	}
-	r.report(res)
 	return res
 }
 
-func (r *Runner) report(res Result) {
-	if r.opt.Report == nil {
-		return
-	}
-	for _, f := range res.Failures {
-		fmt.Fprintln(r.opt.Report, "· hook:", f)
-	}
-	for _, m := range res.Messages {
-		fmt.Fprintln(r.opt.Report, "· hook:", m)
-	}
-}
+func (r *Runner) report(res Result) { report(r.opt.Report, res) }

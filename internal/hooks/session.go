@@ -108,7 +108,15 @@ func (s *Session) BeforeTool(ctx context.Context, c agent.ToolCall) agent.ToolGa
 }
 
 func (s *Session) beforeTool(ctx context.Context, common Common, c agent.ToolCall) agent.ToolGate {
-	res := s.r.Fire(ctx, PreToolUse, c.Name, PreToolUseInput{Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID})
+	return gateOf(s.r.Fire(ctx, PreToolUse, c.Name, preInput(common, c)))
+}
+
+func preInput(common Common, c agent.ToolCall) PreToolUseInput {
+	return PreToolUseInput{Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID}
+}
+
+// gateOf is what PreToolUse's combined result means for the call.
+func gateOf(res Result) agent.ToolGate {
 	var g agent.ToolGate
 	switch {
 	case res.Block:
@@ -139,10 +147,19 @@ func (s *Session) AfterTool(ctx context.Context, c agent.ToolCall, res tool.Resu
 }
 
 func (s *Session) afterTool(ctx context.Context, common Common, c agent.ToolCall, resp any, ms int64) string {
-	out := s.r.Fire(ctx, PostToolUse, c.Name, PostToolUseInput{
+	return afterContext(s.r.Fire(ctx, PostToolUse, c.Name, postInput(common, c, resp, ms)))
+}
+
+func postInput(common Common, c agent.ToolCall, resp any, ms int64) PostToolUseInput {
+	return PostToolUseInput{
 		Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID,
 		ToolResponse: resp, DurationMS: ms,
-	})
+	}
+}
+
+// afterContext is what PostToolUse's combined result adds for the model:
+// a block's reason and any additional context.
+func afterContext(out Result) string {
 	var parts []string
 	if out.Block {
 		parts = append(parts, "[PostToolUse hook] "+cmp.Or(out.Reason, "the hook objected to this result"))

@@ -44,6 +44,11 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, base.Caches()...)
 	default:
 		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, base.Caches()...)
+		// The run's additional working directories (--add-dir): an
+		// in-place writer writes them as its tree, as Claude Code's
+		// agents do (an isolated writer's work comes back as one patch
+		// of its tree, so it gets none).
+		p.Writable = append(p.Writable, addDirs(env.AddDirs)...)
 	}
 	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		// A delegating child records its own children's dispatches. (The
@@ -53,6 +58,21 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	}
 	p.Hidden = append(p.Hidden, base.Hidden()...)
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// addDirs are the absolute, existing directories of dirs, links resolved
+// (a Landlock rule needs a directory that exists).
+func addDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !slices.Contains(out, Resolved(d)) {
+			out = append(out, Resolved(d))
+		}
+	}
+	return out
 }
 
 // InPlaceWriter reports whether env's child writes the user's own work

@@ -138,3 +138,41 @@ func TestInPlaceViewHoldsTrustedPrograms(t *testing.T) {
 		t.Errorf("allow_config_changes still holds the programs: %q", v.ReadOnly)
 	}
 }
+
+// TestChildPolicyAddDirs: the run's --add-dir directories are writable by
+// an in-place writer only (a reader writes nothing; an isolated writer's
+// work is its copy), by their real paths; a missing or relative one is
+// left out.
+func TestChildPolicyAddDirs(t *testing.T) {
+	work, added := t.TempDir(), t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(added, link); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(added)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{link, filepath.Join(added, "missing"), "relative"}
+	for _, tc := range []struct {
+		name string
+		env  dispatch.Envelope
+		want bool
+	}{
+		{"read-only", dispatch.Envelope{ReadOnly: true, Workspace: work, AddDirs: dirs}, false},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: work, Workspace: work, AddDirs: dirs}, false},
+		{"in-place writer", dispatch.Envelope{Workspace: work, ProjectRoot: work, AddDirs: dirs}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := ChildPolicy(&tc.env, t.TempDir(), NewPolicyBase(nil))
+			if got := slices.Contains(p.Writable, real); got != tc.want {
+				t.Errorf("Writable = %q: holds %s %v, want %v", p.Writable, real, got, tc.want)
+			}
+			for _, w := range p.Writable {
+				if w == "relative" || w == filepath.Join(added, "missing") || w == filepath.Join(real, "missing") {
+					t.Errorf("Writable holds %s", w)
+				}
+			}
+		})
+	}
+}

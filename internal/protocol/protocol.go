@@ -194,6 +194,10 @@ type HookReply struct {
 	// Context is added to the tool result the child's model sees
 	// (additionalContext, a PostToolUse block's reason).
 	Context string `json:"context,omitempty"`
+	// Run, when set, is the hooks the root chose for the call, for the
+	// child to run where the call ran (HookRun); what they say is added to
+	// the fields above.
+	Run *HookRun `json:"run,omitempty"`
 }
 
 // Turn says a sync point is reached — a model answer is in the child's

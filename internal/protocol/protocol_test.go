@@ -41,6 +41,8 @@ func transcript() (up, down []Message) {
 		HookReply{ID: "hook-1", Deny: "blocked by a PreToolUse hook: no deploys from a subagent"},
 		HookReply{ID: "hook-2", Context: "README.md is generated; edit docs/readme.tmpl"},
 		HookReply{ID: "hook-3", Verdict: "allow", Input: json.RawMessage(`{"command":"make deploy --dry-run"}`)},
+		HookReply{ID: "hook-4", Run: &HookRun{Event: HookPostToolUse, Payload: json.RawMessage(`{"cwd":"/p","hook_event_name":"PostToolUse","tool_name":"Write"}`),
+			Commands: []HookCommand{{Command: "./scripts/fmt.sh", TimeoutMS: 60000, Pins: []HookPin{{Path: "scripts/fmt.sh", Sum: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}}}}},
 		TurnReply{ID: "turn-1"},
 	}
 	return up, down

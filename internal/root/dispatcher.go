@@ -47,6 +47,8 @@ type dispatcherConfig struct {
 	Depth func() (depth, max int)
 	// Hidden are paths none of the children may read.
 	Hidden []string
+	// AddDirs are the run's additional working directories (--add-dir).
+	AddDirs []string
 }
 
 // newDispatcher builds the root's Dispatcher, or nil at the depth cap:
@@ -62,14 +64,14 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, e
 	}
 	cfg := spawn.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: f.Cwd, Registry: f.Registry(), Settings: f.Settings,
-		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
+		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(), Env: f.Environ,
 		Depth: depth, MaxDepth: max, SourceAgent: cmdutil.FirstNonEmpty(c.Source, "root"),
 		Lifetime: c.Lifetime, Session: c.Session, ToolHooks: c.ToolHooks,
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
-		Extras: f.Links.Delegation, Hidden: c.Hidden,
+		Extras: f.Links.Delegation, Hidden: c.Hidden, AddDirs: c.AddDirs,
 	}
 	if !c.Quiet {
 		cfg.Stderr = f.Err
@@ -116,7 +118,7 @@ func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*
 	}
 	cfg := spawn.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: workspace, Registry: f.Registry(), Settings: f.Settings,
-		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(),
+		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(), Env: f.Environ,
 		Depth: depth, MaxDepth: maxDepth, SourceAgent: "cli",
 		ParentModel: model, ParentSystem: cmdutil.DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(cmdutil.PermissionFlags{}), OnEvent: c.OnEvent, Stderr: f.Err,

@@ -97,6 +97,9 @@ type Options struct {
 	// Hidden are paths none of the dispatcher's children may read (brood
 	// mcp's --token-file).
 	Hidden []string
+	// AddDirs are the run's additional working directories (--add-dir,
+	// permissions.additionalDirectories), for its children.
+	AddDirs []string
 	// Unobserved runs no user hooks and starts no telemetry export (a
 	// fleet worker: its calls' hooks are their submitters'; a command that
 	// only reads a task).
@@ -202,7 +205,7 @@ func (r *Root) NewDispatcher(life context.Context, session string, onEvent func(
 		Model: r.Spec, System: r.system, SystemFiles: r.files, Tools: r.tools.Names(),
 		Permissions: f.Permissions(o.Perms), OnEvent: r.Hooks.Observe(onEvent), Quiet: o.Quiet, Ask: ask,
 		Warm: o.Warm, Lifetime: life, Session: session, ToolHooks: r.Hooks.ToolHooks(),
-		Source: o.Source, Depth: o.Depth, Hidden: o.Hidden,
+		Source: o.Source, Depth: o.Depth, Hidden: o.Hidden, AddDirs: o.AddDirs,
 	}
 	var d *spawn.Dispatcher
 	var err error
@@ -244,6 +247,7 @@ func (r *Root) agent(ctx context.Context) error {
 		BashTimeout: s.Bash.Timeout.Duration,
 		OutputLimit: s.Bash.OutputLimit,
 		Redactor:    f.Redactor, // the environment's secrets, the project's .env values, key formats
+		Environ:     f.Environ,  // with the trusted settings env
 	}
 	tools := cmdutil.ToolList(r.tools)
 	cfg := agent.Config{

@@ -132,7 +132,8 @@ func TestClaudeSettingsAdditionalDirectories(t *testing.T) {
 
 // TestClaudeSettingsEnv: through the real CLI, a project's
 // .claude/settings.json "env" is in the environment of the root's Bash and
-// of a subagent's once the project is trusted, a secret-looking one's value
+// hooks and of a subagent's (its Bash, the hooks of its calls) once the
+// project is trusted, a secret-looking one's value
 // redacted from what the model reads; untrusted, it is held back and the
 // trust notice names the variables (not their values).
 func TestClaudeSettingsEnv(t *testing.T) {
@@ -149,8 +150,14 @@ func TestClaudeSettingsEnv(t *testing.T) {
         - Bash: {command: 'echo "KID G=$SETTINGS_GREETING"'}
     - say: "## What I did\nEchoed.\n## What I found\n{{result 0}}\n## Files changed\nnone\n## Problems\nnone"
 `)
+	testbrood.WriteFile(t, filepath.Join(p.Root, "scripts", "greet.sh"),
+		"#!/bin/sh\ncat > /dev/null\nprintf '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"HOOK G=%s\"}}' \"$SETTINGS_GREETING\"\n")
+	if err := os.Chmod(filepath.Join(p.Root, "scripts", "greet.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"),
-		"{\n  \"env\": {\"SETTINGS_GREETING\": \"hello-from-settings\", \"DEPLOY_TOKEN\": \""+secret+"\", \"GIT_CONFIG_GLOBAL\": \"evil.gitconfig\"}\n}\n")
+		"{\n  \"env\": {\"SETTINGS_GREETING\": \"hello-from-settings\", \"DEPLOY_TOKEN\": \""+secret+"\", \"GIT_CONFIG_GLOBAL\": \"evil.gitconfig\"},\n"+
+			"  \"hooks\": {\"PostToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./scripts/greet.sh\"}]}]}\n}\n")
 	for _, tc := range []struct {
 		name    string
 		env     []string
@@ -158,7 +165,8 @@ func TestClaudeSettingsEnv(t *testing.T) {
 		wantErr string
 	}{
 		{"untrusted", nil, []string{"ROOT G= T= X=[]", "KID G=\n"}, "env DEPLOY_TOKEN, GIT_CONFIG_GLOBAL, SETTINGS_GREETING (variables for every command"},
-		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, []string{"ROOT G=hello-from-settings T=[REDACTED:DEPLOY_TOKEN] X=[]", "KID G=hello-from-settings"}, "env GIT_CONFIG_GLOBAL is not applied: it steers the git brood itself runs"},
+		{"trusted", []string{"BROOD_TRUST_PROJECT=1"}, []string{"ROOT G=hello-from-settings T=[REDACTED:DEPLOY_TOKEN] X=[]", "KID G=hello-from-settings",
+			"HOOK G=hello-from-settings CHILD", "HOOK G=hello-from-settings\n## Files"}, "env GIT_CONFIG_GLOBAL is not applied: it steers the git brood itself runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

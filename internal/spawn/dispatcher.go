@@ -41,6 +41,10 @@ const (
 // Config is what a Dispatcher needs from the process it runs in.
 type Config struct {
 	ProjectRoot string
+	// AddDirs are the run's additional working directories (--add-dir,
+	// permissions.additionalDirectories): named in each child's prompt,
+	// and writable by an in-place writer (dispatch.Envelope.AddDirs).
+	AddDirs []string
 	// Hidden are paths no child of this dispatcher may read, beside
 	// ~/.config/brood/mcp (`brood mcp --http --token-file`'s file).
 	Hidden    []string

@@ -3,7 +3,6 @@ package spawn
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +46,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 	if def.MaxTurns > 0 {
 		maxTurns = def.MaxTurns
 	}
-	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel)
+	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel, d.childGetenv)
 	perms := d.cfg.Permissions
 	var modeNote string
 	perms.Mode, modeNote = childMode(d.trustedMode(def), perms.Mode)
@@ -72,7 +71,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		Brief:               req.Prompt,
 		Context:             req.Context,
 		ResumePointer:       "session.jsonl from its start (first run; a resume continues it, its transcript intact)",
-		System:              childSystem(def, d.inheritedSystem(), d.childProjectFiles(readOnly), req, d.cfg.Workspace, tools),
+		System:              childSystem(def, d.inheritedSystem(), d.childProjectFiles(readOnly), req, workspaceBlock(d.cfg.Workspace, d.cfg.AddDirs), tools),
+		AddDirs:             d.cfg.AddDirs,
 		ProjectFiles:        d.cfg.ProjectFiles,
 		Workspace:           d.cfg.Workspace,
 		ProjectRoot:         d.cfg.ProjectRoot,
@@ -110,19 +110,33 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 // files carry, mean "a Claude model": under a parent that runs another
 // provider (a local server, the scripted model) they are read as inherit,
 // so a child never leaves for Anthropic unasked.
-func childModel(defModel, parent string) (string, string) {
+//
+// getenv reads the children's environment (Config.Env: a settings env is
+// there, not in this process's).
+func childModel(defModel, parent string, getenv func(string) string) (string, string) {
 	switch m := strings.ToLower(strings.TrimSpace(defModel)); {
 	case m == "" || m == "inherit":
 		return parent, ""
 	case (m == "sonnet" || m == "opus" || m == "haiku") && !anthropicModel(parent):
 		return parent, fmt.Sprintf("model: %s read as inherit: the parent runs %s, not an Anthropic model", m, parent)
-	case strings.HasPrefix(m, "claude-") && !anthropicModel(parent) && os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("ANTHROPIC_AUTH_TOKEN") == "":
+	case strings.HasPrefix(m, "claude-") && !anthropicModel(parent) && getenv("ANTHROPIC_API_KEY") == "" && getenv("ANTHROPIC_AUTH_TOKEN") == "":
 		// A full Claude model id (claude-sonnet-4-20250514, as whole
 		// published collections pin) with no Anthropic credentials: it
 		// could only fail, so it is read as the parent's model too.
 		return parent, fmt.Sprintf("model: %s read as inherit: the parent runs %s and no Anthropic credentials are configured", defModel, parent)
 	}
 	return defModel, ""
+}
+
+// childGetenv is a variable of the children's base environment.
+func (d *Dispatcher) childGetenv(name string) string {
+	v := ""
+	for _, kv := range d.cfg.Env {
+		if val, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = val // the last one wins, as in exec
+		}
+	}
+	return v
 }
 
 func anthropicModel(spec string) bool {
@@ -231,6 +245,16 @@ func childSystem(def *registry.Definition, parentSystem, projectFiles string, re
 	}
 	b.WriteString("If you must stop for a human or a decision, write `## CHECKPOINT REACHED` with **Type:** (human-verify, decision or human-action), **Progress:** done/total, the completed tasks, the current task and what blocks it.")
 	return b.String()
+}
+
+// workspaceBlock is the workspace path, with the directories --add-dir (or
+// permissions.additionalDirectories) added, as the child's prompt names
+// them.
+func workspaceBlock(workspace string, addDirs []string) string {
+	if len(addDirs) == 0 {
+		return workspace
+	}
+	return workspace + "\nAdditional working directories (--add-dir): " + strings.Join(addDirs, ", ")
 }
 
 func nonNil(s []string) []string {

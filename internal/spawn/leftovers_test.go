@@ -58,7 +58,7 @@ func TestChildModel(t *testing.T) {
 		{"openai/gpt-5", "ollama/qwen3", "openai/gpt-5"},
 	}
 	for _, c := range cases {
-		if got, _ := childModel(c.def, c.parent); got != c.want {
+		if got, _ := childModel(c.def, c.parent, os.Getenv); got != c.want {
 			t.Errorf("childModel(%q, %q) = %q, want %q", c.def, c.parent, got, c.want)
 		}
 	}
@@ -66,11 +66,11 @@ func TestChildModel(t *testing.T) {
 	// and is read as the parent's model when none are.
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
-	if got, note := childModel("claude-haiku-4-5", "ollama/qwen3"); got != "ollama/qwen3" || !strings.Contains(note, "no Anthropic credentials") {
+	if got, note := childModel("claude-haiku-4-5", "ollama/qwen3", os.Getenv); got != "ollama/qwen3" || !strings.Contains(note, "no Anthropic credentials") {
 		t.Errorf("without credentials: %q, %q", got, note)
 	}
 	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
-	if got, _ := childModel("claude-haiku-4-5", "ollama/qwen3"); got != "claude-haiku-4-5" {
+	if got, _ := childModel("claude-haiku-4-5", "ollama/qwen3", os.Getenv); got != "claude-haiku-4-5" {
 		t.Errorf("with credentials: %q", got)
 	}
 }

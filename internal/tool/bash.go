@@ -74,7 +74,11 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 
 	// brood's own provider keys are not the command's business: a model
 	// could print them in ways redaction does not recognise (base64, rev).
-	environ := withoutProviderKeys(os.Environ())
+	base := env.Environ
+	if base == nil {
+		base = os.Environ()
+	}
+	environ := withoutProviderKeys(base)
 	redactor := env.Redactor
 	if redactor == nil {
 		redactor = NewRedactor(environ)
@@ -156,6 +160,10 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	}
 	return Result{Content: text, IsError: len(status) > 0 && !errors.Is(err, exec.ErrWaitDelay)}
 }
+
+// WithoutProviderKeys is env less brood's own provider keys: the
+// environment of a child's tool processes (its Bash, the hooks it runs).
+func WithoutProviderKeys(env []string) []string { return withoutProviderKeys(env) }
 
 func withoutProviderKeys(env []string) []string {
 	out := env[:0:0]

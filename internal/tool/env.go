@@ -8,6 +8,9 @@ import "time"
 type Env struct {
 	// Dir is the absolute workspace root. Relative paths resolve against it.
 	Dir string
+	// Environ is the environment of the commands Bash runs (brood's
+	// provider keys left out); nil: the process's own.
+	Environ []string
 	// OutputDir is where tools save whole outputs that were capped in the
 	// result (Bash). Empty means os.TempDir().
 	OutputDir string

@@ -2,13 +2,13 @@ package cmdutil
 
 import "strings"
 
-// steersBrood reports why a variable from a project's .claude/settings.json
-// env is not applied, or "" when it may be. The env is set in brood's own
-// process (so tools, hooks, MCP servers and subagents inherit it), which
-// also makes it the environment of the programs brood itself runs — git,
-// its own children. A project file must not choose those programs (PATH,
-// the dynamic loader), point git at another config or repository, or turn
-// brood's own switches (BROOD_*), whoever trusted the file.
+// steersBrood reports why a variable from a settings env (a project's
+// .claude/settings.json, --settings) is not applied, or "" when it may be.
+// The env is given to the processes brood starts (Factory.Environ: tools,
+// hooks, MCP servers, subagents, which are brood too and run git and their
+// own children with it). A settings file must not choose those programs
+// (PATH, the dynamic loader), point git at another config or repository,
+// or turn brood's own switches (BROOD_*), whoever trusted the file.
 func steersBrood(name string) string {
 	upper := strings.ToUpper(name)
 	switch {

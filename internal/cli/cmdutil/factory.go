@@ -6,6 +6,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -51,6 +53,17 @@ type Factory struct {
 	Warnings    []string
 	// Resolved is the settings with where each value came from.
 	Resolved *settings.Resolved
+	// Environ is the environment of the processes brood starts for its
+	// agents (the root's tools, hooks, MCP servers, subagents): its own,
+	// with a trusted settings env applied (SettingsEnv). brood's own
+	// process environment is never changed.
+	Environ []string
+	// SettingsEnv is the settings env applied to Environ, and seen through
+	// Getenv (the model client's ANTHROPIC_BASE_URL, keys, telemetry), as
+	// Claude Code applies its settings env to its own process.
+	SettingsEnv map[string]string
+	// getenv is the IO's Getenv, under the settings env.
+	getenv func(string) string
 	// SettingsErr is why the settings could not be read, for a command
 	// that runs without them (brood tasks, trust --list, doctor).
 	SettingsErr error
@@ -146,6 +159,7 @@ func (f *Factory) Load() error {
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
+	f.Environ = os.Environ()
 	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv,
 		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot, f.Cwd), Only: f.SettingSources})
 	if err != nil {
@@ -161,21 +175,61 @@ func (f *Factory) Load() error {
 		fmt.Fprintln(f.Err, "brood: warning:", w.String())
 	}
 	// A trusted .claude/settings.json's env is every process's brood starts
-	// (tools, hooks, MCP servers, subagents), as Claude Code's; set before
-	// the redactor is made, so its secret-looking values are redacted.
-	for _, k := range slices.Sorted(maps.Keys(r.Settings.ClaudeEnv)) {
-		if why := steersBrood(k); why != "" {
-			w := fmt.Sprintf(".claude/settings.json: env %s is not applied: %s", k, why)
+	// (tools, hooks, MCP servers, subagents), as Claude Code's: given to
+	// them explicitly (Environ), never set in brood's own process; applied
+	// before the redactor is made, so its secret-looking values are
+	// redacted.
+	f.ApplyEnv(".claude/settings.json", r.Settings.ClaudeEnv)
+	return nil
+}
+
+// ApplyEnv applies a settings env (from the file named by source) to
+// Environ and Getenv, but for the variables that would steer brood itself
+// (steersBrood), each named in a warning; and remakes the redactor over
+// the result.
+func (f *Factory) ApplyEnv(source string, env map[string]string) {
+	if f.getenv == nil {
+		f.getenv = f.Getenv
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if why := steersBrood(k); why != "" || k == "" || strings.ContainsAny(k, "=\x00") {
+			w := fmt.Sprintf("%s: env %s is not applied: %s", source, k, cmp.Or(why, "not a variable name"))
 			f.Warnings = append(f.Warnings, w)
 			fmt.Fprintln(f.Err, "brood: warning:", w)
 			continue
 		}
-		if err := os.Setenv(k, r.Settings.ClaudeEnv[k]); err != nil {
-			return fmt.Errorf("settings: .claude/settings.json env %s: %w", k, err)
+		if f.SettingsEnv == nil {
+			f.SettingsEnv = map[string]string{}
+		}
+		f.SettingsEnv[k] = env[k]
+	}
+	f.Environ = WithEnv(os.Environ(), f.SettingsEnv)
+	if len(f.SettingsEnv) > 0 {
+		base, over := f.getenv, f.SettingsEnv
+		f.Getenv = func(k string) string {
+			if v, ok := over[k]; ok {
+				return v
+			}
+			return base(k)
 		}
 	}
-	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
-	return nil
+	f.Redactor = tool.NewProjectRedactor(f.Environ, f.ProjectRoot)
+}
+
+// WithEnv is environ with the variables of over set (replacing any of the
+// same name).
+func WithEnv(environ []string, over map[string]string) []string {
+	out := make([]string, 0, len(environ)+len(over))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := over[name]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(over)) {
+		out = append(out, k+"="+over[k])
+	}
+	return out
 }
 
 // LoadDirs fills in the directories and the redactor, without reading any
@@ -193,7 +247,8 @@ func (f *Factory) LoadDirs() error {
 	f.Cwd = cwd
 	f.ProjectRoot = FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
-	f.Redactor = tool.NewProjectRedactor(os.Environ(), f.ProjectRoot)
+	f.Environ = os.Environ()
+	f.Redactor = tool.NewProjectRedactor(f.Environ, f.ProjectRoot)
 	return nil
 }
 

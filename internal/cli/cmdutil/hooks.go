@@ -38,7 +38,7 @@ func (f *Factory) OpenHooks(ctx context.Context, transcript, permMode, effort st
 			fmt.Fprintln(f.Err, "brood:", w)
 		}
 	}
-	r := hooks.New(cfg, hooks.Options{Dir: f.Cwd, ProjectDir: f.ProjectRoot, Report: f.Err, Redact: f.Redactor.Redact})
+	r := hooks.New(cfg, hooks.Options{Dir: f.Cwd, ProjectDir: f.ProjectRoot, Env: f.Environ, Report: f.Err, Redact: f.Redactor.Redact})
 	if r == nil {
 		return nil, nil
 	}

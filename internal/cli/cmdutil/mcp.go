@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 
 	"github.com/broodhq/brood/internal/mcpclient"
@@ -65,7 +64,7 @@ func (f *Factory) MCPSession(ctx context.Context, version string) *mcpclient.Ses
 	for _, n := range slices.Sorted(maps.Keys(specs)) {
 		servers = append(servers, mcpspec.Server{Name: n, Spec: specs[n]})
 	}
-	s := mcpclient.Connect(ctx, servers, mcpclient.Options{Dir: f.Cwd, Env: os.Environ(), Getenv: f.Getenv, Stderr: f.Err, Version: version})
+	s := mcpclient.Connect(ctx, servers, mcpclient.Options{Dir: f.Cwd, Env: f.Environ, Getenv: f.Getenv, Stderr: f.Err, Version: version})
 	for _, n := range s.Notes {
 		fmt.Fprintln(f.Err, "brood:", n)
 	}

@@ -248,7 +248,7 @@ func Run(ctx context.Context, o *Options) error {
 		Agent: true, Model: spec, Effort: o.Effort, Perms: o.permissionFlags(),
 		System: system, SystemFiles: files, Tools: tools, MCP: isAllTools(o.Tools),
 		Transcript: path, MaxTurns: o.MaxTurns, TokenBudget: o.Budget, Ask: ask, Prompt: prompter, ChildAsk: childAsk,
-		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true,
+		OnEvent: bill.observe(out.DispatchEvent), Quiet: quiet, Warm: true, AddDirs: o.Compat.AddDirs,
 	})
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 )
 
 // flagSettings is what brood applies of a Claude Code settings file given
-// with --settings: its permissions and model. The user named it on the
+// with --settings: its permissions, model and env. The user named it on the
 // command line, so it needs no project trust; it sits above the settings
 // files and the environment and below the other flags (an explicit
 // --model or --permission-mode wins), as Claude Code layers it.
@@ -25,9 +25,11 @@ type flagSettings struct {
 		DefaultMode string   `json:"defaultMode"`
 	} `json:"permissions"`
 	Model string `json:"model"`
+	// Env is applied as a trusted .claude/settings.json's is
+	// (Factory.ApplyEnv), over it.
+	Env map[string]string `json:"env"`
 	// Not applied from --settings (a note says so).
-	Env   map[string]string `json:"env"`
-	Hooks json.RawMessage   `json:"hooks"`
+	Hooks json.RawMessage `json:"hooks"`
 }
 
 // modes are the permission modes brood knows.
@@ -64,15 +66,13 @@ func (c *Compat) applySettings(f *cmdutil.Factory) error {
 	if s.Model != "" {
 		f.Settings.Model = s.Model
 	}
-	var skipped []string
 	if len(s.Env) > 0 {
-		skipped = append(skipped, "env")
+		// To the processes brood starts and the model client's
+		// configuration, never brood's own environment.
+		f.ApplyEnv(name, s.Env)
 	}
 	if len(s.Hooks) > 0 && !bytes.Equal(bytes.TrimSpace(s.Hooks), []byte("null")) {
-		skipped = append(skipped, "hooks")
-	}
-	if len(skipped) > 0 {
-		fmt.Fprintf(f.Err, "brood: %s: %s not applied: brood takes only permissions and model from --settings; put them in .claude/settings.json\n", name, strings.Join(skipped, " and "))
+		fmt.Fprintf(f.Err, "brood: %s: hooks not applied: brood takes only permissions, model and env from --settings; put them in .claude/settings.json\n", name)
 	}
 	return nil
 }

@@ -55,11 +55,23 @@ func TestSettingsFlag(t *testing.T) {
 	if code, _, errOut := p.Brood("-p", "--model", write, "--settings", `{"permissions":{"defaultMode":"acceptEdits"}}`, "Say hello"); code != 0 || !fileExists(filepath.Join(p.Root, "out.txt")) {
 		t.Errorf("defaultMode acceptEdits from --settings: exit %d, out.txt not written; stderr %s", code, errOut)
 	}
-	_, _, errOut := p.Brood("-p", "--settings", "model.json", "Say hello")
-	if !strings.Contains(errOut, "brood: --settings model.json: env not applied") {
-		t.Errorf("env from --settings is dropped silently: %s", errOut)
+	// env is applied to the processes brood starts (the root's Bash and
+	// hooks, subagents), never to brood's own environment; what would
+	// steer brood is held back with a warning; hooks are named as not
+	// taken.
+	bash := p.Script("b.yaml", "agents:\n  root:\n    - tools:\n        - Bash: {command: 'echo \"G=$FLAG_GREETING\"'}\n    - say: \"RESULT={{result 0}}\"\n")
+	code, out, errOut := p.Brood("-p", "--model", bash, "--permission-mode", "bypassPermissions", "--settings",
+		`{"env":{"FLAG_GREETING":"from-flag","LD_PRELOAD":"/evil.so"},"hooks":{"Stop":[]}}`, "Say hello")
+	if code != 0 || !strings.Contains(out, "RESULT=G=from-flag") {
+		t.Errorf("env from --settings did not reach the root's Bash: exit %d\n%s\n%s", code, out, errOut)
 	}
-	code, _, errOut := p.Brood("-p", "--model", echo, "--settings", "{\n\"permissions\": {\"deny\": 3}}", "x")
+	if !strings.Contains(errOut, "env LD_PRELOAD is not applied") || !strings.Contains(errOut, "hooks not applied") {
+		t.Errorf("stderr does not name what --settings did not apply: %s", errOut)
+	}
+	if v, ok := os.LookupEnv("FLAG_GREETING"); ok {
+		t.Errorf("--settings env was set in brood's own process: FLAG_GREETING=%q", v)
+	}
+	code, _, errOut = p.Brood("-p", "--model", echo, "--settings", "{\n\"permissions\": {\"deny\": 3}}", "x")
 	if code != 1 || !strings.Contains(errOut, "brood: --settings: line 2: permissions.deny is not a []string") {
 		t.Errorf("bad --settings: exit %d, stderr %q", code, errOut)
 	}

@@ -1,0 +1,98 @@
+package childrun
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/hooks"
+	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// hookPlace is where this child runs the hooks the root chose for its own
+// tool calls (hooks.RunHere): in its workspace (its copy, for an isolated
+// child), with the project root as it sees it, started by the launcher of
+// its Bash commands (sandbox.StartCommand: its Landlock domain, syscall
+// filter, cgroup and limits, and no network under `network: none`), with
+// its Bash's environment. A read-only child whose sandbox cannot keep a
+// command from writing runs none (kernelHolds false).
+func hookPlace(env *dispatch.Envelope, workspace string, kernelHolds bool) hooks.Here {
+	noNetwork := env.Network != nil && !*env.Network
+	h := hooks.Here{
+		Dir: workspace, ProjectDir: projectView(env), Env: tool.WithoutProviderKeys(os.Environ()),
+		Start: func(cmd *exec.Cmd) (func() error, error) {
+			c, err := sandbox.StartCommand(cmd, noNetwork)
+			if err != nil {
+				return nil, err
+			}
+			return c.Wait, nil
+		},
+		Report: os.Stderr,
+	}
+	if env.ReadOnly && !kernelHolds {
+		h.Refuse = "this read-only subagent's sandbox cannot keep a hook from writing (no Landlock), so its hooks are not run"
+	}
+	return h
+}
+
+// projectView is the project root as this child sees it: for a worktree
+// copy, the same place in the copy (the copy's top stands for the real
+// tree's top, which the workspace and its copy share the offset below);
+// otherwise (an overlay is mounted over the real paths; in place, the
+// real tree) the project root itself.
+func projectView(env *dispatch.Envelope) string {
+	if env.IsolationRoot == "" || env.IsolationDir == "" || env.IsolationRoot == env.ProjectRoot {
+		return env.ProjectRoot
+	}
+	below, err := filepath.Rel(env.IsolationRoot, env.IsolationDir)
+	if err != nil || !filepath.IsLocal(below) {
+		return env.IsolationRoot
+	}
+	top := env.Workspace
+	if below != "." {
+		top = strings.TrimSuffix(env.Workspace, string(filepath.Separator)+below)
+		if top == env.Workspace {
+			return env.IsolationRoot
+		}
+	}
+	rel, err := filepath.Rel(top, env.ProjectRoot)
+	if err != nil || !filepath.IsLocal(rel) {
+		return env.IsolationRoot
+	}
+	return filepath.Join(env.IsolationRoot, rel)
+}
+
+// runHere runs rep's hooks here, if the root chose any, and adds what
+// they decided to rep.
+func (c *childAgentHooks) runHere(ctx context.Context, rep protocol.HookReply) protocol.HookReply {
+	if rep.Run == nil {
+		return rep
+	}
+	here := hooks.RunHere(ctx, rep.Run, c.here)
+	rep.Run = nil
+	rep.Deny = cmp.Or(rep.Deny, here.Deny)
+	if here.Verdict != "" && rep.Verdict != tool.HookAsk {
+		rep.Verdict = here.Verdict
+	}
+	if len(here.Input) > 0 {
+		rep.Input = here.Input
+	}
+	rep.Context = joinContext(rep.Context, here.Context)
+	return rep
+}
+
+func joinContext(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
