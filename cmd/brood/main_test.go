@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,36 @@ func TestLinksNoInitHeavyPackages(t *testing.T) {
 	for _, p := range initHeavy {
 		if deps[p] {
 			t.Errorf("brood links %s", p)
+		}
+	}
+}
+
+// TestNoCollectionBeforeMain: brood's initialisers run with the collector
+// held off (internal/cli/startgc, initialised before the heavy packages),
+// so no collection runs before main; a child's command line is enough to
+// reach main and stop.
+func TestNoCollectionBeforeMain(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "brood")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/broodhq/brood/cmd/brood").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--envelope", filepath.Join(t.TempDir(), "missing.json"), "--task-id", "x")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1,gctrace=1", "GOGC=")
+	out, _ := cmd.CombinedOutput() // exits 1: no envelope
+	lines := strings.Split(string(out), "\n")
+	lastInit, held := -1, false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "init ") {
+			lastInit = i
+		}
+		held = held || strings.HasPrefix(l, "init github.com/broodhq/brood/internal/cli/startgc ")
+	}
+	if lastInit < 0 || !held || !strings.Contains(string(out), "missing.json") {
+		t.Fatalf("no init trace, no startgc init, or main not reached:\n%s", out)
+	}
+	for _, l := range lines[:lastInit] {
+		if strings.HasPrefix(l, "gc ") {
+			t.Errorf("a collection ran during package init: %s", l)
 		}
 	}
 }
