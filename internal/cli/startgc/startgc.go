@@ -2,11 +2,11 @@
 // initialisers run, and puts it back when main starts.
 //
 // brood links the SDKs of two model providers, the Temporal client and the
-// MCP SDK; their initialisers allocate about 3.5 MiB before main, just under
-// the runtime's first 4 MiB heap goal, so a collection ran in the middle of
-// them (and with more linked, two): about a third of the CPU a child
-// started as brood spends before main, and of the root's start. Nothing
-// they allocate is garbage yet, so the collection found nothing to free.
+// MCP SDK; their initialisers allocate about 3.5 MiB before main, around
+// the runtime's first 4 MiB heap goal, so a collection ran in the middle
+// of them (with more linked, two): about a third of the CPU a child
+// started as brood spent before main, to free 2 MiB a short process never
+// needs back.
 //
 // Imported first by cmd/brood (its path sorts before every heavy package:
 // Go initialises packages in import-path order once their imports are);
