@@ -12,10 +12,12 @@ import (
 
 	"github.com/broodhq/brood/internal/cli"
 	"github.com/broodhq/brood/internal/cli/child"
+	"github.com/broodhq/brood/internal/cli/startgc"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
 func main() {
+	startgc.Restore() // the collector was held off for the initialisers
 	// An isolated child mounts its copy of the tree before anything else
 	// looks at the file system (and the isolation probe ends here).
 	if _, err := isolate.EnterFromEnv(); err != nil {

@@ -90,7 +90,7 @@ func (p *parsing) lineErr(err error) {
 // fieldKey folds the spellings authors use for one key (maxTurns,
 // max_turns, max-turns) together.
 func fieldKey(k string) string {
-	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+	return fold(k, "_-")
 }
 
 // fields applies every frontmatter entry to d.

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // toolInfo is what the registry knows about a tool name.
@@ -37,7 +38,7 @@ func lookupTool(name string) (toolInfo, bool) {
 		// child gets it from the server (see MCPServers).
 		return toolInfo{name: name, provided: true}, true
 	}
-	key := strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(name))
+	key := fold(name, "_- ")
 	switch key {
 	case "read":
 		return toolInfo{"Read", true}, true
@@ -181,6 +182,18 @@ func resolveTools(entries []string, warn func(string)) []toolSpec {
 // lackingTools are the Claude Code tools entries name that brood does not
 // provide (TodoWrite, NotebookEdit, ...): the agent
 // runs without them, and is told so.
+// fold lowercases s and drops every character of drop. (A
+// strings.Replacer built per call cost most of the root's CPU before its
+// first request: its byte table is built and allocated each time.)
+func fold(s, drop string) string {
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune(drop, r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
 func lackingTools(entries []string) []string {
 	var out []string
 	for _, e := range entries {

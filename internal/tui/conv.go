@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/glamour/v2"
-	gstyles "charm.land/glamour/v2/styles"
-
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
@@ -48,7 +45,7 @@ type conversation struct {
 	color     bool
 	scroll    int // lines scrolled up from the bottom
 
-	md      *glamour.TermRenderer
+	md      *mdRenderer
 	mdWidth int
 }
 
@@ -198,33 +195,16 @@ func (c *conversation) renderTool(st styles, e *entry, width int) []string {
 }
 
 // renderMarkdown renders the model's text (its escape sequences removed
-// first) with glamour, falling back to the plain text.
+// first) as markdown (markdown.go).
 func (c *conversation) renderMarkdown(text string, width int) []string {
 	text = clean(text, true)
 	if !c.markdown {
 		return wrapLines(text, width)
 	}
 	if c.md == nil || c.mdWidth != width {
-		style := gstyles.DarkStyle
-		if !c.color {
-			style = gstyles.NoTTYStyle
-		}
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(20, width-4)))
-		if err != nil {
-			return wrapLines(text, width)
-		}
-		c.md, c.mdWidth = r, width
+		c.md, c.mdWidth = newMDRenderer(c.color, width), width
 	}
-	s, err := c.md.Render(text)
-	if err != nil {
-		return wrapLines(text, width)
-	}
-	s = strings.Trim(s, "\n")
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		out = append(out, strings.TrimRight(l, " "))
-	}
-	return out
+	return c.md.render(text)
 }
 
 // summarize renders a tool call's input as a short label.

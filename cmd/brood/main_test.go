@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// initHeavy are packages whose initialisers cost every brood process
+// milliseconds of CPU and megabytes of heap before main (chroma registers
+// every lexer and style, bluemonday and gorilla/css build their tables,
+// goldmark's extensions compile regexps): a child started as brood (a
+// single-binary install) pays them at every spawn. The terminal UI renders
+// markdown with goldmark's core parser alone (internal/tui/markdown.go).
+var initHeavy = []string{
+	"charm.land/glamour/v2",
+	"github.com/charmbracelet/glamour",
+	"github.com/alecthomas/chroma/v2",
+	"github.com/alecthomas/chroma/v2/lexers",
+	"github.com/alecthomas/chroma/v2/styles",
+	"github.com/microcosm-cc/bluemonday",
+	"github.com/gorilla/css/scanner",
+	"github.com/yuin/goldmark/extension",
+}
+
+// TestLinksNoInitHeavyPackages fails when one of initHeavy is linked into
+// brood again (go list -deps over its import graph).
+func TestLinksNoInitHeavyPackages(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/broodhq/brood/cmd/brood").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		deps[p] = true
+	}
+	if !deps["github.com/broodhq/brood/internal/tui"] {
+		t.Fatalf("go list -deps names no internal/tui: not brood's graph?\n%s", out)
+	}
+	for _, p := range initHeavy {
+		if deps[p] {
+			t.Errorf("brood links %s", p)
+		}
+	}
+}
+
+// TestNoCollectionBeforeMain: brood's initialisers run with the collector
+// held off (internal/cli/startgc, initialised before the heavy packages),
+// so no collection runs before main; a child's command line is enough to
+// reach main and stop.
+func TestNoCollectionBeforeMain(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "brood")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/broodhq/brood/cmd/brood").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--envelope", filepath.Join(t.TempDir(), "missing.json"), "--task-id", "x")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1,gctrace=1", "GOGC=")
+	out, _ := cmd.CombinedOutput() // exits 1: no envelope
+	lines := strings.Split(string(out), "\n")
+	lastInit, held := -1, false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "init ") {
+			lastInit = i
+		}
+		held = held || strings.HasPrefix(l, "init github.com/broodhq/brood/internal/cli/startgc ")
+	}
+	if lastInit < 0 || !held || !strings.Contains(string(out), "missing.json") {
+		t.Fatalf("no init trace, no startgc init, or main not reached:\n%s", out)
+	}
+	for _, l := range lines[:lastInit] {
+		if strings.HasPrefix(l, "gc ") {
+			t.Errorf("a collection ran during package init: %s", l)
+		}
+	}
+}
