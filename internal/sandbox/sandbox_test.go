@@ -54,6 +54,10 @@ func runChild(pol string) int {
 			return 94
 		}
 	}
+	release := make(chan struct{})
+	if os.Getenv(childCmdEnv) == "caps" {
+		parkThreads(parkedThreads, release)
+	}
 	st, err := restrictWith(p, landlockABI(), inPlace)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "restrict:", err)
@@ -70,6 +74,9 @@ func runChild(pol string) int {
 		}
 		c.Close()
 		return 0
+	}
+	if cmdline == "caps" {
+		return capsCheck(release)
 	}
 	if strings.HasPrefix(cmdline, "threads ") {
 		return threadsCheck(strings.Fields(cmdline)[1:])

@@ -17,7 +17,8 @@ import (
 // mount needed (ambient cleared on
 // every thread and, for a non-root user, every capability dropped, as an
 // exec would, and for root every capability outside keptCaps dropped from
-// the bounding set), and the syscall filter (filterFor). Threads started
+// the bounding set, before the process can fork: dropBoundingBeforeFork),
+// and the syscall filter (filterFor). Threads started
 // later are cloned from restricted ones.
 // It returns ENOTSUP, having changed nothing, in a binary that links
 // runtime/cgo (threads made by C code are out of the runtime's reach).
@@ -47,9 +48,7 @@ func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 			return false, fmt.Errorf("sandbox: drop capabilities on every thread: %w", e)
 		}
 	}
-	if err := dropBoundingAll(); err != nil {
-		return false, err
-	}
+	dropBoundingBeforeFork()
 	prog, ok := filterFor(p.metadataFiltered())
 	if !ok {
 		return false, nil
