@@ -10,7 +10,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // parkedThreads is how many extra OS threads a "caps" test child holds
@@ -139,6 +141,74 @@ func TestNoCapabilityLeftOnAnyThread(t *testing.T) {
 			if res.status.Mechanism != "landlock" || (os.Geteuid() == 0 && res.status.Caps != capsNote) {
 				t.Errorf("status %+v", res.status)
 			}
+		})
+	}
+}
+
+// dropBenchEnv makes the test binary a child that times one way of
+// cutting its bounding set ("sync" or "gated") and prints the figures.
+const dropBenchEnv = "SANDBOX_TEST_DROP_BENCH"
+
+// dropBenchChild cuts this process's bounding set on every thread, as
+// Restrict did ("sync": before returning) or does ("gated": behind the
+// fork gate), and prints how long until the call returned and until a
+// program could be started after it, in nanoseconds.
+func dropBenchChild(mode string) int {
+	if os.Geteuid() != 0 || !InPlace() {
+		fmt.Fprintln(os.Stderr, "needs root and a binary without cgo")
+		return 1
+	}
+	t0 := time.Now()
+	switch mode {
+	case "sync":
+		if err := dropBoundingEveryThread(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	case "gated":
+		dropBoundingBeforeFork()
+	}
+	returned := time.Since(t0)
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	forked := time.Since(t0)
+	cmd.Wait()
+	fmt.Println(returned.Nanoseconds(), forked.Nanoseconds())
+	return 0
+}
+
+// BenchmarkBoundingDrop times the bounding-set cut of a root child in its
+// own user namespace (the kernel gives it every capability there): until
+// the call returns (the child's start-up path) and until its first program
+// could start, each b.N children started for each way. Needs root and
+// CGO_ENABLED=0 (AllThreadsSyscall).
+func BenchmarkBoundingDrop(b *testing.B) {
+	if os.Geteuid() != 0 || !InPlace() {
+		b.Skip("needs root and a binary without cgo (CGO_ENABLED=0)")
+	}
+	for _, mode := range []string{"sync", "gated"} {
+		b.Run(mode, func(b *testing.B) {
+			var ret, fork time.Duration
+			for b.Loop() {
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), dropBenchEnv+"="+mode)
+				AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, nil)
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("child: %v", err)
+				}
+				var r, f int64
+				if _, err := fmt.Sscan(string(out), &r, &f); err != nil {
+					b.Fatalf("child said %q: %v", out, err)
+				}
+				ret += time.Duration(r)
+				fork += time.Duration(f)
+			}
+			b.ReportMetric(float64(ret.Microseconds())/float64(b.N), "µs-to-return")
+			b.ReportMetric(float64(fork.Microseconds())/float64(b.N), "µs-to-first-fork")
 		})
 	}
 }

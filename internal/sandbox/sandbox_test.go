@@ -26,6 +26,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if mode, ok := os.LookupEnv(dropBenchEnv); ok {
+		os.Exit(dropBenchChild(mode))
+	}
 	if pol, ok := os.LookupEnv(childEnv); ok {
 		os.Exit(runChild(pol))
 	}
