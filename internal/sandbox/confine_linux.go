@@ -116,6 +116,24 @@ func dropBoundingThread() error {
 	return nil
 }
 
+// clearInheritableThread empties the calling thread's inheritable set,
+// keeping its permitted and effective sets.
+func clearInheritableThread() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: read capabilities: %w", err)
+	}
+	if data[0].Inheritable == 0 && data[1].Inheritable == 0 {
+		return nil
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: clear inheritable capabilities: %w", err)
+	}
+	return nil
+}
+
 // capsStatus says what a confined child's capabilities are.
 func capsStatus(dropped bool) string {
 	switch {
