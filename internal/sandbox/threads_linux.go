@@ -35,11 +35,14 @@ func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); e != 0 {
 		return false, fmt.Errorf("sandbox: landlock_restrict_self on every thread: %w", e)
 	}
-	if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
-		return false, fmt.Errorf("sandbox: clear ambient capabilities on every thread: %w", e)
-	}
-	if os.Geteuid() != 0 {
-		// What the re-exec gave a non-root child: no capability left.
+	if os.Geteuid() == 0 {
+		if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+			return false, fmt.Errorf("sandbox: clear ambient capabilities on every thread: %w", e)
+		}
+	} else {
+		// What the re-exec gave a non-root child: no capability left. The
+		// kernel keeps in the ambient set only what stays both permitted
+		// and inheritable, so this one call empties it too.
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 		data := new([2]unix.CapUserData)
 		_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
