@@ -42,6 +42,12 @@ func dropBoundingAll() error {
 	if !InPlace() {
 		return unix.ENOTSUP
 	}
+	return dropBoundingEveryThread()
+}
+
+// dropBoundingEveryThread is dropBoundingAll for a root process known to
+// be able to (AllThreadsSyscall has worked).
+func dropBoundingEveryThread() error {
 	for c := uintptr(0); c <= lastCap; c++ {
 		if keptCaps&(1<<c) != 0 {
 			continue
@@ -55,6 +61,38 @@ func dropBoundingAll() error {
 		}
 	}
 	return nil
+}
+
+// dropBoundingBeforeFork is dropBoundingAll off the caller's path, behind
+// a gate on every fork of this process. The bounding set acts only when a
+// thread executes a program (it caps what the program is given); it changes
+// nothing this process itself may do. So it need not be cut before
+// Restrict returns, only before this process starts any program, and
+// every start goes through syscall.forkExec (os/exec, os.StartProcess,
+// syscall.ForkExec), which takes syscall.ForkLock for writing first.
+// Holding it for reading until every thread's set is cut holds back every
+// start until then (a start already under way finishes first: RLock waits
+// for it, as one racing Restrict does today). It is one stop of the world
+// per capability, about 33 of them; done here, while the child builds and
+// sends its first request and waits for the model's answer, they leave
+// the start-up path. A binary that could re-exec itself in place
+// (syscall.Exec, the re-exec way in) does not come here: allThreads ran.
+// A failure (none is expected: root holds CAP_SETPCAP) ends the program,
+// as AllThreadsSyscall does when threads disagree: the gate must never
+// open on a half-cut set.
+//
+// The caller has run AllThreadsSyscall (allThreads), so this binary can.
+func dropBoundingBeforeFork() {
+	if os.Geteuid() != 0 {
+		return
+	}
+	syscall.ForkLock.RLock()
+	go func() {
+		defer syscall.ForkLock.RUnlock()
+		if err := dropBoundingEveryThread(); err != nil {
+			panic(err)
+		}
+	}()
 }
 
 // dropBoundingThread is dropBoundingAll for the calling thread only (the
@@ -74,6 +112,24 @@ func dropBoundingThread() error {
 		if err != nil && !errors.Is(err, unix.EPERM) {
 			return fmt.Errorf("sandbox: drop capability %d: %w", c, err)
 		}
+	}
+	return nil
+}
+
+// clearInheritableThread empties the calling thread's inheritable set,
+// keeping its permitted and effective sets.
+func clearInheritableThread() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: read capabilities: %w", err)
+	}
+	if data[0].Inheritable == 0 && data[1].Inheritable == 0 {
+		return nil
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: clear inheritable capabilities: %w", err)
 	}
 	return nil
 }

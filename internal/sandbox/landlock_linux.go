@@ -392,6 +392,11 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	// Ambient capabilities (granted so a non-root child could mount its
 	// overlay) must not reach the tools.
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	// Nor the inheritable set they were raised from: an exec keeps it, and
+	// with a file's inheritable capabilities it is a way back to one.
+	if err := clearInheritableThread(); err != nil {
+		return false, err
+	}
 	if !l.fs {
 		return false, nil
 	}

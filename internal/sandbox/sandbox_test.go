@@ -28,6 +28,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if mode, ok := os.LookupEnv(dropBenchEnv); ok {
+		os.Exit(dropBenchChild(mode))
+	}
 	if pol, ok := os.LookupEnv(childEnv); ok {
 		os.Exit(runChild(pol))
 	}
@@ -56,6 +59,10 @@ func runChild(pol string) int {
 			return 94
 		}
 	}
+	release := make(chan struct{})
+	if os.Getenv(childCmdEnv) == "caps" {
+		parkThreads(parkedThreads, release)
+	}
 	st, err := restrictWith(p, landlockABI(), inPlace)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "restrict:", err)
@@ -72,6 +79,9 @@ func runChild(pol string) int {
 		}
 		c.Close()
 		return 0
+	}
+	if cmdline == "caps" {
+		return capsCheck(release)
 	}
 	if strings.HasPrefix(cmdline, "threads ") {
 		return threadsCheck(strings.Fields(cmdline)[1:])

@@ -17,7 +17,8 @@ import (
 // mount needed (ambient cleared on
 // every thread and, for a non-root user, every capability dropped, as an
 // exec would, and for root every capability outside keptCaps dropped from
-// the bounding set), and the syscall filter (filterFor). Threads started
+// the bounding set, before the process can fork: dropBoundingBeforeFork),
+// and the syscall filter (filterFor). Threads started
 // later are cloned from restricted ones.
 // It returns ENOTSUP, having changed nothing, in a binary that links
 // runtime/cgo (threads made by C code are out of the runtime's reach).
@@ -34,11 +35,14 @@ func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); e != 0 {
 		return false, fmt.Errorf("sandbox: landlock_restrict_self on every thread: %w", e)
 	}
-	if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
-		return false, fmt.Errorf("sandbox: clear ambient capabilities on every thread: %w", e)
-	}
-	if os.Geteuid() != 0 {
-		// What the re-exec gave a non-root child: no capability left.
+	if os.Geteuid() == 0 {
+		if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+			return false, fmt.Errorf("sandbox: clear ambient capabilities on every thread: %w", e)
+		}
+	} else {
+		// What the re-exec gave a non-root child: no capability left. The
+		// kernel keeps in the ambient set only what stays both permitted
+		// and inheritable, so this one call empties it too.
 		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 		data := new([2]unix.CapUserData)
 		_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
@@ -47,9 +51,7 @@ func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 			return false, fmt.Errorf("sandbox: drop capabilities on every thread: %w", e)
 		}
 	}
-	if err := dropBoundingAll(); err != nil {
-		return false, err
-	}
+	dropBoundingBeforeFork()
 	prog, ok := filterFor(p.metadataFiltered())
 	if !ok {
 		return false, nil

@@ -1,0 +1,214 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// parkedThreads is how many extra OS threads a "caps" test child holds
+// while it restricts itself, so that the drop must reach threads other
+// than the runtime's few.
+const parkedThreads = 8
+
+// parkThreads locks n goroutines to n OS threads that stay until release
+// is closed; it returns once every thread exists.
+func parkThreads(n int, release <-chan struct{}) {
+	started := make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			started <- struct{}{}
+			<-release
+		}()
+	}
+	for range n {
+		<-started
+	}
+}
+
+// capsOf parses the Cap* lines of a /proc status file.
+func capsOf(status string) (map[string]uint64, error) {
+	caps := map[string]uint64{}
+	for _, line := range strings.Split(status, "\n") {
+		k, v, ok := strings.Cut(line, ":\t")
+		if !ok || !strings.HasPrefix(k, "Cap") {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", line, err)
+		}
+		caps[k] = n
+	}
+	if len(caps) < 5 {
+		return nil, fmt.Errorf("no capability lines in %q", status)
+	}
+	return caps, nil
+}
+
+// capsWrong says what in caps exceeds what a confined child may hold: for
+// root, nothing outside keptCaps in the bounding set (and, for a program
+// it started, in the permitted and effective sets), no ambient or
+// inheritable capability; for any other user, nothing at all but the
+// bounding set (which an unprivileged exec cannot use).
+func capsWrong(who string, caps map[string]uint64, program bool) []string {
+	limit := map[string]uint64{"CapInh": 0, "CapAmb": 0, "CapPrm": 0, "CapEff": 0}
+	if os.Geteuid() == 0 {
+		limit["CapBnd"] = keptCaps
+		limit["CapPrm"], limit["CapEff"] = ^uint64(0), ^uint64(0) // root keeps its own
+		if program {
+			limit["CapPrm"], limit["CapEff"] = keptCaps, keptCaps
+		}
+	}
+	var bad []string
+	for k, max := range limit {
+		if caps[k]&^max != 0 {
+			bad = append(bad, fmt.Sprintf("%s: %s %016x holds %016x beyond %016x", who, k, caps[k], caps[k]&^max, max))
+		}
+	}
+	return bad
+}
+
+// capsCheck runs in a restricted test child ("caps"), parkedThreads extra
+// threads held since before Restrict: the first program it starts, right
+// after Restrict returned, and then every thread of the child hold no
+// capability a confined child may not (capsWrong).
+func capsCheck(release chan struct{}) int {
+	defer close(release)
+	var bad []string
+	out, err := exec.Command("cat", "/proc/self/status").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start a program:", err)
+		return 1
+	}
+	caps, err := capsOf(string(out))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	bad = append(bad, capsWrong("program started first", caps, true)...)
+	tasks, _ := filepath.Glob("/proc/self/task/*/status")
+	if len(tasks) < parkedThreads+1 {
+		bad = append(bad, fmt.Sprintf("only %d threads, want more than %d", len(tasks), parkedThreads))
+	}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		caps, err := capsOf(string(b))
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		bad = append(bad, capsWrong("thread "+filepath.Base(filepath.Dir(f)), caps, false)...)
+	}
+	if len(bad) > 0 {
+		fmt.Fprintln(os.Stderr, strings.Join(bad, "\n"))
+		return 1
+	}
+	return 0
+}
+
+// TestNoCapabilityLeftOnAnyThread: a child started as brood starts an
+// overlay child (its own user namespace, where the kernel gives it every
+// capability) holds, once Restrict returns, nothing a confined child may
+// not on any of its threads, and the first program it starts gets nothing
+// more: in place (where the bounding set is cut behind the fork gate,
+// dropBoundingBeforeFork) and by re-executing.
+func TestNoCapabilityLeftOnAnyThread(t *testing.T) {
+	if landlockABI() == 0 {
+		t.Skip("kernel has no Landlock: no child is confined by it")
+	}
+	t.Logf("this binary restricts in place: %v (the gated drop runs only then: CGO_ENABLED=0)", InPlace())
+	for _, env := range [][]string{nil, {forceReexecEnv + "=1"}} {
+		t.Run(fmt.Sprint(env), func(t *testing.T) {
+			res := startOnBase(t, Policy{Writable: []string{t.TempDir()}}, "caps", env...)
+			if res.code != 0 {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			if res.status.Mechanism != "landlock" || (os.Geteuid() == 0 && res.status.Caps != capsNote) {
+				t.Errorf("status %+v", res.status)
+			}
+		})
+	}
+}
+
+// dropBenchEnv makes the test binary a child that times one way of
+// cutting its bounding set ("sync" or "gated") and prints the figures.
+const dropBenchEnv = "SANDBOX_TEST_DROP_BENCH"
+
+// dropBenchChild cuts this process's bounding set on every thread, as
+// Restrict did ("sync": before returning) or does ("gated": behind the
+// fork gate), and prints how long until the call returned and until a
+// program could be started after it, in nanoseconds.
+func dropBenchChild(mode string) int {
+	if os.Geteuid() != 0 || !InPlace() {
+		fmt.Fprintln(os.Stderr, "needs root and a binary without cgo")
+		return 1
+	}
+	t0 := time.Now()
+	switch mode {
+	case "sync":
+		if err := dropBoundingEveryThread(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	case "gated":
+		dropBoundingBeforeFork()
+	}
+	returned := time.Since(t0)
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	forked := time.Since(t0)
+	cmd.Wait()
+	fmt.Println(returned.Nanoseconds(), forked.Nanoseconds())
+	return 0
+}
+
+// BenchmarkBoundingDrop times the bounding-set cut of a root child in its
+// own user namespace (the kernel gives it every capability there): until
+// the call returns (the child's start-up path) and until its first program
+// could start, each b.N children started for each way. Needs root and
+// CGO_ENABLED=0 (AllThreadsSyscall).
+func BenchmarkBoundingDrop(b *testing.B) {
+	if os.Geteuid() != 0 || !InPlace() {
+		b.Skip("needs root and a binary without cgo (CGO_ENABLED=0)")
+	}
+	for _, mode := range []string{"sync", "gated"} {
+		b.Run(mode, func(b *testing.B) {
+			var ret, fork time.Duration
+			for b.Loop() {
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), dropBenchEnv+"="+mode)
+				AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, nil)
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("child: %v", err)
+				}
+				var r, f int64
+				if _, err := fmt.Sscan(string(out), &r, &f); err != nil {
+					b.Fatalf("child said %q: %v", out, err)
+				}
+				ret += time.Duration(r)
+				fork += time.Duration(f)
+			}
+			b.ReportMetric(float64(ret.Microseconds())/float64(b.N), "µs-to-return")
+			b.ReportMetric(float64(fork.Microseconds())/float64(b.N), "µs-to-first-fork")
+		})
+	}
+}
