@@ -33,7 +33,7 @@ type Here struct {
 	Start Starter
 	// Refuse, when set, is why no hook can run here (a read-only child
 	// whose sandbox cannot keep a command read-only): every command is
-	// refused, which denies a PreToolUse call.
+	// refused (the root sends a child only PostToolUse hooks to run).
 	Refuse string
 	// Report receives one line per failed hook and per systemMessage.
 	Report io.Writer
