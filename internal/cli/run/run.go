@@ -267,9 +267,11 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	cfg := rt.Agent
-	if err := pt.bind(cfg.Tools, cfg.Env); err != nil {
+	unbind, err := pt.bindRun(ctx, f, cfg.Tools, cfg.Env, isAllTools(o.Tools))
+	if err != nil {
 		return err
 	}
+	defer unbind()
 	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
 		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
@@ -288,6 +290,11 @@ func Run(ctx context.Context, o *Options) error {
 // its subagents', also on a terminal: the user named who answers.
 func (o *Options) askers() (pt *promptTool, ask func(tool, subject, reason string, rules []string) bool, prompter tool.PromptFunc, childAsk spawn.AskFunc) {
 	pt = &promptTool{name: o.Compat.PromptTool}
+	if pt.name == stdioPromptTool {
+		// The Agent SDK's control protocol: brood has none.
+		fmt.Fprintln(o.Factory.Err, stdioNote)
+		pt.name = ""
+	}
 	if pt.name == "" {
 		return pt, terminalAsker(o.Factory, o.format()), nil, nil
 	}
