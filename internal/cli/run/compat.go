@@ -133,8 +133,11 @@ func (c *Compat) schema(compile call.Compiler) (*call.Schema, error) {
 		return nil, nil
 	}
 	s, err := call.CompileSchema(compile, json.RawMessage(c.JSONSchema))
-	if err != nil {
+	switch {
+	case err != nil && (!json.Valid([]byte(c.JSONSchema)) || !strings.HasPrefix(strings.TrimSpace(c.JSONSchema), "{")):
 		return nil, fmt.Errorf("--json-schema: %w; give a JSON Schema object, e.g. '{\"type\":\"object\"}'", err)
+	case err != nil:
+		return nil, fmt.Errorf("--json-schema: %w", err) // it says what to change
 	}
 	return s, nil
 }
