@@ -277,11 +277,27 @@ func Run(ctx context.Context, o *Options) error {
 		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
 	}
 	out.Start(render.Info{
-		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: cfg.Tools.Names(), Agents: agents,
+		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: offeredTools(cfg), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
 		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// offeredTools names the tools the model is offered, as the init line
+// lists them: a server tool (WebSearch) only where the agent loop will
+// send it (tool.Set.Offer: the provider runs it, the agent has the
+// network, the rules allow it).
+func offeredTools(cfg agent.Config) []string {
+	if cfg.Tools == nil {
+		return nil
+	}
+	specs, _ := cfg.Tools.Offer(cfg.Env, cfg.Model)
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return names
 }
 
 // askers are who answers the permission questions: a person at the
