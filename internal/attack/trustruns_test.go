@@ -116,13 +116,12 @@ func (p *project) taskResults() []string {
 }
 
 // TestSwappedGuardIsolated: a trusted project's hook runs
-// ./scripts/guard.sh; an isolated (overlay) child rewrites the script. The
-// guard of the child's calls runs in its copy, so its next call finds the
-// script not as trusted and is denied; its change is held back like
-// configuration (left out of the patch, saved in config.patch, reported),
-// the root's next tool call runs the guard the user trusted, and never the
-// child's code. Once the person applies the
-// held change, the trust no longer holds for it: `brood trust --list` says
+// ./scripts/guard.sh; an isolated (overlay) child rewrites the script. Its
+// change is held back like configuration (left out of the patch, saved in
+// config.patch, reported), the child's next call and the root's next tool
+// call run the guard the user trusted (PreToolUse hooks run in the root,
+// their files checked in the real tree), and never the child's code. Once
+// the person applies the held change, the trust no longer holds for it: `brood trust --list` says
 // so, and the hook does not run until they trust it again. Both ways of
 // isolating: the overlay and the git worktree fallback.
 func TestSwappedGuardIsolated(t *testing.T) {
@@ -138,11 +137,8 @@ func swappedGuardIsolated(t *testing.T, env []string) {
 		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
 	}
 	res := p.taskResults()
-	// The guard runs in the child's copy, where the child's next call
-	// runs: the swapped script is not as trusted there, so it is not run
-	// and the call is denied (never the child's code).
-	if len(res) != 1 || strings.Contains(res[0], "child-next") || !strings.Contains(res[0], "guard.sh changed since the hooks were loaded") {
-		t.Fatalf("the child's next call was not denied by the guard it swapped in its copy:\n%q\n%s", res, errs)
+	if len(res) != 1 || !strings.Contains(res[0], "child-next") {
+		t.Fatalf("the child did not get to rewrite its copy of the script:\n%q\n%s", res, errs)
 	}
 	if slices.Contains(env, "BROOD_FORCE_WORKTREE=1") && !strings.Contains(res[0], "Isolation: worktree copy") {
 		t.Errorf("the child was not isolated by the worktree fallback:\n%s", res[0])
@@ -156,8 +152,8 @@ func swappedGuardIsolated(t *testing.T, env []string) {
 	if _, err := os.Stat(filepath.Join(p.root, "pwned.log")); err == nil {
 		t.Fatal("a hook ran the child's code")
 	}
-	if b, _ := os.ReadFile(filepath.Join(p.root, "guard.log")); strings.Count(string(b), "guard") != 2 {
-		t.Errorf("the trusted guard did not run for the child's first call (in its copy, landed with its patch) and the root's: %q", b)
+	if b, _ := os.ReadFile(filepath.Join(p.root, "guard.log")); strings.Count(string(b), "guard") < 3 {
+		t.Errorf("the trusted guard did not run for every Bash call (the child's two, the root's): %q", b)
 	}
 
 	// The person applies the held change: the grant no longer covers it.

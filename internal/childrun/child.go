@@ -44,13 +44,14 @@ type ChildConfig struct {
 	Stdin io.Reader
 	// ResolveModel builds a model from a provider/model spec.
 	ResolveModel func(spec string) (model.Model, error)
-	// LoadRegistry is called only when the child may delegate.
-	LoadRegistry func(grant *trust.Grant) (*registry.Registry, error)
+	// LoadRegistry is called only when the child may delegate, with the
+	// root's trust decision and the settings files it read (--setting-sources).
+	LoadRegistry func(grant *trust.Grant, sources []string) (*registry.Registry, error)
 	// Settings are the project's (for a nested pool's limits).
 	Settings settings.Settings
 	// LoadSettings, when set, replaces Settings and is called only when
 	// the child may delegate: a child that does not reads no settings file.
-	LoadSettings func(grant *trust.Grant) (settings.Settings, error)
+	LoadSettings func(grant *trust.Grant, sources []string) (settings.Settings, error)
 	// Exe and Args start grandchildren (tests re-exec the test binary).
 	Exe string
 	// ExeFunc, when set, replaces Exe; it is called only by a child that
@@ -205,14 +206,15 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 		// Both are read under the root's trust decision (env.Trust), never
 		// this process's own reading of the store: a sibling working in
-		// place could have forged it by now.
-		reg, err := cfg.LoadRegistry(env.Trust)
+		// place could have forged it by now; and from the settings files
+		// the root read (env.SettingSources), no others.
+		reg, err := cfg.LoadRegistry(env.Trust, env.SettingSources)
 		if err != nil {
 			return fail(err)
 		}
 		s := cfg.Settings
 		if cfg.LoadSettings != nil {
-			if s, err = cfg.LoadSettings(env.Trust); err != nil {
+			if s, err = cfg.LoadSettings(env.Trust, env.SettingSources); err != nil {
 				return fail(err)
 			}
 		}
@@ -241,6 +243,8 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			// The root's trust decision, as it came down; never this
 			// process's own reading of the store or the environment.
 			Grant: env.Trust,
+			// And the settings files it read, for the grandchildren.
+			SettingSources: env.SettingSources,
 			// Relay the grandchildren's events up the tree (and their
 			// [DISPATCH] lines to the user, through the root).
 			OnEvent: func(e spawn.Event) { out.send(protocol.Nested{Event: e}) },

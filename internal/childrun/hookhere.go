@@ -3,11 +3,13 @@ package childrun
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/hooks"
 	"github.com/broodhq/brood/internal/protocol"
@@ -68,14 +70,17 @@ func projectView(env *dispatch.Envelope) string {
 	return filepath.Join(env.IsolationRoot, rel)
 }
 
-// runHere runs rep's hooks here, if the root chose any, and adds what
-// they decided to rep.
-func (c *childAgentHooks) runHere(ctx context.Context, rep protocol.HookReply) protocol.HookReply {
-	if rep.Run == nil {
+// runHere runs the PostToolUse hooks of call the root chose in rep here,
+// if it chose any, adds what they decided to rep, and sends up each
+// command's first failure (for the root to say on the user's terminal).
+func (c *childAgentHooks) runHere(ctx context.Context, call agent.ToolCall, rep protocol.HookReply) protocol.HookReply {
+	if rep.Run == nil || rep.Run.Event != protocol.HookPostToolUse {
+		rep.Run = nil
 		return rep
 	}
-	here := hooks.RunHere(ctx, rep.Run, c.here)
+	here, failed := hooks.RunHere(ctx, rep.Run, c.here)
 	rep.Run = nil
+	c.sendFailures(ctx, call, failed)
 	rep.Deny = cmp.Or(rep.Deny, here.Deny)
 	if here.Verdict != "" && rep.Verdict != tool.HookAsk {
 		rep.Verdict = here.Verdict
@@ -95,4 +100,29 @@ func joinContext(a, b string) string {
 		return a
 	}
 	return a + "\n\n" + b
+}
+
+// maxFailuresSent bounds the failures one child sends up.
+const maxFailuresSent = 32
+
+// sendFailures reports each failed hook command up once (the root says it
+// on the user's terminal; the line is also in this child's stderr.log).
+func (c *childAgentHooks) sendFailures(ctx context.Context, call agent.ToolCall, failed []protocol.HookFailure) {
+	for _, f := range failed {
+		c.mu.Lock()
+		fresh := !c.sent[f.Command] && len(c.sent) < maxFailuresSent
+		if fresh {
+			if c.sent == nil {
+				c.sent = map[string]bool{}
+			}
+			c.sent[f.Command] = true
+		}
+		c.mu.Unlock()
+		if !fresh {
+			continue
+		}
+		h := c.request(protocol.HookPostToolUse, agent.ToolCall{Name: call.Name, ID: call.ID, Input: json.RawMessage("{}")})
+		h.Failed = &f
+		c.l.hook(ctx, h)
+	}
 }

@@ -171,8 +171,11 @@ func (l *parentLink) toolHooks() spawn.ToolHooks {
 type childAgentHooks struct {
 	l   *parentLink
 	env *dispatch.Envelope
-	// here is where the hooks the root chose run (hookPlace).
+	// here is where the PostToolUse hooks the root chose run (hookPlace).
 	here hooks.Here
+
+	mu   sync.Mutex
+	sent map[string]bool // hook commands whose failure was sent up
 }
 
 func newChildAgentHooks(l *parentLink, env *dispatch.Envelope, here hooks.Here) agent.Hooks {
@@ -196,7 +199,9 @@ func (c *childAgentHooks) BeforeTool(ctx context.Context, call agent.ToolCall) a
 	if !ok {
 		return agent.ToolGate{Deny: "the root did not answer the PreToolUse hook request (its parent is gone)"}
 	}
-	rep = c.runHere(ctx, rep)
+	// PreToolUse hooks ran in the root (they decide, and need no file of
+	// this child's copy): a reply that asks this child to run some is not
+	// taken.
 	g := agent.ToolGate{Deny: rep.Deny, Context: rep.Context}
 	if rep.Verdict == tool.HookAllow || rep.Verdict == tool.HookAsk {
 		g.Verdict = rep.Verdict
@@ -216,7 +221,7 @@ func (c *childAgentHooks) AfterTool(ctx context.Context, call agent.ToolCall, re
 	h.Response = &protocol.ToolResponse{Content: clip(res.Content, maxHookResponse), IsError: res.IsError}
 	h.DurationMS = took.Milliseconds()
 	rep, _ := c.l.hook(ctx, h)
-	return c.runHere(ctx, rep).Context
+	return c.runHere(ctx, call, rep).Context
 }
 
 // Stop: a subagent's end is SubagentStop, which the root fires itself.

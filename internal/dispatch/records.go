@@ -169,6 +169,11 @@ type Envelope struct {
 	// Trust is the root's project trust decision, passed down: the child's
 	// own subagents get it, and no more (a child decides nothing itself).
 	Trust *trust.Grant `json:"trust,omitempty"`
+	// SettingSources are the kinds of settings file the root read (user,
+	// project, local: claude -p's --setting-sources): a child that
+	// delegates reads only those, and passes them on. null reads every
+	// one; [] none (so no omitempty).
+	SettingSources []string `json:"setting_sources"`
 }
 
 // MayDelegate reports whether the child gets delegation tools: it has Task

@@ -2,6 +2,10 @@ package hooks
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/protocol"
@@ -18,6 +22,9 @@ import (
 type ChildTools struct {
 	s      *Session
 	filter protocol.HookFilter
+
+	mu   sync.Mutex
+	said map[string]bool // task, event, command: failures said once
 }
 
 // ChildTools returns s's hooks for subagents' tool calls, or nil when
@@ -37,13 +44,22 @@ func (s *Session) ChildTools() *ChildTools {
 // for a call one of them selects.
 func (c *ChildTools) Filter() protocol.HookFilter { return c.filter }
 
-// Run chooses the hooks of h.Event for one call of a subagent (matched,
-// trusted, their files pinned) and builds their payload; the child runs
-// them itself, where its call ran and inside its confinement (RunHere).
-// A hook's allow is a verdict the child's permission layer starts from:
-// its deny rules and read-only scope still hold.
+// Run serves one hook request of a subagent's call. PreToolUse hooks run
+// here, in the root, as the root's own do (its process, the project as
+// their cwd, their files checked in the real tree): they decide, and need
+// no file of the child's copy, as Claude Code runs them in its own
+// process. A hook's allow is a verdict the child's permission layer
+// starts from: its deny rules and read-only scope still hold. For
+// PostToolUse, Run chooses the hooks (matched, trusted, their files
+// pinned) and builds their payload; the child runs them itself, where its
+// call ran (the file it wrote) and inside its confinement (RunHere). A
+// request that reports a hook's failure there (h.Failed) is said here.
 func (c *ChildTools) Run(ctx context.Context, h protocol.Hook) protocol.HookReply {
 	if (h.Event != PreToolUse && h.Event != PostToolUse) || !c.s.r.Has(h.Event) {
+		return protocol.HookReply{}
+	}
+	if h.Failed != nil {
+		c.failed(h)
 		return protocol.HookReply{}
 	}
 	common := c.s.base(h.Event)
@@ -52,14 +68,15 @@ func (c *ChildTools) Run(ctx context.Context, h protocol.Hook) protocol.HookRepl
 		common.PermissionMode = h.Mode
 	}
 	call := agent.ToolCall{Name: h.Tool, ID: h.ToolUseID, Input: h.Input}
-	var payload any = preInput(common, call)
-	if h.Event == PostToolUse {
-		var res tool.Result
-		if h.Response != nil {
-			res = tool.Result{Content: h.Response.Content, IsError: h.Response.IsError}
-		}
-		payload = postInput(common, call, tool.HookResponse(h.Tool, h.Input, res), h.DurationMS)
+	if h.Event == PreToolUse {
+		g := c.s.beforeTool(ctx, common, call)
+		return protocol.HookReply{Deny: g.Deny, Verdict: g.Verdict, Input: g.Input, Context: g.Context}
 	}
+	var res tool.Result
+	if h.Response != nil {
+		res = tool.Result{Content: h.Response.Content, IsError: h.Response.IsError}
+	}
+	payload := postInput(common, call, tool.HookResponse(h.Tool, h.Input, res), h.DurationMS)
 	cmds, data, err := c.s.r.prepare(h.Event, h.Tool, payload)
 	if err != nil {
 		c.s.r.report(Result{Failures: []string{err.Error()}})
@@ -75,4 +92,54 @@ func (c *ChildTools) Run(ctx context.Context, h protocol.Hook) protocol.HookRepl
 		})
 	}
 	return protocol.HookReply{Run: run}
+}
+
+// maxFailuresSaid bounds the lines failed says in a run (a hostile child
+// could fail a configured hook under many task ids it made up below it).
+const maxFailuresSaid = 256
+
+// failed says on the user's terminal, in one line, that a hook the root
+// chose for a subagent's call failed where the subagent ran it: once per
+// task, event and command, and only for a command of the user's hooks of
+// that event which selects the tool (the child's words are not a
+// channel to the terminal: control characters are dropped, the line
+// clipped).
+func (c *ChildTools) failed(h protocol.Hook) {
+	f := h.Failed
+	known := false
+	for _, cmd := range c.s.r.commands(h.Event, h.Tool, toolAliases(h.Tool)) {
+		known = known || cmd.Command == f.Command
+	}
+	if !known {
+		return
+	}
+	key := h.TaskID + "\x00" + h.Event + "\x00" + f.Command
+	c.mu.Lock()
+	fresh := !c.said[key] && len(c.said) < maxFailuresSaid
+	if fresh {
+		if c.said == nil {
+			c.said = map[string]bool{}
+		}
+		c.said[key] = true
+	}
+	c.mu.Unlock()
+	if !fresh {
+		return
+	}
+	line := printable(firstLine(f.Line))
+	c.s.r.report(Result{Failures: []string{fmt.Sprintf("task %s (%s): %s hook %q failed in the subagent: %s",
+		h.TaskID, printable(h.Agent), h.Event, printable(firstLine(f.Command)), line)}})
+}
+
+// printable is s without control characters (a tab is a space).
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r) || r == unicode.ReplacementChar:
+			return -1
+		}
+		return r
+	}, s)
 }

@@ -41,7 +41,7 @@ func hookLogs(t *testing.T, p *project, log string) string {
 // context to every Read.
 const childHookScript = `#!/bin/sh
 in=$(cat)
-{ printf '%s\n' "$in" >> "$HOOK_LOG"; } 2>/dev/null || printf '%s\n' "$in" >> "${TMPDIR%/tmp}/hooks.log"
+printf '%s\n' "$in" >> "$HOOK_LOG"
 case "$in" in
 *'rm -rf'*) echo "no rm -rf from subagents" >&2; exit 2 ;;
 *'echo original'*) printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"echo rewritten"}}}' ;;
@@ -250,9 +250,9 @@ head -n 4 > "$dir/replies.jsonl"
 `
 
 // TestHostileChildHookRequests: what a compromised child sends up never
-// makes the root run a hook, nor names hooks for it to run under another
-// task's name or a forged agent; malformed requests are dropped or refused
-// with a reply, and the root goes on.
+// runs a hook under another task's name or a forged agent; malformed
+// requests are dropped or refused with a reply, and the root goes on.
+// (PreToolUse hooks run in the root, as main had them.)
 func TestHostileChildHookRequests(t *testing.T) {
 	p, log := newChildHookProject(t, `
 agents:
@@ -278,12 +278,14 @@ agents:
 			t.Errorf("a forged request (%s) ran a hook:\n%s", forged, text)
 		}
 	}
-	// The root runs no hook for a child's call: it replies with the hooks
-	// the child is to run itself, under the name it knows for it.
+	var recs []map[string]any
 	for _, r := range clitest.JSONValues(t, text) {
 		if _, ok := r["agent_id"]; ok || r["tool_name"] != "Task" { // not the root's own Task call
-			t.Errorf("the root ran a hook for the child's request: %v", r)
+			recs = append(recs, r)
 		}
+	}
+	if len(recs) != 1 || recs[0]["agent_id"] != scout || recs[0]["agent_type"] != "scout" || !strings.Contains(text, "forged-own") {
+		t.Errorf("want exactly the request in the child's own name, run as the scout %s:\n%s", scout, text)
 	}
 	replies := map[string]map[string]any{}
 	for _, r := range clitest.JSONValues(t, readFile(t, filepath.Join(dispatch.Dir(p.Root, scout), "replies.jsonl"))) {
@@ -295,14 +297,9 @@ agents:
 		if !ok || r["type"] != "hook_reply" || (deny == "") != (got == "") || !strings.Contains(got, deny) {
 			t.Errorf("reply to %s: %v, want deny %q (all: %v)", id, r, deny, replies)
 		}
-		if _, ran := r["run"]; ran != (id == "f1") {
-			t.Errorf("reply to %s: %v, want hooks to run only for the child's own request", id, r)
+		if _, ran := r["run"]; ran {
+			t.Errorf("reply to %s: %v: a PreToolUse request's hooks run in the root, never sent down", id, r)
 		}
-	}
-	run, _ := replies["f1"]["run"].(map[string]any)
-	payload, _ := run["payload"].(map[string]any)
-	if payload["agent_id"] != scout || payload["agent_type"] != "scout" || !strings.Contains(clitest.JSONNumber(payload["tool_input"]), "forged-own") {
-		t.Errorf("the hooks for the child's own request, with payload %v: want them for the scout %s, as the root knows it", payload, scout)
 	}
 }
 

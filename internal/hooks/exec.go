@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/textline"
 	"os/exec"
 	"strings"
@@ -132,6 +133,14 @@ type Result struct {
 	Messages []string
 	// Failures are hooks that failed: reported to the user, never fatal.
 	Failures []string
+	// failed are the same, by command: what a child sends up (RunHere).
+	failed []protocol.HookFailure
+}
+
+// fail records that x's command failed, with why (one line).
+func (r *Result) fail(x ran, text, why string) {
+	r.Failures = append(r.Failures, text)
+	r.failed = append(r.failed, protocol.HookFailure{Command: x.cmd.Command, Line: firstLine(why)})
 }
 
 func rank(d string) int {
@@ -152,21 +161,22 @@ func (r *Result) add(event string, x ran) {
 	switch {
 	case x.refused != "":
 		why := fmt.Sprintf("%s hook %q not run: %s", event, name, x.refused)
-		r.Failures = append(r.Failures, why)
+		r.fail(x, why, "not run: "+x.refused)
 		if event == PreToolUse {
 			// A guard that cannot run does not let the call through.
 			r.permission(Deny, why)
 		}
 		return
 	case x.err != nil:
-		r.Failures = append(r.Failures, fmt.Sprintf("%s hook %q failed: %v", event, name, x.err))
+		r.fail(x, fmt.Sprintf("%s hook %q failed: %v", event, name, x.err), x.err.Error())
 		return
 	case x.exit == 2:
 		r.Block = true
 		r.Reason = join(r.Reason, strings.TrimSpace(x.stderr))
 		return
 	case x.exit != 0:
-		r.Failures = append(r.Failures, fmt.Sprintf("%s hook %q exited with status %d: %s", event, name, x.exit, firstLine(x.stderr)))
+		r.fail(x, fmt.Sprintf("%s hook %q exited with status %d: %s", event, name, x.exit, firstLine(x.stderr)),
+			fmt.Sprintf("exit status %d: %s", x.exit, firstLine(x.stderr)))
 		return
 	}
 	out := strings.TrimSpace(x.stdout)
@@ -178,7 +188,7 @@ func (r *Result) add(event string, x ran) {
 	}
 	var o Output
 	if err := json.Unmarshal([]byte(out), &o); err != nil {
-		r.Failures = append(r.Failures, fmt.Sprintf("%s hook %q printed JSON brood cannot read: %v", event, name, err))
+		r.fail(x, fmt.Sprintf("%s hook %q printed JSON brood cannot read: %v", event, name, err), "printed JSON brood cannot read: "+err.Error())
 		return
 	}
 	r.addOutput(event, o)

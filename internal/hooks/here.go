@@ -33,7 +33,7 @@ type Here struct {
 	Start Starter
 	// Refuse, when set, is why no hook can run here (a read-only child
 	// whose sandbox cannot keep a command read-only): every command is
-	// refused, which denies a PreToolUse call.
+	// refused (the root sends a child only PostToolUse hooks to run).
 	Refuse string
 	// Report receives one line per failed hook and per systemMessage.
 	Report io.Writer
@@ -43,19 +43,20 @@ type Here struct {
 // calls (protocol.HookRun) where the call ran: cwd h.Dir, inside this
 // process's confinement (h.Start), each command only while the files it
 // runs are, in this child's view, as the root trusted them. It returns
-// what they decided, as the root's own hooks would have.
-func RunHere(ctx context.Context, run *protocol.HookRun, h Here) protocol.HookReply {
+// what they decided, as the root's own hooks would have, and the commands
+// that failed (for the root to say: Hook.Failed).
+func RunHere(ctx context.Context, run *protocol.HookRun, h Here) (protocol.HookReply, []protocol.HookFailure) {
 	if run == nil || len(run.Commands) == 0 {
-		return protocol.HookReply{}
+		return protocol.HookReply{}, nil
 	}
 	event := run.Event
 	if event != PreToolUse && event != PostToolUse {
-		return protocol.HookReply{}
+		return protocol.HookReply{}, nil
 	}
 	payload, err := withCwd(run.Payload, h.Dir)
 	if err != nil {
 		report(h.Report, Result{Failures: []string{fmt.Sprintf("%s: the payload from the root is not a JSON object: %v", event, err)}})
-		return refused(event, "the hook request's reply could not be read")
+		return refused(event, "the hook request's reply could not be read"), nil
 	}
 	env := append(append([]string{}, h.Env...), "CLAUDE_PROJECT_DIR="+h.ProjectDir, "BROOD_PROJECT_DIR="+h.ProjectDir)
 	cmds := make([]Command, len(run.Commands))
@@ -75,9 +76,9 @@ func RunHere(ctx context.Context, run *protocol.HookRun, h Here) protocol.HookRe
 	report(h.Report, res)
 	if event == PreToolUse {
 		g := gateOf(res)
-		return protocol.HookReply{Deny: g.Deny, Verdict: g.Verdict, Input: g.Input, Context: g.Context}
+		return protocol.HookReply{Deny: g.Deny, Verdict: g.Verdict, Input: g.Input, Context: g.Context}, res.failed
 	}
-	return protocol.HookReply{Context: afterContext(res)}
+	return protocol.HookReply{Context: afterContext(res)}, res.failed
 }
 
 // refused is the reply when the hooks cannot be run at all: a PreToolUse

@@ -49,7 +49,7 @@ func TestRunHere(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var report strings.Builder
 			run := &protocol.HookRun{Event: tc.event, Payload: tc.payload, Commands: []protocol.HookCommand{{Command: "./guard.sh", TimeoutMS: 30000, Pins: tc.pins}}}
-			got := RunHere(t.Context(), run, Here{Dir: dir, ProjectDir: dir, Env: os.Environ(), Refuse: tc.refuse, Report: &report})
+			got, _ := RunHere(t.Context(), run, Here{Dir: dir, ProjectDir: dir, Env: os.Environ(), Refuse: tc.refuse, Report: &report})
 			if (tc.deny == "") != (got.Deny == "") || !strings.Contains(got.Deny, tc.deny) {
 				t.Errorf("deny %q, want %q (report %s)", got.Deny, tc.deny, report.String())
 			}

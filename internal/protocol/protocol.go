@@ -171,6 +171,19 @@ type Hook struct {
 	// Response and DurationMS are PostToolUse's: what the tool returned.
 	Response   *ToolResponse `json:"response,omitempty"`
 	DurationMS int64         `json:"duration_ms,omitempty"`
+	// Failed, when set, runs no hook: it reports that a hook the root
+	// chose for this call (HookRun) failed where the child ran it, for the
+	// root to say on the user's terminal. The reply is empty.
+	Failed *HookFailure `json:"failed,omitempty"`
+}
+
+// HookFailure is one hook command that failed in a child (it exited
+// non-zero other than 2, timed out, could not start or was not run).
+type HookFailure struct {
+	// Command is the hook's command, as the root sent it in HookRun.
+	Command string `json:"command"`
+	// Line is the first line of its stderr, or why it did not run.
+	Line string `json:"line"`
 }
 
 // ToolResponse is what a tool returned, for PostToolUse.

@@ -29,6 +29,7 @@ func transcript() (up, down []Message) {
 		Ask{ID: "ask-2", TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Via: []string{"01JABCDEFGHJKMNPQRSTVWXYZ0"}, Tool: "Write", Subject: "notes.md"},
 		Hook{ID: "hook-1", Event: HookPreToolUse, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ0", Agent: "general-purpose", Depth: 1, Tool: "Bash", ToolUseID: "toolu_1", Input: json.RawMessage(`{"command":"make deploy"}`), Mode: "default"},
 		Hook{ID: "hook-2", Event: HookPostToolUse, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, Via: []string{"01JABCDEFGHJKMNPQRSTVWXYZ0"}, Tool: "Read", ToolUseID: "toolu_2", Input: json.RawMessage(`{"file_path":"README.md"}`), Response: &ToolResponse{Content: "# Sample"}, DurationMS: 3},
+		Hook{ID: "hook-5", Event: HookPostToolUse, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ0", Agent: "general-purpose", Depth: 1, Tool: "Write", ToolUseID: "toolu_3", Input: json.RawMessage(`{}`), Failed: &HookFailure{Command: "jq -r .tool_input.file_path >> ~/hooks.log", Line: "/bin/sh: 1: cannot create /home/u/hooks.log: Permission denied"}},
 		Turn{ID: "turn-1", Turn: 2},
 		Nested{Event: Event{Type: EvDispatchStart, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, MaxDepth: 2}},
 		Nested{Event: Event{Type: EvBudgetExceeded, TaskID: "01JABCDEFGHJKMNPQRSTVWXYZ1", Agent: "explore", Depth: 2, Text: "10500 of 10000 budget tokens used"}},

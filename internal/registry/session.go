@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,20 +26,28 @@ var sessionKeys = map[string]string{
 	"criticalSystemReminder_EXPERIMENTAL": "text",
 }
 
+// sessionExample is an --agents value, for the errors that show one.
+const sessionExample = `'{"reviewer":{"description":"Reviews code","prompt":"You are a code reviewer"}}'`
+
 // ParseSession reads Claude Code's --agents JSON: an object of agents by
-// name, each {"description", "prompt", "tools", "model", ...}. Every
-// problem is a Diagnostic whose path is `--agents "NAME"` and whose
-// message names the field; an agent with an error is left out. A value
-// that is no JSON object at all is one error.
-func ParseSession(data []byte) ([]*Definition, []Diagnostic) {
+// name, each {"description", "prompt", "tools", "model", ...}. source
+// names where it came from (the file, or "--agents JSON"). Every problem
+// is a Diagnostic whose path is `SOURCE: agent "NAME"` and whose message
+// names the field; an agent with an error is left out. A value that is no
+// JSON object at all is one error, whose path is source.
+func ParseSession(source string, data []byte) ([]*Definition, []Diagnostic) {
 	bad := func(format string, args ...any) []Diagnostic {
-		return []Diagnostic{{Path: "--agents", Severity: SeverityError, Message: fmt.Sprintf(format, args...)}}
+		return []Diagnostic{{Path: source, Severity: SeverityError, Message: fmt.Sprintf(format, args...)}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var all map[string]json.RawMessage
 	if err := dec.Decode(&all); err != nil {
-		return nil, bad("not a JSON object of agents: %v; give one like '{\"reviewer\":{\"description\":\"Reviews code\",\"prompt\":\"You are a code reviewer\"}}'", err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, bad("a JSON %s, not an object of agents; give one like %s", te.Value, sessionExample)
+		}
+		return nil, bad("not a JSON object of agents (%v); give one like %s", err, sessionExample)
 	}
 	if dec.More() {
 		return nil, bad("text after the JSON object")
@@ -46,7 +55,7 @@ func ParseSession(data []byte) ([]*Definition, []Diagnostic) {
 	var defs []*Definition
 	var diags []Diagnostic
 	for _, name := range slices.Sorted(maps.Keys(all)) {
-		d, ds := parseSessionAgent(name, all[name])
+		d, ds := parseSessionAgent(fmt.Sprintf("%s: agent %q", source, name), name, all[name])
 		diags = append(diags, ds...)
 		if d != nil {
 			defs = append(defs, d)
@@ -58,8 +67,8 @@ func ParseSession(data []byte) ([]*Definition, []Diagnostic) {
 // parseSessionAgent reads one agent of --agents: its JSON keys become
 // the fields an agent file's frontmatter has (the same checks and
 // defaults), its prompt the body.
-func parseSessionAgent(name string, raw json.RawMessage) (*Definition, []Diagnostic) {
-	p := &parsing{path: fmt.Sprintf("--agents %q", name)}
+func parseSessionAgent(path, name string, raw json.RawMessage) (*Definition, []Diagnostic) {
+	p := &parsing{path: path}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var obj map[string]any

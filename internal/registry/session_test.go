@@ -9,7 +9,7 @@ import (
 // as agent files are (tools canonical, read-only worked out, model
 // aliases), and every problem names the agent and the field.
 func TestParseSession(t *testing.T) {
-	defs, diags := ParseSession([]byte(`{"rev":{"description":"Reviews","prompt":" You review. ","tools":["Read","Grep"],"model":"sonnet","maxTurns":5,"color":"red","bogus":1},
+	defs, diags := ParseSession("--agents JSON", []byte(`{"rev":{"description":"Reviews","prompt":" You review. ","tools":["Read","Grep"],"model":"sonnet","maxTurns":5,"color":"red","bogus":1},
 		"bad":{"description":"d","prompt":"p","tools":"Read","maxTurns":"x"}}`))
 	if len(defs) != 1 {
 		t.Fatalf("defs %v, diags %v", defs, diags)
@@ -24,13 +24,44 @@ func TestParseSession(t *testing.T) {
 	}
 	all := strings.Join(got, "\n")
 	for _, w := range []string{
-		`--agents "bad": error: maxTurns must be a whole number, not a text`,
-		`--agents "bad": error: tools must be a list of texts, not a text`,
-		`--agents "rev": warning: bogus is not a field of Claude Code's agent JSON`,
+		`--agents JSON: agent "bad": error: maxTurns must be a whole number, not a text`,
+		`--agents JSON: agent "bad": error: tools must be a list of texts, not a text`,
+		`--agents JSON: agent "rev": warning: bogus is not a field of Claude Code's agent JSON`,
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("diagnostics lack %q:\n%s", w, all)
 		}
+	}
+}
+
+// TestParseSessionMCPServers: an agent's mcpServers is read as an agent
+// file's, in Claude Code's SDK forms: names of configured servers and
+// {name: spec} entries in a list, or one object of specs.
+func TestParseSessionMCPServers(t *testing.T) {
+	for _, tc := range []struct{ name, json, want string }{
+		{"list", `["github",{"notes":{"command":"notes-mcp","args":["--stdio"]}}]`, "github,notes=notes-mcp"},
+		{"object", `{"notes":{"type":"http","url":"http://127.0.0.1:1/mcp"}}`, "notes=http://127.0.0.1:1/mcp"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defs, diags := ParseSession("a.json", []byte(`{"rev":{"description":"d","prompt":"p","mcpServers":`+tc.json+`}}`))
+			if len(defs) != 1 || HasErrors(diags) {
+				t.Fatalf("defs %v, diags %v", defs, diags)
+			}
+			var got []string
+			for _, s := range defs[0].MCPServers {
+				switch {
+				case s.Spec == nil:
+					got = append(got, s.Name)
+				case s.Spec.Command != "":
+					got = append(got, s.Name+"="+s.Spec.Command)
+				default:
+					got = append(got, s.Name+"="+s.Spec.URL)
+				}
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("mcpServers %v, want %s", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -41,7 +72,7 @@ func TestWithSession(t *testing.T) {
 		"explore": {Name: "explore", Source: SourceBuiltin, Path: "<built-in>/explore.md"},
 		"rev":     {Name: "rev", Source: SourceProject, Path: ".claude/agents/rev.md"},
 	})
-	defs, _ := ParseSession([]byte(`{"rev":{"description":"d","prompt":"p"},"Explore":{"description":"d","prompt":"p"}}`))
+	defs, _ := ParseSession("--agents JSON", []byte(`{"rev":{"description":"d","prompt":"p"},"Explore":{"description":"d","prompt":"p"}}`))
 	out, diags := reg.WithSession(defs)
 	if r, _ := out.Get("rev"); r.Source != SourceSession || len(r.Overrides) != 1 || r.Overrides[0] != ".claude/agents/rev.md" {
 		t.Errorf("rev: %+v", r)

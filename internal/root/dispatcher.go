@@ -70,7 +70,8 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, e
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
 		MCP: f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
-		ProjectFiles: f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
+		SettingSources: f.SettingSources,
+		ProjectFiles:   f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
 		Extras: f.Links.Delegation, Hidden: c.Hidden, AddDirs: c.AddDirs,
 	}
 	if !c.Quiet {
@@ -126,7 +127,8 @@ func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*
 		ProjectFiles: f.ChildProjectFiles(),
 		Redact:       f.Redactor.Redact,
 		MCP:          f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
-		Extras: f.Links.Delegation, Hidden: c.Hidden,
+		SettingSources: f.SettingSources,
+		Extras:         f.Links.Delegation, Hidden: c.Hidden,
 	}
 	if f.Getenv("BROOD_DEBUG_AGENT_LOG") == "1" {
 		cfg.DebugLog = taskdir.Open(f.ProjectRoot).DebugLog()

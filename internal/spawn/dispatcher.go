@@ -146,6 +146,10 @@ type Config struct {
 	// Grant is the root's trust decision, passed down in every child's
 	// envelope (a child's dispatcher has its envelope's, and nothing else).
 	Grant *trust.Grant
+	// SettingSources are the kinds of settings file the root read
+	// (--setting-sources; nil every one), passed down in every child's
+	// envelope as Grant is.
+	SettingSources []string
 	// Extras are what brood links beyond the child protocol: the output
 	// schema validator and the Workflow tool.
 	Extras Extras

@@ -102,6 +102,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		FixAttempts:         s.FixAttempts,
 		Notes:               append(nonEmpty(modelNote, d.modeTrustNote(def), modeNote, envNote, limNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
+		// The root's --setting-sources, for a child that reads settings.
+		SettingSources: d.cfg.SettingSources,
 	}
 }
 

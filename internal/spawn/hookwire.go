@@ -196,6 +196,9 @@ func (c *childHooks) stamp(m protocol.Hook) (protocol.Hook, string) {
 	if len(h.Input) > maxHookInput || !json.Valid(h.Input) || !strings.HasPrefix(strings.TrimSpace(string(h.Input)), "{") {
 		return h, "the tool input is not a JSON object (or is larger than 1 MiB)"
 	}
+	if f := m.Failed; f != nil {
+		h.Failed = &protocol.HookFailure{Command: clip(f.Command, 4096), Line: clip(f.Line, 512)}
+	}
 	if r := m.Response; r != nil && m.Event == protocol.HookPostToolUse {
 		h.Response = &protocol.ToolResponse{Content: clip(r.Content, maxHookResponse), IsError: r.IsError}
 	}

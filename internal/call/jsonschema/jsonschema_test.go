@@ -180,3 +180,51 @@ func TestValidateNamesWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestTupleItems: the library reads the array keywords of the draft the
+// root's $schema names and skips the other draft's without a word, so
+// such a schema is refused, naming the keyword, where it is and what to
+// write; each draft's own form validates.
+func TestTupleItems(t *testing.T) {
+	const draft7 = `"$schema":"http://json-schema.org/draft-07/schema#",`
+	for _, tc := range []struct{ name, schema, want string }{
+		{"tuple items", `{"type":"array","items":[{"type":"string"},{"type":"integer"}]}`, `"items" at / is an array of schemas`},
+		{"nested tuple items", `{"type":"object","properties":{"pair":{"type":"array","items":[{"type":"string"}]}}}`, `"items" at /properties/pair is an array of schemas`},
+		{"tuple items under 2020-12", `{"$schema":"https://json-schema.org/draft/2020-12/schema","items":[{"type":"string"}]}`, `write it as "prefixItems"`},
+		{"additionalItems", `{"type":"array","prefixItems":[{"type":"string"}],"additionalItems":false}`, `"additionalItems" at / is draft-07's`},
+		{"prefixItems under draft-07", `{` + draft7 + `"type":"array","prefixItems":[{"type":"string"}]}`, `"prefixItems" at / is draft 2020-12's`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := jsonschema.Compile([]byte(tc.schema))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Compile(%s) = %v, want one line with %q", tc.schema, err, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name, schema string
+		good, bad    []string
+	}{
+		{"draft-07 tuple", `{` + draft7 + `"type":"array","items":[{"type":"string"},{"type":"integer"}],"additionalItems":false}`,
+			[]string{`["a",1]`, `["a"]`}, []string{`[1,"a"]`, `["a",1,2]`}},
+		{"2020-12 prefixItems", `{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false}`,
+			[]string{`["a",1]`, `["a"]`}, []string{`[1,"a"]`, `["a",1,2]`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := jsonschema.Compile([]byte(tc.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range tc.good {
+				if err := v.Validate([]byte(a)); err != nil {
+					t.Errorf("%s: %v", a, err)
+				}
+			}
+			for _, a := range tc.bad {
+				if err := v.Validate([]byte(a)); err == nil {
+					t.Errorf("%s validates", a)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ package child
 
 import (
 	"context"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -52,11 +53,16 @@ func Run(ctx context.Context, opts *Options) error {
 	// Settings and agent definitions are read only by a child that may
 	// delegate (Main loads the directories alone; the command tree, Load).
 	loaded := f.Resolved != nil
-	loadSettings := func(grant *trust.Grant) (settings.Settings, error) {
-		if !loaded {
+	loadSettings := func(grant *trust.Grant, sources []string) (settings.Settings, error) {
+		// Read again if the command tree read other kinds of file than
+		// the root did (nil is every kind, [] none).
+		same := (f.SettingSources == nil) == (sources == nil) && slices.Equal(f.SettingSources, sources)
+		if !loaded || !same {
 			// The project's files are gated by the root's decision, as
-			// the envelope brought it down.
+			// the envelope brought it down, and only the kinds of file
+			// the root read are read (its --setting-sources).
 			f.Inherited, f.InheritedGrant = true, grant
+			f.SettingSources = sources
 			if err := f.Load(); err != nil {
 				return settings.Settings{}, err
 			}
@@ -71,8 +77,8 @@ func Run(ctx context.Context, opts *Options) error {
 		Stdout:       f.Out,
 		Stdin:        f.In,
 		ResolveModel: f.ResolveModel,
-		LoadRegistry: func(grant *trust.Grant) (*registry.Registry, error) {
-			if _, err := loadSettings(grant); err != nil {
+		LoadRegistry: func(grant *trust.Grant, sources []string) (*registry.Registry, error) {
+			if _, err := loadSettings(grant, sources); err != nil {
 				return nil, err
 			}
 			return f.Registry(), nil

@@ -3,13 +3,14 @@ package cmdutil
 import "strings"
 
 // steersBrood reports why a variable from a settings env (a project's
-// .claude/settings.json, --settings) is not applied, or "" when it may be.
+// .claude/settings.json, --settings) is not applied, or "" when it may be;
+// source names where it came from.
 // The env is given to the processes brood starts (Factory.Environ: tools,
 // hooks, MCP servers, subagents, which are brood too and run git and their
 // own children with it). A settings file must not choose those programs
 // (PATH, the dynamic loader), point git at another config or repository,
 // or turn brood's own switches (BROOD_*), whoever trusted the file.
-func steersBrood(name string) string {
+func steersBrood(name, source string) string {
 	upper := strings.ToUpper(name)
 	switch {
 	case upper == "PATH":
@@ -19,7 +20,7 @@ func steersBrood(name string) string {
 	case strings.HasPrefix(upper, "GIT_"):
 		return "it steers the git brood itself runs; set it in your shell"
 	case strings.HasPrefix(upper, "BROOD_"):
-		return "brood's own switches come from your shell or settings.toml, not a project's .claude/settings.json"
+		return "brood's own switches come from your shell or settings.toml, not from " + source
 	case upper == "HOME" || strings.HasPrefix(upper, "XDG_"):
 		return "it moves where brood keeps its trust records and state; set it in your shell"
 	}

@@ -16,8 +16,14 @@ func TestSteersBrood(t *testing.T) {
 		{"PATH", true}, {"path", true}, {"LD_PRELOAD", true}, {"LD_LIBRARY_PATH", true}, {"DYLD_INSERT_LIBRARIES", true},
 		{"GIT_CONFIG_GLOBAL", true}, {"GIT_CONFIG_SYSTEM", true}, {"BROOD_WARM", true}, {"HOME", true}, {"XDG_STATE_HOME", true},
 	} {
-		if got := steersBrood(c.name) != ""; got != c.held {
+		if got := steersBrood(c.name, "--settings") != ""; got != c.held {
 			t.Errorf("steersBrood(%q) held = %v, want %v", c.name, got, c.held)
+		}
+	}
+	// A brood switch's warning names where the variable came from.
+	for _, src := range []string{"--settings", ".claude/settings.json"} {
+		if why := steersBrood("BROOD_X", src); !strings.HasSuffix(why, "not from "+src) {
+			t.Errorf("steersBrood(BROOD_X, %q) = %q, want it to name its source", src, why)
 		}
 	}
 }

@@ -192,7 +192,7 @@ func (f *Factory) ApplyEnv(source string, env map[string]string) {
 		f.getenv = f.Getenv
 	}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if why := steersBrood(k); why != "" || k == "" || strings.ContainsAny(k, "=\x00") {
+		if why := steersBrood(k, source); why != "" || k == "" || strings.ContainsAny(k, "=\x00") {
 			w := fmt.Sprintf("%s: env %s is not applied: %s", source, k, cmp.Or(why, "not a variable name"))
 			f.Warnings = append(f.Warnings, w)
 			fmt.Fprintln(f.Err, "brood: warning:", w)

@@ -13,8 +13,7 @@ import (
 
 // TestHooksRunForMCPDispatches: a Task over MCP runs the user's hooks as a
 // brood run's dispatch does: SubagentStart and SubagentStop once each, and
-// PreToolUse for the subagent's own tool call, named by its task id (run
-// in the subagent, confined with it).
+// PreToolUse for the subagent's own tool call, named by its task id.
 func TestHooksRunForMCPDispatches(t *testing.T) {
 	root, env := project(t)
 	var home string
@@ -24,12 +23,10 @@ func TestHooksRunForMCPDispatches(t *testing.T) {
 		}
 	}
 	log := filepath.Join(t.TempDir(), "hooks.log")
-	// The subagent's PreToolUse hook runs confined with it (it may write
-	// its task directory, not the test's): it logs there.
-	cmd, _ := json.Marshal(`in=$(cat); { printf '%s\n' "$in" >> ` + log + `; } 2>/dev/null || printf '%s\n' "$in" >> "${TMPDIR%/tmp}/hooks.log"`)
-	hook := `[{"hooks":[{"type":"command","command":` + string(cmd) + `}]}]`
+	cmd := `cat >> ` + log + `; echo >> ` + log
+	hook := `[{"hooks":[{"type":"command","command":"` + cmd + `"}]}]`
 	must(t, os.MkdirAll(filepath.Join(home, ".claude"), 0o755))
-	must(t, os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"hooks":{"SubagentStart":`+hook+`,"SubagentStop":`+hook+`,"PreToolUse":[{"matcher":"Read","hooks":[{"type":"command","command":`+string(cmd)+`}]}]}}`), 0o644))
+	must(t, os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"hooks":{"SubagentStart":`+hook+`,"SubagentStop":`+hook+`,"PreToolUse":[{"matcher":"Read","hooks":[{"type":"command","command":"`+cmd+`"}]}]}}`), 0o644))
 	srv := brood(t, root, env, "mcp")
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: srv}, nil)
@@ -39,12 +36,6 @@ func TestHooksRunForMCPDispatches(t *testing.T) {
 	data, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatalf("no hook ran for the MCP dispatch: %v", err)
-	}
-	inTask, _ := filepath.Glob(filepath.Join(root, ".brood", "dispatch", "*", "hooks.log"))
-	for _, l := range inTask {
-		more, err := os.ReadFile(l)
-		must(t, err)
-		data = append(data, more...)
 	}
 	counts := map[string]int{}
 	var task string

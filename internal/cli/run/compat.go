@@ -90,7 +90,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
 	f.StringArrayVar(&c.AddDirs, "add-dir", nil, "more directories the agent works in: named in its prompt, and under acceptEdits its edits there are allowed as in the project; variadic")
-	f.StringVar(&c.Settings, "settings", "", "a Claude Code settings file or JSON string: its permissions and model, above the settings files")
+	f.StringVar(&c.Settings, "settings", "", "a Claude Code settings file or JSON string: its permissions, model and env, above the settings files")
 	f.StringArrayVar(&c.MCPConfig, "mcp-config", nil, "MCP servers from these JSON files or strings ({\"mcpServers\":{...}}), as claude -p's; variadic")
 	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
 	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
@@ -133,8 +133,11 @@ func (c *Compat) schema(compile call.Compiler) (*call.Schema, error) {
 		return nil, nil
 	}
 	s, err := call.CompileSchema(compile, json.RawMessage(c.JSONSchema))
-	if err != nil {
+	switch {
+	case err != nil && (!json.Valid([]byte(c.JSONSchema)) || !strings.HasPrefix(strings.TrimSpace(c.JSONSchema), "{")):
 		return nil, fmt.Errorf("--json-schema: %w; give a JSON Schema object, e.g. '{\"type\":\"object\"}'", err)
+	case err != nil:
+		return nil, fmt.Errorf("--json-schema: %w", err) // it says what to change
 	}
 	return s, nil
 }

@@ -292,10 +292,18 @@ func TestJSONSchema(t *testing.T) {
 			}
 		})
 	}
+	// A schema refused says so in one line: the hint of an example for
+	// one that is no JSON, what to write for one the validator would
+	// skip part of (draft-07's tuple items, unchecked under 2020-12).
 	p := clitest.NewProject(t)
-	code, _, errOut := p.Brood("-p", "--json-schema", "{not json", "--model", p.Script("s.yaml", echoScript), "x")
-	if code != 1 || !strings.Contains(errOut, "--json-schema: ") {
-		t.Errorf("bad schema: exit %d, %q", code, errOut)
+	for _, tc := range []struct{ schema, want string }{
+		{"{not json", `brood: --json-schema: output schema is not JSON: invalid character 'n' looking for beginning of object key string; give a JSON Schema object, e.g. '{"type":"object"}'`},
+		{`{"type":"array","items":[{"type":"string"},{"type":"integer"}]}`, `brood: --json-schema: output schema: "items" at / is an array of schemas (the tuple form of draft-04 and draft-07), which draft 2020-12 does not read: write it as "prefixItems"`},
+	} {
+		code, _, errOut := p.Brood("-p", "--json-schema", tc.schema, "--model", p.Script("s.yaml", echoScript), "x")
+		if code != 1 || !strings.HasPrefix(errOut, tc.want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "prefixItems") && strings.Contains(errOut, "e.g.") {
+			t.Errorf("bad schema %s: exit %d, %q\nwant one line starting %q", tc.schema, code, errOut, tc.want)
+		}
 	}
 }
 

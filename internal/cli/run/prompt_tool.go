@@ -25,6 +25,30 @@ type promptTool struct {
 	env   *tool.Env // the root's Env, without Prompt
 }
 
+// stdioPromptTool is the Agent SDK's --permission-prompt-tool value (its
+// control protocol on stdin/stdout), which brood does not speak.
+const stdioPromptTool = "stdio"
+
+// stdioNote is said for --permission-prompt-tool stdio.
+const stdioNote = "brood: --permission-prompt-tool stdio: accepted; the Agent SDK's control protocol is not supported: calls that need approval follow the permission mode, as without the flag"
+
+// bindRun binds the prompt tool for a run: among the root's tools, or,
+// when --tools names the built-ins the model is offered (allTools false:
+// the configured MCP servers' tools are not offered), among the connected
+// MCP servers' tools, since --tools limits the built-in tools only, as
+// Claude Code's. The returned func closes what it connected.
+func (p *promptTool) bindRun(ctx context.Context, f *cmdutil.Factory, tools *tool.Set, env *tool.Env, allTools bool) (func(), error) {
+	if p.name == "" || allTools {
+		return func() {}, p.bind(tools, env)
+	}
+	servers := f.MCPSession(ctx, "")
+	if err := p.bind(tool.NewSet(servers.Tools()...), env); err != nil {
+		servers.Close()
+		return nil, err
+	}
+	return func() { servers.Close() }, nil
+}
+
 // bind finds the prompt tool among the root's tools; a name no tool has
 // stops the run (exit 1), naming the MCP tools there are.
 func (p *promptTool) bind(tools *tool.Set, env *tool.Env) error {

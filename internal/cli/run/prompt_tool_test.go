@@ -94,3 +94,35 @@ func approveConfig(t *testing.T) string {
 	}})
 	return string(b)
 }
+
+// TestPermissionPromptToolWithTools: --tools limits the built-in tools
+// only, as Claude Code's: the prompt tool is found among the connected MCP
+// servers all the same, and decides. --permission-prompt-tool stdio (the
+// Agent SDK's control protocol, which brood lacks) is accepted with one
+// note, and the calls needing approval are refused as without the flag.
+func TestPermissionPromptToolWithTools(t *testing.T) {
+	p := clitest.NewProject(t)
+	t.Setenv(clitest.TestMainEnv, "1")
+	clitest.WriteFile(t, filepath.Join(p.Root, "cfg.json"), approveConfig(t))
+	mdl := p.Script("s.yaml", `agents:
+  root:
+    - tools:
+        - Write: {file_path: out.txt, content: "hello"}
+    - say: "ROOT=[{{trunc 300 (result 0)}}]"
+`)
+	code, out, errOut := p.Brood("-p", "--model", mdl, "--mcp-config", "cfg.json", "--tools", "Write,Bash", "--permission-prompt-tool", "mcp__notes__approve", "go")
+	if code != 0 {
+		t.Fatalf("with --tools: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.Root, "out.txt")); err != nil || !strings.HasPrefix(string(b), "APPROVED ") {
+		t.Errorf("with --tools: out.txt %q (%v), want the prompt tool's answer\n%s", b, err, errOut)
+	}
+	os.Remove(filepath.Join(p.Root, "out.txt"))
+	code, out, errOut = p.Brood("-p", "--model", mdl, "--permission-prompt-tool", "stdio", "go")
+	if code != 0 || strings.Count(errOut, "--permission-prompt-tool stdio: accepted;") != 1 || !strings.Contains(errOut, "not supported") {
+		t.Fatalf("stdio: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(p.Root, "out.txt")); err == nil {
+		t.Errorf("stdio: the Write needing approval ran")
+	}
+}

@@ -267,19 +267,37 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	cfg := rt.Agent
-	if err := pt.bind(cfg.Tools, cfg.Env); err != nil {
+	unbind, err := pt.bindRun(ctx, f, cfg.Tools, cfg.Env, isAllTools(o.Tools))
+	if err != nil {
 		return err
 	}
+	defer unbind()
 	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
 		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
 	}
 	out.Start(render.Info{
-		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: cfg.Tools.Names(), Agents: agents,
+		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: offeredTools(cfg), Agents: agents,
 		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
 		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// offeredTools names the tools the model is offered, as the init line
+// lists them: a server tool (WebSearch) only where the agent loop will
+// send it (tool.Set.Offer: the provider runs it, the agent has the
+// network, the rules allow it).
+func offeredTools(cfg agent.Config) []string {
+	if cfg.Tools == nil {
+		return nil
+	}
+	specs, _ := cfg.Tools.Offer(cfg.Env, cfg.Model)
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return names
 }
 
 // askers are who answers the permission questions: a person at the
@@ -288,6 +306,11 @@ func Run(ctx context.Context, o *Options) error {
 // its subagents', also on a terminal: the user named who answers.
 func (o *Options) askers() (pt *promptTool, ask func(tool, subject, reason string, rules []string) bool, prompter tool.PromptFunc, childAsk spawn.AskFunc) {
 	pt = &promptTool{name: o.Compat.PromptTool}
+	if pt.name == stdioPromptTool {
+		// The Agent SDK's control protocol: brood has none.
+		fmt.Fprintln(o.Factory.Err, stdioNote)
+		pt.name = ""
+	}
 	if pt.name == "" {
 		return pt, terminalAsker(o.Factory, o.format()), nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,50 @@ func TestWebSearchChild(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), tc.transcript) {
 			t.Errorf("%s: transcript lacks %s (%v):\n%s", tc.agent, tc.transcript, err, b)
 		}
+	}
+}
+
+// TestInitListsOfferedTools: stream-json's init line lists WebSearch only
+// when the model is offered it: the provider runs search (a script's
+// server_tools, not an OpenAI-compatible server) and a rule allows it.
+func TestInitListsOfferedTools(t *testing.T) {
+	p := clitest.NewProject(t)
+	oa := modeltest.NewOpenAI(t)
+	oa.SetResponder(func(modeltest.Recorded) modeltest.Reply { return modeltest.Reply{Text: "ok"} })
+	p.Env["OPENAI_BASE_URL"], p.Env["OPENAI_API_KEY"] = oa.URL, "sk-test"
+	searching := p.Script("search.yaml", "server_tools: [web_search]\nagents:\n  root:\n    - say: ok\n")
+	plain := p.Script("plain.yaml", "agents:\n  root:\n    - say: ok\n")
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		offered bool
+	}{
+		{"provider searches, allowed", []string{"--model", searching, "--allowedTools", "WebSearch"}, true},
+		{"provider searches, bypass", []string{"--model", searching, "--dangerously-skip-permissions"}, true},
+		{"provider searches, no rule", []string{"--model", searching}, false},
+		{"script without search", []string{"--model", plain, "--allowedTools", "WebSearch"}, false},
+		{"OpenAI-compatible", []string{"--model", "openai/gpt-4.1", "--dangerously-skip-permissions"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, tc.args...)
+			code, out, errOut := p.Brood(append(args, "--", "search")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var init struct {
+				Subtype string   `json:"subtype"`
+				Tools   []string `json:"tools"`
+			}
+			first, _, _ := strings.Cut(out, "\n")
+			if err := json.Unmarshal([]byte(first), &init); err != nil || init.Subtype != "init" {
+				t.Fatalf("first line is no init line (%v): %s", err, first)
+			}
+			if !slices.Contains(init.Tools, "Read") {
+				t.Errorf("init tools lack Read: %v", init.Tools)
+			}
+			if got := slices.Contains(init.Tools, "WebSearch"); got != tc.offered {
+				t.Errorf("init lists WebSearch: %v, want %v (%v)", got, tc.offered, init.Tools)
+			}
+		})
 	}
 }
