@@ -58,23 +58,32 @@ func (s *Set) prompted(ctx context.Context, env *Env, t Tool, input json.RawMess
 	if r, refused := refuseConfig(env, t, ans.Input); refused {
 		return nil, r, true
 	}
+	d := Decision{Verdict: Allow}
 	if env.Perms != nil {
-		d := env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), ans.Input, env.Dir)
-		if d.Verdict == Deny {
-			return nil, Errorf("permission denied: the permission prompt tool's updatedInput for %s is refused (%s)", spec.Name, d.Reason), true
+		d = env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), ans.Input, env.Dir)
+	}
+	if d.Verdict == Deny {
+		return nil, Errorf("permission denied: the permission prompt tool's updatedInput for %s is refused (%s)", spec.Name, d.Reason), true
+	}
+	// The approver was asked about this call: one it turned into a call
+	// on another subject that the rules would ask about is a call nobody
+	// approved; so is one a PreToolUse hook asked about, which the hook
+	// never saw.
+	if (d.Verdict != Allow || hookAsked(env)) && subjectOf(spec.Name, ans.Input, env.Dir) != subjectOf(spec.Name, input, env.Dir) {
+		if d.Verdict == Allow {
+			d.Reason = "a PreToolUse hook asked about the call as it was"
 		}
-		// The approver was asked about this call: one it turned into a
-		// call on another subject that the rules would ask about is a
-		// call nobody approved.
-		if d.Verdict != Allow && subjectOf(spec.Name, ans.Input, env.Dir) != subjectOf(spec.Name, input, env.Dir) {
-			return nil, Errorf("permission denied: the permission prompt tool changed the %s call to one on another %s, which needs its own approval (%s); make that call if it is what you need", spec.Name, subjectNoun(spec.Name), d.Reason), true
-		}
+		return nil, Errorf("permission denied: the permission prompt tool changed the %s call to one on another %s, which needs its own approval (%s); make that call if it is what you need", spec.Name, subjectNoun(spec.Name), d.Reason), true
 	}
 	if env.Call != nil && env.Call.Prompted != nil {
 		*env.Call.Prompted = ans.Input // this call's own
 	}
 	return ans.Input, Result{}, false
 }
+
+// hookAsked reports whether a PreToolUse hook asked for approval of
+// env's call.
+func hookAsked(env *Env) bool { return env.Call != nil && env.Call.HookVerdict == HookAsk }
 
 // subject is what a call acts on, as far as its approval goes: its
 // command, file or search path (absolute), URL or subagent.

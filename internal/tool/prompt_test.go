@@ -32,6 +32,8 @@ func TestPromptUpdatedInput(t *testing.T) {
 		wantBody     string
 		wantAbsent   string // relative file that must not exist
 		configRooted bool
+		hookAsked    bool // a PreToolUse hook asked about the call
+		noPerms      bool
 	}{
 		{name: "same file, new content", tool: "Write", input: write("a.txt", "x"), answer: write("a.txt", "approved"),
 			wantFile: "a.txt", wantBody: "approved"},
@@ -52,6 +54,12 @@ func TestPromptUpdatedInput(t *testing.T) {
 			wantFile: "b.txt", wantAbsent: "a.txt"},
 		{name: "same command, new description", tool: "Bash", input: `{"command":"touch a.txt"}`, answer: `{"command":" touch a.txt","description":"ok"}`,
 			wantFile: "a.txt"},
+		{name: "another file the rules allow, a hook asked", allow: []string{"Edit(**)"}, hookAsked: true, tool: "Write", input: write("a.txt", "x"), answer: write("b.txt", "y"),
+			wantErr: "a PreToolUse hook asked about the call as it was", wantAbsent: "b.txt"},
+		{name: "same file, a hook asked", allow: []string{"Edit(**)"}, hookAsked: true, tool: "Write", input: write("a.txt", "x"), answer: write("a.txt", "y"),
+			wantFile: "a.txt", wantBody: "y"},
+		{name: "another command, no rules, a hook asked", noPerms: true, hookAsked: true, tool: "Bash", input: `{"command":"touch a.txt"}`, answer: `{"command":"touch b.txt"}`,
+			wantErr: "changed the Bash call to one on another command", wantAbsent: "b.txt"},
 		{name: "another URL", tool: "WebFetch", input: `{"url":"http://127.0.0.1:1/a","prompt":"p"}`, answer: `{"url":"http://127.0.0.1:1/b","prompt":"p"}`,
 			wantErr: "changed the WebFetch call to one on another URL"},
 	}
@@ -70,6 +78,12 @@ func TestPromptUpdatedInput(t *testing.T) {
 			}}
 			if tt.configRooted {
 				env.ConfigRoot = dir
+			}
+			if tt.noPerms {
+				env.Perms = nil
+			}
+			if tt.hookAsked {
+				env = env.WithHookVerdict(HookAsk)
 			}
 			res := NewSet(Builtins()...).Run(context.Background(), env, tt.tool, json.RawMessage(tt.input))
 			if tt.wantErr == "" && res.IsError || tt.wantErr != "" && (!res.IsError || !strings.Contains(res.Content, tt.wantErr)) {
