@@ -25,7 +25,9 @@ func TestAnsweredTurnIsActedOnNotAskedAgain(t *testing.T) {
 	call := func(id, name string) model.Part {
 		return model.Part{Type: model.PartToolUse, ID: id, Name: name, Input: json.RawMessage(`{}`)}
 	}
-	answer := func(parts ...model.Part) model.Message { return model.Message{Role: model.RoleAssistant, Content: parts} }
+	answer := func(parts ...model.Part) model.Message {
+		return model.Message{Role: model.RoleAssistant, Content: parts}
+	}
 	final := answer(model.Part{Type: model.PartText, Text: "the answer"})
 	kept := map[string]model.Part{"t1": {Type: model.PartToolResult, ToolUseID: "t1", Text: "kept"}}
 	for _, tc := range []struct {
