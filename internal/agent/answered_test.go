@@ -3,64 +3,94 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/tool"
 )
 
 // TestAnsweredTurnIsActedOnNotAskedAgain: a run picked up at a model answer
-// nothing acted on yet (Config.Answered) runs that answer's tool calls —
+// nothing acted on yet (Config.Answered) acts on that answer's tool calls —
 // those without a result in Done — then asks the next turn; an answer with
-// no tool call ends the run with no request at all.
+// no tool call ends the run with no request at all. Of those calls, only a
+// read-only tool's runs again: another (a Bash `git push`, a Task
+// dispatch) may have run before the process died, so it gets
+// session.Interrupted and the model decides (security review, finding 2).
 func TestAnsweredTurnIsActedOnNotAskedAgain(t *testing.T) {
 	user := model.Message{Role: model.RoleUser, Content: []model.Part{{Type: model.PartText, Text: "Begin"}}}
-	uses := model.Message{Role: model.RoleAssistant, Content: []model.Part{
-		{Type: model.PartToolUse, ID: "t1", Name: "Count", Input: json.RawMessage(`{}`)},
-		{Type: model.PartToolUse, ID: "t2", Name: "Count", Input: json.RawMessage(`{}`)},
-	}}
-	final := model.Message{Role: model.RoleAssistant, Content: []model.Part{{Type: model.PartText, Text: "the answer"}}}
+	call := func(id, name string) model.Part {
+		return model.Part{Type: model.PartToolUse, ID: id, Name: name, Input: json.RawMessage(`{}`)}
+	}
+	answer := func(parts ...model.Part) model.Message {
+		return model.Message{Role: model.RoleAssistant, Content: parts}
+	}
+	final := answer(model.Part{Type: model.PartText, Text: "the answer"})
+	kept := map[string]model.Part{"t1": {Type: model.PartToolResult, ToolUseID: "t1", Text: "kept"}}
 	for _, tc := range []struct {
 		name     string
 		history  []model.Message
 		done     map[string]model.Part
 		requests int // model requests of the pick-up
-		ran      int32
-		text     string
+		counted  int32
+		pushed   int32
+		results  []string // the tool results sent, in order
 	}{
-		{"final answer", []model.Message{user, final}, nil, 0, 0, "the answer"},
-		{"tool calls", []model.Message{user, uses}, nil, 1, 2, "next"},
-		{"one tool call done", []model.Message{user, uses}, map[string]model.Part{"t1": {Type: model.PartToolResult, ToolUseID: "t1", Text: "kept"}}, 1, 1, "next"},
+		{"final answer", []model.Message{user, final}, nil, 0, 0, 0, nil},
+		{"read-only calls", []model.Message{user, answer(call("t1", "Count"), call("t2", "Count"))}, nil, 1, 2, 0, []string{"counted", "counted"}},
+		{"one read-only call done", []model.Message{user, answer(call("t1", "Count"), call("t2", "Count"))}, kept, 1, 1, 0, []string{"kept", "counted"}},
+		{"a writing call", []model.Message{user, answer(call("t1", "Count"), call("t2", "Push"))}, nil, 1, 1, 0, []string{"counted", session.Interrupted}},
+		{"a writing call, the other done", []model.Message{user, answer(call("t1", "Push"), call("t2", "Push"))}, kept, 1, 0, 0, []string{"kept", session.Interrupted}},
+		{"an unknown tool", []model.Message{user, answer(call("t1", "Count"), call("t2", "Gone"))}, nil, 1, 1, 0, []string{"counted", session.Interrupted}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ran atomic.Int32
+			var counted, pushed atomic.Int32
 			count := &funcTool{name: "Count", run: func(context.Context, json.RawMessage) tool.Result {
-				ran.Add(1)
+				counted.Add(1)
 				return tool.Result{Content: "counted"}
 			}}
+			push := writerTool{&funcTool{name: "Push", run: func(context.Context, json.RawMessage) tool.Result {
+				pushed.Add(1)
+				return tool.Result{Content: "pushed"}
+			}}}
 			m := &fakeModel{turn: func(int, *model.Request) (*model.Response, error) {
 				return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: []model.Part{{Type: model.PartText, Text: "next"}}}}, nil
 			}}
-			cfg := agent.Config{Name: "root", Model: m, Tools: tool.NewSet(count), Answered: true, Done: tc.done}
+			cfg := agent.Config{Name: "root", Model: m, Tools: tool.NewSet(count, push), Answered: true, Done: tc.done}
 			_, out, err := collect(t, t.Context(), cfg, tc.history, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.Status != agent.StatusDone || out.Text != tc.text || ran.Load() != tc.ran || len(m.requests()) != tc.requests {
-				t.Fatalf("outcome %q %q, %d tool runs, %d requests; want done %q, %d, %d", out.Status, out.Text, ran.Load(), len(m.requests()), tc.text, tc.ran, tc.requests)
+			text := "next"
+			if tc.requests == 0 {
+				text = "the answer"
+			}
+			if out.Status != agent.StatusDone || out.Text != text || counted.Load() != tc.counted || pushed.Load() != tc.pushed || len(m.requests()) != tc.requests {
+				t.Fatalf("outcome %q %q, %d counts, %d pushes, %d requests; want done %q, %d, %d, %d",
+					out.Status, out.Text, counted.Load(), pushed.Load(), len(m.requests()), text, tc.counted, tc.pushed, tc.requests)
 			}
 			if tc.requests == 0 {
 				return
 			}
-			// The request carries every tool call's result, in order: the
-			// kept one as it was, the others from this run.
+			// The request carries every tool call's result, in order.
 			req := m.requests()[0]
 			res := toolResults(req.Messages[len(req.Messages)-1])
-			if len(res) != 2 || res[0].ToolUseID != "t1" || res[1].ToolUseID != "t2" || (tc.done != nil && res[0].Text != "kept") || res[1].Text != "counted" {
-				t.Fatalf("tool results sent %+v", res)
+			if len(res) != len(tc.results) {
+				t.Fatalf("tool results sent %+v, want %q", res, tc.results)
+			}
+			for i, want := range tc.results {
+				if res[i].ToolUseID != fmt.Sprintf("t%d", i+1) || res[i].Text != want || res[i].IsError != (want == session.Interrupted) {
+					t.Errorf("result %d = %+v, want %q", i, res[i], want)
+				}
 			}
 		})
 	}
 }
+
+// writerTool is a funcTool that is not read-only.
+type writerTool struct{ *funcTool }
+
+func (writerTool) ReadOnly() bool { return false }

@@ -10,7 +10,9 @@ import (
 // pickUpAnswer is the conversation a child starts from and, for a fleet
 // call picked up after its worker died at a model answer (made durable at
 // the answer's sync point), the tool results of that answer that are kept
-// (non-nil: the run acts on the answer, never asks it again).
+// (non-nil: the run acts on the answer, never asks it again). Of the
+// answer's other calls, the run (agent.Config.Answered) runs again only
+// a read-only tool's; the others get session.Interrupted, as in a replay.
 func pickUpAnswer(env *dispatch.Envelope, path string, prior []model.Message) ([]model.Message, map[string]model.Part) {
 	if env.SyncTurns && env.Prompt == call.ContinuePrompt {
 		if msgs, done, ok := answeredTurn(path, prior); ok {

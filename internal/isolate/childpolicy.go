@@ -48,7 +48,9 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		// in-place writer writes them as its tree, as Claude Code's
 		// agents do (an isolated writer's work comes back as one patch
 		// of its tree, so it gets none).
-		p.Writable = append(p.Writable, addDirs(env.AddDirs)...)
+		// Never one that holds the home, brood's configuration or a
+		// path no child reads (AddDirRefused).
+		p.Writable = append(p.Writable, addDirs(env.AddDirs, base.Hidden())...)
 	}
 	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		// A delegating child records its own children's dispatches. (The
@@ -58,21 +60,6 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	}
 	p.Hidden = append(p.Hidden, base.Hidden()...)
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
-}
-
-// addDirs are the absolute, existing directories of dirs, links resolved
-// (a Landlock rule needs a directory that exists).
-func addDirs(dirs []string) []string {
-	var out []string
-	for _, d := range dirs {
-		if !filepath.IsAbs(d) {
-			continue
-		}
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !slices.Contains(out, Resolved(d)) {
-			out = append(out, Resolved(d))
-		}
-	}
-	return out
 }
 
 // InPlaceWriter reports whether env's child writes the user's own work
@@ -425,8 +412,11 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 		own = append(own, Resolved(dispatch.Root(env.ProjectRoot)))
 	}
 	root, project := Resolved(WorkRoot(env)), Resolved(env.ProjectRoot)
+	// The added directories' configuration is held as the tree's (a
+	// refused one's too: holding more read-only costs nothing).
+	added := addDirs(env.AddDirs, nil)
 	if allowConfig {
-		return InPlaceView(root, project, own...).AllowingConfig(root, project)
+		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true)
 	}
 	// A .claude/ made during the run would be, to the user's other
 	// sessions, the user's own (an untracked settings.local.json).
@@ -435,7 +425,7 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 	for _, rel := range held {
 		files = append(files, filepath.Join(project, filepath.FromSlash(rel)))
 	}
-	return InPlaceView(root, project, own...).HoldingFiles(files)
+	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files)
 }
 
 // RestrictChild is the child's own side: it puts itself in the sandbox its

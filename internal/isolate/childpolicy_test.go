@@ -176,3 +176,97 @@ func TestChildPolicyAddDirs(t *testing.T) {
 		})
 	}
 }
+
+// TestChildPolicyRefusedAddDirs (security review, finding 1): an added
+// directory that is or holds the home directory, holds or is inside
+// brood's or Claude Code's configuration or state, or holds or is inside
+// a path no child reads, is not writable by an in-place writer (a write
+// rule would let it read the hidden path, or plant hooks for the user's
+// next session); one beside them is.
+func TestChildPolicyRefusedAddDirs(t *testing.T) {
+	home := t.TempDir()
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		home = r
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	secretDir := filepath.Join(t.TempDir(), "keys")
+	secret := filepath.Join(secretDir, "tok")
+	for _, d := range []string{".config/brood/agents", ".claude", ".local/state/brood", "src/other", "src/app"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(secretDir, "inner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(home, "src", "app")
+	for _, tc := range []struct {
+		dir  string
+		want bool
+	}{
+		{home, false},
+		{filepath.Dir(home), false},
+		{"/", false},
+		{filepath.Join(home, ".config"), false},
+		{filepath.Join(home, ".config", "brood", "agents"), false},
+		{filepath.Join(home, ".claude"), false},
+		{filepath.Join(home, ".local"), false},
+		{filepath.Dir(secretDir), false},
+		{secretDir, false},
+		{filepath.Join(secretDir, "inner"), false},
+		{filepath.Join(home, "src", "other"), true},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			env := dispatch.Envelope{Workspace: work, ProjectRoot: work, AddDirs: []string{tc.dir}}
+			p, _ := ChildPolicy(&env, t.TempDir(), NewPolicyBase([]string{secretDir}))
+			if got := slices.Contains(p.Writable, tc.dir); got != tc.want {
+				t.Errorf("Writable = %q: holds %s %v, want %v", p.Writable, tc.dir, got, tc.want)
+			}
+			if why := AddDirRefused(tc.dir, []string{secretDir}); (why == "") != tc.want {
+				t.Errorf("AddDirRefused(%s) = %q, want refused %v", tc.dir, why, !tc.want)
+			}
+		})
+	}
+}
+
+// TestInPlaceViewHoldsAddDirs (security review, finding 1): an added
+// directory's git configuration, .brood, .claude and .mcp.json are held
+// read-only in an in-place writer's view as the work tree's are (its .git
+// a mount point); with allow_config_changes its .claude and .mcp.json are
+// the writer's, its git configuration and .brood are not.
+func TestInPlaceViewHoldsAddDirs(t *testing.T) {
+	root, added := t.TempDir(), t.TempDir()
+	if r, err := filepath.EvalSymlinks(added); err == nil {
+		added = r
+	}
+	for _, d := range []string{".git/hooks", ".claude", ".brood"} {
+		if err := os.MkdirAll(filepath.Join(added, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".git/config", ".mcp.json"} {
+		if err := os.WriteFile(filepath.Join(added, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := filepath.Join(root, ".brood", "dispatch", "T")
+	if err := os.MkdirAll(task, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{Workspace: root, ProjectRoot: root, AddDirs: []string{added}}
+	for _, allow := range []bool{false, true} {
+		v := InPlaceViewFor(env, task, allow, nil)
+		for e, held := range map[string]bool{".git/config": true, ".git/hooks": true, ".brood": true, ".claude": !allow, ".mcp.json": !allow} {
+			if got := slices.Contains(v.ReadOnly, filepath.Join(added, e)); got != held {
+				t.Errorf("allow_config_changes %v: %s held %v, want %v (ReadOnly %q)", allow, e, got, held, v.ReadOnly)
+			}
+		}
+		if !slices.Contains(v.Writable, filepath.Join(added, ".git")) {
+			t.Errorf("the added directory's .git is no mount point: %q", v.Writable)
+		}
+	}
+}

@@ -74,19 +74,7 @@ func MakeToHold(root, project string) {
 // put back (MakeToHold first makes a missing .claude, so it can be held).
 func InPlaceView(root, project string, own ...string) View {
 	var v View
-	git := filepath.Join(root, ".git")
-	if fi, err := os.Lstat(git); err == nil {
-		switch {
-		case fi.IsDir():
-			v.Writable = append(v.Writable, git)
-			for _, e := range gitConfigEntries() {
-				v.ReadOnly = appendExisting(v.ReadOnly, filepath.Join(git, e))
-			}
-		case fi.Mode().IsRegular():
-			// A linked work tree's pointer to its git directory.
-			v.ReadOnly = append(v.ReadOnly, git)
-		}
-	}
+	holdTop(&v, root)
 	for _, dir := range []string{root, project} {
 		for _, e := range projectConfigEntries() {
 			if p := filepath.Join(dir, e); !slices.Contains(v.ReadOnly, p) {
@@ -98,6 +86,26 @@ func InPlaceView(root, project string, own ...string) View {
 		v.Writable = appendExisting(v.Writable, o)
 	}
 	return v
+}
+
+// holdTop holds the git configuration of a work tree whose top is top:
+// a .git directory is pinned as a mount point (it cannot be renamed away
+// and replaced by one with a config of the writer's) and its
+// configuration entries are held read-only; a .git file (a linked work
+// tree's pointer to its git directory) is held itself.
+func holdTop(v *View, top string) {
+	git := filepath.Join(top, ".git")
+	fi, err := os.Lstat(git)
+	switch {
+	case err != nil || slices.Contains(v.Writable, git) || slices.Contains(v.ReadOnly, git):
+	case fi.IsDir():
+		v.Writable = append(v.Writable, git)
+		for _, e := range gitConfigEntries() {
+			v.ReadOnly = appendExisting(v.ReadOnly, filepath.Join(git, e))
+		}
+	case fi.Mode().IsRegular():
+		v.ReadOnly = append(v.ReadOnly, git)
+	}
 }
 
 // AllowingConfig is v less the .claude and .mcp.json of root and project:

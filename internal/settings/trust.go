@@ -142,7 +142,7 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	if len(envSet) > 0 {
 		// The names only: a value may be a secret.
 		slices.Sort(envSet)
-		why = append(why, "env "+strings.Join(envSet, ", ")+" (variables for every command brood and its agents run)")
+		why = append(why, envNotice(envSet))
 		out.ClaudeEnv = maps.Clone(base.ClaudeEnv)
 	}
 	for _, l := range []struct {

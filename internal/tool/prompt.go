@@ -1,8 +1,10 @@
 package tool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // PromptAnswer is a permission prompt tool's answer (Claude Code's
@@ -22,8 +24,12 @@ type PromptFunc func(ctx context.Context, toolName string, input json.RawMessage
 // prompted puts a call that needs approval to env.Prompt. It returns the
 // input to run (the prompt's updatedInput, checked as the model's would
 // be: the schema, the configuration guard, and the deny rules, which an
-// answer never overrides), or the refusal.
-func (s *Set) prompted(ctx context.Context, env *Env, t Tool, input json.RawMessage) (json.RawMessage, Result, bool) {
+// answer never overrides), or the refusal. An updatedInput on another
+// subject (command, file, URL...) than the one asked about is a call
+// nobody approved: it runs only if the rules allow it as it is. A writing
+// call's lock h moves to the file the updatedInput names before it is
+// checked, so that the file checked is the file written.
+func (s *Set) prompted(ctx context.Context, env *Env, t Tool, input json.RawMessage, h *held) (json.RawMessage, Result, bool) {
 	spec := t.Spec()
 	id := ""
 	if env.Call != nil {
@@ -46,16 +52,96 @@ func (s *Set) prompted(ctx context.Context, env *Env, t Tool, input json.RawMess
 	if msg := validateInput(spec.Schema, ans.Input); msg != "" {
 		return nil, Errorf("permission denied: the permission prompt tool's updatedInput for %s is invalid: %s", spec.Name, msg), true
 	}
+	if !t.ReadOnly() {
+		s.hold(h, filePathOf(ans.Input, env.Dir))
+	}
 	if r, refused := refuseConfig(env, t, ans.Input); refused {
 		return nil, r, true
 	}
+	d := Decision{Verdict: Allow}
 	if env.Perms != nil {
-		if d := env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), ans.Input, env.Dir); d.Verdict == Deny {
-			return nil, Errorf("permission denied: the permission prompt tool's updatedInput for %s is refused (%s)", spec.Name, d.Reason), true
+		d = env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), ans.Input, env.Dir)
+	}
+	if d.Verdict == Deny {
+		return nil, Errorf("permission denied: the permission prompt tool's updatedInput for %s is refused (%s)", spec.Name, d.Reason), true
+	}
+	// The approver was asked about this call: one it turned into a call
+	// on another subject that the rules would ask about is a call nobody
+	// approved; so is one a PreToolUse hook asked about, which the hook
+	// never saw.
+	if (d.Verdict != Allow || hookAsked(env)) && subjectOf(spec.Name, ans.Input, env.Dir) != subjectOf(spec.Name, input, env.Dir) {
+		if d.Verdict == Allow {
+			d.Reason = "a PreToolUse hook asked about the call as it was"
 		}
+		return nil, Errorf("permission denied: the permission prompt tool changed the %s call to one on another %s, which needs its own approval (%s); make that call if it is what you need", spec.Name, subjectNoun(spec.Name), d.Reason), true
 	}
 	if env.Call != nil && env.Call.Prompted != nil {
 		*env.Call.Prompted = ans.Input // this call's own
 	}
 	return ans.Input, Result{}, false
+}
+
+// hookAsked reports whether a PreToolUse hook asked for approval of
+// env's call.
+func hookAsked(env *Env) bool { return env.Call != nil && env.Call.HookVerdict == HookAsk }
+
+// subject is what a call acts on, as far as its approval goes: its
+// command, file or search path (absolute), URL or subagent.
+type subject struct{ command, path, url, agent string }
+
+// subjectOf is input's subject as tool reads it; a path is made absolute
+// against dir (none, for a tool that searches: dir itself). The fields
+// count for any tool, an MCP tool's too.
+func subjectOf(tool string, input json.RawMessage, dir string) subject {
+	var in struct {
+		Command      string `json:"command"`
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Path         string `json:"path"`
+		URL          string `json:"url"`
+		SubagentType string `json:"subagent_type"`
+	}
+	_ = json.Unmarshal(input, &in)
+	sub := subject{command: strings.TrimSpace(in.Command), url: strings.TrimSpace(in.URL), agent: in.SubagentType}
+	if p := cmp.Or(in.FilePath, in.NotebookPath, in.Path); p != "" || subjectKind(CanonicalName(tool)) == subjectPath {
+		sub.path = resolvePath(dir, p)
+	}
+	return sub
+}
+
+// subjectNoun names what a tool's subject is, for a message.
+func subjectNoun(tool string) string {
+	switch SubjectField(tool) {
+	case "command":
+		return "command"
+	case "url":
+		return "URL"
+	case "subagent_type":
+		return "subagent"
+	case "":
+		return "subject"
+	}
+	return "path"
+}
+
+// SubjectField is the input field in which tool names what a call acts
+// on, the subject permission rules match ("command", "file_path",
+// "notebook_path", "path", "url", "subagent_type"); "" for a tool with
+// none (an MCP tool, WebSearch).
+func SubjectField(tool string) string {
+	switch tool = CanonicalName(tool); tool {
+	case "Bash":
+		return "command"
+	case "Read", "Write", "Edit", "MultiEdit":
+		return "file_path"
+	case "NotebookEdit":
+		return "notebook_path"
+	case "Glob", "Grep", "LS":
+		return "path"
+	case "WebFetch":
+		return "url"
+	case "Task", "Agent":
+		return "subagent_type"
+	}
+	return ""
 }

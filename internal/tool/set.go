@@ -107,15 +107,12 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 		}
 	}()
 	// Locks first, so that what the permission check saw is what the tool
-	// acts on.
+	// acts on. (Bash is not serialised with them: a command may wait for a
+	// file another call of the turn writes.)
+	var h held
+	defer h.release()
 	if !t.ReadOnly() {
-		// (Bash is not serialised with them: a command may wait for a file
-		// another call of the turn writes.)
-		if p := filePathOf(input, env.Dir); p != "" {
-			mu, _ := s.files.LoadOrStore(p, &sync.Mutex{})
-			mu.(*sync.Mutex).Lock()
-			defer mu.(*sync.Mutex).Unlock()
-		}
+		s.hold(&h, filePathOf(input, env.Dir))
 	}
 	if r, refused := refuseConfig(env, t, input); refused {
 		return r
@@ -127,7 +124,7 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 	d = hookAdjust(env, d)
 	if d.Verdict == Ask && env.Prompt != nil && !(env.Interactive && env.Ask != nil) {
 		// No person here: the permission prompt tool decides.
-		ran, r, stop := s.prompted(ctx, env, t, input)
+		ran, r, stop := s.prompted(ctx, env, t, input, &h)
 		if stop {
 			return r
 		}
@@ -137,6 +134,36 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 		return r
 	}
 	return t.Run(ctx, env, input)
+}
+
+// held is the file lock a writing call holds ("" path: none).
+type held struct {
+	path   string
+	unlock func()
+}
+
+// hold makes h the lock of the file at p (absolute; "" for none),
+// releasing the one it held if that is another file.
+func (s *Set) hold(h *held, p string) {
+	if p == h.path && h.unlock != nil {
+		return
+	}
+	h.release()
+	h.path = p
+	if p == "" {
+		return
+	}
+	mu, _ := s.files.LoadOrStore(p, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	h.unlock = mu.(*sync.Mutex).Unlock
+}
+
+// release lets go of h's lock, if any.
+func (h *held) release() {
+	if h.unlock != nil {
+		h.unlock()
+	}
+	h.path, h.unlock = "", nil
 }
 
 // filePathOf is the absolute file a writing call names, "" for none.

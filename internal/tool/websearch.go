@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -94,35 +95,25 @@ func (s *Set) Offer(env *Env, m model.Model) (specs []model.ToolSpec, notes []No
 // deny rules the blocked ones. The search runs at the provider within a
 // response, so nothing can be asked about a single search: an ask rule,
 // or no allow rule at all (bypassPermissions mode excepted), leaves the
-// tool out. why says why it is left out ("" when offered); quiet when the
-// rules say so plainly (no allow rule, a deny rule).
+// tool out. A deny rule whose specifier is not domain:HOST is read as a
+// bare deny (failing closed), with a note naming it. why says why it is
+// left out ("" when offered); quiet when the rules say so plainly (no
+// allow rule, a deny rule).
 func (p *Permissions) webSearch() (allowed, blocked []string, why string, quiet bool) {
 	if p == nil {
 		return nil, nil, "", false
 	}
-	domains := func(rules []Rule) (bare bool, ds []string) {
-		for _, r := range rules {
-			if r.Tool != "WebSearch" {
-				continue
-			}
-			d, ok := strings.CutPrefix(strings.ToLower(r.Specifier), "domain:")
-			switch {
-			case r.Specifier == "":
-				bare = true
-			case ok && d != "" && !slices.Contains(ds, d):
-				ds = append(ds, d)
-			}
-		}
-		return bare, ds
+	if r, ok := webSearchOddRule(p.deny); ok {
+		return nil, nil, fmt.Sprintf("the deny rule %q names no domain (the form is WebSearch(domain:example.com)), so it is read as a deny of every search; write WebSearch to deny it plainly", r), false
 	}
-	if bare, _ := domains(p.deny); bare {
+	if bare, _ := webSearchDomains(p.deny); bare {
 		return nil, nil, "a deny rule refuses WebSearch", true
 	}
-	if bare, ds := domains(p.ask); bare || len(ds) > 0 {
+	if slices.ContainsFunc(p.ask, func(r Rule) bool { return r.Tool == "WebSearch" }) {
 		return nil, nil, "an ask rule names WebSearch, and a search runs at the provider where brood cannot ask (allow it, or remove the ask rule)", false
 	}
-	_, blocked = domains(p.deny)
-	bare, allowed := domains(p.allow)
+	_, blocked = webSearchDomains(p.deny)
+	bare, allowed := webSearchDomains(p.allow)
 	switch {
 	case bare:
 		allowed = nil
@@ -139,4 +130,40 @@ func (p *Permissions) webSearch() (allowed, blocked []string, why string, quiet 
 		return nil, nil, "no allow rule (add WebSearch, or WebSearch(domain:example.com), to [permissions] allow, or pass --allow WebSearch)", true
 	}
 	return nil, blocked, "", false
+}
+
+// webSearchDomains reads rules' WebSearch rules: whether one is bare, and
+// the domains the WebSearch(domain:d) ones name (lowercase, once each).
+func webSearchDomains(rules []Rule) (bare bool, ds []string) {
+	for _, r := range rules {
+		if r.Tool != "WebSearch" {
+			continue
+		}
+		d, ok := webSearchDomain(r)
+		switch {
+		case r.Specifier == "":
+			bare = true
+		case ok && !slices.Contains(ds, d):
+			ds = append(ds, d)
+		}
+	}
+	return bare, ds
+}
+
+// webSearchDomain is the domain a WebSearch(domain:d) rule names.
+func webSearchDomain(r Rule) (string, bool) {
+	d, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(r.Specifier)), "domain:")
+	d = strings.TrimSpace(d)
+	return d, ok && d != ""
+}
+
+// webSearchOddRule is the first WebSearch rule among rules with a
+// specifier that is not domain:HOST.
+func webSearchOddRule(rules []Rule) (string, bool) {
+	for _, r := range rules {
+		if _, ok := webSearchDomain(r); r.Tool == "WebSearch" && r.Specifier != "" && !ok {
+			return r.String(), true
+		}
+	}
+	return "", false
 }

@@ -54,6 +54,9 @@ func TestWebSearchOffer(t *testing.T) {
 		{"bypass", searchProvider{}, &Env{Perms: perms("bypassPermissions", nil, nil, nil)}, true, nil, nil, "", false},
 		{"bare deny", searchProvider{}, &Env{Perms: perms("bypassPermissions", []string{"WebSearch"}, []string{"WebSearch"}, nil)}, false, nil, nil, "deny rule", true},
 		{"ask", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, []string{"WebSearch"})}, false, nil, nil, "ask rule", false},
+		{"deny with an unknown specifier", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, []string{"WebSearch(domain:a.example)", "WebSearch(foo:bar)"}, nil)}, false, nil, nil, `the deny rule "WebSearch(foo:bar)" names no domain`, false},
+		{"deny with an empty domain", searchProvider{}, &Env{Perms: perms("bypassPermissions", nil, []string{"WebSearch(domain: )"}, nil)}, false, nil, nil, `"WebSearch(domain:)" names no domain`, false},
+		{"ask with an unknown specifier", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch"}, nil, []string{"WebSearch(foo)"})}, false, nil, nil, "ask rule", false},
 		{"every allowed domain denied", searchProvider{}, &Env{Perms: perms("default", []string{"WebSearch(domain:a.example)"}, []string{"WebSearch(domain:a.example)"}, nil)}, false, nil, nil, "also denied", false},
 		{"no permissions", searchProvider{}, &Env{}, true, nil, nil, "", false},
 	}

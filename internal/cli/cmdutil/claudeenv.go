@@ -9,7 +9,8 @@ import "strings"
 // hooks, MCP servers, subagents, which are brood too and run git and their
 // own children with it). A settings file must not choose those programs
 // (PATH, the dynamic loader), point git at another config or repository,
-// or turn brood's own switches (BROOD_*), whoever trusted the file.
+// or turn brood's own switches (BROOD_*), or name a startup file every
+// shell runs (BASH_ENV, ENV), whoever trusted the file.
 func steersBrood(name, source string) string {
 	upper := strings.ToUpper(name)
 	switch {
@@ -23,6 +24,15 @@ func steersBrood(name, source string) string {
 		return "brood's own switches come from your shell or settings.toml, not from " + source
 	case upper == "HOME" || strings.HasPrefix(upper, "XDG_"):
 		return "it moves where brood keeps its trust records and state; set it in your shell"
+	case shellStartup(upper):
+		return "it names a file the shell runs before every Bash command, hook and script brood starts; set it in your shell"
 	}
 	return ""
+}
+
+// shellStartup reports whether the variable (upper case) names a file a
+// non-interactive shell sources before its command: bash's BASH_ENV, and
+// ENV, which sh and bash in POSIX mode read.
+func shellStartup(upper string) bool {
+	return upper == "BASH_ENV" || upper == "ENV"
 }

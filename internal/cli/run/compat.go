@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/render"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -303,9 +304,13 @@ func (c *Compat) mcpServers() (map[string]mcpspec.Spec, []string, error) {
 
 // addDirs resolves --add-dir's directories to absolute paths, each an
 // existing directory whose name no permission rule would read as a
-// pattern.
-func (c *Compat) addDirs(cwd string) error {
-	for i, d := range c.AddDirs {
+// pattern. One that holds the home directory, brood's or Claude Code's
+// configuration or a path no subagent may read (isolate.AddDirRefused)
+// is dropped with a warning on errw.
+func (c *Compat) addDirs(cwd string, errw io.Writer) error {
+	kept := c.AddDirs[:0]
+	hidden := isolate.NewPolicyBase(nil).Hidden()
+	for _, d := range c.AddDirs {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(cwd, d)
 		}
@@ -319,8 +324,13 @@ func (c *Compat) addDirs(cwd string) error {
 		case strings.ContainsAny(d, "*?[]{}\\,"):
 			return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("--add-dir %s: brood cannot name a directory with *?[]{}\\ or a comma in a permission rule; add a link to it without them", d))
 		}
-		c.AddDirs[i] = d
+		if why := isolate.AddDirRefused(d, hidden); why != "" {
+			fmt.Fprintf(errw, "brood: warning: --add-dir %s: %s (a subagent writing there could change your configuration or read what brood hides from it); skipped\n", d, why)
+			continue
+		}
+		kept = append(kept, d)
 	}
+	c.AddDirs = kept
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -114,16 +115,17 @@ func (p *promptTool) decide(ctx context.Context, toolName string, input json.Raw
 }
 
 // childAsk puts a subagent's question to the prompt tool. A child's
-// question carries its tool and what it acts on (the command, the path),
-// not its whole input, and its answer is allow or deny: the prompt tool
-// gets {tool_name, input: {command} or {file_path}, tool_use_id: ""},
-// and an allow whose updatedInput changes that input is a denial (the
-// child cannot run the changed call, and must not run the unchanged one).
+// question carries its tool and what it acts on, not its whole input, and
+// its answer is allow or deny: the prompt tool gets {tool_name, input,
+// tool_use_id: ""} with the subject under the tool's own field
+// (tool.SubjectField: command for Bash, file_path for Read, Write and
+// Edit, path for Glob, Grep and LS, url for WebFetch, whose question is
+// its domain:HOST, subagent_type for Agent; "subject" for a tool with no
+// such field), and an allow whose updatedInput changes that input is a
+// denial (the child cannot run the changed call, and must not run the
+// unchanged one).
 func (p *promptTool) childAsk(ctx context.Context, a spawn.Ask) spawn.Answer {
-	key := "file_path"
-	if tool.CanonicalName(a.Tool) == "Bash" {
-		key = "command"
-	}
+	key := cmp.Or(tool.SubjectField(a.Tool), "subject")
 	in := map[string]string{}
 	if a.Subject != "" {
 		in[key] = a.Subject

@@ -361,7 +361,7 @@ func (o *Options) applyCompat() error {
 		dirs = append(dirs, d)
 	}
 	o.Compat.AddDirs = append(dirs, o.Compat.AddDirs...)
-	if err := o.Compat.addDirs(f.Cwd); err != nil {
+	if err := o.Compat.addDirs(f.Cwd, f.Err); err != nil {
 		return err
 	}
 	o.Allow = append(o.Allow, o.Compat.addDirRules(cmdutil.FirstNonEmpty(o.PermMode, f.Settings.Permissions.Mode))...)

@@ -19,15 +19,19 @@ import (
 // arrived, while its tools ran; and after the final answer, before the
 // call's result was recorded. A model answer is made durable (its
 // transcript in the store, named by a heartbeat the server has) before
-// anything acts on it, so a retry on another worker acts on it (runs the
-// tools again in its own copy, or ends with the final answer) and never
-// asks that turn again: the loopback model's request count is the oracle.
+// anything acts on it, so a retry on another worker acts on it (runs its
+// read-only tools again in its own copy, gives the others an "interrupted"
+// result, or ends with the final answer) and never asks that turn again:
+// the loopback model's request count is the oracle.
 
 // TestKilledWorkerInAnsweredToolsNeverAsksItAgain: the first answer is a
 // Bash call that blocks reading a fifo; the worker is killed while it
 // blocks (the test knows it is there: its own open of the fifo to write
-// returned). The retry runs the tool again — the test lets it through —
-// and asks turn 1 next: turn 0 was asked once.
+// returned). The retry does not run the Bash command again (it may have
+// done what it does: a `git push`): it gives the model an "interrupted"
+// result — were it run again, it would block on the fifo, which nobody
+// opens again, and the call would not end — and asks turn 1 next: turn 0
+// was asked once.
 func TestKilledWorkerInAnsweredToolsNeverAsksItAgain(t *testing.T) {
 	srv := sharedServer(t)
 	c := srv.Client(t)
@@ -55,14 +59,8 @@ func TestKilledWorkerInAnsweredToolsNeverAsksItAgain(t *testing.T) {
 	}
 	victim.kill()
 	w.Close()
-	// The killed worker's child and its tool die with it: the next reader
-	// of the fifo is the retry's tool.
+	// The killed worker's child and its tool die with it.
 	waitFor(t, "the killed worker's tool to end", 2*time.Minute, func() bool { return !procNames(fifo) })
-	w = openToWrite(t, fifo, done)
-	if _, err := w.WriteString("go\n"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
 	var o callOut
 	select {
 	case o = <-done:
