@@ -270,7 +270,7 @@ func sameLine(got, signed *codesnap.Snapshot) error {
 		grown = sameJSON(got.Layers[i], signed.Layers[i])
 	}
 	if !grown {
-		return fmt.Errorf("the call's snapshot is not the signed one nor grown from it (repository, base, dirty patch, remote, bundle or place differ)")
+		return fmt.Errorf("the call's snapshot is not the signed one nor grown from it (repository, base, dirty state (pack, its tree or patch), remote, bundle or place differ)")
 	}
 	return nil
 }
