@@ -43,6 +43,10 @@ type Cache struct {
 	// verified holds, per base checkout, the index this process verified
 	// it against by content (verify.go): memory, not disk, is trusted.
 	verified sync.Map
+	// verifying holds, per base checkout, a one-slot semaphore (chan
+	// struct{}): one call of this process verifies it by content while
+	// the others wait and then take its index (verify.go).
+	verifying sync.Map
 	// pinned holds the (clone, base) pairs this process has fetched and
 	// pinned: a later call on the same base runs no git to find it.
 	pinned sync.Map
