@@ -21,7 +21,8 @@ import (
 //     from the base's tree, refreshed: git reads each file's content) and
 //     requires no file the tree lacks; the resulting index (blob ids from
 //     the tree, stat data of the checked files) is kept in the worker's
-//     memory, never on disk;
+//     memory, never on disk; calls that arrive meanwhile wait for it
+//     (verifyTurn) and then make the later uses' check;
 //   - a later use compares the checkout with that index by stat data
 //     (size, mtime, ctime, inode: writing a file changes its ctime, which
 //     no unprivileged writer can set back), in this process (statcheck.go:
@@ -53,10 +54,11 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
 		return v.(*lower), nil // (statcheck.go: no git process)
 	}
-	// One call of this process checks by git at a time: the calls of a
-	// run arrive together on a new checkout, and each hashing its 20,000
-	// files at once (4 slots: 4 times the work, on the same disk) took
-	// 2.5-4 s a call where one check and three stat checks take one.
+	// One call of this process checks by git at a time, and a call that
+	// waited takes the index the other verified: the calls of a run
+	// arrive together on a new checkout, and each hashing its 21,000
+	// files itself (4 slots: 4 times the work on the same disk and
+	// cores) took 2.5-4.2 s a call (docs/performance.md, "A dirty tree").
 	release, err := c.verifyTurn(ctx, key)
 	if err != nil {
 		return nil, err
