@@ -121,15 +121,12 @@ func ensureTree(ctx context.Context, store *blobstore.Store, g gitCmd, snap *Sna
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	gitDir, err := g.line(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
 	g.env = []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
-	args := []string{"read-tree", "--empty"}
-	if snap.Base != "" {
-		args = []string{"read-tree", snap.Base}
-	}
-	if _, err := g.run(ctx, args...); err != nil {
-		return fmt.Errorf("codesnap: the run's base %s is gone from this repository: %w", short(snap.Base), err)
-	}
-	if err := applyPatches(ctx, store, g, tmp, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
+	if err := readTree(ctx, store, g, gitDir, tmp, snap); err != nil {
 		return fmt.Errorf("codesnap: rebuild the snapshot: %w", err)
 	}
 	tree, err := g.line(ctx, "write-tree")

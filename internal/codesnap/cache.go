@@ -43,6 +43,10 @@ type Cache struct {
 	// verified holds, per base checkout, the index this process verified
 	// it against by content (verify.go): memory, not disk, is trusted.
 	verified sync.Map
+	// verifying holds, per base checkout, a one-slot semaphore (chan
+	// struct{}): one call of this process verifies it by content while
+	// the others wait and then take its index (verify.go).
+	verifying sync.Map
 	// pinned holds the (clone, base) pairs this process has fetched and
 	// pinned: a later call on the same base runs no git to find it.
 	pinned sync.Map
@@ -309,14 +313,13 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	meta := co.metaGit("")
-	if snap.Base != "" {
-		if _, err := meta.run(ctx, "read-tree", snap.Base); err != nil {
-			return fmt.Errorf("codesnap: %w", err)
-		}
-	} else if _, err := meta.run(ctx, "read-tree", "--empty"); err != nil {
-		return fmt.Errorf("codesnap: %w", err)
+	// The dirty state's pack goes into the cache's clone, once for every
+	// call of the run (into our git dir without a base).
+	packDir := co.meta
+	if len(objects) > 0 {
+		packDir = filepath.Dir(objects[0])
 	}
-	if err := applyPatches(ctx, store, meta, co.job, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
+	if err := readTree(ctx, store, meta, packDir, co.job, snap); err != nil {
 		return err
 	}
 	tree, err := meta.line(ctx, "write-tree")

@@ -15,6 +15,8 @@ import (
 // Capture records the code in the repository containing dir and puts what a
 // worker needs in store: the dirty patch, and a bundle of the commits the
 // remote may lack. The user's index and refs are only read.
+//
+// (The dirty state is a pack of the objects the base lacks: pack.go.)
 func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot, error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -39,22 +41,11 @@ func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot
 	if snap.Tree, err = worktreeTree(ctx, top, gitDir); err != nil {
 		return nil, err
 	}
-	from := snap.Base
-	if from == "" {
-		if from, err = emptyTree(ctx, g); err != nil {
-			return nil, err
-		}
+	if snap.Pack, err = storePack(ctx, store, g, snap.Base, snap.Tree); err != nil {
+		return nil, err
 	}
-	patch, err := g.run(ctx, append(append([]string{"diff-tree", "-r", "-p"}, diffFlags...), from, snap.Tree)...)
-	if err != nil {
-		return nil, fmt.Errorf("codesnap: dirty patch: %w", err)
-	}
-	if patch != "" {
-		ref, err := store.PutBytes(ctx, []byte(patch))
-		if err != nil {
-			return nil, fmt.Errorf("codesnap: store the dirty patch: %w", err)
-		}
-		snap.Patch = &ref
+	if snap.Pack != nil {
+		snap.DirtyTree = snap.Tree
 	}
 	if snap.Excludes, err = excludes(ctx, g, common); err != nil {
 		return nil, err
@@ -100,7 +91,12 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 		return "", err
 	}
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
-	if _, err := g.run(ctx, "-c", "core.fsmonitor=false", "add", "-A"); err != nil {
+	// core.bigFileThreshold=1 streams every new blob into one pack (git's
+	// bulk checkin) instead of one loose object file each: 11,000 dirty
+	// files of 4 KiB, 1.6 s against 4.3 s at load 8 on this 2-core VM. The
+	// user's repository gets a pack where it got loose objects (git gc
+	// folds small packs together as it does loose objects).
+	if _, err := g.run(ctx, "-c", "core.fsmonitor=false", "-c", "core.bigFileThreshold=1", "add", "-A"); err != nil {
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
 	tree, err := g.line(ctx, "write-tree")

@@ -116,6 +116,9 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 type scratchRepo struct {
 	dir string
 	g   gitCmd
+	// packs is the git dir a snapshot's pack goes into: the cache's clone
+	// (the scratch repository's without a base).
+	packs string
 }
 
 func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snapshot) (*scratchRepo, error) {
@@ -147,7 +150,11 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 	// No user or system configuration (merge drivers, filters) in a merge
 	// of what children wrote.
 	env := []string{"GIT_DIR=" + git, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
-	return &scratchRepo{dir: dir, g: gitCmd{dir: dir, env: env}}, nil
+	packs := git
+	if len(objects) > 0 {
+		packs = filepath.Dir(objects[0])
+	}
+	return &scratchRepo{dir: dir, g: gitCmd{dir: dir, env: env}, packs: packs}, nil
 }
 
 func (s *scratchRepo) with(index string) gitCmd {
@@ -159,19 +166,12 @@ func (s *scratchRepo) with(index string) gitCmd {
 // build puts snap's tree in index (and its blobs in the objects), checked.
 func (s *scratchRepo) build(ctx context.Context, store *blobstore.Store, snap *Snapshot, index string) error {
 	g := s.with(index)
-	args := []string{"read-tree", "--empty"}
-	if snap.Base != "" {
-		args = []string{"read-tree", snap.Base}
-	}
-	if _, err := g.run(ctx, args...); err != nil {
-		return fmt.Errorf("codesnap: %w", err)
-	}
 	dir, err := os.MkdirTemp(s.dir, "patches-")
 	if err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := applyPatches(ctx, store, g, dir, snap.patches(), snap.Patch != nil, "base "+short(snap.Base)); err != nil {
+	if err := readTree(ctx, store, g, s.packs, dir, snap); err != nil {
 		return err
 	}
 	tree, err := g.line(ctx, "write-tree")
@@ -211,7 +211,7 @@ func (s *scratchRepo) snapshotOf(ctx context.Context, store *blobstore.Store, ti
 	next.Tree = tree
 	from := tip.Tree
 	if len(tip.Layers) >= maxLayers {
-		next.Patch, next.Layers = nil, nil
+		next.Patch, next.Layers, next.Pack, next.DirtyTree = nil, nil, nil, ""
 		if from = tip.Base; from == "" {
 			var err error
 			if from, err = emptyTree(ctx, s.g); err != nil {

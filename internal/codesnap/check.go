@@ -51,6 +51,12 @@ func (s *Snapshot) Check() error {
 	if err := id("base", s.Base, true); err != nil {
 		return err
 	}
+	if err := id("dirty_tree", s.DirtyTree, true); err != nil {
+		return err
+	}
+	if (s.Pack == nil) != (s.DirtyTree == "") || (s.Pack != nil && s.Patch != nil) {
+		return errors.New("codesnap: snapshot has a pack without its dirty tree, a dirty tree without its pack, or both a pack and a patch")
+	}
 	if s.Branch != "" {
 		if err := gitx.BranchName("codesnap: snapshot branch", s.Branch); err != nil {
 			return err
@@ -71,7 +77,7 @@ func (s *Snapshot) Check() error {
 	for _, r := range []struct {
 		field string
 		ref   *blobstore.Ref
-	}{{"patch", s.Patch}, {"bundle", s.Bundle}} {
+	}{{"patch", s.Patch}, {"pack", s.Pack}, {"bundle", s.Bundle}} {
 		if err := checkRef("snapshot "+r.field, r.ref); err != nil {
 			return err
 		}

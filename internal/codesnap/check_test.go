@@ -83,6 +83,15 @@ func TestWorkerRefusesMalformedSnapshots(t *testing.T) {
 		{"subdir absolute", "subdir", func(s *codesnap.Snapshot) { s.Subdir = "/etc" }},
 		{"object format", "object_format", func(s *codesnap.Snapshot) { s.ObjectFormat = "sha1 --x" }},
 		{"patch sha short", "patch", func(s *codesnap.Snapshot) { s.Patch = &blobstore.Ref{Key: "k", SHA256: "ab"} }},
+		{"pack sha short", "pack", func(s *codesnap.Snapshot) {
+			s.Pack, s.DirtyTree = &blobstore.Ref{Key: "k", SHA256: "ab"}, s.Tree
+		}},
+		{"pack without its tree", "pack", func(s *codesnap.Snapshot) {
+			s.Pack = &blobstore.Ref{Key: "sha256/00/x", SHA256: strings.Repeat("0", 64)}
+		}},
+		{"dirty tree as an option", "dirty_tree", func(s *codesnap.Snapshot) {
+			s.Pack, s.DirtyTree = &blobstore.Ref{Key: "sha256/00/x", SHA256: strings.Repeat("0", 64)}, "--output=/tmp/x"
+		}},
 		{"bundle key escapes", "bundle", func(s *codesnap.Snapshot) {
 			s.Bundle = &blobstore.Ref{Key: "../../x", SHA256: strings.Repeat("0", 64)}
 		}},

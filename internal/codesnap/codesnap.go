@@ -6,7 +6,8 @@
 //  1. Capture (submitter): the base commit (HEAD; none in a repository with
 //     no commits; a detached HEAD is fine) and the dirty state on top of it
 //     as one binary git patch — modified, added, deleted and untracked
-//     files, modes and symlinks, never gitignored files — put in the store.
+//     files, modes and symlinks, never gitignored files — put in the store
+//     as one git pack of the objects the base lacks (pack.go).
 //     Commits the remote may not have (HEAD not reachable from a
 //     remote-tracking branch, or no remote at all) go along as a git
 //     bundle. The Snapshot names the tree object of base + patch: what the
@@ -58,7 +59,15 @@ type Snapshot struct {
 	Tree string `json:"tree"`
 	// ObjectFormat is the repository's hash (sha1 or sha256).
 	ObjectFormat string `json:"object_format"`
-	// Patch is the dirty state as a binary patch against Base (nil: clean).
+	// Pack is the dirty state as one git pack (pack.go): the objects of
+	// DirtyTree that Base lacks, blobs and trees (nil: clean, or Patch).
+	Pack *blobstore.Ref `json:"pack,omitempty"`
+	// DirtyTree is the tree of base + dirty state the pack holds: Tree
+	// before any layer. Set with Pack.
+	DirtyTree string `json:"dirty_tree,omitempty"`
+	// Patch is the dirty state as a binary patch against Base (nil: clean
+	// or Pack). Capture writes a pack; a patch remains where the chain
+	// rebases a run's tree at maxLayers, and in older snapshots.
 	Patch *blobstore.Ref `json:"patch,omitempty"`
 	// Layers are a run's later changes, each a patch against the tree
 	// before it, applied after Patch (layers.go): Tree is the tree after

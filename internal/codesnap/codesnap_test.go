@@ -408,7 +408,7 @@ func testTamperedStoreIsRefused(t *testing.T, overlay bool) {
 		t.Fatal(err)
 	}
 	co.Cleanup()
-	for _, ref := range []*blobstore.Ref{snap.Patch, res.Patch} {
+	for _, ref := range []*blobstore.Ref{snap.Pack, res.Patch} {
 		p := filepath.Join(h.storeDir, filepath.FromSlash(ref.Key))
 		data := read(t, p)
 		os.WriteFile(p, []byte(strings.Replace(data, "dirty", "evil!", 1)+"\n"), 0o644)
@@ -418,7 +418,7 @@ func testTamperedStoreIsRefused(t *testing.T, overlay bool) {
 	// against the snapshot's tree, stays good).
 	other := &codesnap.Cache{Dir: t.TempDir(), Overlay: h.cache.Overlay, UserXattr: h.cache.UserXattr, Remotes: h.cache.Remotes}
 	if _, err := other.Materialise(ctx, h.store, snap, codesnap.Options{ID: "bad"}); !errors.Is(err, blobstore.ErrCorrupt) {
-		t.Fatalf("Materialise with a tampered dirty patch: %v", err)
+		t.Fatalf("Materialise with a tampered dirty pack: %v", err)
 	}
 	if overlay {
 		co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "cached"})

@@ -46,6 +46,9 @@ func lowerKey(snap *Snapshot) string {
 	if snap.Patch != nil {
 		id += "\x00" + snap.Patch.SHA256
 	}
+	if snap.Pack != nil {
+		id += "\x00pack\x00" + snap.Pack.SHA256 + "\x00" + snap.DirtyTree
+	}
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:12])
 }
@@ -54,7 +57,7 @@ func lowerKey(snap *Snapshot) string {
 // commit's, or base + dirty patch, written into the clone's objects (the
 // patch read from the store, which checks its digest) once per process.
 func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scratch string, snap *Snapshot) (string, error) {
-	if snap.Patch == nil {
+	if !snap.dirty() {
 		return snap.Base, nil
 	}
 	key := lowerKey(snap)
@@ -66,11 +69,16 @@ func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scr
 		return "", fmt.Errorf("codesnap: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	g := gitCmd{dir: dir, env: []string{"GIT_DIR=" + repo, "GIT_INDEX_FILE=" + filepath.Join(dir, "index")}}
-	if _, err := g.run(ctx, "read-tree", snap.Base); err != nil {
-		return "", fmt.Errorf("codesnap: %w", err)
+	if snap.Pack != nil {
+		// The pack's tree is the root: no index to build.
+		if err := indexPack(ctx, store, repo, dir, snap); err != nil {
+			return "", err
+		}
+		c.roots.Store(key, snap.DirtyTree)
+		return snap.DirtyTree, nil
 	}
-	if err := applyPatches(ctx, store, g, dir, []*blobstore.Ref{snap.Patch}, true, "base "+short(snap.Base)); err != nil {
+	g := gitCmd{dir: dir, env: []string{"GIT_DIR=" + repo, "GIT_INDEX_FILE=" + filepath.Join(dir, "index")}}
+	if err := readRoot(ctx, store, g, repo, dir, snap); err != nil {
 		return "", err
 	}
 	tree, err := g.line(ctx, "write-tree")

@@ -191,6 +191,9 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 	// A dirty lower holds the dirty patch already: only the run's layers
 	// go on it.
 	patches, dirty, onto := snap.patches(), snap.Patch != nil, "base "+short(snap.Base)
+	if snap.Pack != nil && l.tree != snap.DirtyTree {
+		return fmt.Errorf("codesnap: the lower checkout's tree %s is not the dirty tree %s", short(l.tree), short(snap.DirtyTree))
+	}
 	if l.tree != snap.Base {
 		patches, dirty, onto = snap.Layers, false, "the submitter's tree"
 	}

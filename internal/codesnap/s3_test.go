@@ -40,8 +40,8 @@ func TestOverS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Bundle == nil || snap.Patch == nil {
-		t.Fatalf("want a bundle and a patch: %+v", snap)
+	if snap.Bundle == nil || snap.Pack == nil {
+		t.Fatalf("want a bundle and a pack: %+v", snap)
 	}
 	co, err := h.cache.Materialise(ctx, s, snap, codesnap.Options{ID: "s3"})
 	if err != nil {

@@ -21,7 +21,8 @@ import (
 //     from the base's tree, refreshed: git reads each file's content) and
 //     requires no file the tree lacks; the resulting index (blob ids from
 //     the tree, stat data of the checked files) is kept in the worker's
-//     memory, never on disk;
+//     memory, never on disk; calls that arrive meanwhile wait for it
+//     (verifyTurn) and then make the later uses' check;
 //   - a later use compares the checkout with that index by stat data
 //     (size, mtime, ctime, inode: writing a file changes its ctime, which
 //     no unprivileged writer can set back), in this process (statcheck.go:
@@ -52,6 +53,19 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	v, seen := c.verified.Load(key)
 	if seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
 		return v.(*lower), nil // (statcheck.go: no git process)
+	}
+	// One call of this process checks by git at a time, and a call that
+	// waited takes the index the other verified: the calls of a run
+	// arrive together on a new checkout, and each hashing its 21,000
+	// files itself (4 slots: 4 times the work on the same disk and
+	// cores) took 2.5-4.2 s a call (docs/performance.md, "A dirty tree").
+	release, err := c.verifyTurn(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if v, seen = c.verified.Load(key); seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
+		return v.(*lower), nil // another call of this process verified it
 	}
 	tmp, err := os.CreateTemp(scratch, "verify-*.index")
 	if err != nil {
@@ -104,6 +118,19 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	}
 	c.verified.Store(key, l)
 	return l, nil
+}
+
+// verifyTurn waits for key's turn to be checked by git in this process
+// (see verifyBase) and returns its release.
+func (c *Cache) verifyTurn(ctx context.Context, key string) (func(), error) {
+	sem, _ := c.verifying.LoadOrStore(key, make(chan struct{}, 1))
+	ch := sem.(chan struct{})
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // clean: no tracked file of the index differs from the work tree (by stat

@@ -1,6 +1,8 @@
 package codesnap_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -143,4 +145,50 @@ func itoa(i int) string {
 		return digits[i : i+1]
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+// TestConcurrentCallsVerifyOnce: the calls of a run that arrive together
+// on a new checkout check it by content once in a worker process (one
+// update-index --refresh, which hashes every file); the others wait for
+// that check and take its index (a stat check), and all read the tree.
+func TestConcurrentCallsVerifyOnce(t *testing.T) {
+	h := overlayHosts(t)
+	write(t, filepath.Join(h.repo, "a.txt"), "dirty a\n")
+	write(t, filepath.Join(h.repo, "u.txt"), "untracked\n")
+	snap, err := codesnap.Capture(t.Context(), h.store, h.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := t.TempDir()
+	t.Setenv("GIT_TRACE2_EVENT", trace)
+	const calls = 4
+	errs := make(chan error, calls)
+	for i := range calls {
+		go func() {
+			co, err := h.cache.Materialise(t.Context(), h.store, snap, codesnap.Options{ID: "r" + itoa(i), ReadOnly: true})
+			if err == nil {
+				if b, rerr := os.ReadFile(filepath.Join(co.Dir, "u.txt")); rerr != nil || string(b) != "untracked\n" {
+					err = fmt.Errorf("call %d reads u.txt %q, %v", i, b, rerr)
+				}
+				co.Cleanup()
+			}
+			errs <- err
+		}()
+	}
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := os.ReadDir(trace)
+	refreshes := 0
+	for _, f := range files {
+		b, _ := os.ReadFile(filepath.Join(trace, f.Name()))
+		if bytes.Contains(b, []byte(`"update-index","-q","--refresh"`)) {
+			refreshes++
+		}
+	}
+	if refreshes != 1 {
+		t.Fatalf("%d calls ran %d checks by content (update-index --refresh); want 1", calls, refreshes)
+	}
 }

@@ -255,7 +255,8 @@ func templateMatches(tmpl, text string) bool {
 // sameLine accepts the signed snapshot, or a tree grown from it on the
 // fleet (the run's tip after its writers, a stopped writer's start): the
 // signed one with layers added — same repository, base commit, dirty
-// patch, remote, bundle, place and ignore rules.
+// state (pack and its tree, or patch), remote, bundle, place and ignore
+// rules.
 func sameLine(got, signed *codesnap.Snapshot) error {
 	if sameJSON(got, signed) {
 		return nil
@@ -270,7 +271,7 @@ func sameLine(got, signed *codesnap.Snapshot) error {
 		grown = sameJSON(got.Layers[i], signed.Layers[i])
 	}
 	if !grown {
-		return fmt.Errorf("the call's snapshot is not the signed one nor grown from it (repository, base, dirty patch, remote, bundle or place differ)")
+		return fmt.Errorf("the call's snapshot is not the signed one nor grown from it (repository, base, dirty state (pack, its tree or patch), remote, bundle or place differ)")
 	}
 	return nil
 }
