@@ -182,9 +182,6 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 	c := call{tool: tool, readOnly: readOnly, kind: subjectKind(tool), workspace: workspace}
 	var in struct {
 		Command      string `json:"command"`
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-		Path         string `json:"path"`
 		SubagentType string `json:"subagent_type"`
 		URL          string `json:"url"`
 	}
@@ -199,14 +196,7 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 			c.writes = append(c.writes, resolvePath(workspace, w))
 		}
 	case subjectPath:
-		p := in.FilePath
-		if p == "" {
-			p = in.NotebookPath
-		}
-		if p == "" {
-			p = in.Path
-		}
-		c.subject = resolvePath(workspace, p)
+		c.subject = pathSubject(tool, input, workspace)
 	default:
 		c.subject = in.SubagentType
 		if tool == "WebFetch" {
