@@ -180,15 +180,12 @@ type call struct {
 
 func newCall(tool string, readOnly bool, input json.RawMessage, workspace string) call {
 	c := call{tool: tool, readOnly: readOnly, kind: subjectKind(tool), workspace: workspace}
-	var in struct {
-		Command      string `json:"command"`
-		SubagentType string `json:"subagent_type"`
-		URL          string `json:"url"`
-	}
-	_ = json.Unmarshal(input, &in) // a bad input is caught by the tool itself
+	// The subject is the tool's own field (SubjectField) and no other:
+	// Set.Run has refused a key the tool's schema does not list.
+	text := subjectText(tool, input)
 	switch c.kind {
 	case subjectCommand:
-		c.subject = strings.TrimSpace(in.Command)
+		c.subject = strings.TrimSpace(text)
 		sl := parseShell(c.subject)
 		c.parts, c.names, c.unsafe, c.opaque = sl.parts, sl.names, sl.unsafe, sl.opaque
 		c.cmds, c.chdir, c.rawWrites = sl.cmds, sl.chdir, sl.writes
@@ -197,10 +194,10 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 		}
 	case subjectPath:
 		c.subject = pathSubject(tool, input, workspace)
-	default:
-		c.subject = in.SubagentType
+	case subjectNone:
+		c.subject = text // Task's subagent_type; "" for a tool with no field
 		if tool == "WebFetch" {
-			c.subject = webFetchSubject(in.URL)
+			c.subject = webFetchSubject(text)
 		}
 	}
 	return c
