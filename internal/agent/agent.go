@@ -227,9 +227,10 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 
 // answered acts on the model answer history ends with (Config.Answered),
 // as the loop would have when it arrived: of its tool calls that have no
-// result yet, those of a read-only tool run again, and the others (a
-// Bash `git push`, a Write, a Task dispatch: they may have run before
-// the process died) get session.Interrupted, recorded, so the model
+// result yet, those of a tool safe to run again (tool.SafeToRerun: a
+// read-only built-in's) run again, and the others (a Bash `git push`, a
+// Write, a Task dispatch, a SendMessage, any MCP call: they may have run
+// before the process died) get session.Interrupted, recorded, so the model
 // decides; all their results are the next turn's user content. An answer
 // with no tool call ends the run (unless a Stop hook says go on).
 func (r *run) answered(ctx context.Context, max int) (pending []model.Part, ended bool) {
@@ -253,7 +254,7 @@ func (r *run) answered(ctx context.Context, max int) (pending []model.Part, ende
 			results[i] = d
 			continue
 		}
-		if !r.readOnlyTool(u.Name) {
+		if !r.rerunnable(u.Name) {
 			results[i] = model.Part{Type: model.PartToolResult, ToolUseID: u.ID, Text: session.Interrupted, IsError: true}
 			r.record(session.Record{Type: session.RecToolResult, ToolID: u.ID, Tool: u.Name, Input: u.Input, Output: session.Interrupted, IsError: true})
 			continue
@@ -272,14 +273,14 @@ func (r *run) answered(ctx context.Context, max int) (pending []model.Part, ende
 	return results, false
 }
 
-// readOnlyTool reports whether the run's tool named name is one that can
-// never change anything (tool.Tool.ReadOnly): safe to run again.
-func (r *run) readOnlyTool(name string) bool {
+// rerunnable reports whether a call of the run's tool named name that may
+// already have run may run again (tool.SafeToRerun).
+func (r *run) rerunnable(name string) bool {
 	if r.cfg.Tools == nil {
 		return false
 	}
 	t, ok := r.cfg.Tools.Get(name)
-	return ok && t.ReadOnly()
+	return ok && tool.SafeToRerun(t)
 }
 
 // stopHook asks the Stop hooks whether the run may end; a reason to go on

@@ -18,8 +18,9 @@ import (
 // those without a result in Done — then asks the next turn; an answer with
 // no tool call ends the run with no request at all. Of those calls, only a
 // read-only tool's runs again: another (a Bash `git push`, a Task
-// dispatch) may have run before the process died, so it gets
-// session.Interrupted and the model decides (security review, finding 2).
+// dispatch, a SendMessage, any MCP call) may have run before the process
+// died, so it gets session.Interrupted and the model decides (security
+// review, finding 2).
 func TestAnsweredTurnIsActedOnNotAskedAgain(t *testing.T) {
 	user := model.Message{Role: model.RoleUser, Content: []model.Part{{Type: model.PartText, Text: "Begin"}}}
 	call := func(id, name string) model.Part {
@@ -45,6 +46,8 @@ func TestAnsweredTurnIsActedOnNotAskedAgain(t *testing.T) {
 		{"a writing call", []model.Message{user, answer(call("t1", "Count"), call("t2", "Push"))}, nil, 1, 1, 0, []string{"counted", session.Interrupted}},
 		{"a writing call, the other done", []model.Message{user, answer(call("t1", "Push"), call("t2", "Push"))}, kept, 1, 0, 0, []string{"kept", session.Interrupted}},
 		{"an unknown tool", []model.Message{user, answer(call("t1", "Count"), call("t2", "Gone"))}, nil, 1, 1, 0, []string{"counted", session.Interrupted}},
+		{"a read-only call not to repeat", []model.Message{user, answer(call("t1", "Count"), call("t2", "Send"))}, nil, 1, 1, 0, []string{"counted", session.Interrupted}},
+		{"a read-only MCP call", []model.Message{user, answer(call("t1", "mcp__srv__count"), call("t2", "Count"))}, nil, 1, 1, 0, []string{session.Interrupted, "counted"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var counted, pushed atomic.Int32
@@ -59,7 +62,12 @@ func TestAnsweredTurnIsActedOnNotAskedAgain(t *testing.T) {
 			m := &fakeModel{turn: func(int, *model.Request) (*model.Response, error) {
 				return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: []model.Part{{Type: model.PartText, Text: "next"}}}}, nil
 			}}
-			cfg := agent.Config{Name: "root", Model: m, Tools: tool.NewSet(count, push), Answered: true, Done: tc.done}
+			// Send (as SendMessage) and an MCP tool its server marks
+			// read-only are read-only, but not safe to run twice: their
+			// runs count as pushes.
+			send := onceTool{&funcTool{name: "Send", run: push.run}}
+			mcp := &funcTool{name: "mcp__srv__count", run: push.run}
+			cfg := agent.Config{Name: "root", Model: m, Tools: tool.NewSet(count, push, send, mcp), Answered: true, Done: tc.done}
 			_, out, err := collect(t, t.Context(), cfg, tc.history, "")
 			if err != nil {
 				t.Fatal(err)
@@ -94,3 +102,8 @@ func TestAnsweredTurnIsActedOnNotAskedAgain(t *testing.T) {
 type writerTool struct{ *funcTool }
 
 func (writerTool) ReadOnly() bool { return false }
+
+// onceTool is a read-only funcTool that is not safe to run twice.
+type onceTool struct{ *funcTool }
+
+func (onceTool) Rerunnable() bool { return false }

@@ -12,7 +12,9 @@ import (
 // the answer's sync point), the tool results of that answer that are kept
 // (non-nil: the run acts on the answer, never asks it again). Of the
 // answer's other calls, the run (agent.Config.Answered) runs again only
-// a read-only tool's; the others get session.Interrupted, as in a replay.
+// those safe to run again (tool.SafeToRerun: a read-only built-in's, not
+// SendMessage's nor an MCP tool's); the others get session.Interrupted,
+// as in a replay.
 func pickUpAnswer(env *dispatch.Envelope, path string, prior []model.Message) ([]model.Message, map[string]model.Part) {
 	if env.SyncTurns && env.Prompt == call.ContinuePrompt {
 		if msgs, done, ok := answeredTurn(path, prior); ok {

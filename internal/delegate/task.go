@@ -210,6 +210,10 @@ func (s *sendTool) Spec() model.ToolSpec {
 
 func (s *sendTool) ReadOnly() bool { return true }
 
+// Rerunnable implements tool.Rerunner: a message sent again reaches the
+// subagent twice, so a fleet pick-up does not send it again.
+func (s *sendTool) Rerunnable() bool { return false }
+
 func (s *sendTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
 	var in struct {
 		TaskID  string `json:"task_id"`

@@ -112,6 +112,27 @@ func TestPermissionRulesCoverServerTools(t *testing.T) {
 	}
 }
 
+// TestServerToolsAreNeverRunAgain: a fleet pick-up does not run an MCP
+// call again, even one its server marks readOnlyHint (a claim brood cannot
+// check), which still counts as read-only for a read-only agent.
+func TestServerToolsAreNeverRunAgain(t *testing.T) {
+	ctx := context.Background()
+	s := mcpclient.Connect(ctx, []mcpspec.Server{{Name: "notes", Spec: notesSpec(t)}}, mcpclient.Options{Dir: t.TempDir(), Env: os.Environ()})
+	defer s.Close()
+	readOnly := 0
+	for _, tl := range s.Tools() {
+		if tl.ReadOnly() {
+			readOnly++
+		}
+		if tool.SafeToRerun(tl) {
+			t.Errorf("%s is safe to run again", tl.Spec().Name)
+		}
+	}
+	if readOnly == 0 {
+		t.Fatal("the notes server has no readOnlyHint tool to check")
+	}
+}
+
 func TestHTTPServerWithHeaders(t *testing.T) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcptest.Notes() }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -48,6 +48,10 @@ func (s *serverTool) Spec() model.ToolSpec {
 // ReadOnly is the server's readOnlyHint: what a read-only agent may get.
 func (s *serverTool) ReadOnly() bool { return s.t.Annotations != nil && s.t.Annotations.ReadOnlyHint }
 
+// Rerunnable implements tool.Rerunner: a fleet pick-up never runs an MCP
+// call again, whatever the server's readOnlyHint claims.
+func (s *serverTool) Rerunnable() bool { return false }
+
 func (s *serverTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: s.t.Name, Arguments: input})
 	if err != nil {

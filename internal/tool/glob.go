@@ -49,12 +49,12 @@ func (*Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if pattern == "" {
 		return Errorf("pattern is empty: give a glob such as **/*.go")
 	}
-	root := env.abs(in.Path)
-	if filepath.IsAbs(pattern) {
-		// An absolute pattern carries its own root.
-		base, rest := doublestar.SplitPattern(pattern)
-		root, pattern = filepath.Clean(base), rest
+	if hasDotDot(pattern) {
+		return Errorf("glob pattern %q has a .. element: give the directory to search as path (or an absolute pattern without ..) instead", in.Pattern)
 	}
+	// An absolute pattern carries its own root, which the permission
+	// check judged (pathSubject).
+	root, pattern := globRoot(env.abs(in.Path), pattern)
 	pattern = strings.TrimPrefix(pattern, "./")
 	if !doublestar.ValidatePattern(pattern) {
 		return Errorf("invalid glob pattern %q: check for an unbalanced [ or {", in.Pattern)

@@ -180,18 +180,12 @@ type call struct {
 
 func newCall(tool string, readOnly bool, input json.RawMessage, workspace string) call {
 	c := call{tool: tool, readOnly: readOnly, kind: subjectKind(tool), workspace: workspace}
-	var in struct {
-		Command      string `json:"command"`
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-		Path         string `json:"path"`
-		SubagentType string `json:"subagent_type"`
-		URL          string `json:"url"`
-	}
-	_ = json.Unmarshal(input, &in) // a bad input is caught by the tool itself
+	// The subject is the tool's own field (SubjectField) and no other:
+	// Set.Run has refused a key the tool's schema does not list.
+	text := subjectText(tool, input)
 	switch c.kind {
 	case subjectCommand:
-		c.subject = strings.TrimSpace(in.Command)
+		c.subject = strings.TrimSpace(text)
 		sl := parseShell(c.subject)
 		c.parts, c.names, c.unsafe, c.opaque = sl.parts, sl.names, sl.unsafe, sl.opaque
 		c.cmds, c.chdir, c.rawWrites = sl.cmds, sl.chdir, sl.writes
@@ -199,18 +193,11 @@ func newCall(tool string, readOnly bool, input json.RawMessage, workspace string
 			c.writes = append(c.writes, resolvePath(workspace, w))
 		}
 	case subjectPath:
-		p := in.FilePath
-		if p == "" {
-			p = in.NotebookPath
-		}
-		if p == "" {
-			p = in.Path
-		}
-		c.subject = resolvePath(workspace, p)
-	default:
-		c.subject = in.SubagentType
+		c.subject = pathSubject(tool, input, workspace)
+	case subjectNone:
+		c.subject = text // Task's subagent_type; "" for a tool with no field
 		if tool == "WebFetch" {
-			c.subject = webFetchSubject(in.URL)
+			c.subject = webFetchSubject(text)
 		}
 	}
 	return c

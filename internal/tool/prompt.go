@@ -49,7 +49,7 @@ func (s *Set) prompted(ctx context.Context, env *Env, t Tool, input json.RawMess
 	if len(ans.Input) == 0 {
 		return input, Result{}, false
 	}
-	if msg := validateInput(spec.Schema, ans.Input); msg != "" {
+	if msg := validateInput(spec.Name, spec.Schema, ans.Input); msg != "" {
 		return nil, Errorf("permission denied: the permission prompt tool's updatedInput for %s is invalid: %s", spec.Name, msg), true
 	}
 	if !t.ReadOnly() {
@@ -89,10 +89,23 @@ func hookAsked(env *Env) bool { return env.Call != nil && env.Call.HookVerdict =
 // command, file or search path (absolute), URL or subagent.
 type subject struct{ command, path, url, agent string }
 
-// subjectOf is input's subject as tool reads it; a path is made absolute
-// against dir (none, for a tool that searches: dir itself). The fields
-// count for any tool, an MCP tool's too.
+// subjectOf is input's subject as tool reads it. A built-in tool's is
+// its own field (SubjectField) alone, a path made absolute against dir as
+// the permission check makes it (pathSubject). For a tool whose input brood
+// does not know (an MCP tool), every field that names a subject counts.
 func subjectOf(tool string, input json.RawMessage, dir string) subject {
+	tool = CanonicalName(tool)
+	text := strings.TrimSpace(subjectText(tool, input))
+	switch field := SubjectField(tool); {
+	case subjectKind(tool) == subjectPath:
+		return subject{path: pathSubject(tool, input, dir)}
+	case field == "command":
+		return subject{command: text}
+	case field == "url":
+		return subject{url: text}
+	case field == "subagent_type":
+		return subject{agent: subjectText(tool, input)}
+	}
 	var in struct {
 		Command      string `json:"command"`
 		FilePath     string `json:"file_path"`
@@ -103,7 +116,7 @@ func subjectOf(tool string, input json.RawMessage, dir string) subject {
 	}
 	_ = json.Unmarshal(input, &in)
 	sub := subject{command: strings.TrimSpace(in.Command), url: strings.TrimSpace(in.URL), agent: in.SubagentType}
-	if p := cmp.Or(in.FilePath, in.NotebookPath, in.Path); p != "" || subjectKind(CanonicalName(tool)) == subjectPath {
+	if p := cmp.Or(in.FilePath, in.NotebookPath, in.Path); p != "" {
 		sub.path = resolvePath(dir, p)
 	}
 	return sub

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -98,7 +100,7 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 	if len(strings.TrimSpace(string(input))) == 0 {
 		input = json.RawMessage("{}")
 	}
-	if msg := validateInput(spec.Schema, input); msg != "" {
+	if msg := validateInput(spec.Name, spec.Schema, input); msg != "" {
 		return Errorf("invalid input for %s: %s. The input schema is %s", spec.Name, msg, compactJSON(spec.Schema))
 	}
 	defer func() {
@@ -231,9 +233,13 @@ func permit(env *Env, toolName string, d Decision) (Result, bool) {
 }
 
 // validateInput checks input against the parts of a JSON schema that tool
-// schemas use: an object, its required properties, and each property's
-// primitive type. It returns a sentence naming the first problem, or "".
-func validateInput(schema, input json.RawMessage) string {
+// schemas use: an object, its required properties, each property's
+// primitive type, and, for a tool of brood's own whose schema says
+// additionalProperties:false, no other property (a stray file_path beside
+// Grep's path would be a field the tool ignores but a reader of the call
+// might not). An MCP tool's schema is its server's, which judges its own
+// input. It returns a sentence naming the first problem, or "".
+func validateInput(tool string, schema, input json.RawMessage) string {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(input, &obj); err != nil || obj == nil {
 		return fmt.Sprintf("the input must be a JSON object (%s)", jsonProblem(err))
@@ -242,11 +248,13 @@ func validateInput(schema, input json.RawMessage) string {
 		Properties map[string]struct {
 			Type any `json:"type"`
 		} `json:"properties"`
-		Required []string `json:"required"`
+		Required   []string        `json:"required"`
+		Additional json.RawMessage `json:"additionalProperties"`
 	}
 	if json.Unmarshal(schema, &sc) != nil {
 		return ""
 	}
+	closed := string(sc.Additional) == "false" && !strings.HasPrefix(strings.ToLower(tool), "mcp__")
 	for _, r := range sc.Required {
 		if v, ok := obj[r]; !ok || string(v) == "null" {
 			return fmt.Sprintf("the required property %q is missing", r)
@@ -259,6 +267,9 @@ func validateInput(schema, input json.RawMessage) string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		p, ok := sc.Properties[k]
+		if !ok && closed {
+			return fmt.Sprintf("property %q is not one of the tool's (%s); leave it out", k, strings.Join(slices.Sorted(maps.Keys(sc.Properties)), ", "))
+		}
 		if !ok || p.Type == nil || string(obj[k]) == "null" {
 			continue
 		}

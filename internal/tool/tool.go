@@ -8,6 +8,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/broodhq/brood/internal/model"
 )
@@ -36,4 +37,25 @@ type Tool interface {
 	// Run executes one call. It must honour ctx cancellation promptly and
 	// must be safe to call concurrently with other tools.
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+}
+
+// Rerunner is a Tool that says whether a call of it that may already have
+// run (a fleet pick-up after the worker that made it died) may run again.
+type Rerunner interface {
+	Rerunnable() bool
+}
+
+// SafeToRerun reports whether a call of t that may already have run may
+// run again without the model knowing: a read-only tool's, unless the tool
+// says otherwise (SendMessage is read-only for a read-only agent, but it
+// queues a message). An MCP tool's never is: its read-only flag is its
+// server's readOnlyHint, a claim brood cannot check.
+func SafeToRerun(t Tool) bool {
+	if strings.HasPrefix(strings.ToLower(t.Spec().Name), "mcp__") {
+		return false
+	}
+	if r, ok := t.(Rerunner); ok {
+		return r.Rerunnable()
+	}
+	return t.ReadOnly()
 }

@@ -56,9 +56,11 @@ func (r *askRules) allows(toolName, subject string) bool {
 	if p == nil || subject == "" {
 		return false
 	}
-	key := "file_path"
-	if tool.CanonicalName(toolName) == "Bash" {
-		key = "command"
+	// The subject goes under the tool's own field, the only one its
+	// permission check reads (path for Grep, command for Bash...).
+	key := tool.SubjectField(toolName)
+	if key == "" {
+		key = "file_path"
 	}
 	input, _ := json.Marshal(map[string]string{key: subject})
 	return p.Check(toolName, input, r.workspace).Verdict == tool.Allow
