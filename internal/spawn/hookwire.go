@@ -42,6 +42,11 @@ const (
 	maxHookInput    = 1 << 20  // a tool input
 	maxHookResponse = 64 << 10 // a tool response given to PostToolUse
 	maxBelow        = 256      // descendants one direct child may report
+	// maxPreToolHooks bounds the PreToolUse runs one direct child and its
+	// subtree may ask for in all (the root cannot check that each stands
+	// for a tool call really made; 4096 is far past what max_turns' default
+	// 50 turns use): later requests are denied, which is safe.
+	maxPreToolHooks = 4096
 )
 
 // toolHooks are the hooks its children's tool calls run (Config.ToolHooks:
@@ -143,6 +148,8 @@ type childHooks struct {
 	input   chan []byte
 	mu      sync.Mutex
 	pending int
+	asked   int  // PreToolUse requests taken (maxPreToolHooks)
+	warned  bool // the budget's warning was said
 }
 
 func (c *childHooks) handle(m protocol.Hook) {
@@ -160,8 +167,8 @@ func (c *childHooks) handle(m protocol.Hook) {
 		c.reply(protocol.HookReply{ID: m.ID})
 		return
 	}
-	if refusal == "" && !c.take() {
-		refusal = fmt.Sprintf("more than %d hook requests at once", maxPendingHooks)
+	if refusal == "" {
+		refusal = c.take(h.Event)
 	}
 	if refusal != "" {
 		rep := protocol.HookReply{ID: m.ID}
@@ -219,18 +226,38 @@ func (c *childHooks) stamp(m protocol.Hook) (protocol.Hook, string) {
 	}
 	h.TaskID, h.Agent, h.Depth = m.TaskID, n.agent, n.depth
 	h.Via = append(slices.Clone(via), c.id)
-	h.Mode = clip(m.Mode, 32)
+	// Its mode as the child says, only where a descendant could have it
+	// under the child's own (childMode's rule: a claim may narrow, never
+	// widen); else the child's.
+	h.Mode = c.mode
+	if mode, note := childMode(clip(m.Mode, 32), c.mode); note == "" {
+		h.Mode = mode
+	}
 	return h, ""
 }
 
-func (c *childHooks) take() bool {
+// take reserves a run for a request of event, or says why it is refused:
+// too many open at once, or the subtree's PreToolUse budget spent (said
+// once on stderr, naming the child).
+func (c *childHooks) take(event string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending >= maxPendingHooks {
-		return false
+		return fmt.Sprintf("more than %d hook requests at once", maxPendingHooks)
+	}
+	if event == protocol.HookPreToolUse {
+		if c.asked >= maxPreToolHooks {
+			if !c.warned && c.d.cfg.Stderr != nil {
+				fmt.Fprintf(c.d.cfg.Stderr, "brood: warning: task %s (%s) asked for more than %d PreToolUse hook runs; its further hooked tool calls are denied\n",
+					c.id, c.agent, maxPreToolHooks)
+			}
+			c.warned = true
+			return fmt.Sprintf("more than %d PreToolUse hook requests from this subagent", maxPreToolHooks)
+		}
+		c.asked++
 	}
 	c.pending++
-	return true
+	return ""
 }
 
 func (c *childHooks) reply(m protocol.Message) { sendDown(c.ctx, c.input, m) }
