@@ -20,14 +20,15 @@ import (
 // by an in-place writer's mount view and put back by its guard, and left
 // out of an isolated writer's patch; the root's next tool call runs the
 // guard with the lib.sh that was trusted, never the child's. The user's
-// agents.allow_config_changes changes none of it for an in-place writer:
-// it gives the project's configuration, not the programs the root runs.
+// agents.allow_config_changes changes none of it: it gives the project's
+// configuration, not the programs the root runs.
 func TestRedTeamTrustedGuardSourcesLib(t *testing.T) {
 	for _, tc := range []struct {
 		isolation string
 		env       []string
 	}{
-		{"none", nil}, {"worktree", nil}, {"none", []string{"BROOD_ALLOW_CONFIG_CHANGES=1"}},
+		{"none", nil}, {"worktree", nil},
+		{"none", []string{"BROOD_ALLOW_CONFIG_CHANGES=1"}}, {"worktree", []string{"BROOD_ALLOW_CONFIG_CHANGES=1"}},
 	} {
 		isolation := tc.isolation
 		t.Run(isolation+strings.Join(tc.env, ","), func(t *testing.T) {
