@@ -10,6 +10,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // ToolHooks runs the user's PreToolUse and PostToolUse hooks for a
@@ -226,14 +227,37 @@ func (c *childHooks) stamp(m protocol.Hook) (protocol.Hook, string) {
 	}
 	h.TaskID, h.Agent, h.Depth = m.TaskID, n.agent, n.depth
 	h.Via = append(slices.Clone(via), c.id)
-	// Its mode as the child says, only where a descendant could have it
-	// under the child's own (childMode's rule: a claim may narrow, never
-	// widen); else the child's.
-	h.Mode = c.mode
-	if mode, note := childMode(clip(m.Mode, 32), c.mode); note == "" {
-		h.Mode = mode
-	}
+	h.Mode = relayedMode(clip(m.Mode, 32), c.mode)
 	return h, ""
+}
+
+// relayedMode is a descendant's permission mode for its hook payload: the
+// mode the child claims for it only where that allows no more than the
+// child's own mode (known, from its envelope), else the child's.
+func relayedMode(claim, known string) string {
+	want, err := tool.ParseMode(claim)
+	if claim == "" || err != nil {
+		return known
+	}
+	have, err := tool.ParseMode(known)
+	if err != nil {
+		have = tool.ModeDefault
+	}
+	narrower := false
+	switch want {
+	case tool.ModePlan:
+		narrower = true
+	case tool.ModeDontAsk, tool.ModeDefault:
+		narrower = have != tool.ModePlan && have != tool.ModeDontAsk || want == have
+	case tool.ModeAcceptEdits:
+		narrower = have == tool.ModeAcceptEdits || have == tool.ModeBypass
+	case tool.ModeBypass:
+		narrower = have == tool.ModeBypass
+	}
+	if narrower {
+		return string(want)
+	}
+	return known
 }
 
 // take reserves a run for a request of event, or says why it is refused:

@@ -231,3 +231,25 @@ func TestHookRequestBudget(t *testing.T) {
 		t.Errorf("warnings naming the child: %d, want 1: %q", n, stderr.String())
 	}
 }
+
+// TestRelayedMode: a descendant's claimed mode is taken only where it
+// allows no more than the mode its parent knows for the child.
+func TestRelayedMode(t *testing.T) {
+	for _, tc := range []struct{ claim, known, want string }{
+		{"", "acceptEdits", "acceptEdits"},
+		{"plan", "", "plan"},
+		{"plan", "bypassPermissions", "plan"},
+		{"default", "acceptEdits", "default"},
+		{"dontAsk", "default", "dontAsk"},
+		{"default", "plan", "plan"},
+		{"acceptEdits", "default", "default"},
+		{"acceptEdits", "bypassPermissions", "acceptEdits"},
+		{"bypassPermissions", "acceptEdits", "acceptEdits"},
+		{"bypassPermissions", "bypassPermissions", "bypassPermissions"},
+		{"root", "default", "default"},
+	} {
+		if got := relayedMode(tc.claim, tc.known); got != tc.want {
+			t.Errorf("relayedMode(%q, %q) = %q, want %q", tc.claim, tc.known, got, tc.want)
+		}
+	}
+}
