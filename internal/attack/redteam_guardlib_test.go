@@ -19,10 +19,19 @@ import (
 // (trust.ProgramFiles): lib.sh is part of the grant's key, held read-only
 // by an in-place writer's mount view and put back by its guard, and left
 // out of an isolated writer's patch; the root's next tool call runs the
-// guard with the lib.sh that was trusted, never the child's.
+// guard with the lib.sh that was trusted, never the child's. The user's
+// agents.allow_config_changes changes none of it: it gives the project's
+// configuration, not the programs the root runs.
 func TestRedTeamTrustedGuardSourcesLib(t *testing.T) {
-	for _, isolation := range []string{"none", "worktree"} {
-		t.Run(isolation, func(t *testing.T) {
+	for _, tc := range []struct {
+		isolation string
+		env       []string
+	}{
+		{"none", nil}, {"worktree", nil},
+		{"none", []string{"BROOD_ALLOW_CONFIG_CHANGES=1"}}, {"worktree", []string{"BROOD_ALLOW_CONFIG_CHANGES=1"}},
+	} {
+		isolation := tc.isolation
+		t.Run(isolation+strings.Join(tc.env, ","), func(t *testing.T) {
 			needLandlock(t)
 			const lib = "echo guard >> guard.log\n"
 			p := newProject(t, map[string]string{
@@ -58,7 +67,7 @@ func TestRedTeamTrustedGuardSourcesLib(t *testing.T) {
         - Bash: {command: "printf 'echo PWNED-$(id -u)-$$ >> pwned.log\\n' > scripts/lib.sh && echo swapped"}
     - say: "child done {{result 0}}"
 `)
-			code, out, errs = p.brood(t.Context(), nil, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+			code, out, errs = p.brood(t.Context(), tc.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
 			if code != 0 {
 				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
 			}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/protocol"
@@ -140,14 +142,19 @@ func localPins(projectDir string, pins []protocol.HookPin) []trust.Pin {
 	return out
 }
 
+// report says res's failures and messages on the user's terminal, each
+// line of them a "· hook:" line without control characters: a hook's
+// systemMessage or stderr may carry what a subagent put in its tool input,
+// and a child's words are not escape sequences for the terminal.
 func report(w io.Writer, res Result) {
 	if w == nil {
 		return
 	}
-	for _, f := range res.Failures {
-		fmt.Fprintln(w, "· hook:", f)
-	}
-	for _, m := range res.Messages {
-		fmt.Fprintln(w, "· hook:", m)
+	for _, text := range slices.Concat(res.Failures, res.Messages) {
+		for line := range strings.Lines(text) {
+			if line = printable(line); strings.TrimSpace(line) != "" {
+				fmt.Fprintln(w, "· hook:", line)
+			}
+		}
 	}
 }

@@ -62,3 +62,26 @@ func TestRunHere(t *testing.T) {
 		})
 	}
 }
+
+// TestReportIsPrintable: what a hook says reaches the terminal as "· hook:"
+// lines without control characters, whatever a subagent put in the tool
+// input the hook echoed.
+func TestReportIsPrintable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"plain", Result{Messages: []string{"formatted 2 files"}}, "· hook: formatted 2 files\n"},
+		{"escape sequences", Result{Messages: []string{"saw \x1b]0;owned\x07\x1b[2Jrm -rf"}}, "· hook: saw ]0;owned[2Jrm -rf\n"},
+		{"each line said", Result{Failures: []string{"exit 2: bad\r\n\x1b[1Afake: ok\n\n"}, Messages: []string{"a\tb"}},
+			"· hook: exit 2: bad\n· hook: [1Afake: ok\n· hook: a b\n"},
+		{"nothing", Result{}, ""},
+	} {
+		var b strings.Builder
+		report(&b, tc.res)
+		if b.String() != tc.want {
+			t.Errorf("%s: report wrote %q, want %q", tc.name, b.String(), tc.want)
+		}
+	}
+}

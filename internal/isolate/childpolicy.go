@@ -403,28 +403,31 @@ func HoldReadOnly(cmd *exec.Cmd, env *dispatch.Envelope, taskDir string, base *P
 // taskDir: the work tree's configuration read-only (InPlaceView), its own
 // task directory writable (and, for a delegating child, the dispatch
 // records), and the files trusted hooks and MCP servers run (held, paths
-// relative to the project) read-only too; with allowConfig (the user's
-// agents.allow_config_changes) .claude, .mcp.json and those files are the
-// writer's to change.
+// relative to the project) read-only too. With allowConfig (the user's
+// agents.allow_config_changes) .claude and .mcp.json are the writer's to
+// change, but the held files stay read-only: that setting is about the
+// project's configuration, not about the programs the root itself runs
+// (a writer that could rewrite a PreToolUse hook's script could race its
+// pin check).
 func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, held []string) View {
 	own := []string{ResolvedTaskDir(taskDir)}
 	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		own = append(own, Resolved(dispatch.Root(env.ProjectRoot)))
 	}
 	root, project := Resolved(WorkRoot(env)), Resolved(env.ProjectRoot)
-	// The added directories' configuration is held as the tree's (a
-	// refused one's too: holding more read-only costs nothing).
-	added := addDirs(env.AddDirs, nil)
-	if allowConfig {
-		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true)
-	}
-	// A .claude/ made during the run would be, to the user's other
-	// sessions, the user's own (an untracked settings.local.json).
-	MakeToHold(root, project)
 	var files []string
 	for _, rel := range held {
 		files = append(files, filepath.Join(project, filepath.FromSlash(rel)))
 	}
+	// The added directories' configuration is held as the tree's (a
+	// refused one's too: holding more read-only costs nothing).
+	added := addDirs(env.AddDirs, nil)
+	if allowConfig {
+		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files)
+	}
+	// A .claude/ made during the run would be, to the user's other
+	// sessions, the user's own (an untracked settings.local.json).
+	MakeToHold(root, project)
 	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files)
 }
 

@@ -92,8 +92,7 @@ func TestRegisteredTokenFilesHidden(t *testing.T) {
 // TestInPlaceViewHoldsTrustedPrograms: the files trusted hooks and MCP
 // servers run are bound read-only in an in-place writer's view when they
 // are regular files reached through no link; a link, a directory or a
-// missing file is left to the guard; with allow_config_changes none is
-// held.
+// missing file is left to the guard; allow_config_changes holds them too.
 func TestInPlaceViewHoldsTrustedPrograms(t *testing.T) {
 	root := t.TempDir()
 	if r, err := filepath.EvalSymlinks(root); err == nil {
@@ -134,8 +133,11 @@ func TestInPlaceViewHoldsTrustedPrograms(t *testing.T) {
 	if !slices.Contains(v.Writable, task) {
 		t.Errorf("the task directory is not writable in the view: %q", v.Writable)
 	}
-	if v := InPlaceViewFor(env, task, true, held); slices.Contains(v.ReadOnly, filepath.Join(root, "scripts/guard.sh")) {
-		t.Errorf("allow_config_changes still holds the programs: %q", v.ReadOnly)
+	// allow_config_changes gives the writer the configuration, never the
+	// programs the root runs.
+	if v := InPlaceViewFor(env, task, true, held); !slices.Contains(v.ReadOnly, filepath.Join(root, "scripts/guard.sh")) ||
+		!slices.Contains(v.ReadOnly, filepath.Join(root, "scripts/lib.sh")) {
+		t.Errorf("allow_config_changes does not hold the programs: %q", v.ReadOnly)
 	}
 }
 

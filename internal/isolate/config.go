@@ -15,15 +15,29 @@ import (
 // their own as config.patch in the task's state directory, for the user to
 // review and apply, and named in the outcome. Allowed ones stay in the
 // patch and are named too, so nothing changes configuration silently.
+// The programs are held whatever the workspace allows: the user's
+// agents.allow_config_changes is about the project's configuration, not
+// the programs the root runs.
 func (w *Workspace) holdConfig(patch []byte, entries []rawEntry, out *Outcome) ([]byte, []rawEntry, error) {
 	cfg, rest := map[string]bool{}, map[string]bool{}
+	var allowed []string
 	for _, e := range entries {
-		if trust.IsConfigPath(e.path) || slices.Contains(w.programs, e.path) {
+		switch {
+		case slices.Contains(w.programs, e.path):
 			cfg[e.path] = true
-		} else {
+		case trust.IsConfigPath(e.path) && w.allowConfig:
+			allowed = append(allowed, e.path)
+			rest[e.path] = true
+		case trust.IsConfigPath(e.path):
+			cfg[e.path] = true
+		default:
 			rest[e.path] = true
 		}
 	}
+	slices.Sort(allowed)
+	allowed = slices.Compact(allowed)
+	out.ConfigApplied = allowed
+	w.config = ConfigReport{Applied: allowed}
 	if len(cfg) == 0 {
 		return patch, entries, nil
 	}
@@ -32,11 +46,6 @@ func (w *Workspace) holdConfig(patch []byte, entries []rawEntry, out *Outcome) (
 		names = append(names, p)
 	}
 	slices.Sort(names)
-	if w.allowConfig {
-		out.ConfigApplied = names
-		w.config = ConfigReport{Applied: names}
-		return patch, entries, nil
-	}
 	held, _, err := dropFiles(patch, entries, rest)
 	if err != nil {
 		return nil, nil, err
@@ -50,7 +59,7 @@ func (w *Workspace) holdConfig(patch []byte, entries []rawEntry, out *Outcome) (
 	if err := writeAtomic(out.ConfigPatch, held); err != nil {
 		return nil, nil, fmt.Errorf("isolate: save the refused configuration changes: %w", err)
 	}
-	w.config = ConfigReport{Refused: names, Patch: out.ConfigPatch}
+	w.config = ConfigReport{Refused: names, Patch: out.ConfigPatch, Applied: allowed}
 	return kept, keptEntries, nil
 }
 

@@ -233,8 +233,13 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if ws != nil {
 		rep := ws.Config()
 		if len(rep.Refused) > 0 {
+			// Allowed configuration, the refused are the programs.
+			why := configWhy
+			if g.allow {
+				why = programsWhy
+			}
 			lines = append(lines, fmt.Sprintf("configuration changes NOT applied: %s — %s. The refused changes are in %s: review them and `git apply` them yourself if you want them",
-				strings.Join(rep.Refused, ", "), configWhy, rep.Patch))
+				strings.Join(rep.Refused, ", "), why, rep.Patch))
 		}
 		if len(rep.Applied) > 0 {
 			lines = append(lines, "configuration changed by the subagent (allowed by agents.allow_config_changes): "+strings.Join(rep.Applied, ", "))

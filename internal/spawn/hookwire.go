@@ -10,6 +10,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // ToolHooks runs the user's PreToolUse and PostToolUse hooks for a
@@ -42,6 +43,11 @@ const (
 	maxHookInput    = 1 << 20  // a tool input
 	maxHookResponse = 64 << 10 // a tool response given to PostToolUse
 	maxBelow        = 256      // descendants one direct child may report
+	// maxPreToolHooks bounds the PreToolUse runs one direct child and its
+	// subtree may ask for in all (the root cannot check that each stands
+	// for a tool call really made; 4096 is far past what max_turns' default
+	// 50 turns use): later requests are denied, which is safe.
+	maxPreToolHooks = 4096
 )
 
 // toolHooks are the hooks its children's tool calls run (Config.ToolHooks:
@@ -143,6 +149,8 @@ type childHooks struct {
 	input   chan []byte
 	mu      sync.Mutex
 	pending int
+	asked   int  // PreToolUse requests taken (maxPreToolHooks)
+	warned  bool // the budget's warning was said
 }
 
 func (c *childHooks) handle(m protocol.Hook) {
@@ -160,8 +168,8 @@ func (c *childHooks) handle(m protocol.Hook) {
 		c.reply(protocol.HookReply{ID: m.ID})
 		return
 	}
-	if refusal == "" && !c.take() {
-		refusal = fmt.Sprintf("more than %d hook requests at once", maxPendingHooks)
+	if refusal == "" {
+		refusal = c.take(h.Event)
 	}
 	if refusal != "" {
 		rep := protocol.HookReply{ID: m.ID}
@@ -219,18 +227,61 @@ func (c *childHooks) stamp(m protocol.Hook) (protocol.Hook, string) {
 	}
 	h.TaskID, h.Agent, h.Depth = m.TaskID, n.agent, n.depth
 	h.Via = append(slices.Clone(via), c.id)
-	h.Mode = clip(m.Mode, 32)
+	h.Mode = relayedMode(clip(m.Mode, 32), c.mode)
 	return h, ""
 }
 
-func (c *childHooks) take() bool {
+// relayedMode is a descendant's permission mode for its hook payload: the
+// mode the child claims for it only where that allows no more than the
+// child's own mode (known, from its envelope), else the child's.
+func relayedMode(claim, known string) string {
+	want, err := tool.ParseMode(claim)
+	if claim == "" || err != nil {
+		return known
+	}
+	have, err := tool.ParseMode(known)
+	if err != nil {
+		have = tool.ModeDefault
+	}
+	narrower := false
+	switch want {
+	case tool.ModePlan:
+		narrower = true
+	case tool.ModeDontAsk, tool.ModeDefault:
+		narrower = have != tool.ModePlan && have != tool.ModeDontAsk || want == have
+	case tool.ModeAcceptEdits:
+		narrower = have == tool.ModeAcceptEdits || have == tool.ModeBypass
+	case tool.ModeBypass:
+		narrower = have == tool.ModeBypass
+	}
+	if narrower {
+		return string(want)
+	}
+	return known
+}
+
+// take reserves a run for a request of event, or says why it is refused:
+// too many open at once, or the subtree's PreToolUse budget spent (said
+// once on stderr, naming the child).
+func (c *childHooks) take(event string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending >= maxPendingHooks {
-		return false
+		return fmt.Sprintf("more than %d hook requests at once", maxPendingHooks)
+	}
+	if event == protocol.HookPreToolUse {
+		if c.asked >= maxPreToolHooks {
+			if !c.warned && c.d.cfg.Stderr != nil {
+				fmt.Fprintf(c.d.cfg.Stderr, "brood: warning: task %s (%s) asked for more than %d PreToolUse hook runs; its further hooked tool calls are denied\n",
+					c.id, c.agent, maxPreToolHooks)
+			}
+			c.warned = true
+			return fmt.Sprintf("more than %d PreToolUse hook requests from this subagent", maxPreToolHooks)
+		}
+		c.asked++
 	}
 	c.pending++
-	return true
+	return ""
 }
 
 func (c *childHooks) reply(m protocol.Message) { sendDown(c.ctx, c.input, m) }

@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -83,20 +84,25 @@ func TestHookRequestsAreStampedAndChecked(t *testing.T) {
 		agent  string
 		depth  int
 		taskID string
+		mode   string
 	}
 	cases := []struct {
 		name string
 		req  protocol.Hook
 		want want
 	}{
-		{"own, forged agent and depth", protocol.Hook{ID: "h1", Event: protocol.HookPreToolUse, Agent: "root", Depth: 0, Tool: "Read", Input: json.RawMessage(`{"file_path":"a"}`)},
-			want{ran: true, agent: "lead", depth: 1, taskID: child}},
+		{"own, forged agent, depth and mode", protocol.Hook{ID: "h1", Event: protocol.HookPreToolUse, Agent: "root", Depth: 0, Mode: "bypassPermissions", Tool: "Read", Input: json.RawMessage(`{"file_path":"a"}`)},
+			want{ran: true, agent: "lead", depth: 1, taskID: child, mode: "default"}},
 		{"own id, blocked", protocol.Hook{ID: "h2", Event: protocol.HookPreToolUse, TaskID: child, Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf /"}`)},
-			want{deny: "no Bash", ran: true, agent: "lead", depth: 1, taskID: child}},
-		{"grandchild, forged depth", protocol.Hook{ID: "h3", Event: protocol.HookPreToolUse, TaskID: grand, Agent: "root", Depth: 0, Tool: "Read"},
-			want{ran: true, agent: "scout", depth: 2, taskID: grand}},
+			want{deny: "no Bash", ran: true, agent: "lead", depth: 1, taskID: child, mode: "default"}},
+		{"grandchild, forged depth, wider mode", protocol.Hook{ID: "h3", Event: protocol.HookPreToolUse, TaskID: grand, Agent: "root", Depth: 0, Mode: "bypassPermissions", Tool: "Read"},
+			want{ran: true, agent: "scout", depth: 2, taskID: grand, mode: "default"}},
+		{"grandchild, narrower mode", protocol.Hook{ID: "h3p", Event: protocol.HookPreToolUse, TaskID: grand, Mode: "plan", Tool: "Read"},
+			want{ran: true, agent: "scout", depth: 2, taskID: grand, mode: "plan"}},
+		{"grandchild, no mode", protocol.Hook{ID: "h3n", Event: protocol.HookPreToolUse, TaskID: grand, Mode: "\x1b[31mroot", Tool: "Read"},
+			want{ran: true, agent: "scout", depth: 2, taskID: grand, mode: "default"}},
 		{"great-grandchild", protocol.Hook{ID: "h4", Event: protocol.HookPreToolUse, TaskID: greatG, Tool: "Read"},
-			want{ran: true, agent: "helper", depth: 3, taskID: greatG}},
+			want{ran: true, agent: "helper", depth: 3, taskID: greatG, mode: "default"}},
 		{"a sibling's id", protocol.Hook{ID: "h5", Event: protocol.HookPreToolUse, TaskID: sibling, Tool: "Read"}, want{deny: "never reported"}},
 		{"a stranger", protocol.Hook{ID: "h6", Event: protocol.HookPreToolUse, TaskID: stranger, Tool: "Read"}, want{deny: "never reported"}},
 		{"unknown event", protocol.Hook{ID: "h7", Event: "SessionStart", Tool: "Read"}, want{}},
@@ -130,8 +136,9 @@ func TestHookRequestsAreStampedAndChecked(t *testing.T) {
 			if ran != tc.want.ran {
 				t.Fatalf("ran %v, want %v", ran, tc.want.ran)
 			}
-			if ran && (got.Agent != tc.want.agent || got.Depth != tc.want.depth || got.TaskID != tc.want.taskID) {
-				t.Errorf("ran as %s/%s depth %d, want %s/%s depth %d", got.TaskID, got.Agent, got.Depth, tc.want.taskID, tc.want.agent, tc.want.depth)
+			if ran && (got.Agent != tc.want.agent || got.Depth != tc.want.depth || got.TaskID != tc.want.taskID || got.Mode != tc.want.mode) {
+				t.Errorf("ran as %s/%s depth %d mode %q, want %s/%s depth %d mode %q", got.TaskID, got.Agent, got.Depth, got.Mode,
+					tc.want.taskID, tc.want.agent, tc.want.depth, tc.want.mode)
 			}
 		})
 	}
@@ -182,5 +189,67 @@ func TestUnmatchedRequestAnsweredOnTheWay(t *testing.T) {
 	defer fh.mu.Unlock()
 	if len(fh.seen) != 0 {
 		t.Errorf("ran hooks for an unmatched call: %+v", fh.seen)
+	}
+}
+
+// TestHookRequestBudget: a child's subtree gets maxPreToolHooks PreToolUse
+// runs in all; past them its requests are denied without running a hook,
+// and one warning names the child. PostToolUse requests are not counted.
+func TestHookRequestBudget(t *testing.T) {
+	fh := &fakeHooks{filter: protocol.HookFilter{protocol.HookPreToolUse: {""}, protocol.HookPostToolUse: {""}}}
+	var stderr strings.Builder
+	d := &Dispatcher{cfg: Config{ToolHooks: fh, Stderr: &stderr}}
+	input := make(chan []byte, 4)
+	c := &childHooks{d: d, ctx: t.Context(), id: child, agent: "lead", depth: 1, tree: &tree{}, input: input}
+	c.asked = maxPreToolHooks - 1
+	for i, tc := range []struct {
+		event string
+		deny  string
+	}{
+		{protocol.HookPreToolUse, ""},
+		{protocol.HookPreToolUse, "more than 4096 PreToolUse"},
+		{protocol.HookPostToolUse, ""},
+		{protocol.HookPreToolUse, "more than 4096 PreToolUse"},
+	} {
+		c.handle(protocol.Hook{ID: fmt.Sprintf("h%d", i), Event: tc.event, Tool: "Read"})
+		m, err := protocol.Unmarshal(<-input)
+		rep, ok := m.(protocol.HookReply)
+		if err != nil || !ok {
+			t.Fatalf("request %d: reply %v %v", i, m, err)
+		}
+		if (tc.deny == "") != (rep.Deny == "") || !strings.Contains(rep.Deny, tc.deny) {
+			t.Errorf("request %d (%s): deny %q, want %q", i, tc.event, rep.Deny, tc.deny)
+		}
+	}
+	fh.mu.Lock()
+	ran := len(fh.seen)
+	fh.mu.Unlock()
+	if ran != 2 {
+		t.Errorf("%d hooks ran, want 2 (one PreToolUse within the budget, one PostToolUse)", ran)
+	}
+	if n := strings.Count(stderr.String(), "warning: task "+child+" (lead)"); n != 1 {
+		t.Errorf("warnings naming the child: %d, want 1: %q", n, stderr.String())
+	}
+}
+
+// TestRelayedMode: a descendant's claimed mode is taken only where it
+// allows no more than the mode its parent knows for the child.
+func TestRelayedMode(t *testing.T) {
+	for _, tc := range []struct{ claim, known, want string }{
+		{"", "acceptEdits", "acceptEdits"},
+		{"plan", "", "plan"},
+		{"plan", "bypassPermissions", "plan"},
+		{"default", "acceptEdits", "default"},
+		{"dontAsk", "default", "dontAsk"},
+		{"default", "plan", "plan"},
+		{"acceptEdits", "default", "default"},
+		{"acceptEdits", "bypassPermissions", "acceptEdits"},
+		{"bypassPermissions", "acceptEdits", "acceptEdits"},
+		{"bypassPermissions", "bypassPermissions", "bypassPermissions"},
+		{"root", "default", "default"},
+	} {
+		if got := relayedMode(tc.claim, tc.known); got != tc.want {
+			t.Errorf("relayedMode(%q, %q) = %q, want %q", tc.claim, tc.known, got, tc.want)
+		}
 	}
 }

@@ -11,9 +11,12 @@ import (
 // hook's ./scripts/guard.sh) are held back like configuration: the root
 // would run them unconfined, so a child that writes in place gets its
 // change to them undone and reported, as for .claude/ (an isolated child's
-// patch leaves them out: isolate.Options.Programs).
+// patch leaves them out: isolate.Options.Programs). The user's
+// agents.allow_config_changes gives a writer the project's configuration,
+// not these: the root runs them, and a PreToolUse hook's script rewritten
+// while a child asks for it could race its pin check.
 
-const programsWhy = "a subagent may not change a file that your trusted hooks or MCP servers run (the project's trust covers its content); allow it with agents.allow_config_changes = true in your own settings or BROOD_ALLOW_CONFIG_CHANGES=1"
+const programsWhy = "a subagent may not change a file that your trusted hooks or MCP servers run (the project's trust covers its content); change it yourself, and trust the project again"
 
 // watchPrograms snapshots the held files beside the configuration (the
 // caller holds cfgMu, and g.err is the configuration snapshot's).
@@ -26,7 +29,7 @@ func (g *configGuard) watchPrograms() {
 }
 
 // undoPrograms puts back what the child changed of the held files, and
-// says so (or, when allowed, only says so).
+// says so, agents.allow_config_changes or not.
 func (g *configGuard) undoPrograms() []string {
 	if g.progs == nil {
 		return nil
@@ -37,9 +40,6 @@ func (g *configGuard) undoPrograms() []string {
 		return []string{"files your hooks run not checked after the run (" + err.Error() + "): check " + strings.Join(g.d.cfg.Grant.Held(), ", ") + " yourself"}
 	case len(changed) == 0:
 		return nil
-	}
-	if g.allow {
-		return []string{"files your hooks or MCP servers run changed by the subagent (allowed by agents.allow_config_changes): " + strings.Join(changed, ", ")}
 	}
 	failed, err := g.progs.Restore(changed)
 	line := fmt.Sprintf("configuration changes refused and undone: %s — %s", strings.Join(changed, ", "), programsWhy)

@@ -9,8 +9,8 @@ import "strings"
 // hooks, MCP servers, subagents, which are brood too and run git and their
 // own children with it). A settings file must not choose those programs
 // (PATH, the dynamic loader), point git at another config or repository,
-// or turn brood's own switches (BROOD_*), or name a startup file every
-// shell runs (BASH_ENV, ENV), whoever trusted the file.
+// or turn brood's own switches (BROOD_*), or choose code every shell runs
+// (shellCode), whoever trusted the file.
 func steersBrood(name, source string) string {
 	upper := strings.ToUpper(name)
 	switch {
@@ -24,15 +24,23 @@ func steersBrood(name, source string) string {
 		return "brood's own switches come from your shell or settings.toml, not from " + source
 	case upper == "HOME" || strings.HasPrefix(upper, "XDG_"):
 		return "it moves where brood keeps its trust records and state; set it in your shell"
-	case shellStartup(upper):
-		return "it names a file the shell runs before every Bash command, hook and script brood starts; set it in your shell"
+	case shellCode(upper):
+		return "it chooses code the shell runs in every Bash command, hook and script brood starts; set it in your shell"
 	}
 	return ""
 }
 
-// shellStartup reports whether the variable (upper case) names a file a
-// non-interactive shell sources before its command: bash's BASH_ENV, and
-// ENV, which sh and bash in POSIX mode read.
-func shellStartup(upper string) bool {
-	return upper == "BASH_ENV" || upper == "ENV"
+// shellCode reports whether the variable (upper case) makes a shell brood
+// starts run code the variable chose: a startup file (bash's BASH_ENV; ENV,
+// which sh and bash in POSIX mode read), an exported function that shadows
+// a command (BASH_FUNC_name%%, as `git` or `cd`), options read at startup
+// (SHELLOPTS=xtrace expands PS4, command substitutions included, before
+// every command; BASHOPTS=extdebug sources the debugger), and a prompt
+// hook. IFS (bash resets it) and CDPATH (runs nothing) are left alone.
+func shellCode(upper string) bool {
+	switch upper {
+	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND":
+		return true
+	}
+	return strings.HasPrefix(upper, "BASH_FUNC_")
 }
