@@ -37,9 +37,10 @@ func replyOf(t *testing.T, input chan []byte) string {
 func TestTurnBoundaryWaitsForTheCaller(t *testing.T) {
 	input := make(chan []byte, 8)
 	entered, leave := make(chan int, 1), make(chan struct{})
-	c := &childTurns{ctx: context.Background(), input: input, f: func(_ context.Context, n int) {
+	c := &childTurns{ctx: context.Background(), input: input, f: func(_ context.Context, n int) bool {
 		entered <- n
 		<-leave
+		return true
 	}}
 	c.handle(protocol.Turn{ID: "turn-a", Turn: 2})
 	if n := <-entered; n != 2 {

@@ -351,7 +351,7 @@ func (b *beater) finish(r *call.Result) {
 // turn is the child's turn boundary (call.Watch.Turn): its transcript so far
 // goes to the store and the heartbeat naming it to the server before the
 // child makes its next model request.
-func (b *beater) turn(ctx context.Context, _ int) {
+func (b *beater) turn(ctx context.Context, _ int) bool {
 	at := time.Now()
 	b.mu.Lock()
 	hb := b.upload(true)
@@ -359,13 +359,12 @@ func (b *beater) turn(ctx context.Context, _ int) {
 	gone := b.record(ctx, hb, b.a.durableFor(ctx))
 	b.mu.Unlock()
 	b.a.Times.Add("child: turn made durable", time.Since(at))
-	if gone {
-		// The server runs this call elsewhere now (this worker was
-		// stopped past the heartbeat timeout) or cancelled it: the child
-		// asks the model nothing more. The SDK's next beat (the child's
-		// pings go on) hears the same and cancels the attempt.
-		<-ctx.Done()
-	}
+	// gone: the server runs this call elsewhere now (this worker was
+	// stopped past the heartbeat timeout) or cancelled it: the child is
+	// not told to go on, so it asks the model nothing more. The SDK's next
+	// beat (the child's pings go on) hears the same and cancels the
+	// attempt.
+	return !gone
 }
 
 // readOnly reports whether the call's agent is read-only (its envelope,
