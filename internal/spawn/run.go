@@ -48,7 +48,7 @@ type spawn struct {
 	before *dispatch.TreeState
 	prog   *progress
 	emit   func(Event)
-	alive  func()                     // the call's watcher's (call.Watch.Alive), or nil
+	alive  func()                          // the call's watcher's (call.Watch.Alive), or nil
 	turn   func(context.Context, int) bool // call.Watch.Turn, or nil
 	askCtx context.Context
 	cfg    *configGuard // the configuration an in-place writer may not change
