@@ -281,6 +281,10 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			warm, warmID := timedRunID(b, fleet, p, in, k)
 			warmTimes := times.Take()
 			l2 := timedRun(b, loc, p, in, k)
+			local := &temporal.CallTimes{}
+			if times != nil {
+				local.AddSpawns(lp.root) // both local runs' children
+			}
 			per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(k) }
 			lper := (per(l1) + per(l2)) / 2
 			name := fmt.Sprintf("%dms", latency.Milliseconds())
@@ -300,8 +304,8 @@ func BenchmarkFleetOverhead(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				fmt.Fprintf(f, "%d calls, model %s: local %.1f ms/agent, cold %.1f, warm %.1f\n  cold fleet's activities:%s\n  warm fleet's activities:%s\n",
-					k, name, lper, per(cold), per(warm), coldTimes, warmTimes)
+				fmt.Fprintf(f, "%d calls, model %s: local %.1f ms/agent, cold %.1f, warm %.1f\n  cold fleet's activities:%s\n  warm fleet's activities:%s\n  local engine's children (both runs):%s\n",
+					k, name, lper, per(cold), per(warm), coldTimes, warmTimes, local)
 				f.Close()
 			}
 		}

@@ -124,3 +124,18 @@ func (t *CallTimes) spawnStages(root, id string) {
 		t.Add("child: "+s.Name, time.Duration(s.Dur))
 	}
 }
+
+// AddSpawns adds the traced spawns of every task under root (a local
+// engine's project: the same stages, to compare a worker's with).
+func (t *CallTimes) AddSpawns(root string) {
+	if t == nil {
+		return
+	}
+	ids, err := taskdir.Open(root).TaskIDs()
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		t.spawnStages(root, id)
+	}
+}
