@@ -187,10 +187,13 @@ func (r *run) loop(ctx context.Context, history []model.Message, prompt string) 
 		if t := resp.Message.Text(); t != "" {
 			r.last = t
 		}
-		if !r.account(turn, resp.Usage) {
+		uses := resp.Message.ToolUses()
+		// The answer ends the run: no tool to run, no paused turn to go
+		// on with, no Stop hook that could send it back to the model.
+		final := len(uses) == 0 && resp.StopReason != "pause_turn" && (r.cfg.Hooks == nil || turn >= max)
+		if !r.account(turn, resp.Usage, final) {
 			return
 		}
-		uses := resp.Message.ToolUses()
 		if len(uses) == 0 && resp.StopReason == "pause_turn" && turn < max {
 			// The provider paused a long turn (its server tools were
 			// still at work): the turn goes back as it is, to continue.
@@ -399,11 +402,11 @@ func (r *run) streamModel(ctx context.Context, turn int) (*model.Response, error
 }
 
 // account adds a turn's usage and emits the usage and budget events.
-func (r *run) account(turn int, u model.Usage) bool {
+func (r *run) account(turn int, u model.Usage, final bool) bool {
 	r.total = r.total.Add(u)
 	r.record(session.Record{Type: session.RecUsage, Turn: turn, Usage: &u})
 	tot := r.total
-	if !r.emit(Event{Type: EvUsage, Turn: turn, Usage: &u, Total: &tot}) {
+	if !r.emit(Event{Type: EvUsage, Turn: turn, Usage: &u, Total: &tot, Final: final}) {
 		return false
 	}
 	b := r.cfg.TokenBudget

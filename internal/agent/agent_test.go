@@ -213,6 +213,10 @@ func TestUsageAddsUpPerTurn(t *testing.T) {
 		if *e.Usage != per[i] || *e.Total != running || e.Turn != i+1 {
 			t.Errorf("usage event %d: %+v total %+v turn %d", i, *e.Usage, *e.Total, e.Turn)
 		}
+		// Final: only the answer with no tool call, which ends the run.
+		if e.Final != (i == 2) {
+			t.Errorf("usage event %d: final %v, want %v", i, e.Final, i == 2)
+		}
 		i++
 	}
 	if i != 3 {

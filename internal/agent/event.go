@@ -46,9 +46,12 @@ type Event struct {
 	Usage   *model.Usage    `json:"usage,omitempty"`
 	// Part is the server tool's block (EvServerTool): a server_tool_use
 	// or web_search_tool_result, with the provider's block in Part.Raw.
-	Part    *model.Part  `json:"part,omitempty"`
-	Total   *model.Usage `json:"total,omitempty"`
-	Outcome *Outcome     `json:"outcome,omitempty"`
+	Part  *model.Part  `json:"part,omitempty"`
+	Total *model.Usage `json:"total,omitempty"`
+	// Final (EvUsage) says the answer ends the run: it has no tool call,
+	// and no paused turn or Stop hook can send the run back to the model.
+	Final   bool     `json:"final,omitempty"`
+	Outcome *Outcome `json:"outcome,omitempty"`
 }
 
 // Outcome is the end of a run.

@@ -118,8 +118,13 @@ type Watch struct {
 	// has), so a call killed at any moment is continued from its last
 	// finished turn and never asks a finished turn again. Turn gets the
 	// call's context and the child's word for the turn's number; it must
-	// return when ctx ends.
-	Turn func(ctx context.Context, turn int)
+	// return when ctx ends. false: the call is no one's now (its attempt
+	// was cancelled or runs elsewhere), so the child is never told to go
+	// on and asks the model nothing more. The boundary of an answer that
+	// ends the run is not waited for by the child (it only writes its
+	// result and exits meanwhile), but the call does not return before
+	// Turn has.
+	Turn func(ctx context.Context, turn int) bool
 }
 
 // Watched is r with w set on every call that sets no Watch of its own

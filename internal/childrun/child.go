@@ -374,8 +374,15 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 				// The model's answer is in the transcript: the parent makes
 				// it durable before its tools run or the run ends with it,
 				// so a pick-up elsewhere acts on it instead of asking again.
+				// An answer that ends the run is not waited for: all
+				// that follows is this child's result and exit, and the
+				// parent returns that only once the answer is durable.
 				batch.flush()
-				cfg.up.turn(runCtx, ev.Turn)
+				if ev.Final {
+					cfg.up.finalTurn(ev.Turn)
+				} else {
+					cfg.up.turn(runCtx, ev.Turn)
+				}
 			}
 		case agent.EvBudgetWarning:
 			out.send(protocol.BudgetWarning{Text: ev.Text})

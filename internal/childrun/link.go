@@ -256,6 +256,22 @@ func (l *parentLink) turn(ctx context.Context, n int) {
 	}
 }
 
+// finalTurn says the boundary of an answer that ends the run is reached,
+// and does not wait: the parent makes it durable while this child writes
+// its result and exits, and returns the result only after (spawn's
+// childTurns.wait). Its reply finds no one waiting and is dropped.
+func (l *parentLink) finalTurn(n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	gone := l.gone
+	l.mu.Unlock()
+	if !gone {
+		l.out.send(protocol.Turn{ID: protocol.NewTurnID(), Turn: n})
+	}
+}
+
 // turnReply delivers the parent's go to the boundary that waits for it.
 func (l *parentLink) turnReply(m protocol.TurnReply) {
 	l.mu.Lock()

@@ -48,8 +48,8 @@ type spawn struct {
 	before *dispatch.TreeState
 	prog   *progress
 	emit   func(Event)
-	alive  func()                     // the call's watcher's (call.Watch.Alive), or nil
-	turn   func(context.Context, int) // call.Watch.Turn, or nil
+	alive  func()                          // the call's watcher's (call.Watch.Alive), or nil
+	turn   func(context.Context, int) bool // call.Watch.Turn, or nil
 	askCtx context.Context
 	cfg    *configGuard // the configuration an in-place writer may not change
 }
@@ -124,6 +124,9 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		}
 	}
 	o := h.Wait()
+	// A final answer's boundary may still be being made durable (the
+	// child did not wait for it): the call's result comes after it.
+	turns.wait()
 	if o.KilledBy == pool.KilledByNone && dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started) != nil {
 		// A person's `brood tasks kill` stopped it from outside the pool.
 		o.KilledBy = dispatch.KilledByUser

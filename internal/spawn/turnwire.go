@@ -19,9 +19,10 @@ import (
 // is answered at once), and everything but the request's id is ignored.
 type childTurns struct {
 	ctx   context.Context // the call's: ends when it does
-	f     func(context.Context, int)
+	f     func(context.Context, int) bool
 	input chan []byte
 	busy  sync.Mutex
+	wg    sync.WaitGroup // the boundaries the caller is recording
 }
 
 func (c *childTurns) handle(m protocol.Turn) {
@@ -33,9 +34,16 @@ func (c *childTurns) handle(m protocol.Turn) {
 		sendDown(c.ctx, c.input, reply)
 		return
 	}
+	c.wg.Add(1)
 	go func() {
+		defer c.wg.Done()
 		defer c.busy.Unlock()
-		c.f(c.ctx, m.Turn)
-		sendDown(c.ctx, c.input, reply)
+		if c.f(c.ctx, m.Turn) {
+			sendDown(c.ctx, c.input, reply)
+		}
 	}()
 }
+
+// wait returns once every boundary handed to the caller has been
+// recorded (the child of a final answer ends without waiting for it).
+func (c *childTurns) wait() { c.wg.Wait() }

@@ -37,9 +37,10 @@ func replyOf(t *testing.T, input chan []byte) string {
 func TestTurnBoundaryWaitsForTheCaller(t *testing.T) {
 	input := make(chan []byte, 8)
 	entered, leave := make(chan int, 1), make(chan struct{})
-	c := &childTurns{ctx: context.Background(), input: input, f: func(_ context.Context, n int) {
+	c := &childTurns{ctx: context.Background(), input: input, f: func(_ context.Context, n int) bool {
 		entered <- n
 		<-leave
+		return true
 	}}
 	c.handle(protocol.Turn{ID: "turn-a", Turn: 2})
 	if n := <-entered; n != 2 {
@@ -71,5 +72,37 @@ func TestTurnBoundaryWaitsForTheCaller(t *testing.T) {
 	local.handle(protocol.Turn{ID: "turn-c", Turn: 2})
 	if id := replyOf(t, input); id != "turn-c" {
 		t.Fatalf("no caller: reply %q; want turn-c at once", id)
+	}
+}
+
+// TestTurnBoundaryWaitAndGone: wait returns only once the caller has
+// returned (a final answer's boundary, which the child does not wait for,
+// is recorded before the call's result is returned), and a caller that
+// says the call is gone gets the child no go-ahead.
+func TestTurnBoundaryWaitAndGone(t *testing.T) {
+	for _, goOn := range []bool{true, false} {
+		input := make(chan []byte, 8)
+		leave := make(chan struct{})
+		c := &childTurns{ctx: context.Background(), input: input, f: func(context.Context, int) bool {
+			<-leave
+			return goOn
+		}}
+		c.handle(protocol.Turn{ID: "turn-a", Turn: 1})
+		waited := make(chan struct{})
+		go func() { c.wait(); close(waited) }()
+		select {
+		case <-waited:
+			t.Fatalf("go on %v: wait returned before the caller did", goOn)
+		default:
+		}
+		close(leave)
+		<-waited
+		want := ""
+		if goOn {
+			want = "turn-a"
+		}
+		if id := replyOf(t, input); id != want {
+			t.Errorf("go on %v: reply %q, want %q", goOn, id, want)
+		}
 	}
 }

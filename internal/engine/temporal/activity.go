@@ -51,6 +51,9 @@ type Activities struct {
 	// its result is recorded: a fault test stops the worker there (brood
 	// worker sets it from BROOD_TEST_HOLD_BEFORE_RESULT only).
 	BeforeResult func(ctx context.Context)
+	// Times, when set, keeps a breakdown of every call's time (a
+	// benchmark's; calltimes.go).
+	Times *CallTimes
 
 	// claimed caches the runs this worker saw claim their submission
 	// (replay.go).
@@ -59,12 +62,17 @@ type Activities struct {
 
 // Call is the agent-call activity.
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
+	lp := a.Times.start()
+	if sched := activity.GetInfo(ctx).ScheduledTime; lp != nil && !sched.IsZero() {
+		a.Times.Add("queued (server clock)", lp.last.Sub(sched))
+	}
 	if err := a.admit(ctx, in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
 	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
 		return nil, claimError(err)
 	}
+	lp.mark("admit and claim")
 	spec := in.Spec
 	var hb Heartbeat
 	// A follow-up prompt (a resume that is not a pick-up) is sent once: a
@@ -103,6 +111,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		return nil, err
 	}
 	defer cleanup()
+	lp.mark("checks and continuation")
 	runner := a.Runner
 	// Until the child's first line the attempt says it is alive itself:
 	// making the copy of a large tree, the call's set-up and the child's
@@ -118,10 +127,15 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		defer cp.co.Cleanup()
 		runner = cp.runner
 	}
+	lp.mark("copy and its dispatcher")
 	b := newBeater(ctx, a, id, cp, hb)
-	b.first = stop
+	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	r, err := runner.Call(ctx, spec)
+	lp.mark("child: first line to end")
+	if r != nil {
+		a.Times.spawnStages(a.ProjectRoot, r.TaskID)
+	}
 	stop()
 	b.stop()
 	if a.BeforeResult != nil {
@@ -132,12 +146,14 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 			r.Failures = append(r.Failures, cerr.Error())
 		}
 	}
+	lp.mark("change")
 	if r != nil {
 		// The task's runs on the fleet: this attempt's and the earlier
 		// ones' (whose turns its transcript, and so its usage, carries).
 		r.Attempts += max(int(activity.GetInfo(ctx).Attempt)-1, 0)
 	}
 	b.finish(r)
+	lp.mark("result durable")
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
@@ -310,19 +326,24 @@ func (b *beater) loop() {
 func (b *beater) finish(r *call.Result) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	hb := b.upload(true)
+	var hb Heartbeat
+	b.a.Times.timed("  final transcript upload", func() { hb = b.upload(true) })
 	activity.RecordHeartbeat(b.ctx, hb)
 	b.hb = hb
 	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled {
 		return
 	}
 	if data, err := json.Marshal(r); err == nil {
+		at := time.Now()
 		if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
+			b.a.Times.Add("  result put in the store", time.Since(at))
 			hb.Result = ref
 			// On the server before the activity completes: a completion
 			// lost (a server restart, this worker killed now) is retried
 			// with this heartbeat, and the retry returns the result.
-			b.record(context.WithoutCancel(b.ctx), hb, b.a.durableFor(b.ctx))
+			b.a.Times.timed("  result heartbeat recorded", func() {
+				b.record(context.WithoutCancel(b.ctx), hb, b.a.durableFor(b.ctx))
+			})
 		}
 	}
 }
@@ -330,19 +351,20 @@ func (b *beater) finish(r *call.Result) {
 // turn is the child's turn boundary (call.Watch.Turn): its transcript so far
 // goes to the store and the heartbeat naming it to the server before the
 // child makes its next model request.
-func (b *beater) turn(ctx context.Context, _ int) {
+func (b *beater) turn(ctx context.Context, _ int) bool {
+	at := time.Now()
 	b.mu.Lock()
 	hb := b.upload(true)
 	b.hb = hb
 	gone := b.record(ctx, hb, b.a.durableFor(ctx))
 	b.mu.Unlock()
-	if gone {
-		// The server runs this call elsewhere now (this worker was
-		// stopped past the heartbeat timeout) or cancelled it: the child
-		// asks the model nothing more. The SDK's next beat (the child's
-		// pings go on) hears the same and cancels the attempt.
-		<-ctx.Done()
-	}
+	b.a.Times.Add("child: turn made durable", time.Since(at))
+	// gone: the server runs this call elsewhere now (this worker was
+	// stopped past the heartbeat timeout) or cancelled it: the child is
+	// not told to go on, so it asks the model nothing more. The SDK's next
+	// beat (the child's pings go on) hears the same and cancels the
+	// attempt.
+	return !gone
 }
 
 // readOnly reports whether the call's agent is read-only (its envelope,

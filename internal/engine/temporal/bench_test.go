@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -101,12 +102,12 @@ func overlayHere(t testing.TB) bool { return isolate.ProbeIn(t.Context(), t.Temp
 // (an overlay where the machine has one, unless full).
 func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool) *project {
 	t.Helper()
-	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()})
+	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()}, nil)
 }
 
 // startCodeWorkerIn is startCodeWorker with a given clone cache (workers of
 // one user on one host share theirs).
-func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache) *project {
+func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache, times *temporal.CallTimes) *project {
 	t.Helper()
 	p := newProject(t, script)
 	blobs, err := blobstore.Open(t.Context(), store)
@@ -126,7 +127,7 @@ func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
-			UploadEvery: 100 * time.Millisecond, Code: site},
+			UploadEvery: 100 * time.Millisecond, Code: site, Times: times},
 	})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -214,7 +215,7 @@ func timedRunID(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string
 // queue and returns an engine that ships dir's tree to them; shared: the
 // workers share one clone cache (as workers of one user on one host do),
 // else each has its own (as on n hosts).
-func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool) engine.Engine {
+func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool, times *temporal.CallTimes) engine.Engine {
 	t.Helper()
 	q, store := newQueue(t), "file://"+t.TempDir()
 	cache := &codesnap.Cache{Dir: t.TempDir()}
@@ -222,7 +223,7 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 		if !shared {
 			cache = &codesnap.Cache{Dir: t.TempDir()}
 		}
-		startCodeWorkerIn(t, c, q, script, conc, store, false, cache)
+		startCodeWorkerIn(t, c, q, script, conc, store, false, cache, times)
 	}
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
@@ -259,17 +260,31 @@ func BenchmarkFleetOverhead(b *testing.B) {
 	if os.Getenv("BROOD_BENCH_NOCODE") != "" {
 		repo = ""
 	}
+	var times *temporal.CallTimes
+	if os.Getenv("BROOD_BENCH_BREAKDOWN") != "" {
+		// The workers' activities timed stage by stage into the file it
+		// names, the spawns traced (the local engine's too, so both pay
+		// the same).
+		times = &temporal.CallTimes{}
+		b.Setenv(spawntrace.EnvVar, "1")
+	}
 	for i := 0; i < b.N; i++ {
 		for _, latency := range []time.Duration{0, 300 * time.Millisecond} {
 			script := fleetScript(latency)
 			lp := newProject(b, script)
 			benchFill(b, lp.root, 1000) // the same tree as the fleet's
 			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcher(b, workers*slots), Concurrency: workers * slots})
-			fleet := fleetOf(b, c, script, repo, workers, slots, false)
+			fleet := fleetOf(b, c, script, repo, workers, slots, false, times)
 			l1 := timedRun(b, loc, p, in, k)
 			cold, coldID := timedRunID(b, fleet, p, in, k)
+			coldTimes := times.Take()
 			warm, warmID := timedRunID(b, fleet, p, in, k)
+			warmTimes := times.Take()
 			l2 := timedRun(b, loc, p, in, k)
+			local := &temporal.CallTimes{}
+			if times != nil {
+				local.AddSpawns(lp.root) // both local runs' children
+			}
 			per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(k) }
 			lper := (per(l1) + per(l2)) / 2
 			name := fmt.Sprintf("%dms", latency.Milliseconds())
@@ -283,6 +298,16 @@ func BenchmarkFleetOverhead(b *testing.B) {
 				cold.Round(time.Millisecond), per(cold), per(cold)/lper, warm.Round(time.Millisecond), per(warm), per(warm)/lper)
 			b.Logf("  cold fleet's calls: %s", planTimeline(b, c, coldID))
 			b.Logf("  warm fleet's calls: %s", planTimeline(b, c, warmID))
+			if times != nil {
+				// A file: a benchmark's log keeps its first 10 lines.
+				f, err := os.OpenFile(os.Getenv("BROOD_BENCH_BREAKDOWN"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(f, "%d calls, model %s: local %.1f ms/agent, cold %.1f, warm %.1f\n  cold fleet's activities:%s\n  warm fleet's activities:%s\n  local engine's children (both runs):%s\n",
+					k, name, lper, per(cold), per(warm), coldTimes, warmTimes, local)
+				f.Close()
+			}
 		}
 	}
 }
@@ -328,8 +353,8 @@ func BenchmarkDirtyVsClean(b *testing.B) {
 		clean := dirtyBenchRepo(b, n, false, 0, 0, 0)
 		dirty := dirtyBenchRepo(b, n, true, n/10, n, 4096)
 		shared := os.Getenv("BROOD_BENCH_SHARED_CACHE") != ""
-		cw := timedRun(b, fleetOf(b, c, script, clean, workers, slots, shared), p, in, k)
-		dw := timedRun(b, fleetOf(b, c, script, dirty, workers, slots, shared), p, in, k)
+		cw := timedRun(b, fleetOf(b, c, script, clean, workers, slots, shared, nil), p, in, k)
+		dw := timedRun(b, fleetOf(b, c, script, dirty, workers, slots, shared, nil), p, in, k)
 		// Of which the submitter's capture (once per run).
 		blobs, err := blobstore.Open(b.Context(), "file://"+b.TempDir())
 		if err != nil {

@@ -51,11 +51,16 @@ func (a *Activities) materialise(ctx context.Context, in CallInput, id string, h
 		name = "call"
 	}
 	ro := a.Code.ReadOnly != nil && a.Code.ReadOnly(spec.Agent)
-	co, err := a.Code.Cache.Materialise(ctx, a.Code.Blobs, in.Code, codesnap.Options{ID: name, Partial: hb.Code, ReadOnly: ro})
+	var co *codesnap.Checkout
+	var err error
+	a.Times.timed("  copy", func() {
+		co, err = a.Code.Cache.Materialise(ctx, a.Code.Blobs, in.Code, codesnap.Options{ID: name, Partial: hb.Code, ReadOnly: ro})
+	})
 	if err != nil {
 		return nil, err
 	}
-	r, err := a.Code.RunnerIn(co)
+	var r call.Runner
+	a.Times.timed("  its dispatcher", func() { r, err = a.Code.RunnerIn(co) })
 	if err != nil {
 		co.Cleanup()
 		return nil, err
