@@ -101,7 +101,7 @@ func TestParentKilledMidRun(t *testing.T) {
 						t.Errorf("%s: %s without a resume handle", tk.ID, tk.Status)
 					}
 				default:
-					t.Errorf("%s: unexpected status %s after the parent died", tk.ID, tk.Status)
+					t.Errorf("%s: unexpected status %s after the parent died (%s)", tk.ID, tk.Status, tk.Note)
 				}
 			}
 			t.Logf("killed after %d progress lines: %d dispatches %v", killAt, len(tasks), counts)
