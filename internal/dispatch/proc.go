@@ -11,7 +11,7 @@ import (
 type Proc struct {
 	PID, PPID, PGRP, Session int
 	State                    string // R, S, D, Z, ...
-	Flags                    uint64 // the kernel's PF_* flags of its leader
+	Flags                    uint64 // the kernel's PF_* flags of its leader (of the thread, for a thread's stat)
 }
 
 // pfExiting is the kernel's PF_EXITING: set when a task starts to exit.
@@ -20,7 +20,12 @@ const pfExiting = 0x4
 // ReadProc reads one process's stat line; false when there is no such
 // process (or no /proc).
 func ReadProc(pid int) (Proc, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return readStat(fmt.Sprintf("/proc/%d/stat", pid), pid)
+}
+
+// readStat reads one stat file: a process's, or one thread's of it.
+func readStat(path string, pid int) (Proc, bool) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return Proc{}, false
 	}
@@ -42,6 +47,27 @@ func ReadProc(pid int) (Proc, bool) {
 		p.Flags, _ = strconv.ParseUint(f[6], 10, 64)
 	}
 	return p, true
+}
+
+// liveThread reports whether some thread of pid is neither dead nor
+// exiting. A process whose leader exits while another thread runs on is
+// alive: the other thread executing a new image (the kernel ends every
+// other thread, the leader first, and the new image takes the leader's
+// pid), or a leader that left by itself. A process that ends has every
+// thread exiting within an instant of its exit_group.
+func liveThread(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		t, ok := readStat(dir+"/"+e.Name()+"/stat", pid)
+		if ok && t.State != "Z" && t.State != "X" && t.Flags&pfExiting == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Procs reads every process in /proc.

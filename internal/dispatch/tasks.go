@@ -309,14 +309,37 @@ func firstOf(a, b string) string {
 	return b
 }
 
+// execWindow bounds how long Alive looks again at a process that reads as
+// ending: for an instant of an exec from a thread that is not its first
+// (a child re-executing itself under Landlock), the kernel ends the leader
+// and hands its pid to the executing thread, and no thread of the process
+// reads as live; one that really ends still reads so after this.
+const execWindow = 100 * time.Millisecond
+
 // Alive reports whether pid is a live (not zombie) process running task id.
 // It only informs a listing; nothing is ever signalled on its word.
 func Alive(pid int, id string) bool {
-	if pid <= 1 || syscall.Kill(pid, 0) != nil {
-		return false
+	deadline := time.Now().Add(execWindow)
+	for {
+		alive, sure := aliveNow(pid, id)
+		if alive || sure || time.Now().After(deadline) {
+			return alive
+		}
+		time.Sleep(time.Millisecond)
 	}
-	if p, ok := ReadProc(pid); ok && p.State == "Z" {
-		return false
+}
+
+// aliveNow is one look at pid; sure is false when it reads as ending, which
+// an exec in progress also does for an instant.
+func aliveNow(pid int, id string) (alive, sure bool) {
+	if pid <= 1 || syscall.Kill(pid, 0) != nil {
+		return false, true
+	}
+	if p, ok := ReadProc(pid); ok && (p.State == "Z" || p.Flags&pfExiting != 0) {
+		// The leader is exiting or a zombie: the process ends, or another
+		// of its threads is executing a new image (the kernel ends the
+		// leader first, and the new image takes its pid).
+		return liveThread(pid), false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
@@ -325,17 +348,16 @@ func Alive(pid int, id string) bool {
 		// kill(0). Taking the error for "alive" made an exiting child look
 		// running.
 		_, noProc := os.Stat("/proc/self")
-		return noProc != nil
+		return noProc != nil, true
 	}
 	// Empty while it exits (its memory is gone): not running any more,
 	// and what it wrote before exiting is on disk. Empty too for an
-	// instant of an exec (the new image's arguments not yet in place: a
-	// child re-executing itself under Landlock), when it is not exiting.
+	// instant of an exec (the new image's arguments not yet in place),
+	// when some thread of it is not exiting.
 	if len(cmdline) == 0 {
-		p, ok := ReadProc(pid)
-		return ok && p.State != "Z" && p.Flags&pfExiting == 0
+		return liveThread(pid), false
 	}
-	return strings.Contains(string(cmdline), id)
+	return strings.Contains(string(cmdline), id), true
 }
 
 // ListTasks reads every task of a project, newest first. A task whose

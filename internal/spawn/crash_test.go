@@ -74,13 +74,18 @@ func TestParentKilledMidRun(t *testing.T) {
 			_ = cmd.Wait()
 
 			// The orphaned children notice their parent is gone and wind
-			// down; wait until no task is running any more.
+			// down; wait until no task is running any more, nor owned.
+			// Queued tasks of the dead parent were seen still locked for a
+			// moment under load (once in 120 iterations), most likely by a
+			// child it was forking when it died: a forked process holds a
+			// copy of every descriptor, the task locks too, until it has
+			// executed or exited. A queued task must end cancelled.
 			var tasks []*dispatch.Task
 			waitUntil(t, 60*time.Second, func() bool {
 				tasks, err = dispatch.ListTasks(p.root)
 				must(t, err)
 				for _, tk := range tasks {
-					if tk.Status == dispatch.StatusRunning {
+					if tk.Status == dispatch.StatusRunning || tk.Status == dispatch.StatusQueued {
 						return false
 					}
 				}
@@ -101,7 +106,7 @@ func TestParentKilledMidRun(t *testing.T) {
 						t.Errorf("%s: %s without a resume handle", tk.ID, tk.Status)
 					}
 				default:
-					t.Errorf("%s: unexpected status %s after the parent died", tk.ID, tk.Status)
+					t.Errorf("%s: unexpected status %s after the parent died (%s)", tk.ID, tk.Status, tk.Note)
 				}
 			}
 			t.Logf("killed after %d progress lines: %d dispatches %v", killAt, len(tasks), counts)
