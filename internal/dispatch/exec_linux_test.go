@@ -66,6 +66,8 @@ func TestAliveThroughExec(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A failed look below must not leave the chain's last image waiting.
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	ready := make(chan struct{})
 	go func() {
 		_, _ = bufio.NewReader(stdout).ReadString('\n')
