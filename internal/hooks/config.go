@@ -227,10 +227,10 @@ func (s Sources) Files() (user, project []string) {
 			filepath.Join(r, ".brood", "settings.toml"), filepath.Join(r, ".brood", "settings.local.toml"),
 		}
 	}
-	keep := func(files []string) []string {
-		return slices.DeleteFunc(files, func(f string) bool { return !settings.Loads(s.Only, s.ProjectRoot, f) })
+	keep := func(files []string, project bool) []string {
+		return slices.DeleteFunc(files, func(f string) bool { return !settings.Loads(s.Only, project, f) })
 	}
-	return keep(user), keep(project)
+	return keep(user, false), keep(project, true)
 }
 
 // Load reads the hooks of every file that exists. Hooks add up: every

@@ -33,7 +33,7 @@ type File struct {
 func (src Sources) Files() []File {
 	var fs []File
 	add := func(source, path string, claude bool) {
-		if !Loads(src.Only, src.ProjectRoot, path) {
+		if !Loads(src.Only, !strings.HasSuffix(source, "user"), path) {
 			return // --setting-sources leaves it out
 		}
 		_, err := os.Stat(path)

@@ -33,23 +33,22 @@ func ParseSettingSources(v string) ([]string, error) {
 	return out, nil
 }
 
-// SourceOf is the --setting-sources kind of a settings file: local for a
-// project's *.local.* file, project for the project's others, user for
-// the rest.
-func SourceOf(projectRoot, path string) string {
-	if projectRoot != "" {
-		if rel, err := filepath.Rel(projectRoot, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			if strings.Contains(filepath.Base(path), ".local.") {
-				return "local"
-			}
-			return "project"
-		}
+// SourceOf is the --setting-sources kind of a settings file that belongs
+// to the user (user) or to the project (local for its *.local.* files,
+// project for the others). The caller says which: a path alone cannot,
+// as the project root may be the home directory.
+func SourceOf(project bool, path string) string {
+	switch {
+	case !project:
+		return "user"
+	case strings.Contains(filepath.Base(path), ".local."):
+		return "local"
 	}
-	return "user"
+	return "project"
 }
 
 // Loads reports whether a run limited to only (nil: every source) reads
-// the settings file path.
-func Loads(only []string, projectRoot, path string) bool {
-	return only == nil || slices.Contains(only, SourceOf(projectRoot, path))
+// the settings file path, the user's or (project) the project's.
+func Loads(only []string, project bool, path string) bool {
+	return only == nil || slices.Contains(only, SourceOf(project, path))
 }
