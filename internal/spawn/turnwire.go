@@ -37,8 +37,11 @@ func (c *childTurns) handle(m protocol.Turn) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		defer c.busy.Unlock()
-		if c.f(c.ctx, m.Turn) {
+		ok := c.f(c.ctx, m.Turn)
+		// Free before the go-ahead: the child's next boundary may follow
+		// it at once and must be recorded, not answered unrecorded.
+		c.busy.Unlock()
+		if ok {
 			sendDown(c.ctx, c.input, reply)
 		}
 	}()

@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,8 +84,10 @@ func TestTurnBoundaryWaitAndGone(t *testing.T) {
 	for _, goOn := range []bool{true, false} {
 		input := make(chan []byte, 8)
 		leave := make(chan struct{})
+		var returned atomic.Bool
 		c := &childTurns{ctx: context.Background(), input: input, f: func(context.Context, int) bool {
 			<-leave
+			returned.Store(true)
 			return goOn
 		}}
 		c.handle(protocol.Turn{ID: "turn-a", Turn: 1})
@@ -97,6 +100,9 @@ func TestTurnBoundaryWaitAndGone(t *testing.T) {
 		}
 		close(leave)
 		<-waited
+		if !returned.Load() {
+			t.Fatalf("go on %v: wait returned before the caller did", goOn)
+		}
 		want := ""
 		if goOn {
 			want = "turn-a"
