@@ -17,6 +17,10 @@ type Proc struct {
 // pfExiting is the kernel's PF_EXITING: set when a task starts to exit.
 const pfExiting = 0x4
 
+// pfKthread is the kernel's PF_KTHREAD: a kernel thread, never a task's
+// process (its command line is empty, as an exec's is for an instant).
+const pfKthread = 0x00200000
+
 // ReadProc reads one process's stat line; false when there is no such
 // process (or no /proc).
 func ReadProc(pid int) (Proc, bool) {

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"os"
 	"os/exec"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -43,8 +45,33 @@ func TestAliveByProc(t *testing.T) {
 			t.Errorf("%s: Alive = %v, want %v", c.name, got, c.want)
 		}
 	}
+	// A task's pid reused by a kernel thread (empty command line, never
+	// exiting) is not the task's process. Seen only where this process
+	// can signal one (root with the host's pids).
+	if k := kernelThread(); k != 0 {
+		if Alive(k, id) {
+			t.Errorf("kernel thread %d: Alive = true, want false", k)
+		}
+	} else {
+		t.Log("no kernel thread this process can signal: that case is not looked at here")
+	}
 	p, ok := ReadProc(os.Getpid())
 	if !ok || p.State == "Z" || p.Flags&pfExiting != 0 {
 		t.Fatalf("this process read as %+v (ok %v)", p, ok)
 	}
+}
+
+// kernelThread is a kernel thread's pid this process may signal, or 0.
+func kernelThread() int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := ReadProc(pid); ok && p.Flags&pfKthread != 0 && syscall.Kill(pid, 0) == nil {
+			return pid
+		}
+	}
+	return 0
 }

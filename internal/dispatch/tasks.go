@@ -335,7 +335,11 @@ func aliveNow(pid int, id string) (alive, sure bool) {
 	if pid <= 1 || syscall.Kill(pid, 0) != nil {
 		return false, true
 	}
-	if p, ok := ReadProc(pid); ok && (p.State == "Z" || p.Flags&pfExiting != 0) {
+	p, ok := ReadProc(pid)
+	if ok && p.Flags&pfKthread != 0 {
+		return false, true // a task's pid reused by a kernel thread
+	}
+	if ok && (p.State == "Z" || p.Flags&pfExiting != 0) {
 		// The leader is exiting or a zombie: the process ends, or another
 		// of its threads is executing a new image (the kernel ends the
 		// leader first, and the new image takes its pid).
