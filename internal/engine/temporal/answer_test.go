@@ -58,9 +58,10 @@ func TestKilledWorkerInAnsweredToolsNeverAsksItAgain(t *testing.T) {
 		victim, other = other, victim
 	}
 	victim.kill()
-	w.Close()
-	// The killed worker's child and its tool die with it.
+	// The killed worker's child and its tool die with it: looked at with
+	// the fifo still open, whose EOF would end the tool by itself.
 	waitFor(t, "the killed worker's tool to end", 2*time.Minute, func() bool { return !procNames(fifo) })
+	w.Close()
 	var o callOut
 	select {
 	case o = <-done:
