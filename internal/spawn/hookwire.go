@@ -43,10 +43,11 @@ const (
 	maxHookInput    = 1 << 20  // a tool input
 	maxHookResponse = 64 << 10 // a tool response given to PostToolUse
 	maxBelow        = 256      // descendants one direct child may report
-	// maxPreToolHooks bounds the PreToolUse runs one direct child and its
-	// subtree may ask for in all (the root cannot check that each stands
+	// maxPreToolHooks bounds the PreToolUse runs each task of a direct
+	// child's subtree may ask for (the root cannot check that each stands
 	// for a tool call really made; 4096 is far past what max_turns' default
-	// 50 turns use): later requests are denied, which is safe.
+	// 50 turns use; a task is the child or one it reported below it, at
+	// most maxBelow): later requests are denied, which is safe.
 	maxPreToolHooks = 4096
 )
 
@@ -149,8 +150,8 @@ type childHooks struct {
 	input   chan []byte
 	mu      sync.Mutex
 	pending int
-	asked   int  // PreToolUse requests taken (maxPreToolHooks)
-	warned  bool // the budget's warning was said
+	asked   map[string]int  // PreToolUse requests taken, by task (maxPreToolHooks)
+	warned  map[string]bool // the budget's warning was said, by task
 }
 
 func (c *childHooks) handle(m protocol.Hook) {
@@ -169,7 +170,7 @@ func (c *childHooks) handle(m protocol.Hook) {
 		return
 	}
 	if refusal == "" {
-		refusal = c.take(h.Event)
+		refusal = c.take(h.Event, h.TaskID, h.Agent)
 	}
 	if refusal != "" {
 		rep := protocol.HookReply{ID: m.ID}
@@ -260,25 +261,32 @@ func relayedMode(claim, known string) string {
 	return known
 }
 
-// take reserves a run for a request of event, or says why it is refused:
-// too many open at once, or the subtree's PreToolUse budget spent (said
-// once on stderr, naming the child).
-func (c *childHooks) take(event string) string {
+// take reserves a run for a request of event by task (the child or a
+// task it reported below it), or says why it is refused: too many open at
+// once, or the task's PreToolUse budget spent (said once on stderr,
+// naming the task).
+func (c *childHooks) take(event, task, agent string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending >= maxPendingHooks {
 		return fmt.Sprintf("more than %d hook requests at once", maxPendingHooks)
 	}
 	if event == protocol.HookPreToolUse {
-		if c.asked >= maxPreToolHooks {
-			if !c.warned && c.d.cfg.Stderr != nil {
+		if c.asked == nil {
+			c.asked = map[string]int{}
+		}
+		if c.warned == nil {
+			c.warned = map[string]bool{}
+		}
+		if c.asked[task] >= maxPreToolHooks {
+			if !c.warned[task] && c.d.cfg.Stderr != nil {
 				fmt.Fprintf(c.d.cfg.Stderr, "brood: warning: task %s (%s) asked for more than %d PreToolUse hook runs; its further hooked tool calls are denied\n",
-					c.id, c.agent, maxPreToolHooks)
+					task, agent, maxPreToolHooks)
 			}
-			c.warned = true
+			c.warned[task] = true
 			return fmt.Sprintf("more than %d PreToolUse hook requests from this subagent", maxPreToolHooks)
 		}
-		c.asked++
+		c.asked[task]++
 	}
 	c.pending++
 	return ""

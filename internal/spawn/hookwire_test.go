@@ -192,26 +192,34 @@ func TestUnmatchedRequestAnsweredOnTheWay(t *testing.T) {
 	}
 }
 
-// TestHookRequestBudget: a child's subtree gets maxPreToolHooks PreToolUse
-// runs in all; past them its requests are denied without running a hook,
-// and one warning names the child. PostToolUse requests are not counted.
+// TestHookRequestBudget: each task of a child's subtree gets
+// maxPreToolHooks PreToolUse runs; past them its requests are denied
+// without running a hook, and one warning names the task. PostToolUse
+// requests are not counted, and a spent child leaves a task it reported
+// below it its own budget.
 func TestHookRequestBudget(t *testing.T) {
 	fh := &fakeHooks{filter: protocol.HookFilter{protocol.HookPreToolUse: {""}, protocol.HookPostToolUse: {""}}}
 	var stderr strings.Builder
 	d := &Dispatcher{cfg: Config{ToolHooks: fh, Stderr: &stderr}}
 	input := make(chan []byte, 4)
-	c := &childHooks{d: d, ctx: t.Context(), id: child, agent: "lead", depth: 1, tree: &tree{}, input: input}
-	c.asked = maxPreToolHooks - 1
+	tr := &tree{}
+	d.claim(child, child)
+	c := &childHooks{d: d, ctx: t.Context(), id: child, agent: "lead", depth: 1, tree: tr, input: input}
+	if !d.report(tr, child, 1, protocol.Event{Type: protocol.EvDispatchStart, TaskID: grand, Parent: child, Agent: "scout"}) {
+		t.Fatal("report refused")
+	}
+	c.asked = map[string]int{child: maxPreToolHooks - 1}
 	for i, tc := range []struct {
-		event string
-		deny  string
+		event, task string
+		deny        string
 	}{
-		{protocol.HookPreToolUse, ""},
-		{protocol.HookPreToolUse, "more than 4096 PreToolUse"},
-		{protocol.HookPostToolUse, ""},
-		{protocol.HookPreToolUse, "more than 4096 PreToolUse"},
+		{protocol.HookPreToolUse, "", ""},
+		{protocol.HookPreToolUse, "", "more than 4096 PreToolUse"},
+		{protocol.HookPostToolUse, "", ""},
+		{protocol.HookPreToolUse, "", "more than 4096 PreToolUse"},
+		{protocol.HookPreToolUse, grand, ""},
 	} {
-		c.handle(protocol.Hook{ID: fmt.Sprintf("h%d", i), Event: tc.event, Tool: "Read"})
+		c.handle(protocol.Hook{ID: fmt.Sprintf("h%d", i), Event: tc.event, Tool: "Read", TaskID: tc.task})
 		m, err := protocol.Unmarshal(<-input)
 		rep, ok := m.(protocol.HookReply)
 		if err != nil || !ok {
@@ -224,8 +232,8 @@ func TestHookRequestBudget(t *testing.T) {
 	fh.mu.Lock()
 	ran := len(fh.seen)
 	fh.mu.Unlock()
-	if ran != 2 {
-		t.Errorf("%d hooks ran, want 2 (one PreToolUse within the budget, one PostToolUse)", ran)
+	if ran != 3 {
+		t.Errorf("%d hooks ran, want 3 (the child's PreToolUse within its budget, one PostToolUse, the grandchild's)", ran)
 	}
 	if n := strings.Count(stderr.String(), "warning: task "+child+" (lead)"); n != 1 {
 		t.Errorf("warnings naming the child: %d, want 1: %q", n, stderr.String())
