@@ -222,6 +222,12 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 // die afterwards. The returned entry (empty without Landlock) tells the
 // child's Restrict what the base holds.
 func BaseForChild(p Policy) (envEntry string, err error) {
+	// Root's exec gives the child its inheritable set beside the bounding
+	// set: empty it on this starting thread, as restrictThread does,
+	// rather than count on the child's new user namespace to.
+	if err := clearInheritableThread(); err != nil {
+		return "", err
+	}
 	abi := landlockABI()
 	if abi < 1 {
 		return "", nil
