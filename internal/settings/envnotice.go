@@ -21,13 +21,16 @@ func envNotice(names []string) string {
 }
 
 // redirectsNetwork reports whether the variable name points network
-// traffic at another server (an API base URL, a proxy) or changes which
-// certificates are trusted.
+// traffic at another server (an API base URL, a proxy, a telemetry
+// endpoint) or changes which certificates are trusted.
 func redirectsNetwork(name string) bool {
 	upper := strings.ToUpper(name)
 	switch upper {
-	case "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "NODE_TLS_REJECT_UNAUTHORIZED":
+	case "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_TLS_REJECT_UNAUTHORIZED":
 		return true
 	}
-	return strings.HasSuffix(upper, "_BASE_URL") || upper == "BASE_URL" || strings.HasSuffix(upper, "_PROXY") || upper == "PROXY"
+	// GIT_* never reaches a command (a settings env does not set it);
+	// OTEL_EXPORTER_OTLP_*ENDPOINT sends brood's telemetry elsewhere.
+	return strings.HasSuffix(upper, "_BASE_URL") || upper == "BASE_URL" || strings.HasSuffix(upper, "_PROXY") || upper == "PROXY" ||
+		strings.HasPrefix(upper, "OTEL_") && strings.HasSuffix(upper, "_ENDPOINT")
 }

@@ -19,6 +19,8 @@ func TestEnvNotice(t *testing.T) {
 		{[]string{"HTTPS_PROXY", "http_proxy", "NO_PROXY", "ALL_PROXY"}, "HTTPS_PROXY, http_proxy, NO_PROXY, ALL_PROXY"},
 		{[]string{"OPENAI_BASE_URL", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "X"}, "OPENAI_BASE_URL, SSL_CERT_FILE, SSL_CERT_DIR, NODE_EXTRA_CA_CERTS"},
 		{[]string{"REQUESTS_CA_BUNDLE", "NODE_TLS_REJECT_UNAUTHORIZED"}, "REQUESTS_CA_BUNDLE, NODE_TLS_REJECT_UNAUTHORIZED"},
+		{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SERVICE_NAME"}, "OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
+		{[]string{"GIT_SSL_CAINFO"}, ""},
 	} {
 		got := envNotice(c.names)
 		if want := "env " + strings.Join(c.names, ", ") + " (variables for every command brood and its agents run)"; !strings.HasPrefix(got, want) {

@@ -255,6 +255,14 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	defer rt.Close()
 	bill.model = priceKey(prices, spec, rt.Model)
+	cfg := rt.Agent
+	// The prompt tool is found before the prompt's hooks run: a name the
+	// run has no tool for exits before anything has been done.
+	unbind, err := pt.bindRun(ctx, f, cfg.Tools, cfg.Env, isAllTools(o.Tools))
+	if err != nil {
+		return err
+	}
+	defer unbind()
 	prompt, err := rt.Hooks.Prompt(ctx, o.Prompt, o.Session != "")
 	if err != nil {
 		return cmdutil.ExitCode(1, err)
@@ -266,12 +274,6 @@ func Run(ctx context.Context, o *Options) error {
 			agents = append(agents, d.Name)
 		}
 	}
-	cfg := rt.Agent
-	unbind, err := pt.bindRun(ctx, f, cfg.Tools, cfg.Env, isAllTools(o.Tools))
-	if err != nil {
-		return err
-	}
-	defer unbind()
 	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
 		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
