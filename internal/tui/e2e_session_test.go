@@ -16,8 +16,9 @@ func TestTUISuspendAndResume(t *testing.T) {
     - say: "BEFORE-SUSPEND answer."
     - say: "AFTER-RESUME answer."
 `, map[string]string{})
-	// An interactive shell with job control, as a user's terminal has.
-	shell := append(p.env(t), "PS1=SHELL$ ", "bash", "--norc", "--noprofile", "-i")
+	// An interactive shell with job control, as a user's terminal has
+	// (no history file: nothing of it outlives the test).
+	shell := append(p.env(t), "PS1=SHELL$ ", "HISTFILE=", "bash", "--norc", "--noprofile", "-i")
 	tm := p.tmux(t, strings.Join(quoteAll(shell), " "))
 	tm.waitFor("SHELL$")
 	tm.typeLine(strings.Join(quoteAll(p.brood(t)), " "))
