@@ -1,6 +1,8 @@
 package codesnap_test
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -173,6 +175,59 @@ func BenchmarkFirstCopy(b *testing.B) {
 			}
 			b.ReportMetric(float64(capture.Milliseconds())/float64(b.N), "capture-ms")
 			b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "first-copy-ms")
+		})
+	}
+}
+
+// BenchmarkCaptureDirty is the submitter's capture of issue 26's dirty
+// tree: a tenth of BROOD_BENCH_FILES (10,000) tracked files modified and as
+// many untracked ones added, 4 KiB of random text each (as
+// scripts/bench-fleet-dirty makes it). "first": a dirty state of new
+// content each time (every object new to the repository); "again": the
+// same dirty state with one file edited (every object but one in the
+// repository already, from the capture before: a developer's next
+// submission).
+//
+//	go test ./internal/codesnap -run XXX -bench CaptureDirty -benchtime 3x
+func BenchmarkCaptureDirty(b *testing.B) {
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("BROOD_BENCH_FILES")); err == nil && v > 0 {
+		n = v
+	}
+	raw := make([]byte, 3072)
+	rand.Read(raw)
+	pad := base64.StdEncoding.EncodeToString(raw)
+	for _, mode := range []string{"first", "again"} {
+		b.Run(mode, func(b *testing.B) {
+			h := benchHosts(b, n)
+			dirty := func(round int) {
+				for i := range n / 10 {
+					os.WriteFile(filepath.Join(h.repo, fmt.Sprint("d", i/100), fmt.Sprint("f", i%100, ".txt")), fmt.Appendf(nil, "modified %d %d\n%s\n", round, i, pad), 0o644)
+				}
+				for i := range n {
+					p := filepath.Join(h.repo, "new", fmt.Sprint("u", i/500), fmt.Sprint("n", i, ".txt"))
+					os.MkdirAll(filepath.Dir(p), 0o755)
+					os.WriteFile(p, fmt.Appendf(nil, "untracked %d %d\n%s\n", round, i, pad), 0o644)
+				}
+			}
+			ctx := b.Context()
+			dirty(0)
+			if _, err := codesnap.Capture(ctx, h.store, h.repo); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				if mode == "first" {
+					dirty(i + 1)
+				} else {
+					os.WriteFile(filepath.Join(h.repo, "d0", "f0.txt"), fmt.Appendf(nil, "edit %d\n", i), 0o644)
+				}
+				b.StartTimer()
+				if _, err := codesnap.Capture(ctx, h.store, h.repo); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

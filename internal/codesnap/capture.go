@@ -92,11 +92,15 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 	}
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
 	// core.bigFileThreshold=1 streams every new blob into one pack (git's
-	// bulk checkin) instead of one loose object file each: 11,000 dirty
-	// files of 4 KiB, 1.6 s against 4.3 s at load 8 on this 2-core VM. The
-	// user's repository gets a pack where it got loose objects (git gc
-	// folds small packs together as it does loose objects).
-	if _, err := g.run(ctx, "-c", "core.fsmonitor=false", "-c", "core.bigFileThreshold=1", "add", "-A"); err != nil {
+	// bulk checkin) instead of one loose object file each, where that pays
+	// (checkin.go: many new files, not a tree captured before). The user's
+	// repository gets a pack where it got loose objects (git gc folds
+	// small packs together as it does loose objects).
+	args := []string{"-c", "core.fsmonitor=false", "add", "-A"}
+	if bulkCheckin(ctx, g, top) {
+		args = append([]string{"-c", "core.bigFileThreshold=1"}, args...)
+	}
+	if _, err := g.run(ctx, args...); err != nil {
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
 	tree, err := g.line(ctx, "write-tree")
