@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,4 +80,45 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
 	}
 	return string(out)
+}
+
+// TestPackHoldsWhatTheBaseLacks: the dirty state's pack holds the blobs of
+// the modified and untracked files and the trees above them, and none of
+// the base's unchanged files (the base is on every worker already).
+func TestPackHoldsWhatTheBaseLacks(t *testing.T) {
+	ctx := t.Context()
+	h := newHosts(t)
+	write(t, filepath.Join(h.repo, "a.txt"), "modified\n")
+	write(t, filepath.Join(h.repo, "new", "u.txt"), "untracked\n")
+	snap, err := codesnap.Capture(ctx, h.store, h.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Pack == nil {
+		t.Fatal("no pack for a dirty tree")
+	}
+	pack := filepath.Join(t.TempDir(), "dirty.pack")
+	if err := h.store.GetFile(ctx, *snap.Pack, pack); err != nil {
+		t.Fatal(err)
+	}
+	git(t, h.repo, "index-pack", pack)
+	idx, err := os.ReadFile(strings.TrimSuffix(pack, ".pack") + ".idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(gitIn(t, h.repo, string(idx), "show-index")), "\n") {
+		got = append(got, strings.Fields(line)[1])
+	}
+	want := []string{
+		git(t, h.repo, "hash-object", "a.txt"),
+		git(t, h.repo, "hash-object", "new/u.txt"),
+		snap.Tree,
+		git(t, h.repo, "rev-parse", snap.Tree+":new"),
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the pack holds %v; want the two dirty blobs and the trees above them, %v", got, want)
+	}
 }
