@@ -270,9 +270,9 @@ func Run(ctx context.Context, o *Options) error {
 	ctx = telemetry.NewContext(ctx, rt.Telemetry) // for the Workflow tool's runs
 	var agents []string
 	if rt.Dispatcher != nil {
-		for _, d := range f.Registry().All() {
-			agents = append(agents, d.Name)
-		}
+		// The registry the dispatcher loaded (a root's allows every
+		// agent): a second load parsed every definition again.
+		agents = rt.Dispatcher.AgentNames()
 	}
 	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
