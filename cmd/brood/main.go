@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/startgc"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 func main() {
@@ -27,7 +28,10 @@ func main() {
 	// A child whose parent died must still write its result: a write to
 	// the gone parent's pipe fails instead of killing the process.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// brood bench traces a root's own start (spawntrace.RootEnvVar): its
+	// first mark is here, the runtime and the initialisers done.
+	traced := spawntrace.Root(context.Background(), os.Getenv)
+	ctx, stop := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {

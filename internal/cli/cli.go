@@ -37,6 +37,7 @@ import (
 	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/telemetry/otlp"
 	"github.com/broodhq/brood/internal/tui"
 	"github.com/broodhq/brood/internal/workflowtool"
@@ -189,6 +190,7 @@ or script:FILE for the offline scripted model.
 			if n := f.Settings.Trust.Notice(); n != "" && runsAgents(cmd) {
 				fmt.Fprintln(f.Err, n)
 			}
+			spawntrace.RootMark(cmd.Context(), "settings")
 			return nil
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -225,6 +227,7 @@ func Run(ctx context.Context, o *Options) error {
 	if tmp != "" {
 		defer os.RemoveAll(tmp)
 	}
+	defer traceDone(ctx, path) // run last: the closers are the run's
 	system, files, err := o.systemPrompt()
 	if err != nil {
 		return err
@@ -241,6 +244,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	bill := &bill{prices: prices, root: f.ProjectRoot}
 	pt, ask, prompter, childAsk := o.askers()
+	spawntrace.RootMark(ctx, "prepared")
 	// One assembly with the interactive mode's (package root): the tools'
 	// environment and the transcript redact with the project's redactor
 	// (the environment, the project's .env values, key formats).
@@ -254,6 +258,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer rt.Close()
+	spawntrace.RootMark(ctx, "assembled")
 	bill.model = priceKey(prices, spec, rt.Model)
 	cfg := rt.Agent
 	// The prompt tool is found before the prompt's hooks run: a name the
@@ -284,6 +289,14 @@ func Run(ctx context.Context, o *Options) error {
 		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
 	})
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// traceDone marks the end of a traced root's run (brood bench,
+// spawntrace.RootEnvVar) and writes its record beside the transcript; an
+// untraced run does nothing.
+func traceDone(ctx context.Context, transcript string) {
+	spawntrace.RootMark(ctx, "done")
+	_ = spawntrace.WriteRoot(ctx, filepath.Dir(transcript), root.SessionID(transcript)+spawntrace.RootFileSuffix) // the bench's, never the run's
 }
 
 // offeredTools names the tools the model is offered, as the init line
