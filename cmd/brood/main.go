@@ -31,7 +31,11 @@ func main() {
 	// brood bench traces a root's own start (spawntrace.RootEnvVar): its
 	// first mark is here, the runtime and the initialisers done.
 	traced := spawntrace.Root(context.Background(), os.Getenv)
-	ctx, stop := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
+	// Never stopped: the process exits as soon as its command returns, and
+	// signal.Stop would first hand each signal's mask to the runtime's
+	// signal thread and wait for it (milliseconds on a loaded machine,
+	// between a run's answer and its exit).
+	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {
@@ -41,6 +45,5 @@ func main() {
 	} else {
 		code = cli.Main(ctx, stdio, os.Args[1:])
 	}
-	stop()
 	os.Exit(code)
 }
