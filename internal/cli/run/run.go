@@ -273,22 +273,34 @@ func Run(ctx context.Context, o *Options) error {
 		return cmdutil.ExitCode(1, err)
 	}
 	ctx = telemetry.NewContext(ctx, rt.Telemetry) // for the Workflow tool's runs
-	var agents []string
+	out.Start(o.startInfo(rt, path))
+	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// startInfo is what the output announces at the start. The offered
+// tools, the agents and the MCP servers' status are only on stream-json's
+// init line: another format does not build every tool's schema, nor read
+// ~/.claude.json again, for them.
+func (o *Options) startInfo(rt *root.Root, path string) render.Info {
+	f, cfg := o.Factory, rt.Agent
+	info := render.Info{
+		SessionPath: path, Cwd: f.Cwd, Model: rt.Spec,
+		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, f.Settings.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
+		APIKeySource: apiKeySource(f.Getenv, rt.Spec), AddDirs: o.Compat.AddDirs,
+	}
+	if o.format() != "stream-json" {
+		return info
+	}
+	info.Tools = offeredTools(cfg)
 	if rt.Dispatcher != nil {
 		// The registry the dispatcher loaded (a root's allows every
-		// agent): a second load parsed every definition again.
-		agents = rt.Dispatcher.AgentNames()
+		// agent), not a second load of every definition.
+		info.Agents = rt.Dispatcher.AgentNames()
 	}
-	var mcpStatus []render.MCPServer
 	if isAllTools(o.Tools) {
-		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
+		info.MCPServers = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
 	}
-	out.Start(render.Info{
-		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: offeredTools(cfg), Agents: agents,
-		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
-		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
-	})
-	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+	return info
 }
 
 // traceDone marks the end of a traced root's run (brood bench,
