@@ -50,9 +50,11 @@ func Brood() {
 		fmt.Fprintln(os.Stderr, "brood:", err)
 		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
-	signal.Ignore(syscall.SIGPIPE)                                        // as cmd/brood does
-	traced := spawntrace.Root(context.Background(), os.Getenv)            // as cmd/brood: brood bench's root trace
-	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM) // never stopped, as cmd/brood's
+	signal.Ignore(syscall.SIGPIPE) // as cmd/brood does
+	// As cmd/brood: brood bench's trace of a root's own run, and a signal
+	// context never stopped (the process exits right after).
+	traced := spawntrace.Root(context.Background(), os.Getenv)
+	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {
