@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -26,13 +27,23 @@ func rootStageOwners() [][2]string {
 	}
 }
 
-// rootStages reads the root's trace of its own run from beside its
+// floorTraceFile is where the floor parent (floorchild -parent 0) writes
+// its own run's marks, in the bench's directory.
+const floorTraceFile = "floor" + spawntrace.RootFileSuffix
+
+// rootStages reads a root's trace of its own run, brood's from beside its
 // transcript (one session per run: the bench moves the last run's
-// aside), with its first request's arrival and answer from the fake's
-// log and exited, the instant the bench reaped it. nil when the run left
-// no record (not a traced brood).
-func rootStages(projectRoot string, log []Request, exited int64) []spawntrace.Stage {
-	files, _ := filepath.Glob(filepath.Join(taskdir.Open(projectRoot).SessionsDir(), "*"+spawntrace.RootFileSuffix))
+// aside) or the floor's from the bench's directory (removed once read),
+// with its first request's arrival and answer from the fake's log and
+// exited, the instant the bench reaped it. nil when the run left no
+// record (a command that does not trace itself).
+func (h *Harness) rootStages(log []Request, exited int64) []spawntrace.Stage {
+	files, _ := filepath.Glob(filepath.Join(taskdir.Open(h.proj.root).SessionsDir(), "*"+spawntrace.RootFileSuffix))
+	floor := filepath.Join(h.dir, floorTraceFile)
+	if _, err := os.Stat(floor); err == nil {
+		files = append(files, floor)
+		defer os.Remove(floor)
+	}
 	if len(files) != 1 {
 		return nil
 	}
@@ -65,13 +76,19 @@ func (rep *Report) rootTraceTable(w io.Writer) {
 	}
 	c, _ := findRow(rep.CompareTiming, 0)
 	cmp := len(c.RootStages) > 0
+	fl, _ := findRow(rep.FloorTiming, 0)
+	floor := len(fl.RootStages) > 0
 	fmt.Fprintln(w, "### The root alone (K=0), stage by stage")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "From the bench's instant before the exec to the root's reaping; each stage ends at its mark (CLOCK_MONOTONIC: the root's, the fake's for the model); mean over the runs (the means add up to the total), median in brackets.")
+	fmt.Fprintln(w, "From the bench's instant before the exec to the root's reaping; each stage ends at its mark (CLOCK_MONOTONIC: the root's, the fake's for the model); mean over the runs (the means add up to the total), median in brackets. The floor marks its main and its end alone: its \"done\" holds all it does between its request's answer and its end, its \"first request\" all from its main to its request.")
 	fmt.Fprintln(w)
 	head, sep := "| stage | owner: what | brood |", "|---|---|---:|"
 	if cmp {
 		head += " compared |"
+		sep += "---:|"
+	}
+	if floor {
+		head += " floor (bare SDK program) |"
 		sep += "---:|"
 	}
 	fmt.Fprintln(w, head)
@@ -85,7 +102,7 @@ func (rep *Report) rootTraceTable(w io.Writer) {
 		return "–"
 	}
 	var names []string
-	for _, rows := range [][]StageRow{b.RootStages, c.RootStages} {
+	for _, rows := range [][]StageRow{b.RootStages, c.RootStages, fl.RootStages} {
 		for _, s := range rows {
 			if !slices.Contains(names, s.Name) && s.Name != "total" {
 				names = append(names, s.Name)
@@ -99,6 +116,9 @@ func (rep *Report) rootTraceTable(w io.Writer) {
 		}
 		if cmp {
 			line += " " + cell(c.RootStages, name) + " |"
+		}
+		if floor {
+			line += " " + cell(fl.RootStages, name) + " |"
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -244,8 +244,9 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 		return nil, err
 	}
 	if h.cfg.Trace && k == 0 {
-		s.Root = rootStages(h.proj.root, log, exited)
+		s.Root = h.rootStages(log, exited)
 	}
+	_ = os.Remove(filepath.Join(h.dir, floorTraceFile)) // read or not, never the next run's
 	return s, nil
 }
 
