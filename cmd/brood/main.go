@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/startgc"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 func main() {
@@ -27,7 +28,14 @@ func main() {
 	// A child whose parent died must still write its result: a write to
 	// the gone parent's pipe fails instead of killing the process.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// brood bench traces a root's own start (spawntrace.RootEnvVar): its
+	// first mark is here, the runtime and the initialisers done.
+	traced := spawntrace.Root(context.Background(), os.Getenv)
+	// Never stopped: the process exits as soon as its command returns, and
+	// signal.Stop would first hand each signal's mask to the runtime's
+	// signal thread and wait for it (milliseconds on a loaded machine,
+	// between a run's answer and its exit).
+	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {
@@ -37,6 +45,5 @@ func main() {
 	} else {
 		code = cli.Main(ctx, stdio, os.Args[1:])
 	}
-	stop()
 	os.Exit(code)
 }

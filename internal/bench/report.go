@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 // Row is the medians of every run of one K.
@@ -30,8 +32,9 @@ type Row struct {
 	// ModelTime is the time the script spends in the model: the latency
 	// times the number of sequential responses.
 	ModelTime time.Duration
-	// Stages is the spawn trace (--trace), "total" last.
-	Stages []StageRow
+	// Stages is the spawn trace (--trace), "total" last; RootStages the
+	// root's own run's (K=0).
+	Stages, RootStages []StageRow
 	// ModelSpawn is the median of every child's tool_use sent → first
 	// request, from the fake's log (for any command).
 	ModelSpawn time.Duration
@@ -67,6 +70,13 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 	r.PeakProcs, r.Seen = int(medianInt(procs)), int(medianInt(seen))
 	r.ModelTime = modelTime(r.K, r.Concurrency, latency)
 	r.Stages = stageRows(ss)
+	var roots [][]spawntrace.Stage
+	for _, s := range ss {
+		if len(s.Root) > 0 {
+			roots = append(roots, s.Root)
+		}
+	}
+	r.RootStages = summarizeStages(roots, rootStageOwners())
 	r.ModelSpawn = median(mspawn)
 	r.ChildAnonKB, r.RootAnonKB = medianInt(canon), medianInt(ranon)
 	return r
@@ -151,6 +161,7 @@ func (rep *Report) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	rep.traceTable(w)
+	rep.rootTraceTable(w)
 	rep.linearity(w)
 	rep.issueTargets(w)
 	rep.writerTable(w)

@@ -46,6 +46,8 @@ type Sample struct {
 	// Trace is, per child whose spawn was traced (--trace), its stages
 	// from the parent's tool_use sent to its first request.
 	Trace [][]spawntrace.Stage
+	// Root is the root's own run, stage by stage (--trace, K=0).
+	Root []spawntrace.Stage
 }
 
 // project is the throwaway repository brood runs in: a git repository with
@@ -190,6 +192,11 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 	cmd := exec.CommandContext(ctx, argv[0], append(slices.Clone(argv[1:]), prompt)...)
 	cmd.Dir = h.proj.root
 	cmd.Env = env
+	if h.cfg.Trace {
+		// The root traces its own start from here (a command that is not
+		// brood ignores it).
+		cmd.Env = append(slices.Clone(env), spawntrace.RootEnvVar+"="+strconv.FormatInt(spawntrace.Now(), 10))
+	}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -206,7 +213,7 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 		memc <- TreeMemory{}
 	}
 	err := cmd.Wait()
-	wall := time.Since(start)
+	wall, exited := time.Since(start), spawntrace.Now()
 	stop()
 	mem := <-memc
 	if err != nil {
@@ -236,6 +243,10 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 	if err := h.readDispatch(s, log); err != nil {
 		return nil, err
 	}
+	if h.cfg.Trace && k == 0 {
+		s.Root = h.rootStages(log, exited)
+	}
+	_ = os.Remove(filepath.Join(h.dir, floorTraceFile)) // read or not, never the next run's
 	return s, nil
 }
 

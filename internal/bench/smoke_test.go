@@ -76,6 +76,11 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 	checkTrace(t, rep.Timing)
+	if len(rep.FloorTiming) == 0 || rep.FloorTiming[0].K != 0 {
+		t.Errorf("no floor row at K=0: %+v", rep.FloorTiming)
+	} else {
+		checkRootTrace(t, rep.FloorTiming[0], "floor", []string{"main", "first request", "model", "done", "exit", "total"})
+	}
 	checkFloorRuns(t, rep)
 	if len(rep.Writers) != 3 {
 		t.Fatalf("writer rows: %+v, want a reader, an in-place and an isolated writer", rep.Writers)
@@ -91,7 +96,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Markdown(&b)
-	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### Issue 29's table", "| root alone (K=0), one turn: CPU |", "Package initialisers", "### Writers on large trees"} {
+	for _, want := range []string{"### Floor", "| 2 |", "### Targets (issue 18", "idle start", "### brood against", "### Spawn trace", "### The root alone (K=0), stage by stage", "floor (bare SDK program)", "### Issue 29's table", "| root alone (K=0), one turn: CPU |", "Package initialisers", "### Writers on large trees"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
@@ -108,6 +113,7 @@ func checkTrace(t *testing.T, rows []bench.Row) {
 			if len(r.Stages) != 0 {
 				t.Errorf("K=0: %d trace stages, want none", len(r.Stages))
 			}
+			checkRootTrace(t, r, "brood", []string{"main", "settings", "prepared", "assembled", "first request", "model", "done", "exit", "total"})
 			continue
 		}
 		got := map[string]bench.StageRow{}
@@ -126,6 +132,29 @@ func checkTrace(t *testing.T, rows []bench.Row) {
 		if tot := got["total"]; tot.Mean <= 0 || sum > tot.Mean || tot.Mean-sum > time.Duration(len(r.Stages)) {
 			t.Errorf("K=%d: stage means sum to %s, total %s: a gap or an overlap", r.K, sum, tot.Mean)
 		}
+	}
+}
+
+// checkRootTrace: the root's own run (K=0) is broken into its stages, from
+// the bench's exec to its reaping, every run, and they add up to the
+// whole (within the wall time the bench measured on another clock).
+func checkRootTrace(t *testing.T, r bench.Row, who string, stages []string) {
+	t.Helper()
+	got := map[string]bench.StageRow{}
+	var sum time.Duration
+	for _, s := range r.RootStages {
+		got[s.Name] = s
+		if s.Name != "total" {
+			sum += s.Mean
+		}
+	}
+	for _, name := range stages {
+		if s, ok := got[name]; !ok || s.N != r.Runs {
+			t.Errorf("K=0, %s: root stage %q traced in %d runs, want %d: %+v", who, name, s.N, r.Runs, r.RootStages)
+		}
+	}
+	if tot := got["total"]; tot.Mean <= 0 || sum > tot.Mean || tot.Mean-sum > time.Duration(len(r.RootStages)) || tot.Mean > 2*r.Wall {
+		t.Errorf("K=0, %s: root stages sum to %s, total %s, wall %s: a gap, an overlap or another clock", who, sum, tot.Mean, r.Wall)
 	}
 }
 

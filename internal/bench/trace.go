@@ -63,23 +63,30 @@ func traceStages(dir string, sent, first int64) ([]spawntrace.Stage, bool) {
 // stageRows summarises every traced child's stages, in stageOwners' order
 // (a stage no one named comes last), with a row "total" last.
 func stageRows(ss []*Sample) []StageRow {
+	var traces [][]spawntrace.Stage
+	for _, s := range ss {
+		traces = append(traces, s.Trace...)
+	}
+	return summarizeStages(traces, stageOwners())
+}
+
+// summarizeStages is stageRows over any traces, in order's order.
+func summarizeStages(traces [][]spawntrace.Stage, order [][2]string) []StageRow {
 	by := map[string][]time.Duration{}
 	var totals []time.Duration
-	for _, s := range ss {
-		for _, st := range s.Trace {
-			var tot time.Duration
-			for _, x := range st {
-				by[x.Name] = append(by[x.Name], time.Duration(x.Dur))
-				tot += time.Duration(x.Dur)
-			}
-			totals = append(totals, tot)
+	for _, st := range traces {
+		var tot time.Duration
+		for _, x := range st {
+			by[x.Name] = append(by[x.Name], time.Duration(x.Dur))
+			tot += time.Duration(x.Dur)
 		}
+		totals = append(totals, tot)
 	}
 	if len(totals) == 0 {
 		return nil
 	}
 	names := make([]string, 0, len(by))
-	for _, o := range stageOwners() {
+	for _, o := range order {
 		if _, ok := by[o[0]]; ok {
 			names = append(names, o[0])
 		}

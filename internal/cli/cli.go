@@ -37,6 +37,7 @@ import (
 	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/telemetry/otlp"
 	"github.com/broodhq/brood/internal/tui"
 	"github.com/broodhq/brood/internal/workflowtool"
@@ -137,6 +138,9 @@ func usagePath(root *cobra.Command, args []string) string {
 
 // NewCmdRoot builds the root command with every noun under it.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	// The version line reads the build info (every module's path and
+	// sum): once, for --version and for run's init line.
+	versionLine := version.String(Version)
 	root := &cobra.Command{
 		Use: "brood",
 		Example: `  brood                                   # interactive
@@ -161,7 +165,7 @@ Models are chosen as provider/model with --model, BROOD_MODEL or model = "..." i
 or script:FILE for the offline scripted model.
 
 ` + cmdutil.ExitStatusHelp,
-		Version:       version.String(Version),
+		Version:       versionLine,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -186,6 +190,7 @@ or script:FILE for the offline scripted model.
 			if n := f.Settings.Trust.Notice(); n != "" && runsAgents(cmd) {
 				fmt.Fprintln(f.Err, n)
 			}
+			spawntrace.RootMark(cmd.Context(), "settings")
 			return nil
 		},
 	}
@@ -215,7 +220,7 @@ or script:FILE for the offline scripted model.
 		return cmd.Help()
 	}
 	root.AddCommand(
-		run.NewCmdRun(f, version.String(Version), nil),
+		run.NewCmdRun(f, versionLine, nil),
 		run.NewCmdDemo(f, nil),
 		version.NewCmdVersion(f, Version, nil),
 		agents.NewCmdAgents(f, nil),

@@ -2,9 +2,10 @@ package depth
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxAncestors bounds the ancestry walk (a loop in /proc is impossible, but
@@ -54,8 +55,9 @@ func scanAncestry() []Found {
 func Argv0(pid int) string { return argv0(strconv.Itoa(pid)) }
 
 func argv0(id string) string {
-	b, err := os.ReadFile("/proc/" + id + "/cmdline")
-	if err != nil {
+	var buf [256]byte
+	b, ok := readProc("/proc/"+id+"/cmdline", buf[:0], true)
+	if !ok {
 		return ""
 	}
 	if i := bytes.IndexByte(b, 0); i >= 0 {
@@ -66,16 +68,16 @@ func argv0(id string) string {
 
 // parentOf reads a process's parent pid from /proc/<id>/stat (0 if gone).
 func parentOf(id string) int {
-	b, err := os.ReadFile("/proc/" + id + "/stat")
-	if err != nil {
+	var buf [512]byte
+	b, ok := readProc("/proc/"+id+"/stat", buf[:0], false)
+	if !ok {
 		return 0
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
+	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return 0
 	}
-	f := strings.Fields(s[i+1:])
+	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 2 {
 		return 0
 	}
@@ -86,8 +88,9 @@ func parentOf(id string) int {
 // ownCgroupPath is this process's cgroup v2 path split into its components
 // (nil without cgroup v2).
 func ownCgroupPath() []string {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
+	var buf [512]byte
+	b, ok := readProc("/proc/self/cgroup", buf[:0], false)
+	if !ok {
 		return nil
 	}
 	for _, line := range strings.Split(string(b), "\n") {
@@ -96,4 +99,34 @@ func ownCgroupPath() []string {
 		}
 	}
 	return nil
+}
+
+// readProc reads a /proc file into buf (grown as needed): whole, or with
+// firstField only up to its first NUL (a command line's argv[0]). It is
+// open, read and close, without os.ReadFile's two fstat calls: a root
+// reads two files of every ancestor, twice, before its first request.
+func readProc(path string, buf []byte, firstField bool) ([]byte, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, max(cap(buf), 512))...)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, false
+		case n == 0:
+			return buf, true
+		}
+		buf = buf[:len(buf)+n]
+		if firstField && bytes.IndexByte(buf[len(buf)-n:], 0) >= 0 {
+			return buf, true
+		}
+	}
 }

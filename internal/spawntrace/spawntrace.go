@@ -159,6 +159,10 @@ func Write(ctx context.Context, dir, name string) error {
 	if t == nil {
 		return nil
 	}
+	return t.write(dir, name)
+}
+
+func (t *Trace) write(dir, name string) error {
 	b, err := t.encode()
 	if err != nil {
 		return err

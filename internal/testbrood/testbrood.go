@@ -23,6 +23,7 @@ import (
 	"github.com/broodhq/brood/internal/model/anthropic"
 	"github.com/broodhq/brood/internal/model/openai"
 	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 // Main is a TestMain body. When env is "1" in the environment the process is
@@ -50,7 +51,10 @@ func Brood() {
 		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
 	}
 	signal.Ignore(syscall.SIGPIPE) // as cmd/brood does
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// As cmd/brood: brood bench's trace of a root's own run, and a signal
+	// context never stopped (the process exits right after).
+	traced := spawntrace.Root(context.Background(), os.Getenv)
+	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {
@@ -67,7 +71,6 @@ func Brood() {
 	} else {
 		code = cli.Main(ctx, stdio, os.Args[1:])
 	}
-	stop()
 	os.Exit(code)
 }
 

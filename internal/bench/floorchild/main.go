@@ -28,10 +28,14 @@ import (
 )
 
 func main() {
+	mainAt := monotonic()
 	var err error
 	switch a := os.Args[1:]; {
 	case len(a) >= 4 && a[0] == "-parent":
 		err = parent(context.Background(), a[1], a[2], a[3])
+		if err == nil && a[1] == "0" {
+			err = writeTrace(a[3], mainAt) // the root alone: brood's K=0
+		}
 	case len(a) == 2 || len(a) == 3:
 		index := "0"
 		if len(a) == 3 {
@@ -46,6 +50,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "floorchild:", err)
 		os.Exit(1)
 	}
+}
+
+// The floor's own run, traced as brood's root traces its own (package
+// spawntrace, which the floor does not link): the instant its starter took
+// before the exec, its main and the end of its run.
+const (
+	rootTraceEnv  = "BROOD_SPAWNTRACE_ROOT"
+	rootTraceFile = "floor.spawntrace.json"
+)
+
+// writeTrace writes the floor parent's marks into dir when its starter
+// asked (rootTraceEnv holds its instant).
+func writeTrace(dir string, mainAt int64) error {
+	start, err := strconv.ParseInt(os.Getenv(rootTraceEnv), 10, 64)
+	if err != nil || start <= 0 || mainAt <= 0 {
+		return nil
+	}
+	rec := fmt.Sprintf(`{"start":%d,"marks":[{"stage":"main","at":%d},{"stage":"done","at":%d}]}`, start, mainAt, monotonic())
+	return os.WriteFile(filepath.Join(dir, rootTraceFile), []byte(rec), 0o644)
 }
 
 func client(base string) sdk.Client {

@@ -2,7 +2,9 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -82,8 +84,7 @@ func projectGated(root, cwd string) []settings.GatedFile {
 			add(".mcp.json", data, "MCP servers (.mcp.json)")
 		}
 	}
-	reg, _ := registry.Load(registry.Options{ProjectRoot: root, Claude: true})
-	for _, def := range reg.All() {
+	for _, def := range projectAgents(root) {
 		if def.Source != registry.SourceProject {
 			continue
 		}
@@ -115,6 +116,21 @@ func projectGated(root, cwd string) []settings.GatedFile {
 	}
 	gateHooks(root, cwd, add, runs)
 	return out
+}
+
+// projectAgents are the agent definitions the project's own directories
+// give once resolved (the built-ins shadow any of the same name). Without
+// any such directory there are none, and nothing is parsed: the registry
+// would parse every built-in to find that out, on every start.
+func projectAgents(root string) []*registry.Definition {
+	opts := registry.Options{ProjectRoot: root, Claude: true}
+	for _, d := range opts.Dirs() {
+		if _, err := os.Stat(d.Path); !errors.Is(err, fs.ErrNotExist) {
+			reg, _ := registry.Load(opts)
+			return reg.All()
+		}
+	}
+	return nil
 }
 
 // gateHooks adds the project's settings files that have hooks (but a

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/registry"
 )
 
 // TestProjectGatedCoversWhatItRuns: the files a project's hooks, its
@@ -52,5 +54,56 @@ func TestProjectGatedCoversWhatItRuns(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("the widening does not say %q: %s", w, text)
 		}
+	}
+}
+
+// TestProjectAgents: the project's own definitions the trust gate looks
+// at, read from .brood/agents and .claude/agents (a link to a directory
+// included), a built-in's name still shadowed; none without either
+// directory.
+func TestProjectAgents(t *testing.T) {
+	def := func(name string) string { return "---\nname: " + name + "\ndescription: d\n---\nbody\n" }
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		link  string // .claude/agents made a link to this directory (under the root)
+		want  []string
+	}{
+		{"no agent directories", map[string]string{"README.md": "x"}, "", nil},
+		{"brood's", map[string]string{".brood/agents/a.md": def("a")}, "", []string{"a"}},
+		{"Claude Code's", map[string]string{".claude/agents/b.md": def("b")}, "", []string{"b"}},
+		{"a built-in's name is shadowed", map[string]string{".brood/agents/e.md": def("explore"), ".brood/agents/c.md": def("c")}, "", []string{"c"}},
+		{"a link to a directory", map[string]string{"shared/d.md": def("d")}, "shared", []string{"d"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, body := range c.files {
+				p := filepath.Join(root, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.link != "" {
+				if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(root, c.link), filepath.Join(root, ".claude", "agents")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			for _, d := range projectAgents(root) {
+				if d.Source == registry.SourceProject {
+					got = append(got, d.Name)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("project agents %q, want %q", got, c.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -225,6 +227,7 @@ func Run(ctx context.Context, o *Options) error {
 	if tmp != "" {
 		defer os.RemoveAll(tmp)
 	}
+	defer traceDone(ctx, path) // run last: the closers are the run's
 	system, files, err := o.systemPrompt()
 	if err != nil {
 		return err
@@ -241,6 +244,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	bill := &bill{prices: prices, root: f.ProjectRoot}
 	pt, ask, prompter, childAsk := o.askers()
+	spawntrace.RootMark(ctx, "prepared")
 	// One assembly with the interactive mode's (package root): the tools'
 	// environment and the transcript redact with the project's redactor
 	// (the environment, the project's .env values, key formats).
@@ -254,6 +258,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer rt.Close()
+	spawntrace.RootMark(ctx, "assembled")
 	bill.model = priceKey(prices, spec, rt.Model)
 	cfg := rt.Agent
 	// The prompt tool is found before the prompt's hooks run: a name the
@@ -268,22 +273,42 @@ func Run(ctx context.Context, o *Options) error {
 		return cmdutil.ExitCode(1, err)
 	}
 	ctx = telemetry.NewContext(ctx, rt.Telemetry) // for the Workflow tool's runs
-	var agents []string
-	if rt.Dispatcher != nil {
-		for _, d := range f.Registry().All() {
-			agents = append(agents, d.Name)
-		}
-	}
-	var mcpStatus []render.MCPServer
-	if isAllTools(o.Tools) {
-		mcpStatus = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
-	}
-	out.Start(render.Info{
-		SessionPath: path, Cwd: f.Cwd, Model: spec, Tools: offeredTools(cfg), Agents: agents,
-		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, s.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
-		APIKeySource: apiKeySource(f.Getenv, spec), AddDirs: o.Compat.AddDirs, MCPServers: mcpStatus,
-	})
+	out.Start(o.startInfo(rt, path))
 	return finish(ctx, f, cfg, history, prompt, path, out, rt.Dispatcher, bill, finishOpts{broodCodes: o.Compat.BroodExitCodes, budgetUSD: o.Compat.MaxBudgetUSD, schema: schema, fallback: o.Compat.FallbackModel})
+}
+
+// startInfo is what the output announces at the start. The offered
+// tools, the agents and the MCP servers' status are only on stream-json's
+// init line: another format does not build every tool's schema, nor read
+// ~/.claude.json again, for them.
+func (o *Options) startInfo(rt *root.Root, path string) render.Info {
+	f, cfg := o.Factory, rt.Agent
+	info := render.Info{
+		SessionPath: path, Cwd: f.Cwd, Model: rt.Spec,
+		PermissionMode: cmdutil.FirstNonEmpty(o.PermMode, f.Settings.Permissions.Mode), Version: o.Version, Root: f.ProjectRoot,
+		APIKeySource: apiKeySource(f.Getenv, rt.Spec), AddDirs: o.Compat.AddDirs,
+	}
+	if o.format() != "stream-json" {
+		return info
+	}
+	info.Tools = offeredTools(cfg)
+	if rt.Dispatcher != nil {
+		// The registry the dispatcher loaded (a root's allows every
+		// agent), not a second load of every definition.
+		info.Agents = rt.Dispatcher.AgentNames()
+	}
+	if isAllTools(o.Tools) {
+		info.MCPServers = o.Compat.serverStatus(f, cmdutil.ToolList(cfg.Tools))
+	}
+	return info
+}
+
+// traceDone marks the end of a traced root's run (brood bench,
+// spawntrace.RootEnvVar) and writes its record beside the transcript; an
+// untraced run does nothing.
+func traceDone(ctx context.Context, transcript string) {
+	spawntrace.RootMark(ctx, "done")
+	_ = spawntrace.WriteRoot(ctx, filepath.Dir(transcript), root.SessionID(transcript)+spawntrace.RootFileSuffix) // the bench's, never the run's
 }
 
 // offeredTools names the tools the model is offered, as the init line

@@ -127,17 +127,19 @@ func sessionPath(f *cmdutil.Factory, o *Options) (string, error) {
 	if n > 0 && o.Compat.SessionID != "" && !o.Compat.ForkSession {
 		return "", cmdutil.UsageError("--session-id names a new session; with --continue or --resume add --fork-session (the session is copied under the new id), or drop --session-id")
 	}
-	ids := sessionIDs(f.ProjectRoot)
 	switch {
 	case o.Session != "":
 		return o.Session, nil
 	case o.Continue:
+		// The sessions are listed only to continue one: a new session's
+		// start does not read the directory.
+		ids := sessionIDs(f.ProjectRoot)
 		if len(ids) == 0 {
 			return "", fmt.Errorf("--continue: no session yet in %s; start one with brood run \"...\"", sessionsDir(f.ProjectRoot))
 		}
 		return filepath.Join(sessionsDir(f.ProjectRoot), ids[len(ids)-1]+".jsonl"), nil
 	case o.Resume != "":
-		id, err := cmdutil.ResolveID("session", o.Resume, ids)
+		id, err := cmdutil.ResolveID("session", o.Resume, sessionIDs(f.ProjectRoot))
 		if err != nil {
 			return "", fmt.Errorf("--resume: %w", err)
 		}
