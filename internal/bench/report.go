@@ -38,6 +38,9 @@ type Row struct {
 	// ChildAnonKB is the median over runs of the median child's peak
 	// anonymous memory; RootAnonKB the root's.
 	ChildAnonKB, RootAnonKB int64
+	// Split is the CPU split between parent side and children
+	// (cpusplit.go).
+	Split SplitRow
 }
 
 func summarize(ss []*Sample, latency time.Duration) Row {
@@ -67,6 +70,7 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 	r.PeakProcs, r.Seen = int(medianInt(procs)), int(medianInt(seen))
 	r.ModelTime = modelTime(r.K, r.Concurrency, latency)
 	r.Stages = stageRows(ss)
+	r.Split = splitRow(ss)
 	r.ModelSpawn = median(mspawn)
 	r.ChildAnonKB, r.RootAnonKB = medianInt(canon), medianInt(ranon)
 	return r
@@ -151,6 +155,7 @@ func (rep *Report) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	rep.traceTable(w)
+	rep.cpuSplit(w)
 	rep.linearity(w)
 	rep.issueTargets(w)
 	rep.writerTable(w)
