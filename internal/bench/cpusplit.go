@@ -133,7 +133,7 @@ func (rep *Report) cpuSplit(w io.Writer) {
 	for _, set := range []struct {
 		who  string
 		rows []Row
-	}{{"brood", rep.Timing}, {"floor", rep.FloorTiming}, {"brood (children run brood)", rep.SelfTiming}} {
+	}{{"brood", rep.Timing}, {"compared command", rep.CompareTiming}, {"floor", rep.FloorTiming}, {"brood (children run brood)", rep.SelfTiming}} {
 		for _, r := range set.rows {
 			if r.K == 0 {
 				fmt.Fprintf(w, "| 0 | %s | %s | %s | – | – | – | – | – |\n", set.who, ms(r.CPU), ms(r.Split.Parent))
