@@ -124,23 +124,24 @@ func (rep *Report) cpuSplit(w io.Writer) {
 	if !measured {
 		return
 	}
-	fmt.Fprintln(w, "### Where the CPU goes: parent side and children (no model latency, medians)")
+	fmt.Fprintln(w, "### Where the CPU goes: parent side and children (medians)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Parent side = the whole tree's user+sys less its children's own (the root process and what else it ran); a child's = its wait4 rusage (brood: output.json cpu_ms, whole ms).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| K | who | tree CPU | parent side | parent side per subagent (marginal) | children | children per subagent | median child | children measured |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| K | model latency | who | tree CPU | parent side | parent side per subagent (marginal) | children | children per subagent | median child | children measured |")
+	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, set := range []struct {
 		who  string
 		rows []Row
-	}{{"brood", rep.Timing}, {"compared command", rep.CompareTiming}, {"floor", rep.FloorTiming}, {"brood (children run brood)", rep.SelfTiming}} {
+	}{{"brood", rep.Timing}, {"compared command", rep.CompareTiming}, {"floor", rep.FloorTiming}, {"brood (children run brood)", rep.SelfTiming},
+		{"brood", rep.Model}, {"compared command", rep.CompareModel}, {"floor", rep.FloorModel}} {
 		for _, r := range set.rows {
 			if r.K == 0 {
-				fmt.Fprintf(w, "| 0 | %s | %s | %s | – | – | – | – | – |\n", set.who, ms(r.CPU), ms(r.Split.Parent))
+				fmt.Fprintf(w, "| 0 | %s | %s | %s | %s | – | – | – | – | – |\n", r.Latency, set.who, ms(r.CPU), ms(r.Split.Parent))
 				continue
 			}
 			s := r.Split
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %d |\n", r.K, set.who, ms(r.CPU), ms(s.Parent),
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", r.K, r.Latency, set.who, ms(r.CPU), ms(s.Parent),
 				ms(s.MarginalParent), ms(s.Children), ms(s.ChildrenPerK), ms(s.Child), s.N)
 		}
 	}
