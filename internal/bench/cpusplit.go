@@ -118,7 +118,7 @@ func readFloorCPU(dir string) (CPUSplit, error) {
 // side and the children, for brood and for the floor of a whole run.
 func (rep *Report) cpuSplit(w io.Writer) {
 	measured := false
-	for _, r := range rep.Timing {
+	for _, r := range append(append([]Row(nil), rep.Timing...), rep.Model...) {
 		measured = measured || r.Split.N > 0
 	}
 	if !measured {
