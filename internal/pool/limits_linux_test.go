@@ -224,7 +224,7 @@ func TestSetV2(t *testing.T) {
 		}
 	}
 	if lf.memDir != dir || lf.pidsDir != dir {
-		t.Errorf("limit files not recorded: %+v", lf)
+		t.Errorf("limit files not recorded: memory %q, pids %q", lf.memDir, lf.pidsDir)
 	}
 }
 
@@ -237,7 +237,7 @@ func TestMakeV1LeavesOutWhatItCannotMake(t *testing.T) {
 	lf := limitFiles{lim: limits.Set{Memory: 1 << 30, Processes: 100}}
 	l.makeV1(&lf, "job-1")
 	if len(lf.v1) != 0 || lf.memDir != "" || lf.pidsDir != "" {
-		t.Fatalf("made %+v under a directory that does not exist", lf)
+		t.Fatalf("made %q (memory %q, pids %q) under a directory that does not exist", lf.v1, lf.memDir, lf.pidsDir)
 	}
 	if lf.breach() != "" {
 		t.Fatal("a breach without counters")
