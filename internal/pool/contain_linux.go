@@ -237,6 +237,7 @@ func (h *hold) started(ok bool) error {
 		}
 	}
 	if !ok {
+		h.lf.closeCounters()
 		if h.dir != "" {
 			_ = os.Remove(h.dir)
 		}
