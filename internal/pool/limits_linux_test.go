@@ -102,6 +102,9 @@ func TestLimitsStopTheChild(t *testing.T) {
 				if out.KilledBy != c.want || out.Signal != "killed" {
 					t.Fatalf("killed by %q (signal %q), want %q", out.KilledBy, out.Signal, c.want)
 				}
+				if open := openEventsFiles(t); len(open) > 0 {
+					t.Fatalf("the child's events files are still open after its end: %q", open)
+				}
 			})
 		}
 	}
@@ -308,4 +311,22 @@ func TestRlimitOnlyNamesTheLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openEventsFiles lists the cgroup events files this process holds open
+// (the limits watch's, counters_linux.go).
+func openEventsFiles(t *testing.T) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, "/sys/fs/cgroup/") && (strings.HasSuffix(target, ".events") || strings.HasSuffix(target, "oom_control")) {
+			open = append(open, target)
+		}
+	}
+	return open
 }
