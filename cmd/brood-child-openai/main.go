@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/broodhq/brood/internal/childexe"
+	"github.com/broodhq/brood/internal/childrun"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/model/openai"
@@ -18,5 +19,6 @@ import (
 )
 
 func main() {
+	childrun.LeanProcs(os.Getenv) // one P: a subagent waits on its model (internal/childrun/procs.go)
 	os.Exit(child.LeanMain(childexe.NameOpenAI, cmdutil.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}))
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/broodhq/brood/internal/childexe"
+	"github.com/broodhq/brood/internal/childrun"
 	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/model/anthropic"
@@ -22,5 +23,6 @@ import (
 )
 
 func main() {
+	childrun.LeanProcs(os.Getenv) // one P: a subagent waits on its model (internal/childrun/procs.go)
 	os.Exit(child.LeanMain(childexe.Name, cmdutil.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}}))
 }

@@ -310,6 +310,9 @@ func rowsOf(ks []int, byK map[int][]*Sample, latency time.Duration) []Row {
 	base := rows[0]
 	for i := range rows {
 		rows[i].marginal(base)
+		if base.K == 0 {
+			rows[i].Split.marginal(rows[i].K, base.Split)
+		}
 	}
 	return rows
 }

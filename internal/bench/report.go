@@ -41,6 +41,9 @@ type Row struct {
 	// ChildAnonKB is the median over runs of the median child's peak
 	// anonymous memory; RootAnonKB the root's.
 	ChildAnonKB, RootAnonKB int64
+	// Split is the CPU split between parent side and children
+	// (cpusplit.go).
+	Split SplitRow
 }
 
 func summarize(ss []*Sample, latency time.Duration) Row {
@@ -77,6 +80,7 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 		}
 	}
 	r.RootStages = summarizeStages(roots, rootStageOwners())
+	r.Split = splitRow(ss)
 	r.ModelSpawn = median(mspawn)
 	r.ChildAnonKB, r.RootAnonKB = medianInt(canon), medianInt(ranon)
 	return r
@@ -162,6 +166,7 @@ func (rep *Report) Markdown(w io.Writer) {
 	}
 	rep.traceTable(w)
 	rep.rootTraceTable(w)
+	rep.cpuSplit(w)
 	rep.linearity(w)
 	rep.issueTargets(w)
 	rep.writerTable(w)

@@ -48,6 +48,9 @@ type Sample struct {
 	Trace [][]spawntrace.Stage
 	// Root is the root's own run, stage by stage (--trace, K=0).
 	Root []spawntrace.Stage
+	// Split is the run's CPU split between its parent side and its
+	// children (cpusplit.go).
+	Split CPUSplit
 }
 
 // project is the throwaway repository brood runs in: a git repository with
@@ -161,7 +164,17 @@ func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duratio
 // parent and k bare SDK children, against the same fake.
 func (h *Harness) runFloor(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
 	argv := []string{h.floorChild, "-parent", strconv.Itoa(k), h.fake.URL, h.dir}
-	return h.runCmd(ctx, argv, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.proj.home}, k, conc, latency)
+	if _, err := readFloorCPU(h.dir); err != nil { // none left from a failed run
+		return nil, err
+	}
+	s, err := h.runCmd(ctx, argv, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.proj.home}, k, conc, latency)
+	if err != nil {
+		return nil, err
+	}
+	if s.Split, err = readFloorCPU(h.dir); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // prompt is the root's task in every run.
@@ -277,6 +290,9 @@ func (h *Harness) readDispatch(s *Sample, log []Request) error {
 			continue // not a task: a warm child's directory that no task took
 		}
 		s.Children++
+		if c, ok := childCPU(dir); ok {
+			s.Split.Children = append(s.Split.Children, c)
+		}
 		var env struct {
 			Prompt string `json:"prompt"`
 		}

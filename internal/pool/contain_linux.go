@@ -237,6 +237,7 @@ func (h *hold) started(ok bool) error {
 		}
 	}
 	if !ok {
+		h.lf.closeCounters()
 		if h.dir != "" {
 			_ = os.Remove(h.dir)
 		}
@@ -265,6 +266,7 @@ func (h *hold) killAll(pidfd, pid int) {
 // teardown runs after the child's leader exited: nothing it started
 // survives it.
 func (h *hold) teardown(pid int) {
+	h.lf.closeCounters() // the watch reads none of its counters from now on
 	switch h.mode {
 	case ContainCgroup:
 		killCgroup(h.dir)

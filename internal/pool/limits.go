@@ -19,16 +19,6 @@ func (p *Pool) limitsOf(job Job) limits.Set {
 	return p.cfg.Limits
 }
 
-// limitTicks paces the limit watch of a child held by a cgroup's counters
-// (nil, and nothing to stop, when none holds it).
-func (h *hold) limitTicks() (<-chan time.Time, func()) {
-	if !h.limited() {
-		return nil, func() {}
-	}
-	t := time.NewTicker(limitPoll)
-	return t.C, t.Stop
-}
-
 // blameLimit names the limit the child hit, when the watch had no tick
 // left to notice it before the leader ended (the kernel's OOM killer chose
 // the leader, or the child raced on to its end after a command of its was

@@ -179,6 +179,9 @@ type limitFiles struct {
 	pidsDir        string
 	v1             []string // v1 cgroups made for the child
 	oomBase, pBase int64    // the counters when the child started
+	// memEvents and pidsEvents are memDir's and pidsDir's events files,
+	// kept open while the child runs (counters_linux.go).
+	memEvents, pidsEvents counterFile
 	// entered: the thread the child was cloned from was in every v1
 	// cgroup of v1 (onThread), so the child was born in them.
 	entered bool
@@ -395,12 +398,19 @@ func (lf *limitFiles) counters() (oom, refused int64) {
 		if lf.memV1 {
 			file = "memory.oom_control"
 		}
-		oom = eventCount(filepath.Join(lf.memDir, file), "oom_kill")
+		oom = lf.memEvents.count(filepath.Join(lf.memDir, file), "oom_kill")
 	}
 	if lf.pidsDir != "" {
-		refused = eventCount(filepath.Join(lf.pidsDir, "pids.events"), "max")
+		refused = lf.pidsEvents.count(filepath.Join(lf.pidsDir, "pids.events"), "max")
 	}
 	return oom, refused
+}
+
+// closeCounters closes the events files for good, before the child's
+// cgroups are removed.
+func (lf *limitFiles) closeCounters() {
+	lf.memEvents.close()
+	lf.pidsEvents.close()
 }
 
 // breach names the limit the child has hit since it started ("" = none).
@@ -428,7 +438,7 @@ var rlimitSigns = map[string][]string{
 // failed with the message of a limit only an rlimit holds ended by that
 // limit ("memory limit of 4 GiB (rlimit)"). "" when none fits.
 func (h *hold) rlimitBreach(stderrTail string) string {
-	lf, tail := h.lf, strings.ToLower(stderrTail)
+	lf, tail := &h.lf, strings.ToLower(stderrTail)
 	says := func(key string) bool {
 		for _, s := range rlimitSigns[key] {
 			if strings.Contains(tail, s) {
@@ -454,13 +464,7 @@ func eventCount(path, key string) int64 {
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key+" "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
+	return countIn(b, key)
 }
 
 // removeV1 kills what is left in the child's v1 cgroups and removes them.

@@ -102,6 +102,9 @@ func TestLimitsStopTheChild(t *testing.T) {
 				if out.KilledBy != c.want || out.Signal != "killed" {
 					t.Fatalf("killed by %q (signal %q), want %q", out.KilledBy, out.Signal, c.want)
 				}
+				if open := openEventsFiles(t); len(open) > 0 {
+					t.Fatalf("the child's events files are still open after its end: %q", open)
+				}
 			})
 		}
 	}
@@ -224,7 +227,7 @@ func TestSetV2(t *testing.T) {
 		}
 	}
 	if lf.memDir != dir || lf.pidsDir != dir {
-		t.Errorf("limit files not recorded: %+v", lf)
+		t.Errorf("limit files not recorded: memory %q, pids %q", lf.memDir, lf.pidsDir)
 	}
 }
 
@@ -237,7 +240,7 @@ func TestMakeV1LeavesOutWhatItCannotMake(t *testing.T) {
 	lf := limitFiles{lim: limits.Set{Memory: 1 << 30, Processes: 100}}
 	l.makeV1(&lf, "job-1")
 	if len(lf.v1) != 0 || lf.memDir != "" || lf.pidsDir != "" {
-		t.Fatalf("made %+v under a directory that does not exist", lf)
+		t.Fatalf("made %q (memory %q, pids %q) under a directory that does not exist", lf.v1, lf.memDir, lf.pidsDir)
 	}
 	if lf.breach() != "" {
 		t.Fatal("a breach without counters")
@@ -308,4 +311,22 @@ func TestRlimitOnlyNamesTheLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openEventsFiles lists the cgroup events files this process holds open
+// (the limits watch's, counters_linux.go).
+func openEventsFiles(t *testing.T) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, "/sys/fs/cgroup/") && (strings.HasSuffix(target, ".events") || strings.HasSuffix(target, "oom_control")) {
+			open = append(open, target)
+		}
+	}
+	return open
 }

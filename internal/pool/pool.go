@@ -51,6 +51,7 @@ type Pool struct {
 
 	containOnce sync.Once
 	contain     containment
+	limits      limitWatch // one ticker reads every running child's limit counters
 }
 
 // New returns a pool.
@@ -328,18 +329,20 @@ func (p *Pool) watch(ctx context.Context, job Job, k *killer, alive <-chan struc
 		hard = t.C
 	}
 	done := ctx.Done()
-	limit, stop := k.hold.limitTicks()
-	defer stop()
+	var limit <-chan string
+	if k.hold.limited() {
+		var stop func()
+		limit, stop = p.limits.add(k.hold)
+		defer stop()
+	}
 	for {
 		select {
 		case <-exited:
 			return
-		case <-limit:
-			if why := k.hold.breach(); why != "" {
-				// It hit a limit: it ends, and says which.
-				k.kill(why, syscall.SIGKILL)
-				limit = nil
-			}
+		case why := <-limit:
+			// It hit a limit: it ends, and says which.
+			k.kill(why, syscall.SIGKILL)
+			limit = nil
 		case <-alive:
 			if !silence.Stop() {
 				select {

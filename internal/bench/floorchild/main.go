@@ -94,7 +94,13 @@ func parent(ctx context.Context, ks, base, dir string) error {
 		go func() {
 			cmd := exec.CommandContext(ctx, os.Args[0], base, filepath.Join(dir, fmt.Sprintf("floor-result-%d.json", i)), strconv.Itoa(i))
 			cmd.Stderr = os.Stderr
-			errs <- cmd.Run()
+			err := cmd.Run()
+			if err == nil {
+				// The child's own CPU, for the bench's split of the floor's.
+				u := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("floor-cpu-%d", i)), []byte(strconv.FormatInt(int64(u), 10)), 0o644)
+			}
+			errs <- err
 		}()
 	}
 	for range k {
