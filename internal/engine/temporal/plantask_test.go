@@ -12,6 +12,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine/enginetest"
 	brt "github.com/broodhq/brood/internal/engine/temporal"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
@@ -47,5 +48,53 @@ func BenchmarkPlanWorkflowTask(b *testing.B) {
 			}
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N*k), "µs/call")
 		})
+	}
+}
+
+// TestCancelledPlanEndsEveryWaitingCall: a plan cancelled while one call
+// runs and the others wait for its slot (some of them not started yet:
+// runtime.go starts a call's coroutine only when no call waits) ends, with
+// every call recorded cancelled and only the running one ever scheduled.
+func TestCancelledPlanEndsEveryWaitingCall(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(brt.PlanWorkflow, workflow.RegisterOptions{Name: brt.PlanWorkflowName})
+	scheduled := 0
+	env.RegisterActivityWithOptions(func(ctx context.Context, in brt.CallInput) (*call.Result, error) {
+		scheduled++
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}, activity.RegisterOptions{Name: brt.CallActivityName})
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
+	p := enginetest.Plan(t, `
+name: waiting
+concurrency: 1
+phases:
+  - id: a
+    parallel: [{agent: explore, prompt: "one"}, {id: two, agent: explore, prompt: "two"}, {agent: explore, prompt: "three", depends_on: [two]}]
+  - id: b
+    each: inputs.items[*]
+    stages: [{agent: explore, prompt: "item {{item}}"}]
+inputs:
+  items: {type: list}
+`)
+	env.ExecuteWorkflow(brt.PlanWorkflowName, brt.RunInput{RunID: dispatch.NewID(), Plan: p, Queue: "q",
+		Inputs: map[string]any{"items": []any{"x", "y", "z"}}, Limits: map[string]brt.CallLimits{"": {Attempts: 1}}})
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("the cancelled run never ended")
+	}
+	var out brt.RunOutput
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Result.Status != wf.RunCancelled || scheduled != 1 {
+		t.Fatalf("status %s with %d calls scheduled; want cancelled with 1: %+v", out.Result.Status, scheduled, out.Result.Phases)
+	}
+	for _, ph := range out.Result.Phases {
+		for _, c := range ph.Calls {
+			if c.Status != wf.CallCancelled && c.Status != wf.CallSkipped {
+				t.Errorf("call %s ended %s; want cancelled", c.Key, c.Status)
+			}
+		}
 	}
 }
