@@ -1,10 +1,12 @@
 package temporal_test
 
 import (
+	"os"
 	"testing"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -41,5 +43,33 @@ func TestPlanReplaysItsHistory(t *testing.T) {
 	r.RegisterWorkflowWithOptions(temporal.PlanWorkflow, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
 	if err := r.ReplayWorkflowHistory(nil, h); err != nil {
 		t.Fatalf("replaying run %s: %v", id, err)
+	}
+}
+
+// TestPlanFromBeforeLazyCallsReplays: the history of a run made before
+// calls' coroutines started lazily (main at a5d7cd61: an each of 4 calls,
+// 1 at a time, so 3 waited for the slot; testdata) replays on today's
+// code without a non-determinism error: it has no version marker, so it
+// replays with every coroutine started at once, as it ran. A worker that
+// picks up such a run after an upgrade goes on with it.
+func TestPlanFromBeforeLazyCallsReplays(t *testing.T) {
+	f, err := os.Open("testdata/plan-history-before-lazy-calls.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_MARKER_RECORDED {
+			t.Fatal("the fixture has a version marker: it is not a run from before the change")
+		}
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(temporal.PlanWorkflow, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+	if err := r.ReplayWorkflowHistory(nil, h); err != nil {
+		t.Fatalf("replaying a run from before lazy calls: %v", err)
 	}
 }
