@@ -66,6 +66,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if sched := activity.GetInfo(ctx).ScheduledTime; lp != nil && !sched.IsZero() {
 		a.Times.Add("queued (server clock)", lp.last.Sub(sched))
 	}
+	if lp != nil {
+		// Runs last: what the deferred clean-ups take (the copy removed),
+		// and the whole handler, to set against the worker's activity
+		// task from its poll to its response.
+		begun := lp.last
+		defer func() { lp.mark("after the result: clean-ups"); a.Times.Add("handler: total", time.Since(begun)) }()
+	}
 	if err := a.admit(ctx, in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}

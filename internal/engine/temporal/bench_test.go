@@ -255,7 +255,8 @@ func BenchmarkFleetOverhead(b *testing.B) {
 	k := envInt("BROOD_BENCH_CALLS", 300)
 	const workers, slots = 3, 4
 	p, in := eachPlan(b, k, workers*slots)
-	c := sharedServer(b).Client(b)
+	srv := sharedServer(b)
+	c := srv.Client(b)
 	repo := benchRepo(b, 1000)
 	if os.Getenv("BROOD_BENCH_NOCODE") != "" {
 		repo = ""
@@ -267,6 +268,8 @@ func BenchmarkFleetOverhead(b *testing.B) {
 		// the same).
 		times = &temporal.CallTimes{}
 		b.Setenv(spawntrace.EnvVar, "1")
+		// The workers' RPCs timed too, and their side of each task.
+		c = timedClient(b, srv.Addr, times)
 	}
 	for i := 0; i < b.N; i++ {
 		for _, latency := range []time.Duration{0, 300 * time.Millisecond} {

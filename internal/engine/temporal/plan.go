@@ -34,10 +34,16 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	if in.Code != nil {
 		runner.chainLock = workflow.NewSemaphore(w, 1)
 	}
+	rt := runtime{}
+	if workflow.GetVersion(w, lazyCallsVersion, workflow.DefaultVersion, 1) >= 1 {
+		// Runs started before it replay as they ran: every call's
+		// coroutine at once.
+		rt.lazy = newStarter(w)
+	}
 	res := wf.Execute(wctx{w}, in.Plan, wf.Options{
 		RunID: in.RunID, Runner: runner, Journal: j, Inputs: in.Inputs,
 		Concurrency: in.Plan.Concurrency, NewTaskID: taskIDs(w), Events: prog.add,
-		Now: func() time.Time { return workflow.Now(w) }, Runtime: runtime{},
+		Now: func() time.Time { return workflow.Now(w) }, Runtime: rt,
 	})
 	res.Started = in.Created
 	for i := range res.Phases {
@@ -60,6 +66,10 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	in.Journal = nil
 	return &RunOutput{Input: in, Result: res, Journal: j.Lines()}, nil
 }
+
+// lazyCallsVersion marks the runs whose calls' coroutines start only when
+// a slot is near (runtime.go).
+const lazyCallsVersion = "brood.plan.lazy-calls"
 
 // CallInputW is the input of a single call's workflow.
 type CallInputW struct {

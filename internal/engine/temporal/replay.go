@@ -32,7 +32,6 @@ const SubmissionLifetime = 24 * time.Hour
 // recordStore is a store that keeps named records (*blobstore.Store).
 type recordStore interface {
 	Put(ctx context.Context, key string, r io.Reader) (Ref, error)
-	Size(ctx context.Context, key string) (int64, error)
 	ReadAll(ctx context.Context, ref Ref) ([]byte, error)
 }
 
@@ -59,7 +58,9 @@ func (a *Activities) claim(ctx context.Context, s *Signed, run string) error {
 	}
 	mine := []byte(run)
 	sum := sha256.Sum256(mine)
-	_, err := cs.Size(ctx, key)
+	// One read: the record as this run would have written it. Absent:
+	// unclaimed; another run's id reads as not matching.
+	_, err := cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
 	switch {
 	case errors.Is(err, blobstore.ErrNotFound):
 		sub, perr := a.Trust.verify(s)
@@ -72,15 +73,10 @@ func (a *Activities) claim(ctx context.Context, s *Signed, run string) error {
 		if _, err := cs.Put(ctx, key, bytes.NewReader(mine)); err != nil {
 			return fmt.Errorf("record the submission's run in the fleet store: %w", err)
 		}
+	case errors.Is(err, blobstore.ErrCorrupt):
+		return refusedf("this signed submission already ran on the fleet (under the same workflow id, another run): a replay of it is refused; submit it again to run it again")
 	case err != nil:
 		return fmt.Errorf("look up the submission's run in the fleet store: %w", err)
-	default:
-		if _, err := cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])}); err != nil {
-			if errors.Is(err, blobstore.ErrCorrupt) {
-				return refusedf("this signed submission already ran on the fleet (under the same workflow id, another run): a replay of it is refused; submit it again to run it again")
-			}
-			return fmt.Errorf("look up the submission's run in the fleet store: %w", err)
-		}
 	}
 	a.claimed.Store(key+" "+run, true)
 	return nil

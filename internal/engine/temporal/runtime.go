@@ -28,12 +28,76 @@ func (c wctx) Value(key any) any           { return c.w.Value(key) }
 func unwrap(ctx context.Context) workflow.Context { return ctx.(wctx).w }
 
 // runtime is workflow.Runtime on a Temporal workflow's coroutines.
-type runtime struct{}
+//
+// The SDK's dispatcher runs every live coroutine of a workflow on every
+// pass of every workflow task, blocked or not (each re-checks what it
+// waits for), so a task costs O(live coroutines). A plan's each over 300
+// items, 12 at a time, would keep 288 coroutines waiting for a slot and
+// wake them all, several times, to take one call's result and schedule
+// the next. With lazy set, a coroutine asked for while a call waits for a
+// slot of the plan's semaphore is not started yet: it is queued, and
+// started (in order) once no call waits, so at most one waits at a time
+// and a task costs O(the plan's concurrency). Deadlock-free: a slot's
+// holder waits only for its own activity, never for a queued coroutine,
+// and when nothing waits for a slot the queue moves on.
+type runtime struct {
+	lazy *starter // nil: every coroutine starts at once
+}
 
 var _ wf.Runtime = runtime{}
 
-func (runtime) Go(ctx context.Context, f func(context.Context)) {
-	workflow.Go(unwrap(ctx), func(w workflow.Context) { f(wctx{w}) })
+// starter holds the coroutines not started yet.
+type starter struct {
+	gated    bool // a semaphore exists: starts are held while one waits
+	waiting  int  // coroutines in a semaphore's Acquire
+	launched bool // one was started and has not run yet
+	pending  []func()
+}
+
+// newStarter is a lazy runtime's starter: its own coroutine starts what
+// was queued, on a context no cancel reaches (a cancelled run's queued
+// calls must still run, to end as cancelled).
+func newStarter(w workflow.Context) *starter {
+	st := &starter{}
+	dc, _ := workflow.NewDisconnectedContext(w)
+	workflow.Go(dc, func(w workflow.Context) {
+		for {
+			_ = workflow.Await(w, st.ready)
+			st.start()
+		}
+	})
+	return st
+}
+
+func (st *starter) ready() bool {
+	return len(st.pending) > 0 && !st.launched && (!st.gated || st.waiting == 0)
+}
+
+func (st *starter) start() {
+	f := st.pending[0]
+	st.pending = st.pending[1:]
+	st.launched = true
+	f()
+}
+
+func (r runtime) Go(ctx context.Context, f func(context.Context)) {
+	w := unwrap(ctx)
+	run := func() {
+		workflow.Go(w, func(w workflow.Context) {
+			if r.lazy != nil {
+				r.lazy.launched = false
+			}
+			f(wctx{w})
+		})
+	}
+	if r.lazy == nil || !r.lazy.gated {
+		run()
+		return
+	}
+	r.lazy.pending = append(r.lazy.pending, run)
+	if r.lazy.ready() {
+		r.lazy.start()
+	}
 }
 
 func (runtime) NewGroup(ctx context.Context) wf.Group {
@@ -45,8 +109,11 @@ func (runtime) NewLatch(ctx context.Context) wf.Latch {
 	return &latch{f: f, s: s}
 }
 
-func (runtime) NewSemaphore(ctx context.Context, n int) wf.Semaphore {
-	return sem{workflow.NewSemaphore(unwrap(ctx), int64(n))}
+func (r runtime) NewSemaphore(ctx context.Context, n int) wf.Semaphore {
+	if r.lazy != nil {
+		r.lazy.gated = true
+	}
+	return sem{s: workflow.NewSemaphore(unwrap(ctx), int64(n)), st: r.lazy}
 }
 
 type group struct{ wg workflow.WaitGroup }
@@ -70,11 +137,21 @@ func (l *latch) Open() {
 
 func (l *latch) Wait(ctx context.Context) { _ = l.f.Get(unwrap(ctx), nil) }
 
-type sem struct{ s workflow.Semaphore }
+type sem struct {
+	s  workflow.Semaphore
+	st *starter // counts the waiters (nil: not lazy)
+}
 
 func (s sem) Acquire(ctx context.Context) bool {
 	w := unwrap(ctx)
-	return w.Err() == nil && s.s.Acquire(w, 1) == nil
+	if w.Err() != nil {
+		return false
+	}
+	if s.st != nil {
+		s.st.waiting++
+		defer func() { s.st.waiting-- }()
+	}
+	return s.s.Acquire(w, 1) == nil
 }
 
 func (s sem) Release() { s.s.Release(1) }

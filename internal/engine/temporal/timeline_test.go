@@ -1,6 +1,7 @@
 package temporal_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -23,6 +24,13 @@ type timeline struct {
 	// wfTask: a workflow task started until completed (the plan's code on
 	// its worker); wfQueued: scheduled until started.
 	wfTask, wfQueued [2]time.Duration
+	// wfByPart: wfTask's median in each quarter of the run, in order (a
+	// task that replays the history grows; one that wakes every waiting
+	// call shrinks as they finish).
+	wfByPart [4]time.Duration
+	// calls and wfTasks count the activities and the workflow tasks (a
+	// task takes every completion that arrived since the last one).
+	calls, wfTasks int
 }
 
 // planTimeline reads the history of the plan run id.
@@ -65,7 +73,13 @@ func planTimeline(t testing.TB, c client.Client, id string) timeline {
 			completed = append(completed, at)
 		}
 	}
-	return timeline{queued: pct(queued), running: pct(running), turnaround: pct(turn), wfTask: pct(wfTask), wfQueued: pct(wfQueued)}
+	tl := timeline{queued: pct(queued), running: pct(running), turnaround: pct(turn), wfQueued: pct(wfQueued), calls: len(running), wfTasks: len(wfTask)}
+	for i := range tl.wfByPart {
+		part := slices.Clone(wfTask[i*len(wfTask)/4 : (i+1)*len(wfTask)/4])
+		tl.wfByPart[i] = pct(part)[0]
+	}
+	tl.wfTask = pct(wfTask)
+	return tl
 }
 
 // pct is the median and the 90th percentile of ds.
@@ -81,6 +95,8 @@ func (tl timeline) String() string {
 	ms := func(d [2]time.Duration) string {
 		return d[0].Round(time.Millisecond).String() + " (p90 " + d[1].Round(time.Millisecond).String() + ")"
 	}
-	return "queued " + ms(tl.queued) + ", activity " + ms(tl.running) + ", completed to next scheduled " + ms(tl.turnaround) +
-		" (workflow task queued " + ms(tl.wfQueued) + ", run " + ms(tl.wfTask) + ")"
+	return fmt.Sprintf("%d calls, %d workflow tasks: ", tl.calls, tl.wfTasks) + "queued " + ms(tl.queued) + ", activity " + ms(tl.running) + ", completed to next scheduled " + ms(tl.turnaround) +
+		" (workflow task queued " + ms(tl.wfQueued) + ", run " + ms(tl.wfTask) + "; run by quarter of the plan " +
+		tl.wfByPart[0].Round(time.Millisecond).String() + ", " + tl.wfByPart[1].Round(time.Millisecond).String() + ", " +
+		tl.wfByPart[2].Round(time.Millisecond).String() + ", " + tl.wfByPart[3].Round(time.Millisecond).String() + ")"
 }

@@ -1,0 +1,77 @@
+package temporal_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/grpc"
+
+	"github.com/broodhq/brood/internal/engine/temporal"
+)
+
+// rpcTimes times a client's RPCs to the server by method ("rpc:
+// RespondActivityTaskCompleted"), and the worker's side of each task it
+// polled: from the poll's return to the task's response ("worker:
+// workflow task", "worker: activity task"), matched by task token. Polls
+// themselves are waiting, not work: only the tasks they return are timed.
+type rpcTimes struct {
+	t      *temporal.CallTimes
+	mu     sync.Mutex
+	polled map[string]time.Time
+}
+
+type tokened interface{ GetTaskToken() []byte }
+
+func (r *rpcTimes) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	name := path.Base(method)
+	if strings.HasPrefix(name, "Poll") {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		if tk, ok := reply.(tokened); ok && err == nil && len(tk.GetTaskToken()) > 0 {
+			r.mu.Lock()
+			r.polled[string(tk.GetTaskToken())] = time.Now()
+			r.mu.Unlock()
+		}
+		return err
+	}
+	at := time.Now()
+	if tk, ok := req.(tokened); ok && strings.HasPrefix(name, "Respond") {
+		r.mu.Lock()
+		p, seen := r.polled[string(tk.GetTaskToken())]
+		delete(r.polled, string(tk.GetTaskToken()))
+		r.mu.Unlock()
+		if seen {
+			kind := "activity task"
+			if strings.Contains(name, "WorkflowTask") {
+				kind = "workflow task"
+			}
+			r.t.Add("worker: "+kind+" (poll to response)", at.Sub(p))
+		}
+	}
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if name != "GetWorkflowExecutionHistory" { // the submitter's long poll
+		r.t.Add("rpc: "+name, time.Since(at))
+	}
+	return err
+}
+
+// timedClient is a client of addr whose RPCs are timed into t.
+func timedClient(tb testing.TB, addr string, t *temporal.CallTimes) client.Client {
+	tb.Helper()
+	r := &rpcTimes{t: t, polled: map[string]time.Time{}}
+	c, err := client.Dial(client.Options{HostPort: addr,
+		Logger:            tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(r.intercept)}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
