@@ -12,8 +12,8 @@ import (
 )
 
 // The dirty state travels as one git pack: the blobs and trees of the
-// submitter's tree (base + dirty state, Snapshot.DirtyTree) that the base
-// commit lacks, in one file in the store. A worker indexes it into its
+// submitter's tree (base + dirty state, Snapshot.DirtyTree) that the base's
+// tree lacks, in one file in the store. A worker indexes it into its
 // clone's objects once (git index-pack --strict: every object is hashed
 // to its name and checked well-formed, a tree entry named .git refused)
 // and reads the tree with read-tree: no file is patched, no object is

@@ -49,9 +49,11 @@ func TestPlanReplaysItsHistory(t *testing.T) {
 // TestPlanFromBeforeLazyCallsReplays: the history of a run made before
 // calls' coroutines started lazily (main at a5d7cd61: an each of 4 calls,
 // 1 at a time, so 3 waited for the slot; testdata) replays on today's
-// code without a non-determinism error: it has no version marker, so it
-// replays with every coroutine started at once, as it ran. A worker that
-// picks up such a run after an upgrade goes on with it.
+// code without a non-determinism error (it has no version marker). What it
+// proves is that such a history replays; since this plan schedules its
+// activities in the same order lazily or eagerly, it would also pass if
+// the eager path were not taken. A worker that picks up such a run after
+// an upgrade goes on with it.
 func TestPlanFromBeforeLazyCallsReplays(t *testing.T) {
 	f, err := os.Open("testdata/plan-history-before-lazy-calls.json")
 	if err != nil {

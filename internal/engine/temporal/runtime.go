@@ -37,7 +37,10 @@ func unwrap(ctx context.Context) workflow.Context { return ctx.(wctx).w }
 // the next. With lazy set, a coroutine asked for while a call waits for a
 // slot of the plan's semaphore is not started yet: it is queued, and
 // started (in order) once no call waits, so at most one waits at a time
-// and a task costs O(the plan's concurrency). Deadlock-free: a slot's
+// and a task costs O(the plan's concurrency) for an each and independent
+// tasks (coroutines waiting on a depends_on latch or on an earlier phase
+// are not waiting for a slot, so they are started and wait there: up to
+// one per such task). Deadlock-free: a slot's
 // holder waits only for its own activity, never for a queued coroutine,
 // and when nothing waits for a slot the queue moves on.
 type runtime struct {
