@@ -49,7 +49,6 @@ func TestBulkCheckinOnlyWherePays(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const loose, bulk, stored = "loose", "bulk", "bulk, stored"
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, top string) (size int) // of the files a new pack holds
@@ -102,36 +101,10 @@ func TestBulkCheckinOnlyWherePays(t *testing.T) {
 			commit(t, top)
 			size := tc.setup(t, top)
 			must(t, os.WriteFile(filepath.Join(top, "ignored.log"), []byte("never captured\n"), 0o644))
-			got := loose
-			switch args := strings.Join(checkinArgs(t.Context(), gitCmd{dir: top}, top), " "); args {
-			case "-c core.bigFileThreshold=1":
-				got = bulk
-			case "-c core.bigFileThreshold=1 -c pack.compression=0":
-				got = stored
-			case "":
-			default:
-				t.Fatalf("checkinArgs: %q", args)
-			}
-			if got != tc.want {
+			if got := checkinWay(t, top); got != tc.want {
 				t.Fatalf("add -A: %s, want %s", got, tc.want)
 			}
-			packs, kib := countPacks(t, top)
-			tree, err := worktreeTree(t.Context(), top, filepath.Join(top, ".git"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// (write-tree writes its trees loose either way.)
-			packs2, kib2 := countPacks(t, top)
-			switch {
-			case got == loose && packs2 != packs:
-				t.Errorf("loose: packs %d -> %d", packs, packs2)
-			case got != loose && packs2 != packs+1:
-				t.Errorf("%s: packs %d -> %d; want one more", got, packs, packs2)
-			case got == stored && (kib2-kib)*1024 < size:
-				t.Errorf("stored: the pack is %d KiB for %d bytes of files", kib2-kib, size)
-			case got == bulk && (kib2-kib)*1024*2 > size:
-				t.Errorf("bulk: the pack is %d KiB for %d bytes of text", kib2-kib, size)
-			}
+			tree := captureCountingPacks(t, top, tc.want, size)
 			commit(t, top)
 			if want := gitOut(t, top, "rev-parse", "HEAD^{tree}"); tree != want {
 				t.Fatalf("captured tree %s, the user's add -A gives %s", tree, want)
@@ -141,6 +114,48 @@ func TestBulkCheckinOnlyWherePays(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The ways add -A writes the objects it reads (checkinArgs).
+const loose, bulk, stored = "loose", "bulk", "bulk, stored"
+
+// checkinWay is how checkinArgs has add -A write objects in top.
+func checkinWay(t *testing.T, top string) string {
+	switch args := strings.Join(checkinArgs(t.Context(), gitCmd{dir: top}, top), " "); args {
+	case "":
+		return loose
+	case "-c core.bigFileThreshold=1":
+		return bulk
+	case "-c core.bigFileThreshold=1 -c pack.compression=0":
+		return stored
+	default:
+		t.Fatalf("checkinArgs: %q", args)
+		return ""
+	}
+}
+
+// captureCountingPacks captures top's work tree and checks what its
+// objects went into: no new pack when loose; one more when bulk, smaller
+// than half the size of the (text) files, or when stored, no smaller than
+// them. (write-tree writes its trees loose either way.)
+func captureCountingPacks(t *testing.T, top, way string, size int) string {
+	packs, kib := countPacks(t, top)
+	tree, err := worktreeTree(t.Context(), top, filepath.Join(top, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs2, kib2 := countPacks(t, top)
+	switch {
+	case way == loose && packs2 != packs:
+		t.Errorf("loose: packs %d -> %d", packs, packs2)
+	case way != loose && packs2 != packs+1:
+		t.Errorf("%s: packs %d -> %d; want one more", way, packs, packs2)
+	case way == stored && (kib2-kib)*1024 < size:
+		t.Errorf("stored: the pack is %d KiB for %d bytes of files", kib2-kib, size)
+	case way == bulk && (kib2-kib)*1024*2 > size:
+		t.Errorf("bulk: the pack is %d KiB for %d bytes of text", kib2-kib, size)
+	}
+	return tree
 }
 
 func gitOut(t *testing.T, dir string, args ...string) string {
