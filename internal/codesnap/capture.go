@@ -93,13 +93,11 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
 	// core.bigFileThreshold=1 streams every new blob into one pack (git's
 	// bulk checkin) instead of one loose object file each, where that pays
-	// (checkin.go: many new files, not a tree captured before). The user's
+	// (checkin.go: many new files, not a tree captured before; stored
+	// uncompressed where they do not compress). The user's
 	// repository gets a pack where it got loose objects (git gc folds
 	// small packs together as it does loose objects).
-	args := []string{"-c", "core.fsmonitor=false", "add", "-A"}
-	if bulkCheckin(ctx, g, top) {
-		args = append([]string{"-c", "core.bigFileThreshold=1"}, args...)
-	}
+	args := append(checkinArgs(ctx, g, top), "-c", "core.fsmonitor=false", "add", "-A")
 	if _, err := g.run(ctx, args...); err != nil {
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
