@@ -179,4 +179,3 @@ func TestSignedPayloadStoreErrorIsRetried(t *testing.T) {
 		})
 	}
 }
-
