@@ -74,7 +74,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		defer func() { lp.mark("after the result: clean-ups"); a.Times.Add("handler: total", time.Since(begun)) }()
 	}
 	if err := a.admit(ctx, in); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		return nil, admitError(err)
 	}
 	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
 		return nil, claimError(err)

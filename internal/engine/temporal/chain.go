@@ -43,8 +43,8 @@ type ChainOutput struct {
 // index and objects only, no copy of the tree is written.
 func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, error) {
 	if a.Trust != nil {
-		if err := a.Trust.AdmitChain(in, infoOf(ctx)); err != nil {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		if err := a.Trust.AdmitChain(ctx, a.Store, in, infoOf(ctx)); err != nil {
+			return nil, admitError(err)
 		}
 		if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
 			return nil, claimError(err)

@@ -53,6 +53,10 @@ type Config struct {
 	// Signer signs every submission (brood fleet keygen's key; nil:
 	// unsigned, which a worker refuses unless it allows unsigned ones).
 	Signer *Signer
+	// Store is the fleet's store, where a signed submission's payload is
+	// put once: only its reference travels in the run's and every call's
+	// input (signref.go). Nil: Code's store; neither: it travels inline.
+	Store Store
 }
 
 // Engine is the Temporal engine as a submitter sees it.
@@ -114,7 +118,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		}
 	}
 	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from}
-	if in.Signed, err = e.cfg.Signer.Sign(Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from,
+	if in.Signed, err = e.sign(ctx, Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from,
 		Limits: map[string]CallLimits{"": in.Limits}, Code: snap, At: time.Now().UTC()}); err != nil {
 		return nil, err
 	}
@@ -188,7 +192,7 @@ func planAgents(p *wf.Plan) []string {
 
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
-	if in.Signed, err = e.cfg.Signer.Sign(Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
+	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
 		Limits: in.Limits, Code: in.Code, At: time.Now().UTC()}); err != nil {
 		return nil, nil, err
 	}

@@ -63,8 +63,11 @@ func (a *Activities) claim(ctx context.Context, s *Signed, run string) error {
 	_, err := cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
 	switch {
 	case errors.Is(err, blobstore.ErrNotFound):
-		sub, perr := a.Trust.verify(s)
-		if perr != nil {
+		sub, perr := a.Trust.verify(ctx, a.Store, s)
+		var again retry
+		if errors.As(perr, &again) {
+			return perr
+		} else if perr != nil {
 			return refused{perr}
 		}
 		if age := time.Since(sub.At); age > SubmissionLifetime {

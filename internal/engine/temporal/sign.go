@@ -63,12 +63,21 @@ type Submission struct {
 }
 
 // Signed is a submission as it travels in a workflow's and each
-// activity's input: the exact bytes signed, the signer's public key and
-// the signature.
+// activity's input: the exact bytes signed (or where they are in the
+// fleet's store), the signer's public key and the signature.
+//
+// A submitter with a store puts the payload there once and only Ref
+// travels, so a call's input stays the same size whatever the plan's
+// (signref.go); without one (no code shipped), and in histories from
+// before refs, the payload travels inline.
 type Signed struct {
-	Payload []byte `json:"payload"`
-	Key     []byte `json:"key"`
-	Sig     []byte `json:"sig"`
+	// Payload is the exact bytes signed (inline; nil when Ref names them).
+	Payload []byte `json:"payload,omitempty"`
+	// Ref is the payload in the fleet's store, by its content address:
+	// its SHA-256 binds the bytes, which the signature then covers.
+	Ref *Ref   `json:"ref,omitempty"`
+	Key []byte `json:"key"`
+	Sig []byte `json:"sig"`
 }
 
 // Signer is a submitter's key.
@@ -225,6 +234,8 @@ type Trust struct {
 	// AllowUnsigned runs every submission, signed or not, by anyone (brood
 	// worker --allow-unsigned: a dev server only you can reach).
 	AllowUnsigned bool
+	// verified are the submissions this worker verified (signref.go).
+	verified verifiedCache
 }
 
 // NewTrust is an empty allowlist.

@@ -105,7 +105,7 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := trust.Admit(tc.in, tc.info)
+			err := trust.Admit(t.Context(), nil, tc.in, tc.info)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -114,12 +114,12 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 			}
 		})
 	}
-	if err := temporal.NewTrust().Admit(temporal.CallInput{Spec: spec, Signed: signCall(key, spec)}, info); err == nil || !strings.Contains(err.Error(), "trusts no submitter key") {
+	if err := temporal.NewTrust().Admit(t.Context(), nil, temporal.CallInput{Spec: spec, Signed: signCall(key, spec)}, info); err == nil || !strings.Contains(err.Error(), "trusts no submitter key") {
 		t.Fatalf("an empty allowlist: %v", err)
 	}
 	open := temporal.NewTrust()
 	open.AllowUnsigned = true
-	if err := open.Admit(temporal.CallInput{Spec: spec}, info); err != nil {
+	if err := open.Admit(t.Context(), nil, temporal.CallInput{Spec: spec}, info); err != nil {
 		t.Fatalf("--allow-unsigned refused: %v", err)
 	}
 
@@ -145,7 +145,7 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 	}
 	for _, tc := range chains {
 		t.Run("chain "+tc.name, func(t *testing.T) {
-			err := trust.AdmitChain(tc.in, tc.info)
+			err := trust.AdmitChain(t.Context(), nil, tc.in, tc.info)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)

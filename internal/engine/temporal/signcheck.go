@@ -40,7 +40,7 @@ func (a *Activities) admit(ctx context.Context, in CallInput) error {
 	if a.Trust == nil {
 		return nil
 	}
-	return a.Trust.Admit(in, infoOf(ctx))
+	return a.Trust.Admit(ctx, a.Store, in, infoOf(ctx))
 }
 
 // Admit checks a call against the allowlist: its input must carry a
@@ -49,12 +49,14 @@ func (a *Activities) admit(ctx context.Context, in CallInput) error {
 // limits; for a plan's call one of the plan's calls (agent, prompt
 // template, isolation, schema, turns, timeout) on the signed snapshot or
 // the run's tree grown from it, within the plan's limits — under the
-// signed workflow id and task queue.
-func (t *Trust) Admit(in CallInput, info CallInfo) error {
+// signed workflow id and task queue. A submission by reference is read
+// from store (signref.go). An error that is a store's failure to answer
+// is retried (admitError); any other is a refusal.
+func (t *Trust) Admit(ctx context.Context, store Store, in CallInput, info CallInfo) error {
 	if t.AllowUnsigned {
 		return nil
 	}
-	sub, err := t.verify(in.Signed)
+	sub, err := t.verify(ctx, store, in.Signed)
 	if err != nil {
 		return err
 	}
@@ -68,11 +70,11 @@ func (t *Trust) Admit(in CallInput, info CallInfo) error {
 // Admit checks a call: signed by a trusted key, for this workflow and
 // task queue, a plan's, on the signed snapshot or the run's tree grown
 // from it (both the tip and the writer's start).
-func (t *Trust) AdmitChain(in ChainInput, info CallInfo) error {
+func (t *Trust) AdmitChain(ctx context.Context, store Store, in ChainInput, info CallInfo) error {
 	if t.AllowUnsigned {
 		return nil
 	}
-	sub, err := t.verify(in.Signed)
+	sub, err := t.verify(ctx, store, in.Signed)
 	if err != nil {
 		return err
 	}
@@ -95,8 +97,11 @@ func (t *Trust) AdmitChain(in ChainInput, info CallInfo) error {
 }
 
 // verify is a signed submission, checked: signed by a key in the
-// allowlist, the signature good, the payload readable.
-func (t *Trust) verify(s *Signed) (*Submission, error) {
+// allowlist, the signature good, the payload readable. Its payload is
+// inline or read from store by its Ref; what verified is kept (by SHA-256,
+// key and signature), so a run's calls read and check it once per worker.
+// The submission returned is shared: read it only.
+func (t *Trust) verify(ctx context.Context, store Store, s *Signed) (*Submission, error) {
 	if s == nil {
 		if t.Len() == 0 {
 			return nil, noKeys()
@@ -109,13 +114,22 @@ func (t *Trust) verify(s *Signed) (*Submission, error) {
 		}
 		return nil, fmt.Errorf("the submission is signed by key %s, which this worker does not trust: add its public key (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it", Fingerprint(s.Key), TrustedKeysFile)
 	}
-	if len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), append([]byte(signContext), s.Payload...), s.Sig) {
+	k := cacheKey(s)
+	if sub, ok := t.verified.get(k); ok {
+		return sub, nil
+	}
+	data, err := payload(ctx, store, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), append([]byte(signContext), data...), s.Sig) {
 		return nil, fmt.Errorf("the signature of key %s does not match the submission: it was changed after it was signed", Fingerprint(s.Key))
 	}
 	var sub Submission
-	if err := json.Unmarshal(s.Payload, &sub); err != nil || sub.Version != 1 {
+	if err := json.Unmarshal(data, &sub); err != nil || sub.Version != 1 {
 		return nil, fmt.Errorf("the signed submission of key %s is unreadable (version %d): %v", Fingerprint(s.Key), sub.Version, err)
 	}
+	t.verified.put(k, &sub)
 	return &sub, nil
 }
 

@@ -69,12 +69,14 @@ func (s *DirStore) ReadAll(ctx context.Context, ref Ref) ([]byte, error) {
 		return nil, fmt.Errorf("store: %q is not a reference to a stored object", ref.Key)
 	}
 	b, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(ref.Key)))
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("store: %s: %w", ref.Key, blobstore.ErrNotFound)
+	} else if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	sum := sha256.Sum256(b)
 	if int64(len(b)) != ref.Size || hex.EncodeToString(sum[:]) != ref.SHA256 {
-		return nil, fmt.Errorf("store: %s does not match its reference", ref.Key)
+		return nil, fmt.Errorf("store: %s %w", ref.Key, blobstore.ErrCorrupt)
 	}
 	return b, nil
 }
