@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
@@ -114,6 +116,11 @@ func TestWorkerRunsOnlySignedSubmissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The plan's call carried a reference to the signed submission (the
+	// submitter put it in the store), not the submission itself.
+	if in := agentInputs(ctx, t, c, run.RunID); len(in) != 1 || in[0].Signed == nil || in[0].Signed.Payload != nil || in[0].Signed.Ref == nil {
+		t.Fatalf("the signed plan's call inputs: %+v; want one, its submission by reference", in)
+	}
 	signer, err := temporal.LoadSigner(filepath.Join(temporal.KeyDir(trusted.Home), temporal.PrivateKeyFile))
 	if err != nil || signer == nil {
 		t.Fatalf("load the trusted key: %v", err)
@@ -151,4 +158,28 @@ func TestWorkerRunsOnlySignedSubmissions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// agentInputs are the inputs of a workflow's agent activities, from its
+// history.
+func agentInputs(ctx context.Context, t *testing.T, c client.Client, id string) []temporal.CallInput {
+	t.Helper()
+	var out []temporal.CallInput
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := e.GetActivityTaskScheduledEventAttributes()
+		if a == nil || a.GetActivityType().GetName() != temporal.CallActivityName {
+			continue
+		}
+		var in temporal.CallInput
+		if err := converter.GetDefaultDataConverter().FromPayload(a.GetInput().GetPayloads()[0], &in); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, in)
+	}
+	return out
 }
