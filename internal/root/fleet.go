@@ -117,7 +117,7 @@ func Fleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*FleetEngine
 		return l
 	}
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.Client.Namespace, Queue: cfg.Queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer})
+		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer, Store: store})
 	return e, c.Close, nil
 }
 
