@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // How Capture's `git add -A` writes the blobs it reads. Loose objects (git's
@@ -100,8 +101,13 @@ func compresses(top string, files []string) bool {
 	var raw, packed countWriter
 	zw, _ := flate.NewWriter(&packed, flate.BestSpeed)
 	for _, p := range files {
-		f, err := os.Open(filepath.Join(top, p))
+		// Never a link, never a FIFO that would block, only a regular file.
+		f, err := os.OpenFile(filepath.Join(top, p), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
 			continue
 		}
 		zw.Reset(&packed)

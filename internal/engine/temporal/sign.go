@@ -35,6 +35,19 @@ const KeyPrefix = "brood-ed25519"
 // the key.
 const signContext = "brood fleet submission v1\x00"
 
+// refSignContext separates the signature over a payload's store reference
+// from the payload's own.
+const refSignContext = "brood fleet submission ref v1\x00"
+
+// refSigned is what RefSig signs: the reference's key, size and SHA-256.
+func refSigned(r Ref) []byte {
+	return fmt.Appendf([]byte(refSignContext), "%s\n%d\n%s", r.Key, r.Size, r.SHA256)
+}
+
+// SignRef is the signer's signature over the store reference r to a
+// payload it signed (Signed.RefSig).
+func (s *Signer) SignRef(r Ref) []byte { return ed25519.Sign(s.key, refSigned(r)) }
+
 // Submission is what a submitter signs: the brief (a call's spec, or a
 // plan with its inputs), the agent (by name: the worker's own definition
 // of it runs, never a shipped one), the snapshot of its tree (tree object
@@ -75,9 +88,13 @@ type Signed struct {
 	Payload []byte `json:"payload,omitempty"`
 	// Ref is the payload in the fleet's store, by its content address:
 	// its SHA-256 binds the bytes, which the signature then covers.
-	Ref *Ref   `json:"ref,omitempty"`
-	Key []byte `json:"key"`
-	Sig []byte `json:"sig"`
+	Ref *Ref `json:"ref,omitempty"`
+	// RefSig is the same key's signature over Ref (refSigned): a worker
+	// checks it before it reads anything from the store, so a submission
+	// naming a trusted key with a forged signature costs it no store read.
+	RefSig []byte `json:"ref_sig,omitempty"`
+	Key    []byte `json:"key"`
+	Sig    []byte `json:"sig"`
 }
 
 // Signer is a submitter's key.

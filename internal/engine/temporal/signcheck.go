@@ -114,6 +114,9 @@ func (t *Trust) verify(ctx context.Context, store Store, s *Signed) (*Submission
 		}
 		return nil, fmt.Errorf("the submission is signed by key %s, which this worker does not trust: add its public key (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it", Fingerprint(s.Key), TrustedKeysFile)
 	}
+	if err := refSignedBy(s); err != nil {
+		return nil, err
+	}
 	k := cacheKey(s)
 	if sub, ok := t.verified.get(k); ok {
 		return sub, nil
@@ -129,7 +132,7 @@ func (t *Trust) verify(ctx context.Context, store Store, s *Signed) (*Submission
 	if err := json.Unmarshal(data, &sub); err != nil || sub.Version != 1 {
 		return nil, fmt.Errorf("the signed submission of key %s is unreadable (version %d): %v", Fingerprint(s.Key), sub.Version, err)
 	}
-	t.verified.put(k, &sub)
+	t.verified.put(k, &sub, len(data))
 	return &sub, nil
 }
 

@@ -204,7 +204,7 @@ func TestSignedSubmissionByRefOnTheFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 		ref := addressOf(s.Payload)
-		in.Signed = &temporal.Signed{Ref: &ref, Key: s.Key, Sig: s.Sig}
+		in.Signed = &temporal.Signed{Ref: &ref, RefSig: key.SignRef(ref), Key: s.Key, Sig: s.Sig}
 		return in, s
 	}
 	put := func(t *testing.T, s *temporal.Signed) {

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -35,6 +36,11 @@ const maxSignedPayload = 16 << 20
 // oldest goes first): a few hundred runs at once.
 const verifiedCacheSize = 256
 
+// verifiedCacheBytes bounds the payload bytes behind the kept submissions
+// (the oldest go first), so 256 submissions of the largest size a worker
+// reads cannot hold gigabytes.
+const verifiedCacheBytes = 64 << 20
+
 // verifiedKey names a verified submission: the SHA-256 of its payload,
 // the key that signed it and the signature.
 type verifiedKey struct{ sum, key, sig string }
@@ -42,10 +48,12 @@ type verifiedKey struct{ sum, key, sig string }
 // verifiedCache is a worker's verified submissions, bounded: the oldest
 // entry goes when a new one comes. Safe for concurrent use.
 type verifiedCache struct {
-	mu   sync.Mutex
-	m    map[verifiedKey]*Submission
-	ring [verifiedCacheSize]verifiedKey
-	next int
+	mu    sync.Mutex
+	m     map[verifiedKey]*Submission
+	ring  [verifiedCacheSize]verifiedKey
+	sizes [verifiedCacheSize]int
+	next  int // the oldest entry's slot (the next written)
+	bytes int // the payload bytes behind the entries
 }
 
 // get is the verified submission under k. It is shared: read it only.
@@ -56,22 +64,34 @@ func (c *verifiedCache) get(k verifiedKey) (*Submission, bool) {
 	return sub, ok
 }
 
-// put keeps sub under k, dropping the oldest entry when full.
-func (c *verifiedCache) put(k verifiedKey, sub *Submission) {
+// put keeps sub under k (n payload bytes behind it), dropping the oldest
+// entries while it is full by count or by bytes.
+func (c *verifiedCache) put(k verifiedKey, sub *Submission, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[k]; ok {
+	if _, ok := c.m[k]; ok || n > verifiedCacheBytes {
 		return
 	}
 	if c.m == nil {
 		c.m = make(map[verifiedKey]*Submission, verifiedCacheSize)
 	}
-	if old := c.ring[c.next]; old != (verifiedKey{}) {
-		delete(c.m, old)
+	c.drop(c.next) // the slot k takes
+	for i := 1; i < verifiedCacheSize && c.bytes+n > verifiedCacheBytes; i++ {
+		c.drop((c.next + i) % verifiedCacheSize) // the oldest after it
 	}
-	c.ring[c.next] = k
+	c.ring[c.next], c.sizes[c.next] = k, n
 	c.next = (c.next + 1) % verifiedCacheSize
 	c.m[k] = sub
+	c.bytes += n
+}
+
+// drop empties slot i.
+func (c *verifiedCache) drop(i int) {
+	if old := c.ring[i]; old != (verifiedKey{}) {
+		delete(c.m, old)
+		c.bytes -= c.sizes[i]
+		c.ring[i], c.sizes[i] = verifiedKey{}, 0
+	}
 }
 
 // size is how many submissions it holds.
@@ -106,6 +126,20 @@ func admitError(err error) error {
 		return err
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+}
+
+// refSignedBy checks that s's reference (if it has one instead of an
+// inline payload) carries its key's signature: before the cache or the
+// store is consulted, so a submission naming a trusted key with a forged
+// signature costs a worker no store read.
+func refSignedBy(s *Signed) error {
+	if s.Payload != nil || s.Ref == nil {
+		return nil
+	}
+	if len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), refSigned(*s.Ref), s.RefSig) {
+		return fmt.Errorf("the signed submission of key %s names %s in the store without that key's signature over the reference: it was not made by that key's holder; submit it again", Fingerprint(s.Key), s.Ref.Key)
+	}
+	return nil
 }
 
 // payload is the signed bytes of s: inline, or read from the store through
@@ -156,6 +190,6 @@ func (e *Engine) sign(ctx context.Context, sub Submission) (*Signed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("put the signed submission in the fleet store: %w", err)
 	}
-	s.Payload, s.Ref = nil, &ref
+	s.Payload, s.Ref, s.RefSig = nil, &ref, e.cfg.Signer.SignRef(ref)
 	return s, nil
 }

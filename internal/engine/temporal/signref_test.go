@@ -33,13 +33,13 @@ func (c *countingStore) ReadAll(ctx context.Context, ref temporal.Ref) ([]byte, 
 }
 
 // byRef is s with its payload put in store and only its reference kept.
-func byRef(t *testing.T, store temporal.Store, s *temporal.Signed) *temporal.Signed {
+func byRef(t *testing.T, store temporal.Store, key *temporal.Signer, s *temporal.Signed) *temporal.Signed {
 	t.Helper()
 	ref, err := store.PutBytes(t.Context(), s.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &temporal.Signed{Ref: &ref, Key: s.Key, Sig: s.Sig}
+	return &temporal.Signed{Ref: &ref, RefSig: key.SignRef(ref), Key: s.Key, Sig: s.Sig}
 }
 
 // overwrite replaces the object at key in a file store under dir.
@@ -71,14 +71,22 @@ func TestAdmitReadsTheSignedPayloadByRef(t *testing.T) {
 	}
 	dir := t.TempDir()
 	store := &temporal.DirStore{Dir: dir}
-	good := byRef(t, store, signed)
+	good := byRef(t, store, key, signed)
 	forged := *good
 	forged.Sig = append([]byte(nil), good.Sig...)
 	forged.Sig[3] ^= 1
 	notAddress := *good
 	notAddress.Ref = &temporal.Ref{Key: "fleet/claims/" + good.Ref.SHA256, Size: good.Ref.Size, SHA256: good.Ref.SHA256}
+	notAddress.RefSig = key.SignRef(*notAddress.Ref)
+	// A trusted key's name on a reference it did not sign: refused before
+	// the store is read (neither retried nor read, whatever the ref names).
+	unsignedRef := *good
+	unsignedRef.RefSig = nil
+	forgedRef := *good
+	forgedRef.RefSig = append([]byte(nil), good.RefSig...)
+	forgedRef.RefSig[5] ^= 1
 	changedStore := &temporal.DirStore{Dir: t.TempDir()}
-	changed := byRef(t, changedStore, signed)
+	changed := byRef(t, changedStore, key, signed)
 	overwrite(t, changedStore.Dir, changed.Ref.Key, []byte(strings.Replace(string(signed.Payload), "answer yes", "answer no!", 1)))
 	cases := []struct {
 		name   string
@@ -91,6 +99,9 @@ func TestAdmitReadsTheSignedPayloadByRef(t *testing.T) {
 		{"forged signature, good reference", &forged, store, "changed after it was signed"},
 		{"changed in the store", changed, changedStore, "does not match its reference: it was changed in the store"},
 		{"not a content address", &notAddress, store, "not a content address"},
+		{"reference not signed", &unsignedRef, store, "without that key's signature over the reference"},
+		{"reference signature forged", &forgedRef, store, "without that key's signature over the reference"},
+		{"reference not signed, not in the store", &unsignedRef, &temporal.DirStore{Dir: t.TempDir()}, "without that key's signature over the reference"},
 		{"worker without a store", good, nil, "this worker has none"},
 		{"missing from the store", good, &temporal.DirStore{Dir: t.TempDir()}, "is not in the fleet store"},
 	}
@@ -127,6 +138,10 @@ func TestAdmitReadsTheSignedPayloadByRef(t *testing.T) {
 	if err := trust.Admit(t.Context(), counting, temporal.CallInput{Spec: spec, Signed: &forged}, info); err == nil {
 		t.Fatal("a forged signature was admitted after the good one")
 	}
+	// A reference the key did not sign costs no read at all.
+	if err := trust.Admit(t.Context(), counting, temporal.CallInput{Spec: spec, Signed: &forgedRef}, info); err == nil {
+		t.Fatal("a forged reference signature was admitted")
+	}
 	if n := counting.reads[good.Ref.Key].Load(); n != 2 {
 		t.Fatalf("the payload was read %d times for 50 calls and a forgery; want once, and once for the forgery", n)
 	}
@@ -149,7 +164,7 @@ func TestSignedPayloadStoreErrorIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	corrupt := &temporal.DirStore{Dir: t.TempDir()}
-	bad := byRef(t, corrupt, signed)
+	bad := byRef(t, corrupt, key, signed)
 	overwrite(t, corrupt.Dir, bad.Ref.Key, []byte("{}"))
 	for _, tc := range []struct {
 		name      string

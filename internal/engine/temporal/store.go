@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -68,10 +69,15 @@ func (s *DirStore) ReadAll(ctx context.Context, ref Ref) ([]byte, error) {
 	if !strings.HasPrefix(ref.Key, "sha256/") || strings.Contains(ref.Key, "..") || len(ref.SHA256) != 64 {
 		return nil, fmt.Errorf("store: %q is not a reference to a stored object", ref.Key)
 	}
-	b, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(ref.Key)))
+	f, err := os.Open(filepath.Join(s.Dir, filepath.FromSlash(ref.Key)))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("store: %s: %w", ref.Key, blobstore.ErrNotFound)
 	} else if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max(ref.Size, 0)+1)) // as blobstore: never more than the ref says, and one byte to tell
+	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	sum := sha256.Sum256(b)
