@@ -1,9 +1,9 @@
 package spawntrace
 
 import (
+	"cmp"
 	"context"
 	"slices"
-	"strconv"
 )
 
 // The root's own start, traced the same way: from the instant the process
@@ -25,13 +25,10 @@ type rootKey struct{}
 // holds its starter's instant (ctx unchanged otherwise), and marks
 // "main": the runtime and every package initialiser have run.
 func Root(ctx context.Context, getenv func(string) string) context.Context {
-	start, err := strconv.ParseInt(getenv(RootEnvVar), 10, 64)
-	if err != nil || start <= 0 {
-		return ctx
+	if t := started(getenv(RootEnvVar), "main"); t != nil {
+		return context.WithValue(ctx, rootKey{}, t)
 	}
-	t := &Trace{rec: Record{Start: start}}
-	t.mark("main")
-	return context.WithValue(ctx, rootKey{}, t)
+	return ctx
 }
 
 // RootMark records the end of one of the root's own stages now, if ctx
@@ -67,7 +64,7 @@ func RootStages(rec Record, first, answered, exited int64) []Stage {
 			marks = append(marks, p)
 		}
 	}
-	slices.SortStableFunc(marks, func(a, b Point) int { return cmpInt(a.At, b.At) })
+	slices.SortStableFunc(marks, func(a, b Point) int { return cmp.Compare(a.At, b.At) })
 	prev := rec.Start
 	out := make([]Stage, 0, len(marks))
 	for _, m := range marks {
@@ -75,14 +72,4 @@ func RootStages(rec Record, first, answered, exited int64) []Stage {
 		prev = m.At
 	}
 	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

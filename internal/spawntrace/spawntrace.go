@@ -79,13 +79,22 @@ func Start(ctx context.Context, getenv func(string) string) context.Context {
 // EnvVar (ctx unchanged otherwise), and marks "init": the process is in
 // its main, runtime and package initialisers done.
 func Child(ctx context.Context, getenv func(string) string) context.Context {
-	start, err := strconv.ParseInt(getenv(EnvVar), 10, 64)
+	if t := started(getenv(EnvVar), "init"); t != nil {
+		return context.WithValue(ctx, key{}, t)
+	}
+	return ctx
+}
+
+// started is a trace from the starter's instant in env (nil when it holds
+// none), its first stage ended now by mark.
+func started(env, mark string) *Trace {
+	start, err := strconv.ParseInt(env, 10, 64)
 	if err != nil || start <= 0 {
-		return ctx
+		return nil
 	}
 	t := &Trace{rec: Record{Start: start}}
-	t.mark("init")
-	return context.WithValue(ctx, key{}, t)
+	t.mark(mark)
+	return t
 }
 
 func from(ctx context.Context) *Trace {
