@@ -62,17 +62,8 @@ type Activities struct {
 
 // Call is the agent-call activity.
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
-	lp := a.Times.start()
-	if sched := activity.GetInfo(ctx).ScheduledTime; lp != nil && !sched.IsZero() {
-		a.Times.Add("queued (server clock)", lp.last.Sub(sched))
-	}
-	if lp != nil {
-		// Runs last: what the deferred clean-ups take (the copy removed),
-		// and the whole handler, to set against the worker's activity
-		// task from its poll to its response.
-		begun := lp.last
-		defer func() { lp.mark("after the result: clean-ups"); a.Times.Add("handler: total", time.Since(begun)) }()
-	}
+	lp, timed := a.Times.begin(activity.GetInfo(ctx).ScheduledTime)
+	defer timed()
 	if err := a.admit(ctx, in); err != nil {
 		return nil, admitError(err)
 	}
@@ -81,16 +72,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	lp.mark("admit and claim")
 	spec := in.Spec
-	var hb Heartbeat
-	// A follow-up prompt (a resume that is not a pick-up) is sent once: a
-	// retry of its attempt continues what that attempt began.
-	followUp := spec.Resume != "" && !spec.Continue
-	if activity.HasHeartbeatDetails(ctx) {
-		_ = activity.GetHeartbeatDetails(ctx, &hb)
-		followUp = followUp && hb.TaskID == ""
-	} else if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
-		hb = *in.From
-	}
+	hb, followUp := resumePoint(ctx, in)
 	id := cmp.Or(hb.TaskID, spec.Resume, spec.TaskID)
 	if id != "" {
 		if err := dispatch.CheckID(id); err != nil {
@@ -102,15 +84,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 			return &CallOutput{Result: *r, Last: &hb}, nil
 		}
 	}
-	// The submitter's snapshot and an earlier attempt's change are checked
-	// here, on the worker (object ids, branch, subdir, store refs): a
-	// submitter is hostile, and its own checks ran in its own process.
-	if in.Code != nil {
-		if err := in.Code.Check(); err != nil {
-			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
-		}
-	}
-	if err := hb.Code.Check(); err != nil {
+	if err := checkCode(in, hb); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
 	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp)
@@ -170,6 +144,35 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	last := b.hb
 	last.Result = Ref{}
 	return &CallOutput{Result: *r, Last: &last}, nil
+}
+
+// resumePoint is where this attempt starts from: the attempt's own last
+// heartbeat, or where an earlier, cancelled execution of the run left the
+// call (in.From), or nothing; and whether the call's follow-up prompt (a
+// resume that is not a pick-up) is still to be sent: once, as a retry of
+// its attempt continues what that attempt began.
+func resumePoint(ctx context.Context, in CallInput) (hb Heartbeat, followUp bool) {
+	spec := in.Spec
+	followUp = spec.Resume != "" && !spec.Continue
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &hb)
+		followUp = followUp && hb.TaskID == ""
+	} else if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
+		hb = *in.From
+	}
+	return hb, followUp
+}
+
+// checkCode checks the submitter's snapshot and an earlier attempt's change
+// here, on the worker (object ids, branch, subdir, store refs): a submitter
+// is hostile, and its own checks ran in its own process.
+func checkCode(in CallInput, hb Heartbeat) error {
+	if in.Code != nil {
+		if err := in.Code.Check(); err != nil {
+			return err
+		}
+	}
+	return hb.Code.Check()
 }
 
 // unfinished is how an attempt whose child did not end with a result

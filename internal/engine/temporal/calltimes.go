@@ -85,6 +85,23 @@ func (t *CallTimes) start() *lap {
 	return &lap{t: t, last: time.Now()}
 }
 
+// begin starts an activity's laps (nil, and a done that does nothing, when
+// t is nil): the wait since sched (the server's clock) is recorded, and
+// done, deferred by the handler so it runs last, records what the
+// deferred clean-ups took (the copy removed) and the whole handler, to set
+// against the worker's activity task from its poll to its response.
+func (t *CallTimes) begin(sched time.Time) (lp *lap, done func()) {
+	lp = t.start()
+	if lp == nil {
+		return nil, func() {}
+	}
+	if !sched.IsZero() {
+		t.Add("queued (server clock)", lp.last.Sub(sched))
+	}
+	begun := lp.last
+	return lp, func() { lp.mark("after the result: clean-ups"); t.Add("handler: total", time.Since(begun)) }
+}
+
 func (l *lap) mark(stage string) {
 	if l == nil {
 		return
