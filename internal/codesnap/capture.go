@@ -16,7 +16,8 @@ import (
 // worker needs in store: the dirty patch, and a bundle of the commits the
 // remote may lack. The user's index and refs are only read.
 //
-// (The dirty state is a pack of the objects the base lacks: pack.go.)
+// (The dirty state is a pack of the objects the base lacks, pack.go, or
+// of those the base and the dirty tree shipped last lack: packchain.go.)
 func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot, error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -41,7 +42,7 @@ func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot
 	if snap.Tree, err = worktreeTree(ctx, top, gitDir); err != nil {
 		return nil, err
 	}
-	if snap.Pack, err = storePack(ctx, store, g, snap.Base, snap.Tree); err != nil {
+	if snap.Pack, snap.PackChain, err = dirtyPacks(ctx, store, g, common, top, snap.Base, snap.Tree); err != nil {
 		return nil, err
 	}
 	if snap.Pack != nil {

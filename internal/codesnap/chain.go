@@ -211,7 +211,7 @@ func (s *scratchRepo) snapshotOf(ctx context.Context, store *blobstore.Store, ti
 	next.Tree = tree
 	from := tip.Tree
 	if len(tip.Layers) >= maxLayers {
-		next.Patch, next.Layers, next.Pack, next.DirtyTree = nil, nil, nil, ""
+		next.Patch, next.Layers, next.Pack, next.PackChain, next.DirtyTree = nil, nil, nil, nil, ""
 		if from = tip.Base; from == "" {
 			var err error
 			if from, err = emptyTree(ctx, s.g); err != nil {

@@ -57,6 +57,9 @@ func (s *Snapshot) Check() error {
 	if (s.Pack == nil) != (s.DirtyTree == "") || (s.Pack != nil && s.Patch != nil) {
 		return errors.New("codesnap: snapshot has a pack without its dirty tree, a dirty tree without its pack, or both a pack and a patch")
 	}
+	if err := s.checkPackChain(id); err != nil {
+		return err
+	}
 	if s.Branch != "" {
 		if err := gitx.BranchName("codesnap: snapshot branch", s.Branch); err != nil {
 			return err

@@ -60,8 +60,18 @@ type Snapshot struct {
 	// ObjectFormat is the repository's hash (sha1 or sha256).
 	ObjectFormat string `json:"object_format"`
 	// Pack is the dirty state as one git pack (pack.go): the objects of
-	// DirtyTree that Base lacks, blobs and trees (nil: clean, or Patch).
+	// DirtyTree that Base lacks, blobs and trees (nil: clean, or Patch);
+	// with a PackChain, only those that neither Base nor the chain's last
+	// tree has.
 	Pack *blobstore.Ref `json:"pack,omitempty"`
+	// PackChain are the packs of the submitter's earlier submissions on
+	// the same base that Pack completes (packchain.go), oldest first,
+	// each with the tree it completes: the first holds what its tree has
+	// that Base lacks, each later one what its tree has that Base and the
+	// tree before lack. A worker indexes the links its clone lacks, then
+	// Pack. Empty: Pack holds all of DirtyTree that Base lacks (and in
+	// snapshots from before chains). At most maxPackChain-1 links.
+	PackChain []PackLink `json:"pack_chain,omitempty"`
 	// DirtyTree is the tree of base + dirty state the pack holds: Tree
 	// before any layer. Set with Pack.
 	DirtyTree string `json:"dirty_tree,omitempty"`
@@ -81,6 +91,15 @@ type Snapshot struct {
 	// (.git/info/exclude, core.excludesFile), so the worker leaves out of
 	// the result what the submitter would never see as a change.
 	Excludes string `json:"excludes,omitempty"`
+}
+
+// PackLink is one earlier pack of a Snapshot's PackChain.
+type PackLink struct {
+	// Pack is the pack in the store.
+	Pack *blobstore.Ref `json:"pack"`
+	// Tree is the tree object the pack completes (a dirty tree the
+	// submitter shipped before).
+	Tree string `json:"tree"`
 }
 
 // Result is a child's change: a patch against the snapshot's tree.

@@ -2,6 +2,7 @@ package codesnap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 
 // The dirty state travels as one git pack: the blobs and trees of the
 // submitter's tree (base + dirty state, Snapshot.DirtyTree) that the base's
-// tree lacks, in one file in the store. A worker indexes it into its
+// tree lacks, in one file in the store — or, after an earlier capture on
+// the same base, a pack of what that one's tree lacks too, with the
+// earlier packs named as its chain (packchain.go). A worker indexes it into its
 // clone's objects once (git index-pack --strict: every object is hashed
 // to its name and checked well-formed, a tree entry named .git refused)
 // and reads the tree with read-tree: no file is patched, no object is
@@ -21,27 +24,35 @@ import (
 // are content hashes — checked all the same against the snapshot's Tree
 // once its layers are on.
 
-// storePack stores the objects of tree that base (a commit; "" for none)
-// lacks as one pack, and returns its reference (nil: no object to ship).
+// dirtyObjects lists the objects of tree that base (a commit; "" for
+// none) lacks, for pack-objects ("": none).
 //
 // The objects left out are those of base's tree, named as a tree: given
 // the commit, rev-list --objects leaves out nothing under a bare tree
 // (it marks a negative commit's tree only as it walks commits, and there
 // are none to walk), so the pack held every blob of the base as well
 // (20,122 objects for 11,032 dirty ones in issue 26's tree), each indexed
-// again by every worker and compared with its own copy.
-func storePack(ctx context.Context, store *blobstore.Store, g gitCmd, base, tree string) (*blobstore.Ref, error) {
+// again by every worker and compared with its own copy. A pack that
+// continues a chain leaves out the chain's last tree as well
+// (packchain.go).
+func dirtyObjects(ctx context.Context, g gitCmd, base, tree string) (string, error) {
 	args := []string{"rev-list", "--objects", tree}
 	if base != "" {
 		args = append(args, "--not", base+"^{tree}")
 	}
 	objs, err := g.run(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("codesnap: list the dirty objects: %w", err)
+		return "", fmt.Errorf("codesnap: list the dirty objects: %w", err)
 	}
 	if strings.TrimSpace(objs) == "" {
-		return nil, nil
+		return "", nil
 	}
+	return objs, nil
+}
+
+// packObjects stores the objects objs lists (rev-list --objects output)
+// as one pack and returns its reference.
+func packObjects(ctx context.Context, store *blobstore.Store, g gitCmd, objs string) (*blobstore.Ref, error) {
 	tmp, err := os.MkdirTemp("", "brood-pack-")
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
@@ -61,18 +72,64 @@ func storePack(ctx context.Context, store *blobstore.Store, g gitCmd, base, tree
 	return &ref, nil
 }
 
-// indexPack puts snap's pack into gitDir's objects (objects/pack), unless
-// gitDir has its dirty tree already. The pack comes from the store (which
-// checks its digest) and git index-pack --strict checks every object.
+// indexPack puts snap's packs into gitDir's objects (objects/pack): the
+// links of its chain gitDir lacks, oldest first, then its own pack — none
+// when gitDir has the dirty tree already, only those after the newest
+// link whose tree gitDir has (index-pack --strict checked that every
+// object that tree reaches is there when it indexed it). Each pack comes
+// from the store (which checks its digest), git index-pack --strict
+// checks every object and that each one it names is in the pack or
+// gitDir already, and the pack must give the tree it is named with.
 func indexPack(ctx context.Context, store *blobstore.Store, gitDir, scratch string, snap *Snapshot) error {
 	g := gitCmd{dir: scratch, env: []string{"GIT_DIR=" + gitDir}}
-	if _, err := g.run(ctx, "cat-file", "-e", snap.DirtyTree+"^{tree}"); err == nil {
-		return nil
+	packs := snap.chainPacks()
+	from, err := firstToIndex(ctx, g, packs)
+	if err != nil {
+		return err
 	}
-	file := filepath.Join(scratch, "dirty-"+snap.Pack.SHA256[:16]+".pack")
+	for i := from; i < len(packs); i++ {
+		what := "the dirty state's pack"
+		if i < len(packs)-1 {
+			what = fmt.Sprintf("link %d of the dirty state's pack chain (%s, for tree %s)", i, packs[i].Pack.Key, short(packs[i].Tree))
+		}
+		if err := indexOne(ctx, store, g, scratch, packs[i], what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstToIndex is the index in packs of the first pack g's git dir
+// needs: the one after the newest whose tree it has (0: none).
+func firstToIndex(ctx context.Context, g gitCmd, packs []PackLink) (int, error) {
+	var in strings.Builder
+	for _, p := range packs {
+		in.WriteString(p.Tree + "\n")
+	}
+	g.stdin = []byte(in.String())
+	out, err := g.run(ctx, "cat-file", "--batch-check=%(objecttype)")
+	if err != nil {
+		return 0, fmt.Errorf("codesnap: look for the dirty state's trees: %w", err)
+	}
+	lines := strings.Split(out, "\n")
+	for i := len(packs) - 1; i >= 0; i-- {
+		if i < len(lines) && lines[i] == "tree" {
+			return i + 1, nil
+		}
+	}
+	return 0, nil
+}
+
+// indexOne fetches one pack and indexes it into g's git dir, which must
+// then have its tree.
+func indexOne(ctx context.Context, store *blobstore.Store, g gitCmd, scratch string, p PackLink, what string) error {
+	file := filepath.Join(scratch, "dirty-"+p.Pack.SHA256[:16]+".pack")
 	defer os.Remove(file)
-	if err := store.GetFile(ctx, *snap.Pack, file); err != nil {
-		return fmt.Errorf("codesnap: the dirty state's pack: %w", err)
+	if err := store.GetFile(ctx, *p.Pack, file); err != nil {
+		if errors.Is(err, blobstore.ErrNotFound) {
+			return fmt.Errorf("codesnap: %s is not in the store (%v): submit again, the submitter then ships a full pack", what, err)
+		}
+		return fmt.Errorf("codesnap: %s: %w", what, err)
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -81,10 +138,10 @@ func indexPack(ctx context.Context, store *blobstore.Store, gitDir, scratch stri
 	defer f.Close()
 	c := gitx.Cmd{Dir: scratch, Env: g.env, Stdin: f}
 	if _, err := c.Run(ctx, "index-pack", "--stdin", "--strict"); err != nil {
-		return fmt.Errorf("codesnap: the dirty state's pack is refused: %w", err)
+		return fmt.Errorf("codesnap: %s is refused: %w", what, err)
 	}
-	if _, err := g.run(ctx, "cat-file", "-e", snap.DirtyTree+"^{tree}"); err != nil {
-		return fmt.Errorf("codesnap: the dirty state's pack lacks its tree %s", short(snap.DirtyTree))
+	if _, err := g.run(ctx, "cat-file", "-e", p.Tree+"^{tree}"); err != nil {
+		return fmt.Errorf("codesnap: %s lacks its tree %s", what, short(p.Tree))
 	}
 	return nil
 }
