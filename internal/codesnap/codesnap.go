@@ -7,7 +7,9 @@
 //     no commits; a detached HEAD is fine) and the dirty state on top of it
 //     as one binary git patch — modified, added, deleted and untracked
 //     files, modes and symlinks, never gitignored files — put in the store
-//     as one git pack of the objects the base lacks (pack.go).
+//     as one git pack of the objects the base lacks (pack.go); after a
+//     capture on the same base, as a pack of what that one's tree lacks
+//     too, naming the earlier packs as its chain (packchain.go).
 //     Commits the remote may not have (HEAD not reachable from a
 //     remote-tracking branch, or no remote at all) go along as a git
 //     bundle. The Snapshot names the tree object of base + patch: what the
