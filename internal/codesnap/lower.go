@@ -70,7 +70,8 @@ func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scr
 	}
 	defer os.RemoveAll(dir)
 	if snap.Pack != nil {
-		// The pack's tree is the root: no index to build.
+		// The pack's tree is the root: no index to build. (The links of
+		// its chain the clone lacks go in first: indexPack.)
 		if err := indexPack(ctx, store, repo, dir, snap); err != nil {
 			return "", err
 		}
