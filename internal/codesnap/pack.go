@@ -127,7 +127,7 @@ func indexOne(ctx context.Context, store *blobstore.Store, g gitCmd, scratch str
 	defer os.Remove(file)
 	if err := store.GetFile(ctx, *p.Pack, file); err != nil {
 		if errors.Is(err, blobstore.ErrNotFound) {
-			return fmt.Errorf("codesnap: %s is not in the store %s: submit again (the submitter then ships a full pack), and check the store keeps objects for a day or more", what, store.URL())
+			return fmt.Errorf("codesnap: %s is not in the store %s: submit again (the submitter then ships a full pack), and check the store keeps objects longer than a day plus a run", what, store.URL())
 		}
 		return fmt.Errorf("codesnap: %s: %w", what, err)
 	}
