@@ -118,6 +118,44 @@ func testPackChain(t *testing.T, overlay bool) {
 // store still hold the first and the change is small; a full pack
 // otherwise, never a failure.
 func TestPackChainRestarts(t *testing.T) {
+	for _, tc := range restartCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHosts(t)
+			dirtyFiles(t, h, 40)
+			first := capture(t, h)
+			if s := tc.since(t, h, first); s != nil {
+				h.store = s
+			}
+			second := capture(t, h)
+			if chained := len(second.PackChain) == 1 && *second.PackChain[0].Pack == *first.Pack && second.PackChain[0].Tree == first.DirtyTree; chained != tc.chain || len(second.PackChain) > 1 {
+				t.Fatalf("the second capture's chain %+v; want the first pack: %v", second.PackChain, tc.chain)
+			}
+			if same := *second.Pack == *first.Pack; same != tc.same {
+				t.Fatalf("the second capture's pack is the first's: %v, want %v", same, tc.same)
+			}
+			if !tc.chain && !tc.same && len(packed(t, h, second.Pack)) < 40 {
+				t.Fatal("the second capture's pack is not a full one")
+			}
+			co, err := freshCache(t, h).Materialise(t.Context(), h.store, second, codesnap.Options{ID: "second"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer co.Cleanup()
+			sameTree(t, tree(t, h.repo), copyTree(t, co))
+		})
+	}
+}
+
+type restartCase struct {
+	name string
+	// since is what happens between the two captures (a store: the
+	// second capture's, if not nil).
+	since func(t *testing.T, h *hosts, first *codesnap.Snapshot) *blobstore.Store
+	chain bool // the second capture continues the first's chain
+	same  bool // and ships the first's pack again
+}
+
+func restartCases() []restartCase {
 	edit := func(t *testing.T, h *hosts) { write(t, filepath.Join(h.repo, "new", "d0", "f3.txt"), "edited\n") }
 	editRecord := func(t *testing.T, h *hosts, f func(map[string]any)) {
 		files, _ := filepath.Glob(filepath.Join(h.repo, ".git", "brood", "dirty-packs", "*.json"))
@@ -132,12 +170,7 @@ func TestPackChainRestarts(t *testing.T) {
 		data, _ := json.Marshal(rec)
 		write(t, files[0], string(data))
 	}
-	for _, tc := range []struct {
-		name  string
-		since func(t *testing.T, h *hosts, first *codesnap.Snapshot) *blobstore.Store
-		chain bool // the second capture continues the first's chain
-		same  bool // and ships the first's pack again
-	}{
+	return []restartCase{
 		{"one file edited", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store { edit(t, h); return nil }, true, false},
 		{"nothing changed", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store { return nil }, false, true},
 		{"a new base", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
@@ -179,31 +212,6 @@ func TestPackChainRestarts(t *testing.T) {
 			editRecord(t, h, func(rec map[string]any) { rec["since"] = "2020-01-01T00:00:00Z" })
 			return nil
 		}, false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHosts(t)
-			dirtyFiles(t, h, 40)
-			first := capture(t, h)
-			if s := tc.since(t, h, first); s != nil {
-				h.store = s
-			}
-			second := capture(t, h)
-			if chained := len(second.PackChain) == 1 && *second.PackChain[0].Pack == *first.Pack && second.PackChain[0].Tree == first.DirtyTree; chained != tc.chain || len(second.PackChain) > 1 {
-				t.Fatalf("the second capture's chain %+v; want the first pack: %v", second.PackChain, tc.chain)
-			}
-			if same := *second.Pack == *first.Pack; same != tc.same {
-				t.Fatalf("the second capture's pack is the first's: %v, want %v", same, tc.same)
-			}
-			if !tc.chain && !tc.same && len(packed(t, h, second.Pack)) < 40 {
-				t.Fatal("the second capture's pack is not a full one")
-			}
-			co, err := freshCache(t, h).Materialise(t.Context(), h.store, second, codesnap.Options{ID: "second"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer co.Cleanup()
-			sameTree(t, tree(t, h.repo), copyTree(t, co))
-		})
 	}
 }
 
