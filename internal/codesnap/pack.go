@@ -138,6 +138,10 @@ func indexOne(ctx context.Context, store *blobstore.Store, g gitCmd, scratch str
 	defer f.Close()
 	c := gitx.Cmd{Dir: scratch, Env: g.env, Stdin: f}
 	if _, err := c.Run(ctx, "index-pack", "--stdin", "--strict"); err != nil {
+		if p.Tree != "" && strings.HasPrefix(what, "link ") {
+			// (its size matched at capture: the submitter would build on it again)
+			return fmt.Errorf("codesnap: %s is refused (remove the submitter's chain records, .git/brood/dirty-packs, to ship a full pack): %w", what, err)
+		}
 		return fmt.Errorf("codesnap: %s is refused: %w", what, err)
 	}
 	if _, err := g.run(ctx, "cat-file", "-e", p.Tree+"^{tree}"); err != nil {

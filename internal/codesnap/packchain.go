@@ -2,13 +2,16 @@ package codesnap
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/broodhq/brood/internal/blobstore"
@@ -32,8 +35,11 @@ import (
 // goes with the objects it names (the earlier trees are objects of that
 // repository; a new clone starts with none), linked work trees share
 // those objects but keep a chain each, it is not in any work tree the
-// user sees, and an in-place child cannot write there (isolate keeps the
-// git directory's brood/ read-only). It is only a hint: anything off — an
+// user sees. A child working in place may have written there before it
+// existed (isolate holds the git directory's brood/ read-only once it
+// does), so the record is read as what it is, a hint: within the git
+// directory, never through a link or from a FIFO, bounded (readRecord);
+// what it names is checked before use (usable). Anything off — an
 // unreadable record, another store or base, an earlier tree the
 // repository no longer has, a pack no longer in the store (a Stat, not a
 // download) — and the capture ships a full pack, as without a record.
@@ -66,10 +72,11 @@ type chainLink struct {
 	Objects int `json:"objects"`
 }
 
-// recordPath is where the chain record of the work tree at top lives.
-func recordPath(common, top string) string {
+// recordPath is where, under the git common directory, the chain record
+// of the work tree at top lives (slash-separated, relative to it).
+func recordPath(top string) string {
 	sum := sha256.Sum256([]byte(top))
-	return filepath.Join(common, "brood", "dirty-packs", hex.EncodeToString(sum[:8])+".json")
+	return "brood/dirty-packs/" + hex.EncodeToString(sum[:8]) + ".json"
 }
 
 // dirtyPacks stores the objects of tree (base + dirty state) that base
@@ -78,8 +85,8 @@ func recordPath(common, top string) string {
 // chain (nil pack: nothing to ship). A chain that cannot be used is never
 // an error.
 func dirtyPacks(ctx context.Context, store *blobstore.Store, g gitCmd, common, top, base, tree string) (*blobstore.Ref, []PackLink, error) {
-	path := recordPath(common, top)
-	if rec := readRecord(path); base != "" && rec.usable(ctx, store, g, base) {
+	path := recordPath(top)
+	if rec := readRecord(common, path); base != "" && rec.usable(ctx, store, g, base) {
 		links := rec.Links
 		last := links[len(links)-1]
 		if last.Tree == tree {
@@ -92,7 +99,7 @@ func dirtyPacks(ctx context.Context, store *blobstore.Store, g gitCmd, common, t
 			}
 			next := *rec
 			next.Links = append(links[:len(links):len(links)], chainLink{PackLink{Pack: ref, Tree: tree}, n})
-			writeRecord(path, &next)
+			writeRecord(common, path, &next)
 			return ref, rec.chain(len(links)), nil
 		}
 	}
@@ -105,7 +112,7 @@ func dirtyPacks(ctx context.Context, store *blobstore.Store, g gitCmd, common, t
 		return nil, nil, err
 	}
 	if base != "" {
-		writeRecord(path, &chainRecord{Store: store.URL(), Base: base, Since: time.Now().UTC(),
+		writeRecord(common, path, &chainRecord{Store: store.URL(), Base: base, Since: time.Now().UTC(),
 			Links: []chainLink{{PackLink{Pack: ref, Tree: tree}, strings.Count(objs, "\n")}}})
 	}
 	return ref, nil, nil
@@ -171,11 +178,29 @@ func (r *chainRecord) chain(n int) []PackLink {
 	return out
 }
 
-// readRecord reads a chain record; nil when there is none or it cannot
-// be read.
-func readRecord(path string) *chainRecord {
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) > 1<<20 {
+// readRecord reads the chain record at rel under the git directory
+// common; nil when there is none or it cannot be read. The git directory
+// is the user's repository, which a child working in place may have
+// written before this capture: the record is opened within common (no
+// link out of it followed, os.Root), without following a link at its own
+// name and without blocking (a FIFO), and read only as a regular file of
+// at most maxRecord bytes.
+func readRecord(common, rel string) *chainRecord {
+	root, err := os.OpenRoot(common)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxRecord {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	if err != nil || len(data) > maxRecord {
 		return nil
 	}
 	var r chainRecord
@@ -185,18 +210,32 @@ func readRecord(path string) *chainRecord {
 	return &r
 }
 
-// writeRecord replaces the record at path (a temporary file renamed into
-// place: a reader sees the old record or the new one). A record that
-// cannot be written costs the next capture a full pack, nothing more.
-func writeRecord(path string, r *chainRecord) {
+// maxRecord bounds a chain record's size (a few hundred bytes a link).
+const maxRecord = 1 << 20
+
+// writeRecord replaces the record at rel under common (a temporary file
+// renamed into place: a reader sees the old record or the new one), every
+// step within common (os.Root: a directory on the way that is a link out
+// of it is refused). A record that cannot be written costs the next
+// capture a full pack, nothing more.
+func writeRecord(common, rel string, r *chainRecord) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	root, err := os.OpenRoot(common)
+	if err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".record-*")
+	defer root.Close()
+	dir := path.Dir(rel)
+	if root.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	var suffix [8]byte
+	rand.Read(suffix[:])
+	tmp := path.Join(dir, ".record-"+hex.EncodeToString(suffix[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return
 	}
@@ -205,10 +244,10 @@ func writeRecord(path string, r *chainRecord) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = root.Rename(tmp, rel)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		root.Remove(tmp)
 	}
 }
 

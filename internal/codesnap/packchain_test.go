@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/broodhq/brood/internal/blobstore"
@@ -155,6 +157,16 @@ type restartCase struct {
 	same  bool // and ships the first's pack again
 }
 
+// onlyRecord is the repository's one chain record file.
+func onlyRecord(t *testing.T, h *hosts) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(h.repo, ".git", "brood", "dirty-packs", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("chain records %v; want one", files)
+	}
+	return files
+}
+
 func restartCases() []restartCase {
 	edit := func(t *testing.T, h *hosts) { write(t, filepath.Join(h.repo, "new", "d0", "f3.txt"), "edited\n") }
 	editRecord := func(t *testing.T, h *hosts, f func(map[string]any)) {
@@ -200,6 +212,48 @@ func restartCases() []restartCase {
 			for _, f := range files {
 				write(t, f, "{not json")
 			}
+			return nil
+		}, false, false},
+		{"a FIFO in the record's place", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
+			edit(t, h)
+			for _, f := range onlyRecord(t, h) {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+				if err := syscall.Mkfifo(f, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return nil
+		}, false, false},
+		{"a link to /dev/zero in the record's place", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
+			edit(t, h)
+			for _, f := range onlyRecord(t, h) {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("/dev/zero", f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return nil
+		}, false, false},
+		{"the record's directory a link out of the git directory", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
+			edit(t, h)
+			onlyRecord(t, h)
+			dir := filepath.Join(h.repo, ".git", "brood")
+			out := filepath.Join(t.TempDir(), "brood")
+			if err := os.Rename(dir, out); err != nil { // (the record, valid, now outside)
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, dir); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { // (before out is removed)
+				if files, _ := os.ReadDir(filepath.Join(out, "dirty-packs")); len(files) != 1 {
+					t.Errorf("the second capture wrote through the link out of the git directory: %v", files)
+				}
+			})
 			return nil
 		}, false, false},
 		{"the first tree gone from the repository", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
