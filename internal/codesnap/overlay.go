@@ -102,7 +102,10 @@ func discard(trees, dir string) error {
 }
 
 // buildBaseTree checks snap's lower tree out into trees/key (under key's
-// lock): its .git holds only what checkBaseGitDir expects.
+// lock): its .git holds only what checkBaseGitDir expects. A dirty lower
+// is derived from a previous one where this process has one to give
+// (derive.go), and is then verified already; otherwise every file is
+// written, and verifyBase hashes them all on first use.
 func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees, key, repo string, snap *Snapshot, format string) error {
 	if old, _ := filepath.Glob(filepath.Join(trees, ".tmp-"+key+"-*")); len(old) > 0 {
 		for _, o := range old {
@@ -115,20 +118,26 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 	}
 	defer removeAll(tmp)
 	tree := filepath.Join(tmp, "tree")
-	if _, err := (gitCmd{dir: tmp}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--template=", "--object-format="+format, tree); err != nil {
-		return fmt.Errorf("codesnap: %w", err)
-	}
-	gitDir := filepath.Join(tree, ".git")
-	for name, content := range map[string]string{"config": baseConfig(format), "HEAD": snap.Base + "\n"} {
-		if err := os.WriteFile(filepath.Join(gitDir, name), []byte(content), 0o644); err != nil {
-			return fmt.Errorf("codesnap: %w", err)
-		}
-	}
-	if err := writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")}); err != nil {
-		return err
-	}
 	root, err := c.lowerTree(ctx, store, repo, tmp, snap)
 	if err != nil {
+		return err
+	}
+	if root != snap.Base {
+		// A new dirty state: from this process's previous checkout of a
+		// near one where it can (derive.go), writing only what differs.
+		l, err := c.deriveBaseTree(ctx, trees, key, tmp, repo, root, snap, format)
+		if err != nil {
+			return err
+		}
+		if l != nil {
+			if err := os.Rename(tmp, filepath.Join(trees, key)); err != nil {
+				return fmt.Errorf("codesnap: %w", err)
+			}
+			c.remember(key, repo, format, l)
+			return nil
+		}
+	}
+	if err := initBaseGit(ctx, tree, repo, snap.Base, format); err != nil {
 		return err
 	}
 	g := gitCmd{dir: tree}
@@ -154,6 +163,21 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	return nil
+}
+
+// initBaseGit makes a base checkout's .git in tree (which may hold files
+// already): exactly what checkBaseGitDir expects, no index yet.
+func initBaseGit(ctx context.Context, tree, repo, base, format string) error {
+	if _, err := (gitCmd{dir: filepath.Dir(tree)}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--template=", "--object-format="+format, tree); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	gitDir := filepath.Join(tree, ".git")
+	for name, content := range map[string]string{"config": baseConfig(format), "HEAD": base + "\n"} {
+		if err := os.WriteFile(filepath.Join(gitDir, name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	return writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")})
 }
 
 // buildOverlay makes the call's upper layer over the base checkout at

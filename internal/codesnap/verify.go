@@ -116,7 +116,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 			return nil, err
 		}
 	}
-	c.verified.Store(key, l)
+	c.remember(key, repo, format, l)
 	return l, nil
 }
 
