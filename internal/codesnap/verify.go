@@ -80,6 +80,13 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		if err := os.WriteFile(index, l.index, 0o600); err != nil {
 			return nil, fmt.Errorf("codesnap: %w", err)
 		}
+		// Dated when the index was verified, not now: git checks by
+		// content the entries changed no earlier (racily clean), as it
+		// would have then; dated now, a file rewritten within the second
+		// of its verified stat data would pass git's check (seconds only).
+		if err := os.Chtimes(index, l.stamp, l.stamp); err != nil {
+			return nil, fmt.Errorf("codesnap: %w", err)
+		}
 		if clean(ctx, g) == nil {
 			return l, nil
 		}
