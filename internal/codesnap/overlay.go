@@ -19,10 +19,13 @@ import (
 )
 
 // Overlay copies (Cache.Overlay). The cache keeps one checkout per
-// (repository, base commit) under Dir/trees, made once and never written
-// again: a work tree of the base and the child's repository in it (HEAD at
-// the base, the base in its index with the checkout's stat data, objects
-// borrowed from the clone). A call's copy is an overlay over it, which the
+// lower tree (lower.go: a base commit, or base + dirty state) under
+// Dir/trees, made once and never written again while it has that name: a
+// work tree of the tree and the child's repository in it (HEAD at the
+// base, the base in its index with the checkout's stat data, objects
+// borrowed from the clone). A new dirty state's checkout is made from an
+// idle earlier one where it can (derive.go), which is then renamed to
+// the new name and only its differing files rewritten. A call's copy is an overlay over it, which the
 // child mounts in its own mount namespace (isolate.Mount): the upper layer,
 // in the call's job directory, starts with what the snapshot (and an
 // earlier attempt's partial change) has that the base has not — its files

@@ -23,6 +23,11 @@ import (
 //     the tree, stat data of the checked files) is kept in the worker's
 //     memory, never on disk; calls that arrive meanwhile wait for it
 //     (verifyTurn) and then make the later uses' check;
+//   - a dirty checkout this process derived from one it had verified
+//     (derive.go: the donor stat-checked, its files moved, only what
+//     differs written, and each file written hashed against its blob)
+//     is verified already: its index is kept the same way, and its first
+//     use is the later uses' check;
 //   - a later use compares the checkout with that index by stat data
 //     (size, mtime, ctime, inode: writing a file changes its ctime, which
 //     no unprivileged writer can set back), in this process (statcheck.go:
