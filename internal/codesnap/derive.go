@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -32,7 +33,8 @@ import (
 //     taken exclusively without waiting: no copy holds it), provably still
 //     its verified tree now (statClean), never a clean snapshot's base
 //     checkout (long-lived, shared by clean runs); of those, the one whose
-//     tree differs least from the new one (diff-tree);
+//     tree differs least from the new one (diff-tree), and not by more than
+//     a quarter of its files (farShare);
 //   - its work tree is moved (renamed: every file keeps its inode and
 //     ctime, so the stat check keeps its meaning) into the new build's
 //     directory, and it is forgotten (its name is gone from trees/);
@@ -69,6 +71,14 @@ type donor struct {
 // maxDonors bounds how many candidates are compared with the new tree
 // (one diff-tree each).
 const maxDonors = 8
+
+// farShare: a donor whose tree differs from the new one in more than a
+// 1/farShare of its files is not taken, but left for its own next state.
+// A worker serving two trees in turn (a clean clone and a dirty one, as
+// scripts/bench-fleet-dirty does) holds one checkout of each; taking the
+// other tree's would rewrite half the files, and leave the next
+// submission of that tree nothing near to start from.
+const farShare = 4
 
 // deriveBaseTree makes tmp/tree, snap's dirty lower checkout of root, from
 // a donor and returns it verified; nil (and no error) when no donor could
@@ -121,6 +131,9 @@ func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format strin
 			continue
 		}
 		d.paths = strings.Count(out, "\x00")
+		if len(d.l.index) < 12 || d.paths*farShare > int(binary.BigEndian.Uint32(d.l.index[8:12])) {
+			continue // (the index's entry count)
+		}
 		kept = append(kept, d)
 	}
 	slices.SortStableFunc(kept, func(a, b donor) int { return cmp.Compare(a.paths, b.paths) })

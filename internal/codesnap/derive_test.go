@@ -25,6 +25,10 @@ type derivation struct {
 	held          *codesnap.Checkout
 }
 
+// keeps is how many untracked files the dirty states share: the few
+// that differ are a small share of the tree (farShare).
+const keeps = 40
+
 // unchanged are paths the second dirty state leaves as the first had them.
 var unchanged = []string{"a.txt", "b.txt", "bin.dat", "sub/c.go", "keep/k0.txt", "keep/k7.txt"}
 
@@ -36,7 +40,7 @@ func newDerivation(t *testing.T, hold bool) *derivation {
 	d := &derivation{h: overlayHosts(t), inodes: map[string]uint64{}}
 	repo := d.h.repo
 	write(t, filepath.Join(repo, "a.txt"), "dirty a\n")
-	for i := range 10 {
+	for i := range keeps {
 		write(t, filepath.Join(repo, "keep", "k"+strconv.Itoa(i)+".txt"), "keep "+strconv.Itoa(i)+"\n")
 	}
 	write(t, filepath.Join(repo, "gone", "deep", "g.txt"), "gone\n")
@@ -191,7 +195,8 @@ func noStat(out string) string {
 }
 
 // TestDonorMustBeFreeAndUntouched: a checkout is a donor only when no
-// copy holds it, it is still its verified tree, and it is a dirty one;
+// copy holds it, it is still its verified tree, it is a dirty one, and it
+// differs from the new tree in at most a quarter of its files;
 // otherwise the next dirty state's checkout is made in full, and the
 // checkout that was not taken is left as it was.
 func TestDonorMustBeFreeAndUntouched(t *testing.T) {
@@ -199,21 +204,23 @@ func TestDonorMustBeFreeAndUntouched(t *testing.T) {
 		name   string
 		hold   bool
 		tamper func(t *testing.T, root string)
+		far    bool // the next state differs in most files: left for its own next state
 	}{
-		{"in use", true, nil},
+		{"in use", true, nil, false},
+		{"far from the next", false, nil, true},
 		{"overwritten", false, func(t *testing.T, root string) {
 			write(t, filepath.Join(root, "keep", "k3.txt"), "evil\n")
-		}},
+		}, false},
 		{"same size and mtime", false, func(t *testing.T, root string) {
 			p := filepath.Join(root, "keep", "k3.txt")
 			st, err := os.Stat(p)
 			noErr(t, err)
 			write(t, p, "EVIL 3\n")
 			noErr(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
-		}},
+		}, false},
 		{"file added", false, func(t *testing.T, root string) {
 			write(t, filepath.Join(root, "keep", "zz_evil.txt"), "evil\n")
-		}},
+		}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,6 +228,15 @@ func TestDonorMustBeFreeAndUntouched(t *testing.T) {
 			before := tree(t, d.firstRoot)
 			if tc.tamper != nil {
 				tc.tamper(t, d.firstRoot)
+			}
+			if tc.far {
+				for i := range keeps {
+					write(t, filepath.Join(d.h.repo, "keep", "k"+strconv.Itoa(i)+".txt"), "far "+strconv.Itoa(i)+"\n")
+				}
+				var err error
+				if d.second, err = codesnap.Capture(t.Context(), d.h.store, d.h.repo); err != nil {
+					t.Fatal(err)
+				}
 			}
 			co, gits, err := d.materialise(t, &d.h.cache, d.second, "second")
 			if err != nil {
@@ -230,7 +246,7 @@ func TestDonorMustBeFreeAndUntouched(t *testing.T) {
 				t.Errorf("the checkout was derived from a donor that is %s: %v", tc.name, gits)
 			}
 			sameTree(t, withoutIgnored(tree(t, d.h.repo)), tree(t, co.Root))
-			if tc.hold {
+			if tc.hold || tc.far {
 				sameTree(t, before, tree(t, d.firstRoot))
 			}
 		})
