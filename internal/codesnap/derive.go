@@ -98,7 +98,7 @@ func (c *Cache) deriveBaseTree(ctx context.Context, trees, key, tmp, repo, root 
 	if err != nil {
 		removeAll(tree)
 		if errors.Is(err, errPoisoned) {
-			return nil, fmt.Errorf("codesnap: base %s: the checkout derived from the previous one: %w", short(snap.Base), err)
+			return nil, fmt.Errorf("codesnap: base %s: a checkout derived from the previous one: %w: the worker's clone %s may hold a damaged object; remove that directory and the worker fetches it again", short(snap.Base), err, repo)
 		}
 		return nil, nil
 	}
@@ -293,7 +293,7 @@ func checkWritten(ctx context.Context, g gitCmd, tree string, cs []change, forma
 	got := strings.Fields(out)
 	for i, c := range ask {
 		if i >= len(got) || got[i] != c.oid {
-			return fmt.Errorf("%w: %s is not blob %s (a damaged object in the clone?)", errPoisoned, clip(c.path), short(c.oid))
+			return fmt.Errorf("%w: %s is not blob %s", errPoisoned, clip(c.path), short(c.oid))
 		}
 	}
 	return nil

@@ -316,6 +316,7 @@ func TestDerivedCheckoutRefusesAPoisonedBlob(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a copy was made over a poisoned blob (chg.txt: %q; git ran %v)", read(t, filepath.Join(co.Root, "chg.txt")), gits)
 	}
+	t.Logf("refused: %v", err)
 	if !strings.Contains(err.Error(), "chg.txt") {
 		t.Errorf("the refusal does not name the file: %v", err)
 	}
