@@ -81,19 +81,12 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	defer os.Remove(index)
 	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
 	if seen {
-		l := v.(*lower)
-		if err := os.WriteFile(index, l.index, 0o600); err != nil {
-			return nil, fmt.Errorf("codesnap: %w", err)
+		ok, err := recheck(ctx, g, index, v.(*lower))
+		if err != nil {
+			return nil, err
 		}
-		// Dated when the index was verified, not now: git checks by
-		// content the entries changed no earlier (racily clean), as it
-		// would have then; dated now, a file rewritten within the second
-		// of its verified stat data would pass git's check (seconds only).
-		if err := os.Chtimes(index, l.stamp, l.stamp); err != nil {
-			return nil, fmt.Errorf("codesnap: %w", err)
-		}
-		if clean(ctx, g) == nil {
-			return l, nil
+		if ok {
+			return v.(*lower), nil
 		}
 		c.verified.Delete(key)
 		os.Remove(index)
@@ -130,6 +123,22 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	}
 	c.remember(key, repo, format, l)
 	return l, nil
+}
+
+// recheck is git's check of a checkout against its verified index l, in
+// the file index that g names: ok when git finds it clean.
+func recheck(ctx context.Context, g gitCmd, index string, l *lower) (ok bool, err error) {
+	if err := os.WriteFile(index, l.index, 0o600); err != nil {
+		return false, fmt.Errorf("codesnap: %w", err)
+	}
+	// Dated when the index was verified, not now: git checks by content
+	// the entries changed no earlier (racily clean), as it would have
+	// then; dated now, a file rewritten within the second of its
+	// verified stat data would pass git's check (seconds only).
+	if err := os.Chtimes(index, l.stamp, l.stamp); err != nil {
+		return false, fmt.Errorf("codesnap: %w", err)
+	}
+	return clean(ctx, g) == nil, nil
 }
 
 // verifyTurn waits for key's turn to be checked by git in this process
