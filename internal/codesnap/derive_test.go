@@ -331,3 +331,47 @@ func noErr(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestTwoNextStatesShareNoDonor: two new dirty states made at once in one
+// worker process, both near the one checkout it holds: one may take it,
+// the other is made in full, and each copy is its own submitter's tree.
+func TestTwoNextStatesShareNoDonor(t *testing.T) {
+	d := newDerivation(t, false)
+	wantSecond := withoutIgnored(tree(t, d.h.repo))
+	write(t, filepath.Join(d.h.repo, "keep", "k5.txt"), "third\n")
+	third, err := codesnap.Capture(t.Context(), d.h.store, d.h.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantThird := withoutIgnored(tree(t, d.h.repo))
+	type got struct {
+		co  *codesnap.Checkout
+		err error
+	}
+	res := make(chan got, 2)
+	for i, snap := range []*codesnap.Snapshot{d.second, third} {
+		go func() {
+			co, err := d.h.cache.Materialise(t.Context(), d.h.store, snap, codesnap.Options{ID: "n" + strconv.Itoa(i), ReadOnly: true})
+			res <- got{co, err}
+		}()
+	}
+	var cos []*codesnap.Checkout
+	for range 2 {
+		r := <-res
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		defer r.co.Cleanup()
+		cos = append(cos, r.co)
+	}
+	if cos[0].Root == cos[1].Root {
+		t.Fatalf("both states in one checkout %s", cos[0].Root)
+	}
+	for _, co := range cos {
+		if got := tree(t, co.Root); got["keep/k5.txt"] == "----------:third\n" {
+			sameTree(t, wantThird, got)
+		} else {
+			sameTree(t, wantSecond, got)
+		}
+	}
+}
