@@ -34,7 +34,8 @@ import (
 //     its verified tree now (statClean), never a clean snapshot's base
 //     checkout (long-lived, shared by clean runs); of those, the one whose
 //     tree differs least from the new one (diff-tree), and not by more than
-//     a quarter of its files (farShare);
+//     a quarter of its files (farShare), nor in a .gitattributes file (the
+//     files it keeps were written under its attributes);
 //   - its work tree is moved (renamed: every file keeps its inode and
 //     ctime, so the stat check keeps its meaning) into the new build's
 //     directory, and it is forgotten (its name is gone from trees/);
@@ -54,10 +55,18 @@ import (
 // lowerHome is the clone and object format a lower was verified with.
 type lowerHome struct{ repo, format string }
 
-// remember keeps l as key's verified lower in this process.
-func (c *Cache) remember(key, repo, format string, l *lower) {
+// remember keeps l as key's verified lower in this process, its indexes
+// without cached tree ids (withoutCacheTree).
+func (c *Cache) remember(key, repo, format string, l *lower) error {
+	index, ok := withoutCacheTree(l.index, format)
+	child, ok2 := withoutCacheTree(l.child, format)
+	if !ok || !ok2 {
+		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read (index.version 2 or 3 expected)", key)
+	}
+	l.index, l.child = index, child
 	c.homes.Store(key, lowerHome{repo, format})
 	c.verified.Store(key, l)
+	return nil
 }
 
 // donor is a verified lower that may give its work tree to a new one, and
@@ -130,6 +139,9 @@ func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format strin
 		if err != nil {
 			continue
 		}
+		if changesAttributes(out) {
+			continue
+		}
 		d.paths = strings.Count(out, "\x00")
 		if len(d.l.index) < 12 || d.paths*farShare > int(binary.BigEndian.Uint32(d.l.index[8:12])) {
 			continue // (the index's entry count)
@@ -138,6 +150,20 @@ func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format strin
 	}
 	slices.SortStableFunc(kept, func(a, b donor) int { return cmp.Compare(a.paths, b.paths) })
 	return kept
+}
+
+// changesAttributes: a diff-tree -z --name-only list names a .gitattributes
+// file. The files a donor keeps were written under its attributes (eol,
+// working-tree-encoding, ident): under the new tree's they could be other
+// bytes for the same blobs, which neither git nor the stat check would
+// see, so such a donor is not taken.
+func changesAttributes(names string) bool {
+	for _, p := range strings.Split(names, "\x00") {
+		if p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
+			return true
+		}
+	}
+	return false
 }
 
 // takeDonor moves the work tree of the first of ds it may take to

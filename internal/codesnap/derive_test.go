@@ -205,22 +205,24 @@ func TestDonorMustBeFreeAndUntouched(t *testing.T) {
 		hold   bool
 		tamper func(t *testing.T, root string)
 		far    bool // the next state differs in most files: left for its own next state
+		attrs  bool // the next state changes .gitattributes: the kept files' bytes could differ
 	}{
-		{"in use", true, nil, false},
-		{"far from the next", false, nil, true},
+		{"in use", true, nil, false, false},
+		{"far from the next", false, nil, true, false},
+		{"attributes changed", false, nil, false, true},
 		{"overwritten", false, func(t *testing.T, root string) {
 			write(t, filepath.Join(root, "keep", "k3.txt"), "evil\n")
-		}, false},
+		}, false, false},
 		{"same size and mtime", false, func(t *testing.T, root string) {
 			p := filepath.Join(root, "keep", "k3.txt")
 			st, err := os.Stat(p)
 			noErr(t, err)
 			write(t, p, "EVIL 3\n")
 			noErr(t, os.Chtimes(p, st.ModTime(), st.ModTime()))
-		}, false},
+		}, false, false},
 		{"file added", false, func(t *testing.T, root string) {
 			write(t, filepath.Join(root, "keep", "zz_evil.txt"), "evil\n")
-		}, false},
+		}, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,9 +231,14 @@ func TestDonorMustBeFreeAndUntouched(t *testing.T) {
 			if tc.tamper != nil {
 				tc.tamper(t, d.firstRoot)
 			}
-			if tc.far {
+			if tc.far || tc.attrs {
 				for i := range keeps {
-					write(t, filepath.Join(d.h.repo, "keep", "k"+strconv.Itoa(i)+".txt"), "far "+strconv.Itoa(i)+"\n")
+					if tc.far {
+						write(t, filepath.Join(d.h.repo, "keep", "k"+strconv.Itoa(i)+".txt"), "far "+strconv.Itoa(i)+"\n")
+					}
+				}
+				if tc.attrs {
+					write(t, filepath.Join(d.h.repo, "keep", ".gitattributes"), "*.txt eol=crlf\n")
 				}
 				var err error
 				if d.second, err = codesnap.Capture(t.Context(), d.h.store, d.h.repo); err != nil {
@@ -245,8 +252,10 @@ func TestDonorMustBeFreeAndUntouched(t *testing.T) {
 			if gits["checkout-index"] == 0 {
 				t.Errorf("the checkout was derived from a donor that is %s: %v", tc.name, gits)
 			}
-			sameTree(t, withoutIgnored(tree(t, d.h.repo)), tree(t, co.Root))
-			if tc.hold || tc.far {
+			if !tc.attrs { // (a fresh build writes CRLF there: the new attributes)
+				sameTree(t, withoutIgnored(tree(t, d.h.repo)), tree(t, co.Root))
+			}
+			if tc.hold || tc.far || tc.attrs {
 				sameTree(t, before, tree(t, d.firstRoot))
 			}
 		})

@@ -136,8 +136,7 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 			if err := os.Rename(tmp, filepath.Join(trees, key)); err != nil {
 				return fmt.Errorf("codesnap: %w", err)
 			}
-			c.remember(key, repo, format, l)
-			return nil
+			return c.remember(key, repo, format, l)
 		}
 	}
 	if err := initBaseGit(ctx, tree, repo, snap.Base, format); err != nil {

@@ -79,7 +79,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	tmp.Close()
 	index := tmp.Name()
 	defer os.Remove(index)
-	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
+	g := verifyGit(tree, index)
 	if seen {
 		ok, err := recheck(ctx, g, index, v.(*lower))
 		if err != nil {
@@ -121,8 +121,22 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 			return nil, err
 		}
 	}
-	c.remember(key, repo, format, l)
+	if err := c.remember(key, repo, format, l); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// verifyGit runs git's checks of the checkout at tree with the file index
+// index, in the checkout's own .git (its config is the one buildBaseTree
+// wrote, checkBaseGitDir says so; objects through its alternates), with
+// no system or global configuration: no config file anyone with the
+// worker's rights can edit (the clone's, ~/.gitconfig) can loosen git's
+// stat check (core.checkStat, core.trustctime, core.ignoreStat) or add
+// attributes that convert what git hashes.
+func verifyGit(tree, index string) gitCmd {
+	return gitCmd{dir: tree, env: []string{"GIT_DIR=" + filepath.Join(tree, ".git"), "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index,
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}}
 }
 
 // recheck is git's check of a checkout against its verified index l, in
