@@ -43,6 +43,9 @@ type Cache struct {
 	// verified holds, per base checkout, the index this process verified
 	// it against by content (verify.go): memory, not disk, is trusted.
 	verified sync.Map
+	// homes holds, per verified checkout, the clone and object format it
+	// was verified with (a lowerHome): a donor's (derive.go) must match.
+	homes sync.Map
 	// verifying holds, per base checkout, a one-slot semaphore (chan
 	// struct{}): one call of this process verifies it by content while
 	// the others wait and then take its index (verify.go).

@@ -19,10 +19,13 @@ import (
 )
 
 // Overlay copies (Cache.Overlay). The cache keeps one checkout per
-// (repository, base commit) under Dir/trees, made once and never written
-// again: a work tree of the base and the child's repository in it (HEAD at
-// the base, the base in its index with the checkout's stat data, objects
-// borrowed from the clone). A call's copy is an overlay over it, which the
+// lower tree (lower.go: a base commit, or base + dirty state) under
+// Dir/trees, made once and never written again while it has that name: a
+// work tree of the tree and the child's repository in it (HEAD at the
+// base, the base in its index with the checkout's stat data, objects
+// borrowed from the clone). A new dirty state's checkout is made from an
+// idle earlier one where it can (derive.go), which is then renamed to
+// the new name and only its differing files rewritten. A call's copy is an overlay over it, which the
 // child mounts in its own mount namespace (isolate.Mount): the upper layer,
 // in the call's job directory, starts with what the snapshot (and an
 // earlier attempt's partial change) has that the base has not — its files
@@ -102,7 +105,10 @@ func discard(trees, dir string) error {
 }
 
 // buildBaseTree checks snap's lower tree out into trees/key (under key's
-// lock): its .git holds only what checkBaseGitDir expects.
+// lock): its .git holds only what checkBaseGitDir expects. A dirty lower
+// is derived from a previous one where this process has one to give
+// (derive.go), and is then verified already; otherwise every file is
+// written, and verifyBase hashes them all on first use.
 func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees, key, repo string, snap *Snapshot, format string) error {
 	if old, _ := filepath.Glob(filepath.Join(trees, ".tmp-"+key+"-*")); len(old) > 0 {
 		for _, o := range old {
@@ -115,20 +121,25 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 	}
 	defer removeAll(tmp)
 	tree := filepath.Join(tmp, "tree")
-	if _, err := (gitCmd{dir: tmp}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--template=", "--object-format="+format, tree); err != nil {
-		return fmt.Errorf("codesnap: %w", err)
-	}
-	gitDir := filepath.Join(tree, ".git")
-	for name, content := range map[string]string{"config": baseConfig(format), "HEAD": snap.Base + "\n"} {
-		if err := os.WriteFile(filepath.Join(gitDir, name), []byte(content), 0o644); err != nil {
-			return fmt.Errorf("codesnap: %w", err)
-		}
-	}
-	if err := writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")}); err != nil {
-		return err
-	}
 	root, err := c.lowerTree(ctx, store, repo, tmp, snap)
 	if err != nil {
+		return err
+	}
+	if root != snap.Base {
+		// A new dirty state: from this process's previous checkout of a
+		// near one where it can (derive.go), writing only what differs.
+		l, err := c.deriveBaseTree(ctx, trees, key, tmp, repo, root, snap, format)
+		if err != nil {
+			return err
+		}
+		if l != nil {
+			if err := os.Rename(tmp, filepath.Join(trees, key)); err != nil {
+				return fmt.Errorf("codesnap: %w", err)
+			}
+			return c.remember(key, repo, format, l)
+		}
+	}
+	if err := initBaseGit(ctx, tree, repo, snap.Base, format); err != nil {
 		return err
 	}
 	g := gitCmd{dir: tree}
@@ -154,6 +165,21 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	return nil
+}
+
+// initBaseGit makes a base checkout's .git in tree (which may hold files
+// already): exactly what checkBaseGitDir expects, no index yet.
+func initBaseGit(ctx context.Context, tree, repo, base, format string) error {
+	if _, err := (gitCmd{dir: filepath.Dir(tree)}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--template=", "--object-format="+format, tree); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	gitDir := filepath.Join(tree, ".git")
+	for name, content := range map[string]string{"config": baseConfig(format), "HEAD": base + "\n"} {
+		if err := os.WriteFile(filepath.Join(gitDir, name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	return writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")})
 }
 
 // buildOverlay makes the call's upper layer over the base checkout at

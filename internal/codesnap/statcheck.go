@@ -1,6 +1,7 @@
 package codesnap
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/binary"
@@ -38,6 +39,7 @@ type indexEntry struct {
 	ctimeS, ctimeN, mtimeS, mtimeN uint32
 	ino, mode, uid, gid, size      uint32
 	oid                            []byte
+	at                             int // where the entry starts in the index
 }
 
 // racy: the entry's file changed no earlier than the index was written,
@@ -70,7 +72,7 @@ func parseIndex(b []byte, oidLen int) (entries []indexEntry, ok bool) {
 		e := b[off:]
 		u := func(i int) uint32 { return binary.BigEndian.Uint32(e[i*4:]) }
 		ie := indexEntry{ctimeS: u(0), ctimeN: u(1), mtimeS: u(2), mtimeN: u(3), ino: u(5), mode: u(6), uid: u(7), gid: u(8), size: u(9),
-			oid: e[40 : 40+oidLen]}
+			oid: e[40 : 40+oidLen], at: off}
 		flags := binary.BigEndian.Uint16(e[40+oidLen:])
 		if flags&0xf000 != 0 { // assume-valid, extended flags, a conflict stage
 			return nil, false
@@ -199,4 +201,38 @@ func sameFile(p string, e *indexEntry, stamp time.Time, newHash func() hash.Hash
 	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
 	h.Write(data)
 	return string(h.Sum(nil)) == string(e.oid)
+}
+
+// smudgeRacy returns a copy of a verified index (written at stamp) with
+// every entry that is racily clean against stamp smudged as git smudges
+// one (its size zeroed: checked by content whenever it is checked), and
+// the index's checksum made anew. An index derived from it later
+// (derive.go) has a later stamp, against which such an entry's stat data
+// would look settled: only a content check could vouch for it. ok is
+// false for an index the check does not handle.
+func smudgeRacy(index []byte, stamp time.Time, format string) (out []byte, ok bool) {
+	oidLen, newHash := 20, sha1.New
+	if format == "sha256" {
+		oidLen, newHash = 32, sha256.New
+	}
+	entries, ok := parseIndex(index, oidLen)
+	if !ok || len(index) < 12+oidLen {
+		return nil, false
+	}
+	out = bytes.Clone(index)
+	smudged := false
+	for i := range entries {
+		if e := &entries[i]; e.size != 0 && e.racy(stamp) {
+			binary.BigEndian.PutUint32(out[e.at+36:], 0)
+			smudged = true
+		}
+	}
+	body, sum := out[:len(out)-oidLen], out[len(out)-oidLen:]
+	if !smudged || bytes.Equal(sum, make([]byte, oidLen)) { // (index.skipHash: no checksum)
+		return out, true
+	}
+	h := newHash()
+	h.Write(body)
+	copy(sum, h.Sum(nil))
+	return out, true
 }

@@ -1,6 +1,7 @@
 package codesnap
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,5 +139,44 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSmudgeRacy: the entries racily clean against a stamp get size 0, as
+// git smudges them (git reads the index, its checksum made anew, and
+// checks them by content), and the stat check still vouches for the
+// untouched tree by content; against an earlier stamp, nothing changes.
+func TestSmudgeRacy(t *testing.T) {
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			tree := t.TempDir()
+			gitIn(t, tree, "", "init", "-q", "--object-format="+format)
+			for name, data := range map[string]string{"a.txt": "a\n", "sub/c.go": "package sub\n"} {
+				p := filepath.Join(tree, filepath.FromSlash(name))
+				must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				must(t, os.WriteFile(p, []byte(data), 0o644))
+			}
+			index := filepath.Join(t.TempDir(), "index")
+			gitIn(t, tree, index, "add", "-A")
+			b, err := os.ReadFile(index)
+			must(t, err)
+			if same, ok := smudgeRacy(b, time.Now().Add(time.Hour), format); !ok || !bytes.Equal(same, b) {
+				t.Fatalf("nothing racy: ok %v, changed %v", ok, !bytes.Equal(same, b))
+			}
+			out, ok := smudgeRacy(b, time.Unix(1, 0), format)
+			if !ok || bytes.Equal(out, b) {
+				t.Fatalf("all racy: ok %v, changed %v", ok, !bytes.Equal(out, b))
+			}
+			must(t, os.WriteFile(index, out, 0o600))
+			cmd := exec.Command("git", "ls-files", "--debug")
+			cmd.Dir, cmd.Env = tree, append(os.Environ(), "GIT_INDEX_FILE="+index, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			dbg, err := cmd.CombinedOutput()
+			if err != nil || strings.Count(string(dbg), "size: 0") != 2 {
+				t.Fatalf("git reads the smudged index: %v\n%s", err, dbg)
+			}
+			if !statClean(tree, out, time.Now(), format) {
+				t.Fatal("statClean does not vouch by content for smudged entries of an untouched tree")
+			}
+		})
 	}
 }

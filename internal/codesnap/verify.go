@@ -23,6 +23,11 @@ import (
 //     the tree, stat data of the checked files) is kept in the worker's
 //     memory, never on disk; calls that arrive meanwhile wait for it
 //     (verifyTurn) and then make the later uses' check;
+//   - a dirty checkout this process derived from one it had verified
+//     (derive.go: the donor stat-checked, its files moved, only what
+//     differs written, and each file written hashed against its blob)
+//     is verified already: its index is kept the same way, and its first
+//     use is the later uses' check;
 //   - a later use compares the checkout with that index by stat data
 //     (size, mtime, ctime, inode: writing a file changes its ctime, which
 //     no unprivileged writer can set back), in this process (statcheck.go:
@@ -74,14 +79,14 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	tmp.Close()
 	index := tmp.Name()
 	defer os.Remove(index)
-	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
+	g := verifyGit(tree, index)
 	if seen {
-		l := v.(*lower)
-		if err := os.WriteFile(index, l.index, 0o600); err != nil {
-			return nil, fmt.Errorf("codesnap: %w", err)
+		ok, err := recheck(ctx, g, index, v.(*lower))
+		if err != nil {
+			return nil, err
 		}
-		if clean(ctx, g) == nil {
-			return l, nil
+		if ok {
+			return v.(*lower), nil
 		}
 		c.verified.Delete(key)
 		os.Remove(index)
@@ -116,8 +121,38 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 			return nil, err
 		}
 	}
-	c.verified.Store(key, l)
+	if err := c.remember(key, repo, format, l); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// verifyGit runs git's checks of the checkout at tree with the file index
+// index, in the checkout's own .git (its config is the one buildBaseTree
+// wrote, checkBaseGitDir says so; objects through its alternates), with
+// no system or global configuration: no config file anyone with the
+// worker's rights can edit (the clone's, ~/.gitconfig) can loosen git's
+// stat check (core.checkStat, core.trustctime, core.ignoreStat) or add
+// attributes that convert what git hashes.
+func verifyGit(tree, index string) gitCmd {
+	return gitCmd{dir: tree, env: []string{"GIT_DIR=" + filepath.Join(tree, ".git"), "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index,
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}}
+}
+
+// recheck is git's check of a checkout against its verified index l, in
+// the file index that g names: ok when git finds it clean.
+func recheck(ctx context.Context, g gitCmd, index string, l *lower) (ok bool, err error) {
+	if err := os.WriteFile(index, l.index, 0o600); err != nil {
+		return false, fmt.Errorf("codesnap: %w", err)
+	}
+	// Dated when the index was verified, not now: git checks by content
+	// the entries changed no earlier (racily clean), as it would have
+	// then; dated now, a file rewritten within the second of its
+	// verified stat data would pass git's check (seconds only).
+	if err := os.Chtimes(index, l.stamp, l.stamp); err != nil {
+		return false, fmt.Errorf("codesnap: %w", err)
+	}
+	return clean(ctx, g) == nil, nil
 }
 
 // verifyTurn waits for key's turn to be checked by git in this process

@@ -1,0 +1,359 @@
+package codesnap
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A new dirty lower checkout derived from the worker's previous one.
+//
+// A developer's next submission differs from the previous one by a few
+// files, but its dirty state is a lower checkout of its own (lowerKey):
+// made in full, every file of the tree is written (checkout-index) and, on
+// first use, hashed (verifyBase). Instead buildBaseTree turns one of this
+// process's verified dirty lowers into the new one:
+//
+//   - the donor is one this process verified (c.verified: memory, never
+//     disk) with the same clone and object format, not in use (its lock
+//     taken exclusively without waiting: no copy holds it), provably still
+//     its verified tree now (statClean), never a clean snapshot's base
+//     checkout (long-lived, shared by clean runs); of those, the one whose
+//     tree differs least from the new one (diff-tree), and not by more than
+//     a quarter of its files (farShare), nor in a .gitattributes file (the
+//     files it keeps were written under its attributes);
+//   - its work tree is moved (renamed: every file keeps its inode and
+//     ctime, so the stat check keeps its meaning) into the new build's
+//     directory, and it is forgotten (its name is gone from trees/);
+//   - its .git is made afresh, as a full build makes it, and git read-tree
+//     -m -u from the donor's verified index (its entries racily clean
+//     against its stamp smudged: smudgeRacy) writes only the paths whose
+//     blob or mode differs, and removes the ones the new tree lacks;
+//   - every path written is hashed against the new tree's blob id, so a
+//     poisoned object in the clone is refused, as verifyBase refuses it;
+//   - the index read-tree wrote (the donor's stat data for the files kept,
+//     git's for the ones written) is the new lower's verified index, kept
+//     in this process's memory: its first use is a stat check, which also
+//     proves the tree holds nothing else.
+//
+// No donor, or a step that fails other than the hash check: the full build.
+
+// lowerHome is the clone and object format a lower was verified with.
+type lowerHome struct{ repo, format string }
+
+// remember keeps l as key's verified lower in this process, its indexes
+// without cached tree ids (withoutCacheTree).
+func (c *Cache) remember(key, repo, format string, l *lower) error {
+	index, ok := withoutCacheTree(l.index, format)
+	child, ok2 := withoutCacheTree(l.child, format)
+	if !ok || !ok2 {
+		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read (index.version 2 or 3 expected)", key)
+	}
+	l.index, l.child = index, child
+	c.homes.Store(key, lowerHome{repo, format})
+	c.verified.Store(key, l)
+	return nil
+}
+
+// donor is a verified lower that may give its work tree to a new one, and
+// how many paths of its tree differ from the new tree.
+type donor struct {
+	key   string
+	l     *lower
+	paths int
+}
+
+// maxDonors bounds how many candidates are compared with the new tree
+// (one diff-tree each).
+const maxDonors = 8
+
+// farShare: a donor whose tree differs from the new one in more than a
+// 1/farShare of its files is not taken, but left for its own next state.
+// A worker serving two trees in turn (a clean clone and a dirty one, as
+// scripts/bench-fleet-dirty does) holds one checkout of each; taking the
+// other tree's would rewrite half the files, and leave the next
+// submission of that tree nothing near to start from.
+const farShare = 4
+
+// deriveBaseTree makes tmp/tree, snap's dirty lower checkout of root, from
+// a donor and returns it verified; nil (and no error) when no donor could
+// be taken or the derivation failed: the caller makes it in full. An
+// error is a written file that is not its blob (errPoisoned).
+func (c *Cache) deriveBaseTree(ctx context.Context, trees, key, tmp, repo, root string, snap *Snapshot, format string) (*lower, error) {
+	ds := c.donors(ctx, trees, key, repo, root, format)
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	d := c.takeDonor(trees, tmp, format, ds)
+	if d == nil {
+		return nil, nil
+	}
+	tree := filepath.Join(tmp, "tree")
+	l, err := deriveFrom(ctx, tree, tmp, repo, d, root, snap, format)
+	if err != nil {
+		removeAll(tree)
+		if errors.Is(err, errPoisoned) {
+			return nil, fmt.Errorf("codesnap: base %s: a checkout derived from the previous one: %w: the worker's clone %s may hold a damaged object; remove that directory and the worker fetches it again", short(snap.Base), err, repo)
+		}
+		return nil, nil
+	}
+	return l, nil
+}
+
+// donors are this process's verified dirty lowers of repo in format other
+// than key whose checkout is there, fewest differing paths first.
+func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format string) []donor {
+	var ds []donor
+	home := lowerHome{repo, format}
+	c.verified.Range(func(k, v any) bool {
+		l := v.(*lower)
+		h, ok := c.homes.Load(k)
+		// (a clean snapshot's checkout has a commit for its tree)
+		if k == key || !ok || h != home || l.tree != l.treeID {
+			return true
+		}
+		if _, err := os.Lstat(filepath.Join(trees, k.(string), "tree", ".git")); err != nil {
+			return true
+		}
+		ds = append(ds, donor{key: k.(string), l: l})
+		return len(ds) < maxDonors
+	})
+	g := gitCmd{dir: trees, env: []string{"GIT_DIR=" + repo}}
+	kept := ds[:0]
+	for _, d := range ds {
+		out, err := g.run(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", d.l.tree, root)
+		if err != nil {
+			continue
+		}
+		if changesAttributes(out) {
+			continue
+		}
+		d.paths = strings.Count(out, "\x00")
+		if len(d.l.index) < 12 || d.paths*farShare > int(binary.BigEndian.Uint32(d.l.index[8:12])) {
+			continue // (the index's entry count)
+		}
+		kept = append(kept, d)
+	}
+	slices.SortStableFunc(kept, func(a, b donor) int { return cmp.Compare(a.paths, b.paths) })
+	return kept
+}
+
+// changesAttributes: a diff-tree -z --name-only list names a .gitattributes
+// file. The files a donor keeps were written under its attributes (eol,
+// working-tree-encoding, ident): under the new tree's they could be other
+// bytes for the same blobs, which neither git nor the stat check would
+// see, so such a donor is not taken.
+func changesAttributes(names string) bool {
+	for _, p := range strings.Split(names, "\x00") {
+		if p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
+			return true
+		}
+	}
+	return false
+}
+
+// takeDonor moves the work tree of the first of ds it may take to
+// tmp/tree, forgets that donor and returns its verified lower (nil: none).
+func (c *Cache) takeDonor(trees, tmp, format string, ds []donor) *lower {
+	for _, d := range ds {
+		if c.take(trees, tmp, format, d) {
+			return d.l
+		}
+	}
+	return nil
+}
+
+// take: see takeDonor.
+func (c *Cache) take(trees, tmp, format string, d donor) bool {
+	f, err := os.OpenFile(filepath.Join(trees, d.key+".lock"), os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return false // a copy holds it, or it is being made or pruned
+	}
+	dir := filepath.Join(trees, d.key)
+	if v, ok := c.verified.Load(d.key); !ok || v.(*lower) != d.l || !statClean(filepath.Join(dir, "tree"), d.l.index, d.l.stamp, format) {
+		return false
+	}
+	moved := filepath.Join(tmp, "donor")
+	if err := os.Rename(dir, moved); err != nil {
+		return false
+	}
+	// Gone from trees/ under its lock: forgotten before anyone may look.
+	c.verified.CompareAndDelete(d.key, d.l)
+	c.homes.Delete(d.key)
+	defer removeAll(moved)
+	return os.Rename(filepath.Join(moved, "tree"), filepath.Join(tmp, "tree")) == nil
+}
+
+// deriveFrom turns the donor's work tree, moved to tree, into the
+// checkout of root (see above) and returns it verified; tmp is for
+// temporary files.
+func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, root string, snap *Snapshot, format string) (*lower, error) {
+	if err := removeAll(filepath.Join(tree, ".git")); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	if err := initBaseGit(ctx, tree, repo, snap.Base, format); err != nil {
+		return nil, err
+	}
+	start, ok := smudgeRacy(d.index, d.stamp, format)
+	if !ok {
+		return nil, errors.New("codesnap: the donor's index is not one the stat check reads")
+	}
+	index := filepath.Join(tmp, "derived.index")
+	defer os.Remove(index)
+	if err := os.WriteFile(index, start, 0o600); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + filepath.Join(tree, ".git"), "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
+	if _, err := g.run(ctx, append(checkoutWorkers(), "read-tree", "-m", "-u", d.tree, root)...); err != nil {
+		return nil, fmt.Errorf("codesnap: derive the checkout: %w", err)
+	}
+	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", d.tree, root)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	if err := checkWritten(ctx, g, tree, parseChanges(raw), format); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(index)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	st, err := os.Stat(index)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	l := &lower{tree: root, index: b, stamp: st.ModTime()}
+	if l.treeID, err = g.line(ctx, "rev-parse", "--verify", "--end-of-options", root+"^{tree}"); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	if l.child, err = childIndex(ctx, repo, tree, tmp, b, root, snap); err != nil {
+		return nil, err
+	}
+	// The checkout's own index, as a full build leaves it: the base
+	// commit's, with the checkout's stat data.
+	if err := os.WriteFile(filepath.Join(tree, ".git", "index"), l.child, 0o644); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	return l, nil
+}
+
+// change is one path of `git diff-tree -r -z` (raw): its new mode and
+// blob id, and its status.
+type change struct {
+	mode, oid, path string
+	status          byte
+}
+
+func parseChanges(out string) []change {
+	var cs []change
+	f := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(f[i], ":"))
+		if len(meta) != 5 || meta[4] == "" {
+			break
+		}
+		cs = append(cs, change{mode: meta[1], oid: meta[3], status: meta[4][0], path: f[i+1]})
+	}
+	return cs
+}
+
+// checkWritten hashes every path the derivation wrote against its blob id
+// in the new tree: by its bytes here, and where they differ by git's
+// hash-object (the bytes git converted on checkout, text and eol
+// attributes, hash as the blob when converted back). A file that is still
+// not its blob is errPoisoned.
+func checkWritten(ctx context.Context, g gitCmd, tree string, cs []change, format string) error {
+	newHash := sha1.New
+	if format == "sha256" {
+		newHash = sha256.New
+	}
+	var ask []change
+	for _, c := range cs {
+		if c.status == 'D' {
+			continue
+		}
+		if c.mode != "100644" && c.mode != "100755" && c.mode != "120000" {
+			return fmt.Errorf("codesnap: %s has mode %s, which a derived checkout does not write", clip(c.path), c.mode)
+		}
+		sum, ok := blobHash(filepath.Join(tree, filepath.FromSlash(c.path)), c.mode, newHash)
+		switch {
+		case !ok:
+			return fmt.Errorf("%w: %s is not the file git wrote", errPoisoned, clip(c.path))
+		case hex.EncodeToString(sum) == c.oid:
+		case c.mode == "120000" || strings.ContainsAny(c.path, "\n\r"):
+			return fmt.Errorf("%w: %s is not blob %s", errPoisoned, clip(c.path), short(c.oid))
+		default:
+			ask = append(ask, c)
+		}
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, c := range ask {
+		in.WriteString(c.path + "\n")
+	}
+	g.stdin = []byte(in.String())
+	out, err := g.run(ctx, "hash-object", "--stdin-paths")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	got := strings.Fields(out)
+	for i, c := range ask {
+		if i >= len(got) || got[i] != c.oid {
+			return fmt.Errorf("%w: %s is not blob %s", errPoisoned, clip(c.path), short(c.oid))
+		}
+	}
+	return nil
+}
+
+// blobHash is the blob id of the file at p as git would store it for a
+// tree entry of mode (a symlink's target; a regular file's bytes, its
+// executable bit as mode says); ok is false for anything else there.
+func blobHash(p, mode string, newHash func() hash.Hash) (sum []byte, ok bool) {
+	h := newHash()
+	if mode == "120000" {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return nil, false
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return nil, false
+		}
+		h.Write([]byte("blob " + strconv.Itoa(len(target)) + "\x00" + target))
+		return h.Sum(nil), true
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || (st.Mode&0o100 != 0) != (mode == "100755") {
+		return nil, false
+	}
+	h.Write([]byte("blob " + strconv.FormatInt(st.Size, 10) + "\x00"))
+	if n, err := io.Copy(h, f); err != nil || n != st.Size {
+		return nil, false
+	}
+	return h.Sum(nil), true
+}
