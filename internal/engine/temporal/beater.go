@@ -174,11 +174,15 @@ func (b *beater) stop() {
 	b.wg.Wait()
 }
 
-// beat uploads the transcript when due and sends the heartbeat naming it
-// when the interval has passed (else it returns how long until it has).
+// beat sends a heartbeat when the interval has passed (else it returns
+// how long until it has), the transcript uploaded first when it grew (at
+// most every UploadEvery).
 func (b *beater) beat() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if wait := b.s.wait(); wait > 0 {
+		return wait
+	}
 	return b.s.beat(b.upload(false), false)
 }
 

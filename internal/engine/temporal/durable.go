@@ -91,6 +91,16 @@ func (s *sender) beat(hb Heartbeat, force bool) (wait time.Duration) {
 	return 0
 }
 
+// wait is how long until a liveness beat is due (0: now).
+func (s *sender) wait() time.Duration {
+	if !s.direct() {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(s.every-time.Since(s.last), 0)
+}
+
 // record sends hb as a durable beat and returns once the server has it,
 // or once it cannot (ctx ended, the limit passed, the attempt is not the
 // server's running one any more: cancelled, timed out, completed). gone
