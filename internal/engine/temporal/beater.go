@@ -116,7 +116,7 @@ func (b *beater) finish(r *call.Result) {
 		}
 		return
 	}
-	if has && r.Status == dispatch.StatusDone && b.changeHeld(r) && b.answerHeld(held, hb) {
+	if has && r.Status == dispatch.StatusDone && len(r.Failures) == 0 && b.changeHeld(r) && b.answerHeld(held, hb) {
 		b.a.Times.Add("  result named by the answer's heartbeat", 0)
 		return
 	}
@@ -148,9 +148,8 @@ func (b *beater) turn(ctx context.Context, _ int) bool {
 	b.a.Times.Add("child: turn made durable", time.Since(at))
 	// gone: the server runs this call elsewhere now (this worker was
 	// stopped past the heartbeat timeout) or cancelled it: the child is
-	// not told to go on, so it asks the model nothing more. The SDK's next
-	// beat (the child's pings go on) hears the same and cancels the
-	// attempt.
+	// not told to go on, so it asks the model nothing more; the SDK,
+	// told so (sender.answered), cancels the attempt.
 	return !gone
 }
 
