@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
-	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -39,10 +38,14 @@ type Activities struct {
 	// Code runs calls that carry the submitter's tree in a copy of it
 	// (nil: such calls are refused).
 	Code *CodeSite
-	// Client records the heartbeats a retry must find synchronously
+	// Client sends the attempts' heartbeats, each by one synchronous RPC
 	// (durable.go; NewWorker sets it to the worker's). Nil: the SDK's
 	// throttled heartbeats only.
 	Client client.Client
+	// Heartbeat is how often an attempt's signs of life reach the server
+	// at most (NewWorker sets it to WorkerOptions.Heartbeat; 0: 0.8 of the
+	// activity's heartbeat timeout).
+	Heartbeat time.Duration
 	// Trust is the allowlist of submitter keys (signcheck.go): a call not
 	// signed by one of them is refused before anything runs. nil: not
 	// checked (tests that embed a worker); brood worker always sets one.
@@ -94,11 +97,12 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	defer cleanup()
 	lp.mark("checks and continuation")
 	runner := a.Runner
+	beats := a.newSender(ctx)
 	// Until the child's first line the attempt says it is alive itself:
 	// making the copy of a large tree, the call's set-up and the child's
 	// start (a mount and a re-exec under Landlock on a loaded worker) can
 	// outlast the heartbeat timeout. From then on the child's pings do.
-	stop := keepBeating(ctx, hb)
+	stop := keepBeating(ctx, beats, hb)
 	defer stop()
 	cp, err := a.materialise(ctx, in, id, hb, &spec)
 	if err != nil {
@@ -109,7 +113,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		runner = cp.runner
 	}
 	lp.mark("copy and its dispatcher")
-	b := newBeater(ctx, a, id, cp, hb)
+	b := newBeater(ctx, a, beats, id, cp, hb)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	r, err := runner.Call(ctx, spec)
@@ -159,6 +163,11 @@ func resumePoint(ctx context.Context, in CallInput) (hb Heartbeat, followUp bool
 		followUp = followUp && hb.TaskID == ""
 	} else if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
 		hb = *in.From
+	}
+	if hb.TaskID == "" && spec.Resume == "" && activity.GetInfo(ctx).Attempt > 1 {
+		// A retry of an attempt that died before its first heartbeat: the
+		// same task, continued from its directory where it has one here.
+		hb.TaskID = spec.TaskID
 	}
 	return hb, followUp
 }
@@ -264,205 +273,4 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 	}
 	spec.Transcript, spec.NextTurn = f.Name(), next
 	return spec, func() { os.Remove(f.Name()) }, nil
-}
-
-// beater turns a child's signs of life into heartbeats, uploading its
-// transcript as it grows (at most every UploadEvery), so the details a
-// retry gets point at a transcript in the store and say how far it goes.
-type beater struct {
-	ctx  context.Context
-	a    *Activities
-	id   string
-	cp   *copyOf // the call's copy of the submitter's tree (nil: none)
-	ro   int     // 0 unknown, 1 read-only, 2 a writer
-	code *codesnap.Result
-	kick chan struct{}
-	done chan struct{}
-	wg   sync.WaitGroup
-
-	mu   sync.Mutex // one upload and heartbeat at a time (beats, turns, the end)
-	pos  int64
-	ref  Ref
-	last time.Time
-	hb   Heartbeat // the last one sent
-
-	// first runs at the child's first sign of life (it ends the
-	// attempt's own beats, before the first of the child's).
-	first func()
-	once  sync.Once
-}
-
-// newBeater starts from the continuation the attempt was given (from): until
-// this attempt uploads a transcript (or takes a change) of its own, its
-// heartbeats keep naming the earlier one, so a worker that dies before its
-// first upload hands the next attempt the same continuation, never none.
-func newBeater(ctx context.Context, a *Activities, id string, cp *copyOf, from Heartbeat) *beater {
-	b := &beater{ctx: ctx, a: a, id: id, cp: cp, kick: make(chan struct{}, 1), done: make(chan struct{})}
-	if from.TaskID == id {
-		b.ref, b.pos, b.code = from.Transcript, from.Position, from.Code
-	}
-	b.wg.Add(1)
-	go b.loop()
-	return b
-}
-
-// alive is called on every line the child prints (its pings included).
-func (b *beater) alive() {
-	if b.first != nil {
-		b.once.Do(b.first)
-	}
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (b *beater) loop() {
-	defer b.wg.Done()
-	for {
-		select {
-		case <-b.done:
-			return
-		case <-b.kick:
-			b.beat()
-		}
-	}
-}
-
-// finish uploads the transcript as the child left it and,
-// for a call that ended (not one stopped under it), its result, and says
-// so in a last heartbeat: a retry after this worker dies returns that
-// result instead of running the call again.
-func (b *beater) finish(r *call.Result) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var hb Heartbeat
-	b.a.Times.timed("  final transcript upload", func() { hb = b.upload(true) })
-	activity.RecordHeartbeat(b.ctx, hb)
-	b.hb = hb
-	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled {
-		return
-	}
-	if data, err := json.Marshal(r); err == nil {
-		at := time.Now()
-		if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
-			b.a.Times.Add("  result put in the store", time.Since(at))
-			hb.Result = ref
-			// On the server before the activity completes: a completion
-			// lost (a server restart, this worker killed now) is retried
-			// with this heartbeat, and the retry returns the result.
-			b.a.Times.timed("  result heartbeat recorded", func() {
-				b.record(context.WithoutCancel(b.ctx), hb, b.a.durableFor(b.ctx))
-			})
-		}
-	}
-}
-
-// turn is the child's turn boundary (call.Watch.Turn): its transcript so far
-// goes to the store and the heartbeat naming it to the server before the
-// child makes its next model request.
-func (b *beater) turn(ctx context.Context, _ int) bool {
-	at := time.Now()
-	b.mu.Lock()
-	hb := b.upload(true)
-	b.hb = hb
-	gone := b.record(ctx, hb, b.a.durableFor(ctx))
-	b.mu.Unlock()
-	b.a.Times.Add("child: turn made durable", time.Since(at))
-	// gone: the server runs this call elsewhere now (this worker was
-	// stopped past the heartbeat timeout) or cancelled it: the child is
-	// not told to go on, so it asks the model nothing more. The SDK's next
-	// beat (the child's pings go on) hears the same and cancels the
-	// attempt.
-	return !gone
-}
-
-// readOnly reports whether the call's agent is read-only (its envelope,
-// written by this worker before the child starts): it has no change to take.
-func (b *beater) readOnly() bool {
-	if b.ro == 0 {
-		if t, err := dispatch.LoadTask(b.a.ProjectRoot, b.id); err == nil && t.Envelope != nil {
-			b.ro = 2
-			if t.Envelope.ReadOnly {
-				b.ro = 1
-			}
-		}
-	}
-	return b.ro == 1
-}
-
-// stop ends the loop (before the copy's final change is taken).
-func (b *beater) stop() {
-	close(b.done)
-	b.wg.Wait()
-}
-
-func (b *beater) beat() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	activity.RecordHeartbeat(b.ctx, b.upload(false))
-}
-
-// upload puts the transcript in the store when it grew (at most every
-// UploadEvery, unless final) and returns the heartbeat that names it.
-func (b *beater) upload(final bool) Heartbeat {
-	every := b.a.UploadEvery
-	if every <= 0 {
-		every = 2 * time.Second
-	}
-	if b.id != "" && (final || time.Since(b.last) >= every) {
-		if td, err := taskdir.Open(b.a.ProjectRoot).Task(b.id); err == nil {
-			// The transcript is the child's to write: read with no
-			// link followed and nothing but a regular file accepted.
-			if data, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(data)) != b.pos {
-				if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
-					b.pos, b.ref, b.last = int64(len(data)), ref, time.Now()
-					b.partial()
-				}
-			}
-		}
-	}
-	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos, Code: b.code}
-}
-
-// partial takes a writer's change so far with its transcript, so a retry
-// on another worker starts from the snapshot plus what it had written.
-func (b *beater) partial() {
-	if b.cp == nil || b.readOnly() {
-		return
-	}
-	if res, err := b.cp.co.Result(context.WithoutCancel(b.ctx), b.a.Code.Blobs); err == nil {
-		if res.Patch == nil {
-			res = nil
-		}
-		b.code = res
-	}
-}
-
-// keepBeating records hb at a third of the heartbeat timeout until stopped
-// (work before the child starts, which sends no pings of its own). The
-// returned stop waits for the last beat and may be called more than once.
-func keepBeating(ctx context.Context, hb Heartbeat) func() {
-	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
-	if every <= 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, hb)
-			}
-		}
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }

@@ -11,12 +11,14 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	brt "github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // TestRetryHeartbeatKeepsTheContinuation: an attempt that continues a call
@@ -113,5 +115,53 @@ func TestAttemptBeatsUntilTheChildSpeaks(t *testing.T) {
 	var r call.Result
 	if err := env.GetWorkflowResult(&r); err != nil || r.Summary != "started late" {
 		t.Fatalf("result %+v, %v", r, err)
+	}
+}
+
+// TestRetryWithNoDetailsContinuesItsTask: an attempt that died before its
+// first heartbeat (a call shorter than the heartbeat interval sends none
+// before its first answer) leaves the retry no details; on a worker that
+// has the task's records (the same one, back) the retry continues that
+// task from them, and never starts it over under an id that is taken.
+func TestRetryWithNoDetailsContinuesItsTask(t *testing.T) {
+	root := t.TempDir()
+	id := dispatch.NewID()
+	var seen []call.Spec
+	a := &brt.Activities{Store: &brt.DirStore{Dir: t.TempDir()}, ProjectRoot: root, Runner: runnerFunc(func(_ context.Context, s call.Spec) (*call.Result, error) {
+		seen = append(seen, s)
+		if len(seen) == 1 {
+			td, err := taskdir.Open(root).Task(s.TaskID)
+			if err == nil {
+				err = td.Create()
+			}
+			if err == nil {
+				err = td.WriteJSON(taskdir.Envelope, map[string]string{"task_id": s.TaskID}, false)
+			}
+			if err != nil {
+				return nil, err
+			}
+			panic("the worker dies with its first attempt")
+		}
+		return &call.Result{TaskID: id, Status: dispatch.StatusDone, Summary: "continued"}, nil
+	})}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// The test environment runs activities in the workflow's goroutine:
+	// two attempts on a loaded machine may take more than the default 1s.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	env.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: brt.CallActivityName})
+	env.RegisterWorkflowWithOptions(func(w workflow.Context, in brt.CallInput) (*call.Result, error) {
+		w = workflow.WithActivityOptions(w, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2}})
+		var r call.Result
+		err := workflow.ExecuteActivity(w, brt.CallActivityName, in).Get(w, &r)
+		return &r, err
+	}, workflow.RegisterOptions{Name: "retried"})
+	env.ExecuteWorkflow("retried", brt.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "brief", TaskID: id}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[1].Resume != id || !seen[1].Continue || seen[1].TaskID != "" {
+		t.Fatalf("specs %+v; want the second attempt to continue task %s from its records", seen, id)
 	}
 }

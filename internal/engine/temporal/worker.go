@@ -139,6 +139,9 @@ func NewWorker(c client.Client, o WorkerOptions) worker.Worker {
 	if o.Activities.Client == nil {
 		o.Activities.Client = c
 	}
+	if o.Activities.Heartbeat == 0 {
+		o.Activities.Heartbeat = o.Heartbeat
+	}
 	w := worker.New(c, o.Queue, wo)
 	w.RegisterWorkflowWithOptions(PlanWorkflow, workflow.RegisterOptions{Name: PlanWorkflowName})
 	w.RegisterWorkflowWithOptions(CallWorkflow, workflow.RegisterOptions{Name: CallWorkflowName})

@@ -1,0 +1,84 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// TestAnswerHeld: a finished call's result heartbeat is left out only when
+// the details the server has name its whole transcript (or all of it but
+// the run's end record) and its whole change; anything else keeps it.
+func TestAnswerHeld(t *testing.T) {
+	const answer = `{"type":"message","turn":1,"message":{"role":"assistant","content":[{"type":"text","text":"done"}]}}` + "\n" +
+		`{"type":"usage","turn":1,"usage":{"input":5,"output":1}}` + "\n"
+	const end = `{"type":"end","turn":1,"status":"done"}` + "\n"
+	const usage = `{"type":"usage","turn":1,"usage":{"input":5,"output":1}}` + "\n"
+	patch := &codesnap.Result{Tree: "t", Patch: &Ref{Key: "p", Size: 1, SHA256: "ab"}, Files: []string{"a"}}
+	other := &codesnap.Result{Tree: "t", Patch: &Ref{Key: "q", Size: 1, SHA256: "cd"}, Files: []string{"a"}}
+	patchJSON, _ := json.Marshal(patch)
+	cases := []struct {
+		name       string
+		held, file string // the transcript the server has, the one the child left
+		heldCode   *codesnap.Result
+		code       *codesnap.Result // the beater's (the last heartbeat's)
+		result     []byte           // the call's change
+		resultRef  bool             // the held details name a result already
+		badPrefix  bool             // the held reference is to other bytes
+		want       bool
+	}{
+		{name: "the whole transcript", held: answer, file: answer, want: true},
+		{name: "all but the end record", held: answer, file: answer + end, want: true},
+		{name: "a usage record after it", held: answer, file: answer + usage + end},
+		{name: "other bytes before the end", held: answer, file: answer + end, badPrefix: true},
+		{name: "a writer's whole change", held: answer, file: answer + end, heldCode: patch, code: patch, result: patchJSON, want: true},
+		{name: "a change the server does not have", held: answer, file: answer + end, heldCode: other, code: patch, result: patchJSON},
+		{name: "a change after the last heartbeat", held: answer, file: answer, heldCode: patch, code: patch, result: []byte(`{"tree":"t"}`)},
+		{name: "a change lost at the end", held: answer, file: answer, heldCode: patch, code: patch},
+		{name: "a result named already", held: answer, file: answer, resultRef: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			id := dispatch.NewID()
+			td, err := taskdir.Open(root).Task(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := td.Create(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(td.File(taskdir.Session), []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			store := &DirStore{Dir: t.TempDir()}
+			put := func(s string) Ref {
+				ref, err := store.PutBytes(context.Background(), []byte(s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ref
+			}
+			held := Heartbeat{TaskID: id, Worker: "w", Transcript: put(tc.held), Position: int64(len(tc.held)), Code: tc.heldCode}
+			if tc.badPrefix {
+				bad := put(tc.held[:len(tc.held)-2] + "x\n")
+				held.Transcript.SHA256 = bad.SHA256
+			}
+			if tc.resultRef {
+				held.Result = put("{}")
+			}
+			hb := Heartbeat{TaskID: id, Worker: "w", Transcript: put(tc.file), Position: int64(len(tc.file)), Code: tc.code}
+			b := &beater{a: &Activities{ProjectRoot: root}, id: id, code: tc.code}
+			r := &call.Result{TaskID: id, Status: dispatch.StatusDone, Code: tc.result}
+			if got := b.changeHeld(r) && b.answerHeld(held, hb); got != tc.want {
+				t.Errorf("held: %v; want %v", got, tc.want)
+			}
+		})
+	}
+}

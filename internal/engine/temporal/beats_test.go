@@ -1,0 +1,101 @@
+package temporal_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/grpc"
+
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/enginetest"
+	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/workflow"
+)
+
+// rpcCount counts a client's RPCs to the server by method.
+type rpcCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (r *rpcCount) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	r.mu.Lock()
+	r.n[path.Base(method)]++
+	r.mu.Unlock()
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+func (r *rpcCount) get(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n[method]
+}
+
+// countingClient is a client of addr whose RPCs are counted.
+func countingClient(t testing.TB, addr string) (client.Client, *rpcCount) {
+	t.Helper()
+	r := &rpcCount{n: map[string]int{}}
+	c, err := client.Dial(client.Options{HostPort: addr,
+		Logger:            tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(r.intercept)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, r
+}
+
+// TestOneHeartbeatPerShortCall: the server's writes for a call's
+// heartbeats. A call shorter than the worker's heartbeat interval (the
+// production one: the child's ping interval, 5s; a minute here, for a
+// loaded machine) sends one heartbeat, the durable one of its final
+// answer's turn, which names its whole transcript: no liveness beat (the
+// attempt's start is one), no second write for a durable beat (the SDK's
+// own), no result heartbeat (a retry continues from that transcript,
+// which ends with the answer, and asks the model nothing:
+// TestKilledWorkerBeforeItsResultNeverAsksTheLastTurnAgain).
+func TestOneHeartbeatPerShortCall(t *testing.T) {
+	srv := sharedServer(t)
+	c, n := countingClient(t, srv.Addr)
+	q := newQueue(t)
+	store := &temporal.DirStore{Dir: t.TempDir()}
+	p := newProject(t, fleetScript(0))
+	w := temporal.NewWorker(c, temporal.WorkerOptions{
+		Queue: q, Concurrency: 3, Heartbeat: time.Minute, StopTimeout: 5 * time.Second,
+		Activities: &temporal.Activities{Runner: p.dispatcher(t, 3), ProjectRoot: p.root, Store: store, Worker: "test-" + filepath.Base(p.root), UploadEvery: 100 * time.Millisecond},
+	})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	limits := testLimits
+	limits.Heartbeat = 2 * time.Minute // the attempt's own beats before its child speaks: every 40s
+	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond,
+		Limits: func(string) temporal.CallLimits { return limits }})
+	const k = 6
+	var calls []string
+	for i := range k {
+		calls = append(calls, fmt.Sprintf(`{agent: explore, prompt: "item %d"}`, i))
+	}
+	plan := enginetest.Plan(t, "name: beats\nphases:\n  - id: p\n    parallel: ["+strings.Join(calls, ", ")+"]\n")
+	res, err := eng.Run(context.Background(), engine.RunRequest{Plan: plan, Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != workflow.RunDone || res.Agents != k {
+		t.Fatalf("status %s, %d agents; want done with %d", res.Status, res.Agents, k)
+	}
+	if got := n.get("RecordActivityTaskHeartbeat"); got != k {
+		t.Errorf("%d heartbeat RPCs for %d calls; want %d: one per call, its answer's", got, k, k)
+	}
+}
