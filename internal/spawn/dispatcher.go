@@ -191,6 +191,9 @@ type Dispatcher struct {
 	claimed map[string]string
 	bg      bgState
 
+	// turn is the writers counted in the caller's current turn (autoiso.go).
+	turn turnCount
+
 	// inPlace counts the writers of this dispatcher working in place on
 	// the tree (prepared and not yet finished): a writer that arrives
 	// while one is, gets an isolated copy instead of waiting (auto).
