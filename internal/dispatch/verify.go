@@ -159,13 +159,33 @@ func Verify(path string, want Expect) (*Result, []string) {
 // following links). readErr is why there is no result to judge: missing,
 // not a regular file, or not JSON (a *taskdir.ParseError naming the file).
 func VerifyDir(td *taskdir.Dir, want Expect) (res *Result, fails []string, readErr error) {
+	res, fails, _, readErr = VerifyDirHash(td, want)
+	return res, fails, readErr
+}
+
+// VerifyDirHash is VerifyDir that also returns the sha256 of the bytes it
+// judged (HashRecord's form; "" when none could be read): result.json is
+// read once, so the hash a verdict keeps is of the file its checks read,
+// even when the child's leftovers rewrite it meanwhile.
+func VerifyDirHash(td *taskdir.Dir, want Expect) (res *Result, fails []string, hash string, readErr error) {
 	var r Result
-	if err := td.ReadJSON(taskdir.Result, &r); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, []string{"result.json does not exist: the child wrote no result"}, err
-		}
-		return nil, []string{err.Error()}, err
+	data, err := td.ReadJSONBytes(taskdir.Result, &r)
+	if data != nil {
+		sum := sha256.Sum256(data)
+		hash = hex.EncodeToString(sum[:])
 	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, []string{"result.json does not exist: the child wrote no result"}, hash, err
+		}
+		return nil, []string{err.Error()}, hash, err
+	}
+	return &r, verifyResult(&r, want), hash, nil
+}
+
+// verifyResult is VerifyDir's checks of a result read.
+func verifyResult(r *Result, want Expect) []string {
+	var fails []string
 
 	if r.TaskID != want.TaskID {
 		fails = append(fails, fmt.Sprintf("result.json is for task %q, not %q", r.TaskID, want.TaskID))
@@ -199,7 +219,7 @@ func VerifyDir(td *taskdir.Dir, want Expect) (res *Result, fails []string, readE
 			fails = append(fails, fmt.Sprintf("files_changed lists %s, which did not change on disk", strings.Join(extra, ", ")))
 		}
 	}
-	return &r, fails, nil
+	return fails
 }
 
 func normalise(paths []string) []string {

@@ -28,7 +28,6 @@ var (
 	negation = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)\b(not|n't|never|fail(s|ed|ing)?|unable|could ?not|cannot)\b`)
 	})
-	sentenceEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.!?]\s+|\n+`) })
 )
 
 func evidence(in Input) []Concern {
@@ -162,17 +161,26 @@ func lastLine(s string, n int) string {
 }
 
 // claims reads the report's sentences for a tests-pass claim and the files
-// it says it changed.
+// it says it changed. A sentence is put to the regexps only when a cheap
+// scan (mayClaim) finds what any match of them needs: most of a report
+// (headings, findings, plain prose) never reaches them.
 func claims(summary string) (bool, []string) {
 	tests := false
 	var files []string
 	seen := map[string]bool{}
 	for _, s := range sentences(summary) {
+		mayTests, mayEdit := mayClaim(s)
+		if !mayTests && !mayEdit {
+			continue // neither regexp can match: nothing to negate either
+		}
 		if negation().MatchString(s) {
 			continue
 		}
-		if testsPass().MatchString(s) {
+		if mayTests && testsPass().MatchString(s) {
 			tests = true
+		}
+		if !mayEdit {
+			continue
 		}
 		for _, m := range editedFile().FindAllStringSubmatch(s, -1) {
 			if f := strings.Trim(m[2], "./"); f != "" && !seen[f] && !strings.Contains(f, "://") {
@@ -184,8 +192,77 @@ func claims(summary string) (bool, []string) {
 	return tests, files
 }
 
+// mayClaim says whether testsPass (tests) and editedFile (edit) could
+// match sentence s: false only when a word every match needs is missing.
+// A match of testsPass holds "test" or "spec" and one of "pass", "green",
+// "succeed", "ok"; one of editedFile holds one of its verbs and a '.'
+// (the file's extension). The regexps fold case the Unicode way: "k" and
+// "s" also match the Kelvin sign and the long s, so a sentence with
+// either goes to them whatever the scan says.
+func mayClaim(s string) (tests, edit bool) {
+	if strings.ContainsAny(s, "\u212a\u017f") {
+		return true, true
+	}
+	tests = (hasWord(s, "test") || hasWord(s, "spec")) &&
+		(hasWord(s, "pass") || hasWord(s, "green") || hasWord(s, "succeed") || hasWord(s, "ok"))
+	if !tests && strings.IndexByte(s, '.') < 0 {
+		return false, false
+	}
+	// "wrote" stands for "rewrote" too.
+	for _, v := range [...]string{"edited", "modified", "updated", "changed", "created", "wrote", "added", "fixed", "patched"} {
+		if hasWord(s, v) {
+			return tests, strings.IndexByte(s, '.') >= 0
+		}
+	}
+	return tests, false
+}
+
+// hasWord reports whether s holds w (lower-case ASCII letters) in any
+// ASCII case. b|0x20 equals a lower-case letter only for that letter and
+// its upper case: no other byte, and none of a multi-byte sequence.
+func hasWord(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		j := 0
+		for j < len(w) && s[i+j]|0x20 == w[j] {
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentences splits text as the regexp `[.!?]\s+|\n+` does (Split with
+// n = -1): at a '.', '!' or '?' followed by whitespace (\s: tab, newline,
+// form feed, carriage return, space), the run of whitespace dropped, and
+// at every run of newlines. The delimiters are ASCII, so bytes will do:
+// no byte of a multi-byte UTF-8 sequence is one.
 func sentences(text string) []string {
-	return sentenceEnd().Split(text, -1)
+	var out []string
+	beg := 0
+	for i := 0; i < len(text); {
+		j := i
+		switch c := text[i]; {
+		case (c == '.' || c == '!' || c == '?') && i+1 < len(text) && isSpace(text[i+1]):
+			for j = i + 1; j < len(text) && isSpace(text[j]); j++ {
+			}
+		case c == '\n':
+			for j = i; j < len(text) && text[j] == '\n'; j++ {
+			}
+		default:
+			i++
+			continue
+		}
+		out = append(out, text[beg:i])
+		beg, i = j, j
+	}
+	return append(out, text[beg:])
+}
+
+// isSpace is RE2's \s.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
 // isTest reports whether a Bash command line runs tests.

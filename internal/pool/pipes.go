@@ -58,7 +58,9 @@ func newPipes(cmd *exec.Cmd) (*pipes, error) {
 	cmd.Stderr = ew
 	go func() {
 		defer close(sp.copied)
-		_, _ = io.Copy(dst, er)
+		// Most children say nothing on stderr: a small buffer (io.Copy
+		// would take 32 KiB, er's WriteTo too), hidden from WriteTo.
+		_, _ = io.CopyBuffer(dst, struct{ io.Reader }{er}, make([]byte, 4<<10))
 	}()
 	return sp, nil
 }

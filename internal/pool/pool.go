@@ -369,7 +369,9 @@ func (p *Pool) watch(ctx context.Context, job Job, k *killer, alive <-chan struc
 // Ping) and tells the lifeguard of each.
 func readLines(r io.Reader, alive chan<- struct{}, lines chan<- Line) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	// A child's lines are mostly short (progress, usage, pings): the
+	// buffer starts small and grows to a long one's size when it comes.
+	sc.Buffer(make([]byte, 0, 4<<10), 64<<20)
 	for sc.Scan() {
 		select {
 		case alive <- struct{}{}:

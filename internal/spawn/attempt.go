@@ -11,7 +11,6 @@ import (
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/spawntrace"
-	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 )
 
@@ -96,7 +95,8 @@ func (a *attempt) Agent() string {
 }
 
 // Prepare writes the task's records once: its limits lowered to the
-// call's and its trace context in the envelope's one write.
+// call's, its trace context, whether it waits at turn boundaries and a
+// continued conversation's prompt all in the envelope's one write.
 func (a *attempt) Prepare(ctx context.Context) error {
 	d, s := a.d, a.spec
 	if d.cfg.Depth == 0 && d.cfg.Mount == nil {
@@ -109,7 +109,7 @@ func (a *attempt) Prepare(ctx context.Context) error {
 	var j *job
 	var err error
 	if a.rs != nil {
-		j, err = d.prepareResumed(a.rs, s.Limits, tp)
+		j, err = d.prepareResumed(a.rs, s.Limits, tp, s.Watch.Turn != nil)
 	} else {
 		j, err = d.prepareNew(s, a.def, s.Limits, tp)
 	}
@@ -121,17 +121,6 @@ func (a *attempt) Prepare(ctx context.Context) error {
 	// Released last: the bench's trace, never the run's (an error is ignored).
 	a.undo = append(a.undo, func() { spawntrace.WriteWith(ctx, spawntrace.ParentFile, j.td.WriteFile) })
 	a.undo = append(a.undo, j.unlock, d.warm.refill, j.warm.release)
-	if sync := s.Watch.Turn != nil; sync != j.env.SyncTurns {
-		// The caller keeps each turn durable (a fleet worker): the child
-		// waits for it at every turn boundary (turnwire.go).
-		j.env.SyncTurns = sync
-		if err := j.td.WriteJSON(taskdir.Envelope, j.env, false); err != nil {
-			return err
-		}
-	}
-	if s.Transcript != "" && s.Resume == "" {
-		return seedTranscript(j, s.Transcript, s.NextTurn)
-	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
@@ -72,12 +73,18 @@ func (d *Dispatcher) leaveInPlace() {
 
 // writersInTurn counts the Task calls of the caller's current turn that
 // start a writer (a new task whose agent is not read-only), from the
-// conversation the agent loop hands its tools.
+// conversation the agent loop hands its tools. Each of a turn's K Task
+// calls asks about the same message: the count is kept for it (turnCount),
+// so a turn's inputs are decoded once, not K times each.
 func (d *Dispatcher) writersInTurn(history []model.Message) int {
-	if len(history) == 0 {
+	if len(history) == 0 || len(history[len(history)-1].Content) == 0 {
 		return 0
 	}
 	last := history[len(history)-1]
+	return d.turn.get(&last.Content[0], len(last.Content), func() int { return d.countWriters(last) })
+}
+
+func (d *Dispatcher) countWriters(last model.Message) int {
 	n := 0
 	for _, p := range last.Content {
 		if p.Type != model.PartToolUse || !strings.EqualFold(p.Name, "Task") {
@@ -93,4 +100,24 @@ func (d *Dispatcher) writersInTurn(history []model.Message) int {
 		}
 	}
 	return n
+}
+
+// turnCount is writersInTurn's count for the last message it counted,
+// known by the address of its first part and its length (the agent loop
+// hands a turn's tool calls one copy of the conversation; holding the part
+// keeps its address from being reused).
+type turnCount struct {
+	mu      sync.Mutex
+	part    *model.Part
+	parts   int
+	writers int
+}
+
+func (t *turnCount) get(part *model.Part, parts int, count func() int) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.part != part || t.parts != parts {
+		t.part, t.parts, t.writers = part, parts, count()
+	}
+	return t.writers
 }

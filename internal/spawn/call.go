@@ -27,21 +27,21 @@ func (d *Dispatcher) Call(ctx context.Context, s call.Spec) (*call.Result, error
 // seedTranscript puts a conversation begun elsewhere into a new task's
 // transcript, so its child continues it (with the continue prompt as its
 // next turn, or the follow-up next when one is given) instead of starting
-// over.
-func seedTranscript(j *job, path, next string) error {
+// over; env, not yet written, says so.
+func seedTranscript(td *taskdir.Dir, env *dispatch.Envelope, path, next string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("continue task %s: %w", j.env.TaskID, err)
+		return fmt.Errorf("continue task %s: %w", env.TaskID, err)
 	}
-	if err := j.td.WriteFile(taskdir.Session, b, true); err != nil {
-		return fmt.Errorf("continue task %s: %w", j.env.TaskID, err)
+	if err := td.WriteFile(taskdir.Session, b, true); err != nil {
+		return fmt.Errorf("continue task %s: %w", env.TaskID, err)
 	}
-	j.env.Prompt = call.ContinuePrompt
+	env.Prompt = call.ContinuePrompt
 	if next != "" {
-		j.env.Prompt = next
+		env.Prompt = next
 	}
-	j.env.ResumeCount = 1
-	return j.td.WriteJSON(taskdir.Envelope, j.env, true)
+	env.ResumeCount = 1
+	return nil
 }
 
 // lowerLimits lowers env's limits to l's (never raises them) and reports

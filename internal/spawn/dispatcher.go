@@ -191,6 +191,9 @@ type Dispatcher struct {
 	claimed map[string]string
 	bg      bgState
 
+	// turn is the writers counted in the caller's current turn (autoiso.go).
+	turn turnCount
+
 	// inPlace counts the writers of this dispatcher working in place on
 	// the tree (prepared and not yet finished): a writer that arrives
 	// while one is, gets an isolated copy instead of waiting (auto).
@@ -313,8 +316,9 @@ func (d *Dispatcher) definition(req call.Spec) (*registry.Definition, error) {
 }
 
 // prepareNew writes a new dispatch's records (call.StagePrepare), each
-// once: its limits lowered to lim and its trace context tp in the
-// envelope's first write.
+// once: its limits lowered to lim, its trace context tp, whether it waits
+// at turn boundaries and a continued conversation (req.Transcript, seeded
+// first) in the envelope's one write.
 func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim call.Limits, tp string) (*job, error) {
 	// The pool's one-time containment probe runs while the records are
 	// written, not after them in the first child's spawn.
@@ -359,6 +363,15 @@ func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim cal
 	unlock, err := dispatch.LockTask(dir)
 	if err != nil {
 		return nil, err
+	}
+	// The caller keeps each turn durable (a fleet worker): the child waits
+	// for it at every turn boundary (turnwire.go).
+	env.SyncTurns = req.Watch.Turn != nil
+	if req.Transcript != "" {
+		if err := seedTranscript(td, env, req.Transcript, req.NextTurn); err != nil {
+			unlock()
+			return nil, err
+		}
 	}
 	own := ownerOf(env, def, req)
 	own.Session, own.Version = cmp.Or(req.Session, d.cfg.Session), dispatch.OwnerVersion

@@ -1,6 +1,8 @@
 package spawn
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"slices"
@@ -131,20 +133,29 @@ func bashInput(cmd string) json.RawMessage {
 // other read of a child-writable file (no link followed, a regular file
 // only, never blocking on a FIFO), and no more than maxGuardTranscript.
 // ok is false when there is no transcript to read (no calls then proves
-// nothing).
+// nothing). It reads the lines as session.Read does (the same scanner
+// bounds, a line that is not a record skipped) but decodes only those that
+// may be a tool call or result (mayBeToolRecord): the system prompt and
+// the messages, most of the file, are never unmarshalled.
 func transcriptCalls(td *taskdir.Dir) ([]guard.Call, bool) {
 	f, err := td.OpenRead(taskdir.Session)
 	if err != nil {
 		return nil, false
 	}
 	defer f.Close()
-	recs, _, err := session.Read(io.LimitReader(f, maxGuardTranscript))
-	if err != nil {
-		return nil, false
-	}
+	sc := bufio.NewScanner(io.LimitReader(f, maxGuardTranscript))
+	sc.Buffer(make([]byte, 0, 16<<10), 256<<20)
 	byID := map[string]int{}
 	var calls []guard.Call
-	for _, r := range recs {
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if !mayBeToolRecord(line) {
+			continue
+		}
+		var r session.Record
+		if json.Unmarshal(line, &r) != nil {
+			continue
+		}
 		switch r.Type {
 		case session.RecToolCall:
 			byID[r.ToolID] = len(calls)
@@ -161,7 +172,19 @@ func transcriptCalls(td *taskdir.Dir) ([]guard.Call, bool) {
 			}
 		}
 	}
+	if sc.Err() != nil {
+		return nil, false
+	}
 	return calls, true
+}
+
+// mayBeToolRecord is false for a line that cannot decode to a record of
+// type tool_call or tool_result: the type's value must then hold one of
+// the two names as they are, or spelt with a \u escape (no other JSON
+// escape makes a letter or '_').
+func mayBeToolRecord(line []byte) bool {
+	return bytes.Contains(line, []byte(session.RecToolCall)) || bytes.Contains(line, []byte(session.RecToolResult)) ||
+		bytes.Contains(line, []byte(`\u`))
 }
 
 // callInput is the command and file path of a tool input.

@@ -373,5 +373,8 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 	if !changed {
 		return nil
 	}
-	return td.WriteJSON(taskdir.Envelope, env, true)
+	// Not synced, as its first write was not (prepareNew): a resume
+	// rebuilds the envelope from the owner record, and this copy is what
+	// the child, started next, reads.
+	return td.WriteJSON(taskdir.Envelope, env, false)
 }

@@ -318,9 +318,9 @@ func (d *Dispatcher) acquireResume(id, prompt string) (*resumption, error) {
 }
 
 // prepareResumed takes a resumed task's lock and writes its records once,
-// its limits lowered to lim and its trace context tp (when set) included
-// (call.StagePrepare).
-func (d *Dispatcher) prepareResumed(rs *resumption, lim call.Limits, tp string) (*job, error) {
+// its limits lowered to lim, its trace context tp (when set) and whether
+// it waits at turn boundaries (syncTurns) included (call.StagePrepare).
+func (d *Dispatcher) prepareResumed(rs *resumption, lim call.Limits, tp string, syncTurns bool) (*job, error) {
 	t, own, prompt, id := rs.t, rs.own, rs.prompt, rs.own.TaskID
 	td := t.Files()
 	unlock, err := dispatch.LockDir(td)
@@ -356,6 +356,7 @@ func (d *Dispatcher) prepareResumed(rs *resumption, lim call.Limits, tp string) 
 		// The child's spans hang below this call's (OpenTelemetry).
 		env.TraceParent = tp
 	}
+	env.SyncTurns = syncTurns
 	if err := td.WriteJSON(taskdir.Envelope, env, true); err != nil {
 		unlock()
 		return nil, err

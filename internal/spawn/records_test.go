@@ -3,7 +3,9 @@ package spawn_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
@@ -107,5 +109,35 @@ func TestCallNamesItsSession(t *testing.T) {
 		if own.Session != tc.want {
 			t.Errorf("call with session %q: owner record names %q, want %q", tc.session, own.Session, tc.want)
 		}
+	}
+}
+
+// TestContinuedCallInOneEnvelope: a call that continues a conversation
+// begun elsewhere, for a caller that waits at turn boundaries (a fleet
+// worker), has both in the envelope's one write: the transcript seeded
+// first, the continue prompt, its resume count and sync_turns.
+func TestContinuedCallInOneEnvelope(t *testing.T) {
+	p := newProject(t, spawnScript, nil)
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	seed := filepath.Join(t.TempDir(), "seed.jsonl")
+	must(t, os.WriteFile(seed, []byte(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"Read README.md."}]}}`+"\n"), 0o644))
+	id := taskdir.NewID()
+	turns := 0
+	r, err := d.Call(context.Background(), call.Spec{Agent: "explore", Prompt: "Read README.md.", TaskID: id, Transcript: seed,
+		Watch: call.Watch{Turn: func(context.Context, int) bool { turns++; return true }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TaskID != id {
+		t.Fatalf("call ran task %s, want %s", r.TaskID, id)
+	}
+	var env dispatch.Envelope
+	must(t, taskdir.Open(p.root).MustTask(id).ReadJSON(taskdir.Envelope, &env))
+	if !env.SyncTurns || env.ResumeCount != 1 || env.Prompt != call.ContinuePrompt {
+		t.Errorf("envelope: sync_turns %v, resume_count %d, prompt %q; want true, 1, the continue prompt", env.SyncTurns, env.ResumeCount, env.Prompt)
+	}
+	b, err := os.ReadFile(taskdir.Open(p.root).MustTask(id).File(taskdir.Session))
+	if err != nil || !strings.HasPrefix(string(b), `{"type":"message"`) {
+		t.Errorf("transcript not seeded from %s: %v %.80q", seed, err, b)
 	}
 }

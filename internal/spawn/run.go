@@ -189,8 +189,8 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 			want.Changed, want.Observed = dispatch.Changed(s.before, after), true
 		}
 	}
-	hash := dispatch.HashRecord(j.td, taskdir.Result)
-	res, fails, readErr := dispatch.VerifyDir(j.td, want)
+	// Read once: the verdict's hash is of the bytes judged.
+	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
 	kill := dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started)
 	switch {
 	case readErr != nil && errors.Is(readErr, fs.ErrNotExist):

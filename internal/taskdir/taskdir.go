@@ -41,6 +41,7 @@ package taskdir
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -344,6 +345,21 @@ func (d *Dir) Exists() bool {
 // ReadJSON reads a record without following links; see ReadFile.
 func (d *Dir) ReadJSON(name string, v any) error {
 	return readJSONBeneath(d.project.base, filepath.Join(d.rel, name), v)
+}
+
+// ReadJSONBytes is ReadJSON that also returns the bytes it read (nil when
+// none could be read; the bytes of a record that does not parse, with the
+// *ParseError), for a caller that keeps a hash of exactly what it judged.
+func (d *Dir) ReadJSONBytes(name string, v any) ([]byte, error) {
+	rel := filepath.Join(d.rel, name)
+	data, err := readBeneath(d.project.base, rel, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return data, &ParseError{Path: filepath.Join(d.project.base, rel), Err: err}
+	}
+	return data, nil
 }
 
 // ReadFile reads a regular file of at most max bytes (0: 64 MiB) beneath the
