@@ -232,19 +232,11 @@ func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, root stri
 	if err := checkWritten(ctx, g, tree, parseChanges(raw), format); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(index)
+	l, err := readLower(ctx, g, index, root)
 	if err != nil {
-		return nil, fmt.Errorf("codesnap: %w", err)
+		return nil, err
 	}
-	st, err := os.Stat(index)
-	if err != nil {
-		return nil, fmt.Errorf("codesnap: %w", err)
-	}
-	l := &lower{tree: root, index: b, stamp: st.ModTime()}
-	if l.treeID, err = g.line(ctx, "rev-parse", "--verify", "--end-of-options", root+"^{tree}"); err != nil {
-		return nil, fmt.Errorf("codesnap: %w", err)
-	}
-	if l.child, err = childIndex(ctx, repo, tree, tmp, b, root, snap); err != nil {
+	if l.child, err = childIndex(ctx, repo, tree, tmp, l.index, root, snap); err != nil {
 		return nil, err
 	}
 	// The checkout's own index, as a full build leaves it: the base

@@ -104,6 +104,24 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err := clean(ctx, g); err != nil {
 		return nil, err
 	}
+	l, err := readLower(ctx, g, index, root)
+	if err != nil {
+		return nil, err
+	}
+	if l.child = l.index; root != snap.Base {
+		if l.child, err = childIndex(ctx, repo, tree, scratch, l.index, root, snap); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.remember(key, repo, format, l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readLower is the lower of root whose verified index git wrote to the
+// file index (g reads root's objects), stamped with that file's mtime.
+func readLower(ctx context.Context, g gitCmd, index, root string) (*lower, error) {
 	b, err := os.ReadFile(index)
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
@@ -112,17 +130,9 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	l := &lower{tree: root, index: b, child: b, stamp: st.ModTime()}
+	l := &lower{tree: root, index: b, stamp: st.ModTime()}
 	if l.treeID, err = g.line(ctx, "rev-parse", "--verify", "--end-of-options", root+"^{tree}"); err != nil {
-		return nil, fmt.Errorf("codesnap: verify base %s: %w", short(snap.Base), err)
-	}
-	if root != snap.Base {
-		if l.child, err = childIndex(ctx, repo, tree, scratch, b, root, snap); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.remember(key, repo, format, l); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("codesnap: %s: %w", short(root), err)
 	}
 	return l, nil
 }

@@ -128,6 +128,34 @@ func bashInput(cmd string) json.RawMessage {
 	return b
 }
 
+// callSet gathers a transcript's tool calls with their results, in order.
+type callSet struct {
+	byID  map[string]int
+	calls []guard.Call
+}
+
+// add takes one record of the transcript: a call, or a call's result.
+func (cs *callSet) add(r session.Record) {
+	switch r.Type {
+	case session.RecToolCall:
+		if cs.byID == nil {
+			cs.byID = map[string]int{}
+		}
+		cs.byID[r.ToolID] = len(cs.calls)
+		c := guard.Call{Tool: tool.CanonicalName(r.Tool)}
+		c.Command, c.Path = callInput(r.Input)
+		cs.calls = append(cs.calls, c)
+	case session.RecToolResult:
+		if i, ok := cs.byID[r.ToolID]; ok {
+			cs.calls[i].Result, cs.calls[i].IsError = r.Output, r.IsError
+			if len(r.Input) > 0 {
+				// A hook replaced the model's input: this is what ran.
+				cs.calls[i].Command, cs.calls[i].Path = callInput(r.Input)
+			}
+		}
+	}
+}
+
 // transcriptCalls reads the tool calls and their results from a child's
 // transcript, through the task directory's beneath-resolution like every
 // other read of a child-writable file (no link followed, a regular file
@@ -145,8 +173,7 @@ func transcriptCalls(td *taskdir.Dir) ([]guard.Call, bool) {
 	defer f.Close()
 	sc := bufio.NewScanner(io.LimitReader(f, maxGuardTranscript))
 	sc.Buffer(make([]byte, 0, 16<<10), 256<<20)
-	byID := map[string]int{}
-	var calls []guard.Call
+	var cs callSet
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if !mayBeToolRecord(line) {
@@ -156,26 +183,12 @@ func transcriptCalls(td *taskdir.Dir) ([]guard.Call, bool) {
 		if json.Unmarshal(line, &r) != nil {
 			continue
 		}
-		switch r.Type {
-		case session.RecToolCall:
-			byID[r.ToolID] = len(calls)
-			c := guard.Call{Tool: tool.CanonicalName(r.Tool)}
-			c.Command, c.Path = callInput(r.Input)
-			calls = append(calls, c)
-		case session.RecToolResult:
-			if i, ok := byID[r.ToolID]; ok {
-				calls[i].Result, calls[i].IsError = r.Output, r.IsError
-				if len(r.Input) > 0 {
-					// A hook replaced the model's input: this is what ran.
-					calls[i].Command, calls[i].Path = callInput(r.Input)
-				}
-			}
-		}
+		cs.add(r)
 	}
 	if sc.Err() != nil {
 		return nil, false
 	}
-	return calls, true
+	return cs.calls, true
 }
 
 // mayBeToolRecord is false for a line that cannot decode to a record of

@@ -12,7 +12,6 @@ import (
 	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
-	"github.com/broodhq/brood/internal/tool"
 )
 
 // callsBySessionRead is transcriptCalls as it was: every line decoded by
@@ -28,25 +27,11 @@ func callsBySessionRead(td *taskdir.Dir) ([]guard.Call, bool) {
 	if err != nil {
 		return nil, false
 	}
-	byID := map[string]int{}
-	var calls []guard.Call
+	var cs callSet
 	for _, r := range recs {
-		switch r.Type {
-		case session.RecToolCall:
-			byID[r.ToolID] = len(calls)
-			c := guard.Call{Tool: tool.CanonicalName(r.Tool)}
-			c.Command, c.Path = callInput(r.Input)
-			calls = append(calls, c)
-		case session.RecToolResult:
-			if i, ok := byID[r.ToolID]; ok {
-				calls[i].Result, calls[i].IsError = r.Output, r.IsError
-				if len(r.Input) > 0 {
-					calls[i].Command, calls[i].Path = callInput(r.Input)
-				}
-			}
-		}
+		cs.add(r)
 	}
-	return calls, true
+	return cs.calls, true
 }
 
 // transcriptLines are lines a transcript may hold, a forged one too: what
