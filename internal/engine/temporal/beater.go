@@ -194,15 +194,20 @@ func (b *beater) answerHeld(held, hb Heartbeat) bool {
 	if held.TaskID != hb.TaskID || held.Worker != hb.Worker || !held.Result.IsZero() || !reflect.DeepEqual(held.Code, hb.Code) {
 		return false
 	}
+	td, err := taskdir.Open(b.a.ProjectRoot).Task(b.id)
+	if err != nil {
+		return false
+	}
+	// hb names the child's whole transcript only if its uploads took: a
+	// failed put leaves hb (and held) naming an earlier one.
+	data, err := td.ReadFile(taskdir.Session, 0)
+	if err != nil || int64(len(data)) != hb.Position {
+		return false
+	}
 	if held.Transcript == hb.Transcript {
 		return true
 	}
-	td, err := taskdir.Open(b.a.ProjectRoot).Task(b.id)
-	if err != nil || held.Transcript.IsZero() {
-		return false
-	}
-	data, err := td.ReadFile(taskdir.Session, 0)
-	if err != nil || int64(len(data)) != hb.Position || held.Position > hb.Position || held.Position != held.Transcript.Size {
+	if held.Transcript.IsZero() || held.Position > hb.Position || held.Position != held.Transcript.Size {
 		return false
 	}
 	if sum := sha256.Sum256(data[:held.Position]); hex.EncodeToString(sum[:]) != held.Transcript.SHA256 {

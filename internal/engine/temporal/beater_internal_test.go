@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -26,6 +27,7 @@ func TestAnswerHeld(t *testing.T) {
 	cases := []struct {
 		name       string
 		held, file string // the transcript the server has, the one the child left
+		named      string // the one the last heartbeat names, if not file (its upload failed)
 		heldCode   *codesnap.Result
 		code       *codesnap.Result // the beater's (the last heartbeat's)
 		result     []byte           // the call's change
@@ -42,6 +44,7 @@ func TestAnswerHeld(t *testing.T) {
 		{name: "a change after the last heartbeat", held: answer, file: answer, heldCode: patch, code: patch, result: []byte(`{"tree":"t"}`)},
 		{name: "a change lost at the end", held: answer, file: answer, heldCode: patch, code: patch},
 		{name: "a result named already", held: answer, file: answer, resultRef: true},
+		{name: "the answer's uploads failed", held: usage, named: usage, file: answer + end},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +76,8 @@ func TestAnswerHeld(t *testing.T) {
 			if tc.resultRef {
 				held.Result = put("{}")
 			}
-			hb := Heartbeat{TaskID: id, Worker: "w", Transcript: put(tc.file), Position: int64(len(tc.file)), Code: tc.code}
+			named := cmp.Or(tc.named, tc.file)
+			hb := Heartbeat{TaskID: id, Worker: "w", Transcript: put(named), Position: int64(len(named)), Code: tc.code}
 			b := &beater{a: &Activities{ProjectRoot: root}, id: id, code: tc.code}
 			r := &call.Result{TaskID: id, Status: dispatch.StatusDone, Code: tc.result}
 			if got := b.changeHeld(r) && b.answerHeld(held, hb); got != tc.want {
