@@ -3,6 +3,8 @@ package temporal
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -232,6 +234,33 @@ func (a *Activities) finished(ctx context.Context, id string, ref Ref) (*call.Re
 	return &r, true
 }
 
+// syncTranscript makes the task's transcript here the one the server's
+// heartbeat names, when it names one and the two differ: a call continues
+// from its last durable turn boundary, with the copy of that boundary
+// (Materialise's Partial: hb.Code), not from what this worker's records
+// hold — behind it when another worker took the call further after this
+// one was stopped past its heartbeat timeout (its finished turns would be
+// asked again), or ahead of it by a turn that never reached its boundary
+// (tool results whose edits the copy lacks).
+func (a *Activities) syncTranscript(ctx context.Context, td *taskdir.Dir, hb Heartbeat) error {
+	if hb.Transcript.IsZero() {
+		return nil
+	}
+	if local, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(local)) == hb.Transcript.Size {
+		if sum := sha256.Sum256(local); hex.EncodeToString(sum[:]) == hb.Transcript.SHA256 {
+			return nil
+		}
+	}
+	b, err := a.Store.ReadAll(ctx, hb.Transcript)
+	if err != nil {
+		return fmt.Errorf("fetch the transcript of task %s: %w", td.ID(), err)
+	}
+	if err := td.WriteFile(taskdir.Session, b, true); err != nil {
+		return fmt.Errorf("continue task %s: %w", td.ID(), err)
+	}
+	return nil
+}
+
 // continuation turns the spec of a call that an earlier attempt (or an
 // earlier execution of the run, or an earlier workflow of the task) started
 // into one that continues it: from the task's own directory when this
@@ -245,6 +274,9 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 		return spec, nop, nil
 	}
 	if td, err := taskdir.Open(a.ProjectRoot).Task(id); err == nil && td.Has(taskdir.Envelope) {
+		if err := a.syncTranscript(ctx, td, hb); err != nil {
+			return spec, nop, err
+		}
 		spec.Resume, spec.Continue, spec.TaskID = id, !followUp, ""
 		return spec, nop, nil
 	}

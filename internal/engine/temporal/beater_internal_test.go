@@ -86,3 +86,54 @@ func TestAnswerHeld(t *testing.T) {
 		})
 	}
 }
+
+// TestContinuationTakesTheServersTranscript: a call continued on a worker
+// that holds the task's records continues from the transcript the server's
+// heartbeat names, whether this worker's is behind it (another worker took
+// the call further after this one was stopped) or ahead of it (a turn that
+// never reached its boundary); one that matches is left as it is.
+func TestContinuationTakesTheServersTranscript(t *testing.T) {
+	const turn1 = `{"type":"message","turn":1,"message":{"role":"assistant","content":[{"type":"text","text":"one"}]}}` + "\n"
+	const turn2 = `{"type":"message","turn":2,"message":{"role":"assistant","content":[{"type":"text","text":"two"}]}}` + "\n"
+	cases := []struct{ name, local, server string }{
+		{"behind the server's", turn1, turn1 + turn2},
+		{"ahead of the server's", turn1 + turn2, turn1},
+		{"the server's", turn1 + turn2, turn1 + turn2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			id := dispatch.NewID()
+			td, err := taskdir.Open(root).Task(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := td.Create(); err != nil {
+				t.Fatal(err)
+			}
+			if err := td.WriteFile(taskdir.Envelope, []byte(`{}`), false); err != nil {
+				t.Fatal(err)
+			}
+			if err := td.WriteFile(taskdir.Session, []byte(tc.local), false); err != nil {
+				t.Fatal(err)
+			}
+			store := &DirStore{Dir: t.TempDir()}
+			ref, err := store.PutBytes(t.Context(), []byte(tc.server))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &Activities{ProjectRoot: root, Store: store}
+			spec, cleanup, err := a.continuation(t.Context(), call.Spec{}, Heartbeat{TaskID: id, Worker: "w2", Transcript: ref, Position: ref.Size}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			if spec.Resume != id || !spec.Continue {
+				t.Fatalf("spec resumes %q (continue %v); want task %s continued in place", spec.Resume, spec.Continue, id)
+			}
+			if b, err := td.ReadFile(taskdir.Session, 0); err != nil || string(b) != tc.server {
+				t.Fatalf("the task's transcript is %q (%v); want the server's %q", b, err, tc.server)
+			}
+		})
+	}
+}
