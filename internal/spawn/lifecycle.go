@@ -284,6 +284,14 @@ type resumption struct {
 	prompt string
 }
 
+// busyError is a resume refused because the task is queued or running: its
+// message as it is, and errors.Is dispatch.ErrTaskBusy (a fleet worker's
+// retry waits for the earlier child instead of failing the call).
+type busyError string
+
+func (e busyError) Error() string        { return string(e) }
+func (e busyError) Is(target error) bool { return target == dispatch.ErrTaskBusy }
+
 // acquireResume checks that task id may be resumed from here with prompt.
 func (d *Dispatcher) acquireResume(id, prompt string) (*resumption, error) {
 	if err := dispatch.CheckID(id); err != nil {
@@ -300,7 +308,7 @@ func (d *Dispatcher) acquireResume(id, prompt string) (*resumption, error) {
 		return nil, errors.New("resuming needs a follow-up prompt: say what the subagent should do next")
 	}
 	if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
-		return nil, fmt.Errorf("task %s (%s) is still %s: wait for it with TaskOutput or steer it with SendMessage (from a shell: brood tasks output %s --wait, brood tasks send %s \"...\")", id, t.Agent, t.Status, id, id)
+		return nil, busyError(fmt.Sprintf("task %s (%s) is still %s: wait for it with TaskOutput or steer it with SendMessage (from a shell: brood tasks output %s --wait, brood tasks send %s \"...\")", id, t.Agent, t.Status, id, id))
 	}
 	// What the task is comes from the parent's own record, which no
 	// sandboxed child can write; the envelope in the task directory can.

@@ -72,8 +72,14 @@ func TestQueuedTaskAndConcurrentResume(t *testing.T) {
 	if tk.Status != dispatch.StatusQueued {
 		t.Fatalf("status %s, want queued while its owner holds it", tk.Status)
 	}
-	if _, err := d.Call(context.Background(), call.Spec{Resume: out.TaskID, Prompt: "again"}); err == nil {
+	_, err = d.Call(context.Background(), call.Spec{Resume: out.TaskID, Prompt: "again"})
+	if err == nil {
 		t.Fatal("resumed a task another process owns")
+	}
+	// (a fleet worker retries on this, where the earlier attempt's child
+	// holds the task, instead of failing the call)
+	if !errors.Is(err, dispatch.ErrTaskBusy) || !strings.Contains(err.Error(), "is still queued") {
+		t.Fatalf("resume of a queued task: %v; want ErrTaskBusy saying it is still queued", err)
 	}
 	unlock()
 	tk, err = dispatch.LoadTask(p.root, out.TaskID)

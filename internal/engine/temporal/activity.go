@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -141,6 +142,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	b.finish(r)
 	lp.mark("result durable")
+	if errors.Is(err, dispatch.ErrTaskBusy) {
+		// An earlier attempt's child on this worker still holds the task
+		// (its attempt given to another worker, then back here): told it
+		// is gone at its next sync point, it stops; a later attempt
+		// continues the task.
+		return nil, temporal.NewApplicationError(err.Error(), ErrTaskBusy)
+	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}

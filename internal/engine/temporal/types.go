@@ -44,11 +44,13 @@ const (
 )
 
 // Error types an activity fails with. Retryable: a child the lifeguard
-// killed for silence, a worker that stopped under it. Not: a call refused
-// before any child started (unknown agent, bad schema).
+// killed for silence, a worker that stopped under it, a task an earlier
+// attempt's child on this worker still holds. Not: a call refused before
+// any child started (unknown agent, bad schema).
 const (
 	ErrChildSilent   = "brood.ChildSilent"
 	ErrWorkerStopped = "brood.WorkerStopped"
+	ErrTaskBusy      = "brood.TaskBusy"
 	ErrRefused       = "brood.Refused"
 )
 
