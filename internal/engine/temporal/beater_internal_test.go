@@ -48,15 +48,7 @@ func TestAnswerHeld(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			id := dispatch.NewID()
-			td, err := taskdir.Open(root).Task(id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := td.Create(); err != nil {
-				t.Fatal(err)
-			}
+			root, id, td := newTaskDir(t)
 			if err := os.WriteFile(td.File(taskdir.Session), []byte(tc.file), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -102,15 +94,7 @@ func TestContinuationTakesTheServersTranscript(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			id := dispatch.NewID()
-			td, err := taskdir.Open(root).Task(id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := td.Create(); err != nil {
-				t.Fatal(err)
-			}
+			root, id, td := newTaskDir(t)
 			if err := td.WriteFile(taskdir.Envelope, []byte(`{}`), false); err != nil {
 				t.Fatal(err)
 			}
@@ -136,4 +120,18 @@ func TestContinuationTakesTheServersTranscript(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newTaskDir is a new task's directory in a project of its own.
+func newTaskDir(t *testing.T) (root, id string, td *taskdir.Dir) {
+	t.Helper()
+	root, id = t.TempDir(), dispatch.NewID()
+	td, err := taskdir.Open(root).Task(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := td.Create(); err != nil {
+		t.Fatal(err)
+	}
+	return root, id, td
 }
