@@ -325,7 +325,9 @@ func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim cal
 	d.cfg.Pool.Warm()
 	id := req.TaskID
 	if id == "" {
-		id = dispatch.NewID()
+		id = d.newTaskID()
+	} else if !d.claim(id, id) {
+		return nil, fmt.Errorf("task %s is one a child reported below itself; use another task id", id)
 	}
 	td, err := taskdir.Open(d.cfg.ProjectRoot).Task(id)
 	if err != nil {

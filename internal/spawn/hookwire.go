@@ -114,6 +114,19 @@ func (d *Dispatcher) report(t *tree, id string, depth int, ev protocol.Event) bo
 	return true
 }
 
+// newTaskID is a new task id, claimed for the task itself before anything
+// of it is on disk: a child that may delegate reports starts of tasks
+// below itself (report), and one that read a sibling's id from
+// .brood/dispatch, or predicted it (ids made in one millisecond count
+// up), must find it taken, whatever the order of the two.
+func (d *Dispatcher) newTaskID() string {
+	for {
+		if id := dispatch.NewID(); d.claim(id, id) {
+			return id
+		}
+	}
+}
+
 // claim reserves a task id for the subtree of the direct child owner.
 func (d *Dispatcher) claim(task, owner string) bool {
 	d.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/protocol"
 )
 
@@ -121,5 +122,24 @@ func TestOwnEventsAreEscaped(t *testing.T) {
 	}
 	if warn.Text != `80%\u200b` {
 		t.Errorf("warning = %+v", warn)
+	}
+}
+
+// TestChildCannotReportASiblingsTask: a task id the dispatcher makes is
+// claimed for that task before anything of it is on disk, so a child that
+// reads it from .brood/dispatch (or predicts it) and reports it as a start
+// below itself is refused, however early it reports (the attack suite's
+// TestForgedNestedAboutSibling raced the claim once, when it came at the
+// sibling's spawn, after its records).
+func TestChildCannotReportASiblingsTask(t *testing.T) {
+	d := &Dispatcher{cfg: Config{MaxDepth: 3}}
+	forger, sibling := d.newTaskID(), d.newTaskID()
+	ev := protocol.Event{Type: protocol.EvDispatchStart, TaskID: sibling, Parent: forger, Agent: "reviewer"}
+	if d.report(&tree{}, forger, 1, ev) {
+		t.Fatal("a child's report of its sibling's task as below itself was taken")
+	}
+	grand := dispatch.NewID() // (a task the child made itself: not this dispatcher's)
+	if !d.report(&tree{}, forger, 1, protocol.Event{Type: protocol.EvDispatchStart, TaskID: grand, Parent: forger, Agent: "scout"}) {
+		t.Fatal("a child's report of its own child's start was refused")
 	}
 }

@@ -318,7 +318,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	if !ok {
 		return nil, fmt.Errorf("no %s agent to keep warm", warmAgent)
 	}
-	id := dispatch.NewID()
+	id := d.newTaskID()
 	env := d.envelope(id, def, call.Spec{Prompt: "(warm)"})
 	shape := warmShape(env, d.policyBase())
 	if shape == "" {
