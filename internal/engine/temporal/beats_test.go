@@ -3,8 +3,6 @@ package temporal_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"path"
 	"path/filepath"
 	"strings"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 
 	"github.com/broodhq/brood/internal/engine"
@@ -45,14 +42,7 @@ func (r *rpcCount) get(method string) int {
 func countingClient(t testing.TB, addr string) (client.Client, *rpcCount) {
 	t.Helper()
 	r := &rpcCount{n: map[string]int{}}
-	c, err := client.Dial(client.Options{HostPort: addr,
-		Logger:            tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(r.intercept)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c, r
+	return interceptedClient(t, addr, r.intercept), r
 }
 
 // TestOneHeartbeatPerShortCall: the server's writes for a call's

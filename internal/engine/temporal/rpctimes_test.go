@@ -66,9 +66,16 @@ func (r *rpcTimes) intercept(ctx context.Context, method string, req, reply any,
 func timedClient(tb testing.TB, addr string, t *temporal.CallTimes) client.Client {
 	tb.Helper()
 	r := &rpcTimes{t: t, polled: map[string]time.Time{}}
+	return interceptedClient(tb, addr, r.intercept)
+}
+
+// interceptedClient is a quiet client of addr whose every unary RPC goes
+// through in.
+func interceptedClient(tb testing.TB, addr string, in grpc.UnaryClientInterceptor) client.Client {
+	tb.Helper()
 	c, err := client.Dial(client.Options{HostPort: addr,
 		Logger:            tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(r.intercept)}}})
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(in)}}})
 	if err != nil {
 		tb.Fatal(err)
 	}
