@@ -93,14 +93,19 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if err := checkCode(in, hb); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
-	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp)
+	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
+	ask := followUpAt(a.ProjectRoot, id, spec, hb, followUp)
 	lp.mark("checks and continuation")
 	runner := a.Runner
-	beats := a.newSender(ctx)
+	// The child's context: the attempt's, or ended by its sender (the
+	// server refuses its heartbeats, a turn cannot be made durable).
+	cctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	beats := a.newSender(ctx, abort)
 	// Until the child's first line the attempt says it is alive itself:
 	// making the copy of a large tree, the call's set-up and the child's
 	// start (a mount and a re-exec under Landlock on a loaded worker) can
@@ -116,10 +121,10 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		runner = cp.runner
 	}
 	lp.mark("copy and its dispatcher")
-	b := newBeater(ctx, a, beats, id, cp, hb)
+	b := newBeater(ctx, a, beats, id, cp, hb, ask)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
-	r, err := runner.Call(ctx, spec)
+	r, err := runner.Call(cctx, spec)
 	lp.mark("child: first line to end")
 	if r != nil {
 		a.Times.spawnStages(a.ProjectRoot, r.TaskID)
@@ -142,6 +147,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	b.finish(r)
 	lp.mark("result durable")
+	if e := beats.ended(); e != nil && ctx.Err() == nil {
+		// Its worker ended the attempt (the server's cancel did not): a
+		// retry continues the call from its last durable point.
+		return nil, temporal.NewApplicationErrorWithOptions(e.msg, e.typ, temporal.ApplicationErrorOptions{Details: []any{r}})
+	}
 	if errors.Is(err, dispatch.ErrTaskBusy) {
 		// An earlier attempt's child on this worker still holds the task
 		// (its attempt given to another worker, then back here): told it
@@ -168,11 +178,19 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 func resumePoint(ctx context.Context, in CallInput) (hb Heartbeat, followUp bool) {
 	spec := in.Spec
 	followUp = spec.Resume != "" && !spec.Continue
+	var from Heartbeat
+	if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
+		from = *in.From
+	}
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
-		followUp = followUp && hb.TaskID == ""
-	} else if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
-		hb = *in.From
+		// An attempt's heartbeats name a transcript of their own only once
+		// it has the follow-up (beater.upload): while they name none, or
+		// the one the call started from, the follow-up is still to be
+		// sent, never an earlier answer returned for it.
+		followUp = followUp && (hb.TaskID == "" || hb.Transcript == from.Transcript)
+	} else {
+		hb = from
 	}
 	if hb.TaskID == "" && spec.Resume == "" && activity.GetInfo(ctx).Attempt > 1 {
 		// A retry of an attempt that died before its first heartbeat: the
@@ -274,8 +292,9 @@ func (a *Activities) syncTranscript(ctx context.Context, td *taskdir.Dir, hb Hea
 // into one that continues it: from the task's own directory when this
 // worker ran it, else from the transcript in the store, else from the start
 // under the same task id. A follow-up prompt (brood tasks resume) is the
-// next turn; otherwise the child is told it was interrupted.
-func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat, followUp bool) (call.Spec, func(), error) {
+// next turn; otherwise the child is told it was interrupted. copied: the
+// call runs in a fresh copy of the submitter's tree (cutToCopy).
+func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat, followUp, copied bool) (call.Spec, func(), error) {
 	nop := func() {}
 	id := cmp.Or(hb.TaskID, spec.Resume)
 	if id == "" || !(hb.TaskID != "" || spec.Continue) {
@@ -284,6 +303,11 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 	if td, err := taskdir.Open(a.ProjectRoot).Task(id); err == nil && td.Has(taskdir.Envelope) {
 		if err := a.syncTranscript(ctx, td, hb); err != nil {
 			return spec, nop, err
+		}
+		if copied && spec.Resume == "" && hb.Transcript.IsZero() {
+			if err := cutToCopy(a.ProjectRoot, td); err != nil {
+				return spec, nop, err
+			}
 		}
 		spec.Resume, spec.Continue, spec.TaskID = id, !followUp, ""
 		return spec, nop, nil

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -39,6 +40,12 @@ type beater struct {
 	ref  Ref
 	last time.Time
 	hb   Heartbeat // the last one sent
+	// ask is where a follow-up prompt (brood tasks resume ID "PROMPT")
+	// goes in the transcript, while it is not in it yet (-1: none): until
+	// it is, the heartbeats keep naming the earlier transcript, so a retry
+	// still sends the follow-up (resumePoint) instead of continuing the
+	// earlier run, whose answer would be returned for it.
+	ask int64
 
 	// first runs at the child's first sign of life (it ends the
 	// attempt's own beats, before the first of the child's).
@@ -50,8 +57,10 @@ type beater struct {
 // this attempt uploads a transcript (or takes a change) of its own, its
 // heartbeats keep naming the earlier one, so a worker that dies before its
 // first upload hands the next attempt the same continuation, never none.
-func newBeater(ctx context.Context, a *Activities, s *sender, id string, cp *copyOf, from Heartbeat) *beater {
-	b := &beater{ctx: ctx, a: a, s: s, id: id, cp: cp, kick: make(chan struct{}, 1), done: make(chan struct{})}
+// ask is where the call's follow-up prompt goes in the transcript (-1: it
+// has none to send; followUpAt).
+func newBeater(ctx context.Context, a *Activities, s *sender, id string, cp *copyOf, from Heartbeat, ask int64) *beater {
+	b := &beater{ctx: ctx, a: a, s: s, id: id, cp: cp, ask: ask, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if from.TaskID == id {
 		b.ref, b.pos, b.code = from.Transcript, from.Position, from.Code
 	}
@@ -103,11 +112,17 @@ func (b *beater) loop() {
 // whose turn's heartbeat the server has already (its whole transcript and
 // change) needs none: a retry continues from that transcript, which ends
 // with the answer, and ends with it without asking the model anything.
+//
+// An attempt the server knows no more uploads nothing: no one would read it.
 func (b *beater) finish(r *call.Result) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.s.isGone() {
+		b.hb = b.current()
+		return
+	}
 	var hb Heartbeat
-	b.a.Times.timed("  final transcript upload", func() { hb = b.upload(true) })
+	b.a.Times.timed("  final transcript upload", func() { hb, _ = b.upload(true) })
 	b.hb = hb
 	held, has := b.s.details()
 	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled {
@@ -137,20 +152,66 @@ func (b *beater) finish(r *call.Result) {
 
 // turn is the child's turn boundary (call.Watch.Turn): its transcript so far
 // goes to the store and the heartbeat naming it to the server before the
-// child makes its next model request.
+// child makes its next model request. true: the child goes on.
+//
+// A failed upload is retried while the child waits (storeFor: a flaky
+// store), and a heartbeat the server does not take is retried (durableFor:
+// a server restarting); when either still fails, the attempt ends here
+// (ErrNotDurable): the child is stopped before its next model request, and
+// a retry continues from the last durable point, asking again at most the
+// turn this boundary closed, not every turn the child would have gone on
+// to. A stopping attempt (a cancel) has its point recorded and its child
+// told nothing more; a gone one uploads nothing.
 func (b *beater) turn(ctx context.Context, _ int) bool {
 	at := time.Now()
+	defer func() { b.a.Times.Add("child: turn made durable", time.Since(at)) }()
 	b.mu.Lock()
-	hb := b.upload(true)
+	defer b.mu.Unlock()
+	if b.s.isGone() {
+		return false
+	}
+	hb, err := b.uploadHeld(ctx)
+	if err != nil {
+		b.s.fail(ErrNotDurable, fmt.Sprintf("task %s: its transcript could not be put in the fleet store at a turn boundary (%v): the child was stopped before its next model request; check the store (store setting); a retry continues from the last durable turn", b.id, err))
+		return false
+	}
 	b.hb = hb
-	gone := b.s.record(ctx, hb, b.a.durableFor(ctx))
-	b.mu.Unlock()
-	b.a.Times.Add("child: turn made durable", time.Since(at))
-	// gone: the server runs this call elsewhere now (this worker was
-	// stopped past the heartbeat timeout) or cancelled it: the child is
-	// not told to go on, so it asks the model nothing more; the SDK,
-	// told so (sender.answered), cancels the attempt.
-	return !gone
+	switch b.s.record(ctx, hb, b.a.durableFor(ctx)) {
+	case recorded:
+		return true
+	case timedOut:
+		if ctx.Err() == nil {
+			b.s.fail(ErrNotDurable, fmt.Sprintf("task %s: the Temporal server did not take the heartbeat of a turn boundary within %s: the child was stopped before its next model request; a retry continues from the last durable turn", b.id, b.a.durableFor(ctx)))
+		}
+	}
+	// Stopping (a cancel: its point is recorded) or gone (the server runs
+	// the call elsewhere now, or refuses this attempt): the child is not
+	// told to go on, so it asks the model nothing more; it is stopped
+	// (sender.answered).
+	return false
+}
+
+// uploadHeld uploads the transcript for a turn boundary, retried with
+// backoff while it fails, for at most storeFor (one try once ctx ended):
+// the child waits, and the server hears liveness beats naming the last
+// durable point meanwhile.
+func (b *beater) uploadHeld(ctx context.Context) (Heartbeat, error) {
+	deadline := time.Now().Add(b.a.storeFor(b.ctx))
+	wait := 100 * time.Millisecond
+	for {
+		hb, err := b.upload(true)
+		if err == nil || ctx.Err() != nil || b.s.isGone() || time.Now().Add(wait).After(deadline) {
+			return hb, err
+		}
+		b.s.beat(b.current(), false)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // readOnly reports whether the call's agent is read-only (its envelope,
@@ -182,7 +243,8 @@ func (b *beater) beat() time.Duration {
 	if wait := b.s.wait(); wait > 0 {
 		return wait
 	}
-	return b.s.beat(b.upload(false), false)
+	hb, _ := b.upload(false) // a failed upload: the beat names the last one
+	return b.s.beat(hb, false)
 }
 
 // answerHeld reports whether held, the details the server has, name the
@@ -233,39 +295,105 @@ func (b *beater) changeHeld(r *call.Result) bool {
 }
 
 // upload puts the transcript in the store when it grew (at most every
-// UploadEvery, unless final) and returns the heartbeat that names it.
-func (b *beater) upload(final bool) Heartbeat {
+// UploadEvery, unless final), with a writer's change so far, and returns
+// the heartbeat that names them; err: the transcript grew and could not be
+// read or put, or the change not taken (the heartbeat names the last
+// ones). Nothing is put for an attempt the server knows no more, nor,
+// while a follow-up is to be sent, before the transcript has it.
+func (b *beater) upload(final bool) (Heartbeat, error) {
 	every := b.a.UploadEvery
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	if b.id != "" && (final || time.Since(b.last) >= every) {
-		if td, err := taskdir.Open(b.a.ProjectRoot).Task(b.id); err == nil {
-			// The transcript is the child's to write: read with no
-			// link followed and nothing but a regular file accepted.
-			if data, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(data)) != b.pos {
-				if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
-					b.pos, b.ref, b.last = int64(len(data)), ref, time.Now()
-					b.partial()
-				}
-			}
-		}
+	if b.id == "" || !(final || time.Since(b.last) >= every) || b.s.isGone() {
+		return b.current(), nil
 	}
+	td, err := taskdir.Open(b.a.ProjectRoot).Task(b.id)
+	if err != nil {
+		return b.current(), err
+	}
+	// The transcript is the child's to write: read with no link followed
+	// and nothing but a regular file accepted.
+	data, err := td.ReadFile(taskdir.Session, 0)
+	if err != nil {
+		return b.current(), err
+	}
+	if int64(len(data)) == b.pos || (b.ask >= 0 && !asked(data, b.ask)) {
+		return b.current(), nil
+	}
+	ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data)
+	if err != nil {
+		return b.current(), err
+	}
+	code, err := b.change()
+	if err != nil {
+		return b.current(), err
+	}
+	b.pos, b.ref, b.code, b.last, b.ask = int64(len(data)), ref, code, time.Now(), -1
+	return b.current(), nil
+}
+
+// current is the heartbeat naming what was uploaded last.
+func (b *beater) current() Heartbeat {
 	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos, Code: b.code}
 }
 
-// partial takes a writer's change so far with its transcript, so a retry
-// on another worker starts from the snapshot plus what it had written.
-func (b *beater) partial() {
+// change is a writer's change so far, taken with its transcript, so a
+// retry on another worker starts from the snapshot plus what it had
+// written (b.code as it is: no copy, or a read-only agent).
+func (b *beater) change() (*codesnap.Result, error) {
 	if b.cp == nil || b.readOnly() {
-		return
+		return b.code, nil
 	}
-	if res, err := b.cp.co.Result(context.WithoutCancel(b.ctx), b.a.Code.Blobs); err == nil {
-		if res.Patch == nil {
-			res = nil
+	res, err := b.cp.co.Result(context.WithoutCancel(b.ctx), b.a.Code.Blobs)
+	if err != nil {
+		return nil, err
+	}
+	if res.Patch == nil {
+		res = nil
+	}
+	return res, nil
+}
+
+// asked reports whether the transcript has a user message after at (a
+// follow-up's turn: the resumed run's records start at at).
+func asked(data []byte, at int64) bool {
+	if at > int64(len(data)) {
+		return false
+	}
+	for line := range bytes.Lines(data[at:]) {
+		var rec struct {
+			Type    session.RecordType
+			Message *struct{ Role string }
 		}
-		b.code = res
+		if json.Unmarshal(line, &rec) == nil && rec.Type == session.RecMessage && rec.Message != nil && rec.Message.Role == "user" {
+			return true
+		}
 	}
+	return false
+}
+
+// followUpAt is where the call's follow-up prompt goes in the task's
+// transcript (-1: it has none to send): the end of the transcript the
+// attempt starts from (the store's seed, or the task's own here).
+func followUpAt(root, id string, spec call.Spec, hb Heartbeat, followUp bool) int64 {
+	switch {
+	case !followUp:
+		return -1
+	case spec.Transcript != "":
+		return hb.Transcript.Size
+	case spec.Resume == "":
+		return 0
+	}
+	td, err := taskdir.Open(root).Task(id)
+	if err != nil {
+		return 0
+	}
+	data, err := td.ReadFile(taskdir.Session, 0)
+	if err != nil {
+		return 0
+	}
+	return int64(len(data))
 }
 
 // keepBeating sends hb at a third of the heartbeat timeout until stopped

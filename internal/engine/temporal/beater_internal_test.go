@@ -107,7 +107,7 @@ func TestContinuationTakesTheServersTranscript(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := &Activities{ProjectRoot: root, Store: store}
-			spec, cleanup, err := a.continuation(t.Context(), call.Spec{}, Heartbeat{TaskID: id, Worker: "w2", Transcript: ref, Position: ref.Size}, false)
+			spec, cleanup, err := a.continuation(t.Context(), call.Spec{}, Heartbeat{TaskID: id, Worker: "w2", Transcript: ref, Position: ref.Size}, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}

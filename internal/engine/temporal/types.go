@@ -45,13 +45,18 @@ const (
 
 // Error types an activity fails with. Retryable: a child the lifeguard
 // killed for silence, a worker that stopped under it, a task an earlier
-// attempt's child on this worker still holds. Not: a call refused before
+// attempt's child on this worker still holds, a turn that could not be
+// made durable (the store or the server did not take it within its limit:
+// the child was held, then stopped before its next model request), an
+// attempt whose heartbeats the server refuses. Not: a call refused before
 // any child started (unknown agent, bad schema).
 const (
-	ErrChildSilent   = "brood.ChildSilent"
-	ErrWorkerStopped = "brood.WorkerStopped"
-	ErrTaskBusy      = "brood.TaskBusy"
-	ErrRefused       = "brood.Refused"
+	ErrChildSilent      = "brood.ChildSilent"
+	ErrWorkerStopped    = "brood.WorkerStopped"
+	ErrTaskBusy         = "brood.TaskBusy"
+	ErrNotDurable       = "brood.NotDurable"
+	ErrHeartbeatRefused = "brood.HeartbeatRefused"
+	ErrRefused          = "brood.Refused"
 )
 
 // Memo keys of a run (what listings show without fetching its history).
