@@ -28,6 +28,7 @@ type turnModel struct {
 	holds   map[turnKey]chan struct{}      // closed: let the held request go
 	arrived map[turnKey]chan struct{}      // closed when the turn was first asked
 	calls   map[turnKey]modeltest.ToolCall // a tool call other than the Glob
+	texts   map[turnKey]string             // a final answer other than the usual
 }
 
 // turnUsage is what every answer costs: a call's usage is its finished
@@ -41,7 +42,7 @@ type turnKey struct {
 
 func newTurnModel(t *testing.T, tools int) *turnModel {
 	t.Helper()
-	m := &turnModel{tools: tools, asked: map[turnKey]int{}, holds: map[turnKey]chan struct{}{}, arrived: map[turnKey]chan struct{}{}, calls: map[turnKey]modeltest.ToolCall{}}
+	m := &turnModel{tools: tools, asked: map[turnKey]int{}, holds: map[turnKey]chan struct{}{}, arrived: map[turnKey]chan struct{}{}, calls: map[turnKey]modeltest.ToolCall{}, texts: map[turnKey]string{}}
 	m.srv = modeltest.NewAnthropic(t)
 	m.srv.SetResponder(m.respond)
 	// Runs before the server's Close (cleanups run last first), which
@@ -65,6 +66,7 @@ func (m *turnModel) respond(req modeltest.Recorded) modeltest.Reply {
 	first := m.asked[k] == 1
 	hold := m.holds[k]
 	tc, other := m.calls[k]
+	text, told := m.texts[k]
 	if first {
 		if ch, ok := m.arrived[k]; ok {
 			close(ch)
@@ -84,7 +86,24 @@ func (m *turnModel) respond(req modeltest.Recorded) modeltest.Reply {
 	if k.turn < m.tools {
 		return modeltest.Reply{Usage: turnUsage, ToolCalls: []modeltest.ToolCall{{ID: fmt.Sprintf("toolu_%d", k.turn), Name: "Glob", Input: `{"pattern":"*"}`}}}
 	}
+	if told {
+		return modeltest.Reply{Usage: turnUsage, Text: text}
+	}
 	return modeltest.Reply{Usage: turnUsage, Text: fmt.Sprintf("finished after %d tool turns", m.tools)}
+}
+
+// answerText makes the final answer to k text.
+func (m *turnModel) answerText(k turnKey, text string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.texts[k] = text
+}
+
+// askedN is how many times turn k was asked.
+func (m *turnModel) askedN(k turnKey) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.asked[k]
 }
 
 // answerWith makes the answer to k the tool call tc.

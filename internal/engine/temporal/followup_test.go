@@ -1,0 +1,145 @@
+package temporal_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	brt "github.com/broodhq/brood/internal/engine/temporal"
+)
+
+// TestRetryOfAResumeSendsItsFollowUp: a retry of a resumed call (brood
+// tasks resume ID "PROMPT") whose details still name the transcript the
+// call started from (in.From: its attempt died before it uploaded one with
+// the follow-up in it) sends the follow-up again; one whose details name
+// a transcript of its own (the follow-up is in it) continues it.
+func TestRetryOfAResumeSendsItsFollowUp(t *testing.T) {
+	store := &brt.DirStore{Dir: t.TempDir()}
+	id := dispatch.NewID()
+	earlier, _ := store.PutBytes(context.Background(), []byte(`{"type":"message"}`+"\n"))
+	own, _ := store.PutBytes(context.Background(), []byte(`{"type":"message"}`+"\n"+`{"type":"message","turn":1}`+"\n"))
+	from := brt.Heartbeat{TaskID: id, Worker: "first", Transcript: earlier, Position: earlier.Size}
+	cases := []struct {
+		name    string
+		details brt.Heartbeat
+		next    string
+	}{
+		{"the earlier run's transcript", brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: earlier, Position: earlier.Size}, "one more thing"},
+		{"a transcript with the follow-up", brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: own, Position: own.Size}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen call.Spec
+			a := &brt.Activities{Store: store, ProjectRoot: t.TempDir(), Runner: runnerFunc(func(_ context.Context, s call.Spec) (*call.Result, error) {
+				seen = s
+				return &call.Result{TaskID: s.TaskID, Status: dispatch.StatusDone}, nil
+			})}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			env.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: brt.CallActivityName})
+			env.SetHeartbeatDetails(tc.details)
+			if _, err := env.ExecuteActivity(brt.CallActivityName, brt.CallInput{Spec: call.Spec{Resume: id, Prompt: "one more thing"}, From: &from}); err != nil {
+				t.Fatal(err)
+			}
+			if seen.TaskID != id || seen.NextTurn != tc.next {
+				t.Errorf("spec of task %q with next turn %q; want task %s with %q", seen.TaskID, seen.NextTurn, id, tc.next)
+			}
+		})
+	}
+}
+
+// TestResumedCallKeepsItsFollowUp: `brood tasks resume ID "PROMPT"` of a
+// finished fleet call, whose resumed attempt's worker is killed while the
+// follow-up's request is in flight and before its transcript reached the
+// store (the store refuses puts meanwhile), so that its heartbeats still
+// name the earlier run's transcript. The retry on the other worker still
+// sends the follow-up: the model is asked its turn again and the call
+// returns its answer, never the earlier run's answer again.
+func TestResumedCallKeepsItsFollowUp(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	dir := t.TempDir()
+	store := "file://" + dir
+	m := newTurnModel(t, 0)
+	const desc = "follow-up kept"
+	workers := []*workerProc{
+		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", m.env()...),
+		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", m.env()...),
+	}
+	eng := newEngine(c, q)
+	id := dispatch.NewID()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	first, err := eng.Call(ctx, call.Spec{TaskID: id, Agent: "explore", Prompt: "count the files", Description: desc})
+	if err != nil || first.Status != dispatch.StatusDone || first.Summary != "finished after 0 tool turns" {
+		t.Fatalf("first run: %+v, %v", first, err)
+	}
+	// The store refuses puts: its staging directory is a file.
+	tmp := filepath.Join(dir, ".tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := turnKey{desc, 1}
+	m.hold(k)
+	m.answerText(k, "answered the follow-up")
+	done := make(chan callOut, 1)
+	go func() {
+		r, err := eng.Call(ctx, call.Spec{Resume: id, Prompt: "and one more thing"})
+		done <- callOut{r, err}
+	}()
+	select {
+	case <-m.arrivedAt(k):
+	case o := <-done:
+		t.Fatalf("the resume ended before its follow-up was asked: %+v, %v", o.r, o.err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the follow-up was never asked")
+	}
+	// The resumed attempt's own beats reached the server, naming the
+	// earlier run's transcript (its uploads failed): a retry gets them.
+	var victim *workerProc
+	waitFor(t, "a heartbeat of the resumed attempt", time.Minute, func() bool {
+		for _, pc := range pending(t, c, "brood-call-"+id) {
+			for _, w := range workers {
+				if pc.HB.TaskID == id && w.owns(pc.Worker) {
+					victim = w
+					return true
+				}
+			}
+		}
+		return false
+	})
+	victim.kill()
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(tmp, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	m.release(k)
+	var o callOut
+	select {
+	case o = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the resumed call did not finish after its worker was killed")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.r.TaskID != id || o.r.Status != dispatch.StatusDone || o.r.Summary != "answered the follow-up" {
+		t.Fatalf("resumed call %+v; want task %s done with the follow-up's answer", o.r, id)
+	}
+	if n, n0 := m.askedN(k), m.askedN(turnKey{desc, 0}); n != 2 || n0 != 1 {
+		t.Errorf("the follow-up's turn asked %d time(s), the first turn %d; want 2 (the killed attempt's request and the retry's) and 1", n, n0)
+	}
+}

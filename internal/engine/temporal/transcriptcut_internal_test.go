@@ -1,0 +1,105 @@
+package temporal
+
+import (
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// TestRetryWithNoDetailsCutsAWritersTranscript: a retry with no heartbeat
+// details (none of the call's beats reached the server) that continues a
+// writer's task in place, in a copy rebuilt from the snapshot alone, cuts
+// the transcript back to before its first tool call: the copy has none of
+// the edits the tools made in the dead attempt's copy. A read-only agent's
+// transcript, a call in the worker's own checkout, one the server's
+// details name a transcript for, and a resume are left as they are.
+func TestRetryWithNoDetailsCutsAWritersTranscript(t *testing.T) {
+	const (
+		answer = `{"type":"message","turn":1,"message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Write","input":{}}]}}` + "\n" +
+			`{"type":"usage","turn":1,"usage":{"input":5,"output":1}}` + "\n"
+		tools = `{"type":"tool_call","turn":1,"tool_id":"t1","tool":"Write"}` + "\n" +
+			`{"type":"tool_result","turn":1,"tool_id":"t1","output":"wrote a.txt"}` + "\n" +
+			`{"type":"message","turn":2,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"wrote a.txt"}]}}` + "\n"
+	)
+	cases := []struct {
+		name     string
+		readOnly bool
+		copied   bool
+		resume   bool
+		server   bool // the server's details name a transcript (the answer)
+		want     string
+	}{
+		{name: "a writer in a copy", copied: true, want: answer},
+		{name: "a read-only agent", copied: true, readOnly: true, want: answer + tools},
+		{name: "the worker's own checkout", want: answer + tools},
+		{name: "a resume", copied: true, resume: true, want: answer + tools},
+		{name: "details with a transcript", copied: true, server: true, want: answer},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root, id, td := newTaskDir(t)
+			env := `{"task_id":"` + id + `","read_only":false}`
+			if tc.readOnly {
+				env = `{"task_id":"` + id + `","read_only":true}`
+			}
+			if err := td.WriteFile(taskdir.Envelope, []byte(env), false); err != nil {
+				t.Fatal(err)
+			}
+			if err := td.WriteFile(taskdir.Session, []byte(answer+tools), false); err != nil {
+				t.Fatal(err)
+			}
+			store := &DirStore{Dir: t.TempDir()}
+			hb := Heartbeat{TaskID: id}
+			if tc.server {
+				ref, err := store.PutBytes(t.Context(), []byte(answer))
+				if err != nil {
+					t.Fatal(err)
+				}
+				hb.Transcript, hb.Position = ref, ref.Size
+			}
+			spec := call.Spec{TaskID: id, Prompt: "brief"}
+			if tc.resume {
+				spec = call.Spec{Resume: id, Continue: true}
+			}
+			a := &Activities{ProjectRoot: root, Store: store}
+			got, cleanup, err := a.continuation(t.Context(), spec, hb, false, tc.copied)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			if got.Resume != id || !got.Continue {
+				t.Fatalf("spec resumes %q (continue %v); want task %s continued in place", got.Resume, got.Continue, id)
+			}
+			if b, err := td.ReadFile(taskdir.Session, 0); err != nil || string(b) != tc.want {
+				t.Errorf("transcript %q (%v); want %q", b, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestAsked: a follow-up is in a transcript once a user message follows
+// the point the resumed run started at; its start record alone is not it.
+func TestAsked(t *testing.T) {
+	const (
+		old  = `{"type":"message","turn":1,"message":{"role":"user","content":[{"type":"text","text":"Begin"}]}}` + "\n"
+		meta = `{"type":"meta","agent":"explore"}` + "\n"
+		user = `{"type":"message","turn":1,"message":{"role":"user","content":[{"type":"text","text":"one more thing"}]}}` + "\n"
+	)
+	cases := []struct {
+		name, data string
+		at         int
+		want       bool
+	}{
+		{"only the earlier run's", old, len(old), false},
+		{"the resumed run's start", old + meta, len(old), false},
+		{"the follow-up", old + meta + user, len(old), true},
+		{"a run that never got going", meta + user, 0, true},
+		{"past the end", old, len(old) + 1, false},
+	}
+	for _, tc := range cases {
+		if got := asked([]byte(tc.data), int64(tc.at)); got != tc.want {
+			t.Errorf("%s: asked %v; want %v", tc.name, got, tc.want)
+		}
+	}
+}
