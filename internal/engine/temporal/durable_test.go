@@ -184,7 +184,7 @@ func TestCancelledAttemptRecordsItsTurn(t *testing.T) {
 		if !f.spec.Watch.Turn(cctx, 1) {
 			t.Error("turn 1 was not made durable")
 		}
-		cancel() // the submitter's Ctrl-C
+		cancel()                // the submitter's Ctrl-C
 		for cctx.Err() == nil { // the child's pings, until a beat hears the cancel
 			f.spec.Watch.Alive()
 			select {
