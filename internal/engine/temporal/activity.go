@@ -147,9 +147,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	b.finish(r)
 	lp.mark("result durable")
-	if e := beats.ended(); e != nil && ctx.Err() == nil {
-		// Its worker ended the attempt (the server's cancel did not): a
-		// retry continues the call from its last durable point.
+	if e := beats.ended(); e != nil && ctx.Err() == nil && (err != nil || stoppedChild(r)) {
+		// Its worker stopped the child (the server's cancel did not): a
+		// retry continues the call from its last durable point. A child
+		// that had ended with a result (its final answer's sync point
+		// failed) is returned: the completion carries it.
 		return nil, temporal.NewApplicationErrorWithOptions(e.msg, e.typ, temporal.ApplicationErrorOptions{Details: []any{r}})
 	}
 	if errors.Is(err, dispatch.ErrTaskBusy) {
@@ -219,7 +221,7 @@ func checkCode(in CallInput, hb Heartbeat) error {
 // heartbeat failed): its result is in the store and named on the server
 // already.
 func unfinished(ctx context.Context, b *beater, r *call.Result) error {
-	if r.Status != dispatch.StatusCancelled && r.Status != dispatch.StatusKilled {
+	if !stoppedChild(r) {
 		return nil
 	}
 	stopping := false
@@ -242,6 +244,12 @@ func unfinished(ctx context.Context, b *beater, r *call.Result) error {
 		return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("task %s: the lifeguard killed the child after %s of silence", r.TaskID, activity.GetInfo(ctx).HeartbeatTimeout), ErrChildSilent, temporal.ApplicationErrorOptions{Details: []any{r}})
 	}
 	return nil
+}
+
+// stoppedChild reports whether a call's child was stopped (or never
+// started) rather than ending with a result.
+func stoppedChild(r *call.Result) bool {
+	return r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled
 }
 
 // finished is a call's result as a worker left it in the store.

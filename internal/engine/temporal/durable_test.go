@@ -275,6 +275,27 @@ func TestDeadStoreStopsTheChild(t *testing.T) {
 	}
 }
 
+// TestDeadStoreAtTheFinalAnswerReturnsIt: the final answer's sync point
+// cannot be made durable (the store is dead), but the child ended with its
+// result meanwhile (it does not wait at that point): the call returns that
+// result in its completion, never a retry that would ask the answer again.
+func TestDeadStoreAtTheFinalAnswerReturnsIt(t *testing.T) {
+	var ff *fakeFleet
+	id := dispatch.NewID()
+	var attempts atomic.Int64
+	ff = newFakeFleet(t, nil, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
+		attempts.Add(1)
+		ff.store.fail(-1)
+		f.answer(1)
+		f.spec.Watch.Turn(cctx, 1)
+		return result(f, dispatch.StatusDone, "the final answer")
+	})
+	o := ff.call(t, context.Background(), id)
+	if o.err != nil || o.r.Status != dispatch.StatusDone || o.r.Summary != "the final answer" || attempts.Load() != 1 {
+		t.Fatalf("call: %+v, %v after %d attempt(s); want the final answer from the first", o.r, o.err, attempts.Load())
+	}
+}
+
 // refusingClient is a client of addr whose heartbeats carry a task token
 // the server cannot read while refuse is set (it answers InvalidArgument).
 func refusingClient(t *testing.T, addr string, refuse, refusals *atomic.Int64) client.Client {
