@@ -244,14 +244,19 @@ func TestFlakyStoreHoldsTheTurn(t *testing.T) {
 func TestDeadStoreStopsTheChild(t *testing.T) {
 	var ff *fakeFleet
 	id := dispatch.NewID()
-	var wentOn, stoppedChild atomic.Bool
+	var wentOn, stoppedChild, firstEnded atomic.Bool
 	var first, seed []byte
 	ff = newFakeFleet(t, nil, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
 		if attempt > 1 {
+			if !firstEnded.Load() {
+				// The hold (two heartbeat timeouts) beats for the attempt.
+				t.Error("a second attempt started while the first held its turn: the server took it for dead")
+			}
 			ff.store.fail(0) // the store is back
 			seed, _ = os.ReadFile(f.spec.Transcript)
 			return result(f, dispatch.StatusDone, "continued")
 		}
+		defer firstEnded.Store(true)
 		f.answer(1)
 		if !f.spec.Watch.Turn(cctx, 1) {
 			t.Error("turn 1 was not made durable")
