@@ -147,12 +147,8 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	b.finish(r)
 	lp.mark("result durable")
-	if e := beats.ended(); e != nil && ctx.Err() == nil && (err != nil || stoppedChild(r)) {
-		// Its worker stopped the child (the server's cancel did not): a
-		// retry continues the call from its last durable point. A child
-		// that had ended with a result (its final answer's sync point
-		// failed) is returned: the completion carries it.
-		return nil, temporal.NewApplicationErrorWithOptions(e.msg, e.typ, temporal.ApplicationErrorOptions{Details: []any{r}})
+	if err := beats.endedHere(ctx, r, err); err != nil {
+		return nil, err
 	}
 	if errors.Is(err, dispatch.ErrTaskBusy) {
 		// An earlier attempt's child on this worker still holds the task

@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/broodhq/brood/internal/call"
 )
 
 // An attempt's heartbeats. Every one of them is sent by a direct,
@@ -225,6 +227,20 @@ func (s *sender) ended() *attemptEnd {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.end
+}
+
+// endedHere is how the attempt fails when its sender stopped the child
+// (a turn that could not be made durable, heartbeats the server refuses)
+// and the server's cancel did not: retryably, a retry continuing the call
+// from its last durable point. nil: it did not, or the child had ended
+// with a result meanwhile (its final answer's sync point failed), which
+// the completion carries. r, err: what the call's runner returned.
+func (s *sender) endedHere(ctx context.Context, r *call.Result, err error) error {
+	e := s.ended()
+	if e == nil || ctx.Err() != nil || (err == nil && !stoppedChild(r)) {
+		return nil
+	}
+	return temporal.NewApplicationErrorWithOptions(e.msg, e.typ, temporal.ApplicationErrorOptions{Details: []any{r}})
 }
 
 // isGone reports whether the server records nothing more of the attempt:
