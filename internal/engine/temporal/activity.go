@@ -112,7 +112,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	// outlast the heartbeat timeout. From then on the child's pings do.
 	stop := keepBeating(ctx, beats, hb)
 	defer stop()
-	cp, err := a.materialise(ctx, in, id, hb, &spec)
+	cp, err := a.materialise(cctx, in, id, hb, &spec)
 	if err != nil {
 		return nil, fmt.Errorf("materialise the submitter's tree: %w", err)
 	}
@@ -134,7 +134,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if a.BeforeResult != nil {
 		a.BeforeResult(ctx)
 	}
-	if err == nil {
+	if err == nil && !beats.isGone() { // a gone attempt's change is no one's
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
 		}

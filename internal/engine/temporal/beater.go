@@ -121,8 +121,11 @@ func (b *beater) finish(r *call.Result) {
 		b.hb = b.current()
 		return
 	}
+	// Bounded: a store that hangs does not hold the attempt (and its slot).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), b.a.storeFor(b.ctx))
+	defer cancel()
 	var hb Heartbeat
-	b.a.Times.timed("  final transcript upload", func() { hb, _ = b.upload(true) })
+	b.a.Times.timed("  final transcript upload", func() { hb, _ = b.upload(ctx, true) })
 	b.hb = hb
 	held, has := b.s.details()
 	if r == nil || r.Status == dispatch.StatusCancelled || r.Status == dispatch.StatusKilled {
@@ -137,7 +140,7 @@ func (b *beater) finish(r *call.Result) {
 	}
 	if data, err := json.Marshal(r); err == nil {
 		at := time.Now()
-		if ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data); err == nil {
+		if ref, err := b.put(ctx, data, hb); err == nil {
 			b.a.Times.Add("  result put in the store", time.Since(at))
 			hb.Result = ref
 			// On the server before the activity completes: a completion
@@ -192,14 +195,19 @@ func (b *beater) turn(ctx context.Context, _ int) bool {
 }
 
 // uploadHeld uploads the transcript for a turn boundary, retried with
-// backoff while it fails, for at most storeFor (one try once ctx ended):
-// the child waits, and the server hears liveness beats naming the last
-// durable point meanwhile.
+// backoff while it fails, for at most storeFor in all, a put that hangs
+// included (one try once ctx ended): the child waits, and the server hears
+// liveness beats naming the last durable point meanwhile.
 func (b *beater) uploadHeld(ctx context.Context) (Heartbeat, error) {
-	deadline := time.Now().Add(b.a.storeFor(b.ctx))
+	// A turn boundary: the model was asked, so a follow-up is in the
+	// transcript already.
+	b.ask = -1
+	bound, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), b.a.storeFor(b.ctx))
+	defer cancel()
+	deadline, _ := bound.Deadline()
 	wait := 100 * time.Millisecond
 	for {
-		hb, err := b.upload(true)
+		hb, err := b.upload(bound, true)
 		if err == nil || ctx.Err() != nil || b.s.isGone() || time.Now().Add(wait).After(deadline) {
 			return hb, err
 		}
@@ -243,7 +251,9 @@ func (b *beater) beat() time.Duration {
 	if wait := b.s.wait(); wait > 0 {
 		return wait
 	}
-	hb, _ := b.upload(false) // a failed upload: the beat names the last one
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), b.a.storeFor(b.ctx))
+	defer cancel()
+	hb, _ := b.upload(ctx, false) // a failed upload: the beat names the last one
 	return b.s.beat(hb, false)
 }
 
@@ -297,10 +307,13 @@ func (b *beater) changeHeld(r *call.Result) bool {
 // upload puts the transcript in the store when it grew (at most every
 // UploadEvery, unless final), with a writer's change so far, and returns
 // the heartbeat that names them; err: the transcript grew and could not be
-// read or put, or the change not taken (the heartbeat names the last
-// ones). Nothing is put for an attempt the server knows no more, nor,
-// while a follow-up is to be sent, before the transcript has it.
-func (b *beater) upload(final bool) (Heartbeat, error) {
+// read or put (the heartbeat names the last one). A change that cannot be
+// taken (the copy's own trouble: a file git cannot read) leaves the last
+// one taken named with the new transcript, and the call's final change
+// reports it. Nothing is put for an attempt the server knows no more, nor,
+// while a follow-up is to be sent, before the transcript has it. ctx
+// bounds the store's work.
+func (b *beater) upload(ctx context.Context, final bool) (Heartbeat, error) {
 	every := b.a.UploadEvery
 	if every <= 0 {
 		every = 2 * time.Second
@@ -321,16 +334,54 @@ func (b *beater) upload(final bool) (Heartbeat, error) {
 	if int64(len(data)) == b.pos || (b.ask >= 0 && !asked(data, b.ask)) {
 		return b.current(), nil
 	}
-	ref, err := b.a.Store.PutBytes(context.WithoutCancel(b.ctx), data)
+	ref, err := b.put(ctx, data, b.current())
 	if err != nil {
 		return b.current(), err
 	}
-	code, err := b.change()
-	if err != nil {
-		return b.current(), err
+	if code, err := b.change(ctx); err == nil {
+		b.code = code
 	}
-	b.pos, b.ref, b.code, b.last, b.ask = int64(len(data)), ref, code, time.Now(), -1
+	b.pos, b.ref, b.last, b.ask = int64(len(data)), ref, time.Now(), -1
 	return b.current(), nil
+}
+
+// put puts data in the store within ctx. While it is on its way the
+// server hears liveness beats naming hb (a slow store does not make the
+// attempt look dead), and a put that outlasts ctx is left to finish or
+// fail by itself: the attempt goes on without it.
+func (b *beater) put(ctx context.Context, data []byte, hb Heartbeat) (Ref, error) {
+	if !b.s.direct() {
+		return b.a.Store.PutBytes(ctx, data)
+	}
+	type put struct {
+		ref Ref
+		err error
+	}
+	done := make(chan put, 1)
+	go func() {
+		ref, err := b.a.Store.PutBytes(ctx, data)
+		done <- put{ref, err}
+	}()
+	for {
+		t := time.NewTimer(max(b.s.wait(), 10*time.Millisecond))
+		select {
+		case p := <-done:
+			t.Stop()
+			return p.ref, p.err
+		case <-ctx.Done():
+			t.Stop()
+			return Ref{}, fmt.Errorf("the store did not answer: %w", ctx.Err())
+		case <-t.C:
+			if b.s.beat(hb, false); b.s.isGone() {
+				select { // nothing to beat for any more
+				case p := <-done:
+					return p.ref, p.err
+				case <-ctx.Done():
+					return Ref{}, fmt.Errorf("the store did not answer: %w", ctx.Err())
+				}
+			}
+		}
+	}
 }
 
 // current is the heartbeat naming what was uploaded last.
@@ -341,11 +392,11 @@ func (b *beater) current() Heartbeat {
 // change is a writer's change so far, taken with its transcript, so a
 // retry on another worker starts from the snapshot plus what it had
 // written (b.code as it is: no copy, or a read-only agent).
-func (b *beater) change() (*codesnap.Result, error) {
+func (b *beater) change(ctx context.Context) (*codesnap.Result, error) {
 	if b.cp == nil || b.readOnly() {
 		return b.code, nil
 	}
-	res, err := b.cp.co.Result(context.WithoutCancel(b.ctx), b.a.Code.Blobs)
+	res, err := b.cp.co.Result(ctx, b.a.Code.Blobs)
 	if err != nil {
 		return nil, err
 	}

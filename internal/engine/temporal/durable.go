@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 // An attempt's heartbeats. Every one of them is sent by a direct,
@@ -240,7 +241,15 @@ func (s *sender) endedHere(ctx context.Context, r *call.Result, err error) error
 	if e == nil || ctx.Err() != nil || (err == nil && !stoppedChild(r)) {
 		return nil
 	}
-	return temporal.NewApplicationErrorWithOptions(e.msg, e.typ, temporal.ApplicationErrorOptions{Details: []any{r}})
+	// The child's own record says its parent stopped it: the call's last
+	// attempt says why, failed, not cancelled.
+	var last *call.Result
+	if r != nil {
+		c := *r
+		c.Status, c.Error = dispatch.StatusFailed, e.msg
+		last = &c
+	}
+	return temporal.NewApplicationErrorWithOptions(e.msg, e.typ, temporal.ApplicationErrorOptions{Details: []any{last}})
 }
 
 // isGone reports whether the server records nothing more of the attempt:

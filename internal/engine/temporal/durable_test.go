@@ -1,12 +1,14 @@
 package temporal_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,8 +37,9 @@ import (
 type faultyStore struct {
 	temporal.Store
 	mu      sync.Mutex
-	failing int // puts still to fail (<0: every one)
-	puts    int // puts asked for, failed or not
+	failing int           // puts still to fail (<0: every one)
+	hung    chan struct{} // puts block until it is closed (nil: they do not)
+	puts    int           // puts asked for, failed or not
 }
 
 func (s *faultyStore) PutBytes(ctx context.Context, data []byte) (temporal.Ref, error) {
@@ -46,7 +49,12 @@ func (s *faultyStore) PutBytes(ctx context.Context, data []byte) (temporal.Ref, 
 	if s.failing > 0 {
 		s.failing--
 	}
+	hung := s.hung
 	s.mu.Unlock()
+	if hung != nil {
+		<-hung // whatever ctx says: a store that hangs
+		return temporal.Ref{}, errors.New("store: hung")
+	}
 	if fail {
 		return temporal.Ref{}, errors.New("store: injected failure")
 	}
@@ -58,6 +66,23 @@ func (s *faultyStore) fail(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failing = n
+}
+
+// hang makes every put block until unhang.
+func (s *faultyStore) hang(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hung = make(chan struct{})
+	t.Cleanup(s.unhang)
+}
+
+func (s *faultyStore) unhang() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hung != nil {
+		close(s.hung)
+		s.hung = nil
+	}
 }
 
 func (s *faultyStore) count() int {
@@ -79,6 +104,18 @@ type fakeChild struct {
 func (f *fakeChild) answer(n int) {
 	f.t.Helper()
 	f.data = fmt.Appendf(f.data, `{"type":"message","turn":%d,"message":{"role":"assistant","content":[{"type":"text","text":"answer %d"}]}}`+"\n", n, n)
+	f.write()
+}
+
+// start appends a run's start record (a resumed run's, before its prompt).
+func (f *fakeChild) start() {
+	f.t.Helper()
+	f.data = append(f.data, `{"type":"meta","agent":"explore"}`+"\n"...)
+	f.write()
+}
+
+func (f *fakeChild) write() {
+	f.t.Helper()
 	if err := os.WriteFile(f.td.File(taskdir.Session), f.data, 0o644); err != nil {
 		f.t.Error(err)
 	}
@@ -103,16 +140,22 @@ func newFakeFleet(t *testing.T, wc client.Client, child func(ctx context.Context
 	root := t.TempDir()
 	store := &faultyStore{Store: &temporal.DirStore{Dir: t.TempDir()}}
 	runner := runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
-		id := s.TaskID
-		td, err := taskdir.Open(root).Task(id)
+		td, err := taskdir.Open(root).Task(cmp.Or(s.TaskID, s.Resume))
 		if err != nil {
 			return nil, err
 		}
 		if err := td.Create(); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
+		f := &fakeChild{t: t, spec: s, td: td}
+		if s.Transcript != "" { // a continuation: the task starts from it
+			if f.data, err = os.ReadFile(s.Transcript); err != nil {
+				return nil, err
+			}
+			f.write()
+		}
 		s.Watch.Alive() // the child's first line
-		return child(ctx, int(activity.GetInfo(ctx).Attempt), &fakeChild{t: t, spec: s, td: td}), nil
+		return child(ctx, int(activity.GetInfo(ctx).Attempt), f), nil
 	})
 	w := temporal.NewWorker(wc, temporal.WorkerOptions{Queue: q, Concurrency: 2, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: runner, ProjectRoot: root, Store: store, Worker: "fake", UploadEvery: 100 * time.Millisecond}})
@@ -138,9 +181,15 @@ func (ff *fakeFleet) details(t *testing.T, id string) temporal.Heartbeat {
 // takes more than three minutes.
 func (ff *fakeFleet) call(t *testing.T, ctx context.Context, id string) callOut {
 	t.Helper()
+	return ff.run(t, ctx, call.Spec{TaskID: id, Agent: "explore", Prompt: "brief", Description: "durable points"})
+}
+
+// run is call with spec.
+func (ff *fakeFleet) run(t *testing.T, ctx context.Context, spec call.Spec) callOut {
+	t.Helper()
 	done := make(chan callOut, 1)
 	go func() {
-		r, err := ff.eng.Call(ctx, call.Spec{TaskID: id, Agent: "explore", Prompt: "brief", Description: "durable points"})
+		r, err := ff.eng.Call(ctx, spec)
 		done <- callOut{r, err}
 	}()
 	select {
@@ -237,46 +286,76 @@ func TestFlakyStoreHoldsTheTurn(t *testing.T) {
 	}
 }
 
-// TestDeadStoreStopsTheChild: a store that keeps failing at a turn
-// boundary: the child is held for the store's limit (two heartbeat
-// timeouts), then stopped before its next model request, and the attempt
-// fails retryably; the retry continues from the last durable turn.
+// TestDeadStoreStopsTheChild: a store that keeps failing, or hangs, at a
+// turn boundary: the child is held for the store's limit (two heartbeat
+// timeouts, the attempt beating meanwhile: no second attempt starts while
+// the first holds), then stopped before its next model request, and the
+// attempt fails retryably; the retry continues from the last durable turn.
 func TestDeadStoreStopsTheChild(t *testing.T) {
-	var ff *fakeFleet
-	id := dispatch.NewID()
-	var wentOn, stoppedChild, firstEnded atomic.Bool
-	var first, seed []byte
-	ff = newFakeFleet(t, nil, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
-		if attempt > 1 {
-			if !firstEnded.Load() {
-				// The hold (two heartbeat timeouts) beats for the attempt.
-				t.Error("a second attempt started while the first held its turn: the server took it for dead")
+	for _, hang := range []bool{false, true} {
+		t.Run(map[bool]string{false: "failing", true: "hanging"}[hang], func(t *testing.T) {
+			var ff *fakeFleet
+			id := dispatch.NewID()
+			var wentOn, stoppedChild, firstEnded atomic.Bool
+			var first, seed []byte
+			ff = newFakeFleet(t, nil, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
+				if attempt > 1 {
+					if !firstEnded.Load() {
+						t.Error("a second attempt started while the first held its turn: the server took it for dead")
+					}
+					ff.store.fail(0) // the store is back
+					ff.store.unhang()
+					seed, _ = os.ReadFile(f.spec.Transcript)
+					return result(f, dispatch.StatusDone, "continued")
+				}
+				defer firstEnded.Store(true)
+				f.answer(1)
+				if !f.spec.Watch.Turn(cctx, 1) {
+					t.Error("turn 1 was not made durable")
+				}
+				first = append([]byte(nil), f.data...)
+				if hang {
+					ff.store.hang(t)
+				} else {
+					ff.store.fail(-1)
+				}
+				f.answer(2)
+				wentOn.Store(f.spec.Watch.Turn(cctx, 2))
+				stoppedChild.Store(stopped(cctx))
+				return result(f, dispatch.StatusCancelled, "stopped")
+			})
+			o := ff.call(t, context.Background(), id)
+			if o.err != nil || o.r.Status != dispatch.StatusDone || o.r.Summary != "continued" {
+				t.Fatalf("call: %+v, %v; want it continued by a second attempt", o.r, o.err)
 			}
-			ff.store.fail(0) // the store is back
-			seed, _ = os.ReadFile(f.spec.Transcript)
-			return result(f, dispatch.StatusDone, "continued")
-		}
-		defer firstEnded.Store(true)
-		f.answer(1)
-		if !f.spec.Watch.Turn(cctx, 1) {
-			t.Error("turn 1 was not made durable")
-		}
-		first = append([]byte(nil), f.data...)
+			if wentOn.Load() || !stoppedChild.Load() {
+				t.Errorf("child told to go on: %v, stopped: %v; want it stopped at the turn the store never took", wentOn.Load(), stoppedChild.Load())
+			}
+			if string(seed) != string(first) {
+				t.Errorf("the retry continued from %q; want the last durable turn's transcript %q", seed, first)
+			}
+		})
+	}
+}
+
+// TestDeadStoreFailsTheCall: a store dead for every attempt: the call
+// fails once its attempts are spent, saying why, not "cancelled".
+func TestDeadStoreFailsTheCall(t *testing.T) {
+	var ff *fakeFleet
+	var attempts atomic.Int64
+	ff = newFakeFleet(t, nil, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
+		attempts.Add(1)
 		ff.store.fail(-1)
-		f.answer(2)
-		wentOn.Store(f.spec.Watch.Turn(cctx, 2))
-		stoppedChild.Store(stopped(cctx))
-		return result(f, dispatch.StatusCancelled, "stopped")
+		f.answer(attempt)
+		f.spec.Watch.Turn(cctx, attempt)
+		stopped(cctx)
+		r := result(f, dispatch.StatusCancelled, "")
+		r.Error = "stopped by its parent, which was cancelled, before it wrote a result"
+		return r
 	})
-	o := ff.call(t, context.Background(), id)
-	if o.err != nil || o.r.Status != dispatch.StatusDone || o.r.Summary != "continued" {
-		t.Fatalf("call: %+v, %v; want it continued by a second attempt", o.r, o.err)
-	}
-	if wentOn.Load() || !stoppedChild.Load() {
-		t.Errorf("child told to go on: %v, stopped: %v; want it stopped at the turn the store never took", wentOn.Load(), stoppedChild.Load())
-	}
-	if string(seed) != string(first) {
-		t.Errorf("the retry continued from %q; want the last durable turn's transcript %q", seed, first)
+	o := ff.call(t, context.Background(), dispatch.NewID())
+	if o.err != nil || o.r.Status != dispatch.StatusFailed || !strings.Contains(o.r.Error, "could not be put in the fleet store") || attempts.Load() != 3 {
+		t.Fatalf("call: %+v, %v after %d attempt(s); want it failed with the store's reason after 3", o.r, o.err, attempts.Load())
 	}
 }
 

@@ -2,6 +2,8 @@ package temporal_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +15,63 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	brt "github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/pool"
 )
+
+// TestResumeStartingKeepsItsFollowUp: a resumed call's attempt whose child
+// has written its start record but not yet its follow-up when its beats
+// go out (a working store: they would upload that transcript) keeps
+// naming the earlier run's transcript; the child killed then (the
+// lifeguard: a retryable end), the retry sends the follow-up again
+// instead of continuing the earlier run, whose answer it would return.
+func TestResumeStartingKeepsItsFollowUp(t *testing.T) {
+	wc, rpcs := countingClient(t, sharedServer(t).Addr)
+	id := dispatch.NewID()
+	var resumed call.Spec
+	var earlier string // the earlier run's transcript's SHA-256
+	var held brt.Heartbeat
+	var ff *fakeFleet
+	ff = newFakeFleet(t, wc, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
+		switch {
+		case f.spec.NextTurn == "" && f.spec.Resume == "" && f.spec.Transcript == "": // the first run
+			f.answer(1)
+			f.spec.Watch.Turn(cctx, 1)
+			return result(f, dispatch.StatusDone, "the first run's answer")
+		case attempt == 1: // the resume, starting
+			sum := sha256.Sum256(f.data) // the seed: the earlier run's
+			earlier = hex.EncodeToString(sum[:])
+			f.start()
+			// Two beats after the start record: each uploads what grew.
+			for n := rpcs.get("RecordActivityTaskHeartbeat") + 2; rpcs.get("RecordActivityTaskHeartbeat") < n && cctx.Err() == nil; {
+				f.spec.Watch.Alive()
+				select {
+				case <-cctx.Done():
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			held = ff.details(t, f.spec.TaskID)
+			r := result(f, dispatch.StatusKilled, "")
+			r.Process = &dispatch.Output{KilledBy: pool.KilledByLifeguard}
+			return r
+		}
+		resumed = f.spec
+		return result(f, dispatch.StatusDone, "answered the follow-up")
+	})
+	first := ff.call(t, context.Background(), id)
+	if first.err != nil || first.r.Summary != "the first run's answer" {
+		t.Fatalf("first run: %+v, %v", first.r, first.err)
+	}
+	o := ff.run(t, context.Background(), call.Spec{Resume: id, Prompt: "one more thing"})
+	if o.err != nil || o.r.Summary != "answered the follow-up" {
+		t.Fatalf("resumed call: %+v, %v; want the follow-up answered", o.r, o.err)
+	}
+	if held.Transcript.SHA256 != earlier {
+		t.Errorf("the starting attempt's beats named %+v; want the earlier run's transcript (sha256 %s)", held.Transcript, earlier)
+	}
+	if resumed.NextTurn != "one more thing" {
+		t.Errorf("the retry continued with next turn %q; want the follow-up", resumed.NextTurn)
+	}
+}
 
 // TestRetryOfAResumeSendsItsFollowUp: a retry of a resumed call (brood
 // tasks resume ID "PROMPT") whose details still name the transcript the
