@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -97,6 +100,7 @@ type fakeChild struct {
 	t    *testing.T
 	spec call.Spec
 	td   *taskdir.Dir
+	dir  string // the copy of the submitter's tree it works in ("": none)
 	data []byte
 }
 
@@ -127,9 +131,18 @@ type fakeFleet struct {
 	c     client.Client
 	store *faultyStore
 	eng   *temporal.Engine
+	dir   string // the store's directory
 }
 
 func newFakeFleet(t *testing.T, wc client.Client, child func(ctx context.Context, attempt int, f *fakeChild) *call.Result) *fakeFleet {
+	t.Helper()
+	return newFakeFleetWith(t, wc, false, child)
+}
+
+// newFakeFleetWith is newFakeFleet; code: the calls carry a submitter's
+// tree (a repository of the test's), and the worker runs each in a copy of
+// it (fakeChild.dir) whose change it takes as a real worker does.
+func newFakeFleetWith(t *testing.T, wc client.Client, code bool, child func(ctx context.Context, attempt int, f *fakeChild) *call.Result) *fakeFleet {
 	t.Helper()
 	srv := sharedServer(t)
 	c := srv.Client(t)
@@ -137,9 +150,37 @@ func newFakeFleet(t *testing.T, wc client.Client, child func(ctx context.Context
 		wc = c
 	}
 	q := newQueue(t)
-	root := t.TempDir()
-	store := &faultyStore{Store: &temporal.DirStore{Dir: t.TempDir()}}
-	runner := runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
+	root, dir := t.TempDir(), t.TempDir()
+	blobs, err := blobstore.Open(t.Context(), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &faultyStore{Store: blobs}
+	var site *temporal.CodeSite
+	ff := &fakeFleet{c: c, store: store, eng: newEngine(c, q), dir: dir}
+	runnerIn := func(copyDir string) call.Runner {
+		return runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
+			return ff.start(ctx, t, root, copyDir, s, child)
+		})
+	}
+	if code {
+		site = &temporal.CodeSite{Cache: &codesnap.Cache{Dir: t.TempDir()}, Blobs: blobs,
+			RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return runnerIn(co.Dir), nil }}
+		ff.eng = codeEngine(t, q, submitterRepo(t), "file://"+dir)
+	}
+	w := temporal.NewWorker(wc, temporal.WorkerOptions{Queue: q, Concurrency: 2, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
+		Activities: &temporal.Activities{Runner: runnerIn(""), ProjectRoot: root, Store: store, Worker: "fake", UploadEvery: 100 * time.Millisecond, Code: site}})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return ff
+}
+
+// start runs one attempt's child: the task's directory in root, its
+// transcript seeded from a continuation's, the child's first line.
+func (ff *fakeFleet) start(ctx context.Context, t *testing.T, root, copyDir string, s call.Spec, child func(ctx context.Context, attempt int, f *fakeChild) *call.Result) (*call.Result, error) {
+	{
 		td, err := taskdir.Open(root).Task(cmp.Or(s.TaskID, s.Resume))
 		if err != nil {
 			return nil, err
@@ -147,7 +188,7 @@ func newFakeFleet(t *testing.T, wc client.Client, child func(ctx context.Context
 		if err := td.Create(); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		f := &fakeChild{t: t, spec: s, td: td}
+		f := &fakeChild{t: t, spec: s, td: td, dir: copyDir}
 		if s.Transcript != "" { // a continuation: the task starts from it
 			if f.data, err = os.ReadFile(s.Transcript); err != nil {
 				return nil, err
@@ -156,14 +197,23 @@ func newFakeFleet(t *testing.T, wc client.Client, child func(ctx context.Context
 		}
 		s.Watch.Alive() // the child's first line
 		return child(ctx, int(activity.GetInfo(ctx).Attempt), f), nil
-	})
-	w := temporal.NewWorker(wc, temporal.WorkerOptions{Queue: q, Concurrency: 2, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
-		Activities: &temporal.Activities{Runner: runner, ProjectRoot: root, Store: store, Worker: "fake", UploadEvery: 100 * time.Millisecond}})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(w.Stop)
-	return &fakeFleet{c: c, store: store, eng: newEngine(c, q)}
+}
+
+// objects is how many objects the fleet's store holds.
+func (ff *fakeFleet) objects(t *testing.T) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(filepath.Join(ff.dir, "sha256"), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Error(err)
+	}
+	return n
 }
 
 // details are the heartbeat details the server has for the call's
@@ -442,51 +492,61 @@ func TestRefusedHeartbeatStopsTheChild(t *testing.T) {
 
 // TestGoneAttemptUploadsNothing: an attempt the server gave up on (its
 // heartbeat timed out: a worker stopped past it) hears it is gone at its
-// next turn boundary; from then on its further turns, signs of life and
-// result put nothing in the store: no one would read them.
+// next turn boundary; from then on its further turns, signs of life,
+// result and (a writer's) change put nothing in the store: no one would
+// read them.
 func TestGoneAttemptUploadsNothing(t *testing.T) {
-	wc, rpcs := countingClient(t, sharedServer(t).Addr)
-	var ff *fakeFleet
-	id := dispatch.NewID()
-	var wentOn atomic.Bool
-	var mark atomic.Int64
-	mark.Store(-1)
-	callDone := make(chan struct{})
-	ff = newFakeFleet(t, wc, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
-		if attempt > 1 {
-			return result(f, dispatch.StatusDone, "continued")
-		}
-		f.answer(1)
-		if !f.spec.Watch.Turn(cctx, 1) {
-			t.Error("turn 1 was not made durable")
-		}
-		// Silent past the heartbeat timeout: the server gives the call to
-		// a second attempt, which finishes it.
-		select {
-		case <-callDone:
-		case <-time.After(3 * time.Minute):
-			t.Error("the call did not end after its first attempt went silent")
-		}
-		f.answer(2)
-		wentOn.Store(f.spec.Watch.Turn(cctx, 2))
-		mark.Store(int64(ff.store.count()))
-		f.answer(3)
-		f.spec.Watch.Alive()
-		return result(f, dispatch.StatusDone, "finished on the gone attempt")
-	})
-	o := ff.call(t, context.Background(), id)
-	close(callDone)
-	if o.err != nil || o.r.Summary != "continued" {
-		t.Fatalf("call: %+v, %v; want the second attempt's result", o.r, o.err)
-	}
-	// The first attempt ends after the call did: once the worker has
-	// answered for both attempts, the store is as the gone one left it.
-	waitFor(t, "the gone attempt to end", 2*time.Minute, func() bool { return responses(rpcs) >= 2 })
-	if wentOn.Load() {
-		t.Error("the gone attempt's child was told to go on")
-	}
-	if n := int64(ff.store.count()) - mark.Load(); mark.Load() < 0 || n != 0 {
-		t.Errorf("%d store put(s) after the attempt heard it was gone (mark %d); want none", n, mark.Load())
+	for _, code := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no copy", true: "a writer's copy"}[code], func(t *testing.T) {
+			wc, rpcs := countingClient(t, sharedServer(t).Addr)
+			var ff *fakeFleet
+			var wentOn atomic.Bool
+			var mark atomic.Int64
+			mark.Store(-1)
+			callDone := make(chan struct{})
+			ff = newFakeFleetWith(t, wc, code, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
+				if attempt > 1 {
+					return result(f, dispatch.StatusDone, "continued")
+				}
+				f.answer(1)
+				if !f.spec.Watch.Turn(cctx, 1) {
+					t.Error("turn 1 was not made durable")
+				}
+				// Silent past the heartbeat timeout: the server gives the
+				// call to a second attempt, which finishes it.
+				select {
+				case <-callDone:
+				case <-time.After(3 * time.Minute):
+					t.Error("the call did not end after its first attempt went silent")
+				}
+				f.answer(2)
+				wentOn.Store(f.spec.Watch.Turn(cctx, 2))
+				mark.Store(int64(ff.objects(t)))
+				f.answer(3)
+				if f.dir != "" { // a change after it heard
+					if err := os.WriteFile(filepath.Join(f.dir, "late.txt"), []byte("late\n"), 0o644); err != nil {
+						t.Error(err)
+					}
+				}
+				f.spec.Watch.Alive()
+				return result(f, dispatch.StatusDone, "finished on the gone attempt")
+			})
+			o := ff.call(t, context.Background(), dispatch.NewID())
+			close(callDone)
+			if o.err != nil || o.r.Summary != "continued" {
+				t.Fatalf("call: %+v, %v; want the second attempt's result", o.r, o.err)
+			}
+			// The first attempt ends after the call did: once the worker
+			// has answered for both attempts, the store is as the gone one
+			// left it.
+			waitFor(t, "the gone attempt to end", 2*time.Minute, func() bool { return responses(rpcs) >= 2 })
+			if wentOn.Load() {
+				t.Error("the gone attempt's child was told to go on")
+			}
+			if n := int64(ff.objects(t)) - mark.Load(); mark.Load() < 0 || n != 0 {
+				t.Errorf("%d object(s) put in the store after the attempt heard it was gone; want none", n)
+			}
+		})
 	}
 }
 
