@@ -33,6 +33,12 @@ const (
 	NameOpenAI = "brood-child-openai"
 )
 
+// NameFleet is the binary that links the Temporal fleet (brood worker,
+// brood fleet, --engine temporal), beside brood and paired with it by the
+// same rule as the lean children (FindNamed): brood hands it the commands
+// that need the fleet, so that brood itself links none of it.
+const NameFleet = "brood-fleet"
+
 // ForAPI is the lean child binary's name for a wire API
 // (provider.APIOpenAI is "openai"; anything else is served by Name).
 func ForAPI(api string) string {
