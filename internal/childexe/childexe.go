@@ -82,7 +82,7 @@ func FindNamed(self, name string) Choice {
 	if err != nil {
 		return Choice{Path: self, Why: fmt.Sprintf("%s: %v", cand, err)}
 	}
-	why, unversioned := SameBuild(mine, theirs)
+	why, unversioned := sameBuild(mine, theirs, name == NameFleet)
 	if unversioned {
 		// Nothing in the build info names the source, and no stamp:
 		// only the same bytes prove one build (remembered: cache.go).
@@ -103,6 +103,14 @@ func FindNamed(self, name string) Choice {
 // (StampVar, in -ldflags, which must already match); else unversioned is
 // true, everything else matched, and only the binaries' bytes can decide.
 func SameBuild(parent, child *debug.BuildInfo) (why string, unversioned bool) {
+	return sameBuild(parent, child, false)
+}
+
+// sameBuild is SameBuild; with wider, child links more than parent (brood-
+// fleet beside brood: the fleet's modules), and only the modules both
+// link must agree (the main module's version, revision or stamp pins the
+// rest).
+func sameBuild(parent, child *debug.BuildInfo, wider bool) (why string, unversioned bool) {
 	switch {
 	case parent.GoVersion != child.GoVersion:
 		return fmt.Sprintf("built with %s, brood with %s", child.GoVersion, parent.GoVersion), false
@@ -122,7 +130,11 @@ func SameBuild(parent, child *debug.BuildInfo) (why string, unversioned bool) {
 		deps[d.Path] = modVersion(d)
 	}
 	for _, d := range child.Deps {
-		if v, ok := deps[d.Path]; !ok || v != modVersion(d) {
+		v, ok := deps[d.Path]
+		if !ok && wider {
+			continue
+		}
+		if !ok || v != modVersion(d) {
 			return fmt.Sprintf("links %s %s, brood links %q", d.Path, modVersion(d), v), false
 		}
 	}

@@ -2,6 +2,7 @@ package root
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
@@ -22,5 +23,14 @@ func OpenFleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.E
 	if err != nil {
 		return nil, nil, err
 	}
-	return link.Engine(ctx, f, fl)
+	e, closeFn, err := link.Engine(ctx, f, fl)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, ok := e.(engine.Engine)
+	if !ok {
+		closeFn()
+		return nil, nil, fmt.Errorf("the fleet's engine is a %T, not an engine.Engine", e)
+	}
+	return eng, closeFn, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/broodhq/brood/internal/childexe"
-	"github.com/broodhq/brood/internal/engine"
 )
 
 // Fleet is what brood-fleet links and brood does not: the Temporal fleet
@@ -21,10 +20,13 @@ import (
 // brood-fleet before it writes or asks anything (HandOffFleet).
 type Fleet interface {
 	// Engine is the Temporal engine this process submits to (--engine
-	// temporal, the workflow verbs); close releases its connection.
-	Engine(ctx context.Context, f *Factory, fl FleetFlags) (engine.Engine, func(), error)
+	// temporal, the workflow verbs), an engine.Engine (root.OpenFleet: the
+	// lean child binaries link cmdutil, and must not link package engine
+	// and the workflow runtime behind it); close releases its connection.
+	Engine(ctx context.Context, f *Factory, fl FleetFlags) (any, func(), error)
 	// ShowCall prints fleet call id (brood tasks show), or returns
-	// engine.ErrNotFound when no fleet is configured or it has no such call.
+	// engine.ErrNotFound when no fleet is configured or it has no such
+	// call.
 	ShowCall(ctx context.Context, f *Factory, fl FleetFlags, id string, json bool) error
 	// Calls are the fleet's calls and runs (brood tasks), newest first.
 	Calls(ctx context.Context, f *Factory, fl FleetFlags) ([]FleetCall, error)

@@ -26,12 +26,13 @@ type Link struct{}
 var _ cmdutil.Fleet = Link{}
 
 // Engine is Open as an engine.Engine.
-func (Link) Engine(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags) (engine.Engine, func(), error) {
+func (Link) Engine(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags) (any, func(), error) {
 	e, closeFn, err := Open(ctx, f, fl)
 	if err != nil {
 		return nil, nil, err
 	}
-	return e, closeFn, nil
+	var eng engine.Engine = e
+	return eng, closeFn, nil
 }
 
 // FleetConfig is where the fleet is, flags over settings.
