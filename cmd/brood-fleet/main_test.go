@@ -46,7 +46,7 @@ func TestBroodHandsFleetCommandsToBroodFleet(t *testing.T) {
 	}{
 		{"paired", paired, true, "private key"},
 		{"another build", foreign, false, "brood-fleet is not the same build as"},
-		{"missing", alone, false, "no brood-fleet beside " + filepath.Join(alone, "brood") + " (install both: go install github.com/broodhq/brood/cmd/...@latest)"},
+		{"missing", alone, false, "no brood-fleet beside " + filepath.Join(alone, "brood") + " (install them together: go install github.com/broodhq/brood/cmd/...@latest)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()

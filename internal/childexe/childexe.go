@@ -70,7 +70,7 @@ func FindNamed(self, name string) Choice {
 	st, err := os.Stat(cand)
 	switch {
 	case err != nil:
-		return Choice{Path: self, Why: fmt.Sprintf("no %s beside %s (install both: go install github.com/broodhq/brood/cmd/...@latest)", name, self)}
+		return Choice{Path: self, Why: fmt.Sprintf("no %s beside %s (install them together: go install github.com/broodhq/brood/cmd/...@latest)", name, self)}
 	case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
 		return Choice{Path: self, Why: fmt.Sprintf("%s is not an executable file", cand)}
 	}
@@ -89,7 +89,7 @@ func FindNamed(self, name string) Choice {
 		why = sameSourceCached(self, cand, func() string { return sameBytes(self, cand) })
 	}
 	if why != "" {
-		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall both: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}
+		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall them together: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}
 	}
 	return Choice{Path: cand, Lean: true}
 }
