@@ -102,25 +102,31 @@ func (fl *FleetFlags) addTo(fs *pflag.FlagSet) {
 	fs.StringVar(&fl.Store, "store", "", "the store every worker and the submitter reach, file:///path or s3://bucket/prefix (default: store)")
 }
 
-// FleetAnnotation marks a command (and its verbs) that always needs the
-// fleet (brood worker, brood fleet): brood hands it to brood-fleet.
-// Commands with --engine need it when it says temporal; those with the
-// fleet flags alone (listings, show, resume) when a fleet is configured.
-const FleetAnnotation = "brood.fleet"
+// FleetAnnotation is a command's cobra annotation for how it needs the
+// fleet, which brood does not link: FleetAlways for brood worker and brood
+// fleet (and their verbs); FleetEngineOnly for one whose fleet flags serve
+// --engine temporal alone (brood subagent). Otherwise a command with
+// --engine needs it when that says temporal, and one with the fleet flags
+// (listings, show, resume, the workflow verbs, which read the fleet's
+// records beside local ones) when a fleet is configured.
+const (
+	FleetAnnotation = "brood.fleet"
+	FleetAlways     = "always"
+	FleetEngineOnly = "engine"
+)
 
 // fleetNeed is how much cmd needs the fleet: 0 not, 1 when a fleet is
-// configured (it lists or reads the fleet's records beside local ones), 2
-// surely.
+// configured, 2 surely.
 func fleetNeed(cmd *cobra.Command, f *Factory) int {
 	for c := cmd; c != nil; c = c.Parent() {
-		if c.Annotations[FleetAnnotation] != "" {
+		if c.Annotations[FleetAnnotation] == FleetAlways {
 			return 2
 		}
 	}
-	if fl := cmd.Flags().Lookup("engine"); fl != nil {
-		if fl.Value.String() == "temporal" {
-			return 2
-		}
+	if fl := cmd.Flags().Lookup("engine"); fl != nil && fl.Value.String() == "temporal" {
+		return 2
+	}
+	if cmd.Annotations[FleetAnnotation] == FleetEngineOnly {
 		return 0
 	}
 	if fl := cmd.Flags().Lookup("temporal"); fl != nil && (fl.Value.String() != "" || f.Settings.Temporal.Address != "") {

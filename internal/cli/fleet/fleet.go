@@ -20,7 +20,7 @@ func NewCmdFleet(f *cmdutil.Factory) *cobra.Command {
   brood worker --temporal 127.0.0.1:7233`,
 		Short:       "Keys for submitting to a fleet of brood workers",
 		Args:        cobra.NoArgs,
-		Annotations: map[string]string{cmdutil.FleetAnnotation: "always"},
+		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetAlways},
 	}
 	cmd.AddCommand(NewCmdKeygen(f, nil))
 	return cmd

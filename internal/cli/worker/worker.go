@@ -36,7 +36,7 @@ its running calls move to another worker.`,
   brood worker --temporal 127.0.0.1:7233 --concurrency 4
   brood worker --temporal temporal.example.com:7233 --namespace team --task-queue review`,
 		Args:        cobra.NoArgs,
-		Annotations: map[string]string{cmdutil.FleetAnnotation: "always"},
+		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetAlways},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)
