@@ -115,24 +115,32 @@ const (
 	FleetEngineOnly = "engine"
 )
 
-// fleetNeed is how much cmd needs the fleet: 0 not, 1 when a fleet is
-// configured, 2 surely.
-func fleetNeed(cmd *cobra.Command, f *Factory) int {
+// fleetNeeds is how much a command needs the fleet.
+type fleetNeeds int
+
+const (
+	noFleet           fleetNeeds = iota
+	fleetIfConfigured            // it reads a configured fleet's records beside local ones
+	fleetSurely
+)
+
+// fleetNeed is how much cmd, its flags parsed, needs the fleet.
+func fleetNeed(cmd *cobra.Command, f *Factory) fleetNeeds {
 	for c := cmd; c != nil; c = c.Parent() {
 		if c.Annotations[FleetAnnotation] == FleetAlways {
-			return 2
+			return fleetSurely
 		}
 	}
 	if fl := cmd.Flags().Lookup("engine"); fl != nil && fl.Value.String() == "temporal" {
-		return 2
+		return fleetSurely
 	}
 	if cmd.Annotations[FleetAnnotation] == FleetEngineOnly {
-		return 0
+		return noFleet
 	}
 	if fl := cmd.Flags().Lookup("temporal"); fl != nil && (fl.Value.String() != "" || f.Settings.Temporal.Address != "") {
-		return 1
+		return fleetIfConfigured
 	}
-	return 0
+	return noFleet
 }
 
 // HandOffFleet runs brood-fleet in this process's place (syscall.Exec, the
@@ -147,13 +155,13 @@ func (f *Factory) HandOffFleet(cmd *cobra.Command) error {
 		return nil
 	}
 	need := fleetNeed(cmd, f)
-	if need == 0 {
+	if need == noFleet {
 		return nil
 	}
 	c, err := findFleet()
 	if err != nil {
-		if need == 1 {
-			return nil
+		if need == fleetIfConfigured {
+			return nil // the local records still; the fleet's part says why not (FleetLink)
 		}
 		return ExitCode(ExitFailed, fmt.Errorf("%s %w", cmd.CommandPath(), err))
 	}

@@ -16,24 +16,24 @@ func TestFleetNeed(t *testing.T) {
 		name    string
 		args    []string
 		address string // temporal.address
-		want    int
+		want    fleetNeeds
 	}{
-		{"worker", []string{"worker"}, "", 2},
-		{"a verb of fleet", []string{"fleet", "keygen"}, "", 2},
-		{"engine temporal", []string{"workflow", "run", "--engine", "temporal"}, "", 2},
-		{"engine local, no fleet", []string{"workflow", "list"}, "", 0},
-		{"engine local, a fleet configured", []string{"workflow", "list"}, "127.0.0.1:7233", 1},
-		{"listing, none configured", []string{"tasks"}, "", 0},
-		{"listing, --temporal", []string{"tasks", "--temporal", "127.0.0.1:7233"}, "", 1},
-		{"listing, temporal.address", []string{"tasks"}, "127.0.0.1:7233", 1},
-		{"subagent, local", []string{"subagent"}, "127.0.0.1:7233", 0},
-		{"subagent, engine temporal", []string{"subagent", "--engine", "temporal"}, "", 2},
-		{"run", []string{"run"}, "127.0.0.1:7233", 0},
+		{"worker", []string{"worker"}, "", fleetSurely},
+		{"a verb of fleet", []string{"fleet", "keygen"}, "", fleetSurely},
+		{"engine temporal", []string{"workflow", "run", "--engine", "temporal"}, "", fleetSurely},
+		{"engine local, no fleet", []string{"workflow", "list"}, "", noFleet},
+		{"engine local, a fleet configured", []string{"workflow", "list"}, "127.0.0.1:7233", fleetIfConfigured},
+		{"listing, none configured", []string{"tasks"}, "", noFleet},
+		{"listing, --temporal", []string{"tasks", "--temporal", "127.0.0.1:7233"}, "", fleetIfConfigured},
+		{"listing, temporal.address", []string{"tasks"}, "127.0.0.1:7233", fleetIfConfigured},
+		{"subagent, local", []string{"subagent"}, "127.0.0.1:7233", noFleet},
+		{"subagent, engine temporal", []string{"subagent", "--engine", "temporal"}, "", fleetSurely},
+		{"run", []string{"run"}, "127.0.0.1:7233", noFleet},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := NewFactory(IO{Out: os.Stdout, Err: os.Stderr})
 			f.Settings.Temporal.Address = tc.address
-			var got int
+			var got fleetNeeds
 			run := func(cmd *cobra.Command, _ []string) { got = fleetNeed(cmd, f) }
 			engine := func(c *cobra.Command, persistent bool) *cobra.Command {
 				fs := c.Flags()
