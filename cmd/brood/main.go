@@ -1,49 +1,18 @@
 // Command brood is a runtime for LLM coding agents built around subagent
 // delegation. All of its logic lives in internal/cli and below; main only
-// wires the process's streams, environment and signals to it.
+// wires the process to it (cli.Process). It does not link the Temporal
+// fleet: brood worker, brood fleet and --engine temporal run brood-fleet,
+// installed beside it (cmdutil.HandOffFleet).
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/broodhq/brood/internal/cli"
-	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/startgc"
-	"github.com/broodhq/brood/internal/isolate"
-	"github.com/broodhq/brood/internal/spawntrace"
 )
 
 func main() {
 	startgc.Restore() // the collector was held off for the initialisers
-	// An isolated child mounts its copy of the tree before anything else
-	// looks at the file system (and the isolation probe ends here).
-	if _, err := isolate.EnterFromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, "brood:", err)
-		os.Exit(isolate.ExitCode(err)) // a failed mount: the parent may retry on a worktree
-	}
-	// A child whose parent died must still write its result: a write to
-	// the gone parent's pipe fails instead of killing the process.
-	signal.Ignore(syscall.SIGPIPE)
-	// brood bench traces a root's own start (spawntrace.RootEnvVar): its
-	// first mark is here, the runtime and the initialisers done.
-	traced := spawntrace.Root(context.Background(), os.Getenv)
-	// Never stopped: the process exits as soon as its command returns, and
-	// signal.Stop would first hand each signal's mask to the runtime's
-	// signal thread and wait for it (milliseconds on a loaded machine,
-	// between a run's answer and its exit).
-	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
-	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
-	var code int
-	if opts, ok := child.Parse(os.Args[1:]); ok {
-		// A subagent (when brood-child is not installed beside brood): no
-		// command tree, no settings unless it delegates.
-		code = child.Main(ctx, stdio, opts, cli.Links())
-	} else {
-		code = cli.Main(ctx, stdio, os.Args[1:])
-	}
-	os.Exit(code)
+	os.Exit(cli.Process(cli.Links()))
 }

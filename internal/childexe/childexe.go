@@ -33,6 +33,12 @@ const (
 	NameOpenAI = "brood-child-openai"
 )
 
+// NameFleet is the binary that links the Temporal fleet (brood worker,
+// brood fleet, --engine temporal), beside brood and paired with it by the
+// same rule as the lean children (FindNamed): brood hands it the commands
+// that need the fleet, so that brood itself links none of it.
+const NameFleet = "brood-fleet"
+
 // ForAPI is the lean child binary's name for a wire API
 // (provider.APIOpenAI is "openai"; anything else is served by Name).
 func ForAPI(api string) string {
@@ -64,7 +70,7 @@ func FindNamed(self, name string) Choice {
 	st, err := os.Stat(cand)
 	switch {
 	case err != nil:
-		return Choice{Path: self, Why: fmt.Sprintf("no %s beside %s (install both: go install github.com/broodhq/brood/cmd/...@latest)", name, self)}
+		return Choice{Path: self, Why: fmt.Sprintf("no %s beside %s (install them together: go install github.com/broodhq/brood/cmd/...@latest)", name, self)}
 	case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
 		return Choice{Path: self, Why: fmt.Sprintf("%s is not an executable file", cand)}
 	}
@@ -76,14 +82,14 @@ func FindNamed(self, name string) Choice {
 	if err != nil {
 		return Choice{Path: self, Why: fmt.Sprintf("%s: %v", cand, err)}
 	}
-	why, unversioned := SameBuild(mine, theirs)
+	why, unversioned := sameBuild(mine, theirs, name == NameFleet)
 	if unversioned {
 		// Nothing in the build info names the source, and no stamp:
 		// only the same bytes prove one build (remembered: cache.go).
 		why = sameSourceCached(self, cand, func() string { return sameBytes(self, cand) })
 	}
 	if why != "" {
-		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall both: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}
+		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall them together: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}
 	}
 	return Choice{Path: cand, Lean: true}
 }
@@ -97,6 +103,14 @@ func FindNamed(self, name string) Choice {
 // (StampVar, in -ldflags, which must already match); else unversioned is
 // true, everything else matched, and only the binaries' bytes can decide.
 func SameBuild(parent, child *debug.BuildInfo) (why string, unversioned bool) {
+	return sameBuild(parent, child, false)
+}
+
+// sameBuild is SameBuild; with wider, child links more than parent (brood-
+// fleet beside brood: the fleet's modules), and only the modules both
+// link must agree (the main module's version, revision or stamp pins the
+// rest).
+func sameBuild(parent, child *debug.BuildInfo, wider bool) (why string, unversioned bool) {
 	switch {
 	case parent.GoVersion != child.GoVersion:
 		return fmt.Sprintf("built with %s, brood with %s", child.GoVersion, parent.GoVersion), false
@@ -116,7 +130,11 @@ func SameBuild(parent, child *debug.BuildInfo) (why string, unversioned bool) {
 		deps[d.Path] = modVersion(d)
 	}
 	for _, d := range child.Deps {
-		if v, ok := deps[d.Path]; !ok || v != modVersion(d) {
+		v, ok := deps[d.Path]
+		if !ok && wider {
+			continue
+		}
+		if !ok || v != modVersion(d) {
 			return fmt.Sprintf("links %s %s, brood links %q", d.Path, modVersion(d), v), false
 		}
 	}

@@ -136,3 +136,26 @@ func TestFind(t *testing.T) {
 		t.Errorf("brood-child as the parent: %+v", c)
 	}
 }
+
+// TestSameBuildWider: brood-fleet links the fleet's modules besides
+// brood's, so only the modules both link must agree; anything else that
+// tells builds apart still does.
+func TestSameBuildWider(t *testing.T) {
+	brood := info("v0.3.0", "abc", "github.com/spf13/cobra@v1.9.0")
+	for _, tc := range []struct {
+		name  string
+		fleet *debug.BuildInfo
+		want  string
+	}{
+		{"same release, the fleet's modules too", info("v0.3.0", "abc", "github.com/spf13/cobra@v1.9.0", "go.temporal.io/sdk@v1.38.0"), ""},
+		{"a shared module at another version", info("v0.3.0", "abc", "github.com/spf13/cobra@v1.9.1", "go.temporal.io/sdk@v1.38.0"), "cobra"},
+		{"other revision", info("v0.3.0", "abd", "go.temporal.io/sdk@v1.38.0"), "revision abd"},
+	} {
+		if got, unversioned := sameBuild(brood, tc.fleet, true); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) || unversioned {
+			t.Errorf("%s: sameBuild(wider) = %q, %v, want %q", tc.name, got, unversioned, tc.want)
+		}
+	}
+	if got, _ := SameBuild(brood, info("v0.3.0", "abc", "github.com/spf13/cobra@v1.9.0", "go.temporal.io/sdk@v1.38.0")); !strings.Contains(got, "go.temporal.io") {
+		t.Errorf("a lean child that links more than brood: SameBuild = %q, want it refused", got)
+	}
+}

@@ -65,8 +65,14 @@ func Links() cmdutil.Links {
 
 // Main runs brood with args and returns the process exit status.
 func Main(ctx context.Context, stdio IO, args []string) int {
+	return Run(ctx, stdio, args, Links())
+}
+
+// Run runs the command line with args on what its binary links: brood's
+// Links, or brood-fleet's (those and the fleet: root/fleetlink).
+func Run(ctx context.Context, stdio IO, args []string, links cmdutil.Links) int {
 	f := cmdutil.NewFactory(stdio)
-	f.Links = Links()
+	f.Links, f.Args = links, args
 	root := NewCmdRoot(f)
 	args = printArgs(root, args)
 	args, swallowed := cmdutil.ExpandVariadic(args)
@@ -178,7 +184,15 @@ or script:FILE for the offline scripted model.
 				}
 				f.SettingSources = only
 			}
-			if err := f.Load(); err != nil {
+			// Read quietly: a command that needs the fleet, which brood
+			// does not link, is handed whole to brood-fleet now, before
+			// anything is said, written or asked.
+			loadErr := f.LoadQuiet()
+			if err := f.HandOffFleet(cmd); err != nil {
+				return err
+			}
+			f.PrintWarnings()
+			if err := loadErr; err != nil {
 				if runsAgents(cmd) || f.Cwd == "" {
 					return err
 				}

@@ -70,19 +70,6 @@ func (r *Root) Engine(ctx context.Context, fl EngineFlags) (engine.Engine, func(
 	return local.New(local.Config{ProjectRoot: r.f.ProjectRoot, Runner: d, Concurrency: r.f.Settings.Pool.Concurrency}), func() {}, nil
 }
 
-// OpenFleet is the Temporal engine, or ErrNoFleet when no fleet address
-// is configured.
-func OpenFleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engine, func(), error) {
-	if !fl.Configured(f) {
-		return nil, nil, ErrNoFleet
-	}
-	e, closeFn, err := Fleet(ctx, f, fl)
-	if err != nil {
-		return nil, nil, err
-	}
-	return e, closeFn, nil
-}
-
 // Records is the local engine for reading and marking this project's runs
 // (list, show, cancel): it needs no model and no dispatcher.
 func Records(f *cmdutil.Factory) engine.Engine {

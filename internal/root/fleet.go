@@ -2,168 +2,35 @@ package root
 
 import (
 	"context"
-	"path/filepath"
-	"time"
+	"fmt"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
-	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
-	"github.com/broodhq/brood/internal/engine/temporal"
-	"github.com/broodhq/brood/internal/gitx"
-	"github.com/broodhq/brood/internal/spawn"
-	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// FleetFlags say where the fleet is: each overrides its temporal.* setting.
-type FleetFlags struct {
-	Address   string
-	Namespace string
-	Queue     string
-	Store     string
-}
+// FleetFlags say where the fleet is (cmdutil.FleetFlags).
+type FleetFlags = cmdutil.FleetFlags
 
-// AddFlags adds --temporal, --namespace, --task-queue and --store.
-func (fl *FleetFlags) AddFlags(cmd *cobra.Command) { fl.addTo(cmd.Flags()) }
-
-// AddPersistentFlags adds them for a command and its verbs.
-func (fl *FleetFlags) AddPersistentFlags(cmd *cobra.Command) { fl.addTo(cmd.PersistentFlags()) }
-
-// Configured reports whether a fleet address is given (flag or setting).
-func (fl FleetFlags) Configured(f *cmdutil.Factory) bool {
-	return fl.Address != "" || f.Settings.Temporal.Address != ""
-}
-
-func (fl *FleetFlags) addTo(fs *pflag.FlagSet) {
-	cmd := struct{ fs *pflag.FlagSet }{fs}
-	cmd.fs.StringVar(&fl.Address, "temporal", "", "the Temporal frontend, HOST:PORT (default: temporal.address)")
-	cmd.fs.StringVar(&fl.Namespace, "namespace", "", "the Temporal namespace (default: temporal.namespace, else default)")
-	cmd.fs.StringVar(&fl.Queue, "task-queue", "", "the task queue (default: temporal.task_queue, else brood)")
-	cmd.fs.StringVar(&fl.Store, "store", "", "the store every worker and the submitter reach, file:///path or s3://bucket/prefix (default: store)")
-}
-
-// FleetConfig is where the fleet is, flags over settings.
-type FleetConfig struct {
-	Client temporal.ClientOptions
-	Queue  string
-	Store  string
-}
-
-// Resolve is the fleet from flags over settings. Without a store setting
-// it is a directory under the user's cache: shared by the workers of one
-// machine (set temporal.store to a path every host reaches for more).
-func (fl FleetFlags) Resolve(f *cmdutil.Factory) FleetConfig {
-	t := f.Settings.Temporal
-	keyEnv := cmdutil.FirstNonEmpty(t.APIKeyEnv, "TEMPORAL_API_KEY")
-	c := temporal.ClientOptions{
-		HostPort:  cmdutil.FirstNonEmpty(fl.Address, t.Address),
-		Namespace: cmdutil.FirstNonEmpty(fl.Namespace, t.Namespace, temporal.DefaultNamespace),
-		TLS:       t.TLS, CAFile: t.TLSCA, CertFile: t.TLSCert, KeyFile: t.TLSKey, ServerName: t.TLSServerName,
-		APIKey: f.Getenv(keyEnv), Log: f.Err,
+// OpenFleet is the Temporal engine, or ErrNoFleet when no fleet address
+// is configured. The engine is linked in brood-fleet (cmdutil.Fleet), to
+// which brood hands every command that needs it (HandOffFleet); in a
+// binary without it, the error says what to install.
+func OpenFleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (engine.Engine, func(), error) {
+	if !fl.Configured(f) {
+		return nil, nil, ErrNoFleet
 	}
-	store := cmdutil.FirstNonEmpty(fl.Store, f.Settings.Store)
-	if store == "" && f.Home != "" {
-		store = "file://" + filepath.Join(f.Home, ".cache", "brood", "fleet-store")
-	}
-	return FleetConfig{Client: c, Queue: cmdutil.FirstNonEmpty(fl.Queue, t.TaskQueue, temporal.DefaultTaskQueue), Store: store}
-}
-
-// The fleet's types, for the commands that show its calls (they import
-// root, not the Temporal engine).
-type (
-	FleetEngine     = temporal.Engine
-	FleetTask       = temporal.FleetTask
-	FleetTaskDetail = temporal.FleetTaskDetail
-)
-
-// Fleet is the Temporal engine this process submits to (--engine
-// temporal), with its limits from this project's settings and registry;
-// close releases its connection.
-func Fleet(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) (*FleetEngine, func(), error) {
-	cfg := fl.Resolve(f)
-	// The same store as the workers': large results come back through it,
-	// and so do the snapshot of this tree and the workers' patches.
-	store, err := temporal.OpenStore(ctx, cfg.Store)
+	link, err := f.FleetLink()
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.Client.ClaimStore, _ = store.(*blobstore.Store)
-	c, err := temporal.Dial(ctx, cfg.Client)
+	e, closeFn, err := link.Engine(ctx, f, fl)
 	if err != nil {
 		return nil, nil, err
 	}
-	var signer *temporal.Signer
-	if f.Home != "" {
-		if signer, err = temporal.LoadSigner(filepath.Join(temporal.KeyDir(f.Home), temporal.PrivateKeyFile)); err != nil {
-			c.Close()
-			return nil, nil, err
-		}
+	eng, ok := e.(engine.Engine)
+	if !ok {
+		closeFn()
+		return nil, nil, fmt.Errorf("the fleet's engine is a %T, not an engine.Engine", e)
 	}
-	reg := f.Registry()
-	s := f.Settings
-	limits := func(agent string) temporal.CallLimits {
-		l := temporal.CallLimits{
-			Heartbeat: s.Pool.HeartbeatTimeout.Duration, Timeout: s.Pool.TimeoutFor(agent),
-			KillGrace: s.Pool.KillGrace.Duration, Attempts: s.Temporal.Attempts,
-		}
-		if def, ok := reg.Get(agent); ok {
-			if def.Timeout > 0 {
-				l.Timeout = def.Timeout
-			}
-			l.Priority = temporal.PriorityKey(spawn.PriorityOf(def))
-		}
-		return l
-	}
-	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.Client.Namespace, Queue: cfg.Queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer, Store: store})
-	return e, c.Close, nil
-}
-
-// codeConfig ships this directory's tree (HEAD plus its dirty state) to the
-// workers and applies their changes back, when it is in a git work tree;
-// elsewhere the workers run in their own checkouts.
-func codeConfig(ctx context.Context, f *cmdutil.Factory, blobs *blobstore.Store) *temporal.CodeConfig {
-	if blobs == nil {
-		return nil
-	}
-	if out, err := gitx.In(f.Cwd).Line(ctx, "rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
-		return nil
-	}
-	// A patch that does not land is kept under .brood/, beside the
-	// project's other records, never in a temporary directory.
-	state := ""
-	if f.ProjectRoot != "" {
-		state = filepath.Join(taskdir.Open(f.ProjectRoot).StateDir(), "fleet", "patches")
-	}
-	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges}
-}
-
-// FleetCall is one fleet call by task id (brood tasks show), or
-// engine.ErrNotFound when no fleet is configured or it has no such call.
-func FleetCall(ctx context.Context, f *cmdutil.Factory, fl FleetFlags, id string) (*FleetTaskDetail, error) {
-	if !fl.Configured(f) {
-		return nil, engine.ErrNotFound
-	}
-	e, closeFn, err := Fleet(ctx, f, fl)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	return e.Task(ctx, id)
-}
-
-// FleetCalls lists the fleet's calls and runs (brood tasks), or nil when
-// no fleet is configured.
-func FleetCalls(ctx context.Context, f *cmdutil.Factory, fl FleetFlags) ([]FleetTask, error) {
-	if !fl.Configured(f) {
-		return nil, nil
-	}
-	e, closeFn, err := Fleet(ctx, f, fl)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	return e.Tasks(ctx)
+	return eng, closeFn, nil
 }

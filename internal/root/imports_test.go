@@ -49,10 +49,9 @@ func verb(p string) string {
 
 // TestVerbsImportNoSiblingVerb fails when a verb package
 // (internal/cli/<noun>) imports another verb, or chooses an engine by
-// importing the Temporal engine (root.Root.Engine and root.Fleet do;
-// brood worker, which is the Temporal worker, and brood fleet, which makes
-// the submitter's signing key, alone import it), or when
-// package root imports a verb.
+// importing the Temporal engine (root.Root.Engine and root.OpenFleet do,
+// through the fleet brood-fleet links: root/fleetlink, which alone imports
+// it), or when package root imports a verb or the Temporal engine.
 func TestVerbsImportNoSiblingVerb(t *testing.T) {
 	graph := imports(t, "../cli/...", ".")
 	verbs := 0
@@ -68,8 +67,11 @@ func TestVerbsImportNoSiblingVerb(t *testing.T) {
 			if w := verb(d); w != "" && w != v {
 				t.Errorf("verb %s imports verb %s: share through internal/root or cmdutil, or have the command tree (internal/cli) pass it in", v, w)
 			}
-			if d == module+"/internal/engine/temporal" && v != "worker" && v != "fleet" {
-				t.Errorf("verb %s imports the Temporal engine: choose the engine with root.Root.Engine (or root.Fleet)", v)
+			if p == module+"/internal/root" && d == module+"/internal/engine/temporal" {
+				t.Errorf("package root imports the Temporal engine: only root/fleetlink (brood-fleet's) may")
+			}
+			if d == module+"/internal/engine/temporal" && v != "" && v != "worker" && v != "fleet" { // their tests read the fleet's keys and records
+				t.Errorf("verb %s imports the Temporal engine: choose the engine with root.Root.Engine (or root.OpenFleet); what only the fleet does goes in root/fleetlink", v)
 			}
 		}
 		if verb(p) != "" {

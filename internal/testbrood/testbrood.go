@@ -23,6 +23,7 @@ import (
 	"github.com/broodhq/brood/internal/model/anthropic"
 	"github.com/broodhq/brood/internal/model/openai"
 	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/root/fleetlink"
 	"github.com/broodhq/brood/internal/spawntrace"
 )
 
@@ -42,7 +43,7 @@ func Main(m *testing.M, env string) {
 	os.Exit(m.Run())
 }
 
-// Brood is brood's main in this process, as cmd/brood's is (a child's
+// Brood is brood-fleet's main in this process, as cmd/brood-fleet's is (a child's
 // command line runs child.Main; run as a file named brood-child, as
 // brood-child's main, with one SDK: LinkLean), and exits with its status.
 func Brood() {
@@ -58,7 +59,7 @@ func Brood() {
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {
-		links := cli.Links()
+		links := Links()
 		if exe, err := os.Executable(); err == nil {
 			switch filepath.Base(exe) {
 			case childexe.Name:
@@ -69,9 +70,17 @@ func Brood() {
 		}
 		code = child.Main(ctx, stdio, opts, links)
 	} else {
-		code = cli.Main(ctx, stdio, os.Args[1:])
+		code = cli.Run(ctx, stdio, os.Args[1:], Links())
 	}
 	os.Exit(code)
+}
+
+// Links are brood-fleet's: brood's and the Temporal fleet, so that a test
+// binary standing in for brood runs workers and fleet commands itself.
+func Links() cmdutil.Links {
+	links := cli.Links()
+	links.Fleet = fleetlink.Link{}
+	return links
 }
 
 // LinkLean makes a file named brood-child in a temporary directory that is

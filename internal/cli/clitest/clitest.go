@@ -76,10 +76,10 @@ func (p *Project) Script(name, yaml string) string {
 func (p *Project) Brood(args ...string) (code int, stdout, stderr string) {
 	p.T.Helper()
 	var out, errb SyncBuffer
-	code = cli.Main(p.T.Context(), cli.IO{
+	code = cli.Run(p.T.Context(), cli.IO{
 		In: strings.NewReader(""), Out: &out, Err: &errb,
 		Getenv: func(k string) string { return p.Env[k] },
-	}, args)
+	}, args, testbrood.Links())
 	return code, out.String(), errb.String()
 }
 
@@ -392,10 +392,10 @@ func (p *Project) BroodWithin(d time.Duration, args ...string) (code int, stdout
 	ctx, cancel := context.WithTimeout(p.T.Context(), d)
 	defer cancel()
 	var out, errb SyncBuffer
-	code = cli.Main(ctx, cli.IO{
+	code = cli.Run(ctx, cli.IO{
 		In: strings.NewReader(""), Out: &out, Err: &errb,
 		Getenv: func(k string) string { return p.Env[k] },
-	}, args)
+	}, args, testbrood.Links())
 	return code, out.String(), errb.String()
 }
 

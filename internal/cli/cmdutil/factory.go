@@ -93,6 +93,9 @@ type Factory struct {
 	// Links are the parts this binary links beyond the child protocol
 	// (its main sets them: brood all, a lean child binary one SDK).
 	Links Links
+	// Args are the command line as the process was given it (after the
+	// program name): what HandOffFleet hands to brood-fleet.
+	Args []string
 
 	mu       sync.Mutex
 	regDiags []registry.Diagnostic
@@ -144,8 +147,26 @@ func (f *Factory) OutBroken() bool {
 	return l.broke
 }
 
-// Load fills in the directories and settings. It runs before every command.
+// Load fills in the directories and settings, and says each problem in a
+// settings file on stderr (PrintWarnings).
 func (f *Factory) Load() error {
+	err := f.LoadQuiet()
+	f.PrintWarnings()
+	return err
+}
+
+// PrintWarnings says each problem in a settings file once, with its
+// file:line.
+func (f *Factory) PrintWarnings() {
+	for _, w := range f.Warnings {
+		fmt.Fprintln(f.Err, "brood: warning:", w)
+	}
+}
+
+// LoadQuiet is Load without a word on stderr: the root command reads the
+// settings before it knows whether brood-fleet runs the command instead
+// (HandOffFleet), which would say them again.
+func (f *Factory) LoadQuiet() error {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -172,14 +193,13 @@ func (f *Factory) Load() error {
 	// file:line.
 	for _, w := range r.Warnings {
 		f.Warnings = append(f.Warnings, w.String())
-		fmt.Fprintln(f.Err, "brood: warning:", w.String())
 	}
 	// A trusted .claude/settings.json's env is every process's brood starts
 	// (tools, hooks, MCP servers, subagents), as Claude Code's: given to
 	// them explicitly (Environ), never set in brood's own process; applied
 	// before the redactor is made, so its secret-looking values are
 	// redacted.
-	f.ApplyEnv(".claude/settings.json", r.Settings.ClaudeEnv)
+	f.applyEnv(".claude/settings.json", r.Settings.ClaudeEnv)
 	return nil
 }
 
@@ -188,6 +208,13 @@ func (f *Factory) Load() error {
 // (steersBrood), each named in a warning; and remakes the redactor over
 // the result.
 func (f *Factory) ApplyEnv(source string, env map[string]string) {
+	for _, w := range f.applyEnv(source, env) {
+		fmt.Fprintln(f.Err, "brood: warning:", w)
+	}
+}
+
+// applyEnv is ApplyEnv, its warnings added to Warnings and returned.
+func (f *Factory) applyEnv(source string, env map[string]string) (warnings []string) {
 	if f.getenv == nil {
 		f.getenv = f.Getenv
 	}
@@ -195,7 +222,7 @@ func (f *Factory) ApplyEnv(source string, env map[string]string) {
 		if why := steersBrood(k, source); why != "" || k == "" || strings.ContainsAny(k, "=\x00") {
 			w := fmt.Sprintf("%s: env %s is not applied: %s", source, k, cmp.Or(why, "not a variable name"))
 			f.Warnings = append(f.Warnings, w)
-			fmt.Fprintln(f.Err, "brood: warning:", w)
+			warnings = append(warnings, w)
 			continue
 		}
 		if f.SettingsEnv == nil {
@@ -214,6 +241,7 @@ func (f *Factory) ApplyEnv(source string, env map[string]string) {
 		}
 	}
 	f.Redactor = tool.NewProjectRedactor(f.Environ, f.ProjectRoot)
+	return warnings
 }
 
 // WithEnv is environ with the variables of over set (replacing any of the

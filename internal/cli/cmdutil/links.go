@@ -21,4 +21,7 @@ type Links struct {
 	// Telemetry starts the OpenTelemetry exporters (nil: none, and a
 	// warning if the environment asks for them).
 	Telemetry telemetry.SetupFunc
+	// Fleet is the Temporal fleet (brood-fleet's; nil in brood, which
+	// hands the commands that need it to brood-fleet: HandOffFleet).
+	Fleet Fleet
 }

@@ -56,8 +56,12 @@ type Report struct {
 	// ChildExeOpenAI is the same for subagents on an OpenAI-compatible
 	// model (brood-child-openai; Problems["children-openai"]). A subagent
 	// that may delegate, or any while telemetry is on, runs brood.
-	ChildExeOpenAI string            `json:"child_exe_openai"`
-	Problems       map[string]string `json:"problems,omitempty"`
+	ChildExeOpenAI string `json:"child_exe_openai"`
+	// FleetExe is what runs brood worker, brood fleet and --engine
+	// temporal: brood-fleet beside brood when it is the same build, else
+	// why not (brood does not link the fleet; not a problem without one).
+	FleetExe string            `json:"fleet_exe"`
+	Problems map[string]string `json:"problems,omitempty"`
 	// Confinement is, for each class of child, what this machine gives it
 	// on each axis, and the fallback where it gives less.
 	Confinement []Confinement `json:"confinement"`
@@ -106,6 +110,11 @@ func Collect(ctx context.Context) Report {
 		r.ChildExeOpenAI = c.Path
 		if !c.Lean {
 			r.Problems["children-openai"] = c.Why
+		}
+		if c = childexe.FindNamed(exe, childexe.NameFleet); c.Lean {
+			r.FleetExe = c.Path
+		} else {
+			r.FleetExe = "nothing: " + c.Why
 		}
 	}
 	if iso.Git == "" {
@@ -202,6 +211,7 @@ func render(w io.Writer, r Report) error {
 		{"children can't signal the parent", yesNo(r.SignalScope)},
 		{"children run", r.ChildExe},
 		{"OpenAI-API children run", r.ChildExeOpenAI},
+		{"fleet commands run", r.FleetExe},
 	}
 	rows = append(rows, limitRows(r.Limits)...)
 	for _, row := range rows {

@@ -18,8 +18,9 @@ func NewCmdFleet(f *cmdutil.Factory) *cobra.Command {
 		Use: "fleet <command>",
 		Example: `  brood fleet --help
   brood worker --temporal 127.0.0.1:7233`,
-		Short: "Keys for submitting to a fleet of brood workers",
-		Args:  cobra.NoArgs,
+		Short:       "Keys for submitting to a fleet of brood workers",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetAlways},
 	}
 	cmd.AddCommand(NewCmdKeygen(f, nil))
 	return cmd

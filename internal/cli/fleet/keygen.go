@@ -1,25 +1,13 @@
 package fleet
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/engine/temporal"
 )
 
 // KeygenOptions are the flags of `brood fleet keygen`.
-type KeygenOptions struct {
-	Factory *cmdutil.Factory
-	// Force replaces an existing key.
-	Force bool
-	// Comment ends the public key's line (default user@host).
-	Comment string
-}
+type KeygenOptions = cmdutil.KeygenOptions
 
 // NewCmdKeygen builds `brood fleet keygen`. runF replaces the run.
 func NewCmdKeygen(f *cmdutil.Factory, runF func(*KeygenOptions) error) *cobra.Command {
@@ -45,31 +33,14 @@ brood worker --trusted-key 'brood-ed25519 ...' or as a line in the worker's
 			if runF != nil {
 				return runF(opts)
 			}
-			return keygenRun(opts)
+			link, err := f.FleetLink()
+			if err != nil {
+				return err
+			}
+			return link.Keygen(opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing key (workers that trust the old one will refuse your submissions)")
 	cmd.Flags().StringVar(&opts.Comment, "comment", "", "a comment at the end of the public key's line (default user@host)")
 	return cmd
-}
-
-func keygenRun(opts *KeygenOptions) error {
-	f := opts.Factory
-	if f.Home == "" {
-		return errors.New("HOME is not set: brood keeps the fleet key in ~/.config/brood/fleet")
-	}
-	comment := opts.Comment
-	if comment == "" {
-		host, _ := os.Hostname()
-		comment = cmdutil.FirstNonEmpty(os.Getenv("USER"), "brood") + "@" + host
-	}
-	dir := temporal.KeyDir(f.Home)
-	line, err := temporal.GenerateKey(dir, comment, opts.Force)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f.Out, "%s\n", line)
-	fmt.Fprintf(f.Err, "brood fleet keygen: private key %s (0600), public key %s\n", filepath.Join(dir, temporal.PrivateKeyFile), filepath.Join(dir, temporal.PublicKeyFile))
-	fmt.Fprintf(f.Err, "brood fleet keygen: your fleet submissions are signed with it from now on; on each worker: brood worker --trusted-key '%s' (or that line in ~/.config/brood/fleet/%s)\n", line, temporal.TrustedKeysFile)
-	return nil
 }

@@ -48,6 +48,7 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 		Example: `  brood subagent explore "How does the auth middleware work?"
   brood subagent general-purpose "Add a --json flag to the export command and update its tests"`,
 		Args:              cobra.MinimumNArgs(2),
+		Annotations:       map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetEngineOnly}, // brood-fleet runs --engine temporal
 		ValidArgsFunction: f.CompleteAgents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Agent, opts.Prompt = args[0], strings.Join(args[1:], " ")

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/root"
-	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // ResumeOptions are the arguments of `brood tasks resume`.
@@ -98,52 +96,13 @@ func resumeRun(ctx context.Context, opts *ResumeOptions) error {
 	return render.CallResult(f.Out, r, opts.JSON)
 }
 
-// fleetResume continues a fleet call (brood subagent --engine temporal)
-// with a follow-up prompt on whichever worker takes it: from its transcript
-// in the fleet's store, a stopped writer from its change so far; a
-// finished call's change its submitter never landed is landed first.
-// Without a prompt it only lands that change.
+// fleetResume continues or lands a fleet call (brood subagent --engine
+// temporal) through the fleet brood-fleet links.
 func fleetResume(ctx context.Context, opts *ResumeOptions) error {
 	f := opts.Factory
-	eng, closeFn, err := root.Fleet(ctx, f, opts.Fleet)
+	link, err := f.FleetLink()
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	if strings.TrimSpace(opts.Prompt) == "" {
-		return fleetLand(ctx, opts, eng)
-	}
-	r, err := eng.Call(ctx, call.Spec{Resume: opts.ID, Prompt: opts.Prompt})
-	if err != nil {
-		return err
-	}
-	return render.CallResult(f.Out, r, opts.JSON)
-}
-
-// fleetLand lands a fleet call's change in this tree, when its submitter
-// did not: one line, and a failing exit when the change is not in the tree.
-func fleetLand(ctx context.Context, opts *ResumeOptions, eng *root.FleetEngine) error {
-	f := opts.Factory
-	l, err := eng.LandCall(ctx, opts.ID)
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		if err := cmdutil.WriteJSON(f.Out, l); err != nil {
-			return err
-		}
-	} else {
-		line := map[string]string{
-			"landed":     "landed the change of fleet call %s in your tree: %s\n",
-			"in_tree":    "fleet call %s: %s; nothing was landed again\n",
-			"kept":       "the change of fleet call %s is not in your tree: %s\n",
-			"none":       "fleet call %s: %s\n",
-			"unfinished": "fleet call %s: %s\n",
-		}[l.State]
-		fmt.Fprintf(termsafe.NewWriter(f.Out), line, l.TaskID, strings.TrimPrefix(l.Message, "fleet copy: "))
-	}
-	if l.State == "kept" {
-		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change did not apply to your tree; it is kept where the line above says (merge it by hand)", l.TaskID))
-	}
-	return nil
+	return link.ResumeCall(ctx, f, opts.Fleet, opts.ID, opts.Prompt, opts.JSON)
 }

@@ -46,12 +46,19 @@ prefix or tail of the task's id.`,
 			id, err := f.ResolveTaskID(opts.ID)
 			if err != nil {
 				// Not here: a call on the fleet, when one is configured.
-				if ft, ferr := root.FleetCall(cmd.Context(), f, opts.Fleet, opts.ID); ferr == nil {
-					return showFleet(opts, ft)
-				} else if !errors.Is(ferr, engine.ErrNotFound) {
-					return fmt.Errorf("%v (and the fleet: %v)", err, ferr)
+				if !opts.Fleet.Configured(f) {
+					return err
 				}
-				return err
+				link, ferr := f.FleetLink()
+				if ferr == nil {
+					if ferr = link.ShowCall(cmd.Context(), f, opts.Fleet, opts.ID, opts.JSON); ferr == nil {
+						return nil
+					}
+				}
+				if errors.Is(ferr, engine.ErrNotFound) {
+					return err
+				}
+				return fmt.Errorf("%v (and the fleet: %v)", err, ferr)
 			}
 			opts.ID = id
 			if runF != nil {
@@ -63,46 +70,6 @@ prefix or tail of the task's id.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	opts.Fleet.AddFlags(cmd)
 	return cmd
-}
-
-// showFleet prints a call on the fleet: its status, where it runs (worker,
-// attempt, last heartbeat) and, once ended, its result.
-func showFleet(opts *ShowOptions, t *root.FleetTaskDetail) error {
-	f := opts.Factory
-	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, t)
-	}
-	w := termsafe.NewWriter(f.Out)
-	fmt.Fprintf(w, "task     %s (on the fleet: Temporal workflow %s)\nagent    %s\nstatus   %s\ncreated  %s\n",
-		t.ID, t.Workflow, termsafe.Line(t.Agent), t.Status, t.Created.Format(time.RFC3339))
-	if t.Description != "" {
-		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(t.Description))
-	}
-	switch {
-	case t.Worker != "" && t.Result != nil:
-		fmt.Fprintf(w, "worker   %s (ran it; %d attempt(s) on the fleet)\n", termsafe.Line(t.Worker), t.Attempt)
-	case t.Worker != "":
-		fmt.Fprintf(w, "worker   %s (attempt %d)\n", termsafe.Line(t.Worker), t.Attempt)
-	}
-	if hb := t.Heartbeat; hb != nil && !hb.Transcript.IsZero() {
-		fmt.Fprintf(w, "transcript  %d bytes in the store (%s)\n", hb.Position, hb.Transcript)
-	}
-	if t.LastFailure != "" {
-		fmt.Fprintf(w, "last failure  %s\n", termsafe.Line(t.LastFailure))
-	}
-	if r := t.Result; r != nil {
-		fmt.Fprintf(w, "\nresult (%s, %d run(s) of the agent, %d tokens in, %d out):\n%s\n", r.Status, r.Attempts, r.Usage.Input, r.Usage.Output, r.Summary)
-		for _, x := range r.Failures {
-			fmt.Fprintf(w, "failure  %s\n", termsafe.Line(x))
-		}
-		if len(r.FilesChanged) > 0 {
-			fmt.Fprintf(w, "files    %s\n", strings.Join(r.FilesChanged, ", "))
-		}
-	}
-	if t.Landed != "" {
-		fmt.Fprintf(w, "change   %s\n", termsafe.Line(t.Landed))
-	}
-	return nil
 }
 
 // excerptLines is how much of a result `tasks show` prints; `tasks

@@ -126,7 +126,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 // fleet that does not answer is said on stderr.
 func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 	f := opts.Factory
-	fleet, err := root.FleetCalls(ctx, f, opts.Fleet)
+	fleet, err := fleetCalls(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(f.Err, "brood: the fleet's tasks are not listed: %v\n", err)
 		return nil
@@ -152,7 +152,7 @@ func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 // "temporal"); a fleet that does not answer is said on stderr.
 func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow {
 	f := opts.Factory
-	fleet, err := root.FleetCalls(ctx, f, opts.Fleet)
+	fleet, err := fleetCalls(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(f.Err, "brood: the fleet's tasks are not listed: %v\n", err)
 		return nil
@@ -165,6 +165,20 @@ func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow 
 		}
 	}
 	return rows
+}
+
+// fleetCalls are the fleet's calls and runs, or none when no fleet is
+// configured.
+func fleetCalls(ctx context.Context, opts *ListOptions) ([]cmdutil.FleetCall, error) {
+	f := opts.Factory
+	if !opts.Fleet.Configured(f) {
+		return nil, nil
+	}
+	link, err := f.FleetLink()
+	if err != nil {
+		return nil, err
+	}
+	return link.Calls(ctx, f, opts.Fleet)
 }
 
 // printTasks is the table of this project's tasks, each id shown as its

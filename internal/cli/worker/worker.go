@@ -1,48 +1,21 @@
 // Package worker is `brood worker`: a Temporal worker that runs the agent
 // calls of plans (and of `brood subagent --engine temporal`) submitted to
 // its task queue, each as a real brood child process of this worker under
-// its own pool, lifeguard and depth cap. The commands that submit to the
-// fleet (--engine temporal) get the Temporal engine from internal/root.
+// its own pool, lifeguard and depth cap. The command is brood's (its flags
+// and help); what it runs is linked in brood-fleet (root/fleetlink), to
+// which brood hands it (cmdutil.HandOffFleet).
 package worker
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/broodhq/brood/internal/blobstore"
-	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/codesnap"
-	"github.com/broodhq/brood/internal/engine/temporal"
-	"github.com/broodhq/brood/internal/isolate"
-	"github.com/broodhq/brood/internal/root"
-	"github.com/broodhq/brood/internal/spawn"
 )
 
 // Options are the flags of `brood worker`.
-type Options struct {
-	Factory *cmdutil.Factory
-	Fleet   root.FleetFlags
-	// Concurrency is how many calls run here at once (default: the pool's
-	// concurrency).
-	Concurrency int
-	// Remotes are git remotes this worker may fetch a base commit from,
-	// added to worker.remotes (--remote).
-	Remotes []string
-	// TrustedKeys are submitter public keys (or files of them) whose
-	// signed submissions this worker runs, besides
-	// ~/.config/brood/fleet/trusted_keys (--trusted-key).
-	TrustedKeys []string
-	// AllowUnsigned runs any submission, signed or not (--allow-unsigned).
-	AllowUnsigned bool
-}
+type Options = cmdutil.WorkerOptions
 
 // NewCmdWorker builds `brood worker`. runF replaces the run.
 func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
@@ -62,12 +35,17 @@ its running calls move to another worker.`,
 		Example: `  temporal server start-dev --headless --db-filename /tmp/temporal.db
   brood worker --temporal 127.0.0.1:7233 --concurrency 4
   brood worker --temporal temporal.example.com:7233 --namespace team --task-queue review`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetAlways},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return workerRun(cmd.Context(), opts)
+			link, err := f.FleetLink()
+			if err != nil {
+				return err
+			}
+			return link.Worker(cmd.Context(), opts)
 		},
 	}
 	opts.Fleet.AddFlags(cmd)
@@ -76,184 +54,4 @@ its running calls move to another worker.`,
 	cmd.Flags().BoolVar(&opts.AllowUnsigned, "allow-unsigned", false, "run every submission, signed or not, from anyone who can reach the task queue (a dev server only you can reach; see docs/scale-out.md)")
 	cmd.Flags().StringArrayVar(&opts.Remotes, "remote", nil, "a git remote this worker may fetch a submission's base commit from (repeatable; added to worker.remotes; default: none, bases come from bundles in the store)")
 	return cmd
-}
-
-// codeSite runs calls that carry the submitter's tree in a fresh copy per
-// call, from a clone cache under the user's cache directory: an overlay over
-// a cached checkout of the base where this machine lets a child mount one,
-// a full checkout otherwise. What a killed worker left behind, and base
-// checkouts no call has used for an hour, are pruned at start and every
-// ten minutes.
-func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, readOnly func(string) bool, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
-	blobs, ok := store.(*blobstore.Store)
-	if !ok {
-		return nil, nil
-	}
-	cache := &codesnap.Cache{Dir: codesnap.DefaultCacheDir(), Remotes: remotes}
-	if err := os.MkdirAll(cache.Dir, 0o700); err != nil {
-		return nil, err
-	}
-	sup := isolate.ProbeIn(ctx, cache.Dir)
-	cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
-	if !sup.Overlay {
-		fmt.Fprintf(stderr, "brood worker: no overlay on this machine (%s): each call gets a full copy of the submitter's tree\n", sup.Why)
-	}
-	if err := cache.Prune(ctx); err != nil {
-		return nil, err
-	}
-	go func() {
-		t := time.NewTicker(10 * time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_ = cache.Prune(ctx)
-			}
-		}
-	}()
-	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) {
-		c, err := d.In(co.Dir, co.Mount)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}, ReadOnly: readOnly}, nil
-}
-
-// workerRemotes is the worker's allowlist of remotes: its settings' and
-// its flags', each checked (codesnap.CheckRemote).
-func workerRemotes(fromSettings, fromFlags []string) ([]string, error) {
-	var out []string
-	for _, src := range []struct {
-		name string
-		list []string
-	}{{"worker.remotes", fromSettings}, {"--remote", fromFlags}} {
-		for _, r := range src.list {
-			if err := codesnap.CheckRemote(r); err != nil {
-				return nil, fmt.Errorf("%s: %w", src.name, err)
-			}
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func workerRun(ctx context.Context, opts *Options) error {
-	f := opts.Factory
-	conc := opts.Concurrency
-	if conc < 0 {
-		return &cmdutil.ExitError{Code: 2, Err: errors.New("--concurrency must be positive")}
-	}
-	if conc == 0 {
-		conc = f.Settings.Pool.Concurrency
-	}
-	// The worker's pool holds as many children as it takes calls.
-	f.Settings.Pool.Concurrency = conc
-	cfg := opts.Fleet.Resolve(f)
-	remotes, err := workerRemotes(f.Settings.Worker.Remotes, opts.Remotes)
-	if err != nil {
-		return &cmdutil.ExitError{Code: 2, Err: err}
-	}
-	trust, err := workerTrust(f.Home, opts.TrustedKeys, opts.AllowUnsigned)
-	if err != nil {
-		return &cmdutil.ExitError{Code: 2, Err: err}
-	}
-	host, _ := os.Hostname()
-	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
-	cfg.Client.Identity = identity
-	store, err := temporal.OpenStore(ctx, cfg.Store)
-	if err != nil {
-		return err
-	}
-	cfg.Client.ClaimStore, _ = store.(*blobstore.Store)
-	c, err := temporal.Dial(ctx, cfg.Client)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	// The calls' hooks are their submitters' business, not this host's.
-	r, err := root.New(ctx, f, root.Options{NeedModel: true, Unobserved: true})
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	d, err := r.MustDispatch("run agent calls")
-	if err != nil {
-		return err
-	}
-	reg := f.Registry()
-	readOnly := func(agent string) bool {
-		def, ok := reg.Get(agent)
-		return ok && def.ReadOnly
-	}
-	site, err := codeSite(ctx, store, d, readOnly, remotes, f.Err)
-	if err != nil {
-		return err
-	}
-	ping := f.Settings.Pool.PingInterval.Duration
-	w := temporal.NewWorker(c, temporal.WorkerOptions{
-		Queue: cfg.Queue, Concurrency: conc, Heartbeat: ping,
-		StopTimeout: 2*f.Settings.Pool.KillGrace.Duration + 5*time.Second,
-		Activities: &temporal.Activities{Runner: d, ProjectRoot: f.ProjectRoot, Store: store,
-			Worker: identity, UploadEvery: ping, Code: site, Trust: trust,
-			BeforeResult: holdForTest(os.Getenv("BROOD_TEST_HOLD_BEFORE_RESULT"))},
-	})
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start the worker: %w", err)
-	}
-	fmt.Fprintf(f.Err, "brood worker: task queue %s on %s (namespace %s), %d calls at once, store %s; Ctrl-C stops\n",
-		cfg.Queue, cfg.Client.HostPort, cfg.Client.Namespace, conc, cfg.Store)
-	if trust.AllowUnsigned {
-		fmt.Fprintln(f.Err, "brood worker: --allow-unsigned: runs any submission from anyone who can reach the task queue")
-	} else {
-		fmt.Fprintf(f.Err, "brood worker: runs submissions signed by %d trusted key(s)\n", trust.Len())
-	}
-	if len(remotes) == 0 {
-		fmt.Fprintln(f.Err, "brood worker: base commits come from bundles in the store only (no remote allowed: worker.remotes, --remote)")
-	}
-	<-ctx.Done()
-	fmt.Fprintln(f.Err, "brood worker: stopping (running calls move to another worker)")
-	w.Stop()
-	return nil
-}
-
-// workerTrust is the worker's allowlist of submitter keys: its user's
-// trusted_keys file and --trusted-key. With none (and no
-// --allow-unsigned) the worker does not start: it would refuse every call.
-func workerTrust(home string, flags []string, allowUnsigned bool) (*temporal.Trust, error) {
-	t := temporal.NewTrust()
-	t.AllowUnsigned = allowUnsigned
-	if home != "" {
-		if err := t.AddFile(filepath.Join(temporal.KeyDir(home), temporal.TrustedKeysFile)); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range flags {
-		if err := t.Add(k, "--trusted-key"); err != nil {
-			return nil, err
-		}
-	}
-	if t.Len() == 0 && !allowUnsigned {
-		return nil, fmt.Errorf("this worker trusts no submitter key, so it would run nothing: add each submitter's public key (brood fleet keygen prints it) with --trusted-key KEY_OR_FILE or a line in %s; --allow-unsigned runs anyone's submissions (a dev server only you can reach)",
-			filepath.Join("~/.config/brood/fleet", temporal.TrustedKeysFile))
-	}
-	return t, nil
-}
-
-// holdForTest is the fault tests' way to stop a worker between a call's
-// end and its recorded result: with fifo set, that moment waits until the
-// test, which opened the fifo to write (and so knows the worker is there),
-// closes it. Unset (every real worker): nil, nothing waits.
-func holdForTest(fifo string) func(context.Context) {
-	if fifo == "" {
-		return nil
-	}
-	return func(context.Context) {
-		if f, err := os.Open(fifo); err == nil {
-			_, _ = io.Copy(io.Discard, f)
-			f.Close()
-		}
-	}
 }

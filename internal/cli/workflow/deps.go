@@ -42,7 +42,7 @@ func depsFrom(f *cmdutil.Factory, fleetFlags *root.FleetFlags) *Deps {
 			if !fleetFlags.Configured(f) {
 				return nil, func() {}, false, nil
 			}
-			e, closeFn, err := root.Fleet(ctx, f, *fleetFlags)
+			e, closeFn, err := root.OpenFleet(ctx, f, *fleetFlags)
 			if err != nil {
 				return nil, func() {}, true, err
 			}

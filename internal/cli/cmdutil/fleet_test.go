@@ -1,0 +1,77 @@
+package cmdutil
+
+import (
+	"os"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestFleetNeed: which commands brood hands to brood-fleet. brood worker
+// and brood fleet always; --engine temporal surely; a listing (the fleet
+// flags without --engine) when a fleet is configured by flag or setting;
+// brood subagent's fleet flags serve --engine temporal alone.
+func TestFleetNeed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		address string // temporal.address
+		want    fleetNeeds
+	}{
+		{"worker", []string{"worker"}, "", fleetSurely},
+		{"a verb of fleet", []string{"fleet", "keygen"}, "", fleetSurely},
+		{"engine temporal", []string{"workflow", "run", "--engine", "temporal"}, "", fleetSurely},
+		{"engine local, no fleet", []string{"workflow", "list"}, "", noFleet},
+		{"engine local, a fleet configured", []string{"workflow", "list"}, "127.0.0.1:7233", fleetIfConfigured},
+		{"listing, none configured", []string{"tasks"}, "", noFleet},
+		{"listing, --temporal", []string{"tasks", "--temporal", "127.0.0.1:7233"}, "", fleetIfConfigured},
+		{"listing, temporal.address", []string{"tasks"}, "127.0.0.1:7233", fleetIfConfigured},
+		{"subagent, local", []string{"subagent"}, "127.0.0.1:7233", noFleet},
+		{"subagent, engine temporal", []string{"subagent", "--engine", "temporal"}, "", fleetSurely},
+		{"run", []string{"run"}, "127.0.0.1:7233", noFleet},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFactory(IO{Out: os.Stdout, Err: os.Stderr})
+			f.Settings.Temporal.Address = tc.address
+			var got fleetNeeds
+			run := func(cmd *cobra.Command, _ []string) { got = fleetNeed(cmd, f) }
+			engine := func(c *cobra.Command, persistent bool) *cobra.Command {
+				fs := c.Flags()
+				if persistent {
+					fs = c.PersistentFlags()
+				}
+				fs.String("engine", "local", "")
+				return c
+			}
+			fleet := func(c *cobra.Command, persistent bool) *cobra.Command {
+				var fl FleetFlags
+				if persistent {
+					fl.AddPersistentFlags(c)
+				} else {
+					fl.AddFlags(c)
+				}
+				return c
+			}
+			root := &cobra.Command{Use: "brood"}
+			fleetCmd := &cobra.Command{Use: "fleet", Annotations: map[string]string{FleetAnnotation: FleetAlways}}
+			fleetCmd.AddCommand(&cobra.Command{Use: "keygen", Run: run})
+			workflow := fleet(engine(&cobra.Command{Use: "workflow"}, true), true)
+			workflow.AddCommand(&cobra.Command{Use: "run", Run: run}, &cobra.Command{Use: "list", Run: run})
+			subagent := fleet(engine(&cobra.Command{Use: "subagent", Run: run, Annotations: map[string]string{FleetAnnotation: FleetEngineOnly}}, false), false)
+			root.AddCommand(
+				fleet(&cobra.Command{Use: "worker", Run: run, Annotations: map[string]string{FleetAnnotation: FleetAlways}}, false),
+				fleetCmd, workflow, subagent,
+				fleet(&cobra.Command{Use: "tasks", Run: run}, false),
+				&cobra.Command{Use: "run", Run: run},
+			)
+			root.SetArgs(tc.args)
+			got = -1
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("brood %v with temporal.address %q: fleetNeed = %d, want %d", tc.args, tc.address, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,33 @@
+package fleetlink
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/engine/temporal"
+)
+
+// Keygen makes the submitter's key pair (brood fleet keygen).
+func (Link) Keygen(opts *cmdutil.KeygenOptions) error {
+	f := opts.Factory
+	if f.Home == "" {
+		return errors.New("HOME is not set: brood keeps the fleet key in ~/.config/brood/fleet")
+	}
+	comment := opts.Comment
+	if comment == "" {
+		host, _ := os.Hostname()
+		comment = cmdutil.FirstNonEmpty(os.Getenv("USER"), "brood") + "@" + host
+	}
+	dir := temporal.KeyDir(f.Home)
+	line, err := temporal.GenerateKey(dir, comment, opts.Force)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Out, "%s\n", line)
+	fmt.Fprintf(f.Err, "brood fleet keygen: private key %s (0600), public key %s\n", filepath.Join(dir, temporal.PrivateKeyFile), filepath.Join(dir, temporal.PublicKeyFile))
+	fmt.Fprintf(f.Err, "brood fleet keygen: your fleet submissions are signed with it from now on; on each worker: brood worker --trusted-key '%s' (or that line in ~/.config/brood/fleet/%s)\n", line, temporal.TrustedKeysFile)
+	return nil
+}

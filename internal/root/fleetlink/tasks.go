@@ -1,0 +1,134 @@
+package fleetlink
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/render"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// ShowCall prints a call on the fleet (brood tasks show): its status,
+// where it runs (worker, attempt, last heartbeat) and, once ended, its
+// result; engine.ErrNotFound when no fleet is configured or it has no
+// such call.
+func (Link) ShowCall(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags, id string, json bool) error {
+	if !fl.Configured(f) {
+		return engine.ErrNotFound
+	}
+	e, closeFn, err := Open(ctx, f, fl)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	t, err := e.Task(ctx, id)
+	if err != nil {
+		return err
+	}
+	if json {
+		return cmdutil.WriteJSON(f.Out, t)
+	}
+	w := termsafe.NewWriter(f.Out)
+	fmt.Fprintf(w, "task     %s (on the fleet: Temporal workflow %s)\nagent    %s\nstatus   %s\ncreated  %s\n",
+		t.ID, t.Workflow, termsafe.Line(t.Agent), t.Status, t.Created.Format(time.RFC3339))
+	if t.Description != "" {
+		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(t.Description))
+	}
+	switch {
+	case t.Worker != "" && t.Result != nil:
+		fmt.Fprintf(w, "worker   %s (ran it; %d attempt(s) on the fleet)\n", termsafe.Line(t.Worker), t.Attempt)
+	case t.Worker != "":
+		fmt.Fprintf(w, "worker   %s (attempt %d)\n", termsafe.Line(t.Worker), t.Attempt)
+	}
+	if hb := t.Heartbeat; hb != nil && !hb.Transcript.IsZero() {
+		fmt.Fprintf(w, "transcript  %d bytes in the store (%s)\n", hb.Position, hb.Transcript)
+	}
+	if t.LastFailure != "" {
+		fmt.Fprintf(w, "last failure  %s\n", termsafe.Line(t.LastFailure))
+	}
+	if r := t.Result; r != nil {
+		fmt.Fprintf(w, "\nresult (%s, %d run(s) of the agent, %d tokens in, %d out):\n%s\n", r.Status, r.Attempts, r.Usage.Input, r.Usage.Output, r.Summary)
+		for _, x := range r.Failures {
+			fmt.Fprintf(w, "failure  %s\n", termsafe.Line(x))
+		}
+		if len(r.FilesChanged) > 0 {
+			fmt.Fprintf(w, "files    %s\n", strings.Join(r.FilesChanged, ", "))
+		}
+	}
+	if t.Landed != "" {
+		fmt.Fprintf(w, "change   %s\n", termsafe.Line(t.Landed))
+	}
+	return nil
+}
+
+// Calls lists the fleet's calls and runs (brood tasks).
+func (Link) Calls(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags) ([]cmdutil.FleetCall, error) {
+	e, closeFn, err := Open(ctx, f, fl)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	ts, err := e.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cmdutil.FleetCall, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, cmdutil.FleetCall{ID: t.ID, Kind: t.Kind, Agent: t.Agent, Status: t.Status, Description: t.Description, Created: t.Created})
+	}
+	return out, nil
+}
+
+// ResumeCall continues a fleet call (brood subagent --engine temporal)
+// with a follow-up prompt on whichever worker takes it: from its transcript
+// in the fleet's store, a stopped writer from its change so far; a
+// finished call's change its submitter never landed is landed first.
+// Without a prompt it only lands that change.
+func (Link) ResumeCall(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags, id, prompt string, json bool) error {
+	eng, closeFn, err := Open(ctx, f, fl)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	if strings.TrimSpace(prompt) == "" {
+		return land(ctx, f, eng, id, json)
+	}
+	r, err := eng.Call(ctx, call.Spec{Resume: id, Prompt: prompt})
+	if err != nil {
+		return err
+	}
+	return render.CallResult(f.Out, r, json)
+}
+
+// land lands a fleet call's change in this tree, when its submitter
+// did not: one line, and a failing exit when the change is not in the tree.
+func land(ctx context.Context, f *cmdutil.Factory, eng *temporal.Engine, id string, json bool) error {
+	l, err := eng.LandCall(ctx, id)
+	if err != nil {
+		return err
+	}
+	if json {
+		if err := cmdutil.WriteJSON(f.Out, l); err != nil {
+			return err
+		}
+	} else {
+		line := map[string]string{
+			"landed":     "landed the change of fleet call %s in your tree: %s\n",
+			"in_tree":    "fleet call %s: %s; nothing was landed again\n",
+			"kept":       "the change of fleet call %s is not in your tree: %s\n",
+			"none":       "fleet call %s: %s\n",
+			"unfinished": "fleet call %s: %s\n",
+		}[l.State]
+		fmt.Fprintf(termsafe.NewWriter(f.Out), line, l.TaskID, strings.TrimPrefix(l.Message, "fleet copy: "))
+	}
+	if l.State == "kept" {
+		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change did not apply to your tree; it is kept where the line above says (merge it by hand)", l.TaskID))
+	}
+	return nil
+}
