@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if mode, ok := os.LookupEnv(dropBenchEnv); ok {
 		os.Exit(dropBenchChild(mode))
 	}
+	if _, ok := os.LookupEnv(tsyncConflictEnv); ok {
+		os.Exit(tsyncConflictChild())
+	}
 	if pol, ok := os.LookupEnv(childEnv); ok {
 		os.Exit(runChild(pol))
 	}
