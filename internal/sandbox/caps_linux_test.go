@@ -115,7 +115,9 @@ func capsWrong(who string, caps map[string]uint64, program bool) []string {
 
 // capsCheck runs in a restricted test child ("caps"), parkedThreads extra
 // threads held since before Restrict: the first program it starts, right
-// after Restrict returned, and then every thread of the child hold no
+// after Restrict returned, a command it starts for its model
+// (StartCommand, whose bounding set a root child cuts to keptCaps too, as
+// the attack suite reads it), and then every thread of the child hold no
 // capability a confined child may not (capsWrong).
 func capsCheck(release chan struct{}) int {
 	defer close(release)
@@ -131,6 +133,24 @@ func capsCheck(release chan struct{}) int {
 		return 1
 	}
 	bad = append(bad, capsWrong("program started first", caps, true)...)
+	var cmdOut strings.Builder
+	cmd := exec.Command("cat", "/proc/self/status")
+	cmd.Stdout = &cmdOut
+	c, err := StartCommand(cmd, false)
+	if err == nil {
+		err = c.Wait()
+	}
+	if err == nil {
+		caps, err = capsOf(cmdOut.String())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "a command for the model:", err)
+		return 1
+	}
+	bad = append(bad, capsWrong("command for the model", caps, true)...)
+	if os.Geteuid() == 0 && caps["CapBnd"]&^keptCaps != 0 {
+		bad = append(bad, fmt.Sprintf("command for the model: CapBnd %016x holds %016x beyond %016x", caps["CapBnd"], caps["CapBnd"]&^keptCaps, uint64(keptCaps)))
+	}
 	tasks, _ := filepath.Glob("/proc/self/task/*/status")
 	if len(tasks) < parkedThreads+1 {
 		bad = append(bad, fmt.Sprintf("only %d threads, want more than %d", len(tasks), parkedThreads))

@@ -13,8 +13,8 @@ import (
 // allThreads puts every thread of this process under the ruleset rfd in
 // place, instead of re-executing: no_new_privs, the syscall filter
 // (filterFor), the domain and the capabilities an exec would have left.
-// Threads started later are cloned from restricted ones. Three calls,
-// each reaching every thread before it returns:
+// Threads started later are cloned from restricted ones. Each of these
+// reaches every thread before it returns:
 //
 //   - no_new_privs on this thread, then the filter with
 //     SECCOMP_FILTER_FLAG_TSYNC: the kernel installs it on every thread
@@ -31,13 +31,14 @@ import (
 //     for a non-root user none is left, as an exec would leave none; for
 //     root (uid 0 in its user namespace, where the kernel gave it every
 //     capability) the permitted and effective sets are cut to keptCaps
+//     (and CAP_SETPCAP, out of the bounding set first: capsEveryThread)
 //     and the inheritable set emptied. The kernel keeps in the ambient
 //     set only what stays both permitted and inheritable, so ambient is
 //     emptied too; and under no_new_privs an exec never gives a program
 //     a capability its thread had not permitted (cap_bprm_creds_from_file
 //     intersects with the old permitted set), so the bounding set need
-//     not be cut one capability at a time: what a program can hold is
-//     keptCaps at most, and this process itself holds no more either.
+//     not be cut one capability at a time on every thread (33 stops of
+//     the world): what any program can hold is keptCaps at most.
 //
 // It returns ENOTSUP, having changed nothing, in a binary that links
 // runtime/cgo (threads made by C code are out of the runtime's reach).
@@ -100,21 +101,35 @@ func filterEveryThread(prog []unix.SockFilter) error {
 
 // capsEveryThread leaves every thread of the process the capabilities a
 // confined child may hold (allThreads): none for a non-root user; for
-// root keptCaps permitted and effective, none inheritable (so none
-// ambient). One capset, the same on every thread: the kernel refuses a
+// root keptCaps permitted and effective, and none inheritable (so none
+// ambient). Root keeps one more, CAP_SETPCAP, after it has left the
+// bounding set of every thread: no program started from any thread gets
+// it (under no_new_privs an exec is bounded by the bounding set and the
+// permitted set both), and a thread that starts a command may still cut
+// its own bounding set to what it is permitted (NoIntrospectionForCommand,
+// dropBoundingThread), so the command sees the bounding set a re-executed
+// child's has. One capset, the same on every thread: the kernel refuses a
 // thread whose permitted set lacks one of them (EPERM), and a result that
 // differs between threads ends the program.
 func capsEveryThread() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	data := new([2]unix.CapUserData)
 	if os.Geteuid() == 0 {
+		keep := uint64(keptCaps)
+		_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, unix.CAP_SETPCAP, 0)
+		switch e {
+		case 0:
+			keep |= 1 << unix.CAP_SETPCAP
+		case unix.EPERM: // not held: it cannot be kept either
+		default:
+			return fmt.Errorf("sandbox: drop CAP_SETPCAP from every thread's bounding set: %w", e)
+		}
 		var now [2]unix.CapUserData
 		if err := unix.Capget(&hdr, &now[0]); err != nil {
 			return fmt.Errorf("sandbox: read capabilities: %w", err)
 		}
 		for i := range data {
-			kept := uint32(uint64(keptCaps) >> (32 * i))
-			data[i].Permitted = now[i].Permitted & kept
+			data[i].Permitted = now[i].Permitted & uint32(keep>>(32*i))
 			data[i].Effective = data[i].Permitted
 		}
 	}
