@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"unsafe"
@@ -110,7 +111,7 @@ func allowAround(rfd int, dir string, hide, way map[string]bool, access uint64) 
 // not reach, needs no rule.
 func addReadRuleAt(rfd, dfd int, name string, access uint64) error {
 	fd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return nil
 	}
 	if err != nil {
