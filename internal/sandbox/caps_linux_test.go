@@ -3,7 +3,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // parkedThreads is how many extra OS threads a "caps" test child holds
@@ -36,52 +40,86 @@ func parkThreads(n int, release <-chan struct{}) {
 	}
 }
 
-// capsOf parses the Cap* lines of a /proc status file.
+// capsOf parses the Cap* lines of a /proc status file (hexadecimal) and
+// its NoNewPrivs and Seccomp lines (decimal).
 func capsOf(status string) (map[string]uint64, error) {
 	caps := map[string]uint64{}
 	for _, line := range strings.Split(status, "\n") {
 		k, v, ok := strings.Cut(line, ":\t")
-		if !ok || !strings.HasPrefix(k, "Cap") {
+		base := 16
+		switch {
+		case !ok:
+			continue
+		case k == "NoNewPrivs" || k == "Seccomp":
+			base = 10
+		case !strings.HasPrefix(k, "Cap"):
 			continue
 		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		n, err := strconv.ParseUint(strings.TrimSpace(v), base, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", line, err)
 		}
 		caps[k] = n
 	}
-	if len(caps) < 5 {
-		return nil, fmt.Errorf("no capability lines in %q", status)
+	if len(caps) < 7 {
+		return nil, fmt.Errorf("no capability, no_new_privs or seccomp lines in %q", status)
 	}
 	return caps, nil
 }
 
-// capsWrong says what in caps exceeds what a confined child may hold: for
-// root, nothing outside keptCaps in the bounding set (and, for a program
-// it started, in the permitted and effective sets), no ambient or
-// inheritable capability; for any other user, nothing at all but the
-// bounding set (which an unprivileged exec cannot use).
+// execCeiling is the most a program started from a thread with these sets
+// can be permitted: the bounding set (root's exec gives every capability
+// in it), and under no_new_privs no more than the thread's own permitted
+// set (the kernel intersects the two), beside its inheritable and ambient
+// sets (which capsWrong requires empty).
+func execCeiling(caps map[string]uint64) uint64 {
+	c := caps["CapBnd"]
+	if caps["NoNewPrivs"] == 1 {
+		c &= caps["CapPrm"]
+	}
+	return c | caps["CapInh"] | caps["CapAmb"]
+}
+
+// capsWrong says what in caps exceeds what a confined child may hold: no
+// ambient or inheritable capability, no_new_privs and the syscall filter
+// (where this architecture has one) on every thread; for root, nothing
+// outside keptCaps that a program it starts could be given (execCeiling:
+// the bounding set, or the permitted set under no_new_privs) and, for a
+// program it started, in the permitted and effective sets; for any other
+// user, no capability at all but the bounding set (which an unprivileged
+// exec cannot use).
 func capsWrong(who string, caps map[string]uint64, program bool) []string {
 	limit := map[string]uint64{"CapInh": 0, "CapAmb": 0, "CapPrm": 0, "CapEff": 0}
+	var bad []string
 	if os.Geteuid() == 0 {
-		limit["CapBnd"] = keptCaps
-		limit["CapPrm"], limit["CapEff"] = ^uint64(0), ^uint64(0) // root keeps its own
+		limit["CapPrm"], limit["CapEff"] = ^uint64(0), ^uint64(0) // bounded by execCeiling
 		if program {
 			limit["CapPrm"], limit["CapEff"] = keptCaps, keptCaps
 		}
+		if c := execCeiling(caps); c&^keptCaps != 0 {
+			bad = append(bad, fmt.Sprintf("%s: a program it starts may hold %016x beyond %016x (bounding %016x, permitted %016x, no_new_privs %d)",
+				who, c&^keptCaps, uint64(keptCaps), caps["CapBnd"], caps["CapPrm"], caps["NoNewPrivs"]))
+		}
 	}
-	var bad []string
 	for k, max := range limit {
 		if caps[k]&^max != 0 {
 			bad = append(bad, fmt.Sprintf("%s: %s %016x holds %016x beyond %016x", who, k, caps[k], caps[k]&^max, max))
 		}
+	}
+	if caps["NoNewPrivs"] != 1 {
+		bad = append(bad, who+": no no_new_privs")
+	}
+	if FilterAvailable() && caps["Seccomp"] != 2 {
+		bad = append(bad, fmt.Sprintf("%s: seccomp mode %d, not a filter", who, caps["Seccomp"]))
 	}
 	return bad
 }
 
 // capsCheck runs in a restricted test child ("caps"), parkedThreads extra
 // threads held since before Restrict: the first program it starts, right
-// after Restrict returned, and then every thread of the child hold no
+// after Restrict returned, a command it starts for its model
+// (StartCommand, whose bounding set a root child cuts to keptCaps too, as
+// the attack suite reads it), and then every thread of the child hold no
 // capability a confined child may not (capsWrong).
 func capsCheck(release chan struct{}) int {
 	defer close(release)
@@ -97,22 +135,45 @@ func capsCheck(release chan struct{}) int {
 		return 1
 	}
 	bad = append(bad, capsWrong("program started first", caps, true)...)
-	tasks, _ := filepath.Glob("/proc/self/task/*/status")
-	if len(tasks) < parkedThreads+1 {
-		bad = append(bad, fmt.Sprintf("only %d threads, want more than %d", len(tasks), parkedThreads))
+	var cmdOut strings.Builder
+	cmd := exec.Command("cat", "/proc/self/status")
+	cmd.Stdout = &cmdOut
+	c, err := StartCommand(cmd, false)
+	if err == nil {
+		err = c.Wait()
 	}
+	if err == nil {
+		caps, err = capsOf(cmdOut.String())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "a command for the model:", err)
+		return 1
+	}
+	bad = append(bad, capsWrong("command for the model", caps, true)...)
+	if os.Geteuid() == 0 && caps["CapBnd"]&^keptCaps != 0 {
+		bad = append(bad, fmt.Sprintf("command for the model: CapBnd %016x holds %016x beyond %016x", caps["CapBnd"], caps["CapBnd"]&^keptCaps, uint64(keptCaps)))
+	}
+	tasks, _ := filepath.Glob("/proc/self/task/*/status")
+	read := 0
 	for _, f := range tasks {
 		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a thread gone since the listing (the command's throw-away one) holds nothing
+		}
 		if err != nil {
 			bad = append(bad, err.Error())
 			continue
 		}
+		read++
 		caps, err := capsOf(string(b))
 		if err != nil {
 			bad = append(bad, err.Error())
 			continue
 		}
 		bad = append(bad, capsWrong("thread "+filepath.Base(filepath.Dir(f)), caps, false)...)
+	}
+	if read < parkedThreads+1 {
+		bad = append(bad, fmt.Sprintf("only %d threads read, want more than %d", read, parkedThreads))
 	}
 	if len(bad) > 0 {
 		fmt.Fprintln(os.Stderr, strings.Join(bad, "\n"))
@@ -125,13 +186,14 @@ func capsCheck(release chan struct{}) int {
 // overlay child (its own user namespace, where the kernel gives it every
 // capability) holds, once Restrict returns, nothing a confined child may
 // not on any of its threads, and the first program it starts gets nothing
-// more: in place (where the bounding set is cut behind the fork gate,
-// dropBoundingBeforeFork) and by re-executing.
+// more: in place (where root's permitted set is cut under no_new_privs on
+// every thread, allThreads) and by re-executing (the bounding set cut on
+// the thread it re-executes from).
 func TestNoCapabilityLeftOnAnyThread(t *testing.T) {
 	if landlockABI() == 0 {
 		t.Skip("kernel has no Landlock: no child is confined by it")
 	}
-	t.Logf("this binary restricts in place: %v (the gated drop runs only then: CGO_ENABLED=0)", InPlace())
+	t.Logf("this binary restricts in place: %v (CGO_ENABLED=0)", InPlace())
 	for _, env := range [][]string{nil, {forceReexecEnv + "=1"}} {
 		t.Run(fmt.Sprint(env), func(t *testing.T) {
 			res := startOnBase(t, Policy{Writable: []string{t.TempDir()}}, "caps", env...)
@@ -146,13 +208,15 @@ func TestNoCapabilityLeftOnAnyThread(t *testing.T) {
 }
 
 // dropBenchEnv makes the test binary a child that times one way of
-// cutting its bounding set ("sync" or "gated") and prints the figures.
+// cutting its capabilities ("bounding" or "capset") and prints the figures.
 const dropBenchEnv = "SANDBOX_TEST_DROP_BENCH"
 
-// dropBenchChild cuts this process's bounding set on every thread, as
-// Restrict did ("sync": before returning) or does ("gated": behind the
-// fork gate), and prints how long until the call returned and until a
-// program could be started after it, in nanoseconds.
+// dropBenchChild cuts what a program this process starts can hold, on
+// every thread, as Restrict did (each capability outside keptCaps dropped
+// from the bounding set: "bounding") or does (no_new_privs, then one
+// capset of the permitted set: "capset"), and prints how long until the
+// call returned and until a program could be started after it, in
+// nanoseconds.
 func dropBenchChild(mode string) int {
 	if os.Geteuid() != 0 || !InPlace() {
 		fmt.Fprintln(os.Stderr, "needs root and a binary without cgo")
@@ -160,13 +224,20 @@ func dropBenchChild(mode string) int {
 	}
 	t0 := time.Now()
 	switch mode {
-	case "sync":
+	case "bounding":
 		if err := dropBoundingEveryThread(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-	case "gated":
-		dropBoundingBeforeFork()
+	case "capset":
+		if _, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); e != 0 {
+			fmt.Fprintln(os.Stderr, e)
+			return 1
+		}
+		if err := capsEveryThread(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	returned := time.Since(t0)
 	cmd := exec.Command("/bin/true")
@@ -180,16 +251,17 @@ func dropBenchChild(mode string) int {
 	return 0
 }
 
-// BenchmarkBoundingDrop times the bounding-set cut of a root child in its
-// own user namespace (the kernel gives it every capability there): until
-// the call returns (the child's start-up path) and until its first program
-// could start, each b.N children started for each way. Needs root and
+// BenchmarkBoundingDrop times the capability cut of a root child in its
+// own user namespace (the kernel gives it every capability there), each
+// way dropBenchChild knows: until the call returns (the child's start-up
+// path) and until its first program could start, each b.N children
+// started for each way. Needs root and
 // CGO_ENABLED=0 (AllThreadsSyscall).
 func BenchmarkBoundingDrop(b *testing.B) {
 	if os.Geteuid() != 0 || !InPlace() {
 		b.Skip("needs root and a binary without cgo (CGO_ENABLED=0)")
 	}
-	for _, mode := range []string{"sync", "gated"} {
+	for _, mode := range []string{"bounding", "capset"} {
 		b.Run(mode, func(b *testing.B) {
 			var ret, fork time.Duration
 			for b.Loop() {

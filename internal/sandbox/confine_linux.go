@@ -14,8 +14,10 @@ import (
 const syscallsNote = "seccomp: mount, module, kexec, bpf, perf and io_uring syscalls and setuid/setgid modes denied"
 
 // capsNote is what a confined child's Status says of its capabilities when
-// it runs as root.
-const capsNote = "bounding set cut to file ownership, kill and setuid/setgid"
+// it runs as root: the bounding set cut (a child started from a confined
+// thread, or re-executed from one), or the permitted set under
+// no_new_privs (allThreads); either way no program it starts holds more.
+const capsNote = "capabilities cut to file ownership, kill and setuid/setgid"
 
 // keptCaps are the capabilities a confined child's programs may still hold
 // when brood runs as root: what tar, cp -p and a test's own setuid need.
@@ -46,7 +48,8 @@ func dropBoundingAll() error {
 }
 
 // dropBoundingEveryThread is dropBoundingAll for a root process known to
-// be able to (AllThreadsSyscall has worked).
+// be able to (AllThreadsSyscall works): one stop of the world per
+// capability, about 33 of them.
 func dropBoundingEveryThread() error {
 	for c := uintptr(0); c <= lastCap; c++ {
 		if keptCaps&(1<<c) != 0 {
@@ -61,38 +64,6 @@ func dropBoundingEveryThread() error {
 		}
 	}
 	return nil
-}
-
-// dropBoundingBeforeFork is dropBoundingAll off the caller's path, behind
-// a gate on every fork of this process. The bounding set acts only when a
-// thread executes a program (it caps what the program is given); it changes
-// nothing this process itself may do. So it need not be cut before
-// Restrict returns, only before this process starts any program, and
-// every start goes through syscall.forkExec (os/exec, os.StartProcess,
-// syscall.ForkExec), which takes syscall.ForkLock for writing first.
-// Holding it for reading until every thread's set is cut holds back every
-// start until then (a start already under way finishes first: RLock waits
-// for it, as one racing Restrict does today). It is one stop of the world
-// per capability, about 33 of them; done here, while the child builds and
-// sends its first request and waits for the model's answer, they leave
-// the start-up path. A binary that could re-exec itself in place
-// (syscall.Exec, the re-exec way in) does not come here: allThreads ran.
-// A failure (none is expected: root holds CAP_SETPCAP) ends the program,
-// as AllThreadsSyscall does when threads disagree: the gate must never
-// open on a half-cut set.
-//
-// The caller has run AllThreadsSyscall (allThreads), so this binary can.
-func dropBoundingBeforeFork() {
-	if os.Geteuid() != 0 {
-		return
-	}
-	syscall.ForkLock.RLock()
-	go func() {
-		defer syscall.ForkLock.RUnlock()
-		if err := dropBoundingEveryThread(); err != nil {
-			panic(err)
-		}
-	}()
 }
 
 // dropBoundingThread is dropBoundingAll for the calling thread only (the

@@ -77,12 +77,49 @@ func NoPtraceForChild() error {
 // brood child keeps CAP_SYS_ADMIN itself (its own children's namespaces and
 // mounts need it); only what it runs for the model goes without. As with
 // RestrictForChild, the thread must be locked and must die afterwards
-// (OnThrowawayThread).
+// (OnThrowawayThread). Under no_new_privs (a confined child) the thread's
+// bounding set is also cut to what it is permitted: an exec could give
+// the command no more anyway, and the command then sees the bounding set
+// it is held to (a confined root child's: keptCaps, capsEveryThread).
 func NoIntrospectionForCommand() error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	return dropBounding(unix.CAP_SYS_PTRACE, unix.CAP_PERFMON, unix.CAP_SYS_ADMIN)
+	if err := dropBounding(unix.CAP_SYS_PTRACE, unix.CAP_PERFMON, unix.CAP_SYS_ADMIN); err != nil {
+		return err
+	}
+	return boundingToPermitted()
+}
+
+// boundingToPermitted drops from the calling thread's bounding set every
+// capability it is not permitted, where it is under no_new_privs and may
+// (CAP_SETPCAP effective); elsewhere it changes nothing.
+func boundingToPermitted() error {
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+		return nil
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: read capabilities: %w", err)
+	}
+	if data[0].Effective&(1<<unix.CAP_SETPCAP) == 0 {
+		return nil
+	}
+	permitted := uint64(data[0].Permitted) | uint64(data[1].Permitted)<<32
+	for c := uintptr(0); c <= lastCap; c++ {
+		if permitted&(1<<c) != 0 {
+			continue
+		}
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: drop capability %d for a command: %w", c, err)
+		}
+	}
+	return nil
 }
 
 // dropBounding drops caps from the calling thread's bounding set; one the

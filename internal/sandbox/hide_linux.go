@@ -3,9 +3,13 @@ package sandbox
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // hiddenEnv carries a policy's Hidden list from the parent to a child that
@@ -68,8 +72,20 @@ func addReadRules(rfd int, hidden []string, access uint64) error {
 }
 
 // allowAround adds the rules for one directory on the way to a hidden path.
+// Each entry is opened beneath the directory's own descriptor (no walk from
+// / again) with O_PATH|O_NOFOLLOW, and given the rule as it is: access is
+// READ_FILE alone, which Landlock takes on a directory and on a file alike,
+// so no stat is needed to tell them apart (an entry that became a symbolic
+// link since the listing gets a rule on the link itself, which grants
+// nothing: a path through it is checked where it leads).
 func allowAround(rfd int, dir string, hide, way map[string]bool, access uint64) error {
-	ents, err := os.ReadDir(dir)
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(dfd), dir)
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
 	if err != nil {
 		return nil
 	}
@@ -82,12 +98,31 @@ func allowAround(rfd int, dir string, hide, way map[string]bool, access uint64) 
 				return err
 			}
 		default:
-			// (An entry gone since the listing, or one this user may not
-			// reach, needs no rule.)
-			if err := addPathRule(rfd, p, access); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-				return err
+			if err := addReadRuleAt(rfd, dfd, e.Name(), access); err != nil {
+				return fmt.Errorf("sandbox: landlock read rule %s: %w", p, err)
 			}
 		}
+	}
+	return nil
+}
+
+// addReadRuleAt allows access (read rights only) beneath name in the
+// directory dfd. An entry gone since the listing, or one this user may
+// not reach, needs no rule.
+func addReadRuleAt(rfd, dfd int, name string, access uint64) error {
+	fd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
+	if errno != 0 {
+		return errno
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -69,6 +70,25 @@ func BenchmarkStartCost(b *testing.B) {
 			})
 		}
 		runtime.KeepAlive(ballast)
+	}
+	for _, c := range []struct {
+		name string
+		pol  Policy
+	}{{"none", Policy{}}, {"read-only", Policy{ReadOnly: true, MountsReadOnly: true, Writable: []string{b.TempDir()}}}} {
+		b.Run("confine/"+c.name, func(b *testing.B) {
+			var self, kids time.Duration
+			for b.Loop() {
+				s0, k0 := rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
+				var stdout, stderr strings.Builder
+				if err := runOnBase(b, c.pol, "exit", &stdout, &stderr, "GOMAXPROCS=1"); err != nil {
+					b.Fatalf("child: %v: %s", err, stderr.String())
+				}
+				self += rusage(syscall.RUSAGE_SELF) - s0
+				kids += rusage(syscall.RUSAGE_CHILDREN) - k0
+			}
+			b.ReportMetric(float64(self)/float64(b.N)/1e6, "self-cpu-ms/op")
+			b.ReportMetric(float64(kids)/float64(b.N)/1e6, "child-cpu-ms/op")
+		})
 	}
 }
 

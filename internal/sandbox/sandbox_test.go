@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +31,9 @@ const (
 func TestMain(m *testing.M) {
 	if mode, ok := os.LookupEnv(dropBenchEnv); ok {
 		os.Exit(dropBenchChild(mode))
+	}
+	if _, ok := os.LookupEnv(tsyncConflictEnv); ok {
+		os.Exit(tsyncConflictChild())
 	}
 	if pol, ok := os.LookupEnv(childEnv); ok {
 		os.Exit(runChild(pol))
@@ -83,6 +87,13 @@ func runChild(pol string) int {
 	if cmdline == "caps" {
 		return capsCheck(release)
 	}
+	if cmdline == "exit" {
+		// Once whatever Restrict left running behind the fork gate is
+		// done (a start would wait for it), so it is counted.
+		syscall.ForkLock.Lock()
+		syscall.ForkLock.Unlock()
+		return 0
+	}
 	if strings.HasPrefix(cmdline, "threads ") {
 		return threadsCheck(strings.Fields(cmdline)[1:])
 	}
@@ -129,7 +140,7 @@ func startChild(t *testing.T, p Policy, command string, configure func(*exec.Cmd
 
 // childResultOf is what a test child that ran (err from its Run or Wait)
 // reported: its exit code, stderr and the status line it printed.
-func childResultOf(t *testing.T, err error, stdout, stderr string) childResult {
+func childResultOf(t testing.TB, err error, stdout, stderr string) childResult {
 	t.Helper()
 	res := childResult{stderr: stderr}
 	var ee *exec.ExitError

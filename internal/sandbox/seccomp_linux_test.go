@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -120,5 +124,76 @@ func walkSetID(t *testing.T, dir string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// tsyncConflictEnv makes the test binary a child that puts one of its
+// threads under a filter of its own, then asks filterEveryThread for every
+// thread (tsyncConflictChild).
+const tsyncConflictEnv = "SANDBOX_TEST_TSYNC_CONFLICT"
+
+// tsyncConflictChild: with one thread under another filter, the filter
+// for every thread fails, names that thread and is installed on no
+// thread (the caller's own included). It prints what went wrong and
+// exits 1, or exits 0.
+func tsyncConflictChild() int {
+	prog, ok := filterFor(false)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "no filter for this architecture")
+		return 1
+	}
+	other := make(chan int)
+	release := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // the thread dies with the goroutine: never unlocked
+		allow := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW}}
+		fp := unix.SockFprog{Len: 1, Filter: &allow[0]}
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "no_new_privs:", err)
+			other <- -1
+			return
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp))); e != 0 {
+			fmt.Fprintln(os.Stderr, "own filter:", e)
+			other <- -1
+			return
+		}
+		other <- unix.Gettid()
+		<-release
+	}()
+	tid := <-other
+	defer close(release)
+	if tid < 0 {
+		return 1
+	}
+	runtime.LockOSThread()
+	err := filterEveryThread(prog)
+	status, _ := os.ReadFile("/proc/thread-self/status")
+	switch {
+	case err == nil:
+		fmt.Fprintln(os.Stderr, "filterEveryThread installed past a thread under another filter")
+		return 1
+	case !strings.Contains(err.Error(), fmt.Sprintf("thread %d ", tid)):
+		fmt.Fprintf(os.Stderr, "error %q does not name thread %d\n", err, tid)
+		return 1
+	case !strings.Contains(string(status), "Seccomp:\t0\n"):
+		fmt.Fprintln(os.Stderr, "the calling thread took the filter although the call failed")
+		return 1
+	}
+	return 0
+}
+
+// TestFilterEveryThreadRefusesAThreadItCannotSync: where one thread is
+// under a filter of its own, SECCOMP_FILTER_FLAG_TSYNC installs nothing
+// and says which thread; filterEveryThread reports it as an error rather
+// than a filter on some threads.
+func TestFilterEveryThreadRefusesAThreadItCannotSync(t *testing.T) {
+	if !FilterAvailable() {
+		t.Skip("no syscall table here: no filter is installed on any thread")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), tsyncConflictEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 }

@@ -96,14 +96,21 @@ func threadsCheck(args []string) int {
 // startOnBase starts the test child as brood starts an overlay child: from
 // a throw-away thread put in the base domain (BaseForChild), in new user
 // and mount namespaces with CAP_SYS_ADMIN kept for a non-root user.
-func startOnBase(t *testing.T, p Policy, command string, env ...string) childResult {
+func startOnBase(t testing.TB, p Policy, command string, env ...string) childResult {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	err := runOnBase(t, p, command, &stdout, &stderr, env...)
+	return childResultOf(t, err, stdout.String(), stderr.String())
+}
+
+// runOnBase is startOnBase up to the child's exit: what its Wait said.
+func runOnBase(t testing.TB, p Policy, command string, stdout, stderr *strings.Builder, env ...string) error {
 	t.Helper()
 	pol, _ := json.Marshal(p)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+string(pol), childCmdEnv+"="+command), env...)
 	AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{unix.CAP_SYS_ADMIN})
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	errc := make(chan error, 1)
 	OnThrowawayThread(func() {
 		entry, err := BaseForChild(p)
@@ -117,7 +124,7 @@ func startOnBase(t *testing.T, p Policy, command string, env ...string) childRes
 	if err := <-errc; err != nil {
 		t.Fatalf("start on base: %v", err)
 	}
-	return childResultOf(t, cmd.Wait(), stdout.String(), stderr.String())
+	return cmd.Wait()
 }
 
 // TestRestrictAfterMount: a child started in the base domain mounts (as an

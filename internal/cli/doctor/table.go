@@ -38,7 +38,7 @@ func confinements(r Report) []Confinement {
 	}
 	caps := "none (not root; no_new_privs)"
 	if os.Geteuid() == 0 {
-		caps = "bounding set cut to file ownership, kill, setuid/setgid; no_new_privs"
+		caps = "cut to file ownership, kill, setuid/setgid (bounding set, or permitted set under no_new_privs); no_new_privs"
 	}
 	if !ll {
 		caps = "NOT HELD: root's, less ptrace (no Landlock: no_new_privs not set)"
