@@ -1,19 +1,13 @@
 package tool
 
-import (
-	"strings"
-
-	"golang.org/x/net/html"
-)
+import "strings"
 
 // htmlToMarkdown turns an HTML page into plain markdown: headings, paragraphs,
 // links, lists, emphasis and code survive; scripts, styles and other
-// invisible parts are dropped.
+// invisible parts are dropped (a title too: a browser's tree puts it in the
+// head whether or not the page wrote one; parseHTML does not).
 func htmlToMarkdown(src string) string {
-	doc, err := html.Parse(strings.NewReader(src))
-	if err != nil {
-		return src
-	}
+	doc := parseHTML(src)
 	var b strings.Builder
 	mdNode(&b, doc, 0)
 	return tidyMarkdown(b.String())
@@ -22,18 +16,18 @@ func htmlToMarkdown(src string) string {
 // mdSkip reports the elements whose content a reader never sees.
 func mdSkip(tag string) bool {
 	switch tag {
-	case "script", "style", "noscript", "template", "head", "svg", "iframe", "object", "form", "button":
+	case "script", "style", "noscript", "template", "head", "title", "svg", "iframe", "object", "form", "button":
 		return true
 	}
 	return false
 }
 
-func mdNode(b *strings.Builder, n *html.Node, depth int) {
+func mdNode(b *strings.Builder, n *htmlNode, depth int) {
 	switch n.Type {
-	case html.TextNode:
+	case htmlText:
 		b.WriteString(collapseSpace(n.Data))
 		return
-	case html.ElementNode:
+	case htmlElement:
 	default:
 		mdChildren(b, n, depth)
 		return
@@ -63,7 +57,7 @@ func mdNode(b *strings.Builder, n *html.Node, depth int) {
 		b.WriteString("\n")
 		i := 0
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == html.ElementNode && c.Data == "li" {
+			if c.Type == htmlElement && c.Data == "li" {
 				i++
 				mark := "- "
 				if tag == "ol" {
@@ -106,13 +100,13 @@ func mdNode(b *strings.Builder, n *html.Node, depth int) {
 	}
 }
 
-func mdChildren(b *strings.Builder, n *html.Node, depth int) {
+func mdChildren(b *strings.Builder, n *htmlNode, depth int) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		mdNode(b, c, depth)
 	}
 }
 
-func attrOf(n *html.Node, key string) string {
+func attrOf(n *htmlNode, key string) string {
 	for _, a := range n.Attr {
 		if a.Key == key {
 			return strings.TrimSpace(a.Val)
@@ -122,11 +116,11 @@ func attrOf(n *html.Node, key string) string {
 }
 
 // textOf is the raw text below n, whitespace kept (for <pre>).
-func textOf(n *html.Node) string {
+func textOf(n *htmlNode) string {
 	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
+	var walk func(*htmlNode)
+	walk = func(n *htmlNode) {
+		if n.Type == htmlText {
 			b.WriteString(n.Data)
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
