@@ -16,9 +16,11 @@ import (
 // which run brood (cmdutil.Links); the command tree, the terminal UI and
 // the Temporal worker are brood's alone. A child's MCP client is brood's
 // own (internal/mcpclient): the MCP SDK (its server is brood mcp's) brings
-// encoding/gob, jsonschema-go and oauth2, each with an initialiser; a
-// child's tool tables are built at first use.
+// encoding/gob, jsonschema-go and oauth2, each with an initialiser;
+// WebFetch reads HTML without x/net/html (its entity maps); a child's
+// tool tables are built at first use.
 var notLinked = []string{
+	"golang.org/x/net/html",
 	"github.com/modelcontextprotocol/go-sdk/mcp",
 	"encoding/gob",
 	"github.com/google/jsonschema-go/jsonschema",
