@@ -56,7 +56,7 @@ type grepInput struct {
 }
 
 func (*Grep) Spec() model.ToolSpec {
-	return spec("Grep", "grep.md", `{
+	return spec("Grep", grepDescription, `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "The regular expression (Go RE2 syntax) to search for in file contents"},
