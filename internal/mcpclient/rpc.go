@@ -110,7 +110,10 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		return nil
 	case <-ctx.Done():
 		c.forget(id)
-		_ = c.notify(context.WithoutCancel(ctx), "notifications/cancelled", map[string]any{"requestId": id, "reason": ctx.Err().Error()})
+		reason := ctx.Err().Error()
+		go func() { // said, not waited for: the server may not be reading
+			_ = c.notify(context.WithoutCancel(ctx), "notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+		}()
 		return ctx.Err()
 	}
 }
