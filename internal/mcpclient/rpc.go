@@ -135,17 +135,6 @@ func (c *conn) notify(ctx context.Context, method string, params any) error {
 // deliver takes one message from the server. A request of the server's
 // is answered on a goroutine of its own: the reply may block on the wire.
 func (c *conn) deliver(data []byte) {
-	if data = bytes.TrimSpace(data); len(data) > 0 && data[0] == '[' {
-		var batch []json.RawMessage // JSON-RPC's batch (MCP 2025-03-26)
-		if json.Unmarshal(data, &batch) == nil {
-			for _, m := range batch {
-				if len(m) > 0 && m[0] == '{' {
-					c.deliver(m)
-				}
-			}
-		}
-		return
-	}
 	var m incoming
 	if err := json.Unmarshal(data, &m); err != nil {
 		return // not JSON-RPC: nothing to match it to

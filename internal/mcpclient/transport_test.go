@@ -63,8 +63,7 @@ func TestEveryTransportAgainstTheSDKServer(t *testing.T) {
 
 // rawServer is a Streamable HTTP server written by hand: it asks the
 // client for a ping before it answers tools/list, gives its tools in two
-// pages (the second in a JSON-RPC batch), and ends the stream of a call
-// to "drop" without an answer.
+// pages, and ends the stream of a call to "drop" without an answer.
 func rawServer(t *testing.T, pinged chan<- string) *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -102,8 +101,8 @@ func rawServer(t *testing.T, pinged chan<- string) *httptest.Server {
 			event(`{"jsonrpc":"2.0","id":"p1","method":"ping"}`)
 			event(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}`)
 			answer(`{"tools":[{"name":"first","inputSchema":{"type":"object"}}],"nextCursor":"two"}`)
-		case m.Method == "tools/list": // the second page, in a batch
-			event(`[{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"tools":[{"name":"drop"},{"name":"multi","inputSchema":"not a schema"}]}}]`)
+		case m.Method == "tools/list":
+			answer(`{"tools":[{"name":"drop"},{"name":"multi","inputSchema":"not a schema"}]}`)
 		case m.Method == "tools/call" && m.Params.Name == "multi":
 			answer(`{"content":[{"type":"text","text":"a"},{"type":"image","mimeType":"image/png","data":"AAECAw=="},{"type":"resource_link","uri":"file:///x"},{"type":"resource","resource":{"uri":"file:///y","text":"why"}},{"type":"hologram"}]}`)
 		case m.Method == "tools/call":
