@@ -68,23 +68,11 @@ func readLines(r io.Reader, c *conn) {
 	}
 }
 
-// send writes msg on the server's stdin, or gives up when ctx ends: a
-// server that stops reading its stdin fills the pipe, and the write
-// then waits (holding the line) until it reads again or Close.
-func (w *commandWire) send(ctx context.Context, msg []byte) error {
-	done := make(chan error, 1)
-	go func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		_, err := w.in.Write(append(msg, '\n'))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+func (w *commandWire) send(_ context.Context, msg []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.in.Write(append(msg, '\n'))
+	return err
 }
 
 func (w *commandWire) close() error { return w.in.Close() }

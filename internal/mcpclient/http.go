@@ -147,7 +147,6 @@ func (w *streamableWire) close() error {
 type sseWire struct {
 	headers map[string]string
 	post    string
-	life    context.Context // the stream's: ended by close
 	end     context.CancelFunc
 }
 
@@ -210,13 +209,10 @@ func connectSSE(ctx context.Context, endpoint string, headers map[string]string,
 		end()
 		return nil, fmt.Errorf("the SSE stream's endpoint %q: %v", at, err)
 	}
-	return &sseWire{headers: headers, post: base.ResolveReference(rel).String(), life: life, end: end}, nil
+	return &sseWire{headers: headers, post: base.ResolveReference(rel).String(), end: end}, nil
 }
 
 func (w *sseWire) send(ctx context.Context, msg []byte) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(w.life, cancel)() // no POST outlives the session
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.post, bytes.NewReader(msg))
 	if err != nil {
 		return err

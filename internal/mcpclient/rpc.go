@@ -110,10 +110,7 @@ func (c *conn) call(ctx context.Context, method string, params, result any) erro
 		return nil
 	case <-ctx.Done():
 		c.forget(id)
-		reason := ctx.Err().Error()
-		go func() { // said, not waited for: the server may not be reading
-			_ = c.notify(context.WithoutCancel(ctx), "notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
-		}()
+		_ = c.notify(context.WithoutCancel(ctx), "notifications/cancelled", map[string]any{"requestId": id, "reason": ctx.Err().Error()})
 		return ctx.Err()
 	}
 }

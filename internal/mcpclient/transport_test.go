@@ -149,31 +149,3 @@ func TestAHandWrittenServer(t *testing.T) {
 		t.Errorf("drop = %+v", r)
 	}
 }
-
-// TestAServerThatStopsReading: a stdio server that answers the handshake
-// and then neither reads its stdin nor answers holds a call only until
-// the call's context ends, though the call's input fills the pipe; Close
-// still stops it.
-func TestAServerThatStopsReading(t *testing.T) {
-	script := `read -r _; echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}'
-read -r _; read -r _; echo '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"stuck"}]}}'
-exec sleep 600`
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	s := mcpclient.Connect(ctx, []mcpspec.Server{{Name: "s", Spec: mcpspec.Spec{Command: "/bin/sh", Args: []string{"-c", script}}}},
-		mcpclient.Options{Dir: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin"}})
-	if got := names(s.Tools()); got != "mcp__s__stuck" {
-		t.Fatalf("tools = %s (notes %v)", got, s.Notes)
-	}
-	big, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", 1<<20)})
-	call, stop := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer stop()
-	r := tool.NewSet(s.Tools()...).Run(call, nil, "mcp__s__stuck", big)
-	if !r.IsError || !strings.Contains(r.Content, "deadline") {
-		t.Errorf("a call to a server that stopped reading = %.200s", r.Content)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("the call outlived its context")
-	}
-	_ = s.Close() // the server is told to stop, then killed
-}
