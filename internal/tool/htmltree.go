@@ -282,7 +282,7 @@ func readStartTag(s string) (*htmlNode, string) {
 			}
 		}
 		if n.attr(key) == nil {
-			n.Attr = append(n.Attr, htmlAttr{Key: key, Val: unescapeAttr(val)})
+			n.Attr = append(n.Attr, htmlAttr{Key: key, Val: html.UnescapeString(val)})
 		}
 	}
 }
@@ -294,54 +294,6 @@ func (n *htmlNode) attr(key string) *htmlAttr {
 		}
 	}
 	return nil
-}
-
-// unescapeAttr decodes an attribute value's character references as
-// HTML5 does in attributes: a named one without its ';' stays as written
-// when a letter, a digit or '=' follows it ("?a=1&copy=2" is a query, not
-// a copyright sign), and is decoded only when it is a name HTML allows
-// without ';' (&amp, &lt, ...); numeric ones always.
-func unescapeAttr(s string) string {
-	if !strings.Contains(s, "&") {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '&')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		s = s[i:]
-		j := 1
-		for j < len(s) && (isASCIILetter(s[j]) || s[j] >= '0' && s[j] <= '9' || j == 1 && s[j] == '#') {
-			j++
-		}
-		ref, semi := s[:j], j < len(s) && s[j] == ';'
-		switch {
-		case j == 1:
-			b.WriteByte('&')
-			s = s[1:]
-			continue
-		case semi && ref[1] != '#' && strings.HasSuffix(html.UnescapeString(s[:j+1]), ";") && ref != "&semi":
-			// an unknown name (the standard library would decode a known
-			// prefix of it: "&notit;" as "¬it;")
-			b.WriteString(s[:j+1])
-			s = s[j+1:]
-			continue
-		case semi:
-			ref = s[:j+1]
-		case ref[1] == '#':
-		case j < len(s) && s[j] == '=',
-			html.UnescapeString(ref) != html.UnescapeString(ref+";") || html.UnescapeString(ref) == ref:
-			b.WriteString(ref) // not a reference HTML decodes here
-			s = s[j:]
-			continue
-		}
-		b.WriteString(html.UnescapeString(ref))
-		s = s[len(ref):]
-	}
 }
 
 // rawText is a raw-text element's content, up to its end tag (any case),
