@@ -1,13 +1,19 @@
 package tool
 
-import "strings"
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+)
 
 // htmlToMarkdown turns an HTML page into plain markdown: headings, paragraphs,
 // links, lists, emphasis and code survive; scripts, styles and other
-// invisible parts are dropped (a title too: a browser's tree puts it in the
-// head whether or not the page wrote one; parseHTML does not).
+// invisible parts are dropped.
 func htmlToMarkdown(src string) string {
-	doc := parseHTML(src)
+	doc, err := html.Parse(strings.NewReader(src))
+	if err != nil {
+		return src
+	}
 	var b strings.Builder
 	mdNode(&b, doc, 0)
 	return tidyMarkdown(b.String())
@@ -16,18 +22,18 @@ func htmlToMarkdown(src string) string {
 // mdSkip reports the elements whose content a reader never sees.
 func mdSkip(tag string) bool {
 	switch tag {
-	case "script", "style", "noscript", "template", "head", "title", "svg", "iframe", "object", "form", "button":
+	case "script", "style", "noscript", "template", "head", "svg", "iframe", "object", "form", "button":
 		return true
 	}
 	return false
 }
 
-func mdNode(b *strings.Builder, n *htmlNode, depth int) {
+func mdNode(b *strings.Builder, n *html.Node, depth int) {
 	switch n.Type {
-	case htmlText:
+	case html.TextNode:
 		b.WriteString(collapseSpace(n.Data))
 		return
-	case htmlElement:
+	case html.ElementNode:
 	default:
 		mdChildren(b, n, depth)
 		return
@@ -57,7 +63,7 @@ func mdNode(b *strings.Builder, n *htmlNode, depth int) {
 		b.WriteString("\n")
 		i := 0
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == htmlElement && c.Data == "li" {
+			if c.Type == html.ElementNode && c.Data == "li" {
 				i++
 				mark := "- "
 				if tag == "ol" {
@@ -100,13 +106,13 @@ func mdNode(b *strings.Builder, n *htmlNode, depth int) {
 	}
 }
 
-func mdChildren(b *strings.Builder, n *htmlNode, depth int) {
+func mdChildren(b *strings.Builder, n *html.Node, depth int) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		mdNode(b, c, depth)
 	}
 }
 
-func attrOf(n *htmlNode, key string) string {
+func attrOf(n *html.Node, key string) string {
 	for _, a := range n.Attr {
 		if a.Key == key {
 			return strings.TrimSpace(a.Val)
@@ -116,11 +122,11 @@ func attrOf(n *htmlNode, key string) string {
 }
 
 // textOf is the raw text below n, whitespace kept (for <pre>).
-func textOf(n *htmlNode) string {
+func textOf(n *html.Node) string {
 	var b strings.Builder
-	var walk func(*htmlNode)
-	walk = func(n *htmlNode) {
-		if n.Type == htmlText {
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
 			b.WriteString(n.Data)
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
