@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os/exec"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/tool"
@@ -40,7 +43,7 @@ type Options struct {
 // Session is a child's connections to its servers.
 type Session struct {
 	tools    []tool.Tool
-	sessions []*conn
+	sessions []*mcp.ClientSession
 	// Notes say what was left out and why (a server that failed to start,
 	// tools withheld from a read-only agent), one line each.
 	Notes []string
@@ -78,9 +81,8 @@ func (s *Session) Tools() []tool.Tool { return s.tools }
 // and ends the HTTP sessions.
 func (s *Session) Close() error {
 	var errs []error
-	for _, c := range s.sessions {
-		errs = append(errs, c.w.close())
-		c.fail(errClosed)
+	for _, cs := range s.sessions {
+		errs = append(errs, cs.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -97,22 +99,30 @@ func (s *Session) connect(ctx context.Context, srv mcpspec.Server, o Options) er
 	if err := spec.Check(); err != nil {
 		return err
 	}
+	transport, err := transportFor(spec, o)
+	if err != nil {
+		return err
+	}
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
 	start, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dial(start, spec, o)
+	client := mcp.NewClient(&mcp.Implementation{Name: "brood", Version: o.Version}, nil)
+	cs, err := client.Connect(start, transport, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot connect: %w", err)
 	}
-	listed, err := c.open(start, o.Version)
-	if err != nil {
-		c.w.close()
-		return err
+	var listed []*mcp.Tool
+	for t, err := range cs.Tools(start, nil) {
+		if err != nil {
+			cs.Close()
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		listed = append(listed, t)
 	}
-	s.sessions = append(s.sessions, c)
+	s.sessions = append(s.sessions, cs)
 	for _, t := range listed {
 		if !wanted(srv, t.Name) {
 			continue
@@ -122,7 +132,7 @@ func (s *Session) connect(ctx context.Context, srv mcpspec.Server, o Options) er
 			s.Notes = append(s.Notes, fmt.Sprintf("%s withheld: this agent is read-only and server %s does not mark the tool readOnlyHint", mcpspec.ToolName(srv.Name, t.Name), srv.Name))
 			continue
 		}
-		s.tools = append(s.tools, newTool(srv.Name, t, c))
+		s.tools = append(s.tools, newTool(srv.Name, t, cs))
 	}
 	return nil
 }
@@ -134,9 +144,7 @@ func wanted(srv mcpspec.Server, name string) bool {
 	return srv.Tools == nil || slices.Contains(srv.Tools, name) || slices.Contains(srv.Tools, mcpspec.Normalize(name))
 }
 
-// dial starts or reaches the server: its wire, not yet initialised.
-func dial(ctx context.Context, spec mcpspec.Spec, o Options) (*conn, error) {
-	c := newConn()
+func transportFor(spec mcpspec.Spec, o Options) (mcp.Transport, error) {
 	switch spec.Kind() {
 	case "stdio":
 		cmd := exec.Command(spec.Command, spec.Args...)
@@ -146,21 +154,32 @@ func dial(ctx context.Context, spec mcpspec.Spec, o Options) (*conn, error) {
 			cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
 		}
 		cmd.Stderr = o.Stderr
-		w, err := startCommand(cmd, o.NoNetwork, 2*time.Second, c)
-		if err != nil {
-			return nil, fmt.Errorf("cannot connect: %w", err)
-		}
-		c.w = w
+		return &commandTransport{cmd: cmd, noNetwork: o.NoNetwork, terminate: 2 * time.Second}, nil
 	case "http":
-		c.w = newStreamable(spec.URL, spec.Headers, c)
+		return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers)}, nil
 	case "sse":
-		w, err := connectSSE(ctx, spec.URL, spec.Headers, c)
-		if err != nil {
-			return nil, fmt.Errorf("cannot connect: %w", err)
-		}
-		c.w = w
-	default:
-		return nil, fmt.Errorf("unknown type %q", spec.Type)
+		return &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers)}, nil
 	}
-	return c, nil
+	return nil, fmt.Errorf("unknown type %q", spec.Type)
+}
+
+// headerClient sends the spec's headers with every request.
+func headerClient(h map[string]string) *http.Client {
+	if len(h) == 0 {
+		return nil
+	}
+	return &http.Client{Transport: headerTransport{h: h, base: http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	h    map[string]string
+	base http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
 }

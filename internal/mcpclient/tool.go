@@ -2,20 +2,18 @@
 // definition names: it starts them for the child (stdio) or reaches them
 // over HTTP, lists their tools, and wraps each as a tool.Tool named
 // mcp__<server>__<tool>, which goes through the same permission rules as
-// every tool. The servers stop with the child. The client is brood's own
-// (rpc.go, command.go, http.go), not the MCP SDK's: every subagent links
-// this package, and the SDK's package initialisers cost each one 0.3 ms.
+// every tool. The servers stop with the child.
 package mcpclient
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
@@ -26,13 +24,17 @@ import (
 type serverTool struct {
 	name   string // mcp__server__tool
 	server string
-	t      mcpTool
-	c      *conn
+	t      *mcp.Tool
+	cs     *mcp.ClientSession
 	schema json.RawMessage
 }
 
-func newTool(server string, t mcpTool, c *conn) *serverTool {
-	return &serverTool{name: mcpspec.ToolName(server, t.Name), server: server, t: t, c: c, schema: schemaOf(t.InputSchema)}
+func newTool(server string, t *mcp.Tool, cs *mcp.ClientSession) *serverTool {
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil || len(schema) == 0 || string(schema) == "null" {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	return &serverTool{name: mcpspec.ToolName(server, t.Name), server: server, t: t, cs: cs, schema: schema}
 }
 
 func (s *serverTool) Spec() model.ToolSpec {
@@ -51,11 +53,7 @@ func (s *serverTool) ReadOnly() bool { return s.t.Annotations != nil && s.t.Anno
 func (s *serverTool) Rerunnable() bool { return false }
 
 func (s *serverTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
-	if len(input) == 0 {
-		input = json.RawMessage(`{}`)
-	}
-	var res callResult
-	err := s.c.call(ctx, "tools/call", map[string]any{"name": s.t.Name, "arguments": input}, &res)
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: s.t.Name, Arguments: input})
 	if err != nil {
 		return tool.Errorf("%s: the MCP server %s failed: %v", s.name, s.server, err)
 	}
@@ -67,20 +65,22 @@ func (s *serverTool) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 }
 
 // render turns a call's content into text for the model.
-func render(res callResult) string {
+func render(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		switch c.Type {
-		case "text":
+		switch c := c.(type) {
+		case *mcp.TextContent:
 			b.WriteString(c.Text)
-		case "image", "audio":
-			fmt.Fprintf(&b, "[%s %s, %d bytes]", c.Type, c.MIMEType, decodedLen(c.Data))
-		case "resource_link":
+		case *mcp.ImageContent:
+			fmt.Fprintf(&b, "[image %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *mcp.AudioContent:
+			fmt.Fprintf(&b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *mcp.ResourceLink:
 			fmt.Fprintf(&b, "[resource %s]", c.URI)
-		case "resource":
+		case *mcp.EmbeddedResource:
 			if c.Resource != nil {
 				fmt.Fprintf(&b, "[resource %s]\n%s", c.Resource.URI, c.Resource.Text)
 			}
@@ -88,19 +88,12 @@ func render(res callResult) string {
 			b.WriteString("[content of an unsupported type]")
 		}
 	}
-	var b2 bytes.Buffer
-	if b.Len() == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
-		if json.Compact(&b2, res.StructuredContent) == nil {
-			b.Write(b2.Bytes())
+	if b.Len() == 0 && res.StructuredContent != nil {
+		if j, err := json.Marshal(res.StructuredContent); err == nil {
+			b.Write(j)
 		}
 	}
 	return b.String()
-}
-
-// decodedLen is the size of base64 data, decoded.
-func decodedLen(data string) int {
-	n := base64.StdEncoding.DecodedLen(len(data))
-	return n - (len(data) - len(strings.TrimRight(data, "=")))
 }
 
 // spill keeps an oversized result whole in a file under the output
