@@ -14,17 +14,8 @@ import (
 // The schema validator, the plan checker and the OpenTelemetry exporters
 // (with gRPC and protobuf) are for processes that delegate or export,
 // which run brood (cmdutil.Links); the command tree, the terminal UI and
-// the Temporal worker are brood's alone. A child's MCP client is brood's
-// own (internal/mcpclient): the MCP SDK (its server is brood mcp's) brings
-// encoding/gob, jsonschema-go and oauth2, each with an initialiser;
-// WebFetch reads HTML without x/net/html (its entity maps); a child's
-// tool tables are built at first use.
+// the Temporal worker are brood's alone.
 var notLinked = []string{
-	"golang.org/x/net/html",
-	"github.com/modelcontextprotocol/go-sdk/mcp",
-	"encoding/gob",
-	"github.com/google/jsonschema-go/jsonschema",
-	"golang.org/x/oauth2",
 	"github.com/broodhq/brood/internal/call/jsonschema",
 	"github.com/broodhq/brood/internal/workflow",
 	"github.com/broodhq/brood/internal/workflowtool",
