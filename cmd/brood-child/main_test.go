@@ -1,7 +1,10 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -57,6 +60,39 @@ func TestLinksNoneOfTheHeavyPackages(t *testing.T) {
 			if deps[p] {
 				t.Errorf("%s links %s", tc.pkg, p)
 			}
+		}
+	}
+}
+
+// TestBroodsInitialisersAllocateLittle: none of brood's own packages that
+// a lean child links builds a table at package init (allocation bytes
+// from GODEBUG=inittrace=1: deterministic, unlike its clock time). Build
+// such a table at first use (sync.OnceValue) instead: every subagent runs
+// every initialiser. internal/tool's tables took 83 KB before.
+func TestBroodsInitialisersAllocateLittle(t *testing.T) {
+	const limit = 16 << 10
+	for _, pkg := range []string{"github.com/broodhq/brood/cmd/brood-child", "github.com/broodhq/brood/cmd/brood-child-openai"} {
+		bin := filepath.Join(t.TempDir(), "child")
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+		cmd := exec.Command(bin) // no arguments: its usage line, after every initialiser
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		out, _ := cmd.CombinedOutput()
+		seen := 0
+		for _, l := range strings.Split(string(out), "\n") {
+			// init PKG @T ms, C ms clock, B bytes, A allocs
+			f := strings.Fields(l)
+			if len(f) < 9 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/broodhq/brood/") {
+				continue
+			}
+			seen++
+			if b, err := strconv.Atoi(f[7]); err != nil || b > limit {
+				t.Errorf("%s: %s allocates %s bytes at package init (at most %d): build its tables at first use", pkg, f[1], f[7], limit)
+			}
+		}
+		if seen == 0 {
+			t.Fatalf("%s: no init trace of brood's packages:\n%s", pkg, out)
 		}
 	}
 }

@@ -449,7 +449,7 @@ const MaxLine = 64 << 20
 func Read(r io.Reader) iter.Seq2[Message, error] {
 	return func(yield func(Message, error) bool) {
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+		sc.Buffer(make([]byte, 0, 4<<10), MaxLine) // grown as a line needs: most are short
 		for sc.Scan() {
 			line := bytes.TrimSpace(sc.Bytes())
 			if len(line) == 0 {

@@ -254,7 +254,7 @@ func Read(rd io.Reader) ([]Record, int, error) {
 	var recs []Record
 	bad := 0
 	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64*1024), 256*1024*1024)
+	sc.Buffer(make([]byte, 0, 4<<10), 256*1024*1024) // grown as a line needs
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {

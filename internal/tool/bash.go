@@ -32,7 +32,7 @@ type bashInput struct {
 }
 
 func (*Bash) Spec() model.ToolSpec {
-	return spec("Bash", "bash.md", `{
+	return spec("Bash", bashDescription, `{
   "type": "object",
   "properties": {
     "command": {"type": "string", "description": "The command to execute"},

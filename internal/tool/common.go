@@ -1,7 +1,7 @@
 package tool
 
 import (
-	"embed"
+	_ "embed" // the tools' descriptions
 	"encoding/json"
 	"os"
 	"strings"
@@ -10,21 +10,30 @@ import (
 	"github.com/broodhq/brood/internal/model"
 )
 
-// descriptions holds what the model is told about each tool, one Markdown
-// file per tool, so the prose can be edited and reviewed as prose.
-//
-//go:embed descriptions/*.md
-var descriptions embed.FS
+// What the model is told about each tool, one Markdown file per tool, so
+// the prose can be edited and reviewed as prose; embedded as strings, so a
+// spec is built without copying its text (Spec is called for every name
+// lookup and every request).
+var (
+	//go:embed descriptions/bash.md
+	bashDescription string
+	//go:embed descriptions/edit.md
+	editDescription string
+	//go:embed descriptions/glob.md
+	globDescription string
+	//go:embed descriptions/grep.md
+	grepDescription string
+	//go:embed descriptions/ls.md
+	lsDescription string
+	//go:embed descriptions/read.md
+	readDescription string
+	//go:embed descriptions/write.md
+	writeDescription string
+)
 
-// spec builds a ToolSpec from the embedded description of name and a schema.
-func spec(name, file, schema string) model.ToolSpec {
-	b, err := descriptions.ReadFile("descriptions/" + file)
-	if err != nil {
-		// The files are embedded at build time; a missing one is a build
-		// mistake that the tests catch, not something to recover from.
-		panic("tool: missing description " + file)
-	}
-	return model.ToolSpec{Name: name, Description: strings.TrimSpace(string(b)), Schema: json.RawMessage(schema)}
+// spec builds a ToolSpec from a tool's description and its schema.
+func spec(name, description, schema string) model.ToolSpec {
+	return model.ToolSpec{Name: name, Description: strings.TrimSpace(description), Schema: json.RawMessage(schema)}
 }
 
 // decode reads a tool's input. Set.Run has already checked it against the

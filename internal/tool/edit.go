@@ -25,7 +25,7 @@ type editInput struct {
 }
 
 func (*Edit) Spec() model.ToolSpec {
-	return spec("Edit", "edit.md", `{
+	return spec("Edit", editDescription, `{
   "type": "object",
   "properties": {
     "file_path": {"type": "string", "description": "The path of the file to modify (absolute, or relative to the workspace)"},

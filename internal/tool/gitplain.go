@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/gitx"
 )
@@ -21,24 +22,26 @@ import (
 
 // plainGitKeys are the configuration keys (section.key, or
 // section.*.key for any subsection) that name no program.
-var plainGitKeys = map[string]bool{
-	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
-	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
-	"core.eol": true, "core.safecrlf": true, "core.quotepath": true, "core.abbrev": true, "core.untrackedcache": true,
-	"core.checkstat": true, "core.trustctime": true, "core.splitindex": true, "core.sparsecheckout": true,
-	"core.sparsecheckoutcone": true, "core.commitgraph": true, "core.multipackindex": true, "core.compression": true,
-	"core.longpaths": true,
-	"remote.*.url":   true, "remote.*.fetch": true, "remote.*.pushurl": true, "remote.*.push": true, "remote.*.tagopt": true,
-	"remote.*.prune": true, "remote.*.mirror": true, "remote.*.promisor": true, "remote.*.partialclonefilter": true,
-	"branch.*.remote": true, "branch.*.merge": true, "branch.*.rebase": true, "branch.*.pushremote": true,
-	"branch.*.description": true, "user.name": true, "user.email": true, "user.signingkey": true,
-	"init.defaultbranch": true, "pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true,
-	"fetch.prune": true, "merge.ff": true, "merge.conflictstyle": true, "rebase.autosquash": true, "rebase.autostash": true,
-	"extensions.objectformat": true, "extensions.worktreeconfig": true, "extensions.partialclone": true,
-	"gc.auto": true, "submodule.*.url": true, "submodule.*.active": true, "diff.renames": true, "diff.algorithm": true,
-	"diff.mnemonicprefix": true, "diff.noprefix": true, "diff.colormoved": true, "diff.indentheuristic": true,
-	"lfs.repositoryformatversion": true, "color.ui": true, "log.date": true, "log.decorate": true,
-}
+var plainGitKeys = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
+		"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
+		"core.eol": true, "core.safecrlf": true, "core.quotepath": true, "core.abbrev": true, "core.untrackedcache": true,
+		"core.checkstat": true, "core.trustctime": true, "core.splitindex": true, "core.sparsecheckout": true,
+		"core.sparsecheckoutcone": true, "core.commitgraph": true, "core.multipackindex": true, "core.compression": true,
+		"core.longpaths": true,
+		"remote.*.url":   true, "remote.*.fetch": true, "remote.*.pushurl": true, "remote.*.push": true, "remote.*.tagopt": true,
+		"remote.*.prune": true, "remote.*.mirror": true, "remote.*.promisor": true, "remote.*.partialclonefilter": true,
+		"branch.*.remote": true, "branch.*.merge": true, "branch.*.rebase": true, "branch.*.pushremote": true,
+		"branch.*.description": true, "user.name": true, "user.email": true, "user.signingkey": true,
+		"init.defaultbranch": true, "pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true,
+		"fetch.prune": true, "merge.ff": true, "merge.conflictstyle": true, "rebase.autosquash": true, "rebase.autostash": true,
+		"extensions.objectformat": true, "extensions.worktreeconfig": true, "extensions.partialclone": true,
+		"gc.auto": true, "submodule.*.url": true, "submodule.*.active": true, "diff.renames": true, "diff.algorithm": true,
+		"diff.mnemonicprefix": true, "diff.noprefix": true, "diff.colormoved": true, "diff.indentheuristic": true,
+		"lfs.repositoryformatversion": true, "color.ui": true, "log.date": true, "log.decorate": true,
+	}
+})
 
 // plainGitRepo reports whether git run in dir finds a repository whose
 // configuration is plain (or no repository at all, where git only fails).
@@ -130,7 +133,7 @@ func plainGitConfig(path string) bool {
 		if sub {
 			full = section + ".*." + key
 		}
-		if !plainGitKeys[full] {
+		if !plainGitKeys()[full] {
 			return false
 		}
 	}

@@ -27,7 +27,7 @@ type globInput struct {
 }
 
 func (*Glob) Spec() model.ToolSpec {
-	return spec("Glob", "glob.md", `{
+	return spec("Glob", globDescription, `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "The glob pattern to match files against, e.g. \"**/*.go\""},

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/broodhq/brood/internal/model"
@@ -21,18 +22,20 @@ import (
 const grepMaxFileSize = 32 << 20
 
 // grepTypes maps ripgrep's common --type names to file name globs.
-var grepTypes = map[string][]string{
-	"go": {"*.go"}, "py": {"*.py", "*.pyi"}, "python": {"*.py", "*.pyi"},
-	"js": {"*.js", "*.mjs", "*.cjs", "*.jsx"}, "ts": {"*.ts", "*.tsx", "*.mts", "*.cts"},
-	"rust": {"*.rs"}, "java": {"*.java"}, "kotlin": {"*.kt", "*.kts"},
-	"c": {"*.c", "*.h"}, "cpp": {"*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h"},
-	"cs": {"*.cs"}, "rb": {"*.rb"}, "ruby": {"*.rb"}, "php": {"*.php"}, "swift": {"*.swift"},
-	"scala": {"*.scala"}, "lua": {"*.lua"}, "sh": {"*.sh", "*.bash", "*.zsh"},
-	"md": {"*.md", "*.markdown"}, "markdown": {"*.md", "*.markdown"}, "json": {"*.json"},
-	"yaml": {"*.yaml", "*.yml"}, "toml": {"*.toml"}, "html": {"*.html", "*.htm"},
-	"css": {"*.css", "*.scss", "*.sass", "*.less"}, "sql": {"*.sql"}, "proto": {"*.proto"},
-	"txt": {"*.txt"}, "xml": {"*.xml"}, "make": {"Makefile", "*.mk", "GNUmakefile"},
-}
+var grepTypes = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"go": {"*.go"}, "py": {"*.py", "*.pyi"}, "python": {"*.py", "*.pyi"},
+		"js": {"*.js", "*.mjs", "*.cjs", "*.jsx"}, "ts": {"*.ts", "*.tsx", "*.mts", "*.cts"},
+		"rust": {"*.rs"}, "java": {"*.java"}, "kotlin": {"*.kt", "*.kts"},
+		"c": {"*.c", "*.h"}, "cpp": {"*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h"},
+		"cs": {"*.cs"}, "rb": {"*.rb"}, "ruby": {"*.rb"}, "php": {"*.php"}, "swift": {"*.swift"},
+		"scala": {"*.scala"}, "lua": {"*.lua"}, "sh": {"*.sh", "*.bash", "*.zsh"},
+		"md": {"*.md", "*.markdown"}, "markdown": {"*.md", "*.markdown"}, "json": {"*.json"},
+		"yaml": {"*.yaml", "*.yml"}, "toml": {"*.toml"}, "html": {"*.html", "*.htm"},
+		"css": {"*.css", "*.scss", "*.sass", "*.less"}, "sql": {"*.sql"}, "proto": {"*.proto"},
+		"txt": {"*.txt"}, "xml": {"*.xml"}, "make": {"Makefile", "*.mk", "GNUmakefile"},
+	}
+})
 
 // Grep searches file contents with a regular expression.
 type Grep struct{}
@@ -53,7 +56,7 @@ type grepInput struct {
 }
 
 func (*Grep) Spec() model.ToolSpec {
-	return spec("Grep", "grep.md", `{
+	return spec("Grep", grepDescription, `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "The regular expression (Go RE2 syntax) to search for in file contents"},
@@ -114,10 +117,10 @@ func (*Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	}
 	var types []string
 	if in.Type != "" {
-		t, ok := grepTypes[strings.ToLower(in.Type)]
+		t, ok := grepTypes()[strings.ToLower(in.Type)]
 		if !ok {
-			known := make([]string, 0, len(grepTypes))
-			for k := range grepTypes {
+			known := make([]string, 0, len(grepTypes()))
+			for k := range grepTypes() {
 				known = append(known, k)
 			}
 			sort.Strings(known)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -48,7 +49,9 @@ func HookResponse(name string, input json.RawMessage, r Result) any {
 }
 
 // bashStatus matches the lines Bash adds after a command's output.
-var bashStatus = regexp.MustCompile(`(?m)^(Exit code -?\d+|Command timed out after .*|Command cancelled; .*|Command killed by signal .*|Note: background processes the command started .*)$`)
+var bashStatus = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(Exit code -?\d+|Command timed out after .*|Command cancelled; .*|Command killed by signal .*|Note: background processes the command started .*)$`)
+})
 
 // bashResponse is Claude Code's {stdout, stderr, interrupted, isImage,
 // noOutputExpected}. brood's Bash gives a command's stdout and stderr to
@@ -62,7 +65,7 @@ func bashResponse(r Result) map[string]any {
 	for out != "" {
 		i := strings.LastIndexByte(out, '\n')
 		last := out[i+1:]
-		if !bashStatus.MatchString(last) {
+		if !bashStatus().MatchString(last) {
 			break
 		}
 		interrupted = interrupted || strings.HasPrefix(last, "Command timed out") || strings.HasPrefix(last, "Command cancelled")
@@ -80,7 +83,7 @@ func bashResponse(r Result) map[string]any {
 }
 
 // readOutputLine matches one line of Read's output: "%6d\t%s".
-var readOutputLine = regexp.MustCompile(`^ *(\d+)\t(.*)$`)
+var readOutputLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *(\d+)\t(.*)$`) })
 
 // readResponse is Claude Code's {type: "text", file: {filePath, content,
 // numLines, startLine, totalLines}}: content is the lines read, without
@@ -99,7 +102,7 @@ func readResponse(input json.RawMessage, content string) map[string]any {
 	var lines []string
 	start, last, more := 0, 0, false
 	for _, l := range strings.Split(content, "\n") {
-		m := readOutputLine.FindStringSubmatch(l)
+		m := readOutputLine().FindStringSubmatch(l)
 		if m == nil {
 			more = more || strings.Contains(l, "the file continues")
 			continue
@@ -180,8 +183,12 @@ type agentInput struct {
 }
 
 var (
-	backgroundNote = regexp.MustCompile(`^Task (\S+) (?:started|resumed) in the background`)
-	subagentResult = regexp.MustCompile(`^<subagent-result task-id="([^"]*)" agent="[^"]*" status="([^"]*)"[^>]*? duration="([^"]*)" tokens-in="(\d+)" tokens-out="(\d+)">`)
+	backgroundNote = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^Task (\S+) (?:started|resumed) in the background`)
+	})
+	subagentResult = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^<subagent-result task-id="([^"]*)" agent="[^"]*" status="([^"]*)"[^>]*? duration="([^"]*)" tokens-in="(\d+)" tokens-out="(\d+)">`)
+	})
 )
 
 // agentResponse is Claude Code's Agent response: for a subagent started in
@@ -193,13 +200,13 @@ var (
 func agentResponse(input json.RawMessage, r Result) map[string]any {
 	var in agentInput
 	_ = json.Unmarshal(input, &in)
-	if m := backgroundNote.FindStringSubmatch(r.Content); m != nil {
+	if m := backgroundNote().FindStringSubmatch(r.Content); m != nil {
 		return map[string]any{
 			"isAsync": true, "status": "async_launched", "agentId": m[1],
 			"description": in.Description, "prompt": in.Prompt,
 		}
 	}
-	m := subagentResult.FindStringSubmatch(r.Content)
+	m := subagentResult().FindStringSubmatch(r.Content)
 	if m == nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+	"sync"
 )
 
 // Intent reduces a tool call to what it is trying to do, so that retries
@@ -31,7 +32,9 @@ func Intent(toolName string, input json.RawMessage) string {
 }
 
 // notAnIntent are commands that only set the scene for the real one.
-var notAnIntent = map[string]bool{"cd": true, "pushd": true, "popd": true, "set": true, "true": true, ":": true, "source": true, ".": true}
+var notAnIntent = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"cd": true, "pushd": true, "popd": true, "set": true, "true": true, ":": true, "source": true, ".": true}
+})
 
 // commandPrograms lists the programs a command line runs, each with its
 // subcommand where the program has them, in order and without repeats.
@@ -40,11 +43,11 @@ func commandPrograms(line string) []string {
 	seen := map[string]bool{}
 	for _, n := range parseShell(line).names {
 		f := strings.Fields(n)
-		if len(f) == 0 || notAnIntent[f[0]] {
+		if len(f) == 0 || notAnIntent()[f[0]] {
 			continue
 		}
 		prog := f[0]
-		if len(f) > 1 && subcommandTools[prog] && !strings.HasPrefix(f[1], "-") {
+		if len(f) > 1 && subcommandTools()[prog] && !strings.HasPrefix(f[1], "-") {
 			prog += " " + f[1]
 		}
 		if !seen[prog] {

@@ -25,7 +25,7 @@ type lsInput struct {
 }
 
 func (*LS) Spec() model.ToolSpec {
-	return spec("LS", "ls.md", `{
+	return spec("LS", lsDescription, `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "The directory to list (absolute, or relative to the workspace). Defaults to the workspace"},

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -69,7 +70,7 @@ func analyse(args []shWord, ws string) analysis {
 		if _, ok := trust.WrapperOptions(prog); ok {
 			return unwrap(args, prog)
 		}
-		t, ok := optTables[prog]
+		t, ok := optTables()[prog]
 		if !ok {
 			return analysis{}
 		}
@@ -79,7 +80,7 @@ func analyse(args []shWord, ws string) analysis {
 	// be any of them (after "--" only an operand, where operands are read:
 	// git's paths, sort's files).
 	stop := prog == "git"
-	if t, ok := optTables[prog]; ok {
+	if t, ok := optTables()[prog]; ok {
 		stop = !t.noDashDash && !t.writesOperands && !t.lastOperand
 	}
 	for i, w := range args[1:] {
@@ -166,15 +167,17 @@ func operandsOf(args []shWord, valued string) []int {
 // gitValued are, per subcommand, git options whose value is commonly
 // computed (git commit -m "$(cat <<EOF ...)") and that always take the
 // next word as their value, so it is never an option.
-var gitValued = map[string]map[string]bool{
-	"commit":   {"-m": true, "--message": true, "-F": true, "--file": true, "--author": true, "--date": true},
-	"tag":      {"-m": true, "--message": true, "-F": true, "--file": true},
-	"merge":    {"-m": true, "-F": true, "--file": true},
-	"notes":    {"-m": true, "--message": true, "-F": true, "--file": true},
-	"stash":    {"-m": true, "--message": true},
-	"log":      {"--author": true, "--committer": true, "--grep": true},
-	"shortlog": {"--author": true, "--committer": true, "--grep": true},
-}
+var gitValued = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"commit":   {"-m": true, "--message": true, "-F": true, "--file": true, "--author": true, "--date": true},
+		"tag":      {"-m": true, "--message": true, "-F": true, "--file": true},
+		"merge":    {"-m": true, "-F": true, "--file": true},
+		"notes":    {"-m": true, "--message": true, "-F": true, "--file": true},
+		"stash":    {"-m": true, "--message": true},
+		"log":      {"--author": true, "--committer": true, "--grep": true},
+		"shortlog": {"--author": true, "--committer": true, "--grep": true},
+	}
+})
 
 // computedValue reports a computed word that can only be an option's
 // value: "--name=$(...)" with the name written out (a risky name is the
@@ -190,7 +193,7 @@ func computedValue(prog string, args []shWord, i int) bool {
 	}
 	sub := gitSubcommand(args)
 	prev := args[i-1].text
-	if gitValued[sub][prev] {
+	if gitValued()[sub][prev] {
 		return true
 	}
 	return sub == "commit" && len(prev) > 2 && prev[0] == '-' && prev[1] != '-' && prev[len(prev)-1] == 'm' &&

@@ -3,20 +3,28 @@ package tool
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // git's options that write or run, by subcommand. Each table is scanned
 // from the subcommand on; git takes any unique prefix of a long option
 // (newer gits in log and diff too), so every table abbreviates.
-var (
-	gitDiffLong = map[string]string{
+// gitDiffLong is built at first use, with the tables below (no work at
+// package init: every subagent links this package).
+var gitDiffLong = sync.OnceValue(func() map[string]string {
+	return map[string]string{
 		"output":    effWrite,
 		"ext-diff":  "runs the external diff program git's configuration names",
 		"textconv":  "runs the text conversion programs git's configuration names",
 		"no-index":  "compares (and so reads) files outside the repository",
 		"exec-path": effRun,
 	}
-	gitTables = map[string]*optTable{
+})
+
+// gitTables are the tables by subcommand; the diff family shares one.
+var gitTables = sync.OnceValue(func() map[string]*optTable {
+	gitDiffLong := gitDiffLong()
+	t := map[string]*optTable{
 		"format-patch": {long: merge(gitDiffLong, map[string]string{"output-directory": effWriteDir}), short: map[byte]string{'o': effWriteDir}, valued: "nSGOLUMCBvo", abbrev: true},
 		"blame":        {long: map[string]string{"textconv": gitDiffLong["textconv"], "contents": "reads a file in place of the work tree's"}, valued: "LSC", abbrev: true},
 		"annotate":     {long: map[string]string{"textconv": gitDiffLong["textconv"]}, valued: "LS", abbrev: true},
@@ -36,8 +44,16 @@ var (
 			short: map[byte]string{'u': effRun, 'c': "sets configuration that can name programs git runs"}, valued: "bjoruc", abbrev: true},
 		"init": {long: map[string]string{"template": "installs hooks from a directory, which later git commands run", "separate-git-dir": effWriteDir}, abbrev: true},
 	}
-	// gitRunners are subcommands that run programs whatever their options.
-	gitRunners = map[string]string{
+	diff := &optTable{long: gitDiffLong, valued: "nSGOLUMCB", abbrev: true}
+	for _, s := range []string{"log", "show", "diff", "whatchanged", "diff-tree", "diff-index", "diff-files", "range-diff", "stash", "reflog", "shortlog"} {
+		t[s] = diff
+	}
+	return t
+})
+
+// gitRunners are subcommands that run programs whatever their options.
+var gitRunners = sync.OnceValue(func() map[string]string {
+	return map[string]string{
 		"difftool": "runs the diff tool git's configuration names", "mergetool": "runs the merge tool git's configuration names",
 		"filter-branch": effRun, "instaweb": effRun, "daemon": "serves the repository", "send-email": "sends mail",
 		"credential": "runs credential helpers", "credential-store": "handles credentials", "credential-cache": "handles credentials",
@@ -45,14 +61,7 @@ var (
 		"shell": effRun, "p4": effRun, "svn": effRun, "cvsimport": effRun, "cvsserver": effRun, "archimport": effRun,
 		"quiltimport": effRun, "remote-ext": effRun, "fsmonitor--daemon": effRun, "maintenance": "runs and schedules git programs",
 	}
-)
-
-func init() {
-	diff := &optTable{long: gitDiffLong, valued: "nSGOLUMCB", abbrev: true}
-	for _, s := range []string{"log", "show", "diff", "whatchanged", "diff-tree", "diff-index", "diff-files", "range-diff", "stash", "reflog", "shortlog"} {
-		gitTables[s] = diff
-	}
-}
+})
 
 func merge(a, b map[string]string) map[string]string {
 	out := make(map[string]string, len(a)+len(b))
@@ -69,7 +78,7 @@ func merge(a, b map[string]string) map[string]string {
 // subcommand brood does not know (or an alias).
 func gitUnion() *optTable {
 	long := map[string]string{}
-	for _, t := range gitTables {
+	for _, t := range gitTables() {
 		for k, v := range t.long {
 			long[k] = v
 		}
@@ -126,7 +135,7 @@ func gitRisks(args []shWord, ws string) []risk {
 		return out
 	}
 	sub := args[i].text
-	if why, ok := gitRunners[sub]; ok {
+	if why, ok := gitRunners()[sub]; ok {
 		out = append(out, risk{at: i, opt: "git " + sub, why: why})
 	}
 	rest := args[i:]
@@ -155,7 +164,7 @@ func gitRisks(args []shWord, ws string) []risk {
 			}
 		}
 	}
-	t, ok := gitTables[sub]
+	t, ok := gitTables()[sub]
 	if !ok {
 		t = gitUnion()
 	}

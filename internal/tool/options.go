@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // What a prefix rule such as Bash(git log:*) covers: the command it names
@@ -176,51 +177,53 @@ func (t *optTable) shortRisks(args []shWord, i int) []risk {
 }
 
 // Tables of the programs whose options only, by name, write or run.
-var optTables = map[string]*optTable{
-	"sort": {long: map[string]string{"output": effWrite, "compress-program": effRun},
-		short: map[byte]string{'o': effWrite}, valued: "koStT", abbrev: true},
-	"tee": {writesOperands: true, operandsCount: true, abbrev: true},
-	"find": {words: map[string]string{
-		"-exec": effRun, "-execdir": effRun, "-ok": effRun, "-okdir": effRun,
-		"-delete": "deletes files", "-fprint": effWrite, "-fprint0": effWrite,
-		"-fprintf": effWrite, "-fls": effWrite,
-	}, noDashDash: true},
-	"fd": {long: map[string]string{"exec": effRun, "exec-batch": effRun},
-		short: map[byte]string{'x': effRun, 'X': effRun}, valued: "edEtcjS", abbrev: true},
-	"rg": {long: map[string]string{"pre": effRun, "hostname-bin": effRun}, abbrev: true,
-		valued: "ABCEefgMmrTtj"},
-	"less": {long: map[string]string{"log-file": effWrite, "LOG-FILE": effWrite,
-		"lesskey-file": effReadCode, "lesskey-src": effReadCode, "lesskey-content": effReadCode},
-		short:  map[byte]string{'o': effWrite, 'O': effWrite, 'k': effReadCode},
-		valued: "bhjkoOpPtTxyz#", abbrev: true, plus: "runs a less command at start (\"+!cmd\" starts a shell)"},
-	"more": {plus: "runs a command of more at start"},
-	"man": {long: map[string]string{"pager": effRun, "html": effRun, "config-file": effReadCode},
-		short: map[byte]string{'P': effRun, 'H': effRun, 'C': effReadCode}, valued: "PHMSCLmpeRE", abbrev: true},
-	"curl": {long: map[string]string{
-		"output": effWrite, "remote-name": "writes a file named by the server", "remote-name-all": "writes files named by the server",
-		"dump-header": effWrite, "cookie-jar": effWrite, "config": effReadCode, "trace": effWrite,
-		"trace-ascii": effWrite, "stderr": effWrite, "libcurl": effWrite, "etag-save": effWrite,
-		"hsts": effWrite, "alt-svc": effWrite, "output-dir": effWriteDir, "upload-file": "sends a file",
-	}, short: map[byte]string{'o': effWrite, 'O': "writes a file named by the server", 'D': effWrite,
-		'c': effWrite, 'K': effReadCode, 'T': "sends a file"},
-		valued: "abcdDeEFHKmoPQrtTuUwxXYyzC", abbrev: false},
-	"make": {long: map[string]string{"eval": effRun}, short: map[byte]string{'E': effRun}, valued: "CfIjloWE", abbrev: true},
-	// Programs that write their operands: a rule for them allows writing,
-	// but never brood's configuration (configwrite.go).
-	"touch":    {writesOperands: true},
-	"rm":       {writesOperands: true},
-	"truncate": {writesOperands: true, valued: "sr"},
-	"shred":    {writesOperands: true},
-	"unlink":   {writesOperands: true},
-	"chmod":    {writesOperands: true},
-	"mv":       {writesOperands: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
-	"cp":       {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
-	"ln":       {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
-	"rsync": {lastOperand: true, long: map[string]string{"rsh": effRun, "rsync-path": effRun, "temp-dir": effWriteDir, "write-batch": effWrite, "only-write-batch": effWrite, "log-file": effWrite},
-		short: map[byte]string{'e': effRun, 'T': effWriteDir}, valued: "eTBfM", abbrev: true},
-	"scp":     {lastOperand: true, short: map[byte]string{'S': effRun, 'o': "sets an ssh option (ProxyCommand runs a program)", 'F': effReadCode}, valued: "cDFiJlPSoX"},
-	"install": {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tSgmo", abbrev: true},
-}
+var optTables = sync.OnceValue(func() map[string]*optTable {
+	return map[string]*optTable{
+		"sort": {long: map[string]string{"output": effWrite, "compress-program": effRun},
+			short: map[byte]string{'o': effWrite}, valued: "koStT", abbrev: true},
+		"tee": {writesOperands: true, operandsCount: true, abbrev: true},
+		"find": {words: map[string]string{
+			"-exec": effRun, "-execdir": effRun, "-ok": effRun, "-okdir": effRun,
+			"-delete": "deletes files", "-fprint": effWrite, "-fprint0": effWrite,
+			"-fprintf": effWrite, "-fls": effWrite,
+		}, noDashDash: true},
+		"fd": {long: map[string]string{"exec": effRun, "exec-batch": effRun},
+			short: map[byte]string{'x': effRun, 'X': effRun}, valued: "edEtcjS", abbrev: true},
+		"rg": {long: map[string]string{"pre": effRun, "hostname-bin": effRun}, abbrev: true,
+			valued: "ABCEefgMmrTtj"},
+		"less": {long: map[string]string{"log-file": effWrite, "LOG-FILE": effWrite,
+			"lesskey-file": effReadCode, "lesskey-src": effReadCode, "lesskey-content": effReadCode},
+			short:  map[byte]string{'o': effWrite, 'O': effWrite, 'k': effReadCode},
+			valued: "bhjkoOpPtTxyz#", abbrev: true, plus: "runs a less command at start (\"+!cmd\" starts a shell)"},
+		"more": {plus: "runs a command of more at start"},
+		"man": {long: map[string]string{"pager": effRun, "html": effRun, "config-file": effReadCode},
+			short: map[byte]string{'P': effRun, 'H': effRun, 'C': effReadCode}, valued: "PHMSCLmpeRE", abbrev: true},
+		"curl": {long: map[string]string{
+			"output": effWrite, "remote-name": "writes a file named by the server", "remote-name-all": "writes files named by the server",
+			"dump-header": effWrite, "cookie-jar": effWrite, "config": effReadCode, "trace": effWrite,
+			"trace-ascii": effWrite, "stderr": effWrite, "libcurl": effWrite, "etag-save": effWrite,
+			"hsts": effWrite, "alt-svc": effWrite, "output-dir": effWriteDir, "upload-file": "sends a file",
+		}, short: map[byte]string{'o': effWrite, 'O': "writes a file named by the server", 'D': effWrite,
+			'c': effWrite, 'K': effReadCode, 'T': "sends a file"},
+			valued: "abcdDeEFHKmoPQrtTuUwxXYyzC", abbrev: false},
+		"make": {long: map[string]string{"eval": effRun}, short: map[byte]string{'E': effRun}, valued: "CfIjloWE", abbrev: true},
+		// Programs that write their operands: a rule for them allows writing,
+		// but never brood's configuration (configwrite.go).
+		"touch":    {writesOperands: true},
+		"rm":       {writesOperands: true},
+		"truncate": {writesOperands: true, valued: "sr"},
+		"shred":    {writesOperands: true},
+		"unlink":   {writesOperands: true},
+		"chmod":    {writesOperands: true},
+		"mv":       {writesOperands: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
+		"cp":       {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
+		"ln":       {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tS", abbrev: true},
+		"rsync": {lastOperand: true, long: map[string]string{"rsh": effRun, "rsync-path": effRun, "temp-dir": effWriteDir, "write-batch": effWrite, "only-write-batch": effWrite, "log-file": effWrite},
+			short: map[byte]string{'e': effRun, 'T': effWriteDir}, valued: "eTBfM", abbrev: true},
+		"scp":     {lastOperand: true, short: map[byte]string{'S': effRun, 'o': "sets an ssh option (ProxyCommand runs a program)", 'F': effReadCode}, valued: "cDFiJlPSoX"},
+		"install": {lastOperand: true, long: map[string]string{"target-directory": effWriteDir}, short: map[byte]string{'t': effWriteDir}, valued: "tSgmo", abbrev: true},
+	}
+})
 
 // programName is the name a program word runs (its path dropped).
 func programName(w string) string { return path.Base(w) }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Mode is the permission mode: what happens to a call no rule speaks about.
@@ -147,7 +148,9 @@ func (p *Permissions) Mode() Mode { return p.mode }
 
 // readOnlyBuiltins are the tools Check treats as read-only when it is asked
 // by name; Set.Run uses the tool's own ReadOnly instead.
-var readOnlyBuiltins = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true}
+var readOnlyBuiltins = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true}
+})
 
 // Check decides whether a call of the named tool with this input may run in
 // workspace (nil Permissions allow everything). Deny rules beat ask rules, which beat allow rules; when no rule
@@ -158,7 +161,7 @@ func (p *Permissions) Check(toolName string, input json.RawMessage, workspace st
 	if p == nil {
 		return Decision{Verdict: Allow, Reason: "no permission rules are set"}
 	}
-	return p.check(name, readOnlyBuiltins[name], input, workspace)
+	return p.check(name, readOnlyBuiltins()[name], input, workspace)
 }
 
 // call is one tool call reduced to what rules match against.
@@ -447,11 +450,13 @@ func isEditTool(tool string) bool {
 
 // subcommandTools are programs whose first argument names what they do, so
 // a suggested rule keeps it: "git push" rather than all of git.
-var subcommandTools = map[string]bool{
-	"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "npx": true,
-	"cargo": true, "docker": true, "kubectl": true, "make": true, "pip": true,
-	"uv": true, "bun": true, "deno": true, "gh": true, "poetry": true,
-}
+var subcommandTools = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "npx": true,
+		"cargo": true, "docker": true, "kubectl": true, "make": true, "pip": true,
+		"uv": true, "bun": true, "deno": true, "gh": true, "poetry": true,
+	}
+})
 
 // suggestRules names the narrowest useful rules that would allow c: the
 // command (and subcommand) prefix of each Bash part not already allowed, or
@@ -468,7 +473,7 @@ func (p *Permissions) suggestRules(c call) []string {
 			r := "Bash"
 			if f := strings.Fields(pt); len(f) > 0 {
 				prefix := f[0]
-				if len(f) > 1 && subcommandTools[f[0]] && !strings.HasPrefix(f[1], "-") {
+				if len(f) > 1 && subcommandTools()[f[0]] && !strings.HasPrefix(f[1], "-") {
 					prefix += " " + f[1]
 				}
 				r = "Bash(" + prefix + ":*)"

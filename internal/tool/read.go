@@ -33,7 +33,7 @@ type readInput struct {
 }
 
 func (*Read) Spec() model.ToolSpec {
-	return spec("Read", "read.md", `{
+	return spec("Read", readDescription, `{
   "type": "object",
   "properties": {
     "file_path": {"type": "string", "description": "The path of the file to read (absolute, or relative to the workspace)"},
@@ -87,16 +87,21 @@ func (*Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return Errorf("cannot read %s: %v", abs, err)
 	}
 	defer f.Close()
-	return readLines(ctx, f, abs, max(in.Offset, 1), in.Limit)
+	return readLines(ctx, bufio.NewReaderSize(f, readBufSize(info.Size())), abs, max(in.Offset, 1), in.Limit)
+}
+
+// readBufSize is a Read's buffer: the file's size, from 4 KiB to 64 KiB (a
+// long line is read in pieces whatever the size).
+func readBufSize(size int64) int {
+	return int(min(max(size+1, 4<<10), 64<<10))
 }
 
 // readLines formats lines [offset, offset+limit) of r, cutting long lines
 // and stopping at the output cap, and says how to read on.
-func readLines(ctx context.Context, r io.Reader, abs string, offset, limit int) Result {
+func readLines(ctx context.Context, br *bufio.Reader, abs string, offset, limit int) Result {
 	if limit <= 0 {
 		limit = readDefaultLimit
 	}
-	br := bufio.NewReaderSize(r, 64*1024)
 	var out strings.Builder
 	line, shown, cutLines := 0, 0, 0
 	more := false

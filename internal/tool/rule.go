@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -43,18 +44,20 @@ const (
 
 // builtinNames maps the lowercase form of each tool name brood knows to its
 // canonical spelling, so agent files and settings may write "bash" or "ls".
-var builtinNames = map[string]string{
-	"read": "Read", "write": "Write", "edit": "Edit", "multiedit": "MultiEdit",
-	"bash": "Bash", "glob": "Glob", "grep": "Grep", "ls": "LS",
-	"task": "Task", "taskoutput": "TaskOutput", "sendmessage": "SendMessage",
-	"workflow": "Workflow", "notebookedit": "NotebookEdit",
-	"webfetch": "WebFetch", "websearch": "WebSearch",
-}
+var builtinNames = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"read": "Read", "write": "Write", "edit": "Edit", "multiedit": "MultiEdit",
+		"bash": "Bash", "glob": "Glob", "grep": "Grep", "ls": "LS",
+		"task": "Task", "taskoutput": "TaskOutput", "sendmessage": "SendMessage",
+		"workflow": "Workflow", "notebookedit": "NotebookEdit",
+		"webfetch": "WebFetch", "websearch": "WebSearch",
+	}
+})
 
 // CanonicalName returns Claude Code's spelling of a tool name written in any
 // case ("bash" -> "Bash"); a name brood does not know is returned unchanged.
 func CanonicalName(name string) string {
-	if c, ok := builtinNames[strings.ToLower(name)]; ok {
+	if c, ok := builtinNames()[strings.ToLower(name)]; ok {
 		return c
 	}
 	return name

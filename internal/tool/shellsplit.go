@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -228,7 +229,9 @@ func plainTarget(r *syntax.Redirect) (string, bool) {
 }
 
 // gitGlobal are git's options before the subcommand that take a value.
-var gitGlobal = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true, "--exec-path": true, "--config-env": true}
+var gitGlobal = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true, "--exec-path": true, "--config-env": true}
+})
 
 // normalise returns the command's words from its program on, unquoted, with
 // assignments and wrappers dropped and the program reduced to its base name
@@ -268,7 +271,7 @@ func normalise(src string, c *syntax.CallExpr) (string, string, bool) {
 		args := words[i+1:]
 		if prog == "git" {
 			for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-				if gitGlobal[args[0]] && len(args) > 1 {
+				if gitGlobal()[args[0]] && len(args) > 1 {
 					args = args[2:]
 				} else {
 					args = args[1:]

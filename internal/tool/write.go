@@ -22,7 +22,7 @@ type writeInput struct {
 }
 
 func (*Write) Spec() model.ToolSpec {
-	return spec("Write", "write.md", `{
+	return spec("Write", writeDescription, `{
   "type": "object",
   "properties": {
     "file_path": {"type": "string", "description": "The path of the file to write (absolute, or relative to the workspace)"},
