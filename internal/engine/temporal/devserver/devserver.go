@@ -245,3 +245,14 @@ func StartShared(tb testing.TB) *Server {
 	s.startProc()
 	return s
 }
+
+// Pid is the server process's id (0 when it is not running): a
+// benchmark reads its CPU time from /proc.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
