@@ -259,7 +259,10 @@ func benchRates() rates {
 // and again on the same workers (warm: a team's next plan); the local
 // engine runs before and after them (the machine's load drifts), and the
 // ratios are against the mean of its two runs. Each fleet run's calls are
-// timed from its workflow's history (timeline_test.go).
+// timed from its workflow's history (timeline_test.go), and each run's
+// CPU per call is logged: the dev server's, this process's (the
+// workers, the submitter, the local engine) and the children's. Workers
+// and children run at `brood worker`'s default rates (benchRates).
 //
 //	go test ./internal/engine/temporal -run XXX -bench FleetOverhead -benchtime 1x
 func BenchmarkFleetOverhead(b *testing.B) {
