@@ -102,19 +102,19 @@ func overlayHere(t testing.TB) bool { return isolate.ProbeIn(t.Context(), t.Temp
 // (an overlay where the machine has one, unless full).
 func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool) *project {
 	t.Helper()
-	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()}, nil)
+	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()}, nil, testRates)
 }
 
 // startCodeWorkerIn is startCodeWorker with a given clone cache (workers of
-// one user on one host share theirs).
-func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache, times *temporal.CallTimes) *project {
+// one user on one host share theirs) and rates.
+func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache, times *temporal.CallTimes, r rates) *project {
 	t.Helper()
 	p := newProject(t, script)
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := p.dispatcher(t, conc)
+	d := p.dispatcherAt(t, conc, r)
 	if !full {
 		// As `brood worker` does: overlays where this machine has them.
 		sup := isolate.ProbeIn(t.Context(), cache.Dir)
@@ -125,9 +125,9 @@ func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc
 		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) },
 		ReadOnly: func(a string) bool { def, ok := reg.Get(a); return ok && def.ReadOnly }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
-		Queue: queue, Concurrency: conc, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
+		Queue: queue, Concurrency: conc, Heartbeat: r.heartbeat, StopTimeout: 5 * time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
-			UploadEvery: 100 * time.Millisecond, Code: site, Times: times},
+			UploadEvery: r.upload, Code: site, Times: times},
 	})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -212,7 +212,8 @@ func timedRunID(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string
 }
 
 // fleetOf starts n in-process code workers of conc slots each on a new
-// queue and returns an engine that ships dir's tree to them; shared: the
+// queue, at the rates `brood worker` runs with by default (benchRates),
+// and returns an engine that ships dir's tree to them; shared: the
 // workers share one clone cache (as workers of one user on one host do),
 // else each has its own (as on n hosts).
 func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool, times *temporal.CallTimes) engine.Engine {
@@ -223,7 +224,7 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 		if !shared {
 			cache = &codesnap.Cache{Dir: t.TempDir()}
 		}
-		startCodeWorkerIn(t, c, q, script, conc, store, false, cache, times)
+		startCodeWorkerIn(t, c, q, script, conc, store, false, cache, times, benchRates())
 	}
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
@@ -234,7 +235,17 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 		code = nil // the workers' own checkouts
 	}
 	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 250 * time.Millisecond,
-		Limits: func(string) temporal.CallLimits { return testLimits }, Code: code})
+		Limits: func(string) temporal.CallLimits { return benchRates().limits() }, Code: code})
+}
+
+// benchRates are the benchmarks' rates: what users run (userRates), or
+// the tests' with BROOD_BENCH_TEST_RATES=1 (a 100 ms ping, a worker
+// heartbeat every 200 ms: figures from before 2026-12-05 12:00 UTC).
+func benchRates() rates {
+	if os.Getenv("BROOD_BENCH_TEST_RATES") != "" {
+		return testRates
+	}
+	return userRates()
 }
 
 // BenchmarkFleetOverhead is issue 26's per-agent figure: one plan of
@@ -248,7 +259,10 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 // and again on the same workers (warm: a team's next plan); the local
 // engine runs before and after them (the machine's load drifts), and the
 // ratios are against the mean of its two runs. Each fleet run's calls are
-// timed from its workflow's history (timeline_test.go).
+// timed from its workflow's history (timeline_test.go), and each run's
+// CPU per call is logged: the dev server's, this process's (the
+// workers, the submitter, the local engine) and the children's. Workers
+// and children run at `brood worker`'s default rates (benchRates).
 //
 //	go test ./internal/engine/temporal -run XXX -bench FleetOverhead -benchtime 1x
 func BenchmarkFleetOverhead(b *testing.B) {
@@ -276,14 +290,24 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			script := fleetScript(latency)
 			lp := newProject(b, script)
 			benchFill(b, lp.root, 1000) // the same tree as the fleet's
-			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcher(b, workers*slots), Concurrency: workers * slots})
+			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcherAt(b, workers*slots, benchRates()), Concurrency: workers * slots})
 			fleet := fleetOf(b, c, script, repo, workers, slots, false, times)
+			// Each run's CPU per call: the server's, the workers' (this
+			// process), the children's.
+			cpu := make([]string, 4)
+			at := cpuNow(srv.Pid())
 			l1 := timedRun(b, loc, p, in, k)
+			cpu[0], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
 			cold, coldID := timedRunID(b, fleet, p, in, k)
+			cpu[1], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
 			coldTimes := times.Take()
+			at = cpuNow(srv.Pid())
 			warm, warmID := timedRunID(b, fleet, p, in, k)
+			cpu[2], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
 			warmTimes := times.Take()
+			at = cpuNow(srv.Pid())
 			l2 := timedRun(b, loc, p, in, k)
+			cpu[3] = at.perCall(srv.Pid(), k)
 			local := &temporal.CallTimes{}
 			if times != nil {
 				local.AddSpawns(lp.root) // both local runs' children
@@ -301,14 +325,15 @@ func BenchmarkFleetOverhead(b *testing.B) {
 				cold.Round(time.Millisecond), per(cold), per(cold)/lper, warm.Round(time.Millisecond), per(warm), per(warm)/lper)
 			b.Logf("  cold fleet's calls: %s", planTimeline(b, c, coldID))
 			b.Logf("  warm fleet's calls: %s", planTimeline(b, c, warmID))
+			b.Logf("  %s: local %s; cold %s; warm %s; local again %s", name, cpu[0], cpu[1], cpu[2], cpu[3])
 			if times != nil {
 				// A file: a benchmark's log keeps its first 10 lines.
 				f, err := os.OpenFile(os.Getenv("BROOD_BENCH_BREAKDOWN"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 				if err != nil {
 					b.Fatal(err)
 				}
-				fmt.Fprintf(f, "%d calls, model %s: local %.1f ms/agent, cold %.1f, warm %.1f\n  cold fleet's activities:%s\n  warm fleet's activities:%s\n  local engine's children (both runs):%s\n",
-					k, name, lper, per(cold), per(warm), coldTimes, warmTimes, local)
+				fmt.Fprintf(f, "%d calls, model %s: local %.1f ms/agent, cold %.1f, warm %.1f\n  %s\n  cold fleet's activities:%s\n  warm fleet's activities:%s\n  local engine's children (both runs):%s\n",
+					k, name, lper, per(cold), per(warm), strings.Join(cpu, "\n  "), coldTimes, warmTimes, local)
 				f.Close()
 			}
 		}

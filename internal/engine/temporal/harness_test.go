@@ -79,19 +79,53 @@ func newProject(t testing.TB, script string) *project {
 	return &project{root: root, home: home, script: sp, env: append(os.Environ(), mainEnv+"=1", "HOME="+home, "BROOD_CHILD_EXE="+exe)}
 }
 
+// rates are how often children ping, how long the lifeguard waits for a
+// ping (the activity's heartbeat timeout too), how often a worker's
+// heartbeats reach the server at most and how often it uploads a growing
+// transcript.
+type rates struct {
+	ping, timeout, heartbeat, upload time.Duration
+}
+
+// testRates are the tests': short, so a fault is seen within seconds.
+var testRates = rates{ping: 100 * time.Millisecond, timeout: testLimits.Heartbeat, heartbeat: 200 * time.Millisecond, upload: 100 * time.Millisecond}
+
+// userRates are what `brood worker` and the local engine run with by
+// default: children ping every pool.ping_interval (5s), the lifeguard
+// waits pool.heartbeat_timeout (60s), and the worker beats and uploads at
+// most once per ping interval (internal/cli/worker): a benchmark's.
+func userRates() rates {
+	d := settings.Defaults().Pool
+	return rates{ping: d.PingInterval.Duration, timeout: d.HeartbeatTimeout.Duration, heartbeat: d.PingInterval.Duration, upload: d.PingInterval.Duration}
+}
+
+// limits are the calls' limits at these rates.
+func (r rates) limits() temporal.CallLimits {
+	l := testLimits
+	l.Heartbeat = r.timeout
+	return l
+}
+
 // dispatcher is the worker's one call path over its project.
 func (p *project) dispatcher(t testing.TB, conc int) *spawn.Dispatcher {
+	t.Helper()
+	return p.dispatcherAt(t, conc, testRates)
+}
+
+// dispatcherAt is dispatcher with its children's ping interval and
+// lifeguard from r.
+func (p *project) dispatcherAt(t testing.TB, conc int, r rates) *spawn.Dispatcher {
 	t.Helper()
 	exe, _ := os.Executable()
 	s := settings.Defaults()
 	s.Pool.Concurrency = conc
-	s.Pool.PingInterval = settings.Duration{Duration: 100 * time.Millisecond}
-	s.Pool.HeartbeatTimeout = settings.Duration{Duration: testLimits.Heartbeat}
+	s.Pool.PingInterval = settings.Duration{Duration: r.ping}
+	s.Pool.HeartbeatTimeout = settings.Duration{Duration: r.timeout}
 	s.Pool.KillGrace = settings.Duration{Duration: testLimits.KillGrace}
 	reg, _ := registry.Load(registry.Options{ProjectRoot: p.root, Home: p.home})
 	d, err := spawn.New(spawn.Config{
 		ProjectRoot: p.root, Workspace: p.root, Registry: reg, Settings: s,
-		Pool: pool.New(pool.Config{Concurrency: conc, HeartbeatTimeout: testLimits.Heartbeat, KillGrace: testLimits.KillGrace}),
+		Pool: pool.New(pool.Config{Concurrency: conc, HeartbeatTimeout: r.timeout, KillGrace: testLimits.KillGrace}),
 		Exe:  exe, Env: p.env, MaxDepth: 1, SourceAgent: "worker",
 		ParentSystem: "You are a brood worker.", ParentModel: "script:" + p.script,
 		ParentTools: []string{"Read", "Glob", "Grep", "LS"},

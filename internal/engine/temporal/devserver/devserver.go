@@ -128,6 +128,15 @@ func (s *Server) startProc() {
 	s.tb.Helper()
 	cmd := exec.Command(s.exe, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", strconv.Itoa(s.port), "--db-filename", s.DB, "--log-level", "warn",
+		// As docs/scale-out.md has users start theirs: SQLite's
+		// write-ahead log, synced at its checkpoints, not at every
+		// commit. A rollback journal (the default) costs every write a
+		// journal file made and removed and three or four fsyncs, and
+		// the one writer holds the database meanwhile: at 12 calls at
+		// once it was busy most of the time (docs/performance.md, issue
+		// 26). A commit still survives the server's crash or kill (the
+		// restart tests kill it); an OS crash may lose the last ones.
+		"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
 		// Priority keys order tasks only with the new matcher (CLI v1.5.1).
 		"--dynamic-config-value", "matching.useNewMatcher=true",
 		// One partition per queue: priority orders tasks within a
@@ -244,4 +253,15 @@ func StartShared(tb testing.TB) *Server {
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
 	s.startProc()
 	return s
+}
+
+// Pid is the server process's id (0 when it is not running): a
+// benchmark reads its CPU time from /proc.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
