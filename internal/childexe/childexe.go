@@ -39,6 +39,11 @@ const (
 // that need the fleet, so that brood itself links none of it.
 const NameFleet = "brood-fleet"
 
+// NameBrood is brood's own file name: what brood-fleet (a worker) runs for
+// a child that may delegate, when it is beside it and the same build (a
+// child never opens the fleet).
+const NameBrood = "brood"
+
 // ForAPI is the lean child binary's name for a wire API
 // (provider.APIOpenAI is "openai"; anything else is served by Name).
 func ForAPI(api string) string {

@@ -357,10 +357,25 @@ func (f *Factory) ChildExeFor(env *dispatch.Envelope) (exe string, extraEnv []st
 	if env.MayDelegate() || f.telemetryOn() {
 		if self, err := os.Executable(); err == nil {
 			f.ChildChoice(name)
+			self = delegator(self, f.ChildChoice)
 			return self, f.verifiedEnv(self)
 		}
 	}
 	return f.ChildChoice(name).Path, nil
+}
+
+// delegator is the binary a child that may delegate runs: self, or, when
+// self is brood-fleet (a worker), brood beside it if choose proves it the
+// same build: a child never opens the fleet, and brood starts without the
+// fleet's package initialisers.
+func delegator(self string, choose func(name string) childexe.Choice) string {
+	if filepath.Base(self) != childexe.NameFleet {
+		return self
+	}
+	if c := choose(childexe.NameBrood); c.Lean {
+		return c.Path
+	}
+	return self
 }
 
 // verifiedEnv is childexe.EnvVerified for a child running self: the lean

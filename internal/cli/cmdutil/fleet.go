@@ -165,7 +165,9 @@ func (f *Factory) HandOffFleet(cmd *cobra.Command) error {
 		}
 		return ExitCode(ExitFailed, fmt.Errorf("%s %w", cmd.CommandPath(), err))
 	}
-	argv := append([]string{c}, f.Args...)
+	// argv[0] as this process was given it: the depth markers a parent
+	// may have put there (package depth) stay where they were.
+	argv := append([]string{os.Args[0]}, f.Args...)
 	if err := syscall.Exec(c, argv, os.Environ()); err != nil {
 		return ExitCode(ExitFailed, fmt.Errorf("%s: run %s: %w", cmd.CommandPath(), c, err))
 	}

@@ -2,9 +2,12 @@ package cmdutil
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/childexe"
 )
 
 // TestFleetNeed: which commands brood hands to brood-fleet. brood worker
@@ -73,5 +76,30 @@ func TestFleetNeed(t *testing.T) {
 				t.Errorf("brood %v with temporal.address %q: fleetNeed = %d, want %d", tc.args, tc.address, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDelegator: a child that may delegate runs brood; in brood-fleet (a
+// worker) that is brood beside it when it is the same build, else
+// brood-fleet itself.
+func TestDelegator(t *testing.T) {
+	paired := func(name string) childexe.Choice {
+		return childexe.Choice{Path: filepath.Join("/opt/bin", name), Lean: true}
+	}
+	foreign := func(name string) childexe.Choice {
+		return childexe.Choice{Path: "/opt/bin/brood-fleet", Why: "/opt/bin/" + name + " is not the same build"}
+	}
+	for _, tc := range []struct {
+		self   string
+		choose func(string) childexe.Choice
+		want   string
+	}{
+		{"/opt/bin/brood", paired, "/opt/bin/brood"},
+		{"/opt/bin/brood-fleet", paired, "/opt/bin/brood"},
+		{"/opt/bin/brood-fleet", foreign, "/opt/bin/brood-fleet"},
+	} {
+		if got := delegator(tc.self, tc.choose); got != tc.want {
+			t.Errorf("delegator(%s) = %s, want %s", tc.self, got, tc.want)
+		}
 	}
 }
