@@ -150,7 +150,17 @@ func tryPIDNS(ctx context.Context) error {
 	}
 	cmd := exec.CommandContext(ctx, path)
 	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
-	if err := sandbox.StartMapped(cmd, cmd.Start); err != nil {
+	started := make(chan error, 1)
+	// From a throw-away thread, as a child is (sandbox.NamespacesOnThread).
+	sandbox.OnThrowawayThread(func() {
+		started <- sandbox.StartMapped(cmd, func() error {
+			if err := sandbox.NamespacesOnThread(cmd); err != nil {
+				return err
+			}
+			return cmd.Start()
+		})
+	})
+	if err := <-started; err != nil {
 		return err
 	}
 	return cmd.Wait()

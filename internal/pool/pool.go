@@ -307,6 +307,12 @@ func start(ctx context.Context, cmd *exec.Cmd, enter func() error, c Confiner) e
 			}
 		}
 		spawntrace.Mark(ctx, "cgroup enter")
+		// A confined root child's CAP_SYS_ADMIN, for its child's PID
+		// namespace, on this thread alone.
+		if err := sandbox.NamespacesOnThread(cmd); err != nil {
+			errc <- err
+			return
+		}
 		if err := c.Confine(cmd); err != nil {
 			errc <- err
 			return

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -92,7 +93,11 @@ func capsWrong(who string, caps map[string]uint64, program bool) []string {
 	limit := map[string]uint64{"CapInh": 0, "CapAmb": 0, "CapPrm": 0, "CapEff": 0}
 	var bad []string
 	if os.Geteuid() == 0 {
-		limit["CapPrm"], limit["CapEff"] = ^uint64(0), ^uint64(0) // bounded by execCeiling
+		// Beside what its programs are bounded to (execCeiling), a root
+		// child confined in place keeps CAP_SETPCAP and, permitted only,
+		// CAP_SYS_ADMIN (capsEveryThread).
+		limit["CapPrm"] = keptCaps | 1<<unix.CAP_SETPCAP | 1<<unix.CAP_SYS_ADMIN
+		limit["CapEff"] = keptCaps | 1<<unix.CAP_SETPCAP
 		if program {
 			limit["CapPrm"], limit["CapEff"] = keptCaps, keptCaps
 		}
@@ -150,6 +155,11 @@ func capsCheck(release chan struct{}) int {
 		return 1
 	}
 	bad = append(bad, capsWrong("command for the model", caps, true)...)
+	if _, reexec := os.LookupEnv(forceReexecEnv); os.Geteuid() == 0 && !reexec {
+		// (Re-executed, root's exec left it keptCaps: its children's PID
+		// namespaces ask for a user namespace, as they always did.)
+		bad = append(bad, pidnsCheck()...)
+	}
 	if os.Geteuid() == 0 && caps["CapBnd"]&^keptCaps != 0 {
 		bad = append(bad, fmt.Sprintf("command for the model: CapBnd %016x holds %016x beyond %016x", caps["CapBnd"], caps["CapBnd"]&^keptCaps, uint64(keptCaps)))
 	}
@@ -180,6 +190,46 @@ func capsCheck(release chan struct{}) int {
 		return 1
 	}
 	return 0
+}
+
+// pidnsCheck, in a root test child restricted in place: a program started in a PID
+// namespace of its own, as the pool starts this child's children where it
+// cannot make cgroups, needs no user namespace (the id maps Landlock
+// forbids this process to write), starts from a throw-away thread that
+// makes CAP_SYS_ADMIN effective for it (NamespacesOnThread) and holds no
+// more than a confined program may.
+func pidnsCheck() []string {
+	var out strings.Builder
+	cmd := exec.Command("cat", "/proc/self/status")
+	cmd.Stdout = &out
+	AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
+	if cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER != 0 {
+		return []string{"a PID namespace asks for a user namespace too: this child has no CAP_SYS_ADMIN left to make one with"}
+	}
+	started := make(chan error, 1)
+	OnThrowawayThread(func() {
+		err := NamespacesOnThread(cmd)
+		if err == nil {
+			err = cmd.Start()
+		}
+		started <- err
+	})
+	err := <-started
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
+		return []string{"start in a PID namespace: " + err.Error()}
+	}
+	caps, err := capsOf(out.String())
+	if err != nil {
+		return []string{err.Error()}
+	}
+	bad := capsWrong("program in a PID namespace", caps, true)
+	if !regexp.MustCompile(`(?m)^NSpid:.*\t1$`).MatchString(out.String()) {
+		bad = append(bad, "the program is not the init of a PID namespace of its own")
+	}
+	return bad
 }
 
 // TestNoCapabilityLeftOnAnyThread: a child started as brood starts an

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -117,15 +118,52 @@ func capsStatus(dropped bool) string {
 }
 
 // hasSysAdmin reports whether the calling thread holds CAP_SYS_ADMIN in
-// its effective set: where it does not (a confined root child), a
-// namespace needs a user namespace of its own.
+// its permitted set (effective, or permitted only: a root child confined
+// in place, capsEveryThread, which makes it effective on the thread a
+// start needs it on, NamespacesOnThread). Where it does not (a root child
+// confined by re-executing), a namespace needs a user namespace of its own.
 func hasSysAdmin() bool {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return false
 	}
-	return data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
+	return data[0].Permitted&(1<<unix.CAP_SYS_ADMIN) != 0
+}
+
+// nsFlags are the clone flags of a namespace other than a user namespace:
+// each needs CAP_SYS_ADMIN in the caller's user namespace.
+const nsFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+	syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP
+
+// NamespacesOnThread readies the calling thread to start cmd: where cmd
+// asks for namespaces without a user namespace of its own (AddNamespaces
+// for root) and the thread holds CAP_SYS_ADMIN permitted but not
+// effective (a root child confined in place, capsEveryThread), it makes
+// it effective on this thread alone, for the clone. The program started
+// gets none of it: CAP_SYS_ADMIN left every thread's bounding set, and
+// under no_new_privs an exec gives nothing outside it. The thread must be
+// locked and must die after the start (OnThrowawayThread), as for
+// RestrictForChild: no other code runs with it.
+func NamespacesOnThread(cmd *exec.Cmd) error {
+	a := cmd.SysProcAttr
+	if a == nil || a.Cloneflags&nsFlags == 0 || a.Cloneflags&syscall.CLONE_NEWUSER != 0 || os.Geteuid() != 0 {
+		return nil
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: read capabilities: %w", err)
+	}
+	const admin = 1 << unix.CAP_SYS_ADMIN
+	if data[0].Permitted&admin == 0 || data[0].Effective&admin != 0 {
+		return nil
+	}
+	data[0].Effective |= admin
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: CAP_SYS_ADMIN for a start in new namespaces: %w", err)
+	}
+	return nil
 }
 
 // fill sets what a confined child's filter and capabilities hold.

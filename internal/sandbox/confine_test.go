@@ -48,6 +48,40 @@ func TestHiddenUnreadable(t *testing.T) {
 	}
 }
 
+// TestHiddenNotReachedThroughLink: a directory on the way to a hidden
+// path that is a symbolic link is not descended into, so the read rules
+// never land on its target's entries: here the target is hidden itself,
+// and stays unreadable, where following the link would have allowed each
+// of its entries.
+func TestHiddenNotReachedThroughLink(t *testing.T) {
+	if landlockABI() == 0 {
+		t.Skip("kernel has no Landlock: a worktree child's reads are not held (brood doctor says so)")
+	}
+	tree := t.TempDir()
+	real := filepath.Join(tree, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, data := range map[string]string{filepath.Join(real, "secret"): "hidden", filepath.Join(tree, "ok.txt"): "fine"} {
+		if err := os.WriteFile(f, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(real, filepath.Join(tree, "way")); err != nil {
+		t.Fatal(err)
+	}
+	hidden := []string{real, filepath.Join(tree, "way", "other")}
+	for _, c := range []struct {
+		read string
+		ok   bool
+	}{{"ok.txt", true}, {"real/secret", false}, {"way/secret", false}} {
+		res := startChild(t, Policy{Writable: []string{t.TempDir()}, Hidden: hidden}, "cat "+filepath.Join(tree, c.read)+" >/dev/null", nil)
+		if (res.code == 0) != c.ok {
+			t.Errorf("read %s: exit %d, want readable=%v: %s", c.read, res.code, c.ok, res.stderr)
+		}
+	}
+}
+
 // TestWriterFilter: a writer's syscall filter refuses mounts (and the rest
 // of confinedSyscalls) but leaves it the metadata of what it may write.
 func TestWriterFilter(t *testing.T) {

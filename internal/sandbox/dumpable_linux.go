@@ -36,7 +36,10 @@ func Undumpable() error {
 // fork, and the kernel makes a non-dumpable process's /proc/PID/uid_map
 // root's, which this user may not write. So a non-dumpable process is
 // dumpable for the span of that one start (the fork, the maps, the exec),
-// and never otherwise.
+// and never otherwise. Where this process may not write under /proc at
+// all (a confined child: its Landlock domain has no rule there), no start
+// could write the maps: it fails at once, and the process is never made
+// dumpable for it.
 func StartMapped(cmd *exec.Cmd, start func() error) error {
 	a := cmd.SysProcAttr
 	if a == nil || (len(a.UidMappings) == 0 && len(a.GidMappings) == 0) {
@@ -47,11 +50,31 @@ func StartMapped(cmd *exec.Cmd, start func() error) error {
 	if v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || v != 0 {
 		return start()
 	}
+	if err := procWritable(); err != nil {
+		return err
+	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: PR_SET_DUMPABLE for a start in a user namespace: %w", err)
 	}
 	defer unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	return start()
+}
+
+// procWritable tells whether this process may open a file under /proc
+// for writing, as writing a child's id maps needs: it opens its own
+// timerslack_ns (mode 0666 whoever owns it, so an answer about Landlock,
+// not about the file's owner, which is root while this process is not
+// dumpable) and writes nothing. EACCES is the refusal; a kernel without
+// the file (before 4.6) tells nothing, and the start then tries.
+func procWritable() error {
+	fd, err := unix.Open("/proc/self/timerslack_ns", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) {
+		return fmt.Errorf("sandbox: a start in a user namespace needs its id maps written under /proc, which this process may not write (its Landlock domain): not started")
+	}
+	if err == nil {
+		unix.Close(fd)
+	}
+	return nil
 }
 
 // NoPtraceForChild drops CAP_SYS_PTRACE from the calling OS thread's

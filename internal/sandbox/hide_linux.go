@@ -68,21 +68,25 @@ func addReadRules(rfd int, hidden []string, access uint64) error {
 	if len(hide) == 0 {
 		return nil
 	}
-	return allowAround(rfd, "/", hide, way, access)
+	dfd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // a directory that cannot be listed grants nothing
+	}
+	return allowAround(rfd, dfd, "/", hide, way, access)
 }
 
-// allowAround adds the rules for one directory on the way to a hidden path.
-// Each entry is opened beneath the directory's own descriptor (no walk from
-// / again) with O_PATH|O_NOFOLLOW, and given the rule as it is: access is
-// READ_FILE alone, which Landlock takes on a directory and on a file alike,
-// so no stat is needed to tell them apart (an entry that became a symbolic
-// link since the listing gets a rule on the link itself, which grants
-// nothing: a path through it is checked where it leads).
-func allowAround(rfd int, dir string, hide, way map[string]bool, access uint64) error {
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
+// allowAround adds the rules for one directory on the way to a hidden
+// path, open as dfd (which it closes). Each entry is opened beneath that
+// descriptor (no walk from / again, no link followed): a directory on the
+// way with O_DIRECTORY|O_NOFOLLOW, so that one that became a symbolic
+// link since its parent was listed is not descended into (its target's
+// entries are not its own: they get no rule from here); any other entry
+// with O_PATH|O_NOFOLLOW, given the rule as it is: access is READ_FILE
+// alone, which Landlock takes on a directory and on a file alike, so no
+// stat is needed to tell them apart (an entry that became a symbolic link
+// since the listing gets a rule on the link itself, which grants nothing:
+// a path through it is checked where it leads).
+func allowAround(rfd, dfd int, dir string, hide, way map[string]bool, access uint64) error {
 	f := os.NewFile(uintptr(dfd), dir)
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
@@ -92,11 +96,17 @@ func allowAround(rfd int, dir string, hide, way map[string]bool, access uint64) 
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		switch {
-		case hide[p] || e.Type()&os.ModeSymlink != 0:
+		case hide[p]:
 		case way[p]:
-			if err := allowAround(rfd, p, hide, way, access); err != nil {
+			// (Whatever the listing said it was: the open decides.)
+			sub, err := unix.Openat(dfd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue // a link needs no rule; one that cannot be listed grants nothing
+			}
+			if err := allowAround(rfd, sub, p, hide, way, access); err != nil {
 				return err
 			}
+		case e.Type()&os.ModeSymlink != 0:
 		default:
 			if err := addReadRuleAt(rfd, dfd, e.Name(), access); err != nil {
 				return fmt.Errorf("sandbox: landlock read rule %s: %w", p, err)

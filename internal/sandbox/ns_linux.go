@@ -49,7 +49,8 @@ func ProbeUserNS(ctx context.Context) Report {
 }
 
 // tryNamespaces starts `true` with the given clone flags (plus a user
-// namespace when this process is not root) and reports whether it ran.
+// namespace when this process is not root) and reports whether it ran. It
+// is started from a throw-away thread, as a child is (NamespacesOnThread).
 func tryNamespaces(ctx context.Context, flags uintptr) error {
 	path, err := exec.LookPath("true")
 	if err != nil {
@@ -57,7 +58,18 @@ func tryNamespaces(ctx context.Context, flags uintptr) error {
 	}
 	cmd := exec.CommandContext(ctx, path)
 	AddNamespaces(cmd, flags, nil)
-	if err := cmd.Run(); err != nil {
+	started := make(chan error, 1)
+	OnThrowawayThread(func() {
+		err := NamespacesOnThread(cmd)
+		if err == nil {
+			err = cmd.Start()
+		}
+		started <- err
+	})
+	if err = <-started; err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
 		return fmt.Errorf("start in new namespace: %w", err)
 	}
 	return nil

@@ -55,6 +55,9 @@ func Undumpable() error { return nil }
 // StartMapped runs start off Linux.
 func StartMapped(cmd *exec.Cmd, start func() error) error { return start() }
 
+// NamespacesOnThread has nothing to raise off Linux.
+func NamespacesOnThread(cmd *exec.Cmd) error { return nil }
+
 // NoPtraceForChild has nothing to drop off Linux.
 func NoPtraceForChild() error { return nil }
 

@@ -102,27 +102,43 @@ func filterEveryThread(prog []unix.SockFilter) error {
 // capsEveryThread leaves every thread of the process the capabilities a
 // confined child may hold (allThreads): none for a non-root user; for
 // root keptCaps permitted and effective, and none inheritable (so none
-// ambient). Root keeps one more, CAP_SETPCAP, after it has left the
-// bounding set of every thread: no program started from any thread gets
-// it (under no_new_privs an exec is bounded by the bounding set and the
-// permitted set both), and a thread that starts a command may still cut
-// its own bounding set to what it is permitted (NoIntrospectionForCommand,
-// dropBoundingThread), so the command sees the bounding set a re-executed
-// child's has. One capset, the same on every thread: the kernel refuses a
-// thread whose permitted set lacks one of them (EPERM), and a result that
+// ambient). Root keeps two more permitted, each after it has left the
+// bounding set of every thread, so that no program started from any
+// thread gets it (under no_new_privs an exec is bounded by the bounding
+// set and the permitted set both):
+//
+//   - CAP_SETPCAP, effective: a thread that starts a command may still cut
+//     its own bounding set to what it is permitted
+//     (NoIntrospectionForCommand, dropBoundingThread), so the command sees
+//     the bounding set a re-executed child's has. It also keeps a command
+//     from ptracing the child that started it: the kernel's ptrace check
+//     (cap_ptrace_access_check) requires the tracee's permitted set to be
+//     a subset of the tracer's, and a command holds keptCaps at most.
+//   - CAP_SYS_ADMIN, permitted only (where the child had it: root in its
+//     own user namespace): its own children's PID namespaces need it, as
+//     they did when this child kept every capability permitted and
+//     effective. No thread uses it but the throw-away one a child of this
+//     child is started from, which makes it effective for that start
+//     alone (NamespacesOnThread) and dies with it.
+//
+// Then one capset, the same on every thread: the kernel refuses a thread
+// whose permitted set lacks one of them (EPERM), and a result that
 // differs between threads ends the program.
 func capsEveryThread() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	data := new([2]unix.CapUserData)
 	if os.Geteuid() == 0 {
 		keep := uint64(keptCaps)
-		_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, unix.CAP_SETPCAP, 0)
-		switch e {
-		case 0:
-			keep |= 1 << unix.CAP_SETPCAP
-		case unix.EPERM: // not held: it cannot be kept either
-		default:
-			return fmt.Errorf("sandbox: drop CAP_SETPCAP from every thread's bounding set: %w", e)
+		// (A drop needs CAP_SETPCAP effective, which its own drop leaves.)
+		for _, c := range []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP} {
+			_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0)
+			switch e {
+			case 0:
+				keep |= 1 << c
+			case unix.EPERM: // not held: it cannot be kept either
+			default:
+				return fmt.Errorf("sandbox: drop capability %d from every thread's bounding set: %w", c, e)
+			}
 		}
 		var now [2]unix.CapUserData
 		if err := unix.Capget(&hdr, &now[0]); err != nil {
@@ -130,7 +146,7 @@ func capsEveryThread() error {
 		}
 		for i := range data {
 			data[i].Permitted = now[i].Permitted & uint32(keep>>(32*i))
-			data[i].Effective = data[i].Permitted
+			data[i].Effective = data[i].Permitted &^ uint32(uint64(1<<unix.CAP_SYS_ADMIN)>>(32*i))
 		}
 	}
 	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
