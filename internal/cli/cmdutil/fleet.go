@@ -196,7 +196,7 @@ func findFleet() (string, error) {
 	}
 	c := childexe.FindNamed(exe, childexe.NameFleet)
 	if !c.Lean {
-		return "", fmt.Errorf("needs %s, which links the Temporal fleet: %s", childexe.NameFleet, c.Why)
+		return "", fmt.Errorf("needs %s, which links the Temporal fleet: %s; or run %s itself", childexe.NameFleet, c.Why, childexe.NameFleet)
 	}
 	return c.Path, nil
 }
