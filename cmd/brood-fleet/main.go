@@ -5,7 +5,7 @@
 // brood and is the same build (`go install
 // github.com/broodhq/brood/cmd/...@latest` installs it with brood,
 // brood-child and brood-child-openai), so that brood itself does not pay
-// for go.temporal.io, gRPC, protobuf and the S3 store's package
+// for go.temporal.io's and the S3 store's (the AWS SDK's) package
 // initialisers at every start. Run it directly as you would brood.
 package main
 

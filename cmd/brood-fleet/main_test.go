@@ -27,17 +27,22 @@ func build(t *testing.T, dir, pkg, stamp string) string {
 // does not link the fleet, so `brood fleet keygen` is done by brood-fleet
 // beside it (the key is made, the command line and environment handed
 // over whole); a brood-fleet of another build is refused as a foreign
-// brood-child is, and without one brood says in one line what is missing
+// brood-child is, and so is one that is a link to brood (which would hand
+// the command to itself without end); without one brood says in one line what is missing
 // and how to install it. Nothing is made in either case.
 func TestBroodHandsFleetCommandsToBroodFleet(t *testing.T) {
-	paired, foreign, alone := t.TempDir(), t.TempDir(), t.TempDir()
+	paired, foreign, alone, linked := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	brood := build(t, paired, "github.com/broodhq/brood/cmd/brood", "aaaa")
 	build(t, paired, "github.com/broodhq/brood/cmd/brood-fleet", "aaaa")
 	build(t, foreign, "github.com/broodhq/brood/cmd/brood-fleet", "bbbb")
-	for _, dir := range []string{foreign, alone} {
+	for _, dir := range []string{foreign, alone, linked} {
 		if err := os.Link(brood, filepath.Join(dir, "brood")); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// brood-fleet a link to brood: the same stamped build, but brood itself.
+	if err := os.Symlink(filepath.Join(linked, "brood"), filepath.Join(linked, "brood-fleet")); err != nil {
+		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name, dir string
@@ -46,6 +51,7 @@ func TestBroodHandsFleetCommandsToBroodFleet(t *testing.T) {
 	}{
 		{"paired", paired, true, "private key"},
 		{"another build", foreign, false, "brood-fleet is not the same build as"},
+		{"brood itself", linked, false, "itself (a link), not brood-fleet"},
 		{"missing", alone, false, "no brood-fleet beside " + filepath.Join(alone, "brood") + " (install them together: go install github.com/broodhq/brood/cmd/...@latest)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,8 +87,16 @@ func FindNamed(self, name string) Choice {
 	if err != nil {
 		return Choice{Path: self, Why: fmt.Sprintf("%s: %v", cand, err)}
 	}
+	if name == NameFleet {
+		if why := notFleet(self, cand, theirs); why != "" {
+			return Choice{Path: self, Why: why}
+		}
+	}
 	why, unversioned := sameBuild(mine, theirs, name == NameFleet)
-	if unversioned {
+	if unversioned && name == NameFleet {
+		// brood and brood-fleet are never one file: no bytes to compare.
+		why = "neither binary records the source it was built from (build them with scripts/build, which stamps its digest, or run brood-fleet directly)"
+	} else if unversioned {
 		// Nothing in the build info names the source, and no stamp:
 		// only the same bytes prove one build (remembered: cache.go).
 		why = sameSourceCached(self, cand, func() string { return sameBytes(self, cand) })
@@ -97,6 +105,28 @@ func FindNamed(self, name string) Choice {
 		return Choice{Path: self, Why: fmt.Sprintf("%s is not the same build as %s: %s (reinstall them together: go install github.com/broodhq/brood/cmd/...@latest)", cand, self, why)}
 	}
 	return Choice{Path: cand, Lean: true}
+}
+
+// FleetModule is the module only a binary that links the Temporal fleet
+// lists in its build info.
+const FleetModule = "go.temporal.io/sdk"
+
+// notFleet says why cand, whose build info is bi, cannot be the brood-fleet
+// beside self ("" when it can): it must be another file than self and link
+// the Temporal SDK. A link to, or copy of, brood would otherwise pass the
+// pairing and brood hand its commands to itself without end.
+func notFleet(self, cand string, bi *debug.BuildInfo) string {
+	si, err1 := os.Stat(self)
+	ci, err2 := os.Stat(cand)
+	if err1 == nil && err2 == nil && os.SameFile(si, ci) {
+		return fmt.Sprintf("%s is %s itself (a link), not brood-fleet: install brood-fleet there (go install github.com/broodhq/brood/cmd/...@latest)", cand, self)
+	}
+	for _, d := range bi.Deps {
+		if d.Path == FleetModule {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s links no Temporal SDK (%s): it is not brood-fleet (a copy of brood?); install brood-fleet there (go install github.com/broodhq/brood/cmd/...@latest)", cand, FleetModule)
 }
 
 // SameBuild says why child is not provably built from the same source as

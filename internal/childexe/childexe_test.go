@@ -159,3 +159,42 @@ func TestSameBuildWider(t *testing.T) {
 		t.Errorf("a lean child that links more than brood: SameBuild = %q, want it refused", got)
 	}
 }
+
+// TestFleetIsNotBrood: a brood-fleet beside brood that is brood itself (a
+// hard or symbolic link) or a copy of it (its bytes: no Temporal SDK in its
+// build info) is refused, with one line, though it is "the same build":
+// brood would hand its commands to itself without end.
+func TestFleetIsNotBrood(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		make func(self, cand string) error
+		want string
+	}{
+		{"hard link", os.Link, "itself (a link)"},
+		{"symbolic link", os.Symlink, "itself (a link)"},
+		{"copy", func(_, cand string) error { return os.WriteFile(cand, body, 0o755) }, "links no Temporal SDK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			self, cand := filepath.Join(dir, "brood"), filepath.Join(dir, NameFleet)
+			if err := os.WriteFile(self, body, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(self, cand); err != nil {
+				t.Fatal(err)
+			}
+			c := FindNamed(self, NameFleet)
+			if c.Lean || c.Path != self || !strings.Contains(c.Why, tc.want) || strings.Contains(c.Why, "\n") {
+				t.Fatalf("FindNamed(%s, %s) = %+v, want refused: %q", self, NameFleet, c, tc.want)
+			}
+		})
+	}
+}

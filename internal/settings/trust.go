@@ -203,12 +203,32 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "worker.remotes (a fleet worker would fetch from them)"), append(keys, "worker.remotes")
 		out.Worker.Remotes = base.Worker.Remotes
 	}
+	if w, k := restrictTemporal(base, full, &out); w != "" {
+		why, keys = append(why, w), append(keys, k)
+	}
 	if full.Store != base.Store {
 		// The store receives the code, transcripts and patches of fleet runs.
 		why, keys = append(why, "store "+full.Store+" (fleet runs would send your code and transcripts there)"), append(keys, "store")
 		out.Store = base.Store
 	}
 	return out, why, keys
+}
+
+// restrictTemporal sets out's fleet connection (temporal.*: address,
+// namespace, task queue, TLS, the API key's variable) back to base's when
+// the project layers change it: brood would dial that server and send it
+// the named variable's value as its bearer token (brood tasks lists a
+// configured fleet's calls in any repository). attempts, a limit, is kept.
+func restrictTemporal(base, full Settings, out *Settings) (why, key string) {
+	bt, ft := base.Temporal, full.Temporal
+	bt.Attempts, ft.Attempts = 0, 0
+	if bt == ft {
+		return "", ""
+	}
+	attempts := out.Temporal.Attempts
+	out.Temporal = base.Temporal
+	out.Temporal.Attempts = attempts
+	return "temporal (the fleet's address, TLS and API key variable: brood would connect there and send that key)", "temporal"
 }
 
 // restrictGuardrails sets back every guardrail out turns to warn where base

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // Fleet is what brood-fleet links and brood does not: the Temporal fleet
-// (its SDK, gRPC, protobuf, the S3 store), whose package initialisers
+// (its SDK and API, the S3 store and the AWS SDK), whose package initialisers
 // would cost every brood start milliseconds (docs/performance.md). brood's
 // Links.Fleet is nil: a command that needs the fleet is handed whole to
 // brood-fleet before it writes or asks anything (HandOffFleet).
@@ -191,12 +192,15 @@ func (f *Factory) FleetLink() (Fleet, error) {
 // working directory).
 func findFleet() (string, error) {
 	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe) // as /proc/self/exe already is on Linux
+	}
 	if err != nil {
 		return "", fmt.Errorf("needs %s beside brood: cannot find this binary: %v", childexe.NameFleet, err)
 	}
 	c := childexe.FindNamed(exe, childexe.NameFleet)
 	if !c.Lean {
-		return "", fmt.Errorf("needs %s, which links the Temporal fleet: %s", childexe.NameFleet, c.Why)
+		return "", fmt.Errorf("needs %s, which links the Temporal fleet: %s; or run %s itself", childexe.NameFleet, c.Why, childexe.NameFleet)
 	}
 	return c.Path, nil
 }

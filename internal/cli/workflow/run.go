@@ -37,6 +37,8 @@ Progress per phase goes to stderr; the whole result to .brood/workflows/<run_id>
 		Example: `  brood workflow run plan.yaml --input dir=internal
   brood workflow run plan.yaml --yes --json > result.json`,
 		Args: cobra.ExactArgs(1),
+		// The fleet only with --engine temporal (brood-fleet runs it then).
+		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetEngineOnly},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File, opts.Ctx = args[0], cmd.Context()
 			if runF != nil {

@@ -30,6 +30,8 @@ func newCmdValidate(f *Deps) *cobra.Command {
 		Example: `  brood workflow validate examples/workflows/bug-hunt.yaml`,
 		Short:   "Check a plan file (schema, ids, waves and cycles, templates, output schemas, agents, max_agents) and list its inputs",
 		Args:    cobra.ExactArgs(1),
+		// It reads no fleet: brood runs it even when one is configured.
+		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetEngineOnly},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return validateRun(opts)

@@ -1,8 +1,8 @@
 // Package fleetlink is the Temporal fleet as the command line uses it
 // (cmdutil.Fleet): the engine a submitter opens, the fleet's calls in
 // brood tasks, brood worker and brood fleet keygen. Only brood-fleet (and
-// the tests that stand in for it) link it: it brings go.temporal.io, gRPC,
-// protobuf and the S3 store, whose package initialisers brood does not pay
+// the tests that stand in for it) link it: it brings go.temporal.io and
+// the S3 store (the AWS SDK), whose package initialisers brood does not pay
 // for (docs/architecture.md).
 package fleetlink
 
