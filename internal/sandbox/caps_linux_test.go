@@ -156,7 +156,7 @@ func capsCheck(release chan struct{}) int {
 		return 1
 	}
 	bad = append(bad, capsWrong("command for the model", caps, true)...)
-	if _, reexec := os.LookupEnv(forceReexecEnv); os.Geteuid() == 0 && !reexec {
+	if _, reexec := os.LookupEnv(forceReexecEnv); os.Geteuid() == 0 && InPlace() && !reexec {
 		// (Re-executed, root's exec left it keptCaps: its children's PID
 		// namespaces ask for a user namespace, as they always did.)
 		bad = append(bad, pidnsCheck()...)
