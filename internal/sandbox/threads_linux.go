@@ -111,9 +111,14 @@ func filterEveryThread(prog []unix.SockFilter) error {
 //     its own bounding set to what it is permitted
 //     (NoIntrospectionForCommand, dropBoundingThread), so the command sees
 //     the bounding set a re-executed child's has. It also keeps a command
-//     from ptracing the child that started it: the kernel's ptrace check
-//     (cap_ptrace_access_check) requires the tracee's permitted set to be
-//     a subset of the tracer's, and a command holds keptCaps at most.
+//     from ptracing the child that started it (beside the non-dumpable
+//     flag and the Landlock scope): without CAP_SYS_PTRACE the kernel's
+//     check (cap_ptrace_access_check) wants the tracee's permitted set
+//     within the tracer's, and a command never holds CAP_SETPCAP. A
+//     compromised child can raise its inheritable set with it, up to its
+//     bounding set (which lacks both kept capabilities); no_new_privs,
+//     never cleared, keeps that from giving any program more than its
+//     thread's permitted set (docs/architecture.md, the trust boundary).
 //   - CAP_SYS_ADMIN, permitted only (where the child had it: root in its
 //     own user namespace): its own children's PID namespaces need it, as
 //     they did when this child kept every capability permitted and

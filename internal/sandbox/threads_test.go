@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,6 +104,12 @@ func startOnBase(t testing.TB, p Policy, command string, env ...string) childRes
 	return childResultOf(t, err, stdout.String(), stderr.String())
 }
 
+// bareBase, among startOnBase's env, starts the child on the base
+// BaseForChild gives where none of its parts applies (a kernel before ABI
+// 6, a child with network): no domain, so no no_new_privs either, which
+// the child's own Restrict must then set on every thread.
+const bareBase = "SANDBOX_TEST_BARE_BASE=1"
+
 // runOnBase is startOnBase up to the child's exit: what its Wait said.
 func runOnBase(t testing.TB, p Policy, command string, stdout, stderr *strings.Builder, env ...string) error {
 	t.Helper()
@@ -113,7 +120,13 @@ func runOnBase(t testing.TB, p Policy, command string, stdout, stderr *strings.B
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	errc := make(chan error, 1)
 	OnThrowawayThread(func() {
-		entry, err := BaseForChild(p)
+		var entry string
+		var err error
+		if slices.Contains(env, bareBase) {
+			entry, err = baseEnv+"="+marker{abi: landlockABI()}.String(), clearInheritableThread()
+		} else {
+			entry, err = BaseForChild(p)
+		}
 		if err != nil {
 			errc <- err
 			return
