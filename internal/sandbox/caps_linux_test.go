@@ -207,15 +207,7 @@ func pidnsCheck() []string {
 	if cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER != 0 {
 		return []string{"a PID namespace asks for a user namespace too: this child has no CAP_SYS_ADMIN left to make one with"}
 	}
-	started := make(chan error, 1)
-	OnThrowawayThread(func() {
-		err := NamespacesOnThread(cmd)
-		if err == nil {
-			err = cmd.Start()
-		}
-		started <- err
-	})
-	err := <-started
+	err := startInNamespaces(cmd)
 	if err == nil {
 		err = cmd.Wait()
 	}

@@ -58,6 +58,19 @@ func tryNamespaces(ctx context.Context, flags uintptr) error {
 	}
 	cmd := exec.CommandContext(ctx, path)
 	AddNamespaces(cmd, flags, nil)
+	if err = startInNamespaces(cmd); err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
+		return fmt.Errorf("start in new namespace: %w", err)
+	}
+	return nil
+}
+
+// startInNamespaces starts cmd from a throw-away thread that holds what
+// its namespaces need for the clone (NamespacesOnThread), as the pool
+// starts a child.
+func startInNamespaces(cmd *exec.Cmd) error {
 	started := make(chan error, 1)
 	OnThrowawayThread(func() {
 		err := NamespacesOnThread(cmd)
@@ -66,13 +79,7 @@ func tryNamespaces(ctx context.Context, flags uintptr) error {
 		}
 		started <- err
 	})
-	if err = <-started; err == nil {
-		err = cmd.Wait()
-	}
-	if err != nil {
-		return fmt.Errorf("start in new namespace: %w", err)
-	}
-	return nil
+	return <-started
 }
 
 // ConfigureNetwork is called by the parent before it starts a child whose
