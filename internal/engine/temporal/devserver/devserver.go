@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -146,11 +147,25 @@ func (s *Server) startProc() {
 	w := syncWriter{&s.mu, s.log}
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// The kernel sends Pdeathsig when the thread that started the server
+	// ends, not the process, and the Go runtime ends any thread whose
+	// goroutine exits locked to it: as a pool's throw-away start thread
+	// does, on whichever thread it ran (an in-process worker's child, a
+	// test's). Started from a thread of its own, held until the server is
+	// waited for, it dies with this process and only then.
+	started, end := make(chan error, 1), make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends after the server
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			_ = cmd.Wait()
+			close(end)
+		}
+	}()
+	if err := <-started; err != nil {
 		s.tb.Fatalf("start the Temporal dev server: %v", err)
 	}
-	end := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(end) }()
 	s.mu.Lock()
 	s.cmd, s.end = cmd, end
 	s.mu.Unlock()
