@@ -3,8 +3,6 @@ package codesnap
 import (
 	"cmp"
 	"context"
-	"crypto/sha1"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -273,10 +271,7 @@ func parseChanges(out string) []change {
 // attributes, hash as the blob when converted back). A file that is still
 // not its blob is errPoisoned.
 func checkWritten(ctx context.Context, g gitCmd, tree string, cs []change, format string) error {
-	newHash := sha1.New
-	if format == "sha256" {
-		newHash = sha256.New
-	}
+	_, newHash := objectHash(format)
 	var ask []change
 	for _, c := range cs {
 		if c.status == 'D' {

@@ -2,8 +2,6 @@ package codesnap
 
 import (
 	"bytes"
-	"crypto/sha1"
-	"crypto/sha256"
 	"encoding/binary"
 )
 
@@ -18,10 +16,7 @@ import (
 // submitter's for real (buildOverlay). ok is false for an index form the
 // check does not read (then nothing verified is kept).
 func withoutCacheTree(index []byte, format string) (out []byte, ok bool) {
-	oidLen, newHash := 20, sha1.New
-	if format == "sha256" {
-		oidLen, newHash = 32, sha256.New
-	}
+	oidLen, newHash := objectHash(format)
 	entries, ok := parseIndex(index, oidLen)
 	if !ok || len(index) < 12+oidLen {
 		return nil, false

@@ -101,10 +101,7 @@ func parseIndex(b []byte, oidLen int) (entries []indexEntry, ok bool) {
 // statClean reports whether the checkout at tree is provably the tree of
 // the verified index (see above), written at stamp (its file's mtime).
 func statClean(tree string, index []byte, stamp time.Time, format string) bool {
-	oidLen, newHash := 20, sha1.New
-	if format == "sha256" {
-		oidLen, newHash = 32, sha256.New
-	}
+	oidLen, newHash := objectHash(format)
 	entries, ok := parseIndex(index, oidLen)
 	if !ok {
 		return false
@@ -211,10 +208,7 @@ func sameFile(p string, e *indexEntry, stamp time.Time, newHash func() hash.Hash
 // would look settled: only a content check could vouch for it. ok is
 // false for an index the check does not handle.
 func smudgeRacy(index []byte, stamp time.Time, format string) (out []byte, ok bool) {
-	oidLen, newHash := 20, sha1.New
-	if format == "sha256" {
-		oidLen, newHash = 32, sha256.New
-	}
+	oidLen, newHash := objectHash(format)
 	entries, ok := parseIndex(index, oidLen)
 	if !ok || len(index) < 12+oidLen {
 		return nil, false
@@ -235,4 +229,13 @@ func smudgeRacy(index []byte, stamp time.Time, format string) (out []byte, ok bo
 	h.Write(body)
 	copy(sum, h.Sum(nil))
 	return out, true
+}
+
+// objectHash is the length of a git object id and its hash in a
+// repository of this object format (sha1 unless it says sha256).
+func objectHash(format string) (oidLen int, newHash func() hash.Hash) {
+	if format == "sha256" {
+		return 32, sha256.New
+	}
+	return 20, sha1.New
 }
