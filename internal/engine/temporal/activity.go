@@ -93,7 +93,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if err := checkCode(in, hb); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
-	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil)
+	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil && !a.readOnly(spec.Agent))
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,8 @@ func (a *Activities) syncTranscript(ctx context.Context, td *taskdir.Dir, hb Hea
 // worker ran it, else from the transcript in the store, else from the start
 // under the same task id. A follow-up prompt (brood tasks resume) is the
 // next turn; otherwise the child is told it was interrupted. copied: the
-// call runs in a fresh copy of the submitter's tree (cutToCopy).
+// call runs in a fresh copy of the submitter's tree that its tools may
+// change, a writer's (cutToCopy).
 func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartbeat, followUp, copied bool) (call.Spec, func(), error) {
 	nop := func() {}
 	id := cmp.Or(hb.TaskID, spec.Resume)
@@ -309,7 +310,7 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 			return spec, nop, err
 		}
 		if copied && spec.Resume == "" && hb.Transcript.IsZero() {
-			if err := cutToCopy(a.ProjectRoot, td); err != nil {
+			if err := cutToCopy(td); err != nil {
 				return spec, nop, err
 			}
 		}

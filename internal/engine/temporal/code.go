@@ -50,7 +50,7 @@ func (a *Activities) materialise(ctx context.Context, in CallInput, id string, h
 	if name == "" {
 		name = "call"
 	}
-	ro := a.Code.ReadOnly != nil && a.Code.ReadOnly(spec.Agent)
+	ro := a.readOnly(spec.Agent)
 	var co *codesnap.Checkout
 	var err error
 	a.Times.timed("  copy", func() {
@@ -184,4 +184,12 @@ func callKey(taskID, runID string) string {
 		return taskID
 	}
 	return taskID + "-" + runID
+}
+
+// readOnly reports whether agent is read-only by this worker's own agent
+// definitions (CodeSite.ReadOnly): what its copy is made for, and whether
+// a retry's transcript is cut to it (cutToCopy). Never a task's envelope,
+// which its child can rewrite.
+func (a *Activities) readOnly(agent string) bool {
+	return a.Code != nil && a.Code.ReadOnly != nil && a.Code.ReadOnly(agent)
 }

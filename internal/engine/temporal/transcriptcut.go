@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -20,11 +19,9 @@ import (
 // server's transcript when there is one). The transcript then ends at most
 // with an answer nothing acted on, which the continuation acts on (a
 // read-only tool runs again, the others get an "interrupted" result). A
-// read-only agent's transcript is left whole: its tools changed nothing.
-func cutToCopy(root string, td *taskdir.Dir) error {
-	if t, err := dispatch.LoadTask(root, td.ID()); err == nil && t.Envelope != nil && t.Envelope.ReadOnly {
-		return nil
-	}
+// read-only agent's transcript is left whole (its caller does not cut it:
+// its tools changed nothing).
+func cutToCopy(td *taskdir.Dir) error {
 	data, err := td.ReadFile(taskdir.Session, 0)
 	if err != nil {
 		return nil // nothing to cut: the child starts its transcript

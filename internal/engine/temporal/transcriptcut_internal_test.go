@@ -12,8 +12,10 @@ import (
 // writer's task in place, in a copy rebuilt from the snapshot alone, cuts
 // the transcript back to before its first tool call: the copy has none of
 // the edits the tools made in the dead attempt's copy. A read-only agent's
-// transcript, a call in the worker's own checkout, one the server's
-// details name a transcript for, and a resume are left as they are.
+// transcript (by the worker's own agent definitions, not by the envelope
+// its child can rewrite), a call in the worker's own checkout, one the
+// server's details name a transcript for, and a resume are left as they
+// are.
 func TestRetryWithNoDetailsCutsAWritersTranscript(t *testing.T) {
 	const (
 		answer = `{"type":"message","turn":1,"message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Write","input":{}}]}}` + "\n" +
@@ -24,14 +26,18 @@ func TestRetryWithNoDetailsCutsAWritersTranscript(t *testing.T) {
 	)
 	cases := []struct {
 		name     string
-		readOnly bool
-		copied   bool
-		resume   bool
-		server   bool // the server's details name a transcript (the answer)
-		want     string
+		readOnly bool // by the worker's agent definitions
+		// envelopeReadOnly: the task's envelope says read_only, as a
+		// child rewriting its own directory could make it say.
+		envelopeReadOnly bool
+		copied           bool
+		resume           bool
+		server           bool // the server's details name a transcript (the answer)
+		want             string
 	}{
 		{name: "a writer in a copy", copied: true, want: answer},
 		{name: "a read-only agent", copied: true, readOnly: true, want: answer + tools},
+		{name: "a writer whose envelope says read-only", copied: true, envelopeReadOnly: true, want: answer},
 		{name: "the worker's own checkout", want: answer + tools},
 		{name: "a resume", copied: true, resume: true, want: answer + tools},
 		{name: "details with a transcript", copied: true, server: true, want: answer},
@@ -40,7 +46,7 @@ func TestRetryWithNoDetailsCutsAWritersTranscript(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root, id, td := newTaskDir(t)
 			env := `{"task_id":"` + id + `","read_only":false}`
-			if tc.readOnly {
+			if tc.envelopeReadOnly {
 				env = `{"task_id":"` + id + `","read_only":true}`
 			}
 			if err := td.WriteFile(taskdir.Envelope, []byte(env), false); err != nil {
@@ -58,12 +64,12 @@ func TestRetryWithNoDetailsCutsAWritersTranscript(t *testing.T) {
 				}
 				hb.Transcript, hb.Position = ref, ref.Size
 			}
-			spec := call.Spec{TaskID: id, Prompt: "brief"}
+			spec := call.Spec{TaskID: id, Agent: "scout", Prompt: "brief"}
 			if tc.resume {
 				spec = call.Spec{Resume: id, Continue: true}
 			}
-			a := &Activities{ProjectRoot: root, Store: store}
-			got, cleanup, err := a.continuation(t.Context(), spec, hb, false, tc.copied)
+			a := &Activities{ProjectRoot: root, Store: store, Code: &CodeSite{ReadOnly: func(agent string) bool { return tc.readOnly && agent == "scout" }}}
+			got, cleanup, err := a.continuation(t.Context(), spec, hb, false, tc.copied && !a.readOnly(spec.Agent))
 			if err != nil {
 				t.Fatal(err)
 			}
