@@ -118,6 +118,13 @@ func (f *fakeChild) start() {
 	f.write()
 }
 
+// ask appends a user message (a follow-up prompt) to the transcript.
+func (f *fakeChild) ask(text string) {
+	f.t.Helper()
+	f.data = fmt.Appendf(f.data, `{"type":"message","message":{"role":"user","content":[{"type":"text","text":%q}]}}`+"\n", text)
+	f.write()
+}
+
 func (f *fakeChild) write() {
 	f.t.Helper()
 	if err := os.WriteFile(f.td.File(taskdir.Session), f.data, 0o644); err != nil {
@@ -132,6 +139,7 @@ type fakeFleet struct {
 	store *faultyStore
 	eng   *temporal.Engine
 	dir   string // the store's directory
+	queue string
 }
 
 func newFakeFleet(t *testing.T, wc client.Client, child func(ctx context.Context, attempt int, f *fakeChild) *call.Result) *fakeFleet {
@@ -157,7 +165,7 @@ func newFakeFleetWith(t *testing.T, wc client.Client, code bool, child func(ctx 
 	}
 	store := &faultyStore{Store: blobs}
 	var site *temporal.CodeSite
-	ff := &fakeFleet{c: c, store: store, eng: newEngine(c, q), dir: dir}
+	ff := &fakeFleet{c: c, store: store, eng: newEngine(c, q), dir: dir, queue: q}
 	runnerIn := func(copyDir string) call.Runner {
 		return runnerFunc(func(ctx context.Context, s call.Spec) (*call.Result, error) {
 			return ff.start(ctx, t, root, copyDir, s, child)

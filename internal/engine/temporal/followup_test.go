@@ -6,16 +6,20 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	brt "github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // TestResumeStartingKeepsItsFollowUp: a resumed call's attempt whose child
@@ -199,5 +203,79 @@ func TestResumedCallKeepsItsFollowUp(t *testing.T) {
 	}
 	if n, n0 := m.askedN(k), m.askedN(turnKey{desc, 0}); n != 2 || n0 != 1 {
 		t.Errorf("the follow-up's turn asked %d time(s), the first turn %d; want 2 (the killed attempt's request and the retry's) and 1", n, n0)
+	}
+}
+
+// TestLegacyResumeRetrySendsItsFollowUpOnce: a resume (brood tasks resume
+// ID "PROMPT") whose input carries no From (a task with no call workflow
+// on the fleet, a submitter from before From) continues the task from the
+// worker's own records. Its first attempt appends the follow-up to the
+// task's transcript there and dies before a transcript with it reached
+// the store (puts fail; the lifeguard kills the child: a retryable end),
+// so its heartbeats name none. The retry, on the same worker, starts from
+// the transcript as it was before the follow-up and sends it once, never
+// after the first attempt's copy of it.
+func TestLegacyResumeRetrySendsItsFollowUpOnce(t *testing.T) {
+	id := dispatch.NewID()
+	const followUp = "one more thing"
+	var before, retried []byte // the task's transcript before the resume, and as the retry found it
+	var retrySpec call.Spec
+	var ff *fakeFleet
+	ff = newFakeFleet(t, nil, func(cctx context.Context, attempt int, f *fakeChild) *call.Result {
+		if f.spec.Resume == "" { // the first run: the task's records on this worker
+			if err := f.td.WriteFile(taskdir.Envelope, []byte(`{"task_id":"`+f.spec.TaskID+`"}`), true); err != nil {
+				t.Error(err)
+			}
+			f.answer(1)
+			f.spec.Watch.Turn(cctx, 1)
+			before = append([]byte(nil), f.data...)
+			return result(f, dispatch.StatusDone, "the first run's answer")
+		}
+		data, err := f.td.ReadFile(taskdir.Session, 0)
+		if err != nil {
+			t.Error(err)
+		}
+		f.data = data
+		if attempt > 1 {
+			retried, retrySpec = data, f.spec
+			ff.store.fail(0)
+			f.start()
+			f.ask(f.spec.Prompt)
+			f.answer(2)
+			return result(f, dispatch.StatusDone, "answered the follow-up")
+		}
+		// The resume's first attempt: the follow-up in the transcript,
+		// none of it in the store; then the lifeguard.
+		f.start()
+		f.ask(f.spec.Prompt)
+		r := result(f, dispatch.StatusKilled, "")
+		r.Process = &dispatch.Output{KilledBy: pool.KilledByLifeguard}
+		return r
+	})
+	if o := ff.call(t, context.Background(), id); o.err != nil || o.r.Summary != "the first run's answer" {
+		t.Fatalf("first run: %+v, %v", o.r, o.err)
+	}
+	ff.store.fail(-1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	in := brt.CallInputW{Spec: call.Spec{Resume: id, Agent: "explore", Prompt: followUp}, Limits: testLimits, Queue: ff.queue}
+	run, err := ff.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "brood-call-" + id, TaskQueue: ff.queue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, brt.CallWorkflowName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out brt.CallOutput
+	if err := run.Get(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != dispatch.StatusDone || out.Summary != "answered the follow-up" || retried == nil {
+		t.Fatalf("resumed call: %s %q; want done with the follow-up's answer after a retry", out.Status, out.Summary)
+	}
+	if retrySpec.Resume != id || retrySpec.Continue || retrySpec.Prompt != followUp {
+		t.Errorf("the retry ran resume %q, continue %v, prompt %q; want task %s resumed with the follow-up", retrySpec.Resume, retrySpec.Continue, retrySpec.Prompt, id)
+	}
+	if string(retried) != string(before) {
+		t.Errorf("the retry started from a transcript of %d bytes (%d user message(s) %q); want the %d bytes from before the resume",
+			len(retried), strings.Count(string(retried), `"text":"`+followUp+`"`), followUp, len(before))
 	}
 }
