@@ -222,9 +222,13 @@ func (b *beater) uploadHeld(ctx context.Context) (Heartbeat, error) {
 	}
 }
 
-// readOnly reports whether the call's agent is read-only (its envelope,
-// written by this worker before the child starts): it has no change to take.
+// readOnly reports whether the call's agent is read-only (by this worker's
+// definitions, or by its envelope, written by this worker before the child
+// starts): it has no change to take.
 func (b *beater) readOnly() bool {
+	if b.ro == 0 && b.cp != nil && b.cp.ro {
+		b.ro = 1 // no envelope to read
+	}
 	if b.ro == 0 {
 		if t, err := dispatch.LoadTask(b.a.ProjectRoot, b.id); err == nil && t.Envelope != nil {
 			b.ro = 2

@@ -34,6 +34,10 @@ type CodeSite struct {
 type copyOf struct {
 	co     *codesnap.Checkout
 	runner call.Runner
+	// ro: the agent is read-only by this worker's own definitions
+	// (Activities.readOnly): the copy is the cache's checkout, read in
+	// place, and there is no change to take.
+	ro bool
 }
 
 // materialise makes the call's copy: the snapshot, plus the partial patch
@@ -68,7 +72,7 @@ func (a *Activities) materialise(ctx context.Context, in CallInput, id string, h
 	if spec.Isolation == "" || spec.Isolation == "auto" {
 		spec.Isolation = "none"
 	}
-	return &copyOf{co: co, runner: r}, nil
+	return &copyOf{co: co, runner: r, ro: ro}, nil
 }
 
 // change is the copy's change as a ref for the submitter: none for a
@@ -80,6 +84,9 @@ func (a *Activities) change(ctx context.Context, c *copyOf, r *call.Result) erro
 	switch r.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 	default:
+		return nil
+	}
+	if c.ro {
 		return nil
 	}
 	if t, err := dispatch.LoadTask(a.ProjectRoot, r.TaskID); err == nil && t.Envelope != nil && t.Envelope.ReadOnly {
