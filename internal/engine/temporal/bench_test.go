@@ -271,15 +271,6 @@ func BenchmarkFleetOverhead(b *testing.B) {
 	p, in := eachPlan(b, k, workers*slots)
 	srv := sharedServer(b)
 	c := srv.Client(b)
-	if os.Getenv("BROOD_BENCH_NOGZIP") != "" {
-		// The workers' and the submitter's requests not compressed.
-		nc, err := client.Dial(client.Options{HostPort: srv.Addr, ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(nc.Close)
-		c = nc
-	}
 	repo := benchRepo(b, 1000)
 	if os.Getenv("BROOD_BENCH_NOCODE") != "" {
 		repo = ""
