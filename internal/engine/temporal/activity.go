@@ -93,7 +93,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if err := checkCode(in, hb); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
-	if err := a.followUpOnce(ctx, id, hb, followUp); err != nil {
+	if err := a.followUpOnce(thisCall(ctx), id, hb, followUp); err != nil {
 		return nil, err
 	}
 	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil && !a.readOnly(spec.Agent))

@@ -79,8 +79,9 @@ type followUpRecord struct {
 // transcript with the follow-up reached the store) cuts the transcript
 // back there, so the follow-up is asked once, not appended again after
 // the earlier attempt's. A call with a transcript on the server has it
-// made the task's transcript here instead (syncTranscript).
-func (a *Activities) followUpOnce(ctx context.Context, id string, hb Heartbeat, followUp bool) error {
+// made the task's transcript here instead (syncTranscript). this names
+// the call (thisCall).
+func (a *Activities) followUpOnce(this followUpRecord, id string, hb Heartbeat, followUp bool) error {
 	if !followUp || !hb.Transcript.IsZero() || id == "" {
 		return nil
 	}
@@ -88,8 +89,6 @@ func (a *Activities) followUpOnce(ctx context.Context, id string, hb Heartbeat, 
 	if err != nil || !td.Has(taskdir.Envelope) {
 		return nil // not continued from records here
 	}
-	info := activity.GetInfo(ctx)
-	this := followUpRecord{Workflow: info.WorkflowExecution.ID, Run: info.WorkflowExecution.RunID, Activity: info.ActivityID}
 	data, err := td.ReadFile(taskdir.Session, 0)
 	if err != nil {
 		data = nil // no transcript yet: the child starts one
@@ -109,4 +108,10 @@ func (a *Activities) followUpOnce(ctx context.Context, id string, hb Heartbeat, 
 		return fmt.Errorf("continue task %s: %w", id, err)
 	}
 	return nil
+}
+
+// thisCall names the attempt's call: the same for all its attempts.
+func thisCall(ctx context.Context) followUpRecord {
+	info := activity.GetInfo(ctx)
+	return followUpRecord{Workflow: info.WorkflowExecution.ID, Run: info.WorkflowExecution.RunID, Activity: info.ActivityID}
 }

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
@@ -107,5 +108,79 @@ func TestAsked(t *testing.T) {
 		if got := asked([]byte(tc.data), int64(tc.at)); got != tc.want {
 			t.Errorf("%s: asked %v; want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestFollowUpOnce: where a call continued from this worker's records
+// with no transcript on the server sends its follow-up. Its first attempt
+// records the transcript's length; a later attempt of the same call cuts
+// the transcript back to it (what the dead attempt appended, its copy of
+// the follow-up first, goes); another call's record (an earlier resume)
+// is replaced, and nothing is touched for a call that sends no follow-up,
+// one the server names a transcript for, or a task with no records here.
+func TestFollowUpOnce(t *testing.T) {
+	const (
+		before   = `{"type":"message","turn":1,"message":{"role":"assistant","content":[{"type":"text","text":"done"}]}}` + "\n"
+		appended = `{"type":"meta","agent":"explore"}` + "\n" +
+			`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"one more thing"}]}}` + "\n"
+	)
+	this := followUpRecord{Workflow: "brood-call-x", Run: "run-2", Activity: "1"}
+	earlier := followUpRecord{Workflow: "brood-call-x", Run: "run-1", Activity: "1", At: 3}
+	cases := []struct {
+		name       string
+		mark       *followUpRecord // the record already there (nil: none)
+		noEnvelope bool
+		server     bool // the server's details name a transcript
+		followUp   bool
+		want       string // the transcript after
+		wantAt     int64  // the record's At after (-1: no record of this call)
+	}{
+		{name: "first attempt", followUp: true, want: before + appended, wantAt: int64(len(before + appended))},
+		{name: "a retry", mark: &followUpRecord{Workflow: this.Workflow, Run: this.Run, Activity: this.Activity, At: int64(len(before))}, followUp: true, want: before, wantAt: int64(len(before))},
+		{name: "an earlier resume's record", mark: &earlier, followUp: true, want: before + appended, wantAt: int64(len(before + appended))},
+		{name: "no follow-up", mark: &followUpRecord{Workflow: this.Workflow, Run: this.Run, Activity: this.Activity, At: 1}, want: before + appended, wantAt: 1},
+		{name: "a transcript on the server", followUp: true, server: true, want: before + appended, wantAt: -1},
+		{name: "no records here", followUp: true, noEnvelope: true, want: before + appended, wantAt: -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root, id, td := newTaskDir(t)
+			if !tc.noEnvelope {
+				if err := td.WriteFile(taskdir.Envelope, []byte(`{"task_id":"`+id+`"}`), false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := td.WriteFile(taskdir.Session, []byte(before+appended), false); err != nil {
+				t.Fatal(err)
+			}
+			if tc.mark != nil {
+				if err := td.WriteJSON(followUpMark, tc.mark, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hb := Heartbeat{TaskID: id}
+			if tc.server {
+				hb.Transcript = Ref{Key: "sha256/00/00", Size: 1, SHA256: strings.Repeat("0", 64)}
+			}
+			a := &Activities{ProjectRoot: root}
+			if err := a.followUpOnce(this, id, hb, tc.followUp); err != nil {
+				t.Fatal(err)
+			}
+			got, err := td.ReadFile(taskdir.Session, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("transcript of %d bytes after; want %d", len(got), len(tc.want))
+			}
+			var mark followUpRecord
+			at := int64(-1)
+			if td.ReadJSON(followUpMark, &mark) == nil && mark.Run == this.Run {
+				at = mark.At
+			}
+			if at != tc.wantAt {
+				t.Errorf("this call's record says %d; want %d", at, tc.wantAt)
+			}
+		})
 	}
 }
