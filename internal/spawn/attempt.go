@@ -111,7 +111,7 @@ func (a *attempt) Prepare(ctx context.Context) error {
 	if a.rs != nil {
 		j, err = d.prepareResumed(a.rs, s.Limits, tp, s.Watch.Turn != nil)
 	} else {
-		j, err = d.prepareNew(s, a.def, s.Limits, tp)
+		j, err = d.prepareNew(ctx, s, a.def, s.Limits, tp)
 	}
 	if err != nil {
 		return err

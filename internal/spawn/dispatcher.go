@@ -319,7 +319,7 @@ func (d *Dispatcher) definition(req call.Spec) (*registry.Definition, error) {
 // once: its limits lowered to lim, its trace context tp, whether it waits
 // at turn boundaries and a continued conversation (req.Transcript, seeded
 // first) in the envelope's one write.
-func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim call.Limits, tp string) (*job, error) {
+func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registry.Definition, lim call.Limits, tp string) (*job, error) {
 	// The pool's one-time containment probe runs while the records are
 	// written, not after them in the first child's spawn.
 	d.cfg.Pool.Warm()
@@ -352,7 +352,7 @@ func (d *Dispatcher) prepareNew(req call.Spec, def *registry.Definition, lim cal
 	// A warm child of this shape, started for a task id of its own, makes
 	// this dispatch that task (warm.go): its id and directory replace the
 	// fresh ones.
-	warm := d.takeWarm(env, req)
+	warm := d.takeWarm(ctx, env, req)
 	if warm != nil {
 		_ = os.Remove(dir)
 		id, td, dir, env.TaskID = warm.id, warm.td, warm.td.Path(), warm.id

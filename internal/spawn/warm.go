@@ -44,9 +44,13 @@ type warmSet struct {
 	mu       sync.Mutex
 	idle     []*warmSlot
 	starting int
-	deaths   int // idle deaths in a row
-	closed   bool
-	starts   sync.WaitGroup
+	// started is closed (and replaced) each time a start ends, or the set
+	// closes: it wakes the dispatches waiting for a child being started.
+	started chan struct{}
+	waiting int // dispatches waiting for a child being started
+	deaths  int // idle deaths in a row
+	closed  bool
+	starts  sync.WaitGroup
 	// claimed are the slots handed to dispatches whose run has not ended:
 	// Close ends those a failed dispatch never started.
 	claimed map[*warmSlot]bool
@@ -77,7 +81,7 @@ func newWarmSet(d *Dispatcher, n int) *warmSet {
 	if n <= 0 {
 		return nil
 	}
-	return &warmSet{d: d, n: n, claimed: map[*warmSlot]bool{}}
+	return &warmSet{d: d, n: n, claimed: map[*warmSlot]bool{}, started: make(chan struct{})}
 }
 
 // newDispatcher makes the Dispatcher of cfg; a root one starts its warm
@@ -115,6 +119,7 @@ func (ws *warmSet) start() {
 	slot, err := ws.d.startWarm(context.Background())
 	ws.mu.Lock()
 	ws.starting--
+	ws.wake() // its waiters look again once ws.mu is released
 	if err != nil {
 		ws.deaths++
 		ws.mu.Unlock()
@@ -129,6 +134,13 @@ func (ws *warmSet) start() {
 	ws.idle = append(ws.idle, slot)
 	ws.mu.Unlock()
 	go ws.watch(slot)
+}
+
+// wake tells the dispatches waiting for a child being started that a start
+// has ended (or the set closed); ws.mu is held.
+func (ws *warmSet) wake() {
+	close(ws.started)
+	ws.started = make(chan struct{})
 }
 
 // watch replaces a child that dies while idle; it is never handed a job.
@@ -162,18 +174,29 @@ func (ws *warmSet) remove(slot *warmSlot) bool {
 }
 
 // claim hands an idle child of the given shape to a dispatch (nil: none),
-// and starts its replacement.
-func (ws *warmSet) claim(shape string) *warmSlot {
+// and starts its replacement. With none idle while children are being
+// started (one that died idle is being replaced, or the set is still
+// filling), the dispatch waits for one rather than start cold: a child
+// that is already being started is never further from its first request
+// than a cold one. At most as many dispatches wait as children are being
+// started; the rest start cold at once.
+func (ws *warmSet) claim(ctx context.Context, shape string) *warmSlot {
 	if ws == nil || shape == "" {
 		return nil
 	}
 	ws.mu.Lock()
-	var slot *warmSlot
-	for _, s := range ws.idle {
-		if s.shape == shape && s.w.Idle() {
-			slot = s
-			break
+	slot := ws.idleOf(shape)
+	for slot == nil && !ws.closed && ws.waiting < ws.starting && ctx.Err() == nil {
+		ws.waiting++
+		started := ws.started
+		ws.mu.Unlock()
+		select {
+		case <-started:
+		case <-ctx.Done():
 		}
+		ws.mu.Lock()
+		ws.waiting--
+		slot = ws.idleOf(shape)
 	}
 	if slot != nil {
 		ws.remove(slot)
@@ -193,6 +216,16 @@ func (ws *warmSet) claim(shape string) *warmSlot {
 		go ws.refresh()
 	}
 	return slot
+}
+
+// idleOf is an idle child of the given shape (nil: none); ws.mu is held.
+func (ws *warmSet) idleOf(shape string) *warmSlot {
+	for _, s := range ws.idle {
+		if s.shape == shape && s.w.Idle() {
+			return s
+		}
+	}
+	return nil
 }
 
 // refresh discards the idle children that no longer have warmAgent's shape
@@ -229,6 +262,7 @@ func (ws *warmSet) close() {
 	}
 	ws.mu.Lock()
 	ws.closed = true
+	ws.wake()
 	idle := ws.idle
 	ws.idle = nil
 	var claimed []*warmSlot
@@ -393,11 +427,11 @@ func warmShape(env *dispatch.Envelope, base *isolate.PolicyBase) string {
 // takeWarm gives a prepared dispatch an idle warm child of its shape: the
 // task takes the slot's id and directory. Called by prepare before the
 // task's records are written.
-func (d *Dispatcher) takeWarm(env *dispatch.Envelope, req call.Spec) *warmSlot {
+func (d *Dispatcher) takeWarm(ctx context.Context, env *dispatch.Envelope, req call.Spec) *warmSlot {
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}
-	slot := d.warm.claim(warmShape(env, d.policyBase()))
+	slot := d.warm.claim(ctx, warmShape(env, d.policyBase()))
 	if slot != nil && !slot.untouched() {
 		// Something else wrote in its directory while it waited (an
 		// in-place writer can reach .brood/dispatch): the task starts

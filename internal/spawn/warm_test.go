@@ -86,3 +86,22 @@ func TestWarmDispatch(t *testing.T) {
 		t.Errorf("task directories after Close: %v (want the two tasks only)", ids)
 	}
 }
+
+// TestWarmDispatchWaitsForAStartingChild: a dispatch made while the only
+// warm child is still being started takes it when its start ends, instead
+// of starting cold beside it (on a loaded machine the e2e fan-out's second
+// explore went cold so while the replacement of a killed idle child was
+// being started); and with none being started, a dispatch does not wait.
+func TestWarmDispatchWaitsForAStartingChild(t *testing.T) {
+	p := newProject(t, warmScript, nil)
+	d := warmDispatcher(t, p, 1) // its one warm child is being started now
+	if pid := spawn.ClaimWarm(t.Context(), d); pid == 0 {
+		t.Fatal("a dispatch made while the warm child was being started did not take it")
+	}
+	// The claimed child's replacement starts only once the pool is idle
+	// (refill): nothing is being started now, so a claim returns at once,
+	// with nothing.
+	if pid := spawn.ClaimWarm(t.Context(), d); pid != 0 {
+		t.Fatalf("a second claim took %d; the only warm child was claimed and none is being started", pid)
+	}
+}
