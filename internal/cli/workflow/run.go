@@ -47,7 +47,7 @@ Progress per phase goes to stderr; the whole result to .brood/workflows/<run_id>
 			return runRun(opts)
 		},
 	}
-	cmdutil.StringArrayVar(cmd.Flags(), &opts.Inputs, "input", nil, "an input as name=value (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Inputs, "input", nil, "an input as name=value (repeatable)")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "approve the run without asking")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON on stdout")
 	return cmd

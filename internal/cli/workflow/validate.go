@@ -37,7 +37,7 @@ func newCmdValidate(f *Deps) *cobra.Command {
 			return validateRun(opts)
 		},
 	}
-	cmdutil.StringArrayVar(cmd.Flags(), &opts.Inputs, "input", nil, "an input as name=value, as a run would get it (repeatable); without it, the defaults")
+	cmd.Flags().StringArrayVar(&opts.Inputs, "input", nil, "an input as name=value, as a run would get it (repeatable); without it, the defaults")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
