@@ -33,7 +33,7 @@ func Parse(path string, data []byte, src Source) (*Definition, []Diagnostic) {
 		p.lineErr(err)
 		return nil, p.diags
 	}
-	fm, err := builtinFrontmatter(doc.front, src)
+	fm, err := parseFrontmatter(doc.front)
 	if err != nil {
 		p.lineErr(err)
 		return nil, p.diags
