@@ -73,7 +73,7 @@ func Main(ctx context.Context, stdio IO, args []string) int {
 func Run(ctx context.Context, stdio IO, args []string, links cmdutil.Links) int {
 	f := cmdutil.NewFactory(stdio)
 	f.Links, f.Args = links, args
-	root := NewCmdRoot(f)
+	root := newCmdRoot(f, nounFor(args))
 	args = printArgs(root, args)
 	args, swallowed := cmdutil.ExpandVariadic(args)
 	for _, s := range swallowed {
@@ -143,7 +143,54 @@ func usagePath(root *cobra.Command, args []string) string {
 }
 
 // NewCmdRoot builds the root command with every noun under it.
-func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, "") }
+
+// noun is a command under brood, built only when it may run.
+type noun struct {
+	name  string
+	build func() *cobra.Command
+}
+
+// nouns are brood's commands, each by the name it answers to
+// (TestNounNames).
+func nouns(f *cmdutil.Factory, versionLine string) []noun {
+	return []noun{
+		{"run", func() *cobra.Command { return run.NewCmdRun(f, versionLine, nil) }},
+		{"demo", func() *cobra.Command { return run.NewCmdDemo(f, nil) }},
+		{"version", func() *cobra.Command { return version.NewCmdVersion(f, Version, nil) }},
+		{"agents", func() *cobra.Command { return agents.NewCmdAgents(f, nil) }},
+		{"tasks", func() *cobra.Command { return tasks.NewCmdTasks(f, nil) }},
+		{"subagent", func() *cobra.Command { return subagent.NewCmdSubagent(f, nil) }},
+		{"doctor", func() *cobra.Command { return doctor.NewCmdDoctor(f, nil) }},
+		{"bench", func() *cobra.Command { return bench.NewCmdBench(f, nil) }},
+		{"mcp", func() *cobra.Command { return mcpcmd.NewCmdMCP(f, Version, nil) }},
+		{"config", func() *cobra.Command { return config.NewCmdConfig(f) }},
+		{"workflow", func() *cobra.Command { return workflow.NewCmdWorkflow(f, nil) }},
+		{"worker", func() *cobra.Command { return worker.NewCmdWorker(f, nil) }},
+		{"fleet", func() *cobra.Command { return fleet.NewCmdFleet(f) }},
+		{"trust", func() *cobra.Command { return trust.NewCmdTrust(f, nil) }},
+	}
+}
+
+// nounFor is the command args run when their first word names one (brood
+// run ...): the only noun Run builds, its thirteen siblings' flags and
+// commands left unmade (a tenth of a millisecond of every start). ""
+// (flags first, help, a prompt, a typo): the whole tree.
+func nounFor(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	for _, c := range nouns(nil, "") {
+		if c.name == args[0] {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// newCmdRoot is NewCmdRoot with only the noun named only under it ("":
+// every noun).
+func newCmdRoot(f *cmdutil.Factory, only string) *cobra.Command {
 	// The version line reads the build info (every module's path and
 	// sum): once, for --version and for run's init line.
 	versionLine := version.String(Version)
@@ -233,22 +280,11 @@ or script:FILE for the offline scripted model.
 		}
 		return cmd.Help()
 	}
-	root.AddCommand(
-		run.NewCmdRun(f, versionLine, nil),
-		run.NewCmdDemo(f, nil),
-		version.NewCmdVersion(f, Version, nil),
-		agents.NewCmdAgents(f, nil),
-		tasks.NewCmdTasks(f, nil),
-		subagent.NewCmdSubagent(f, nil),
-		doctor.NewCmdDoctor(f, nil),
-		bench.NewCmdBench(f, nil),
-		mcpcmd.NewCmdMCP(f, Version, nil),
-		config.NewCmdConfig(f),
-		workflow.NewCmdWorkflow(f, nil),
-		worker.NewCmdWorker(f, nil),
-		fleet.NewCmdFleet(f),
-		trust.NewCmdTrust(f, nil),
-	)
+	for _, c := range nouns(f, versionLine) {
+		if only == "" || c.name == only {
+			root.AddCommand(c.build())
+		}
+	}
 	root.SetVersionTemplate("brood {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}

@@ -102,21 +102,27 @@ func (o Options) Dirs() []Dir {
 // precedence. The registry is usable even when there are error diagnostics:
 // the files at fault are simply left out.
 func Load(opts Options) (*Registry, []Diagnostic) {
-	builtin := opts.BuiltinFS
-	if builtin == nil {
-		builtin = BuiltinFS()
-	}
-	return LoadDirs(builtin, opts.Dirs()...)
+	return LoadDirs(opts.BuiltinFS, opts.Dirs()...)
 }
 
 // LoadDirs is Load with the directories spelled out. Precedence: a project
 // definition beats a user one, a user one beats a built-in, except that a
 // built-in name can't be taken at all; within one level, the brood directory
 // beats the .claude one, and either way a warning names both files.
+//
+// A nil builtin is the embedded definitions as builtin_gen.go holds them,
+// parsed when brood was built: a root's start reads no YAML for them
+// (TestBuiltinTable keeps the table what the files say).
 func LoadDirs(builtin fs.FS, dirs ...Dir) (*Registry, []Diagnostic) {
 	var diags []Diagnostic
-	builtins, d := readDir(Dir{Path: "<built-in>", FS: builtin, Source: SourceBuiltin})
-	diags = append(diags, d...)
+	var builtins []*Definition
+	if builtin == nil {
+		builtins = builtinDefinitions()
+	} else {
+		var d []Diagnostic
+		builtins, d = readDir(Dir{Path: "<built-in>", FS: builtin, Source: SourceBuiltin})
+		diags = append(diags, d...)
+	}
 	resolved := map[string]*Definition{}
 	for _, def := range builtins {
 		resolved[strings.ToLower(def.Name)] = def

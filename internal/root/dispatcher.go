@@ -55,8 +55,12 @@ type dispatcherConfig struct {
 // the one place brood builds a dispatcher's Config (a child's is
 // spawn.RunChild's).
 func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, error) {
-	depth, max := f.Depth()
-	if c.Depth != nil {
+	// Factory.Depth is depth.Current's decision: spawn.New takes it as
+	// it is (Placed) rather than reading /proc again.
+	depth, max, placed := 0, 0, c.Depth == nil
+	if placed {
+		depth, max = f.Depth()
+	} else {
 		depth, max = c.Depth()
 	}
 	if depth >= max {
@@ -65,7 +69,7 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, e
 	cfg := spawn.Config{
 		ProjectRoot: f.ProjectRoot, Workspace: f.Cwd, Registry: f.Registry(), Settings: f.Settings,
 		ExeFunc: f.WarmChildExe(), Args: f.ChildArgs(), Env: f.Environ,
-		Depth: depth, MaxDepth: max, SourceAgent: cmdutil.FirstNonEmpty(c.Source, "root"),
+		Depth: depth, MaxDepth: max, Placed: placed, SourceAgent: cmdutil.FirstNonEmpty(c.Source, "root"),
 		Lifetime: c.Lifetime, Session: c.Session, ToolHooks: c.ToolHooks,
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
 		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,

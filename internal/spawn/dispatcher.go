@@ -72,8 +72,13 @@ type Config struct {
 	// Env is the children's base environment (default os.Environ()).
 	Env []string
 
-	Depth        int // this process's depth (root 0)
-	MaxDepth     int // the tree-wide cap
+	Depth    int // this process's depth (root 0)
+	MaxDepth int // the tree-wide cap
+	// Placed says Depth and MaxDepth are already depth.Current's decision
+	// for this process (a root's, from its Factory): New does not read
+	// /proc for it a second time. Unset, New scans, and what the kernel
+	// shows beats what the caller was told.
+	Placed       bool
 	ParentTaskID string
 	SourceAgent  string
 
@@ -221,8 +226,10 @@ func New(cfg Config) (*Dispatcher, error) {
 	// What the kernel shows of this process's place in the tree (package
 	// depth) beats what the caller was told: a process below a brood child
 	// is never shallower, nor its cap higher, than the markers say.
-	if k := depth.Current(cfg.MaxDepth, func(string) string { return "" }); k.Below {
-		cfg.Depth, cfg.MaxDepth = max(cfg.Depth, k.Depth), min(cfg.MaxDepth, k.Max)
+	if !cfg.Placed {
+		if k := depth.Current(cfg.MaxDepth, func(string) string { return "" }); k.Below {
+			cfg.Depth, cfg.MaxDepth = max(cfg.Depth, k.Depth), min(cfg.MaxDepth, k.Max)
+		}
 	}
 	if cfg.Exe == "" && cfg.ExeFunc == nil {
 		exe, err := os.Executable()

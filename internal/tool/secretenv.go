@@ -80,13 +80,8 @@ func projectEnvSecrets(root string) []secretVar {
 	if root == "" {
 		return nil
 	}
-	var files []string
-	for _, pat := range []string{".env", ".env.*", "*/.env", "*/.env.*"} {
-		m, _ := filepath.Glob(filepath.Join(root, pat))
-		files = append(files, m...)
-	}
 	var out []secretVar
-	for _, f := range files {
+	for _, f := range dotenvFiles(root) {
 		base := filepath.Base(f)
 		if strings.HasSuffix(base, ".example") || strings.HasSuffix(base, ".sample") || strings.HasSuffix(base, ".template") {
 			continue
@@ -99,6 +94,52 @@ func projectEnvSecrets(root string) []secretVar {
 		}
 	}
 	return out
+}
+
+// dotenvFiles are the paths the globs .env, .env.*, */.env and */.env.*
+// under root match, in that order, each glob's matches sorted: root's
+// directory read once (the globs read it three times), and root taken as
+// a path, not a pattern.
+func dotenvFiles(root string) []string {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var top, below, belowDot []string
+	if _, err := os.Lstat(filepath.Join(root, ".env")); err == nil {
+		top = append(top, filepath.Join(root, ".env"))
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".env.") {
+			top = append(top, filepath.Join(root, e.Name()))
+		}
+		if !e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+			continue // no file below it
+		}
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Lstat(filepath.Join(dir, ".env")); err == nil {
+			below = append(below, filepath.Join(dir, ".env"))
+		}
+		names, _ := readDirNames(dir)
+		for _, n := range names {
+			if strings.HasPrefix(n, ".env.") {
+				belowDot = append(belowDot, filepath.Join(dir, n))
+			}
+		}
+	}
+	return slices.Concat(top, below, belowDot)
+}
+
+// readDirNames are the sorted names in dir (a symlink to one followed).
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	slices.Sort(names)
+	return names, err
 }
 
 // plainValue is a value that, under an ordinary name, is configuration

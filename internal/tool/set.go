@@ -20,6 +20,7 @@ import (
 // concurrent use.
 type Set struct {
 	tools []Tool
+	names []string        // tools[i]'s name: Names builds no schema
 	byKey map[string]Tool // lowercase name -> tool
 	// files serialises the calls that write one file: a turn's calls run
 	// concurrently, and two Edits of one file must not read the same
@@ -32,17 +33,14 @@ type Set struct {
 func NewSet(tools ...Tool) *Set {
 	s := &Set{byKey: make(map[string]Tool)}
 	for _, t := range tools {
-		key := strings.ToLower(t.Spec().Name)
+		name := t.Spec().Name
+		key := strings.ToLower(name)
 		if _, dup := s.byKey[key]; dup {
-			for i, old := range s.tools {
-				if strings.ToLower(old.Spec().Name) == key {
-					s.tools = append(s.tools[:i], s.tools[i+1:]...)
-					break
-				}
-			}
+			i := slices.IndexFunc(s.names, func(n string) bool { return strings.ToLower(n) == key })
+			s.tools, s.names = slices.Delete(s.tools, i, i+1), slices.Delete(s.names, i, i+1)
 		}
 		s.byKey[key] = t
-		s.tools = append(s.tools, t)
+		s.tools, s.names = append(s.tools, t), append(s.names, name)
 	}
 	return s
 }
@@ -61,10 +59,8 @@ func (s *Set) Get(name string) (Tool, bool) {
 
 // Names returns the tools' names in the order they were added.
 func (s *Set) Names() []string {
-	out := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		out[i] = t.Spec().Name
-	}
+	out := make([]string, len(s.names))
+	copy(out, s.names)
 	return out
 }
 

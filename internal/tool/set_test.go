@@ -178,6 +178,12 @@ func TestSetLookupAndSpecs(t *testing.T) {
 	if got, _ := over.Get("Bash"); got != mine || len(over.Names()) != 9 {
 		t.Fatalf("override failed: %v", over.Names())
 	}
+	// Names is the tools' own spelling, in the order Specs gives them.
+	for i, sp := range over.Specs() {
+		if n := over.Names()[i]; n != sp.Name {
+			t.Fatalf("Names()[%d] = %q, Specs()[%d] %q", i, n, i, sp.Name)
+		}
+	}
 	ro := map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true, "WebFetch": true, "WebSearch": true}
 	for _, tl := range Builtins() {
 		if tl.ReadOnly() != ro[tl.Spec().Name] {

@@ -93,7 +93,7 @@ Needs the Go toolchain for the floor binaries.`,
 	fl.BoolVar(&o.noGit, "no-git", false, "make the project a plain directory instead of a git repository")
 	fl.DurationVar(&o.sample, "sample", 5*time.Millisecond, "memory sampling interval (negative: off)")
 	fl.IntVar(&o.floorReps, "floor-reps", 30, "runs of each floor measurement")
-	fl.StringArrayVar(&o.env, "env", nil, "KEY=VALUE added to brood's environment (repeatable), e.g. GOGC=200")
+	cmdutil.StringArrayVar(fl, &o.env, "env", nil, "KEY=VALUE added to brood's environment (repeatable), e.g. GOGC=200")
 	fl.StringVar(&o.out, "out", "", "also write the markdown report to this file")
 	fl.StringVar(&o.compare, "compare", "", "a second command run against the same fake, interleaved with brood (words split on spaces; the prompt is appended), e.g. \"claude -p --model claude-bench\" or \"/old/brood run --model anthropic/claude-bench\"")
 	fl.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")

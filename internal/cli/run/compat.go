@@ -90,9 +90,9 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 	f.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "stop the run when the whole tree's estimated spend (total_cost_usd) reaches this many dollars")
 	f.StringVar(&c.FallbackModel, "fallback-model", "", "model to continue with when the model's calls fail (after their retries)")
 	f.StringVar(&c.JSONSchema, "json-schema", "", "JSON Schema the answer must validate against; the value is the result's structured_output")
-	f.StringArrayVar(&c.AddDirs, "add-dir", nil, "more directories the agent works in: named in its prompt, and under acceptEdits its edits there are allowed as in the project; variadic")
+	cmdutil.StringArrayVar(f, &c.AddDirs, "add-dir", nil, "more directories the agent works in: named in its prompt, and under acceptEdits its edits there are allowed as in the project; variadic")
 	f.StringVar(&c.Settings, "settings", "", "a Claude Code settings file or JSON string: its permissions, model and env, above the settings files")
-	f.StringArrayVar(&c.MCPConfig, "mcp-config", nil, "MCP servers from these JSON files or strings ({\"mcpServers\":{...}}), as claude -p's; variadic")
+	cmdutil.StringArrayVar(f, &c.MCPConfig, "mcp-config", nil, "MCP servers from these JSON files or strings ({\"mcpServers\":{...}}), as claude -p's; variadic")
 	f.BoolVar(&c.StrictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config, none of the configured ones")
 	f.StringVar(&c.SessionID, "session-id", "", "the new session's id (a UUID); continue it later with --resume ID")
 	f.BoolVar(&c.NoPersistence, "no-session-persistence", false, "write the transcript to a temporary directory, removed at the end: nothing for --continue or --resume")
@@ -108,7 +108,7 @@ func (c *Compat) Bind(cmd *cobra.Command) {
 		case "bool":
 			f.Bool(n.name, false, n.help)
 		case "list":
-			f.StringArray(n.name, nil, n.help)
+			cmdutil.StringArray(f, n.name, nil, n.help)
 		default:
 			f.String(n.name, "", n.help)
 		}
