@@ -2,9 +2,11 @@ package tool
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -58,4 +60,62 @@ func TestDotenvFiles(t *testing.T) {
 // globEscape is path as a glob pattern matching only itself.
 func globEscape(path string) string {
 	return strings.NewReplacer(`\\`, `\\\\`, "[", "[[]", "*", "[*]", "?", "[?]").Replace(path)
+}
+
+// TestDotenvFilesUnlistableRoot: a project root that can be entered but
+// not listed still has its .env found by name (an agent can read it by
+// name), as the globs found it. File modes bind only a user other than
+// root: run as root, the test runs itself again as nobody.
+func TestDotenvFilesUnlistableRoot(t *testing.T) {
+	if os.Getuid() == 0 {
+		asNobody(t, "TestDotenvFilesUnlistableRoot")
+		return
+	}
+	root := filepath.Join(t.TempDir(), "p")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".env"), []byte("API_TOKEN=abcdefgh12345\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o311); err != nil { // searchable, not listable
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(root, 0o755) })
+	if _, err := os.ReadDir(root); err == nil {
+		t.Fatal("the root could be listed: the test shows nothing")
+	}
+	if got, want := dotenvFiles(root), []string{filepath.Join(root, ".env")}; !slices.Equal(got, want) {
+		t.Fatalf("dotenvFiles = %q, want %q", got, want)
+	}
+}
+
+// asNobody runs the test binary's test named test again as uid/gid 65534,
+// from a copy of the binary nobody can run, and fails with its output if it fails.
+func asNobody(t *testing.T, test string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "brood-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "test")
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+os.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS") || strings.Contains(string(out), "no tests to run") {
+		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
+	}
 }

@@ -101,14 +101,14 @@ func projectEnvSecrets(root string) []secretVar {
 // directory read once (the globs read it three times), and root taken as
 // a path, not a pattern.
 func dotenvFiles(root string) []string {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
 	var top, below, belowDot []string
+	// By name first: a root that can be entered but not listed still has
+	// its .env read by an agent that names it.
 	if _, err := os.Lstat(filepath.Join(root, ".env")); err == nil {
 		top = append(top, filepath.Join(root, ".env"))
 	}
+	// A listing that fails part way keeps the entries it read.
+	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".env.") {
 			top = append(top, filepath.Join(root, e.Name()))
