@@ -96,7 +96,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if err := a.followUpOnce(thisCall(ctx), id, hb, followUp); err != nil {
 		return nil, err
 	}
-	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil && !a.readOnly(spec.Agent))
+	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil && !a.readOnly(spec))
 	if err != nil {
 		return nil, err
 	}

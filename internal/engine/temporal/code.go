@@ -54,7 +54,7 @@ func (a *Activities) materialise(ctx context.Context, in CallInput, id string, h
 	if name == "" {
 		name = "call"
 	}
-	ro := a.readOnly(spec.Agent)
+	ro := a.readOnly(*spec)
 	var co *codesnap.Checkout
 	var err error
 	a.Times.timed("  copy", func() {
@@ -193,10 +193,13 @@ func callKey(taskID, runID string) string {
 	return taskID + "-" + runID
 }
 
-// readOnly reports whether agent is read-only by this worker's own agent
-// definitions (CodeSite.ReadOnly): what its copy is made for, and whether
-// a retry's transcript is cut to it (cutToCopy). Never a task's envelope,
-// which its child can rewrite.
-func (a *Activities) readOnly(agent string) bool {
-	return a.Code != nil && a.Code.ReadOnly != nil && a.Code.ReadOnly(agent)
+// readOnly reports whether the call's agent is read-only by this worker's
+// own agent definitions (CodeSite.ReadOnly): what its copy is made for,
+// and whether a retry's transcript is cut to it (cutToCopy). Never a
+// task's envelope, which its child can rewrite. A call that resumes a task
+// is never read-only here: its dispatcher runs the agent the task's own
+// records name, not spec.Agent, which a submitter could set to a read-only
+// agent's name to have a writer resumed in the shared checkout.
+func (a *Activities) readOnly(spec call.Spec) bool {
+	return spec.Resume == "" && a.Code != nil && a.Code.ReadOnly != nil && a.Code.ReadOnly(spec.Agent)
 }

@@ -70,7 +70,7 @@ func TestRetryWithNoDetailsCutsAWritersTranscript(t *testing.T) {
 				spec = call.Spec{Resume: id, Continue: true}
 			}
 			a := &Activities{ProjectRoot: root, Store: store, Code: &CodeSite{ReadOnly: func(agent string) bool { return tc.readOnly && agent == "scout" }}}
-			got, cleanup, err := a.continuation(t.Context(), spec, hb, false, tc.copied && !a.readOnly(spec.Agent))
+			got, cleanup, err := a.continuation(t.Context(), spec, hb, false, tc.copied && !a.readOnly(spec))
 			if err != nil {
 				t.Fatal(err)
 			}
