@@ -20,3 +20,30 @@ func ClaimWarm(ctx context.Context, d *Dispatcher) int {
 	defer slot.release()
 	return slot.w.PID()
 }
+
+// PretendStarting gives d a warm set of n children, all of them being
+// started, none of which will start until EndStart.
+func PretendStarting(d *Dispatcher, n int) {
+	d.warm = newWarmSet(d, n)
+	d.warm.starting = n
+}
+
+// EndStart ends one pretended start, with no child.
+func EndStart(d *Dispatcher) {
+	d.warm.mu.Lock()
+	defer d.warm.mu.Unlock()
+	d.warm.starting--
+	d.warm.wake()
+}
+
+// WarmWaiting is how many dispatches wait for a child being started.
+func WarmWaiting(d *Dispatcher) int {
+	d.warm.mu.Lock()
+	defer d.warm.mu.Unlock()
+	return d.warm.waiting
+}
+
+// ClaimOtherShape claims a warm child of a shape no warm child has.
+func ClaimOtherShape(ctx context.Context, d *Dispatcher) bool {
+	return d.warm.claim(ctx, "another shape") != nil
+}

@@ -186,17 +186,15 @@ func (ws *warmSet) claim(ctx context.Context, shape string) *warmSlot {
 	}
 	ws.mu.Lock()
 	slot := ws.idleOf(shape)
-	for slot == nil && !ws.closed && ws.waiting < ws.starting && ctx.Err() == nil {
-		ws.waiting++
-		started := ws.started
+	if slot == nil && ws.waiting < ws.starting && !ws.closed {
+		// Children being started have warmAgent's shape: only a dispatch
+		// of that shape waits for one.
 		ws.mu.Unlock()
-		select {
-		case <-started:
-		case <-ctx.Done():
-		}
+		same := shape == ws.d.warmAgentShape()
 		ws.mu.Lock()
-		ws.waiting--
-		slot = ws.idleOf(shape)
+		if slot = ws.idleOf(shape); slot == nil && same {
+			slot = ws.await(ctx, shape)
+		}
 	}
 	if slot != nil {
 		ws.remove(slot)
@@ -214,6 +212,26 @@ func (ws *warmSet) claim(ctx context.Context, shape string) *warmSlot {
 		// command depends on was set (the user's hooks attach after the
 		// dispatcher is made): those no longer fit warmAgent's children.
 		go ws.refresh()
+	}
+	return slot
+}
+
+// await waits, while children are being started and no more dispatches
+// wait than starts are under way, for an idle child of the given shape
+// (nil: none came); ws.mu is held.
+func (ws *warmSet) await(ctx context.Context, shape string) *warmSlot {
+	var slot *warmSlot
+	for slot == nil && !ws.closed && ws.waiting < ws.starting && ctx.Err() == nil {
+		ws.waiting++
+		started := ws.started
+		ws.mu.Unlock()
+		select {
+		case <-started:
+		case <-ctx.Done():
+		}
+		ws.mu.Lock()
+		ws.waiting--
+		slot = ws.idleOf(shape)
 	}
 	return slot
 }
@@ -385,6 +403,16 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 		return nil, err
 	}
 	return slot, nil
+}
+
+// warmAgentShape is the shape warmAgent's children are started in now
+// ("": none can start warm).
+func (d *Dispatcher) warmAgentShape() string {
+	def, ok := d.cfg.Registry.Get(warmAgent)
+	if !ok {
+		return ""
+	}
+	return warmShape(d.envelope("", def, call.Spec{Prompt: "(warm)"}), d.policyBase())
 }
 
 // childCommand is the command a cold child of env starts with, as

@@ -105,3 +105,47 @@ func TestWarmDispatchWaitsForAStartingChild(t *testing.T) {
 		t.Fatalf("a second claim took %d; the only warm child was claimed and none is being started", pid)
 	}
 }
+
+// TestWarmWaitOnlyForItsShape: a dispatch whose shape is not the warm
+// agent's never waits for a start (children are started in that shape
+// only); one of that shape waits until the start ends, and with no child
+// from it, starts cold. The waits are seen in the set's own count, so
+// nothing here is timed.
+func TestWarmWaitOnlyForItsShape(t *testing.T) {
+	p := newProject(t, warmScript, nil)
+	d := warmDispatcher(t, p, 0)
+	spawn.PretendStarting(d, 1) // a start that ends only when told
+	ctx, cancel := context.WithCancel(t.Context())
+	other := make(chan bool, 1)
+	go func() { other <- spawn.ClaimOtherShape(ctx, d) }()
+	for done := false; !done; {
+		select {
+		case took := <-other:
+			if took {
+				t.Fatal("a claim of another shape got a child")
+			}
+			done = true
+		default:
+			if spawn.WarmWaiting(d) != 0 {
+				cancel()
+				t.Fatal("a claim of another shape waits for the warm agent's start")
+			}
+			time.Sleep(time.Millisecond) // polling the set's count, not synchronising on time
+		}
+	}
+	cancel()
+	got := make(chan int, 1)
+	go func() { got <- spawn.ClaimWarm(t.Context(), d) }()
+	for spawn.WarmWaiting(d) != 1 {
+		select {
+		case pid := <-got:
+			t.Fatalf("a claim of the warm agent's shape returned %d without waiting for the start under way", pid)
+		default:
+			time.Sleep(time.Millisecond) // polling the set's count, not synchronising on time
+		}
+	}
+	spawn.EndStart(d)
+	if pid := <-got; pid != 0 {
+		t.Fatalf("a start that made no child gave %d", pid)
+	}
+}
