@@ -205,11 +205,13 @@ func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold,
 func (c containment) contain(cmd *exec.Cmd, name string) (*hold, error) {
 	if c.mode == ContainCgroup {
 		dir := filepath.Join(c.base, name)
-		if _, err := os.Lstat(dir); err == nil {
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, os.ErrExist) {
 			// A leftover of an earlier run of the same task.
 			killCgroup(dir)
+			err = os.Mkdir(dir, 0o755)
 		}
-		if err := os.Mkdir(dir, 0o755); err == nil {
+		if err == nil {
 			fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				_ = os.Remove(dir)
@@ -288,7 +290,13 @@ func (h *hold) teardown(pid int) {
 
 // killCgroup kills every process in dir and below, waits for them to be
 // gone and removes dir and its sub-cgroups (a child's own children's).
+// The kernel removes a cgroup only when no process is in it and it has no
+// sub-cgroup, so a removal that succeeds (the usual end: the child's
+// leader was its only process, and has exited) leaves nothing to kill.
 func killCgroup(dir string) {
+	if err := unix.Rmdir(dir); err == nil || errors.Is(err, unix.ENOENT) {
+		return
+	}
 	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 	waitEmpty(dir, 10*time.Second)
 	removeCgroupTree(dir)
