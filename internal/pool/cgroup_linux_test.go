@@ -123,3 +123,51 @@ func intoV1(dir string, cmd *exec.Cmd) error {
 	}
 	return err
 }
+
+// TestPIDNSProbedOnlyWhenNeeded: in cgroup mode the PID-namespace probe
+// (a fork and exec) runs only for a child whose cgroup cannot be made,
+// which then gets a PID namespace if the probe says it can.
+func TestPIDNSProbedOnlyWhenNeeded(t *testing.T) {
+	c := New(Config{}).containment(t.Context())
+	if c.mode != ContainCgroup {
+		t.Skipf("no writable cgroup v2 for this user (%s)", c.note)
+	}
+	for _, tc := range []struct {
+		name   string
+		base   string
+		probed bool
+	}{
+		{"cgroup made", c.base, false},
+		{"cgroup refused", filepath.Join(t.TempDir(), "missing"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := c
+			cc.base, cc.pidns = tc.base, &pidnsProbe{}
+			cmd := exec.Command("true")
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+			h, err := cc.contain(t.Context(), cmd, fmt.Sprintf("probe-%d", os.Getpid()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.fd >= 0 {
+				_ = unix.Close(h.fd)
+				_ = unix.Rmdir(h.dir)
+			}
+			probed := true
+			cc.pidns.once.Do(func() { probed = false })
+			if probed != tc.probed {
+				t.Fatalf("probed %v, want %v (hold %s)", probed, tc.probed, h.mode)
+			}
+			want := ContainCgroup
+			if tc.probed {
+				want = ContainPIDNS
+				if cc.pidns.err != nil {
+					want = ContainNone
+				}
+			}
+			if h.mode != want {
+				t.Fatalf("hold %s, want %s", h.mode, want)
+			}
+		})
+	}
+}
