@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -44,11 +45,29 @@ const cgroupBaseName = "brood"
 
 // containment is what the pool found it can use, decided once per pool.
 type containment struct {
-	mode    string
-	base    string // cgroup mode: the directory children's cgroups are made in
-	note    string // why the mode is not cgroup
-	pidnsOK bool   // a child can be started in a PID namespace of its own
-	lim     limiter
+	mode  string
+	base  string // cgroup mode: the directory children's cgroups are made in
+	note  string // why the mode is not cgroup
+	pidns *pidnsProbe
+	lim   limiter
+}
+
+// pidnsProbe tells, once, whether a child can be started in a PID
+// namespace of its own. In cgroup mode only a child whose cgroup cannot be
+// made needs the answer, so it is asked then: the probe is a fork and exec
+// (1.4-2 ms) that a run whose cgroups hold never pays.
+type pidnsProbe struct {
+	once sync.Once
+	err  error
+}
+
+// check probes (the first time) and says why not, or nil.
+func (p *pidnsProbe) check(ctx context.Context) error {
+	if p == nil {
+		return errors.New("no PID-namespace probe")
+	}
+	p.once.Do(func() { p.err = tryPIDNS(context.WithoutCancel(ctx)) })
+	return p.err
 }
 
 // probeContainment decides the mode. want is "" or "auto" (the best the
@@ -56,12 +75,12 @@ type containment struct {
 // way). A forced mode the machine lacks falls back with a note.
 func probeContainment(ctx context.Context, want string) containment {
 	var notes []string
-	pidnsErr := tryPIDNS(ctx)
+	pidns := &pidnsProbe{}
 	if want == "" || want == "auto" || want == ContainCgroup {
 		base, err := CgroupBase()
 		if err == nil {
 			sweepStale(base)
-			return containment{mode: ContainCgroup, base: base, pidnsOK: pidnsErr == nil, lim: probeLimiter(base)}
+			return containment{mode: ContainCgroup, base: base, pidns: pidns, lim: probeLimiter(base)}
 		}
 		notes = append(notes, "no cgroup: "+err.Error())
 	} else if want != ContainPIDNS {
@@ -69,11 +88,11 @@ func probeContainment(ctx context.Context, want string) containment {
 	} else {
 		notes = append(notes, "PID namespace asked for")
 	}
-	if pidnsErr != nil {
-		notes = append(notes, "no PID namespace: "+pidnsErr.Error())
-		return containment{mode: ContainNone, note: strings.Join(notes, "; "), lim: probeLimiter("")}
+	if err := pidns.check(ctx); err != nil {
+		notes = append(notes, "no PID namespace: "+err.Error())
+		return containment{mode: ContainNone, note: strings.Join(notes, "; "), pidns: pidns, lim: probeLimiter("")}
 	}
-	return containment{mode: ContainPIDNS, note: strings.Join(notes, "; "), pidnsOK: true, lim: probeLimiter("")}
+	return containment{mode: ContainPIDNS, note: strings.Join(notes, "; "), pidns: pidns, lim: probeLimiter("")}
 }
 
 // CgroupMount finds the cgroup v2 mount (/sys/fs/cgroup on a unified
@@ -180,8 +199,8 @@ type hold struct {
 // prepare sets cmd up to start inside a containment of c's mode, held to
 // lim. A cgroup that cannot be made (say a sandboxed parent may not write
 // its cgroup) falls back to a PID namespace for this child.
-func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold, error) {
-	h, err := c.contain(cmd, name)
+func (c containment) prepare(ctx context.Context, cmd *exec.Cmd, name string, lim limits.Set) (*hold, error) {
+	h, err := c.contain(ctx, cmd, name)
 	if err != nil {
 		return nil, err
 	}
@@ -202,14 +221,16 @@ func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold,
 	return h, nil
 }
 
-func (c containment) contain(cmd *exec.Cmd, name string) (*hold, error) {
+func (c containment) contain(ctx context.Context, cmd *exec.Cmd, name string) (*hold, error) {
 	if c.mode == ContainCgroup {
 		dir := filepath.Join(c.base, name)
-		if _, err := os.Lstat(dir); err == nil {
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, os.ErrExist) {
 			// A leftover of an earlier run of the same task.
 			killCgroup(dir)
+			err = os.Mkdir(dir, 0o755)
 		}
-		if err := os.Mkdir(dir, 0o755); err == nil {
+		if err == nil {
 			fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				_ = os.Remove(dir)
@@ -218,7 +239,7 @@ func (c containment) contain(cmd *exec.Cmd, name string) (*hold, error) {
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
 			return &hold{mode: ContainCgroup, dir: dir, fd: fd}, nil
 		}
-		if !c.pidnsOK {
+		if c.pidns.check(ctx) != nil {
 			return &hold{mode: ContainNone, fd: -1}, nil
 		}
 	}
@@ -288,7 +309,13 @@ func (h *hold) teardown(pid int) {
 
 // killCgroup kills every process in dir and below, waits for them to be
 // gone and removes dir and its sub-cgroups (a child's own children's).
+// The kernel removes a cgroup only when no process is in it and it has no
+// sub-cgroup, so a removal that succeeds (the usual end: the child's
+// leader was its only process, and has exited) leaves nothing to kill.
 func killCgroup(dir string) {
+	if err := unix.Rmdir(dir); err == nil || errors.Is(err, unix.ENOENT) {
+		return
+	}
 	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 	waitEmpty(dir, 10*time.Second)
 	removeCgroupTree(dir)

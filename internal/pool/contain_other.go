@@ -22,7 +22,6 @@ const (
 
 type containment struct {
 	mode, base, note string
-	pidnsOK          bool
 }
 
 func probeContainment(ctx context.Context, want string) containment {
@@ -38,7 +37,7 @@ type hold struct {
 	pid  int
 }
 
-func (c containment) prepare(cmd *exec.Cmd, name string, lim limits.Set) (*hold, error) {
+func (c containment) prepare(ctx context.Context, cmd *exec.Cmd, name string, lim limits.Set) (*hold, error) {
 	return &hold{mode: ContainNone, fd: -1}, nil
 }
 func (h *hold) started(ok bool) error                   { return nil }

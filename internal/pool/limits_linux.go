@@ -242,10 +242,12 @@ func limitedDir(dir, file string, v int64) (string, bool) {
 // freshDir makes dir, first removing a leftover of an earlier run of the
 // same task (its processes are killed: they belonged to that run).
 func freshDir(dir string) (string, error) {
-	if _, err := os.Lstat(dir); err == nil {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrExist) {
 		killV1(dir)
+		err = os.Mkdir(dir, 0o755)
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err != nil {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
 	return dir, nil
@@ -475,8 +477,12 @@ func (lf *limitFiles) removeV1() {
 }
 
 // killV1 kills every process of a v1 cgroup and of the cgroups below it
-// (v1 has no cgroup.kill) until none is left, then removes them.
+// (v1 has no cgroup.kill) until none is left, then removes them. A
+// removal that succeeds first (no process, no sub-cgroup) is the end.
 func killV1(dir string) {
+	if err := unix.Rmdir(dir); err == nil || errors.Is(err, unix.ENOENT) {
+		return
+	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() {

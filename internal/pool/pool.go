@@ -205,7 +205,7 @@ func (p *Pool) launch(ctx context.Context, cmd *exec.Cmd, marker depth.Marker, c
 		name = marker.String()
 		cmd.Args = append([]string{name}, cmd.Args[1:]...)
 	}
-	h, err := p.containment(ctx).prepare(cmd, name, lim)
+	h, err := p.containment(ctx).prepare(ctx, cmd, name, lim)
 	if err != nil {
 		return nil, err
 	}

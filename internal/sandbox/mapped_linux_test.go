@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,4 +60,57 @@ func TestStartMappedRefusedUnderLandlock(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
+}
+
+// TestStartMappedSideBySide: in a dumpable process (a root brood) a start
+// in a user namespace does not wait for another one in progress, which
+// changes nothing either: at K=16 each child's start waited for every
+// earlier one's fork and exec. A change of the flag (Undumpable) waits
+// for the starts in progress, so none sees the flag change under it.
+func TestStartMappedSideBySide(t *testing.T) {
+	if v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || v != 1 {
+		t.Fatalf("the test process is not dumpable (%d, %v)", v, err)
+	}
+	mapped := func() *exec.Cmd {
+		cmd := exec.Command("true")
+		AddNamespaces(cmd, syscall.CLONE_NEWUSER, nil)
+		return cmd
+	}
+	inFirst, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- StartMapped(mapped(), func() error {
+			close(inFirst)
+			<-release
+			return nil
+		})
+	}()
+	<-inFirst
+	second := make(chan error, 1)
+	go func() { second <- StartMapped(mapped(), func() error { return nil }) }()
+	select {
+	case err := <-second:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a start in a dumpable process waited for another in progress")
+	}
+	// A change of the flag waits for the start in progress.
+	changed := make(chan struct{})
+	go func() {
+		dumpableMu.Lock()
+		close(changed)
+		dumpableMu.Unlock()
+	}()
+	select {
+	case <-changed:
+		t.Fatal("the flag's lock was taken for a change while a start held it")
+	default:
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	<-changed
 }

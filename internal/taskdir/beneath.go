@@ -274,6 +274,11 @@ func removeAt(dfd int, name string) error {
 	if err != unix.EISDIR && err != unix.EPERM {
 		return err
 	}
+	// A directory, most often empty (a child's tmp/): one rmdir, and the
+	// walk only for one with entries.
+	if err := unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR); err == nil || err == unix.ENOENT {
+		return nil
+	}
 	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err

@@ -230,3 +230,40 @@ func TestCreateFast(t *testing.T) {
 	var v map[string]string
 	must(t, p.Records().ReadOwner(d.ID(), &v))
 }
+
+// TestRemoveEntry: an entry goes whatever it is (a file, an empty
+// directory, a directory with entries, a link to a directory elsewhere),
+// links are removed and never followed, and a missing entry is no error.
+func TestRemoveEntry(t *testing.T) {
+	cases := []struct {
+		name  string
+		plant func(t *testing.T, at, outside string)
+	}{
+		{"missing", func(t *testing.T, at, outside string) {}},
+		{"file", func(t *testing.T, at, outside string) { must(t, os.WriteFile(at, []byte("x"), 0o644)) }},
+		{"empty directory", func(t *testing.T, at, outside string) { must(t, os.Mkdir(at, 0o700)) }},
+		{"directory with entries", func(t *testing.T, at, outside string) {
+			must(t, os.MkdirAll(filepath.Join(at, "a", "b"), 0o700))
+			must(t, os.WriteFile(filepath.Join(at, "a", "b", "f"), []byte("x"), 0o644))
+			must(t, os.Symlink(outside, filepath.Join(at, "a", "out")))
+		}},
+		{"link to a directory", func(t *testing.T, at, outside string) { must(t, os.Symlink(outside, at)) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, _ := newTask(t)
+			outside := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(outside, "precious"), []byte("p"), 0o644))
+			c.plant(t, d.File(Tmp), outside)
+			if err := d.RemoveEntry(Tmp); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Lstat(d.File(Tmp)); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("%s still there: %v", d.File(Tmp), err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(outside, "precious")); string(b) != "p" {
+				t.Fatal("a file a link pointed at was removed")
+			}
+		})
+	}
+}
