@@ -215,7 +215,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if out.Result == nil {
 		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
-	out.Result.Landed = e.landRun(ctx, out.Input)
+	e.settle(ctx, out.Input, out.Result)
 	return out.Result, out.Journal, nil
 }
 
@@ -311,9 +311,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
 			return nil, nil, err
 		}
-		if out.Result != nil {
-			out.Result.Landed = e.landRun(ctx, out.Input)
-		}
+		e.settle(ctx, out.Input, out.Result)
 		return out.Result, out.Journal, nil
 	}
 	var out RunOutput
@@ -322,11 +320,11 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	}
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
-	landed := e.landRun(ctx, out.Input)
 	if out.Result.Status == wf.RunDone {
-		out.Result.Landed = landed
+		e.settle(ctx, out.Input, out.Result)
 		return out.Result, out.Journal, nil
 	}
+	landed := e.landRun(ctx, out.Input)
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue

@@ -70,11 +70,84 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		var out RunOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err == nil && out.Result != nil {
 			info.Result = out.Result
-			info.Usage = out.Result.Usage
-			info.Agents = out.Result.Agents
+			if kept := e.keptRun(id); kept != nil {
+				info.Result = kept
+			} else if info.Status == wf.RunDone {
+				e.unlanded(ctx, out.Input, info)
+			}
+			info.Usage = info.Result.Usage
+			info.Agents = info.Result.Agents
 		}
 	}
 	return info, nil
+}
+
+// keptRun is the run's result as its submitter kept it in this project,
+// with what became of its tree here (nil: none kept here).
+func (e *Engine) keptRun(id string) *wf.Result {
+	file := e.keptResult(id)
+	if file == "" {
+		return nil
+	}
+	var res wf.Result
+	if dispatch.ReadJSON(file, &res) != nil || res.RunID != id {
+		return nil
+	}
+	return &res
+}
+
+// judgeKept gives a finished run's listing its submitter's verdict (its
+// tree did not land: not done) and counts.
+func (e *Engine) judgeKept(info *engine.RunInfo) {
+	res := e.keptRun(info.RunID)
+	if res == nil {
+		return
+	}
+	info.Status, info.Reason, info.Agents = res.Status, res.Reason, res.Agents
+	info.Done, info.Failed = 0, 0
+	for _, ph := range res.Phases {
+		for _, c := range ph.Calls {
+			switch {
+			case c.Output != nil:
+				info.Done++
+			case c.Status != wf.CallCancelled:
+				info.Failed++
+			}
+		}
+	}
+}
+
+// unlanded says on a finished run's listing what became of its tree in
+// this repository when no submitter kept its result here (it died before
+// the landing): kept (not applied: the run is judged as its submitter
+// would have), or waiting for a resume to land it.
+func (e *Engine) unlanded(ctx context.Context, in RunInput, info *engine.RunInfo) {
+	if in.Code == nil || in.Tip == nil || in.Tip.Tree == in.Code.Tree || e.cfg.Code == nil {
+		return
+	}
+	rec, err := e.readLanded(ctx, in.RunID)
+	if err != nil || rec != nil && rec.Done == in.Tip.Tree {
+		return
+	}
+	if rec != nil && rec.Kept == in.Tip.Tree {
+		res := *info.Result
+		res.Phases = append([]wf.PhaseResult(nil), res.Phases...)
+		for i := range res.Phases {
+			res.Phases[i].Calls = append([]wf.CallRecord(nil), res.Phases[i].Calls...)
+		}
+		res.Landed = rec.Message
+		res.NotLanded(strings.TrimPrefix(rec.Message, "fleet: "))
+		info.Result, info.Status, info.Reason = &res, res.Status, res.Reason
+		return
+	}
+	info.Reason = joinReason(info.Reason, "its change is not in your tree yet: brood workflow resume "+in.RunID+" lands it")
+}
+
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // current is x as the server has it now. Visibility is eventually
@@ -111,6 +184,7 @@ func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
 		info.Status = wf.RunDone
 		e.memo(memo, memoStatus, &info.Status)
 		e.memo(memo, memoReason, &info.Reason)
+		defer e.judgeKept(info)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		info.Status, info.Reason = wf.RunCancelled, "cancelled on Temporal; continue it with brood workflow resume "+id
 	default:
