@@ -136,7 +136,7 @@ func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 	fmt.Fprintln(tw, "ID\tKIND\tAGENT\tSTATUS\tAGE\tDESCRIPTION")
 	n := 0
 	for _, t := range fleet {
-		if status != "" && !strings.EqualFold(t.Status, status) {
+		if status != "" && !statusIs(t.Status, status) {
 			continue
 		}
 		n++
@@ -159,7 +159,7 @@ func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow 
 	}
 	var rows []taskRow
 	for _, t := range fleet {
-		if status == "" || strings.EqualFold(t.Status, status) {
+		if status == "" || statusIs(t.Status, status) {
 			rows = append(rows, taskRow{ID: t.ID, Agent: t.Agent, Status: t.Status, Description: t.Description,
 				Trust: "unjudged", Created: t.Created, Fleet: "temporal", Kind: t.Kind})
 		}
@@ -250,6 +250,13 @@ func newTaskRow(t *dispatch.Task) taskRow {
 		r.Result = &rowResult{Status: t.Result.Status, Usage: t.Result.Usage, ChildUsage: t.Result.ChildUsage, ResumeHandle: t.Result.ResumeHandle}
 	}
 	return r
+}
+
+// statusIs: a fleet task's status is want, bare or with why in
+// parentheses ("queued (no worker is polling task queue q)").
+func statusIs(status, want string) bool {
+	word, _, _ := strings.Cut(status, " (")
+	return strings.EqualFold(word, want)
 }
 
 func knownStatus(s string) bool {

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -71,6 +72,9 @@ func resumeLine(ctx context.Context, eng engine.Engine, id string) string {
 			return "workflow run " + id + " is still running on the fleet: following it"
 		}
 		return "workflow run " + id + " resumed"
+	}
+	if eng.Name() == "temporal" && strings.HasPrefix(info.Status, "queued") {
+		return "workflow run " + id + " is still on the fleet, " + info.Status + ": following it"
 	}
 	return "workflow run " + id + " resumed (it was " + info.Status + ")"
 }

@@ -271,6 +271,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 	if v.Get(&p) != nil {
 		return
 	}
+	e.queuedEvents(qctx, id, runID, p.Events)
 	for _, ev := range p.Events {
 		if old, ok := seen[ev.Phase]; ok && old == ev {
 			continue

@@ -22,6 +22,7 @@ import (
 func (e *Engine) List(ctx context.Context) ([]engine.RunInfo, error) {
 	var out []engine.RunInfo
 	seen := map[string]bool{}
+	qw := &queueWord{e: e}
 	var token []byte
 	for {
 		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -36,7 +37,12 @@ func (e *Engine) List(ctx context.Context) ([]engine.RunInfo, error) {
 				continue
 			}
 			seen[id] = true
-			out = append(out, *e.infoOf(e.current(ctx, x)))
+			x, d := e.current(ctx, x)
+			info := e.infoOf(x)
+			if info.Status == wf.RunRunning && d != nil {
+				e.liveInfo(ctx, d, info, qw)
+			}
+			out = append(out, *info)
 		}
 		token = resp.GetNextPageToken()
 		if len(token) == 0 {
@@ -54,18 +60,7 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 	info := e.infoOf(d.GetWorkflowExecutionInfo())
 	switch info.Status {
 	case wf.RunRunning:
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if v, err := e.cfg.Client.QueryWorkflow(qctx, id, "", ProgressQuery); err == nil {
-			var p Progress
-			if v.Get(&p) == nil {
-				for _, ev := range p.Events {
-					info.Done += ev.Done
-					info.Failed += ev.Failed
-					info.Running += ev.Running
-				}
-			}
-		}
+		e.liveInfo(ctx, d, info, &queueWord{e: e})
 	default:
 		var out RunOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err == nil && out.Result != nil {
@@ -150,19 +145,47 @@ func joinReason(a, b string) string {
 	return a + "; " + b
 }
 
-// current is x as the server has it now. Visibility is eventually
-// consistent: a run that has just ended may still be listed running (with
-// the memo of its start), so a row listed running is described, which
-// reads the execution's own state. On any error the listed row stands.
-func (e *Engine) current(ctx context.Context, x *workflowpb.WorkflowExecutionInfo) *workflowpb.WorkflowExecutionInfo {
+// current is x as the server has it now, with its description (nil: x
+// is not running). Visibility is eventually consistent: a run that has
+// just ended may still be listed running (with the memo of its start), so
+// a row listed running is described, which reads the execution's own
+// state. On any error the listed row stands.
+func (e *Engine) current(ctx context.Context, x *workflowpb.WorkflowExecutionInfo) (*workflowpb.WorkflowExecutionInfo, *workflowservice.DescribeWorkflowExecutionResponse) {
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return x
+		return x, nil
 	}
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, x.GetExecution().GetWorkflowId(), x.GetExecution().GetRunId())
 	if err != nil || d.GetWorkflowExecutionInfo() == nil {
-		return x
+		return x, nil
 	}
-	return d.GetWorkflowExecutionInfo()
+	return d.GetWorkflowExecutionInfo(), d
+}
+
+// liveInfo fills a running plan's listing from its progress and its
+// pending calls: running counts the calls a worker runs, the status is
+// queued (with why) while none does, and agents are the calls handed out
+// so far.
+func (e *Engine) liveInfo(ctx context.Context, d *workflowservice.DescribeWorkflowExecutionResponse, info *engine.RunInfo, qw *queueWord) {
+	info.Status = e.liveStatus(ctx, d, qw)
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	x := d.GetWorkflowExecutionInfo().GetExecution()
+	v, err := e.cfg.Client.QueryWorkflow(qctx, x.GetWorkflowId(), x.GetRunId(), ProgressQuery)
+	var p Progress
+	if err != nil || v.Get(&p) != nil {
+		return
+	}
+	info.Done, info.Failed, info.Running, info.Agents = 0, 0, 0, 0
+	for _, ev := range p.Events {
+		info.Agents += ev.Done + ev.Failed + ev.NotApplied + ev.Cancelled + ev.Running
+	}
+	started, _ := agentSlots(d)
+	splitRunning(p.Events, started)
+	for _, ev := range p.Events {
+		info.Done += ev.Done
+		info.Failed += ev.Failed + ev.NotApplied
+		info.Running += ev.Running
+	}
 }
 
 // infoOf is a run's listing from its execution info and memo.
@@ -228,6 +251,7 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 	var token []byte
 	q := fmt.Sprintf("TaskQueue = '%s' AND (WorkflowType = '%s' OR WorkflowType = '%s')", e.cfg.Queue, CallWorkflowName, PlanWorkflowName)
 	seen := map[string]bool{}
+	qw := &queueWord{e: e}
 	for {
 		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace, Query: q, NextPageToken: token})
 		if err != nil {
@@ -239,8 +263,11 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 				continue
 			}
 			seen[wid] = true
-			x = e.current(ctx, x)
+			x, d := e.current(ctx, x)
 			info := e.infoOf(x)
+			if info.Status == wf.RunRunning && d != nil {
+				info.Status = e.liveStatus(ctx, d, qw)
+			}
 			ft := FleetTask{ID: wid, Kind: "plan", Status: info.Status, Description: info.Plan, Created: info.Created}
 			if x.GetType().GetName() == CallWorkflowName {
 				ft.Kind = "call"

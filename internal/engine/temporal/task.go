@@ -72,8 +72,8 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		// attempts, from the history.
 		out.Worker, out.Attempt = e.attemptsOf(ctx, wid, x.GetExecution().GetRunId())
 	}
-	if out.Status == wf.RunRunning && out.Worker == "" {
-		out.Status = e.queued(ctx, x.GetTaskQueue())
+	if out.Status == wf.RunRunning {
+		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var co CallOutput
