@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,17 +38,18 @@ type DirStore struct{ Dir string }
 
 // OpenStore opens the fleet's store by URL (the `store` setting):
 // file:///shared/path or s3://bucket/prefix?region=R (internal/blobstore).
-// A file store's directory is made if it is missing.
+// A file store's directory must exist: a missing one is refused, never
+// made (an unmounted shared directory would silently become local disk
+// no other worker sees).
 func OpenStore(ctx context.Context, raw string) (Store, error) {
 	if raw == "" {
 		return nil, errors.New("no fleet store configured: set store (e.g. store = \"file:///shared/brood-store\") so workers can hand calls to each other")
 	}
-	if u, err := url.Parse(raw); err == nil && u.Scheme == "file" && filepath.IsAbs(u.Path) {
-		if err := os.MkdirAll(u.Path, 0o700); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
+	s, err := blobstore.Open(ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
 	}
-	return blobstore.Open(ctx, raw)
+	return s, nil
 }
 
 // PutBytes implements Store.
