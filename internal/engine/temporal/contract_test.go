@@ -87,6 +87,17 @@ func TestAPlanWhoseChangeDoesNotLandFails(t *testing.T) {
 	if err != nil || len(tasks) != 1 || tasks[0].Status != workflow.RunFailed {
 		t.Errorf("tasks %+v (%v); want the plan failed", tasks, err)
 	}
+	// brood tasks show of the plan's call (its id as the run printed it,
+	// or a prefix) and of the run.
+	for _, qid := range []string{c.TaskID, c.TaskID[:12]} {
+		d, err := eng.Task(ctx, qid)
+		if err != nil || d.ID != c.TaskID || d.Kind != "plan call" || d.Status != workflow.CallNotApplied || d.Workflow != res.RunID || d.Result == nil {
+			t.Errorf("task %s: %+v (%v); want the plan's call, not-applied, in run %s", qid, d, err, res.RunID)
+		}
+	}
+	if d, err := eng.Task(ctx, res.RunID); err != nil || d.Kind != "plan" || d.Status != workflow.RunFailed {
+		t.Errorf("task %s (the run): %+v (%v); want the plan, failed", res.RunID, d, err)
+	}
 	other := landEngine(t, q, submitterRepo(t), store, "")
 	info, err := other.Show(ctx, res.RunID)
 	if err != nil || !strings.Contains(info.Reason, "brood workflow resume "+res.RunID+" lands it") {

@@ -71,6 +71,16 @@ func TestQueuedIsSaidEverywhere(t *testing.T) {
 	if info.Status != workflow.RunRunning {
 		t.Errorf("show with a call running: %s; want running", info.Status)
 	}
+	var running string
+	waitFor(t, "the running call's heartbeat", time.Minute, func() bool {
+		for _, pc := range pending(t, c, id) {
+			running = pc.HB.TaskID
+		}
+		return running != ""
+	})
+	if d, err := eng.Task(ctx, running); err != nil || d.Kind != "plan call" || d.Status != workflow.RunRunning || d.Workflow != id {
+		t.Errorf("task %s (the plan's running call): %+v (%v); want it running in plan run %s", running, d, err, id)
+	}
 	free := "queued (waiting for a free worker on task queue " + q + ")"
 	waitFor(t, "the single call listed", time.Minute, func() bool {
 		d, err := eng.Task(ctx, callID)

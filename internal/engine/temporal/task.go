@@ -39,11 +39,12 @@ type FleetTaskDetail struct {
 }
 
 // Task is one fleet call by task id, or a unique prefix or tail of one
-// (brood subagent --engine temporal), or ErrNotFound.
+// (brood subagent --engine temporal), else a plan run or a plan's call
+// (planTask), or ErrNotFound.
 func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
-	id, err := e.resolveCall(ctx, q)
-	if err != nil {
-		return nil, err
+	id, plan, err := e.taskOrPlan(ctx, q)
+	if err != nil || plan != nil {
+		return plan, err
 	}
 	wid := callWorkflowID(id)
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
