@@ -99,6 +99,12 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if s.TaskID == "" && s.Resume == "" {
 		s.TaskID = dispatch.NewID()
 	}
+	if s.Resume != "" {
+		// brood tasks resume takes a prefix or a tail of the task id.
+		if whole, err := e.resolveCall(ctx, s.Resume); err == nil {
+			s.Resume = whole
+		}
+	}
 	var from *Heartbeat
 	var snap *codesnap.Snapshot
 	var note string
@@ -340,9 +346,12 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 // call (brood subagent --engine temporal) by its task id.
 func (e *Engine) Cancel(ctx context.Context, id string) error {
 	d, err := e.describe(ctx, id)
-	if errors.Is(err, engine.ErrNotFound) && dispatch.CheckID(id) == nil {
-		if cd, cerr := e.cfg.Client.DescribeWorkflowExecution(ctx, callWorkflowID(id), ""); cerr == nil {
-			d, err, id = cd, nil, callWorkflowID(id)
+	if errors.Is(err, engine.ErrNotFound) {
+		// A single call, by its task id or a unique prefix or tail of one.
+		if whole, rerr := e.resolveCall(ctx, id); rerr == nil {
+			if cd, cerr := e.cfg.Client.DescribeWorkflowExecution(ctx, callWorkflowID(whole), ""); cerr == nil {
+				d, err, id = cd, nil, callWorkflowID(whole)
+			}
 		}
 	}
 	if err != nil {

@@ -117,3 +117,38 @@ func TestQueuedIsSaidEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestCallVerbsTakeAPrefix: a single fleet call is cancelled and landed
+// by a prefix of its task id, as brood tasks takes local ones.
+func TestCallVerbsTakeAPrefix(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	startWorker(t, c, q, enginetest.Script, 1, &temporal.DirStore{Dir: t.TempDir()})
+	eng := newEngine(c, q)
+	id := dispatch.NewID()
+	ended := make(chan *call.Result, 1)
+	go func() {
+		r, _ := eng.Call(context.Background(), call.Spec{TaskID: id, Agent: "explore", Prompt: "wait forever", Description: "wait forever"})
+		ended <- r
+	}()
+	waitFor(t, "the call running", time.Minute, func() bool {
+		d, err := eng.Task(t.Context(), id)
+		return err == nil && d.Status == workflow.RunRunning
+	})
+	if err := eng.Cancel(t.Context(), strings.ToLower(id[:12])); err != nil {
+		t.Fatalf("cancel by a prefix: %v", err)
+	}
+	select {
+	case r := <-ended:
+		if r == nil || r.Status != dispatch.StatusCancelled {
+			t.Fatalf("the call ended %+v; want cancelled", r)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cancelled call did not end")
+	}
+	l, err := eng.LandCall(t.Context(), id[:12])
+	if err != nil || l.TaskID != id {
+		t.Fatalf("land by a prefix: %+v (%v); want task %s", l, err, id)
+	}
+}
