@@ -291,8 +291,20 @@ func taskVerb(f *cmdutil.Factory, cmd *cobra.Command, run func(ctx context.Conte
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		id, err := f.ResolveTaskID(args[0])
 		if err != nil {
-			return err
+			return notLocal(f, args[0], err)
 		}
 		return run(c.Context(), id, args[1:])
 	}
+}
+
+// notLocal is a verb's error for an id that is none of this project's
+// tasks: a fleet call's (or a plan call's) is not kept here, and the line
+// says which verbs take one.
+func notLocal(f *cmdutil.Factory, q string, err error) error {
+	if strings.Contains(err.Error(), " is ambiguous ") {
+		return err
+	}
+	q = strings.TrimSpace(q)
+	return fmt.Errorf("no task %s under %s (brood tasks --all lists this project's; a fleet task is not kept here: brood tasks show %s prints it, brood workflow cancel %s stops it, brood tasks resume %s continues it)",
+		q, dispatch.Root(f.ProjectRoot), q, q, q)
 }
