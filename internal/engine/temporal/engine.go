@@ -81,6 +81,16 @@ func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg}
 }
 
+// Unsigned is a warning when this submitter signs nothing (it has no
+// fleet key): its submissions go out unsigned, and every worker that does
+// not allow unsigned ones refuses them. "" when it signs.
+func (e *Engine) Unsigned() string {
+	if e.cfg.Signer != nil {
+		return ""
+	}
+	return "this submission goes out unsigned (no fleet key: brood fleet keygen makes one); a worker that does not allow unsigned submissions refuses every call of it"
+}
+
 // Name implements engine.Engine.
 func (e *Engine) Name() string { return "temporal" }
 

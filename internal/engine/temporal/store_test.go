@@ -38,3 +38,25 @@ func TestOpenStoreRefusesAMissingDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsignedIsSaid: a submitter without a fleet key is told that its
+// submissions go out unsigned and what makes a key; one with a key is not.
+func TestUnsignedIsSaid(t *testing.T) {
+	s, _ := newKey(t)
+	cases := []struct {
+		name   string
+		signer *temporal.Signer
+		want   string
+	}{
+		{"no key", nil, "brood fleet keygen"},
+		{"a key", s, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := temporal.New(temporal.Config{Signer: tc.signer}).Unsigned()
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Fatalf("Unsigned() = %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
