@@ -307,6 +307,10 @@ func workflowErr(err error) error {
 	if errors.As(err, &app) && app.Type() == ErrRefused {
 		return &temporalAppError{msg: app.Message()}
 	}
+	var term *temporal.TerminatedError
+	if errors.As(err, &term) {
+		return &temporalAppError{msg: "it was terminated on Temporal (temporal workflow terminate), so it has no result"}
+	}
 	return err
 }
 

@@ -76,6 +76,13 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
+	switch x.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		// No result: why it ended (a worker's refusal, say) is its error.
+		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil); err != nil {
+			out.LastFailure = finalMessage(workflowErr(err))
+		}
+	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var co CallOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &co); err == nil {
