@@ -153,7 +153,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	if err := dispatch.WriteJSON(file, &rec); err != nil {
 		return failed(err.Error())
 	}
-	state, err := landStateDir(e.cfg.Code.StateDir)
+	state, err := landStateDir(e.cfg.Code.StateDir, l.key)
 	if err != nil {
 		return failed(err.Error())
 	}
@@ -277,15 +277,17 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 }
 
 // landStateDir is a directory of its own under dir for one landing's kept
-// patch (concurrent landings never share one); "" when dir is.
-func landStateDir(dir string) (string, error) {
+// patch (concurrent landings never share one), named by the run's or the
+// task's id (key's), so the path says whose patch it is; "" when dir is.
+func landStateDir(dir, key string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("keep the patch: %w", err)
 	}
-	d, err := os.MkdirTemp(dir, "land-")
+	id, _, _ := strings.Cut(key, "-")
+	d, err := os.MkdirTemp(dir, id+"-")
 	if err != nil {
 		return "", fmt.Errorf("keep the patch: %w", err)
 	}
