@@ -42,11 +42,20 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 		return err
 	}
 	defer stop()
-	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, true)
+	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}
 	o.RunID = id
+	if eng.Name() != "temporal" {
+		// A finished local run only shows its result: it needs no model.
+		if info, serr := eng.Show(ctx, id); serr != nil || info.Status != wf.RunDone {
+			closeFn()
+			if eng, closeFn, err = o.F.engineForWhole(ctx, id, true); err != nil {
+				return err
+			}
+		}
+	}
 	defer closeFn()
 	fmt.Fprintln(o.F.Err, resumeLine(ctx, eng, o.RunID))
 	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
