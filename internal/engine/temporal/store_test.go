@@ -19,6 +19,7 @@ func TestOpenStoreRefusesAMissingDirectory(t *testing.T) {
 		{"existing", "file://" + dir, ""},
 		{"missing", "file://" + filepath.Join(dir, "nostore"), "does not exist: create it"},
 		{"missing parent", "file://" + filepath.Join(dir, "no", "store"), "does not exist: create it"},
+		{"the default, made", "file://" + filepath.Join(dir, "home", ".cache", "brood", "fleet-store"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
