@@ -74,7 +74,7 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); string(b) != "the user's own\n" {
 		t.Fatalf("one.txt is %q; want the user's", b)
 	}
-	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "land-*", "isolate", "*.patch"))
+	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "*-*", "isolate", "*.patch"))
 	if len(kept) == 0 || !strings.Contains(r.out, filepath.Join(sub.Root, ".brood", "fleet", "patches")) {
 		t.Fatalf("kept patches under .brood/fleet/patches: %v; the result:\n%s", kept, r.out)
 	}
