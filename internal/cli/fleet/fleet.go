@@ -19,8 +19,16 @@ func NewCmdFleet(f *cmdutil.Factory) *cobra.Command {
 		Example: `  brood fleet --help
   brood worker --temporal 127.0.0.1:7233`,
 		Short:       "Keys for submitting to a fleet of brood workers",
-		Args:        cobra.NoArgs,
 		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetAlways},
+	}
+	// A verb that does not exist is a usage error (exit 2), as for every
+	// command; cobra would print the help and exit 0.
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return cmdutil.UsageError("unknown command %q for brood fleet (brood fleet --help lists them)", args[0])
 	}
 	cmd.AddCommand(NewCmdKeygen(f, nil))
 	return cmd

@@ -47,3 +47,15 @@ func TestKeygen(t *testing.T) {
 		t.Fatalf("keygen --force: exit %d, key %q (was %q)", code, out, first)
 	}
 }
+
+// TestFleetUnknownVerb: a verb brood fleet does not have is a usage error
+// (exit 2) naming it, as for every command; bare brood fleet is its help.
+func TestFleetUnknownVerb(t *testing.T) {
+	p := clitest.NewProject(t)
+	if code, _, errOut := p.Brood("fleet", "bogus"); code != 2 || !strings.Contains(errOut, `unknown command "bogus" for brood fleet`) {
+		t.Errorf("brood fleet bogus: exit %d, stderr %q; want 2 and the unknown command named", code, errOut)
+	}
+	if code, out, _ := p.Brood("fleet"); code != 0 || !strings.Contains(out, "keygen") {
+		t.Errorf("brood fleet: exit %d, stdout %q; want its help", code, out)
+	}
+}

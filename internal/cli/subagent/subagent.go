@@ -4,6 +4,7 @@
 package subagent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,7 +68,7 @@ func NewCmdSubagent(f *cmdutil.Factory, runF func(context.Context, *Options) err
 	fl.StringVar(&opts.Isolation, "isolation", "", "worktree: run on an isolated copy of the tree")
 	fl.StringVar(&opts.Model, "model", "", "model as provider/model (default: settings or BROOD_MODEL)")
 	fl.StringVar(&opts.Description, "description", "", "a short label for the task (default: the prompt's first line)")
-	opts.Engine.AddEngineFlag(cmd, false, "the subagent")
+	opts.Engine.AddEngineFlag(cmd, false, "subagents")
 	opts.Engine.Fleet.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", f.CompleteModels)
 	_ = cmd.RegisterFlagCompletionFunc("isolation", cobra.FixedCompletions([]string{"worktree", "none"}, cobra.ShellCompDirectiveNoFileComp))
@@ -124,7 +125,7 @@ func fleetRun(ctx context.Context, opts *Options) error {
 	f := opts.Factory
 	switch {
 	case opts.Background:
-		return &cmdutil.ExitError{Code: 2, Err: errors.New("--background runs here only; on the fleet a call is durable already (follow it in the Temporal UI)")}
+		return &cmdutil.ExitError{Code: 2, Err: errors.New("--background runs here only; on the fleet a call is durable already: it goes on if this process stops, and brood tasks show TASK_ID follows it")}
 	case opts.Model != "" || opts.PermMode != "" || len(opts.Allow) > 0 || len(opts.Deny) > 0:
 		return &cmdutil.ExitError{Code: 2, Err: errors.New("--model and the permission flags are the worker's settings on the fleet; set them where brood worker runs")}
 	}
@@ -143,7 +144,7 @@ func fleetRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := render.CallResult(f.Out, r, opts.JSON); err != nil {
+	if err := fleetResult(f.Out, r, opts.JSON); err != nil {
 		return err
 	}
 	if r.Patch == call.PatchNotApplied {
@@ -151,6 +152,26 @@ func fleetRun(ctx context.Context, opts *Options) error {
 		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change did not land in your tree; the patch is kept (see the result): brood tasks show %s", r.TaskID, r.TaskID))
 	}
 	return nil
+}
+
+// fleetResult prints a fleet call's result as a local one's, its --json
+// with what became of its change in this tree (patch: applied or
+// not-applied, and the files it changed here).
+func fleetResult(w io.Writer, r *call.Result, asJSON bool) error {
+	if !asJSON {
+		return render.CallResult(w, r, false)
+	}
+	var buf bytes.Buffer
+	rerr := render.CallResult(&buf, r, true)
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		return fmt.Errorf("the call's result as JSON: %w", err)
+	}
+	m["patch"], m["files_changed"] = r.Patch, r.FilesChanged
+	if err := cmdutil.WriteJSON(w, m); err != nil {
+		return err
+	}
+	return rerr
 }
 
 // background starts the task, prints its id at once, then waits for it.

@@ -36,6 +36,10 @@ func TestTasksOutputFinished(t *testing.T) {
 	if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under ") {
 		t.Errorf("unknown id: code %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// It may be a fleet task: the line says which verbs take one.
+	if !strings.Contains(errOut, "a fleet task is not kept here: brood tasks show 01ARZ3NDEKTSV4RRFFQ69G5FAV prints it") {
+		t.Errorf("unknown id: stderr %q; want the verbs that take a fleet task named", errOut)
+	}
 }
 
 // TestTasksOutputWait: for a running task (a slow child of another process)

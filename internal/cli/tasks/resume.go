@@ -45,11 +45,12 @@ first, once, whoever resumes it; without a PROMPT, resume only lands it.`,
 			switch {
 			case err == nil:
 				opts.ID = id
-			case !opts.Fleet.Configured(f) || dispatch.CheckID(strings.ToUpper(opts.ID)) != nil:
+			case !opts.Fleet.Configured(f) || len(strings.TrimSpace(opts.ID)) < 4 || strings.Contains(err.Error(), " is ambiguous "):
 				return err
 			default:
-				// Not this project's: a call on the fleet, by its whole id.
-				opts.ID = strings.ToUpper(opts.ID)
+				// Not this project's: a call on the fleet, by its id or a
+				// unique prefix or tail of one (the engine resolves it).
+				opts.ID = strings.ToUpper(strings.TrimSpace(opts.ID))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)

@@ -136,7 +136,7 @@ func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 	fmt.Fprintln(tw, "ID\tKIND\tAGENT\tSTATUS\tAGE\tDESCRIPTION")
 	n := 0
 	for _, t := range fleet {
-		if status != "" && !strings.EqualFold(t.Status, status) {
+		if status != "" && !statusIs(t.Status, status) {
 			continue
 		}
 		n++
@@ -159,7 +159,7 @@ func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow 
 	}
 	var rows []taskRow
 	for _, t := range fleet {
-		if status == "" || strings.EqualFold(t.Status, status) {
+		if status == "" || statusIs(t.Status, status) {
 			rows = append(rows, taskRow{ID: t.ID, Agent: t.Agent, Status: t.Status, Description: t.Description,
 				Trust: "unjudged", Created: t.Created, Fleet: "temporal", Kind: t.Kind})
 		}
@@ -252,6 +252,13 @@ func newTaskRow(t *dispatch.Task) taskRow {
 	return r
 }
 
+// statusIs: a fleet task's status is want, bare or with why in
+// parentheses ("queued (no worker is polling task queue q)").
+func statusIs(status, want string) bool {
+	word, _, _ := strings.Cut(status, " (")
+	return strings.EqualFold(word, want)
+}
+
 func knownStatus(s string) bool {
 	s = strings.ToLower(s)
 	return dispatch.ValidStatus(s) || s == dispatch.StatusRunning || s == dispatch.StatusQueued
@@ -284,8 +291,20 @@ func taskVerb(f *cmdutil.Factory, cmd *cobra.Command, run func(ctx context.Conte
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		id, err := f.ResolveTaskID(args[0])
 		if err != nil {
-			return err
+			return notLocal(f, args[0], err)
 		}
 		return run(c.Context(), id, args[1:])
 	}
+}
+
+// notLocal is a verb's error for an id that is none of this project's
+// tasks: a fleet call's (or a plan call's) is not kept here, and the line
+// says which verbs take one.
+func notLocal(f *cmdutil.Factory, q string, err error) error {
+	if strings.Contains(err.Error(), " is ambiguous ") {
+		return err
+	}
+	q = strings.TrimSpace(q)
+	return fmt.Errorf("no task %s under %s (brood tasks --all lists this project's; a fleet task is not kept here: brood tasks show %s prints it, brood workflow cancel %s stops it, brood tasks resume %s continues it)",
+		q, dispatch.Root(f.ProjectRoot), q, q, q)
 }

@@ -74,8 +74,67 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); string(b) != "the user's own\n" {
 		t.Fatalf("one.txt is %q; want the user's", b)
 	}
-	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "land-*", "isolate", "*.patch"))
+	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "*-*", "isolate", "*.patch"))
 	if len(kept) == 0 || !strings.Contains(r.out, filepath.Join(sub.Root, ".brood", "fleet", "patches")) {
 		t.Fatalf("kept patches under .brood/fleet/patches: %v; the result:\n%s", kept, r.out)
+	}
+}
+
+// TestFleetPlanWhoseTreeDoesNotLandFails (fleetqa P1 1): a plan on the
+// fleet whose writer's change conflicts with what the user wrote meanwhile
+// ends as on the local engine: exit 1, the run failed, its writer
+// not-applied, the user's file untouched; workflow show says failed.
+func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
+	srv := devserver.Start(t)
+	queue := fmt.Sprintf("plannotlanded-%d", os.Getpid())
+	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
+	wp := workerProject(t, conflictScript)
+	f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\"]\n")
+	f.Close()
+	startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
+	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n",
+		"wr.yaml": "name: wr\nphases:\n  - id: write\n    parallel:\n      - {agent: general-purpose, prompt: \"write one\"}\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	type ran struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan ran, 1)
+	go func() {
+		code, out, errs := sub.Brood(ctx, nil, append([]string{"workflow", "run", "wr.yaml", "--engine", "temporal", "--yes"}, fleet...)...)
+		done <- ran{code, out, errs}
+	}()
+	waitCLI(t, "the child's write in its copy", func() bool {
+		if len(done) > 0 {
+			r := <-done
+			t.Fatalf("the run ended before the child wrote: exit %d\n%s\n%s", r.code, r.out, r.errs)
+		}
+		for _, pat := range []string{"jobs/*/upper/one.txt", "jobs/*/tree/one.txt"} {
+			m, _ := filepath.Glob(filepath.Join(wp.Home, ".cache", "brood", "fleet", filepath.FromSlash(pat)))
+			for _, f := range m {
+				if b, _ := os.ReadFile(f); string(b) == "from the fleet\n" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	testbrood.WriteFile(t, filepath.Join(sub.Root, "one.txt"), "the user's own\n")
+	r := <-done
+	if r.code != 1 || !strings.Contains(r.out, " failed: ") || !strings.Contains(r.out, "not applied write/0") {
+		t.Fatalf("a plan whose tree does not land: exit %d; want 1, the run failed, write/0 not applied\n%s\n%s", r.code, r.out, r.errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); string(b) != "the user's own\n" {
+		t.Fatalf("one.txt is %q; want the user's", b)
+	}
+	id := strings.Fields(strings.TrimPrefix(r.out, "workflow "))[0]
+	code, out, errs := sub.Brood(ctx, nil, append([]string{"workflow", "show", id}, fleet...)...)
+	if code != 0 || !strings.Contains(out, "status   failed") {
+		t.Errorf("workflow show %s: exit %d; want status failed\n%s\n%s", id, code, out, errs)
 	}
 }

@@ -147,6 +147,12 @@ func TestReplayedSubmissionIsRefused(t *testing.T) {
 			}
 		})
 	}
+	// brood tasks show of the call is its own run, not the refused replay
+	// started later under its id, and says so.
+	d, err := temporal.New(temporal.Config{Client: f.c, Queue: f.queue}).Task(ctx, id)
+	if err != nil || d.Status != dispatch.StatusDone || d.Result == nil || !strings.Contains(d.Result.Summary, "yes, from the fleet") || !strings.Contains(d.LastFailure, "was refused") {
+		t.Fatalf("tasks show after a refused replay: %+v (%v); want the call's own run, done, and the refusal named", d, err)
+	}
 }
 
 // forgedChain is a workflow an attacker runs on a worker of their own: it

@@ -26,10 +26,12 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *Options) error
 		Long: `Poll a Temporal task queue and run the plans and agent calls submitted to it
 (brood workflow run --engine temporal, brood subagent --engine temporal), each
 call as a real brood child process of this worker, under this worker's pool,
-lifeguard and depth cap. Children run in this directory's repository.
+lifeguard and depth cap. Each call runs in a fresh copy of the submitter's
+tree (shipped through the store), never in this directory's checkout; the
+model and settings are this worker's (BROOD_MODEL, .brood/settings.toml).
 
 A call whose worker dies is retried on another worker of the queue and
-continues its transcript from the fleet's store (temporal.store): every
+continues its transcript from the fleet's store (store, --store): every
 worker and the submitter must reach the same store. Ctrl-C stops the worker;
 its running calls move to another worker.`,
 		Example: `  temporal server start-dev --headless --db-filename /tmp/temporal.db

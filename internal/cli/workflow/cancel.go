@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 )
 
@@ -53,11 +52,11 @@ func cancelRun(ctx context.Context, o *CancelOptions) error {
 }
 
 // cancelFleetCall stops a single call on the fleet (brood subagent
-// --engine temporal) by its whole task id; done is false when no fleet is
-// configured or it has no such call.
+// --engine temporal) by its task id or a unique prefix or tail of one;
+// done is false when no fleet is configured or it has no such call.
 func (d *Deps) cancelFleetCall(ctx context.Context, id string) (done bool, err error) {
-	id = strings.ToUpper(id)
-	if dispatch.CheckID(id) != nil {
+	id = strings.ToUpper(strings.TrimSpace(id))
+	if len(id) < 4 || strings.ContainsAny(id, "/\\ ") {
 		return false, nil
 	}
 	fl, closeFn, err := d.fleet(ctx)

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -41,11 +42,20 @@ func resumeRun(ctx context.Context, o *ResumeOptions) error {
 		return err
 	}
 	defer stop()
-	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, true)
+	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
 		return err
 	}
 	o.RunID = id
+	if eng.Name() != "temporal" {
+		// A finished local run only shows its result: it needs no model.
+		if info, serr := eng.Show(ctx, id); serr != nil || info.Status != wf.RunDone {
+			closeFn()
+			if eng, closeFn, err = o.F.engineForWhole(ctx, id, true); err != nil {
+				return err
+			}
+		}
+	}
 	defer closeFn()
 	fmt.Fprintln(o.F.Err, resumeLine(ctx, eng, o.RunID))
 	res, err := eng.Resume(ctx, o.RunID, newProgress(o.F.Err).event)
@@ -71,6 +81,9 @@ func resumeLine(ctx context.Context, eng engine.Engine, id string) string {
 			return "workflow run " + id + " is still running on the fleet: following it"
 		}
 		return "workflow run " + id + " resumed"
+	}
+	if eng.Name() == "temporal" && strings.HasPrefix(info.Status, "queued") {
+		return "workflow run " + id + " is still on the fleet, " + info.Status + ": following it"
 	}
 	return "workflow run " + id + " resumed (it was " + info.Status + ")"
 }

@@ -204,3 +204,21 @@ func TestApproval(t *testing.T) {
 		t.Fatalf("validate: exit %d\n%s", code, out)
 	}
 }
+
+// TestResumeOfAFinishedRunNeedsNoModel: resuming a local run that had
+// finished only shows its result, so it works with no model configured,
+// as the fleet's does.
+func TestResumeOfAFinishedRunNeedsNoModel(t *testing.T) {
+	p := newProject(t, resumeScript)
+	res, code, stderr := p.run(p.plan("one.yaml", "name: one\nphases:\n  - id: p\n    parallel: [{agent: explore, prompt: \"quick one\"}]\n"))
+	if code != 0 || res.Status != wf.RunDone {
+		t.Fatalf("run: exit %d, %s\n%s", code, res.Status, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(p.Root, ".brood", "settings.toml"), []byte("[pool]\nping_interval = \"100ms\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := p.Brood(context.Background(), nil, "workflow", "resume", res.RunID)
+	if code != 0 || !strings.Contains(errOut, "had already finished (done)") || !strings.Contains(out, res.RunID+" done") {
+		t.Fatalf("resume of a finished run with no model: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}

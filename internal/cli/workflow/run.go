@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/textline"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -76,6 +77,9 @@ func runRun(o *RunOptions) error {
 		return err
 	}
 	defer closeFn()
+	if u, ok := eng.(interface{ Unsigned() string }); ok && u.Unsigned() != "" {
+		fmt.Fprintf(f.Err, "  warning: %s\n", u.Unsigned())
+	}
 	pr := newProgress(f.Err)
 	res, err := eng.Run(ctx, engine.RunRequest{
 		Plan: c.plan, Source: o.File, Inputs: c.inputs, Events: pr.event,
@@ -131,6 +135,9 @@ func finish(f *Deps, ctx context.Context, eng engine.Engine, res *wf.Result, asJ
 				}
 			}
 		}
+		for _, line := range whyFailed(res) {
+			fmt.Fprintf(f.Out, "  %s\n", line)
+		}
 		for _, s := range res.Skipped {
 			fmt.Fprintf(f.Out, "  skipped %s: %s\n", s.ID, s.Reason)
 		}
@@ -145,4 +152,33 @@ func finish(f *Deps, ctx context.Context, eng engine.Engine, res *wf.Result, asJ
 		return &cmdutil.ExitError{Code: 130, Err: fmt.Errorf("workflow %s cancelled; continue it with brood workflow resume %s", res.RunID, res.RunID)}
 	}
 	return &cmdutil.ExitError{Code: 1}
+}
+
+// whyFailed says why a run's calls failed, one line per distinct error
+// (a refusal of the whole submission, say, is said once for all its
+// calls): the run's own line names only its phases.
+func whyFailed(res *wf.Result) []string {
+	var order []string
+	keys := map[string][]string{}
+	for _, ph := range res.Phases {
+		for _, c := range ph.Calls {
+			if c.Output != nil || c.Error == "" || c.Status == wf.CallNotApplied || c.Status == wf.CallSkipped || c.Status == wf.CallCancelled {
+				continue
+			}
+			if _, ok := keys[c.Error]; !ok {
+				order = append(order, c.Error)
+			}
+			keys[c.Error] = append(keys[c.Error], c.Key)
+		}
+	}
+	var out []string
+	for _, msg := range order {
+		k := keys[msg]
+		who := strings.Join(k[:min(len(k), 3)], ", ")
+		if len(k) > 3 {
+			who += fmt.Sprintf(" and %d more", len(k)-3)
+		}
+		out = append(out, fmt.Sprintf("failed %s: %s", who, textline.Line(msg, 300)))
+	}
+	return out
 }

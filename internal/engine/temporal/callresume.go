@@ -142,6 +142,9 @@ type CallLanding struct {
 // in this repository. An error: no such call, it is still running, or the
 // landing failed (nothing was applied; try again).
 func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, error) {
+	if whole, err := e.resolveCall(ctx, taskID); err == nil {
+		taskID = whole // a prefix or a tail of the task id
+	}
 	if err := dispatch.CheckID(taskID); err != nil {
 		return nil, err
 	}

@@ -81,6 +81,16 @@ func New(cfg Config) *Engine {
 	return &Engine{cfg: cfg}
 }
 
+// Unsigned is a warning when this submitter signs nothing (it has no
+// fleet key): its submissions go out unsigned, and every worker that does
+// not allow unsigned ones refuses them. "" when it signs.
+func (e *Engine) Unsigned() string {
+	if e.cfg.Signer != nil {
+		return ""
+	}
+	return "this submission goes out unsigned (no fleet key: brood fleet keygen makes one); a worker that does not allow unsigned submissions refuses every call of it"
+}
+
 // Name implements engine.Engine.
 func (e *Engine) Name() string { return "temporal" }
 
@@ -98,6 +108,12 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	if s.TaskID == "" && s.Resume == "" {
 		s.TaskID = dispatch.NewID()
+	}
+	if s.Resume != "" {
+		// brood tasks resume takes a prefix or a tail of the task id.
+		if whole, err := e.resolveCall(ctx, s.Resume); err == nil {
+			s.Resume = whole
+		}
 	}
 	var from *Heartbeat
 	var snap *codesnap.Snapshot
@@ -215,7 +231,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if out.Result == nil {
 		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
-	out.Result.Landed = e.landRun(ctx, out.Input)
+	e.settle(ctx, out.Input, out.Result)
 	return out.Result, out.Journal, nil
 }
 
@@ -271,6 +287,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 	if v.Get(&p) != nil {
 		return
 	}
+	e.queuedEvents(qctx, id, runID, p.Events)
 	for _, ev := range p.Events {
 		if old, ok := seen[ev.Phase]; ok && old == ev {
 			continue
@@ -289,6 +306,10 @@ func workflowErr(err error) error {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Type() == ErrRefused {
 		return &temporalAppError{msg: app.Message()}
+	}
+	var term *temporal.TerminatedError
+	if errors.As(err, &term) {
+		return &temporalAppError{msg: "it was terminated on Temporal (temporal workflow terminate), so it has no result"}
 	}
 	return err
 }
@@ -311,9 +332,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
 			return nil, nil, err
 		}
-		if out.Result != nil {
-			out.Result.Landed = e.landRun(ctx, out.Input)
-		}
+		e.settle(ctx, out.Input, out.Result)
 		return out.Result, out.Journal, nil
 	}
 	var out RunOutput
@@ -322,11 +341,11 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	}
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
-	landed := e.landRun(ctx, out.Input)
 	if out.Result.Status == wf.RunDone {
-		out.Result.Landed = landed
+		e.settle(ctx, out.Input, out.Result)
 		return out.Result, out.Journal, nil
 	}
+	landed := e.landRun(ctx, out.Input)
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
@@ -341,9 +360,12 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 // call (brood subagent --engine temporal) by its task id.
 func (e *Engine) Cancel(ctx context.Context, id string) error {
 	d, err := e.describe(ctx, id)
-	if errors.Is(err, engine.ErrNotFound) && dispatch.CheckID(id) == nil {
-		if cd, cerr := e.cfg.Client.DescribeWorkflowExecution(ctx, callWorkflowID(id), ""); cerr == nil {
-			d, err, id = cd, nil, callWorkflowID(id)
+	if errors.Is(err, engine.ErrNotFound) {
+		// A single call, by its task id or a unique prefix or tail of one.
+		if whole, rerr := e.resolveCall(ctx, id); rerr == nil {
+			if cd, cerr := e.cfg.Client.DescribeWorkflowExecution(ctx, callWorkflowID(whole), ""); cerr == nil {
+				d, err, id = cd, nil, callWorkflowID(whole)
+			}
 		}
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/gitx"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // landRecord is what a repository knows of one fleet change: a plan run's
@@ -87,6 +88,7 @@ const (
 	landAlready                     // in the tree before
 	landKept                        // did not apply: kept and named, never tried again
 	landKeptBefore                  // kept by an earlier landing
+	landElsewhere                   // this submitter has no tree to land it in
 )
 
 // landOutcome is what a landing did: one line for the user, and the files
@@ -104,7 +106,7 @@ type landOutcome struct {
 // checked against the work tree (the change applies in reverse).
 func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	if e.cfg.Code == nil {
-		return landOutcome{Message: l.what + " are on the fleet, not here: land them from the repository they were submitted from"}
+		return landOutcome{State: landElsewhere, Message: l.what + " are on the fleet, not here: land them from the repository they were submitted from"}
 	}
 	ctx = context.WithoutCancel(ctx)
 	failed := func(why string) landOutcome {
@@ -151,7 +153,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	if err := dispatch.WriteJSON(file, &rec); err != nil {
 		return failed(err.Error())
 	}
-	state, err := landStateDir(e.cfg.Code.StateDir)
+	state, err := landStateDir(e.cfg.Code.StateDir, l.key)
 	if err != nil {
 		return failed(err.Error())
 	}
@@ -211,17 +213,46 @@ func (e *Engine) readLanded(ctx context.Context, key string) (*landRecord, error
 // this repository has of the run (the submit snapshot at first) to the
 // run's tip. It says what happened (the run's landed).
 func (e *Engine) landRun(ctx context.Context, in RunInput) string {
+	return e.landRunOut(ctx, in).Message
+}
+
+// landRunOut is landRun with the landing's state (landAlready when there
+// is nothing to land).
+func (e *Engine) landRunOut(ctx context.Context, in RunInput) landOutcome {
 	if in.Code == nil || in.Tip == nil || in.Tip.Tree == in.Code.Tree {
-		return ""
+		return landOutcome{State: landAlready}
 	}
 	if e.cfg.Code == nil {
-		return "the run's changes are on the fleet, not here: resume it from the repository it was submitted from to land them"
+		return landOutcome{State: landElsewhere, Message: "the run's changes are on the fleet, not here: resume it from the repository it was submitted from to land them"}
 	}
 	out := e.land(ctx, landing{key: in.RunID, what: "the run's changes", tag: "fleet", from: in.Code, to: in.Tip})
 	if out.State == landAlready {
-		return alreadyLanded
+		out.Message = alreadyLanded
+	}
+	return out
+}
+
+// settle lands a finished execution's tree and says on res what became of
+// it: a tree that did not land makes the calls whose changes are in it
+// not-applied and the run failed or partial, as a local run whose writer's
+// change does not apply (never done about work that is not in the tree).
+// It returns what the landing said.
+func (e *Engine) settle(ctx context.Context, in RunInput, res *wf.Result) string {
+	out := e.landRunOut(ctx, in)
+	if res != nil {
+		res.Landed = out.Message
+		if notLanded(out.State) {
+			res.NotLanded(strings.TrimPrefix(out.Message, "fleet: "))
+		}
 	}
 	return out.Message
+}
+
+// notLanded: the landing left the change out of the work tree for good
+// (kept), or failed; not a landing another brood is making now, nor one
+// left for the submitter's own repository.
+func notLanded(s landState) bool {
+	return s == landKept || s == landKeptBefore || s == landFailed
 }
 
 // alreadyLanded is landRun's word for a run whose tree this repository has.
@@ -246,15 +277,17 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 }
 
 // landStateDir is a directory of its own under dir for one landing's kept
-// patch (concurrent landings never share one); "" when dir is.
-func landStateDir(dir string) (string, error) {
+// patch (concurrent landings never share one), named by the run's or the
+// task's id (key's), so the path says whose patch it is; "" when dir is.
+func landStateDir(dir, key string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("keep the patch: %w", err)
 	}
-	d, err := os.MkdirTemp(dir, "land-")
+	id, _, _ := strings.Cut(key, "-")
+	d, err := os.MkdirTemp(dir, id+"-")
 	if err != nil {
 		return "", fmt.Errorf("keep the patch: %w", err)
 	}

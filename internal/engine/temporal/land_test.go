@@ -198,7 +198,8 @@ func TestConflictingCallIsKeptNotRetried(t *testing.T) {
 // TestKeptPatchIsUnderTheStateDir (issue 26, item 3): a call's change that
 // does not land marks the call's result not applied, and its patch is
 // kept in a directory of its own under the submitter's state directory
-// (the CLI's is under .brood/), named in the result's text.
+// (the CLI's is under .brood/), named by its task id and in the result's
+// text.
 func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 	r := newLandRepo(t)
 	writeT(t, r.dir, "one.txt", "the user's own\n")
@@ -212,7 +213,7 @@ func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 		t.Fatalf("a change that does not land: patch %q, one.txt %q", res.Patch, r.one(t))
 	}
 	state := r.e.cfg.Code.StateDir
-	kept, _ := filepath.Glob(filepath.Join(state, "land-*", "isolate", "*.patch"))
+	kept, _ := filepath.Glob(filepath.Join(state, callRun[:26]+"-*", "isolate", "*.patch"))
 	if len(kept) == 0 || !strings.Contains(res.Text, state) {
 		t.Fatalf("kept patches under %s: %v; the result says %q", state, kept, res.Text)
 	}
@@ -222,7 +223,7 @@ func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 	if clean.Patch != call.PatchApplied || r.one(t) == "the user's own\n" {
 		t.Fatalf("a change that lands: patch %q, one.txt %q", clean.Patch, r.one(t))
 	}
-	if left, _ := filepath.Glob(filepath.Join(state, "land-*")); len(left) != 1 {
+	if left, _ := filepath.Glob(filepath.Join(state, "*")); len(left) != 1 {
 		t.Fatalf("state directories left: %v; want only the kept one", left)
 	}
 }

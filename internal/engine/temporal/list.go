@@ -22,6 +22,7 @@ import (
 func (e *Engine) List(ctx context.Context) ([]engine.RunInfo, error) {
 	var out []engine.RunInfo
 	seen := map[string]bool{}
+	qw := &queueWord{e: e}
 	var token []byte
 	for {
 		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -36,7 +37,12 @@ func (e *Engine) List(ctx context.Context) ([]engine.RunInfo, error) {
 				continue
 			}
 			seen[id] = true
-			out = append(out, *e.infoOf(e.current(ctx, x)))
+			x, d := e.current(ctx, x)
+			info := e.infoOf(x)
+			if info.Status == wf.RunRunning && d != nil {
+				e.liveInfo(ctx, d, info, qw)
+			}
+			out = append(out, *info)
 		}
 		token = resp.GetNextPageToken()
 		if len(token) == 0 {
@@ -54,42 +60,132 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 	info := e.infoOf(d.GetWorkflowExecutionInfo())
 	switch info.Status {
 	case wf.RunRunning:
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if v, err := e.cfg.Client.QueryWorkflow(qctx, id, "", ProgressQuery); err == nil {
-			var p Progress
-			if v.Get(&p) == nil {
-				for _, ev := range p.Events {
-					info.Done += ev.Done
-					info.Failed += ev.Failed
-					info.Running += ev.Running
-				}
-			}
-		}
+		e.liveInfo(ctx, d, info, &queueWord{e: e})
 	default:
 		var out RunOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err == nil && out.Result != nil {
 			info.Result = out.Result
-			info.Usage = out.Result.Usage
-			info.Agents = out.Result.Agents
+			if kept := e.keptRun(id); kept != nil {
+				info.Result = kept
+			} else if info.Status == wf.RunDone {
+				e.unlanded(ctx, out.Input, info)
+			}
+			info.Usage = info.Result.Usage
+			info.Agents = info.Result.Agents
 		}
 	}
 	return info, nil
 }
 
-// current is x as the server has it now. Visibility is eventually
-// consistent: a run that has just ended may still be listed running (with
-// the memo of its start), so a row listed running is described, which
-// reads the execution's own state. On any error the listed row stands.
-func (e *Engine) current(ctx context.Context, x *workflowpb.WorkflowExecutionInfo) *workflowpb.WorkflowExecutionInfo {
+// keptRun is the run's result as its submitter kept it in this project,
+// with what became of its tree here (nil: none kept here).
+func (e *Engine) keptRun(id string) *wf.Result {
+	file := e.keptResult(id)
+	if file == "" {
+		return nil
+	}
+	var res wf.Result
+	if dispatch.ReadJSON(file, &res) != nil || res.RunID != id {
+		return nil
+	}
+	return &res
+}
+
+// judgeKept gives a finished run's listing its submitter's verdict (its
+// tree did not land: not done) and counts.
+func (e *Engine) judgeKept(info *engine.RunInfo) {
+	res := e.keptRun(info.RunID)
+	if res == nil {
+		return
+	}
+	info.Status, info.Reason, info.Agents = res.Status, res.Reason, res.Agents
+	info.Done, info.Failed = 0, 0
+	for _, ph := range res.Phases {
+		for _, c := range ph.Calls {
+			switch {
+			case c.Output != nil:
+				info.Done++
+			case c.Status != wf.CallCancelled:
+				info.Failed++
+			}
+		}
+	}
+}
+
+// unlanded says on a finished run's listing what became of its tree in
+// this repository when no submitter kept its result here (it died before
+// the landing): kept (not applied: the run is judged as its submitter
+// would have), or waiting for a resume to land it.
+func (e *Engine) unlanded(ctx context.Context, in RunInput, info *engine.RunInfo) {
+	if in.Code == nil || in.Tip == nil || in.Tip.Tree == in.Code.Tree || e.cfg.Code == nil {
+		return
+	}
+	rec, err := e.readLanded(ctx, in.RunID)
+	if err != nil || rec != nil && rec.Done == in.Tip.Tree {
+		return
+	}
+	if rec != nil && rec.Kept == in.Tip.Tree {
+		res := *info.Result
+		res.Phases = append([]wf.PhaseResult(nil), res.Phases...)
+		for i := range res.Phases {
+			res.Phases[i].Calls = append([]wf.CallRecord(nil), res.Phases[i].Calls...)
+		}
+		res.Landed = rec.Message
+		res.NotLanded(strings.TrimPrefix(rec.Message, "fleet: "))
+		info.Result, info.Status, info.Reason = &res, res.Status, res.Reason
+		return
+	}
+	info.Reason = joinReason(info.Reason, "its change is not in your tree yet: brood workflow resume "+in.RunID+" lands it")
+}
+
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// current is x as the server has it now, with its description (nil: x
+// is not running). Visibility is eventually consistent: a run that has
+// just ended may still be listed running (with the memo of its start), so
+// a row listed running is described, which reads the execution's own
+// state. On any error the listed row stands.
+func (e *Engine) current(ctx context.Context, x *workflowpb.WorkflowExecutionInfo) (*workflowpb.WorkflowExecutionInfo, *workflowservice.DescribeWorkflowExecutionResponse) {
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return x
+		return x, nil
 	}
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, x.GetExecution().GetWorkflowId(), x.GetExecution().GetRunId())
 	if err != nil || d.GetWorkflowExecutionInfo() == nil {
-		return x
+		return x, nil
 	}
-	return d.GetWorkflowExecutionInfo()
+	return d.GetWorkflowExecutionInfo(), d
+}
+
+// liveInfo fills a running plan's listing from its progress and its
+// pending calls: running counts the calls a worker runs, the status is
+// queued (with why) while none does, and agents are the calls handed out
+// so far.
+func (e *Engine) liveInfo(ctx context.Context, d *workflowservice.DescribeWorkflowExecutionResponse, info *engine.RunInfo, qw *queueWord) {
+	info.Status = e.liveStatus(ctx, d, qw)
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	x := d.GetWorkflowExecutionInfo().GetExecution()
+	v, err := e.cfg.Client.QueryWorkflow(qctx, x.GetWorkflowId(), x.GetRunId(), ProgressQuery)
+	var p Progress
+	if err != nil || v.Get(&p) != nil {
+		return
+	}
+	info.Done, info.Failed, info.Running, info.Agents = 0, 0, 0, 0
+	for _, ev := range p.Events {
+		info.Agents += ev.Done + ev.Failed + ev.NotApplied + ev.Cancelled + ev.Running
+	}
+	started, _ := agentSlots(d)
+	splitRunning(p.Events, started)
+	for _, ev := range p.Events {
+		info.Done += ev.Done
+		info.Failed += ev.Failed + ev.NotApplied
+		info.Running += ev.Running
+	}
 }
 
 // infoOf is a run's listing from its execution info and memo.
@@ -111,6 +207,7 @@ func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
 		info.Status = wf.RunDone
 		e.memo(memo, memoStatus, &info.Status)
 		e.memo(memo, memoReason, &info.Reason)
+		defer e.judgeKept(info)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		info.Status, info.Reason = wf.RunCancelled, "cancelled on Temporal; continue it with brood workflow resume "+id
 	default:
@@ -154,6 +251,7 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 	var token []byte
 	q := fmt.Sprintf("TaskQueue = '%s' AND (WorkflowType = '%s' OR WorkflowType = '%s')", e.cfg.Queue, CallWorkflowName, PlanWorkflowName)
 	seen := map[string]bool{}
+	qw := &queueWord{e: e}
 	for {
 		resp, err := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace, Query: q, NextPageToken: token})
 		if err != nil {
@@ -165,8 +263,11 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 				continue
 			}
 			seen[wid] = true
-			x = e.current(ctx, x)
+			x, d := e.current(ctx, x)
 			info := e.infoOf(x)
+			if info.Status == wf.RunRunning && d != nil {
+				info.Status = e.liveStatus(ctx, d, qw)
+			}
 			ft := FleetTask{ID: wid, Kind: "plan", Status: info.Status, Description: info.Plan, Created: info.Created}
 			if x.GetType().GetName() == CallWorkflowName {
 				ft.Kind = "call"

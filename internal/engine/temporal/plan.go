@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -264,7 +265,7 @@ func failedCall(w workflow.Context, spec call.Spec, err error) (*call.Result, er
 			return &last, nil
 		}
 	}
-	res := &call.Result{TaskID: id, Agent: spec.Agent, Status: dispatch.StatusFailed, Error: err.Error()}
+	res := &call.Result{TaskID: id, Agent: spec.Agent, Status: dispatch.StatusFailed, Error: finalMessage(err)}
 	var canceled *temporal.CanceledError
 	var timeout *temporal.TimeoutError
 	switch {
@@ -274,4 +275,20 @@ func failedCall(w workflow.Context, spec call.Spec, err error) (*call.Result, er
 		res.Status, res.Error = dispatch.StatusKilled, fmt.Sprintf("no worker finished the call: %s timeout (%v)", timeout.TimeoutType(), err)
 	}
 	return res, nil
+}
+
+// finalMessage is why an activity failed for good, as one line: its own
+// error's message, not the SDK's wrapping of it, and never that the call
+// is tried again (an attempt that said so was the last one).
+func finalMessage(err error) string {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		return err.Error()
+	}
+	msg := app.Message()
+	if !app.NonRetryable() {
+		msg = strings.NewReplacer("; the call is tried again", "", " (the call is tried again)", "").Replace(msg)
+		msg += " (its last attempt: the call is not tried again)"
+	}
+	return msg
 }

@@ -34,22 +34,34 @@ type Store interface {
 // SHA-256): the fleet store's own reference.
 type Ref = blobstore.Ref
 
+// DefaultStoreTail ends the path of the store used when none is set
+// (under the user's home).
+const DefaultStoreTail = "/.cache/brood/fleet-store"
+
 // DirStore keeps objects as files under a directory (written tmp+rename).
 type DirStore struct{ Dir string }
 
 // OpenStore opens the fleet's store by URL (the `store` setting):
 // file:///shared/path or s3://bucket/prefix?region=R (internal/blobstore).
-// A file store's directory is made if it is missing.
+// A file store's directory must exist: a missing one is refused, never
+// made (an unmounted shared directory would silently become local disk
+// no other worker sees) — except the default one machine's workers and
+// submitters share when no store is set (~/.cache/brood/fleet-store),
+// which is local by definition and made on first use.
 func OpenStore(ctx context.Context, raw string) (Store, error) {
 	if raw == "" {
 		return nil, errors.New("no fleet store configured: set store (e.g. store = \"file:///shared/brood-store\") so workers can hand calls to each other")
 	}
-	if u, err := url.Parse(raw); err == nil && u.Scheme == "file" && filepath.IsAbs(u.Path) {
+	if u, err := url.Parse(raw); err == nil && u.Scheme == "file" && filepath.IsAbs(u.Path) && strings.HasSuffix(filepath.Clean(u.Path), DefaultStoreTail) {
 		if err := os.MkdirAll(u.Path, 0o700); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
+			return nil, fmt.Errorf("store: the default store %s: %w", u.Path, err)
 		}
 	}
-	return blobstore.Open(ctx, raw)
+	s, err := blobstore.Open(ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return s, nil
 }
 
 // PutBytes implements Store.

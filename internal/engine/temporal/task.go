@@ -9,6 +9,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/engine"
@@ -39,11 +41,12 @@ type FleetTaskDetail struct {
 }
 
 // Task is one fleet call by task id, or a unique prefix or tail of one
-// (brood subagent --engine temporal), or ErrNotFound.
+// (brood subagent --engine temporal), else a plan run or a plan's call
+// (planTask), or ErrNotFound.
 func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
-	id, err := e.resolveCall(ctx, q)
-	if err != nil {
-		return nil, err
+	id, plan, err := e.taskOrPlan(ctx, q)
+	if err != nil || plan != nil {
+		return plan, err
 	}
 	wid := callWorkflowID(id)
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
@@ -53,9 +56,18 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("task %s on Temporal: %w", id, err)
 	}
+	note := ""
+	if own, why := e.ownRun(ctx, wid, d); own != nil {
+		d, note = own, why
+	}
 	x := d.GetWorkflowExecutionInfo()
 	info := e.infoOf(x)
 	out := &FleetTaskDetail{Workflow: wid, FleetTask: FleetTask{ID: id, Kind: "call", Status: info.Status, Description: info.Source, Created: info.Created}}
+	defer func() {
+		if note != "" {
+			out.LastFailure = note
+		}
+	}()
 	e.memo(x.GetMemo().GetFields(), memoAgent, &out.Agent)
 	for _, a := range d.GetPendingActivities() {
 		out.Worker, out.Attempt = a.GetLastWorkerIdentity(), int(a.GetAttempt())
@@ -72,8 +84,15 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		// attempts, from the history.
 		out.Worker, out.Attempt = e.attemptsOf(ctx, wid, x.GetExecution().GetRunId())
 	}
-	if out.Status == wf.RunRunning && out.Worker == "" {
-		out.Status = e.queued(ctx, x.GetTaskQueue())
+	if out.Status == wf.RunRunning {
+		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
+	}
+	switch x.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		// No result: why it ended (a worker's refusal, say) is its error.
+		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil); err != nil {
+			out.LastFailure = finalMessage(workflowErr(err))
+		}
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var co CallOutput
@@ -116,4 +135,31 @@ func (e *Engine) callLanded(ctx context.Context, id, runID string, out *CallOutp
 		return "kept, not in your tree: " + strings.TrimPrefix(rec.Message, "fleet copy: ")
 	}
 	return "waiting, not in your tree (its submitter did not land it): brood tasks resume " + id + " lands it"
+}
+
+// ownRun is the call's own run when the latest run of its workflow id is
+// a start a worker refused (someone started the id again, with a replayed
+// or a forged submission, after the call finished): the newest run that
+// completed, and a line saying so. Nil when the latest run is not refused
+// or no run completed.
+func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.DescribeWorkflowExecutionResponse) (*workflowservice.DescribeWorkflowExecutionResponse, string) {
+	x := d.GetWorkflowExecutionInfo()
+	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+		return nil, ""
+	}
+	err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil)
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrRefused {
+		return nil, ""
+	}
+	resp, lerr := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace,
+		Query: fmt.Sprintf("WorkflowId = '%s' AND ExecutionStatus = 'Completed'", wid)})
+	if lerr != nil || len(resp.GetExecutions()) == 0 {
+		return nil, ""
+	}
+	own, derr := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, resp.GetExecutions()[0].GetExecution().GetRunId())
+	if derr != nil {
+		return nil, ""
+	}
+	return own, "a later start of workflow " + wid + " was refused (" + app.Message() + "); this is the call's own run"
 }

@@ -1,0 +1,31 @@
+package workflow
+
+import (
+	"strings"
+	"testing"
+
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// TestWhyFailedSaysTheCallsErrors: a run's text ends with why its calls
+// failed — a refusal of the whole submission once for every call it
+// stopped — and nothing for calls that yielded, were skipped or
+// cancelled, or whose change did not land (said on a line of its own).
+func TestWhyFailedSaysTheCallsErrors(t *testing.T) {
+	refused := "the worker refused the submission: it is not signed (brood fleet keygen, then submit again)"
+	res := &wf.Result{Phases: []wf.PhaseResult{
+		{ID: "e", Calls: []wf.CallRecord{
+			{Key: "e/0", Status: "failed", Error: refused}, {Key: "e/1", Status: "failed", Error: refused},
+			{Key: "e/2", Status: "failed", Error: refused}, {Key: "e/3", Status: "failed", Error: refused},
+			{Key: "e/4", Status: "done", Output: "ok"},
+			{Key: "e/5", Status: wf.CallSkipped, Error: "held back"},
+			{Key: "e/6", Status: wf.CallNotApplied, Error: "conflict"},
+		}},
+		{ID: "f", Calls: []wf.CallRecord{{Key: "f/0", Status: "killed", Error: "silent for 60s\nmore"}}},
+	}}
+	got := whyFailed(res)
+	want := []string{"failed e/0, e/1, e/2 and 1 more: " + refused, "failed f/0: silent for 60s"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("whyFailed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,129 @@
+package temporal
+
+import (
+	"context"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// A call is running on the fleet only once a worker has taken it: until
+// then it is queued, and every listing says so with why (no worker polls
+// its task queue, or every worker's slots are taken), never running.
+
+// agentSlots counts a workflow's pending agent calls: started (a worker
+// runs the attempt) and waiting (scheduled, no worker has taken it, a
+// retry's included).
+func agentSlots(d *workflowservice.DescribeWorkflowExecutionResponse) (started, waiting int) {
+	for _, a := range d.GetPendingActivities() {
+		if a.GetActivityType().GetName() != CallActivityName {
+			continue
+		}
+		switch a.GetState() {
+		case enumspb.PENDING_ACTIVITY_STATE_STARTED:
+			started++
+		case enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED, enumspb.PENDING_ACTIVITY_STATE_PAUSE_REQUESTED:
+			if a.GetLastStartedTime() != nil {
+				started++
+			} else {
+				waiting++
+			}
+		default:
+			waiting++
+		}
+	}
+	return started, waiting
+}
+
+// queueWord is what a listing says of one task queue's workers (queued),
+// asked once per listing.
+type queueWord struct {
+	e     *Engine
+	words map[string]string
+}
+
+func (q *queueWord) of(ctx context.Context, queue string) string {
+	if w, ok := q.words[queue]; ok {
+		return w
+	}
+	if q.words == nil {
+		q.words = map[string]string{}
+	}
+	q.words[queue] = q.e.queued(ctx, queue)
+	return q.words[queue]
+}
+
+// liveStatus is the status of a running workflow (a call or a plan):
+// running while a worker runs one of its calls; queued, with why, while
+// its calls wait for a worker, or while no worker polls its task queue at
+// all (a plan between calls whose workers are all gone).
+func (e *Engine) liveStatus(ctx context.Context, d *workflowservice.DescribeWorkflowExecutionResponse, qw *queueWord) string {
+	started, waiting := agentSlots(d)
+	if started > 0 {
+		return wf.RunRunning
+	}
+	queue := d.GetExecutionConfig().GetTaskQueue().GetName()
+	if queue == "" {
+		queue = d.GetWorkflowExecutionInfo().GetTaskQueue()
+	}
+	word := qw.of(ctx, queue)
+	if waiting > 0 || strings.Contains(word, "no worker is polling") {
+		return word
+	}
+	return wf.RunRunning
+}
+
+// isQueued: a status liveStatus gave a call that no worker runs.
+func isQueued(status string) bool { return strings.HasPrefix(status, "queued") }
+
+// splitRunning moves a plan's calls that wait for a worker from running to
+// queued in its progress events: the executor counts a call running from
+// the moment it hands it to the fleet; started is how many a worker runs.
+// Within one phase this is exact; when several phases have calls out, the
+// waiting ones are taken from the latest phases first (their calls were
+// handed out last).
+func splitRunning(events []wf.Event, started int) {
+	running := 0
+	for _, ev := range events {
+		running += ev.Running
+	}
+	extra := running - started
+	for i := len(events) - 1; i >= 0 && extra > 0; i-- {
+		n := min(extra, events[i].Running)
+		events[i].Running -= n
+		events[i].Queued += n
+		extra -= n
+	}
+}
+
+// queuedEvents makes a running plan's progress say which of its calls a
+// worker runs and which wait for one (splitRunning), and a phase whose
+// calls all wait says why (queued: no worker polls the task queue, or
+// none is free). A run it cannot describe keeps its events.
+func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf.Event) {
+	running := 0
+	for _, ev := range events {
+		running += ev.Running
+	}
+	if running == 0 {
+		return
+	}
+	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, id, runID)
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return
+	}
+	started, _ := agentSlots(d)
+	splitRunning(events, started)
+	if started > 0 {
+		return
+	}
+	qw := &queueWord{e: e}
+	for i := range events {
+		if ev := &events[i]; ev.Status == wf.RunRunning && ev.Running == 0 && ev.Queued > 0 {
+			ev.Status = e.liveStatus(ctx, d, qw)
+		}
+	}
+}

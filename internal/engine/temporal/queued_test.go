@@ -1,0 +1,154 @@
+package temporal_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/enginetest"
+	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/workflow"
+)
+
+// TestQueuedIsSaidEverywhere: a call no worker has taken is queued, with
+// why, in every listing — show, list, the fleet's tasks, tasks show and
+// the submitter's progress — never running: first with no worker polling
+// the queue at all, then with one worker whose single slot a call of the
+// plan holds, so the plan's other call and a single call wait for it.
+func TestQueuedIsSaidEverywhere(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	eng := newEngine(c, q)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	var mu sync.Mutex
+	var events []workflow.Event
+	ids := make(chan string, 1)
+	p := enginetest.Plan(t, "name: q\nphases:\n  - id: p\n    parallel:\n      - {agent: explore, prompt: \"wait forever\"}\n      - {agent: explore, prompt: \"wait forever\"}\n")
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = eng.Run(ctx, engine.RunRequest{Plan: p, Source: "plan.yaml", Started: func(id string) { ids <- id }, Events: func(e workflow.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, e)
+		}})
+	}()
+	id := <-ids
+	noWorker := "queued (no worker is polling task queue " + q + ")"
+	// Errors only until the worker is up: the run's cancel at the end
+	// needs a worker to end it.
+	info, err := eng.Show(ctx, id)
+	if err != nil || info.Status != noWorker {
+		t.Errorf("show with no worker: %+v (%v); want %q", info, err, noWorker)
+	}
+	if runs, err := eng.List(ctx); err != nil || len(runs) != 1 || runs[0].Status != noWorker {
+		t.Errorf("list with no worker: %+v (%v); want %q", runs, err, noWorker)
+	}
+	if tasks, err := eng.Tasks(ctx); err != nil || len(tasks) != 1 || tasks[0].Status != noWorker {
+		t.Errorf("tasks with no worker: %+v (%v); want %q", tasks, err, noWorker)
+	}
+
+	startWorker(t, c, q, enginetest.Script, 1, &temporal.DirStore{Dir: t.TempDir()})
+	callID := dispatch.NewID()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = eng.Call(ctx, call.Spec{TaskID: callID, Agent: "explore", Prompt: "wait forever", Description: "wait forever"})
+	}()
+	waitFor(t, "one call of the plan running and one waiting", time.Minute, func() bool {
+		info, err = eng.Show(ctx, id)
+		return err == nil && info.Running == 1 && info.Agents == 2
+	})
+	if info.Status != workflow.RunRunning {
+		t.Errorf("show with a call running: %s; want running", info.Status)
+	}
+	var running string
+	waitFor(t, "the running call's heartbeat", time.Minute, func() bool {
+		for _, pc := range pending(t, c, id) {
+			running = pc.HB.TaskID
+		}
+		return running != ""
+	})
+	if d, err := eng.Task(ctx, running); err != nil || d.Kind != "plan call" || d.Status != workflow.RunRunning || d.Workflow != id {
+		t.Errorf("task %s (the plan's running call): %+v (%v); want it running in plan run %s", running, d, err, id)
+	}
+	free := "queued (waiting for a free worker on task queue " + q + ")"
+	waitFor(t, "the single call listed", time.Minute, func() bool {
+		d, err := eng.Task(ctx, callID)
+		return err == nil && d.Status == free
+	})
+	tasks, err := eng.Tasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ft := range tasks {
+		want := map[string]string{"plan": workflow.RunRunning, "call": free}[ft.Kind]
+		if ft.Status != want {
+			t.Errorf("tasks: %s %s is %q; want %q", ft.Kind, ft.ID, ft.Status, want)
+		}
+	}
+	waitFor(t, "progress saying one running, one queued", time.Minute, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range events {
+			if e.Running == 1 && e.Queued == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, e := range events {
+		if e.Running > 1 {
+			t.Errorf("progress %+v: more calls running than the worker's one slot", e)
+		}
+		if e.Running == 0 && e.Queued > 0 && e.Status != noWorker && !strings.HasPrefix(e.Status, "queued") {
+			t.Errorf("progress %+v: calls waiting and none running, yet not queued", e)
+		}
+	}
+}
+
+// TestCallVerbsTakeAPrefix: a single fleet call is cancelled and landed
+// by a prefix of its task id, as brood tasks takes local ones.
+func TestCallVerbsTakeAPrefix(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	startWorker(t, c, q, enginetest.Script, 1, &temporal.DirStore{Dir: t.TempDir()})
+	eng := newEngine(c, q)
+	id := dispatch.NewID()
+	ended := make(chan *call.Result, 1)
+	go func() {
+		r, _ := eng.Call(context.Background(), call.Spec{TaskID: id, Agent: "explore", Prompt: "wait forever", Description: "wait forever"})
+		ended <- r
+	}()
+	waitFor(t, "the call running", time.Minute, func() bool {
+		d, err := eng.Task(t.Context(), id)
+		return err == nil && d.Status == workflow.RunRunning
+	})
+	if err := eng.Cancel(t.Context(), strings.ToLower(id[:12])); err != nil {
+		t.Fatalf("cancel by a prefix: %v", err)
+	}
+	select {
+	case r := <-ended:
+		if r == nil || r.Status != dispatch.StatusCancelled {
+			t.Fatalf("the call ended %+v; want cancelled", r)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the cancelled call did not end")
+	}
+	l, err := eng.LandCall(t.Context(), id[:12])
+	if err != nil || l.TaskID != id {
+		t.Fatalf("land by a prefix: %+v (%v); want task %s", l, err, id)
+	}
+}
