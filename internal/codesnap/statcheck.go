@@ -6,10 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
+	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -101,68 +102,163 @@ func parseIndex(b []byte, oidLen int) (entries []indexEntry, ok bool) {
 // statClean reports whether the checkout at tree is provably the tree of
 // the verified index (see above), written at stamp (its file's mtime).
 func statClean(tree string, index []byte, stamp time.Time, format string) bool {
+	p, ok := newStatPlan(index, format)
+	return ok && p.clean(tree, stamp)
+}
+
+// statPlan is a verified index laid out for the stat check, made once per
+// verified checkout (remember): its entries by directory, so a check
+// parses nothing and allocates little, and stats each file by its name in
+// its open directory (fstatat), not by a path walked from the root.
+type statPlan struct {
+	entries []indexEntry
+	base    []string // each entry's name in its directory
+	dirs    []planDir
+	newHash func() hash.Hash
+}
+
+// planDir is one directory the index implies.
+type planDir struct {
+	name  string // in its parent ("" for the top)
+	files []int  // its entries
+	kids  []int  // its subdirectories
+	// names is how many names it holds: its files and subdirectories,
+	// and the top's .git.
+	names int
+}
+
+// newStatPlan lays a verified index out (ok false: an index the check
+// does not handle, see parseIndex).
+func newStatPlan(index []byte, format string) (*statPlan, bool) {
 	oidLen, newHash := objectHash(format)
 	entries, ok := parseIndex(index, oidLen)
 	if !ok {
-		return false
+		return nil, false
 	}
-	// Every directory the index implies, with the names it holds.
-	dirs := map[string]map[string]bool{".": {".git": true}}
-	for _, e := range entries {
-		for p := e.path; ; {
-			dir, name := path.Dir(p), path.Base(p)
-			kids, seen := dirs[dir]
-			if !seen {
-				kids = map[string]bool{}
-				dirs[dir] = kids
-			}
-			kids[name] = true
-			if seen || dir == "." {
-				break // dir is in its parent's names already
-			}
-			p = dir
+	p := &statPlan{entries: entries, base: make([]string, len(entries)), dirs: []planDir{{names: 1}}, newHash: newHash}
+	at := map[string]int{".": 0}
+	var dirOf func(dir string) int
+	dirOf = func(dir string) int {
+		if d, ok := at[dir]; ok {
+			return d
 		}
-	}
-	for dir, kids := range dirs {
-		if !sameDir(filepath.Join(tree, filepath.FromSlash(dir)), kids) {
-			return false
-		}
+		parent := dirOf(path.Dir(dir))
+		d := len(p.dirs)
+		p.dirs = append(p.dirs, planDir{name: path.Base(dir)})
+		p.dirs[parent].kids = append(p.dirs[parent].kids, d)
+		p.dirs[parent].names++
+		at[dir] = d
+		return d
 	}
 	for i := range entries {
-		if !sameFile(filepath.Join(tree, filepath.FromSlash(entries[i].path)), &entries[i], stamp, newHash) {
+		if !plainPath(entries[i].path) {
+			return nil, false
+		}
+		dir, name := path.Split(entries[i].path)
+		d := 0
+		if dir != "" {
+			d = dirOf(strings.TrimSuffix(dir, "/"))
+		}
+		p.base[i] = name
+		p.dirs[d].files = append(p.dirs[d].files, i)
+		p.dirs[d].names++
+	}
+	return p, true
+}
+
+// plainPath: p is relative and names no empty, . or .. component (git
+// writes no other; the plan opens each component as it is).
+func plainPath(p string) bool {
+	for c := range strings.SplitSeq(p, "/") {
+		if c == "" || c == "." || c == ".." {
 			return false
 		}
 	}
 	return true
 }
 
-// sameDir: dir is a real directory holding exactly the names kids.
-func sameDir(dir string, kids map[string]bool) bool {
-	var st unix.Stat_t
-	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return false
-	}
-	f, err := os.Open(dir)
+// clean reports whether the checkout at tree is provably the plan's
+// tree, its index written at stamp. Each directory is opened from its
+// parent's descriptor without following a symlink (O_NOFOLLOW, so a
+// directory swapped for a link fails), holds exactly as many names as
+// the index implies, and each of them is there as the index says (the
+// count and the presence of every expected name make the sets equal).
+func (p *statPlan) clean(tree string, stamp time.Time) bool {
+	fd, err := unix.Open(tree, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil || len(names) != len(kids) {
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstatat(fd, ".git", &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return false
 	}
-	for _, n := range names {
-		if !kids[n] {
+	return p.cleanDir(fd, 0, stamp, make([]byte, 32<<10))
+}
+
+// cleanDir checks the plan's directory d, open as fd (buf: getdents').
+func (p *statPlan) cleanDir(fd, d int, stamp time.Time, buf []byte) bool {
+	dir := &p.dirs[d]
+	if n, ok := countNames(fd, buf); !ok || n != dir.names {
+		return false
+	}
+	for _, i := range dir.files {
+		if !p.sameFileAt(fd, i, stamp) {
+			return false
+		}
+	}
+	for _, k := range dir.kids {
+		kid, err := unix.Openat(fd, p.dirs[k].name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		ok := p.cleanDir(kid, k, stamp, buf)
+		unix.Close(kid)
+		if !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// sameFile: the file at p is the entry's, by stat data or else by content.
-func sameFile(p string, e *indexEntry, stamp time.Time, newHash func() hash.Hash) bool {
+// countNames is how many names the directory open as fd holds, besides
+// . and .. (getdents64's records: inode, offset, length, type, name).
+func countNames(fd int, buf []byte) (n int, ok bool) {
+	for {
+		got, err := unix.Getdents(fd, buf)
+		if err != nil {
+			return 0, false
+		}
+		if got == 0 {
+			return n, true
+		}
+		for off := 0; off < got; {
+			if off+19 > got {
+				return 0, false
+			}
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen == 0 || off+reclen > got {
+				return 0, false
+			}
+			ino := binary.NativeEndian.Uint64(buf[off:])
+			name := buf[off+19 : off+reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if ino != 0 && string(name) != "." && string(name) != ".." {
+				n++
+			}
+		}
+	}
+}
+
+// sameFileAt: the plan's entry i, a name in the directory open as fd, is
+// the entry's file, by stat data or else by content.
+func (p *statPlan) sameFileAt(fd, i int, stamp time.Time) bool {
+	e, name := &p.entries[i], p.base[i]
 	var st unix.Stat_t
-	if unix.Lstat(p, &st) != nil {
+	if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false
 	}
 	link := e.mode&^0o777 == 0o120000
@@ -182,22 +278,47 @@ func sameFile(p string, e *indexEntry, stamp time.Time, newHash func() hash.Hash
 		return true
 	}
 	// Racily clean, smudged or empty: by content, as git does.
-	var data []byte
-	var err error
-	if link {
-		var target string
-		target, err = os.Readlink(p)
-		data = []byte(target)
-	} else {
-		data, err = os.ReadFile(p)
-	}
-	if err != nil {
+	data, ok := contentAt(fd, name, link, st.Size)
+	if !ok {
 		return false
 	}
-	h := newHash()
+	h := p.newHash()
 	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
 	h.Write(data)
 	return string(h.Sum(nil)) == string(e.oid)
+}
+
+// contentAt is a symlink's target or a regular file's bytes, name in the
+// directory open as fd (size: its lstat's, a hint).
+func contentAt(fd int, name string, link bool, size int64) ([]byte, bool) {
+	if link {
+		buf := make([]byte, max(size+1, 256))
+		for {
+			n, err := unix.Readlinkat(fd, name, buf)
+			if err != nil {
+				return nil, false
+			}
+			if n < len(buf) {
+				return buf[:n], true
+			}
+			if len(buf) >= 1<<16 {
+				return nil, false
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+	}
+	f, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	file := os.NewFile(uintptr(f), name)
+	defer file.Close()
+	var st unix.Stat_t
+	if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, false
+	}
+	data, err := io.ReadAll(file)
+	return data, err == nil
 }
 
 // smudgeRacy returns a copy of a verified index (written at stamp) with

@@ -122,7 +122,7 @@ func TestStatClean(t *testing.T) {
 	}
 }
 
-func gitIn(t *testing.T, dir, index string, args ...string) {
+func gitIn(t testing.TB, dir, index string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
