@@ -62,6 +62,9 @@ func (c *Cache) remember(key, repo, format string, l *lower) error {
 		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read (index.version 2 or 3 expected)", key)
 	}
 	l.index, l.child = index, child
+	if l.plan, ok = newStatPlan(index, format); !ok {
+		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read (index.version 2 or 3 expected)", key)
+	}
 	c.homes.Store(key, lowerHome{repo, format})
 	c.verified.Store(key, l)
 	return nil
@@ -186,7 +189,7 @@ func (c *Cache) take(trees, tmp, format string, d donor) bool {
 		return false // a copy holds it, or it is being made or pruned
 	}
 	dir := filepath.Join(trees, d.key)
-	if v, ok := c.verified.Load(d.key); !ok || v.(*lower) != d.l || !statClean(filepath.Join(dir, "tree"), d.l.index, d.l.stamp, format) {
+	if v, ok := c.verified.Load(d.key); !ok || v.(*lower) != d.l || !d.l.statClean(filepath.Join(dir, "tree"), format) {
 		return false
 	}
 	moved := filepath.Join(tmp, "donor")

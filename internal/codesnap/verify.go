@@ -56,8 +56,14 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		return nil, err
 	}
 	v, seen := c.verified.Load(key)
-	if seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
-		return v.(*lower), nil // (statcheck.go: no git process)
+	if seen {
+		ok, err := v.(*lower).checkNow(ctx, tree, format)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return v.(*lower), nil // (statcheck.go: no git process)
+		}
 	}
 	// One call of this process checks by git at a time, and a call that
 	// waited takes the index the other verified: the calls of a run
@@ -69,7 +75,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		return nil, err
 	}
 	defer release()
-	if v, seen = c.verified.Load(key); seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
+	if v, seen = c.verified.Load(key); seen && v.(*lower).statClean(tree, format) {
 		return v.(*lower), nil // another call of this process verified it
 	}
 	tmp, err := os.CreateTemp(scratch, "verify-*.index")
