@@ -293,4 +293,3 @@ func contentAt(fd int, name string, link bool, size int64) ([]byte, bool) {
 	data, err := io.ReadAll(file)
 	return data, err == nil
 }
-
