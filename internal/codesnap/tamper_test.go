@@ -120,3 +120,31 @@ func nextSecond() {
 		time.Sleep(time.Until(time.Unix(start+1, 0)))
 	}
 }
+
+// A name added to a directory of a verified checkout whose stamp a
+// passing check kept (statplan.go: its names are not read again while
+// its inode, ctime and mtime are those), the directory's mtime set back,
+// is seen: the checkout is made again, without it. Fails if the check
+// skips a directory on its mtime, or skips directories at all.
+func TestNameAddedUnderAKeptStampIsSeen(t *testing.T) {
+	d := newDerivation(t, false)
+	// The checkout's directories settle (their ctimes over two seconds
+	// old: clock ticks), then a use's check keeps their stamps.
+	for range 3 {
+		nextSecond()
+	}
+	co, err := d.h.cache.Materialise(t.Context(), d.h.store, d.first, codesnap.Options{ID: "keeps", ReadOnly: true})
+	noErr(t, err)
+	co.Cleanup()
+	dir := filepath.Join(d.firstRoot, "keep")
+	st, err := os.Stat(dir)
+	noErr(t, err)
+	noErr(t, os.WriteFile(filepath.Join(dir, "evil.txt"), []byte("evil\n"), 0o644))
+	noErr(t, os.Chtimes(dir, st.ModTime(), st.ModTime()))
+	co, err = d.h.cache.Materialise(t.Context(), d.h.store, d.first, codesnap.Options{ID: "after", ReadOnly: true})
+	noErr(t, err) // (rebuilt)
+	defer co.Cleanup()
+	if _, err := os.Lstat(filepath.Join(co.Root, "keep", "evil.txt")); err == nil {
+		t.Fatal("the copy holds keep/evil.txt, added to the verified checkout after its check")
+	}
+}
