@@ -10,8 +10,8 @@ import (
 )
 
 // The per-use check of a verified base checkout, in this process: one
-// lstat per file the verified index lists and one readdir per directory,
-// no git process. It answers only "provably the verified tree" (true) or
+// stat per file the verified index lists and one readdir per directory
+// whose names may have changed (statplan.go), no git process. It answers only "provably the verified tree" (true) or
 // "cannot tell" (false): on false, the caller runs git's own check
 // (clean), which decides, so this check may only be stricter than git's.
 //

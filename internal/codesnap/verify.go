@@ -30,10 +30,12 @@ import (
 //     use is the later uses' check;
 //   - a later use compares the checkout with that index by stat data
 //     (size, mtime, ctime, inode: writing a file changes its ctime, which
-//     no unprivileged writer can set back), in this process (statcheck.go:
-//     an lstat per file, a readdir per directory, no git process), hashing
-//     a file whose stat data differs; whatever it cannot vouch for is
-//     checked by git (diff-files, ls-files --others), which decides;
+//     no unprivileged writer can set back), in this process (statplan.go:
+//     a stat per file, a readdir per directory whose stamp changed, no git
+//     process; one check shared by the calls that ask together, begun
+//     after each asked: rounds.go), hashing a racily clean file; whatever
+//     it cannot vouch for is checked by git (diff-files, ls-files
+//     --others), which decides;
 //   - the checkout's .git holds exactly the files the cache wrote, with
 //     their content (HEAD, config, alternates; its index is replaced by the
 //     verified one in each copy's upper layer).
