@@ -46,7 +46,10 @@ import (
 //   - the index read-tree wrote (the donor's stat data for the files kept,
 //     git's for the ones written) is the new lower's verified index, kept
 //     in this process's memory: its first use is a stat check, which also
-//     proves the tree holds nothing else.
+//     proves the tree holds nothing else;
+//   - the child's index (the base commit's tree) is the donor's, on the
+//     same base, with the stat data of the new verified index where a
+//     file is the base's (childindex.go), as git's read-tree -m makes it.
 //
 // No donor, or a step that fails other than the hash check: the full build.
 
@@ -237,7 +240,10 @@ func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, root stri
 	if err != nil {
 		return nil, err
 	}
-	if l.child, err = childIndex(ctx, repo, tree, tmp, l.index, root, snap); err != nil {
+	l.base = snap.Base
+	if child, ok := childFromDonor(d.child, l.index, format); ok && d.base == snap.Base {
+		l.child = child // (childindex.go: no git process)
+	} else if l.child, err = childIndex(ctx, repo, tree, tmp, l.index, root, snap); err != nil {
 		return nil, err
 	}
 	// The checkout's own index, as a full build leaves it: the base

@@ -25,6 +25,9 @@ import (
 type lower struct {
 	// tree is the checkout's tree: the base commit's, or the root tree.
 	tree string
+	// base is the snapshot's base commit (a derived checkout's child
+	// index is made from its donor's on the same base: childindex.go).
+	base string
 	// treeID is that tree's object id (tree is a commit's id for a clean
 	// snapshot): what a read-only call on the checkout itself is checked
 	// against (the snapshot's Tree).

@@ -116,6 +116,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err != nil {
 		return nil, err
 	}
+	l.base = snap.Base
 	if l.child = l.index; root != snap.Base {
 		if l.child, err = childIndex(ctx, repo, tree, scratch, l.index, root, snap); err != nil {
 			return nil, err
