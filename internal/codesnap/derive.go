@@ -212,7 +212,7 @@ func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, changes [
 	if err := removeAll(filepath.Join(tree, ".git")); err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	if err := initBaseGit(ctx, tree, repo, snap.Base, format); err != nil {
+	if err := initBaseGit(tree, repo, snap.Base, format); err != nil {
 		return nil, err
 	}
 	start, ok := smudgeRacy(d.index, d.stamp, format)
