@@ -57,8 +57,10 @@ import (
 type lowerHome struct{ repo, format string }
 
 // remember keeps l as key's verified lower in this process, its indexes
-// without cached tree ids (withoutCacheTree).
-func (c *Cache) remember(key, repo, format string, l *lower) error {
+// without cached tree ids (withoutCacheTree), and writes its child index
+// as the checkout's .git/index (at tree), which each use compares with
+// it (sameIndex).
+func (c *Cache) remember(key, repo, tree, format string, l *lower) error {
 	index, ok := withoutCacheTree(l.index, format)
 	child, ok2 := withoutCacheTree(l.child, format)
 	if !ok || !ok2 {
@@ -67,6 +69,9 @@ func (c *Cache) remember(key, repo, format string, l *lower) error {
 	l.index, l.child = index, child
 	if l.plan, ok = newStatPlan(index, format); !ok {
 		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read (index.version 2 or 3 expected)", key)
+	}
+	if err := writeAtomic(filepath.Join(c.Dir, "trees"), filepath.Join(tree, ".git", "index"), l.child); err != nil {
+		return err
 	}
 	c.homes.Store(key, lowerHome{repo, format})
 	c.verified.Store(key, l)

@@ -136,7 +136,7 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 			if err := os.Rename(tmp, filepath.Join(trees, key)); err != nil {
 				return fmt.Errorf("codesnap: %w", err)
 			}
-			return c.remember(key, repo, format, l)
+			return c.remember(key, repo, filepath.Join(trees, key, "tree"), format, l)
 		}
 	}
 	if err := initBaseGit(tree, repo, snap.Base, format); err != nil {
