@@ -21,7 +21,8 @@ type rounds struct {
 	onJoin func()
 }
 
-// round is one stat check; ok is its answer, set before done is closed.
+// round is one stat check; ok is its answer, set before done is closed
+// (false if the check panicked).
 type round struct {
 	done     chan struct{}
 	finished bool // under rounds.mu
@@ -40,12 +41,16 @@ func (r *rounds) run(ctx context.Context, check func() bool) (bool, error) {
 			}
 			r.cur, r.next = mine, nil
 			r.mu.Unlock()
-			ok := check()
-			r.mu.Lock()
-			mine.ok, mine.finished = ok, true
-			r.mu.Unlock()
-			close(mine.done)
-			return ok, nil
+			// Finished and closed however check returns (a panic too: the
+			// calls waiting on it, and every later one, would wait forever).
+			defer func() {
+				r.mu.Lock()
+				mine.finished = true
+				r.mu.Unlock()
+				close(mine.done)
+			}()
+			mine.ok = check()
+			return mine.ok, nil
 		}
 		if r.next == nil {
 			r.next = &round{done: make(chan struct{})}

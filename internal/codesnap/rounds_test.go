@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestRoundsCheckAfterEveryCall: calls that ask while a check runs share
@@ -81,5 +82,25 @@ func TestRoundsCheckAfterEveryCall(t *testing.T) {
 				t.Fatalf("a later call: ok %v err %v, checks %d -> %d", ok, err, before, checks.Load())
 			}
 		})
+	}
+}
+
+// TestRoundsAfterAPanic: a check that panics still ends its round, so a
+// later call runs a check of its own instead of waiting for that round
+// for ever (it would, within the 10 s its context allows here).
+func TestRoundsAfterAPanic(t *testing.T) {
+	var r rounds
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the check's panic did not reach its caller")
+			}
+		}()
+		r.run(t.Context(), func() bool { panic("check") })
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if ok, err := r.run(ctx, func() bool { return true }); err != nil || !ok {
+		t.Fatalf("a later call: ok %v, err %v", ok, err)
 	}
 }

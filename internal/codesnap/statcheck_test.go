@@ -272,3 +272,36 @@ func addKeepingTimes(t *testing.T, dir, name string, mk func(string) error) {
 	}
 	must(t, os.Chtimes(dir, st.ModTime(), st.ModTime()))
 }
+
+// TestStatPlanKeepsNoUnsettledStamp: a check right after the tree was
+// made keeps no directory stamp (their ctimes are within settleAge of
+// the check: a name changed in the same clock tick would leave one as it
+// is), so the next check reads every directory's names again. Fails if
+// unsettled stamps are kept.
+func TestStatPlanKeepsNoUnsettledStamp(t *testing.T) {
+	tree := t.TempDir()
+	gitIn(t, tree, "", "init", "-q")
+	for name, data := range map[string]string{"a.txt": "a\n", "sub/c.go": "package sub\n", "sub/deep/d.txt": "d\n"} {
+		p := filepath.Join(tree, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	index := filepath.Join(t.TempDir(), "index")
+	gitIn(t, tree, index, "add", "-A")
+	b, err := os.ReadFile(index)
+	must(t, err)
+	plan, ok := newStatPlan(b, "sha1")
+	if !ok || !plan.clean(tree, time.Now().Add(time.Hour)) {
+		t.Fatal("the untouched tree is not clean")
+	}
+	for d, st := range plan.read {
+		if st != (dirStamp{}) {
+			t.Fatalf("directory %d (%q): a stamp kept within %v of its change", d, plan.dirs[d].name, settleAge)
+		}
+	}
+	// A name added now, the directory's mtime set back, is seen.
+	addKeepingTimes(t, filepath.Join(tree, "sub"), "zz.go", nil)
+	if plan.clean(tree, time.Now().Add(time.Hour)) {
+		t.Fatal("a name added right after a check is not seen")
+	}
+}

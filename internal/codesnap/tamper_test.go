@@ -138,6 +138,9 @@ func TestNameAddedUnderAKeptStampIsSeen(t *testing.T) {
 	co, err := d.h.cache.Materialise(t.Context(), d.h.store, d.first, codesnap.Options{ID: "keeps", ReadOnly: true})
 	noErr(t, err)
 	co.Cleanup()
+	if kept, dirs := codesnap.KeptStamps(&d.h.cache, d.first); dirs == 0 || kept != dirs {
+		t.Fatalf("%d of %d directory stamps kept before the tamper, want all", kept, dirs)
+	}
 	dir := filepath.Join(d.firstRoot, "keep")
 	st, err := os.Stat(dir)
 	noErr(t, err)
