@@ -46,7 +46,10 @@ import (
 //   - the index read-tree wrote (the donor's stat data for the files kept,
 //     git's for the ones written) is the new lower's verified index, kept
 //     in this process's memory: its first use is a stat check, which also
-//     proves the tree holds nothing else.
+//     proves the tree holds nothing else;
+//   - the child's index (the base commit's tree) is the donor's, on the
+//     same base, with the stat data of the new verified index where a
+//     file is the base's (childindex.go), as git's read-tree -m makes it.
 //
 // No donor, or a step that fails other than the hash check: the full build.
 
@@ -54,25 +57,33 @@ import (
 type lowerHome struct{ repo, format string }
 
 // remember keeps l as key's verified lower in this process, its indexes
-// without cached tree ids (withoutCacheTree).
-func (c *Cache) remember(key, repo, format string, l *lower) error {
+// without cached tree ids (withoutCacheTree), and writes its child index
+// as the checkout's .git/index (at tree), which each use compares with
+// it (sameIndex).
+func (c *Cache) remember(key, repo, tree, format string, l *lower) error {
 	index, ok := withoutCacheTree(l.index, format)
 	child, ok2 := withoutCacheTree(l.child, format)
 	if !ok || !ok2 {
 		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read (index.version 2 or 3 expected)", key)
 	}
 	l.index, l.child = index, child
+	if l.plan, ok = newStatPlan(index, format); !ok {
+		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read (index.version 2 or 3 expected)", key)
+	}
+	if err := writeAtomic(filepath.Join(c.Dir, "trees"), filepath.Join(tree, ".git", "index"), l.child); err != nil {
+		return err
+	}
 	c.homes.Store(key, lowerHome{repo, format})
 	c.verified.Store(key, l)
 	return nil
 }
 
 // donor is a verified lower that may give its work tree to a new one, and
-// how many paths of its tree differ from the new tree.
+// the paths of its tree that differ from the new tree (diff-tree's raw).
 type donor struct {
-	key   string
-	l     *lower
-	paths int
+	key     string
+	l       *lower
+	changes []change
 }
 
 // maxDonors bounds how many candidates are compared with the new tree
@@ -101,7 +112,7 @@ func (c *Cache) deriveBaseTree(ctx context.Context, trees, key, tmp, repo, root 
 		return nil, nil
 	}
 	tree := filepath.Join(tmp, "tree")
-	l, err := deriveFrom(ctx, tree, tmp, repo, d, root, snap, format)
+	l, err := deriveFrom(ctx, tree, tmp, repo, d.l, d.changes, root, snap, format)
 	if err != nil {
 		removeAll(tree)
 		if errors.Is(err, errPoisoned) {
@@ -133,31 +144,30 @@ func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format strin
 	g := gitCmd{dir: trees, env: []string{"GIT_DIR=" + repo}}
 	kept := ds[:0]
 	for _, d := range ds {
-		out, err := g.run(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", d.l.tree, root)
+		out, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", d.l.tree, root)
 		if err != nil {
 			continue
 		}
-		if changesAttributes(out) {
+		d.changes = parseChanges(out)
+		if changesAttributes(d.changes) {
 			continue
 		}
-		d.paths = strings.Count(out, "\x00")
-		if len(d.l.index) < 12 || d.paths*farShare > int(binary.BigEndian.Uint32(d.l.index[8:12])) {
+		if len(d.l.index) < 12 || len(d.changes)*farShare > int(binary.BigEndian.Uint32(d.l.index[8:12])) {
 			continue // (the index's entry count)
 		}
 		kept = append(kept, d)
 	}
-	slices.SortStableFunc(kept, func(a, b donor) int { return cmp.Compare(a.paths, b.paths) })
+	slices.SortStableFunc(kept, func(a, b donor) int { return cmp.Compare(len(a.changes), len(b.changes)) })
 	return kept
 }
 
-// changesAttributes: a diff-tree -z --name-only list names a .gitattributes
-// file. The files a donor keeps were written under its attributes (eol,
+// changesAttributes: a diff-tree's changes name a .gitattributes file. The files a donor keeps were written under its attributes (eol,
 // working-tree-encoding, ident): under the new tree's they could be other
 // bytes for the same blobs, which neither git nor the stat check would
 // see, so such a donor is not taken.
-func changesAttributes(names string) bool {
-	for _, p := range strings.Split(names, "\x00") {
-		if p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
+func changesAttributes(cs []change) bool {
+	for _, c := range cs {
+		if p := c.path; p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
 			return true
 		}
 	}
@@ -165,11 +175,11 @@ func changesAttributes(names string) bool {
 }
 
 // takeDonor moves the work tree of the first of ds it may take to
-// tmp/tree, forgets that donor and returns its verified lower (nil: none).
-func (c *Cache) takeDonor(trees, tmp, format string, ds []donor) *lower {
-	for _, d := range ds {
-		if c.take(trees, tmp, format, d) {
-			return d.l
+// tmp/tree, forgets that donor and returns it (nil: none).
+func (c *Cache) takeDonor(trees, tmp, format string, ds []donor) *donor {
+	for i := range ds {
+		if c.take(trees, tmp, format, ds[i]) {
+			return &ds[i]
 		}
 	}
 	return nil
@@ -186,7 +196,7 @@ func (c *Cache) take(trees, tmp, format string, d donor) bool {
 		return false // a copy holds it, or it is being made or pruned
 	}
 	dir := filepath.Join(trees, d.key)
-	if v, ok := c.verified.Load(d.key); !ok || v.(*lower) != d.l || !statClean(filepath.Join(dir, "tree"), d.l.index, d.l.stamp, format) {
+	if v, ok := c.verified.Load(d.key); !ok || v.(*lower) != d.l || !d.l.statClean(filepath.Join(dir, "tree"), format) {
 		return false
 	}
 	moved := filepath.Join(tmp, "donor")
@@ -201,13 +211,13 @@ func (c *Cache) take(trees, tmp, format string, d donor) bool {
 }
 
 // deriveFrom turns the donor's work tree, moved to tree, into the
-// checkout of root (see above) and returns it verified; tmp is for
-// temporary files.
-func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, root string, snap *Snapshot, format string) (*lower, error) {
+// checkout of root (see above) and returns it verified; changes are the
+// paths root changes from the donor's tree; tmp is for temporary files.
+func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, changes []change, root string, snap *Snapshot, format string) (*lower, error) {
 	if err := removeAll(filepath.Join(tree, ".git")); err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	if err := initBaseGit(ctx, tree, repo, snap.Base, format); err != nil {
+	if err := initBaseGit(tree, repo, snap.Base, format); err != nil {
 		return nil, err
 	}
 	start, ok := smudgeRacy(d.index, d.stamp, format)
@@ -223,18 +233,17 @@ func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, root stri
 	if _, err := g.run(ctx, append(checkoutWorkers(), "read-tree", "-m", "-u", d.tree, root)...); err != nil {
 		return nil, fmt.Errorf("codesnap: derive the checkout: %w", err)
 	}
-	raw, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", d.tree, root)
-	if err != nil {
-		return nil, fmt.Errorf("codesnap: %w", err)
-	}
-	if err := checkWritten(ctx, g, tree, parseChanges(raw), format); err != nil {
+	if err := checkWritten(ctx, g, tree, changes, format); err != nil {
 		return nil, err
 	}
 	l, err := readLower(ctx, g, index, root)
 	if err != nil {
 		return nil, err
 	}
-	if l.child, err = childIndex(ctx, repo, tree, tmp, l.index, root, snap); err != nil {
+	l.base = snap.Base
+	if child, ok := childFromDonor(d.child, l.index, format); ok && d.base == snap.Base {
+		l.child = child // (childindex.go: no git process)
+	} else if l.child, err = childIndex(ctx, repo, tree, tmp, l.index, root, snap); err != nil {
 		return nil, err
 	}
 	// The checkout's own index, as a full build leaves it: the base

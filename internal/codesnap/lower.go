@@ -25,6 +25,9 @@ import (
 type lower struct {
 	// tree is the checkout's tree: the base commit's, or the root tree.
 	tree string
+	// base is the snapshot's base commit (a derived checkout's child
+	// index is made from its donor's on the same base: childindex.go).
+	base string
 	// treeID is that tree's object id (tree is a commit's id for a clean
 	// snapshot): what a read-only call on the checkout itself is checked
 	// against (the snapshot's Tree).
@@ -38,6 +41,25 @@ type lower struct {
 	// checkout's stat data where a file is the base's, so the child's git
 	// status shows the dirty state as the submitter's did (unstaged).
 	child []byte
+	// plan is index laid out for the stat check (remember makes it).
+	plan *statPlan
+	// checks shares the stat check among the calls that ask together.
+	checks rounds
+}
+
+// checkNow is a stat check of l's checkout at tree begun after the call:
+// shared with the calls that ask with it (rounds).
+func (l *lower) checkNow(ctx context.Context, tree, format string) (bool, error) {
+	return l.checks.run(ctx, func() bool { return l.statClean(tree, format) })
+}
+
+// statClean reports whether the checkout at tree is provably l's
+// verified tree now (statcheck.go).
+func (l *lower) statClean(tree, format string) bool {
+	if l.plan == nil {
+		return statClean(tree, l.index, l.stamp, format)
+	}
+	return l.plan.clean(tree, l.stamp)
 }
 
 // lowerKey names a snapshot's lower checkout in the cache's trees/.

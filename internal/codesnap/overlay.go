@@ -136,10 +136,10 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 			if err := os.Rename(tmp, filepath.Join(trees, key)); err != nil {
 				return fmt.Errorf("codesnap: %w", err)
 			}
-			return c.remember(key, repo, format, l)
+			return c.remember(key, repo, filepath.Join(trees, key, "tree"), format, l)
 		}
 	}
-	if err := initBaseGit(ctx, tree, repo, snap.Base, format); err != nil {
+	if err := initBaseGit(tree, repo, snap.Base, format); err != nil {
 		return err
 	}
 	g := gitCmd{dir: tree}
@@ -168,12 +168,15 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 }
 
 // initBaseGit makes a base checkout's .git in tree (which may hold files
-// already): exactly what checkBaseGitDir expects, no index yet.
-func initBaseGit(ctx context.Context, tree, repo, base, format string) error {
-	if _, err := (gitCmd{dir: filepath.Dir(tree)}).run(ctx, "-c", "init.defaultRefFormat=files", "init", "-q", "--template=", "--object-format="+format, tree); err != nil {
-		return fmt.Errorf("codesnap: %w", err)
-	}
+// already): exactly what checkBaseGitDir expects, no index yet — what
+// `git init --template=` makes (files refs), without a git process.
+func initBaseGit(tree, repo, base, format string) error {
 	gitDir := filepath.Join(tree, ".git")
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(gitDir, filepath.FromSlash(d)), 0o755); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
 	for name, content := range map[string]string{"config": baseConfig(format), "HEAD": base + "\n"} {
 		if err := os.WriteFile(filepath.Join(gitDir, name), []byte(content), 0o644); err != nil {
 			return fmt.Errorf("codesnap: %w", err)

@@ -6,18 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
-	"os"
-	"path"
-	"path/filepath"
-	"strconv"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The per-use check of a verified base checkout, in this process: one
-// lstat per file the verified index lists and one readdir per directory,
-// no git process. It answers only "provably the verified tree" (true) or
+// stat per file the verified index lists and one readdir per directory
+// whose names may have changed (statplan.go), no git process. It answers only "provably the verified tree" (true) or
 // "cannot tell" (false): on false, the caller runs git's own check
 // (clean), which decides, so this check may only be stricter than git's.
 //
@@ -96,108 +90,6 @@ func parseIndex(b []byte, oidLen int) (entries []indexEntry, ok bool) {
 		entries = append(entries, ie)
 	}
 	return entries, true
-}
-
-// statClean reports whether the checkout at tree is provably the tree of
-// the verified index (see above), written at stamp (its file's mtime).
-func statClean(tree string, index []byte, stamp time.Time, format string) bool {
-	oidLen, newHash := objectHash(format)
-	entries, ok := parseIndex(index, oidLen)
-	if !ok {
-		return false
-	}
-	// Every directory the index implies, with the names it holds.
-	dirs := map[string]map[string]bool{".": {".git": true}}
-	for _, e := range entries {
-		for p := e.path; ; {
-			dir, name := path.Dir(p), path.Base(p)
-			kids, seen := dirs[dir]
-			if !seen {
-				kids = map[string]bool{}
-				dirs[dir] = kids
-			}
-			kids[name] = true
-			if seen || dir == "." {
-				break // dir is in its parent's names already
-			}
-			p = dir
-		}
-	}
-	for dir, kids := range dirs {
-		if !sameDir(filepath.Join(tree, filepath.FromSlash(dir)), kids) {
-			return false
-		}
-	}
-	for i := range entries {
-		if !sameFile(filepath.Join(tree, filepath.FromSlash(entries[i].path)), &entries[i], stamp, newHash) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameDir: dir is a real directory holding exactly the names kids.
-func sameDir(dir string, kids map[string]bool) bool {
-	var st unix.Stat_t
-	if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return false
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil || len(names) != len(kids) {
-		return false
-	}
-	for _, n := range names {
-		if !kids[n] {
-			return false
-		}
-	}
-	return true
-}
-
-// sameFile: the file at p is the entry's, by stat data or else by content.
-func sameFile(p string, e *indexEntry, stamp time.Time, newHash func() hash.Hash) bool {
-	var st unix.Stat_t
-	if unix.Lstat(p, &st) != nil {
-		return false
-	}
-	link := e.mode&^0o777 == 0o120000
-	switch {
-	case link && st.Mode&unix.S_IFMT != unix.S_IFLNK:
-		return false
-	case !link && (st.Mode&unix.S_IFMT != unix.S_IFREG || (st.Mode&0o100 != 0) != (e.mode&0o100 != 0)):
-		return false
-	}
-	if e.size != 0 && (uint32(st.Size) != e.size ||
-		uint32(st.Ctim.Sec) != e.ctimeS || uint32(st.Ctim.Nsec) != e.ctimeN ||
-		uint32(st.Mtim.Sec) != e.mtimeS || uint32(st.Mtim.Nsec) != e.mtimeN ||
-		uint32(st.Ino) != e.ino || st.Uid != e.uid || st.Gid != e.gid) {
-		return false
-	}
-	if e.size != 0 && !e.racy(stamp) {
-		return true
-	}
-	// Racily clean, smudged or empty: by content, as git does.
-	var data []byte
-	var err error
-	if link {
-		var target string
-		target, err = os.Readlink(p)
-		data = []byte(target)
-	} else {
-		data, err = os.ReadFile(p)
-	}
-	if err != nil {
-		return false
-	}
-	h := newHash()
-	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
-	h.Write(data)
-	return string(h.Sum(nil)) == string(e.oid)
 }
 
 // smudgeRacy returns a copy of a verified index (written at stamp) with

@@ -122,7 +122,7 @@ func TestStatClean(t *testing.T) {
 	}
 }
 
-func gitIn(t *testing.T, dir, index string, args ...string) {
+func gitIn(t testing.TB, dir, index string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -178,5 +178,130 @@ func TestSmudgeRacy(t *testing.T) {
 				t.Fatal("statClean does not vouch by content for smudged entries of an untouched tree")
 			}
 		})
+	}
+}
+
+// TestStatPlanDirStamps: a directory whose names a passing check read,
+// its stamp settled, is not read again while its stamp (inode, ctime,
+// mtime) is unchanged; any name added to or removed from it, its mtime
+// set back after (ctime cannot be), is seen, in the top directory or
+// below it. Fails if a directory's names are trusted without its ctime.
+func TestStatPlanDirStamps(t *testing.T) {
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, tree string)
+		want   bool
+	}{
+		{"untouched", func(*testing.T, string) {}, true},
+		{"file added, mtime set back", func(t *testing.T, tree string) {
+			addKeepingTimes(t, filepath.Join(tree, "sub", "deep"), "zz.go", nil)
+		}, false},
+		{"file added at the top, mtime set back", func(t *testing.T, tree string) {
+			addKeepingTimes(t, tree, "zz.go", nil)
+		}, false},
+		{"directory added, mtime set back", func(t *testing.T, tree string) {
+			addKeepingTimes(t, filepath.Join(tree, "sub"), "new", func(p string) error { return os.Mkdir(p, 0o755) })
+		}, false},
+		{"file removed and the directory's mtime set back", func(t *testing.T, tree string) {
+			dir := filepath.Join(tree, "sub", "deep")
+			st, err := os.Stat(dir)
+			must(t, err)
+			must(t, os.Remove(filepath.Join(dir, "d.txt")))
+			must(t, os.Chtimes(dir, st.ModTime(), st.ModTime()))
+		}, false},
+	}
+	type setup struct {
+		tree  string
+		plan  *statPlan
+		stamp time.Time
+	}
+	setups := make([]setup, len(cases))
+	for i := range cases {
+		tree := t.TempDir()
+		gitIn(t, tree, "", "init", "-q")
+		for name, data := range map[string]string{"a.txt": "a\n", "sub/c.go": "package sub\n", "sub/deep/d.txt": "d\n"} {
+			p := filepath.Join(tree, filepath.FromSlash(name))
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.WriteFile(p, []byte(data), 0o644))
+		}
+		index := filepath.Join(t.TempDir(), "index")
+		gitIn(t, tree, index, "add", "-A")
+		b, err := os.ReadFile(index)
+		must(t, err)
+		plan, ok := newStatPlan(b, "sha1")
+		if !ok {
+			t.Fatal("no plan")
+		}
+		setups[i] = setup{tree, plan, time.Now().Add(time.Hour)}
+	}
+	// The directories' stamps settle (a clock reading, not a wait for
+	// anything of ours), then a check reads and keeps them.
+	for until := time.Now().Add(settleAge + 10*time.Millisecond); time.Now().Before(until); {
+		time.Sleep(time.Until(until))
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := setups[i]
+			if !s.plan.clean(s.tree, s.stamp) {
+				t.Fatal("the untouched tree is not clean")
+			}
+			for d, st := range s.plan.read {
+				if st == (dirStamp{}) {
+					t.Fatalf("directory %d (%q): no stamp kept", d, s.plan.dirs[d].name)
+				}
+			}
+			tc.tamper(t, s.tree)
+			if got := s.plan.clean(s.tree, s.stamp); got != tc.want {
+				t.Fatalf("clean = %v after the tamper, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// addKeepingTimes makes name in dir (a file, or by mk) and sets dir's
+// mtime back to what it was.
+func addKeepingTimes(t *testing.T, dir, name string, mk func(string) error) {
+	t.Helper()
+	st, err := os.Stat(dir)
+	must(t, err)
+	p := filepath.Join(dir, name)
+	if mk == nil {
+		must(t, os.WriteFile(p, []byte("evil\n"), 0o644))
+	} else {
+		must(t, mk(p))
+	}
+	must(t, os.Chtimes(dir, st.ModTime(), st.ModTime()))
+}
+
+// TestStatPlanKeepsNoUnsettledStamp: a check right after the tree was
+// made keeps no directory stamp (their ctimes are within settleAge of
+// the check: a name changed in the same clock tick would leave one as it
+// is), so the next check reads every directory's names again. Fails if
+// unsettled stamps are kept.
+func TestStatPlanKeepsNoUnsettledStamp(t *testing.T) {
+	tree := t.TempDir()
+	gitIn(t, tree, "", "init", "-q")
+	for name, data := range map[string]string{"a.txt": "a\n", "sub/c.go": "package sub\n", "sub/deep/d.txt": "d\n"} {
+		p := filepath.Join(tree, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	index := filepath.Join(t.TempDir(), "index")
+	gitIn(t, tree, index, "add", "-A")
+	b, err := os.ReadFile(index)
+	must(t, err)
+	plan, ok := newStatPlan(b, "sha1")
+	if !ok || !plan.clean(tree, time.Now().Add(time.Hour)) {
+		t.Fatal("the untouched tree is not clean")
+	}
+	for d, st := range plan.read {
+		if st != (dirStamp{}) {
+			t.Fatalf("directory %d (%q): a stamp kept within %v of its change", d, plan.dirs[d].name, settleAge)
+		}
+	}
+	// A name added now, the directory's mtime set back, is seen.
+	addKeepingTimes(t, filepath.Join(tree, "sub"), "zz.go", nil)
+	if plan.clean(tree, time.Now().Add(time.Hour)) {
+		t.Fatal("a name added right after a check is not seen")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/broodhq/brood/internal/codesnap"
 )
 
@@ -119,4 +121,109 @@ func nextSecond() {
 	for time.Now().Unix() == start {
 		time.Sleep(time.Until(time.Unix(start+1, 0)))
 	}
+}
+
+// A name added to a directory of a verified checkout whose stamp a
+// passing check kept (statplan.go: its names are not read again while
+// its inode, ctime and mtime are those), the directory's mtime set back,
+// is seen: the checkout is made again, without it. Fails if the check
+// skips a directory on its mtime, or skips directories at all.
+func TestNameAddedUnderAKeptStampIsSeen(t *testing.T) {
+	d := newDerivation(t, false)
+	// The checkout's directories settle (their ctimes over two seconds
+	// old: clock ticks), then a use's check keeps their stamps.
+	for range 3 {
+		nextSecond()
+	}
+	co, err := d.h.cache.Materialise(t.Context(), d.h.store, d.first, codesnap.Options{ID: "keeps", ReadOnly: true})
+	noErr(t, err)
+	co.Cleanup()
+	if kept, dirs := codesnap.KeptStamps(&d.h.cache, d.first); dirs == 0 || kept != dirs {
+		t.Fatalf("%d of %d directory stamps kept before the tamper, want all", kept, dirs)
+	}
+	dir := filepath.Join(d.firstRoot, "keep")
+	st, err := os.Stat(dir)
+	noErr(t, err)
+	noErr(t, os.WriteFile(filepath.Join(dir, "evil.txt"), []byte("evil\n"), 0o644))
+	noErr(t, os.Chtimes(dir, st.ModTime(), st.ModTime()))
+	co, err = d.h.cache.Materialise(t.Context(), d.h.store, d.first, codesnap.Options{ID: "after", ReadOnly: true})
+	noErr(t, err) // (rebuilt)
+	defer co.Cleanup()
+	if _, err := os.Lstat(filepath.Join(co.Root, "keep", "evil.txt")); err == nil {
+		t.Fatal("the copy holds keep/evil.txt, added to the verified checkout after its check")
+	}
+}
+
+// A verified checkout's .git/index, which a call using the checkout in
+// place reads (git status, diff, grep --cached), rewritten by a tamperer
+// is written again from the worker's memory before the next call uses it.
+func TestRewrittenCheckoutIndexIsRestored(t *testing.T) {
+	d := newDerivation(t, false)
+	p := filepath.Join(d.firstRoot, ".git", "index")
+	orig, err := os.ReadFile(p)
+	noErr(t, err)
+	evil := bytes.Clone(orig)
+	evil[12+40] ^= 1 // the first entry's blob id
+	noErr(t, os.WriteFile(p, evil, 0o644))
+	co, err := d.h.cache.Materialise(t.Context(), d.h.store, d.first, codesnap.Options{ID: "after", ReadOnly: true})
+	noErr(t, err)
+	defer co.Cleanup()
+	if got, _ := os.ReadFile(filepath.Join(co.Root, ".git", "index")); !bytes.Equal(got, orig) {
+		t.Fatal("the copy's .git/index is not the verified one")
+	}
+}
+
+// A mount inside a verified checkout (its keep/ moved aside, a tampered
+// keep/ made, the original bind-mounted over it) passes every stat check
+// while a copy's overlay, the checkout its lower layer, reads what is
+// underneath: the checkout is made again, and no mount is left in the
+// one used. Run in a user and mount namespace of its own (unshare -rm).
+func TestMountInCheckoutIsRebuilt(t *testing.T) {
+	if os.Getenv("BROOD_TEST_IN_USERNS") == "" {
+		cmd := exec.Command("unshare", "-rm", os.Args[0], "-test.run=^TestMountInCheckoutIsRebuilt$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "BROOD_TEST_IN_USERNS=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestMountInCheckoutIsRebuilt") {
+			t.Fatalf("in a namespace of its own: %v\n%s", err, out)
+		}
+		return
+	}
+	d := newDerivation(t, false)
+	keep := filepath.Join(d.firstRoot, "keep")
+	hidden := filepath.Join(t.TempDir(), "keep")
+	noErr(t, os.Rename(keep, hidden))
+	noErr(t, os.Mkdir(keep, 0o755))
+	noErr(t, os.WriteFile(filepath.Join(keep, "k0.txt"), []byte("evil\n"), 0o644))
+	noErr(t, unix.Mount(hidden, keep, "", unix.MS_BIND, ""))
+	// (The rebuild moves the bad checkout aside, its mount with it.)
+	cache, err := filepath.EvalSymlinks(d.h.cache.Dir)
+	noErr(t, err)
+	t.Cleanup(func() {
+		for _, at := range mountsUnder(t, cache) {
+			unix.Unmount(at, unix.MNT_DETACH)
+		}
+	})
+	co, err := d.h.cache.Materialise(t.Context(), d.h.store, d.first, codesnap.Options{ID: "after", ReadOnly: true})
+	noErr(t, err)
+	defer co.Cleanup()
+	root, err := filepath.EvalSymlinks(co.Root)
+	noErr(t, err)
+	if at := mountsUnder(t, root); len(at) > 0 {
+		t.Fatalf("the copy's checkout holds a mount: %v", at)
+	}
+}
+
+// mountsUnder are the mount points at or under dir in this process's
+// mount namespace.
+func mountsUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	table, err := os.ReadFile("/proc/self/mountinfo")
+	noErr(t, err)
+	var at []string
+	for _, line := range strings.Split(string(table), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			at = append(at, f[4])
+		}
+	}
+	return at
 }

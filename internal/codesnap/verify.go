@@ -1,6 +1,7 @@
 package codesnap
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,10 +31,12 @@ import (
 //     use is the later uses' check;
 //   - a later use compares the checkout with that index by stat data
 //     (size, mtime, ctime, inode: writing a file changes its ctime, which
-//     no unprivileged writer can set back), in this process (statcheck.go:
-//     an lstat per file, a readdir per directory, no git process), hashing
-//     a file whose stat data differs; whatever it cannot vouch for is
-//     checked by git (diff-files, ls-files --others), which decides;
+//     no unprivileged writer can set back), in this process (statplan.go:
+//     a stat per file, a readdir per directory whose stamp changed, no git
+//     process; one check shared by the calls that ask together, begun
+//     after each asked: rounds.go), hashing a racily clean file; whatever
+//     it cannot vouch for is checked by git (diff-files, ls-files
+//     --others), which decides;
 //   - the checkout's .git holds exactly the files the cache wrote, with
 //     their content (HEAD, config, alternates; its index is replaced by the
 //     verified one in each copy's upper layer).
@@ -55,9 +58,20 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err := checkBaseGitDir(tree, repo, snap.Base, format); err != nil {
 		return nil, err
 	}
+	if m, err := mountIn(tree); err != nil {
+		return nil, err
+	} else if m != "" {
+		return nil, fmt.Errorf("%w: %s is a mount point in it", errPoisoned, m)
+	}
 	v, seen := c.verified.Load(key)
-	if seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
-		return v.(*lower), nil // (statcheck.go: no git process)
+	if seen {
+		ok, err := v.(*lower).checkNow(ctx, tree, format)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return c.sameIndex(tree, v.(*lower)) // (statcheck.go: no git process)
+		}
 	}
 	// One call of this process checks by git at a time, and a call that
 	// waited takes the index the other verified: the calls of a run
@@ -69,8 +83,8 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		return nil, err
 	}
 	defer release()
-	if v, seen = c.verified.Load(key); seen && statClean(tree, v.(*lower).index, v.(*lower).stamp, format) {
-		return v.(*lower), nil // another call of this process verified it
+	if v, seen = c.verified.Load(key); seen && v.(*lower).statClean(tree, format) {
+		return c.sameIndex(tree, v.(*lower)) // another call of this process verified it
 	}
 	tmp, err := os.CreateTemp(scratch, "verify-*.index")
 	if err != nil {
@@ -86,7 +100,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 			return nil, err
 		}
 		if ok {
-			return v.(*lower), nil
+			return c.sameIndex(tree, v.(*lower))
 		}
 		c.verified.Delete(key)
 		os.Remove(index)
@@ -108,15 +122,56 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err != nil {
 		return nil, err
 	}
+	l.base = snap.Base
 	if l.child = l.index; root != snap.Base {
 		if l.child, err = childIndex(ctx, repo, tree, scratch, l.index, root, snap); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.remember(key, repo, format, l); err != nil {
+	if err := c.remember(key, repo, tree, format, l); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// sameIndex returns l with the checkout's .git/index at tree holding the
+// bytes remember wrote there, written again from memory where they differ
+// (a checkout made again, or a tamperer's): a call that uses the checkout
+// in place reads it (git status, diff, grep --cached), and a rewritten
+// index could name blobs of anyone's choosing for its paths.
+func (c *Cache) sameIndex(tree string, l *lower) (*lower, error) {
+	if b, err := os.ReadFile(filepath.Join(tree, ".git", "index")); err == nil && bytes.Equal(b, l.child) {
+		return l, nil
+	}
+	if err := writeAtomic(filepath.Join(c.Dir, "trees"), filepath.Join(tree, ".git", "index"), l.child); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// writeAtomic writes data to path through a temporary file in dir (on
+// path's file system, outside the checkout), renamed into place: a reader
+// sees the old bytes or the new.
+func writeAtomic(dir, path string, data []byte) error {
+	f, err := os.CreateTemp(dir, ".index-*")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("codesnap: %w", werr)
+	}
+	return nil
 }
 
 // readLower is the lower of root whose verified index git wrote to the
