@@ -58,12 +58,6 @@ func TestQueuedIsSaidEverywhere(t *testing.T) {
 	}
 
 	startWorker(t, c, q, enginetest.Script, 1, &temporal.DirStore{Dir: t.TempDir()})
-	callID := dispatch.NewID()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_, _ = eng.Call(ctx, call.Spec{TaskID: callID, Agent: "explore", Prompt: "wait forever", Description: "wait forever"})
-	}()
 	waitFor(t, "one call of the plan running and one waiting", time.Minute, func() bool {
 		info, err = eng.Show(ctx, id)
 		return err == nil && info.Running == 1 && info.Agents == 2
@@ -71,6 +65,14 @@ func TestQueuedIsSaidEverywhere(t *testing.T) {
 	if info.Status != workflow.RunRunning {
 		t.Errorf("show with a call running: %s; want running", info.Status)
 	}
+	// The single call only now, so that the plan's call holds the slot (the
+	// worker takes whichever call is scheduled first).
+	callID := dispatch.NewID()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = eng.Call(ctx, call.Spec{TaskID: callID, Agent: "explore", Prompt: "wait forever", Description: "wait forever"})
+	}()
 	var running string
 	waitFor(t, "the running call's heartbeat", time.Minute, func() bool {
 		for _, pc := range pending(t, c, id) {
