@@ -25,6 +25,16 @@ func (f *Factory) ResolveModel(spec string) (model.Model, error) {
 	})
 }
 
+// WorkerModel is nil when a worker has a model for its calls, else the one
+// line that says how to give it one: brood worker has no --model flag, it
+// reads the model from its settings or the environment.
+func (f *Factory) WorkerModel() error {
+	if f.Settings.Model != "" {
+		return nil
+	}
+	return errors.New("no model configured for this worker's calls: start it with BROOD_MODEL set (e.g. BROOD_MODEL=anthropic/claude-sonnet-5-5 with ANTHROPIC_API_KEY, openai/gpt-5, ollama/qwen3), or put model = \"...\" in the settings it reads (.brood/settings.toml where it runs, or ~/.config/brood/settings.toml); brood worker takes no --model flag")
+}
+
 // PermissionFlags are the permission flags a command took.
 type PermissionFlags struct {
 	Mode  string

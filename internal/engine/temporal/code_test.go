@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +148,17 @@ func TestCodeShippedToWorkerAndBack(t *testing.T) {
 	}
 	if !slices.Equal(r.FilesChanged, []string{"out.txt"}) || !strings.Contains(r.Text, "fleet copy: applied 1 file(s)") {
 		t.Errorf("files %v, text %q; want out.txt applied", r.FilesChanged, r.Text)
+	}
+	// Its duration is the call's, from its schedule to its end (fleetqa
+	// P3): no shorter than its child's, which is kept, labelled.
+	m := regexp.MustCompile(` last-attempt-child-duration="([^"]+)" duration="([^"]+)" tokens-in=`).FindStringSubmatch(r.Text)
+	if m == nil {
+		t.Fatalf("result tag without the call's duration and its child's: %q", r.Text)
+	}
+	child, err1 := time.ParseDuration(m[1])
+	whole, err2 := time.ParseDuration(m[2])
+	if err1 != nil || err2 != nil || whole < child {
+		t.Errorf("the call took %s, its child %s: want the call's no shorter (%v, %v)", m[2], m[1], err1, err2)
 	}
 	// The submitter's landing is recorded under the workflow run a resume
 	// finds: landing it again lands nothing.

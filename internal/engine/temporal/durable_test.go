@@ -415,6 +415,12 @@ func TestDeadStoreFailsTheCall(t *testing.T) {
 	if o.err != nil || o.r.Status != dispatch.StatusFailed || !strings.Contains(o.r.Error, "could not be put in the fleet store") || attempts.Load() != 3 {
 		t.Fatalf("call: %+v, %v after %d attempt(s); want it failed with the store's reason after 3", o.r, o.err, attempts.Load())
 	}
+	// brood tasks show counts the attempts once, the server's: in its
+	// header and in its result (fleetqa P2 9: 3 and 0).
+	td, err := ff.eng.Task(t.Context(), o.r.TaskID)
+	if err != nil || td.Attempt != 3 || td.Result == nil || td.Result.Attempts != 3 {
+		t.Fatalf("tasks show: %+v, %v; want 3 attempts in its header and its result", td, err)
+	}
 }
 
 // TestDeadStoreAtTheFinalAnswerReturnsIt: the final answer's sync point

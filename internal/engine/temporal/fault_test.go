@@ -111,7 +111,7 @@ func TestKilledWorkerNeverAsksAFinishedTurnAgain(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			code, out, errs := sub.Brood(ctx, nil, "tasks", "show", id[:20], "--temporal", srv.Addr, "--task-queue", q)
-			if want := workers[1-victim].name + " (ran it; 2 attempt(s) on the fleet)"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "2 run(s) of the agent, 300 tokens in, 30 out") {
+			if want := workers[1-victim].name + " (ran it; 2 attempt(s) on the fleet)"; code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "2 attempt(s) on the fleet, 300 tokens in, 30 out over them all") {
 				t.Errorf("brood tasks show: exit %d, want %q and the usage of 3 turns in\n%s\n%s", code, want, out, errs)
 			}
 			workers[victim] = start()

@@ -202,6 +202,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		in.From = &hb
 	}
 	in.Code = r.startOf(in.From)
+	began := workflow.Now(w) // the call's duration: first schedule to completion
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
 		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
@@ -210,6 +211,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 			r.stopped(*out.Last, in.Code)
 		}
 		r.chain(w, in.Code, &out)
+		out.Text = callDuration(out.Text, workflow.Now(w).Sub(began))
 		return &out, nil
 	}
 	var canceled *temporal.CanceledError
@@ -232,6 +234,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	if err != nil {
 		return nil, err
 	}
+	res.Text = callDuration(res.Text, workflow.Now(w).Sub(began))
 	return &CallOutput{Result: *res}, nil
 }
 

@@ -274,6 +274,13 @@ func TestSignedSubmissionByRefOnTheFleet(t *testing.T) {
 			case tc.want != "" && (got.attempt != 1 || w.ran() != before):
 				t.Fatalf("refused on attempt %d with %d tasks run; want the first, and none", got.attempt, w.ran()-before)
 			}
+			if tc.want != "" {
+				// brood tasks show says it was refused, and by whom.
+				td, err := newEngine(c, q).Task(t.Context(), id)
+				if err != nil || !td.Refused || td.Worker == "" || !strings.Contains(td.LastFailure, tc.want) {
+					t.Fatalf("tasks show of a refused call: %+v, %v; want it refused by a worker, saying %q", td, err, tc.want)
+				}
+			}
 		})
 	}
 }

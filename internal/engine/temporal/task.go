@@ -32,6 +32,9 @@ type FleetTaskDetail struct {
 	Heartbeat *Heartbeat `json:"heartbeat,omitempty"`
 	// LastFailure is why the previous attempt ended, if one did.
 	LastFailure string `json:"last_failure,omitempty"`
+	// Refused: a worker (Worker, when one started it) refused the call,
+	// so it ran nowhere; LastFailure says why.
+	Refused bool `json:"refused,omitempty"`
 	// Result is the finished call's verified result.
 	Result *call.Result `json:"result,omitempty"`
 	// Landed says whether the change the call brought back is in this
@@ -92,12 +95,19 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		// No result: why it ended (a worker's refusal, say) is its error.
 		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil); err != nil {
 			out.LastFailure = finalMessage(workflowErr(err))
+			var app *temporal.ApplicationError
+			out.Refused = errors.As(err, &app) && app.Type() == ErrRefused
 		}
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var co CallOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &co); err == nil {
 			r := co.Result
+			// One count of attempts, the server's: a call that failed for
+			// good with no attempt's result (failedCall) has none of its
+			// own, one whose stored result a later attempt returned
+			// (finished) has the attempts up to the one that ran it.
+			r.Attempts = max(r.Attempts, out.Attempt)
 			out.Result = &r
 			out.Status = r.Status
 			out.Agent = cmp.Or(out.Agent, r.Agent)

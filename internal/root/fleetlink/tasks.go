@@ -3,6 +3,7 @@ package fleetlink
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -34,26 +35,46 @@ func (Link) ShowCall(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFl
 	if json {
 		return cmdutil.WriteJSON(f.Out, t)
 	}
-	w := termsafe.NewWriter(f.Out)
+	writeCall(termsafe.NewWriter(f.Out), t)
+	return nil
+}
+
+// writeCall prints a fleet call's detail (brood tasks show): one count of
+// attempts, the server's, in its header and its result; a refused call
+// says who refused it, as it ran on no worker.
+func writeCall(w io.Writer, t *temporal.FleetTaskDetail) {
 	fmt.Fprintf(w, "task     %s (on the fleet: Temporal workflow %s)\nagent    %s\nstatus   %s\ncreated  %s\n",
 		t.ID, t.Workflow, termsafe.Line(t.Agent), t.Status, t.Created.Format(time.RFC3339))
 	if t.Description != "" {
 		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(t.Description))
 	}
 	switch {
+	case t.Refused && t.Worker != "":
+		fmt.Fprintf(w, "refused  by worker %s (its attempt %d ran nothing; why below)\n", termsafe.Line(t.Worker), t.Attempt)
+	case t.Refused:
+		fmt.Fprintf(w, "refused  before any worker ran it (why below)\n")
 	case t.Worker != "" && t.Result != nil:
 		fmt.Fprintf(w, "worker   %s (ran it; %d attempt(s) on the fleet)\n", termsafe.Line(t.Worker), t.Attempt)
 	case t.Worker != "":
 		fmt.Fprintf(w, "worker   %s (attempt %d)\n", termsafe.Line(t.Worker), t.Attempt)
 	}
 	if hb := t.Heartbeat; hb != nil && !hb.Transcript.IsZero() {
-		fmt.Fprintf(w, "transcript  %d bytes in the store (%s)\n", hb.Position, hb.Transcript)
+		fmt.Fprintf(w, "transcript  %d bytes in the store, under %s\n", hb.Position, termsafe.Line(hb.Transcript.Key))
 	}
 	if t.LastFailure != "" {
 		fmt.Fprintf(w, "last failure  %s\n", termsafe.Line(t.LastFailure))
 	}
 	if r := t.Result; r != nil {
-		fmt.Fprintf(w, "\nresult (%s, %d run(s) of the agent, %d tokens in, %d out):\n%s\n", r.Status, r.Attempts, r.Usage.Input, r.Usage.Output, r.Summary)
+		runs := fmt.Sprintf("%d attempt(s) on the fleet", max(r.Attempts, t.Attempt))
+		if r.Attempts == 0 && r.Usage.Input == 0 && r.Usage.Output == 0 {
+			// failedCall's result: no attempt came back with one.
+			fmt.Fprintf(w, "\nresult (%s, %s, none of them returned a result):\n%s\n", r.Status, runs, r.Summary)
+		} else {
+			fmt.Fprintf(w, "\nresult (%s, %s, %d tokens in, %d out over them all):\n%s\n", r.Status, runs, r.Usage.Input, r.Usage.Output, r.Summary)
+		}
+		if r.Error != "" && r.Error != t.LastFailure {
+			fmt.Fprintf(w, "error    %s\n", termsafe.Line(r.Error))
+		}
 		for _, x := range r.Failures {
 			fmt.Fprintf(w, "failure  %s\n", termsafe.Line(x))
 		}
@@ -64,7 +85,6 @@ func (Link) ShowCall(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFl
 	if t.Landed != "" {
 		fmt.Fprintf(w, "change   %s\n", termsafe.Line(t.Landed))
 	}
-	return nil
 }
 
 // Calls lists the fleet's calls and runs (brood tasks).

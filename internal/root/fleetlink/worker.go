@@ -102,6 +102,9 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 	if err != nil {
 		return &cmdutil.ExitError{Code: 2, Err: err}
 	}
+	if err := f.WorkerModel(); err != nil {
+		return err // before the fleet is dialled: it would take no call
+	}
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
 	cfg.Client.Identity = identity

@@ -1,0 +1,37 @@
+package temporal
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// callDuration puts a fleet call's own duration, from its first schedule
+// to its completion (as the local engine's is its dispatch's), in its
+// result's tag, in place of the one its last attempt's child wrote; that
+// one stays, labelled last-attempt-child-duration. text without a tag, or
+// with the label already (a result kept from an earlier run), is returned
+// as it is.
+func callDuration(text string, d time.Duration) string {
+	const open, attr, label = "<subagent-result ", ` duration="`, ` last-attempt-child-duration="`
+	start := strings.Index(text, open)
+	if start < 0 || strings.Contains(text[:start], "\n") {
+		return text
+	}
+	end := strings.IndexByte(text[start:], '>')
+	if end < 0 {
+		return text
+	}
+	tag := text[start : start+end]
+	i := strings.Index(tag, attr)
+	if i < 0 || strings.Contains(tag, label) {
+		return text
+	}
+	v := i + len(attr)
+	k := strings.IndexByte(tag[v:], '"')
+	if k < 0 {
+		return text
+	}
+	child := tag[v : v+k]
+	return text[:start] + tag[:i] + fmt.Sprintf(`%s%s"%s%s"`, label, child, attr, d.Round(time.Millisecond)) + text[start+v+k+1:]
+}
