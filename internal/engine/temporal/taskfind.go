@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/broodhq/brood/internal/dispatch"
@@ -91,9 +93,25 @@ func (e *Engine) queued(ctx context.Context, queue string) string {
 		if err != nil {
 			return "queued (waiting for a worker on task queue " + queue + ")"
 		}
-		if len(d.GetPollers()) == 0 {
+		if livePollers(d.GetPollers(), time.Now()) == 0 {
 			return "queued (no worker is polling task queue " + queue + ")"
 		}
 	}
 	return "queued (waiting for a free worker on task queue " + queue + ")"
+}
+
+// pollerGone is how long after its last poll the server's poller list
+// still names a worker that is gone (it keeps them for minutes), while a
+// live worker polls again at least every long poll (a minute at most).
+const pollerGone = 2 * time.Minute
+
+// livePollers counts the pollers that polled within pollerGone of now.
+func livePollers(pollers []*taskqueuepb.PollerInfo, now time.Time) int {
+	n := 0
+	for _, p := range pollers {
+		if t := p.GetLastAccessTime(); t == nil || now.Sub(t.AsTime()) < pollerGone {
+			n++
+		}
+	}
+	return n
 }
