@@ -95,6 +95,10 @@ func TestAPlanWhoseChangeDoesNotLandFails(t *testing.T) {
 			t.Errorf("task %s: %+v (%v); want the plan's call, not-applied, in run %s", qid, d, err, res.RunID)
 		}
 	}
+	// brood tasks resume of the plan's call by a prefix: the whole id.
+	if got := eng.ResumeID(ctx, c.TaskID[:12]); got != c.TaskID {
+		t.Errorf("resume %s names %q; want the plan's call %s", c.TaskID[:12], got, c.TaskID)
+	}
 	if d, err := eng.Task(ctx, res.RunID); err != nil || d.Kind != "plan" || d.Status != workflow.RunFailed {
 		t.Errorf("task %s (the run): %+v (%v); want the plan, failed", res.RunID, d, err)
 	}

@@ -110,10 +110,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		s.TaskID = dispatch.NewID()
 	}
 	if s.Resume != "" {
-		// brood tasks resume takes a prefix or a tail of the task id.
-		if whole, err := e.resolveCall(ctx, s.Resume); err == nil {
-			s.Resume = whole
-		}
+		s.Resume = e.ResumeID(ctx, s.Resume)
 	}
 	var from *Heartbeat
 	var snap *codesnap.Snapshot

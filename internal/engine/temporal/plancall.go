@@ -139,3 +139,16 @@ func (e *Engine) taskOrPlan(ctx context.Context, q string) (string, *FleetTaskDe
 	}
 	return "", d, nil
 }
+
+// ResumeID is the whole task id brood tasks resume names by a prefix or a
+// tail: a single call's, else a plan's call's; q itself when neither
+// matches (the resume then says what it does not find).
+func (e *Engine) ResumeID(ctx context.Context, q string) string {
+	if whole, err := e.resolveCall(ctx, q); err == nil {
+		return whole
+	}
+	if d, err := e.planTask(ctx, q); err == nil && d.Kind == "plan call" {
+		return d.ID
+	}
+	return q
+}
