@@ -33,3 +33,30 @@ func TestLivePollers(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuedWord: every worker stopped minutes ago is no worker polling;
+// a worker whose activity slots are all busy (it polls no activities for
+// as long as its calls run) but whose workflow pollers poll is a worker
+// with no free slot.
+func TestQueuedWord(t *testing.T) {
+	now := time.Date(2026, 12, 5, 16, 0, 0, 0, time.UTC)
+	at := func(ago time.Duration) []*taskqueuepb.PollerInfo {
+		return []*taskqueuepb.PollerInfo{{LastAccessTime: timestamppb.New(now.Add(-ago))}}
+	}
+	none, free := "queued (no worker is polling task queue q)", "queued (waiting for a free worker on task queue q)"
+	for _, tc := range []struct {
+		name               string
+		workflow, activity []*taskqueuepb.PollerInfo
+		want               string
+	}{
+		{"no pollers", nil, nil, none},
+		{"no activity poller ever", at(time.Second), nil, none},
+		{"every worker stopped", at(5 * time.Minute), at(6 * time.Minute), none},
+		{"a worker with every slot busy", at(10 * time.Second), at(30 * time.Minute), free},
+		{"a worker polling both", at(time.Second), at(time.Second), free},
+	} {
+		if got := queuedWord("q", tc.workflow, tc.activity, now); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -88,14 +88,26 @@ func (e *Engine) attemptsOf(ctx context.Context, wid, runID string) (worker stri
 // queued is the status of a call no worker has started: whether any worker
 // polls its task queue at all.
 func (e *Engine) queued(ctx context.Context, queue string) string {
-	for _, typ := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
+	var pollers [2][]*taskqueuepb.PollerInfo
+	for i, typ := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
 		d, err := e.cfg.Client.DescribeTaskQueue(ctx, queue, typ)
 		if err != nil {
 			return "queued (waiting for a worker on task queue " + queue + ")"
 		}
-		if livePollers(d.GetPollers(), time.Now()) == 0 {
-			return "queued (no worker is polling task queue " + queue + ")"
-		}
+		pollers[i] = d.GetPollers()
+	}
+	return queuedWord(queue, pollers[0], pollers[1], time.Now())
+}
+
+// queuedWord says why a call waits, from the queue's workflow and activity
+// pollers: none of a kind, or none that polled lately of either (every
+// worker stopped: the server lists them for minutes), is no worker
+// polling; otherwise a worker is there and its slots are taken (a worker
+// whose activity slots are all busy stops polling for activities, but its
+// workflow pollers go on).
+func queuedWord(queue string, workflow, activity []*taskqueuepb.PollerInfo, now time.Time) string {
+	if len(workflow) == 0 || len(activity) == 0 || livePollers(workflow, now)+livePollers(activity, now) == 0 {
+		return "queued (no worker is polling task queue " + queue + ")"
 	}
 	return "queued (waiting for a free worker on task queue " + queue + ")"
 }
