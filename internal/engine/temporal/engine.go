@@ -284,7 +284,13 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 	if v.Get(&p) != nil {
 		return
 	}
-	e.queuedEvents(qctx, id, runID, p.Events)
+	// The query may have taken most of qctx (a worker answers it): the
+	// description has time of its own.
+	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer dcancel()
+	if !e.queuedEvents(dctx, id, runID, p.Events) {
+		return
+	}
 	for _, ev := range p.Events {
 		if old, ok := seen[ev.Phase]; ok && old == ev {
 			continue

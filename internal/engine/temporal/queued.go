@@ -102,23 +102,28 @@ func splitRunning(events []wf.Event, started int) {
 // queuedEvents makes a running plan's progress say which of its calls a
 // worker runs and which wait for one (splitRunning), and a phase whose
 // calls all wait says why (queued: no worker polls the task queue, or
-// none is free). A run it cannot describe keeps its events.
-func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf.Event) {
+// none is free). It reports false for a run it cannot describe: its
+// events would count as running calls no worker may have taken, so they
+// are not passed on (the next progress says it).
+func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf.Event) bool {
 	running := 0
 	for _, ev := range events {
 		running += ev.Running
 	}
 	if running == 0 {
-		return
+		return true
 	}
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, id, runID)
-	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return
+	if err != nil {
+		return false
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return true
 	}
 	started, _ := agentSlots(d)
 	splitRunning(events, started)
 	if started > 0 {
-		return
+		return true
 	}
 	qw := &queueWord{e: e}
 	for i := range events {
@@ -126,4 +131,5 @@ func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf
 			ev.Status = e.liveStatus(ctx, d, qw)
 		}
 	}
+	return true
 }
