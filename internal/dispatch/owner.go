@@ -39,6 +39,10 @@ type Owner struct {
 	// Session is the root transcript's id when the root dispatched it
 	// (brood tasks tree --session).
 	Session string `json:"session,omitempty"`
+	// Asker is who asked for the task, as the call named it (call.Spec's
+	// Parent: "workflow RUN" for a plan's call): a fleet worker continues
+	// a task for a plan's call only when that plan asked for it.
+	Asker string `json:"asker,omitempty"`
 }
 
 // OwnerPath is where a task's Owner record lives in the records directory

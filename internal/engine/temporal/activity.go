@@ -84,6 +84,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		if err := dispatch.CheckID(id); err != nil {
 			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 		}
+		if err := askedFor(a.ProjectRoot, id, spec); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		}
 		// A call that finished on a worker that died before it could say
 		// so: its result, never a second run.
 		if r, ok := a.finished(ctx, id, hb.Result); ok {

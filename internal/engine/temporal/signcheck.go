@@ -183,6 +183,11 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 {
 		return fmt.Errorf("the call's options are not a plan call's")
 	}
+	// A plan's call starts a task (TaskID) or picks up one its run had
+	// started (Resume with Continue); it never sends a task a follow-up.
+	if (s.Resume != "") != s.Continue || (s.Resume != "" && s.TaskID != "") || (s.Resume == "" && s.TaskID == "") {
+		return fmt.Errorf("the call's task is not a plan call's: a new task id, or the pick-up of one its run started")
+	}
 	var agentSeen bool
 	for _, c := range planCalls(p) {
 		if c.Agent != s.Agent {

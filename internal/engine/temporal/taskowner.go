@@ -1,0 +1,46 @@
+package temporal
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// askedFor checks that a call naming a task this worker has a record of
+// (to continue it, pick it up, or return its result) is a call that task
+// belongs to, by the worker's own owner record (a child cannot write it):
+// the same agent, and for a call that names who asks (a plan's: "workflow
+// RUN") the same asker. A plan's signature covers its agents and prompts,
+// not the task ids its workflow hands out, so without this anyone who can
+// complete a plan's workflow task could have one of its read-only calls
+// resume another run's writer, which would run as that writer with a
+// prompt nobody signed. A single call's spec is signed whole, resume
+// included: it names no asker and may leave the agent to the task's.
+// A task with no record here is not checked: it starts here as the call's
+// own agent, from the store's transcript when it has one.
+func askedFor(projectRoot, id string, spec call.Spec) error {
+	own, err := dispatch.ReadOwner(dispatch.Records(projectRoot), id)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("task %s's owner record on this worker is unreadable, so this call cannot be checked against it: %v", id, err)
+	case own.TaskID != id:
+		return fmt.Errorf("task %s's owner record on this worker names task %s", id, own.TaskID)
+	case spec.Agent != "" && own.Agent != spec.Agent:
+		return fmt.Errorf("the call runs agent %q and names task %s, which is a %q task on this worker: a call continues only a task of its own agent", spec.Agent, id, own.Agent)
+	case spec.Parent != "" && own.Asker != spec.Parent:
+		return fmt.Errorf("the call is %s's and names task %s, which %s asked for: a plan's call continues only that plan's tasks", spec.Parent, id, askerName(own.Asker))
+	}
+	return nil
+}
+
+func askerName(a string) string {
+	if a == "" {
+		return "a single call (or a worker from before asks were recorded)"
+	}
+	return a
+}

@@ -1,0 +1,53 @@
+package temporal
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// TestAskedFor: a call that names a task this worker has a record of runs
+// it only as that task's agent and, for a plan's call, only for the plan
+// that asked for it (the red team's forged plan call resumed another
+// run's writer with a prompt nobody signed).
+func TestAskedFor(t *testing.T) {
+	root := t.TempDir()
+	const writer, planTask, old = "01KBN5Q7MZ8XRTABCDEFGHJK01", "01KBN5Q7MZ8XRTABCDEFGHJK02", "01KBN5Q7MZ8XRTABCDEFGHJK03"
+	for _, o := range []dispatch.Owner{
+		{TaskID: writer, Agent: "general-purpose", Asker: "workflow R0"},
+		{TaskID: planTask, Agent: "explore", Asker: "workflow R1"},
+		{TaskID: old, Agent: "explore"},
+	} {
+		if err := dispatch.WriteOwner(dispatch.Records(root), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name string
+		id   string
+		spec call.Spec
+		want string // "" allowed
+	}{
+		{"no record here", "01KBN5Q7MZ8XRTABCDEFGHJK09", call.Spec{Agent: "explore", Parent: "workflow R1"}, ""},
+		{"its own plan's task", planTask, call.Spec{Agent: "explore", Parent: "workflow R1"}, ""},
+		{"another agent's task", writer, call.Spec{Agent: "explore", Parent: "workflow R0"}, `which is a "general-purpose" task`},
+		{"another plan's task", planTask, call.Spec{Agent: "explore", Parent: "workflow R2"}, "which workflow R1 asked for"},
+		{"a task with no recorded asker", old, call.Spec{Agent: "explore", Parent: "workflow R1"}, "a single call"},
+		{"a single call resuming a plan's task", planTask, call.Spec{Resume: planTask}, ""},
+		{"a single call naming its agent", writer, call.Spec{Agent: "general-purpose", Resume: writer}, ""},
+		{"a single call naming another agent", writer, call.Spec{Agent: "explore", Resume: writer}, "a call continues only a task of its own agent"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := askedFor(root, tc.id, tc.spec)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want refused saying %q", err, tc.want)
+			}
+		})
+	}
+}
