@@ -101,6 +101,9 @@ func runChild(pol string) int {
 	if strings.HasPrefix(cmdline, "modes ") {
 		return modesCheck(strings.TrimPrefix(cmdline, "modes "))
 	}
+	if strings.HasPrefix(cmdline, "raw ") {
+		return rawCheck(strings.Fields(cmdline)[1:])
+	}
 	if cmdline == "interfaces" {
 		ifs, _ := net.Interfaces()
 		for _, i := range ifs {

@@ -4,6 +4,9 @@ package sandbox
 
 const nativeArch = 0
 
+// lastReviewed is unused where no table is known (no filter is installed).
+const lastReviewed = 0
+
 // metadataSyscalls is empty where brood does not know the syscall table: a
 // read-only child's Status then says metadata is not held by the kernel.
 func metadataSyscalls() []int { return nil }

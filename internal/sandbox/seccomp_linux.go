@@ -40,7 +40,8 @@ const createBits = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
 type modeArg struct{ nr, mode, flags int }
 
 // filterFor is the syscall filter of a confined child: the calls no
-// confined child may make (confinedSyscalls), a mode carrying setIDBits
+// confined child may make (confinedSyscalls), any call newer than the
+// table (lastReviewed: ENOSYS), a mode carrying setIDBits
 // (modeSyscalls), openat2 (its mode is in a struct the filter cannot read:
 // ENOSYS makes libc and Go fall back to openat) and, for a read-only one,
 // the metadata calls and chattr's ioctls too.
@@ -58,6 +59,7 @@ func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
 		jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
 		ret   = unix.BPF_RET | unix.BPF_K
 		deny  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		nosys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 		allow = unix.SECCOMP_RET_ALLOW
 		// struct seccomp_data: nr (0), arch (4), ip (8), args[6] (16).
 		offNR, offArch, offArg1 = 0, 4, 24
@@ -73,6 +75,8 @@ func filterFor(readOnly bool) ([]unix.SockFilter, bool) {
 		stmt(ld, offNR),
 		{Code: jge, Jt: 0, Jf: 1, K: 0x40000000}, // x32 numbers
 		stmt(ret, deny),
+		{Code: jge, Jt: 0, Jf: 1, K: lastReviewed + 1}, // calls newer than the table
+		stmt(ret, nosys),
 	}
 	for _, nr := range nrs {
 		prog = append(prog, jump(uint32(nr), 0, 1), stmt(ret, deny))
