@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,6 +110,29 @@ func TestProjectRedactorDotenv(t *testing.T) {
 	want := "[REDACTED:.env:DB_PASSWORD] [REDACTED:.env:AWS_KEY] development 8080 [REDACTED:.env:DATABASE_URL] abc [REDACTED:.env:STRIPE] changeme-placeholder"
 	if got := r.Redact(in); got != want {
 		t.Errorf("Redact:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestProjectRedactorDotenvLink: a .env that is a link to the real file
+// (the red team's `.env -> secrets/prod.env`) is redacted as the file is;
+// one that names a FIFO or a device yields nothing and holds nothing up.
+func TestProjectRedactorDotenvLink(t *testing.T) {
+	root := t.TempDir()
+	writeTestFile(t, root+"/secrets/prod.env", "DB_PASSWORD=hunter2hunter2\n")
+	if err := os.Symlink("secrets/prod.env", root+"/.env"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(root+"/fifo", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []struct{ name, to string }{{".env.fifo", "fifo"}, {".env.zero", "/dev/zero"}} {
+		if err := os.Symlink(link.to, filepath.Join(root, link.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := NewProjectRedactor(nil, root)
+	if got, want := r.Redact("pw hunter2hunter2"), "pw [REDACTED:.env:DB_PASSWORD]"; got != want {
+		t.Errorf("Redact = %q, want %q", got, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package tool
 import (
 	"bufio"
 	"encoding/json"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -130,12 +131,14 @@ func dotenvFiles(root string) []string {
 	return slices.Concat(top, below, belowDot)
 }
 
-// readDirNames are the sorted names in dir (a symlink to one followed).
+// readDirNames are the sorted names in dir (a symlink to one followed;
+// anything else, a FIFO included, is opened without blocking and refused).
 func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
+	f := os.NewFile(uintptr(fd), dir)
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	slices.Sort(names)
@@ -148,18 +151,21 @@ var plainValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 
 // readDotenv returns the NAME=value pairs of a dotenv file: `export`
 // prefixes, quotes and trailing comments of unquoted values are handled;
-// anything else is skipped. A file that cannot be read (or is not a regular
-// file) yields nothing.
+// anything else is skipped. A link is followed (`.env -> secrets/prod.env`
+// holds the same secrets as the file, and a child reading `.env` reads
+// them); what it opens must be a regular file of at most 1 MiB (opened
+// without blocking, so a FIFO cannot hold the parent), else nothing.
 func readDotenv(path string) map[string]string {
-	info, err := os.Lstat(path)
-	if err != nil || !info.Mode().IsRegular() || info.Size() > 1<<20 {
-		return nil
-	}
-	f, err := os.Open(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil
 	}
+	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() > 1<<20 {
+		return nil
+	}
 	out := map[string]string{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
