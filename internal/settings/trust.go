@@ -157,6 +157,7 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		{"pool.warm", int64(full.Pool.Warm), int64(base.Pool.Warm), func() { out.Pool.Warm = base.Pool.Warm }},
 		{"pool.timeout", int64(full.Pool.Timeout.Duration), int64(base.Pool.Timeout.Duration), func() { out.Pool.Timeout = base.Pool.Timeout }},
 		{"pool.heartbeat_timeout", int64(full.Pool.HeartbeatTimeout.Duration), int64(base.Pool.HeartbeatTimeout.Duration), func() { out.Pool.HeartbeatTimeout = base.Pool.HeartbeatTimeout }},
+		{"pool.kill_grace", int64(full.Pool.KillGrace.Duration), int64(base.Pool.KillGrace.Duration), func() { out.Pool.KillGrace = base.Pool.KillGrace }},
 		{"bash.timeout", int64(full.Bash.Timeout.Duration), int64(base.Bash.Timeout.Duration), func() { out.Bash.Timeout = base.Bash.Timeout }},
 	} {
 		if l.full > l.base {
@@ -190,13 +191,8 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false
 	}
-	if full.Isolation.NoLandlock && !base.Isolation.NoLandlock {
-		why, keys = append(why, "isolation.no_landlock (the kernel sandbox off)"), append(keys, "isolation.no_landlock")
-		out.Isolation.NoLandlock = false
-	}
-	if base.Sandbox.Require && !full.Sandbox.Require {
-		why, keys = append(why, "sandbox.require = false (children the kernel cannot confine would run)"), append(keys, "sandbox.require")
-		out.Sandbox.Require = true
+	if w, k := restrictConfinement(base, full, &out); len(w) > 0 {
+		why, keys = append(why, w...), append(keys, k...)
 	}
 	if !slices.Equal(full.Worker.Remotes, base.Worker.Remotes) {
 		// A worker fetches from these with its own credentials.
@@ -212,6 +208,27 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		out.Store = base.Store
 	}
 	return out, why, keys
+}
+
+// restrictConfinement sets out's confinement of children back to base's
+// where the project layers loosen it: how their processes are held, the
+// kernel sandbox, and whether an unconfinable child may run.
+func restrictConfinement(base, full Settings, out *Settings) (why, keys []string) {
+	if full.Pool.Containment != base.Pool.Containment {
+		// pidns gives up the cgroup: its memory and process limits, and
+		// the kill of a whole tree by its cgroup.
+		why, keys = append(why, "pool.containment "+full.Pool.Containment+" (how children are held: without a cgroup their memory and process limits are weaker)"), append(keys, "pool.containment")
+		out.Pool.Containment = base.Pool.Containment
+	}
+	if full.Isolation.NoLandlock && !base.Isolation.NoLandlock {
+		why, keys = append(why, "isolation.no_landlock (the kernel sandbox off)"), append(keys, "isolation.no_landlock")
+		out.Isolation.NoLandlock = false
+	}
+	if base.Sandbox.Require && !full.Sandbox.Require {
+		why, keys = append(why, "sandbox.require = false (children the kernel cannot confine would run)"), append(keys, "sandbox.require")
+		out.Sandbox.Require = true
+	}
+	return why, keys
 }
 
 // restrictTemporal sets out's fleet connection (temporal.*: address,
@@ -245,7 +262,7 @@ func restrictGuardrails(out *Guardrails, base Guardrails) (why, keys []string) {
 }
 
 func limitText(name string, v int64) string {
-	if strings.HasSuffix(name, "timeout") {
+	if strings.HasSuffix(name, "timeout") || strings.HasSuffix(name, "grace") {
 		return time.Duration(v).String()
 	}
 	return fmt.Sprint(v)

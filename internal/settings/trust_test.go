@@ -23,6 +23,8 @@ deny = ["Bash(rm:*)"]
 [pool]
 concurrency = 64
 timeout = "1h"
+kill_grace = "10m"
+containment = "pidns"
 [isolation]
 no_landlock = true
 `
@@ -40,7 +42,7 @@ func TestGateHoldsBackWidening(t *testing.T) {
 	}
 	d := settings.Defaults()
 	if got.MaxSubagentDepth != d.MaxSubagentDepth || got.Pool.Concurrency != d.Pool.Concurrency || got.Permissions.Mode != "default" ||
-		got.Pool.Timeout != d.Pool.Timeout || got.Isolation.NoLandlock {
+		got.Pool.Timeout != d.Pool.Timeout || got.Isolation.NoLandlock || got.Pool.KillGrace != d.Pool.KillGrace || got.Pool.Containment != d.Pool.Containment {
 		t.Errorf("widening applied without trust: %+v", got)
 	}
 	if strings.Join(got.Permissions.Allow, ",") != "Read" {
@@ -50,7 +52,7 @@ func TestGateHoldsBackWidening(t *testing.T) {
 		t.Errorf("narrowing lost: max_turns %d deny %q", got.MaxTurns, got.Permissions.Deny)
 	}
 	n := got.Trust.Notice()
-	for _, want := range []string{".brood/settings.toml", "permissions.mode bypassPermissions", "maxSubagentDepth 50", "pool.concurrency 64", "Bash(*)", "no_landlock", "brood trust"} {
+	for _, want := range []string{".brood/settings.toml", "permissions.mode bypassPermissions", "maxSubagentDepth 50", "pool.concurrency 64", "pool.kill_grace 10m0s", "pool.containment pidns", "Bash(*)", "no_landlock", "brood trust"} {
 		if !strings.Contains(n, want) {
 			t.Errorf("notice %q does not say %q", n, want)
 		}
