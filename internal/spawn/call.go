@@ -137,7 +137,9 @@ func (d *Dispatcher) settled(ctx context.Context, id string) (*dispatch.Task, er
 			return t, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("task %s is still %s: its process outlived the run that started it; stop it with brood tasks kill %s, then resume", id, t.Status, id)
+			// Busy, not failed: a fleet worker's retry waits for it (a
+			// worker stopped past its heartbeat timeout still holds it).
+			return nil, busyError(fmt.Sprintf("task %s is still %s: its process outlived the run that started it; stop it with brood tasks kill %s, then resume", id, t.Status, id))
 		}
 		select {
 		case <-ctx.Done():
