@@ -227,7 +227,15 @@ func (s *Store) Get(ctx context.Context, ref Ref) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, s.wrap("get", ref.Key, err)
 	}
-	return &verifyReader{rc: rc, ref: ref, h: sha256.New(), store: s.url}, nil
+	v := &verifyReader{rc: rc, ref: ref, h: sha256.New(), store: s.url}
+	if ref.Key == contentKey(ref.SHA256) {
+		// Under its content's address no other bytes are ever right: a
+		// corrupt object is removed, so whoever stores that content next
+		// (a submitter's next run: its records check the object is
+		// there) puts it back, instead of every later read failing.
+		v.drop = func() error { return s.b.remove(context.WithoutCancel(ctx), ref.Key) }
+	}
+	return v, nil
 }
 
 // ReadAll returns the whole blob, verified.
@@ -349,6 +357,20 @@ type verifyReader struct {
 	n     int64
 	store string
 	err   error
+	drop  func() error // removes a corrupt object (nil: kept)
+}
+
+// corrupt is the error of a blob that is not the one its ref describes,
+// the object removed where drop says it may be.
+func (v *verifyReader) corrupt(format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	if v.drop == nil {
+		return fmt.Errorf("%w: %w", err, ErrCorrupt)
+	}
+	if rerr := v.drop(); rerr != nil && !errors.Is(rerr, ErrNotFound) {
+		return fmt.Errorf("%w (and it could not be removed: %v; remove %s from the store by hand): %w", err, rerr, v.ref.Key, ErrCorrupt)
+	}
+	return fmt.Errorf("%w: removed from the store, so it is stored again by the next run that has this content: %w", err, ErrCorrupt)
 }
 
 func (v *verifyReader) Read(p []byte) (int, error) {
@@ -359,13 +381,13 @@ func (v *verifyReader) Read(p []byte) (int, error) {
 	v.n += int64(n)
 	v.h.Write(p[:n])
 	if v.n > v.ref.Size {
-		v.err = fmt.Errorf("blobstore: %s in %s is longer than its reference (%d bytes): %w", v.ref.Key, v.store, v.ref.Size, ErrCorrupt)
+		v.err = v.corrupt("blobstore: %s in %s is longer than its reference (%d bytes)", v.ref.Key, v.store, v.ref.Size)
 		return 0, v.err
 	}
 	if err == io.EOF {
 		if got := hex.EncodeToString(v.h.Sum(nil)); v.n != v.ref.Size || got != v.ref.SHA256 {
-			v.err = fmt.Errorf("blobstore: %s in %s was changed or truncated (%d bytes, sha256 %.12s; want %d bytes, sha256 %.12s): %w",
-				v.ref.Key, v.store, v.n, got, v.ref.Size, v.ref.SHA256, ErrCorrupt)
+			v.err = v.corrupt("blobstore: %s in %s was changed or truncated (%d bytes, sha256 %.12s; want %d bytes, sha256 %.12s)",
+				v.ref.Key, v.store, v.n, got, v.ref.Size, v.ref.SHA256)
 			return 0, v.err
 		}
 		v.err = io.EOF

@@ -171,6 +171,13 @@ func TestTamperedBlobIsRefused(t *testing.T) {
 				if got, err := s.ReadAll(ctx, ref); !errors.Is(err, blobstore.ErrCorrupt) {
 					t.Fatalf("%s: ReadAll = %d bytes, %v; want ErrCorrupt", tc.name, len(got), err)
 				}
+				// Under its content's address it is removed, so a
+				// submitter's record of it (packchain: the object's size)
+				// no longer finds it and stores it again.
+				if _, err := s.Size(ctx, ref.Key); !errors.Is(err, blobstore.ErrNotFound) {
+					t.Fatalf("%s: the corrupt object is still in the store: %v", tc.name, err)
+				}
+				fx.tamper(t, ref.Key, tc.data)
 				dst := filepath.Join(t.TempDir(), "out")
 				if err := s.GetFile(ctx, ref, dst); !errors.Is(err, blobstore.ErrCorrupt) {
 					t.Fatalf("%s: GetFile = %v; want ErrCorrupt", tc.name, err)
