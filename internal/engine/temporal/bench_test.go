@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -302,7 +303,9 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			cpu[1], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
 			coldTimes := times.Take()
 			at = cpuNow(srv.Pid())
+			stopProfile := profileWarm(b, latency)
 			warm, warmID := timedRunID(b, fleet, p, in, k)
+			stopProfile()
 			cpu[2], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
 			warmTimes := times.Take()
 			at = cpuNow(srv.Pid())
@@ -338,6 +341,25 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			}
 		}
 	}
+}
+
+// profileWarm starts a CPU profile of this process (the workers and the
+// submitter) into BROOD_BENCH_CPUPROFILE for the warm fleet's run at 300
+// ms (the figure issue 26 measures) and returns what stops it; without
+// the variable, or at another latency, it does nothing.
+func profileWarm(b *testing.B, latency time.Duration) func() {
+	name := os.Getenv("BROOD_BENCH_CPUPROFILE")
+	if name == "" || latency != 300*time.Millisecond {
+		return func() {}
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("BROOD_BENCH_CPUPROFILE: %v (a -cpuprofile of the whole benchmark cannot run with it)", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // dirtyBenchRepo is a committed repository of n files; with dirty, m of
