@@ -201,11 +201,18 @@ func timedRun(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string]a
 	return d
 }
 
-// timedRunID is timedRun, with the run's id.
+// timedRunID is timedRun, with the run's id; BROOD_BENCH_PROGRESS=1 asks
+// for the run's progress as the CLI does.
 func timedRunID(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string]any, k int) (time.Duration, string) {
 	t.Helper()
+	req := engine.RunRequest{Plan: p, Source: "bench.yaml", Inputs: in}
+	if os.Getenv("BROOD_BENCH_PROGRESS") != "" {
+		// As the CLI runs a plan: its progress asked for every Poll (the
+		// Temporal engine's query and description), and dropped here.
+		req.Events = func(workflow.Event) {}
+	}
 	start := time.Now()
-	res, err := eng.Run(t.Context(), engine.RunRequest{Plan: p, Source: "bench.yaml", Inputs: in})
+	res, err := eng.Run(t.Context(), req)
 	if err != nil || res.Status != workflow.RunDone || res.Agents != k {
 		t.Fatalf("run: %v %+v", err, res)
 	}
@@ -235,7 +242,13 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 	if dir == "" {
 		code = nil // the workers' own checkouts
 	}
-	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 250 * time.Millisecond,
+	// The progress's rate: the CLI's, or BROOD_BENCH_POLL's (with
+	// BROOD_BENCH_PROGRESS=1: what asking for it costs).
+	poll, err := time.ParseDuration(os.Getenv("BROOD_BENCH_POLL"))
+	if err != nil {
+		poll = 250 * time.Millisecond
+	}
+	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: poll,
 		Limits: func(string) temporal.CallLimits { return benchRates().limits() }, Code: code})
 }
 
