@@ -259,8 +259,11 @@ func New(cfg Config) (*Dispatcher, error) {
 		})
 	}
 	d := newDispatcher(cfg)
-	if cfg.Lifetime != nil {
-		// Idle warm children end with the session's lifetime.
+	if cfg.Lifetime != nil && d.warm != nil {
+		// Idle warm children end with the session's lifetime. (Without
+		// any, nothing is registered: a fleet worker makes a dispatcher
+		// per call (In), each of which would stay in the lifetime's list
+		// until the worker ends.)
 		context.AfterFunc(cfg.Lifetime, d.Close)
 	}
 	return d, nil

@@ -491,6 +491,10 @@ func (d *Dispatcher) In(workspace string, mount *isolate.Mount) (*Dispatcher, er
 	cfg := d.cfg
 	d.bg.mu.Unlock()
 	cfg.Workspace, cfg.Mount = workspace, mount
+	// The same process, the same place in the tree: d's depth and cap are
+	// already the kernel's answer (New's scan of /proc, or its Factory's),
+	// so a fleet worker does not scan /proc once per call.
+	cfg.Placed = true
 	nd, err := New(cfg)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -200,11 +201,18 @@ func timedRun(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string]a
 	return d
 }
 
-// timedRunID is timedRun, with the run's id.
+// timedRunID is timedRun, with the run's id; BROOD_BENCH_PROGRESS=1 asks
+// for the run's progress as the CLI does.
 func timedRunID(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string]any, k int) (time.Duration, string) {
 	t.Helper()
+	req := engine.RunRequest{Plan: p, Source: "bench.yaml", Inputs: in}
+	if os.Getenv("BROOD_BENCH_PROGRESS") != "" {
+		// As the CLI runs a plan: its progress asked for every Poll (the
+		// Temporal engine's query and description), and dropped here.
+		req.Events = func(workflow.Event) {}
+	}
 	start := time.Now()
-	res, err := eng.Run(t.Context(), engine.RunRequest{Plan: p, Source: "bench.yaml", Inputs: in})
+	res, err := eng.Run(t.Context(), req)
 	if err != nil || res.Status != workflow.RunDone || res.Agents != k {
 		t.Fatalf("run: %v %+v", err, res)
 	}
@@ -234,7 +242,13 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 	if dir == "" {
 		code = nil // the workers' own checkouts
 	}
-	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: 250 * time.Millisecond,
+	// The progress's rate: the CLI's, or BROOD_BENCH_POLL's (with
+	// BROOD_BENCH_PROGRESS=1: what asking for it costs).
+	poll, err := time.ParseDuration(os.Getenv("BROOD_BENCH_POLL"))
+	if err != nil {
+		poll = 250 * time.Millisecond
+	}
+	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: poll,
 		Limits: func(string) temporal.CallLimits { return benchRates().limits() }, Code: code})
 }
 
@@ -302,7 +316,9 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			cpu[1], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
 			coldTimes := times.Take()
 			at = cpuNow(srv.Pid())
+			stopProfile := profileWarm(b, latency)
 			warm, warmID := timedRunID(b, fleet, p, in, k)
+			stopProfile()
 			cpu[2], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
 			warmTimes := times.Take()
 			at = cpuNow(srv.Pid())
@@ -338,6 +354,25 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			}
 		}
 	}
+}
+
+// profileWarm starts a CPU profile of this process (the workers and the
+// submitter) into BROOD_BENCH_CPUPROFILE for the warm fleet's run at 300
+// ms (the figure issue 26 measures) and returns what stops it; without
+// the variable, or at another latency, it does nothing.
+func profileWarm(b *testing.B, latency time.Duration) func() {
+	name := os.Getenv("BROOD_BENCH_CPUPROFILE")
+	if name == "" || latency != 300*time.Millisecond {
+		return func() {}
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("BROOD_BENCH_CPUPROFILE: %v (a -cpuprofile of the whole benchmark cannot run with it)", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // dirtyBenchRepo is a committed repository of n files; with dirty, m of

@@ -21,7 +21,9 @@ import (
 // RespondActivityTaskCompleted"), and the worker's side of each task it
 // polled: from the poll's return to the task's response ("worker:
 // workflow task", "worker: activity task"), matched by task token. Polls
-// themselves are waiting, not work: only the tasks they return are timed.
+// are waiting, not work: they are counted ("poll: PollActivityTaskQueue (a
+// task)" or "(none)", n= is how many the server answered), and only the
+// tasks they return are timed as work.
 type rpcTimes struct {
 	t      *temporal.CallTimes
 	mu     sync.Mutex
@@ -33,11 +35,16 @@ type tokened interface{ GetTaskToken() []byte }
 func (r *rpcTimes) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	name := path.Base(method)
 	if strings.HasPrefix(name, "Poll") {
+		at := time.Now()
 		err := invoker(ctx, method, req, reply, cc, opts...)
 		if tk, ok := reply.(tokened); ok && err == nil && len(tk.GetTaskToken()) > 0 {
 			r.mu.Lock()
 			r.polled[string(tk.GetTaskToken())] = time.Now()
 			r.mu.Unlock()
+			r.t.Add("poll: "+name+" (a task)", time.Since(at))
+		} else {
+			// Counted (n=): each is a request the server answers.
+			r.t.Add("poll: "+name+" (none)", time.Since(at))
 		}
 		return err
 	}
