@@ -191,6 +191,11 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
+	if readErr == nil && want.Observed && res.FilesChanged == nil {
+		// The child left its account to these walks (childrun's
+		// parentWalks): what changed is what they saw.
+		res.FilesChanged = nonNil(want.Changed)
+	}
 	kill := dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started)
 	switch {
 	case readErr != nil && errors.Is(readErr, fs.ErrNotExist):
