@@ -399,7 +399,7 @@ type movedResult struct {
 func (w *Workspace) baseMoved(ctx context.Context, base string) movedResult {
 	// Most often nothing moved: the walk and the stamps of the paths it
 	// lists say so without a second tree.
-	now, same, err := takeSnapshotUnless(ctx, w.repo, filepath.Join(w.state, "finish.index"), w.snap.changed, w.snap.print)
+	now, same, err := takeSnapshotUnless(ctx, w.repo, filepath.Join(w.state, "finish.index"), w.spawnDirty, w.snap.print)
 	if err != nil {
 		return movedResult{err: err}
 	}

@@ -127,11 +127,10 @@ func (r *repo) flock(ctx context.Context, name string, exclusive bool) (func(), 
 // snapshot is the tree of the parent's work tree at spawn time, computed in
 // the background.
 type snapshot struct {
-	done    chan struct{}
-	tree    string
-	changed []string   // the paths the walk found dirty or untracked (set before done)
-	print   *treePrint // what the tree was made of (set before done)
-	err     error
+	done  chan struct{}
+	tree  string
+	print *treePrint // what the tree was made of (set before done)
+	err   error
 }
 
 func (s *snapshot) wait() (string, error) {
@@ -139,45 +138,36 @@ func (s *snapshot) wait() (string, error) {
 	return s.tree, s.err
 }
 
-// startSnapshot lists the untracked ignored entries an overlay must hide
-// (synchronously: they are hidden before the child mounts its copy) and
-// writes, in the background, the current work tree, dirty and untracked
-// files included and ignored ones left out, as a tree object. The list is
-// a walk of the directories alone (readIgnored); the tree's walk, a git
-// status that also stats every tracked file against the index and diffs
-// the index against HEAD (about two thirds of a status on a large tree),
-// runs beside the child's start. The tree is written from a private copy
-// of the repository's index with only the paths status reported brought
-// up to date, so the cost beyond the walks follows the dirty and
-// untracked files, never the repository's size. The user's index is only
-// ever read. The shared apply lock is held from the first walk to the
-// written tree, so a snapshot never sees half of an apply.
-func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) (*snapshot, []string, error) {
+// startSnapshot writes the current work tree, dirty and untracked files
+// included and ignored ones left out, as a tree object. One git status
+// walks the tree (synchronously: its list of ignored entries is what an
+// overlay hides before the child mounts it); the tree is then written in
+// the background from a private copy of the repository's index with only
+// the paths status reported brought up to date, so the cost beyond that
+// one walk follows the dirty and untracked files, never the repository's
+// size. The user's index is only ever read. The shared apply lock is held
+// from the walk to the written tree, so a snapshot never sees half of an
+// apply.
+func (i *Isolator) startSnapshot(ctx context.Context, r *repo, index string) (*snapshot, treeStatus, error) {
 	unlock, err := r.lock(ctx, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, treeStatus{}, err
 	}
-	ignored, err := readIgnored(ctx, r)
+	st, err := readStatus(ctx, r)
 	if err != nil {
 		unlock()
-		return nil, nil, err
+		return nil, treeStatus{}, err
 	}
 	s := &snapshot{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer unlock()
-		st, err := readStatus(ctx, r)
-		if err != nil {
-			s.err = err
-			return
-		}
-		s.changed = st.changed
 		// Stamped before the files are read: a change after the stamp
 		// shows at finish, so the print never hides a move.
 		s.print = printTree(r, st, nil)
 		s.tree, s.err = writeTree(ctx, r, index, st.changed)
 	}()
-	return s, ignored, nil
+	return s, st, nil
 }
 
 // takeSnapshot is startSnapshot in one step; also names more paths to
@@ -209,15 +199,17 @@ func takeSnapshotUnless(ctx context.Context, r *repo, index string, also []strin
 }
 
 // treeStatus is one walk of the parent's tree by git status: the paths
-// that differ from the index or HEAD (tracked, deleted and untracked ones).
+// that differ from the index or HEAD (tracked, deleted and untracked ones)
+// and the untracked ignored entries, a wholly ignored directory as one.
 type treeStatus struct {
 	changed []string
+	ignored []string
 	records string // statusRecords: what the walk said of the tree
 }
 
 func readStatus(ctx context.Context, r *repo) (treeStatus, error) {
 	out, err := r.git(ctx, nil, "-c", "core.fsmonitor=false", "status", "--porcelain=v1", "-z",
-		"--untracked-files=all", "--no-renames", "--ignore-submodules=dirty")
+		"--untracked-files=all", "--ignored=matching", "--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		return treeStatus{}, fmt.Errorf("isolate: snapshot: %w", err)
 	}
@@ -234,7 +226,9 @@ func readStatus(ctx context.Context, r *repo) (treeStatus, error) {
 		if p == "" || p == ".git" || strings.HasPrefix(p, ".git/") {
 			continue
 		}
-		if code != "!!" {
+		if code == "!!" {
+			st.ignored = append(st.ignored, p)
+		} else {
 			st.changed = append(st.changed, p)
 		}
 	}

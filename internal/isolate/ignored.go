@@ -1,12 +1,10 @@
 package isolate
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -157,38 +155,4 @@ func (w *Workspace) fixUpperDirs(made []string) {
 		_ = unix.Chmod(up, st.Mode&0o7777)
 		_ = unix.UtimesNanoAt(unix.AT_FDCWD, up, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
 	}
-}
-
-// readIgnored lists the untracked ignored entries of the work tree, a
-// wholly ignored directory as one (node_modules/: its files are never
-// walked), as `git status --ignored=matching` would: by a walk of the
-// directories alone (ls-files), without the status's stat of every
-// tracked file and its diff of the index against HEAD, which the spawn
-// snapshot does beside the child's start. ls-files --directory also names
-// each untracked directory that holds only ignored entries (logs/ beside
-// logs/a.log); such a directory is left out when an entry beneath it is
-// listed, so the listing is status's (TestReadIgnoredIsStatus), and a
-// directory listed with nothing beneath it is hidden whole.
-func readIgnored(ctx context.Context, r *repo) ([]string, error) {
-	out, err := r.git(ctx, nil, "-c", "core.fsmonitor=false", "ls-files", "-z", "--others", "--ignored",
-		"--exclude-standard", "--directory")
-	if err != nil {
-		return nil, fmt.Errorf("isolate: list ignored files: %w", err)
-	}
-	var recs []string
-	for _, p := range strings.Split(out, "\x00") {
-		if p != "" && p != ".git/" && !strings.HasPrefix(p, ".git/") {
-			recs = append(recs, p)
-		}
-	}
-	// In byte order, the entries beneath dir/ follow dir/ at once.
-	slices.Sort(recs)
-	var ignored []string
-	for i, p := range recs {
-		if strings.HasSuffix(p, "/") && i+1 < len(recs) && strings.HasPrefix(recs[i+1], p) {
-			continue
-		}
-		ignored = append(ignored, strings.TrimSuffix(p, "/"))
-	}
-	return ignored, nil
 }

@@ -190,8 +190,11 @@ type Workspace struct {
 	upper    string
 	work     string
 	snap     *snapshot
-	xattr    bool // mount with userxattr
-	kept     bool
+	// spawnDirty are the paths the spawn snapshot took from the work tree
+	// rather than the index: base-moved detection reads them again.
+	spawnDirty []string
+	xattr      bool // mount with userxattr
+	kept       bool
 
 	allowConfig bool
 	programs    []string // held back like configuration (Options.Programs)
@@ -274,12 +277,12 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
 	// The snapshot's walk of the tree runs while the probe may still run.
-	snap, ignored, err := i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
+	snap, st, err := i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
 	if err != nil {
 		w.Cleanup(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	w.snap = snap
+	w.snap, w.spawnDirty = snap, st.changed
 	sup := i.Support()
 	w.xattr = sup.UserXattr
 	useOverlay := sup.Overlay && !opts.ForceWorktree
@@ -299,7 +302,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 		if opts.BroodDir != "" {
 			w.broodDir = resolvePath(opts.BroodDir)
 		}
-		if _, err := w.hideIgnored(append([]string{stateDir}, opts.Keep...), ignored); err != nil {
+		if _, err := w.hideIgnored(append([]string{stateDir}, opts.Keep...), st.ignored); err != nil {
 			w.Cleanup(context.WithoutCancel(ctx))
 			return nil, err
 		}
@@ -318,7 +321,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	}
 	// The real tree stays beside the copy: its ignored entries are hidden
 	// from the child by its sandbox instead of by whiteouts.
-	w.Hidden = w.listHidden(append([]string{stateDir}, opts.Keep...), ignored)
+	w.Hidden = w.listHidden(append([]string{stateDir}, opts.Keep...), st.ignored)
 	return w, nil
 }
 

@@ -196,14 +196,14 @@ func TestBaseMovedWithoutSecondTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		snap, _, err := (&Isolator{}).startSnapshot(context.Background(), r, filepath.Join(t.TempDir(), "spawn.index"))
+		snap, st, err := (&Isolator{}).startSnapshot(context.Background(), r, filepath.Join(t.TempDir(), "spawn.index"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := snap.wait(); err != nil {
 			t.Fatal(err)
 		}
-		return dir, r, snap, snap.changed
+		return dir, r, snap, st.changed
 	}
 	for _, tt := range []struct {
 		name     string
@@ -241,12 +241,12 @@ func TestBaseMovedWithoutSecondTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		snap, _, err := (&Isolator{}).startSnapshot(context.Background(), r, filepath.Join(t.TempDir(), "spawn.index"))
+		snap, st, err := (&Isolator{}).startSnapshot(context.Background(), r, filepath.Join(t.TempDir(), "spawn.index"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		snap.wait()
-		if _, same, err := takeSnapshotUnless(context.Background(), r, filepath.Join(t.TempDir(), "f.index"), snap.changed, snap.print); err != nil || same {
+		if _, same, err := takeSnapshotUnless(context.Background(), r, filepath.Join(t.TempDir(), "f.index"), st.changed, snap.print); err != nil || same {
 			t.Errorf("a fresh file's stamp was trusted: same=%v %v", same, err)
 		}
 	})
