@@ -185,13 +185,19 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	// workspace so that a resume isolates afresh from the real tree.
 	workspace := cmp.Or(env.IsolationDir, env.Workspace)
 	var before *dispatch.TreeState
-	if !env.ReadOnly && env.IsolationDir == "" {
+	inPlace := !env.ReadOnly && env.IsolationDir == ""
+	leftToParent := inPlace && parentWalks(dir)
+	if inPlace && !leftToParent {
 		// A read-only child changes nothing by construction (and the parent
 		// checks where the kernel can't): no need to diff its tree. Nor does
 		// an isolated one: its parent takes what it changed from its patch
 		// (the truth: an overlay's view follows the parent's tree), and a
-		// status walk through an overlay costs about twice a plain one.
-		before = treeBefore(ctx, dir, workspace)
+		// status walk through an overlay costs about twice a plain one. Nor
+		// an in-place writer whose parent walked the tree before it
+		// (tree-before.json): that parent walks it again after it, and its
+		// two walks, not this child's claim, are what it judges and
+		// records (files_changed is left null for it to fill).
+		before, _ = dispatch.SnapshotTree(ctx, workspace)
 	}
 	spawntrace.Mark(ctx, "child snapshot")
 
@@ -437,10 +443,13 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		evidence = evidence[len(evidence)-20:]
 	}
 	res.Evidence = evidence
-	if before != nil {
+	switch {
+	case before != nil:
 		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), workspace); err == nil {
 			res.FilesChanged = nonNil(dispatch.Changed(before, after))
 		}
+	case leftToParent:
+		res.FilesChanged = nil // its parent's walks tell (parentWalks)
 	}
 	res.Confidence = confidence(outcome.Text)
 	res.Finished = time.Now().UTC()
@@ -455,18 +464,17 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 
 var errFixLimit = errors.New("the fix-attempt limit was exceeded")
 
-// treeBefore is the tree as the parent found it just before this child
-// started (tree-before.json, which an in-place writer's parent leaves in
-// the task directory), or, where there is none, the child's own walk of
-// it. Only the child's own account of its changes rests on it: the parent
-// judges by its own walks.
-func treeBefore(ctx context.Context, dir, workspace string) *dispatch.TreeState {
+// parentWalks reports whether this child's parent walked the tree just
+// before it started (tree-before.json, which an in-place writer's parent
+// leaves in the task directory only when its walk succeeded): the parent
+// then walks it again after the child and fills files_changed from its
+// own two walks, so this child's own walk after its work (a git status of
+// the whole tree, on the critical path between its last turn and its
+// parent's verdict) would add nothing the verdict rests on.
+func parentWalks(dir string) bool {
 	var st dispatch.TreeState
-	if b, err := os.ReadFile(filepath.Join(dir, dispatch.TreeBeforeFile)); err == nil && json.Unmarshal(b, &st) == nil && st.Files != nil {
-		return &st
-	}
-	st2, _ := dispatch.SnapshotTree(ctx, workspace)
-	return st2
+	b, err := os.ReadFile(filepath.Join(dir, dispatch.TreeBeforeFile))
+	return err == nil && json.Unmarshal(b, &st) == nil && st.Files != nil
 }
 
 // trackGroups keeps groups.json listing the Bash process groups that are

@@ -9,45 +9,37 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
-// TestTreeBefore: an in-place writer takes the tree as its parent found it
-// from tree-before.json and walks the tree itself only where there is none
-// (or it does not parse).
-func TestTreeBefore(t *testing.T) {
-	handed := &dispatch.TreeState{Git: true, Files: map[string]string{"pre.txt": "??:abc"}}
-	data, err := json.Marshal(handed)
+// TestParentWalks: an in-place writer leaves its account of what it
+// changed to its parent only when the parent handed down the tree as it
+// found it (tree-before.json: its walk succeeded, and it walks again after
+// the child); with none, or one that does not parse, the child walks the
+// tree itself before and after its work.
+func TestParentWalks(t *testing.T) {
+	handed, err := json.Marshal(&dispatch.TreeState{Git: true, Files: map[string]string{"pre.txt": "??:abc"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name   string
-		file   []byte // tree-before.json, nil for none
-		want   string // a path the state must name
-		handed bool
+		name string
+		file []byte // tree-before.json, nil for none
+		want bool
 	}{
-		{"handed down", data, "pre.txt", true},
-		{"none: walks", nil, "walked.txt", false},
-		{"corrupt: walks", []byte("{"), "walked.txt", false},
+		{"handed down", handed, true},
+		{"handed down, clean tree", []byte(`{"Git":true,"Files":{}}`), true},
+		{"none", nil, false},
+		{"corrupt", []byte("{"), false},
+		{"no files", []byte(`{"Git":true}`), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir, work := t.TempDir(), t.TempDir() // work: no git repository, so the walk lists every file
-			if err := os.WriteFile(filepath.Join(work, "walked.txt"), []byte("x"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			dir := t.TempDir()
 			if c.file != nil {
 				if err := os.WriteFile(filepath.Join(dir, dispatch.TreeBeforeFile), c.file, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			st := treeBefore(t.Context(), dir, work)
-			if st == nil {
-				t.Fatal("no state")
-			}
-			if _, ok := st.Files[c.want]; !ok {
-				t.Errorf("state %v does not name %s", st.Files, c.want)
-			}
-			if _, walked := st.Files["walked.txt"]; walked == c.handed {
-				t.Errorf("walked the tree: %v, want %v", walked, !c.handed)
+			if got := parentWalks(dir); got != c.want {
+				t.Errorf("parentWalks = %v, want %v", got, c.want)
 			}
 		})
 	}

@@ -78,7 +78,12 @@ type Verdict struct {
 	KilledBy string `json:"killed_by,omitempty"` // lifeguard | timeout | cancel | user | signal
 	// ResultSHA256 is the hash of result.json as judged: a later rewrite
 	// (by a leftover process) shows as a rejection, not as the result.
-	ResultSHA256 string      `json:"result_sha256,omitempty"`
+	ResultSHA256 string `json:"result_sha256,omitempty"`
+	// FilesChanged is the parent's own account of what an accepted child
+	// changed, where it is not the child's claim: an in-place writer's
+	// (the parent's walks before and after it) or an isolated one's (its
+	// patch). A later reading of the task shows it as files_changed.
+	FilesChanged []string    `json:"files_changed,omitempty"`
 	Usage        model.Usage `json:"usage"` // the run's tokens, descendants included
 	Decided      time.Time   `json:"decided"`
 }

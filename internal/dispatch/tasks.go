@@ -283,6 +283,9 @@ func (t *Task) judgeVerdict(v *Verdict) {
 	if v.Error != "" && t.Note == "" {
 		t.Note = v.Error
 	}
+	if v.Accepted && v.FilesChanged != nil && t.Result != nil {
+		t.Result.FilesChanged = v.FilesChanged
+	}
 	if v.ResultSHA256 != "" && v.ResultSHA256 != t.ResultHash() {
 		t.Trust = TrustRejected
 		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + "result.json changed after its parent judged it: not the result it accepted"

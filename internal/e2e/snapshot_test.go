@@ -87,8 +87,8 @@ func childWaiting(root, id, mode string) bool {
 // TestInPlaceWriterTakesItsParentsSnapshot: an in-place writer's parent
 // hands the tree as it found it (a file already dirty) down to the child,
 // which measures its own account from it instead of walking the tree a
-// second time; the account names only the child's change, and the
-// parent's own walks agree with it.
+// second time: it walks it not at all, and leaves the account of what it
+// changed (only its own change) to its parent's two walks.
 func TestInPlaceWriterTakesItsParentsSnapshot(t *testing.T) {
 	p := newProject(t, map[string]string{"c.txt": "c\n"})
 	testbrood.WriteFile(t, filepath.Join(p.Root, "pre.txt"), "dirty before the child\n")
@@ -116,6 +116,17 @@ agents:
 		t.Errorf("tree-before.json = %v, want the tree with pre.txt dirty and made.txt not yet made", before.Files)
 	}
 	if r := tasks[0].Result; r == nil || strings.Join(r.FilesChanged, ",") != "made.txt" {
-		t.Errorf("the child's account: %+v, want made.txt only", r)
+		t.Errorf("the task's account: %+v, want made.txt only", r)
+	}
+	// The child walked the tree neither before nor after its work: its
+	// account is its parent's two walks, recorded in the verdict.
+	var claim struct {
+		Files *[]string `json:"files_changed"`
+	}
+	if err := tasks[0].Files().ReadJSON(dispatch.ResultFile, &claim); err != nil || claim.Files != nil {
+		t.Errorf("the child's result.json claims files of its own: %v (%v)", claim.Files, err)
+	}
+	if v := tasks[0].Verdict; v == nil || strings.Join(v.FilesChanged, ",") != "made.txt" {
+		t.Errorf("the verdict: %+v, want the parent's account made.txt", v)
 	}
 }

@@ -203,6 +203,12 @@ func (a *attempt) Land(ctx context.Context) {
 	}
 	res.Config = s.cfg.settle(s.ws)
 	a.v.Config = res.Config
+	if a.v.Accepted && (a.want.Observed || s.ws != nil) {
+		// The parent's own account of what changed (its walks, or the
+		// patch), which result.json may not hold: said again when the
+		// task is read later.
+		a.v.FilesChanged = nonNil(res.FilesChanged)
+	}
 	a.failures = a.v.Reasons
 	a.concerns = d.guardrails(j, res, &a.v, a.want)
 	d.mu.Lock()

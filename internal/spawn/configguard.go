@@ -39,6 +39,30 @@ type configGuard struct {
 	git    *trust.ConfigState     // the repository's git configuration (gitConfigState)
 	progs  *trust.ConfigState     // the files trusted hooks and MCP servers run (programguard.go)
 	err    error
+	// nested is the walk for nested repositories after the child
+	// (prefetchNested), begun beside the parent's own after-walk.
+	nested chan nestedTops
+}
+
+// nestedTops is one answer of trust.NestedGitTops.
+type nestedTops struct {
+	tops []string
+	err  error
+}
+
+// prefetchNested begins, once the child has exited, the walk of the tree
+// for nested repositories that undoGit needs, so that it runs beside the
+// parent's after-walk instead of after it. It only reads the tree.
+func (g *configGuard) prefetchNested() {
+	if g == nil || g.git == nil || g.nested != nil {
+		return
+	}
+	g.nested = make(chan nestedTops, 1)
+	root := g.git.Root()
+	go func() {
+		tops, err := trust.NestedGitTops(root)
+		g.nested <- nestedTops{tops, err}
+	}()
 }
 
 func (d *Dispatcher) newConfigGuard() *configGuard {
@@ -205,7 +229,14 @@ func gitConfigState(root string) (*trust.ConfigState, error) {
 // left of such a repository (HEAD, objects, refs) runs nothing.
 func (g *configGuard) undoGit() []string {
 	var added []string
-	nested, err := trust.NestedGitTops(g.git.Root())
+	var nested []string
+	var err error
+	if g.nested != nil {
+		n := <-g.nested
+		nested, err, g.nested = n.tops, n.err, nil
+	} else {
+		nested, err = trust.NestedGitTops(g.git.Root())
+	}
 	if err == nil {
 		added = g.git.Widen(nested)
 	}

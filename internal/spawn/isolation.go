@@ -267,12 +267,23 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	}
 	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
 	spawntrace.Mark(ctx, "isolate")
-	if snap != nil {
-		s.before = <-snap
-		s.handDown(env)
+	if snap == nil {
+		s.cfg.watch(env.ReadOnly, s.ws)
+		return err
 	}
+	// The configuration guard's snapshot (a walk of the tree for nested
+	// repositories' git configuration, among others) is taken beside the
+	// tree's walk, once configure made what it holds: both are done before
+	// the child starts, and neither reads what the other writes.
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.cfg.watch(env.ReadOnly, s.ws)
+	}()
+	s.before = <-snap
+	s.handDown(env)
+	<-watched
 	spawntrace.Mark(ctx, "snapshot")
-	s.cfg.watch(env.ReadOnly, s.ws)
 	return err
 }
 

@@ -184,6 +184,7 @@ func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispa
 func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Output) (*dispatch.Result, dispatch.Verdict, dispatch.Expect) {
 	env, id := j.env, j.env.TaskID
 	want := dispatch.Expect{TaskID: id, Agent: j.name, ReadOnly: env.ReadOnly}
+	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
 	if s.before != nil {
 		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
 			want.Changed, want.Observed = dispatch.Changed(s.before, after), true
@@ -191,6 +192,11 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
+	if readErr == nil && want.Observed && res.FilesChanged == nil {
+		// The child left its account to these walks (childrun's
+		// parentWalks): what changed is what they saw.
+		res.FilesChanged = nonNil(want.Changed)
+	}
 	kill := dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started)
 	switch {
 	case readErr != nil && errors.Is(readErr, fs.ErrNotExist):
