@@ -117,7 +117,12 @@ type Counts struct {
 	Cancelled int `json:"cancelled,omitempty"`
 	// NotApplied are writers whose change did not land in the tree.
 	NotApplied int `json:"not_applied,omitempty"`
-	Queued     int `json:"queued"`
+	// Landing are fleet writers that finished with a change which is in
+	// the run's tree, not yet in the submitter's (it lands when the run
+	// ends): not Done until it does, as a local writer is not done
+	// before its change applies.
+	Landing int `json:"landing,omitempty"`
+	Queued  int `json:"queued"`
 }
 
 // Event is progress: one phase's counts after a change.

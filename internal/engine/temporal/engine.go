@@ -229,6 +229,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
 	e.settle(ctx, out.Input, out.Result)
+	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
 
@@ -292,7 +293,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 		return
 	}
 	for _, ev := range p.Events {
-		if old, ok := seen[ev.Phase]; ok && old == ev {
+		if old, ok := seen[ev.Phase]; ok && old == ev || landingEnd(ev) {
 			continue
 		}
 		seen[ev.Phase] = ev
@@ -336,6 +337,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 			return nil, nil, err
 		}
 		e.settle(ctx, out.Input, out.Result)
+		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
 	var out RunOutput
