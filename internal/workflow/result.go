@@ -125,7 +125,9 @@ type Counts struct {
 	Queued  int `json:"queued"`
 }
 
-// Event is progress: one phase's counts after a change.
+// Event is progress: one phase's counts after a change; with no Phase,
+// the run's own state (a fleet run no worker has taken: its Status says
+// why it is queued).
 type Event struct {
 	RunID  string `json:"run_id"`
 	Phase  string `json:"phase"`

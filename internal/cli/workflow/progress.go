@@ -35,6 +35,11 @@ func (p *progress) event(e wf.Event) {
 		return
 	}
 	p.last[e.Phase] = now
+	if e.Phase == "" {
+		// The run's own state: no worker has taken it, or none answers.
+		fmt.Fprintf(p.w, "  the run is %s\n", e.Status)
+		return
+	}
 	fmt.Fprintf(p.w, "  phase %s (%s) %s: %s\n", e.Phase, e.Shape, e.Status, counts(e.Counts))
 }
 

@@ -275,16 +275,24 @@ func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, eve
 
 // progress asks a run for its progress and passes on what changed.
 func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string]wf.Event, events func(wf.Event)) {
+	if !heard(seen) && e.runWaits(ctx, id, runID, seen, events) {
+		// No worker has taken the run: none would answer the query.
+		return
+	}
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	v, err := e.cfg.Client.QueryWorkflow(qctx, id, runID, ProgressQuery)
 	if err != nil {
+		// No worker answered (every one may be gone): what the run
+		// waits for, from its description.
+		e.runWaits(ctx, id, runID, seen, events)
 		return
 	}
 	var p Progress
 	if v.Get(&p) != nil {
 		return
 	}
+	delete(seen, "") // a worker answers: a later wait is said again
 	// The query may have taken most of qctx (a worker answers it): the
 	// description has time of its own.
 	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
