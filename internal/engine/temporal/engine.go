@@ -60,7 +60,17 @@ type Config struct {
 }
 
 // Engine is the Temporal engine as a submitter sees it.
-type Engine struct{ cfg Config }
+type Engine struct {
+	cfg Config
+	// callStatus is told a single call's status as it changes while its
+	// submitter waits (SetCallStatus; nil: nobody).
+	callStatus func(taskID, status string)
+}
+
+// SetCallStatus has Call tell f its call's status whenever it changes
+// while the call waits for a worker or runs (queued, with why; running
+// on a worker), so a submitter is never silent while no worker answers.
+func (e *Engine) SetCallStatus(f func(taskID, status string)) { e.callStatus = f }
 
 var _ engine.Engine = (*Engine)(nil)
 
@@ -140,7 +150,11 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
 	}
 	var out CallOutput
-	if err := e.await(ctx, run, &out, nil); err != nil {
+	var events func(wf.Event)
+	if e.callStatus != nil {
+		events = func(ev wf.Event) { e.callStatus(taskID, ev.Status) }
+	}
+	if err := e.await(ctx, run, &out, events); err != nil {
 		return nil, err
 	}
 	r := out.Result
@@ -275,6 +289,10 @@ func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, eve
 
 // progress asks a run for its progress and passes on what changed.
 func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string]wf.Event, events func(wf.Event)) {
+	if strings.HasPrefix(id, callWorkflowID("")) {
+		e.callProgress(ctx, id, runID, seen, events)
+		return
+	}
 	if !heard(seen) && e.runWaits(ctx, id, runID, seen, events) {
 		// No worker has taken the run: none would answer the query.
 		return

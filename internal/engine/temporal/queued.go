@@ -202,3 +202,28 @@ func (e *Engine) runWaits(ctx context.Context, id, runID string, seen map[string
 	}
 	return true
 }
+
+// callProgress passes on a single call's status when it changes, as the
+// run's own event: queued (with why) until a worker takes it, then
+// running on that worker (a call's workflow has no progress query).
+func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[string]wf.Event, events func(wf.Event)) {
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return
+	}
+	st := e.liveStatus(dctx, d, &queueWord{e: e})
+	if st == wf.RunRunning {
+		for _, a := range d.GetPendingActivities() {
+			if w := a.GetLastWorkerIdentity(); a.GetActivityType().GetName() == CallActivityName && w != "" {
+				st += " on worker " + w
+			}
+		}
+	}
+	ev := wf.Event{RunID: id, Status: st}
+	if old, ok := seen[""]; !ok || old != ev {
+		seen[""] = ev
+		events(ev)
+	}
+}
