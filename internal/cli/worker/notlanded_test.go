@@ -77,9 +77,19 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	}
 	// Its status is not done (as brood subagent's of a local writer whose
 	// change does not apply), and the wait said who ran it.
-	var res struct{ Status, Patch string }
+	var res struct {
+		TaskID        string `json:"task_id"`
+		Status, Patch string
+	}
 	if err := json.Unmarshal([]byte(r.out), &res); err != nil || res.Status != "not-applied" || res.Patch != "not-applied" {
 		t.Errorf("--json: status %q, patch %q (%v); want not-applied, not-applied", res.Status, res.Patch, err)
+	}
+	// So do the listings of this repository.
+	if code, out, errs := sub.Brood(ctx, nil, append([]string{"tasks", "show", res.TaskID}, fleet...)...); code != 0 || !strings.Contains(out, "status   not-applied") {
+		t.Errorf("tasks show %s: exit %d; want status not-applied\n%s\n%s", res.TaskID, code, out, errs)
+	}
+	if code, out, errs := sub.Brood(ctx, nil, append([]string{"tasks"}, fleet...)...); code != 0 || !strings.Contains(out, " not-applied ") {
+		t.Errorf("tasks: exit %d; want the call not-applied\n%s\n%s", code, out, errs)
 	}
 	if !strings.Contains(r.errs, " running on worker ") {
 		t.Errorf("the submitter never said its call was running on a worker:\n%s", r.errs)

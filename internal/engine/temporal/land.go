@@ -318,3 +318,11 @@ func settledEvents(res *wf.Result, events func(wf.Event)) {
 		events(wf.Event{RunID: res.RunID, Phase: ph.ID, Shape: ph.Shape, Status: ph.Status, Counts: ph.Counts()})
 	}
 }
+
+// callKept: this repository's landing of a call's change (its workflow
+// run's) did not apply it and kept the patch, so the call, done on the
+// fleet, is not-applied here, as its submitter said when it ended.
+func (e *Engine) callKept(ctx context.Context, taskID, runID string) bool {
+	rec, err := e.readLanded(ctx, callKey(taskID, runID))
+	return err == nil && rec != nil && rec.Kept != "" && rec.Done == ""
+}
