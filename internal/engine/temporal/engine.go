@@ -275,6 +275,11 @@ func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, eve
 			if events != nil {
 				e.progress(ctx, run.GetID(), run.GetRunID(), seen, events)
 			}
+			if cancelled {
+				if why := e.nobodyEnds(bg, run.GetID(), run.GetRunID()); why != "" {
+					return errors.New(why)
+				}
+			}
 		case <-ctx.Done():
 			if !cancelled {
 				cancelled = true

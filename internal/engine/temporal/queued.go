@@ -227,3 +227,27 @@ func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[st
 		events(ev)
 	}
 }
+
+// nobodyEnds is why a cancelled workflow's submitter stops waiting for its
+// end: no worker polls its task queue to take the step that ends it (a
+// run no worker ever took, or whose workers are all gone), so the wait
+// would never end. "" while a worker may end it.
+func (e *Engine) nobodyEnds(ctx context.Context, id, runID string) string {
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || !stepWaits(d) {
+		return ""
+	}
+	st := e.liveStatus(dctx, d, &queueWord{e: e})
+	if !strings.Contains(st, "no worker is polling") {
+		return ""
+	}
+	follow := "brood workflow show " + id
+	if task, ok := strings.CutPrefix(id, callWorkflowID("")); ok {
+		follow = "brood tasks show " + task
+	}
+	_, why, _ := strings.Cut(strings.TrimSuffix(st, ")"), "(")
+	return "workflow " + id + " was asked to cancel, but " + why + " to end it: it ends when a worker takes it (" + follow +
+		" follows it), or at once with temporal workflow terminate --workflow-id " + id
+}

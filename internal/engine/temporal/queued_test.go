@@ -232,3 +232,33 @@ func TestAStoppedWorkerRunsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelWithNoWorkerReturns: a submitter cancelled (Ctrl-C) while no
+// worker polls its run's queue stops waiting for an end no worker would
+// bring, saying so, instead of hanging.
+func TestCancelWithNoWorkerReturns(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	eng := newEngine(c, q)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ids := make(chan string, 1)
+	ended := make(chan error, 1)
+	plan := enginetest.Plan(t, "name: q\nphases:\n  - id: p\n    parallel:\n      - {agent: explore, prompt: \"wait forever\"}\n")
+	go func() {
+		_, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml", Started: func(id string) { ids <- id }})
+		ended <- err
+	}()
+	id := <-ids
+	defer func() { _ = c.TerminateWorkflow(context.Background(), id, "", "the test ends") }()
+	cancel()
+	select {
+	case err := <-ended:
+		if err == nil || !strings.Contains(err.Error(), "no worker is polling task queue "+q+" to end it") {
+			t.Errorf("the cancelled run returned %v; want that no worker polls its queue to end it", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the cancelled submitter still waits for an end no worker brings")
+	}
+}
