@@ -326,6 +326,8 @@ func (x *executor) queue(ph *Phase, k int) {
 
 func bump(n *Counts, rec *CallRecord) {
 	switch {
+	case rec.Output != nil && len(rec.Code) > 0:
+		n.Landing++
 	case rec.Output != nil:
 		n.Done++
 	case rec.Status == CallSkipped:
@@ -337,6 +339,19 @@ func bump(n *Counts, rec *CallRecord) {
 	default:
 		n.Failed++
 	}
+}
+
+// Counts are a finished phase's calls by state, from its records: what
+// the last progress of the phase says once the run's changes are landed
+// (a fleet run's writers are done or not-applied by then).
+func (ph *PhaseResult) Counts() Counts {
+	var n Counts
+	for i := range ph.Calls {
+		c := ph.Calls[i]
+		c.Code = nil
+		bump(&n, &c)
+	}
+	return n
 }
 
 // spec is the call.Spec of a plan call.

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -34,6 +35,7 @@ func (r *Result) NotLanded(why string) int {
 			continue
 		}
 		n += len(lost)
+		r.withdraw(ph, lost)
 		ph.Reason = joinNonEmpty(ph.Reason, fmt.Sprintf("the change of %s was not applied to your tree", strings.Join(lost, ", ")))
 		ok := 0
 		for _, c := range ph.Calls {
@@ -52,6 +54,43 @@ func (r *Result) NotLanded(why string) int {
 		r.judge()
 	}
 	return n
+}
+
+// withdraw takes the outputs of a phase's lost calls (keys) out of the
+// phase's output and the run's outputs, as the local executor never puts
+// a not-applied call's there: a parallel phase's entry (and its named
+// task's), an each phase's item (its chain broke at that stage). The
+// aggregates of until_quiet and votes are kept: no item of them is one
+// call's.
+func (r *Result) withdraw(ph *PhaseResult, lost []string) {
+	list, _ := ph.Output.([]any)
+	for _, key := range lost {
+		rest, ok := strings.CutPrefix(key, ph.ID+"/")
+		if !ok {
+			continue
+		}
+		switch ph.Shape {
+		case "parallel":
+			for j, c := range ph.Calls {
+				if c.Key == key && j < len(list) {
+					list[j] = nil
+				}
+			}
+			if _, named := r.Outputs[rest]; named && rest != ph.ID {
+				if _, err := strconv.Atoi(rest); err != nil {
+					r.Outputs[rest] = nil
+				}
+			}
+		case "each":
+			item, _, _ := strings.Cut(rest, "/")
+			if i, err := strconv.Atoi(item); err == nil && i >= 0 && i < len(list) {
+				list[i] = nil
+			}
+		}
+	}
+	if _, ok := r.Outputs[ph.ID]; ok && list != nil {
+		r.Outputs[ph.ID] = list
+	}
 }
 
 // judge sets the run's status from its phases as the executor does

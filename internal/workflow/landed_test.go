@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -64,6 +65,42 @@ func TestNotLandedSaysTheWorkIsNotInTheTree(t *testing.T) {
 						t.Errorf("call %s: %s, output %v, error %q; want not-applied, null, naming its task", c.Key, c.Status, c.Output, c.Error)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestNotLandedWithdrawsTheOutputs: a not-applied call's output is in
+// neither its phase's output nor the run's outputs, as on the local
+// engine, whose not-applied call never yields one: a parallel phase's
+// entry and its named task's, an each phase's item; the others stand.
+func TestNotLandedWithdrawsTheOutputs(t *testing.T) {
+	lost := func(key string) CallRecord {
+		return CallRecord{Key: key, TaskID: "T", Status: CallDone, Output: "wrote", Landed: "in the run's tree"}
+	}
+	kept := func(key string) CallRecord { return CallRecord{Key: key, Status: CallDone, Output: "read"} }
+	cases := []struct {
+		name string
+		ph   PhaseResult
+		outs map[string]any
+		want map[string]any
+	}{
+		{"parallel, one writer", PhaseResult{ID: "write", Shape: "parallel", Status: PhaseDone, Output: []any{"wrote"}, Calls: []CallRecord{lost("write/0")}},
+			map[string]any{"write": []any{"wrote"}}, map[string]any{"write": []any{nil}}},
+		{"parallel, a named writer beside a reader", PhaseResult{ID: "p", Shape: "parallel", Status: PhaseDone, Output: []any{"read", "wrote"}, Calls: []CallRecord{kept("p/r"), lost("p/w")}},
+			map[string]any{"p": []any{"read", "wrote"}, "r": "read", "w": "wrote"}, map[string]any{"p": []any{"read", nil}, "r": "read", "w": nil}},
+		{"each, the second item's stage", PhaseResult{ID: "e", Shape: "each", Status: PhaseDone, Output: []any{"read", "wrote"}, Calls: []CallRecord{kept("e/0/0"), lost("e/1/0")}},
+			map[string]any{"e": []any{"read", "wrote"}}, map[string]any{"e": []any{"read", nil}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Result{Status: RunDone, Outputs: tc.outs, Phases: []PhaseResult{tc.ph}}
+			r.NotLanded("a conflict")
+			if !reflect.DeepEqual(r.Outputs, tc.want) {
+				t.Errorf("outputs %#v; want %#v", r.Outputs, tc.want)
+			}
+			if !reflect.DeepEqual(r.Phases[0].Output, tc.want[tc.ph.ID]) {
+				t.Errorf("phase output %#v; want %#v", r.Phases[0].Output, tc.want[tc.ph.ID])
 			}
 		})
 	}

@@ -117,10 +117,17 @@ type Counts struct {
 	Cancelled int `json:"cancelled,omitempty"`
 	// NotApplied are writers whose change did not land in the tree.
 	NotApplied int `json:"not_applied,omitempty"`
-	Queued     int `json:"queued"`
+	// Landing are fleet writers that finished with a change which is in
+	// the run's tree, not yet in the submitter's (it lands when the run
+	// ends): not Done until it does, as a local writer is not done
+	// before its change applies.
+	Landing int `json:"landing,omitempty"`
+	Queued  int `json:"queued"`
 }
 
-// Event is progress: one phase's counts after a change.
+// Event is progress: one phase's counts after a change; with no Phase,
+// the run's own state (a fleet run no worker has taken: its Status says
+// why it is queued).
 type Event struct {
 	RunID  string `json:"run_id"`
 	Phase  string `json:"phase"`

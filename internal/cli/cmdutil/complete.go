@@ -33,9 +33,19 @@ func (f *Factory) ResolveTaskID(id string) (string, error) {
 	ids := f.TaskIDs()
 	got, err := ResolveID("task", id, ids)
 	if err != nil && !strings.Contains(err.Error(), " is ambiguous ") {
-		return "", fmt.Errorf("no task %s under %s (brood tasks --all lists them)", id, dispatch.Root(f.ProjectRoot))
+		return "", fmt.Errorf("no task %s under %s (%s)", strings.TrimSpace(id), dispatch.Root(f.ProjectRoot), f.LocalTasksHint())
 	}
 	return got, err
+}
+
+// LocalTasksHint says where this project's task ids are listed, true of
+// this project: `brood tasks --all` lists them, when it has any. It says
+// nothing of the fleet's, which are not kept here.
+func (f *Factory) LocalTasksHint() string {
+	if len(f.TaskIDs()) == 0 {
+		return "this project has no tasks"
+	}
+	return "brood tasks --all lists this project's"
 }
 
 // SessionIDs lists the project's root sessions, oldest first.

@@ -96,6 +96,12 @@ func (fl FleetFlags) Configured(f *Factory) bool {
 	return fl.Address != "" || f.Settings.Temporal.Address != ""
 }
 
+// Where names the fleet a lookup asked: its task queue and frontend.
+func (fl FleetFlags) Where(f *Factory) string {
+	t := f.Settings.Temporal
+	return fmt.Sprintf("task queue %s on %s", FirstNonEmpty(fl.Queue, t.TaskQueue, "brood"), FirstNonEmpty(fl.Address, t.Address))
+}
+
 func (fl *FleetFlags) addTo(fs *pflag.FlagSet) {
 	fs.StringVar(&fl.Address, "temporal", "", "the Temporal frontend, HOST:PORT (default: temporal.address)")
 	fs.StringVar(&fl.Namespace, "namespace", "", "the Temporal namespace (default: temporal.namespace, else default)")

@@ -11,34 +11,57 @@ import (
 )
 
 // CallResult prints an agent call's verified result (`brood subagent`, `brood
-// tasks resume`) and returns the exit status it maps to.
+// tasks resume`) and returns the exit status it maps to. A child that
+// finished but whose change did not land in the tree (patch not-applied)
+// is not done: its status reads not-applied, as a plan's call's does, and
+// it exits 1, whichever engine ran it.
 func CallResult(w io.Writer, o *call.Result, asJSON bool) error {
+	status := shownStatus(o)
 	if asJSON {
-		if err := cmdutil.WriteJSON(w, map[string]any{"task_id": o.TaskID, "status": o.Status, "summary": o.Summary, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}); err != nil {
+		m := map[string]any{"task_id": o.TaskID, "status": status, "summary": o.Summary, "result": o.Record, "output": o.Process, "text": o.Text, "verification": o.Failures}
+		if o.Patch != "" {
+			m["patch"] = o.Patch
+		}
+		if err := cmdutil.WriteJSON(w, m); err != nil {
 			return err
 		}
 		if len(o.Failures) > 0 {
 			return cmdutil.ExitCode(cmdutil.ExitFailed, nil)
 		}
-		return outcomeExit(o)
+		return outcomeExit(o, status)
 	}
 	fmt.Fprint(termsafe.NewWriter(w), o.Text)
 	if len(o.Failures) > 0 {
 		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s failed verification", o.TaskID))
 	}
-	return outcomeExit(o)
+	return outcomeExit(o, status)
+}
+
+// notApplied is the status of a finished call whose change is not in the
+// tree (call.PatchNotApplied), the word a plan's call has for it.
+const notApplied = "not-applied"
+
+// shownStatus is the status the user reads: the child's, except that a
+// done child whose change did not land is not-applied.
+func shownStatus(o *call.Result) string {
+	if o.Status == dispatch.StatusDone && o.Patch == call.PatchNotApplied {
+		return notApplied
+	}
+	return o.Status
 }
 
 // outcomeExit maps how a task ended to the exit status, as brood run does
 // (cmdutil.ExitStatusHelp).
-func outcomeExit(o *call.Result) error {
+func outcomeExit(o *call.Result, status string) error {
 	if o.Record == nil && o.Status == "" {
 		return nil
 	}
-	code := cmdutil.StatusCode(o.Status)
-	switch o.Status {
+	code := cmdutil.StatusCode(status)
+	switch status {
 	case dispatch.StatusDone:
 		return nil
+	case notApplied:
+		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change did not land in your tree (not applied); its patch is kept, the result says where: brood tasks show %s", o.TaskID, o.TaskID))
 	case dispatch.StatusCancelled, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 		return cmdutil.ExitCode(code, fmt.Errorf("task %s %s; resume it with: brood tasks resume %s \"...\"", o.TaskID, o.Status, o.TaskID))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/render"
 	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // Options are the arguments and flags of `brood subagent`.
@@ -140,6 +141,10 @@ func fleetRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer closeFn()
+	if s, ok := eng.(interface{ SetCallStatus(func(string, string)) }); ok {
+		// On stderr, JSON or not: never silent while no worker answers.
+		s.SetCallStatus(func(id, status string) { fmt.Fprintf(f.Err, "task %s %s\n", id, termsafe.Line(status)) })
+	}
 	r, err := eng.Call(ctx, call.Spec{Agent: opts.Agent, Prompt: opts.Prompt, Description: cmdutil.FirstNonEmpty(opts.Description, cmdutil.FirstLine(opts.Prompt, 80)), Isolation: opts.Isolation})
 	if err != nil {
 		return err

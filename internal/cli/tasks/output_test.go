@@ -73,3 +73,28 @@ func TestTasksOutputWait(t *testing.T) {
 		t.Errorf("the background parent's stderr:\n%s", parent.Stderr.String())
 	}
 }
+
+// TestUnknownIDSaysWhatIsTrueHere: an unknown id's hint is true of the
+// project it was looked up in: one with tasks points at brood tasks
+// --all; one without says it has none (--all would list nothing).
+func TestUnknownIDSaysWhatIsTrueHere(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tasks bool
+		want  string
+	}{
+		{"a project with tasks", true, "(brood tasks --all lists this project's)"},
+		{"a project without", false, "(this project has no tasks)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := clitest.NewDispatchProject(t, true)
+			if tc.tasks {
+				p.DispatchOK("stepper", "go")
+			}
+			code, _, errOut := p.Brood("tasks", "show", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+			if code != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "lists them") {
+				t.Errorf("code %d, stderr %q; want %q", code, errOut, tc.want)
+			}
+		})
+	}
+}

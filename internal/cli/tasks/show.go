@@ -56,7 +56,7 @@ prefix or tail of the task's id.`,
 					}
 				}
 				if errors.Is(ferr, engine.ErrNotFound) {
-					return err
+					return notHereNorFleet(f, opts.Fleet, opts.ID)
 				}
 				return fmt.Errorf("%v (and the fleet: %v)", err, ferr)
 			}

@@ -55,7 +55,7 @@ func TestTasksShow(t *testing.T) {
 	}
 
 	code, out, errOut = p.Brood("tasks", "show", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
-	if want := "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under " + dispatch.Root(p.Root) + " (brood tasks --all lists them)\n"; code != 1 || out != "" || errOut != want {
+	if want := "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under " + dispatch.Root(p.Root) + " (brood tasks --all lists this project's)\n"; code != 1 || out != "" || errOut != want {
 		t.Errorf("unknown id: code %d, stdout %q, stderr %q, want %q", code, out, errOut, want)
 	}
 }

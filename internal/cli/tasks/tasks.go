@@ -305,6 +305,15 @@ func notLocal(f *cmdutil.Factory, q string, err error) error {
 		return err
 	}
 	q = strings.TrimSpace(q)
-	return fmt.Errorf("no task %s under %s (brood tasks --all lists this project's; a fleet task is not kept here: brood tasks show %s prints it, brood workflow cancel %s stops it, brood tasks resume %s continues it)",
-		q, dispatch.Root(f.ProjectRoot), q, q, q)
+	return fmt.Errorf("no task %s under %s (%s; a fleet task is not kept here: brood tasks show %s prints it, brood workflow cancel %s stops it, brood tasks resume %s continues it)",
+		q, dispatch.Root(f.ProjectRoot), f.LocalTasksHint(), q, q, q)
+}
+
+// notHereNorFleet is the error of an id looked up in this project and on
+// the fleet, found in neither: it names both places and what lists
+// their ids (a plan's calls are listed by its run, not by brood tasks).
+func notHereNorFleet(f *cmdutil.Factory, fleet cmdutil.FleetFlags, q string) error {
+	q = strings.TrimSpace(q)
+	return fmt.Errorf("no task %s under %s nor on the fleet (%s): %s, brood tasks lists the fleet's calls and plan runs under \"on the fleet\", brood workflow show RUN_ID a plan's calls",
+		q, dispatch.Root(f.ProjectRoot), fleet.Where(f), f.LocalTasksHint())
 }

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	}
 	done := make(chan ran, 1)
 	go func() {
-		code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write one", "--engine", "temporal"}, fleet...)...)
+		code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write one", "--engine", "temporal", "--json"}, fleet...)...)
 		done <- ran{code, out, errs}
 	}()
 	// The child wrote one.txt in its copy (its second turn waits 10s):
@@ -73,6 +74,25 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); string(b) != "the user's own\n" {
 		t.Fatalf("one.txt is %q; want the user's", b)
+	}
+	// Its status is not done (as brood subagent's of a local writer whose
+	// change does not apply), and the wait said who ran it.
+	var res struct {
+		TaskID        string `json:"task_id"`
+		Status, Patch string
+	}
+	if err := json.Unmarshal([]byte(r.out), &res); err != nil || res.Status != "not-applied" || res.Patch != "not-applied" {
+		t.Errorf("--json: status %q, patch %q (%v); want not-applied, not-applied", res.Status, res.Patch, err)
+	}
+	// So do the listings of this repository.
+	if code, out, errs := sub.Brood(ctx, nil, append([]string{"tasks", "show", res.TaskID}, fleet...)...); code != 0 || !strings.Contains(out, "status   not-applied") {
+		t.Errorf("tasks show %s: exit %d; want status not-applied\n%s\n%s", res.TaskID, code, out, errs)
+	}
+	if code, out, errs := sub.Brood(ctx, nil, append([]string{"tasks"}, fleet...)...); code != 0 || !strings.Contains(out, " not-applied ") {
+		t.Errorf("tasks: exit %d; want the call not-applied\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(r.errs, " running on worker ") {
+		t.Errorf("the submitter never said its call was running on a worker:\n%s", r.errs)
 	}
 	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "*-*", "isolate", "*.patch"))
 	if len(kept) == 0 || !strings.Contains(r.out, filepath.Join(sub.Root, ".brood", "fleet", "patches")) {
@@ -131,6 +151,16 @@ func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); string(b) != "the user's own\n" {
 		t.Fatalf("one.txt is %q; want the user's", b)
+	}
+	// The phase's progress is said after the landing, as the local
+	// engine says it: never done of the change that did not land.
+	if strings.Contains(r.errs, " done: 1 done") || !strings.Contains(r.errs, "phase write (parallel) failed: 0 done, 0 running, 0 failed, 1 not applied, 0 queued") {
+		t.Errorf("the progress says the phase done, or not that its writer was not applied:\n%s", r.errs)
+	}
+	// An unknown id names where it was looked for.
+	if code, _, errs := sub.Brood(ctx, nil, append([]string{"tasks", "show", "01ARZ3NDEKTSV4RRFFQ69G5FAV"}, fleet...)...); code != 1 ||
+		!strings.Contains(errs, "nor on the fleet (task queue "+queue+" on "+srv.Addr+")") || strings.Contains(errs, "lists them") {
+		t.Errorf("tasks show of an unknown id: exit %d\n%s", code, errs)
 	}
 	id := strings.Fields(strings.TrimPrefix(r.out, "workflow "))[0]
 	code, out, errs := sub.Brood(ctx, nil, append([]string{"workflow", "show", id}, fleet...)...)

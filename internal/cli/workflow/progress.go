@@ -35,17 +35,23 @@ func (p *progress) event(e wf.Event) {
 		return
 	}
 	p.last[e.Phase] = now
+	if e.Phase == "" {
+		// The run's own state: no worker has taken it, or none answers.
+		fmt.Fprintf(p.w, "  the run is %s\n", e.Status)
+		return
+	}
 	fmt.Fprintf(p.w, "  phase %s (%s) %s: %s\n", e.Phase, e.Shape, e.Status, counts(e.Counts))
 }
 
 // counts is a phase's calls by state; the rarer states only when some are
-// in them.
+// in them ("to land": a fleet writer's change, in your tree only when the
+// run ends, so not done yet).
 func counts(c wf.Counts) string {
 	s := fmt.Sprintf("%d done, %d running, %d failed", c.Done, c.Running, c.Failed)
 	for _, x := range []struct {
 		n    int
 		what string
-	}{{c.NotApplied, "not applied"}, {c.Skipped, "skipped"}, {c.Cancelled, "cancelled"}} {
+	}{{c.Landing, "to land"}, {c.NotApplied, "not applied"}, {c.Skipped, "skipped"}, {c.Cancelled, "cancelled"}} {
 		if x.n > 0 {
 			s += fmt.Sprintf(", %d %s", x.n, x.what)
 		}

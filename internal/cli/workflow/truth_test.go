@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/testbrood"
 	wf "github.com/broodhq/brood/internal/workflow"
@@ -93,7 +94,9 @@ func (p *project) allow(rules string) {
 // same line on their own copies; one lands, the other's patch is refused.
 // That call is not done: it is not-applied with null output, the task
 // that depends on it and the phase after it are skipped saying why, the
-// progress says "not applied", and the run ends partial with exit 1.
+// progress says "not applied", and the run ends partial with exit 1. Its
+// outputs are null as on the fleet (enginetest.NotAppliedYieldsNothing,
+// which TestAPlanWhoseChangeDoesNotLandFails asserts of the fleet).
 func TestConflictingWriterYieldsNull(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "go")
 	p := newProject(t, `
@@ -147,6 +150,9 @@ phases:
 	}
 	if lost.Output != nil || !strings.Contains(lost.Error, "not applied") {
 		t.Errorf("the refused writer: output %s, error %q; want null and why", js(lost.Output), lost.Error)
+	}
+	if enginetest.NotAppliedYieldsNothing(t, &res) != 1 {
+		t.Errorf("want the one not-applied call's outputs checked")
 	}
 	if write.Status != wf.PhasePartial || !strings.Contains(write.Reason, "not applied") {
 		t.Errorf("phase write is %s (%s); want partial, saying a change was not applied", write.Status, write.Reason)

@@ -390,3 +390,32 @@ func keptJournal(t *testing.T, info *engine.RunInfo, res *workflow.Result) {
 		}
 	}
 }
+
+// NotAppliedYieldsNothing is the engines' parity for a run whose writer's
+// change did not land: every not-applied call's output is null, in its
+// record, its phase's output (a parallel phase's entry) and the run's
+// outputs (its phase's entry, its named task's), whichever engine ran it.
+// It reports how many not-applied calls it checked.
+func NotAppliedYieldsNothing(t *testing.T, res *workflow.Result) int {
+	t.Helper()
+	n := 0
+	for _, ph := range res.Phases {
+		list, _ := res.Outputs[ph.ID].([]any)
+		for j, c := range ph.Calls {
+			if c.Status != workflow.CallNotApplied {
+				continue
+			}
+			n++
+			if c.Output != nil {
+				t.Errorf("call %s is not-applied with output %v; want null", c.Key, c.Output)
+			}
+			if ph.Shape == "parallel" && (j >= len(list) || list[j] != nil) {
+				t.Errorf("outputs[%s] is %v: call %s (not-applied) has no null entry", ph.ID, res.Outputs[ph.ID], c.Key)
+			}
+			if id := strings.TrimPrefix(c.Key, ph.ID+"/"); res.Outputs[id] != nil && id != ph.ID {
+				t.Errorf("outputs[%s] is %v; want null (call %s is not-applied)", id, res.Outputs[id], c.Key)
+			}
+		}
+	}
+	return n
+}

@@ -43,7 +43,9 @@ agents:
 // and the submitter's edit stands; show, list and the fleet's tasks say
 // failed, from this project's kept result or, without one, from the
 // repository's landing record; a checkout that has no record of the run
-// is told that a resume lands it.
+// is told that a resume lands it. Its outputs are null as the local
+// engine's (enginetest.NotAppliedYieldsNothing, which
+// TestConflictingWriterYieldsNull asserts of the local engine).
 func TestAPlanWhoseChangeDoesNotLandFails(t *testing.T) {
 	srv := sharedServer(t)
 	q := newQueue(t)
@@ -63,6 +65,9 @@ func TestAPlanWhoseChangeDoesNotLandFails(t *testing.T) {
 	c := res.Phases[0].Calls[0]
 	if res.Status != workflow.RunFailed || res.Phases[0].Status != workflow.PhaseFailed || c.Status != workflow.CallNotApplied || c.Output != nil {
 		t.Fatalf("run %s (%s), phase %s, call %s output %v; want failed, failed, not-applied, null (landed %q)", res.Status, res.Reason, res.Phases[0].Status, c.Status, c.Output, res.Landed)
+	}
+	if enginetest.NotAppliedYieldsNothing(t, res) != 1 {
+		t.Errorf("want one not-applied call checked")
 	}
 	if !strings.Contains(c.Error, "brood tasks show "+c.TaskID) || !strings.Contains(res.Landed, "not") {
 		t.Errorf("call error %q, landed %q; want the task named and the landing's refusal", c.Error, res.Landed)

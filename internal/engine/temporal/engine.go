@@ -60,7 +60,17 @@ type Config struct {
 }
 
 // Engine is the Temporal engine as a submitter sees it.
-type Engine struct{ cfg Config }
+type Engine struct {
+	cfg Config
+	// callStatus is told a single call's status as it changes while its
+	// submitter waits (SetCallStatus; nil: nobody).
+	callStatus func(taskID, status string)
+}
+
+// SetCallStatus has Call tell f its call's status whenever it changes
+// while the call waits for a worker or runs (queued, with why; running
+// on a worker), so a submitter is never silent while no worker answers.
+func (e *Engine) SetCallStatus(f func(taskID, status string)) { e.callStatus = f }
 
 var _ engine.Engine = (*Engine)(nil)
 
@@ -140,7 +150,11 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
 	}
 	var out CallOutput
-	if err := e.await(ctx, run, &out, nil); err != nil {
+	var events func(wf.Event)
+	if e.callStatus != nil {
+		events = func(ev wf.Event) { e.callStatus(taskID, ev.Status) }
+	}
+	if err := e.await(ctx, run, &out, events); err != nil {
 		return nil, err
 	}
 	r := out.Result
@@ -229,6 +243,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
 	e.settle(ctx, out.Input, out.Result)
+	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
 
@@ -260,6 +275,11 @@ func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, eve
 			if events != nil {
 				e.progress(ctx, run.GetID(), run.GetRunID(), seen, events)
 			}
+			if cancelled {
+				if why := e.nobodyEnds(bg, run.GetID(), run.GetRunID()); why != "" {
+					return errors.New(why)
+				}
+			}
 		case <-ctx.Done():
 			if !cancelled {
 				cancelled = true
@@ -274,16 +294,28 @@ func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, eve
 
 // progress asks a run for its progress and passes on what changed.
 func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string]wf.Event, events func(wf.Event)) {
+	if strings.HasPrefix(id, callWorkflowID("")) {
+		e.callProgress(ctx, id, runID, seen, events)
+		return
+	}
+	if !heard(seen) && e.runWaits(ctx, id, runID, seen, events) {
+		// No worker has taken the run: none would answer the query.
+		return
+	}
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	v, err := e.cfg.Client.QueryWorkflow(qctx, id, runID, ProgressQuery)
 	if err != nil {
+		// No worker answered (every one may be gone): what the run
+		// waits for, from its description.
+		e.runWaits(ctx, id, runID, seen, events)
 		return
 	}
 	var p Progress
 	if v.Get(&p) != nil {
 		return
 	}
+	delete(seen, "") // a worker answers: a later wait is said again
 	// The query may have taken most of qctx (a worker answers it): the
 	// description has time of its own.
 	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
@@ -292,7 +324,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 		return
 	}
 	for _, ev := range p.Events {
-		if old, ok := seen[ev.Phase]; ok && old == ev {
+		if old, ok := seen[ev.Phase]; ok && old == ev || landingEnd(ev) {
 			continue
 		}
 		seen[ev.Phase] = ev
@@ -336,6 +368,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 			return nil, nil, err
 		}
 		e.settle(ctx, out.Input, out.Result)
+		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
 	var out RunOutput

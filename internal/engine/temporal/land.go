@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/broodhq/brood/internal/blobstore"
@@ -292,4 +293,36 @@ func landStateDir(dir, key string) (string, error) {
 		return "", fmt.Errorf("keep the patch: %w", err)
 	}
 	return d, nil
+}
+
+// landingEnd: a phase's end that the run's progress says before its
+// writers' changes are in the submitter's tree (they land when the run
+// ends). It is not passed on: "done" would be said of work that may then
+// not apply; settledEvents says how the phase ended once it is known.
+func landingEnd(ev wf.Event) bool {
+	return ev.Landing > 0 && ev.Status != wf.RunRunning && ev.Status != "waiting"
+}
+
+// settledEvents passes on the end of every phase with a writer's change,
+// after the landing: its calls done or not-applied, as the local engine's
+// progress says them when each change applies or does not.
+func settledEvents(res *wf.Result, events func(wf.Event)) {
+	if res == nil || events == nil {
+		return
+	}
+	for i := range res.Phases {
+		ph := &res.Phases[i]
+		if !slices.ContainsFunc(ph.Calls, func(c wf.CallRecord) bool { return len(c.Code) > 0 }) {
+			continue
+		}
+		events(wf.Event{RunID: res.RunID, Phase: ph.ID, Shape: ph.Shape, Status: ph.Status, Counts: ph.Counts()})
+	}
+}
+
+// callKept: this repository's landing of a call's change (its workflow
+// run's) did not apply it and kept the patch, so the call, done on the
+// fleet, is not-applied here, as its submitter said when it ended.
+func (e *Engine) callKept(ctx context.Context, taskID, runID string) bool {
+	rec, err := e.readLanded(ctx, callKey(taskID, runID))
+	return err == nil && rec != nil && rec.Kept != "" && rec.Done == ""
 }

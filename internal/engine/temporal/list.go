@@ -277,6 +277,9 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 				}
 				e.memo(x.GetMemo().GetFields(), memoAgent, &ft.Agent)
 				ft.Description = info.Source
+				if ft.Status == wf.CallDone && e.callKept(ctx, ft.ID, x.GetExecution().GetRunId()) {
+					ft.Status = wf.CallNotApplied
+				}
 			}
 			out = append(out, ft)
 		}

@@ -133,7 +133,7 @@ func (e *Engine) taskOrPlan(ctx context.Context, q string) (string, *FleetTaskDe
 	d, perr := e.planTask(ctx, q)
 	if perr != nil {
 		if errors.Is(perr, engine.ErrNotFound) {
-			return "", nil, fmt.Errorf("%w: no task %s here nor on the fleet (brood tasks lists the fleet's under \"on the fleet\")", engine.ErrNotFound, strings.TrimSpace(q))
+			return "", nil, fmt.Errorf("%w: no task %s on the fleet (task queue %s): no call nor plan run nor plan's call has that id (brood tasks lists the fleet's calls and plan runs under \"on the fleet\", brood workflow show RUN_ID a plan's calls)", engine.ErrNotFound, strings.TrimSpace(q), e.cfg.Queue)
 		}
 		return "", nil, perr
 	}

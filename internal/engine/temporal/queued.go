@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -58,8 +59,12 @@ func (q *queueWord) of(ctx context.Context, queue string) string {
 
 // liveStatus is the status of a running workflow (a call or a plan):
 // running while a worker runs one of its calls; queued, with why, while
-// its calls wait for a worker, or while no worker polls its task queue at
-// all (a plan between calls whose workers are all gone).
+// its calls wait for a worker, while its own step waits for one (a plan
+// no worker has taken yet: none of its calls can have started), or while
+// no worker polls its task queue at all (a plan between calls whose
+// workers are all gone). The task queue's pollers only choose why it is
+// queued: the server lists a stopped worker's pollers for minutes, so
+// they never make a call that no worker took running.
 func (e *Engine) liveStatus(ctx context.Context, d *workflowservice.DescribeWorkflowExecutionResponse, qw *queueWord) string {
 	started, waiting := agentSlots(d)
 	if started > 0 {
@@ -69,11 +74,43 @@ func (e *Engine) liveStatus(ctx context.Context, d *workflowservice.DescribeWork
 	if queue == "" {
 		queue = d.GetWorkflowExecutionInfo().GetTaskQueue()
 	}
+	if unpolled(d, time.Now()) {
+		return noWorkerWord(queue)
+	}
 	word := qw.of(ctx, queue)
-	if waiting > 0 || strings.Contains(word, "no worker is polling") {
+	if waiting > 0 || stepWaits(d) || strings.Contains(word, "no worker is polling") {
 		return word
 	}
 	return wf.RunRunning
+}
+
+// stepWaits: the workflow's own step (a workflow task) is scheduled and
+// no worker has taken it.
+func stepWaits(d *workflowservice.DescribeWorkflowExecutionResponse) bool {
+	return d.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
+}
+
+// unpolledAfter is how long a workflow's step may wait before that says
+// no worker polls its queue: a live worker's workflow pollers go on while
+// its calls run and take a step at once, and a dead worker's step moves
+// from its sticky queue to the shared one within 5 s.
+const unpolledAfter = 15 * time.Second
+
+// unpolled: the workflow's step has waited longer than a live worker
+// leaves one, so no worker polls the queue, whatever the poller list (it
+// names a stopped worker for minutes) says.
+func unpolled(d *workflowservice.DescribeWorkflowExecutionResponse, now time.Time) bool {
+	wt := d.GetPendingWorkflowTask()
+	at := wt.GetOriginalScheduledTime()
+	if at == nil {
+		at = wt.GetScheduledTime()
+	}
+	return stepWaits(d) && at != nil && now.Sub(at.AsTime()) > unpolledAfter
+}
+
+// noWorkerWord is the status of what waits on a queue no worker polls.
+func noWorkerWord(queue string) string {
+	return "queued (no worker is polling task queue " + queue + ")"
 }
 
 // isQueued: a status liveStatus gave a call that no worker runs.
@@ -132,4 +169,85 @@ func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf
 		}
 	}
 	return true
+}
+
+// heard: a worker has answered the run's progress (a phase was seen).
+func heard(seen map[string]wf.Event) bool {
+	for phase := range seen {
+		if phase != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// runWaits passes on, as the run's own event (no phase), that a run no
+// worker runs a call of is queued and why, when that is new; it reports
+// whether the run is queued (its step or its calls wait for a worker).
+func (e *Engine) runWaits(ctx context.Context, id, runID string, seen map[string]wf.Event, events func(wf.Event)) bool {
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return false
+	}
+	st := e.liveStatus(dctx, d, &queueWord{e: e})
+	if !isQueued(st) {
+		return false
+	}
+	ev := wf.Event{RunID: id, Status: st}
+	if old, ok := seen[""]; !ok || old != ev {
+		seen[""] = ev
+		events(ev)
+	}
+	return true
+}
+
+// callProgress passes on a single call's status when it changes, as the
+// run's own event: queued (with why) until a worker takes it, then
+// running on that worker (a call's workflow has no progress query).
+func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[string]wf.Event, events func(wf.Event)) {
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return
+	}
+	st := e.liveStatus(dctx, d, &queueWord{e: e})
+	if st == wf.RunRunning {
+		for _, a := range d.GetPendingActivities() {
+			if w := a.GetLastWorkerIdentity(); a.GetActivityType().GetName() == CallActivityName && w != "" {
+				st += " on worker " + w
+			}
+		}
+	}
+	ev := wf.Event{RunID: id, Status: st}
+	if old, ok := seen[""]; !ok || old != ev {
+		seen[""] = ev
+		events(ev)
+	}
+}
+
+// nobodyEnds is why a cancelled workflow's submitter stops waiting for its
+// end: no worker polls its task queue to take the step that ends it (a
+// run no worker ever took, or whose workers are all gone), so the wait
+// would never end. "" while a worker may end it.
+func (e *Engine) nobodyEnds(ctx context.Context, id, runID string) string {
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || !stepWaits(d) {
+		return ""
+	}
+	st := e.liveStatus(dctx, d, &queueWord{e: e})
+	if !strings.Contains(st, "no worker is polling") {
+		return ""
+	}
+	follow := "brood workflow show " + id
+	if task, ok := strings.CutPrefix(id, callWorkflowID("")); ok {
+		follow = "brood tasks show " + task
+	}
+	_, why, _ := strings.Cut(strings.TrimSuffix(st, ")"), "(")
+	return "workflow " + id + " was asked to cancel, but " + why + " to end it: it ends when a worker takes it (" + follow +
+		" follows it), or at once with temporal workflow terminate --workflow-id " + id
 }

@@ -2,10 +2,13 @@ package temporal_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -56,6 +59,12 @@ func TestQueuedIsSaidEverywhere(t *testing.T) {
 	if tasks, err := eng.Tasks(ctx); err != nil || len(tasks) != 1 || tasks[0].Status != noWorker {
 		t.Errorf("tasks with no worker: %+v (%v); want %q", tasks, err, noWorker)
 	}
+	// The submitter says it too, though no worker answers its query.
+	waitFor(t, "the progress saying no worker polls", time.Minute, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(events, func(e workflow.Event) bool { return e.Phase == "" && e.Status == noWorker })
+	})
 
 	startWorker(t, c, q, enginetest.Script, 1, &temporal.DirStore{Dir: t.TempDir()})
 	waitFor(t, "one call of the plan running and one waiting", time.Minute, func() bool {
@@ -152,5 +161,104 @@ func TestCallVerbsTakeAPrefix(t *testing.T) {
 	l, err := eng.LandCall(t.Context(), id[:12])
 	if err != nil || l.TaskID != id {
 		t.Fatalf("land by a prefix: %+v (%v); want task %s", l, err, id)
+	}
+}
+
+// TestAStoppedWorkerRunsNothing (issue 26): with its only worker stopped
+// (the server lists its pollers for minutes), a new plan, which no worker
+// has taken, is queued in show, list and the fleet's tasks, never
+// running, and the submitter's progress says so at once, without a worker
+// to answer its query.
+func TestAStoppedWorkerRunsNothing(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	p := newProject(t, enginetest.Script)
+	w := temporal.NewWorker(c, temporal.WorkerOptions{Queue: q, Concurrency: 1, Heartbeat: 200 * time.Millisecond, StopTimeout: 5 * time.Second,
+		Activities: &temporal.Activities{Runner: p.dispatcher(t, 1), ProjectRoot: p.root, Store: &temporal.DirStore{Dir: t.TempDir()}, Worker: "stopped"}})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the worker's pollers listed", time.Minute, func() bool {
+		for _, typ := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
+			d, err := c.DescribeTaskQueue(t.Context(), q, typ)
+			if err != nil || len(d.GetPollers()) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	w.Stop()
+	eng := newEngine(c, q)
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	defer func() { <-ended }()
+	defer cancel()
+	var mu sync.Mutex
+	var events []workflow.Event
+	ids := make(chan string, 1)
+	plan := enginetest.Plan(t, "name: q\nphases:\n  - id: p\n    parallel:\n      - {agent: explore, prompt: \"wait forever\"}\n")
+	go func() {
+		defer close(ended)
+		_, _ = eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml", Started: func(id string) { ids <- id }, Events: func(e workflow.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, e)
+		}})
+	}()
+	id := <-ids
+	// No worker ends a cancelled run: it is terminated when the test ends.
+	defer func() { _ = c.TerminateWorkflow(context.Background(), id, "", "the test ends") }()
+	queued := func(st string) bool { return strings.HasPrefix(st, "queued (") }
+	if info, err := eng.Show(ctx, id); err != nil || !queued(info.Status) {
+		t.Errorf("show: %+v (%v); want queued", info, err)
+	}
+	if runs, err := eng.List(ctx); err != nil || len(runs) != 1 || !queued(runs[0].Status) {
+		t.Errorf("list: %+v (%v); want the run queued", runs, err)
+	}
+	if tasks, err := eng.Tasks(ctx); err != nil || len(tasks) != 1 || !queued(tasks[0].Status) {
+		t.Errorf("tasks: %+v (%v); want the plan queued", tasks, err)
+	}
+	waitFor(t, "the progress saying the run is queued", time.Minute, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(events, func(e workflow.Event) bool { return e.Phase == "" && queued(e.Status) })
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, e := range events {
+		if e.Status == workflow.RunRunning || e.Running > 0 {
+			t.Errorf("progress %+v: running, with no worker", e)
+		}
+	}
+}
+
+// TestCancelWithNoWorkerReturns: a submitter cancelled (Ctrl-C) while no
+// worker polls its run's queue stops waiting for an end no worker would
+// bring, saying so, instead of hanging.
+func TestCancelWithNoWorkerReturns(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	eng := newEngine(c, q)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ids := make(chan string, 1)
+	ended := make(chan error, 1)
+	plan := enginetest.Plan(t, "name: q\nphases:\n  - id: p\n    parallel:\n      - {agent: explore, prompt: \"wait forever\"}\n")
+	go func() {
+		_, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml", Started: func(id string) { ids <- id }})
+		ended <- err
+	}()
+	id := <-ids
+	defer func() { _ = c.TerminateWorkflow(context.Background(), id, "", "the test ends") }()
+	cancel()
+	select {
+	case err := <-ended:
+		if err == nil || !strings.Contains(err.Error(), "no worker is polling task queue "+q+" to end it") {
+			t.Errorf("the cancelled run returned %v; want that no worker polls its queue to end it", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the cancelled submitter still waits for an end no worker brings")
 	}
 }

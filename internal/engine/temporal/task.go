@@ -112,6 +112,9 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			out.Status = r.Status
 			out.Agent = cmp.Or(out.Agent, r.Agent)
 			out.Landed = e.callLanded(ctx, id, x.GetExecution().GetRunId(), &co)
+			if e.callKept(ctx, id, x.GetExecution().GetRunId()) && out.Status == wf.CallDone {
+				out.Status = wf.CallNotApplied // as its submitter said: its change did not land
+			}
 			if co.Last != nil && co.Last.Worker != "" {
 				// The worker whose child ran it: a later attempt that
 				// returned its stored result (that worker died) ran

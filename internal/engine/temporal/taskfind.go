@@ -107,7 +107,7 @@ func (e *Engine) queued(ctx context.Context, queue string) string {
 // workflow pollers go on).
 func queuedWord(queue string, workflow, activity []*taskqueuepb.PollerInfo, now time.Time) string {
 	if len(workflow) == 0 || len(activity) == 0 || livePollers(workflow, now)+livePollers(activity, now) == 0 {
-		return "queued (no worker is polling task queue " + queue + ")"
+		return noWorkerWord(queue)
 	}
 	return "queued (waiting for a free worker on task queue " + queue + ")"
 }
