@@ -136,3 +136,30 @@ func TestForgedPlanCallContinuesNoOtherTask(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowUpOfAnUnknownTaskIsRefused: a signed follow-up (Resume) of a
+// task the worker has no record of, carrying no transcript, is refused
+// and runs nothing (never a new task under that id with the follow-up as
+// its brief).
+func TestFollowUpOfAnUnknownTaskIsRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	f, worker := newSignedFleet(ctx, t)
+	_, ran := worker()
+	id := dispatch.NewID()
+	wid := "brood-call-" + id
+	limits := temporal.CallLimits{Heartbeat: 10 * time.Second, Timeout: time.Minute, KillGrace: 2 * time.Second, Attempts: 1}
+	in := temporal.CallInputW{Spec: call.Spec{Agent: "explore", Prompt: "hi", Resume: id}, Queue: f.queue, Limits: limits}
+	var err error
+	if in.Signed, err = f.key.Sign(temporal.Submission{Kind: "call", Workflow: wid, Queue: f.queue, Spec: &in.Spec,
+		Limits: map[string]temporal.CallLimits{"": limits}, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.run(ctx, wid, in)
+	if err == nil || !strings.Contains(err.Error(), "cannot resume: no task "+id) {
+		t.Errorf("a follow-up of a task nobody ran: %v %+v, want refused", err, out)
+	}
+	if n := ran(); n != 0 {
+		t.Errorf("the worker ran %d task(s) for it", n)
+	}
+}
