@@ -58,6 +58,9 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 	if info.Reason != "" {
 		fmt.Fprintf(w, "reason   %s\n", info.Reason)
 	}
+	if info.Origin != "" {
+		fmt.Fprintf(w, "from     %s (another checkout: the run is listed here, its change lands there)\n", termsafe.Line(info.Origin))
+	}
 	fmt.Fprintf(w, "agents   %d started, %d done, %d failed, %d running\n", info.Agents, info.Done, info.Failed, info.Running)
 	calls := info.Calls
 	if r := info.Result; r != nil && len(r.Phases) > 0 {
