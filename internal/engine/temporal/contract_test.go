@@ -43,7 +43,8 @@ agents:
 // and the submitter's edit stands; show, list and the fleet's tasks say
 // failed, from this project's kept result or, without one, from the
 // repository's landing record; a checkout that has no record of the run
-// is told that a resume lands it. Its outputs are null as the local
+// is told it was submitted from another checkout, never that a resume
+// lands it here (fleetqa3 P1-2). Its outputs are null as the local
 // engine's (enginetest.NotAppliedYieldsNothing, which
 // TestConflictingWriterYieldsNull asserts of the local engine).
 func TestAPlanWhoseChangeDoesNotLandFails(t *testing.T) {

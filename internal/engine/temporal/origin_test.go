@@ -74,6 +74,9 @@ func TestAnotherCheckoutNeverLandsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d, err := b.Task(ctx, r.TaskID); err != nil || !strings.Contains(d.Landed, "submitted from "+realA) {
+		t.Errorf("tasks show of A's call in B: %+v, %v; want it named as A's", d, err)
+	}
 	if _, err := b.LandCall(ctx, r.TaskID); err == nil || !strings.Contains(err.Error(), realA) {
 		t.Errorf("land-only resume of A's call in B: %v; want a refusal naming %s", err, realA)
 	}
