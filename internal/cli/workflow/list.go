@@ -1,14 +1,14 @@
 package workflow
 
 import (
-	"github.com/broodhq/brood/internal/termsafe"
-
 	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // ListOptions are the flags of `brood workflow list`.
