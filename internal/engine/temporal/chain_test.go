@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/enginetest"
+	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -114,6 +116,16 @@ func TestLaterPhaseSeesEarlierPhasesWrites(t *testing.T) {
 		if b, err := os.ReadFile(m[1]); err != nil || !strings.Contains(string(b), "a.txt") {
 			t.Errorf("kept patch %s: %v, %q", m[1], err, b)
 		}
+	}
+	// A prefix both writers of phase clash share is ambiguous: the
+	// error names them, never "no task" (fleetqa3 P2-1).
+	p := clash[0].TaskID
+	for !strings.HasPrefix(clash[1].TaskID, p) {
+		p = p[:len(p)-1]
+	}
+	if _, err := eng.Task(ctx, p); !errors.Is(err, shortid.ErrAmbiguous) || errors.Is(err, engine.ErrNotFound) ||
+		!strings.Contains(err.Error(), clash[0].TaskID) || !strings.Contains(err.Error(), clash[1].TaskID) {
+		t.Errorf("tasks show %s (a prefix of two plan calls): %v; want both named", p, err)
 	}
 	if st := res.Phases[2].Status; st != workflow.PhaseDone {
 		t.Errorf("phase second is %s; it depends only on phase first", st)
