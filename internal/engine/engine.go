@@ -70,6 +70,9 @@ type RunInfo struct {
 	Done     int        `json:"done"`
 	Failed   int        `json:"failed"` // finished without a result, cancelled ones aside
 	Running  int        `json:"running"`
+	// Origin is the tree a fleet run was submitted from when it is not
+	// this checkout (its change lands there only); "" for this one's.
+	Origin string `json:"origin,omitempty"`
 	// Calls counts the journaled calls by their last status (done,
 	// cancelled, not-applied, invalid, ...; running for one not ended).
 	Calls map[string]int `json:"calls,omitempty"`

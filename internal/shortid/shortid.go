@@ -13,6 +13,7 @@
 package shortid
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -124,5 +125,14 @@ func Resolve(kind, q string, ids []string) (string, error) {
 	if len(hits) > len(shown) {
 		more = ", …"
 	}
-	return "", fmt.Errorf("%s id %s is ambiguous (%d %ss: %s%s): give more of it", kind, typed, len(hits), kind, strings.Join(shown, ", "), more)
+	return "", ambiguousError(fmt.Sprintf("%s id %s is ambiguous (%d %ss: %s%s): give more of it", kind, typed, len(hits), kind, strings.Join(shown, ", "), more))
 }
+
+// ErrAmbiguous is what Resolve's error is when several ids match
+// (errors.Is): the id exists, the user must give more of it.
+var ErrAmbiguous = errors.New("ambiguous id")
+
+type ambiguousError string
+
+func (e ambiguousError) Error() string        { return string(e) }
+func (e ambiguousError) Is(target error) bool { return target == ErrAmbiguous }

@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -57,6 +58,9 @@ prefix or tail of the task's id.`,
 				}
 				if errors.Is(ferr, engine.ErrNotFound) {
 					return notHereNorFleet(f, opts.Fleet, opts.ID)
+				}
+				if errors.Is(ferr, shortid.ErrAmbiguous) {
+					return ferr // it names the candidates (fleetqa3 P2-1)
 				}
 				return fmt.Errorf("%v (and the fleet: %v)", err, ferr)
 			}

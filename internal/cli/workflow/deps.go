@@ -37,7 +37,8 @@ func depsFrom(f *cmdutil.Factory, fleetFlags *root.FleetFlags) *Deps {
 			}
 			return localEngine(ctx, f, rt)
 		},
-		Records: func() engine.Engine { return root.Records(f) },
+		Records:     func() engine.Engine { return root.Records(f) },
+		ProjectRoot: func() string { return f.ProjectRoot },
 		Engines: Engines{Fleet: func(ctx context.Context) (engine.Engine, func(), bool, error) {
 			if !fleetFlags.Configured(f) {
 				return nil, func() {}, false, nil

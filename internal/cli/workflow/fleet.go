@@ -198,6 +198,14 @@ func (d *Deps) allRuns(ctx context.Context) ([]engine.RunInfo, error) {
 		}
 		runs = append(runs, more...)
 	}
+	for _, k := range keptFleetRuns(d.projectRoot()) {
+		// A fleet run this project keeps the result of, which the fleet
+		// did not list (unreachable, or it no longer has it): listed from
+		// the kept copy, never "no runs" (fleetqa3 P2-3).
+		if !slices.ContainsFunc(runs, func(r engine.RunInfo) bool { return r.RunID == k.RunID }) {
+			runs = append(runs, k)
+		}
+	}
 	slices.SortFunc(runs, func(a, b engine.RunInfo) int { return strings.Compare(b.RunID, a.RunID) })
 	return runs, nil
 }

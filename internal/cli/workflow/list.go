@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // ListOptions are the flags of `brood workflow list`.
@@ -49,6 +51,9 @@ func listRun(ctx context.Context, o *ListOptions) error {
 	tw := tabwriter.NewWriter(o.F.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tPLAN\tENGINE\tSTATUS\tAGENTS\tDONE\tFAILED\tRUNNING\tSTARTED")
 	for _, r := range runs {
+		if r.Origin != "" {
+			r.Status += " (submitted from " + termsafe.Line(r.Origin) + ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", r.RunID, r.Plan, r.Engine, r.Status, r.Agents, r.Done, r.Failed, r.Running, r.Created.Local().Format(time.DateTime))
 	}
 	return tw.Flush()

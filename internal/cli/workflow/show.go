@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/termsafe"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
@@ -47,6 +49,9 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 	o.RunID = id
 	defer closeFn()
 	info, err := eng.Show(ctx, o.RunID)
+	if kept := keptFleetRun(o.F.projectRoot(), o.RunID); errors.Is(err, engine.ErrNotFound) && kept != nil {
+		info, err = kept, nil // the fleet did not answer for it: this project's copy
+	}
 	if err != nil {
 		return notFound(err, o.RunID)
 	}
@@ -57,6 +62,9 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 	fmt.Fprintf(w, "run      %s\nplan     %s\nengine   %s\nstatus   %s\n", info.RunID, info.Plan, info.Engine, info.Status)
 	if info.Reason != "" {
 		fmt.Fprintf(w, "reason   %s\n", info.Reason)
+	}
+	if info.Origin != "" {
+		fmt.Fprintf(w, "from     %s (another checkout: the run is listed here, its change lands there)\n", termsafe.Line(info.Origin))
 	}
 	fmt.Fprintf(w, "agents   %d started, %d done, %d failed, %d running\n", info.Agents, info.Done, info.Failed, info.Running)
 	calls := info.Calls

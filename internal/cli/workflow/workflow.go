@@ -40,6 +40,17 @@ type Deps struct {
 	// Records is the local engine for the verbs that only read or mark
 	// runs (list, show, cancel): it needs no model (nil: Engine).
 	Records func() engine.Engine
+	// ProjectRoot is the project whose kept fleet results list and show
+	// read when the fleet does not answer (nil or "": none); a function,
+	// as the project is found when a verb runs.
+	ProjectRoot func() string
+}
+
+func (d *Deps) projectRoot() string {
+	if d.ProjectRoot == nil {
+		return ""
+	}
+	return d.ProjectRoot()
 }
 
 func (d *Deps) observe(ctx context.Context) (context.Context, func(), error) {

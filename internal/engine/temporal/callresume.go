@@ -60,6 +60,9 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 		return nil, nil, "", err
 	}
 	fields := x.GetMemo().GetFields()
+	if o, ok := e.foreign(fields); ok {
+		return nil, nil, "", notHere("task", s.Resume, o, "brood tasks resume "+s.Resume)
+	}
 	if s.Agent == "" {
 		e.memo(fields, memoAgent, &s.Agent)
 	}
@@ -154,6 +157,9 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 		return nil, err
 	case x == nil:
 		return nil, fmt.Errorf("no fleet call %s on queue %s: check the id (brood tasks) and --temporal/--task-queue", taskID, e.cfg.Queue)
+	}
+	if o, ok := e.foreign(x.GetMemo().GetFields()); ok {
+		return nil, notHere("task", taskID, o, "brood tasks resume "+taskID)
 	}
 	cl := &CallLanding{TaskID: taskID, State: "unfinished",
 		Message: fmt.Sprintf("the call ended without a result (%s): nothing to land; continue it with brood tasks resume %s \"PROMPT\"", e.infoOf(x).Status, taskID)}

@@ -2,12 +2,17 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/enginetest"
+	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -96,6 +101,31 @@ func TestLaterPhaseSeesEarlierPhasesWrites(t *testing.T) {
 	}
 	if len(won) != 1 || len(lost) != 1 {
 		t.Fatalf("phase clash's records %+v; want one of the a.txt writers done in the run's tree and one not-applied in conflict", clash)
+	}
+	// The left-out patch is kept in the submitter's state dir, named by
+	// the run and the task, and its record names that file (fleetqa3 P2-7),
+	// not the worker's temporary copy.
+	for _, c := range clash {
+		if c.Status != workflow.CallNotApplied {
+			continue
+		}
+		m := regexp.MustCompile(`its patch is kept in (\S+) \(`).FindStringSubmatch(c.Error)
+		if m == nil || !strings.Contains(m[1], filepath.Join(res.RunID, c.TaskID+".patch")) || strings.Contains(c.Landed, "brood-chain-") {
+			t.Fatalf("not-applied %s: error %q, landed %q; want its kept patch file named", c.Key, c.Error, c.Landed)
+		}
+		if b, err := os.ReadFile(m[1]); err != nil || !strings.Contains(string(b), "a.txt") {
+			t.Errorf("kept patch %s: %v, %q", m[1], err, b)
+		}
+	}
+	// A prefix both writers of phase clash share is ambiguous: the
+	// error names them, never "no task" (fleetqa3 P2-1).
+	p := clash[0].TaskID
+	for !strings.HasPrefix(clash[1].TaskID, p) {
+		p = p[:len(p)-1]
+	}
+	if _, err := eng.Task(ctx, p); !errors.Is(err, shortid.ErrAmbiguous) || errors.Is(err, engine.ErrNotFound) ||
+		!strings.Contains(err.Error(), clash[0].TaskID) || !strings.Contains(err.Error(), clash[1].TaskID) {
+		t.Errorf("tasks show %s (a prefix of two plan calls): %v; want both named", p, err)
 	}
 	if st := res.Phases[2].Status; st != workflow.PhaseDone {
 		t.Errorf("phase second is %s; it depends only on phase first", st)

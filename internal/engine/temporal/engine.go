@@ -134,7 +134,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	taskID := cmp.Or(s.Resume, s.TaskID)
 	opts := client.StartWorkflowOptions{ID: callWorkflowID(taskID), TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		Memo:                  map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description}}
+		Memo:                  e.withOrigin(map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description})}
 	if snap == nil {
 		if snap, err = e.capture(ctx); err != nil {
 			return nil, err
@@ -226,7 +226,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	opts := client.StartWorkflowOptions{
 		ID: in.RunID, TaskQueue: e.cfg.Queue, StaticSummary: "brood plan " + in.Plan.Name,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		Memo:                  map[string]any{memoPlan: in.Plan.Name, memoSource: in.Source},
+		Memo:                  e.withOrigin(map[string]any{memoPlan: in.Plan.Name, memoSource: in.Source}),
 	}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, PlanWorkflowName, in)
 	if err != nil {
@@ -362,6 +362,9 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		return nil, nil, err
 	}
 	info := d.GetWorkflowExecutionInfo()
+	if o, ok := e.foreign(info.GetMemo().GetFields()); ok {
+		return nil, nil, notHere("workflow run", id, o, "brood workflow resume "+id)
+	}
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		var out RunOutput
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {

@@ -240,6 +240,7 @@ func (e *Engine) landRunOut(ctx context.Context, in RunInput) landOutcome {
 // It returns what the landing said.
 func (e *Engine) settle(ctx context.Context, in RunInput, res *wf.Result) string {
 	out := e.landRunOut(ctx, in)
+	e.keepPatches(ctx, res)
 	if res != nil {
 		res.Landed = out.Message
 		if notLanded(out.State) {

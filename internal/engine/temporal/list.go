@@ -67,8 +67,8 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 			info.Result = out.Result
 			if kept := e.keptRun(id); kept != nil {
 				info.Result = kept
-			} else if info.Status == wf.RunDone {
-				e.unlanded(ctx, out.Input, info)
+			} else if info.Status == wf.RunDone && info.Origin == "" {
+				e.unlanded(ctx, out.Input, info, e.memo(d.GetWorkflowExecutionInfo().GetMemo().GetFields(), memoOrigin, new(Origin)))
 			}
 			info.Usage = info.Result.Usage
 			info.Agents = info.Result.Agents
@@ -115,8 +115,10 @@ func (e *Engine) judgeKept(info *engine.RunInfo) {
 // unlanded says on a finished run's listing what became of its tree in
 // this repository when no submitter kept its result here (it died before
 // the landing): kept (not applied: the run is judged as its submitter
-// would have), or waiting for a resume to land it.
-func (e *Engine) unlanded(ctx context.Context, in RunInput, info *engine.RunInfo) {
+// would have), or waiting for a resume to land it. mine: the run records
+// this checkout as its origin (one from before origins were recorded may
+// be another checkout's, so it is not said to be missing here).
+func (e *Engine) unlanded(ctx context.Context, in RunInput, info *engine.RunInfo, mine bool) {
 	if in.Code == nil || in.Tip == nil || in.Tip.Tree == in.Code.Tree || e.cfg.Code == nil {
 		return
 	}
@@ -133,6 +135,10 @@ func (e *Engine) unlanded(ctx context.Context, in RunInput, info *engine.RunInfo
 		res.Landed = rec.Message
 		res.NotLanded(strings.TrimPrefix(rec.Message, "fleet: "))
 		info.Result, info.Status, info.Reason = &res, res.Status, res.Reason
+		return
+	}
+	if !mine {
+		info.Reason = joinReason(info.Reason, "its change has not been landed in this checkout: if it was submitted from here, brood workflow resume "+in.RunID+" lands it")
 		return
 	}
 	info.Reason = joinReason(info.Reason, "its change is not in your tree yet: brood workflow resume "+in.RunID+" lands it")
@@ -199,6 +205,9 @@ func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
 	memo := x.GetMemo().GetFields()
 	e.memo(memo, memoPlan, &info.Plan)
 	e.memo(memo, memoSource, &info.Source)
+	if o, ok := e.foreign(memo); ok {
+		defer elsewhere(info, o) // after judgeKept
+	}
 	switch x.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		info.Status = wf.RunRunning
@@ -225,6 +234,18 @@ func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
 		info.Finished = &t
 	}
 	return info
+}
+
+// elsewhere says on a listing that the run belongs to another checkout:
+// its change lands there, and its resume runs there.
+func elsewhere(info *engine.RunInfo, o Origin) {
+	info.Origin = o.String()
+	where := "submitted from " + o.String() + ": its change lands there, not in this checkout"
+	if info.Status == wf.RunCancelled {
+		info.Reason = "cancelled on Temporal; " + where + " (brood workflow resume " + info.RunID + " continues it there)"
+		return
+	}
+	info.Reason = joinReason(info.Reason, where)
 }
 
 func (e *Engine) memo(m map[string]*commonpb.Payload, key string, v any) bool {

@@ -62,7 +62,9 @@ func (e *Engine) planTask(ctx context.Context, q string) (*FleetTaskDetail, erro
 		}
 	}
 	id, err := shortid.Match(q, ids)
-	if err != nil {
+	if errors.Is(err, shortid.ErrAmbiguous) {
+		return nil, fmt.Errorf("on the fleet: %w", err) // name the candidates (fleetqa3 P2-1)
+	} else if err != nil {
 		return nil, fmt.Errorf("%w: on the fleet: %v", engine.ErrNotFound, err)
 	}
 	return found[id], nil

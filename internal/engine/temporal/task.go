@@ -112,6 +112,9 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			out.Status = r.Status
 			out.Agent = cmp.Or(out.Agent, r.Agent)
 			out.Landed = e.callLanded(ctx, id, x.GetExecution().GetRunId(), &co)
+			if o, ok := e.foreign(x.GetMemo().GetFields()); ok && out.Landed != "" {
+				out.Landed = "submitted from " + o.String() + ": its change lands there, not in this checkout (brood tasks resume " + id + " there)"
+			}
 			if e.callKept(ctx, id, x.GetExecution().GetRunId()) && out.Status == wf.CallDone {
 				out.Status = wf.CallNotApplied // as its submitter said: its change did not land
 			}

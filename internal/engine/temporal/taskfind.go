@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -32,7 +33,9 @@ func (e *Engine) resolveCall(ctx context.Context, q string) (string, error) {
 		return "", err
 	}
 	id, err := shortid.Match(q, ids)
-	if err != nil {
+	if errors.Is(err, shortid.ErrAmbiguous) {
+		return "", fmt.Errorf("on the fleet: %w", err) // name the candidates, never "no task"
+	} else if err != nil {
 		return "", fmt.Errorf("%w: on the fleet: %v", engine.ErrNotFound, err)
 	}
 	return id, nil
