@@ -283,7 +283,7 @@ func (t *Task) judgeVerdict(v *Verdict) {
 	if v.Error != "" && t.Note == "" {
 		t.Note = v.Error
 	}
-	if v.Accepted && v.FilesChanged != nil && t.Result != nil {
+	if v.FilesChanged != nil && t.Result != nil { // the parent's walks, whatever the trust
 		t.Result.FilesChanged = v.FilesChanged
 	}
 	if v.ResultSHA256 != "" && v.ResultSHA256 != t.ResultHash() {

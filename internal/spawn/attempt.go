@@ -203,10 +203,11 @@ func (a *attempt) Land(ctx context.Context) {
 	}
 	res.Config = s.cfg.settle(s.ws)
 	a.v.Config = res.Config
-	if a.v.Accepted && (a.want.Observed || s.ws != nil) {
+	if a.want.Observed || s.ws != nil {
 		// The parent's own account of what changed (its walks, or the
 		// patch), which result.json may not hold: said again when the
-		// task is read later.
+		// task is read later, accepted or not (a rejected in-place
+		// writer's changes are in the tree all the same).
 		a.v.FilesChanged = nonNil(res.FilesChanged)
 	}
 	a.failures = a.v.Reasons

@@ -104,6 +104,9 @@ func (d *Dispatcher) recorded(ctx context.Context, id string) (r *call.Result, s
 	if res == nil {
 		return nil, true, nil
 	}
+	if v := t.Verdict; v != nil && v.FilesChanged != nil {
+		res.FilesChanged = v.FilesChanged // the parent's walks, not the child's claim
+	}
 	// The parent's verdict decides, not the child's file: a rejected run
 	// stays rejected, and a result.json changed since reads as such.
 	res.Status = t.Status

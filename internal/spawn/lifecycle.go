@@ -219,7 +219,7 @@ func renderTask(t *dispatch.Task) string {
 	}
 	shown := *res
 	shown.Agent, shown.Status = t.Agent, t.Status // the parent's account, not the child's
-	if v := t.Verdict; v != nil && v.FilesChanged != nil && t.Trust == dispatch.TrustAccepted {
+	if v := t.Verdict; v != nil && v.FilesChanged != nil {
 		shown.FilesChanged = v.FilesChanged // its walks or patch, not the child's claim
 	}
 	if t.Verdict != nil && t.Verdict.Error != "" {
