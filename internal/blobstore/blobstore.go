@@ -233,9 +233,34 @@ func (s *Store) Get(ctx context.Context, ref Ref) (io.ReadCloser, error) {
 		// corrupt object is removed, so whoever stores that content next
 		// (a submitter's next run: its records check the object is
 		// there) puts it back, instead of every later read failing.
-		v.drop = func() error { return s.b.remove(context.WithoutCancel(ctx), ref.Key) }
+		v.drop = func() error { return s.dropCorrupt(context.WithoutCancel(ctx), ref) }
 	}
 	return v, nil
+}
+
+// errIntact says a blob a reader found wrong is what its address names:
+// the reader's reference was (its size), not the object.
+var errIntact = errors.New("the stored object is intact (its bytes hash to its address): the reference to it is wrong")
+
+// dropCorrupt removes the object under ref's content address when its
+// stored bytes do not hash to that address, read again whole: a reader's
+// size or hash is not proof (a forged reference must not delete a good
+// object), the stored bytes are.
+func (s *Store) dropCorrupt(ctx context.Context, ref Ref) error {
+	rc, err := s.b.get(ctx, ref.Key)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	_, err = io.Copy(h, rc)
+	rc.Close()
+	if err != nil {
+		return err
+	}
+	if hex.EncodeToString(h.Sum(nil)) == ref.SHA256 {
+		return errIntact
+	}
+	return s.b.remove(ctx, ref.Key)
 }
 
 // ReadAll returns the whole blob, verified.
@@ -367,7 +392,11 @@ func (v *verifyReader) corrupt(format string, args ...any) error {
 	if v.drop == nil {
 		return fmt.Errorf("%w: %w", err, ErrCorrupt)
 	}
-	if rerr := v.drop(); rerr != nil && !errors.Is(rerr, ErrNotFound) {
+	rerr := v.drop()
+	if errors.Is(rerr, errIntact) {
+		return fmt.Errorf("%w (%v): %w", err, rerr, ErrCorrupt)
+	}
+	if rerr != nil && !errors.Is(rerr, ErrNotFound) {
 		return fmt.Errorf("%w (and it could not be removed: %v; remove %s from the store by hand): %w", err, rerr, v.ref.Key, ErrCorrupt)
 	}
 	return fmt.Errorf("%w: removed from the store, so it is stored again by the next run that has this content: %w", err, ErrCorrupt)

@@ -193,6 +193,22 @@ func TestTamperedBlobIsRefused(t *testing.T) {
 					t.Fatalf("%s: after repair: %d bytes, %v", tc.name, len(got), err)
 				}
 			}
+			// A reference with the right address and a wrong size (a
+			// forged one) is refused, and the intact object kept.
+			good, err := s.PutBytes(ctx, orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, size := range []int64{good.Size - 1, good.Size + 1, 1} {
+				forged := good
+				forged.Size = size
+				if _, err := s.ReadAll(ctx, forged); !errors.Is(err, blobstore.ErrCorrupt) {
+					t.Fatalf("size %d: ReadAll = %v; want ErrCorrupt", size, err)
+				}
+				if got, err := s.ReadAll(ctx, good); err != nil || !bytes.Equal(got, orig) {
+					t.Fatalf("size %d: a forged reference removed or changed the intact object: %d bytes, %v", size, len(got), err)
+				}
+			}
 			// A reference without a hash is never read.
 			if _, err := s.Get(ctx, blobstore.Ref{Key: "tasks/x", Size: 3}); err == nil || !strings.Contains(err.Error(), "unverified") {
 				t.Fatalf("Get without hash: %v", err)
