@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -30,7 +31,7 @@ func askedFor(projectRoot, id string, spec call.Spec) error {
 		return fmt.Errorf("task %s's owner record on this worker is unreadable, so this call cannot be checked against it: %v", id, err)
 	case own.TaskID != id:
 		return fmt.Errorf("task %s's owner record on this worker names task %s", id, own.TaskID)
-	case spec.Agent != "" && own.Agent != spec.Agent:
+	case spec.Agent != "" && !strings.EqualFold(own.Agent, spec.Agent): // names are matched without case, as the registry does
 		return fmt.Errorf("the call runs agent %q and names task %s, which is a %q task on this worker: a call continues only a task of its own agent", spec.Agent, id, own.Agent)
 	case spec.Parent != "" && own.Asker != spec.Parent:
 		return fmt.Errorf("the call is %s's and names task %s, which %s asked for: a plan's call continues only that plan's tasks", spec.Parent, id, askerName(own.Asker))

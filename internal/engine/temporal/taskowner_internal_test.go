@@ -32,6 +32,7 @@ func TestAskedFor(t *testing.T) {
 	}{
 		{"no record here", "01KBN5Q7MZ8XRTABCDEFGHJK09", call.Spec{Agent: "explore", Parent: "workflow R1"}, ""},
 		{"its own plan's task", planTask, call.Spec{Agent: "explore", Parent: "workflow R1"}, ""},
+		{"its own plan's task, the agent named in another case", planTask, call.Spec{Agent: "Explore", Parent: "workflow R1"}, ""},
 		{"another agent's task", writer, call.Spec{Agent: "explore", Parent: "workflow R0"}, `which is a "general-purpose" task`},
 		{"another plan's task", planTask, call.Spec{Agent: "explore", Parent: "workflow R2"}, "which workflow R1 asked for"},
 		{"a task with no recorded asker", old, call.Spec{Agent: "explore", Parent: "workflow R1"}, "a single call"},
