@@ -3,6 +3,7 @@ package tool
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
@@ -156,16 +157,34 @@ var plainValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // them); what it opens must be a regular file of at most 1 MiB (opened
 // without blocking, so a FIFO cannot hold the parent), else nothing.
 func readDotenv(path string) map[string]string {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	// O_PATH first: what the link names is looked at, not opened (a
+	// device's open runs its driver), and only a regular file is then
+	// opened, through that descriptor, so it cannot be swapped between.
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || info.Size() > 1<<20 {
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > 1<<20 {
+		unix.Close(pfd)
 		return nil
 	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	unix.Close(pfd)
+	if err != nil {
+		// No /proc here: by its path, and only if it is still the file
+		// looked at.
+		var again unix.Stat_t
+		if fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0); err != nil {
+			return nil
+		}
+		if unix.Fstat(fd, &again) != nil || again.Dev != st.Dev || again.Ino != st.Ino {
+			unix.Close(fd)
+			return nil
+		}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
 	out := map[string]string{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
