@@ -313,6 +313,13 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	return rec
 }
 
+// KeptWithTask is where a not-applied call's record says its patch is,
+// until an engine keeps it elsewhere (the fleet's submitter writes it into
+// the project and names that file instead).
+func KeptWithTask(taskID string) string {
+	return "its patch is kept with task " + taskID + " (brood tasks show " + taskID + ")"
+}
+
 func dequeue(n *Counts) {
 	if n.Queued > 0 {
 		n.Queued--
@@ -396,7 +403,7 @@ func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) Call
 		// Its work did not land: whatever it reports is about a tree
 		// that is not the run's.
 		rec.Status = CallNotApplied
-		rec.Error = "its change was not applied to the tree (it conflicts with what another call wrote there); its patch is kept with task " + rec.TaskID + " (brood tasks show " + rec.TaskID + ")"
+		rec.Error = "its change was not applied to the tree (it conflicts with what another call wrote there); " + KeptWithTask(rec.TaskID)
 		return rec
 	}
 	if !r.OK() {

@@ -35,7 +35,7 @@ func (e *Engine) keepPatches(ctx context.Context, res *wf.Result) {
 }
 
 func (e *Engine) keepPatch(ctx context.Context, run string, c *wf.CallRecord) {
-	kept := "its patch is kept with task " + c.TaskID + " (brood tasks show " + c.TaskID + ")"
+	kept := wf.KeptWithTask(c.TaskID)
 	if c.Status != wf.CallNotApplied || !strings.Contains(c.Error, kept) || dispatch.CheckID(c.TaskID) != nil {
 		return
 	}
