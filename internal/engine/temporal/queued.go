@@ -70,18 +70,23 @@ func (e *Engine) liveStatus(ctx context.Context, d *workflowservice.DescribeWork
 	if started > 0 {
 		return wf.RunRunning
 	}
-	queue := d.GetExecutionConfig().GetTaskQueue().GetName()
-	if queue == "" {
-		queue = d.GetWorkflowExecutionInfo().GetTaskQueue()
-	}
+	queue := queueOf(d)
 	if unpolled(d, time.Now()) {
 		return noWorkerWord(queue)
 	}
 	word := qw.of(ctx, queue)
-	if waiting > 0 || stepWaits(d) || strings.Contains(word, "no worker is polling") {
+	if waiting > 0 || stepWaits(d) || noWorker(word) {
 		return word
 	}
 	return wf.RunRunning
+}
+
+// queueOf is the task queue a workflow runs on.
+func queueOf(d *workflowservice.DescribeWorkflowExecutionResponse) string {
+	if q := d.GetExecutionConfig().GetTaskQueue().GetName(); q != "" {
+		return q
+	}
+	return d.GetWorkflowExecutionInfo().GetTaskQueue()
 }
 
 // stepWaits: the workflow's own step (a workflow task) is scheduled and
@@ -108,10 +113,16 @@ func unpolled(d *workflowservice.DescribeWorkflowExecutionResponse, now time.Tim
 	return stepWaits(d) && at != nil && now.Sub(at.AsTime()) > unpolledAfter
 }
 
+// noWorkerWhy is why what waits on a queue no worker polls waits.
+func noWorkerWhy(queue string) string { return noWorkerPhrase + queue }
+
+const noWorkerPhrase = "no worker is polling task queue "
+
 // noWorkerWord is the status of what waits on a queue no worker polls.
-func noWorkerWord(queue string) string {
-	return "queued (no worker is polling task queue " + queue + ")"
-}
+func noWorkerWord(queue string) string { return "queued (" + noWorkerWhy(queue) + ")" }
+
+// noWorker: status says no worker polls its queue (noWorkerWord).
+func noWorker(status string) bool { return strings.Contains(status, noWorkerPhrase) }
 
 // isQueued: a status liveStatus gave a call that no worker runs.
 func isQueued(status string) bool { return strings.HasPrefix(status, "queued") }
@@ -239,15 +250,13 @@ func (e *Engine) nobodyEnds(ctx context.Context, id, runID string) string {
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || !stepWaits(d) {
 		return ""
 	}
-	st := e.liveStatus(dctx, d, &queueWord{e: e})
-	if !strings.Contains(st, "no worker is polling") {
+	if !noWorker(e.liveStatus(dctx, d, &queueWord{e: e})) {
 		return ""
 	}
 	follow := "brood workflow show " + id
 	if task, ok := strings.CutPrefix(id, callWorkflowID("")); ok {
 		follow = "brood tasks show " + task
 	}
-	_, why, _ := strings.Cut(strings.TrimSuffix(st, ")"), "(")
-	return "workflow " + id + " was asked to cancel, but " + why + " to end it: it ends when a worker takes it (" + follow +
+	return "workflow " + id + " was asked to cancel, but " + noWorkerWhy(queueOf(d)) + " to end it: it ends when a worker takes it (" + follow +
 		" follows it), or at once with temporal workflow terminate --workflow-id " + id
 }
