@@ -41,34 +41,9 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	type ran struct {
-		code      int
-		out, errs string
-	}
-	done := make(chan ran, 1)
-	go func() {
-		code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write one", "--engine", "temporal", "--json"}, fleet...)...)
-		done <- ran{code, out, errs}
-	}()
-	// The child wrote one.txt in its copy (its second turn waits 10s):
-	// the user now changes the same file.
-	waitCLI(t, "the child's write in its copy", func() bool {
-		if len(done) > 0 {
-			r := <-done
-			t.Fatalf("the subagent ended before the child wrote: exit %d\n%s\n%s", r.code, r.out, r.errs)
-		}
-		for _, pat := range []string{"jobs/*/upper/one.txt", "jobs/*/tree/one.txt"} {
-			m, _ := filepath.Glob(filepath.Join(wp.Home, ".cache", "brood", "fleet", filepath.FromSlash(pat)))
-			for _, f := range m {
-				if b, _ := os.ReadFile(f); string(b) == "from the fleet\n" {
-					return true
-				}
-			}
-		}
-		return false
-	})
-	testbrood.WriteFile(t, filepath.Join(sub.Root, "one.txt"), "the user's own\n")
-	r := <-done
+	// The child writes one.txt in its copy (its second turn waits 10s):
+	// the user then changes the same file.
+	r := underTheWriter(ctx, t, sub, wp, append([]string{"subagent", "general-purpose", "write one", "--engine", "temporal", "--json"}, fleet...))
 	if r.code == 0 || !strings.Contains(r.errs, "did not land") {
 		t.Fatalf("a fleet writer whose change does not land: exit %d\n%s\n%s", r.code, r.out, r.errs)
 	}
@@ -120,32 +95,7 @@ func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
 		"wr.yaml": "name: wr\nphases:\n  - id: write\n    parallel:\n      - {agent: general-purpose, prompt: \"write one\"}\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	type ran struct {
-		code      int
-		out, errs string
-	}
-	done := make(chan ran, 1)
-	go func() {
-		code, out, errs := sub.Brood(ctx, nil, append([]string{"workflow", "run", "wr.yaml", "--engine", "temporal", "--yes"}, fleet...)...)
-		done <- ran{code, out, errs}
-	}()
-	waitCLI(t, "the child's write in its copy", func() bool {
-		if len(done) > 0 {
-			r := <-done
-			t.Fatalf("the run ended before the child wrote: exit %d\n%s\n%s", r.code, r.out, r.errs)
-		}
-		for _, pat := range []string{"jobs/*/upper/one.txt", "jobs/*/tree/one.txt"} {
-			m, _ := filepath.Glob(filepath.Join(wp.Home, ".cache", "brood", "fleet", filepath.FromSlash(pat)))
-			for _, f := range m {
-				if b, _ := os.ReadFile(f); string(b) == "from the fleet\n" {
-					return true
-				}
-			}
-		}
-		return false
-	})
-	testbrood.WriteFile(t, filepath.Join(sub.Root, "one.txt"), "the user's own\n")
-	r := <-done
+	r := underTheWriter(ctx, t, sub, wp, append([]string{"workflow", "run", "wr.yaml", "--engine", "temporal", "--yes"}, fleet...))
 	if r.code != 1 || !strings.Contains(r.out, " failed: ") || !strings.Contains(r.out, "not applied write/0") {
 		t.Fatalf("a plan whose tree does not land: exit %d; want 1, the run failed, write/0 not applied\n%s\n%s", r.code, r.out, r.errs)
 	}
@@ -167,4 +117,39 @@ func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "status   failed") {
 		t.Errorf("workflow show %s: exit %d; want status failed\n%s\n%s", id, code, out, errs)
 	}
+}
+
+// ran is how a brood command ended.
+type ran struct {
+	code      int
+	out, errs string
+}
+
+// underTheWriter runs brood args in sub and, once the worker's child has
+// written one.txt in its copy, writes the user's own one.txt under it, so
+// the child's change cannot land; it returns how the command ended.
+func underTheWriter(ctx context.Context, t *testing.T, sub, wp *testbrood.Project, args []string) ran {
+	t.Helper()
+	done := make(chan ran, 1)
+	go func() {
+		code, out, errs := sub.Brood(ctx, nil, args...)
+		done <- ran{code, out, errs}
+	}()
+	waitCLI(t, "the child's write in its copy", func() bool {
+		if len(done) > 0 {
+			r := <-done
+			t.Fatalf("brood %s ended before the child wrote: exit %d\n%s\n%s", args[0], r.code, r.out, r.errs)
+		}
+		for _, pat := range []string{"jobs/*/upper/one.txt", "jobs/*/tree/one.txt"} {
+			m, _ := filepath.Glob(filepath.Join(wp.Home, ".cache", "brood", "fleet", filepath.FromSlash(pat)))
+			for _, f := range m {
+				if b, _ := os.ReadFile(f); string(b) == "from the fleet\n" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	testbrood.WriteFile(t, filepath.Join(sub.Root, "one.txt"), "the user's own\n")
+	return <-done
 }
