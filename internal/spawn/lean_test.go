@@ -26,7 +26,7 @@ agents:
   general-purpose:
     - tools:
         - Task: {subagent_type: explore, description: "grandchild", prompt: "Read the README."}
-    - say: "## What I did\nDelegated.\n## What I found\n{{trunc 200 (result 0)}}\n## Files changed\nnone\n## Problems\nnone"
+    - say: "## What I did\nDelegated.\n## What I found\n{{trunc 400 (result 0)}}\n## Files changed\nnone\n## Problems\nnone"
 `
 
 // TestLeanChildOnlyForLeaves: a dispatcher asks for brood (delegates) for a
