@@ -39,10 +39,11 @@ func statuses(t *testing.T, log string, mark int) int {
 // TestBaseMovedByWatch: with a tree watch (a warm cache), a finish on a
 // tree nothing moved in, or that moved only beneath ignored entries, takes
 // no walk; every move of the parent's tree — an edit at the same size
-// with its mtime set back, a new file deep down, a rename, a link put in
-// a file's place, a .gitignore or info/exclude edit, a nested repository,
-// the index rewritten — or a cache that names as ignored what is not, is
-// walked and named, as without the watch.
+// with its mtime set back or in the same second, a new file (or .env)
+// deep down, a rename, a link put in a file's place, a .gitignore edit
+// (one that ignores a new file too) or an info/exclude edit, a nested
+// repository, the index rewritten — or a cache that names as ignored what
+// is not, is walked and named, as without the watch.
 func TestBaseMovedByWatch(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	log := gitLog(t)
@@ -61,6 +62,16 @@ func TestBaseMovedByWatch(t *testing.T) {
 			write(t, filepath.Join(dir, "sub/b.txt"), strings.Replace(lines("b", 10), "b3", "B3", 1))
 			os.Chtimes(filepath.Join(dir, "sub/b.txt"), old, old)
 		}, []string{"sub/b.txt"}},
+		{"same size, same second", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "sub/b.txt"), strings.Replace(lines("b", 10), "b4", "B4", 1))
+		}, []string{"sub/b.txt"}},
+		{"a new .env deep down", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "deep/er/.env"), "TOKEN=x\n")
+		}, []string{}}, // walked (new to the watch), and ignored: never the tree's
+		{".gitignore edit that ignores a new file", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, ".gitignore"), ".env\nnode_modules/\n.brood/\nkey.pem\n")
+			write(t, filepath.Join(dir, "deep/key.pem"), "k\n")
+		}, []string{".gitignore"}},
 		{"new file deep down", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "deep/er/still/n.txt"), "n\n") }, []string{"deep/er/still/n.txt"}},
 		{"rename", func(t *testing.T, dir string) {
 			os.Rename(filepath.Join(dir, "deep/er/still/k.txt"), filepath.Join(dir, "deep/er/still/l.txt"))
