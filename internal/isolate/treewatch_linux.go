@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/dirents"
 )
 
 // watchMask is every event that changes a directory's entries or a file's
@@ -79,12 +81,12 @@ func (w *treeWatch) walk(abs, rel string, skip map[string]bool, buf []byte) erro
 	}
 	w.dirs[int32(wd)] = rel
 	// Listed after the watch is set: an entry made later is an event.
-	subs, err := listDirs(abs, buf)
+	subs, err := dirents.Subdirs(abs, rel == "", buf, ".git")
 	if err != nil {
 		return err
 	}
-	for _, name := range subs {
-		sub := name
+	for _, e := range subs {
+		name, sub := e.Name, e.Name
 		if rel != "" {
 			sub = rel + "/" + name
 		}
@@ -102,46 +104,6 @@ func (w *treeWatch) walk(abs, rel string, skip map[string]bool, buf []byte) erro
 		}
 	}
 	return nil
-}
-
-// listDirs lists the subdirectories of abs, and a .git of any type.
-func listDirs(abs string, buf []byte) ([]string, error) {
-	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	var out []string
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return out, err
-		}
-		for b := buf[:n]; len(b) > 19; {
-			reclen := int(binary.NativeEndian.Uint16(b[16:]))
-			if reclen <= 19 || reclen > len(b) {
-				return nil, unix.EIO
-			}
-			typ, name := b[18], b[19:reclen]
-			b = b[reclen:]
-			if i := slices.Index(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			s := string(name)
-			if s == "." || s == ".." {
-				continue
-			}
-			if typ == unix.DT_UNKNOWN {
-				return nil, errors.New("a file system that gives no entry types")
-			}
-			if typ == unix.DT_DIR || s == ".git" {
-				out = append(out, s)
-			}
-		}
-	}
 }
 
 // settle takes the spawn walk's ignored entries: a directory the watch
