@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,10 @@ import (
 // maxSkipped bounds the ignored entries a tree watch's cache keeps: past
 // it the next writer watches every directory (slower, as right).
 const maxSkipped = 4096
+
+// maxWatchCaches bounds the caches kept (one a work tree): past it the
+// older half goes (a tree whose cache went has its next writer walk).
+const maxWatchCaches = 256
 
 // watchCache is the file, in the parent user's cache directory (never in
 // the tree: a repository must not plant or edit it), that names the
@@ -68,9 +73,33 @@ func (c *watchCache) store(top string, ignored, was []string) {
 	}
 	_, werr := f.Write(b)
 	if cerr := f.Close(); werr == nil && cerr == nil && os.Rename(f.Name(), c.path) == nil {
+		pruneWatchCaches(filepath.Dir(c.path))
 		return
 	}
 	os.Remove(f.Name())
+}
+
+// pruneWatchCaches removes the older half of the caches in dir when there
+// are more than maxWatchCaches (test runs and throwaway clones make many).
+func pruneWatchCaches(dir string) {
+	des, err := os.ReadDir(dir)
+	if err != nil || len(des) <= maxWatchCaches {
+		return
+	}
+	type aged struct {
+		name string
+		mod  int64
+	}
+	var all []aged
+	for _, d := range des {
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			all = append(all, aged{d.Name(), fi.ModTime().UnixNano()})
+		}
+	}
+	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.mod, b.mod) })
+	for _, a := range all[:len(all)/2] {
+		os.Remove(filepath.Join(dir, a.name))
+	}
 }
 
 // underAny reports whether rel is one of entries or beneath one.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +166,25 @@ func warm(t *testing.T, iso *Isolator, dir string, force bool) {
 		t.Fatal(err)
 	}
 	ws.Cleanup(context.Background())
+}
+
+// TestWatchCachesPruned: past maxWatchCaches caches, a store removes the
+// older half, never the one it wrote.
+func TestWatchCachesPruned(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := range maxWatchCaches {
+		c := newWatchCache(dir, "/t/"+strconv.Itoa(i), "/t/.git")
+		c.store("/t/"+strconv.Itoa(i), []string{"x"}, nil)
+		os.Chtimes(c.path, old, old)
+	}
+	c := newWatchCache(dir, "/t/new", "/t/.git")
+	c.store("/t/new", []string{"x"}, nil)
+	des, _ := os.ReadDir(dir)
+	if len(des) > maxWatchCaches/2+1 {
+		t.Errorf("%d caches kept, want at most %d", len(des), maxWatchCaches/2+1)
+	}
+	if got, ok := c.load("/t/new"); !ok || !slices.Equal(got, []string{"x"}) {
+		t.Errorf("the cache just written is gone: %v %v", got, ok)
+	}
 }
