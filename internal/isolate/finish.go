@@ -397,8 +397,12 @@ type movedResult struct {
 // baseMoved lists the paths whose content in the parent's tree now differs
 // from the spawn snapshot base.
 func (w *Workspace) baseMoved(ctx context.Context, base string) movedResult {
-	// Most often nothing moved: the walk and the stamps of the paths it
-	// lists say so without a second tree.
+	// Most often nothing moved: the tree's watch says so without a walk,
+	// or the walk and the stamps of the paths it lists without a second
+	// tree.
+	if w.watch.quiet() && w.snap.print.stampsHold(w.repo) {
+		return movedResult{}
+	}
 	now, same, err := takeSnapshotUnless(ctx, w.repo, filepath.Join(w.state, "finish.index"), w.spawnDirty, w.snap.print)
 	if err != nil {
 		return movedResult{err: err}

@@ -129,6 +129,8 @@ type Isolator struct {
 	support Support
 	cache   *probeCache // nil: not kept between processes
 	cached  bool        // support came from the cache
+	// watchDir holds the tree watches' caches (watchCache; "": no watch).
+	watchDir string
 }
 
 // New returns an Isolator and starts probing the machine in the
@@ -193,8 +195,10 @@ type Workspace struct {
 	// spawnDirty are the paths the spawn snapshot took from the work tree
 	// rather than the index: base-moved detection reads them again.
 	spawnDirty []string
-	xattr      bool // mount with userxattr
-	kept       bool
+	// watch saw the parent's tree from before the spawn walk (nil: none).
+	watch *treeWatch
+	xattr bool // mount with userxattr
+	kept  bool
 
 	allowConfig bool
 	programs    []string // held back like configuration (Options.Programs)
@@ -276,13 +280,16 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	if err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	// The snapshot's walk of the tree runs while the probe may still run.
+	// The snapshot's walk of the tree runs while the probe may still run;
+	// the tree's watch is set before it, so nothing after it goes unseen.
+	w.watch = startTreeWatch(r, newWatchCache(i.watchDir, r.top, r.gitDir))
 	snap, st, err := i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
 	if err != nil {
 		w.Cleanup(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	w.snap, w.spawnDirty = snap, st.changed
+	w.watch.settle(r.top, st.ignored)
 	sup := i.Support()
 	w.xattr = sup.UserXattr
 	useOverlay := sup.Overlay && !opts.ForceWorktree
@@ -366,6 +373,7 @@ func (w *Workspace) Cleanup(ctx context.Context) error {
 	if w.snap != nil {
 		w.snap.wait() // never remove files under a running git
 	}
+	w.watch.close()
 	var errs []error
 	if w.Mode == ModeWorktree && !w.kept && w.Root != "" {
 		if _, err := w.repo.worktree(ctx, "remove", "--force", w.Root); err != nil {

@@ -126,12 +126,13 @@ func NewCached(ctx context.Context, path string) *Isolator {
 	if path == "" || !ok {
 		return New(ctx)
 	}
+	watchDir := filepath.Join(filepath.Dir(path), "treewatch")
 	if s, hit := c.load(); hit {
 		i := NewWithSupport(s)
-		i.cache, i.cached = &c, true
+		i.cache, i.cached, i.watchDir = &c, true, watchDir
 		return i
 	}
-	i := &Isolator{ready: make(chan struct{}), cache: &c}
+	i := &Isolator{ready: make(chan struct{}), cache: &c, watchDir: watchDir}
 	go func() {
 		defer close(i.ready)
 		i.support = Probe(ctx)

@@ -100,3 +100,16 @@ func statusRecords(recs []string) string {
 	}
 	return b.String()
 }
+
+// stampsHold reports whether the index and every path p stamped are as
+// they were (no walk: what a quiet treeWatch leaves to check).
+func (p *treePrint) stampsHold(r *repo) bool {
+	if p == nil {
+		return false
+	}
+	q := &treePrint{index: lstamp(filepath.Join(r.gitDir, "index")), records: p.records, paths: map[string]stamp{}}
+	for rel := range p.paths {
+		q.paths[rel] = lstamp(filepath.Join(r.top, rel))
+	}
+	return p.same(q)
+}

@@ -1,9 +1,7 @@
 package trust
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -107,36 +105,24 @@ func SnapshotPaths(root string, tops []string) (*ConfigState, error) {
 // Directories that cannot be read are passed over (nor can the user's git
 // read them); links are not followed.
 func NestedGitTops(top string) ([]string, error) {
-	var tops []string
-	err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p != top && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)) {
-				return nil
-			}
-			return err
-		}
-		if d.Name() != ".git" || p == top {
-			return nil
-		}
-		rel, _ := filepath.Rel(top, p)
-		rel = filepath.ToSlash(rel)
-		if rel == ".git" {
-			return filepath.SkipDir // the repository's own: GitConfigTops
-		}
-		tops = append(tops, path.Join(path.Dir(rel), ".gitmodules"))
-		if !d.IsDir() {
-			tops = append(tops, rel)
-			return nil
-		}
-		for _, part := range gitConfigParts {
-			tops = append(tops, rel+"/"+part)
-		}
-		return filepath.SkipDir
-	})
+	tops, err := nestedGitTops(top)
 	if err != nil {
 		return nil, fmt.Errorf("nested repositories: %w", err)
 	}
 	return tops, nil
+}
+
+// nestedTopsOf appends to tops those of one `.git` found at rel (slash
+// separated, below the top), a directory or not.
+func nestedTopsOf(tops []string, rel string, isDir bool) []string {
+	tops = append(tops, path.Join(path.Dir(rel), ".gitmodules"))
+	if !isDir {
+		return append(tops, rel)
+	}
+	for _, part := range gitConfigParts {
+		tops = append(tops, rel+"/"+part)
+	}
+	return tops
 }
 
 // Widen adds tops to the state as paths that held nothing when it was

@@ -1,0 +1,12 @@
+// Package dirents lists the subdirectories of a directory without a
+// stat or an allocation per file: the walks of a whole work tree that
+// look only for directories and one name (a nested repository's .git:
+// the configuration guard's; the tree watch's) cost what the tree's
+// directories cost, not its files.
+package dirents
+
+// Entry is one entry of a directory Subdirs kept.
+type Entry struct {
+	Name string
+	Dir  bool
+}

@@ -1,0 +1,85 @@
+package dirents
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// Offsets in a struct linux_dirent64 (the same on every architecture).
+const (
+	direntReclen = 16
+	direntType   = 18
+	direntName   = 19
+)
+
+// Subdirs returns the subdirectories of the directory at abs and its
+// entry named also, of any type (none when also is ""), in the order
+// getdents(2) gives them, reading buf-sized batches of entries: names
+// and types only (a file system that gives no type is asked with
+// fstatat). follow lets abs itself be a link; otherwise a link there
+// fails (ENOTDIR).
+func Subdirs(abs string, follow bool, buf []byte, also string) ([]Entry, error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	if follow {
+		flags &^= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(abs, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var ents []Entry
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return ents, nil
+		}
+		if ents, err = appendEntries(ents, fd, buf[:n], also); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// appendEntries appends the subdirectories and the entry named also among
+// the linux_dirent64 records of buf, read from the directory fd.
+func appendEntries(ents []Entry, fd int, buf []byte, also string) ([]Entry, error) {
+	for len(buf) > direntName {
+		reclen := int(binary.NativeEndian.Uint16(buf[direntReclen:]))
+		if reclen <= direntName || reclen > len(buf) {
+			return ents, unix.EIO // a record the kernel never writes
+		}
+		typ, name := buf[direntType], buf[direntName:reclen]
+		buf = buf[reclen:]
+		if i := slices.Index(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if string(name) == "." || string(name) == ".." {
+			continue
+		}
+		if typ == unix.DT_UNKNOWN {
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if errors.Is(err, unix.ENOENT) {
+					continue // gone since
+				}
+				return ents, err
+			}
+			if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				typ = unix.DT_DIR
+			}
+		}
+		if typ == unix.DT_DIR || (also != "" && string(name) == also) {
+			ents = append(ents, Entry{Name: string(name), Dir: typ == unix.DT_DIR})
+		}
+	}
+	return ents, nil
+}

@@ -1,0 +1,32 @@
+//go:build !linux
+
+package dirents
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Subdirs returns the subdirectories of the directory at abs and its
+// entry named also, of any type (dirents_linux.go reads getdents(2)
+// itself). follow lets abs itself be a link.
+func Subdirs(abs string, follow bool, _ []byte, also string) ([]Entry, error) {
+	if !follow {
+		if fi, err := os.Lstat(abs); err != nil {
+			return nil, err
+		} else if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, &os.PathError{Op: "open", Path: abs, Err: os.ErrInvalid}
+		}
+	}
+	des, err := os.ReadDir(filepath.Clean(abs))
+	if err != nil {
+		return nil, err
+	}
+	var ents []Entry
+	for _, d := range des {
+		if d.IsDir() || (also != "" && d.Name() == also) {
+			ents = append(ents, Entry{Name: d.Name(), Dir: d.IsDir()})
+		}
+	}
+	return ents, nil
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package isolate
+
+// treeWatch is Linux's (inotify); elsewhere the finish always walks.
+type treeWatch struct{}
+
+func startTreeWatch(*repo, *watchCache) *treeWatch { return nil }
+func (w *treeWatch) settle(string, []string)       {}
+func (w *treeWatch) quiet() bool                   { return false }
+func (w *treeWatch) close()                        {}
