@@ -3,8 +3,6 @@ package temporal
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -283,10 +281,7 @@ func (b *beater) answerHeld(held, hb Heartbeat) bool {
 	if held.Transcript == hb.Transcript {
 		return true
 	}
-	if held.Transcript.IsZero() || held.Position > hb.Position || held.Position != held.Transcript.Size {
-		return false
-	}
-	if sum := sha256.Sum256(data[:held.Position]); hex.EncodeToString(sum[:]) != held.Transcript.SHA256 {
+	if held.Transcript.IsZero() || held.Position > hb.Position || !isTranscript(held.Transcript, b.id, data[:held.Position]) {
 		return false
 	}
 	for line := range bytes.Lines(data[held.Position:]) {
@@ -338,7 +333,7 @@ func (b *beater) upload(ctx context.Context, final bool) (Heartbeat, error) {
 	if int64(len(data)) == b.pos || (b.ask >= 0 && !asked(data, b.ask)) {
 		return b.current(), nil
 	}
-	ref, err := b.put(ctx, data, b.current())
+	ref, err := b.put(ctx, TranscriptObject(b.id, data), b.current())
 	if err != nil {
 		return b.current(), err
 	}
@@ -436,7 +431,7 @@ func followUpAt(root, id string, spec call.Spec, hb Heartbeat, followUp bool) in
 	case !followUp:
 		return -1
 	case spec.Transcript != "":
-		return hb.Transcript.Size
+		return hb.Transcript.Size - int64(len(headOf(id))) // the seed: the store's object without its first line
 	case spec.Resume == "":
 		return 0
 	}

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -168,6 +169,9 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 		if err := planCovers(sub.Plan, sub.Workflow, in.Spec); err != nil {
 			return err
 		}
+		if err := planTaskCovers(sub.Workflow, in); err != nil {
+			return err
+		}
 		if err := sameLine(in.Code, sub.Code); err != nil {
 			return err
 		}
@@ -213,6 +217,23 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 		return fmt.Errorf("the signed plan runs no agent %q", s.Agent)
 	}
 	return fmt.Errorf("the prompt of this %s call is none of the signed plan's (its text between {{...}} holes differs)", s.Agent)
+}
+
+// planTaskCovers checks the task a plan's call names, which its
+// workflow (whoever completes it) hands out and no signature covers: one
+// its run named (taskOfRun), so no worker, with a record of the task or
+// none, starts, picks up or returns another run's task for it; and a
+// continuation (From) of that task alone. The transcript the continuation
+// names is checked when it is read (transcriptOf).
+func planTaskCovers(runID string, in CallInput) error {
+	id := cmp.Or(in.Spec.Resume, in.Spec.TaskID)
+	if err := taskOfRun(runID, id); err != nil {
+		return err
+	}
+	if in.From != nil && in.From.TaskID != id {
+		return unbound("the call's continuation is task %s's, and the call is task %s", in.From.TaskID, id)
+	}
+	return nil
 }
 
 // planCalls is every call of a plan.
