@@ -72,7 +72,7 @@ func taskOfRun(workflowID, id string) error {
 		return unbound("%q is not a task id", id)
 	}
 	if !bytes.Equal(u[6:6+runBits], runMark(workflowID)) {
-		return unbound("the call names task %s, which is not one plan run %s named (a plan's task ids are derived from its signed run id): a call continues only its own run's tasks; a run begun on workers from before this check cannot go on: run the plan again", id, workflowID)
+		return unbound("the call names task %s, which is not one plan run %s named (a plan's task ids are derived from its signed run id): a plan's call starts or continues only its own run's tasks (a run begun on workers from before this check cannot go on: run the plan again)", id, workflowID)
 	}
 	return nil
 }
@@ -104,17 +104,18 @@ func TranscriptObject(id string, transcript []byte) []byte {
 // transcriptOf is the child's transcript in obj, a transcript object from
 // the store, checked to be task id's: its first line names that task.
 func transcriptOf(id string, ref Ref, obj []byte) ([]byte, error) {
-	first, rest, _ := bytes.Cut(obj, []byte("\n"))
+	if h := headOf(id); bytes.HasPrefix(obj, h) {
+		return obj[len(h):], nil
+	}
+	first, _, _ := bytes.Cut(obj, []byte("\n"))
 	var h transcriptHead
 	switch {
 	case json.Unmarshal(first, &h) != nil || h.Type != transcriptHeadType || h.TaskID == "":
 		return nil, unbound("the transcript %s in the fleet store names no task: a worker from before transcripts named their task uploaded it, or it is no transcript; a call continues only from its own task's: run the call again", ref.Key)
 	case h.TaskID != id:
 		return nil, unbound("the transcript %s in the fleet store is task %s's, and the call continues task %s: a call continues only from its own task's transcript", ref.Key, h.TaskID, id)
-	case !bytes.Equal(append(first, '\n'), headOf(id)):
-		return nil, unbound("the transcript %s in the fleet store does not start with the line a worker writes for task %s", ref.Key, id)
 	}
-	return rest, nil
+	return nil, unbound("the transcript %s in the fleet store does not start with the line a worker writes for task %s", ref.Key, id)
 }
 
 // isTranscript reports whether ref names task id's transcript object for
