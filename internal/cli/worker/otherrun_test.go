@@ -113,7 +113,7 @@ func TestForgedPlanCallReadsNoOtherRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review anything", Parent: "workflow " + run, Description: "ro: a"}, Signed: signed}
+			in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review anything", Parent: "workflow " + run, Description: "ro: review anything"}, Signed: signed}
 			tc.task(run, &in.Spec, &in)
 			r, err := f.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run, TaskQueue: standIn}, "forged-call", f.queue, in)
 			if err != nil {

@@ -184,7 +184,7 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 
 // planCovers checks a plan call's spec against the plan's calls.
 func planCovers(p *wf.Plan, runID string, s call.Spec) error {
-	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 {
+	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 || s.Session != "" {
 		return fmt.Errorf("the call's options are not a plan call's")
 	}
 	// A plan's call starts a task (TaskID) or picks up one its run had
@@ -192,7 +192,7 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 	if (s.Resume != "") != s.Continue || (s.Resume != "" && s.TaskID != "") || (s.Resume == "" && s.TaskID == "") {
 		return fmt.Errorf("the call's task is not a plan call's: a new task id, or the pick-up of one its run started")
 	}
-	var agentSeen bool
+	var agentSeen, prompted bool
 	for _, c := range planCalls(p) {
 		if c.Agent != s.Agent {
 			continue
@@ -210,11 +210,20 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 			continue
 		}
 		if templateMatches(c.Prompt, s.Prompt) {
-			return nil
+			// The description is the child's first user turn and its
+			// task's label: the call's own in the plan, or derived from
+			// the plan's name and the prompt, never the workflow's choice.
+			if s.Description == wf.CallDescription(p.Name, c, s.Prompt) {
+				return nil
+			}
+			prompted = true
 		}
 	}
 	if !agentSeen {
 		return fmt.Errorf("the signed plan runs no agent %q", s.Agent)
+	}
+	if prompted {
+		return fmt.Errorf("the description of this %s call is not the one the signed plan gives it (its own, or the plan's name and the prompt's first line)", s.Agent)
 	}
 	return fmt.Errorf("the prompt of this %s call is none of the signed plan's (its text between {{...}} holes differs)", s.Agent)
 }
