@@ -2,9 +2,9 @@ package temporal
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
