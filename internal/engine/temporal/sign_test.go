@@ -86,6 +86,20 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 	otherDirty.DirtyTree = strings.Repeat("5", 40)
 	otherBase := *snap
 	otherBase.Base = strings.Repeat("4", 40)
+	// A trusted submitter's limits far over what a worker runs.
+	signHuge := func() *temporal.Signed {
+		huge := temporal.CallLimits{Heartbeat: 1000 * time.Hour, Timeout: 10000 * time.Hour, KillGrace: time.Hour, Attempts: 1000000}
+		sg, err := key.Sign(temporal.Submission{Kind: "call", Workflow: "brood-call-T1", Queue: "q", Spec: &spec, Code: snap, Limits: map[string]temporal.CallLimits{"": huge}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sg
+	}
+	hugeInfo := func(f func(*temporal.CallInfo)) temporal.CallInfo {
+		i := temporal.CallInfo{Workflow: "brood-call-T1", Queue: "q", Heartbeat: temporal.MaxHeartbeat, StartToClose: temporal.MaxStartToClose, Attempt: temporal.MaxAttempts}
+		f(&i)
+		return i
+	}
 	tampered := signCall(key, spec)
 	tampered.Payload = []byte(strings.Replace(string(tampered.Payload), "answer yes", "answer no!", 1))
 	cases := []struct {
@@ -105,6 +119,14 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 		{"other queue", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, temporal.CallInfo{Workflow: "brood-call-T1", Queue: "gpu", Attempt: 1}, "signed for task queue"},
 		{"longer timeout", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, temporal.CallInfo{Workflow: "brood-call-T1", Queue: "q", StartToClose: time.Hour, Attempt: 1}, "start-to-close"},
 		{"more attempts", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, temporal.CallInfo{Workflow: "brood-call-T1", Queue: "q", Attempt: 3}, "attempt 3"},
+		// The worker's own bounds hold whatever was signed, and a call
+		// does not jump ahead of its signed priority.
+		{"attempt over the worker's bound", temporal.CallInput{Spec: spec, Code: snap, Signed: signHuge()}, hugeInfo(func(i *temporal.CallInfo) { i.Attempt = temporal.MaxAttempts + 1 }), "a worker runs"},
+		{"heartbeat over the worker's bound", temporal.CallInput{Spec: spec, Code: snap, Signed: signHuge()}, hugeInfo(func(i *temporal.CallInfo) { i.Heartbeat = 1000 * time.Hour }), "a worker allows"},
+		{"start-to-close over the worker's bound", temporal.CallInput{Spec: spec, Code: snap, Signed: signHuge()}, hugeInfo(func(i *temporal.CallInfo) { i.StartToClose = 10000 * time.Hour }), "a worker allows"},
+		{"within the worker's bounds", temporal.CallInput{Spec: spec, Code: snap, Signed: signHuge()}, hugeInfo(func(*temporal.CallInfo) {}), ""},
+		{"priority ahead of the signed", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, hugeInfo(func(i *temporal.CallInfo) { *i = info; i.Priority = 1 }), "priority key 1 is ahead of the signed 3"},
+		{"priority behind the signed", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, hugeInfo(func(i *temporal.CallInfo) { *i = info; i.Priority = 5 }), ""},
 		{"plan call", temporal.CallInput{Spec: planSpec("review a.go for bugs, briefly"), Code: snap, Signed: signPlan()}, planInfo, ""},
 		{"plan call on the run's tip", temporal.CallInput{Spec: planSpec("review a.go for bugs, briefly"), Code: &tip, Signed: signPlan()}, planInfo, ""},
 		{"plan call on another base", temporal.CallInput{Spec: planSpec("review a.go for bugs, briefly"), Code: &otherBase, Signed: signPlan()}, planInfo, "nor grown from it"},

@@ -26,13 +26,16 @@ type CallInfo struct {
 	Heartbeat    time.Duration
 	StartToClose time.Duration
 	Attempt      int
+	// Priority is the activity's Temporal priority key (0: the server's
+	// default).
+	Priority int
 }
 
 // infoOf is the activity's CallInfo.
 func infoOf(ctx context.Context) CallInfo {
 	i := activity.GetInfo(ctx)
 	return CallInfo{Workflow: i.WorkflowExecution.ID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
-		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt)}
+		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt), Priority: i.Priority.PriorityKey}
 }
 
 // admit is the worker's check that a call was signed by a submitter it
@@ -328,10 +331,36 @@ func sameLine(got, signed *codesnap.Snapshot) error {
 	return nil
 }
 
-// limitsCover checks the activity's timeouts and attempt against the
-// signed limits of its agent (with the defaults brood schedules with).
+// What a worker runs at most, whatever a trusted submitter signed: a
+// careless or hostile one multiplies the workers' model spend through
+// attempts and holds their slots through timeouts.
+const (
+	MaxAttempts     = 20
+	MaxHeartbeat    = time.Hour
+	MaxStartToClose = RunLifetime
+)
+
+// defaultPriorityKey is the key the server gives an activity with none.
+const defaultPriorityKey = 3
+
+// limitsCover checks the activity's timeouts, attempt and priority key
+// against the signed limits of its agent (with the defaults brood
+// schedules with), and against what this worker runs at most.
 func limitsCover(m map[string]CallLimits, agent string, info CallInfo) error {
+	switch {
+	case info.Attempt > MaxAttempts:
+		return fmt.Errorf("attempt %d is over the %d a worker runs: the submitter lowers temporal.attempts", info.Attempt, MaxAttempts)
+	case info.Heartbeat > MaxHeartbeat:
+		return fmt.Errorf("heartbeat timeout %s is over the %s a worker allows: the submitter lowers pool.heartbeat_timeout", info.Heartbeat, MaxHeartbeat)
+	case info.StartToClose > MaxStartToClose:
+		return fmt.Errorf("start-to-close timeout %s is over the %s a worker allows: the submitter lowers the agent's timeout", info.StartToClose, MaxStartToClose)
+	}
 	l := (&activityRunner{in: &RunInput{Limits: m}}).limits(agent)
+	// A key runs before higher ones: the activity's may be the signed
+	// one or a later one, never an earlier (a stand-in's jump ahead).
+	if got, signed := cmp.Or(info.Priority, defaultPriorityKey), cmp.Or(l.Priority, defaultPriorityKey); got < signed {
+		return fmt.Errorf("priority key %d is ahead of the signed %d", got, signed)
+	}
 	if info.Heartbeat > l.Heartbeat {
 		return fmt.Errorf("heartbeat timeout %s is over the signed %s", info.Heartbeat, l.Heartbeat)
 	}
