@@ -100,6 +100,13 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 		f(&i)
 		return i
 	}
+	signIn := func(ns string) *temporal.Signed {
+		sg, err := key.Sign(temporal.Submission{Kind: "call", Workflow: "brood-call-T1", Queue: "q", Namespace: ns, Spec: &spec, Code: snap, Limits: map[string]temporal.CallLimits{"": lim}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sg
+	}
 	tampered := signCall(key, spec)
 	tampered.Payload = []byte(strings.Replace(string(tampered.Payload), "answer yes", "answer no!", 1))
 	cases := []struct {
@@ -127,6 +134,8 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 		{"within the worker's bounds", temporal.CallInput{Spec: spec, Code: snap, Signed: signHuge()}, hugeInfo(func(*temporal.CallInfo) {}), ""},
 		{"priority ahead of the signed", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, hugeInfo(func(i *temporal.CallInfo) { *i = info; i.Priority = 1 }), "priority key 1 is ahead of the signed 3"},
 		{"priority behind the signed", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, hugeInfo(func(i *temporal.CallInfo) { *i = info; i.Priority = 5 }), ""},
+		{"another namespace", temporal.CallInput{Spec: spec, Code: snap, Signed: signIn("ns1")}, hugeInfo(func(i *temporal.CallInfo) { *i = info; i.Namespace = "ns2" }), `signed for namespace "ns1", run in "ns2"`},
+		{"its namespace", temporal.CallInput{Spec: spec, Code: snap, Signed: signIn("ns1")}, hugeInfo(func(i *temporal.CallInfo) { *i = info; i.Namespace = "ns1" }), ""},
 		{"plan call", temporal.CallInput{Spec: planSpec("review a.go for bugs, briefly"), Code: snap, Signed: signPlan()}, planInfo, ""},
 		{"plan call on the run's tip", temporal.CallInput{Spec: planSpec("review a.go for bugs, briefly"), Code: &tip, Signed: signPlan()}, planInfo, ""},
 		{"plan call on another base", temporal.CallInput{Spec: planSpec("review a.go for bugs, briefly"), Code: &otherBase, Signed: signPlan()}, planInfo, "nor grown from it"},

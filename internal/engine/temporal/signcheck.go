@@ -21,6 +21,7 @@ import (
 // the workflow it belongs to, its queue, and the limits it was scheduled
 // with (by whoever completed the workflow task: not necessarily brood).
 type CallInfo struct {
+	Namespace    string
 	Workflow     string
 	Queue        string
 	Heartbeat    time.Duration
@@ -34,7 +35,7 @@ type CallInfo struct {
 // infoOf is the activity's CallInfo.
 func infoOf(ctx context.Context) CallInfo {
 	i := activity.GetInfo(ctx)
-	return CallInfo{Workflow: i.WorkflowExecution.ID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
+	return CallInfo{Namespace: i.WorkflowNamespace, Workflow: i.WorkflowExecution.ID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
 		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt), Priority: i.Priority.PriorityKey}
 }
 
@@ -83,11 +84,12 @@ func (t *Trust) AdmitChain(ctx context.Context, store Store, in ChainInput, info
 		return err
 	}
 	fp := Fingerprint(in.Signed.Key)
+	if err := sub.runsIn(info); err != nil {
+		return fmt.Errorf("not what key %s signed: %w", fp, err)
+	}
 	switch {
 	case sub.Kind != "plan":
 		return fmt.Errorf("not what key %s signed: a %s submission has no run tree to change", fp, sub.Kind)
-	case sub.Workflow != info.Workflow:
-		return fmt.Errorf("not what key %s signed: signed for workflow %q, run under %q", fp, sub.Workflow, info.Workflow)
 	case sub.Queue != info.Queue:
 		return fmt.Errorf("not what key %s signed: signed for task queue %q, run on %q", fp, sub.Queue, info.Queue)
 	}
@@ -144,10 +146,23 @@ func noKeys() error {
 	return fmt.Errorf("this worker trusts no submitter key, so it runs nothing: add the public key of each submitter (`brood fleet keygen` prints it) with brood worker --trusted-key, or in ~/.config/brood/fleet/%s", TrustedKeysFile)
 }
 
+// runsIn checks the namespace and workflow the activity runs under
+// against the signed ones: a submission captured in one namespace does
+// not run in another whose store holds no claim of it.
+func (sub *Submission) runsIn(info CallInfo) error {
+	switch {
+	case sub.Namespace != "" && sub.Namespace != info.Namespace:
+		return fmt.Errorf("signed for namespace %q, run in %q", sub.Namespace, info.Namespace)
+	case sub.Workflow != info.Workflow:
+		return fmt.Errorf("signed for workflow %q, run under %q", sub.Workflow, info.Workflow)
+	}
+	return nil
+}
+
 // covers checks that the call is one the submission describes.
 func (sub *Submission) covers(in CallInput, info CallInfo) error {
-	if sub.Workflow != info.Workflow {
-		return fmt.Errorf("signed for workflow %q, run under %q", sub.Workflow, info.Workflow)
+	if err := sub.runsIn(info); err != nil {
+		return err
 	}
 	if sub.Queue != info.Queue {
 		return fmt.Errorf("signed for task queue %q, run on %q", sub.Queue, info.Queue)
