@@ -51,12 +51,21 @@ func TestContinuationIsTheCallsTask(t *testing.T) {
 		{"a transcript naming no task", &brt.Heartbeat{TaskID: id, Transcript: bare}, nil, "names no task"},
 		{"a first line no worker writes", &brt.Heartbeat{TaskID: id, Transcript: reordered}, nil, "does not start with the line a worker writes"},
 		{"a heartbeat naming another task", &brt.Heartbeat{TaskID: other, Transcript: others}, nil, "continues only its own task"},
+		{"a heartbeat naming another task recorded here", &brt.Heartbeat{TaskID: other, Transcript: others}, nil, "continues only its own task"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen []byte
 			ran := false
-			a := &brt.Activities{Store: store, ProjectRoot: t.TempDir(), Runner: runnerFunc(func(_ context.Context, s call.Spec) (*call.Result, error) {
+			root := t.TempDir()
+			if strings.HasSuffix(tc.name, "recorded here") {
+				// This worker ran the other task for another plan run, of
+				// the call's own agent (red team P1-2).
+				if err := dispatch.WriteOwner(dispatch.Records(root), dispatch.Owner{TaskID: other, Agent: "explore", Asker: "workflow R0"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a := &brt.Activities{Store: store, ProjectRoot: root, Runner: runnerFunc(func(_ context.Context, s call.Spec) (*call.Result, error) {
 				ran = true
 				seen, _ = os.ReadFile(s.Transcript)
 				return &call.Result{TaskID: s.TaskID, Status: dispatch.StatusDone}, nil
