@@ -211,9 +211,14 @@ func resumePoint(ctx context.Context, in CallInput) (hb Heartbeat, followUp bool
 // call's own task: an earlier attempt's heartbeats are whoever ran it's
 // (an impostor worker's, say), and naming another task would have this
 // one run or return that task for the call.
+// A partial change comes only with the transcript it was uploaded with,
+// whose first line names it (checked where the transcript is read).
 func sameTask(spec call.Spec, hb Heartbeat) error {
 	if own := cmp.Or(spec.Resume, spec.TaskID); own != "" && hb.TaskID != "" && hb.TaskID != own {
 		return unbound("the call is task %s and the heartbeat it continues from names task %s: a call continues only its own task", own, hb.TaskID)
+	}
+	if hb.Code != nil && (hb.TaskID == "" || hb.Transcript.IsZero()) {
+		return unbound("the heartbeat the call continues from names a partial change and no transcript of its task uploaded with it: a call continues only from its own task's change")
 	}
 	return nil
 }
@@ -296,14 +301,14 @@ func (a *Activities) syncTranscript(ctx context.Context, td *taskdir.Dir, hb Hea
 	if hb.Transcript.IsZero() {
 		return nil
 	}
-	if local, err := td.ReadFile(taskdir.Session, 0); err == nil && isTranscript(hb.Transcript, td.ID(), local) {
+	if local, err := td.ReadFile(taskdir.Session, 0); err == nil && isTranscript(hb.Transcript, td.ID(), hb.Code, local) {
 		return nil
 	}
 	obj, err := a.Store.ReadAll(ctx, hb.Transcript)
 	if err != nil {
 		return fmt.Errorf("fetch the transcript of task %s: %w", td.ID(), err)
 	}
-	b, err := transcriptOf(td.ID(), hb.Transcript, obj)
+	b, err := transcriptOf(td.ID(), hb.Code, hb.Transcript, obj)
 	if err != nil {
 		return err
 	}
@@ -353,7 +358,7 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 	if err != nil {
 		return spec, nop, fmt.Errorf("fetch the transcript of task %s: %w", id, err)
 	}
-	b, err := transcriptOf(id, hb.Transcript, obj)
+	b, err := transcriptOf(id, hb.Code, hb.Transcript, obj)
 	if err != nil {
 		return spec, nop, err
 	}

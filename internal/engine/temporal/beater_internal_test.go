@@ -60,17 +60,17 @@ func TestAnswerHeld(t *testing.T) {
 				}
 				return ref
 			}
-			putT := func(s string) Ref { return put(string(TranscriptObject(id, []byte(s)))) }
-			held := Heartbeat{TaskID: id, Worker: "w", Transcript: putT(tc.held), Position: int64(len(tc.held)), Code: tc.heldCode}
+			putT := func(s string, code *codesnap.Result) Ref { return put(string(TranscriptObjectWith(id, code, []byte(s)))) }
+			held := Heartbeat{TaskID: id, Worker: "w", Transcript: putT(tc.held, tc.heldCode), Position: int64(len(tc.held)), Code: tc.heldCode}
 			if tc.badPrefix {
-				bad := putT(tc.held[:len(tc.held)-2] + "x\n")
+				bad := putT(tc.held[:len(tc.held)-2]+"x\n", tc.heldCode)
 				held.Transcript.SHA256 = bad.SHA256
 			}
 			if tc.resultRef {
 				held.Result = put("{}")
 			}
 			named := cmp.Or(tc.named, tc.file)
-			hb := Heartbeat{TaskID: id, Worker: "w", Transcript: putT(named), Position: int64(len(named)), Code: tc.code}
+			hb := Heartbeat{TaskID: id, Worker: "w", Transcript: putT(named, tc.code), Position: int64(len(named)), Code: tc.code}
 			b := &beater{a: &Activities{ProjectRoot: root}, id: id, code: tc.code}
 			r := &call.Result{TaskID: id, Status: dispatch.StatusDone, Code: tc.result}
 			if got := b.changeHeld(r) && b.answerHeld(held, hb); got != tc.want {

@@ -30,10 +30,11 @@ import (
 func TestRetryHeartbeatKeepsTheContinuation(t *testing.T) {
 	store := &brt.DirStore{Dir: t.TempDir()}
 	id := dispatch.NewID()
-	ref, _ := store.PutBytes(context.Background(), brt.TranscriptObject(id, []byte(`{"type":"message"}`+"\n")))
-	patch := ref
-	from := brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: ref, Position: ref.Size - int64(len(brt.TranscriptObject(id, nil))),
-		Code: &codesnap.Result{Tree: strings.Repeat("ab", 20), Patch: &patch, Files: []string{"half.txt"}}}
+	patch, _ := store.PutBytes(context.Background(), []byte("a partial patch"))
+	code := &codesnap.Result{Tree: strings.Repeat("ab", 20), Patch: &patch, Files: []string{"half.txt"}}
+	transcript := []byte(`{"type":"message"}` + "\n")
+	ref, _ := store.PutBytes(context.Background(), brt.TranscriptObjectWith(id, code, transcript))
+	from := brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: ref, Position: int64(len(transcript)), Code: code}
 	beats := make(chan brt.Heartbeat, 16)
 	// The runner stands in for a child that prints a line before its task
 	// directory holds a transcript (a slow start on a loaded worker): the

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/broodhq/brood/internal/codesnap"
 )
 
 // What a worker with no record of a task checks before a call uses it
@@ -78,33 +80,56 @@ func taskOfRun(workflowID, id string) error {
 }
 
 // transcriptHead is the first line of a transcript as the fleet's store
-// keeps it: the task it was uploaded for. A session record of a type of
-// its own, which a child's replay skips.
+// keeps it: the task it was uploaded for, and the writer's partial change
+// uploaded with it (a heartbeat names both: a retry applies that change).
+// A session record of a type of its own, which a child's replay skips.
 type transcriptHead struct {
 	Type   string `json:"type"`
 	TaskID string `json:"task_id"`
+	// Change is the SHA-256 of the partial change's JSON (changeSum).
+	Change string `json:"change,omitempty"`
+}
+
+// changeSum names a partial change in a transcript's first line ("":
+// none).
+func changeSum(c *codesnap.Result) string {
+	if c == nil {
+		return ""
+	}
+	b, _ := json.Marshal(c)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 const transcriptHeadType = "fleet_task"
 
-// headOf is the line a transcript of task id starts with in the store.
-func headOf(id string) []byte {
-	b, _ := json.Marshal(transcriptHead{Type: transcriptHeadType, TaskID: id})
+// headOf is the line a transcript of task id, uploaded with partial
+// change code (nil: none), starts with in the store.
+func headOf(id string, code *codesnap.Result) []byte {
+	b, _ := json.Marshal(transcriptHead{Type: transcriptHeadType, TaskID: id, Change: changeSum(code)})
 	return append(b, '\n')
 }
 
 // TranscriptObject is a task's transcript as a worker puts it in the
-// fleet's store: the line naming the task, then the child's transcript.
+// fleet's store, with no partial change.
 func TranscriptObject(id string, transcript []byte) []byte {
-	h := headOf(id)
+	return TranscriptObjectWith(id, nil, transcript)
+}
+
+// TranscriptObjectWith is a task's transcript as a worker puts it in the
+// fleet's store: the line naming the task and the partial change code
+// uploaded with it, then the child's transcript.
+func TranscriptObjectWith(id string, code *codesnap.Result, transcript []byte) []byte {
+	h := headOf(id, code)
 	out := make([]byte, 0, len(h)+len(transcript))
 	return append(append(out, h...), transcript...)
 }
 
 // transcriptOf is the child's transcript in obj, a transcript object from
-// the store, checked to be task id's: its first line names that task.
-func transcriptOf(id string, ref Ref, obj []byte) ([]byte, error) {
-	if h := headOf(id); bytes.HasPrefix(obj, h) {
+// the store, checked to be task id's with partial change code: its first
+// line names both.
+func transcriptOf(id string, code *codesnap.Result, ref Ref, obj []byte) ([]byte, error) {
+	if h := headOf(id, code); bytes.HasPrefix(obj, h) {
 		return obj[len(h):], nil
 	}
 	first, _, _ := bytes.Cut(obj, []byte("\n"))
@@ -114,14 +139,17 @@ func transcriptOf(id string, ref Ref, obj []byte) ([]byte, error) {
 		return nil, unbound("the transcript %s in the fleet store names no task: a worker from before transcripts named their task uploaded it, or it is no transcript; a call continues only from its own task's: run the call again", ref.Key)
 	case h.TaskID != id:
 		return nil, unbound("the transcript %s in the fleet store is task %s's, and the call continues task %s: a call continues only from its own task's transcript", ref.Key, h.TaskID, id)
+	case h.Change != changeSum(code):
+		return nil, unbound("the partial change the call continues from is not the one uploaded with task %s's transcript %s: a call continues only from its own task's change", id, ref.Key)
 	}
 	return nil, unbound("the transcript %s in the fleet store does not start with the line a worker writes for task %s", ref.Key, id)
 }
 
 // isTranscript reports whether ref names task id's transcript object for
-// exactly transcript (the child's records), without reading the store.
-func isTranscript(ref Ref, id string, transcript []byte) bool {
-	h := headOf(id)
+// exactly transcript (the child's records) and partial change code,
+// without reading the store.
+func isTranscript(ref Ref, id string, code *codesnap.Result, transcript []byte) bool {
+	h := headOf(id, code)
 	if ref.Size != int64(len(h)+len(transcript)) {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -43,27 +44,36 @@ func TestTaskOfRun(t *testing.T) {
 // when its first line is the one a worker writes for that task, and what
 // follows it is the child's transcript as it was.
 func TestTranscriptOf(t *testing.T) {
-	id, other := dispatch.NewID(), dispatch.NewID()
+	id, otherTask := dispatch.NewID(), dispatch.NewID()
 	raw := `{"type":"meta","agent":"explore"}` + "\n" + `{"type":"message","turn":1}` + "\n"
+	change := &codesnap.Result{Tree: strings.Repeat("ab", 20), Patch: &Ref{Key: "sha256/cd/" + strings.Repeat("cd", 32), Size: 9, SHA256: strings.Repeat("cd", 32)}}
+	other := *change
+	other.Patch = &Ref{Key: "sha256/ef/" + strings.Repeat("ef", 32), Size: 9, SHA256: strings.Repeat("ef", 32)}
 	cases := []struct {
-		name, obj, want string // want "" accepted
+		name, obj string
+		code      *codesnap.Result // the partial change the call continues from
+		want      string           // "" accepted
 	}{
-		{"its own", string(TranscriptObject(id, []byte(raw))), ""},
-		{"its own, empty", string(TranscriptObject(id, nil)), ""},
-		{"another task's", string(TranscriptObject(other, []byte(raw))), "is task " + other + "'s"},
-		{"no first line of a worker's", raw, "names no task"},
-		{"empty", "", "names no task"},
-		{"its first line alone, unended", strings.TrimSuffix(string(TranscriptObject(id, nil)), "\n"), "does not start with the line"},
-		{"the task named in other words", `{"task_id":"` + id + `","type":"fleet_task"}` + "\n" + raw, "does not start with the line"},
-		{"the task named with more", `{"type":"fleet_task","task_id":"` + id + `","run":"R9"}` + "\n" + raw, "does not start with the line"},
+		{"its own, with its change", string(TranscriptObjectWith(id, change, []byte(raw))), change, ""},
+		{"its own, with another change", string(TranscriptObjectWith(id, change, []byte(raw))), &other, "is not the one uploaded with task"},
+		{"its own, uploaded with no change", string(TranscriptObject(id, []byte(raw))), change, "is not the one uploaded with task"},
+		{"its own, its change dropped", string(TranscriptObjectWith(id, change, []byte(raw))), nil, "is not the one uploaded with task"},
+		{"its own", string(TranscriptObject(id, []byte(raw))), nil, ""},
+		{"its own, empty", string(TranscriptObject(id, nil)), nil, ""},
+		{"another task's", string(TranscriptObject(otherTask, []byte(raw))), nil, "is task " + otherTask + "'s"},
+		{"no first line of a worker's", raw, nil, "names no task"},
+		{"empty", "", nil, "names no task"},
+		{"its first line alone, unended", strings.TrimSuffix(string(TranscriptObject(id, nil)), "\n"), nil, "does not start with the line"},
+		{"the task named in other words", `{"task_id":"` + id + `","type":"fleet_task"}` + "\n" + raw, nil, "does not start with the line"},
+		{"the task named with more", `{"type":"fleet_task","task_id":"` + id + `","run":"R9"}` + "\n" + raw, nil, "does not start with the line"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := transcriptOf(id, Ref{Key: "sha256/x"}, []byte(tc.obj))
+			got, err := transcriptOf(id, tc.code, Ref{Key: "sha256/x"}, []byte(tc.obj))
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)
-			case tc.want == "" && string(got) != strings.TrimPrefix(tc.obj, string(headOf(id))):
+			case tc.want == "" && string(got) != strings.TrimPrefix(tc.obj, string(headOf(id, tc.code))):
 				t.Fatalf("got %q, want the child's transcript", got)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !isUnbound(err)):
 				t.Fatalf("got %v, want refused saying %q", err, tc.want)

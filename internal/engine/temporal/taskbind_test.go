@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	brt "github.com/broodhq/brood/internal/engine/temporal"
 )
@@ -36,6 +37,10 @@ func TestContinuationIsTheCallsTask(t *testing.T) {
 		return ref
 	}
 	own, others, bare := put(brt.TranscriptObject(id, raw)), put(brt.TranscriptObject(other, raw)), put(raw)
+	// A writer's partial change, and the transcript it was uploaded with.
+	patch := put([]byte("another run's partial patch"))
+	change := &codesnap.Result{Tree: strings.Repeat("ab", 20), Patch: &patch, Files: []string{"x.go"}}
+	withChange := put(brt.TranscriptObjectWith(id, change, raw))
 	reordered := put(append([]byte(`{"task_id":"`+id+`","type":"fleet_task"}`+"\n"), raw...))
 	spec := call.Spec{Agent: "explore", Prompt: "brief", TaskID: id}
 	cases := []struct {
@@ -51,6 +56,10 @@ func TestContinuationIsTheCallsTask(t *testing.T) {
 		{"a transcript naming no task", &brt.Heartbeat{TaskID: id, Transcript: bare}, nil, "names no task"},
 		{"a first line no worker writes", &brt.Heartbeat{TaskID: id, Transcript: reordered}, nil, "does not start with the line a worker writes"},
 		{"a heartbeat naming another task", &brt.Heartbeat{TaskID: other, Transcript: others}, nil, "continues only its own task"},
+		{"a change uploaded with its transcript", &brt.Heartbeat{TaskID: id, Transcript: withChange, Code: change}, nil, ""},
+		{"a change its transcript was not uploaded with", &brt.Heartbeat{TaskID: id, Transcript: own, Code: change}, nil, "is not the one uploaded with task " + id},
+		{"a change with no transcript", &brt.Heartbeat{TaskID: id, Code: change}, nil, "names a partial change and no transcript"},
+		{"its transcript without its change", &brt.Heartbeat{TaskID: id, Transcript: withChange}, nil, "is not the one uploaded with task " + id},
 		{"a heartbeat naming another task recorded here", &brt.Heartbeat{TaskID: other, Transcript: others}, nil, "continues only its own task"},
 	}
 	for _, tc := range cases {
