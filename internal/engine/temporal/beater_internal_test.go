@@ -60,7 +60,9 @@ func TestAnswerHeld(t *testing.T) {
 				}
 				return ref
 			}
-			putT := func(s string, code *codesnap.Result) Ref { return put(string(TranscriptObjectWith(id, code, []byte(s)))) }
+			putT := func(s string, code *codesnap.Result) Ref {
+				return put(string(TranscriptObjectWith(id, code, []byte(s))))
+			}
 			held := Heartbeat{TaskID: id, Worker: "w", Transcript: putT(tc.held, tc.heldCode), Position: int64(len(tc.held)), Code: tc.heldCode}
 			if tc.badPrefix {
 				bad := putT(tc.held[:len(tc.held)-2]+"x\n", tc.heldCode)
