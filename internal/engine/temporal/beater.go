@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"sync"
 	"time"
@@ -435,7 +436,11 @@ func followUpAt(root, id string, spec call.Spec, hb Heartbeat, followUp bool) in
 	case !followUp:
 		return -1
 	case spec.Transcript != "":
-		return hb.Transcript.Size - int64(len(headOf(id, hb.Code))) // the seed: the store's object without its first line
+		// The seed: the store's transcript without its first line.
+		if fi, err := os.Stat(spec.Transcript); err == nil {
+			return fi.Size()
+		}
+		return 0
 	case spec.Resume == "":
 		return 0
 	}

@@ -126,23 +126,27 @@ func TranscriptObjectWith(id string, code *codesnap.Result, transcript []byte) [
 }
 
 // transcriptOf is the child's transcript in obj, a transcript object from
-// the store, checked to be task id's with partial change code: its first
-// line names both.
+// the store, checked to be task id's: its first line, exactly as a worker
+// writes it, names that task and, when the call applies a partial change
+// (code), that change. A call given none where one was uploaded (a
+// finished writer's follow-up: its change landed in the submitter's tree)
+// continues without it.
 func transcriptOf(id string, code *codesnap.Result, ref Ref, obj []byte) ([]byte, error) {
-	if h := headOf(id, code); bytes.HasPrefix(obj, h) {
-		return obj[len(h):], nil
-	}
-	first, _, _ := bytes.Cut(obj, []byte("\n"))
+	first, rest, ended := bytes.Cut(obj, []byte("\n"))
 	var h transcriptHead
-	switch {
-	case json.Unmarshal(first, &h) != nil || h.Type != transcriptHeadType || h.TaskID == "":
+	if json.Unmarshal(first, &h) != nil || h.Type != transcriptHeadType || h.TaskID == "" {
 		return nil, unbound("the transcript %s in the fleet store names no task: a worker from before transcripts named their task uploaded it, or it is no transcript; a call continues only from its own task's: run the call again", ref.Key)
-	case h.TaskID != id:
+	}
+	if h.TaskID != id {
 		return nil, unbound("the transcript %s in the fleet store is task %s's, and the call continues task %s: a call continues only from its own task's transcript", ref.Key, h.TaskID, id)
-	case h.Change != changeSum(code):
+	}
+	if line, _ := json.Marshal(h); !ended || !bytes.Equal(first, line) {
+		return nil, unbound("the transcript %s in the fleet store does not start with the line a worker writes for task %s", ref.Key, id)
+	}
+	if code != nil && h.Change != changeSum(code) {
 		return nil, unbound("the partial change the call continues from is not the one uploaded with task %s's transcript %s: a call continues only from its own task's change", id, ref.Key)
 	}
-	return nil, unbound("the transcript %s in the fleet store does not start with the line a worker writes for task %s", ref.Key, id)
+	return rest, nil
 }
 
 // isTranscript reports whether ref names task id's transcript object for
