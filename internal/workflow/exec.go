@@ -363,18 +363,27 @@ func (ph *PhaseResult) Counts() Counts {
 
 // spec is the call.Spec of a plan call.
 func (x *executor) spec(c *Call, prompt string) call.Spec {
-	s := call.Spec{Agent: c.Agent, Prompt: prompt, Description: c.Description, Schema: c.Schema, Isolation: c.Isolation, Parent: "workflow " + x.o.RunID}
-	if s.Description == "" {
-		s.Description = x.p.Name + ": " + textline.Line(prompt, 0)
-		if len(s.Description) > 80 {
-			s.Description = s.Description[:77] + "..."
-		}
-	}
+	s := call.Spec{Agent: c.Agent, Prompt: prompt, Description: CallDescription(x.p.Name, c, prompt), Schema: c.Schema, Isolation: c.Isolation, Parent: "workflow " + x.o.RunID}
 	s.Limits.MaxTurns = c.MaxTurns
 	if d, _ := c.timeout(); d > 0 {
 		s.Limits.TimeoutMS = d.Milliseconds()
 	}
 	return s
+}
+
+// CallDescription is the description a call of plan planName with prompt
+// gets: its own, else the plan's name and the prompt's first line. It is
+// derived from the plan and the prompt alone, so a fleet worker checks it
+// against the signed plan (the child's model reads it).
+func CallDescription(planName string, c *Call, prompt string) string {
+	if c.Description != "" {
+		return c.Description
+	}
+	d := planName + ": " + textline.Line(prompt, 0)
+	if len(d) > 80 {
+		d = d[:77] + "..."
+	}
+	return d
 }
 
 // recordOf turns a call's result into the plan's record of it.

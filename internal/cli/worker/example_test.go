@@ -10,15 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/engine/temporal/devserver"
 	"github.com/broodhq/brood/internal/testbrood"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // TestExamplePlanSurvivesAKilledWorker runs examples/workflows/
-// review-packages.yaml with --engine temporal on two local workers and
-// kills one (SIGKILL) while it reviews a package: the run finishes done,
-// with every review.
+// review-packages.yaml with --engine temporal on two local workers that
+// trust the submitter's key, and kills one (SIGKILL) while it reviews a
+// package: the run finishes done, with every review (the other worker
+// admits the killed call's retry: its task is one the signed run named,
+// its transcript that task's).
 func TestExamplePlanSurvivesAKilledWorker(t *testing.T) {
 	srv := devserver.Start(t)
 	dir := filepath.Join("..", "..", "..", "examples", "workflows")
@@ -39,17 +42,21 @@ func TestExamplePlanSurvivesAKilledWorker(t *testing.T) {
 	store := "file://" + t.TempDir()
 	queue := fmt.Sprintf("example-%d", os.Getpid())
 	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", store}
-	a, b := workerProject(t, slow), workerProject(t, slow)
-	wa := startBrood(t, a, nil, "brood worker: task queue", append([]string{"worker", "--concurrency", "2"}, fleet...)...)
-	wb := startBrood(t, b, nil, "brood worker: task queue", append([]string{"worker", "--concurrency", "2"}, fleet...)...)
-
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
 	sub := testbrood.NewProject(t, mainEnv, nil)
+	if code, _, errs := sub.Brood(ctx, nil, "fleet", "keygen"); code != 0 {
+		t.Fatalf("brood fleet keygen: exit %d\n%s", code, errs)
+	}
+	pub := filepath.Join(temporal.KeyDir(sub.Home), temporal.PublicKeyFile)
+	a, b := workerProject(t, slow), workerProject(t, slow)
+	wa := startBrood(t, a, nil, "brood worker: task queue", append([]string{"worker", "--concurrency", "2", "--trusted-key", pub}, fleet...)...)
+	wb := startBrood(t, b, nil, "brood worker: task queue", append([]string{"worker", "--concurrency", "2", "--trusted-key", pub}, fleet...)...)
+
 	testbrood.WriteFile(t, filepath.Join(sub.Root, "review-packages.yaml"), string(plan))
 	// The submitter's lifeguard is the calls' heartbeat timeout: a dead
 	// worker's call moves on after 3s of silence.
 	testbrood.WriteFile(t, filepath.Join(sub.Root, ".brood", "settings.toml"), "[pool]\nheartbeat_timeout = \"3s\"\nping_interval = \"100ms\"\nkill_grace = \"2s\"\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	type out struct {
 		code     int
 		out, err string

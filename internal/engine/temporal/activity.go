@@ -3,8 +3,6 @@ package temporal
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,6 +77,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	lp.mark("admit and claim")
 	spec := in.Spec
 	hb, followUp := resumePoint(ctx, in)
+	if err := sameTask(spec, hb); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
 	id := cmp.Or(hb.TaskID, spec.Resume, spec.TaskID)
 	if id != "" {
 		if err := dispatch.CheckID(id); err != nil {
@@ -100,7 +101,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		return nil, err
 	}
 	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil && !a.readOnly(spec))
-	if err != nil {
+	if isUnbound(err) {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	} else if err != nil {
 		return nil, err
 	}
 	defer cleanup()
@@ -204,6 +207,22 @@ func resumePoint(ctx context.Context, in CallInput) (hb Heartbeat, followUp bool
 	return hb, followUp
 }
 
+// sameTask checks that the heartbeat an attempt continues from names the
+// call's own task: an earlier attempt's heartbeats are whoever ran it's
+// (an impostor worker's, say), and naming another task would have this
+// one run or return that task for the call.
+// A partial change comes only with the transcript it was uploaded with,
+// whose first line names it (checked where the transcript is read).
+func sameTask(spec call.Spec, hb Heartbeat) error {
+	if own := cmp.Or(spec.Resume, spec.TaskID); own != "" && hb.TaskID != "" && hb.TaskID != own {
+		return unbound("the call is task %s and the heartbeat it continues from names task %s: a call continues only its own task", own, hb.TaskID)
+	}
+	if hb.Code != nil && (hb.TaskID == "" || hb.Transcript.IsZero()) {
+		return unbound("the heartbeat the call continues from names a partial change and no transcript of its task uploaded with it: a call continues only from its own task's change")
+	}
+	return nil
+}
+
 // checkCode checks the submitter's snapshot and an earlier attempt's change
 // here, on the worker (object ids, branch, subdir, store refs): a submitter
 // is hostile, and its own checks ran in its own process.
@@ -282,14 +301,16 @@ func (a *Activities) syncTranscript(ctx context.Context, td *taskdir.Dir, hb Hea
 	if hb.Transcript.IsZero() {
 		return nil
 	}
-	if local, err := td.ReadFile(taskdir.Session, 0); err == nil && int64(len(local)) == hb.Transcript.Size {
-		if sum := sha256.Sum256(local); hex.EncodeToString(sum[:]) == hb.Transcript.SHA256 {
-			return nil
-		}
+	if local, err := td.ReadFile(taskdir.Session, 0); err == nil && isTranscript(hb.Transcript, td.ID(), hb.Code, local) {
+		return nil
 	}
-	b, err := a.Store.ReadAll(ctx, hb.Transcript)
+	obj, err := a.Store.ReadAll(ctx, hb.Transcript)
 	if err != nil {
 		return fmt.Errorf("fetch the transcript of task %s: %w", td.ID(), err)
+	}
+	b, err := transcriptOf(td.ID(), hb.Code, hb.Transcript, obj)
+	if err != nil {
+		return err
 	}
 	if err := td.WriteFile(taskdir.Session, b, true); err != nil {
 		return fmt.Errorf("continue task %s: %w", td.ID(), err)
@@ -333,9 +354,13 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 		// execution of the run, elsewhere): it starts here, same task id.
 		return spec, nop, nil
 	}
-	b, err := a.Store.ReadAll(ctx, hb.Transcript)
+	obj, err := a.Store.ReadAll(ctx, hb.Transcript)
 	if err != nil {
 		return spec, nop, fmt.Errorf("fetch the transcript of task %s: %w", id, err)
+	}
+	b, err := transcriptOf(id, hb.Code, hb.Transcript, obj)
+	if err != nil {
+		return spec, nop, err
 	}
 	f, err := os.CreateTemp("", "brood-transcript-*.jsonl")
 	if err != nil {

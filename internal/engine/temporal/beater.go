@@ -3,10 +3,9 @@ package temporal
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"sync"
 	"time"
@@ -283,10 +282,7 @@ func (b *beater) answerHeld(held, hb Heartbeat) bool {
 	if held.Transcript == hb.Transcript {
 		return true
 	}
-	if held.Transcript.IsZero() || held.Position > hb.Position || held.Position != held.Transcript.Size {
-		return false
-	}
-	if sum := sha256.Sum256(data[:held.Position]); hex.EncodeToString(sum[:]) != held.Transcript.SHA256 {
+	if held.Transcript.IsZero() || held.Position > hb.Position || !isTranscript(held.Transcript, b.id, held.Code, data[:held.Position]) {
 		return false
 	}
 	for line := range bytes.Lines(data[held.Position:]) {
@@ -338,14 +334,18 @@ func (b *beater) upload(ctx context.Context, final bool) (Heartbeat, error) {
 	if int64(len(data)) == b.pos || (b.ask >= 0 && !asked(data, b.ask)) {
 		return b.current(), nil
 	}
-	ref, err := b.put(ctx, data, b.current())
+	// The change is taken after the transcript was read (never behind
+	// it), and named in the transcript's first line: a retry applies
+	// only the change uploaded with its task's transcript.
+	code := b.code
+	if c, err := b.change(ctx); err == nil {
+		code = c
+	}
+	ref, err := b.put(ctx, TranscriptObjectWith(b.id, code, data), b.current())
 	if err != nil {
 		return b.current(), err
 	}
-	if code, err := b.change(ctx); err == nil {
-		b.code = code
-	}
-	b.pos, b.ref, b.last, b.ask = int64(len(data)), ref, time.Now(), -1
+	b.pos, b.ref, b.last, b.ask, b.code = int64(len(data)), ref, time.Now(), -1, code
 	return b.current(), nil
 }
 
@@ -436,7 +436,11 @@ func followUpAt(root, id string, spec call.Spec, hb Heartbeat, followUp bool) in
 	case !followUp:
 		return -1
 	case spec.Transcript != "":
-		return hb.Transcript.Size
+		// The seed: the store's transcript without its first line.
+		if fi, err := os.Stat(spec.Transcript); err == nil {
+			return fi.Size()
+		}
+		return 0
 	case spec.Resume == "":
 		return 0
 	}

@@ -60,16 +60,19 @@ func TestAnswerHeld(t *testing.T) {
 				}
 				return ref
 			}
-			held := Heartbeat{TaskID: id, Worker: "w", Transcript: put(tc.held), Position: int64(len(tc.held)), Code: tc.heldCode}
+			putT := func(s string, code *codesnap.Result) Ref {
+				return put(string(TranscriptObjectWith(id, code, []byte(s))))
+			}
+			held := Heartbeat{TaskID: id, Worker: "w", Transcript: putT(tc.held, tc.heldCode), Position: int64(len(tc.held)), Code: tc.heldCode}
 			if tc.badPrefix {
-				bad := put(tc.held[:len(tc.held)-2] + "x\n")
+				bad := putT(tc.held[:len(tc.held)-2]+"x\n", tc.heldCode)
 				held.Transcript.SHA256 = bad.SHA256
 			}
 			if tc.resultRef {
 				held.Result = put("{}")
 			}
 			named := cmp.Or(tc.named, tc.file)
-			hb := Heartbeat{TaskID: id, Worker: "w", Transcript: put(named), Position: int64(len(named)), Code: tc.code}
+			hb := Heartbeat{TaskID: id, Worker: "w", Transcript: putT(named, tc.code), Position: int64(len(named)), Code: tc.code}
 			b := &beater{a: &Activities{ProjectRoot: root}, id: id, code: tc.code}
 			r := &call.Result{TaskID: id, Status: dispatch.StatusDone, Code: tc.result}
 			if got := b.changeHeld(r) && b.answerHeld(held, hb); got != tc.want {
@@ -102,12 +105,12 @@ func TestContinuationTakesTheServersTranscript(t *testing.T) {
 				t.Fatal(err)
 			}
 			store := &DirStore{Dir: t.TempDir()}
-			ref, err := store.PutBytes(t.Context(), []byte(tc.server))
+			ref, err := store.PutBytes(t.Context(), TranscriptObject(id, []byte(tc.server)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			a := &Activities{ProjectRoot: root, Store: store}
-			spec, cleanup, err := a.continuation(t.Context(), call.Spec{}, Heartbeat{TaskID: id, Worker: "w2", Transcript: ref, Position: ref.Size}, false, false)
+			spec, cleanup, err := a.continuation(t.Context(), call.Spec{}, Heartbeat{TaskID: id, Worker: "w2", Transcript: ref, Position: int64(len(tc.server))}, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,6 +40,13 @@ import (
 // server's 2 MiB blob limit so a call's inputs together stay small too.
 const DefaultClaimThreshold = 256 << 10
 
+// MaxClaimSize bounds a payload read back from the store: a reference
+// naming more is refused unread. The SDK decodes an activity's input
+// before any brood code runs, so before the worker checks its signature:
+// without a bound, whoever can schedule an activity (a stand-in, no key)
+// had every worker that polled it read any object of the store whole.
+const MaxClaimSize = 64 << 20
+
 // claimEncoding marks a codec-encoded payload that holds a reference.
 const claimEncoding = "binary/brood-claim-check"
 
@@ -120,6 +127,9 @@ func (c *ClaimCheck) put(ctx context.Context, p *commonpb.Payload) (blobstore.Re
 func (c *ClaimCheck) get(ctx context.Context, ref blobstore.Ref) (*commonpb.Payload, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if ref.Size < 0 || ref.Size > MaxClaimSize {
+		return nil, fmt.Errorf("claim check: the payload %s is %d bytes, more than the %d a payload may be: refused unread", ref.Key, ref.Size, MaxClaimSize)
 	}
 	data, err := c.store.ReadAll(ctx, ref)
 	if err != nil {

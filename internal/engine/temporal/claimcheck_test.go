@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +173,53 @@ func TestClaimCheckOnServer(t *testing.T) {
 	objs, _ := filepath.Glob(filepath.Join(dir, "sha256", "*", "*"))
 	if len(objs) == 0 {
 		t.Fatal("nothing went through the store")
+	}
+}
+
+// TestClaimCheckReadsNoMoreThanItMay: a reference naming more than
+// MaxClaimSize is refused before the store is read (the object need not
+// even exist), by the codec and by the SDK's storage driver; one within
+// it reads back.
+func TestClaimCheckReadsNoMoreThanItMay(t *testing.T) {
+	store, _ := claimStore(t)
+	small := bigPayload(t, 4<<10)
+	k := NewClaimCheckCodec(store, 1<<10)
+	enc, err := k.Encode([]*commonpb.Payload{small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.Repeat("ab", 32)
+	cases := []struct {
+		name string
+		ref  blobstore.Ref
+		want string // "" read back
+	}{
+		{"within the bound", blobstore.Ref{}, ""},
+		{"over the bound", blobstore.Ref{Key: "sha256/ab/" + sum, Size: MaxClaimSize + 1, SHA256: sum}, "more than the"},
+		{"a negative size", blobstore.Ref{Key: "sha256/ab/" + sum, Size: -1, SHA256: sum}, "more than the"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := enc[0]
+			if tc.want != "" {
+				data, _ := json.Marshal(tc.ref)
+				p = &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(claimEncoding)}, Data: data}
+			}
+			got, err := k.Decode([]*commonpb.Payload{p})
+			switch {
+			case tc.want == "" && (err != nil || !bytes.Equal(got[0].GetData(), small.GetData())):
+				t.Fatalf("got %v; want the payload back", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, blobstore.ErrNotFound)):
+				t.Fatalf("got %v; want refused unread saying %q", err, tc.want)
+			}
+			if tc.want == "" {
+				return
+			}
+			_, err = NewClaimCheck(store).Retrieve(converter.StorageDriverRetrieveContext{Context: t.Context()},
+				[]converter.StorageDriverClaim{{ClaimData: map[string]string{"key": tc.ref.Key, "size": strconv.FormatInt(tc.ref.Size, 10), "sha256": sum}}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("the driver: %v; want refused unread", err)
+			}
+		})
 	}
 }

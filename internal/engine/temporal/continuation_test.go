@@ -30,10 +30,11 @@ import (
 func TestRetryHeartbeatKeepsTheContinuation(t *testing.T) {
 	store := &brt.DirStore{Dir: t.TempDir()}
 	id := dispatch.NewID()
-	ref, _ := store.PutBytes(context.Background(), []byte(`{"type":"message"}`+"\n"))
-	patch := ref
-	from := brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: ref, Position: ref.Size,
-		Code: &codesnap.Result{Tree: strings.Repeat("ab", 20), Patch: &patch, Files: []string{"half.txt"}}}
+	patch, _ := store.PutBytes(context.Background(), []byte("a partial patch"))
+	code := &codesnap.Result{Tree: strings.Repeat("ab", 20), Patch: &patch, Files: []string{"half.txt"}}
+	transcript := []byte(`{"type":"message"}` + "\n")
+	ref, _ := store.PutBytes(context.Background(), brt.TranscriptObjectWith(id, code, transcript))
+	from := brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: ref, Position: int64(len(transcript)), Code: code}
 	beats := make(chan brt.Heartbeat, 16)
 	// The runner stands in for a child that prints a line before its task
 	// directory holds a transcript (a slow start on a loaded worker): the
@@ -65,7 +66,7 @@ func TestRetryHeartbeatKeepsTheContinuation(t *testing.T) {
 		t.Fatal(err)
 	}
 	hb := <-beats
-	if hb.TaskID != id || hb.Transcript != ref || hb.Position != ref.Size || hb.Code == nil || hb.Code.Patch == nil || *hb.Code.Patch != patch {
+	if hb.TaskID != id || hb.Transcript != ref || hb.Position != from.Position || hb.Code == nil || hb.Code.Patch == nil || *hb.Code.Patch != patch {
 		t.Fatalf("first heartbeat of the continuing attempt %+v; want it to name task %s's transcript %v and partial change", hb, id, ref)
 	}
 	if hb.Worker != "here" {

@@ -42,7 +42,7 @@ func TestResumeStartingKeepsItsFollowUp(t *testing.T) {
 			f.spec.Watch.Turn(cctx, 1)
 			return result(f, dispatch.StatusDone, "the first run's answer")
 		case attempt == 1: // the resume, starting
-			sum := sha256.Sum256(f.data) // the seed: the earlier run's
+			sum := sha256.Sum256(brt.TranscriptObject(id, f.data)) // the seed: the earlier run's, as the store keeps it
 			earlier = hex.EncodeToString(sum[:])
 			f.start()
 			// Two beats after the start record: each uploads what grew.
@@ -85,16 +85,16 @@ func TestResumeStartingKeepsItsFollowUp(t *testing.T) {
 func TestRetryOfAResumeSendsItsFollowUp(t *testing.T) {
 	store := &brt.DirStore{Dir: t.TempDir()}
 	id := dispatch.NewID()
-	earlier, _ := store.PutBytes(context.Background(), []byte(`{"type":"message"}`+"\n"))
-	own, _ := store.PutBytes(context.Background(), []byte(`{"type":"message"}`+"\n"+`{"type":"message","turn":1}`+"\n"))
-	from := brt.Heartbeat{TaskID: id, Worker: "first", Transcript: earlier, Position: earlier.Size}
+	earlier, _ := store.PutBytes(context.Background(), brt.TranscriptObject(id, []byte(`{"type":"message"}`+"\n")))
+	own, _ := store.PutBytes(context.Background(), brt.TranscriptObject(id, []byte(`{"type":"message"}`+"\n"+`{"type":"message","turn":1}`+"\n")))
+	from := brt.Heartbeat{TaskID: id, Worker: "first", Transcript: earlier, Position: earlier.Size - int64(len(brt.TranscriptObject(id, nil)))}
 	cases := []struct {
 		name    string
 		details brt.Heartbeat
 		next    string
 	}{
-		{"the earlier run's transcript", brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: earlier, Position: earlier.Size}, "one more thing"},
-		{"a transcript with the follow-up", brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: own, Position: own.Size}, ""},
+		{"the earlier run's transcript", brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: earlier, Position: earlier.Size - int64(len(brt.TranscriptObject(id, nil)))}, "one more thing"},
+		{"a transcript with the follow-up", brt.Heartbeat{TaskID: id, Worker: "dead", Transcript: own, Position: own.Size - int64(len(brt.TranscriptObject(id, nil)))}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ func TestSignatureCoversThePackChain(t *testing.T) {
 		{"no chain", &noLink, "nor grown from it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review a.go", TaskID: "T2", Parent: "workflow R1", Description: "p: x"}, Code: tc.snap, Signed: signed}
+			in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review a.go", TaskID: temporal.PlanTaskID("R1", time.Now(), 0), Parent: "workflow R1", Description: "p: review a.go"}, Code: tc.snap, Signed: signed}
 			err := trust.Admit(t.Context(), nil, in, info)
 			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 				t.Fatalf("got %v, want %q (\"\": admitted)", err, tc.want)

@@ -29,6 +29,12 @@ import (
 // running on the fleet (its first activity).
 const SubmissionLifetime = 24 * time.Hour
 
+// RunLifetime is how long after signing a run's activities may still
+// run: a claimed run is no run for ever (whoever completes its workflow
+// tasks could keep it open and schedule calls on the workers' keys). A
+// run that needs longer is resumed, which signs it anew.
+const RunLifetime = 48 * time.Hour
+
 // recordStore is a store that keeps named records (*blobstore.Store).
 type recordStore interface {
 	Put(ctx context.Context, key string, r io.Reader) (Ref, error)
@@ -53,35 +59,47 @@ func (a *Activities) claim(ctx context.Context, s *Signed, run string) error {
 		return refusedf("the fleet store keeps no records, so a replayed submission cannot be told from its first run: use a file:// or s3:// store")
 	}
 	key := claimKey(s)
-	if _, loaded := a.claimed.Load(key + " " + run); loaded {
-		return nil
+	if at, loaded := a.claimed.Load(key + " " + run); loaded {
+		return runAlive(s, at.(time.Time))
 	}
 	mine := []byte(run)
 	sum := sha256.Sum256(mine)
 	// One read: the record as this run would have written it. Absent:
 	// unclaimed; another run's id reads as not matching.
 	_, err := cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
-	switch {
-	case errors.Is(err, blobstore.ErrNotFound):
-		sub, perr := a.Trust.verify(ctx, a.Store, s)
-		var again retry
-		if errors.As(perr, &again) {
-			return perr
-		} else if perr != nil {
-			return refused{perr}
-		}
+	if err != nil && !errors.Is(err, blobstore.ErrNotFound) && !errors.Is(err, blobstore.ErrCorrupt) {
+		return fmt.Errorf("look up the submission's run in the fleet store: %w", err)
+	}
+	if errors.Is(err, blobstore.ErrCorrupt) {
+		return refusedf("this signed submission already ran on the fleet (under the same workflow id, another run): a replay of it is refused; submit it again to run it again")
+	}
+	sub, perr := a.Trust.verify(ctx, a.Store, s)
+	var again retry
+	if errors.As(perr, &again) {
+		return perr
+	} else if perr != nil {
+		return refused{perr}
+	}
+	if errors.Is(err, blobstore.ErrNotFound) {
 		if age := time.Since(sub.At); age > SubmissionLifetime {
 			return refusedf("the submission of key %s was signed %s ago, more than %s: a submission starts on the fleet soon after it is signed, so this is a replay (submit it again)", Fingerprint(s.Key), age.Round(time.Minute), SubmissionLifetime)
 		}
 		if _, err := cs.Put(ctx, key, bytes.NewReader(mine)); err != nil {
 			return fmt.Errorf("record the submission's run in the fleet store: %w", err)
 		}
-	case errors.Is(err, blobstore.ErrCorrupt):
-		return refusedf("this signed submission already ran on the fleet (under the same workflow id, another run): a replay of it is refused; submit it again to run it again")
-	case err != nil:
-		return fmt.Errorf("look up the submission's run in the fleet store: %w", err)
+	} else if err := runAlive(s, sub.At); err != nil {
+		return err // claimed by this run, on another worker: as long as a run may go on
 	}
-	a.claimed.Store(key+" "+run, true)
+	a.claimed.Store(key+" "+run, sub.At)
+	return nil
+}
+
+// runAlive refuses an activity of a run signed more than RunLifetime ago,
+// whichever worker saw it claim.
+func runAlive(s *Signed, at time.Time) error {
+	if age := time.Since(at); age > RunLifetime {
+		return refusedf("the submission of key %s was signed %s ago, more than the %s a run may go on: resume it (brood workflow resume, brood tasks resume), which signs it anew", Fingerprint(s.Key), age.Round(time.Minute), RunLifetime)
+	}
 	return nil
 }
 

@@ -159,13 +159,28 @@ func (s sem) Acquire(ctx context.Context) bool {
 
 func (s sem) Release() { s.s.Release(1) }
 
-// taskIDs names a run's new tasks deterministically: ULIDs whose time is
-// the workflow's clock and whose entropy is seeded by the execution, so a
-// replay names them again exactly as the first run did.
+// taskIDs names a run's new tasks deterministically, so a replay names
+// them again exactly as the first run did: ULIDs whose time is the
+// workflow's clock and whose entropy names the run (PlanTaskID: what
+// every worker checks a plan call's task against). Runs started before
+// that replay as they ran, their entropy seeded by the execution (and
+// their calls are refused by today's workers).
 func taskIDs(w workflow.Context) func() string {
 	info := workflow.GetInfo(w)
+	if workflow.GetVersion(w, boundTaskIDsVersion, workflow.DefaultVersion, 1) >= 1 {
+		var n uint32
+		return func() string {
+			id := PlanTaskID(info.WorkflowExecution.ID, workflow.Now(w), n)
+			n++
+			return id
+		}
+	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID))
 	rng := rand.New(rand.NewSource(int64(h.Sum64())))
 	return func() string { return ulid.MustNew(ulid.Timestamp(workflow.Now(w)), rng).String() }
 }
+
+// boundTaskIDsVersion marks the runs whose task ids name their run
+// (PlanTaskID).
+const boundTaskIDsVersion = "brood.plan.bound-task-ids"

@@ -60,6 +60,9 @@ type Submission struct {
 	// Workflow is the workflow id the submission runs under.
 	Workflow string `json:"workflow"`
 	Queue    string `json:"queue"`
+	// Namespace is the Temporal namespace it runs in (empty: a submitter
+	// from before namespaces were signed; any).
+	Namespace string `json:"namespace,omitempty"`
 	// Spec is a call's (Kind "call").
 	Spec *call.Spec `json:"spec,omitempty"`
 	// From is where a resumed call continues from (its last heartbeat).

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -20,18 +21,22 @@ import (
 // the workflow it belongs to, its queue, and the limits it was scheduled
 // with (by whoever completed the workflow task: not necessarily brood).
 type CallInfo struct {
+	Namespace    string
 	Workflow     string
 	Queue        string
 	Heartbeat    time.Duration
 	StartToClose time.Duration
 	Attempt      int
+	// Priority is the activity's Temporal priority key (0: the server's
+	// default).
+	Priority int
 }
 
 // infoOf is the activity's CallInfo.
 func infoOf(ctx context.Context) CallInfo {
 	i := activity.GetInfo(ctx)
-	return CallInfo{Workflow: i.WorkflowExecution.ID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
-		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt)}
+	return CallInfo{Namespace: i.WorkflowNamespace, Workflow: i.WorkflowExecution.ID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
+		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt), Priority: i.Priority.PriorityKey}
 }
 
 // admit is the worker's check that a call was signed by a submitter it
@@ -79,11 +84,12 @@ func (t *Trust) AdmitChain(ctx context.Context, store Store, in ChainInput, info
 		return err
 	}
 	fp := Fingerprint(in.Signed.Key)
+	if err := sub.runsIn(info); err != nil {
+		return fmt.Errorf("not what key %s signed: %w", fp, err)
+	}
 	switch {
 	case sub.Kind != "plan":
 		return fmt.Errorf("not what key %s signed: a %s submission has no run tree to change", fp, sub.Kind)
-	case sub.Workflow != info.Workflow:
-		return fmt.Errorf("not what key %s signed: signed for workflow %q, run under %q", fp, sub.Workflow, info.Workflow)
 	case sub.Queue != info.Queue:
 		return fmt.Errorf("not what key %s signed: signed for task queue %q, run on %q", fp, sub.Queue, info.Queue)
 	}
@@ -140,10 +146,23 @@ func noKeys() error {
 	return fmt.Errorf("this worker trusts no submitter key, so it runs nothing: add the public key of each submitter (`brood fleet keygen` prints it) with brood worker --trusted-key, or in ~/.config/brood/fleet/%s", TrustedKeysFile)
 }
 
+// runsIn checks the namespace and workflow the activity runs under
+// against the signed ones: a submission captured in one namespace does
+// not run in another whose store holds no claim of it.
+func (sub *Submission) runsIn(info CallInfo) error {
+	switch {
+	case sub.Namespace != "" && sub.Namespace != info.Namespace:
+		return fmt.Errorf("signed for namespace %q, run in %q", sub.Namespace, info.Namespace)
+	case sub.Workflow != info.Workflow:
+		return fmt.Errorf("signed for workflow %q, run under %q", sub.Workflow, info.Workflow)
+	}
+	return nil
+}
+
 // covers checks that the call is one the submission describes.
 func (sub *Submission) covers(in CallInput, info CallInfo) error {
-	if sub.Workflow != info.Workflow {
-		return fmt.Errorf("signed for workflow %q, run under %q", sub.Workflow, info.Workflow)
+	if err := sub.runsIn(info); err != nil {
+		return err
 	}
 	if sub.Queue != info.Queue {
 		return fmt.Errorf("signed for task queue %q, run on %q", sub.Queue, info.Queue)
@@ -168,6 +187,9 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 		if err := planCovers(sub.Plan, sub.Workflow, in.Spec); err != nil {
 			return err
 		}
+		if err := planTaskCovers(sub.Workflow, in); err != nil {
+			return err
+		}
 		if err := sameLine(in.Code, sub.Code); err != nil {
 			return err
 		}
@@ -180,7 +202,7 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 
 // planCovers checks a plan call's spec against the plan's calls.
 func planCovers(p *wf.Plan, runID string, s call.Spec) error {
-	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 {
+	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 || s.Session != "" {
 		return fmt.Errorf("the call's options are not a plan call's")
 	}
 	// A plan's call starts a task (TaskID) or picks up one its run had
@@ -188,7 +210,7 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 	if (s.Resume != "") != s.Continue || (s.Resume != "" && s.TaskID != "") || (s.Resume == "" && s.TaskID == "") {
 		return fmt.Errorf("the call's task is not a plan call's: a new task id, or the pick-up of one its run started")
 	}
-	var agentSeen bool
+	var agentSeen, prompted bool
 	for _, c := range planCalls(p) {
 		if c.Agent != s.Agent {
 			continue
@@ -206,13 +228,39 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 			continue
 		}
 		if templateMatches(c.Prompt, s.Prompt) {
-			return nil
+			// The description is the child's first user turn and its
+			// task's label: the call's own in the plan, or derived from
+			// the plan's name and the prompt, never the workflow's choice.
+			if s.Description == wf.CallDescription(p.Name, c, s.Prompt) {
+				return nil
+			}
+			prompted = true
 		}
 	}
 	if !agentSeen {
 		return fmt.Errorf("the signed plan runs no agent %q", s.Agent)
 	}
+	if prompted {
+		return fmt.Errorf("the description of this %s call is not the one the signed plan gives it (its own, or the plan's name and the prompt's first line)", s.Agent)
+	}
 	return fmt.Errorf("the prompt of this %s call is none of the signed plan's (its text between {{...}} holes differs)", s.Agent)
+}
+
+// planTaskCovers checks the task a plan's call names, which its
+// workflow (whoever completes it) hands out and no signature covers: one
+// its run named (taskOfRun), so no worker, with a record of the task or
+// none, starts, picks up or returns another run's task for it; and a
+// continuation (From) of that task alone. The transcript the continuation
+// names is checked when it is read (transcriptOf).
+func planTaskCovers(runID string, in CallInput) error {
+	id := cmp.Or(in.Spec.Resume, in.Spec.TaskID)
+	if err := taskOfRun(runID, id); err != nil {
+		return err
+	}
+	if in.From != nil && in.From.TaskID != id {
+		return unbound("the call's continuation is task %s's, and the call is task %s", in.From.TaskID, id)
+	}
+	return nil
 }
 
 // planCalls is every call of a plan.
@@ -298,10 +346,36 @@ func sameLine(got, signed *codesnap.Snapshot) error {
 	return nil
 }
 
-// limitsCover checks the activity's timeouts and attempt against the
-// signed limits of its agent (with the defaults brood schedules with).
+// What a worker runs at most, whatever a trusted submitter signed: a
+// careless or hostile one multiplies the workers' model spend through
+// attempts and holds their slots through timeouts.
+const (
+	MaxAttempts     = 20
+	MaxHeartbeat    = time.Hour
+	MaxStartToClose = RunLifetime
+)
+
+// defaultPriorityKey is the key the server gives an activity with none.
+const defaultPriorityKey = 3
+
+// limitsCover checks the activity's timeouts, attempt and priority key
+// against the signed limits of its agent (with the defaults brood
+// schedules with), and against what this worker runs at most.
 func limitsCover(m map[string]CallLimits, agent string, info CallInfo) error {
+	switch {
+	case info.Attempt > MaxAttempts:
+		return fmt.Errorf("attempt %d is over the %d a worker runs: the submitter lowers temporal.attempts", info.Attempt, MaxAttempts)
+	case info.Heartbeat > MaxHeartbeat:
+		return fmt.Errorf("heartbeat timeout %s is over the %s a worker allows: the submitter lowers pool.heartbeat_timeout", info.Heartbeat, MaxHeartbeat)
+	case info.StartToClose > MaxStartToClose:
+		return fmt.Errorf("start-to-close timeout %s is over the %s a worker allows: the submitter lowers the agent's timeout", info.StartToClose, MaxStartToClose)
+	}
 	l := (&activityRunner{in: &RunInput{Limits: m}}).limits(agent)
+	// A key runs before higher ones: the activity's may be the signed
+	// one or a later one, never an earlier (a stand-in's jump ahead).
+	if got, signed := cmp.Or(info.Priority, defaultPriorityKey), cmp.Or(l.Priority, defaultPriorityKey); got < signed {
+		return fmt.Errorf("priority key %d is ahead of the signed %d", got, signed)
+	}
 	if info.Heartbeat > l.Heartbeat {
 		return fmt.Errorf("heartbeat timeout %s is over the signed %s", info.Heartbeat, l.Heartbeat)
 	}

@@ -175,6 +175,7 @@ func payload(ctx context.Context, store Store, s *Signed) ([]byte, error) {
 // a store, puts its payload there once: only its reference, the key and
 // the signature travel in the run's input and every call's.
 func (e *Engine) sign(ctx context.Context, sub Submission) (*Signed, error) {
+	sub.Namespace = e.cfg.Namespace
 	s, err := e.cfg.Signer.Sign(sub)
 	if s == nil || err != nil {
 		return s, err

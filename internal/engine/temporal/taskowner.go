@@ -20,8 +20,12 @@ import (
 // resume another run's writer, which would run as that writer with a
 // prompt nobody signed. A single call's spec is signed whole, resume
 // included: it names no asker and may leave the agent to the task's.
-// A task with no record here is not checked: it starts here as the call's
-// own agent, from the store's transcript when it has one.
+// A task with no record here is not checked here: it starts here as the
+// call's own agent, from the store's transcript when it has one. What
+// holds on every worker, with a record or none, is checked elsewhere: a
+// plan's call names only a task of its run (planTaskCovers), an attempt
+// continues only its call's task (sameTask), from a transcript uploaded
+// for that task (transcriptOf).
 func askedFor(projectRoot, id string, spec call.Spec) error {
 	own, err := dispatch.ReadOwner(dispatch.Records(projectRoot), id)
 	switch {

@@ -141,7 +141,7 @@ func TestRetryContinuesTheTranscript(t *testing.T) {
 	store := &brt.DirStore{Dir: t.TempDir()}
 	id := dispatch.NewID()
 	transcript := []byte(`{"type":"message"}` + "\n")
-	ref, _ := store.PutBytes(context.Background(), transcript)
+	ref, _ := store.PutBytes(context.Background(), brt.TranscriptObject(id, transcript))
 	var seen call.Spec
 	var seenTranscript []byte
 	a := &brt.Activities{Store: store, ProjectRoot: t.TempDir(), Runner: runnerFunc(func(_ context.Context, s call.Spec) (*call.Result, error) {
@@ -152,7 +152,7 @@ func TestRetryContinuesTheTranscript(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: brt.CallActivityName})
-	env.SetHeartbeatDetails(brt.Heartbeat{TaskID: id, Transcript: ref, Position: ref.Size})
+	env.SetHeartbeatDetails(brt.Heartbeat{TaskID: id, Transcript: ref, Position: ref.Size - int64(len(brt.TranscriptObject(id, nil)))})
 	if _, err := env.ExecuteActivity(brt.CallActivityName, brt.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "brief", TaskID: id}}); err != nil {
 		t.Fatal(err)
 	}

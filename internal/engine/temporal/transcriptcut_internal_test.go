@@ -59,11 +59,11 @@ func TestRetryWithNoDetailsCutsAWritersTranscript(t *testing.T) {
 			store := &DirStore{Dir: t.TempDir()}
 			hb := Heartbeat{TaskID: id}
 			if tc.server {
-				ref, err := store.PutBytes(t.Context(), []byte(answer))
+				ref, err := store.PutBytes(t.Context(), TranscriptObject(id, []byte(answer)))
 				if err != nil {
 					t.Fatal(err)
 				}
-				hb.Transcript, hb.Position = ref, ref.Size
+				hb.Transcript, hb.Position = ref, int64(len(answer))
 			}
 			spec := call.Spec{TaskID: id, Agent: "scout", Prompt: "brief"}
 			if tc.resume {

@@ -166,9 +166,10 @@ type CallOutput struct {
 // worker needs to continue the call.
 type Heartbeat struct {
 	TaskID string `json:"task_id"`
-	// Transcript is the child's transcript as last uploaded to the store,
-	// and Position its length in bytes then (how far a retry continues
-	// from).
+	// Transcript is the child's transcript as last uploaded to the store
+	// (TranscriptObject: a first line naming the task, then the
+	// transcript), and Position the transcript's length in bytes then (how
+	// far a retry continues from).
 	Transcript Ref   `json:"transcript,omitzero"`
 	Position   int64 `json:"position,omitempty"`
 	// Result is the call's verified result, stored as soon as its child
