@@ -35,6 +35,11 @@ const SubmissionLifetime = 24 * time.Hour
 // run that needs longer is resumed, which signs it anew.
 const RunLifetime = 48 * time.Hour
 
+// ClockSkew is how far ahead of a worker's clock a submission may say it
+// was signed: more, and its lifetimes would start in the future (a run
+// signed ten years ahead would run for ten years).
+const ClockSkew = 5 * time.Minute
+
 // recordStore is a store that keeps named records (*blobstore.Store).
 type recordStore interface {
 	Put(ctx context.Context, key string, r io.Reader) (Ref, error)
@@ -81,6 +86,9 @@ func (a *Activities) claim(ctx context.Context, s *Signed, run string) error {
 		return refused{perr}
 	}
 	if errors.Is(err, blobstore.ErrNotFound) {
+		if err := signedInThePast(s, sub.At); err != nil {
+			return err
+		}
 		if age := time.Since(sub.At); age > SubmissionLifetime {
 			return refusedf("the submission of key %s was signed %s ago, more than %s: a submission starts on the fleet soon after it is signed, so this is a replay (submit it again)", Fingerprint(s.Key), age.Round(time.Minute), SubmissionLifetime)
 		}
@@ -97,8 +105,20 @@ func (a *Activities) claim(ctx context.Context, s *Signed, run string) error {
 // runAlive refuses an activity of a run signed more than RunLifetime ago,
 // whichever worker saw it claim.
 func runAlive(s *Signed, at time.Time) error {
+	if err := signedInThePast(s, at); err != nil {
+		return err
+	}
 	if age := time.Since(at); age > RunLifetime {
 		return refusedf("the submission of key %s was signed %s ago, more than the %s a run may go on: resume it (brood workflow resume, brood tasks resume), which signs it anew", Fingerprint(s.Key), age.Round(time.Minute), RunLifetime)
+	}
+	return nil
+}
+
+// signedInThePast refuses a submission that says it was signed more than
+// ClockSkew after this worker's now.
+func signedInThePast(s *Signed, at time.Time) error {
+	if ahead := time.Until(at); ahead > ClockSkew {
+		return refusedf("the submission of key %s says it was signed %s from now, more than the %s two clocks may differ: set the submitter's clock right (NTP) and submit it again", Fingerprint(s.Key), ahead.Round(time.Minute), ClockSkew)
 	}
 	return nil
 }

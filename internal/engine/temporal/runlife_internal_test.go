@@ -14,7 +14,8 @@ import (
 // TestClaimedRunExpires: a run's activities are admitted for RunLifetime
 // after its signing, whether this worker saw it claim (its cache) or
 // another did (the store's record), and no longer: a claimed run is no
-// run for ever (red team: a run signed 72 hours ago ran).
+// run for ever (red team: a run signed 72 hours ago ran), nor one signed
+// ahead of the worker's clock (review: one signed ten years ahead ran).
 func TestClaimedRunExpires(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
 	pub, err := GenerateKey(dir, "test", false)
@@ -46,6 +47,10 @@ func TestClaimedRunExpires(t *testing.T) {
 		{"claimed elsewhere 72 hours ago", 72 * time.Hour, true, false, "a run may go on"},
 		{"claimed here 72 hours ago", 72 * time.Hour, false, true, "a run may go on"},
 		{"unclaimed, signed 25 hours ago", 25 * time.Hour, false, false, "so this is a replay"},
+		{"unclaimed, signed a minute ahead", -time.Minute, false, false, ""},
+		{"unclaimed, signed ten years ahead", -10 * 365 * 24 * time.Hour, false, false, "from now"},
+		{"claimed elsewhere, signed a day ahead", -24 * time.Hour, true, false, "from now"},
+		{"claimed here, signed a day ahead", -24 * time.Hour, false, true, "from now"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
