@@ -94,11 +94,18 @@ func (w *Workspace) applyForeign(ctx context.Context, base string, patch []byte)
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
 	child = strings.TrimSpace(child)
-	raw, err := w.repo.git(ctx, nil, "diff-tree", "-r", "--raw", "-z", "--no-renames", base, child)
+	// What lands is git's own patch from base to that tree, never the
+	// text that came: its sections name exactly the paths the tree
+	// changed, one per file (no renames or copies), so the configuration
+	// hold-back cuts it by the names git writes (red team 4, P1-1: a
+	// "rename to" or a +++ name other than the header's wrote a held-back
+	// path).
+	raw, err := w.repo.git(ctx, nil, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
+		"--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, child)
 	if err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	_, entries := splitRawPatch([]byte(raw))
+	patch, entries := splitRawPatch([]byte(raw))
 	conflict, err := w.land(ctx, base, patch, entries, out, func(es []rawEntry) (func(string) string, func(), error) {
 		theirs, dir, err := w.writeBlobs(ctx, child, es)
 		cleanup := func() { os.RemoveAll(dir) }

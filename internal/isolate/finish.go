@@ -83,6 +83,9 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 	if err := writeAtomic(out.Patch, patch); err != nil {
 		return "", fmt.Errorf("isolate: save patch: %w", err)
 	}
+	if err := w.checkPatch(ctx, out.Patch, entries); err != nil {
+		return "", err
+	}
 	unlock, err := w.repo.lock(ctx, true)
 	if err != nil {
 		return "", err

@@ -1,0 +1,91 @@
+package isolate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// checkPatch asks git, the writer, which paths the patch at file would
+// write or remove, before it is applied to the user's tree, and refuses
+// the whole patch unless every one of them is a path the landing decided
+// on (entries, after the configuration was held back) and inside the
+// tree. Whatever made the patch text, a section's "diff --git" header is
+// not what git writes: a "rename to" or "copy to" line, or a +++ name
+// when the header's halves differ, names another path (red team 4, P1-1).
+// So no file name is read from the text here: `git apply --numstat -z`
+// gives the name each section writes (the new one; the old one of a
+// deletion), the same with -R gives each section's old name, and
+// --summary says whether any section renames or copies, which a patch
+// brood made (always --no-renames) never does.
+func (w *Workspace) checkPatch(ctx context.Context, file string, entries []rawEntry) error {
+	allowed := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		allowed[e.path] = true
+	}
+	type result struct {
+		out string
+		err error
+	}
+	rev := make(chan result, 1)
+	go func() {
+		out, err := w.repo.git(ctx, nil, "apply", "-R", "--numstat", "-z", "--whitespace=nowarn", file)
+		rev <- result{out, err}
+	}()
+	fwd, err := w.repo.git(ctx, nil, "apply", "--numstat", "--summary", "-z", "--whitespace=nowarn", file)
+	r := <-rev
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return fmt.Errorf("isolate: read the file names of the patch %s: %w", file, err)
+	}
+	newNames, summary := numstatNames(fwd)
+	oldNames, _ := numstatNames(r.out)
+	for _, line := range strings.Split(summary, "\n") {
+		if strings.HasPrefix(line, " rename ") || strings.HasPrefix(line, " copy ") {
+			return fmt.Errorf("isolate: the patch %s renames or copies a file (%s), which brood's own patches never do: nothing was applied", file, strings.TrimSpace(line))
+		}
+	}
+	for _, p := range slices.Concat(newNames, oldNames) {
+		if !allowed[p] || !inTree(p) {
+			return fmt.Errorf("isolate: the patch %s would write %q, which is not among the files it was checked for (configuration, or outside the tree): nothing was applied", file, p)
+		}
+	}
+	return nil
+}
+
+// numstatNames splits `git apply --numstat -z [--summary]` output into the
+// name of each record ("ADDED\tDELETED\tNAME\0") and what follows the
+// last record (the summary, when asked for).
+func numstatNames(out string) (names []string, rest string) {
+	recs := strings.Split(out, "\x00")
+	for _, rec := range recs[:len(recs)-1] {
+		_, after, ok1 := strings.Cut(rec, "\t")
+		_, name, ok2 := strings.Cut(after, "\t")
+		if !ok1 || !ok2 {
+			// Not a record: keep it as a name, which no allowed path
+			// matches, so the patch is refused rather than misread.
+			name = rec
+		}
+		names = append(names, name)
+	}
+	return names, recs[len(recs)-1]
+}
+
+// inTree reports whether a repository-relative, slash-separated path stays
+// inside the work tree and out of any .git: not absolute, no empty, "."
+// or ".." segment, no segment that is .git in any case (a case-insensitive
+// file system's .GIT is .git).
+func inTree(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
+		return false
+	}
+	for _, s := range strings.Split(p, "/") {
+		if s == "" || s == "." || s == ".." || strings.EqualFold(s, ".git") {
+			return false
+		}
+	}
+	return true
+}
