@@ -1,10 +1,13 @@
 package isolate
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // checkPatch asks git, the writer, which paths the patch at file would
@@ -24,29 +27,12 @@ func (w *Workspace) checkPatch(ctx context.Context, file string, entries []rawEn
 	for _, e := range entries {
 		allowed[e.path] = true
 	}
-	type result struct {
-		out string
-		err error
-	}
-	rev := make(chan result, 1)
-	go func() {
-		out, err := w.repo.git(ctx, nil, "apply", "-R", "--numstat", "-z", "--whitespace=nowarn", file)
-		rev <- result{out, err}
-	}()
-	fwd, err := w.repo.git(ctx, nil, "apply", "--numstat", "--summary", "-z", "--whitespace=nowarn", file)
-	r := <-rev
-	if err == nil {
-		err = r.err
-	}
+	newNames, oldNames, summary, err := patchNames(ctx, w.repo.top, file, nil)
 	if err != nil {
 		return fmt.Errorf("isolate: read the file names of the patch %s: %w", file, err)
 	}
-	newNames, summary := numstatNames(fwd)
-	oldNames, _ := numstatNames(r.out)
-	for _, line := range strings.Split(summary, "\n") {
-		if strings.HasPrefix(line, " rename ") || strings.HasPrefix(line, " copy ") {
-			return fmt.Errorf("isolate: the patch %s renames or copies a file (%s), which brood's own patches never do: nothing was applied", file, strings.TrimSpace(line))
-		}
+	if line := renameOrCopy(summary); line != "" {
+		return fmt.Errorf("isolate: the patch %s renames or copies a file (%s), which brood's own patches never do: nothing was applied", file, line)
 	}
 	for _, p := range slices.Concat(newNames, oldNames) {
 		if !allowed[p] || !inTree(p) {
@@ -54,6 +40,56 @@ func (w *Workspace) checkPatch(ctx context.Context, file string, entries []rawEn
 		}
 	}
 	return nil
+}
+
+// patchNames asks git for the names each section of a patch writes, in
+// the patch's order: news (the new name; a deletion's old one) and olds
+// (the same with -R: the old name; a creation's new one), and the
+// --summary, which names renames and copies. The patch is the file at
+// path file, or data when file is "". The two git calls run together.
+func patchNames(ctx context.Context, dir, file string, data []byte) (news, olds []string, summary string, err error) {
+	run := func(extra string) (string, error) {
+		c := gitx.Cmd{Dir: dir}
+		args := []string{"apply", extra, "--numstat", "-z", "--whitespace=nowarn"}
+		if file != "" {
+			args = append(args, file)
+		} else {
+			c.Stdin = bytes.NewReader(data)
+		}
+		return c.Run(ctx, args...)
+	}
+	type result struct {
+		out string
+		err error
+	}
+	rev := make(chan result, 1)
+	go func() {
+		out, err := run("-R")
+		rev <- result{out, err}
+	}()
+	fwd, err := run("--summary")
+	r := <-rev
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	news, summary = numstatNames(fwd)
+	olds, _ = numstatNames(r.out)
+	slices.Reverse(olds) // -R lists the sections last first, to undo them in that order
+	return news, olds, summary, nil
+}
+
+// renameOrCopy is the first line of a `git apply --summary` that renames
+// or copies a file, trimmed; "" when none does.
+func renameOrCopy(summary string) string {
+	for _, line := range strings.Split(summary, "\n") {
+		if strings.HasPrefix(line, " rename ") || strings.HasPrefix(line, " copy ") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 // numstatNames splits `git apply --numstat -z [--summary]` output into the

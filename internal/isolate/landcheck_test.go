@@ -5,8 +5,11 @@ package isolate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // hostileRepo is a committed tree with a file to rename and the project's
@@ -132,5 +135,46 @@ func TestInTree(t *testing.T) {
 		if got := inTree(p); got != want {
 			t.Errorf("inTree(%q) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// TestHoldConfigKeepsOnlyWhatGitReadsAsHarmless: a kept patch (one the
+// user applies by hand) is cut so that its kept part writes no
+// configuration as git reads it, whatever its headers say; an honest
+// patch keeps its work and holds its configuration, named.
+func TestHoldConfigKeepsOnlyWhatGitReadsAsHarmless(t *testing.T) {
+	work := "diff --git a/x.txt b/x.txt\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-x\n+x2\n"
+	cfg := "diff --git a/.claude/settings.local.json b/.claude/settings.local.json\nnew file mode 100644\n--- /dev/null\n" +
+		"+++ b/.claude/settings.local.json\n@@ -0,0 +1 @@\n" + hook
+	h, err := HoldConfig(t.Context(), t.TempDir(), []byte(work+cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(h.Kept) != work || string(h.Held) != cfg || !slices.Equal(h.Names, []string{".claude/settings.local.json"}) || h.Why != "" {
+		t.Fatalf("honest patch cut into kept %q, held %q, names %q, why %q", h.Kept, h.Held, h.Names, h.Why)
+	}
+	for name, patch := range headerTricks {
+		t.Run(name, func(t *testing.T) {
+			h, err := HoldConfig(t.Context(), t.TempDir(), []byte(work+patch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(h.Held) == 0 {
+				t.Errorf("nothing held: kept %q", h.Kept)
+			}
+			if len(h.Kept) == 0 {
+				return
+			}
+			news, olds, _, err := patchNames(t.Context(), t.TempDir(), "", h.Kept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range slices.Concat(news, olds) {
+				if trust.IsConfigPath(n) || !inTree(n) {
+					t.Errorf("the kept part writes %q: %q", n, h.Kept)
+				}
+			}
+			t.Logf("held %s", h)
+		})
 	}
 }
