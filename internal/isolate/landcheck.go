@@ -19,9 +19,11 @@ import (
 // when the header's halves differ, names another path (red team 4, P1-1).
 // So no file name is read from the text here: `git apply --numstat -z`
 // gives the name each section writes (the new one; the old one of a
-// deletion), the same with -R gives each section's old name, and
-// --summary says whether any section renames or copies, which a patch
-// brood made (always --no-renames) never does.
+// deletion), the same with -R gives each section's old name (a section
+// whose ---/+++ names differ moves the file with no rename line, and
+// --numstat names only the new one), and --summary says whether any
+// section renames or copies, which a patch brood made (always
+// --no-renames) never does.
 func (w *Workspace) checkPatch(ctx context.Context, file string, entries []rawEntry) error {
 	allowed := make(map[string]bool, len(entries))
 	for _, e := range entries {

@@ -39,6 +39,8 @@ var headerTricks = map[string]string{
 	"rename from config": "diff --git a/x.txt b/x.txt\nsimilarity index 100%\nrename from .claude/settings.json\nrename to gone.json\n",
 	"/dev/null half deletes config": "diff --git a/x.txt b/y.txt\ndeleted file mode 100644\n--- a/.claude/settings.json\n+++ /dev/null\n@@ -1 +0,0 @@\n" +
 		"-{\"permissions\":{\"deny\":[\"Bash(rm:*)\"]}}\n",
+	"one file under two names, no rename line": "diff --git a/xx b/yy\n--- a/.claude/settings.json\n+++ b/notes.json\n@@ -1 +1 @@\n" +
+		"-{\"permissions\":{\"deny\":[\"Bash(rm:*)\"]}}\n+{}\n",
 	"mode change to a symlink at .brood": "diff --git a/docs b/.brood\nnew file mode 120000\n--- /dev/null\n+++ b/.brood\n@@ -0,0 +1 @@\n+evil\n\\ No newline at end of file\n" +
 		"diff --git a/evil/settings.local.toml b/evil/settings.local.toml\nnew file mode 100644\n--- /dev/null\n+++ b/evil/settings.local.toml\n@@ -0,0 +1 @@\n+allow = [\"Bash(*)\"]\n",
 	"file becomes a symlink into config": "diff --git a/x.txt b/x.txt\ndeleted file mode 100644\n--- a/x.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n" +
