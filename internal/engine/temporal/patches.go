@@ -3,7 +3,10 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,22 +76,27 @@ const heldSuffix = ".held.patch"
 // permissions) as the file the user is told to `git apply --3way`, less
 // its configuration changes unless the agent may make them: those go to
 // TASK.held.patch, headed by a warning that names them (red team 4,
-// P3-3). Files kept before (a resumed run) are kept as they are: the
-// store may have dropped the patch since.
+// P3-3). Files kept before (a resumed run) are kept as they are (the
+// store may have dropped the patch since); a kept file with no held one
+// beside it (an older brood's, whole) is cut now.
 func (e *Engine) writeKept(ctx context.Context, ref blobstore.Ref, file string) (*keptFiles, error) {
 	k := &keptFiles{file: file, held: strings.TrimSuffix(file, ".patch") + heldSuffix}
-	_, ferr := os.Lstat(k.file)
-	names, herr := heldHeader(k.held)
-	if ferr == nil || herr == nil {
-		k.hasFile, k.hasHeld, k.heldNames = ferr == nil, herr == nil, names
+	if names, err := heldHeader(k.held); err == nil {
+		_, ferr := os.Lstat(k.file)
+		k.hasFile, k.hasHeld, k.heldNames = ferr == nil, true, names
 		return k, nil
 	}
-	if err := codesnap.CheckPatchSize(ref); err != nil {
-		return nil, err
-	}
-	data, err := e.cfg.Code.Blobs.ReadAll(ctx, ref)
+	data, err := keptBefore(file)
 	if err != nil {
 		return nil, err
+	}
+	if data == nil {
+		if err := codesnap.CheckPatchSize(ref); err != nil {
+			return nil, err
+		}
+		if data, err = e.cfg.Code.Blobs.ReadAll(ctx, ref); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return nil, err
@@ -117,6 +125,30 @@ func (e *Engine) writeKept(ctx context.Context, ref blobstore.Ref, file string) 
 	return k, nil
 }
 
+// keptBefore is the kept file's content when there is one (nil: none),
+// read up to codesnap.MaxPatch.
+func keptBefore(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, codesnap.MaxPatch+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > codesnap.MaxPatch {
+		return nil, fmt.Errorf("the kept %s is over %d MiB: move it away to keep the worker's patch again", file, codesnap.MaxPatch>>20)
+	}
+	if data == nil {
+		data = []byte{} // there was a file
+	}
+	return data, nil
+}
+
 // heldHeader reads the names a held part's first line gives.
 func heldHeader(file string) (string, error) {
 	f, err := os.Open(file)
@@ -124,14 +156,10 @@ func heldHeader(file string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	line, _, _ := strings.Cut(string(readUpTo(f, 64<<10)), "\n")
+	head, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	line, _, _ := strings.Cut(string(head), "\n")
 	_, names, _ := strings.Cut(line, "back: ")
 	return names, nil
-}
-
-func readUpTo(r io.Reader, n int64) []byte {
-	b, _ := io.ReadAll(io.LimitReader(r, n))
-	return b
 }
 
 // message says where the patch is and how to apply it, and what was held

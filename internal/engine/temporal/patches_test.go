@@ -30,7 +30,8 @@ func TestKeptPatchHoldsConfigBack(t *testing.T) {
 		"@@ -1 +1 @@\n-committed\n+allow = [\"Bash(*)\"]\n"
 	cases := map[string]struct {
 		patch     string
-		size      int64 // a reference's size, when not the patch's
+		before    string // a kept file an older brood wrote whole
+		size      int64  // a reference's size, when not the patch's
 		kept      string
 		held      []string // what the message and the held file name
 		notKeptIn bool
@@ -40,6 +41,7 @@ func TestKeptPatchHoldsConfigBack(t *testing.T) {
 		"header halves differ":   {patch: work + trick, kept: work, held: []string{".claude/settings.local.json"}},
 		"rename to config":       {patch: rename, held: []string{".brood/settings.local.toml", "a.txt"}},
 		"over the size a reader": {patch: work, size: codesnap.MaxPatch + 1, notKeptIn: true},
+		"kept whole before":      {patch: work, before: work + cfg, kept: work, held: []string{".claude/settings.local.json"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -60,9 +62,17 @@ func TestKeptPatchHoldsConfigBack(t *testing.T) {
 			run, task := dispatch.NewID(), dispatch.NewID()
 			rec := wf.CallRecord{TaskID: task, Status: wf.CallNotApplied, Code: code, Error: "conflict; " + wf.KeptWithTask(task)}
 			e := New(Config{Code: &CodeConfig{Blobs: store, Dir: dir, StateDir: state}})
+			file := filepath.Join(state, run, task+".patch")
+			if tc.before != "" {
+				if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, []byte(tc.before), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			e.keepPatch(ctx, run, &rec)
 			t.Log(rec.Error)
-			file := filepath.Join(state, run, task+".patch")
 			heldFile := filepath.Join(state, run, task+heldSuffix)
 			if tc.notKeptIn {
 				if !strings.Contains(rec.Error, "its patch was not kept") || !strings.Contains(rec.Error, "MiB") || strings.Contains(rec.Error, "\n") {
