@@ -38,7 +38,7 @@ type Held struct {
 // held back whole. Nothing is written or applied.
 func HoldConfig(ctx context.Context, dir string, patch []byte) (*Held, error) {
 	sections, pre := patchSections(patch)
-	news, olds, _, err := patchNames(ctx, dir, "", patch)
+	news, olds, _, err := patchNames(ctx, dir, patch)
 	if err != nil || len(news) != len(sections) || len(olds) != len(sections) {
 		why := "git reads it as other files than its headers name"
 		if err != nil {
@@ -69,7 +69,7 @@ func HoldConfig(ctx context.Context, dir string, patch []byte) (*Held, error) {
 	}
 	// The cut is a guess from the text; git's reading of what it kept is
 	// the check.
-	kn, ko, summary, err := patchNames(ctx, dir, "", out.Bytes())
+	kn, ko, summary, err := patchNames(ctx, dir, out.Bytes())
 	if err != nil || !slices.Equal(kn, kept) || !slices.Equal(ko, kept) || renameOrCopy(summary) != "" {
 		return &Held{Held: patch, Names: allNames(news, olds), Why: "git reads its harmless-looking part as other files than its headers name"}, nil
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/broodhq/brood/internal/gitx"
 )
 
-// checkPatch asks git, the writer, which paths the patch at file would
-// write or remove, before it is applied to the user's tree, and refuses
+// checkPatch asks git, the writer, which paths patch would write or
+// remove, before it is applied to the user's tree, and refuses
 // the whole patch unless every one of them is a path the landing decided
 // on (entries, after the configuration was held back) and inside the
 // tree. Whatever made the patch text, a section's "diff --git" header is
@@ -24,21 +24,21 @@ import (
 // --numstat names only the new one), and --summary says whether any
 // section renames or copies, which a patch brood made (always
 // --no-renames) never does.
-func (w *Workspace) checkPatch(ctx context.Context, file string, entries []rawEntry) error {
+func (w *Workspace) checkPatch(ctx context.Context, patch []byte, entries []rawEntry) error {
 	allowed := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		allowed[e.path] = true
 	}
-	newNames, oldNames, summary, err := patchNames(ctx, w.repo.top, file, nil)
+	newNames, oldNames, summary, err := patchNames(ctx, w.repo.top, patch)
 	if err != nil {
-		return fmt.Errorf("isolate: read the file names of the patch %s: %w", file, err)
+		return fmt.Errorf("isolate: read the file names of the child's patch: %w", err)
 	}
 	if line := renameOrCopy(summary); line != "" {
-		return fmt.Errorf("isolate: the patch %s renames or copies a file (%s), which brood's own patches never do: nothing was applied", file, line)
+		return fmt.Errorf("isolate: the child's patch renames or copies a file (%s), which brood's own patches never do: nothing was applied", line)
 	}
 	for _, p := range slices.Concat(newNames, oldNames) {
 		if !allowed[p] || !inTree(p) {
-			return fmt.Errorf("isolate: the patch %s would write %q, which is not among the files it was checked for (configuration, or outside the tree): nothing was applied", file, p)
+			return fmt.Errorf("isolate: the child's patch would write %q, which is not among the files it was checked for (configuration, or outside the tree): nothing was applied", p)
 		}
 	}
 	return nil
@@ -47,18 +47,12 @@ func (w *Workspace) checkPatch(ctx context.Context, file string, entries []rawEn
 // patchNames asks git for the names each section of a patch writes, in
 // the patch's order: news (the new name; a deletion's old one) and olds
 // (the same with -R: the old name; a creation's new one), and the
-// --summary, which names renames and copies. The patch is the file at
-// path file, or data when file is "". The two git calls run together.
-func patchNames(ctx context.Context, dir, file string, data []byte) (news, olds []string, summary string, err error) {
+// --summary, which names renames and copies. The two git calls (in dir;
+// they read the patch on stdin and write nothing) run together.
+func patchNames(ctx context.Context, dir string, patch []byte) (news, olds []string, summary string, err error) {
 	run := func(extra string) (string, error) {
-		c := gitx.Cmd{Dir: dir}
-		args := []string{"apply", extra, "--numstat", "-z", "--whitespace=nowarn"}
-		if file != "" {
-			args = append(args, file)
-		} else {
-			c.Stdin = bytes.NewReader(data)
-		}
-		return c.Run(ctx, args...)
+		c := gitx.Cmd{Dir: dir, Stdin: bytes.NewReader(patch)}
+		return c.Run(ctx, "apply", extra, "--numstat", "-z", "--whitespace=nowarn")
 	}
 	type result struct {
 		out string

@@ -115,9 +115,7 @@ func TestCheckPatchRefusesUncheckedNames(t *testing.T) {
 	}{"diff --git a/x.txt b/x.txt\nnew file mode 100644\n--- /dev/null\n+++ b/../x.txt\n@@ -0,0 +1 @@\n+x\n", false}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), "p.patch")
-			write(t, file, tc.patch)
-			err := w.checkPatch(t.Context(), file, entries)
+			err := w.checkPatch(t.Context(), []byte(tc.patch), entries)
 			if (err == nil) != tc.ok {
 				t.Fatalf("checkPatch: %v, want ok=%v", err, tc.ok)
 			}
@@ -167,7 +165,7 @@ func TestHoldConfigKeepsOnlyWhatGitReadsAsHarmless(t *testing.T) {
 			if len(h.Kept) == 0 {
 				return
 			}
-			news, olds, _, err := patchNames(t.Context(), t.TempDir(), "", h.Kept)
+			news, olds, _, err := patchNames(t.Context(), t.TempDir(), h.Kept)
 			if err != nil {
 				t.Fatal(err)
 			}
