@@ -3,6 +3,8 @@ package isolate
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,12 +33,20 @@ type Held struct {
 	Why string
 }
 
-// HoldConfig cuts patch into Held.Kept and Held.Held, asking git (run in
-// dir; it reads the patch only, applies and writes nothing) for every section's
+// HoldConfig cuts patch into Held.Kept and Held.Held, asking git (it
+// reads the patch only, applies and writes nothing) for every section's
 // old and new names, and checks the kept part the same way once more: a
 // kept part git reads as writing any other path than its sections' is
 // held back whole. Nothing is written or applied.
-func HoldConfig(ctx context.Context, dir string, patch []byte) (*Held, error) {
+func HoldConfig(ctx context.Context, patch []byte) (*Held, error) {
+	// git apply run inside a work tree's subdirectory leaves out every
+	// path outside it: git runs in a scratch directory that no repository
+	// holds (nor any above it: the ceiling).
+	dir, err := os.MkdirTemp("", "brood-held-")
+	if err != nil {
+		return nil, fmt.Errorf("isolate: %w", err)
+	}
+	defer os.Remove(dir)
 	sections, pre := patchSections(patch)
 	news, olds, _, err := patchNames(ctx, dir, patch)
 	if err != nil || len(news) != len(sections) || len(olds) != len(sections) {

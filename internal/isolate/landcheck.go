@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -51,7 +52,7 @@ func (w *Workspace) checkPatch(ctx context.Context, patch []byte, entries []rawE
 // they read the patch on stdin and write nothing) run together.
 func patchNames(ctx context.Context, dir string, patch []byte) (news, olds []string, summary string, err error) {
 	run := func(extra string) (string, error) {
-		c := gitx.Cmd{Dir: dir, Stdin: bytes.NewReader(patch)}
+		c := gitx.Cmd{Dir: dir, Stdin: bytes.NewReader(patch), Env: []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}}
 		return c.Run(ctx, "apply", extra, "--numstat", "-z", "--whitespace=nowarn")
 	}
 	type result struct {

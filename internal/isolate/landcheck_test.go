@@ -146,7 +146,7 @@ func TestHoldConfigKeepsOnlyWhatGitReadsAsHarmless(t *testing.T) {
 	work := "diff --git a/x.txt b/x.txt\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-x\n+x2\n"
 	cfg := "diff --git a/.claude/settings.local.json b/.claude/settings.local.json\nnew file mode 100644\n--- /dev/null\n" +
 		"+++ b/.claude/settings.local.json\n@@ -0,0 +1 @@\n" + hook
-	h, err := HoldConfig(t.Context(), t.TempDir(), []byte(work+cfg))
+	h, err := HoldConfig(t.Context(), []byte(work+cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestHoldConfigKeepsOnlyWhatGitReadsAsHarmless(t *testing.T) {
 	}
 	for name, patch := range headerTricks {
 		t.Run(name, func(t *testing.T) {
-			h, err := HoldConfig(t.Context(), t.TempDir(), []byte(work+patch))
+			h, err := HoldConfig(t.Context(), []byte(work+patch))
 			if err != nil {
 				t.Fatal(err)
 			}

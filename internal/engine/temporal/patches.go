@@ -103,7 +103,7 @@ func (e *Engine) writeKept(ctx context.Context, ref blobstore.Ref, file string) 
 	}
 	h := &isolate.Held{Kept: data}
 	if !e.cfg.Code.AllowConfig {
-		if h, err = isolate.HoldConfig(ctx, filepath.Dir(file), data); err != nil {
+		if h, err = isolate.HoldConfig(ctx, data); err != nil {
 			return nil, err
 		}
 	}

@@ -46,7 +46,13 @@ func TestKeptPatchHoldsConfigBack(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			dir, state := t.TempDir(), t.TempDir()
+			// The state directory is in the work tree, as the CLI's
+			// .brood/fleet/patches is.
+			dir := t.TempDir()
+			if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v %s", err, out)
+			}
+			state := filepath.Join(dir, ".brood", "fleet", "patches")
 			store, err := blobstore.Open(ctx, "file://"+t.TempDir())
 			if err != nil {
 				t.Fatal(err)
