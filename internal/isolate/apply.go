@@ -106,6 +106,13 @@ func (w *Workspace) applyForeign(ctx context.Context, base string, patch []byte)
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
 	patch, entries := splitRawPatch([]byte(raw))
+	for _, e := range entries {
+		if foreignHeld(e.path) && !landedConfig(e.path) {
+			// A run record under .brood/: held back whatever the agent
+			// may change, as the programs trusted hooks run are.
+			w.programs = append(w.programs, e.path)
+		}
+	}
 	conflict, err := w.land(ctx, base, patch, entries, out, func(es []rawEntry) (func(string) string, func(), error) {
 		theirs, dir, err := w.writeBlobs(ctx, child, es)
 		cleanup := func() { os.RemoveAll(dir) }

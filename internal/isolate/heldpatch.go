@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/broodhq/brood/internal/trust"
 )
 
 // Held is a patch made elsewhere (a fleet worker's, hostile) cut in two
@@ -61,7 +59,7 @@ func HoldConfig(ctx context.Context, patch []byte) (*Held, error) {
 	var held, out bytes.Buffer
 	held.Write(pre)
 	for i, sec := range sections {
-		if news[i] != olds[i] || !inTree(news[i]) || trust.IsConfigPath(news[i]) {
+		if news[i] != olds[i] || !inTree(news[i]) || foreignHeld(news[i]) {
 			held.Write(sec)
 			h.Names = append(h.Names, news[i], olds[i])
 			continue

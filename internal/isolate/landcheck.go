@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // checkPatch asks git, the writer, which paths patch would write or
@@ -121,4 +123,42 @@ func inTree(p string) bool {
 		}
 	}
 	return true
+}
+
+// landedConfig is trust.IsConfigPath for a path that lands in the user's
+// tree, read also as a case-insensitive file system (macOS's by default,
+// a casefold directory, a CIFS or exFAT mount) reads it: .Claude/ is
+// .claude/ there, and HFS+ also ignores some invisible code points
+// (.c\u200claude), as git's core.protectHFS knows for .git.
+func landedConfig(p string) bool {
+	return trust.IsConfigPath(p) || trust.IsConfigPath(foldPath(p))
+}
+
+// foreignHeld is what a patch made elsewhere never lands unasked, on top
+// of configuration: anything under a .brood/, the run records included
+// (a worker's patch has no business planting a task's records).
+func foreignHeld(p string) bool {
+	if landedConfig(p) {
+		return true
+	}
+	return slices.Contains(strings.Split(foldPath(p), "/"), ".brood")
+}
+
+// foldPath is p case-folded (each rune to the lower case of its upper
+// case: ſ is s, the Kelvin sign k) without the code points HFS+ ignores.
+func foldPath(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if hfsIgnorable(r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(unicode.ToUpper(r)))
+	}
+	return b.String()
+}
+
+// hfsIgnorable are the code points HFS+ leaves out of a name (git's
+// is_hfs_dotgit list).
+func hfsIgnorable(r rune) bool {
+	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
 }

@@ -178,3 +178,34 @@ func TestHoldConfigKeepsOnlyWhatGitReadsAsHarmless(t *testing.T) {
 		})
 	}
 }
+
+// TestForeignPatchCaseVariantsAndRecords: on a case-insensitive tree
+// (macOS's by default) .Claude/ is .claude/, and HFS+ ignores some
+// invisible code points: a patch made elsewhere lands none of those
+// spellings of configuration, nor a run record under .brood/ (review15
+// L1, L2); kept patches hold them back the same way.
+func TestForeignPatchCaseVariantsAndRecords(t *testing.T) {
+	newFile := func(p string) string {
+		return "diff --git a/" + p + " b/" + p + "\nnew file mode 100644\n--- /dev/null\n+++ b/" + p + "\n@@ -0,0 +1 @@\n" + hook
+	}
+	for _, p := range []string{".Claude/settings.local.json", ".BROOD/settings.local.toml", ".MCP.json", "sub/.Claude/settings.json",
+		".c\u200claude/settings.local.json", ".mcp.j\u017fon", ".brood/dispatch/01JFAKE/meta.json", ".Brood/records/x.json", ".GITMODULES"} {
+		t.Run(p, func(t *testing.T) {
+			dir, tree := hostileRepo(t)
+			out, err := ApplyPatch(t.Context(), ApplyOptions{Dir: dir, Base: tree, Patch: []byte(newFile(p)), StateDir: t.TempDir(), AllowConfig: strings.Contains(p, "records")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(out.ConfigRefused, []string{p}) || len(out.Files) != 0 {
+				t.Errorf("refused %q, landed %q; want %s held back", out.ConfigRefused, out.Files, p)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+				t.Errorf("%s landed", p)
+			}
+			h, err := HoldConfig(t.Context(), []byte(newFile(p)))
+			if err != nil || len(h.Kept) != 0 || !slices.Equal(h.Names, []string{p}) {
+				t.Errorf("HoldConfig: kept %q, names %q, %v", h.Kept, h.Names, err)
+			}
+		})
+	}
+}
