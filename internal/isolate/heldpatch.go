@@ -81,6 +81,9 @@ func HoldConfig(ctx context.Context, patch []byte) (*Held, error) {
 	if err != nil || !slices.Equal(kn, kept) || !slices.Equal(ko, kept) || renameOrCopy(summary) != "" {
 		return &Held{Held: patch, Names: allNames(news, olds), Why: "git reads its harmless-looking part as other files than its headers name"}, nil
 	}
+	if declaredBinary(out.Bytes(), maxForeignLanded) > maxForeignLanded {
+		return &Held{Held: patch, Names: allNames(news, olds), Why: "its binary hunks make more than 1 GiB of files"}, nil
+	}
 	h.Kept = out.Bytes()
 	return h, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -161,4 +162,71 @@ func foldPath(p string) string {
 // is_hfs_dotgit list).
 func hfsIgnorable(r rune) bool {
 	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
+}
+
+// maxForeignLanded bounds what a patch made elsewhere may write into the
+// user's tree (the sum of its new files' sizes): the patch's own size is
+// no bound, a binary hunk is deflated (177 times smaller at git's level,
+// ~1000 by hand) and a delta copies from its base (review15 L4).
+const maxForeignLanded = 1 << 30
+
+// declaredBinary sums the sizes the patch's binary hunks declare
+// ("literal N", "delta N": what git inflates them to, in memory, before
+// it writes anything), so a patch that would inflate past the bound is
+// refused before git reads it; a size that does not parse counts as too
+// large.
+func declaredBinary(patch []byte, limit int64) int64 {
+	var sum int64
+	for line := range bytes.Lines(patch) {
+		rest, ok := bytes.CutPrefix(line, []byte("literal "))
+		if !ok {
+			rest, ok = bytes.CutPrefix(line, []byte("delta "))
+		}
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimRight(rest, "\r\n")), 10, 64)
+		if err != nil || n < 0 || n > limit {
+			return limit + 1
+		}
+		sum += n
+		if sum > limit {
+			return sum
+		}
+	}
+	return sum
+}
+
+// checkLandedSize refuses a landing whose new files (in tree, the tree
+// the patch makes) come to more than limit bytes: a delta's result is
+// not in the patch text, so the sizes are git's (ls-tree -l).
+func (w *Workspace) checkLandedSize(ctx context.Context, tree string, entries []rawEntry, limit int64) error {
+	var paths []string
+	for _, e := range entries {
+		if e.status != 'D' {
+			paths = append(paths, e.path)
+		}
+	}
+	var sum int64
+	for chunk := range chunks(paths, 512) {
+		out, err := w.repo.git(ctx, nil, append([]string{"ls-tree", "-l", "-z", tree, "--"}, chunk...)...)
+		if err != nil {
+			return fmt.Errorf("isolate: %w", err)
+		}
+		for _, rec := range strings.Split(out, "\x00") {
+			meta, _, _ := strings.Cut(rec, "\t")
+			f := strings.Fields(meta) // mode type object size
+			if len(f) != 4 || f[1] != "blob" {
+				continue
+			}
+			n, err := strconv.ParseInt(f[3], 10, 64)
+			if err != nil {
+				return fmt.Errorf("isolate: the size of a new file: %q", meta)
+			}
+			if sum += n; sum > limit {
+				return fmt.Errorf("isolate: the patch writes over %d bytes of files, more than a patch made elsewhere may land: nothing was applied", limit)
+			}
+		}
+	}
+	return nil
 }

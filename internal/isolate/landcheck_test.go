@@ -209,3 +209,44 @@ func TestForeignPatchCaseVariantsAndRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestForeignPatchLandsBoundedBytes: a patch made elsewhere writes at
+// most ApplyOptions.MaxLanded bytes of files, whatever its own size (a
+// binary hunk is deflated; a delta copies from its base): refused before
+// git inflates a hunk that says it is larger, and by the new files'
+// sizes before anything is written (review15 L4).
+func TestForeignPatchLandsBoundedBytes(t *testing.T) {
+	big := strings.Repeat("x", 1999) + "\n"
+	text := "diff --git a/big.txt b/big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1 @@\n+" + big
+	binary := "diff --git a/z.bin b/z.bin\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..1111111111111111111111111111111111111111\n" +
+		"GIT binary patch\nliteral 3000000000\nzcmeIuK@9*P00000\n\nliteral 0\nHcmV?d00001\n\n"
+	cases := map[string]struct {
+		patch string
+		max   int64
+		why   string // "" lands
+	}{
+		"under the bound":               {text, 4096, ""},
+		"new files over the bound":      {text, 1000, "bytes of files"},
+		"a hunk that says it is larger": {binary, 0, "binary hunks"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir, tree := hostileRepo(t)
+			out, err := ApplyPatch(t.Context(), ApplyOptions{Dir: dir, Base: tree, Patch: []byte(tc.patch), StateDir: t.TempDir(), MaxLanded: tc.max})
+			if tc.why == "" {
+				if err != nil || !out.Applied || read(t, filepath.Join(dir, "big.txt")) != big {
+					t.Fatalf("%+v %v; want big.txt landed", out, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.why) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%+v %v; want refused (%s), in one line", out, err, tc.why)
+			}
+			for _, p := range []string{"big.txt", "z.bin"} {
+				if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+					t.Errorf("%s landed", p)
+				}
+			}
+		})
+	}
+}
