@@ -76,6 +76,9 @@ func ApplyWith(ctx context.Context, store *blobstore.Store, dir string, snap *Sn
 	if res.Tree != snap.Tree {
 		return nil, fmt.Errorf("codesnap: the result is against tree %s, not this run's snapshot %s: refusing to apply", short(res.Tree), short(snap.Tree))
 	}
+	if err := CheckPatchSize(*res.Patch); err != nil {
+		return nil, err
+	}
 	patch, err := store.ReadAll(ctx, *res.Patch)
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: the worker's patch: %w", err)
@@ -107,6 +110,20 @@ func ApplyWith(ctx context.Context, store *blobstore.Store, dir string, snap *Sn
 	}
 	out.Outcome = *o
 	return out, nil
+}
+
+// MaxPatch bounds what a submitter reads of a worker's patch, into memory
+// to apply it or to keep it: a worker (or whoever completed its activity)
+// chooses the size.
+const MaxPatch = 256 << 20
+
+// CheckPatchSize refuses a worker's patch over MaxPatch before a byte of
+// it is read (the store's reads stop at the size a reference gives).
+func CheckPatchSize(ref blobstore.Ref) error {
+	if ref.Size > MaxPatch {
+		return fmt.Errorf("codesnap: the worker's patch %s is %d bytes, over the %d MiB a submitter reads: not read", ref.Key, ref.Size, MaxPatch>>20)
+	}
+	return nil
 }
 
 // ensureTree makes sure the snapshot tree is in the submitter's

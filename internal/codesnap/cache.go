@@ -262,7 +262,7 @@ func initBare(ctx context.Context, repo, format string) error {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	g := gitCmd{dir: tmp}
+	g := workerGit(tmp)
 	if _, err := g.run(ctx, "init", "-q", "--bare", "--object-format="+format, tmp); err != nil {
 		return fmt.Errorf("codesnap: create the cache: %w", err)
 	}
@@ -303,7 +303,7 @@ func fetchBundle(ctx context.Context, store *blobstore.Store, g gitCmd, repo str
 // tree holds the snapshot, so `git status` shows the dirty state.
 func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects []string, format string) error {
 	snap := co.snap
-	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
+	if _, err := workerGit(co.job).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := writeLines(filepath.Join(co.meta, "objects", "info", "alternates"), objects); err != nil {
@@ -333,13 +333,13 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 		return fmt.Errorf("codesnap: the copy's tree %s is not the submitter's %s: refusing to run on different code", short(tree), short(snap.Tree))
 	}
 	// The child's repository.
-	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--object-format="+format, co.Root); err != nil {
+	if _, err := workerGit(co.job).run(ctx, "init", "-q", "--object-format="+format, co.Root); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := writeLines(filepath.Join(co.Root, ".git", "objects", "info", "alternates"), append(objects, filepath.Join(co.meta, "objects"))); err != nil {
 		return err
 	}
-	child := gitCmd{dir: co.Root}
+	child := workerGit(co.Root)
 	// No background gc or maintenance in the child's repository: nothing
 	// it starts that way may outlive it or write while the copy is read.
 	for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}} {
@@ -395,7 +395,7 @@ func (co *Checkout) metaGit(index string) gitCmd {
 	if index == "" {
 		index = co.index
 	}
-	return gitCmd{dir: co.Root, env: []string{"GIT_DIR=" + co.meta, "GIT_WORK_TREE=" + co.Root, "GIT_INDEX_FILE=" + index}}
+	return workerGit(co.Root, "GIT_DIR="+co.meta, "GIT_WORK_TREE="+co.Root, "GIT_INDEX_FILE="+index)
 }
 
 func writeLines(path string, lines []string) error {

@@ -139,7 +139,7 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
 	git := filepath.Join(dir, "g.git")
-	if _, err := (gitCmd{dir: dir}).run(ctx, "init", "-q", "--bare", "--object-format="+format, git); err != nil {
+	if _, err := workerGit(dir).run(ctx, "init", "-q", "--bare", "--object-format="+format, git); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}

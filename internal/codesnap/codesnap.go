@@ -128,11 +128,27 @@ type gitCmd struct {
 	dir   string
 	env   []string
 	stdin []byte
+	// noUserConfig drops the user's and the system's git configuration
+	// (gitx.Cmd.NoUserConfig): a worker's git on submitted content.
+	noUserConfig bool
+}
+
+// workerGit is a gitCmd for a worker's git on what a submission or a
+// child brought (a copy, its checkout, its result, the cache's trees): no
+// system or global configuration, so a filter, textconv or merge driver
+// the worker's user installed (git-lfs, git-crypt, nbstripout) never runs
+// on hostile content, and no core.autocrlf or core.checkStat there
+// changes what is hashed or checked out (red team 4, P3-2). A fetch
+// from the worker's own remotes (ensureBase) keeps the user's: its
+// proxies, CA and URL rewrites are for those servers, and a fetch runs
+// no filter.
+func workerGit(dir string, env ...string) gitCmd {
+	return gitCmd{dir: dir, env: env, noUserConfig: true}
 }
 
 // run runs git and returns its stdout.
 func (g gitCmd) run(ctx context.Context, args ...string) (string, error) {
-	c := gitx.Cmd{Dir: g.dir, Env: g.env}
+	c := gitx.Cmd{Dir: g.dir, Env: g.env, NoUserConfig: g.noUserConfig}
 	if g.stdin != nil {
 		c.Stdin = bytes.NewReader(g.stdin)
 	}

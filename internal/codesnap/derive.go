@@ -141,7 +141,7 @@ func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format strin
 		ds = append(ds, donor{key: k.(string), l: l})
 		return len(ds) < maxDonors
 	})
-	g := gitCmd{dir: trees, env: []string{"GIT_DIR=" + repo}}
+	g := workerGit(trees, "GIT_DIR="+repo)
 	kept := ds[:0]
 	for _, d := range ds {
 		out, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", d.l.tree, root)
@@ -229,7 +229,7 @@ func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, changes [
 	if err := os.WriteFile(index, start, 0o600); err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + filepath.Join(tree, ".git"), "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + index}}
+	g := workerGit(tree, "GIT_DIR="+filepath.Join(tree, ".git"), "GIT_WORK_TREE="+tree, "GIT_INDEX_FILE="+index)
 	if _, err := g.run(ctx, append(checkoutWorkers(), "read-tree", "-m", "-u", d.tree, root)...); err != nil {
 		return nil, fmt.Errorf("codesnap: derive the checkout: %w", err)
 	}

@@ -41,6 +41,9 @@ func InTree(ctx context.Context, store *blobstore.Store, dir string, res *Result
 	if res == nil || res.Patch == nil {
 		return true, nil
 	}
+	if err := CheckPatchSize(*res.Patch); err != nil {
+		return false, err
+	}
 	tmp, err := os.MkdirTemp("", "brood-landed-")
 	if err != nil {
 		return false, fmt.Errorf("codesnap: %w", err)

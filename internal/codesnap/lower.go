@@ -100,7 +100,7 @@ func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scr
 		c.roots.Store(key, snap.DirtyTree)
 		return snap.DirtyTree, nil
 	}
-	g := gitCmd{dir: dir, env: []string{"GIT_DIR=" + repo, "GIT_INDEX_FILE=" + filepath.Join(dir, "index")}}
+	g := workerGit(dir, "GIT_DIR="+repo, "GIT_INDEX_FILE="+filepath.Join(dir, "index"))
 	if err := readRoot(ctx, store, g, repo, dir, snap); err != nil {
 		return "", err
 	}
@@ -128,7 +128,7 @@ func childIndex(ctx context.Context, repo, tree, scratch string, verified []byte
 	if werr != nil {
 		return nil, fmt.Errorf("codesnap: %w", werr)
 	}
-	g := gitCmd{dir: tree, env: []string{"GIT_DIR=" + repo, "GIT_WORK_TREE=" + tree, "GIT_INDEX_FILE=" + tmp.Name()}}
+	g := workerGit(tree, "GIT_DIR="+repo, "GIT_WORK_TREE="+tree, "GIT_INDEX_FILE="+tmp.Name())
 	if _, err := g.run(ctx, "read-tree", "-m", root, snap.Base); err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}

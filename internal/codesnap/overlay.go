@@ -142,7 +142,7 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 	if err := initBaseGit(tree, repo, snap.Base, format); err != nil {
 		return err
 	}
-	g := gitCmd{dir: tree}
+	g := workerGit(tree)
 	steps := [][]string{
 		{"read-tree", root},
 		// With the files' stat data in the index as they are written, so
@@ -269,7 +269,7 @@ func (co *Checkout) buildOverlay(ctx context.Context, store *blobstore.Store, ob
 func (co *Checkout) initMeta(ctx context.Context, objects []string, format string) error {
 	// No templates (hooks, samples): nothing runs here, and copying them is
 	// most of what init costs.
-	if _, err := (gitCmd{dir: co.job}).run(ctx, "init", "-q", "--bare", "--template=", "--object-format="+format, co.meta); err != nil {
+	if _, err := workerGit(co.job).run(ctx, "init", "-q", "--bare", "--template=", "--object-format="+format, co.meta); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	if err := writeLines(filepath.Join(co.meta, "objects", "info", "alternates"), objects); err != nil {
@@ -284,7 +284,7 @@ func (co *Checkout) initMeta(ctx context.Context, objects []string, format strin
 // overlayGit runs git with our git dir and index on the upper layer as
 // work tree: files are hashed from there, never from the child's view.
 func (co *Checkout) overlayGit(index string) gitCmd {
-	return gitCmd{dir: co.upper, env: []string{"GIT_DIR=" + co.meta, "GIT_WORK_TREE=" + co.upper, "GIT_INDEX_FILE=" + index}}
+	return workerGit(co.upper, "GIT_DIR="+co.meta, "GIT_WORK_TREE="+co.upper, "GIT_INDEX_FILE="+index)
 }
 
 // applyCached applies a patch from the store to an index (its new blobs go
@@ -416,7 +416,7 @@ func (co *Checkout) branchInUpper(ctx context.Context) error {
 	if b == "" || strings.HasPrefix(b, "-") {
 		return nil
 	}
-	if _, err := (gitCmd{dir: co.job}).run(ctx, "check-ref-format", "refs/heads/"+b); err != nil {
+	if _, err := workerGit(co.job).run(ctx, "check-ref-format", "refs/heads/"+b); err != nil {
 		return nil // not a name git takes: detached, as build leaves it
 	}
 	ref := filepath.Join(co.upper, ".git", "refs", "heads", filepath.FromSlash(b))

@@ -81,7 +81,7 @@ func packObjects(ctx context.Context, store *blobstore.Store, g gitCmd, objs str
 // checks every object and that each one it names is in the pack or
 // gitDir already, and the pack must give the tree it is named with.
 func indexPack(ctx context.Context, store *blobstore.Store, gitDir, scratch string, snap *Snapshot) error {
-	g := gitCmd{dir: scratch, env: []string{"GIT_DIR=" + gitDir}}
+	g := workerGit(scratch, "GIT_DIR="+gitDir)
 	packs := snap.chainPacks()
 	from, err := firstToIndex(ctx, g, packs)
 	if err != nil {
@@ -136,7 +136,7 @@ func indexOne(ctx context.Context, store *blobstore.Store, g gitCmd, scratch str
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	defer f.Close()
-	c := gitx.Cmd{Dir: scratch, Env: g.env, Stdin: f}
+	c := gitx.Cmd{Dir: scratch, Env: g.env, Stdin: f, NoUserConfig: g.noUserConfig}
 	if _, err := c.Run(ctx, "index-pack", "--stdin", "--strict"); err != nil {
 		if p.Tree != "" && strings.HasPrefix(what, "link ") {
 			// (its size matched at capture: the submitter would build on it again)

@@ -116,8 +116,8 @@ func (co *Checkout) ignoredOf(ctx context.Context, index string, added []string)
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	g := gitCmd{dir: scratch, env: []string{"GIT_DIR=" + co.meta, "GIT_WORK_TREE=" + scratch, "GIT_INDEX_FILE=" + index}}
-	check := gitCmd{dir: scratch, env: append(append([]string{}, g.env...), "GIT_LITERAL_PATHSPECS=0")}
+	g := workerGit(scratch, "GIT_DIR="+co.meta, "GIT_WORK_TREE="+scratch, "GIT_INDEX_FILE="+index)
+	check := workerGit(scratch, append(append([]string{}, g.env...), "GIT_LITERAL_PATHSPECS=0")...)
 	var list []string
 	for p := range want {
 		list = append(list, p)

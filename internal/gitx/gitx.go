@@ -38,6 +38,9 @@
 //     (git-lfs, installed by the user) stay. A fetch names
 //     --upload-pack=git-upload-pack itself (remote.NAME.uploadpack is
 //     multi-valued: git takes the repository's first).
+//   - with NoUserConfig (a fleet worker's git on a submission's copy),
+//     the user's and the system's configuration too, git-lfs's among
+//     them.
 //
 // Limits: the definitions are read just before the command, so a writer
 // that changes .git/config in between wins that race (the in-place
@@ -68,6 +71,13 @@ type Cmd struct {
 	Env []string
 	// Stdin, when set, is git's standard input.
 	Stdin io.Reader
+	// NoUserConfig leaves out the system's and the user's configuration
+	// (GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_GLOBAL=/dev/null, after Env so
+	// nothing there undoes it): for git on content that is not the
+	// user's own tree (a fleet worker's copy of a submission), where a
+	// globally installed filter (git-lfs, git-crypt) or core.autocrlf
+	// must not act.
+	NoUserConfig bool
 }
 
 // In is a Cmd in dir.
@@ -139,6 +149,9 @@ func (c Cmd) Command(ctx context.Context, args ...string) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = c.Dir
 	cmd.Env = append(Env(c.Env), over...)
+	if c.NoUserConfig {
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	}
 	cmd.Stdin = c.Stdin
 	return cmd, nil
 }

@@ -426,3 +426,26 @@ func TestSubmoduleNeverLookedInto(t *testing.T) {
 		}
 	}
 }
+
+// TestNoUserConfig: with NoUserConfig git reads neither the user's global
+// configuration nor the system's, whatever the caller's environment or
+// Env names; without it the user's stays.
+func TestNoUserConfig(t *testing.T) {
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	write(t, global, "[brood]\n\tprobe = from-global\n", 0o644)
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		cmd  gitx.Cmd
+		want string
+	}{
+		{gitx.Cmd{Dir: dir}, "from-global"},
+		{gitx.Cmd{Dir: dir, NoUserConfig: true}, ""},
+		{gitx.Cmd{Dir: dir, NoUserConfig: true, Env: []string{"GIT_CONFIG_GLOBAL=" + global, "GIT_CONFIG_NOSYSTEM=0"}}, ""},
+	} {
+		got, _ := tc.cmd.Line(t.Context(), "config", "--get", "brood.probe")
+		if got != tc.want {
+			t.Errorf("%+v: brood.probe = %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}

@@ -29,6 +29,10 @@ type ApplyOptions struct {
 	// configuration (as Options.AllowConfig); otherwise those changes are
 	// held back in StateDir/config.patch and named in the outcome.
 	AllowConfig bool
+	// MaxLanded bounds the bytes of files the patch may write (its new
+	// files' sizes, and what its binary hunks say they inflate to);
+	// 0 is 1 GiB.
+	MaxLanded int64
 }
 
 // ApplyPatch brings a patch made elsewhere back the way Finish brings a
@@ -56,7 +60,11 @@ func ApplyPatch(ctx context.Context, opts ApplyOptions) (*Outcome, error) {
 	if err := os.MkdirAll(w.state, 0o700); err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	out, err := w.applyForeign(ctx, opts.Base, opts.Patch)
+	limit := opts.MaxLanded
+	if limit <= 0 {
+		limit = maxForeignLanded
+	}
+	out, err := w.applyForeign(ctx, opts.Base, opts.Patch, limit)
 	if own && (err != nil || out.Conflict == "" && out.ConfigPatch == "") {
 		os.RemoveAll(state)
 		if out != nil {
@@ -66,11 +74,14 @@ func ApplyPatch(ctx context.Context, opts ApplyOptions) (*Outcome, error) {
 	return out, err
 }
 
-func (w *Workspace) applyForeign(ctx context.Context, base string, patch []byte) (*Outcome, error) {
+func (w *Workspace) applyForeign(ctx context.Context, base string, patch []byte, limit int64) (*Outcome, error) {
 	out := &Outcome{}
 	if len(patch) == 0 {
 		out.Applied = true
 		return out, nil
+	}
+	if n := declaredBinary(patch, limit); n > limit {
+		return nil, fmt.Errorf("isolate: the patch's binary hunks say they make %d bytes, over the %d a patch made elsewhere may land: nothing was applied", n, limit)
 	}
 	// The child's tree, rebuilt here from base and patch: the files list
 	// and the merge's "theirs" come from it, not from anything sent along.
@@ -94,11 +105,28 @@ func (w *Workspace) applyForeign(ctx context.Context, base string, patch []byte)
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
 	child = strings.TrimSpace(child)
-	raw, err := w.repo.git(ctx, nil, "diff-tree", "-r", "--raw", "-z", "--no-renames", base, child)
+	// What lands is git's own patch from base to that tree, never the
+	// text that came: its sections name exactly the paths the tree
+	// changed, one per file (no renames or copies), so the configuration
+	// hold-back cuts it by the names git writes (red team 4, P1-1: a
+	// "rename to" or a +++ name other than the header's wrote a held-back
+	// path).
+	raw, err := w.repo.git(ctx, nil, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
+		"--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, child)
 	if err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	_, entries := splitRawPatch([]byte(raw))
+	patch, entries := splitRawPatch([]byte(raw))
+	if err := w.checkLandedSize(ctx, child, entries, limit); err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if foreignHeld(e.path) && !landedConfig(e.path) {
+			// A run record under .brood/: held back whatever the agent
+			// may change, as the programs trusted hooks run are.
+			w.programs = append(w.programs, e.path)
+		}
+	}
 	conflict, err := w.land(ctx, base, patch, entries, out, func(es []rawEntry) (func(string) string, func(), error) {
 		theirs, dir, err := w.writeBlobs(ctx, child, es)
 		cleanup := func() { os.RemoveAll(dir) }

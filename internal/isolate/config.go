@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-
-	"github.com/broodhq/brood/internal/trust"
 )
 
 // holdConfig takes the changes to brood's and Claude Code's configuration
-// (trust.IsConfigPath: .brood/ less its records, .claude/, .mcp.json; and
+// (trust.IsConfigPath, in any case: .brood/ less its records, .claude/, .mcp.json; and
 // the files trusted hooks and MCP servers run, Options.Programs) out
 // of a child's patch unless the workspace allows them: they are saved on
 // their own as config.patch in the task's state directory, for the user to
@@ -23,12 +21,12 @@ func (w *Workspace) holdConfig(patch []byte, entries []rawEntry, out *Outcome) (
 	var allowed []string
 	for _, e := range entries {
 		switch {
-		case slices.Contains(w.programs, e.path):
+		case slices.ContainsFunc(w.programs, func(p string) bool { return foldPath(p) == foldPath(e.path) }):
 			cfg[e.path] = true
-		case trust.IsConfigPath(e.path) && w.allowConfig:
+		case landedConfig(e.path) && w.allowConfig:
 			allowed = append(allowed, e.path)
 			rest[e.path] = true
-		case trust.IsConfigPath(e.path):
+		case landedConfig(e.path):
 			cfg[e.path] = true
 		default:
 			rest[e.path] = true

@@ -83,6 +83,11 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 	if err := writeAtomic(out.Patch, patch); err != nil {
 		return "", fmt.Errorf("isolate: save patch: %w", err)
 	}
+	// The check and the apply read the patch from memory: the saved file
+	// is in the task's directory, which a delegating sibling can write.
+	if err := w.checkPatch(ctx, patch, entries); err != nil {
+		return "", err
+	}
 	unlock, err := w.repo.lock(ctx, true)
 	if err != nil {
 		return "", err
@@ -90,7 +95,7 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 	defer unlock()
 	// Plain `git apply` checks every hunk before it writes anything and
 	// never reads or writes the index; without --3way nothing is staged.
-	_, err = w.repo.git(ctx, nil, "apply", "--whitespace=nowarn", out.Patch)
+	_, err = w.repo.gitIn(ctx, w.repo.top, nil, patch, "apply", "--whitespace=nowarn")
 	var ge *GitError
 	switch {
 	case err == nil:

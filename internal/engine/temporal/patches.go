@@ -3,13 +3,19 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -44,19 +50,136 @@ func (e *Engine) keepPatch(ctx context.Context, run string, c *wf.CallRecord) {
 		return
 	}
 	file := filepath.Join(e.cfg.Code.StateDir, run, c.TaskID+".patch")
-	if _, err := os.Stat(file); err != nil {
-		data, err := e.cfg.Code.Blobs.ReadAll(ctx, *cr.Patch)
-		if err == nil {
-			err = os.MkdirAll(filepath.Dir(file), 0o700)
+	k, err := e.writeKept(ctx, *cr.Patch, file)
+	if err != nil {
+		c.Error = strings.Replace(c.Error, kept, "its patch was not kept in "+file+" ("+err.Error()+"); it is in the fleet's store as "+cr.Patch.Key, 1)
+		return
+	}
+	c.Error = strings.Replace(c.Error, kept, k.message(), 1)
+	c.Landed = chainPatch.ReplaceAllLiteralString(c.Landed, k.named())
+}
+
+// keptFiles are the files a not-applied call's patch was kept in: file
+// what brood would have landed, held its configuration changes (and
+// whatever git reads otherwise than the headers say), heldNames what
+// those change.
+type keptFiles struct {
+	file, held       string
+	hasFile, hasHeld bool
+	heldNames        string
+}
+
+// heldSuffix names the held part beside the kept one: TASK.held.patch.
+const heldSuffix = ".held.patch"
+
+// writeKept writes the worker's patch (hostile: it may carry hooks and
+// permissions) as the file the user is told to `git apply --3way`, less
+// its configuration changes unless the agent may make them: those go to
+// TASK.held.patch, headed by a warning that names them (red team 4,
+// P3-3). Files kept before (a resumed run) are kept as they are (the
+// store may have dropped the patch since); a kept file with no held one
+// beside it (an older brood's, whole) is cut now.
+func (e *Engine) writeKept(ctx context.Context, ref blobstore.Ref, file string) (*keptFiles, error) {
+	k := &keptFiles{file: file, held: strings.TrimSuffix(file, ".patch") + heldSuffix}
+	if names, err := heldHeader(k.held); err == nil {
+		_, ferr := os.Lstat(k.file)
+		k.hasFile, k.hasHeld, k.heldNames = ferr == nil, true, names
+		return k, nil
+	}
+	data, err := keptBefore(file)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		if err := codesnap.CheckPatchSize(ref); err != nil {
+			return nil, err
 		}
-		if err == nil {
-			err = dispatch.WriteFileAtomic(file, data)
-		}
-		if err != nil {
-			c.Error = strings.Replace(c.Error, kept, "its patch was not kept in "+file+" ("+err.Error()+"); it is in the fleet's store as "+cr.Patch.Key, 1)
-			return
+		if data, err = e.cfg.Code.Blobs.ReadAll(ctx, ref); err != nil {
+			return nil, err
 		}
 	}
-	c.Error = strings.Replace(c.Error, kept, "its patch is kept in "+file+" (apply it with: git apply --3way "+file+")", 1)
-	c.Landed = chainPatch.ReplaceAllLiteralString(c.Landed, file)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return nil, err
+	}
+	h := &isolate.Held{Kept: data}
+	if !e.cfg.Code.AllowConfig {
+		if h, err = isolate.HoldConfig(ctx, data); err != nil {
+			return nil, err
+		}
+	}
+	if len(h.Held) > 0 {
+		k.hasHeld, k.heldNames = true, h.String()
+		head := "# brood held these changes of the worker's patch back: " + k.heldNames + "\n" +
+			"# They change brood's or Claude Code's configuration (hooks and permissions: programs that run on your machine),\n" +
+			"# or git reads them as other files than their headers name. Read every line before you apply any of it.\n"
+		if err := dispatch.WriteFileAtomic(k.held, append([]byte(head), h.Held...)); err != nil {
+			return nil, err
+		}
+	}
+	if len(h.Kept) > 0 || len(h.Held) == 0 {
+		if err := dispatch.WriteFileAtomic(file, h.Kept); err != nil {
+			return nil, err
+		}
+		k.hasFile = true
+	}
+	return k, nil
+}
+
+// keptBefore is the kept file's content when there is one (nil: none),
+// read up to codesnap.MaxPatch.
+func keptBefore(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, codesnap.MaxPatch+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > codesnap.MaxPatch {
+		return nil, fmt.Errorf("the kept %s is over %d MiB: move it away to keep the worker's patch again", file, codesnap.MaxPatch>>20)
+	}
+	if data == nil {
+		data = []byte{} // there was a file
+	}
+	return data, nil
+}
+
+// heldHeader reads the names a held part's first line gives.
+func heldHeader(file string) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	line, _, _ := strings.Cut(string(head), "\n")
+	_, names, _ := strings.Cut(line, "back: ")
+	return names, nil
+}
+
+// message says where the patch is and how to apply it, and what was held
+// back, in place of wf.KeptWithTask's words.
+func (k *keptFiles) message() string {
+	apply := "its patch is kept in " + k.file + " (apply it with: git apply --3way " + k.file + ")"
+	switch {
+	case !k.hasFile:
+		return "its patch is held back in " + k.held + " (" + k.heldNames + "): review it before you apply any of it"
+	case !k.hasHeld:
+		return apply
+	default:
+		return apply + "; its changes to " + k.heldNames + " are held back in " + k.held + ": review them before you apply them"
+	}
+}
+
+// named is the file a landing message names for the patch.
+func (k *keptFiles) named() string {
+	if k.hasFile {
+		return k.file
+	}
+	return k.held
 }
