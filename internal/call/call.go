@@ -201,7 +201,7 @@ type Result struct {
 // What became of an isolated child's change (Result.Patch).
 const (
 	PatchApplied    = "applied"
-	PatchNotApplied = "not-applied"
+	PatchNotApplied = dispatch.PatchNotApplied
 )
 
 // StatusDone is the status of a call that finished as asked.
