@@ -388,7 +388,7 @@ func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) Call
 		return rec
 	}
 	rec.TaskID, rec.Status, rec.Error, rec.Failures = r.TaskID, r.Status, r.Error, r.Failures
-	rec.Attempts, rec.Usage, rec.Code = r.Attempts, r.Usage, r.Code
+	rec.Attempts, rec.Usage, rec.Code, rec.Worker = r.Attempts, r.Usage, r.Code, r.Worker
 	if r.Status == call.StatusDone && len(r.Failures) > 0 {
 		// The child said done, but what it gave cannot be used: the
 		// status says why.

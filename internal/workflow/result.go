@@ -51,11 +51,14 @@ const (
 type CallRecord struct {
 	// Key names the call within the plan: phase/task, phase/item/stage,
 	// phase/rN/i, phase/vN.
-	Key      string   `json:"key"`
-	TaskID   string   `json:"task_id,omitempty"`
-	Agent    string   `json:"agent"`
-	Status   string   `json:"status"`
-	Attempts int      `json:"attempts,omitempty"`
+	Key      string `json:"key"`
+	TaskID   string `json:"task_id,omitempty"`
+	Agent    string `json:"agent"`
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Worker is the fleet worker whose child ran the call (none on the
+	// local engine).
+	Worker   string   `json:"worker,omitempty"`
 	Error    string   `json:"error,omitempty"`
 	Failures []string `json:"failures,omitempty"`
 	// Output is what the plan uses: the validated JSON of a call with a
