@@ -125,7 +125,11 @@ type Counts struct {
 	// ends): not Done until it does, as a local writer is not done
 	// before its change applies.
 	Landing int `json:"landing,omitempty"`
-	Queued  int `json:"queued"`
+	// Chaining are fleet writers whose child has ended and whose change
+	// is being put into the run's tree (before the call ends): landing,
+	// not queued.
+	Chaining int `json:"chaining,omitempty"`
+	Queued   int `json:"queued"`
 }
 
 // Event is progress: one phase's counts after a change; with no Phase,

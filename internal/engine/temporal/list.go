@@ -187,14 +187,14 @@ func (e *Engine) liveInfo(ctx context.Context, d *workflowservice.DescribeWorkfl
 		info.Agents += ev.Done + ev.Failed + ev.NotApplied + ev.Cancelled + ev.Running
 	}
 	started, _ := agentSlots(d)
-	splitRunning(p.Events, started)
+	splitRunning(p.Events, started, chaining(d))
 	calls := map[string]int{}
 	for _, ev := range p.Events {
 		info.Done += ev.Done
 		info.Failed += ev.Failed + ev.NotApplied
-		info.Running += ev.Running
+		info.Running += ev.Running + ev.Chaining
 		for st, n := range map[string]int{wf.CallDone: ev.Done, "failed": ev.Failed, wf.CallNotApplied: ev.NotApplied,
-			wf.CallCancelled: ev.Cancelled, wf.RunRunning: ev.Running, "landing": ev.Landing} {
+			wf.CallCancelled: ev.Cancelled, wf.RunRunning: ev.Running, "landing": ev.Landing, "chaining": ev.Chaining} {
 			if n > 0 {
 				calls[st] += n
 			}

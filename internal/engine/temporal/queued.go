@@ -133,18 +133,40 @@ func isQueued(status string) bool { return strings.HasPrefix(status, "queued") }
 // Within one phase this is exact; when several phases have calls out, the
 // waiting ones are taken from the latest phases first (their calls were
 // handed out last).
-func splitRunning(events []wf.Event, started int) {
+//
+// A writer whose child has ended while its change is put into the run's
+// tree (its chain activity, chaining) is neither: it is landing, never
+// queued.
+func splitRunning(events []wf.Event, started, chaining int) {
 	running := 0
 	for _, ev := range events {
 		running += ev.Running
 	}
 	extra := running - started
+	for i := len(events) - 1; i >= 0 && extra > 0 && chaining > 0; i-- {
+		n := min(extra, chaining, events[i].Running)
+		events[i].Running -= n
+		events[i].Chaining += n
+		extra, chaining = extra-n, chaining-n
+	}
 	for i := len(events) - 1; i >= 0 && extra > 0; i-- {
 		n := min(extra, events[i].Running)
 		events[i].Running -= n
 		events[i].Queued += n
 		extra -= n
 	}
+}
+
+// chaining counts a plan's writers whose change is being put into the
+// run's tree: its pending chain activities, started or not.
+func chaining(d *workflowservice.DescribeWorkflowExecutionResponse) int {
+	n := 0
+	for _, a := range d.GetPendingActivities() {
+		if a.GetActivityType().GetName() == ChainActivityName {
+			n++
+		}
+	}
+	return n
 }
 
 // queuedEvents makes a running plan's progress say which of its calls a
@@ -169,13 +191,13 @@ func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf
 		return true
 	}
 	started, _ := agentSlots(d)
-	splitRunning(events, started)
+	splitRunning(events, started, chaining(d))
 	if started > 0 {
 		return true
 	}
 	qw := &queueWord{e: e}
 	for i := range events {
-		if ev := &events[i]; ev.Status == wf.RunRunning && ev.Running == 0 && ev.Queued > 0 {
+		if ev := &events[i]; ev.Status == wf.RunRunning && ev.Running == 0 && ev.Chaining == 0 && ev.Queued > 0 {
 			ev.Status = e.liveStatus(ctx, d, qw)
 		}
 	}
