@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -261,24 +262,41 @@ func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[st
 	}
 }
 
+// cancelTaken is how long a cancelled workflow's step may wait for a
+// worker, while no worker runs any of its calls, before its submitter
+// stops waiting: a live worker takes a step within a moment.
+const cancelTaken = time.Second
+
 // nobodyEnds is why a cancelled workflow's submitter stops waiting for its
-// end: no worker polls its task queue to take the step that ends it (a
-// run no worker ever took, or whose workers are all gone), so the wait
-// would never end. "" while a worker may end it.
-func (e *Engine) nobodyEnds(ctx context.Context, id, runID string) string {
+// end: no worker has taken the step that ends it and none runs any of its
+// calls (nothing of it runs anywhere, so nothing is lost), either because
+// no worker polls its task queue (a run no worker ever took, or whose
+// workers are all gone) or because none took it within cancelTaken of
+// the cancel (asked at cancelled). "" while a worker may end it soon.
+func (e *Engine) nobodyEnds(ctx context.Context, id, runID string, cancelled time.Time) string {
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || !stepWaits(d) {
 		return ""
 	}
-	if !noWorker(e.liveStatus(dctx, d, &queueWord{e: e})) {
+	if started, _ := agentSlots(d); started > 0 || chaining(d) > 0 {
+		return "" // a worker runs its calls: they stop, and the run ends
+	}
+	why := noWorkerWhy(queueOf(d))
+	switch {
+	case noWorker(e.liveStatus(dctx, d, &queueWord{e: e})):
+	case time.Since(cancelled) >= cancelTaken:
+		// The server lists a worker that polled lately, but a live one
+		// takes a step at once, whatever its calls.
+		why = fmt.Sprintf("no worker took the cancel within %v (one polled task queue %s lately; none answers now)", cancelTaken, queueOf(d))
+	default:
 		return ""
 	}
 	follow := "brood workflow show " + id
 	if task, ok := strings.CutPrefix(id, callWorkflowID("")); ok {
 		follow = "brood tasks show " + task
 	}
-	return "workflow " + id + " was asked to cancel, but " + noWorkerWhy(queueOf(d)) + " to end it: it ends when a worker takes it (" + follow +
+	return "workflow " + id + " was asked to cancel; none of its calls runs, but " + why + " to end it: it ends when a worker takes it (" + follow +
 		" follows it), or at once with temporal workflow terminate --workflow-id " + id
 }
