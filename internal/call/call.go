@@ -177,6 +177,10 @@ type Result struct {
 	Failures []string `json:"failures,omitempty"`
 	// Attempts counts the runs of the task (1 + schema retries).
 	Attempts int `json:"attempts"`
+	// Worker is the fleet worker whose child ran the call ("" from the
+	// local engine): a plan's record names it, as a single call's
+	// history does.
+	Worker string `json:"worker,omitempty"`
 	// Text is what a parent model sees: the wrapped, verified summary.
 	Text string `json:"text,omitempty"`
 	// Code is a fleet worker's change to the submitter's tree, a
@@ -201,7 +205,7 @@ type Result struct {
 // What became of an isolated child's change (Result.Patch).
 const (
 	PatchApplied    = "applied"
-	PatchNotApplied = "not-applied"
+	PatchNotApplied = dispatch.PatchNotApplied
 )
 
 // StatusDone is the status of a call that finished as asked.

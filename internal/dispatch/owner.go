@@ -83,10 +83,18 @@ type Verdict struct {
 	// changed, where it is not the child's claim: an in-place writer's
 	// (the parent's walks before and after it) or an isolated one's (its
 	// patch). A later reading of the task shows it as files_changed.
-	FilesChanged []string    `json:"files_changed,omitempty"`
-	Usage        model.Usage `json:"usage"` // the run's tokens, descendants included
-	Decided      time.Time   `json:"decided"`
+	FilesChanged []string `json:"files_changed,omitempty"`
+	// Patch is what became of the change of a child that worked on a
+	// copy of the tree: "applied", PatchNotApplied (it is not in the
+	// tree: a done child's task then reads not-applied), or "".
+	Patch   string      `json:"patch,omitempty"`
+	Usage   model.Usage `json:"usage"` // the run's tokens, descendants included
+	Decided time.Time   `json:"decided"`
 }
+
+// PatchNotApplied is a Verdict's Patch for a change that did not land in
+// the tree (call.PatchNotApplied).
+const PatchNotApplied = "not-applied"
 
 // Kill records that a person stopped a task (`brood tasks kill`). It is
 // written by the killing process into the project's records, before any

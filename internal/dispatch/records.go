@@ -47,8 +47,13 @@ const (
 	// found its result unbacked or out of scope (Verdict.Rejected). It is
 	// resumable, with the reason as the follow-up.
 	StatusRejected = "rejected"
-	StatusRunning  = "running" // no result yet (only in listings)
-	StatusQueued   = "queued"  // waiting for a pool slot (only in listings)
+	// StatusNotApplied is the parent's, never a child's: the child said
+	// done on a copy of the tree and its change did not land in the tree
+	// (Verdict.Patch), the word a plan's call and `brood subagent` have
+	// for it.
+	StatusNotApplied = "not-applied"
+	StatusRunning    = "running" // no result yet (only in listings)
+	StatusQueued     = "queued"  // waiting for a pool slot (only in listings)
 )
 
 // Finished reports whether s is a status a task ends in: a child's

@@ -272,6 +272,11 @@ func (t *Task) lost() (string, string) {
 func (t *Task) judgeVerdict(v *Verdict) {
 	t.Status, t.Trust = v.Status, TrustAccepted
 	t.Tokens = v.Usage.Total()
+	if v.Status == StatusDone && v.Patch == PatchNotApplied {
+		// Done on its copy, but its change is not in the tree: as
+		// `brood subagent` and a plan's call say it.
+		t.Status, t.Note = StatusNotApplied, "its change did not land in the tree"
+	}
 	if !v.Accepted {
 		t.Trust = TrustRejected
 		why := strings.Join(v.Reasons, "; ")

@@ -200,6 +200,7 @@ func (a *attempt) Land(ctx context.Context) {
 	if s.ws != nil {
 		a.isoMsg, a.patch, a.hunks = d.land(ctx, s.ws, j.td, res)
 		res.Isolation = a.isoMsg
+		a.v.Patch = a.patch // a later reading of the task says not-applied
 	}
 	res.Config = s.cfg.settle(s.ws)
 	a.v.Config = res.Config

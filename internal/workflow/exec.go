@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/textline"
 )
@@ -313,6 +314,13 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	return rec
 }
 
+// stoppedWhileRunning: a task that ended so was stopped before it
+// finished (a cancel, a kill): a writer's work is then kept, never
+// brought back, so its patch is not-applied without any conflict.
+func stoppedWhileRunning(status string) bool {
+	return status == dispatch.StatusCancelled || status == dispatch.StatusKilled
+}
+
 // KeptWithTask is where a not-applied call's record says its patch is,
 // until an engine keeps it elsewhere (the fleet's submitter writes it into
 // the project and names that file instead).
@@ -397,7 +405,7 @@ func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) Call
 		return rec
 	}
 	rec.TaskID, rec.Status, rec.Error, rec.Failures = r.TaskID, r.Status, r.Error, r.Failures
-	rec.Attempts, rec.Usage, rec.Code = r.Attempts, r.Usage, r.Code
+	rec.Attempts, rec.Usage, rec.Code, rec.Worker = r.Attempts, r.Usage, r.Code, r.Worker
 	if r.Status == call.StatusDone && len(r.Failures) > 0 {
 		// The child said done, but what it gave cannot be used: the
 		// status says why.
@@ -407,6 +415,16 @@ func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) Call
 		}
 		rec.Error = strings.TrimSpace(r.Failures[len(r.Failures)-1] + "; " + rec.Error)
 		rec.Error = strings.TrimSuffix(rec.Error, ";")
+	}
+	if r.Patch == call.PatchNotApplied && stoppedWhileRunning(r.Status) {
+		// It was stopped, not refused: its work so far is kept, never
+		// applied, and the status stays how it ended.
+		how := r.Status + " while it ran"
+		if e := strings.TrimSuffix(r.Error, "."); e != "" && e != context.Canceled.Error() {
+			how += " (" + e + ")"
+		}
+		rec.Error = how + ": what it changed so far did not land in the tree; " + KeptWithTask(rec.TaskID)
+		return rec
 	}
 	if r.Patch == call.PatchNotApplied {
 		// Its work did not land: whatever it reports is about a tree

@@ -219,6 +219,22 @@ func Summary(lines []JournalLine) (started, done, failed, open int) {
 	return j.started, done, failed, open
 }
 
+// CallStatuses counts a finished run's calls by status as Statuses counts
+// its journal: only the calls that started (a task id), so a call skipped
+// or cancelled before it began counts in neither. An engine whose run
+// leaves no journal to read says the same of it.
+func CallStatuses(res *Result) map[string]int {
+	out := map[string]int{}
+	for _, ph := range res.Phases {
+		for _, c := range ph.Calls {
+			if c.TaskID != "" {
+				out[c.Status]++
+			}
+		}
+	}
+	return out
+}
+
 // Statuses counts a journal's calls by their last status; a call that
 // started and has no end yet is "running" (or, once its run is over,
 // stopped with it: listings say which).

@@ -51,11 +51,14 @@ const (
 type CallRecord struct {
 	// Key names the call within the plan: phase/task, phase/item/stage,
 	// phase/rN/i, phase/vN.
-	Key      string   `json:"key"`
-	TaskID   string   `json:"task_id,omitempty"`
-	Agent    string   `json:"agent"`
-	Status   string   `json:"status"`
-	Attempts int      `json:"attempts,omitempty"`
+	Key      string `json:"key"`
+	TaskID   string `json:"task_id,omitempty"`
+	Agent    string `json:"agent"`
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Worker is the fleet worker whose child ran the call (none on the
+	// local engine).
+	Worker   string   `json:"worker,omitempty"`
 	Error    string   `json:"error,omitempty"`
 	Failures []string `json:"failures,omitempty"`
 	// Output is what the plan uses: the validated JSON of a call with a
@@ -122,7 +125,11 @@ type Counts struct {
 	// ends): not Done until it does, as a local writer is not done
 	// before its change applies.
 	Landing int `json:"landing,omitempty"`
-	Queued  int `json:"queued"`
+	// Chaining are fleet writers whose child has ended and whose change
+	// is being put into the run's tree (before the call ends): landing,
+	// not queued.
+	Chaining int `json:"chaining,omitempty"`
+	Queued   int `json:"queued"`
 }
 
 // Event is progress: one phase's counts after a change; with no Phase,

@@ -102,7 +102,7 @@ func endedHow(c *CallRecord) string {
 // phaseStatus: failed when every call yielded null; partial when some
 // were skipped or cancelled, or a writer's change did not land; else done.
 func phaseStatus(ctx context.Context, calls []CallRecord) (string, string) {
-	ok, skipped := 0, 0
+	ok, skipped, stopped := 0, 0, 0
 	var lost []string
 	for _, c := range calls {
 		if c.Output != nil {
@@ -111,6 +111,9 @@ func phaseStatus(ctx context.Context, calls []CallRecord) (string, string) {
 		switch c.Status {
 		case CallSkipped, CallCancelled:
 			skipped++
+			if c.Status == CallCancelled && c.TaskID != "" {
+				stopped++ // it ran, and was stopped
+			}
 		case CallNotApplied:
 			lost = append(lost, c.Key)
 		}
@@ -119,8 +122,11 @@ func phaseStatus(ctx context.Context, calls []CallRecord) (string, string) {
 	if len(lost) > 0 {
 		why = append(why, fmt.Sprintf("the change of %s was not applied to the tree", strings.Join(lost, ", ")))
 	}
-	if skipped > 0 {
-		why = append(why, fmt.Sprintf("%d of %d calls did not run", skipped, len(calls)))
+	if n := skipped - stopped; n > 0 {
+		why = append(why, fmt.Sprintf("%d of %d calls did not run", n, len(calls)))
+	}
+	if stopped > 0 {
+		why = append(why, fmt.Sprintf("%d of %d calls were cancelled while they ran", stopped, len(calls)))
 	}
 	switch {
 	case len(calls) > 0 && ok == 0 && skipped == len(calls) && calls[0].Status == CallSkipped:

@@ -39,7 +39,7 @@ func CallResult(w io.Writer, o *call.Result, asJSON bool) error {
 
 // notApplied is the status of a finished call whose change is not in the
 // tree (call.PatchNotApplied), the word a plan's call has for it.
-const notApplied = "not-applied"
+const notApplied = dispatch.StatusNotApplied
 
 // shownStatus is the status the user reads: the child's, except that a
 // done child whose change did not land is not-applied.

@@ -56,11 +56,21 @@ prefix or tail of the task's id.`,
 						return nil
 					}
 				}
-				if errors.Is(ferr, engine.ErrNotFound) {
-					return notHereNorFleet(f, opts.Fleet, opts.ID)
-				}
 				if errors.Is(ferr, shortid.ErrAmbiguous) {
 					return ferr // it names the candidates (fleetqa3 P2-1)
+				}
+				// Not reached, or it no longer has it: a plan's call as
+				// this project kept its run's result.
+				if k, kerr := findKeptCall(f.ProjectRoot, opts.ID); kerr != nil {
+					return kerr
+				} else if k != nil {
+					if !errors.Is(ferr, engine.ErrNotFound) {
+						k.Fleet = ferr.Error()
+					}
+					return showKept(f.Out, k, opts.JSON)
+				}
+				if errors.Is(ferr, engine.ErrNotFound) {
+					return notHereNorFleet(f, opts.Fleet, opts.ID)
 				}
 				return fmt.Errorf("%v (and the fleet: %v)", err, ferr)
 			}

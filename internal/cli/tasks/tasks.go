@@ -61,7 +61,7 @@ every verb takes any unique prefix or tail of an id.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "list every task, not only the newest --last")
 	cmd.Flags().IntVarP(&opts.Last, "last", "n", defaultWindow, "how many of the newest tasks the table shows")
-	cmd.Flags().StringVar(&opts.Status, "status", "", "only tasks with this status (queued, running, done, partial, checkpoint, failed, killed, cancelled)")
+	cmd.Flags().StringVar(&opts.Status, "status", "", "only tasks with this status (queued, running, done, not-applied, partial, checkpoint, failed, killed, cancelled)")
 	cmd.AddCommand(
 		NewCmdShow(f, nil), NewCmdLog(f, nil), NewCmdPrune(f, nil),
 		NewCmdOutput(f, nil), NewCmdResume(f, nil), NewCmdKill(f, nil), NewCmdSend(f, nil), NewCmdTree(f, nil),
@@ -80,7 +80,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return fmt.Errorf("--last %d: want 1 or more (or --all)", opts.Last)
 	}
 	if status != "" && !knownStatus(status) {
-		return fmt.Errorf("--status %q: want one of queued, running, done, partial, checkpoint, failed, killed, cancelled", status)
+		return fmt.Errorf("--status %q: want one of queued, running, done, not-applied, partial, checkpoint, failed, killed, cancelled", status)
 	}
 	tasks, err := dispatch.ListTasks(f.ProjectRoot)
 	if err != nil {
@@ -261,7 +261,7 @@ func statusIs(status, want string) bool {
 
 func knownStatus(s string) bool {
 	s = strings.ToLower(s)
-	return dispatch.ValidStatus(s) || s == dispatch.StatusRunning || s == dispatch.StatusQueued
+	return dispatch.ValidStatus(s) || s == dispatch.StatusRunning || s == dispatch.StatusQueued || s == dispatch.StatusNotApplied
 }
 
 // concerns are what the parent's edge guardrails found in the task's last

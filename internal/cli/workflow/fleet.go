@@ -20,6 +20,10 @@ import (
 type Engines struct {
 	// Name is --engine.
 	Name string
+	// Given: --engine was on the command line. `workflow list` and
+	// `show` then look at that engine's runs only (local: no fleet is
+	// asked; temporal: only the fleet).
+	Given bool
 	// Fleet builds the Temporal engine (nil: none in this build); it
 	// reports configured false when no temporal.address is set.
 	Fleet func(ctx context.Context) (eng engine.Engine, closeFn func(), configured bool, err error)
@@ -51,8 +55,34 @@ func (d *Deps) runEngine(ctx context.Context) (engine.Engine, func(), error) {
 	return e, closeFn, err
 }
 
+// localOnly: --engine local was given, so only this project's local runs
+// count (listings ask no fleet and list no kept fleet run).
+func (d *Deps) localOnly() bool {
+	return d.Engines.Given && d.Engines.Name == root.Local
+}
+
+// notLocal is a run's not-found error under --engine local, which asked
+// no fleet: it says so, and how to look there too.
+func (d *Deps) notLocal(err error, id string) error {
+	if !d.localOnly() || !strings.HasPrefix(err.Error(), "no workflow run ") {
+		return err
+	}
+	return fmt.Errorf("no local workflow run %s in this project (--engine local asks no fleet: without it, or with --engine temporal, a fleet run is found)", strings.TrimSpace(id))
+}
+
+// givenEngine checks an --engine given on the command line (set says
+// whether it was) before a listing honours it.
+func (d *Deps) givenEngine(set bool) error {
+	d.Engines.Given = set
+	_, err := root.EngineFlags{Name: d.Engines.Name}.Remote()
+	return err
+}
+
 // fleet is the Temporal engine when one is configured (or asked for).
 func (d *Deps) fleet(ctx context.Context) (engine.Engine, func(), error) {
+	if d.localOnly() {
+		return nil, func() {}, nil
+	}
 	if d.Engines.Fleet == nil {
 		return nil, func() {}, nil
 	}
@@ -199,6 +229,9 @@ func (d *Deps) allRuns(ctx context.Context) ([]engine.RunInfo, error) {
 		runs = append(runs, more...)
 	}
 	for _, k := range keptFleetRuns(d.projectRoot()) {
+		if d.localOnly() {
+			break
+		}
 		// A fleet run this project keeps the result of, which the fleet
 		// did not list (unreachable, or it no longer has it): listed from
 		// the kept copy, never "no runs" (fleetqa3 P2-3).

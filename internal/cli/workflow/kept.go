@@ -47,7 +47,7 @@ func keptFleetRun(projectRoot, id string) *engine.RunInfo {
 		return nil
 	}
 	info := &engine.RunInfo{RunID: id, Plan: res.Plan, Engine: "temporal", Status: res.Status, Created: res.Started,
-		Agents: res.Agents, Usage: res.Usage, ResultRef: file, Result: &res}
+		Agents: res.Agents, Usage: res.Usage, ResultRef: file, Result: &res, Calls: wf.CallStatuses(&res)}
 	info.Reason = keptWord
 	if res.Reason != "" {
 		info.Reason = res.Reason + "; " + keptWord

@@ -22,10 +22,14 @@ func newCmdList(f *Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list",
 		Example: `  brood workflow list
+  brood workflow list --engine local   # this project's local runs only (--engine temporal: the fleet's)
   brood workflow list --json`,
 		Short: "List every workflow run, running ones from other processes included",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.givenEngine(cmd.Flags().Changed("engine")); err != nil {
+				return err
+			}
 			return listRun(cmd.Context(), opts)
 		},
 	}
@@ -43,6 +47,10 @@ func listRun(ctx context.Context, o *ListOptions) error {
 			return writeJSON(o.F.Out, []any{})
 		}
 		return writeJSON(o.F.Out, runs)
+	}
+	if len(runs) == 0 && o.F.localOnly() {
+		fmt.Fprintln(o.F.Out, "no local workflow runs in this project (--engine local lists no fleet run)")
+		return nil
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(o.F.Out, "no workflow runs yet; start one with brood workflow run FILE")

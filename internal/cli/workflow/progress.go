@@ -44,14 +44,15 @@ func (p *progress) event(e wf.Event) {
 }
 
 // counts is a phase's calls by state; the rarer states only when some are
-// in them ("to land": a fleet writer's change, in your tree only when the
-// run ends, so not done yet).
+// in them ("landing in the run's tree": a fleet writer's change being put
+// there; "to land": one there, in your tree only when the run ends, so not
+// done yet).
 func counts(c wf.Counts) string {
 	s := fmt.Sprintf("%d done, %d running, %d failed", c.Done, c.Running, c.Failed)
 	for _, x := range []struct {
 		n    int
 		what string
-	}{{c.Landing, "to land"}, {c.NotApplied, "not applied"}, {c.Skipped, "skipped"}, {c.Cancelled, "cancelled"}} {
+	}{{c.Chaining, "landing in the run's tree"}, {c.Landing, "to land"}, {c.NotApplied, "not applied"}, {c.Skipped, "skipped"}, {c.Cancelled, "cancelled"}} {
 		if x.n > 0 {
 			s += fmt.Sprintf(", %d %s", x.n, x.what)
 		}

@@ -33,6 +33,9 @@ func newCmdShow(f *Deps) *cobra.Command {
 
 		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.givenEngine(cmd.Flags().Changed("engine")); err != nil {
+				return err
+			}
 			opts.RunID = args[0]
 			return showRun(cmd.Context(), opts)
 		},
@@ -44,16 +47,16 @@ func newCmdShow(f *Deps) *cobra.Command {
 func showRun(ctx context.Context, o *ShowOptions) error {
 	eng, id, closeFn, err := o.F.engineFor(ctx, o.RunID, false)
 	if err != nil {
-		return err
+		return o.F.notLocal(err, o.RunID)
 	}
 	o.RunID = id
 	defer closeFn()
 	info, err := eng.Show(ctx, o.RunID)
-	if kept := keptFleetRun(o.F.projectRoot(), o.RunID); errors.Is(err, engine.ErrNotFound) && kept != nil {
+	if kept := keptFleetRun(o.F.projectRoot(), o.RunID); errors.Is(err, engine.ErrNotFound) && kept != nil && !o.F.localOnly() {
 		info, err = kept, nil // the fleet did not answer for it: this project's copy
 	}
 	if err != nil {
-		return notFound(err, o.RunID)
+		return o.F.notLocal(notFound(err, o.RunID), o.RunID)
 	}
 	if o.JSON {
 		return writeJSON(o.F.Out, info)

@@ -178,6 +178,33 @@ phases:
 	if strings.Count(string(readme), "# Title") != 1 {
 		t.Errorf("README.md:\n%s\nwant exactly one writer's title", readme)
 	}
+	tasksSayNotApplied(t, p, lost.TaskID, landed.TaskID)
+}
+
+// tasksSayNotApplied: brood tasks show and brood tasks (--json and the
+// table) say not-applied of the writer whose change did not land, as the
+// run did, and done of the one that landed.
+func tasksSayNotApplied(t *testing.T, p *project, lost, landed string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if code, out, errs := p.Brood(ctx, nil, "tasks", "show", lost); code != 0 || !strings.Contains(out, "\nstatus   not-applied\n") {
+		t.Errorf("brood tasks show %s: exit %d, want status not-applied:\n%s%s", lost, code, out, errs)
+	}
+	code, out, errs := p.Brood(ctx, nil, "tasks", "--json")
+	var rows []struct{ ID, Status string }
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil {
+		t.Fatalf("brood tasks --json: exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	want := map[string]string{lost: dispatch.StatusNotApplied, landed: dispatch.StatusDone}
+	for _, r := range rows {
+		if w, ok := want[r.ID]; ok && r.Status != w {
+			t.Errorf("brood tasks --json: %s is %s, want %s", r.ID, r.Status, w)
+		}
+	}
+	if code, out, _ := p.Brood(ctx, nil, "tasks", "--status", "not-applied"); code != 0 || strings.Count(out, " not-applied ") != 1 || strings.Count(out, "\n") != 2 {
+		t.Errorf("brood tasks --status not-applied: exit %d, want the one row of %s:\n%s", code, lost, out)
+	}
 }
 
 // cappedPlan's third task can start only after the quick one, by when

@@ -29,3 +29,12 @@ func TestWhyFailedSaysTheCallsErrors(t *testing.T) {
 		t.Fatalf("whyFailed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestProgressSaysLanding: a fleet writer whose change is being put into
+// the run's tree is said to be landing there, not queued.
+func TestProgressSaysLanding(t *testing.T) {
+	got := counts(wf.Counts{Done: 1, Chaining: 1})
+	if want := "1 done, 0 running, 0 failed, 1 landing in the run's tree, 0 queued"; got != want {
+		t.Errorf("counts = %q, want %q", got, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +160,7 @@ phases:
 	// Show names that file.
 	keptResult(t, info, id, 6)
 	keptJournal(t, info, res)
+	callsCounted(t, info, map[string]int{workflow.CallDone: 6})
 	again, err := eng.Resume(ctx, id, nil)
 	if err != nil || again.Agents != 6 || again.Status != workflow.RunDone {
 		t.Fatalf("Resume of a finished run = %+v, %v; want it as it was", again, err)
@@ -295,6 +297,28 @@ phases:
 	}
 	if res.Status != workflow.RunPartial || res.Agents != 3 {
 		t.Errorf("status %s agents %d; want partial with 3", res.Status, res.Agents)
+	}
+	info, err := eng.Show(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callsCounted(t, info, map[string]int{workflow.CallDone: 2, workflow.CallInvalid: 1})
+	if info.Done != 2 || info.Failed != 1 {
+		t.Errorf("Show counts %d done, %d failed; want 2 and 1 (the calls that started: a skipped call is not a failed one)", info.Done, info.Failed)
+	}
+}
+
+// callsCounted: Show's calls (brood workflow show --json's "calls") count
+// the calls that started by their status, the skipped ones aside, in the
+// same JSON shape whichever engine ran the run.
+func callsCounted(t *testing.T, info *engine.RunInfo, want map[string]int) {
+	t.Helper()
+	b, err := json.Marshal(info)
+	var shown struct {
+		Calls map[string]int `json:"calls"`
+	}
+	if err != nil || json.Unmarshal(b, &shown) != nil || !maps.Equal(shown.Calls, want) {
+		t.Errorf("Show's calls are %v (%s); want %v", shown.Calls, b, want)
 	}
 }
 

@@ -153,6 +153,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		// The task's runs on the fleet: this attempt's and the earlier
 		// ones' (whose turns its transcript, and so its usage, carries).
 		r.Attempts += max(int(activity.GetInfo(ctx).Attempt)-1, 0)
+		r.Worker = a.Worker // stored with the result: a retry that returns it names this worker
 	}
 	b.finish(r)
 	lp.mark("result durable")

@@ -264,6 +264,7 @@ func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, eve
 	defer tick.Stop()
 	seen := map[string]wf.Event{}
 	cancelled := false
+	var cancelAt time.Time
 	for {
 		select {
 		case err := <-done:
@@ -276,13 +277,13 @@ func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, eve
 				e.progress(ctx, run.GetID(), run.GetRunID(), seen, events)
 			}
 			if cancelled {
-				if why := e.nobodyEnds(bg, run.GetID(), run.GetRunID()); why != "" {
+				if why := e.nobodyEnds(bg, run.GetID(), run.GetRunID(), cancelAt); why != "" {
 					return errors.New(why)
 				}
 			}
 		case <-ctx.Done():
 			if !cancelled {
-				cancelled = true
+				cancelled, cancelAt = true, time.Now()
 				if err := e.cfg.Client.CancelWorkflow(bg, run.GetID(), run.GetRunID()); err != nil {
 					return fmt.Errorf("cancel workflow %s: %w", run.GetID(), err)
 				}

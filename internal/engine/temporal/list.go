@@ -72,6 +72,7 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 			}
 			info.Usage = info.Result.Usage
 			info.Agents = info.Result.Agents
+			info.Calls = wf.CallStatuses(info.Result) // as the local engine's journal counts them
 		}
 	}
 	return info, nil
@@ -105,8 +106,8 @@ func (e *Engine) judgeKept(info *engine.RunInfo) {
 			switch {
 			case c.Output != nil:
 				info.Done++
-			case c.Status != wf.CallCancelled:
-				info.Failed++
+			case c.Status != wf.CallCancelled && c.TaskID != "":
+				info.Failed++ // one that started: a skipped call is not failed, as the local engine's journal says
 			}
 		}
 	}
@@ -186,12 +187,20 @@ func (e *Engine) liveInfo(ctx context.Context, d *workflowservice.DescribeWorkfl
 		info.Agents += ev.Done + ev.Failed + ev.NotApplied + ev.Cancelled + ev.Running
 	}
 	started, _ := agentSlots(d)
-	splitRunning(p.Events, started)
+	splitRunning(p.Events, started, chaining(d))
+	calls := map[string]int{}
 	for _, ev := range p.Events {
 		info.Done += ev.Done
 		info.Failed += ev.Failed + ev.NotApplied
-		info.Running += ev.Running
+		info.Running += ev.Running + ev.Chaining
+		for st, n := range map[string]int{wf.CallDone: ev.Done, "failed": ev.Failed, wf.CallNotApplied: ev.NotApplied,
+			wf.CallCancelled: ev.Cancelled, wf.RunRunning: ev.Running, "landing": ev.Landing, "chaining": ev.Chaining} {
+			if n > 0 {
+				calls[st] += n
+			}
+		}
 	}
+	info.Calls = calls
 }
 
 // infoOf is a run's listing from its execution info and memo.

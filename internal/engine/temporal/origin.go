@@ -18,6 +18,12 @@ const memoOrigin = "brood_origin"
 type Origin struct {
 	Host string `json:"host"`
 	Root string `json:"root"`
+	// Mark is the hash of the submitting checkout's own secret, kept in
+	// its git directory (checkoutSecret): a checkout that holds it is the
+	// submitter's wherever it is now (moved, renamed); a clone, or a copy
+	// of the files with their .brood/, has none. Only the hash is in the
+	// memo, which everyone on the namespace reads.
+	Mark string `json:"mark,omitempty"`
 }
 
 // String names the tree for the user ("/src/app on host h").
@@ -46,9 +52,11 @@ func (e *Engine) origin() Origin {
 	return Origin{Host: host, Root: root}
 }
 
-// withOrigin adds this submitter's tree to a workflow's memo.
+// withOrigin adds this submitter's tree, and its checkout's mark (made
+// on its first submission), to a workflow's memo.
 func (e *Engine) withOrigin(memo map[string]any) map[string]any {
 	if o := e.origin(); o.Root != "" {
+		o.Mark = checkoutMark(o.Root, true)
 		memo[memoOrigin] = o
 	}
 	return memo
@@ -64,6 +72,9 @@ func (e *Engine) foreign(memo map[string]*commonpb.Payload) (o Origin, ok bool) 
 	me := e.origin()
 	if o.Root == me.Root && cmp.Or(o.Host, me.Host) == me.Host {
 		return Origin{}, false
+	}
+	if o.Mark != "" && me.Root != "" && o.Mark == checkoutMark(me.Root, false) {
+		return Origin{}, false // this checkout, moved since it submitted
 	}
 	return o, true
 }

@@ -120,7 +120,7 @@ func planCallDetail(run string, info *engine.RunInfo, c wf.CallRecord) *FleetTas
 		b, _ := json.Marshal(v)
 		r.Summary, r.Output = string(b), b
 	}
-	return &FleetTaskDetail{Workflow: run, Attempt: c.Attempts, LastFailure: c.Error, Landed: c.Landed, Result: r,
+	return &FleetTaskDetail{Workflow: run, Worker: c.Worker, Attempt: c.Attempts, LastFailure: c.Error, Landed: c.Landed, Result: r,
 		FleetTask: FleetTask{ID: c.TaskID, Kind: "plan call", Agent: c.Agent, Status: c.Status,
 			Description: "call " + c.Key + " of plan run " + run + " (brood workflow show " + run + ")", Created: info.Created}}
 }

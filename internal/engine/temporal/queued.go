@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -133,18 +134,40 @@ func isQueued(status string) bool { return strings.HasPrefix(status, "queued") }
 // Within one phase this is exact; when several phases have calls out, the
 // waiting ones are taken from the latest phases first (their calls were
 // handed out last).
-func splitRunning(events []wf.Event, started int) {
+//
+// A writer whose child has ended while its change is put into the run's
+// tree (its chain activity, chaining) is neither: it is landing, never
+// queued.
+func splitRunning(events []wf.Event, started, chaining int) {
 	running := 0
 	for _, ev := range events {
 		running += ev.Running
 	}
 	extra := running - started
+	for i := len(events) - 1; i >= 0 && extra > 0 && chaining > 0; i-- {
+		n := min(extra, chaining, events[i].Running)
+		events[i].Running -= n
+		events[i].Chaining += n
+		extra, chaining = extra-n, chaining-n
+	}
 	for i := len(events) - 1; i >= 0 && extra > 0; i-- {
 		n := min(extra, events[i].Running)
 		events[i].Running -= n
 		events[i].Queued += n
 		extra -= n
 	}
+}
+
+// chaining counts a plan's writers whose change is being put into the
+// run's tree: its pending chain activities, started or not.
+func chaining(d *workflowservice.DescribeWorkflowExecutionResponse) int {
+	n := 0
+	for _, a := range d.GetPendingActivities() {
+		if a.GetActivityType().GetName() == ChainActivityName {
+			n++
+		}
+	}
+	return n
 }
 
 // queuedEvents makes a running plan's progress say which of its calls a
@@ -169,13 +192,13 @@ func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf
 		return true
 	}
 	started, _ := agentSlots(d)
-	splitRunning(events, started)
+	splitRunning(events, started, chaining(d))
 	if started > 0 {
 		return true
 	}
 	qw := &queueWord{e: e}
 	for i := range events {
-		if ev := &events[i]; ev.Status == wf.RunRunning && ev.Running == 0 && ev.Queued > 0 {
+		if ev := &events[i]; ev.Status == wf.RunRunning && ev.Running == 0 && ev.Chaining == 0 && ev.Queued > 0 {
 			ev.Status = e.liveStatus(ctx, d, qw)
 		}
 	}
@@ -239,24 +262,41 @@ func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[st
 	}
 }
 
+// cancelTaken is how long a cancelled workflow's step may wait for a
+// worker, while no worker runs any of its calls, before its submitter
+// stops waiting: a live worker takes a step within a moment.
+const cancelTaken = time.Second
+
 // nobodyEnds is why a cancelled workflow's submitter stops waiting for its
-// end: no worker polls its task queue to take the step that ends it (a
-// run no worker ever took, or whose workers are all gone), so the wait
-// would never end. "" while a worker may end it.
-func (e *Engine) nobodyEnds(ctx context.Context, id, runID string) string {
+// end: no worker has taken the step that ends it and none runs any of its
+// calls (nothing of it runs anywhere, so nothing is lost), either because
+// no worker polls its task queue (a run no worker ever took, or whose
+// workers are all gone) or because none took it within cancelTaken of
+// the cancel (asked at cancelled). "" while a worker may end it soon.
+func (e *Engine) nobodyEnds(ctx context.Context, id, runID string, cancelled time.Time) string {
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || !stepWaits(d) {
 		return ""
 	}
-	if !noWorker(e.liveStatus(dctx, d, &queueWord{e: e})) {
+	if started, _ := agentSlots(d); started > 0 || chaining(d) > 0 {
+		return "" // a worker runs its calls: they stop, and the run ends
+	}
+	why := noWorkerWhy(queueOf(d))
+	switch {
+	case noWorker(e.liveStatus(dctx, d, &queueWord{e: e})):
+	case time.Since(cancelled) >= cancelTaken:
+		// The server lists a worker that polled lately, but a live one
+		// takes a step at once, whatever its calls.
+		why = fmt.Sprintf("no worker took the cancel within %v (one polled task queue %s lately; none answers now)", cancelTaken, queueOf(d))
+	default:
 		return ""
 	}
 	follow := "brood workflow show " + id
 	if task, ok := strings.CutPrefix(id, callWorkflowID("")); ok {
 		follow = "brood tasks show " + task
 	}
-	return "workflow " + id + " was asked to cancel, but " + noWorkerWhy(queueOf(d)) + " to end it: it ends when a worker takes it (" + follow +
+	return "workflow " + id + " was asked to cancel; none of its calls runs, but " + why + " to end it: it ends when a worker takes it (" + follow +
 		" follows it), or at once with temporal workflow terminate --workflow-id " + id
 }
