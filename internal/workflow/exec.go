@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -389,9 +390,25 @@ func CallDescription(planName string, c *Call, prompt string) string {
 	}
 	d := planName + ": " + textline.Line(prompt, 0)
 	if len(d) > 80 {
-		d = d[:77] + "..."
+		n := 77
+		for n > 0 && !utf8.RuneStart(d[n]) {
+			n-- // never half a character: a worker compares it after JSON
+		}
+		d = d[:n] + "..."
 	}
 	return d
+}
+
+// ByteCutDescription is the description a plan's call got before
+// CallDescription cut on a character's boundary (77 bytes, then "..."),
+// as it arrives after JSON (a stray byte reads as U+FFFD): a worker
+// accepts it from runs begun by older workflows.
+func ByteCutDescription(planName string, c *Call, prompt string) string {
+	d := planName + ": " + textline.Line(prompt, 0)
+	if c.Description != "" || len(d) <= 80 {
+		return CallDescription(planName, c, prompt)
+	}
+	return strings.ToValidUTF8(d[:77], "\uFFFD") + "..."
 }
 
 // recordOf turns a call's result into the plan's record of it.

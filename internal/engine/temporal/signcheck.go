@@ -231,7 +231,8 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 			// The description is the child's first user turn and its
 			// task's label: the call's own in the plan, or derived from
 			// the plan's name and the prompt, never the workflow's choice.
-			if s.Description == wf.CallDescription(p.Name, c, s.Prompt) {
+			if s.Description == wf.CallDescription(p.Name, c, s.Prompt) ||
+				s.Description == wf.ByteCutDescription(p.Name, c, s.Prompt) {
 				return nil
 			}
 			prompted = true
