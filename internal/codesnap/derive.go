@@ -200,6 +200,7 @@ func (c *Cache) take(trees, tmp, format string, d donor) bool {
 		return false
 	}
 	moved := filepath.Join(tmp, "donor")
+	d.l.unguard() // (tripped by the rename anyway)
 	if err := os.Rename(dir, moved); err != nil {
 		return false
 	}

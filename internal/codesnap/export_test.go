@@ -17,3 +17,16 @@ func KeptStamps(c *Cache, snap *Snapshot) (kept, dirs int) {
 	}
 	return kept, len(p.read)
 }
+
+// Guarded reports whether snap's verified checkout in c has a quiet guard
+// (guard.go): its next use checks no file.
+func Guarded(c *Cache, snap *Snapshot) bool {
+	v, ok := c.verified.Load(lowerKey(snap))
+	if !ok {
+		return false
+	}
+	l := v.(*lower)
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	return l.guard.quiet()
+}

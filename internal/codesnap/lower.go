@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/broodhq/brood/internal/blobstore"
@@ -45,12 +46,61 @@ type lower struct {
 	plan *statPlan
 	// checks shares the stat check among the calls that ask together.
 	checks rounds
+	// guard, when quiet, vouches for the checkout without a check
+	// (guard.go); noGuard: arming failed where the stat check passed
+	// (no inotify or leases here, too many files), so it is not tried
+	// again.
+	gmu     sync.Mutex
+	guard   *guard
+	noGuard bool
 }
 
-// checkNow is a stat check of l's checkout at tree begun after the call:
-// shared with the calls that ask with it (rounds).
+// checkNow is a check of l's checkout at tree begun after the call: its
+// guard's word where it is quiet (guard.go), or else a stat check shared
+// with the calls that ask with it (rounds), which arms a new guard.
 func (l *lower) checkNow(ctx context.Context, tree, format string) (bool, error) {
-	return l.checks.run(ctx, func() bool { return l.statClean(tree, format) })
+	l.gmu.Lock()
+	quiet := l.guard.quiet()
+	l.gmu.Unlock()
+	if quiet {
+		return true, nil
+	}
+	return l.checks.run(ctx, func() bool {
+		if l.plan != nil && l.arm(tree) {
+			return true
+		}
+		return l.statClean(tree, format)
+	})
+}
+
+// arm replaces l's guard with one armed on the checkout at tree (its
+// stat check included); false where it could not be (the stat check
+// then decides).
+func (l *lower) arm(tree string) bool {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	if l.guard.quiet() {
+		return true
+	}
+	l.guard.trip()
+	l.guard = nil
+	if l.noGuard {
+		return false
+	}
+	l.guard = armGuard(tree, l.plan, l.stamp)
+	if l.guard == nil && l.plan.clean(tree, l.stamp) {
+		l.noGuard = true
+	}
+	return l.guard != nil
+}
+
+// unguard trips l's guard: l is no longer the checkout's (its leases
+// would hold up whoever rewrites the files).
+func (l *lower) unguard() {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	l.guard.trip()
+	l.guard = nil
 }
 
 // statClean reports whether the checkout at tree is provably l's

@@ -83,6 +83,33 @@ func BenchmarkStatCheck(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/check")
 		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/check")
 	})
+	// "guard": a guarded checkout's use (guard.go; up to maxGuarded
+	// files: BROOD_BENCH_FILES=1000 is issue 26's fleet tree, two
+	// thousand files with the untracked ones), and arming it once.
+	b.Run("guard", func(b *testing.B) {
+		p, ok := newStatPlan(idx, "sha1")
+		if !ok {
+			b.Fatal("no plan")
+		}
+		at, cpu := time.Now(), cpuTime()
+		g := armGuard(tree, p, stamp)
+		if g == nil {
+			b.Skipf("no guard for %d files (over %d, or no inotify or leases here)", len(p.entries), maxGuarded)
+		}
+		defer g.trip()
+		arm, armCPU := time.Since(at), cpuTime()-cpu
+		b.ResetTimer()
+		cpu = cpuTime()
+		for range b.N {
+			if !g.quiet() {
+				b.Fatal("the untouched tree's guard tripped")
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/check")
+		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/check")
+		b.ReportMetric(float64(arm.Microseconds())/1000, "ms/arm")
+		b.ReportMetric(float64(armCPU.Microseconds())/1000, "cpu-ms/arm")
+	})
 }
 
 // cpuTime is this process's user and system CPU so far: a check's cost

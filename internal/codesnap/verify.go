@@ -103,6 +103,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 			return c.sameIndex(tree, v.(*lower))
 		}
 		c.verified.Delete(key)
+		v.(*lower).unguard()
 		os.Remove(index)
 	}
 	root, err := c.lowerTree(ctx, store, repo, scratch, snap)

@@ -126,7 +126,7 @@ func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc
 		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) },
 		ReadOnly: func(a string) bool { def, ok := reg.Get(a); return ok && def.ReadOnly }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
-		Queue: queue, Concurrency: conc, Heartbeat: r.heartbeat, StopTimeout: 5 * time.Second,
+		Queue: queue, Concurrency: conc, Heartbeat: r.heartbeat, StopTimeout: 5 * time.Second, Eager: os.Getenv("BROOD_BENCH_EAGER") != "",
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
 			UploadEvery: r.upload, Code: site, Times: times},
 	})

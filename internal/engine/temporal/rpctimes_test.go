@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/broodhq/brood/internal/engine/temporal"
 )
@@ -32,6 +33,25 @@ type rpcTimes struct {
 
 type tokened interface{ GetTaskToken() []byte }
 
+type scheduled interface {
+	GetScheduledTime() *timestamppb.Timestamp
+}
+
+// queueWait splits a polled task's wait between its schedule and the
+// poll's return by who was there first: a task scheduled before the poll
+// was sent waited for a poller ("no poller": the worker's side); after
+// both were there, the rest is the server's matching ("matched").
+func (r *rpcTimes) queueWait(name string, sent, sched time.Time) {
+	now := time.Now()
+	if sched.Before(sent) {
+		r.t.Add("queue: "+name+": no poller (scheduled to poll sent)", sent.Sub(sched))
+		r.t.Add("queue: "+name+": matched (poll sent to returned)", now.Sub(sent))
+		return
+	}
+	r.t.Add("queue: "+name+": poller waiting (poll sent to scheduled)", sched.Sub(sent))
+	r.t.Add("queue: "+name+": matched (scheduled to poll returned)", now.Sub(sched))
+}
+
 func (r *rpcTimes) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	name := path.Base(method)
 	if strings.HasPrefix(name, "Poll") {
@@ -42,6 +62,9 @@ func (r *rpcTimes) intercept(ctx context.Context, method string, req, reply any,
 			r.polled[string(tk.GetTaskToken())] = time.Now()
 			r.mu.Unlock()
 			r.t.Add("poll: "+name+" (a task)", time.Since(at))
+			if st, ok := reply.(scheduled); ok && st.GetScheduledTime() != nil {
+				r.queueWait(name, at, st.GetScheduledTime().AsTime())
+			}
 		} else {
 			// Counted (n=): each is a request the server answers.
 			r.t.Add("poll: "+name+" (none)", time.Since(at))

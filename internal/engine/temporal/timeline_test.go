@@ -31,6 +31,9 @@ type timeline struct {
 	// calls and wfTasks count the activities and the workflow tasks (a
 	// task takes every completion that arrived since the last one).
 	calls, wfTasks int
+	// atOnce counts the calls started within 1 ms of their schedule (an
+	// eager start, BROOD_BENCH_EAGER, is started at once).
+	atOnce int
 }
 
 // planTimeline reads the history of the plan run id.
@@ -42,6 +45,7 @@ func planTimeline(t testing.TB, c client.Client, id string) timeline {
 	var completed []time.Time // waiting for the next schedule
 	var wfTask, wfQueued []time.Duration
 	var wtScheduled, wtStarted time.Time
+	atOnce := 0
 	it := c.GetWorkflowHistory(t.Context(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
@@ -66,6 +70,9 @@ func planTimeline(t testing.TB, c client.Client, id string) timeline {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			a := e.GetActivityTaskStartedEventAttributes()
 			queued = append(queued, at.Sub(scheduled[a.GetScheduledEventId()]))
+			if queued[len(queued)-1] < time.Millisecond {
+				atOnce++
+			}
 			started[a.GetScheduledEventId()] = at
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := e.GetActivityTaskCompletedEventAttributes()
@@ -73,7 +80,7 @@ func planTimeline(t testing.TB, c client.Client, id string) timeline {
 			completed = append(completed, at)
 		}
 	}
-	tl := timeline{queued: pct(queued), running: pct(running), turnaround: pct(turn), wfQueued: pct(wfQueued), calls: len(running), wfTasks: len(wfTask)}
+	tl := timeline{queued: pct(queued), running: pct(running), turnaround: pct(turn), wfQueued: pct(wfQueued), calls: len(running), wfTasks: len(wfTask), atOnce: atOnce}
 	for i := range tl.wfByPart {
 		part := slices.Clone(wfTask[i*len(wfTask)/4 : (i+1)*len(wfTask)/4])
 		tl.wfByPart[i] = pct(part)[0]
@@ -95,7 +102,7 @@ func (tl timeline) String() string {
 	ms := func(d [2]time.Duration) string {
 		return d[0].Round(time.Millisecond).String() + " (p90 " + d[1].Round(time.Millisecond).String() + ")"
 	}
-	return fmt.Sprintf("%d calls, %d workflow tasks: ", tl.calls, tl.wfTasks) + "queued " + ms(tl.queued) + ", activity " + ms(tl.running) + ", completed to next scheduled " + ms(tl.turnaround) +
+	return fmt.Sprintf("%d calls, %d workflow tasks: ", tl.calls, tl.wfTasks) + "queued " + ms(tl.queued) + fmt.Sprintf(" (%d at once)", tl.atOnce) + ", activity " + ms(tl.running) + ", completed to next scheduled " + ms(tl.turnaround) +
 		" (workflow task queued " + ms(tl.wfQueued) + ", run " + ms(tl.wfTask) + "; run by quarter of the plan " +
 		tl.wfByPart[0].Round(time.Millisecond).String() + ", " + tl.wfByPart[1].Round(time.Millisecond).String() + ", " +
 		tl.wfByPart[2].Round(time.Millisecond).String() + ", " + tl.wfByPart[3].Round(time.Millisecond).String() + ")"

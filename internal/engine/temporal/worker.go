@@ -120,6 +120,11 @@ type WorkerOptions struct {
 	Heartbeat time.Duration
 	// StopTimeout is how long a stopping worker lets its calls wind down.
 	StopTimeout time.Duration
+	// Eager lets a plan's worker start a call it schedules itself where
+	// it has a slot free (the server's system.enableActivityEagerExecution
+	// too), skipping the server's matching and so its priority order: for
+	// measurement only (BROOD_BENCH_EAGER).
+	Eager bool
 }
 
 // NewWorker is a worker that runs plans and their calls.
@@ -134,7 +139,7 @@ func NewWorker(c client.Client, o WorkerOptions) worker.Worker {
 		WorkerStopTimeout:                  o.StopTimeout,
 		// An eagerly started activity skips the server's matching, and so
 		// its priority order: every call goes through the queue.
-		DisableEagerActivities: true,
+		DisableEagerActivities: !o.Eager,
 	}
 	if o.Activities.Client == nil {
 		o.Activities.Client = c

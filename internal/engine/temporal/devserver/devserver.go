@@ -140,6 +140,14 @@ func (s *Server) startProc() {
 		"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
 		// Priority keys order tasks only with the new matcher (CLI v1.5.1).
 		"--dynamic-config-value", "matching.useNewMatcher=true",
+		// As docs/scale-out.md has users set theirs: a scheduled call
+		// reaches the matching service through the history shard's
+		// transfer queue, whose reader reads at most 20 times a second
+		// by default; a plan's calls are all on its workflow's shard, so
+		// past 20 tasks a second (12 calls at once at 300 ms) each
+		// waited for the next read: 20-40 ms a call against 3-4
+		// (docs/performance.md, issue 26).
+		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
 		// One partition per queue: priority orders tasks within a
 		// partition, and a test watches the order of one queue.
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
