@@ -53,7 +53,9 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if a.Code == nil {
 		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
 	}
+	stop := beatUntilStopped(ctx)
 	tip, ch, err := a.Code.Cache.Chain(ctx, a.Code.Blobs, in.Tip, in.Change)
+	stop()
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +95,7 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 		return
 	}
 	defer r.chainLock.Release(1)
-	ao := workflow.ActivityOptions{
-		TaskQueue:           r.in.Queue,
-		StartToCloseTimeout: 30 * time.Minute,
-		Summary:             "the run's tree: the change of task " + out.TaskID,
-		Priority:            temporal.Priority{PriorityKey: 1},
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
-	}
+	ao := chainOptions(r.in.Queue, r.limits("").Heartbeat, out.TaskID)
 	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}, Signed: r.in.Signed}
 	var step ChainOutput
 	msg := ""
@@ -132,4 +128,46 @@ func (r *activityRunner) startOf(from *Heartbeat) *codesnap.Snapshot {
 		}
 	}
 	return r.tip()
+}
+
+// chainOptions are a chain step's: it beats (beatUntilStopped) within the
+// run's heartbeat timeout, so a worker that dies in it is noticed then and
+// the step moves to another, as a call does; with no heartbeat it waited
+// out its 30 minutes while every listing said the run was running
+// (issue 26, a tester's P1-2).
+func chainOptions(queue string, heartbeat time.Duration, task string) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue:           queue,
+		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    heartbeat,
+		Summary:             "the run's tree: the change of task " + task,
+		Priority:            temporal.Priority{PriorityKey: 1},
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
+	}
+}
+
+// beatUntilStopped records the activity's heartbeat every third of its
+// heartbeat timeout until stop is called (nothing where it has none): a
+// chain step's; a call's beats carry its transcript (keepBeating).
+func beatUntilStopped(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }
