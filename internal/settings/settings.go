@@ -178,6 +178,10 @@ type Sandbox struct {
 	// namespaces) instead of running it with a note in its result. Off by
 	// default, so machines without Landlock keep working.
 	Require bool `toml:"require"`
+	// Hide are more paths no child reads, beside the credential stores
+	// brood hides by default (isolate.DefaultHidden); "~/" is the home.
+	// Read from the user's own settings only (never a project's).
+	Hide []string `toml:"hide"`
 }
 
 // ProjectFiles configures the instruction files (CLAUDE.md, AGENTS.md)

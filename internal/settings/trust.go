@@ -231,6 +231,14 @@ func restrictConfinement(base, full Settings, out *Settings) (why, keys []string
 	return why, keys
 }
 
+// userOnly is full with the settings only the user's own files set
+// (trusted or not, a repository never does) taken from base: the paths
+// hidden from children (sandbox.hide).
+func userOnly(base, full Settings) Settings {
+	full.Sandbox.Hide = base.Sandbox.Hide
+	return full
+}
+
 // restrictTemporal sets out's fleet connection (temporal.*: address,
 // namespace, task queue, TLS, the API key's variable) back to base's when
 // the project layers change it: brood would dial that server and send it
@@ -292,6 +300,7 @@ func GateProject(root string, base, full Settings, files []trust.File, t Trust) 
 // gate is GateProject with the other gated files, returning also the
 // settings keys it held back.
 func gate(root string, base, full Settings, files []trust.File, extra []GatedFile, t Trust) (Settings, ProjectTrust, []string) {
+	full = userOnly(base, full)
 	restricted, why, keys := restrict(base, full)
 	for _, g := range extra {
 		if !slices.ContainsFunc(files, func(f trust.File) bool { return f.Rel == g.File.Rel }) {
