@@ -218,7 +218,7 @@ func gitConfigState(root string) (*trust.ConfigState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trust.SnapshotPaths(top, append(trust.GitConfigTops(top, gitDir, common), nested...))
+	return trust.SnapshotGit(top, common, append(trust.GitConfigTops(top, gitDir, common), nested...))
 }
 
 // undoGit is undoAs for the repository's git configuration, nested
@@ -240,6 +240,8 @@ func (g *configGuard) undoGit() []string {
 	if err == nil {
 		added = g.git.Widen(nested)
 	}
+	// A submodule's git directory made in a .git/modules that was there.
+	added = append(added, g.git.Widen(g.git.ModuleTops())...)
 	lines := g.undoAs(g.git, "", "git configuration", gitConfigWhy, added...)
 	if err != nil {
 		lines = append(lines, "git configuration of nested repositories not checked after the run ("+err.Error()+"): check every .git below the top for a config, hooks or a gitdir: line yourself")

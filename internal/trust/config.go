@@ -54,6 +54,7 @@ type ConfigState struct {
 	mu      sync.Mutex        // Accept comes from the user's side while a child runs
 	entries map[string]configEntry
 	partial bool // some file was too large to keep: it can be detected, not restored
+	common  string // the common git dir whose modules/ ModuleTops walks again ("" none)
 }
 
 type configEntry struct {
