@@ -79,6 +79,9 @@ func SnapshotGit(top, common string, tops []string) (*ConfigState, error) {
 	return c, err
 }
 
+// Common is the common git dir SnapshotGit was given ("" for others).
+func (c *ConfigState) Common() string { return c.common }
+
 // ModuleTops are the submodules' configuration tops (moduleTops) as they
 // are now, relative to the state's root: for Widen after a run, so that a
 // git directory a child made in a .git/modules that existed has its
