@@ -182,6 +182,11 @@ type Sandbox struct {
 	// brood hides by default (isolate.DefaultHidden); "~/" is the home.
 	// Read from the user's own settings only (never a project's).
 	Hide []string `toml:"hide"`
+	// UnixSockets lets children's tool processes make unix sockets
+	// (docker, ssh and gpg agents, D-Bus, tests that listen on one):
+	// off by default, a path to a service acting outside the sandbox.
+	// Read from the user's own settings only.
+	UnixSockets bool `toml:"unix_sockets"`
 }
 
 // ProjectFiles configures the instruction files (CLAUDE.md, AGENTS.md)

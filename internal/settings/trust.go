@@ -246,9 +246,11 @@ func ScriptModel(spec string) bool {
 
 // userOnly is full with the settings only the user's own files set
 // (trusted or not, a repository never does) taken from base: the paths
-// hidden from children (sandbox.hide).
+// hidden from children (sandbox.hide), unix sockets for their tools
+// (sandbox.unix_sockets).
 func userOnly(base, full Settings) Settings {
 	full.Sandbox.Hide = base.Sandbox.Hide
+	full.Sandbox.UnixSockets = base.Sandbox.UnixSockets
 	return full
 }
 

@@ -82,6 +82,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             childNetwork(def, readOnly),
+		UnixSockets:         s.Sandbox.UnixSockets,
 		Limits:              lim,
 		Env:                 envAllow,
 		Model:               modelSpec,
