@@ -162,16 +162,26 @@ func readAfter(t *testing.T, p sandbox.Policy, gate string, paths []string, befo
 		out []byte
 		err error
 	}
-	done := make(chan res, 1)
+	done, started := make(chan res, 1), make(chan error, 1)
 	sandbox.OnThrowawayThread(func() {
 		runtime.LockOSThread()
 		if _, _, _, err := sandbox.RestrictForChild(p); err != nil {
-			done <- res{err: err}
+			started <- err
 			return
 		}
-		out, _ := exec.Command("sh", append([]string{"-c", `read x < "$0"; cat "$@" 2>&1; true`, gate}, paths...)...).Output()
-		done <- res{out: out}
+		var out strings.Builder
+		cmd := exec.Command("sh", append([]string{"-c", `read x < "$0"; cat "$@" 2>&1; true`, gate}, paths...)...)
+		cmd.Stdout = &out
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			err = cmd.Wait()
+		}
+		done <- res{out: []byte(out.String()), err: err}
 	})
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
 	before()
 	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
 	if err != nil {
