@@ -55,12 +55,12 @@ func madeToHold() []string { return []string{".claude"} }
 // MakeToHold makes, empty, where they do not exist, for the same reason:
 // a writer's .git/modules/<name> (a git directory with hooks and a config
 // of its own) would be what the user's next `git submodule update --init`
-// takes up and runs; .git/worktrees/<name> what their git reads in a work
-// tree whose .git file names it; .git/refs/replace/<object> would show
-// the user's `git diff` another object than the one it names. Empty, git
-// reads them as absent.
+// takes up and runs; .git/refs/replace/<object> would show the user's
+// `git diff` another object than the one it names. Empty, git reads them
+// as absent. (Not .git/worktrees: an in-place writer that delegates makes
+// its isolated children's worktrees there.)
 func gitMadeToHold() []string {
-	return []string{"modules", "worktrees", filepath.Join("refs", "replace")}
+	return []string{"modules", filepath.Join("refs", "replace")}
 }
 
 // MakeToHold makes, empty, the madeToHold directories missing in root and
