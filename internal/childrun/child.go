@@ -294,7 +294,9 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		// network: none holds its tool processes; spilled output stays
 		// within its output limit and goes when the run ends.
 		NoNetwork: env.Network != nil && !*env.Network,
-		Spills:    tool.NewSpills(env.Limits.Output),
+		// Nor unix sockets, unless the user's own settings allow them.
+		NoUnixSockets: !env.UnixSockets,
+		Spills:        tool.NewSpills(env.Limits.Output),
 	}
 	defer tenv.Spills.Cleanup()
 	if cfg.link != nil {

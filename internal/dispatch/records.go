@@ -117,32 +117,36 @@ type Envelope struct {
 	// ProjectRoot is where .brood/ lives (dispatch records, settings).
 	ProjectRoot string `json:"project_root"`
 
-	Tools         []string    `json:"tools"` // canonical tool names
-	Permissions   Permissions `json:"permissions"`
-	ReadOnly      bool        `json:"read_only"`
-	Isolation     string      `json:"isolation,omitempty"`
-	Network       *bool       `json:"network,omitempty"` // false: the child's tool processes get no network
-	Limits        limits.Set  `json:"limits,omitzero"`   // what the child may consume (the pool enforces it)
-	Env           []string    `json:"env,omitempty"`     // secret-looking variables the child keeps (its definition's allowlist)
-	Model         string      `json:"model"`
-	Effort        string      `json:"effort,omitempty"`
-	MaxTurns      int         `json:"max_turns"`
-	MaxTokens     int         `json:"max_tokens,omitempty"`
-	TokenBudget   int64       `json:"token_budget,omitempty"`
-	Depth         int         `json:"depth"`
-	MaxDepth      int         `json:"max_depth"`
-	TimeoutMS     int64       `json:"timeout_ms"`
-	PingMS        int64       `json:"ping_ms"`
-	Background    bool        `json:"background,omitempty"`
-	Fork          bool        `json:"fork,omitempty"`
-	InlineLimit   int         `json:"inline_limit,omitempty"`
-	Concurrency   int         `json:"concurrency,omitempty"` // the child's own pool, if it delegates
-	Created       time.Time   `json:"created"`
-	ResumeCount   int         `json:"resume_count,omitempty"`
-	FixAttempts   int         `json:"fix_attempts,omitempty"`
-	BashTimeout   int64       `json:"bash_timeout_ms,omitempty"`
-	OutputLimit   int         `json:"output_limit,omitempty"`
-	ForceWorktree bool        `json:"force_worktree,omitempty"`
+	Tools       []string    `json:"tools"` // canonical tool names
+	Permissions Permissions `json:"permissions"`
+	ReadOnly    bool        `json:"read_only"`
+	Isolation   string      `json:"isolation,omitempty"`
+	Network     *bool       `json:"network,omitempty"` // false: the child's tool processes get no network
+	// UnixSockets: the user's own sandbox.unix_sockets lets the child's
+	// tool processes make unix sockets (docker.sock, ssh and gpg agents,
+	// D-Bus); without it they cannot.
+	UnixSockets   bool       `json:"unix_sockets,omitempty"`
+	Limits        limits.Set `json:"limits,omitzero"` // what the child may consume (the pool enforces it)
+	Env           []string   `json:"env,omitempty"`   // secret-looking variables the child keeps (its definition's allowlist)
+	Model         string     `json:"model"`
+	Effort        string     `json:"effort,omitempty"`
+	MaxTurns      int        `json:"max_turns"`
+	MaxTokens     int        `json:"max_tokens,omitempty"`
+	TokenBudget   int64      `json:"token_budget,omitempty"`
+	Depth         int        `json:"depth"`
+	MaxDepth      int        `json:"max_depth"`
+	TimeoutMS     int64      `json:"timeout_ms"`
+	PingMS        int64      `json:"ping_ms"`
+	Background    bool       `json:"background,omitempty"`
+	Fork          bool       `json:"fork,omitempty"`
+	InlineLimit   int        `json:"inline_limit,omitempty"`
+	Concurrency   int        `json:"concurrency,omitempty"` // the child's own pool, if it delegates
+	Created       time.Time  `json:"created"`
+	ResumeCount   int        `json:"resume_count,omitempty"`
+	FixAttempts   int        `json:"fix_attempts,omitempty"`
+	BashTimeout   int64      `json:"bash_timeout_ms,omitempty"`
+	OutputLimit   int        `json:"output_limit,omitempty"`
+	ForceWorktree bool       `json:"force_worktree,omitempty"`
 	// NoLandlock turns the child's kernel sandbox off (a setting).
 	NoLandlock bool `json:"no_landlock,omitempty"`
 	// SyncTurns makes the child wait for its parent at every turn

@@ -58,8 +58,46 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		// read-only too.)
 		p.Writable = append(p.Writable, Resolved(dispatch.Root(env.ProjectRoot)))
 	}
-	p.Hidden = append(p.Hidden, base.Hidden()...)
+	p.Hidden = childHidden(env, dir, base, p.Writable)
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+}
+
+// childHidden are the paths env's child may not read: the base's
+// (credential stores, ~/.config/brood, the fleet worker's cache, the
+// user's sandbox.hide) and, for a child that does not delegate, the other
+// tasks' directories beside its own dir; each split around what the child
+// must read (hideAround): writable, its own tree, project and workspace,
+// the object directories its git borrows (a fleet worker's copy), and, for
+// a child that delegates, the entries of ~/.config/brood it reads to
+// start its own children.
+func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
+	hidden := base.Hidden()
+	keep := slices.Clone(writable)
+	keep = append(keep, dir)
+	for _, p := range []string{WorkRoot(env), env.ProjectRoot, env.Workspace, env.IsolationRoot} {
+		if p != "" && filepath.IsAbs(p) {
+			keep = append(keep, Resolved(p))
+		}
+	}
+	for _, p := range []string{env.Workspace, env.IsolationRoot} {
+		if p != "" {
+			keep = append(keep, fleetAlternates(Resolved(p))...)
+		}
+	}
+	delegates := len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth
+	if delegates {
+		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+			for _, e := range broodConfigReadable() {
+				keep = append(keep, realPath(filepath.Join(home, ".config", "brood", e)))
+			}
+		}
+	} else if env.ProjectRoot != "" {
+		// Its siblings' envelopes, transcripts and results are theirs.
+		if root := Resolved(dispatch.Root(env.ProjectRoot)); root == filepath.Dir(dir) {
+			hidden = append(hidden, root)
+		}
+	}
+	return hideAround(hidden, keep)
 }
 
 // InPlaceWriter reports whether env's child writes the user's own work
@@ -250,16 +288,22 @@ type PolicyBase struct {
 // policies; extra are more paths none of them may read.
 func NewPolicyBase(extra []string) *PolicyBase { return &PolicyBase{extra: extra} }
 
-// Hidden are ~/.config/brood/mcp, the extra paths and the token files
+// Hidden are DefaultHidden (credential stores, ~/.config/brood, the
+// fleet worker's cache), ~/.config/brood/mcp, the extra paths and the token files
 // `brood mcp --http --token-file` registered there (TokenFiles: read at
 // each child's start, so a server started after this dispatcher is
 // hidden too), by their real paths.
 func (b *PolicyBase) Hidden() []string {
 	b.hideOnce.Do(func() {
-		if d := mcpTokenDir(); d != "" {
+		b.hidden = defaultHidden()
+		if d := mcpTokenDir(); d != "" && !slices.Contains(b.hidden, d) {
 			b.hidden = append(b.hidden, d)
 		}
+		home, _ := os.UserHomeDir()
 		for _, p := range b.extra {
+			if rest, ok := strings.CutPrefix(p, "~/"); ok && filepath.IsAbs(home) {
+				p = filepath.Join(home, rest)
+			}
 			if p, err := filepath.Abs(p); err == nil {
 				b.hidden = append(b.hidden, Resolved(p))
 			}

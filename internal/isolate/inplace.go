@@ -32,7 +32,7 @@ type View struct {
 // A commit needs none of them (objects, refs, logs, index and HEAD stay
 // writable).
 func gitConfigEntries() []string {
-	return []string{"config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees", "brood-worktrees", "brood"}
+	return []string{"config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees", "brood-worktrees", "brood", "refs/replace", "shallow", "objects/info"}
 }
 
 // projectConfigEntries are brood's and Claude Code's configuration in a
@@ -51,6 +51,18 @@ func projectConfigEntries() []string { return []string{".brood", ".claude", ".mc
 // writer's hold.
 func madeToHold() []string { return []string{".claude"} }
 
+// gitMadeToHold are the entries of a work tree's .git directory that
+// MakeToHold makes, empty, where they do not exist, for the same reason:
+// a writer's .git/modules/<name> (a git directory with hooks and a config
+// of its own) would be what the user's next `git submodule update --init`
+// takes up and runs; .git/refs/replace/<object> would show the user's
+// `git diff` another object than the one it names. Empty, git reads them
+// as absent. (Not .git/worktrees: an in-place writer that delegates makes
+// its isolated children's worktrees there.)
+func gitMadeToHold() []string {
+	return []string{"modules", filepath.Join("refs", "replace")}
+}
+
 // MakeToHold makes, empty, the madeToHold directories missing in root and
 // project, before InPlaceView (unless the user allows subagents to change
 // configuration: agents.allow_config_changes). A failure leaves the entry
@@ -61,6 +73,15 @@ func MakeToHold(root, project string) {
 			if _, err := os.Lstat(filepath.Join(dir, e)); errors.Is(err, fs.ErrNotExist) {
 				_ = os.Mkdir(filepath.Join(dir, e), 0o755)
 			}
+		}
+	}
+	git := filepath.Join(root, ".git")
+	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
+		return
+	}
+	for _, e := range gitMadeToHold() {
+		if _, err := os.Lstat(filepath.Join(git, e)); errors.Is(err, fs.ErrNotExist) {
+			_ = os.Mkdir(filepath.Join(git, e), 0o755)
 		}
 	}
 }

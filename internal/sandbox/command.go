@@ -38,14 +38,33 @@ func (c *Command) Done() <-chan struct{} { return c.done }
 // starts. An error means cmd did not start (a network that cannot be
 // taken away refuses the start).
 func StartCommand(cmd *exec.Cmd, noNetwork bool) (*Command, error) {
+	return StartCommandWith(cmd, Walls{NoNetwork: noNetwork})
+}
+
+// Walls are what StartCommandWith takes from a tool process besides what
+// every one loses.
+type Walls struct {
+	// NoNetwork: `network: none` (NoNetworkForCommand: no socket but
+	// netlink, unix ones included).
+	NoNetwork bool
+	// NoUnixSockets: a child's tool process with network keeps no unix
+	// sockets (NoUnixSocketsForCommand), unless the user's own settings
+	// say sandbox.unix_sockets = true.
+	NoUnixSockets bool
+}
+
+// StartCommandWith is StartCommand with the walls w.
+func StartCommandWith(cmd *exec.Cmd, w Walls) (*Command, error) {
 	c := &Command{Cmd: cmd, done: make(chan struct{})}
 	setCommandAttr(cmd)
 	started := make(chan error, 1)
 	OnThrowawayThread(func() {
 		defer close(c.done)
 		err := NoIntrospectionForCommand()
-		if err == nil && noNetwork {
+		if err == nil && w.NoNetwork {
 			c.Held, err = NoNetworkForCommand()
+		} else if err == nil && w.NoUnixSockets {
+			_, err = NoUnixSocketsForCommand()
 		}
 		if err == nil {
 			err = cmd.Start()

@@ -178,6 +178,15 @@ type Sandbox struct {
 	// namespaces) instead of running it with a note in its result. Off by
 	// default, so machines without Landlock keep working.
 	Require bool `toml:"require"`
+	// Hide are more paths no child reads, beside the credential stores
+	// brood hides by default (isolate.DefaultHidden); "~/" is the home.
+	// Read from the user's own settings only (never a project's).
+	Hide []string `toml:"hide"`
+	// UnixSockets lets children's tool processes make unix sockets
+	// (docker, ssh and gpg agents, D-Bus, tests that listen on one):
+	// off by default, a path to a service acting outside the sandbox.
+	// Read from the user's own settings only.
+	UnixSockets bool `toml:"unix_sockets"`
 }
 
 // ProjectFiles configures the instruction files (CLAUDE.md, AGENTS.md)

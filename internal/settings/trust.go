@@ -187,6 +187,12 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		why, keys = append(why, "model "+full.Model+" (.claude/settings.json chooses the model: what the run costs and which provider gets your code)"), append(keys, "model")
 		out.Model, out.modelClaude = base.Model, base.modelClaude
 	}
+	if full.Model != base.Model && ScriptModel(full.Model) {
+		// A script is a program of the repository's: it decides every
+		// tool call, within your permissions.
+		why, keys = append(why, "model "+full.Model+" (a script of the repository's would decide every tool call in your place)"), append(keys, "model")
+		out.Model, out.modelClaude = base.Model, base.modelClaude
+	}
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false
@@ -229,6 +235,23 @@ func restrictConfinement(base, full Settings, out *Settings) (why, keys []string
 		out.Sandbox.Require = true
 	}
 	return why, keys
+}
+
+// ScriptModel reports whether a model spec names a script file
+// (`script:<file>`): a program, not a model, so a repository's choice of
+// it waits for trust (the built-in `script` demo is no file of anyone's).
+func ScriptModel(spec string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(spec)), "script:")
+}
+
+// userOnly is full with the settings only the user's own files set
+// (trusted or not, a repository never does) taken from base: the paths
+// hidden from children (sandbox.hide), unix sockets for their tools
+// (sandbox.unix_sockets).
+func userOnly(base, full Settings) Settings {
+	full.Sandbox.Hide = base.Sandbox.Hide
+	full.Sandbox.UnixSockets = base.Sandbox.UnixSockets
+	return full
 }
 
 // restrictTemporal sets out's fleet connection (temporal.*: address,
@@ -292,6 +315,7 @@ func GateProject(root string, base, full Settings, files []trust.File, t Trust) 
 // gate is GateProject with the other gated files, returning also the
 // settings keys it held back.
 func gate(root string, base, full Settings, files []trust.File, extra []GatedFile, t Trust) (Settings, ProjectTrust, []string) {
+	full = userOnly(base, full)
 	restricted, why, keys := restrict(base, full)
 	for _, g := range extra {
 		if !slices.ContainsFunc(files, func(f trust.File) bool { return f.Rel == g.File.Rel }) {

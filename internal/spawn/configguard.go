@@ -38,6 +38,7 @@ type configGuard struct {
 	claude *trust.ClaudeJSONState // ~/.claude.json's servers and per-project allowances
 	git    *trust.ConfigState     // the repository's git configuration (gitConfigState)
 	progs  *trust.ConfigState     // the files trusted hooks and MCP servers run (programguard.go)
+	objs   *trust.LooseObjects    // the repository's loose objects, which a writer could replace
 	err    error
 	// nested is the walk for nested repositories after the child
 	// (prefetchNested), begun beside the parent's own after-walk.
@@ -80,6 +81,9 @@ func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
 	g.before, g.err = trust.SnapshotConfig(g.root)
 	if g.err == nil {
 		g.git, g.err = gitConfigState(g.root)
+	}
+	if g.git != nil && g.git.Common() != "" {
+		g.objs = trust.SnapshotLooseObjects(g.git.Common())
 	}
 	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
@@ -218,7 +222,7 @@ func gitConfigState(root string) (*trust.ConfigState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trust.SnapshotPaths(top, append(trust.GitConfigTops(top, gitDir, common), nested...))
+	return trust.SnapshotGit(top, common, append(trust.GitConfigTops(top, gitDir, common), nested...))
 }
 
 // undoGit is undoAs for the repository's git configuration, nested
@@ -240,7 +244,13 @@ func (g *configGuard) undoGit() []string {
 	if err == nil {
 		added = g.git.Widen(nested)
 	}
+	// A submodule's git directory made in a .git/modules that was there.
+	added = append(added, g.git.Widen(g.git.ModuleTops())...)
 	lines := g.undoAs(g.git, "", "git configuration", gitConfigWhy, added...)
+	if r := g.objs.Replaced(); len(r) > 0 {
+		lines = append(lines, "git objects rewritten by the subagent with another content and removed: "+strings.Join(r, ", ")+
+			" — your git diff would have compared your files with the subagent's content instead of the committed one; `git fsck` names what is now missing")
+	}
 	if err != nil {
 		lines = append(lines, "git configuration of nested repositories not checked after the run ("+err.Error()+"): check every .git below the top for a config, hooks or a gitdir: line yourself")
 	}

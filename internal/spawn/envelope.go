@@ -46,7 +46,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 	if def.MaxTurns > 0 {
 		maxTurns = def.MaxTurns
 	}
-	modelSpec, modelNote := childModel(def.Model, d.cfg.ParentModel, d.childGetenv)
+	defModel, modelTrust := d.trustedModel(def)
+	modelSpec, modelNote := childModel(defModel, d.cfg.ParentModel, d.childGetenv)
 	perms := d.cfg.Permissions
 	var modeNote string
 	perms.Mode, modeNote = childMode(d.trustedMode(def), perms.Mode)
@@ -81,6 +82,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		ReadOnly:            readOnly,
 		Isolation:           isolation,
 		Network:             childNetwork(def, readOnly),
+		UnixSockets:         s.Sandbox.UnixSockets,
 		Limits:              lim,
 		Env:                 envAllow,
 		Model:               modelSpec,
@@ -100,7 +102,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               append(nonEmpty(modelNote, d.modeTrustNote(def), modeNote, envNote, limNote), mcpNotes...),
+		Notes:               append(nonEmpty(modelTrust, modelNote, d.modeTrustNote(def), modeNote, envNote, limNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 		// The root's --setting-sources, for a child that reads settings.
 		SettingSources: d.cfg.SettingSources,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -84,4 +85,15 @@ func (d *Dispatcher) modeTrustNote(def *registry.Definition) string {
 		return ""
 	}
 	return fmt.Sprintf("permissionMode %s not honoured: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); the parent's mode applies", def.PermissionMode, def.Path)
+}
+
+// trustedModel is def's model, but a script (`script:<file>`) that a
+// project's own agent file names is read as inherit until the user
+// trusts the project: the script is a program of the repository's that
+// would decide every tool call. note says so.
+func (d *Dispatcher) trustedModel(def *registry.Definition) (model, note string) {
+	if def.Source == registry.SourceProject && settings.ScriptModel(def.Model) && !d.trusts(def.Path) {
+		return "", fmt.Sprintf("model %s not honoured: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); the parent's model applies", def.Model, def.Path)
+	}
+	return def.Model, ""
 }

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -95,5 +96,33 @@ func TestTranscriptCallsTakeWhatRan(t *testing.T) {
 	}
 	if calls, _ := transcriptCalls(td); len(calls) != 1 || calls[0].Command != "go test -short ./..." || calls[0].Result != "ok" {
 		t.Fatalf("calls %+v, want the one Bash call as it ran", calls)
+	}
+}
+
+// TestTrustedModel: a project agent file's `model: script:<file>` (a
+// program of the repository's) is read as inherit, with a note, until the
+// user trusts the project; a user's agent, a trusted project's and a
+// provider's model are kept.
+func TestTrustedModel(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		source  registry.Source
+		trusted bool
+		model   string
+		want    string
+		note    bool
+	}{
+		{"untrusted project script", registry.SourceProject, false, "script:.brood/x.yaml", "", true},
+		{"trusted project script", registry.SourceProject, true, "script:.brood/x.yaml", "script:.brood/x.yaml", false},
+		{"user's script", registry.SourceUser, false, "script:/x.yaml", "script:/x.yaml", false},
+		{"untrusted project provider", registry.SourceProject, false, "openai/gpt-5", "openai/gpt-5", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := &Dispatcher{cfg: Config{TrustProject: func(string) bool { return c.trusted }}}
+			got, note := d.trustedModel(&registry.Definition{Name: "a", Path: "a.md", Source: c.source, Model: c.model})
+			if got != c.want || (note != "") != c.note {
+				t.Errorf("trustedModel = %q %q; want %q (note %v)", got, note, c.want, c.note)
+			}
+		})
 	}
 }

@@ -1,10 +1,17 @@
 package spawn
 
-import "github.com/broodhq/brood/internal/isolate"
+import (
+	"slices"
+
+	"github.com/broodhq/brood/internal/isolate"
+)
 
 // policyBase is the dispatcher's shared policy parts (isolate.PolicyBase:
-// found once), with Config.Hidden among the paths no child reads.
+// found once), with Config.Hidden and the user's sandbox.hide among the
+// paths no child reads.
 func (d *Dispatcher) policyBase() *isolate.PolicyBase {
-	d.baseOnce.Do(func() { d.base = isolate.NewPolicyBase(d.cfg.Hidden) })
+	d.baseOnce.Do(func() {
+		d.base = isolate.NewPolicyBase(append(slices.Clone(d.cfg.Hidden), d.cfg.Settings.Sandbox.Hide...))
+	})
 	return d.base
 }

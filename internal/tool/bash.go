@@ -107,7 +107,7 @@ func (*Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	// in a group of its own that dies with that thread, which lives until
 	// the shell is waited for.
 	var err error
-	c, serr := sandbox.StartCommand(cmd, env.NoNetwork)
+	c, serr := sandbox.StartCommandWith(cmd, sandbox.Walls{NoNetwork: env.NoNetwork, NoUnixSockets: env.NoUnixSockets})
 	switch {
 	case serr != nil && env.NoNetwork && cmd.Process == nil:
 		err = fmt.Errorf("the command must run without network and cannot be, or could not start (%w); it was not run", serr)

@@ -58,6 +58,10 @@ type Env struct {
 	// network (a definition's `network: none`); the calling process keeps
 	// its own.
 	NoNetwork bool
+	// NoUnixSockets starts every tool process without unix sockets
+	// (sandbox.NoUnixSocketsForCommand): a child's, unless the user's own
+	// settings allow them (sandbox.unix_sockets).
+	NoUnixSockets bool
 	// Spills bounds the command output kept on disk over all of the
 	// agent's commands, and removes it when the run ends (nil: each
 	// command's file is capped alone and kept).

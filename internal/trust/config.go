@@ -53,7 +53,8 @@ type ConfigState struct {
 	keep    func(string) bool // which paths under tops are configuration
 	mu      sync.Mutex        // Accept comes from the user's side while a child runs
 	entries map[string]configEntry
-	partial bool // some file was too large to keep: it can be detected, not restored
+	partial bool   // some file was too large to keep: it can be detected, not restored
+	common  string // the common git dir whose modules/ ModuleTops walks again ("" none)
 }
 
 type configEntry struct {

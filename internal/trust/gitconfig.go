@@ -1,7 +1,10 @@
 package trust
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -16,6 +19,85 @@ import (
 // cherry-pick's todo: `exec` lines), as opposed to the objects, refs,
 // index and logs a commit writes.
 var gitConfigParts = []string{"config", "config.worktree", "commondir", "hooks", "info", "rebase-merge", "rebase-apply", "sequencer"}
+
+// gitStoreParts are the entries of a git directory that change which
+// objects git reads for a name without a change git shows: a replace ref
+// (the user's `git diff` then shows the replacement, not the file's
+// change), another object store (alternates, http-alternates), and the
+// history's cut (shallow, info/grafts: info is among gitConfigParts). A
+// child's change to one is undone as configuration is.
+var gitStoreParts = []string{"objects/info/alternates", "objects/info/http-alternates", "shallow", "refs/replace"}
+
+// maxModuleDepth bounds moduleTops' walk (a submodule's submodules).
+const maxModuleDepth = 8
+
+// moduleTops are the paths that hold the configuration of the submodules'
+// git directories under common/modules: the directory itself when it does
+// not exist (what a child makes there is removed: a git directory with
+// hooks the user's `git submodule update --init` would take up), else
+// each git directory's gitConfigParts (its config, hooks, info; its own
+// modules the same way). Absolute paths.
+func moduleTops(common string) []string {
+	var tops []string
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		mods := filepath.Join(dir, "modules")
+		if _, err := os.Lstat(mods); errors.Is(err, fs.ErrNotExist) {
+			tops = append(tops, mods)
+			return
+		}
+		if depth >= maxModuleDepth {
+			tops = append(tops, mods)
+			return
+		}
+		_ = filepath.WalkDir(mods, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() || p == mods {
+				return nil
+			}
+			if _, err := os.Lstat(filepath.Join(p, "HEAD")); err != nil {
+				return nil // a directory of a submodule's name with a slash
+			}
+			for _, part := range gitConfigParts {
+				tops = append(tops, filepath.Join(p, part))
+			}
+			walk(p, depth+1)
+			return filepath.SkipDir
+		})
+	}
+	walk(common, 0)
+	return tops
+}
+
+// SnapshotGit is SnapshotPaths of a repository's git configuration
+// (GitConfigTops and more tops, from the work tree at top) that also
+// remembers its common git dir, for ModuleTops after the run.
+func SnapshotGit(top, common string, tops []string) (*ConfigState, error) {
+	c, err := SnapshotPaths(top, tops)
+	if c != nil {
+		c.common = common
+	}
+	return c, err
+}
+
+// Common is the common git dir SnapshotGit was given ("" for others).
+func (c *ConfigState) Common() string { return c.common }
+
+// ModuleTops are the submodules' configuration tops (moduleTops) as they
+// are now, relative to the state's root: for Widen after a run, so that a
+// git directory a child made in a .git/modules that existed has its
+// config and hooks removed.
+func (c *ConfigState) ModuleTops() []string {
+	if c.common == "" {
+		return nil
+	}
+	var out []string
+	for _, m := range moduleTops(c.common) {
+		if r, err := filepath.Rel(c.root, m); err == nil {
+			out = append(out, filepath.ToSlash(r))
+		}
+	}
+	return out
+}
 
 // worktreeParts are those of gitConfigParts a linked work tree keeps in
 // its own git directory.
@@ -78,6 +160,12 @@ func GitConfigTops(top, gitDir, common string) []string {
 	}
 	for _, part := range gitConfigParts {
 		tops = append(tops, rel(filepath.Join(common, part)))
+	}
+	for _, part := range gitStoreParts {
+		tops = append(tops, rel(filepath.Join(common, filepath.FromSlash(part))))
+	}
+	for _, m := range moduleTops(common) {
+		tops = append(tops, rel(m))
 	}
 	if gitDir != "" && gitDir != common {
 		for _, part := range worktreeParts {

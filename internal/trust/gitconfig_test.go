@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,6 +91,8 @@ func TestGitConfigTopsOfALinkedWorktree(t *testing.T) {
 	got := GitConfigTops("/w/tree", "/r/.git/worktrees/tree", "/r/.git")
 	want := []string{"../../r/.git/config", "../../r/.git/config.worktree", "../../r/.git/commondir", "../../r/.git/hooks", "../../r/.git/info",
 		"../../r/.git/rebase-merge", "../../r/.git/rebase-apply", "../../r/.git/sequencer",
+		"../../r/.git/objects/info/alternates", "../../r/.git/objects/info/http-alternates", "../../r/.git/shallow", "../../r/.git/refs/replace",
+		"../../r/.git/modules",
 		"../../r/.git/worktrees/tree/config.worktree", "../../r/.git/worktrees/tree/commondir", "../../r/.git/worktrees/tree/rebase-merge",
 		"../../r/.git/worktrees/tree/rebase-apply", "../../r/.git/worktrees/tree/sequencer", ".gitmodules"}
 	if !slices.Equal(got, want) {
@@ -160,5 +163,63 @@ func TestNestedGitConfig(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(top, gone)); err == nil {
 			t.Errorf("%s, made after the snapshot, is still there", gone)
 		}
+	}
+}
+
+// TestGitStoreAndModulesRestored: what changes the objects git reads for
+// a name (a replace ref, alternates, shallow, grafts) and a submodule's git
+// directory a child made, in a .git/modules that was missing or that was
+// there, are changes the guard removes; a submodule's own config and
+// hooks are watched; a commit's objects are not.
+func TestGitStoreAndModulesRestored(t *testing.T) {
+	for _, existing := range []bool{false, true} {
+		t.Run(fmt.Sprint("modules existed ", existing), func(t *testing.T) {
+			top := t.TempDir()
+			git := filepath.Join(top, ".git")
+			write(t, filepath.Join(git, "config"), "[core]\n")
+			write(t, filepath.Join(git, "shallow"), "aaaa\n")
+			if existing {
+				write(t, filepath.Join(git, "modules", "a", "HEAD"), "ref: refs/heads/main\n")
+				write(t, filepath.Join(git, "modules", "a", "config"), "[core]\n")
+			}
+			c, err := SnapshotGit(top, git, GitConfigTops(top, git, git))
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(git, "refs", "replace", "abcd"), "ef01\n")
+			write(t, filepath.Join(git, "objects", "info", "alternates"), "/elsewhere/objects\n")
+			write(t, filepath.Join(git, "info", "grafts"), "aaaa\n")
+			write(t, filepath.Join(git, "shallow"), "bbbb\n")
+			write(t, filepath.Join(git, "modules", "sub", "HEAD"), "ref: refs/heads/main\n")
+			write(t, filepath.Join(git, "modules", "sub", "config"), "[core]\n\tworktree = ../../../sub\n")
+			write(t, filepath.Join(git, "modules", "sub", "hooks", "post-checkout"), "#!/bin/sh\n")
+			write(t, filepath.Join(git, "objects", "ab", "cdef"), "object")
+			if existing {
+				write(t, filepath.Join(git, "modules", "a", "hooks", "post-checkout"), "#!/bin/sh\n")
+			}
+			c.Widen(c.ModuleTops())
+			changed, err := c.Changes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed, err := c.Restore(changed); err != nil || len(failed) > 0 {
+				t.Fatalf("restore: %v %v", failed, err)
+			}
+			gone := []string{"refs/replace/abcd", "objects/info/alternates", "info/grafts", "modules/sub/hooks/post-checkout", "modules/sub/config"}
+			if existing {
+				gone = append(gone, "modules/a/hooks/post-checkout")
+			}
+			for _, g := range gone {
+				if _, err := os.Lstat(filepath.Join(git, g)); err == nil {
+					t.Errorf(".git/%s is still there (changes %v)", g, changed)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(git, "shallow")); string(b) != "aaaa\n" {
+				t.Errorf("shallow after restore: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(git, "objects", "ab", "cdef")); err != nil {
+				t.Error("an object was removed")
+			}
+		})
 	}
 }

@@ -110,6 +110,9 @@ func projectGated(root, cwd string) []settings.GatedFile {
 		if len(def.Env) > 0 {
 			add(rel, data, fmt.Sprintf("agent %s gets %s (%s)", def.Name, strings.Join(def.Env, ", "), rel))
 		}
+		if settings.ScriptModel(def.Model) {
+			add(rel, data, fmt.Sprintf("agent %s's model is %s, a program of the repository's (%s)", def.Name, def.Model, rel))
+		}
 		if spawn.WideningMode(def.PermissionMode) {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}

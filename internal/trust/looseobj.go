@@ -1,0 +1,128 @@
+package trust
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// LooseObjects is what a repository's loose objects were before a child
+// that writes the work tree in place ran: their names, and each fan-out
+// directory's change time. The directories under objects/ are writable to
+// such a child (a commit adds objects), so it can unlink an object (0444)
+// and write another content under its name: the user's `git diff` would
+// then compare the file with what the child chose. Replaced finds those.
+type LooseObjects struct {
+	dir   string // the common git dir's objects/
+	since time.Time
+	fans  map[string]int64    // fan-out directory -> its ctime (ns)
+	names map[string][]string // fan-out directory -> its objects' names
+}
+
+// SnapshotLooseObjects records the loose objects under common/objects. It
+// stats the 256 fan-out directories and lists them; it stats no object.
+func SnapshotLooseObjects(common string) *LooseObjects {
+	// A file's ctime comes from the kernel's coarse clock: a second's
+	// slack takes in every object made from here on.
+	l := &LooseObjects{dir: filepath.Join(common, "objects"), since: time.Now().Add(-time.Second), fans: map[string]int64{}, names: map[string][]string{}}
+	fans, err := os.ReadDir(l.dir)
+	if err != nil {
+		return l
+	}
+	for _, f := range fans {
+		if len(f.Name()) != 2 || !f.IsDir() {
+			continue
+		}
+		d := filepath.Join(l.dir, f.Name())
+		ct, ok := ctime(d)
+		if !ok {
+			continue
+		}
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		l.fans[f.Name()] = ct
+		for _, e := range ents {
+			l.names[f.Name()] = append(l.names[f.Name()], e.Name())
+		}
+	}
+	return l
+}
+
+// Replaced removes and returns (as paths under objects/) the loose objects
+// that were there before and were written again since with a content that
+// does not hash to their name: the user's git then reads the object from
+// a pack, or says it is missing, instead of reading what the child chose.
+// Only the fan-out directories changed since are looked into; an object
+// written again with its own content (git rewrites one it finds loose) is
+// left.
+func (l *LooseObjects) Replaced() []string {
+	if l == nil {
+		return nil
+	}
+	var out []string
+	for fan, was := range l.fans {
+		if now, ok := ctime(filepath.Join(l.dir, fan)); !ok || now == was {
+			continue
+		}
+		for _, name := range l.names[fan] {
+			p := filepath.Join(l.dir, fan, name)
+			if ct, ok := ctime(p); !ok || ct < l.since.UnixNano() {
+				continue
+			}
+			if objectMatches(p, fan+"/"+name) {
+				continue
+			}
+			if os.Remove(p) == nil {
+				out = append(out, "objects/"+fan+"/"+name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxObjectCheck bounds what objectMatches inflates (an object larger is
+// taken for not matching: a replaced object is removed, never trusted).
+const maxObjectCheck = 256 << 20
+
+// objectMatches reports whether the loose object file at p inflates to
+// content whose hash (SHA-1, or SHA-256 for a 64-digit name) is name.
+func objectMatches(p, name string) bool {
+	want, err := hex.DecodeString(filepath.Dir(name) + filepath.Base(name))
+	if err != nil {
+		return false
+	}
+	var h hash.Hash
+	switch len(want) {
+	case sha1.Size:
+		h = sha1.New()
+	case sha256.Size:
+		h = sha256.New()
+	default:
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return false
+	}
+	n, err := io.Copy(h, io.LimitReader(z, maxObjectCheck+1))
+	if err != nil || n > maxObjectCheck {
+		return false
+	}
+	return bytes.Equal(h.Sum(nil), want)
+}

