@@ -30,6 +30,9 @@ func (f *Factory) ResolveModel(spec string) (model.Model, error) {
 // reads the model from its settings or the environment.
 func (f *Factory) WorkerModel() error {
 	if f.Settings.Model != "" {
+		if env := provider.MissingKey(f.Settings.Model, f.Getenv); env != "" {
+			return fmt.Errorf("this worker's model %s needs an API key and %s is not set: start the worker with it set (the calls it takes use the worker's key and model, not the submitter's)", f.Settings.Model, env)
+		}
 		return nil
 	}
 	return errors.New("no model configured for this worker's calls: start it with BROOD_MODEL set (e.g. BROOD_MODEL=anthropic/claude-sonnet-5-5 with ANTHROPIC_API_KEY, openai/gpt-5, ollama/qwen3), or put model = \"...\" in the settings it reads (.brood/settings.toml where it runs, or ~/.config/brood/settings.toml); brood worker takes no --model flag")

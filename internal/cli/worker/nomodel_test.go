@@ -36,3 +36,21 @@ func TestWorkerWithNoModel(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerWithNoModelKey (issue 26, a tester's P2-3): a worker whose
+// model needs an API key it was not given fails at once, before it dials
+// the fleet, naming the variable: it took calls and failed each one fast,
+// draining a shared queue, telling submitters to pass a --model the fleet
+// refuses.
+func TestWorkerWithNoModelKey(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	code, out, errOut := p.Brood(t.Context(), []string{"BROOD_MODEL=anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY="}, "worker", "--allow-unsigned", "--temporal", "127.0.0.1:1", "--store", "file://"+t.TempDir())
+	if code != 1 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1 and one line", code, out, errOut)
+	}
+	for _, want := range []string{"anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", "start the worker with it set"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+}

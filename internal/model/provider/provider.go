@@ -230,6 +230,24 @@ func Canonical(s string) (string, error) {
 	return p.provider + "/" + p.model, nil
 }
 
+// MissingKey names the environment variable s's provider reads its API
+// key from when getenv gives none and the model needs one, else "": a
+// process that takes work for later (a fleet worker) checks it at start.
+func MissingKey(s string, getenv func(string) string) string {
+	p, err := parse(s)
+	if err != nil || p.provider == "script" {
+		return ""
+	}
+	b := backends()[p.provider]
+	if !b.keyRequired || strings.TrimSpace(getenv(b.keyEnv)) != "" {
+		return ""
+	}
+	if p.provider == "openai" && (b.baseURL != "" || strings.TrimSpace(getenv(b.baseEnv)) != "") {
+		return ""
+	}
+	return b.keyEnv
+}
+
 // Resolve builds the model s names.
 func Resolve(s string, opts Options) (model.Model, error) {
 	p, err := parse(s)
