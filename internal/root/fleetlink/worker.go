@@ -105,6 +105,11 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 	if err := f.WorkerModel(); err != nil {
 		return err // before the fleet is dialled: it would take no call
 	}
+	held, err := lockRecords(f.ProjectRoot)
+	if err != nil {
+		return err
+	}
+	defer held.Close()
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("brood-worker:%s:%d", host, os.Getpid())
 	cfg.Client.Identity = identity

@@ -1,0 +1,36 @@
+package fleetlink
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockRecords holds the worker's task records (root/.brood) for its
+// lifetime, or says which directory another worker holds. Two workers on
+// one set of records read each other's tasks as their own: a retry on the
+// second "picked up" the first's finished writer and returned it done with
+// its change never taken (issue 26, a tester's P1-3). A directory with no
+// .brood of its own shares an ancestor's, so the fix is one line away.
+func lockRecords(root string) (*os.File, error) {
+	dir := filepath.Join(root, ".brood")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("keep this worker's task records in %s: %w: start it in a directory of its own", dir, err)
+	}
+	path := filepath.Join(dir, "worker.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("keep this worker's task records in %s: %w: start it in a directory of its own", dir, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another brood worker keeps its task records in %s (it holds %s): two workers cannot share them; start this one in a directory of its own (mkdir w2 && cd w2 && mkdir .brood)", dir, path)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}
