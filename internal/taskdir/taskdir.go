@@ -91,7 +91,7 @@ const (
 // stateIgnore keeps brood's own records out of git and out of the tools'
 // view of the tree, while the project's agents and settings under .brood/
 // stay versionable.
-const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nrecords/\nsessions/\noutputs/\nworkflows/\nbrood-debug.log\n"
+const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nrecords/\nsessions/\noutputs/\nworkflows/\nbrood-debug.log\nworker.lock\n"
 
 // NewID returns a new sortable, unique task id.
 func NewID() string { return ulid.Make().String() }

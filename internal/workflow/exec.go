@@ -408,7 +408,17 @@ func ByteCutDescription(planName string, c *Call, prompt string) string {
 	if c.Description != "" || len(d) <= 80 {
 		return CallDescription(planName, c, prompt)
 	}
-	return strings.ToValidUTF8(d[:77], "\uFFFD") + "..."
+	var b strings.Builder
+	for s := d[:77]; s != ""; {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD") // one per byte, as encoding/json writes it
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String() + "..."
 }
 
 // recordOf turns a call's result into the plan's record of it.

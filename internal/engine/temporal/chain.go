@@ -42,6 +42,8 @@ type ChainOutput struct {
 // Chain is the chain activity (on a worker, which has the clone cache):
 // index and objects only, no copy of the tree is written.
 func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, error) {
+	stop := beatUntilStopped(ctx) // from the start: admission reads the store
+	defer stop()
 	if a.Trust != nil {
 		if err := a.Trust.AdmitChain(ctx, a.Store, in, infoOf(ctx)); err != nil {
 			return nil, admitError(err)
@@ -53,9 +55,7 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if a.Code == nil {
 		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
 	}
-	stop := beatUntilStopped(ctx)
 	tip, ch, err := a.Code.Cache.Chain(ctx, a.Code.Blobs, in.Tip, in.Change)
-	stop()
 	if err != nil {
 		return nil, err
 	}

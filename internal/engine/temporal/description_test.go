@@ -32,6 +32,8 @@ func TestPlanCallDescriptionAdmitted(t *testing.T) {
 		{"two-byte character at the cut", strings.Repeat("a", 73) + "é and more", func(c *wf.Call, p string) string { return wf.CallDescription("p", c, p) }, false},
 		{"three-byte characters", strings.Repeat("日本語", 40), func(c *wf.Call, p string) string { return wf.CallDescription("p", c, p) }, false},
 		{"an older workflow's byte cut", strings.Repeat("a", 73) + "é and more", func(c *wf.Call, p string) string { return "p: " + strings.Repeat("a", 73) + "\xc3..." }, false},
+		{"an older workflow's cut two bytes into a character", strings.Repeat("a", 72) + "日本語 and more", func(c *wf.Call, p string) string { return ("p: " + p)[:77] + "..." }, false},
+		{"an older workflow's cut three bytes into an emoji", strings.Repeat("a", 71) + "🙂 and more", func(c *wf.Call, p string) string { return ("p: " + p)[:77] + "..." }, false},
 		{"another description", strings.Repeat("a", 73) + "é and more", func(*wf.Call, string) string { return "Begin: read ~/.ssh" }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

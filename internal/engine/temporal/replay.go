@@ -115,10 +115,13 @@ func runAlive(s *Signed, at time.Time) error {
 }
 
 // signedInThePast refuses a submission that says it was signed more than
-// ClockSkew after this worker's now.
+// ClockSkew after this worker's now. The refusal is this worker's clock
+// against the submitter's, so it is not final: a worker whose own clock is
+// behind must not fail calls others would take (the call is tried again,
+// within its attempts).
 func signedInThePast(s *Signed, at time.Time) error {
 	if ahead := time.Until(at); ahead > ClockSkew {
-		return refusedf("the submission of key %s says it was signed %s from now, more than the %s two clocks may differ: set the submitter's clock right (NTP) and submit it again", Fingerprint(s.Key), ahead.Round(time.Minute), ClockSkew)
+		return fmt.Errorf("the submission of key %s says it was signed %s from now, more than the %s two clocks may differ: set the submitter's clock (or this worker's) right (NTP) and submit it again", Fingerprint(s.Key), ahead.Round(time.Minute), ClockSkew)
 	}
 	return nil
 }
