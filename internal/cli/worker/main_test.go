@@ -97,8 +97,11 @@ func workerProject(t *testing.T, script string) *testbrood.Project {
 	t.Helper()
 	pr := testbrood.NewProject(t, mainEnv, nil)
 	spec := pr.Script("script.yaml", script)
+	// The worker's model in its environment, as an operator gives it: a
+	// script: model in a project's settings waits for trust.
+	pr.Env = append(pr.Env, "BROOD_MODEL="+spec)
 	testbrood.WriteFile(t, filepath.Join(pr.Root, ".brood", "settings.toml"),
-		"model = \""+spec+"\"\n\n[pool]\nping_interval = \"100ms\"\nheartbeat_timeout = \"3s\"\nkill_grace = \"2s\"\n")
+		"[pool]\nping_interval = \"100ms\"\nheartbeat_timeout = \"3s\"\nkill_grace = \"2s\"\n")
 	return pr
 }
 

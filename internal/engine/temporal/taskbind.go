@@ -58,11 +58,17 @@ func runMark(workflowID string) []byte {
 // PlanTaskID is the id of the n-th task an execution of plan run
 // workflowID names, at t (the workflow's clock): what a worker checks a
 // plan call's task against (taskOfRun).
+//
+// The count comes first, least significant byte first, and the run's mark
+// last: a run's calls, handed out in the same millisecond, then differ
+// from their 11th character, so a short prefix names one (with the mark
+// first they shared 25 of their 26 characters and every prefix a user
+// would type was ambiguous).
 func PlanTaskID(workflowID string, t time.Time, n uint32) string {
 	var id ulid.ULID
 	_ = id.SetTime(ulid.Timestamp(t))
-	copy(id[6:6+runBits], runMark(workflowID))
-	binary.BigEndian.PutUint32(id[6+runBits:], n)
+	binary.LittleEndian.PutUint32(id[6:10], n)
+	copy(id[10:10+runBits], runMark(workflowID))
 	return id.String()
 }
 
@@ -73,7 +79,7 @@ func taskOfRun(workflowID, id string) error {
 	if err != nil || u.String() != id {
 		return unbound("%q is not a task id", id)
 	}
-	if !bytes.Equal(u[6:6+runBits], runMark(workflowID)) {
+	if !bytes.Equal(u[10:10+runBits], runMark(workflowID)) {
 		return unbound("the call names task %s, which is not one plan run %s named (a plan's task ids are derived from its signed run id): a plan's call starts or continues only its own run's tasks (a run begun on workers from before this check cannot go on: run the plan again)", id, workflowID)
 	}
 	return nil

@@ -123,4 +123,11 @@ func TestPlanTaskIDs(t *testing.T) {
 	if a, b := brt.PlanTaskID("R1", at, 7), brt.PlanTaskID("R1", at, 7); a != b {
 		t.Fatalf("a replay names %s, the run named %s", b, a)
 	}
+	// A run's calls handed out at once differ within a prefix a user
+	// types (brood tasks show 01M93ZGFVE2S...).
+	for n := uint32(0); n < 255; n++ {
+		if a, b := brt.PlanTaskID("R1", at, n), brt.PlanTaskID("R1", at, n+1); a[:12] == b[:12] {
+			t.Fatalf("calls %d and %d of one run share their first 12 characters: %s, %s", n, n+1, a, b)
+		}
+	}
 }
