@@ -79,7 +79,13 @@ const banHeld = "seccomp: only netlink sockets (no IP, no unix), no io_uring"
 // of a foreign ABI (i386, x32) with EPERM, so the numbers cannot be
 // dodged. socketpair(2) is another syscall and stays allowed (a connected
 // pair of unix sockets between processes, reaching nothing outside).
-func socketFilter() ([]unix.SockFilter, bool) {
+func socketFilter() ([]unix.SockFilter, bool) { return familyFilter(unix.AF_NETLINK, true) }
+
+// familyFilter is the BPF program that refuses socket(2) (EACCES) of every
+// family but family (only true) or of family alone (only false), refuses
+// io_uring_setup (EPERM: its sockets would pass unseen) and every syscall
+// of a foreign ABI (EPERM).
+func familyFilter(family uint32, only bool) ([]unix.SockFilter, bool) {
 	if nativeArch == 0 {
 		return nil, false
 	}
@@ -96,6 +102,11 @@ func socketFilter() ([]unix.SockFilter, bool) {
 	)
 	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
 	jump := func(k uint32, jt, jf uint8) unix.SockFilter { return unix.SockFilter{Code: jeq, Jt: jt, Jf: jf, K: k} }
+	// On the family: skip the refusal (only) or fall into it (not only).
+	onFamily, otherwise := uint8(1), uint8(0)
+	if !only {
+		onFamily, otherwise = 0, 1
+	}
 	return []unix.SockFilter{
 		stmt(ld, offArch),
 		jump(nativeArch, 1, 0),
@@ -108,7 +119,7 @@ func socketFilter() ([]unix.SockFilter, bool) {
 		jump(unix.SYS_SOCKET, 1, 0),
 		stmt(ret, allow),
 		stmt(ld, offArg0), // the family (an int: the low 32 bits)
-		jump(unix.AF_NETLINK, 1, 0),
+		jump(family, onFamily, otherwise),
 		stmt(ret, refused),
 		stmt(ret, allow),
 	}, true

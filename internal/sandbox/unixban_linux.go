@@ -36,40 +36,8 @@ func NoUnixSocketsForCommand() (string, error) {
 	return unixBanHeld, nil
 }
 
-// unixFilter is the BPF program of NoUnixSocketsForCommand; syscalls of a
-// foreign ABI (i386, x32) fail with EPERM, so the numbers cannot be
+// unixFilter is the BPF program of NoUnixSocketsForCommand: socket(2) of
+// AF_UNIX fails with EACCES (socketpair stays), io_uring_setup and every
+// syscall of a foreign ABI (i386, x32) with EPERM, so the numbers cannot be
 // dodged.
-func unixFilter() ([]unix.SockFilter, bool) {
-	if nativeArch == 0 {
-		return nil, false
-	}
-	const (
-		ld      = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq     = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge     = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		ret     = unix.BPF_RET | unix.BPF_K
-		deny    = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-		refused = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-		allow   = unix.SECCOMP_RET_ALLOW
-		// struct seccomp_data: nr (0), arch (4), ip (8), args[6] (16).
-		offNR, offArch, offArg0 = 0, 4, 16
-	)
-	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-	jump := func(k uint32, jt, jf uint8) unix.SockFilter { return unix.SockFilter{Code: jeq, Jt: jt, Jf: jf, K: k} }
-	return []unix.SockFilter{
-		stmt(ld, offArch),
-		jump(nativeArch, 1, 0),
-		stmt(ret, deny),
-		stmt(ld, offNR),
-		{Code: jge, Jt: 0, Jf: 1, K: 0x40000000}, // x32 numbers
-		stmt(ret, deny),
-		jump(unix.SYS_IO_URING_SETUP, 0, 1),
-		stmt(ret, deny),
-		jump(unix.SYS_SOCKET, 1, 0),
-		stmt(ret, allow),
-		stmt(ld, offArg0), // the family (an int: the low 32 bits)
-		jump(unix.AF_UNIX, 0, 1),
-		stmt(ret, refused),
-		stmt(ret, allow),
-	}, true
-}
+func unixFilter() ([]unix.SockFilter, bool) { return familyFilter(unix.AF_UNIX, false) }
