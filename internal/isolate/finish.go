@@ -190,18 +190,7 @@ func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []ra
 // one "diff --git" section, in the same order, and no content line can
 // start with "diff --git" (content lines carry a +, - or space prefix).
 func dropFiles(patch []byte, entries []rawEntry, drop map[string]bool) ([]byte, []rawEntry, error) {
-	header := []byte("diff --git ")
-	var starts []int
-	for i := 0; i < len(patch); {
-		if bytes.HasPrefix(patch[i:], header) {
-			starts = append(starts, i)
-		}
-		nl := bytes.IndexByte(patch[i:], '\n')
-		if nl < 0 {
-			break
-		}
-		i += nl + 1
-	}
+	starts := sectionStarts(patch)
 	// Sections are matched to paths by their headers, not by count: a
 	// change of type (a file become a link) is one change but two sections.
 	var out bytes.Buffer

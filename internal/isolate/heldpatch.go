@@ -91,6 +91,23 @@ func HoldConfig(ctx context.Context, patch []byte) (*Held, error) {
 // patchSections splits a patch at each line that starts "diff --git ";
 // pre is what comes before the first.
 func patchSections(patch []byte) (sections [][]byte, pre []byte) {
+	starts := sectionStarts(patch)
+	if len(starts) == 0 {
+		return nil, patch
+	}
+	for i, st := range starts {
+		end := len(patch)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		sections = append(sections, patch[st:end])
+	}
+	return sections, patch[:starts[0]]
+}
+
+// sectionStarts are the offsets of the lines of patch that start
+// "diff --git " (no content line can: it carries a +, - or space prefix).
+func sectionStarts(patch []byte) []int {
 	header := []byte("diff --git ")
 	var starts []int
 	for i := 0; i < len(patch); {
@@ -103,17 +120,7 @@ func patchSections(patch []byte) (sections [][]byte, pre []byte) {
 		}
 		i += nl + 1
 	}
-	if len(starts) == 0 {
-		return nil, patch
-	}
-	for i, st := range starts {
-		end := len(patch)
-		if i+1 < len(starts) {
-			end = starts[i+1]
-		}
-		sections = append(sections, patch[st:end])
-	}
-	return sections, patch[:starts[0]]
+	return starts
 }
 
 func allNames(a, b []string) []string { return sortedUnique(slices.Concat(a, b)) }
