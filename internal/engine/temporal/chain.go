@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -12,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // ChainActivityName is the activity that puts a writer's change into the
@@ -100,7 +102,7 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 	var step ChainOutput
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
-		msg = "not in the run's tree (it could not be put there: " + err.Error() + "); its patch is in the store: " + res.Patch.Key
+		msg = chainFailedPrefix + err.Error() + chainFailedKept + res.Patch.Key
 		out.Result.Patch = call.PatchNotApplied
 	} else {
 		msg = step.Chained.Message()
@@ -170,4 +172,26 @@ func beatUntilStopped(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// The landing line of a writer whose chain step failed (not a conflict):
+// chainFailedPrefix, the step's error, chainFailedKept, the patch's key.
+const (
+	chainFailedPrefix = "not in the run's tree (it could not be put there: "
+	chainFailedKept   = "); its patch is in the store: "
+)
+
+// landedWhy gives a not-applied call whose chain step failed the step's
+// error as its reason: the plan's record said its change "conflicts with
+// what another call wrote there", which it did not (a worker that does not
+// trust the submitter's key refused the step; issue 26, a tester's P1-1).
+func landedWhy(c *wf.CallRecord, landed string) {
+	rest, ok := strings.CutPrefix(landed, chainFailedPrefix)
+	if !ok || c.Status != wf.CallNotApplied {
+		return
+	}
+	if i := strings.LastIndex(rest, chainFailedKept); i >= 0 {
+		rest = rest[:i]
+	}
+	c.Error = "its change was not applied to the tree (it could not be put into the run's tree: " + rest + "); " + wf.KeptWithTask(c.TaskID)
 }

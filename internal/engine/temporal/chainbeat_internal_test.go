@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // TestChainStepBeats (issue 26, a tester's P1-2): a chain step has the
@@ -51,5 +54,36 @@ func TestChainStepBeats(t *testing.T) {
 	})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the chain step did not outlast its heartbeat timeout: %v", err)
+	}
+}
+
+// TestChainFailureIsNotAConflict (issue 26, a tester's P1-1): a writer
+// whose chain step failed (a worker that does not trust the submitter's
+// key refused it) says why, never that its change conflicts with another
+// call's; a conflict, and a writer its chain put in, keep their lines.
+func TestChainFailureIsNotAConflict(t *testing.T) {
+	refused := chainFailedPrefix + "activity error (type: brood.chain): the submission is signed by key SHA256:abc, which this worker does not trust" + chainFailedKept + "sha256/00"
+	conflict := "not in the run's tree: it conflicts with what another call wrote there"
+	for _, tc := range []struct {
+		name, landed, status string
+		want, wantNot        string
+	}{
+		{"refused for its key", refused, wf.CallNotApplied, "could not be put into the run's tree: activity error (type: brood.chain): the submission is signed by key SHA256:abc, which this worker does not trust); ", "conflicts"},
+		{"a conflict", conflict, wf.CallNotApplied, "conflicts with what another call wrote there", "could not be put"},
+		{"put in", "in the run's tree: f.txt", wf.CallDone, "", "could not be put"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := wf.CallRecord{TaskID: "T1", Status: tc.status}
+			if tc.status == wf.CallNotApplied {
+				c.Error = "its change was not applied to the tree (it conflicts with what another call wrote there); " + wf.KeptWithTask("T1")
+			}
+			landedWhy(&c, tc.landed)
+			if !strings.Contains(c.Error, tc.want) || strings.Contains(c.Error, tc.wantNot) {
+				t.Fatalf("error %q: want it to say %q and not %q", c.Error, tc.want, tc.wantNot)
+			}
+			if tc.status == wf.CallNotApplied && !strings.Contains(c.Error, wf.KeptWithTask("T1")) {
+				t.Fatalf("error %q no longer says where the patch is kept", c.Error)
+			}
+		})
 	}
 }

@@ -52,6 +52,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 			c := &res.Phases[i].Calls[k]
 			if msg, ok := in.Chained[c.TaskID]; ok && len(c.Code) > 0 {
 				c.Landed = msg
+				landedWhy(c, msg)
 			}
 		}
 	}
