@@ -28,8 +28,11 @@ func newProject(t *testing.T, script string) *project {
 	t.Helper()
 	p := &project{testbrood.NewProject(t, mainEnv, nil)}
 	spec := p.Script("script.yaml", script)
+	// The scripted model in the environment, as a user gives one: a
+	// script: model in the project's settings waits for trust.
+	p.Env = append(p.Env, "BROOD_MODEL="+spec)
 	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"),
-		"model = \""+spec+"\"\n\n[pool]\nping_interval = \"100ms\"\nkill_grace = \"2s\"\n")
+		"[pool]\nping_interval = \"100ms\"\nkill_grace = \"2s\"\n")
 	return p
 }
 

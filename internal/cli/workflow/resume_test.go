@@ -217,7 +217,7 @@ func TestResumeOfAFinishedRunNeedsNoModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(p.Root, ".brood", "settings.toml"), []byte("[pool]\nping_interval = \"100ms\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := p.Brood(context.Background(), nil, "workflow", "resume", res.RunID)
+	code, out, errOut := p.Brood(context.Background(), []string{"BROOD_MODEL="}, "workflow", "resume", res.RunID)
 	if code != 0 || !strings.Contains(errOut, "had already finished (done)") || !strings.Contains(out, res.RunID+" done") {
 		t.Fatalf("resume of a finished run with no model: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}

@@ -50,7 +50,7 @@ func TestWorkflowTool(t *testing.T) {
 
 	// Over the inline limit the model is told so and where the whole is.
 	c := newProject(t, toolScript)
-	testbrood.WriteFile(t, filepath.Join(c.Root, ".brood", "settings.toml"), "model = \"script:"+filepath.Join(c.Root, ".brood", "script.yaml")+"\"\n\n[results]\ninline_limit = 30\n\n[pool]\nping_interval = \"100ms\"\n")
+	testbrood.WriteFile(t, filepath.Join(c.Root, ".brood", "settings.toml"), "[results]\ninline_limit = 30\n\n[pool]\nping_interval = \"100ms\"\n")
 	code, out, errs = c.Brood(context.Background(), nil, "run", "--allow", "Workflow", "go")
 	if code != 0 || !strings.Contains(out, "[outputs cut at") || !strings.Contains(out, "the whole result is in "+filepath.Join(c.Root, ".brood", "workflows")) {
 		t.Fatalf("exit %d; want the outputs cut, naming result.json:\n%s\n%s", code, out, errs)
