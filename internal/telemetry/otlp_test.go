@@ -290,7 +290,9 @@ func TestWorkflowSpan(t *testing.T) {
 	p := testbrood.NewProject(t, mainEnv, nil)
 	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", "scout.md"), "---\nname: scout\ndescription: reads\ntools: Read\n---\nYou read.\n")
 	spec := p.Script("fan.yaml", fanOut)
-	testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "model = \""+spec+"\"\n")
+	// The scripted model in the environment: in the project's settings a
+	// script: model waits for trust.
+	p.Env = append(p.Env, "BROOD_MODEL="+spec)
 	testbrood.WriteFile(t, filepath.Join(p.Root, "survey.yaml"), "name: survey\nphases:\n  - id: look\n    parallel: [{agent: scout, prompt: \"one\"}, {agent: scout, prompt: \"two\"}]\n")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
