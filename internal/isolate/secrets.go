@@ -3,6 +3,8 @@ package isolate
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,8 +113,10 @@ func splitAround(h string, keep []string, depth int) []string {
 		return []string{h}
 	}
 	ents, err := os.ReadDir(h)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing there to hide but what keep names
+	} else if err != nil {
+		return []string{h} // not listed, so hidden whole, keep with it
 	}
 	var out []string
 	for _, e := range ents {

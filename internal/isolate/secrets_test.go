@@ -208,4 +208,10 @@ func TestHideAround(t *testing.T) {
 	if fmt.Sprint(got) != want {
 		t.Errorf("hideAround = %v, want %v", got, want)
 	}
+	// One that cannot be listed (here not a directory) is hidden whole, as
+	// the doc says; it hid nothing (review C9: fail open).
+	odd := filepath.Join(d, "b", ".ssh", "k")
+	if got := hideAround([]string{odd}, []string{filepath.Join(odd, "x")}); fmt.Sprint(got) != fmt.Sprint([]string{odd}) {
+		t.Errorf("hideAround of an unlistable path = %v, want it whole", got)
+	}
 }
