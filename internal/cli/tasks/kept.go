@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -38,15 +36,8 @@ func findKeptCall(projectRoot, q string) (*keptCall, error) {
 	var ids []string
 	for _, e := range ents {
 		run := e.Name()
-		if dispatch.CheckID(run) != nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, run, local.RunFile)); err == nil {
-			continue // a local run: its calls are this project's tasks
-		}
-		file := filepath.Join(dir, run, local.ResultFile)
-		var res wf.Result
-		if dispatch.ReadJSON(file, &res) != nil || res.RunID != run {
+		res, file := local.KeptFleetResult(projectRoot, run) // nil for a local run: its calls are this project's tasks
+		if res == nil {
 			continue
 		}
 		for _, ph := range res.Phases {

@@ -2,9 +2,7 @@ package workflow
 
 import (
 	"os"
-	"path/filepath"
 
-	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -34,20 +32,12 @@ func keptFleetRuns(projectRoot string) []engine.RunInfo {
 // keptFleetRun is one fleet run read from this project's kept result (nil:
 // none kept, or a local run).
 func keptFleetRun(projectRoot, id string) *engine.RunInfo {
-	if projectRoot == "" || dispatch.CheckID(id) != nil {
-		return nil
-	}
-	dir := filepath.Join(taskdir.Open(projectRoot).WorkflowsDir(), id)
-	if _, err := os.Stat(filepath.Join(dir, local.RunFile)); err == nil {
-		return nil
-	}
-	file := filepath.Join(dir, local.ResultFile)
-	var res wf.Result
-	if dispatch.ReadJSON(file, &res) != nil || res.RunID != id {
+	res, file := local.KeptFleetResult(projectRoot, id)
+	if res == nil {
 		return nil
 	}
 	info := &engine.RunInfo{RunID: id, Plan: res.Plan, Engine: "temporal", Status: res.Status, Created: res.Started,
-		Agents: res.Agents, Usage: res.Usage, ResultRef: file, Result: &res, Calls: wf.CallStatuses(&res)}
+		Agents: res.Agents, Usage: res.Usage, ResultRef: file, Result: res, Calls: wf.CallStatuses(res)}
 	info.Reason = keptWord
 	if res.Reason != "" {
 		info.Reason = res.Reason + "; " + keptWord
