@@ -66,6 +66,11 @@ type WorkerOptions struct {
 	TrustedKeys []string
 	// AllowUnsigned runs any submission, signed or not (--allow-unsigned).
 	AllowUnsigned bool
+	// TrustedWorkerKeys are other workers' public keys (or files of them)
+	// whose signed transcripts and partial changes this worker continues
+	// a call from, besides its own and ~/.config/brood/fleet/trusted_workers
+	// (--trusted-worker-key).
+	TrustedWorkerKeys []string
 }
 
 // KeygenOptions are the flags of `brood fleet keygen`.
@@ -75,6 +80,9 @@ type KeygenOptions struct {
 	Force bool
 	// Comment ends the public key's line (default user@host).
 	Comment string
+	// Worker makes the worker's key (worker.key) instead of the
+	// submitter's (--worker).
+	Worker bool
 }
 
 // FleetFlags say where the fleet is: each overrides its temporal.* setting.

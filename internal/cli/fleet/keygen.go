@@ -24,10 +24,19 @@ agent, the snapshot of your tree, the remote it names and the limits.
 A worker runs only submissions signed by a key in its allowlist: give the
 public key to the workers' operator, who adds it with
 brood worker --trusted-key 'brood-ed25519 ...' or as a line in the worker's
-~/.config/brood/fleet/trusted_keys.`,
+~/.config/brood/fleet/trusted_keys.
+
+With --worker it makes a worker's own key instead (worker.key, worker.pub),
+which signs the transcripts and partial changes the worker hands to the
+next attempt of a call; brood worker makes one at its first start when
+there is none. The fleet's other workers trust its public key with
+brood worker --trusted-worker-key or a line in their
+~/.config/brood/fleet/trusted_workers (a retry on a worker that does not
+trust it starts the call over).`,
 		Example: `  brood fleet keygen
   brood fleet keygen --comment "alice laptop"
-  brood worker --trusted-key ~/keys/alice.pub --temporal 127.0.0.1:7233`,
+  brood worker --trusted-key ~/keys/alice.pub --temporal 127.0.0.1:7233
+  brood fleet keygen --worker`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -41,6 +50,7 @@ brood worker --trusted-key 'brood-ed25519 ...' or as a line in the worker's
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing key (workers that trust the old one will refuse your submissions)")
+	cmd.Flags().BoolVar(&opts.Worker, "worker", false, "make this machine's worker key (worker.key) instead of the submitter's")
 	cmd.Flags().StringVar(&opts.Comment, "comment", "", "a comment at the end of the public key's line (default user@host)")
 	return cmd
 }

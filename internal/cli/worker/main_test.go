@@ -45,6 +45,9 @@ func (p *proc) kill() {
 // starting with ready (waited for when not empty).
 func startBrood(t *testing.T, pr *testbrood.Project, env []string, ready string, args ...string) *proc {
 	t.Helper()
+	if len(args) > 0 && args[0] == "worker" {
+		testbrood.FleetWorkerKey(t, pr.Home) // the fleet's workers trust each other
+	}
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, workerArgs(args)...)
 	cmd.Dir = pr.Root

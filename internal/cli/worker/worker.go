@@ -53,6 +53,7 @@ its running calls move to another worker.`,
 	opts.Fleet.AddFlags(cmd)
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "calls this worker runs at once (default: pool.concurrency)")
 	cmd.Flags().StringArrayVar(&opts.TrustedKeys, "trusted-key", nil, "a submitter's public key (brood-ed25519 ..., as brood fleet keygen prints it) or a file of them, whose signed submissions this worker runs (repeatable; added to ~/.config/brood/fleet/trusted_keys)")
+	cmd.Flags().StringArrayVar(&opts.TrustedWorkerKeys, "trusted-worker-key", nil, "another worker's public key (brood-ed25519 ..., as it prints it at start) or a file of them: this worker continues calls from transcripts and partial changes that key signed (repeatable; added to ~/.config/brood/fleet/trusted_workers; a worker always trusts its own key)")
 	cmd.Flags().BoolVar(&opts.AllowUnsigned, "allow-unsigned", false, "run every submission, signed or not, from anyone who can reach the task queue (a dev server only you can reach; see docs/scale-out.md)")
 	cmd.Flags().StringArrayVar(&opts.Remotes, "remote", nil, "a git remote this worker may fetch a submission's base commit from (repeatable; added to worker.remotes; default: none, bases come from bundles in the store)")
 	return cmd

@@ -51,6 +51,11 @@ type Activities struct {
 	// signed by one of them is refused before anything runs. nil: not
 	// checked (tests that embed a worker); brood worker always sets one.
 	Trust *Trust
+	// Keys are the worker's own key, which signs every heartbeat's
+	// continuation, and the other workers' it continues calls of
+	// (workerkey.go). nil: nothing signed nor checked (tests that embed a
+	// worker); brood worker always sets them.
+	Keys *WorkerKeys
 	// BeforeResult, when set, runs after a call's child ended and before
 	// its result is recorded: a fault test stops the worker there (brood
 	// worker sets it from BROOD_TEST_HOLD_BEFORE_RESULT only).
@@ -76,7 +81,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	lp.mark("admit and claim")
 	spec := in.Spec
-	hb, followUp := resumePoint(ctx, in)
+	info := infoOf(ctx)
+	hb, followUp, note, err := resumePoint(ctx, in, a.Keys)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	// Checked: what it hands on is this worker's to vouch for now.
+	a.Keys.sign(info, &hb)
 	if err := sameTask(spec, hb); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
@@ -175,6 +186,10 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	last := b.hb
 	last.Result = Ref{}
+	a.Keys.sign(info, &last)
+	if note != "" {
+		r.Text += "\n\n[brood: " + note + "]"
+	}
 	return &CallOutput{Result: *r, Last: &last}, nil
 }
 
@@ -183,15 +198,30 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 // call (in.From), or nothing; and whether the call's follow-up prompt (a
 // resume that is not a pick-up) is still to be sent: once, as a retry of
 // its attempt continues what that attempt began.
-func resumePoint(ctx context.Context, in CallInput) (hb Heartbeat, followUp bool) {
+//
+// Either is taken only when a worker key this one trusts signed it for
+// this call (keys.check): a From that is not is refused; heartbeat details
+// that are not are dropped, and the attempt starts the call over from its
+// signed brief, which note says (for its result).
+func resumePoint(ctx context.Context, in CallInput, keys *WorkerKeys) (hb Heartbeat, followUp bool, note string, err error) {
 	spec := in.Spec
+	info := infoOf(ctx)
 	followUp = spec.Resume != "" && !spec.Continue
 	var from Heartbeat
 	if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
+		if err := keys.check(info, *in.From); err != nil {
+			return hb, false, "", untrustedFrom(err)
+		}
 		from = *in.From
 	}
-	if activity.HasHeartbeatDetails(ctx) {
+	held := activity.HasHeartbeatDetails(ctx)
+	if held {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
+		if err := keys.check(info, hb); err != nil {
+			note, held = startedOver(info.Attempt, err), false
+		}
+	}
+	if held {
 		// An attempt's heartbeats name a transcript of their own only once
 		// it has the follow-up (beater.upload): while they name none, or
 		// the one the call started from, the follow-up is still to be
@@ -200,12 +230,12 @@ func resumePoint(ctx context.Context, in CallInput) (hb Heartbeat, followUp bool
 	} else {
 		hb = from
 	}
-	if hb.TaskID == "" && spec.Resume == "" && activity.GetInfo(ctx).Attempt > 1 {
+	if hb.TaskID == "" && spec.Resume == "" && info.Attempt > 1 {
 		// A retry of an attempt that died before its first heartbeat: the
 		// same task, continued from its directory where it has one here.
 		hb.TaskID = spec.TaskID
 	}
-	return hb, followUp
+	return hb, followUp, note, nil
 }
 
 // sameTask checks that the heartbeat an attempt continues from names the
@@ -363,15 +393,53 @@ func (a *Activities) continuation(ctx context.Context, spec call.Spec, hb Heartb
 	if err != nil {
 		return spec, nop, err
 	}
-	f, err := os.CreateTemp("", "brood-transcript-*.jsonl")
+	path, cleanup, err := continuedTranscript(a.ProjectRoot, id, b)
 	if err != nil {
-		return spec, nop, err
+		return spec, nop, fmt.Errorf("continue task %s: %w", id, err)
 	}
-	defer f.Close()
-	if _, err := f.Write(b); err != nil {
-		os.Remove(f.Name())
-		return spec, nop, err
+	spec.Transcript, spec.NextTurn = path, next
+	return spec, cleanup, nil
+}
+
+// continuedFile is where a continued call's transcript waits for its
+// child, in the call's own task directory.
+const continuedFile = "continued.jsonl"
+
+// continuedTranscript writes the transcript a call continues (another
+// worker's run of it: its submitter's conversation) where its own child
+// may read it and no other call's can: in the task's own directory (made
+// for it; the dispatcher starts the task there), mode 0600, never the
+// worker's shared TMPDIR, which every child on the worker reads. cleanup
+// removes it, and the directory if the task never started in it.
+func continuedTranscript(root, id string, data []byte) (string, func(), error) {
+	td, err := taskdir.Open(root).Task(id)
+	if err != nil {
+		return "", nil, err
 	}
-	spec.Transcript, spec.NextTurn = f.Name(), next
-	return spec, func() { os.Remove(f.Name()) }, nil
+	if err := td.Create(); err != nil {
+		return "", nil, err
+	}
+	f, err := td.CreateFresh(continuedFile)
+	if err != nil {
+		return "", nil, err
+	}
+	path := f.Name()
+	cleanup := func() {
+		_ = td.RemoveEntry(continuedFile)
+		if !td.Has(taskdir.Envelope) {
+			_ = os.Remove(td.Path()) // only if empty: nothing of the task's is there
+		}
+	}
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return path, cleanup, nil
 }

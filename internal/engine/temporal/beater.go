@@ -30,6 +30,7 @@ type beater struct {
 	cp   *copyOf // the call's copy of the submitter's tree (nil: none)
 	ro   int     // 0 unknown, 1 read-only, 2 a writer
 	code *codesnap.Result
+	info CallInfo // the call's, for the heartbeats' signatures
 	kick chan struct{}
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -59,7 +60,7 @@ type beater struct {
 // ask is where the call's follow-up prompt goes in the transcript (-1: it
 // has none to send; followUpAt).
 func newBeater(ctx context.Context, a *Activities, s *sender, id string, cp *copyOf, from Heartbeat, ask int64) *beater {
-	b := &beater{ctx: ctx, a: a, s: s, id: id, cp: cp, ask: ask, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &beater{ctx: ctx, a: a, s: s, id: id, cp: cp, ask: ask, info: infoOf(ctx), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if from.TaskID == id {
 		b.ref, b.pos, b.code = from.Transcript, from.Position, from.Code
 	}
@@ -142,6 +143,7 @@ func (b *beater) finish(r *call.Result) {
 		if ref, err := b.put(ctx, data, hb); err == nil {
 			b.a.Times.Add("  result put in the store", time.Since(at))
 			hb.Result = ref
+			b.a.Keys.sign(b.info, &hb)
 			// On the server before the activity completes: a completion
 			// lost (a server restart, this worker killed now) is retried
 			// with this heartbeat, and the retry returns the result.
@@ -388,9 +390,12 @@ func (b *beater) put(ctx context.Context, data []byte, hb Heartbeat) (Ref, error
 	}
 }
 
-// current is the heartbeat naming what was uploaded last.
+// current is the heartbeat naming what was uploaded last, signed by
+// this worker for the call.
 func (b *beater) current() Heartbeat {
-	return Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos, Code: b.code}
+	hb := Heartbeat{TaskID: b.id, Worker: b.a.Worker, Transcript: b.ref, Position: b.pos, Code: b.code}
+	b.a.Keys.sign(b.info, &hb)
+	return hb
 }
 
 // change is a writer's change so far, taken with its transcript, so a

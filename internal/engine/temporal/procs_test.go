@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/broodhq/brood/internal/engine/temporal"
+	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // workerProc is a `brood worker` process (this test binary acting as
@@ -49,6 +50,7 @@ func startWorkerProcWith(t *testing.T, addr, queue, script, store string, conc i
 func startWorkerProcEnv(t *testing.T, addr, queue, script, store string, conc int, more string, env ...string) *workerProc {
 	t.Helper()
 	p := newProject(t, script)
+	testbrood.FleetWorkerKey(t, p.home) // the fleet's workers trust each other
 	settings := "[pool]\nkill_grace = \"2s\"\nheartbeat_timeout = \"3s\"\nping_interval = \"100ms\"\n" + more
 	if err := os.WriteFile(filepath.Join(p.root, ".brood", "settings.toml"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)

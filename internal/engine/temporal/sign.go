@@ -164,7 +164,12 @@ const (
 // 0600, dir 0700) and its public key (one line), each written tmp+rename.
 // An existing key is kept unless force.
 func GenerateKey(dir, comment string, force bool) (string, error) {
-	priv := filepath.Join(dir, PrivateKeyFile)
+	return generateKeyAs(dir, PrivateKeyFile, PublicKeyFile, comment, force)
+}
+
+// generateKeyAs is GenerateKey for the key files privName and pubName.
+func generateKeyAs(dir, privName, pubName, comment string, force bool) (string, error) {
+	priv := filepath.Join(dir, privName)
 	if _, err := os.Lstat(priv); err == nil && !force {
 		return "", fmt.Errorf("%s exists: brood keeps it (workers trust its public key); pass --force to replace it", priv)
 	}
@@ -186,7 +191,7 @@ func GenerateKey(dir, comment string, force bool) (string, error) {
 		return "", err
 	}
 	line := FormatPublicKey(pub, comment)
-	if err := dispatch.WriteFileAtomic(filepath.Join(dir, PublicKeyFile), []byte(line+"\n")); err != nil {
+	if err := dispatch.WriteFileAtomic(filepath.Join(dir, pubName), []byte(line+"\n")); err != nil {
 		return "", err
 	}
 	return line, nil

@@ -181,6 +181,11 @@ type Heartbeat struct {
 	Code *codesnap.Result `json:"code,omitempty"`
 	// Worker is who ran the attempt.
 	Worker string `json:"worker,omitempty"`
+	// Signed is the worker's signature over what the heartbeat hands on
+	// (Transcript, Position, Code, Result) for this call: a worker
+	// continues only from what a worker key it trusts signed
+	// (workerkey.go).
+	Signed *WorkerSig `json:"signed,omitempty"`
 }
 
 // Progress is what the progress query answers: the latest event per phase.

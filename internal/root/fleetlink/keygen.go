@@ -22,6 +22,16 @@ func (Link) Keygen(opts *cmdutil.KeygenOptions) error {
 		comment = cmdutil.FirstNonEmpty(os.Getenv("USER"), "brood") + "@" + host
 	}
 	dir := temporal.KeyDir(f.Home)
+	if opts.Worker {
+		line, err := temporal.GenerateWorkerKey(dir, comment, opts.Force)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f.Out, "%s\n", line)
+		fmt.Fprintf(f.Err, "brood fleet keygen: worker key %s (0600), public key %s\n", filepath.Join(dir, temporal.WorkerKeyFile), filepath.Join(dir, temporal.WorkerPublicKeyFile))
+		fmt.Fprintf(f.Err, "brood fleet keygen: brood worker signs what it hands on with it; on the fleet's other workers: brood worker --trusted-worker-key '%s' (or that line in ~/.config/brood/fleet/%s)\n", line, temporal.TrustedWorkersFile)
+		return nil
+	}
 	line, err := temporal.GenerateKey(dir, comment, opts.Force)
 	if err != nil {
 		return err

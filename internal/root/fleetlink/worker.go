@@ -102,6 +102,10 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 	if err != nil {
 		return &cmdutil.ExitError{Code: 2, Err: err}
 	}
+	keys, made, err := workerKeys(f.Home, opts.TrustedWorkerKeys)
+	if err != nil {
+		return &cmdutil.ExitError{Code: 2, Err: err}
+	}
 	if err := f.WorkerModel(); err != nil {
 		return err // before the fleet is dialled: it would take no call
 	}
@@ -147,7 +151,7 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 		Queue: cfg.Queue, Concurrency: conc, Heartbeat: ping,
 		StopTimeout: 2*f.Settings.Pool.KillGrace.Duration + 5*time.Second,
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: f.ProjectRoot, Store: store,
-			Worker: identity, UploadEvery: ping, Code: site, Trust: trust,
+			Worker: identity, UploadEvery: ping, Code: site, Trust: trust, Keys: keys,
 			BeforeResult: holdForTest(os.Getenv("BROOD_TEST_HOLD_BEFORE_RESULT"))},
 	})
 	if err := w.Start(); err != nil {
@@ -160,6 +164,10 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 	} else {
 		fmt.Fprintf(f.Err, "brood worker: runs submissions signed by %d trusted key(s)\n", trust.Len())
 	}
+	if made {
+		fmt.Fprintf(f.Err, "brood worker: made this worker's key %s\n", filepath.Join(temporal.KeyDir(f.Home), temporal.WorkerKeyFile))
+	}
+	fmt.Fprintf(f.Err, "brood worker: worker key %s (continues calls signed by it and %d other worker key(s); the others trust it with --trusted-worker-key)\n", keys.Public(""), keys.Trusted())
 	if len(remotes) == 0 {
 		fmt.Fprintln(f.Err, "brood worker: base commits come from bundles in the store only (no remote allowed: worker.remotes, --remote)")
 	}
@@ -190,6 +198,26 @@ func workerTrust(home string, flags []string, allowUnsigned bool) (*temporal.Tru
 			filepath.Join("~/.config/brood/fleet", temporal.TrustedKeysFile))
 	}
 	return t, nil
+}
+
+// workerKeys are the worker's own key (made under its user's fleet
+// state at its first start) and the other workers' keys it trusts: its
+// user's trusted_workers file and --trusted-worker-key.
+func workerKeys(home string, flags []string) (*temporal.WorkerKeys, bool, error) {
+	if home == "" {
+		return nil, false, errors.New("HOME is not set: brood worker keeps its worker key in ~/.config/brood/fleet")
+	}
+	dir := temporal.KeyDir(home)
+	host, _ := os.Hostname()
+	own, made, err := temporal.LoadWorkerKey(dir, "worker@"+host)
+	if err != nil {
+		return nil, false, err
+	}
+	trusted, err := temporal.TrustWorkers(dir, flags)
+	if err != nil {
+		return nil, false, err
+	}
+	return temporal.NewWorkerKeys(own, trusted), made, nil
 }
 
 // holdForTest is the fault tests' way to stop a worker between a call's

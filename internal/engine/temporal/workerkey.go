@@ -1,0 +1,204 @@
+package temporal
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+)
+
+// Worker keys (docs/scale-out.md, "Who a worker trusts"): the heartbeat an
+// attempt hands the next one, and a resumed call's From, name objects in
+// the fleet's store (the transcript so far, the writer's partial change,
+// the finished result), and anyone who can write the store and reach the
+// frontend can write such an object and heartbeat it by workflow and
+// activity id. A transcript's first line names its task, but nothing in
+// it needs a key. So every worker signs what it hands on with a key of its
+// own, over the call's namespace, run (workflow id), task and attempt and
+// the objects' content addresses, and a worker continues only from what a
+// worker key it trusts signed for this very call: its own, and those its
+// operator listed (--trusted-worker-key, trusted_workers).
+
+// Worker key files in KeyDir.
+const (
+	WorkerKeyFile       = "worker.key"
+	WorkerPublicKeyFile = "worker.pub"
+	TrustedWorkersFile  = "trusted_workers"
+)
+
+// workerSigContext separates a worker's signature from any other use of
+// a key.
+const workerSigContext = "brood fleet worker continuation v1\x00"
+
+// WorkerSig is a worker's signature over what a heartbeat hands the next
+// attempt (continuationClaim).
+type WorkerSig struct {
+	Key []byte `json:"key"`
+	// Attempt is the signing worker's attempt of the call.
+	Attempt int    `json:"attempt"`
+	Sig     []byte `json:"sig"`
+}
+
+// continuationClaim is what a worker signs: this call (namespace, run,
+// task), its attempt, and every object the heartbeat names by content
+// address (the partial change by changeSum, which covers its patch's
+// and bundle's store digests).
+type continuationClaim struct {
+	Namespace  string `json:"namespace"`
+	Workflow   string `json:"workflow"`
+	Task       string `json:"task"`
+	Attempt    int    `json:"attempt"`
+	Transcript Ref    `json:"transcript"`
+	Position   int64  `json:"position"`
+	Change     string `json:"change"`
+	Result     Ref    `json:"result"`
+}
+
+func claimOf(info CallInfo, attempt int, hb Heartbeat) []byte {
+	b, _ := json.Marshal(continuationClaim{Namespace: info.Namespace, Workflow: info.Workflow, Task: hb.TaskID, Attempt: attempt,
+		Transcript: hb.Transcript, Position: hb.Position, Change: changeSum(hb.Code), Result: hb.Result})
+	return append([]byte(workerSigContext), b...)
+}
+
+// carries reports whether a heartbeat hands the next attempt anything
+// from the store (a task id alone is checked against the call's own).
+func carries(hb Heartbeat) bool {
+	return !hb.Transcript.IsZero() || hb.Code != nil || !hb.Result.IsZero()
+}
+
+// WorkerKeys is a worker's own key, which signs every heartbeat it sends,
+// and the other workers' keys whose continuations it takes.
+type WorkerKeys struct {
+	own     ed25519.PrivateKey
+	trusted *Trust
+}
+
+// NewWorkerKeys is a worker's keys: own signs, trusted (nil: none but its
+// own) are the other workers it continues calls of.
+func NewWorkerKeys(own *Signer, trusted *Trust) *WorkerKeys {
+	if trusted == nil {
+		trusted = NewTrust()
+	}
+	return &WorkerKeys{own: own.key, trusted: trusted}
+}
+
+// Public is the worker's public key in its text form.
+func (k *WorkerKeys) Public(comment string) string {
+	return FormatPublicKey(k.own.Public().(ed25519.PublicKey), comment)
+}
+
+// Trusted is how many other workers' keys it trusts.
+func (k *WorkerKeys) Trusted() int { return k.trusted.Len() }
+
+// sign signs what hb hands on for the call (nil keys: a worker embedded
+// in a test, which signs nothing).
+func (k *WorkerKeys) sign(info CallInfo, hb *Heartbeat) {
+	if k == nil {
+		return
+	}
+	hb.Signed = nil
+	if !carries(*hb) {
+		return
+	}
+	hb.Signed = &WorkerSig{Key: k.own.Public().(ed25519.PublicKey), Attempt: info.Attempt, Sig: ed25519.Sign(k.own, claimOf(info, info.Attempt, *hb))}
+}
+
+// unsignedError says why a continuation is not taken: signed by no
+// worker (key nil), by a key this worker does not trust, or not for this
+// call.
+type unsignedError struct {
+	key     []byte
+	attempt int
+	why     string
+}
+
+func (e *unsignedError) Error() string { return e.why }
+
+// check reports whether what hb hands on was signed, for this call
+// (info's namespace and workflow, hb's task), by a worker key k trusts
+// (nil keys: not checked).
+func (k *WorkerKeys) check(info CallInfo, hb Heartbeat) error {
+	if k == nil || !carries(hb) {
+		return nil
+	}
+	s := hb.Signed
+	if s == nil || len(s.Key) == 0 {
+		return &unsignedError{why: "signed by no worker"}
+	}
+	fp := Fingerprint(s.Key)
+	if !bytes.Equal(s.Key, k.own.Public().(ed25519.PublicKey)) && !k.trusted.trusts(s.Key) {
+		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("signed by worker key %s, which this worker does not trust", fp)}
+	}
+	if len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), claimOf(info, s.Attempt, hb), s.Sig) {
+		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("not what worker key %s signed for task %s of run %s (changed since, or another call's)", fp, hb.TaskID, info.Workflow)}
+	}
+	return nil
+}
+
+// startedOver is the note a call that could not continue its earlier
+// attempt's conversation carries in its result.
+func startedOver(attempt int, err error) string {
+	e, _ := err.(*unsignedError)
+	prev := attempt - 1
+	if e != nil && e.attempt > 0 {
+		prev = e.attempt
+	}
+	msg := fmt.Sprintf("attempt %d started over: attempt %d's transcript was %v", attempt, prev, err)
+	if e != nil && e.key != nil {
+		msg += fmt.Sprintf(" (to continue that worker's calls, trust its key: brood worker --trusted-worker-key, or a line in ~/.config/brood/fleet/%s)", TrustedWorkersFile)
+	}
+	return msg
+}
+
+// untrustedFrom is the refusal of a resumed call whose From was not
+// signed by a worker this one trusts.
+func untrustedFrom(err error) error {
+	e, _ := err.(*unsignedError)
+	if e != nil && e.key != nil {
+		return unbound("the call continues a transcript %v: add that worker's public key (the `brood worker: worker key` line it prints at start, or ~/.config/brood/fleet/%s on it) with brood worker --trusted-worker-key or a line in ~/.config/brood/fleet/%s, then resume it again", err, WorkerPublicKeyFile, TrustedWorkersFile)
+	}
+	return unbound("the call continues a transcript %v for it: a worker continues only a conversation a worker it trusts signed for this call; run the call again", err)
+}
+
+// LoadWorkerKey is the worker's own key in dir, made (0600, with its
+// public key beside it) the first time a worker starts; made says so.
+func LoadWorkerKey(dir, comment string) (s *Signer, made bool, err error) {
+	path := filepath.Join(dir, WorkerKeyFile)
+	if s, err = LoadSigner(path); err != nil || s != nil {
+		return s, false, err
+	}
+	if _, err := GenerateWorkerKey(dir, comment, false); err != nil {
+		return nil, false, err
+	}
+	s, err = LoadSigner(path)
+	if err == nil && s == nil {
+		err = fmt.Errorf("%s: made, then not found", path)
+	}
+	return s, true, err
+}
+
+// GenerateWorkerKey makes a worker's key pair in dir (brood fleet keygen
+// --worker; brood worker makes one at its first start): the private key
+// (0600) and its public key line, which the fleet's other workers trust.
+func GenerateWorkerKey(dir, comment string, force bool) (string, error) {
+	return generateKeyAs(dir, WorkerKeyFile, WorkerPublicKeyFile, comment, force)
+}
+
+// TrustWorkers is the worker keys a worker trusts besides its own: the
+// trusted_workers file in dir (missing: none) and flags (each a key or a
+// file of them).
+func TrustWorkers(dir string, flags []string) (*Trust, error) {
+	t := NewTrust()
+	if dir != "" {
+		if err := t.AddFile(filepath.Join(dir, TrustedWorkersFile)); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range flags {
+		if err := t.Add(f, "--trusted-worker-key"); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
