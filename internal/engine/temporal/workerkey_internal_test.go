@@ -1,0 +1,161 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// specRunner is a call.Runner that is a function.
+type specRunner func(context.Context, call.Spec) (*call.Result, error)
+
+func (f specRunner) Call(ctx context.Context, s call.Spec) (*call.Result, error) { return f(ctx, s) }
+
+func seeded(seed byte) *Signer {
+	return &Signer{key: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))}
+}
+
+// testCallInfo is the namespace and workflow the test activity
+// environment runs an activity under (what a worker signs for).
+func testCallInfo(t *testing.T) CallInfo {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context) (CallInfo, error) { return infoOf(ctx), nil }, activity.RegisterOptions{Name: "probe"})
+	v, err := env.ExecuteActivity("probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info CallInfo
+	if err := v.Get(&info); err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// TestContinuationOnlyFromATrustedWorkersSignature: an attempt given a
+// transcript to continue (heartbeat details, or a resumed call's From)
+// continues it only when a worker key it trusts (its own, or one it was
+// told to) signed it for this very call. Heartbeat details that are not
+// are dropped: the call starts over from its brief and its result says
+// so. A From that is not is refused, naming the key to trust. The
+// continued transcript waits for the child in the task's own directory,
+// mode 0600, never in TMPDIR (review15 C6).
+func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
+	info := testCallInfo(t)
+	own, friend, stranger := seeded(1), seeded(2), seeded(3)
+	trusted := NewTrust()
+	if err := trusted.Add(friend.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	signAs := func(s *Signer, in CallInfo, hb *Heartbeat) {
+		NewWorkerKeys(s, nil).sign(in, hb)
+	}
+	otherRun := info
+	otherRun.Workflow += "-other"
+	for _, tc := range []struct {
+		name   string
+		sign   func(*Heartbeat) // nil: unsigned
+		asFrom bool
+		want   string // "continued", "over: TEXT" (started over, saying TEXT) or "refused: TEXT"
+	}{
+		{"own key", func(hb *Heartbeat) { signAs(own, info, hb) }, false, "continued"},
+		{"a trusted worker's key", func(hb *Heartbeat) { signAs(friend, info, hb) }, false, "continued"},
+		{"unsigned", nil, false, "over: started over: attempt 0's transcript was signed by no worker"},
+		{"an untrusted worker's key", func(hb *Heartbeat) { signAs(stranger, info, hb) }, false, "over: which this worker does not trust (to continue that worker's calls, trust its key"},
+		{"signed for another run", func(hb *Heartbeat) { signAs(own, otherRun, hb) }, false, "over: not what worker key"},
+		{"changed after it was signed", func(hb *Heartbeat) { signAs(own, info, hb); hb.Position-- }, false, "over: not what worker key"},
+		{"From by a trusted worker", func(hb *Heartbeat) { signAs(friend, info, hb) }, true, "continued"},
+		{"From unsigned", nil, true, "refused: signed by no worker"},
+		{"From by an untrusted worker", func(hb *Heartbeat) { signAs(stranger, info, hb) }, true,
+			"refused: the call continues a transcript signed by worker key " + Fingerprint(stranger.key.Public().(ed25519.PublicKey)) + ", which this worker does not trust: add that worker's public key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			root := t.TempDir()
+			store := &DirStore{Dir: t.TempDir()}
+			id := dispatch.NewID()
+			transcript := []byte(`{"type":"message"}` + "\n")
+			ref, err := store.PutBytes(context.Background(), TranscriptObject(id, transcript))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hb := Heartbeat{TaskID: id, Worker: "earlier", Transcript: ref, Position: int64(len(transcript))}
+			if tc.sign != nil {
+				tc.sign(&hb)
+			}
+			var seeded string
+			a := &Activities{Store: store, ProjectRoot: root, Worker: "here", Keys: NewWorkerKeys(own, trusted),
+				Runner: specRunner(func(_ context.Context, s call.Spec) (*call.Result, error) {
+					if s.Transcript != "" {
+						seeded = s.Transcript
+						fi, err := os.Stat(s.Transcript)
+						if err != nil || fi.Mode().Perm() != 0o600 {
+							t.Errorf("the continued transcript %s: %v %v; want it there, mode 0600", s.Transcript, fi, err)
+						}
+						if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+							t.Errorf("TMPDIR holds %v while the child runs: every child on the worker reads it", ents)
+						}
+					}
+					return &call.Result{TaskID: s.TaskID, Status: dispatch.StatusDone, Summary: "ran"}, nil
+				})}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			env.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: CallActivityName})
+			in := CallInput{Spec: call.Spec{Agent: "explore", Prompt: "brief", TaskID: id}}
+			if tc.asFrom {
+				in.From = &hb
+			} else {
+				env.SetHeartbeatDetails(hb)
+			}
+			v, err := env.ExecuteActivity(CallActivityName, in)
+			kind, text, _ := strings.Cut(tc.want, ": ")
+			if tc.want == "continued" {
+				kind = "continued"
+			}
+			if kind == "refused" {
+				if err == nil || !strings.Contains(err.Error(), text) {
+					t.Fatalf("err %v; want refused saying %q", err, text)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out CallOutput
+			if err := v.Get(&out); err != nil {
+				t.Fatal(err)
+			}
+			switch kind {
+			case "continued":
+				if want := filepath.Join(root, ".brood", "dispatch", id, continuedFile); seeded != want {
+					t.Errorf("the child was given transcript %q; want it continued from %q, in the task's own directory", seeded, want)
+				}
+				if strings.Contains(out.Text, "started over") {
+					t.Errorf("result text %q says the call started over", out.Text)
+				}
+			case "over":
+				if seeded != "" {
+					t.Errorf("the child continued transcript %s; want the call started over from its brief", seeded)
+				}
+				if !strings.Contains(out.Text, text) {
+					t.Errorf("result text %q; want it to say %q", out.Text, text)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(root, ".brood", "dispatch", id)); err == nil {
+				t.Errorf("the task's directory is left behind though its task never started there")
+			}
+		})
+	}
+}
