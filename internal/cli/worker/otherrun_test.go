@@ -98,7 +98,7 @@ func TestForgedPlanCallReadsNoOtherRun(t *testing.T) {
 			from := stolen
 			from.TaskID = own
 			s.TaskID, in.From = own, &from
-		}, "is task " + victim + "'s"},
+		}, "not what worker key"}, // signed for the victim's task, not this one
 		{"its own task", func(run string, s *call.Spec, _ *temporal.CallInput) {
 			s.TaskID = temporal.PlanTaskID(run, time.Now(), 0)
 		}, "ran: done "},

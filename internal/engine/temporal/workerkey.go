@@ -36,8 +36,15 @@ const workerSigContext = "brood fleet worker continuation v1\x00"
 type WorkerSig struct {
 	Key []byte `json:"key"`
 	// Attempt is the signing worker's attempt of the call.
-	Attempt int    `json:"attempt"`
-	Sig     []byte `json:"sig"`
+	Attempt int `json:"attempt"`
+	// Change and Result are the partial change (changeSum) and the stored
+	// result the signer handed on: whoever passes the heartbeat on may
+	// drop them (a follow-up of a finished writer, whose change landed,
+	// continues without it; a resume never returns the old result), never
+	// put others in their place.
+	Change string `json:"change,omitempty"`
+	Result Ref    `json:"result,omitzero"`
+	Sig    []byte `json:"sig"`
 }
 
 // continuationClaim is what a worker signs: this call (namespace, run,
@@ -55,9 +62,9 @@ type continuationClaim struct {
 	Result     Ref    `json:"result"`
 }
 
-func claimOf(info CallInfo, attempt int, hb Heartbeat) []byte {
-	b, _ := json.Marshal(continuationClaim{Namespace: info.Namespace, Workflow: info.Workflow, Task: hb.TaskID, Attempt: attempt,
-		Transcript: hb.Transcript, Position: hb.Position, Change: changeSum(hb.Code), Result: hb.Result})
+func claimOf(info CallInfo, hb Heartbeat, s *WorkerSig) []byte {
+	b, _ := json.Marshal(continuationClaim{Namespace: info.Namespace, Workflow: info.Workflow, Task: hb.TaskID, Attempt: s.Attempt,
+		Transcript: hb.Transcript, Position: hb.Position, Change: s.Change, Result: s.Result})
 	return append([]byte(workerSigContext), b...)
 }
 
@@ -101,16 +108,19 @@ func (k *WorkerKeys) sign(info CallInfo, hb *Heartbeat) {
 	if !carries(*hb) {
 		return
 	}
-	hb.Signed = &WorkerSig{Key: k.own.Public().(ed25519.PublicKey), Attempt: info.Attempt, Sig: ed25519.Sign(k.own, claimOf(info, info.Attempt, *hb))}
+	s := &WorkerSig{Key: k.own.Public().(ed25519.PublicKey), Attempt: info.Attempt, Change: changeSum(hb.Code), Result: hb.Result}
+	s.Sig = ed25519.Sign(k.own, claimOf(info, *hb, s))
+	hb.Signed = s
 }
 
 // unsignedError says why a continuation is not taken: signed by no
 // worker (key nil), by a key this worker does not trust, or not for this
 // call.
 type unsignedError struct {
-	key     []byte
-	attempt int
-	why     string
+	key       []byte
+	untrusted bool
+	attempt   int
+	why       string
 }
 
 func (e *unsignedError) Error() string { return e.why }
@@ -128,10 +138,15 @@ func (k *WorkerKeys) check(info CallInfo, hb Heartbeat) error {
 	}
 	fp := Fingerprint(s.Key)
 	if !bytes.Equal(s.Key, k.own.Public().(ed25519.PublicKey)) && !k.trusted.trusts(s.Key) {
-		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("signed by worker key %s, which this worker does not trust", fp)}
+		return &unsignedError{key: s.Key, untrusted: true, attempt: s.Attempt, why: fmt.Sprintf("signed by worker key %s, which this worker does not trust", fp)}
 	}
-	if len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), claimOf(info, s.Attempt, hb), s.Sig) {
+	switch {
+	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), claimOf(info, hb, s), s.Sig):
 		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("not what worker key %s signed for task %s of run %s (changed since, or another call's)", fp, hb.TaskID, info.Workflow)}
+	case hb.Code != nil && changeSum(hb.Code) != s.Change:
+		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("handed on with a partial change worker key %s did not sign for task %s", fp, hb.TaskID)}
+	case !hb.Result.IsZero() && hb.Result != s.Result:
+		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("handed on with a result worker key %s did not sign for task %s", fp, hb.TaskID)}
 	}
 	return nil
 }
@@ -145,7 +160,7 @@ func startedOver(attempt int, err error) string {
 		prev = e.attempt
 	}
 	msg := fmt.Sprintf("attempt %d started over: attempt %d's transcript was %v", attempt, prev, err)
-	if e != nil && e.key != nil {
+	if e != nil && e.untrusted {
 		msg += fmt.Sprintf(" (to continue that worker's calls, trust its key: brood worker --trusted-worker-key, or a line in ~/.config/brood/fleet/%s)", TrustedWorkersFile)
 	}
 	return msg
@@ -155,10 +170,10 @@ func startedOver(attempt int, err error) string {
 // signed by a worker this one trusts.
 func untrustedFrom(err error) error {
 	e, _ := err.(*unsignedError)
-	if e != nil && e.key != nil {
+	if e != nil && e.untrusted {
 		return unbound("the call continues a transcript %v: add that worker's public key (the `brood worker: worker key` line it prints at start, or ~/.config/brood/fleet/%s on it) with brood worker --trusted-worker-key or a line in ~/.config/brood/fleet/%s, then resume it again", err, WorkerPublicKeyFile, TrustedWorkersFile)
 	}
-	return unbound("the call continues a transcript %v for it: a worker continues only a conversation a worker it trusts signed for this call; run the call again", err)
+	return unbound("the call continues a transcript %v: a worker continues only a conversation a worker it trusts signed for this very call; run the call again", err)
 }
 
 // LoadWorkerKey is the worker's own key in dir, made (0600, with its

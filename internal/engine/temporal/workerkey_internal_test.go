@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -61,6 +62,9 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 	signAs := func(s *Signer, in CallInfo, hb *Heartbeat) {
 		NewWorkerKeys(s, nil).sign(in, hb)
 	}
+	code := func(n byte) *codesnap.Result {
+		return &codesnap.Result{Tree: strings.Repeat(string('a'+rune(n)), 40), Files: []string{"half.txt"}}
+	}
 	otherRun := info
 	otherRun.Workflow += "-other"
 	for _, tc := range []struct {
@@ -75,6 +79,8 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 		{"an untrusted worker's key", func(hb *Heartbeat) { signAs(stranger, info, hb) }, false, "over: which this worker does not trust (to continue that worker's calls, trust its key"},
 		{"signed for another run", func(hb *Heartbeat) { signAs(own, otherRun, hb) }, false, "over: not what worker key"},
 		{"changed after it was signed", func(hb *Heartbeat) { signAs(own, info, hb); hb.Position-- }, false, "over: not what worker key"},
+		{"its partial change dropped", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = nil }, false, "continued"},
+		{"another partial change", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = code(2) }, false, "over: handed on with a partial change worker key"},
 		{"From by a trusted worker", func(hb *Heartbeat) { signAs(friend, info, hb) }, true, "continued"},
 		{"From unsigned", nil, true, "refused: signed by no worker"},
 		{"From by an untrusted worker", func(hb *Heartbeat) { signAs(stranger, info, hb) }, true,
