@@ -308,7 +308,7 @@ func (t *Trust) addFile(path string, data []byte) error {
 		n++
 	}
 	if n == 0 {
-		return fmt.Errorf("%s: no public key in it (one %s line per trusted submitter)", path, KeyPrefix)
+		return fmt.Errorf("%s: no public key in it (one %s line per trusted key; remove the file to trust none)", path, KeyPrefix)
 	}
 	return nil
 }
