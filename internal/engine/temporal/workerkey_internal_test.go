@@ -165,3 +165,50 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerKeyIsMadeOnceAndKeptPrivate: a worker's first start makes its
+// key (0600, its public line beside it), later starts read the same key,
+// a key others can read is refused, and brood fleet keygen --worker's key
+// is the one a worker then uses.
+func TestWorkerKeyIsMadeOnceAndKeptPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fleet")
+	first, made, err := LoadWorkerKey(dir, "w@host")
+	if err != nil || first == nil || !made {
+		t.Fatalf("first start: %v made=%v err=%v; want a key made", first, made, err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, WorkerKeyFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v %v; want mode 0600", WorkerKeyFile, fi, err)
+	}
+	pub, err := os.ReadFile(filepath.Join(dir, WorkerPublicKeyFile))
+	if err != nil || !strings.HasPrefix(string(pub), first.Public()) {
+		t.Fatalf("%s %q, %v; want the key's public line %q", WorkerPublicKeyFile, pub, err, first.Public())
+	}
+	again, made, err := LoadWorkerKey(dir, "w@host")
+	if err != nil || made || again.Public() != first.Public() {
+		t.Fatalf("second start: made=%v err=%v, same key %v; want the first key, not a new one", made, err, again != nil && again.Public() == first.Public())
+	}
+	line, err := GenerateWorkerKey(dir, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, _, err := LoadWorkerKey(dir, ""); err != nil || k.Public() != line {
+		t.Fatalf("after keygen --worker --force: %v, %v; want its key %q", k, err, line)
+	}
+	if err := os.Chmod(filepath.Join(dir, WorkerKeyFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadWorkerKey(dir, ""); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a key others can read: %v; want it refused", err)
+	}
+	trusted, err := TrustWorkers(dir, []string{line})
+	if err != nil || trusted.Len() != 1 {
+		t.Fatalf("TrustWorkers: %v, %d key(s); want the flag's", err, trusted.Len())
+	}
+	if err := os.WriteFile(filepath.Join(dir, TrustedWorkersFile), []byte("not a key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TrustWorkers(dir, nil); err == nil || !strings.Contains(err.Error(), TrustedWorkersFile+":1") {
+		t.Fatalf("a bad trusted_workers line: %v; want it named FILE:LINE", err)
+	}
+}
