@@ -82,7 +82,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	lp.mark("admit and claim")
 	spec := in.Spec
 	info := infoOf(ctx)
-	hb, followUp, note, err := resumePoint(ctx, in, a.Keys)
+	hb, followUp, dropped, err := resumePoint(ctx, in, a.Keys)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
@@ -110,6 +110,10 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	if err := a.followUpOnce(thisCall(ctx), id, hb, followUp); err != nil {
 		return nil, err
+	}
+	note := ""
+	if dropped != nil {
+		note = startedOver(info.Attempt, dropped, a.hasTask(id))
 	}
 	spec, cleanup, err := a.continuation(ctx, spec, hb, followUp, in.Code != nil && !a.readOnly(spec))
 	if isUnbound(err) {
@@ -202,15 +206,16 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 // Either is taken only when a worker key this one trusts signed it for
 // this call (keys.check): a From that is not is refused; heartbeat details
 // that are not are dropped, and the attempt starts the call over from its
-// signed brief, which note says (for its result).
-func resumePoint(ctx context.Context, in CallInput, keys *WorkerKeys) (hb Heartbeat, followUp bool, note string, err error) {
+// signed brief (or its records here), and dropped says why (for its
+// result).
+func resumePoint(ctx context.Context, in CallInput, keys *WorkerKeys) (hb Heartbeat, followUp bool, dropped, err error) {
 	spec := in.Spec
 	info := infoOf(ctx)
 	followUp = spec.Resume != "" && !spec.Continue
 	var from Heartbeat
 	if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
 		if err := keys.check(info, *in.From); err != nil {
-			return hb, false, "", untrustedFrom(err)
+			return hb, false, nil, untrustedFrom(err)
 		}
 		from = *in.From
 	}
@@ -218,7 +223,7 @@ func resumePoint(ctx context.Context, in CallInput, keys *WorkerKeys) (hb Heartb
 	if held {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
 		if err := keys.check(info, hb); err != nil {
-			note, held = startedOver(info.Attempt, err), false
+			dropped, held = err, false
 		}
 	}
 	if held {
@@ -230,12 +235,20 @@ func resumePoint(ctx context.Context, in CallInput, keys *WorkerKeys) (hb Heartb
 	} else {
 		hb = from
 	}
-	if hb.TaskID == "" && spec.Resume == "" && info.Attempt > 1 {
-		// A retry of an attempt that died before its first heartbeat: the
-		// same task, continued from its directory where it has one here.
+	if hb.TaskID == "" && spec.Resume == "" && (info.Attempt > 1 || dropped != nil) {
+		// A retry of an attempt that died before its first heartbeat (or
+		// whose heartbeat is dropped): the same task, continued from its
+		// directory where it has one here.
 		hb.TaskID = spec.TaskID
 	}
-	return hb, followUp, note, nil
+	return hb, followUp, dropped, nil
+}
+
+// hasTask reports whether this worker has records of task id (a call
+// continues from them).
+func (a *Activities) hasTask(id string) bool {
+	td, err := taskdir.Open(a.ProjectRoot).Task(id)
+	return id != "" && err == nil && td.Has(taskdir.Envelope)
 }
 
 // sameTask checks that the heartbeat an attempt continues from names the

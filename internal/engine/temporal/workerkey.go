@@ -152,14 +152,20 @@ func (k *WorkerKeys) check(info CallInfo, hb Heartbeat) error {
 }
 
 // startedOver is the note a call that could not continue its earlier
-// attempt's conversation carries in its result.
-func startedOver(attempt int, err error) string {
+// attempt's conversation carries in its result: it started over from its
+// signed brief, or (local) continued from this worker's own records of
+// the task instead.
+func startedOver(attempt int, err error, local bool) string {
 	e, _ := err.(*unsignedError)
 	prev := attempt - 1
 	if e != nil && e.attempt > 0 {
 		prev = e.attempt
 	}
-	msg := fmt.Sprintf("attempt %d started over: attempt %d's transcript was %v", attempt, prev, err)
+	how := "started over"
+	if local {
+		how = "continued from this worker's own records of the task"
+	}
+	msg := fmt.Sprintf("attempt %d %s: attempt %d's transcript was %v", attempt, how, prev, err)
 	if e != nil && e.untrusted {
 		msg += fmt.Sprintf(" (to continue that worker's calls, trust its key: brood worker --trusted-worker-key, or a line in ~/.config/brood/fleet/%s)", TrustedWorkersFile)
 	}

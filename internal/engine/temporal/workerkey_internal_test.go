@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // specRunner is a call.Runner that is a function.
@@ -72,19 +73,21 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 		sign   func(*Heartbeat) // nil: unsigned
 		asFrom bool
 		want   string // "continued", "over: TEXT" (started over, saying TEXT) or "refused: TEXT"
+		local  bool   // this worker has records of the task
 	}{
-		{"own key", func(hb *Heartbeat) { signAs(own, info, hb) }, false, "continued"},
-		{"a trusted worker's key", func(hb *Heartbeat) { signAs(friend, info, hb) }, false, "continued"},
-		{"unsigned", nil, false, "over: started over: attempt 0's transcript was signed by no worker"},
-		{"an untrusted worker's key", func(hb *Heartbeat) { signAs(stranger, info, hb) }, false, "over: which this worker does not trust (to continue that worker's calls, trust its key"},
-		{"signed for another run", func(hb *Heartbeat) { signAs(own, otherRun, hb) }, false, "over: not what worker key"},
-		{"changed after it was signed", func(hb *Heartbeat) { signAs(own, info, hb); hb.Position-- }, false, "over: not what worker key"},
-		{"its partial change dropped", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = nil }, false, "continued"},
-		{"another partial change", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = code(2) }, false, "over: handed on with a partial change worker key"},
-		{"From by a trusted worker", func(hb *Heartbeat) { signAs(friend, info, hb) }, true, "continued"},
-		{"From unsigned", nil, true, "refused: signed by no worker"},
+		{"own key", func(hb *Heartbeat) { signAs(own, info, hb) }, false, "continued", false},
+		{"a trusted worker's key", func(hb *Heartbeat) { signAs(friend, info, hb) }, false, "continued", false},
+		{"unsigned", nil, false, "over: started over: attempt 0's transcript was signed by no worker", false},
+		{"an untrusted worker's key", func(hb *Heartbeat) { signAs(stranger, info, hb) }, false, "over: which this worker does not trust (to continue that worker's calls, trust its key", false},
+		{"signed for another run", func(hb *Heartbeat) { signAs(own, otherRun, hb) }, false, "over: not what worker key", false},
+		{"changed after it was signed", func(hb *Heartbeat) { signAs(own, info, hb); hb.Position-- }, false, "over: not what worker key", false},
+		{"unsigned, with records here", nil, false, "over: attempt 1 continued from this worker's own records of the task: attempt 0's transcript was signed by no worker", true},
+		{"its partial change dropped", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = nil }, false, "continued", false},
+		{"another partial change", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = code(2) }, false, "over: handed on with a partial change worker key", false},
+		{"From by a trusted worker", func(hb *Heartbeat) { signAs(friend, info, hb) }, true, "continued", false},
+		{"From unsigned", nil, true, "refused: signed by no worker", false},
 		{"From by an untrusted worker", func(hb *Heartbeat) { signAs(stranger, info, hb) }, true,
-			"refused: the call continues a transcript signed by worker key " + Fingerprint(stranger.key.Public().(ed25519.PublicKey)) + ", which this worker does not trust: add that worker's public key"},
+			"refused: the call continues a transcript signed by worker key " + Fingerprint(stranger.key.Public().(ed25519.PublicKey)) + ", which this worker does not trust: add that worker's public key", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
@@ -98,12 +101,21 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 				t.Fatal(err)
 			}
 			hb := Heartbeat{TaskID: id, Worker: "earlier", Transcript: ref, Position: int64(len(transcript))}
+			if tc.local {
+				td, err := taskdir.Open(root).Task(id)
+				if err != nil || td.Create() != nil || td.WriteJSON(taskdir.Envelope, map[string]string{"task_id": id}, false) != nil {
+					t.Fatalf("records of task %s here: %v", id, err)
+				}
+			}
 			if tc.sign != nil {
 				tc.sign(&hb)
 			}
 			var seeded string
 			a := &Activities{Store: store, ProjectRoot: root, Worker: "here", Keys: NewWorkerKeys(own, trusted),
 				Runner: specRunner(func(_ context.Context, s call.Spec) (*call.Result, error) {
+					if tc.local && (s.Resume != id || s.Transcript != "") {
+						t.Errorf("spec resume %q transcript %q; want the task resumed from its records here", s.Resume, s.Transcript)
+					}
 					if s.Transcript != "" {
 						seeded = s.Transcript
 						fi, err := os.Stat(s.Transcript)
@@ -159,7 +171,7 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 					t.Errorf("result text %q; want it to say %q", out.Text, text)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(root, ".brood", "dispatch", id)); err == nil {
+			if _, err := os.Stat(filepath.Join(root, ".brood", "dispatch", id)); err == nil && !tc.local {
 				t.Errorf("the task's directory is left behind though its task never started there")
 			}
 		})
