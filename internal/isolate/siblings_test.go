@@ -71,3 +71,25 @@ func TestOtherTasksHiddenWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestOtherTasksCovered: the dispatch directory a writer's mount namespace
+// covers (otherTasks) is its own task directory's, when that is in its
+// tree and the child does not keep it (a child that delegates writes its
+// own children's directories there).
+func TestOtherTasksCovered(t *testing.T) {
+	for _, tc := range []struct {
+		name, root, own string
+		kept            []string
+		want            string
+	}{
+		{"in the tree", "/p", "/p/.brood/dispatch/T", nil, "/p/.brood/dispatch"},
+		{"kept by a child that delegates", "/p", "/p/.brood/dispatch/T", []string{"/p/.brood/dispatch"}, ""},
+		{"outside the tree (the records moved out)", "/p", "/home/u/.local/state/brood/projects/p/dispatch/T", nil, ""},
+		{"not a dispatch directory", "/p", "/p/tmp/T", nil, ""},
+		{"no task directory", "/p", "", nil, ""},
+	} {
+		if got := otherTasks(tc.root, tc.own, tc.kept); got != tc.want {
+			t.Errorf("%s: otherTasks = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
