@@ -348,7 +348,7 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			return err
 		}
 		cmd.Dir = w.Dir
-		own := filepath.Dir(w.state)
+		own := resolvePath(filepath.Dir(w.state)) // as w.Root is
 		spec := mountSpec{Mode: ModeOverlay, Root: w.Root, Upper: w.upper, Work: w.work, Cwd: w.Dir, Keep: append([]string{own}, w.keep...), UserXattr: w.xattr}
 		if w.broodDir != "" {
 			// The other tasks' directories, read through the copy.
