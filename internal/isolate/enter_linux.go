@@ -32,6 +32,9 @@ import (
 //   - worktree: nothing to mount; it reports the copy's root.
 //   - inplace (an in-place writer): it binds the work tree's configuration
 //     read-only over itself (View), and returns Mode none.
+//   - overlay and inplace, for a child that does not delegate: the
+//     dispatch directory is covered but for its own task directory
+//     (coverTasks: the other tasks' are in its tree).
 //   - readonly (a read-only child): it makes every mount read-only but its
 //     own directories (ConfigureReadOnly), and returns Mode none.
 //   - probe (started by Probe): it tries an overlay mount in a scratch
