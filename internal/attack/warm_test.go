@@ -7,29 +7,31 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// TestWarmSlotTamperedIsNotUsed: an in-place writer (no file-system
-// sandbox) plants a file in the directory of an idle warm child
-// (pool.warm), which exists before its task does. The explore dispatched
-// next does not take that warm child: it starts cold in a directory of its
-// own, which holds nothing the writer put there, and the tampered slot is
-// removed.
+// TestWarmSlotTamperedIsNotUsed: something that writes .brood/dispatch
+// (an in-place writer where the kernel cannot cover the other tasks'
+// directories from it; here the root's own Bash, after a writer ran)
+// plants a file in the directory of an idle warm child (pool.warm), which
+// exists before its task does. The explore dispatched next does not take
+// that warm child: it starts cold in a directory of its own, which holds
+// nothing planted there, and the tampered slot is removed.
 func TestWarmSlotTamperedIsNotUsed(t *testing.T) {
 	p := newProject(t, nil)
 	mdl := p.script("warm.yaml", `agents:
   root:
     - tools:
-        - Task: {subagent_type: general-purpose, description: "plant", prompt: "plant"}
+        - Task: {subagent_type: general-purpose, description: "write", prompt: "write"}
+    - tools:
+        - Bash:
+            command: 'n=0; for d in .brood/dispatch/*/; do [ -e "$d/envelope.json" ] || { echo FORGED > "$d/planted"; n=$((n+1)); }; done; echo planted $n'
     - tools:
         - Task: {subagent_type: explore, description: "look", prompt: "look"}
     - say: "{{result 0}}"
   general-purpose:
-    - tools:
-        - Bash:
-            command: 'n=0; for d in .brood/dispatch/*/; do [ -e "$d/envelope.json" ] || { echo FORGED > "$d/planted"; n=$((n+1)); }; done; echo planted $n'
-    - say: "## What I did\nPlanted.\n\n## What I found\n{{result 0}}\n\n## Files changed\nnone\n\n## Problems\nnone"
+    - say: "## What I did\nWrote.\n\n## What I found\nnothing\n\n## Files changed\nnone\n\n## Problems\nnone"
   explore:
     - say: "## What I did\nLooked.\n\n## What I found\nnothing\n\n## Files changed\nnone\n\n## Problems\nnone"
 `)
@@ -38,10 +40,10 @@ func TestWarmSlotTamperedIsNotUsed(t *testing.T) {
 		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
 	}
 	planted := false
-	tasks, _ := dispatch.ListTasks(p.root)
-	for _, tk := range tasks {
-		planted = planted || (tk.Agent == "general-purpose" && tk.Result != nil && strings.Contains(tk.Result.Summary, "planted 1"))
+	for _, r := range p.rootTranscript() {
+		planted = planted || (r.Type == session.RecToolResult && r.Tool == "Bash" && strings.Contains(r.Output, "planted 1"))
 	}
+	tasks, _ := dispatch.ListTasks(p.root)
 	if !planted {
 		t.Fatalf("the scenario needs the writer to have planted into one idle warm child's directory:\n%s\n%s", out, errs)
 	}

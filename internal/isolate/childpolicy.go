@@ -64,9 +64,11 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 
 // childHidden are the paths env's child may not read: the base's
 // (credential stores, ~/.config/brood, the fleet worker's cache, the
-// user's sandbox.hide) and, for a child that does not delegate, the other
-// tasks' directories beside its own dir; each split around what the child
-// must read (hideAround): writable, its own tree, project and workspace,
+// user's sandbox.hide), each split around what the child must read
+// (hideAround), and, for a child that does not delegate, the dispatch
+// directory whole (its own dir, writable, is read through its rule: the
+// cost does not grow with the number of tasks). What the child must read:
+// writable, its own tree, project and workspace,
 // the object directories its git borrows (a fleet worker's copy), and, for
 // a child that delegates, the entries of ~/.config/brood it reads to
 // start its own children.
@@ -92,9 +94,13 @@ func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable 
 			}
 		}
 	} else if env.ProjectRoot != "" {
-		// Its siblings' envelopes, transcripts and results are theirs.
-		if root := Resolved(dispatch.Root(env.ProjectRoot)); root == filepath.Dir(dir) {
-			hidden = append(hidden, root)
+		// Its siblings' envelopes, transcripts and results are theirs:
+		// the dispatch directory is hidden whole, not split around dir
+		// (that would name every other task, thousands in a long-lived
+		// project, and list them on every spawn). dir is still read:
+		// it is writable, and a writable rule grants reading too.
+		if root := Resolved(dispatch.Root(env.ProjectRoot)); root == filepath.Dir(dir) && slices.Contains(writable, dir) {
+			return append(hideAround(hidden, keep), root)
 		}
 	}
 	return hideAround(hidden, keep)
@@ -467,12 +473,12 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 	// refused one's too: holding more read-only costs nothing).
 	added := addDirs(env.AddDirs, nil)
 	if allowConfig {
-		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files)
+		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:])
 	}
 	// A .claude/ made during the run would be, to the user's other
 	// sessions, the user's own (an untracked settings.local.json).
 	MakeToHold(root, project)
-	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files)
+	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:])
 }
 
 // RestrictChild is the child's own side: it puts itself in the sandbox its

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,6 +32,9 @@ import (
 //   - worktree: nothing to mount; it reports the copy's root.
 //   - inplace (an in-place writer): it binds the work tree's configuration
 //     read-only over itself (View), and returns Mode none.
+//   - overlay and inplace, for a child that does not delegate: the
+//     dispatch directory is covered but for its own task directory
+//     (coverTasks: the other tasks' are in its tree).
 //   - readonly (a read-only child): it makes every mount read-only but its
 //     own directories (ConfigureReadOnly), and returns Mode none.
 //   - probe (started by Probe): it tries an overlay mount in a scratch
@@ -58,7 +62,7 @@ func EnterFromEnv() (Entered, error) {
 	case ModeWorktree:
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
-		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW}); err != nil {
+		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own}); err != nil {
 			return Entered{}, err
 		}
 		return Entered{Mode: ModeNone}, nil
@@ -102,6 +106,17 @@ func mountOverlay(spec mountSpec) error {
 	}
 	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
+	}
+	if spec.Tasks != "" {
+		i := slices.IndexFunc(keep, func(k kept) bool { return k.path == spec.Own })
+		if i < 0 {
+			return fmt.Errorf("isolate: %s covers the other tasks but keeps no own task directory %s", envVar, spec.Own)
+		}
+		if err := coverTasks(spec.Tasks, filepath.Base(spec.Own), keep[i].fd); err != nil {
+			return err
+		}
+		unix.Close(keep[i].fd)
+		keep = slices.Delete(keep, i, i+1)
 	}
 	for _, k := range keep {
 		src := "/proc/self/fd/" + strconv.Itoa(k.fd)

@@ -23,6 +23,10 @@ const modeInPlace Mode = "inplace"
 type View struct {
 	ReadOnly []string `json:"ro,omitempty"`
 	Writable []string `json:"rw,omitempty"`
+	// Tasks is the dispatch directory covered but for Own, the child's
+	// own task directory (CoveringOtherTasks).
+	Tasks string `json:"tasks,omitempty"`
+	Own   string `json:"own,omitempty"`
 }
 
 // gitConfigEntries are the entries of a git directory that are
@@ -182,7 +186,7 @@ func ConfigureInPlace(cmd *exec.Cmd, v View) error {
 	if err := addMountNamespace(cmd); err != nil {
 		return err
 	}
-	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable}
+	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own}
 	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	return nil
 }

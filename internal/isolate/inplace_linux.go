@@ -2,6 +2,8 @@ package isolate
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,7 +55,14 @@ func bindView(v View) error {
 			return err
 		}
 	}
-	return nil
+	if v.Tasks == "" {
+		return nil
+	}
+	i := slices.IndexFunc(binds, func(b bind) bool { return b.path == v.Own && !b.ro })
+	if i < 0 {
+		return fmt.Errorf("isolate: the view covers the other tasks but binds no own task directory %s", v.Own)
+	}
+	return coverTasks(v.Tasks, filepath.Base(v.Own), binds[i].src)
 }
 
 // bindOver binds the file or directory src onto path (opened anew, with no

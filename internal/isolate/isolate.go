@@ -348,7 +348,14 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			return err
 		}
 		cmd.Dir = w.Dir
-		spec := mountSpec{Mode: ModeOverlay, Root: w.Root, Upper: w.upper, Work: w.work, Cwd: w.Dir, Keep: append([]string{filepath.Dir(w.state)}, w.keep...), UserXattr: w.xattr}
+		own := resolvePath(filepath.Dir(w.state)) // as w.Root is
+		spec := mountSpec{Mode: ModeOverlay, Root: w.Root, Upper: w.upper, Work: w.work, Cwd: w.Dir, Keep: append([]string{own}, w.keep...), UserXattr: w.xattr}
+		if w.broodDir != "" {
+			// The other tasks' directories, read through the copy.
+			if spec.Tasks = otherTasks(w.Root, own, w.keep); spec.Tasks != "" {
+				spec.Own = own
+			}
+		}
 		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	case ModeWorktree:
 		cmd.Dir = w.Dir

@@ -29,6 +29,10 @@ type mountSpec struct {
 	// RO and RW are an in-place writer's View.
 	RO []string `json:"ro,omitempty"`
 	RW []string `json:"rw,omitempty"`
+	// Tasks is the dispatch directory covered in the child's mount
+	// namespace but for Own, its own task directory (coverTasks).
+	Tasks string `json:"tasks,omitempty"`
+	Own   string `json:"own,omitempty"`
 }
 
 func (s mountSpec) encode() string {

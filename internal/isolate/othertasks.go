@@ -1,0 +1,43 @@
+package isolate
+
+import (
+	"path/filepath"
+	"slices"
+)
+
+// A writer whose tree holds the project's .brood/dispatch (an in-place
+// writer, an overlay child) has a Landlock rule on that whole tree, which
+// grants reading beneath it whatever its hidden list says: the other
+// tasks' envelopes, transcripts and results. Its own mount namespace
+// covers the dispatch directory instead: an empty read-only tmpfs over it
+// holding only a mount point for the child's own task directory, bound
+// back over it (coverTasks). The cost is three mounts however many tasks
+// there are, and a task made after the spawn is not seen either. A child
+// that delegates writes its own children's directories there and keeps
+// the directory.
+
+// otherTasks is the dispatch directory to cover for a child whose own
+// task directory is own, in a tree at root: own's parent when it is
+// named dispatch, is beneath root, and kept is not it nor holds it (a
+// child that delegates keeps it); "" otherwise.
+func otherTasks(root, own string, kept []string) string {
+	tasks := filepath.Dir(own)
+	if own == "" || filepath.Base(tasks) != "dispatch" || !within(root, tasks) || tasks == root {
+		return ""
+	}
+	if slices.ContainsFunc(kept, func(k string) bool { return within(k, tasks) }) {
+		return ""
+	}
+	return tasks
+}
+
+// CoveringOtherTasks is v with the dispatch directory holding the child's
+// own task directory own covered (otherTasks), for an in-place writer of
+// the tree at root; kept are the other directories it writes (a child
+// that delegates keeps the dispatch directory: nothing is covered).
+func (v View) CoveringOtherTasks(root, own string, kept []string) View {
+	if t := otherTasks(root, own, kept); t != "" && slices.Contains(v.Writable, own) {
+		v.Tasks, v.Own = t, own
+	}
+	return v
+}
