@@ -64,6 +64,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	_ = workflow.UpsertMemo(dc, map[string]any{
 		memoStatus: res.Status, memoReason: res.Reason, memoAgents: res.Agents,
 		memoDone: done, memoFailed: failed, memoFinished: res.Finished,
+		memoUsage: res.Usage, memoCalls: wf.CallStatuses(res), // workflow list's, as workflow show's
 	})
 	in.Journal = nil
 	return &RunOutput{Input: in, Result: res, Journal: j.Lines()}, nil
@@ -91,7 +92,8 @@ type CallInputW struct {
 // CallWorkflow runs one agent call (Engine.Call): one activity. Its output
 // keeps the call's last heartbeat, so a resume continues it anywhere.
 func CallWorkflow(w workflow.Context, in CallInputW) (*CallOutput, error) {
-	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code, Signed: in.Signed}}
+	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code, Signed: in.Signed},
+		submitted: workflow.GetInfo(w).WorkflowStartTime}
 	if in.From != nil {
 		r.in.Stopped = map[string]Heartbeat{in.From.TaskID: *in.From}
 	}
@@ -141,6 +143,11 @@ type activityRunner struct {
 	// chainLock orders the steps of the run's tree (nil: no tree is
 	// shipped, or a single call).
 	chainLock workflow.Semaphore
+	// submitted is when a single call was submitted (its workflow's
+	// start): its duration counts from there, the wait for a worker to
+	// take its workflow task in it. Zero for a plan's calls, which count
+	// from their schedule.
+	submitted time.Time
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {
@@ -203,7 +210,10 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		in.From = &hb
 	}
 	in.Code = r.startOf(in.From)
-	began := workflow.Now(w) // the call's duration: first schedule to completion
+	began := workflow.Now(w) // the call's duration: first schedule (a single call: its submit) to completion
+	if !r.submitted.IsZero() && r.submitted.Before(began) {
+		began = r.submitted
+	}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
 		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {

@@ -256,6 +256,11 @@ func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[st
 		}
 	}
 	ev := wf.Event{RunID: id, Status: st}
+	if old, ok := seen[""]; ok && st == wf.RunRunning && strings.HasPrefix(old.Status, wf.RunRunning+" on worker ") {
+		// Its attempt ended (its landing step, or a retry not yet taken):
+		// the worker named stays the last word, not a bare "running".
+		return
+	}
 	if old, ok := seen[""]; !ok || old != ev {
 		seen[""] = ev
 		events(ev)

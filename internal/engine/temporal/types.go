@@ -69,6 +69,8 @@ const (
 	memoDone     = "brood_done"
 	memoFailed   = "brood_failed"
 	memoFinished = "brood_finished"
+	memoUsage    = "brood_usage"
+	memoCalls    = "brood_calls"
 	memoAgent    = "brood_agent"
 )
 
