@@ -69,7 +69,6 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 	if info.Origin != "" {
 		fmt.Fprintf(w, "from     %s (another checkout: the run is listed here, its change lands there)\n", termsafe.Line(info.Origin))
 	}
-	fmt.Fprintf(w, "agents   %d started, %d done, %d failed, %d running\n", info.Agents, info.Done, info.Failed, info.Running)
 	calls := info.Calls
 	if r := info.Result; r != nil && len(r.Phases) > 0 {
 		// The result has every call, skipped ones too (on any engine).
@@ -80,6 +79,7 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 			}
 		}
 	}
+	fmt.Fprintf(w, "agents   %s\n", agentCounts(info, calls[wf.CallNotApplied]))
 	if len(calls) > 0 {
 		fmt.Fprintf(w, "calls    %s\n", byStatus(calls))
 	}
@@ -113,6 +113,22 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 		}
 	}
 	return nil
+}
+
+// agentCounts is the agents line of a run: a writer that finished but
+// whose change did not land (not applied) is said so, not counted failed
+// (the engines count it among the calls without a result).
+func agentCounts(info *engine.RunInfo, notApplied int) string {
+	failed := info.Failed
+	if notApplied > failed {
+		notApplied = failed
+	}
+	failed -= notApplied
+	s := fmt.Sprintf("%d started, %d done, %d failed", info.Agents, info.Done, failed)
+	if notApplied > 0 {
+		s += fmt.Sprintf(", %d not applied", notApplied)
+	}
+	return s + fmt.Sprintf(", %d running", info.Running)
 }
 
 // byStatus is "3 done, 1 cancelled", the statuses in a fixed order.
