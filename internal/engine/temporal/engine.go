@@ -321,7 +321,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 	// description has time of its own.
 	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
 	defer dcancel()
-	if !e.queuedEvents(dctx, id, runID, p.Events) {
+	if !e.queuedEvents(dctx, id, runID, p.Events, p.Chaining) {
 		return
 	}
 	for _, ev := range p.Events {

@@ -188,7 +188,7 @@ func (e *Engine) liveInfo(ctx context.Context, d *workflowservice.DescribeWorkfl
 		info.Agents += ev.Done + ev.Failed + ev.NotApplied + ev.Cancelled + ev.Running
 	}
 	started, _ := agentSlots(d)
-	splitRunning(p.Events, started, chaining(d))
+	splitRunning(p.Events, started, max(chaining(d), p.Chaining))
 	calls := map[string]int{}
 	for _, ev := range p.Events {
 		info.Done += ev.Done

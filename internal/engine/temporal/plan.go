@@ -31,7 +31,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	if err := workflow.SetQueryHandler(w, ProgressQuery, prog.snapshot); err != nil {
 		return nil, err
 	}
-	runner := &activityRunner{in: &in}
+	runner := &activityRunner{in: &in, prog: prog}
 	if in.Code != nil {
 		runner.chainLock = workflow.NewSemaphore(w, 1)
 	}
@@ -112,6 +112,19 @@ type progress struct {
 	mu     sync.Mutex
 	order  []string
 	events map[string]wf.Event
+	// chaining counts the writers whose child has ended and whose change
+	// is being put into the run's tree, or waits for its turn to be.
+	chaining int
+}
+
+// chained adds n to the writers in the run's chain.
+func (p *progress) chained(n int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chaining += n
 }
 
 func (p *progress) add(e wf.Event) {
@@ -129,7 +142,7 @@ func (p *progress) add(e wf.Event) {
 func (p *progress) snapshot() (Progress, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out Progress
+	out := Progress{Chaining: p.chaining}
 	for _, id := range p.order {
 		out.Events = append(out.Events, p.events[id])
 	}
@@ -148,6 +161,9 @@ type activityRunner struct {
 	// take its workflow task in it. Zero for a plan's calls, which count
 	// from their schedule.
 	submitted time.Time
+	// prog is the run's progress (nil for a single call): it counts the
+	// writers in the chain, the lock's waiters too.
+	prog *progress
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {
@@ -221,7 +237,9 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 			// it from where it was all the same.
 			r.stopped(*out.Last, in.Code)
 		}
+		r.prog.chained(1) // from its child's end: landing, never queued
 		r.chain(w, in.Code, &out)
+		r.prog.chained(-1)
 		out.Text = callDuration(out.Text, workflow.Now(w).Sub(began))
 		return &out, nil
 	}

@@ -176,7 +176,7 @@ func chaining(d *workflowservice.DescribeWorkflowExecutionResponse) int {
 // none is free). It reports false for a run it cannot describe: its
 // events would count as running calls no worker may have taken, so they
 // are not passed on (the next progress says it).
-func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf.Event) bool {
+func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf.Event, inChain int) bool {
 	running := 0
 	for _, ev := range events {
 		running += ev.Running
@@ -192,7 +192,7 @@ func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf
 		return true
 	}
 	started, _ := agentSlots(d)
-	splitRunning(events, started, chaining(d))
+	splitRunning(events, started, max(chaining(d), inChain))
 	if started > 0 {
 		return true
 	}
