@@ -157,3 +157,28 @@ func tagDuration(t *testing.T, text string) time.Duration {
 	}
 	return d
 }
+
+// TestWrongNamespaceSaysWhatToDo (fleetqa4 P3): a namespace the server
+// does not have is said in one line naming the flag, the setting and the
+// command that creates it, by the worker, a submitter and a listing alike,
+// not as the SDK's bare "Namespace nope is not found".
+func TestWrongNamespaceSaysWhatToDo(t *testing.T) {
+	srv := devserver.Start(t)
+	fleet := []string{"--temporal", srv.Addr, "--namespace", "nope", "--store", "file://" + t.TempDir()}
+	sub := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(sub.Root, "plan.yaml"), "name: ns\nphases:\n  - id: p\n    parallel: [{agent: explore, prompt: \"one\"}]\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	want := "has no namespace \"nope\": check --namespace or temporal.namespace, or create it with `temporal operator namespace create --namespace nope"
+	for _, args := range [][]string{
+		{"worker", "--allow-unsigned"},
+		{"subagent", "explore", "hi", "--engine", "temporal"},
+		{"workflow", "run", "plan.yaml", "--engine", "temporal", "--yes"},
+		{"workflow", "list", "--engine", "temporal"},
+	} {
+		code, out, errs := sub.Brood(ctx, []string{"BROOD_MODEL=script"}, append(args, fleet...)...)
+		if code == 0 || !strings.Contains(errs, want) || strings.Contains(errs, "is not found") {
+			t.Errorf("brood %s with a namespace the server lacks: exit %d; want one line saying what to do\n%s\n%s", strings.Join(args[:2], " "), code, out, errs)
+		}
+	}
+}
