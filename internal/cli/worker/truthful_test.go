@@ -11,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/cli/worker"
 	"github.com/broodhq/brood/internal/engine/temporal/devserver"
 	"github.com/broodhq/brood/internal/testbrood"
 	wf "github.com/broodhq/brood/internal/workflow"
@@ -180,5 +185,58 @@ func TestWrongNamespaceSaysWhatToDo(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, want) || strings.Contains(errs, "is not found") {
 			t.Errorf("brood %s with a namespace the server lacks: exit %d; want one line saying what to do\n%s\n%s", strings.Join(args[:2], " "), code, out, errs)
 		}
+	}
+}
+
+// TestWorkerHelpExamplesRun (fleetqa4 P3): every brood line of `brood
+// worker --help`'s examples runs as written (its address the test's dev
+// server, ~ the user's home): a worker example that names no trusted key
+// exits 2 and starts nothing.
+func TestWorkerHelpExamplesRun(t *testing.T) {
+	srv := devserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	retention := durationpb.New(24 * time.Hour)
+	if _, err := srv.Client(t).WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: "team", WorkflowExecutionRetentionPeriod: retention}); err != nil {
+		t.Fatal(err)
+	}
+	example := worker.NewCmdWorker(&cmdutil.Factory{}, nil).Example
+	workers := 0
+	for _, line := range strings.Split(example, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		args := strings.Fields(line)
+		if len(args) < 2 || args[0] != "brood" || args[1] != "worker" {
+			continue
+		}
+		workers++
+		pr := workerProject(t, cliScript)
+		if code, _, errs := pr.Brood(ctx, nil, "fleet", "keygen"); code != 0 {
+			t.Fatalf("brood fleet keygen: exit %d\n%s", code, errs)
+		}
+		pub, err := os.ReadFile(filepath.Join(pr.Home, ".config", "brood", "fleet", "submitter.pub"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testbrood.WriteFile(t, filepath.Join(pr.Home, "team.keys"), string(pub))
+		for i, a := range args[1:] {
+			switch {
+			case strings.HasSuffix(a, ":7233"):
+				a = srv.Addr
+			case strings.HasPrefix(a, "~/"):
+				a = filepath.Join(pr.Home, a[2:])
+			}
+			args[i+1] = a
+		}
+		if !slices.Equal(workerArgs(args[1:]), args[1:]) {
+			// The harness would add --allow-unsigned: as written, it
+			// names no key and exits 2.
+			t.Errorf("the example %q names no trusted key: it cannot start", strings.TrimSpace(line))
+			continue
+		}
+		w := startBrood(t, pr, nil, "brood worker: task queue", args[1:]...)
+		w.kill()
+	}
+	if workers == 0 {
+		t.Fatalf("no brood worker line in the examples:\n%s", example)
 	}
 }
