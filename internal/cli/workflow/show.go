@@ -29,7 +29,17 @@ func newCmdShow(f *Deps) *cobra.Command {
 		Example: `  brood workflow show 01KBN5Q7MZ8X
   brood workflow show 8XRTAB --json`,
 		Short: "Show one run: status, counts, phases, what was skipped and why",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show one run: its status, agents and calls by status, its phases, and what was
+skipped and why. RUN_ID is any unique prefix or tail of the run's id.
+
+A fleet run (--temporal HOST:PORT or temporal.address) is read from the
+fleet: while it runs, its calls a worker runs, those that wait for one and
+the writers landing in the run's tree; once finished, its result, with what
+became of its change in this tree (a writer whose change did not land is
+counted not applied, not failed). When the fleet does not answer or no
+longer has the run, the copy of its result this project kept is shown, and
+said so.`,
+		Args: cobra.ExactArgs(1),
 
 		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
