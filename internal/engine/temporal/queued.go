@@ -255,16 +255,26 @@ func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[st
 			}
 		}
 	}
-	ev := wf.Event{RunID: id, Status: st}
-	if old, ok := seen[""]; ok && st == wf.RunRunning && strings.HasPrefix(old.Status, wf.RunRunning+" on worker ") {
-		// Its attempt ended (its landing step, or a retry not yet taken):
-		// the worker named stays the last word, not a bare "running".
-		return
-	}
-	if old, ok := seen[""]; !ok || old != ev {
-		seen[""] = ev
+	if ev := (wf.Event{RunID: id, Status: st}); callNews(seen, ev) {
 		events(ev)
 	}
+}
+
+// callNews reports whether a single call's status ev is news to its
+// submitter, and records it: a change, except a bare "running" after
+// "running on worker W" (its attempt ended and the workflow has yet to
+// end, or a retry is not taken yet): the worker named stays the last
+// word, never the same running said again without it.
+func callNews(seen map[string]wf.Event, ev wf.Event) bool {
+	old, ok := seen[""]
+	if ok && ev.Status == wf.RunRunning && strings.HasPrefix(old.Status, wf.RunRunning+" on worker ") {
+		return false
+	}
+	if ok && old == ev {
+		return false
+	}
+	seen[""] = ev
+	return true
 }
 
 // cancelTaken is how long a cancelled workflow's step may wait for a
