@@ -140,14 +140,19 @@ func TestFleetCallSaysWhatALocalOneSays(t *testing.T) {
 	if code, out, errs = brood("workflow", "show", run.RunID, "--json"); json.Unmarshal([]byte(out), &shown) != nil || code != 0 {
 		t.Fatalf("workflow show --json: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, errs = brood("workflow", "list", "--json")
-	var list []entry
-	if json.Unmarshal([]byte(out), &list) != nil || code != 0 {
-		t.Fatalf("workflow list --json: exit %d\n%s\n%s", code, out, errs)
-	}
-	i := slices.IndexFunc(list, func(e entry) bool { return e.RunID == run.RunID })
-	if i < 0 || list[i].Usage != shown.Usage || shown.Usage.Input != run.Usage.Input || list[i].Calls["done"] != 2 {
-		t.Errorf("workflow list --json's entry of %s: %+v; want the usage and calls show has: %+v\n%s", run.RunID, list, shown, out)
+	// From the submitter's project (its kept result) and from another
+	// (the fleet's record of the run alone).
+	other := testbrood.NewProject(t, mainEnv, nil)
+	for _, pr := range []*testbrood.Project{sub, other} {
+		code, out, errs = pr.Brood(ctx, nil, append([]string{"workflow", "list", "--json"}, fleet...)...)
+		var list []entry
+		if json.Unmarshal([]byte(out), &list) != nil || code != 0 {
+			t.Fatalf("workflow list --json: exit %d\n%s\n%s", code, out, errs)
+		}
+		i := slices.IndexFunc(list, func(e entry) bool { return e.RunID == run.RunID })
+		if i < 0 || list[i].Usage != shown.Usage || shown.Usage.Input != run.Usage.Input || list[i].Calls["done"] != 2 {
+			t.Errorf("workflow list --json's entry of %s in %s: %+v; want the usage and calls show has: %+v\n%s", run.RunID, pr.Root, list, shown, out)
+		}
 	}
 }
 
