@@ -1,6 +1,10 @@
 package workflow
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
 
 // Estimate is how many agents a plan will start.
 type Estimate struct {
@@ -10,6 +14,17 @@ type Estimate struct {
 	Agents, Min, Max int
 	Exact            bool
 	Phases           []PhaseEstimate
+	// Assumed are the each phases whose items come from earlier outputs,
+	// counted as their expect: (or DefaultEachGuess) items: Max is no
+	// upper bound then, an each starts as many as its items.
+	Assumed []AssumedEach
+}
+
+// AssumedEach is an each phase counted from an assumed number of items.
+type AssumedEach struct {
+	Phase  string
+	Items  int
+	Expect bool // the plan's expect: says it (else the default guess)
 }
 
 // PhaseEstimate is one phase's share.
@@ -25,7 +40,23 @@ func (e Estimate) String() string {
 	if e.Exact {
 		return fmt.Sprintf("%d agents", e.Agents)
 	}
-	return fmt.Sprintf("about %d agents (between %d and %d: some counts depend on earlier outputs)", e.Agents, e.Min, e.Max)
+	if len(e.Assumed) == 0 {
+		return fmt.Sprintf("about %d agents (between %d and %d: some counts depend on earlier outputs)", e.Agents, e.Min, e.Max)
+	}
+	var parts []string
+	guessed := false
+	for _, a := range e.Assumed {
+		why := "its expect:"
+		if !a.Expect {
+			why, guessed = "a guess", true
+		}
+		parts = append(parts, fmt.Sprintf("%d items in each phase %s (%s)", a.Items, a.Phase, why))
+	}
+	s := fmt.Sprintf("about %d agents, at least %d; it assumes %s: an each starts one per item its earlier output gives, more or fewer", e.Agents, e.Min, strings.Join(parts, ", "))
+	if guessed {
+		s += " (set expect: to say how many)"
+	}
+	return s
 }
 
 // EstimatePlan counts the agents of a plan; an each over inputs is counted
@@ -36,6 +67,9 @@ func EstimatePlan(p *Plan, inputs map[string]any) Estimate {
 		n, lo, hi, note := phaseEstimate(&ph, inputs)
 		if note != "" {
 			e.Exact = false
+		}
+		if ph.Shape() == "each" && note != "" {
+			e.Assumed = append(e.Assumed, AssumedEach{Phase: ph.ID, Items: cmp.Or(ph.Expect, DefaultEachGuess), Expect: ph.Expect > 0})
 		}
 		e.Agents, e.Min, e.Max = e.Agents+n, e.Min+lo, e.Max+hi
 		e.Phases = append(e.Phases, PhaseEstimate{ID: ph.ID, Agents: n, Min: lo, Note: note})

@@ -45,10 +45,18 @@ result, process outcome, dispatch log). ` + "`brood tasks`" + ` lists them with 
 status: a child whose process died without a result shows as killed, and can be
 resumed. The table shows the newest 20 (--last N, or --all) and says how many
 it hides; --json lists every one. An id is shown as its shortest unique prefix;
-every verb takes any unique prefix or tail of an id.`,
+every verb takes any unique prefix or tail of an id.
+
+With a fleet (--temporal HOST:PORT or temporal.address), it then lists the
+fleet's calls and runs on its task queue (brood subagent and brood workflow
+run --engine temporal), with their status there: queued (and why), running
+on which worker, done; --json marks them "fleet": "temporal". show, resume
+and brood workflow cancel take a fleet id too; output, log, kill and send
+are this machine's dispatches only.`,
 		Example: `  brood tasks
   brood tasks --status running
-  brood tasks --all --json | jq -r '.[].id'`,
+  brood tasks --all --json | jq -r '.[].id'
+  brood tasks --temporal 127.0.0.1:7233   # this machine's, then the fleet's calls and runs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

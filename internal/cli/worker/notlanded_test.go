@@ -114,8 +114,8 @@ func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
 	}
 	id := strings.Fields(strings.TrimPrefix(r.out, "workflow "))[0]
 	code, out, errs := sub.Brood(ctx, nil, append([]string{"workflow", "show", id}, fleet...)...)
-	if code != 0 || !strings.Contains(out, "status   failed") {
-		t.Errorf("workflow show %s: exit %d; want status failed\n%s\n%s", id, code, out, errs)
+	if code != 0 || !strings.Contains(out, "status   failed") || !strings.Contains(out, "agents   1 started, 0 done, 0 failed, 1 not applied, 0 running\n") {
+		t.Errorf("workflow show %s: exit %d; want status failed, its writer counted not applied (not failed)\n%s\n%s", id, code, out, errs)
 	}
 }
 

@@ -33,10 +33,16 @@ model and settings are this worker's (BROOD_MODEL, .brood/settings.toml).
 A call whose worker dies is retried on another worker of the queue and
 continues its transcript from the fleet's store (store, --store): every
 worker and the submitter must reach the same store. Ctrl-C stops the worker;
-its running calls move to another worker.`,
+its running calls move to another worker.
+
+A worker runs only the submissions signed by a key it trusts (--trusted-key,
+~/.config/brood/fleet/trusted_keys; brood fleet keygen makes a submitter's
+key), or every one with --allow-unsigned (a dev server only you can reach);
+with neither it refuses to start.`,
 		Example: `  temporal server start-dev --headless --db-filename /tmp/temporal.db
-  brood worker --temporal 127.0.0.1:7233 --concurrency 4
-  brood worker --temporal temporal.example.com:7233 --namespace team --task-queue review`,
+  brood fleet keygen   # on a submitter's machine: its key, ~/.config/brood/fleet/submitter.pub
+  brood worker --temporal 127.0.0.1:7233 --concurrency 4 --trusted-key ~/.config/brood/fleet/submitter.pub
+  brood worker --temporal temporal.example.com:7233 --namespace team --task-queue review --trusted-key ~/team.keys`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{cmdutil.FleetAnnotation: cmdutil.FleetAlways},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -23,7 +23,15 @@ func newCmdCancel(f *Deps) *cobra.Command {
 		Use:     "cancel RUN_ID",
 		Example: `  brood workflow cancel 8XRTAB`,
 		Short:   "Stop a run, wherever it runs; it stays resumable (on the fleet, also a single call by its task id)",
-		Args:    cobra.ExactArgs(1),
+		Long: `Stop a run; it stays resumable (brood workflow resume RUN_ID).
+
+On the fleet (--temporal HOST:PORT or temporal.address) this cancels the
+run's workflow from any machine: each running call hears it through its
+next heartbeat and stops in stages on its worker, keeping its transcript so
+a resume continues it. A single call of brood subagent --engine temporal
+is cancelled by its task id the same way. A run no worker has taken ends
+when one takes it (or at once with temporal workflow terminate).`,
+		Args: cobra.ExactArgs(1),
 
 		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {

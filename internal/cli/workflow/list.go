@@ -25,7 +25,17 @@ func newCmdList(f *Deps) *cobra.Command {
   brood workflow list --engine local   # this project's local runs only (--engine temporal: the fleet's)
   brood workflow list --json`,
 		Short: "List every workflow run, running ones from other processes included",
-		Args:  cobra.NoArgs,
+		Long: `List this project's workflow runs and, with a fleet
+(--temporal HOST:PORT or temporal.address), the fleet's runs on its task
+queue: the ENGINE column says which. A fleet run's status is the fleet's: queued (and why: no worker polls
+the queue, or none is free) until a worker runs one of its calls, then
+running; a finished one is judged as its submitter judged it here (its
+change not applied to this tree: not done). A fleet run another checkout
+submitted says where its change lands. When the fleet does not answer, the
+fleet runs this project keeps the result of are listed from that copy.
+--engine local lists this project's runs only, --engine temporal the
+fleet's; --json has each run's usage and calls by status, on both engines.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.givenEngine(cmd.Flags().Changed("engine")); err != nil {
 				return err

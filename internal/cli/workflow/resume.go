@@ -24,7 +24,16 @@ func newCmdResume(f *Deps) *cobra.Command {
 		Use:     "resume RUN_ID",
 		Example: `  brood workflow resume 8XRTAB`,
 		Short:   "Continue an interrupted or cancelled run; finished calls are never run again",
-		Args:    cobra.ExactArgs(1),
+		Long: `Continue an interrupted or cancelled run from its journal: finished calls are
+never run again, and a stopped call continues its task from its transcript.
+
+A fleet run (--temporal HOST:PORT or temporal.address) resumes on the
+fleet: a cancelled one starts its next execution there (any worker of the
+queue continues its stopped calls); one still running is attached to and
+waited for; one that had finished runs nothing, says so, and lands in this
+tree what its submitter never landed (resume it from the checkout it was
+submitted from: its change lands there).`,
+		Args: cobra.ExactArgs(1),
 
 		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {

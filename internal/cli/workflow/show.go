@@ -29,7 +29,17 @@ func newCmdShow(f *Deps) *cobra.Command {
 		Example: `  brood workflow show 01KBN5Q7MZ8X
   brood workflow show 8XRTAB --json`,
 		Short: "Show one run: status, counts, phases, what was skipped and why",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show one run: its status, agents and calls by status, its phases, and what was
+skipped and why. RUN_ID is any unique prefix or tail of the run's id.
+
+A fleet run (--temporal HOST:PORT or temporal.address) is read from the
+fleet: while it runs, its calls a worker runs, those that wait for one and
+the writers landing in the run's tree; once finished, its result, with what
+became of its change in this tree (a writer whose change did not land is
+counted not applied, not failed). When the fleet does not answer or no
+longer has the run, the copy of its result this project kept is shown, and
+said so.`,
+		Args: cobra.ExactArgs(1),
 
 		ValidArgsFunction: f.completeRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,7 +79,6 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 	if info.Origin != "" {
 		fmt.Fprintf(w, "from     %s (another checkout: the run is listed here, its change lands there)\n", termsafe.Line(info.Origin))
 	}
-	fmt.Fprintf(w, "agents   %d started, %d done, %d failed, %d running\n", info.Agents, info.Done, info.Failed, info.Running)
 	calls := info.Calls
 	if r := info.Result; r != nil && len(r.Phases) > 0 {
 		// The result has every call, skipped ones too (on any engine).
@@ -80,6 +89,7 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 			}
 		}
 	}
+	fmt.Fprintf(w, "agents   %s\n", agentCounts(info, calls[wf.CallNotApplied]))
 	if len(calls) > 0 {
 		fmt.Fprintf(w, "calls    %s\n", byStatus(calls))
 	}
@@ -113,6 +123,22 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 		}
 	}
 	return nil
+}
+
+// agentCounts is the agents line of a run: a writer that finished but
+// whose change did not land (not applied) is said so, not counted failed
+// (the engines count it among the calls without a result).
+func agentCounts(info *engine.RunInfo, notApplied int) string {
+	failed := info.Failed
+	if notApplied > failed {
+		notApplied = failed
+	}
+	failed -= notApplied
+	s := fmt.Sprintf("%d started, %d done, %d failed", info.Agents, info.Done, failed)
+	if notApplied > 0 {
+		s += fmt.Sprintf(", %d not applied", notApplied)
+	}
+	return s + fmt.Sprintf(", %d running", info.Running)
 }
 
 // byStatus is "3 done, 1 cancelled", the statuses in a fixed order.

@@ -179,6 +179,12 @@ phases:
 		t.Errorf("README.md:\n%s\nwant exactly one writer's title", readme)
 	}
 	tasksSayNotApplied(t, p, lost.TaskID, landed.TaskID)
+	// workflow show counts the writer not applied, not failed (fleetqa4 P3).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if code, out, errs := p.Brood(ctx, nil, "workflow", "show", res.RunID); code != 0 || !strings.Contains(out, "agents   2 started, 1 done, 0 failed, 1 not applied, 0 running\n") {
+		t.Errorf("workflow show %s: exit %d; want the writer counted not applied, not failed\n%s%s", res.RunID, code, out, errs)
+	}
 }
 
 // tasksSayNotApplied: brood tasks show and brood tasks (--json and the

@@ -154,7 +154,7 @@ func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapsh
 	case landKept, landKeptBefore, landFailed:
 		r.Patch = call.PatchNotApplied // the work is not in the tree
 	}
-	r.Text += "\n\n[brood: " + out.Message + "]"
+	r.Text = tagPatch(r.Text, r.Patch) + "\n\n[brood: " + out.Message + "]"
 }
 
 // callChange is the change a call's result brings back (nil: none, or a

@@ -35,3 +35,31 @@ func callDuration(text string, d time.Duration) string {
 	child := tag[v : v+k]
 	return text[:start] + tag[:i] + fmt.Sprintf(`%s%s"%s%s"`, label, child, attr, d.Round(time.Millisecond)) + text[start+v+k+1:]
 }
+
+// tagPatch says in a fleet call's result tag what became of its change in
+// the submitter's tree (patch="applied" or "not-applied"), as a local
+// isolated call's tag does; text without a tag, or whose tag says it
+// already, is returned as it is.
+func tagPatch(text, patch string) string {
+	const open, status = "<subagent-result ", ` status="`
+	start := strings.Index(text, open)
+	if patch == "" || start < 0 || strings.Contains(text[:start], "\n") {
+		return text
+	}
+	end := strings.IndexByte(text[start:], '>')
+	if end < 0 {
+		return text
+	}
+	tag := text[start : start+end]
+	i := strings.Index(tag, status)
+	if i < 0 || strings.Contains(tag, ` patch="`) {
+		return text
+	}
+	v := i + len(status)
+	k := strings.IndexByte(tag[v:], '"')
+	if k < 0 {
+		return text
+	}
+	at := start + v + k + 1
+	return text[:at] + fmt.Sprintf(` patch="%s"`, patch) + text[at:]
+}

@@ -158,6 +158,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		return nil, err
 	}
 	r := out.Result
+	fleetAdvice(&r)
 	if note != "" {
 		r.Text += "\n\n" + note
 	}
@@ -321,7 +322,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 	// description has time of its own.
 	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
 	defer dcancel()
-	if !e.queuedEvents(dctx, id, runID, p.Events) {
+	if !e.queuedEvents(dctx, id, runID, p.Events, p.Chaining) {
 		return
 	}
 	for _, ev := range p.Events {
@@ -440,6 +441,9 @@ func (e *Engine) describe(ctx context.Context, id string) (*workflowservice.Desc
 // its copy for the submitter's tools). No run.json: the run is listed as
 // the fleet's, never as a local one.
 func (e *Engine) keep(res *wf.Result, journal []wf.JournalLine, err error) (*wf.Result, error) {
+	if res != nil {
+		runAdvice(res)
+	}
 	if res == nil || res.RunID == "" || e.cfg.ProjectRoot == "" || dispatch.CheckID(res.RunID) != nil {
 		return res, err
 	}

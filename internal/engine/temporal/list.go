@@ -100,6 +100,7 @@ func (e *Engine) judgeKept(info *engine.RunInfo) {
 		return
 	}
 	info.Status, info.Reason, info.Agents = res.Status, res.Reason, res.Agents
+	info.Usage, info.Calls = res.Usage, wf.CallStatuses(res)
 	info.Done, info.Failed = 0, 0
 	for _, ph := range res.Phases {
 		for _, c := range ph.Calls {
@@ -187,7 +188,7 @@ func (e *Engine) liveInfo(ctx context.Context, d *workflowservice.DescribeWorkfl
 		info.Agents += ev.Done + ev.Failed + ev.NotApplied + ev.Cancelled + ev.Running
 	}
 	started, _ := agentSlots(d)
-	splitRunning(p.Events, started, chaining(d))
+	splitRunning(p.Events, started, max(chaining(d), p.Chaining))
 	calls := map[string]int{}
 	for _, ev := range p.Events {
 		info.Done += ev.Done
@@ -235,6 +236,8 @@ func (e *Engine) infoOf(x *workflowpb.WorkflowExecutionInfo) *engine.RunInfo {
 	e.memo(memo, memoAgents, &info.Agents)
 	e.memo(memo, memoDone, &info.Done)
 	e.memo(memo, memoFailed, &info.Failed)
+	e.memo(memo, memoUsage, &info.Usage)
+	e.memo(memo, memoCalls, &info.Calls)
 	var fin time.Time
 	if e.memo(memo, memoFinished, &fin) {
 		info.Finished = &fin

@@ -31,7 +31,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	if err := workflow.SetQueryHandler(w, ProgressQuery, prog.snapshot); err != nil {
 		return nil, err
 	}
-	runner := &activityRunner{in: &in}
+	runner := &activityRunner{in: &in, prog: prog}
 	if in.Code != nil {
 		runner.chainLock = workflow.NewSemaphore(w, 1)
 	}
@@ -64,6 +64,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	_ = workflow.UpsertMemo(dc, map[string]any{
 		memoStatus: res.Status, memoReason: res.Reason, memoAgents: res.Agents,
 		memoDone: done, memoFailed: failed, memoFinished: res.Finished,
+		memoUsage: res.Usage, memoCalls: wf.CallStatuses(res), // workflow list's, as workflow show's
 	})
 	in.Journal = nil
 	return &RunOutput{Input: in, Result: res, Journal: j.Lines()}, nil
@@ -91,7 +92,8 @@ type CallInputW struct {
 // CallWorkflow runs one agent call (Engine.Call): one activity. Its output
 // keeps the call's last heartbeat, so a resume continues it anywhere.
 func CallWorkflow(w workflow.Context, in CallInputW) (*CallOutput, error) {
-	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code, Signed: in.Signed}}
+	r := &activityRunner{in: &RunInput{Queue: in.Queue, Limits: map[string]CallLimits{"": in.Limits}, Code: in.Code, Signed: in.Signed},
+		submitted: workflow.GetInfo(w).WorkflowStartTime}
 	if in.From != nil {
 		r.in.Stopped = map[string]Heartbeat{in.From.TaskID: *in.From}
 	}
@@ -110,6 +112,19 @@ type progress struct {
 	mu     sync.Mutex
 	order  []string
 	events map[string]wf.Event
+	// chaining counts the writers whose child has ended and whose change
+	// is being put into the run's tree, or waits for its turn to be.
+	chaining int
+}
+
+// chained adds n to the writers in the run's chain.
+func (p *progress) chained(n int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chaining += n
 }
 
 func (p *progress) add(e wf.Event) {
@@ -127,7 +142,7 @@ func (p *progress) add(e wf.Event) {
 func (p *progress) snapshot() (Progress, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out Progress
+	out := Progress{Chaining: p.chaining}
 	for _, id := range p.order {
 		out.Events = append(out.Events, p.events[id])
 	}
@@ -141,6 +156,14 @@ type activityRunner struct {
 	// chainLock orders the steps of the run's tree (nil: no tree is
 	// shipped, or a single call).
 	chainLock workflow.Semaphore
+	// submitted is when a single call was submitted (its workflow's
+	// start): its duration counts from there, the wait for a worker to
+	// take its workflow task in it. Zero for a plan's calls, which count
+	// from their schedule.
+	submitted time.Time
+	// prog is the run's progress (nil for a single call): it counts the
+	// writers in the chain, the lock's waiters too.
+	prog *progress
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {
@@ -203,7 +226,10 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		in.From = &hb
 	}
 	in.Code = r.startOf(in.From)
-	began := workflow.Now(w) // the call's duration: first schedule to completion
+	began := workflow.Now(w) // the call's duration: first schedule (a single call: its submit) to completion
+	if !r.submitted.IsZero() && r.submitted.Before(began) {
+		began = r.submitted
+	}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
 		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
@@ -211,7 +237,9 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 			// it from where it was all the same.
 			r.stopped(*out.Last, in.Code)
 		}
+		r.prog.chained(1) // from its child's end: landing, never queued
 		r.chain(w, in.Code, &out)
+		r.prog.chained(-1)
 		out.Text = callDuration(out.Text, workflow.Now(w).Sub(began))
 		return &out, nil
 	}

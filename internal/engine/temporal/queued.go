@@ -176,7 +176,7 @@ func chaining(d *workflowservice.DescribeWorkflowExecutionResponse) int {
 // none is free). It reports false for a run it cannot describe: its
 // events would count as running calls no worker may have taken, so they
 // are not passed on (the next progress says it).
-func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf.Event) bool {
+func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf.Event, inChain int) bool {
 	running := 0
 	for _, ev := range events {
 		running += ev.Running
@@ -192,7 +192,7 @@ func (e *Engine) queuedEvents(ctx context.Context, id, runID string, events []wf
 		return true
 	}
 	started, _ := agentSlots(d)
-	splitRunning(events, started, chaining(d))
+	splitRunning(events, started, max(chaining(d), inChain))
 	if started > 0 {
 		return true
 	}
@@ -255,11 +255,26 @@ func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[st
 			}
 		}
 	}
-	ev := wf.Event{RunID: id, Status: st}
-	if old, ok := seen[""]; !ok || old != ev {
-		seen[""] = ev
+	if ev := (wf.Event{RunID: id, Status: st}); callNews(seen, ev) {
 		events(ev)
 	}
+}
+
+// callNews reports whether a single call's status ev is news to its
+// submitter, and records it: a change, except a bare "running" after
+// "running on worker W" (its attempt ended and the workflow has yet to
+// end, or a retry is not taken yet): the worker named stays the last
+// word, never the same running said again without it.
+func callNews(seen map[string]wf.Event, ev wf.Event) bool {
+	old, ok := seen[""]
+	if ok && ev.Status == wf.RunRunning && strings.HasPrefix(old.Status, wf.RunRunning+" on worker ") {
+		return false
+	}
+	if ok && old == ev {
+		return false
+	}
+	seen[""] = ev
+	return true
 }
 
 // cancelTaken is how long a cancelled workflow's step may wait for a

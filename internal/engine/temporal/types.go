@@ -69,6 +69,8 @@ const (
 	memoDone     = "brood_done"
 	memoFailed   = "brood_failed"
 	memoFinished = "brood_finished"
+	memoUsage    = "brood_usage"
+	memoCalls    = "brood_calls"
 	memoAgent    = "brood_agent"
 )
 
@@ -192,6 +194,11 @@ type Heartbeat struct {
 type Progress struct {
 	Events []workflow.Event `json:"events"`
 	Agents int              `json:"agents"`
+	// Chaining counts the writers whose child has ended and whose change
+	// is being put into the run's tree or waits for its turn (a chain
+	// step runs one at a time): what the pending chain activities alone
+	// do not show (0 from a worker that does not count them).
+	Chaining int `json:"chaining,omitempty"`
 }
 
 // PriorityKey maps a pool priority (0 runs first, 5 by default, 9 last) to

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -82,7 +85,25 @@ func Dial(ctx context.Context, o ClientOptions) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach Temporal at %s (namespace %s): %v; start one with `temporal server start-dev` or check temporal.address", o.HostPort, opts.Namespace, err)
 	}
+	if err := namespaceThere(dctx, c, o.HostPort, opts.Namespace); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// namespaceThere says in one line what to do when the server has no such
+// namespace (every later call would fail with the SDK's bare "Namespace X
+// is not found"). Any other answer lets the dial stand: a key scoped to
+// its namespace may not be allowed to describe it.
+func namespaceThere(ctx context.Context, c client.Client, hostPort, ns string) error {
+	_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
+	var nf *serviceerror.NamespaceNotFound
+	var nf2 *serviceerror.NotFound
+	if errors.As(err, &nf) || errors.As(err, &nf2) {
+		return fmt.Errorf("Temporal at %s has no namespace %q: check --namespace or temporal.namespace, or create it with `temporal operator namespace create --namespace %s --address %s`", hostPort, ns, ns, hostPort)
+	}
+	return nil
 }
 
 func tlsConfig(o ClientOptions) (*tls.Config, error) {

@@ -1,0 +1,36 @@
+package temporal
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+)
+
+// TestFleetRefusalAdvisesTheWorker (fleetqa4 P3): a permission refusal
+// from a fleet call says the rule goes in the worker's settings and the
+// worker is restarted, never --allow (which the submitter cannot pass on
+// the fleet), whole or cut; any other text is kept as it is.
+func TestFleetRefusalAdvisesTheWorker(t *testing.T) {
+	const head = `unauthorized: Bash "go test" was refused: permission denied: Bash "go test" needs approval (no allow rule matches) `
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"whole", head + `and no one is here to give it; to allow it add "Bash(go test:*)" and "Bash(go vet:*)" to [permissions] allow in .brood/settings.toml, or pass --allow 'Bash(go test:*)' --allow 'Bash(go vet:*)'`,
+			head + `and no one is here to give it; the worker's settings decide on the fleet (--allow is not the submitter's): to allow it, where brood worker runs add "Bash(go test:*)" and "Bash(go vet:*)" to [permissions] allow in its .brood/settings.toml (or its user settings), then restart the worker`},
+		{"cut", head + `and no one is here to give it; to allow it add "Bash(go test:*)" and "…`,
+			head + `and no one is here to give it; the worker's settings decide on the fleet (--allow is not the submitter's): to allow it, where brood worker runs add "Bash(go test:*)" and "…`},
+		{"another error", "the model answered nothing", "the model answered nothing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &call.Result{Error: tc.in, Text: "<subagent-result>\n</subagent-result>\nConcern: " + tc.in + "\n", Failures: []string{tc.in}}
+			fleetAdvice(r)
+			if r.Error != tc.want || r.Failures[0] != tc.want || !strings.Contains(r.Text, "Concern: "+tc.want+"\n") {
+				t.Errorf("error %q\nwant  %q\ntext %q", r.Error, tc.want, r.Text)
+			}
+			if strings.Contains(tc.in, "--allow '") && strings.Contains(r.Error, "pass --allow") {
+				t.Errorf("the advice still says to pass --allow: %s", r.Error)
+			}
+		})
+	}
+}
