@@ -95,7 +95,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	defer os.Remove(index)
 	g := verifyGit(tree, index)
 	if seen {
-		ok, err := recheck(ctx, g, index, v.(*lower))
+		ok, err := recheck(ctx, g, index, v.(*lower), format)
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +121,9 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	}
 	l, err := readLower(ctx, g, index, root)
 	if err != nil {
+		return nil, err
+	}
+	if err := emptyGitlinks(tree, l.index, format); err != nil {
 		return nil, err
 	}
 	l.base = snap.Base
@@ -207,7 +210,7 @@ func verifyGit(tree, index string) gitCmd {
 
 // recheck is git's check of a checkout against its verified index l, in
 // the file index that g names: ok when git finds it clean.
-func recheck(ctx context.Context, g gitCmd, index string, l *lower) (ok bool, err error) {
+func recheck(ctx context.Context, g gitCmd, index string, l *lower, format string) (ok bool, err error) {
 	if err := os.WriteFile(index, l.index, 0o600); err != nil {
 		return false, fmt.Errorf("codesnap: %w", err)
 	}
@@ -218,7 +221,7 @@ func recheck(ctx context.Context, g gitCmd, index string, l *lower) (ok bool, er
 	if err := os.Chtimes(index, l.stamp, l.stamp); err != nil {
 		return false, fmt.Errorf("codesnap: %w", err)
 	}
-	return clean(ctx, g) == nil, nil
+	return clean(ctx, g) == nil && emptyGitlinks(g.dir, l.index, format) == nil, nil
 }
 
 // verifyTurn waits for key's turn to be checked by git in this process
