@@ -287,6 +287,12 @@ func checkWritten(ctx context.Context, g gitCmd, tree string, cs []change, forma
 		if c.status == 'D' {
 			continue
 		}
+		if c.mode == "160000" { // a gitlink: an empty directory (statcheck.go)
+			if names, err := os.ReadDir(filepath.Join(tree, filepath.FromSlash(c.path))); err != nil || len(names) > 0 {
+				return fmt.Errorf("%w: submodule directory %s is not an empty directory", errPoisoned, clip(c.path))
+			}
+			continue
+		}
 		if c.mode != "100644" && c.mode != "100755" && c.mode != "120000" {
 			return fmt.Errorf("codesnap: %s has mode %s, which a derived checkout does not write", clip(c.path), c.mode)
 		}
