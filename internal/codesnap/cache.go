@@ -168,14 +168,21 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 			co.shared = true
 			return co, nil
 		}
-		if err := co.buildOverlay(ctx, store, objects, format, verified, opts.Partial, c.UserXattr); err != nil {
+		if err := co.buildOverlay(ctx, store, c.lowerObjects(repo, snap), format, verified, opts.Partial, c.UserXattr); err != nil {
 			co.Cleanup()
 			return nil, err
 		}
 		return co, nil
 	}
 	co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
-	if err := co.build(ctx, store, objects, format); err != nil {
+	packDir := co.meta
+	if repo != "" && snap.dirty() {
+		if objects, packDir, err = c.fullCopyHome(ctx, co, repo, snap, format); err != nil {
+			co.Cleanup()
+			return nil, err
+		}
+	}
+	if err := co.build(ctx, store, objects, packDir, format); err != nil {
 		co.Cleanup()
 		return nil, err
 	}
@@ -255,8 +262,9 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 }
 
 // initBare creates a bare cache repository atomically: made aside, then
-// renamed into place, so a crash never leaves half a repository there.
-func initBare(ctx context.Context, repo, format string) error {
+// renamed into place, so a crash never leaves half a repository there;
+// its objects borrow from alternates, if any.
+func initBare(ctx context.Context, repo, format string, alternates ...string) error {
 	tmp, err := os.MkdirTemp(filepath.Dir(repo), ".init-")
 	if err != nil {
 		return fmt.Errorf("codesnap: %w", err)
@@ -270,6 +278,9 @@ func initBare(ctx context.Context, repo, format string) error {
 		if _, err := g.run(ctx, "config", kv[0], kv[1]); err != nil {
 			return fmt.Errorf("codesnap: %w", err)
 		}
+	}
+	if err := writeLines(filepath.Join(tmp, "objects", "info", "alternates"), alternates); err != nil {
+		return err
 	}
 	os.RemoveAll(repo) // a leftover without HEAD
 	if err := os.Rename(tmp, repo); err != nil {
@@ -298,10 +309,12 @@ func fetchBundle(ctx context.Context, store *blobstore.Store, g gitCmd, repo str
 }
 
 // build makes the copy: our git dir and index (objects borrowed from the
-// cache) give the snapshot tree, checked against snap.Tree; the child's own
-// repository has HEAD at the base and the base in its index, and the work
-// tree holds the snapshot, so `git status` shows the dirty state.
-func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects []string, format string) error {
+// cache: objects) give the snapshot tree, checked against snap.Tree; the
+// child's own repository has HEAD at the base and the base in its index,
+// and the work tree holds the snapshot, so `git status` shows the dirty
+// state. The dirty state's pack goes into the git dir packDir: the
+// snapshot's dirty home (fullCopyHome), or ours without a base.
+func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects []string, packDir, format string) error {
 	snap := co.snap
 	if _, err := workerGit(co.job).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
@@ -316,12 +329,6 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	meta := co.metaGit("")
-	// The dirty state's pack goes into the cache's clone, once for every
-	// call of the run (into our git dir without a base).
-	packDir := co.meta
-	if len(objects) > 0 {
-		packDir = filepath.Dir(objects[0])
-	}
 	if err := readTree(ctx, store, meta, packDir, co.job, snap); err != nil {
 		return err
 	}

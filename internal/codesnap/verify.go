@@ -55,7 +55,7 @@ var errPoisoned = errors.New("the cached base checkout differs from its commit")
 // wrapping errPoisoned means the checkout must be rebuilt.
 func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, dir, key, scratch string, snap *Snapshot, format string) (*lower, error) {
 	tree := filepath.Join(dir, "tree")
-	if err := checkBaseGitDir(tree, repo, snap.Base, format); err != nil {
+	if err := checkBaseGitDir(tree, c.lowerObjects(repo, snap), snap.Base, format); err != nil {
 		return nil, err
 	}
 	if m, err := mountIn(tree); err != nil {
@@ -106,7 +106,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		v.(*lower).unguard()
 		os.Remove(index)
 	}
-	root, err := c.lowerTree(ctx, store, repo, scratch, snap)
+	root, err := c.lowerTree(ctx, store, repo, scratch, snap, format)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,8 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	}
 	l.base = snap.Base
 	if l.child = l.index; root != snap.Base {
-		if l.child, err = childIndex(ctx, repo, tree, scratch, l.index, root, snap); err != nil {
+		l.objects = filepath.Join(c.dirtyHome(snap), "objects")
+		if l.child, err = childIndex(ctx, c.lowerGitDir(repo, snap), tree, scratch, l.index, root, snap); err != nil {
 			return nil, err
 		}
 	}
@@ -276,12 +277,12 @@ func baseConfig(format string) string {
 // checkBaseGitDir: the checkout's .git holds what buildBaseTree wrote and
 // nothing else (its index, which each copy's upper layer replaces, may
 // differ).
-func checkBaseGitDir(tree, repo, base, format string) error {
+func checkBaseGitDir(tree string, objects []string, base, format string) error {
 	gitDir := filepath.Join(tree, ".git")
 	want := map[string]string{
 		"HEAD":                    base + "\n",
 		"config":                  baseConfig(format),
-		"objects/info/alternates": filepath.Join(repo, "objects") + "\n",
+		"objects/info/alternates": strings.Join(objects, "\n") + "\n",
 		"index":                   "",
 	}
 	dirs := map[string]bool{".": true, "objects": true, "objects/info": true, "objects/pack": true, "refs": true, "refs/heads": true, "refs/tags": true}
