@@ -134,7 +134,7 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 		if repo, err = c.ensureBase(ctx, store, snap, format); err != nil {
 			return nil, err
 		}
-		objects = append(objects, filepath.Join(repo, "objects"))
+		objects = objectDirs(repo)
 	}
 	jobs := filepath.Join(c.Dir, "jobs")
 	if err := os.MkdirAll(jobs, 0o700); err != nil {
@@ -196,15 +196,20 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 }
 
 // ensureBase makes sure the cache's clone of snap.Repo has snap.Base, and
-// pins it with a ref so no gc removes what copies borrow.
+// pins it with a ref so no gc removes what copies borrow. It returns the
+// git dir that has the base: the clone, where the worker's remote gave
+// it, or else the base's own git dir (bases/, borrowing the clone) where
+// a bundle gave it: a submitter's unpushed commits never go into the
+// clone every copy borrows (dirtyhome.go), only to calls on a base that
+// has them in its history already.
 func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Snapshot, format string) (string, error) {
 	sum := sha256.Sum256([]byte(snap.Repo))
 	name := hex.EncodeToString(sum[:10])
 	repos := filepath.Join(c.Dir, "repos")
 	repo := filepath.Join(repos, name+".git")
-	if _, ok := c.pinned.Load(repo + "\x00" + snap.Base); ok {
-		if _, err := os.Stat(filepath.Join(repo, "HEAD")); err == nil {
-			return repo, nil
+	if v, ok := c.pinned.Load(repo + "\x00" + snap.Base); ok {
+		if _, err := os.Stat(filepath.Join(v.(string), "HEAD")); err == nil {
+			return v.(string), nil
 		}
 	}
 	if err := os.MkdirAll(repos, 0o700); err != nil {
@@ -242,9 +247,12 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 		}
 	}
 	if !has() && snap.Bundle != nil {
-		if err := fetchBundle(ctx, store, g, repo, snap); err != nil {
-			why = append(why, err.Error())
+		home, err := c.bundleBase(ctx, store, repo, name, snap, format)
+		if err == nil {
+			c.pinned.Store(repo+"\x00"+snap.Base, home)
+			return home, nil
 		}
+		why = append(why, err.Error())
 	}
 	if !has() {
 		if remote == "" {
@@ -257,8 +265,53 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
 		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
 	}
-	c.pinned.Store(repo+"\x00"+snap.Base, true)
+	c.pinned.Store(repo+"\x00"+snap.Base, repo)
 	return repo, nil
+}
+
+// bundleBase is the git dir of snap's base fetched from its bundle (under
+// the clone's lock): bases/NAME-BASE.git, borrowing the clone's objects.
+func (c *Cache) bundleBase(ctx context.Context, store *blobstore.Store, repo, name string, snap *Snapshot, format string) (string, error) {
+	home := filepath.Join(c.Dir, "bases", name+"-"+snap.Base+".git")
+	if _, err := os.Stat(filepath.Join(home, "HEAD")); err != nil {
+		if err := os.MkdirAll(filepath.Dir(home), 0o700); err != nil {
+			return "", fmt.Errorf("codesnap: %w", err)
+		}
+		if err := initBare(ctx, home, format, filepath.Join(repo, "objects")); err != nil {
+			return "", err
+		}
+	}
+	g := gitCmd{dir: home}
+	if _, err := g.run(ctx, "cat-file", "-e", snap.Base+"^{commit}"); err != nil {
+		if err := fetchBundle(ctx, store, g, home, snap); err != nil {
+			return "", err
+		}
+		if _, err := g.run(ctx, "cat-file", "-e", snap.Base+"^{commit}"); err != nil {
+			return "", fmt.Errorf("bundle: it lacks base %s", short(snap.Base))
+		}
+	}
+	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
+		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
+	}
+	return home, nil
+}
+
+// objectDirs are the object directories of the cache's git dir repo (a
+// clone, or a base's git dir borrowing one): its own, then those its
+// alternates name. A copy's alternates name each (the child's
+// confinement opens what they name, not what those name in turn).
+func objectDirs(repo string) []string {
+	dirs := []string{filepath.Join(repo, "objects")}
+	data, err := os.ReadFile(filepath.Join(repo, "objects", "info", "alternates"))
+	if err != nil {
+		return dirs
+	}
+	for l := range strings.Lines(string(data)) {
+		if l = strings.TrimSpace(l); filepath.IsAbs(l) {
+			dirs = append(dirs, l)
+		}
+	}
+	return dirs
 }
 
 // initBare creates a bare cache repository atomically: made aside, then

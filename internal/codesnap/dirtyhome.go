@@ -63,7 +63,7 @@ func (c *Cache) lowerGitDir(repo string, snap *Snapshot) string {
 // own alternates) for the child's confinement, which opens what the
 // copy's alternates name and nothing further.
 func (c *Cache) lowerObjects(repo string, snap *Snapshot) []string {
-	objs := []string{filepath.Join(repo, "objects")}
+	objs := objectDirs(repo)
 	if h := c.dirtyHome(snap); h != "" {
 		objs = append([]string{filepath.Join(h, "objects")}, objs...)
 	}
@@ -88,7 +88,7 @@ func (c *Cache) ensureDirtyHome(ctx context.Context, repo string, snap *Snapshot
 	if _, err := os.Stat(filepath.Join(home, "HEAD")); err == nil {
 		return home, nil
 	}
-	if err := initBare(ctx, home, format, filepath.Join(repo, "objects")); err != nil {
+	if err := initBare(ctx, home, format, objectDirs(repo)...); err != nil {
 		return "", err
 	}
 	for i := len(snap.PackChain) - 1; i >= 0; i-- {

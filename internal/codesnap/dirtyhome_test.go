@@ -12,10 +12,11 @@ import (
 )
 
 // TestDirtyStateStaysWithItsSnapshot (review 15, C1): two submitters of
-// one repository on one worker cache. Each copy's git reaches the base's
-// history and its own submitter's untracked and modified files, never
-// the other's: not by id, not by listing every object its repository
-// and alternates hold.
+// one repository on one worker cache, each with an unpushed commit (a
+// bundle) and a dirty state. Each copy's git reaches the fetched history,
+// its own base's commits and its own submitter's untracked and modified
+// files, never the other's: not by id, not by listing every object its
+// repository and alternates hold.
 func TestDirtyStateStaysWithItsSnapshot(t *testing.T) {
 	copyModes(t, testDirtyStateStaysWithItsSnapshot)
 }
@@ -27,10 +28,17 @@ func testDirtyStateStaysWithItsSnapshot(t *testing.T, overlay bool) {
 	git(t, filepath.Dir(h.repo), "clone", "-q", h.origin, other)
 	type sub struct {
 		dir, secret, blob string
+		unpushed          string // a blob only an unpushed commit has
 		co                *codesnap.Checkout
 	}
 	subs := []*sub{{dir: h.repo, secret: "A's untracked secret\n"}, {dir: other, secret: "B's uncommitted secret\n"}}
 	for i, s := range subs {
+		// An unpushed commit (the base comes in a bundle), then the
+		// dirty state on it.
+		write(t, filepath.Join(s.dir, "committed.txt"), "unpushed "+s.secret)
+		git(t, s.dir, "add", "committed.txt")
+		git(t, s.dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "unpushed")
+		s.unpushed = strings.TrimSpace(git(t, s.dir, "rev-parse", "HEAD:committed.txt"))
 		write(t, filepath.Join(s.dir, "secret.txt"), s.secret)
 		write(t, filepath.Join(s.dir, "a.txt"), "modified by "+s.secret)
 		s.blob = strings.TrimSpace(git(t, s.dir, "hash-object", "secret.txt"))
@@ -38,8 +46,8 @@ func testDirtyStateStaysWithItsSnapshot(t *testing.T, overlay bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if snap.Pack == nil {
-			t.Fatalf("submitter %d: no dirty pack", i)
+		if snap.Pack == nil || snap.Bundle == nil {
+			t.Fatalf("submitter %d: pack %v, bundle %v; want both", i, snap.Pack, snap.Bundle)
 		}
 		if s.co, err = h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "job" + string(rune('a'+i))}); err != nil {
 			t.Fatal(err)
@@ -55,8 +63,14 @@ func testDirtyStateStaysWithItsSnapshot(t *testing.T, overlay bool) {
 		if !strings.Contains(all, s.blob) {
 			t.Fatalf("copy %d does not reach its own dirty blob %s", i, s.blob)
 		}
+		if !strings.Contains(all, s.unpushed) {
+			t.Fatalf("copy %d does not reach its own base's blob %s", i, s.unpushed)
+		}
 		if strings.Contains(all, o.blob) {
 			t.Errorf("copy %d reads the other submitter's dirty blob %s (%q)", i, o.blob, o.secret)
+		}
+		if strings.Contains(all, o.unpushed) {
+			t.Errorf("copy %d reads the other submitter's unpushed commit's blob %s", i, o.unpushed)
 		}
 		got := inCopy(t, s.co, viewOp{Sh: "git cat-file -p " + o.blob + " 2>/dev/null || echo unreachable"}).Out
 		if got != "unreachable\n" {
@@ -66,9 +80,11 @@ func testDirtyStateStaysWithItsSnapshot(t *testing.T, overlay bool) {
 	// Nothing of either dirty state is in the clone every copy borrows.
 	clone, _ := filepath.Glob(filepath.Join(h.cache.Dir, "repos", "*.git"))
 	for _, s := range subs {
-		cmd := "git --git-dir=" + clone[0] + " cat-file -e " + s.blob + " 2>/dev/null && echo present || echo absent"
-		if got := inCopy(t, s.co, viewOp{Sh: cmd}).Out; got != "absent\n" {
-			t.Errorf("the dirty blob %s is in the shared clone", s.blob)
+		for _, blob := range []string{s.blob, s.unpushed} {
+			cmd := "git --git-dir=" + clone[0] + " cat-file -e " + blob + " 2>/dev/null && echo present || echo absent"
+			if got := inCopy(t, s.co, viewOp{Sh: cmd}).Out; got != "absent\n" {
+				t.Errorf("the submitter's blob %s is in the shared clone", blob)
+			}
 		}
 	}
 	if _, err := os.Stat(clone[0]); err != nil {
