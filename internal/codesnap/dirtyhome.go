@@ -80,7 +80,10 @@ func (c *Cache) ensureDirtyHome(ctx context.Context, repo string, snap *Snapshot
 	if err := os.MkdirAll(filepath.Dir(home), 0o700); err != nil {
 		return "", fmt.Errorf("codesnap: %w", err)
 	}
-	unlock, err := lockFile(ctx, homeLock(home))
+	// Made under a lock of its own, held only while it is made (a full
+	// copy holds homeLock shared for its life: waiting for that lock
+	// here would wait for that copy's end).
+	unlock, err := lockFile(ctx, strings.TrimSuffix(home, ".git")+".make")
 	if err != nil {
 		return "", err
 	}
@@ -90,6 +93,9 @@ func (c *Cache) ensureDirtyHome(ctx context.Context, repo string, snap *Snapshot
 	}
 	if err := initBare(ctx, home, format, objectDirs(repo)...); err != nil {
 		return "", err
+	}
+	if f, err := os.OpenFile(homeLock(home), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+		f.Close() // (its time is the home's last use: pruneDirty)
 	}
 	for i := len(snap.PackChain) - 1; i >= 0; i-- {
 		if snap.PackChain[i].Pack == nil {
@@ -160,8 +166,8 @@ func (c *Cache) fullCopyHome(ctx context.Context, co *Checkout, repo string, sna
 	return nil, "", fmt.Errorf("codesnap: the dirty home of %s was removed twice while this call took it", short(snap.Tree))
 }
 
-// homeLock is the lock file of a dirty home: taken exclusively to make
-// or remove it, shared by a full copy that uses it.
+// homeLock is the lock file of a dirty home: shared by a full copy that
+// uses it, taken exclusively (never waiting) to remove it.
 func homeLock(home string) string { return strings.TrimSuffix(home, ".git") + ".lock" }
 
 // pruneDirty removes the dirty homes idle for ttl (their lock untouched
