@@ -134,7 +134,7 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 		if repo, err = c.ensureBase(ctx, store, snap, format); err != nil {
 			return nil, err
 		}
-		objects = append(objects, filepath.Join(repo, "objects"))
+		objects = objectDirs(repo)
 	}
 	jobs := filepath.Join(c.Dir, "jobs")
 	if err := os.MkdirAll(jobs, 0o700); err != nil {
@@ -168,14 +168,21 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 			co.shared = true
 			return co, nil
 		}
-		if err := co.buildOverlay(ctx, store, objects, format, verified, opts.Partial, c.UserXattr); err != nil {
+		if err := co.buildOverlay(ctx, store, c.lowerObjects(repo, snap), format, verified, opts.Partial, c.UserXattr); err != nil {
 			co.Cleanup()
 			return nil, err
 		}
 		return co, nil
 	}
 	co.Dir = filepath.Join(co.Root, filepath.FromSlash(snap.Subdir))
-	if err := co.build(ctx, store, objects, format); err != nil {
+	packDir := co.meta
+	if repo != "" && snap.dirty() {
+		if objects, packDir, err = c.fullCopyHome(ctx, co, repo, snap, format); err != nil {
+			co.Cleanup()
+			return nil, err
+		}
+	}
+	if err := co.build(ctx, store, objects, packDir, format); err != nil {
 		co.Cleanup()
 		return nil, err
 	}
@@ -189,15 +196,20 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 }
 
 // ensureBase makes sure the cache's clone of snap.Repo has snap.Base, and
-// pins it with a ref so no gc removes what copies borrow.
+// pins it with a ref so no gc removes what copies borrow. It returns the
+// git dir that has the base: the clone, where the worker's remote gave
+// it, or else the base's own git dir (bases/, borrowing the clone) where
+// a bundle gave it: a submitter's unpushed commits never go into the
+// clone every copy borrows (dirtyhome.go), only to calls on a base that
+// has them in its history already.
 func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Snapshot, format string) (string, error) {
 	sum := sha256.Sum256([]byte(snap.Repo))
 	name := hex.EncodeToString(sum[:10])
 	repos := filepath.Join(c.Dir, "repos")
 	repo := filepath.Join(repos, name+".git")
-	if _, ok := c.pinned.Load(repo + "\x00" + snap.Base); ok {
-		if _, err := os.Stat(filepath.Join(repo, "HEAD")); err == nil {
-			return repo, nil
+	if v, ok := c.pinned.Load(repo + "\x00" + snap.Base); ok {
+		if _, err := os.Stat(filepath.Join(v.(string), "HEAD")); err == nil {
+			return v.(string), nil
 		}
 	}
 	if err := os.MkdirAll(repos, 0o700); err != nil {
@@ -235,9 +247,12 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 		}
 	}
 	if !has() && snap.Bundle != nil {
-		if err := fetchBundle(ctx, store, g, repo, snap); err != nil {
-			why = append(why, err.Error())
+		home, err := c.bundleBase(ctx, store, repo, name, snap, format)
+		if err == nil {
+			c.pinned.Store(repo+"\x00"+snap.Base, home)
+			return home, nil
 		}
+		why = append(why, err.Error())
 	}
 	if !has() {
 		if remote == "" {
@@ -250,13 +265,59 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
 		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
 	}
-	c.pinned.Store(repo+"\x00"+snap.Base, true)
+	c.pinned.Store(repo+"\x00"+snap.Base, repo)
 	return repo, nil
 }
 
+// bundleBase is the git dir of snap's base fetched from its bundle (under
+// the clone's lock): bases/NAME-BASE.git, borrowing the clone's objects.
+func (c *Cache) bundleBase(ctx context.Context, store *blobstore.Store, repo, name string, snap *Snapshot, format string) (string, error) {
+	home := filepath.Join(c.Dir, "bases", name+"-"+snap.Base+".git")
+	if _, err := os.Stat(filepath.Join(home, "HEAD")); err != nil {
+		if err := os.MkdirAll(filepath.Dir(home), 0o700); err != nil {
+			return "", fmt.Errorf("codesnap: %w", err)
+		}
+		if err := initBare(ctx, home, format, filepath.Join(repo, "objects")); err != nil {
+			return "", err
+		}
+	}
+	g := gitCmd{dir: home}
+	if _, err := g.run(ctx, "cat-file", "-e", snap.Base+"^{commit}"); err != nil {
+		if err := fetchBundle(ctx, store, g, home, snap); err != nil {
+			return "", err
+		}
+		if _, err := g.run(ctx, "cat-file", "-e", snap.Base+"^{commit}"); err != nil {
+			return "", fmt.Errorf("bundle: it lacks base %s", short(snap.Base))
+		}
+	}
+	if _, err := g.run(ctx, "update-ref", "refs/brood/bases/"+snap.Base, snap.Base); err != nil {
+		return "", fmt.Errorf("codesnap: pin the base in the cache: %w", err)
+	}
+	return home, nil
+}
+
+// objectDirs are the object directories of the cache's git dir repo (a
+// clone, or a base's git dir borrowing one): its own, then those its
+// alternates name. A copy's alternates name each (the child's
+// confinement opens what they name, not what those name in turn).
+func objectDirs(repo string) []string {
+	dirs := []string{filepath.Join(repo, "objects")}
+	data, err := os.ReadFile(filepath.Join(repo, "objects", "info", "alternates"))
+	if err != nil {
+		return dirs
+	}
+	for l := range strings.Lines(string(data)) {
+		if l = strings.TrimSpace(l); filepath.IsAbs(l) {
+			dirs = append(dirs, l)
+		}
+	}
+	return dirs
+}
+
 // initBare creates a bare cache repository atomically: made aside, then
-// renamed into place, so a crash never leaves half a repository there.
-func initBare(ctx context.Context, repo, format string) error {
+// renamed into place, so a crash never leaves half a repository there;
+// its objects borrow from alternates, if any.
+func initBare(ctx context.Context, repo, format string, alternates ...string) error {
 	tmp, err := os.MkdirTemp(filepath.Dir(repo), ".init-")
 	if err != nil {
 		return fmt.Errorf("codesnap: %w", err)
@@ -270,6 +331,9 @@ func initBare(ctx context.Context, repo, format string) error {
 		if _, err := g.run(ctx, "config", kv[0], kv[1]); err != nil {
 			return fmt.Errorf("codesnap: %w", err)
 		}
+	}
+	if err := writeLines(filepath.Join(tmp, "objects", "info", "alternates"), alternates); err != nil {
+		return err
 	}
 	os.RemoveAll(repo) // a leftover without HEAD
 	if err := os.Rename(tmp, repo); err != nil {
@@ -298,10 +362,12 @@ func fetchBundle(ctx context.Context, store *blobstore.Store, g gitCmd, repo str
 }
 
 // build makes the copy: our git dir and index (objects borrowed from the
-// cache) give the snapshot tree, checked against snap.Tree; the child's own
-// repository has HEAD at the base and the base in its index, and the work
-// tree holds the snapshot, so `git status` shows the dirty state.
-func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects []string, format string) error {
+// cache: objects) give the snapshot tree, checked against snap.Tree; the
+// child's own repository has HEAD at the base and the base in its index,
+// and the work tree holds the snapshot, so `git status` shows the dirty
+// state. The dirty state's pack goes into the git dir packDir: the
+// snapshot's dirty home (fullCopyHome), or ours without a base.
+func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects []string, packDir, format string) error {
 	snap := co.snap
 	if _, err := workerGit(co.job).run(ctx, "init", "-q", "--bare", "--object-format="+format, co.meta); err != nil {
 		return fmt.Errorf("codesnap: %w", err)
@@ -316,12 +382,6 @@ func (co *Checkout) build(ctx context.Context, store *blobstore.Store, objects [
 		return fmt.Errorf("codesnap: %w", err)
 	}
 	meta := co.metaGit("")
-	// The dirty state's pack goes into the cache's clone, once for every
-	// call of the run (into our git dir without a base).
-	packDir := co.meta
-	if len(objects) > 0 {
-		packDir = filepath.Dir(objects[0])
-	}
 	if err := readTree(ctx, store, meta, packDir, co.job, snap); err != nil {
 		return err
 	}

@@ -98,15 +98,47 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 	// uncompressed where they do not compress). The user's
 	// repository gets a pack where it got loose objects (git gc folds
 	// small packs together as it does loose objects).
-	args := append(checkinArgs(ctx, g, top), "-c", "core.fsmonitor=false", "add", "-A")
-	if _, err := g.run(ctx, args...); err != nil {
-		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
+	// --ignore-errors: a repository nested in the tree with no commit yet
+	// (git init, nothing committed) has nothing git can record, and is
+	// left out, as the local isolated writer leaves it out; any other
+	// error still fails (addErrors).
+	args := append(checkinArgs(ctx, g, top), "-c", "core.fsmonitor=false", "add", "-A", "--ignore-errors")
+	add := g
+	add.env = append(append([]string(nil), g.env...), "LC_ALL=C") // (addErrors reads git's words)
+	if _, err := add.run(ctx, args...); err != nil {
+		if err := addErrors(err); err != nil {
+			return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
+		}
 	}
 	tree, err := g.line(ctx, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
 	return tree, nil
+}
+
+// addErrors is err, a failed `git add --ignore-errors`, unless every
+// error git reported is a nested repository with no commit checked out
+// (nil: the rest of the tree was added).
+func addErrors(err error) error {
+	var ge *gitError
+	if !errors.As(err, &ge) {
+		return err
+	}
+	seen := false
+	for l := range strings.Lines(ge.Stderr) {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "error: '") && strings.HasSuffix(l, "' does not have a commit checked out"):
+			seen = true
+		case strings.HasPrefix(l, "error:"), strings.HasPrefix(l, "fatal:"):
+			return err
+		}
+	}
+	if !seen {
+		return err
+	}
+	return nil
 }
 
 // privateIndex makes index a copy of the user's index that git reads as

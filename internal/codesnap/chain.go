@@ -116,8 +116,8 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 type scratchRepo struct {
 	dir string
 	g   gitCmd
-	// packs is the git dir a snapshot's pack goes into: the cache's clone
-	// (the scratch repository's without a base).
+	// packs is the git dir a snapshot's pack goes into: the scratch
+	// repository's own.
 	packs string
 }
 
@@ -132,7 +132,7 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 		if err != nil {
 			return nil, err
 		}
-		objects = append(objects, filepath.Join(repo, "objects"))
+		objects = objectDirs(repo)
 	}
 	dir, err := os.MkdirTemp("", "brood-chain-")
 	if err != nil {
@@ -150,11 +150,13 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 	// No user or system configuration (merge drivers, filters) in a merge
 	// of what children wrote.
 	env := []string{"GIT_DIR=" + git, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
-	packs := git
-	if len(objects) > 0 {
-		packs = filepath.Dir(objects[0])
+	// The dirty state's packs go into this git dir, never the clone
+	// (dirtyhome.go): links to the tip's dirty home's where the worker
+	// has it, so only what that lacks is indexed.
+	if h := c.dirtyHome(snap); h != "" && len(objects) > 0 {
+		linkPacks(h, git)
 	}
-	return &scratchRepo{dir: dir, g: gitCmd{dir: dir, env: env}, packs: packs}, nil
+	return &scratchRepo{dir: dir, g: gitCmd{dir: dir, env: env}, packs: git}, nil
 }
 
 func (s *scratchRepo) with(index string) gitCmd {

@@ -16,8 +16,9 @@
 //     child must see, checked on the worker.
 //  2. Materialise (worker): a cached bare clone per repository (keyed by the
 //     remote URL, or the root commit when there is no remote), fetched from
-//     the remote or the bundle when it lacks the base; then, per call, a
-//     new repository whose objects borrow the cache's (alternates), with
+//     the remote (a base from a bundle, and the dirty state, go into git
+//     dirs of their own that borrow the clone: dirtyhome.go); then, per
+//     call, a new repository whose objects borrow the cache's (alternates), with
 //     HEAD at the base, the base in its index and the dirty state in its
 //     work tree: the child sees what `git status` showed the submitter.
 //     The cache is shared by concurrent workers on a host under a file lock;

@@ -103,7 +103,8 @@ const farShare = 4
 // be taken or the derivation failed: the caller makes it in full. An
 // error is a written file that is not its blob (errPoisoned).
 func (c *Cache) deriveBaseTree(ctx context.Context, trees, key, tmp, repo, root string, snap *Snapshot, format string) (*lower, error) {
-	ds := c.donors(ctx, trees, key, repo, root, format)
+	home := c.lowerGitDir(repo, snap)
+	ds := c.donors(ctx, trees, key, repo, home, root, format)
 	if len(ds) == 0 {
 		return nil, nil
 	}
@@ -112,7 +113,7 @@ func (c *Cache) deriveBaseTree(ctx context.Context, trees, key, tmp, repo, root 
 		return nil, nil
 	}
 	tree := filepath.Join(tmp, "tree")
-	l, err := deriveFrom(ctx, tree, tmp, repo, d.l, d.changes, root, snap, format)
+	l, err := deriveFrom(ctx, tree, tmp, home, c.lowerObjects(repo, snap), d.l, d.changes, root, snap, format)
 	if err != nil {
 		removeAll(tree)
 		if errors.Is(err, errPoisoned) {
@@ -124,15 +125,16 @@ func (c *Cache) deriveBaseTree(ctx context.Context, trees, key, tmp, repo, root 
 }
 
 // donors are this process's verified dirty lowers of repo in format other
-// than key whose checkout is there, fewest differing paths first.
-func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format string) []donor {
+// than key whose checkout is there, fewest differing paths first; home is
+// the new lower's git dir (its dirty home), which has root.
+func (c *Cache) donors(ctx context.Context, trees, key, repo, home, root, format string) []donor {
 	var ds []donor
-	home := lowerHome{repo, format}
+	same := lowerHome{repo, format}
 	c.verified.Range(func(k, v any) bool {
 		l := v.(*lower)
 		h, ok := c.homes.Load(k)
 		// (a clean snapshot's checkout has a commit for its tree)
-		if k == key || !ok || h != home || l.tree != l.treeID {
+		if k == key || !ok || h != same || l.tree != l.treeID || l.objects == "" {
 			return true
 		}
 		if _, err := os.Lstat(filepath.Join(trees, k.(string), "tree", ".git")); err != nil {
@@ -141,9 +143,11 @@ func (c *Cache) donors(ctx context.Context, trees, key, repo, root, format strin
 		ds = append(ds, donor{key: k.(string), l: l})
 		return len(ds) < maxDonors
 	})
-	g := workerGit(trees, "GIT_DIR="+repo)
 	kept := ds[:0]
 	for _, d := range ds {
+		// (the donor's tree is in its own dirty home, read by this
+		// process's git only: dirtyhome.go)
+		g := workerGit(trees, "GIT_DIR="+home, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+d.l.objects)
 		out, err := g.run(ctx, "diff-tree", "-r", "-z", "--no-renames", d.l.tree, root)
 		if err != nil {
 			continue
@@ -214,11 +218,11 @@ func (c *Cache) take(trees, tmp, format string, d donor) bool {
 // deriveFrom turns the donor's work tree, moved to tree, into the
 // checkout of root (see above) and returns it verified; changes are the
 // paths root changes from the donor's tree; tmp is for temporary files.
-func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, changes []change, root string, snap *Snapshot, format string) (*lower, error) {
+func deriveFrom(ctx context.Context, tree, tmp, home string, objects []string, d *lower, changes []change, root string, snap *Snapshot, format string) (*lower, error) {
 	if err := removeAll(filepath.Join(tree, ".git")); err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	if err := initBaseGit(tree, repo, snap.Base, format); err != nil {
+	if err := initBaseGit(tree, objects, snap.Base, format); err != nil {
 		return nil, err
 	}
 	start, ok := smudgeRacy(d.index, d.stamp, format)
@@ -230,7 +234,8 @@ func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, changes [
 	if err := os.WriteFile(index, start, 0o600); err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
-	g := workerGit(tree, "GIT_DIR="+filepath.Join(tree, ".git"), "GIT_WORK_TREE="+tree, "GIT_INDEX_FILE="+index)
+	g := workerGit(tree, "GIT_DIR="+filepath.Join(tree, ".git"), "GIT_WORK_TREE="+tree, "GIT_INDEX_FILE="+index,
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES="+d.objects) // (the donor's tree)
 	if _, err := g.run(ctx, append(checkoutWorkers(), "read-tree", "-m", "-u", d.tree, root)...); err != nil {
 		return nil, fmt.Errorf("codesnap: derive the checkout: %w", err)
 	}
@@ -241,10 +246,10 @@ func deriveFrom(ctx context.Context, tree, tmp, repo string, d *lower, changes [
 	if err != nil {
 		return nil, err
 	}
-	l.base = snap.Base
+	l.base, l.objects = snap.Base, objects[0]
 	if child, ok := childFromDonor(d.child, l.index, format); ok && d.base == snap.Base {
 		l.child = child // (childindex.go: no git process)
-	} else if l.child, err = childIndex(ctx, repo, tree, tmp, l.index, root, snap); err != nil {
+	} else if l.child, err = childIndex(ctx, home, tree, tmp, l.index, root, snap); err != nil {
 		return nil, err
 	}
 	// The checkout's own index, as a full build leaves it: the base
@@ -285,6 +290,12 @@ func checkWritten(ctx context.Context, g gitCmd, tree string, cs []change, forma
 	var ask []change
 	for _, c := range cs {
 		if c.status == 'D' {
+			continue
+		}
+		if c.mode == "160000" { // a gitlink: an empty directory (statcheck.go)
+			if names, err := os.ReadDir(filepath.Join(tree, filepath.FromSlash(c.path))); err != nil || len(names) > 0 {
+				return fmt.Errorf("%w: submodule directory %s is not an empty directory", errPoisoned, clip(c.path))
+			}
 			continue
 		}
 		if c.mode != "100644" && c.mode != "100755" && c.mode != "120000" {

@@ -20,7 +20,8 @@ import (
 // on a tree with thousands of modified and untracked files does not write
 // them again: its upper layer starts with only the run's layers (earlier
 // writers' changes) and a retry's partial change. The root's objects go
-// into the cache's clone, where the checkout's .git borrows them from.
+// into the snapshot's dirty home (dirtyhome.go), never the clone; the
+// checkout's .git borrows from both.
 
 // lower is a verified lower layer, as this worker process checked it.
 type lower struct {
@@ -29,6 +30,9 @@ type lower struct {
 	// base is the snapshot's base commit (a derived checkout's child
 	// index is made from its donor's on the same base: childindex.go).
 	base string
+	// objects is its dirty home's object directory ("" for a clean
+	// snapshot's): a derivation from it reads the donor's tree there.
+	objects string
 	// treeID is that tree's object id (tree is a commit's id for a clean
 	// snapshot): what a read-only call on the checkout itself is checked
 	// against (the snapshot's Tree).
@@ -120,19 +124,30 @@ func lowerKey(snap *Snapshot) string {
 	}
 	if snap.Pack != nil {
 		id += "\x00pack\x00" + snap.Pack.SHA256 + "\x00" + snap.DirtyTree
+		// (its dirty home holds the chain's packs too: dirtyhome.go)
+		for _, l := range snap.PackChain {
+			if l.Pack != nil {
+				id += "\x00link\x00" + l.Pack.SHA256 + "\x00" + l.Tree
+			}
+		}
 	}
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:12])
 }
 
 // lowerTree is the tree a snapshot's lower checkout holds: the base
-// commit's, or base + dirty patch, written into the clone's objects (the
-// patch read from the store, which checks its digest) once per process.
-func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scratch string, snap *Snapshot) (string, error) {
+// commit's, or base + dirty patch, written into the snapshot's dirty home
+// (dirtyhome.go; the patch read from the store, which checks its digest)
+// once per process.
+func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scratch string, snap *Snapshot, format string) (string, error) {
 	if !snap.dirty() {
 		return snap.Base, nil
 	}
 	key := lowerKey(snap)
+	home, err := c.ensureDirtyHome(ctx, repo, snap, format)
+	if err != nil {
+		return "", err
+	}
 	if t, ok := c.roots.Load(key); ok {
 		return t.(string), nil
 	}
@@ -144,14 +159,14 @@ func (c *Cache) lowerTree(ctx context.Context, store *blobstore.Store, repo, scr
 	if snap.Pack != nil {
 		// The pack's tree is the root: no index to build. (The links of
 		// its chain the clone lacks go in first: indexPack.)
-		if err := indexPack(ctx, store, repo, dir, snap); err != nil {
+		if err := indexPack(ctx, store, home, dir, snap); err != nil {
 			return "", err
 		}
 		c.roots.Store(key, snap.DirtyTree)
 		return snap.DirtyTree, nil
 	}
-	g := workerGit(dir, "GIT_DIR="+repo, "GIT_INDEX_FILE="+filepath.Join(dir, "index"))
-	if err := readRoot(ctx, store, g, repo, dir, snap); err != nil {
+	g := workerGit(dir, "GIT_DIR="+home, "GIT_INDEX_FILE="+filepath.Join(dir, "index"))
+	if err := readRoot(ctx, store, g, home, dir, snap); err != nil {
 		return "", err
 	}
 	tree, err := g.line(ctx, "write-tree")

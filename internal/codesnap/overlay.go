@@ -47,12 +47,14 @@ func (c *Cache) baseTree(ctx context.Context, store *blobstore.Store, repo, scra
 		return "", nil, nil, fmt.Errorf("codesnap: %w", err)
 	}
 	lock, dir := filepath.Join(trees, key+".lock"), filepath.Join(trees, key)
+	wait := false // (see below)
 	for rebuilt := 0; ; {
 		f, err := flockFile(ctx, lock, unix.LOCK_SH)
 		if err != nil {
 			return "", nil, nil, err
 		}
-		if _, err := os.Stat(filepath.Join(dir, "tree", ".git")); err == nil {
+		_, missing := os.Stat(filepath.Join(dir, "tree", ".git"))
+		if missing == nil {
 			index, err := c.verifyBase(ctx, store, repo, dir, key, scratch, snap, format)
 			if err == nil {
 				now := time.Now()
@@ -69,8 +71,21 @@ func (c *Cache) baseTree(ctx context.Context, store *blobstore.Store, repo, scra
 		f.Close()
 		// Made under the exclusive lock, aside, then renamed into place:
 		// a checker sees a whole checkout or none. A checkout that fails
-		// verification there too is removed first.
-		ex, err := flockFile(ctx, lock, unix.LOCK_EX)
+		// verification there too is removed first. For a missing one the
+		// lock is first tried without waiting: a call that made it
+		// meanwhile holds it shared for its copy's life, and waiting for
+		// that would stall this call as long (for ever in a process that
+		// holds its copies until every call is ready: TestPruneTrees hung
+		// so under load); the checkout is then there to take.
+		how := unix.LOCK_EX
+		if missing != nil && !wait {
+			how |= unix.LOCK_NB
+		}
+		ex, err := flockFile(ctx, lock, how)
+		if how&unix.LOCK_NB != 0 && errors.Is(err, unix.EWOULDBLOCK) {
+			wait = true // once: still missing after that, wait for the lock
+			continue
+		}
 		if err != nil {
 			return "", nil, nil, err
 		}
@@ -121,7 +136,7 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 	}
 	defer removeAll(tmp)
 	tree := filepath.Join(tmp, "tree")
-	root, err := c.lowerTree(ctx, store, repo, tmp, snap)
+	root, err := c.lowerTree(ctx, store, repo, tmp, snap, format)
 	if err != nil {
 		return err
 	}
@@ -139,7 +154,7 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 			return c.remember(key, repo, filepath.Join(trees, key, "tree"), format, l)
 		}
 	}
-	if err := initBaseGit(tree, repo, snap.Base, format); err != nil {
+	if err := initBaseGit(tree, c.lowerObjects(repo, snap), snap.Base, format); err != nil {
 		return err
 	}
 	g := workerGit(tree)
@@ -170,7 +185,7 @@ func (c *Cache) buildBaseTree(ctx context.Context, store *blobstore.Store, trees
 // initBaseGit makes a base checkout's .git in tree (which may hold files
 // already): exactly what checkBaseGitDir expects, no index yet — what
 // `git init --template=` makes (files refs), without a git process.
-func initBaseGit(tree, repo, base, format string) error {
+func initBaseGit(tree string, objects []string, base, format string) error {
 	gitDir := filepath.Join(tree, ".git")
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
 		if err := os.MkdirAll(filepath.Join(gitDir, filepath.FromSlash(d)), 0o755); err != nil {
@@ -182,7 +197,7 @@ func initBaseGit(tree, repo, base, format string) error {
 			return fmt.Errorf("codesnap: %w", err)
 		}
 	}
-	return writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), []string{filepath.Join(repo, "objects")})
+	return writeLines(filepath.Join(gitDir, "objects", "info", "alternates"), objects)
 }
 
 // buildOverlay makes the call's upper layer over the base checkout at

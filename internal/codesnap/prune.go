@@ -67,8 +67,8 @@ func (c *Cache) PruneJobs(ctx context.Context) (int, error) {
 }
 
 // PruneTrees removes the base checkouts (overlay.go) that no copy holds
-// and none has used for TreeTTL, and what a worker killed while making or
-// removing one left behind. It returns how many checkouts it removed. A
+// and none has used for TreeTTL, with their dirty homes (dirtyhome.go),
+// and what a worker killed while making or removing one left behind. It returns how many checkouts it removed. A
 // checkout goes in two steps (renamed aside, then removed) so a crash
 // halfway never leaves half a checkout where a copy would take it.
 func (c *Cache) PruneTrees(ctx context.Context) (int, error) {
@@ -111,6 +111,7 @@ func (c *Cache) PruneTrees(ctx context.Context) (int, error) {
 			})
 		}
 	}
+	c.pruneDirty(ctx, trees, ttl) // (the dirty homes of checkouts gone)
 	return n, nil
 }
 

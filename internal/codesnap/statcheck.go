@@ -5,7 +5,10 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -24,8 +27,11 @@ import (
 // now (changed no earlier than the index was written), is hashed here, as
 // git hashes it, and compared with the index's blob id. Any file or directory the index
 // does not imply (besides the top .git, which checkBaseGitDir checks), a
-// directory that is not one (a symlink), a conflict stage, a gitlink,
-// assume-valid or an index version other than 2 or 3 answers false.
+// directory that is not one (a symlink), a conflict stage, assume-valid
+// or an index version other than 2 or 3 answers false. A gitlink (a
+// submodule, or a repository nested in the submitter's tree) is checked
+// out as git checks one out that is not initialised: an empty directory,
+// which the check requires empty.
 
 // indexEntry is the part of a git index entry the check compares.
 type indexEntry struct {
@@ -44,6 +50,9 @@ func (e *indexEntry) racy(stamp time.Time) bool {
 	late := func(sec, nsec uint32) bool { return sec > s || sec == s && nsec >= n }
 	return late(e.mtimeS, e.mtimeN) || late(e.ctimeS, e.ctimeN)
 }
+
+// gitlink: the entry is a submodule's commit, not a file.
+func (e *indexEntry) gitlink() bool { return e.mode&^0o777 == 0o160000 }
 
 // parseIndex reads a version 2 or 3 git index; ok is false for anything
 // the check does not handle.
@@ -84,7 +93,8 @@ func parseIndex(b []byte, oidLen int) (entries []indexEntry, ok bool) {
 		}
 		switch ie.mode &^ 0o777 {
 		case 0o100000, 0o120000:
-		default: // a gitlink, or anything else
+		case 0o160000: // a gitlink: checked out as an empty directory
+		default:
 			return nil, false
 		}
 		entries = append(entries, ie)
@@ -108,7 +118,7 @@ func smudgeRacy(index []byte, stamp time.Time, format string) (out []byte, ok bo
 	out = bytes.Clone(index)
 	smudged := false
 	for i := range entries {
-		if e := &entries[i]; e.size != 0 && e.racy(stamp) {
+		if e := &entries[i]; e.size != 0 && !e.gitlink() && e.racy(stamp) {
 			binary.BigEndian.PutUint32(out[e.at+36:], 0)
 			smudged = true
 		}
@@ -130,4 +140,29 @@ func objectHash(format string) (oidLen int, newHash func() hash.Hash) {
 		return 32, sha256.New
 	}
 	return 20, sha1.New
+}
+
+// emptyGitlinks: every gitlink of the verified index is an empty
+// directory in the checkout at tree (git checks out an uninitialised
+// submodule so). git's own check (clean) never looks inside a gitlink's
+// directory, so a file planted there would pass it.
+func emptyGitlinks(tree string, index []byte, format string) error {
+	oidLen, _ := objectHash(format)
+	entries, ok := parseIndex(index, oidLen)
+	if !ok {
+		return fmt.Errorf("codesnap: the verified index of %s is in a form brood does not read", tree)
+	}
+	for i := range entries {
+		if !entries[i].gitlink() {
+			continue
+		}
+		p := filepath.Join(tree, filepath.FromSlash(entries[i].path))
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			return fmt.Errorf("%w: submodule directory %s is not a directory", errPoisoned, clip(entries[i].path))
+		}
+		if names, err := os.ReadDir(p); err != nil || len(names) > 0 {
+			return fmt.Errorf("%w: submodule directory %s is not empty", errPoisoned, clip(entries[i].path))
+		}
+	}
+	return nil
 }

@@ -90,6 +90,10 @@ func newStatPlan(index []byte, format string) (*statPlan, bool) {
 		if !plainPath(entries[i].path) {
 			return nil, false
 		}
+		if entries[i].gitlink() {
+			dirOf(entries[i].path) // an empty directory: no names in it
+			continue
+		}
 		dir, name := path.Split(entries[i].path)
 		d := 0
 		if dir != "" {

@@ -55,7 +55,7 @@ var errPoisoned = errors.New("the cached base checkout differs from its commit")
 // wrapping errPoisoned means the checkout must be rebuilt.
 func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, dir, key, scratch string, snap *Snapshot, format string) (*lower, error) {
 	tree := filepath.Join(dir, "tree")
-	if err := checkBaseGitDir(tree, repo, snap.Base, format); err != nil {
+	if err := checkBaseGitDir(tree, c.lowerObjects(repo, snap), snap.Base, format); err != nil {
 		return nil, err
 	}
 	if m, err := mountIn(tree); err != nil {
@@ -95,7 +95,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	defer os.Remove(index)
 	g := verifyGit(tree, index)
 	if seen {
-		ok, err := recheck(ctx, g, index, v.(*lower))
+		ok, err := recheck(ctx, g, index, v.(*lower), format)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 		v.(*lower).unguard()
 		os.Remove(index)
 	}
-	root, err := c.lowerTree(ctx, store, repo, scratch, snap)
+	root, err := c.lowerTree(ctx, store, repo, scratch, snap, format)
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +123,13 @@ func (c *Cache) verifyBase(ctx context.Context, store *blobstore.Store, repo, di
 	if err != nil {
 		return nil, err
 	}
+	if err := emptyGitlinks(tree, l.index, format); err != nil {
+		return nil, err
+	}
 	l.base = snap.Base
 	if l.child = l.index; root != snap.Base {
-		if l.child, err = childIndex(ctx, repo, tree, scratch, l.index, root, snap); err != nil {
+		l.objects = filepath.Join(c.dirtyHome(snap), "objects")
+		if l.child, err = childIndex(ctx, c.lowerGitDir(repo, snap), tree, scratch, l.index, root, snap); err != nil {
 			return nil, err
 		}
 	}
@@ -207,7 +211,7 @@ func verifyGit(tree, index string) gitCmd {
 
 // recheck is git's check of a checkout against its verified index l, in
 // the file index that g names: ok when git finds it clean.
-func recheck(ctx context.Context, g gitCmd, index string, l *lower) (ok bool, err error) {
+func recheck(ctx context.Context, g gitCmd, index string, l *lower, format string) (ok bool, err error) {
 	if err := os.WriteFile(index, l.index, 0o600); err != nil {
 		return false, fmt.Errorf("codesnap: %w", err)
 	}
@@ -218,7 +222,7 @@ func recheck(ctx context.Context, g gitCmd, index string, l *lower) (ok bool, er
 	if err := os.Chtimes(index, l.stamp, l.stamp); err != nil {
 		return false, fmt.Errorf("codesnap: %w", err)
 	}
-	return clean(ctx, g) == nil, nil
+	return clean(ctx, g) == nil && emptyGitlinks(g.dir, l.index, format) == nil, nil
 }
 
 // verifyTurn waits for key's turn to be checked by git in this process
@@ -273,12 +277,12 @@ func baseConfig(format string) string {
 // checkBaseGitDir: the checkout's .git holds what buildBaseTree wrote and
 // nothing else (its index, which each copy's upper layer replaces, may
 // differ).
-func checkBaseGitDir(tree, repo, base, format string) error {
+func checkBaseGitDir(tree string, objects []string, base, format string) error {
 	gitDir := filepath.Join(tree, ".git")
 	want := map[string]string{
 		"HEAD":                    base + "\n",
 		"config":                  baseConfig(format),
-		"objects/info/alternates": filepath.Join(repo, "objects") + "\n",
+		"objects/info/alternates": strings.Join(objects, "\n") + "\n",
 		"index":                   "",
 	}
 	dirs := map[string]bool{".": true, "objects": true, "objects/info": true, "objects/pack": true, "refs": true, "refs/heads": true, "refs/tags": true}

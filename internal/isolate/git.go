@@ -226,13 +226,27 @@ func readStatus(ctx context.Context, r *repo) (treeStatus, error) {
 		if p == "" || p == ".git" || strings.HasPrefix(p, ".git/") {
 			continue
 		}
-		if code == "!!" {
+		switch {
+		case code == "!!":
 			st.ignored = append(st.ignored, p)
-		} else {
+		case code == "??" && strings.HasSuffix(rec, "/") && !hasCommit(ctx, r, p):
+			// A repository with no commit yet (git init, nothing
+			// committed) has no gitlink to record (update-index: "is a
+			// directory"): the snapshot leaves it out, as git add does.
+		default:
 			st.changed = append(st.changed, p)
 		}
 	}
 	return st, nil
+}
+
+// hasCommit: the repository nested at p (relative to the work tree) has
+// a commit checked out, which a gitlink can record. Its own git dir only:
+// git never looks above it for one.
+func hasCommit(ctx context.Context, r *repo, p string) bool {
+	dir := filepath.Join(r.top, filepath.FromSlash(p))
+	_, err := r.gitIn(ctx, dir, []string{"GIT_DIR=" + filepath.Join(dir, ".git")}, nil, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	return err == nil
 }
 
 // writeTree writes the tree of the repository's index with paths brought

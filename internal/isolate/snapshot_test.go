@@ -155,6 +155,10 @@ func TestSnapshotTree(t *testing.T) {
 	git(filepath.Join(dir, "nested"), "init", "-q")
 	git(filepath.Join(dir, "nested"), "add", "x")
 	git(filepath.Join(dir, "nested"), "commit", "-qm", "x")
+	// A repository with no commit has no gitlink: left out, not an
+	// error (update-index: "empty: is a directory").
+	git(dir, "init", "-q", "empty")
+	write(t, filepath.Join(dir, "empty/e.txt"), "e\n")
 	before, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
 	r, err := openRepo(context.Background(), dir)
 	if err != nil {
