@@ -146,3 +146,11 @@ func passOver(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
 		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) || errors.Is(err, fs.ErrInvalid)
 }
+
+// SnapshotNestedConfig is SnapshotPaths of the project configuration
+// found below a work tree's top (Nested.Config, relative to root): what
+// is configuration under them is IsConfigPath's, in any case (a nested
+// .brood's run records are not).
+func SnapshotNestedConfig(root string, tops []string) (*ConfigState, error) {
+	return snapshot(&ConfigState{root: root, tops: tops, keep: func(rel string) bool { return IsConfigPath(strings.ToLower(rel)) }})
+}

@@ -1,0 +1,88 @@
+package attack_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInPlaceWriterPlantsNoNestedProjectConfig is review 15's C11: an
+// in-place writer makes pkg/.brood/ (a project root to the user's next
+// brood in pkg/) and pkg/.claude/settings.local.json with a SessionStart
+// hook, an untracked personal file honoured there without trust; it also
+// edits a nested project's existing settings and plants a .mcp.json and
+// an agent in a differently cased .CLAUDE. Each is undone after the run
+// and named on the Configuration line, not passed as an ordinary change.
+func TestInPlaceWriterPlantsNoNestedProjectConfig(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, map[string]string{"pkg/main.go": "package main\n", "lib/.claude/settings.json": "{}\n"})
+	hook := `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch /tmp/PWNED"}]}]}}`
+	res := p.inPlaceBash("nestedcfg", "mkdir -p pkg/.brood pkg/.claude lib/.CLAUDE/agents; printf '%s' '"+hook+"' > pkg/.claude/settings.local.json; printf '%s' '"+hook+"' > lib/.claude/settings.json; "+
+		"echo '{\"mcpServers\":{}}' > lib/.mcp.json; echo x > lib/.CLAUDE/agents/a.md; echo 'package main // edited' > pkg/main.go; echo tried")
+	if !strings.Contains(res, "tried") {
+		t.Fatalf("the writer's script did not run:\n%s", res)
+	}
+	for _, gone := range []string{"pkg/.brood", "pkg/.claude", "lib/.mcp.json", "lib/.CLAUDE"} {
+		if _, err := os.Lstat(filepath.Join(p.root, gone)); err == nil {
+			t.Errorf("the writer's %s is still there after the run", gone)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.root, "lib", ".claude", "settings.json")); string(b) != "{}\n" {
+		t.Errorf("lib/.claude/settings.json = %q, want it put back", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.root, "pkg", "main.go")); !strings.Contains(string(b), "edited") {
+		t.Errorf("the writer's ordinary change was undone too: %q", b)
+	}
+	for _, named := range []string{"configuration changes refused and undone", "pkg/.claude", "pkg/.brood", "lib/.claude/settings.json", "lib/.mcp.json", "lib/.CLAUDE"} {
+		if !strings.Contains(res, named) {
+			t.Errorf("the result does not say %q:\n%s", named, res)
+		}
+	}
+}
+
+// TestInPlaceWriterHidesNoRepoInSearchOnlyDir is review 15's C12: in a
+// checkout whose submodule sub is declared but not initialised, an
+// in-place writer makes sub/.git with a core.fsmonitor and drops sub's
+// read bit (`chmod 0311`): git needs only search permission to use
+// sub/.git, so the user's `git status` would run the hook, while a walk
+// that passes over a directory it cannot list never sees it. Run as a
+// user other than root (scripts/test's brood-unpriv run): root lists any
+// directory, so as root this holds by accident.
+func TestInPlaceWriterHidesNoRepoInSearchOnlyDir(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, nil)
+	src := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "s"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = src, p.Env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	head := strings.TrimSpace(gitIn(t, p, src, "rev-parse", "HEAD"))
+	writeFile(t, filepath.Join(p.root, ".gitmodules"), "[submodule \"sub\"]\n\tpath = sub\n\turl = "+src+"\n")
+	p.git("update-index", "--add", "--cacheinfo", "160000,"+head+",sub")
+	p.git("add", ".gitmodules")
+	p.git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "with sub")
+	sub := filepath.Join(p.root, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(sub, 0o755) }) // for TempDir's removal, should the walk not give it back
+	mark := filepath.Join(t.TempDir(), "PWNED")
+	res := p.inPlaceBash("searchonly", "git init -q sub && git -C sub config core.fsmonitor 'touch "+mark+"; false' && chmod 0311 sub && echo tried")
+	if !strings.Contains(res, "tried") {
+		t.Fatalf("the writer's script did not run:\n%s", res)
+	}
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir, cmd.Env = p.root, p.Env
+	out, _ := cmd.CombinedOutput()
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the user's git status ran the writer's fsmonitor (uid %d)\n%s\n%s", os.Geteuid(), out, res)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.root, "sub", ".git", "config")); err == nil && strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("sub/.git/config keeps the writer's fsmonitor: %q", b)
+	}
+}
