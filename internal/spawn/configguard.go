@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,6 +45,12 @@ type configGuard struct {
 	// (configguard_nested.go); nestedErr why it is not watched.
 	nestedCfg *trust.ConfigState
 	nestedErr error
+	// bits are the index entries' assume-unchanged and skip-worktree
+	// bits before the spawn (configguard_index.go); bitsLine what the
+	// child set of them, cleared.
+	bits     map[string][]string
+	bitsErr  error
+	bitsLine string
 	// nested is the walk for nested repositories after the child
 	// (prefetchNested), begun beside the parent's own after-walk.
 	nested chan nestedTops
@@ -78,7 +85,7 @@ func (d *Dispatcher) newConfigGuard() *configGuard {
 
 // watch snapshots the configuration when the child writes in place (no
 // isolated copy). Call it once the workspace is prepared, before the spawn.
-func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
+func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Workspace) {
 	if readOnly || (ws != nil && ws.Mode != isolate.ModeNone) {
 		return
 	}
@@ -98,6 +105,7 @@ func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
 	if g.git != nil && g.git.Common() != "" {
 		g.objs = trust.SnapshotLooseObjects(g.git.Common())
 	}
+	g.watchIndex(ctx)
 	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
@@ -314,6 +322,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if g.git != nil {
 		lines = append(lines, g.undoGit(found.Git, err)...)
 	}
+	lines = append(lines, g.indexLines()...)
 	lines = append(lines, g.undoPrograms()...)
 	if g.home != nil {
 		lines = append(lines, g.undo(g.home, "~/")...)
