@@ -51,6 +51,14 @@ type configGuard struct {
 	bits     map[string][]string
 	bitsErr  error
 	bitsLine string
+	// packs and replace are the object store's packs and replace refs
+	// before the spawn (configguard_store.go); storeLines what the child
+	// changed of them.
+	packs      *trust.Packs
+	replace    map[string]string
+	replaceErr error
+	storeDone  bool
+	storeLines []string
 	// nested is the walk for nested repositories after the child
 	// (prefetchNested), begun beside the parent's own after-walk.
 	nested chan nestedTops
@@ -106,6 +114,7 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 		g.objs = trust.SnapshotLooseObjects(g.git.Common())
 	}
 	g.watchIndex(ctx)
+	g.watchStore(ctx)
 	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
@@ -323,6 +332,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 		lines = append(lines, g.undoGit(found.Git, err)...)
 	}
 	lines = append(lines, g.indexLines()...)
+	lines = append(lines, g.storeLines...)
 	lines = append(lines, g.undoPrograms()...)
 	if g.home != nil {
 		lines = append(lines, g.undo(g.home, "~/")...)

@@ -185,7 +185,8 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	env, id := j.env, j.env.TaskID
 	want := dispatch.Expect{TaskID: id, Agent: j.name, ReadOnly: env.ReadOnly}
 	s.cfg.clearIndexBits(context.WithoutCancel(ctx)) // before the after-walk, which the bits would blind
-	s.cfg.prefetchNested()                           // the configuration guard's walk, beside this one
+	s.cfg.settleStore(context.WithoutCancel(ctx))
+	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
 	if s.before != nil {
 		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
 			want.Changed, want.Observed = dispatch.Changed(s.before, after), true

@@ -23,3 +23,25 @@ func changedSince(dir string, names []string, since int64) []string {
 	}
 	return out
 }
+
+// stampPack is the identity of the file at path (no link followed) and
+// its last 32 bytes.
+func stampPack(path string) (packStamp, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return packStamp{}, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return packStamp{}, false
+	}
+	sec, nsec := st.Ctim.Unix()
+	s := packStamp{ino: int64(st.Ino), size: st.Size, ctime: sec*1e9 + nsec}
+	n := min(st.Size, 32)
+	s.trailer = make([]byte, n)
+	if k, err := unix.Pread(fd, s.trailer, st.Size-n); err != nil || int64(k) != n {
+		return packStamp{}, false
+	}
+	return s, true
+}

@@ -1,0 +1,119 @@
+package spawn
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/trust"
+)
+
+// The object store beyond loose objects (C5 of review 15): replace refs
+// in packed-refs or a reftable (the loose refs/replace directory is held
+// read-only in the writer's view, but git reads replace refs from
+// wherever refs are stored), and packs rewritten in place or added with
+// an index that maps a committed object's name to another content. Each
+// makes the user's `git diff` compare a file with the child's content.
+
+// replaceRefs lists the repository's replace refs with their targets,
+// however they are stored.
+func replaceRefs(ctx context.Context, top string) (map[string]string, error) {
+	out, err := gitx.Run(ctx, top, "for-each-ref", "--format=%(refname) %(objectname)", "refs/replace/")
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]string{}
+	for line := range strings.Lines(out) {
+		if name, oid, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			refs[name] = oid
+		}
+	}
+	return refs, nil
+}
+
+// watchStore records the replace refs and the packs before the spawn.
+func (g *configGuard) watchStore(ctx context.Context) {
+	if g.git == nil || g.git.Common() == "" {
+		return
+	}
+	g.packs = trust.SnapshotPacks(g.git.Common())
+	g.replace, g.replaceErr = replaceRefs(ctx, g.git.Root())
+}
+
+// settleStore puts the replace refs back as they were, removes what
+// trust.Packs.Check removes, verifies the packs made since (`git
+// verify-pack` re-hashes every object of one), and keeps the lines that
+// say so for settle.
+func (g *configGuard) settleStore(ctx context.Context) {
+	if g == nil || g.git == nil || g.packs == nil || g.storeDone {
+		return
+	}
+	g.storeDone = true
+	top := g.git.Root()
+	if g.replaceErr == nil {
+		g.storeLines = append(g.storeLines, g.undoReplace(ctx, top)...)
+	}
+	c := g.packs.Check()
+	var bad []string
+	for _, idx := range c.New {
+		if _, err := gitx.Run(ctx, top, "verify-pack", g.git.Common()+"/"+idx); err != nil {
+			bad = append(bad, idx)
+		}
+	}
+	if len(c.Changed) > 0 {
+		line := "git pack files rewritten by the subagent with another content: " + strings.Join(c.Changed, ", ")
+		if len(c.Removed) > 0 {
+			line += " (removed, git does without them: " + strings.Join(c.Removed, ", ") + ")"
+		}
+		g.storeLines = append(g.storeLines, line+" — your git may read the subagent's content for committed objects; run `git fsck --full` and restore the packs from another clone")
+	}
+	if len(bad) > 0 {
+		g.storeLines = append(g.storeLines, "git packs made by the subagent that fail `git verify-pack` (an object's content does not hash to its name): "+strings.Join(bad, ", ")+
+			" — git reads the newest pack first, so your git may read the subagent's content for committed objects; remove those packs and their .idx files after checking them")
+	}
+}
+
+// undoReplace deletes the replace refs made since the spawn and puts back
+// those changed or deleted.
+func (g *configGuard) undoReplace(ctx context.Context, top string) []string {
+	now, err := replaceRefs(ctx, top)
+	if err != nil {
+		return []string{"git replace refs not checked after the run (" + err.Error() + "): run `git for-each-ref refs/replace/` and delete any you did not make"}
+	}
+	var undone, failed []string
+	for _, name := range slices.Sorted(maps.Keys(now)) {
+		if old, ok := g.replace[name]; ok && old == now[name] {
+			continue
+		}
+		args := []string{"update-ref", "-d", name}
+		if old, ok := g.replace[name]; ok {
+			args = []string{"update-ref", name, old}
+		}
+		if _, err := gitx.Run(ctx, top, args...); err != nil {
+			failed = append(failed, name)
+			continue
+		}
+		undone = append(undone, name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.replace)) {
+		if _, ok := now[name]; ok {
+			continue
+		}
+		if _, err := gitx.Run(ctx, top, "update-ref", name, g.replace[name]); err != nil {
+			failed = append(failed, name)
+			continue
+		}
+		undone = append(undone, name)
+	}
+	if len(undone)+len(failed) == 0 {
+		return nil
+	}
+	line := "git replace refs changed by the subagent (in packed-refs or the reftable) and put back: " + strings.Join(undone, ", ") +
+		" — with them your git diff shows the replacement, not the file's change"
+	if len(failed) > 0 {
+		line += ". NOT put back (check `git for-each-ref refs/replace/` yourself): " + strings.Join(failed, ", ")
+	}
+	return []string{line}
+}
