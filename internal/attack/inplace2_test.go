@@ -150,3 +150,29 @@ func TestInPlaceWriterHidesNoChangeInTheStore(t *testing.T) {
 		})
 	}
 }
+
+// TestInPlaceWriterPlantsNoWorktreeGitDir: where .git/worktrees does not
+// exist (brood no longer makes it before an in-place writer: a delegating
+// writer's isolated children register their work trees there), the
+// writer makes .git/worktrees/x with a config.worktree whose fsmonitor
+// would run in whatever work tree names it. The directory is removed
+// after the run and named on the Configuration line (review 15, "Held
+// (confine)").
+func TestInPlaceWriterPlantsNoWorktreeGitDir(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, nil)
+	if err := os.RemoveAll(filepath.Join(p.root, ".git", "worktrees")); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "wt")
+	res := p.inPlaceBash("worktrees", "W=.git/worktrees/x; mkdir -p $W && echo ../.. > $W/commondir && echo "+elsewhere+"/.git > $W/gitdir && echo 'ref: refs/heads/main' > $W/HEAD && printf '[core]\\n\\tfsmonitor = touch /tmp/PWNED\\n' > $W/config.worktree && echo tried")
+	if !strings.Contains(res, "tried") {
+		t.Fatalf("the writer's script did not run:\n%s", res)
+	}
+	if _, err := os.Lstat(filepath.Join(p.root, ".git", "worktrees", "x")); err == nil {
+		t.Errorf("the writer's .git/worktrees/x is still there after the run\n%s", res)
+	}
+	if !strings.Contains(res, ".git/worktrees/x") {
+		t.Errorf("the result does not name .git/worktrees/x:\n%s", res)
+	}
+}

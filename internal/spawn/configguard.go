@@ -55,6 +55,7 @@ type configGuard struct {
 	// before the spawn (configguard_store.go); storeLines what the child
 	// changed of them.
 	packs      *trust.Packs
+	worktrees  []string // .git/worktrees' entries
 	replace    map[string]string
 	replaceErr error
 	storeDone  bool

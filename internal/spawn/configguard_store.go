@@ -3,6 +3,8 @@ package spawn
 import (
 	"context"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -39,6 +41,7 @@ func (g *configGuard) watchStore(ctx context.Context) {
 		return
 	}
 	g.packs = trust.SnapshotPacks(g.git.Common())
+	g.worktrees = worktreeDirs(g.git.Common())
 	g.replace, g.replaceErr = replaceRefs(ctx, g.git.Root())
 }
 
@@ -55,6 +58,7 @@ func (g *configGuard) settleStore(ctx context.Context) {
 	if g.replaceErr == nil {
 		g.storeLines = append(g.storeLines, g.undoReplace(ctx, top)...)
 	}
+	g.storeLines = append(g.storeLines, g.undoWorktrees()...)
 	c := g.packs.Check()
 	var bad []string
 	for _, idx := range c.New {
@@ -117,3 +121,51 @@ func (g *configGuard) undoReplace(ctx context.Context, top string) []string {
 	}
 	return []string{line}
 }
+
+// worktreeDirs lists the linked work trees' git directories under
+// common/worktrees.
+func worktreeDirs(common string) []string {
+	ents, err := os.ReadDir(filepath.Join(common, "worktrees"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// undoWorktrees removes the linked work trees' git directories made
+// since the spawn (.git/worktrees is held read-only only when it was
+// there: a writer that delegates has its isolated children's work trees
+// registered in it), except those of brood's own work trees (their gitdir
+// file names an existing .git under common/brood-worktrees: a delegating
+// writer's children's). Such a directory's commondir, config.worktree and hooks
+// would be git's configuration to whoever runs git in the work tree its
+// gitdir names.
+func (g *configGuard) undoWorktrees() []string {
+	common := g.git.Common()
+	own := filepath.Join(common, "brood-worktrees") + string(filepath.Separator)
+	var removed []string
+	for _, name := range worktreeDirs(common) {
+		if slices.Contains(g.worktrees, name) {
+			continue
+		}
+		dir := filepath.Join(common, "worktrees", name)
+		if b, err := os.ReadFile(filepath.Join(dir, "gitdir")); err == nil {
+			if gd := filepath.Clean(strings.TrimSpace(string(b))); strings.HasPrefix(gd, own) && exists(gd) {
+				continue
+			}
+		}
+		if os.RemoveAll(dir) == nil {
+			removed = append(removed, ".git/worktrees/"+name)
+		}
+	}
+	if len(removed) == 0 {
+		return nil
+	}
+	return []string{"git configuration changes refused and undone: " + strings.Join(removed, ", ") + " (a linked work tree's git directory the subagent made) — " + gitConfigWhy}
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
