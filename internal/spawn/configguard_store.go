@@ -63,7 +63,7 @@ func (g *configGuard) settleStore(ctx context.Context) {
 	var bad []string
 	for _, idx := range c.New {
 		if _, err := gitx.Run(ctx, top, "verify-pack", g.git.Common()+"/"+idx); err != nil {
-			bad = append(bad, idx)
+			bad = append(bad, removePack(g.git.Common(), idx)...)
 		}
 	}
 	if len(c.Changed) > 0 {
@@ -74,8 +74,8 @@ func (g *configGuard) settleStore(ctx context.Context) {
 		g.storeLines = append(g.storeLines, line+" — your git may read the subagent's content for committed objects; run `git fsck --full` and restore the packs from another clone")
 	}
 	if len(bad) > 0 {
-		g.storeLines = append(g.storeLines, "git packs made by the subagent that fail `git verify-pack` (an object's content does not hash to its name): "+strings.Join(bad, ", ")+
-			" — git reads the newest pack first, so your git may read the subagent's content for committed objects; remove those packs and their .idx files after checking them")
+		g.storeLines = append(g.storeLines, "git packs made by the subagent that fail `git verify-pack` (an object's content does not hash to its name), removed: "+strings.Join(bad, ", ")+
+			" — git reads the newest pack first, so your git would have read the subagent's content for committed objects; `git fsck` names what is now missing")
 	}
 }
 
@@ -169,3 +169,20 @@ func (g *configGuard) undoWorktrees() []string {
 }
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// removePack removes the pack whose index is idx (under common) and the
+// files beside it, and returns idx, with " (NOT removed)" when a file of
+// it stays.
+func removePack(common, idx string) []string {
+	base := strings.TrimSuffix(filepath.Join(common, idx), ".idx")
+	left := false
+	for _, ext := range []string{".pack", ".rev", ".bitmap", ".mtimes", ".idx"} {
+		if err := os.Remove(base + ext); err != nil && !os.IsNotExist(err) {
+			left = true
+		}
+	}
+	if left {
+		return []string{idx + " (NOT removed)"}
+	}
+	return []string{idx}
+}
