@@ -59,19 +59,17 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		p.Writable = append(p.Writable, Resolved(dispatch.Root(env.ProjectRoot)))
 	}
 	p.Hidden = childHidden(env, dir, base, p.Writable)
+	keep := childKeep(env, dir, p.Writable)
+	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
+		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base.getenv)
+	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
 }
 
-// childHidden are the paths env's child may not read: the base's
-// (credential stores, ~/.config/brood, the fleet worker's cache, the
-// user's sandbox.hide) and, for a child that does not delegate, the other
-// tasks' directories beside its own dir; each split around what the child
-// must read (hideAround): writable, its own tree, project and workspace,
-// the object directories its git borrows (a fleet worker's copy), and, for
-// a child that delegates, the entries of ~/.config/brood it reads to
-// start its own children.
-func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
-	hidden := base.Hidden()
+// childKeep are the paths env's child must read whatever is hidden around
+// them: writable, dir, its own tree, project and workspace, and the object
+// directories its git borrows (a fleet worker's copy).
+func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 	keep := slices.Clone(writable)
 	keep = append(keep, dir)
 	for _, p := range []string{WorkRoot(env), env.ProjectRoot, env.Workspace, env.IsolationRoot} {
@@ -84,6 +82,20 @@ func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable 
 			keep = append(keep, fleetAlternates(Resolved(p))...)
 		}
 	}
+	return keep
+}
+
+// childHidden are the paths env's child may not read: the base's
+// (credential stores, ~/.config/brood, the fleet worker's cache, the
+// user's sandbox.hide) and, for a child that does not delegate, the other
+// tasks' directories beside its own dir; each split around what the child
+// must read (hideAround): writable, its own tree, project and workspace,
+// the object directories its git borrows (a fleet worker's copy), and, for
+// a child that delegates, the entries of ~/.config/brood it reads to
+// start its own children.
+func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
+	hidden := base.Hidden()
+	keep := childKeep(env, dir, writable)
 	delegates := len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth
 	if delegates {
 		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
@@ -277,7 +289,10 @@ func beneath(root, path string) bool {
 type PolicyBase struct {
 	// extra are more paths no child reads (delegate's Config.Hidden: the token file
 	// of `brood mcp --http --token-file`).
-	extra     []string
+	extra []string
+	// getenv reads the environment the children get (nil: this
+	// process's): their homes, PATH and the credentials it points at.
+	getenv    func(string) string
 	hideOnce  sync.Once
 	hidden    []string
 	cacheOnce sync.Once
@@ -288,6 +303,18 @@ type PolicyBase struct {
 // policies; extra are more paths none of them may read.
 func NewPolicyBase(extra []string) *PolicyBase { return &PolicyBase{extra: extra} }
 
+// NewPolicyBaseEnv is NewPolicyBase for children started with env (a
+// dispatcher's Config.Env: a home, PATH or credential variable there
+// that this process's environment lacks counts too); nil is this
+// process's.
+func NewPolicyBaseEnv(extra, env []string) *PolicyBase {
+	b := &PolicyBase{extra: extra}
+	if env != nil {
+		b.getenv = envLookup(env)
+	}
+	return b
+}
+
 // Hidden are DefaultHidden (credential stores, ~/.config/brood, the
 // fleet worker's cache), ~/.config/brood/mcp, the extra paths and the token files
 // `brood mcp --http --token-file` registered there (TokenFiles: read at
@@ -295,7 +322,7 @@ func NewPolicyBase(extra []string) *PolicyBase { return &PolicyBase{extra: extra
 // hidden too), by their real paths.
 func (b *PolicyBase) Hidden() []string {
 	b.hideOnce.Do(func() {
-		b.hidden = defaultHidden()
+		b.hidden = defaultHidden(b.getenv)
 		if d := mcpTokenDir(); d != "" && !slices.Contains(b.hidden, d) {
 			b.hidden = append(b.hidden, d)
 		}

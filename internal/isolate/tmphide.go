@@ -1,0 +1,96 @@
+package isolate
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// The host's shared temporary directories are no child's (review C6):
+// they hold other sessions' scratch and transcripts (a fleet worker's
+// continued call's, brood-apply-*, brood-landed-*), Kerberos tickets
+// (krb5cc_*), agent sockets' directories and editors' swap files. Every
+// child's TMPDIR is its own tmp/ in its task directory (RestrictChild),
+// so it needs none of them; what it must still read there (its tree, its
+// task directory, brood's binary, a home or a PATH directory a test made
+// there) is kept (tempKeep), split around when its rules are built
+// (sandbox.Policy.HiddenAround: /tmp's entries change by the second).
+
+// hostTemps are the shared temporary directories, by their real paths:
+// /tmp, /var/tmp, /dev/shm and the TMPDIR of the environment (this
+// process's and the children's, getenv), but one beneath keep (a child
+// dispatcher's TMPDIR is its own task directory's tmp/).
+func hostTemps(getenv func(string) string, keep []string) []string {
+	cands := []string{"/tmp", "/var/tmp", "/dev/shm", os.Getenv("TMPDIR")}
+	if getenv != nil {
+		cands = append(cands, getenv("TMPDIR"))
+	}
+	var out []string
+next:
+	for _, t := range cands {
+		if !filepath.IsAbs(t) || filepath.Clean(t) == "/" {
+			continue
+		}
+		t = realPath(filepath.Clean(t))
+		for _, k := range keep {
+			if beneath(k, t) {
+				continue next
+			}
+		}
+		out = appendNew(out, t)
+	}
+	return out
+}
+
+// tempKeep are keep and what a child reads beyond it that may be in a
+// host temporary directory: brood's own binaries (the child's, and the
+// lean one beside it), the homes, the PATH's directories (and the
+// toolchain above a .../bin), the build caches, the added working
+// directories and a scripted model's file. None that is one of temps
+// itself (HOME=/tmp would keep it all).
+func tempKeep(env *dispatch.Envelope, keep, temps []string, getenv func(string) string) []string {
+	out := slices.Clone(keep)
+	add := func(p string) {
+		if !filepath.IsAbs(p) {
+			return
+		}
+		p = Resolved(filepath.Clean(p))
+		if p != "/" && !slices.Contains(temps, p) {
+			out = appendNew(out, p)
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		add(filepath.Dir(exe))
+	}
+	envs := []func(string) string{os.Getenv}
+	if getenv != nil {
+		envs = append(envs, getenv)
+	}
+	for _, g := range envs {
+		if c := g("BROOD_CHILD_EXE"); c != "" {
+			add(filepath.Dir(c))
+		}
+		for _, d := range filepath.SplitList(g("PATH")) {
+			add(d)
+			if filepath.Base(d) == "bin" {
+				add(filepath.Dir(d))
+			}
+		}
+	}
+	for _, h := range homes(envs...) {
+		add(h)
+	}
+	for _, c := range CacheCandidates() {
+		add(c)
+	}
+	for _, d := range env.AddDirs {
+		add(d)
+	}
+	if f, ok := strings.CutPrefix(env.Model, "script:"); ok {
+		add(f)
+	}
+	return out
+}
