@@ -41,9 +41,9 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		p.ReadOnly = true
 		p.Writable = []string{dir} // its tmp/ included
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, base.Caches()...)
+		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, writerCaches(env, dir, base)...)
 	default:
-		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, base.Caches()...)
+		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, writerCaches(env, dir, base)...)
 		// The run's additional working directories (--add-dir): an
 		// in-place writer writes them as its tree, as Claude Code's
 		// agents do (an isolated writer's work comes back as one patch
@@ -141,34 +141,23 @@ func WorkRoot(env *dispatch.Envelope) string {
 	return env.Workspace
 }
 
-// writerCaches are the build caches a writer may write beside its tree:
-// the user's cache directory (Go's build cache, pip's, ...), GOCACHE and
-// GOMODCACHE where set elsewhere, and GOPATH (the module cache). Only
-// directories that exist are named (a Landlock rule needs one); the parent
-// makes the defaults before the start (makeWriterCaches).
-func writerCaches() []string {
+// writerCaches are the Go caches a writer may write beside its tree: its
+// own (writerGoDirs; review C13), never the user's, where they exist (a
+// Landlock rule needs a directory: ConfineChild makes them first).
+func writerCaches(env *dispatch.Envelope, dir string, base *PolicyBase) []string {
 	var out []string
-	add := func(p string) {
-		if p == "" || !filepath.IsAbs(p) {
-			return
+	build, mod := writerGoDirs(env, dir, base.getenv)
+	for _, p := range []string{build, mod} {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, Resolved(p))
 		}
-		p = Resolved(p)
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || slices.Contains(out, p) {
-			return
-		}
-		out = append(out, p)
-	}
-	for _, p := range CacheCandidates() {
-		add(p)
 	}
 	return out
 }
 
-// CacheCandidates are writerCaches before the existence check: Go's build
-// cache and module cache (GOCACHE, GOMODCACHE, or their defaults), never
-// the cache directory or GOPATH as a whole: ~/go/bin and tools' caches
-// under ~/.cache (pre-commit's environments, say) hold programs the user
-// runs unconfined.
+// CacheCandidates are the user's Go build and module caches (GOCACHE,
+// GOMODCACHE, or their defaults): a child reads them, no child writes
+// them (writerCaches).
 func CacheCandidates() []string {
 	gocache := os.Getenv("GOCACHE")
 	if gocache == "" {
@@ -189,17 +178,6 @@ func CacheCandidates() []string {
 		}
 	}
 	return []string{gocache, modcache}
-}
-
-// makeWriterCaches makes the default caches a writer's build needs, so its
-// policy can name them (a child cannot make a directory its policy does
-// not already cover).
-func makeWriterCaches() {
-	for _, p := range CacheCandidates() {
-		if p != "" && filepath.IsAbs(p) {
-			_ = os.MkdirAll(p, 0o755)
-		}
-	}
 }
 
 // ResolvedTaskDir is a task directory's path with the links above it
@@ -235,10 +213,25 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 	if err := sandbox.NoPtraceForChild(); err != nil {
 		return err
 	}
+	// A delegating child reads its copy of the user's settings, never the
+	// file (review C7).
+	if err := WriteChildSettings(cmd, env, td); err != nil {
+		return err
+	}
 	if env.NoLandlock {
 		return nil
 	}
+	if !env.ReadOnly {
+		lookup := os.Getenv
+		if cmd.Env != nil {
+			lookup = envLookup(cmd.Env)
+		}
+		cmd.Env = append(cmd.Env, writerGoEnv(env, td.Path(), base.getenv, lookup)...)
+	}
 	pol, needed := ChildPolicy(env, td.Path(), base)
+	// The binary it runs is read where it is, in a host temporary
+	// directory too.
+	pol.Keep = keepProgram(pol.Keep, pol.HiddenAround, cmd.Path)
 	if ws != nil && ws.Mode == ModeWorktree {
 		// The real tree is beside a worktree copy: what an overlay hides
 		// with whiteouts, the sandbox keeps the child from reading.
@@ -292,11 +285,9 @@ type PolicyBase struct {
 	extra []string
 	// getenv reads the environment the children get (nil: this
 	// process's): their homes, PATH and the credentials it points at.
-	getenv    func(string) string
-	hideOnce  sync.Once
-	hidden    []string
-	cacheOnce sync.Once
-	caches    []string
+	getenv   func(string) string
+	hideOnce sync.Once
+	hidden   []string
 }
 
 // NewPolicyBase is the shared parts of one dispatcher's children's
@@ -343,17 +334,6 @@ func (b *PolicyBase) Hidden() []string {
 		}
 	}
 	return out
-}
-
-// Caches are writerCaches, the default ones made first (a Landlock rule
-// needs a directory, and a child cannot make one its policy does not
-// already cover).
-func (b *PolicyBase) Caches() []string {
-	b.cacheOnce.Do(func() {
-		makeWriterCaches()
-		b.caches = writerCaches()
-	})
-	return b.caches
 }
 
 // mcpTokenDir is where `brood mcp --http` keeps the token of each start

@@ -42,11 +42,12 @@ func credentialStores() []string {
 }
 
 // broodConfigReadable are the entries of ~/.config/brood a child that
-// delegates reads (its agents, the user's settings and trust records, to
-// start its own children as the root would): every other one (the fleet's
-// signing key, the MCP server tokens, anything the user keeps there) stays
-// hidden from it; a child that does not delegate reads none of them.
-func broodConfigReadable() []string { return []string{"agents", "settings.toml", "trust.json"} }
+// delegates reads (its agents and the user's trust records, to start its
+// own children as the root would): every other one (the user's settings,
+// of which it reads a copy: WriteChildSettings; the fleet's signing key,
+// the MCP server tokens, anything the user keeps there) stays hidden from
+// it; a child that does not delegate reads none of them.
+func broodConfigReadable() []string { return []string{"agents", "trust.json"} }
 
 // DefaultHidden are the paths no child reads on this machine, by their
 // real paths: the credential stores under home (credentialStores), all of

@@ -94,3 +94,18 @@ func tempKeep(env *dispatch.Envelope, keep, temps []string, getenv func(string) 
 	}
 	return out
 }
+
+// keepProgram is keep with the program at path (a child's binary) and
+// its directory (a lean child binary beside it) added, when temps hides
+// anything: the directory unless it is one of temps itself.
+func keepProgram(keep, temps []string, path string) []string {
+	if len(temps) == 0 || !filepath.IsAbs(path) {
+		return keep
+	}
+	p := Resolved(path)
+	keep = appendNew(keep, p)
+	if d := filepath.Dir(p); !slices.Contains(temps, d) {
+		keep = appendNew(keep, d)
+	}
+	return keep
+}
