@@ -61,7 +61,7 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	p.Hidden = childHidden(env, dir, base, p.Writable)
 	keep := childKeep(env, dir, p.Writable)
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
-		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base.getenv)
+		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
 }
@@ -288,6 +288,9 @@ type PolicyBase struct {
 	getenv   func(string) string
 	hideOnce sync.Once
 	hidden   []string
+	// keep: envKeep.
+	keepOnce sync.Once
+	keep     []string
 }
 
 // NewPolicyBase is the shared parts of one dispatcher's children's

@@ -57,14 +57,32 @@ func broodConfigReadable() []string { return []string{"agents", "trust.json"} }
 func DefaultHidden(home, cacheDir string) []string {
 	var out []string
 	if home != "" && filepath.IsAbs(home) {
+		dirs := map[string]string{} // realPath of the stores' directories, found once
 		for _, rel := range credentialStores() {
-			out = append(out, realPath(filepath.Join(home, filepath.FromSlash(rel))))
+			out = append(out, realPathIn(filepath.Join(home, filepath.FromSlash(rel)), dirs))
 		}
 	}
 	if cacheDir != "" && filepath.IsAbs(cacheDir) {
 		out = append(out, realPath(filepath.Join(cacheDir, "brood", "fleet")))
 	}
 	return out
+}
+
+// realPathIn is realPath, the directories above p resolved once in dirs:
+// p itself is resolved only when it is a link (one lstat), else joined
+// to its directory's real path (most stores do not exist, and share
+// ~/.config).
+func realPathIn(p string, dirs map[string]string) string {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return realPath(p)
+	}
+	dir := filepath.Dir(p)
+	r, ok := dirs[dir]
+	if !ok {
+		r = realPath(dir)
+		dirs[dir] = r
+	}
+	return filepath.Join(r, filepath.Base(p))
 }
 
 // realPath is p with the links of its longest existing prefix resolved

@@ -46,13 +46,16 @@ next:
 }
 
 // tempKeep are keep and what a child reads beyond it that may be in a
-// host temporary directory: brood's own binaries (the child's, and the
-// lean one beside it), the homes, the PATH's directories (and the
-// toolchain above a .../bin), the build caches, the added working
-// directories and a scripted model's file. None that is one of temps
-// itself (HOME=/tmp would keep it all).
-func tempKeep(env *dispatch.Envelope, keep, temps []string, getenv func(string) string) []string {
+// host temporary directory: what every child of base reads (envKeep), the
+// added working directories and a scripted model's file. None that is one
+// of temps itself (HOME=/tmp would keep it all).
+func tempKeep(env *dispatch.Envelope, keep, temps []string, base *PolicyBase) []string {
 	out := slices.Clone(keep)
+	for _, p := range base.envKeep() {
+		if !slices.Contains(temps, p) {
+			out = appendNew(out, p)
+		}
+	}
 	add := func(p string) {
 		if !filepath.IsAbs(p) {
 			return
@@ -61,30 +64,6 @@ func tempKeep(env *dispatch.Envelope, keep, temps []string, getenv func(string) 
 		if p != "/" && !slices.Contains(temps, p) {
 			out = appendNew(out, p)
 		}
-	}
-	if exe, err := os.Executable(); err == nil {
-		add(filepath.Dir(exe))
-	}
-	envs := []func(string) string{os.Getenv}
-	if getenv != nil {
-		envs = append(envs, getenv)
-	}
-	for _, g := range envs {
-		if c := g("BROOD_CHILD_EXE"); c != "" {
-			add(filepath.Dir(c))
-		}
-		for _, d := range filepath.SplitList(g("PATH")) {
-			add(d)
-			if filepath.Base(d) == "bin" {
-				add(filepath.Dir(d))
-			}
-		}
-	}
-	for _, h := range homes(envs...) {
-		add(h)
-	}
-	for _, c := range CacheCandidates() {
-		add(c)
 	}
 	for _, d := range env.AddDirs {
 		add(d)
@@ -108,4 +87,46 @@ func keepProgram(keep, temps []string, path string) []string {
 		keep = appendNew(keep, d)
 	}
 	return keep
+}
+
+// envKeep are the paths every child of b reads that may be in a host
+// temporary directory, found once: brood's own binaries (this one's
+// directory, and BROOD_CHILD_EXE's), the homes, the PATH's directories
+// (and the toolchain above a .../bin) and the user's Go caches, in this
+// process's environment and the children's, by their real paths.
+func (b *PolicyBase) envKeep() []string {
+	b.keepOnce.Do(func() {
+		add := func(p string) {
+			if filepath.IsAbs(p) {
+				if p = Resolved(filepath.Clean(p)); p != "/" {
+					b.keep = appendNew(b.keep, p)
+				}
+			}
+		}
+		if exe, err := os.Executable(); err == nil {
+			add(filepath.Dir(exe))
+		}
+		envs := []func(string) string{os.Getenv}
+		if b.getenv != nil {
+			envs = append(envs, b.getenv)
+		}
+		for _, g := range envs {
+			if c := g("BROOD_CHILD_EXE"); c != "" {
+				add(filepath.Dir(c))
+			}
+			for _, d := range filepath.SplitList(g("PATH")) {
+				add(d)
+				if filepath.Base(d) == "bin" {
+					add(filepath.Dir(d))
+				}
+			}
+		}
+		for _, h := range homes(envs...) {
+			add(h)
+		}
+		for _, c := range CacheCandidates() {
+			add(c)
+		}
+	})
+	return b.keep
 }

@@ -28,9 +28,13 @@ func (p Policy) HiddenPaths() []string {
 // directory so split is not readable (addReadRules). A directory
 // that cannot be listed is hidden whole, with what it holds.
 func HideAround(hidden, keep []string) []string {
+	clean := make([]string, len(keep))
+	for i, k := range keep {
+		clean[i] = filepath.Clean(k)
+	}
 	var out []string
 	for _, h := range hidden {
-		out = append(out, splitAround(filepath.Clean(h), keep, 0)...)
+		out = append(out, splitAround(filepath.Clean(h), clean, 0)...)
 	}
 	return out
 }
@@ -39,10 +43,10 @@ func HideAround(hidden, keep []string) []string {
 // few levels beneath a hidden one).
 const maxSplitDepth = 16
 
+// splitAround is HideAround of h, keep clean.
 func splitAround(h string, keep []string, depth int) []string {
 	var inside []string
 	for _, k := range keep {
-		k = filepath.Clean(k)
 		if k == h {
 			return nil
 		}
@@ -66,8 +70,9 @@ func splitAround(h string, keep []string, depth int) []string {
 	return out
 }
 
-// within reports whether path is root or beneath it.
+// within reports whether path is root or beneath it (both clean and
+// absolute: a prefix on a separator, no filepath.Rel, which the split
+// calls for every pair of hidden and kept paths).
 func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	return path == root || root == "/" || strings.HasPrefix(path, root) && path[len(root)] == '/'
 }
