@@ -30,7 +30,7 @@ const ChildSettingsName = "user-settings.toml"
 
 // childSettingsDropped are the top-level tables and keys the copy leaves
 // out: the fleet's (worker.remotes carries credentials), and anything
-// Settings does not know.
+// Settings (or the price table) does not know.
 func childSettingsDropped() []string { return []string{"worker", "temporal", "store"} }
 
 // WriteChildSettings writes, for a child of env that delegates, the copy
@@ -80,7 +80,7 @@ func childSettings(data []byte) ([]byte, error) {
 	if _, err := toml.Decode(string(data), &all); err != nil {
 		return nil, err
 	}
-	known := map[string]bool{}
+	known := map[string]bool{"prices": true} // price.Load's table, beside Settings
 	t := reflect.TypeFor[settings.Settings]()
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")

@@ -28,6 +28,8 @@ func TestDelegatorReadsItsCopyOfSettings(t *testing.T) {
 store = "s3://bucket/p"
 [pool]
 concurrency = 3
+[prices."anthropic/claude-x"]
+input = 1.5
 [worker]
 remotes = ["https://x-access-token:REMOTE_TOKEN_IN_SETTINGS@example.com/r.git"]
 [temporal]
@@ -54,6 +56,9 @@ address = "temporal.internal:7233"
 	data, err := os.ReadFile(cp)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "claude-x") || !strings.Contains(string(data), "1.5") {
+		t.Errorf("the child's copy lost the user's [prices]:\n%s", data)
 	}
 	for _, leak := range []string{"REMOTE_TOKEN_IN_SETTINGS", "temporal.internal", "s3://bucket"} {
 		if strings.Contains(string(data), leak) {

@@ -297,7 +297,9 @@ const EnvUserSettings = "BROOD_USER_SETTINGS"
 
 // Paths returns the user and project settings files for src.
 func (src Sources) Paths() (user, project string) {
-	if src.Home != "" {
+	if src.UserFile != "" {
+		user = src.UserFile
+	} else if src.Home != "" {
 		user = filepath.Join(src.Home, ".config", "brood", "settings.toml")
 	}
 	if src.ProjectRoot != "" {
