@@ -22,13 +22,15 @@ import (
 // connectMCP starts (or reaches) the child's MCP servers, with the child's
 // environment and in its workspace: a stdio server is the child's own child,
 // inside its sandbox, started by the launcher of its tool processes
-// (sandbox.StartCommand: without network under `network: none`), and stops
+// (sandbox.StartCommandWith: without network under `network: none`, without
+// unix sockets as its Bash), and stops
 // with it. What could
 // not be had is said on stderr (the task's stderr.log).
 func connectMCP(ctx context.Context, env *dispatch.Envelope, dir string) *mcpclient.Session {
 	s := mcpclient.Connect(ctx, env.MCP, mcpclient.Options{
 		Dir: dir, Env: os.Environ(), Getenv: os.Getenv, Stderr: os.Stderr, ReadOnly: env.ReadOnly,
-		NoNetwork: env.Network != nil && !*env.Network, // as its Bash commands (tool.Env.NoNetwork)
+		NoNetwork:     env.Network != nil && !*env.Network, // as its Bash commands (tool.Env.NoNetwork)
+		NoUnixSockets: !env.UnixSockets,                    // and tool.Env.NoUnixSockets
 	})
 	for _, n := range s.Notes {
 		fmt.Fprintln(os.Stderr, "brood:", n)

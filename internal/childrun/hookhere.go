@@ -20,8 +20,9 @@ import (
 // hookPlace is where this child runs the hooks the root chose for its own
 // tool calls (hooks.RunHere): in its workspace (its copy, for an isolated
 // child), with the project root as it sees it, started by the launcher of
-// its Bash commands (sandbox.StartCommand: its Landlock domain, syscall
-// filter, cgroup and limits, and no network under `network: none`), with
+// its Bash commands (sandbox.StartCommandWith: its Landlock domain,
+// syscall filter, cgroup and limits, no network under `network: none`
+// and no unix sockets unless sandbox.unix_sockets), with
 // its Bash's environment. A read-only child whose sandbox cannot keep a
 // command from writing runs none (kernelHolds false).
 func hookPlace(env *dispatch.Envelope, workspace string, kernelHolds bool) hooks.Here {
@@ -29,7 +30,7 @@ func hookPlace(env *dispatch.Envelope, workspace string, kernelHolds bool) hooks
 	h := hooks.Here{
 		Dir: workspace, ProjectDir: projectView(env), Env: tool.WithoutProviderKeys(os.Environ()),
 		Start: func(cmd *exec.Cmd) (func() error, error) {
-			c, err := sandbox.StartCommand(cmd, noNetwork)
+			c, err := sandbox.StartCommandWith(cmd, sandbox.Walls{NoNetwork: noNetwork, NoUnixSockets: !env.UnixSockets})
 			if err != nil {
 				return nil, err
 			}

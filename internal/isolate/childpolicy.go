@@ -41,9 +41,9 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		p.ReadOnly = true
 		p.Writable = []string{dir} // its tmp/ included
 	case env.Isolation == "worktree" && env.IsolationRoot != "":
-		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, base.Caches()...)
+		p.Writable = append([]string{Resolved(env.IsolationRoot), dir}, writerCaches(env, dir, base)...)
 	default:
-		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, base.Caches()...)
+		p.Writable = append([]string{Resolved(WorkRoot(env)), dir}, writerCaches(env, dir, base)...)
 		// The run's additional working directories (--add-dir): an
 		// in-place writer writes them as its tree, as Claude Code's
 		// agents do (an isolated writer's work comes back as one patch
@@ -59,21 +59,17 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		p.Writable = append(p.Writable, Resolved(dispatch.Root(env.ProjectRoot)))
 	}
 	p.Hidden = childHidden(env, dir, base, p.Writable)
+	keep := childKeep(env, dir, p.Writable)
+	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
+		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
+	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
 }
 
-// childHidden are the paths env's child may not read: the base's
-// (credential stores, ~/.config/brood, the fleet worker's cache, the
-// user's sandbox.hide), each split around what the child must read
-// (hideAround), and, for a child that does not delegate, the dispatch
-// directory whole (its own dir, writable, is read through its rule: the
-// cost does not grow with the number of tasks). What the child must read:
-// writable, its own tree, project and workspace,
-// the object directories its git borrows (a fleet worker's copy), and, for
-// a child that delegates, the entries of ~/.config/brood it reads to
-// start its own children.
-func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
-	hidden := base.Hidden()
+// childKeep are the paths env's child must read whatever is hidden around
+// them: writable, dir, its own tree, project and workspace, and the object
+// directories its git borrows (a fleet worker's copy).
+func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 	keep := slices.Clone(writable)
 	keep = append(keep, dir)
 	for _, p := range []string{WorkRoot(env), env.ProjectRoot, env.Workspace, env.IsolationRoot} {
@@ -86,6 +82,20 @@ func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable 
 			keep = append(keep, fleetAlternates(Resolved(p))...)
 		}
 	}
+	return keep
+}
+
+// childHidden are the paths env's child may not read: the base's
+// (credential stores, ~/.config/brood, the fleet worker's cache, the
+// user's sandbox.hide), each split around what the child must read
+// (childKeep, and, for a child that delegates, the entries of
+// ~/.config/brood it reads to start its own children), and, for a child
+// that does not delegate, the dispatch directory whole (its own dir,
+// writable, is read through its rule: the cost does not grow with the
+// number of tasks).
+func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
+	hidden := base.Hidden()
+	keep := childKeep(env, dir, writable)
 	delegates := len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth
 	if delegates {
 		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
@@ -135,34 +145,23 @@ func WorkRoot(env *dispatch.Envelope) string {
 	return env.Workspace
 }
 
-// writerCaches are the build caches a writer may write beside its tree:
-// the user's cache directory (Go's build cache, pip's, ...), GOCACHE and
-// GOMODCACHE where set elsewhere, and GOPATH (the module cache). Only
-// directories that exist are named (a Landlock rule needs one); the parent
-// makes the defaults before the start (makeWriterCaches).
-func writerCaches() []string {
+// writerCaches are the Go caches a writer may write beside its tree: its
+// own (writerGoDirs; review C13), never the user's, where they exist (a
+// Landlock rule needs a directory: ConfineChild makes them first).
+func writerCaches(env *dispatch.Envelope, dir string, base *PolicyBase) []string {
 	var out []string
-	add := func(p string) {
-		if p == "" || !filepath.IsAbs(p) {
-			return
+	build, mod := writerGoDirs(env, dir, base.getenv)
+	for _, p := range []string{build, mod} {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, Resolved(p))
 		}
-		p = Resolved(p)
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || slices.Contains(out, p) {
-			return
-		}
-		out = append(out, p)
-	}
-	for _, p := range CacheCandidates() {
-		add(p)
 	}
 	return out
 }
 
-// CacheCandidates are writerCaches before the existence check: Go's build
-// cache and module cache (GOCACHE, GOMODCACHE, or their defaults), never
-// the cache directory or GOPATH as a whole: ~/go/bin and tools' caches
-// under ~/.cache (pre-commit's environments, say) hold programs the user
-// runs unconfined.
+// CacheCandidates are the user's Go build and module caches (GOCACHE,
+// GOMODCACHE, or their defaults): a child reads them, no child writes
+// them (writerCaches).
 func CacheCandidates() []string {
 	gocache := os.Getenv("GOCACHE")
 	if gocache == "" {
@@ -183,17 +182,6 @@ func CacheCandidates() []string {
 		}
 	}
 	return []string{gocache, modcache}
-}
-
-// makeWriterCaches makes the default caches a writer's build needs, so its
-// policy can name them (a child cannot make a directory its policy does
-// not already cover).
-func makeWriterCaches() {
-	for _, p := range CacheCandidates() {
-		if p != "" && filepath.IsAbs(p) {
-			_ = os.MkdirAll(p, 0o755)
-		}
-	}
 }
 
 // ResolvedTaskDir is a task directory's path with the links above it
@@ -229,10 +217,25 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 	if err := sandbox.NoPtraceForChild(); err != nil {
 		return err
 	}
+	// A delegating child reads its copy of the user's settings, never the
+	// file (review C7).
+	if err := WriteChildSettings(cmd, env, td); err != nil {
+		return err
+	}
 	if env.NoLandlock {
 		return nil
 	}
+	if !env.ReadOnly {
+		lookup := os.Getenv
+		if cmd.Env != nil {
+			lookup = envLookup(cmd.Env)
+		}
+		cmd.Env = append(cmd.Env, writerGoEnv(env, td.Path(), base.getenv, lookup)...)
+	}
 	pol, needed := ChildPolicy(env, td.Path(), base)
+	// The binary it runs is read where it is, in a host temporary
+	// directory too.
+	pol.Keep = keepProgram(pol.Keep, pol.HiddenAround, cmd.Path)
 	if ws != nil && ws.Mode == ModeWorktree {
 		// The real tree is beside a worktree copy: what an overlay hides
 		// with whiteouts, the sandbox keeps the child from reading.
@@ -283,16 +286,32 @@ func beneath(root, path string) bool {
 type PolicyBase struct {
 	// extra are more paths no child reads (delegate's Config.Hidden: the token file
 	// of `brood mcp --http --token-file`).
-	extra     []string
-	hideOnce  sync.Once
-	hidden    []string
-	cacheOnce sync.Once
-	caches    []string
+	extra []string
+	// getenv reads the environment the children get (nil: this
+	// process's): their homes, PATH and the credentials it points at.
+	getenv   func(string) string
+	hideOnce sync.Once
+	hidden   []string
+	// keep: envKeep.
+	keepOnce sync.Once
+	keep     []string
 }
 
 // NewPolicyBase is the shared parts of one dispatcher's children's
 // policies; extra are more paths none of them may read.
 func NewPolicyBase(extra []string) *PolicyBase { return &PolicyBase{extra: extra} }
+
+// NewPolicyBaseEnv is NewPolicyBase for children started with env (a
+// dispatcher's Config.Env: a home, PATH or credential variable there
+// that this process's environment lacks counts too); nil is this
+// process's.
+func NewPolicyBaseEnv(extra, env []string) *PolicyBase {
+	b := &PolicyBase{extra: extra}
+	if env != nil {
+		b.getenv = envLookup(env)
+	}
+	return b
+}
 
 // Hidden are DefaultHidden (credential stores, ~/.config/brood, the
 // fleet worker's cache), ~/.config/brood/mcp, the extra paths and the token files
@@ -301,7 +320,7 @@ func NewPolicyBase(extra []string) *PolicyBase { return &PolicyBase{extra: extra
 // hidden too), by their real paths.
 func (b *PolicyBase) Hidden() []string {
 	b.hideOnce.Do(func() {
-		b.hidden = defaultHidden()
+		b.hidden = defaultHidden(b.getenv)
 		if d := mcpTokenDir(); d != "" && !slices.Contains(b.hidden, d) {
 			b.hidden = append(b.hidden, d)
 		}
@@ -322,17 +341,6 @@ func (b *PolicyBase) Hidden() []string {
 		}
 	}
 	return out
-}
-
-// Caches are writerCaches, the default ones made first (a Landlock rule
-// needs a directory, and a child cannot make one its policy does not
-// already cover).
-func (b *PolicyBase) Caches() []string {
-	b.cacheOnce.Do(func() {
-		makeWriterCaches()
-		b.caches = writerCaches()
-	})
-	return b.caches
 }
 
 // mcpTokenDir is where `brood mcp --http` keeps the token of each start

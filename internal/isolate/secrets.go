@@ -3,12 +3,12 @@ package isolate
 import (
 	"bufio"
 	"bytes"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // credentialStores are the places, relative to the home directory, where
@@ -27,15 +27,27 @@ func credentialStores() []string {
 		".terraform.d/credentials.tfrc.json", ".vault-token", ".password-store",
 		".local/share/keyrings", ".claude/.credentials.json", ".codex/auth.json",
 		".config/brood",
+		// Review C2: logins and tokens of other tools, shell histories
+		// (tokens typed inline) and browser profiles (cookies).
+		".config/containers/auth.json", ".config/rclone", ".s3cfg", ".boto", ".gitcookies",
+		".m2/settings.xml", ".m2/settings-security.xml", ".gradle/gradle.properties",
+		".composer/auth.json", ".config/composer/auth.json", ".yarnrc.yml", ".config/configstore",
+		".terraformrc", ".databrickscfg", ".oci", ".config/doctl", ".fly", ".wrangler", ".config/.wrangler",
+		".pulumi/credentials.json", ".config/sops", ".pki", ".config/hcloud", ".config/Bitwarden CLI",
+		".bash_history", ".zsh_history", ".histfile", ".sh_history", ".local/share/fish/fish_history",
+		".python_history", ".psql_history", ".mysql_history", ".node_repl_history", ".sqlite_history",
+		".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+		".config/Code/User/globalStorage", ".config/Slack",
 	}
 }
 
 // broodConfigReadable are the entries of ~/.config/brood a child that
-// delegates reads (its agents, the user's settings and trust records, to
-// start its own children as the root would): every other one (the fleet's
-// signing key, the MCP server tokens, anything the user keeps there) stays
-// hidden from it; a child that does not delegate reads none of them.
-func broodConfigReadable() []string { return []string{"agents", "settings.toml", "trust.json"} }
+// delegates reads (its agents and the user's trust records, to start its
+// own children as the root would): every other one (the user's settings,
+// of which it reads a copy: WriteChildSettings; the fleet's signing key,
+// the MCP server tokens, anything the user keeps there) stays hidden from
+// it; a child that does not delegate reads none of them.
+func broodConfigReadable() []string { return []string{"agents", "trust.json"} }
 
 // DefaultHidden are the paths no child reads on this machine, by their
 // real paths: the credential stores under home (credentialStores), all of
@@ -45,8 +57,9 @@ func broodConfigReadable() []string { return []string{"agents", "settings.toml",
 func DefaultHidden(home, cacheDir string) []string {
 	var out []string
 	if home != "" && filepath.IsAbs(home) {
+		dirs := map[string]string{} // realPath of the stores' directories, found once
 		for _, rel := range credentialStores() {
-			out = append(out, realPath(filepath.Join(home, filepath.FromSlash(rel))))
+			out = append(out, realPathIn(filepath.Join(home, filepath.FromSlash(rel)), dirs))
 		}
 	}
 	if cacheDir != "" && filepath.IsAbs(cacheDir) {
@@ -55,11 +68,21 @@ func DefaultHidden(home, cacheDir string) []string {
 	return out
 }
 
-// defaultHidden is DefaultHidden for this process's home and cache.
-func defaultHidden() []string {
-	home, _ := os.UserHomeDir()
-	cache, _ := os.UserCacheDir()
-	return DefaultHidden(home, cache)
+// realPathIn is realPath, the directories above p resolved once in dirs:
+// p itself is resolved only when it is a link (one lstat), else joined
+// to its directory's real path (most stores do not exist, and share
+// ~/.config).
+func realPathIn(p string, dirs map[string]string) string {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return realPath(p)
+	}
+	dir := filepath.Dir(p)
+	r, ok := dirs[dir]
+	if !ok {
+		r = realPath(dir)
+		dirs[dir] = r
+	}
+	return filepath.Join(r, filepath.Base(p))
 }
 
 // realPath is p with the links of its longest existing prefix resolved
@@ -79,51 +102,8 @@ func realPath(p string) string {
 	}
 }
 
-// hideAround is hidden with every path that holds one of keep (a path the
-// child must still read: its tree, its task directory) replaced by its
-// entries but the ones on the way to keep, recursively: what is beside
-// keep stays hidden, keep itself does not (a hidden path beneath a kept
-// one stays hidden: ~/.ssh in a tree that is the home). An entry made later in a
-// directory so split is not readable (sandbox.addReadRules). A directory
-// that cannot be listed is hidden whole, with what it holds.
-func hideAround(hidden, keep []string) []string {
-	var out []string
-	for _, h := range hidden {
-		out = append(out, splitAround(filepath.Clean(h), keep, 0)...)
-	}
-	return out
-}
-
-// maxSplitDepth bounds splitAround's recursion (keep paths are at most a
-// few levels beneath a hidden one).
-const maxSplitDepth = 16
-
-func splitAround(h string, keep []string, depth int) []string {
-	var inside []string
-	for _, k := range keep {
-		k = filepath.Clean(k)
-		if k == h {
-			return nil
-		}
-		if beneath(h, k) {
-			inside = append(inside, k)
-		}
-	}
-	if len(inside) == 0 || depth >= maxSplitDepth {
-		return []string{h}
-	}
-	ents, err := os.ReadDir(h)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // nothing there to hide but what keep names
-	} else if err != nil {
-		return []string{h} // not listed, so hidden whole, keep with it
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, splitAround(filepath.Join(h, e.Name()), inside, depth+1)...)
-	}
-	return out
-}
+// hideAround is sandbox.HideAround: hidden split around keep.
+func hideAround(hidden, keep []string) []string { return sandbox.HideAround(hidden, keep) }
 
 // fleetAlternates are the object directories the git repository holding
 // dir (it or one of its parents) borrows from in the fleet worker's cache

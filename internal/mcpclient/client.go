@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/broodhq/brood/internal/mcpspec"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -38,6 +39,9 @@ type Options struct {
 	// NoNetwork starts stdio servers without network (the child's
 	// definition says `network: none`), as its Bash commands are.
 	NoNetwork bool
+	// NoUnixSockets starts stdio servers without unix sockets, as a
+	// child's Bash commands are (sandbox.Walls.NoUnixSockets).
+	NoUnixSockets bool
 }
 
 // Session is a child's connections to its servers.
@@ -154,7 +158,7 @@ func transportFor(spec mcpspec.Spec, o Options) (mcp.Transport, error) {
 			cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
 		}
 		cmd.Stderr = o.Stderr
-		return &commandTransport{cmd: cmd, noNetwork: o.NoNetwork, terminate: 2 * time.Second}, nil
+		return &commandTransport{cmd: cmd, walls: sandbox.Walls{NoNetwork: o.NoNetwork, NoUnixSockets: o.NoUnixSockets}, terminate: 2 * time.Second}, nil
 	case "http":
 		return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: headerClient(spec.Headers)}, nil
 	case "sse":

@@ -16,11 +16,12 @@ import (
 
 // commandTransport runs a stdio server as a child's tool process: started
 // by sandbox.StartCommand (the launcher its Bash commands go through: no
-// introspection, no network under `network: none`, a process group of its
+// introspection, no network under `network: none`, no unix sockets as
+// its Bash has none, a process group of its
 // own that dies with it), then spoken to over its stdin and stdout.
 type commandTransport struct {
 	cmd       *exec.Cmd
-	noNetwork bool
+	walls     sandbox.Walls
 	terminate time.Duration
 }
 
@@ -33,12 +34,21 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	c, err := sandbox.StartCommand(t.cmd, t.noNetwork)
+	c, err := t.start()
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", t.cmd.Path, err)
+		return nil, err
 	}
 	w := &serverInput{WriteCloser: stdin, c: c, terminate: t.terminate}
 	return (&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: w}).Connect(ctx)
+}
+
+// start starts the server's process behind t's walls.
+func (t *commandTransport) start() (*sandbox.Command, error) {
+	c, err := sandbox.StartCommandWith(t.cmd, t.walls)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", t.cmd.Path, err)
+	}
+	return c, nil
 }
 
 // serverInput is a stdio server's stdin; closing it ends the server as

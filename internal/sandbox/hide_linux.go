@@ -20,10 +20,11 @@ const hiddenEnv = "BROOD_SANDBOX_HIDDEN"
 // HiddenEnv is the environment entry that passes p.Hidden to a child that
 // calls Restrict on a base domain (BaseForChild), "" when p hides nothing.
 func HiddenEnv(p Policy) string {
-	if len(p.Hidden) == 0 {
+	hidden := p.HiddenPaths()
+	if len(hidden) == 0 {
 		return ""
 	}
-	b, _ := json.Marshal(p.Hidden)
+	b, _ := json.Marshal(hidden)
 	return hiddenEnv + "=" + string(b)
 }
 

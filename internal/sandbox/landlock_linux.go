@@ -333,9 +333,10 @@ func fullLayer(p Policy, abi int) layer {
 // file descriptor, which the caller closes.
 func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	attr := rulesetAttr{}
+	hidden := p.HiddenPaths()
 	if l.fs {
 		attr.handledFS = writeAccess(abi)
-		if len(p.Hidden) > 0 {
+		if len(hidden) > 0 {
 			attr.handledFS |= unix.LANDLOCK_ACCESS_FS_READ_FILE
 		}
 	}
@@ -367,7 +368,7 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 				return -1, err
 			}
 		}
-		if err := addReadRules(rfd, p.Hidden, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
+		if err := addReadRules(rfd, hidden, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
 			unix.Close(rfd)
 			return -1, err
 		}

@@ -41,6 +41,11 @@ type Policy struct {
 	// the real tree's gitignored entries, for a child whose copy is a git
 	// worktree beside them. Reading is then allowed everywhere else.
 	Hidden []string
+	// HiddenAround are more paths the child may not read but for the
+	// paths of Keep beneath them (its tree, task directory and programs
+	// in the host's /tmp): split when the rules are built (HiddenPaths).
+	HiddenAround []string
+	Keep         []string
 	// Network allows network access. When false the parent should also have
 	// put the child in its own network namespace (ConfigureNetwork); Restrict
 	// adds a Landlock TCP ban where the kernel has one, as a second wall.

@@ -41,7 +41,12 @@ func (src Sources) Files() []File {
 	}
 	if src.Home != "" {
 		add("claude-user", filepath.Join(src.Home, ".claude", "settings.json"), true)
-		add("user", filepath.Join(src.Home, ".config", "brood", "settings.toml"), false)
+		if src.UserFile == "" {
+			add("user", filepath.Join(src.Home, ".config", "brood", "settings.toml"), false)
+		}
+	}
+	if src.UserFile != "" {
+		add("user", src.UserFile, false)
 	}
 	if src.ProjectRoot != "" {
 		add("claude-project", filepath.Join(src.ProjectRoot, ".claude", "settings.json"), true)

@@ -283,11 +283,23 @@ type Sources struct {
 	// Only are the kinds of file read (user, project, local: claude -p's
 	// --setting-sources); nil reads every one.
 	Only []string
+	// UserFile, when set, is read instead of ~/.config/brood/settings.toml:
+	// a delegating child's copy of its parent's, less what only the root
+	// and the fleet use (EnvUserSettings names it).
+	UserFile string
 }
+
+// EnvUserSettings names, in a delegating child's environment, the copy of
+// the user's settings its parent wrote in its task directory
+// (isolate.WriteChildSettings): the child reads it, never the user's file,
+// which it cannot read (review C7).
+const EnvUserSettings = "BROOD_USER_SETTINGS"
 
 // Paths returns the user and project settings files for src.
 func (src Sources) Paths() (user, project string) {
-	if src.Home != "" {
+	if src.UserFile != "" {
+		user = src.UserFile
+	} else if src.Home != "" {
 		user = filepath.Join(src.Home, ".config", "brood", "settings.toml")
 	}
 	if src.ProjectRoot != "" {

@@ -11,7 +11,7 @@ import (
 // paths no child reads.
 func (d *Dispatcher) policyBase() *isolate.PolicyBase {
 	d.baseOnce.Do(func() {
-		d.base = isolate.NewPolicyBase(append(slices.Clone(d.cfg.Hidden), d.cfg.Settings.Sandbox.Hide...))
+		d.base = isolate.NewPolicyBaseEnv(append(slices.Clone(d.cfg.Hidden), d.cfg.Settings.Sandbox.Hide...), d.cfg.Env)
 	})
 	return d.base
 }

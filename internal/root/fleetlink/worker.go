@@ -128,7 +128,8 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 	}
 	defer c.Close()
 	// The calls' hooks are their submitters' business, not this host's.
-	r, err := root.New(ctx, f, root.Options{NeedModel: true, Unobserved: true})
+	// Nor is what the worker opened for itself its children's to read.
+	r, err := root.New(ctx, f, root.Options{NeedModel: true, Unobserved: true, Hidden: workerHidden(cfg.Store, opts.TrustedKeys)})
 	if err != nil {
 		return err
 	}

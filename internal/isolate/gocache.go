@@ -1,0 +1,154 @@
+package isolate
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// A writer's Go caches are its own (review C13). The user's build cache
+// holds compiled objects and test results keyed by their inputs, linked
+// as they are; the module cache holds the source of every dependency the
+// user compiles, and go never re-hashes an extracted module. A writer that
+// could write either would reach the user's next, unconfined, build. So a
+// writer gets a build cache and a module cache of its project's (or, on a
+// fleet worker, of its call's: tenants share nothing), and the user's
+// module cache only to read: the downloads there are its first module
+// proxy (GOPROXY=file://…/cache/download), so a module the user has is
+// extracted from it, with no network, and a new one is fetched as before.
+
+// writerGoDirs are the build and module caches of env's writer: under the
+// children's cache directory (getenv: XDG_CACHE_HOME, else HOME/.cache),
+// brood/go/<project key>/, or, for a fleet worker's call, in its task
+// directory dir. "" when there is no cache directory.
+func writerGoDirs(env *dispatch.Envelope, dir string, getenv func(string) string) (build, mod string) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var base string
+	if ws := Resolved(cmpNonEmpty(env.IsolationRoot, env.Workspace)); inFleetCache(ws) {
+		base = filepath.Join(dir, "go")
+	} else {
+		cache := getenv("XDG_CACHE_HOME")
+		if !filepath.IsAbs(cache) {
+			if home := getenv("HOME"); filepath.IsAbs(home) {
+				cache = filepath.Join(home, ".cache")
+			}
+		}
+		if !filepath.IsAbs(cache) {
+			return "", ""
+		}
+		sum := sha256.Sum256([]byte(Resolved(cmpNonEmpty(env.ProjectRoot, env.Workspace))))
+		base = filepath.Join(cache, "brood", "go", hex.EncodeToString(sum[:8]))
+	}
+	return filepath.Join(base, "build"), filepath.Join(base, "mod")
+}
+
+// inFleetCache reports whether p is beneath the fleet worker's cache.
+func inFleetCache(p string) bool {
+	cache, err := os.UserCacheDir()
+	return err == nil && p != "" && beneath(realPath(filepath.Join(cache, "brood", "fleet")), p)
+}
+
+func cmpNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// writerGoEnv are the environment entries that point env's writer's go
+// at its own caches (writerGoDirs), made here, with the user's module
+// downloads as its first proxy; lookup reads the environment the child
+// gets. With GOPRIVATE or GONOPROXY set, a private module would be
+// fetched directly, past the user's downloads, with credentials no child
+// reads: every module then comes from the user's downloads, none from
+// elsewhere (and none is looked up in the checksum database that was not
+// before). None when the caches cannot be made.
+func writerGoEnv(env *dispatch.Envelope, dir string, getenv, lookup func(string) string) []string {
+	build, mod := writerGoDirs(env, dir, getenv)
+	if build == "" {
+		return nil
+	}
+	for _, d := range []string{build, mod} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil
+		}
+	}
+	out := []string{"GOCACHE=" + build, "GOMODCACHE=" + mod}
+	user := userModCache(lookup)
+	if user == "" {
+		return out
+	}
+	local := "file://" + filepath.Join(user, "cache", "download")
+	if goSetting(lookup, "GOPRIVATE") != "" || goSetting(lookup, "GONOPROXY") != "" {
+		nosum := goSetting(lookup, "GONOSUMDB")
+		if nosum == "" {
+			nosum = goSetting(lookup, "GOPRIVATE")
+		}
+		return append(out, "GOPROXY="+local+",off", "GONOPROXY=", "GOPRIVATE=", "GONOSUMDB="+nosum)
+	}
+	proxy := goSetting(lookup, "GOPROXY")
+	if proxy == "" {
+		proxy = "https://proxy.golang.org,direct"
+	}
+	return append(out, "GOPROXY="+local+","+proxy)
+}
+
+// userModCache is the user's module cache (GOMODCACHE, else the first
+// GOPATH entry's pkg/mod, else ~/go/pkg/mod) where it exists.
+func userModCache(lookup func(string) string) string {
+	mod := goSetting(lookup, "GOMODCACHE")
+	if mod == "" {
+		gopath := goSetting(lookup, "GOPATH")
+		if gopath == "" {
+			if home := lookup("HOME"); filepath.IsAbs(home) {
+				gopath = filepath.Join(home, "go")
+			}
+		}
+		if first := filepath.SplitList(gopath); len(first) > 0 {
+			mod = filepath.Join(first[0], "pkg", "mod")
+		}
+	}
+	if fi, err := os.Stat(mod); !filepath.IsAbs(mod) || err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Clean(mod)
+}
+
+// goSetting is a go environment setting as the user's go sees it: the
+// environment's, else the go env file's (go env -w: $GOENV, else
+// $XDG_CONFIG_HOME/go/env or ~/.config/go/env).
+func goSetting(lookup func(string) string, name string) string {
+	if v := lookup(name); v != "" {
+		return v
+	}
+	file := lookup("GOENV")
+	if file == "" || file == "off" {
+		conf := lookup("XDG_CONFIG_HOME")
+		if !filepath.IsAbs(conf) {
+			conf = filepath.Join(lookup("HOME"), ".config")
+		}
+		if file == "off" || !filepath.IsAbs(conf) {
+			return ""
+		}
+		file = filepath.Join(conf, "go", "env")
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || len(data) > 1<<16 {
+		return ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,144 @@
+package isolate
+
+import (
+	"archive/zip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// fileProxy makes a module proxy directory serving example.com/m v1.0.0.
+func fileProxy(t *testing.T) string {
+	t.Helper()
+	proxy := t.TempDir()
+	v := filepath.Join(proxy, "example.com", "m", "@v")
+	writeFile(t, filepath.Join(v, "list"), "v1.0.0\n")
+	writeFile(t, filepath.Join(v, "v1.0.0.info"), `{"Version":"v1.0.0","Time":"2024-01-01T00:00:00Z"}`)
+	writeFile(t, filepath.Join(v, "v1.0.0.mod"), "module example.com/m\n\ngo 1.21\n")
+	f, err := os.Create(filepath.Join(v, "v1.0.0.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := zip.NewWriter(f)
+	for name, body := range map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n", "m.go": "package m\n\nfunc M() int { return 1 }\n"} {
+		w, err := z.Create("example.com/m@v1.0.0/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(body))
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return proxy
+}
+
+// goRun runs argv in dir with env, confined by p when p is not nil, and
+// returns whether it succeeded and what it printed.
+func goRun(t *testing.T, p *sandbox.Policy, dir string, env []string, argv ...string) (bool, string) {
+	t.Helper()
+	type res struct {
+		out string
+		err error
+	}
+	done := make(chan res, 1)
+	run := func() {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		done <- res{string(out), err}
+	}
+	if p == nil {
+		run()
+	} else {
+		sandbox.OnThrowawayThread(func() {
+			runtime.LockOSThread()
+			if _, _, _, err := sandbox.RestrictForChild(*p); err != nil {
+				done <- res{err: err}
+				return
+			}
+			run()
+		})
+	}
+	r := <-done
+	return r.err == nil, r.out
+}
+
+// TestWriterCannotPoisonGoCaches (review C13): a writer child, in a real
+// confined process, loads a module the user downloaded (from the user's
+// downloads, its own module and build caches) but cannot rewrite the
+// user's extracted copy of it nor plant a file in the user's build cache;
+// the user's own go then reads the module as it was.
+func TestWriterCannotPoisonGoCaches(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock on this kernel: nothing confines a writer (brood doctor says so)")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go on PATH")
+	}
+	home, proj := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	userMod, userBuild := filepath.Join(home, "go", "pkg", "mod"), filepath.Join(home, ".cache", "go-build")
+	t.Setenv("GOMODCACHE", userMod)
+	t.Setenv("GOCACHE", userBuild)
+	t.Setenv("GOPATH", filepath.Join(home, "go"))
+	t.Setenv("GOPROXY", "file://"+fileProxy(t))
+	for _, kv := range [][2]string{{"GOSUMDB", "off"}, {"GOFLAGS", "-mod=mod -buildvcs=false"}, {"GOTOOLCHAIN", "local"}, {"GOENV", "off"}, {"GOPRIVATE", ""}, {"GONOPROXY", ""}} {
+		t.Setenv(kv[0], kv[1])
+	}
+	writeFile(t, filepath.Join(proj, "go.mod"), "module example.com/app\n\ngo 1.21\n\nrequire example.com/m v1.0.0\n")
+	writeFile(t, filepath.Join(proj, "main.go"), "package main\n\nimport \"example.com/m\"\n\nfunc main() { println(m.M()) }\n")
+	writeFile(t, filepath.Join(proj, ".git", "HEAD"), "ref: refs/heads/main\n")
+	if ok, out := goRun(t, nil, proj, os.Environ(), "go", "mod", "download", "example.com/m"); !ok {
+		t.Fatalf("the user's go mod download: %s", out)
+	}
+	modFile := filepath.Join(userMod, "example.com", "m@v1.0.0", "m.go")
+	if _, err := os.Stat(modFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(userBuild, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(dispatch.Root(proj), "01JAAAAA000000000000000000")
+	if err := os.MkdirAll(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  dispatch.Envelope
+	}{
+		{"in-place writer", dispatch.Envelope{Workspace: proj, ProjectRoot: proj}},
+		{"isolated writer", dispatch.Envelope{Isolation: "worktree", IsolationRoot: proj, Workspace: proj, ProjectRoot: proj}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := NewPolicyBase(nil)
+			goEnv := writerGoEnv(&tc.env, own, nil, os.Getenv)
+			if len(goEnv) == 0 {
+				t.Fatal("the writer got no Go caches of its own")
+			}
+			p, _ := ChildPolicy(&tc.env, own, base)
+			env := append(os.Environ(), goEnv...)
+			if ok, out := goRun(t, &p, proj, env, "go", "list", "-deps", "."); !ok || !strings.Contains(out, "example.com/m") {
+				t.Errorf("the writer's go list of its project failed: %s", out)
+			}
+			if ok, _ := goRun(t, &p, proj, env, "sh", "-c", `chmod u+w "$0" "$(dirname "$0")"; echo 'func init() { panic("planted") }' >> "$0"`, modFile); ok {
+				t.Errorf("the writer rewrote the user's %s", modFile)
+			}
+			if ok, _ := goRun(t, &p, proj, env, "sh", "-c", `echo planted > "$0/ab-planted-a"`, userBuild); ok {
+				t.Errorf("the writer planted a file in the user's build cache %s", userBuild)
+			}
+		})
+	}
+	data, err := os.ReadFile(modFile)
+	if err != nil || strings.Contains(string(data), "planted") {
+		t.Errorf("the user's module source is now %q (%v)", data, err)
+	}
+}
