@@ -69,7 +69,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	lp, timed := a.Times.begin(activity.GetInfo(ctx).ScheduledTime)
 	defer timed()
 	if err := a.admit(ctx, in); err != nil {
-		return nil, admitError(err)
+		return nil, a.refuse(ctx, err)
 	}
 	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
 		return nil, claimError(err)

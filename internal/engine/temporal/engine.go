@@ -340,8 +340,8 @@ func workflowErr(err error) error {
 		return nil
 	}
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == ErrRefused {
-		return &temporalAppError{msg: app.Message()}
+	if errors.As(err, &app) && isRefusal(app) {
+		return &temporalAppError{msg: finalMessage(app)}
 	}
 	var term *temporal.TerminatedError
 	if errors.As(err, &term) {

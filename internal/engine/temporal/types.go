@@ -181,6 +181,9 @@ type Heartbeat struct {
 	Code *codesnap.Result `json:"code,omitempty"`
 	// Worker is who ran the attempt.
 	Worker string `json:"worker,omitempty"`
+	// RefusedBy are the workers that refused the activity for its key
+	// (untrusted.go): the last attempt's error names them.
+	RefusedBy []string `json:"refused_by,omitempty"`
 }
 
 // Progress is what the progress query answers: the latest event per phase.
