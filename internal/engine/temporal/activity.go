@@ -107,6 +107,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		return nil, err
 	}
 	defer cleanup()
+	if out, err := a.pickUp(ctx, in, spec, hb); out != nil || err != nil { // finished here after its attempt was given up
+		return out, err
+	}
 	ask := followUpAt(a.ProjectRoot, id, spec, hb, followUp)
 	lp.mark("checks and continuation")
 	runner := a.Runner
@@ -133,6 +136,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	b := newBeater(ctx, a, beats, id, cp, hb, ask)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
+	a.forgetChange(id)
 	r, err := runner.Call(cctx, spec)
 	lp.mark("child: first line to end")
 	if r != nil {
@@ -143,9 +147,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if a.BeforeResult != nil {
 		a.BeforeResult(ctx)
 	}
-	if err == nil && !beats.isGone() { // a gone attempt's change is no one's
+	if err == nil {
+		// Taken and kept even when the attempt is gone: a later attempt
+		// that finds the task finished here returns it (pickup.go).
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
+		} else if cp != nil {
+			a.keepChange(r)
 		}
 	}
 	lp.mark("change")
