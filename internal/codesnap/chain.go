@@ -79,7 +79,7 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 	if err != nil {
 		return nil, nil, err
 	}
-	defer os.RemoveAll(s.dir)
+	defer s.remove()
 	tipIndex := filepath.Join(s.dir, "tip.index")
 	if err := s.build(ctx, store, tip, tipIndex); err != nil {
 		return nil, nil, err
@@ -112,10 +112,13 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 	return next, out, err
 }
 
-// scratchRepo is a bare repository borrowing the cache's objects.
+// scratchRepo is a bare repository borrowing the cache's objects, in a
+// directory of its own under the cache's chains/, whose lock it holds
+// until it is removed: PruneChains removes one a killed worker left.
 type scratchRepo struct {
-	dir string
-	g   gitCmd
+	dir  string
+	lock *os.File
+	g    gitCmd
 	// packs is the git dir a snapshot's pack goes into: the cache's clone
 	// (the scratch repository's without a base).
 	packs string
@@ -134,17 +137,27 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 		}
 		objects = append(objects, filepath.Join(repo, "objects"))
 	}
-	dir, err := os.MkdirTemp("", "brood-chain-")
+	chains := filepath.Join(c.Dir, "chains")
+	if err := os.MkdirAll(chains, 0o700); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	dir, err := os.MkdirTemp(chains, "chain-")
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
+	lock, err := holdJob(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	gone := &scratchRepo{dir: dir, lock: lock}
 	git := filepath.Join(dir, "g.git")
 	if _, err := workerGit(dir).run(ctx, "init", "-q", "--bare", "--object-format="+format, git); err != nil {
-		os.RemoveAll(dir)
+		gone.remove()
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
 	if err := writeLines(filepath.Join(git, "objects", "info", "alternates"), objects); err != nil {
-		os.RemoveAll(dir)
+		gone.remove()
 		return nil, err
 	}
 	// No user or system configuration (merge drivers, filters) in a merge
@@ -154,7 +167,13 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 	if len(objects) > 0 {
 		packs = filepath.Dir(objects[0])
 	}
-	return &scratchRepo{dir: dir, g: gitCmd{dir: dir, env: env}, packs: packs}, nil
+	return &scratchRepo{dir: dir, lock: lock, g: gitCmd{dir: dir, env: env}, packs: packs}, nil
+}
+
+// remove removes the scratch repository and lets go of its lock.
+func (s *scratchRepo) remove() {
+	os.RemoveAll(s.dir)
+	s.lock.Close()
 }
 
 func (s *scratchRepo) with(index string) gitCmd {
