@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -72,6 +73,21 @@ func (a *Activities) keepChange(r *call.Result) {
 	tmp := path + ".tmp"
 	if os.WriteFile(tmp, data, 0o600) == nil {
 		_ = os.Rename(tmp, path)
+	}
+	sweepChanges(filepath.Dir(path))
+}
+
+// keptFor is how long a kept change stays: a call's attempts end well
+// within it (RunLifetime bounds a run).
+const keptFor = RunLifetime
+
+// sweepChanges removes the kept changes older than keptFor.
+func sweepChanges(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > keptFor {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
 	}
 }
 
