@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // A plan on the fleet runs its calls one after another and side by side,
@@ -99,7 +100,7 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 	tree, err := s.apply(ctx, tipIndex, work, patch, false)
 	if err != nil {
 		if tree, err = s.apply(ctx, tipIndex, work, patch, true); err != nil {
-			out.Conflict = err.Error()
+			out.Conflict = conflictOf(err)
 			return tip, out, nil
 		}
 		out.Merged = true
@@ -110,6 +111,18 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 	}
 	next, err := s.snapshotOf(ctx, store, tip, tree)
 	return next, out, err
+}
+
+// conflictOf is what git said of a change that does not apply, without
+// the command the chain ran (git apply --cached on its scratch index and
+// file): a user who copied that would stage the change, and the file is
+// gone.
+func conflictOf(err error) string {
+	var ge *gitx.Error
+	if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) != "" {
+		return strings.TrimSpace(ge.Stderr)
+	}
+	return err.Error()
 }
 
 // scratchRepo is a bare repository borrowing the cache's objects, in a

@@ -20,8 +20,10 @@ import (
 )
 
 // chainPatch is the temporary file a worker's chain step named in its
-// conflict message (gone once the step ended).
-var chainPatch = regexp.MustCompile(`\S*brood-chain-[0-9]+/change\.patch`)
+// conflict message (gone once the step ended): older workers' did
+// (/tmp/brood-chain-N/, then the cache's chains/chain-N/); a worker's now
+// names no file.
+var chainPatch = regexp.MustCompile(`\S*(?:brood-chain-|chains/chain-)[0-9]+/change\.patch`)
 
 // keepPatches writes the patch of every plan call the run's tree left out
 // (it conflicted with what another call wrote there) into the submitter's
