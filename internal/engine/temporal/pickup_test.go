@@ -2,7 +2,9 @@ package temporal_test
 
 import (
 	"context"
+	"os"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +26,9 @@ agents:
 // worker is held after its writer's child finished and before the attempt
 // took its change (BROOD_TEST_HOLD_BEFORE_RESULT), past the heartbeat
 // timeout, so the server gives the attempt up and schedules the call
-// again, on the same worker (its only one, two slots). That attempt finds
+// again, on the same worker (its only one, two slots); the server's last
+// heartbeat names no change (the test records it, as when the attempt's
+// beats with the change were refused). That attempt finds
 // the task's records finished: it must not come back done without the
 // child's change (it did, files_changed []): it is tried again until the
 // held attempt, let go, has kept the change, and returns it.
@@ -52,6 +56,18 @@ func TestGivenUpAttemptsChangeComesBack(t *testing.T) {
 		done <- callOut{r, err}
 	}()
 	w := openToWrite(t, fifo, done) // the child finished; its attempt is held
+	// The server's last heartbeat of the call predates the child's write,
+	// as when the attempt's beats were refused while its child went on
+	// (a loaded worker): a later attempt's copy cannot have the change.
+	d, err := c.DescribeWorkflowExecution(context.Background(), "brood-call-"+id, "")
+	if err != nil || len(d.GetPendingActivities()) != 1 {
+		t.Fatalf("the held call's activity: %v", err)
+	}
+	act := d.GetPendingActivities()[0]
+	if err := c.RecordActivityHeartbeatByID(context.Background(), "default", "brood-call-"+id, "", act.GetActivityId(),
+		temporal.Heartbeat{TaskID: id, Worker: act.GetLastWorkerIdentity()}); err != nil {
+		t.Fatal(err)
+	}
 	// Held until a later attempt found the task finished and failed, or
 	// (without the fix) came back with the result.
 	waitFor(t, "a later attempt of the held call", 2*time.Minute, func() bool {
@@ -66,6 +82,7 @@ func TestGivenUpAttemptsChangeComesBack(t *testing.T) {
 		return false
 	})
 	w.Close()
+	letThrough(t, fifo) // a later attempt that ran to its end is not held
 	var o callOut
 	select {
 	case o = <-done:
@@ -81,4 +98,30 @@ func TestGivenUpAttemptsChangeComesBack(t *testing.T) {
 	if got := read(t, dir, "held.txt"); got != "written by the held attempt's child\n" {
 		t.Fatalf("held.txt is %q", got)
 	}
+}
+
+// letThrough lets every later hold on fifo through at once, until the
+// test ends.
+func letThrough(t *testing.T, fifo string) {
+	stop := make(chan struct{})
+	go func() {
+		for {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0) // until a hold opens it
+			if err != nil {
+				return
+			}
+			f.Close()
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			r.Close()
+		}
+	})
 }
