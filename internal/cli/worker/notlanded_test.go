@@ -117,6 +117,14 @@ func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "status   failed") {
 		t.Errorf("workflow show %s: exit %d; want status failed\n%s\n%s", id, code, out, errs)
 	}
+	// The user makes room for the tree (reverts their edit): a resume of
+	// the run tries its landing again and says so (fleetqa4 P3: it said
+	// "resumed" and repeated the old refusal).
+	testbrood.WriteFile(t, filepath.Join(sub.Root, "one.txt"), "base\n")
+	code, out, errs = sub.Brood(ctx, nil, append([]string{"workflow", "resume", id}, fleet...)...)
+	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); code != 0 || string(b) != "from the fleet\n" || !strings.Contains(out+errs, "tried again") {
+		t.Fatalf("workflow resume %s after the user made room: exit %d, one.txt %q; want 0, the run's tree landed, the landing said tried again\n%s\n%s", id, code, b, out, errs)
+	}
 }
 
 // ran is how a brood command ended.

@@ -382,7 +382,9 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	if out.Result.Status == wf.RunDone {
-		e.settle(ctx, out.Input, out.Result)
+		// A tree that did not land before is tried again: the user may
+		// have made room for it (fleetqa4 P3: "resumed" did nothing).
+		e.settleTree(ctx, out.Input, out.Result, true)
 		return out.Result, out.Journal, nil
 	}
 	landed := e.landRun(ctx, out.Input)
