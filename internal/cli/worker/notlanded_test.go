@@ -69,9 +69,14 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	if !strings.Contains(r.errs, " running on worker ") {
 		t.Errorf("the submitter never said its call was running on a worker:\n%s", r.errs)
 	}
-	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "*-*", "isolate", "*.patch"))
-	if len(kept) == 0 || !strings.Contains(r.out, filepath.Join(sub.Root, ".brood", "fleet", "patches")) {
-		t.Fatalf("kept patches under .brood/fleet/patches: %v; the result:\n%s", kept, r.out)
+	// Kept as .brood/fleet/patches/TASK/TASK.patch, the file the result
+	// names (fleetqa4 P3: it was .../TASK-RANDOM/isolate/changes.patch).
+	kept := filepath.Join(sub.Root, ".brood", "fleet", "patches", res.TaskID, res.TaskID+".patch")
+	if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "one.txt") || !strings.Contains(r.out, kept) {
+		t.Fatalf("kept patch %s: %v; want it named in the result:\n%s", kept, err, r.out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "*-*")); len(left) != 0 {
+		t.Errorf("landing state directories left: %v", left)
 	}
 }
 

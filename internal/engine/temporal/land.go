@@ -166,8 +166,8 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 		return failed(err.Error())
 	}
 	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig})
-	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "") {
-		os.RemoveAll(state) // nothing kept there
+	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "" || keepNamed(ap, e.cfg.Code.StateDir, l.key)) {
+		os.RemoveAll(state) // nothing kept there (what was is named now)
 	}
 	rec.Landing = ""
 	switch {
