@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // A plan on the fleet runs its calls one after another and side by side,
@@ -79,7 +80,7 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 	if err != nil {
 		return nil, nil, err
 	}
-	defer os.RemoveAll(s.dir)
+	defer s.remove()
 	tipIndex := filepath.Join(s.dir, "tip.index")
 	if err := s.build(ctx, store, tip, tipIndex); err != nil {
 		return nil, nil, err
@@ -99,7 +100,7 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 	tree, err := s.apply(ctx, tipIndex, work, patch, false)
 	if err != nil {
 		if tree, err = s.apply(ctx, tipIndex, work, patch, true); err != nil {
-			out.Conflict = err.Error()
+			out.Conflict = conflictOf(err)
 			return tip, out, nil
 		}
 		out.Merged = true
@@ -112,10 +113,25 @@ func (c *Cache) Chain(ctx context.Context, store *blobstore.Store, tip *Snapshot
 	return next, out, err
 }
 
-// scratchRepo is a bare repository borrowing the cache's objects.
+// conflictOf is what git said of a change that does not apply, without
+// the command the chain ran (git apply --cached on its scratch index and
+// file): a user who copied that would stage the change, and the file is
+// gone.
+func conflictOf(err error) string {
+	var ge *gitx.Error
+	if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) != "" {
+		return strings.TrimSpace(ge.Stderr)
+	}
+	return err.Error()
+}
+
+// scratchRepo is a bare repository borrowing the cache's objects, in a
+// directory of its own under the cache's chains/, whose lock it holds
+// until it is removed: PruneChains removes one a killed worker left.
 type scratchRepo struct {
-	dir string
-	g   gitCmd
+	dir  string
+	lock *os.File
+	g    gitCmd
 	// packs is the git dir a snapshot's pack goes into: the scratch
 	// repository's own.
 	packs string
@@ -134,17 +150,27 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 		}
 		objects = objectDirs(repo)
 	}
-	dir, err := os.MkdirTemp("", "brood-chain-")
+	chains := filepath.Join(c.Dir, "chains")
+	if err := os.MkdirAll(chains, 0o700); err != nil {
+		return nil, fmt.Errorf("codesnap: %w", err)
+	}
+	dir, err := os.MkdirTemp(chains, "chain-")
 	if err != nil {
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
+	lock, err := holdJob(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	gone := &scratchRepo{dir: dir, lock: lock}
 	git := filepath.Join(dir, "g.git")
 	if _, err := workerGit(dir).run(ctx, "init", "-q", "--bare", "--object-format="+format, git); err != nil {
-		os.RemoveAll(dir)
+		gone.remove()
 		return nil, fmt.Errorf("codesnap: %w", err)
 	}
 	if err := writeLines(filepath.Join(git, "objects", "info", "alternates"), objects); err != nil {
-		os.RemoveAll(dir)
+		gone.remove()
 		return nil, err
 	}
 	// No user or system configuration (merge drivers, filters) in a merge
@@ -156,7 +182,13 @@ func (c *Cache) scratch(ctx context.Context, store *blobstore.Store, snap *Snaps
 	if h := c.dirtyHome(snap); h != "" && len(objects) > 0 {
 		linkPacks(h, git)
 	}
-	return &scratchRepo{dir: dir, g: gitCmd{dir: dir, env: env}, packs: git}, nil
+	return &scratchRepo{dir: dir, lock: lock, g: gitCmd{dir: dir, env: env}, packs: git}, nil
+}
+
+// remove removes the scratch repository and lets go of its lock.
+func (s *scratchRepo) remove() {
+	os.RemoveAll(s.dir)
+	s.lock.Close()
 }
 
 func (s *scratchRepo) with(index string) gitCmd {

@@ -133,10 +133,53 @@ func withIdle(lock string, idle time.Duration, f func()) {
 	f()
 }
 
-// Prune is PruneJobs and PruneTrees: what a worker runs when it starts
-// and now and then while it runs.
+// PruneChains removes the scratch repositories of chain steps (chain.go)
+// no live step holds: what a worker killed during one left under
+// Dir/chains (a copy of the change and of the run's index, which can be
+// large). One younger than a minute is left alone (it may be being made).
+// It returns how many it removed.
+func (c *Cache) PruneChains(ctx context.Context) (int, error) {
+	chains := filepath.Join(c.Dir, "chains")
+	entries, err := os.ReadDir(chains)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("codesnap: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		info, err := e.Info()
+		if err != nil || !e.IsDir() || time.Since(info.ModTime()) < time.Minute {
+			continue
+		}
+		dir := filepath.Join(chains, e.Name())
+		lock := filepath.Join(dir, ".lock")
+		if _, err := os.Stat(lock); os.IsNotExist(err) {
+			if os.RemoveAll(dir) == nil {
+				n++ // killed before it took its lock
+			}
+			continue
+		}
+		withIdle(lock, 0, func() {
+			if os.RemoveAll(dir) == nil {
+				n++
+			}
+		})
+	}
+	return n, nil
+}
+
+// Prune is PruneJobs, PruneChains and PruneTrees: what a worker runs when
+// it starts and now and then while it runs.
 func (c *Cache) Prune(ctx context.Context) error {
 	if _, err := c.PruneJobs(ctx); err != nil {
+		return err
+	}
+	if _, err := c.PruneChains(ctx); err != nil {
 		return err
 	}
 	_, err := c.PruneTrees(ctx)

@@ -69,9 +69,14 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	if !strings.Contains(r.errs, " running on worker ") {
 		t.Errorf("the submitter never said its call was running on a worker:\n%s", r.errs)
 	}
-	kept, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "*-*", "isolate", "*.patch"))
-	if len(kept) == 0 || !strings.Contains(r.out, filepath.Join(sub.Root, ".brood", "fleet", "patches")) {
-		t.Fatalf("kept patches under .brood/fleet/patches: %v; the result:\n%s", kept, r.out)
+	// Kept as .brood/fleet/patches/TASK/TASK.patch, the file the result
+	// names (fleetqa4 P3: it was .../TASK-RANDOM/isolate/changes.patch).
+	kept := filepath.Join(sub.Root, ".brood", "fleet", "patches", res.TaskID, res.TaskID+".patch")
+	if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "one.txt") || !strings.Contains(r.out, kept) {
+		t.Fatalf("kept patch %s: %v; want it named in the result:\n%s", kept, err, r.out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(sub.Root, ".brood", "fleet", "patches", "*-*")); len(left) != 0 {
+		t.Errorf("landing state directories left: %v", left)
 	}
 }
 
@@ -116,6 +121,14 @@ func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
 	code, out, errs := sub.Brood(ctx, nil, append([]string{"workflow", "show", id}, fleet...)...)
 	if code != 0 || !strings.Contains(out, "status   failed") || !strings.Contains(out, "agents   1 started, 0 done, 0 failed, 1 not applied, 0 running\n") {
 		t.Errorf("workflow show %s: exit %d; want status failed, its writer counted not applied (not failed)\n%s\n%s", id, code, out, errs)
+	}
+	// The user makes room for the tree (reverts their edit): a resume of
+	// the run tries its landing again and says so (fleetqa4 P3: it said
+	// "resumed" and repeated the old refusal).
+	testbrood.WriteFile(t, filepath.Join(sub.Root, "one.txt"), "base\n")
+	code, out, errs = sub.Brood(ctx, nil, append([]string{"workflow", "resume", id}, fleet...)...)
+	if b, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt")); code != 0 || string(b) != "from the fleet\n" || !strings.Contains(out+errs, "tried again") {
+		t.Fatalf("workflow resume %s after the user made room: exit %d, one.txt %q; want 0, the run's tree landed, the landing said tried again\n%s\n%s", id, code, b, out, errs)
 	}
 }
 

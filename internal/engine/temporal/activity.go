@@ -74,7 +74,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	lp, timed := a.Times.begin(activity.GetInfo(ctx).ScheduledTime)
 	defer timed()
 	if err := a.admit(ctx, in); err != nil {
-		return nil, admitError(err)
+		return nil, a.refuse(ctx, err)
 	}
 	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
 		return nil, claimError(err)
@@ -122,6 +122,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		return nil, err
 	}
 	defer cleanup()
+	if out, err := a.pickUp(ctx, in, spec, hb); out != nil || err != nil { // finished here after its attempt was given up
+		return out, err
+	}
 	ask := followUpAt(a.ProjectRoot, id, spec, hb, followUp)
 	lp.mark("checks and continuation")
 	runner := a.Runner
@@ -148,6 +151,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	b := newBeater(ctx, a, beats, id, cp, hb, ask)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
+	a.forgetChange(id)
 	r, err := runner.Call(cctx, spec)
 	lp.mark("child: first line to end")
 	if r != nil {
@@ -158,9 +162,13 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	if a.BeforeResult != nil {
 		a.BeforeResult(ctx)
 	}
-	if err == nil && !beats.isGone() { // a gone attempt's change is no one's
+	if err == nil {
+		// Taken and kept even when the attempt is gone: a later attempt
+		// that finds the task finished here returns it (pickup.go).
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
+		} else if cp != nil {
+			a.keepChange(r)
 		}
 	}
 	lp.mark("change")

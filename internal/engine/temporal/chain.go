@@ -48,7 +48,7 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	defer stop()
 	if a.Trust != nil {
 		if err := a.Trust.AdmitChain(ctx, a.Store, in, infoOf(ctx)); err != nil {
-			return nil, admitError(err)
+			return nil, a.refuse(ctx, err)
 		}
 		if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
 			return nil, claimError(err)
@@ -102,7 +102,7 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 	var step ChainOutput
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
-		msg = chainFailedPrefix + err.Error() + chainFailedKept + res.Patch.Key
+		msg = chainFailedPrefix + finalMessage(err) + chainFailedKept + res.Patch.Key
 		out.Result.Patch = call.PatchNotApplied
 	} else {
 		msg = step.Chained.Message()

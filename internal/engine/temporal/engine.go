@@ -341,8 +341,8 @@ func workflowErr(err error) error {
 		return nil
 	}
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == ErrRefused {
-		return &temporalAppError{msg: app.Message()}
+	if errors.As(err, &app) && isRefusal(app) {
+		return &temporalAppError{msg: finalMessage(app)}
 	}
 	var term *temporal.TerminatedError
 	if errors.As(err, &term) {
@@ -383,7 +383,9 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	if out.Result.Status == wf.RunDone {
-		e.settle(ctx, out.Input, out.Result)
+		// A tree that did not land before is tried again: the user may
+		// have made room for it (fleetqa4 P3: "resumed" did nothing).
+		e.settleTree(ctx, out.Input, out.Result, true)
 		return out.Result, out.Journal, nil
 	}
 	landed := e.landRun(ctx, out.Input)

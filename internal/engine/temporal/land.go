@@ -52,6 +52,9 @@ type landing struct {
 	from *codesnap.Snapshot // the tree the change is against (a run's: unless part of it is landed)
 	to   *codesnap.Snapshot // a run's tree (its tip); nil for a call
 	res  *codesnap.Result   // a call's change against from; nil for a run
+	// again tries a change an earlier landing kept (it did not apply)
+	// once more: a resume of the run, after the user made room for it.
+	again bool
 }
 
 // id names the change in the record.
@@ -140,8 +143,12 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	switch {
 	case rec.Done == id || l.to != nil && l.from.Tree == l.to.Tree:
 		return landOutcome{Message: l.tag + ": " + l.what + " are in your tree already", State: landAlready}
-	case rec.Kept == id:
+	case rec.Kept == id && !l.again:
 		return landOutcome{Message: rec.Message, State: landKeptBefore}
+	}
+	said := l.tag + ": "
+	if rec.Kept == id {
+		said, rec.Kept = l.tag+": the landing that did not apply before was tried again: ", ""
 	}
 	blobs, work := e.cfg.Code.Blobs, e.cfg.Code.Dir
 	if rec.Landing == id {
@@ -159,19 +166,19 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 		return failed(err.Error())
 	}
 	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig})
-	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "") {
-		os.RemoveAll(state) // nothing kept there
+	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "" || keepNamed(ap, e.cfg.Code.StateDir, l.key)) {
+		os.RemoveAll(state) // nothing kept there (what was is named now)
 	}
 	rec.Landing = ""
 	switch {
 	case err != nil:
-		rec.Message = l.tag + ": bringing " + l.what + " back failed (nothing was applied): " + err.Error()
+		rec.Message = said + "bringing " + l.what + " back failed (nothing was applied): " + err.Error()
 		return rec.save(file, landOutcome{State: landFailed})
 	case ap.Conflict != "":
-		rec.Kept, rec.Message = id, l.tag+": "+ap.Message()
+		rec.Kept, rec.Message = id, said+ap.Message()
 		return rec.save(file, landOutcome{State: landKept})
 	}
-	rec.landed(&l, id, l.tag+": "+ap.Message())
+	rec.landed(&l, id, said+ap.Message())
 	return rec.save(file, landOutcome{State: landApplied, Files: ap.Files})
 }
 
@@ -220,13 +227,19 @@ func (e *Engine) landRun(ctx context.Context, in RunInput) string {
 // landRunOut is landRun with the landing's state (landAlready when there
 // is nothing to land).
 func (e *Engine) landRunOut(ctx context.Context, in RunInput) landOutcome {
+	return e.landTree(ctx, in, false)
+}
+
+// landTree is landRunOut; again: a tree an earlier landing kept is tried
+// once more (brood workflow resume).
+func (e *Engine) landTree(ctx context.Context, in RunInput, again bool) landOutcome {
 	if in.Code == nil || in.Tip == nil || in.Tip.Tree == in.Code.Tree {
 		return landOutcome{State: landAlready}
 	}
 	if e.cfg.Code == nil {
 		return landOutcome{State: landElsewhere, Message: "the run's changes are on the fleet, not here: resume it from the repository it was submitted from to land them"}
 	}
-	out := e.land(ctx, landing{key: in.RunID, what: "the run's changes", tag: "fleet", from: in.Code, to: in.Tip})
+	out := e.land(ctx, landing{key: in.RunID, what: "the run's changes", tag: "fleet", from: in.Code, to: in.Tip, again: again})
 	if out.State == landAlready {
 		out.Message = alreadyLanded
 	}
@@ -239,7 +252,13 @@ func (e *Engine) landRunOut(ctx context.Context, in RunInput) landOutcome {
 // change does not apply (never done about work that is not in the tree).
 // It returns what the landing said.
 func (e *Engine) settle(ctx context.Context, in RunInput, res *wf.Result) string {
-	out := e.landRunOut(ctx, in)
+	return e.settleTree(ctx, in, res, false)
+}
+
+// settleTree is settle; again: a tree an earlier landing kept is tried once
+// more (landTree).
+func (e *Engine) settleTree(ctx context.Context, in RunInput, res *wf.Result, again bool) string {
+	out := e.landTree(ctx, in, again)
 	e.keepPatches(ctx, res)
 	if res != nil {
 		res.Landed = out.Message

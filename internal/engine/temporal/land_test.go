@@ -197,9 +197,8 @@ func TestConflictingCallIsKeptNotRetried(t *testing.T) {
 
 // TestKeptPatchIsUnderTheStateDir (issue 26, item 3): a call's change that
 // does not land marks the call's result not applied, and its patch is
-// kept in a directory of its own under the submitter's state directory
-// (the CLI's is under .brood/), named by its task id and in the result's
-// text.
+// kept under the submitter's state directory (the CLI's is under .brood/)
+// as TASK/TASK.patch, named in the result's text.
 func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 	r := newLandRepo(t)
 	writeT(t, r.dir, "one.txt", "the user's own\n")
@@ -213,8 +212,8 @@ func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 		t.Fatalf("a change that does not land: patch %q, one.txt %q", res.Patch, r.one(t))
 	}
 	state := r.e.cfg.Code.StateDir
-	kept, _ := filepath.Glob(filepath.Join(state, callRun[:26]+"-*", "isolate", "*.patch"))
-	if len(kept) == 0 || !strings.Contains(res.Text, state) {
+	kept, _ := filepath.Glob(filepath.Join(state, callRun[:26], callRun[:26]+".patch"))
+	if len(kept) == 0 || !strings.Contains(res.Text, kept[0]) {
 		t.Fatalf("kept patches under %s: %v; the result says %q", state, kept, res.Text)
 	}
 	os.Remove(filepath.Join(r.dir, "one.txt"))

@@ -20,8 +20,10 @@ import (
 )
 
 // chainPatch is the temporary file a worker's chain step named in its
-// conflict message (gone once the step ended).
-var chainPatch = regexp.MustCompile(`\S*brood-chain-[0-9]+/change\.patch`)
+// conflict message (gone once the step ended): older workers' did
+// (/tmp/brood-chain-N/, then the cache's chains/chain-N/); a worker's now
+// names no file.
+var chainPatch = regexp.MustCompile(`\S*(?:brood-chain-|chains/chain-)[0-9]+/change\.patch`)
 
 // keepPatches writes the patch of every plan call the run's tree left out
 // (it conflicted with what another call wrote there) into the submitter's
@@ -182,4 +184,39 @@ func (k *keptFiles) named() string {
 		return k.file
 	}
 	return k.held
+}
+
+// keepNamed moves what a landing kept in its own state directory (the
+// patch that did not apply, the configuration changes held back; under
+// isolate/ with names of the apply's choosing) to the files the user is
+// told of, named by the run's or the task's id: DIR/ID/ID.patch and
+// DIR/ID/ID.held.patch (fleetqa4 P3: they were DIR/ID-RANDOM/isolate/
+// changes.patch). ap's paths, and its conflict text, name the new files;
+// a file that cannot be moved stays where it is, and named so (false:
+// some did).
+func keepNamed(ap *codesnap.Applied, dir, key string) bool {
+	id, _, _ := strings.Cut(key, "-")
+	to := filepath.Join(dir, id)
+	if dispatch.CheckID(id) != nil || os.MkdirAll(to, 0o700) != nil {
+		return false
+	}
+	moved := true
+	move := func(from *string, name string) {
+		if *from == "" {
+			return
+		}
+		dst := filepath.Join(to, name)
+		if os.Rename(*from, dst) != nil {
+			moved = false
+			return
+		}
+		ap.Conflict = strings.ReplaceAll(ap.Conflict, *from, dst)
+		*from = dst
+	}
+	if ap.KeptAt == ap.Patch {
+		defer func() { ap.KeptAt = ap.Patch }()
+	}
+	move(&ap.Patch, id+".patch")
+	move(&ap.ConfigPatch, id+heldSuffix)
+	return moved
 }

@@ -288,8 +288,8 @@ func failedCall(w workflow.Context, spec call.Spec, err error) (*call.Result, er
 	id := cmp.Or(spec.Resume, spec.TaskID)
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
-		if app.Type() == ErrRefused {
-			return nil, errors.New(app.Message())
+		if isRefusal(app) {
+			return nil, errors.New(finalMessage(app))
 		}
 		var last call.Result
 		if app.HasDetails() && app.Details(&last) == nil && last.TaskID != "" {

@@ -118,7 +118,7 @@ func (t *Trust) verify(ctx context.Context, store Store, s *Signed) (*Submission
 		if t.Len() == 0 {
 			return nil, noKeys()
 		}
-		return nil, fmt.Errorf("the submission is signed by key %s, which this worker does not trust: add its public key (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it", Fingerprint(s.Key), TrustedKeysFile)
+		return nil, untrusted{s.Key} // another worker of the queue may trust it (untrusted.go)
 	}
 	if err := refSignedBy(s); err != nil {
 		return nil, err

@@ -96,7 +96,7 @@ func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil); err != nil {
 			out.LastFailure = finalMessage(workflowErr(err))
 			var app *temporal.ApplicationError
-			out.Refused = errors.As(err, &app) && app.Type() == ErrRefused
+			out.Refused = errors.As(err, &app) && isRefusal(app)
 		}
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {

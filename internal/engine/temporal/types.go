@@ -188,6 +188,9 @@ type Heartbeat struct {
 	// continues only from what a worker key it trusts signed
 	// (workerkey.go).
 	Signed *WorkerSig `json:"signed,omitempty"`
+	// RefusedBy are the workers that refused the activity for its key
+	// (untrusted.go): the last attempt's error names them.
+	RefusedBy []string `json:"refused_by,omitempty"`
 }
 
 // Progress is what the progress query answers: the latest event per phase.

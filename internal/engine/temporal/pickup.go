@@ -1,0 +1,131 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// A writer's change and its task's records. An attempt given up by the
+// server while its child runs (a heartbeat timeout on a loaded or stopped
+// worker) does not stop that child at once: it may finish, recording its
+// result in the task's records, after the call was scheduled again. A later
+// attempt on this worker then finds the task finished and returns that
+// result (a task never runs twice) — but its change was in the given-up
+// attempt's copy, not in the new one: returned as it was, the call came
+// back done with files_changed [] although its child wrote (issue 26, a
+// tester's P1-3). So every attempt keeps the change it took from its
+// copy, given up or not, in a record of this worker's cache (out of the
+// children's reach), and a pick-up of a finished task returns the result
+// with that change, or fails retryably until the given-up attempt has
+// kept it.
+
+// recorder is a runner that can look at a task's records (the worker's
+// Dispatcher).
+type recorder interface {
+	Recorded(ctx context.Context, id string) (*call.Result, bool, error)
+}
+
+// keptChange is a writer's change as its attempt kept it.
+type keptChange struct {
+	Code  json.RawMessage `json:"code,omitempty"`
+	Files []string        `json:"files,omitempty"`
+}
+
+// changeRecord is the file that keeps task id's change on this worker.
+func (a *Activities) changeRecord(id string) string {
+	return filepath.Join(a.Code.Cache.Dir, "changes", id+".json")
+}
+
+// forgetChange removes task id's kept change before a child of it runs
+// again: a record is the change of the task's latest finished run.
+func (a *Activities) forgetChange(id string) {
+	if a.Code == nil || a.Code.Cache == nil || id == "" || dispatch.CheckID(id) != nil {
+		return
+	}
+	_ = os.Remove(a.changeRecord(id))
+}
+
+// keepChange records r's change (none: an empty record) for a later
+// attempt that finds the task finished here.
+func (a *Activities) keepChange(r *call.Result) {
+	if a.Code == nil || a.Code.Cache == nil || r == nil || dispatch.CheckID(r.TaskID) != nil {
+		return
+	}
+	data, err := json.Marshal(keptChange{Code: r.Code, Files: r.FilesChanged})
+	if err != nil {
+		return
+	}
+	path := a.changeRecord(r.TaskID)
+	if os.MkdirAll(filepath.Dir(path), 0o700) != nil {
+		return
+	}
+	tmp := path + ".tmp"
+	if os.WriteFile(tmp, data, 0o600) == nil {
+		_ = os.Rename(tmp, path)
+	}
+	sweepChanges(filepath.Dir(path))
+}
+
+// keptFor is how long a kept change stays: a call's attempts end well
+// within it (RunLifetime bounds a run).
+const keptFor = RunLifetime
+
+// sweepChanges removes the kept changes older than keptFor.
+func sweepChanges(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > keptFor {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// pickUp is the output of a writer's call whose task this worker's records
+// say finished: its result with the change its child made (nil, nil: not such a call,
+// or its records say no such thing; the call goes on as any other). While
+// the attempt that ran the child has not kept its change the call fails
+// retryably (brood.TaskBusy): never done without its change.
+func (a *Activities) pickUp(ctx context.Context, in CallInput, spec call.Spec, hb Heartbeat) (*CallOutput, error) {
+	if !spec.Continue || spec.Resume == "" || in.Code == nil || a.Code == nil || a.Code.Cache == nil {
+		return nil, nil
+	}
+	rec, ok := a.Runner.(recorder)
+	if !ok {
+		return nil, nil
+	}
+	r, _, err := rec.Recorded(ctx, spec.Resume)
+	if err != nil || r == nil {
+		return nil, nil
+	}
+	switch r.Status {
+	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
+	default:
+		return nil, nil // no change is taken of such an ending
+	}
+	if t, err := dispatch.LoadTask(a.ProjectRoot, r.TaskID); err == nil && t.Envelope != nil && t.Envelope.ReadOnly {
+		return nil, nil
+	}
+	b, err := os.ReadFile(a.changeRecord(spec.Resume))
+	var kept keptChange
+	if errors.Is(err, os.ErrNotExist) || (err == nil && json.Unmarshal(b, &kept) != nil) {
+		return nil, temporal.NewApplicationError(fmt.Sprintf("task %s finished on this worker after its attempt was given up, and that attempt has not taken its change from its copy yet: the call is tried again", r.TaskID), ErrTaskBusy)
+	} else if err != nil {
+		return nil, fmt.Errorf("task %s: read its kept change: %w", r.TaskID, err)
+	}
+	r.Code, r.FilesChanged = kept.Code, kept.Files
+	r.Attempts += max(int(activity.GetInfo(ctx).Attempt)-1, 0)
+	r.Worker = a.Worker
+	hb.Result = Ref{}
+	return &CallOutput{Result: *r, Last: &hb}, nil
+}
