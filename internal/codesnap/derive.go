@@ -53,7 +53,10 @@ import (
 //
 // No donor, or a step that fails other than the hash check: the full build.
 
-// lowerHome is the clone and object format a lower was verified with.
+// lowerHome is the clone and object format a lower was verified with
+// (the clone, not a base's git dir: a donor on another base of the same
+// repository serves, its objects read through its dirty home's
+// alternates).
 type lowerHome struct{ repo, format string }
 
 // remember keeps l as key's verified lower in this process, its indexes
@@ -73,7 +76,7 @@ func (c *Cache) remember(key, repo, tree, format string, l *lower) error {
 	if err := writeAtomic(filepath.Join(c.Dir, "trees"), filepath.Join(tree, ".git", "index"), l.child); err != nil {
 		return err
 	}
-	c.homes.Store(key, lowerHome{repo, format})
+	c.homes.Store(key, lowerHome{c.cloneOf(repo), format})
 	c.verified.Store(key, l)
 	return nil
 }
@@ -129,7 +132,7 @@ func (c *Cache) deriveBaseTree(ctx context.Context, trees, key, tmp, repo, root 
 // the new lower's git dir (its dirty home), which has root.
 func (c *Cache) donors(ctx context.Context, trees, key, repo, home, root, format string) []donor {
 	var ds []donor
-	same := lowerHome{repo, format}
+	same := lowerHome{c.cloneOf(repo), format}
 	c.verified.Range(func(k, v any) bool {
 		l := v.(*lower)
 		h, ok := c.homes.Load(k)

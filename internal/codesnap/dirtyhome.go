@@ -91,7 +91,7 @@ func (c *Cache) ensureDirtyHome(ctx context.Context, repo string, snap *Snapshot
 	if _, err := os.Stat(filepath.Join(home, "HEAD")); err == nil {
 		return home, nil
 	}
-	if err := initBare(ctx, home, format, objectDirs(repo)...); err != nil {
+	if err := initHome(home, format, objectDirs(repo)); err != nil {
 		return "", err
 	}
 	if f, err := os.OpenFile(homeLock(home), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
@@ -106,6 +106,42 @@ func (c *Cache) ensureDirtyHome(ctx context.Context, repo string, snap *Snapshot
 		}
 	}
 	return home, nil
+}
+
+// initHome creates a dirty home as initBare would a bare repository
+// borrowing objects (no hooks, no gc), without a git process (one per
+// new dirty state on the worker: git init and its config calls cost
+// more than indexing a small pack): made aside, then renamed into place.
+func initHome(home, format string, objects []string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(home), ".init-")
+	if err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(tmp, filepath.FromSlash(d)), 0o700); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	version, ext := "0", ""
+	if format == "sha256" {
+		version, ext = "1", "[extensions]\n\tobjectformat = sha256\n"
+	}
+	config := "[core]\n\trepositoryformatversion = " + version + "\n\tbare = true\n\thooksPath = /dev/null\n" +
+		"[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n" + ext
+	for name, content := range map[string]string{"HEAD": "ref: refs/heads/main\n", "config": config} {
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(content), 0o600); err != nil {
+			return fmt.Errorf("codesnap: %w", err)
+		}
+	}
+	if err := writeLines(filepath.Join(tmp, "objects", "info", "alternates"), objects); err != nil {
+		return err
+	}
+	os.RemoveAll(home) // a leftover without HEAD
+	if err := os.Rename(tmp, home); err != nil {
+		return fmt.Errorf("codesnap: %w", err)
+	}
+	return nil
 }
 
 // linkPacks hard-links the packs of the git dir from into to's (each
@@ -164,6 +200,17 @@ func (c *Cache) fullCopyHome(ctx context.Context, co *Checkout, repo string, sna
 		return c.lowerObjects(repo, snap), home, nil
 	}
 	return nil, "", fmt.Errorf("codesnap: the dirty home of %s was removed twice while this call took it", short(snap.Tree))
+}
+
+// cloneOf is the clone a cache git dir borrows from: repo itself, or for
+// a base's git dir (bases/NAME-BASE.git, cache.go) repos/NAME.git.
+func (c *Cache) cloneOf(repo string) string {
+	bases := filepath.Join(c.Dir, "bases")
+	if filepath.Dir(repo) != bases {
+		return repo
+	}
+	name, _, _ := strings.Cut(filepath.Base(repo), "-")
+	return filepath.Join(c.Dir, "repos", name+".git")
 }
 
 // homeLock is the lock file of a dirty home: shared by a full copy that
