@@ -45,6 +45,9 @@ type configGuard struct {
 	// (configguard_nested.go); nestedErr why it is not watched.
 	nestedCfg *trust.ConfigState
 	nestedErr error
+	// openedBefore are the directories the spawn's walk gave their
+	// owner's read bit back (trust.Nested.Opened).
+	openedBefore []string
 	// bits are the index entries' assume-unchanged and skip-worktree
 	// bits before the spawn (configguard_index.go); bitsLine what the
 	// child set of them, cleared.
@@ -114,6 +117,7 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	if g.err == nil && g.nestedErr == nil {
 		g.watchNested(nested.Config)
 	}
+	g.openedBefore = nested.Opened
 	if g.git != nil && g.git.Common() != "" {
 		g.objs = trust.SnapshotLooseObjects(g.git.Common())
 	}
@@ -330,7 +334,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	case g.git != nil || g.nestedCfg != nil:
 		found, err = trust.NestedTops(g.walkRoot())
 	}
-	lines = append(lines, openedLine(found.Opened)...)
+	lines = append(lines, openedLine(g.openedBefore, found.Opened)...)
 	lines = append(lines, g.undoNested(found.Config, err)...)
 	if g.git != nil {
 		lines = append(lines, g.undoGit(found.Git, err)...)

@@ -70,7 +70,7 @@ func (g *configGuard) clearIndexBits(ctx context.Context) {
 		return
 	}
 	if now, ok := indexStamp(g.index); ok && g.indexSeen && now == g.indexWas {
-		return // the index was not written (ls-files -v costs 40 ms at 40,000 files)
+		return // the index was not written (ls-files -v: 8 ms of CPU at 40,000 files)
 	}
 	now, err := indexBits(ctx, g.git.Root())
 	if err != nil {

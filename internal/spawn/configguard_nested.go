@@ -68,12 +68,17 @@ func (g *configGuard) undoNested(found []string, err error) []string {
 	return g.undoAs(g.nestedCfg, "", "configuration", configWhy, added...)
 }
 
-// openedLine names the directories the after-run walk gave their owner's
-// read bit back (trust.Nested.Opened).
-func openedLine(opened []string) []string {
-	if len(opened) == 0 {
-		return nil
+// openedLine names the directories the walks gave their owner's read bit
+// back (trust.Nested.Opened): before the run (yours) and after it (the
+// subagent's).
+func openedLine(before, after []string) []string {
+	const why = " — git uses a repository in a directory it can search but not list, so brood lists every directory it checks for one"
+	var lines []string
+	if len(before) > 0 {
+		lines = append(lines, "directories of yours that could be searched but not listed, given their read bit back before the run: "+strings.Join(before, ", ")+why)
 	}
-	return []string{"directories made unreadable (search only) by the subagent, given their read bit back: " + strings.Join(opened, ", ") +
-		" — git uses a repository in a directory it can search but not list; brood checks what it cannot list"}
+	if len(after) > 0 {
+		lines = append(lines, "directories made unreadable (search only) by the subagent, given their read bit back: "+strings.Join(after, ", ")+why)
+	}
+	return lines
 }
