@@ -107,9 +107,6 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		return nil, err
 	}
 	defer cleanup()
-	if out, err := a.pickUp(ctx, in, spec, hb); out != nil || err != nil { // finished here after its attempt was given up
-		return out, err
-	}
 	ask := followUpAt(a.ProjectRoot, id, spec, hb, followUp)
 	lp.mark("checks and continuation")
 	runner := a.Runner
@@ -124,6 +121,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	// outlast the heartbeat timeout. From then on the child's pings do.
 	stop := keepBeating(ctx, beats, hb)
 	defer stop()
+	if out, err := a.pickUp(ctx, in, spec, hb); out != nil || err != nil { // finished here after its attempt was given up
+		return out, err
+	}
 	cp, err := a.materialise(cctx, in, id, hb, &spec)
 	if err != nil {
 		return nil, fmt.Errorf("materialise the submitter's tree: %w", err)

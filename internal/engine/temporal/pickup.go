@@ -104,16 +104,19 @@ func (a *Activities) pickUp(ctx context.Context, in CallInput, spec call.Spec, h
 	if !ok {
 		return nil, nil
 	}
-	r, _, err := rec.Recorded(ctx, spec.Resume)
-	if err != nil || r == nil {
+	// A first look that waits for nothing: a task still running (its
+	// child holds it) goes the usual way (brood.TaskBusy).
+	t, err := dispatch.LoadTask(a.ProjectRoot, spec.Resume)
+	if err != nil || t.Result == nil || (t.Envelope != nil && t.Envelope.ReadOnly) {
 		return nil, nil
 	}
-	switch r.Status {
+	switch t.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 	default:
 		return nil, nil // no change is taken of such an ending
 	}
-	if t, err := dispatch.LoadTask(a.ProjectRoot, r.TaskID); err == nil && t.Envelope != nil && t.Envelope.ReadOnly {
+	r, _, err := rec.Recorded(ctx, spec.Resume)
+	if err != nil || r == nil || r.Status != t.Status {
 		return nil, nil
 	}
 	b, err := os.ReadFile(a.changeRecord(spec.Resume))
