@@ -136,7 +136,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	b := newBeater(ctx, a, beats, id, cp, hb, ask)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
-	a.forgetChange(id)
+	a.forgetChange(ctx, id)
 	r, err := runner.Call(cctx, spec)
 	lp.mark("child: first line to end")
 	if r != nil {
@@ -153,7 +153,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
 		} else if cp != nil {
-			a.keepChange(r)
+			a.keepChange(ctx, r)
 		}
 	}
 	lp.mark("change")
