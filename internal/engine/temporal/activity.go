@@ -122,9 +122,6 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		return nil, err
 	}
 	defer cleanup()
-	if out, err := a.pickUp(ctx, in, spec, hb); out != nil || err != nil { // finished here after its attempt was given up
-		return out, err
-	}
 	ask := followUpAt(a.ProjectRoot, id, spec, hb, followUp)
 	lp.mark("checks and continuation")
 	runner := a.Runner
@@ -139,6 +136,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	// outlast the heartbeat timeout. From then on the child's pings do.
 	stop := keepBeating(ctx, beats, hb)
 	defer stop()
+	if out, err := a.pickUp(ctx, in, spec, hb); out != nil || err != nil { // finished here after its attempt was given up
+		return out, err
+	}
 	cp, err := a.materialise(cctx, in, id, hb, &spec)
 	if err != nil {
 		return nil, fmt.Errorf("materialise the submitter's tree: %w", err)
@@ -151,7 +151,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	b := newBeater(ctx, a, beats, id, cp, hb, ask)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
-	a.forgetChange(id)
+	a.forgetChange(ctx, id)
 	r, err := runner.Call(cctx, spec)
 	lp.mark("child: first line to end")
 	if r != nil {
@@ -168,7 +168,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
 		} else if cp != nil {
-			a.keepChange(r)
+			a.keepChange(ctx, r)
 		}
 	}
 	lp.mark("change")

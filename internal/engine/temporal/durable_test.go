@@ -557,8 +557,15 @@ func TestGoneAttemptUploadsNothing(t *testing.T) {
 			if wentOn.Load() {
 				t.Error("the gone attempt's child was told to go on")
 			}
-			if n := int64(ff.objects(t)) - mark.Load(); mark.Load() < 0 || n != 0 {
-				t.Errorf("%d object(s) put in the store after the attempt heard it was gone; want none", n)
+			// None but a writer's change (its patch): taken from the copy
+			// and kept for a later attempt of the call on this worker
+			// that finds the task finished (pickup.go, fleetqa4 P1-3).
+			want := int64(0)
+			if code {
+				want = 1
+			}
+			if n := int64(ff.objects(t)) - mark.Load(); mark.Load() < 0 || n > want {
+				t.Errorf("%d object(s) put in the store after the attempt heard it was gone; want at most %d (a writer's change)", n, want)
 			}
 		})
 	}

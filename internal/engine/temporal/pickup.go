@@ -2,6 +2,8 @@ package temporal
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,9 +28,9 @@ import (
 // back done with files_changed [] although its child wrote (issue 26, a
 // tester's P1-3). So every attempt keeps the change it took from its
 // copy, given up or not, in a record of this worker's cache (out of the
-// children's reach), and a pick-up of a finished task returns the result
-// with that change, or fails retryably until the given-up attempt has
-// kept it.
+// children's reach) named by its call, and a later attempt of the same
+// call that finds the task finished returns the result with that change,
+// or fails retryably until the given-up attempt has kept it.
 
 // recorder is a runner that can look at a task's records (the worker's
 // Dispatcher).
@@ -42,23 +44,28 @@ type keptChange struct {
 	Files []string        `json:"files,omitempty"`
 }
 
-// changeRecord is the file that keeps task id's change on this worker.
-func (a *Activities) changeRecord(id string) string {
-	return filepath.Join(a.Code.Cache.Dir, "changes", id+".json")
+// changeRecord is the file that keeps task id's change on this worker for
+// the call this attempt is one of (its workflow, execution and activity,
+// as thisCall names them): only a later attempt of the same call takes it,
+// never another call that names the task (review17 R1).
+func (a *Activities) changeRecord(ctx context.Context, id string) string {
+	c := thisCall(ctx)
+	sum := sha256.Sum256([]byte(c.Workflow + "\n" + c.Run + "\n" + c.Activity + "\n" + id))
+	return filepath.Join(a.Code.Cache.Dir, "changes", hex.EncodeToString(sum[:])+".json")
 }
 
 // forgetChange removes task id's kept change before a child of it runs
 // again: a record is the change of the task's latest finished run.
-func (a *Activities) forgetChange(id string) {
+func (a *Activities) forgetChange(ctx context.Context, id string) {
 	if a.Code == nil || a.Code.Cache == nil || id == "" || dispatch.CheckID(id) != nil {
 		return
 	}
-	_ = os.Remove(a.changeRecord(id))
+	_ = os.Remove(a.changeRecord(ctx, id))
 }
 
 // keepChange records r's change (none: an empty record) for a later
-// attempt that finds the task finished here.
-func (a *Activities) keepChange(r *call.Result) {
+// attempt of this call that finds the task finished here.
+func (a *Activities) keepChange(ctx context.Context, r *call.Result) {
 	if a.Code == nil || a.Code.Cache == nil || r == nil || dispatch.CheckID(r.TaskID) != nil {
 		return
 	}
@@ -66,7 +73,7 @@ func (a *Activities) keepChange(r *call.Result) {
 	if err != nil {
 		return
 	}
-	path := a.changeRecord(r.TaskID)
+	path := a.changeRecord(ctx, r.TaskID)
 	if os.MkdirAll(filepath.Dir(path), 0o700) != nil {
 		return
 	}
@@ -104,19 +111,22 @@ func (a *Activities) pickUp(ctx context.Context, in CallInput, spec call.Spec, h
 	if !ok {
 		return nil, nil
 	}
-	r, _, err := rec.Recorded(ctx, spec.Resume)
-	if err != nil || r == nil {
+	// A first look that waits for nothing: a task still running (its
+	// child holds it) goes the usual way (brood.TaskBusy).
+	t, err := dispatch.LoadTask(a.ProjectRoot, spec.Resume)
+	if err != nil || t.Result == nil || (t.Envelope != nil && t.Envelope.ReadOnly) {
 		return nil, nil
 	}
-	switch r.Status {
+	switch t.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 	default:
 		return nil, nil // no change is taken of such an ending
 	}
-	if t, err := dispatch.LoadTask(a.ProjectRoot, r.TaskID); err == nil && t.Envelope != nil && t.Envelope.ReadOnly {
+	r, _, err := rec.Recorded(ctx, spec.Resume)
+	if err != nil || r == nil || r.Status != t.Status {
 		return nil, nil
 	}
-	b, err := os.ReadFile(a.changeRecord(spec.Resume))
+	b, err := os.ReadFile(a.changeRecord(ctx, spec.Resume))
 	var kept keptChange
 	if errors.Is(err, os.ErrNotExist) || (err == nil && json.Unmarshal(b, &kept) != nil) {
 		return nil, temporal.NewApplicationError(fmt.Sprintf("task %s finished on this worker after its attempt was given up, and that attempt has not taken its change from its copy yet: the call is tried again", r.TaskID), ErrTaskBusy)

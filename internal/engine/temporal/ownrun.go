@@ -1,0 +1,50 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+)
+
+// signedByMe checks, before a resume signs a run's next execution with this
+// submitter's key, that the input the run's latest execution returned is
+// one this key signed: its submission, verified against this key alone,
+// names the run and carries exactly its plan, inputs, limits and snapshot.
+// Anyone who reaches the frontend can start an execution of the run's
+// workflow id ending with an input of their making; signed as it stood, a
+// resume would hand honest workers their brief under the user's signature
+// (review17 X1). Without a key nothing is signed, and nothing is checked.
+func (e *Engine) signedByMe(ctx context.Context, in RunInput) error {
+	s := e.cfg.Signer
+	if s == nil {
+		return nil
+	}
+	notOurs := func(why string) error {
+		return fmt.Errorf("run %s's latest execution on Temporal is not one this key started (%s): not resumed; check who can start workflows in the namespace, and run the plan again", in.RunID, why)
+	}
+	if in.Signed == nil {
+		return notOurs("it carries no signed submission")
+	}
+	mine := NewTrust()
+	if err := mine.Add(s.Public(), "this submitter's key"); err != nil {
+		return notOurs(err.Error())
+	}
+	store := e.cfg.Store
+	if store == nil && e.cfg.Code != nil && e.cfg.Code.Blobs != nil {
+		store = e.cfg.Code.Blobs
+	}
+	sub, err := mine.verify(ctx, store, in.Signed)
+	if err != nil {
+		return notOurs(err.Error())
+	}
+	switch {
+	case sub.Kind != "plan" || sub.Workflow != in.RunID:
+		return notOurs(fmt.Sprintf("its submission is a %s of %q", sub.Kind, sub.Workflow))
+	case !sameJSON(sub.Plan, in.Plan) || !sameJSON(sub.Inputs, in.Inputs):
+		return notOurs("its plan or inputs are not the signed ones")
+	case !sameJSON(sub.Limits, in.Limits):
+		return notOurs("its limits are not the signed ones")
+	case !sameJSON(sub.Code, in.Code):
+		return notOurs("its snapshot is not the signed one")
+	}
+	return nil
+}
