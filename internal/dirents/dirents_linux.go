@@ -22,6 +22,17 @@ const (
 // fstatat). follow lets abs itself be a link; otherwise a link there
 // fails (ENOTDIR).
 func Subdirs(abs string, follow bool, buf []byte, also string) ([]Entry, error) {
+	var match func([]byte) bool
+	if also != "" {
+		match = func(name []byte) bool { return string(name) == also }
+	}
+	return SubdirsFunc(abs, follow, buf, match)
+}
+
+// SubdirsFunc is Subdirs keeping, besides the subdirectories, every entry
+// whose name also accepts (none when also is nil). also must not keep
+// the name it is given.
+func SubdirsFunc(abs string, follow bool, buf []byte, also func(name []byte) bool) ([]Entry, error) {
 	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	if follow {
 		flags &^= unix.O_NOFOLLOW
@@ -51,7 +62,7 @@ func Subdirs(abs string, follow bool, buf []byte, also string) ([]Entry, error) 
 
 // appendEntries appends the subdirectories and the entry named also among
 // the linux_dirent64 records of buf, read from the directory fd.
-func appendEntries(ents []Entry, fd int, buf []byte, also string) ([]Entry, error) {
+func appendEntries(ents []Entry, fd int, buf []byte, also func([]byte) bool) ([]Entry, error) {
 	for len(buf) > direntName {
 		reclen := int(binary.NativeEndian.Uint16(buf[direntReclen:]))
 		if reclen <= direntName || reclen > len(buf) {
@@ -77,7 +88,7 @@ func appendEntries(ents []Entry, fd int, buf []byte, also string) ([]Entry, erro
 				typ = unix.DT_DIR
 			}
 		}
-		if typ == unix.DT_DIR || (also != "" && string(name) == also) {
+		if typ == unix.DT_DIR || (also != nil && also(name)) {
 			ents = append(ents, Entry{Name: string(name), Dir: typ == unix.DT_DIR})
 		}
 	}

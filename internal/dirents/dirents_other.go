@@ -10,7 +10,17 @@ import (
 // Subdirs returns the subdirectories of the directory at abs and its
 // entry named also, of any type (dirents_linux.go reads getdents(2)
 // itself). follow lets abs itself be a link.
-func Subdirs(abs string, follow bool, _ []byte, also string) ([]Entry, error) {
+func Subdirs(abs string, follow bool, buf []byte, also string) ([]Entry, error) {
+	var match func([]byte) bool
+	if also != "" {
+		match = func(name []byte) bool { return string(name) == also }
+	}
+	return SubdirsFunc(abs, follow, buf, match)
+}
+
+// SubdirsFunc is Subdirs keeping, besides the subdirectories, every entry
+// whose name also accepts (none when also is nil).
+func SubdirsFunc(abs string, follow bool, _ []byte, also func(name []byte) bool) ([]Entry, error) {
 	if !follow {
 		if fi, err := os.Lstat(abs); err != nil {
 			return nil, err
@@ -24,7 +34,7 @@ func Subdirs(abs string, follow bool, _ []byte, also string) ([]Entry, error) {
 	}
 	var ents []Entry
 	for _, d := range des {
-		if d.IsDir() || (also != "" && d.Name() == also) {
+		if d.IsDir() || (also != nil && also([]byte(d.Name()))) {
 			ents = append(ents, Entry{Name: d.Name(), Dir: d.IsDir()})
 		}
 	}

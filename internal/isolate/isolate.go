@@ -282,7 +282,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	}
 	// The snapshot's walk of the tree runs while the probe may still run;
 	// the tree's watch is set before it, so nothing after it goes unseen.
-	w.watch = startTreeWatch(r, newWatchCache(i.watchDir, r.top, r.gitDir))
+	w.watch = startTreeWatch(ctx, r, newWatchCache(i.watchDir, r.top, r.gitDir))
 	snap, st, err := i.startSnapshot(ctx, r, filepath.Join(w.state, "snapshot.index"))
 	if err != nil {
 		w.Cleanup(context.WithoutCancel(ctx))

@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // maxSkipped bounds the ignored entries a tree watch's cache keeps: past
@@ -118,17 +121,61 @@ func underAny(rel string, entries map[string]bool) bool {
 
 // excludeSources are the files besides the tree's own .gitignore files
 // whose change can change what git ignores (or where it looks for more):
-// the repository's config and info/exclude, and the user's config and
-// global excludes where git looks for them by default.
-func excludeSources(r *repo) []string {
+// the repository's config and info/exclude, the user's config and global
+// excludes where git looks for them by default, and — as git resolves
+// them (gitSources) — every config file it reads (system, included) and
+// the file core.excludesFile names.
+func excludeSources(ctx context.Context, r *repo) []string {
 	out := []string{filepath.Join(r.common, "config"), filepath.Join(r.common, "info", "exclude"),
 		filepath.Join(r.gitDir, "config.worktree")}
-	if home, err := os.UserHomeDir(); err == nil {
+	home, err := os.UserHomeDir()
+	if err == nil {
 		out = append(out, filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"),
 			filepath.Join(home, ".config", "git", "ignore"))
 	}
 	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
 		out = append(out, filepath.Join(x, "git", "config"), filepath.Join(x, "git", "ignore"))
 	}
+	for _, s := range gitSources(ctx, r.top, home) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
 	return out
+}
+
+// gitSources are the config files git reads in the work tree at top
+// (`git config --list --show-origin`: the system's, the user's, those
+// included) and the file core.excludesFile names (~ is home; a relative
+// path is top's). An error gives none: the defaults stand.
+func gitSources(ctx context.Context, top, home string) []string {
+	out, err := gitx.Run(ctx, top, "config", "--list", "--show-origin", "-z")
+	if err != nil {
+		return nil
+	}
+	var srcs []string
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		origin, kv := recs[i], recs[i+1]
+		if f, ok := strings.CutPrefix(origin, "file:"); ok && f != "" {
+			srcs = append(srcs, absFrom(top, f))
+		}
+		key, val, _ := strings.Cut(kv, "\n")
+		if !strings.EqualFold(key, "core.excludesfile") || val == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(val, "~/"); ok && home != "" {
+			val = filepath.Join(home, rest)
+		}
+		srcs = append(srcs, absFrom(top, val))
+	}
+	return srcs
+}
+
+// absFrom is p, made absolute from dir when it is relative.
+func absFrom(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
 }

@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -42,7 +43,7 @@ type treeWatch struct {
 
 // startTreeWatch watches the tree at top; call it before the walk it
 // stands in for. It returns nil when there is no cache to keep.
-func startTreeWatch(r *repo, cache *watchCache) *treeWatch {
+func startTreeWatch(ctx context.Context, r *repo, cache *watchCache) *treeWatch {
 	if cache == nil {
 		return nil
 	}
@@ -57,7 +58,7 @@ func startTreeWatch(r *repo, cache *watchCache) *treeWatch {
 		return w
 	}
 	w.fd, w.dirs = fd, map[int32]string{}
-	w.sources = excludeSources(r)
+	w.sources = excludeSources(ctx, r)
 	for _, s := range w.sources {
 		w.stamps = append(w.stamps, lstamp(s))
 	}

@@ -188,3 +188,42 @@ func TestWatchCachesPruned(t *testing.T) {
 		t.Errorf("the cache just written is gone: %v %v", got, ok)
 	}
 }
+
+// TestBaseMovedByExcludesFile (review 15 W1): the user's ~/.gitconfig
+// names a global excludes file elsewhere (core.excludesFile) that ignores
+// node_modules/; the user drops that line while the child runs. The watch
+// stamps the file git resolves, so the finish walks and names what is no
+// longer ignored, as without the watch.
+func TestBaseMovedByExcludesFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	global := filepath.Join(home, "elsewhere", "ignore")
+	write(t, global, "node_modules/\n")
+	write(t, filepath.Join(home, ".gitconfig"), "[core]\n\texcludesFile = ~/elsewhere/ignore\n")
+	old := time.Now().Add(-time.Hour)
+	iso := testIsolator(t)
+	iso.watchDir = t.TempDir()
+	for _, m := range modes(t, iso) {
+		t.Run(m.name, func(t *testing.T) {
+			dir := watchedRepo(t, old)
+			write(t, filepath.Join(dir, ".gitignore"), ".env\n.brood/\n")
+			git(t, dir, "commit", "-qam", "node_modules/ ignored by the user's excludes only")
+			write(t, global, "node_modules/\n")
+			warm(t, iso, dir, m.force)
+			ws := prepare(t, iso, dir, "X", m.force)
+			runIsolated(t, ws, "true")
+			if _, err := ws.snap.wait(); err != nil {
+				t.Fatal(err)
+			}
+			write(t, global, "")
+			out, err := ws.Finish(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(out.BaseMoved, "node_modules/m.js") {
+				t.Errorf("base moved %v, want node_modules/m.js in it", out.BaseMoved)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,29 +41,56 @@ type configGuard struct {
 	progs  *trust.ConfigState     // the files trusted hooks and MCP servers run (programguard.go)
 	objs   *trust.LooseObjects    // the repository's loose objects, which a writer could replace
 	err    error
+	// nestedCfg is the project configuration below the root
+	// (configguard_nested.go); nestedErr why it is not watched.
+	nestedCfg *trust.ConfigState
+	nestedErr error
+	// openedBefore are the directories the spawn's walk gave their
+	// owner's read bit back (trust.Nested.Opened).
+	openedBefore []string
+	// bits are the index entries' assume-unchanged and skip-worktree
+	// bits before the spawn (configguard_index.go); bitsLine what the
+	// child set of them, cleared.
+	bits      map[string][]string
+	bitsErr   error
+	bitsLine  string
+	index     string // the index file, and its stamp before the spawn
+	indexWas  string
+	indexSeen bool
+	// packs and replace are the object store's packs and replace refs
+	// before the spawn (configguard_store.go); storeLines what the child
+	// changed of them.
+	packs      *trust.Packs
+	worktrees  []string // .git/worktrees' entries
+	replace    map[string]string
+	replaceErr error
+	storeDone  bool
+	storeLines []string
 	// nested is the walk for nested repositories after the child
 	// (prefetchNested), begun beside the parent's own after-walk.
 	nested chan nestedTops
 }
 
-// nestedTops is one answer of trust.NestedGitTops.
+// nestedTops is one answer of trust.NestedTops.
 type nestedTops struct {
-	tops []string
-	err  error
+	found trust.Nested
+	err   error
 }
 
 // prefetchNested begins, once the child has exited, the walk of the tree
-// for nested repositories that undoGit needs, so that it runs beside the
-// parent's after-walk instead of after it. It only reads the tree.
+// for nested repositories and project configuration that settle needs, so that it runs beside the
+// parent's after-walk instead of after it. It only reads the tree, but for the owner's read
+// bit it gives back to a directory a child made search-only
+// (trust.Nested.Opened).
 func (g *configGuard) prefetchNested() {
-	if g == nil || g.git == nil || g.nested != nil {
+	if g == nil || (g.git == nil && g.nestedCfg == nil) || g.nested != nil {
 		return
 	}
 	g.nested = make(chan nestedTops, 1)
-	root := g.git.Root()
+	root := g.walkRoot()
 	go func() {
-		tops, err := trust.NestedGitTops(root)
-		g.nested <- nestedTops{tops, err}
+		found, err := trust.NestedTops(root)
+		g.nested <- nestedTops{found, err}
 	}()
 }
 
@@ -72,19 +100,29 @@ func (d *Dispatcher) newConfigGuard() *configGuard {
 
 // watch snapshots the configuration when the child writes in place (no
 // isolated copy). Call it once the workspace is prepared, before the spawn.
-func (g *configGuard) watch(readOnly bool, ws *isolate.Workspace) {
+func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Workspace) {
 	if readOnly || (ws != nil && ws.Mode != isolate.ModeNone) {
 		return
 	}
 	g.d.cfgMu.Lock()
 	defer g.d.cfgMu.Unlock()
 	g.before, g.err = trust.SnapshotConfig(g.root)
+	var nested trust.Nested
 	if g.err == nil {
-		g.git, g.err = gitConfigState(g.root)
+		g.git, nested, g.err = gitConfigState(g.root)
 	}
+	if g.err == nil && g.git == nil {
+		nested, g.nestedErr = trust.NestedTops(g.root)
+	}
+	if g.err == nil && g.nestedErr == nil {
+		g.watchNested(nested.Config)
+	}
+	g.openedBefore = nested.Opened
 	if g.git != nil && g.git.Common() != "" {
 		g.objs = trust.SnapshotLooseObjects(g.git.Common())
 	}
+	g.watchIndex(ctx)
+	g.watchStore(ctx)
 	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
@@ -210,19 +248,22 @@ func writeFilePerm(path string, data []byte, perm fs.FileMode) error {
 
 // gitConfigState snapshots the git configuration of the repository
 // holding root (nil outside one), found by reading files only.
-func gitConfigState(root string) (*trust.ConfigState, error) {
+// It returns the walk of the tree for nested repositories it made, whose
+// Config the guard snapshots too.
+func gitConfigState(root string) (*trust.ConfigState, trust.Nested, error) {
 	top, gitDir, common, err := gitx.Dirs(root)
 	if errors.Is(err, gitx.ErrNoRepo) {
-		return nil, nil
+		return nil, trust.Nested{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, trust.Nested{}, err
 	}
-	nested, err := trust.NestedGitTops(top)
+	nested, err := trust.NestedTops(top)
 	if err != nil {
-		return nil, err
+		return nil, trust.Nested{}, err
 	}
-	return trust.SnapshotGit(top, common, append(trust.GitConfigTops(top, gitDir, common), nested...))
+	c, err := trust.SnapshotGit(top, common, append(trust.GitConfigTops(top, gitDir, common), nested.Git...))
+	return c, nested, err
 }
 
 // undoGit is undoAs for the repository's git configuration, nested
@@ -231,16 +272,8 @@ func gitConfigState(root string) (*trust.ConfigState, error) {
 // taken in as configuration that was not there (trust.ConfigState.Widen),
 // so it is removed, and reported by its tops, not file by file. What is
 // left of such a repository (HEAD, objects, refs) runs nothing.
-func (g *configGuard) undoGit() []string {
+func (g *configGuard) undoGit(nested []string, err error) []string {
 	var added []string
-	var nested []string
-	var err error
-	if g.nested != nil {
-		n := <-g.nested
-		nested, err, g.nested = n.tops, n.err, nil
-	} else {
-		nested, err = trust.NestedGitTops(g.git.Root())
-	}
 	if err == nil {
 		added = g.git.Widen(nested)
 	}
@@ -292,9 +325,22 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if g.before != nil {
 		lines = append(lines, g.undo(g.before, "")...)
 	}
-	if g.git != nil {
-		lines = append(lines, g.undoGit()...)
+	var found trust.Nested
+	var err error
+	switch {
+	case g.nested != nil:
+		n := <-g.nested
+		found, err, g.nested = n.found, n.err, nil
+	case g.git != nil || g.nestedCfg != nil:
+		found, err = trust.NestedTops(g.walkRoot())
 	}
+	lines = append(lines, openedLine(g.openedBefore, found.Opened)...)
+	lines = append(lines, g.undoNested(found.Config, err)...)
+	if g.git != nil {
+		lines = append(lines, g.undoGit(found.Git, err)...)
+	}
+	lines = append(lines, g.indexLines()...)
+	lines = append(lines, g.storeLines...)
 	lines = append(lines, g.undoPrograms()...)
 	if g.home != nil {
 		lines = append(lines, g.undo(g.home, "~/")...)

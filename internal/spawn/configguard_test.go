@@ -34,8 +34,8 @@ func TestUserWritesSurviveTheGuard(t *testing.T) {
 	d := &Dispatcher{cfg: Config{ProjectRoot: root}}
 	nested := &Dispatcher{cfg: Config{ProjectRoot: root}} // a child process's own dispatcher
 	g, ng := d.newConfigGuard(), nested.newConfigGuard()
-	g.watch(false, nil)
-	ng.watch(false, nil)
+	g.watch(t.Context(), false, nil)
+	ng.watch(t.Context(), false, nil)
 	if g.err != nil || ng.err != nil {
 		t.Fatal(g.err, ng.err)
 	}

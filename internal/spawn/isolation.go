@@ -268,7 +268,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
 	spawntrace.Mark(ctx, "isolate")
 	if snap == nil {
-		s.cfg.watch(env.ReadOnly, s.ws)
+		s.cfg.watch(ctx, env.ReadOnly, s.ws)
 		return err
 	}
 	// The configuration guard's snapshot (a walk of the tree for nested
@@ -278,7 +278,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		s.cfg.watch(env.ReadOnly, s.ws)
+		s.cfg.watch(ctx, env.ReadOnly, s.ws)
 	}()
 	s.before = <-snap
 	s.handDown(env)

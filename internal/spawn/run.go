@@ -184,6 +184,8 @@ func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispa
 func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Output) (*dispatch.Result, dispatch.Verdict, dispatch.Expect) {
 	env, id := j.env, j.env.TaskID
 	want := dispatch.Expect{TaskID: id, Agent: j.name, ReadOnly: env.ReadOnly}
+	s.cfg.clearIndexBits(context.WithoutCancel(ctx)) // before the after-walk, which the bits would blind
+	s.cfg.settleStore(context.WithoutCancel(ctx))
 	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
 	if s.before != nil {
 		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {

@@ -35,8 +35,9 @@ const maxModuleDepth = 8
 // git directories under common/modules: the directory itself when it does
 // not exist (what a child makes there is removed: a git directory with
 // hooks the user's `git submodule update --init` would take up), else
-// each git directory's gitConfigParts (its config, hooks, info; its own
-// modules the same way). Absolute paths.
+// each git directory's gitConfigParts and gitStoreParts (its config,
+// hooks, info, replace refs, alternates; its own modules the same way).
+// Absolute paths.
 func moduleTops(common string) []string {
 	var tops []string
 	var walk func(dir string, depth int)
@@ -59,6 +60,9 @@ func moduleTops(common string) []string {
 			}
 			for _, part := range gitConfigParts {
 				tops = append(tops, filepath.Join(p, part))
+			}
+			for _, part := range gitStoreParts {
+				tops = append(tops, filepath.Join(p, filepath.FromSlash(part)))
 			}
 			walk(p, depth+1)
 			return filepath.SkipDir
@@ -185,13 +189,17 @@ func SnapshotPaths(root string, tops []string) (*ConfigState, error) {
 
 // NestedGitTops are the paths, relative to top, that hold the git
 // configuration of every repository nested in the work tree: for each
-// `.git` below top (top's own left out) its gitConfigParts when it is a
+// `.git` below top (top's own left out) its gitConfigParts and
+// gitStoreParts (a user's `git diff --submodule=diff` or recursing status
+// reads a nested repository's replace refs and alternates) when it is a
 // directory, the `.git` itself when it is a file or a link (a "gitdir:"
 // line can point anywhere a child could write), and the .gitmodules
 // beside it. A user's `git status` recurses into a nested repository
 // committed as a gitlink and runs what its configuration names.
-// Directories that cannot be read are passed over (nor can the user's git
-// read them); links are not followed.
+// Directories that cannot be searched are passed over (nor can the
+// user's git go into them); one that can be searched but not listed is
+// the user's own given its read bit back, or fails the walk
+// (nestedWalk.unreadable); links are not followed.
 func NestedGitTops(top string) ([]string, error) {
 	tops, err := nestedGitTops(top)
 	if err != nil {
@@ -208,6 +216,9 @@ func nestedTopsOf(tops []string, rel string, isDir bool) []string {
 		return append(tops, rel)
 	}
 	for _, part := range gitConfigParts {
+		tops = append(tops, rel+"/"+part)
+	}
+	for _, part := range gitStoreParts {
 		tops = append(tops, rel+"/"+part)
 	}
 	return tops

@@ -131,6 +131,9 @@ func TestNestedGitConfig(t *testing.T) {
 	}
 	write(t, filepath.Join(top, "old", ".git", "config"), "[core]\n\tfsmonitor = ../evil\n")
 	write(t, filepath.Join(top, "old", ".git", "objects", "ef", "01"), "new obj")
+	// Review 16 F5: a nested repository's replace refs and alternates.
+	write(t, filepath.Join(top, "old", ".git", "refs", "replace", "ab"), "cd\n")
+	write(t, filepath.Join(top, "old", ".git", "objects", "info", "alternates"), "/tmp/evil/objects\n")
 	write(t, filepath.Join(top, "mod", ".git"), "gitdir: /home/u/.cache/evil\n")
 	write(t, filepath.Join(top, "a", "new", ".git", "config"), "[core]\n\tfsmonitor = ../evil\n")
 	write(t, filepath.Join(top, "a", "new", ".git", "hooks", "pre-commit"), "#!/bin/sh\n")
@@ -140,14 +143,16 @@ func TestNestedGitConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := c.Widen(now)
-	if !slices.Equal(added, []string{"a/new/.gitmodules", "a/new/.git/config", "a/new/.git/config.worktree", "a/new/.git/commondir", "a/new/.git/hooks", "a/new/.git/info", "a/new/.git/rebase-merge", "a/new/.git/rebase-apply", "a/new/.git/sequencer"}) {
+	if !slices.Equal(added, []string{"a/new/.gitmodules", "a/new/.git/config", "a/new/.git/config.worktree", "a/new/.git/commondir", "a/new/.git/hooks", "a/new/.git/info", "a/new/.git/rebase-merge", "a/new/.git/rebase-apply", "a/new/.git/sequencer",
+		"a/new/.git/objects/info/alternates", "a/new/.git/objects/info/http-alternates", "a/new/.git/shallow", "a/new/.git/refs/replace"}) {
 		t.Errorf("Widen added %v", added)
 	}
 	changed, err := c.Changes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"a/new/.git/config", "a/new/.git/hooks", "a/new/.git/hooks/pre-commit", "mod/.git", "old/.git/config"}
+	want := []string{"a/new/.git/config", "a/new/.git/hooks", "a/new/.git/hooks/pre-commit", "mod/.git", "old/.git/config",
+		"old/.git/objects/info/alternates", "old/.git/refs/replace", "old/.git/refs/replace/ab"}
 	if !slices.Equal(changed, want) {
 		t.Fatalf("Changes = %v, want %v", changed, want)
 	}

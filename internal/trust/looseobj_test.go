@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func gitOut(t *testing.T, dir string, args ...string) string {
@@ -24,8 +25,10 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 }
 
 // TestLooseObjectReplaced: an object unlinked and written again under its
-// name with another content is found and removed; one written again with
-// its own content, and one added since, are left.
+// name with another content is found and removed, and so is one made
+// writable and written again in place (its fan-out directory's ctime does
+// not move: review 15 C5); one written again with its own content, and one
+// added since, are left.
 func TestLooseObjectReplaced(t *testing.T) {
 	top := t.TempDir()
 	gitOut(t, top, "init", "-q")
@@ -40,7 +43,7 @@ func TestLooseObjectReplaced(t *testing.T) {
 		h := gitOut(t, top, "rev-parse", rev)
 		return filepath.Join(top, ".git", "objects", h[:2], h[2:])
 	}
-	build, keep := obj("HEAD:build.sh"), obj("HEAD:keep.txt")
+	build, keep, tree := obj("HEAD:build.sh"), obj("HEAD:keep.txt"), obj("HEAD^{tree}")
 	l := SnapshotLooseObjects(filepath.Join(top, ".git"))
 	// The child's rewrite: another content under build.sh's blob's name.
 	var z bytes.Buffer
@@ -56,6 +59,12 @@ func TestLooseObjectReplaced(t *testing.T) {
 		}
 	}
 	rewrite(build, z.Bytes())
+	if err := os.Chmod(tree, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tree, z.Bytes(), 0o444); err != nil { // in place: same inode
+		t.Fatal(err)
+	}
 	same, err := os.ReadFile(keep)
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +74,14 @@ func TestLooseObjectReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	gitOut(t, top, "hash-object", "-w", "new.txt")
-	rel, _ := filepath.Rel(filepath.Join(top, ".git"), build)
-	if got := l.Replaced(); !slices.Equal(got, []string{filepath.ToSlash(rel)}) {
-		t.Fatalf("Replaced = %v, want [%s]", got, rel)
+	var want []string
+	for _, p := range []string{build, tree} {
+		rel, _ := filepath.Rel(filepath.Join(top, ".git"), p)
+		want = append(want, filepath.ToSlash(rel))
+	}
+	slices.Sort(want)
+	if got := l.Replaced(); !slices.Equal(got, want) {
+		t.Fatalf("Replaced = %v, want %v", got, want)
 	}
 	if _, err := os.Lstat(build); err == nil {
 		t.Error("the replaced object is still there")
@@ -92,6 +106,10 @@ func BenchmarkLooseObjects(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		SnapshotLooseObjects(common).Replaced()
+		l := SnapshotLooseObjects(common)
+		l.since = time.Now().Add(time.Second) // objects made before the spawn
+		if r := l.Replaced(); len(r) > 0 {
+			b.Fatal(r)
+		}
 	}
 }

@@ -1,8 +1,11 @@
 package trust
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -10,34 +13,78 @@ import (
 	"github.com/broodhq/brood/internal/dirents"
 )
 
+// Nested is what the walk of a work tree finds below its top.
+type Nested struct {
+	// Git are the git configuration tops of nested repositories
+	// (NestedGitTops).
+	Git []string
+	// Config are the entries named .brood, .claude or .mcp.json (in any
+	// case) in a directory below the top: a subdirectory with a .brood or
+	// a .git is a project root to the user's next brood there, which
+	// reads its personal settings (.brood/settings.local.toml,
+	// .claude/settings.local.json) without asking for trust.
+	Config []string
+	// Opened are the directories, of the user's own, that could be
+	// searched but not listed and were given their owner's read bit back
+	// to be walked (unreadable).
+	Opened []string
+}
+
+// projectConfigNames are the entries that make or configure a project
+// root (trust.IsConfigPath's, less git's).
+var projectConfigNames = [][]byte{[]byte(".brood"), []byte(".claude"), []byte(".mcp.json")}
+
+// isProjectConfigName reports whether name is one of projectConfigNames,
+// in any case (a case-insensitive file system reads .Claude as .claude).
+func isProjectConfigName(name []byte) bool {
+	return slices.ContainsFunc(projectConfigNames, func(n []byte) bool { return bytes.EqualFold(name, n) })
+}
+
+// NestedTops walks the tree under top once for what NestedGitTops and
+// Nested.Config name.
+func NestedTops(top string) (Nested, error) {
+	w := nestedWalk{buf: make([]byte, 32<<10)}
+	if err := w.dir(top, ""); err != nil {
+		return Nested{}, fmt.Errorf("nested repositories: %w", err)
+	}
+	return w.found, nil
+}
+
 // nestedGitTops walks the tree under top for `.git` entries, reading only
-// directories' entries' names and types (dirents.Subdirs): its cost
+// directories' entries' names and types (dirents.SubdirsFunc): its cost
 // follows the directories, not the files, of which a filepath.WalkDir
 // makes, sorts and drops one os.DirEntry each (at 40,000 files: 24 ms of
 // CPU against 9). Entries are visited in WalkDir's (lexical) order, so the
 // tops come in the same order.
 //
 // Nothing below the top is followed: a directory is opened O_NOFOLLOW by
-// its full path, and one that turns out to be a link, is gone or cannot be
-// read (nor can the user's git read it) is passed over; any other failure
-// (a path too long, too many open files) fails the walk, which its callers
+// its full path, and one that turns out to be a link or is gone is passed
+// over; one that cannot be listed is unreadable's; any other failure (a
+// path too long, too many open files) fails the walk, which its callers
 // report as not checked.
 func nestedGitTops(top string) ([]string, error) {
 	w := nestedWalk{buf: make([]byte, 32<<10)}
 	if err := w.dir(top, ""); err != nil {
 		return nil, err
 	}
-	return w.tops, nil
+	return w.found.Git, nil
 }
 
 type nestedWalk struct {
-	buf  []byte
-	tops []string
+	buf   []byte
+	found Nested
 }
+
+// wanted keeps, besides the subdirectories, a .git and the project
+// configuration names of any type.
+func wanted(name []byte) bool { return string(name) == ".git" || isProjectConfigName(name) }
 
 // dir walks the directory abs (rel below the top, "" for the top).
 func (w *nestedWalk) dir(abs, rel string) error {
-	ents, err := dirents.Subdirs(abs, rel == "", w.buf, ".git")
+	ents, err := dirents.SubdirsFunc(abs, rel == "", w.buf, wanted)
+	if err != nil && rel != "" && errors.Is(err, fs.ErrPermission) {
+		ents, err = w.unreadable(abs, rel, err)
+	}
 	if err != nil {
 		if rel != "" && passOver(err) {
 			return nil
@@ -52,8 +99,14 @@ func (w *nestedWalk) dir(abs, rel string) error {
 		}
 		if e.Name == ".git" {
 			if rel != "" { // the top's own: GitConfigTops
-				w.tops = nestedTopsOf(w.tops, childRel, e.Dir)
+				w.found.Git = nestedTopsOf(w.found.Git, childRel, e.Dir)
 			}
+			continue
+		}
+		if rel != "" && isProjectConfigName([]byte(e.Name)) {
+			w.found.Config = append(w.found.Config, childRel)
+		}
+		if !e.Dir {
 			continue
 		}
 		if err := w.dir(abs+"/"+e.Name, childRel); err != nil {
@@ -63,10 +116,41 @@ func (w *nestedWalk) dir(abs, rel string) error {
 	return nil
 }
 
+// errSearchable fails the walk at a directory that cannot be listed but
+// can be searched, and is not the user's to give the read bit back.
+var errSearchable = errors.New("cannot be listed but can be searched (git can use a repository in it by its path): give it read permission (chmod u+r) and check it for a .git yourself")
+
+// unreadable answers for a directory below the top that could not be
+// listed (err). git needs no more than search permission on a directory
+// to use a .git in it (it stats and opens by path, never lists), so such
+// a directory is never passed over: one the user's git cannot search
+// either is; one of the user's own (the work tree is theirs: a child may
+// have dropped the read bit, `chmod 0311`) gets its owner's read bit
+// back and is listed again (Nested.Opened says which); any other fails
+// the walk.
+func (w *nestedWalk) unreadable(abs, rel string, err error) ([]dirents.Entry, error) {
+	if _, serr := os.Lstat(abs + "/.git"); errors.Is(serr, fs.ErrPermission) {
+		return nil, err // no search permission: passed over
+	}
+	if giveReadBack(abs) {
+		w.found.Opened = append(w.found.Opened, rel)
+		return dirents.SubdirsFunc(abs, false, w.buf, wanted)
+	}
+	return nil, errSearchable
+}
+
 // passOver reports whether a directory that fails with err is passed
 // over: it is gone, is no directory (any more: a link put in its place),
-// or cannot be read.
+// or cannot be read nor searched (unreadable).
 func passOver(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
 		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) || errors.Is(err, fs.ErrInvalid)
+}
+
+// SnapshotNestedConfig is SnapshotPaths of the project configuration
+// found below a work tree's top (Nested.Config, relative to root): what
+// is configuration under them is IsConfigPath's, in any case (a nested
+// .brood's run records are not).
+func SnapshotNestedConfig(root string, tops []string) (*ConfigState, error) {
+	return snapshot(&ConfigState{root: root, tops: tops, keep: func(rel string) bool { return IsConfigPath(strings.ToLower(rel)) }})
 }

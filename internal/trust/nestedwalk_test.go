@@ -157,3 +157,36 @@ func TestNestedGitTopsAllocs(t *testing.T) {
 		t.Errorf("NestedGitTops: %.0f allocations for %d files in 20 directories, want under %d", allocs, files, files/10)
 	}
 }
+
+// TestNestedTopsConfig: the walk names every .brood, .claude and
+// .mcp.json below the top, in any case and of any type (a link is named,
+// not followed), and not the top's own.
+func TestNestedTopsConfig(t *testing.T) {
+	top := t.TempDir()
+	for _, f := range []string{".brood/settings.toml", ".claude/settings.json", ".mcp.json", "pkg/.brood/x", "pkg/.claude/settings.local.json",
+		"lib/.CLAUDE/agents/a.md", "lib/.MCP.json", "deep/er/.mcp.json", "pkg/.claude/nested/.claude/y", "files/claude.md"} {
+		write(t, filepath.Join(top, f), "x\n")
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(top, "deep", ".Brood")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := NestedTops(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"deep/.Brood", "deep/er/.mcp.json", "lib/.CLAUDE", "lib/.MCP.json", "pkg/.brood", "pkg/.claude", "pkg/.claude/nested/.claude"}
+	if !slices.Equal(got.Config, want) {
+		t.Errorf("Config = %v, want %v", got.Config, want)
+	}
+	// A nested .brood's run records are not configuration; its settings are.
+	c, err := SnapshotNestedConfig(top, got.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(top, "pkg", ".brood", "dispatch", "r.json"), "{}\n")
+	write(t, filepath.Join(top, "pkg", ".brood", "settings.local.toml"), "x\n")
+	write(t, filepath.Join(top, "lib", ".CLAUDE", "agents", "a.md"), "changed\n")
+	if ch, err := c.Changes(); err != nil || !slices.Equal(ch, []string{"lib/.CLAUDE/agents/a.md", "pkg/.brood/settings.local.toml"}) {
+		t.Errorf("Changes = %v %v", ch, err)
+	}
+}
