@@ -15,7 +15,9 @@ import (
 // result as the root saw it.
 func (p *project) inPlaceBash(name, script string) string {
 	p.t.Helper()
-	file := filepath.Join(p.t.TempDir(), name+".sh")
+	// In the home, which a child reads: not in the host's /tmp, which
+	// it does not (review C6).
+	file := filepath.Join(p.home, "scripts", name+".sh")
 	writeFile(p.t, file, script+"\n")
 	cmd := "bash " + file
 	writeFile(p.t, filepath.Join(p.home, ".config", "brood", "agents", "inplace.md"),
@@ -56,7 +58,10 @@ func quoteYAML(s string) string {
 func TestInPlaceWriterPlantsNoSubmoduleGitDir(t *testing.T) {
 	needLandlock(t)
 	p := newProject(t, nil)
-	src := t.TempDir()
+	src := filepath.Join(p.home, "src") // a child reads the home, not the host's /tmp
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "s"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir, cmd.Env = src, p.Env

@@ -84,7 +84,7 @@ func TestInPlaceWriterConfined(t *testing.T) {
     - tools:
         - Bash: {command: "{ `+strings.ReplaceAll(try.String(), `"`, `\"`)+` echo tried; } > tried.txt"}
     - tools:
-        - Bash: {command: "echo work > work.txt && git add work.txt && git -c user.email=c@x -c user.name=c commit -qm child && echo committed > committed.txt; echo t > \"$TMPDIR/t\" && echo tmp >> committed.txt; mkdir -p \"$HOME/.cache/go-build\" && echo c > \"$HOME/.cache/go-build/probe\" && echo cache >> committed.txt"}
+        - Bash: {command: "echo work > work.txt && git add work.txt && git -c user.email=c@x -c user.name=c commit -qm child && echo committed > committed.txt; echo t > \"$TMPDIR/t\" && echo tmp >> committed.txt; echo c > \"$GOCACHE/probe\" && test \"$GOCACHE\" != \"$HOME/.cache/go-build\" && echo cache >> committed.txt; mkdir -p \"$HOME/.cache/go-build\" 2>/dev/null; echo c > \"$HOME/.cache/go-build/probe\" 2>/dev/null && echo users-cache >> committed.txt"}
     - tools:
         - Bash: {command: "f=.git/commondir; printf 'PWNED\\n' > \"$f\" && echo made-commondir"}
     - say: "child done"
@@ -125,7 +125,7 @@ func TestInPlaceWriterConfined(t *testing.T) {
 	}
 	b, _ := os.ReadFile(filepath.Join(p.root, "committed.txt"))
 	if got := strings.Fields(string(b)); strings.Join(got, " ") != "committed tmp cache" {
-		t.Errorf("what an in-place writer needs did not work (committed.txt %q; want committed, tmp, cache)\n%s", b, errs)
+		t.Errorf("what an in-place writer needs did not work (committed.txt %q; want committed, tmp, cache: its own GOCACHE written, never the user's)\n%s", b, errs)
 	}
 	if log := p.git("log", "--format=%s", "-1"); strings.TrimSpace(log) != "child" {
 		t.Errorf("the child's commit is not there: last commit %q", log)
