@@ -388,7 +388,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		e.settleTree(ctx, out.Input, out.Result, true)
 		return out.Result, out.Journal, nil
 	}
-	if err := e.signedByMe(ctx, out.Input); err != nil {
+	if err := e.signedByMe(ctx, id, out.Input); err != nil {
 		return nil, nil, err
 	}
 	landed := e.landRun(ctx, out.Input)

@@ -12,14 +12,19 @@ import (
 // Anyone who reaches the frontend can start an execution of the run's
 // workflow id ending with an input of their making; signed as it stood, a
 // resume would hand honest workers their brief under the user's signature
-// (review17 X1). Without a key nothing is signed, and nothing is checked.
-func (e *Engine) signedByMe(ctx context.Context, in RunInput) error {
+// (review17 X1). The run must be the one asked for, id: another run this
+// key signed, however old, is not resumed under id's name (review17 X1b).
+// Without a key nothing is signed, and nothing is checked.
+func (e *Engine) signedByMe(ctx context.Context, id string, in RunInput) error {
 	s := e.cfg.Signer
 	if s == nil {
 		return nil
 	}
 	notOurs := func(why string) error {
 		return fmt.Errorf("run %s's latest execution on Temporal is not one this key started (%s): not resumed; check who can start workflows in the namespace, and run the plan again", in.RunID, why)
+	}
+	if in.RunID != id {
+		return notOurs(fmt.Sprintf("it says it is run %q", in.RunID))
 	}
 	if in.Signed == nil {
 		return notOurs("it carries no signed submission")

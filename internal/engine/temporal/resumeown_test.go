@@ -67,33 +67,49 @@ func TestResumeSignsOnlyItsOwnRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	run := dispatch.NewID()
 	evil := &wf.Plan{Name: "evil", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: r17Evil}}}}}
-	forged := temporal.RunOutput{
-		Input:  temporal.RunInput{RunID: run, Plan: evil, Created: time.Now().UTC(), Queue: q, Limits: map[string]temporal.CallLimits{"": testLimits}},
-		Result: &wf.Result{Status: wf.RunFailed},
-	}
-	r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run, TaskQueue: standIn}, temporal.PlanWorkflowName, forged)
+	limits := map[string]temporal.CallLimits{"": testLimits}
+	// Another run this key signed, however old (review17 X1b): resumed
+	// under RUN's name it would run again, past the replay protection.
+	other := dispatch.NewID()
+	signed, err := key.Sign(temporal.Submission{Kind: "plan", Workflow: other, Queue: q, Plan: evil, Limits: limits, At: time.Now().UTC()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Get(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	before := p.ran()
-	res, err := eng.Resume(ctx, run, nil)
-	if err != nil {
-		if !strings.Contains(err.Error(), "is not one this key started") || p.ran() > before {
-			t.Fatalf("resume: %v, %d task(s) run; want refused as not this key's run, nothing run", err, p.ran()-before)
-		}
-		return
-	}
-	var all strings.Builder
-	for _, o := range res.Outputs {
-		fmt.Fprintf(&all, "%v\n", o)
-	}
-	t.Logf("resume: %s, %d task(s) run on the honest worker; outputs: %q", res.Status, p.ran()-before, all.String())
-	if p.ran() > before {
-		t.Errorf("SIGNED: the user's resume signed the stand-in's plan and the honest worker ran it (%d task(s))", p.ran()-before)
+	for _, tc := range []struct {
+		name string
+		in   func(run string) temporal.RunInput
+	}{
+		{"an unsigned plan of its own", func(run string) temporal.RunInput {
+			return temporal.RunInput{RunID: run, Plan: evil, Created: time.Now().UTC(), Queue: q, Limits: limits}
+		}},
+		{"another run this key signed", func(string) temporal.RunInput {
+			return temporal.RunInput{RunID: other, Plan: evil, Created: time.Now().UTC(), Queue: q, Limits: limits, Signed: signed}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := dispatch.NewID()
+			forged := temporal.RunOutput{Input: tc.in(run), Result: &wf.Result{Status: wf.RunFailed}}
+			r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run, TaskQueue: standIn}, temporal.PlanWorkflowName, forged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Get(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			before := p.ran()
+			res, err := eng.Resume(ctx, run, nil)
+			if err != nil {
+				if !strings.Contains(err.Error(), "is not one this key started") || p.ran() > before {
+					t.Fatalf("resume: %v, %d task(s) run; want refused as not this key's run, nothing run", err, p.ran()-before)
+				}
+				return
+			}
+			var all strings.Builder
+			for _, o := range res.Outputs {
+				fmt.Fprintf(&all, "%v\n", o)
+			}
+			t.Errorf("SIGNED: the user's resume signed the stand-in's plan (%s, %d task(s) run on the honest worker; outputs: %q)", res.Status, p.ran()-before, all.String())
+		})
 	}
 }
