@@ -41,9 +41,12 @@ func TestKilledWorkerInAnsweredToolsNeverAsksItAgain(t *testing.T) {
 	fifo := newFifo(t)
 	const desc = "killed in its tools"
 	m.answerWith(turnKey{desc, 0}, modeltest.ToolCall{ID: "toolu_0", Name: "Bash", Input: `{"command":"read line < ` + fifo + `; echo read $line"}`})
+	// The child's Bash opens the fifo, in a host temp dir no child reads
+	// but what it keeps: the directories on its PATH among them.
+	env := append(m.env(), "PATH="+filepath.Dir(fifo)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	workers := []*workerProc{
-		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", m.env()...),
-		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", m.env()...),
+		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", env...),
+		startWorkerProcEnv(t, srv.Addr, q, "agents: {}\n", store, 1, "", env...),
 	}
 	eng := newEngine(c, q)
 	id := dispatch.NewID()
