@@ -70,6 +70,11 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	if err != nil {
 		return pool.Killed{}, err
 	}
+	if t.Status == dispatch.StatusQueued {
+		// Queued a moment ago (the interactive mode lists a background
+		// task at once): its child is being started; stop it once it is.
+		t = waitStarted(ctx, f.ProjectRoot, t, startWait)
+	}
 	if t.Status != dispatch.StatusRunning {
 		return pool.Killed{}, fmt.Errorf("task %s is not running (status %s)", t.ID, t.Status)
 	}
@@ -95,6 +100,28 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	// tasks` shows next is the outcome and not "running (finishing)".
 	waitRecorded(ctx, f.ProjectRoot, t.ID, grace)
 	return k, nil
+}
+
+// startWait is how long a kill waits for a queued task's child to start.
+const startWait = 10 * time.Second
+
+// waitStarted polls until task t is no longer queued, up to d, and returns
+// it as last read.
+func waitStarted(ctx context.Context, root string, t *dispatch.Task, d time.Duration) *dispatch.Task {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for t.Status == dispatch.StatusQueued && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return t
+		case <-tick.C:
+		}
+		if n, err := dispatch.LoadTask(root, t.ID); err == nil {
+			t = n
+		}
+	}
+	return t
 }
 
 // waitRecorded polls until the task's listing no longer says running, up
