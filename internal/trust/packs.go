@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // Packs is what a repository's pack directory held before a child that
@@ -34,12 +33,14 @@ type packStamp struct {
 
 // isPackFile reports whether name is a file of objects/pack that ends in
 // the checksum of its content (a pack, its index, reverse index, bitmap
-// or mtimes, a multi-pack index).
+// or mtimes, a multi-pack index), whatever its name: git reads every
+// *.idx there, not only pack-<hash>.idx (review18 R2: evil.idx named a
+// committed blob's id for other content and went unlooked at).
 func isPackFile(name string) bool {
 	if name == "multi-pack-index" {
 		return true
 	}
-	return strings.HasPrefix(name, "pack-") && slices.Contains([]string{".pack", ".idx", ".rev", ".bitmap", ".mtimes"}, filepath.Ext(name))
+	return slices.Contains([]string{".pack", ".idx", ".rev", ".bitmap", ".mtimes"}, filepath.Ext(name))
 }
 
 // Accelerators are the pack files git does without (it reads the packs

@@ -62,6 +62,11 @@ func TestPacksCheck(t *testing.T) {
 	if err := os.WriteFile(newIdx, []byte("idx"), 0o444); err != nil {
 		t.Fatal(err)
 	}
+	// git reads any *.idx, not only pack-*.idx (review18 R2).
+	evilIdx := filepath.Join(dir, "evil.idx")
+	if err := os.WriteFile(evilIdx, []byte("idx"), 0o444); err != nil {
+		t.Fatal(err)
+	}
 	c := p.Check()
 	rel := func(abs string) string { return "objects/pack/" + filepath.Base(abs) }
 	if want := []string{rel(pack), rel(rev)}; !slices.Equal(c.Changed, want) {
@@ -70,7 +75,7 @@ func TestPacksCheck(t *testing.T) {
 	if want := []string{rel(rev)}; !slices.Equal(c.Removed, want) {
 		t.Errorf("Removed = %v, want %v", c.Removed, want)
 	}
-	if want := []string{rel(newIdx)}; !slices.Equal(c.New, want) {
+	if want := []string{rel(evilIdx), rel(newIdx)}; !slices.Equal(c.New, want) {
 		t.Errorf("New = %v, want %v", c.New, want)
 	}
 	for _, gone := range []string{rev, midx} {
