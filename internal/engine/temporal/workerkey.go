@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 )
 
@@ -211,7 +213,14 @@ func LoadWorkerKey(dir, comment string) (s *Signer, made bool, err error) {
 	if s, err = LoadSigner(path); err != nil || s != nil {
 		return s, false, err
 	}
-	if _, err := GenerateWorkerKey(dir, comment, false); err != nil {
+	if _, err := GenerateWorkerKey(dir, comment, false); errors.Is(err, fs.ErrExist) {
+		// Another worker of this account made it meanwhile: use that one.
+		s, err = LoadSigner(path)
+		if err == nil && s == nil {
+			err = fmt.Errorf("%s: made, then not found", path)
+		}
+		return s, false, err
+	} else if err != nil {
 		return nil, false, err
 	}
 	s, err = LoadSigner(path)
