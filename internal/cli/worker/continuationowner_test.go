@@ -34,6 +34,22 @@ agents:
     - say: "FIRST=[{{first .Prompt}}] LAST=[{{first .Last}}]"
 `
 
+// heldEveryTurnScript's explore holds every answer back for minutes: a
+// follow-up (the conversation's third turn) is running when the stand-in
+// acts, not ended at once for want of a turn.
+const heldEveryTurnScript = `
+agents:
+  explore:
+    - say: "held"
+      delay: "300s"
+    - say: "held"
+      delay: "300s"
+    - say: "held"
+      delay: "300s"
+    - say: "held"
+      delay: "300s"
+`
+
 // signedResume is a follow-up of task id by signer k, from 'from'.
 func (s *storeWriter) signedResume(t *testing.T, k *temporal.Signer, id, prompt string, from *temporal.Heartbeat) (string, temporal.CallInputW) {
 	t.Helper()
@@ -146,7 +162,7 @@ func olderExecutionReplayed(t *testing.T, mode string) {
 	t.Logf("execution 2 answered: %q", out2.Summary)
 	echo.kill()
 
-	held := s.worker(t, heldScript)
+	held := s.worker(t, heldEveryTurnScript)
 	_, in3 := s.signedResume(t, s.key, id, "THIRD-FOLLOWUP", out2.Last)
 	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: s.queue}, temporal.CallWorkflowName, in3)
 	if err != nil {
