@@ -52,6 +52,12 @@ type Spec struct {
 	// Parent names who asks (a task id, a workflow run): a label for the
 	// records, never a privilege.
 	Parent string `json:"parent,omitempty"`
+	// Submitter is who a fleet worker runs the call for (the key that
+	// signed its submission and the workflow it signed), recorded in a new
+	// task's owner record: the worker continues the task only for them.
+	// Set by the worker after it checked the signature, never read from a
+	// call's JSON.
+	Submitter string `json:"-"`
 	// Resume continues this earlier task, its transcript intact, with
 	// Prompt as the follow-up, instead of starting a new one.
 	Resume string `json:"resume,omitempty"`

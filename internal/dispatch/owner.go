@@ -43,6 +43,10 @@ type Owner struct {
 	// Parent: "workflow RUN" for a plan's call): a fleet worker continues
 	// a task for a plan's call only when that plan asked for it.
 	Asker string `json:"asker,omitempty"`
+	// Submitter is who a fleet worker ran the task for (call.Spec's
+	// Submitter: the submission's key and workflow): the worker continues
+	// the task only for the same.
+	Submitter string `json:"submitter,omitempty"`
 }
 
 // OwnerPath is where a task's Owner record lives in the records directory

@@ -81,7 +81,8 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	}
 	lp.mark("admit and claim")
 	spec := in.Spec
-	info := infoOf(ctx)
+	info := callInfo(ctx, in)
+	spec.Submitter = submitterOf(info)
 	hb, followUp, dropped, err := resumePoint(ctx, in, a.Keys)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
@@ -148,7 +149,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 		runner = cp.runner
 	}
 	lp.mark("copy and its dispatcher")
-	b := newBeater(ctx, a, beats, id, cp, hb, ask)
+	b := newBeater(ctx, a, beats, id, cp, hb, ask, info)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	a.forgetChange(ctx, id)
@@ -218,11 +219,11 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 // result).
 func resumePoint(ctx context.Context, in CallInput, keys *WorkerKeys) (hb Heartbeat, followUp bool, dropped, err error) {
 	spec := in.Spec
-	info := infoOf(ctx)
+	info := callInfo(ctx, in)
 	followUp = spec.Resume != "" && !spec.Continue
 	var from Heartbeat
 	if in.From != nil && in.From.TaskID == cmp.Or(spec.Resume, spec.TaskID) {
-		if err := keys.check(info, *in.From); err != nil {
+		if err := keys.check(info, *in.From, true); err != nil {
 			return hb, false, nil, untrustedFrom(err)
 		}
 		from = *in.From
@@ -230,8 +231,17 @@ func resumePoint(ctx context.Context, in CallInput, keys *WorkerKeys) (hb Heartb
 	held := activity.HasHeartbeatDetails(ctx)
 	if held {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
-		if err := keys.check(info, hb); err != nil {
+		if err := keys.check(info, hb, false); err != nil {
 			dropped, held = err, false
+			if e, ok := err.(*unsignedError); ok && carries(from) {
+				e.resumed = true
+			}
+		} else if !carries(hb) && carries(from) {
+			// Details that hand on nothing (a task id alone, which
+			// anyone can heartbeat by id) never replace where the
+			// resume began: an honest attempt's name it until it
+			// uploads a transcript of its own.
+			held = false
 		}
 	}
 	if held {

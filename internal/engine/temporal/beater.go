@@ -59,8 +59,8 @@ type beater struct {
 // first upload hands the next attempt the same continuation, never none.
 // ask is where the call's follow-up prompt goes in the transcript (-1: it
 // has none to send; followUpAt).
-func newBeater(ctx context.Context, a *Activities, s *sender, id string, cp *copyOf, from Heartbeat, ask int64) *beater {
-	b := &beater{ctx: ctx, a: a, s: s, id: id, cp: cp, ask: ask, info: infoOf(ctx), kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newBeater(ctx context.Context, a *Activities, s *sender, id string, cp *copyOf, from Heartbeat, ask int64, info CallInfo) *beater {
+	b := &beater{ctx: ctx, a: a, s: s, id: id, cp: cp, ask: ask, info: info, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if from.TaskID == id {
 		b.ref, b.pos, b.code = from.Transcript, from.Position, from.Code
 	}

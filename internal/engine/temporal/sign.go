@@ -187,7 +187,7 @@ func generateKeyAs(dir, privName, pubName, comment string, force bool) (string, 
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return "", err
 	}
-	if err := writePrivate(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); err != nil {
+	if err := writePrivate(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), force); err != nil {
 		return "", err
 	}
 	line := FormatPublicKey(pub, comment)
@@ -195,31 +195,6 @@ func generateKeyAs(dir, privName, pubName, comment string, force bool) (string, 
 		return "", err
 	}
 	return line, nil
-}
-
-// writePrivate writes a private key tmp+rename, never readable by others.
-func writePrivate(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".key-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // LoadSigner reads a private key file; (nil, nil) when there is none.
@@ -284,12 +259,18 @@ func (t *Trust) Add(arg, from string) error {
 }
 
 // AddFile trusts the keys in a file, one per line; a missing file adds
-// none.
+// none. The file (trusted_keys, trusted_workers) and its directory must be
+// the worker's user's and writable by no one else (strictFile): whoever
+// can add a line there runs calls on the worker, or hands them
+// conversations.
 func (t *Trust) AddFile(path string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	} else if err != nil {
+		return err
+	}
+	if err := strictFile(path); err != nil {
 		return err
 	}
 	return t.addFile(path, data)

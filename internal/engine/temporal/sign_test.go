@@ -107,6 +107,15 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 		}
 		return sg
 	}
+	// Signed under a workflow of the submitter's own, naming task T1: a
+	// single call's task is its workflow's (review17 S1).
+	signUnder := func(wid string) *temporal.Signed {
+		sg, err := key.Sign(temporal.Submission{Kind: "call", Workflow: wid, Queue: "q", Spec: &spec, Code: snap, Limits: map[string]temporal.CallLimits{"": lim}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sg
+	}
 	tampered := signCall(key, spec)
 	tampered.Payload = []byte(strings.Replace(string(tampered.Payload), "answer yes", "answer no!", 1))
 	cases := []struct {
@@ -123,6 +132,7 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 		{"agent changed", temporal.CallInput{Spec: call.Spec{Agent: "general-purpose", Prompt: "answer yes", TaskID: "T1"}, Code: snap, Signed: signCall(key, spec)}, info, "not the signed ones"},
 		{"snapshot changed", temporal.CallInput{Spec: spec, Code: &tip, Signed: signCall(key, spec)}, info, "snapshot is not the signed one"},
 		{"other workflow", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, temporal.CallInfo{Workflow: "brood-call-T9", Queue: "q", Attempt: 1}, "signed for workflow"},
+		{"another task's workflow", temporal.CallInput{Spec: spec, Code: snap, Signed: signUnder("brood-call-T9")}, temporal.CallInfo{Workflow: "brood-call-T9", Queue: "q", Attempt: 1}, `a single call of task "T1" is signed for workflow "brood-call-T9", and a single call's workflow is its task's, "brood-call-T1"`},
 		{"other queue", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, temporal.CallInfo{Workflow: "brood-call-T1", Queue: "gpu", Attempt: 1}, "signed for task queue"},
 		{"longer timeout", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, temporal.CallInfo{Workflow: "brood-call-T1", Queue: "q", StartToClose: time.Hour, Attempt: 1}, "start-to-close"},
 		{"more attempts", temporal.CallInput{Spec: spec, Code: snap, Signed: signCall(key, spec)}, temporal.CallInfo{Workflow: "brood-call-T1", Queue: "q", Attempt: 3}, "attempt 3"},

@@ -21,8 +21,13 @@ import (
 // the workflow it belongs to, its queue, and the limits it was scheduled
 // with (by whoever completed the workflow task: not necessarily brood).
 type CallInfo struct {
-	Namespace    string
-	Workflow     string
+	Namespace string
+	Workflow  string
+	// Run is the workflow execution's run id.
+	Run string
+	// Submitter is the fingerprint of the key that signed the call's
+	// submission ("": unsigned), set by callInfo.
+	Submitter    string
 	Queue        string
 	Heartbeat    time.Duration
 	StartToClose time.Duration
@@ -35,8 +40,24 @@ type CallInfo struct {
 // infoOf is the activity's CallInfo.
 func infoOf(ctx context.Context) CallInfo {
 	i := activity.GetInfo(ctx)
-	return CallInfo{Namespace: i.WorkflowNamespace, Workflow: i.WorkflowExecution.ID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
+	return CallInfo{Namespace: i.WorkflowNamespace, Workflow: i.WorkflowExecution.ID, Run: i.WorkflowExecution.RunID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
 		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt), Priority: i.Priority.PriorityKey}
+}
+
+// callInfo is the activity's CallInfo with the submitter of in.
+func callInfo(ctx context.Context, in CallInput) CallInfo {
+	info := infoOf(ctx)
+	if in.Signed != nil && len(in.Signed.Key) > 0 {
+		info.Submitter = Fingerprint(in.Signed.Key)
+	}
+	return info
+}
+
+// submitterOf is who a call runs for, as a new task's owner record keeps
+// it (call.Spec's Submitter): the key that signed its submission and the
+// workflow it signed. A task continues only for the same (askedFor).
+func submitterOf(info CallInfo) string {
+	return fmt.Sprintf("key %s, workflow %s", cmp.Or(info.Submitter, "none (unsigned)"), info.Workflow)
 }
 
 // admit is the worker's check that a call was signed by a submitter it
@@ -178,6 +199,12 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 		}
 		if in.From != nil && !sameJSON(in.From, sub.From) {
 			return fmt.Errorf("the call's continuation is not the signed one")
+		}
+		// A single call's workflow is its task's (callWorkflowID): its
+		// task id is then bound to what its submitter signed, and a call
+		// signed under a workflow of its own cannot name another's task.
+		if task := cmp.Or(in.Spec.Resume, in.Spec.TaskID); sub.Workflow != callWorkflowID(task) {
+			return fmt.Errorf("a single call of task %q is signed for workflow %q, and a single call's workflow is its task's, %q", task, sub.Workflow, callWorkflowID(task))
 		}
 		agent = ""
 	case "plan":

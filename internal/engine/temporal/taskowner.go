@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,8 +14,11 @@ import (
 // askedFor checks that a call naming a task this worker has a record of
 // (to continue it, pick it up, or return its result) is a call that task
 // belongs to, by the worker's own owner record (a child cannot write it):
-// the same agent, and for a call that names who asks (a plan's: "workflow
-// RUN") the same asker. A plan's signature covers its agents and prompts,
+// the same agent, for a call that names who asks (a plan's: "workflow
+// RUN") the same asker, and the same submitter (the key that signed the
+// call's submission and its workflow id): another trusted submitter's
+// call naming the task (its id is in the workflow id, no secret) never
+// continues, returns or reads its conversation. A plan's signature covers its agents and prompts,
 // not the task ids its workflow hands out, so without this anyone who can
 // complete a plan's workflow task could have one of its read-only calls
 // resume another run's writer, which would run as that writer with a
@@ -39,6 +43,8 @@ func askedFor(projectRoot, id string, spec call.Spec) error {
 		return fmt.Errorf("the call runs agent %q and names task %s, which is a %q task on this worker: a call continues only a task of its own agent", spec.Agent, id, own.Agent)
 	case spec.Parent != "" && own.Asker != spec.Parent:
 		return fmt.Errorf("the call is %s's and names task %s, which %s asked for: a plan's call continues only that plan's tasks", spec.Parent, id, askerName(own.Asker))
+	case spec.Submitter != own.Submitter:
+		return unbound("the call (%s) names task %s, which this worker ran for %s: a task continues only for the submitter key and workflow that started it", spec.Submitter, id, cmp.Or(own.Submitter, "a worker from before submitters were recorded"))
 	}
 	return nil
 }

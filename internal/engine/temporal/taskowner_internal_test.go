@@ -11,14 +11,22 @@ import (
 // TestAskedFor: a call that names a task this worker has a record of runs
 // it only as that task's agent and, for a plan's call, only for the plan
 // that asked for it (the red team's forged plan call resumed another
-// run's writer with a prompt nobody signed).
+// run's writer with a prompt nobody signed), and only for the submitter
+// key and workflow that started it (review17 S1: another trusted
+// submitter's follow-up read the task's conversation).
 func TestAskedFor(t *testing.T) {
 	root := t.TempDir()
 	const writer, planTask, old = "01KBN5Q7MZ8XRTABCDEFGHJK01", "01KBN5Q7MZ8XRTABCDEFGHJK02", "01KBN5Q7MZ8XRTABCDEFGHJK03"
+	const signedPlan, signedCall = "01KBN5Q7MZ8XRTABCDEFGHJK04", "01KBN5Q7MZ8XRTABCDEFGHJK05"
+	a := submitterOf(CallInfo{Submitter: "SHA256:A", Workflow: "R3"})
+	b := submitterOf(CallInfo{Submitter: "SHA256:B", Workflow: "R3"})
+	callA := submitterOf(CallInfo{Submitter: "SHA256:A", Workflow: "brood-call-" + signedCall})
 	for _, o := range []dispatch.Owner{
 		{TaskID: writer, Agent: "general-purpose", Asker: "workflow R0"},
 		{TaskID: planTask, Agent: "explore", Asker: "workflow R1"},
 		{TaskID: old, Agent: "explore"},
+		{TaskID: signedPlan, Agent: "explore", Asker: "workflow R3", Submitter: a},
+		{TaskID: signedCall, Agent: "explore", Submitter: callA},
 	} {
 		if err := dispatch.WriteOwner(dispatch.Records(root), o); err != nil {
 			t.Fatal(err)
@@ -39,6 +47,12 @@ func TestAskedFor(t *testing.T) {
 		{"a single call resuming a plan's task", planTask, call.Spec{Resume: planTask}, ""},
 		{"a single call naming its agent", writer, call.Spec{Agent: "general-purpose", Resume: writer}, ""},
 		{"a single call naming another agent", writer, call.Spec{Agent: "explore", Resume: writer}, "a call continues only a task of its own agent"},
+		{"its own submitter's plan task", signedPlan, call.Spec{Agent: "explore", Parent: "workflow R3", Submitter: a}, ""},
+		{"the plan run under another key", signedPlan, call.Spec{Agent: "explore", Parent: "workflow R3", Submitter: b}, "which this worker ran for key SHA256:A, workflow R3: a task continues only for the submitter key and workflow that started it"},
+		{"its own submitter's follow-up", signedCall, call.Spec{Resume: signedCall, Submitter: callA}, ""},
+		{"a follow-up by another key", signedCall, call.Spec{Resume: signedCall, Submitter: submitterOf(CallInfo{Submitter: "SHA256:B", Workflow: "brood-call-" + signedCall})}, "which this worker ran for key SHA256:A"},
+		{"a follow-up under another workflow", signedCall, call.Spec{Resume: signedCall, Submitter: submitterOf(CallInfo{Submitter: "SHA256:A", Workflow: "brood-call-X"})}, "which this worker ran for key SHA256:A"},
+		{"a fleet call naming a task recorded with no submitter", old, call.Spec{Resume: old, Submitter: callA}, "a worker from before submitters were recorded"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 )
 
@@ -35,8 +37,12 @@ const workerSigContext = "brood fleet worker continuation v1\x00"
 // attempt (continuationClaim).
 type WorkerSig struct {
 	Key []byte `json:"key"`
-	// Attempt is the signing worker's attempt of the call.
-	Attempt int `json:"attempt"`
+	// Attempt is the signing worker's attempt of the call, and Run the
+	// workflow execution it ran in: heartbeat details are taken only from
+	// an earlier attempt of this very execution (a resume's From, only
+	// from an earlier execution the submitter's signature names).
+	Attempt int    `json:"attempt"`
+	Run     string `json:"run,omitempty"`
 	// Change and Result are the partial change (changeSum) and the stored
 	// result the signer handed on: whoever passes the heartbeat on may
 	// drop them (a follow-up of a finished writer, whose change landed,
@@ -47,13 +53,19 @@ type WorkerSig struct {
 	Sig    []byte `json:"sig"`
 }
 
-// continuationClaim is what a worker signs: this call (namespace, run,
-// task), its attempt, and every object the heartbeat names by content
-// address (the partial change by changeSum, which covers its patch's
-// and bundle's store digests).
+// continuationClaim is what a worker signs: this call (namespace, run
+// and its execution, task, and the key of the submission it ran for), its
+// attempt, and every object the heartbeat names by content address (the
+// partial change by changeSum, which covers its patch's and bundle's
+// store digests). The submitter's key binds a conversation to whoever
+// started it: another trusted submitter naming the task (a follow-up
+// under the same workflow id, with its last heartbeat from the history)
+// is not handed it.
 type continuationClaim struct {
 	Namespace  string `json:"namespace"`
 	Workflow   string `json:"workflow"`
+	Run        string `json:"run"`
+	Submitter  string `json:"submitter"`
 	Task       string `json:"task"`
 	Attempt    int    `json:"attempt"`
 	Transcript Ref    `json:"transcript"`
@@ -63,7 +75,7 @@ type continuationClaim struct {
 }
 
 func claimOf(info CallInfo, hb Heartbeat, s *WorkerSig) []byte {
-	b, _ := json.Marshal(continuationClaim{Namespace: info.Namespace, Workflow: info.Workflow, Task: hb.TaskID, Attempt: s.Attempt,
+	b, _ := json.Marshal(continuationClaim{Namespace: info.Namespace, Workflow: info.Workflow, Run: s.Run, Submitter: info.Submitter, Task: hb.TaskID, Attempt: s.Attempt,
 		Transcript: hb.Transcript, Position: hb.Position, Change: s.Change, Result: s.Result})
 	return append([]byte(workerSigContext), b...)
 }
@@ -108,7 +120,7 @@ func (k *WorkerKeys) sign(info CallInfo, hb *Heartbeat) {
 	if !carries(*hb) {
 		return
 	}
-	s := &WorkerSig{Key: k.own.Public().(ed25519.PublicKey), Attempt: info.Attempt, Change: changeSum(hb.Code), Result: hb.Result}
+	s := &WorkerSig{Key: k.own.Public().(ed25519.PublicKey), Attempt: info.Attempt, Run: info.Run, Change: changeSum(hb.Code), Result: hb.Result}
 	s.Sig = ed25519.Sign(k.own, claimOf(info, *hb, s))
 	hb.Signed = s
 }
@@ -121,14 +133,21 @@ type unsignedError struct {
 	untrusted bool
 	attempt   int
 	why       string
+	// resumed: the attempt continues from the resume's From instead.
+	resumed bool
 }
 
 func (e *unsignedError) Error() string { return e.why }
 
 // check reports whether what hb hands on was signed, for this call
-// (info's namespace and workflow, hb's task), by a worker key k trusts
-// (nil keys: not checked).
-func (k *WorkerKeys) check(info CallInfo, hb Heartbeat) error {
+// (info's namespace, workflow and submitter, hb's task), by a worker key k
+// trusts (nil keys: not checked). Heartbeat details (from false) must
+// also be an earlier attempt's of this very execution: a stand-in that
+// heartbeats by id an older execution's (or a later attempt's) signed
+// heartbeat does not roll the call back. A resume's From (from true) is
+// an earlier execution's by definition, pinned by the submitter's
+// signature for a single call.
+func (k *WorkerKeys) check(info CallInfo, hb Heartbeat, from bool) error {
 	if k == nil || !carries(hb) {
 		return nil
 	}
@@ -138,11 +157,17 @@ func (k *WorkerKeys) check(info CallInfo, hb Heartbeat) error {
 	}
 	fp := Fingerprint(s.Key)
 	if !bytes.Equal(s.Key, k.own.Public().(ed25519.PublicKey)) && !k.trusted.trusts(s.Key) {
-		return &unsignedError{key: s.Key, untrusted: true, attempt: s.Attempt, why: fmt.Sprintf("signed by worker key %s, which this worker does not trust", fp)}
+		// Never advice to trust it: the key is the heartbeat's own, which
+		// anyone who reaches the frontend writes.
+		return &unsignedError{key: s.Key, untrusted: true, attempt: s.Attempt, why: fmt.Sprintf("signed by worker key %s, which is not in this worker's %s", fp, TrustedWorkersFile)}
 	}
 	switch {
 	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), claimOf(info, hb, s), s.Sig):
-		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("not what worker key %s signed for task %s of run %s (changed since, or another call's)", fp, hb.TaskID, info.Workflow)}
+		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("not what worker key %s signed for task %s of run %s and its submitter's key (changed since, or another call's)", fp, hb.TaskID, info.Workflow)}
+	case !from && s.Run != info.Run:
+		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("signed by worker key %s in another execution of run %s (%s), and this attempt's heartbeat details are taken only from this execution's", fp, info.Workflow, s.Run)}
+	case !from && s.Attempt >= info.Attempt:
+		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("signed by worker key %s for attempt %d, and attempt %d continues only an earlier attempt's", fp, s.Attempt, info.Attempt)}
 	case hb.Code != nil && changeSum(hb.Code) != s.Change:
 		return &unsignedError{key: s.Key, attempt: s.Attempt, why: fmt.Sprintf("handed on with a partial change worker key %s did not sign for task %s", fp, hb.TaskID)}
 	case !hb.Result.IsZero() && hb.Result != s.Result:
@@ -165,11 +190,10 @@ func startedOver(attempt int, err error, local bool) string {
 	if local {
 		how = "continued from this worker's own records of the task"
 	}
-	msg := fmt.Sprintf("attempt %d %s: attempt %d's transcript was %v", attempt, how, prev, err)
-	if e != nil && e.untrusted {
-		msg += fmt.Sprintf(" (to continue that worker's calls, trust its key: brood worker --trusted-worker-key, or a line in ~/.config/brood/fleet/%s)", TrustedWorkersFile)
+	if e != nil && e.resumed {
+		how = "continued from where its resume began"
 	}
-	return msg
+	return fmt.Sprintf("attempt %d %s: attempt %d's transcript was %v", attempt, how, prev, err)
 }
 
 // untrustedFrom is the refusal of a resumed call whose From was not
@@ -177,7 +201,7 @@ func startedOver(attempt int, err error, local bool) string {
 func untrustedFrom(err error) error {
 	e, _ := err.(*unsignedError)
 	if e != nil && e.untrusted {
-		return unbound("the call continues a transcript %v: add that worker's public key (the `brood worker: worker key` line it prints at start, or ~/.config/brood/fleet/%s on it) with brood worker --trusted-worker-key or a line in ~/.config/brood/fleet/%s, then resume it again", err, WorkerPublicKeyFile, TrustedWorkersFile)
+		return unbound("the call continues a transcript %v: it continues only on a worker that trusts the worker that ran it", err)
 	}
 	return unbound("the call continues a transcript %v: a worker continues only a conversation a worker it trusts signed for this very call; run the call again", err)
 }
@@ -189,7 +213,14 @@ func LoadWorkerKey(dir, comment string) (s *Signer, made bool, err error) {
 	if s, err = LoadSigner(path); err != nil || s != nil {
 		return s, false, err
 	}
-	if _, err := GenerateWorkerKey(dir, comment, false); err != nil {
+	if _, err := GenerateWorkerKey(dir, comment, false); errors.Is(err, fs.ErrExist) {
+		// Another worker of this account made it meanwhile: use that one.
+		s, err = LoadSigner(path)
+		if err == nil && s == nil {
+			err = fmt.Errorf("%s: made, then not found", path)
+		}
+		return s, false, err
+	} else if err != nil {
 		return nil, false, err
 	}
 	s, err = LoadSigner(path)

@@ -66,28 +66,43 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 	code := func(n byte) *codesnap.Result {
 		return &codesnap.Result{Tree: strings.Repeat(string('a'+rune(n)), 40), Files: []string{"half.txt"}}
 	}
-	otherRun := info
+	// Heartbeat details are an earlier attempt's of this execution; a
+	// From, an earlier execution's.
+	earlier := info
+	earlier.Attempt--
+	otherRun := earlier
 	otherRun.Workflow += "-other"
+	otherExecution := earlier
+	otherExecution.Run += "-other"
+	otherSubmitter := earlier
+	otherSubmitter.Submitter = Fingerprint(seeded(9).key.Public().(ed25519.PublicKey))
+	strangerFP := Fingerprint(stranger.key.Public().(ed25519.PublicKey))
 	for _, tc := range []struct {
 		name   string
 		sign   func(*Heartbeat) // nil: unsigned
 		asFrom bool
 		want   string // "continued", "over: TEXT" (started over, saying TEXT) or "refused: TEXT"
 		local  bool   // this worker has records of the task
+		bare   bool   // with From, heartbeat details that name the task alone
 	}{
-		{"own key", func(hb *Heartbeat) { signAs(own, info, hb) }, false, "continued", false},
-		{"a trusted worker's key", func(hb *Heartbeat) { signAs(friend, info, hb) }, false, "continued", false},
-		{"unsigned", nil, false, "over: started over: attempt 0's transcript was signed by no worker", false},
-		{"an untrusted worker's key", func(hb *Heartbeat) { signAs(stranger, info, hb) }, false, "over: which this worker does not trust (to continue that worker's calls, trust its key", false},
-		{"signed for another run", func(hb *Heartbeat) { signAs(own, otherRun, hb) }, false, "over: not what worker key", false},
-		{"changed after it was signed", func(hb *Heartbeat) { signAs(own, info, hb); hb.Position-- }, false, "over: not what worker key", false},
-		{"unsigned, with records here", nil, false, "over: attempt 1 continued from this worker's own records of the task: attempt 0's transcript was signed by no worker", true},
-		{"its partial change dropped", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = nil }, false, "continued", false},
-		{"another partial change", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, info, hb); hb.Code = code(2) }, false, "over: handed on with a partial change worker key", false},
-		{"From by a trusted worker", func(hb *Heartbeat) { signAs(friend, info, hb) }, true, "continued", false},
-		{"From unsigned", nil, true, "refused: signed by no worker", false},
-		{"From by an untrusted worker", func(hb *Heartbeat) { signAs(stranger, info, hb) }, true,
-			"refused: the call continues a transcript signed by worker key " + Fingerprint(stranger.key.Public().(ed25519.PublicKey)) + ", which this worker does not trust: add that worker's public key", false},
+		{"own key", func(hb *Heartbeat) { signAs(own, earlier, hb) }, false, "continued", false, false},
+		{"a trusted worker's key", func(hb *Heartbeat) { signAs(friend, earlier, hb) }, false, "continued", false, false},
+		{"unsigned", nil, false, "over: started over: attempt 0's transcript was signed by no worker", false, false},
+		{"an untrusted worker's key", func(hb *Heartbeat) { signAs(stranger, earlier, hb) }, false, "over: signed by worker key " + strangerFP + ", which is not in this worker's trusted_workers]", false, false},
+		{"signed for another run", func(hb *Heartbeat) { signAs(own, otherRun, hb) }, false, "over: not what worker key", false, false},
+		{"signed for another submitter", func(hb *Heartbeat) { signAs(own, otherSubmitter, hb) }, false, "over: not what worker key", false, false},
+		{"signed in another execution", func(hb *Heartbeat) { signAs(own, otherExecution, hb) }, false, "over: in another execution of run", false, false},
+		{"signed by this attempt, not an earlier one", func(hb *Heartbeat) { signAs(own, info, hb) }, false, "over: and attempt 1 continues only an earlier attempt's", false, false},
+		{"changed after it was signed", func(hb *Heartbeat) { signAs(own, earlier, hb); hb.Position-- }, false, "over: not what worker key", false, false},
+		{"unsigned, with records here", nil, false, "over: attempt 1 continued from this worker's own records of the task: attempt 0's transcript was signed by no worker", true, false},
+		{"its partial change dropped", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, earlier, hb); hb.Code = nil }, false, "continued", false, false},
+		{"another partial change", func(hb *Heartbeat) { hb.Code = code(1); signAs(own, earlier, hb); hb.Code = code(2) }, false, "over: handed on with a partial change worker key", false, false},
+		{"From by a trusted worker", func(hb *Heartbeat) { signAs(friend, otherExecution, hb) }, true, "continued", false, false},
+		{"From, details naming the task alone", func(hb *Heartbeat) { signAs(friend, otherExecution, hb) }, true, "continued", false, true},
+		{"From of another submitter's call", func(hb *Heartbeat) { signAs(friend, otherSubmitter, hb) }, true, "refused: not what worker key", false, false},
+		{"From unsigned", nil, true, "refused: signed by no worker", false, false},
+		{"From by an untrusted worker", func(hb *Heartbeat) { signAs(stranger, earlier, hb) }, true,
+			"refused: the call continues a transcript signed by worker key " + strangerFP + ", which is not in this worker's trusted_workers: it continues only on a worker that trusts the worker that ran it", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
@@ -134,6 +149,9 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 			in := CallInput{Spec: call.Spec{Agent: "explore", Prompt: "brief", TaskID: id}}
 			if tc.asFrom {
 				in.From = &hb
+				if tc.bare {
+					env.SetHeartbeatDetails(Heartbeat{TaskID: id})
+				}
 			} else {
 				env.SetHeartbeatDetails(hb)
 			}

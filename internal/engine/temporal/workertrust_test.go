@@ -100,7 +100,7 @@ func TestKilledWorkersCallContinuesOnlyOnAWorkerThatTrustsIt(t *testing.T) {
 			if n := m.askedN(turnKey{desc, 0}); n != 2 {
 				t.Errorf("the first turn was asked %d time(s); want 2 (the call started over on a worker that does not trust the first)", n)
 			}
-			if !strings.Contains(o.r.Text, over) || !strings.Contains(o.r.Text, "which this worker does not trust") {
+			if !strings.Contains(o.r.Text, over) || !strings.Contains(o.r.Text, "which is not in this worker's trusted_workers") {
 				t.Errorf("the result does not say the call started over, and why:\n%s\nwant %q", o.r.Text, over)
 			}
 		})
