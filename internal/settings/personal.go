@@ -55,7 +55,7 @@ func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
 			return true
 		}
 	}
-	return otherRepository(ctx, root, rel)
+	return otherRepository(root, rel)
 }
 
 // plainBelow reports whether no component of rel below root is a symbolic
@@ -83,21 +83,17 @@ func plainBelow(root, rel string) bool {
 	return true
 }
 
-// otherRepository reports whether rel's directory is in another repository
-// than root (a submodule, a nested clone): the work tree git finds from it
-// must be root's or one above it, since a repository boundary between root
-// and the file would be found first.
-func otherRepository(ctx context.Context, root, rel string) bool {
-	top, err := gitx.Cmd{Dir: filepath.Join(root, filepath.Dir(filepath.FromSlash(rel)))}.Line(ctx, "rev-parse", "--show-toplevel")
-	if err != nil || top == "" {
-		return true
+// otherRepository reports whether a directory on rel's way below root
+// holds a .git (a submodule's file or a nested clone's directory): the
+// file is then another repository's, which git from root does not see.
+func otherRepository(root, rel string) bool {
+	for _, d := range parents(rel) {
+		_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(d), ".git"))
+		if !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
 	}
-	resolved, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return true
-	}
-	up, err := filepath.Rel(top, resolved)
-	return err != nil || !(up == "." || filepath.IsLocal(up))
+	return false
 }
 
 // parents are rel's directories below the root, outermost first.
