@@ -2,7 +2,6 @@ package settings
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -375,20 +373,4 @@ func ReadProjectFile(root, rel string) (trust.File, bool, error) {
 		return trust.File{}, false, fmt.Errorf("settings: %w", err)
 	}
 	return trust.File{Rel: rel, Data: data}, true, nil
-}
-
-// PersonalNeedsTrust decides for a person's own project file
-// (.brood/settings.local.toml, .claude/settings.local.json: gitignored,
-// their own answers such as "always allow"): it is honoured without trust
-// only when git says it is theirs — the project is a git work tree and git
-// does not track the file. A tracked file came with the repository like any
-// committed file and goes through the gate; so does every file outside a
-// git work tree (a tarball, a copy, no git installed), where nothing tells
-// the person's file from the one that was shipped: fail closed.
-func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
-	// The repository is not trusted here: gitx runs none of its programs.
-	_, err := gitx.Run(ctx, root, "ls-files", "--error-unmatch", "--", rel)
-	var ge *gitx.Error
-	untracked := errors.As(err, &ge) && ge.ExitCode() == 1 // 128: not a work tree
-	return !untracked
 }
