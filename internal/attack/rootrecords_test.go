@@ -14,12 +14,25 @@ import (
 // .brood/records holds other tasks' summaries. A child of no class reads
 // them: a read-only child and a worktree copy's through their hidden
 // list, an in-place writer and an overlay child (whose tree's rule would
-// grant them) through an empty read-only cover in their mount namespace.
+// grant them) through an empty read-only cover in their mount namespace;
+// an in-place writer that delegates (it writes .brood/dispatch) neither.
 func TestRootRecordsUnreadable(t *testing.T) {
 	needLandlock(t)
+	type class struct {
+		name, agent string
+		env         []string
+		delegates   bool
+	}
+	classes := []class{{name: "in-place writer that delegates", agent: "general-purpose", delegates: true}}
 	for _, c := range childClasses {
+		classes = append(classes, class{name: c.name, agent: c.agent, env: c.env})
+	}
+	for _, c := range classes {
 		t.Run(c.name, func(t *testing.T) {
 			p := newProject(t, map[string]string{"README.md": "# r\n"})
+			if c.delegates {
+				writeFile(t, filepath.Join(p.home, ".config", "brood", "settings.toml"), "maxSubagentDepth = 2\n")
+			}
 			writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
 				"---\nname: iso\ndescription: isolated writer\ntools: Bash\nisolation: worktree\n---\nWrite.\n")
 			writeFile(t, filepath.Join(p.home, ".aws", "credentials"), "[default]\nsecret = ROOT-READ-SECRET-123\n")
@@ -35,7 +48,7 @@ func TestRootRecordsUnreadable(t *testing.T) {
     - say: "root done"
   `+c.agent+`:
     - tools:
-        - Bash: {command: "cat '`+brood+`'/sessions/* '`+brood+`'/records/* 2>/dev/null | grep -o 'SECRET-[0-9]*' | sort -u | tr '\\n' ' '; test -r \"$TMPDIR/../envelope.json\" && echo OWN-READ; echo probed"}
+        - Bash: {command: "cat '`+brood+`'/sessions/* '`+brood+`'/records/* 2>/dev/null | grep -o 'SECRET-[0-9]*' | sort -u | tr '\\n' ' '; test -r \"$TMPDIR/../envelope.json\" && echo OWN-READ; touch \"$TMPDIR/../../.probe\" 2>/dev/null && rm -f \"$TMPDIR/../../.probe\" && echo DELEGATES; echo probed"}
     - say: "PROBE {{result 0}}"
 `)
 			code, out, errs := p.brood(t.Context(), c.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
@@ -58,6 +71,9 @@ func TestRootRecordsUnreadable(t *testing.T) {
 			}
 			if !strings.Contains(res, "OWN-READ") {
 				t.Errorf("%s: the child cannot read its own task directory:\n%s", c.name, res)
+			}
+			if c.delegates && !strings.Contains(res, "DELEGATES") {
+				t.Fatalf("%s: the child cannot write the dispatch directory: it does not delegate:\n%s", c.name, res)
 			}
 			if strings.Contains(res, "SECRET-") {
 				t.Errorf("%s: the child read the root's transcripts or records:\n%s", c.name, res)
