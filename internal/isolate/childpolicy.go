@@ -96,6 +96,12 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
 	hidden := base.Hidden()
 	keep := childKeep(env, dir, writable)
+	var records []string
+	if env.ProjectRoot != "" {
+		// The root's transcripts and records, whatever the class
+		// (rootRecords).
+		records = rootRecords(Resolved(dispatch.Root(env.ProjectRoot)))
+	}
 	delegates := len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth
 	if delegates {
 		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
@@ -110,10 +116,10 @@ func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable 
 		// project, and list them on every spawn). dir is still read:
 		// it is writable, and a writable rule grants reading too.
 		if root := Resolved(dispatch.Root(env.ProjectRoot)); root == filepath.Dir(dir) && slices.Contains(writable, dir) {
-			return append(hideAround(hidden, keep), root)
+			return append(append(hideAround(hidden, keep), root), records...)
 		}
 	}
-	return hideAround(hidden, keep)
+	return append(hideAround(hidden, keep), records...)
 }
 
 // InPlaceWriter reports whether env's child writes the user's own work
@@ -473,6 +479,7 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 		own = append(own, Resolved(dispatch.Root(env.ProjectRoot)))
 	}
 	root, project := Resolved(WorkRoot(env)), Resolved(env.ProjectRoot)
+	tasks := Resolved(dispatch.Root(env.ProjectRoot))
 	var files []string
 	for _, rel := range held {
 		files = append(files, filepath.Join(project, filepath.FromSlash(rel)))
@@ -481,12 +488,12 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 	// refused one's too: holding more read-only costs nothing).
 	added := addDirs(env.AddDirs, nil)
 	if allowConfig {
-		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:])
+		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks)
 	}
 	// A .claude/ made during the run would be, to the user's other
 	// sessions, the user's own (an untracked settings.local.json).
 	MakeToHold(root, project)
-	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:])
+	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks)
 }
 
 // RestrictChild is the child's own side: it puts itself in the sandbox its

@@ -62,7 +62,7 @@ func EnterFromEnv() (Entered, error) {
 	case ModeWorktree:
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
-		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own}); err != nil {
+		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered}); err != nil {
 			return Entered{}, err
 		}
 		return Entered{Mode: ModeNone}, nil
@@ -106,6 +106,9 @@ func mountOverlay(spec mountSpec) error {
 	}
 	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
+	}
+	if err := coverEmpty(spec.Covered); err != nil {
+		return err
 	}
 	if spec.Tasks != "" {
 		i := slices.IndexFunc(keep, func(k kept) bool { return k.path == spec.Own })

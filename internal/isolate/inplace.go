@@ -27,6 +27,9 @@ type View struct {
 	// own task directory (CoveringOtherTasks).
 	Tasks string `json:"tasks,omitempty"`
 	Own   string `json:"own,omitempty"`
+	// Covered are directories covered whole, empty and read-only: the
+	// root's records (CoveringRootRecords).
+	Covered []string `json:"covered,omitempty"`
 }
 
 // gitConfigEntries are the entries of a git directory that are
@@ -186,7 +189,7 @@ func ConfigureInPlace(cmd *exec.Cmd, v View) error {
 	if err := addMountNamespace(cmd); err != nil {
 		return err
 	}
-	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own}
+	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered}
 	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	return nil
 }

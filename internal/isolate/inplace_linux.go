@@ -55,6 +55,9 @@ func bindView(v View) error {
 			return err
 		}
 	}
+	if err := coverEmpty(v.Covered); err != nil {
+		return err
+	}
 	if v.Tasks == "" {
 		return nil
 	}

@@ -355,6 +355,10 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			if spec.Tasks = otherTasks(w.Root, own, w.keep); spec.Tasks != "" {
 				spec.Own = own
 			}
+			// The root's transcripts and records, where the overlay
+			// shows them (the ignored-file whiteouts hide them when
+			// git ignores .brood).
+			spec.Covered = View{}.CoveringRootRecords(w.Root, filepath.Join(w.broodDir, "dispatch")).Covered
 		}
 		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	case ModeWorktree:

@@ -41,3 +41,29 @@ func (v View) CoveringOtherTasks(root, own string, kept []string) View {
 	}
 	return v
 }
+
+// rootRecords are the root's own records in the project whose dispatch
+// directory is tasks (its sibling directories in .brood): sessions, the
+// root's transcripts (whatever the unconfined root read, every task's
+// result), and records (owner records, verdicts, kill records, summaries,
+// sent messages). No child reads them (review 18 X2): a delegating
+// child's dispatcher keeps its children's records in its own task
+// directory and finds a user's kill record of a grandchild unread (its
+// status then says killed, not by whom). Hidden for a Landlock policy
+// (childHidden), covered whole in a writer's mount namespace (coverEmpty)
+// where its tree's rule would read them.
+func rootRecords(tasks string) []string {
+	state := filepath.Dir(tasks)
+	return []string{filepath.Join(state, "sessions"), filepath.Join(state, "records")}
+}
+
+// CoveringRootRecords is v with the root's records (rootRecords) beside
+// the dispatch directory tasks covered, where they are beneath root.
+func (v View) CoveringRootRecords(root, tasks string) View {
+	for _, p := range rootRecords(tasks) {
+		if within(root, p) && p != root {
+			v.Covered = append(v.Covered, p)
+		}
+	}
+	return v
+}

@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,29 @@ func coverTasks(tasks, name string, own int) error {
 	}
 	if err := unix.Mount("", fdPath(top), "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|flags, ""); err != nil {
 		return fmt.Errorf("isolate: make the cover of %s read-only: %w", tasks, err)
+	}
+	return nil
+}
+
+// coverEmpty mounts an empty read-only tmpfs over each directory of dirs
+// (no link on the way): the child sees none of what they hold. One that
+// does not exist (no records yet; whited out in an overlay) is left: a
+// writer's view holds .brood read-only, so it cannot make one.
+func coverEmpty(dirs []string) error {
+	for _, d := range dirs {
+		fd, err := openNoLinks(d)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("isolate: open %s to cover it: %w", d, err)
+		}
+		const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_RDONLY
+		err = unix.Mount("tmpfs", fdPath(fd), "tmpfs", flags, "size=4k,nr_inodes=1,mode=0755")
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("isolate: cover %s: %w", d, err)
+		}
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ type mountSpec struct {
 	// namespace but for Own, its own task directory (coverTasks).
 	Tasks string `json:"tasks,omitempty"`
 	Own   string `json:"own,omitempty"`
+	// Covered are directories covered whole in the child's mount
+	// namespace, empty and read-only (coverEmpty).
+	Covered []string `json:"covered,omitempty"`
 }
 
 func (s mountSpec) encode() string {
