@@ -85,7 +85,7 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	spec.Submitter = submitterOf(info)
 	hb, followUp, dropped, err := resumePoint(ctx, in, a.Keys)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		return nil, a.refuseFrom(ctx, err)
 	}
 	// Checked: what it hands on is this worker's to vouch for now.
 	a.Keys.sign(info, &hb)

@@ -54,14 +54,26 @@ func (a *Activities) refuse(ctx context.Context, err error) error {
 	if !errors.As(err, &u) {
 		return admitError(err)
 	}
+	return a.tryElsewhere(ctx, func(by string) string {
+		return fmt.Sprintf("the submission is signed by key %s, which the workers that took it (%s) do not trust: a queue's workers share one allowlist; add its public key to theirs (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it; the call is tried again",
+			Fingerprint(u.key), by, TrustedKeysFile)
+	})
+}
+
+// tryElsewhere fails this attempt so that another worker of the queue,
+// one that trusts what this one does not, may take the call: ErrUntrusted,
+// tried again within the activity's attempts (final from MaxAttempts on).
+// The workers that refused so far are kept in the attempt's heartbeat
+// details (outside what a worker signs), so the last attempt names them
+// all; say is the error's text given their list.
+func (a *Activities) tryElsewhere(ctx context.Context, say func(by string) string) error {
 	info := activity.GetInfo(ctx)
 	var hb Heartbeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &hb)
 	}
 	hb.RefusedBy = refusers(hb.RefusedBy, a.Worker)
-	msg := fmt.Sprintf("the submission is signed by key %s, which the workers that took it (%s) do not trust: a queue's workers share one allowlist; add its public key to theirs (brood worker --trusted-key, or ~/.config/brood/fleet/%s) if you trust who holds it; the call is tried again",
-		Fingerprint(u.key), strings.Join(hb.RefusedBy, ", "), TrustedKeysFile)
+	msg := say(strings.Join(hb.RefusedBy, ", "))
 	if int(info.Attempt) >= MaxAttempts {
 		return temporal.NewNonRetryableApplicationError(msg, ErrUntrusted, nil)
 	}
@@ -73,6 +85,19 @@ func (a *Activities) refuse(ctx context.Context, err error) error {
 		activity.RecordHeartbeat(ctx, hb)
 	}
 	return temporal.NewApplicationError(msg, ErrUntrusted)
+}
+
+// refuseFrom is how a call fails on resumePoint's error: a From signed
+// by a worker key this worker does not trust (fromElsewhere) is tried
+// again, as another worker of the queue may trust it; any other is final.
+func (a *Activities) refuseFrom(ctx context.Context, err error) error {
+	var e *fromElsewhere
+	if !errors.As(err, &e) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+	}
+	return a.tryElsewhere(ctx, func(by string) string {
+		return fmt.Sprintf("%v (refused by %s); the call is tried again", err, by)
+	})
 }
 
 // refusers is the list of workers that refused a key, with this one: each

@@ -197,14 +197,24 @@ func startedOver(attempt int, err error, local bool) string {
 }
 
 // untrustedFrom is the refusal of a resumed call whose From was not
-// signed by a worker this one trusts.
+// signed by a worker this one trusts. Signed by a worker key this one
+// does not trust, it is a *fromElsewhere: another worker of the queue may
+// trust that key and continue the call. Any other is final.
 func untrustedFrom(err error) error {
 	e, _ := err.(*unsignedError)
 	if e != nil && e.untrusted {
-		return unbound("the call continues a transcript %v: it continues only on a worker that trusts the worker that ran it", err)
+		return &fromElsewhere{unbound("the call continues a transcript %v: it continues only on a worker that trusts the worker that ran it", err)}
 	}
 	return unbound("the call continues a transcript %v: a worker continues only a conversation a worker it trusts signed for this very call; run the call again", err)
 }
+
+// fromElsewhere is a resumed call's From signed by a worker key this
+// worker does not trust: tried again (ErrUntrusted), as a submission key
+// it does not trust is (review17 S3). It wraps the refusal (isUnbound).
+type fromElsewhere struct{ err error }
+
+func (e *fromElsewhere) Error() string { return e.err.Error() }
+func (e *fromElsewhere) Unwrap() error { return e.err }
 
 // LoadWorkerKey is the worker's own key in dir, made (0600, with its
 // public key beside it) the first time a worker starts; made says so.

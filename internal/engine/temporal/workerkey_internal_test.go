@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/broodhq/brood/internal/call"
@@ -50,7 +52,9 @@ func testCallInfo(t *testing.T) CallInfo {
 // continues it only when a worker key it trusts (its own, or one it was
 // told to) signed it for this very call. Heartbeat details that are not
 // are dropped: the call starts over from its brief and its result says
-// so. A From that is not is refused, naming the key to trust. The
+// so. A From that is not is refused, naming the key: for good, unless
+// a worker key this one does not trust signed it, which another worker
+// of the queue may trust, so it is tried again (brood.Untrusted). The
 // continued transcript waits for the child in the task's own directory,
 // mode 0600, never in TMPDIR (review15 C6).
 func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
@@ -102,7 +106,7 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 		{"From of another submitter's call", func(hb *Heartbeat) { signAs(friend, otherSubmitter, hb) }, true, "refused: not what worker key", false, false},
 		{"From unsigned", nil, true, "refused: signed by no worker", false, false},
 		{"From by an untrusted worker", func(hb *Heartbeat) { signAs(stranger, earlier, hb) }, true,
-			"refused: the call continues a transcript signed by worker key " + strangerFP + ", which is not in this worker's trusted_workers: it continues only on a worker that trusts the worker that ran it", false, false},
+			"again: the call continues a transcript signed by worker key " + strangerFP + ", which is not in this worker's trusted_workers: it continues only on a worker that trusts the worker that ran it (refused by here); the call is tried again", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
@@ -160,9 +164,16 @@ func TestContinuationOnlyFromATrustedWorkersSignature(t *testing.T) {
 			if tc.want == "continued" {
 				kind = "continued"
 			}
-			if kind == "refused" {
-				if err == nil || !strings.Contains(err.Error(), text) {
-					t.Fatalf("err %v; want refused saying %q", err, text)
+			if kind == "refused" || kind == "again" {
+				// Refused for good, or (a worker key this one does not
+				// trust: another of the queue may) tried again.
+				want, final := ErrRefused, true
+				if kind == "again" {
+					want, final = ErrUntrusted, false
+				}
+				var app *temporal.ApplicationError
+				if !errors.As(err, &app) || app.Type() != want || app.NonRetryable() != final || !strings.Contains(err.Error(), text) {
+					t.Fatalf("err %v (%T); want %s, final %v, saying %q", err, err, want, final, text)
 				}
 				return
 			}
