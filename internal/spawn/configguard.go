@@ -51,12 +51,18 @@ type configGuard struct {
 	// bits are the index entries' assume-unchanged and skip-worktree
 	// bits before the spawn (configguard_index.go); bitsLine what the
 	// child set of them, cleared.
-	bits      map[string][]string
-	bitsErr   error
-	bitsLine  string
-	index     string // the index file, and its stamp before the spawn
-	indexWas  string
-	indexSeen bool
+	bits     map[string][]string
+	bitsErr  error
+	bitsLine string
+	bitsDone bool
+	// userStamps stamp the files under those bits before the spawn;
+	// userChanged and userLine name those the child changed.
+	userStamps  map[string]string
+	userChanged []string
+	userLine    string
+	index       string // the index file, and its stamp before the spawn
+	indexWas    string
+	indexSeen   bool
 	// packs and replace are the object store's packs and replace refs
 	// before the spawn (configguard_store.go); storeLines what the child
 	// changed of them.

@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +18,10 @@ import (
 // set a bit on it: nothing would say so. The guard records which entries
 // carry a bit before the spawn and, once the child exited and before the
 // parent's own after-walk, clears every bit the child set, and names the
-// files on the Configuration line. Bits the user set are the user's.
+// files on the Configuration line. Bits the user set are the user's, and
+// stay: the guard stamps those entries' files before the spawn and names
+// any the child changed on Files changed and the Configuration line
+// (review 18's R1), since neither git nor the after-walk would.
 
 // Index bit names, as git update-index spells them less the "--".
 const (
@@ -60,15 +64,70 @@ func (g *configGuard) watchIndex(ctx context.Context) {
 		g.indexWas, g.indexSeen = indexStamp(g.index)
 	}
 	g.bits, g.bitsErr = indexBits(ctx, g.git.Root())
+	g.userStamps = map[string]string{}
+	for path := range g.bits {
+		g.userStamps[path] = fileStamp(filepath.Join(g.git.Root(), filepath.FromSlash(path)))
+	}
+}
+
+// fileStamp is a file's identity, size and times (indexStamp), or
+// "absent": a sparse checkout's skip-worktree entries have no file.
+func fileStamp(path string) string {
+	if st, ok := indexStamp(path); ok {
+		return st
+	}
+	if _, err := os.Lstat(path); err != nil {
+		return "absent"
+	}
+	return ""
+}
+
+// userBitsChanged finds the files under a bit the user set before the
+// spawn whose stamp moved during the run: git and the after-walk take
+// them for unchanged. The bits stay; the files are named.
+func (g *configGuard) userBitsChanged() {
+	var named []string
+	for path, was := range g.userStamps {
+		if fileStamp(filepath.Join(g.git.Root(), filepath.FromSlash(path))) == was {
+			continue
+		}
+		g.userChanged = append(g.userChanged, path)
+		named = append(named, path+" ("+strings.Join(g.bits[path], ", ")+")")
+	}
+	if len(named) == 0 {
+		return
+	}
+	slices.Sort(g.userChanged)
+	slices.Sort(named)
+	g.userLine = "changed by the subagent under your own git index bit: " + strings.Join(named, ", ") +
+		" — git status and git diff will not show it; run `git update-index --no-skip-worktree --no-assume-unchanged FILE` to review it"
+}
+
+// withUserBitsChanged adds to a Files changed list the files the child
+// changed under the user's own index bits (userBitsChanged).
+func (g *configGuard) withUserBitsChanged(changed []string) []string {
+	if g == nil || len(g.userChanged) == 0 {
+		return changed
+	}
+	out := slices.Clone(changed)
+	for _, p := range g.userChanged {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // clearIndexBits clears, after the child exited, every index bit it set
 // since watchIndex, and keeps the line that names them for settle. Call
 // it before the after-walk whose Files changed it makes true.
 func (g *configGuard) clearIndexBits(ctx context.Context) {
-	if g == nil || g.git == nil || g.bits == nil || g.bitsLine != "" {
+	if g == nil || g.git == nil || g.bits == nil || g.bitsDone {
 		return
 	}
+	g.bitsDone = true
+	g.userBitsChanged()
 	if now, ok := indexStamp(g.index); ok && g.indexSeen && now == g.indexWas {
 		return // the index was not written (ls-files -v: 8 ms of CPU at 40,000 files)
 	}
@@ -115,8 +174,12 @@ func (g *configGuard) indexLines() []string {
 	switch {
 	case g.bitsErr != nil:
 		return []string{"git index bits not recorded before the run (" + g.bitsErr.Error() + "): run `git ls-files -v | grep -v '^H'` and clear any assume-unchanged or skip-worktree bit you did not set"}
-	case g.bitsLine != "":
-		return []string{g.bitsLine}
 	}
-	return nil
+	var lines []string
+	for _, l := range []string{g.bitsLine, g.userLine} {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
