@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -86,9 +87,7 @@ func Start(tb testing.TB) *Server {
 		tb.Skipf("%v", err)
 	}
 	s := &Server{tb: tb, exe: exe, DB: filepath.Join(tb.TempDir(), "temporal.db"), log: &bytes.Buffer{}}
-	s.port = freePort(tb)
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
-	s.startProc()
+	s.startOnFreePort()
 	tb.Cleanup(func() {
 		s.Kill()
 		if tb.Failed() {
@@ -96,6 +95,24 @@ func Start(tb testing.TB) *Server {
 		}
 	})
 	return s
+}
+
+// startOnFreePort starts the server on a port free a moment before, and
+// on another when that one was taken before the server bound it (a
+// server of another test binary, started at the same moment, picks free
+// ports too): at most three times.
+func (s *Server) startOnFreePort() {
+	s.tb.Helper()
+	for try := 1; ; try++ {
+		s.port = freePort(s.tb)
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+		if s.startProc(try < 3) {
+			return
+		}
+		s.mu.Lock()
+		s.log.Reset()
+		s.mu.Unlock()
+	}
 }
 
 func freePort(tb testing.TB) int {
@@ -125,7 +142,10 @@ func (w syncWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-func (s *Server) startProc() {
+// startProc starts the server on s.port and waits until it answers; it
+// reports false, the server gone, when it could not bind its port and
+// retryBind says another may be tried.
+func (s *Server) startProc(retryBind bool) bool {
 	s.tb.Helper()
 	cmd := exec.Command(s.exe, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", strconv.Itoa(s.port), "--db-filename", s.DB, "--log-level", "warn",
@@ -177,17 +197,24 @@ func (s *Server) startProc() {
 	s.mu.Lock()
 	s.cmd, s.end = cmd, end
 	s.mu.Unlock()
-	s.waitReady(end)
+	return s.waitReady(end, retryBind)
 }
 
 // waitReady polls the frontend's health until it answers (the deadline is
-// generous: a loaded machine starts it slowly).
-func (s *Server) waitReady(end chan struct{}) {
+// generous: a loaded machine starts it slowly); false when the server
+// exited unable to bind its port and retryBind allows another.
+func (s *Server) waitReady(end chan struct{}, retryBind bool) bool {
 	s.tb.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		select {
 		case <-end:
+			if retryBind && strings.Contains(s.Log(), "address already in use") {
+				s.mu.Lock()
+				s.cmd = nil
+				s.mu.Unlock()
+				return false
+			}
 			s.tb.Fatalf("the Temporal dev server exited while starting:\n%s", s.Log())
 		default:
 		}
@@ -199,7 +226,7 @@ func (s *Server) waitReady(end chan struct{}) {
 		}
 		cancel()
 		if err == nil {
-			return
+			return true
 		}
 		if time.Now().After(deadline) {
 			s.tb.Fatalf("the Temporal dev server at %s did not answer within 90s: %v\n%s", s.Addr, err, s.Log())
@@ -224,14 +251,14 @@ func (s *Server) Kill() {
 // StartAgain starts a killed server again on the same port and state.
 func (s *Server) StartAgain() {
 	s.tb.Helper()
-	s.startProc()
+	s.startProc(false)
 }
 
 // Restart kills the server and starts it again on the same port and state.
 func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Kill()
-	s.startProc()
+	s.startProc(false)
 }
 
 // Client is a client of the server's default namespace, closed at the
@@ -272,9 +299,7 @@ func StartShared(tb testing.TB) *Server {
 		tb.Fatal(err)
 	}
 	s := &Server{tb: tb, exe: exe, DB: filepath.Join(dir, "temporal.db"), log: &bytes.Buffer{}}
-	s.port = freePort(tb)
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
-	s.startProc()
+	s.startOnFreePort()
 	return s
 }
 
