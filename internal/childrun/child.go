@@ -27,7 +27,6 @@ import (
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawntrace"
-	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
 	"github.com/broodhq/brood/internal/textline"
 	"github.com/broodhq/brood/internal/tool"
@@ -236,10 +235,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		// Every child is sandboxed (an in-place writer too) and cannot
 		// write .brood/records: it keeps its children's records in its own
 		// task directory, and only it may resume from them.
-		r := taskdir.Open(env.ProjectRoot).MustTask(env.TaskID).Owners()
+		own := ownTaskDir(env, cfg.EnvelopePath)
+		r := own.Owners()
 		owners := &r
 		nested, err = spawn.New(spawn.Config{
-			Owners:      owners,
+			Owners: owners, TaskDir: own,
 			ProjectRoot: env.ProjectRoot, Workspace: workspace, Registry: reg, Settings: s, Redact: cfg.Redact,
 			Exe: cfg.Exe, ExeFunc: cfg.ExeFunc, Args: cfg.Args, Extras: cfg.Extras,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,

@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -148,4 +149,18 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// ownTaskDir is the child's own task directory: where its envelope is
+// (top-level, or nested in its parent's: taskdir.FromPath), else the
+// top-level one of its id. Its own children's directories are made
+// beneath it, and their records kept in its owners/.
+func ownTaskDir(env *dispatch.Envelope, envelopePath string) *taskdir.Dir {
+	abs, err := filepath.Abs(filepath.Dir(envelopePath))
+	if err == nil {
+		if td, err := taskdir.FromPath(abs); err == nil && td.ID() == env.TaskID {
+			return td
+		}
+	}
+	return taskdir.Open(env.ProjectRoot).MustTask(env.TaskID)
 }

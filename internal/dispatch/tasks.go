@@ -66,14 +66,24 @@ func (t *Task) Files() *taskdir.Dir { return t.td }
 // (nil when none was found).
 func (t *Task) Records() *taskdir.Records { return t.records }
 
-// LoadTask reads a task's records. Nothing a child can write hides a task:
-// a corrupt envelope or result is named in Problems and the task still lists.
+// LoadTask reads a task's records, wherever its directory is (top-level,
+// or nested beneath the task that dispatched it: taskdir.Project.Find).
+// Nothing a child can write hides a task: a corrupt envelope or result is
+// named in Problems and the task still lists.
 func LoadTask(projectRoot, id string) (*Task, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
 	}
-	proj := taskdir.Open(projectRoot)
-	td, _ := proj.Task(id)
+	td, err := taskdir.Open(projectRoot).Find(id)
+	if err != nil {
+		return nil, err
+	}
+	return LoadTaskDir(td)
+}
+
+// LoadTaskDir reads the records of the task whose directory is td.
+func LoadTaskDir(td *taskdir.Dir) (*Task, error) {
+	proj, id := td.Project(), td.ID()
 	t := &Task{ID: id, Dir: td.Path(), td: td, Trust: TrustUnjudged}
 	if !td.Exists() {
 		return nil, fmt.Errorf("no task %s under %s (see `brood tasks`)", id, proj.DispatchRoot())
@@ -129,12 +139,17 @@ func (t *Task) read(name string, v any) error {
 
 // loadParentRecords finds the Owner record and the Verdict: the project's
 // records first, else the records a sandboxed parent kept in its own task
-// directory.
+// directory: the one the task is nested in, or (a task an older brood
+// made flat) the one its envelope or log names.
 func (t *Task) loadParentRecords(proj taskdir.Project) {
 	cands := []taskdir.Records{proj.Records()}
-	for _, parent := range []string{t.envParent(), t.logParent()} {
-		if pd, err := proj.Task(parent); err == nil {
-			cands = append(cands, pd.Owners())
+	if pd := t.td.Parent(); pd != nil {
+		cands = append(cands, pd.Owners())
+	} else {
+		for _, parent := range []string{t.envParent(), t.logParent()} {
+			if pd, err := proj.Task(parent); err == nil {
+				cands = append(cands, pd.Owners())
+			}
 		}
 	}
 	for _, r := range cands {
@@ -375,13 +390,13 @@ func aliveNow(pid int, id string) (alive, sure bool) {
 // ListTasks reads every task of a project, newest first. A task whose
 // records are corrupt is listed with its problems, never left out.
 func ListTasks(projectRoot string) ([]*Task, error) {
-	ids, err := taskdir.Open(projectRoot).TaskIDs()
+	dirs, err := taskdir.Open(projectRoot).Tasks()
 	if err != nil {
 		return nil, err
 	}
 	var out []*Task
-	for _, id := range ids {
-		t, err := LoadTask(projectRoot, id)
+	for _, td := range dirs {
+		t, err := LoadTaskDir(td)
 		if err != nil {
 			continue // an empty directory: no task was ever recorded there
 		}
@@ -399,4 +414,25 @@ func (t *Task) Usage() model.Usage {
 		return model.Usage{}
 	}
 	return t.Result.Usage.Add(t.Result.ChildUsage)
+}
+
+// Finder finds a dispatcher's tasks by id: the project's (In nil: the
+// root, which reads every task directory), or, for a dispatcher that runs
+// in a sandboxed child, its own children's, nested in its task directory
+// In (the only task directories its rules name).
+type Finder struct {
+	ProjectRoot string
+	In          *taskdir.Dir
+}
+
+// Load reads task id's records (LoadTask, or LoadTaskDir of In's child).
+func (f Finder) Load(id string) (*Task, error) {
+	if f.In == nil {
+		return LoadTask(f.ProjectRoot, id)
+	}
+	td, err := f.In.Child(id)
+	if err != nil {
+		return nil, err
+	}
+	return LoadTaskDir(td)
 }

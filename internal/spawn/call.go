@@ -132,7 +132,7 @@ func (d *Dispatcher) settled(ctx context.Context, id string) (*dispatch.Task, er
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+		t, err := d.finder().Load(id)
 		if err != nil {
 			return nil, nil
 		}

@@ -134,6 +134,11 @@ type Config struct {
 	// children, which a resume and a listing trust (nil: the project's
 	// .brood/records).
 	Owners *taskdir.Records
+	// TaskDir is the task directory of the sandboxed child this
+	// dispatcher runs in (nil: the root). Its children's directories are
+	// made beneath it (taskdir.Tasks) and found there: its rules name no
+	// other task directory.
+	TaskDir *taskdir.Dir
 	// Session is the root transcript's id, recorded in its children's
 	// owner records unless a call names its own (call.Spec.Session: an
 	// interactive session that opens another transcript).
@@ -339,7 +344,7 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 	} else if !d.claim(id, id) {
 		return nil, fmt.Errorf("task %s is one a child reported below itself; use another task id", id)
 	}
-	td, err := taskdir.Open(d.cfg.ProjectRoot).Task(id)
+	td, err := d.newTaskDir(id)
 	if err != nil {
 		return nil, err
 	}
@@ -560,4 +565,19 @@ func priorityOf(def *registry.Definition) int {
 		return 9
 	}
 	return 5
+}
+
+// newTaskDir is where a new child task id's directory goes: in
+// .brood/dispatch at the root, nested in this dispatcher's own task
+// directory in a sandboxed child (Config.TaskDir).
+func (d *Dispatcher) newTaskDir(id string) (*taskdir.Dir, error) {
+	if d.cfg.TaskDir != nil {
+		return d.cfg.TaskDir.Child(id)
+	}
+	return taskdir.Open(d.cfg.ProjectRoot).Task(id)
+}
+
+// finder finds this dispatcher's tasks (dispatch.Finder).
+func (d *Dispatcher) finder() dispatch.Finder {
+	return dispatch.Finder{ProjectRoot: d.cfg.ProjectRoot, In: d.cfg.TaskDir}
 }

@@ -111,8 +111,8 @@ func (e *NotDeliveredError) Error() string {
 // sender saw the task running is either read or found here by Undelivered.
 // The rename decides the race with the child's reader (which removes what
 // it reads): exactly one of the two gets the file.
-func settle(projectRoot, id, name string) error {
-	t, err := dispatch.LoadTask(projectRoot, id)
+func settle(f dispatch.Finder, id, name string) error {
+	t, err := f.Load(id)
 	if err != nil {
 		return fmt.Errorf("message written to task %s's inbox, but whether it will be read is unknown: %w", id, err)
 	}
@@ -140,7 +140,13 @@ func settle(projectRoot, id, name string) error {
 // says the caller saw the task's process end (its owner, whose lock keeps
 // the task "running" until the result is verified).
 func Undelivered(projectRoot, id string, ended bool) ([]string, error) {
-	t, err := dispatch.LoadTask(projectRoot, id)
+	return undelivered(dispatch.Finder{ProjectRoot: projectRoot}, id, ended)
+}
+
+// undelivered is Undelivered of a task f finds.
+func undelivered(f dispatch.Finder, id string, ended bool) ([]string, error) {
+	projectRoot := f.ProjectRoot
+	t, err := f.Load(id)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +195,7 @@ func entries(dir string) []string {
 // undeliveredNote is what a background task's end notice adds when
 // steering messages sent to it were never read.
 func (d *Dispatcher) undeliveredNote(id string) string {
-	msgs, err := Undelivered(d.ProjectRoot(), id, true)
+	msgs, err := undelivered(d.finder(), id, true)
 	if err != nil || len(msgs) == 0 {
 		return ""
 	}

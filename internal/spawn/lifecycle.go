@@ -166,7 +166,7 @@ func (d *Dispatcher) Output(ctx context.Context, id string, wait time.Duration) 
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+		t, err := d.finder().Load(id)
 		if err != nil {
 			return "", "", err
 		}
@@ -303,7 +303,7 @@ func (d *Dispatcher) acquireResume(id, prompt string) (*resumption, error) {
 	if !d.CanDelegate() {
 		return nil, fmt.Errorf("cannot resume task %s: this agent is at depth %d and the tree-wide cap is %d (maxSubagentDepth)", id, d.cfg.Depth, d.cfg.MaxDepth)
 	}
-	t, err := dispatch.LoadTask(d.cfg.ProjectRoot, id)
+	t, err := d.finder().Load(id)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resume: %w", err)
 	}
@@ -462,10 +462,16 @@ func allowed(list []string, name string) bool {
 // boundary, without interrupting the turn in progress.
 // from says who sends it ("the parent agent", "the user"); the child sees it.
 func Send(projectRoot, id, from, message string) error {
+	return sendTo(dispatch.Finder{ProjectRoot: projectRoot}, id, from, message)
+}
+
+// sendTo is Send to a task f finds.
+func sendTo(f dispatch.Finder, id, from, message string) error {
+	projectRoot := f.ProjectRoot
 	if strings.TrimSpace(message) == "" {
 		return errors.New("the message is empty")
 	}
-	t, err := dispatch.LoadTask(projectRoot, id)
+	t, err := f.Load(id)
 	if err != nil {
 		return err
 	}
@@ -482,7 +488,7 @@ func Send(projectRoot, id, from, message string) error {
 	if err := td.WriteFile(filepath.Join(taskdir.Inbox, name), body, true); err != nil {
 		return err
 	}
-	return settle(projectRoot, id, name) // inbox.go: it may have ended meanwhile
+	return settle(f, id, name) // inbox.go: it may have ended meanwhile
 }
 
 // In is a dispatcher like d whose children work in workspace (a fleet

@@ -44,7 +44,7 @@ func (t tools) Output(ctx context.Context, id string, wait time.Duration) (strin
 	return t.d.Output(ctx, id, wait)
 }
 func (t tools) Send(id, from, message string) error {
-	return Send(t.d.cfg.ProjectRoot, id, from, message)
+	return sendTo(t.d.finder(), id, from, message)
 }
 func (t tools) WritersInTurn(h []model.Message) int { return t.d.writersInTurn(h) }
 func (t tools) IsFork() bool                        { return t.d.cfg.IsFork }

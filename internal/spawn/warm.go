@@ -376,7 +376,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	if shape == "" {
 		return nil, fmt.Errorf("%s children cannot start warm here (isolated)", warmAgent)
 	}
-	td, err := taskdir.Open(d.cfg.ProjectRoot).Task(id)
+	td, err := d.newTaskDir(id)
 	if err != nil {
 		return nil, err
 	}

@@ -9,9 +9,10 @@
 //
 // A child is hostile. Everything under its task directory is the child's to
 // write — envelope.json (after the parent wrote it), session.jsonl,
-// result.json, groups.json, stderr.log, tmp/, inbox/, isolate/, owners/ —
-// and so is everything a delegating child's own children write beneath
-// .brood/dispatch/. The parent owns .brood/records/: the owner record
+// result.json, groups.json, stderr.log, tmp/, inbox/, isolate/, owners/,
+// and tasks/: the task directories of a delegating child's own children,
+// nested beneath its own (nested.go), so that no child's rules name any
+// other task's directory. The parent owns .brood/records/: the owner record
 // (<id>.json: which agent, model, privileges, brief), the verdict
 // (<id>.verdict.json: accepted, or rejected and why) and the kill record
 // (<id>.kill.json: a person stopped it). No sandboxed child can write there.
@@ -47,7 +48,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -260,25 +260,15 @@ func (p Project) MustTask(id string) *Dir {
 	return d
 }
 
-// TaskIDs lists the task directories under .brood/dispatch, newest first.
-// Entries that are not real directories named by a task id (a link a child
-// planted, a stray file) are skipped.
+// TaskIDs lists every task's id, top-level and nested (Tasks), newest
+// first.
 func (p Project) TaskIDs() ([]string, error) {
-	ents, err := os.ReadDir(p.DispatchRoot())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	ds, err := p.Tasks()
+	ids := make([]string, 0, len(ds))
+	for _, d := range ds {
+		ids = append(ids, d.id)
 	}
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, e := range ents {
-		if e.Type()&fs.ModeType == fs.ModeDir && CheckID(e.Name()) == nil {
-			ids = append(ids, e.Name())
-		}
-	}
-	slices.SortFunc(ids, func(a, b string) int { return strings.Compare(b, a) })
-	return ids, nil
+	return ids, err
 }
 
 // Records is the root's records directory.
@@ -311,6 +301,9 @@ func (d *Dir) File(name string) string { return filepath.Join(d.Path(), name) }
 // Where .brood/dispatch is there already (every task but a project's
 // first), that is one mkdirat beneath it, not a walk from the root.
 func (d *Dir) Create() error {
+	if d.Nested() {
+		return d.createNested()
+	}
 	err := mkdirLeafBeneath(d.project.base, d.rel, 0o755)
 	if !errors.Is(err, fs.ErrNotExist) && !unwritable(err) {
 		return err
@@ -509,23 +502,33 @@ func (r Records) write(name string, v any) error {
 }
 
 // FromPath is the task directory at path, which must be
-// <project>/.brood/dispatch/<id>.
+// <project>/.brood/dispatch/<id>, or nested beneath such a task
+// (<id>/tasks/<child id>/...).
 func FromPath(path string) (*Dir, error) {
-	path = filepath.Clean(path)
-	id := filepath.Base(path)
-	disp := filepath.Dir(path)
+	disp, rel, ok := SplitTaskPath(path)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a task directory (<project>/.brood/dispatch/<id>)", path)
+	}
 	state := filepath.Dir(disp)
-	if filepath.Base(disp) != "dispatch" {
+	var p Project
+	switch {
+	case filepath.Base(state) == StateDirName:
+		p = Open(filepath.Dir(state))
+	case filepath.Base(filepath.Dir(state)) == "projects":
+		// A project kept in the state directory: <fallback>/dispatch/<id>.
+		p = Project{base: filepath.Dir(state), name: filepath.Base(state)}
+	default:
 		return nil, fmt.Errorf("%s is not a task directory (<project>/.brood/dispatch/<id>)", path)
 	}
-	if filepath.Base(state) == StateDirName {
-		return Open(filepath.Dir(state)).Task(id)
+	ids := strings.Split(rel, string(filepath.Separator)+Tasks+string(filepath.Separator))
+	d, err := p.Task(ids[0])
+	for _, id := range ids[1:] {
+		if err != nil {
+			break
+		}
+		d, err = d.Child(id)
 	}
-	// A project kept in the state directory: <fallback>/dispatch/<id>.
-	if filepath.Base(filepath.Dir(state)) != "projects" {
-		return nil, fmt.Errorf("%s is not a task directory (<project>/.brood/dispatch/<id>)", path)
-	}
-	return Project{base: filepath.Dir(state), name: filepath.Base(state)}.Task(id)
+	return d, err
 }
 
 // OpenLock opens what a task's owner holds its flock on: the task
