@@ -52,12 +52,10 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		// path no child reads (AddDirRefused).
 		p.Writable = append(p.Writable, addDirs(env.AddDirs, base.Hidden())...)
 	}
-	if len(p.Writable) > 0 && len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
-		// A delegating child records its own children's dispatches. (The
-		// restriction is inherited: a read-only agent's subagents are
-		// read-only too.)
-		p.Writable = append(p.Writable, Resolved(dispatch.Root(env.ProjectRoot)))
-	}
+	// A delegating child makes its own children's task directories in
+	// its own (taskdir.Tasks): it writes nothing else beneath
+	// .brood/dispatch. (The restriction is inherited: a read-only agent's
+	// subagents are read-only too.)
 	p.Hidden = childHidden(env, dir, base, p.Writable)
 	keep := childKeep(env, dir, p.Writable)
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
@@ -89,10 +87,11 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 // (credential stores, ~/.config/brood, the fleet worker's cache, the
 // user's sandbox.hide), each split around what the child must read
 // (childKeep, and, for a child that delegates, the entries of
-// ~/.config/brood it reads to start its own children), and, for a child
-// that does not delegate, the dispatch directory whole (its own dir,
-// writable, is read through its rule: the cost does not grow with the
-// number of tasks).
+// ~/.config/brood it reads to start its own children), and the dispatch
+// directory whole, whether the child delegates or not: its own task
+// directory, writable, is read through its rule, and so are its own
+// children's, nested in it (taskdir.Tasks). The cost does not grow with
+// the number of tasks.
 func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
 	hidden := base.Hidden()
 	keep := childKeep(env, dir, writable)
@@ -102,20 +101,20 @@ func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable 
 		// (rootRecords).
 		records = rootRecords(Resolved(dispatch.Root(env.ProjectRoot)))
 	}
-	delegates := len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth
-	if delegates {
+	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
 		if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
 			for _, e := range broodConfigReadable() {
 				keep = append(keep, realPath(filepath.Join(home, ".config", "brood", e)))
 			}
 		}
-	} else if env.ProjectRoot != "" {
-		// Its siblings' envelopes, transcripts and results are theirs:
-		// the dispatch directory is hidden whole, not split around dir
-		// (that would name every other task, thousands in a long-lived
-		// project, and list them on every spawn). dir is still read:
-		// it is writable, and a writable rule grants reading too.
-		if root := Resolved(dispatch.Root(env.ProjectRoot)); root == filepath.Dir(dir) && slices.Contains(writable, dir) {
+	}
+	if env.ProjectRoot != "" {
+		// Its siblings' (and its parent's) envelopes, transcripts and
+		// results are theirs: the dispatch directory is hidden whole,
+		// not split around dir (that would name every other task,
+		// thousands in a long-lived project, and list them on every
+		// spawn).
+		if root := Resolved(dispatch.Root(env.ProjectRoot)); within(root, dir) && dir != root && slices.Contains(writable, dir) {
 			return append(append(hideAround(hidden, keep), root), records...)
 		}
 	}
@@ -465,8 +464,8 @@ func HoldReadOnly(cmd *exec.Cmd, env *dispatch.Envelope, taskDir string, base *P
 
 // InPlaceViewFor is the view of an in-place writer of env working from
 // taskDir: the work tree's configuration read-only (InPlaceView), its own
-// task directory writable (and, for a delegating child, the dispatch
-// records), and the files trusted hooks and MCP servers run (held, paths
+// task directory writable (a delegating child's children's directories
+// are nested in it), and the files trusted hooks and MCP servers run (held, paths
 // relative to the project) read-only too. With allowConfig (the user's
 // agents.allow_config_changes) .claude and .mcp.json are the writer's to
 // change, but the held files stay read-only: that setting is about the
@@ -474,10 +473,8 @@ func HoldReadOnly(cmd *exec.Cmd, env *dispatch.Envelope, taskDir string, base *P
 // (a writer that could rewrite a PreToolUse hook's script could race its
 // pin check).
 func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, held []string) View {
+	// (A delegating child's own children's directories are in its own.)
 	own := []string{ResolvedTaskDir(taskDir)}
-	if len(env.AllowedDestinations) > 0 && env.Depth < env.MaxDepth {
-		own = append(own, Resolved(dispatch.Root(env.ProjectRoot)))
-	}
 	root, project := Resolved(WorkRoot(env)), Resolved(env.ProjectRoot)
 	tasks := Resolved(dispatch.Root(env.ProjectRoot))
 	var files []string

@@ -115,7 +115,7 @@ func mountOverlay(spec mountSpec) error {
 		if i < 0 {
 			return fmt.Errorf("isolate: %s covers the other tasks but keeps no own task directory %s", envVar, spec.Own)
 		}
-		if err := coverTasks(spec.Tasks, filepath.Base(spec.Own), keep[i].fd); err != nil {
+		if err := coverTasks(spec.Tasks, spec.Own, keep[i].fd); err != nil {
 			return err
 		}
 		unix.Close(keep[i].fd)

@@ -2,7 +2,6 @@ package isolate
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -65,7 +64,7 @@ func bindView(v View) error {
 	if i < 0 {
 		return fmt.Errorf("isolate: the view covers the other tasks but binds no own task directory %s", v.Own)
 	}
-	return coverTasks(v.Tasks, filepath.Base(v.Own), binds[i].src)
+	return coverTasks(v.Tasks, v.Own, binds[i].src)
 }
 
 // bindOver binds the file or directory src onto path (opened anew, with no

@@ -3,6 +3,8 @@ package isolate
 import (
 	"path/filepath"
 	"slices"
+
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // A writer whose tree holds the project's .brood/dispatch (an in-place
@@ -10,19 +12,24 @@ import (
 // grants reading beneath it whatever its hidden list says: the other
 // tasks' envelopes, transcripts and results. Its own mount namespace
 // covers the dispatch directory instead: an empty read-only tmpfs over it
-// holding only a mount point for the child's own task directory, bound
-// back over it (coverTasks). The cost is three mounts however many tasks
-// there are, and a task made after the spawn is not seen either. A child
-// that delegates writes its own children's directories there and keeps
-// the directory.
+// holding only a mount point for the child's own task directory (at its
+// path beneath the dispatch directory: <id>, or nested in its parent's,
+// <parent id>/tasks/<id>), bound back over it (coverTasks). The cost is
+// three mounts however many tasks there are, and a task made after the
+// spawn is not seen either. A child that delegates makes its own
+// children's directories in its own (taskdir.Tasks): it is covered the
+// same way.
 
 // otherTasks is the dispatch directory to cover for a child whose own
-// task directory is own, in a tree at root: own's parent when it is
-// named dispatch, is beneath root, and kept is not it nor holds it (a
-// child that delegates keeps it); "" otherwise.
+// task directory is own, in a tree at root: the dispatch directory that
+// holds own (taskdir.SplitTaskPath), when it is beneath root, and kept
+// is not it nor holds it; "" otherwise.
 func otherTasks(root, own string, kept []string) string {
-	tasks := filepath.Dir(own)
-	if own == "" || filepath.Base(tasks) != "dispatch" || !within(root, tasks) || tasks == root {
+	if own == "" {
+		return ""
+	}
+	tasks, _, ok := taskdir.SplitTaskPath(own)
+	if !ok || !within(root, tasks) || tasks == root {
 		return ""
 	}
 	if slices.ContainsFunc(kept, func(k string) bool { return within(k, tasks) }) {
@@ -33,8 +40,7 @@ func otherTasks(root, own string, kept []string) string {
 
 // CoveringOtherTasks is v with the dispatch directory holding the child's
 // own task directory own covered (otherTasks), for an in-place writer of
-// the tree at root; kept are the other directories it writes (a child
-// that delegates keeps the dispatch directory: nothing is covered).
+// the tree at root; kept are the other directories it writes.
 func (v View) CoveringOtherTasks(root, own string, kept []string) View {
 	if t := otherTasks(root, own, kept); t != "" && slices.Contains(v.Writable, own) {
 		v.Tasks, v.Own = t, own

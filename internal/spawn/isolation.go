@@ -344,10 +344,6 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
 			BroodDir: filepath.Join(env.ProjectRoot, taskdir.StateDirName), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
 			Programs: d.cfg.Grant.Held()}
-		if len(env.AllowedDestinations) > 0 {
-			// Its own subagents' records go to the real tree, not its copy.
-			opts.Keep = []string{dispatch.Root(env.ProjectRoot)}
-		}
 		w, err := d.isolator(ctx).Prepare(ctx, opts)
 		if err != nil {
 			return fmt.Errorf("isolate the child: %w", err)
