@@ -80,8 +80,14 @@ func CheckID(id string) error { return taskdir.CheckID(id) }
 // Root is the dispatch directory of a project.
 func Root(projectRoot string) string { return taskdir.Open(projectRoot).DispatchRoot() }
 
-// Dir is one task's directory.
-func Dir(projectRoot, id string) string { return filepath.Join(Root(projectRoot), id) }
+// Dir is one task's directory: where it is (top-level or nested:
+// taskdir.Project.Find), else where a top-level one would be.
+func Dir(projectRoot, id string) string {
+	if td, err := taskdir.Open(projectRoot).Find(id); err == nil {
+		return td.Path()
+	}
+	return filepath.Join(Root(projectRoot), id)
+}
 
 // Envelope is the handoff: what the parent asked, written before the child
 // starts. The child reads everything it needs from here (long texts never go

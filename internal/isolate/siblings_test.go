@@ -73,19 +73,24 @@ func TestOtherTasksHiddenWhole(t *testing.T) {
 }
 
 // TestOtherTasksCovered: the dispatch directory a writer's mount namespace
-// covers (otherTasks) is its own task directory's, when that is in its
-// tree and the child does not keep it (a child that delegates writes its
-// own children's directories there).
+// covers (otherTasks) is the one that holds its own task directory, top-level
+// or nested in its parent's (a delegating child's child), when that is in
+// its tree and the child does not keep it.
 func TestOtherTasksCovered(t *testing.T) {
+	const a, b, c = "01ARZ3NDEKTSV4RRFFQ69G5FAA", "01ARZ3NDEKTSV4RRFFQ69G5FAB", "01ARZ3NDEKTSV4RRFFQ69G5FAC"
 	for _, tc := range []struct {
 		name, root, own string
 		kept            []string
 		want            string
 	}{
-		{"in the tree", "/p", "/p/.brood/dispatch/T", nil, "/p/.brood/dispatch"},
-		{"kept by a child that delegates", "/p", "/p/.brood/dispatch/T", []string{"/p/.brood/dispatch"}, ""},
-		{"outside the tree (the records moved out)", "/p", "/home/u/.local/state/brood/projects/p/dispatch/T", nil, ""},
-		{"not a dispatch directory", "/p", "/p/tmp/T", nil, ""},
+		{"in the tree", "/p", "/p/.brood/dispatch/" + a, nil, "/p/.brood/dispatch"},
+		{"nested in its parent's", "/p", "/p/.brood/dispatch/" + a + "/tasks/" + b, nil, "/p/.brood/dispatch"},
+		{"nested two deep", "/p", "/p/.brood/dispatch/" + a + "/tasks/" + b + "/tasks/" + c, nil, "/p/.brood/dispatch"},
+		{"kept whole", "/p", "/p/.brood/dispatch/" + a, []string{"/p/.brood/dispatch"}, ""},
+		{"outside the tree (the records moved out)", "/p", "/home/u/.local/state/brood/projects/p/dispatch/" + a, nil, ""},
+		{"not a dispatch directory", "/p", "/p/tmp/" + a, nil, ""},
+		{"not a task id", "/p", "/p/.brood/dispatch/T", nil, ""},
+		{"tasks/ but not in a task", "/p", "/p/.brood/dispatch/x/tasks/" + b, nil, ""},
 		{"no task directory", "/p", "", nil, ""},
 	} {
 		if got := otherTasks(tc.root, tc.own, tc.kept); got != tc.want {

@@ -22,6 +22,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/testbrood"
 )
 
@@ -231,22 +232,14 @@ func NewDispatchProject(t *testing.T, withModel bool) *Project {
 	return p
 }
 
-// TaskIDs lists the task directories on disk.
+// TaskIDs lists the task directories on disk, top-level and nested.
 func TaskIDs(t *testing.T, root string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(dispatch.Root(root))
-	if os.IsNotExist(err) {
-		return nil
-	}
+	ids, err := taskdir.Open(root).TaskIDs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	for _, e := range ents {
-		if e.IsDir() {
-			ids = append(ids, e.Name())
-		}
-	}
+	slices.Sort(ids)
 	return ids
 }
 

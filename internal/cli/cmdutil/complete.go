@@ -2,7 +2,6 @@ package cmdutil
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,17 +12,12 @@ import (
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// TaskIDs lists the project's task ids, oldest first.
+// TaskIDs lists the project's task ids, top-level and nested (a
+// subagent's own children's), oldest first.
 func (f *Factory) TaskIDs() []string {
-	ents, _ := os.ReadDir(dispatch.Root(f.ProjectRoot))
-	var ids []string
-	for _, e := range ents {
-		if e.IsDir() {
-			ids = append(ids, e.Name())
-		}
-	}
+	ids, _ := taskdir.Open(f.ProjectRoot).TaskIDs()
 	slices.Sort(ids)
-	return ids
+	return slices.Compact(ids)
 }
 
 // ResolveTaskID turns what the user typed (an id, a unique prefix or tail,

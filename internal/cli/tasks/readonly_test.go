@@ -108,7 +108,8 @@ func TestReadOnlyProjectKeepsRecordsInStateDir(t *testing.T) {
 
 // TestReadOnlyProjectNestedDelegation: in a read-only project a delegating
 // child (root → lead → two scouts, under the kernel sandbox) makes its own
-// children's task directories in the state directory too, and the tree
+// children's task directories in the state directory too (nested in its
+// own), and the tree
 // lists them all; the records directory stays the parent's.
 func TestReadOnlyProjectNestedDelegation(t *testing.T) {
 	p := clitest.NewProject(t)
@@ -126,9 +127,20 @@ func TestReadOnlyProjectNestedDelegation(t *testing.T) {
 		t.Fatalf("run: %d\n%s\n%s", code, out, errOut)
 	}
 	fb, _ := taskdir.Fallback(p.Root)
+	// The lead's two scouts are nested in its own task directory.
 	ents, err := os.ReadDir(filepath.Join(fb, "dispatch"))
-	if err != nil || len(ents) != 4 {
-		t.Fatalf("want 4 tasks in %s, have %v %v", fb, ents, err)
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("want 2 top-level tasks in %s, have %v %v", fb, ents, err)
+	}
+	dirs, err := taskdir.Open(p.Root).Tasks()
+	nested := 0
+	for _, d := range dirs {
+		if d.Nested() {
+			nested++
+		}
+	}
+	if err != nil || len(dirs) != 4 || nested != 2 {
+		t.Fatalf("want 4 tasks, 2 nested, in %s; have %d (%d nested) %v", fb, len(dirs), nested, err)
 	}
 	trees := treeJSON(t, p)
 	if len(trees) != 1 || len(trees[0].Children) != 2 {
