@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 const fanOut = `
@@ -187,12 +188,12 @@ agents:
 			if out.Status != "done" {
 				t.Fatalf("root: %s %s", out.Status, out.Error)
 			}
-			ents, err := os.ReadDir(dispatch.Root(p.root))
+			ents, err := taskdir.Open(p.root).Tasks() // top-level and nested
 			must(t, err)
 			depths := map[int]int{}
 			for _, e := range ents {
 				var lg dispatch.Log
-				must(t, dispatch.ReadJSON(filepath.Join(dispatch.Root(p.root), e.Name(), dispatch.LogFile), &lg))
+				must(t, e.ReadJSON(dispatch.LogFile, &lg))
 				depths[lg.Depth]++
 				if lg.MaxDepth != maxDepth {
 					t.Errorf("log max depth %d", lg.MaxDepth)
