@@ -73,6 +73,9 @@ func (d *Dispatcher) hookEnv() string {
 type node struct {
 	agent string
 	depth int
+	// chain is the ids from the direct child down to this task: where its
+	// directory is nested (taskdir.Records.WriteWhere).
+	chain []string
 }
 
 // tree is what one child reported of its subtree. A task id is claimed
@@ -98,10 +101,11 @@ func (d *Dispatcher) report(t *tree, id string, depth int, ev protocol.Event) bo
 		return false
 	}
 	parentDepth, ok := depth, ev.Parent == id
+	chain := []string{id}
 	if !ok {
 		var p node
 		if p, ok = t.below[ev.Parent]; ok {
-			parentDepth = p.depth
+			parentDepth, chain = p.depth, p.chain
 		}
 	}
 	if !ok {
@@ -110,7 +114,14 @@ func (d *Dispatcher) report(t *tree, id string, depth int, ev protocol.Event) bo
 	if _, dup := t.below[ev.TaskID]; dup || !d.claim(ev.TaskID, id) {
 		return false
 	}
-	t.below[ev.TaskID] = node{agent: clip(ev.Agent, 128), depth: parentDepth + 1}
+	n := node{agent: clip(ev.Agent, 128), depth: parentDepth + 1, chain: append(slices.Clip(chain), ev.TaskID)}
+	t.below[ev.TaskID] = n
+	if d.cfg.TaskDir == nil {
+		// The root records where the task's directory is nested, so that
+		// a lookup by id need not walk the project's tasks. (Under t.mu:
+		// one small unsynced write per nested start.)
+		_ = d.cfg.Owners.WriteWhere(n.chain)
+	}
 	return true
 }
 

@@ -62,8 +62,9 @@ func (d *Dir) createNested() error {
 // Find is the directory of task id wherever it is: .brood/dispatch/<id>
 // (the root's children, and every task of an older, flat brood), else
 // nested beneath the task that dispatched it. The flat look is one lstat;
-// a nested task costs a walk of the directories that hold nested tasks
-// (a top-level task's tasks/ is looked at only where it is there).
+// a nested task is found by the root's record of where it is (WriteWhere),
+// else (no such record: its root stopped first, an older brood) by a walk
+// of the directories that hold nested tasks.
 func (p Project) Find(id string) (*Dir, error) {
 	d, err := p.Task(id)
 	if err != nil {
@@ -71,6 +72,9 @@ func (p Project) Find(id string) (*Dir, error) {
 	}
 	if d.Exists() {
 		return d, nil
+	}
+	if w := p.Records().where(id); w != nil && w.Exists() {
+		return w, nil
 	}
 	var found []*Dir
 	err = p.walk(func(t *Dir) bool {
@@ -177,4 +181,55 @@ func SplitTaskPath(path string) (dispatchDir, rel string, ok bool) {
 		path = filepath.Dir(up)
 	}
 	return "", "", false
+}
+
+// whereSuffix names the root's record of where a nested task is.
+const whereSuffix = ".where.json"
+
+// WriteWhere records, in the root's records (out of every child's reach),
+// where a nested task is: chain is the ids from the top-level task down
+// to it, as the root knows its descendants (each reported once, below the
+// direct child that relayed it). Find reads it instead of walking.
+func (r Records) WriteWhere(chain []string) error {
+	if len(chain) < 2 || len(chain) > maxNest+1 {
+		return fmt.Errorf("taskdir: a nested task's place has 2 to %d ids, not %d", maxNest+1, len(chain))
+	}
+	for _, id := range chain {
+		if err := CheckID(id); err != nil {
+			return err
+		}
+	}
+	data, err := encode("where", chain)
+	if err != nil {
+		return err
+	}
+	rel := filepath.Join(r.rel, chain[len(chain)-1]+whereSuffix)
+	err = writeBeneath(r.project.base, rel, data, false)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := mkdirBeneath(r.project.base, r.rel); err != nil {
+		return err
+	}
+	return writeBeneath(r.project.base, rel, data, false)
+}
+
+// where is the directory WriteWhere recorded for task id (nil: none, or
+// not a place).
+func (r Records) where(id string) *Dir {
+	var chain []string
+	if readJSONBeneath(r.project.base, filepath.Join(r.rel, id+whereSuffix), &chain) != nil || len(chain) < 2 || chain[len(chain)-1] != id {
+		return nil
+	}
+	d, err := r.project.Task(chain[0])
+	for _, c := range chain[1:] {
+		if err != nil {
+			return nil
+		}
+		d, err = d.Child(c)
+	}
+	if err != nil {
+		return nil
+	}
+	return d
 }

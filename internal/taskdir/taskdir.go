@@ -468,7 +468,7 @@ func (r Records) WriteKill(id string, v any) error    { return r.write(id+killSu
 
 // RemoveAll removes every record of task id.
 func (r Records) RemoveAll(id string) {
-	for _, s := range []string{ownerSuffix, verdictSuffix, killSuffix} {
+	for _, s := range []string{ownerSuffix, verdictSuffix, killSuffix, whereSuffix} {
 		_ = removeBeneath(r.project.base, filepath.Join(r.rel, id+s))
 	}
 }

@@ -1,9 +1,11 @@
 package tasks_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/broodhq/brood/internal/cli/clitest"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -34,7 +36,8 @@ agents:
 // and every verb still finds it by an id prefix through the real CLI: it
 // is listed (running, then killed) with its parent, shown, its log read,
 // killed while it runs, and a resume of it is sent to the one that may
-// resume it (its parent, which alone holds its owner record).
+// resume it (its parent, which alone holds its owner record); a prune
+// keeps the task a kept one is nested in.
 func TestGrandchildByPrefix(t *testing.T) {
 	p := clitest.NewProject(t)
 	t.Setenv(clitest.TestMainEnv, "1")
@@ -97,5 +100,28 @@ func TestGrandchildByPrefix(t *testing.T) {
 	trees := treeJSON(t, p)
 	if len(trees) != 1 || len(trees[0].Children) != 1 || len(trees[0].Children[0].Children) != 1 || trees[0].Children[0].Children[0].ID != g.ID() {
 		t.Errorf("tree: %+v", trees)
+	}
+	// The root recorded where the grandchild is: no lookup walks.
+	if _, err := os.Stat(filepath.Join(p.Root, ".brood", "records", g.ID()+".where.json")); err != nil {
+		t.Errorf("the root's record of where the grandchild is: %v", err)
+	}
+
+	// Pruning what is older than an hour, with the lead made two hours
+	// old: the young grandchild stays, and so does the lead it is nested
+	// in; then everything goes.
+	recs := taskdir.Open(p.Root).Records()
+	var own dispatch.Owner
+	if err := recs.ReadOwner(lead.ID(), &own); err != nil {
+		t.Fatal(err)
+	}
+	own.Created = own.Created.Add(-2 * time.Hour)
+	if err := recs.WriteOwner(lead.ID(), &own); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := p.Brood("tasks", "prune", "--older-than", "1h", "--json"); code != 0 || !strings.Contains(out, `"pruned": []`) || !g.Exists() {
+		t.Errorf("prune --older-than 1h: code %d, grandchild there %v\n%s\n%s", code, g.Exists(), out, errOut)
+	}
+	if code, out, errOut := p.Brood("tasks", "prune", "--older-than", "0s", "--json"); code != 0 || !strings.Contains(out, g.ID()) || !strings.Contains(out, lead.ID()) || lead.Exists() {
+		t.Errorf("prune --older-than 0s: code %d, lead there %v\n%s\n%s", code, lead.Exists(), out, errOut)
 	}
 }

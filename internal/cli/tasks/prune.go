@@ -59,8 +59,18 @@ func pruneRun(opts *PruneOptions) error {
 	pruned := []string{}
 	var removed []string
 	var kept []keptCopy
+	// A task nested in another's directory (a subagent's own child) is
+	// listed before it (its id is newer): one that stays keeps every
+	// task it is nested in.
+	held := map[string]bool{}
+	hold := func(t *dispatch.Task) {
+		for p := t.Files().Parent(); p != nil; p = p.Parent() {
+			held[p.Path()] = true
+		}
+	}
 	for _, t := range tasks {
-		if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued {
+		if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued || held[t.Files().Path()] {
+			hold(t)
 			continue
 		}
 		// Leftover copies of finished tasks go, whatever their age, unless
@@ -71,11 +81,13 @@ func pruneRun(opts *PruneOptions) error {
 		}
 		removed, kept = append(removed, r...), append(kept, k...)
 		if len(k) > 0 || time.Since(t.Created) < older {
+			hold(t)
 			continue // a kept copy's patch lives in the task's records
 		}
 		// Never pull a task from under a process that owns it.
 		unlock, err := dispatch.LockDir(t.Files())
 		if err != nil {
+			hold(t)
 			continue
 		}
 		err = t.Files().Remove()
