@@ -170,6 +170,9 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 	case len(o.Partial) > 0:
 		return fmt.Sprintf("%s copy: the changes were NOT applied, and the landing failed partway: %s. The child's copy is kept at %s and its patch at %s.",
 			mode, textline.Line(o.Conflict, 600), o.KeptAt, o.Patch)
+	case strings.Contains(o.Conflict, " failed partway "):
+		return fmt.Sprintf("%s copy: the changes were NOT applied: %s. The child's copy is kept at %s and its patch at %s.",
+			mode, textline.Line(o.Conflict, 600), o.KeptAt, o.Patch)
 	case o.Conflict != "":
 		return fmt.Sprintf("%s copy: the changes were NOT applied (conflict: %s). The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
 			mode, textline.Line(o.Conflict, 120), o.KeptAt, o.Patch)
