@@ -49,6 +49,12 @@ func savePreimages(top string, entries []rawEntry) (*preimages, error) {
 
 func (p *preimages) save(rel string) (preimage, error) {
 	pi := preimage{rel: rel}
+	if beyondLink(p.top, rel) {
+		// git writes nothing beyond a link (it refuses the patch), and
+		// nothing is put back through one.
+		pi.kind = 'o'
+		return pi, nil
+	}
 	abs := filepath.Join(p.top, filepath.FromSlash(rel))
 	fi, err := os.Lstat(abs)
 	switch {
@@ -69,6 +75,22 @@ func (p *preimages) save(rel string) (preimage, error) {
 	pi.kind, pi.mode = 'f', fi.Mode().Perm()
 	pi.data, err = readRegular(abs)
 	return pi, err
+}
+
+// beyondLink reports whether one of rel's directories under top is a
+// symbolic link.
+func beyondLink(top, rel string) bool {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(strings.Join(parts[:i], "/"))))
+		if err != nil {
+			return false
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // firstMissing is the first directory of rel's (repository-relative) that
