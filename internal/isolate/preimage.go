@@ -165,7 +165,11 @@ func (p *preimages) restore() (int, []string) {
 func (p *preimages) put(pi preimage) error {
 	abs := filepath.Join(p.top, filepath.FromSlash(pi.rel))
 	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
-		return fmt.Errorf("it is a directory now")
+		// A file the patch turned into a directory: empty by now (its
+		// files were put back first, last first), or not the landing's.
+		if err := os.Remove(abs); err != nil {
+			return fmt.Errorf("it is a directory now")
+		}
 	}
 	switch pi.kind {
 	case '-':
