@@ -45,7 +45,8 @@ func (d *Dispatcher) settleLinks(j *job, res *dispatch.Result, v *dispatch.Verdi
 		named = append(named, "NOT removed (remove them yourself): "+strings.Join(failed, "; "))
 	}
 	why := "symbolic link(s) the subagent left pointing outside the tree, " + strings.Join(named, "; ")
-	lines = append(lines, why+" — what they point to was never part of the change, and your next make or tool would follow them there")
+	lines = append(lines, why+" — what they point to was never part of the change, and your next make or tool would follow them there"+
+		" (`git checkout -- PATH` brings back a committed file a link replaced)")
 	if res.Status == dispatch.StatusDone {
 		res.Status, res.ResumeHandle = dispatch.StatusRejected, j.env.TaskID
 		res.Error = fmt.Sprintf("rejected by its parent: it left %d symbolic link(s) pointing outside the tree (%s)", len(links), linkList(links))
