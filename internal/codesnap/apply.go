@@ -37,6 +37,12 @@ func (a *Applied) Message() string {
 
 func (a *Applied) message(moved string) string {
 	switch {
+	case len(a.Links) > 0:
+		return fmt.Sprintf("the worker's patch makes symbolic link(s) pointing outside your tree, and what they point to was never part of the change; nothing was applied; it is saved at %s: %s",
+			a.Patch, firstLines(a.Conflict, 3))
+	case len(a.Partial) > 0:
+		return fmt.Sprintf("the worker's patch failed partway into your tree%s and could NOT all be put back; it is saved at %s: %s",
+			moved, a.Patch, firstLines(a.Conflict, 3))
 	case a.Conflict != "":
 		return fmt.Sprintf("the worker's patch does not apply to your tree%s; nothing was applied; it is saved at %s (git apply --3way %s to merge by hand): %s",
 			moved, a.Patch, a.Patch, firstLines(a.Conflict, 3))

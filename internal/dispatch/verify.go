@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -24,7 +25,10 @@ import (
 // modification time, up to a bound. Comparing two states says which files
 // changed in between, at a cost that follows the dirty set, not the tree.
 type TreeState struct {
-	Git   bool
+	Git bool
+	// Root is the directory Files are relative to: the repository's top
+	// level, or the walked root outside one.
+	Root  string            `json:",omitempty"`
 	Files map[string]string // path relative to the root -> fingerprint
 	// Partial is set when the non-git walk hit its bound.
 	Partial bool
@@ -69,7 +73,7 @@ func gitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) 
 // gitState reads porcelain output; its paths are relative to the
 // repository's top level, and so are the state's.
 func gitState(root string, porcelain []byte) *TreeState {
-	st := &TreeState{Git: true, Files: map[string]string{}}
+	st := &TreeState{Git: true, Root: root, Files: map[string]string{}}
 	for _, rec := range bytes.Split(porcelain, []byte{0}) {
 		if len(rec) < 4 {
 			continue
@@ -80,8 +84,25 @@ func gitState(root string, porcelain []byte) *TreeState {
 	return st
 }
 
+// hashFile fingerprints the entry at path as itself: a symbolic link by
+// its target (so a link retargeted is a change, and no link is followed
+// out of the tree, nor into a FIFO or a device the parent would block
+// on), a regular file by its content, anything else by its type.
 func hashFile(path string) string {
-	f, err := os.Open(path)
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return "absent"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := os.Readlink(path)
+		if err != nil {
+			return "unreadable"
+		}
+		return "link:" + t
+	case !fi.Mode().IsRegular():
+		return "type:" + fi.Mode().Type().String()
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "absent"
 	}
@@ -94,7 +115,7 @@ func hashFile(path string) string {
 }
 
 func walkState(root string) (*TreeState, error) {
-	st := &TreeState{Files: map[string]string{}}
+	st := &TreeState{Root: root, Files: map[string]string{}}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -153,6 +174,8 @@ type Expect struct {
 	Changed []string
 	// Observed is true when Changed is meaningful.
 	Observed bool
+	// Root is the directory Changed is relative to (TreeState.Root).
+	Root string
 }
 
 // Verify checks a result.json before its summary is accepted, and returns

@@ -66,6 +66,9 @@ type ConfigReport struct {
 	Refused []string // left out of the patch
 	Patch   string   // where the refused changes are kept
 	Applied []string // applied, because the workspace allows them
+	// Links are the links pointing outside the tree that kept the whole
+	// patch out (Outcome.Links).
+	Links []Link
 }
 
 // Config reports what the last Finish did with configuration changes.

@@ -93,15 +93,42 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 		return "", err
 	}
 	defer unlock()
-	// Plain `git apply` checks every hunk before it writes anything and
-	// never reads or writes the index; without --3way nothing is staged.
-	_, err = w.repo.gitIn(ctx, w.repo.top, nil, patch, "apply", "--whitespace=nowarn")
-	var ge *GitError
-	switch {
-	case err == nil:
+	// A link that leads out of the tree lands nothing but the way there:
+	// the whole patch is refused and kept, as a conflicting one is.
+	links, err := w.patchLinks(ctx, entries)
+	if err != nil {
+		return "", err
+	}
+	if len(links) > 0 {
+		out.Links, w.config.Links = links, links
+		return linksRefused(links), nil
+	}
+	pre, err := savePreimages(w.repo.top, entries)
+	if err != nil {
+		return "", err
+	}
+	return w.applyWhole(ctx, base, patch, entries, out, theirs, pre)
+}
+
+// applyWhole applies patch to the work tree, or merges it file by file
+// when git apply refuses it, and puts every file back as it was (pre) when
+// either fails after writing some: git apply checks every hunk before it
+// writes, but a write can still fail (a directory the user turned into a
+// file, a full disk, a permission), and the merge writes file by file.
+func (w *Workspace) applyWhole(ctx context.Context, base string, patch []byte, entries []rawEntry, out *Outcome,
+	theirs func([]rawEntry) (func(string) string, func(), error), pre *preimages) (string, error) {
+	// Plain `git apply` never reads or writes the index; without --3way
+	// nothing is staged.
+	_, err := w.repo.gitIn(ctx, w.repo.top, nil, patch, "apply", "--whitespace=nowarn")
+	if err == nil {
 		out.Applied = true
 		return "", nil
-	case !errors.As(err, &ge) || ctx.Err() != nil:
+	}
+	if why, wrote := w.rollBack(pre, out, "git apply", err); wrote {
+		return why, nil
+	}
+	var ge *GitError
+	if !errors.As(err, &ge) || ctx.Err() != nil {
 		return "", err
 	}
 	file, cleanup, err := theirs(entries)
@@ -111,6 +138,9 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 	defer cleanup()
 	merged, err := w.mergeClean(ctx, base, entries, file)
 	if err != nil {
+		if why, wrote := w.rollBack(pre, out, "the three-way merge", err); wrote {
+			return why, nil
+		}
 		return "", err
 	}
 	if merged {
@@ -118,6 +148,28 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 		return "", nil
 	}
 	return strings.TrimSpace(ge.Stderr), nil
+}
+
+// rollBack puts back what a failed landing step (what) wrote, and says so:
+// wrote is false when it had written nothing (the tree is as it was).
+// Paths it cannot put back are named in out.Partial, their earlier
+// versions kept in out.Preimages.
+func (w *Workspace) rollBack(pre *preimages, out *Outcome, what string, err error) (string, bool) {
+	n, failed := pre.restore()
+	if n == 0 && len(failed) == 0 {
+		return "", false
+	}
+	why := err.Error()
+	var ge *GitError
+	if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) != "" {
+		why = strings.TrimSpace(ge.Stderr)
+	}
+	if len(failed) == 0 {
+		return fmt.Sprintf("%s failed partway (%s); the %d file(s) it had written were put back as they were, so nothing in the tree changed", what, why, n), true
+	}
+	out.Partial, out.Preimages = failed, pre.keep(w.state, failed)
+	return fmt.Sprintf("%s failed partway (%s); %d file(s) were put back, but these could NOT be and are left as the landing wrote them: %s (their earlier versions are in %s)",
+		what, why, n, strings.Join(failed, "; "), out.Preimages), true
 }
 
 // overlayPatch diffs the snapshot against the snapshot-plus-upper-layer,
@@ -279,7 +331,7 @@ func splitRawPatch(b []byte) (patch []byte, files []rawEntry) {
 			}
 			e := rawEntry{path: string(rest[:end])}
 			if len(fields) == 5 && fields[4] != "" {
-				e.status, e.newMode = fields[4][0], fields[1]
+				e.status, e.newMode, e.newBlob = fields[4][0], fields[1], fields[3]
 			}
 			files = append(files, e)
 			b = rest[min(end+1, len(rest)):]

@@ -236,6 +236,15 @@ type Outcome struct {
 	// ConfigRefused are configuration paths the child changed that were
 	// left out of the patch (Options.AllowConfig unset); ConfigPatch holds
 	// those changes. ConfigApplied are the ones applied because allowed.
+	// Links are the symbolic links the patch makes whose targets leave
+	// the tree (Link): the patch was refused whole for them (Conflict says
+	// so) and kept.
+	Links []Link `json:"links,omitempty"`
+	// Partial are the paths a landing that failed partway could not put
+	// back as they were (path: why), left as it wrote them; Preimages
+	// holds their earlier versions. Empty whenever the tree is as before.
+	Partial       []string `json:"partial,omitempty"`
+	Preimages     string   `json:"preimages,omitempty"`
 	ConfigRefused []string `json:"config_refused,omitempty"`
 	ConfigPatch   string   `json:"config_patch,omitempty"`
 	ConfigApplied []string `json:"config_applied,omitempty"`

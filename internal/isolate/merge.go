@@ -18,6 +18,7 @@ type rawEntry struct {
 	path    string
 	status  byte // 'M', 'A', 'D', 'T'
 	newMode string
+	newBlob string // the new version's object id (zeros for a deletion)
 }
 
 // mergeClean is the second chance after `git apply` refused the patch:
@@ -85,9 +86,19 @@ func (w *Workspace) mergeClean(ctx context.Context, base string, entries []rawEn
 
 // catBlobs reads the snapshot's version of each entry with one git call.
 func (w *Workspace) catBlobs(ctx context.Context, tree string, entries []rawEntry) ([][]byte, error) {
+	specs := make([]string, len(entries))
+	for i, e := range entries {
+		specs[i] = tree + ":" + e.path
+	}
+	return w.catSpecs(ctx, specs)
+}
+
+// catSpecs reads the blob each object name (an id, or TREE:PATH) names,
+// with one git call.
+func (w *Workspace) catSpecs(ctx context.Context, specs []string) ([][]byte, error) {
 	var in bytes.Buffer
-	for _, e := range entries {
-		fmt.Fprintf(&in, "%s:%s\n", tree, e.path)
+	for _, s := range specs {
+		in.WriteString(s + "\n")
 	}
 	outs, err := gitx.Cmd{Dir: w.repo.top, Stdin: &in}.Run(ctx, "cat-file", "--batch")
 	out := []byte(outs)
@@ -95,8 +106,8 @@ func (w *Workspace) catBlobs(ctx context.Context, tree string, entries []rawEntr
 		return nil, fmt.Errorf("isolate: git cat-file: %w", err)
 	}
 	r := bufio.NewReader(bytes.NewReader(out))
-	blobs := make([][]byte, len(entries))
-	for i := range entries {
+	blobs := make([][]byte, len(specs))
+	for i := range specs {
 		header, err := r.ReadString('\n')
 		if err != nil {
 			return nil, fmt.Errorf("isolate: git cat-file: %w", err)

@@ -203,6 +203,9 @@ func (a *attempt) Land(ctx context.Context) {
 		a.v.Patch = a.patch // a later reading of the task says not-applied
 	}
 	res.Config = s.cfg.settle(s.ws)
+	if s.ws == nil && a.want.Observed && !j.env.ReadOnly {
+		res.Config = append(res.Config, d.settleLinks(j, res, &a.v, a.want)...)
+	}
 	a.v.Config = res.Config
 	if a.want.Observed || s.ws != nil {
 		// The parent's own account of what changed (its walks, or the

@@ -321,6 +321,9 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 			lines = append(lines, fmt.Sprintf("configuration changes NOT applied: %s — %s. The refused changes are in %s: review them and `git apply` them yourself if you want them",
 				strings.Join(rep.Refused, ", "), why, rep.Patch))
 		}
+		if len(rep.Links) > 0 {
+			lines = append(lines, "symbolic link(s) pointing outside the tree NOT landed (the whole patch is kept, not applied; review what they point to before you apply it): "+linkList(rep.Links))
+		}
 		if len(rep.Applied) > 0 {
 			lines = append(lines, "configuration changed by the subagent (allowed by agents.allow_config_changes): "+strings.Join(rep.Applied, ", "))
 		}

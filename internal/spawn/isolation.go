@@ -164,6 +164,15 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 	switch {
 	case o.Note != "" && mode == isolate.ModeNone:
 		return o.Note
+	case len(o.Links) > 0:
+		return fmt.Sprintf("%s copy: the changes were NOT applied: the patch makes symbolic link(s) pointing outside your tree (%s), and what they point to was never part of the change. The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
+			mode, textline.Line(linkList(o.Links), 600), o.KeptAt, o.Patch)
+	case len(o.Partial) > 0:
+		return fmt.Sprintf("%s copy: the changes were NOT applied, and the landing failed partway: %s. The child's copy is kept at %s and its patch at %s.",
+			mode, textline.Line(o.Conflict, 600), o.KeptAt, o.Patch)
+	case strings.Contains(o.Conflict, " failed partway "):
+		return fmt.Sprintf("%s copy: the changes were NOT applied: %s. The child's copy is kept at %s and its patch at %s.",
+			mode, textline.Line(o.Conflict, 600), o.KeptAt, o.Patch)
 	case o.Conflict != "":
 		return fmt.Sprintf("%s copy: the changes were NOT applied (conflict: %s). The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
 			mode, textline.Line(o.Conflict, 120), o.KeptAt, o.Patch)
@@ -175,6 +184,15 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 		return fmt.Sprintf("%s copy: %d file(s) applied to your tree as one patch (not staged): %s", mode, len(o.Files), strings.Join(o.Files, ", "))
 	}
 	return fmt.Sprintf("%s copy: the changes were not applied", mode)
+}
+
+// linkList names links as "path -> target (why)", comma-separated.
+func linkList(links []isolate.Link) string {
+	names := make([]string, len(links))
+	for i, l := range links {
+		names[i] = l.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // requireSandbox refuses, under sandbox.require, a child whose class the

@@ -189,7 +189,7 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
 	if s.before != nil {
 		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
-			want.Changed, want.Observed = s.cfg.withUserBitsChanged(dispatch.Changed(s.before, after)), true
+			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(dispatch.Changed(s.before, after)), true, after.Root
 		}
 	}
 	// Read once: the verdict's hash is of the bytes judged.

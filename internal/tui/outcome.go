@@ -13,11 +13,19 @@ import (
 // child's own text comes after it, defanged, so it cannot forge this one.
 var subagentStatus = regexp.MustCompile(`^<subagent-result [^>\n]*\bstatus="([a-z]+)"`)
 
+// subagentNotApplied is the wrapper of a call done on its copy whose
+// change did not land in the tree (a conflict, a landing that failed, a
+// link out of the tree): not-applied, as brood subagent says it, never ✓.
+var subagentNotApplied = regexp.MustCompile(`^<subagent-result [^>\n]*\bstatus="done" patch="not-applied"`)
+
 // toolOutcome reads how a subagent call ended from its result: its
 // status, or "background" for a launch that returns at once; "" for other
 // tools.
 func toolOutcome(text string) string {
 	text = strings.TrimSpace(text)
+	if subagentNotApplied.MatchString(text) {
+		return "not-applied"
+	}
 	if m := subagentStatus.FindStringSubmatch(text); m != nil {
 		return m[1]
 	}

@@ -218,5 +218,6 @@ func keepNamed(ap *codesnap.Applied, dir, key string) bool {
 	}
 	move(&ap.Patch, id+".patch")
 	move(&ap.ConfigPatch, id+heldSuffix)
+	move(&ap.Preimages, id+".before-landing")
 	return moved
 }
