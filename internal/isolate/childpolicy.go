@@ -94,7 +94,8 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 // writable, is read through its rule: the cost does not grow with the
 // number of tasks).
 func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
-	hidden := base.Hidden()
+	// Other projects' records (otherProjects).
+	hidden := append(base.Hidden(), otherProjects(env.ProjectRoot)...)
 	keep := childKeep(env, dir, writable)
 	var records []string
 	if env.ProjectRoot != "" {

@@ -1,0 +1,59 @@
+package isolate
+
+import (
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// No child of one project reads another project's records: its root's
+// transcripts (.brood/sessions: whatever that unconfined root read,
+// credential files included), owner records, its tasks (their
+// subagents' transcripts), workflow runs and spilled outputs. brood
+// knows the projects it has run in (taskdir.Known: the user's list,
+// outside any project) and every child's hidden list holds each of
+// their state directories whole: one path per project, whose Landlock
+// cost is one rule per entry of that project's top directory (the
+// directories on the way are listed once for all). The user's brood
+// state directory is hidden too: the list itself, the state directories
+// of projects brood cannot write (taskdir.Fallback) and the TUI's
+// prompt history. A project brood never ran in is not on the list, and
+// its records (if another tool made a .brood there) are not hidden.
+
+// otherProjects are the paths of other projects' records no child of the
+// project at project (its real path) reads: the known projects' state
+// directories but its own (and any that holds it: the split around what
+// the child keeps is childHidden's), and the user's brood state
+// directory.
+func otherProjects(project string) []string {
+	own := ""
+	if project != "" {
+		own = Resolved(taskdir.Open(project).StateDir())
+	}
+	var out []string
+	if base := taskdir.StateBase(); base != "" {
+		out = append(out, realPath(base))
+	}
+	for _, k := range taskdir.Known() {
+		if k == own || (own != "" && within(k, own)) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// nestedProjects are the known projects' state directories beneath the
+// tree at root (but its own project's, tasks' parent): a writer of that
+// tree has a rule on it that grants reading beneath, so its mount
+// namespace covers them (CoveringRootRecords).
+func nestedProjects(root, tasks string) []string {
+	own := filepath.Dir(tasks)
+	var out []string
+	for _, k := range taskdir.Known() {
+		if k != own && k != root && within(root, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
