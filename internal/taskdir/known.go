@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -79,9 +78,11 @@ func readKnown(file string) []string {
 		return nil
 	}
 	var out []string
+	seen := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		if l := filepath.Clean(strings.TrimSpace(sc.Text())); filepath.IsAbs(l) && l != "/" && !slices.Contains(out, l) {
+		if l := filepath.Clean(strings.TrimSpace(sc.Text())); filepath.IsAbs(l) && l != "/" && !seen[l] {
+			seen[l] = true
 			out = append(out, l)
 		}
 	}
