@@ -34,14 +34,25 @@ func otherProjects(project string) []string {
 	if base := taskdir.StateBase(); base != "" {
 		out = append(out, realPath(base))
 	}
+	size := 0
 	for _, k := range taskdir.Known() {
 		if k == own || (own != "" && within(k, own)) {
 			continue
+		}
+		if size += len(k) + 3; size > maxKnownBytes {
+			break
 		}
 		out = append(out, k)
 	}
 	return out
 }
+
+// maxKnownBytes bounds what the known projects add to a child's hidden
+// list (most recent first): the list reaches a child started in a user
+// namespace in one environment entry (sandbox.HiddenEnv), which the
+// kernel refuses past 128 KiB ("argument list too long": no child
+// would start).
+const maxKnownBytes = 64 << 10
 
 // nestedProjects are the known projects' state directories beneath the
 // tree at root (but its own project's, tasks' parent): a writer of that

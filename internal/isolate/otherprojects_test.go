@@ -1,12 +1,14 @@
 package isolate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -64,5 +66,39 @@ func TestOtherProjectsHidden(t *testing.T) {
 				t.Errorf("the view covers %q, not the nested project's %s", v.Covered, filepath.Join(nested, ".brood"))
 			}
 		})
+	}
+}
+
+// TestKnownProjectsFitOneEntry: however long the known projects' list
+// (written by hand here: Remember keeps at most taskdir.MaxKnown), what
+// it adds to a child's hidden list fits the one environment entry that
+// carries the list to a child started in a user namespace (the kernel
+// refuses one past 128 KiB: no child would start).
+func TestKnownProjectsFitOneEntry(t *testing.T) {
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	var list []byte
+	for i := range 3000 {
+		list = fmt.Appendf(list, "%s/src/a-rather-long-directory-name-for-a-project-%04d/.brood\n", home, i)
+	}
+	if err := os.MkdirAll(filepath.Dir(taskdir.KnownFile()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(taskdir.KnownFile(), list, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := Resolved(t.TempDir())
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{ReadOnly: true, ProjectRoot: root, Workspace: root, Depth: 1, MaxDepth: 1}
+	p, _ := ChildPolicy(env, own.Path(), NewPolicyBase(nil))
+	if n := len(sandbox.HiddenEnv(p)); n >= 128<<10 {
+		t.Errorf("the hidden list's environment entry is %d bytes: past the kernel's 128 KiB", n)
+	}
+	if !slices.Contains(p.Hidden, filepath.Join(home, "src", "a-rather-long-directory-name-for-a-project-0000", ".brood")) {
+		t.Errorf("the most recent known project is not hidden")
 	}
 }
