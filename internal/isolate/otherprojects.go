@@ -12,9 +12,10 @@ import (
 // subagents' transcripts), workflow runs and spilled outputs. brood
 // knows the projects it has run in (taskdir.Known: the user's list,
 // outside any project) and every child's hidden list holds each of
-// their state directories whole: one path per project, whose Landlock
-// cost is one rule per entry of that project's top directory (the
-// directories on the way are listed once for all). The user's brood
+// their state directories whole (the maxHiddenKnown most recent): one
+// path per project, whose Landlock cost is one rule per entry of that
+// project's top directory (the directories on the way are listed once
+// for all). The user's brood
 // state directory is hidden too: the list itself, the state directories
 // of projects brood cannot write (taskdir.Fallback) and the TUI's
 // prompt history. A project brood never ran in is not on the list, and
@@ -34,18 +35,26 @@ func otherProjects(project string) []string {
 	if base := taskdir.StateBase(); base != "" {
 		out = append(out, realPath(base))
 	}
-	size := 0
+	size, n := 0, 0
 	for _, k := range taskdir.Known() {
 		if k == own || (own != "" && within(k, own)) {
 			continue
 		}
-		if size += len(k) + 3; size > maxKnownBytes {
+		if size += len(k) + 3; size > maxKnownBytes || n >= maxHiddenKnown {
 			break
 		}
 		out = append(out, k)
+		n++
 	}
 	return out
 }
+
+// maxHiddenKnown bounds the known projects a child's hidden list holds,
+// most recent first: each costs a Landlock rule per entry of its top
+// directory at every spawn (docs/performance.md: some 0.25 ms a project
+// on a loaded machine, 1.3 s a spawn at 1,000). Older ones are not
+// hidden until brood runs there again.
+const maxHiddenKnown = 128
 
 // maxKnownBytes bounds what the known projects add to a child's hidden
 // list (most recent first): the list reaches a child started in a user
