@@ -20,7 +20,7 @@ func TestOtherProjectsRecordsUnreadable(t *testing.T) {
 	needLandlock(t)
 	for _, c := range childClasses {
 		t.Run(c.name, func(t *testing.T) {
-			p := newProject(t, map[string]string{"README.md": "# r\n"})
+			p := newProject(t, map[string]string{"README.md": "# r\n", ".gitignore": "vendor/\n"})
 			writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
 				"---\nname: iso\ndescription: isolated writer\ntools: Bash\nisolation: worktree\n---\nWrite.\n")
 			other := filepath.Join(p.home, "src", "other")
@@ -30,6 +30,12 @@ func TestOtherProjectsRecordsUnreadable(t *testing.T) {
 			if data, err := os.ReadFile(known); err != nil || !strings.Contains(string(data), filepath.Join(other, ".brood")) {
 				t.Fatalf("brood run in %s did not put it on %s (%v):\n%s", other, known, err, data)
 			}
+			// A known project nested in this one's tree, whose rule on
+			// the tree would read it for a writer.
+			inner := filepath.Join(p.root, "vendor", "inner")
+			writeFile(t, filepath.Join(inner, "README.md"), "inner\n")
+			p.broodIn(t, inner)
+			writeFile(t, filepath.Join(inner, ".brood", "sessions", "y.jsonl"), "INNER-SESSION-SECRET-7\n")
 			ob := filepath.Join(other, ".brood")
 			writeFile(t, filepath.Join(ob, "sessions", "x.jsonl"), "{\"text\":\"OTHER-SESSION-SECRET-1\"}\n")
 			writeFile(t, filepath.Join(ob, "records", "01OTHER.json"), "OTHER-RECORD-SECRET-2\n")
@@ -45,7 +51,7 @@ func TestOtherProjectsRecordsUnreadable(t *testing.T) {
     - say: "root done"
   `+c.agent+`:
     - tools:
-        - Bash: {command: "cat '`+ob+`'/sessions/* '`+ob+`'/records/* '`+ob+`'/dispatch/*/* '`+b+`'/workflows/*/* '`+b+`'/outputs/* 2>/dev/null | grep -o 'SECRET-[0-9]*' | sort -u | tr '\\n' ' '; cat '`+other+`'/README.md; test -r \"$TMPDIR/../envelope.json\" && echo OWN-READ; echo /x >> '`+known+`' 2>/dev/null && echo REGISTERED; echo probed"}
+        - Bash: {command: "cat '`+ob+`'/sessions/* '`+inner+`'/.brood/sessions/* '`+ob+`'/records/* '`+ob+`'/dispatch/*/* '`+b+`'/workflows/*/* '`+b+`'/outputs/* 2>/dev/null | grep -o 'SECRET-[0-9]*' | sort -u | tr '\\n' ' '; cat '`+other+`'/README.md; test -r \"$TMPDIR/../envelope.json\" && echo OWN-READ; echo /x >> '`+known+`' 2>/dev/null && echo REGISTERED; echo probed"}
     - say: "PROBE {{result 0}}"
 `)
 			code, out, errs := p.brood(t.Context(), c.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
