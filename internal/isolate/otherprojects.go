@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"os"
 	"path/filepath"
 
 	"github.com/broodhq/brood/internal/taskdir"
@@ -40,6 +41,9 @@ func otherProjects(project string) []string {
 		if k == own || (own != "" && within(k, own)) {
 			continue
 		}
+		if _, err := os.Lstat(k); err != nil {
+			continue // gone: no count against the bound
+		}
 		if size += len(k) + 3; size > maxKnownBytes || n >= maxHiddenKnown {
 			break
 		}
@@ -64,12 +68,18 @@ const maxHiddenKnown = 128
 const maxKnownBytes = 64 << 10
 
 // nestedProjects are the known projects' state directories beneath the
-// tree at root (but its own project's, tasks' parent): a writer of that
-// tree has a rule on it that grants reading beneath, so its mount
-// namespace covers them (CoveringRootRecords).
+// tree at root (but its own project's, tasks' parent), and the user's
+// brood state directory where the tree holds it (a project at the
+// home): a writer of that tree has a rule on it that grants reading and
+// writing beneath, so its mount namespace covers them
+// (CoveringRootRecords).
 func nestedProjects(root, tasks string) []string {
 	own := filepath.Dir(tasks)
 	var out []string
+	if base := taskdir.StateBase(); base != "" && within(root, realPath(base)) && realPath(base) != root {
+		// The list itself, in a tree that holds the home.
+		out = append(out, realPath(base))
+	}
 	for _, k := range taskdir.Known() {
 		if k != own && k != root && within(root, k) {
 			out = append(out, k)

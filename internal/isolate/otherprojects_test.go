@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/broodhq/brood/internal/dispatch"
@@ -78,9 +79,15 @@ func TestKnownProjectsFitOneEntry(t *testing.T) {
 	home := Resolved(t.TempDir())
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_STATE_HOME", "")
+	// Long paths (existing: a gone one is not hidden), more than fit.
+	long := filepath.Join(home, strings.Repeat("a", 250), strings.Repeat("b", 250), strings.Repeat("c", 250), strings.Repeat("d", 250))
 	var list []byte
-	for i := range 3000 {
-		list = fmt.Appendf(list, "%s/src/a-rather-long-directory-name-for-a-project-%04d/.brood\n", home, i)
+	for i := range 200 {
+		d := filepath.Join(long, fmt.Sprintf("p%04d", i), ".brood")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		list = fmt.Appendf(list, "%s\n", d)
 	}
 	if err := os.MkdirAll(filepath.Dir(taskdir.KnownFile()), 0o700); err != nil {
 		t.Fatal(err)
@@ -98,7 +105,28 @@ func TestKnownProjectsFitOneEntry(t *testing.T) {
 	if n := len(sandbox.HiddenEnv(p)); n >= 128<<10 {
 		t.Errorf("the hidden list's environment entry is %d bytes: past the kernel's 128 KiB", n)
 	}
-	if !slices.Contains(p.Hidden, filepath.Join(home, "src", "a-rather-long-directory-name-for-a-project-0000", ".brood")) {
+	if !slices.Contains(p.Hidden, filepath.Join(long, "p0000", ".brood")) {
 		t.Errorf("the most recent known project is not hidden")
+	}
+}
+
+// TestHomeProjectCoversKnownList: an in-place writer of a project at the
+// home writes the home, the known projects' list with it, unless its
+// mount namespace covers the user's brood state directory.
+func TestHomeProjectCoversKnownList(t *testing.T) {
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	if err := taskdir.Open(home).EnsureWritable(); err != nil {
+		t.Fatal(err)
+	}
+	own := taskdir.Open(home).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{ProjectRoot: home, Workspace: home, Depth: 1, MaxDepth: 1}
+	v := InPlaceViewFor(env, own.Path(), false, nil)
+	if want := filepath.Join(home, ".local", "state", "brood"); !slices.Contains(v.Covered, want) {
+		t.Errorf("the view covers %q, not %s", v.Covered, want)
 	}
 }
