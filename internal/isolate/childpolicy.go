@@ -93,7 +93,8 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 // children's, nested in it (taskdir.Tasks). The cost does not grow with
 // the number of tasks.
 func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
-	hidden := base.Hidden()
+	// Other projects' records (otherProjects).
+	hidden := append(base.Hidden(), otherProjects(env.ProjectRoot)...)
 	keep := childKeep(env, dir, writable)
 	var records []string
 	if env.ProjectRoot != "" {

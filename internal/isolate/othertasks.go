@@ -51,8 +51,12 @@ func (v View) CoveringOtherTasks(root, own string, kept []string) View {
 // rootRecords are the root's own records in the project whose dispatch
 // directory is tasks (its sibling directories in .brood): sessions, the
 // root's transcripts (whatever the unconfined root read, every task's
-// result), and records (owner records, verdicts, kill records, summaries,
-// sent messages). No child reads them (review 18 X2): a delegating
+// result), records (owner records, verdicts, kill records, summaries,
+// sent messages), outputs (the root's spilled tool outputs) and
+// workflows (workflow runs: their journals hold every call's inputs and
+// result). No child reads them (review 18 X2); none needs them: a
+// workflow call's inputs reach its child in its envelope's prompt, and a
+// child spills its own outputs into its task directory. A delegating
 // child's dispatcher keeps its children's records in its own task
 // directory and finds a user's kill record of a grandchild unread (its
 // status then says killed, not by whom). Hidden for a Landlock policy
@@ -60,13 +64,14 @@ func (v View) CoveringOtherTasks(root, own string, kept []string) View {
 // where its tree's rule would read them.
 func rootRecords(tasks string) []string {
 	state := filepath.Dir(tasks)
-	return []string{filepath.Join(state, "sessions"), filepath.Join(state, "records")}
+	return []string{filepath.Join(state, "sessions"), filepath.Join(state, "records"), filepath.Join(state, "outputs"), filepath.Join(state, "workflows")}
 }
 
 // CoveringRootRecords is v with the root's records (rootRecords) beside
-// the dispatch directory tasks covered, where they are beneath root.
+// the dispatch directory tasks covered, where they are beneath root, and
+// the known projects' state directories nested in root (nestedProjects).
 func (v View) CoveringRootRecords(root, tasks string) View {
-	for _, p := range rootRecords(tasks) {
+	for _, p := range append(rootRecords(tasks), nestedProjects(root, tasks)...) {
 		if within(root, p) && p != root {
 			v.Covered = append(v.Covered, p)
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 // TestRootRecordsHidden (review 18 X2): every class's hidden list holds
-// the root's transcripts and records, a child that delegates too, and an
+// the root's transcripts and records, its workflow runs and spilled
+// outputs, a child that delegates too, and an
 // in-place writer's view covers them whole, delegating or not.
 func TestRootRecordsHidden(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
@@ -34,7 +35,8 @@ func TestRootRecordsHidden(t *testing.T) {
 			env := tc.env
 			env.ProjectRoot, env.Workspace, env.Depth = root, root, 1
 			p, _ := ChildPolicy(&env, own.Path(), NewPolicyBase(nil))
-			for _, d := range []string{proj.SessionsDir(), proj.RecordsDir()} {
+			records := []string{proj.SessionsDir(), proj.RecordsDir(), proj.OutputsDir(), proj.WorkflowsDir()}
+			for _, d := range records {
 				if !slices.Contains(p.Hidden, d) {
 					t.Errorf("Hidden (%d paths) does not hold %s", len(p.Hidden), d)
 				}
@@ -43,7 +45,7 @@ func TestRootRecordsHidden(t *testing.T) {
 				return
 			}
 			v := InPlaceViewFor(&env, own.Path(), false, nil)
-			if want := []string{proj.SessionsDir(), proj.RecordsDir()}; !slices.Equal(v.Covered, want) {
+			if want := records; !slices.Equal(v.Covered, want) {
 				t.Errorf("the view covers %q, want %q", v.Covered, want)
 			}
 		})

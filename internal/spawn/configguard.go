@@ -127,6 +127,10 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	if g.git != nil && g.git.Common() != "" {
 		g.objs = trust.SnapshotLooseObjects(g.git.Common())
 	}
+	if len(nested.GitDirs) > 0 {
+		// Nested repositories' objects are the tree's to the writer.
+		g.objs = g.objs.WithNested(g.walkRoot(), nested.GitDirs)
+	}
 	g.watchIndex(ctx)
 	g.watchStore(ctx)
 	g.watchPrograms()
@@ -286,10 +290,6 @@ func (g *configGuard) undoGit(nested []string, err error) []string {
 	// A submodule's git directory made in a .git/modules that was there.
 	added = append(added, g.git.Widen(g.git.ModuleTops())...)
 	lines := g.undoAs(g.git, "", "git configuration", gitConfigWhy, added...)
-	if r := g.objs.Replaced(); len(r) > 0 {
-		lines = append(lines, "git objects rewritten by the subagent with another content and removed: "+strings.Join(r, ", ")+
-			" — your git diff would have compared your files with the subagent's content instead of the committed one; `git fsck` names what is now missing")
-	}
 	if err != nil {
 		lines = append(lines, "git configuration of nested repositories not checked after the run ("+err.Error()+"): check every .git below the top for a config, hooks or a gitdir: line yourself")
 	}
@@ -348,6 +348,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	if g.git != nil {
 		lines = append(lines, g.undoGit(found.Git, err)...)
 	}
+	lines = append(lines, g.objectLines()...)
 	lines = append(lines, g.indexLines()...)
 	lines = append(lines, g.storeLines...)
 	lines = append(lines, g.undoPrograms()...)
@@ -443,4 +444,19 @@ func (d *Dispatcher) trusts(path string) bool {
 		return d.cfg.TrustProject(path)
 	}
 	return d.cfg.Grant.Trusts(d.cfg.ProjectRoot, path)
+}
+
+// objectLines say which loose objects, the repository's or a nested
+// one's, the child wrote again with another content (they are removed),
+// and which nested repositories' objects were not checked.
+func (g *configGuard) objectLines() []string {
+	var lines []string
+	if r := g.objs.Replaced(); len(r) > 0 {
+		lines = append(lines, "git objects rewritten by the subagent with another content and removed: "+strings.Join(r, ", ")+
+			" — your git diff would have compared your files with the subagent's content instead of the committed one; `git fsck` names what is now missing")
+	}
+	if u := g.objs.Unchecked(); len(u) > 0 {
+		lines = append(lines, "git objects of nested repositories not checked after the run (more than the guard records): "+strings.Join(u, ", ")+" — run `git fsck` in each")
+	}
+	return lines
 }

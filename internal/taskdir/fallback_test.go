@@ -3,6 +3,7 @@ package taskdir
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,8 +105,13 @@ func TestWritableProjectKeepsBrood(t *testing.T) {
 	if p.Elsewhere() || p.StateDir() != filepath.Join(root, StateDirName) || p.Notice() != "" {
 		t.Fatalf("state dir %s", p.StateDir())
 	}
-	if ents, _ := os.ReadDir(state); len(ents) != 0 {
-		t.Errorf("state dir touched: %v", ents)
+	// Only the known projects' list is there (Remember), no fallback.
+	if _, err := os.Lstat(filepath.Join(state, "brood", "projects")); err == nil {
+		t.Errorf("a fallback state directory was made in %s", state)
+	}
+	real, _ := filepath.EvalSymlinks(root)
+	if known := readKnown(KnownFile()); !slices.Equal(known, []string{filepath.Join(real, StateDirName)}) {
+		t.Errorf("known projects %q, want the project's .brood", known)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(root, StateDirName)); len(ents) != 1 {
 		t.Errorf(".brood holds %v (the probe left behind?)", ents)

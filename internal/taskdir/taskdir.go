@@ -176,8 +176,17 @@ func (p Project) Ensure() error { return p.ensure(false) }
 // EnsureWritable is Ensure that also proves .brood/ writable with a probe
 // file (not mode bits: root passes every mode check, not a read-only
 // mount). The root calls it once at the start of a run; a sandboxed child
-// never does (its .brood/ is read-only by design).
-func (p Project) EnsureWritable() error { return p.ensure(true) }
+// never does (its .brood/ is read-only by design). The project is then
+// on the known projects' list (Remember), so that other projects'
+// children do not read its records; a list that cannot be written is no
+// error of the run's (a sandboxed child's call fails before it).
+func (p Project) EnsureWritable() error {
+	if err := p.ensure(true); err != nil {
+		return err
+	}
+	_ = Open(p.root).Remember()
+	return nil
+}
 
 func (p Project) ensure(probe bool) error {
 	if p.Elsewhere() {

@@ -23,8 +23,13 @@ import (
 // compare the file with what the child chose. Replaced finds those.
 type LooseObjects struct {
 	dir   string // the common git dir's objects/
+	label string // how Replaced names dir: "objects/", or a nested one's path
 	since time.Time
 	names map[string][]string // fan-out directory -> its objects' names
+	// nested are the nested repositories' (WithNested); unchecked are
+	// those of them beyond maxNestedStores.
+	nested    []*LooseObjects
+	unchecked []string
 }
 
 // SnapshotLooseObjects records the loose objects under common/objects. It
@@ -32,7 +37,13 @@ type LooseObjects struct {
 func SnapshotLooseObjects(common string) *LooseObjects {
 	// A file's ctime comes from the kernel's coarse clock: a second's
 	// slack takes in every object made from here on.
-	l := &LooseObjects{dir: filepath.Join(common, "objects"), since: time.Now().Add(-time.Second), names: map[string][]string{}}
+	return snapshotLoose(filepath.Join(common, "objects"), "objects/")
+}
+
+// snapshotLoose is SnapshotLooseObjects of the object directory dir,
+// named label in what Replaced returns.
+func snapshotLoose(dir, label string) *LooseObjects {
+	l := &LooseObjects{dir: dir, label: label, since: time.Now().Add(-time.Second), names: map[string][]string{}}
 	fans, err := os.ReadDir(l.dir)
 	if err != nil {
 		return l
@@ -71,12 +82,54 @@ func (l *LooseObjects) Replaced() []string {
 				continue
 			}
 			if os.Remove(p) == nil {
-				out = append(out, "objects/"+fan+"/"+name)
+				out = append(out, l.label+fan+"/"+name)
 			}
 		}
 	}
+	for _, n := range l.nested {
+		out = append(out, n.Replaced()...)
+	}
 	slices.Sort(out)
 	return out
+}
+
+// maxNestedStores bounds the nested repositories whose loose objects
+// WithNested records (each costs the listing of its 256 fan-out
+// directories before the run and a stat of each object after it).
+const maxNestedStores = 64
+
+// WithNested is l (a new one when l is nil) with the loose objects of the
+// nested repositories recorded too: gitDirs are their .git directories,
+// slash-separated paths relative to top (trust.Nested.GitDirs). An
+// in-place writer writes those as it writes the rest of the tree, so it
+// could rewrite an object the user's git in that repository reads as
+// committed. Those beyond maxNestedStores are Unchecked.
+func (l *LooseObjects) WithNested(top string, gitDirs []string) *LooseObjects {
+	if l == nil {
+		l = &LooseObjects{names: map[string][]string{}}
+	}
+	for i, rel := range gitDirs {
+		if i >= maxNestedStores {
+			l.unchecked = append(l.unchecked, gitDirs[i:]...)
+			break
+		}
+		dir := filepath.Join(top, filepath.FromSlash(rel), "objects")
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue // none, or a link: not this repository's own store
+		}
+		l.nested = append(l.nested, snapshotLoose(dir, rel+"/objects/"))
+	}
+	return l
+}
+
+// Unchecked are the nested repositories' .git directories (relative to
+// the top) whose loose objects Replaced does not check: beyond
+// maxNestedStores.
+func (l *LooseObjects) Unchecked() []string {
+	if l == nil {
+		return nil
+	}
+	return l.unchecked
 }
 
 // maxObjectCheck bounds what objectMatches inflates (an object larger is

@@ -3,6 +3,7 @@ package trust
 import (
 	"bytes"
 	"compress/zlib"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,6 +109,37 @@ func BenchmarkLooseObjects(b *testing.B) {
 	for b.Loop() {
 		l := SnapshotLooseObjects(common)
 		l.since = time.Now().Add(time.Second) // objects made before the spawn
+		if r := l.Replaced(); len(r) > 0 {
+			b.Fatal(r)
+		}
+	}
+}
+
+// BenchmarkNestedLooseObjects: BenchmarkLooseObjects with the 10,000
+// objects in a nested repository's .git (WithNested) and an outer one
+// with none.
+func BenchmarkNestedLooseObjects(b *testing.B) {
+	top := b.TempDir()
+	objects := filepath.Join(top, "vendor", "lib", ".git", "objects")
+	for i := range 10000 {
+		d := filepath.Join(objects, string("0123456789abcdef"[i%16])+string("0123456789abcdef"[(i/16)%16]))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("%038d", i)), nil, 0o444); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(top, ".git", "objects"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		l := SnapshotLooseObjects(filepath.Join(top, ".git")).WithNested(top, []string{"vendor/lib/.git"})
+		if len(l.nested) != 1 || len(l.nested[0].names) != 256 {
+			b.Fatalf("nested stores %d", len(l.nested))
+		}
+		l.nested[0].since = time.Now().Add(time.Second) // objects made before the spawn
 		if r := l.Replaced(); len(r) > 0 {
 			b.Fatal(r)
 		}

@@ -18,6 +18,9 @@ type Nested struct {
 	// Git are the git configuration tops of nested repositories
 	// (NestedGitTops).
 	Git []string
+	// GitDirs are the nested repositories' .git directories (not a .git
+	// file: its objects are elsewhere), relative to the top.
+	GitDirs []string
 	// Config are the entries named .brood, .claude or .mcp.json (in any
 	// case) in a directory below the top: a subdirectory with a .brood or
 	// a .git is a project root to the user's next brood there, which
@@ -100,6 +103,9 @@ func (w *nestedWalk) dir(abs, rel string) error {
 		if e.Name == ".git" {
 			if rel != "" { // the top's own: GitConfigTops
 				w.found.Git = nestedTopsOf(w.found.Git, childRel, e.Dir)
+				if e.Dir {
+					w.found.GitDirs = append(w.found.GitDirs, childRel)
+				}
 			}
 			continue
 		}

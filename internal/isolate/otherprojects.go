@@ -1,0 +1,89 @@
+package isolate
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// No child of one project reads another project's records: its root's
+// transcripts (.brood/sessions: whatever that unconfined root read,
+// credential files included), owner records, its tasks (their
+// subagents' transcripts), workflow runs and spilled outputs. brood
+// knows the projects it has run in (taskdir.Known: the user's list,
+// outside any project) and every child's hidden list holds each of
+// their state directories whole (the maxHiddenKnown most recent): one
+// path per project, whose Landlock cost is one rule per entry of that
+// project's top directory (the directories on the way are listed once
+// for all). The user's brood
+// state directory is hidden too: the list itself, the state directories
+// of projects brood cannot write (taskdir.Fallback) and the TUI's
+// prompt history. A project brood never ran in is not on the list, and
+// its records (if another tool made a .brood there) are not hidden.
+
+// otherProjects are the paths of other projects' records no child of the
+// project at project (its real path) reads: the known projects' state
+// directories but its own (and any that holds it: the split around what
+// the child keeps is childHidden's), and the user's brood state
+// directory.
+func otherProjects(project string) []string {
+	own := ""
+	if project != "" {
+		own = Resolved(taskdir.Open(project).StateDir())
+	}
+	var out []string
+	if base := taskdir.StateBase(); base != "" {
+		out = append(out, realPath(base))
+	}
+	size, n := 0, 0
+	for _, k := range taskdir.Known() {
+		if k == own || (own != "" && within(k, own)) {
+			continue
+		}
+		if _, err := os.Lstat(k); err != nil {
+			continue // gone: no count against the bound
+		}
+		if size += len(k) + 3; size > maxKnownBytes || n >= maxHiddenKnown {
+			break
+		}
+		out = append(out, k)
+		n++
+	}
+	return out
+}
+
+// maxHiddenKnown bounds the known projects a child's hidden list holds,
+// most recent first: each costs a Landlock rule per entry of its top
+// directory at every spawn (docs/performance.md: some 0.25 ms a project
+// on a loaded machine, 1.3 s a spawn at 1,000). Older ones are not
+// hidden until brood runs there again.
+const maxHiddenKnown = 128
+
+// maxKnownBytes bounds what the known projects add to a child's hidden
+// list (most recent first): the list reaches a child started in a user
+// namespace in one environment entry (sandbox.HiddenEnv), which the
+// kernel refuses past 128 KiB ("argument list too long": no child
+// would start).
+const maxKnownBytes = 64 << 10
+
+// nestedProjects are the known projects' state directories beneath the
+// tree at root (but its own project's, tasks' parent), and the user's
+// brood state directory where the tree holds it (a project at the
+// home): a writer of that tree has a rule on it that grants reading and
+// writing beneath, so its mount namespace covers them
+// (CoveringRootRecords).
+func nestedProjects(root, tasks string) []string {
+	own := filepath.Dir(tasks)
+	var out []string
+	if base := taskdir.StateBase(); base != "" && within(root, realPath(base)) && realPath(base) != root {
+		// The list itself, in a tree that holds the home.
+		out = append(out, realPath(base))
+	}
+	for _, k := range taskdir.Known() {
+		if k != own && k != root && within(root, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package isolate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// BenchmarkKnownProjects times what a read-only child's confinement costs
+// the thread that starts it with 0, 100 and 1,000 other known projects
+// under the home (each a top directory of 20 entries and its .brood):
+// its policy (ChildPolicy, which reads the list) and its Landlock domain
+// (sandbox.RestrictForChild, on a thread of its own that then exits);
+// cpu-ms/op is the process's CPU time (user and system) per spawn, less
+// bent by the machine's load than the wall time.
+//
+//	go test ./internal/isolate -run '^$' -bench KnownProjects -benchtime 50x
+func BenchmarkKnownProjects(b *testing.B) {
+	if sandbox.LandlockABI() < 1 {
+		b.Skip("no Landlock")
+	}
+	for _, n := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			home := Resolved(b.TempDir())
+			b.Setenv("HOME", home)
+			b.Setenv("XDG_STATE_HOME", "")
+			for i := range n {
+				d := filepath.Join(home, "src", fmt.Sprint("p", i))
+				for j := range 20 {
+					if err := os.MkdirAll(filepath.Join(d, fmt.Sprint("e", j)), 0o755); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := taskdir.Open(d).EnsureWritable(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			root := Resolved(b.TempDir())
+			proj := taskdir.Open(root)
+			own := proj.MustTask(taskdir.NewID())
+			if err := own.Create(); err != nil {
+				b.Fatal(err)
+			}
+			env := &dispatch.Envelope{ReadOnly: true, ProjectRoot: root, Workspace: root, Depth: 1, MaxDepth: 1}
+			base := NewPolicyBase(nil)
+			var hidden, envBytes int
+			cpu0 := cpuTime()
+			for b.Loop() {
+				p, _ := ChildPolicy(env, own.Path(), base)
+				hidden, envBytes = len(p.Hidden), len(sandbox.HiddenEnv(p))
+				errc := make(chan error, 1)
+				go func() {
+					runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+					_, _, _, err := sandbox.RestrictForChild(p)
+					errc <- err
+				}()
+				if err := <-errc; err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(hidden), "hidden")
+			b.ReportMetric(float64(envBytes), "env-bytes")
+		})
+	}
+}
+
+// cpuTime is this process's user and system CPU time so far, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

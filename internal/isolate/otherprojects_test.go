@@ -1,0 +1,132 @@
+package isolate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// TestOtherProjectsHidden: every class's hidden list holds the known
+// projects' state directories whole (one path each) and the user's brood
+// state directory, never its own project's; an in-place writer's view
+// covers a known project nested in its tree, whose rule would grant it.
+func TestOtherProjectsHidden(t *testing.T) {
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	root := Resolved(t.TempDir())
+	other := filepath.Join(home, "src", "other")
+	nested := filepath.Join(root, "vendor", "lib")
+	for _, d := range []string{other, nested, root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := taskdir.Open(d).EnsureWritable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proj := taskdir.Open(root)
+	own := proj.MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  dispatch.Envelope
+	}{
+		{"read-only", dispatch.Envelope{ReadOnly: true}},
+		{"read-only that delegates", dispatch.Envelope{ReadOnly: true, AllowedDestinations: []string{"explore"}, MaxDepth: 2}},
+		{"in-place writer", dispatch.Envelope{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tc.env
+			env.ProjectRoot, env.Workspace, env.Depth = root, root, 1
+			p, _ := ChildPolicy(&env, own.Path(), NewPolicyBase(nil))
+			for _, d := range []string{filepath.Join(other, ".brood"), filepath.Join(nested, ".brood"), filepath.Join(home, ".local", "state", "brood")} {
+				if !slices.Contains(p.Hidden, d) {
+					t.Errorf("Hidden (%d paths) does not hold %s", len(p.Hidden), d)
+				}
+			}
+			for _, h := range p.Hidden {
+				if within(h, proj.StateDir()) || h == proj.StateDir() {
+					t.Errorf("Hidden holds %s, which holds the child's own project's state", h)
+				}
+			}
+			if !InPlaceWriter(&env) {
+				return
+			}
+			v := InPlaceViewFor(&env, own.Path(), false, nil)
+			if !slices.Contains(v.Covered, filepath.Join(nested, ".brood")) {
+				t.Errorf("the view covers %q, not the nested project's %s", v.Covered, filepath.Join(nested, ".brood"))
+			}
+		})
+	}
+}
+
+// TestKnownProjectsFitOneEntry: however long the known projects' list
+// (written by hand here: Remember keeps at most taskdir.MaxKnown), what
+// it adds to a child's hidden list fits the one environment entry that
+// carries the list to a child started in a user namespace (the kernel
+// refuses one past 128 KiB: no child would start).
+func TestKnownProjectsFitOneEntry(t *testing.T) {
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	// Long paths (existing: a gone one is not hidden), more than fit.
+	long := filepath.Join(home, strings.Repeat("a", 250), strings.Repeat("b", 250), strings.Repeat("c", 250), strings.Repeat("d", 250))
+	var list []byte
+	for i := range 200 {
+		d := filepath.Join(long, fmt.Sprintf("p%04d", i), ".brood")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		list = fmt.Appendf(list, "%s\n", d)
+	}
+	if err := os.MkdirAll(filepath.Dir(taskdir.KnownFile()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(taskdir.KnownFile(), list, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := Resolved(t.TempDir())
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{ReadOnly: true, ProjectRoot: root, Workspace: root, Depth: 1, MaxDepth: 1}
+	p, _ := ChildPolicy(env, own.Path(), NewPolicyBase(nil))
+	if n := len(sandbox.HiddenEnv(p)); n >= 128<<10 {
+		t.Errorf("the hidden list's environment entry is %d bytes: past the kernel's 128 KiB", n)
+	}
+	if !slices.Contains(p.Hidden, filepath.Join(long, "p0000", ".brood")) {
+		t.Errorf("the most recent known project is not hidden")
+	}
+}
+
+// TestHomeProjectCoversKnownList: an in-place writer of a project at the
+// home writes the home, the known projects' list with it, unless its
+// mount namespace covers the user's brood state directory.
+func TestHomeProjectCoversKnownList(t *testing.T) {
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	if err := taskdir.Open(home).EnsureWritable(); err != nil {
+		t.Fatal(err)
+	}
+	own := taskdir.Open(home).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{ProjectRoot: home, Workspace: home, Depth: 1, MaxDepth: 1}
+	v := InPlaceViewFor(env, own.Path(), false, nil)
+	if want := filepath.Join(home, ".local", "state", "brood"); !slices.Contains(v.Covered, want) {
+		t.Errorf("the view covers %q, not %s", v.Covered, want)
+	}
+}
