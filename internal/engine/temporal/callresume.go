@@ -41,6 +41,11 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &out); err != nil || out.Last == nil || out.Last.TaskID != taskID {
 		return x, nil, nil
 	}
+	// A result no worker this submitter trusts signed is refused here
+	// too: never landed, never continued from as done.
+	var taken bool
+	out.Result, taken = e.takeCall(ctx, wid, x.GetExecution().GetRunId(), &out, true)
+	out.refused = !taken
 	return x, &out, nil
 }
 
@@ -163,6 +168,9 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	}
 	cl := &CallLanding{TaskID: taskID, State: "unfinished",
 		Message: fmt.Sprintf("the call ended without a result (%s): nothing to land; continue it with brood tasks resume %s \"PROMPT\"", e.infoOf(x).Status, taskID)}
+	if out != nil && out.refused {
+		cl.State, cl.Message = "refused", out.Error
+	}
 	if out == nil {
 		return cl, nil
 	}

@@ -57,6 +57,11 @@ type Config struct {
 	// put once: only its reference travels in the run's and every call's
 	// input (signref.go). Nil: Code's store; neither: it travels inline.
 	Store Store
+	// Workers are the worker keys whose results this submitter takes
+	// (resultsig.go): a result no key of them signed for its call is
+	// refused, its change not applied. Nil: not checked (tests that embed
+	// a worker); brood always sets it (SubmitterWorkerTrust).
+	Workers *ResultTrust
 }
 
 // Engine is the Temporal engine as a submitter sees it.
@@ -157,7 +162,10 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err := e.await(ctx, run, &out, events); err != nil {
 		return nil, err
 	}
-	r := out.Result
+	r, ok := e.takeCall(ctx, opts.ID, run.GetRunID(), &out, true)
+	if !ok {
+		return &r, nil
+	}
 	fleetAdvice(&r)
 	if note != "" {
 		r.Text += "\n\n" + note
