@@ -68,6 +68,15 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 	if o, ok := e.foreign(fields); ok {
 		return nil, nil, "", notHere("task", s.Resume, o, "brood tasks resume "+s.Resume)
 	}
+	own, err := e.ownCall(ctx, s.Resume, x)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if own != nil {
+		// What this key signed, never the run's memo or output.
+		s.Agent = cmp.Or(s.Agent, own.Spec.Agent)
+		s.Description = cmp.Or(s.Description, own.Spec.Description)
+	}
 	if s.Agent == "" {
 		e.memo(fields, memoAgent, &s.Agent)
 	}
@@ -78,6 +87,9 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 		return nil, nil, "", nil
 	}
 	s.Agent = cmp.Or(s.Agent, out.Agent)
+	if own != nil {
+		out.Snapshot = own.Code
+	}
 	last := *out.Last
 	last.Result = Ref{}
 	switch out.Status {
@@ -165,6 +177,13 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	}
 	if o, ok := e.foreign(x.GetMemo().GetFields()); ok {
 		return nil, notHere("task", taskID, o, "brood tasks resume "+taskID)
+	}
+	own, err := e.ownCall(ctx, taskID, x)
+	if err != nil {
+		return nil, err
+	}
+	if own != nil && out != nil {
+		out.Snapshot = own.Code // the tree this key signed, never the run's output's
 	}
 	cl := &CallLanding{TaskID: taskID, State: "unfinished",
 		Message: fmt.Sprintf("the call ended without a result (%s): nothing to land; continue it with brood tasks resume %s \"PROMPT\"", e.infoOf(x).Status, taskID)}

@@ -229,7 +229,7 @@ func planAgents(p *wf.Plan) []string {
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
-		Limits: in.Limits, Code: in.Code, At: time.Now().UTC()}); err != nil {
+		Limits: in.Limits, Code: in.Code, Froms: pinsOf(in.Stopped), At: time.Now().UTC()}); err != nil {
 		return nil, nil, err
 	}
 	opts := client.StartWorkflowOptions{
@@ -385,7 +385,8 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		return out.Result, out.Journal, nil
 	}
 	var out RunOutput
-	if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err != nil || out.Result == nil {
+	read := info.GetExecution().GetRunId() // the execution this resume continues: its calls' continuations are pinned to it
+	if err := e.cfg.Client.GetWorkflow(ctx, id, read).Get(ctx, &out); err != nil || out.Result == nil {
 		return nil, nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
 	}
 	// What the execution's writers did, when its submitter was not there
@@ -403,6 +404,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
+	in.Stopped = readFroms(in.Stopped, read)
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))
