@@ -163,6 +163,9 @@ func (a *Activities) call(ctx context.Context, in CallInput) (*CallOutput, error
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	a.forgetChange(ctx, id)
+	if cp != nil {
+		defer a.holdTaking(ctx, id)() // until its change is kept (changelost.go)
+	}
 	r, err := runner.Call(cctx, spec)
 	lp.mark("child: first line to end")
 	if r != nil {

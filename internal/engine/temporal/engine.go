@@ -229,7 +229,7 @@ func planAgents(p *wf.Plan) []string {
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
-		Limits: in.Limits, Code: in.Code, Froms: pinsOf(in.Stopped), At: time.Now().UTC()}); err != nil {
+		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), At: time.Now().UTC()}); err != nil {
 		return nil, nil, err
 	}
 	opts := client.StartWorkflowOptions{

@@ -51,8 +51,9 @@ func readFroms(stopped map[string]Heartbeat, read string) map[string]Heartbeat {
 	return kept
 }
 
-// pinsOf are the pins a run's submission signs for its continuations.
-func pinsOf(stopped map[string]Heartbeat) map[string]string {
+// FromPins are the pins a run's submission signs for its continuations
+// (Submission.Froms).
+func FromPins(stopped map[string]Heartbeat) map[string]string {
 	var pins map[string]string
 	for id, hb := range stopped {
 		if p := fromPin(hb); p != "" {

@@ -45,7 +45,7 @@ func TestResumedPlanCallContinuesOnlyThePinnedExecution(t *testing.T) {
 		t.Errorf("the resume dropped the From of the execution it read")
 	}
 	plan := &wf.Plan{Name: "ro", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "review the code"}}}}}
-	signed, err := user.Sign(Submission{Kind: "plan", Workflow: run, Queue: "q", Plan: plan, Froms: pinsOf(stopped),
+	signed, err := user.Sign(Submission{Kind: "plan", Workflow: run, Queue: "q", Plan: plan, Froms: FromPins(stopped),
 		Limits: map[string]CallLimits{"": lim}, At: time.Now()})
 	if err != nil {
 		t.Fatal(err)
