@@ -40,6 +40,7 @@ func NewProject(t *testing.T, mainEnv string, files map[string]string) *Project 
 		mainEnv + "=1", "HOME=" + home, "BROOD_CHILD_EXE=" + exe, "PATH=" + os.Getenv("PATH"),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost",
 	}}
+	TrustFleetWorkers(t, home) // a fleet call's submitter takes the test workers' results
 	p.Git("init", "-q")
 	p.Git("add", "-A")
 	p.Git("commit", "-qm", "init")

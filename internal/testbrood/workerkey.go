@@ -46,3 +46,18 @@ func FleetWorkerKey(t testing.TB, home string) {
 	}
 	WorkerKey(t, home, FleetSeed)
 }
+
+// TrustFleetWorkers has the user in home take the results the fleet's
+// shared worker key (FleetSeed) signs, as a team's submitter trusts its
+// workers (brood fleet trust-worker), unless home lists worker keys already.
+func TrustFleetWorkers(t testing.TB, home string) {
+	t.Helper()
+	dir := temporal.KeyDir(home)
+	if _, err := os.Stat(filepath.Join(dir, temporal.TrustedWorkersFile)); err == nil {
+		return
+	}
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{FleetSeed}, ed25519.SeedSize))
+	if _, err := temporal.TrustWorker(dir, temporal.FormatPublicKey(key.Public().(ed25519.PublicKey), "")); err != nil {
+		t.Fatal(err)
+	}
+}

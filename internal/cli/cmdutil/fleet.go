@@ -38,6 +38,15 @@ type Fleet interface {
 	Worker(ctx context.Context, opts *WorkerOptions) error
 	// Keygen runs brood fleet keygen.
 	Keygen(opts *KeygenOptions) error
+	// TrustWorker runs brood fleet trust-worker.
+	TrustWorker(opts *TrustWorkerOptions) error
+}
+
+// TrustWorkerOptions are the arguments of `brood fleet trust-worker`.
+type TrustWorkerOptions struct {
+	Factory *Factory
+	// Keys are worker public keys, or files of them.
+	Keys []string
 }
 
 // FleetCall is one of the fleet's calls or plan runs, as brood tasks lists it.

@@ -30,6 +30,6 @@ func NewCmdFleet(f *cmdutil.Factory) *cobra.Command {
 		}
 		return cmdutil.UsageError("unknown command %q for brood fleet (brood fleet --help lists them)", args[0])
 	}
-	cmd.AddCommand(NewCmdKeygen(f, nil))
+	cmd.AddCommand(NewCmdKeygen(f, nil), NewCmdTrustWorker(f, nil))
 	return cmd
 }

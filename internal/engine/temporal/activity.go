@@ -69,8 +69,18 @@ type Activities struct {
 	claimed sync.Map
 }
 
-// Call is the agent-call activity.
+// Call is the agent-call activity. Every result it returns is signed
+// with the worker's key for this call (resultsig.go): the submitter takes
+// no other.
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
+	out, err := a.call(ctx, in)
+	if err == nil && out != nil {
+		a.Keys.signResult(callInfo(ctx, in), a.Worker, out)
+	}
+	return out, err
+}
+
+func (a *Activities) call(ctx context.Context, in CallInput) (*CallOutput, error) {
 	lp, timed := a.Times.begin(activity.GetInfo(ctx).ScheduledTime)
 	defer timed()
 	if err := a.admit(ctx, in); err != nil {
@@ -153,6 +163,9 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	a.forgetChange(ctx, id)
+	if cp != nil {
+		defer a.holdTaking(ctx, id)() // until its change is kept (changelost.go)
+	}
 	r, err := runner.Call(cctx, spec)
 	lp.mark("child: first line to end")
 	if r != nil {

@@ -41,6 +41,11 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &out); err != nil || out.Last == nil || out.Last.TaskID != taskID {
 		return x, nil, nil
 	}
+	// A result no worker this submitter trusts signed is refused here
+	// too: never landed, never continued from as done.
+	var taken bool
+	out.Result, taken = e.takeCall(ctx, wid, x.GetExecution().GetRunId(), &out, true)
+	out.refused = !taken
 	return x, &out, nil
 }
 
@@ -63,6 +68,15 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 	if o, ok := e.foreign(fields); ok {
 		return nil, nil, "", notHere("task", s.Resume, o, "brood tasks resume "+s.Resume)
 	}
+	own, err := e.ownCall(ctx, s.Resume, x)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if own != nil {
+		// What this key signed, never the run's memo or output.
+		s.Agent = cmp.Or(s.Agent, own.Spec.Agent)
+		s.Description = cmp.Or(s.Description, own.Spec.Description)
+	}
 	if s.Agent == "" {
 		e.memo(fields, memoAgent, &s.Agent)
 	}
@@ -73,6 +87,9 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 		return nil, nil, "", nil
 	}
 	s.Agent = cmp.Or(s.Agent, out.Agent)
+	if own != nil {
+		out.Snapshot = own.Code
+	}
 	last := *out.Last
 	last.Result = Ref{}
 	switch out.Status {
@@ -161,8 +178,18 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	if o, ok := e.foreign(x.GetMemo().GetFields()); ok {
 		return nil, notHere("task", taskID, o, "brood tasks resume "+taskID)
 	}
+	own, err := e.ownCall(ctx, taskID, x)
+	if err != nil {
+		return nil, err
+	}
+	if own != nil && out != nil {
+		out.Snapshot = own.Code // the tree this key signed, never the run's output's
+	}
 	cl := &CallLanding{TaskID: taskID, State: "unfinished",
 		Message: fmt.Sprintf("the call ended without a result (%s): nothing to land; continue it with brood tasks resume %s \"PROMPT\"", e.infoOf(x).Status, taskID)}
+	if out != nil && out.refused {
+		cl.State, cl.Message = "refused", out.Error
+	}
 	if out == nil {
 		return cl, nil
 	}

@@ -57,6 +57,11 @@ type Config struct {
 	// put once: only its reference travels in the run's and every call's
 	// input (signref.go). Nil: Code's store; neither: it travels inline.
 	Store Store
+	// Workers are the worker keys whose results this submitter takes
+	// (resultsig.go): a result no key of them signed for its call is
+	// refused, its change not applied. Nil: not checked (tests that embed
+	// a worker); brood always sets it (SubmitterWorkerTrust).
+	Workers *ResultTrust
 }
 
 // Engine is the Temporal engine as a submitter sees it.
@@ -157,7 +162,10 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err := e.await(ctx, run, &out, events); err != nil {
 		return nil, err
 	}
-	r := out.Result
+	r, ok := e.takeCall(ctx, opts.ID, run.GetRunID(), &out, true)
+	if !ok {
+		return &r, nil
+	}
 	fleetAdvice(&r)
 	if note != "" {
 		r.Text += "\n\n" + note
@@ -221,7 +229,7 @@ func planAgents(p *wf.Plan) []string {
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
-		Limits: in.Limits, Code: in.Code, At: time.Now().UTC()}); err != nil {
+		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), At: time.Now().UTC()}); err != nil {
 		return nil, nil, err
 	}
 	opts := client.StartWorkflowOptions{
@@ -377,7 +385,8 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		return out.Result, out.Journal, nil
 	}
 	var out RunOutput
-	if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err != nil || out.Result == nil {
+	read := info.GetExecution().GetRunId() // the execution this resume continues: its calls' continuations are pinned to it
+	if err := e.cfg.Client.GetWorkflow(ctx, id, read).Get(ctx, &out); err != nil || out.Result == nil {
 		return nil, nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
 	}
 	// What the execution's writers did, when its submitter was not there
@@ -395,6 +404,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
+	in.Stopped = readFroms(in.Stopped, read)
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))

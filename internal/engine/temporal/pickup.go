@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -129,7 +128,7 @@ func (a *Activities) pickUp(ctx context.Context, in CallInput, spec call.Spec, h
 	b, err := os.ReadFile(a.changeRecord(ctx, spec.Resume))
 	var kept keptChange
 	if errors.Is(err, os.ErrNotExist) || (err == nil && json.Unmarshal(b, &kept) != nil) {
-		return nil, temporal.NewApplicationError(fmt.Sprintf("task %s finished on this worker after its attempt was given up, and that attempt has not taken its change from its copy yet: the call is tried again", r.TaskID), ErrTaskBusy)
+		return nil, a.notKept(ctx, r.TaskID)
 	} else if err != nil {
 		return nil, fmt.Errorf("task %s: read its kept change: %w", r.TaskID, err)
 	}

@@ -49,7 +49,13 @@ func startWorkerProcWith(t *testing.T, addr, queue, script, store string, conc i
 // wins over the scripted model's: a loopback model server's).
 func startWorkerProcEnv(t *testing.T, addr, queue, script, store string, conc int, more string, env ...string) *workerProc {
 	t.Helper()
-	p := newProject(t, script)
+	return startWorkerProcOn(t, newProject(t, script), addr, queue, store, conc, more, env...)
+}
+
+// startWorkerProcOn is startWorkerProcEnv over project p (a worker
+// restarted on its repository and home).
+func startWorkerProcOn(t *testing.T, p *project, addr, queue, store string, conc int, more string, env ...string) *workerProc {
+	t.Helper()
 	testbrood.FleetWorkerKey(t, p.home) // the fleet's workers trust each other
 	settings := "[pool]\nkill_grace = \"2s\"\nheartbeat_timeout = \"3s\"\nping_interval = \"100ms\"\n" + more
 	if err := os.WriteFile(filepath.Join(p.root, ".brood", "settings.toml"), []byte(settings), 0o644); err != nil {

@@ -67,6 +67,10 @@ type Submission struct {
 	Spec *call.Spec `json:"spec,omitempty"`
 	// From is where a resumed call continues from (its last heartbeat).
 	From *Heartbeat `json:"from,omitempty"`
+	// Froms are a resumed plan's: by task, the continuation (From) of
+	// each call a cancel stopped, pinned to the execution its resume read
+	// (frompin.go).
+	Froms map[string]string `json:"froms,omitempty"`
 	// Plan and Inputs are a plan's (Kind "plan").
 	Plan   *wf.Plan       `json:"plan,omitempty"`
 	Inputs map[string]any `json:"inputs,omitempty"`

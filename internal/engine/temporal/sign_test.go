@@ -52,6 +52,17 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 	plan := &wf.Plan{Name: "p", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "review {{inputs.file}} for {{inputs.what}}, briefly"}}}}}
 	planInfo := info
 	planInfo.Workflow = "R1"
+	signPlanFrom := func(from *temporal.Heartbeat) *temporal.Signed {
+		var froms map[string]string
+		if from != nil {
+			froms = temporal.FromPins(map[string]temporal.Heartbeat{from.TaskID: *from}) // its resume read it
+		}
+		sg, err := key.Sign(temporal.Submission{Kind: "plan", Workflow: "R1", Queue: "q", Plan: plan, Code: snap, Froms: froms, Limits: map[string]temporal.CallLimits{"": lim}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sg
+	}
 	signPlan := func() *temporal.Signed {
 		sg, err := key.Sign(temporal.Submission{Kind: "plan", Workflow: "R1", Queue: "q", Plan: plan, Code: snap, Limits: map[string]temporal.CallLimits{"": lim}})
 		if err != nil {
@@ -70,7 +81,7 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 	planTask := func(task string, from *temporal.Heartbeat) temporal.CallInput {
 		s := planSpec("review a.go for bugs, briefly")
 		s.TaskID = task
-		return temporal.CallInput{Spec: s, Code: snap, From: from, Signed: signPlan()}
+		return temporal.CallInput{Spec: s, Code: snap, From: from, Signed: signPlanFrom(from)}
 	}
 	pickUp := func(task string) temporal.CallInput {
 		return temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review a for b, briefly", Description: "p: review a for b, briefly", Parent: "workflow R1", Resume: task, Continue: true}, Code: snap, Signed: signPlan()}
@@ -171,6 +182,11 @@ func TestAdmitChecksWhatWasSigned(t *testing.T) {
 		{"plan call naming its task in lower case", planTask(strings.ToLower(t2), nil), planInfo, "is not a task id"},
 		{"plan call picking up another run's task", pickUp(otherRuns), planInfo, "not one plan run R1 named"},
 		{"plan call continuing its own task", planTask(t2, &temporal.Heartbeat{TaskID: t2, Transcript: ref}), planInfo, ""},
+		{"plan call continuing its own task, not pinned by a resume", func() temporal.CallInput {
+			in := planTask(t2, &temporal.Heartbeat{TaskID: t2, Transcript: ref})
+			in.Signed = signPlan()
+			return in
+		}(), planInfo, "not the one its run's resume read and signed"},
 		{"plan call continuing another task", planTask(t2, &temporal.Heartbeat{TaskID: t3, Transcript: ref}), planInfo, "continuation is task " + t3},
 		{"plan call continuing another run's task", planTask(t2, &temporal.Heartbeat{TaskID: otherRuns, Transcript: ref}), planInfo, "continuation is task " + otherRuns},
 		// What the child's model reads is signed or derived from what was:

@@ -217,6 +217,9 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 		if err := planTaskCovers(sub.Workflow, in); err != nil {
 			return err
 		}
+		if err := sub.pinned(in.From); err != nil {
+			return err
+		}
 		if err := sameLine(in.Code, sub.Code); err != nil {
 			return err
 		}

@@ -162,6 +162,12 @@ type CallOutput struct {
 	// Snapshot is the submitter's tree the call ran in (nil: the workers'
 	// checkouts): a resume of a stopped writer continues in it.
 	Snapshot *codesnap.Snapshot `json:"snapshot,omitempty"`
+	// Sig is the worker's signature over the result for this call
+	// (resultsig.go): a submitter takes a result only when a worker key
+	// it trusts signed it.
+	Sig *ResultSig `json:"sig,omitempty"`
+	// refused: the submitter did not take the result (Engine.takeCall).
+	refused bool
 }
 
 // Heartbeat is an activity's heartbeat details: what a retry on another

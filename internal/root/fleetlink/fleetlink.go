@@ -78,8 +78,16 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags) (*temp
 		return nil, nil, err
 	}
 	var signer *temporal.Signer
+	workers := temporal.NewResultTrust(nil, "")
 	if f.Home != "" {
 		if signer, err = temporal.LoadSigner(filepath.Join(temporal.KeyDir(f.Home), temporal.PrivateKeyFile)); err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		// The results this submitter takes: signed by its user's own
+		// worker key or one in its user's trusted_workers, never a
+		// project's (resultsig.go).
+		if workers, err = temporal.SubmitterWorkerTrust(temporal.KeyDir(f.Home)); err != nil {
 			c.Close()
 			return nil, nil, err
 		}
@@ -100,7 +108,7 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags) (*temp
 		return l
 	}
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.Client.Namespace, Queue: cfg.Queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer, Store: store})
+		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer, Store: store, Workers: workers})
 	return e, c.Close, nil
 }
 

@@ -1,0 +1,79 @@
+package temporal
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// A resumed plan's continuations (RunInput.Stopped, each call's From) are
+// where the execution its resume read left the calls a cancel stopped. A
+// worker signed each for its run, task and submitter (workerkey.go), but
+// any execution of the run would do: whoever completes the workflow tasks
+// of the resumed execution could hand a call another execution's
+// conversation of the same task. So the resume pins them: it keeps only
+// those signed in the execution it read, and signs, per task, that
+// execution and the heartbeat's digest (Submission.Froms); a worker takes
+// a plan call's From only when it is the one pinned for its task.
+
+// fromPin is what a resume signs of one continuation: the execution its
+// worker signed it in and the digest of the heartbeat as the resume read
+// it ("": it hands on nothing, and needs no pin).
+func fromPin(hb Heartbeat) string {
+	if !carries(hb) {
+		return ""
+	}
+	run := ""
+	if hb.Signed != nil {
+		run = hb.Signed.Run
+	}
+	hb.RefusedBy = nil // outside what a worker signs: any worker of the queue writes it
+	b, _ := json.Marshal(hb)
+	sum := sha256.Sum256(b)
+	return run + " " + hex.EncodeToString(sum[:])
+}
+
+// readFroms keeps the continuations of stopped signed in execution read
+// (and those no worker signed, which a worker with keys refuses anyway).
+// One signed in another execution is dropped: its call starts over from
+// its signed brief instead.
+func readFroms(stopped map[string]Heartbeat, read string) map[string]Heartbeat {
+	var kept map[string]Heartbeat
+	for id, hb := range stopped {
+		if carries(hb) && hb.Signed != nil && hb.Signed.Run != read {
+			continue
+		}
+		if kept == nil {
+			kept = map[string]Heartbeat{}
+		}
+		kept[id] = hb
+	}
+	return kept
+}
+
+// FromPins are the pins a run's submission signs for its continuations
+// (Submission.Froms).
+func FromPins(stopped map[string]Heartbeat) map[string]string {
+	var pins map[string]string
+	for id, hb := range stopped {
+		if p := fromPin(hb); p != "" {
+			if pins == nil {
+				pins = map[string]string{}
+			}
+			pins[id] = p
+		}
+	}
+	return pins
+}
+
+// pinned checks a plan call's continuation against the pins its signed
+// submission carries: one that hands anything on must be the pinned one.
+func (sub *Submission) pinned(from *Heartbeat) error {
+	if from == nil || !carries(*from) {
+		return nil
+	}
+	if p, ok := sub.Froms[from.TaskID]; !ok || p != fromPin(*from) {
+		return unbound("the call's continuation of task %s is not the one its run's resume read and signed: a resumed call continues only from the execution its resume named", from.TaskID)
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package temporal
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// Signed results (docs/scale-out.md, "Who a submitter trusts"): anyone who
+// reaches the frontend can complete a call's activity (a poller on its
+// task queue, or RespondActivityTaskCompletedById) or its workflow with a
+// result of their making: a patch the submitter would land in the user's
+// tree, an answer the parent model would act on. So a worker signs every
+// result it returns with its own key (workerkey.go), over the call
+// (namespace, workflow, execution, task, attempt, the key of the
+// submission it ran for) and the result's content (resultDigest), and the
+// submitter takes a result only when a worker key it trusts signed it for
+// this very call (ResultTrust.check): its own worker key and those in its
+// user's trusted_workers, never a project's.
+
+// resultSigContext separates a result's signature from any other use of
+// a worker key.
+const resultSigContext = "brood fleet worker result v1\x00"
+
+// ResultSig is a worker's signature over a call's result (CallOutput.Sig).
+type ResultSig struct {
+	Key []byte `json:"key"`
+	// Worker is the signer's identity as it names itself (host:pid): for
+	// the messages, covered by the signature.
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt"`
+	Run     string `json:"run"`
+	Sig     []byte `json:"sig"`
+}
+
+// resultClaim is what a worker signs of a result.
+type resultClaim struct {
+	Namespace string `json:"namespace"`
+	Workflow  string `json:"workflow"`
+	Run       string `json:"run"`
+	Submitter string `json:"submitter"`
+	Task      string `json:"task"`
+	Attempt   int    `json:"attempt"`
+	Worker    string `json:"worker"`
+	Result    string `json:"result"`
+}
+
+// signedPart is the part of a result a signature covers: its task, agent
+// and status, its answer (summary, text, structured output, error,
+// failures), the files it says it changed and its change (the
+// codesnap.Result: the patch's and bundle's store refs and SHA-256).
+// Left out: what the workflow and the submitter add on the way (the call's
+// duration in the text's tag, the patch's landing, the attempts and usage
+// the server counts).
+type signedPart struct {
+	TaskID   string          `json:"task_id"`
+	Agent    string          `json:"agent"`
+	Status   string          `json:"status"`
+	Summary  string          `json:"summary"`
+	Error    string          `json:"error"`
+	Output   json.RawMessage `json:"output,omitempty"`
+	Failures []string        `json:"failures,omitempty"`
+	Files    []string        `json:"files,omitempty"`
+	Text     string          `json:"text"`
+	Code     json.RawMessage `json:"code,omitempty"`
+}
+
+// durationAttrs are the result tag's durations, which the workflow writes
+// after the worker signed (callDuration).
+var durationAttrs = regexp.MustCompile(` (last-attempt-child-duration|duration)="[^"]*"`)
+
+// resultDigest is the SHA-256 of what a signature covers of r.
+func resultDigest(r *call.Result) string {
+	text := r.Text
+	if i := bytes.IndexByte([]byte(text), '\n'); i >= 0 {
+		text = durationAttrs.ReplaceAllString(text[:i], "") + text[i:]
+	} else {
+		text = durationAttrs.ReplaceAllString(text, "")
+	}
+	b, _ := json.Marshal(signedPart{TaskID: r.TaskID, Agent: r.Agent, Status: r.Status, Summary: r.Summary, Error: r.Error,
+		Output: compact(r.Output), Failures: r.Failures, Files: r.FilesChanged, Text: text, Code: compact(r.Code)})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// compact is raw JSON without its layout (a round trip through the
+// server's payloads keeps the bytes, but never trust it to).
+func compact(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func resultClaimOf(ns, workflow, submitter string, r *call.Result, s *ResultSig) []byte {
+	b, _ := json.Marshal(resultClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: r.TaskID,
+		Attempt: s.Attempt, Worker: s.Worker, Result: resultDigest(r)})
+	return append([]byte(resultSigContext), b...)
+}
+
+// signResult signs out's result for the call (nil keys: a worker
+// embedded in a test, which signs nothing).
+func (k *WorkerKeys) signResult(info CallInfo, worker string, out *CallOutput) {
+	if k == nil || out == nil {
+		return
+	}
+	s := &ResultSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Attempt: info.Attempt, Run: info.Run}
+	s.Sig = ed25519.Sign(k.own, resultClaimOf(info.Namespace, info.Workflow, info.Submitter, &out.Result, s))
+	out.Sig = s
+}
+
+// ResultTrust is a submitter's allowlist of worker keys: the results it
+// takes from the fleet.
+type ResultTrust struct {
+	trust *Trust
+	// from names where the allowlist is, for the refusals.
+	from string
+}
+
+// NewResultTrust is a submitter's allowlist of worker keys (nil trust:
+// none); from says where the user adds one.
+func NewResultTrust(trust *Trust, from string) *ResultTrust {
+	if trust == nil {
+		trust = NewTrust()
+	}
+	return &ResultTrust{trust: trust, from: from}
+}
+
+// SubmitterWorkerTrust is a submitter's allowlist: its user's own worker
+// key in dir (a worker this account runs) and the keys in the
+// trusted_workers file there (brood fleet trust-worker adds them), which
+// must be the user's and writable by no one else. A project's settings
+// never add one.
+func SubmitterWorkerTrust(dir string) (*ResultTrust, error) {
+	t, err := TrustWorkers(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	if s, err := LoadSigner(filepath.Join(dir, WorkerKeyFile)); err == nil && s != nil {
+		_ = t.addLine(s.Public(), filepath.Join(dir, WorkerKeyFile))
+	}
+	return NewResultTrust(t, filepath.Join(dir, TrustedWorkersFile)), nil
+}
+
+// resultCall is the call a submitter waited for: where its result must
+// have been signed.
+type resultCall struct {
+	Namespace, Workflow, Run, Submitter string
+}
+
+// check is nil when out's result was signed for call by a worker key rt
+// trusts (nil rt: not checked); else the one-line refusal.
+func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
+	if rt == nil {
+		return nil
+	}
+	r := &out.Result
+	s := out.Sig
+	if s == nil || len(s.Key) == 0 {
+		return fmt.Errorf("the result of task %s is signed by no brood worker: something else completed the call on Temporal (anyone who reaches its frontend can); it was not taken", r.TaskID)
+	}
+	fp := Fingerprint(s.Key)
+	if !rt.trust.trusts(s.Key) {
+		return fmt.Errorf("the result of task %s is signed by worker key %s (worker %q), which you do not trust: it was not taken; if that is your fleet's worker (it prints its key when it starts), trust it with: brood fleet trust-worker '%s'", r.TaskID, fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""))
+	}
+	switch {
+	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimOf(c.Namespace, c.Workflow, c.Submitter, r, s), s.Sig):
+		return fmt.Errorf("the result of task %s is not what worker key %s (worker %q) signed for this call: changed since, or another call's; it was not taken", r.TaskID, fp, printable(s.Worker))
+	case c.Run != "" && s.Run != c.Run:
+		return fmt.Errorf("the result of task %s was signed by worker key %s in another execution of %s (%s): it was not taken", r.TaskID, fp, c.Workflow, s.Run)
+	}
+	return nil
+}
+
+// printable is a worker's claimed name cut to printable text.
+func printable(s string) string {
+	out := refusers(nil, s)
+	if len(out) == 0 {
+		return ""
+	}
+	return out[0]
+}
+
+// refusedResult is a call whose result the submitter did not take: failed
+// with why, its change (if any) not applied; the parent model sees why,
+// never the refused answer.
+func refusedResult(r call.Result, why error) call.Result {
+	return call.Result{TaskID: r.TaskID, Agent: r.Agent, Status: dispatch.StatusFailed, Error: why.Error(), Code: r.Code, Usage: r.Usage, Attempts: r.Attempts}
+}
+
+// TrustWorker adds the worker keys arg gives (a key's line, or a file of
+// them) to the trusted_workers file in dir (made 0600 in a 0700 dir): the
+// workers whose results this account takes, and whose continuations its
+// own worker takes (brood fleet trust-worker). It returns the lines added
+// (a key already there is not added again).
+func TrustWorker(dir, arg string) ([]string, error) {
+	in := NewTrust()
+	if err := in.Add(arg, "brood fleet trust-worker"); err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, TrustedWorkersFile)
+	have := NewTrust()
+	if err := have.AddFile(file); err != nil && !strings.Contains(err.Error(), "no public key in it") {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	old, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var added []string
+	for k := range in.keys {
+		if have.trusts([]byte(k)) {
+			continue
+		}
+		added = append(added, FormatPublicKey(ed25519.PublicKey(k), ""))
+	}
+	slices.Sort(added)
+	if len(added) == 0 {
+		return nil, nil
+	}
+	data := old
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	data = append(data, strings.Join(added, "\n")+"\n"...)
+	if err := writePrivate(file, data, true); err != nil {
+		return nil, err
+	}
+	return added, nil
+}

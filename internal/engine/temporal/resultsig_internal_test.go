@@ -1,0 +1,76 @@
+package temporal
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+)
+
+// benchResult is a writer's result of a usual size: a 4 KiB answer and a
+// change naming its patch in the store.
+func benchResult() *CallOutput {
+	code, _ := json.Marshal(map[string]any{"tree": strings.Repeat("a", 40), "patch": map[string]any{"key": "sha256/ab/" + strings.Repeat("ab", 32), "size": 12345, "sha256": strings.Repeat("ab", 32)}, "files": []string{"a.go", "b.go"}})
+	text := `<subagent-result task-id="T" agent="general-purpose" status="done" duration="1.2s" tokens-in="1" tokens-out="2">` + "\n" + strings.Repeat("an answer line\n", 270) + "</subagent-result>\n"
+	return &CallOutput{Result: call.Result{TaskID: "01M94GP8WHCA3G6AZ1AHXZK68W", Agent: "general-purpose", Status: "done", Summary: strings.Repeat("s", 2048), Text: text, Code: code, FilesChanged: []string{"a.go", "b.go"}}}
+}
+
+// TestResultSignatureSurvivesTheWorkflowsDuration: the workflow rewrites
+// the result tag's duration after the worker signed (callDuration); the
+// signature still holds, and any other change to the answer or the change
+// breaks it.
+func TestResultSignatureSurvivesTheWorkflowsDuration(t *testing.T) {
+	w := seeded(9)
+	trust := NewTrust()
+	if err := trust.Add(w.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	rt := NewResultTrust(trust, "trusted_workers")
+	info := CallInfo{Namespace: "default", Workflow: "brood-call-T", Run: "R", Attempt: 1}
+	c := resultCall{Namespace: "default", Workflow: "brood-call-T", Run: "R"}
+	for _, tc := range []struct {
+		name   string
+		change func(*CallOutput)
+		ok     bool
+	}{
+		{"as signed", func(*CallOutput) {}, true},
+		{"its duration rewritten", func(o *CallOutput) { o.Text = callDuration(o.Text, 3e9) }, true},
+		{"its answer changed", func(o *CallOutput) { o.Text = strings.Replace(o.Text, "an answer", "a forged", 1) }, false},
+		{"its patch changed", func(o *CallOutput) { o.Code = []byte(strings.Replace(string(o.Code), "ab", "cd", 1)) }, false},
+		{"its files changed", func(o *CallOutput) { o.FilesChanged = []string{"evil.go"} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := benchResult()
+			NewWorkerKeys(w, nil).signResult(info, "w1", out)
+			tc.change(out)
+			if err := rt.check(c, out); (err == nil) != tc.ok {
+				t.Errorf("check: %v; want ok %v", err, tc.ok)
+			}
+		})
+	}
+}
+
+func BenchmarkResultSign(b *testing.B) {
+	k := NewWorkerKeys(seeded(9), nil)
+	info := CallInfo{Namespace: "default", Workflow: "brood-call-T", Run: "R", Attempt: 1}
+	out := benchResult()
+	for b.Loop() {
+		k.signResult(info, "w1", out)
+	}
+}
+
+func BenchmarkResultCheck(b *testing.B) {
+	w := seeded(9)
+	trust := NewTrust()
+	_ = trust.Add(w.Public(), "test")
+	rt := NewResultTrust(trust, "trusted_workers")
+	out := benchResult()
+	NewWorkerKeys(w, nil).signResult(CallInfo{Namespace: "default", Workflow: "brood-call-T", Run: "R", Attempt: 1}, "w1", out)
+	c := resultCall{Namespace: "default", Workflow: "brood-call-T", Run: "R"}
+	for b.Loop() {
+		if err := rt.check(c, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

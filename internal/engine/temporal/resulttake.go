@@ -1,0 +1,45 @@
+package temporal
+
+import (
+	"context"
+	"crypto/ed25519"
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// fingerprint is the submitter fingerprint a worker signs a result for:
+// its signing key's ("": it signs nothing).
+func (e *Engine) fingerprint() string {
+	if e.cfg.Signer == nil {
+		return ""
+	}
+	return Fingerprint(e.cfg.Signer.key.Public().(ed25519.PublicKey))
+}
+
+// takeCall is a single call's result as the submitter takes it: out's,
+// when a worker key it trusts signed it for the call's workflow run
+// (workflow wid, execution run); else failed with the refusal, its patch
+// not applied but kept under the project's .brood/fleet/patches/ as a
+// conflict's is (keep: a listing keeps nothing). ok says whether it was
+// taken.
+func (e *Engine) takeCall(ctx context.Context, wid, run string, out *CallOutput, keep bool) (r call.Result, ok bool) {
+	err := e.cfg.Workers.check(resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: run, Submitter: e.fingerprint()}, out)
+	if err == nil {
+		return out.Result, true
+	}
+	r = refusedResult(out.Result, err)
+	res, _ := callChange(&out.Result)
+	if !keep || res == nil || e.cfg.Code == nil || e.cfg.Code.StateDir == "" || dispatch.CheckID(r.TaskID) != nil {
+		return r, false
+	}
+	file := filepath.Join(e.cfg.Code.StateDir, r.TaskID, r.TaskID+".patch")
+	k, kerr := e.writeKept(ctx, *res.Patch, file)
+	if kerr != nil {
+		r.Error += "; its patch was not kept (" + kerr.Error() + ")"
+		return r, false
+	}
+	r.Error += "; " + k.message() + ": read it before you apply any of it"
+	return r, false
+}
