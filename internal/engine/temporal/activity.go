@@ -70,7 +70,8 @@ type Activities struct {
 }
 
 // Call is the agent-call activity.
-func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
+func (a *Activities) Call(ctx context.Context, in CallInput) (out *CallOutput, err error) {
+	defer func() { stampStart(ctx, out) }()
 	lp, timed := a.Times.begin(activity.GetInfo(ctx).ScheduledTime)
 	defer timed()
 	if err := a.admit(ctx, in); err != nil {
