@@ -198,6 +198,13 @@ type Result struct {
 	// landed before it: the child's work is not in the tree, its patch is
 	// kept), or "" (it worked in place, or changed nothing).
 	Patch string `json:"patch,omitempty"`
+	// QueuedMS is how long the call waited before its child ran: for a
+	// pool slot here, for a worker on the fleet (from its schedule, a
+	// single call's from its submit, to the start of the attempt that
+	// ran it; a retried call's earlier attempts in it). RanMS is from
+	// that start to its end. Zero: not known.
+	QueuedMS int64 `json:"queued_ms,omitempty"`
+	RanMS    int64 `json:"ran_ms,omitempty"`
 
 	// Record and Process are the local records behind the result, for
 	// the CLI's --json (nil from a remote engine).

@@ -224,6 +224,9 @@ func (c *Cache) ensureBase(ctx context.Context, store *blobstore.Store, snap *Sn
 		if err := initBare(ctx, repo, format); err != nil {
 			return "", err
 		}
+		if err := markLayout(repo); err != nil { // holds no dirty state (migrate.go)
+			return "", err
+		}
 	}
 	g := gitCmd{dir: repo}
 	has := func() bool {

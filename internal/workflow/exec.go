@@ -293,7 +293,9 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 		}
 	}
 	x.count(ph, func(n *Counts) { dequeue(n); n.Running++ })
+	asked := x.o.Now()
 	r, err := x.o.Runner.Call(ctx, spec)
+	localTimes(r, asked)
 	rec = recordOf(key, c.Agent, spec, r, err)
 	if ctx.Err() != nil && rec.Output == nil && rec.Status != CallCancelled {
 		// Stopped because the run was: however its child ended, the call
@@ -433,6 +435,7 @@ func recordOf(key, agent string, spec call.Spec, r *call.Result, err error) Call
 	}
 	rec.TaskID, rec.Status, rec.Error, rec.Failures = r.TaskID, r.Status, r.Error, r.Failures
 	rec.Attempts, rec.Usage, rec.Code, rec.Worker = r.Attempts, r.Usage, r.Code, r.Worker
+	rec.QueuedMS, rec.RanMS = r.QueuedMS, r.RanMS
 	if r.Status == call.StatusDone && len(r.Failures) > 0 {
 		// The child said done, but what it gave cannot be used: the
 		// status says why.

@@ -72,6 +72,12 @@ type CallRecord struct {
 	// Landed says what became of that change in the run's tree (which
 	// the submitter lands whole: Result.Landed).
 	Landed string `json:"landed,omitempty"`
+	// QueuedMS and RanMS are the call's wait for a pool slot or a worker
+	// and its run after it (call.Result's); ChainAttempts are the
+	// attempts a fleet writer's change took to go into the run's tree.
+	QueuedMS      int64 `json:"queued_ms,omitempty"`
+	RanMS         int64 `json:"ran_ms,omitempty"`
+	ChainAttempts int   `json:"chain_attempts,omitempty"`
 }
 
 // PhaseResult is one phase of a finished run.

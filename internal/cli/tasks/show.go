@@ -122,6 +122,9 @@ func showRun(opts *ShowOptions) error {
 	if t.Duration > 0 {
 		fmt.Fprintf(w, "took     %s\n", cmdutil.Dur(t.Duration))
 	}
+	if l, o := t.Log, t.Output; l != nil && o != nil && !l.Queued.IsZero() && !o.Started.IsZero() && !o.Started.Before(l.Queued) {
+		fmt.Fprintf(w, "times    %s\n", cmdutil.Times(o.Started.Sub(l.Queued).Milliseconds(), o.WallMS, "a pool slot"))
+	}
 	fmt.Fprintf(w, "tokens   %d", t.Tokens)
 	if r := t.Result; r != nil {
 		fmt.Fprintf(w, " (%d in, %d out", r.Usage.Input, r.Usage.Output)

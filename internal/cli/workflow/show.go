@@ -116,6 +116,9 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 				if c.Status != wf.CallDone && c.Status != wf.CallSkipped {
 					fmt.Fprintf(w, "    %s %s: %s\n", c.Key, c.Status, oneLine(c.Error))
 				}
+				if t := callTimes(info.Engine, c); t != "" {
+					fmt.Fprintf(w, "    %s %s\n", c.Key, t)
+				}
 			}
 		}
 		for _, s := range r.Skipped {

@@ -80,7 +80,8 @@ func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error
 	return out, err
 }
 
-func (a *Activities) call(ctx context.Context, in CallInput) (*CallOutput, error) {
+func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, err error) {
+	defer func() { stampStart(ctx, out) }()
 	lp, timed := a.Times.begin(activity.GetInfo(ctx).ScheduledTime)
 	defer timed()
 	if err := a.admit(ctx, in); err != nil {

@@ -51,3 +51,18 @@ func runAdvice(res *wf.Result) {
 		}
 	}
 }
+
+// taskAdvice makes a fleet task's detail (brood tasks show) say the
+// worker's advice: its result, why its last attempt failed, and its
+// refusal, as the submitter's own Call and Run already do.
+func taskAdvice(d *FleetTaskDetail) *FleetTaskDetail {
+	if d == nil {
+		return nil
+	}
+	d.LastFailure = workerAdvice(d.LastFailure)
+	if d.Result != nil {
+		fleetAdvice(d.Result)
+		d.Result.Summary = workerAdvice(d.Result.Summary)
+	}
+	return d
+}

@@ -39,6 +39,8 @@ type ChainInput struct {
 type ChainOutput struct {
 	Tip     *codesnap.Snapshot `json:"tip"`
 	Chained codesnap.Chained   `json:"chained"`
+	// Attempt is the step's attempt that did it (1 is the first).
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // Chain is the chain activity (on a worker, which has the clone cache):
@@ -61,7 +63,7 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if err != nil {
 		return nil, err
 	}
-	return &ChainOutput{Tip: tip, Chained: *ch}, nil
+	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: int(activity.GetInfo(ctx).Attempt)}, nil
 }
 
 // tip is the run's tree as the calls that finished so far left it: where
@@ -97,14 +99,18 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 		return
 	}
 	defer r.chainLock.Release(1)
-	ao := chainOptions(r.in.Queue, r.limits("").Heartbeat, out.TaskID)
+	l := r.limits(out.Agent)
+	l.Heartbeat = r.limits("").Heartbeat
+	ao := chainOptions(r.in.Queue, l, out.TaskID)
 	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}, Signed: r.in.Signed}
 	var step ChainOutput
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
 		msg = chainFailedPrefix + finalMessage(err) + chainFailedKept + res.Patch.Key
 		out.Result.Patch = call.PatchNotApplied
+		r.chainTries(out.TaskID, failedTries(err, ao))
 	} else {
+		r.chainTries(out.TaskID, step.Attempt)
 		msg = step.Chained.Message()
 		out.Result.Patch = call.PatchApplied
 		if step.Chained.Conflict != "" {
@@ -133,18 +139,19 @@ func (r *activityRunner) startOf(from *Heartbeat) *codesnap.Snapshot {
 }
 
 // chainOptions are a chain step's: it beats (beatUntilStopped) within the
-// run's heartbeat timeout, so a worker that dies in it is noticed then and
-// the step moves to another, as a call does; with no heartbeat it waited
-// out its 30 minutes while every listing said the run was running
-// (issue 26, a tester's P1-2).
-func chainOptions(queue string, heartbeat time.Duration, task string) workflow.ActivityOptions {
+// run's heartbeat timeout (l.Heartbeat), so a worker that dies in it is
+// noticed then and the step moves to another, as a call does; with no
+// heartbeat it waited out its 30 minutes while every listing said the run
+// was running (issue 26, a tester's P1-2). Its attempts are its writer's
+// calls' (l.Attempts, at most MaxAttempts: chaintries.go).
+func chainOptions(queue string, l CallLimits, task string) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: 30 * time.Minute,
-		HeartbeatTimeout:    heartbeat,
+		HeartbeatTimeout:    l.Heartbeat,
 		Summary:             "the run's tree: the change of task " + task,
 		Priority:            temporal.Priority{PriorityKey: 1},
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: chainAttempts(l)},
 	}
 }
 

@@ -30,7 +30,7 @@ import (
 // times over: the test environment times it out unless it beats then.
 func TestChainStepBeats(t *testing.T) {
 	const hb = 2 * time.Second
-	if ao := chainOptions("q", hb, "T"); ao.HeartbeatTimeout != hb || ao.StartToCloseTimeout < hb {
+	if ao := chainOptions("q", CallLimits{Heartbeat: hb}, "T"); ao.HeartbeatTimeout != hb || ao.StartToCloseTimeout < hb {
 		t.Fatalf("chain options: heartbeat timeout %s, start-to-close %s; want %s and longer", ao.HeartbeatTimeout, ao.StartToCloseTimeout, hb)
 	}
 	dir := t.TempDir()
@@ -68,7 +68,7 @@ func TestChainStepBeats(t *testing.T) {
 	a := &Activities{Store: slowStore{enough}, Trust: trust}
 	env.RegisterActivityWithOptions(a.Chain, activity.RegisterOptions{Name: ChainActivityName})
 	env.ExecuteWorkflow(func(w workflow.Context) error {
-		ao := chainOptions("q", hb, "T")
+		ao := chainOptions("q", CallLimits{Heartbeat: hb}, "T")
 		ao.RetryPolicy.MaximumAttempts = 1
 		return workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), ChainActivityName, ChainInput{TaskID: "T", Signed: signed}).Get(w, nil)
 	})

@@ -1,9 +1,14 @@
 package temporal
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/broodhq/brood/internal/call"
 )
 
 // callDuration puts a fleet call's own duration, from its first schedule
@@ -62,4 +67,24 @@ func tagPatch(text, patch string) string {
 	}
 	at := start + v + k + 1
 	return text[:at] + fmt.Sprintf(` patch="%s"`, patch) + text[at:]
+}
+
+// stampStart says in a call's output when its attempt started (the
+// server's clock, as the activity's info has it).
+func stampStart(ctx context.Context, out *CallOutput) {
+	if out != nil && activity.IsActivity(ctx) {
+		out.Started = activity.GetInfo(ctx).StartedTime.UTC()
+	}
+}
+
+// splitTimes gives a fleet call's result its queued and run times: queued
+// from began (its first schedule, a single call's submit) to started (the
+// attempt that returned it), ran from there to end (its activity's
+// completion). Nothing when the worker did not say when it
+// started, or its clock and the workflow's disagree.
+func splitTimes(r *call.Result, began, started, end time.Time) {
+	if started.IsZero() || started.Before(began) || end.Before(started) {
+		return
+	}
+	r.QueuedMS, r.RanMS = started.Sub(began).Milliseconds(), end.Sub(started).Milliseconds()
 }

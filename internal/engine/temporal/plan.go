@@ -53,6 +53,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 			if msg, ok := in.Chained[c.TaskID]; ok && len(c.Code) > 0 {
 				c.Landed = msg
 				landedWhy(c, msg)
+				c.ChainAttempts = in.ChainTries[c.TaskID]
 			}
 		}
 	}
@@ -232,6 +233,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
+		splitTimes(&out.Result, began, out.Started, workflow.Now(w)) // before its chain step: its run ends with its activity
 		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
 			// Stopped, though its activity completed: a resume continues
 			// it from where it was all the same.

@@ -111,7 +111,8 @@ func (e *Engine) planCalls(ctx context.Context, run string, info *engine.RunInfo
 // planCallDetail is one ended call of a plan run as brood tasks show
 // prints a fleet task.
 func planCallDetail(run string, info *engine.RunInfo, c wf.CallRecord) *FleetTaskDetail {
-	r := &call.Result{TaskID: c.TaskID, Agent: c.Agent, Status: c.Status, Error: c.Error, Failures: c.Failures, Attempts: c.Attempts, Usage: c.Usage}
+	r := &call.Result{TaskID: c.TaskID, Agent: c.Agent, Status: c.Status, Error: c.Error, Failures: c.Failures, Attempts: c.Attempts, Usage: c.Usage,
+		QueuedMS: c.QueuedMS, RanMS: c.RanMS}
 	switch v := c.Output.(type) {
 	case nil:
 	case string:

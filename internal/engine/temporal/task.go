@@ -47,6 +47,11 @@ type FleetTaskDetail struct {
 // (brood subagent --engine temporal), else a plan run or a plan's call
 // (planTask), or ErrNotFound.
 func (e *Engine) Task(ctx context.Context, q string) (*FleetTaskDetail, error) {
+	d, err := e.task(ctx, q)
+	return taskAdvice(d), err
+}
+
+func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	id, plan, err := e.taskOrPlan(ctx, q)
 	if err != nil || plan != nil {
 		return plan, err

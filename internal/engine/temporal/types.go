@@ -121,6 +121,9 @@ type RunInput struct {
 	// Chained says, by task id, what became of each writer's change in the
 	// run's tree (a call's record's landed).
 	Chained map[string]string `json:"chained,omitempty"`
+	// ChainTries are, by task id, the attempts each writer's chain step
+	// took (its record's chain_attempts).
+	ChainTries map[string]int `json:"chain_tries,omitempty"`
 	// Signed is the submitter's signed submission (sign.go), handed to
 	// every call: a worker runs only what a key it trusts signed.
 	Signed *Signed `json:"signed,omitempty"`
@@ -162,6 +165,10 @@ type CallOutput struct {
 	// Snapshot is the submitter's tree the call ran in (nil: the workers'
 	// checkouts): a resume of a stopped writer continues in it.
 	Snapshot *codesnap.Snapshot `json:"snapshot,omitempty"`
+	// Started is when the attempt that returned it started, by the
+	// server's clock (zero from a worker that does not say): the call's
+	// queued time ends there and its run begins (calltimes of plan.go).
+	Started time.Time `json:"started,omitzero"`
 	// Sig is the worker's signature over the result for this call
 	// (resultsig.go): a submitter takes a result only when a worker key
 	// it trusts signed it.

@@ -72,6 +72,9 @@ func writeCall(w io.Writer, t *temporal.FleetTaskDetail) {
 		} else {
 			fmt.Fprintf(w, "\nresult (%s, %s, %d tokens in, %d out over them all):\n%s\n", r.Status, runs, r.Usage.Input, r.Usage.Output, r.Summary)
 		}
+		if r.QueuedMS > 0 || r.RanMS > 0 {
+			fmt.Fprintf(w, "times    %s\n", cmdutil.Times(r.QueuedMS, r.RanMS, "a worker"))
+		}
 		if r.Error != "" && r.Error != t.LastFailure {
 			fmt.Fprintf(w, "error    %s\n", termsafe.Line(r.Error))
 		}
@@ -123,7 +126,7 @@ func (Link) ResumeCall(ctx context.Context, f *cmdutil.Factory, fl cmdutil.Fleet
 	if err != nil {
 		return err
 	}
-	return render.CallResult(f.Out, r, json)
+	return render.FleetCallResult(f.Out, r, json) // brood subagent --engine temporal's shape
 }
 
 // land lands a fleet call's change in this tree, when its submitter

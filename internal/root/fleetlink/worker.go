@@ -39,6 +39,13 @@ func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, re
 	if !sup.Overlay {
 		fmt.Fprintf(stderr, "brood worker: no overlay on this machine (%s): each call gets a full copy of the submitter's tree\n", sup.Why)
 	}
+	migrated, err := cache.MigrateClones(ctx)
+	for _, line := range migrated {
+		fmt.Fprintf(stderr, "brood worker: %s\n", line)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if err := cache.Prune(ctx); err != nil {
 		return nil, err
 	}
