@@ -253,8 +253,9 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)
 		}
-		if h := sandbox.HiddenEnv(pol); h != "" {
-			cmd.Env = append(cmd.Env, h)
+		// The child adds the file-system layer of this policy itself.
+		if e := policyEntry(td.Path(), pol, needed, true); e != "" {
+			cmd.Env = append(cmd.Env, e)
 		}
 		return err
 	}
@@ -262,6 +263,9 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
 		_, err := sandbox.ScopeForChild()
+		if e := policyEntry(td.Path(), pol, needed, false); e != "" {
+			cmd.Env = append(cmd.Env, e)
+		}
 		return err
 	}
 	// The rule is built on the task directory (a real one, checked here),
@@ -273,6 +277,11 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 	entry, _, applied, err := sandbox.RestrictForChild(pol)
 	if err != nil {
 		return err
+	}
+	// A child confined whole from here only reports its policy; one that
+	// was not (no Landlock) gets it whole, as it would build it.
+	if e := policyEntry(td.Path(), pol, needed, !applied); e != "" {
+		cmd.Env = append(cmd.Env, e)
 	}
 	if applied {
 		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
@@ -506,7 +515,14 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
-	pol, needed := ChildPolicy(env, dir, NewPolicyBase(nil))
+	// The policy its parent built for it (ConfineChild), else its own.
+	pol, needed, passed, err := takePolicy(dir)
+	if err != nil {
+		return sandbox.Status{}, err
+	}
+	if !passed {
+		pol, needed = ChildPolicy(env, dir, NewPolicyBase(nil))
+	}
 	// Its mounts hold metadata read-only but in its own directories
 	// (HoldReadOnly): the syscall filter leaves chmod and utimes to them.
 	pol.MountsReadOnly = env.ReadOnly && ReadOnlyView()
