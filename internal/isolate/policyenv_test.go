@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/sandbox"
@@ -149,4 +150,42 @@ func TestPolicyEntryHoldsWhatOnlyTheParentKnows(t *testing.T) {
 			t.Errorf("%s: ReadOnly %v Writable %q, want true %q", tc.name, got.ReadOnly, got.Writable, p.Writable)
 		}
 	}
+}
+
+// BenchmarkRestrictChild: a read-only child's CPU from its exec to its
+// sandbox (the test binary as the child, RestrictChild, exit), with the
+// policy its parent passed and building its own, alternated op by op.
+// The difference is what the child no longer does (go test
+// ./internal/isolate -run '^$' -bench RestrictChild -benchtime 40x).
+func BenchmarkRestrictChild(b *testing.B) {
+	home := b.TempDir()
+	root := Resolved(b.TempDir())
+	td := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
+		b.Fatal(err)
+	}
+	env := dispatch.Envelope{TaskID: td.ID(), ReadOnly: true, ProjectRoot: root, Workspace: root}
+	envelope := filepath.Join(td.Path(), "envelope.json")
+	if err := dispatch.WriteJSON(envelope, &env); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("HOME", home)
+	pol, needed := ChildPolicy(&env, td.Path(), NewPolicyBase(nil))
+	entry := policyEntry(td.Path(), pol, needed, true)
+	var cpu [2]time.Duration
+	for i := 0; b.Loop(); i++ {
+		for k, e := range []string{entry, ""} {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), restrictChildEnv+"="+envelope)
+			if e != "" {
+				cmd.Env = append(cmd.Env, e)
+			}
+			if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"mechanism":"landlock"`) {
+				b.Fatalf("child: %v: %s", err, out)
+			}
+			cpu[k] += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+	}
+	b.ReportMetric(float64(cpu[0].Microseconds())/float64(b.N)/1000, "passed-child-ms/op")
+	b.ReportMetric(float64(cpu[1].Microseconds())/float64(b.N)/1000, "built-child-ms/op")
 }
