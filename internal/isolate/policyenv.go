@@ -30,18 +30,17 @@ type passedPolicy struct {
 }
 
 // policyEntry is the environment entry that passes p (ChildPolicy's for
-// the task directory dir, needed its verdict) to the child. withHidden
-// keeps the paths it may not read, split around what it keeps now
-// (sandbox.Policy.HiddenPaths), for a child that builds its own
-// file-system layer; a child confined whole from its starting thread
+// the task directory dir, needed its verdict) to the child. withPaths
+// keeps the paths it may not read, for a child that builds its own
+// file-system layer: HiddenAround still whole, split by the child when it
+// builds its rules (sandbox.Policy.HiddenPaths), so that an entry made in
+// the host's /tmp since this call is hidden from it too, as when it built
+// its policy itself. A child confined whole from its starting thread
 // needs none of them (its Restrict only reports).
-func policyEntry(dir string, p sandbox.Policy, needed, withHidden bool) string {
-	if withHidden {
-		p.Hidden = p.HiddenPaths()
-	} else {
-		p.Hidden = nil
+func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
+	if !withPaths {
+		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
 	}
-	p.HiddenAround, p.Keep = nil, nil
 	b, err := json.Marshal(passedPolicy{Dir: filepath.Clean(dir), Needed: needed, Policy: p})
 	if err != nil {
 		return "" // (a Policy always marshals) the child builds its own

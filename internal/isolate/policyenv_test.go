@@ -117,34 +117,29 @@ func TestChildTakesItsParentsPolicy(t *testing.T) {
 
 // TestPolicyEntryHoldsWhatOnlyTheParentKnows: the policy passed to a child
 // that builds its own file-system layer holds the paths its parent hides
-// and it could not find itself (the dispatcher's extra paths), with the
-// hidden-around ones split now; a child confined whole from its starting
-// thread gets no paths (its Restrict only reports).
+// and it could not find itself (the dispatcher's extra paths), and the
+// host temporary directories still whole, for the child to split around
+// what it keeps when it builds its rules (an entry made there in between
+// is hidden too); a child confined whole from its starting thread gets no
+// paths (its Restrict only reports).
 func TestPolicyEntryHoldsWhatOnlyTheParentKnows(t *testing.T) {
 	dir := t.TempDir()
-	tmp := t.TempDir()
-	keep := filepath.Join(tmp, "keep")
-	for _, d := range []string{keep, filepath.Join(tmp, "other")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := sandbox.Policy{ReadOnly: true, Writable: []string{dir}, Hidden: []string{"/run/token"}, HiddenAround: []string{tmp}, Keep: []string{keep}}
+	p := sandbox.Policy{ReadOnly: true, Writable: []string{dir}, Hidden: []string{"/run/token"}, HiddenAround: []string{"/tmp"}, Keep: []string{dir}}
 	for _, tc := range []struct {
-		name       string
-		withHidden bool
-		want       []string
+		name                 string
+		withPaths            bool
+		hidden, around, keep []string
 	}{
-		{"builds its layer", true, []string{"/run/token", filepath.Join(tmp, "other")}},
-		{"confined whole", false, nil},
+		{"builds its layer", true, p.Hidden, p.HiddenAround, p.Keep},
+		{"confined whole", false, nil, nil, nil},
 	} {
-		t.Setenv(policyEnv, strings.TrimPrefix(policyEntry(dir, p, true, tc.withHidden), policyEnv+"="))
+		t.Setenv(policyEnv, strings.TrimPrefix(policyEntry(dir, p, true, tc.withPaths), policyEnv+"="))
 		got, needed, ok, err := takePolicy(dir)
 		if err != nil || !ok || !needed {
 			t.Fatalf("%s: takePolicy: ok %v, needed %v, err %v", tc.name, ok, needed, err)
 		}
-		if !slices.Equal(got.Hidden, tc.want) || len(got.HiddenAround) != 0 || len(got.Keep) != 0 {
-			t.Errorf("%s: Hidden %q HiddenAround %q Keep %q, want Hidden %q alone", tc.name, got.Hidden, got.HiddenAround, got.Keep, tc.want)
+		if !slices.Equal(got.Hidden, tc.hidden) || !slices.Equal(got.HiddenAround, tc.around) || !slices.Equal(got.Keep, tc.keep) {
+			t.Errorf("%s: Hidden %q HiddenAround %q Keep %q, want %q %q %q", tc.name, got.Hidden, got.HiddenAround, got.Keep, tc.hidden, tc.around, tc.keep)
 		}
 		if !got.ReadOnly || !slices.Equal(got.Writable, p.Writable) {
 			t.Errorf("%s: ReadOnly %v Writable %q, want true %q", tc.name, got.ReadOnly, got.Writable, p.Writable)
