@@ -58,8 +58,8 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		// read-only too.)
 		p.Writable = append(p.Writable, Resolved(dispatch.Root(env.ProjectRoot)))
 	}
-	p.Hidden = childHidden(env, dir, base, p.Writable)
-	keep := childKeep(env, dir, p.Writable)
+	keep := childKeep(env, dir, p.Writable) // (links resolved: found once)
+	p.Hidden = childHidden(env, base, p.Writable, slices.Clone(keep), dir)
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
@@ -93,9 +93,10 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 // that does not delegate, the dispatch directory whole (its own dir,
 // writable, is read through its rule: the cost does not grow with the
 // number of tasks).
-func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
+//
+// keep is childKeep(env, dir, writable), which it may append to.
+func childHidden(env *dispatch.Envelope, base *PolicyBase, writable, keep []string, dir string) []string {
 	hidden := base.Hidden()
-	keep := childKeep(env, dir, writable)
 	var records []string
 	if env.ProjectRoot != "" {
 		// The root's transcripts and records, whatever the class

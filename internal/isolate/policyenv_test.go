@@ -184,3 +184,21 @@ func BenchmarkRestrictChild(b *testing.B) {
 	b.ReportMetric(float64(cpu[0].Microseconds())/float64(b.N)/1000, "passed-child-ms/op")
 	b.ReportMetric(float64(cpu[1].Microseconds())/float64(b.N)/1000, "built-child-ms/op")
 }
+
+// BenchmarkChildPolicy: a read-only child's policy as its parent builds it
+// for each child (the base's paths found once, as a dispatcher's): links
+// resolved, hidden paths split around what it keeps (go test
+// ./internal/isolate -run '^$' -bench ChildPolicy -benchmem).
+func BenchmarkChildPolicy(b *testing.B) {
+	b.Setenv("HOME", b.TempDir())
+	root := Resolved(b.TempDir())
+	td := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
+		b.Fatal(err)
+	}
+	env := dispatch.Envelope{TaskID: td.ID(), ReadOnly: true, ProjectRoot: root, Workspace: root}
+	base := NewPolicyBase(nil)
+	for b.Loop() {
+		ChildPolicy(&env, td.Path(), base)
+	}
+}
