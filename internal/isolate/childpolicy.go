@@ -56,8 +56,8 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	// its own (taskdir.Tasks): it writes nothing else beneath
 	// .brood/dispatch. (The restriction is inherited: a read-only agent's
 	// subagents are read-only too.)
-	p.Hidden = childHidden(env, dir, base, p.Writable)
-	keep := childKeep(env, dir, p.Writable)
+	keep := childKeep(env, dir, p.Writable) // (links resolved: found once)
+	p.Hidden = childHidden(env, base, p.Writable, slices.Clone(keep), dir)
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
@@ -92,10 +92,11 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 // directory, writable, is read through its rule, and so are its own
 // children's, nested in it (taskdir.Tasks). The cost does not grow with
 // the number of tasks.
-func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
+//
+// keep is childKeep(env, dir, writable), which it may append to.
+func childHidden(env *dispatch.Envelope, base *PolicyBase, writable, keep []string, dir string) []string {
 	// Other projects' records (otherProjects).
 	hidden := append(base.Hidden(), otherProjects(env.ProjectRoot)...)
-	keep := childKeep(env, dir, writable)
 	var records []string
 	if env.ProjectRoot != "" {
 		// The root's transcripts and records, whatever the class
@@ -253,8 +254,9 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)
 		}
-		if h := sandbox.HiddenEnv(pol); h != "" {
-			cmd.Env = append(cmd.Env, h)
+		// The child adds the file-system layer of this policy itself.
+		if e := policyEntry(td.Path(), pol, needed, true); e != "" {
+			cmd.Env = append(cmd.Env, e)
 		}
 		return err
 	}
@@ -262,6 +264,9 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
 		_, err := sandbox.ScopeForChild()
+		if e := policyEntry(td.Path(), pol, needed, false); e != "" {
+			cmd.Env = append(cmd.Env, e)
+		}
 		return err
 	}
 	// The rule is built on the task directory (a real one, checked here),
@@ -273,6 +278,11 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 	entry, _, applied, err := sandbox.RestrictForChild(pol)
 	if err != nil {
 		return err
+	}
+	// A child confined whole from here only reports its policy; one that
+	// was not (no Landlock) gets it whole, as it would build it.
+	if e := policyEntry(td.Path(), pol, needed, !applied); e != "" {
+		cmd.Env = append(cmd.Env, e)
 	}
 	if applied {
 		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
@@ -504,7 +514,14 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	os.Setenv("TMPDIR", tmp)
-	pol, needed := ChildPolicy(env, dir, NewPolicyBase(nil))
+	// The policy its parent built for it (ConfineChild), else its own.
+	pol, needed, passed, err := takePolicy(dir)
+	if err != nil {
+		return sandbox.Status{}, err
+	}
+	if !passed {
+		pol, needed = ChildPolicy(env, dir, NewPolicyBase(nil))
+	}
 	// Its mounts hold metadata read-only but in its own directories
 	// (HoldReadOnly): the syscall filter leaves chmod and utimes to them.
 	pol.MountsReadOnly = env.ReadOnly && ReadOnlyView()

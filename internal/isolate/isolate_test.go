@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(benchHelperEnv) != "" {
 		os.Exit(benchHelper())
 	}
+	if envelope := os.Getenv(restrictChildEnv); envelope != "" {
+		os.Exit(restrictChildHelper(envelope))
+	}
 	ent, err := EnterFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "enter:", err)

@@ -333,8 +333,11 @@ func fullLayer(p Policy, abi int) layer {
 // file descriptor, which the caller closes.
 func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	attr := rulesetAttr{}
-	hidden := p.HiddenPaths()
+	var hidden []string
 	if l.fs {
+		// (Split here, when the rules are built: not for a base layer,
+		// which holds no file-system rule.)
+		hidden = p.HiddenPaths()
 		attr.handledFS = writeAccess(abi)
 		if len(hidden) > 0 {
 			attr.handledFS |= unix.LANDLOCK_ACCESS_FS_READ_FILE

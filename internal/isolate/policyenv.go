@@ -1,0 +1,70 @@
+package isolate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// policyEnv carries the policy ConfineChild built for a child to the
+// child's RestrictChild, which would otherwise build it again from the
+// envelope: the credential stores stat'ed, every kept and hidden path's
+// links resolved, the host's /tmp listed (about 1.4 ms of a child's CPU,
+// docs/performance.md). The parent's is the complete one: it also keeps
+// the child's program readable, hides a worktree copy's real tree and the
+// dispatcher's extra paths (a `brood mcp --http` token file), which the
+// child cannot know. The environment is the parent's to set, at the exec;
+// the child reads and removes it before anything else runs, so no
+// grandchild inherits it.
+const policyEnv = "BROOD_CHILD_POLICY"
+
+// passedPolicy is policyEnv's value: the policy, with what ChildPolicy
+// said of it (needed), for the task directory it was built for.
+type passedPolicy struct {
+	Dir    string         `json:"dir"`
+	Needed bool           `json:"needed"`
+	Policy sandbox.Policy `json:"policy"`
+}
+
+// policyEntry is the environment entry that passes p (ChildPolicy's for
+// the task directory dir, needed its verdict) to the child. withPaths
+// keeps the paths it may not read, for a child that builds its own
+// file-system layer: HiddenAround still whole, split by the child when it
+// builds its rules (sandbox.Policy.HiddenPaths), so that an entry made in
+// the host's /tmp since this call is hidden from it too, as when it built
+// its policy itself. A child confined whole from its starting thread
+// needs none of them (its Restrict only reports).
+func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
+	if !withPaths {
+		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
+	}
+	b, err := json.Marshal(passedPolicy{Dir: filepath.Clean(dir), Needed: needed, Policy: p})
+	if err != nil {
+		return "" // (a Policy always marshals) the child builds its own
+	}
+	return policyEnv + "=" + string(b)
+}
+
+// takePolicy is the policy the parent passed for the task directory dir,
+// removed from the environment; ok is false when none was passed (a child
+// started by hand, or by a parent that does not pass one). One passed for
+// another directory, or unreadable, is an error: the child must not guess
+// at its confinement.
+func takePolicy(dir string) (p sandbox.Policy, needed, ok bool, err error) {
+	v, found := os.LookupEnv(policyEnv)
+	if !found {
+		return sandbox.Policy{}, false, false, nil
+	}
+	os.Unsetenv(policyEnv)
+	var pp passedPolicy
+	if err := json.Unmarshal([]byte(v), &pp); err != nil {
+		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent: %w", policyEnv, err)
+	}
+	if pp.Dir != filepath.Clean(dir) {
+		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %s, not %s", policyEnv, pp.Dir, dir)
+	}
+	return pp.Policy, pp.Needed, true, nil
+}
