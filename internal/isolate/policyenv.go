@@ -9,7 +9,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 )
 
-// policyEnv carries the policy ConfineChild built for a child to the
+// EnvChildPolicy carries the policy ConfineChild built for a child to the
 // child's RestrictChild, which would otherwise build it again from the
 // envelope: the credential stores stat'ed, every kept and hidden path's
 // links resolved, the host's /tmp listed (about 1.4 ms of a child's CPU,
@@ -19,9 +19,11 @@ import (
 // child cannot know. The environment is the parent's to set, at the exec;
 // the child reads and removes it before anything else runs, so no
 // grandchild inherits it.
-const policyEnv = "BROOD_CHILD_POLICY"
+// A dispatcher passes none it inherited to its own children
+// (spawn.childEnv): each gets the one built for it.
+const EnvChildPolicy = "BROOD_CHILD_POLICY"
 
-// passedPolicy is policyEnv's value: the policy, with what ChildPolicy
+// passedPolicy is EnvChildPolicy's value: the policy, with what ChildPolicy
 // said of it (needed), for the task directory it was built for.
 type passedPolicy struct {
 	Dir    string         `json:"dir"`
@@ -45,7 +47,7 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
 	if err != nil {
 		return "" // (a Policy always marshals) the child builds its own
 	}
-	return policyEnv + "=" + string(b)
+	return EnvChildPolicy + "=" + string(b)
 }
 
 // takePolicy is the policy the parent passed for the task directory dir,
@@ -54,17 +56,17 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
 // another directory, or unreadable, is an error: the child must not guess
 // at its confinement.
 func takePolicy(dir string) (p sandbox.Policy, needed, ok bool, err error) {
-	v, found := os.LookupEnv(policyEnv)
+	v, found := os.LookupEnv(EnvChildPolicy)
 	if !found {
 		return sandbox.Policy{}, false, false, nil
 	}
-	os.Unsetenv(policyEnv)
+	os.Unsetenv(EnvChildPolicy)
 	var pp passedPolicy
 	if err := json.Unmarshal([]byte(v), &pp); err != nil {
-		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent: %w", policyEnv, err)
+		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent: %w", EnvChildPolicy, err)
 	}
 	if pp.Dir != filepath.Clean(dir) {
-		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %s, not %s", policyEnv, pp.Dir, dir)
+		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %s, not %s", EnvChildPolicy, pp.Dir, dir)
 	}
 	return pp.Policy, pp.Needed, true, nil
 }

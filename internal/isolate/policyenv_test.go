@@ -43,7 +43,7 @@ func restrictChildHelper(envelope string) int {
 	if err != nil {
 		out.Err = err.Error()
 	}
-	_, out.EnvLeft = os.LookupEnv(policyEnv)
+	_, out.EnvLeft = os.LookupEnv(EnvChildPolicy)
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))
 	return 0
@@ -109,7 +109,7 @@ func TestChildTakesItsParentsPolicy(t *testing.T) {
 				t.Errorf("mechanism %q, want %q", out.Mechanism, tc.wantMechanism)
 			}
 			if out.EnvLeft {
-				t.Errorf("%s is still in the child's environment: a grandchild would inherit it", policyEnv)
+				t.Errorf("%s is still in the child's environment: a grandchild would inherit it", EnvChildPolicy)
 			}
 		})
 	}
@@ -133,7 +133,7 @@ func TestPolicyEntryHoldsWhatOnlyTheParentKnows(t *testing.T) {
 		{"builds its layer", true, p.Hidden, p.HiddenAround, p.Keep},
 		{"confined whole", false, nil, nil, nil},
 	} {
-		t.Setenv(policyEnv, strings.TrimPrefix(policyEntry(dir, p, true, tc.withPaths), policyEnv+"="))
+		t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(dir, p, true, tc.withPaths), EnvChildPolicy+"="))
 		got, needed, ok, err := takePolicy(dir)
 		if err != nil || !ok || !needed {
 			t.Fatalf("%s: takePolicy: ok %v, needed %v, err %v", tc.name, ok, needed, err)
