@@ -23,12 +23,54 @@ import (
 // (spawn.childEnv): each gets the one built for it.
 const EnvChildPolicy = "BROOD_CHILD_POLICY"
 
-// passedPolicy is EnvChildPolicy's value: the policy, with what ChildPolicy
-// said of it (needed), for the task directory it was built for.
+// passedPolicy is EnvChildPolicy's value: the policy, with what
+// ChildPolicy said of it (needed), for the task directory it was built
+// for. Every path goes as bytes (base64 in JSON): a path need not be
+// UTF-8, and JSON would turn a stray byte into U+FFFD, another path (a
+// Latin-1 home's ~/.ssh hidden under a name that does not exist).
 type passedPolicy struct {
-	Dir    string         `json:"dir"`
-	Needed bool           `json:"needed"`
-	Policy sandbox.Policy `json:"policy"`
+	Dir    []byte     `json:"dir"`
+	Needed bool       `json:"needed"`
+	Policy wirePolicy `json:"policy"`
+}
+
+// wirePolicy is a sandbox.Policy with its paths as bytes
+// (TestPassedPolicyKeepsEveryField: no field of Policy is left out).
+type wirePolicy struct {
+	ReadOnly, Network, MountsReadOnly    bool
+	Writable, Hidden, HiddenAround, Keep [][]byte
+}
+
+func toWire(p sandbox.Policy) wirePolicy {
+	return wirePolicy{ReadOnly: p.ReadOnly, Network: p.Network, MountsReadOnly: p.MountsReadOnly,
+		Writable: pathBytes(p.Writable), Hidden: pathBytes(p.Hidden), HiddenAround: pathBytes(p.HiddenAround), Keep: pathBytes(p.Keep)}
+}
+
+func (w wirePolicy) policy() sandbox.Policy {
+	return sandbox.Policy{ReadOnly: w.ReadOnly, Network: w.Network, MountsReadOnly: w.MountsReadOnly,
+		Writable: pathStrings(w.Writable), Hidden: pathStrings(w.Hidden), HiddenAround: pathStrings(w.HiddenAround), Keep: pathStrings(w.Keep)}
+}
+
+func pathBytes(paths []string) [][]byte {
+	if paths == nil {
+		return nil
+	}
+	out := make([][]byte, len(paths))
+	for i, p := range paths {
+		out[i] = []byte(p)
+	}
+	return out
+}
+
+func pathStrings(paths [][]byte) []string {
+	if paths == nil {
+		return nil
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = string(p)
+	}
+	return out
 }
 
 // policyEntry is the environment entry that passes p (ChildPolicy's for
@@ -43,9 +85,9 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
 	if !withPaths {
 		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
 	}
-	b, err := json.Marshal(passedPolicy{Dir: filepath.Clean(dir), Needed: needed, Policy: p})
+	b, err := json.Marshal(passedPolicy{Dir: []byte(filepath.Clean(dir)), Needed: needed, Policy: toWire(p)})
 	if err != nil {
-		return "" // (a Policy always marshals) the child builds its own
+		return "" // (it always marshals) the child builds its own
 	}
 	return EnvChildPolicy + "=" + string(b)
 }
@@ -65,8 +107,8 @@ func takePolicy(dir string) (p sandbox.Policy, needed, ok bool, err error) {
 	if err := json.Unmarshal([]byte(v), &pp); err != nil {
 		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent: %w", EnvChildPolicy, err)
 	}
-	if pp.Dir != filepath.Clean(dir) {
-		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %s, not %s", EnvChildPolicy, pp.Dir, dir)
+	if string(pp.Dir) != filepath.Clean(dir) {
+		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %q, not %q", EnvChildPolicy, pp.Dir, dir)
 	}
-	return pp.Policy, pp.Needed, true, nil
+	return pp.Policy.policy(), pp.Needed, true, nil
 }
