@@ -9,7 +9,7 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 )
 
-// policyEnv carries the policy ConfineChild built for a child to the
+// EnvChildPolicy carries the policy ConfineChild built for a child to the
 // child's RestrictChild, which would otherwise build it again from the
 // envelope: the credential stores stat'ed, every kept and hidden path's
 // links resolved, the host's /tmp listed (about 1.4 ms of a child's CPU,
@@ -19,14 +19,58 @@ import (
 // child cannot know. The environment is the parent's to set, at the exec;
 // the child reads and removes it before anything else runs, so no
 // grandchild inherits it.
-const policyEnv = "BROOD_CHILD_POLICY"
+// A dispatcher passes none it inherited to its own children
+// (spawn.childEnv): each gets the one built for it.
+const EnvChildPolicy = "BROOD_CHILD_POLICY"
 
-// passedPolicy is policyEnv's value: the policy, with what ChildPolicy
-// said of it (needed), for the task directory it was built for.
+// passedPolicy is EnvChildPolicy's value: the policy, with what
+// ChildPolicy said of it (needed), for the task directory it was built
+// for. Every path goes as bytes (base64 in JSON): a path need not be
+// UTF-8, and JSON would turn a stray byte into U+FFFD, another path (a
+// Latin-1 home's ~/.ssh hidden under a name that does not exist).
 type passedPolicy struct {
-	Dir    string         `json:"dir"`
-	Needed bool           `json:"needed"`
-	Policy sandbox.Policy `json:"policy"`
+	Dir    []byte     `json:"dir"`
+	Needed bool       `json:"needed"`
+	Policy wirePolicy `json:"policy"`
+}
+
+// wirePolicy is a sandbox.Policy with its paths as bytes
+// (TestPassedPolicyKeepsEveryField: no field of Policy is left out).
+type wirePolicy struct {
+	ReadOnly, Network, MountsReadOnly    bool
+	Writable, Hidden, HiddenAround, Keep [][]byte
+}
+
+func toWire(p sandbox.Policy) wirePolicy {
+	return wirePolicy{ReadOnly: p.ReadOnly, Network: p.Network, MountsReadOnly: p.MountsReadOnly,
+		Writable: pathBytes(p.Writable), Hidden: pathBytes(p.Hidden), HiddenAround: pathBytes(p.HiddenAround), Keep: pathBytes(p.Keep)}
+}
+
+func (w wirePolicy) policy() sandbox.Policy {
+	return sandbox.Policy{ReadOnly: w.ReadOnly, Network: w.Network, MountsReadOnly: w.MountsReadOnly,
+		Writable: pathStrings(w.Writable), Hidden: pathStrings(w.Hidden), HiddenAround: pathStrings(w.HiddenAround), Keep: pathStrings(w.Keep)}
+}
+
+func pathBytes(paths []string) [][]byte {
+	if paths == nil {
+		return nil
+	}
+	out := make([][]byte, len(paths))
+	for i, p := range paths {
+		out[i] = []byte(p)
+	}
+	return out
+}
+
+func pathStrings(paths [][]byte) []string {
+	if paths == nil {
+		return nil
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = string(p)
+	}
+	return out
 }
 
 // policyEntry is the environment entry that passes p (ChildPolicy's for
@@ -41,11 +85,11 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
 	if !withPaths {
 		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
 	}
-	b, err := json.Marshal(passedPolicy{Dir: filepath.Clean(dir), Needed: needed, Policy: p})
+	b, err := json.Marshal(passedPolicy{Dir: []byte(filepath.Clean(dir)), Needed: needed, Policy: toWire(p)})
 	if err != nil {
-		return "" // (a Policy always marshals) the child builds its own
+		return "" // (it always marshals) the child builds its own
 	}
-	return policyEnv + "=" + string(b)
+	return EnvChildPolicy + "=" + string(b)
 }
 
 // takePolicy is the policy the parent passed for the task directory dir,
@@ -54,17 +98,17 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
 // another directory, or unreadable, is an error: the child must not guess
 // at its confinement.
 func takePolicy(dir string) (p sandbox.Policy, needed, ok bool, err error) {
-	v, found := os.LookupEnv(policyEnv)
+	v, found := os.LookupEnv(EnvChildPolicy)
 	if !found {
 		return sandbox.Policy{}, false, false, nil
 	}
-	os.Unsetenv(policyEnv)
+	os.Unsetenv(EnvChildPolicy)
 	var pp passedPolicy
 	if err := json.Unmarshal([]byte(v), &pp); err != nil {
-		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent: %w", policyEnv, err)
+		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent: %w", EnvChildPolicy, err)
 	}
-	if pp.Dir != filepath.Clean(dir) {
-		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %s, not %s", policyEnv, pp.Dir, dir)
+	if string(pp.Dir) != filepath.Clean(dir) {
+		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %q, not %q", EnvChildPolicy, pp.Dir, dir)
 	}
-	return pp.Policy, pp.Needed, true, nil
+	return pp.Policy.policy(), pp.Needed, true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -43,7 +44,7 @@ func restrictChildHelper(envelope string) int {
 	if err != nil {
 		out.Err = err.Error()
 	}
-	_, out.EnvLeft = os.LookupEnv(policyEnv)
+	_, out.EnvLeft = os.LookupEnv(EnvChildPolicy)
 	b, _ := json.Marshal(out)
 	fmt.Println(string(b))
 	return 0
@@ -76,7 +77,7 @@ func TestChildTakesItsParentsPolicy(t *testing.T) {
 		wantErr       string
 	}{
 		{"the parent's policy", policyEntry(td.Path(), open, false, true), "none", ""},
-		{"for another task directory", policyEntry(filepath.Join(root, "other"), open, false, true), "", "not " + td.Path()},
+		{"for another task directory", policyEntry(filepath.Join(root, "other"), open, false, true), "", fmt.Sprintf("not %q", td.Path())},
 		{"not passed: its own", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,7 +110,7 @@ func TestChildTakesItsParentsPolicy(t *testing.T) {
 				t.Errorf("mechanism %q, want %q", out.Mechanism, tc.wantMechanism)
 			}
 			if out.EnvLeft {
-				t.Errorf("%s is still in the child's environment: a grandchild would inherit it", policyEnv)
+				t.Errorf("%s is still in the child's environment: a grandchild would inherit it", EnvChildPolicy)
 			}
 		})
 	}
@@ -133,7 +134,7 @@ func TestPolicyEntryHoldsWhatOnlyTheParentKnows(t *testing.T) {
 		{"builds its layer", true, p.Hidden, p.HiddenAround, p.Keep},
 		{"confined whole", false, nil, nil, nil},
 	} {
-		t.Setenv(policyEnv, strings.TrimPrefix(policyEntry(dir, p, true, tc.withPaths), policyEnv+"="))
+		t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(dir, p, true, tc.withPaths), EnvChildPolicy+"="))
 		got, needed, ok, err := takePolicy(dir)
 		if err != nil || !ok || !needed {
 			t.Fatalf("%s: takePolicy: ok %v, needed %v, err %v", tc.name, ok, needed, err)
@@ -200,5 +201,63 @@ func BenchmarkChildPolicy(b *testing.B) {
 	base := NewPolicyBase(nil)
 	for b.Loop() {
 		ChildPolicy(&env, td.Path(), base)
+	}
+}
+
+// TestPassedPolicyKeepsEveryField: the policy reaches the child as the
+// parent built it, every field of sandbox.Policy (one added later and not
+// carried would read as its zero value: a path not hidden) and every path
+// byte for byte, one that is not UTF-8 too.
+func TestPassedPolicyKeepsEveryField(t *testing.T) {
+	var p sandbox.Policy
+	v := reflect.ValueOf(&p).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{"/home/jos\xe9/" + v.Type().Field(i).Name, "/b"}))
+		default:
+			t.Fatalf("sandbox.Policy.%s is a %s: carry it in wirePolicy", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	dir := "/p/.brood/dispatch/jos\xe9"
+	t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(dir, p, true, true), EnvChildPolicy+"="))
+	got, _, ok, err := takePolicy(dir)
+	if err != nil || !ok {
+		t.Fatalf("takePolicy: ok %v, err %v", ok, err)
+	}
+	if !reflect.DeepEqual(got, p) {
+		t.Errorf("the child got\n%#v\nthe parent passed\n%#v", got, p)
+	}
+}
+
+// TestPassedPolicyHidesANonUTF8Home: a Latin-1 home's credential store is
+// hidden from the child under its own name, not a U+FFFD spelling of it
+// that names nothing (review20 C1).
+func TestPassedPolicyHidesANonUTF8Home(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "jos\xe9")
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root := Resolved(t.TempDir())
+	td := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{TaskID: td.ID(), ProjectRoot: root, Workspace: root}
+	pol, needed := ChildPolicy(env, td.Path(), NewPolicyBaseEnv(nil, []string{"HOME=" + home, "PATH=/usr/bin"}))
+	if !slices.Contains(pol.Hidden, ssh) {
+		t.Fatalf("the parent's policy does not hide %q (%d hidden paths)", ssh, len(pol.Hidden))
+	}
+	t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(td.Path(), pol, needed, true), EnvChildPolicy+"="))
+	got, _, ok, err := takePolicy(td.Path())
+	if err != nil || !ok {
+		t.Fatalf("takePolicy: ok %v, err %v", ok, err)
+	}
+	if !slices.Contains(got.Hidden, ssh) {
+		t.Errorf("the child's policy does not hide %q (%d hidden paths)", ssh, len(got.Hidden))
 	}
 }
