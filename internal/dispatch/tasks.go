@@ -425,7 +425,9 @@ type Finder struct {
 	In          *taskdir.Dir
 }
 
-// Load reads task id's records (LoadTask, or LoadTaskDir of In's child).
+// Load reads task id's records (LoadTask, or LoadTaskDir of In's child;
+// a child an older brood made flat in .brood/dispatch is looked for there
+// too, which only a child its sandbox does not hide that from reads).
 func (f Finder) Load(id string) (*Task, error) {
 	if f.In == nil {
 		return LoadTask(f.ProjectRoot, id)
@@ -433,6 +435,9 @@ func (f Finder) Load(id string) (*Task, error) {
 	td, err := f.In.Child(id)
 	if err != nil {
 		return nil, err
+	}
+	if flat, err := taskdir.Open(f.ProjectRoot).Task(id); err == nil && !td.Exists() && flat.Exists() {
+		td = flat
 	}
 	return LoadTaskDir(td)
 }
