@@ -144,7 +144,10 @@ func (t *Task) read(name string, v any) error {
 func (t *Task) loadParentRecords(proj taskdir.Project) {
 	cands := []taskdir.Records{proj.Records()}
 	if pd := t.td.Parent(); pd != nil {
-		cands = append(cands, pd.Owners())
+		// A nested task's records are its parent's, and only those: a
+		// child can make a directory beneath its own named by any other
+		// task's id, which must never take on that task's records.
+		cands = []taskdir.Records{pd.Owners()}
 	} else {
 		for _, parent := range []string{t.envParent(), t.logParent()} {
 			if pd, err := proj.Task(parent); err == nil {
@@ -164,8 +167,10 @@ func (t *Task) loadParentRecords(proj taskdir.Project) {
 		}
 		break
 	}
+	// The root's kill record, for a nested task only where the root's
+	// records place it (not a forged directory of the same id).
 	var k Kill
-	if proj.Records().ReadKill(t.ID, &k) == nil && k.TaskID == t.ID {
+	if (t.td.Parent() == nil || proj.Records().Recorded(t.td)) && proj.Records().ReadKill(t.ID, &k) == nil && k.TaskID == t.ID {
 		t.Kill = &k
 	}
 }
