@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/broodhq/brood/internal/sandbox/sandboxtest"
+	"github.com/broodhq/brood/internal/taskdir"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,12 +232,12 @@ func TestDepthWithoutTheEnvironment(t *testing.T) {
 func deepest(t *testing.T, p *project) int {
 	t.Helper()
 	d := 0
-	ents, _ := os.ReadDir(filepath.Join(p.root, ".brood", "dispatch"))
-	for _, e := range ents {
+	dirs, _ := taskdir.Open(p.root).Tasks() // top-level and nested
+	for _, td := range dirs {
 		var lg struct {
 			Depth int `json:"depth"`
 		}
-		b, err := os.ReadFile(filepath.Join(p.root, ".brood", "dispatch", e.Name(), "dispatch-log.json"))
+		b, err := os.ReadFile(td.File("dispatch-log.json"))
 		if err == nil && json.Unmarshal(b, &lg) == nil {
 			d = max(d, lg.Depth)
 		}

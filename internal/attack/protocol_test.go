@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -80,9 +81,9 @@ func (p *project) hookLog(post bool) string {
 func (p *project) taskHookLogs() string {
 	p.t.Helper()
 	var all []byte
-	logs, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "hooks.log"))
-	for _, l := range logs {
-		b, _ := os.ReadFile(l)
+	dirs, _ := taskdir.Open(p.root).Tasks() // top-level and nested
+	for _, d := range dirs {
+		b, _ := os.ReadFile(d.File("hooks.log"))
 		all = append(all, b...)
 	}
 	path := filepath.Join(p.t.TempDir(), "task-hooks.log")

@@ -144,7 +144,10 @@ func (t *Task) read(name string, v any) error {
 func (t *Task) loadParentRecords(proj taskdir.Project) {
 	cands := []taskdir.Records{proj.Records()}
 	if pd := t.td.Parent(); pd != nil {
-		cands = append(cands, pd.Owners())
+		// A nested task's records are its parent's, and only those: a
+		// child can make a directory beneath its own named by any other
+		// task's id, which must never take on that task's records.
+		cands = []taskdir.Records{pd.Owners()}
 	} else {
 		for _, parent := range []string{t.envParent(), t.logParent()} {
 			if pd, err := proj.Task(parent); err == nil {
@@ -164,8 +167,10 @@ func (t *Task) loadParentRecords(proj taskdir.Project) {
 		}
 		break
 	}
+	// The root's kill record, for a nested task only where the root's
+	// records place it (not a forged directory of the same id).
 	var k Kill
-	if proj.Records().ReadKill(t.ID, &k) == nil && k.TaskID == t.ID {
+	if (t.td.Parent() == nil || proj.Records().Recorded(t.td)) && proj.Records().ReadKill(t.ID, &k) == nil && k.TaskID == t.ID {
 		t.Kill = &k
 	}
 }
@@ -425,7 +430,9 @@ type Finder struct {
 	In          *taskdir.Dir
 }
 
-// Load reads task id's records (LoadTask, or LoadTaskDir of In's child).
+// Load reads task id's records (LoadTask, or LoadTaskDir of In's child;
+// a child an older brood made flat in .brood/dispatch is looked for there
+// too, which only a child its sandbox does not hide that from reads).
 func (f Finder) Load(id string) (*Task, error) {
 	if f.In == nil {
 		return LoadTask(f.ProjectRoot, id)
@@ -433,6 +440,9 @@ func (f Finder) Load(id string) (*Task, error) {
 	td, err := f.In.Child(id)
 	if err != nil {
 		return nil, err
+	}
+	if flat, err := taskdir.Open(f.ProjectRoot).Task(id); err == nil && !td.Exists() && flat.Exists() {
+		td = flat
 	}
 	return LoadTaskDir(td)
 }

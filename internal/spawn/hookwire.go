@@ -116,7 +116,7 @@ func (d *Dispatcher) report(t *tree, id string, depth int, ev protocol.Event) bo
 	}
 	n := node{agent: clip(ev.Agent, 128), depth: parentDepth + 1, chain: append(slices.Clip(chain), ev.TaskID)}
 	t.below[ev.TaskID] = n
-	if d.cfg.TaskDir == nil {
+	if d.cfg.TaskDir == nil && d.cfg.Owners != nil {
 		// The root records where the task's directory is nested, so that
 		// a lookup by id need not walk the project's tasks. (Under t.mu:
 		// one small unsynced write per nested start.)

@@ -103,11 +103,56 @@ func (p Project) Find(id string) (*Dir, error) {
 
 // Tasks lists every task directory, top-level and nested, newest first.
 // Entries that are not real directories named by a task id are skipped.
+// An id in more than one place (a child made a directory beneath its own
+// named by another task's id) is listed once where Find would find it (a
+// top-level one, else the one the root's records place: Recorded), and
+// where neither decides, in every place, each read as its own task.
 func (p Project) Tasks() ([]*Dir, error) {
-	var out []*Dir
-	err := p.walk(func(t *Dir) bool { out = append(out, t); return true })
+	var all []*Dir
+	err := p.walk(func(t *Dir) bool { all = append(all, t); return true })
+	places := map[string][]*Dir{}
+	for _, d := range all {
+		places[d.id] = append(places[d.id], d)
+	}
+	out := all[:0]
+	for _, d := range all {
+		if ds := places[d.id]; len(ds) == 1 || d == p.decide(ds) || p.decide(ds) == nil {
+			out = append(out, d)
+		}
+	}
 	slices.SortStableFunc(out, func(a, b *Dir) int { return strings.Compare(b.id, a.id) })
 	return out, err
+}
+
+// decide is which of the places of one id is the task's: the top-level
+// one, else the one the root's records name; nil if neither.
+func (p Project) decide(ds []*Dir) *Dir {
+	for _, d := range ds {
+		if !d.Nested() {
+			return d
+		}
+	}
+	for _, d := range ds {
+		if p.Records().Recorded(d) {
+			return d
+		}
+	}
+	return nil
+}
+
+// Recorded reports whether the root's records name d as where its
+// nested task is (WriteWhere): the root heard of it from the child it is
+// nested below, so it is no forgery of another task's id.
+func (r Records) Recorded(d *Dir) bool {
+	w := r.where(d.id)
+	return w != nil && w.rel == d.rel
+}
+
+// ForgetWhere removes the root's record of where d's task is, if it names d.
+func (r Records) ForgetWhere(d *Dir) {
+	if r.Recorded(d) {
+		_ = removeBeneath(r.project.base, filepath.Join(r.rel, d.id+whereSuffix))
+	}
 }
 
 // walk calls fn on every task directory (top-level ones, then the nested

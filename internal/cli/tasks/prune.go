@@ -56,49 +56,13 @@ func pruneRun(opts *PruneOptions) error {
 	if err != nil {
 		return err
 	}
-	pruned := []string{}
-	var removed []string
-	var kept []keptCopy
-	// A task nested in another's directory (a subagent's own child) is
-	// listed before it (its id is newer): one that stays keeps every
-	// task it is nested in.
-	held := map[string]bool{}
-	hold := func(t *dispatch.Task) {
-		for p := t.Files().Parent(); p != nil; p = p.Parent() {
-			held[p.Path()] = true
-		}
-	}
+	pr := pruning{root: f.ProjectRoot, older: older, force: opts.Force, held: map[string]bool{}, pruned: []string{}}
 	for _, t := range tasks {
-		if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued || held[t.Files().Path()] {
-			hold(t)
-			continue
-		}
-		// Leftover copies of finished tasks go, whatever their age, unless
-		// they hold work that never reached the tree.
-		r, k, err := sweepCopies(context.Background(), f.ProjectRoot, t, opts.Force)
-		if err != nil {
+		if err := pr.task(t); err != nil {
 			return err
 		}
-		removed, kept = append(removed, r...), append(kept, k...)
-		if len(k) > 0 || time.Since(t.Created) < older {
-			hold(t)
-			continue // a kept copy's patch lives in the task's records
-		}
-		// Never pull a task from under a process that owns it.
-		unlock, err := dispatch.LockDir(t.Files())
-		if err != nil {
-			hold(t)
-			continue
-		}
-		err = t.Files().Remove()
-		unlock()
-		if err != nil {
-			return err
-		}
-		dispatch.Records(f.ProjectRoot).RemoveAll(t.ID)
-		hooks.Forget(cmdutil.HookRecords(f.ProjectRoot), t.ID)
-		pruned = append(pruned, t.ID)
 	}
+	pruned, removed, kept := pr.pruned, pr.removed, pr.kept
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, struct {
 			Pruned  []string   `json:"pruned"`
@@ -113,5 +77,77 @@ func pruneRun(opts *PruneOptions) error {
 	for _, k := range kept {
 		fmt.Fprintf(termsafe.NewWriter(f.Out), "kept %s's copy at %s: it holds work never applied. %s\n", k.TaskID, k.Path, k.Hint)
 	}
+	return nil
+}
+
+// pruning is one `brood tasks prune`'s state across the tasks it looks at.
+type pruning struct {
+	root    string
+	older   time.Duration
+	force   bool
+	pruned  []string
+	removed []string
+	kept    []keptCopy
+	// held are the task directories a task that stays is nested in: a
+	// task nested in another's directory (a subagent's own child) is
+	// listed before it (its id is newer), and one that stays keeps every
+	// task it is nested in.
+	held map[string]bool
+}
+
+func (pr *pruning) hold(t *dispatch.Task) {
+	for p := t.Files().Parent(); p != nil; p = p.Parent() {
+		pr.held[p.Path()] = true
+	}
+}
+
+// task prunes t if it is finished, old enough, holds no kept copy and no
+// task that stays is nested in it.
+func (pr *pruning) task(t *dispatch.Task) error {
+	if t.Status == dispatch.StatusRunning || t.Status == dispatch.StatusQueued || pr.held[t.Files().Path()] {
+		pr.hold(t)
+		return nil
+	}
+	// Leftover copies of finished tasks go, whatever their age, unless
+	// they hold work that never reached the tree. Only for a task the
+	// root's own records describe: a nested task's owner record is its
+	// parent's, a child's to write (where its copy is, is not taken from
+	// there).
+	top := t.Files().Parent() == nil
+	if top {
+		r, k, err := sweepCopies(context.Background(), pr.root, t, pr.force)
+		if err != nil {
+			return err
+		}
+		pr.removed, pr.kept = append(pr.removed, r...), append(pr.kept, k...)
+		if len(k) > 0 {
+			pr.hold(t)
+			return nil // a kept copy's patch lives in the task's records
+		}
+	}
+	if time.Since(t.Created) < pr.older {
+		pr.hold(t)
+		return nil
+	}
+	// Never pull a task from under a process that owns it.
+	unlock, err := dispatch.LockDir(t.Files())
+	if err != nil {
+		pr.hold(t)
+		return nil
+	}
+	err = t.Files().Remove()
+	unlock()
+	if err != nil {
+		return err
+	}
+	// The root's records by this id are a top-level task's; of a nested
+	// one only the record of where it is, when it names it.
+	if top {
+		dispatch.Records(pr.root).RemoveAll(t.ID)
+		hooks.Forget(cmdutil.HookRecords(pr.root), t.ID)
+	} else {
+		dispatch.Records(pr.root).ForgetWhere(t.Files())
+	}
+	pr.pruned = append(pr.pruned, t.ID)
 	return nil
 }
