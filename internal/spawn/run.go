@@ -52,6 +52,9 @@ type spawn struct {
 	turn   func(context.Context, int) bool // call.Watch.Turn, or nil
 	askCtx context.Context
 	cfg    *configGuard // the configuration an in-place writer may not change
+	// links are an in-place writer's tree's symbolic links before it
+	// started (isolate.TreeLinks), for its link guard (linkguard.go).
+	links *isolate.Links
 }
 
 // start builds the command and runs it through the pool.
@@ -172,7 +175,7 @@ func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispa
 	}
 	s.d.isolator(ctx).OverlayFailed(why)
 	s.ws.Cleanup(context.WithoutCancel(ctx))
-	s.ws, s.before, s.prog = nil, nil, nil
+	s.ws, s.before, s.prog, s.links = nil, nil, nil, nil
 	env := s.j.env
 	env.IsolationRoot, env.IsolationDir = "", ""
 	env.Notes = append(env.Notes, "the overlay copy could not be mounted ("+why+"): the child ran on a git worktree copy instead")
