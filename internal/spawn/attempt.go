@@ -202,6 +202,9 @@ func (a *attempt) Land(ctx context.Context) {
 		a.isoMsg, a.patch, a.hunks = d.land(ctx, s.ws, j.td, res)
 		res.Isolation = a.isoMsg
 		a.v.Patch = a.patch // a later reading of the task says not-applied
+		if a.patch == call.PatchPartlyApplied {
+			a.v.Status, a.v.Error, a.v.Accepted = res.Status, res.Error, false
+		}
 	}
 	res.Config = s.cfg.settle(s.ws)
 	if (s.ws == nil || s.ws.Mode == isolate.ModeNone) && (a.want.Observed || s.links != nil) && !j.env.ReadOnly {

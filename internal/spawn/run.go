@@ -345,6 +345,11 @@ func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdi
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 		msg, io := d.bringBack(ctx, ws, td)
 		patch, hunks = patchView(io)
+		if patch == call.PatchPartlyApplied {
+			// Part of it is in the tree: never done, nor not-applied.
+			res.Status = dispatch.StatusFailed
+			res.Error = partlyApplied(io)
+		}
 		if io != nil && ws.Mode != isolate.ModeNone && (io.Applied || len(io.Files) > 0) {
 			// The patch is the truth of what the child changed: the
 			// child's own account of its view (an overlay follows the
@@ -358,6 +363,13 @@ func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdi
 	// fresh copy.
 	ws.Keep()
 	return fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, td.File(taskdir.Isolate)), call.PatchNotApplied, ""
+}
+
+// partlyApplied is the error of a run whose landing failed partway and
+// could not put back all it wrote.
+func partlyApplied(o *isolate.Outcome) string {
+	return fmt.Sprintf("its change landed only in part: the landing failed partway and could NOT put back %s (their earlier versions are in %s; the patch is at %s)",
+		strings.Join(o.Partial, "; "), o.Preimages, o.Patch)
 }
 
 // killedBy names who stopped a child: the pool's lifeguard, timeout or
@@ -408,6 +420,8 @@ func patchView(o *isolate.Outcome) (state, hunks string) {
 		return "", ""
 	case o.Applied:
 		return "applied", ""
+	case len(o.Partial) > 0:
+		return call.PatchPartlyApplied, ""
 	}
 	if o.Patch == "" {
 		return "not-applied", ""
