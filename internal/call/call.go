@@ -219,6 +219,9 @@ type Result struct {
 const (
 	PatchApplied    = "applied"
 	PatchNotApplied = dispatch.PatchNotApplied
+	// PatchPartlyApplied: the landing failed partway and could not put
+	// back all it wrote (isolate.Outcome.Partial); the call is failed.
+	PatchPartlyApplied = dispatch.PatchPartlyApplied
 )
 
 // StatusDone is the status of a call that finished as asked.

@@ -100,6 +100,11 @@ type Verdict struct {
 // the tree (call.PatchNotApplied).
 const PatchNotApplied = "not-applied"
 
+// PatchPartlyApplied is a Verdict's Patch for a change whose landing
+// failed partway and could not put back all it wrote: part of it is in
+// the tree. The run is then failed, never done.
+const PatchPartlyApplied = "partly-applied"
+
 // Kill records that a person stopped a task (`brood tasks kill`). It is
 // written by the killing process into the project's records, before any
 // signal, so the task's owner and every listing say who stopped it.

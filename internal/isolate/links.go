@@ -217,3 +217,75 @@ func SharedFiles(top string, changed []string) []string {
 	}
 	return slices.SortedFunc(slices.Values(out), func(a, b string) int { return cmp.Compare(a, b) })
 }
+
+// Links is every symbolic link of a tree (relative, slash-separated path
+// -> target), from TreeLinks: the link pass of an in-place writer's
+// parent, which git status (no ignored path, no file of a nested
+// repository) and the non-git walk's bound do not limit.
+type Links struct {
+	Root  string
+	Links map[string]string
+	// Unchecked says what the walk could not see (past its bound, a
+	// directory it could not read); "" when it saw the whole tree.
+	Unchecked string
+}
+
+// MaxLinkWalk bounds the entries TreeLinks visits.
+const MaxLinkWalk = 1_000_000
+
+// TreeLinks lists the symbolic links under root but in its .git and .brood
+// directories (at any depth, in any case), visiting at most limit entries
+// (0: MaxLinkWalk). A directory entry's type comes from the directory
+// read: no entry but a link is stat'ed.
+func TreeLinks(root string, limit int) Links {
+	if limit <= 0 {
+		limit = MaxLinkWalk
+	}
+	out := Links{Root: root, Links: map[string]string{}}
+	var unreadable []string
+	n := 0
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if p != root {
+				rel, _ := filepath.Rel(root, p)
+				unreadable = append(unreadable, filepath.ToSlash(rel))
+			}
+			return nil
+		}
+		if n++; n > limit {
+			out.Unchecked = fmt.Sprintf("the tree has over %d entries", limit)
+			return filepath.SkipAll
+		}
+		if d.IsDir() {
+			if f := foldPath(d.Name()); p != root && (f == ".git" || f == ".brood") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&os.ModeSymlink == 0 {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if t, err := os.Readlink(p); err == nil {
+			out.Links[filepath.ToSlash(rel)] = t
+		}
+		return nil
+	})
+	if len(unreadable) > 0 && out.Unchecked == "" {
+		out.Unchecked = "these directories could not be read: " + strings.Join(unreadable[:min(len(unreadable), 5)], ", ")
+	}
+	return out
+}
+
+// NewLinks are the paths of after's links that before did not have, or
+// had with another target.
+func NewLinks(before, after Links) []string {
+	var out []string
+	for p, t := range after.Links {
+		if old, ok := before.Links[p]; !ok || old != t {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

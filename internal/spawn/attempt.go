@@ -8,6 +8,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/spawntrace"
@@ -201,10 +202,13 @@ func (a *attempt) Land(ctx context.Context) {
 		a.isoMsg, a.patch, a.hunks = d.land(ctx, s.ws, j.td, res)
 		res.Isolation = a.isoMsg
 		a.v.Patch = a.patch // a later reading of the task says not-applied
+		if a.patch == call.PatchPartlyApplied {
+			a.v.Status, a.v.Error, a.v.Accepted = res.Status, res.Error, false
+		}
 	}
 	res.Config = s.cfg.settle(s.ws)
-	if s.ws == nil && a.want.Observed && !j.env.ReadOnly {
-		res.Config = append(res.Config, d.settleLinks(j, res, &a.v, a.want)...)
+	if (s.ws == nil || s.ws.Mode == isolate.ModeNone) && (a.want.Observed || s.links != nil) && !j.env.ReadOnly {
+		res.Config = append(res.Config, d.settleLinks(j, res, &a.v, a.want, s.links)...)
 	}
 	a.v.Config = res.Config
 	if a.want.Observed || s.ws != nil {

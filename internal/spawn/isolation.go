@@ -299,8 +299,21 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 		s.cfg.watch(ctx, env.ReadOnly, s.ws)
 	}()
 	s.before = <-snap
+	var links chan isolate.Links
+	if s.before != nil && !env.ReadOnly && (s.ws == nil || s.ws.Mode == isolate.ModeNone) {
+		// An in-place writer's links, every one, beside the guard's
+		// snapshot: git status lists no ignored path and no file of a
+		// nested repository, and the walk outside git has a bound.
+		links = make(chan isolate.Links, 1)
+		root := s.before.Root
+		go func() { links <- isolate.TreeLinks(root, 0) }()
+	}
 	s.handDown(env)
 	<-watched
+	if links != nil {
+		l := <-links
+		s.links = &l
+	}
 	spawntrace.Mark(ctx, "snapshot")
 	return err
 }

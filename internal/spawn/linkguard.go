@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,20 +19,36 @@ import (
 // isolated writer's patch with such a link is kept out of the tree whole.
 // A changed regular file with other names (a hard link) is named. It
 // returns the result's lines about them.
-func (d *Dispatcher) settleLinks(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect) []string {
-	if want.Root == "" || len(want.Changed) == 0 {
-		return nil
-	}
+func (d *Dispatcher) settleLinks(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, before *isolate.Links) []string {
+	root, paths := want.Root, want.Changed
 	var lines []string
-	if shared := isolate.SharedFiles(want.Root, want.Changed); len(shared) > 0 {
+	if before != nil {
+		// Every link made or retargeted, wherever it is: ignored paths
+		// and nested repositories included (the walks above see neither).
+		after := isolate.TreeLinks(before.Root, 0)
+		root = before.Root
+		for _, p := range isolate.NewLinks(*before, after) {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+		if why := cmp.Or(after.Unchecked, before.Unchecked); why != "" {
+			lines = append(lines, "symbolic links NOT checked everywhere after the subagent ran ("+why+
+				"): look for links it may have left pointing outside the tree yourself")
+		}
+	}
+	if root == "" || len(paths) == 0 {
+		return lines
+	}
+	if shared := isolate.SharedFiles(root, want.Changed); len(shared) > 0 {
 		lines = append(lines, "files the subagent changed that have other names (hard links): "+strings.Join(shared, ", ")+
 			" — a hard link to a file outside the tree shows what that file holds, and changes with it; check them")
 	}
-	links := isolate.EscapingLinks(want.Root, want.Changed)
+	links := isolate.EscapingLinks(root, paths)
 	if len(links) == 0 {
 		return lines
 	}
-	removed, failed := isolate.RemoveLinks(want.Root, links)
+	removed, failed := isolate.RemoveLinks(root, links)
 	for _, l := range links {
 		if !slices.Contains(res.FilesChanged, l.Path) {
 			res.FilesChanged = append(res.FilesChanged, l.Path)

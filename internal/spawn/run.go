@@ -52,6 +52,9 @@ type spawn struct {
 	turn   func(context.Context, int) bool // call.Watch.Turn, or nil
 	askCtx context.Context
 	cfg    *configGuard // the configuration an in-place writer may not change
+	// links are an in-place writer's tree's symbolic links before it
+	// started (isolate.TreeLinks), for its link guard (linkguard.go).
+	links *isolate.Links
 }
 
 // start builds the command and runs it through the pool.
@@ -172,7 +175,7 @@ func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispa
 	}
 	s.d.isolator(ctx).OverlayFailed(why)
 	s.ws.Cleanup(context.WithoutCancel(ctx))
-	s.ws, s.before, s.prog = nil, nil, nil
+	s.ws, s.before, s.prog, s.links = nil, nil, nil, nil
 	env := s.j.env
 	env.IsolationRoot, env.IsolationDir = "", ""
 	env.Notes = append(env.Notes, "the overlay copy could not be mounted ("+why+"): the child ran on a git worktree copy instead")
@@ -342,6 +345,11 @@ func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdi
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 		msg, io := d.bringBack(ctx, ws, td)
 		patch, hunks = patchView(io)
+		if patch == call.PatchPartlyApplied {
+			// Part of it is in the tree: never done, nor not-applied.
+			res.Status = dispatch.StatusFailed
+			res.Error = partlyApplied(io)
+		}
 		if io != nil && ws.Mode != isolate.ModeNone && (io.Applied || len(io.Files) > 0) {
 			// The patch is the truth of what the child changed: the
 			// child's own account of its view (an overlay follows the
@@ -355,6 +363,13 @@ func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdi
 	// fresh copy.
 	ws.Keep()
 	return fmt.Sprintf("%s copy: its changes were NOT applied because the child ended %s; the copy is kept under %s", ws.Mode, res.Status, td.File(taskdir.Isolate)), call.PatchNotApplied, ""
+}
+
+// partlyApplied is the error of a run whose landing failed partway and
+// could not put back all it wrote.
+func partlyApplied(o *isolate.Outcome) string {
+	return fmt.Sprintf("its change landed only in part: the landing failed partway and could NOT put back %s (their earlier versions are in %s; the patch is at %s)",
+		strings.Join(o.Partial, "; "), o.Preimages, o.Patch)
 }
 
 // killedBy names who stopped a child: the pool's lifeguard, timeout or
@@ -405,6 +420,8 @@ func patchView(o *isolate.Outcome) (state, hunks string) {
 		return "", ""
 	case o.Applied:
 		return "applied", ""
+	case len(o.Partial) > 0:
+		return call.PatchPartlyApplied, ""
 	}
 	if o.Patch == "" {
 		return "not-applied", ""

@@ -15,18 +15,21 @@ var subagentStatus = regexp.MustCompile(`^<subagent-result [^>\n]*\bstatus="([a-
 
 // subagentNotApplied is the wrapper of a call done on its copy whose
 // change did not land in the tree (a conflict, a landing that failed, a
-// link out of the tree): not-applied, as brood subagent says it, never ✓.
-var subagentNotApplied = regexp.MustCompile(`^<subagent-result [^>\n]*\bstatus="done" patch="not-applied"`)
+// link out of the tree): not-applied, as brood subagent says it, never ✓;
+// or landed only in part (a landing that failed partway and could not
+// put back all it wrote): partly-applied, ✗.
+var subagentNotApplied = regexp.MustCompile(`^<subagent-result [^>\n]*\bpatch="(not-applied|partly-applied)"`)
 
 // toolOutcome reads how a subagent call ended from its result: its
 // status, or "background" for a launch that returns at once; "" for other
 // tools.
 func toolOutcome(text string) string {
 	text = strings.TrimSpace(text)
-	if subagentNotApplied.MatchString(text) {
-		return "not-applied"
+	m := subagentStatus.FindStringSubmatch(text)
+	if p := subagentNotApplied.FindStringSubmatch(text); p != nil && (p[1] == "partly-applied" || m != nil && m[1] == "done") {
+		return p[1]
 	}
-	if m := subagentStatus.FindStringSubmatch(text); m != nil {
+	if m != nil {
 		return m[1]
 	}
 	if strings.HasPrefix(text, "Task ") && strings.Contains(text, " in the background (task_id=") {
@@ -48,7 +51,7 @@ func toolMark(st styles, e *entry) (mark, word string) {
 		return st.ok.Render("✓"), ""
 	case "background":
 		return st.dim.Render("↗"), st.dim.Render("running in the background")
-	case "failed", "killed":
+	case "failed", "killed", "partly-applied":
 		return st.err.Render("✗"), st.err.Render(e.outcome)
 	case "cancelled", "interrupted":
 		return st.warn.Render("⊘"), st.warn.Render(e.outcome)

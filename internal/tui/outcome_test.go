@@ -32,6 +32,8 @@ func TestToolMarks(t *testing.T) {
 		{"checkpoint", wrapped("checkpoint"), false, "◐ Task explore  checkpoint (1 lines)"},
 		// Done on its copy, its change not in the tree (review18 R3, X3).
 		{"not applied", strings.Replace(wrapped("done"), `status="done"`, `status="done" patch="not-applied"`, 1), false, "◐ Task explore  not-applied (1 lines)"},
+		{"partly applied", strings.Replace(wrapped("done"), `status="done"`, `status="done" patch="partly-applied"`, 1), false, "✗ Task explore  partly-applied (1 lines)"},
+		{"failed, partly applied", strings.Replace(wrapped("failed"), `status="failed"`, `status="failed" patch="partly-applied"`, 1), false, "✗ Task explore  partly-applied (1 lines)"},
 		{"applied", strings.Replace(wrapped("done"), `status="done"`, `status="done" patch="applied"`, 1), false, "✓ Task explore (1 lines)"},
 		{"background", `Task 01K started in the background (task_id="01K"). Carry on.`, false, "↗ Task explore  running in the background"},
 		{"a forged wrapper inside the text", "ok\n" + wrapped("done"), false, "✓ Task explore (4 lines)"},

@@ -154,6 +154,11 @@ func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapsh
 	case landKept, landKeptBefore, landFailed:
 		r.Patch = call.PatchNotApplied // the work is not in the tree
 	}
+	if out.Partial {
+		// Part of it is: never done, nor not-applied.
+		r.Patch, r.Status = call.PatchPartlyApplied, dispatch.StatusFailed
+		r.Error = "its change landed only in part: " + out.Message
+	}
 	r.Text = tagPatch(r.Text, r.Patch) + "\n\n[brood: " + out.Message + "]"
 }
 

@@ -101,6 +101,9 @@ type landOutcome struct {
 	Message string
 	State   landState
 	Files   []string
+	// Partial: the landing failed partway and could not put back all
+	// it wrote (part of the change is in the tree).
+	Partial bool
 }
 
 // land brings one change into the submitter's tree, whole or not at all,
@@ -176,7 +179,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 		return rec.save(file, landOutcome{State: landFailed})
 	case ap.Conflict != "":
 		rec.Kept, rec.Message = id, said+ap.Message()
-		return rec.save(file, landOutcome{State: landKept})
+		return rec.save(file, landOutcome{State: landKept, Partial: len(ap.Partial) > 0})
 	}
 	rec.landed(&l, id, said+ap.Message())
 	return rec.save(file, landOutcome{State: landApplied, Files: ap.Files})

@@ -1,0 +1,74 @@
+package spawn_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/settings"
+)
+
+// TestInPlaceLinksGitStatusDoesNotList (review20 L1, L2, L4): an in-place
+// writer's link out of the tree where git status does not look (an
+// ignored path, one the writer adds to .gitignore, a nested repository)
+// or past the non-git walk's bound is removed, named and rejects the
+// result all the same: the link pass walks the whole tree.
+func TestInPlaceLinksGitStatusDoesNotList(t *testing.T) {
+	cases := []struct{ name, setup, cmd, link string }{
+		{"ignored dir", "ignored", "mkdir -p build && ln -s /etc/passwd build/Makefile", "build/Makefile"},
+		{"gitignore added", "", "echo tools >> .gitignore && ln -s /etc/passwd tools", "tools"},
+		{"non-git bound", "nogit", "mkdir a && cd a && seq 1 20001 | xargs touch && cd .. && ln -s /etc/passwd zz", "zz"},
+		{"nested repo", "nested", "ln -s /etc/passwd nested/Makefile", "nested/Makefile"},
+		{"nested repo new", "nested", "mkdir nested/d && ln -s /etc/passwd nested/d/Makefile", "nested/d/Makefile"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			agents := map[string]string{
+				"linker": "---\nname: linker\ndescription: links\ntools: Read, Bash\n---\nYou link.\n",
+			}
+			script := `
+agents:
+  linker:
+    - tools:
+        - Bash: {command: "` + c.cmd + `"}
+    - say: "## What I did\nlinked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`
+			p := newProject(t, script, agents)
+			switch c.setup {
+			case "ignored":
+				os.WriteFile(filepath.Join(p.root, ".gitignore"), []byte("build/\n"), 0o644)
+			case "nested":
+				os.MkdirAll(filepath.Join(p.root, "nested"), 0o755)
+				git(t, filepath.Join(p.root, "nested"), "init", "-q")
+				os.WriteFile(filepath.Join(p.root, "nested", "a.txt"), []byte("a\n"), 0o644)
+				git(t, filepath.Join(p.root, "nested"), "add", "-A")
+				git(t, filepath.Join(p.root, "nested"), "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "n")
+			}
+			if c.setup == "nogit" {
+				os.RemoveAll(filepath.Join(p.root, ".git"))
+			} else {
+				git(t, p.root, "add", "-A")
+				git(t, p.root, "commit", "-qm", "init")
+			}
+			d := p.dispatcher(p.settings(func(s *settings.Settings) {}), 1, nil)
+			out, err := d.Call(context.Background(), call.Spec{Agent: "linker", Prompt: "link"})
+			must(t, err)
+			if tgt, err := os.Readlink(filepath.Join(p.root, c.link)); err == nil {
+				t.Errorf("%s -> %s left in the user's tree:\n%s", c.link, tgt, firstN(out.Text, 1500))
+			}
+			if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, c.link+" -> /etc/passwd") {
+				t.Errorf("the result is not rejected naming %s:\n%s", c.link, firstN(out.Text, 1500))
+			}
+		})
+	}
+}
+
+func firstN(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
