@@ -36,6 +36,10 @@ func otherProjects(project string) []string {
 	if base := taskdir.StateBase(); base != "" {
 		out = append(out, realPath(base))
 	}
+	home, _ := os.UserHomeDir()
+	if home != "" {
+		home = realPath(home)
+	}
 	size, n := 0, 0
 	for _, k := range taskdir.Known() {
 		if k == own || (own != "" && within(k, own)) {
@@ -47,10 +51,31 @@ func otherProjects(project string) []string {
 		if size += len(k) + 3; size > maxKnownBytes || n >= maxHiddenKnown {
 			break
 		}
-		out = append(out, k)
+		out = append(out, knownHidden(k, own, home))
 		n++
 	}
 	return out
+}
+
+// maxTopSize is the size past which a known project's top directory is
+// too big to split around its .brood (some thousands of entries: 20
+// bytes an entry on tmpfs, 16 to 32 on ext4).
+const maxTopSize = 64 << 10
+
+// knownHidden is what hides the known state directory k: k itself, whose
+// Landlock cost is a rule per entry of its top directory at every spawn,
+// or, where that directory is bigger than maxTopSize (its project's
+// writers and repository fill it as they like: review 19 H1), the whole
+// top, one rule in its parent's split; never the home or a directory
+// that holds the child's own project state own (the home is split
+// anyway for the credential stores in it).
+func knownHidden(k, own, home string) string {
+	top := filepath.Dir(k)
+	fi, err := os.Lstat(top)
+	if err != nil || fi.Size() <= maxTopSize || top == home || within(top, home) || (own != "" && within(top, own)) {
+		return k
+	}
+	return top
 }
 
 // maxHiddenKnown bounds the known projects a child's hidden list holds,

@@ -15,7 +15,8 @@ import (
 
 // BenchmarkKnownProjects times what a read-only child's confinement costs
 // the thread that starts it with 0, 100 and 1,000 other known projects
-// under the home (each a top directory of 20 entries and its .brood):
+// under the home (each a top directory of 20 entries and its .brood),
+// and one whose top directory its writers filled with 20,000 files:
 // its policy (ChildPolicy, which reads the list) and its Landlock domain
 // (sandbox.RestrictForChild, on a thread of its own that then exits);
 // cpu-ms/op is the process's CPU time (user and system) per spawn, less
@@ -26,8 +27,13 @@ func BenchmarkKnownProjects(b *testing.B) {
 	if sandbox.LandlockABI() < 1 {
 		b.Skip("no Landlock")
 	}
-	for _, n := range []int{0, 100, 1000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
+	for _, tc := range []struct{ n, fat int }{{0, 0}, {100, 0}, {1000, 0}, {1, 20000}} {
+		n := tc.n
+		name := fmt.Sprint(n)
+		if tc.fat > 0 {
+			name += fmt.Sprintf("-fat%d", tc.fat)
+		}
+		b.Run(name, func(b *testing.B) {
 			home := Resolved(b.TempDir())
 			b.Setenv("HOME", home)
 			b.Setenv("XDG_STATE_HOME", "")
@@ -40,6 +46,13 @@ func BenchmarkKnownProjects(b *testing.B) {
 				}
 				if err := taskdir.Open(d).EnsureWritable(); err != nil {
 					b.Fatal(err)
+				}
+				for j := range tc.fat { // its writers filled its top directory
+					f, err := os.Create(filepath.Join(d, fmt.Sprint("bloat-", j)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
 				}
 			}
 			root := Resolved(b.TempDir())

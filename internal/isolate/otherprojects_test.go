@@ -130,3 +130,45 @@ func TestHomeProjectCoversKnownList(t *testing.T) {
 		t.Errorf("the view covers %q, not %s", v.Covered, want)
 	}
 }
+
+// TestFatKnownProjectHiddenWhole (review 19 H1): a known project whose
+// top directory its writers filled (5,000 entries) is hidden whole, one
+// rule in its parent's split, not split around its .brood (a rule per
+// entry at every spawn of every other project); a thin one keeps its
+// files readable and only its .brood hidden.
+func TestFatKnownProjectHiddenWhole(t *testing.T) {
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	fat, thin := filepath.Join(home, "src", "fat"), filepath.Join(home, "src", "thin")
+	for _, d := range []string{fat, thin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := taskdir.Open(d).EnsureWritable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5000 {
+		f, err := os.Create(filepath.Join(fat, fmt.Sprintf("bloat-%05d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	root := Resolved(t.TempDir())
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{ReadOnly: true, ProjectRoot: root, Workspace: root, Depth: 1, MaxDepth: 1}
+	p, _ := ChildPolicy(env, own.Path(), NewPolicyBase(nil))
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{{fat, true}, {filepath.Join(fat, ".brood"), false}, {filepath.Join(thin, ".brood"), true}, {thin, false}} {
+		if got := slices.Contains(p.Hidden, tc.path); got != tc.want {
+			t.Errorf("Hidden holds %s: %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}

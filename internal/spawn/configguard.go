@@ -72,6 +72,10 @@ type configGuard struct {
 	replaceErr error
 	storeDone  bool
 	storeLines []string
+	// nestedStores are the nested repositories' packs before the spawn
+	// (configguard_nestedstore.go), checked once (nestedDone).
+	nestedStores []nestedStore
+	nestedDone   bool
 	// nested is the walk for nested repositories after the child
 	// (prefetchNested), begun beside the parent's own after-walk.
 	nested chan nestedTops
@@ -130,6 +134,7 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	if len(nested.GitDirs) > 0 {
 		// Nested repositories' objects are the tree's to the writer.
 		g.objs = g.objs.WithNested(g.walkRoot(), nested.GitDirs)
+		g.watchNestedStores(g.walkRoot(), nested.GitDirs)
 	}
 	g.watchIndex(ctx)
 	g.watchStore(ctx)

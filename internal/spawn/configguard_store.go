@@ -50,6 +50,10 @@ func (g *configGuard) watchStore(ctx context.Context) {
 // verify-pack` re-hashes every object of one), and keeps the lines that
 // say so for settle.
 func (g *configGuard) settleStore(ctx context.Context) {
+	if g != nil && !g.nestedDone {
+		g.nestedDone = true
+		g.storeLines = append(g.storeLines, g.settleNestedStores(ctx)...)
+	}
 	if g == nil || g.git == nil || g.packs == nil || g.storeDone {
 		return
 	}

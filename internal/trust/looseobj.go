@@ -27,7 +27,7 @@ type LooseObjects struct {
 	since time.Time
 	names map[string][]string // fan-out directory -> its objects' names
 	// nested are the nested repositories' (WithNested); unchecked are
-	// those of them beyond maxNestedStores.
+	// those of them beyond MaxNestedStores.
 	nested    []*LooseObjects
 	unchecked []string
 }
@@ -93,23 +93,23 @@ func (l *LooseObjects) Replaced() []string {
 	return out
 }
 
-// maxNestedStores bounds the nested repositories whose loose objects
+// MaxNestedStores bounds the nested repositories whose loose objects
 // WithNested records (each costs the listing of its 256 fan-out
 // directories before the run and a stat of each object after it).
-const maxNestedStores = 64
+const MaxNestedStores = 64
 
 // WithNested is l (a new one when l is nil) with the loose objects of the
 // nested repositories recorded too: gitDirs are their .git directories,
 // slash-separated paths relative to top (trust.Nested.GitDirs). An
 // in-place writer writes those as it writes the rest of the tree, so it
 // could rewrite an object the user's git in that repository reads as
-// committed. Those beyond maxNestedStores are Unchecked.
+// committed. Those beyond MaxNestedStores are Unchecked.
 func (l *LooseObjects) WithNested(top string, gitDirs []string) *LooseObjects {
 	if l == nil {
 		l = &LooseObjects{names: map[string][]string{}}
 	}
 	for i, rel := range gitDirs {
-		if i >= maxNestedStores {
+		if i >= MaxNestedStores {
 			l.unchecked = append(l.unchecked, gitDirs[i:]...)
 			break
 		}
@@ -124,7 +124,7 @@ func (l *LooseObjects) WithNested(top string, gitDirs []string) *LooseObjects {
 
 // Unchecked are the nested repositories' .git directories (relative to
 // the top) whose loose objects Replaced does not check: beyond
-// maxNestedStores.
+// MaxNestedStores.
 func (l *LooseObjects) Unchecked() []string {
 	if l == nil {
 		return nil
