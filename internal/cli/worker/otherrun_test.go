@@ -108,13 +108,20 @@ func TestForgedPlanCallReadsNoOtherRun(t *testing.T) {
 			before := ran()
 			run := "forged-run-" + dispatch.NewID()
 			plan := &wf.Plan{Name: "ro", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "review {{inputs.file}}"}}}}}
-			signed, err := f.key.Sign(temporal.Submission{Kind: "plan", Workflow: run, Queue: f.queue, Plan: plan,
+			in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review anything", Parent: "workflow " + run, Description: "ro: review anything"}}
+			tc.task(run, &in.Spec, &in)
+			// Its From pinned as if a resume of the run had read it, so the
+			// worker's own check of who signed it is what refuses it.
+			var froms map[string]string
+			if in.From != nil {
+				froms = temporal.FromPins(map[string]temporal.Heartbeat{in.From.TaskID: *in.From})
+			}
+			signed, err := f.key.Sign(temporal.Submission{Kind: "plan", Workflow: run, Queue: f.queue, Plan: plan, Froms: froms,
 				Limits: map[string]temporal.CallLimits{"": limits}, At: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review anything", Parent: "workflow " + run, Description: "ro: review anything"}, Signed: signed}
-			tc.task(run, &in.Spec, &in)
+			in.Signed = signed
 			r, err := f.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run, TaskQueue: standIn}, "forged-call", f.queue, in)
 			if err != nil {
 				t.Fatal(err)

@@ -200,18 +200,21 @@ func TestPlanCallForgedFrom(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			run := "forged-from-" + dispatch.NewID()
 			plan := &wf.Plan{Name: "ro", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "review the code"}}}}}
-			signed, err := s.key.Sign(temporal.Submission{Kind: "plan", Workflow: run, Queue: s.queue, Plan: plan,
-				Limits: map[string]temporal.CallLimits{"": s.limits}, At: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
 			own := temporal.PlanTaskID(run, time.Now(), 0)
 			ref, err := s.store.PutBytes(ctx, temporal.TranscriptObject(own, body))
 			if err != nil {
 				t.Fatal(err)
 			}
+			from := temporal.Heartbeat{TaskID: own, Transcript: ref, Position: int64(len(body))}
+			// Pinned as if a resume of the run had read it: the worker's
+			// check of who signed it is what refuses it.
+			signed, err := s.key.Sign(temporal.Submission{Kind: "plan", Workflow: run, Queue: s.queue, Plan: plan,
+				Froms: temporal.FromPins(map[string]temporal.Heartbeat{own: from}), Limits: map[string]temporal.CallLimits{"": s.limits}, At: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
 			in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "review the code", Parent: "workflow " + run, Description: "ro: review the code", TaskID: own},
-				Signed: signed, From: &temporal.Heartbeat{TaskID: own, Transcript: ref, Position: int64(len(body))}}
+				Signed: signed, From: &from}
 			if tc.pickUp {
 				in.Spec.TaskID, in.Spec.Resume, in.Spec.Continue = "", own, true
 			}

@@ -39,6 +39,9 @@ func TestResultSignatureSurvivesTheWorkflowsDuration(t *testing.T) {
 		{"its answer changed", func(o *CallOutput) { o.Text = strings.Replace(o.Text, "an answer", "a forged", 1) }, false},
 		{"its patch changed", func(o *CallOutput) { o.Code = []byte(strings.Replace(string(o.Code), "ab", "cd", 1)) }, false},
 		{"its files changed", func(o *CallOutput) { o.FilesChanged = []string{"evil.go"} }, false},
+		{"unsigned", func(o *CallOutput) { o.Sig = nil }, false},
+		{"unsigned and cancelled (the workflow's own ending)", func(o *CallOutput) { o.Sig, o.Status = nil, "cancelled" }, true},
+		{"signed done, then said failed", func(o *CallOutput) { o.Status = "failed" }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := benchResult()
