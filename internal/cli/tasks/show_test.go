@@ -23,7 +23,7 @@ func TestTasksShow(t *testing.T) {
 	if !strings.HasPrefix(out, head) {
 		t.Errorf("show does not start with\n%s\ngot:\n%s", head, out)
 	}
-	parts := []string{"\ntook     ", "\ntokens   ", " in, ", " out)\ndir      " + dispatch.Dir(p.Root, id) + "\n", "\nresult (done):\n  The README says:", "\nevery record (envelope, result, output, dispatch log): brood tasks show " + id + " --json\n"}
+	parts := []string{"\ntook     ", "\ntimes    queued ", " for a pool slot, ran ", "\ntokens   ", " in, ", " out)\ndir      " + dispatch.Dir(p.Root, id) + "\n", "\nresult (done):\n  The README says:", "\nevery record (envelope, result, output, dispatch log): brood tasks show " + id + " --json\n"}
 	last := 0
 	for _, w := range parts {
 		i := strings.Index(out[last:], w)

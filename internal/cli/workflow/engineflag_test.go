@@ -41,7 +41,7 @@ func TestEngineFlagOnListAndShow(t *testing.T) {
 	}{
 		{[]string{"workflow", "list"}, 0, []string{res.RunID, fleetID}, nil},
 		{[]string{"workflow", "list", "--engine", "local"}, 0, []string{res.RunID}, []string{fleetID}},
-		{[]string{"workflow", "show", res.RunID, "--engine", "local"}, 0, []string{"engine   local"}, nil},
+		{[]string{"workflow", "show", res.RunID, "--engine", "local"}, 0, []string{"engine   local", " for a pool slot, ran "}, nil},
 		{[]string{"workflow", "show", fleetID, "--engine", "local"}, 1, []string{"no local workflow run " + fleetID, "--engine local asks no fleet"}, nil},
 		{[]string{"workflow", "show", fleetID}, 0, []string{"fleet-plan", "kept result"}, nil},
 		{[]string{"workflow", "list", "--engine", "fleet"}, 2, []string{`--engine "fleet": use local or temporal`}, nil},
