@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,7 +176,7 @@ func GenerateKey(dir, comment string, force bool) (string, error) {
 func generateKeyAs(dir, privName, pubName, comment string, force bool) (string, error) {
 	priv := filepath.Join(dir, privName)
 	if _, err := os.Lstat(priv); err == nil && !force {
-		return "", fmt.Errorf("%s exists: brood keeps it (workers trust its public key); pass --force to replace it", priv)
+		return "", keyExists(priv)
 	}
 	pub, key, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -200,6 +201,17 @@ func generateKeyAs(dir, privName, pubName, comment string, force bool) (string, 
 	}
 	return line, nil
 }
+
+// keyExists is the refusal to replace a key file that exists. It is
+// fs.ErrExist, so a worker's first start that finds the key made by a
+// second start meanwhile loads that key (LoadWorkerKey).
+type keyExists string
+
+func (k keyExists) Error() string {
+	return string(k) + " exists: brood keeps it (workers trust its public key); pass --force to replace it"
+}
+
+func (keyExists) Is(target error) bool { return target == fs.ErrExist }
 
 // LoadSigner reads a private key file; (nil, nil) when there is none.
 // A key others can read is refused.
