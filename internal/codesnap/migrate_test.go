@@ -206,15 +206,20 @@ func TestMigrateClonesKeepsRecentObjects(t *testing.T) {
 	cacheDir := t.TempDir()
 	repo, _ := oldClone(t, cacheDir)
 	fresh := oldGit(t, repo, "being written\n", "hash-object", "-w", "--stdin")
+	freshPacked := oldGit(t, repo, "being indexed\n", "hash-object", "-w", "--stdin")
+	oldGit(t, repo, freshPacked+"\n", "pack-objects", "-q", filepath.Join(repo, "objects", "pack", "pack"))
+	oldGit(t, repo, "", "prune-packed")
 	lines, err := (&codesnap.Cache{Dir: cacheDir}).MigrateClones(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lines) != 1 || !strings.Contains(lines[0], "pruned 3 object(s)") || !strings.Contains(lines[0], "1 younger than an hour left for a later start") {
-		t.Errorf("migration said %q; want 3 pruned, 1 left for a later start", lines)
+	if len(lines) != 1 || !strings.Contains(lines[0], "pruned 3 object(s)") || !strings.Contains(lines[0], "2 younger than an hour left for a later start") {
+		t.Errorf("migration said %q; want 3 pruned, 2 left for a later start", lines)
 	}
-	if exec.Command("git", "--git-dir="+repo, "cat-file", "-e", fresh).Run() != nil {
-		t.Errorf("an object written a moment ago was pruned")
+	for _, obj := range []string{fresh, freshPacked} {
+		if exec.Command("git", "--git-dir="+repo, "cat-file", "-e", obj).Run() != nil {
+			t.Errorf("an object written a moment ago (%s) was pruned", obj)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(repo, "brood-layout")); err == nil {
 		t.Errorf("a clone still holding unreachable objects is marked migrated")
