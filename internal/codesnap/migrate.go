@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // layoutFile marks a clone (repos/<id>.git) made or migrated since dirty
@@ -42,7 +44,12 @@ func (c *Cache) MigrateClones(ctx context.Context) ([]string, error) {
 	}
 	var old []string
 	for _, repo := range clones {
-		if _, err := os.Stat(filepath.Join(repo, layoutFile)); os.IsNotExist(err) {
+		// Lstat: a symlink (or any non-directory) there is no clone a
+		// worker made, and pruning it would prune its target.
+		if info, err := os.Lstat(repo); err != nil || !info.IsDir() {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(repo, layoutFile)); os.IsNotExist(err) {
 			old = append(old, repo)
 		}
 	}
@@ -55,17 +62,30 @@ func (c *Cache) MigrateClones(ctx context.Context) ([]string, error) {
 	}
 	var lines []string
 	for _, repo := range old {
-		line, err := migrateClone(ctx, repo)
+		line, err := c.migrateClone(ctx, repo)
 		if err != nil {
 			return lines, err
 		}
-		lines = append(lines, line)
+		if line != "" {
+			lines = append(lines, line)
+		}
 	}
 	return lines, nil
 }
 
-// migrateClone prunes one clone of the old layout and marks it.
-func migrateClone(ctx context.Context, repo string) (string, error) {
+// pruneGrace is how old an object no ref reaches must be before the
+// migration drops it: one a worker is writing now (the old layout indexed
+// a call's dirty state into the clone outside the clone's lock) stays.
+const pruneGrace = "1.hour.ago"
+
+// migrateClone prunes one clone of the old layout and marks it, under
+// the clone's lock, unless anything that may borrow its objects is in
+// use (a base checkout, a dirty home, a copy, a chain step: another
+// worker sharing the cache is running a call); then it is left for a
+// later start and the line says so. It is marked only when no object its
+// refs do not reach is left (one younger than pruneGrace stays for a
+// later start too).
+func (c *Cache) migrateClone(ctx context.Context, repo string) (string, error) {
 	unlock, err := lockFile(ctx, strings.TrimSuffix(repo, ".git")+".lock")
 	if err != nil {
 		return "", err
@@ -74,20 +94,71 @@ func migrateClone(ctx context.Context, repo string) (string, error) {
 	if _, err := os.Stat(filepath.Join(repo, layoutFile)); err == nil {
 		return "", nil // another worker migrated it meanwhile
 	}
-	g := workerGit(repo)
-	before := objectCount(ctx, g)
-	// Every packed object no ref reaches is dropped (-a -d), then every
-	// loose one (prune): a bare clone has no reflog or index to keep any.
-	if _, err := g.run(ctx, "-c", "gc.auto=0", "repack", "-a", "-d", "-q"); err != nil {
-		return "", fmt.Errorf("codesnap: prune the clone %s of earlier submitters' dirty state: %w (or remove it: rm -rf %s)", repo, err, repo)
+	// Taken after the clone's lock and without waiting (a call holding
+	// one may wait for the clone's lock): held until the clone is pruned,
+	// so no idle checkout is taken up meanwhile.
+	locks, busy := holdIdle(c.Dir)
+	defer closeAll(locks)
+	prefix := fmt.Sprintf("the clone %s predates per-snapshot dirty homes: ", repo)
+	if busy != "" {
+		return prefix + "left for a later start, a running call may borrow its objects (" + busy + " is in use)", nil
 	}
-	if _, err := g.run(ctx, "prune", "--expire=now"); err != nil {
-		return "", fmt.Errorf("codesnap: prune the clone %s of earlier submitters' dirty state: %w (or remove it: rm -rf %s)", repo, err, repo)
+	g := workerGit(repo)
+	fail := func(err error) error {
+		return fmt.Errorf("codesnap: prune the clone %s of earlier submitters' dirty state: %w (or stop every worker on this cache and remove it: rm -rf %s)", repo, err, repo)
+	}
+	before := objectCount(ctx, g)
+	// Every packed object no ref reaches is dropped (-A -d) or, if
+	// younger than pruneGrace, made loose; then every loose one older
+	// than that (prune): a bare clone has no reflog or index to keep any.
+	if _, err := g.run(ctx, "-c", "gc.auto=0", "repack", "-A", "-d", "-q", "--unpack-unreachable="+pruneGrace); err != nil {
+		return "", fail(err)
+	}
+	if _, err := g.run(ctx, "prune", "--expire="+pruneGrace); err != nil {
+		return "", fail(err)
+	}
+	pruned := fmt.Sprintf("pruned %d object(s) its refs do not reach (earlier submitters' dirty state)", max(0, before-objectCount(ctx, g)))
+	left, err := g.run(ctx, "prune", "--dry-run", "--expire=now")
+	if err != nil {
+		return "", fail(err)
+	}
+	if n := strings.Count(left, "\n"); n > 0 {
+		return prefix + pruned + "; " + strconv.Itoa(n) + " younger than an hour left for a later start", nil
 	}
 	if err := markLayout(repo); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the clone %s predates per-snapshot dirty homes: pruned %d object(s) its refs do not reach (earlier submitters' dirty state)", repo, max(0, before-objectCount(ctx, g))), nil
+	return prefix + pruned, nil
+}
+
+// holdIdle takes, without waiting, every lock under dir that a live
+// borrower of a clone's objects holds (trees/KEY.lock, dirty/KEY.lock and .make,
+// jobs/*/.lock, chains/*/.lock). It returns those it took and, if one is
+// held, that one's path (the caller then leaves the clone alone).
+func holdIdle(dir string) ([]*os.File, string) {
+	var held []*os.File
+	for _, pattern := range []string{"trees/*.lock", "dirty/*.lock", "dirty/*.make", "jobs/*/.lock", "chains/*/.lock"} {
+		paths, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, p := range paths {
+			f, err := os.OpenFile(p, os.O_RDWR|unix.O_NOFOLLOW, 0)
+			if err != nil {
+				continue // gone meanwhile, or not a lock we made
+			}
+			if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+				f.Close()
+				return held, p
+			}
+			held = append(held, f)
+		}
+	}
+	return held, ""
+}
+
+// closeAll closes files (releasing their locks).
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // objectCount is how many objects a git dir holds, loose and packed (0

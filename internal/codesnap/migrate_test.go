@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/broodhq/brood/internal/codesnap"
 )
@@ -59,6 +62,7 @@ func TestMigrateClonesDropsOldDirtyState(t *testing.T) {
 		}
 		loose := oldGit(t, repo, "submitter B's untracked .env=loose-"+repo+"\n", "hash-object", "-w", "--stdin")
 		secrets[repo+" packed"], secrets[repo+" loose"] = packed, loose
+		ageObjects(t, repo)
 	}
 	if err := os.WriteFile(filepath.Join(newer, "brood-layout"), []byte("2 dirty-homes\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -91,5 +95,158 @@ func TestMigrateClonesDropsOldDirtyState(t *testing.T) {
 	}
 	if again, err := c.MigrateClones(ctx); err != nil || len(again) != 0 {
 		t.Errorf("a second start migrated again: %q, %v", again, err)
+	}
+}
+
+// ageObjects makes every object file of a git dir two hours old: written
+// by a call long finished, not by one in flight.
+func ageObjects(t *testing.T, repo string) {
+	t.Helper()
+	old := time.Now().Add(-2 * time.Hour)
+	err := filepath.WalkDir(filepath.Join(repo, "objects"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oldClone makes an old-layout clone in cacheDir (no marker) holding a
+// dirty commit no ref reaches, aged two hours, and returns the clone
+// and that commit.
+func oldClone(t *testing.T, cacheDir string) (string, string) {
+	t.Helper()
+	src := t.TempDir()
+	oldGit(t, src, "", "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("committed\n"), 0o600)
+	oldGit(t, src, "", "add", "a.txt")
+	oldGit(t, src, "", "commit", "-q", "-m", "base")
+	repo := filepath.Join(cacheDir, "repos", "0123456789abcdef0123.git")
+	oldGit(t, cacheDir, "", "init", "-q", "--bare", repo)
+	oldGit(t, repo, "", "fetch", "-q", "--no-tags", "--", src, "+refs/heads/*:refs/remotes/origin/*")
+	blob := oldGit(t, repo, "dirty edit\n", "hash-object", "-w", "--stdin")
+	tree := oldGit(t, repo, "100644 blob "+blob+"\ta.txt\n", "mktree")
+	dirty := oldGit(t, repo, "", "commit-tree", tree, "-p", "refs/remotes/origin/main", "-m", "dirty")
+	ageObjects(t, repo)
+	return repo, dirty
+}
+
+// holdShared creates path and holds a shared lock on it for the test.
+func holdShared(t *testing.T, path string) *os.File {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestMigrateClonesLeavesABorrowedClone (review21 P2-3): the cache is
+// shared by every worker of the account; on a rolling upgrade a worker of
+// the old version may be running a call whose checkout (or copy, dirty
+// home, chain step) borrows the clone's objects, HEAD at a dirty commit
+// no ref reaches. A new worker starting then leaves that clone as it is
+// (one line, unmarked) and migrates it at a later start, once nothing
+// holds it.
+func TestMigrateClonesLeavesABorrowedClone(t *testing.T) {
+	for _, held := range []string{"trees/key1.lock", "dirty/key2.lock", "jobs/job1/.lock", "chains/step1/.lock"} {
+		t.Run(held, func(t *testing.T) {
+			ctx := context.Background()
+			cacheDir := t.TempDir()
+			repo, dirty := oldClone(t, cacheDir)
+			co := filepath.Join(cacheDir, "trees", "key1")
+			oldGit(t, cacheDir, "", "clone", "-q", "--shared", "--no-checkout", repo, co)
+			oldGit(t, co, "", "checkout", "-q", "--detach", dirty)
+			lock := holdShared(t, filepath.Join(cacheDir, held))
+
+			c := &codesnap.Cache{Dir: cacheDir}
+			lines, err := c.MigrateClones(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], repo) || !strings.Contains(lines[0], "left for a later start") {
+				t.Errorf("migration said %q; want one line leaving %s for a later start", lines, repo)
+			}
+			if out, err := exec.Command("git", "-C", co, "cat-file", "-p", "HEAD:a.txt").CombinedOutput(); err != nil || string(out) != "dirty edit\n" {
+				t.Errorf("the running call's checkout lost its objects: %v %s", err, out)
+			}
+			if _, err := os.Stat(filepath.Join(repo, "brood-layout")); err == nil {
+				t.Errorf("a clone left for later is marked migrated")
+			}
+
+			lock.Close() // the call ends; the next start migrates it
+			os.RemoveAll(co)
+			lines, err = c.MigrateClones(ctx)
+			if err != nil || len(lines) != 1 || !strings.Contains(lines[0], "pruned 3 object(s)") {
+				t.Errorf("the next start said %q, %v; want the clone pruned of its 3 dirty objects", lines, err)
+			}
+			if exec.Command("git", "--git-dir="+repo, "cat-file", "-e", dirty).Run() == nil {
+				t.Errorf("the dirty commit is still in the clone after the later start")
+			}
+		})
+	}
+}
+
+// TestMigrateClonesKeepsRecentObjects: an object no ref reaches that is
+// younger than an hour may be one a worker of the old version is writing
+// (outside the clone's lock): it stays, and the clone is not marked, so
+// a later start prunes it.
+func TestMigrateClonesKeepsRecentObjects(t *testing.T) {
+	ctx := context.Background()
+	cacheDir := t.TempDir()
+	repo, _ := oldClone(t, cacheDir)
+	fresh := oldGit(t, repo, "being written\n", "hash-object", "-w", "--stdin")
+	freshPacked := oldGit(t, repo, "being indexed\n", "hash-object", "-w", "--stdin")
+	oldGit(t, repo, freshPacked+"\n", "pack-objects", "-q", filepath.Join(repo, "objects", "pack", "pack"))
+	oldGit(t, repo, "", "prune-packed")
+	lines, err := (&codesnap.Cache{Dir: cacheDir}).MigrateClones(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "pruned 3 object(s)") || !strings.Contains(lines[0], "2 younger than an hour left for a later start") {
+		t.Errorf("migration said %q; want 3 pruned, 2 left for a later start", lines)
+	}
+	for _, obj := range []string{fresh, freshPacked} {
+		if exec.Command("git", "--git-dir="+repo, "cat-file", "-e", obj).Run() != nil {
+			t.Errorf("an object written a moment ago (%s) was pruned", obj)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(repo, "brood-layout")); err == nil {
+		t.Errorf("a clone still holding unreachable objects is marked migrated")
+	}
+}
+
+// TestMigrateClonesFollowsNoSymlink (review21 P3): repos/<id>.git that is
+// a symlink is no clone a worker made; its target is not pruned.
+func TestMigrateClonesFollowsNoSymlink(t *testing.T) {
+	ctx := context.Background()
+	elsewhere := t.TempDir()
+	target, dirty := oldClone(t, elsewhere)
+	cacheDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cacheDir, "repos"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(cacheDir, "repos", "fedcba9876543210fedc.git")); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := (&codesnap.Cache{Dir: cacheDir}).MigrateClones(ctx)
+	if err != nil || len(lines) != 0 {
+		t.Errorf("migration said %q, %v; want nothing", lines, err)
+	}
+	if exec.Command("git", "--git-dir="+target, "cat-file", "-e", dirty).Run() != nil {
+		t.Errorf("the symlink's target was pruned")
+	}
+	if _, err := os.Stat(filepath.Join(target, "brood-layout")); err == nil {
+		t.Errorf("the symlink's target was marked")
 	}
 }
