@@ -54,7 +54,7 @@ type spawn struct {
 	cfg    *configGuard // the configuration an in-place writer may not change
 	// links are an in-place writer's tree's symbolic links before it
 	// started (isolate.TreeLinks), for its link guard (linkguard.go).
-	links *isolate.Links
+	links []isolate.Links
 }
 
 // start builds the command and runs it through the pool.
