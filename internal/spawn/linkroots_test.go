@@ -21,7 +21,7 @@ func TestInPlaceLinksEveryWritableRoot(t *testing.T) {
 	extra := filepath.Join(t.TempDir(), "extra")
 	must(t, os.MkdirAll(extra, 0o755))
 	cases := []struct {
-		name, cmd, link string
+		name, cmd, link   string
 		sub, addDir, gone bool
 	}{
 		{"beside a non-git sub workspace", "ln -s /etc/passwd ../Makefile", "Makefile", true, false, true},
@@ -81,5 +81,30 @@ agents:
 				t.Errorf("not done:\n%s", firstN(out.Text, 1500))
 			}
 		})
+	}
+}
+
+// TestInPlaceLinkPassBlinded (review20 L9): a writer that leaves part of
+// the tree unreadable to its parent's link pass (here, directories nested
+// past PATH_MAX, which even root cannot open by path) when the pass before
+// it saw everything is rejected (resumable), as for a link out of the
+// tree, not left done with a line.
+func TestInPlaceLinkPassBlinded(t *testing.T) {
+	agents := map[string]string{"linker": "---\nname: linker\ndescription: links\ntools: Read, Bash\n---\nYou link.\n"}
+	cmd := "d=$(printf 'a%.0s' $(seq 1 200)); for i in $(seq 1 25); do mkdir $d && cd $d || exit 1; done; ln -s /etc/passwd Makefile && echo deep"
+	p := newProject(t, `
+agents:
+  linker:
+    - tools:
+        - Bash: {command: "`+cmd+`"}
+    - say: "## What I did\nlinked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`, agents)
+	git(t, p.root, "add", "-A")
+	git(t, p.root, "commit", "-qm", "init")
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	out, err := d.Call(context.Background(), call.Spec{Agent: "linker", Prompt: "link"})
+	must(t, err)
+	if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, "could NOT be checked") {
+		t.Errorf("not rejected for links it left unchecked:\n%s", firstN(out.Text, 2000))
 	}
 }
