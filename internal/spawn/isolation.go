@@ -387,7 +387,10 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
 			}
 		}
-		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
+		// A landing's kept earlier versions go to this parent's own
+		// records (the root's are hidden from every child), not the task
+		// directory a delegating sibling can write (review20 L5).
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), KeepDir: td.Owners().Path(), ForceWorktree: env.ForceWorktree,
 			BroodDir: filepath.Join(env.ProjectRoot, taskdir.StateDirName), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
 			Programs: d.cfg.Grant.Held()}
 		if len(env.AllowedDestinations) > 0 {
