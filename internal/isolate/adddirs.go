@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 // The run's additional working directories (--add-dir, a trusted
@@ -119,4 +122,52 @@ func (v View) HoldingAddDirs(dirs []string, allowConfig bool) View {
 		}
 	}
 	return v
+}
+
+// WriterRoots are the trees an in-place writer of env may write
+// (ChildPolicy's Writable less its task directory and the caches): its
+// WorkRoot first, then each --add-dir not beneath one already listed. Its
+// parent's link pass walks each of them (review20 L8).
+func WriterRoots(env *dispatch.Envelope, base *PolicyBase) []string {
+	roots := []string{Resolved(WorkRoot(env))}
+	for _, d := range addDirs(env.AddDirs, base.Hidden()) {
+		if !slices.ContainsFunc(roots, func(r string) bool { return beneath(r, d) }) {
+			roots = append(roots, d)
+		}
+	}
+	return roots
+}
+
+// IntoTree reports whether link (relative to root, slash-separated), whose
+// target is target, names a path in tree (lexically, not into its .git or
+// .brood): an --add-dir's link into the work tree stays in what the
+// writer may write. A ".." after a name is refused: the name may be a
+// link, and the kernel climbs from where it leads.
+func IntoTree(root, link, target, tree string) bool {
+	if tree == "" || target == "" {
+		return false
+	}
+	named := false
+	for _, c := range strings.Split(target, "/") {
+		switch {
+		case c == ".." && named:
+			return false
+		case c != ".." && c != "" && c != ".":
+			named = true
+		}
+	}
+	p := target
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, filepath.Dir(filepath.FromSlash(link)), p)
+	}
+	rel, err := filepath.Rel(tree, filepath.Clean(p))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
+		if f := foldPath(c); f == ".git" || f == ".brood" {
+			return false
+		}
+	}
+	return true
 }

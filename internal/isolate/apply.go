@@ -25,6 +25,8 @@ type ApplyOptions struct {
 	// empty means a new temporary directory, kept only when it holds
 	// something the user must see.
 	StateDir string
+	// KeepDir is as Options.KeepDir.
+	KeepDir string
 	// AllowConfig lets the patch change brood's and Claude Code's
 	// configuration (as Options.AllowConfig); otherwise those changes are
 	// held back in StateDir/config.patch and named in the outcome.
@@ -56,7 +58,7 @@ func ApplyPatch(ctx context.Context, opts ApplyOptions) (*Outcome, error) {
 	} else if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	w := &Workspace{Mode: ModeWorktree, repo: r, state: filepath.Join(state, "isolate"), allowConfig: opts.AllowConfig}
+	w := &Workspace{Mode: ModeWorktree, repo: r, state: filepath.Join(state, "isolate"), keepDir: opts.KeepDir, allowConfig: opts.AllowConfig}
 	if err := os.MkdirAll(w.state, 0o700); err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}

@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -167,9 +168,17 @@ func (w *Workspace) rollBack(pre *preimages, out *Outcome, what string, err erro
 	if len(failed) == 0 {
 		return fmt.Sprintf("%s failed partway (%s); the %d file(s) it had written were put back as they were, so nothing in the tree changed", what, why, n), true
 	}
-	out.Partial, out.Preimages = failed, pre.keep(w.state, failed)
-	return fmt.Sprintf("%s failed partway (%s); %d file(s) were put back, but these could NOT be and are left as the landing wrote them: %s (their earlier versions are in %s)",
-		what, why, n, strings.Join(failed, "; "), out.Preimages), true
+	keepDir, prefix := cmp.Or(w.keepDir, w.state), ""
+	if w.id != "" {
+		prefix = w.id + "."
+	}
+	out.Partial, out.Preimages = failed, pre.keep(keepDir, prefix, failed)
+	kept := "their earlier versions could not be kept"
+	if out.Preimages != "" {
+		kept = "their earlier versions are in " + out.Preimages
+	}
+	return fmt.Sprintf("%s failed partway (%s); %d file(s) were put back, but these could NOT be and are left as the landing wrote them: %s (%s)",
+		what, why, n, strings.Join(failed, "; "), kept), true
 }
 
 // overlayPatch diffs the snapshot against the snapshot-plus-upper-layer,

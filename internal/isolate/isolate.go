@@ -83,6 +83,11 @@ type Options struct {
 	// work directories, the snapshot index and the patch live under
 	// StateDir/isolate. Empty means a new temporary directory.
 	StateDir string
+	// KeepDir is where a landing that could not put back all it wrote
+	// keeps the earlier versions for the user, in a new 0700 directory:
+	// a directory no child can write (the parent's records), as StateDir
+	// is one a delegating sibling can. Empty means StateDir/isolate.
+	KeepDir string
 	// ForceWorktree skips the overlay even where it is available.
 	ForceWorktree bool
 	// Keep lists more directories inside the tree that an overlay child
@@ -185,6 +190,7 @@ type Workspace struct {
 	repo     *repo
 	id       string
 	state    string // StateDir/isolate
+	keepDir  string // Options.KeepDir
 	keep     []string
 	broodDir string // Options.BroodDir, links resolved
 	gitDir   string // a worktree's git dir, recorded at creation
@@ -273,7 +279,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 		}
 		return nil, err
 	}
-	w := &Workspace{repo: r, id: opts.ID, keep: opts.Keep, allowConfig: opts.AllowConfig, programs: opts.Programs}
+	w := &Workspace{repo: r, id: opts.ID, keepDir: opts.KeepDir, keep: opts.Keep, allowConfig: opts.AllowConfig, programs: opts.Programs}
 	stateDir := opts.StateDir
 	if stateDir == "" {
 		if stateDir, err = os.MkdirTemp("", "brood-isolate-"+opts.ID+"-"); err != nil {

@@ -226,10 +226,15 @@ func removeEmptyUp(top, dir, made string) {
 }
 
 // keep writes the earlier versions of the paths named in failed (as
-// restore returns them) into a new directory under dir for the user, and
-// returns it ("" when there was nothing to write, or it could not be).
-func (p *preimages) keep(dir string, failed []string) string {
-	d, err := os.MkdirTemp(dir, "before-landing-")
+// restore returns them) into a new directory (0700) under dir named
+// prefix+"before-landing-…" for the user, and returns it; "" when it could
+// not write every one (the directory is then removed: a partial copy
+// would be taken for the whole).
+func (p *preimages) keep(dir, prefix string, failed []string) string {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	d, err := os.MkdirTemp(dir, prefix+"before-landing-")
 	if err != nil {
 		return ""
 	}
@@ -238,8 +243,12 @@ func (p *preimages) keep(dir string, failed []string) string {
 			continue
 		}
 		dst := filepath.Join(d, filepath.FromSlash(pi.rel))
-		if os.MkdirAll(filepath.Dir(dst), 0o700) == nil {
-			_ = os.WriteFile(dst, pi.data, 0o600)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err == nil {
+			err = os.WriteFile(dst, pi.data, 0o600)
+		}
+		if err != nil {
+			_ = os.RemoveAll(d)
+			return ""
 		}
 	}
 	return d

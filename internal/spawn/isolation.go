@@ -304,18 +304,33 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 		// An in-place writer's links, every one, beside the guard's
 		// snapshot: git status lists no ignored path and no file of a
 		// nested repository, and the walk outside git has a bound.
-		links = make(chan isolate.Links, 1)
-		root := s.before.Root
-		go func() { links <- isolate.TreeLinks(root, 0) }()
+		// Every root it may write: the work root (above a non-git
+		// project's workspace) and each --add-dir (review20 L8).
+		roots := isolate.WriterRoots(env, s.d.policyBase())
+		links = make(chan isolate.Links, len(roots))
+		for _, root := range roots {
+			go func() { links <- isolate.TreeLinks(root, 0) }()
+		}
+		defer func() { s.links = gather(links, roots) }()
 	}
 	s.handDown(env)
 	<-watched
-	if links != nil {
-		l := <-links
-		s.links = &l
-	}
 	spawntrace.Mark(ctx, "snapshot")
 	return err
+}
+
+// gather is the link passes of roots, in their order, as they arrive.
+func gather(links <-chan isolate.Links, roots []string) []isolate.Links {
+	byRoot := map[string]isolate.Links{}
+	for range roots {
+		l := <-links
+		byRoot[l.Root] = l
+	}
+	out := make([]isolate.Links, 0, len(roots))
+	for _, r := range roots {
+		out = append(out, byRoot[r])
+	}
+	return out
 }
 
 // handDown gives an in-place writer the tree as this parent found it
@@ -372,7 +387,10 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
 			}
 		}
-		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), ForceWorktree: env.ForceWorktree,
+		// A landing's kept earlier versions go to this parent's own
+		// records (the root's are hidden from every child), not the task
+		// directory a delegating sibling can write (review20 L5).
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), KeepDir: td.Owners().Path(), ForceWorktree: env.ForceWorktree,
 			BroodDir: filepath.Join(env.ProjectRoot, taskdir.StateDirName), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
 			Programs: d.cfg.Grant.Held()}
 		w, err := d.isolator(ctx).Prepare(ctx, opts)

@@ -54,7 +54,7 @@ type spawn struct {
 	cfg    *configGuard // the configuration an in-place writer may not change
 	// links are an in-place writer's tree's symbolic links before it
 	// started (isolate.TreeLinks), for its link guard (linkguard.go).
-	links *isolate.Links
+	links []isolate.Links
 }
 
 // start builds the command and runs it through the pool.
@@ -368,8 +368,12 @@ func (d *Dispatcher) land(ctx context.Context, ws *isolate.Workspace, td *taskdi
 // partlyApplied is the error of a run whose landing failed partway and
 // could not put back all it wrote.
 func partlyApplied(o *isolate.Outcome) string {
-	return fmt.Sprintf("its change landed only in part: the landing failed partway and could NOT put back %s (their earlier versions are in %s; the patch is at %s)",
-		strings.Join(o.Partial, "; "), o.Preimages, o.Patch)
+	kept := "their earlier versions could not be kept"
+	if o.Preimages != "" {
+		kept = "their earlier versions are in " + o.Preimages
+	}
+	return fmt.Sprintf("its change landed only in part: the landing failed partway and could NOT put back %s (%s; the patch is at %s)",
+		strings.Join(o.Partial, "; "), kept, o.Patch)
 }
 
 // killedBy names who stopped a child: the pool's lifeguard, timeout or
