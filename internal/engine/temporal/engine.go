@@ -162,7 +162,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err := e.await(ctx, run, &out, events); err != nil {
 		return nil, err
 	}
-	r, ok := e.takeCall(ctx, opts.ID, run.GetRunID(), &out, true)
+	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, true)
 	if !ok {
 		return &r, nil
 	}
