@@ -44,7 +44,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	// A result no worker this submitter trusts signed is refused here
 	// too: never landed, never continued from as done.
 	var taken bool
-	out.Result, taken = e.takeCall(ctx, wid, x.GetExecution().GetRunId(), &out, true)
+	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), &out, true)
 	out.refused = !taken
 	return x, &out, nil
 }

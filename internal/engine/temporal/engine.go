@@ -162,7 +162,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err := e.await(ctx, run, &out, events); err != nil {
 		return nil, err
 	}
-	r, ok := e.takeCall(ctx, opts.ID, run.GetRunID(), &out, true)
+	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, true)
 	if !ok {
 		return &r, nil
 	}
@@ -251,7 +251,11 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if out.Result == nil {
 		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
-	e.settle(ctx, out.Input, out.Result)
+	// The landing's run, from-tree and record are this submitter's own
+	// signed input's; only the tip is the run's (review21 P1-2).
+	own := in
+	own.Tip, own.Chained = out.Input.Tip, out.Input.Chained
+	e.settle(ctx, own, out.Result)
 	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
@@ -389,6 +393,11 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	if err := e.cfg.Client.GetWorkflow(ctx, id, read).Get(ctx, &out); err != nil || out.Result == nil {
 		return nil, nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
 	}
+	// Nothing lands, and nothing is signed again, unless this key started
+	// the execution (review21 P1-2: a done execution too).
+	if err := e.signedByMe(ctx, id, out.Input); err != nil {
+		return nil, nil, err
+	}
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	if out.Result.Status == wf.RunDone {
@@ -396,9 +405,6 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
 		e.settleTree(ctx, out.Input, out.Result, true)
 		return out.Result, out.Journal, nil
-	}
-	if err := e.signedByMe(ctx, id, out.Input); err != nil {
-		return nil, nil, err
 	}
 	landed := e.landRun(ctx, out.Input)
 	in := out.Input

@@ -80,7 +80,8 @@ type signedPart struct {
 
 // durationAttrs are the result tag's durations, which the workflow writes
 // after the worker signed (callDuration).
-var durationAttrs = regexp.MustCompile(` (last-attempt-child-duration|duration)="[^"]*"`)
+// Only a Go duration's text is left out: any other value is signed.
+var durationAttrs = regexp.MustCompile(` (last-attempt-child-duration|duration)="(?:[0-9.]+(?:ns|us|µs|ms|s|m|h))+"`)
 
 // resultDigest is the SHA-256 of what a signature covers of r.
 func resultDigest(r *call.Result) string {
@@ -162,7 +163,7 @@ func SubmitterWorkerTrust(dir string) (*ResultTrust, error) {
 // resultCall is the call a submitter waited for: where its result must
 // have been signed.
 type resultCall struct {
-	Namespace, Workflow, Run, Submitter string
+	Namespace, Workflow, Run, Submitter, Task string
 }
 
 // check is nil when out's result was signed for call by a worker key rt
@@ -173,9 +174,11 @@ func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 	}
 	r := &out.Result
 	s := out.Sig
+	if r.TaskID != c.Task {
+		return fmt.Errorf("the result that came back for task %s names task %q: it was not taken", c.Task, printable(r.TaskID))
+	}
 	switch r.Status {
-	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-	default:
+	case dispatch.StatusFailed, dispatch.StatusKilled, dispatch.StatusCancelled:
 		if s == nil {
 			// An ending with nothing to act on (failed, killed, cancelled:
 			// never landed, never done), which the workflow itself makes
@@ -213,7 +216,7 @@ func printable(s string) string {
 // with why, its change (if any) not applied; the parent model sees why,
 // never the refused answer.
 func refusedResult(r call.Result, why error) call.Result {
-	return call.Result{TaskID: r.TaskID, Agent: r.Agent, Status: dispatch.StatusFailed, Error: why.Error(), Code: r.Code, Usage: r.Usage, Attempts: r.Attempts}
+	return call.Result{TaskID: r.TaskID, Agent: r.Agent, Status: dispatch.StatusFailed, Error: why.Error(), Attempts: r.Attempts}
 }
 
 // TrustWorker adds the worker keys arg gives (a key's line, or a file of

@@ -99,7 +99,7 @@ func TestSubmitterTakesOnlyResultsATrustedWorkerSigned(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out.txt")); err == nil {
 		t.Error("an untrusted worker's change landed in the submitter's tree")
 	}
-	kept := filepath.Join(state, r.TaskID, r.TaskID+".patch")
+	kept := filepath.Join(state, r.TaskID, r.TaskID+".refused.patch")
 	if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "out.txt") || !strings.Contains(r.Error, kept) {
 		t.Errorf("the refused patch: %v, error %q; want it kept in %s and named", err, r.Error, kept)
 	}
@@ -110,9 +110,14 @@ func TestSubmitterTakesOnlyResultsATrustedWorkerSigned(t *testing.T) {
 	sw := sdkworker.New(srv.Client(t), standIn, sdkworker.Options{})
 	sw.RegisterWorkflowWithOptions(temporal.CallWorkflow, workflow.RegisterOptions{Name: temporal.CallWorkflowName})
 	var replay *temporal.ResultSig
+	var status, forgedTask string
 	forged := func(ctx context.Context, in temporal.CallInput) (*temporal.CallOutput, error) {
 		id := in.Spec.TaskID
-		return &temporal.CallOutput{Result: call.Result{TaskID: id, Agent: in.Spec.Agent, Status: dispatch.StatusDone, Summary: "all good", Text: "all good", Code: genuine.Code},
+		if forgedTask != "" {
+			id = forgedTask
+		}
+		return &temporal.CallOutput{Result: call.Result{TaskID: id, Agent: in.Spec.Agent, Status: status, Summary: "all good", Text: "all good", Code: genuine.Code,
+			FilesChanged: []string{"main.go"}, Output: []byte(`{"ok":"all good"}`)},
 			Last: &temporal.Heartbeat{TaskID: id}, Sig: replay}, nil
 	}
 	sw.RegisterActivityWithOptions(forged, sdkactivity.RegisterOptions{Name: temporal.CallActivityName})
@@ -121,28 +126,35 @@ func TestSubmitterTakesOnlyResultsATrustedWorkerSigned(t *testing.T) {
 	}
 	defer sw.Stop()
 	for _, tc := range []struct {
-		name string
-		sig  *temporal.ResultSig
-		want string
+		name, status, task string
+		sig                *temporal.ResultSig
+		want               string
 	}{
-		{"unsigned", nil, "signed by no brood worker"},
-		{"another call's signature", genuineSig(t, eng, genuine.TaskID), "not what worker key"},
+		{"unsigned", dispatch.StatusDone, "", nil, "signed by no brood worker"},
+		{"another call's signature", dispatch.StatusDone, "", genuineSig(t, eng, genuine.TaskID), "not what worker key"},
+		{"unsigned, a status of its own", "Done", "", nil, "signed by no brood worker"},
+		{"unsigned, no status", "", "", nil, "signed by no brood worker"},
+		{"unsigned, failed", dispatch.StatusFailed, "", nil, ""},
+		{"unsigned, another task's", dispatch.StatusDone, dispatch.NewID(), nil, "names task"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			replay = tc.sig
+			replay, status, forgedTask = tc.sig, tc.status, tc.task
 			dir := submitterRepo(t)
 			eng, state := trustingEngine(t, standIn, dir, store, fleetWorkerPub())
 			r, err := eng.Call(ctx, spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status != dispatch.StatusFailed || !strings.Contains(r.Error, tc.want) || strings.Contains(r.Text, "all good") {
+			if r.Status != dispatch.StatusFailed || !strings.Contains(r.Error, tc.want) || strings.Contains(r.Text+r.Summary+string(r.Output), "all good") || len(r.FilesChanged) > 0 {
 				t.Errorf("a forged result: %s, error %q, text %q; want failed saying %q, the forged answer not shown", r.Status, r.Error, r.Text, tc.want)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "out.txt")); err == nil {
 				t.Error("the stand-in's change landed in the submitter's tree")
 			}
-			if _, err := os.Stat(filepath.Join(state, r.TaskID, r.TaskID+".patch")); err != nil {
+			if tc.task != "" && (r.TaskID == tc.task || strings.Contains(r.Error, "kept in "+filepath.Join(state, tc.task))) {
+				t.Errorf("the refusal is the forged task's: %s, %q", r.TaskID, r.Error)
+			}
+			if _, err := os.Stat(filepath.Join(state, r.TaskID, r.TaskID+".refused.patch")); err != nil && tc.status == dispatch.StatusDone {
 				t.Errorf("the refused patch is not kept: %v", err)
 			}
 		})

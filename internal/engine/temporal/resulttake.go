@@ -24,17 +24,24 @@ func (e *Engine) fingerprint() string {
 // not applied but kept under the project's .brood/fleet/patches/ as a
 // conflict's is (keep: a listing keeps nothing). ok says whether it was
 // taken.
-func (e *Engine) takeCall(ctx context.Context, wid, run string, out *CallOutput, keep bool) (r call.Result, ok bool) {
-	err := e.cfg.Workers.check(resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: run, Submitter: e.fingerprint()}, out)
+func (e *Engine) takeCall(ctx context.Context, task, wid, run string, out *CallOutput, keep bool) (r call.Result, ok bool) {
+	err := e.cfg.Workers.check(resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: run, Submitter: e.fingerprint(), Task: task}, out)
 	if err == nil {
+		if e.cfg.Workers != nil && out.Sig == nil {
+			// An unsigned ending (failed, killed, cancelled): its status
+			// and error alone, nothing of an answer anyone could have put.
+			o := out.Result
+			return call.Result{TaskID: task, Agent: o.Agent, Status: o.Status, Error: o.Error, Attempts: o.Attempts}, true
+		}
 		return out.Result, true
 	}
 	r = refusedResult(out.Result, err)
+	r.TaskID = task
 	res, _ := callChange(&out.Result)
 	if !keep || res == nil || e.cfg.Code == nil || e.cfg.Code.StateDir == "" || dispatch.CheckID(r.TaskID) != nil {
 		return r, false
 	}
-	file := filepath.Join(e.cfg.Code.StateDir, r.TaskID, r.TaskID+".patch")
+	file := filepath.Join(e.cfg.Code.StateDir, task, task+".refused.patch") // never a kept conflict's file
 	k, kerr := e.writeKept(ctx, *res.Patch, file)
 	if kerr != nil {
 		r.Error += "; its patch was not kept (" + kerr.Error() + ")"

@@ -107,7 +107,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var co CallOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &co); err == nil {
-			r, taken := e.takeCall(ctx, wid, x.GetExecution().GetRunId(), &co, false)
+			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), &co, false)
 			if !taken {
 				co.Result = r // nothing of it is shown as done, nor said to be waiting to land
 			}
