@@ -94,8 +94,10 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 // writable, is read through its rule: the cost does not grow with the
 // number of tasks).
 func childHidden(env *dispatch.Envelope, dir string, base *PolicyBase, writable []string) []string {
-	// Other projects' records (otherProjects).
-	hidden := append(base.Hidden(), otherProjects(env.ProjectRoot)...)
+	// The user's brood state directory (the list of known projects
+	// among it); the known projects' records are a layer of their own,
+	// built once (KnownLayer).
+	hidden := append(base.Hidden(), stateBaseHidden()...)
 	keep := childKeep(env, dir, writable)
 	var records []string
 	if env.ProjectRoot != "" {
@@ -248,6 +250,10 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// with whiteouts, the sandbox keeps the child from reading.
 		pol.Hidden = append(pol.Hidden, ws.Hidden...)
 	}
+	layer, err := base.knownLayer(env, td.Path(), &pol)
+	if err != nil {
+		return err
+	}
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
 		entry, err := sandbox.BaseForChild(pol)
@@ -256,6 +262,9 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		}
 		if h := sandbox.HiddenEnv(pol); h != "" {
 			cmd.Env = append(cmd.Env, h)
+		}
+		if pol.ReadOnly || len(pol.Writable) > 0 {
+			sandbox.LayerForChild(cmd, layer)
 		}
 		return err
 	}
@@ -302,6 +311,8 @@ type PolicyBase struct {
 	// keep: envKeep.
 	keepOnce sync.Once
 	keep     []string
+	// known: the layer hiding other projects' records (KnownLayer).
+	known knownLayers
 }
 
 // NewPolicyBase is the shared parts of one dispatcher's children's

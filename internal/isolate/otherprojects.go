@@ -22,20 +22,25 @@ import (
 // prompt history. A project brood never ran in is not on the list, and
 // its records (if another tool made a .brood there) are not hidden.
 
+// stateBaseHidden is the user's brood state directory, which no child
+// reads (the list of known projects is there).
+func stateBaseHidden() []string {
+	if base := taskdir.StateBase(); base != "" {
+		return []string{realPath(base)}
+	}
+	return nil
+}
+
 // otherProjects are the paths of other projects' records no child of the
 // project at project (its real path) reads: the known projects' state
-// directories but its own (and any that holds it: the split around what
-// the child keeps is childHidden's), and the user's brood state
-// directory.
+// directories but its own (and any that holds it). They are hidden by a
+// layer of their own (KnownLayer), not by each child's policy.
 func otherProjects(project string) []string {
 	own := ""
 	if project != "" {
 		own = Resolved(taskdir.Open(project).StateDir())
 	}
 	var out []string
-	if base := taskdir.StateBase(); base != "" {
-		out = append(out, realPath(base))
-	}
 	home, _ := os.UserHomeDir()
 	if home != "" {
 		home = realPath(home)

@@ -95,6 +95,11 @@ func Restrict(p Policy) (Status, error) {
 // can be exercised where the kernel and the build offer more.
 func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
 	p = takeHidden(p)
+	p, err := takeLayer(p)
+	if err != nil {
+		return Status{}, err
+	}
+	defer p.Layer.Close()
 	if v, ok := os.LookupEnv(enforcedEnv); ok {
 		os.Unsetenv(enforcedEnv)
 		os.Unsetenv(baseEnv)
@@ -393,6 +398,11 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return false, fmt.Errorf("sandbox: set no_new_privs: %w", err)
 	}
+	if l.fs {
+		if err := restrictLayer(p); err != nil {
+			return false, err
+		}
+	}
 	if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
 		return false, fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
 	}
@@ -457,6 +467,7 @@ func LandlockABI() int { return landlockABI() }
 // to confine, or the kernel sandbox turned off), so its own children never
 // inherit a claim about a domain they do not have.
 func DropMarkers() {
+	dropLayer()
 	os.Unsetenv(enforcedEnv)
 	os.Unsetenv(baseEnv)
 }
