@@ -250,7 +250,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// with whiteouts, the sandbox keeps the child from reading.
 		pol.Hidden = append(pol.Hidden, ws.Hidden...)
 	}
-	layer, err := base.knownLayer(env, td.Path(), &pol)
+	layer, err := base.knownLayer(env, td.Path(), &pol, ws != nil && ws.Mode == ModeOverlay)
 	if err != nil {
 		return err
 	}

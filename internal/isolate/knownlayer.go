@@ -96,8 +96,12 @@ func knownStamp() string {
 // or holds one (a workspace in another project's records, a kept
 // directory on the way), the layer, which cannot be split per child, is
 // not used: its paths join pol's Hidden too, as every child's did before
-// the layer.
-func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox.Policy) (*sandbox.Layer, error) {
+// the layer. So for an overlay child (overlay): a rule the parent built
+// on its tree or a directory above it does not reach the files of the
+// overlay the child mounts there (found by
+// attack/TestOtherProjectsRecordsUnreadable: the child could not read
+// its own envelope), while its own layer is built after the mount.
+func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox.Policy, overlay bool) (*sandbox.Layer, error) {
 	if !pol.ReadOnly && len(pol.Writable) == 0 {
 		return nil, nil // the file system is not confined
 	}
@@ -114,7 +118,7 @@ func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox
 		pol.Hidden = append(pol.Hidden, hideAround(nested, keep)...)
 	}
 	for _, h := range l.Paths() {
-		if slices.ContainsFunc(keep, func(k string) bool { return within(h, k) || within(k, h) }) {
+		if overlay || slices.ContainsFunc(keep, func(k string) bool { return within(h, k) || within(k, h) }) {
 			pol.Hidden = append(pol.Hidden, hideAround(l.Paths(), keep)...)
 			return nil, nil
 		}

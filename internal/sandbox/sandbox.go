@@ -59,7 +59,7 @@ type Policy struct {
 	// Layer is a domain layer applied with the policy's own (BuildLayer:
 	// the paths every child of a dispatcher is kept from reading, built
 	// once), where the file system is confined.
-	Layer *Layer
+	Layer *Layer `json:"-"`
 }
 
 // confinesFS reports whether the policy asks for a file-system restriction.
