@@ -41,8 +41,8 @@ type knownLayers struct {
 type knownLayer struct {
 	layer  *sandbox.Layer
 	nested []string
-	stamp string
-	built time.Time
+	stamp  string
+	built  time.Time
 }
 
 // KnownLayer is the layer hiding from the children of the project at
