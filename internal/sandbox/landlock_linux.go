@@ -398,13 +398,15 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return false, fmt.Errorf("sandbox: set no_new_privs: %w", err)
 	}
+	if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
+		return false, fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
+	}
+	// The layer last: each landlock_restrict_self copies the rules of
+	// the domain it stacks on, so the big layer is copied once.
 	if l.fs {
 		if err := restrictLayer(p); err != nil {
 			return false, err
 		}
-	}
-	if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
-		return false, fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
 	}
 	// Ambient capabilities (granted so a non-root child could mount its
 	// overlay) must not reach the tools.
