@@ -3,7 +3,9 @@ package isolate
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,10 +25,12 @@ import (
 // layer with its domain; a child reads no list of known projects (the
 // state directory is hidden), so builds none of its own.
 //
-// The layer is built again when the list changes, or when it is older
-// than maxLayerAge: an entry made since in a known project's top
-// directory is unreadable to children until then (Landlock allows only
-// what was there to be allowed).
+// The layer is built again when the list changes, when a directory it
+// holds a rule per entry of (each directory on the way to a hidden path:
+// the home, a known project's top) has changed since (its modification
+// time: an entry made, removed or replaced by a rename there, which the
+// layer has no rule for, so would be unreadable to children), or when it
+// is older than maxLayerAge.
 
 // maxLayerAge is how long a dispatcher's known-projects layer serves
 // before it is built again.
@@ -42,6 +46,8 @@ type knownLayer struct {
 	layer  *sandbox.Layer
 	nested []string
 	stamp  string
+	dirs   []string // the directories on the way to its paths
+	seen   string   // their modification times when it was built
 	built  time.Time
 }
 
@@ -56,7 +62,7 @@ func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []stri
 	stamp := knownStamp()
 	b.known.mu.Lock()
 	defer b.known.mu.Unlock()
-	if k, ok := b.known.byRoot[project]; ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge {
+	if k, ok := b.known.byRoot[project]; ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
 		return k.layer, k.nested, nil
 	}
 	var outside []string
@@ -67,6 +73,8 @@ func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []stri
 			outside = append(outside, h)
 		}
 	}
+	dirs := waysTo(outside)
+	seen := dirsStamp(dirs) // before the build: a change during it rebuilds
 	if l, err = sandbox.BuildLayer(outside); err != nil {
 		return nil, nil, err
 	}
@@ -75,8 +83,41 @@ func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []stri
 	}
 	// A layer replaced is not closed: a child may be starting with it
 	// (its descriptor is released when nothing holds it).
-	b.known.byRoot[project] = knownLayer{layer: l, nested: nested, stamp: stamp, built: time.Now()}
+	b.known.byRoot[project] = knownLayer{layer: l, nested: nested, stamp: stamp, dirs: dirs, seen: seen, built: time.Now()}
 	return l, nested, nil
+}
+
+// waysTo are the directories on the way to paths (each one's parent and
+// theirs, up to the root), once each: those the layer holds a rule per
+// entry of.
+func waysTo(paths []string) []string {
+	var dirs []string
+	for _, p := range paths {
+		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+			if slices.Contains(dirs, d) {
+				break
+			}
+			dirs = append(dirs, d)
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return dirs
+}
+
+// dirsStamp is the modification times of dirs: it changes when an entry
+// is made, removed or renamed in any of them.
+func dirsStamp(dirs []string) string {
+	var b strings.Builder
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil {
+			fmt.Fprintf(&b, "%d.", fi.ModTime().UnixNano())
+		} else {
+			b.WriteString("-.")
+		}
+	}
+	return b.String()
 }
 
 // knownStamp tells one version of the list of known projects from
