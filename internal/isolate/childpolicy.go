@@ -95,8 +95,10 @@ func childKeep(env *dispatch.Envelope, dir string, writable []string) []string {
 //
 // keep is childKeep(env, dir, writable), which it may append to.
 func childHidden(env *dispatch.Envelope, base *PolicyBase, writable, keep []string, dir string) []string {
-	// Other projects' records (otherProjects).
-	hidden := append(base.Hidden(), otherProjects(env.ProjectRoot)...)
+	// The user's brood state directory (the list of known projects
+	// among it); the known projects' records are a layer of their own,
+	// built once (KnownLayer).
+	hidden := append(base.Hidden(), stateBaseHidden()...)
 	var records []string
 	if env.ProjectRoot != "" {
 		// The root's transcripts and records, whatever the class
@@ -248,6 +250,10 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// with whiteouts, the sandbox keeps the child from reading.
 		pol.Hidden = append(pol.Hidden, ws.Hidden...)
 	}
+	layer, err := base.knownLayer(env, td.Path(), &pol, ws != nil && ws.Mode == ModeOverlay)
+	if err != nil {
+		return err
+	}
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
 		entry, err := sandbox.BaseForChild(pol)
@@ -257,6 +263,9 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// The child adds the file-system layer of this policy itself.
 		if e := policyEntry(td.Path(), pol, needed, true); e != "" {
 			cmd.Env = append(cmd.Env, e)
+		}
+		if pol.ReadOnly || len(pol.Writable) > 0 {
+			sandbox.LayerForChild(cmd, layer)
 		}
 		return err
 	}
@@ -311,6 +320,8 @@ type PolicyBase struct {
 	// keep: envKeep.
 	keepOnce sync.Once
 	keep     []string
+	// known: the layer hiding other projects' records (KnownLayer).
+	known knownLayers
 }
 
 // NewPolicyBase is the shared parts of one dispatcher's children's

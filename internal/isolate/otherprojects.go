@@ -12,30 +12,36 @@ import (
 // credential files included), owner records, its tasks (their
 // subagents' transcripts), workflow runs and spilled outputs. brood
 // knows the projects it has run in (taskdir.Known: the user's list,
-// outside any project) and every child's hidden list holds each of
+// outside any project) and every child is kept from reading each of
 // their state directories whole (the maxHiddenKnown most recent): one
 // path per project, whose Landlock cost is one rule per entry of that
 // project's top directory (the directories on the way are listed once
-// for all). The user's brood
+// for all), paid once per dispatcher in a layer of their own
+// (knownlayer.go), not at every spawn. The user's brood
 // state directory is hidden too: the list itself, the state directories
 // of projects brood cannot write (taskdir.Fallback) and the TUI's
 // prompt history. A project brood never ran in is not on the list, and
 // its records (if another tool made a .brood there) are not hidden.
 
+// stateBaseHidden is the user's brood state directory, which no child
+// reads (the list of known projects is there).
+func stateBaseHidden() []string {
+	if base := taskdir.StateBase(); base != "" {
+		return []string{realPath(base)}
+	}
+	return nil
+}
+
 // otherProjects are the paths of other projects' records no child of the
 // project at project (its real path) reads: the known projects' state
-// directories but its own (and any that holds it: the split around what
-// the child keeps is childHidden's), and the user's brood state
-// directory.
+// directories but its own (and any that holds it). They are hidden by a
+// layer of their own (KnownLayer), not by each child's policy.
 func otherProjects(project string) []string {
 	own := ""
 	if project != "" {
 		own = Resolved(taskdir.Open(project).StateDir())
 	}
 	var out []string
-	if base := taskdir.StateBase(); base != "" {
-		out = append(out, realPath(base))
-	}
 	home, _ := os.UserHomeDir()
 	if home != "" {
 		home = realPath(home)
@@ -78,11 +84,12 @@ func knownHidden(k, own, home string) string {
 	return top
 }
 
-// maxHiddenKnown bounds the known projects a child's hidden list holds,
+// maxHiddenKnown bounds the known projects a child is kept from,
 // most recent first: each costs a Landlock rule per entry of its top
-// directory at every spawn (docs/performance.md: some 0.25 ms a project
-// on a loaded machine, 1.3 s a spawn at 1,000). Older ones are not
-// hidden until brood runs there again.
+// directory, built once per dispatcher (KnownLayer) but copied by the
+// kernel into every child's domain (docs/performance.md), and per spawn
+// where a child's own policy holds them (an overlay child). Older ones
+// are not hidden until brood runs there again.
 const maxHiddenKnown = 128
 
 // maxKnownBytes bounds what the known projects add to a child's hidden

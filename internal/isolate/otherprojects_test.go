@@ -48,13 +48,16 @@ func TestOtherProjectsHidden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := tc.env
 			env.ProjectRoot, env.Workspace, env.Depth = root, root, 1
-			p, _ := ChildPolicy(&env, own.Path(), NewPolicyBase(nil))
-			for _, d := range []string{filepath.Join(other, ".brood"), filepath.Join(nested, ".brood"), filepath.Join(home, ".local", "state", "brood")} {
+			p, layer := confinedHidden(t, &env, own.Path(), NewPolicyBase(nil))
+			for _, d := range []string{filepath.Join(nested, ".brood"), filepath.Join(home, ".local", "state", "brood")} {
 				if !slices.Contains(p.Hidden, d) {
 					t.Errorf("Hidden (%d paths) does not hold %s", len(p.Hidden), d)
 				}
 			}
-			for _, h := range p.Hidden {
+			if d := filepath.Join(other, ".brood"); !slices.Contains(layer, d) || slices.Contains(p.Hidden, d) {
+				t.Errorf("the known-projects layer (%q) does not hold %s, or every child's Hidden does", layer, d)
+			}
+			for _, h := range append(p.Hidden, layer...) {
 				if within(h, proj.StateDir()) || h == proj.StateDir() {
 					t.Errorf("Hidden holds %s, which holds the child's own project's state", h)
 				}
@@ -101,11 +104,11 @@ func TestKnownProjectsFitOneEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &dispatch.Envelope{ReadOnly: true, ProjectRoot: root, Workspace: root, Depth: 1, MaxDepth: 1}
-	p, _ := ChildPolicy(env, own.Path(), NewPolicyBase(nil))
+	p, layer := confinedHidden(t, env, own.Path(), NewPolicyBase(nil))
 	if n := len(sandbox.HiddenEnv(p)); n >= 128<<10 {
 		t.Errorf("the hidden list's environment entry is %d bytes: past the kernel's 128 KiB", n)
 	}
-	if !slices.Contains(p.Hidden, filepath.Join(long, "p0000", ".brood")) {
+	if !slices.Contains(layer, filepath.Join(long, "p0000", ".brood")) {
 		t.Errorf("the most recent known project is not hidden")
 	}
 }
@@ -162,13 +165,29 @@ func TestFatKnownProjectHiddenWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &dispatch.Envelope{ReadOnly: true, ProjectRoot: root, Workspace: root, Depth: 1, MaxDepth: 1}
-	p, _ := ChildPolicy(env, own.Path(), NewPolicyBase(nil))
+	_, layer := confinedHidden(t, env, own.Path(), NewPolicyBase(nil))
 	for _, tc := range []struct {
 		path string
 		want bool
 	}{{fat, true}, {filepath.Join(fat, ".brood"), false}, {filepath.Join(thin, ".brood"), true}, {thin, false}} {
-		if got := slices.Contains(p.Hidden, tc.path); got != tc.want {
+		if got := slices.Contains(layer, tc.path); got != tc.want {
 			t.Errorf("Hidden holds %s: %v, want %v", tc.path, got, tc.want)
 		}
 	}
+}
+
+// confinedHidden is the policy ConfineChild gives env's child (with the
+// known-projects layer's nested paths in Hidden) and what its
+// known-projects layer hides.
+func confinedHidden(t *testing.T, env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, []string) {
+	t.Helper()
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: no known-projects layer")
+	}
+	p, _ := ChildPolicy(env, dir, base)
+	l, err := base.knownLayer(env, dir, &p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, l.Paths()
 }

@@ -95,6 +95,11 @@ func Restrict(p Policy) (Status, error) {
 // can be exercised where the kernel and the build offer more.
 func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
 	p = takeHidden(p)
+	p, err := takeLayer(p)
+	if err != nil {
+		return Status{}, err
+	}
+	defer p.Layer.Close()
 	if v, ok := os.LookupEnv(enforcedEnv); ok {
 		os.Unsetenv(enforcedEnv)
 		os.Unsetenv(baseEnv)
@@ -399,6 +404,13 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
 		return false, fmt.Errorf("sandbox: landlock_restrict_self: %w", errno)
 	}
+	// The layer last: each landlock_restrict_self copies the rules of
+	// the domain it stacks on, so the big layer is copied once.
+	if l.fs {
+		if err := restrictLayer(p); err != nil {
+			return false, err
+		}
+	}
 	// Ambient capabilities (granted so a non-root child could mount its
 	// overlay) must not reach the tools.
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
@@ -460,6 +472,7 @@ func LandlockABI() int { return landlockABI() }
 // to confine, or the kernel sandbox turned off), so its own children never
 // inherit a claim about a domain they do not have.
 func DropMarkers() {
+	dropLayer()
 	os.Unsetenv(enforcedEnv)
 	os.Unsetenv(baseEnv)
 }

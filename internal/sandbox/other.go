@@ -84,3 +84,9 @@ func HiddenEnv(p Policy) string { return "" }
 
 // FilterAvailable is false off Linux.
 func FilterAvailable() bool { return false }
+
+// BuildLayer has no Landlock to build with off Linux.
+func BuildLayer(paths []string) (*Layer, error) { return nil, nil }
+
+// LayerForChild has nothing to pass off Linux.
+func LayerForChild(cmd *exec.Cmd, l *Layer) {}

@@ -56,6 +56,10 @@ type Policy struct {
 	// Writable, so the syscall filter leaves those calls to the mounts (a
 	// child may `touch`, `cp -p` and `tar x` in its TMPDIR).
 	MountsReadOnly bool
+	// Layer is a domain layer applied with the policy's own (BuildLayer:
+	// the paths every child of a dispatcher is kept from reading, built
+	// once), where the file system is confined.
+	Layer *Layer `json:"-"`
 }
 
 // confinesFS reports whether the policy asks for a file-system restriction.

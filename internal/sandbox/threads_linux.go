@@ -67,6 +67,11 @@ func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); e != 0 {
 		return false, fmt.Errorf("sandbox: landlock_restrict_self on every thread: %w", e)
 	}
+	if p.Layer != nil && p.Layer.f != nil { // last: restrictThread
+		if _, _, e := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, p.Layer.f.Fd(), 0, 0); e != 0 {
+			return false, fmt.Errorf("sandbox: landlock_restrict_self (layer) on every thread: %w", e)
+		}
+	}
 	if err := capsEveryThread(); err != nil {
 		return false, err
 	}

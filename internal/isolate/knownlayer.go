@@ -1,0 +1,171 @@
+package isolate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// Other projects' records are hidden from every child by one Landlock
+// layer per project a dispatcher starts children for (otherProjects:
+// the known projects' state directories), built once and applied to
+// each of its children with one landlock_restrict_self, by the thread
+// that starts it or, for a child that must mount first, by the child
+// itself from an inherited descriptor (sandbox.LayerForChild). Its cost,
+// a rule per entry of each known project's top directory, is paid when
+// it is built, not at every spawn. A child's own children inherit the
+// layer with its domain; a child reads no list of known projects (the
+// state directory is hidden), so builds none of its own.
+//
+// The layer is built again when the list changes, when a directory it
+// holds a rule per entry of (each directory on the way to a hidden path:
+// the home, a known project's top) has changed since (its modification
+// time: an entry made, removed or replaced by a rename there, which the
+// layer has no rule for, so would be unreadable to children), or when it
+// is older than maxLayerAge.
+
+// maxLayerAge is how long a dispatcher's known-projects layer serves
+// before it is built again.
+const maxLayerAge = time.Minute
+
+// knownLayers are a dispatcher's known-projects layers, one per project.
+type knownLayers struct {
+	mu     sync.Mutex
+	byRoot map[string]knownLayer
+}
+
+type knownLayer struct {
+	layer  *sandbox.Layer
+	nested []string
+	stamp  string
+	dirs   []string // the directories on the way to its paths
+	seen   string   // their modification times when it was built
+	built  time.Time
+}
+
+// KnownLayer is the layer hiding from the children of the project at
+// project (a real path) the other known projects' records (nil when
+// there are none, or no Landlock), and the records of those nested in
+// the project's tree, which each child's policy hides (nested): a
+// directory on the way to one would have a rule per entry then, in a
+// layer with no rule for the child's own tree, and an entry a writer
+// made there later would be unreadable to it.
+func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []string, err error) {
+	stamp := knownStamp()
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	if k, ok := b.known.byRoot[project]; ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
+		return k.layer, k.nested, nil
+	}
+	var outside []string
+	for _, h := range otherProjects(project) {
+		if project != "" && within(project, h) {
+			nested = append(nested, h)
+		} else {
+			outside = append(outside, h)
+		}
+	}
+	dirs := waysTo(outside)
+	seen := dirsStamp(dirs) // before the build: a change during it rebuilds
+	if l, err = sandbox.BuildLayer(outside); err != nil {
+		return nil, nil, err
+	}
+	if b.known.byRoot == nil {
+		b.known.byRoot = map[string]knownLayer{}
+	}
+	// A layer replaced is not closed: a child may be starting with it
+	// (its descriptor is released when nothing holds it).
+	b.known.byRoot[project] = knownLayer{layer: l, nested: nested, stamp: stamp, dirs: dirs, seen: seen, built: time.Now()}
+	return l, nested, nil
+}
+
+// waysTo are the directories on the way to paths (each one's parent and
+// theirs, up to the root), once each: those the layer holds a rule per
+// entry of.
+func waysTo(paths []string) []string {
+	var dirs []string
+	for _, p := range paths {
+		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+			if slices.Contains(dirs, d) {
+				break
+			}
+			dirs = append(dirs, d)
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return dirs
+}
+
+// dirsStamp is the modification times of dirs: it changes when an entry
+// is made, removed or renamed in any of them.
+func dirsStamp(dirs []string) string {
+	var b strings.Builder
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil {
+			fmt.Fprintf(&b, "%d.", fi.ModTime().UnixNano())
+		} else {
+			b.WriteString("-.")
+		}
+	}
+	return b.String()
+}
+
+// knownStamp tells one version of the list of known projects from
+// another: its size and modification time ("" without one).
+func knownStamp() string {
+	fi, err := os.Stat(taskdir.KnownFile())
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", fi.ModTime().UnixNano(), fi.Size())
+}
+
+// knownLayer is the known-projects layer for env's child, whose policy
+// is pol: set as pol's Layer and returned; the nested projects' records
+// join pol's Hidden, split around what the child must read (childKeep).
+// Where a path the child must read lies beneath a path the layer hides
+// or holds one (a workspace in another project's records, a kept
+// directory on the way), the layer, which cannot be split per child, is
+// not used: its paths join pol's Hidden too, as every child's did before
+// the layer. So for an overlay child (overlay): a rule the parent built
+// on its tree or a directory above it does not reach the files of the
+// overlay the child mounts there (found by
+// attack/TestOtherProjectsRecordsUnreadable: the child could not read
+// its own envelope), while its own layer is built after the mount.
+func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox.Policy, overlay bool) (*sandbox.Layer, error) {
+	if !pol.ReadOnly && len(pol.Writable) == 0 {
+		return nil, nil // the file system is not confined
+	}
+	project := ""
+	if env.ProjectRoot != "" {
+		project = Resolved(env.ProjectRoot)
+	}
+	l, nested, err := b.KnownLayer(project)
+	if err != nil {
+		return nil, err
+	}
+	keep := childKeep(env, dir, pol.Writable)
+	if len(nested) > 0 {
+		pol.Hidden = append(pol.Hidden, hideAround(nested, keep)...)
+	}
+	for _, h := range l.Paths() {
+		if overlay || slices.ContainsFunc(keep, func(k string) bool { return within(h, k) || within(k, h) }) {
+			pol.Hidden = append(pol.Hidden, hideAround(l.Paths(), keep)...)
+			return nil, nil
+		}
+	}
+	if l != nil {
+		pol.Layer = l
+	}
+	return l, nil
+}
