@@ -213,6 +213,11 @@ func TestPassedPolicyKeepsEveryField(t *testing.T) {
 	v := reflect.ValueOf(&p).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
+		if v.Type().Field(i).Name == "Layer" {
+			// The known-projects layer travels as an inherited
+			// descriptor (sandbox.LayerForChild), never in the entry.
+			continue
+		}
 		switch f.Kind() {
 		case reflect.Bool:
 			f.SetBool(true)
