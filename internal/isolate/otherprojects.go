@@ -3,6 +3,7 @@ package isolate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -118,4 +119,21 @@ func nestedProjects(root, tasks string) []string {
 		}
 	}
 	return out
+}
+
+// CoveringKnownIn is v with the known projects' state directories (and
+// the user's state base) beneath each of an in-place writer's added
+// directories dirs covered, as CoveringRootRecords covers those beneath
+// its tree: its rule on an added directory would read and write them
+// whatever its Landlock policy hides (review22 P1-1: `--add-dir ~/work`
+// read ~/work/other/.brood/sessions).
+func (v View) CoveringKnownIn(dirs []string, tasks string) View {
+	for _, d := range dirs {
+		for _, p := range nestedProjects(d, tasks) {
+			if !slices.Contains(v.Covered, p) {
+				v.Covered = append(v.Covered, p)
+			}
+		}
+	}
+	return v
 }

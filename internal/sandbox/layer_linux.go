@@ -27,7 +27,18 @@ func BuildLayer(paths []string) (*Layer, error) {
 	if len(paths) == 0 || landlockABI() < 1 {
 		return nil, nil
 	}
-	attr := rulesetAttr{handledFS: unix.LANDLOCK_ACCESS_FS_READ_FILE}
+	// REFER (linking or renaming into another directory) is handled by
+	// every layer whether it says so or not; a layer granting it nowhere
+	// would refuse every cross-directory rename and link in the child's
+	// own tree (EXDEV: `git mv`, review22 P2-1). So it handles it and
+	// grants it everywhere: the child's own layer still limits it to its
+	// writable roots, and the kernel still refuses a move that would gain
+	// a right, out of a hidden path.
+	handled := uint64(unix.LANDLOCK_ACCESS_FS_READ_FILE)
+	if landlockABI() >= 2 {
+		handled |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	attr := rulesetAttr{handledFS: handled}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("sandbox: landlock_create_ruleset (layer): %w", errno)
@@ -35,6 +46,12 @@ func BuildLayer(paths []string) (*Layer, error) {
 	if err := addReadRules(int(fd), paths, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
 		unix.Close(int(fd))
 		return nil, err
+	}
+	if handled&unix.LANDLOCK_ACCESS_FS_REFER != 0 {
+		if err := addPathRule(int(fd), "/", unix.LANDLOCK_ACCESS_FS_REFER); err != nil {
+			unix.Close(int(fd))
+			return nil, err
+		}
 	}
 	return &Layer{f: os.NewFile(fd, "landlock-layer"), paths: paths}, nil
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,5 +107,63 @@ func TestLayerRefusesOtherDescriptor(t *testing.T) {
 	t.Setenv(layerEnv, strconv.Itoa(int(f.Fd())))
 	if _, err := takeLayer(Policy{}); err == nil || !strings.Contains(err.Error(), "not a Landlock ruleset") {
 		t.Fatalf("takeLayer on %s: %v, want a refusal", os.DevNull, err)
+	}
+}
+
+// TestLayerLetsTheChildMoveFilesBetweenItsDirectories: every Landlock
+// layer handles REFER (a link or rename into another directory) whether
+// it says so or not, so a layer granting it nowhere refused every `git
+// mv` and `ln a/x b/x` in the child's own writable tree with EXDEV
+// (review22 P2-1). With the layer the child still moves its own files.
+func TestLayerLetsTheChildMoveFilesBetweenItsDirectories(t *testing.T) {
+	if landlockABI() < 2 {
+		t.Skip("no Landlock REFER right on this kernel")
+	}
+	tree := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(tree, "other", ".brood"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := BuildLayer([]string{filepath.Join(tree, "other", ".brood")})
+	if err != nil || l == nil {
+		t.Fatalf("BuildLayer: %v, %v", l, err)
+	}
+	w := t.TempDir()
+	for _, f := range []string{"a/x", "a/y"} {
+		if err := os.MkdirAll(filepath.Join(w, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(w, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The layer stacked from the starting thread, as ConfineChild does.
+	p := Policy{Writable: []string{w}, Layer: l}
+	pol, _ := json.Marshal(Policy{Writable: p.Writable})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(pol), childCmdEnv+"=cd "+w+" && ln a/x b/x && mv a/y b/y && echo MOVED >&2")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	errc := make(chan error, 1)
+	OnThrowawayThread(func() {
+		entry, _, applied, err := RestrictForChild(p)
+		if err == nil && !applied {
+			err = errors.New("RestrictForChild applied nothing")
+		}
+		if err != nil {
+			errc <- err
+			return
+		}
+		cmd.Env = append(cmd.Env, entry)
+		errc <- cmd.Start()
+	})
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	res := childResultOf(t, cmd.Wait(), stdout.String(), stderr.String())
+	if !strings.Contains(res.stderr, "MOVED") {
+		t.Fatalf("the child could not link or rename between its own directories under the layer: %s", res.stderr)
 	}
 }

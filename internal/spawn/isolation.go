@@ -387,10 +387,11 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 				env.Notes = append(env.Notes, "the earlier run's copy is kept at "+td.File(kept))
 			}
 		}
-		// A landing's kept earlier versions go to this parent's own
-		// records (the root's are hidden from every child), not the task
-		// directory a delegating sibling can write (review20 L5).
-		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), KeepDir: td.Owners().Path(), ForceWorktree: env.ForceWorktree,
+		// A landing's kept earlier versions go to this dispatcher's own
+		// records (the root's .brood/records, hidden from every child),
+		// not the child's task directory, which it writes (review20 L5,
+		// review22 P1-2: td.Owners() was the child's own owners/).
+		opts := isolate.Options{Dir: env.Workspace, ID: id, StateDir: td.Path(), KeepDir: d.cfg.Owners.Path(), ForceWorktree: env.ForceWorktree,
 			BroodDir: filepath.Join(env.ProjectRoot, taskdir.StateDirName), AllowConfig: d.cfg.Settings.Agents.AllowConfigChanges,
 			Programs: d.cfg.Grant.Held()}
 		w, err := d.isolator(ctx).Prepare(ctx, opts)
