@@ -41,6 +41,9 @@ type ChainOutput struct {
 	Chained codesnap.Chained   `json:"chained"`
 	// Attempt is the step's attempt that did it (1 is the first).
 	Attempt int `json:"attempt,omitempty"`
+	// Sig is the worker's signature over Tip for this run (tipsig.go): the
+	// submitter lands a tip only when a worker key it trusts signed it.
+	Sig *TipSig `json:"sig,omitempty"`
 }
 
 // Chain is the chain activity (on a worker, which has the clone cache):
@@ -63,7 +66,11 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if err != nil {
 		return nil, err
 	}
-	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: int(activity.GetInfo(ctx).Attempt)}, nil
+	info := infoOf(ctx)
+	if in.Signed != nil && len(in.Signed.Key) > 0 {
+		info.Submitter = Fingerprint(in.Signed.Key)
+	}
+	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip)}, nil
 }
 
 // tip is the run's tree as the calls that finished so far left it: where
@@ -117,7 +124,7 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 			out.Result.Patch = call.PatchNotApplied
 		}
 		if step.Tip != nil {
-			r.in.Tip = step.Tip
+			r.in.Tip, r.in.TipSig = step.Tip, step.Sig
 		}
 	}
 	if r.in.Chained == nil {
