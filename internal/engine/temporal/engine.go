@@ -255,6 +255,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	// signed input's; only the tip is the run's, and only when a worker
 	// key it trusts signed it for this execution (review21 P1-2).
 	e.settleOwn(ctx, in, out, run.GetRunID(), false)
+	e.takeRun(in.RunID, &out)
 	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
@@ -390,6 +391,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 			return nil, nil, err
 		}
 		e.settleOwn(ctx, ownPart(out.Input), out, "", false)
+		e.takeRun(id, &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
@@ -409,9 +411,11 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		// A tree that did not land before is tried again: the user may
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
 		e.settleOwn(ctx, ownPart(out.Input), out, "", true)
+		e.takeRun(id, &out)
 		return out.Result, out.Journal, nil
 	}
 	landed, err := e.landEarlierRun(ctx, out)
+	e.takeRun(id, &out)
 	if err != nil {
 		return out.Result, out.Journal, nil
 	}

@@ -119,3 +119,55 @@ func TestPlanLandsOnlyATipATrustedWorkerSigned(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanShowsOnlyCallResultsATrustedWorkerSigned: a stand-in that
+// completes the plan's workflow with a done record of the call (its
+// output of the stand-in's making), with no signed result behind it, or
+// naming another run: the submitter's result, result.json and journal
+// show the call failed with brood's reason, never the stand-in's output,
+// under the submitter's own run id.
+func TestPlanShowsOnlyCallResultsATrustedWorkerSigned(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	other := "01M94MCHZX2899N161ARWTC5TE"
+	sw := sdkworker.New(srv.Client(t), q, sdkworker.Options{})
+	standIn := func(_ workflow.Context, in temporal.RunInput) (*temporal.RunOutput, error) {
+		rec := wf.CallRecord{Key: "p/0", Agent: "explore", TaskID: "01M94MCGZB0000000MY0P6JN7H", Status: wf.CallDone, Output: "IMPOSTOR: ship it"}
+		return &temporal.RunOutput{Input: in, Journal: []wf.JournalLine{{Type: "done", Key: rec.Key, TaskID: rec.TaskID, Rec: &rec}},
+			Result: &wf.Result{RunID: other, Plan: in.Plan.Name, Status: wf.RunDone,
+				Phases:  []wf.PhaseResult{{ID: "p", Shape: "parallel", Status: wf.PhaseDone, Calls: []wf.CallRecord{rec}, Output: []any{rec.Output}}},
+				Outputs: map[string]any{"p": []any{rec.Output}}}}, nil
+	}
+	sw.RegisterWorkflowWithOptions(standIn, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+	if err := sw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Stop()
+	root := t.TempDir()
+	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: root,
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
+	plan := enginetest.Plan(t, "name: p\nphases:\n  - id: p\n    parallel: [{agent: explore, prompt: \"x\"}]\n")
+	var id string
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml", Started: func(s string) { id = s }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunID != id || res.Status == wf.RunDone {
+		t.Errorf("run %s (started %s), status %s; want its own id, not done", res.RunID, id, res.Status)
+	}
+	c := res.Phases[0].Calls[0]
+	if c.Status != "failed" || c.Output != nil || !strings.Contains(c.Error, "signed by no brood worker") {
+		t.Errorf("the stand-in's call: %s, output %v, error %q; want failed, no output, brood's reason", c.Status, c.Output, c.Error)
+	}
+	for _, name := range []string{"result.json", wf.JournalFile} {
+		b, err := os.ReadFile(filepath.Join(root, ".brood", "workflows", id, name))
+		if err != nil || bytes.Contains(b, []byte("IMPOSTOR")) || !bytes.Contains(b, []byte("signed by no brood worker")) {
+			t.Errorf("%s: %v; want it kept under the run's own id with the call refused, no IMPOSTOR:\n%s", name, err, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, ".brood", "workflows", other)); err == nil {
+		t.Error("the stand-in's run id got a record in the project")
+	}
+}
