@@ -1,10 +1,13 @@
 package temporal
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
@@ -126,4 +129,33 @@ func (e *Engine) takeRun(runID string, out *RunOutput) {
 	}
 	e.takeRecords(runID, out.Result, out.Input.Results)
 	out.Journal = e.takeJournal(runID, out.Journal, out.Input.Results)
+}
+
+// signedChange is the change a chain step puts into the run's tree: the
+// one in the writer's result as a worker key k trusts (its own, or one it
+// continues calls of) signed it for this call of this execution; else the
+// one-line refusal (an impostor that completed the call's activity gets
+// no change of its making into a tree a trusted worker signs).
+func (k *WorkerKeys) signedChange(info CallInfo, in ChainInput) (*codesnap.Result, error) {
+	if in.Result == nil {
+		return nil, fmt.Errorf("the change of task %s comes with no result a brood worker signed: something else completed the call on Temporal; it was not put into the run's tree", in.TaskID)
+	}
+	trust := NewTrust()
+	for key, from := range k.trusted.keys {
+		trust.keys[key] = from
+	}
+	trust.keys[string(k.own.Public().(ed25519.PublicKey))] = "this worker's key"
+	out := &CallOutput{Result: in.Result.Result, Sig: in.Result.Sig}
+	c := resultCall{Namespace: info.Namespace, Workflow: info.Workflow, Run: info.Run, Submitter: info.Submitter, Task: in.TaskID}
+	if err := NewResultTrust(trust, "").check(c, out); err != nil {
+		return nil, fmt.Errorf("%v (by the worker of its chain step, which trusts its own key and those it continues calls of)", err)
+	}
+	if in.Result.Sig == nil {
+		return nil, fmt.Errorf("the change of task %s comes with an unsigned %s result: it was not put into the run's tree", in.TaskID, printable(out.Status))
+	}
+	var res codesnap.Result
+	if err := json.Unmarshal(out.Code, &res); err != nil || res.Patch == nil {
+		return nil, fmt.Errorf("the signed result of task %s has no change to put into the run's tree", in.TaskID)
+	}
+	return &res, nil
 }

@@ -33,6 +33,10 @@ type ChainInput struct {
 	// Signed is the run's signed submission: the worker checks it
 	// before it touches its clone cache (Trust.AdmitChain).
 	Signed *Signed `json:"signed,omitempty"`
+	// Result is the writer's result as its worker signed it: a worker
+	// with keys chains only the change of a result a key it trusts signed
+	// for this call (WorkerKeys.signedChange), never Change's own.
+	Result *SignedResult `json:"result,omitempty"`
 }
 
 // ChainOutput is the run's new tip and what became of the change.
@@ -59,16 +63,23 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 			return nil, claimError(err)
 		}
 	}
+	info := infoOf(ctx)
+	if in.Signed != nil && len(in.Signed.Key) > 0 {
+		info.Submitter = Fingerprint(in.Signed.Key)
+	}
+	if a.Keys != nil {
+		res, err := a.Keys.signedChange(info, in)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		}
+		in.Change.Result = res
+	}
 	if a.Code == nil {
 		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
 	}
 	tip, ch, err := a.Code.Cache.Chain(ctx, a.Code.Blobs, in.Tip, in.Change)
 	if err != nil {
 		return nil, err
-	}
-	info := infoOf(ctx)
-	if in.Signed != nil && len(in.Signed.Key) > 0 {
-		info.Submitter = Fingerprint(in.Signed.Key)
 	}
 	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip)}, nil
 }
@@ -110,6 +121,9 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 	l.Heartbeat = r.limits("").Heartbeat
 	ao := chainOptions(r.in.Queue, l, out.TaskID)
 	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}, Signed: r.in.Signed}
+	if out.Sig != nil {
+		in.Result = &SignedResult{Result: out.Result, Sig: out.Sig}
+	}
 	var step ChainOutput
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
