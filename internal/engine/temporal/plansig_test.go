@@ -170,4 +170,15 @@ func TestPlanShowsOnlyCallResultsATrustedWorkerSigned(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, ".brood", "workflows", other)); err == nil {
 		t.Error("the stand-in's run id got a record in the project")
 	}
+	// brood workflow show from a checkout that kept no result: the run's
+	// own output, checked the same way.
+	elsewhere := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: t.TempDir(),
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
+	info, err := elsewhere.Show(ctx, id)
+	if err != nil || info.Result == nil {
+		t.Fatalf("show: %v", err)
+	}
+	if c := info.Result.Phases[0].Calls[0]; c.Status != "failed" || c.Output != nil {
+		t.Errorf("workflow show of the stand-in's call: %s, output %v; want failed, no output", c.Status, c.Output)
+	}
 }
