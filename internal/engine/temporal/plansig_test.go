@@ -116,6 +116,15 @@ func TestPlanLandsOnlyATipATrustedWorkerSigned(t *testing.T) {
 			if b, err := os.ReadFile(kept); err != nil || !strings.Contains(string(b), "evil.txt") || !strings.Contains(res.Landed, kept) {
 				t.Errorf("the refused tree: %v, landed %q; want its change kept in %s and named", err, res.Landed, kept)
 			}
+			// brood workflow resume of the ended run lands nothing of it
+			// either.
+			again, err := eng.Resume(ctx, res.RunID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "evil.txt")); err == nil || again.Status != wf.RunFailed || !strings.Contains(again.Landed, tc.want[0]) {
+				t.Errorf("resume: %s, landed %q, evil.txt there: %v; want failed, not landed", again.Status, again.Landed, err == nil)
+			}
 		})
 	}
 }
