@@ -102,3 +102,10 @@ func delta(ctx context.Context, store *blobstore.Store, dir string, from, to *Sn
 	res.Patch = &ref
 	return res, nil
 }
+
+// Delta is the change from → to as a Result against from's tree, its
+// patch put in store (nil: the trees are the same): a refused run's tree
+// kept for the user to read.
+func Delta(ctx context.Context, store *blobstore.Store, dir string, from, to *Snapshot) (*Result, error) {
+	return delta(ctx, store, dir, from, to)
+}

@@ -132,3 +132,47 @@ func joinNonEmpty(a, b string) string {
 	}
 	return a + "; " + b
 }
+
+// Refused marks the calls whose results the submitter did not take (by
+// key, why: a result no worker it trusts signed, or a record that does
+// not agree with the signed result): failed with brood's reason, their
+// output withdrawn, the phases and the run judged again as NotLanded
+// does. It returns how many calls it marked.
+func (r *Result) Refused(why map[string]string) int {
+	n := 0
+	for i := range r.Phases {
+		ph := &r.Phases[i]
+		var lost []string
+		for k := range ph.Calls {
+			c := &ph.Calls[k]
+			msg, ok := why[c.Key]
+			if !ok {
+				continue
+			}
+			c.Status, c.Output, c.Error = "failed", nil, msg
+			lost = append(lost, c.Key)
+		}
+		if len(lost) == 0 {
+			continue
+		}
+		n += len(lost)
+		r.withdraw(ph, lost)
+		ph.Reason = joinNonEmpty(ph.Reason, fmt.Sprintf("the result of %s was not taken", strings.Join(lost, ", ")))
+		ok := 0
+		for _, c := range ph.Calls {
+			if c.Output != nil {
+				ok++
+			}
+		}
+		switch {
+		case ok == 0:
+			ph.Status = PhaseFailed
+		case ph.Status == PhaseDone:
+			ph.Status = PhasePartial
+		}
+	}
+	if n > 0 {
+		r.judge()
+	}
+	return n
+}

@@ -33,6 +33,10 @@ type ChainInput struct {
 	// Signed is the run's signed submission: the worker checks it
 	// before it touches its clone cache (Trust.AdmitChain).
 	Signed *Signed `json:"signed,omitempty"`
+	// Result is the writer's result as its worker signed it: a worker
+	// with keys chains only the change of a result a key it trusts signed
+	// for this call (WorkerKeys.signedChange), never Change's own.
+	Result *SignedResult `json:"result,omitempty"`
 }
 
 // ChainOutput is the run's new tip and what became of the change.
@@ -41,6 +45,9 @@ type ChainOutput struct {
 	Chained codesnap.Chained   `json:"chained"`
 	// Attempt is the step's attempt that did it (1 is the first).
 	Attempt int `json:"attempt,omitempty"`
+	// Sig is the worker's signature over Tip for this run (tipsig.go): the
+	// submitter lands a tip only when a worker key it trusts signed it.
+	Sig *TipSig `json:"sig,omitempty"`
 }
 
 // Chain is the chain activity (on a worker, which has the clone cache):
@@ -56,6 +63,17 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 			return nil, claimError(err)
 		}
 	}
+	info := infoOf(ctx)
+	if in.Signed != nil && len(in.Signed.Key) > 0 {
+		info.Submitter = Fingerprint(in.Signed.Key)
+	}
+	if a.Keys != nil {
+		res, err := a.Keys.signedChange(info, in)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
+		}
+		in.Change.Result = res
+	}
 	if a.Code == nil {
 		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
 	}
@@ -63,7 +81,7 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if err != nil {
 		return nil, err
 	}
-	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: int(activity.GetInfo(ctx).Attempt)}, nil
+	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip)}, nil
 }
 
 // tip is the run's tree as the calls that finished so far left it: where
@@ -103,6 +121,9 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 	l.Heartbeat = r.limits("").Heartbeat
 	ao := chainOptions(r.in.Queue, l, out.TaskID)
 	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}, Signed: r.in.Signed}
+	if out.Sig != nil {
+		in.Result = &SignedResult{Result: out.Result, Sig: out.Sig}
+	}
 	var step ChainOutput
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
@@ -117,7 +138,7 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 			out.Result.Patch = call.PatchNotApplied
 		}
 		if step.Tip != nil {
-			r.in.Tip = step.Tip
+			r.in.Tip, r.in.TipSig = step.Tip, step.Sig
 		}
 	}
 	if r.in.Chained == nil {

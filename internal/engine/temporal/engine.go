@@ -252,10 +252,10 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
 	}
 	// The landing's run, from-tree and record are this submitter's own
-	// signed input's; only the tip is the run's (review21 P1-2).
-	own := in
-	own.Tip, own.Chained = out.Input.Tip, out.Input.Chained
-	e.settle(ctx, own, out.Result)
+	// signed input's; only the tip is the run's, and only when a worker
+	// key it trusts signed it for this execution (review21 P1-2).
+	e.settleOwn(ctx, in, out, run.GetRunID(), false)
+	e.takeRun(in.RunID, &out)
 	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
@@ -384,7 +384,14 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
 			return nil, nil, err
 		}
-		e.settle(ctx, out.Input, out.Result)
+		if out.Result == nil {
+			return nil, nil, fmt.Errorf("workflow %s ended without a result", id)
+		}
+		if err := e.signedByMe(ctx, id, out.Input); err != nil {
+			return nil, nil, err
+		}
+		e.settleOwn(ctx, ownPart(out.Input), out, "", false)
+		e.takeRun(id, &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
@@ -403,10 +410,15 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	if out.Result.Status == wf.RunDone {
 		// A tree that did not land before is tried again: the user may
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
-		e.settleTree(ctx, out.Input, out.Result, true)
+		e.settleOwn(ctx, ownPart(out.Input), out, "", true)
+		e.takeRun(id, &out)
 		return out.Result, out.Journal, nil
 	}
-	landed := e.landRun(ctx, out.Input)
+	landed, err := e.landEarlierRun(ctx, out)
+	e.takeRun(id, &out)
+	if err != nil {
+		return out.Result, out.Journal, nil
+	}
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue

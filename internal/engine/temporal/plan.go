@@ -233,6 +233,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
+		r.signed(&out)
 		splitTimes(&out.Result, began, out.Started, workflow.Now(w)) // before its chain step: its run ends with its activity
 		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
 			// Stopped, though its activity completed: a resume continues

@@ -118,6 +118,14 @@ type RunInput struct {
 	// that finished put on in turn (nil: Code). A call starts from the tip
 	// as it is when the call starts, and the submitter lands the last one.
 	Tip *codesnap.Snapshot `json:"tip,omitempty"`
+	// TipSig is the signature of the worker whose chain step made Tip
+	// (tipsig.go); nil for a tip no step of this execution made.
+	TipSig *TipSig `json:"tip_sig,omitempty"`
+	// Results are, by task id, the results of the calls a worker signed
+	// (with each signature), the earlier executions' with them: the
+	// submitter shows a call's record only when it agrees with one a
+	// worker key it trusts signed for the run (callsig.go).
+	Results map[string]SignedResult `json:"results,omitempty"`
 	// Chained says, by task id, what became of each writer's change in the
 	// run's tree (a call's record's landed).
 	Chained map[string]string `json:"chained,omitempty"`

@@ -1,0 +1,180 @@
+package temporal
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/dispatch"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// Signed tips (docs/scale-out.md, "Who a submitter trusts"): a plan run's
+// tree is built by its chain steps on the workers, and whoever completes
+// the run's workflow writes the tip the submitter lands. So the chain step
+// signs the tip it built with its worker key, over the run (namespace,
+// workflow, execution, the key of the submission it ran for), the step
+// (the writer's task and the attempt) and the tip (tree and base), and the
+// submitter lands a tip only when a worker key it trusts signed it for
+// this very execution (Engine.takeTip).
+
+// tipSigContext separates a tip's signature from any other use of a
+// worker key.
+const tipSigContext = "brood fleet worker chain tip v1\x00"
+
+// TipSig is a worker's signature over a run's tip (ChainOutput.Sig,
+// RunInput.TipSig).
+type TipSig struct {
+	Key []byte `json:"key"`
+	// Worker is the signer's identity as it names itself (host:pid).
+	Worker  string `json:"worker,omitempty"`
+	Task    string `json:"task"`
+	Attempt int    `json:"attempt"`
+	Run     string `json:"run"`
+	Sig     []byte `json:"sig"`
+}
+
+// tipClaim is what a worker signs of a tip.
+type tipClaim struct {
+	Namespace string `json:"namespace"`
+	Workflow  string `json:"workflow"`
+	Run       string `json:"run"`
+	Submitter string `json:"submitter"`
+	Task      string `json:"task"`
+	Attempt   int    `json:"attempt"`
+	Worker    string `json:"worker"`
+	Tree      string `json:"tree"`
+	Base      string `json:"base"`
+	Format    string `json:"format"`
+	Snapshot  string `json:"snapshot"`
+}
+
+func tipClaimOf(ns, workflow, submitter string, tip *codesnap.Snapshot, s *TipSig) []byte {
+	snap, _ := json.Marshal(tip)
+	b, _ := json.Marshal(tipClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: s.Task,
+		Attempt: s.Attempt, Worker: s.Worker, Tree: tip.Tree, Base: tip.Base, Format: tip.ObjectFormat, Snapshot: string(compact(snap))})
+	return append([]byte(tipSigContext), b...)
+}
+
+// signTip signs the tip a chain step built (nil keys or tip: nothing).
+func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.Snapshot) *TipSig {
+	if k == nil || tip == nil {
+		return nil
+	}
+	s := &TipSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Task: task, Attempt: info.Attempt, Run: info.Run}
+	s.Sig = ed25519.Sign(k.own, tipClaimOf(info.Namespace, info.Workflow, info.Submitter, tip, s))
+	return s
+}
+
+// checkTip is nil when s signs tip for the execution run of workflow
+// ("": any of its executions), submitted by the key submitter, with a
+// worker key rt trusts (nil rt: not checked); else the one-line refusal.
+func (rt *ResultTrust) checkTip(ns, workflow, run, submitter string, tip *codesnap.Snapshot, s *TipSig) error {
+	if rt == nil {
+		return nil
+	}
+	if s == nil || len(s.Key) == 0 {
+		return fmt.Errorf("the run's tree (tree %s) is signed by no brood worker: something else completed the run on Temporal (anyone who reaches its frontend can); it was not landed", tip.Tree)
+	}
+	fp := Fingerprint(s.Key)
+	if !rt.trust.trusts(s.Key) {
+		return fmt.Errorf("the run's tree is signed by worker key %s (worker %q), which you do not trust: it was not landed; if that is your fleet's worker (it prints its key when it starts), trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""), workflow)
+	}
+	switch {
+	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), tipClaimOf(ns, workflow, submitter, tip, s), s.Sig):
+		return fmt.Errorf("the run's tree is not what worker key %s (worker %q) signed for this run: changed since, or another run's; it was not landed", fp, printable(s.Worker))
+	case run != "" && s.Run != run:
+		return fmt.Errorf("the run's tree was signed by worker key %s in another execution of %s (%s): it was not landed", fp, workflow, s.Run)
+	}
+	return nil
+}
+
+// takeTip is the tip of the execution run that out says it left, as the
+// submitter lands it: own (the input this submitter signed and started
+// the execution with) with out's tip when a worker key it trusts signed
+// that tip for the execution, or when it is own's tip already (nothing
+// chained since). Else own's tip is kept (nothing of out's lands) and the
+// refusal says why, the refused tree kept for the user as a refused
+// patch is.
+func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run string) (RunInput, error) {
+	got := out.Tip
+	had := own.Tip
+	if had == nil {
+		had = own.Code
+	}
+	if got == nil || had != nil && got.Tree == had.Tree {
+		return own, nil
+	}
+	if err := e.cfg.Workers.checkTip(e.cfg.Namespace, own.RunID, run, e.fingerprint(), got, out.TipSig); err != nil {
+		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, got))
+	}
+	own.Tip, own.TipSig = got, out.TipSig
+	return own, nil
+}
+
+// keepTip keeps a refused tip's change (from what the run started in) as
+// a refused patch is kept, under the state dir, and says where ("": not
+// kept).
+func (e *Engine) keepTip(ctx context.Context, own RunInput, tip *codesnap.Snapshot) string {
+	if e.cfg.Code == nil || e.cfg.Code.StateDir == "" || dispatch.CheckID(own.RunID) != nil || own.Code == nil {
+		return ""
+	}
+	res, err := codesnap.Delta(ctx, e.cfg.Code.Blobs, e.cfg.Code.Dir, own.Code, tip)
+	if err != nil || res == nil || res.Patch == nil {
+		return fmt.Sprintf("; its change was not kept (%v)", err)
+	}
+	file := filepath.Join(e.cfg.Code.StateDir, own.RunID, own.RunID+".refused.patch")
+	k, err := e.writeKept(ctx, *res.Patch, file)
+	if err != nil {
+		return "; its change was not kept (" + err.Error() + ")"
+	}
+	return "; " + k.message() + ": read it before you apply any of it"
+}
+
+// refuseTip says on res that the run's tree was refused (takeTip): the
+// run failed, every call whose change is in that tree not applied, with
+// brood's own reason.
+func refuseTip(res *wf.Result, err error) string {
+	msg := "fleet: " + err.Error()
+	if res == nil {
+		return msg
+	}
+	res.NotLanded(err.Error())
+	res.Landed, res.Status = msg, wf.RunFailed
+	res.Reason = msg
+	return msg
+}
+
+// settleOwn lands the execution run's tree as this submitter takes it
+// (takeTip) and says on res what became of it.
+func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run string, again bool) {
+	in, err := e.takeTip(ctx, own, out.Input, run)
+	if err != nil {
+		refuseTip(out.Result, err)
+		return
+	}
+	in.Chained = out.Input.Chained
+	e.settleTree(ctx, in, out.Result, again)
+}
+
+// ownPart is what of an execution's input its submitter signed (after
+// signedByMe): the tip is not, the chain steps made it.
+func ownPart(in RunInput) RunInput {
+	in.Tip, in.TipSig, in.Chained = nil, nil, nil
+	return in
+}
+
+// landEarlierRun lands the tree an earlier execution left (a resume) when
+// a worker key this submitter trusts signed it, and says what the landing
+// did; a refused tree is not landed and the run is not continued: its
+// result says why (refuseTip), and err is that refusal.
+func (e *Engine) landEarlierRun(ctx context.Context, out RunOutput) (string, error) {
+	if _, err := e.takeTip(ctx, ownPart(out.Input), out.Input, ""); err != nil {
+		refuseTip(out.Result, err)
+		return "", err
+	}
+	return e.landRun(ctx, out.Input), nil
+}
