@@ -35,25 +35,32 @@ func (r *Result) NotLanded(why string) int {
 			continue
 		}
 		n += len(lost)
-		r.withdraw(ph, lost)
-		ph.Reason = joinNonEmpty(ph.Reason, fmt.Sprintf("the change of %s was not applied to your tree", strings.Join(lost, ", ")))
-		ok := 0
-		for _, c := range ph.Calls {
-			if c.Output != nil {
-				ok++
-			}
-		}
-		switch {
-		case ok == 0:
-			ph.Status = PhaseFailed
-		case ph.Status == PhaseDone:
-			ph.Status = PhasePartial
-		}
+		r.lose(ph, lost, fmt.Sprintf("the change of %s was not applied to your tree", strings.Join(lost, ", ")))
 	}
 	if n > 0 {
 		r.judge()
 	}
 	return n
+}
+
+// lose withdraws the outputs of a phase's lost calls (keys), adds why to
+// its reason and judges the phase again: failed when no call's output is
+// left, else partial where it was done.
+func (r *Result) lose(ph *PhaseResult, lost []string, why string) {
+	r.withdraw(ph, lost)
+	ph.Reason = joinNonEmpty(ph.Reason, why)
+	ok := 0
+	for _, c := range ph.Calls {
+		if c.Output != nil {
+			ok++
+		}
+	}
+	switch {
+	case ok == 0:
+		ph.Status = PhaseFailed
+	case ph.Status == PhaseDone:
+		ph.Status = PhasePartial
+	}
 }
 
 // withdraw takes the outputs of a phase's lost calls (keys) out of the
@@ -156,20 +163,7 @@ func (r *Result) Refused(why map[string]string) int {
 			continue
 		}
 		n += len(lost)
-		r.withdraw(ph, lost)
-		ph.Reason = joinNonEmpty(ph.Reason, fmt.Sprintf("the result of %s was not taken", strings.Join(lost, ", ")))
-		ok := 0
-		for _, c := range ph.Calls {
-			if c.Output != nil {
-				ok++
-			}
-		}
-		switch {
-		case ok == 0:
-			ph.Status = PhaseFailed
-		case ph.Status == PhaseDone:
-			ph.Status = PhasePartial
-		}
+		r.lose(ph, lost, fmt.Sprintf("the result of %s was not taken", strings.Join(lost, ", ")))
 	}
 	if n > 0 {
 		r.judge()
