@@ -10,15 +10,17 @@ package main
 import (
 	"os"
 
-	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/childrun"
 	"github.com/broodhq/brood/internal/cli/child"
-	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/model/openai"
 	"github.com/broodhq/brood/internal/model/provider"
 )
 
+// name is this binary's (childexe.NameOpenAI, which links the build-info
+// reader: its test holds them equal).
+const name = "brood-child-openai"
+
 func main() {
 	childrun.LeanProcs(os.Getenv) // one P: a subagent waits on its model (internal/childrun/procs.go)
-	os.Exit(child.LeanMain(childexe.NameOpenAI, cmdutil.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}))
+	os.Exit(child.LeanMain(name, child.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}))
 }

@@ -14,15 +14,17 @@ package main
 import (
 	"os"
 
-	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/childrun"
 	"github.com/broodhq/brood/internal/cli/child"
-	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/model/anthropic"
 	"github.com/broodhq/brood/internal/model/provider"
 )
 
+// name is this binary's (childexe.Name, which links the build-info
+// reader: its test holds them equal).
+const name = "brood-child"
+
 func main() {
 	childrun.LeanProcs(os.Getenv) // one P: a subagent waits on its model (internal/childrun/procs.go)
-	os.Exit(child.LeanMain(childexe.Name, cmdutil.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}}))
+	os.Exit(child.LeanMain(name, child.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}}))
 }

@@ -73,6 +73,10 @@ type ChildConfig struct {
 	up         *parentLink // the link itself: hook requests go up it
 	// Redact scrubs secrets from the transcript.
 	Redact func(string) string
+	// ConnectMCP starts the MCP servers of an envelope that names any
+	// (mcpclient.ForChild); nil in brood-child, which refuses such an
+	// envelope (its parent runs brood for it).
+	ConnectMCP func(ctx context.Context, env *dispatch.Envelope, workspace string) MCPTools
 	// Telemetry traces the child's run under its parent's Task call (nil:
 	// off).
 	Telemetry *telemetry.Telemetry
@@ -264,7 +268,10 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		}
 	}
 	set := childToolSet(toolNames, nested, env.Fork)
-	servers := connectMCP(ctx, env, workspace)
+	servers, err := connectMCP(ctx, cfg, env, workspace)
+	if err != nil {
+		return fail(err)
+	}
 	defer servers.Close()
 	set = tool.NewSet(append(toolsOf(set), servers.Tools()...)...)
 	var extra []string

@@ -3,6 +3,7 @@ package childrun
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/mcpclient"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/settings"
@@ -20,23 +20,30 @@ import (
 	"github.com/broodhq/brood/internal/trust"
 )
 
-// connectMCP starts (or reaches) the child's MCP servers, with the child's
-// environment and in its workspace: a stdio server is the child's own child,
-// inside its sandbox, started by the launcher of its tool processes
-// (sandbox.StartCommandWith: without network under `network: none`, without
-// unix sockets as its Bash), and stops
-// with it. What could
-// not be had is said on stderr (the task's stderr.log).
-func connectMCP(ctx context.Context, env *dispatch.Envelope, dir string) *mcpclient.Session {
-	s := mcpclient.Connect(ctx, env.MCP, mcpclient.Options{
-		Dir: dir, Env: os.Environ(), Getenv: os.Getenv, Stderr: os.Stderr, ReadOnly: env.ReadOnly,
-		NoNetwork:     env.Network != nil && !*env.Network, // as its Bash commands (tool.Env.NoNetwork)
-		NoUnixSockets: !env.UnixSockets,                    // and tool.Env.NoUnixSockets
-	})
-	for _, n := range s.Notes {
-		fmt.Fprintln(os.Stderr, "brood:", n)
+// MCPTools are a child's MCP servers' tools, stopped with it
+// (mcpclient.Session).
+type MCPTools interface {
+	Tools() []tool.Tool
+	Close() error
+}
+
+// noServers is a child's MCPTools when its envelope names no server.
+type noServers struct{}
+
+func (noServers) Tools() []tool.Tool { return nil }
+func (noServers) Close() error       { return nil }
+
+// connectMCP starts (or reaches) the child's MCP servers through cfg's
+// ConnectMCP; a binary without it (brood-child) refuses an envelope that
+// names any.
+func connectMCP(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir string) (MCPTools, error) {
+	if len(env.MCP) == 0 {
+		return noServers{}, nil
 	}
-	return s
+	if cfg.ConnectMCP == nil {
+		return nil, errors.New("this binary (brood-child) starts no MCP server, and this envelope names some: run it with brood")
+	}
+	return cfg.ConnectMCP(ctx, env, dir), nil
 }
 
 // mcpSpecs are a child's servers by name: what its own children inherit.

@@ -18,7 +18,6 @@ import (
 	"github.com/broodhq/brood/internal/call/jsonschema"
 	"github.com/broodhq/brood/internal/cli/agents"
 	"github.com/broodhq/brood/internal/cli/bench"
-	"github.com/broodhq/brood/internal/cli/child"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/cli/config"
 	"github.com/broodhq/brood/internal/cli/doctor"
@@ -256,7 +255,7 @@ or script:FILE for the offline scripted model.
 		},
 	}
 	root.PersistentFlags().BoolVar(&f.TrustProject, "trust-project", false, "honour this project's settings files for this run even where they allow more than the defaults (see brood trust)")
-	childOpts := child.AddFlags(root, f)
+	childOpts := addChildFlags(root)
 	tuiOpts := interactive.AddFlags(root, f)
 	// What the interactive mode does that other verbs own.
 	tuiOpts.Kill = func(ctx context.Context, id string) error { _, _, err := tasks.Kill(ctx, f, id); return err }
@@ -269,7 +268,7 @@ or script:FILE for the offline scripted model.
 	}
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if childOpts.Active() {
-			return child.Run(cmd.Context(), childOpts)
+			return runChild(cmd.Context(), f, *childOpts)
 		}
 		// Bare brood on a terminal is the interactive mode; anywhere else
 		// (a pipe, CI) it prints the help, as it always has.

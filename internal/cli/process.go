@@ -39,7 +39,7 @@ func Process(links cmdutil.Links) int {
 	if opts, ok := child.Parse(os.Args[1:]); ok {
 		// A subagent (when brood-child is not installed beside brood): no
 		// command tree, no settings unless it delegates.
-		return child.Main(ctx, stdio, opts, links)
+		return child.Main(ctx, child.IO(stdio), opts, ChildLinks(links))
 	}
 	return Run(ctx, stdio, os.Args[1:], links)
 }

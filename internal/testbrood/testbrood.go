@@ -59,16 +59,18 @@ func Brood() {
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {
-		links := Links()
+		links := cli.ChildLinks(Links())
 		if exe, err := os.Executable(); err == nil {
+			// A lean binary's links, and the scripted model (which the
+			// real ones do not link): the tests' children run it.
 			switch filepath.Base(exe) {
 			case childexe.Name:
-				links = cmdutil.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}}
+				links = child.Links{Models: provider.Adapters{Anthropic: anthropic.Adapter}, Script: links.Script}
 			case childexe.NameOpenAI:
-				links = cmdutil.Links{Models: provider.Adapters{OpenAI: openai.Adapter}}
+				links = child.Links{Models: provider.Adapters{OpenAI: openai.Adapter}, Script: links.Script}
 			}
 		}
-		code = child.Main(ctx, stdio, opts, links)
+		code = child.Main(ctx, child.IO(stdio), opts, links)
 	} else {
 		code = cli.Run(ctx, stdio, os.Args[1:], Links())
 	}

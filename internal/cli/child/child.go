@@ -1,25 +1,42 @@
-// Package child is the child end of the protocol: brood run as a subagent
-// by its parent, `brood --mode json --task-id ID --envelope PATH`. The flags
-// are hidden: the protocol is brood talking to itself, not a user interface.
+// Package child is the child end of the protocol as a program: brood run as
+// a subagent by its parent, `brood --mode json --task-id ID --envelope
+// PATH`. It is the whole main of the lean child binaries (LeanMain), and
+// brood's own path for a child's command line (Main, with brood's Links).
+// It imports no command tree (cobra, text/template) and no settings or
+// agent-file parsing: what a lean binary links is what a child that cannot
+// delegate runs (cmd/brood-child's test holds its deny list). What brood
+// adds for a child that may delegate, or exports telemetry, comes in
+// Links.Full from its command line package (cli.ChildLinks).
 package child
 
 import (
 	"context"
-	"slices"
-
-	"github.com/spf13/cobra"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/broodhq/brood/internal/childrun"
-	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/model/provider"
+	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/spawn"
-	"github.com/broodhq/brood/internal/trust"
+	"github.com/broodhq/brood/internal/spawntrace"
+	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// Exit statuses, as brood's (cmdutil.ExitFailed, cmdutil.ExitUsage).
+const (
+	ExitFailed = 1
+	ExitUsage  = 2
 )
 
 // Options are the child-protocol flags.
 type Options struct {
-	Factory  *cmdutil.Factory
 	Envelope string
 	TaskID   string
 	Mode     string
@@ -31,67 +48,129 @@ type Options struct {
 // Active reports whether the process was started as a child.
 func (o *Options) Active() bool { return o.Envelope != "" }
 
-// AddFlags puts the hidden child-protocol flags on root and returns their
-// values; the root command calls Run when Active.
-func AddFlags(root *cobra.Command, f *cmdutil.Factory) *Options {
-	opts := &Options{Factory: f}
-	fl := root.Flags()
-	fl.StringVar(&opts.Envelope, "envelope", "", "run as a subagent child: the dispatch envelope to execute (set by the parent)")
-	fl.StringVar(&opts.TaskID, "task-id", "", "the child's task id (with --envelope)")
-	fl.StringVar(&opts.Mode, "mode", "json", "child output mode (with --envelope; always json)")
-	for _, name := range []string{"envelope", "task-id", "mode"} {
-		_ = fl.MarkHidden(name)
-	}
-	return opts
+// IO is the process's streams and environment (cmdutil.IO's fields).
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
 }
 
-// Run executes the envelope as the child.
-func Run(ctx context.Context, opts *Options) error {
-	f := opts.Factory
-	tel, stop := f.StartTelemetry(ctx)
-	defer stop()
-	// Settings and agent definitions are read only by a child that may
-	// delegate (Main loads the directories alone; the command tree, Load).
-	loaded := f.Resolved != nil
-	loadSettings := func(grant *trust.Grant, sources []string) (settings.Settings, error) {
-		// Read again if the command tree read other kinds of file than
-		// the root did (nil is every kind, [] none).
-		same := (f.SettingSources == nil) == (sources == nil) && slices.Equal(f.SettingSources, sources)
-		if !loaded || !same {
-			// The project's files are gated by the root's decision, as
-			// the envelope brought it down, and only the kinds of file
-			// the root read are read (its --setting-sources).
-			f.Inherited, f.InheritedGrant = true, grant
-			f.SettingSources = sources
-			if err := f.Load(); err != nil {
-				return settings.Settings{}, err
-			}
-			loaded = true
-		}
-		return f.Settings, nil
+// Links are what the binary links beyond the child protocol. A lean
+// binary's are its provider's SDK alone; brood's (cli.ChildLinks) add the
+// scripted model and Full.
+type Links struct {
+	// Models build the clients of each wire API (a nil one: its specs are
+	// an error).
+	Models provider.Adapters
+	// Script builds the scripted model (nil: a script spec is an error;
+	// the parent runs brood for such a child: cmdutil.Factory.ChildExeFor).
+	Script func(path string) (model.Model, error)
+	// Full, when set, prepares the child as brood does (a Factory: its
+	// telemetry and, for a child that may delegate, its settings, agents
+	// and its own children's binary) in place of Lean; nil in a lean
+	// binary, which refuses an envelope that may delegate.
+	Full func(ctx context.Context, stdio IO) (Setup, error)
+}
+
+// Setup is a child's configuration before its envelope is read: its
+// streams (wrapped) and its run's configuration.
+type Setup struct {
+	IO     IO
+	Config childrun.ChildConfig
+	// Begin, when set, is called once the child has its task (after a
+	// warm child's start line) and completes Config (brood's telemetry);
+	// the child calls what it returns at its end.
+	Begin func(ctx context.Context, cfg *childrun.ChildConfig) (stop func())
+}
+
+// Lean is a lean binary's Setup: the directories and the redactor, no
+// settings file read, no telemetry.
+func Lean(stdio IO, links Links) (Setup, error) {
+	stdio = Wrap(stdio)
+	root, err := ProjectDir()
+	if err != nil {
+		return Setup{}, err
 	}
-	return childrun.RunChild(ctx, childrun.ChildConfig{
-		Telemetry:    tel,
-		EnvelopePath: opts.Envelope,
-		TaskID:       opts.TaskID,
-		Stdout:       f.Out,
-		Stdin:        f.In,
-		ResolveModel: f.ResolveModel,
-		LoadRegistry: func(grant *trust.Grant, sources []string) (*registry.Registry, error) {
-			if _, err := loadSettings(grant, sources); err != nil {
-				return nil, err
+	if c, err := telemetry.FromEnv(stdio.Getenv); err == nil && (c.Traces || c.Metrics) {
+		// Its parent runs brood for children when telemetry is on, so this
+		// is only said, not hidden.
+		fmt.Fprintln(stdio.Err, "brood: telemetry is off: this binary links no OpenTelemetry exporter (brood does)")
+	}
+	getenv := stdio.Getenv
+	return Setup{IO: stdio, Config: childrun.ChildConfig{
+		Redact: tool.NewProjectRedactor(os.Environ(), root).Redact,
+		ResolveModel: func(spec string) (model.Model, error) {
+			m, err := provider.Resolve(spec, provider.Options{Getenv: getenv, Script: links.Script, Adapters: links.Models})
+			if errors.Is(err, provider.ErrScriptUnavailable) {
+				return nil, fmt.Errorf("model %s: this binary runs no scripted model: run it with brood", spec)
 			}
-			return f.Registry(), nil
+			return m, err
 		},
-		LoadSettings: loadSettings,
-		ExeFunc:      f.ChildExeFor, // only a child that delegates looks
-		Extras:       f.Links.Delegation,
-		Args:         f.ChildArgs(),
-		Redact:       f.Redactor.Redact,
-		// The parent says whether a person takes questions above it; its
-		// answers come down stdin, the pipe only it holds.
-		AskParent: f.Getenv(spawn.EnvAskParent) == "1",
-		// And which of its tool calls the root's hooks want to see.
-		HookFilter: spawn.ParseHookFilter(f.Getenv(spawn.EnvHooksParent)),
-	})
+	}}, nil
+}
+
+// ProjectDir is the project of the working directory (taskdir.FindProjectRoot
+// of its real path: an isolated child's copy is mounted over the real
+// directory, and os.Getwd trusts $PWD, which may name a link).
+func ProjectDir() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	return taskdir.FindProjectRoot(cwd), nil
+}
+
+// Main runs a child without building a command tree: what a lean binary's
+// main is (LeanMain), and brood's own path for a child command line (see
+// Parse). It reads settings and agent definitions only if the child may
+// delegate (Links.Full). It returns the exit status.
+func Main(ctx context.Context, stdio IO, opts Options, links Links) int {
+	ctx = spawntrace.Child(ctx, stdio.Getenv) // a traced spawn's child marks "init": it is in its main
+	var s Setup
+	var err error
+	if links.Full != nil {
+		s, err = links.Full(ctx, stdio)
+	} else {
+		s, err = Lean(stdio, links)
+	}
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "brood:", err)
+		return ExitFailed
+	}
+	if opts.Warm && !sandbox.Reexecuted() {
+		// Started ahead of its task, already in its own process group,
+		// cgroup and sandbox: nothing of the task is read until the parent
+		// says start. EOF (or anything else) means it was not needed. (Its
+		// sandbox's re-exec of itself, same arguments, was started: the
+		// first image read the line.)
+		if err := protocol.ReadStart(s.IO.In); err != nil {
+			return 0
+		}
+	}
+	if s.Begin != nil {
+		defer s.Begin(ctx, &s.Config)()
+	}
+	if err := Run(ctx, s.IO, opts, s.Config); err != nil {
+		fmt.Fprintln(s.IO.Err, "brood:", err)
+		return ExitFailed
+	}
+	return 0
+}
+
+// Run executes the envelope of opts as the child, with cfg from its Setup:
+// the streams, and what the parent says in the environment, are filled in
+// here.
+func Run(ctx context.Context, stdio IO, opts Options, cfg childrun.ChildConfig) error {
+	cfg.EnvelopePath, cfg.TaskID = opts.Envelope, opts.TaskID
+	cfg.Stdout, cfg.Stdin = stdio.Out, stdio.In
+	// The parent says whether a person takes questions above it; its
+	// answers come down stdin, the pipe only it holds.
+	cfg.AskParent = stdio.Getenv(spawn.EnvAskParent) == "1"
+	// And which of its tool calls the root's hooks want to see.
+	cfg.HookFilter = spawn.ParseHookFilter(stdio.Getenv(spawn.EnvHooksParent))
+	return childrun.RunChild(ctx, cfg)
 }

@@ -7,14 +7,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/isolate"
 )
 
 // LeanMain is the main of a lean child binary (cmd/brood-child,
 // cmd/brood-child-openai): the child protocol, with what the binary
 // links. It returns the exit status.
-func LeanMain(name string, links cmdutil.Links) int {
+func LeanMain(name string, links Links) int {
 	// As brood's main: an isolated child mounts its copy of the tree first,
 	// and a child whose parent died still writes its result.
 	if _, err := isolate.EnterFromEnv(); err != nil {
@@ -24,10 +23,10 @@ func LeanMain(name string, links cmdutil.Links) int {
 	opts, ok := Parse(os.Args[1:])
 	if !ok {
 		fmt.Fprintln(os.Stderr, name+": brood runs this for each subagent (--mode json --task-id ID --envelope PATH); run brood instead")
-		return cmdutil.ExitUsage
+		return ExitUsage
 	}
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Main(ctx, cmdutil.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, opts, links)
+	return Main(ctx, IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, opts, links)
 }

@@ -1,15 +1,6 @@
 package child
 
-import (
-	"context"
-	"fmt"
-	"strings"
-
-	"github.com/broodhq/brood/internal/cli/cmdutil"
-	"github.com/broodhq/brood/internal/protocol"
-	"github.com/broodhq/brood/internal/sandbox"
-	"github.com/broodhq/brood/internal/spawntrace"
-)
+import "strings"
 
 // Parse recognises the child protocol's command line, the one a parent
 // starts each subagent with: only the flags --mode, --task-id and
@@ -51,37 +42,4 @@ func Parse(args []string) (Options, bool) {
 		return Options{}, false
 	}
 	return o, true
-}
-
-// Main runs a child without building the command tree: what brood-child's
-// main is, and brood's own fast path for a child command line (see Parse).
-// It finds the project from the working directory and reads settings and
-// agent definitions only if the child may delegate. links are what the
-// binary links beyond the protocol: brood's all (cli.Links); a lean child
-// binary's, its provider's SDK alone (it refuses an envelope that may
-// delegate, and its parent never gives it one).
-func Main(ctx context.Context, stdio cmdutil.IO, opts Options, links cmdutil.Links) int {
-	ctx = spawntrace.Child(ctx, stdio.Getenv) // a traced spawn's child marks "init": it is in its main
-	f := cmdutil.NewFactory(stdio)
-	f.Links = links
-	opts.Factory = f
-	if err := f.LoadDirs(); err != nil {
-		fmt.Fprintln(f.Err, "brood:", err)
-		return cmdutil.ExitFailed
-	}
-	if opts.Warm && !sandbox.Reexecuted() {
-		// Started ahead of its task, already in its own process group,
-		// cgroup and sandbox: nothing of the task is read until the parent
-		// says start. EOF (or anything else) means it was not needed. (Its
-		// sandbox's re-exec of itself, same arguments, was started: the
-		// first image read the line.)
-		if err := protocol.ReadStart(stdio.In); err != nil {
-			return 0
-		}
-	}
-	if err := Run(ctx, &opts); err != nil {
-		fmt.Fprintln(f.Err, "brood:", err)
-		return cmdutil.ExitFailed
-	}
-	return 0
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/broodhq/brood/internal/childexe"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/mcpspec"
 )
 
 // TestChildExeForRoutes: a child that cannot delegate runs the lean binary
@@ -89,6 +90,32 @@ func TestVerifiedChoicePassesDown(t *testing.T) {
 		c := child.ChildChoice(childexe.Name)
 		if c.Lean != tc.lean || (tc.lean && c.Path != lean) {
 			t.Errorf("%s: %+v (no %s is beside the test binary, so only an honoured claim is lean)", tc.name, c, childexe.Name)
+		}
+	}
+}
+
+// TestNeedsBrood: which children the lean binaries cannot run (they link
+// neither the delegation extras, nor an exporter, nor the scripted model,
+// nor an MCP client).
+func TestNeedsBrood(t *testing.T) {
+	leaf := &dispatch.Envelope{Model: "sonnet", Tools: []string{"Read"}}
+	delegator := &dispatch.Envelope{Model: "sonnet", Tools: []string{"Read", "Task"}, AllowedDestinations: []string{"*"}, Depth: 1, MaxDepth: 2}
+	for _, tc := range []struct {
+		name      string
+		env       *dispatch.Envelope
+		api       string
+		telemetry bool
+		want      bool
+	}{
+		{"an Anthropic leaf", leaf, "anthropic", false, false},
+		{"an OpenAI leaf", &dispatch.Envelope{Model: "openai/gpt-5"}, "openai", false, false},
+		{"a delegator", delegator, "anthropic", false, true},
+		{"a leaf while telemetry is on", leaf, "anthropic", true, true},
+		{"a leaf on the scripted model", &dispatch.Envelope{Model: "script"}, "script", false, true},
+		{"a leaf with an MCP server", &dispatch.Envelope{Model: "sonnet", MCP: []mcpspec.Server{{Name: "docs"}}}, "anthropic", false, true},
+	} {
+		if got := needsBrood(tc.env, tc.api, tc.telemetry); got != tc.want {
+			t.Errorf("%s: needsBrood = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -178,7 +178,7 @@ func (f *Factory) LoadQuiet() error {
 		cwd = real
 	}
 	f.Cwd = cwd
-	f.ProjectRoot = FindProjectRoot(cwd)
+	f.ProjectRoot = taskdir.FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
 	f.Environ = os.Environ()
 	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv,
@@ -274,28 +274,11 @@ func (f *Factory) LoadDirs() error {
 		cwd = real
 	}
 	f.Cwd = cwd
-	f.ProjectRoot = FindProjectRoot(cwd)
+	f.ProjectRoot = taskdir.FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
 	f.Environ = os.Environ()
 	f.Redactor = tool.NewProjectRedactor(f.Environ, f.ProjectRoot)
 	return nil
-}
-
-// FindProjectRoot returns the nearest ancestor of dir holding .git or
-// .brood, or dir itself when there is none.
-func FindProjectRoot(dir string) string {
-	for d := dir; ; {
-		for _, marker := range []string{".git", taskdir.StateDirName} {
-			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
-				return d
-			}
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return dir
-		}
-		d = parent
-	}
 }
 
 // Registry loads the agent registry and keeps its diagnostics for
@@ -341,9 +324,12 @@ func (f *Factory) ChildExe() string {
 
 // ChildExeFor is the binary the child of env runs. brood itself (this
 // binary, which links everything) runs a child that may delegate
-// (dispatch.Envelope.MayDelegate: its dispatcher needs Links.Delegation)
-// and every child while telemetry is on (the lean binaries export
-// nothing); the others run the lean binary of their model's wire API,
+// (dispatch.Envelope.MayDelegate: its dispatcher needs Links.Delegation),
+// every child while telemetry is on (the lean binaries export nothing)
+// every child on the scripted model (the lean binaries do not link it:
+// its templates would keep every method of the SDKs in them) and every
+// child whose envelope names MCP servers (nor the MCP SDK: 1.8 MB and a
+// tenth of brood-child's package initialisers); the others run the lean binary of their model's wire API,
 // brood-child or brood-child-openai, when it is the same build
 // (ChildChoice). BROOD_CHILD_EXE overrides all of it. A child that runs
 // brood is told which lean binaries this process has proven the same build
@@ -355,7 +341,7 @@ func (f *Factory) ChildExeFor(env *dispatch.Envelope) (exe string, extraEnv []st
 	}
 	api, _ := provider.API(env.Model) // an invalid spec fails in any child
 	name := childexe.ForAPI(api)
-	if env.MayDelegate() || f.telemetryOn() {
+	if needsBrood(env, api, f.telemetryOn()) {
 		if self, err := os.Executable(); err == nil {
 			f.ChildChoice(name)
 			self = delegator(self, f.ChildChoice)
@@ -363,6 +349,13 @@ func (f *Factory) ChildExeFor(env *dispatch.Envelope) (exe string, extraEnv []st
 		}
 	}
 	return f.ChildChoice(name).Path, nil
+}
+
+// needsBrood says whether the child of env, on the wire API api, needs
+// what only brood links: delegation, telemetry export, the scripted model,
+// an MCP client.
+func needsBrood(env *dispatch.Envelope, api string, telemetryOn bool) bool {
+	return env.MayDelegate() || telemetryOn || api == provider.APIScript || len(env.MCP) > 0
 }
 
 // delegator is the binary a child that may delegate runs: self, or, when
