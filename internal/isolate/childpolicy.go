@@ -216,11 +216,13 @@ func Resolved(path string) string {
 // (the copy; the view that holds the tree's configuration read-only), and
 // Landlock forbids mounts to a domain with file-system rules; and for a
 // child in a new user namespace Go writes the id maps from this thread,
-// which such a domain would forbid too. Those start with no Landlock
-// domain (sandbox.BaseForChild: no_new_privs; any layer under them would
-// refuse moving files between their own directories) and apply their
-// whole domain themselves after their mounts (sandbox.Restrict: by
-// re-executing where it has a scope, else on every thread in place).
+// which such a domain would forbid too. Those get sandbox.BaseForChild: a
+// read-only child the base domain (the scope and the TCP ban, which must
+// be one domain for all its threads), to which it adds its file-system
+// layer itself, in place on every thread; a writer no Landlock domain
+// (any layer under its own would refuse moving files between its own
+// directories), and it applies its whole domain itself after its mounts
+// (by re-executing where the domain has a scope, else in place).
 func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
 	// Whatever else applies: no child (nor anything below it) holds
 	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
@@ -257,11 +259,11 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 	}
 	a := cmd.SysProcAttr
 	if (ws != nil && ws.Mode == ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
-		entry, err := sandbox.BaseForChild()
+		entry, err := sandbox.BaseForChild(pol)
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)
 		}
-		// The child applies this policy's domain itself.
+		// The child applies this policy's domain (beyond its base) itself.
 		if e := policyEntry(td.Path(), pol, needed, true); e != "" {
 			cmd.Env = append(cmd.Env, e)
 		}

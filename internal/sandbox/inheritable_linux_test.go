@@ -33,7 +33,7 @@ func TestBaseForChildEmptiesInheritable(t *testing.T) {
 			errc <- err
 			return
 		}
-		if _, err := BaseForChild(); err != nil {
+		if _, err := BaseForChild(Policy{Network: true}); err != nil {
 			errc <- err
 			return
 		}

@@ -19,8 +19,8 @@ import (
 const enforcedEnv = "BROOD_SANDBOX_ENFORCED"
 
 // baseEnv marks a child its parent prepared for its mounts (BaseForChild):
-// it applies its whole Landlock domain itself, after them. Its value is a
-// marker.
+// it applies its Landlock domain, or what its base does not hold, itself,
+// after them. Its value is a marker.
 const baseEnv = "BROOD_SANDBOX_BASE"
 
 // rulesetAttr is struct landlock_ruleset_attr up to the `scoped` field
@@ -67,17 +67,19 @@ func writeAccess(abi int) uint64 {
 //
 //   - "parent": the parent started this process from a thread already under
 //     p (RestrictForChild). Restrict finds the marker and returns.
-//   - "all threads": the parent prepared it for its mounts (BaseForChild:
-//     no_new_privs, no Landlock domain, so an overlay child can still mount
-//     its copy) and p's whole domain has no scope bit (ABI 5 and below):
-//     Restrict applies it to every thread in place with AllThreadsSyscall,
-//     with no_new_privs, the metadata filter of a read-only policy and the
-//     dropped capabilities. Each thread then has a sibling domain of its
-//     own, which only Landlock's scope tells apart (it compares domains:
-//     a thread could not signal a process another thread started), so a
-//     domain with scope never goes this way. It needs a binary without cgo.
-//   - "re-exec": otherwise (a domain with scope, no mark of the parent's,
-//     or a binary that links runtime/cgo, where AllThreadsSyscall returns
+//   - "all threads": the parent prepared it for its mounts (BaseForChild):
+//     a read-only child, started in a base domain that holds p's scope and
+//     TCP ban, adds its file-system layer; a writer, started with no
+//     domain, applies its whole domain where that has no scope bit (ABI 5
+//     and below). Restrict applies the layer to every thread in place with
+//     AllThreadsSyscall, with no_new_privs, the metadata filter of a
+//     read-only policy and the dropped capabilities. Each thread then has
+//     a sibling domain of its own, which only Landlock's scope tells apart
+//     (it compares domains: a thread could not signal a process another
+//     thread started), so a layer with scope never goes this way. It needs
+//     a binary without cgo.
+//   - "re-exec": otherwise (a writer's domain with scope, no mark of the
+//     parent's, or a binary that links runtime/cgo, where AllThreadsSyscall returns
 //     ENOTSUP) Restrict confines the current OS thread and re-executes the
 //     program (/proc/self/exe, same arguments and environment) from it;
 //     the new image inherits the one domain on every thread it will ever
@@ -115,8 +117,12 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, erro
 		}
 		return st, nil
 	}
-	_, based := os.LookupEnv(baseEnv)
+	baseText, based := os.LookupEnv(baseEnv)
 	os.Unsetenv(baseEnv)
+	base := parseMarker(baseText)
+	if based && (base.scope || base.tcp) {
+		return restrictOnBase(p, base, inPlace)
+	}
 	if !p.confinesFS() && (p.Network || abi < 4) {
 		st := Status{Mechanism: "none"}
 		if !p.Network {
@@ -129,16 +135,26 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, erro
 	}
 	l := fullLayer(p, abi)
 	if based && l.fs && !l.scope {
-		return restrictInPlace(p, abi, l, inPlace)
+		return restrictInPlace(p, abi, l, l.net, inPlace)
 	}
 	return reexec(p, abi, l)
+}
+
+// restrictOnBase adds the file-system layer to a read-only child whose
+// parent put it in a base domain (BaseForChild: the scope, the TCP ban).
+func restrictOnBase(p Policy, base marker, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
+	if !p.confinesFS() {
+		return Status{Mechanism: "landlock", ABI: base.abi, NetworkTCP: base.tcp, Via: "parent"}, nil
+	}
+	return restrictInPlace(p, base.abi, layer{fs: true}, base.tcp, inPlace)
 }
 
 // restrictInPlace puts every thread of a process its parent prepared for
 // its mounts (BaseForChild) under layer l of p in place, or re-executes
 // where that cannot be done (a binary with cgo). l has no scope bit: each
-// thread gets a sibling domain of its own (allThreads).
-func restrictInPlace(p Policy, abi int, l layer, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
+// thread gets a sibling domain of its own (allThreads). tcp says whether
+// the process's domain holds the TCP ban (l's or its base's).
+func restrictInPlace(p Policy, abi int, l layer, tcp bool, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
 	rfd, err := buildRuleset(p, abi, l)
 	if err != nil {
 		return Status{}, err
@@ -151,7 +167,7 @@ func restrictInPlace(p Policy, abi int, l layer, inPlace func(rfd int, p Policy)
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{Mechanism: "landlock", ABI: abi, NetworkTCP: l.net, Via: "all threads"}
+	st := Status{Mechanism: "landlock", ABI: abi, NetworkTCP: tcp, Via: "all threads"}
 	st.fill(p, seccomp, true)
 	return st, nil
 }
@@ -217,23 +233,31 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 // mount before its Landlock domain: an overlay child (its copy), an
 // in-place writer and a read-only child of the root (their views), any
 // child in a new user namespace (this thread writes its id maps). Landlock
-// refuses mounts to a domain that handles a file-system right, and counts
-// the right to link or rename into another directory (REFER) as handled by
-// every layer of a domain, a layer with no file-system rule too, where no
-// rule can grant it: any layer put under such a child before its mounts
-// would refuse every `git mv a/x b/x` and `ln a/x b/x` in its own tree
-// (EXDEV, review22 P2-2). So the child gets no Landlock domain here; it
-// applies its whole domain itself once it has mounted (Restrict: the file
-// rules, the TCP ban and the scope of signals and abstract sockets in one
-// ruleset). Until then it runs only brood's own start (its mounts, its
-// envelope read) and nothing another process can reach it through: no
-// confined process may signal or trace a process outside its own domain.
-// What this thread gives it: an empty inheritable set and no_new_privs
-// (where the kernel has Landlock, whose restriction needs it). As with
-// RestrictForChild, the thread must be locked and must die afterwards.
-// The returned entry (empty without Landlock) tells the child's Restrict
-// that its domain is its own to apply.
-func BaseForChild() (envEntry string, err error) {
+// refuses mounts to a domain that handles a file-system right. What the
+// thread gives every such child: an empty inheritable set and, where the
+// kernel has Landlock, no_new_privs. Then, by the child's class:
+//
+//   - a read-only child: a base domain with the parts of p that must be one
+//     domain for all its threads, the scope of signals and abstract unix
+//     sockets (ABI 6) and, without network, the TCP ban (ABI 4). Its
+//     Restrict adds the file-system layer on every thread in place.
+//     Landlock counts the right to link or rename into another directory
+//     (REFER) as handled by every layer, this one too, where no rule can
+//     grant it: the child moves no file between two directories, even in
+//     its TMPDIR (EXDEV; it writes nothing else).
+//   - a writer: no Landlock domain, so that no layer under its own refuses
+//     its `git mv a/x b/x` and `ln a/x b/x` (review22 P2-2). Its Restrict
+//     applies its whole domain after its mounts (the file rules, the TCP
+//     ban and the scope in one ruleset): by re-executing where the domain
+//     has a scope, which all its threads must share, in place on every
+//     thread where it has none. Until then it runs only brood's own start
+//     (its mounts, its envelope read), and no confined process may signal
+//     or trace a process outside its own domain, this one included.
+//
+// As with RestrictForChild, the thread must be locked and must die
+// afterwards. The returned entry (empty without Landlock) tells the
+// child's Restrict what the base holds.
+func BaseForChild(p Policy) (envEntry string, err error) {
 	// Root's exec gives the child its inheritable set beside the bounding
 	// set: empty it on this starting thread, as restrictThread does,
 	// rather than count on the child's new user namespace to.
@@ -252,14 +276,30 @@ func BaseForChild() (envEntry string, err error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return "", fmt.Errorf("sandbox: set no_new_privs: %w", err)
 	}
-	return baseEnv + "=" + marker{abi: abi}.String(), nil
+	var l layer
+	if p.ReadOnly {
+		l = layer{net: !p.Network && abi >= 4, scope: abi >= 6}
+	}
+	if l.net || l.scope {
+		rfd, err := buildRuleset(p, abi, l)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(rfd)
+		if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
+			return "", fmt.Errorf("sandbox: landlock_restrict_self (base): %w", errno)
+		}
+	}
+	return baseEnv + "=" + marker{abi: abi, tcp: l.net, scope: l.scope}.String(), nil
 }
 
-// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,via=HOW]".
+// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,tcp][,scope][,via=HOW]".
 type marker struct {
 	abi     int
 	seccomp bool   // the syscall filter is installed
 	caps    bool   // the bounding set is already cut (root)
+	tcp     bool   // the base domain holds the TCP ban
+	scope   bool   // the base domain holds the scope
 	via     string // how the domain was applied
 }
 
@@ -270,6 +310,12 @@ func (m marker) String() string {
 	}
 	if m.caps {
 		s += ",caps"
+	}
+	if m.tcp {
+		s += ",tcp"
+	}
+	if m.scope {
+		s += ",scope"
 	}
 	if m.via != "" {
 		s += ",via=" + m.via
@@ -287,6 +333,10 @@ func parseMarker(v string) marker {
 			m.seccomp = true
 		case f == "caps":
 			m.caps = true
+		case f == "tcp":
+			m.tcp = true
+		case f == "scope":
+			m.scope = true
 		case strings.HasPrefix(f, "via="):
 			m.via = strings.TrimPrefix(f, "via=")
 		}

@@ -67,7 +67,7 @@ func TestLayerHidesEveryWayIn(t *testing.T) {
 				var entry string
 				var err error
 				if tc.base {
-					entry, err = BaseForChild()
+					entry, err = BaseForChild(p)
 				} else {
 					entry, _, _, err = RestrictForChild(p)
 				}

@@ -68,7 +68,7 @@ func NoIntrospectionForCommand() error { return nil }
 func InPlace() bool { return false }
 
 // BaseForChild has nothing to apply off Linux.
-func BaseForChild() (string, error) { return "", nil }
+func BaseForChild(p Policy) (string, error) { return "", nil }
 
 // Reexecuted is false off Linux: Restrict never re-executes there.
 func Reexecuted() bool { return false }

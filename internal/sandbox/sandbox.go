@@ -8,9 +8,10 @@
 // the exec.Cmd ([ConfigureNetwork]). Landlock is per thread and inherited:
 // the parent puts the thread it starts a child from under the child's
 // policy ([RestrictForChild]), or, when the child must still mount, only
-// prepares it ([BaseForChild]: Landlock refuses mounts to a domain with
-// file-system rules); the child calls [Restrict] at start-up, before it
-// runs any tool, to apply what the parent did not. Every program the child starts (bash and what
+// under the part of it a read-only child's threads must share, or under
+// none of it for a writer ([BaseForChild]: Landlock refuses mounts to a
+// domain with file-system rules); the child calls [Restrict] at start-up,
+// before it runs any tool, to apply what the parent did not. Every program the child starts (bash and what
 // bash starts) inherits the restriction and cannot lift it.
 //
 // Where the kernel offers none of this, nothing here fails: [Restrict]

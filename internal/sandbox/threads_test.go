@@ -149,7 +149,7 @@ func runOnBaseWith(t testing.TB, p Policy, command string, stdout, stderr *strin
 		if slices.Contains(env, bareBase) {
 			entry, err = baseEnv+"="+marker{abi: landlockABI()}.String(), clearInheritableThread()
 		} else {
-			entry, err = BaseForChild()
+			entry, err = BaseForChild(p)
 		}
 		if err != nil {
 			errc <- err
@@ -165,11 +165,13 @@ func runOnBaseWith(t testing.TB, p Policy, command string, stdout, stderr *strin
 }
 
 // TestRestrictAfterMount: a child its parent prepared for its mounts
-// (BaseForChild: no Landlock domain) mounts, as an overlay child does,
-// then applies its whole domain: by re-executing where it has a scope
-// (its threads must share it), in place on every thread where it has none
-// (ABI 5 here) and the binary has no cgo, by re-executing otherwise
-// (forced here, so both paths run in every build). Either way every
+// (BaseForChild) mounts, as an overlay child does, then confines itself.
+// A writer (no Landlock domain from its parent) applies its whole domain:
+// by re-executing where it has a scope (its threads must share it), in
+// place on every thread where it has none (ABI 5 here). A read-only child
+// (a base domain holding the scope) adds its file-system layer in place.
+// Both re-execute in a binary with cgo (forced here, so both paths run in
+// every build). Either way every
 // thread is held, processes started from one thread can be killed from
 // another, the parent is out of reach (with a scope) and no capability is
 // left to a non-root child.
@@ -190,15 +192,19 @@ func TestRestrictAfterMount(t *testing.T) {
 	for _, tt := range []struct {
 		name, via string
 		abi       int
+		readOnly  bool
 		env       []string
 	}{
-		{"default", wantVia, abi, nil},
-		{"no scope, ABI 5", inPlace, min(abi, 5), []string{abiCapEnv + "=5"}},
-		{"forced re-exec", "re-exec", abi, []string{forceReexecEnv + "=1"}},
+		{"writer", wantVia, abi, false, nil},
+		{"writer, no scope, ABI 5", inPlace, min(abi, 5), false, []string{abiCapEnv + "=5"}},
+		{"writer, forced re-exec", "re-exec", abi, false, []string{forceReexecEnv + "=1"}},
+		// Its base holds the scope: never a second start.
+		{"read-only", inPlace, abi, true, nil},
+		{"read-only, forced re-exec", "re-exec", abi, true, []string{forceReexecEnv + "=1"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tree, scratch, mnt := t.TempDir(), t.TempDir(), t.TempDir()
-			p := Policy{Writable: []string{scratch}}
+			p := Policy{ReadOnly: tt.readOnly, Writable: []string{scratch}}
 			res := startOnBase(t, p, fmt.Sprintf("threads %s %s %d %s", tree, scratch, os.Getpid(), mnt), append(tt.env, mountFirstEnv+"="+mnt)...)
 			if res.code != 0 {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
