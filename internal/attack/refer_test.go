@@ -141,3 +141,40 @@ func probeChild(t *testing.T, p *project, agent string, env []string, cmd string
 	}
 	return res
 }
+
+// signalProbe finds the brood child the command runs under (the first
+// ancestor whose command line holds --task-id) and that child's parent,
+// the root brood, and sends each signal 0.
+const signalProbe = `ok=OK; no=DONE; c=$PPID
+while [ "$c" -gt 1 ] && ! tr '\0' ' ' </proc/$c/cmdline | grep -q -- --task-id; do c=$(awk '/^PPid/{print $2}' /proc/$c/status); done
+r=$(awk '/^PPid/{print $2}' /proc/$c/status)
+echo "child $c root $r"
+kill -0 $c 2>&1 && echo CHILD-SIGNALLED-$ok
+[ "$r" -gt 1 ] && kill -0 $r 2>&1 && echo ROOT-SIGNALLED-$no
+echo probed`
+
+// TestEveryClassCannotSignalItsParent: no class of child, those that
+// mount first included (they apply their scope after their mounts, or
+// start in a base domain holding it), signals the brood that started it,
+// which runs as the same user; its command still signals the child it
+// runs under. (Landlock's signal scope, ABI 6.)
+func TestEveryClassCannotSignalItsParent(t *testing.T) {
+	needLandlock(t)
+	if sandbox.LandlockABI() < 6 {
+		t.Skip("no Landlock signal scope before ABI 6")
+	}
+	for _, c := range childClasses {
+		t.Run(c.name, func(t *testing.T) {
+			p := newProject(t, map[string]string{"README.md": "# r\n"})
+			writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
+				"---\nname: iso\ndescription: isolated writer\ntools: Bash\nisolation: worktree\n---\nWrite.\n")
+			res := probeChild(t, p, c.agent, c.env, signalProbe)
+			if !strings.Contains(res, "CHILD-SIGNALLED-OK") {
+				t.Errorf("%s: its command could not signal the child it runs under (the probe found no child?):\n%s", c.name, res)
+			}
+			if strings.Contains(res, "ROOT-SIGNALLED-DONE") {
+				t.Errorf("%s: the child signalled the brood that started it:\n%s", c.name, res)
+			}
+		})
+	}
+}
