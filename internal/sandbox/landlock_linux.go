@@ -79,9 +79,10 @@ func writeAccess(abi int) uint64 {
 //     thread started), so a layer with scope never goes this way. It needs
 //     a binary without cgo.
 //   - "re-exec": otherwise (a writer's domain with scope, no mark of the
-//     parent's, or a binary that links runtime/cgo, where AllThreadsSyscall returns
-//     ENOTSUP) Restrict confines the current OS thread and re-executes the
-//     program (/proc/self/exe, same arguments and environment) from it;
+//     parent's, or a binary that links runtime/cgo, where
+//     AllThreadsSyscall returns ENOTSUP) Restrict confines the current OS
+//     thread and re-executes the program (/proc/self/exe, same arguments
+//     and environment) from it;
 //     the new image inherits the one domain on every thread it will ever
 //     have, and its own call to Restrict finds the marker. The caller must
 //     therefore call Restrict early, before anything it cannot repeat (the
