@@ -72,3 +72,44 @@ func firstN(s string, n int) string {
 	}
 	return s
 }
+
+// TestInPlaceLinksUnderBroodAndGitNames (review22 P3-1): the link pass
+// leaves out only the project's own .brood and repositories' git
+// directories, so a writer's link out of the tree under a nested
+// project's .brood records (a project there before it: a new one's
+// .brood is the configuration guard's, removed whole) or in a .git
+// directory that is no repository's is removed, named and rejects the
+// result.
+func TestInPlaceLinksUnderBroodAndGitNames(t *testing.T) {
+	cases := []struct{ name, before, cmd, link string }{
+		{"nested .brood", "sub/.brood/dispatch/x/result.json", "ln -s /etc/passwd sub/.brood/dispatch/Makefile", "sub/.brood/dispatch/Makefile"},
+		{"no repository's .git", "", "mkdir -p x/.git && ln -s /etc/passwd x/.git/Makefile", "x/.git/Makefile"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			agents := map[string]string{"linker": "---\nname: linker\ndescription: links\ntools: Read, Bash\n---\nYou link.\n"}
+			p := newProject(t, `
+agents:
+  linker:
+    - tools:
+        - Bash: {command: "`+c.cmd+`"}
+    - say: "## What I did\nlinked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`, agents)
+			if c.before != "" {
+				must(t, os.MkdirAll(filepath.Dir(filepath.Join(p.root, c.before)), 0o755))
+				must(t, os.WriteFile(filepath.Join(p.root, c.before), []byte("{}\n"), 0o644))
+			}
+			git(t, p.root, "add", "-A")
+			git(t, p.root, "commit", "-qm", "init")
+			d := p.dispatcher(p.settings(nil), 1, nil)
+			out, err := d.Call(context.Background(), call.Spec{Agent: "linker", Prompt: "link"})
+			must(t, err)
+			if tgt, err := os.Readlink(filepath.Join(p.root, c.link)); err == nil {
+				t.Errorf("%s -> %s left in the user's tree:\n%s", c.link, tgt, firstN(out.Text, 1500))
+			}
+			if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, c.link+" -> /etc/passwd") {
+				t.Errorf("the result is not rejected naming %s:\n%s", c.link, firstN(out.Text, 1500))
+			}
+		})
+	}
+}
