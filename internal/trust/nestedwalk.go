@@ -159,15 +159,15 @@ var errSearchable = errors.New("cannot be listed but can be searched (git can us
 // a directory is never passed over: one the user's git cannot search
 // either is; one of the user's own (the work tree is theirs: a child may
 // have dropped the read bit, `chmod 0311`) gets its owner's read bit
-// back and is listed again (Nested.Opened says which); any other fails
-// the walk.
+// back and is listed again (Nested.Opened says which), its links with
+// it when the walk lists links (review24 P1-2); any other fails the walk.
 func (w *nestedWalk) unreadable(abs, rel string, err error) ([]dirents.Entry, error) {
 	if _, serr := os.Lstat(abs + "/.git"); errors.Is(serr, fs.ErrPermission) {
 		return nil, err // no search permission: passed over
 	}
 	if giveReadBack(abs) {
 		w.found.Opened = append(w.found.Opened, rel)
-		return dirents.SubdirsFunc(abs, false, w.buf, wanted)
+		return dirents.List(abs, false, w.buf, wanted, w.opt.Links)
 	}
 	return nil, errSearchable
 }
