@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"strings"
 	"syscall"
 )
@@ -17,9 +18,12 @@ import (
 // WalkOptions says what NestedWalk collects besides NestedTops's.
 type WalkOptions struct {
 	// Links collects the tree's symbolic links (Nested.Links) and where
-	// the walk could not look for them (Nested.Unseen): everywhere but in
-	// a repository's git directory (isGitDir; a .git directory that is
-	// none is walked for links alone) and below Skip.
+	// the walk could not look for them (Nested.Unseen): everywhere but
+	// below Skip and in a git directory's object fan-out and packs
+	// (gitObjects). A .git directory, the top's, a nested repository's
+	// or one that is none, is walked for links alone: git writes its
+	// logs, COMMIT_EDITMSG, FETCH_HEAD and the like through a link there,
+	// and makes no link there itself (review24 P1-1).
 	Links bool
 	// Only walks for links alone (Links implied): nothing of NestedTops's
 	// is recorded, no read bit given back, and a directory below the top
@@ -85,21 +89,19 @@ func unreachable(abs string) bool {
 	return !ownDir(abs)
 }
 
-// isGitDir reports whether the directory at abs is a repository's git
-// directory as git takes one (setup.c's is_git_directory): a HEAD, and
-// objects and refs directories (or a commondir holding them). A .git
-// directory that is not one is walked for links like any other.
-func isGitDir(abs string) bool {
-	if fi, err := os.Lstat(abs + "/HEAD"); err != nil || fi.IsDir() {
+// gitObjects reports whether the directory at rel is a git directory's
+// loose object fan-out (objects/xx) or its packs (objects/pack), below a
+// .git: git only reads there, and writes a new file beside a link, never
+// through it, so a link there makes no write out of the tree and the pass
+// does not list the many entries. A link in place of such a directory is
+// listed like any other.
+func gitObjects(rel string) bool {
+	dir, name := path.Split(rel)
+	if !strings.HasSuffix("/"+dir, "/objects/") || !strings.HasPrefix(rel, ".git/") && !strings.Contains(rel, "/.git/") {
 		return false
 	}
-	if _, err := os.Lstat(abs + "/commondir"); err == nil {
+	if name == "pack" {
 		return true
 	}
-	for _, d := range []string{"/objects", "/refs"} {
-		if fi, err := os.Stat(abs + d); err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
+	return len(name) == 2 && strings.Trim(name, "0123456789abcdef") == ""
 }

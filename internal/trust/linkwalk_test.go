@@ -11,10 +11,10 @@ import (
 )
 
 // TestNestedWalkLinks: with links, the walk lists every symbolic link
-// with its target, but in a repository's git directory (the top's own
-// and a nested one's) and below Skip (a link at Skip itself is listed);
-// a .git directory that is no repository's, and a nested project's
-// .brood, are walked for links (review22 P3-1). What NestedTops finds is
+// with its target, in git directories too (the top's own, a nested
+// repository's, one that is no repository's: review24 P1-1, review22
+// P3-1) but in their object fan-out and packs, and below Skip (a link at
+// Skip itself is listed); a nested project's .brood is walked for links. What NestedTops finds is
 // the same with links listed or not, and a links-only walk lists the
 // same links.
 func TestNestedWalkLinks(t *testing.T) {
@@ -26,9 +26,13 @@ func TestNestedWalkLinks(t *testing.T) {
 	links := map[string]string{
 		"top": "/etc/passwd", "src/in": "a.go", "src/up": "../../x", "fake/.git/evil": "/etc/passwd",
 		"sub/.brood/dispatch/evil": "/etc", "nested/evil": "/", "src/dir": "/no/such",
+		".git/evil": "/etc", ".git/logs/HEAD": "/etc/passwd", "nested/.git/hooks": "/tmp", "nested/.git/COMMIT_EDITMSG": "/etc/passwd",
+		".git/objects/info/alternates": "/etc", "src/objects/ab/x": "/etc", "src/objects/pack": "/etc", "nested/.git/objects/pack": "/etc",
 	}
-	skipped := map[string]string{".git/evil": "/etc", "nested/.git/hooks": "/tmp", ".brood/dispatch/t/evil": "/etc"}
+	skipped := map[string]string{".brood/dispatch/t/evil": "/etc", ".git/objects/ab/evil": "/etc", ".git/objects/pack/evil": "/etc",
+		"nested/.git/objects/0f/evil": "/etc", "fake/.git/objects/pack/evil": "/etc"}
 	for p, tgt := range maps.All(links) {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(top, p)), 0o755))
 		must(t, os.Symlink(tgt, filepath.Join(top, p)))
 	}
 	for p, tgt := range skipped {

@@ -129,7 +129,7 @@ func (w *nestedWalk) dir(abs, rel string, only bool) error {
 					w.found.GitDirs = append(w.found.GitDirs, childRel)
 				}
 			}
-			if e.Dir && w.opt.Links && !isGitDir(abs+"/.git") {
+			if e.Dir && w.opt.Links { // every git directory, for links alone (linkwalk.go)
 				if err := w.dir(abs+"/.git", childRel, true); err != nil {
 					return err
 				}
@@ -139,7 +139,7 @@ func (w *nestedWalk) dir(abs, rel string, only bool) error {
 		if rel != "" && !only && isProjectConfigName([]byte(e.Name)) {
 			w.found.Config = append(w.found.Config, childRel)
 		}
-		if !e.Dir || (only && childRel == w.opt.Skip) {
+		if !e.Dir || (only && (childRel == w.opt.Skip || gitObjects(childRel))) {
 			continue
 		}
 		if err := w.dir(abs+"/"+e.Name, childRel, only); err != nil {
