@@ -74,8 +74,8 @@ func firstN(s string, n int) string {
 }
 
 // TestInPlaceLinksUnderBroodAndGitNames (review22 P3-1): the link pass
-// leaves out only the project's own .brood and repositories' git
-// directories, so a writer's link out of the tree under a nested
+// leaves out only the project's own .brood (and git's object fan-out
+// and packs), so a writer's link out of the tree under a nested
 // project's .brood records (a project there before it: a new one's
 // .brood is the configuration guard's, removed whole) or in a .git
 // directory that is no repository's is removed, named and rejects the
@@ -109,6 +109,57 @@ agents:
 			}
 			if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, c.link+" -> /etc/passwd") {
 				t.Errorf("the result is not rejected naming %s:\n%s", c.link, firstN(out.Text, 1500))
+			}
+		})
+	}
+}
+
+// TestInPlaceLinksInGitDirs (review24 P1-1): an in-place writer's link
+// out of the tree in a git directory (the tree's own .git, a nested
+// repository's, one it makes), where git writes its reflogs and messages
+// through a link, is removed, named and rejects the result, and the
+// user's next git commit there leaves the file it pointed to as it was.
+func TestInPlaceLinksInGitDirs(t *testing.T) {
+	cases := []struct{ name, cmd, link, commitIn string }{
+		{"top logs/HEAD", "rm -f .git/logs/HEAD && ln -s VICTIM .git/logs/HEAD", ".git/logs/HEAD", "."},
+		{"top COMMIT_EDITMSG", "ln -sf VICTIM .git/COMMIT_EDITMSG", ".git/COMMIT_EDITMSG", "."},
+		{"nested logs/HEAD", "rm -f nested/.git/logs/HEAD && ln -s VICTIM nested/.git/logs/HEAD", "nested/.git/logs/HEAD", "nested"},
+		{"new repository", "git init -q y && ln -s VICTIM y/.git/COMMIT_EDITMSG", "y/.git/COMMIT_EDITMSG", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			victim := filepath.Join(t.TempDir(), "victim")
+			must(t, os.WriteFile(victim, []byte("SAFE\n"), 0o644))
+			agents := map[string]string{"linker": "---\nname: linker\ndescription: links\ntools: Read, Bash\n---\nYou link.\n"}
+			p := newProject(t, `
+agents:
+  linker:
+    - tools:
+        - Bash: {command: "`+strings.ReplaceAll(c.cmd, "VICTIM", victim)+`"}
+    - say: "## What I did\nlinked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`, agents)
+			nested := filepath.Join(p.root, "nested")
+			must(t, os.MkdirAll(nested, 0o755))
+			git(t, nested, "init", "-q")
+			must(t, os.WriteFile(filepath.Join(nested, "a.txt"), []byte("a\n"), 0o644))
+			git(t, nested, "add", "-A")
+			git(t, nested, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "n")
+			git(t, p.root, "add", "-A")
+			git(t, p.root, "commit", "-qm", "init")
+			d := p.dispatcher(p.settings(nil), 1, nil)
+			out, err := d.Call(context.Background(), call.Spec{Agent: "linker", Prompt: "link"})
+			must(t, err)
+			if tgt, err := os.Readlink(filepath.Join(p.root, c.link)); err == nil {
+				t.Errorf("%s -> %s left in the user's tree:\n%s", c.link, tgt, firstN(out.Text, 1500))
+			}
+			if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, c.link+" -> "+victim) {
+				t.Errorf("the result is not rejected naming %s:\n%s", c.link, firstN(out.Text, 1500))
+			}
+			if c.commitIn != "" {
+				git(t, filepath.Join(p.root, c.commitIn), "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--allow-empty", "-m", "OVERWRITTEN")
+			}
+			if b, err := os.ReadFile(victim); err != nil || string(b) != "SAFE\n" {
+				t.Errorf("the file the link pointed to is now %q (%v)", b, err)
 			}
 		})
 	}
