@@ -83,6 +83,9 @@ type configGuard struct {
 	// before and after the child, which list the tree's links for the
 	// link pass too (linkguard.go); nil when not made.
 	walkBefore, walkAfter *nestedTops
+	// gitLinks are the links removed on the way to a reflog before
+	// brood's own git wrote it (clearReflogLinks), for the link pass.
+	gitLinks []isolate.Link
 }
 
 // nestedTops is one answer of trust.NestedWalk, of the tree at root.

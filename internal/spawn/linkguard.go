@@ -43,6 +43,13 @@ func (d *Dispatcher) settleLinks(j *job, res *dispatch.Result, v *dispatch.Verdi
 		}
 		f.settle(settleAt(want.Root, want.Changed, "", shown, seen))
 	}
+	if g != nil && len(g.gitLinks) > 0 {
+		var shownLinks []isolate.Link
+		for _, l := range g.gitLinks {
+			shownLinks = append(shownLinks, showLink(filepath.Dir(l.Path), shown, isolate.Link{Path: filepath.Base(l.Path), Target: l.Target, Why: l.Why}))
+		}
+		f.settle(shownLinks, shownLinks, nil)
+	}
 	for i, b := range before {
 		// Every link made or retargeted, wherever it is: ignored paths
 		// and nested repositories included (the walks above see neither).
