@@ -107,10 +107,12 @@ func appendEntries(ents []Entry, fd int, buf []byte, also func([]byte) bool, lin
 		e := Entry{Name: string(name), Dir: typ == unix.DT_DIR, Link: typ == unix.DT_LNK}
 		if link {
 			t, err := readlinkat(fd, e.Name)
-			if err != nil {
-				if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL) {
-					continue // gone, or no link any more
-				}
+			switch {
+			case errors.Is(err, unix.EINVAL) && isDirAt(fd, e.Name):
+				e = Entry{Name: e.Name, Dir: true} // a directory in its place since: walked (review24 P3-1)
+			case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL):
+				continue // gone, or a file in its place since
+			case err != nil:
 				return ents, err
 			}
 			e.Target = t
@@ -118,6 +120,13 @@ func appendEntries(ents []Entry, fd int, buf []byte, also func([]byte) bool, lin
 		ents = append(ents, e)
 	}
 	return ents, nil
+}
+
+// isDirAt reports whether name in the directory fd is a directory (not
+// followed).
+func isDirAt(fd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // readlinkat reads the target of the link name in the directory fd.
