@@ -181,8 +181,9 @@ func EscapingLinks(top string, changed []string) []Link {
 }
 
 // RemoveLinks removes each of links under top that is still that link
-// (the link, never what it points to) and returns those it removed and
-// those it could not, with why.
+// (the link, never what it points to; in a directory of the user's whose
+// write bit a writer took away too: removeLink) and returns those it
+// removed and those it could not, with why.
 func RemoveLinks(top string, links []Link) (removed []Link, failed []string) {
 	for _, l := range links {
 		p := filepath.Join(top, filepath.FromSlash(l.Path))
@@ -191,7 +192,7 @@ func RemoveLinks(top string, links []Link) (removed []Link, failed []string) {
 			err = fmt.Errorf("it changed again")
 		}
 		if err == nil {
-			err = os.Remove(p)
+			err = removeLink(p)
 		}
 		if err != nil {
 			failed = append(failed, l.Path+": "+err.Error())
