@@ -20,7 +20,13 @@ func Subdirs(abs string, follow bool, buf []byte, also string) ([]Entry, error) 
 
 // SubdirsFunc is Subdirs keeping, besides the subdirectories, every entry
 // whose name also accepts (none when also is nil).
-func SubdirsFunc(abs string, follow bool, _ []byte, also func(name []byte) bool) ([]Entry, error) {
+func SubdirsFunc(abs string, follow bool, buf []byte, also func(name []byte) bool) ([]Entry, error) {
+	return List(abs, follow, buf, also, false)
+}
+
+// List is SubdirsFunc keeping, with links, every symbolic link too, with
+// its target.
+func List(abs string, follow bool, _ []byte, also func(name []byte) bool, links bool) ([]Entry, error) {
 	if !follow {
 		if fi, err := os.Lstat(abs); err != nil {
 			return nil, err
@@ -34,9 +40,19 @@ func SubdirsFunc(abs string, follow bool, _ []byte, also func(name []byte) bool)
 	}
 	var ents []Entry
 	for _, d := range des {
-		if d.IsDir() || (also != nil && also([]byte(d.Name()))) {
-			ents = append(ents, Entry{Name: d.Name(), Dir: d.IsDir()})
+		link := d.Type()&os.ModeSymlink != 0
+		if !d.IsDir() && !(links && link) && (also == nil || !also([]byte(d.Name()))) {
+			continue
 		}
+		e := Entry{Name: d.Name(), Dir: d.IsDir(), Link: link}
+		if links && link {
+			t, err := os.Readlink(filepath.Join(abs, d.Name()))
+			if err != nil {
+				continue // gone since
+			}
+			e.Target = t
+		}
+		ents = append(ents, e)
 	}
 	return ents, nil
 }

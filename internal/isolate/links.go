@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // Link is a symbolic link a writer left in the tree whose target leaves
@@ -179,8 +181,9 @@ func EscapingLinks(top string, changed []string) []Link {
 }
 
 // RemoveLinks removes each of links under top that is still that link
-// (the link, never what it points to) and returns those it removed and
-// those it could not, with why.
+// (the link, never what it points to; in a directory of the user's whose
+// write bit a writer took away too: removeLink) and returns those it
+// removed and those it could not, with why.
 func RemoveLinks(top string, links []Link) (removed []Link, failed []string) {
 	for _, l := range links {
 		p := filepath.Join(top, filepath.FromSlash(l.Path))
@@ -189,7 +192,7 @@ func RemoveLinks(top string, links []Link) (removed []Link, failed []string) {
 			err = fmt.Errorf("it changed again")
 		}
 		if err == nil {
-			err = os.Remove(p)
+			err = removeLink(p)
 		}
 		if err != nil {
 			failed = append(failed, l.Path+": "+err.Error())
@@ -219,73 +222,125 @@ func SharedFiles(top string, changed []string) []string {
 }
 
 // Links is every symbolic link of a tree (relative, slash-separated path
-// -> target), from TreeLinks: the link pass of an in-place writer's
-// parent, which git status (no ignored path, no file of a nested
-// repository) and the non-git walk's bound do not limit.
+// -> target): the link pass of an in-place writer's parent, which git
+// status (no ignored path, no file of a nested repository) and the
+// non-git walk's bound do not limit. It comes from the configuration
+// guard's walk of the tree (LinksWithin) or from a walk of its own
+// (TreeLinks): no link in a repository's git directory nor in the
+// project's own .brood (trust.WalkOptions).
 type Links struct {
 	Root  string
 	Links map[string]string
-	// Unchecked says what the walk could not see (past its bound, a
-	// directory it could not read); "" when it saw the whole tree.
-	Unchecked string
+	// Unseen are the directories (relative to Root; "." for all of it)
+	// below which the pass saw no link, and why.
+	Unseen []trust.Unseen
 }
 
-// MaxLinkWalk bounds the entries TreeLinks visits.
-const MaxLinkWalk = 1_000_000
+// TreeLinks walks root for its links alone; skip (absolute, "" for
+// none) is a directory whose links are not listed (the project's
+// .brood, WalkOptions.Skip).
+func TreeLinks(root, skip string) Links {
+	n, err := trust.NestedWalk(root, trust.WalkOptions{Only: true, Skip: relSkip(root, skip)})
+	return linksOf(root, "", n, err)
+}
 
-// TreeLinks lists the symbolic links under root but in its .git and .brood
-// directories (at any depth, in any case), visiting at most limit entries
-// (0: MaxLinkWalk). A directory entry's type comes from the directory
-// read: no entry but a link is stat'ed.
-func TreeLinks(root string, limit int) Links {
-	if limit <= 0 {
-		limit = MaxLinkWalk
+// LinksWithin is the link pass of root out of a walk of walkRoot with
+// links (trust.NestedWalk: n, or its failure err); false when root is
+// not walkRoot or beneath it, or the walk failed (the caller then walks
+// root itself).
+func LinksWithin(root, walkRoot string, n trust.Nested, err error) (Links, bool) {
+	rel, rerr := filepath.Rel(Resolved(walkRoot), Resolved(root))
+	if rerr != nil || !filepath.IsLocal(rel) && rel != "." || err != nil {
+		return Links{}, false
 	}
+	return linksOf(root, filepath.ToSlash(rel), n, nil), true
+}
+
+// WalkSkip is WalkOptions.Skip for a walk of root leaving out skip
+// (absolute): "" when skip is not below root.
+func WalkSkip(root, skip string) string { return relSkip(root, skip) }
+
+func relSkip(root, skip string) string {
+	if skip == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(Resolved(root), Resolved(skip))
+	if err != nil || !filepath.IsLocal(rel) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// linksOf is the links and unseen directories of n below sub (relative
+// to n's top; "" or "." for all of it), relative to sub.
+func linksOf(root, sub string, n trust.Nested, err error) Links {
 	out := Links{Root: root, Links: map[string]string{}}
-	var unreadable []string
-	n := 0
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if p != root {
-				rel, _ := filepath.Rel(root, p)
-				unreadable = append(unreadable, filepath.ToSlash(rel))
-			}
-			return nil
+	if err != nil {
+		out.Unseen = []trust.Unseen{{Dir: ".", Why: err.Error()}}
+		return out
+	}
+	under := func(p string) (string, bool) {
+		if sub == "" || sub == "." {
+			return p, true
 		}
-		if n++; n > limit {
-			out.Unchecked = fmt.Sprintf("the tree has over %d entries", limit)
-			return filepath.SkipAll
+		rest, ok := strings.CutPrefix(p, sub+"/")
+		return rest, ok
+	}
+	for p, t := range n.Links {
+		if rel, ok := under(p); ok {
+			out.Links[rel] = t
 		}
-		if d.IsDir() {
-			if f := foldPath(d.Name()); p != root && (f == ".git" || f == ".brood") {
-				return filepath.SkipDir
-			}
-			return nil
+	}
+	for _, u := range n.Unseen {
+		if rel, ok := under(u.Dir); ok {
+			out.Unseen = append(out.Unseen, trust.Unseen{Dir: rel, Why: u.Why})
+		} else if sub != "" && strings.HasPrefix(sub+"/", u.Dir+"/") {
+			out.Unseen = append(out.Unseen, trust.Unseen{Dir: ".", Why: u.Dir + ": " + u.Why})
 		}
-		if d.Type()&os.ModeSymlink == 0 {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		if t, err := os.Readlink(p); err == nil {
-			out.Links[filepath.ToSlash(rel)] = t
-		}
-		return nil
-	})
-	if len(unreadable) > 0 && out.Unchecked == "" {
-		out.Unchecked = "these directories could not be read: " + strings.Join(unreadable[:min(len(unreadable), 5)], ", ")
 	}
 	return out
 }
 
-// NewLinks are the paths of after's links that before did not have, or
-// had with another target.
-func NewLinks(before, after Links) []string {
-	var out []string
-	for p, t := range after.Links {
-		if old, ok := before.Links[p]; !ok || old != t {
-			out = append(out, p)
+// Blind says where the pass saw no link and why ("" when it saw the whole
+// tree), a few directories named.
+func (l Links) Blind() string {
+	if len(l.Unseen) == 0 {
+		return ""
+	}
+	var named []string
+	for _, u := range l.Unseen[:min(len(l.Unseen), 5)] {
+		named = append(named, u.Dir+": "+u.Why)
+	}
+	if n := len(l.Unseen) - len(named); n > 0 {
+		named = append(named, fmt.Sprintf("%d more", n))
+	}
+	return strings.Join(named, "; ")
+}
+
+// Sees reports whether the pass looked where the link at p would be.
+func (l Links) Sees(p string) bool {
+	for _, u := range l.Unseen {
+		if u.Dir == "." || p == u.Dir || strings.HasPrefix(p, u.Dir+"/") {
+			return false
 		}
 	}
-	slices.Sort(out)
-	return out
+	return true
+}
+
+// CompareLinks compares two passes of a tree, before and after a writer,
+// where both looked: made are the paths of after's links that before saw
+// without them or with another target; unseen those of after's links
+// where before could not look (the writer may have made them, or not).
+func CompareLinks(before, after Links) (made, unseen []string) {
+	for p, t := range after.Links {
+		switch old, ok := before.Links[p]; {
+		case !before.Sees(p):
+			unseen = append(unseen, p)
+		case !ok || old != t:
+			made = append(made, p)
+		}
+	}
+	slices.Sort(made)
+	slices.Sort(unseen)
+	return made, unseen
 }

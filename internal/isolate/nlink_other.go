@@ -18,3 +18,6 @@ func openRegular(path string) (*os.File, error) {
 	}
 	return os.Open(path)
 }
+
+// removeLink removes the link at p.
+func removeLink(p string) error { return os.Remove(p) }

@@ -3,9 +3,11 @@
 package isolate
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -29,4 +31,28 @@ func openRegular(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	return f, nil
+}
+
+// removeLink removes the link at p. Where its directory denies that (a
+// writer took its write bit away) and the directory is this user's, the
+// owner's write bit is given for the removal and the mode put back.
+func removeLink(p string) error {
+	err := os.Remove(p)
+	if !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	dir := filepath.Dir(p)
+	fi, serr := os.Lstat(dir)
+	if serr != nil || !fi.IsDir() || fi.Mode().Perm()&0o200 != 0 {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+		return err
+	}
+	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetgid | fs.ModeSticky)
+	if os.Chmod(dir, mode|0o200) != nil {
+		return err
+	}
+	defer os.Chmod(dir, mode)
+	return os.Remove(p)
 }

@@ -208,7 +208,7 @@ func (a *attempt) Land(ctx context.Context) {
 	}
 	res.Config = s.cfg.settle(s.ws)
 	if (s.ws == nil || s.ws.Mode == isolate.ModeNone) && (a.want.Observed || s.links != nil) && !j.env.ReadOnly {
-		res.Config = append(res.Config, d.settleLinks(j, res, &a.v, a.want, s.links)...)
+		res.Config = append(res.Config, d.settleLinks(j, res, &a.v, a.want, s.links, s.cfg)...)
 	}
 	a.v.Config = res.Config
 	if a.want.Observed || s.ws != nil {

@@ -79,10 +79,18 @@ type configGuard struct {
 	// nested is the walk for nested repositories after the child
 	// (prefetchNested), begun beside the parent's own after-walk.
 	nested chan nestedTops
+	// walkBefore and walkAfter are the walks for nested repositories
+	// before and after the child, which list the tree's links for the
+	// link pass too (linkguard.go); nil when not made.
+	walkBefore, walkAfter *nestedTops
+	// gitLinks are the links removed on the way to a reflog before
+	// brood's own git wrote it (clearReflogLinks), for the link pass.
+	gitLinks []isolate.Link
 }
 
-// nestedTops is one answer of trust.NestedTops.
+// nestedTops is one answer of trust.NestedWalk, of the tree at root.
 type nestedTops struct {
+	root  string
 	found trust.Nested
 	err   error
 }
@@ -93,15 +101,22 @@ type nestedTops struct {
 // bit it gives back to a directory a child made search-only
 // (trust.Nested.Opened).
 func (g *configGuard) prefetchNested() {
-	if g == nil || (g.git == nil && g.nestedCfg == nil) || g.nested != nil {
+	if g == nil || !g.walksAfter() || g.nested != nil {
 		return
 	}
 	g.nested = make(chan nestedTops, 1)
 	root := g.walkRoot()
 	go func() {
-		found, err := trust.NestedTops(root)
-		g.nested <- nestedTops{found, err}
+		found, err := g.walkTree(root)
+		g.nested <- nestedTops{root, found, err}
 	}()
+}
+
+// walksAfter reports whether the tree is walked after the child: for
+// nested repositories' or project roots' configuration, or for its links
+// (the walk before listed them).
+func (g *configGuard) walksAfter() bool {
+	return g.git != nil || g.nestedCfg != nil || g.walkBefore != nil
 }
 
 func (d *Dispatcher) newConfigGuard() *configGuard {
@@ -119,10 +134,11 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	g.before, g.err = trust.SnapshotConfig(g.root)
 	var nested trust.Nested
 	if g.err == nil {
-		g.git, nested, g.err = gitConfigState(g.root)
+		g.git, nested, g.err = gitConfigState(g.root, g.walkTree, &g.walkBefore)
 	}
 	if g.err == nil && g.git == nil {
-		nested, g.nestedErr = trust.NestedTops(g.root)
+		nested, g.nestedErr = g.walkTree(g.root)
+		g.walkBefore = &nestedTops{g.root, nested, g.nestedErr}
 	}
 	if g.err == nil && g.nestedErr == nil {
 		g.watchNested(nested.Config)
@@ -264,8 +280,8 @@ func writeFilePerm(path string, data []byte, perm fs.FileMode) error {
 // gitConfigState snapshots the git configuration of the repository
 // holding root (nil outside one), found by reading files only.
 // It returns the walk of the tree for nested repositories it made, whose
-// Config the guard snapshots too.
-func gitConfigState(root string) (*trust.ConfigState, trust.Nested, error) {
+// Config the guard snapshots too, and keeps it, failed or not, in walked.
+func gitConfigState(root string, walk func(string) (trust.Nested, error), walked **nestedTops) (*trust.ConfigState, trust.Nested, error) {
 	top, gitDir, common, err := gitx.Dirs(root)
 	if errors.Is(err, gitx.ErrNoRepo) {
 		return nil, trust.Nested{}, nil
@@ -273,7 +289,8 @@ func gitConfigState(root string) (*trust.ConfigState, trust.Nested, error) {
 	if err != nil {
 		return nil, trust.Nested{}, err
 	}
-	nested, err := trust.NestedTops(top)
+	nested, err := walk(top)
+	*walked = &nestedTops{top, nested, err}
 	if err != nil {
 		return nil, trust.Nested{}, err
 	}
@@ -345,8 +362,11 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	case g.nested != nil:
 		n := <-g.nested
 		found, err, g.nested = n.found, n.err, nil
-	case g.git != nil || g.nestedCfg != nil:
-		found, err = trust.NestedTops(g.walkRoot())
+		g.walkAfter = &n
+	case g.walksAfter():
+		root := g.walkRoot()
+		found, err = g.walkTree(root)
+		g.walkAfter = &nestedTops{root, found, err}
 	}
 	lines = append(lines, openedLine(g.openedBefore, found.Opened)...)
 	lines = append(lines, g.undoNested(found.Config, err)...)

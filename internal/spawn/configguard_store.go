@@ -99,6 +99,10 @@ func (g *configGuard) undoReplace(ctx context.Context, top string) []string {
 		if old, ok := g.replace[name]; ok {
 			args = []string{"update-ref", name, old}
 		}
+		if !g.clearReflogLinks(name) {
+			failed = append(failed, name+" (a link of yours on the way to its reflog)")
+			continue
+		}
 		if _, err := gitx.Run(ctx, top, args...); err != nil {
 			failed = append(failed, name)
 			continue
@@ -107,6 +111,10 @@ func (g *configGuard) undoReplace(ctx context.Context, top string) []string {
 	}
 	for _, name := range slices.Sorted(maps.Keys(g.replace)) {
 		if _, ok := now[name]; ok {
+			continue
+		}
+		if !g.clearReflogLinks(name) {
+			failed = append(failed, name+" (a link of yours on the way to its reflog)")
 			continue
 		}
 		if _, err := gitx.Run(ctx, top, "update-ref", name, g.replace[name]); err != nil {

@@ -299,38 +299,30 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 		s.cfg.watch(ctx, env.ReadOnly, s.ws)
 	}()
 	s.before = <-snap
-	var links chan isolate.Links
+	var roots []string
+	var own chan isolate.Links
 	if s.before != nil && !env.ReadOnly && (s.ws == nil || s.ws.Mode == isolate.ModeNone) {
-		// An in-place writer's links, every one, beside the guard's
-		// snapshot: git status lists no ignored path and no file of a
-		// nested repository, and the walk outside git has a bound.
-		// Every root it may write: the work root (above a non-git
-		// project's workspace) and each --add-dir (review20 L8).
-		roots := isolate.WriterRoots(env, s.d.policyBase())
-		links = make(chan isolate.Links, len(roots))
+		// An in-place writer's links, every one: git status lists no
+		// ignored path and no file of a nested repository, and the walk
+		// outside git has a bound. Every root it may write: the work
+		// root (above a non-git project's workspace) and each --add-dir
+		// (review20 L8). The guard's walk lists those it covers; the
+		// others are walked beside it.
+		roots = isolate.WriterRoots(env, s.d.policyBase())
+		own = make(chan isolate.Links, len(roots))
 		for _, root := range roots {
-			go func() { links <- isolate.TreeLinks(root, 0) }()
+			if !s.cfg.holds(root) {
+				go func() { own <- isolate.TreeLinks(root, s.cfg.stateDir()) }()
+			}
 		}
-		defer func() { s.links = gather(links, roots) }()
 	}
 	s.handDown(env)
 	<-watched
+	if roots != nil {
+		s.links = s.cfg.linkPasses(roots, own)
+	}
 	spawntrace.Mark(ctx, "snapshot")
 	return err
-}
-
-// gather is the link passes of roots, in their order, as they arrive.
-func gather(links <-chan isolate.Links, roots []string) []isolate.Links {
-	byRoot := map[string]isolate.Links{}
-	for range roots {
-		l := <-links
-		byRoot[l.Root] = l
-	}
-	out := make([]isolate.Links, 0, len(roots))
-	for _, r := range roots {
-		out = append(out, byRoot[r])
-	}
-	return out
 }
 
 // handDown gives an in-place writer the tree as this parent found it

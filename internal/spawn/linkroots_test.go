@@ -3,6 +3,7 @@ package spawn_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +107,43 @@ agents:
 	must(t, err)
 	if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, "could NOT be checked") {
 		t.Errorf("not rejected for links it left unchecked:\n%s", firstN(out.Text, 2000))
+	}
+}
+
+// TestInPlaceLinkPassBlindBefore (review22 P2-3): a part of the tree the
+// link pass could not see before the writer either (here directories
+// past PATH_MAX, already there) is no place for a writer to leave a link
+// out of the tree unchecked: a done result whose pass after it is blind
+// anywhere is rejected (resumable), with a line saying what to do.
+func TestInPlaceLinkPassBlindBefore(t *testing.T) {
+	agents := map[string]string{"linker": "---\nname: linker\ndescription: links\ntools: Read, Bash\n---\nYou link.\n"}
+	// From 20 levels down (a path the shell can still hold), a link one
+	// level further: past PATH_MAX from the tree's top.
+	down := "d=$(printf 'a%.0s' $(seq 1 200)); cd deep && for i in $(seq 1 20); do cd $d || exit 1; done"
+	cmd := down + "; ln -s /etc/passwd $d/Makefile && echo linked"
+	p := newProject(t, `
+agents:
+  linker:
+    - tools:
+        - Bash: {command: "`+cmd+`"}
+    - say: "## What I did\nlinked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`, agents)
+	setup := exec.Command("sh", "-c", "mkdir deep && "+strings.ReplaceAll(down, "cd $d", "mkdir $d && cd $d")+" && mkdir -p $d/$d")
+	setup.Dir = p.root
+	if out, err := setup.CombinedOutput(); err != nil {
+		t.Fatalf("deep tree: %v\n%s", err, out)
+	}
+	git(t, p.root, "add", "-A")
+	git(t, p.root, "commit", "-qm", "init")
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	out, err := d.Call(context.Background(), call.Spec{Agent: "linker", Prompt: "link"})
+	must(t, err)
+	if !strings.Contains(out.Text, "linked") {
+		t.Fatalf("the writer did not make its link:\n%s", firstN(out.Text, 2000))
+	}
+	for _, w := range []string{`status="rejected"`, "could NOT be checked after the subagent ran, nor before it", "chmod u+rx", "isolation: worktree"} {
+		if !strings.Contains(out.Text, w) {
+			t.Errorf("the result does not say %q:\n%s", w, firstN(out.Text, 3000))
+		}
 	}
 }

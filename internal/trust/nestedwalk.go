@@ -31,6 +31,11 @@ type Nested struct {
 	// searched but not listed and were given their owner's read bit back
 	// to be walked (unreadable).
 	Opened []string
+	// Links are the tree's symbolic links (relative path -> target) and
+	// Unseen the directories below which the walk saw none, with why:
+	// collected with WalkOptions.Links only (linkwalk.go).
+	Links  map[string]string
+	Unseen []Unseen
 }
 
 // projectConfigNames are the entries that make or configure a project
@@ -46,8 +51,16 @@ func isProjectConfigName(name []byte) bool {
 // NestedTops walks the tree under top once for what NestedGitTops and
 // Nested.Config name.
 func NestedTops(top string) (Nested, error) {
-	w := nestedWalk{buf: make([]byte, 32<<10)}
-	if err := w.dir(top, ""); err != nil {
+	return NestedWalk(top, WalkOptions{})
+}
+
+// NestedWalk is NestedTops collecting what o asks for besides.
+func NestedWalk(top string, o WalkOptions) (Nested, error) {
+	w := nestedWalk{buf: make([]byte, 32<<10), opt: o}
+	if o.Only {
+		w.opt.Links = true
+	}
+	if err := w.dir(top, "", w.opt.Only); err != nil {
 		return Nested{}, fmt.Errorf("nested repositories: %w", err)
 	}
 	return w.found, nil
@@ -67,7 +80,7 @@ func NestedTops(top string) (Nested, error) {
 // report as not checked.
 func nestedGitTops(top string) ([]string, error) {
 	w := nestedWalk{buf: make([]byte, 32<<10)}
-	if err := w.dir(top, ""); err != nil {
+	if err := w.dir(top, "", false); err != nil {
 		return nil, err
 	}
 	return w.found.Git, nil
@@ -76,20 +89,26 @@ func nestedGitTops(top string) ([]string, error) {
 type nestedWalk struct {
 	buf   []byte
 	found Nested
+	opt   WalkOptions
 }
 
 // wanted keeps, besides the subdirectories, a .git and the project
 // configuration names of any type.
 func wanted(name []byte) bool { return string(name) == ".git" || isProjectConfigName(name) }
 
-// dir walks the directory abs (rel below the top, "" for the top).
-func (w *nestedWalk) dir(abs, rel string) error {
-	ents, err := dirents.SubdirsFunc(abs, rel == "", w.buf, wanted)
-	if err != nil && rel != "" && errors.Is(err, fs.ErrPermission) {
+// dir walks the directory abs (rel below the top, "" for the top). only
+// walks it for links alone (WalkOptions.Only; a .git directory that is no
+// repository's, linkwalk.go): nothing else is recorded, no read bit
+// given back, and a directory below the top that cannot be read is
+// Unseen, not the walk's failure.
+func (w *nestedWalk) dir(abs, rel string, only bool) error {
+	ents, err := dirents.List(abs, rel == "", w.buf, wanted, w.opt.Links)
+	if err != nil && rel != "" && !only && errors.Is(err, fs.ErrPermission) {
 		ents, err = w.unreadable(abs, rel, err)
 	}
 	if err != nil {
-		if rel != "" && passOver(err) {
+		if rel != "" && (only || passOver(err)) {
+			w.unseen(abs, rel, err)
 			return nil
 		}
 		return &fs.PathError{Op: "read", Path: abs, Err: err}
@@ -100,22 +119,30 @@ func (w *nestedWalk) dir(abs, rel string) error {
 		if rel != "" {
 			childRel = rel + "/" + e.Name
 		}
+		if e.Link && w.opt.Links {
+			w.link(childRel, e.Target)
+		}
 		if e.Name == ".git" {
-			if rel != "" { // the top's own: GitConfigTops
+			if rel != "" && !only { // the top's own: GitConfigTops
 				w.found.Git = nestedTopsOf(w.found.Git, childRel, e.Dir)
 				if e.Dir {
 					w.found.GitDirs = append(w.found.GitDirs, childRel)
 				}
 			}
+			if e.Dir && w.opt.Links { // every git directory, for links alone (linkwalk.go)
+				if err := w.dir(abs+"/.git", childRel, true); err != nil {
+					return err
+				}
+			}
 			continue
 		}
-		if rel != "" && isProjectConfigName([]byte(e.Name)) {
+		if rel != "" && !only && isProjectConfigName([]byte(e.Name)) {
 			w.found.Config = append(w.found.Config, childRel)
 		}
-		if !e.Dir {
+		if !e.Dir || (only && (childRel == w.opt.Skip || gitObjects(childRel))) {
 			continue
 		}
-		if err := w.dir(abs+"/"+e.Name, childRel); err != nil {
+		if err := w.dir(abs+"/"+e.Name, childRel, only); err != nil {
 			return err
 		}
 	}
@@ -132,15 +159,15 @@ var errSearchable = errors.New("cannot be listed but can be searched (git can us
 // a directory is never passed over: one the user's git cannot search
 // either is; one of the user's own (the work tree is theirs: a child may
 // have dropped the read bit, `chmod 0311`) gets its owner's read bit
-// back and is listed again (Nested.Opened says which); any other fails
-// the walk.
+// back and is listed again (Nested.Opened says which), its links with
+// it when the walk lists links (review24 P1-2); any other fails the walk.
 func (w *nestedWalk) unreadable(abs, rel string, err error) ([]dirents.Entry, error) {
 	if _, serr := os.Lstat(abs + "/.git"); errors.Is(serr, fs.ErrPermission) {
 		return nil, err // no search permission: passed over
 	}
 	if giveReadBack(abs) {
 		w.found.Opened = append(w.found.Opened, rel)
-		return dirents.SubdirsFunc(abs, false, w.buf, wanted)
+		return dirents.List(abs, false, w.buf, wanted, w.opt.Links)
 	}
 	return nil, errSearchable
 }

@@ -23,3 +23,10 @@ func giveReadBack(abs string) bool {
 	}
 	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&0o7777|0o400) == nil
 }
+
+// ownDir reports whether the directory at abs (not followed) is this
+// process's user's.
+func ownDir(abs string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(abs, &st) == nil && int(st.Uid) == os.Geteuid()
+}
