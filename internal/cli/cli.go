@@ -217,10 +217,12 @@ Models are chosen as provider/model with --model, BROOD_MODEL or model = "..." i
 or script:FILE for the offline scripted model.
 
 ` + cmdutil.ExitStatusHelp,
-		Version:       versionLine,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if versionAsked(cmd) {
+				return nil // RunE says it: no settings are read for it
+			}
 			// claude -p's --setting-sources (brood run) chooses the
 			// settings files before they are read.
 			if fl := cmd.Flags().Lookup("setting-sources"); fl != nil && fl.Changed {
@@ -266,7 +268,12 @@ or script:FILE for the offline scripted model.
 		}
 		return p, nil
 	}
+	addVersionFlag(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if versionAsked(cmd) {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "brood %s\n", versionLine)
+			return err
+		}
 		if childOpts.Active() {
 			return runChild(cmd.Context(), f, *childOpts)
 		}
@@ -284,12 +291,33 @@ or script:FILE for the offline scripted model.
 			root.AddCommand(c.build())
 		}
 	}
-	root.SetVersionTemplate("brood {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 	})
 	markUsageErrors(root)
 	return root
+}
+
+// addVersionFlag gives root --version (-v) as cobra would for a Version,
+// without cobra's version template: a template's execution keeps every
+// exported method of every type in the binary (text/template reaches
+// reflect.Value.MethodByName), most of the model SDKs.
+func addVersionFlag(root *cobra.Command) {
+	const usage = "version for brood"
+	if root.Flags().ShorthandLookup("v") == nil {
+		root.Flags().BoolP("version", "v", false, usage)
+	} else {
+		root.Flags().Bool("version", false, usage)
+	}
+}
+
+// versionAsked says whether cmd is the root given --version.
+func versionAsked(cmd *cobra.Command) bool {
+	if cmd.HasParent() {
+		return false
+	}
+	v, _ := cmd.Flags().GetBool("version")
+	return v
 }
 
 // markUsageErrors makes every command's argument-count errors usage errors
