@@ -37,7 +37,6 @@ import (
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spawntrace"
-	"github.com/broodhq/brood/internal/telemetry/otlp"
 	"github.com/broodhq/brood/internal/tui"
 	"github.com/broodhq/brood/internal/workflowtool"
 )
@@ -53,12 +52,12 @@ type IO = cmdutil.IO
 func ExitCode(code int, err error) error { return cmdutil.ExitCode(code, err) }
 
 // Links are everything brood links beyond the child protocol
-// (cmdutil.Links): the lean child binaries link less.
+// (cmdutil.Links): the lean child binaries link less, brood-fleet more
+// (the fleet and the OpenTelemetry exporters).
 func Links() cmdutil.Links {
 	return cmdutil.Links{
 		Delegation: spawn.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools},
 		Models:     provider.Adapters{Anthropic: anthropic.Adapter, OpenAI: openai.Adapter},
-		Telemetry:  otlp.Setup,
 	}
 }
 
@@ -238,6 +237,11 @@ or script:FILE for the offline scripted model.
 			loadErr := f.LoadQuiet()
 			if err := f.HandOffFleet(cmd); err != nil {
 				return err
+			}
+			if runsAgents(cmd) {
+				if err := f.HandOffTelemetry(cmd); err != nil {
+					return err
+				}
 			}
 			f.PrintWarnings()
 			if err := loadErr; err != nil {

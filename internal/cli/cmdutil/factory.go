@@ -341,10 +341,14 @@ func (f *Factory) ChildExeFor(env *dispatch.Envelope) (exe string, extraEnv []st
 	}
 	api, _ := provider.API(env.Model) // an invalid spec fails in any child
 	name := childexe.ForAPI(api)
-	if needsBrood(env, api, f.telemetryOn()) {
+	if tel := f.telemetryOn(); needsBrood(env, api, tel) {
 		if self, err := os.Executable(); err == nil {
 			f.ChildChoice(name)
-			self = delegator(self, f.ChildChoice)
+			if !tel {
+				// With telemetry on, self exports (brood-fleet, which brood
+				// hands agent runs to then: HandOffTelemetry); brood does not.
+				self = delegator(self, f.ChildChoice)
+			}
 			return self, f.verifiedEnv(self)
 		}
 	}
