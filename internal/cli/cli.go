@@ -37,7 +37,6 @@ import (
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spawntrace"
-	"github.com/broodhq/brood/internal/telemetry/otlp"
 	"github.com/broodhq/brood/internal/tui"
 	"github.com/broodhq/brood/internal/workflowtool"
 )
@@ -53,12 +52,12 @@ type IO = cmdutil.IO
 func ExitCode(code int, err error) error { return cmdutil.ExitCode(code, err) }
 
 // Links are everything brood links beyond the child protocol
-// (cmdutil.Links): the lean child binaries link less.
+// (cmdutil.Links): the lean child binaries link less, brood-fleet more
+// (the fleet and the OpenTelemetry exporters).
 func Links() cmdutil.Links {
 	return cmdutil.Links{
 		Delegation: spawn.Extras{Schemas: jsonschema.Compile, Tools: workflowtool.Tools},
 		Models:     provider.Adapters{Anthropic: anthropic.Adapter, OpenAI: openai.Adapter},
-		Telemetry:  otlp.Setup,
 	}
 }
 
@@ -217,10 +216,12 @@ Models are chosen as provider/model with --model, BROOD_MODEL or model = "..." i
 or script:FILE for the offline scripted model.
 
 ` + cmdutil.ExitStatusHelp,
-		Version:       versionLine,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if versionAsked(cmd) {
+				return nil // RunE says it: no settings are read for it
+			}
 			// claude -p's --setting-sources (brood run) chooses the
 			// settings files before they are read.
 			if fl := cmd.Flags().Lookup("setting-sources"); fl != nil && fl.Changed {
@@ -236,6 +237,11 @@ or script:FILE for the offline scripted model.
 			loadErr := f.LoadQuiet()
 			if err := f.HandOffFleet(cmd); err != nil {
 				return err
+			}
+			if runsAgents(cmd) {
+				if err := f.HandOffTelemetry(cmd); err != nil {
+					return err
+				}
 			}
 			f.PrintWarnings()
 			if err := loadErr; err != nil {
@@ -266,7 +272,12 @@ or script:FILE for the offline scripted model.
 		}
 		return p, nil
 	}
+	addVersionFlag(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if versionAsked(cmd) {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "brood %s\n", versionLine)
+			return err
+		}
 		if childOpts.Active() {
 			return runChild(cmd.Context(), f, *childOpts)
 		}
@@ -284,12 +295,33 @@ or script:FILE for the offline scripted model.
 			root.AddCommand(c.build())
 		}
 	}
-	root.SetVersionTemplate("brood {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 	})
 	markUsageErrors(root)
 	return root
+}
+
+// addVersionFlag gives root --version (-v) as cobra would for a Version,
+// without cobra's version template: a template's execution keeps every
+// exported method of every type in the binary (text/template reaches
+// reflect.Value.MethodByName), most of the model SDKs.
+func addVersionFlag(root *cobra.Command) {
+	const usage = "version for brood"
+	if root.Flags().ShorthandLookup("v") == nil {
+		root.Flags().BoolP("version", "v", false, usage)
+	} else {
+		root.Flags().Bool("version", false, usage)
+	}
+}
+
+// versionAsked says whether cmd is the root given --version.
+func versionAsked(cmd *cobra.Command) bool {
+	if cmd.HasParent() {
+		return false
+	}
+	v, _ := cmd.Flags().GetBool("version")
+	return v
 }
 
 // markUsageErrors makes every command's argument-count errors usage errors

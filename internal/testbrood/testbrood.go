@@ -25,6 +25,7 @@ import (
 	"github.com/broodhq/brood/internal/model/provider"
 	"github.com/broodhq/brood/internal/root/fleetlink"
 	"github.com/broodhq/brood/internal/spawntrace"
+	"github.com/broodhq/brood/internal/telemetry/otlp"
 )
 
 // Main is a TestMain body. When env is "1" in the environment the process is
@@ -77,11 +78,13 @@ func Brood() {
 	os.Exit(code)
 }
 
-// Links are brood-fleet's: brood's and the Temporal fleet, so that a test
-// binary standing in for brood runs workers and fleet commands itself.
+// Links are brood-fleet's: brood's, the Temporal fleet and the OTLP
+// exporters, so that a test binary standing in for brood runs workers and
+// fleet commands, and exports telemetry, itself.
 func Links() cmdutil.Links {
 	links := cli.Links()
 	links.Fleet = fleetlink.Link{}
+	links.Telemetry = otlp.Setup
 	return links
 }
 

@@ -93,9 +93,9 @@ func Lean(stdio IO, links Links) (Setup, error) {
 		return Setup{}, err
 	}
 	if c, err := telemetry.FromEnv(stdio.Getenv); err == nil && (c.Traces || c.Metrics) {
-		// Its parent runs brood for children when telemetry is on, so this
+		// Its parent runs brood-fleet for children when telemetry is on, so this
 		// is only said, not hidden.
-		fmt.Fprintln(stdio.Err, "brood: telemetry is off: this binary links no OpenTelemetry exporter (brood does)")
+		fmt.Fprintln(stdio.Err, "brood: telemetry is off: this binary links no OpenTelemetry exporter (brood-fleet does)")
 	}
 	getenv := stdio.Getenv
 	return Setup{IO: stdio, Config: childrun.ChildConfig{

@@ -325,7 +325,9 @@ func (f *Factory) ChildExe() string {
 // ChildExeFor is the binary the child of env runs. brood itself (this
 // binary, which links everything) runs a child that may delegate
 // (dispatch.Envelope.MayDelegate: its dispatcher needs Links.Delegation),
-// every child while telemetry is on (the lean binaries export nothing)
+// every child while telemetry is on (the lean binaries and brood export
+// nothing: this binary is then brood-fleet, HandOffTelemetry, and children
+// run it, not brood beside it),
 // every child on the scripted model (the lean binaries do not link it:
 // its templates would keep every method of the SDKs in them) and every
 // child whose envelope names MCP servers (nor the MCP SDK: 1.8 MB and a
@@ -341,10 +343,10 @@ func (f *Factory) ChildExeFor(env *dispatch.Envelope) (exe string, extraEnv []st
 	}
 	api, _ := provider.API(env.Model) // an invalid spec fails in any child
 	name := childexe.ForAPI(api)
-	if needsBrood(env, api, f.telemetryOn()) {
+	if tel := f.telemetryOn(); needsBrood(env, api, tel) {
 		if self, err := os.Executable(); err == nil {
 			f.ChildChoice(name)
-			self = delegator(self, f.ChildChoice)
+			self = delegator(self, tel, f.ChildChoice)
 			return self, f.verifiedEnv(self)
 		}
 	}
@@ -361,9 +363,11 @@ func needsBrood(env *dispatch.Envelope, api string, telemetryOn bool) bool {
 // delegator is the binary a child that may delegate runs: self, or, when
 // self is brood-fleet (a worker), brood beside it if choose proves it the
 // same build: a child never opens the fleet, and brood starts without the
-// fleet's package initialisers.
-func delegator(self string, choose func(name string) childexe.Choice) string {
-	if filepath.Base(self) != childexe.NameFleet {
+// fleet's package initialisers. With telemetry on it is self: brood-fleet
+// exports (brood hands it agent runs then: HandOffTelemetry), brood does
+// not.
+func delegator(self string, telemetryOn bool, choose func(name string) childexe.Choice) string {
+	if telemetryOn || filepath.Base(self) != childexe.NameFleet {
 		return self
 	}
 	if c := choose(childexe.NameBrood); c.Lean {

@@ -81,7 +81,8 @@ func TestFleetNeed(t *testing.T) {
 
 // TestDelegator: a child that may delegate runs brood; in brood-fleet (a
 // worker) that is brood beside it when it is the same build, else
-// brood-fleet itself.
+// brood-fleet itself; while telemetry is on, brood-fleet itself (brood
+// exports nothing).
 func TestDelegator(t *testing.T) {
 	paired := func(name string) childexe.Choice {
 		return childexe.Choice{Path: filepath.Join("/opt/bin", name), Lean: true}
@@ -90,16 +91,20 @@ func TestDelegator(t *testing.T) {
 		return childexe.Choice{Path: "/opt/bin/brood-fleet", Why: "/opt/bin/" + name + " is not the same build"}
 	}
 	for _, tc := range []struct {
-		self   string
-		choose func(string) childexe.Choice
-		want   string
+		self        string
+		telemetryOn bool
+		choose      func(string) childexe.Choice
+		want        string
 	}{
-		{"/opt/bin/brood", paired, "/opt/bin/brood"},
-		{"/opt/bin/brood-fleet", paired, "/opt/bin/brood"},
-		{"/opt/bin/brood-fleet", foreign, "/opt/bin/brood-fleet"},
+		{"/opt/bin/brood", false, paired, "/opt/bin/brood"},
+		{"/opt/bin/brood-fleet", false, paired, "/opt/bin/brood"},
+		{"/opt/bin/brood-fleet", false, foreign, "/opt/bin/brood-fleet"},
+		// brood exports nothing: brood-fleet's children export themselves.
+		{"/opt/bin/brood-fleet", true, paired, "/opt/bin/brood-fleet"},
+		{"/opt/bin/brood", true, paired, "/opt/bin/brood"},
 	} {
-		if got := delegator(tc.self, tc.choose); got != tc.want {
-			t.Errorf("delegator(%s) = %s, want %s", tc.self, got, tc.want)
+		if got := delegator(tc.self, tc.telemetryOn, tc.choose); got != tc.want {
+			t.Errorf("delegator(%s, telemetry %v) = %s, want %s", tc.self, tc.telemetryOn, got, tc.want)
 		}
 	}
 }

@@ -1,10 +1,10 @@
 package script
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
-	"text/template"
 	"unicode/utf8"
 
 	"github.com/broodhq/brood/internal/model"
@@ -57,53 +57,58 @@ func lastUserText(msgs []model.Message) string {
 	return ""
 }
 
-func funcs(d *Data) template.FuncMap {
-	return template.FuncMap{
+// funcs are the script functions (docs/script-format.md) on d.
+func funcs(d *Data) map[string]fn {
+	return map[string]fn{
 		// result i: the i-th tool result of the latest turn ("" if none).
-		"result": func(i int) string {
+		"result": typed1(func(i int) (any, error) {
 			if i < 0 || i >= len(d.Results) {
-				return ""
+				return "", nil
 			}
-			return d.Results[i]
-		},
+			return d.Results[i], nil
+		}),
 		// lines a b s: lines a..b (1-based, inclusive) of s.
-		"lines": func(a, b int, s string) string {
+		"lines": func(args []any) (any, error) {
+			if err := arity(args, 3); err != nil {
+				return nil, err
+			}
+			a, err1 := asInt(args[0])
+			b, err2 := asInt(args[1])
+			s, err3 := asString(args[2])
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, err
+			}
 			ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
-			if a < 1 {
-				a = 1
-			}
-			if b > len(ls) {
-				b = len(ls)
-			}
+			a, b = max(a, 1), min(b, len(ls))
 			if a > b {
-				return ""
+				return "", nil
 			}
-			return strings.Join(ls[a-1:b], "\n")
+			return strings.Join(ls[a-1:b], "\n"), nil
 		},
 		// first s: the first non-empty line of s.
-		"first": func(s string) string {
+		"first": typed1(func(s string) (any, error) {
 			for _, l := range strings.Split(s, "\n") {
 				if strings.TrimSpace(l) != "" {
-					return strings.TrimSpace(l)
+					return strings.TrimSpace(l), nil
 				}
 			}
-			return ""
-		},
+			return "", nil
+		}),
 		// count s: the number of non-empty lines of s.
-		"count": func(s string) int {
+		"count": typed1(func(s string) (any, error) {
 			n := 0
 			for _, l := range strings.Split(s, "\n") {
 				if strings.TrimSpace(l) != "" {
 					n++
 				}
 			}
-			return n
-		},
+			return n, nil
+		}),
 		// grep pattern s: the lines of s matching the regular expression.
-		"grep": func(pat, s string) (string, error) {
+		"grep": typed2(func(pat, s string) (any, error) {
 			re, err := regexp.Compile(pat)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			var out []string
 			for _, l := range strings.Split(s, "\n") {
@@ -112,25 +117,25 @@ func funcs(d *Data) template.FuncMap {
 				}
 			}
 			return strings.Join(out, "\n"), nil
-		},
+		}),
 		// trunc n s: s cut to at most n bytes, with an ellipsis. It never
 		// cuts a UTF-8 character in half.
-		"trunc": func(n int, s string) string {
+		"trunc": typed2(func(n int, s string) (any, error) {
 			if len(s) <= n {
-				return s
+				return s, nil
 			}
 			n = max(n, 0)
 			for n > 0 && !utf8.RuneStart(s[n]) {
 				n--
 			}
-			return s[:n] + "…"
-		},
+			return s[:n] + "…", nil
+		}),
 		// match pattern s: the first capture group (or the whole match) of
 		// the regular expression in s, "" if none; e.g. a task id.
-		"match": func(pat, s string) (string, error) {
+		"match": typed2(func(pat, s string) (any, error) {
 			re, err := regexp.Compile(pat)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			m := re.FindStringSubmatch(s)
 			switch {
@@ -140,9 +145,9 @@ func funcs(d *Data) template.FuncMap {
 				return m[1], nil
 			}
 			return m[0], nil
-		},
-		"join": strings.Join,
-		"trim": strings.TrimSpace,
+		}),
+		"join": typed2(func(l []string, sep string) (any, error) { return strings.Join(l, sep), nil }),
+		"trim": typed1(func(s string) (any, error) { return strings.TrimSpace(s), nil }),
 	}
 }
 
@@ -150,15 +155,7 @@ func expand(s string, d *Data) (string, error) {
 	if !strings.Contains(s, "{{") {
 		return s, nil
 	}
-	t, err := template.New("say").Funcs(funcs(d)).Option("missingkey=error").Parse(s)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	if err := t.Execute(&b, d); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+	return execute("say", s, d)
 }
 
 // expandValue expands templates in every string inside a decoded YAML value.

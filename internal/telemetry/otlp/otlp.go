@@ -1,8 +1,10 @@
 // Package otlp starts brood's OpenTelemetry exporters (OTLP over HTTP or
 // gRPC) as the standard environment variables ask (telemetry.FromEnv). It
 // is apart from package telemetry so that only a binary that exports links
-// the SDK's exporters, gRPC and protobuf: brood does; brood-child, which a
-// parent with telemetry on never runs (its children run brood), does not.
+// the SDK's exporters, gRPC and protobuf: brood-fleet does; brood, which
+// hands it agent runs while export is asked (cmdutil.HandOffTelemetry), and
+// the lean children do not (gRPC's x/net/trace executes html/template,
+// which keeps every exported method of every type in the binary).
 package otlp
 
 import (
