@@ -2,6 +2,7 @@ package spawn_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,19 @@ import (
 // TestMain lets the test binary be brood itself: the dispatcher re-executes
 // it as the child (and the child as the grandchild), so these tests run the
 // real child protocol in real processes.
-func TestMain(m *testing.M) { testbrood.Main(m, "BROOD_TEST_MAIN") }
+//
+// The list of known projects is the test's own (XDG_STATE_HOME): the
+// machine's, which other tests' roots and the user's runs change, would
+// make every dispatcher here rebuild its known-projects layer as /tmp
+// churns.
+func TestMain(m *testing.M) {
+	if os.Getenv("BROOD_TEST_MAIN") == "" && os.Getenv("XDG_STATE_HOME") == "" {
+		// A directory no one makes: no project is known (a dispatcher
+		// here only reads the list).
+		os.Setenv("XDG_STATE_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("brood-spawn-test-state-%d", os.Getpid())))
+	}
+	testbrood.Main(m, "BROOD_TEST_MAIN")
+}
 
 // brood is what brood's dispatchers get beyond the child protocol (as
 // cli.Extras is): the children, this test binary as brood, have it too.
