@@ -160,19 +160,25 @@ func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run
 	e.settleTree(ctx, in, out.Result, again)
 }
 
-// ownPart is what of an execution's input its submitter signed (after
-// signedByMe): the tip is not, the chain steps made it.
-func ownPart(in RunInput) RunInput {
+// ownPart is what of an execution's input its submitter signed (sub,
+// after ownSubmission; nil: no key): its tip only as far as the resume
+// that started it signed it (the chain steps made the rest).
+func ownPart(in RunInput, sub *Submission) RunInput {
 	in.Tip, in.TipSig, in.Chained = nil, nil, nil
+	if sub != nil {
+		in.Tip = sub.Tip
+	}
 	return in
 }
 
-// landEarlierRun lands the tree an earlier execution left (a resume) when
-// a worker key this submitter trusts signed it, and says what the landing
+// landEarlierRun lands the tree an earlier execution (exec) left (a
+// resume) when a worker key this submitter trusts signed it in that
+// execution, or it is the tree that execution started from (sub, this
+// key's submission for it), and says what the landing
 // did; a refused tree is not landed and the run is not continued: its
 // result says why (refuseTip), and err is that refusal.
-func (e *Engine) landEarlierRun(ctx context.Context, out RunOutput) (string, error) {
-	if _, err := e.takeTip(ctx, ownPart(out.Input), out.Input, ""); err != nil {
+func (e *Engine) landEarlierRun(ctx context.Context, out RunOutput, sub *Submission, exec string) (string, error) {
+	if _, err := e.takeTip(ctx, ownPart(out.Input, sub), out.Input, tipRun(exec, sub)); err != nil {
 		refuseTip(out.Result, err)
 		return "", err
 	}

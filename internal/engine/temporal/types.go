@@ -135,6 +135,16 @@ type RunInput struct {
 	// Signed is the submitter's signed submission (sign.go), handed to
 	// every call: a worker runs only what a key it trusts signed.
 	Signed *Signed `json:"signed,omitempty"`
+	// Workers are the worker keys whose results the run uses (the
+	// submitter's own and its trusted_workers, signed in its submission):
+	// the workflow uses a call's result only when one of them signed it
+	// for that call of this execution (wfcheck.go). nil: not checked (a
+	// submitter with no allowlist, or a run from before it).
+	Workers *WorkerSet `json:"workers,omitempty"`
+	// Carried names, by task, the execution in which each result a resume
+	// carried in Results was signed and checked (signed in the
+	// submission): every other result must be this execution's.
+	Carried map[string]string `json:"carried,omitempty"`
 }
 
 // RunOutput is an execution's end.
