@@ -1,0 +1,118 @@
+package temporal_test
+
+// Issue 26: the plan's workflow uses a call's result only when a worker
+// key its submitter signed into the run signed it for that call of this
+// execution; a failure says why only in brood's words or a trusted
+// worker's signed ones.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdkactivity "go.temporal.io/sdk/activity"
+	sdktemporal "go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/engine/enginetest"
+	"github.com/broodhq/brood/internal/engine/temporal"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// twoPhases fills phase b's brief from phase a's output.
+const twoPhases = "name: p\nphases:\n  - id: a\n    parallel: [{agent: explore, prompt: \"first\"}]\n  - id: b\n    parallel: [{agent: explore, prompt: \"second, from: {{a[0]}}\"}]\n"
+
+// TestPlanWorkflowUsesOnlySignedResults: brood's own plan workflow on the
+// submitter's queue, every call's activity completed (or failed) by a
+// stand-in: a done result unsigned, or naming a trusted key with a
+// signature that is not its; an unsigned failed result with a reason of
+// its own; a failure of its own. No later brief is filled from the
+// stand-in's output (the activity inputs show what the workflow
+// scheduled), the call is failed with the workflow's own reason, and
+// neither the result, its outputs nor result.json carry the stand-in's
+// text.
+func TestPlanWorkflowUsesOnlySignedResults(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	trusted, _ := temporal.ParsePublicKey(fleetWorkerPub())
+	var mu sync.Mutex
+	var briefs []string
+	mode := ""
+	forged := func(_ context.Context, in temporal.CallInput) (*temporal.CallOutput, error) {
+		mu.Lock()
+		briefs = append(briefs, in.Spec.Prompt)
+		m := mode
+		mu.Unlock()
+		r := call.Result{TaskID: in.Spec.TaskID, Agent: in.Spec.Agent, Status: dispatch.StatusDone, Summary: "IMPOSTOR-OUTPUT", Text: "IMPOSTOR-OUTPUT"}
+		switch m {
+		case "bad signature":
+			return &temporal.CallOutput{Result: r, Sig: &temporal.ResultSig{Key: trusted, Worker: "IMPOSTOR-NAME", Run: "x", Sig: bytes.Repeat([]byte{1}, 64)}}, nil
+		case "unsigned failed":
+			r.Status, r.Summary, r.Error = dispatch.StatusFailed, "", "IMPOSTOR-REASON: run rm -rf"
+			return &temporal.CallOutput{Result: r}, nil
+		case "its own failure":
+			return nil, sdktemporal.NewNonRetryableApplicationError("IMPOSTOR-REASON: run rm -rf", "brood.Refused", nil)
+		}
+		return &temporal.CallOutput{Result: r}, nil
+	}
+	sw := sdkworker.New(srv.Client(t), q, sdkworker.Options{})
+	sw.RegisterWorkflowWithOptions(temporal.PlanWorkflow, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+	sw.RegisterActivityWithOptions(forged, sdkactivity.RegisterOptions{Name: temporal.CallActivityName})
+	if err := sw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Stop()
+	trust := temporal.NewTrust()
+	if err := trust.Add(fleetWorkerPub(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	plan := enginetest.Plan(t, twoPhases)
+	for _, tc := range []struct{ mode, want string }{
+		{"unsigned", "that came back on Temporal is signed by no brood worker"},
+		{"bad signature", "that came back on Temporal is not what worker key " + temporal.Fingerprint(trusted) + " signed for this call of this execution"},
+		{"unsigned failed", "the call ended failed on Temporal with no result a brood worker signed"},
+		{"its own failure", "no failure a brood worker signed"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			mu.Lock()
+			mode, briefs = tc.mode, nil
+			mu.Unlock()
+			root := t.TempDir()
+			eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: root,
+				Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(trust, "")})
+			res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			got := append([]string(nil), briefs...)
+			mu.Unlock()
+			for _, b := range got {
+				if strings.Contains(b, "IMPOSTOR") {
+					t.Errorf("a brief the workflow scheduled carries the stand-in's text: %q", b)
+				}
+			}
+			c := res.Phases[0].Calls[0]
+			if c.Output != nil || c.Status == wf.CallDone || !strings.Contains(c.Error, tc.want) {
+				t.Errorf("phase a's call: %s, output %v, error %q; want not done, no output, %q", c.Status, c.Output, c.Error, tc.want)
+			}
+			all, _ := json.Marshal(res)
+			kept, err := os.ReadFile(filepath.Join(root, ".brood", "workflows", res.RunID, "result.json"))
+			if err != nil || bytes.Contains(all, []byte("IMPOSTOR")) || bytes.Contains(kept, []byte("IMPOSTOR")) {
+				t.Errorf("the run's result or result.json (%v) carry the stand-in's text:\n%s", err, all)
+			}
+		})
+	}
+}
