@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,10 @@ func (r *activityRunner) signed(out *CallOutput) {
 type runFrom struct {
 	id, exec string
 	carried  map[string]string
+	// plan and inputs are the run's as this submitter signed them: its
+	// outputs are made again from the records taken (ownOutputs).
+	plan   *wf.Plan
+	inputs map[string]any
 }
 
 // execOf is the execution task's result must have been signed in.
@@ -155,15 +160,19 @@ func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed map[st
 
 // takeRun is an execution's output as this submitter takes it: its
 // records and journal checked against the results its workers signed in
-// the executions from names, kept under the run this submitter started
+// the executions from names, its outputs made again from those records
+// (ownOutputs), kept under the run this submitter started
 // or resumed (from.id), never under the one the output names (review21
 // P1-2).
-func (e *Engine) takeRun(from runFrom, out *RunOutput) {
+func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 	if out.Result != nil {
 		out.Result.RunID = from.id
 	}
 	e.takeRecords(from, out.Result, out.Input.Results)
 	out.Journal = e.takeJournal(from, out.Journal, out.Input.Results)
+	if e.cfg.Workers != nil {
+		ownOutputs(ctx, from.plan, from.inputs, out.Result)
+	}
 }
 
 // carry is what of results a resume hands the run's next execution: each

@@ -257,7 +257,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	// signed input's; only the tip is the run's, and only when a worker
 	// key it trusts signed it for this execution (review21 P1-2).
 	e.settleOwn(ctx, in, out, run.GetRunID(), false)
-	e.takeRun(runFrom{id: in.RunID, exec: run.GetRunID(), carried: in.Carried}, &out)
+	e.takeRun(ctx, runFrom{id: in.RunID, exec: run.GetRunID(), carried: in.Carried, plan: in.Plan, inputs: in.Inputs}, &out)
 	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
@@ -395,7 +395,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 			return nil, nil, err
 		}
 		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub), false)
-		e.takeRun(e.runFromOwn(id, exec, out.Input, sub, nil), &out)
+		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, nil), &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
@@ -417,11 +417,11 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		// A tree that did not land before is tried again: the user may
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
 		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(read, sub), true)
-		e.takeRun(from, &out)
+		e.takeRun(ctx, from, &out)
 		return out.Result, out.Journal, nil
 	}
 	landed, err := e.landEarlierRun(ctx, out, sub, read)
-	e.takeRun(from, &out)
+	e.takeRun(ctx, from, &out)
 	if err != nil {
 		return out.Result, out.Journal, nil
 	}

@@ -66,7 +66,7 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 		if err := e.cfg.Client.GetWorkflow(ctx, id, exec).Get(ctx, &out); err == nil && out.Result != nil {
 			sub, serr := e.ownSubmission(ctx, id, out.Input)
-			e.takeRun(e.runFromOwn(id, exec, out.Input, sub, serr), &out) // only what trusted workers signed (callsig.go)
+			e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, serr), &out) // only what trusted workers signed (callsig.go)
 			info.Result = out.Result
 			if kept := e.keptRun(id); kept != nil {
 				info.Result = kept

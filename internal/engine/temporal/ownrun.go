@@ -70,11 +70,11 @@ func (e *Engine) ownSubmission(ctx context.Context, id string, in RunInput) (*Su
 func (e *Engine) runFromOwn(id, exec string, in RunInput, sub *Submission, err error) runFrom {
 	switch {
 	case err != nil:
-		return runFrom{id: id, exec: exec}
+		return runFrom{id: id, exec: exec, plan: in.Plan, inputs: in.Inputs}
 	case sub == nil:
-		return runFrom{id: id, exec: exec, carried: in.Carried}
+		return runFrom{id: id, exec: exec, carried: in.Carried, plan: in.Plan, inputs: in.Inputs}
 	}
-	return runFrom{id: id, exec: exec, carried: sub.Carried}
+	return runFrom{id: id, exec: exec, carried: sub.Carried, plan: sub.Plan, inputs: sub.Inputs}
 }
 
 // tipRun is the execution a tip an execution left must have been signed

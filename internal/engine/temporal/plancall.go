@@ -100,7 +100,7 @@ func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.R
 			return nil
 		}
 		sub, err := e.ownSubmission(ctx, run, ro.Input)
-		e.takeRun(e.runFromOwn(run, exec, ro.Input, sub, err), &ro) // only what trusted workers signed (callsig.go)
+		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub, err), &ro) // only what trusted workers signed (callsig.go)
 		res = ro.Result
 	}
 	for _, ph := range res.Phases {

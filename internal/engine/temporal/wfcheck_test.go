@@ -116,3 +116,55 @@ func TestPlanWorkflowUsesOnlySignedResults(t *testing.T) {
 		})
 	}
 }
+
+// votePlan aggregates its calls' votes.
+const votePlan = `name: p
+phases:
+  - id: ballot
+    votes:
+      agent: explore
+      count: 3
+      field: choice
+      accept: majority
+      prompt: "vote {{vote}}"
+      schema: {type: object, properties: {choice: {type: string}}, required: [choice]}
+`
+
+// TestPlanOutputsAreTheSubmittersOwn: a stand-in that completes the run's
+// workflow with a vote phase's aggregate and a run output of its making
+// (no call record behind them): the submitter's result and result.json
+// carry the outputs the plan's executor makes of the records it took,
+// never the workflow's.
+func TestPlanOutputsAreTheSubmittersOwn(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sw := sdkworker.New(srv.Client(t), q, sdkworker.Options{})
+	standIn := func(_ workflow.Context, in temporal.RunInput) (*temporal.RunOutput, error) {
+		agg := map[string]any{"value": "IMPOSTOR-AGGREGATE", "yes": 3, "count": 3}
+		return &temporal.RunOutput{Input: in, Result: &wf.Result{RunID: in.RunID, Plan: in.Plan.Name, Status: wf.RunDone,
+			Phases:  []wf.PhaseResult{{ID: "ballot", Shape: "votes", Status: wf.PhaseDone, Output: agg}},
+			Outputs: map[string]any{"ballot": agg, "verdict": "IMPOSTOR: ship it"}}}, nil
+	}
+	sw.RegisterWorkflowWithOptions(standIn, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+	if err := sw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Stop()
+	root := t.TempDir()
+	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: root,
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, votePlan), Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := json.Marshal(res)
+	kept, err := os.ReadFile(filepath.Join(root, ".brood", "workflows", res.RunID, "result.json"))
+	if err != nil || bytes.Contains(all, []byte("IMPOSTOR")) || bytes.Contains(kept, []byte("IMPOSTOR")) {
+		t.Errorf("the run's result or result.json (%v) carry the workflow's outputs:\n%s", err, all)
+	}
+	if _, ok := res.Outputs["verdict"]; ok {
+		t.Errorf("outputs %v: want only what the plan makes (no verdict)", res.Outputs)
+	}
+}
