@@ -1,0 +1,80 @@
+package temporal
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// TestRunChecksBindTheExecution: within a run, a call's signed result and
+// the run's signed tree are taken only for the execution they must be
+// from — the one the output is of, or, for what a resume carried, the
+// execution the resume checked it in (signed into its submission). A
+// genuine signature of an older execution of the same run is refused.
+func TestRunChecksBindTheExecution(t *testing.T) {
+	w := seeded(7)
+	keys := NewWorkerKeys(w, nil)
+	trust := NewTrust()
+	if err := trust.Add(w.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Workers: NewResultTrust(trust, "trusted_workers")})
+	const run, task = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W"
+	out := &CallOutput{Result: call.Result{TaskID: task, Agent: "explore", Status: "done", Summary: "found it"}}
+	keys.signResult(CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: "E1", Attempt: 1}, "w1", out)
+	signed := map[string]SignedResult{task: {Result: out.Result, Sig: out.Sig}}
+	for _, tc := range []struct {
+		name string
+		from runFrom
+		ok   bool
+	}{
+		{"this execution's", runFrom{id: run, exec: "E1"}, true},
+		{"an older execution's, not carried", runFrom{id: run, exec: "E2"}, false},
+		{"an older execution's, carried from it", runFrom{id: run, exec: "E2", carried: map[string]string{task: "E1"}}, true},
+		{"carried from another execution", runFrom{id: run, exec: "E3", carried: map[string]string{task: "E2"}}, false},
+	} {
+		t.Run("result: "+tc.name, func(t *testing.T) {
+			res := &wf.Result{RunID: run, Status: wf.RunDone, Phases: []wf.PhaseResult{{ID: "p", Shape: "parallel", Status: wf.PhaseDone,
+				Calls: []wf.CallRecord{{Key: "p/0", TaskID: task, Status: wf.CallDone, Output: "found it"}}, Output: []any{"found it"}}}}
+			ro := &RunOutput{Input: RunInput{Results: signed}, Result: res}
+			e.takeRun(context.Background(), tc.from, ro)
+			c := res.Phases[0].Calls[0]
+			if taken := c.Status == wf.CallDone && c.Output != nil; taken != tc.ok {
+				t.Errorf("record %s (%s); want taken %v", c.Status, c.Error, tc.ok)
+			}
+			if !tc.ok && !strings.Contains(c.Error, "another execution") {
+				t.Errorf("error %q; want it to name another execution", c.Error)
+			}
+			kept, carried := e.carry(tc.from, signed)
+			if _, ok := kept[task]; ok != tc.ok || tc.ok && carried[task] != "E1" {
+				t.Errorf("carried %v %v; want it carried (from E1) %v", kept, carried, tc.ok)
+			}
+		})
+	}
+
+	base := &codesnap.Snapshot{Tree: strings.Repeat("a", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
+	tip := &codesnap.Snapshot{Tree: strings.Repeat("c", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
+	sig := keys.signTip(CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: "E1", Attempt: 1}, "w1", task, tip)
+	for _, tc := range []struct {
+		name string
+		sub  *Submission
+		exec string
+		ok   bool
+	}{
+		{"left by the execution read", &Submission{}, "E1", true},
+		{"left by an older execution", &Submission{}, "E2", false},
+		{"the tree the execution read started from (its resume checked it)", &Submission{Tip: tip}, "E2", true},
+	} {
+		t.Run("tip: "+tc.name, func(t *testing.T) {
+			in := RunInput{RunID: run, Code: base, Tip: tip, TipSig: sig}
+			_, err := e.takeTip(context.Background(), ownPart(in, tc.sub), in, tipRun(tc.exec, tc.sub))
+			if (err == nil) != tc.ok {
+				t.Errorf("takeTip: %v; want ok %v", err, tc.ok)
+			}
+		})
+	}
+}
