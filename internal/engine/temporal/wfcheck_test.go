@@ -218,3 +218,30 @@ func TestPlanShowsNoUnsignedReason(t *testing.T) {
 		t.Errorf("the run's result or result.json (%v) carry the stand-in's reasons:\n%s", err, all)
 	}
 }
+
+// TestPlanShowsAWorkersSignedFailure: a real brood worker's call that
+// fails with an error (an agent the worker does not define) returns that
+// failure signed, so the run shows its real reason, with the workflow's
+// check in place.
+func TestPlanShowsAWorkersSignedFailure(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	startWorkerProc(t, srv.Addr, q, fleetScript(0), "file://"+t.TempDir(), 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	trust := temporal.NewTrust()
+	if err := trust.Add(fleetWorkerPub(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: t.TempDir(),
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(trust, "")})
+	plan := enginetest.Plan(t, "name: p\nphases:\n  - id: p\n    parallel: [{agent: no-such-agent, prompt: \"x\"}]\n")
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Phases[0].Calls[0]
+	if c.Status == wf.CallDone || !strings.Contains(c.Error, "no-such-agent") || strings.Contains(c.Error, "its reason is not shown") {
+		t.Errorf("the worker's failure: %s, error %q; want failed with the worker's own reason", c.Status, c.Error)
+	}
+}
