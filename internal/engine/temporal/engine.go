@@ -228,7 +228,7 @@ func planAgents(p *wf.Plan) []string {
 
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
-	in.Workers = e.cfg.Workers.workerSet() // the workflow uses only what these signed (wfcheck.go)
+	in.Workers, in.Namespace = e.cfg.Workers.workerSet(), e.cfg.Namespace // the workflow uses only what these signed (wfcheck.go)
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
 		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), Workers: in.Workers, Carried: in.Carried, Tip: in.Tip,
 		At: time.Now().UTC()}); err != nil {

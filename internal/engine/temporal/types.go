@@ -141,6 +141,9 @@ type RunInput struct {
 	// for that call of this execution (wfcheck.go). nil: not checked (a
 	// submitter with no allowlist, or a run from before it).
 	Workers *WorkerSet `json:"workers,omitempty"`
+	// Namespace is the Temporal namespace the submitter started the run
+	// in (what its workers sign results for).
+	Namespace string `json:"namespace,omitempty"`
 	// Carried names, by task, the execution in which each result a resume
 	// carried in Results was signed and checked (signed in the
 	// submission): every other result must be this execution's.

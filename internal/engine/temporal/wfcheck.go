@@ -80,8 +80,11 @@ func newResultGate(w workflow.Context, in *RunInput) *resultGate {
 	if in.Workers == nil || workflow.GetVersion(w, checkedResultsVersion, workflow.DefaultVersion, 1) < 1 {
 		return nil
 	}
+	// The namespace and the workflow id as the submitter started the run
+	// (a replayer names neither as the server does; a run started under
+	// others than its input says has no result of its workers taken).
 	info := workflow.GetInfo(w)
-	c := resultCall{Namespace: info.Namespace, Workflow: info.WorkflowExecution.ID, Run: info.WorkflowExecution.RunID}
+	c := resultCall{Namespace: cmp.Or(in.Namespace, info.Namespace), Workflow: cmp.Or(in.RunID, info.WorkflowExecution.ID), Run: info.WorkflowExecution.RunID}
 	if in.Signed != nil && len(in.Signed.Key) > 0 {
 		c.Submitter = Fingerprint(in.Signed.Key)
 	}

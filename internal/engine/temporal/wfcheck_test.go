@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	sdkactivity "go.temporal.io/sdk/activity"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -243,5 +245,53 @@ func TestPlanShowsAWorkersSignedFailure(t *testing.T) {
 	c := res.Phases[0].Calls[0]
 	if c.Status == wf.CallDone || !strings.Contains(c.Error, "no-such-agent") || strings.Contains(c.Error, "its reason is not shown") {
 		t.Errorf("the worker's failure: %s, error %q; want failed with the worker's own reason", c.Status, c.Error)
+	}
+}
+
+// TestPlanWithCheckedResultsReplays: a two-phase run whose workflow
+// checked every call's result (a real brood worker signed them; the
+// submitter sent its worker keys) replays from its history on the
+// workflow's code without a non-determinism error, and its history
+// carries the check's version marker. The replayer is given the run's
+// workflow id, as a worker's replay has it (its default, "ReplayId",
+// names other tasks: PlanTaskID).
+func TestPlanWithCheckedResultsReplays(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	startWorkerProc(t, srv.Addr, q, fleetScript(0), "file://"+t.TempDir(), 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	trust := temporal.NewTrust()
+	if err := trust.Add(fleetWorkerPub(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	eng := temporal.New(temporal.Config{Client: c, Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: t.TempDir(),
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(trust, "")})
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != wf.RunDone {
+		t.Fatalf("a trusted worker's run: %s (%s); want done", res.Status, res.Reason)
+	}
+	h := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, res.RunID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	marked := false
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked = marked || bytes.Contains([]byte(e.GetMarkerRecordedEventAttributes().String()), []byte("brood.plan.checked-results"))
+		h.Events = append(h.Events, e)
+	}
+	if !marked {
+		t.Fatal("the run's history has no checked-results version marker")
+	}
+	r := sdkworker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(temporal.PlanWorkflow, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+	if err := r.ReplayWorkflowHistoryWithOptions(nil, h, sdkworker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: res.RunID}}); err != nil {
+		t.Fatalf("replaying run %s: %v", res.RunID, err)
 	}
 }
