@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
@@ -82,12 +83,21 @@ func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]Sig
 }
 
 // ownReason is the reason the submitter shows for a taken record c: an
-// ending no signed result backs shows only brood's own words.
+// ending no signed result backs shows only brood's own words; one whose
+// signed result is a failure shows that failure's reason unless the
+// record's says it (the executor words it in, as it words a local one).
 func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
-	if _, ok := signed[c.TaskID]; ok && c.TaskID != "" || c.Output != nil || yields(c.Status) {
+	if c.Output != nil || yields(c.Status) {
 		return c.Error
 	}
-	return unsignedEnding(c.TaskID, c.Status, c.Error)
+	s, ok := signed[c.TaskID]
+	if !ok || c.TaskID == "" {
+		return unsignedEnding(c.TaskID, c.Status, c.Error)
+	}
+	if why := strings.TrimSuffix(s.Result.Error, "."); ending(s.Result.Status) && why != "" && !strings.Contains(c.Error, why) {
+		return s.Result.Error
+	}
+	return c.Error
 }
 
 // recordRefusal is why c is not taken ("": it is): a record with an
