@@ -11,6 +11,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -61,9 +62,9 @@ func (f runFrom) execOf(task string) string {
 }
 
 // takeRecords fails every call record of res that no signed result of
-// signed backs (Engine.recordRefusal), and shows an unsigned ending's
-// reason only when it is brood's own (unsignedEnding); nil Workers: none
-// is checked.
+// signed backs (Engine.recordRefusal), and shows of a taken one only what
+// its signed result says (ownFigures, ownReason); nil Workers: none is
+// checked.
 func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]SignedResult) {
 	if e.cfg.Workers == nil || res == nil {
 		return
@@ -72,7 +73,9 @@ func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]Sig
 	for i := range res.Phases {
 		for k := range res.Phases[i].Calls {
 			c := &res.Phases[i].Calls[k]
-			if msg := e.recordRefusal(from, *c, signed); msg != "" {
+			msg, taken := e.recordRefusal(from, *c, signed)
+			ownFigures(c, taken)
+			if msg != "" {
 				why[c.Key] = msg
 			} else {
 				c.Error = ownReason(*c, signed)
@@ -80,6 +83,17 @@ func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]Sig
 		}
 	}
 	res.Refused(why)
+}
+
+// ownFigures sets c's usage, attempts and worker to what its signed
+// result says (taken: the result as checked; nil: none backs it, so none
+// is shown: whoever completes the run writes a record's figures).
+func ownFigures(c *wf.CallRecord, taken *CallOutput) {
+	c.Usage, c.Attempts, c.Worker = model.Usage{}, 0, ""
+	if taken == nil || taken.Sig == nil {
+		return
+	}
+	c.Usage, c.Attempts, c.Worker = taken.Usage, taken.Attempts, printable(taken.Sig.Worker)
 }
 
 // ownReason is the reason the submitter shows for a taken record c: an
@@ -100,28 +114,29 @@ func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 	return c.Error
 }
 
-// recordRefusal is why c is not taken ("": it is): a record with an
-// output or a status that yields one needs a result a trusted worker key
-// signed for the call in the execution from names for it, and must say
-// what that result says; an ending with nothing to act on (failed,
-// skipped, cancelled) needs none.
-func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]SignedResult) string {
+// recordRefusal is why c is not taken ("": it is), and the signed result
+// that backs it as checked (nil: none does): a record with an output or
+// a status that yields one needs a result a trusted worker key signed for
+// the call in the execution from names for it, and must say what that
+// result says; an ending with nothing to act on (failed, skipped,
+// cancelled) needs none.
+func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]SignedResult) (string, *CallOutput) {
 	s, ok := signed[c.TaskID]
 	if !ok || c.TaskID == "" {
 		if c.Output == nil && !yields(c.Status) {
-			return ""
+			return "", nil
 		}
 		s = SignedResult{Result: call.Result{TaskID: c.TaskID, Status: dispatch.StatusDone}}
 	}
 	out := &CallOutput{Result: s.Result, Sig: s.Sig}
 	rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(c.TaskID), Submitter: e.fingerprint(), Task: c.TaskID}
 	if err := e.cfg.Workers.check(rc, out); err != nil {
-		return err.Error()
+		return err.Error(), nil
 	}
-	if c.Output != nil && !sameOutput(c.Output, &s.Result) || yields(c.Status) && !s.Result.OK() {
-		return "the run's record of task " + c.TaskID + " does not say what its worker signed (status " + s.Result.Status + "): something else completed the run on Temporal; it was not taken"
+	if c.Output != nil && !sameOutput(c.Output, &out.Result) || yields(c.Status) && !out.Result.OK() {
+		return "the run's record of task " + c.TaskID + " does not say what its worker signed (status " + out.Result.Status + "): something else completed the run on Temporal; it was not taken", nil
 	}
-	return ""
+	return "", out
 }
 
 // yields: a record status that comes with an output (recordOf: done).
@@ -156,7 +171,9 @@ func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed map[st
 	for i, l := range lines {
 		if l.Rec != nil {
 			rec := *l.Rec
-			if msg := e.recordRefusal(from, rec, signed); msg != "" {
+			msg, taken := e.recordRefusal(from, rec, signed)
+			ownFigures(&rec, taken)
+			if msg != "" {
 				rec.Status, rec.Output, rec.Error = "failed", nil, msg
 			} else {
 				rec.Error = ownReason(rec, signed)

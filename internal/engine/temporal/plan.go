@@ -257,9 +257,9 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out.Result, &hb) == nil && hb.TaskID != "" {
 		r.stopped(hb, in.Code)
 		if r.gate != nil {
-			// The cancel's details are whoever ended the attempt's: only
-			// what counts is kept.
-			out.Result = call.Result{TaskID: cmp.Or(spec.Resume, spec.TaskID), Agent: spec.Agent, Usage: out.Usage, Attempts: out.Attempts}
+			// The cancel's details are whoever ended the attempt's: none
+			// is kept (its figures neither: they would count).
+			out.Result = call.Result{TaskID: cmp.Or(spec.Resume, spec.TaskID), Agent: spec.Agent, Error: cancelled(w)}
 		}
 		out.Last = &hb
 		out.Status = dispatch.StatusCancelled

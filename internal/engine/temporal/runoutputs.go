@@ -26,8 +26,8 @@ func (notRun) Call(_ context.Context, spec call.Spec) (*call.Result, error) {
 		Error: "not run: the submitter recomputed the run's outputs from its calls' records"}, nil
 }
 
-// ownOutputs sets res's outputs and its phases' outputs to what the plan
-// p (with inputs) makes of res's call records.
+// ownOutputs sets res's outputs, its phases' outputs and its usage to
+// what the plan p (with inputs) makes of res's call records.
 func ownOutputs(ctx context.Context, p *wf.Plan, inputs map[string]any, res *wf.Result) {
 	if p == nil || res == nil {
 		return
@@ -45,7 +45,7 @@ func ownOutputs(ctx context.Context, p *wf.Plan, inputs map[string]any, res *wf.
 	}
 	again := wf.Execute(context.WithoutCancel(ctx), p, wf.Options{RunID: res.RunID, Runner: notRun{}, Journal: wf.MemoryJournal(lines),
 		Inputs: inputs, Concurrency: p.Concurrency, NewTaskID: dispatch.NewID})
-	res.Outputs = again.Outputs
+	res.Outputs, res.Usage = again.Outputs, again.Usage // the usage of the records taken, as the local engine sums it
 	byID := map[string]any{}
 	for _, ph := range again.Phases {
 		byID[ph.ID] = ph.Output

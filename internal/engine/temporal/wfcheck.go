@@ -15,7 +15,6 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/model"
 )
 
 // Checked results inside the workflow (docs/scale-out.md, "Who a
@@ -104,14 +103,17 @@ func (g *resultGate) take(spec call.Spec, out *CallOutput) {
 	case err == nil && out.Sig != nil:
 		return
 	case err == nil:
-		*out = CallOutput{Result: endedUnsigned(task, spec.Agent, out.Status, out.Usage, out.Attempts), Last: out.Last}
+		*out = CallOutput{Result: endedUnsigned(task, spec.Agent, out.Status), Last: out.Last}
 	default:
 		*out = CallOutput{Result: call.Result{TaskID: task, Agent: spec.Agent, Status: dispatch.StatusFailed, Error: g.refusal(task, out)}}
 	}
 }
 
 // refusal is brood's reason for a result that failed g's check: nothing
-// of the result's own text (its worker's name is the completer's).
+// of the result's own text (its worker's name is the completer's). A
+// result a key the submitter does not trust signed for this very call is
+// an honest worker's, likely, not yet trusted: the reason names its whole
+// key and how to trust it.
 func (g *resultGate) refusal(task string, out *CallOutput) string {
 	var what string
 	s := out.Sig
@@ -120,20 +122,40 @@ func (g *resultGate) refusal(task string, out *CallOutput) string {
 		what = "for another task"
 	case s == nil || len(s.Key) == 0:
 		what = "signed by no brood worker"
-	case !g.rt.trust.trusts(s.Key):
-		what = "signed by worker key " + Fingerprint(s.Key) + ", which this run's submitter does not trust"
+	case !g.rt.trust.trusts(s.Key) && g.signedForThisCall(out):
+		key := FormatPublicKey(ed25519.PublicKey(s.Key), "")
+		return fmt.Sprintf("the result of task %s is signed by worker key %s (%s), which this run's submitter does not trust, so the run did not use it: if it is the key your fleet's worker printed when it started, trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", task, Fingerprint(s.Key), key, key, g.call.Workflow)
 	default:
 		what = "not what worker key " + Fingerprint(s.Key) + " signed for this call of this execution"
 	}
 	return fmt.Sprintf("the result of task %s that came back on Temporal is %s: something other than a worker this run trusts completed the call (anyone who reaches the frontend can), so the run did not use it", task, what)
 }
 
+// signedForThisCall: out's signature is good for this call of this
+// execution, whoever's key made it.
+func (g *resultGate) signedForThisCall(out *CallOutput) bool {
+	s := out.Sig
+	c := g.call
+	return len(s.Key) == ed25519.PublicKeySize && s.Run == c.Run &&
+		ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimOf(c.Namespace, c.Workflow, c.Submitter, &out.Result, s), s.Sig)
+}
+
 // endedUnsigned is an ending no worker signed (whoever completes a call's
-// activity can end it so): its status, with brood's reason; its usage and
-// attempts kept (they only count).
-func endedUnsigned(task, agent, status string, usage model.Usage, attempts int) call.Result {
-	return call.Result{TaskID: task, Agent: agent, Status: status, Usage: usage, Attempts: attempts,
+// activity can end it so): its status, with brood's reason; nothing of
+// it kept, its usage and attempts neither (they would be shown, and count
+// against the plan's max_tokens).
+func endedUnsigned(task, agent, status string) call.Result {
+	return call.Result{TaskID: task, Agent: agent, Status: status,
 		Error: fmt.Sprintf("the call ended %s on Temporal with no result a brood worker signed: its reason is not shown, since whoever ends a call on Temporal writes it", status)}
+}
+
+// cancelled is brood's reason for a call whose activity was cancelled:
+// the run's cancel only when the run was.
+func cancelled(w workflow.Context) string {
+	if w.Err() != nil {
+		return "the run was cancelled during this call"
+	}
+	return "the call's activity was cancelled on Temporal"
 }
 
 // failed is the result of an activity that did not complete, as the
@@ -151,10 +173,12 @@ func (g *resultGate) failed(w workflow.Context, spec call.Spec, err error) (out 
 	var timeout *temporal.TimeoutError
 	switch {
 	case errors.As(err, &canceled) || w.Err() != nil:
-		res.Status, res.Error = dispatch.StatusCancelled, "the run was cancelled during this call"
+		res.Status, res.Error = dispatch.StatusCancelled, cancelled(w)
 		return &CallOutput{Result: res}, false
 	case errors.As(err, &timeout):
-		res.Status, res.Error = dispatch.StatusKilled, fmt.Sprintf("no worker finished the call: its last attempt's %s timeout passed on the server", timeout.TimeoutType())
+		// The timeout's cause is the last attempt's failure: whoever
+		// failed it wrote that; its type alone is said.
+		res.Status, res.Error = dispatch.StatusKilled, fmt.Sprintf("no worker finished the call: its activity ended with a %s timeout on Temporal", timeout.TimeoutType())
 		return &CallOutput{Result: res}, false
 	case errors.As(err, &app) && app.HasDetails():
 		var signed CallOutput
@@ -176,10 +200,12 @@ func (g *resultGate) failed(w workflow.Context, spec call.Spec, err error) (out 
 // ending's record; any other text is the record's writer's.
 var broodEndings = regexp.MustCompile(`^(?:stopped with the run \(the task ended (?:failed|killed|cancelled)\) )?(?:` +
 	`the result of task [0-9A-Z]{26} that came back on Temporal is (?:for another task|signed by no brood worker|signed by worker key SHA256:[A-Za-z0-9+/]{43}, which this run's submitter does not trust|not what worker key SHA256:[A-Za-z0-9+/]{43} signed for this call of this execution): something other than a worker this run trusts completed the call \(anyone who reaches the frontend can\), so the run did not use it` +
+	`|the result of task [0-9A-Z]{26} is signed by worker key SHA256:[A-Za-z0-9+/]{43} \(brood-ed25519 [A-Za-z0-9+/]{43}=\), which this run's submitter does not trust, so the run did not use it: if it is the key your fleet's worker printed when it started, trust it with: brood fleet trust-worker 'brood-ed25519 [A-Za-z0-9+/]{43}=', then brood workflow resume [0-9A-Z]{26}` +
 	`|the call ended (?:failed|killed|cancelled) on Temporal with no result a brood worker signed: its reason is not shown, since whoever ends a call on Temporal writes it` +
-	`|no worker finished the call: its last attempt's (?:StartToClose|ScheduleToStart|ScheduleToClose|Heartbeat) timeout passed on the server` +
+	`|no worker finished the call: its activity ended with a (?:StartToClose|ScheduleToStart|ScheduleToClose|Heartbeat) timeout on Temporal` +
 	`|the call's activity failed on Temporal with no failure a brood worker signed: its reason is not shown, since whoever fails an activity writes it` +
-	`|the run was cancelled during this call|the run was cancelled before this call started)$`)
+	`|the run was cancelled during this call|the call's activity was cancelled on Temporal|the run was cancelled before this call started` +
+	`|the run was cancelled|max_agents \(\d+\) reached: no new agent starts|max_tokens \(\d+\) reached after \d+ tokens: no new agent starts)$`)
 
 // unsignedEnding is the reason the submitter shows for a record of task
 // that ended status with no signed result behind it: its own when it is
