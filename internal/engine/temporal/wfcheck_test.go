@@ -310,3 +310,36 @@ func TestPlanWithCheckedResultsReplays(t *testing.T) {
 		t.Fatalf("replaying run %s: %v", res.RunID, err)
 	}
 }
+
+// TestPlanNamesAnUntrustedWorkersKey: a real brood worker whose key the
+// submitter does not trust yet (the first thing a new fleet user meets):
+// the workflow does not use its result, and the call's reason names the
+// worker's whole key, the command that trusts it and the resume.
+func TestPlanNamesAnUntrustedWorkersKey(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	startWorkerProc(t, srv.Addr, q, fleetScript(0), "file://"+t.TempDir(), 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, strangerPub := newKey(t)
+	trust := temporal.NewTrust()
+	if err := trust.Add(strangerPub, "test"); err != nil {
+		t.Fatal(err)
+	}
+	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: t.TempDir(),
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(trust, "")})
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Phases[0].Calls[0]
+	pub, _ := temporal.ParsePublicKey(fleetWorkerPub())
+	for _, want := range []string{temporal.Fingerprint(pub), "brood fleet trust-worker '" + temporal.FormatPublicKey(pub, "") + "'", "brood workflow resume " + res.RunID} {
+		if c.Output != nil || !strings.Contains(c.Error, want) {
+			t.Errorf("an untrusted worker's call: %s, error %q; want no output and %q", c.Status, c.Error, want)
+		}
+	}
+	if len(res.Phases) > 1 && len(res.Phases[1].Calls) > 0 && res.Phases[1].Calls[0].Status == wf.CallDone {
+		t.Errorf("phase b ran on an untrusted worker's output: %+v", res.Phases[1].Calls[0])
+	}
+}
