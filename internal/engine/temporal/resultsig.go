@@ -168,6 +168,12 @@ type resultCall struct {
 
 // check is nil when out's result was signed for call by a worker key rt
 // trusts (nil rt: not checked); else the one-line refusal.
+//
+// The plan workflow runs it (wfcheck.go): what it accepts is part of the
+// workflow's determinism. A change to what it (or resultDigest, or the
+// claim) accepts must still accept what a recorded run's workflow
+// accepted, or take a new checkedResultsVersion branch
+// (TestPlanWithCheckedResultsV1Replays).
 func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 	if rt == nil {
 		return nil
