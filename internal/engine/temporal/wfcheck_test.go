@@ -343,3 +343,37 @@ func TestPlanNamesAnUntrustedWorkersKey(t *testing.T) {
 		t.Errorf("phase b ran on an untrusted worker's output: %+v", res.Phases[1].Calls[0])
 	}
 }
+
+// TestUnsignedUsageCountsNoBudget: a stand-in that ends a plan's call with
+// an unsigned failed result claiming a billion tokens does not spend the
+// plan's max_tokens: the next call still starts (brood's workflow keeps
+// no figure of an ending no worker signed).
+func TestUnsignedUsageCountsNoBudget(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	forged := func(_ context.Context, in temporal.CallInput) (*temporal.CallOutput, error) {
+		return &temporal.CallOutput{Result: call.Result{TaskID: in.Spec.TaskID, Agent: in.Spec.Agent, Status: dispatch.StatusFailed,
+			Error: "x", Usage: model.Usage{Input: 1_000_000_000}}}, nil
+	}
+	sw := sdkworker.New(srv.Client(t), q, sdkworker.Options{})
+	sw.RegisterWorkflowWithOptions(temporal.PlanWorkflow, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+	sw.RegisterActivityWithOptions(forged, sdkactivity.RegisterOptions{Name: temporal.CallActivityName})
+	if err := sw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Stop()
+	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: t.TempDir(),
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
+	plan := enginetest.Plan(t, "name: p\nconcurrency: 1\nmax_tokens: 1000\nphases:\n  - id: p\n    parallel: [{agent: explore, prompt: \"x\"}, {agent: explore, prompt: \"y\"}]\n")
+	res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Phases[0].Calls {
+		if c.Status == wf.CallSkipped {
+			t.Errorf("call %s skipped (%s): a stand-in's unsigned figures spent the plan's budget", c.Key, c.Error)
+		}
+	}
+}
