@@ -203,17 +203,25 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 }
 
 // carry is what of results a resume hands the run's next execution: each
-// result a trusted worker signed in the execution from names for its task,
-// and, by task, that execution (RunInput.Carried, signed). nil Workers:
-// all of them, as they are.
-func (e *Engine) carry(from runFrom, results map[string]SignedResult) (map[string]SignedResult, map[string]string) {
+// result a trusted worker signed in the execution from names for its task
+// whose call is finished in journal (a cancelled one runs again, and its
+// next result is signed in the next execution), and, by task, that
+// execution (RunInput.Carried, signed). nil Workers: all of them, as they
+// are.
+func (e *Engine) carry(from runFrom, results map[string]SignedResult, journal []wf.JournalLine) (map[string]SignedResult, map[string]string) {
 	if e.cfg.Workers == nil {
 		return results, nil
+	}
+	finished := map[string]bool{}
+	for _, l := range journal {
+		if l.Type == "done" && l.Rec != nil && l.Rec.TaskID != "" {
+			finished[l.Rec.TaskID] = l.Rec.Status != wf.CallCancelled
+		}
 	}
 	kept, carried := map[string]SignedResult{}, map[string]string{}
 	for task, s := range results {
 		rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}
-		if s.Sig == nil || rc.Run == "" || e.cfg.Workers.check(rc, &CallOutput{Result: s.Result, Sig: s.Sig}) != nil {
+		if !finished[task] || s.Sig == nil || rc.Run == "" || e.cfg.Workers.check(rc, &CallOutput{Result: s.Result, Sig: s.Sig}) != nil {
 			continue
 		}
 		kept[task], carried[task] = s, rc.Run

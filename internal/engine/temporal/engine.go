@@ -426,7 +426,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		return out.Result, out.Journal, nil
 	}
 	in := out.Input
-	in.Results, in.Carried = e.carry(from, out.Input.Results) // each bound to the execution it was checked in
+	in.Results, in.Carried = e.carry(from, out.Input.Results, out.Journal) // each bound to the execution it was checked in
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
 	in.Stopped = readFroms(in.Stopped, read)
