@@ -207,12 +207,20 @@ var broodEndings = regexp.MustCompile(`^(?:stopped with the run \(the task ended
 	`|the run was cancelled during this call|the call's activity was cancelled on Temporal|the run was cancelled before this call started` +
 	`|the run was cancelled|max_agents \(\d+\) reached: no new agent starts|max_tokens \(\d+\) reached after \d+ tokens: no new agent starts)$`)
 
+// dependsOn is the executor's reason for a call skipped because a task it
+// depends on yielded nothing (without the other task's ending, which its
+// own record says).
+var dependsOn = regexp.MustCompile(`^it depends on task [A-Za-z0-9_.-]+, which yielded no result`)
+
 // unsignedEnding is the reason the submitter shows for a record of task
 // that ended status with no signed result behind it: its own when it is
 // one brood's workflow writes, else brood's sentence.
 func unsignedEnding(task, status, reason string) string {
 	if reason == "" || broodEndings.MatchString(reason) {
 		return reason
+	}
+	if dep := dependsOn.FindString(reason); dep != "" {
+		return dep // the executor's; what it says of the other task is that task's record's
 	}
 	return fmt.Sprintf("task %s ended %s on the fleet with no result a brood worker signed: its reason is not shown, since whoever ends a call or completes the run on Temporal writes it", task, status)
 }
