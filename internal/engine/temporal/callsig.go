@@ -106,7 +106,11 @@ func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 	}
 	s, ok := signed[c.TaskID]
 	if !ok || c.TaskID == "" {
-		return unsignedEnding(c.TaskID, c.Status, c.Error)
+		who := "task " + c.TaskID
+		if c.TaskID == "" {
+			who = "call " + c.Key
+		}
+		return unsignedEnding(who, c.Status, c.Error)
 	}
 	if why := strings.TrimSuffix(s.Result.Error, "."); ending(s.Result.Status) && why != "" && !strings.Contains(c.Error, why) {
 		return s.Result.Error

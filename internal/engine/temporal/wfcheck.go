@@ -212,17 +212,17 @@ var broodEndings = regexp.MustCompile(`^(?:stopped with the run \(the task ended
 // own record says).
 var dependsOn = regexp.MustCompile(`^it depends on task [A-Za-z0-9_.-]+, which yielded no result`)
 
-// unsignedEnding is the reason the submitter shows for a record of task
-// that ended status with no signed result behind it: its own when it is
+// unsignedEnding is the reason the submitter shows for a record (who:
+// "task T", or "call KEY" when it names none) that ended status with no signed result behind it: its own when it is
 // one brood's workflow writes, else brood's sentence.
-func unsignedEnding(task, status, reason string) string {
+func unsignedEnding(who, status, reason string) string {
 	if reason == "" || broodEndings.MatchString(reason) {
 		return reason
 	}
 	if dep := dependsOn.FindString(reason); dep != "" {
 		return dep // the executor's; what it says of the other task is that task's record's
 	}
-	return fmt.Sprintf("task %s ended %s on the fleet with no result a brood worker signed: its reason is not shown, since whoever ends a call or completes the run on Temporal writes it", task, status)
+	return fmt.Sprintf("%s ended %s on the fleet with no result a brood worker signed: its reason is not shown, since whoever ends a call or completes the run on Temporal writes it", who, status)
 }
 
 // ending: a status a failed activity's signed result may have.
