@@ -213,8 +213,9 @@ var broodEndings = regexp.MustCompile(`^(?:stopped with the run \(the task ended
 var dependsOn = regexp.MustCompile(`^it depends on task [A-Za-z0-9_.-]+, which yielded no result`)
 
 // unsignedEnding is the reason the submitter shows for a record (who:
-// "task T", or "call KEY" when it names none) that ended status with no signed result behind it: its own when it is
-// one brood's workflow writes, else brood's sentence.
+// "task T", or "call KEY" when it names none) that ended status with no
+// signed result behind it: its own when it is one brood's workflow
+// writes, else brood's sentence.
 func unsignedEnding(who, status, reason string) string {
 	if reason == "" || broodEndings.MatchString(reason) {
 		return reason
