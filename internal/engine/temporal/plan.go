@@ -165,6 +165,8 @@ type activityRunner struct {
 	// prog is the run's progress (nil for a single call): it counts the
 	// writers in the chain, the lock's waiters too.
 	prog *progress
+	// seq counts the calls this execution scheduled (CallInput.Seq).
+	seq int
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {
@@ -222,7 +224,8 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		},
 	}
 	var out CallOutput
-	in := CallInput{Spec: spec, Signed: r.in.Signed}
+	r.seq++
+	in := CallInput{Spec: spec, Signed: r.in.Signed, Seq: r.seq}
 	if hb, ok := r.in.Stopped[cmp.Or(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}
