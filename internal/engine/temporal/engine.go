@@ -256,6 +256,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	// key it trusts signed it for this execution (review21 P1-2).
 	e.settleOwn(ctx, in, out, run.GetRunID(), false)
 	e.takeRun(in.RunID, &out)
+	e.takeTimes(ctx, in.RunID, run.GetRunID(), &out)
 	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
@@ -392,6 +393,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		}
 		e.settleOwn(ctx, ownPart(out.Input), out, "", false)
 		e.takeRun(id, &out)
+		e.takeTimes(ctx, id, "", &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
@@ -412,10 +414,12 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
 		e.settleOwn(ctx, ownPart(out.Input), out, "", true)
 		e.takeRun(id, &out)
+		e.takeTimes(ctx, id, read, &out)
 		return out.Result, out.Journal, nil
 	}
 	landed, err := e.landEarlierRun(ctx, out)
 	e.takeRun(id, &out)
+	e.takeTimes(ctx, id, read, &out)
 	if err != nil {
 		return out.Result, out.Journal, nil
 	}

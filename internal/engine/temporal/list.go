@@ -65,6 +65,7 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		var out RunOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err == nil && out.Result != nil {
 			e.takeRun(id, &out) // only what trusted workers signed (callsig.go)
+			e.takeTimes(ctx, id, "", &out)
 			info.Result = out.Result
 			if kept := e.keptRun(id); kept != nil {
 				info.Result = kept

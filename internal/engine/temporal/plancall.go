@@ -99,6 +99,7 @@ func (e *Engine) planCalls(ctx context.Context, run string, info *engine.RunInfo
 			return nil
 		}
 		e.takeRun(run, &ro) // only what trusted workers signed (callsig.go)
+		e.takeTimes(ctx, run, "", &ro)
 		res = ro.Result
 	}
 	for _, ph := range res.Phases {

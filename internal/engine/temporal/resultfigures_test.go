@@ -17,9 +17,11 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/testbrood"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // TestSignedResultFiguresAreTheWorkers: a stand-in that polls the call's
@@ -52,6 +54,7 @@ func TestSignedResultFiguresAreTheWorkers(t *testing.T) {
 	}
 	sw := sdkworker.New(srv.Client(t), q, sdkworker.Options{})
 	sw.RegisterWorkflowWithOptions(temporal.CallWorkflow, workflow.RegisterOptions{Name: temporal.CallWorkflowName})
+	sw.RegisterWorkflowWithOptions(temporal.PlanWorkflow, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
 	sw.RegisterActivityWithOptions(forged, sdkactivity.RegisterOptions{Name: temporal.CallActivityName})
 	if err := sw.Start(); err != nil {
 		t.Fatal(err)
@@ -92,4 +95,18 @@ func TestSignedResultFiguresAreTheWorkers(t *testing.T) {
 			}
 		})
 	}
+	// A plan's call: its record's split is the execution history's too.
+	t.Run("a plan's call", func(t *testing.T) {
+		alter = func(*temporal.CallOutput) {}
+		eng, _ := trustingEngine(t, q, submitterRepo(t), store, fleetWorkerPub())
+		plan := &wf.Plan{Name: "one", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "look"}}}}}
+		res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Phases[0].Calls[0]
+		if c.Status != wf.CallDone || c.RanMS < ran.Milliseconds() || c.QueuedMS >= c.RanMS {
+			t.Errorf("the plan's call: %s (%s), queued %d ms, ran %d ms; want done with the server's split (ran at least %d ms), not the result's Started", c.Status, c.Error, c.QueuedMS, c.RanMS, ran.Milliseconds())
+		}
+	})
 }
