@@ -46,7 +46,13 @@ func TestRunStartsNoCallPastItsBound(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	f, worker := newSignedFleet(ctx, t)
-	_, ran := worker()
+	wp, ran := worker()
+	defer func() {
+		// Printed at its start, long before it ran a call.
+		if !strings.Contains(wp.log(), "brood worker: submitters take its results after: brood fleet trust-worker 'brood-ed25519 ") {
+			t.Errorf("the worker's start does not say how a submitter trusts it:\n%s", wp.log())
+		}
+	}()
 	standIn := f.queue + "-stand-in"
 	w := sdkworker.New(f.c, standIn, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(boundedCalls, workflow.RegisterOptions{Name: "bounded-calls"})

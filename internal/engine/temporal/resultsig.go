@@ -73,6 +73,15 @@ type resultClaim struct {
 // from the server's history: takeTimes), which a submitter never takes
 // from a result (takeCall).
 type signedPart struct {
+	signedAnswer
+	Usage    model.Usage `json:"usage"`
+	Attempts int         `json:"attempts"`
+	Worker   string      `json:"worker"`
+}
+
+// signedAnswer is what a v1 signature covers: a result without the
+// worker's figures.
+type signedAnswer struct {
 	TaskID   string          `json:"task_id"`
 	Agent    string          `json:"agent"`
 	Status   string          `json:"status"`
@@ -83,9 +92,6 @@ type signedPart struct {
 	Files    []string        `json:"files,omitempty"`
 	Text     string          `json:"text"`
 	Code     json.RawMessage `json:"code,omitempty"`
-	Usage    model.Usage     `json:"usage"`
-	Attempts int             `json:"attempts"`
-	Worker   string          `json:"worker"`
 }
 
 // durationAttrs are the result tag's durations, which the workflow writes
@@ -93,17 +99,32 @@ type signedPart struct {
 // Only a Go duration's text is left out: any other value is signed.
 var durationAttrs = regexp.MustCompile(` (last-attempt-child-duration|duration)="(?:[0-9.]+(?:ns|us|µs|ms|s|m|h))+"`)
 
+// resultSigContextV1 is a result signature of a worker from before v2,
+// which covers none of the worker's figures (legacyResult).
+const resultSigContextV1 = "brood fleet worker result v1\x00"
+
 // resultDigest is the SHA-256 of what a signature covers of r.
 func resultDigest(r *call.Result) string {
+	return resultDigestOf(r, true)
+}
+
+// resultDigestOf is resultDigest, with the worker's figures (v2) or
+// without them (v1).
+func resultDigestOf(r *call.Result, figures bool) string {
 	text := r.Text
 	if i := bytes.IndexByte([]byte(text), '\n'); i >= 0 {
 		text = durationAttrs.ReplaceAllString(text[:i], "") + text[i:]
 	} else {
 		text = durationAttrs.ReplaceAllString(text, "")
 	}
-	b, _ := json.Marshal(signedPart{TaskID: r.TaskID, Agent: r.Agent, Status: r.Status, Summary: r.Summary, Error: r.Error,
-		Output: compact(r.Output), Failures: r.Failures, Files: r.FilesChanged, Text: text, Code: compact(r.Code),
-		Usage: r.Usage, Attempts: r.Attempts, Worker: r.Worker})
+	a := signedAnswer{TaskID: r.TaskID, Agent: r.Agent, Status: r.Status, Summary: r.Summary, Error: r.Error,
+		Output: compact(r.Output), Failures: r.Failures, Files: r.FilesChanged, Text: text, Code: compact(r.Code)}
+	var b []byte
+	if figures {
+		b, _ = json.Marshal(signedPart{signedAnswer: a, Usage: r.Usage, Attempts: r.Attempts, Worker: r.Worker})
+	} else {
+		b, _ = json.Marshal(a)
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -122,8 +143,16 @@ func compact(raw json.RawMessage) json.RawMessage {
 }
 
 func resultClaimOf(ns, workflow, submitter string, r *call.Result, s *ResultSig) []byte {
+	return resultClaimVersion(ns, workflow, submitter, r, s, true)
+}
+
+// resultClaimVersion is what a v2 (figures) or v1 signature signs.
+func resultClaimVersion(ns, workflow, submitter string, r *call.Result, s *ResultSig, figures bool) []byte {
 	b, _ := json.Marshal(resultClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: r.TaskID,
-		Attempt: s.Attempt, Worker: s.Worker, Result: resultDigest(r)})
+		Attempt: s.Attempt, Worker: s.Worker, Result: resultDigestOf(r, figures)})
+	if !figures {
+		return append([]byte(resultSigContextV1), b...)
+	}
 	return append([]byte(resultSigContext), b...)
 }
 
@@ -205,11 +234,21 @@ func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 	if !rt.trust.trusts(s.Key) {
 		return fmt.Errorf("the result of task %s is signed by worker key %s (worker %q), which you do not trust: it was not taken; compare that key with the one your fleet's worker printed at its start (brood worker: worker key ...): whoever completed the call chose the key in this message; only if they are the same, trust it with: brood fleet trust-worker '%s'", r.TaskID, fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""))
 	}
+	signed := func(figures bool) bool {
+		return len(s.Key) == ed25519.PublicKeySize && ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimVersion(c.Namespace, c.Workflow, c.Submitter, r, s, figures), s.Sig)
+	}
+	v2 := signed(true)
+	v1 := !v2 && signed(false)
 	switch {
-	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimOf(c.Namespace, c.Workflow, c.Submitter, r, s), s.Sig):
+	case !v2 && !v1:
 		return fmt.Errorf("the result of task %s is not what worker key %s (worker %q) signed for this call: changed since, or another call's; it was not taken", r.TaskID, fp, printable(s.Worker))
 	case c.Run != "" && s.Run != c.Run:
 		return fmt.Errorf("the result of task %s was signed by worker key %s in another execution of %s (%s): it was not taken", r.TaskID, fp, c.Workflow, s.Run)
+	}
+	if v1 {
+		// A worker from before v2 (a result kept from then): its answer
+		// is signed, its figures are not, and are not shown.
+		r.Usage, r.Attempts, r.Worker = model.Usage{}, 0, ""
 	}
 	return nil
 }
