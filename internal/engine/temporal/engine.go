@@ -404,7 +404,8 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	}
 	// Nothing lands, and nothing is signed again, unless this key started
 	// the execution (review21 P1-2: a done execution too).
-	if err := e.signedByMe(ctx, id, out.Input); err != nil {
+	own, err := e.mySubmission(ctx, id, out.Input)
+	if err != nil {
 		return nil, nil, err
 	}
 	// What the execution's writers did, when its submitter was not there
@@ -426,7 +427,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	in := out.Input
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
-	in.Stopped = readFroms(in.Stopped, read)
+	in.Stopped = readFroms(in.Stopped, read, pinsOf(own))
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))

@@ -16,22 +16,29 @@ import (
 // key signed, however old, is not resumed under id's name (review17 X1b).
 // Without a key nothing is signed, and nothing is checked.
 func (e *Engine) signedByMe(ctx context.Context, id string, in RunInput) error {
+	_, err := e.mySubmission(ctx, id, in)
+	return err
+}
+
+// mySubmission is signedByMe, with the submission it checked (nil
+// without a key).
+func (e *Engine) mySubmission(ctx context.Context, id string, in RunInput) (*Submission, error) {
 	s := e.cfg.Signer
 	if s == nil {
-		return nil
+		return nil, nil
 	}
 	notOurs := func(why string) error {
 		return fmt.Errorf("run %s's latest execution on Temporal is not one this key started (%s): not resumed; check who can start workflows in the namespace, and run the plan again", in.RunID, why)
 	}
 	if in.RunID != id {
-		return notOurs(fmt.Sprintf("it says it is run %q", in.RunID))
+		return nil, notOurs(fmt.Sprintf("it says it is run %q", in.RunID))
 	}
 	if in.Signed == nil {
-		return notOurs("it carries no signed submission")
+		return nil, notOurs("it carries no signed submission")
 	}
 	mine := NewTrust()
 	if err := mine.Add(s.Public(), "this submitter's key"); err != nil {
-		return notOurs(err.Error())
+		return nil, notOurs(err.Error())
 	}
 	store := e.cfg.Store
 	if store == nil && e.cfg.Code != nil && e.cfg.Code.Blobs != nil {
@@ -39,17 +46,17 @@ func (e *Engine) signedByMe(ctx context.Context, id string, in RunInput) error {
 	}
 	sub, err := mine.verify(ctx, store, in.Signed)
 	if err != nil {
-		return notOurs(err.Error())
+		return nil, notOurs(err.Error())
 	}
 	switch {
 	case sub.Kind != "plan" || sub.Workflow != in.RunID:
-		return notOurs(fmt.Sprintf("its submission is a %s of %q", sub.Kind, sub.Workflow))
+		return nil, notOurs(fmt.Sprintf("its submission is a %s of %q", sub.Kind, sub.Workflow))
 	case !sameJSON(sub.Plan, in.Plan) || !sameJSON(sub.Inputs, in.Inputs):
-		return notOurs("its plan or inputs are not the signed ones")
+		return nil, notOurs("its plan or inputs are not the signed ones")
 	case !sameJSON(sub.Limits, in.Limits):
-		return notOurs("its limits are not the signed ones")
+		return nil, notOurs("its limits are not the signed ones")
 	case !sameJSON(sub.Code, in.Code):
-		return notOurs("its snapshot is not the signed one")
+		return nil, notOurs("its snapshot is not the signed one")
 	}
-	return nil
+	return sub, nil
 }
