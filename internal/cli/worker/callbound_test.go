@@ -20,9 +20,11 @@ import (
 // boundedCalls is a stand-in's workflow: it schedules the agent activity
 // on the fleet's queue once per input, one after the other, and says how
 // each ended.
-func boundedCalls(ctx workflow.Context, queue string, ins []temporal.CallInput) ([]string, error) {
+// With sameID, every one is scheduled under that activity id (Temporal
+// keeps an id unique only among pending activities).
+func boundedCalls(ctx workflow.Context, queue, sameID string, ins []temporal.CallInput) ([]string, error) {
 	ao := workflow.ActivityOptions{TaskQueue: queue, StartToCloseTimeout: time.Minute, HeartbeatTimeout: 10 * time.Second,
-		RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}}
+		RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}, ActivityID: sameID}
 	var got []string
 	for _, in := range ins {
 		var out temporal.CallOutput
@@ -74,7 +76,7 @@ func TestRunStartsNoCallPastItsBound(t *testing.T) {
 			{Spec: spec, Signed: in.Signed},
 		}
 	}
-	plan := func(t *testing.T) (string, []temporal.CallInput) {
+	plan := func(t *testing.T, seqs ...int) (string, []temporal.CallInput) {
 		run := dispatch.NewID()
 		p := &wf.Plan{Name: "one", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "answer yes"}}}}}
 		signed, err := f.key.Sign(temporal.Submission{Kind: "plan", Workflow: run, Queue: f.queue, Plan: p,
@@ -82,25 +84,37 @@ func TestRunStartsNoCallPastItsBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := func(seq int) temporal.CallInput {
+		in := func(task, seq int) temporal.CallInput {
 			return temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "answer yes", Parent: "workflow " + run,
-				Description: "one: answer yes", TaskID: temporal.PlanTaskID(run, time.Now(), uint32(seq))}, Signed: signed, Seq: seq}
+				Description: "one: answer yes", TaskID: temporal.PlanTaskID(run, time.Now(), uint32(task))}, Signed: signed, Seq: seq}
 		}
-		last := in(1)
-		last.Seq = 0
-		return run, []temporal.CallInput{in(1), in(2), in(1), last}
+		var ins []temporal.CallInput
+		for i, seq := range seqs {
+			ins = append(ins, in(i, seq))
+		}
+		return run, ins
 	}
+	const (
+		past    = "call number 2 is past the 1 calls its submitter signed for the run"
+		claimed = "call number 1 was claimed by another activity already"
+		none    = "names no number within its run"
+	)
 	for _, tc := range []struct {
-		name  string
-		calls func(*testing.T) (string, []temporal.CallInput)
+		name   string
+		calls  func(*testing.T) (string, []temporal.CallInput)
+		sameID string
+		want   []string
 	}{
-		{"a single call", single},
-		{"a plan of one call", plan},
+		{"a single call", single, "", []string{"ran: done", past, claimed, none}},
+		{"a plan of one call", func(t *testing.T) (string, []temporal.CallInput) { return plan(t, 1, 2, 1, 0) }, "", []string{"ran: done", past, claimed, none}},
+		// Other tasks under number 1 and the first call's activity id,
+		// once it completed (review23 P1-1).
+		{"a plan's calls under one reused activity id", func(t *testing.T) (string, []temporal.CallInput) { return plan(t, 1, 1, 1) }, "same", []string{"ran: done", claimed, claimed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := ran()
 			wid, ins := tc.calls(t)
-			r, err := f.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: standIn}, "bounded-calls", f.queue, ins)
+			r, err := f.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: standIn}, "bounded-calls", f.queue, tc.sameID, ins)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +122,10 @@ func TestRunStartsNoCallPastItsBound(t *testing.T) {
 			if err := r.Get(ctx, &got); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"ran: done", "call number 2 is past the 1 calls its submitter signed for the run", "call number 1 was claimed by another activity already", "names no number within its run"}
+			want := tc.want
+			if len(got) != len(want) {
+				t.Fatalf("calls: %q; want %d", got, len(want))
+			}
 			for i, g := range got {
 				if i == 0 && g != want[0] || i > 0 && (!strings.HasPrefix(g, "refused: ") || !strings.Contains(g, want[i]) || !strings.Contains(g, "run "+wid)) {
 					t.Errorf("call %d: %s\nwant %q (naming run %s)", i+1, g, want[i], wid)

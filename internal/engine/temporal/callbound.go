@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -95,14 +96,31 @@ func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID
 	if err != nil {
 		return err
 	}
+	if sub.MaxCalls <= 0 {
+		// A submitter from before bounded runs signed none: its run's
+		// workflow numbers no call either (calls scheduled before the
+		// upgrade go on as they were).
+		return nil
+	}
 	bound := sub.callBound()
 	switch {
 	case in.Seq < 1:
-		return refusedf("run %s: the call names no number within its run (the workflow numbers every call it starts): a brood from before bounded runs, or not brood's workflow; upgrade the submitter and run it again", sub.Workflow)
+		return refusedf("run %s: the call names no number within its run, and its submission signs a bound of %d calls: scheduled by a brood workflow from before bounded runs, or not brood's workflow: upgrade every worker, then brood workflow resume %s", sub.Workflow, bound, sub.Workflow)
 	case in.Seq > bound:
 		return refusedf("run %s: call number %d is past the %d calls its submitter signed for the run: refused, nothing run (%s)", sub.Workflow, in.Seq, bound, sub.boundHint())
 	}
-	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID)
+	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in))
+}
+
+// callDigest names the call an activity runs: the SHA-256 of its whole
+// input, the same on every retry of the activity. Temporal keeps an
+// activity id unique only among pending activities, so the claim of a
+// number names the call as well as its activity id: another call
+// scheduled later under the same id is refused.
+func callDigest(in CallInput) string {
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // seqClaim makes the activity (mine: its execution and activity id) the

@@ -1,7 +1,10 @@
 package temporal
 
 import (
+	"context"
+	"crypto/ed25519"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +56,35 @@ func TestPlanCallBound(t *testing.T) {
 	var sub Submission
 	if err := json.Unmarshal(s.Payload, &sub); err != nil || sub.MaxCalls != 1 {
 		t.Errorf("a single call's signed bound: %d (%v), want 1", sub.MaxCalls, err)
+	}
+}
+
+// TestUnboundedSubmissionNeedsNoNumber (review23 P2-4): a call of a
+// submission from before bounded runs (it signs no max_calls) is admitted
+// with no number, as its workflow scheduled it before the upgrade; a
+// submission that signs a bound needs one, and the refusal says to
+// upgrade every worker and resume the run.
+func TestUnboundedSubmissionNeedsNoNumber(t *testing.T) {
+	user := seeded(4)
+	trust := NewTrust()
+	if err := trust.Add(user.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	old, err := json.Marshal(Submission{Version: 1, Kind: "call", Workflow: "brood-call-T", Queue: "q", At: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := &Signed{Payload: old, Key: user.key.Public().(ed25519.PublicKey), Sig: ed25519.Sign(user.key, append([]byte(signContext), old...))}
+	bounded, err := user.Sign(Submission{Kind: "call", Workflow: "brood-call-T", Queue: "q", At: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Activities{Trust: trust, Store: &DirStore{Dir: t.TempDir()}}
+	if err := a.admitSeq(context.Background(), CallInput{Signed: legacy}, "E1", "1"); err != nil {
+		t.Errorf("a call of a submission from before bounds: %v; want admitted", err)
+	}
+	err = a.admitSeq(context.Background(), CallInput{Signed: bounded}, "E1", "1")
+	if err == nil || !strings.Contains(err.Error(), "upgrade every worker, then brood workflow resume brood-call-T") {
+		t.Errorf("an unnumbered call of a bounded submission: %v; want refused, saying to upgrade and resume", err)
 	}
 }
