@@ -82,7 +82,15 @@ func TestSignedResultFiguresAreTheWorkers(t *testing.T) {
 				if r.Status != dispatch.StatusFailed || !strings.Contains(r.Error, tc.want) || r.Usage != (model.Usage{}) || r.Attempts != 0 || r.Worker != "" || r.Patch != "" {
 					t.Errorf("an altered signed result: %s, error %q, usage %+v, attempts %d, worker %q, patch %q; want failed saying %q, none of its figures", r.Status, r.Error, r.Usage, r.Attempts, r.Worker, r.Patch, tc.want)
 				}
+				// brood tasks show names no worker for a result it did not
+				// take: the poller named itself (review23 P3-3).
+				if d, err := eng.Task(ctx, r.TaskID); err != nil || d.Worker != "" {
+					t.Errorf("tasks show of a refused result: worker %q (%v); want none", d.Worker, err)
+				}
 				return
+			}
+			if d, err := eng.Task(ctx, r.TaskID); err != nil || d.Worker != "honest:1" {
+				t.Errorf("tasks show of a signed result: worker %q (%v); want the signed honest:1", d.Worker, err)
 			}
 			if r.Status != dispatch.StatusDone || r.Usage != (model.Usage{Input: 10, Output: 5}) || r.Attempts != 1 || r.Worker != "honest:1" {
 				t.Errorf("a signed result: %s (%s), usage %+v, attempts %d, worker %q; want done with the signed figures, worker honest:1", r.Status, r.Error, r.Usage, r.Attempts, r.Worker)

@@ -127,11 +127,17 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			if e.callKept(ctx, id, x.GetExecution().GetRunId()) && out.Status == wf.CallDone {
 				out.Status = wf.CallNotApplied // as its submitter said: its change did not land
 			}
-			if taken && r.Worker != "" {
+			switch {
+			case taken && r.Worker != "":
 				// The worker whose child ran it, as signed: a later
 				// attempt that returned its stored result (that worker
 				// died) ran nothing.
 				out.Worker = r.Worker
+			case !taken:
+				// Whoever completed it named itself as it liked.
+				out.Worker = ""
+			case out.Worker != "":
+				out.Worker = "polled by " + printable(out.Worker) + " (its own word: the ending is unsigned)"
 			}
 		}
 	}
