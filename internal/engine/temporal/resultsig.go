@@ -207,7 +207,10 @@ type resultCall struct {
 }
 
 // check is nil when out's result was signed for call by a worker key rt
-// trusts (nil rt: not checked); else the one-line refusal.
+// trusts (nil rt: not checked); else the one-line refusal. What it
+// accepts (resultDigest, the contexts, the execution rule) is part of a
+// plan workflow's determinism where the workflow runs it: a change needs
+// its own version branch (workflow.GetVersion) and a replay test.
 func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 	if rt == nil {
 		return nil
