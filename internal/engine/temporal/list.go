@@ -65,7 +65,8 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		var out RunOutput
 		if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err == nil && out.Result != nil {
 			e.takeRun(id, &out) // only what trusted workers signed (callsig.go)
-			e.takeTimes(ctx, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), &out) // the execution the records were read from
+			// The split of the execution the records were read from.
+			e.takeTimes(ctx, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), &out)
 			info.Result = out.Result
 			if kept := e.keptRun(id); kept != nil {
 				info.Result = kept
