@@ -258,6 +258,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	// key it trusts signed it for this execution (review21 P1-2).
 	e.settleOwn(ctx, in, out, run.GetRunID(), false)
 	e.takeRun(ctx, runFrom{id: in.RunID, exec: run.GetRunID(), carried: in.Carried, plan: in.Plan, inputs: in.Inputs}, &out)
+	e.takeTimes(ctx, in.RunID, run.GetRunID(), &out)
 	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
@@ -396,6 +397,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		}
 		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub), false)
 		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, nil), &out)
+		e.takeTimes(ctx, id, exec, &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
@@ -418,10 +420,12 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
 		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(read, sub), true)
 		e.takeRun(ctx, from, &out)
+		e.takeTimes(ctx, id, read, &out)
 		return out.Result, out.Journal, nil
 	}
 	landed, err := e.landEarlierRun(ctx, out, sub, read)
 	e.takeRun(ctx, from, &out)
+	e.takeTimes(ctx, id, read, &out)
 	if err != nil {
 		return out.Result, out.Journal, nil
 	}
@@ -429,7 +433,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	in.Results, in.Carried = e.carry(from, out.Input.Results, out.Journal) // each bound to the execution it was checked in
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
-	in.Stopped = readFroms(in.Stopped, read)
+	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 )
@@ -14,4 +15,11 @@ func SignResultAs(ctx context.Context, seed byte, in CallInput, out *CallOutput)
 // SeededPublic is the public key SignResultAs signs with for seed.
 func SeededPublic(seed byte) []byte {
 	return []byte(seeded(seed).key.Public().(ed25519.PublicKey))
+}
+
+// SignResultAsFleetWorker signs out as the test workers' shared key (seed)
+// does for the call of activity ctx: a stand-in with a genuine signature.
+func SignResultAsFleetWorker(ctx context.Context, seed byte, in CallInput, worker string, out *CallOutput) {
+	k := NewWorkerKeys(&Signer{key: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))}, nil)
+	k.signResult(callInfo(ctx, in), worker, out)
 }

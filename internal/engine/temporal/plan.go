@@ -168,6 +168,8 @@ type activityRunner struct {
 	// gate checks each call's result before the run uses it (wfcheck.go;
 	// nil: not checked, a single call's or a run from before it).
 	gate *resultGate
+	// seq counts the calls this execution scheduled (CallInput.Seq).
+	seq int
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {
@@ -225,7 +227,8 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		},
 	}
 	var out CallOutput
-	in := CallInput{Spec: spec, Signed: r.in.Signed}
+	r.seq++
+	in := CallInput{Spec: spec, Signed: r.in.Signed, Seq: r.seq}
 	if hb, ok := r.in.Stopped[cmp.Or(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}

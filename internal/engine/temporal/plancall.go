@@ -101,6 +101,7 @@ func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.R
 		}
 		sub, err := e.ownSubmission(ctx, run, ro.Input)
 		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub, err), &ro) // only what trusted workers signed (callsig.go)
+		e.takeTimes(ctx, run, exec, &ro)
 		res = ro.Result
 	}
 	for _, ph := range res.Phases {

@@ -90,6 +90,9 @@ type Submission struct {
 	Tip *codesnap.Snapshot `json:"tip,omitempty"`
 	// At is when it was signed.
 	At time.Time `json:"at"`
+	// MaxCalls is the most calls its run may start (callbound.go): a
+	// worker refuses a call numbered past it. Sign sets it when zero.
+	MaxCalls int `json:"max_calls,omitempty"`
 }
 
 // Signed is a submission as it travels in a workflow's and each
@@ -125,6 +128,9 @@ func (s *Signer) Sign(sub Submission) (*Signed, error) {
 		return nil, nil
 	}
 	sub.Version = 1
+	if sub.MaxCalls <= 0 {
+		sub.MaxCalls = sub.callBound()
+	}
 	data, err := json.Marshal(sub)
 	if err != nil {
 		return nil, fmt.Errorf("sign the submission: %w", err)

@@ -77,11 +77,11 @@ func (rt *ResultTrust) checkTip(ns, workflow, run, submitter string, tip *codesn
 		return nil
 	}
 	if s == nil || len(s.Key) == 0 {
-		return fmt.Errorf("the run's tree (tree %s) is signed by no brood worker: something else completed the run on Temporal (anyone who reaches its frontend can); it was not landed", tip.Tree)
+		return fmt.Errorf("the run's tree (tree %s) is signed by no brood worker: something else completed the run on Temporal (anyone who reaches its frontend can), or a brood worker from before signed trees did (a brood worker older than this one signs nothing: upgrade it); it was not landed", tip.Tree)
 	}
 	fp := Fingerprint(s.Key)
 	if !rt.trust.trusts(s.Key) {
-		return fmt.Errorf("the run's tree is signed by worker key %s (worker %q), which you do not trust: it was not landed; if that is your fleet's worker (it prints its key when it starts), trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""), workflow)
+		return fmt.Errorf("the run's tree is signed by worker key %s (worker %q), which you do not trust: it was not landed; compare that key with the one your fleet's worker printed at its start (brood worker: worker key ...): whoever completed the run chose the key in this message; only if they are the same, trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""), workflow)
 	}
 	switch {
 	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), tipClaimOf(ns, workflow, submitter, tip, s), s.Sig):

@@ -173,6 +173,10 @@ type CallInput struct {
 	// Signed is the submission the call belongs to, as its submitter
 	// signed it (nil: unsigned).
 	Signed *Signed `json:"signed,omitempty"`
+	// Seq numbers the call within its run's execution, from 1 in the
+	// order the workflow schedules them: a worker runs no number past the
+	// submission's MaxCalls, and each number once (callbound.go).
+	Seq int `json:"seq,omitempty"`
 }
 
 // CallOutput is what a call's activity (and a single call's workflow)
