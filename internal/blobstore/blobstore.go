@@ -69,12 +69,17 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrCorrupt: the object does not match its Ref (size or hash).
 	ErrCorrupt = errors.New("does not match its reference")
+	// ErrExists: Create found an object under the key already.
+	ErrExists = errors.New("already exists")
 )
 
 // backend is one storage mechanism. put is atomic: the object under key is
 // either the old one or all of r.
 type backend interface {
 	put(ctx context.Context, key string, r io.Reader) error
+	// create is put only when no object is under key (ErrExists else),
+	// atomically: of two creates of one key, one fails.
+	create(ctx context.Context, key string, data []byte) error
 	get(ctx context.Context, key string) (io.ReadCloser, error)
 	size(ctx context.Context, key string) (int64, error)
 	remove(ctx context.Context, key string) error
@@ -131,6 +136,23 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) (Ref, error) {
 		return Ref{}, s.wrap("put", key, err)
 	}
 	return Ref{Key: key, Size: cr.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// Create stores data under key only when no object is there: a record
+// made once (a claim), never replaced. Of two Creates of one key, one
+// fails with ErrExists, whichever the host.
+func (s *Store) Create(ctx context.Context, key string, data []byte) (Ref, error) {
+	if err := CheckKey(key); err != nil {
+		return Ref{}, err
+	}
+	if err := s.b.create(ctx, key, data); err != nil {
+		if errors.Is(err, ErrExists) {
+			return Ref{}, fmt.Errorf("create %s: %w", key, ErrExists)
+		}
+		return Ref{}, s.wrap("create", key, err)
+	}
+	sum := sha256.Sum256(data)
+	return Ref{Key: key, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, nil
 }
 
 // PutBytes stores data under its content address.

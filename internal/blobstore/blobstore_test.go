@@ -355,3 +355,44 @@ func (f *failAfter) Read(p []byte) (int, error) {
 }
 
 var _ io.Reader = (*failAfter)(nil)
+
+// TestCreateOnlyOnce: of many hosts creating one key at once, exactly one
+// does; the others are told it exists, and the record is the winner's.
+func TestCreateOnlyOnce(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		t.Run(fx.name, func(t *testing.T) {
+			ctx := t.Context()
+			const hosts = 8
+			refs := make([]blobstore.Ref, hosts)
+			errs := make([]error, hosts)
+			var wg sync.WaitGroup
+			for h := range hosts {
+				s := open(t, fx.url)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					refs[h], errs[h] = s.Create(ctx, "claims/run/1", fmt.Appendf(nil, "host %d", h))
+				}()
+			}
+			wg.Wait()
+			won := -1
+			for h := range hosts {
+				switch {
+				case errs[h] == nil && won >= 0:
+					t.Fatalf("hosts %d and %d both created the record", won, h)
+				case errs[h] == nil:
+					won = h
+				case !errors.Is(errs[h], blobstore.ErrExists):
+					t.Fatalf("host %d: %v; want ErrExists", h, errs[h])
+				}
+			}
+			if won < 0 {
+				t.Fatal("no host created the record")
+			}
+			b, err := open(t, fx.url).ReadAll(ctx, refs[won])
+			if err != nil || string(b) != fmt.Sprintf("host %d", won) {
+				t.Fatalf("the record: %q, %v; want the winner's", b, err)
+			}
+		})
+	}
+}

@@ -62,6 +62,16 @@ func (k *bucketBackend) put(ctx context.Context, key string, r io.Reader) error 
 	return k.err(w.Close())
 }
 
+// create is a conditional write (If-None-Match: *): the server refuses
+// it when an object is under key.
+func (k *bucketBackend) create(ctx context.Context, key string, data []byte) error {
+	err := k.b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/octet-stream", DisableContentTypeDetection: true, IfNotExist: true})
+	if err != nil && gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		return ErrExists
+	}
+	return k.err(err)
+}
+
 func (k *bucketBackend) get(ctx context.Context, key string) (io.ReadCloser, error) {
 	r, err := k.b.NewReader(ctx, key, nil)
 	if err != nil {

@@ -89,6 +89,44 @@ func (f *fileBackend) put(ctx context.Context, key string, r io.Reader) error {
 	return nil
 }
 
+// create writes data to a file of its own in .tmp and links it to the
+// object's path: link fails when a file is there, on every host of a
+// shared filesystem (NFS too), so of two creates one wins.
+func (f *fileBackend) create(ctx context.Context, key string, data []byte) error {
+	var rnd [12]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(f.root, ".tmp", hex.EncodeToString(rnd[:]))
+	defer os.Remove(tmp)
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(data)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	dst := f.path(key)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(dst), 0o750)
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmp, dst); errors.Is(err, fs.ErrExist) {
+		return ErrExists
+	} else if err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(dst)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
 func (f *fileBackend) get(ctx context.Context, key string) (io.ReadCloser, error) {
 	fh, err := os.Open(f.path(key))
 	if errors.Is(err, fs.ErrNotExist) {

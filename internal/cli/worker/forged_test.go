@@ -38,6 +38,9 @@ agents:
 func forgedCall(ctx workflow.Context, queue string, in temporal.CallInput) (string, error) {
 	ao := workflow.ActivityOptions{TaskQueue: queue, StartToCloseTimeout: time.Minute, HeartbeatTimeout: 10 * time.Second,
 		RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}}
+	if in.Seq == 0 {
+		in.Seq = 1 // the run's first call, as brood's own workflow numbers it
+	}
 	var out temporal.CallOutput
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), temporal.CallActivityName, in).Get(ctx, &out); err != nil {
 		return "refused: " + err.Error(), nil

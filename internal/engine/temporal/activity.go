@@ -71,13 +71,13 @@ type Activities struct {
 
 // Call is the agent-call activity. Every result it returns is signed
 // with the worker's key for this call (resultsig.go): the submitter takes
-// no other.
+// no other; so is the failed result a failure carries (signFailure).
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
 	out, err := a.call(ctx, in)
 	if err == nil && out != nil {
 		a.Keys.signResult(callInfo(ctx, in), a.Worker, out)
 	}
-	return out, err
+	return out, a.signFailure(ctx, in, err)
 }
 
 func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, err error) {
@@ -88,6 +88,9 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 		return nil, a.refuse(ctx, err)
 	}
 	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
+		return nil, claimError(err)
+	}
+	if err := a.admitSeq(ctx, in, activity.GetInfo(ctx).WorkflowExecution.RunID, activity.GetInfo(ctx).ActivityID); err != nil {
 		return nil, claimError(err)
 	}
 	lp.mark("admit and claim")

@@ -1,14 +1,17 @@
 package temporal
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -37,44 +40,107 @@ func (r *activityRunner) signed(out *CallOutput) {
 	r.in.Results[out.TaskID] = SignedResult{Result: out.Result, Sig: out.Sig}
 }
 
+// runFrom names where a run's results must have been signed: run id, in
+// its execution exec ("": any of its executions), each result a resume
+// carried in the execution carried names for its task (signed by this
+// submitter into the execution's submission).
+type runFrom struct {
+	id, exec string
+	carried  map[string]string
+	// plan and inputs are the run's as this submitter signed them: its
+	// outputs are made again from the records taken (ownOutputs).
+	plan   *wf.Plan
+	inputs map[string]any
+}
+
+// execOf is the execution task's result must have been signed in.
+func (f runFrom) execOf(task string) string {
+	if r, ok := f.carried[task]; ok {
+		return r
+	}
+	return f.exec
+}
+
 // takeRecords fails every call record of res that no signed result of
-// signed backs (Engine.recordRefusal); nil Workers: none is checked.
-func (e *Engine) takeRecords(runID string, res *wf.Result, signed map[string]SignedResult) {
+// signed backs (Engine.recordRefusal), and shows of a taken one only what
+// its signed result says (ownFigures, ownReason); nil Workers: none is
+// checked.
+func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]SignedResult) {
 	if e.cfg.Workers == nil || res == nil {
 		return
 	}
 	why := map[string]string{}
-	for _, ph := range res.Phases {
-		for _, c := range ph.Calls {
-			if msg := e.recordRefusal(runID, c, signed); msg != "" {
+	for i := range res.Phases {
+		for k := range res.Phases[i].Calls {
+			c := &res.Phases[i].Calls[k]
+			msg, taken := e.recordRefusal(from, *c, signed)
+			ownFigures(c, taken)
+			if msg != "" {
 				why[c.Key] = msg
+			} else {
+				c.Error = ownReason(*c, signed)
 			}
 		}
 	}
 	res.Refused(why)
 }
 
-// recordRefusal is why c is not taken ("": it is): a record with an
-// output or a status that yields one needs a result a trusted worker key
-// signed for the call in this run (any of its executions), and must say
-// what that result says; an ending with nothing to act on (failed,
-// skipped, cancelled) needs none.
-func (e *Engine) recordRefusal(runID string, c wf.CallRecord, signed map[string]SignedResult) string {
+// ownFigures sets c's usage, attempts and worker to what its signed
+// result says (taken: the result as checked; nil: none backs it, so none
+// is shown: whoever completes the run writes a record's figures).
+func ownFigures(c *wf.CallRecord, taken *CallOutput) {
+	c.Usage, c.Attempts, c.Worker = model.Usage{}, 0, ""
+	if taken == nil || taken.Sig == nil {
+		return
+	}
+	c.Usage, c.Attempts, c.Worker = taken.Usage, taken.Attempts, printable(taken.Sig.Worker)
+}
+
+// ownReason is the reason the submitter shows for a taken record c: an
+// ending no signed result backs shows only brood's own words; one whose
+// signed result is a failure shows that failure's reason unless the
+// record's says it (the executor words it in, as it words a local one).
+func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
+	if c.Output != nil || yields(c.Status) {
+		return c.Error
+	}
+	s, ok := signed[c.TaskID]
+	if !ok || c.TaskID == "" {
+		who := "task " + c.TaskID
+		if c.TaskID == "" {
+			who = "call " + c.Key
+		}
+		return unsignedEnding(who, c.Status, c.Error)
+	}
+	if why := strings.TrimSuffix(s.Result.Error, "."); ending(s.Result.Status) && why != "" && !strings.Contains(c.Error, why) {
+		return s.Result.Error
+	}
+	return c.Error
+}
+
+// recordRefusal is why c is not taken ("": it is), and the signed result
+// that backs it as checked (nil: none does): a record with an output or
+// a status that yields one needs a result a trusted worker key signed for
+// the call in the execution from names for it, and must say what that
+// result says; an ending with nothing to act on (failed, skipped,
+// cancelled) needs none.
+func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]SignedResult) (string, *CallOutput) {
 	s, ok := signed[c.TaskID]
 	if !ok || c.TaskID == "" {
 		if c.Output == nil && !yields(c.Status) {
-			return ""
+			return "", nil
 		}
 		s = SignedResult{Result: call.Result{TaskID: c.TaskID, Status: dispatch.StatusDone}}
 	}
 	out := &CallOutput{Result: s.Result, Sig: s.Sig}
-	if err := e.cfg.Workers.check(resultCall{Namespace: e.cfg.Namespace, Workflow: runID, Submitter: e.fingerprint(), Task: c.TaskID}, out); err != nil {
-		return err.Error()
+	rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(c.TaskID), Submitter: e.fingerprint(), Task: c.TaskID}
+	if err := e.cfg.Workers.check(rc, out); err != nil {
+		return err.Error(), nil
 	}
-	if c.Output != nil && !sameOutput(c.Output, &s.Result) || yields(c.Status) && !s.Result.OK() {
-		return "the run's record of task " + c.TaskID + " does not say what its worker signed (status " + s.Result.Status + "): something else completed the run on Temporal; it was not taken"
+	if c.Output != nil && !sameOutput(c.Output, &out.Result) || yields(c.Status) && !out.Result.OK() {
+		return "the run's record of task " + c.TaskID + " does not say what its worker signed (status " + out.Result.Status + "): something else completed the run on Temporal; it was not taken", nil
 	}
-	return ""
+	return "", out
 }
 
 // yields: a record status that comes with an output (recordOf: done).
@@ -101,18 +167,22 @@ func sameOutput(v any, r *call.Result) bool {
 // takeJournal is lines with every call record no signed result backs
 // failed with brood's reason (recordRefusal): what result.json's journal
 // keeps, and what a resume continues from.
-func (e *Engine) takeJournal(runID string, lines []wf.JournalLine, signed map[string]SignedResult) []wf.JournalLine {
+func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed map[string]SignedResult) []wf.JournalLine {
 	if e.cfg.Workers == nil {
 		return lines
 	}
 	out := make([]wf.JournalLine, len(lines))
 	for i, l := range lines {
 		if l.Rec != nil {
-			if msg := e.recordRefusal(runID, *l.Rec, signed); msg != "" {
-				rec := *l.Rec
+			rec := *l.Rec
+			msg, taken := e.recordRefusal(from, rec, signed)
+			ownFigures(&rec, taken)
+			if msg != "" {
 				rec.Status, rec.Output, rec.Error = "failed", nil, msg
-				l.Rec = &rec
+			} else {
+				rec.Error = ownReason(rec, signed)
 			}
+			l.Rec = &rec
 		}
 		out[i] = l
 	}
@@ -120,15 +190,47 @@ func (e *Engine) takeJournal(runID string, lines []wf.JournalLine, signed map[st
 }
 
 // takeRun is an execution's output as this submitter takes it: its
-// records and journal checked against the results its workers signed,
-// kept under the run this submitter started or resumed (runID), never
-// under the one the output names (review21 P1-2).
-func (e *Engine) takeRun(runID string, out *RunOutput) {
+// records and journal checked against the results its workers signed in
+// the executions from names, its outputs made again from those records
+// (ownOutputs), kept under the run this submitter started
+// or resumed (from.id), never under the one the output names (review21
+// P1-2).
+func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 	if out.Result != nil {
-		out.Result.RunID = runID
+		out.Result.RunID = from.id
 	}
-	e.takeRecords(runID, out.Result, out.Input.Results)
-	out.Journal = e.takeJournal(runID, out.Journal, out.Input.Results)
+	e.takeRecords(from, out.Result, out.Input.Results)
+	out.Journal = e.takeJournal(from, out.Journal, out.Input.Results)
+	if e.cfg.Workers != nil {
+		ownOutputs(ctx, from.plan, from.inputs, out.Result)
+	}
+}
+
+// carry is what of results a resume hands the run's next execution: each
+// result a trusted worker signed in the execution from names for its task
+// whose call is finished in journal (a cancelled one runs again, and its
+// next result is signed in the next execution), and, by task, that
+// execution (RunInput.Carried, signed). nil Workers: all of them, as they
+// are.
+func (e *Engine) carry(from runFrom, results map[string]SignedResult, journal []wf.JournalLine) (map[string]SignedResult, map[string]string) {
+	if e.cfg.Workers == nil {
+		return results, nil
+	}
+	finished := map[string]bool{}
+	for _, l := range journal {
+		if l.Type == "done" && l.Rec != nil && l.Rec.TaskID != "" {
+			finished[l.Rec.TaskID] = l.Rec.Status != wf.CallCancelled
+		}
+	}
+	kept, carried := map[string]SignedResult{}, map[string]string{}
+	for task, s := range results {
+		rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}
+		if !finished[task] || s.Sig == nil || rc.Run == "" || e.cfg.Workers.check(rc, &CallOutput{Result: s.Result, Sig: s.Sig}) != nil {
+			continue
+		}
+		kept[task], carried[task] = s, rc.Run
+	}
+	return kept, carried
 }
 
 // signedChange is the change a chain step puts into the run's tree: the

@@ -228,8 +228,10 @@ func planAgents(p *wf.Plan) []string {
 
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
+	in.Workers, in.Namespace = e.cfg.Workers.workerSet(), e.cfg.Namespace // the workflow uses only what these signed (wfcheck.go)
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
-		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), At: time.Now().UTC()}); err != nil {
+		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), Workers: in.Workers, Carried: in.Carried, Tip: in.Tip,
+		At: time.Now().UTC()}); err != nil {
 		return nil, nil, err
 	}
 	opts := client.StartWorkflowOptions{
@@ -255,7 +257,8 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	// signed input's; only the tip is the run's, and only when a worker
 	// key it trusts signed it for this execution (review21 P1-2).
 	e.settleOwn(ctx, in, out, run.GetRunID(), false)
-	e.takeRun(in.RunID, &out)
+	e.takeRun(ctx, runFrom{id: in.RunID, exec: run.GetRunID(), carried: in.Carried, plan: in.Plan, inputs: in.Inputs}, &out)
+	e.takeTimes(ctx, in.RunID, run.GetRunID(), &out)
 	settledEvents(out.Result, events)
 	return out.Result, out.Journal, nil
 }
@@ -387,11 +390,14 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		if out.Result == nil {
 			return nil, nil, fmt.Errorf("workflow %s ended without a result", id)
 		}
-		if err := e.signedByMe(ctx, id, out.Input); err != nil {
+		exec := info.GetExecution().GetRunId()
+		sub, err := e.ownSubmission(ctx, id, out.Input)
+		if err != nil {
 			return nil, nil, err
 		}
-		e.settleOwn(ctx, ownPart(out.Input), out, "", false)
-		e.takeRun(id, &out)
+		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub), false)
+		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, nil), &out)
+		e.takeTimes(ctx, id, exec, &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
@@ -402,27 +408,32 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	}
 	// Nothing lands, and nothing is signed again, unless this key started
 	// the execution (review21 P1-2: a done execution too).
-	if err := e.signedByMe(ctx, id, out.Input); err != nil {
+	sub, err := e.ownSubmission(ctx, id, out.Input)
+	if err != nil {
 		return nil, nil, err
 	}
+	from := e.runFromOwn(id, read, out.Input, sub, nil)
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	if out.Result.Status == wf.RunDone {
 		// A tree that did not land before is tried again: the user may
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
-		e.settleOwn(ctx, ownPart(out.Input), out, "", true)
-		e.takeRun(id, &out)
+		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(read, sub), true)
+		e.takeRun(ctx, from, &out)
+		e.takeTimes(ctx, id, read, &out)
 		return out.Result, out.Journal, nil
 	}
-	landed, err := e.landEarlierRun(ctx, out)
-	e.takeRun(id, &out)
+	landed, err := e.landEarlierRun(ctx, out, sub, read)
+	e.takeRun(ctx, from, &out)
+	e.takeTimes(ctx, id, read, &out)
 	if err != nil {
 		return out.Result, out.Journal, nil
 	}
 	in := out.Input
+	in.Results, in.Carried = e.carry(from, out.Input.Results, out.Journal) // each bound to the execution it was checked in
 	in.Journal = out.Journal
 	in.Queue = e.cfg.Queue
-	in.Stopped = readFroms(in.Stopped, read)
+	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))

@@ -34,13 +34,16 @@ func fromPin(hb Heartbeat) string {
 }
 
 // readFroms keeps the continuations of stopped signed in execution read
-// (and those no worker signed, which a worker with keys refuses anyway).
-// One signed in another execution is dropped: its call starts over from
-// its signed brief instead.
-func readFroms(stopped map[string]Heartbeat, read string) map[string]Heartbeat {
+// (and those no worker signed, which a worker with keys refuses anyway),
+// and those signed in an earlier execution that the read one's own
+// submission pinned (pins: the resume that started it signed them, and
+// the call did not run in it): a call a cancel stopped twice continues,
+// never starts over. Any other signed in another execution is dropped:
+// its call starts over from its signed brief instead.
+func readFroms(stopped map[string]Heartbeat, read string, pins map[string]string) map[string]Heartbeat {
 	var kept map[string]Heartbeat
 	for id, hb := range stopped {
-		if carries(hb) && hb.Signed != nil && hb.Signed.Run != read {
+		if carries(hb) && hb.Signed != nil && hb.Signed.Run != read && (pins[id] == "" || pins[id] != fromPin(hb)) {
 			continue
 		}
 		if kept == nil {
@@ -76,4 +79,13 @@ func (sub *Submission) pinned(from *Heartbeat) error {
 		return unbound("the call's continuation of task %s is not the one its run's resume read and signed: a resumed call continues only from the execution its resume named", from.TaskID)
 	}
 	return nil
+}
+
+// pinsOf is the continuations a submission pinned (nil: none, or no
+// submission).
+func pinsOf(sub *Submission) map[string]string {
+	if sub == nil {
+		return nil
+	}
+	return sub.Froms
 }

@@ -38,10 +38,10 @@ func TestResumedPlanCallContinuesOnlyThePinnedExecution(t *testing.T) {
 	}
 	read, other := from("E1"), from("E0")
 	stopped := map[string]Heartbeat{id: read}
-	if kept := readFroms(map[string]Heartbeat{id: other}, "E1"); len(kept) != 0 {
+	if kept := readFroms(map[string]Heartbeat{id: other}, "E1", nil); len(kept) != 0 {
 		t.Errorf("the resume kept a From signed in another execution: %v", kept)
 	}
-	if kept := readFroms(stopped, "E1"); len(kept) != 1 {
+	if kept := readFroms(stopped, "E1", nil); len(kept) != 1 {
 		t.Errorf("the resume dropped the From of the execution it read")
 	}
 	plan := &wf.Plan{Name: "ro", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "review the code"}}}}}
@@ -68,6 +68,45 @@ func TestResumedPlanCallContinuesOnlyThePinnedExecution(t *testing.T) {
 				t.Errorf("refused: %v", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("admitted or refused for another reason: %v; want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestTwiceStoppedCallKeepsItsPinnedContinuation (issue 26, a call
+// stopped in an execution earlier than the resumed one started over): a
+// resume of an execution that never ran a stopped call keeps that call's
+// continuation signed in the earlier execution when the execution read
+// had it pinned by its own (this key's) submission; one it did not pin,
+// or pinned otherwise, is still dropped.
+func TestTwiceStoppedCallKeepsItsPinnedContinuation(t *testing.T) {
+	worker := seeded(8)
+	run := "pin-run"
+	id := PlanTaskID(run, time.Now(), 0)
+	info := CallInfo{Workflow: run, Queue: "q", Attempt: 1}
+	from := func(execution string, pos int64) Heartbeat {
+		hb := Heartbeat{TaskID: id, Transcript: Ref{Key: "sha256/ab/" + strings.Repeat("ab", 32), Size: 9, SHA256: strings.Repeat("ab", 32)}, Position: pos}
+		in := info
+		in.Run = execution
+		NewWorkerKeys(worker, nil).sign(in, &hb)
+		return hb
+	}
+	e1, e0 := from("E1", 9), from("E0", 4)
+	for _, tc := range []struct {
+		name string
+		hb   Heartbeat
+		pins map[string]string
+		kept bool
+	}{
+		{"pinned by the execution read", e1, FromPins(map[string]Heartbeat{id: e1}), true},
+		{"not pinned", e1, nil, false},
+		{"another one pinned", e0, FromPins(map[string]Heartbeat{id: e1}), false},
+		{"pinned for another task", e1, map[string]string{"other": fromPin(e1)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kept := readFroms(map[string]Heartbeat{id: tc.hb}, "E2", tc.pins)
+			if _, ok := kept[id]; ok != tc.kept {
+				t.Errorf("kept %v; want %v", ok, tc.kept)
 			}
 		})
 	}

@@ -63,8 +63,11 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		e.liveInfo(ctx, d, info, &queueWord{e: e})
 	default:
 		var out RunOutput
-		if err := e.cfg.Client.GetWorkflow(ctx, id, "").Get(ctx, &out); err == nil && out.Result != nil {
-			e.takeRun(id, &out) // only what trusted workers signed (callsig.go)
+		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		if err := e.cfg.Client.GetWorkflow(ctx, id, exec).Get(ctx, &out); err == nil && out.Result != nil {
+			sub, serr := e.ownSubmission(ctx, id, out.Input)
+			e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, serr), &out) // only what trusted workers signed (callsig.go)
+			e.takeTimes(ctx, id, exec, &out)                                   // the split of the execution the records were read from
 			info.Result = out.Result
 			if kept := e.keptRun(id); kept != nil {
 				info.Result = kept

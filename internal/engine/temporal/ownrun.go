@@ -16,22 +16,29 @@ import (
 // key signed, however old, is not resumed under id's name (review17 X1b).
 // Without a key nothing is signed, and nothing is checked.
 func (e *Engine) signedByMe(ctx context.Context, id string, in RunInput) error {
+	_, err := e.ownSubmission(ctx, id, in)
+	return err
+}
+
+// ownSubmission is the submission this key signed for the execution whose
+// input in is (signedByMe); nil, nil without a key.
+func (e *Engine) ownSubmission(ctx context.Context, id string, in RunInput) (*Submission, error) {
 	s := e.cfg.Signer
 	if s == nil {
-		return nil
+		return nil, nil
 	}
 	notOurs := func(why string) error {
 		return fmt.Errorf("run %s's latest execution on Temporal is not one this key started (%s): not resumed; check who can start workflows in the namespace, and run the plan again", in.RunID, why)
 	}
 	if in.RunID != id {
-		return notOurs(fmt.Sprintf("it says it is run %q", in.RunID))
+		return nil, notOurs(fmt.Sprintf("it says it is run %q", in.RunID))
 	}
 	if in.Signed == nil {
-		return notOurs("it carries no signed submission")
+		return nil, notOurs("it carries no signed submission")
 	}
 	mine := NewTrust()
 	if err := mine.Add(s.Public(), "this submitter's key"); err != nil {
-		return notOurs(err.Error())
+		return nil, notOurs(err.Error())
 	}
 	store := e.cfg.Store
 	if store == nil && e.cfg.Code != nil && e.cfg.Code.Blobs != nil {
@@ -39,17 +46,43 @@ func (e *Engine) signedByMe(ctx context.Context, id string, in RunInput) error {
 	}
 	sub, err := mine.verify(ctx, store, in.Signed)
 	if err != nil {
-		return notOurs(err.Error())
+		return nil, notOurs(err.Error())
 	}
 	switch {
 	case sub.Kind != "plan" || sub.Workflow != in.RunID:
-		return notOurs(fmt.Sprintf("its submission is a %s of %q", sub.Kind, sub.Workflow))
+		return nil, notOurs(fmt.Sprintf("its submission is a %s of %q", sub.Kind, sub.Workflow))
 	case !sameJSON(sub.Plan, in.Plan) || !sameJSON(sub.Inputs, in.Inputs):
-		return notOurs("its plan or inputs are not the signed ones")
+		return nil, notOurs("its plan or inputs are not the signed ones")
 	case !sameJSON(sub.Limits, in.Limits):
-		return notOurs("its limits are not the signed ones")
+		return nil, notOurs("its limits are not the signed ones")
 	case !sameJSON(sub.Code, in.Code):
-		return notOurs("its snapshot is not the signed one")
+		return nil, notOurs("its snapshot is not the signed one")
+	case !sameJSON(sub.Workers, in.Workers) || !sameJSON(sub.Carried, in.Carried):
+		return nil, notOurs("its worker keys or carried results are not the signed ones")
 	}
-	return nil
+	return sub, nil
+}
+
+// runFromOwn is where the results of run id's execution exec must have
+// been signed (runFrom), as the submission sub this key signed for it
+// says (ownSubmission); without a key (sub nil and no error), as its input
+// in says; a submission this key did not sign carries none.
+func (e *Engine) runFromOwn(id, exec string, in RunInput, sub *Submission, err error) runFrom {
+	switch {
+	case err != nil:
+		return runFrom{id: id, exec: exec, plan: in.Plan, inputs: in.Inputs}
+	case sub == nil:
+		return runFrom{id: id, exec: exec, carried: in.Carried, plan: in.Plan, inputs: in.Inputs}
+	}
+	return runFrom{id: id, exec: exec, carried: sub.Carried, plan: sub.Plan, inputs: sub.Inputs}
+}
+
+// tipRun is the execution a tip an execution left must have been signed
+// in (exec), when this key signed the tip it started from (sub); without a
+// key, any of the run's ("").
+func tipRun(exec string, sub *Submission) string {
+	if sub == nil {
+		return ""
+	}
+	return exec
 }

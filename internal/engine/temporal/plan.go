@@ -31,7 +31,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	if err := workflow.SetQueryHandler(w, ProgressQuery, prog.snapshot); err != nil {
 		return nil, err
 	}
-	runner := &activityRunner{in: &in, prog: prog}
+	runner := &activityRunner{in: &in, prog: prog, gate: newResultGate(w, &in)}
 	if in.Code != nil {
 		runner.chainLock = workflow.NewSemaphore(w, 1)
 	}
@@ -165,6 +165,11 @@ type activityRunner struct {
 	// prog is the run's progress (nil for a single call): it counts the
 	// writers in the chain, the lock's waiters too.
 	prog *progress
+	// gate checks each call's result before the run uses it (wfcheck.go;
+	// nil: not checked, a single call's or a run from before it).
+	gate *resultGate
+	// seq counts the calls this execution scheduled (CallInput.Seq).
+	seq int
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {
@@ -222,7 +227,8 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		},
 	}
 	var out CallOutput
-	in := CallInput{Spec: spec, Signed: r.in.Signed}
+	r.seq++
+	in := CallInput{Spec: spec, Signed: r.in.Signed, Seq: r.seq}
 	if hb, ok := r.in.Stopped[cmp.Or(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}
@@ -233,6 +239,9 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
+		if r.gate != nil {
+			r.gate.take(spec, &out) // before anything reads it
+		}
 		r.signed(&out)
 		splitTimes(&out.Result, began, out.Started, workflow.Now(w)) // before its chain step: its run ends with its activity
 		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
@@ -250,6 +259,11 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	var hb Heartbeat
 	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out.Result, &hb) == nil && hb.TaskID != "" {
 		r.stopped(hb, in.Code)
+		if r.gate != nil {
+			// The cancel's details are whoever ended the attempt's: none
+			// is kept (its figures neither: they would count).
+			out.Result = call.Result{TaskID: cmp.Or(spec.Resume, spec.TaskID), Agent: spec.Agent, Error: cancelled(w)}
+		}
 		out.Last = &hb
 		out.Status = dispatch.StatusCancelled
 		out.Error = cmp.Or(out.Error, "the run was cancelled during this call")
@@ -262,7 +276,17 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		// where a resume continues.
 		r.stopped(hb, in.Code)
 	}
-	res, err := failedCall(w, spec, err)
+	var res *call.Result
+	if r.gate != nil {
+		out, refused := r.gate.failed(w, spec, err)
+		r.signed(out)
+		if refused {
+			return nil, errors.New(out.Error)
+		}
+		res, err = &out.Result, nil
+	} else {
+		res, err = failedCall(w, spec, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func (e *Engine) planTask(ctx context.Context, q string) (*FleetTaskDetail, erro
 			}
 			add(&FleetTaskDetail{Workflow: run, FleetTask: FleetTask{ID: run, Kind: "plan", Status: info.Status,
 				Description: info.Plan + " (brood workflow show " + run + ")", Created: info.Created}, LastFailure: info.Reason})
-			for _, c := range e.planCalls(ctx, run, info, d) {
+			for _, c := range e.planCalls(ctx, run, x.GetExecution().GetRunId(), info, d) {
 				add(c)
 			}
 		}
@@ -71,8 +71,9 @@ func (e *Engine) planTask(ctx context.Context, q string) (*FleetTaskDetail, erro
 }
 
 // planCalls are a plan run's calls as tasks: a running run's in flight
-// (d: its description), an ended one's from its result.
-func (e *Engine) planCalls(ctx context.Context, run string, info *engine.RunInfo, d *workflowservice.DescribeWorkflowExecutionResponse) []*FleetTaskDetail {
+// (d: its description), an ended one's from its result (its execution
+// exec's).
+func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.RunInfo, d *workflowservice.DescribeWorkflowExecutionResponse) []*FleetTaskDetail {
 	var out []*FleetTaskDetail
 	if d != nil {
 		for _, a := range d.GetPendingActivities() {
@@ -95,10 +96,12 @@ func (e *Engine) planCalls(ctx context.Context, run string, info *engine.RunInfo
 	res := e.keptRun(run)
 	if res == nil {
 		var ro RunOutput
-		if err := e.cfg.Client.GetWorkflow(ctx, run, "").Get(ctx, &ro); err != nil || ro.Result == nil {
+		if err := e.cfg.Client.GetWorkflow(ctx, run, exec).Get(ctx, &ro); err != nil || ro.Result == nil {
 			return nil
 		}
-		e.takeRun(run, &ro) // only what trusted workers signed (callsig.go)
+		sub, err := e.ownSubmission(ctx, run, ro.Input)
+		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub, err), &ro) // only what trusted workers signed (callsig.go)
+		e.takeTimes(ctx, run, exec, &ro)
 		res = ro.Result
 	}
 	for _, ph := range res.Phases {

@@ -22,33 +22,47 @@ import (
 // workflow task spends to take one call's result and schedule the next,
 // for plans of k calls, 12 at a time. It should not grow with k: a
 // workflow task that wakes every call still waiting for a slot costs
-// O(k) each.
+// O(k) each. Each result is signed, as a brood worker signs it; checked:
+// the workflow checks it before it uses it (wfcheck.go); unchecked: no
+// worker keys in the run, as runs were before.
 //
 //	go test ./internal/engine/temporal -run XXX -bench PlanWorkflowTask
 func BenchmarkPlanWorkflowTask(b *testing.B) {
 	for _, k := range []int{30, 300, 1000} {
-		b.Run(fmt.Sprint("calls=", k), func(b *testing.B) {
-			p, in := eachPlan(b, k, 12)
-			var total time.Duration
-			for b.Loop() {
-				var s testsuite.WorkflowTestSuite
-				env := s.NewTestWorkflowEnvironment()
-				env.RegisterWorkflowWithOptions(brt.PlanWorkflow, workflow.RegisterOptions{Name: brt.PlanWorkflowName})
-				env.RegisterActivityWithOptions(func(_ context.Context, in brt.CallInput) (*call.Result, error) {
-					return &call.Result{TaskID: in.Spec.TaskID, Agent: in.Spec.Agent, Status: dispatch.StatusDone, Summary: "ok"}, nil
-				}, activity.RegisterOptions{Name: brt.CallActivityName})
-				start := time.Now()
-				env.ExecuteWorkflow(brt.PlanWorkflowName, brt.RunInput{RunID: dispatch.NewID(), Plan: p, Inputs: in, Queue: "q",
-					Limits: map[string]brt.CallLimits{"": {Attempts: 1}}})
-				total += time.Since(start)
-				var out brt.RunOutput
-				if err := env.GetWorkflowResult(&out); err != nil || out.Result.Status != wf.RunDone || out.Result.Agents != k {
-					b.Fatalf("run: %v %+v", err, out.Result)
-				}
-			}
-			b.ReportMetric(float64(total.Microseconds())/float64(b.N*k), "µs/call")
-		})
+		for _, checked := range []bool{false, true} {
+			b.Run(fmt.Sprintf("calls=%d/checked=%v", k, checked), func(b *testing.B) {
+				benchPlanTask(b, k, checked)
+			})
+		}
 	}
+}
+
+func benchPlanTask(b *testing.B, k int, checked bool) {
+	p, in := eachPlan(b, k, 12)
+	var workers *brt.WorkerSet
+	if checked {
+		workers = &brt.WorkerSet{Keys: [][]byte{brt.SeededPublic(5)}}
+	}
+	var total time.Duration
+	for b.Loop() {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		env.RegisterWorkflowWithOptions(brt.PlanWorkflow, workflow.RegisterOptions{Name: brt.PlanWorkflowName})
+		env.RegisterActivityWithOptions(func(ctx context.Context, in brt.CallInput) (*brt.CallOutput, error) {
+			out := &brt.CallOutput{Result: call.Result{TaskID: in.Spec.TaskID, Agent: in.Spec.Agent, Status: dispatch.StatusDone, Summary: "ok"}}
+			brt.SignResultAs(ctx, 5, in, out) // as a brood worker does
+			return out, nil
+		}, activity.RegisterOptions{Name: brt.CallActivityName})
+		start := time.Now()
+		env.ExecuteWorkflow(brt.PlanWorkflowName, brt.RunInput{RunID: dispatch.NewID(), Plan: p, Inputs: in, Queue: "q",
+			Limits: map[string]brt.CallLimits{"": {Attempts: 1}}, Workers: workers})
+		total += time.Since(start)
+		var out brt.RunOutput
+		if err := env.GetWorkflowResult(&out); err != nil || out.Result.Status != wf.RunDone || out.Result.Agents != k {
+			b.Fatalf("run: %v %+v", err, out.Result)
+		}
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N*k), "µs/call")
 }
 
 // TestCancelledPlanEndsEveryWaitingCall: a plan cancelled while one call

@@ -75,3 +75,30 @@ func TestPlanFromBeforeLazyCallsReplays(t *testing.T) {
 		t.Fatalf("replaying a run from before lazy calls: %v", err)
 	}
 }
+
+// TestPlanWithCheckedResultsV1Replays: the history of a two-phase run
+// whose workflow checked each call's result against the worker keys its
+// submitter sent (checked-results version 1; a real brood worker signed
+// the results with a v1 signature; testdata) replays on today's code
+// without a non-determinism error. The check is part of the workflow's
+// determinism: any change to what ResultTrust.check accepts (resultDigest,
+// the claim, the execution rule) must keep accepting what this history's
+// workflow accepted, or take a new checkedResultsVersion branch. The
+// replayer is given the run's id, as a worker's replay has it.
+func TestPlanWithCheckedResultsV1Replays(t *testing.T) {
+	f, err := os.Open("testdata/plan-history-checked-results-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(temporal.PlanWorkflow, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+	opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: "01M94T3Q5CB82KEP6NYQ7CAXT1"}}
+	if err := r.ReplayWorkflowHistoryWithOptions(nil, h, opts); err != nil {
+		t.Fatalf("replaying a run whose workflow checked its results: %v", err)
+	}
+}

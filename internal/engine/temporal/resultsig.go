@@ -17,6 +17,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/model"
 )
 
 // Signed results (docs/scale-out.md, "Who a submitter trusts"): anyone who
@@ -33,7 +34,9 @@ import (
 
 // resultSigContext separates a result's signature from any other use of
 // a worker key.
-const resultSigContext = "brood fleet worker result v1\x00"
+// v2: the signed part covers the worker's figures (usage, attempts, the
+// worker whose child ran it) too.
+const resultSigContext = "brood fleet worker result v2\x00"
 
 // ResultSig is a worker's signature over a call's result (CallOutput.Sig).
 type ResultSig struct {
@@ -61,11 +64,24 @@ type resultClaim struct {
 // signedPart is the part of a result a signature covers: its task, agent
 // and status, its answer (summary, text, structured output, error,
 // failures), the files it says it changed and its change (the
-// codesnap.Result: the patch's and bundle's store refs and SHA-256).
-// Left out: what the workflow and the submitter add on the way (the call's
-// duration in the text's tag, the patch's landing, the attempts and usage
-// the server counts).
+// codesnap.Result: the patch's and bundle's store refs and SHA-256), and
+// the worker's own figures: the call's usage (every attempt's turns, as
+// its transcript carries them), its attempts as the worker knows them and
+// the worker whose child ran it. Left out: what the workflow and the
+// submitter add on the way (the call's duration in the text's tag, the
+// patch's landing, the queued and run times, which the submitter takes
+// from the server's history: takeTimes), which a submitter never takes
+// from a result (takeCall).
 type signedPart struct {
+	signedAnswer
+	Usage    model.Usage `json:"usage"`
+	Attempts int         `json:"attempts"`
+	Worker   string      `json:"worker"`
+}
+
+// signedAnswer is what a v1 signature covers: a result without the
+// worker's figures.
+type signedAnswer struct {
 	TaskID   string          `json:"task_id"`
 	Agent    string          `json:"agent"`
 	Status   string          `json:"status"`
@@ -83,16 +99,32 @@ type signedPart struct {
 // Only a Go duration's text is left out: any other value is signed.
 var durationAttrs = regexp.MustCompile(` (last-attempt-child-duration|duration)="(?:[0-9.]+(?:ns|us|µs|ms|s|m|h))+"`)
 
+// resultSigContextV1 is a result signature of a worker from before v2,
+// which covers none of the worker's figures (legacyResult).
+const resultSigContextV1 = "brood fleet worker result v1\x00"
+
 // resultDigest is the SHA-256 of what a signature covers of r.
 func resultDigest(r *call.Result) string {
+	return resultDigestOf(r, true)
+}
+
+// resultDigestOf is resultDigest, with the worker's figures (v2) or
+// without them (v1).
+func resultDigestOf(r *call.Result, figures bool) string {
 	text := r.Text
 	if i := bytes.IndexByte([]byte(text), '\n'); i >= 0 {
 		text = durationAttrs.ReplaceAllString(text[:i], "") + text[i:]
 	} else {
 		text = durationAttrs.ReplaceAllString(text, "")
 	}
-	b, _ := json.Marshal(signedPart{TaskID: r.TaskID, Agent: r.Agent, Status: r.Status, Summary: r.Summary, Error: r.Error,
-		Output: compact(r.Output), Failures: r.Failures, Files: r.FilesChanged, Text: text, Code: compact(r.Code)})
+	a := signedAnswer{TaskID: r.TaskID, Agent: r.Agent, Status: r.Status, Summary: r.Summary, Error: r.Error,
+		Output: compact(r.Output), Failures: r.Failures, Files: r.FilesChanged, Text: text, Code: compact(r.Code)}
+	var b []byte
+	if figures {
+		b, _ = json.Marshal(signedPart{signedAnswer: a, Usage: r.Usage, Attempts: r.Attempts, Worker: r.Worker})
+	} else {
+		b, _ = json.Marshal(a)
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -111,8 +143,16 @@ func compact(raw json.RawMessage) json.RawMessage {
 }
 
 func resultClaimOf(ns, workflow, submitter string, r *call.Result, s *ResultSig) []byte {
+	return resultClaimVersion(ns, workflow, submitter, r, s, true)
+}
+
+// resultClaimVersion is what a v2 (figures) or v1 signature signs.
+func resultClaimVersion(ns, workflow, submitter string, r *call.Result, s *ResultSig, figures bool) []byte {
 	b, _ := json.Marshal(resultClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: r.TaskID,
-		Attempt: s.Attempt, Worker: s.Worker, Result: resultDigest(r)})
+		Attempt: s.Attempt, Worker: s.Worker, Result: resultDigestOf(r, figures)})
+	if !figures {
+		return append([]byte(resultSigContextV1), b...)
+	}
 	return append([]byte(resultSigContext), b...)
 }
 
@@ -167,7 +207,11 @@ type resultCall struct {
 }
 
 // check is nil when out's result was signed for call by a worker key rt
-// trusts (nil rt: not checked); else the one-line refusal.
+// trusts (nil rt: not checked); else the one-line refusal. What it
+// accepts (resultDigest, the contexts, the execution rule) is part of a
+// plan workflow's determinism where the workflow runs it: a change needs
+// its own version branch (workflow.GetVersion, checkedResultsVersion)
+// and a replay test (TestPlanWithCheckedResultsV1Replays).
 func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 	if rt == nil {
 		return nil
@@ -188,17 +232,27 @@ func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 		}
 	}
 	if s == nil || len(s.Key) == 0 {
-		return fmt.Errorf("the result of task %s is signed by no brood worker: something else completed the call on Temporal (anyone who reaches its frontend can); it was not taken", r.TaskID)
+		return fmt.Errorf("the result of task %s is signed by no brood worker: something else completed the call on Temporal (anyone who reaches its frontend can), or a brood worker from before signed results did (a brood worker older than this one signs nothing: upgrade it); it was not taken", r.TaskID)
 	}
 	fp := Fingerprint(s.Key)
 	if !rt.trust.trusts(s.Key) {
-		return fmt.Errorf("the result of task %s is signed by worker key %s (worker %q), which you do not trust: it was not taken; if that is your fleet's worker (it prints its key when it starts), trust it with: brood fleet trust-worker '%s'", r.TaskID, fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""))
+		return fmt.Errorf("the result of task %s is signed by worker key %s (worker %q), which you do not trust: it was not taken; compare that key with the one your fleet's worker printed at its start (brood worker: worker key ...): whoever completed the call chose the key in this message; only if they are the same, trust it with: brood fleet trust-worker '%s'", r.TaskID, fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""))
 	}
+	signed := func(figures bool) bool {
+		return len(s.Key) == ed25519.PublicKeySize && ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimVersion(c.Namespace, c.Workflow, c.Submitter, r, s, figures), s.Sig)
+	}
+	v2 := signed(true)
+	v1 := !v2 && signed(false)
 	switch {
-	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimOf(c.Namespace, c.Workflow, c.Submitter, r, s), s.Sig):
+	case !v2 && !v1:
 		return fmt.Errorf("the result of task %s is not what worker key %s (worker %q) signed for this call: changed since, or another call's; it was not taken", r.TaskID, fp, printable(s.Worker))
 	case c.Run != "" && s.Run != c.Run:
 		return fmt.Errorf("the result of task %s was signed by worker key %s in another execution of %s (%s): it was not taken", r.TaskID, fp, c.Workflow, s.Run)
+	}
+	if v1 {
+		// A worker from before v2 (a result kept from then): its answer
+		// is signed, its figures are not, and are not shown.
+		r.Usage, r.Attempts, r.Worker = model.Usage{}, 0, ""
 	}
 	return nil
 }
@@ -214,9 +268,22 @@ func printable(s string) string {
 
 // refusedResult is a call whose result the submitter did not take: failed
 // with why, its change (if any) not applied; the parent model sees why,
-// never the refused answer.
+// never the refused answer nor its figures (usage, attempts, worker:
+// whoever completed the call wrote them).
 func refusedResult(r call.Result, why error) call.Result {
-	return call.Result{TaskID: r.TaskID, Agent: r.Agent, Status: dispatch.StatusFailed, Error: why.Error(), Attempts: r.Attempts}
+	return call.Result{TaskID: r.TaskID, Agent: r.Agent, Status: dispatch.StatusFailed, Error: why.Error()}
+}
+
+// taken is a result the submitter takes as signed: its own landing not
+// yet said (Patch is the submitter's to write, never the completer's),
+// and named for the worker whose child ran it, as signed (the signer's
+// own name when the result names none).
+func taken(r call.Result, s *ResultSig) call.Result {
+	r.Patch = ""
+	if r.Worker == "" && s != nil {
+		r.Worker = s.Worker
+	}
+	return r
 }
 
 // TrustWorker adds the worker keys arg gives (a key's line, or a file of

@@ -1,11 +1,13 @@
 package temporal
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/model"
 )
 
 // benchResult is a writer's result of a usual size: a 4 KiB answer and a
@@ -81,5 +83,58 @@ func BenchmarkResultCheck(b *testing.B) {
 		if err := rt.check(c, out); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestResultSignatureCoversTheFigures: a v2 signature covers the worker's
+// figures (usage, attempts, the worker that ran it): any change to them
+// is refused. A v1 signature (a worker from before, a result kept from
+// then) covers the answer only: its result is taken with no figures, and
+// a change to its answer is refused.
+func TestResultSignatureCoversTheFigures(t *testing.T) {
+	w := seeded(9)
+	trust := NewTrust()
+	if err := trust.Add(w.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	rt := NewResultTrust(trust, "trusted_workers")
+	info := CallInfo{Namespace: "default", Workflow: "brood-call-T", Run: "R", Attempt: 1}
+	c := resultCall{Namespace: "default", Workflow: "brood-call-T", Run: "R", Task: "01M94GP8WHCA3G6AZ1AHXZK68W"}
+	v1 := func(o *CallOutput) {
+		NewWorkerKeys(w, nil).signResult(info, "w1", o)
+		o.Sig.Sig = ed25519.Sign(w.key, resultClaimVersion(info.Namespace, info.Workflow, info.Submitter, &o.Result, o.Sig, false))
+	}
+	for _, tc := range []struct {
+		name    string
+		v1      bool
+		change  func(*CallOutput)
+		ok      bool
+		figures bool
+	}{
+		{"as signed", false, func(*CallOutput) {}, true, true},
+		{"its usage changed", false, func(o *CallOutput) { o.Usage.Output *= 10 }, false, false},
+		{"its attempts changed", false, func(o *CallOutput) { o.Attempts = 9 }, false, false},
+		{"its worker changed", false, func(o *CallOutput) { o.Worker = "elsewhere:1" }, false, false},
+		{"v1, as signed", true, func(*CallOutput) {}, true, false},
+		{"v1, its usage changed", true, func(o *CallOutput) { o.Usage.Output *= 10 }, true, false},
+		{"v1, its answer changed", true, func(o *CallOutput) { o.Summary = "forged" }, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := benchResult()
+			out.Usage, out.Attempts, out.Worker = model.Usage{Input: 100, Output: 20}, 2, "w1"
+			if tc.v1 {
+				v1(out)
+			} else {
+				NewWorkerKeys(w, nil).signResult(info, "w1", out)
+			}
+			tc.change(out)
+			err := rt.check(c, out)
+			if (err == nil) != tc.ok {
+				t.Fatalf("check: %v; want ok %v", err, tc.ok)
+			}
+			if has := out.Usage != (model.Usage{}) && out.Attempts > 0 && out.Worker != ""; err == nil && has != tc.figures {
+				t.Errorf("taken with usage %+v, attempts %d, worker %q; want figures %v", out.Usage, out.Attempts, out.Worker, tc.figures)
+			}
+		})
 	}
 }

@@ -88,7 +88,8 @@ func TestSubmitterTakesOnlyResultsATrustedWorkerSigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub, _ := temporal.ParsePublicKey(fleetWorkerPub())
-	for _, want := range []string{temporal.Fingerprint(pub), "which you do not trust", "brood fleet trust-worker '" + fleetWorkerPub(), w.name} {
+	for _, want := range []string{temporal.Fingerprint(pub), "which you do not trust", "brood fleet trust-worker '" + fleetWorkerPub(), w.name,
+		"compare that key with the one your fleet's worker printed at its start"} {
 		if !strings.Contains(r.Error, want) {
 			t.Errorf("an untrusted worker's result: error %q; want it to say %q", r.Error, want)
 		}
@@ -131,6 +132,7 @@ func TestSubmitterTakesOnlyResultsATrustedWorkerSigned(t *testing.T) {
 		want               string
 	}{
 		{"unsigned", dispatch.StatusDone, "", nil, "signed by no brood worker"},
+		{"unsigned, as an older worker's", dispatch.StatusDone, "", nil, "a brood worker older than this one signs nothing: upgrade it"},
 		{"another call's signature", dispatch.StatusDone, "", genuineSig(t, eng, genuine.TaskID), "not what worker key"},
 		{"unsigned, a status of its own", "Done", "", nil, "signed by no brood worker"},
 		{"unsigned, no status", "", "", nil, "signed by no brood worker"},

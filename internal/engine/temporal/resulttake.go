@@ -23,17 +23,26 @@ func (e *Engine) fingerprint() string {
 // (workflow wid, execution run); else failed with the refusal, its patch
 // not applied but kept under the project's .brood/fleet/patches/ as a
 // conflict's is (keep: a listing keeps nothing). ok says whether it was
-// taken.
+// taken. Its queued and run times are the server's history's (serverTimes).
 func (e *Engine) takeCall(ctx context.Context, task, wid, run string, out *CallOutput, keep bool) (r call.Result, ok bool) {
+	r, ok = e.takeResult(ctx, task, wid, run, out, keep)
+	if ok {
+		serverTimes(&r, e.historyOf(ctx, wid, run))
+	}
+	return r, ok
+}
+
+func (e *Engine) takeResult(ctx context.Context, task, wid, run string, out *CallOutput, keep bool) (r call.Result, ok bool) {
 	err := e.cfg.Workers.check(resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: run, Submitter: e.fingerprint(), Task: task}, out)
 	if err == nil {
 		if e.cfg.Workers != nil && out.Sig == nil {
 			// An unsigned ending (failed, killed, cancelled): its status
-			// and error alone, nothing of an answer anyone could have put.
+			// and error alone, nothing of an answer, figures or worker
+			// anyone could have put.
 			o := out.Result
-			return call.Result{TaskID: task, Agent: o.Agent, Status: o.Status, Error: o.Error, Attempts: o.Attempts}, true
+			return call.Result{TaskID: task, Agent: o.Agent, Status: o.Status, Error: o.Error}, true
 		}
-		return out.Result, true
+		return taken(out.Result, out.Sig), true
 	}
 	r = refusedResult(out.Result, err)
 	r.TaskID = task

@@ -79,8 +79,20 @@ type Submission struct {
 	Limits map[string]CallLimits `json:"limits"`
 	// Code is the submitter's tree (nil: the workers' own checkouts).
 	Code *codesnap.Snapshot `json:"code,omitempty"`
+	// Workers are the worker keys whose results a plan's workflow uses
+	// (RunInput.Workers; nil: not checked).
+	Workers *WorkerSet `json:"workers,omitempty"`
+	// Carried are a resumed plan's: by task, the execution whose signed
+	// result the resume checked and carries (RunInput.Carried).
+	Carried map[string]string `json:"carried,omitempty"`
+	// Tip is a resumed plan's tree as the resume checked it and carries
+	// it (RunInput.Tip at the execution's start; nil: Code).
+	Tip *codesnap.Snapshot `json:"tip,omitempty"`
 	// At is when it was signed.
 	At time.Time `json:"at"`
+	// MaxCalls is the most calls its run may start (callbound.go): a
+	// worker refuses a call numbered past it. Sign sets it when zero.
+	MaxCalls int `json:"max_calls,omitempty"`
 }
 
 // Signed is a submission as it travels in a workflow's and each
@@ -116,6 +128,9 @@ func (s *Signer) Sign(sub Submission) (*Signed, error) {
 		return nil, nil
 	}
 	sub.Version = 1
+	if sub.MaxCalls <= 0 {
+		sub.MaxCalls = sub.callBound()
+	}
 	data, err := json.Marshal(sub)
 	if err != nil {
 		return nil, fmt.Errorf("sign the submission: %w", err)

@@ -90,7 +90,8 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Worker == "" {
 		// Ended (or not yet started): who ran it and in how many
 		// attempts, from the history.
-		out.Worker, out.Attempt = e.attemptsOf(ctx, wid, x.GetExecution().GetRunId())
+		h := e.historyOf(ctx, wid, x.GetExecution().GetRunId())
+		out.Worker, out.Attempt = h.Worker, h.Attempts
 	}
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
@@ -126,11 +127,17 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			if e.callKept(ctx, id, x.GetExecution().GetRunId()) && out.Status == wf.CallDone {
 				out.Status = wf.CallNotApplied // as its submitter said: its change did not land
 			}
-			if co.Last != nil && co.Last.Worker != "" {
-				// The worker whose child ran it: a later attempt that
-				// returned its stored result (that worker died) ran
-				// nothing.
-				out.Worker = co.Last.Worker
+			switch {
+			case taken && r.Worker != "":
+				// The worker whose child ran it, as signed: a later
+				// attempt that returned its stored result (that worker
+				// died) ran nothing.
+				out.Worker = r.Worker
+			case !taken:
+				// Whoever completed it named itself as it liked.
+				out.Worker = ""
+			case out.Worker != "":
+				out.Worker = "polled by " + printable(out.Worker) + " (its own word: the ending is unsigned)"
 			}
 		}
 	}

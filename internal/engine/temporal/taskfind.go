@@ -70,24 +70,6 @@ func (e *Engine) callIDs(ctx context.Context) ([]string, error) {
 	}
 }
 
-// attemptsOf reads a call workflow's history: the worker that started its
-// last activity attempt and how many attempts the activity took (the
-// started event of a retried activity carries its attempt number). Zero
-// values when the history has no started activity.
-func (e *Engine) attemptsOf(ctx context.Context, wid, runID string) (worker string, attempts int) {
-	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return worker, attempts
-		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
-			worker, attempts = a.GetIdentity(), int(a.GetAttempt())
-		}
-	}
-	return worker, attempts
-}
-
 // queued is the status of a call no worker has started: whether any worker
 // polls its task queue at all.
 func (e *Engine) queued(ctx context.Context, queue string) string {

@@ -77,11 +77,11 @@ func (rt *ResultTrust) checkTip(ns, workflow, run, submitter string, tip *codesn
 		return nil
 	}
 	if s == nil || len(s.Key) == 0 {
-		return fmt.Errorf("the run's tree (tree %s) is signed by no brood worker: something else completed the run on Temporal (anyone who reaches its frontend can); it was not landed", tip.Tree)
+		return fmt.Errorf("the run's tree (tree %s) is signed by no brood worker: something else completed the run on Temporal (anyone who reaches its frontend can), or a brood worker from before signed trees did (a brood worker older than this one signs nothing: upgrade it); it was not landed", tip.Tree)
 	}
 	fp := Fingerprint(s.Key)
 	if !rt.trust.trusts(s.Key) {
-		return fmt.Errorf("the run's tree is signed by worker key %s (worker %q), which you do not trust: it was not landed; if that is your fleet's worker (it prints its key when it starts), trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""), workflow)
+		return fmt.Errorf("the run's tree is signed by worker key %s (worker %q), which you do not trust: it was not landed; compare that key with the one your fleet's worker printed at its start (brood worker: worker key ...): whoever completed the run chose the key in this message; only if they are the same, trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""), workflow)
 	}
 	switch {
 	case len(s.Key) != ed25519.PublicKeySize || !ed25519.Verify(ed25519.PublicKey(s.Key), tipClaimOf(ns, workflow, submitter, tip, s), s.Sig):
@@ -160,19 +160,25 @@ func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run
 	e.settleTree(ctx, in, out.Result, again)
 }
 
-// ownPart is what of an execution's input its submitter signed (after
-// signedByMe): the tip is not, the chain steps made it.
-func ownPart(in RunInput) RunInput {
+// ownPart is what of an execution's input its submitter signed (sub,
+// after ownSubmission; nil: no key): its tip only as far as the resume
+// that started it signed it (the chain steps made the rest).
+func ownPart(in RunInput, sub *Submission) RunInput {
 	in.Tip, in.TipSig, in.Chained = nil, nil, nil
+	if sub != nil {
+		in.Tip = sub.Tip
+	}
 	return in
 }
 
-// landEarlierRun lands the tree an earlier execution left (a resume) when
-// a worker key this submitter trusts signed it, and says what the landing
+// landEarlierRun lands the tree an earlier execution (exec) left (a
+// resume) when a worker key this submitter trusts signed it in that
+// execution, or it is the tree that execution started from (sub, this
+// key's submission for it), and says what the landing
 // did; a refused tree is not landed and the run is not continued: its
 // result says why (refuseTip), and err is that refusal.
-func (e *Engine) landEarlierRun(ctx context.Context, out RunOutput) (string, error) {
-	if _, err := e.takeTip(ctx, ownPart(out.Input), out.Input, ""); err != nil {
+func (e *Engine) landEarlierRun(ctx context.Context, out RunOutput, sub *Submission, exec string) (string, error) {
+	if _, err := e.takeTip(ctx, ownPart(out.Input, sub), out.Input, tipRun(exec, sub)); err != nil {
 		refuseTip(out.Result, err)
 		return "", err
 	}

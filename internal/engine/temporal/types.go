@@ -135,6 +135,19 @@ type RunInput struct {
 	// Signed is the submitter's signed submission (sign.go), handed to
 	// every call: a worker runs only what a key it trusts signed.
 	Signed *Signed `json:"signed,omitempty"`
+	// Workers are the worker keys whose results the run uses (the
+	// submitter's own and its trusted_workers, signed in its submission):
+	// the workflow uses a call's result only when one of them signed it
+	// for that call of this execution (wfcheck.go). nil: not checked (a
+	// submitter with no allowlist, or a run from before it).
+	Workers *WorkerSet `json:"workers,omitempty"`
+	// Namespace is the Temporal namespace the submitter started the run
+	// in (what its workers sign results for).
+	Namespace string `json:"namespace,omitempty"`
+	// Carried names, by task, the execution in which each result a resume
+	// carried in Results was signed and checked (signed in the
+	// submission): every other result must be this execution's.
+	Carried map[string]string `json:"carried,omitempty"`
 }
 
 // RunOutput is an execution's end.
@@ -160,6 +173,10 @@ type CallInput struct {
 	// Signed is the submission the call belongs to, as its submitter
 	// signed it (nil: unsigned).
 	Signed *Signed `json:"signed,omitempty"`
+	// Seq numbers the call within its run's execution, from 1 in the
+	// order the workflow schedules them: a worker runs no number past the
+	// submission's MaxCalls, and each number once (callbound.go).
+	Seq int `json:"seq,omitempty"`
 }
 
 // CallOutput is what a call's activity (and a single call's workflow)

@@ -176,6 +176,7 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 		fmt.Fprintf(f.Err, "brood worker: made this worker's key %s\n", filepath.Join(temporal.KeyDir(f.Home), temporal.WorkerKeyFile))
 	}
 	fmt.Fprintf(f.Err, "brood worker: worker key %s (continues calls signed by it and %d other worker key(s); the others trust it with --trusted-worker-key)\n", keys.Public(""), keys.Trusted())
+	fmt.Fprintf(f.Err, "brood worker: submitters take its results after: brood fleet trust-worker '%s'\n", keys.Public(""))
 	if len(remotes) == 0 {
 		fmt.Fprintln(f.Err, "brood worker: base commits come from bundles in the store only (no remote allowed: worker.remotes, --remote)")
 	}

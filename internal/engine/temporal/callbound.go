@@ -1,0 +1,151 @@
+package temporal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// A bounded run (review17 P2-5). A worker admits a call under a signed
+// submission while its run may go on (RunLifetime), and anyone who
+// reaches the frontend can schedule activities naming a real one: without
+// a bound, as many calls as they like on the workers' model keys. So the
+// submission states the most calls its run may start (MaxCalls, signed),
+// the workflow numbers each call it schedules (CallInput.Seq, 1 up), and
+// a worker refuses a call whose number is past the bound, and a second,
+// different call under a number already claimed: the first activity to
+// run a number creates a record of it in the fleet's store, only if
+// absent, naming its execution and activity id; a retry of that activity
+// passes, any other is refused.
+
+// PlanCallBound is the most calls a plan's run may start, as its
+// submitter signs it: its count when nothing depends on outputs, else the
+// most its shape can start (until_quiet at its max_rounds), and for an
+// each over outputs the plan's max_agents (DefaultMaxAgents when it sets
+// none), which no run exceeds: the executor starts no agent past it.
+func PlanCallBound(p *wf.Plan, inputs map[string]any) int {
+	if p == nil {
+		return 0
+	}
+	most := wf.DefaultMaxAgents
+	if p.MaxAgents > 0 {
+		most = p.MaxAgents
+	}
+	if inputs == nil {
+		inputs = wf.DefaultInputs(p)
+	}
+	e := wf.EstimatePlan(p, inputs)
+	switch {
+	case e.Exact:
+		return min(e.Agents, most)
+	case len(e.Assumed) == 0:
+		return min(e.Max, most)
+	}
+	return most
+}
+
+// callBound is the most calls the submission's run may start: the signed
+// one, or (a submitter from before bounds) one for a single call and
+// PlanCallBound for a plan.
+func (sub *Submission) callBound() int {
+	switch {
+	case sub.MaxCalls > 0:
+		return sub.MaxCalls
+	case sub.Kind == "plan":
+		return max(PlanCallBound(sub.Plan, sub.Inputs), 1)
+	}
+	return 1
+}
+
+// boundHint says what a user does about a bound a run reached.
+func (sub *Submission) boundHint() string {
+	if sub.Kind == "plan" {
+		return "a plan whose calls depend on earlier outputs is bounded by its max_agents: raise it in the plan and run it again"
+	}
+	return "a single call's run starts one call"
+}
+
+// callClaimKey names the record of call number seq of the signed
+// submission s.
+func callClaimKey(s *Signed, seq int) string {
+	return fmt.Sprintf("fleet/calls/%s/%d", strings.TrimPrefix(claimKey(s), "fleet/claims/"), seq)
+}
+
+// createStore is a store that creates a record only where none is
+// (*blobstore.Store).
+type createStore interface {
+	Create(ctx context.Context, key string, data []byte) (Ref, error)
+	ReadAll(ctx context.Context, ref Ref) ([]byte, error)
+}
+
+// admitSeq refuses a call whose number is not within its run's signed
+// bound, or whose number another activity claimed (seqClaim). Nil Trust
+// or AllowUnsigned: nothing is checked (nothing else is either).
+func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID string) error {
+	if a.Trust == nil || a.Trust.AllowUnsigned || in.Signed == nil {
+		return nil
+	}
+	sub, err := a.Trust.verify(ctx, a.Store, in.Signed) // kept from admit: no read
+	if err != nil {
+		return err
+	}
+	if sub.MaxCalls <= 0 {
+		// A submitter from before bounded runs signed none: its run's
+		// workflow numbers no call either (calls scheduled before the
+		// upgrade go on as they were).
+		return nil
+	}
+	bound := sub.callBound()
+	switch {
+	case in.Seq < 1:
+		return refusedf("run %s: the call names no number within its run, and its submission signs a bound of %d calls: scheduled by a brood workflow from before bounded runs, or not brood's workflow: upgrade every worker, then brood workflow resume %s", sub.Workflow, bound, sub.Workflow)
+	case in.Seq > bound:
+		return refusedf("run %s: call number %d is past the %d calls its submitter signed for the run: refused, nothing run (%s)", sub.Workflow, in.Seq, bound, sub.boundHint())
+	}
+	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in))
+}
+
+// callDigest names the call an activity runs: the SHA-256 of its whole
+// input, the same on every retry of the activity. Temporal keeps an
+// activity id unique only among pending activities, so the claim of a
+// number names the call as well as its activity id: another call
+// scheduled later under the same id is refused.
+func callDigest(in CallInput) string {
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// seqClaim makes the activity (mine: its execution and activity id) the
+// one call number seq of the run runs as, or refuses it when another
+// activity has it.
+func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, seq int, mine string) error {
+	key := callClaimKey(s, seq)
+	if _, ok := a.claimed.Load(key + " " + mine); ok {
+		return nil
+	}
+	cs, ok := a.Store.(createStore)
+	if !ok {
+		return refusedf("the fleet store cannot create a record only where none is, so a second call under one number cannot be told from the first: use a file:// or s3:// store")
+	}
+	_, err := cs.Create(ctx, key, []byte(mine))
+	if errors.Is(err, blobstore.ErrExists) {
+		sum := sha256.Sum256([]byte(mine))
+		_, err = cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
+		if errors.Is(err, blobstore.ErrCorrupt) {
+			return refusedf("run %s: call number %d was claimed by another activity already (its record: %s in the fleet store): a second call under one number is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("claim call number %d of run %s in the fleet store: %w", seq, workflow, err)
+	}
+	a.claimed.Store(key+" "+mine, true)
+	return nil
+}

@@ -1,0 +1,25 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+)
+
+// SignResultAs signs out as a worker whose key is seeded from seed would,
+// for the activity ctx runs (a test's stand-in for brood worker's key).
+func SignResultAs(ctx context.Context, seed byte, in CallInput, out *CallOutput) {
+	NewWorkerKeys(seeded(seed), nil).signResult(callInfo(ctx, in), "bench:1", out)
+}
+
+// SeededPublic is the public key SignResultAs signs with for seed.
+func SeededPublic(seed byte) []byte {
+	return []byte(seeded(seed).key.Public().(ed25519.PublicKey))
+}
+
+// SignResultAsFleetWorker signs out as the test workers' shared key (seed)
+// does for the call of activity ctx: a stand-in with a genuine signature.
+func SignResultAsFleetWorker(ctx context.Context, seed byte, in CallInput, worker string, out *CallOutput) {
+	k := NewWorkerKeys(&Signer{key: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))}, nil)
+	k.signResult(callInfo(ctx, in), worker, out)
+}

@@ -1,0 +1,130 @@
+package temporal
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/broodhq/brood/internal/call"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// callHistory is what the server's history of a single call's workflow
+// execution says of its activity: the worker that started its last
+// attempt, how many attempts it took (the started event of a retried
+// activity carries its attempt number), and its times by the server's
+// clock: the call's submit (the workflow's start), the start of the
+// attempt that ended it and its end. The queued and run split a user sees
+// comes from here, never from a result's word (whoever completes the
+// activity or the workflow writes that).
+type callHistory struct {
+	Worker                string
+	Attempts              int
+	Began, Started, Ended time.Time
+}
+
+// historyOf reads a call workflow's history (zero values when it has no
+// started activity, or the server does not answer).
+func (e *Engine) historyOf(ctx context.Context, wid, runID string) callHistory {
+	var h callHistory
+	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return h
+		}
+		switch {
+		case ev.GetWorkflowExecutionStartedEventAttributes() != nil:
+			h.Began = ev.GetEventTime().AsTime()
+		case ev.GetActivityTaskStartedEventAttributes() != nil:
+			a := ev.GetActivityTaskStartedEventAttributes()
+			h.Worker, h.Attempts, h.Started = a.GetIdentity(), int(a.GetAttempt()), ev.GetEventTime().AsTime()
+		case ev.GetActivityTaskCompletedEventAttributes() != nil:
+			h.Ended = ev.GetEventTime().AsTime()
+		}
+	}
+	return h
+}
+
+// serverTimes gives r the queued and run times the server's history says
+// (h), in place of any it came with; none when the history does not say.
+func serverTimes(r *call.Result, h callHistory) {
+	r.QueuedMS, r.RanMS = 0, 0
+	if h.Began.IsZero() || h.Ended.IsZero() {
+		return
+	}
+	splitTimes(r, h.Began, h.Started, h.Ended)
+}
+
+// planTimes reads a plan run's execution history: for each call activity
+// (by its task), its schedule, the start of the attempt that ended it and
+// its end, by the server's clock.
+func (e *Engine) planTimes(ctx context.Context, wid, runID string) map[string]callHistory {
+	byEvent := map[int64]string{}
+	out := map[string]callHistory{}
+	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return out
+		}
+		at := ev.GetEventTime().AsTime()
+		switch {
+		case ev.GetActivityTaskScheduledEventAttributes() != nil:
+			a := ev.GetActivityTaskScheduledEventAttributes()
+			var in CallInput
+			if a.GetActivityType().GetName() != CallActivityName || e.cfg.DataConverter.FromPayloads(a.GetInput(), &in) != nil {
+				continue
+			}
+			id := cmp.Or(in.Spec.Resume, in.Spec.TaskID)
+			byEvent[ev.GetEventId()] = id
+			out[id] = callHistory{Began: at}
+		case ev.GetActivityTaskStartedEventAttributes() != nil:
+			a := ev.GetActivityTaskStartedEventAttributes()
+			if id, ok := byEvent[a.GetScheduledEventId()]; ok {
+				h := out[id]
+				h.Worker, h.Attempts, h.Started = a.GetIdentity(), int(a.GetAttempt()), at
+				out[id] = h
+			}
+		case ev.GetActivityTaskCompletedEventAttributes() != nil:
+			if id, ok := byEvent[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]; ok {
+				h := out[id]
+				h.Ended = at
+				out[id] = h
+			}
+		}
+	}
+	return out
+}
+
+// takeTimes gives every call record of res the queued and run split of
+// execution runID's history (planTimes), in place of the workflow's own
+// (which it took from each result's word); a record whose call did not
+// complete in that execution (an earlier execution's, a failed one) has
+// none.
+// The run's journal lines get the same (runID "": the latest execution).
+func (e *Engine) takeTimes(ctx context.Context, wid, runID string, out *RunOutput) {
+	if out == nil || out.Result == nil {
+		return
+	}
+	hist := e.planTimes(ctx, wid, runID)
+	set := func(c *wf.CallRecord) {
+		var r call.Result
+		serverTimes(&r, hist[c.TaskID])
+		c.QueuedMS, c.RanMS = r.QueuedMS, r.RanMS
+	}
+	for i := range out.Result.Phases {
+		for j := range out.Result.Phases[i].Calls {
+			set(&out.Result.Phases[i].Calls[j])
+		}
+	}
+	for i, l := range out.Journal {
+		if l.Rec != nil {
+			rec := *l.Rec
+			set(&rec)
+			out.Journal[i].Rec = &rec
+		}
+	}
+}
