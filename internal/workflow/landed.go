@@ -15,17 +15,47 @@ import (
 // the exit code say that the work is not in the tree. why is what the
 // landing said; it returns how many calls it marked.
 func (r *Result) NotLanded(why string) int {
+	return r.notApplied(func(c *CallRecord) string {
+		if c.Landed == "" {
+			return ""
+		}
+		return "its change is in the run's tree, which was not applied to your tree: " + why
+	})
+}
+
+// NotInTree marks the calls whose changes are not in the tree a fleet run
+// came back with (why, by task id: brood's reason) the way NotLanded
+// does: not-applied, their outputs withdrawn, the phases and the run
+// judged again; their landed says so too. It returns how many it marked.
+func (r *Result) NotInTree(why map[string]string) int {
+	return r.notApplied(func(c *CallRecord) string {
+		msg := why[c.TaskID]
+		if msg != "" {
+			c.Landed = "not in your tree: " + msg
+			msg = "its change is not in the tree the run came back with: " + msg
+		}
+		return msg
+	})
+}
+
+// notApplied marks every call (not not-applied already) for which why
+// gives a reason: not-applied with that error, its output withdrawn.
+func (r *Result) notApplied(why func(c *CallRecord) string) int {
 	n := 0
 	for i := range r.Phases {
 		ph := &r.Phases[i]
 		var lost []string
 		for k := range ph.Calls {
 			c := &ph.Calls[k]
-			if c.Landed == "" || c.Status == CallNotApplied {
+			if c.Status == CallNotApplied {
+				continue
+			}
+			msg := why(c)
+			if msg == "" {
 				continue
 			}
 			c.Status, c.Output = CallNotApplied, nil
-			c.Error = "its change is in the run's tree, which was not applied to your tree: " + why
+			c.Error = msg
 			if c.TaskID != "" {
 				c.Error += " (brood tasks show " + c.TaskID + ")"
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -198,7 +199,17 @@ func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run
 		return
 	}
 	in.Chained = out.Input.Chained
+	start := own.Tip
+	if start == nil {
+		start = own.Code
+	}
+	said := refuseWriters(out.Result, e.notInTip(in, start, out.Result))
 	e.settleTree(ctx, in, out.Result, again)
+	if said != "" {
+		out.Result.Landed = strings.TrimSpace(said + "; " + strings.TrimPrefix(out.Result.Landed, "fleet: "))
+		out.Result.Landed = strings.TrimSuffix(out.Result.Landed, ";")
+		out.Result.Reason = joinReason(out.Result.Reason, said)
+	}
 }
 
 // ownPart is what of an execution's input its submitter signed (sub,
