@@ -26,15 +26,16 @@ func (r *Result) NotLanded(why string) int {
 // NotInTree marks the calls whose changes are not in the tree a fleet run
 // came back with (why, by task id: brood's reason) the way NotLanded
 // does: not-applied, their outputs withdrawn, the phases and the run
-// judged again; their landed says so too. It returns how many it marked.
+// judged again; their landed says so too, and their error that their
+// patches are kept with their tasks (keepPatches writes them out). It returns how many it marked.
 func (r *Result) NotInTree(why map[string]string) int {
 	return r.notApplied(func(c *CallRecord) string {
 		msg := why[c.TaskID]
-		if msg != "" {
-			c.Landed = "not in your tree: " + msg
-			msg = "its change is not in the tree the run came back with: " + msg
+		if msg == "" {
+			return ""
 		}
-		return msg
+		c.Landed = "not in the tree the run came back with: not landed"
+		return "its change is not in the tree the run came back with: " + msg + "; " + KeptWithTask(c.TaskID)
 	})
 }
 
@@ -56,7 +57,7 @@ func (r *Result) notApplied(why func(c *CallRecord) string) int {
 			}
 			c.Status, c.Output = CallNotApplied, nil
 			c.Error = msg
-			if c.TaskID != "" {
+			if c.TaskID != "" && !strings.Contains(msg, "(brood tasks show ") {
 				c.Error += " (brood tasks show " + c.TaskID + ")"
 			}
 			lost = append(lost, c.Key)

@@ -62,13 +62,13 @@ func writerDone(c wf.CallRecord) bool {
 func notInTipWhy(in RunInput, unchanged bool, task string) string {
 	if unchanged {
 		return "the run came back with the tree it started from (no tree a worker built), so the change of task " + task +
-			" is not in it: whatever completed the run's workflow on Temporal left the run's tree out; its patch is in the store"
+			" is not in it: whatever completed the run's workflow on Temporal left the run's tree out"
 	}
 	names := "no writer"
 	if in.TipSig != nil && len(in.TipSig.Tasks) > 0 {
 		names = "only " + strings.Join(in.TipSig.Tasks, ", ")
 	}
-	return fmt.Sprintf("the tree the run came back with (tree %s) is signed with %s in it, not task %s: an earlier tree of the run, or its change was never put into it; its patch is in the store", in.Tip.Tree, names, task)
+	return fmt.Sprintf("the tree the run came back with (tree %s) is signed with %s in it, not task %s: an earlier tree of the run, or its change was never put into it", in.Tip.Tree, names, task)
 }
 
 // refuseWriters marks the writers of res whose changes are not in the

@@ -114,7 +114,7 @@ func TestTipWritersNotInTreeNotApplied(t *testing.T) {
 			}
 			defer sw.Stop()
 			dir := submitterRepo(t)
-			eng, _ := trustingEngine(t, standInQ, dir, store, fleetWorkerPub())
+			eng, state := trustingEngine(t, standInQ, dir, store, fleetWorkerPub())
 			res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +128,11 @@ func TestTipWritersNotInTreeNotApplied(t *testing.T) {
 				switch {
 				case lost && (c.Status != wf.CallNotApplied || !strings.Contains(c.Error, "not in the tree the run came back with") || strings.Contains(c.Landed, "in the run's tree")):
 					t.Errorf("phase %s's writer %s (landed %q, error %q); want not-applied: its change is not in the tree the run came back with", res.Phases[i].ID, c.Status, c.Landed, c.Error)
-				case !lost && c.Status != wf.CallDone:
+				case lost:
+					if _, err := os.Stat(filepath.Join(state, res.RunID, c.TaskID+".patch")); err != nil {
+						t.Errorf("phase %s's writer's patch is not kept for the user: %v", res.Phases[i].ID, err)
+					}
+				case c.Status != wf.CallDone:
 					t.Errorf("phase %s's writer %s (%s); want done", res.Phases[i].ID, c.Status, c.Error)
 				}
 			}
