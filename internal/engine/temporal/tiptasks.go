@@ -18,17 +18,18 @@ import (
 // earlier execution, when that tree is start (or none: nothing was
 // chained into it), or when its tip's signature (v2) does not name the
 // task. A v1 tip names no tasks (it proves only that a step of this
-// execution made the tree): its writers are not checked, nor those of a
-// submitter with no worker keys when a tree came back.
+// execution made the tree): its writers are not checked. A submitter with
+// no worker keys checks nothing (it takes the workflow's records as they
+// are, and cannot tell an earlier execution's writers from this one's).
 func (e *Engine) notInTip(in RunInput, start *codesnap.Snapshot, res *wf.Result) map[string]string {
-	if res == nil {
+	if res == nil || e.cfg.Workers == nil {
 		return nil
 	}
 	unchanged := in.Tip == nil || start != nil && in.Tip.Tree == start.Tree
 	var signed []string
 	switch {
 	case unchanged:
-	case e.cfg.Workers == nil || in.TipSig != nil && in.TipSig.V < 2:
+	case in.TipSig != nil && in.TipSig.V < 2:
 		return nil
 	case in.TipSig != nil:
 		signed = in.TipSig.Tasks
