@@ -15,18 +15,49 @@ import (
 // the exit code say that the work is not in the tree. why is what the
 // landing said; it returns how many calls it marked.
 func (r *Result) NotLanded(why string) int {
+	return r.notApplied(func(c *CallRecord) string {
+		if c.Landed == "" {
+			return ""
+		}
+		return "its change is in the run's tree, which was not applied to your tree: " + why
+	})
+}
+
+// NotInTree marks the calls whose changes are not in the tree a fleet run
+// came back with (why, by task id: brood's reason) the way NotLanded
+// does: not-applied, their outputs withdrawn, the phases and the run
+// judged again; their landed says so too, and their error that their
+// patches are kept with their tasks (keepPatches writes them out). It returns how many it marked.
+func (r *Result) NotInTree(why map[string]string) int {
+	return r.notApplied(func(c *CallRecord) string {
+		msg := why[c.TaskID]
+		if msg == "" {
+			return ""
+		}
+		c.Landed = "not in the tree the run came back with: not landed"
+		return "its change is not in the tree the run came back with: " + msg + "; " + KeptWithTask(c.TaskID)
+	})
+}
+
+// notApplied marks every call (not not-applied already) for which why
+// gives a reason: not-applied with that error, its output withdrawn.
+func (r *Result) notApplied(why func(c *CallRecord) string) int {
 	n := 0
 	for i := range r.Phases {
 		ph := &r.Phases[i]
 		var lost []string
 		for k := range ph.Calls {
 			c := &ph.Calls[k]
-			if c.Landed == "" || c.Status == CallNotApplied {
+			if c.Status == CallNotApplied {
+				continue
+			}
+			msg := why(c)
+			if msg == "" {
 				continue
 			}
 			c.Status, c.Output = CallNotApplied, nil
-			c.Error = "its change is in the run's tree, which was not applied to your tree: " + why
-			if c.TaskID != "" {
+			c.Error = msg
+			if c.TaskID != "" && !strings.Contains(msg, "(brood tasks show ") {
 				c.Error += " (brood tasks show " + c.TaskID + ")"
 			}
 			lost = append(lost, c.Key)

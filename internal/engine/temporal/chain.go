@@ -29,7 +29,10 @@ const ErrNoCodeCache = "brood.NoCodeCache"
 type ChainInput struct {
 	TaskID string             `json:"task_id"`
 	Tip    *codesnap.Snapshot `json:"tip"`
-	Change codesnap.Change    `json:"change"`
+	// TipSig is Tip's signature (the step that made it, this execution's):
+	// the writers it names are in the new tip's signed list (tipTasks).
+	TipSig *TipSig         `json:"tip_sig,omitempty"`
+	Change codesnap.Change `json:"change"`
 	// Signed is the run's signed submission: the worker checks it
 	// before it touches its clone cache (Trust.AdmitChain).
 	Signed *Signed `json:"signed,omitempty"`
@@ -81,7 +84,7 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if err != nil {
 		return nil, err
 	}
-	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip)}, nil
+	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip, a.Keys.tipTasks(info, in))}, nil
 }
 
 // tip is the run's tree as the calls that finished so far left it: where
@@ -120,7 +123,7 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 	l := r.limits(out.Agent)
 	l.Heartbeat = r.limits("").Heartbeat
 	ao := chainOptions(r.in.Queue, l, out.TaskID)
-	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), Change: codesnap.Change{Start: start, Result: &res}, Signed: r.in.Signed}
+	in := ChainInput{TaskID: out.TaskID, Tip: r.tip(), TipSig: r.in.TipSig, Change: codesnap.Change{Start: start, Result: &res}, Signed: r.in.Signed}
 	if out.Sig != nil {
 		in.Result = &SignedResult{Result: out.Result, Sig: out.Sig}
 	}

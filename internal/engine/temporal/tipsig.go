@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -22,8 +24,12 @@ import (
 // this very execution (Engine.takeTip).
 
 // tipSigContext separates a tip's signature from any other use of a
-// worker key.
-const tipSigContext = "brood fleet worker chain tip v1\x00"
+// worker key: v1 signs the tree and the step that made it; v2 signs with
+// them the writers whose changes are in it (TipSig.Tasks).
+const (
+	tipSigContext   = "brood fleet worker chain tip v1\x00"
+	tipSigContextV2 = "brood fleet worker chain tip v2\x00"
+)
 
 // TipSig is a worker's signature over a run's tip (ChainOutput.Sig,
 // RunInput.TipSig).
@@ -34,39 +40,75 @@ type TipSig struct {
 	Task    string `json:"task"`
 	Attempt int    `json:"attempt"`
 	Run     string `json:"run"`
-	Sig     []byte `json:"sig"`
+	// V is the claim's version: 2 signs Tasks; 0 or 1, a tip a worker
+	// signed before (it proves the tree is one a step of the execution
+	// made, not which writers' changes are in it).
+	V int `json:"v,omitempty"`
+	// Tasks are the writers whose changes are in the tip, sorted: the
+	// ones the previous tip's signature (checked by the step's worker for
+	// this execution) named, and the step's own.
+	Tasks []string `json:"tasks,omitempty"`
+	Sig   []byte   `json:"sig"`
 }
 
 // tipClaim is what a worker signs of a tip.
 type tipClaim struct {
-	Namespace string `json:"namespace"`
-	Workflow  string `json:"workflow"`
-	Run       string `json:"run"`
-	Submitter string `json:"submitter"`
-	Task      string `json:"task"`
-	Attempt   int    `json:"attempt"`
-	Worker    string `json:"worker"`
-	Tree      string `json:"tree"`
-	Base      string `json:"base"`
-	Format    string `json:"format"`
-	Snapshot  string `json:"snapshot"`
+	Namespace string   `json:"namespace"`
+	Workflow  string   `json:"workflow"`
+	Run       string   `json:"run"`
+	Submitter string   `json:"submitter"`
+	Task      string   `json:"task"`
+	Attempt   int      `json:"attempt"`
+	Worker    string   `json:"worker"`
+	Tree      string   `json:"tree"`
+	Base      string   `json:"base"`
+	Format    string   `json:"format"`
+	Snapshot  string   `json:"snapshot"`
+	Tasks     []string `json:"tasks,omitempty"` // v2
 }
 
 func tipClaimOf(ns, workflow, submitter string, tip *codesnap.Snapshot, s *TipSig) []byte {
 	snap, _ := json.Marshal(tip)
-	b, _ := json.Marshal(tipClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: s.Task,
-		Attempt: s.Attempt, Worker: s.Worker, Tree: tip.Tree, Base: tip.Base, Format: tip.ObjectFormat, Snapshot: string(compact(snap))})
-	return append([]byte(tipSigContext), b...)
+	c := tipClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: s.Task,
+		Attempt: s.Attempt, Worker: s.Worker, Tree: tip.Tree, Base: tip.Base, Format: tip.ObjectFormat, Snapshot: string(compact(snap))}
+	ctx := tipSigContext
+	if s.V >= 2 {
+		ctx, c.Tasks = tipSigContextV2, append([]string{}, s.Tasks...)
+	}
+	b, _ := json.Marshal(c)
+	return append([]byte(ctx), b...)
 }
 
-// signTip signs the tip a chain step built (nil keys or tip: nothing).
-func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.Snapshot) *TipSig {
+// signTip signs the tip a chain step built (nil keys or tip: nothing),
+// with the writers whose changes are in it (tasks).
+func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.Snapshot, tasks []string) *TipSig {
 	if k == nil || tip == nil {
 		return nil
 	}
-	s := &TipSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Task: task, Attempt: info.Attempt, Run: info.Run}
+	s := &TipSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Task: task, Attempt: info.Attempt, Run: info.Run, V: 2, Tasks: tasks}
 	s.Sig = ed25519.Sign(k.own, tipClaimOf(info.Namespace, info.Workflow, info.Submitter, tip, s))
 	return s
+}
+
+// tipTasks are the writers whose changes are in the tip a chain step makes
+// of in: those the previous tip's signature names, when a key k trusts
+// (its own, or one it continues calls of) signed it (v2) in this
+// execution, and in's own task; sorted. A previous tip it cannot check
+// adds nothing (the run's base: no writer's change is in it).
+func (k *WorkerKeys) tipTasks(info CallInfo, in ChainInput) []string {
+	tasks := []string{in.TaskID}
+	if k != nil && in.Tip != nil && in.TipSig != nil && in.TipSig.V >= 2 {
+		trust := NewTrust()
+		for key, from := range k.trusted.keys {
+			trust.keys[key] = from
+		}
+		trust.keys[string(k.own.Public().(ed25519.PublicKey))] = "this worker's key"
+		if NewResultTrust(trust, "").checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, in.Tip, in.TipSig) == nil && info.Run != "" {
+			tasks = append(tasks, in.TipSig.Tasks...)
+		}
+	}
+	slices.Sort(tasks)
+	return slices.Compact(tasks)
 }
 
 // checkTip is nil when s signs tip for the execution run of workflow
@@ -157,7 +199,17 @@ func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run
 		return
 	}
 	in.Chained = out.Input.Chained
+	start := own.Tip
+	if start == nil {
+		start = own.Code
+	}
+	said := refuseWriters(out.Result, e.notInTip(in, start, out.Result))
 	e.settleTree(ctx, in, out.Result, again)
+	if said != "" {
+		out.Result.Landed = strings.TrimSpace(said + "; " + strings.TrimPrefix(out.Result.Landed, "fleet: "))
+		out.Result.Landed = strings.TrimSuffix(out.Result.Landed, ";")
+		out.Result.Reason = joinReason(out.Result.Reason, said)
+	}
 }
 
 // ownPart is what of an execution's input its submitter signed (sub,
