@@ -216,10 +216,13 @@ func Resolved(path string) string {
 // (the copy; the view that holds the tree's configuration read-only), and
 // Landlock forbids mounts to a domain with file-system rules; and for a
 // child in a new user namespace Go writes the id maps from this thread,
-// which such a domain would forbid too. Those get the base domain (the scope and the TCP
-// ban, which must be one domain for all the child's threads) and add their
-// file-system layer themselves (sandbox.Restrict: on every thread in place,
-// or by re-executing in a binary with cgo).
+// which such a domain would forbid too. Those get sandbox.BaseForChild: a
+// read-only child the base domain (the scope and the TCP ban, which must
+// be one domain for all its threads), to which it adds its file-system
+// layer itself, in place on every thread; a writer no Landlock domain
+// (any layer under its own would refuse moving files between its own
+// directories), and it applies its whole domain itself after its mounts
+// (by re-executing where the domain has a scope, else in place).
 func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
 	// Whatever else applies: no child (nor anything below it) holds
 	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
@@ -260,7 +263,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)
 		}
-		// The child adds the file-system layer of this policy itself.
+		// The child applies this policy's domain (beyond its base) itself.
 		if e := policyEntry(td.Path(), pol, needed, true); e != "" {
 			cmd.Env = append(cmd.Env, e)
 		}

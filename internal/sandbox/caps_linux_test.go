@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -156,7 +155,7 @@ func capsCheck(release chan struct{}) int {
 		return 1
 	}
 	bad = append(bad, capsWrong("command for the model", caps, true)...)
-	if _, reexec := os.LookupEnv(forceReexecEnv); os.Geteuid() == 0 && InPlace() && !reexec {
+	if _, reexec := os.LookupEnv(forceReexecEnv); os.Geteuid() == 0 && InPlace() && !reexec && childABI() < 6 {
 		// (Re-executed, root's exec left it keptCaps: its children's PID
 		// namespaces ask for a user namespace, as they always did.)
 		bad = append(bad, pidnsCheck()...)
@@ -229,8 +228,9 @@ func pidnsCheck() []string {
 // overlay child (its own user namespace, where the kernel gives it every
 // capability) holds, once Restrict returns, nothing a confined child may
 // not on any of its threads, and the first program it starts gets nothing
-// more: in place (where root's permitted set is cut under no_new_privs on
-// every thread, allThreads) and by re-executing (the bounding set cut on
+// more: in place (a domain without scope, ABI 5 here: root's permitted
+// set is cut under no_new_privs on every thread, allThreads) and by
+// re-executing (a domain with scope, or forced: the bounding set cut on
 // the thread it re-executes from). On a bare base (bareBase) the child
 // starts without no_new_privs, so that what sets it on the threads parked
 // before Restrict is the filter's TSYNC (filterEveryThread), not the
@@ -240,12 +240,9 @@ func TestNoCapabilityLeftOnAnyThread(t *testing.T) {
 		t.Skip("kernel has no Landlock: no child is confined by it")
 	}
 	t.Logf("this binary restricts in place: %v (CGO_ENABLED=0)", InPlace())
-	for _, env := range [][]string{nil, {forceReexecEnv + "=1"}, {bareBase}} {
+	for _, env := range [][]string{nil, {abiCapEnv + "=5"}, {forceReexecEnv + "=1"}, {bareBase, abiCapEnv + "=5"}} {
 		t.Run(fmt.Sprint(env), func(t *testing.T) {
 			p := Policy{Writable: []string{t.TempDir()}}
-			if slices.Contains(env, bareBase) {
-				p.Network = true // no TCP ban to put in a base
-			}
 			res := startOnBase(t, p, "caps", env...)
 			if res.code != 0 {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)

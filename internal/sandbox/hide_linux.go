@@ -13,12 +13,12 @@ import (
 )
 
 // hiddenEnv carries a policy's Hidden list from the parent to a child that
-// adds its own file-system layer (a base domain): set by HiddenEnv, read
+// applies its own file-system layer (BaseForChild): set by HiddenEnv, read
 // and removed by Restrict before anything else runs.
 const hiddenEnv = "BROOD_SANDBOX_HIDDEN"
 
 // HiddenEnv is the environment entry that passes p.Hidden to a child that
-// calls Restrict on a base domain (BaseForChild), "" when p hides nothing.
+// calls Restrict after its mounts (BaseForChild), "" when p hides nothing.
 func HiddenEnv(p Policy) string {
 	hidden := p.HiddenPaths()
 	if len(hidden) == 0 {

@@ -18,8 +18,9 @@ import (
 // re-exec). Its value is a marker.
 const enforcedEnv = "BROOD_SANDBOX_ENFORCED"
 
-// baseEnv marks a child started inside a base domain (BaseForChild) that
-// still needs its file-system layer. Its value is a marker.
+// baseEnv marks a child its parent prepared for its mounts (BaseForChild):
+// it applies its Landlock domain, or what its base does not hold, itself,
+// after them. Its value is a marker.
 const baseEnv = "BROOD_SANDBOX_BASE"
 
 // rulesetAttr is struct landlock_ruleset_attr up to the `scoped` field
@@ -66,22 +67,26 @@ func writeAccess(abi int) uint64 {
 //
 //   - "parent": the parent started this process from a thread already under
 //     p (RestrictForChild). Restrict finds the marker and returns.
-//   - "all threads": the parent started it inside a base domain that holds
-//     p's network and scope rules (BaseForChild; it has no file-system rule,
-//     so an overlay child could still mount its copy). What remains, the
-//     file-system layer, is not relational (no scope bit: threads in sibling
-//     domains still signal each other and the processes they start), so
-//     Restrict applies it to every thread in place with AllThreadsSyscall,
-//     with no_new_privs, the metadata filter of a read-only policy and the
-//     dropped capabilities. It needs a binary without cgo.
-//   - "re-exec": otherwise (no base, or a binary that links runtime/cgo,
-//     where AllThreadsSyscall returns ENOTSUP) Restrict confines the current
-//     OS thread and re-executes the program (/proc/self/exe, same arguments
-//     and environment) from it; the new image inherits the domain on every
-//     thread it will ever have, and its own call to Restrict finds the
-//     marker. The caller must therefore call Restrict early, before anything
-//     it cannot repeat (the env markers are removed so grandchildren start
-//     clean).
+//   - "all threads": the parent prepared it for its mounts (BaseForChild):
+//     a read-only child, started in a base domain that holds p's scope and
+//     TCP ban, adds its file-system layer; a writer, started with no
+//     domain, applies its whole domain where that has no scope bit (ABI 5
+//     and below). Restrict applies the layer to every thread in place with
+//     AllThreadsSyscall, with no_new_privs, the metadata filter of a
+//     read-only policy and the dropped capabilities. Each thread then has
+//     a sibling domain of its own, which only Landlock's scope tells apart
+//     (it compares domains: a thread could not signal a process another
+//     thread started), so a layer with scope never goes this way. It needs
+//     a binary without cgo.
+//   - "re-exec": otherwise (a writer's domain with scope, no mark of the
+//     parent's, or a binary that links runtime/cgo, where
+//     AllThreadsSyscall returns ENOTSUP) Restrict confines the current OS
+//     thread and re-executes the program (/proc/self/exe, same arguments
+//     and environment) from it;
+//     the new image inherits the one domain on every thread it will ever
+//     have, and its own call to Restrict finds the marker. The caller must
+//     therefore call Restrict early, before anything it cannot repeat (the
+//     env markers are removed so grandchildren start clean).
 //
 // When the kernel lacks Landlock, Restrict returns Mechanism "unavailable"
 // and no error: the tool layer still enforces read-only, and the caller
@@ -115,8 +120,9 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, erro
 	}
 	baseText, based := os.LookupEnv(baseEnv)
 	os.Unsetenv(baseEnv)
-	if based {
-		return restrictOnBase(p, parseMarker(baseText), inPlace)
+	base := parseMarker(baseText)
+	if based && (base.scope || base.tcp) {
+		return restrictOnBase(p, base, inPlace)
 	}
 	if !p.confinesFS() && (p.Network || abi < 4) {
 		st := Status{Mechanism: "none"}
@@ -128,31 +134,41 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, erro
 	if abi < 1 {
 		return Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, nil
 	}
-	return reexec(p, abi, fullLayer(p, abi))
+	l := fullLayer(p, abi)
+	if based && l.fs && !l.scope {
+		return restrictInPlace(p, abi, l, l.net, inPlace)
+	}
+	return reexec(p, abi, l)
 }
 
-// restrictOnBase adds the file-system layer to a process whose parent put
-// it in a base domain (BaseForChild): on every thread in place, or by
-// re-executing where that cannot be done.
+// restrictOnBase adds the file-system layer to a read-only child whose
+// parent put it in a base domain (BaseForChild: the scope, the TCP ban).
 func restrictOnBase(p Policy, base marker, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
-	st := Status{Mechanism: "landlock", ABI: base.abi, NetworkTCP: base.tcp, Via: "parent"}
 	if !p.confinesFS() {
-		return st, nil
+		return Status{Mechanism: "landlock", ABI: base.abi, NetworkTCP: base.tcp, Via: "parent"}, nil
 	}
-	l := layer{fs: true}
-	rfd, err := buildRuleset(p, base.abi, l)
+	return restrictInPlace(p, base.abi, layer{fs: true}, base.tcp, inPlace)
+}
+
+// restrictInPlace puts every thread of a process its parent prepared for
+// its mounts (BaseForChild) under layer l of p in place, or re-executes
+// where that cannot be done (a binary with cgo). l has no scope bit: each
+// thread gets a sibling domain of its own (allThreads). tcp says whether
+// the process's domain holds the TCP ban (l's or its base's).
+func restrictInPlace(p Policy, abi int, l layer, tcp bool, inPlace func(rfd int, p Policy) (bool, error)) (Status, error) {
+	rfd, err := buildRuleset(p, abi, l)
 	if err != nil {
 		return Status{}, err
 	}
 	seccomp, err := inPlace(rfd, p)
 	unix.Close(rfd)
 	if errors.Is(err, unix.ENOTSUP) {
-		return reexec(p, base.abi, l)
+		return reexec(p, abi, l)
 	}
 	if err != nil {
 		return Status{}, err
 	}
-	st.Via = "all threads"
+	st := Status{Mechanism: "landlock", ABI: abi, NetworkTCP: tcp, Via: "all threads"}
 	st.fill(p, seccomp, true)
 	return st, nil
 }
@@ -214,17 +230,33 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 	return enforcedEnv + "=" + m.String(), st, true, nil
 }
 
-// BaseForChild puts the calling OS thread in a Landlock domain holding the
-// parts of p that must be one domain for the whole child: the scope of
-// signals and abstract unix sockets (ABI 6) and, for a child without
-// network, the TCP ban (ABI 4). It handles no file-system right, so the
-// child may still mount (Landlock forbids mounts only to a domain that
-// handles file-system access) and this thread may still write the child's
-// id maps; the child adds its file-system layer itself (Restrict). It is
-// for a child the parent cannot confine whole from its thread: an overlay
-// child, which must mount its copy first, and a child in a new user
-// namespace. As with RestrictForChild, the thread must be locked and must
-// die afterwards. The returned entry (empty without Landlock) tells the
+// BaseForChild prepares the calling OS thread to start a child that must
+// mount before its Landlock domain: an overlay child (its copy), an
+// in-place writer and a read-only child of the root (their views), any
+// child in a new user namespace (this thread writes its id maps). Landlock
+// refuses mounts to a domain that handles a file-system right. What the
+// thread gives every such child: an empty inheritable set and, where the
+// kernel has Landlock, no_new_privs. Then, by the child's class:
+//
+//   - a read-only child: a base domain with the parts of p that must be one
+//     domain for all its threads, the scope of signals and abstract unix
+//     sockets (ABI 6) and, without network, the TCP ban (ABI 4). Its
+//     Restrict adds the file-system layer on every thread in place.
+//     Landlock counts the right to link or rename into another directory
+//     (REFER) as handled by every layer, this one too, where no rule can
+//     grant it: the child moves no file between two directories, even in
+//     its TMPDIR (EXDEV; it writes nothing else).
+//   - a writer: no Landlock domain, so that no layer under its own refuses
+//     its `git mv a/x b/x` and `ln a/x b/x` (review22 P2-2). Its Restrict
+//     applies its whole domain after its mounts (the file rules, the TCP
+//     ban and the scope in one ruleset): by re-executing where the domain
+//     has a scope, which all its threads must share, in place on every
+//     thread where it has none. Until then it runs only brood's own start
+//     (its mounts, its envelope read), and no confined process may signal
+//     or trace a process outside its own domain, this one included.
+//
+// As with RestrictForChild, the thread must be locked and must die
+// afterwards. The returned entry (empty without Landlock) tells the
 // child's Restrict what the base holds.
 func BaseForChild(p Policy) (envEntry string, err error) {
 	// Root's exec gives the child its inheritable set beside the bounding
@@ -237,34 +269,38 @@ func BaseForChild(p Policy) (envEntry string, err error) {
 	if abi < 1 {
 		return "", nil
 	}
-	l := layer{net: !p.Network && abi >= 4, scope: abi >= 6}
+	runtime.LockOSThread()
+	// Root too: the child is under no_new_privs from its first
+	// instruction (a warm child idles before its own Restrict), as one
+	// started from RestrictForChild's thread is. Mounts in its own user
+	// namespace are not affected.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return "", fmt.Errorf("sandbox: set no_new_privs: %w", err)
+	}
+	var l layer
+	if p.ReadOnly {
+		l = layer{net: !p.Network && abi >= 4, scope: abi >= 6}
+	}
 	if l.net || l.scope {
 		rfd, err := buildRuleset(p, abi, l)
 		if err != nil {
 			return "", err
 		}
 		defer unix.Close(rfd)
-		runtime.LockOSThread()
-		// Root too: the child is under no_new_privs from its first
-		// instruction (a warm child idles before its own Restrict adds
-		// the file-system layer), as one started from RestrictForChild's
-		// thread is. Mounts in its own user namespace are not affected.
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return "", fmt.Errorf("sandbox: set no_new_privs: %w", err)
-		}
 		if _, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
 			return "", fmt.Errorf("sandbox: landlock_restrict_self (base): %w", errno)
 		}
 	}
-	return baseEnv + "=" + marker{abi: abi, tcp: l.net}.String(), nil
+	return baseEnv + "=" + marker{abi: abi, tcp: l.net, scope: l.scope}.String(), nil
 }
 
-// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,tcp][,via=HOW]".
+// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,tcp][,scope][,via=HOW]".
 type marker struct {
 	abi     int
 	seccomp bool   // the syscall filter is installed
 	caps    bool   // the bounding set is already cut (root)
-	tcp     bool   // the TCP ban is in the domain
+	tcp     bool   // the base domain holds the TCP ban
+	scope   bool   // the base domain holds the scope
 	via     string // how the domain was applied
 }
 
@@ -278,6 +314,9 @@ func (m marker) String() string {
 	}
 	if m.tcp {
 		s += ",tcp"
+	}
+	if m.scope {
+		s += ",scope"
 	}
 	if m.via != "" {
 		s += ",via=" + m.via
@@ -297,6 +336,8 @@ func parseMarker(v string) marker {
 			m.caps = true
 		case f == "tcp":
 			m.tcp = true
+		case f == "scope":
+			m.scope = true
 		case strings.HasPrefix(f, "via="):
 			m.via = strings.TrimPrefix(f, "via=")
 		}
@@ -340,8 +381,8 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 	attr := rulesetAttr{}
 	var hidden []string
 	if l.fs {
-		// (Split here, when the rules are built: not for a base layer,
-		// which holds no file-system rule.)
+		// (Split here, when the rules are built: not for a layer
+		// without file-system rules.)
 		hidden = p.HiddenPaths()
 		attr.handledFS = writeAccess(abi)
 		if len(hidden) > 0 {

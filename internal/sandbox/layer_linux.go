@@ -11,10 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// layerEnv names, for a child that adds its file-system layer itself (a
-// base domain: BaseForChild), the descriptor it inherited the parent's
-// Layer on (LayerForChild); Restrict applies it with its own layer and
-// closes it.
+// layerEnv names, for a child that applies its file-system layer itself
+// (after its mounts: BaseForChild), the descriptor it inherited the
+// parent's Layer on (LayerForChild); Restrict applies it with its own
+// layer and closes it.
 const layerEnv = "BROOD_SANDBOX_LAYER"
 
 // BuildLayer makes the Layer that hides paths (files or directories,

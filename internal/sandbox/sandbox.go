@@ -7,10 +7,11 @@
 // namespace is chosen when the process is created, so the parent sets it on
 // the exec.Cmd ([ConfigureNetwork]). Landlock is per thread and inherited:
 // the parent puts the thread it starts a child from under the child's
-// policy ([RestrictForChild]), or under the part of it that must be one
-// domain for all the child's threads ([BaseForChild]) when the child must
-// still mount; the child calls [Restrict] at start-up, before it runs any
-// tool, to add what is left. Every program the child starts (bash and what
+// policy ([RestrictForChild]), or, when the child must still mount, only
+// under the part of it a read-only child's threads must share, or under
+// none of it for a writer ([BaseForChild]: Landlock refuses mounts to a
+// domain with file-system rules); the child calls [Restrict] at start-up,
+// before it runs any tool, to apply what the parent did not. Every program the child starts (bash and what
 // bash starts) inherits the restriction and cannot lift it.
 //
 // Where the kernel offers none of this, nothing here fails: [Restrict]

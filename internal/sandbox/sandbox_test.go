@@ -66,7 +66,7 @@ func runChild(pol string) int {
 	if os.Getenv(childCmdEnv) == "caps" {
 		parkThreads(parkedThreads, release)
 	}
-	st, err := restrictWith(p, landlockABI(), inPlace)
+	st, err := restrictWith(p, childABI(), inPlace)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "restrict:", err)
 		return 91

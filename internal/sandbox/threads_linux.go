@@ -43,11 +43,12 @@ import (
 // It returns ENOTSUP, having changed nothing, in a binary that links
 // runtime/cgo (threads made by C code are out of the runtime's reach).
 //
-// Each thread gets a domain of its own, siblings under the parent's base
-// domain. That is sound only for a layer without scope bits (BaseForChild
-// keeps the scope in the one domain every thread shares), since Landlock's
-// scope compares domains, and the file-system rules are the same on every
-// thread.
+// Each thread gets a domain of its own, siblings (under a read-only
+// child's base domain, which holds its scope). That is sound only for a
+// layer without scope bits (Restrict re-executes a writer whose domain
+// has them, so that every thread shares it), since Landlock's scope
+// compares domains: the file-system rules and the TCP ban are the same on
+// every thread.
 func allThreads(rfd int, p Policy) (seccomp bool, err error) {
 	// The filter goes in first, and it is on every thread whether or not
 	// AllThreadsSyscall works: ask first where it may not (cgo), so that a

@@ -26,7 +26,21 @@ const (
 	// mountFirstEnv makes the test child mount a tmpfs there before it
 	// restricts itself, as an overlay child mounts its copy.
 	mountFirstEnv = "SANDBOX_TEST_MOUNT_FIRST"
+	// abiCapEnv makes the test child restrict itself as on a kernel of at
+	// most that Landlock ABI (5: no scope, so a child prepared for its
+	// mounts confines every thread in place).
+	abiCapEnv = "SANDBOX_TEST_ABI"
 )
+
+// childABI is the Landlock ABI the test child restricts itself with: the
+// kernel's, or abiCapEnv's where that is lower.
+func childABI() int {
+	abi := landlockABI()
+	if n, err := strconv.Atoi(os.Getenv(abiCapEnv)); err == nil && n < abi {
+		return n
+	}
+	return abi
+}
 
 // threadsCheck runs in a restricted test child ("threads TREE SCRATCH
 // PARENTPID MOUNTPOINT"): from many OS threads at once it tries to write
@@ -77,7 +91,7 @@ func threadsCheck(args []string) int {
 		}
 		cmd.Wait()
 	}
-	if landlockABI() >= 6 {
+	if childABI() >= 6 {
 		if err := syscall.Kill(parent, 0); err == nil {
 			fail("the parent (%d) could be signalled", parent)
 		}
@@ -95,8 +109,9 @@ func threadsCheck(args []string) int {
 }
 
 // startOnBase starts the test child as brood starts an overlay child: from
-// a throw-away thread put in the base domain (BaseForChild), in new user
-// and mount namespaces with CAP_SYS_ADMIN kept for a non-root user.
+// a throw-away thread prepared for a child that mounts first
+// (BaseForChild: no Landlock domain), in new user and mount namespaces
+// with CAP_SYS_ADMIN kept for a non-root user.
 func startOnBase(t testing.TB, p Policy, command string, env ...string) childResult {
 	t.Helper()
 	var stdout, stderr strings.Builder
@@ -104,19 +119,28 @@ func startOnBase(t testing.TB, p Policy, command string, env ...string) childRes
 	return childResultOf(t, err, stdout.String(), stderr.String())
 }
 
-// bareBase, among startOnBase's env, starts the child on the base
-// BaseForChild gives where none of its parts applies (a kernel before ABI
-// 6, a child with network): no domain, so no no_new_privs either, which
-// the child's own Restrict must then set on every thread.
+// bareBase, among startOnBase's env, starts the child as BaseForChild
+// would but without no_new_privs on its starting thread, which the
+// child's own Restrict must then set on every thread.
 const bareBase = "SANDBOX_TEST_BARE_BASE=1"
 
 // runOnBase is startOnBase up to the child's exit: what its Wait said.
 func runOnBase(t testing.TB, p Policy, command string, stdout, stderr *strings.Builder, env ...string) error {
 	t.Helper()
+	return runOnBaseWith(t, p, command, stdout, stderr, nil, env...)
+}
+
+// runOnBaseWith is runOnBase with configure (if not nil) called on the
+// command before it starts (LayerForChild).
+func runOnBaseWith(t testing.TB, p Policy, command string, stdout, stderr *strings.Builder, configure func(*exec.Cmd), env ...string) error {
+	t.Helper()
 	pol, _ := json.Marshal(p)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childEnv+"="+string(pol), childCmdEnv+"="+command), env...)
 	AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{unix.CAP_SYS_ADMIN})
+	if configure != nil {
+		configure(cmd)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	errc := make(chan error, 1)
 	OnThrowawayThread(func() {
@@ -140,37 +164,52 @@ func runOnBase(t testing.TB, p Policy, command string, stdout, stderr *strings.B
 	return cmd.Wait()
 }
 
-// TestRestrictAfterMount: a child started in the base domain mounts (as an
-// overlay child does), then confines every thread, in place where the
-// binary has no cgo and by re-executing otherwise (forced here, so both
-// paths run in every build). Either way every thread is held, processes
-// started from one thread can be killed from another, the parent is out of
-// reach and no capability is left to a non-root child.
+// TestRestrictAfterMount: a child its parent prepared for its mounts
+// (BaseForChild) mounts, as an overlay child does, then confines itself.
+// A writer (no Landlock domain from its parent) applies its whole domain:
+// by re-executing where it has a scope (its threads must share it), in
+// place on every thread where it has none (ABI 5 here). A read-only child
+// (a base domain holding the scope) adds its file-system layer in place.
+// Both re-execute in a binary with cgo (forced here, so both paths run in
+// every build). Either way every
+// thread is held, processes started from one thread can be killed from
+// another, the parent is out of reach (with a scope) and no capability is
+// left to a non-root child.
 func TestRestrictAfterMount(t *testing.T) {
 	abi := landlockABI()
 	if abi == 0 {
 		t.Skip("kernel has no Landlock; TestRestrictWithoutLandlock covers the fallback")
 	}
-	wantVia := "re-exec"
+	inPlace := "re-exec"
 	if InPlace() {
-		wantVia = "all threads"
+		inPlace = "all threads"
+	}
+	wantVia := inPlace
+	if abi >= 6 {
+		wantVia = "re-exec"
 	}
 	t.Logf("this binary restricts in place: %v", InPlace())
 	for _, tt := range []struct {
 		name, via string
+		abi       int
+		readOnly  bool
 		env       []string
 	}{
-		{"default", wantVia, nil},
-		{"forced re-exec", "re-exec", []string{forceReexecEnv + "=1"}},
+		{"writer", wantVia, abi, false, nil},
+		{"writer, no scope, ABI 5", inPlace, min(abi, 5), false, []string{abiCapEnv + "=5"}},
+		{"writer, forced re-exec", "re-exec", abi, false, []string{forceReexecEnv + "=1"}},
+		// Its base holds the scope: never a second start.
+		{"read-only", inPlace, abi, true, nil},
+		{"read-only, forced re-exec", "re-exec", abi, true, []string{forceReexecEnv + "=1"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tree, scratch, mnt := t.TempDir(), t.TempDir(), t.TempDir()
-			p := Policy{Writable: []string{scratch}}
+			p := Policy{ReadOnly: tt.readOnly, Writable: []string{scratch}}
 			res := startOnBase(t, p, fmt.Sprintf("threads %s %s %d %s", tree, scratch, os.Getpid(), mnt), append(tt.env, mountFirstEnv+"="+mnt)...)
 			if res.code != 0 {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}
-			if res.status.Mechanism != "landlock" || res.status.Via != tt.via || res.status.ABI != abi {
+			if res.status.Mechanism != "landlock" || res.status.Via != tt.via || res.status.ABI != tt.abi {
 				t.Errorf("status %v (via %q), want landlock via %q", res.status, res.status.Via, tt.via)
 			}
 			if entries, _ := os.ReadDir(tree); len(entries) > 0 {

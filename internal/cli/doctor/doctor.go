@@ -45,9 +45,11 @@ type Report struct {
 	// SignalScope: a child cannot signal its parent or siblings (Landlock
 	// scoping, ABI 6).
 	SignalScope bool `json:"signal_scope"`
-	// LandlockInPlace: an overlay child (and one in a new user namespace)
-	// puts all its threads under Landlock in place; false in a binary that
-	// links cgo, where it re-executes itself once instead.
+	// LandlockInPlace: a child that mounts first (one in a new user
+	// namespace) can put all its threads under Landlock in place, as a
+	// read-only one does (a writer's domain with a scope, ABI 6, is applied
+	// by re-executing whatever the build); false in a binary that links
+	// cgo, where it re-executes itself once instead.
 	LandlockInPlace bool `json:"landlock_in_place"`
 	// ChildExe is the binary a parent runs for each subagent: brood-child
 	// beside brood when it is the same build (else brood, and the reason is
@@ -185,10 +187,15 @@ func render(w io.Writer, r Report) error {
 	if r.LandlockABI > 0 {
 		landlock = fmt.Sprintf("ABI %d", r.LandlockABI)
 	}
-	if r.LandlockABI > 0 && r.LandlockInPlace {
-		landlock += ", overlay children confine their threads in place"
-	} else if r.LandlockABI > 0 {
-		landlock += ", overlay children re-execute to confine their threads (a cgo build: CGO_ENABLED=0 avoids it)"
+	switch {
+	case r.LandlockABI == 0:
+	case !r.LandlockInPlace:
+		landlock += ", children that mount first re-execute to confine their threads (a cgo build: CGO_ENABLED=0 avoids it)"
+	case r.LandlockABI >= 6:
+		// A writer's scope must be one domain for all its threads.
+		landlock += ", read-only children that mount first confine their threads in place, writers that do re-execute"
+	default:
+		landlock += ", children that mount first confine their threads in place"
 	}
 	git := r.Git
 	if git == "" {
