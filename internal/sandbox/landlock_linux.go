@@ -84,7 +84,8 @@ func writeAccess(abi int) uint64 {
 //     thread and re-executes the program (/proc/self/exe, same arguments
 //     and environment) from it;
 //     the new image inherits the one domain on every thread it will ever
-//     have, and its own call to Restrict finds the marker. The caller must
+//     have, and its own call to Restrict finds the marker (and, for a
+//     writer's, cuts the capabilities its bounding set kept: reexecKeeps). The caller must
 //     therefore call Restrict early, before anything it cannot repeat (the
 //     env markers are removed so grandchildren start clean).
 //
