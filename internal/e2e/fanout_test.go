@@ -112,7 +112,7 @@ func TestWritersDispatchedTogetherRunTogether(t *testing.T) {
 	for _, mode := range []string{"overlay", "worktree"} {
 		t.Run(mode, func(t *testing.T) {
 			p := newProject(t, nil)
-			via := overlayVia()
+			via := writerVia()
 			if mode == "worktree" {
 				writeSettings(t, p.Root, "[isolation]\nforce_worktree = true\n")
 				via = "parent" // confined from the parent's thread at start
@@ -187,11 +187,13 @@ func checkSandboxVia(t *testing.T, p *testbrood.Project, want string) {
 	}
 }
 
-// overlayVia is how an overlay child applies its file-system layer: in
-// place on every thread where the binary (this test binary, which is the
-// child) has no cgo, else by re-executing itself.
-func overlayVia() string {
-	if sandbox.InPlace() {
+// writerVia is how a writer that mounts first (an overlay or in-place
+// child) applies its Landlock domain after its mounts: by re-executing
+// itself where the domain has a scope (ABI 6 and later: every thread must
+// share it) or the binary (this test binary, which is the child) has cgo,
+// else in place on every thread.
+func writerVia() string {
+	if sandbox.InPlace() && sandbox.LandlockABI() < 6 {
 		return "all threads"
 	}
 	return "re-exec"

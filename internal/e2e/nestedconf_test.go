@@ -45,8 +45,9 @@ agents:
 `
 
 // TestConfinedRootChildDelegates (issue #29): a delegating child run as
-// root and confined in place (its capabilities cut on every thread, in its
-// own user namespace: an in-place writer, or an overlay child)
+// root and confined after its mounts (its capabilities cut on every
+// thread, in its own user namespace: an in-place writer, or an overlay
+// child; in place, or re-executed where its domain has a scope)
 // dispatches, in one turn, a read-only explorer, an isolated writer and an
 // agent with network: none. Each runs as it did when the child kept root's
 // capabilities: its own PID namespace (the pool's containment where the
@@ -63,12 +64,16 @@ func TestConfinedRootChildDelegates(t *testing.T) {
 	if sandbox.LandlockABI() < 1 {
 		t.Skip("no Landlock on this kernel: no child is confined in place")
 	}
-	// With cgo (the re-exec fallback) the lead re-executes itself from a
-	// thread whose bounding set is cut: keptCaps only, so its children's
-	// PID namespaces would need a user namespace whose id maps it may not
-	// write, and they share its own, as they always did there.
+	// The lead, a writer that mounts first, re-executes itself where its
+	// domain has a scope (ABI 6 and later), keeping CAP_SYS_ADMIN for its
+	// children's PID namespaces and cutting it at its Restrict as one
+	// confined in place does. With cgo (the re-exec fallback) it
+	// re-executes from a thread whose bounding set is cut: keptCaps only,
+	// so its children's PID namespaces would need a user namespace whose
+	// id maps it may not write, and they share its own, as they always
+	// did there.
 	inPlace := sandbox.InPlace()
-	leadVia := map[bool]string{true: "all threads", false: "re-exec"}[inPlace]
+	leadVia := writerVia()
 	nsRe := regexp.MustCompile(`(?s)LEADNS\s*pid:\[(\d+)\]\s*user:\[(\d+)\]\s*mnt:\[(\d+)\].*EXPLORE # nested\s*ro-refused\s*CapEff:\s*([0-9a-f]+)\s*NoNewPrivs:\s*1\s*Seccomp:\s*2\s*pid:\[(\d+)\]\s*user:\[(\d+)\]\s*mnt:\[(\d+)\]`)
 	for _, iso := range []string{"none", "worktree"} {
 		t.Run("lead isolation "+iso, func(t *testing.T) {

@@ -68,13 +68,14 @@ func dropBoundingEveryThread() error {
 }
 
 // dropBoundingThread is dropBoundingAll for the calling thread only (the
-// thread a child is started from, or the one a re-exec starts from).
-func dropBoundingThread() error {
+// thread a child is started from, or the one a re-exec starts from),
+// keeping extra too (a writer's re-exec: reexecKeeps).
+func dropBoundingThread(extra uint64) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
 	for c := uintptr(0); c <= lastCap; c++ {
-		if keptCaps&(1<<c) != 0 {
+		if (keptCaps|extra)&(1<<c) != 0 {
 			continue
 		}
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)

@@ -84,7 +84,8 @@ func writeAccess(abi int) uint64 {
 //     thread and re-executes the program (/proc/self/exe, same arguments
 //     and environment) from it;
 //     the new image inherits the one domain on every thread it will ever
-//     have, and its own call to Restrict finds the marker. The caller must
+//     have, and its own call to Restrict finds the marker (and, for a
+//     writer's, cuts the capabilities its bounding set kept: reexecKeeps). The caller must
 //     therefore call Restrict early, before anything it cannot repeat (the
 //     env markers are removed so grandchildren start clean).
 //
@@ -110,6 +111,14 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, erro
 		os.Unsetenv(baseEnv)
 		m := parseMarker(v)
 		st := Status{Mechanism: "landlock", ABI: m.abi, NetworkTCP: !p.Network && m.abi >= 4, Via: m.via}
+		if m.admin {
+			// A writer's re-exec kept CAP_SYS_ADMIN and CAP_SETPCAP in
+			// its bounding set for its own children's namespaces: cut
+			// them as an in-place child does (reexecKeeps).
+			if err := capsEveryThread(); err != nil {
+				return Status{}, err
+			}
+		}
 		if p.confinesFS() {
 			// The thread this process was started from cut its bounding
 			// set (the marker says so); an older parent's did not.
@@ -138,7 +147,24 @@ func restrictWith(p Policy, abi int, inPlace func(rfd int, p Policy) (bool, erro
 	if based && l.fs && !l.scope {
 		return restrictInPlace(p, abi, l, l.net, inPlace)
 	}
-	return reexec(p, abi, l)
+	if based && l.fs {
+		return reexec(p, abi, l, reexecKeeps())
+	}
+	return reexec(p, abi, l, 0)
+}
+
+// reexecKeeps is what a writer that mounts first keeps in its bounding set
+// when it re-executes (root, in a binary that can reach every thread):
+// CAP_SYS_ADMIN, so that its own children still get their PID namespaces,
+// and CAP_SETPCAP, as a child confined in place keeps them permitted
+// (capsEveryThread). Under no_new_privs the re-executed image could not
+// get back what the bounding set lost; it cuts them itself, on every
+// thread, at its Restrict (the marker's "admin"). Elsewhere it is none.
+func reexecKeeps() uint64 {
+	if os.Geteuid() != 0 || !InPlace() {
+		return 0
+	}
+	return 1<<unix.CAP_SYS_ADMIN | 1<<unix.CAP_SETPCAP
 }
 
 // restrictOnBase adds the file-system layer to a read-only child whose
@@ -163,7 +189,7 @@ func restrictInPlace(p Policy, abi int, l layer, tcp bool, inPlace func(rfd int,
 	seccomp, err := inPlace(rfd, p)
 	unix.Close(rfd)
 	if errors.Is(err, unix.ENOTSUP) {
-		return reexec(p, abi, l)
+		return reexec(p, abi, l, 0)
 	}
 	if err != nil {
 		return Status{}, err
@@ -184,9 +210,10 @@ func Reexecuted() bool {
 }
 
 // reexec confines the calling thread with layer l of p and re-executes the
-// program from it; it returns only on failure.
-func reexec(p Policy, abi int, l layer) (Status, error) {
-	meta, err := restrictThread(p, abi, l)
+// program from it, its bounding set cut to keptCaps and keep; it returns
+// only on failure.
+func reexec(p Policy, abi int, l layer, keep uint64) (Status, error) {
+	meta, err := restrictThread(p, abi, l, keep)
 	if err != nil {
 		return Status{}, err
 	}
@@ -194,7 +221,7 @@ func reexec(p Policy, abi int, l layer) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("sandbox: find own executable to re-exec: %w", err)
 	}
-	env := append(os.Environ(), enforcedEnv+"="+marker{abi: abi, seccomp: meta, caps: l.fs, via: "re-exec"}.String())
+	env := append(os.Environ(), enforcedEnv+"="+marker{abi: abi, seccomp: meta, caps: l.fs, admin: keep != 0, via: "re-exec"}.String())
 	err = syscall.Exec("/proc/self/exe", os.Args, env)
 	if err != nil {
 		err = syscall.Exec(exe, os.Args, env)
@@ -218,7 +245,7 @@ func RestrictForChild(p Policy) (envEntry string, st Status, needed bool, err er
 	if abi < 1 {
 		return "", Status{Mechanism: "unavailable", Note: "kernel has no Landlock; read-only is enforced by the tool layer only"}, false, nil
 	}
-	meta, err := restrictThread(p, abi, fullLayer(p, abi))
+	meta, err := restrictThread(p, abi, fullLayer(p, abi), 0)
 	if err != nil {
 		return "", Status{}, true, err
 	}
@@ -294,13 +321,14 @@ func BaseForChild(p Policy) (envEntry string, err error) {
 	return baseEnv + "=" + marker{abi: abi, tcp: l.net, scope: l.scope}.String(), nil
 }
 
-// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,tcp][,scope][,via=HOW]".
+// marker is the value of enforcedEnv and baseEnv: "ABI[,seccomp][,caps][,tcp][,scope][,admin][,via=HOW]".
 type marker struct {
 	abi     int
 	seccomp bool   // the syscall filter is installed
 	caps    bool   // the bounding set is already cut (root)
 	tcp     bool   // the base domain holds the TCP ban
 	scope   bool   // the base domain holds the scope
+	admin   bool   // the bounding set still holds reexecKeeps: cut them
 	via     string // how the domain was applied
 }
 
@@ -317,6 +345,9 @@ func (m marker) String() string {
 	}
 	if m.scope {
 		s += ",scope"
+	}
+	if m.admin {
+		s += ",admin"
 	}
 	if m.via != "" {
 		s += ",via=" + m.via
@@ -338,6 +369,8 @@ func parseMarker(v string) marker {
 			m.tcp = true
 		case f == "scope":
 			m.scope = true
+		case f == "admin":
+			m.admin = true
 		case strings.HasPrefix(f, "via="):
 			m.via = strings.TrimPrefix(f, "via=")
 		}
@@ -429,8 +462,8 @@ func buildRuleset(p Policy, abi int, l layer) (int, error) {
 // calling thread (which it locks and never unlocks: if anything fails after
 // the restriction, the thread must not go back to the scheduler). A
 // read-only policy also gets the metadata syscall filter; seccomp reports
-// whether it was installed.
-func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
+// whether it was installed. The bounding set keeps keptCaps and extra.
+func restrictThread(p Policy, abi int, l layer, extra uint64) (seccomp bool, err error) {
 	rfd, err := buildRuleset(p, abi, l)
 	if err != nil {
 		return false, err
@@ -467,7 +500,7 @@ func restrictThread(p Policy, abi int, l layer) (seccomp bool, err error) {
 	// holds what it holds, and the program started from it gets no more
 	// (a root child then makes its own children's namespaces in a user
 	// namespace: sandbox.AddNamespaces).
-	if err := dropBoundingThread(); err != nil {
+	if err := dropBoundingThread(extra); err != nil {
 		return false, err
 	}
 	return installFilter(p.metadataFiltered())
