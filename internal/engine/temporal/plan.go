@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -284,6 +283,11 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 			return nil, errors.New(out.Error)
 		}
 		res, err = &out.Result, nil
+	} else if s := signedEnding(spec, err); s != nil {
+		// The worker's own failure, as it signed it: the submitter checks
+		// it (Engine.takeResult); the workflow cannot vouch for it.
+		s.Text = callDuration(s.Text, workflow.Now(w).Sub(began))
+		return s, nil
 	} else {
 		res, err = failedCall(w, spec, err)
 	}
@@ -331,7 +335,7 @@ func failedCall(w workflow.Context, spec call.Spec, err error) (*call.Result, er
 	case errors.As(err, &canceled) || w.Err() != nil:
 		res.Status, res.Error = dispatch.StatusCancelled, "the run was cancelled during this call"
 	case errors.As(err, &timeout):
-		res.Status, res.Error = dispatch.StatusKilled, fmt.Sprintf("no worker finished the call: %s timeout (%v)", timeout.TimeoutType(), err)
+		res.Status, res.Error = dispatch.StatusKilled, timeoutReason(timeout)
 	}
 	return res, nil
 }

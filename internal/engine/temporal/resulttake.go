@@ -37,10 +37,11 @@ func (e *Engine) takeResult(ctx context.Context, task, wid, run string, out *Cal
 	if err == nil {
 		if e.cfg.Workers != nil && out.Sig == nil {
 			// An unsigned ending (failed, killed, cancelled): its status
-			// and error alone, nothing of an answer, figures or worker
-			// anyone could have put.
+			// alone, nothing of an answer, figures or worker anyone could
+			// have put, and brood's reason, never one whoever failed the
+			// activity or completed the workflow wrote (unsignedEnding).
 			o := out.Result
-			return call.Result{TaskID: task, Agent: o.Agent, Status: o.Status, Error: o.Error}, true
+			return call.Result{TaskID: task, Agent: o.Agent, Status: o.Status, Error: unsignedEnding("task "+task, o.Status, o.Error)}, true
 		}
 		return taken(out.Result, out.Sig), true
 	}

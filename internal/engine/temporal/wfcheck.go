@@ -158,6 +158,29 @@ func cancelled(w workflow.Context) string {
 	return "the call's activity was cancelled on Temporal"
 }
 
+// timeoutReason is brood's reason for a call whose activity timed out: its
+// type alone, never its cause (the last attempt's failure, which whoever
+// failed it wrote).
+func timeoutReason(timeout *temporal.TimeoutError) string {
+	return fmt.Sprintf("no worker finished the call: its activity ended with a %s timeout on Temporal", timeout.TimeoutType())
+}
+
+// signedEnding is the failed result a single call's activity failure
+// carries signed (Activities.signFailure) for the call (nil: none, or a
+// refusal, which fails the call's workflow): passed on with its
+// signature for the submitter to check; the workflow trusts no key.
+func signedEnding(spec call.Spec, err error) *CallOutput {
+	var app *temporal.ApplicationError
+	var out CallOutput
+	if !errors.As(err, &app) || isRefusal(app) || !app.HasDetails() || app.Details(&out) != nil {
+		return nil
+	}
+	if out.Sig == nil || !ending(out.Status) || out.TaskID != cmp.Or(spec.Resume, spec.TaskID) {
+		return nil
+	}
+	return &out
+}
+
 // failed is the result of an activity that did not complete, as the
 // workflow uses it: the failed result its last attempt's worker signed
 // (Activities.Call) when a trusted one did (with its signature), else
@@ -178,7 +201,7 @@ func (g *resultGate) failed(w workflow.Context, spec call.Spec, err error) (out 
 	case errors.As(err, &timeout):
 		// The timeout's cause is the last attempt's failure: whoever
 		// failed it wrote that; its type alone is said.
-		res.Status, res.Error = dispatch.StatusKilled, fmt.Sprintf("no worker finished the call: its activity ended with a %s timeout on Temporal", timeout.TimeoutType())
+		res.Status, res.Error = dispatch.StatusKilled, timeoutReason(timeout)
 		return &CallOutput{Result: res}, false
 	case errors.As(err, &app) && app.HasDetails():
 		var signed CallOutput
