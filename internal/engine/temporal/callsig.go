@@ -49,9 +49,12 @@ type runFrom struct {
 	id, exec string
 	carried  map[string]string
 	// plan and inputs are the run's as this submitter signed them: its
-	// outputs are made again from the records taken (ownOutputs).
+	// outputs are made again from the records taken (ownOutputs). nil
+	// plan: none this submitter signed (noPlan says why), so no output is
+	// shown (whoever completes the run's workflow chose its plan).
 	plan   *wf.Plan
 	inputs map[string]any
+	noPlan string
 }
 
 // execOf is the execution task's result must have been signed in.
@@ -205,7 +208,11 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 	}
 	e.takeRecords(from, out.Result, out.Input.Results)
 	out.Journal = e.takeJournal(from, out.Journal, out.Input.Results)
-	if e.cfg.Workers != nil {
+	switch {
+	case e.cfg.Workers == nil:
+	case from.plan == nil && out.Result != nil:
+		dropOutputs(out.Result, from.noPlan)
+	default:
 		ownOutputs(ctx, from.plan, from.inputs, out.Result)
 	}
 }
