@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -48,9 +49,12 @@ type runFrom struct {
 	id, exec string
 	carried  map[string]string
 	// plan and inputs are the run's as this submitter signed them: its
-	// outputs are made again from the records taken (ownOutputs).
+	// outputs are made again from the records taken (ownOutputs). nil
+	// plan: none this submitter signed (noPlan says why), so no output is
+	// shown (whoever completes the run's workflow chose its plan).
 	plan   *wf.Plan
 	inputs map[string]any
+	noPlan string
 }
 
 // execOf is the execution task's result must have been signed in.
@@ -112,6 +116,9 @@ func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 		}
 		return unsignedEnding(who, c.Status, c.Error)
 	}
+	if s.Sig == nil { // recordRefusal checked only a signed one
+		return unsignedEnding("task "+c.TaskID, c.Status, c.Error)
+	}
 	if why := strings.TrimSuffix(s.Result.Error, "."); ending(s.Result.Status) && why != "" && !strings.Contains(c.Error, why) {
 		return s.Result.Error
 	}
@@ -135,7 +142,7 @@ func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]
 	out := &CallOutput{Result: s.Result, Sig: s.Sig}
 	rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(c.TaskID), Submitter: e.fingerprint(), Task: c.TaskID}
 	if err := e.cfg.Workers.check(rc, out); err != nil {
-		return err.Error(), nil
+		return cmp.Or(e.untrustedReason(rc, from.id, out), err.Error()), nil
 	}
 	if c.Output != nil && !sameOutput(c.Output, &out.Result) || yields(c.Status) && !out.Result.OK() {
 		return "the run's record of task " + c.TaskID + " does not say what its worker signed (status " + out.Result.Status + "): something else completed the run on Temporal; it was not taken", nil
@@ -201,7 +208,11 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 	}
 	e.takeRecords(from, out.Result, out.Input.Results)
 	out.Journal = e.takeJournal(from, out.Journal, out.Input.Results)
-	if e.cfg.Workers != nil {
+	switch {
+	case e.cfg.Workers == nil:
+	case from.plan == nil && out.Result != nil:
+		dropOutputs(out.Result, from.noPlan)
+	default:
 		ownOutputs(ctx, from.plan, from.inputs, out.Result)
 	}
 }
@@ -260,4 +271,18 @@ func (k *WorkerKeys) signedChange(info CallInfo, in ChainInput) (*codesnap.Resul
 		return nil, fmt.Errorf("the signed result of task %s has no change to put into the run's tree", in.TaskID)
 	}
 	return &res, nil
+}
+
+// untrustedReason is the trust-worker sentence for out when a key this
+// submitter does not trust signed it for call c of this execution (the
+// signature checked here: the key named is the one that signed, never a
+// record's text), with the resume of run; "" otherwise.
+func (e *Engine) untrustedReason(c resultCall, run string, out *CallOutput) string {
+	s := out.Sig
+	if s == nil || len(s.Key) != ed25519.PublicKeySize || out.TaskID != c.Task || c.Run == "" || s.Run != c.Run ||
+		e.cfg.Workers.trust.trusts(s.Key) || !ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimOf(c.Namespace, c.Workflow, c.Submitter, &out.Result, s), s.Sig) {
+		return ""
+	}
+	key := FormatPublicKey(ed25519.PublicKey(s.Key), "")
+	return fmt.Sprintf("the result of task %s is signed by worker key %s (%s), which this run's submitter does not trust, so the run did not use it: if it is the key your fleet's worker printed when it started, trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", c.Task, Fingerprint(s.Key), key, key, run)
 }

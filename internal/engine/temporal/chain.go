@@ -84,7 +84,7 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if err != nil {
 		return nil, err
 	}
-	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip, a.Keys.tipTasks(info, in))}, nil
+	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip, a.Keys.tipTasks(info, in, ch))}, nil
 }
 
 // tip is the run's tree as the calls that finished so far left it: where

@@ -239,7 +239,9 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
 		if r.gate != nil {
-			r.gate.take(spec, &out) // before anything reads it
+			if u := r.gate.take(spec, &out); u != nil { // before anything reads it
+				r.signed(&CallOutput{Result: u.Result, Sig: u.Sig})
+			}
 		}
 		r.signed(&out)
 		splitTimes(&out.Result, began, out.Started, workflow.Now(w)) // before its chain step: its run ends with its activity

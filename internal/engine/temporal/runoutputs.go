@@ -3,6 +3,7 @@ package temporal
 import (
 	"cmp"
 	"context"
+	"strings"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -53,4 +54,15 @@ func ownOutputs(ctx context.Context, p *wf.Plan, inputs map[string]any, res *wf.
 	for i := range res.Phases {
 		res.Phases[i].Output = byID[res.Phases[i].ID]
 	}
+}
+
+// dropOutputs clears res's outputs and its phases' (its completer's),
+// when the submitter has no plan of its own to make them again from, and
+// says why in one line.
+func dropOutputs(res *wf.Result, why string) {
+	res.Outputs = nil
+	for i := range res.Phases {
+		res.Phases[i].Output = nil
+	}
+	res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + "its outputs are not shown: " + why
 }

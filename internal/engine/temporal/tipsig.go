@@ -93,10 +93,15 @@ func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.S
 // tipTasks are the writers whose changes are in the tip a chain step makes
 // of in: those the previous tip's signature names, when a key k trusts
 // (its own, or one it continues calls of) signed it (v2) in this
-// execution, and in's own task; sorted. A previous tip it cannot check
-// adds nothing (the run's base: no writer's change is in it).
-func (k *WorkerKeys) tipTasks(info CallInfo, in ChainInput) []string {
-	tasks := []string{in.TaskID}
+// execution, and in's own task when its change is in the tip (ch: applied,
+// no conflict; a conflict leaves the tip as it was); sorted. A previous
+// tip it cannot check adds nothing (the run's base: no writer's change is
+// in it).
+func (k *WorkerKeys) tipTasks(info CallInfo, in ChainInput, ch *codesnap.Chained) []string {
+	var tasks []string
+	if ch != nil && ch.Applied && ch.Conflict == "" {
+		tasks = append(tasks, in.TaskID)
+	}
 	if k != nil && in.Tip != nil && in.TipSig != nil && in.TipSig.V >= 2 {
 		trust := NewTrust()
 		for key, from := range k.trusted.keys {

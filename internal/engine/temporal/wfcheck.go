@@ -93,20 +93,27 @@ func newResultGate(w workflow.Context, in *RunInput) *resultGate {
 // take is out as the workflow uses it: itself when a trusted worker
 // signed it for this call of this execution; an unsigned ending (failed,
 // killed, cancelled) with brood's own reason and nothing of its text;
-// else a failed call with brood's reason.
-func (g *resultGate) take(spec call.Spec, out *CallOutput) {
+// else a failed call with brood's reason. untrusted: the refused result
+// when a key the submitter does not trust signed it for this very call
+// (kept on the run, so the submitter names that key from a signature it
+// verifies itself, never from the record's text).
+func (g *resultGate) take(spec call.Spec, out *CallOutput) (untrusted *SignedResult) {
 	task := cmp.Or(spec.Resume, spec.TaskID)
 	c := g.call
 	c.Task = task
 	err := g.rt.check(c, out)
 	switch {
 	case err == nil && out.Sig != nil:
-		return
+		return nil
 	case err == nil:
 		*out = CallOutput{Result: endedUnsigned(task, spec.Agent, out.Status), Last: out.Last}
 	default:
+		if out.TaskID == task && out.Sig != nil && !g.rt.trust.trusts(out.Sig.Key) && g.signedForThisCall(out) {
+			untrusted = &SignedResult{Result: out.Result, Sig: out.Sig}
+		}
 		*out = CallOutput{Result: call.Result{TaskID: task, Agent: spec.Agent, Status: dispatch.StatusFailed, Error: g.refusal(task, out)}}
 	}
+	return untrusted
 }
 
 // refusal is brood's reason for a result that failed g's check: nothing
@@ -220,10 +227,11 @@ func (g *resultGate) failed(w workflow.Context, spec call.Spec, err error) (out 
 // broodEndings are the reasons the plan's workflow writes itself for a
 // call that ended with no signed result (resultGate, failedCall,
 // the executor's cancel): what the submitter shows of an unsigned
-// ending's record; any other text is the record's writer's.
+// ending's record; any other text is the record's writer's. None names a
+// key: the trust-worker sentence is the submitter's own, from a refused
+// result whose signature it verified (untrustedReason), never a record's.
 var broodEndings = regexp.MustCompile(`^(?:stopped with the run \(the task ended (?:failed|killed|cancelled)\) )?(?:` +
 	`the result of task [0-9A-Z]{26} that came back on Temporal is (?:for another task|signed by no brood worker|signed by worker key SHA256:[A-Za-z0-9+/]{43}, which this run's submitter does not trust|not what worker key SHA256:[A-Za-z0-9+/]{43} signed for this call of this execution): something other than a worker this run trusts completed the call \(anyone who reaches the frontend can\), so the run did not use it` +
-	`|the result of task [0-9A-Z]{26} is signed by worker key SHA256:[A-Za-z0-9+/]{43} \(brood-ed25519 [A-Za-z0-9+/]{43}=\), which this run's submitter does not trust, so the run did not use it: if it is the key your fleet's worker printed when it started, trust it with: brood fleet trust-worker 'brood-ed25519 [A-Za-z0-9+/]{43}=', then brood workflow resume [0-9A-Z]{26}` +
 	`|the call ended (?:failed|killed|cancelled) on Temporal with no result a brood worker signed: its reason is not shown, since whoever ends a call on Temporal writes it` +
 	`|no worker finished the call: its activity ended with a (?:StartToClose|ScheduleToStart|ScheduleToClose|Heartbeat) timeout on Temporal` +
 	`|the call's activity failed on Temporal with no failure a brood worker signed: its reason is not shown, since whoever fails an activity writes it` +
