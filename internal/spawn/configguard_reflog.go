@@ -10,7 +10,7 @@ import (
 
 // clearReflogLinks removes, before brood's own `git update-ref name`
 // (undoReplace) runs, every symbolic link on the way to the reference's
-// reflog (common/logs/name, its directories included): git appends to a
+// reflog (common/logs/name, logs and its directories included): git appends to a
 // reflog that exists, and deletes one, following links, and makes no
 // link there itself, so a link the writer left there would have brood's
 // git write out of the tree (review24 P1-1). A link the walk before the
@@ -18,9 +18,9 @@ import (
 // false says not to run git for name. The removed links are kept for
 // the link pass (gitLinks), which names them and rejects the result.
 func (g *configGuard) clearReflogLinks(name string) bool {
-	logs := filepath.Join(g.git.Common(), "logs")
-	p := logs
-	for _, c := range strings.Split(name, "/") {
+	// logs itself first: a link there leads every reflog out of the tree.
+	p := g.git.Common()
+	for _, c := range append([]string{"logs"}, strings.Split(name, "/")...) {
 		p = filepath.Join(p, c)
 		fi, err := os.Lstat(p)
 		if err != nil {

@@ -171,37 +171,57 @@ agents:
 // the ref back, to append to that file: the link is removed first, named,
 // and rejects the result.
 func TestInPlaceReflogLinkBeforeUndoReplace(t *testing.T) {
-	victim := filepath.Join(t.TempDir(), "victim")
-	must(t, os.WriteFile(victim, []byte("SAFE\n"), 0o644))
-	cmd := `O=$(git rev-parse HEAD:a.txt) && X=$(git rev-parse HEAD:c.txt) && sed -i 's|^[0-9a-f]* refs/replace/|'$X' refs/replace/|' .git/packed-refs` +
-		` && mkdir -p .git/logs/refs/replace && ln -s ` + victim + ` .git/logs/refs/replace/$O && echo linked`
-	agents := map[string]string{"linker": "---\nname: linker\ndescription: links\ntools: Read, Bash\n---\nYou link.\n"}
-	p := newProject(t, `
+	// Each case's writer changes the packed replace ref (brood's guard
+	// puts it back with git update-ref) and leaves a link on the way to
+	// that ref's reflog: the reflog file itself, or the logs directory
+	// (pointed at a directory outside the tree that already holds a file
+	// by the reflog's name).
+	cases := []struct{ name, link, cmd string }{
+		{"reflog file", ".git/logs/refs/replace/$O", `mkdir -p .git/logs/refs/replace && ln -s VICTIM .git/logs/refs/replace/$O`},
+		{"logs directory", ".git/logs", `rm -rf .git/logs && ln -s VDIR .git/logs`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vdir := t.TempDir()
+			victim := filepath.Join(t.TempDir(), "victim")
+			must(t, os.WriteFile(victim, []byte("SAFE\n"), 0o644))
+			inner := strings.NewReplacer("VICTIM", victim, "VDIR", vdir).Replace(tc.cmd)
+			cmd := `O=$(git rev-parse HEAD:a.txt) && X=$(git rev-parse HEAD:c.txt) && sed -i 's|^[0-9a-f]* refs/replace/|'$X' refs/replace/|' .git/packed-refs` +
+				` && ` + inner + ` && echo linked`
+			agents := map[string]string{"linker": "---\nname: linker\ndescription: links\ntools: Read, Bash\n---\nYou link.\n"}
+			p := newProject(t, `
 agents:
   linker:
     - tools:
         - Bash: {command: "`+cmd+`"}
     - say: "## What I did\nlinked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
 `, agents)
-	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
-		must(t, os.WriteFile(filepath.Join(p.root, f), []byte(f+"\n"), 0o644))
-	}
-	git(t, p.root, "add", "-A")
-	git(t, p.root, "commit", "-qm", "init")
-	o := strings.TrimSpace(git(t, p.root, "rev-parse", "HEAD:a.txt"))
-	git(t, p.root, "replace", o, strings.TrimSpace(git(t, p.root, "rev-parse", "HEAD:b.txt")))
-	git(t, p.root, "pack-refs", "--all")
-	d := p.dispatcher(p.settings(nil), 1, nil)
-	out, err := d.Call(context.Background(), call.Spec{Agent: "linker", Prompt: "link"})
-	must(t, err)
-	link := ".git/logs/refs/replace/" + o
-	if b, err := os.ReadFile(victim); err != nil || string(b) != "SAFE\n" {
-		t.Errorf("the file the reflog link pointed to is now %q (%v):\n%s", b, err, firstN(out.Text, 2500))
-	}
-	if tgt, err := os.Readlink(filepath.Join(p.root, link)); err == nil {
-		t.Errorf("%s -> %s left in the user's tree:\n%s", link, tgt, firstN(out.Text, 2500))
-	}
-	if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, link+" -> "+victim) || !strings.Contains(out.Text, "git replace refs changed by the subagent") {
-		t.Errorf("the result is not rejected naming %s and the replace ref put back:\n%s", link, firstN(out.Text, 2500))
+			for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+				must(t, os.WriteFile(filepath.Join(p.root, f), []byte(f+"\n"), 0o644))
+			}
+			git(t, p.root, "add", "-A")
+			git(t, p.root, "commit", "-qm", "init")
+			o := strings.TrimSpace(git(t, p.root, "rev-parse", "HEAD:a.txt"))
+			git(t, p.root, "replace", o, strings.TrimSpace(git(t, p.root, "rev-parse", "HEAD:b.txt")))
+			git(t, p.root, "pack-refs", "--all")
+			outside := filepath.Join(vdir, "refs", "replace", o)
+			must(t, os.MkdirAll(filepath.Dir(outside), 0o755))
+			must(t, os.WriteFile(outside, []byte("SAFE\n"), 0o644))
+			d := p.dispatcher(p.settings(nil), 1, nil)
+			out, err := d.Call(context.Background(), call.Spec{Agent: "linker", Prompt: "link"})
+			must(t, err)
+			link := strings.ReplaceAll(tc.link, "$O", o)
+			for _, f := range []string{victim, outside} {
+				if b, err := os.ReadFile(f); err != nil || string(b) != "SAFE\n" {
+					t.Errorf("%s outside the tree is now %q (%v):\n%s", f, b, err, firstN(out.Text, 2500))
+				}
+			}
+			if tgt, err := os.Readlink(filepath.Join(p.root, link)); err == nil {
+				t.Errorf("%s -> %s left in the user's tree:\n%s", link, tgt, firstN(out.Text, 2500))
+			}
+			if !strings.Contains(out.Text, `status="rejected"`) || !strings.Contains(out.Text, link+" -> ") || !strings.Contains(out.Text, "git replace refs changed by the subagent") {
+				t.Errorf("the result is not rejected naming %s and the replace ref put back:\n%s", link, firstN(out.Text, 2500))
+			}
+		})
 	}
 }
