@@ -252,6 +252,9 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// The real tree is beside a worktree copy: what an overlay hides
 		// with whiteouts, the sandbox keeps the child from reading.
 		pol.Hidden = append(pol.Hidden, ws.Hidden...)
+		if !env.ReadOnly {
+			pol.Writable = append(pol.Writable, ws.GitWritable()...)
+		}
 	}
 	layer, err := base.knownLayer(env, td.Path(), &pol, ws != nil && ws.Mode == ModeOverlay)
 	if err != nil {

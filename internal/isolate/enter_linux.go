@@ -60,6 +60,14 @@ func EnterFromEnv() (Entered, error) {
 	case modeProbe:
 		os.Exit(runProbeChild(spec.Root))
 	case ModeWorktree:
+		// A writer that writes its copy's git directory: what says where
+		// the repository is and how it is configured is held read-only
+		// (Workspace.HoldGit).
+		if len(spec.RO) > 0 {
+			if err := bindView(View{ReadOnly: spec.RO}); err != nil {
+				return Entered{}, err
+			}
+		}
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
 		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered}); err != nil {

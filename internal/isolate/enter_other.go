@@ -28,7 +28,7 @@ func EnterFromEnv() (Entered, error) {
 	if err := json.Unmarshal([]byte(v), &spec); err != nil {
 		return Entered{}, fmt.Errorf("isolate: bad %s: %w", envVar, err)
 	}
-	if spec.Mode == ModeWorktree {
+	if spec.Mode == ModeWorktree && len(spec.RO) == 0 {
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	}
 	return Entered{}, fmt.Errorf("isolate: mode %q needs Linux", spec.Mode)

@@ -388,7 +388,7 @@ func (w *Workspace) addWorktree(ctx context.Context, rel string) error {
 		return fmt.Errorf("isolate: %w", err)
 	}
 	w.gitDir = strings.TrimSpace(gitDir)
-	return nil
+	return w.saveLandIndex()
 }
 
 // childGit runs git on the child's worktree without trusting anything the
@@ -407,14 +407,14 @@ func (w *Workspace) worktreePatch(ctx context.Context, base string) ([]byte, []r
 	if w.gitDir == "" {
 		return nil, nil, fmt.Errorf("isolate: the worktree's git dir was not recorded")
 	}
-	if _, err := w.childGit(ctx, "add", "-A"); err != nil {
+	if _, err := w.landGit(ctx, "add", "-A"); err != nil {
 		return nil, nil, fmt.Errorf("isolate: %w", err)
 	}
-	tree, err := w.childGit(ctx, "write-tree")
+	tree, err := w.landGit(ctx, "write-tree")
 	if err != nil {
 		return nil, nil, fmt.Errorf("isolate: %w", err)
 	}
-	out, err := w.childGit(ctx, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
+	out, err := w.landGit(ctx, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
 		"--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, strings.TrimSpace(tree))
 	if err != nil {
 		return nil, nil, fmt.Errorf("isolate: diff: %w", err)

@@ -194,6 +194,11 @@ type Workspace struct {
 	keep     []string
 	broodDir string // Options.BroodDir, links resolved
 	gitDir   string // a worktree's git dir, recorded at creation
+	// gitHeld: the worktree writer writes gitDir, its configuration held
+	// (HoldGit); landIndex: the parent's copy of the copy's index, out of
+	// the child's reach (saveLandIndex).
+	gitHeld   bool
+	landIndex string
 	ownTemp  string // StateDir when Prepare created it
 	upper    string
 	work     string
@@ -379,6 +384,9 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 	case ModeWorktree:
 		cmd.Dir = w.Dir
 		spec := mountSpec{Mode: ModeWorktree, Root: w.Root, Cwd: w.Dir}
+		if err := w.configureHeldGit(cmd, &spec); err != nil {
+			return err
+		}
 		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	default:
 		cmd.Dir = w.Dir
@@ -402,11 +410,15 @@ func (w *Workspace) Cleanup(ctx context.Context) error {
 	w.watch.close()
 	var errs []error
 	if w.Mode == ModeWorktree && !w.kept && w.Root != "" {
-		if _, err := w.repo.worktree(ctx, "remove", "--force", w.Root); err != nil {
+		if _, err := w.repo.worktree(ctx, "remove", "--force", "--force", w.Root); err != nil {
 			if _, statErr := os.Stat(w.Root); statErr == nil {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if w.landIndex != "" {
+		errs = append(errs, os.Remove(w.landIndex))
+		w.landIndex = ""
 	}
 	if !w.kept {
 		if w.ownTemp != "" {

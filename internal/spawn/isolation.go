@@ -240,6 +240,16 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 	return false, isolate.ConfigureInPlace(cmd, v)
 }
 
+// holdsWorktreeGit reports whether a writer in a worktree copy gets its
+// copy's git directory, its configuration held read-only in its own mount
+// namespace (isolate.Workspace.HoldGit): as for an in-place writer's view,
+// where Landlock confines it, user namespaces are there and this process
+// may mount (the root). Elsewhere its git add and commit fail, as its
+// copy's git directory is outside what it may write.
+func (d *Dispatcher) holdsWorktreeGit(ctx context.Context, env *dispatch.Envelope) bool {
+	return d.cfg.Depth == 0 && !env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1 && d.sandboxReport(ctx).UserNS
+}
+
 // unheldGitConfig lists, for an in-place writer dispatched by the root,
 // the git configuration entries that do not exist yet (.git/commondir,
 // .git/config.worktree), which no kernel rule can hold (isolate.AbsentGitConfig).
@@ -399,6 +409,11 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			if w.Dir != env.Workspace {
 				// A worktree lives elsewhere: the child must be told where.
 				env.System = strings.Replace(env.System, "WORKSPACE PATH:\n"+env.Workspace+"\n", "WORKSPACE PATH:\n"+w.Dir+"\n", 1)
+			}
+		}
+		if w.Mode == isolate.ModeWorktree && d.holdsWorktreeGit(ctx, env) {
+			if err := w.HoldGit(); err != nil {
+				return err
 			}
 		}
 		if err := w.Configure(cmd); err != nil {
