@@ -199,10 +199,10 @@ type Workspace struct {
 	// the child's reach (saveLandIndex).
 	gitHeld   bool
 	landIndex string
-	ownTemp  string // StateDir when Prepare created it
-	upper    string
-	work     string
-	snap     *snapshot
+	ownTemp   string // StateDir when Prepare created it
+	upper     string
+	work      string
+	snap      *snapshot
 	// spawnDirty are the paths the spawn snapshot took from the work tree
 	// rather than the index: base-moved detection reads them again.
 	spawnDirty []string
