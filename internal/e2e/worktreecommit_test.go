@@ -9,7 +9,8 @@ import (
 
 // TestWorktreeCopyWriterCommits: a writer in a git worktree copy runs git
 // add, mv and commit there, changes a file after its commit too, and the
-// parent lands the whole of it as one patch; the same writer's attempts to
+// parent lands the whole of it as one patch (its landing trusts nothing of
+// the copy's index: a file marked assume-unchanged there lands); the same writer's attempts to
 // write, replace or remove its copy's commondir, gitdir and config.worktree,
 // the common dir's config, hooks and info, and a branch of the user's are
 // all refused.
@@ -24,6 +25,8 @@ echo e > e.txt
 git add e.txt
 git -c user.name=child -c user.email=child@example.com commit -q -m child
 echo after-commit >> d.txt
+git update-index --assume-unchanged keep.txt
+echo keep-child > keep.txt
 git status --porcelain > status.txt
 echo committed > committed.txt
 `
@@ -49,7 +52,7 @@ agents:
         - Bash:
             command: |
 ` + indent(attempts, "              ") + `
-    - say: "## What I did\nCommitted.\n\n## What I found\nok\n\n## Files changed\nd.txt e.txt\n\n## Problems\nnone"
+    - say: "## What I did\nCommitted.\n\n## What I found\nok\n\n## Files changed\nd.txt e.txt keep.txt\n\n## Problems\nnone"
 `
 	_, stdout, stderr := p.Brood(t.Context(), nil, "subagent", "general-purpose", "--isolation", "worktree", "--allow", "Bash",
 		"--model", p.Script("s.yaml", script), "--description", "commit", "Commit.")
@@ -60,6 +63,9 @@ agents:
 	if read("committed.txt") != "committed\n" || read("d.txt") != "c-child\nafter-commit\n" || read("e.txt") != "e\n" {
 		t.Fatalf("the committed change did not land: committed.txt %q, d.txt %q, e.txt %q\nstdout:\n%s\nstderr:\n%s",
 			read("committed.txt"), read("d.txt"), read("e.txt"), stdout, stderr)
+	}
+	if got := read("keep.txt"); got != "keep-child\n" {
+		t.Errorf("keep.txt, changed behind its copy's index (assume-unchanged), did not land: %q", got)
 	}
 	if _, err := os.Lstat(filepath.Join(p.Root, "c.txt")); !os.IsNotExist(err) {
 		t.Errorf("c.txt, moved by git mv in the copy, is still in the tree (%v)", err)
