@@ -8,7 +8,7 @@ import (
 )
 
 // TestWorktreeCopyWriterCommits: a writer in a git worktree copy runs git
-// add, mv and commit there, changes a file after its commit too, and the
+// add, mv, commit and reset there, changes a file after its commit too, and the
 // parent lands the whole of it as one patch (its landing trusts nothing of
 // the copy's index: a file marked assume-unchanged there lands); the same writer's attempts to
 // write, replace or remove its copy's commondir, gitdir and config.worktree,
@@ -24,6 +24,9 @@ git mv c.txt d.txt
 echo e > e.txt
 git add e.txt
 git -c user.name=child -c user.email=child@example.com commit -q -m child
+git reset -q --soft HEAD~1
+git -c user.name=child -c user.email=child@example.com commit -q -m again
+test "$(git rev-list --count HEAD)" = 2
 echo after-commit >> d.txt
 git update-index --assume-unchanged keep.txt
 echo keep-child > keep.txt
@@ -39,6 +42,7 @@ for f in "$GD/commondir" "$GD/gitdir" "$GD/config.worktree" "$CD/config" "$CD/ho
 done
 rm -f "$GD/t.tmp"
 git branch child 2>/dev/null && echo "branch" >> wrote.txt
+git stash -q 2>/dev/null && echo "stash" >> wrote.txt
 echo tried > tried.txt
 `
 	script := `
