@@ -380,7 +380,7 @@ func (w *Workspace) addWorktree(ctx context.Context, rel string) error {
 	if _, err := w.repo.worktree(ctx, "add", "--detach", "--quiet", wt, strings.TrimSpace(commit)); err != nil {
 		return fmt.Errorf("isolate: %w", err)
 	}
-	w.Mode, w.Root, w.Dir = ModeWorktree, wt, filepath.Join(wt, rel)
+	w.Mode, w.Root, w.Dir, w.copyStart = ModeWorktree, wt, filepath.Join(wt, rel), strings.TrimSpace(commit)
 	// Where git keeps this worktree's index and HEAD, read now, before the
 	// child can touch the worktree's .git file.
 	gitDir, err := w.repo.gitIn(ctx, wt, nil, nil, "rev-parse", "--absolute-git-dir")
@@ -413,6 +413,9 @@ func (w *Workspace) worktreePatch(ctx context.Context, base string) ([]byte, []r
 	tree, err := w.landGit(ctx, "write-tree")
 	if err != nil {
 		return nil, nil, fmt.Errorf("isolate: %w", err)
+	}
+	if err := w.forgetChildGit(); err != nil {
+		return nil, nil, err
 	}
 	out, err := w.landGit(ctx, "diff-tree", "-r", "--raw", "-z", "-p", "--binary", "--full-index",
 		"--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, strings.TrimSpace(tree))

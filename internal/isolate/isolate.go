@@ -199,6 +199,7 @@ type Workspace struct {
 	// the child's reach (saveLandIndex).
 	gitHeld   bool
 	landIndex string
+	copyStart string // the commit the worktree copy was checked out at
 	ownTemp   string // StateDir when Prepare created it
 	upper     string
 	work      string

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 )
 
 // A writer in a git worktree copy runs git there (add, mv, commit, reset)
@@ -129,4 +130,49 @@ func (w *Workspace) landGit(ctx context.Context, args ...string) (string, error)
 	env := []string{"GIT_DIR=" + w.repo.common, "GIT_WORK_TREE=" + w.Root, "GIT_INDEX_FILE=" + w.landIndex}
 	safe := []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false", "-c", "diff.external="}
 	return w.repo.gitIn(ctx, w.Root, env, nil, append(safe, args...)...)
+}
+
+// forgetChildGit puts the copy's git directory back as git worktree add
+// made it, once its writer has ended (the landing has added the copy to
+// landIndex): HEAD the copy's start, the index the parent's, and no log,
+// ref or object of the child's. Its commits' objects are in a directory
+// of its own (worktreeObjects), which no git of the user's reads: left
+// named by the copy's HEAD, index or reflog, they would make the user's
+// git gc, fsck and rev-list --all fail on a missing object while the copy
+// is there (a copy kept after a conflict too). What its writer made in
+// place of HEAD or index (a symbolic link) is removed, never followed.
+func (w *Workspace) forgetChildGit() error {
+	if !w.gitHeld || w.landIndex == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(w.gitDir)
+	if err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !slices.Contains(heldWorktreeGit(), e.Name()) {
+			errs = append(errs, os.RemoveAll(filepath.Join(w.gitDir, e.Name())))
+		}
+	}
+	index, err := os.ReadFile(w.landIndex)
+	errs = append(errs, err)
+	if err == nil {
+		errs = append(errs, writeNew(filepath.Join(w.gitDir, "index"), index))
+	}
+	errs = append(errs, writeNew(filepath.Join(w.gitDir, "HEAD"), []byte(w.copyStart+"\n")))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("isolate: put the copy's git directory back: %w", err)
+	}
+	return nil
+}
+
+// writeNew writes data to a file made anew at path (none may be there).
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // TestWorktreeLandingTrustsNoCopyIndex: a worktree copy's landing adds the
@@ -52,7 +54,9 @@ echo x-child > dir/x.txt
 // (HoldGit) writes its index, HEAD and objects there, while its
 // commondir, gitdir and config.worktree are read-only in its own mount
 // namespace (written, replaced or removed: refused), and its objects go to
-// its own directory, not the common dir's.
+// its own directory, not the common dir's; after its landing its copy's
+// git directory names none of them (the user's git walks every
+// worktree's HEAD).
 func TestWorktreeGitHeld(t *testing.T) {
 	iso := testIsolator(t)
 	if !iso.Support().Overlay {
@@ -88,5 +92,10 @@ test -n "$(ls "$GD/objects")"
 	}
 	if !out.Applied || !slices.Equal(out.Files, []string{"new.txt"}) || read(t, filepath.Join(dir, "new.txt")) != "new\n" {
 		t.Errorf("outcome %+v, new.txt %q", out, read(t, filepath.Join(dir, "new.txt")))
+	}
+	// The child's commit, its objects in a directory of its own, is no
+	// longer named by the copy: the user's git walks every worktree's HEAD.
+	if _, err := gitx.Run(context.Background(), dir, "rev-list", "--all"); err != nil {
+		t.Errorf("git rev-list --all in the user's tree after the landing: %v", err)
 	}
 }
