@@ -43,6 +43,7 @@ done
 rm -f "$GD/t.tmp"
 git branch child 2>/dev/null && echo "branch" >> wrote.txt
 git stash -q 2>/dev/null && echo "stash" >> wrote.txt
+git tag child 2>/dev/null && echo "tag" >> wrote.txt
 echo tried > tried.txt
 `
 	script := `
@@ -86,7 +87,7 @@ agents:
 	if now, _ := os.ReadFile(filepath.Join(p.Root, ".git", "config")); string(now) != string(config) {
 		t.Errorf(".git/config changed:\n%s", now)
 	}
-	for _, f := range []string{"hooks/pre-commit", "refs/heads/child"} {
+	for _, f := range []string{"hooks/pre-commit", "refs/heads/child", "refs/tags/child", "refs/stash"} {
 		if _, err := os.Lstat(filepath.Join(p.Root, ".git", f)); !os.IsNotExist(err) {
 			t.Errorf(".git/%s exists (%v)", f, err)
 		}
