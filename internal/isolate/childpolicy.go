@@ -483,8 +483,18 @@ func HoldReadOnly(cmd *exec.Cmd, env *dispatch.Envelope, taskDir string, base *P
 	if !userNS {
 		return "no user namespaces here: the read-only child's metadata calls (chmod, utimes) are denied in its TMPDIR too", nil
 	}
-	pol, _ := ChildPolicy(env, ResolvedTaskDir(taskDir), base)
-	return "", ConfigureReadOnly(cmd, pol.Writable)
+	return "", ConfigureReadOnly(cmd, readOnlyWritable(env, ResolvedTaskDir(taskDir), base))
+}
+
+// readOnlyWritable is ChildPolicy(env, dir, base).Writable without the
+// rest of the policy (its hidden paths, the host temporary directories'
+// split), which the mounts do not use: for a read-only child, dir alone.
+func readOnlyWritable(env *dispatch.Envelope, dir string, base *PolicyBase) []string {
+	if env.ReadOnly {
+		return []string{dir}
+	}
+	pol, _ := ChildPolicy(env, dir, base)
+	return pol.Writable
 }
 
 // InPlaceViewFor is the view of an in-place writer of env working from

@@ -36,7 +36,12 @@ import (
 // before it is built again.
 const maxLayerAge = time.Minute
 
-// knownLayers are a dispatcher's known-projects layers, one per project.
+// maxLayers bounds a dispatcher's layers (one per project and set of
+// shared paths: in a run, one or two).
+const maxLayers = 16
+
+// knownLayers are a dispatcher's known-projects layers, one per project
+// and set of shared paths (sharedHidden).
 type knownLayers struct {
 	mu     sync.Mutex
 	byRoot map[string]knownLayer
@@ -57,12 +62,14 @@ type knownLayer struct {
 // the project's tree, which each child's policy hides (nested): a
 // directory on the way to one would have a rule per entry then, in a
 // layer with no rule for the child's own tree, and an entry a writer
-// made there later would be unreadable to it.
-func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []string, err error) {
+// made there later would be unreadable to it. The layer hides shared too
+// (sharedHidden: what the children hide whole whatever their task).
+func (b *PolicyBase) KnownLayer(project string, shared []string) (l *sandbox.Layer, nested []string, err error) {
 	stamp := knownStamp()
+	key := project + "\x00" + strings.Join(shared, "\x00")
 	b.known.mu.Lock()
 	defer b.known.mu.Unlock()
-	if k, ok := b.known.byRoot[project]; ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
+	if k, ok := b.known.byRoot[key]; ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
 		return k.layer, k.nested, nil
 	}
 	var outside []string
@@ -73,17 +80,18 @@ func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []stri
 			outside = append(outside, h)
 		}
 	}
-	dirs := waysTo(outside)
+	paths := append(outside, shared...)
+	dirs := waysTo(paths)
 	seen := dirsStamp(dirs) // before the build: a change during it rebuilds
-	if l, err = sandbox.BuildLayer(outside); err != nil {
+	if l, err = sandbox.BuildLayer(paths); err != nil {
 		return nil, nil, err
 	}
-	if b.known.byRoot == nil {
+	if b.known.byRoot == nil || len(b.known.byRoot) >= maxLayers {
 		b.known.byRoot = map[string]knownLayer{}
 	}
 	// A layer replaced is not closed: a child may be starting with it
 	// (its descriptor is released when nothing holds it).
-	b.known.byRoot[project] = knownLayer{layer: l, nested: nested, stamp: stamp, dirs: dirs, seen: seen, built: time.Now()}
+	b.known.byRoot[key] = knownLayer{layer: l, nested: nested, stamp: stamp, dirs: dirs, seen: seen, built: time.Now()}
 	return l, nested, nil
 }
 
@@ -142,6 +150,14 @@ func knownStamp() string {
 // overlay the child mounts there (found by
 // attack/TestOtherProjectsRecordsUnreadable: the child could not read
 // its own envelope), while its own layer is built after the mount.
+//
+// The layer holds too the paths of pol every child of the root hides
+// whole (sharedHidden: the credential stores, brood's state, a host
+// temporary directory holding nothing the child keeps), which leave
+// pol then: their rules (a rule per entry of /, the home, /dev for
+// /dev/shm: about a hundred on a plain host) are built once per
+// dispatcher, not by every child. The same READ_FILE is denied on the
+// same paths; a layer is one more domain the child's accesses must pass.
 func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox.Policy, overlay bool) (*sandbox.Layer, error) {
 	if !pol.ReadOnly && len(pol.Writable) == 0 {
 		return nil, nil // the file system is not confined
@@ -150,22 +166,62 @@ func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox
 	if env.ProjectRoot != "" {
 		project = Resolved(env.ProjectRoot)
 	}
-	l, nested, err := b.KnownLayer(project)
+	keep := childKeep(env, dir, pol.Writable)
+	var shared []string
+	if !overlay && env.Depth <= 1 {
+		shared = sharedHidden(b, pol, append(slices.Clone(keep), pol.Keep...))
+	}
+	l, nested, err := b.KnownLayer(project, shared)
 	if err != nil {
 		return nil, err
 	}
-	keep := childKeep(env, dir, pol.Writable)
 	if len(nested) > 0 {
 		pol.Hidden = append(pol.Hidden, hideAround(nested, keep)...)
 	}
-	for _, h := range l.Paths() {
-		if overlay || slices.ContainsFunc(keep, func(k string) bool { return within(h, k) || within(k, h) }) {
-			pol.Hidden = append(pol.Hidden, hideAround(l.Paths(), keep)...)
+	known := slices.DeleteFunc(slices.Clone(l.Paths()), func(h string) bool { return slices.Contains(shared, h) })
+	for _, h := range known {
+		if overlay || conflicts(h, keep) {
+			// pol keeps the shared paths: no layer holds them.
+			pol.Hidden = append(pol.Hidden, hideAround(known, keep)...)
 			return nil, nil
 		}
 	}
 	if l != nil {
 		pol.Layer = l
+		out := func(h string) bool { return slices.Contains(shared, h) }
+		pol.Hidden = slices.DeleteFunc(pol.Hidden, out)
+		pol.HiddenAround = slices.DeleteFunc(pol.HiddenAround, out)
 	}
 	return l, nil
+}
+
+// conflicts reports whether h holds a path of keep or lies beneath one.
+func conflicts(h string, keep []string) bool {
+	return slices.ContainsFunc(keep, func(k string) bool { return within(h, k) || within(k, h) })
+}
+
+// sharedHidden are the paths of pol's Hidden and HiddenAround that every
+// child of b hides whole, found in pol as it holds them (unsplit): the
+// base's (its credential stores, brood's state directory) and the host
+// temporary directories, each only where no path of keep (what this
+// child reads: its tree, its task directory, its program) is beneath it
+// or above it. Sorted: the layer is found by them.
+func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
+	cands := append(b.Hidden(), stateBaseHidden()...)
+	var out []string
+	add := func(h string) {
+		if filepath.IsAbs(h) && filepath.Clean(h) == h && h != "/" && !conflicts(h, keep) && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	for _, h := range pol.Hidden {
+		if slices.Contains(cands, h) {
+			add(h)
+		}
+	}
+	for _, h := range pol.HiddenAround {
+		add(h)
+	}
+	slices.Sort(out)
+	return out
 }
