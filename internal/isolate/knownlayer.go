@@ -204,13 +204,21 @@ func conflicts(h string, keep []string) bool {
 // child of b hides whole, found in pol as it holds them (unsplit): the
 // base's (its credential stores, brood's state directory) and the host
 // temporary directories, each only where no path of keep (what this
-// child reads: its tree, its task directory, its program) is beneath it
-// or above it. Sorted: the layer is found by them.
+// child reads: its tree, its task directory, its program) is beneath it,
+// which would split it per child, and where it is beneath none of the
+// child's writable directories: the layer's rule per entry of each
+// directory on the way would leave what the child writes there later
+// unreadable (its own layer reads it through its writable rule). Sorted:
+// the layer is found by them.
 func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
 	cands := append(b.Hidden(), stateBaseHidden()...)
 	var out []string
 	add := func(h string) {
-		if filepath.IsAbs(h) && filepath.Clean(h) == h && h != "/" && !conflicts(h, keep) && !slices.Contains(out, h) {
+		if !filepath.IsAbs(h) || filepath.Clean(h) != h || h == "/" || slices.Contains(out, h) {
+			return
+		}
+		if !slices.ContainsFunc(keep, func(k string) bool { return within(h, k) }) &&
+			!slices.ContainsFunc(pol.Writable, func(w string) bool { return within(w, h) }) {
 			out = append(out, h)
 		}
 	}
@@ -224,4 +232,42 @@ func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// WarmLayer builds, off the spawn's path, the layer ConfineChild will
+// take for env's child (its task directory dir): a root's first spawn
+// would otherwise build it on the thread its child starts from. It does
+// nothing when a layer for env's project is already built and fresh, or
+// where ConfineChild builds none (an isolated child, the kernel sandbox
+// off). The layer found is ConfineChild's only if its shared paths are
+// the same (a program in a host temporary directory keeps it from
+// being: that child builds its own).
+func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
+	if env.NoLandlock || env.Isolation != "" || sandbox.LandlockABI() < 1 {
+		return
+	}
+	project := ""
+	if env.ProjectRoot != "" {
+		project = Resolved(env.ProjectRoot)
+	}
+	if b.hasFreshLayer(project) {
+		return
+	}
+	pol, needed := ChildPolicy(env, dir, b)
+	if needed {
+		_, _ = b.knownLayer(env, dir, &pol, false)
+	}
+}
+
+// hasFreshLayer reports whether a layer for project was built less than
+// maxLayerAge ago (it may be stale for another reason: KnownLayer checks).
+func (b *PolicyBase) hasFreshLayer(project string) bool {
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	for key, k := range b.known.byRoot {
+		if strings.HasPrefix(key, project+"\x00") && time.Since(k.built) < maxLayerAge {
+			return true
+		}
+	}
+	return false
 }
