@@ -211,19 +211,30 @@ func conflicts(h string, keep []string) bool {
 // unreadable (its own layer reads it through its writable rule). Sorted:
 // the layer is found by them.
 func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
-	cands := append(b.Hidden(), stateBaseHidden()...)
+	cands := map[string]bool{}
+	for _, h := range append(b.Hidden(), stateBaseHidden()...) {
+		cands[h] = true
+	}
+	clean := func(ps []string) []string {
+		out := make([]string, 0, len(ps))
+		for _, p := range ps {
+			out = append(out, filepath.Clean(p))
+		}
+		return out
+	}
+	keep, writable := clean(keep), clean(pol.Writable)
 	var out []string
 	add := func(h string) {
 		if !filepath.IsAbs(h) || filepath.Clean(h) != h || h == "/" || slices.Contains(out, h) {
 			return
 		}
-		if !slices.ContainsFunc(keep, func(k string) bool { return within(h, k) }) &&
-			!slices.ContainsFunc(pol.Writable, func(w string) bool { return within(w, h) }) {
+		if !slices.ContainsFunc(keep, func(k string) bool { return holds(h, k) }) &&
+			!slices.ContainsFunc(writable, func(w string) bool { return holds(w, h) }) {
 			out = append(out, h)
 		}
 	}
 	for _, h := range pol.Hidden {
-		if slices.Contains(cands, h) {
+		if cands[h] {
 			add(h)
 		}
 	}
@@ -232,6 +243,13 @@ func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// holds reports whether p is dir or beneath it; both clean and absolute
+// (within's answer, without filepath.Rel's allocations: sharedHidden asks
+// it some thousand times a spawn).
+func holds(dir, p string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // WarmLayer builds, off the spawn's path, the layer ConfineChild will
