@@ -208,8 +208,9 @@ func conflicts(h string, keep []string) bool {
 // which would split it per child, and where it is beneath none of the
 // child's writable directories: the layer's rule per entry of each
 // directory on the way would leave what the child writes there later
-// unreadable (its own layer reads it through its writable rule). Sorted:
-// the layer is found by them.
+// unreadable (its own layer reads it through its writable rule). Not one
+// in a host temporary directory (the bench's home, a HOME in /tmp).
+// Sorted: the layer is found by them.
 func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
 	cands := map[string]bool{}
 	for _, h := range append(b.Hidden(), stateBaseHidden()...) {
@@ -233,13 +234,16 @@ func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
 			out = append(out, h)
 		}
 	}
-	for _, h := range pol.Hidden {
-		if cands[h] {
-			add(h)
-		}
-	}
 	for _, h := range pol.HiddenAround {
 		add(h)
+	}
+	for _, h := range pol.Hidden {
+		// One in a host temporary directory stays the child's: the
+		// layer would hold a rule per entry of that busy directory, and
+		// be built again whenever an entry is made there.
+		if cands[h] && !slices.ContainsFunc(pol.HiddenAround, func(t string) bool { return holds(t, h) }) {
+			add(h)
+		}
 	}
 	slices.Sort(out)
 	return out
