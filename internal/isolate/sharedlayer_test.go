@@ -1,0 +1,157 @@
+package isolate
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/sandbox"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// TestSharedHiddenInTheLayer: a path every child of the root hides whole
+// (the user's sandbox.hide here, /dev/shm: a host temporary directory the
+// child keeps nothing in) leaves the child's own rules for the
+// dispatcher's layer, built once, so no child pays a rule per entry of /
+// and /dev for it; one the child's tree holds stays the child's (its
+// rules are split around what it keeps), so does one in its writable
+// tree (the layer would leave what it writes there unreadable), and one
+// in a host temporary directory (a busy /tmp would rebuild the layer at
+// every spawn). A child's child (depth 2) takes none: it is under its
+// parent's domain already.
+func TestSharedHiddenInTheLayer(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: no layer")
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm here")
+	}
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	root := Resolved(t.TempDir())
+	if err := taskdir.Open(root).EnsureWritable(); err != nil {
+		t.Fatal(err)
+	}
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	outside := "/nonexistent-brood-test/secret" // no host temporary directory holds it
+	inTree := filepath.Join(root, "vendor", "secret")
+	inTmp := filepath.Join(home, "secret")
+	for _, tc := range []struct {
+		name   string
+		env    dispatch.Envelope
+		shared []string // in the layer, not in the child's rules
+		own    []string // in the child's rules
+	}{
+		{"read-only", dispatch.Envelope{ReadOnly: true, Depth: 1}, []string{outside, "/dev/shm"}, []string{inTree, inTmp}},
+		{"in-place writer", dispatch.Envelope{Depth: 1}, []string{outside, "/dev/shm"}, []string{inTree, inTmp}},
+		{"a child's child", dispatch.Envelope{ReadOnly: true, Depth: 2}, nil, []string{outside, "/dev/shm", inTree, inTmp}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tc.env
+			env.ProjectRoot, env.Workspace = root, root
+			base := NewPolicyBase([]string{outside, inTree, inTmp})
+			p, _ := ChildPolicy(&env, own.Path(), base)
+			l, err := base.knownLayer(&env, own.Path(), &p, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mine := p.HiddenPaths()
+			for _, h := range tc.shared {
+				if !slices.Contains(l.Paths(), h) || slices.Contains(mine, h) {
+					t.Errorf("%s: in the layer %v, in the child's own rules %v; want the layer's alone", h, slices.Contains(l.Paths(), h), slices.Contains(mine, h))
+				}
+			}
+			for _, h := range tc.own {
+				if slices.Contains(l.Paths(), h) || !slices.Contains(mine, h) {
+					t.Errorf("%s: in the layer %v, in the child's own rules %v; want the child's alone", h, slices.Contains(l.Paths(), h), slices.Contains(mine, h))
+				}
+			}
+		})
+	}
+}
+
+// TestSharedHiddenUnreadableThroughTheLayer: a child confined with its
+// rules and the layer, as ConfineChild confines it, reads neither a file
+// in /dev/shm nor one the user hides, and still reads its tree and its
+// task directory: moving them to the layer keeps them hidden.
+func TestSharedHiddenUnreadableThroughTheLayer(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: no layer")
+	}
+	shm, err := os.CreateTemp("/dev/shm", "brood-test-*")
+	if err != nil {
+		t.Skip("cannot write /dev/shm here:", err)
+	}
+	shm.Close()
+	t.Cleanup(func() { os.Remove(shm.Name()) })
+	home := Resolved(t.TempDir())
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	root := Resolved(t.TempDir())
+	if err := taskdir.Open(root).EnsureWritable(); err != nil {
+		t.Fatal(err)
+	}
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(root, "main.go")
+	writeFile(t, mine, "package main")
+	writeFile(t, filepath.Join(own.Path(), "envelope.json"), "{}")
+	env := dispatch.Envelope{ReadOnly: true, Depth: 1, ProjectRoot: root, Workspace: root}
+	base := NewPolicyBase(nil)
+	p, _ := ChildPolicy(&env, own.Path(), base)
+	l, err := base.knownLayer(&env, own.Path(), &p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(l.Paths(), "/dev/shm") {
+		t.Fatalf("the layer (%q) does not hold /dev/shm", l.Paths())
+	}
+	if readAs(t, p, shm.Name()) {
+		t.Errorf("the child read %s", shm.Name())
+	}
+	for _, r := range []string{mine, filepath.Join(own.Path(), "envelope.json")} {
+		if !readAs(t, p, r) {
+			t.Errorf("the child cannot read %s", r)
+		}
+	}
+}
+
+// TestHoldReadOnlyBuildsNoPolicy: a read-only child's mounts need its
+// writable directories alone (its task directory), not its whole policy
+// (every hidden path found, the host temporary directories split): the
+// spawn builds that once, in ConfineChild.
+func TestHoldReadOnlyBuildsNoPolicy(t *testing.T) {
+	if sandbox.LandlockABI() < 1 || !sandbox.FilterAvailable() {
+		t.Skip("no Landlock or syscall filter: no read-only view")
+	}
+	root := Resolved(t.TempDir())
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := dispatch.Envelope{ReadOnly: true, Depth: 1, ProjectRoot: root, Workspace: root}
+	base := NewPolicyBase(nil)
+	base.Hidden() // found once per dispatcher either way
+	policy := testing.AllocsPerRun(20, func() { ChildPolicy(&env, own.Path(), base) })
+	hold := testing.AllocsPerRun(20, func() {
+		cmd := exec.Command("true")
+		if _, err := HoldReadOnly(cmd, &env, own.Path(), base, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if hold*4 > policy {
+		t.Errorf("HoldReadOnly allocates %.0f times, the policy %.0f: it builds the policy again", hold, policy)
+	}
+	if w := readOnlyWritable(&env, ResolvedTaskDir(own.Path()), base); !slices.Equal(w, []string{ResolvedTaskDir(own.Path())}) {
+		t.Errorf("the read-only view's writable directories are %q, want the task directory alone", w)
+	}
+}
