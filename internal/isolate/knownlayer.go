@@ -169,7 +169,7 @@ func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox
 	keep := childKeep(env, dir, pol.Writable)
 	var shared []string
 	if !overlay && env.Depth <= 1 {
-		shared = sharedHidden(b, pol, append(slices.Clone(keep), pol.Keep...))
+		shared = sharedHidden(b, pol, keep, pol.Keep)
 	}
 	l, nested, err := b.KnownLayer(project, shared)
 	if err != nil {
@@ -203,15 +203,17 @@ func conflicts(h string, keep []string) bool {
 // sharedHidden are the paths of pol's Hidden and HiddenAround that every
 // child of b hides whole, found in pol as it holds them (unsplit): the
 // base's (its credential stores, brood's state directory) and the host
-// temporary directories, each only where no path of keep (what this
-// child reads: its tree, its task directory, its program) is beneath it,
-// which would split it per child, and where it is beneath none of the
-// child's writable directories: the layer's rule per entry of each
-// directory on the way would leave what the child writes there later
-// unreadable (its own layer reads it through its writable rule). Not one
-// in a host temporary directory (the bench's home, a HOME in /tmp).
-// Sorted: the layer is found by them.
-func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
+// temporary directories. Not one that holds a path the child reads
+// (tree: its tree, project, task directory, writable directories; or
+// extra: its program, what every child reads), which its own rules split
+// around it; nor one beneath tree: the child mounts there (its read-only
+// view, an in-place writer's covers), and what a writer makes on the way
+// would have no rule in the layer, so be unreadable (its own layer reads
+// it through its writable rule); nor one in a host temporary directory
+// it splits (the bench's home, a HOME in /tmp: the layer would hold a
+// rule per entry of that busy directory and be built again whenever one
+// is made there). Sorted: the layer is found by them.
+func sharedHidden(b *PolicyBase, pol *sandbox.Policy, tree, extra []string) []string {
 	cands := map[string]bool{}
 	for _, h := range append(b.Hidden(), stateBaseHidden()...) {
 		cands[h] = true
@@ -223,14 +225,15 @@ func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
 		}
 		return out
 	}
-	keep, writable := clean(keep), clean(pol.Writable)
+	tree, extra = clean(tree), clean(extra)
 	var out []string
 	add := func(h string) {
 		if !filepath.IsAbs(h) || filepath.Clean(h) != h || h == "/" || slices.Contains(out, h) {
 			return
 		}
-		if !slices.ContainsFunc(keep, func(k string) bool { return holds(h, k) }) &&
-			!slices.ContainsFunc(writable, func(w string) bool { return holds(w, h) }) {
+		reads := func(k string) bool { return holds(h, k) }
+		if !slices.ContainsFunc(tree, reads) && !slices.ContainsFunc(extra, reads) &&
+			!slices.ContainsFunc(tree, func(k string) bool { return holds(k, h) }) {
 			out = append(out, h)
 		}
 	}
@@ -238,9 +241,6 @@ func sharedHidden(b *PolicyBase, pol *sandbox.Policy, keep []string) []string {
 		add(h)
 	}
 	for _, h := range pol.Hidden {
-		// One in a host temporary directory stays the child's: the
-		// layer would hold a rule per entry of that busy directory, and
-		// be built again whenever an entry is made there.
 		if cands[h] && !slices.ContainsFunc(pol.HiddenAround, func(t string) bool { return holds(t, h) }) {
 			add(h)
 		}

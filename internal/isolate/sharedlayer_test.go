@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/sandbox"
@@ -154,4 +156,53 @@ func TestHoldReadOnlyBuildsNoPolicy(t *testing.T) {
 	if w := readOnlyWritable(&env, ResolvedTaskDir(own.Path()), base); !slices.Equal(w, []string{ResolvedTaskDir(own.Path())}) {
 		t.Errorf("the read-only view's writable directories are %q, want the task directory alone", w)
 	}
+}
+
+// BenchmarkRestrictChildShared: a read-only child's CPU from its exec to
+// its sandbox (the test binary as the child, as BenchmarkRestrictChild),
+// its policy passed whole ("own": it builds every rule) against its policy
+// with the paths every child hides in the dispatcher's layer, passed by
+// descriptor ("layered": built once, here before the loop). go test
+// ./internal/isolate -run '^$' -bench RestrictChildShared -benchtime 40x
+func BenchmarkRestrictChildShared(b *testing.B) {
+	if sandbox.LandlockABI() < 1 {
+		b.Skip("no Landlock")
+	}
+	home := b.TempDir()
+	root := Resolved(b.TempDir())
+	td := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := td.Create(); err != nil {
+		b.Fatal(err)
+	}
+	env := dispatch.Envelope{TaskID: td.ID(), ReadOnly: true, Depth: 1, ProjectRoot: root, Workspace: root}
+	envelope := filepath.Join(td.Path(), "envelope.json")
+	if err := dispatch.WriteJSON(envelope, &env); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("HOME", home)
+	base := NewPolicyBase(nil)
+	whole, needed := ChildPolicy(&env, td.Path(), base)
+	layered := whole
+	layered.Hidden, layered.HiddenAround = slices.Clone(whole.Hidden), slices.Clone(whole.HiddenAround)
+	l, err := base.knownLayer(&env, td.Path(), &layered, false)
+	if err != nil || l == nil {
+		b.Fatalf("no layer: %v", err)
+	}
+	b.Logf("shared in the layer: %d paths; the child's own hidden: %d against %d", len(l.Paths()), len(layered.HiddenPaths()), len(whole.HiddenPaths()))
+	var cpu [2]time.Duration
+	for b.Loop() {
+		for k, p := range []sandbox.Policy{whole, layered} {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), restrictChildEnv+"="+envelope, policyEntry(td.Path(), p, needed, true))
+			if k == 1 {
+				sandbox.LayerForChild(cmd, l)
+			}
+			if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"mechanism":"landlock"`) {
+				b.Fatalf("child: %v: %s", err, out)
+			}
+			cpu[k] += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+	}
+	b.ReportMetric(float64(cpu[0].Microseconds())/float64(b.N)/1000, "own-child-ms/op")
+	b.ReportMetric(float64(cpu[1].Microseconds())/float64(b.N)/1000, "layered-child-ms/op")
 }
