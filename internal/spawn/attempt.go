@@ -118,14 +118,6 @@ func (a *attempt) Prepare(ctx context.Context) error {
 		return err
 	}
 	a.j = j
-	if d.cfg.Depth == 0 && d.cfg.Mount == nil && a.rs == nil {
-		// The layer its children's domain stacks (isolate.KnownLayer),
-		// built once per dispatcher: beside the rest of the spawn, not
-		// on the thread the first child starts from.
-		// (A copy: the spawn goes on filling the envelope.)
-		env := *j.env
-		go d.policyBase().WarmLayer(&env, j.td.Path())
-	}
 	spawntrace.Mark(ctx, "records")
 	// Released last: the bench's trace, never the run's (an error is ignored).
 	a.undo = append(a.undo, func() { spawntrace.WriteWith(ctx, spawntrace.ParentFile, j.td.WriteFile) })
