@@ -45,6 +45,9 @@ const maxLayers = 16
 type knownLayers struct {
 	mu     sync.Mutex
 	byRoot map[string]knownLayer
+	// warming is held by the one WarmLayer at work: the spawns that
+	// start together do not each build a policy to warm the same layer.
+	warming sync.Mutex
 }
 
 type knownLayer struct {
@@ -253,7 +256,7 @@ func sharedHidden(b *PolicyBase, pol *sandbox.Policy, tree, extra []string) []st
 // (within's answer, without filepath.Rel's allocations: sharedHidden asks
 // it some thousand times a spawn).
 func holds(dir, p string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+	return p == dir || dir == "/" || (len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir))
 }
 
 // WarmLayer builds, off the spawn's path, the layer ConfineChild will
@@ -272,6 +275,10 @@ func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
 	if env.ProjectRoot != "" {
 		project = Resolved(env.ProjectRoot)
 	}
+	if !b.known.warming.TryLock() {
+		return // another spawn warms it; this one's ConfineChild waits for it
+	}
+	defer b.known.warming.Unlock()
 	if b.hasFreshLayer(project) {
 		return
 	}
