@@ -162,6 +162,12 @@ func knownStamp() string {
 // dispatcher, not by every child. The same READ_FILE is denied on the
 // same paths; a layer is one more domain the child's accesses must pass.
 func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox.Policy, overlay bool) (*sandbox.Layer, error) {
+	return b.knownLayerFor(env, dir, pol, overlay, false)
+}
+
+// knownLayerFor is knownLayer; warm says it is WarmLayer's, which builds
+// the layer with the shared paths whoever else is at work.
+func (b *PolicyBase) knownLayerFor(env *dispatch.Envelope, dir string, pol *sandbox.Policy, overlay, warm bool) (*sandbox.Layer, error) {
 	if !pol.ReadOnly && len(pol.Writable) == 0 {
 		return nil, nil // the file system is not confined
 	}
@@ -173,6 +179,11 @@ func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox
 	var shared []string
 	if !overlay && env.Depth <= 1 {
 		shared = sharedHidden(b, pol, keep, pol.Keep)
+		if !warm && b.warmingFor(project, shared) {
+			// Not waited for: this child builds those rules itself, as
+			// it would without the layer (a run's first child).
+			shared = nil
+		}
 	}
 	l, nested, err := b.KnownLayer(project, shared)
 	if err != nil {
@@ -284,8 +295,21 @@ func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
 	}
 	pol, needed := ChildPolicy(env, dir, b)
 	if needed {
-		_, _ = b.knownLayer(env, dir, &pol, false)
+		_, _ = b.knownLayerFor(env, dir, &pol, false, true)
 	}
+}
+
+// warmingFor reports whether WarmLayer is at work while no layer for
+// project and shared is built yet.
+func (b *PolicyBase) warmingFor(project string, shared []string) bool {
+	if b.known.warming.TryLock() {
+		b.known.warming.Unlock()
+		return false
+	}
+	b.known.mu.Lock()
+	_, built := b.known.byRoot[project+"\x00"+strings.Join(shared, "\x00")]
+	b.known.mu.Unlock()
+	return !built
 }
 
 // hasFreshLayer reports whether a layer for project was built less than

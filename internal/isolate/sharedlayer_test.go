@@ -206,3 +206,37 @@ func BenchmarkRestrictChildShared(b *testing.B) {
 	b.ReportMetric(float64(cpu[0].Microseconds())/float64(b.N)/1000, "own-child-ms/op")
 	b.ReportMetric(float64(cpu[1].Microseconds())/float64(b.N)/1000, "layered-child-ms/op")
 }
+
+// TestSharedLayerNotWaitedFor: while the layer is being warmed (a run's
+// first spawns), a child does not wait for it: it keeps those paths in
+// its own rules, as without the layer, and starts.
+func TestSharedLayerNotWaitedFor(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: no layer")
+	}
+	t.Setenv("HOME", Resolved(t.TempDir()))
+	t.Setenv("XDG_STATE_HOME", "")
+	root := Resolved(t.TempDir())
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := dispatch.Envelope{ReadOnly: true, Depth: 1, ProjectRoot: root, Workspace: root}
+	outside := "/nonexistent-brood-test/secret"
+	base := NewPolicyBase([]string{outside})
+	base.known.warming.Lock() // a WarmLayer at work
+	p, _ := ChildPolicy(&env, own.Path(), base)
+	l, err := base.knownLayer(&env, own.Path(), &p, false)
+	base.known.warming.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(l.Paths(), outside) || !slices.Contains(p.HiddenPaths(), outside) {
+		t.Errorf("%s: in the layer %v, in the child's own rules %v; want the child's alone while the layer is warmed", outside, slices.Contains(l.Paths(), outside), slices.Contains(p.HiddenPaths(), outside))
+	}
+	base.WarmLayer(&env, own.Path())
+	p, _ = ChildPolicy(&env, own.Path(), base)
+	if l, err = base.knownLayer(&env, own.Path(), &p, false); err != nil || !slices.Contains(l.Paths(), outside) || slices.Contains(p.HiddenPaths(), outside) {
+		t.Errorf("once warmed, %s is not the layer's alone (layer %q, err %v)", outside, l.Paths(), err)
+	}
+}
