@@ -253,12 +253,15 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// with whiteouts, the sandbox keeps the child from reading.
 		pol.Hidden = append(pol.Hidden, ws.Hidden...)
 	}
-	layer, err := base.knownLayer(env, td.Path(), &pol, ws != nil && ws.Mode == ModeOverlay)
+	// An overlay, this spawn's copy or a fleet worker's (Mount), is
+	// mounted by the child: the parent's rules do not reach its files.
+	overlay := (ws != nil && ws.Mode == ModeOverlay) || mountsOverlay(cmd.Env)
+	layer, err := base.knownLayer(env, td.Path(), &pol, overlay)
 	if err != nil {
 		return err
 	}
 	a := cmd.SysProcAttr
-	if (ws != nil && ws.Mode == ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
+	if overlay || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
 		entry, err := sandbox.BaseForChild(pol)
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)

@@ -240,3 +240,38 @@ func TestSharedLayerNotWaitedFor(t *testing.T) {
 		t.Errorf("once warmed, %s is not the layer's alone (layer %q, err %v)", outside, l.Paths(), err)
 	}
 }
+
+// TestMountedOverlayChildGetsNoLayer: a child that mounts an overlay (a
+// fleet worker's copy: Mount) is given no layer built by its parent,
+// whose rules would not reach the overlay's files: it hides every path
+// with its own rules, as an isolated overlay child does.
+func TestMountedOverlayChildGetsNoLayer(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: no layer")
+	}
+	t.Setenv("HOME", Resolved(t.TempDir()))
+	t.Setenv("XDG_STATE_HOME", "")
+	root := Resolved(t.TempDir())
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := dispatch.Envelope{ReadOnly: true, Depth: 1, ProjectRoot: root, Workspace: root}
+	base := NewPolicyBase([]string{"/nonexistent-brood-test/secret"})
+	done := make(chan error, 1)
+	cmd := exec.Command("true")
+	sandbox.OnThrowawayThread(func() {
+		m := &Mount{Root: root, Upper: t.TempDir(), Work: t.TempDir(), Dir: root}
+		if err := m.Configure(cmd); err != nil {
+			done <- err
+			return
+		}
+		done <- ConfineChild(cmd, &env, own, nil, base)
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(cmd.ExtraFiles) > 0 || slices.ContainsFunc(cmd.Env, func(e string) bool { return strings.HasPrefix(e, "BROOD_SANDBOX_LAYER=") }) {
+		t.Errorf("a child mounting an overlay was passed its parent's layer (%d descriptors)", len(cmd.ExtraFiles))
+	}
+}

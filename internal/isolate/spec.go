@@ -3,6 +3,7 @@ package isolate
 import (
 	"encoding/json"
 	"os"
+	"strings"
 )
 
 // envVar carries a mountSpec from parent to child. The child removes it
@@ -36,6 +37,18 @@ type mountSpec struct {
 	// Covered are directories covered whole in the child's mount
 	// namespace, empty and read-only (coverEmpty).
 	Covered []string `json:"covered,omitempty"`
+}
+
+// mountsOverlay reports whether env (a child's command's) asks the child
+// to mount an overlay (Mount.Configure, Workspace.Configure).
+func mountsOverlay(env []string) bool {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, envVar+"="); ok {
+			var s mountSpec
+			return json.Unmarshal([]byte(v), &s) == nil && s.Mode == ModeOverlay
+		}
+	}
+	return false
 }
 
 func (s mountSpec) encode() string {
