@@ -45,6 +45,7 @@ const maxLayers = 16
 type knownLayers struct {
 	mu     sync.Mutex
 	byRoot map[string]knownLayer
+	locks  map[string]*sync.Mutex // one a layer: its build (keyLock)
 	// warming is held by the one WarmLayer at work: the spawns that
 	// start together do not each build a policy to warm the same layer.
 	warming sync.Mutex
@@ -70,9 +71,15 @@ type knownLayer struct {
 func (b *PolicyBase) KnownLayer(project string, shared []string) (l *sandbox.Layer, nested []string, err error) {
 	stamp := knownStamp()
 	key := project + "\x00" + strings.Join(shared, "\x00")
+	// One build of a layer at a time; another layer's lookups (a child
+	// that does not wait for the warmed one) go on meanwhile.
+	one := b.keyLock(key)
+	one.Lock()
+	defer one.Unlock()
 	b.known.mu.Lock()
-	defer b.known.mu.Unlock()
-	if k, ok := b.known.byRoot[key]; ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
+	k, ok := b.known.byRoot[key]
+	b.known.mu.Unlock()
+	if ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
 		return k.layer, k.nested, nil
 	}
 	var outside []string
@@ -89,6 +96,8 @@ func (b *PolicyBase) KnownLayer(project string, shared []string) (l *sandbox.Lay
 	if l, err = sandbox.BuildLayer(paths); err != nil {
 		return nil, nil, err
 	}
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
 	if b.known.byRoot == nil || len(b.known.byRoot) >= maxLayers {
 		b.known.byRoot = map[string]knownLayer{}
 	}
@@ -96,6 +105,21 @@ func (b *PolicyBase) KnownLayer(project string, shared []string) (l *sandbox.Lay
 	// (its descriptor is released when nothing holds it).
 	b.known.byRoot[key] = knownLayer{layer: l, nested: nested, stamp: stamp, dirs: dirs, seen: seen, built: time.Now()}
 	return l, nested, nil
+}
+
+// keyLock is the lock of the layer found by key (made on first use).
+func (b *PolicyBase) keyLock(key string) *sync.Mutex {
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	if b.known.locks == nil || len(b.known.locks) >= 4*maxLayers {
+		b.known.locks = map[string]*sync.Mutex{}
+	}
+	m := b.known.locks[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		b.known.locks[key] = m
+	}
+	return m
 }
 
 // waysTo are the directories on the way to paths (each one's parent and
