@@ -275,3 +275,23 @@ func TestMountedOverlayChildGetsNoLayer(t *testing.T) {
 		t.Errorf("a child mounting an overlay was passed its parent's layer (%d descriptors)", len(cmd.ExtraFiles))
 	}
 }
+
+// TestMountsOverlayLastWins (review27 P3-1): of two mount specs in a
+// child's environment, exec passes the last; the parent judges the child
+// by that one too.
+func TestMountsOverlayLastWins(t *testing.T) {
+	overlay := envVar + "=" + mountSpec{Mode: ModeOverlay, Root: "/r"}.encode()
+	readOnly := envVar + "=" + mountSpec{Mode: modeReadOnly, RW: []string{"/t"}}.encode()
+	for _, tc := range []struct {
+		env  []string
+		want bool
+	}{
+		{[]string{"PATH=/bin", readOnly, overlay}, true},
+		{[]string{"PATH=/bin", overlay, readOnly}, false},
+		{[]string{"PATH=/bin"}, false},
+	} {
+		if got := mountsOverlay(tc.env); got != tc.want {
+			t.Errorf("mountsOverlay(%q) = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}

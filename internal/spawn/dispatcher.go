@@ -539,7 +539,7 @@ func childEnv(base []string) []string {
 	out := make([]string, 0, len(base)+2)
 	for _, kv := range base {
 		if strings.HasPrefix(kv, envMCPToken+"=") || strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") || strings.HasPrefix(kv, EnvHooksParent+"=") ||
-			strings.HasPrefix(kv, isolate.EnvChildPolicy+"=") {
+			strings.HasPrefix(kv, isolate.EnvChildPolicy+"=") || isolate.MountEntry(kv) {
 			continue
 		}
 		out = append(out, kv)
