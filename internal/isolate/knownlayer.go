@@ -172,11 +172,14 @@ func knownStamp() string {
 // or holds one (a workspace in another project's records, a kept
 // directory on the way), the layer, which cannot be split per child, is
 // not used: its paths join pol's Hidden too, as every child's did before
-// the layer. So for an overlay child (overlay): a rule the parent built
-// on its tree or a directory above it does not reach the files of the
-// overlay the child mounts there (found by
-// attack/TestOtherProjectsRecordsUnreadable: the child could not read
-// its own envelope), while its own layer is built after the mount.
+// the layer. So for an overlay child (overlay): Landlock skips the rule
+// on a mount point as it walks up from a file, so a rule the parent
+// built on the directory the overlay is mounted on (its tree: an entry
+// of a directory on the layer's way) does not reach the overlay's files
+// (found by attack/TestOtherProjectsRecordsUnreadable: the child could
+// not read its own envelope; review27: a rule on a directory above the
+// mount point does reach them), while its own layer is built after the
+// mount.
 //
 // The layer holds too the paths of pol every child of the root hides
 // whole (sharedHidden: the credential stores, brood's state, a host
