@@ -295,3 +295,90 @@ func TestMountsOverlayLastWins(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeStoresUnreadableThroughTheLayer (review27 P3-3): with a home
+// outside the host temporary directories (here a scratch directory in
+// the package's own, as a home in /home is), its credential stores,
+// ~/.config/brood, the fleet cache and brood's state directory are the
+// layer's, not the child's own rules, and neither a read-only nor an
+// in-place child reads them; each still reads its tree and the rest of
+// the home.
+func TestHomeStoresUnreadableThroughTheLayer(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: no layer")
+	}
+	scratch, err := os.MkdirTemp(".", ".home-outside-tmp-*")
+	if err != nil {
+		t.Skip("cannot make a directory outside the host temporary directories:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(scratch) })
+	abs, err := filepath.Abs(scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := Resolved(abs)
+	for _, tmp := range hostTemps(os.Getenv, nil) {
+		if holds(tmp, home) {
+			t.Skipf("the package's directory is in %s, a host temporary directory: its home's stores stay each child's own", tmp)
+		}
+	}
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("HOME", home)
+	secrets := []string{
+		filepath.Join(home, ".ssh", "id_rsa"),
+		filepath.Join(home, ".aws", "credentials"),
+		filepath.Join(home, ".config", "brood", "secret.toml"),
+		filepath.Join(home, ".cache", "brood", "fleet", "jobs", "x", "main.go"),
+		filepath.Join(home, ".local", "state", "brood", "known-projects"),
+	}
+	for _, s := range secrets {
+		writeFile(t, s, "secret")
+	}
+	notes := filepath.Join(home, "notes.txt")
+	writeFile(t, notes, "fine")
+	root := Resolved(t.TempDir())
+	if err := taskdir.Open(root).EnsureWritable(); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(root, "main.go")
+	writeFile(t, mine, "package main")
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  dispatch.Envelope
+	}{
+		{"read-only", dispatch.Envelope{ReadOnly: true, Depth: 1}},
+		{"in-place writer", dispatch.Envelope{Depth: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tc.env
+			env.ProjectRoot, env.Workspace = root, root
+			base := NewPolicyBase(nil)
+			p, _ := ChildPolicy(&env, own.Path(), base)
+			l, err := base.knownLayer(&env, own.Path(), &p, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".config", "brood"), filepath.Join(home, ".cache", "brood", "fleet"), filepath.Join(home, ".local", "state", "brood")} {
+				if !slices.Contains(l.Paths(), d) || slices.Contains(p.HiddenPaths(), d) {
+					t.Errorf("%s is not the layer's alone (layer %v)", d, slices.Contains(l.Paths(), d))
+				}
+			}
+			for _, s := range secrets {
+				if readAs(t, p, s) {
+					t.Errorf("the child read %s", s)
+				}
+			}
+			for _, r := range []string{notes, mine} {
+				if !readAs(t, p, r) {
+					t.Errorf("the child cannot read %s", r)
+				}
+			}
+		})
+	}
+}
