@@ -256,12 +256,15 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 			pol.Writable = append(pol.Writable, ws.GitWritable()...)
 		}
 	}
-	layer, err := base.knownLayer(env, td.Path(), &pol, ws != nil && ws.Mode == ModeOverlay)
+	// An overlay, this spawn's copy or a fleet worker's (Mount), is
+	// mounted by the child: the parent's rules do not reach its files.
+	overlay := (ws != nil && ws.Mode == ModeOverlay) || mountsOverlay(cmd.Env)
+	layer, err := base.knownLayer(env, td.Path(), &pol, overlay)
 	if err != nil {
 		return err
 	}
 	a := cmd.SysProcAttr
-	if (ws != nil && ws.Mode == ModeOverlay) || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
+	if overlay || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
 		entry, err := sandbox.BaseForChild(pol)
 		if entry != "" {
 			cmd.Env = append(cmd.Env, entry)
@@ -486,8 +489,18 @@ func HoldReadOnly(cmd *exec.Cmd, env *dispatch.Envelope, taskDir string, base *P
 	if !userNS {
 		return "no user namespaces here: the read-only child's metadata calls (chmod, utimes) are denied in its TMPDIR too", nil
 	}
-	pol, _ := ChildPolicy(env, ResolvedTaskDir(taskDir), base)
-	return "", ConfigureReadOnly(cmd, pol.Writable)
+	return "", ConfigureReadOnly(cmd, readOnlyWritable(env, ResolvedTaskDir(taskDir), base))
+}
+
+// readOnlyWritable is ChildPolicy(env, dir, base).Writable without the
+// rest of the policy (its hidden paths, the host temporary directories'
+// split), which the mounts do not use: for a read-only child, dir alone.
+func readOnlyWritable(env *dispatch.Envelope, dir string, base *PolicyBase) []string {
+	if env.ReadOnly {
+		return []string{dir}
+	}
+	pol, _ := ChildPolicy(env, dir, base)
+	return pol.Writable
 }
 
 // InPlaceViewFor is the view of an in-place writer of env working from

@@ -36,10 +36,19 @@ import (
 // before it is built again.
 const maxLayerAge = time.Minute
 
-// knownLayers are a dispatcher's known-projects layers, one per project.
+// maxLayers bounds a dispatcher's layers (one per project and set of
+// shared paths: in a run, one or two).
+const maxLayers = 16
+
+// knownLayers are a dispatcher's known-projects layers, one per project
+// and set of shared paths (sharedHidden).
 type knownLayers struct {
 	mu     sync.Mutex
 	byRoot map[string]knownLayer
+	locks  map[string]*sync.Mutex // one a layer: its build (keyLock)
+	// warming is held by the one WarmLayer at work: the spawns that
+	// start together do not each build a policy to warm the same layer.
+	warming sync.Mutex
 }
 
 type knownLayer struct {
@@ -57,12 +66,20 @@ type knownLayer struct {
 // the project's tree, which each child's policy hides (nested): a
 // directory on the way to one would have a rule per entry then, in a
 // layer with no rule for the child's own tree, and an entry a writer
-// made there later would be unreadable to it.
-func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []string, err error) {
+// made there later would be unreadable to it. The layer hides shared too
+// (sharedHidden: what the children hide whole whatever their task).
+func (b *PolicyBase) KnownLayer(project string, shared []string) (l *sandbox.Layer, nested []string, err error) {
 	stamp := knownStamp()
+	key := project + "\x00" + strings.Join(shared, "\x00")
+	// One build of a layer at a time; another layer's lookups (a child
+	// that does not wait for the warmed one) go on meanwhile.
+	one := b.keyLock(key)
+	one.Lock()
+	defer one.Unlock()
 	b.known.mu.Lock()
-	defer b.known.mu.Unlock()
-	if k, ok := b.known.byRoot[project]; ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
+	k, ok := b.known.byRoot[key]
+	b.known.mu.Unlock()
+	if ok && k.stamp == stamp && time.Since(k.built) < maxLayerAge && dirsStamp(k.dirs) == k.seen {
 		return k.layer, k.nested, nil
 	}
 	var outside []string
@@ -73,18 +90,36 @@ func (b *PolicyBase) KnownLayer(project string) (l *sandbox.Layer, nested []stri
 			outside = append(outside, h)
 		}
 	}
-	dirs := waysTo(outside)
+	paths := append(outside, shared...)
+	dirs := waysTo(paths)
 	seen := dirsStamp(dirs) // before the build: a change during it rebuilds
-	if l, err = sandbox.BuildLayer(outside); err != nil {
+	if l, err = sandbox.BuildLayer(paths); err != nil {
 		return nil, nil, err
 	}
-	if b.known.byRoot == nil {
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	if b.known.byRoot == nil || len(b.known.byRoot) >= maxLayers {
 		b.known.byRoot = map[string]knownLayer{}
 	}
 	// A layer replaced is not closed: a child may be starting with it
 	// (its descriptor is released when nothing holds it).
-	b.known.byRoot[project] = knownLayer{layer: l, nested: nested, stamp: stamp, dirs: dirs, seen: seen, built: time.Now()}
+	b.known.byRoot[key] = knownLayer{layer: l, nested: nested, stamp: stamp, dirs: dirs, seen: seen, built: time.Now()}
 	return l, nested, nil
+}
+
+// keyLock is the lock of the layer found by key (made on first use).
+func (b *PolicyBase) keyLock(key string) *sync.Mutex {
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	if b.known.locks == nil || len(b.known.locks) >= 4*maxLayers {
+		b.known.locks = map[string]*sync.Mutex{}
+	}
+	m := b.known.locks[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		b.known.locks[key] = m
+	}
+	return m
 }
 
 // waysTo are the directories on the way to paths (each one's parent and
@@ -137,12 +172,29 @@ func knownStamp() string {
 // or holds one (a workspace in another project's records, a kept
 // directory on the way), the layer, which cannot be split per child, is
 // not used: its paths join pol's Hidden too, as every child's did before
-// the layer. So for an overlay child (overlay): a rule the parent built
-// on its tree or a directory above it does not reach the files of the
-// overlay the child mounts there (found by
-// attack/TestOtherProjectsRecordsUnreadable: the child could not read
-// its own envelope), while its own layer is built after the mount.
+// the layer. So for an overlay child (overlay): Landlock skips the rule
+// on a mount point as it walks up from a file, so a rule the parent
+// built on the directory the overlay is mounted on (its tree: an entry
+// of a directory on the layer's way) does not reach the overlay's files
+// (found by attack/TestOtherProjectsRecordsUnreadable: the child could
+// not read its own envelope; review27: a rule on a directory above the
+// mount point does reach them), while its own layer is built after the
+// mount.
+//
+// The layer holds too the paths of pol every child of the root hides
+// whole (sharedHidden: the credential stores, brood's state, a host
+// temporary directory holding nothing the child keeps), which leave
+// pol then: their rules (a rule per entry of /, the home, /dev for
+// /dev/shm: about a hundred on a plain host) are built once per
+// dispatcher, not by every child. The same READ_FILE is denied on the
+// same paths; a layer is one more domain the child's accesses must pass.
 func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox.Policy, overlay bool) (*sandbox.Layer, error) {
+	return b.knownLayerFor(env, dir, pol, overlay, false)
+}
+
+// knownLayerFor is knownLayer; warm says it is WarmLayer's, which builds
+// the layer with the shared paths whoever else is at work.
+func (b *PolicyBase) knownLayerFor(env *dispatch.Envelope, dir string, pol *sandbox.Policy, overlay, warm bool) (*sandbox.Layer, error) {
 	if !pol.ReadOnly && len(pol.Writable) == 0 {
 		return nil, nil // the file system is not confined
 	}
@@ -150,22 +202,152 @@ func (b *PolicyBase) knownLayer(env *dispatch.Envelope, dir string, pol *sandbox
 	if env.ProjectRoot != "" {
 		project = Resolved(env.ProjectRoot)
 	}
-	l, nested, err := b.KnownLayer(project)
+	keep := childKeep(env, dir, pol.Writable)
+	var shared []string
+	if !overlay && env.Depth <= 1 {
+		shared = sharedHidden(b, pol, keep, pol.Keep)
+		if !warm && b.warmingFor(project, shared) {
+			// Not waited for: this child builds those rules itself, as
+			// it would without the layer (a run's first child).
+			shared = nil
+		}
+	}
+	l, nested, err := b.KnownLayer(project, shared)
 	if err != nil {
 		return nil, err
 	}
-	keep := childKeep(env, dir, pol.Writable)
 	if len(nested) > 0 {
 		pol.Hidden = append(pol.Hidden, hideAround(nested, keep)...)
 	}
-	for _, h := range l.Paths() {
-		if overlay || slices.ContainsFunc(keep, func(k string) bool { return within(h, k) || within(k, h) }) {
-			pol.Hidden = append(pol.Hidden, hideAround(l.Paths(), keep)...)
+	known := slices.DeleteFunc(slices.Clone(l.Paths()), func(h string) bool { return slices.Contains(shared, h) })
+	for _, h := range known {
+		if overlay || conflicts(h, keep) {
+			// pol keeps the shared paths: no layer holds them.
+			pol.Hidden = append(pol.Hidden, hideAround(known, keep)...)
 			return nil, nil
 		}
 	}
 	if l != nil {
 		pol.Layer = l
+		out := func(h string) bool { return slices.Contains(shared, h) }
+		pol.Hidden = slices.DeleteFunc(pol.Hidden, out)
+		pol.HiddenAround = slices.DeleteFunc(pol.HiddenAround, out)
 	}
 	return l, nil
+}
+
+// conflicts reports whether h holds a path of keep or lies beneath one.
+func conflicts(h string, keep []string) bool {
+	return slices.ContainsFunc(keep, func(k string) bool { return within(h, k) || within(k, h) })
+}
+
+// sharedHidden are the paths of pol's Hidden and HiddenAround that every
+// child of b hides whole, found in pol as it holds them (unsplit): the
+// base's (its credential stores, brood's state directory) and the host
+// temporary directories. Not one that holds a path the child reads
+// (tree: its tree, project, task directory, writable directories; or
+// extra: its program, what every child reads), which its own rules split
+// around it; nor one beneath tree: the child mounts there (its read-only
+// view, an in-place writer's covers), and what a writer makes on the way
+// would have no rule in the layer, so be unreadable (its own layer reads
+// it through its writable rule); nor one in a host temporary directory
+// it splits (the bench's home, a HOME in /tmp: the layer would hold a
+// rule per entry of that busy directory and be built again whenever one
+// is made there). Sorted: the layer is found by them.
+func sharedHidden(b *PolicyBase, pol *sandbox.Policy, tree, extra []string) []string {
+	cands := map[string]bool{}
+	for _, h := range append(b.Hidden(), stateBaseHidden()...) {
+		cands[h] = true
+	}
+	clean := func(ps []string) []string {
+		out := make([]string, 0, len(ps))
+		for _, p := range ps {
+			out = append(out, filepath.Clean(p))
+		}
+		return out
+	}
+	tree, extra = clean(tree), clean(extra)
+	var out []string
+	add := func(h string) {
+		if !filepath.IsAbs(h) || filepath.Clean(h) != h || h == "/" || slices.Contains(out, h) {
+			return
+		}
+		reads := func(k string) bool { return holds(h, k) }
+		if !slices.ContainsFunc(tree, reads) && !slices.ContainsFunc(extra, reads) &&
+			!slices.ContainsFunc(tree, func(k string) bool { return holds(k, h) }) {
+			out = append(out, h)
+		}
+	}
+	for _, h := range pol.HiddenAround {
+		add(h)
+	}
+	for _, h := range pol.Hidden {
+		if cands[h] && !slices.ContainsFunc(pol.HiddenAround, func(t string) bool { return holds(t, h) }) {
+			add(h)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// holds reports whether p is dir or beneath it; both clean and absolute
+// (within's answer, without filepath.Rel's allocations: sharedHidden asks
+// it some thousand times a spawn).
+func holds(dir, p string) bool {
+	return p == dir || dir == "/" || (len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir))
+}
+
+// WarmLayer builds, off the spawn's path, the layer ConfineChild will
+// take for env's child (its task directory dir): a root's first spawn
+// would otherwise build it on the thread its child starts from. It does
+// nothing when a layer for env's project is already built and fresh, or
+// where ConfineChild builds none (an isolated child, the kernel sandbox
+// off). The layer found is ConfineChild's only if its shared paths are
+// the same (a program in a host temporary directory keeps it from
+// being: that child builds its own).
+func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
+	if env.NoLandlock || env.Isolation != "" || sandbox.LandlockABI() < 1 {
+		return
+	}
+	project := ""
+	if env.ProjectRoot != "" {
+		project = Resolved(env.ProjectRoot)
+	}
+	if !b.known.warming.TryLock() {
+		return // another spawn warms it; this one's ConfineChild waits for it
+	}
+	defer b.known.warming.Unlock()
+	if b.hasFreshLayer(project) {
+		return
+	}
+	pol, needed := ChildPolicy(env, dir, b)
+	if needed {
+		_, _ = b.knownLayerFor(env, dir, &pol, false, true)
+	}
+}
+
+// warmingFor reports whether WarmLayer is at work while no layer for
+// project and shared is built yet.
+func (b *PolicyBase) warmingFor(project string, shared []string) bool {
+	if b.known.warming.TryLock() {
+		b.known.warming.Unlock()
+		return false
+	}
+	b.known.mu.Lock()
+	_, built := b.known.byRoot[project+"\x00"+strings.Join(shared, "\x00")]
+	b.known.mu.Unlock()
+	return !built
+}
+
+// hasFreshLayer reports whether a layer for project was built less than
+// maxLayerAge ago (it may be stale for another reason: KnownLayer checks).
+func (b *PolicyBase) hasFreshLayer(project string) bool {
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	for key, k := range b.known.byRoot {
+		if strings.HasPrefix(key, project+"\x00") && time.Since(k.built) < maxLayerAge {
+			return true
+		}
+	}
+	return false
 }

@@ -33,19 +33,19 @@ func TestKnownLayerRebuiltWhenAWayChanges(t *testing.T) {
 		}
 	}
 	base := NewPolicyBase(nil)
-	first, _, err := base.KnownLayer(root)
+	first, _, err := base.KnownLayer(root, nil)
 	if err != nil || first == nil {
 		t.Fatalf("KnownLayer: %v, %v", first, err)
 	}
-	if again, _, _ := base.KnownLayer(root); again != first {
+	if again, _, _ := base.KnownLayer(root, nil); again != first {
 		t.Fatal("the layer was built again with nothing changed")
 	}
 	for _, made := range []string{filepath.Join(home, "src", "new-project"), filepath.Join(home, ".gitconfig"), filepath.Join(other, "NEWS")} {
-		before, _, _ := base.KnownLayer(root)
+		before, _, _ := base.KnownLayer(root, nil)
 		if err := os.WriteFile(made, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if after, _, _ := base.KnownLayer(root); after == before {
+		if after, _, _ := base.KnownLayer(root, nil); after == before {
 			t.Errorf("%s made on the way to a hidden path: the layer was not built again, so no child could read it", made)
 		}
 	}

@@ -68,7 +68,7 @@ func BenchmarkKnownProjects(b *testing.B) {
 			// The known-projects layer, built once for the dispatcher
 			// (its first child's start), timed apart.
 			build0 := cpuTime()
-			if _, _, err := base.KnownLayer(root); err != nil {
+			if _, _, err := base.KnownLayer(root, nil); err != nil {
 				b.Fatal(err)
 			}
 			build := cpuTime() - build0

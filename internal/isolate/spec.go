@@ -3,11 +3,19 @@ package isolate
 import (
 	"encoding/json"
 	"os"
+	"strings"
 )
 
 // envVar carries a mountSpec from parent to child. The child removes it
 // from its environment before running anything, so tools never see it.
 const envVar = "BROOD_ISOLATE"
+
+// MountEntry reports whether kv (NAME=value) is one of the entries that
+// pass a mount to a child: a parent's own, inherited from whoever
+// started it, must not reach its children (spawn's childEnv drops them).
+func MountEntry(kv string) bool {
+	return strings.HasPrefix(kv, envVar+"=") || strings.HasPrefix(kv, enteredVar+"=")
+}
 
 // enteredVar lets the same process, re-executed by sandbox.Restrict after
 // it mounted its overlay, learn what it entered. It holds the pid, which
@@ -36,6 +44,18 @@ type mountSpec struct {
 	// Covered are directories covered whole in the child's mount
 	// namespace, empty and read-only (coverEmpty).
 	Covered []string `json:"covered,omitempty"`
+}
+
+// mountsOverlay reports whether env (a child's command's) asks the child
+// to mount an overlay (Mount.Configure, Workspace.Configure).
+func mountsOverlay(env []string) bool {
+	for i := len(env) - 1; i >= 0; i-- { // the last wins, as for exec
+		if v, ok := strings.CutPrefix(env[i], envVar+"="); ok {
+			var s mountSpec
+			return json.Unmarshal([]byte(v), &s) == nil && s.Mode == ModeOverlay
+		}
+	}
+	return false
 }
 
 func (s mountSpec) encode() string {

@@ -364,6 +364,15 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 	inPlace := d.chooseIsolation(env, def, req)
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
+	if d.cfg.Depth == 0 && d.cfg.Mount == nil {
+		// The layer its children's domain stacks (isolate.KnownLayer),
+		// built once per dispatcher: beside the records, not on the
+		// thread the first child starts from. (A copy: the spawn goes
+		// on filling the envelope. Its shared paths do not depend on
+		// the task directory, which a warm child's may replace.)
+		e := *env
+		go d.policyBase().WarmLayer(&e, dir)
+	}
 	// A warm child of this shape, started for a task id of its own, makes
 	// this dispatch that task (warm.go): its id and directory replace the
 	// fresh ones.
@@ -530,7 +539,7 @@ func childEnv(base []string) []string {
 	out := make([]string, 0, len(base)+2)
 	for _, kv := range base {
 		if strings.HasPrefix(kv, envMCPToken+"=") || strings.HasPrefix(kv, EnvDepth+"=") || strings.HasPrefix(kv, EnvMaxDepth+"=") || strings.HasPrefix(kv, EnvAskParent+"=") || strings.HasPrefix(kv, EnvHooksParent+"=") ||
-			strings.HasPrefix(kv, isolate.EnvChildPolicy+"=") {
+			strings.HasPrefix(kv, isolate.EnvChildPolicy+"=") || isolate.MountEntry(kv) {
 			continue
 		}
 		out = append(out, kv)

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,5 +28,16 @@ func TestChildEnvDropsItsOwnPolicy(t *testing.T) {
 	got := childEnv([]string{"PATH=/bin", isolate.EnvChildPolicy + `={"dir":"/p/.brood/dispatch/T"}`, "HOME=/h"})
 	if strings.Contains(strings.Join(got, "\n"), isolate.EnvChildPolicy) || len(got) != 2 {
 		t.Errorf("childEnv = %q, want PATH and HOME alone", got)
+	}
+}
+
+// TestChildEnvDropsInheritedMount (review27 P3-1): a mount spec brood
+// was itself started with never reaches its children: a child that gets
+// none of its own would mount what it names, and the parent, reading the
+// first of two, would judge the child by another than the one it gets.
+func TestChildEnvDropsInheritedMount(t *testing.T) {
+	got := childEnv([]string{"PATH=/bin", `BROOD_ISOLATE={"mode":"overlay","root":"/x"}`, `BROOD_ISOLATE_ENTERED={"mode":"overlay"}`, "HOME=/h"})
+	if want := []string{"PATH=/bin", "HOME=/h"}; !slices.Equal(got, want) {
+		t.Errorf("childEnv = %q, want %q", got, want)
 	}
 }
