@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/broodhq/brood/internal/codesnap"
@@ -88,32 +87,6 @@ func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.S
 	s := &TipSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Task: task, Attempt: info.Attempt, Run: info.Run, V: 2, Tasks: tasks}
 	s.Sig = ed25519.Sign(k.own, tipClaimOf(info.Namespace, info.Workflow, info.Submitter, tip, s))
 	return s
-}
-
-// tipTasks are the writers whose changes are in the tip a chain step makes
-// of in: those the previous tip's signature names, when a key k trusts
-// (its own, or one it continues calls of) signed it (v2) in this
-// execution, and in's own task when its change is in the tip (ch: applied,
-// no conflict; a conflict leaves the tip as it was); sorted. A previous
-// tip it cannot check adds nothing (the run's base: no writer's change is
-// in it).
-func (k *WorkerKeys) tipTasks(info CallInfo, in ChainInput, ch *codesnap.Chained) []string {
-	var tasks []string
-	if ch != nil && ch.Applied && ch.Conflict == "" {
-		tasks = append(tasks, in.TaskID)
-	}
-	if k != nil && in.Tip != nil && in.TipSig != nil && in.TipSig.V >= 2 {
-		trust := NewTrust()
-		for key, from := range k.trusted.keys {
-			trust.keys[key] = from
-		}
-		trust.keys[string(k.own.Public().(ed25519.PublicKey))] = "this worker's key"
-		if NewResultTrust(trust, "").checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, in.Tip, in.TipSig) == nil && info.Run != "" {
-			tasks = append(tasks, in.TipSig.Tasks...)
-		}
-	}
-	slices.Sort(tasks)
-	return slices.Compact(tasks)
 }
 
 // checkTip is nil when s signs tip for the execution run of workflow
