@@ -45,7 +45,7 @@ func vouchTip(info CallInfo, sub *Submission, own ed25519.PublicKey, trusted *Tr
 	}
 	if sig != nil && info.Run != "" && tipSigners(sub, own, trusted).checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, tip, sig) == nil {
 		if sig.V < 2 && sub.Workers != nil {
-			return nil, nil, fmt.Errorf("the run's tree handed to the chain step of task %s is signed by a worker from before tip lists: upgrade every worker, then brood workflow resume %s", task, sub.Workflow)
+			return nil, nil, fmt.Errorf("the run's tree handed to the chain step of task %s is signed by a worker from before tip lists, which does not say which writers' changes are in it: nothing chained; upgrade every worker, then run the plan again (brood workflow run; a resume of %s would start from this tree)", task, sub.Workflow)
 		}
 		if sig.V < 2 {
 			return tip, nil, nil
@@ -100,17 +100,23 @@ func tipTasks(task string, prev []string, ch *codesnap.Chained) []string {
 // against the submission as its own key signed it: the tip it signs names
 // that key, and only its submitter lands it.
 func (a *Activities) chainTip(ctx context.Context, info CallInfo, in ChainInput) (*codesnap.Snapshot, []string, error) {
-	if a.Trust == nil || in.Signed == nil {
-		return in.Tip, nil, nil
-	}
-	sub, err := a.Trust.verifyOwn(ctx, a.Store, in.Signed)
-	if err != nil {
-		return nil, nil, err
-	}
 	var own ed25519.PublicKey
 	var trusted *Trust
 	if a.Keys != nil {
 		own, trusted = a.Keys.own.Public().(ed25519.PublicKey), a.Keys.trusted
+	}
+	if a.Trust == nil || in.Signed == nil {
+		// No signed start to vouch against: the tree as handed, with the
+		// list of a tip its keys signed in this execution.
+		s := in.TipSig
+		if a.Keys == nil || in.Tip == nil || s == nil || s.V < 2 || info.Run == "" || tipSigners(&Submission{}, own, trusted).checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, in.Tip, s) != nil {
+			return in.Tip, nil, nil
+		}
+		return in.Tip, slices.Clone(s.Tasks), nil
+	}
+	sub, err := a.Trust.verifyOwn(ctx, a.Store, in.Signed)
+	if err != nil {
+		return nil, nil, err
 	}
 	return vouchTip(info, sub, own, trusted, in.TaskID, in.Tip, in.TipSig)
 }

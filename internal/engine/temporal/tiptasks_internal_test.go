@@ -128,7 +128,7 @@ func TestChainVouchesForItsTip(t *testing.T) {
 		{"a tip signed over another tree", signedSet, evil, sign(own, info, tip, 2), nil, nil, notVouched},
 		{"a signed tip whose tree is the start", signedSet, code, sign(own, info, code, 2), code, []string{t1}, ""},
 		{"another execution's tip on the start", signedSet, code, sign(own, other, code, 2), code, nil, ""},
-		{"a v1 tip in a run that signs its workers", signedSet, tip, sign(own, info, tip, 1), nil, nil, "from before tip lists: upgrade every worker, then brood workflow resume " + run},
+		{"a v1 tip in a run that signs its workers", signedSet, tip, sign(own, info, tip, 1), nil, nil, "from before tip lists, which does not say which writers' changes are in it: nothing chained; upgrade every worker, then run the plan again"},
 		{"a v1 tip in a run from before lists", before, tip, sign(own, info, tip, 1), tip, nil, ""},
 		{"a run from before lists: a key the worker trusts", before, tip, sign(local, info, tip, 2), tip, []string{t1}, ""},
 		{"a run from before lists: an unknown key", before, tip, sign(peer, info, tip, 2), nil, nil, notVouched},
