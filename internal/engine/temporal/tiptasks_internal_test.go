@@ -10,6 +10,7 @@ import (
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/codesnap"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // TestTipSignsItsWriters: a chain step's tip names, signed, the writers
@@ -195,5 +196,78 @@ func TestOneChainStepPerWriter(t *testing.T) {
 		if err != nil && !errors.As(err, new(refused)) {
 			t.Errorf("%s: %v is not a refusal (it would be tried again)", tc.name, err)
 		}
+	}
+}
+
+// TestSubmitterTakesTipLists: the submitter takes a tip signed with its
+// list as the answer even when its tree is the start (two writers whose
+// changes cancel out are both in it), and the start rule (every writer
+// not in it) only for an unsigned tip; a v1 tip (no list) is refused in a
+// run whose submission signs its workers, and not checked in one from
+// before (review25 P3-1, P2-2).
+func TestSubmitterTakesTipLists(t *testing.T) {
+	w := seeded(7)
+	keys := NewWorkerKeys(w, nil)
+	trust := NewTrust()
+	if err := trust.Add(w.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Workers: NewResultTrust(trust, "trusted_workers")})
+	const run, t1, t2 = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W", "01M94GP8WHCA3G6AZ1AHXZK69W"
+	info := CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: "E1", Attempt: 1}
+	start := &codesnap.Snapshot{Tree: strings.Repeat("a", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
+	tip := &codesnap.Snapshot{Tree: strings.Repeat("c", 40), Base: start.Base, ObjectFormat: "sha1"}
+	v1 := func(tree *codesnap.Snapshot) *TipSig {
+		s := &TipSig{Key: w.key.Public().(ed25519.PublicKey), Worker: "w", Task: t2, Attempt: 1, Run: "E1"}
+		s.Sig = ed25519.Sign(w.key, tipClaimOf(DefaultNamespace, run, "", tree, s))
+		return s
+	}
+	code := []byte(`{"tree":"` + start.Tree + `","patch":{"key":"k","size":1,"sha256":"00"}}`)
+	res := func() *wf.Result {
+		return &wf.Result{Phases: []wf.PhaseResult{{ID: "a", Calls: []wf.CallRecord{
+			{Key: "a/0", TaskID: t1, Status: wf.CallDone, Code: code}, {Key: "a/1", TaskID: t2, Status: wf.CallDone, Code: code}}}}}
+	}
+	signed := &WorkerSet{Keys: [][]byte{w.key.Public().(ed25519.PublicKey)}}
+	for _, tc := range []struct {
+		name    string
+		workers *WorkerSet
+		tip     *codesnap.Snapshot
+		sig     *TipSig
+		refused string   // takeTip's refusal
+		lost    []string // the writers notInTip refuses
+	}{
+		{"a signed tip at the start names both writers", signed, start, keys.signTip(info, "w", t2, start, []string{t1, t2}), "", nil},
+		{"the start unsigned", signed, start, nil, "", []string{t1, t2}},
+		{"a signed tip naming one", signed, tip, keys.signTip(info, "w", t2, tip, []string{t2}), "", []string{t1}},
+		{"a v1 tip in a run that signs its workers", signed, tip, v1(tip), "from before tip lists", nil},
+		{"a v1 tip in a run from before lists", nil, tip, v1(tip), "", nil},
+	} {
+		own := RunInput{RunID: run, Code: start, Workers: tc.workers}
+		in, err := e.takeTip(t.Context(), own, RunInput{Tip: tc.tip, TipSig: tc.sig}, "E1")
+		if tc.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refused) {
+				t.Errorf("%s: takeTip: %v; want refused: %s", tc.name, err, tc.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: takeTip refused: %v", tc.name, err)
+			continue
+		}
+		why := e.notInTip(in, start, res())
+		var lost []string
+		for task := range why {
+			lost = append(lost, task)
+		}
+		slices.Sort(lost)
+		if !slices.Equal(lost, tc.lost) {
+			t.Errorf("%s: writers not in the tree %v (%v); want %v", tc.name, lost, why, tc.lost)
+		}
+	}
+	// A v1 tip handed to notInTip in a run that signs its workers (takeTip
+	// refuses it first): every writer, with the upgrade.
+	why := e.notInTip(RunInput{RunID: run, Code: start, Workers: signed, Tip: tip, TipSig: v1(tip)}, start, res())
+	if len(why) != 2 || !strings.Contains(why[t1], "upgrade every worker") {
+		t.Errorf("a v1 tip in a run that signs its workers: %v; want both writers refused, saying to upgrade", why)
 	}
 }
