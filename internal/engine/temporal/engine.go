@@ -154,12 +154,24 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
 	}
-	var out CallOutput
 	var events func(wf.Event)
 	if e.callStatus != nil {
 		events = func(ev wf.Event) { e.callStatus(taskID, ev.Status) }
 	}
-	if err := e.await(ctx, run, &out, events); err != nil {
+	if err := e.await(ctx, run, new(CallOutput), events); err != nil && !refusal(err) {
+		return nil, err
+	}
+	// The call's output, or its refusal, is this brood's own replay of the
+	// execution's history (histreplay.go).
+	got, start, err := e.replayCall(ctx, opts.ID, run.GetRunID())
+	if err != nil {
+		return nil, err
+	}
+	if !sameJSON(start, in) {
+		return nil, fmt.Errorf("task %s's workflow on Temporal (execution %s) was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", taskID, run.GetRunID())
+	}
+	out, err := callEnd(got)
+	if err != nil {
 		return nil, err
 	}
 	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, true)
@@ -246,12 +258,17 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if started != nil {
 		started(in.RunID)
 	}
-	var out RunOutput
-	if err := e.await(ctx, run, &out, events); err != nil {
+	// The run's output is this brood's own replay of the execution's
+	// history, never the completion result the server holds (histreplay.go).
+	if err := e.await(ctx, run, new(RunOutput), events); err != nil && !refusal(err) {
 		return nil, nil, err
 	}
-	if out.Result == nil {
-		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
+	out, start, err := e.replayRun(ctx, in.RunID, run.GetRunID())
+	if err != nil {
+		return nil, nil, err
+	}
+	if !sameJSON(start, in) {
+		return nil, nil, fmt.Errorf("run %s's execution %s on Temporal was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", in.RunID, run.GetRunID())
 	}
 	// The landing's run, from-tree and record are this submitter's own
 	// signed input's; only the tip is the run's, and only when a worker
@@ -265,6 +282,15 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 
 // temporalAppError is a workflow's refusal, as one line.
 type temporalAppError struct{ msg string }
+
+// refusal: err is how a workflow ended without a result (its refusal, a
+// failure, a termination: workflowErr), which is the server's word: the replay of its history
+// says it again in brood's own words, or refuses it.
+func refusal(err error) bool {
+	var t *temporalAppError
+	var x *temporal.WorkflowExecutionError
+	return errors.As(err, &t) || errors.As(err, &x)
+}
 
 func (t *temporalAppError) Error() string { return t.msg }
 
@@ -383,15 +409,15 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		return nil, nil, notHere("workflow run", id, o, "brood workflow resume "+id)
 	}
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		var out RunOutput
-		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
+		exec := info.GetExecution().GetRunId()
+		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, exec), new(RunOutput), events); err != nil && !refusal(err) {
 			return nil, nil, err
 		}
-		if out.Result == nil {
-			return nil, nil, fmt.Errorf("workflow %s ended without a result", id)
+		out, start, err := e.replayRun(ctx, id, exec) // brood's own output (histreplay.go)
+		if err != nil {
+			return nil, nil, err
 		}
-		exec := info.GetExecution().GetRunId()
-		sub, err := e.ownSubmission(ctx, id, out.Input)
+		sub, err := e.ownSubmission(ctx, id, start)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -401,14 +427,17 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
-	var out RunOutput
 	read := info.GetExecution().GetRunId() // the execution this resume continues: its calls' continuations are pinned to it
-	if err := e.cfg.Client.GetWorkflow(ctx, id, read).Get(ctx, &out); err != nil || out.Result == nil {
-		return nil, nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
+	// The earlier execution's output is brood's own replay of its
+	// history, never the completion result the server holds
+	// (histreplay.go; review25 P1-4).
+	out, start, err := e.replayRun(ctx, id, read)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workflow %s cannot be continued (%s on Temporal): %w", id, info.GetStatus(), err)
 	}
 	// Nothing lands, and nothing is signed again, unless this key started
 	// the execution (review21 P1-2: a done execution too).
-	sub, err := e.ownSubmission(ctx, id, out.Input)
+	sub, err := e.ownSubmission(ctx, id, start)
 	if err != nil {
 		return nil, nil, err
 	}

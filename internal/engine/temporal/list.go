@@ -13,6 +13,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/model"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -62,16 +63,32 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 	case wf.RunRunning:
 		e.liveInfo(ctx, d, info, &queueWord{e: e})
 	default:
-		var out RunOutput
 		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-		if err := e.cfg.Client.GetWorkflow(ctx, id, exec).Get(ctx, &out); err == nil && out.Result != nil {
-			sub, serr := e.ownSubmission(ctx, id, out.Input)
+		// brood's own replay of the execution's history, never the
+		// completion result the server holds (histreplay.go); a history
+		// that does not replay shows no result, and says why.
+		out, start, err := e.replayRun(ctx, id, exec)
+		switch {
+		case err != nil && info.Status != wf.RunDone:
+			// Ended without a result (cancelled, failed, terminated):
+			// nothing to take.
+		case err != nil:
+			// Nothing of the server's word is shown: not its status,
+			// counts nor usage (the workflow's memo, its completer's).
+			info.Status, info.Reason = wf.RunFailed, whereSaid(info, err.Error())
+			info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
+		default:
+			sub, serr := e.ownSubmission(ctx, id, start)
 			e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, serr), &out) // only what trusted workers signed (callsig.go)
 			e.takeTimes(ctx, id, exec, &out)                                   // the split of the execution the records were read from
 			info.Result = out.Result
 			if kept := e.keptRun(id); kept != nil {
 				info.Result = kept
-			} else if info.Status == wf.RunDone && info.Origin == "" {
+			} else {
+				// The replay's status and reason, never the memo's.
+				info.Status, info.Reason = out.Result.Status, whereSaid(info, out.Result.Reason)
+			}
+			if kept := e.keptRun(id); kept == nil && info.Status == wf.RunDone && info.Origin == "" {
 				e.unlanded(ctx, out.Input, info, e.memo(d.GetWorkflowExecutionInfo().GetMemo().GetFields(), memoOrigin, new(Origin)))
 			}
 			info.Usage = info.Result.Usage
@@ -148,6 +165,15 @@ func (e *Engine) unlanded(ctx context.Context, in RunInput, info *engine.RunInfo
 		return
 	}
 	info.Reason = joinReason(info.Reason, "its change is not in your tree yet: brood workflow resume "+in.RunID+" lands it")
+}
+
+// whereSaid is reason with where the run was submitted from, when that is
+// another checkout (elsewhere).
+func whereSaid(info *engine.RunInfo, reason string) string {
+	if info.Origin == "" {
+		return reason
+	}
+	return joinReason(reason, "submitted from "+info.Origin+": its change lands there, not in this checkout")
 }
 
 func joinReason(a, b string) string {

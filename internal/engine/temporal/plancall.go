@@ -95,11 +95,11 @@ func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.R
 	}
 	res := e.keptRun(run)
 	if res == nil {
-		var ro RunOutput
-		if err := e.cfg.Client.GetWorkflow(ctx, run, exec).Get(ctx, &ro); err != nil || ro.Result == nil {
+		ro, start, err := e.replayRun(ctx, run, exec) // brood's own output (histreplay.go)
+		if err != nil {
 			return nil
 		}
-		sub, err := e.ownSubmission(ctx, run, ro.Input)
+		sub, err := e.ownSubmission(ctx, run, start)
 		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub, err), &ro) // only what trusted workers signed (callsig.go)
 		e.takeTimes(ctx, run, exec, &ro)
 		res = ro.Result

@@ -96,18 +96,27 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
+	var got replayed[*CallOutput]
+	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// What it ended with is brood's own replay of its history, never
+		// the result or failure the server holds (histreplay.go).
+		var rerr error
+		if got, _, rerr = e.replayCall(ctx, wid, x.GetExecution().GetRunId()); rerr != nil {
+			out.Status, out.LastFailure = wf.RunFailed, rerr.Error()
+			return out, nil
+		}
+	}
 	switch x.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
 		// No result: why it ended (a worker's refusal, say) is its error.
-		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil); err != nil {
-			out.LastFailure = finalMessage(workflowErr(err))
+		if _, err := callEnd(got); err != nil {
+			out.LastFailure = finalMessage(err)
 			var app *temporal.ApplicationError
-			out.Refused = errors.As(err, &app) && isRefusal(app)
+			out.Refused = errors.As(got.Err, &app) && isRefusal(app)
 		}
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		var co CallOutput
-		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &co); err == nil {
+		if co, err := callEnd(got); err == nil {
 			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), &co, false)
 			if !taken {
 				co.Result = r // nothing of it is shown as done, nor said to be waiting to land
@@ -178,9 +187,9 @@ func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.Desc
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
 		return nil, ""
 	}
-	err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil)
+	got, _, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId()) // the refusal as brood's code makes it (histreplay.go)
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != ErrRefused {
+	if err != nil || !errors.As(got.Err, &app) || app.Type() != ErrRefused {
 		return nil, ""
 	}
 	resp, lerr := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace,
