@@ -163,7 +163,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	// The call's output, or its refusal, is this brood's own replay of the
 	// execution's history (histreplay.go).
-	got, start, err := e.replayCall(ctx, opts.ID, run.GetRunID())
+	got, start, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID())
 	if err != nil {
 		return nil, err
 	}
@@ -263,12 +263,17 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if err := e.await(ctx, run, new(RunOutput), events); err != nil && !refusal(err) {
 		return nil, nil, err
 	}
-	out, start, err := e.replayRun(ctx, in.RunID, run.GetRunID())
+	bg := context.WithoutCancel(ctx) // a cancelled run's end is taken too
+	h, start, err := e.runHistory(bg, in.RunID, run.GetRunID())
 	if err != nil {
 		return nil, nil, err
 	}
 	if !sameJSON(start, in) {
 		return nil, nil, fmt.Errorf("run %s's execution %s on Temporal was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", in.RunID, run.GetRunID())
+	}
+	out, err := e.replayRun(in.RunID, run.GetRunID(), h)
+	if err != nil {
+		return nil, nil, err
 	}
 	// The landing's run, from-tree and record are this submitter's own
 	// signed input's; only the tip is the run's, and only when a worker
@@ -413,16 +418,12 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, exec), new(RunOutput), events); err != nil && !refusal(err) {
 			return nil, nil, err
 		}
-		out, start, err := e.replayRun(ctx, id, exec) // brood's own output (histreplay.go)
-		if err != nil {
-			return nil, nil, err
-		}
-		sub, err := e.ownSubmission(ctx, id, start)
+		out, sub, err := e.ownRunOutput(context.WithoutCancel(ctx), id, exec) // brood's own output (histreplay.go)
 		if err != nil {
 			return nil, nil, err
 		}
 		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub), false)
-		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, nil), &out)
+		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out)
 		e.takeTimes(ctx, id, exec, &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
@@ -431,17 +432,13 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	// The earlier execution's output is brood's own replay of its
 	// history, never the completion result the server holds
 	// (histreplay.go; review25 P1-4).
-	out, start, err := e.replayRun(ctx, id, read)
-	if err != nil {
-		return nil, nil, fmt.Errorf("workflow %s cannot be continued (%s on Temporal): %w", id, info.GetStatus(), err)
-	}
 	// Nothing lands, and nothing is signed again, unless this key started
 	// the execution (review21 P1-2: a done execution too).
-	sub, err := e.ownSubmission(ctx, id, start)
+	out, sub, err := e.ownRunOutput(ctx, id, read)
 	if err != nil {
 		return nil, nil, err
 	}
-	from := e.runFromOwn(id, read, out.Input, sub, nil)
+	from := e.runFromOwn(id, read, out.Input, sub)
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	if out.Result.Status == wf.RunDone {

@@ -175,33 +175,38 @@ func decodeOne(dc converter.DataConverter, p *commonpb.Payloads, v any) bool {
 	return p != nil && len(p.GetPayloads()) == 1 && dc.FromPayload(p.GetPayloads()[0], v) == nil
 }
 
-// replayRun is execution exec of plan run id as this brood's workflow
-// code makes it from the execution's history (replayHistory), and the
-// input the execution was started with (the history's start event: its
-// starter's, which the caller checks is its own). The workflow's failure
-// is its code's own error in the replay, never the failure the history
-// records.
-func (e *Engine) replayRun(ctx context.Context, id, exec string) (RunOutput, RunInput, error) {
+// runHistory is execution exec of plan run id's history, closed, and the
+// input it was started with (the history's start event: its starter's,
+// which the caller checks is its own before it replays it: replayRun).
+func (e *Engine) runHistory(ctx context.Context, id, exec string) (*historypb.History, RunInput, error) {
 	var start RunInput
 	h, err := e.closedHistory(ctx, id, exec)
 	if err != nil {
-		return RunOutput{}, start, err
+		return nil, start, err
 	}
 	if err := startInput(e.cfg.DataConverter, h, PlanWorkflowName, &start); err != nil {
-		return RunOutput{}, start, fmt.Errorf("run %s's execution %s on Temporal is not a brood run (%v): nothing of it is taken", id, exec, err)
+		return nil, start, fmt.Errorf("run %s's execution %s on Temporal is not a brood run (%v): nothing of it is taken", id, exec, err)
 	}
+	return h, start, nil
+}
+
+// replayRun is execution exec of plan run id as this brood's workflow
+// code makes it from the execution's history h (replayHistory). The
+// workflow's failure is its code's own error in the replay, never the
+// failure the history records.
+func (e *Engine) replayRun(id, exec string, h *historypb.History) (RunOutput, error) {
 	got, err := replayHistory(e.cfg.DataConverter, h, id, exec, PlanWorkflowName, PlanWorkflow)
 	switch {
 	case err != nil:
-		return RunOutput{}, start, err
+		return RunOutput{}, err
 	case !got.Ran:
-		return RunOutput{}, start, fmt.Errorf("workflow %s ended on Temporal without a result (%s): continue it with brood workflow resume %s", id, endOf(h), id)
+		return RunOutput{}, fmt.Errorf("workflow %s ended on Temporal without a result (%s): continue it with brood workflow resume %s", id, endOf(h), id)
 	case got.Err != nil:
-		return RunOutput{}, start, workflowErr(got.Err)
+		return RunOutput{}, workflowErr(got.Err)
 	case got.Out == nil || got.Out.Result == nil:
-		return RunOutput{}, start, fmt.Errorf("workflow %s ended without a result", id)
+		return RunOutput{}, fmt.Errorf("workflow %s ended without a result", id)
 	}
-	return *got.Out, start, nil
+	return *got.Out, nil
 }
 
 // replayCall is execution exec of single call workflow wid as this
@@ -246,3 +251,28 @@ func endOf(h *historypb.History) string {
 	t := h.GetEvents()[len(h.GetEvents())-1].GetEventType()
 	return strings.ToLower(strings.TrimPrefix(t.String(), "WorkflowExecution"))
 }
+
+// ownRunOutput is execution exec of run id as brood's own workflow code
+// makes it from the execution's history (replayRun), once the input it
+// was started with is checked to be the submission this key signed
+// (ownSubmission: sub; nil without a key, when nothing is checked). A
+// start this key did not sign is not replayed at all: its plan is
+// whoever started it's, and a replay runs it (review23 P2-5).
+func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (RunOutput, *Submission, error) {
+	h, start, err := e.runHistory(ctx, id, exec)
+	if err != nil {
+		return RunOutput{}, nil, err
+	}
+	sub, err := e.ownSubmission(ctx, id, start)
+	if err != nil {
+		return RunOutput{}, nil, notMine{err}
+	}
+	out, err := e.replayRun(id, exec, h)
+	return out, sub, err
+}
+
+// notMine is ownRunOutput's refusal of an execution this key did not
+// start: nothing of it was replayed.
+type notMine struct{ error }
+
+func (n notMine) Unwrap() error { return n.error }

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -67,20 +68,24 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		// brood's own replay of the execution's history, never the
 		// completion result the server holds (histreplay.go); a history
 		// that does not replay shows no result, and says why.
-		out, start, err := e.replayRun(ctx, id, exec)
+		out, sub, err := e.ownRunOutput(ctx, id, exec)
+		var theirs notMine
 		switch {
 		case err != nil && info.Status != wf.RunDone:
 			// Ended without a result (cancelled, failed, terminated):
 			// nothing to take.
+		case errors.As(err, &theirs):
+			// Another key's run (or a forged one): not replayed, so its
+			// status is the workflow's own report, unchecked, and says so.
+			info.Reason = joinReason(info.Reason, "status as its workflow reported it on Temporal, unchecked: "+err.Error())
 		case err != nil:
 			// Nothing of the server's word is shown: not its status,
 			// counts nor usage (the workflow's memo, its completer's).
 			info.Status, info.Reason = wf.RunFailed, whereSaid(info, err.Error())
 			info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
 		default:
-			sub, serr := e.ownSubmission(ctx, id, start)
-			e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, serr), &out) // only what trusted workers signed (callsig.go)
-			e.takeTimes(ctx, id, exec, &out)                                   // the split of the execution the records were read from
+			e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out) // only what trusted workers signed (callsig.go)
+			e.takeTimes(ctx, id, exec, &out)                             // the split of the execution the records were read from
 			info.Result = out.Result
 			if kept := e.keptRun(id); kept != nil {
 				info.Result = kept
