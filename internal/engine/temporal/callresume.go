@@ -41,6 +41,9 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	// the result the server holds (histreplay.go).
 	got, _, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId())
 	if err != nil {
+		if _, oerr := e.ownCall(ctx, taskID, x); oerr != nil {
+			return x, nil, oerr // not this key's run: that is what to say
+		}
 		return x, nil, fmt.Errorf("task %s: %w", taskID, err)
 	}
 	out, err := callEnd(got)

@@ -114,10 +114,37 @@ func replayHistory[I, O any](dc converter.DataConverter, h *historypb.History, w
 	err = r.ReplayWorkflowHistoryWithOptions(quiet, h, sdkworker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: wid, RunID: exec}})
 	mu.Lock()
 	defer mu.Unlock()
+	if err == nil {
+		err = sameEnd(h, got.Ran, got.Err)
+	}
 	if err != nil {
 		return replayed[O]{}, notReplayed(h, wid, exec, err)
 	}
 	return got, nil
+}
+
+// sameEnd checks that the history ends as the replayed code did: the
+// SDK's replayer compares the close event with the code's last command
+// only for a completion (a history its completer failed, while brood's
+// code completes, replays without an error).
+func sameEnd(h *historypb.History, ran bool, err error) error {
+	var want enumspb.EventType
+	var cancelled *temporal.CanceledError
+	switch {
+	case !ran:
+		return nil // the server ended it (terminated, timed out): the caller says so
+	case err == nil:
+		want = enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
+	case errors.As(err, &cancelled):
+		want = enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED
+	default:
+		want = enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED
+	}
+	got := h.GetEvents()[len(h.GetEvents())-1].GetEventType()
+	if got == want || got == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED || got == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT {
+		return nil
+	}
+	return fmt.Errorf("the history ends %s where brood's code ends %s", got, want)
 }
 
 // notReplayed is a replay's failure as the user reads it: a history a
@@ -126,10 +153,15 @@ func replayHistory[I, O any](dc converter.DataConverter, h *historypb.History, w
 // not brood's and nothing of it is taken.
 func notReplayed(h *historypb.History, wid, exec string, err error) error {
 	if change, v, ok := newerCode(h); ok {
-		return fmt.Errorf("workflow %s (execution %s) was run by a newer brood's workflow code (its history has version %d of %q, which this brood does not know): upgrade brood to read it (%v)", wid, exec, v, change, oneLine(err))
+		return historyRefused{fmt.Errorf("workflow %s (execution %s) was run by a newer brood's workflow code (its history has version %d of %q, which this brood does not know): upgrade brood to read it (%v)", wid, exec, v, change, oneLine(err))}
 	}
-	return fmt.Errorf("workflow %s's history on Temporal (execution %s) does not replay with brood's own workflow code, so nothing of it is taken: something other than a brood worker completed its workflow tasks (check who can reach the namespace's frontend), and run it again (%v)", wid, exec, oneLine(err))
+	return historyRefused{fmt.Errorf("workflow %s's history on Temporal (execution %s) does not replay with brood's own workflow code, so nothing of it is taken: something other than a brood worker completed its workflow tasks (check who can reach the namespace's frontend), and run it again (%v)", wid, exec, oneLine(err))}
 }
+
+// historyRefused is a history that does not replay (notReplayed).
+type historyRefused struct{ error }
+
+func (r historyRefused) Unwrap() error { return r.error }
 
 // oneLine is err's text on one line, cut to a readable length.
 func oneLine(err error) string {

@@ -70,8 +70,10 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		// that does not replay shows no result, and says why.
 		out, sub, err := e.ownRunOutput(ctx, id, exec)
 		var theirs notMine
+		var refused historyRefused
+		completed := d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
 		switch {
-		case err != nil && info.Status != wf.RunDone:
+		case err != nil && !completed && !errors.As(err, &refused):
 			// Ended without a result (cancelled, failed, terminated):
 			// nothing to take.
 		case errors.As(err, &theirs):

@@ -183,8 +183,12 @@ func TestDroppedTipThenResumeAndShow(t *testing.T) {
 		t.Fatalf("run %s (%s), call %s (%s); want done, its change landed", res.Status, res.Landed, c.Status, c.Error)
 	}
 	// Another checkout: no project, no code of its own.
+	trust := temporal.NewTrust()
+	if err := trust.Add(fleetWorkerPub(), "test"); err != nil {
+		t.Fatal(err)
+	}
 	elsewhere := temporal.New(temporal.Config{Client: srv.Client(t), Queue: standInQ, Poll: 50 * time.Millisecond,
-		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
+		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(trust, "")})
 	info, err := elsewhere.Show(ctx, res.RunID)
 	if err != nil || info.Result == nil {
 		t.Fatalf("show: %v %+v", err, info)
