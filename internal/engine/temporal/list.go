@@ -62,7 +62,12 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 	info := e.infoOf(d.GetWorkflowExecutionInfo())
 	switch info.Status {
 	case wf.RunRunning:
+		// No closed history to replay yet: the counts are what the run's
+		// workflow answers its progress query with (whoever runs its
+		// workflow tasks), and say so; what the run did is taken from the
+		// replay once it ends.
 		e.liveInfo(ctx, d, info, &queueWord{e: e})
+		info.Reason = joinReason(info.Reason, unchecked)
 	default:
 		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 		// brood's own replay of the execution's history, never the
@@ -105,6 +110,9 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 	}
 	return info, nil
 }
+
+// unchecked is what workflow show says of a running run's progress.
+const unchecked = "progress as the run's workflow reports it, unchecked until the run ends"
 
 // keptRun is the run's result as its submitter kept it in this project,
 // with what became of its tree here (nil: none kept here).
