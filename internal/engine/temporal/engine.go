@@ -158,7 +158,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if e.callStatus != nil {
 		events = func(ev wf.Event) { e.callStatus(taskID, ev.Status) }
 	}
-	if err := e.await(ctx, run, new(CallOutput), events); err != nil && !refusal(err) {
+	if err := e.await(ctx, run, events); err != nil && !refusal(err) {
 		return nil, err
 	}
 	// The call's output, or its refusal, is this brood's own replay of the
@@ -260,7 +260,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	}
 	// The run's output is this brood's own replay of the execution's
 	// history, never the completion result the server holds (histreplay.go).
-	if err := e.await(ctx, run, new(RunOutput), events); err != nil && !refusal(err) {
+	if err := e.await(ctx, run, events); err != nil && !refusal(err) {
 		return nil, nil, err
 	}
 	bg := context.WithoutCancel(ctx) // a cancelled run's end is taken too
@@ -302,11 +302,12 @@ func (t *temporalAppError) Error() string { return t.msg }
 // await waits for a run's end, passing its progress on. When ctx ends
 // first the run is cancelled on the fleet (its calls stop in stages
 // through their heartbeats) and its end is still awaited, so what it did
-// is kept.
-func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, events func(wf.Event)) error {
+// is kept. The run's result is not read: the caller replays the
+// execution's history (histreplay.go).
+func (e *Engine) await(ctx context.Context, run client.WorkflowRun, events func(wf.Event)) error {
 	done := make(chan error, 1)
 	bg := context.WithoutCancel(ctx)
-	go func() { done <- run.Get(bg, out) }()
+	go func() { done <- run.Get(bg, nil) }()
 	tick := time.NewTicker(e.cfg.Poll)
 	defer tick.Stop()
 	seen := map[string]wf.Event{}
@@ -415,7 +416,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	}
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		exec := info.GetExecution().GetRunId()
-		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, exec), new(RunOutput), events); err != nil && !refusal(err) {
+		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, exec), events); err != nil && !refusal(err) {
 			return nil, nil, err
 		}
 		out, sub, err := e.ownRunOutput(context.WithoutCancel(ctx), id, exec) // brood's own output (histreplay.go)

@@ -52,7 +52,7 @@ func benchReplay(b *testing.B, k int) {
 	defer cancel()
 	p, inputs := eachPlan(b, k, 12)
 	in := temporal.RunInput{RunID: dispatch.NewID(), Plan: p, Inputs: inputs, Queue: q, Namespace: "default",
-		Limits: map[string]temporal.CallLimits{"": {Attempts: 1, Heartbeat: time.Minute, Timeout: time.Minute}},
+		Limits:  map[string]temporal.CallLimits{"": {Attempts: 1, Heartbeat: time.Minute, Timeout: time.Minute}},
 		Workers: &temporal.WorkerSet{Keys: [][]byte{temporal.SeededPublic(5)}}}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: in.RunID, TaskQueue: q}, temporal.PlanWorkflowName, in)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/temporal"
 
@@ -96,15 +97,21 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
-	var got replayed[*CallOutput]
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		// What it ended with is brood's own replay of its history, never
-		// the result or failure the server holds (histreplay.go).
-		var rerr error
-		if got, _, rerr = e.replayCall(ctx, wid, x.GetExecution().GetRunId()); rerr != nil {
-			out.Status, out.LastFailure = wf.RunFailed, rerr.Error()
-			return out, nil
-		}
+		e.callEnded(ctx, id, wid, x, out)
+	}
+	return out, nil
+}
+
+// callEnded fills out, the listing of task id's ended workflow run x
+// (workflow wid), with what it ended with.
+func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail) {
+	// What it ended with is brood's own replay of its history, never the
+	// result or failure the server holds (histreplay.go).
+	got, _, rerr := e.replayCall(ctx, wid, x.GetExecution().GetRunId())
+	if rerr != nil {
+		out.Status, out.LastFailure = wf.RunFailed, rerr.Error()
+		return
 	}
 	switch x.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
@@ -150,7 +157,6 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			}
 		}
 	}
-	return out, nil
 }
 
 // callLanded says where a finished call's change is (FleetTaskDetail.Landed).
