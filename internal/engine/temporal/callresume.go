@@ -39,7 +39,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	}
 	// Its output as brood's own replay of its history makes it, never
 	// the result the server holds (histreplay.go).
-	got, _, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId())
+	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
 	if err != nil {
 		if _, oerr := e.ownCall(ctx, taskID, x); oerr != nil {
 			return x, nil, oerr // not this key's run: that is what to say

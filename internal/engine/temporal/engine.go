@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -57,6 +58,10 @@ type Config struct {
 	// put once: only its reference travels in the run's and every call's
 	// input (signref.go). Nil: Code's store; neither: it travels inline.
 	Store Store
+	// ClaimStore is the store the client's claim check keeps large
+	// payloads in (ClientOptions.ClaimStore): replaying a run's history
+	// reads them back from it. Nil: Store's, else Code's.
+	ClaimStore *blobstore.Store
 	// Workers are the worker keys whose results this submitter takes
 	// (resultsig.go): a result no key of them signed for its call is
 	// refused, its change not applied. Nil: not checked (tests that embed
@@ -163,12 +168,14 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	// The call's output, or its refusal, is this brood's own replay of the
 	// execution's history (histreplay.go).
-	got, start, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID())
+	got, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID(), func(start CallInputW) error {
+		if !sameJSON(start, in) {
+			return fmt.Errorf("task %s's workflow on Temporal (execution %s) was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", taskID, run.GetRunID())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if !sameJSON(start, in) {
-		return nil, fmt.Errorf("task %s's workflow on Temporal (execution %s) was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", taskID, run.GetRunID())
 	}
 	out, err := callEnd(got)
 	if err != nil {
@@ -263,15 +270,12 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if err := e.await(ctx, run, events); err != nil && !refusal(err) {
 		return nil, nil, err
 	}
-	bg := context.WithoutCancel(ctx) // a cancelled run's end is taken too
-	h, start, err := e.runHistory(bg, in.RunID, run.GetRunID())
-	if err != nil {
-		return nil, nil, err
-	}
-	if !sameJSON(start, in) {
-		return nil, nil, fmt.Errorf("run %s's execution %s on Temporal was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", in.RunID, run.GetRunID())
-	}
-	out, err := e.replayRun(in.RunID, run.GetRunID(), h)
+	out, err := e.replayRun(context.WithoutCancel(ctx), in.RunID, run.GetRunID(), func(start RunInput) error { // a cancelled run's end is taken too
+		if !sameJSON(start, in) {
+			return fmt.Errorf("run %s's execution %s on Temporal was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", in.RunID, run.GetRunID())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/broodhq/brood/internal/blobstore"
 )
 
 // A run's output as the submitter takes it (docs/scale-out.md, "Who a
@@ -69,41 +71,60 @@ func closeEvent(t enumspb.EventType) bool {
 	return false
 }
 
-// startInput decodes the input the history's execution was started with
-// into in (the start event's; whoever started the execution wrote it).
-func startInput(dc converter.DataConverter, h *historypb.History, name string, in any) error {
-	a := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
-	if a == nil {
-		return errors.New("its history does not begin with the workflow's start")
+// replayConfig is how a replay decodes a history's payloads: the data
+// converter, and the claim check's store (nil: none) that holds the large
+// ones.
+type replayConfig struct {
+	dc     converter.DataConverter
+	claims *blobstore.Store
+}
+
+// replayConfig is the engine's (Config.ClaimStore, else its store's).
+func (e *Engine) replayConfig() replayConfig {
+	rc := replayConfig{dc: e.cfg.DataConverter, claims: e.cfg.ClaimStore}
+	if rc.claims == nil {
+		rc.claims, _ = e.cfg.Store.(*blobstore.Store)
 	}
-	if got := a.GetWorkflowType().GetName(); got != name {
-		return fmt.Errorf("it is a %q workflow, not %q", got, name)
+	if rc.claims == nil && e.cfg.Code != nil {
+		rc.claims = e.cfg.Code.Blobs
 	}
-	p := a.GetInput().GetPayloads()
-	if len(p) != 1 {
-		return fmt.Errorf("its start carries %d inputs, not one", len(p))
-	}
-	if err := dc.FromPayload(p[0], in); err != nil {
-		return fmt.Errorf("its start's input: %w", err)
-	}
-	return nil
+	return rc
 }
 
 // replayHistory replays h, the history of execution exec of workflow wid,
-// with fn registered as workflow name, and returns what fn returned. The
+// with fn registered as workflow name, and returns what fn returned;
+// check (nil: none) is run first on the start input, and its error, if
+// any, is returned, nothing of fn run. The
 // replay fails (a one-line error that says what to do) when the history's
 // commands are not fn's: something other than this brood's workflow code
 // completed its workflow tasks, or a newer brood's code did.
-func replayHistory[I, O any](dc converter.DataConverter, h *historypb.History, wid, exec, name string, fn func(workflow.Context, I) (O, error)) (replayed[O], error) {
+func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, name string, fn func(workflow.Context, I) (O, error), check func(I) error) (replayed[O], error) {
 	var (
-		mu  sync.Mutex
-		got replayed[O]
+		mu       sync.Mutex
+		got      replayed[O]
+		notTaken error
 	)
-	r, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{DataConverter: dc, DisableDeadlockDetection: true})
+	opts := sdkworker.WorkflowReplayerOptions{DataConverter: rc.dc, DisableDeadlockDetection: true}
+	if rc.claims != nil {
+		opts.ExternalStorage = ExternalStorage(rc.claims, 0)
+	}
+	r, err := sdkworker.NewWorkflowReplayerWithOptions(opts)
 	if err != nil {
 		return got, fmt.Errorf("replay workflow %s: %w", wid, err)
 	}
 	r.RegisterWorkflowWithOptions(func(w workflow.Context, in I) (O, error) {
+		if check != nil {
+			// The start input as the SDK decodes it (large payloads read
+			// back from the claim check's store), checked before any of
+			// its plan runs.
+			if err := check(in); err != nil {
+				mu.Lock()
+				notTaken = err
+				mu.Unlock()
+				var none O
+				return none, err
+			}
+		}
 		out, err := fn(w, in)
 		mu.Lock()
 		got = replayed[O]{Out: out, Err: err, Ran: true}
@@ -114,6 +135,9 @@ func replayHistory[I, O any](dc converter.DataConverter, h *historypb.History, w
 	err = r.ReplayWorkflowHistoryWithOptions(quiet, h, sdkworker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: wid, RunID: exec}})
 	mu.Lock()
 	defer mu.Unlock()
+	if notTaken != nil {
+		return replayed[O]{}, notTaken
+	}
 	if err == nil {
 		err = sameEnd(h, got.Ran, got.Err)
 	}
@@ -207,27 +231,21 @@ func decodeOne(dc converter.DataConverter, p *commonpb.Payloads, v any) bool {
 	return p != nil && len(p.GetPayloads()) == 1 && dc.FromPayload(p.GetPayloads()[0], v) == nil
 }
 
-// runHistory is execution exec of plan run id's history, closed, and the
-// input it was started with (the history's start event: its starter's,
-// which the caller checks is its own before it replays it: replayRun).
-func (e *Engine) runHistory(ctx context.Context, id, exec string) (*historypb.History, RunInput, error) {
-	var start RunInput
-	h, err := e.closedHistory(ctx, id, exec)
-	if err != nil {
-		return nil, start, err
-	}
-	if err := startInput(e.cfg.DataConverter, h, PlanWorkflowName, &start); err != nil {
-		return nil, start, fmt.Errorf("run %s's execution %s on Temporal is not a brood run (%v): nothing of it is taken", id, exec, err)
-	}
-	return h, start, nil
-}
-
 // replayRun is execution exec of plan run id as this brood's workflow
-// code makes it from the execution's history h (replayHistory). The
+// code makes it from the execution's history (replayHistory), once check
+// accepts the input the execution was started with (its starter's). The
 // workflow's failure is its code's own error in the replay, never the
 // failure the history records.
-func (e *Engine) replayRun(id, exec string, h *historypb.History) (RunOutput, error) {
-	got, err := replayHistory(e.cfg.DataConverter, h, id, exec, PlanWorkflowName, PlanWorkflow)
+func (e *Engine) replayRun(ctx context.Context, id, exec string, check func(RunInput) error) (RunOutput, error) {
+	h, err := e.closedHistory(ctx, id, exec)
+	if err != nil {
+		return RunOutput{}, err
+	}
+	return e.replayRunHistory(id, exec, h, check)
+}
+
+func (e *Engine) replayRunHistory(id, exec string, h *historypb.History, check func(RunInput) error) (RunOutput, error) {
+	got, err := replayHistory(e.replayConfig(), h, id, exec, PlanWorkflowName, PlanWorkflow, check)
 	switch {
 	case err != nil:
 		return RunOutput{}, err
@@ -242,24 +260,19 @@ func (e *Engine) replayRun(id, exec string, h *historypb.History) (RunOutput, er
 }
 
 // replayCall is execution exec of single call workflow wid as this
-// brood's workflow code makes it from the execution's history, and the
-// input it was started with (replayRun, for a call): its output, or its
-// own failure (callEnd); err: the history is not a call's, or does not
-// replay.
-func (e *Engine) replayCall(ctx context.Context, wid, exec string) (replayed[*CallOutput], CallInputW, error) {
-	var start CallInputW
+// brood's workflow code makes it from the execution's history, once check
+// (nil: none) accepts its start input: its output, or its own failure
+// (callEnd); err: the history does not replay, or check refused it.
+func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(CallInputW) error) (replayed[*CallOutput], error) {
 	h, err := e.closedHistory(ctx, wid, exec)
 	if err != nil {
-		return replayed[*CallOutput]{}, start, err
+		return replayed[*CallOutput]{}, err
 	}
-	if err := startInput(e.cfg.DataConverter, h, CallWorkflowName, &start); err != nil {
-		return replayed[*CallOutput]{}, start, fmt.Errorf("workflow %s's execution %s on Temporal is not a brood call (%v): nothing of it is taken", wid, exec, err)
-	}
-	got, err := replayHistory(e.cfg.DataConverter, h, wid, exec, CallWorkflowName, CallWorkflow)
+	got, err := replayHistory(e.replayConfig(), h, wid, exec, CallWorkflowName, CallWorkflow, check)
 	if err == nil && !got.Ran {
 		got.Err = fmt.Errorf("it ended on Temporal without a result (%s)", endOf(h))
 	}
-	return got, start, err
+	return got, err
 }
 
 // callEnd is a replayed call's output, or its own failure as one line
@@ -291,15 +304,15 @@ func endOf(h *historypb.History) string {
 // start this key did not sign is not replayed at all: its plan is
 // whoever started it's, and a replay runs it (review23 P2-5).
 func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (RunOutput, *Submission, error) {
-	h, start, err := e.runHistory(ctx, id, exec)
-	if err != nil {
-		return RunOutput{}, nil, err
-	}
-	sub, err := e.ownSubmission(ctx, id, start)
-	if err != nil {
-		return RunOutput{}, nil, notMine{err}
-	}
-	out, err := e.replayRun(id, exec, h)
+	var sub *Submission
+	out, err := e.replayRun(ctx, id, exec, func(start RunInput) error {
+		s, err := e.ownSubmission(ctx, id, start)
+		if err != nil {
+			return notMine{err}
+		}
+		sub = s
+		return nil
+	})
 	return out, sub, err
 }
 

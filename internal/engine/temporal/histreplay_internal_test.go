@@ -28,7 +28,8 @@ func fixture(t *testing.T, file string) (*historypb.History, string, string, []b
 		t.Fatal(err)
 	}
 	var in RunInput
-	if err := startInput(converter.GetDefaultDataConverter(), h, PlanWorkflowName, &in); err != nil {
+	start := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+	if err := converter.GetDefaultDataConverter().FromPayloads(start.GetInput(), &in); err != nil {
 		t.Fatal(err)
 	}
 	last := h.GetEvents()[len(h.GetEvents())-1].GetWorkflowExecutionCompletedEventAttributes()
@@ -83,7 +84,7 @@ func TestRecordedRunsReplayToTheirOwnOutput(t *testing.T) {
 	for _, file := range []string{"plan-history-before-lazy-calls.json", "plan-history-checked-results-v1.json"} {
 		t.Run(file, func(t *testing.T) {
 			h, id, exec, recorded := fixture(t, file)
-			got, err := replayHistory(converter.GetDefaultDataConverter(), h, id, exec, PlanWorkflowName, PlanWorkflow)
+			got, err := replayHistory(replayConfig{dc: converter.GetDefaultDataConverter()}, h, id, exec, PlanWorkflowName, PlanWorkflow, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +136,7 @@ func TestReplayRefusesAnotherWorkflowsHistory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, id, exec, _ := fixture(t, "plan-history-checked-results-v1.json")
 			tc.change(h)
-			_, err := replayHistory(converter.GetDefaultDataConverter(), h, id, exec, PlanWorkflowName, PlanWorkflow)
+			_, err := replayHistory(replayConfig{dc: converter.GetDefaultDataConverter()}, h, id, exec, PlanWorkflowName, PlanWorkflow, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("replay: %v; want one line saying %q", err, tc.want)
 			}
@@ -163,7 +164,7 @@ func TestReplayDoesNotCompareActivityInputs(t *testing.T) {
 	if !changed {
 		t.Fatal("the fixture schedules no activity")
 	}
-	got, err := replayHistory(converter.GetDefaultDataConverter(), h, id, exec, PlanWorkflowName, PlanWorkflow)
+	got, err := replayHistory(replayConfig{dc: converter.GetDefaultDataConverter()}, h, id, exec, PlanWorkflowName, PlanWorkflow, nil)
 	if err != nil {
 		t.Fatalf("the SDK's replay compared an activity's input (update docs/scale-out.md): %v", err)
 	}

@@ -108,7 +108,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail) {
 	// What it ended with is brood's own replay of its history, never the
 	// result or failure the server holds (histreplay.go).
-	got, _, rerr := e.replayCall(ctx, wid, x.GetExecution().GetRunId())
+	got, rerr := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
 	if rerr != nil {
 		out.Status, out.LastFailure = wf.RunFailed, rerr.Error()
 		return
@@ -193,7 +193,7 @@ func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.Desc
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
 		return nil, ""
 	}
-	got, _, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId()) // the refusal as brood's code makes it (histreplay.go)
+	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil) // the refusal as brood's code makes it (histreplay.go)
 	var app *temporal.ApplicationError
 	if err != nil || !errors.As(got.Err, &app) || app.Type() != ErrRefused {
 		return nil, ""
