@@ -28,7 +28,7 @@ import (
 //
 //	CI=true go test ./internal/engine/temporal -run XXX -bench ReplayRun -benchtime 5x
 func BenchmarkReplayRun(b *testing.B) {
-	for _, k := range []int{30, 300} {
+	for _, k := range []int{30, 300, 1000} {
 		b.Run(fmt.Sprintf("calls=%d", k), func(b *testing.B) { benchReplay(b, k) })
 	}
 }
