@@ -293,8 +293,9 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 type temporalAppError struct{ msg string }
 
 // refusal: err is how a workflow ended without a result (its refusal, a
-// failure, a termination: workflowErr), which is the server's word: the replay of its history
-// says it again in brood's own words, or refuses it.
+// failure, a termination: workflowErr), which is the server's word: the
+// replay of its history says it again in brood's own words, or refuses
+// it.
 func refusal(err error) bool {
 	var t *temporalAppError
 	var x *temporal.WorkflowExecutionError

@@ -69,46 +69,53 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 		e.liveInfo(ctx, d, info, &queueWord{e: e})
 		info.Reason = joinReason(info.Reason, unchecked)
 	default:
-		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-		// brood's own replay of the execution's history, never the
-		// completion result the server holds (histreplay.go); a history
-		// that does not replay shows no result, and says why.
-		out, sub, err := e.ownRunOutput(ctx, id, exec)
-		var theirs notMine
-		var refused historyRefused
-		completed := d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
-		switch {
-		case err != nil && !completed && !errors.As(err, &refused):
-			// Ended without a result (cancelled, failed, terminated):
-			// nothing to take.
-		case errors.As(err, &theirs):
-			// Another key's run (or a forged one): not replayed, so its
-			// status is the workflow's own report, unchecked, and says so.
-			info.Reason = joinReason(info.Reason, "status as its workflow reported it on Temporal, unchecked: "+err.Error())
-		case err != nil:
-			// Nothing of the server's word is shown: not its status,
-			// counts nor usage (the workflow's memo, its completer's).
-			info.Status, info.Reason = wf.RunFailed, whereSaid(info, err.Error())
-			info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
-		default:
-			e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out) // only what trusted workers signed (callsig.go)
-			e.takeTimes(ctx, id, exec, &out)                             // the split of the execution the records were read from
-			info.Result = out.Result
-			if kept := e.keptRun(id); kept != nil {
-				info.Result = kept
-			} else {
-				// The replay's status and reason, never the memo's.
-				info.Status, info.Reason = out.Result.Status, whereSaid(info, out.Result.Reason)
-			}
-			if kept := e.keptRun(id); kept == nil && info.Status == wf.RunDone && info.Origin == "" {
-				e.unlanded(ctx, out.Input, info, e.memo(d.GetWorkflowExecutionInfo().GetMemo().GetFields(), memoOrigin, new(Origin)))
-			}
-			info.Usage = info.Result.Usage
-			info.Agents = info.Result.Agents
-			info.Calls = wf.CallStatuses(info.Result) // as the local engine's journal counts them
-		}
+		e.showEnded(ctx, id, d, info)
 	}
 	return info, nil
+}
+
+// showEnded fills info, the listing of run id whose latest execution (d)
+// has ended, from brood's own replay of the execution's history, never
+// the completion result the server holds (histreplay.go); a history that
+// does not replay shows no result, and says why.
+func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.DescribeWorkflowExecutionResponse, info *engine.RunInfo) {
+	exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	out, sub, err := e.ownRunOutput(ctx, id, exec)
+	var theirs notMine
+	var refused historyRefused
+	completed := d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	switch {
+	case err != nil && !completed && !errors.As(err, &refused):
+		// Ended without a result (cancelled, failed, terminated): nothing
+		// to take.
+		return
+	case errors.As(err, &theirs):
+		// Another key's run (or a forged one): not replayed, so its status
+		// is the workflow's own report, unchecked, and says so.
+		info.Reason = joinReason(info.Reason, "status as its workflow reported it on Temporal, unchecked: "+err.Error())
+		return
+	case err != nil:
+		// Nothing of the server's word is shown: not its status, counts
+		// nor usage (the workflow's memo, its completer's).
+		info.Status, info.Reason = wf.RunFailed, whereSaid(info, err.Error())
+		info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
+		return
+	}
+	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out) // only what trusted workers signed (callsig.go)
+	e.takeTimes(ctx, id, exec, &out)                             // the split of the execution the records were read from
+	info.Result = out.Result
+	if kept := e.keptRun(id); kept != nil {
+		info.Result = kept // its status and reason judgeKept's
+	} else {
+		// The replay's status and reason, never the memo's.
+		info.Status, info.Reason = out.Result.Status, whereSaid(info, out.Result.Reason)
+		if info.Status == wf.RunDone && info.Origin == "" {
+			e.unlanded(ctx, out.Input, info, e.memo(d.GetWorkflowExecutionInfo().GetMemo().GetFields(), memoOrigin, new(Origin)))
+		}
+	}
+	info.Usage = info.Result.Usage
+	info.Agents = info.Result.Agents
+	info.Calls = wf.CallStatuses(info.Result) // as the local engine's journal counts them
 }
 
 // unchecked is what workflow show says of a running run's progress.
