@@ -463,7 +463,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	}
 	in := out.Input
 	in.Results, in.Carried = e.carry(from, out.Input.Results, out.Journal) // each bound to the execution it was checked in
-	in.Journal = out.Journal
+	in.Journal, in.ChainFails = out.Journal, nil // each failure signed in its execution: the records say them
 	in.Queue = e.cfg.Queue
 	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
 	res, journal, err := e.start(ctx, in, nil, events)

@@ -129,6 +129,10 @@ type RunInput struct {
 	// Chained says, by task id, what became of each writer's change in the
 	// run's tree (a call's record's landed).
 	Chained map[string]string `json:"chained,omitempty"`
+	// ChainFails are, by task id, the failures of the writers' chain
+	// steps a worker of the run signed (chaincheck.go): the submitter
+	// shows a step's reason only when its signature checks.
+	ChainFails map[string]ChainFailure `json:"chain_fails,omitempty"`
 	// ChainTries are, by task id, the attempts each writer's chain step
 	// took (its record's chain_attempts).
 	ChainTries map[string]int `json:"chain_tries,omitempty"`
