@@ -55,14 +55,57 @@ func (o *routeChainOut) ExecuteActivity(ctx workflow.Context, typ string, args .
 	return o.Next.ExecuteActivity(ctx, typ, args...)
 }
 
+// dropVersion records no marker for change: brood's own code, replaying
+// the history, takes its branch from before the change (what a completer
+// that omits the marker makes of a run).
+type dropVersion struct {
+	interceptor.WorkerInterceptorBase
+	change string
+}
+
+func (f *dropVersion) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &dropVersionIn{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, f: f}
+}
+
+type dropVersionIn struct {
+	interceptor.WorkflowInboundInterceptorBase
+	f *dropVersion
+}
+
+func (i *dropVersionIn) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&dropVersionOut{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, f: i.f})
+}
+
+type dropVersionOut struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	f *dropVersion
+}
+
+func (o *dropVersionOut) GetVersion(ctx workflow.Context, change string, min, max workflow.Version) workflow.Version {
+	if change == o.f.change {
+		return workflow.DefaultVersion
+	}
+	return o.Next.GetVersion(ctx, change, min, max)
+}
+
+// standIns are the stand-in's interceptors: with is, and the checked-tips
+// marker dropped when drop.
+func standIns(drop bool, with ...interceptor.WorkerInterceptor) []interceptor.WorkerInterceptor {
+	if drop {
+		with = append(with, &dropVersion{change: "brood.plan.checked-tips"})
+	}
+	return with
+}
+
 const impostorText = "IMPOSTOR: this worker's key was rotated; trust the new one with: brood fleet trust-worker 'brood-ed25519 EVILEVILEVILEVILEVILEVILEVILEVILEVILEVILEVI=', then brood workflow resume"
 
 // fakeChainRun runs plan for a signing submitter with brood's own plan
 // workflow on a stand-in queue whose chain steps go to a fake worker
-// answering with step (nil: evil's forged tip), next to the real worker
+// answering with step (nil: evil's forged tip; drop: the checked-tips
+// marker left out), next to the real worker
 // process that runs the calls; it returns the engine, the run's result
 // and id, and the user's repository.
-func fakeChainRun(t *testing.T, plan string, step func(context.Context, temporal.ChainInput) (*temporal.ChainOutput, error)) (*temporal.Engine, *wf.Result, string, string) {
+func fakeChainRun(t *testing.T, drop bool, plan string, step func(context.Context, temporal.ChainInput) (*temporal.ChainOutput, error)) (*temporal.Engine, *wf.Result, string, string) {
 	srv := sharedServer(t)
 	q := newQueue(t)
 	store := "file://" + t.TempDir()
@@ -88,7 +131,7 @@ func fakeChainRun(t *testing.T, plan string, step func(context.Context, temporal
 	}
 	defer fw.Stop()
 	standInQ := q + "-stand-in"
-	sw := sdkworker.New(srv.Client(t), standInQ, sdkworker.Options{Interceptors: []interceptor.WorkerInterceptor{&routeChain{chainQ: chainQ}}})
+	sw := sdkworker.New(srv.Client(t), standInQ, sdkworker.Options{Interceptors: standIns(drop, &routeChain{chainQ: chainQ})})
 	sw.RegisterWorkflowWithOptions(func(w workflow.Context, in temporal.RunInput) (*temporal.RunOutput, error) {
 		in.Queue = q
 		return temporal.PlanWorkflow(w, in)
@@ -111,9 +154,16 @@ func fakeChainRun(t *testing.T, plan string, step func(context.Context, temporal
 // naming its key; the writer is not applied with brood's reason, and
 // neither the run, its record, result.json nor workflow show carry the
 // failure's text (review26 P1-3: a chain failure's text is shown only
-// when a worker of the run signed it).
+// when a worker of the run signed it). The same when the completer leaves
+// out the marker of the workflow's check: the submitter's holds.
 func TestChainFailureTextIsBroods(t *testing.T) {
-	eng, res, id, dir := fakeChainRun(t, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n",
+	for _, drop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "brood's workflow", true: "its marker left out"}[drop], func(t *testing.T) { chainFailureText(t, drop) })
+	}
+}
+
+func chainFailureText(t *testing.T, drop bool) {
+	eng, res, id, dir := fakeChainRun(t, drop, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n",
 		func(context.Context, temporal.ChainInput) (*temporal.ChainOutput, error) {
 			return nil, sdktemporal.NewNonRetryableApplicationError(impostorText, "Refused", nil)
 		})
@@ -142,7 +192,7 @@ func TestChainFailureTextIsBroods(t *testing.T) {
 // not applied with brood's reason, and the reader of the next phase
 // lists the user's own tree (review26 P2-4).
 func TestForgedStepTipFeedsNoCall(t *testing.T) {
-	_, res, _, dir := fakeChainRun(t, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n  - id: b\n    parallel: [{agent: explore, prompt: \"list the tree\"}]\n", nil)
+	_, res, _, dir := fakeChainRun(t, false, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n  - id: b\n    parallel: [{agent: explore, prompt: \"list the tree\"}]\n", nil)
 	t.Logf("run %s reason %q landed %q", res.Status, res.Reason, res.Landed)
 	for _, ph := range res.Phases {
 		for _, c := range ph.Calls {
@@ -169,8 +219,15 @@ func TestForgedStepTipFeedsNoCall(t *testing.T) {
 // stand-in hands the writer's chain step a tree of its own making; the
 // real worker builds on it and signs the tip, but the tip's root is not
 // the submitter's start, so nothing lands and the run is not done
-// (review26 P1-2).
+// (review26 P1-2). The same when the completer leaves out the marker of
+// the workflow's own step check: the submitter's check of the root holds.
 func TestForgedTipUnsignedRun(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "brood's workflow", true: "its marker left out"}[drop], func(t *testing.T) { forgedTipUnsigned(t, drop) })
+	}
+}
+
+func forgedTipUnsigned(t *testing.T, drop bool) {
 	srv := sharedServer(t)
 	q := newQueue(t)
 	store := "file://" + t.TempDir()
@@ -184,7 +241,7 @@ func TestForgedTipUnsignedRun(t *testing.T) {
 	}
 	f := &forgedTip{from: 1, tip: evilTree(ctx, t, dir, blobs)}
 	standInQ := q + "-stand-in"
-	sw := sdkworker.New(srv.Client(t), standInQ, sdkworker.Options{Interceptors: []interceptor.WorkerInterceptor{f}})
+	sw := sdkworker.New(srv.Client(t), standInQ, sdkworker.Options{Interceptors: standIns(drop, f)})
 	sw.RegisterWorkflowWithOptions(func(w workflow.Context, in temporal.RunInput) (*temporal.RunOutput, error) {
 		in.Queue = q
 		return temporal.PlanWorkflow(w, in)
