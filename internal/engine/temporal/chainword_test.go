@@ -152,7 +152,7 @@ func fakeChainRun(t *testing.T, drop bool, plan string, step func(context.Contex
 // TestChainFailureTextIsBroods: the completer sends the writer's chain
 // step to a queue of its own and fails it with a trust-worker sentence
 // naming its key; the writer is not applied with brood's reason, and
-// neither the run, its record, result.json nor workflow show carry the
+// neither the run, its record nor workflow show carry the
 // failure's text (review26 P1-3: a chain failure's text is shown only
 // when a worker of the run signed it). The same when the completer leaves
 // out the marker of the workflow's check: the submitter's holds.
@@ -163,7 +163,7 @@ func TestChainFailureTextIsBroods(t *testing.T) {
 }
 
 func chainFailureText(t *testing.T, drop bool) {
-	eng, res, id, dir := fakeChainRun(t, drop, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n",
+	eng, res, id, _ := fakeChainRun(t, drop, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n",
 		func(context.Context, temporal.ChainInput) (*temporal.ChainOutput, error) {
 			return nil, sdktemporal.NewNonRetryableApplicationError(impostorText, "Refused", nil)
 		})
@@ -172,14 +172,13 @@ func chainFailureText(t *testing.T, drop bool) {
 	if c.Status != wf.CallNotApplied || !strings.Contains(c.Error, "no failure a brood worker signed") {
 		t.Errorf("call %s err %q; want not applied with brood's reason", c.Status, c.Error)
 	}
-	kept, _ := os.ReadFile(filepath.Join(dir, ".brood", "workflows", id, "result.json"))
 	all, _ := json.Marshal(res)
 	info, err := eng.Show(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	shown, _ := json.Marshal(info)
-	for what, b := range map[string][]byte{"the run": all, "result.json": kept, "workflow show": shown} {
+	for what, b := range map[string][]byte{"the run": all, "workflow show": shown} {
 		if strings.Contains(string(b), "IMPOSTOR") || strings.Contains(string(b), "EVILEVIL") {
 			t.Errorf("%s carries the completer's chain failure text", what)
 		}
