@@ -12,6 +12,10 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/codesnap"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // fixture is a recorded history of testdata, its workflow id and
@@ -170,5 +174,44 @@ func TestReplayDoesNotCompareActivityInputs(t *testing.T) {
 	}
 	if !sameRecorded(t, got.Out, recorded) {
 		t.Errorf("the replay's output changed with the scheduled inputs")
+	}
+}
+
+// TestShowJudgesTheTip: workflow show from a checkout that kept no result
+// makes settleOwn's checks of the run's tree on the replay's output,
+// landing and keeping nothing (review25 P2-4, defence in depth: an honest
+// replay returns the tree its chain steps signed): a done writer with a
+// change is not-applied when the run came back with no tree, and the run
+// failed when its tree is signed by no trusted worker.
+func TestShowJudgesTheTip(t *testing.T) {
+	trust := NewTrust()
+	if err := trust.Add(seeded(7).Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Workers: NewResultTrust(trust, "trusted_workers")})
+	const run, task = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W"
+	start := &codesnap.Snapshot{Tree: strings.Repeat("a", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
+	other := &codesnap.Snapshot{Tree: strings.Repeat("c", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
+	code, _ := json.Marshal(codesnap.Result{Patch: &blobstore.Ref{Key: "p", Size: 1, SHA256: strings.Repeat("0", 64)}})
+	for _, tc := range []struct {
+		name        string
+		tip         *codesnap.Snapshot
+		run, call   string
+		inReasonToo string
+	}{
+		{"no tree", nil, wf.RunPartial, wf.CallNotApplied, "not in the tree the run came back with"},
+		{"an unsigned tree", other, wf.RunFailed, wf.CallNotApplied, "signed by no brood worker"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &wf.Result{RunID: run, Status: wf.RunDone, Phases: []wf.PhaseResult{{ID: "a", Status: wf.PhaseDone, Calls: []wf.CallRecord{
+				{Key: "a/0", TaskID: task, Status: wf.CallDone, Output: "ok", Code: code, Landed: "in the run's tree: out.txt"},
+				{Key: "a/1", TaskID: "01M94GP8WHCA3G6AZ1AHXZK69W", Status: wf.CallDone, Output: "ok"}}}}}
+			in := RunInput{RunID: run, Code: start, Tip: tc.tip}
+			e.judgeTip(ownPart(in, nil), RunOutput{Input: in, Result: res}, "E1")
+			c := res.Phases[0].Calls[0]
+			if c.Status != tc.call || res.Status == wf.RunDone || !strings.Contains(res.Reason, tc.inReasonToo) {
+				t.Errorf("run %s (%s), writer %s; want the run not done, the writer %s, saying %q", res.Status, res.Reason, c.Status, tc.call, tc.inReasonToo)
+			}
+		})
 	}
 }

@@ -147,6 +147,15 @@ func (rt *ResultTrust) checkTip(ns, workflow, run, submitter string, tip *codesn
 // refusal says why, the refused tree kept for the user as a refused
 // patch is.
 func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run string) (RunInput, error) {
+	in, err := e.checkedTip(own, out, run)
+	if err != nil {
+		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, out.Tip))
+	}
+	return in, nil
+}
+
+// checkedTip is takeTip keeping nothing (workflow show).
+func (e *Engine) checkedTip(own RunInput, out RunInput, run string) (RunInput, error) {
 	got := out.Tip
 	had := own.Tip
 	if had == nil {
@@ -156,10 +165,30 @@ func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run st
 		return own, nil
 	}
 	if err := e.cfg.Workers.checkTip(e.cfg.Namespace, own.RunID, run, e.fingerprint(), got, out.TipSig); err != nil {
-		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, got))
+		return own, err
 	}
 	own.Tip, own.TipSig = got, out.TipSig
 	return own, nil
+}
+
+// judgeTip says on out's result what settleOwn would of the execution
+// run's tree, landing and keeping nothing: a tree no trusted worker signed
+// for it refused, the writers its signed list does not name not-applied
+// (workflow show, from a checkout that kept no result: review25 P2-4).
+func (e *Engine) judgeTip(own RunInput, out RunOutput, run string) {
+	in, err := e.checkedTip(own, out.Input, run)
+	if err != nil {
+		refuseTip(out.Result, err)
+		return
+	}
+	in.Chained = out.Input.Chained
+	start := own.Tip
+	if start == nil {
+		start = own.Code
+	}
+	if said := refuseWriters(out.Result, e.notInTip(in, start, out.Result)); said != "" {
+		out.Result.Reason = joinReason(out.Result.Reason, said)
+	}
 }
 
 // keepTip keeps a refused tip's change (from what the run started in) as
