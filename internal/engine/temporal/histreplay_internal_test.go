@@ -2,8 +2,13 @@ package temporal
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -214,4 +219,111 @@ func TestShowJudgesTheTip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReplayRefusesASkippedVersion (review26 P1-1): a run whose start
+// requires a workflow change (RunInput.Versions, as today's submitters
+// start every run) has its history refused when it lacks that change's
+// marker (whoever completed the workflow tasks recorded none, and brood's
+// code, replaying, took its branch from before the change: here no check
+// of the results at all); the same history with the marker replays.
+func TestReplayRefusesASkippedVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		drop bool
+		want string
+	}{
+		{"the marker recorded", false, ""},
+		{"the marker missing", true, `it skips version 1 of "brood.plan.checked-results"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, id, exec, _ := fixture(t, "plan-history-checked-results-v1.json")
+			dc := converter.GetDefaultDataConverter()
+			start := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+			var in RunInput
+			if err := dc.FromPayloads(start.GetInput(), &in); err != nil {
+				t.Fatal(err)
+			}
+			in.Versions = map[string]int{checkedResultsVersion: 1}
+			p, err := dc.ToPayloads(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start.Input = p
+			for _, e := range h.GetEvents() {
+				if m := e.GetMarkerRecordedEventAttributes(); m != nil && tc.drop && strings.Contains(m.String(), checkedResultsVersion) {
+					other, _ := dc.ToPayloads("x")
+					m.Details["change-id"] = other // a marker of no change brood's code asks for
+				}
+			}
+			_, err = replayHistory(replayConfig{dc: dc}, h, id, exec, PlanWorkflowName, PlanWorkflow, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("replay: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "does not replay")):
+				t.Fatalf("replay: %v; want it refused: %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestEveryVersionIsKnown: every workflow.GetVersion change id of the
+// package is in workflowChanges, the one list a submitter requires and a
+// replay checks, at the highest version the call supports.
+func TestEveryVersionIsKnown(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	type use struct{ id, max string }
+	var uses []use
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(af, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.ValueSpec:
+				for i, name := range x.Names {
+					if i < len(x.Values) {
+						if lit, ok := x.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							consts[name.Name], _ = strconv.Unquote(lit.Value)
+						}
+					}
+				}
+			case *ast.CallExpr:
+				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "GetVersion" && isIdent(sel.X, "workflow") && len(x.Args) == 4 {
+					id, _ := x.Args[1].(*ast.Ident)
+					lit, _ := x.Args[3].(*ast.BasicLit)
+					if id == nil || lit == nil {
+						t.Errorf("%s: a GetVersion whose change id or highest version is not a constant", fset.Position(x.Pos()))
+						return true
+					}
+					uses = append(uses, use{id.Name, lit.Value})
+				}
+			}
+			return true
+		})
+	}
+	if len(uses) == 0 {
+		t.Fatal("found no workflow.GetVersion call")
+	}
+	known := workflowChanges()
+	for _, u := range uses {
+		change := consts[u.id]
+		if v, ok := known[change]; !ok || strconv.Itoa(v) != u.max {
+			t.Errorf("workflow change %q (%s), highest version %s: workflowChanges has %d, %v; add it there", change, u.id, u.max, v, ok)
+		}
+	}
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }
