@@ -143,6 +143,9 @@ func fakeChainRun(t *testing.T, drop bool, plan string, step func(context.Contex
 	eng, _ := signingEngine(t, standInQ, dir, blobs)
 	var id string
 	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, plan), Source: "plan.yaml", Started: func(s string) { id = s }})
+	if drop && err != nil && strings.Contains(err.Error(), "does not replay with brood's own workflow code") {
+		return eng, nil, id, dir // the history refused whole: nothing of it taken
+	}
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -155,7 +158,9 @@ func fakeChainRun(t *testing.T, drop bool, plan string, step func(context.Contex
 // neither the run, its record nor workflow show carry the
 // failure's text (review26 P1-3: a chain failure's text is shown only
 // when a worker of the run signed it). The same when the completer leaves
-// out the marker of the workflow's check: the submitter's holds.
+// out the marker of the workflow's check: the history is refused whole
+// (its start requires the marker), or, were it taken, the submitter's own
+// check holds.
 func TestChainFailureTextIsBroods(t *testing.T) {
 	for _, drop := range []bool{false, true} {
 		t.Run(map[bool]string{false: "brood's workflow", true: "its marker left out"}[drop], func(t *testing.T) { chainFailureText(t, drop) })
@@ -167,6 +172,10 @@ func chainFailureText(t *testing.T, drop bool) {
 		func(context.Context, temporal.ChainInput) (*temporal.ChainOutput, error) {
 			return nil, sdktemporal.NewNonRetryableApplicationError(impostorText, "Refused", nil)
 		})
+	if res == nil {
+		t.Log("the history without the marker is refused whole (its start requires it)")
+		return
+	}
 	c := res.Phases[0].Calls[0]
 	t.Logf("run %s reason %q landed %q; call %s landed %q err %q", res.Status, res.Reason, res.Landed, c.Status, c.Landed, c.Error)
 	if c.Status != wf.CallNotApplied || !strings.Contains(c.Error, "no failure a brood worker signed") {
@@ -219,7 +228,8 @@ func TestForgedStepTipFeedsNoCall(t *testing.T) {
 // real worker builds on it and signs the tip, but the tip's root is not
 // the submitter's start, so nothing lands and the run is not done
 // (review26 P1-2). The same when the completer leaves out the marker of
-// the workflow's own step check: the submitter's check of the root holds.
+// the workflow's own step check: refused whole, or the submitter's check
+// of the root holds.
 func TestForgedTipUnsignedRun(t *testing.T) {
 	for _, drop := range []bool{false, true} {
 		t.Run(map[bool]string{false: "brood's workflow", true: "its marker left out"}[drop], func(t *testing.T) { forgedTipUnsigned(t, drop) })
@@ -252,15 +262,19 @@ func forgedTipUnsigned(t *testing.T, drop bool) {
 	eng, _ := trustingEngine(t, standInQ, dir, store, fleetWorkerPub())
 	plan := enginetest.Plan(t, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n")
 	res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
-	if err != nil {
+	if drop && err != nil && strings.Contains(err.Error(), "does not replay with brood's own workflow code") {
+		res = nil // the history refused whole (its start requires the marker): nothing of it taken
+	} else if err != nil {
 		t.Fatal(err)
 	}
-	c := res.Phases[0].Calls[0]
-	t.Logf("run %s landed %q; call %s landed %q err %q", res.Status, res.Landed, c.Status, c.Landed, c.Error)
+	if res != nil {
+		c := res.Phases[0].Calls[0]
+		t.Logf("run %s landed %q; call %s landed %q err %q", res.Status, res.Landed, c.Status, c.Landed, c.Error)
+		if res.Status == wf.RunDone || c.Status == wf.CallDone {
+			t.Errorf("run %s, call %s; want neither done", res.Status, c.Status)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "evil.txt")); err == nil {
 		t.Error("evil.txt is in the user's tree")
-	}
-	if res.Status == wf.RunDone || c.Status == wf.CallDone {
-		t.Errorf("run %s, call %s; want neither done", res.Status, c.Status)
 	}
 }

@@ -150,8 +150,8 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 			return nil, err
 		}
 	}
-	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from}
-	if in.Signed, err = e.sign(ctx, Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from,
+	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from, Versions: workflowChanges()}
+	if in.Signed, err = e.sign(ctx, Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from, Versions: in.Versions,
 		Limits: map[string]CallLimits{"": in.Limits}, Code: snap, At: time.Now().UTC()}); err != nil {
 		return nil, err
 	}
@@ -248,8 +248,9 @@ func planAgents(p *wf.Plan) []string {
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
 	in.Workers, in.Namespace = e.cfg.Workers.workerSet(), e.cfg.Namespace // the workflow uses only what these signed (wfcheck.go)
+	in.Versions = workflowChanges()                                        // what its replay must have taken (histreplay.go)
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
-		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), Workers: in.Workers, Carried: in.Carried, Tip: in.Tip,
+		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), Workers: in.Workers, Carried: in.Carried, Tip: in.Tip, Versions: in.Versions,
 		At: time.Now().UTC()}); err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -104,7 +106,10 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 		got      replayed[O]
 		notTaken error
 	)
-	opts := sdkworker.WorkflowReplayerOptions{DataConverter: rc.dc, DisableDeadlockDetection: true}
+	asked := &versionsAsked{got: map[string]workflow.Version{}}
+	var required map[string]int
+	opts := sdkworker.WorkflowReplayerOptions{DataConverter: rc.dc, DisableDeadlockDetection: true,
+		Interceptors: []interceptor.WorkerInterceptor{asked}}
 	if rc.claims != nil {
 		opts.ExternalStorage = ExternalStorage(rc.claims, 0)
 	}
@@ -113,6 +118,11 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 		return got, fmt.Errorf("replay workflow %s: %w", wid, err)
 	}
 	r.RegisterWorkflowWithOptions(func(w workflow.Context, in I) (O, error) {
+		if v, ok := any(in).(versioned); ok {
+			mu.Lock()
+			required = v.versions()
+			mu.Unlock()
+		}
 		if check != nil {
 			// The start input as the SDK decodes it (large payloads read
 			// back from the claim check's store), checked before any of
@@ -141,10 +151,73 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 	if err == nil {
 		err = sameEnd(h, got.Ran, got.Err)
 	}
+	if err == nil {
+		err = asked.skipped(required)
+	}
 	if err != nil {
 		return replayed[O]{}, notReplayed(h, wid, exec, err)
 	}
 	return got, nil
+}
+
+// versioned is a workflow input that says which workflow versions its
+// replay must take (RunInput.Versions).
+type versioned interface{ versions() map[string]int }
+
+func (in RunInput) versions() map[string]int   { return in.Versions }
+func (in CallInputW) versions() map[string]int { return in.Versions }
+
+// versionsAsked records, in one replay, the version each workflow change
+// the code asked for was given: a change whose marker the history lacks
+// is given DefaultVersion, brood's code from before it (so old histories
+// replay), which whoever completed the workflow tasks chooses by
+// recording none (review26 P1-1).
+type versionsAsked struct {
+	interceptor.WorkerInterceptorBase
+	mu  sync.Mutex
+	got map[string]workflow.Version
+}
+
+func (v *versionsAsked) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &versionsIn{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, v: v}
+}
+
+type versionsIn struct {
+	interceptor.WorkflowInboundInterceptorBase
+	v *versionsAsked
+}
+
+func (i *versionsIn) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&versionsOut{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, v: i.v})
+}
+
+type versionsOut struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	v *versionsAsked
+}
+
+func (o *versionsOut) GetVersion(ctx workflow.Context, change string, lo, hi workflow.Version) workflow.Version {
+	got := o.Next.GetVersion(ctx, change, lo, hi)
+	o.v.mu.Lock()
+	defer o.v.mu.Unlock()
+	if old, ok := o.v.got[change]; !ok || got < old {
+		o.v.got[change] = got
+	}
+	return got
+}
+
+// skipped refuses a replay in which the code asked for a change the run's
+// start requires (required) and was given a lower version: its history
+// lacks the marker that run's workers record.
+func (v *versionsAsked) skipped(required map[string]int) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for change, want := range required {
+		if got, ok := v.got[change]; ok && int(got) < want {
+			return fmt.Errorf("it skips version %d of %q, which the run's submitter requires (its history records %d): brood workers record it, so something else completed its workflow tasks, or a worker older than its submitter ran it", want, change, got)
+		}
+	}
+	return nil
 }
 
 // sameEnd checks that the history ends as the replayed code did: the
@@ -196,15 +269,23 @@ func oneLine(err error) string {
 	return s
 }
 
-// knownVersion is the highest version of a workflow change this brood's
-// code knows (workflow.GetVersion's change ids); false: none of that id.
-func knownVersion(change string) (int, bool) {
-	switch change {
-	case lazyCallsVersion, boundTaskIDsVersion, checkedResultsVersion, checkedTipsVersion:
-		return 1, true
-	}
-	return 0, false
+// workflowChanges is every workflow change this brood's code knows
+// (workflow.GetVersion's change ids: the one list,
+// TestEveryVersionIsKnown) at its highest version: what a submitter
+// requires the replay of a run it starts to have taken (RunInput.Versions).
+func workflowChanges() map[string]int {
+	return map[string]int{lazyCallsVersion: 1, boundTaskIDsVersion: 1, checkedResultsVersion: 1, checkedTipsVersion: 1}
 }
+
+// knownVersion is the highest version of a workflow change this brood's
+// code knows; false: none of that id.
+func knownVersion(change string) (int, bool) {
+	v, ok := workflowChanges()[change]
+	return v, ok
+}
+
+// changeID is how a change id of brood's looks: any other is not printed.
+var changeID = regexp.MustCompile(`^brood\.[a-z.-]{1,64}$`)
 
 // newerCode is a version marker of h that this brood's code does not
 // know (a change id it has no GetVersion for, or a higher version).
@@ -220,7 +301,7 @@ func newerCode(h *historypb.History) (string, int, bool) {
 		if !decodeOne(dc, m.GetDetails()["change-id"], &change) || !decodeOne(dc, m.GetDetails()["version"], &v) {
 			continue
 		}
-		if max, ok := knownVersion(change); !ok || v > max {
+		if max, ok := knownVersion(change); (!ok || v > max) && changeID.MatchString(change) {
 			return change, v, true
 		}
 	}

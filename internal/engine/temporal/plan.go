@@ -93,6 +93,8 @@ type CallInputW struct {
 	From *Heartbeat `json:"from,omitempty"`
 	// Signed is the submitter's signed submission (nil: unsigned).
 	Signed *Signed `json:"signed,omitempty"`
+	// Versions: as RunInput's.
+	Versions map[string]int `json:"versions,omitempty"`
 }
 
 // CallWorkflow runs one agent call (Engine.Call): one activity. Its output

@@ -137,6 +137,15 @@ func (rt *ResultTrust) checkTip(ns, workflow, run, submitter string, tip *codesn
 // refusal says why, the refused tree kept for the user as a refused
 // patch is.
 func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run string) (RunInput, error) {
+	in, err := e.checkedTip(own, out, run)
+	if err != nil {
+		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, out.Tip))
+	}
+	return in, nil
+}
+
+// checkedTip is takeTip keeping nothing (workflow show).
+func (e *Engine) checkedTip(own RunInput, out RunInput, run string) (RunInput, error) {
 	got := out.Tip
 	had := own.Tip
 	if had == nil {
@@ -158,7 +167,7 @@ func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run st
 		return own, nil
 	}
 	if err != nil {
-		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, got))
+		return own, err
 	}
 	own.Tip, own.TipSig = got, out.TipSig
 	return own, nil
@@ -185,6 +194,26 @@ func ownRoot(run string, had *codesnap.Snapshot, sig *TipSig) error {
 // tip does not say which writers' changes are in it.
 func beforeLists(run string) string {
 	return "the run's tree is signed by a worker from before tip lists, which does not say which writers' changes are in it: upgrade every worker, then run the plan again (brood workflow run; a resume of " + run + " would start from this tree)"
+}
+
+// judgeTip says on out's result what settleOwn would of the execution
+// run's tree, landing and keeping nothing: a tree no trusted worker signed
+// for it refused, the writers its signed list does not name not-applied
+// (workflow show, from a checkout that kept no result: review25 P2-4).
+func (e *Engine) judgeTip(own RunInput, out RunOutput, run string) {
+	in, err := e.checkedTip(own, out.Input, run)
+	if err != nil {
+		refuseTip(out.Result, err)
+		return
+	}
+	in.Chained = out.Input.Chained
+	start := own.Tip
+	if start == nil {
+		start = own.Code
+	}
+	if said := refuseWriters(out.Result, e.notInTip(in, start, out.Result)); said != "" {
+		out.Result.Reason = joinReason(out.Result.Reason, said)
+	}
 }
 
 // keepTip keeps a refused tip's change (from what the run started in) as

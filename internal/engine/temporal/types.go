@@ -145,6 +145,11 @@ type RunInput struct {
 	// for that call of this execution (wfcheck.go). nil: not checked (a
 	// submitter with no allowlist, or a run from before it).
 	Workers *WorkerSet `json:"workers,omitempty"`
+	// Versions are the workflow changes (workflow.GetVersion's ids) and
+	// the versions the submitter that started this execution requires its
+	// replay to have taken (histreplay.go): every change its code knew, at
+	// its highest. Nil: a run from before (it replays as it ran).
+	Versions map[string]int `json:"versions,omitempty"`
 	// Namespace is the Temporal namespace the submitter started the run
 	// in (what its workers sign results for).
 	Namespace string `json:"namespace,omitempty"`
