@@ -248,7 +248,7 @@ func planAgents(p *wf.Plan) []string {
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
 	in.Workers, in.Namespace = e.cfg.Workers.workerSet(), e.cfg.Namespace // the workflow uses only what these signed (wfcheck.go)
-	in.Versions = workflowChanges()                                        // what its replay must have taken (histreplay.go)
+	in.Versions = workflowChanges()                                       // what its replay must have taken (histreplay.go)
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
 		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), Workers: in.Workers, Carried: in.Carried, Tip: in.Tip, Versions: in.Versions,
 		At: time.Now().UTC()}); err != nil {

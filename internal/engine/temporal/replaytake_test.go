@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/interceptor"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -279,5 +280,70 @@ func TestSingleCallRefusalIsBroods(t *testing.T) {
 	r, err := eng.Call(ctx, call.Spec{Agent: "explore", Prompt: "x"})
 	if err == nil || !strings.Contains(err.Error(), notReplayed) || strings.Contains(err.Error(), "IMPOSTOR") {
 		t.Fatalf("call: %v, %+v; want it refused: its history %s, nothing of the stand-in's text", err, r, notReplayed)
+	}
+}
+
+// downgrade answers the workflow's GetVersion of one change with
+// DefaultVersion, recording no marker: brood's code before the change.
+type downgrade struct {
+	interceptor.WorkerInterceptorBase
+	change string
+}
+
+func (d *downgrade) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &downgradeIn{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, change: d.change}
+}
+
+type downgradeIn struct {
+	interceptor.WorkflowInboundInterceptorBase
+	change string
+}
+
+func (i *downgradeIn) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&downgradeOut{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, change: i.change})
+}
+
+type downgradeOut struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	change string
+}
+
+func (o *downgradeOut) GetVersion(ctx workflow.Context, change string, lo, hi workflow.Version) workflow.Version {
+	if change == o.change {
+		return workflow.DefaultVersion
+	}
+	return o.Next.GetVersion(ctx, change, lo, hi)
+}
+
+// TestVersionDowngradeRefused (review26 P1-1): brood's own plan workflow
+// in a stand-in that records no marker of one workflow change (so its
+// code, and a replay of its history, take the branch from before it: for
+// the result check, no check at all) gets its run refused: the run's
+// start requires every change the submitter knows.
+func TestVersionDowngradeRefused(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	startWorkerProc(t, srv.Addr, q, fleetScript(0), store, 1)
+	for _, change := range []string{"brood.plan.checked-results", "brood.plan.bound-task-ids", "brood.plan.lazy-calls"} {
+		t.Run(change, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			standInQ := q + "-" + change
+			sw := sdkworker.New(srv.Client(t), standInQ, sdkworker.Options{Interceptors: []interceptor.WorkerInterceptor{&downgrade{change: change}}})
+			sw.RegisterWorkflowWithOptions(func(w workflow.Context, in temporal.RunInput) (*temporal.RunOutput, error) {
+				in.Queue = q
+				return temporal.PlanWorkflow(w, in)
+			}, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+			if err := sw.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer sw.Stop()
+			eng, _ := trustingEngine(t, standInQ, submitterRepo(t), store, fleetWorkerPub())
+			id := wantReplayRefused(ctx, t, eng, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml"}, "")
+			if _, err := eng.Resume(ctx, id, nil); err == nil || !strings.Contains(err.Error(), "skips version 1 of \""+change+"\"") {
+				t.Errorf("resume: %v; want it refused: its history skips %s", err, change)
+			}
+		})
 	}
 }
