@@ -37,12 +37,24 @@ func wantReplayRefused(ctx context.Context, t *testing.T, eng *temporal.Engine, 
 	if err == nil || !strings.Contains(err.Error(), notReplayed) || strings.Contains(err.Error(), "IMPOSTOR") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("run: %v (result %v); want it refused in one line: its history %s", err, res, notReplayed)
 	}
-	if res != nil {
-		t.Errorf("run: a result %+v of a history that does not replay", res)
+	if res != nil && (res.Status != wf.RunFailed || len(res.Phases) > 0 || res.Outputs != nil) {
+		t.Errorf("run: a result %+v of a history that does not replay; want none, or failed with nothing of it", res)
 	}
 	if root != "" {
-		if _, err := os.Stat(filepath.Join(root, ".brood", "workflows", id, "result.json")); err == nil {
-			t.Error("a result.json is kept for a history that does not replay")
+		// Its verdict is kept, so this checkout lists it failed (review26
+		// P2-1), with nothing of the stand-in's.
+		b, err := os.ReadFile(filepath.Join(root, ".brood", "workflows", id, "result.json"))
+		if err != nil || !strings.Contains(string(b), `"status": "failed"`) || strings.Contains(string(b), "IMPOSTOR") {
+			t.Errorf("result.json: %v %s; want the run failed, nothing of the stand-in's", err, b)
+		}
+		runs, err := eng.List(ctx)
+		for _, r := range runs {
+			if r.RunID == id && (r.Status != wf.RunFailed || !strings.Contains(r.Reason, notReplayed)) {
+				t.Errorf("workflow list: %s (%s); want failed: its history %s", r.Status, r.Reason, notReplayed)
+			}
+		}
+		if err != nil {
+			t.Error(err)
 		}
 	}
 	info, err := eng.Show(ctx, id)
