@@ -277,6 +277,12 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 		}
 		return nil
 	})
+	var refused historyRefused
+	if errors.As(err, &refused) {
+		// Its verdict is kept (result.json), so this checkout lists the
+		// run failed, never as the workflow's memo says (review26 P2-1).
+		return &wf.Result{RunID: in.RunID, Plan: in.Plan.Name, Status: wf.RunFailed, Reason: err.Error(), Started: in.Created}, nil, err
+	}
 	if err != nil {
 		return nil, nil, err
 	}

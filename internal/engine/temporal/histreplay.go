@@ -18,8 +18,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // A run's output as the submitter takes it (docs/scale-out.md, "Who a
@@ -48,6 +50,7 @@ func (e *Engine) closedHistory(ctx context.Context, wid, exec string) (*historyp
 		return nil, fmt.Errorf("workflow %s: no execution named to read", wid)
 	}
 	h := &historypb.History{}
+	size := 0
 	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, exec, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -55,12 +58,23 @@ func (e *Engine) closedHistory(ctx context.Context, wid, exec string) (*historyp
 			return nil, fmt.Errorf("read the history of workflow %s (execution %s) on Temporal: %w", wid, exec, err)
 		}
 		h.Events = append(h.Events, ev)
+		if size += proto.Size(ev); len(h.Events) > maxHistoryEvents || size > maxHistoryBytes {
+			return nil, fmt.Errorf("workflow %s's history on Temporal (execution %s) is larger than any brood run's (over %d events or %d MiB): nothing of it is taken; check who can reach the namespace's frontend", wid, exec, maxHistoryEvents, maxHistoryBytes>>20)
+		}
 	}
 	if len(h.Events) == 0 || !closeEvent(h.Events[len(h.Events)-1].GetEventType()) {
 		return nil, fmt.Errorf("workflow %s (execution %s) has not ended on Temporal: its output is taken when it ends", wid, exec)
 	}
 	return h, nil
 }
+
+// Bounds on a history the submitter reads (review26 P3-2): the server's
+// own default limits are 51,200 events and 50 MiB, so no run of brood's
+// reaches these.
+const (
+	maxHistoryEvents = 100_000
+	maxHistoryBytes  = 256 << 20
+)
 
 // closeEvent: the event ends a workflow execution.
 func closeEvent(t enumspb.EventType) bool {
@@ -390,6 +404,16 @@ func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (RunOutput, 
 		s, err := e.ownSubmission(ctx, id, start)
 		if err != nil {
 			return notMine{err}
+		}
+		if s == nil {
+			// No key: the plan is its starter's, unchecked; one a run of
+			// brood's could be only (review26 P3-2).
+			if start.Plan == nil {
+				return notMine{fmt.Errorf("run %s's execution on Temporal has no plan: not replayed", id)}
+			}
+			if _, err := wf.Check(start.Plan, wf.CheckOptions{Inputs: start.Inputs}); err != nil || PlanCallBound(start.Plan, start.Inputs) > maxHistoryEvents {
+				return notMine{fmt.Errorf("run %s's plan on Temporal is not one brood would run (%v): not replayed", id, err)}
+			}
 		}
 		sub = s
 		return nil
