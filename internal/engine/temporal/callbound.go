@@ -23,7 +23,9 @@ import (
 // different call under a number already claimed: the first activity to
 // run a number creates a record of it in the fleet's store, only if
 // absent, naming its execution and activity id; a retry of that activity
-// passes, any other is refused.
+// (attempt 2 on, which only the server makes) passes, any other is
+// refused, the same call scheduled again under the same activity id too
+// (a new activity starts at attempt 1: review25 P3-2).
 
 // PlanCallBound is the most calls a plan's run may start, as its
 // submitter signs it: its count when nothing depends on outputs, else the
@@ -88,7 +90,8 @@ type createStore interface {
 // admitSeq refuses a call whose number is not within its run's signed
 // bound, or whose number another activity claimed (seqClaim). Nil Trust
 // or AllowUnsigned: nothing is checked (nothing else is either).
-func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID string) error {
+// attempt is the activity's attempt (1: a new activity, not a retry).
+func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID string, attempt int) error {
 	if a.Trust == nil || a.Trust.AllowUnsigned || in.Signed == nil {
 		return nil
 	}
@@ -109,7 +112,7 @@ func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID
 	case in.Seq > bound:
 		return refusedf("run %s: call number %d is past the %d calls its submitter signed for the run: refused, nothing run (%s)", sub.Workflow, in.Seq, bound, sub.boundHint())
 	}
-	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in))
+	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in), attempt)
 }
 
 // callDigest names the call an activity runs: the SHA-256 of its whole
@@ -125,10 +128,18 @@ func callDigest(in CallInput) string {
 
 // seqClaim makes the activity (mine: its execution and activity id) the
 // one call number seq of the run runs as, or refuses it when another
-// activity has it.
-func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, seq int, mine string) error {
+// activity has it, or when it is a new activity (attempt 1) of a call
+// already claimed: the same call scheduled again under the same id, which
+// would run it again on a worker with no record of its task.
+func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, seq int, mine string, attempt int) error {
 	key := callClaimKey(s, seq)
+	again := func() error {
+		return refusedf("run %s: call number %d ran already as this very activity (its record: %s in the fleet store), and this is a new activity of it, not a retry: a call scheduled again under the same activity id is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
+	}
 	if _, ok := a.claimed.Load(key + " " + mine); ok {
+		if attempt <= 1 {
+			return again()
+		}
 		return nil
 	}
 	cs, ok := a.Store.(createStore)
@@ -139,8 +150,11 @@ func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, s
 	if errors.Is(err, blobstore.ErrExists) {
 		sum := sha256.Sum256([]byte(mine))
 		_, err = cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
-		if errors.Is(err, blobstore.ErrCorrupt) {
+		switch {
+		case errors.Is(err, blobstore.ErrCorrupt):
 			return refusedf("run %s: call number %d was claimed by another activity already (its record: %s in the fleet store): a second call under one number is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
+		case err == nil && attempt <= 1:
+			return again()
 		}
 	}
 	if err != nil {

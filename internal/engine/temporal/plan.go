@@ -25,12 +25,12 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	if in.Plan == nil {
 		return nil, temporal.NewNonRetryableApplicationError("the run has no plan", ErrRefused, nil)
 	}
-	j := wf.MemoryJournal(in.Journal)
+	j := newKeyJournal(wf.MemoryJournal(in.Journal))
 	prog := &progress{}
 	if err := workflow.SetQueryHandler(w, ProgressQuery, prog.snapshot); err != nil {
 		return nil, err
 	}
-	runner := &activityRunner{in: &in, prog: prog, gate: newResultGate(w, &in)}
+	runner := &activityRunner{in: &in, prog: prog, gate: newResultGate(w, &in), keys: j}
 	if in.Code != nil {
 		runner.chainLock = workflow.NewSemaphore(w, 1)
 	}
@@ -169,6 +169,8 @@ type activityRunner struct {
 	gate *resultGate
 	// seq counts the calls this execution scheduled (CallInput.Seq).
 	seq int
+	// keys names each call's plan key (CallInput.Key; nil: a single call).
+	keys *keyJournal
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {
@@ -227,7 +229,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	var out CallOutput
 	r.seq++
-	in := CallInput{Spec: spec, Signed: r.in.Signed, Seq: r.seq}
+	in := CallInput{Spec: spec, Signed: r.in.Signed, Seq: r.seq, Key: r.keys.keyOf(cmp.Or(spec.Resume, spec.TaskID))}
 	if hb, ok := r.in.Stopped[cmp.Or(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}
@@ -239,7 +241,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
 		if r.gate != nil {
-			if u := r.gate.take(spec, &out); u != nil { // before anything reads it
+			if u := r.gate.take(in, &out); u != nil { // before anything reads it
 				r.signed(&CallOutput{Result: u.Result, Sig: u.Sig})
 			}
 		}
@@ -279,7 +281,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	var res *call.Result
 	if r.gate != nil {
-		out, refused := r.gate.failed(w, spec, err)
+		out, refused := r.gate.failed(w, in, err)
 		r.signed(out)
 		if refused {
 			return nil, errors.New(out.Error)

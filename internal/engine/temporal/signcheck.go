@@ -35,6 +35,9 @@ type CallInfo struct {
 	// Priority is the activity's Temporal priority key (0: the server's
 	// default).
 	Priority int
+	// Bind is the call the activity runs, as its result's signature names
+	// it (set by callInfo).
+	Bind callBind
 }
 
 // infoOf is the activity's CallInfo.
@@ -44,9 +47,11 @@ func infoOf(ctx context.Context) CallInfo {
 		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt), Priority: i.Priority.PriorityKey}
 }
 
-// callInfo is the activity's CallInfo with the submitter of in.
+// callInfo is the activity's CallInfo with the submitter of in and the
+// call in names.
 func callInfo(ctx context.Context, in CallInput) CallInfo {
 	info := infoOf(ctx)
+	info.Bind = bindOf(in)
 	if in.Signed != nil && len(in.Signed.Key) > 0 {
 		info.Submitter = Fingerprint(in.Signed.Key)
 	}
