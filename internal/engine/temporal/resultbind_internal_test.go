@@ -1,0 +1,94 @@
+package temporal
+
+import (
+	"crypto/ed25519"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/call"
+	wf "github.com/broodhq/brood/internal/workflow"
+)
+
+// TestGateTakesAResultForItsOwnCallOnly (review25 P1-8): the plan's
+// workflow uses a genuine, trusted result only for the call its worker
+// signed it for (key, number, input); another call's is a failed call
+// with brood's reason (one the submitter shows as it is), and a result
+// that names no call (a worker from before v3) is refused with the
+// upgrade line, in a run that checks bindings; a run from before them
+// (its history has no bound-results marker) takes it as it did.
+func TestGateTakesAResultForItsOwnCallOnly(t *testing.T) {
+	w := seeded(7)
+	trust := NewTrust()
+	if err := trust.Add(w.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	const run, task = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W"
+	spec := call.Spec{Agent: "explore", Prompt: "ALPHA", TaskID: task, Parent: "workflow " + run}
+	in := CallInput{Spec: spec, Seq: 1, Key: "a/0"}
+	sign := func(b callBind) *CallOutput {
+		out := &CallOutput{Result: call.Result{TaskID: task, Agent: "explore", Status: "done", Summary: "alpha-answer"}}
+		NewWorkerKeys(w, nil).signResult(CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: "E1", Attempt: 1, Bind: b}, "w1", out)
+		return out
+	}
+	other := in
+	other.Spec.Prompt, other.Key = "BETA", "a/1"
+	v2 := func() *CallOutput {
+		out := sign(callBind{})
+		out.Sig.Sig = signV2(w, out)
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		out   *CallOutput
+		bound bool
+		ok    bool
+		why   string
+	}{
+		{"its own call's", sign(bindOf(in)), true, true, ""},
+		{"another call's input and key", sign(bindOf(other)), true, false, "for another call of this run"},
+		{"its key, another number", sign(callBind{Call: "a/0", Seq: 2, Brief: callDigest(in)}), true, false, "for another call of this run"},
+		{"its key and number, another brief", sign(callBind{Call: "a/0", Seq: 1, Brief: callDigest(other)}), true, false, "for another call of this run"},
+		{"naming no call (v2)", v2(), true, false, "upgrade every worker of the fleet, then brood workflow resume " + run},
+		{"naming no call, a run from before bindings", v2(), false, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &resultGate{rt: NewResultTrust(trust, ""), call: resultCall{Namespace: DefaultNamespace, Workflow: run, Run: "E1"}, bound: tc.bound}
+			out := *tc.out
+			g.take(in, &out)
+			if taken := out.Status == "done" && out.Summary == "alpha-answer"; taken != tc.ok {
+				t.Fatalf("taken %v (%s: %s); want %v", taken, out.Status, out.Error, tc.ok)
+			}
+			if !tc.ok && (!strings.Contains(out.Error, tc.why) || unsignedEnding("task "+task, out.Status, out.Error) != out.Error) {
+				t.Errorf("reason %q; want one brood's submitter shows, saying %q", out.Error, tc.why)
+			}
+		})
+	}
+}
+
+// signV2 is a v2 signature of out (a worker from before results named
+// their call).
+func signV2(w *Signer, out *CallOutput) []byte {
+	return ed25519.Sign(w.key, resultClaimVersion(DefaultNamespace, "01M94GP8WHCA3G6AZ1AHXZK600", "", &out.Result, out.Sig, sigV2))
+}
+
+// TestNamedTwice: a task answers one call of a run: a record naming a
+// task another call's record named before is refused; the journal's
+// lines of one call (stopped, then picked up) name it again and pass.
+func TestNamedTwice(t *testing.T) {
+	keyOf := map[string]string{}
+	for _, tc := range []struct {
+		rec     wf.CallRecord
+		refused bool
+	}{
+		{wf.CallRecord{Key: "a/0", TaskID: "T1"}, false},
+		{wf.CallRecord{Key: "a/0", TaskID: "T1"}, false},
+		{wf.CallRecord{Key: "a/1", TaskID: "T2"}, false},
+		{wf.CallRecord{Key: "a/2", TaskID: "T1"}, true},
+		{wf.CallRecord{Key: "a/3"}, false},
+		{wf.CallRecord{Key: "a/4"}, false},
+	} {
+		if why := namedTwice(keyOf, tc.rec); (why != "") != tc.refused || tc.refused && !strings.Contains(why, "the record of call a/0 names too") {
+			t.Errorf("%s naming %q: %q; want refused %v", tc.rec.Key, tc.rec.TaskID, why, tc.refused)
+		}
+	}
+}
