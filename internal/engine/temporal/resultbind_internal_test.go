@@ -92,3 +92,47 @@ func TestNamedTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyNamesItsCallOfThePlan: a plan call's key (as the workflow names
+// it, and its worker signs it) is one call of the signed plan, and the
+// worker admits the call only as that call: another call's brief under a
+// key is refused, as is a key that names no call; a call with no key (a
+// workflow from before) is checked against every call of the plan.
+func TestKeyNamesItsCallOfThePlan(t *testing.T) {
+	c := func(id, prompt string) wf.Call { return wf.Call{ID: id, Agent: "explore", Prompt: prompt} }
+	p := &wf.Plan{Name: "p", Phases: []wf.Phase{
+		{ID: "a", Parallel: []wf.Call{c("", "ALPHA"), c("b", "BETA")}},
+		{ID: "e", Each: "a.output", Stages: []wf.Call{c("", "item {{item}}")}},
+		{ID: "q", UntilQuiet: &wf.UntilQuiet{Call: c("", "find"), Key: "k"}},
+		{ID: "v", Votes: &wf.Votes{Call: c("", "vote {{vote}}"), Count: 3, Field: "c"}},
+	}}
+	const run = "01M94GP8WHCA3G6AZ1AHXZK600"
+	spec := func(prompt string) call.Spec {
+		return call.Spec{Agent: "explore", Prompt: prompt, Description: "p: " + prompt, TaskID: "01M94GP8WHCA3G6AZ1AHXZK68W", Parent: "workflow " + run}
+	}
+	for _, tc := range []struct {
+		key, prompt string
+		ok          bool
+	}{
+		{"a/0", "ALPHA", true},
+		{"a/b", "BETA", true},
+		{"a/0", "BETA", false},
+		{"a/b", "ALPHA", false},
+		{"a/1", "BETA", false},
+		{"e/3/0", "item x", true},
+		{"e/3/0", "ALPHA", false},
+		{"e/x/0", "item x", false},
+		{"q/r2/0", "find", true},
+		{"q/r2/0", "vote 1", false},
+		{"v/v2", "vote 2", true},
+		{"v/v2", "find", false},
+		{"v/2", "vote 2", false},
+		{"z/0", "ALPHA", false},
+		{"", "BETA", true},
+	} {
+		err := planCovers(p, run, spec(tc.prompt), tc.key)
+		if (err == nil) != tc.ok {
+			t.Errorf("key %q, prompt %q: %v; want admitted %v", tc.key, tc.prompt, err, tc.ok)
+		}
+	}
+}
