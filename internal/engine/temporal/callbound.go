@@ -133,33 +133,52 @@ func callDigest(in CallInput) string {
 // would run it again on a worker with no record of its task.
 func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, seq int, mine string, attempt int) error {
 	key := callClaimKey(s, seq)
-	again := func() error {
+	found, err := a.claimOnceFound(ctx, key, mine)
+	switch {
+	case errors.Is(err, errClaimed):
+		return refusedf("run %s: call number %d was claimed by another activity already (its record: %s in the fleet store): a second call under one number is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
+	case err != nil && !errors.As(err, new(refused)):
+		return fmt.Errorf("claim call number %d of run %s in the fleet store: %w", seq, workflow, err)
+	case err == nil && found && attempt <= 1:
 		return refusedf("run %s: call number %d ran already as this very activity (its record: %s in the fleet store), and this is a new activity of it, not a retry: a call scheduled again under the same activity id is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
 	}
+	return err
+}
+
+// errClaimed: another activity holds the record (claimOnce).
+var errClaimed = errors.New("claimed by another activity")
+
+// claimOnce creates the record key with mine, only where none is, or
+// finds it there with mine (a retry of the same activity); errClaimed when
+// it holds anything else; a refusal when the store cannot create only
+// where none is; else the store's error (tried again).
+func (a *Activities) claimOnce(ctx context.Context, key, mine string) error {
+	_, err := a.claimOnceFound(ctx, key, mine)
+	return err
+}
+
+// claimOnceFound is claimOnce, and whether the record was there already
+// with mine (found: an activity of the same claim took it before).
+func (a *Activities) claimOnceFound(ctx context.Context, key, mine string) (found bool, err error) {
 	if _, ok := a.claimed.Load(key + " " + mine); ok {
-		if attempt <= 1 {
-			return again()
-		}
-		return nil
+		return true, nil
 	}
 	cs, ok := a.Store.(createStore)
 	if !ok {
-		return refusedf("the fleet store cannot create a record only where none is, so a second call under one number cannot be told from the first: use a file:// or s3:// store")
+		return false, refusedf("the fleet store cannot create a record only where none is, so a second activity under one claim cannot be told from the first: use a file:// or s3:// store")
 	}
-	_, err := cs.Create(ctx, key, []byte(mine))
+	_, err = cs.Create(ctx, key, []byte(mine))
 	if errors.Is(err, blobstore.ErrExists) {
+		found = true
 		sum := sha256.Sum256([]byte(mine))
 		_, err = cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
-		switch {
-		case errors.Is(err, blobstore.ErrCorrupt):
-			return refusedf("run %s: call number %d was claimed by another activity already (its record: %s in the fleet store): a second call under one number is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
-		case err == nil && attempt <= 1:
-			return again()
+		if errors.Is(err, blobstore.ErrCorrupt) {
+			return false, errClaimed
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("claim call number %d of run %s in the fleet store: %w", seq, workflow, err)
+		return false, err
 	}
 	a.claimed.Store(key+" "+mine, true)
-	return nil
+	return found, nil
 }

@@ -37,8 +37,17 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return x, nil, fmt.Errorf("task %s is still running on the fleet: %w", taskID, dispatch.ErrTaskBusy)
 	}
-	var out CallOutput
-	if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &out); err != nil || out.Last == nil || out.Last.TaskID != taskID {
+	// Its output as brood's own replay of its history makes it, never
+	// the result the server holds (histreplay.go).
+	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
+	if err != nil {
+		if _, oerr := e.ownCall(ctx, taskID, x); oerr != nil {
+			return x, nil, oerr // not this key's run: that is what to say
+		}
+		return x, nil, fmt.Errorf("task %s: %w", taskID, err)
+	}
+	out, err := callEnd(got)
+	if err != nil || out.Last == nil || out.Last.TaskID != taskID {
 		return x, nil, nil
 	}
 	// A result no worker this submitter trusts signed is refused here

@@ -80,11 +80,18 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if a.Code == nil {
 		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
 	}
-	tip, ch, err := a.Code.Cache.Chain(ctx, a.Code.Blobs, in.Tip, in.Change)
+	from, prev, err := a.chainTip(ctx, info, in)
+	if err != nil {
+		return nil, admitError(err)
+	}
+	if err := a.claimChain(ctx, in, info, activity.GetInfo(ctx).ActivityID); err != nil {
+		return nil, claimError(err)
+	}
+	tip, ch, err := a.Code.Cache.Chain(ctx, a.Code.Blobs, from, in.Change)
 	if err != nil {
 		return nil, err
 	}
-	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip, a.Keys.tipTasks(info, in, ch))}, nil
+	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip, tipTasks(in.TaskID, prev, ch))}, nil
 }
 
 // tip is the run's tree as the calls that finished so far left it: where

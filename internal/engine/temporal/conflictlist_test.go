@@ -33,7 +33,8 @@ agents:
 // conflicted writer's not-applied record back into done (what it
 // writes of it is its own): the run's signed tip does not name that
 // writer (its chain step left the tip as it was), so the submitter shows
-// it not applied, exactly one writer done (review25 P1-2).
+// it not applied with its patch kept, exactly one writer done (review25
+// P1-2).
 func TestConflictedWriterNotInTipList(t *testing.T) {
 	srv := sharedServer(t)
 	q := newQueue(t)
@@ -73,7 +74,7 @@ func TestConflictedWriterNotInTipList(t *testing.T) {
 	}
 	defer sw.Stop()
 	dir := submitterRepo(t)
-	eng, _ := trustingEngine(t, standInQ, dir, store, fleetWorkerPub())
+	eng, state := trustingEngine(t, standInQ, dir, store, fleetWorkerPub())
 	plan := enginetest.Plan(t, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"ONE\"}, {agent: general-purpose, prompt: \"TWO\"}]\n")
 	res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
 	if err != nil {
@@ -86,6 +87,9 @@ func TestConflictedWriterNotInTipList(t *testing.T) {
 		case wf.CallDone:
 			done++
 		case wf.CallNotApplied:
+			if _, err := os.Stat(filepath.Join(state, res.RunID, c.TaskID+".patch")); err != nil {
+				t.Errorf("the conflicted writer's patch is not kept for the user: %v", err)
+			}
 		default:
 			t.Errorf("call %s of two conflicting writers: %s; want done or not applied", c.TaskID, c.Status)
 		}

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -57,6 +58,10 @@ type Config struct {
 	// put once: only its reference travels in the run's and every call's
 	// input (signref.go). Nil: Code's store; neither: it travels inline.
 	Store Store
+	// ClaimStore is the store the client's claim check keeps large
+	// payloads in (ClientOptions.ClaimStore): replaying a run's history
+	// reads them back from it. Nil: Store's, else Code's.
+	ClaimStore *blobstore.Store
 	// Workers are the worker keys whose results this submitter takes
 	// (resultsig.go): a result no key of them signed for its call is
 	// refused, its change not applied. Nil: not checked (tests that embed
@@ -154,12 +159,26 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
 	}
-	var out CallOutput
 	var events func(wf.Event)
 	if e.callStatus != nil {
 		events = func(ev wf.Event) { e.callStatus(taskID, ev.Status) }
 	}
-	if err := e.await(ctx, run, &out, events); err != nil {
+	if err := e.await(ctx, run, events); err != nil && !refusal(err) {
+		return nil, err
+	}
+	// The call's output, or its refusal, is this brood's own replay of the
+	// execution's history (histreplay.go).
+	got, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID(), func(start CallInputW) error {
+		if !sameJSON(start, in) {
+			return fmt.Errorf("task %s's workflow on Temporal (execution %s) was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", taskID, run.GetRunID())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := callEnd(got)
+	if err != nil {
 		return nil, err
 	}
 	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, true)
@@ -246,12 +265,19 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if started != nil {
 		started(in.RunID)
 	}
-	var out RunOutput
-	if err := e.await(ctx, run, &out, events); err != nil {
+	// The run's output is this brood's own replay of the execution's
+	// history, never the completion result the server holds (histreplay.go).
+	if err := e.await(ctx, run, events); err != nil && !refusal(err) {
 		return nil, nil, err
 	}
-	if out.Result == nil {
-		return nil, nil, fmt.Errorf("workflow %s ended without a result", in.RunID)
+	out, err := e.replayRun(context.WithoutCancel(ctx), in.RunID, run.GetRunID(), func(start RunInput) error { // a cancelled run's end is taken too
+		if !sameJSON(start, in) {
+			return fmt.Errorf("run %s's execution %s on Temporal was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", in.RunID, run.GetRunID())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	// The landing's run, from-tree and record are this submitter's own
 	// signed input's; only the tip is the run's, and only when a worker
@@ -266,16 +292,27 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 // temporalAppError is a workflow's refusal, as one line.
 type temporalAppError struct{ msg string }
 
+// refusal: err is how a workflow ended without a result (its refusal, a
+// failure, a termination: workflowErr), which is the server's word: the
+// replay of its history says it again in brood's own words, or refuses
+// it.
+func refusal(err error) bool {
+	var t *temporalAppError
+	var x *temporal.WorkflowExecutionError
+	return errors.As(err, &t) || errors.As(err, &x)
+}
+
 func (t *temporalAppError) Error() string { return t.msg }
 
 // await waits for a run's end, passing its progress on. When ctx ends
 // first the run is cancelled on the fleet (its calls stop in stages
 // through their heartbeats) and its end is still awaited, so what it did
-// is kept.
-func (e *Engine) await(ctx context.Context, run client.WorkflowRun, out any, events func(wf.Event)) error {
+// is kept. The run's result is not read: the caller replays the
+// execution's history (histreplay.go).
+func (e *Engine) await(ctx context.Context, run client.WorkflowRun, events func(wf.Event)) error {
 	done := make(chan error, 1)
 	bg := context.WithoutCancel(ctx)
-	go func() { done <- run.Get(bg, out) }()
+	go func() { done <- run.Get(bg, nil) }()
 	tick := time.NewTicker(e.cfg.Poll)
 	defer tick.Stop()
 	seen := map[string]wf.Event{}
@@ -383,36 +420,31 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		return nil, nil, notHere("workflow run", id, o, "brood workflow resume "+id)
 	}
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		var out RunOutput
-		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, ""), &out, events); err != nil {
+		exec := info.GetExecution().GetRunId()
+		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, exec), events); err != nil && !refusal(err) {
 			return nil, nil, err
 		}
-		if out.Result == nil {
-			return nil, nil, fmt.Errorf("workflow %s ended without a result", id)
-		}
-		exec := info.GetExecution().GetRunId()
-		sub, err := e.ownSubmission(ctx, id, out.Input)
+		out, sub, err := e.ownRunOutput(context.WithoutCancel(ctx), id, exec) // brood's own output (histreplay.go)
 		if err != nil {
 			return nil, nil, err
 		}
 		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub), false)
-		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, nil), &out)
+		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out)
 		e.takeTimes(ctx, id, exec, &out)
 		settledEvents(out.Result, events)
 		return out.Result, out.Journal, nil
 	}
-	var out RunOutput
 	read := info.GetExecution().GetRunId() // the execution this resume continues: its calls' continuations are pinned to it
-	if err := e.cfg.Client.GetWorkflow(ctx, id, read).Get(ctx, &out); err != nil || out.Result == nil {
-		return nil, nil, fmt.Errorf("workflow %s ended without a result it can be continued from (%s): %v", id, info.GetStatus(), err)
-	}
+	// The earlier execution's output is brood's own replay of its
+	// history, never the completion result the server holds
+	// (histreplay.go; review25 P1-4).
 	// Nothing lands, and nothing is signed again, unless this key started
 	// the execution (review21 P1-2: a done execution too).
-	sub, err := e.ownSubmission(ctx, id, out.Input)
+	out, sub, err := e.ownRunOutput(ctx, id, read)
 	if err != nil {
 		return nil, nil, err
 	}
-	from := e.runFromOwn(id, read, out.Input, sub, nil)
+	from := e.runFromOwn(id, read, out.Input, sub)
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	if out.Result.Status == wf.RunDone {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+
+	historypb "go.temporal.io/api/history/v1"
 )
 
 // SignResultAs signs out as a worker whose key is seeded from seed would,
@@ -22,4 +24,11 @@ func SeededPublic(seed byte) []byte {
 func SignResultAsFleetWorker(ctx context.Context, seed byte, in CallInput, worker string, out *CallOutput) {
 	k := NewWorkerKeys(&Signer{key: ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))}, nil)
 	k.signResult(callInfo(ctx, in), worker, out)
+}
+
+// ReplayRunHistory is what a submitter takes of run id's execution exec
+// whose history is h: brood's own replay of it (replayRun).
+func ReplayRunHistory(h *historypb.History, id, exec string) (*RunOutput, error) {
+	out, err := New(Config{}).replayRunHistory(id, exec, h, nil)
+	return &out, err
 }

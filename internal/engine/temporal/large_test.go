@@ -39,7 +39,8 @@ func TestLargeResultComesBackWhole(t *testing.T) {
 	script := "agents:\n  explore:\n    - say: \"" + big + "\"\n"
 	q := newQueue(t)
 	startWorker(t, wc, q, script, 1, store)
-	eng := newEngine(sc, q)
+	eng := temporal.New(temporal.Config{Client: sc, Queue: q, Poll: 50 * time.Millisecond, ClaimStore: store.(*blobstore.Store),
+		Limits: func(string) temporal.CallLimits { return testLimits }})
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	r, err := eng.Call(cctx, call.Spec{Agent: "explore", Prompt: "a big answer"})

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
+	"github.com/broodhq/brood/internal/model"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -60,27 +62,64 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 	info := e.infoOf(d.GetWorkflowExecutionInfo())
 	switch info.Status {
 	case wf.RunRunning:
+		// No closed history to replay yet: the counts are what the run's
+		// workflow answers its progress query with (whoever runs its
+		// workflow tasks), and say so; what the run did is taken from the
+		// replay once it ends.
 		e.liveInfo(ctx, d, info, &queueWord{e: e})
+		info.Reason = joinReason(info.Reason, unchecked)
 	default:
-		var out RunOutput
-		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-		if err := e.cfg.Client.GetWorkflow(ctx, id, exec).Get(ctx, &out); err == nil && out.Result != nil {
-			sub, serr := e.ownSubmission(ctx, id, out.Input)
-			e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub, serr), &out) // only what trusted workers signed (callsig.go)
-			e.takeTimes(ctx, id, exec, &out)                                   // the split of the execution the records were read from
-			info.Result = out.Result
-			if kept := e.keptRun(id); kept != nil {
-				info.Result = kept
-			} else if info.Status == wf.RunDone && info.Origin == "" {
-				e.unlanded(ctx, out.Input, info, e.memo(d.GetWorkflowExecutionInfo().GetMemo().GetFields(), memoOrigin, new(Origin)))
-			}
-			info.Usage = info.Result.Usage
-			info.Agents = info.Result.Agents
-			info.Calls = wf.CallStatuses(info.Result) // as the local engine's journal counts them
-		}
+		e.showEnded(ctx, id, d, info)
 	}
 	return info, nil
 }
+
+// showEnded fills info, the listing of run id whose latest execution (d)
+// has ended, from brood's own replay of the execution's history, never
+// the completion result the server holds (histreplay.go); a history that
+// does not replay shows no result, and says why.
+func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.DescribeWorkflowExecutionResponse, info *engine.RunInfo) {
+	exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	out, sub, err := e.ownRunOutput(ctx, id, exec)
+	var theirs notMine
+	var refused historyRefused
+	completed := d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	switch {
+	case err != nil && !completed && !errors.As(err, &refused):
+		// Ended without a result (cancelled, failed, terminated): nothing
+		// to take.
+		return
+	case errors.As(err, &theirs):
+		// Another key's run (or a forged one): not replayed, so its status
+		// is the workflow's own report, unchecked, and says so.
+		info.Reason = joinReason(info.Reason, "status as its workflow reported it on Temporal, unchecked: "+err.Error())
+		return
+	case err != nil:
+		// Nothing of the server's word is shown: not its status, counts
+		// nor usage (the workflow's memo, its completer's).
+		info.Status, info.Reason = wf.RunFailed, whereSaid(info, err.Error())
+		info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
+		return
+	}
+	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out) // only what trusted workers signed (callsig.go)
+	e.takeTimes(ctx, id, exec, &out)                             // the split of the execution the records were read from
+	info.Result = out.Result
+	if kept := e.keptRun(id); kept != nil {
+		info.Result = kept // its status and reason judgeKept's
+	} else {
+		// The replay's status and reason, never the memo's.
+		info.Status, info.Reason = out.Result.Status, whereSaid(info, out.Result.Reason)
+		if info.Status == wf.RunDone && info.Origin == "" {
+			e.unlanded(ctx, out.Input, info, e.memo(d.GetWorkflowExecutionInfo().GetMemo().GetFields(), memoOrigin, new(Origin)))
+		}
+	}
+	info.Usage = info.Result.Usage
+	info.Agents = info.Result.Agents
+	info.Calls = wf.CallStatuses(info.Result) // as the local engine's journal counts them
+}
+
+// unchecked is what workflow show says of a running run's progress.
+const unchecked = "progress as the run's workflow reports it, unchecked until the run ends"
 
 // keptRun is the run's result as its submitter kept it in this project,
 // with what became of its tree here (nil: none kept here).
@@ -148,6 +187,15 @@ func (e *Engine) unlanded(ctx context.Context, in RunInput, info *engine.RunInfo
 		return
 	}
 	info.Reason = joinReason(info.Reason, "its change is not in your tree yet: brood workflow resume "+in.RunID+" lands it")
+}
+
+// whereSaid is reason with where the run was submitted from, when that is
+// another checkout (elsewhere).
+func whereSaid(info *engine.RunInfo, reason string) string {
+	if info.Origin == "" {
+		return reason
+	}
+	return joinReason(reason, "submitted from "+info.Origin+": its change lands there, not in this checkout")
 }
 
 func joinReason(a, b string) string {

@@ -65,16 +65,12 @@ func (e *Engine) ownSubmission(ctx context.Context, id string, in RunInput) (*Su
 
 // runFromOwn is where the results of run id's execution exec must have
 // been signed (runFrom), as the submission sub this key signed for it
-// says (ownSubmission); without a key (sub nil and no error), as its input
-// in says; a submission this key did not sign carries none. The plan is
-// sub's only: never the output's (its completer's), which the outputs'
-// recomputation would execute (review23 P2, review25 P2-1).
-func (e *Engine) runFromOwn(id, exec string, in RunInput, sub *Submission, err error) runFrom {
-	switch {
-	case err != nil:
-		return runFrom{id: id, exec: exec, noPlan: "its plan on Temporal is not one this submitter's key signed"}
-	case sub == nil:
-		return runFrom{id: id, exec: exec, carried: in.Carried, noPlan: "this submitter has no key, so its plan on Temporal is whoever completed the run's"}
+// says (ownSubmission); without a key (sub nil), as its input in says.
+// The plan is sub's only: never the output's, and never a start this key
+// did not sign (ownRunOutput replays none: review23 P2-5, review25 P2-1).
+func (e *Engine) runFromOwn(id, exec string, in RunInput, sub *Submission) runFrom {
+	if sub == nil {
+		return runFrom{id: id, exec: exec, carried: in.Carried, noPlan: "this submitter has no key, so its plan on Temporal is whoever started the run's"}
 	}
 	return runFrom{id: id, exec: exec, carried: sub.Carried, plan: sub.Plan, inputs: sub.Inputs}
 }

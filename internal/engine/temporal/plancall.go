@@ -95,12 +95,11 @@ func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.R
 	}
 	res := e.keptRun(run)
 	if res == nil {
-		var ro RunOutput
-		if err := e.cfg.Client.GetWorkflow(ctx, run, exec).Get(ctx, &ro); err != nil || ro.Result == nil {
+		ro, sub, err := e.ownRunOutput(ctx, run, exec) // brood's own output (histreplay.go), of a start this key signed
+		if err != nil {
 			return nil
 		}
-		sub, err := e.ownSubmission(ctx, run, ro.Input)
-		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub, err), &ro) // only what trusted workers signed (callsig.go)
+		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub), &ro) // only what trusted workers signed (callsig.go)
 		e.takeTimes(ctx, run, exec, &ro)
 		res = ro.Result
 	}

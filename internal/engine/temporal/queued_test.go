@@ -74,6 +74,11 @@ func TestQueuedIsSaidEverywhere(t *testing.T) {
 	if info.Status != workflow.RunRunning {
 		t.Errorf("show with a call running: %s; want running", info.Status)
 	}
+	// No closed history to replay yet: the counts are the workflow's own
+	// report, and show says so (histreplay.go).
+	if !strings.Contains(info.Reason, "progress as the run's workflow reports it, unchecked until the run ends") {
+		t.Errorf("show of a running run: reason %q; want it to say its progress is the workflow's, unchecked", info.Reason)
+	}
 	// The single call only now, so that the plan's call holds the slot (the
 	// worker takes whichever call is scheduled first).
 	callID := dispatch.NewID()

@@ -2,6 +2,8 @@ package temporal_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +18,10 @@ import (
 
 // TestShowRunsNotTheCompletersPlan: a completer that returns, as the
 // run's plan, an until_quiet of a billion rounds does not get Show to
-// execute it while recomputing the run's outputs: the submitter makes
-// outputs again only from a plan its key signed (review23 P2, review25
-// P2-1).
+// execute it while recomputing the run's outputs: the submitter takes no
+// output of the workflow's (the run's history does not replay with
+// brood's code, so Run and Show refuse it), and makes outputs again only
+// from a plan its key signed (review23 P2, review25 P2-1).
 func TestShowRunsNotTheCompletersPlan(t *testing.T) {
 	srv := sharedServer(t)
 	q := newQueue(t)
@@ -38,13 +41,17 @@ func TestShowRunsNotTheCompletersPlan(t *testing.T) {
 	defer sw.Stop()
 	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: t.TempDir(),
 		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
-	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml"})
-	if err != nil {
-		t.Fatal(err)
+	var id string
+	_, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml", Started: func(s string) { id = s }})
+	if err == nil || !strings.Contains(err.Error(), "does not replay with brood's own workflow code") {
+		t.Fatalf("run: %v; want its history refused: it does not replay with brood's workflow code", err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := eng.Show(ctx, res.RunID)
+		info, err := eng.Show(ctx, id)
+		if err == nil && (info.Status != wf.RunFailed || !strings.Contains(info.Reason, "does not replay")) {
+			err = fmt.Errorf("show: %s (%s); want failed: its history does not replay", info.Status, info.Reason)
+		}
 		done <- err
 	}()
 	select {

@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/temporal"
 
@@ -96,18 +97,33 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
+	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		e.callEnded(ctx, id, wid, x, out)
+	}
+	return out, nil
+}
+
+// callEnded fills out, the listing of task id's ended workflow run x
+// (workflow wid), with what it ended with.
+func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail) {
+	// What it ended with is brood's own replay of its history, never the
+	// result or failure the server holds (histreplay.go).
+	got, rerr := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
+	if rerr != nil {
+		out.Status, out.LastFailure = wf.RunFailed, rerr.Error()
+		return
+	}
 	switch x.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
 		// No result: why it ended (a worker's refusal, say) is its error.
-		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil); err != nil {
-			out.LastFailure = finalMessage(workflowErr(err))
+		if _, err := callEnd(got); err != nil {
+			out.LastFailure = finalMessage(err)
 			var app *temporal.ApplicationError
-			out.Refused = errors.As(err, &app) && isRefusal(app)
+			out.Refused = errors.As(got.Err, &app) && isRefusal(app)
 		}
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		var co CallOutput
-		if err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, &co); err == nil {
+		if co, err := callEnd(got); err == nil {
 			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), &co, false)
 			if !taken {
 				co.Result = r // nothing of it is shown as done, nor said to be waiting to land
@@ -141,7 +157,6 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 			}
 		}
 	}
-	return out, nil
 }
 
 // callLanded says where a finished call's change is (FleetTaskDetail.Landed).
@@ -178,9 +193,9 @@ func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.Desc
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
 		return nil, ""
 	}
-	err := e.cfg.Client.GetWorkflow(ctx, wid, x.GetExecution().GetRunId()).Get(ctx, nil)
+	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil) // the refusal as brood's code makes it (histreplay.go)
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != ErrRefused {
+	if err != nil || !errors.As(got.Err, &app) || app.Type() != ErrRefused {
 		return nil, ""
 	}
 	resp, lerr := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace,

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/broodhq/brood/internal/codesnap"
@@ -90,32 +89,6 @@ func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.S
 	return s
 }
 
-// tipTasks are the writers whose changes are in the tip a chain step makes
-// of in: those the previous tip's signature names, when a key k trusts
-// (its own, or one it continues calls of) signed it (v2) in this
-// execution, and in's own task when its change is in the tip (ch: applied,
-// no conflict; a conflict leaves the tip as it was); sorted. A previous
-// tip it cannot check adds nothing (the run's base: no writer's change is
-// in it).
-func (k *WorkerKeys) tipTasks(info CallInfo, in ChainInput, ch *codesnap.Chained) []string {
-	var tasks []string
-	if ch != nil && ch.Applied && ch.Conflict == "" {
-		tasks = append(tasks, in.TaskID)
-	}
-	if k != nil && in.Tip != nil && in.TipSig != nil && in.TipSig.V >= 2 {
-		trust := NewTrust()
-		for key, from := range k.trusted.keys {
-			trust.keys[key] = from
-		}
-		trust.keys[string(k.own.Public().(ed25519.PublicKey))] = "this worker's key"
-		if NewResultTrust(trust, "").checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, in.Tip, in.TipSig) == nil && info.Run != "" {
-			tasks = append(tasks, in.TipSig.Tasks...)
-		}
-	}
-	slices.Sort(tasks)
-	return slices.Compact(tasks)
-}
-
 // checkTip is nil when s signs tip for the execution run of workflow
 // ("": any of its executions), submitted by the key submitter, with a
 // worker key rt trusts (nil rt: not checked); else the one-line refusal.
@@ -152,14 +125,33 @@ func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run st
 	if had == nil {
 		had = own.Code
 	}
-	if got == nil || had != nil && got.Tree == had.Tree {
+	if got == nil {
 		return own, nil
 	}
-	if err := e.cfg.Workers.checkTip(e.cfg.Namespace, own.RunID, run, e.fingerprint(), got, out.TipSig); err != nil {
+	err := e.cfg.Workers.checkTip(e.cfg.Namespace, own.RunID, run, e.fingerprint(), got, out.TipSig)
+	if err == nil && own.Workers != nil && e.cfg.Workers != nil && out.TipSig.V < 2 {
+		err = fmt.Errorf("%s: it was not landed", beforeLists(own.RunID))
+	}
+	if had != nil && got.Tree == had.Tree {
+		// Nothing chained since, or writers whose changes cancel out: a
+		// tip signed with its list keeps it (notInTip).
+		if err == nil && out.TipSig != nil {
+			own.Tip, own.TipSig = got, out.TipSig
+		}
+		return own, nil
+	}
+	if err != nil {
 		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, got))
 	}
 	own.Tip, own.TipSig = got, out.TipSig
 	return own, nil
+}
+
+// beforeLists is the refusal of a tip signed with no list of its writers
+// (v1) in a run whose submission signs its workers (review25 P2-2): the
+// tip does not say which writers' changes are in it.
+func beforeLists(run string) string {
+	return "the run's tree is signed by a worker from before tip lists, which does not say which writers' changes are in it: upgrade every worker, then run the plan again (brood workflow run; a resume of " + run + " would start from this tree)"
 }
 
 // keepTip keeps a refused tip's change (from what the run started in) as
@@ -223,7 +215,9 @@ func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run
 func ownPart(in RunInput, sub *Submission) RunInput {
 	in.Tip, in.TipSig, in.Chained = nil, nil, nil
 	if sub != nil {
-		in.Tip = sub.Tip
+		// Which workers it signed (a v1 tip is refused when it signed
+		// some) and which writers a resume carried: never the output's.
+		in.Tip, in.Workers, in.Carried = sub.Tip, sub.Workers, sub.Carried
 	}
 	return in
 }

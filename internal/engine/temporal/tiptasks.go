@@ -15,23 +15,27 @@ import (
 // change the tree the run came back with (in, as takeTip took it; start:
 // the tree this submitter started the execution from) does not carry: a
 // done, partial or checkpoint record with a change, not carried from an
-// earlier execution, when that tree is start (or none: nothing was
-// chained into it), or when its tip's signature (v2) does not name the
-// task. A v1 tip names no tasks (it proves only that a step of this
-// execution made the tree): its writers are not checked. A submitter with
-// no worker keys checks nothing (it takes the workflow's records as they
-// are, and cannot tell an earlier execution's writers from this one's).
+// earlier execution, when that tree is unsigned (none, or start: nothing
+// was chained into it), or when its tip's signature (v2) does not name
+// the task. A tip signed with its list is the answer even when its tree
+// is start (writers whose changes cancel out are both in it). A v1 tip
+// names no tasks (it proves only that a step of this execution made the
+// tree): in a run whose submission signs its workers every writer is
+// refused (takeTip refuses such a tree before); in a run from before
+// lists its writers are not checked. A submitter with no worker keys
+// checks nothing (it takes the workflow's records as they are, and cannot
+// tell an earlier execution's writers from this one's).
 func (e *Engine) notInTip(in RunInput, start *codesnap.Snapshot, res *wf.Result) map[string]string {
 	if res == nil || e.cfg.Workers == nil {
 		return nil
 	}
-	unchanged := in.Tip == nil || start != nil && in.Tip.Tree == start.Tree
+	unchanged := in.Tip == nil || in.TipSig == nil && (start == nil || in.Tip.Tree == start.Tree)
 	var signed []string
 	switch {
 	case unchanged:
-	case in.TipSig != nil && in.TipSig.V < 2:
+	case in.TipSig != nil && in.TipSig.V < 2 && in.Workers == nil:
 		return nil
-	case in.TipSig != nil:
+	case in.TipSig != nil && in.TipSig.V >= 2:
 		signed = in.TipSig.Tasks
 	}
 	why := map[string]string{}
@@ -61,6 +65,9 @@ func writerDone(c wf.CallRecord) bool {
 // notInTipWhy is brood's reason for one writer whose change is not in the
 // tree the run came back with.
 func notInTipWhy(in RunInput, unchanged bool, task string) string {
+	if !unchanged && in.TipSig != nil && in.TipSig.V < 2 {
+		return "the change of task " + task + " is not known to be in it: " + beforeLists(in.RunID)
+	}
 	if unchanged {
 		return "the run came back with the tree it started from (no tree a worker built), so the change of task " + task +
 			" is not in it: whatever completed the run's workflow on Temporal left the run's tree out"

@@ -69,9 +69,10 @@ func (t *tipFuture) Get(ctx workflow.Context, v any) error {
 // writers in sequence on a real worker process, inside a stand-in that
 // completes the run: honest, both land; with the run's tree dropped from
 // its output (review23 P1-3), or with the tree the first chain step signed
-// in place of the last, the writers whose changes are not in it are
-// not-applied with brood's reason, the run is not done, and nothing of
-// their change is in the user's tree.
+// in place of the last, both land too: the submitter takes the tree its
+// own replay of the run's history returns, never the output's (the check
+// of the writers against the tip's signed list, notInTip, stays as
+// defence in depth: tiptasks_internal_test.go).
 func TestTipWritersNotInTreeNotApplied(t *testing.T) {
 	srv := sharedServer(t)
 	plan := enginetest.Plan(t, "name: p\nphases:\n  - id: a\n    parallel: [{agent: general-purpose, prompt: \"copy what you see\"}]\n"+
@@ -84,8 +85,8 @@ func TestTipWritersNotInTreeNotApplied(t *testing.T) {
 		outFile bool
 	}{
 		{"honest", "", wf.RunDone, []bool{false, false}, true},
-		{"dropped tip", "drop", wf.RunFailed, []bool{true, true}, false},
-		{"first step's tip", "first", wf.RunPartial, []bool{false, true}, true},
+		{"dropped tip", "drop", wf.RunDone, []bool{false, false}, true},
+		{"first step's tip", "first", wf.RunDone, []bool{false, false}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := newQueue(t)

@@ -20,7 +20,9 @@ import (
 // trust-worker sentence into a failed record (the user's key in
 // parentheses, its own in the command; a failed record needs no
 // signature) gets neither key shown: the submitter names a key only from
-// a refused result whose signature it verified (review25 P1-7).
+// a refused result whose signature it verified (review25 P1-7); here its
+// history does not replay with brood's workflow code, so nothing of it is
+// taken (wantReplayRefused).
 func TestRecordTrustWorkerSentenceNotKept(t *testing.T) {
 	srv := sharedServer(t)
 	q := newQueue(t)
@@ -45,14 +47,11 @@ func TestRecordTrustWorkerSentenceNotKept(t *testing.T) {
 	root := t.TempDir()
 	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: root,
 		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
-	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := res.Phases[0].Calls[0]
+	id := wantReplayRefused(ctx, t, eng, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml"}, root)
+	info, _ := eng.Show(ctx, id)
 	for _, k := range []string{real, evil, fp, "trust-worker"} {
-		if strings.Contains(c.Error, k) {
-			t.Errorf("the call's reason keeps the record's %q: %s", k, c.Error)
+		if info != nil && strings.Contains(info.Reason, k) {
+			t.Errorf("workflow show's reason keeps the record's %q: %s", k, info.Reason)
 		}
 	}
 }

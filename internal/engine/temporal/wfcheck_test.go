@@ -144,9 +144,10 @@ phases:
 
 // TestPlanOutputsAreTheSubmittersOwn: a stand-in that completes the run's
 // workflow with a vote phase's aggregate and a run output of its making
-// (no call record behind them): the submitter's result and result.json
-// carry the outputs the plan's executor makes of the records it took,
-// never the workflow's.
+// (no call record behind them, no call scheduled): the submitter takes
+// none of it, the run's history does not replay with brood's workflow
+// code (wantReplayRefused). (ownOutputs still makes the outputs again from
+// the replay's records, as defence in depth.)
 func TestPlanOutputsAreTheSubmittersOwn(t *testing.T) {
 	srv := sharedServer(t)
 	q := newQueue(t)
@@ -167,26 +168,14 @@ func TestPlanOutputsAreTheSubmittersOwn(t *testing.T) {
 	root := t.TempDir()
 	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: root,
 		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
-	res, err := eng.Run(ctx, engine.RunRequest{Plan: enginetest.Plan(t, votePlan), Source: "plan.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, _ := json.Marshal(res)
-	kept, err := os.ReadFile(filepath.Join(root, ".brood", "workflows", res.RunID, "result.json"))
-	if err != nil || bytes.Contains(all, []byte("IMPOSTOR")) || bytes.Contains(kept, []byte("IMPOSTOR")) {
-		t.Errorf("the run's result or result.json (%v) carry the workflow's outputs:\n%s", err, all)
-	}
-	if _, ok := res.Outputs["verdict"]; ok {
-		t.Errorf("outputs %v: want only what the plan makes (no verdict)", res.Outputs)
-	}
+	wantReplayRefused(ctx, t, eng, engine.RunRequest{Plan: enginetest.Plan(t, votePlan), Source: "plan.yaml"}, root)
 }
 
 // TestPlanShowsNoUnsignedReason: a stand-in that completes the run's
 // workflow with a failed and a cancelled record of reasons (and usage,
-// attempts, worker) of its own, no signed result behind them: the
-// submitter's result and result.json show brood's sentence instead (a
-// reason brood's workflow writes itself is shown as it is) and none of
-// its figures.
+// attempts, worker) of its own, no signed result behind them, no call
+// scheduled: the submitter takes none of it, the run's history does not
+// replay with brood's workflow code (wantReplayRefused).
 func TestPlanShowsNoUnsignedReason(t *testing.T) {
 	srv := sharedServer(t)
 	q := newQueue(t)
@@ -214,30 +203,7 @@ func TestPlanShowsNoUnsignedReason(t *testing.T) {
 	eng := temporal.New(temporal.Config{Client: srv.Client(t), Queue: q, Poll: 50 * time.Millisecond, ProjectRoot: root,
 		Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(nil, "")})
 	plan := enginetest.Plan(t, "name: p\nphases:\n  - id: p\n    parallel: [{agent: explore, prompt: \"x\"}, {agent: explore, prompt: \"y\"}, {agent: explore, prompt: \"z\"}, {agent: explore, prompt: \"w\"}]\n")
-	res, err := eng.Run(ctx, engine.RunRequest{Plan: plan, Source: "plan.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := res.Phases[0].Calls
-	for _, c := range calls[:2] {
-		if !strings.Contains(c.Error, "with no result a brood worker signed: its reason is not shown") {
-			t.Errorf("%s (%s): error %q; want brood's sentence", c.Key, c.Status, c.Error)
-		}
-	}
-	if calls[2].Error != own {
-		t.Errorf("brood's own reason: %q; want it shown as it is", calls[2].Error)
-	}
-	if want := "it depends on task a, which yielded no result"; calls[3].Error != want {
-		t.Errorf("the executor's skip: %q; want %q", calls[3].Error, want)
-	}
-	if res.Usage != (model.Usage{}) || calls[0].Attempts != 0 || calls[0].Usage != (model.Usage{}) {
-		t.Errorf("usage %+v, the call's %+v, attempts %d: want none of the stand-in's figures", res.Usage, calls[0].Usage, calls[0].Attempts)
-	}
-	all, _ := json.Marshal(res)
-	kept, err := os.ReadFile(filepath.Join(root, ".brood", "workflows", res.RunID, "result.json"))
-	if err != nil || bytes.Contains(all, []byte("IMPOSTOR")) || bytes.Contains(kept, []byte("IMPOSTOR")) {
-		t.Errorf("the run's result or result.json (%v) carry the stand-in's reasons:\n%s", err, all)
-	}
+	wantReplayRefused(ctx, t, eng, engine.RunRequest{Plan: plan, Source: "plan.yaml"}, root)
 }
 
 // TestPlanShowsAWorkersSignedFailure: a real brood worker's call that

@@ -108,7 +108,8 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags) (*temp
 		return l
 	}
 	e := temporal.New(temporal.Config{Client: c, Namespace: cfg.Client.Namespace, Queue: cfg.Queue, Limits: limits, Poll: 250 * time.Millisecond,
-		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer, Store: store, Workers: workers})
+		Code: codeConfig(ctx, f, cfg.Client.ClaimStore), ProjectRoot: f.ProjectRoot, Signer: signer, Store: store, Workers: workers,
+		ClaimStore: cfg.Client.ClaimStore})
 	return e, c.Close, nil
 }
 

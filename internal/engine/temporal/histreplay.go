@@ -1,0 +1,323 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/broodhq/brood/internal/blobstore"
+)
+
+// A run's output as the submitter takes it (docs/scale-out.md, "Who a
+// submitter trusts"): whoever completes a workflow task writes the
+// workflow's completion result, so the submitter never reads it. It reads
+// the execution's history (the run id pinned) and replays it with this
+// brood's own workflow code: the commands the history holds must be the
+// ones that code makes from the history's start input and the activity
+// results in it (else the replay fails: the history is refused), and the
+// output is what that code returned in the replay.
+
+// replayed is a workflow function's own return in a replay.
+type replayed[O any] struct {
+	Out O
+	Err error
+	// Ran: the function returned (a history that ends without its
+	// workflow's end, terminated or timed out, has none).
+	Ran bool
+}
+
+// closedHistory reads execution exec of workflow wid whole. It refuses a
+// history that has not ended (the run still runs: there is no output to
+// take yet).
+func (e *Engine) closedHistory(ctx context.Context, wid, exec string) (*historypb.History, error) {
+	if exec == "" {
+		return nil, fmt.Errorf("workflow %s: no execution named to read", wid)
+	}
+	h := &historypb.History{}
+	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, exec, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read the history of workflow %s (execution %s) on Temporal: %w", wid, exec, err)
+		}
+		h.Events = append(h.Events, ev)
+	}
+	if len(h.Events) == 0 || !closeEvent(h.Events[len(h.Events)-1].GetEventType()) {
+		return nil, fmt.Errorf("workflow %s (execution %s) has not ended on Temporal: its output is taken when it ends", wid, exec)
+	}
+	return h, nil
+}
+
+// closeEvent: the event ends a workflow execution.
+func closeEvent(t enumspb.EventType) bool {
+	switch t {
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+		return true
+	}
+	return false
+}
+
+// replayConfig is how a replay decodes a history's payloads: the data
+// converter, and the claim check's store (nil: none) that holds the large
+// ones.
+type replayConfig struct {
+	dc     converter.DataConverter
+	claims *blobstore.Store
+}
+
+// replayConfig is the engine's (Config.ClaimStore, else its store's).
+func (e *Engine) replayConfig() replayConfig {
+	rc := replayConfig{dc: e.cfg.DataConverter, claims: e.cfg.ClaimStore}
+	if rc.claims == nil {
+		rc.claims, _ = e.cfg.Store.(*blobstore.Store)
+	}
+	if rc.claims == nil && e.cfg.Code != nil {
+		rc.claims = e.cfg.Code.Blobs
+	}
+	return rc
+}
+
+// replayHistory replays h, the history of execution exec of workflow wid,
+// with fn registered as workflow name, and returns what fn returned;
+// check (nil: none) is run first on the start input, and its error, if
+// any, is returned, nothing of fn run. The
+// replay fails (a one-line error that says what to do) when the history's
+// commands are not fn's: something other than this brood's workflow code
+// completed its workflow tasks, or a newer brood's code did.
+func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, name string, fn func(workflow.Context, I) (O, error), check func(I) error) (replayed[O], error) {
+	var (
+		mu       sync.Mutex
+		got      replayed[O]
+		notTaken error
+	)
+	opts := sdkworker.WorkflowReplayerOptions{DataConverter: rc.dc, DisableDeadlockDetection: true}
+	if rc.claims != nil {
+		opts.ExternalStorage = ExternalStorage(rc.claims, 0)
+	}
+	r, err := sdkworker.NewWorkflowReplayerWithOptions(opts)
+	if err != nil {
+		return got, fmt.Errorf("replay workflow %s: %w", wid, err)
+	}
+	r.RegisterWorkflowWithOptions(func(w workflow.Context, in I) (O, error) {
+		if check != nil {
+			// The start input as the SDK decodes it (large payloads read
+			// back from the claim check's store), checked before any of
+			// its plan runs.
+			if err := check(in); err != nil {
+				mu.Lock()
+				notTaken = err
+				mu.Unlock()
+				var none O
+				return none, err
+			}
+		}
+		out, err := fn(w, in)
+		mu.Lock()
+		got = replayed[O]{Out: out, Err: err, Ran: true}
+		mu.Unlock()
+		return out, err
+	}, workflow.RegisterOptions{Name: name})
+	quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	err = r.ReplayWorkflowHistoryWithOptions(quiet, h, sdkworker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: wid, RunID: exec}})
+	mu.Lock()
+	defer mu.Unlock()
+	if notTaken != nil {
+		return replayed[O]{}, notTaken
+	}
+	if err == nil {
+		err = sameEnd(h, got.Ran, got.Err)
+	}
+	if err != nil {
+		return replayed[O]{}, notReplayed(h, wid, exec, err)
+	}
+	return got, nil
+}
+
+// sameEnd checks that the history ends as the replayed code did: the
+// SDK's replayer compares the close event with the code's last command
+// only for a completion (a history its completer failed, while brood's
+// code completes, replays without an error).
+func sameEnd(h *historypb.History, ran bool, err error) error {
+	var want enumspb.EventType
+	var cancelled *temporal.CanceledError
+	switch {
+	case !ran:
+		return nil // the server ended it (terminated, timed out): the caller says so
+	case err == nil:
+		want = enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
+	case errors.As(err, &cancelled):
+		want = enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED
+	default:
+		want = enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED
+	}
+	got := h.GetEvents()[len(h.GetEvents())-1].GetEventType()
+	if got == want || got == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED || got == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT {
+		return nil
+	}
+	return fmt.Errorf("the history ends %s where brood's code ends %s", got, want)
+}
+
+// notReplayed is a replay's failure as the user reads it: a history a
+// newer brood's workflow code wrote (its version markers name changes
+// this code does not know) says to upgrade; any other says the history is
+// not brood's and nothing of it is taken.
+func notReplayed(h *historypb.History, wid, exec string, err error) error {
+	if change, v, ok := newerCode(h); ok {
+		return historyRefused{fmt.Errorf("workflow %s (execution %s) was run by a newer brood's workflow code (its history has version %d of %q, which this brood does not know): upgrade brood to read it (%v)", wid, exec, v, change, oneLine(err))}
+	}
+	return historyRefused{fmt.Errorf("workflow %s's history on Temporal (execution %s) does not replay with brood's own workflow code, so nothing of it is taken: something other than a brood worker completed its workflow tasks (check who can reach the namespace's frontend), and run it again (%v)", wid, exec, oneLine(err))}
+}
+
+// historyRefused is a history that does not replay (notReplayed).
+type historyRefused struct{ error }
+
+func (r historyRefused) Unwrap() error { return r.error }
+
+// oneLine is err's text on one line, cut to a readable length.
+func oneLine(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// knownVersion is the highest version of a workflow change this brood's
+// code knows (workflow.GetVersion's change ids); false: none of that id.
+func knownVersion(change string) (int, bool) {
+	switch change {
+	case lazyCallsVersion, boundTaskIDsVersion, checkedResultsVersion:
+		return 1, true
+	}
+	return 0, false
+}
+
+// newerCode is a version marker of h that this brood's code does not
+// know (a change id it has no GetVersion for, or a higher version).
+func newerCode(h *historypb.History) (string, int, bool) {
+	dc := converter.GetDefaultDataConverter()
+	for _, ev := range h.GetEvents() {
+		m := ev.GetMarkerRecordedEventAttributes()
+		if m == nil || m.GetMarkerName() != "Version" {
+			continue
+		}
+		var change string
+		var v int
+		if !decodeOne(dc, m.GetDetails()["change-id"], &change) || !decodeOne(dc, m.GetDetails()["version"], &v) {
+			continue
+		}
+		if max, ok := knownVersion(change); !ok || v > max {
+			return change, v, true
+		}
+	}
+	return "", 0, false
+}
+
+func decodeOne(dc converter.DataConverter, p *commonpb.Payloads, v any) bool {
+	return p != nil && len(p.GetPayloads()) == 1 && dc.FromPayload(p.GetPayloads()[0], v) == nil
+}
+
+// replayRun is execution exec of plan run id as this brood's workflow
+// code makes it from the execution's history (replayHistory), once check
+// accepts the input the execution was started with (its starter's). The
+// workflow's failure is its code's own error in the replay, never the
+// failure the history records.
+func (e *Engine) replayRun(ctx context.Context, id, exec string, check func(RunInput) error) (RunOutput, error) {
+	h, err := e.closedHistory(ctx, id, exec)
+	if err != nil {
+		return RunOutput{}, err
+	}
+	return e.replayRunHistory(id, exec, h, check)
+}
+
+func (e *Engine) replayRunHistory(id, exec string, h *historypb.History, check func(RunInput) error) (RunOutput, error) {
+	got, err := replayHistory(e.replayConfig(), h, id, exec, PlanWorkflowName, PlanWorkflow, check)
+	switch {
+	case err != nil:
+		return RunOutput{}, err
+	case !got.Ran:
+		return RunOutput{}, fmt.Errorf("workflow %s ended on Temporal without a result (%s): continue it with brood workflow resume %s", id, endOf(h), id)
+	case got.Err != nil:
+		return RunOutput{}, workflowErr(got.Err)
+	case got.Out == nil || got.Out.Result == nil:
+		return RunOutput{}, fmt.Errorf("workflow %s ended without a result", id)
+	}
+	return *got.Out, nil
+}
+
+// replayCall is execution exec of single call workflow wid as this
+// brood's workflow code makes it from the execution's history, once check
+// (nil: none) accepts its start input: its output, or its own failure
+// (callEnd); err: the history does not replay, or check refused it.
+func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(CallInputW) error) (replayed[*CallOutput], error) {
+	h, err := e.closedHistory(ctx, wid, exec)
+	if err != nil {
+		return replayed[*CallOutput]{}, err
+	}
+	got, err := replayHistory(e.replayConfig(), h, wid, exec, CallWorkflowName, CallWorkflow, check)
+	if err == nil && !got.Ran {
+		got.Err = fmt.Errorf("it ended on Temporal without a result (%s)", endOf(h))
+	}
+	return got, err
+}
+
+// callEnd is a replayed call's output, or its own failure as one line
+// (workflowErr).
+func callEnd(got replayed[*CallOutput]) (CallOutput, error) {
+	switch {
+	case got.Err != nil:
+		var app *temporal.ApplicationError
+		if errors.As(got.Err, &app) {
+			return CallOutput{}, workflowErr(got.Err)
+		}
+		return CallOutput{}, &temporalAppError{msg: got.Err.Error()}
+	case got.Out == nil:
+		return CallOutput{}, errors.New("the call's workflow ended without a result")
+	}
+	return *got.Out, nil
+}
+
+// endOf says how a closed history ended, as the server recorded it.
+func endOf(h *historypb.History) string {
+	t := h.GetEvents()[len(h.GetEvents())-1].GetEventType()
+	return strings.ToLower(strings.TrimPrefix(t.String(), "WorkflowExecution"))
+}
+
+// ownRunOutput is execution exec of run id as brood's own workflow code
+// makes it from the execution's history (replayRun), once the input it
+// was started with is checked to be the submission this key signed
+// (ownSubmission: sub; nil without a key, when nothing is checked). A
+// start this key did not sign is not replayed at all: its plan is
+// whoever started it's, and a replay runs it (review23 P2-5).
+func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (RunOutput, *Submission, error) {
+	var sub *Submission
+	out, err := e.replayRun(ctx, id, exec, func(start RunInput) error {
+		s, err := e.ownSubmission(ctx, id, start)
+		if err != nil {
+			return notMine{err}
+		}
+		sub = s
+		return nil
+	})
+	return out, sub, err
+}
+
+// notMine is ownRunOutput's refusal of an execution this key did not
+// start: nothing of it was replayed.
+type notMine struct{ error }
+
+func (n notMine) Unwrap() error { return n.error }
