@@ -200,7 +200,7 @@ func oneLine(err error) string {
 // code knows (workflow.GetVersion's change ids); false: none of that id.
 func knownVersion(change string) (int, bool) {
 	switch change {
-	case lazyCallsVersion, boundTaskIDsVersion, checkedResultsVersion:
+	case lazyCallsVersion, boundTaskIDsVersion, checkedResultsVersion, boundResultsVersion:
 		return 1, true
 	}
 	return 0, false
