@@ -55,6 +55,11 @@ type runFrom struct {
 	plan   *wf.Plan
 	inputs map[string]any
 	noPlan string
+	// bound: the execution's workflow required a result to name its
+	// call (RunOutput.Bound, set by takeRun): one signed in it that names
+	// none is refused; a result carried from an execution before is
+	// taken as it was (its own execution's rule).
+	bound bool
 }
 
 // execOf is the execution task's result must have been signed in.
@@ -171,8 +176,14 @@ func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]
 		return "", out
 	}
 	switch b := out.Sig.bind(); {
+	case b == (callBind{}) && (!from.bound || from.execOf(c.TaskID) != from.exec):
+		// A worker from before v3, in an execution whose workflow took
+		// such results (a run from before the upgrade, or carried from
+		// one): its answer as signed, as that workflow used it.
 	case b == (callBind{}):
 		return unboundReason(c.TaskID, from.id), nil
+	case b.Brief == "" || b.Seq < 1:
+		return fmt.Sprintf("the result of task %s names call %s but not the input it answers (no brief digest or call number): something else completed the run on Temporal; it was not taken", c.TaskID, printable(b.Call)), nil
 	case b.Call != c.Key:
 		return fmt.Sprintf("the run's record of call %s names task %s, whose worker signed its result for call %s: something else completed the run on Temporal; it was not taken", c.Key, c.TaskID, printable(b.Call)), nil
 	}
@@ -239,6 +250,7 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 	if out.Result != nil {
 		out.Result.RunID = from.id
 	}
+	from.bound = out.Bound
 	e.takeRecords(from, out.Result, out.Input.Results)
 	out.Journal = e.takeJournal(from, out.Journal, out.Input.Results)
 	switch {

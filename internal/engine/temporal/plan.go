@@ -67,7 +67,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 		memoUsage: res.Usage, memoCalls: wf.CallStatuses(res), // workflow list's, as workflow show's
 	})
 	in.Journal = nil
-	return &RunOutput{Input: in, Result: res, Journal: j.Lines()}, nil
+	return &RunOutput{Input: in, Result: res, Journal: j.Lines(), Bound: runner.gate != nil && runner.gate.bound}, nil
 }
 
 // lazyCallsVersion marks the runs whose calls' coroutines start only when

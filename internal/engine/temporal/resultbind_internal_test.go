@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"context"
 	"crypto/ed25519"
 	"strings"
 	"testing"
@@ -134,5 +135,57 @@ func TestKeyNamesItsCallOfThePlan(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("key %q, prompt %q: %v; want admitted %v", tc.key, tc.prompt, err, tc.ok)
 		}
+	}
+}
+
+// TestUnboundResultsTakenWhereTheirRunTookThem (review26 P2-2): a result
+// a worker from before v3 signed (it names no call) is refused only in
+// an execution whose workflow required results to name their call
+// (RunOutput.Bound, from the submitter's replay); a run from before the
+// upgrade, or a result a resume carried from such an execution, keeps
+// it as it was. A v3 signature naming the record's key but no input is
+// refused.
+func TestUnboundResultsTakenWhereTheirRunTookThem(t *testing.T) {
+	w := seeded(7)
+	trust := NewTrust()
+	if err := trust.Add(w.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Workers: NewResultTrust(trust, "trusted_workers")})
+	const run, task = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W"
+	sign := func(exec string, b callBind) SignedResult {
+		out := &CallOutput{Result: call.Result{TaskID: task, Agent: "explore", Status: "done", Summary: "found it"}}
+		info := CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: exec, Attempt: 1, Bind: b}
+		NewWorkerKeys(w, nil).signResult(info, "w1", out)
+		if b == (callBind{}) {
+			out.Sig.Sig = ed25519.Sign(w.key, resultClaimVersion(DefaultNamespace, run, "", &out.Result, out.Sig, sigV2))
+		}
+		return SignedResult{Result: out.Result, Sig: out.Sig}
+	}
+	for _, tc := range []struct {
+		name   string
+		signed SignedResult
+		bound  bool
+		from   runFrom
+		ok     bool
+		why    string
+	}{
+		{"v2, a run from before bound results", sign("E1", callBind{}), false, runFrom{id: run, exec: "E1"}, true, ""},
+		{"v2, in a run that requires bound results", sign("E1", callBind{}), true, runFrom{id: run, exec: "E1"}, false, "upgrade every worker of the fleet"},
+		{"v2, carried from an execution before", sign("E1", callBind{}), true, runFrom{id: run, exec: "E2", carried: map[string]string{task: "E1"}}, true, ""},
+		{"v3, its call and input", sign("E1", callBind{Call: "p/0", Seq: 1, Brief: "b"}), true, runFrom{id: run, exec: "E1"}, true, ""},
+		{"v3, its call, no input", sign("E1", callBind{Call: "p/0"}), true, runFrom{id: run, exec: "E1"}, false, "not the input it answers"},
+		{"v3, another call", sign("E1", callBind{Call: "p/1", Seq: 2, Brief: "b"}), false, runFrom{id: run, exec: "E1"}, false, "signed its result for call p/1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &wf.Result{RunID: run, Status: wf.RunDone, Phases: []wf.PhaseResult{{ID: "p", Shape: "parallel", Status: wf.PhaseDone,
+				Calls: []wf.CallRecord{{Key: "p/0", TaskID: task, Status: wf.CallDone, Output: "found it"}}, Output: []any{"found it"}}}}
+			ro := &RunOutput{Input: RunInput{Results: map[string]SignedResult{task: tc.signed}}, Result: res, Bound: tc.bound}
+			e.takeRun(context.Background(), tc.from, ro)
+			c := res.Phases[0].Calls[0]
+			if taken := c.Status == wf.CallDone && c.Output != nil; taken != tc.ok || !tc.ok && !strings.Contains(c.Error, tc.why) {
+				t.Errorf("record %s (%s); want taken %v (%q)", c.Status, c.Error, tc.ok, tc.why)
+			}
+		})
 	}
 }

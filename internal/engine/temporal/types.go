@@ -157,6 +157,11 @@ type RunOutput struct {
 	Input   RunInput               `json:"input"`
 	Result  *workflow.Result       `json:"result"`
 	Journal []workflow.JournalLine `json:"journal"`
+	// Bound: the execution's workflow used a result only when its
+	// signature named the call (boundResultsVersion), so its submitter
+	// takes no result signed in it that names none (Engine.recordRefusal;
+	// as the submitter's replay makes it, never the server's word).
+	Bound bool `json:"bound,omitempty"`
 }
 
 // CallInput is one agent call as an activity runs it.
