@@ -62,6 +62,8 @@ func (e *Engine) ownCall(ctx context.Context, taskID string, x *workflowpb.Workf
 		return nil, notOurs(fmt.Sprintf("its submission is task %s's", cmp.Or(sub.Spec.Resume, sub.Spec.TaskID)))
 	case !sameJSON(sub.Code, in.Code):
 		return nil, notOurs("its snapshot is not the signed one")
+	case !sameJSON(sub.Versions, in.Versions):
+		return nil, notOurs("the workflow versions it requires are not the signed ones")
 	}
 	return sub, nil
 }

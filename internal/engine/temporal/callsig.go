@@ -252,6 +252,11 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 	}
 	from.bound = out.Bound
 	e.takeRecords(from, out.Result, out.Input.Results)
+	if e.cfg.Workers != nil {
+		ownChainReasons(out.Result, out.Input.ChainFails, func(task string, f *ChainFailure) bool {
+			return e.cfg.Workers.checkChainFailure(resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}, f)
+		})
+	}
 	out.Journal = e.takeJournal(from, out.Journal, out.Input.Results)
 	switch {
 	case e.cfg.Workers == nil:

@@ -54,10 +54,18 @@ type ChainOutput struct {
 }
 
 // Chain is the chain activity (on a worker, which has the clone cache):
-// index and objects only, no copy of the tree is written.
+// index and objects only, no copy of the tree is written. Its failure is
+// signed for the step (signChainFailure), so the workflow shows its reason
+// only when a worker of the run's signed set gave it.
 func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, error) {
 	stop := beatUntilStopped(ctx) // from the start: admission reads the store
 	defer stop()
+	out, err := a.chainStep(ctx, in)
+	return out, a.signChainFailure(ctx, in, err)
+}
+
+// chainStep is Chain's step, its failure as it is.
+func (a *Activities) chainStep(ctx context.Context, in ChainInput) (*ChainOutput, error) {
 	if a.Trust != nil {
 		if err := a.Trust.AdmitChain(ctx, a.Store, in, infoOf(ctx)); err != nil {
 			return nil, a.refuse(ctx, err)
@@ -80,7 +88,7 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if a.Code == nil {
 		return nil, temporal.NewApplicationError("this worker has no code cache", ErrNoCodeCache)
 	}
-	from, prev, err := a.chainTip(ctx, info, in)
+	from, prev, root, err := a.chainTip(ctx, info, in)
 	if err != nil {
 		return nil, admitError(err)
 	}
@@ -91,7 +99,8 @@ func (a *Activities) Chain(ctx context.Context, in ChainInput) (*ChainOutput, er
 	if err != nil {
 		return nil, err
 	}
-	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: a.Keys.signTip(info, a.Worker, in.TaskID, tip, tipTasks(in.TaskID, prev, ch))}, nil
+	sig := a.Keys.signTip(info, a.Worker, in.TaskID, tip, tipTasks(in.TaskID, prev, ch), root, ch.Message())
+	return &ChainOutput{Tip: tip, Chained: *ch, Attempt: info.Attempt, Sig: sig}, nil
 }
 
 // tip is the run's tree as the calls that finished so far left it: where
@@ -137,9 +146,21 @@ func (r *activityRunner) chain(w workflow.Context, start *codesnap.Snapshot, out
 	var step ChainOutput
 	msg := ""
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(dc, ao), ChainActivityName, in).Get(dc, &step); err != nil {
-		msg = chainFailedPrefix + finalMessage(err) + chainFailedKept + res.Patch.Key
+		why := finalMessage(err)
+		if r.checkSteps {
+			why = r.chainFailed(w, out.TaskID, err)
+		}
+		msg = chainFailedPrefix + why + chainFailedKept + res.Patch.Key
 		out.Result.Patch = call.PatchNotApplied
 		r.chainTries(out.TaskID, failedTries(err, ao))
+	} else if r.checkSteps {
+		r.chainTries(out.TaskID, step.Attempt)
+		var applied bool
+		msg, applied = r.takeStep(out.TaskID, &step, res.Patch.Key)
+		out.Result.Patch = call.PatchNotApplied
+		if applied {
+			out.Result.Patch = call.PatchApplied
+		}
 	} else {
 		r.chainTries(out.TaskID, step.Attempt)
 		msg = step.Chained.Message()

@@ -93,13 +93,14 @@ func tipTasks(task string, prev []string, ch *codesnap.Chained) []string {
 	return slices.Compact(tasks)
 }
 
-// chainTip is the tree a's chain step in builds on and the writers in it
-// (vouchTip), for the run's signed submission; in.Tip as it is with no
-// Trust or no submission (nothing is checked) and no list. A worker that
-// runs anyone's submissions (AllowUnsigned) still vouches for the tree
-// against the submission as its own key signed it: the tip it signs names
-// that key, and only its submitter lands it.
-func (a *Activities) chainTip(ctx context.Context, info CallInfo, in ChainInput) (*codesnap.Snapshot, []string, error) {
+// chainTip is the tree a's chain step in builds on, the writers in it
+// (vouchTip) and the tree its chain started from (chainRoot), for the
+// run's signed submission; in.Tip as it is with no Trust or no submission
+// (nothing is checked) and no list. A worker that runs anyone's
+// submissions (AllowUnsigned) still vouches for the tree against the
+// submission as its own key signed it: the tip it signs names that key,
+// and only its submitter lands it.
+func (a *Activities) chainTip(ctx context.Context, info CallInfo, in ChainInput) (*codesnap.Snapshot, []string, string, error) {
 	var own ed25519.PublicKey
 	var trusted *Trust
 	if a.Keys != nil {
@@ -107,18 +108,39 @@ func (a *Activities) chainTip(ctx context.Context, info CallInfo, in ChainInput)
 	}
 	if a.Trust == nil || in.Signed == nil {
 		// No signed start to vouch against: the tree as handed, with the
-		// list of a tip its keys signed in this execution.
+		// list and root of a tip its keys signed in this execution.
+		signers := tipSigners(&Submission{}, own, trusted)
 		s := in.TipSig
-		if a.Keys == nil || in.Tip == nil || s == nil || s.V < 2 || info.Run == "" || tipSigners(&Submission{}, own, trusted).checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, in.Tip, s) != nil {
-			return in.Tip, nil, nil
+		if a.Keys == nil || in.Tip == nil || s == nil || s.V < 2 || info.Run == "" || signers.checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, in.Tip, s) != nil {
+			return in.Tip, nil, chainRoot(info, nil, in.Tip, nil), nil
 		}
-		return in.Tip, slices.Clone(s.Tasks), nil
+		return in.Tip, slices.Clone(s.Tasks), chainRoot(info, signers, in.Tip, s), nil
 	}
 	sub, err := a.Trust.verifyOwn(ctx, a.Store, in.Signed)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return vouchTip(info, sub, own, trusted, in.TaskID, in.Tip, in.TipSig)
+	from, prev, err := vouchTip(info, sub, own, trusted, in.TaskID, in.Tip, in.TipSig)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return from, prev, chainRoot(info, tipSigners(sub, own, trusted), from, in.TipSig), nil
+}
+
+// chainRoot is the tree the chain of a step handed tip (signed sig)
+// started from: the Root sig carries when a key of signers signed tip in
+// this execution (v2, from before roots: none), else tip's own tree (the
+// step builds on the tree as handed: the run's start, or, in a run with
+// no signed start, whatever the workflow handed it, which the submitter
+// then refuses unless it is its own start: review26 P1-2).
+func chainRoot(info CallInfo, signers *ResultTrust, tip *codesnap.Snapshot, sig *TipSig) string {
+	if tip == nil {
+		return ""
+	}
+	if sig != nil && signers != nil && sig.V >= 2 && info.Run != "" && signers.checkTip(info.Namespace, info.Workflow, info.Run, info.Submitter, tip, sig) == nil {
+		return sig.Root
+	}
+	return tip.Tree
 }
 
 // chainClaimKey names the record of the chain step of task in the run of

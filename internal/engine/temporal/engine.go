@@ -150,8 +150,8 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 			return nil, err
 		}
 	}
-	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from}
-	if in.Signed, err = e.sign(ctx, Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from,
+	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from, Versions: workflowChanges()}
+	if in.Signed, err = e.sign(ctx, Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from, Versions: in.Versions,
 		Limits: map[string]CallLimits{"": in.Limits}, Code: snap, At: time.Now().UTC()}); err != nil {
 		return nil, err
 	}
@@ -248,8 +248,9 @@ func planAgents(p *wf.Plan) []string {
 func (e *Engine) start(ctx context.Context, in RunInput, started func(string), events func(wf.Event)) (*wf.Result, []wf.JournalLine, error) {
 	var err error
 	in.Workers, in.Namespace = e.cfg.Workers.workerSet(), e.cfg.Namespace // the workflow uses only what these signed (wfcheck.go)
+	in.Versions = workflowChanges()                                       // what its replay must have taken (histreplay.go)
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "plan", Workflow: in.RunID, Queue: in.Queue, Plan: in.Plan, Inputs: in.Inputs,
-		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), Workers: in.Workers, Carried: in.Carried, Tip: in.Tip,
+		Limits: in.Limits, Code: in.Code, Froms: FromPins(in.Stopped), Workers: in.Workers, Carried: in.Carried, Tip: in.Tip, Versions: in.Versions,
 		At: time.Now().UTC()}); err != nil {
 		return nil, nil, err
 	}
@@ -276,6 +277,12 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 		}
 		return nil
 	})
+	var refused historyRefused
+	if errors.As(err, &refused) {
+		// Its verdict is kept (result.json), so this checkout lists the
+		// run failed, never as the workflow's memo says (review26 P2-1).
+		return &wf.Result{RunID: in.RunID, Plan: in.Plan.Name, Status: wf.RunFailed, Reason: err.Error(), Started: in.Created}, nil, err
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -463,7 +470,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	}
 	in := out.Input
 	in.Results, in.Carried = e.carry(from, out.Input.Results, out.Journal) // each bound to the execution it was checked in
-	in.Journal = out.Journal
+	in.Journal, in.ChainFails = out.Journal, nil                           // each failure signed in its execution: the records say them
 	in.Queue = e.cfg.Queue
 	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
 	res, journal, err := e.start(ctx, in, nil, events)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -12,12 +13,15 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // A run's output as the submitter takes it (docs/scale-out.md, "Who a
@@ -46,6 +50,7 @@ func (e *Engine) closedHistory(ctx context.Context, wid, exec string) (*historyp
 		return nil, fmt.Errorf("workflow %s: no execution named to read", wid)
 	}
 	h := &historypb.History{}
+	size := 0
 	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, exec, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -53,12 +58,23 @@ func (e *Engine) closedHistory(ctx context.Context, wid, exec string) (*historyp
 			return nil, fmt.Errorf("read the history of workflow %s (execution %s) on Temporal: %w", wid, exec, err)
 		}
 		h.Events = append(h.Events, ev)
+		if size += proto.Size(ev); len(h.Events) > maxHistoryEvents || size > maxHistoryBytes {
+			return nil, fmt.Errorf("workflow %s's history on Temporal (execution %s) is larger than any brood run's (over %d events or %d MiB): nothing of it is taken; check who can reach the namespace's frontend", wid, exec, maxHistoryEvents, maxHistoryBytes>>20)
+		}
 	}
 	if len(h.Events) == 0 || !closeEvent(h.Events[len(h.Events)-1].GetEventType()) {
 		return nil, fmt.Errorf("workflow %s (execution %s) has not ended on Temporal: its output is taken when it ends", wid, exec)
 	}
 	return h, nil
 }
+
+// Bounds on a history the submitter reads (review26 P3-2): the server's
+// own default limits are 51,200 events and 50 MiB, so no run of brood's
+// reaches these.
+const (
+	maxHistoryEvents = 100_000
+	maxHistoryBytes  = 256 << 20
+)
 
 // closeEvent: the event ends a workflow execution.
 func closeEvent(t enumspb.EventType) bool {
@@ -104,7 +120,10 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 		got      replayed[O]
 		notTaken error
 	)
-	opts := sdkworker.WorkflowReplayerOptions{DataConverter: rc.dc, DisableDeadlockDetection: true}
+	asked := &versionsAsked{got: map[string]workflow.Version{}}
+	var required map[string]int
+	opts := sdkworker.WorkflowReplayerOptions{DataConverter: rc.dc, DisableDeadlockDetection: true,
+		Interceptors: []interceptor.WorkerInterceptor{asked}}
 	if rc.claims != nil {
 		opts.ExternalStorage = ExternalStorage(rc.claims, 0)
 	}
@@ -113,6 +132,11 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 		return got, fmt.Errorf("replay workflow %s: %w", wid, err)
 	}
 	r.RegisterWorkflowWithOptions(func(w workflow.Context, in I) (O, error) {
+		if v, ok := any(in).(versioned); ok {
+			mu.Lock()
+			required = v.versions()
+			mu.Unlock()
+		}
 		if check != nil {
 			// The start input as the SDK decodes it (large payloads read
 			// back from the claim check's store), checked before any of
@@ -141,10 +165,73 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 	if err == nil {
 		err = sameEnd(h, got.Ran, got.Err)
 	}
+	if err == nil {
+		err = asked.skipped(required)
+	}
 	if err != nil {
 		return replayed[O]{}, notReplayed(h, wid, exec, err)
 	}
 	return got, nil
+}
+
+// versioned is a workflow input that says which workflow versions its
+// replay must take (RunInput.Versions).
+type versioned interface{ versions() map[string]int }
+
+func (in RunInput) versions() map[string]int   { return in.Versions }
+func (in CallInputW) versions() map[string]int { return in.Versions }
+
+// versionsAsked records, in one replay, the version each workflow change
+// the code asked for was given: a change whose marker the history lacks
+// is given DefaultVersion, brood's code from before it (so old histories
+// replay), which whoever completed the workflow tasks chooses by
+// recording none (review26 P1-1).
+type versionsAsked struct {
+	interceptor.WorkerInterceptorBase
+	mu  sync.Mutex
+	got map[string]workflow.Version
+}
+
+func (v *versionsAsked) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &versionsIn{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, v: v}
+}
+
+type versionsIn struct {
+	interceptor.WorkflowInboundInterceptorBase
+	v *versionsAsked
+}
+
+func (i *versionsIn) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&versionsOut{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, v: i.v})
+}
+
+type versionsOut struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	v *versionsAsked
+}
+
+func (o *versionsOut) GetVersion(ctx workflow.Context, change string, lo, hi workflow.Version) workflow.Version {
+	got := o.Next.GetVersion(ctx, change, lo, hi)
+	o.v.mu.Lock()
+	defer o.v.mu.Unlock()
+	if old, ok := o.v.got[change]; !ok || got < old {
+		o.v.got[change] = got
+	}
+	return got
+}
+
+// skipped refuses a replay in which the code asked for a change the run's
+// start requires (required) and was given a lower version: its history
+// lacks the marker that run's workers record.
+func (v *versionsAsked) skipped(required map[string]int) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for change, want := range required {
+		if got, ok := v.got[change]; ok && int(got) < want {
+			return fmt.Errorf("it skips version %d of %q, which the run's submitter requires (its history records %d): brood workers record it, so something else completed its workflow tasks, or a worker older than its submitter ran it", want, change, got)
+		}
+	}
+	return nil
 }
 
 // sameEnd checks that the history ends as the replayed code did: the
@@ -196,15 +283,23 @@ func oneLine(err error) string {
 	return s
 }
 
-// knownVersion is the highest version of a workflow change this brood's
-// code knows (workflow.GetVersion's change ids); false: none of that id.
-func knownVersion(change string) (int, bool) {
-	switch change {
-	case lazyCallsVersion, boundTaskIDsVersion, checkedResultsVersion, boundResultsVersion:
-		return 1, true
-	}
-	return 0, false
+// workflowChanges is every workflow change this brood's code knows
+// (workflow.GetVersion's change ids: the one list,
+// TestEveryVersionIsKnown) at its highest version: what a submitter
+// requires the replay of a run it starts to have taken (RunInput.Versions).
+func workflowChanges() map[string]int {
+	return map[string]int{lazyCallsVersion: 1, boundTaskIDsVersion: 1, checkedResultsVersion: 1, checkedTipsVersion: 1, boundResultsVersion: 1}
 }
+
+// knownVersion is the highest version of a workflow change this brood's
+// code knows; false: none of that id.
+func knownVersion(change string) (int, bool) {
+	v, ok := workflowChanges()[change]
+	return v, ok
+}
+
+// changeID is how a change id of brood's looks: any other is not printed.
+var changeID = regexp.MustCompile(`^brood\.[a-z.-]{1,64}$`)
 
 // newerCode is a version marker of h that this brood's code does not
 // know (a change id it has no GetVersion for, or a higher version).
@@ -220,7 +315,7 @@ func newerCode(h *historypb.History) (string, int, bool) {
 		if !decodeOne(dc, m.GetDetails()["change-id"], &change) || !decodeOne(dc, m.GetDetails()["version"], &v) {
 			continue
 		}
-		if max, ok := knownVersion(change); !ok || v > max {
+		if max, ok := knownVersion(change); (!ok || v > max) && changeID.MatchString(change) {
 			return change, v, true
 		}
 	}
@@ -309,6 +404,16 @@ func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (RunOutput, 
 		s, err := e.ownSubmission(ctx, id, start)
 		if err != nil {
 			return notMine{err}
+		}
+		if s == nil {
+			// No key: the plan is its starter's, unchecked; one a run of
+			// brood's could be only (review26 P3-2).
+			if start.Plan == nil {
+				return notMine{fmt.Errorf("run %s's execution on Temporal has no plan: not replayed", id)}
+			}
+			if _, err := wf.Check(start.Plan, wf.CheckOptions{Inputs: start.Inputs}); err != nil || PlanCallBound(start.Plan, start.Inputs) > maxHistoryEvents {
+				return notMine{fmt.Errorf("run %s's plan on Temporal is not one brood would run (%v): not replayed", id, err)}
+			}
 		}
 		sub = s
 		return nil

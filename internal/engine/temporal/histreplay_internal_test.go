@@ -2,8 +2,13 @@ package temporal
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +17,10 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/codesnap"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // fixture is a recorded history of testdata, its workflow id and
@@ -171,4 +180,150 @@ func TestReplayDoesNotCompareActivityInputs(t *testing.T) {
 	if !sameRecorded(t, got.Out, recorded) {
 		t.Errorf("the replay's output changed with the scheduled inputs")
 	}
+}
+
+// TestShowJudgesTheTip: workflow show from a checkout that kept no result
+// makes settleOwn's checks of the run's tree on the replay's output,
+// landing and keeping nothing (review25 P2-4, defence in depth: an honest
+// replay returns the tree its chain steps signed): a done writer with a
+// change is not-applied when the run came back with no tree, and the run
+// failed when its tree is signed by no trusted worker.
+func TestShowJudgesTheTip(t *testing.T) {
+	trust := NewTrust()
+	if err := trust.Add(seeded(7).Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Workers: NewResultTrust(trust, "trusted_workers")})
+	const run, task = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W"
+	start := &codesnap.Snapshot{Tree: strings.Repeat("a", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
+	other := &codesnap.Snapshot{Tree: strings.Repeat("c", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
+	code, _ := json.Marshal(codesnap.Result{Patch: &blobstore.Ref{Key: "p", Size: 1, SHA256: strings.Repeat("0", 64)}})
+	for _, tc := range []struct {
+		name        string
+		tip         *codesnap.Snapshot
+		run, call   string
+		inReasonToo string
+	}{
+		{"no tree", nil, wf.RunPartial, wf.CallNotApplied, "not in the tree the run came back with"},
+		{"an unsigned tree", other, wf.RunFailed, wf.CallNotApplied, "signed by no brood worker"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &wf.Result{RunID: run, Status: wf.RunDone, Phases: []wf.PhaseResult{{ID: "a", Status: wf.PhaseDone, Calls: []wf.CallRecord{
+				{Key: "a/0", TaskID: task, Status: wf.CallDone, Output: "ok", Code: code, Landed: "in the run's tree: out.txt"},
+				{Key: "a/1", TaskID: "01M94GP8WHCA3G6AZ1AHXZK69W", Status: wf.CallDone, Output: "ok"}}}}}
+			in := RunInput{RunID: run, Code: start, Tip: tc.tip}
+			e.judgeTip(ownPart(in, nil), RunOutput{Input: in, Result: res}, "E1")
+			c := res.Phases[0].Calls[0]
+			if c.Status != tc.call || res.Status == wf.RunDone || !strings.Contains(res.Reason, tc.inReasonToo) {
+				t.Errorf("run %s (%s), writer %s; want the run not done, the writer %s, saying %q", res.Status, res.Reason, c.Status, tc.call, tc.inReasonToo)
+			}
+		})
+	}
+}
+
+// TestReplayRefusesASkippedVersion (review26 P1-1): a run whose start
+// requires a workflow change (RunInput.Versions, as today's submitters
+// start every run) has its history refused when it lacks that change's
+// marker (whoever completed the workflow tasks recorded none, and brood's
+// code, replaying, took its branch from before the change: here no check
+// of the results at all); the same history with the marker replays.
+func TestReplayRefusesASkippedVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		drop bool
+		want string
+	}{
+		{"the marker recorded", false, ""},
+		{"the marker missing", true, `it skips version 1 of "brood.plan.checked-results"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, id, exec, _ := fixture(t, "plan-history-checked-results-v1.json")
+			dc := converter.GetDefaultDataConverter()
+			start := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+			var in RunInput
+			if err := dc.FromPayloads(start.GetInput(), &in); err != nil {
+				t.Fatal(err)
+			}
+			in.Versions = map[string]int{checkedResultsVersion: 1}
+			p, err := dc.ToPayloads(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start.Input = p
+			for _, e := range h.GetEvents() {
+				if m := e.GetMarkerRecordedEventAttributes(); m != nil && tc.drop && strings.Contains(m.String(), checkedResultsVersion) {
+					other, _ := dc.ToPayloads("x")
+					m.Details["change-id"] = other // a marker of no change brood's code asks for
+				}
+			}
+			_, err = replayHistory(replayConfig{dc: dc}, h, id, exec, PlanWorkflowName, PlanWorkflow, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("replay: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "does not replay")):
+				t.Fatalf("replay: %v; want it refused: %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestEveryVersionIsKnown: every workflow.GetVersion change id of the
+// package is in workflowChanges, the one list a submitter requires and a
+// replay checks, at the highest version the call supports.
+func TestEveryVersionIsKnown(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	type use struct{ id, max string }
+	var uses []use
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(af, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.ValueSpec:
+				for i, name := range x.Names {
+					if i < len(x.Values) {
+						if lit, ok := x.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							consts[name.Name], _ = strconv.Unquote(lit.Value)
+						}
+					}
+				}
+			case *ast.CallExpr:
+				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "GetVersion" && isIdent(sel.X, "workflow") && len(x.Args) == 4 {
+					id, _ := x.Args[1].(*ast.Ident)
+					lit, _ := x.Args[3].(*ast.BasicLit)
+					if id == nil || lit == nil {
+						t.Errorf("%s: a GetVersion whose change id or highest version is not a constant", fset.Position(x.Pos()))
+						return true
+					}
+					uses = append(uses, use{id.Name, lit.Value})
+				}
+			}
+			return true
+		})
+	}
+	if len(uses) == 0 {
+		t.Fatal("found no workflow.GetVersion call")
+	}
+	known := workflowChanges()
+	for _, u := range uses {
+		change := consts[u.id]
+		if v, ok := known[change]; !ok || strconv.Itoa(v) != u.max {
+			t.Errorf("workflow change %q (%s), highest version %s: workflowChanges has %d, %v; add it there", change, u.id, u.max, v, ok)
+		}
+	}
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }

@@ -92,7 +92,7 @@ func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.De
 	case errors.As(err, &theirs):
 		// Another key's run (or a forged one): not replayed, so its status
 		// is the workflow's own report, unchecked, and says so.
-		info.Reason = joinReason(info.Reason, "status as its workflow reported it on Temporal, unchecked: "+err.Error())
+		info.Reason = joinReason(info.Reason, "not replayed: "+err.Error())
 		return
 	case err != nil:
 		// Nothing of the server's word is shown: not its status, counts
@@ -101,6 +101,7 @@ func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.De
 		info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
 		return
 	}
+	e.judgeTip(ownPart(out.Input, sub), out, tipRun(exec, sub))  // the checks settleOwn makes, landing nothing
 	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out) // only what trusted workers signed (callsig.go)
 	e.takeTimes(ctx, id, exec, &out)                             // the split of the execution the records were read from
 	info.Result = out.Result
@@ -117,6 +118,10 @@ func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.De
 	info.Agents = info.Result.Agents
 	info.Calls = wf.CallStatuses(info.Result) // as the local engine's journal counts them
 }
+
+// memoWord is what a listing says of a finished run's status when this
+// checkout kept no result of it.
+const memoWord = "status as its workflow reported it on Temporal, unchecked: brood workflow show "
 
 // unchecked is what workflow show says of a running run's progress.
 const unchecked = "progress as the run's workflow reports it, unchecked until the run ends"
@@ -140,6 +145,9 @@ func (e *Engine) keptRun(id string) *wf.Result {
 func (e *Engine) judgeKept(info *engine.RunInfo) {
 	res := e.keptRun(info.RunID)
 	if res == nil {
+		// The workflow's memo: whoever completed its workflow tasks wrote
+		// it (workflow show replays the run's history).
+		info.Reason = joinReason(info.Reason, memoWord+info.RunID+" checks it")
 		return
 	}
 	info.Status, info.Reason, info.Agents = res.Status, res.Reason, res.Agents

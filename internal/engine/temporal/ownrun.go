@@ -59,6 +59,8 @@ func (e *Engine) ownSubmission(ctx context.Context, id string, in RunInput) (*Su
 		return nil, notOurs("its snapshot is not the signed one")
 	case !sameJSON(sub.Workers, in.Workers) || !sameJSON(sub.Carried, in.Carried):
 		return nil, notOurs("its worker keys or carried results are not the signed ones")
+	case !sameJSON(sub.Versions, in.Versions):
+		return nil, notOurs("the workflow versions it requires are not the signed ones")
 	}
 	return sub, nil
 }

@@ -33,6 +33,12 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	runner := &activityRunner{in: &in, prog: prog, gate: newResultGate(w, &in), keys: j}
 	if in.Code != nil {
 		runner.chainLock = workflow.NewSemaphore(w, 1)
+		runner.root = runner.tip().Tree
+	}
+	if workflow.GetVersion(w, checkedTipsVersion, workflow.DefaultVersion, 1) >= 1 {
+		// Runs started before it replay as they ran: a step's tip and
+		// failure taken unchecked.
+		runner.checkSteps = runner.gate != nil
 	}
 	rt := runtime{}
 	if workflow.GetVersion(w, lazyCallsVersion, workflow.DefaultVersion, 1) >= 1 {
@@ -87,6 +93,8 @@ type CallInputW struct {
 	From *Heartbeat `json:"from,omitempty"`
 	// Signed is the submitter's signed submission (nil: unsigned).
 	Signed *Signed `json:"signed,omitempty"`
+	// Versions: as RunInput's.
+	Versions map[string]int `json:"versions,omitempty"`
 }
 
 // CallWorkflow runs one agent call (Engine.Call): one activity. Its output
@@ -171,6 +179,11 @@ type activityRunner struct {
 	seq int
 	// keys names each call's plan key (CallInput.Key; nil: a single call).
 	keys *keyJournal
+	// checkSteps: the run checks each chain step's tip and failure
+	// (chaincheck.go) against the gate's keys; root is the tree its
+	// execution started from, which every tip it takes grows from.
+	checkSteps bool
+	root       string
 }
 
 func (r *activityRunner) limits(agent string) CallLimits {

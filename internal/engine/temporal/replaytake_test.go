@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/interceptor"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -36,12 +37,24 @@ func wantReplayRefused(ctx context.Context, t *testing.T, eng *temporal.Engine, 
 	if err == nil || !strings.Contains(err.Error(), notReplayed) || strings.Contains(err.Error(), "IMPOSTOR") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("run: %v (result %v); want it refused in one line: its history %s", err, res, notReplayed)
 	}
-	if res != nil {
-		t.Errorf("run: a result %+v of a history that does not replay", res)
+	if res != nil && (res.Status != wf.RunFailed || len(res.Phases) > 0 || res.Outputs != nil) {
+		t.Errorf("run: a result %+v of a history that does not replay; want none, or failed with nothing of it", res)
 	}
 	if root != "" {
-		if _, err := os.Stat(filepath.Join(root, ".brood", "workflows", id, "result.json")); err == nil {
-			t.Error("a result.json is kept for a history that does not replay")
+		// Its verdict is kept, so this checkout lists it failed (review26
+		// P2-1), with nothing of the stand-in's.
+		b, err := os.ReadFile(filepath.Join(root, ".brood", "workflows", id, "result.json"))
+		if err != nil || !strings.Contains(string(b), `"status": "failed"`) || strings.Contains(string(b), "IMPOSTOR") {
+			t.Errorf("result.json: %v %s; want the run failed, nothing of the stand-in's", err, b)
+		}
+		runs, err := eng.List(ctx)
+		for _, r := range runs {
+			if r.RunID == id && (r.Status != wf.RunFailed || !strings.Contains(r.Reason, notReplayed)) {
+				t.Errorf("workflow list: %s (%s); want failed: its history %s", r.Status, r.Reason, notReplayed)
+			}
+		}
+		if err != nil {
+			t.Error(err)
 		}
 	}
 	info, err := eng.Show(ctx, id)
@@ -279,5 +292,70 @@ func TestSingleCallRefusalIsBroods(t *testing.T) {
 	r, err := eng.Call(ctx, call.Spec{Agent: "explore", Prompt: "x"})
 	if err == nil || !strings.Contains(err.Error(), notReplayed) || strings.Contains(err.Error(), "IMPOSTOR") {
 		t.Fatalf("call: %v, %+v; want it refused: its history %s, nothing of the stand-in's text", err, r, notReplayed)
+	}
+}
+
+// downgrade answers the workflow's GetVersion of one change with
+// DefaultVersion, recording no marker: brood's code before the change.
+type downgrade struct {
+	interceptor.WorkerInterceptorBase
+	change string
+}
+
+func (d *downgrade) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &downgradeIn{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, change: d.change}
+}
+
+type downgradeIn struct {
+	interceptor.WorkflowInboundInterceptorBase
+	change string
+}
+
+func (i *downgradeIn) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&downgradeOut{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, change: i.change})
+}
+
+type downgradeOut struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	change string
+}
+
+func (o *downgradeOut) GetVersion(ctx workflow.Context, change string, lo, hi workflow.Version) workflow.Version {
+	if change == o.change {
+		return workflow.DefaultVersion
+	}
+	return o.Next.GetVersion(ctx, change, lo, hi)
+}
+
+// TestVersionDowngradeRefused (review26 P1-1): brood's own plan workflow
+// in a stand-in that records no marker of one workflow change (so its
+// code, and a replay of its history, take the branch from before it: for
+// the result check, no check at all) gets its run refused: the run's
+// start requires every change the submitter knows.
+func TestVersionDowngradeRefused(t *testing.T) {
+	srv := sharedServer(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	startWorkerProc(t, srv.Addr, q, fleetScript(0), store, 1)
+	for _, change := range []string{"brood.plan.checked-results", "brood.plan.bound-task-ids", "brood.plan.lazy-calls"} {
+		t.Run(change, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			standInQ := q + "-" + change
+			sw := sdkworker.New(srv.Client(t), standInQ, sdkworker.Options{Interceptors: []interceptor.WorkerInterceptor{&downgrade{change: change}}})
+			sw.RegisterWorkflowWithOptions(func(w workflow.Context, in temporal.RunInput) (*temporal.RunOutput, error) {
+				in.Queue = q
+				return temporal.PlanWorkflow(w, in)
+			}, workflow.RegisterOptions{Name: temporal.PlanWorkflowName})
+			if err := sw.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer sw.Stop()
+			eng, _ := trustingEngine(t, standInQ, submitterRepo(t), store, fleetWorkerPub())
+			id := wantReplayRefused(ctx, t, eng, engine.RunRequest{Plan: enginetest.Plan(t, twoPhases), Source: "plan.yaml"}, "")
+			if _, err := eng.Resume(ctx, id, nil); err == nil || !strings.Contains(err.Error(), "skips version 1 of \""+change+"\"") {
+				t.Errorf("resume: %v; want it refused: its history skips %s", err, change)
+			}
+		})
 	}
 }

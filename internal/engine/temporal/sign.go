@@ -82,6 +82,9 @@ type Submission struct {
 	// Workers are the worker keys whose results a plan's workflow uses
 	// (RunInput.Workers; nil: not checked).
 	Workers *WorkerSet `json:"workers,omitempty"`
+	// Versions are the workflow versions the run's replay must have taken
+	// (RunInput.Versions), signed so a restart cannot drop them.
+	Versions map[string]int `json:"versions,omitempty"`
 	// Carried are a resumed plan's: by task, the execution whose signed
 	// result the resume checked and carries (RunInput.Carried).
 	Carried map[string]string `json:"carried,omitempty"`

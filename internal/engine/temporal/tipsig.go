@@ -28,6 +28,9 @@ import (
 const (
 	tipSigContext   = "brood fleet worker chain tip v1\x00"
 	tipSigContextV2 = "brood fleet worker chain tip v2\x00"
+	// v3 signs with them the tree the run's chain started from (Root)
+	// and the step's outcome as its worker words it (Step).
+	tipSigContextV3 = "brood fleet worker chain tip v3\x00"
 )
 
 // TipSig is a worker's signature over a run's tip (ChainOutput.Sig,
@@ -47,7 +50,15 @@ type TipSig struct {
 	// ones the previous tip's signature (checked by the step's worker for
 	// this execution) named, and the step's own.
 	Tasks []string `json:"tasks,omitempty"`
-	Sig   []byte   `json:"sig"`
+	// Root (v3) is the tree the execution's chain started from: the tree
+	// the first step was handed unvouched (the run's start), carried by
+	// every step that builds on a tip signed in the execution; the
+	// submitter lands a tip only when it is its own start (takeTip).
+	Root string `json:"root,omitempty"`
+	// Step (v3) is what became of the change of Task in this step, as
+	// its worker words it (codesnap.Chained.Message): the record's landed.
+	Step string `json:"step,omitempty"`
+	Sig  []byte `json:"sig"`
 }
 
 // tipClaim is what a worker signs of a tip.
@@ -64,6 +75,8 @@ type tipClaim struct {
 	Format    string   `json:"format"`
 	Snapshot  string   `json:"snapshot"`
 	Tasks     []string `json:"tasks,omitempty"` // v2
+	Root      string   `json:"root,omitempty"`  // v3
+	Step      string   `json:"step,omitempty"`  // v3
 }
 
 func tipClaimOf(ns, workflow, submitter string, tip *codesnap.Snapshot, s *TipSig) []byte {
@@ -74,17 +87,21 @@ func tipClaimOf(ns, workflow, submitter string, tip *codesnap.Snapshot, s *TipSi
 	if s.V >= 2 {
 		ctx, c.Tasks = tipSigContextV2, append([]string{}, s.Tasks...)
 	}
+	if s.V >= 3 {
+		ctx, c.Root, c.Step = tipSigContextV3, s.Root, s.Step
+	}
 	b, _ := json.Marshal(c)
 	return append([]byte(ctx), b...)
 }
 
 // signTip signs the tip a chain step built (nil keys or tip: nothing),
-// with the writers whose changes are in it (tasks).
-func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.Snapshot, tasks []string) *TipSig {
+// with the writers whose changes are in it (tasks), the tree its chain
+// started from (root) and the step's outcome (step).
+func (k *WorkerKeys) signTip(info CallInfo, worker, task string, tip *codesnap.Snapshot, tasks []string, root, step string) *TipSig {
 	if k == nil || tip == nil {
 		return nil
 	}
-	s := &TipSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Task: task, Attempt: info.Attempt, Run: info.Run, V: 2, Tasks: tasks}
+	s := &TipSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Task: task, Attempt: info.Attempt, Run: info.Run, V: 3, Tasks: tasks, Root: root, Step: step}
 	s.Sig = ed25519.Sign(k.own, tipClaimOf(info.Namespace, info.Workflow, info.Submitter, tip, s))
 	return s
 }
@@ -120,6 +137,15 @@ func (rt *ResultTrust) checkTip(ns, workflow, run, submitter string, tip *codesn
 // refusal says why, the refused tree kept for the user as a refused
 // patch is.
 func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run string) (RunInput, error) {
+	in, err := e.checkedTip(own, out, run)
+	if err != nil {
+		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, out.Tip))
+	}
+	return in, nil
+}
+
+// checkedTip is takeTip keeping nothing (workflow show).
+func (e *Engine) checkedTip(own RunInput, out RunInput, run string) (RunInput, error) {
 	got := out.Tip
 	had := own.Tip
 	if had == nil {
@@ -129,8 +155,8 @@ func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run st
 		return own, nil
 	}
 	err := e.cfg.Workers.checkTip(e.cfg.Namespace, own.RunID, run, e.fingerprint(), got, out.TipSig)
-	if err == nil && own.Workers != nil && e.cfg.Workers != nil && out.TipSig.V < 2 {
-		err = fmt.Errorf("%s: it was not landed", beforeLists(own.RunID))
+	if err == nil && own.Workers != nil && e.cfg.Workers != nil {
+		err = ownRoot(own.RunID, had, out.TipSig)
 	}
 	if had != nil && got.Tree == had.Tree {
 		// Nothing chained since, or writers whose changes cancel out: a
@@ -141,10 +167,26 @@ func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run st
 		return own, nil
 	}
 	if err != nil {
-		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, got))
+		return own, err
 	}
 	own.Tip, own.TipSig = got, out.TipSig
 	return own, nil
+}
+
+// ownRoot is nil when sig (checked) signs a tip whose chain started from
+// had, the tree this submitter started the execution from; else the
+// refusal (review26 P1-2: a step of a run with no signed start builds on
+// the tree it is handed, which whoever completes the workflow chooses).
+func ownRoot(run string, had *codesnap.Snapshot, sig *TipSig) error {
+	switch {
+	case sig.V < 2:
+		return fmt.Errorf("%s: it was not landed", beforeLists(run))
+	case sig.V < 3:
+		return fmt.Errorf("the run's tree is signed by a worker from before tip roots, which does not say what tree its chain started from: it was not landed; upgrade every worker, then run the plan again (brood workflow run)")
+	case had == nil || sig.Root != had.Tree:
+		return fmt.Errorf("the run's tree was built on tree %s, not the one this submitter started the run from: whatever completed the run's workflow on Temporal handed its chain steps a tree of its own making (anyone who reaches the frontend can); it was not landed", printable(sig.Root))
+	}
+	return nil
 }
 
 // beforeLists is the refusal of a tip signed with no list of its writers
@@ -152,6 +194,26 @@ func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run st
 // tip does not say which writers' changes are in it.
 func beforeLists(run string) string {
 	return "the run's tree is signed by a worker from before tip lists, which does not say which writers' changes are in it: upgrade every worker, then run the plan again (brood workflow run; a resume of " + run + " would start from this tree)"
+}
+
+// judgeTip says on out's result what settleOwn would of the execution
+// run's tree, landing and keeping nothing: a tree no trusted worker signed
+// for it refused, the writers its signed list does not name not-applied
+// (workflow show, from a checkout that kept no result: review25 P2-4).
+func (e *Engine) judgeTip(own RunInput, out RunOutput, run string) {
+	in, err := e.checkedTip(own, out.Input, run)
+	if err != nil {
+		refuseTip(out.Result, err)
+		return
+	}
+	in.Chained = out.Input.Chained
+	start := own.Tip
+	if start == nil {
+		start = own.Code
+	}
+	if said := refuseWriters(out.Result, e.notInTip(in, start, out.Result)); said != "" {
+		out.Result.Reason = joinReason(out.Result.Reason, said)
+	}
 }
 
 // keepTip keeps a refused tip's change (from what the run started in) as
@@ -213,7 +275,7 @@ func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run
 // after ownSubmission; nil: no key): its tip only as far as the resume
 // that started it signed it (the chain steps made the rest).
 func ownPart(in RunInput, sub *Submission) RunInput {
-	in.Tip, in.TipSig, in.Chained = nil, nil, nil
+	in.Tip, in.TipSig, in.Chained, in.ChainFails = nil, nil, nil, nil
 	if sub != nil {
 		// Which workers it signed (a v1 tip is refused when it signed
 		// some) and which writers a resume carried: never the output's.

@@ -29,7 +29,7 @@ func TestTipSignsItsWriters(t *testing.T) {
 	const run, t1, t2 = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W", "01M94GP8WHCA3G6AZ1AHXZK69W"
 	info := CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: "E1", Attempt: 1}
 	tip1 := &codesnap.Snapshot{Tree: strings.Repeat("c", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
-	sig1 := keys.signTip(info, "w1", t1, tip1, tipTasks(t1, nil, &codesnap.Chained{Applied: true}))
+	sig1 := keys.signTip(info, "w1", t1, tip1, tipTasks(t1, nil, &codesnap.Chained{Applied: true}), "", "")
 	v1 := &TipSig{Key: w.key.Public().(ed25519.PublicKey), Worker: "w1", Task: t1, Attempt: 1, Run: "E1"}
 	v1.Sig = ed25519.Sign(w.key, tipClaimOf(DefaultNamespace, run, "", tip1, v1))
 	applied, conflict := &codesnap.Chained{Applied: true, Files: []string{"c.txt"}}, &codesnap.Chained{Files: []string{"c.txt"}, Conflict: "patch does not apply"}
@@ -99,7 +99,7 @@ func TestChainVouchesForItsTip(t *testing.T) {
 			sig.Sig = ed25519.Sign(s.key, tipClaimOf(in.Namespace, in.Workflow, in.Submitter, tree, sig))
 			return sig
 		}
-		return NewWorkerKeys(s, nil).signTip(in, "w", t1, tree, []string{t1})
+		return NewWorkerKeys(s, nil).signTip(in, "w", t1, tree, []string{t1}, "", "")
 	}
 	other, stranger := info, info
 	other.Run, stranger.Submitter = "E0", "SHA256:someone"
@@ -236,9 +236,9 @@ func TestSubmitterTakesTipLists(t *testing.T) {
 		refused string   // takeTip's refusal
 		lost    []string // the writers notInTip refuses
 	}{
-		{"a signed tip at the start names both writers", signed, start, keys.signTip(info, "w", t2, start, []string{t1, t2}), "", nil},
+		{"a signed tip at the start names both writers", signed, start, keys.signTip(info, "w", t2, start, []string{t1, t2}, start.Tree, ""), "", nil},
 		{"the start unsigned", signed, start, nil, "", []string{t1, t2}},
-		{"a signed tip naming one", signed, tip, keys.signTip(info, "w", t2, tip, []string{t2}), "", []string{t1}},
+		{"a signed tip naming one", signed, tip, keys.signTip(info, "w", t2, tip, []string{t2}, start.Tree, ""), "", []string{t1}},
 		{"a v1 tip in a run that signs its workers", signed, tip, v1(tip), "from before tip lists", nil},
 		{"a v1 tip in a run from before lists", nil, tip, v1(tip), "", nil},
 	} {

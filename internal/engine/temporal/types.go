@@ -129,6 +129,10 @@ type RunInput struct {
 	// Chained says, by task id, what became of each writer's change in the
 	// run's tree (a call's record's landed).
 	Chained map[string]string `json:"chained,omitempty"`
+	// ChainFails are, by task id, the failures of the writers' chain
+	// steps a worker of the run signed (chaincheck.go): the submitter
+	// shows a step's reason only when its signature checks.
+	ChainFails map[string]ChainFailure `json:"chain_fails,omitempty"`
 	// ChainTries are, by task id, the attempts each writer's chain step
 	// took (its record's chain_attempts).
 	ChainTries map[string]int `json:"chain_tries,omitempty"`
@@ -141,6 +145,11 @@ type RunInput struct {
 	// for that call of this execution (wfcheck.go). nil: not checked (a
 	// submitter with no allowlist, or a run from before it).
 	Workers *WorkerSet `json:"workers,omitempty"`
+	// Versions are the workflow changes (workflow.GetVersion's ids) and
+	// the versions the submitter that started this execution requires its
+	// replay to have taken (histreplay.go): every change its code knew, at
+	// its highest. Nil: a run from before (it replays as it ran).
+	Versions map[string]int `json:"versions,omitempty"`
 	// Namespace is the Temporal namespace the submitter started the run
 	// in (what its workers sign results for).
 	Namespace string `json:"namespace,omitempty"`

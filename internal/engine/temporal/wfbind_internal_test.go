@@ -66,7 +66,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 
 	base := &codesnap.Snapshot{Tree: strings.Repeat("a", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
 	tip := &codesnap.Snapshot{Tree: strings.Repeat("c", 40), Base: strings.Repeat("b", 40), ObjectFormat: "sha1"}
-	sig := keys.signTip(CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: "E1", Attempt: 1}, "w1", task, tip, []string{task})
+	sig := keys.signTip(CallInfo{Namespace: DefaultNamespace, Workflow: run, Run: "E1", Attempt: 1}, "w1", task, tip, []string{task}, base.Tree, "")
 	for _, tc := range []struct {
 		name string
 		sub  *Submission
