@@ -137,3 +137,82 @@ func TestRunStartsNoCallPastItsBound(t *testing.T) {
 		})
 	}
 }
+
+// againCalls is a stand-in's workflow: it runs in under activity id
+// "same", waits for the signal "again", then schedules the same input
+// under the same id (free again: the first completed). Query "calls":
+// how many ended.
+func againCalls(ctx workflow.Context, queue string, in temporal.CallInput) ([]string, error) {
+	ao := workflow.ActivityOptions{TaskQueue: queue, StartToCloseTimeout: time.Minute, HeartbeatTimeout: 10 * time.Second,
+		RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}, ActivityID: "same"}
+	var got []string
+	if err := workflow.SetQueryHandler(ctx, "calls", func() (int, error) { return len(got), nil }); err != nil {
+		return nil, err
+	}
+	for i := range 2 {
+		if i > 0 {
+			workflow.GetSignalChannel(ctx, "again").Receive(ctx, nil)
+		}
+		var out temporal.CallOutput
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), temporal.CallActivityName, in).Get(ctx, &out); err != nil {
+			got = append(got, "refused: "+err.Error())
+			continue
+		}
+		got = append(got, "ran: "+out.Status)
+	}
+	return got, nil
+}
+
+// TestSameCallAgainRunsNowhereElse (review25 P3-2): a stand-in runs a
+// plan's call (number 1) on one brood worker, which then goes away, and
+// schedules the very same input again under the same activity id: the
+// second brood worker, which has no record of the task, refuses it (a
+// new activity of a number already claimed, not the server's retry of
+// it) and runs nothing.
+func TestSameCallAgainRunsNowhereElse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	f, worker := newSignedFleet(ctx, t)
+	first, ranFirst := worker()
+	standIn := f.queue + "-stand-in"
+	w := sdkworker.New(f.c, standIn, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(againCalls, workflow.RegisterOptions{Name: "again-calls"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	limits := temporal.CallLimits{Heartbeat: 10 * time.Second, Timeout: time.Minute, KillGrace: 2 * time.Second, Attempts: 1}
+	run := dispatch.NewID()
+	p := &wf.Plan{Name: "one", Phases: []wf.Phase{{ID: "a", Parallel: []wf.Call{{Agent: "explore", Prompt: "answer yes"}}}}}
+	signed, err := f.key.Sign(temporal.Submission{Kind: "plan", Workflow: run, Queue: f.queue, Plan: p,
+		Limits: map[string]temporal.CallLimits{"": limits}, At: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := temporal.CallInput{Spec: call.Spec{Agent: "explore", Prompt: "answer yes", Parent: "workflow " + run,
+		Description: "one: answer yes", TaskID: temporal.PlanTaskID(run, time.Now(), 1)}, Signed: signed, Seq: 1}
+	r, err := f.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: run, TaskQueue: standIn}, "again-calls", f.queue, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCLI(t, "the first call's end", func() bool {
+		v, err := f.c.QueryWorkflow(ctx, run, "", "calls")
+		var n int
+		return err == nil && v.Get(&n) == nil && n == 1
+	})
+	first.kill()
+	_, ranSecond := worker()
+	if err := f.c.SignalWorkflow(ctx, run, "", "again", nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := r.Get(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != "ran: done" || !strings.Contains(got[1], "call number 1 ran already as this very activity") || !strings.Contains(got[1], "run "+run) {
+		t.Errorf("calls: %q; want the first run, the second refused (naming the run and its number)", got)
+	}
+	if n, m := ranFirst(), ranSecond(); n != 1 || m != 0 {
+		t.Errorf("the first worker ran %d task(s), the second %d; want the one call run once", n, m)
+	}
+}

@@ -90,7 +90,8 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	if err := a.claim(ctx, in.Signed, activity.GetInfo(ctx).WorkflowExecution.RunID); err != nil {
 		return nil, claimError(err)
 	}
-	if err := a.admitSeq(ctx, in, activity.GetInfo(ctx).WorkflowExecution.RunID, activity.GetInfo(ctx).ActivityID); err != nil {
+	ai := activity.GetInfo(ctx)
+	if err := a.admitSeq(ctx, in, ai.WorkflowExecution.RunID, ai.ActivityID, int(ai.Attempt)); err != nil {
 		return nil, claimError(err)
 	}
 	lp.mark("admit and claim")

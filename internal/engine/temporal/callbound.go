@@ -23,7 +23,9 @@ import (
 // different call under a number already claimed: the first activity to
 // run a number creates a record of it in the fleet's store, only if
 // absent, naming its execution and activity id; a retry of that activity
-// passes, any other is refused.
+// (attempt 2 on, which only the server makes) passes, any other is
+// refused, the same call scheduled again under the same activity id too
+// (a new activity starts at attempt 1: review25 P3-2).
 
 // PlanCallBound is the most calls a plan's run may start, as its
 // submitter signs it: its count when nothing depends on outputs, else the
@@ -88,7 +90,8 @@ type createStore interface {
 // admitSeq refuses a call whose number is not within its run's signed
 // bound, or whose number another activity claimed (seqClaim). Nil Trust
 // or AllowUnsigned: nothing is checked (nothing else is either).
-func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID string) error {
+// attempt is the activity's attempt (1: a new activity, not a retry).
+func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID string, attempt int) error {
 	if a.Trust == nil || a.Trust.AllowUnsigned || in.Signed == nil {
 		return nil
 	}
@@ -109,7 +112,7 @@ func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID
 	case in.Seq > bound:
 		return refusedf("run %s: call number %d is past the %d calls its submitter signed for the run: refused, nothing run (%s)", sub.Workflow, in.Seq, bound, sub.boundHint())
 	}
-	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in))
+	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in), attempt)
 }
 
 // callDigest names the call an activity runs: the SHA-256 of its whole
@@ -125,15 +128,19 @@ func callDigest(in CallInput) string {
 
 // seqClaim makes the activity (mine: its execution and activity id) the
 // one call number seq of the run runs as, or refuses it when another
-// activity has it.
-func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, seq int, mine string) error {
+// activity has it, or when it is a new activity (attempt 1) of a call
+// already claimed: the same call scheduled again under the same id, which
+// would run it again on a worker with no record of its task.
+func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, seq int, mine string, attempt int) error {
 	key := callClaimKey(s, seq)
-	err := a.claimOnce(ctx, key, mine)
+	found, err := a.claimOnceFound(ctx, key, mine)
 	switch {
 	case errors.Is(err, errClaimed):
 		return refusedf("run %s: call number %d was claimed by another activity already (its record: %s in the fleet store): a second call under one number is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
 	case err != nil && !errors.As(err, new(refused)):
 		return fmt.Errorf("claim call number %d of run %s in the fleet store: %w", seq, workflow, err)
+	case err == nil && found && attempt <= 1:
+		return refusedf("run %s: call number %d ran already as this very activity (its record: %s in the fleet store), and this is a new activity of it, not a retry: a call scheduled again under the same activity id is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
 	}
 	return err
 }
@@ -146,24 +153,32 @@ var errClaimed = errors.New("claimed by another activity")
 // it holds anything else; a refusal when the store cannot create only
 // where none is; else the store's error (tried again).
 func (a *Activities) claimOnce(ctx context.Context, key, mine string) error {
+	_, err := a.claimOnceFound(ctx, key, mine)
+	return err
+}
+
+// claimOnceFound is claimOnce, and whether the record was there already
+// with mine (found: an activity of the same claim took it before).
+func (a *Activities) claimOnceFound(ctx context.Context, key, mine string) (found bool, err error) {
 	if _, ok := a.claimed.Load(key + " " + mine); ok {
-		return nil
+		return true, nil
 	}
 	cs, ok := a.Store.(createStore)
 	if !ok {
-		return refusedf("the fleet store cannot create a record only where none is, so a second activity under one claim cannot be told from the first: use a file:// or s3:// store")
+		return false, refusedf("the fleet store cannot create a record only where none is, so a second activity under one claim cannot be told from the first: use a file:// or s3:// store")
 	}
-	_, err := cs.Create(ctx, key, []byte(mine))
+	_, err = cs.Create(ctx, key, []byte(mine))
 	if errors.Is(err, blobstore.ErrExists) {
+		found = true
 		sum := sha256.Sum256([]byte(mine))
 		_, err = cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
 		if errors.Is(err, blobstore.ErrCorrupt) {
-			return errClaimed
+			return false, errClaimed
 		}
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	a.claimed.Store(key+" "+mine, true)
-	return nil
+	return found, nil
 }

@@ -80,10 +80,10 @@ func TestUnboundedSubmissionNeedsNoNumber(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &Activities{Trust: trust, Store: &DirStore{Dir: t.TempDir()}}
-	if err := a.admitSeq(context.Background(), CallInput{Signed: legacy}, "E1", "1"); err != nil {
+	if err := a.admitSeq(context.Background(), CallInput{Signed: legacy}, "E1", "1", 1); err != nil {
 		t.Errorf("a call of a submission from before bounds: %v; want admitted", err)
 	}
-	err = a.admitSeq(context.Background(), CallInput{Signed: bounded}, "E1", "1")
+	err = a.admitSeq(context.Background(), CallInput{Signed: bounded}, "E1", "1", 1)
 	if err == nil || !strings.Contains(err.Error(), "upgrade every worker, then brood workflow resume brood-call-T") {
 		t.Errorf("an unnumbered call of a bounded submission: %v; want refused, saying to upgrade and resume", err)
 	}

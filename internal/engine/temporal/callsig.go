@@ -55,6 +55,11 @@ type runFrom struct {
 	plan   *wf.Plan
 	inputs map[string]any
 	noPlan string
+	// bound: the execution's workflow required a result to name its
+	// call (RunOutput.Bound, set by takeRun): one signed in it that names
+	// none is refused; a result carried from an execution before is
+	// taken as it was (its own execution's rule).
+	bound bool
 }
 
 // execOf is the execution task's result must have been signed in.
@@ -66,7 +71,8 @@ func (f runFrom) execOf(task string) string {
 }
 
 // takeRecords fails every call record of res that no signed result of
-// signed backs (Engine.recordRefusal), and shows of a taken one only what
+// signed backs (Engine.recordRefusal), or whose task another record of
+// the run already names (namedTwice), and shows of a taken one only what
 // its signed result says (ownFigures, ownReason); nil Workers: none is
 // checked.
 func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]SignedResult) {
@@ -74,10 +80,14 @@ func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]Sig
 		return
 	}
 	why := map[string]string{}
+	keyOf := map[string]string{}
 	for i := range res.Phases {
 		for k := range res.Phases[i].Calls {
 			c := &res.Phases[i].Calls[k]
 			msg, taken := e.recordRefusal(from, *c, signed)
+			if twice := namedTwice(keyOf, *c); twice != "" {
+				msg, taken = twice, nil
+			}
 			ownFigures(c, taken)
 			if msg != "" {
 				why[c.Key] = msg
@@ -87,6 +97,21 @@ func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]Sig
 		}
 	}
 	res.Refused(why)
+}
+
+// namedTwice is why c is not taken when another plan call's record seen
+// before (keyOf: task to key, which it adds c's to) names c's task: a
+// task answers one call of a run ("": none does). The journal names a
+// task again under its own key (a call stopped, then picked up).
+func namedTwice(keyOf map[string]string, c wf.CallRecord) string {
+	if c.TaskID == "" {
+		return ""
+	}
+	if k, ok := keyOf[c.TaskID]; ok && k != c.Key {
+		return "the run's record of call " + c.Key + " names task " + c.TaskID + ", which the record of call " + k + " names too: something else completed the run on Temporal (a task answers one call of a run); it was not taken"
+	}
+	keyOf[c.TaskID] = c.Key
+	return ""
 }
 
 // ownFigures sets c's usage, attempts and worker to what its signed
@@ -147,6 +172,21 @@ func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]
 	if c.Output != nil && !sameOutput(c.Output, &out.Result) || yields(c.Status) && !out.Result.OK() {
 		return "the run's record of task " + c.TaskID + " does not say what its worker signed (status " + out.Result.Status + "): something else completed the run on Temporal; it was not taken", nil
 	}
+	if out.Sig == nil {
+		return "", out
+	}
+	switch b := out.Sig.bind(); {
+	case b == (callBind{}) && (!from.bound || from.execOf(c.TaskID) != from.exec):
+		// A worker from before v3, in an execution whose workflow took
+		// such results (a run from before the upgrade, or carried from
+		// one): its answer as signed, as that workflow used it.
+	case b == (callBind{}):
+		return unboundReason(c.TaskID, from.id), nil
+	case b.Brief == "" || b.Seq < 1:
+		return fmt.Sprintf("the result of task %s names call %s but not the input it answers (no brief digest or call number): something else completed the run on Temporal; it was not taken", c.TaskID, printable(b.Call)), nil
+	case b.Call != c.Key:
+		return fmt.Sprintf("the run's record of call %s names task %s, whose worker signed its result for call %s: something else completed the run on Temporal; it was not taken", c.Key, c.TaskID, printable(b.Call)), nil
+	}
 	return "", out
 }
 
@@ -179,10 +219,14 @@ func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed map[st
 		return lines
 	}
 	out := make([]wf.JournalLine, len(lines))
+	keyOf := map[string]string{}
 	for i, l := range lines {
 		if l.Rec != nil {
 			rec := *l.Rec
 			msg, taken := e.recordRefusal(from, rec, signed)
+			if twice := namedTwice(keyOf, rec); twice != "" {
+				msg, taken = twice, nil
+			}
 			ownFigures(&rec, taken)
 			if msg != "" {
 				rec.Status, rec.Output, rec.Error = "failed", nil, msg
@@ -206,6 +250,7 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
 	if out.Result != nil {
 		out.Result.RunID = from.id
 	}
+	from.bound = out.Bound
 	e.takeRecords(from, out.Result, out.Input.Results)
 	if e.cfg.Workers != nil {
 		ownChainReasons(out.Result, out.Input.ChainFails, func(task string, f *ChainFailure) bool {
@@ -285,9 +330,46 @@ func (k *WorkerKeys) signedChange(info CallInfo, in ChainInput) (*codesnap.Resul
 func (e *Engine) untrustedReason(c resultCall, run string, out *CallOutput) string {
 	s := out.Sig
 	if s == nil || len(s.Key) != ed25519.PublicKeySize || out.TaskID != c.Task || c.Run == "" || s.Run != c.Run ||
-		e.cfg.Workers.trust.trusts(s.Key) || !ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimOf(c.Namespace, c.Workflow, c.Submitter, &out.Result, s), s.Sig) {
+		e.cfg.Workers.trust.trusts(s.Key) || sigVersion(c.Namespace, c.Workflow, c.Submitter, &out.Result, s) == 0 {
 		return ""
 	}
 	key := FormatPublicKey(ed25519.PublicKey(s.Key), "")
 	return fmt.Sprintf("the result of task %s is signed by worker key %s (%s), which this run's submitter does not trust, so the run did not use it: if it is the key your fleet's worker printed when it started, trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", c.Task, Fingerprint(s.Key), key, key, run)
+}
+
+// keyJournal is the run's journal as the plan's workflow keeps it, which
+// also knows the plan call each task it names is (the key its executor
+// started or picked it up under): the call's key the workflow passes in
+// its input (CallInput.Key), which its worker signs (callBind).
+type keyJournal struct {
+	*wf.FileJournal
+	keys map[string]string
+}
+
+func newKeyJournal(j *wf.FileJournal) *keyJournal {
+	return &keyJournal{FileJournal: j, keys: map[string]string{}}
+}
+
+// Lookup is the journal's entry of key, whose task (if any) is key's.
+func (j *keyJournal) Lookup(key string) (wf.Entry, bool) {
+	e, ok := j.FileJournal.Lookup(key)
+	if e.TaskID != "" {
+		j.keys[e.TaskID] = key
+	}
+	return e, ok
+}
+
+// Started records that key's call starts as task id.
+func (j *keyJournal) Started(key, taskID string) error {
+	j.keys[taskID] = key
+	return j.FileJournal.Started(key, taskID)
+}
+
+// keyOf is the plan call task is ("": none the executor named; nil j:
+// a single call's).
+func (j *keyJournal) keyOf(task string) string {
+	if j == nil {
+		return ""
+	}
+	return j.keys[task]
 }

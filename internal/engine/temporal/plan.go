@@ -25,12 +25,12 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 	if in.Plan == nil {
 		return nil, temporal.NewNonRetryableApplicationError("the run has no plan", ErrRefused, nil)
 	}
-	j := wf.MemoryJournal(in.Journal)
+	j := newKeyJournal(wf.MemoryJournal(in.Journal))
 	prog := &progress{}
 	if err := workflow.SetQueryHandler(w, ProgressQuery, prog.snapshot); err != nil {
 		return nil, err
 	}
-	runner := &activityRunner{in: &in, prog: prog, gate: newResultGate(w, &in)}
+	runner := &activityRunner{in: &in, prog: prog, gate: newResultGate(w, &in), keys: j}
 	if in.Code != nil {
 		runner.chainLock = workflow.NewSemaphore(w, 1)
 		runner.root = runner.tip().Tree
@@ -73,7 +73,7 @@ func PlanWorkflow(w workflow.Context, in RunInput) (*RunOutput, error) {
 		memoUsage: res.Usage, memoCalls: wf.CallStatuses(res), // workflow list's, as workflow show's
 	})
 	in.Journal = nil
-	return &RunOutput{Input: in, Result: res, Journal: j.Lines()}, nil
+	return &RunOutput{Input: in, Result: res, Journal: j.Lines(), Bound: runner.gate != nil && runner.gate.bound}, nil
 }
 
 // lazyCallsVersion marks the runs whose calls' coroutines start only when
@@ -177,6 +177,8 @@ type activityRunner struct {
 	gate *resultGate
 	// seq counts the calls this execution scheduled (CallInput.Seq).
 	seq int
+	// keys names each call's plan key (CallInput.Key; nil: a single call).
+	keys *keyJournal
 	// checkSteps: the run checks each chain step's tip and failure
 	// (chaincheck.go) against the gate's keys; root is the tree its
 	// execution started from, which every tip it takes grows from.
@@ -240,7 +242,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	var out CallOutput
 	r.seq++
-	in := CallInput{Spec: spec, Signed: r.in.Signed, Seq: r.seq}
+	in := CallInput{Spec: spec, Signed: r.in.Signed, Seq: r.seq, Key: r.keys.keyOf(cmp.Or(spec.Resume, spec.TaskID))}
 	if hb, ok := r.in.Stopped[cmp.Or(spec.Resume, spec.TaskID)]; ok {
 		in.From = &hb
 	}
@@ -252,7 +254,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(w, ao), CallActivityName, in).Get(w, &out)
 	if err == nil {
 		if r.gate != nil {
-			if u := r.gate.take(spec, &out); u != nil { // before anything reads it
+			if u := r.gate.take(in, &out); u != nil { // before anything reads it
 				r.signed(&CallOutput{Result: u.Result, Sig: u.Sig})
 			}
 		}
@@ -292,7 +294,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	var res *call.Result
 	if r.gate != nil {
-		out, refused := r.gate.failed(w, spec, err)
+		out, refused := r.gate.failed(w, in, err)
 		r.signed(out)
 		if refused {
 			return nil, errors.New(out.Error)

@@ -35,8 +35,13 @@ import (
 // resultSigContext separates a result's signature from any other use of
 // a worker key.
 // v2: the signed part covers the worker's figures (usage, attempts, the
-// worker whose child ran it) too.
-const resultSigContext = "brood fleet worker result v2\x00"
+// worker whose child ran it) too. v3: the claim names the call the
+// result answers too (ResultSig's Call, Seq and Brief: callBind).
+const resultSigContext = "brood fleet worker result v3\x00"
+
+// resultSigContextV2 is a result signature of a worker from before v3,
+// which names no call of the plan (an unbound result: callBind).
+const resultSigContextV2 = "brood fleet worker result v2\x00"
 
 // ResultSig is a worker's signature over a call's result (CallOutput.Sig).
 type ResultSig struct {
@@ -46,7 +51,41 @@ type ResultSig struct {
 	Worker  string `json:"worker,omitempty"`
 	Attempt int    `json:"attempt"`
 	Run     string `json:"run"`
-	Sig     []byte `json:"sig"`
+	// Call, Seq and Brief name the call the result answers (v3, callBind):
+	// the plan call's key and number the workflow passed, and the digest
+	// of the call's whole input. Empty in a v1 or v2 signature.
+	Call  string `json:"call,omitempty"`
+	Seq   int    `json:"seq,omitempty"`
+	Brief string `json:"brief,omitempty"`
+	Sig   []byte `json:"sig"`
+}
+
+// callBind is the call a result answers, as its worker signs it (v3):
+// whoever completes a plan's workflow otherwise chooses which call of the
+// plan a genuine result is taken for (review25 P1-8: two results swapped
+// between calls, one ballot copied onto every ballot key of a votes
+// phase). The workflow compares it with the call it scheduled
+// (resultGate.take), the submitter a record's key with it
+// (Engine.recordRefusal).
+type callBind struct {
+	// Call is the plan call's key (CallInput.Key; "": a single call).
+	Call string
+	// Seq is the call's number in its run's execution (CallInput.Seq).
+	Seq int
+	// Brief is the SHA-256 of the call's whole input (callDigest): the
+	// agent, prompt and options, the tree, the continuation, the key and
+	// number.
+	Brief string
+}
+
+// bindOf is the call in names, as its worker signs it.
+func bindOf(in CallInput) callBind {
+	return callBind{Call: in.Key, Seq: in.Seq, Brief: callDigest(in)}
+}
+
+// bind is the call s names (zero: a v1 or v2 signature).
+func (s *ResultSig) bind() callBind {
+	return callBind{Call: s.Call, Seq: s.Seq, Brief: s.Brief}
 }
 
 // resultClaim is what a worker signs of a result.
@@ -59,6 +98,10 @@ type resultClaim struct {
 	Attempt   int    `json:"attempt"`
 	Worker    string `json:"worker"`
 	Result    string `json:"result"`
+	// v3: the call the result answers (callBind).
+	Call  string `json:"call,omitempty"`
+	Seq   int    `json:"seq,omitempty"`
+	Brief string `json:"brief,omitempty"`
 }
 
 // signedPart is the part of a result a signature covers: its task, agent
@@ -142,27 +185,62 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
+// Signature versions: v1 (the answer), v2 (and the worker's figures), v3
+// (and the call it answers).
+const (
+	sigV1 = 1 + iota
+	sigV2
+	sigV3
+)
+
 func resultClaimOf(ns, workflow, submitter string, r *call.Result, s *ResultSig) []byte {
-	return resultClaimVersion(ns, workflow, submitter, r, s, true)
+	return resultClaimVersion(ns, workflow, submitter, r, s, sigV3)
 }
 
-// resultClaimVersion is what a v2 (figures) or v1 signature signs.
-func resultClaimVersion(ns, workflow, submitter string, r *call.Result, s *ResultSig, figures bool) []byte {
-	b, _ := json.Marshal(resultClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: r.TaskID,
-		Attempt: s.Attempt, Worker: s.Worker, Result: resultDigestOf(r, figures)})
-	if !figures {
-		return append([]byte(resultSigContextV1), b...)
+// resultClaimVersion is what a signature of version v signs.
+func resultClaimVersion(ns, workflow, submitter string, r *call.Result, s *ResultSig, v int) []byte {
+	c := resultClaim{Namespace: ns, Workflow: workflow, Run: s.Run, Submitter: submitter, Task: r.TaskID,
+		Attempt: s.Attempt, Worker: s.Worker, Result: resultDigestOf(r, v >= sigV2)}
+	ctx := resultSigContext
+	switch v {
+	case sigV1:
+		ctx = resultSigContextV1
+	case sigV2:
+		ctx = resultSigContextV2
+	default:
+		c.Call, c.Seq, c.Brief = s.Call, s.Seq, s.Brief
 	}
-	return append([]byte(resultSigContext), b...)
+	b, _ := json.Marshal(c)
+	return append([]byte(ctx), b...)
+}
+
+// sigVersion is the version of s over r for the call (namespace, workflow,
+// submitter) that verifies (0: none does). A v3 signature names its call,
+// so a v1 or v2 one is tried only when it names none.
+func sigVersion(ns, workflow, submitter string, r *call.Result, s *ResultSig) int {
+	if s == nil || len(s.Key) != ed25519.PublicKeySize {
+		return 0
+	}
+	vs := []int{sigV3, sigV2, sigV1}
+	if s.bind() != (callBind{}) {
+		vs = vs[:1]
+	}
+	for _, v := range vs {
+		if ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimVersion(ns, workflow, submitter, r, s, v), s.Sig) {
+			return v
+		}
+	}
+	return 0
 }
 
 // signResult signs out's result for the call (nil keys: a worker
-// embedded in a test, which signs nothing).
+// embedded in a test, which signs nothing), naming the call info.Bind.
 func (k *WorkerKeys) signResult(info CallInfo, worker string, out *CallOutput) {
 	if k == nil || out == nil {
 		return
 	}
-	s := &ResultSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Attempt: info.Attempt, Run: info.Run}
+	s := &ResultSig{Key: k.own.Public().(ed25519.PublicKey), Worker: worker, Attempt: info.Attempt, Run: info.Run,
+		Call: info.Bind.Call, Seq: info.Bind.Seq, Brief: info.Bind.Brief}
 	s.Sig = ed25519.Sign(k.own, resultClaimOf(info.Namespace, info.Workflow, info.Submitter, &out.Result, s))
 	out.Sig = s
 }
@@ -238,18 +316,14 @@ func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 	if !rt.trust.trusts(s.Key) {
 		return fmt.Errorf("the result of task %s is signed by worker key %s (worker %q), which you do not trust: it was not taken; compare that key with the one your fleet's worker printed at its start (brood worker: worker key ...): whoever completed the call chose the key in this message; only if they are the same, trust it with: brood fleet trust-worker '%s'", r.TaskID, fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""))
 	}
-	signed := func(figures bool) bool {
-		return len(s.Key) == ed25519.PublicKeySize && ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimVersion(c.Namespace, c.Workflow, c.Submitter, r, s, figures), s.Sig)
-	}
-	v2 := signed(true)
-	v1 := !v2 && signed(false)
+	v := sigVersion(c.Namespace, c.Workflow, c.Submitter, r, s)
 	switch {
-	case !v2 && !v1:
+	case v == 0:
 		return fmt.Errorf("the result of task %s is not what worker key %s (worker %q) signed for this call: changed since, or another call's; it was not taken", r.TaskID, fp, printable(s.Worker))
 	case c.Run != "" && s.Run != c.Run:
 		return fmt.Errorf("the result of task %s was signed by worker key %s in another execution of %s (%s): it was not taken", r.TaskID, fp, c.Workflow, s.Run)
 	}
-	if v1 {
+	if v == sigV1 {
 		// A worker from before v2 (a result kept from then): its answer
 		// is signed, its figures are not, and are not shown.
 		r.Usage, r.Attempts, r.Worker = model.Usage{}, 0, ""

@@ -102,7 +102,7 @@ func TestResultSignatureCoversTheFigures(t *testing.T) {
 	c := resultCall{Namespace: "default", Workflow: "brood-call-T", Run: "R", Task: "01M94GP8WHCA3G6AZ1AHXZK68W"}
 	v1 := func(o *CallOutput) {
 		NewWorkerKeys(w, nil).signResult(info, "w1", o)
-		o.Sig.Sig = ed25519.Sign(w.key, resultClaimVersion(info.Namespace, info.Workflow, info.Submitter, &o.Result, o.Sig, false))
+		o.Sig.Sig = ed25519.Sign(w.key, resultClaimVersion(info.Namespace, info.Workflow, info.Submitter, &o.Result, o.Sig, sigV1))
 	}
 	for _, tc := range []struct {
 		name    string

@@ -35,6 +35,9 @@ type CallInfo struct {
 	// Priority is the activity's Temporal priority key (0: the server's
 	// default).
 	Priority int
+	// Bind is the call the activity runs, as its result's signature names
+	// it (set by callInfo).
+	Bind callBind
 }
 
 // infoOf is the activity's CallInfo.
@@ -44,9 +47,11 @@ func infoOf(ctx context.Context) CallInfo {
 		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt), Priority: i.Priority.PriorityKey}
 }
 
-// callInfo is the activity's CallInfo with the submitter of in.
+// callInfo is the activity's CallInfo with the submitter of in and the
+// call in names.
 func callInfo(ctx context.Context, in CallInput) CallInfo {
 	info := infoOf(ctx)
+	info.Bind = bindOf(in)
 	if in.Signed != nil && len(in.Signed.Key) > 0 {
 		info.Submitter = Fingerprint(in.Signed.Key)
 	}
@@ -211,7 +216,7 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 		if sub.Plan == nil {
 			return fmt.Errorf("the signed plan is missing")
 		}
-		if err := planCovers(sub.Plan, sub.Workflow, in.Spec); err != nil {
+		if err := planCovers(sub.Plan, sub.Workflow, in.Spec, in.Key); err != nil {
 			return err
 		}
 		if err := planTaskCovers(sub.Workflow, in); err != nil {
@@ -230,8 +235,10 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 	return limitsCover(sub.Limits, agent, info)
 }
 
-// planCovers checks a plan call's spec against the plan's calls.
-func planCovers(p *wf.Plan, runID string, s call.Spec) error {
+// planCovers checks a plan call's spec against the plan's calls: the
+// one key names (keyCalls), when the workflow names one (brood's own
+// from bound results on: its result's signature names it).
+func planCovers(p *wf.Plan, runID string, s call.Spec, key string) error {
 	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 || s.Session != "" {
 		return fmt.Errorf("the call's options are not a plan call's")
 	}
@@ -240,8 +247,14 @@ func planCovers(p *wf.Plan, runID string, s call.Spec) error {
 	if (s.Resume != "") != s.Continue || (s.Resume != "" && s.TaskID != "") || (s.Resume == "" && s.TaskID == "") {
 		return fmt.Errorf("the call's task is not a plan call's: a new task id, or the pick-up of one its run started")
 	}
+	cands := planCalls(p)
+	if key != "" {
+		if cands = keyCalls(p, key); len(cands) == 0 {
+			return fmt.Errorf("the call's key %q names no call of the signed plan", printable(key))
+		}
+	}
 	var agentSeen, prompted bool
-	for _, c := range planCalls(p) {
+	for _, c := range cands {
 		if c.Agent != s.Agent {
 			continue
 		}

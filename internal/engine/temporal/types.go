@@ -166,6 +166,11 @@ type RunOutput struct {
 	Input   RunInput               `json:"input"`
 	Result  *workflow.Result       `json:"result"`
 	Journal []workflow.JournalLine `json:"journal"`
+	// Bound: the execution's workflow used a result only when its
+	// signature named the call (boundResultsVersion), so its submitter
+	// takes no result signed in it that names none (Engine.recordRefusal;
+	// as the submitter's replay makes it, never the server's word).
+	Bound bool `json:"bound,omitempty"`
 }
 
 // CallInput is one agent call as an activity runs it.
@@ -186,6 +191,11 @@ type CallInput struct {
 	// order the workflow schedules them: a worker runs no number past the
 	// submission's MaxCalls, and each number once (callbound.go).
 	Seq int `json:"seq,omitempty"`
+	// Key is the plan call this is (its key in the plan's records, as the
+	// workflow names it; "": a single call): its worker signs it into the
+	// result with Seq and the input's digest (callBind), so no result is
+	// taken for another call of the run.
+	Key string `json:"key,omitempty"`
 }
 
 // CallOutput is what a call's activity (and a single call's workflow)

@@ -65,6 +65,12 @@ func (ws *WorkerSet) resultTrust() *ResultTrust {
 // result before it uses it (runs from before replay as they ran).
 const checkedResultsVersion = "brood.plan.checked-results"
 
+// boundResultsVersion marks the runs whose workflow uses a call's result
+// only when its worker signed it for that very call (callBind: the plan
+// call's key and number, the digest of its input); runs from before
+// replay as they ran.
+const boundResultsVersion = "brood.plan.bound-results"
+
 // resultGate is a plan workflow's check of its calls' results (nil: none,
 // a run whose submitter sent no worker keys, or from before the check).
 type resultGate struct {
@@ -72,6 +78,8 @@ type resultGate struct {
 	// call is where every result must be signed: this execution of the
 	// run, for the submission's key (Task set per call).
 	call resultCall
+	// bound: a result must name the call it answers (boundResultsVersion).
+	bound bool
 }
 
 // newResultGate is the gate of the run in, in this execution.
@@ -87,21 +95,28 @@ func newResultGate(w workflow.Context, in *RunInput) *resultGate {
 	if in.Signed != nil && len(in.Signed.Key) > 0 {
 		c.Submitter = Fingerprint(in.Signed.Key)
 	}
-	return &resultGate{rt: in.Workers.resultTrust(), call: c}
+	bound := workflow.GetVersion(w, boundResultsVersion, workflow.DefaultVersion, 1) >= 1
+	return &resultGate{rt: in.Workers.resultTrust(), call: c, bound: bound}
 }
 
 // take is out as the workflow uses it: itself when a trusted worker
-// signed it for this call of this execution; an unsigned ending (failed,
-// killed, cancelled) with brood's own reason and nothing of its text;
-// else a failed call with brood's reason. untrusted: the refused result
-// when a key the submitter does not trust signed it for this very call
-// (kept on the run, so the submitter names that key from a signature it
-// verifies itself, never from the record's text).
-func (g *resultGate) take(spec call.Spec, out *CallOutput) (untrusted *SignedResult) {
+// signed it for this call of this execution (in: the call as the
+// workflow scheduled it, whose key, number and input the signature must
+// name: boundTo); an unsigned ending (failed, killed, cancelled) with
+// brood's own reason and nothing of its text; else a failed call with
+// brood's reason. untrusted: the refused result when a key the submitter
+// does not trust signed it for this very call (kept on the run, so the
+// submitter names that key from a signature it verifies itself, never
+// from the record's text).
+func (g *resultGate) take(in CallInput, out *CallOutput) (untrusted *SignedResult) {
+	spec := in.Spec
 	task := cmp.Or(spec.Resume, spec.TaskID)
 	c := g.call
 	c.Task = task
 	err := g.rt.check(c, out)
+	if err == nil && out.Sig != nil {
+		err = g.boundTo(in, out)
+	}
 	switch {
 	case err == nil && out.Sig != nil:
 		return nil
@@ -129,6 +144,10 @@ func (g *resultGate) refusal(task string, out *CallOutput) string {
 		what = "for another task"
 	case s == nil || len(s.Key) == 0:
 		what = "signed by no brood worker"
+	case g.bound && g.rt.trust.trusts(s.Key) && g.signedForThisCall(out) && s.bind() == (callBind{}):
+		return unboundReason(task, g.call.Workflow)
+	case g.bound && g.rt.trust.trusts(s.Key) && g.signedForThisCall(out):
+		what = "signed by worker key " + Fingerprint(s.Key) + " for another call of this run"
 	case !g.rt.trust.trusts(s.Key) && g.signedForThisCall(out):
 		key := FormatPublicKey(ed25519.PublicKey(s.Key), "")
 		return fmt.Sprintf("the result of task %s is signed by worker key %s (%s), which this run's submitter does not trust, so the run did not use it: if it is the key your fleet's worker printed when it started, trust it with: brood fleet trust-worker '%s', then brood workflow resume %s", task, Fingerprint(s.Key), key, key, g.call.Workflow)
@@ -143,8 +162,30 @@ func (g *resultGate) refusal(task string, out *CallOutput) string {
 func (g *resultGate) signedForThisCall(out *CallOutput) bool {
 	s := out.Sig
 	c := g.call
-	return len(s.Key) == ed25519.PublicKeySize && s.Run == c.Run &&
-		ed25519.Verify(ed25519.PublicKey(s.Key), resultClaimOf(c.Namespace, c.Workflow, c.Submitter, &out.Result, s), s.Sig)
+	return s.Run == c.Run && sigVersion(c.Namespace, c.Workflow, c.Submitter, &out.Result, s) > 0
+}
+
+// boundTo is nil when out's signature names the call in (a run from
+// before bound results: any); else why not. Run after check, which
+// verified the signature.
+func (g *resultGate) boundTo(in CallInput, out *CallOutput) error {
+	if !g.bound {
+		return nil
+	}
+	switch b := out.Sig.bind(); {
+	case b == (callBind{}):
+		return errors.New("unbound")
+	case b != bindOf(in):
+		return errors.New("another call's")
+	}
+	return nil
+}
+
+// unboundReason is brood's reason for a result of task whose worker named
+// no call it answers (a worker from before v3 signatures) in a run that
+// takes only results that do (run: the run's id).
+func unboundReason(task, run string) string {
+	return fmt.Sprintf("the result of task %s is signed by a brood worker from before results named the call they answer, so the run did not use it: upgrade every worker of the fleet, then brood workflow resume %s", task, run)
 }
 
 // endedUnsigned is an ending no worker signed (whoever completes a call's
@@ -195,7 +236,8 @@ func signedEnding(spec call.Spec, err error) *CallOutput {
 // that no brood worker signed a reason; never the failure's own text.
 // refused: the activity was refused (the executor records the call failed
 // with its error).
-func (g *resultGate) failed(w workflow.Context, spec call.Spec, err error) (out *CallOutput, refused bool) {
+func (g *resultGate) failed(w workflow.Context, in CallInput, err error) (out *CallOutput, refused bool) {
+	spec := in.Spec
 	task := cmp.Or(spec.Resume, spec.TaskID)
 	res := call.Result{TaskID: task, Agent: spec.Agent, Status: dispatch.StatusFailed}
 	var app *temporal.ApplicationError
@@ -215,7 +257,7 @@ func (g *resultGate) failed(w workflow.Context, spec call.Spec, err error) (out 
 		if app.Details(&signed) == nil && signed.Sig != nil && ending(signed.Status) {
 			c := g.call
 			c.Task = task
-			if g.rt.check(c, &signed) == nil {
+			if g.rt.check(c, &signed) == nil && g.boundTo(in, &signed) == nil {
 				return &CallOutput{Result: signed.Result, Sig: signed.Sig}, isRefusal(app)
 			}
 		}
@@ -231,7 +273,8 @@ func (g *resultGate) failed(w workflow.Context, spec call.Spec, err error) (out 
 // key: the trust-worker sentence is the submitter's own, from a refused
 // result whose signature it verified (untrustedReason), never a record's.
 var broodEndings = regexp.MustCompile(`^(?:stopped with the run \(the task ended (?:failed|killed|cancelled)\) )?(?:` +
-	`the result of task [0-9A-Z]{26} that came back on Temporal is (?:for another task|signed by no brood worker|signed by worker key SHA256:[A-Za-z0-9+/]{43}, which this run's submitter does not trust|not what worker key SHA256:[A-Za-z0-9+/]{43} signed for this call of this execution): something other than a worker this run trusts completed the call \(anyone who reaches the frontend can\), so the run did not use it` +
+	`the result of task [0-9A-Z]{26} that came back on Temporal is (?:for another task|signed by no brood worker|signed by worker key SHA256:[A-Za-z0-9+/]{43}, which this run's submitter does not trust|not what worker key SHA256:[A-Za-z0-9+/]{43} signed for this call of this execution|signed by worker key SHA256:[A-Za-z0-9+/]{43} for another call of this run): something other than a worker this run trusts completed the call \(anyone who reaches the frontend can\), so the run did not use it` +
+	`|the result of task [0-9A-Z]{26} is signed by a brood worker from before results named the call they answer, so the run did not use it: upgrade every worker of the fleet, then brood workflow resume [A-Za-z0-9_.-]+` +
 	`|the call ended (?:failed|killed|cancelled) on Temporal with no result a brood worker signed: its reason is not shown, since whoever ends a call on Temporal writes it` +
 	`|no worker finished the call: its activity ended with a (?:StartToClose|ScheduleToStart|ScheduleToClose|Heartbeat) timeout on Temporal` +
 	`|the call's activity failed on Temporal with no failure a brood worker signed: its reason is not shown, since whoever fails an activity writes it` +
