@@ -300,6 +300,24 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 	return filepath.Join(strings.TrimSpace(out), "brood", "fleet", key), nil
 }
 
+// landedHere is whether tip is the tree this checkout last landed for
+// the run key (its landing record, in the git dir, which no child
+// writes), so was checked when it landed.
+func (e *Engine) landedHere(ctx context.Context, key string, tip *codesnap.Snapshot) bool {
+	if e.cfg.Code == nil || tip == nil {
+		return false
+	}
+	dir, err := landDir(ctx, e.cfg.Code.Dir, key)
+	if err != nil {
+		return false
+	}
+	var rec landRecord
+	if dispatch.ReadJSON(filepath.Join(dir, "landed.json"), &rec) != nil || rec.Landed == nil {
+		return false
+	}
+	return rec.Landed.Tree == tip.Tree && rec.Landed.Base == tip.Base
+}
+
 // landStateDir is a directory of its own under dir for one landing's kept
 // patch (concurrent landings never share one), named by the run's or the
 // task's id (key's), so the path says whose patch it is; "" when dir is.

@@ -101,9 +101,9 @@ func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.De
 		info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
 		return
 	}
-	e.judgeTip(ownPart(out.Input, sub), out, tipRun(exec, sub))  // the checks settleOwn makes, landing nothing
-	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out) // only what trusted workers signed (callsig.go)
-	e.takeTimes(ctx, id, exec, &out)                             // the split of the execution the records were read from
+	e.judgeTip(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub)) // the checks settleOwn makes, landing nothing
+	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out)     // only what trusted workers signed (callsig.go)
+	e.takeTimes(ctx, id, exec, &out)                                 // the split of the execution the records were read from
 	info.Result = out.Result
 	if kept := e.keptRun(id); kept != nil {
 		info.Result = kept // its status and reason judgeKept's
