@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -363,9 +364,23 @@ func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(Ca
 	if err != nil {
 		return replayed[*CallOutput]{}, err
 	}
-	got, err := replayHistory(e.replayConfig(), h, wid, exec, CallWorkflowName, CallWorkflow, check)
+	var (
+		mu   sync.Mutex
+		task string // the call's, from its start input
+	)
+	got, err := replayHistory(e.replayConfig(), h, wid, exec, CallWorkflowName, func(w workflow.Context, in CallInputW) (*CallOutput, error) {
+		mu.Lock()
+		task = cmp.Or(in.Spec.Resume, in.Spec.TaskID)
+		mu.Unlock()
+		return CallWorkflow(w, in)
+	}, check)
+	mu.Lock()
+	defer mu.Unlock()
 	if err == nil && !got.Ran {
 		got.Err = fmt.Errorf("it ended on Temporal without a result (%s)", endOf(h))
+	}
+	if err == nil {
+		got = e.vetRefusal(h, resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: exec, Submitter: e.fingerprint(), Task: task}, got)
 	}
 	return got, err
 }
