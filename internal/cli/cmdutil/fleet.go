@@ -57,6 +57,9 @@ type FleetCall struct {
 	Status      string
 	Description string
 	Created     time.Time
+	// Unchecked: Status is what the workflow reported on Temporal
+	// (whoever completed its workflow tasks wrote it), unchecked.
+	Unchecked bool
 }
 
 // WorkerOptions are the flags of `brood worker`.

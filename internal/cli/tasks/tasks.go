@@ -142,19 +142,32 @@ func printFleet(ctx context.Context, opts *ListOptions, status string) error {
 	fmt.Fprintln(f.Out, "\non the fleet (Temporal):")
 	tw := tabwriter.NewWriter(termsafe.NewWriter(f.Out), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tAGENT\tSTATUS\tAGE\tDESCRIPTION")
-	n := 0
+	n, unchecked := 0, false
 	for _, t := range fleet {
 		if status != "" && !statusIs(t.Status, status) {
 			continue
 		}
 		n++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.ID), t.Kind, termsafe.Line(t.Agent), t.Status, cmdutil.Age(t.Created), termsafe.Line(cmdutil.TrimTo(t.Description, 70)))
+		st := termsafe.Line(t.Status)
+		if t.Unchecked {
+			st, unchecked = st+" (unchecked)", true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(t.ID), t.Kind, termsafe.Line(t.Agent), st, cmdutil.Age(t.Created), termsafe.Line(cmdutil.TrimTo(t.Description, 70)))
 	}
 	if n == 0 {
 		fmt.Fprintln(tw, "(none)")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if unchecked {
+		fmt.Fprintln(f.Out, uncheckedWord)
+	}
+	return nil
 }
+
+// uncheckedWord says what an ended fleet task's "(unchecked)" status is.
+const uncheckedWord = "(unchecked): the status as the task's workflow reported it on Temporal, which whoever completed its workflow tasks writes; brood tasks show ID (a call) or brood workflow show ID (a run) checks it"
 
 // fleetRows are the fleet's calls and runs as --json rows ("fleet":
 // "temporal"); a fleet that does not answer is said on stderr.
@@ -169,7 +182,7 @@ func fleetRows(ctx context.Context, opts *ListOptions, status string) []taskRow 
 	for _, t := range fleet {
 		if status == "" || statusIs(t.Status, status) {
 			rows = append(rows, taskRow{ID: t.ID, Agent: t.Agent, Status: t.Status, Description: t.Description,
-				Trust: "unjudged", Created: t.Created, Fleet: "temporal", Kind: t.Kind})
+				Trust: "unjudged", Created: t.Created, Fleet: "temporal", Kind: t.Kind, Unchecked: t.Unchecked})
 		}
 	}
 	return rows
@@ -241,6 +254,9 @@ type taskRow struct {
 	// records: brood tasks show ID asks the fleet), Kind call or plan.
 	Fleet string `json:"fleet,omitempty"`
 	Kind  string `json:"kind,omitempty"`
+	// Unchecked: a fleet task's status as its workflow reported it on
+	// Temporal (FleetCall.Unchecked).
+	Unchecked bool `json:"status_unchecked,omitempty"`
 }
 
 // rowResult is the part of result.json a listing needs.

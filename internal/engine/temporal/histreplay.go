@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -351,7 +352,26 @@ func (e *Engine) replayRunHistory(id, exec string, h *historypb.History, check f
 	case got.Out == nil || got.Out.Result == nil:
 		return RunOutput{}, fmt.Errorf("workflow %s ended without a result", id)
 	}
+	if why := serverClose(h, got.Ran); why != "" {
+		res := *got.Out.Result
+		res.Reason = joinReason(res.Reason, "its workflow's code ended "+res.Status+" in brood's replay of its history, but "+why)
+		got.Out.Result = &res
+	}
 	return *got.Out, nil
+}
+
+// serverClose says that the server ended h (terminated, timed out) after
+// the code had run to its end in the replay (ran): the output is the
+// code's own, from the history's results, and the server's close is said
+// with it (review26 P3-3). "": the history ends as the code did.
+func serverClose(h *historypb.History, ran bool) string {
+	switch t := h.GetEvents()[len(h.GetEvents())-1].GetEventType(); {
+	case !ran:
+		return ""
+	case t == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED || t == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+		return "the server recorded it " + endOf(h) + " on Temporal (temporal workflow terminate, or its timeout), so it has no completion there"
+	}
+	return ""
 }
 
 // replayCall is execution exec of single call workflow wid as this
@@ -363,9 +383,23 @@ func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(Ca
 	if err != nil {
 		return replayed[*CallOutput]{}, err
 	}
-	got, err := replayHistory(e.replayConfig(), h, wid, exec, CallWorkflowName, CallWorkflow, check)
+	var (
+		mu   sync.Mutex
+		task string // the call's, from its start input
+	)
+	got, err := replayHistory(e.replayConfig(), h, wid, exec, CallWorkflowName, func(w workflow.Context, in CallInputW) (*CallOutput, error) {
+		mu.Lock()
+		task = cmp.Or(in.Spec.Resume, in.Spec.TaskID)
+		mu.Unlock()
+		return CallWorkflow(w, in)
+	}, check)
+	mu.Lock()
+	defer mu.Unlock()
 	if err == nil && !got.Ran {
 		got.Err = fmt.Errorf("it ended on Temporal without a result (%s)", endOf(h))
+	}
+	if err == nil {
+		got = e.vetRefusal(h, resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: exec, Submitter: e.fingerprint(), Task: task}, got)
 	}
 	return got, err
 }
@@ -389,7 +423,8 @@ func callEnd(got replayed[*CallOutput]) (CallOutput, error) {
 // endOf says how a closed history ended, as the server recorded it.
 func endOf(h *historypb.History) string {
 	t := h.GetEvents()[len(h.GetEvents())-1].GetEventType()
-	return strings.ToLower(strings.TrimPrefix(t.String(), "WorkflowExecution"))
+	s := strings.ToLower(strings.TrimPrefix(t.String(), "WorkflowExecution"))
+	return strings.NewReplacer("timedout", "timed out", "continuedasnew", "continued as new").Replace(s)
 }
 
 // ownRunOutput is execution exec of run id as brood's own workflow code

@@ -335,6 +335,11 @@ type FleetTask struct {
 	Status      string    `json:"status"`
 	Description string    `json:"description,omitempty"`
 	Created     time.Time `json:"created"`
+	// Unchecked: Status is what the task's workflow reported (its memo,
+	// whose writer is whoever completed its workflow tasks), not taken
+	// from a replay nor from a result this checkout kept: brood tasks
+	// show (a call) or brood workflow show (a run) checks it.
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // Tasks lists the fleet's calls and plan runs on this engine's queue,
@@ -362,6 +367,11 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 				info.Status = e.liveStatus(ctx, d, qw)
 			}
 			ft := FleetTask{ID: wid, Kind: "plan", Status: info.Status, Description: info.Plan, Created: info.Created}
+			ended := x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+			ft.Unchecked = ended
+			if kept := e.keptRun(wid); kept != nil && ended && x.GetType().GetName() == PlanWorkflowName {
+				ft.Status, ft.Unchecked = kept.Status, false // as its submitter kept it here
+			}
 			if x.GetType().GetName() == CallWorkflowName {
 				ft.Kind = "call"
 				ft.ID = strings.TrimPrefix(wid, "brood-call-")
@@ -371,7 +381,7 @@ func (e *Engine) Tasks(ctx context.Context) ([]FleetTask, error) {
 				e.memo(x.GetMemo().GetFields(), memoAgent, &ft.Agent)
 				ft.Description = info.Source
 				if ft.Status == wf.CallDone && e.callKept(ctx, ft.ID, x.GetExecution().GetRunId()) {
-					ft.Status = wf.CallNotApplied
+					ft.Status, ft.Unchecked = wf.CallNotApplied, false // its submitter's own word: it kept the change
 				}
 			}
 			out = append(out, ft)

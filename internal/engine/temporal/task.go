@@ -116,7 +116,14 @@ func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.Wo
 	switch x.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
 		// No result: why it ended (a worker's refusal, say) is its error.
-		if _, err := callEnd(got); err != nil {
+		co, err := callEnd(got)
+		if err == nil && x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+			// Its code ran to its end, then the server closed it
+			// (review26 P3-3): both are said.
+			out.LastFailure = "its workflow's code ended " + co.Status + " in brood's replay of its history, but the server recorded it " +
+				strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(x.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")), "_", " ") + " on Temporal, so its result is not taken"
+		}
+		if err != nil {
 			out.LastFailure = finalMessage(err)
 			var app *temporal.ApplicationError
 			out.Refused = errors.As(got.Err, &app) && isRefusal(app)

@@ -103,7 +103,7 @@ func (Link) Calls(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags
 	}
 	out := make([]cmdutil.FleetCall, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, cmdutil.FleetCall{ID: t.ID, Kind: t.Kind, Agent: t.Agent, Status: t.Status, Description: t.Description, Created: t.Created})
+		out = append(out, cmdutil.FleetCall{ID: t.ID, Kind: t.Kind, Agent: t.Agent, Status: t.Status, Description: t.Description, Created: t.Created, Unchecked: t.Unchecked})
 	}
 	return out, nil
 }
