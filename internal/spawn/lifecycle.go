@@ -511,5 +511,10 @@ func (d *Dispatcher) In(workspace string, mount *isolate.Mount) (*Dispatcher, er
 	// The machine's sandbox support is probed once per process (a fleet
 	// worker makes one of these per call): the new one takes d's answer.
 	nd.sbOnce.Do(func() { nd.sb = d.sandboxReport(context.Background()) })
+	// And its children's shared policy parts, with the layers built from
+	// them (isolate.PolicyBase: the same hidden paths, settings and
+	// environment, as cfg is d's): a worker's calls on one base share a
+	// layer instead of building it once a call.
+	nd.baseOnce.Do(func() { nd.base = d.policyBase() })
 	return nd, nil
 }
