@@ -213,14 +213,21 @@ func (e *Engine) judgeTip(ctx context.Context, own RunInput, out RunOutput, run 
 		refuseTip(out.Result, err)
 		return
 	}
+	if said := e.refuseNotInTip(in, own, out); said != "" {
+		out.Result.Reason = joinReason(out.Result.Reason, said)
+	}
+}
+
+// refuseNotInTip marks not-applied on out's result the writers whose
+// change the taken tip in (takeTip, checkedTip) does not hold, from the
+// tree own started the execution in, and says so ("": none).
+func (e *Engine) refuseNotInTip(in, own RunInput, out RunOutput) string {
 	in.Chained = out.Input.Chained
 	start := own.Tip
 	if start == nil {
 		start = own.Code
 	}
-	if said := refuseWriters(out.Result, e.notInTip(in, start, out.Result)); said != "" {
-		out.Result.Reason = joinReason(out.Result.Reason, said)
-	}
+	return refuseWriters(out.Result, e.notInTip(in, start, out.Result))
 }
 
 // keepTip keeps a refused tip's change (from what the run started in) as
@@ -264,12 +271,7 @@ func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run
 		refuseTip(out.Result, err)
 		return
 	}
-	in.Chained = out.Input.Chained
-	start := own.Tip
-	if start == nil {
-		start = own.Code
-	}
-	said := refuseWriters(out.Result, e.notInTip(in, start, out.Result))
+	said := e.refuseNotInTip(in, own, out)
 	e.settleTree(ctx, in, out.Result, again)
 	if said != "" {
 		out.Result.Landed = strings.TrimSpace(said + "; " + strings.TrimPrefix(out.Result.Landed, "fleet: "))
