@@ -249,17 +249,12 @@ func (e *Engine) landTree(ctx context.Context, in RunInput, again bool) landOutc
 	return out
 }
 
-// settle lands a finished execution's tree and says on res what became of
-// it: a tree that did not land makes the calls whose changes are in it
-// not-applied and the run failed or partial, as a local run whose writer's
-// change does not apply (never done about work that is not in the tree).
-// It returns what the landing said.
-func (e *Engine) settle(ctx context.Context, in RunInput, res *wf.Result) string {
-	return e.settleTree(ctx, in, res, false)
-}
-
-// settleTree is settle; again: a tree an earlier landing kept is tried once
-// more (landTree).
+// settleTree lands a finished execution's tree and says on res what
+// became of it: a tree that did not land makes the calls whose changes are
+// in it not-applied and the run failed or partial, as a local run whose
+// writer's change does not apply (never done about work that is not in
+// the tree). again: a tree an earlier landing kept is tried once more
+// (landTree). It returns what the landing said.
 func (e *Engine) settleTree(ctx context.Context, in RunInput, res *wf.Result, again bool) string {
 	out := e.landTree(ctx, in, again)
 	e.keepPatches(ctx, res)

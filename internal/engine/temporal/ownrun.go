@@ -5,23 +5,18 @@ import (
 	"fmt"
 )
 
-// signedByMe checks, before a resume signs a run's next execution with this
-// submitter's key, that the input the run's latest execution returned is
-// one this key signed: its submission, verified against this key alone,
-// names the run and carries exactly its plan, inputs, limits and snapshot.
-// Anyone who reaches the frontend can start an execution of the run's
-// workflow id ending with an input of their making; signed as it stood, a
-// resume would hand honest workers their brief under the user's signature
-// (review17 X1). The run must be the one asked for, id: another run this
-// key signed, however old, is not resumed under id's name (review17 X1b).
-// Without a key nothing is signed, and nothing is checked.
-func (e *Engine) signedByMe(ctx context.Context, id string, in RunInput) error {
-	_, err := e.ownSubmission(ctx, id, in)
-	return err
-}
-
 // ownSubmission is the submission this key signed for the execution whose
-// input in is (signedByMe); nil, nil without a key.
+// input in is; nil, nil without a key. Before a resume signs a run's next
+// execution with this submitter's key, the input the run's latest
+// execution returned must be one this key signed: its submission,
+// verified against this key alone, names the run and carries exactly its
+// plan, inputs, limits and snapshot. Anyone who reaches the frontend can
+// start an execution of the run's workflow id ending with an input of
+// their making; signed as it stood, a resume would hand honest workers
+// their brief under the user's signature (review17 X1). The run must be
+// the one asked for, id: another run this key signed, however old, is not
+// resumed under id's name (review17 X1b). Without a key nothing is
+// signed, and nothing is checked.
 func (e *Engine) ownSubmission(ctx context.Context, id string, in RunInput) (*Submission, error) {
 	s := e.cfg.Signer
 	if s == nil {
