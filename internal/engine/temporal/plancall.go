@@ -99,7 +99,8 @@ func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.R
 		if err != nil {
 			return nil
 		}
-		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub), &ro) // only what trusted workers signed (callsig.go)
+		e.judgeTip(ctx, ownPart(ro.Input, sub), ro, tipRun(exec, sub)) // the checks settleOwn makes, landing nothing (as workflow show)
+		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub), &ro)    // only what trusted workers signed (callsig.go)
 		e.takeTimes(ctx, run, exec, &ro)
 		res = ro.Result
 	}
