@@ -87,7 +87,9 @@ func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.De
 	switch {
 	case err != nil && !completed && !errors.As(err, &refused):
 		// Ended without a result (cancelled, failed, terminated): nothing
-		// to take.
+		// to take, and no counts nor usage (the workflow's memo, its
+		// completer's word).
+		info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
 		return
 	case errors.As(err, &theirs):
 		// Another key's run (or a forged one): not replayed, so its status
