@@ -125,6 +125,12 @@ func (w *Workspace) saveLandIndex() error {
 // fsmonitor or other configured command of the repository.
 func (w *Workspace) landGit(ctx context.Context, args ...string) (string, error) {
 	if w.landIndex == "" {
+		if w.gitHeld {
+			// Its writer wrote the copy's git dir, index included: never
+			// read for a landing (a crafted index's stat data would have
+			// add -A keep what the child chose).
+			return "", errors.New("isolate: the worktree copy's own index was not copied before its writer ran: nothing landed from it")
+		}
 		return w.childGit(ctx, args...)
 	}
 	env := []string{"GIT_DIR=" + w.repo.common, "GIT_WORK_TREE=" + w.Root, "GIT_INDEX_FILE=" + w.landIndex}
