@@ -314,7 +314,7 @@ func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
 		project = Resolved(env.ProjectRoot)
 	}
 	if !b.known.warming.TryLock() {
-		return // another spawn warms it; this one's ConfineChild waits for it
+		return // another spawn warms it: this one's ConfineChild takes the layer if built by then, else builds its own rules (warmingFor)
 	}
 	defer b.known.warming.Unlock()
 	if b.hasFreshLayer(project) {
