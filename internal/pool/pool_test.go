@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 
 func child(mode string) {
 	switch mode {
+	case "spawner":
+		spawnerMain() // forkserver_linux_test.go
 	case "ok":
 		fmt.Println(`{"ping":true}`)
 		fmt.Println(`{"type":"progress","tools":["Read"]}`)

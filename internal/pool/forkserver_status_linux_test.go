@@ -1,0 +1,86 @@
+package pool
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestForkServerStatusesAndKills holds the fork server prototype
+// (forkserver_linux_test.go) to what the pool promises of a start: the
+// root waits for a child the helper started and reads how it really
+// ended, kills it through the pidfd it got, and a helper killed under a
+// running child neither takes the child with it nor leaves a start
+// hanging.
+func TestForkServerStatusesAndKills(t *testing.T) {
+	s := startSpawner(t)
+	code, status, err := startHelped(s, true, 7, func() {})
+	if err != nil || code != cldExited || status != 7 {
+		t.Fatalf("a child that exits 7: code %d status %d, %v; want exited, 7", code, status, err)
+	}
+
+	sleeper := func() (*childPipes, spawnReply) {
+		t.Helper()
+		p, err := newChildPipes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.close)
+		r, err := s.call(spawnReq{op: 's', ns: true, exit: 255}, p.fds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.closeTheirs()
+		t.Cleanup(func() { unix.Close(r.pidfd) })
+		return p, r
+	}
+	_, r := sleeper()
+	if err := unix.PidfdSendSignal(r.pidfd, unix.SIGKILL, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if code, status, err := waitPidfd(r.pidfd); err != nil || code != cldKilled || status != int32(unix.SIGKILL) {
+		t.Fatalf("a child killed through its pidfd: code %d status %d, %v; want killed by 9", code, status, err)
+	}
+
+	// The helper dies under a running child: the child is the root's, not
+	// the helper's, so it lives on, and the root still kills and waits it.
+	_, r = sleeper()
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.cmd.Wait()
+	if !alive(t, r.pidfd) {
+		t.Fatal("the child died with the helper")
+	}
+	if err := unix.PidfdSendSignal(r.pidfd, unix.SIGKILL, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if code, status, err := waitPidfd(r.pidfd); err != nil || code != cldKilled || status != int32(unix.SIGKILL) {
+		t.Fatalf("after the helper's death: code %d status %d, %v; want killed by 9", code, status, err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := startHelped(s, true, 0, func() {}); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, unix.EPIPE) && !errors.Is(err, unix.ECONNREFUSED) && !errors.Is(err, unix.ECONNRESET) {
+			t.Fatalf("a start after the helper's death: %v, want a broken socket", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a start after the helper's death hung")
+	}
+}
+
+// alive says whether the process a pidfd refers to still runs: its pidfd
+// polls readable once it has exited.
+func alive(t *testing.T, pidfd int) bool {
+	t.Helper()
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n == 0
+}
