@@ -19,6 +19,10 @@ import (
 //     a user and a mount namespace (a read-only child's), so Go forks
 //     without vfork, copies this process's page tables and writes the id
 //     maps while the child waits;
+//   - exec/unshare: the same namespaces made by the child after the fork
+//     (Unshareflags), its own id maps written by itself: Go forks it
+//     without vfork too, but need not (built with -overlay of a
+//     syscall/exec_linux.go that vforks there, it does);
 //   - exec/vfork: the same start without the namespaces (Go's vfork), the
 //     floor of any in-process start;
 //   - helper/userns: a fork server (forkserver_linux_test.go) starts it in
@@ -31,8 +35,10 @@ import (
 // alone ("idle") or writes a byte of every page of after each start
 // ("written": every page the fork write-protected takes a fault, the most
 // a root can pay). K starts run at once. Per start: the parent's CPU and
-// minor faults, the helper's, the child's (RUSAGE_CHILDREN), and tree-cpu
-// (parent + helper).
+// minor faults, the helper's, the child's (RUSAGE_CHILDREN: a fork without
+// vfork also costs the child, which tears the copied address space down at
+// its exec), and tree-cpu, the three together (what a subagent's marginal
+// CPU counts).
 //
 //	go test ./internal/pool -run '^$' -bench SpawnFork -benchtime 200x
 func BenchmarkSpawnFork(b *testing.B) {
@@ -49,9 +55,9 @@ func BenchmarkSpawnFork(b *testing.B) {
 		if heap == "written" {
 			after = touch
 		}
-		for _, mode := range []string{"exec/userns", "exec/vfork", "helper/userns", "helper/vfork"} {
+		for _, mode := range []string{"exec/userns", "exec/unshare", "exec/vfork", "helper/userns", "helper/vfork"} {
 			ns := strings.HasSuffix(mode, "/userns")
-			start := func() error { return startExec(ns, after) }
+			start := func() error { return startExecWith(ns, mode == "exec/unshare", after) }
 			if strings.HasPrefix(mode, "helper/") {
 				start = func() error {
 					code, status, err := startHelped(s, ns, 0, after)
@@ -99,8 +105,8 @@ func benchStarts(b *testing.B, s *spawner, k int, start func() error) {
 	b.ReportMetric(float64(self.minflt-self0.minflt)/n, "parent-minflt/start")
 	b.ReportMetric(ms(h.cpu-h0.cpu), "helper-cpu-ms/start")
 	b.ReportMetric(float64(h.minflt-h0.minflt)/n, "helper-minflt/start")
-	b.ReportMetric(ms(self.cpu-self0.cpu+h.cpu-h0.cpu), "tree-cpu-ms/start")
 	b.ReportMetric(ms(kids.cpu-kids0.cpu), "child-cpu-ms/start")
+	b.ReportMetric(ms(self.cpu-self0.cpu+h.cpu-h0.cpu+kids.cpu-kids0.cpu), "tree-cpu-ms/start")
 	b.ReportMetric(ms(wall), "wall-ms/start")
 }
 

@@ -332,8 +332,15 @@ func (p *childPipes) close() {
 
 // startExec starts /bin/true as the pool does, from a throw-away locked
 // thread with os/exec, in a user and a mount namespace when ns (Go then
-// forks without vfork), and waits for it.
-func startExec(ns bool, after func()) error {
+// forks without vfork), and waits for it. With unshare the child makes
+// those namespaces itself after the fork (Unshareflags) and writes its own
+// id maps: Go still forks without vfork, though no one waits for the
+// parent (syscall/exec_linux.go); built with a syscall package that vforks
+// there (docs/performance.md "The fork"), it is the in-process start that
+// copies nothing.
+func startExec(ns bool, after func()) error { return startExecWith(ns, false, after) }
+
+func startExecWith(ns, unshare bool, after func()) error {
 	p, err := newChildPipes()
 	if err != nil {
 		return err
@@ -345,6 +352,11 @@ func startExec(ns bool, after func()) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
 	if ns {
 		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{21})
+	}
+	if a := cmd.SysProcAttr; unshare {
+		a.Unshareflags, a.Cloneflags = syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, 0
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	}
 	errc := make(chan error, 1)
 	sandbox.OnThrowawayThread(func() { errc <- sandbox.StartMapped(cmd, cmd.Start) })
