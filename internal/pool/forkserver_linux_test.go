@@ -353,10 +353,8 @@ func startExecWith(ns, unshare bool, after func()) error {
 	if ns {
 		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{21})
 	}
-	if a := cmd.SysProcAttr; unshare {
-		a.Unshareflags, a.Cloneflags = syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, 0
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	if unshare {
+		unshareNamespaces(cmd.SysProcAttr)
 	}
 	errc := make(chan error, 1)
 	sandbox.OnThrowawayThread(func() { errc <- sandbox.StartMapped(cmd, cmd.Start) })
@@ -367,6 +365,14 @@ func startExecWith(ns, unshare bool, after func()) error {
 	defer unix.Close(pidfd)
 	after()
 	return cmd.Wait()
+}
+
+// unshareNamespaces has a child make its own user and mount namespaces
+// after the fork, its own ids mapped to themselves, written by itself.
+func unshareNamespaces(a *syscall.SysProcAttr) {
+	a.Unshareflags, a.Cloneflags = syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, a.Cloneflags&^(syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS)
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 }
 
 // startHelped has s start /bin/true (exit code exit, when not 0) and

@@ -2,11 +2,18 @@ package pool
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // TestForkServerStatusesAndKills holds the fork server prototype
@@ -83,4 +90,53 @@ func alive(t *testing.T, pidfd int) bool {
 		t.Fatal(err)
 	}
 	return n == 0
+}
+
+// TestUnshareStartIsTheSameChild holds BenchmarkSpawnFork's exec/unshare
+// start to what it stands for: a child in a user and a mount namespace of
+// its own, as today's start makes (Cloneflags), its ids mapped to
+// themselves, though it made them itself after the fork.
+func TestUnshareStartIsTheSameChild(t *testing.T) {
+	ours := nsOf(t, "self")
+	for _, unshare := range []bool{false, true} {
+		cmd := exec.Command("/bin/sh", "-c", "cat /proc/self/uid_map /proc/self/gid_map; readlink /proc/self/ns/user /proc/self/ns/mnt")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, nil)
+		if unshare {
+			unshareNamespaces(cmd.SysProcAttr)
+		}
+		var out []byte
+		errc := make(chan error, 1)
+		sandbox.OnThrowawayThread(func() {
+			var err error
+			out, err = cmd.Output()
+			errc <- err
+		})
+		if err := <-errc; err != nil {
+			t.Fatalf("unshare=%v: %v", unshare, err)
+		}
+		f := strings.Fields(string(out))
+		uid, gid := strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid())
+		want := []string{uid, uid, "1", gid, gid, "1"}
+		if len(f) != 8 || !slices.Equal(f[:6], want) {
+			t.Fatalf("unshare=%v: the child's maps and namespaces: %q, want maps %v", unshare, f, want)
+		}
+		if f[6] == ours[0] || f[7] == ours[1] {
+			t.Errorf("unshare=%v: the child shares a namespace with its parent: %q against ours %q", unshare, f[6:], ours)
+		}
+	}
+}
+
+// nsOf is a process's user and mount namespaces, as readlink shows them.
+func nsOf(t *testing.T, pid string) [2]string {
+	t.Helper()
+	var ns [2]string
+	for i, n := range []string{"user", "mnt"} {
+		l, err := os.Readlink("/proc/" + pid + "/ns/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns[i] = l
+	}
+	return ns
 }
