@@ -84,6 +84,13 @@ func decodeReply(b []byte) spawnReply {
 // the product would put the child's Landlock domain and v1 cgroups).
 func spawnerMain() {
 	sock := 3
+	// Its socket and whatever else it inherited came without close-on-exec
+	// (os/exec closes nothing): set it on all of them, or every child it
+	// starts holds the helper's socket (and could ask it for starts) and
+	// the descriptors its own parent leaked.
+	if err := unix.CloseRange(uint(sock), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		os.Exit(1)
+	}
 	var send sync.Mutex
 	reply := func(r spawnReply) {
 		var ru unix.Rusage
@@ -95,7 +102,7 @@ func spawnerMain() {
 			oob = unix.UnixRights(r.pidfd)
 		}
 		send.Lock()
-		_ = unix.Sendmsg(sock, r.encode(), oob, nil, 0)
+		_ = unix.Sendmsg(sock, r.encode(), oob, nil, unix.MSG_NOSIGNAL)
 		send.Unlock()
 		if r.pidfd >= 0 {
 			_ = unix.Close(r.pidfd)
@@ -103,7 +110,7 @@ func spawnerMain() {
 	}
 	buf, oob := make([]byte, 64), make([]byte, unix.CmsgSpace(3*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, 0)
+		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err != nil || n == 0 {
 			os.Exit(0)
 		}
@@ -212,7 +219,7 @@ func startSpawner(t testing.TB) *spawner {
 func (s *spawner) read() {
 	buf, oob := make([]byte, 64), make([]byte, unix.CmsgSpace(4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(s.sock, buf, oob, 0)
+		n, oobn, _, _, err := unix.Recvmsg(s.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err != nil || n != spawnReplyLen {
 			s.mu.Lock()
 			for id, c := range s.wait {
@@ -250,7 +257,7 @@ func (s *spawner) call(req spawnReq, fds []int) (spawnReply, error) {
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	if err := unix.Sendmsg(s.sock, req.encode(), oob, nil, 0); err != nil {
+	if err := unix.Sendmsg(s.sock, req.encode(), oob, nil, unix.MSG_NOSIGNAL); err != nil {
 		s.mu.Lock()
 		delete(s.wait, req.id)
 		s.mu.Unlock()

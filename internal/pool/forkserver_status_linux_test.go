@@ -45,6 +45,16 @@ func TestForkServerStatusesAndKills(t *testing.T) {
 		return p, r
 	}
 	_, r := sleeper()
+	// It holds its three streams and nothing of the helper's (its socket:
+	// a child holding it could ask for starts of its own).
+	if fds := openFDs(t, r.pid); !slices.Equal(fds, []string{"0", "1", "2"}) {
+		var what []string
+		for _, fd := range fds[min(3, len(fds)):] {
+			l, _ := os.Readlink("/proc/" + strconv.FormatInt(r.pid, 10) + "/fd/" + fd)
+			what = append(what, fd+"→"+l)
+		}
+		t.Errorf("a child the helper started holds descriptors %v (%v), want only 0 1 2", fds, what)
+	}
 	if err := unix.PidfdSendSignal(r.pidfd, unix.SIGKILL, nil, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +135,21 @@ func TestUnshareStartIsTheSameChild(t *testing.T) {
 			t.Errorf("unshare=%v: the child shares a namespace with its parent: %q against ours %q", unshare, f[6:], ours)
 		}
 	}
+}
+
+// openFDs lists the descriptors process pid holds.
+func openFDs(t *testing.T, pid int64) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/" + strconv.FormatInt(pid, 10) + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fds []string
+	for _, e := range ents {
+		fds = append(fds, e.Name())
+	}
+	slices.SortFunc(fds, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+	return fds
 }
 
 // nsOf is a process's user and mount namespaces, as readlink shows them.
