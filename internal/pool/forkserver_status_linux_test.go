@@ -23,6 +23,7 @@ import (
 // running child neither takes the child with it nor leaves a start
 // hanging.
 func TestForkServerStatusesAndKills(t *testing.T) {
+	needUserNS(t)
 	s := startSpawner(t)
 	code, status, err := startHelped(s, true, 7, func() {})
 	if err != nil || code != cldExited || status != 7 {
@@ -107,6 +108,7 @@ func alive(t *testing.T, pidfd int) bool {
 // its own, as today's start makes (Cloneflags), its ids mapped to
 // themselves, though it made them itself after the fork.
 func TestUnshareStartIsTheSameChild(t *testing.T) {
+	needUserNS(t)
 	ours := nsOf(t, "self")
 	for _, unshare := range []bool{false, true} {
 		cmd := exec.Command("/bin/sh", "-c", "cat /proc/self/uid_map /proc/self/gid_map; readlink /proc/self/ns/user /proc/self/ns/mnt")
@@ -134,6 +136,15 @@ func TestUnshareStartIsTheSameChild(t *testing.T) {
 		if f[6] == ours[0] || f[7] == ours[1] {
 			t.Errorf("unshare=%v: the child shares a namespace with its parent: %q against ours %q", unshare, f[6:], ours)
 		}
+	}
+}
+
+// needUserNS skips a test on a machine where no process may make a user
+// namespace: every child of a read-only or isolated task needs one.
+func needUserNS(t *testing.T) {
+	t.Helper()
+	if r := sandbox.ProbeUserNS(t.Context()); !r.UserNS {
+		t.Skipf("no user namespaces here: %s", r.Errors["user_namespaces"])
 	}
 }
 
