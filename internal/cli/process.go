@@ -41,5 +41,6 @@ func Process(links cmdutil.Links) int {
 		// command tree, no settings unless it delegates.
 		return child.Main(ctx, child.IO(stdio), opts, ChildLinks(links))
 	}
+	HoldInheritedFDs() // nothing this root starts inherits what it did
 	return Run(ctx, stdio, os.Args[1:], links)
 }

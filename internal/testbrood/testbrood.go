@@ -73,6 +73,7 @@ func Brood() {
 		}
 		code = child.Main(ctx, child.IO(stdio), opts, links)
 	} else {
+		cli.HoldInheritedFDs() // as cli.Process does for a root
 		code = cli.Run(ctx, stdio, os.Args[1:], Links())
 	}
 	os.Exit(code)
