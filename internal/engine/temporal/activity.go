@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -67,6 +68,9 @@ type Activities struct {
 	// claimed caches the runs this worker saw claim their submission
 	// (replay.go).
 	claimed sync.Map
+	// swept is when this worker last swept its kept changes (UnixNano;
+	// pickup.go).
+	swept atomic.Int64
 }
 
 // Call is the agent-call activity. Every result it returns is signed
