@@ -172,7 +172,7 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	a.forgetChange(ctx, id)
-	if cp != nil {
+	if cp != nil && !cp.ro {
 		defer a.holdTaking(ctx, id)() // until its change is kept (changelost.go)
 	}
 	r, err := runner.Call(cctx, spec)
@@ -190,7 +190,10 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 		// that finds the task finished here returns it (pickup.go).
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
-		} else if cp != nil {
+		} else if cp != nil && !cp.ro {
+			// (A read-only call by the worker's definitions has no
+			// change: a later attempt that finds its task finished goes
+			// the usual way, pickUp.)
 			a.keepChange(ctx, r)
 		}
 	}
