@@ -1,7 +1,7 @@
 package codesnap
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,17 +21,22 @@ func mountIn(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("codesnap: %w", err)
 	}
-	f, err := os.Open("/proc/self/mountinfo")
+	table, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", fmt.Errorf("codesnap: the mount table: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	// Only a line holding dir as the table writes it can name a mount
+	// point at or under it (the escapes are per byte, so a path's prefix
+	// escapes to the escaped path's prefix): the others are not parsed
+	// (before every call's copy; a worker's table holds a line per copy).
+	want := []byte(escapeMount(real))
+	for line := range bytes.Lines(table) {
+		if !bytes.Contains(line, want) {
+			continue
+		}
 		// id parent major:minor root mountpoint ... (proc(5)); the mount
 		// point with space, tab, newline and backslash octal-escaped.
-		fields := strings.Fields(sc.Text())
+		fields := strings.Fields(string(line))
 		if len(fields) < 5 {
 			continue
 		}
@@ -40,10 +45,13 @@ func mountIn(dir string) (string, error) {
 			return at, nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("codesnap: the mount table: %w", err)
-	}
 	return "", nil
+}
+
+// escapeMount escapes s as the mount table does (\ooo for space, tab,
+// newline and backslash).
+func escapeMount(s string) string {
+	return strings.NewReplacer(" ", `\040`, "\t", `\011`, "\n", `\012`, `\`, `\134`).Replace(s)
 }
 
 // unescapeMount undoes mountinfo's \ooo escapes.

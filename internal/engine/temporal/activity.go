@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -67,6 +68,9 @@ type Activities struct {
 	// claimed caches the runs this worker saw claim their submission
 	// (replay.go).
 	claimed sync.Map
+	// swept is when this worker last swept its kept changes (UnixNano;
+	// pickup.go).
+	swept atomic.Int64
 }
 
 // Call is the agent-call activity. Every result it returns is signed
@@ -168,7 +172,7 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
 	a.forgetChange(ctx, id)
-	if cp != nil {
+	if cp != nil && !cp.ro {
 		defer a.holdTaking(ctx, id)() // until its change is kept (changelost.go)
 	}
 	r, err := runner.Call(cctx, spec)
@@ -186,7 +190,10 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 		// that finds the task finished here returns it (pickup.go).
 		if cerr := a.change(ctx, cp, r); cerr != nil {
 			r.Failures = append(r.Failures, cerr.Error())
-		} else if cp != nil {
+		} else if cp != nil && !cp.ro {
+			// (A read-only call by the worker's definitions has no
+			// change: a later attempt that finds its task finished goes
+			// the usual way, pickUp.)
 			a.keepChange(ctx, r)
 		}
 	}

@@ -103,12 +103,69 @@ func overlayHere(t testing.TB) bool { return isolate.ProbeIn(t.Context(), t.Temp
 // (an overlay where the machine has one, unless full).
 func startCodeWorker(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool) *project {
 	t.Helper()
-	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()}, nil, testRates)
+	return startCodeWorkerIn(t, c, queue, script, conc, store, full, &codesnap.Cache{Dir: t.TempDir()}, nil, testRates, workerSigning{})
+}
+
+// workerSigning is a worker's side of a signed fleet (zero: unsigned).
+type workerSigning struct {
+	trust *temporal.Trust // the submitters it runs calls of
+	keys  *temporal.WorkerKeys
+}
+
+// benchKeys are a signed fleet's keys, as users run one: the submitter
+// signs every submission, each worker runs only what that key signed and
+// signs its results and heartbeats with a key of its own, the workers
+// continue each other's calls, and the submitter takes the results of
+// theirs only.
+type benchKeys struct {
+	submitter *temporal.Signer
+	admit     *temporal.Trust // the workers' allowlist: the submitter
+	peers     *temporal.Trust // the workers' keys
+	workers   []*temporal.Signer
+}
+
+// newBenchKeys makes a submitter's key and n workers'.
+func newBenchKeys(t testing.TB, n int) *benchKeys {
+	t.Helper()
+	key := func() (*temporal.Signer, string) {
+		dir := filepath.Join(t.TempDir(), "fleet")
+		line, err := temporal.GenerateKey(dir, "bench", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := temporal.LoadSigner(filepath.Join(dir, temporal.PrivateKeyFile))
+		if err != nil || s == nil {
+			t.Fatalf("load a bench key: %v", err)
+		}
+		return s, line
+	}
+	k := &benchKeys{admit: temporal.NewTrust(), peers: temporal.NewTrust()}
+	var pub string
+	k.submitter, pub = key()
+	if err := k.admit.Add(pub, "bench"); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		w, pub := key()
+		if err := k.peers.Add(pub, "bench"); err != nil {
+			t.Fatal(err)
+		}
+		k.workers = append(k.workers, w)
+	}
+	return k
+}
+
+// worker is worker i's side.
+func (k *benchKeys) worker(i int) workerSigning {
+	if k == nil {
+		return workerSigning{}
+	}
+	return workerSigning{trust: k.admit, keys: temporal.NewWorkerKeys(k.workers[i], k.peers)}
 }
 
 // startCodeWorkerIn is startCodeWorker with a given clone cache (workers of
 // one user on one host share theirs) and rates.
-func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache, times *temporal.CallTimes, r rates) *project {
+func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc int, store string, full bool, cache *codesnap.Cache, times *temporal.CallTimes, r rates, sig workerSigning) *project {
 	t.Helper()
 	p := newProject(t, script)
 	blobs, err := blobstore.Open(t.Context(), store)
@@ -128,7 +185,7 @@ func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: r.heartbeat, StopTimeout: 5 * time.Second, Eager: os.Getenv("BROOD_BENCH_EAGER") != "",
 		Activities: &temporal.Activities{Runner: d, ProjectRoot: p.root, Store: blobs, Worker: "test-" + filepath.Base(p.root),
-			UploadEvery: r.upload, Code: site, Times: times},
+			UploadEvery: r.upload, Code: site, Times: times, Trust: sig.trust, Keys: sig.keys},
 	})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -223,20 +280,32 @@ func timedRunID(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string
 // queue, at the rates `brood worker` runs with by default (benchRates),
 // and returns an engine that ships dir's tree to them; shared: the
 // workers share one clone cache (as workers of one user on one host do),
-// else each has its own (as on n hosts).
+// else each has its own (as on n hosts). The fleet is signed as brood's
+// is (benchKeys; BROOD_BENCH_UNSIGNED=1: unsigned, as the benchmarks ran
+// before 2026-12-06 10:00 UTC).
 func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool, times *temporal.CallTimes) engine.Engine {
 	t.Helper()
 	q, store := newQueue(t), "file://"+t.TempDir()
 	cache := &codesnap.Cache{Dir: t.TempDir()}
-	for range n {
+	var keys *benchKeys
+	if os.Getenv("BROOD_BENCH_UNSIGNED") == "" {
+		keys = newBenchKeys(t, n)
+	}
+	for i := range n {
 		if !shared {
 			cache = &codesnap.Cache{Dir: t.TempDir()}
 		}
-		startCodeWorkerIn(t, c, q, script, conc, store, false, cache, times, benchRates())
+		startCodeWorkerIn(t, c, q, script, conc, store, false, cache, times, benchRates(), keys.worker(i))
 	}
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
 		t.Fatal(err)
+	}
+	cfg := temporal.Config{Client: c, Queue: q, Limits: func(string) temporal.CallLimits { return benchRates().limits() }}
+	if keys != nil {
+		// As brood's submitter does: the submission signed and put in
+		// the store once, the workers' results taken by their keys.
+		cfg.Signer, cfg.Store, cfg.Workers = keys.submitter, blobs, temporal.NewResultTrust(keys.peers, "bench")
 	}
 	code := &temporal.CodeConfig{Blobs: blobs, Dir: dir}
 	if dir == "" {
@@ -248,8 +317,8 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 	if err != nil {
 		poll = 250 * time.Millisecond
 	}
-	return temporal.New(temporal.Config{Client: c, Queue: q, Poll: poll,
-		Limits: func(string) temporal.CallLimits { return benchRates().limits() }, Code: code})
+	cfg.Poll, cfg.Code = poll, code
+	return temporal.New(cfg)
 }
 
 // benchRates are the benchmarks' rates: what users run (userRates), or

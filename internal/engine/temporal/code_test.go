@@ -188,6 +188,13 @@ func TestCodeShippedToWorkerAndBack(t *testing.T) {
 	if ro.Status != dispatch.StatusDone || len(ro.Code) != 0 || !strings.Contains(ro.Text, "u.txt") {
 		t.Errorf("read-only result %+v; want done, seeing u.txt, no patch", ro)
 	}
+	// The writer's change is kept for a later attempt of its call
+	// (pickup.go); a read-only call has none to keep, nor a lock to hold
+	// on it, so leaves nothing there.
+	kept, _ := filepath.Glob(filepath.Join(w.p.home, ".cache", "brood", "fleet", "changes", "*"))
+	if len(kept) != 1 || !strings.HasSuffix(kept[0], ".json") {
+		t.Errorf("the worker's kept changes: %v; want the writer's record alone", kept)
+	}
 }
 
 // TestCodeRetryOnOtherWorkerSameSnapshot: kill -9 the worker of a writer

@@ -104,8 +104,9 @@ func timedClient(tb testing.TB, addr string, t *temporal.CallTimes) client.Clien
 func interceptedClient(tb testing.TB, addr string, in grpc.UnaryClientInterceptor) client.Client {
 	tb.Helper()
 	c, err := client.Dial(client.Options{HostPort: addr,
-		Logger:            tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(in)}}})
+		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(in)},
+			GrpcCompression: temporal.Compression(addr)}})
 	if err != nil {
 		tb.Fatal(err)
 	}

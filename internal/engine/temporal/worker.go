@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -58,6 +59,7 @@ func Dial(ctx context.Context, o ClientOptions) (client.Client, error) {
 		return nil, fmt.Errorf("no Temporal address: pass --temporal HOST:PORT or set temporal.address")
 	}
 	opts := client.Options{HostPort: o.HostPort, Namespace: o.Namespace, Identity: o.Identity, DataConverter: o.DataConverter}
+	opts.ConnectionOptions.GrpcCompression = Compression(o.HostPort)
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
 	}
@@ -104,6 +106,25 @@ func namespaceThere(ctx context.Context, c client.Client, hostPort, ns string) e
 		return fmt.Errorf("Temporal at %s has no namespace %q: check --namespace or temporal.namespace, or create it with `temporal operator namespace create --namespace %s --address %s`", hostPort, ns, ns, hostPort)
 	}
 	return nil
+}
+
+// Compression is how a client's requests to the frontend at hostPort
+// travel: uncompressed to one on this host's loopback (a dev server
+// beside its workers), gzip (the SDK's default) to any other. On
+// loopback gzip only costs CPU, the client's to compress and the
+// server's to inflate, and grpc-go's costs most for the small messages a
+// fleet sends (polls, heartbeats, completions: each one resets a
+// compressor of some 600 KB): 6 % of the workers' CPU in the 300-call
+// benchmark (docs/performance.md, issue 26).
+func Compression(hostPort string) client.GrpcCompression {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host = hostPort
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return &client.GrpcCompressionNone{}
+	}
+	return &client.GrpcCompressionGzip{}
 }
 
 func tlsConfig(o ClientOptions) (*tls.Config, error) {

@@ -262,10 +262,12 @@ func (s *Server) Restart() {
 }
 
 // Client is a client of the server's default namespace, closed at the
-// test's end.
+// test's end. Its requests travel uncompressed, as temporal.Dial sends
+// them to a frontend on loopback (temporal.Compression).
 func (s *Server) Client(tb testing.TB) client.Client {
 	tb.Helper()
-	c, err := client.Dial(client.Options{HostPort: s.Addr, Logger: quiet{}})
+	c, err := client.Dial(client.Options{HostPort: s.Addr, Logger: quiet{},
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
 	if err != nil {
 		tb.Fatal(err)
 	}
