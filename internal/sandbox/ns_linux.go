@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,6 +47,33 @@ func ProbeUserNS(ctx context.Context) Report {
 		r.UserNS = true
 	}
 	return r
+}
+
+// StartsUserNS reports whether cmd is to be started in a new user
+// namespace (AddNamespaces).
+func StartsUserNS(cmd *exec.Cmd) bool {
+	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
+}
+
+// UserNSRefused reports whether err, the failed start of a command in a
+// new user namespace, may be the kernel refusing the namespace: the
+// clone's EPERM (a sysctl, a seccomp profile), ENOSPC or EUSERS (a
+// namespace limit), EINVAL, or the id maps' EPERM or EACCES. An exec's
+// own EACCES or EPERM reads the same: only ProbeUserNS tells them apart.
+func UserNSRefused(err error) bool {
+	var pe *os.PathError
+	if !errors.As(err, &pe) || pe.Op != "fork/exec" {
+		return false
+	}
+	var errno syscall.Errno
+	if !errors.As(pe.Err, &errno) {
+		return false
+	}
+	switch errno {
+	case syscall.EPERM, syscall.EACCES, syscall.EINVAL, syscall.ENOSPC, syscall.EUSERS:
+		return true
+	}
+	return false
 }
 
 // tryNamespaces starts `true` with the given clone flags (plus a user

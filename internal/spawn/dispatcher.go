@@ -25,7 +25,6 @@ import (
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
@@ -163,6 +162,10 @@ type Config struct {
 	// Extras are what brood links beyond the child protocol: the output
 	// schema validator and the Workflow tool.
 	Extras Extras
+
+	// ns is the dispatcher's answer on user namespaces when it shares
+	// another's (In): nil, its own.
+	ns *nsAnswer
 }
 
 // Extras is what a dispatcher gets from brood's main beyond the child
@@ -216,8 +219,8 @@ type Dispatcher struct {
 
 	isoOnce sync.Once
 	iso     *isolate.Isolator
-	sbOnce  sync.Once
-	sb      sandbox.Report
+	// ns is whether children start in a user namespace here (userns.go).
+	ns *nsAnswer
 
 	warm         *warmSet // nil: every child starts cold
 	warmNoteOnce sync.Once
