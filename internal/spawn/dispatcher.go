@@ -227,6 +227,45 @@ type Dispatcher struct {
 
 	baseOnce sync.Once
 	base     *isolate.PolicyBase // childPolicy's shared parts (isolation.go)
+	layer    layerWarm           // the layer's warm-up (isolate.WarmLayer)
+}
+
+// layerWarm runs a dispatcher's warm-ups of its children's layer
+// (isolate.PolicyBase.WarmLayer) in the background, one at a time (a
+// spawn that comes while one is at work starts none: WarmLayer would find
+// the layer warming), none once the dispatcher is closed; close waits for
+// the one at work.
+type layerWarm struct {
+	mu     sync.Mutex
+	busy   bool
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// warm runs f in the background unless one is at work or w is closed.
+func (w *layerWarm) warm(f func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.busy || w.closed {
+		return
+	}
+	w.busy = true
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		f()
+		w.mu.Lock()
+		w.busy = false
+		w.mu.Unlock()
+	}()
+}
+
+// close waits for the warm-up at work; none starts after.
+func (w *layerWarm) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.wg.Wait()
 }
 
 // New returns a Dispatcher.
@@ -374,7 +413,7 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 		// on filling the envelope. Its shared paths do not depend on
 		// the task directory, which a warm child's may replace.)
 		e := *env
-		go d.policyBase().WarmLayer(&e, dir)
+		d.layer.warm(func() { d.policyBase().WarmLayer(&e, dir) })
 	}
 	// A warm child of this shape, started for a task id of its own, makes
 	// this dispatch that task (warm.go): its id and directory replace the

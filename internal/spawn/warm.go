@@ -523,10 +523,14 @@ func (d *Dispatcher) warmNote(err error) {
 	}
 }
 
-// Close ends the dispatcher's warm children (pool.warm) that no task took.
+// Close ends the dispatcher's warm children (pool.warm) that no task took
+// and waits for the warm-up of its children's layer at work (layerWarm).
 // Running children are not touched. A session calls it when it ends; it is
 // safe to call more than once.
-func (d *Dispatcher) Close() { d.warm.close() }
+func (d *Dispatcher) Close() {
+	d.warm.close()
+	d.layer.close()
+}
 
 // WarmIdle lists the pids of the warm children waiting for a task.
 func (d *Dispatcher) WarmIdle() []int { return d.warm.idlePIDs() }
