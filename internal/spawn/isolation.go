@@ -386,15 +386,26 @@ func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
 // failed as a refused one, while the probe then finds none here, is
 // configured again as the probe's "no" has every child of the root
 // configured (the notes, no view, sandbox.require's refusal) and started
-// once more; any other failure stands.
+// once more. A limit reached fails the start with its sentence (nsLimit),
+// settling nothing; any other failure stands.
 func (c *spawnConfiner) Retry(ctx context.Context, failed *exec.Cmd, err error) (*exec.Cmd, error) {
 	s, env := c.s, c.s.j.env
 	if !sandbox.StartsUserNS(failed) {
 		return nil, nil
 	}
-	if !c.guessed || !s.d.ns.failed(ctx, err) {
+	if sandbox.UserNSLimited(err) {
+		return nil, nsLimit(err)
+	}
+	again := false
+	if c.guessed {
+		var ferr error
+		if again, ferr = s.d.ns.failed(ctx, err); ferr != nil {
+			return nil, ferr
+		}
+	}
+	if !again {
 		if works, guessed := s.d.ns.guess(); works && !guessed && sandbox.UserNSRefused(err) {
-			return nil, fmt.Errorf("%w (children here start in a user namespace, and this one's may have been refused: a limit such as /proc/sys/user/max_user_namespaces reached; it is not started with less)", err)
+			return nil, fmt.Errorf("%w (children here start in a user namespace, so this may be the program's own refusal, e.g. a file without execute permission or on a noexec mount, or the namespace refused since; it is not started with less)", err)
 		}
 		return nil, nil
 	}

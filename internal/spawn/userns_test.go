@@ -38,19 +38,24 @@ agents:
 
 // TestUserNSAnswer: no spawn probes the user namespaces where they work
 // (the child's own start in one settles it), a start the kernel refuses
-// one probes once and starts the child as the probe's "no" has it (its
-// note, no view, still confined), and once a child started in a user
-// namespace a later refusal fails that start, never making the child
-// weaker. Each case runs in a process of its own, in a user namespace
-// whose namespace limit it sets (0: the kernel refuses every child's).
+// one (EPERM: a seccomp profile denying them) probes once and starts the
+// child as the probe's "no" has it (its note, no view, still confined),
+// a limit reached (max_user_namespaces: ENOSPC) fails the start and
+// settles nothing, so once the limit frees a child starts in its
+// namespace, and once a child started in a user namespace a later
+// refusal fails that start, never making the child weaker. Each case
+// runs in a process of its own, in a user namespace whose namespace
+// limit it sets (0: the kernel refuses every child's for a limit).
 func TestUserNSAnswer(t *testing.T) {
 	if sandbox.LandlockABI() < 1 || !sandbox.ProbeUserNS(context.Background()).UserNS {
 		t.Skip("needs Landlock and user namespaces")
 	}
 	cases := []struct {
 		name string
-		// refuse: when the limit goes to 0: "" never, "first" before the
-		// first child, "second" between two children.
+		// refuse: "" never; "first": none here before the first child;
+		// "limit": the limit reached before the first child, freed
+		// before a second; "limit second", "second": the limit reached,
+		// or none here, between two children.
 		refuse, agent string
 		probes        int
 		note          string // in the (last) child's envelope; "" none
@@ -60,7 +65,10 @@ func TestUserNSAnswer(t *testing.T) {
 		{"writer works", "", "writer", 0, "", "wrote"},
 		{"refused", "first", "explore", 1, "no user namespaces here: the read-only child's metadata calls", "Permission denied"},
 		{"writer refused", "first", "writer", 1, "no user namespaces here: the work tree's configuration", "wrote"},
-		{"refused after one started", "second", "explore", 0, "", "it is not started with less"},
+		{"limit", "limit", "explore", 0, "", "Read-only file system"},
+		{"writer limit", "limit", "writer", 0, "", "wrote"},
+		{"limit after one started", "limit second", "explore", 0, "", "the user namespace limit is reached"},
+		{"refused after one started", "second", "explore", 0, "", "may be the program's own refusal"},
 	}
 	if name := os.Getenv(envNSCase); name != "" {
 		for _, c := range cases {
@@ -102,25 +110,47 @@ func nsCase(t *testing.T, refuse, agent string, probes int, note, text string) {
 	p := newProject(t, nsScript, agents)
 	git(t, p.root, "add", "-A")
 	git(t, p.root, "commit", "-qm", "init")
-	d := p.dispatcher(p.settings(nil), 1, nil)
-	limit := func() { must(t, os.WriteFile(maxUserNS, []byte("0\n"), 0o644)) }
-	if refuse == "first" {
-		limit()
+	s := p.settings(nil)
+	if refuse == "first" || refuse == "second" {
+		// A cgroup's child is cloned by clone3, whose flags no seccomp
+		// filter reads (denyUserNS).
+		s.Pool.Containment = "pidns"
 	}
-	if refuse == "second" {
-		first, err := d.Call(context.Background(), call.Spec{Agent: agent, Prompt: "first"})
+	d := p.dispatcher(s, 1, nil)
+	limit := func(n string) { must(t, os.WriteFile(maxUserNS, []byte(n+"\n"), 0o644)) }
+	run := func(prompt string) *call.Result {
+		out, err := d.Call(context.Background(), call.Spec{Agent: agent, Prompt: prompt})
 		must(t, err)
-		if first.Status != dispatch.StatusDone {
+		return out
+	}
+	switch refuse {
+	case "first":
+		denyUserNS(t)
+	case "limit":
+		limit("0")
+		first := run("first")
+		if first.Status == dispatch.StatusDone || !strings.Contains(first.Text, "the user namespace limit is reached") {
+			t.Errorf("a start refused for a limit: %s, want failed with the limit's sentence:\n%s", first.Status, first.Text)
+		}
+		if dispatch.Exists(filepath.Join(p.root, "out.txt")) {
+			t.Error("the writer ran though its start was refused")
+		}
+		limit("100")
+	case "second", "limit second":
+		if first := run("first"); first.Status != dispatch.StatusDone {
 			t.Fatalf("the first child: %s\n%s", first.Status, first.Text)
 		}
-		limit()
+		if refuse == "second" {
+			denyUserNS(t)
+		} else {
+			limit("0")
+		}
 	}
-	out, err := d.Call(context.Background(), call.Spec{Agent: agent, Prompt: "go"})
-	must(t, err)
+	out := run("go")
 	if !strings.Contains(out.Text, text) {
 		t.Errorf("the result does not say %q:\n%s", text, out.Text)
 	}
-	if refuse != "second" && out.Status != dispatch.StatusDone {
+	if !strings.HasSuffix(refuse, "second") && out.Status != dispatch.StatusDone {
 		t.Errorf("status %s, want done:\n%s", out.Status, out.Text)
 	}
 	if got := spawn.NSProbes(d); got != probes {

@@ -406,7 +406,14 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, c)
 	if err != nil {
 		_ = os.RemoveAll(td.Path())
-		if guessed && d.cfg.Mount == nil && sandbox.StartsUserNS(cmd) && d.ns.failed(ctx, err) {
+		if !guessed || d.cfg.Mount != nil || !sandbox.StartsUserNS(cmd) {
+			return nil, err
+		}
+		again, ferr := d.ns.failed(ctx, err)
+		if ferr != nil {
+			return nil, ferr // a limit (nsAnswer): nothing settled
+		}
+		if again {
 			// Refused, and none here (nsAnswer): a warm child as the
 			// probe's "no" has it (settled now: this is not asked again).
 			return d.startWarm(ctx)
