@@ -61,7 +61,7 @@ func TestUserNSAnswer(t *testing.T) {
 		// before a second; "limit second", "second": the limit reached,
 		// or none here, between two children.
 		refuse, agent string
-		probes        int // -1: not counted (a worktree writer's copy waits for one, begun at its dispatch too)
+		probes        int    // -1: not counted (a worktree writer's copy waits for one, begun at its dispatch too)
 		note          string // in the (last) child's envelope; "" none
 		text          string // in the (last) call's result
 	}{
