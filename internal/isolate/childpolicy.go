@@ -331,6 +331,9 @@ type PolicyBase struct {
 	keep     []string
 	// known: the layer hiding other projects' records (KnownLayer).
 	known knownLayers
+	// shared: sharedCands.
+	sharedOnce sync.Once
+	shared     map[string]bool
 }
 
 // NewPolicyBase is the shared parts of one dispatcher's children's
@@ -377,6 +380,21 @@ func (b *PolicyBase) Hidden() []string {
 		}
 	}
 	return out
+}
+
+// sharedCands are the paths sharedHidden may put in the layer every
+// child of b stacks, found once per base: Hidden's paths but the token
+// files (a server's, started or ended since, is in each child's own
+// rules: Hidden reads them at every start) and brood's state directory.
+func (b *PolicyBase) sharedCands() map[string]bool {
+	b.sharedOnce.Do(func() {
+		b.Hidden() // b.hidden
+		b.shared = map[string]bool{}
+		for _, h := range append(slices.Clone(b.hidden), stateBaseHidden()...) {
+			b.shared[h] = true
+		}
+	})
+	return b.shared
 }
 
 // mcpTokenDir is where `brood mcp --http` keeps the token of each start

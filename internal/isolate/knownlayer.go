@@ -46,9 +46,12 @@ type knownLayers struct {
 	mu     sync.Mutex
 	byRoot map[string]knownLayer
 	locks  map[string]*sync.Mutex // one a layer: its build (keyLock)
-	// warming is held by the one WarmLayer at work: the spawns that
-	// start together do not each build a policy to warm the same layer.
-	warming sync.Mutex
+	// warming counts the WarmLayers at work for a project: the spawns
+	// that start meanwhile do not wait for the layer (warmingFor), nor
+	// does a second WarmLayer build a policy to warm the same one.
+	warming map[string]int
+	// warmed is the key of the layer WarmLayer built last for a project.
+	warmed map[string]string
 }
 
 type knownLayer struct {
@@ -69,8 +72,22 @@ type knownLayer struct {
 // made there later would be unreadable to it. The layer hides shared too
 // (sharedHidden: what the children hide whole whatever their task).
 func (b *PolicyBase) KnownLayer(project string, shared []string) (l *sandbox.Layer, nested []string, err error) {
+	return b.knownLayerKeyed(project, shared, false)
+}
+
+// knownLayerKeyed is KnownLayer; warm says WarmLayer asks, whose key is
+// then the one it warmed for project (startWarming).
+func (b *PolicyBase) knownLayerKeyed(project string, shared []string, warm bool) (l *sandbox.Layer, nested []string, err error) {
 	stamp := knownStamp()
-	key := project + "\x00" + strings.Join(shared, "\x00")
+	key := layerKey(project, shared)
+	if warm {
+		b.known.mu.Lock()
+		if b.known.warmed == nil || len(b.known.warmed) >= maxLayers {
+			b.known.warmed = map[string]string{}
+		}
+		b.known.warmed[project] = key
+		b.known.mu.Unlock()
+	}
 	// One build of a layer at a time; another layer's lookups (a child
 	// that does not wait for the warmed one) go on meanwhile.
 	one := b.keyLock(key)
@@ -212,7 +229,7 @@ func (b *PolicyBase) knownLayerFor(env *dispatch.Envelope, dir string, pol *sand
 			shared = nil
 		}
 	}
-	l, nested, err := b.KnownLayer(project, shared)
+	l, nested, err := b.knownLayerKeyed(project, shared, warm)
 	if err != nil {
 		return nil, err
 	}
@@ -255,10 +272,7 @@ func conflicts(h string, keep []string) bool {
 // rule per entry of that busy directory and be built again whenever one
 // is made there). Sorted: the layer is found by them.
 func sharedHidden(b *PolicyBase, pol *sandbox.Policy, tree, extra []string) []string {
-	cands := map[string]bool{}
-	for _, h := range append(b.Hidden(), stateBaseHidden()...) {
-		cands[h] = true
-	}
+	cands := b.sharedCands()
 	clean := func(ps []string) []string {
 		out := make([]string, 0, len(ps))
 		for _, p := range ps {
@@ -313,41 +327,57 @@ func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
 	if env.ProjectRoot != "" {
 		project = Resolved(env.ProjectRoot)
 	}
-	if !b.known.warming.TryLock() {
-		return // another spawn warms it: this one's ConfineChild takes the layer if built by then, else builds its own rules (warmingFor)
+	if !b.startWarming(project) {
+		return // another WarmLayer warms it, or warmed it not long ago
 	}
-	defer b.known.warming.Unlock()
-	if b.hasFreshLayer(project) {
-		return
-	}
+	defer b.endWarming(project)
 	pol, needed := ChildPolicy(env, dir, b)
 	if needed {
 		_, _ = b.knownLayerFor(env, dir, &pol, false, true)
 	}
 }
 
-// warmingFor reports whether WarmLayer is at work while no layer for
-// project and shared is built yet.
-func (b *PolicyBase) warmingFor(project string, shared []string) bool {
-	if b.known.warming.TryLock() {
-		b.known.warming.Unlock()
-		return false
-	}
-	b.known.mu.Lock()
-	_, built := b.known.byRoot[project+"\x00"+strings.Join(shared, "\x00")]
-	b.known.mu.Unlock()
-	return !built
-}
-
-// hasFreshLayer reports whether a layer for project was built less than
-// maxLayerAge ago (it may be stale for another reason: KnownLayer checks).
-func (b *PolicyBase) hasFreshLayer(project string) bool {
+// startWarming counts a WarmLayer at work for project, unless one is
+// already, or the layer the last one built (its exact key: its shared
+// paths too) is younger than maxLayerAge (it may be stale for another
+// reason: KnownLayer checks).
+func (b *PolicyBase) startWarming(project string) bool {
 	b.known.mu.Lock()
 	defer b.known.mu.Unlock()
-	for key, k := range b.known.byRoot {
-		if strings.HasPrefix(key, project+"\x00") && time.Since(k.built) < maxLayerAge {
-			return true
+	if b.known.warming[project] > 0 {
+		return false
+	}
+	if key, ok := b.known.warmed[project]; ok {
+		if k, ok := b.known.byRoot[key]; ok && time.Since(k.built) < maxLayerAge {
+			return false
 		}
 	}
-	return false
+	if b.known.warming == nil {
+		b.known.warming = map[string]int{}
+	}
+	b.known.warming[project]++
+	return true
+}
+
+// endWarming ends startWarming's count.
+func (b *PolicyBase) endWarming(project string) {
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	if b.known.warming[project]--; b.known.warming[project] <= 0 {
+		delete(b.known.warming, project)
+	}
+}
+
+// warmingFor reports whether a WarmLayer is at work for project while no
+// layer for project and shared is built yet.
+func (b *PolicyBase) warmingFor(project string, shared []string) bool {
+	b.known.mu.Lock()
+	defer b.known.mu.Unlock()
+	_, built := b.known.byRoot[layerKey(project, shared)]
+	return b.known.warming[project] > 0 && !built
+}
+
+// layerKey finds the layer of project and shared paths in knownLayers.
+func layerKey(project string, shared []string) string {
+	return project + "\x00" + strings.Join(shared, "\x00")
 }

@@ -224,10 +224,10 @@ func TestSharedLayerNotWaitedFor(t *testing.T) {
 	env := dispatch.Envelope{ReadOnly: true, Depth: 1, ProjectRoot: root, Workspace: root}
 	outside := "/nonexistent-brood-test/secret"
 	base := NewPolicyBase([]string{outside})
-	base.known.warming.Lock() // a WarmLayer at work
+	base.startWarming(root) // a WarmLayer at work
 	p, _ := ChildPolicy(&env, own.Path(), base)
 	l, err := base.knownLayer(&env, own.Path(), &p, false)
-	base.known.warming.Unlock()
+	base.endWarming(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,5 +380,57 @@ func TestHomeStoresUnreadableThroughTheLayer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWarmLayerExactKey: a layer of the project built without the shared
+// paths (by a child that did not wait for a warm-up) is not the warmed
+// one: WarmLayer still builds the layer that holds them, and the next
+// child takes it; one WarmLayer at work keeps a second from warming the
+// same project, and none warms again while its layer is fresh.
+func TestWarmLayerExactKey(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Skip("no Landlock: no layer")
+	}
+	t.Setenv("HOME", Resolved(t.TempDir()))
+	t.Setenv("XDG_STATE_HOME", "")
+	root := Resolved(t.TempDir())
+	own := taskdir.Open(root).MustTask(taskdir.NewID())
+	if err := own.Create(); err != nil {
+		t.Fatal(err)
+	}
+	env := dispatch.Envelope{ReadOnly: true, Depth: 1, ProjectRoot: root, Workspace: root}
+	outside := "/nonexistent-brood-test/secret"
+	base := NewPolicyBase([]string{outside})
+	if _, _, err := base.KnownLayer(root, nil); err != nil { // a child's, without the shared paths
+		t.Fatal(err)
+	}
+	base.WarmLayer(&env, own.Path())
+	warmed := false
+	for key := range base.known.byRoot {
+		warmed = warmed || strings.Contains(key, outside)
+	}
+	if !warmed {
+		t.Fatalf("WarmLayer built no layer holding %s: it took the child's, without the shared paths, for its own", outside)
+	}
+	p, _ := ChildPolicy(&env, own.Path(), base)
+	l, err := base.knownLayer(&env, own.Path(), &p, false)
+	if err != nil || !slices.Contains(l.Paths(), outside) || slices.Contains(p.HiddenPaths(), outside) {
+		t.Fatalf("after the warm-up, %s: in the layer %v, in the child's own rules %v (err %v); want the layer's alone",
+			outside, slices.Contains(l.Paths(), outside), slices.Contains(p.HiddenPaths(), outside), err)
+	}
+	if base.startWarming(root) {
+		t.Error("a warm-up started while the warmed layer is fresh")
+	}
+	other := Resolved(t.TempDir())
+	if !base.startWarming(other) {
+		t.Fatal("no warm-up of another project")
+	}
+	if base.startWarming(other) {
+		t.Error("a second warm-up of a project started while one is at work")
+	}
+	base.endWarming(other)
+	if !base.startWarming(other) {
+		t.Error("no warm-up once the one at work ended without a layer")
 	}
 }

@@ -26,6 +26,18 @@ type Confiner interface {
 	Confine(cmd *exec.Cmd) error
 }
 
+// Retrier is a Confiner that may start its child a second way when the
+// first start failed: a start in a user namespace configured before this
+// process knew whether the kernel gives one (internal/spawn's nsAnswer).
+type Retrier interface {
+	Confiner
+	// Retry is asked once when the start of cmd failed with err, while
+	// the job still holds its slot: a fresh command to start instead,
+	// prepared as Prepare would have prepared it (its Confine runs on
+	// it), or nil to fail with err; an error fails the job with it.
+	Retry(ctx context.Context, cmd *exec.Cmd, err error) (*exec.Cmd, error)
+}
+
 // ErrUnconfined is Run's and Prestart's answer to a job with no Confiner.
 var ErrUnconfined = errors.New("pool: a child is never started without its confinement (no Confiner)")
 

@@ -155,12 +155,30 @@ func (p *Pool) Start(ctx context.Context, job Job) (*Process, error) {
 		pr = job.Warm.take(job.Cmd.Stderr)
 	}
 	if pr == nil {
-		if pr, err = p.launch(ctx, job.Cmd, job.Marker, job.Confine, p.limitsOf(job)); err != nil {
+		if pr, err = p.launchJob(ctx, job); err != nil {
 			release()
 			return nil, err
 		}
 	}
 	return p.supervise(ctx, job, pr, release), nil
+}
+
+// launchJob launches job's command, and once more the command its
+// Confiner's Retry gives when that start failed (Retrier).
+func (p *Pool) launchJob(ctx context.Context, job Job) (*proc, error) {
+	pr, err := p.launch(ctx, job.Cmd, job.Marker, job.Confine, p.limitsOf(job))
+	r, ok := job.Confine.(Retrier)
+	if err == nil || !ok {
+		return pr, err
+	}
+	cmd, rerr := r.Retry(ctx, job.Cmd, err)
+	switch {
+	case rerr != nil:
+		return nil, rerr
+	case cmd == nil:
+		return nil, err
+	}
+	return p.launch(ctx, cmd, job.Marker, job.Confine, p.limitsOf(job))
 }
 
 // Run is Start then Wait, the process's lines unread.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,12 +41,67 @@ func Probe(ctx context.Context) Report {
 // namespace, whose set-up and teardown are the costliest part of Probe.
 func ProbeUserNS(ctx context.Context) Report {
 	r := Report{LandlockABI: landlockABI(), Errors: map[string]string{}}
-	if err := tryNamespaces(ctx, syscall.CLONE_NEWUSER); err != nil {
+	if err := TryUserNS(ctx); err != nil {
 		r.Errors["user_namespaces"] = err.Error()
 	} else {
 		r.UserNS = true
 	}
 	return r
+}
+
+// TryUserNS starts `true` in a new user namespace: nil when it ran, else
+// why not, which UserNSLimited and UserNSRefused tell apart (a limit
+// reached is no answer about this machine).
+func TryUserNS(ctx context.Context) error {
+	return tryNamespaces(ctx, syscall.CLONE_NEWUSER)
+}
+
+// StartsUserNS reports whether cmd is to be started in a new user
+// namespace (AddNamespaces).
+func StartsUserNS(cmd *exec.Cmd) bool {
+	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
+}
+
+// UserNSRefused reports whether err, the failed start of a command in a
+// new user namespace, may be the kernel having none for this process: the
+// clone's EPERM (a sysctl, a seccomp profile, an LSM), EINVAL, or the id
+// maps' EPERM or EACCES. An exec's own EACCES or EPERM reads the same:
+// only a probe (TryUserNS) tells them apart. A limit reached is not this
+// (UserNSLimited).
+func UserNSRefused(err error) bool {
+	switch startErrno(err) {
+	case syscall.EPERM, syscall.EACCES, syscall.EINVAL:
+		return true
+	}
+	return false
+}
+
+// UserNSLimited reports whether err, the failed start of a command in a
+// new user namespace, is a limit reached: ENOSPC
+// (/proc/sys/user/max_user_namespaces, counted for the user in every
+// ancestor namespace, which any process of the user can use up, a
+// confined child too) or EUSERS (namespaces nested too deep). It says
+// nothing of whether this machine has user namespaces: the limit frees
+// when what holds them ends.
+func UserNSLimited(err error) bool {
+	switch startErrno(err) {
+	case syscall.ENOSPC, syscall.EUSERS:
+		return true
+	}
+	return false
+}
+
+// startErrno is the errno of a failed fork/exec, or 0.
+func startErrno(err error) syscall.Errno {
+	var pe *os.PathError
+	if !errors.As(err, &pe) || pe.Op != "fork/exec" {
+		return 0
+	}
+	var errno syscall.Errno
+	if !errors.As(pe.Err, &errno) {
+		return 0
+	}
+	return errno
 }
 
 // tryNamespaces starts `true` with the given clone flags (plus a user

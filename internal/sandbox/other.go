@@ -20,6 +20,18 @@ func Probe(ctx context.Context) Report {
 // ProbeUserNS reports that no user namespace is available.
 func ProbeUserNS(ctx context.Context) Report { return Probe(ctx) }
 
+// StartsUserNS is false off Linux: no command gets a namespace.
+func StartsUserNS(cmd *exec.Cmd) bool { return false }
+
+// TryUserNS fails off Linux.
+func TryUserNS(ctx context.Context) error { return errNotLinux }
+
+// UserNSRefused is false off Linux.
+func UserNSRefused(err error) bool { return false }
+
+// UserNSLimited is false off Linux.
+func UserNSLimited(err error) bool { return false }
+
 // ConfigureNetwork always fails off Linux.
 func ConfigureNetwork(cmd *exec.Cmd, rep Report) error { return errNotLinux }
 

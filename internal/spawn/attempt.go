@@ -100,12 +100,6 @@ func (a *attempt) Agent() string {
 // continued conversation's prompt all in the envelope's one write.
 func (a *attempt) Prepare(ctx context.Context) error {
 	d, s := a.d, a.spec
-	if d.cfg.Depth == 0 && d.cfg.Mount == nil {
-		// The kernel probe a root's child is configured by (its user
-		// namespace) runs while the records are written, not after them
-		// in the first child's isolate stage.
-		go d.sandboxReport(ctx)
-	}
 	tp := telemetry.TraceParent(ctx)
 	var j *job
 	var err error

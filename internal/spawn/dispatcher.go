@@ -25,7 +25,6 @@ import (
 	"github.com/broodhq/brood/internal/pool"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
@@ -163,6 +162,10 @@ type Config struct {
 	// Extras are what brood links beyond the child protocol: the output
 	// schema validator and the Workflow tool.
 	Extras Extras
+
+	// ns is the dispatcher's answer on user namespaces when it shares
+	// another's (In): nil, its own.
+	ns *nsAnswer
 }
 
 // Extras is what a dispatcher gets from brood's main beyond the child
@@ -216,14 +219,53 @@ type Dispatcher struct {
 
 	isoOnce sync.Once
 	iso     *isolate.Isolator
-	sbOnce  sync.Once
-	sb      sandbox.Report
+	// ns is whether children start in a user namespace here (userns.go).
+	ns *nsAnswer
 
 	warm         *warmSet // nil: every child starts cold
 	warmNoteOnce sync.Once
 
 	baseOnce sync.Once
 	base     *isolate.PolicyBase // childPolicy's shared parts (isolation.go)
+	layer    layerWarm           // the layer's warm-up (isolate.WarmLayer)
+}
+
+// layerWarm runs a dispatcher's warm-ups of its children's layer
+// (isolate.PolicyBase.WarmLayer) in the background, one at a time (a
+// spawn that comes while one is at work starts none: WarmLayer would find
+// the layer warming), none once the dispatcher is closed; close waits for
+// the one at work.
+type layerWarm struct {
+	mu     sync.Mutex
+	busy   bool
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// warm runs f in the background unless one is at work or w is closed.
+func (w *layerWarm) warm(f func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.busy || w.closed {
+		return
+	}
+	w.busy = true
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		f()
+		w.mu.Lock()
+		w.busy = false
+		w.mu.Unlock()
+	}()
+}
+
+// close waits for the warm-up at work; none starts after.
+func (w *layerWarm) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.wg.Wait()
 }
 
 // New returns a Dispatcher.
@@ -371,7 +413,7 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 		// on filling the envelope. Its shared paths do not depend on
 		// the task directory, which a warm child's may replace.)
 		e := *env
-		go d.policyBase().WarmLayer(&e, dir)
+		d.layer.warm(func() { d.policyBase().WarmLayer(&e, dir) })
 	}
 	// A warm child of this shape, started for a task id of its own, makes
 	// this dispatch that task (warm.go): its id and directory replace the

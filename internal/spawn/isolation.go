@@ -44,12 +44,20 @@ func probeCachePath() string {
 	return filepath.Join(dir, "brood", "isolate-probe.json")
 }
 
-// sandboxReport probes namespaces once, on first use.
-func (d *Dispatcher) sandboxReport(ctx context.Context) sandbox.Report {
-	// Only UserNS is read here: no network namespace is made to find out
-	// what no dispatch asks.
-	d.sbOnce.Do(func() { d.sb = sandbox.ProbeUserNS(context.WithoutCancel(ctx)) })
-	return d.sb
+// userNSFor is whether env's child is configured as one that starts in a
+// user namespace (its views), and whether that is a guess its own start
+// settles (nsAnswer): a worktree copy's writer, whose copy is made for
+// the answer, waits for a settled one. Only a root's children that it
+// holds in views of their own ask (not a child's, nor a fleet worker's,
+// whose children mount its copy).
+func (d *Dispatcher) userNSFor(ctx context.Context, env *dispatch.Envelope) (works, guessed bool) {
+	switch {
+	case d.cfg.Depth > 0 || d.cfg.Mount != nil:
+		return true, false // not asked
+	case env.Isolation == "worktree":
+		return d.ns.settle(ctx), false
+	}
+	return d.ns.guess()
 }
 
 // holdBashReadOnly withdraws Bash from a read-only child where the kernel
@@ -81,8 +89,13 @@ func (d *Dispatcher) checkIsolation(env *dispatch.Envelope) {
 		why = "git not found" // with git, the worktree fallback is always there
 	} else {
 		// The probe of the overlay (a process start) begins now, beside the
-		// child's queueing and set-up; Prepare waits for it.
+		// child's queueing and set-up; Prepare waits for it. So does the
+		// user namespaces' where this writer's copy may hold its git
+		// directory (holdsWorktreeGit): the copy is made for the answer.
 		d.isolator(context.Background())
+		if d.cfg.Depth == 0 && !env.ReadOnly {
+			go d.ns.settle(context.Background())
+		}
 	}
 	if why != "" {
 		env.Isolation = ""
@@ -198,7 +211,7 @@ func linkList(links []isolate.Link) string {
 // requireSandbox refuses, under sandbox.require, a child whose class the
 // kernel cannot hold here, naming what is missing; nil otherwise (the
 // child then runs with a note in its result, as without the setting).
-func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope) error {
+func (d *Dispatcher) requireSandbox(env *dispatch.Envelope, userNS bool) error {
 	if !d.cfg.Settings.Sandbox.Require {
 		return nil
 	}
@@ -208,7 +221,7 @@ func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope)
 		lacks = "the kernel sandbox is turned off (isolation.no_landlock)"
 	case sandbox.LandlockABI() < 1:
 		lacks = "this kernel has no Landlock"
-	case isolate.InPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !d.sandboxReport(ctx).UserNS:
+	case isolate.InPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !userNS:
 		lacks = "this machine has no user namespaces (an in-place writer's view needs one)"
 	default:
 		return nil
@@ -221,7 +234,7 @@ func (d *Dispatcher) requireSandbox(ctx context.Context, env *dispatch.Envelope)
 // Landlock and user namespaces are there to hold it. Where they are not,
 // it says so in the envelope's notes (the configuration guard still puts
 // back what changed) and reports true.
-func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir) (bool, error) {
+func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, userNS bool) (bool, error) {
 	if d.cfg.Depth > 0 {
 		// This process is a child, in its own view already (its mount
 		// namespace, which its children share) and under a Landlock domain
@@ -232,7 +245,7 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 		env.Notes = append(env.Notes, "this kernel has no Landlock: the in-place writer's writes are not confined to the work tree; only its parent's configuration guard holds")
 		return true, nil
 	}
-	if !d.sandboxReport(ctx).UserNS {
+	if !userNS {
 		env.Notes = append(env.Notes, "no user namespaces here: the work tree's configuration (.git/config, .brood, .claude) is not held read-only by the kernel; its parent's configuration guard puts back what changes")
 		return true, nil
 	}
@@ -246,8 +259,8 @@ func (d *Dispatcher) holdInPlace(ctx context.Context, cmd *exec.Cmd, env *dispat
 // where Landlock confines it, user namespaces are there and this process
 // may mount (the root). Elsewhere its git add and commit fail, as its
 // copy's git directory is outside what it may write.
-func (d *Dispatcher) holdsWorktreeGit(ctx context.Context, env *dispatch.Envelope) bool {
-	return d.cfg.Depth == 0 && !env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1 && d.sandboxReport(ctx).UserNS
+func (d *Dispatcher) holdsWorktreeGit(env *dispatch.Envelope, userNS bool) bool {
+	return d.cfg.Depth == 0 && !env.ReadOnly && !env.NoLandlock && sandbox.LandlockABI() >= 1 && userNS
 }
 
 // unheldGitConfig lists, for an in-place writer dispatched by the root,
@@ -278,10 +291,22 @@ func (d *Dispatcher) removeUnheld(env *dispatch.Envelope, unheld []string) {
 type spawnConfiner struct {
 	s        *spawn
 	snapshot bool // take the before-snapshot of the tree
+	// guessed: the child was configured as one that starts in a user
+	// namespace before this process knew (nsAnswer.guess); then pristine
+	// is its command as it came, and notes how many notes its envelope
+	// had, for Retry.
+	guessed  bool
+	pristine *exec.Cmd
+	notes    int
+	last     *exec.Cmd // the command Confine saw last (the one started)
 }
 
 func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	s, env := c.s, c.s.j.env
+	userNS, guessed := s.d.userNSFor(ctx, env)
+	if guessed {
+		c.guessed, c.pristine, c.notes = true, cloneCmd(cmd), len(env.Notes)
+	}
 	// The tree's walk and the child's copy, view and namespaces are made
 	// side by side: the child is not started before both are done, and
 	// configuring it changes nothing git reports (an empty .claude to hold).
@@ -293,7 +318,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 			snap <- st
 		}()
 	}
-	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws)
+	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws, userNS)
 	spawntrace.Mark(ctx, "isolate")
 	if snap == nil {
 		s.cfg.watch(ctx, env.ReadOnly, s.ws)
@@ -352,13 +377,74 @@ func (s *spawn) handDown(env *dispatch.Envelope) {
 }
 
 func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
+	c.last = cmd
 	return isolate.ConfineChild(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.policyBase())
+}
+
+// Retry is asked when the child's start failed (pool.Retrier). A child
+// configured on the guess that it starts in a user namespace, whose start
+// failed as a refused one, while the probe then finds none here, is
+// configured again as the probe's "no" has every child of the root
+// configured (the notes, no view, sandbox.require's refusal) and started
+// once more. A limit reached fails the start with its sentence (nsLimit),
+// settling nothing; any other failure stands.
+func (c *spawnConfiner) Retry(ctx context.Context, failed *exec.Cmd, err error) (*exec.Cmd, error) {
+	s, env := c.s, c.s.j.env
+	if !sandbox.StartsUserNS(failed) {
+		return nil, nil
+	}
+	if sandbox.UserNSLimited(err) {
+		return nil, nsLimit(err)
+	}
+	again := false
+	if c.guessed {
+		var ferr error
+		if again, ferr = s.d.ns.failed(ctx, err); ferr != nil {
+			return nil, ferr
+		}
+	}
+	if !again {
+		if works, guessed := s.d.ns.guess(); works && !guessed && sandbox.UserNSRefused(err) {
+			return nil, fmt.Errorf("%w (children here start in a user namespace, so this may be the program's own refusal, e.g. a file without execute permission or on a noexec mount, or the namespace refused since; it is not started with less)", err)
+		}
+		return nil, nil
+	}
+	cmd := c.pristine
+	c.guessed, c.pristine = false, nil
+	env.Notes = env.Notes[:c.notes]
+	if err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws, false); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// startedInNS records, once the child started, that it did in a user
+// namespace, if so (nsAnswer.started).
+func (c *spawnConfiner) startedInNS() {
+	if c.last != nil && sandbox.StartsUserNS(c.last) {
+		c.s.d.ns.started()
+	}
+}
+
+// cloneCmd is a fresh command that starts what cmd starts, as cmd is now
+// (a command is never started twice).
+func cloneCmd(cmd *exec.Cmd) *exec.Cmd {
+	c := &exec.Cmd{Path: cmd.Path, Args: slices.Clone(cmd.Args), Env: slices.Clone(cmd.Env), Dir: cmd.Dir,
+		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: slices.Clone(cmd.ExtraFiles), WaitDelay: cmd.WaitDelay}
+	if cmd.SysProcAttr != nil {
+		a := *cmd.SysProcAttr
+		a.UidMappings, a.GidMappings = slices.Clone(a.UidMappings), slices.Clone(a.GidMappings)
+		a.AmbientCaps = slices.Clone(a.AmbientCaps)
+		c.SysProcAttr = &a
+	}
+	return c
 }
 
 // configure prepares an isolated child's copy and namespaces on its command,
 // once it holds its pool slot (so the copy is taken when the child starts).
-func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace) error {
-	if err := d.requireSandbox(ctx, env); err != nil {
+// userNS says whether the child starts in a user namespace (userNSFor).
+func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace, userNS bool) error {
+	if err := d.requireSandbox(env, userNS); err != nil {
 		return err
 	}
 	// (network: none is the child's tool processes' affair: the Bash tool
@@ -411,7 +497,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 				env.System = strings.Replace(env.System, "WORKSPACE PATH:\n"+env.Workspace+"\n", "WORKSPACE PATH:\n"+w.Dir+"\n", 1)
 			}
 		}
-		if w.Mode == isolate.ModeWorktree && d.holdsWorktreeGit(ctx, env) {
+		if w.Mode == isolate.ModeWorktree && d.holdsWorktreeGit(env, userNS) {
 			if err := w.HoldGit(); err != nil {
 				return err
 			}
@@ -421,14 +507,14 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		}
 	}
 	if d.cfg.Mount == nil && isolate.InPlaceWriter(env) && !env.NoLandlock {
-		noted, err := d.holdInPlace(ctx, cmd, env, td)
+		noted, err := d.holdInPlace(cmd, env, td, userNS)
 		if err != nil {
 			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
 		}
 		changed = changed || noted
 	}
 	if env.ReadOnly && !env.NoLandlock {
-		noted, err := d.holdReadOnly(ctx, cmd, env, td)
+		noted, err := d.holdReadOnly(cmd, env, td, userNS)
 		if err != nil {
 			return fmt.Errorf("hold the read-only child's mounts: %w", err)
 		}

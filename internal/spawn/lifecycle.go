@@ -500,6 +500,9 @@ func (d *Dispatcher) In(workspace string, mount *isolate.Mount) (*Dispatcher, er
 	cfg := d.cfg
 	d.bg.mu.Unlock()
 	cfg.Workspace, cfg.Mount = workspace, mount
+	// The machine's user namespaces are known once per process (a fleet
+	// worker makes one of these per call): the new one shares d's answer.
+	cfg.ns = d.ns
 	// The same process, the same place in the tree: d's depth and cap are
 	// already the kernel's answer (New's scan of /proc, or its Factory's),
 	// so a fleet worker does not scan /proc once per call.
@@ -508,9 +511,6 @@ func (d *Dispatcher) In(workspace string, mount *isolate.Mount) (*Dispatcher, er
 	if err != nil {
 		return nil, err
 	}
-	// The machine's sandbox support is probed once per process (a fleet
-	// worker makes one of these per call): the new one takes d's answer.
-	nd.sbOnce.Do(func() { nd.sb = d.sandboxReport(context.Background()) })
 	// And its children's shared policy parts, with the layers built from
 	// them (isolate.PolicyBase: the same hidden paths, settings and
 	// environment, as cfg is d's): a worker's calls on one base share a

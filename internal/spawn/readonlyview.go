@@ -1,7 +1,6 @@
 package spawn
 
 import (
-	"context"
 	"os/exec"
 
 	"github.com/broodhq/brood/internal/dispatch"
@@ -13,13 +12,13 @@ import (
 // mount view (isolate.HoldReadOnly); a child's own children and a fleet
 // worker's keep the metadata filter. It reports true when the envelope got
 // a note (no user namespaces).
-func (d *Dispatcher) holdReadOnly(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir) (bool, error) {
+func (d *Dispatcher) holdReadOnly(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, userNS bool) (bool, error) {
 	if d.cfg.Depth > 0 || d.cfg.Mount != nil {
 		// A child's children share its view and may not mount; a fleet
 		// worker's children mount its copy.
 		return false, nil
 	}
-	note, err := isolate.HoldReadOnly(cmd, env, td.Path(), d.policyBase(), d.sandboxReport(ctx).UserNS)
+	note, err := isolate.HoldReadOnly(cmd, env, td.Path(), d.policyBase(), userNS)
 	if note != "" {
 		env.Notes = append(env.Notes, note)
 	}

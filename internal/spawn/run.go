@@ -101,6 +101,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, turns: turns, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
 	spawntrace.Mark(ctx, "setup")
+	confiner := &spawnConfiner{s: s, snapshot: class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld)}
 	h, err := d.cfg.Pool.Start(ctx, pool.Job{
 		ID:       id,
 		Cmd:      cmd,
@@ -108,13 +109,14 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		Class:    class,
 		Timeout:  time.Duration(env.TimeoutMS) * time.Millisecond,
 		Limits:   env.Limits,
-		Confine:  &spawnConfiner{s: s, snapshot: class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld)},
+		Confine:  confiner,
 		Warm:     j.warm.child(),
 		Marker:   depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth},
 	})
 	if err != nil {
 		return nil, err
 	}
+	confiner.startedInNS()
 	j.lg.PID, j.lg.Started = h.PID(), time.Now().UTC()
 	d.writeLog(td, j.lg)
 	go sendDownAll(h, input)

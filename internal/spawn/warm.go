@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/pool"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -87,7 +88,11 @@ func newWarmSet(d *Dispatcher, n int) *warmSet {
 // newDispatcher makes the Dispatcher of cfg; a root one starts its warm
 // children.
 func newDispatcher(cfg Config) *Dispatcher {
-	d := &Dispatcher{cfg: cfg}
+	ns := cfg.ns
+	if ns == nil {
+		ns = &nsAnswer{}
+	}
+	d := &Dispatcher{cfg: cfg, ns: ns}
 	if cfg.Depth == 0 {
 		d.warm = newWarmSet(d, cfg.Warm)
 		d.warm.fill()
@@ -390,7 +395,8 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	// Its stderr is a pipe the pool hands to the task's stderr.log when
 	// the task takes it (pool.WarmChild).
 	marker := depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth}
-	c := isolate.WarmConfiner{Env: env, TaskDir: td, Base: d.policyBase(), UserNS: d.sandboxReport(ctx).UserNS}
+	userNS, guessed := d.ns.guess()
+	c := isolate.WarmConfiner{Env: env, TaskDir: td, Base: d.policyBase(), UserNS: userNS}
 	if d.cfg.Mount == nil { // (a fleet worker's children mount its copy: no view of their own)
 		if err := c.Prepare(ctx, cmd); err != nil {
 			_ = os.RemoveAll(td.Path())
@@ -400,7 +406,22 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	slot.w, err = d.cfg.Pool.Prestart(ctx, cmd, marker, c)
 	if err != nil {
 		_ = os.RemoveAll(td.Path())
+		if !guessed || d.cfg.Mount != nil || !sandbox.StartsUserNS(cmd) {
+			return nil, err
+		}
+		again, ferr := d.ns.failed(ctx, err)
+		if ferr != nil {
+			return nil, ferr // a limit (nsAnswer): nothing settled
+		}
+		if again {
+			// Refused, and none here (nsAnswer): a warm child as the
+			// probe's "no" has it (settled now: this is not asked again).
+			return d.startWarm(ctx)
+		}
 		return nil, err
+	}
+	if sandbox.StartsUserNS(cmd) {
+		d.ns.started()
 	}
 	return slot, nil
 }
@@ -509,10 +530,14 @@ func (d *Dispatcher) warmNote(err error) {
 	}
 }
 
-// Close ends the dispatcher's warm children (pool.warm) that no task took.
+// Close ends the dispatcher's warm children (pool.warm) that no task took
+// and waits for the warm-up of its children's layer at work (layerWarm).
 // Running children are not touched. A session calls it when it ends; it is
 // safe to call more than once.
-func (d *Dispatcher) Close() { d.warm.close() }
+func (d *Dispatcher) Close() {
+	d.warm.close()
+	d.layer.close()
+}
 
 // WarmIdle lists the pids of the warm children waiting for a task.
 func (d *Dispatcher) WarmIdle() []int { return d.warm.idlePIDs() }

@@ -33,6 +33,10 @@ type Redactor struct {
 	secrets []secretVar // longest value first, so overlapping values redact whole
 	longest int
 
+	// load, when set, finds the secrets at the first use (loadOnce).
+	load     func() []secretVar
+	loadOnce sync.Once
+
 	once sync.Once
 	rep  *strings.Replacer
 }
@@ -49,6 +53,25 @@ func NewRedactor(environ []string) *Redactor {
 // the top of projectRoot and one directory below (see ProjectEnvSecrets).
 func NewProjectRedactor(environ []string, projectRoot string) *Redactor {
 	return newRedactor(append(envSecrets(environ), projectEnvSecrets(projectRoot)...))
+}
+
+// NewLazyProjectRedactor is NewProjectRedactor made at its first use (a
+// Redact, a Writer's first line): a child's, whose first image may
+// re-execute under its sandbox before it redacts anything (a writer that
+// mounts first), and whose first redaction (its started event) comes
+// before any tool of its runs, so the .env files read are those it was
+// started with.
+func NewLazyProjectRedactor(environ []string, projectRoot string) *Redactor {
+	return &Redactor{load: func() []secretVar {
+		return append(envSecrets(environ), projectEnvSecrets(projectRoot)...)
+	}}
+}
+
+// ready finds a lazy redactor's secrets, once.
+func (r *Redactor) ready() {
+	if r.load != nil {
+		r.loadOnce.Do(func() { r.set(r.load()) })
+	}
 }
 
 func envSecrets(environ []string) []secretVar {
@@ -89,6 +112,12 @@ func reverse(s string) string {
 
 func newRedactor(secrets []secretVar) *Redactor {
 	r := &Redactor{}
+	r.set(secrets)
+	return r
+}
+
+// set keeps secrets, each value once, longest first.
+func (r *Redactor) set(secrets []secretVar) {
 	seen := map[string]bool{}
 	for _, sv := range secrets {
 		if seen[sv.value] || strings.TrimSpace(sv.value) == "" {
@@ -104,7 +133,6 @@ func newRedactor(secrets []secretVar) *Redactor {
 		}
 		return r.secrets[i].label < r.secrets[j].label
 	})
-	return r
 }
 
 func (r *Redactor) replacer() *strings.Replacer {
@@ -123,6 +151,7 @@ func (r *Redactor) Redact(s string) string {
 	if r == nil || s == "" {
 		return s
 	}
+	r.ready()
 	if len(r.secrets) > 0 {
 		s = r.replacer().Replace(s)
 	}
@@ -258,6 +287,7 @@ func (r *Redactor) maxLen() int {
 	if r == nil {
 		return 0
 	}
+	r.ready()
 	return r.longest
 }
 

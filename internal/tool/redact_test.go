@@ -228,3 +228,68 @@ func TestRefuseConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyProjectRedactor: a child's redactor reads the environment's and
+// the project's secrets at its first use, not when it is made (a writer's
+// first image re-executes before it redacts anything), and then as a
+// redactor made at that moment would: what the .env files held at the
+// first use is redacted, not what they held before nor after.
+func TestLazyProjectRedactor(t *testing.T) {
+	for _, c := range []struct {
+		name, atMade string // the .env's value when the redactor is made ("": none)
+	}{
+		{"made before the .env", ""},
+		{"the .env changed before the first use", "s3cr3t-at-made"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			write := func(v string) {
+				if err := os.WriteFile(filepath.Join(root, ".env"), []byte("API_TOKEN="+v+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.atMade != "" {
+				write(c.atMade)
+			}
+			r := NewLazyProjectRedactor([]string{"GH_TOKEN=ghvalue-0123456789"}, root)
+			write("s3cr3t-first-use")
+			if got := r.Redact("a s3cr3t-first-use b ghvalue-0123456789"); strings.Contains(got, "s3cr3t") || strings.Contains(got, "ghvalue") {
+				t.Errorf("first use: %q, want the .env's and the environment's secrets redacted", got)
+			}
+			write("s3cr3t-later")
+			for _, kept := range []string{c.atMade, "s3cr3t-later"} {
+				if got := r.Redact("x " + kept); kept != "" && !strings.Contains(got, kept) {
+					t.Errorf("%q redacted: the .env was not read once, at the first use", kept)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkProjectRedactor is what making a child's project redactor
+// costs (its environment's secrets, the .env files at the top of a
+// project of 30 directories of 20 entries and one below): what a writer's
+// first image no longer pays before its re-exec (NewLazyProjectRedactor).
+//
+//	go test ./internal/tool -run '^$' -bench ProjectRedactor -benchtime 200x
+func BenchmarkProjectRedactor(b *testing.B) {
+	root := b.TempDir()
+	for i := range 30 {
+		dir := filepath.Join(root, fmt.Sprintf("d%02d", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for j := range 20 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d", j)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, ".env"), []byte("API_TOKEN=s3cr3t-value-0123\nPORT=8080\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	environ := os.Environ()
+	for b.Loop() {
+		NewProjectRedactor(environ, root)
+	}
+}

@@ -99,7 +99,9 @@ func Lean(stdio IO, links Links) (Setup, error) {
 	}
 	getenv := stdio.Getenv
 	return Setup{IO: stdio, Config: childrun.ChildConfig{
-		Redact: tool.NewProjectRedactor(os.Environ(), root).Redact,
+		// Made at its first use, past the sandbox: a writer that mounts
+		// first re-executes before it redacts anything.
+		Redact: tool.NewLazyProjectRedactor(os.Environ(), root).Redact,
 		ResolveModel: func(spec string) (model.Model, error) {
 			m, err := provider.Resolve(spec, provider.Options{Getenv: getenv, Script: links.Script, Adapters: links.Models})
 			if errors.Is(err, provider.ErrScriptUnavailable) {

@@ -277,7 +277,9 @@ func (f *Factory) LoadDirs() error {
 	f.ProjectRoot = taskdir.FindProjectRoot(cwd)
 	f.Home = f.Getenv("HOME")
 	f.Environ = os.Environ()
-	f.Redactor = tool.NewProjectRedactor(f.Environ, f.ProjectRoot)
+	// A child's: made at its first use, past its sandbox (a writer that
+	// mounts first re-executes before it redacts anything).
+	f.Redactor = tool.NewLazyProjectRedactor(f.Environ, f.ProjectRoot)
 	return nil
 }
 
