@@ -100,10 +100,10 @@ type replayConfig struct {
 func (e *Engine) replayConfig() replayConfig {
 	rc := replayConfig{dc: e.cfg.DataConverter, claims: e.cfg.ClaimStore}
 	if rc.claims == nil {
-		rc.claims, _ = e.cfg.Store.(*blobstore.Store)
+		rc.claims, _ = e.store().(*blobstore.Store)
 	}
 	if rc.claims == nil && e.cfg.Code != nil {
-		rc.claims = e.cfg.Code.Blobs
+		rc.claims = e.cfg.Code.Blobs // a fleet store of another kind keeps no claims
 	}
 	return rc
 }
