@@ -71,19 +71,21 @@ func (f runFrom) execOf(task string) string {
 }
 
 // takeRecords fails every call record of res that no signed result of
-// signed (as verifyResults checked them) backs (Engine.recordRefusal), or whose task another record of
-// the run already names (namedTwice), and shows of a taken one only what
-// its signed result says (ownFigures, ownReason); nil Workers: none is
-// checked.
-func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed verdicts) {
+// signed (as verifyResults checked them) backs (Engine.recordRefusal),
+// or whose task another record of the run already names (namedTwice),
+// and shows of a taken one only what its signed result says (ownFigures,
+// ownReason); nil Workers: none is checked. changed: a record is not as
+// the run's workflow left it.
+func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed verdicts) (changed bool) {
 	if e.cfg.Workers == nil || res == nil {
-		return
+		return false
 	}
 	why := map[string]string{}
 	keyOf := map[string]string{}
 	for i := range res.Phases {
 		for k := range res.Phases[i].Calls {
 			c := &res.Phases[i].Calls[k]
+			was := *c
 			msg, taken := e.recordRefusal(from, *c, signed)
 			if twice := namedTwice(keyOf, *c); twice != "" {
 				msg, taken = twice, nil
@@ -94,9 +96,11 @@ func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed verdicts) {
 			} else {
 				c.Error = ownReason(*c, signed.results)
 			}
+			changed = changed || msg != "" || !reflect.DeepEqual(was, *c)
 		}
 	}
 	res.Refused(why)
+	return changed
 }
 
 // namedTwice is why c is not taken when another plan call's record seen
@@ -308,7 +312,7 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, r *runRead) {
 	}
 	from.bound = out.Bound
 	r.verdicts = e.verifyResults(from, out.Input.Results) // each signature checked once: the steps below and carry take its verdict
-	e.takeRecords(from, out.Result, r.verdicts)
+	changed := e.takeRecords(from, out.Result, r.verdicts)
 	if e.cfg.Workers != nil {
 		ownChainReasons(out.Result, out.Input.ChainFails, func(task string, f *ChainFailure) bool {
 			return e.cfg.Workers.checkChainFailure(resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}, f)
@@ -319,9 +323,23 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, r *runRead) {
 	case e.cfg.Workers == nil:
 	case from.plan == nil && out.Result != nil:
 		dropOutputs(out.Result, from.noPlan)
+	case !changed && outputsChecked(r, from):
+		// The replayed workflow made them from these very records.
 	default:
 		ownOutputs(ctx, from.plan, from.inputs, out.Result)
 	}
+}
+
+// outputsChecked: r's replayed workflow made its outputs as ownOutputs
+// would make them again from its records, when takeRecords left every
+// record as it was: it used only results a worker of the run signed for
+// that very call (bound results: RunOutput.Bound, and the marker in its
+// history), and ran the plan and inputs from names (the ones this
+// submitter signed). A history from before bound results (no marker)
+// gets its outputs made again (ownOutputs).
+func outputsChecked(r *runRead, from runFrom) bool {
+	return r.out.Bound && r.versions[boundResultsVersion] >= 1 && r.versions[checkedResultsVersion] >= 1 &&
+		from.plan != nil && sameJSON(from.plan, r.start.Plan) && sameJSON(from.inputs, r.start.Inputs)
 }
 
 // carry is what of a run's signed results a resume hands the run's next

@@ -289,7 +289,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	// The landing's run, from-tree and record are this submitter's own
 	// signed input's; only the tip is the run's, and only when a worker
 	// key it trusts signed it for this execution (review21 P1-2).
-	e.settleOwn(ctx, in, r.out, run.GetRunID(), false)
+	e.settleOwn(ctx, in, &r, run.GetRunID(), false)
 	e.takeRun(ctx, runFrom{id: in.RunID, exec: run.GetRunID(), carried: in.Carried, plan: in.Plan, inputs: in.Inputs}, &r)
 	settledEvents(r.out.Result, events)
 	return r.out.Result, r.out.Journal, nil
@@ -434,7 +434,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		if err != nil {
 			return nil, nil, err
 		}
-		e.settleOwn(ctx, ownPart(r.out.Input, r.sub), r.out, tipRun(exec, r.sub), false)
+		e.settleOwn(ctx, ownPart(r.out.Input, r.sub), &r, tipRun(exec, r.sub), false)
 		e.takeRun(ctx, e.runFromOwn(id, exec, r.out.Input, r.sub), &r)
 		settledEvents(r.out.Result, events)
 		return r.out.Result, r.out.Journal, nil
@@ -456,11 +456,11 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	if out.Result.Status == wf.RunDone {
 		// A tree that did not land before is tried again: the user may
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
-		e.settleOwn(ctx, ownPart(out.Input, sub), *out, tipRun(read, sub), true)
+		e.settleOwn(ctx, ownPart(out.Input, sub), &r, tipRun(read, sub), true)
 		e.takeRun(ctx, from, &r)
 		return out.Result, out.Journal, nil
 	}
-	landed, err := e.landEarlierRun(ctx, *out, sub, read)
+	landed, err := e.landEarlierRun(ctx, &r, read)
 	e.takeRun(ctx, from, &r)
 	if err != nil {
 		return out.Result, out.Journal, nil

@@ -354,6 +354,10 @@ type runRead struct {
 	// verdicts are the verdicts of its signed results (takeRun's), for
 	// a resume's carry.
 	verdicts verdicts
+	// start is the execution's start input as the replay decoded it,
+	// exec the execution's id.
+	start RunInput
+	exec  string
 }
 
 // replayRun is execution exec of plan run id as this brood's workflow
@@ -367,11 +371,31 @@ func (e *Engine) replayRun(ctx context.Context, id, exec string, check func(RunI
 	if err != nil {
 		return runRead{}, err
 	}
-	got, err := e.replayRunHistory(id, exec, h, check)
+	return e.readRun(id, exec, h, check)
+}
+
+// readRun is replayRun of the history h read.
+func (e *Engine) readRun(id, exec string, h *historypb.History, check func(RunInput) error) (runRead, error) {
+	var (
+		mu    sync.Mutex
+		start RunInput
+	)
+	got, err := e.replayRunHistory(id, exec, h, func(in RunInput) error {
+		mu.Lock()
+		start = in
+		mu.Unlock()
+		if check == nil {
+			return nil
+		}
+		return check(in)
+	})
 	if err != nil {
 		return runRead{}, err
 	}
-	return runRead{out: got.out, times: planTimes(e.cfg.DataConverter, h), versions: got.versions}, nil
+	mu.Lock()
+	defer mu.Unlock()
+	start.Journal = nil
+	return runRead{out: got.out, times: planTimes(e.cfg.DataConverter, h), versions: got.versions, start: start, exec: exec}, nil
 }
 
 // runReplayed is a plan execution's replay: its output and the versions

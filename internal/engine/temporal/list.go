@@ -104,8 +104,8 @@ func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.De
 		info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
 		return
 	}
-	e.judgeTip(ctx, ownPart(out.Input, r.sub), *out, tipRun(exec, r.sub)) // the checks settleOwn makes, landing nothing
-	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, r.sub), &r)          // only what trusted workers signed (callsig.go), the server's times
+	e.judgeTip(ctx, ownPart(out.Input, r.sub), &r, tipRun(exec, r.sub)) // the checks settleOwn makes, landing nothing
+	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, r.sub), &r)        // only what trusted workers signed (callsig.go), the server's times
 	info.Result = out.Result
 	if kept := e.keptRun(id); kept != nil {
 		info.Result = kept // its status and reason judgeKept's

@@ -99,8 +99,8 @@ func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.R
 		if err != nil {
 			return nil
 		}
-		e.judgeTip(ctx, ownPart(r.out.Input, r.sub), r.out, tipRun(exec, r.sub)) // the checks settleOwn makes, landing nothing (as workflow show)
-		e.takeRun(ctx, e.runFromOwn(run, exec, r.out.Input, r.sub), &r)          // only what trusted workers signed (callsig.go), the server's times
+		e.judgeTip(ctx, ownPart(r.out.Input, r.sub), &r, tipRun(exec, r.sub)) // the checks settleOwn makes, landing nothing (as workflow show)
+		e.takeRun(ctx, e.runFromOwn(run, exec, r.out.Input, r.sub), &r)       // only what trusted workers signed (callsig.go), the server's times
 		res = r.out.Result
 	}
 	for _, ph := range res.Phases {

@@ -79,7 +79,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 	} {
 		t.Run("tip: "+tc.name, func(t *testing.T) {
 			in := RunInput{RunID: run, Code: base, Tip: tip, TipSig: sig}
-			_, err := e.takeTip(context.Background(), ownPart(in, tc.sub), in, tipRun(tc.exec, tc.sub))
+			_, err := e.takeTip(context.Background(), ownPart(in, tc.sub), in, tipRun(tc.exec, tc.sub), false)
 			if (err == nil) != tc.ok {
 				t.Errorf("takeTip: %v; want ok %v", err, tc.ok)
 			}

@@ -50,6 +50,19 @@ func (rt *ResultTrust) workerSet() *WorkerSet {
 	return ws
 }
 
+// trustsAll: rt trusts every key of ws (nil rt: none).
+func (rt *ResultTrust) trustsAll(ws *WorkerSet) bool {
+	if rt == nil || ws == nil {
+		return false
+	}
+	for _, k := range ws.Keys {
+		if !rt.trust.trusts(k) {
+			return false
+		}
+	}
+	return true
+}
+
 // resultTrust is the allowlist of ws's keys.
 func (ws *WorkerSet) resultTrust() *ResultTrust {
 	t := NewTrust()
