@@ -219,24 +219,26 @@ func (v verdicts) of(task string) (verdict, bool) {
 }
 
 // verifyResults checks each of signed once, for the execution from names
-// for its task (nil Workers: none is checked, none has a verdict).
-func (e *Engine) verifyResults(from runFrom, signed map[string]SignedResult) verdicts {
+// for its task (nil Workers: none is checked, none has a verdict); a
+// signature memo says the replay verified already is not verified again.
+func (e *Engine) verifyResults(from runFrom, signed map[string]SignedResult, memo *sigMemo) verdicts {
 	v := verdicts{results: signed}
 	if e.cfg.Workers == nil {
 		return v
 	}
+	rt := e.cfg.Workers.withMemo(memo)
 	v.byTask = make(map[string]verdict, len(signed))
 	for task, s := range signed {
-		v.byTask[task] = e.verify(from, task, s)
+		v.byTask[task] = e.verify(rt, from, task, s)
 	}
 	return v
 }
 
-// verify is one result's verdict.
-func (e *Engine) verify(from runFrom, task string, s SignedResult) verdict {
+// verify is one result's verdict, by rt (e.cfg.Workers, with a memo).
+func (e *Engine) verify(rt *ResultTrust, from runFrom, task string, s SignedResult) verdict {
 	out := &CallOutput{Result: s.Result, Sig: s.Sig}
 	rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}
-	if err := e.cfg.Workers.check(rc, out); err != nil {
+	if err := rt.check(rc, out); err != nil {
 		return verdict{signed: s, why: cmp.Or(e.untrustedReason(rc, from.id, out), err.Error())}
 	}
 	return verdict{signed: s, out: out}
@@ -245,7 +247,7 @@ func (e *Engine) verify(from runFrom, task string, s SignedResult) verdict {
 // unsignedVerdict is the verdict of a record of task that says it yields
 // an output with no signed result behind it: refused (signed by none).
 func (e *Engine) unsignedVerdict(from runFrom, task string) verdict {
-	return e.verify(from, task, SignedResult{Result: call.Result{TaskID: task, Status: dispatch.StatusDone}})
+	return e.verify(e.cfg.Workers, from, task, SignedResult{Result: call.Result{TaskID: task, Status: dispatch.StatusDone}})
 }
 
 // yields: a record status that comes with an output (recordOf: done).
@@ -311,7 +313,7 @@ func (e *Engine) takeRun(ctx context.Context, from runFrom, r *runRead) {
 		out.Result.RunID = from.id
 	}
 	from.bound = out.Bound
-	r.verdicts = e.verifyResults(from, out.Input.Results) // each signature checked once: the steps below and carry take its verdict
+	r.verdicts = e.verifyResults(from, out.Input.Results, r.memo) // each signature checked once (the replay's kept): the steps below and carry take its verdict
 	changed := e.takeRecords(from, out.Result, r.verdicts)
 	if e.cfg.Workers != nil {
 		ownChainReasons(out.Result, out.Input.ChainFails, func(task string, f *ChainFailure) bool {

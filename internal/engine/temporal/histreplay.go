@@ -99,6 +99,9 @@ func closeEvent(t enumspb.EventType) bool {
 type replayConfig struct {
 	dc     converter.DataConverter
 	claims *blobstore.Store
+	// memo keeps the result signatures the replayed workflow verifies
+	// (nil: none kept).
+	memo *sigMemo
 }
 
 // replayConfig is the engine's (Config.ClaimStore, else its store's).
@@ -154,6 +157,9 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 				var none O
 				return none, err
 			}
+		}
+		if rc.memo != nil {
+			w = workflow.WithValue(w, sigMemoKey{}, rc.memo)
 		}
 		out, err := fn(w, in)
 		mu.Lock()
@@ -358,6 +364,9 @@ type runRead struct {
 	// exec the execution's id.
 	start RunInput
 	exec  string
+	// memo is the result signatures its replay verified (takeRun's
+	// verifyResults verifies none of them again).
+	memo *sigMemo
 }
 
 // replayRun is execution exec of plan run id as this brood's workflow
@@ -380,7 +389,9 @@ func (e *Engine) readRun(id, exec string, h *historypb.History, check func(RunIn
 		mu    sync.Mutex
 		start RunInput
 	)
-	got, err := e.replayRunHistory(id, exec, h, func(in RunInput) error {
+	rc := e.replayConfig()
+	rc.memo = newSigMemo()
+	got, err := e.replayRunWith(rc, id, exec, h, func(in RunInput) error {
 		mu.Lock()
 		start = in
 		mu.Unlock()
@@ -395,7 +406,7 @@ func (e *Engine) readRun(id, exec string, h *historypb.History, check func(RunIn
 	mu.Lock()
 	defer mu.Unlock()
 	start.Journal = nil
-	return runRead{out: got.out, times: planTimes(e.cfg.DataConverter, h), versions: got.versions, start: start, exec: exec}, nil
+	return runRead{out: got.out, times: planTimes(e.cfg.DataConverter, h), versions: got.versions, start: start, exec: exec, memo: rc.memo}, nil
 }
 
 // runReplayed is a plan execution's replay: its output and the versions
@@ -406,7 +417,11 @@ type runReplayed struct {
 }
 
 func (e *Engine) replayRunHistory(id, exec string, h *historypb.History, check func(RunInput) error) (runReplayed, error) {
-	got, err := replayHistory(e.replayConfig(), h, id, exec, PlanWorkflowName, PlanWorkflow, check)
+	return e.replayRunWith(e.replayConfig(), id, exec, h, check)
+}
+
+func (e *Engine) replayRunWith(rc replayConfig, id, exec string, h *historypb.History, check func(RunInput) error) (runReplayed, error) {
+	got, err := replayHistory(rc, h, id, exec, PlanWorkflowName, PlanWorkflow, check)
 	switch {
 	case err != nil:
 		return runReplayed{}, err

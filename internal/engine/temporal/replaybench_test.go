@@ -137,7 +137,9 @@ func benchTake(b *testing.B, k int) {
 		b.Fatal(err)
 	}
 	eng := temporal.New(temporal.Config{Client: c, Queue: q, Poll: 50 * time.Millisecond, Signer: key, Workers: temporal.NewResultTrust(trust, ""),
-		Limits: func(string) temporal.CallLimits { return temporal.CallLimits{Attempts: 1, Heartbeat: time.Minute, Timeout: time.Minute} }})
+		Limits: func(string) temporal.CallLimits {
+			return temporal.CallLimits{Attempts: 1, Heartbeat: time.Minute, Timeout: time.Minute}
+		}})
 	p, inputs := eachPlan(b, k, 12)
 	res, err := eng.Run(ctx, engine.RunRequest{Plan: p, Inputs: inputs})
 	if err != nil || res.Status != wf.RunDone || res.Agents != k {

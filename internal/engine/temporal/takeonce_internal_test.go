@@ -1,13 +1,16 @@
 package temporal
 
 import (
+	"crypto/ed25519"
 	"maps"
 	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 // TestOldHistoriesGetTheSubmittersChecks: the submitter leaves out its
@@ -75,5 +78,50 @@ func TestOldHistoriesGetTheSubmittersChecks(t *testing.T) {
 				t.Errorf("outputs %v: a completer's outputs shown for a history from before the workflow's checks", r.out.Result.Outputs)
 			}
 		})
+	}
+}
+
+// TestSubmitterVerifiesWhatTheReplayDidNot: a result signature the
+// replay's workflow code verified (its result gate, which keeps what it
+// verified in the replay's memo: the recorded history's) is not verified
+// again by the submitter's own check of the same result for the same
+// call (verifyResults with that memo), and its verdict is the same as
+// without the memo; a result signed for another call is still refused.
+func TestSubmitterVerifiesWhatTheReplayDidNot(t *testing.T) {
+	h, id, exec, _ := fixture(t, "plan-history-checked-results-v1.json")
+	if r, err := New(Config{}).readRun(id, exec, h, nil); err != nil || r.memo == nil || len(r.memo.v) == 0 {
+		t.Fatalf("the replay's result gate kept no signature it verified (%v)", err)
+	}
+	const run, task = "01M94GP8WHCA3G6AZ1AHXZK600", "01M94GP8WHCA3G6AZ1AHXZK68W"
+	ws := &WorkerSet{Keys: [][]byte{[]byte(seeded(5).key.Public().(ed25519.PublicKey))}}
+	e := New(Config{Workers: ws.resultTrust()})
+	c := resultCall{Namespace: e.cfg.Namespace, Workflow: run, Run: "E1", Task: task}
+	out := &CallOutput{Result: call.Result{TaskID: task, Agent: "explore", Status: dispatch.StatusDone, Summary: "found it"}}
+	in := CallInput{Spec: call.Spec{TaskID: task, Agent: "explore"}, Key: "p/0", Seq: 1}
+	NewWorkerKeys(seeded(5), nil).signResult(CallInfo{Namespace: c.Namespace, Workflow: run, Run: "E1", Attempt: 1, Bind: bindOf(in)}, "w:1", out)
+	memo := newSigMemo()
+	gate := &resultGate{rt: ws.resultTrust().withMemo(memo), call: resultCall{Namespace: c.Namespace, Workflow: run, Run: "E1"}, bound: true}
+	if u := gate.take(in, out); u != nil || out.Status != dispatch.StatusDone {
+		t.Fatalf("the gate refused an honest result: %+v", out.Result)
+	}
+	signed := map[string]SignedResult{task: {Result: out.Result, Sig: out.Sig}}
+	verified, hits := len(memo.v), memo.hits
+	for _, tc := range []struct {
+		name string
+		from runFrom
+		memo *sigMemo
+		ok   bool
+	}{
+		{"the replay's memo", runFrom{id: run, exec: "E1"}, memo, true},
+		{"no memo", runFrom{id: run, exec: "E1"}, nil, true},
+		{"another run, the replay's memo", runFrom{id: "01M94GP8WHCA3G6AZ1AHXZK601", exec: "E1"}, memo, false},
+	} {
+		v := e.verifyResults(tc.from, signed, tc.memo)
+		if d := v.byTask[task]; (d.why == "") != tc.ok {
+			t.Errorf("%s: verdict %q; want taken %v", tc.name, d.why, tc.ok)
+		}
+		if tc.ok && tc.memo != nil && (len(memo.v) != verified || memo.hits != hits+1) {
+			t.Errorf("%s: the submitter verified %d signature(s) anew, took %d from the replay's; want none anew, the one", tc.name, len(memo.v)-verified, memo.hits-hits)
+		}
 	}
 }

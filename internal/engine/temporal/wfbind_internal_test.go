@@ -50,7 +50,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 				t.Errorf("error %q; want it to name another execution", c.Error)
 			}
 			journal := []wf.JournalLine{{Type: "done", Key: "p/0", TaskID: task, Rec: &wf.CallRecord{Key: "p/0", TaskID: task, Status: wf.CallDone, Output: "found it"}}}
-			kept, carried := e.carry(tc.from, e.verifyResults(tc.from, signed), journal)
+			kept, carried := e.carry(tc.from, e.verifyResults(tc.from, signed, nil), journal)
 			if _, ok := kept[task]; ok != tc.ok || tc.ok && carried[task] != "E1" {
 				t.Errorf("carried %v %v; want it carried (from E1) %v", kept, carried, tc.ok)
 			}
@@ -60,7 +60,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 	// A call the execution's cancel stopped runs again in the next one,
 	// whose result is signed there: its earlier result is not carried.
 	stopped := []wf.JournalLine{{Type: "done", Key: "p/0", TaskID: task, Rec: &wf.CallRecord{Key: "p/0", TaskID: task, Status: wf.CallCancelled}}}
-	if kept, carried := e.carry(runFrom{id: run, exec: "E1"}, e.verifyResults(runFrom{id: run, exec: "E1"}, signed), stopped); len(kept) != 0 || len(carried) != 0 {
+	if kept, carried := e.carry(runFrom{id: run, exec: "E1"}, e.verifyResults(runFrom{id: run, exec: "E1"}, signed, nil), stopped); len(kept) != 0 || len(carried) != 0 {
 		t.Errorf("a stopped call's result carried: %v %v; want it run (and signed) again", kept, carried)
 	}
 
