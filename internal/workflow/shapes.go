@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -30,7 +29,7 @@ func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
 		x.rt.Go(ctx, func(ctx context.Context) {
 			defer wg.Done()
 			t := &ph.Parallel[j]
-			key := ph.ID + "/" + taskKey(t, j)
+			key := parallelKey(ph.ID, t, j)
 			if t.ID != "" {
 				defer done[t.ID].Open()
 			}
@@ -73,13 +72,6 @@ func (x *executor) parallel(ctx context.Context, ph *Phase) PhaseResult {
 	pr.Output = list
 	pr.Status, pr.Reason = phaseStatus(ctx, pr.Calls)
 	return pr
-}
-
-func taskKey(t *Call, j int) string {
-	if t.ID != "" {
-		return t.ID
-	}
-	return strconv.Itoa(j)
 }
 
 // with2 copies a scope so a call can add its own names.
@@ -175,13 +167,13 @@ func (x *executor) each(ctx context.Context, ph *Phase) PhaseResult {
 			var out any
 			for j := range ph.Stages {
 				st := &ph.Stages[j]
-				rec := x.call(ctx, ph, fmt.Sprintf("%s/%d/%s", ph.ID, i, taskKey(st, j)), st, scope)
+				rec := x.call(ctx, ph, stageKey(ph.ID, i, st, j), st, scope)
 				calls[i] = append(calls[i], rec)
 				out = rec.Output
 				if out == nil {
 					x.count(ph, func(n *Counts) { n.Queued = max(0, n.Queued-(len(ph.Stages)-j-1)) })
 					if rest := stageNames(ph.Stages[j+1:], j+1); rest != "" && rec.Status != CallCancelled {
-						x.skip(fmt.Sprintf("%s/%d", ph.ID, i), fmt.Sprintf("%s skipped: stage %s yielded no result (%s)", rest, rec.Key, endedHow(&rec)))
+						x.skip(itemKey(ph.ID, i), fmt.Sprintf("%s skipped: stage %s yielded no result (%s)", rest, rec.Key, endedHow(&rec)))
 					}
 					break
 				}
@@ -274,7 +266,7 @@ func (x *executor) untilQuiet(ctx context.Context, ph *Phase) PhaseResult {
 			wg.Add(1)
 			x.rt.Go(ctx, func(ctx context.Context) {
 				defer wg.Done()
-				recs[i] = x.call(ctx, ph, fmt.Sprintf("%s/r%d/%d", ph.ID, round, i), &u.Call, scope)
+				recs[i] = x.call(ctx, ph, roundKey(ph.ID, round, i), &u.Call, scope)
 			})
 		}
 		wg.Wait(ctx)

@@ -29,7 +29,7 @@ func (x *executor) votes(ctx context.Context, ph *Phase) PhaseResult {
 			defer wg.Done()
 			scope := with2(base)
 			scope["vote"] = i + 1
-			pr.Calls[i] = x.call(ctx, ph, fmt.Sprintf("%s/v%d", ph.ID, i+1), &v.Call, scope)
+			pr.Calls[i] = x.call(ctx, ph, voteKey(ph.ID, i+1), &v.Call, scope)
 		})
 	}
 	wg.Wait(ctx)

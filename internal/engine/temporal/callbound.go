@@ -115,12 +115,13 @@ func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID
 	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in), attempt)
 }
 
-// callDigest names the call an activity runs: the SHA-256 of its whole
-// input, the same on every retry of the activity. Temporal keeps an
-// activity id unique only among pending activities, so the claim of a
-// number names the call as well as its activity id: another call
-// scheduled later under the same id is refused.
-func callDigest(in CallInput) string {
+// callDigest names the call (or chain step: claimChain) an activity
+// runs: the SHA-256 of its whole input as JSON, the same on every retry
+// of the activity. Temporal keeps an activity id unique only among
+// pending activities, so the claim of a number names the call as well as
+// its activity id: another call scheduled later under the same id is
+// refused.
+func callDigest[I CallInput | ChainInput](in I) string {
 	b, _ := json.Marshal(in)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

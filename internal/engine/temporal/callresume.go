@@ -39,21 +39,21 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	}
 	// Its output as brood's own replay of its history makes it, never
 	// the result the server holds (histreplay.go).
-	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
+	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
 	if err != nil {
 		if _, oerr := e.ownCall(ctx, taskID, x); oerr != nil {
 			return x, nil, oerr // not this key's run: that is what to say
 		}
 		return x, nil, fmt.Errorf("task %s: %w", taskID, err)
 	}
-	out, err := callEnd(got)
+	out, err := callEnd(read.got)
 	if err != nil || out.Last == nil || out.Last.TaskID != taskID {
 		return x, nil, nil
 	}
 	// A result no worker this submitter trusts signed is refused here
 	// too: never landed, never continued from as done.
 	var taken bool
-	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), &out, true)
+	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), &out, read.times, true)
 	out.refused = !taken
 	return x, &out, nil
 }

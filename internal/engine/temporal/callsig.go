@@ -71,19 +71,21 @@ func (f runFrom) execOf(task string) string {
 }
 
 // takeRecords fails every call record of res that no signed result of
-// signed backs (Engine.recordRefusal), or whose task another record of
-// the run already names (namedTwice), and shows of a taken one only what
-// its signed result says (ownFigures, ownReason); nil Workers: none is
-// checked.
-func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]SignedResult) {
+// signed (as verifyResults checked them) backs (Engine.recordRefusal),
+// or whose task another record of the run already names (namedTwice),
+// and shows of a taken one only what its signed result says (ownFigures,
+// ownReason); nil Workers: none is checked. changed: a record is not as
+// the run's workflow left it.
+func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed verdicts) (changed bool) {
 	if e.cfg.Workers == nil || res == nil {
-		return
+		return false
 	}
 	why := map[string]string{}
 	keyOf := map[string]string{}
 	for i := range res.Phases {
 		for k := range res.Phases[i].Calls {
 			c := &res.Phases[i].Calls[k]
+			was := *c
 			msg, taken := e.recordRefusal(from, *c, signed)
 			if twice := namedTwice(keyOf, *c); twice != "" {
 				msg, taken = twice, nil
@@ -92,11 +94,13 @@ func (e *Engine) takeRecords(from runFrom, res *wf.Result, signed map[string]Sig
 			if msg != "" {
 				why[c.Key] = msg
 			} else {
-				c.Error = ownReason(*c, signed)
+				c.Error = ownReason(*c, signed.results)
 			}
+			changed = changed || msg != "" || !reflect.DeepEqual(was, *c)
 		}
 	}
 	res.Refused(why)
+	return changed
 }
 
 // namedTwice is why c is not taken when another plan call's record seen
@@ -153,22 +157,21 @@ func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 // recordRefusal is why c is not taken ("": it is), and the signed result
 // that backs it as checked (nil: none does): a record with an output or
 // a status that yields one needs a result a trusted worker key signed for
-// the call in the execution from names for it, and must say what that
-// result says; an ending with nothing to act on (failed, skipped,
-// cancelled) needs none.
-func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]SignedResult) (string, *CallOutput) {
-	s, ok := signed[c.TaskID]
-	if !ok || c.TaskID == "" {
+// the call in the execution from names for it (its verdict in signed),
+// and must say what that result says; an ending with nothing to act on
+// (failed, skipped, cancelled) needs none.
+func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed verdicts) (string, *CallOutput) {
+	v, ok := signed.of(c.TaskID)
+	if !ok {
 		if c.Output == nil && !yields(c.Status) {
 			return "", nil
 		}
-		s = SignedResult{Result: call.Result{TaskID: c.TaskID, Status: dispatch.StatusDone}}
+		v = e.unsignedVerdict(from, c.TaskID)
 	}
-	out := &CallOutput{Result: s.Result, Sig: s.Sig}
-	rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(c.TaskID), Submitter: e.fingerprint(), Task: c.TaskID}
-	if err := e.cfg.Workers.check(rc, out); err != nil {
-		return cmp.Or(e.untrustedReason(rc, from.id, out), err.Error()), nil
+	if v.why != "" {
+		return v.why, nil
 	}
+	out := v.out
 	if c.Output != nil && !sameOutput(c.Output, &out.Result) || yields(c.Status) && !out.Result.OK() {
 		return "the run's record of task " + c.TaskID + " does not say what its worker signed (status " + out.Result.Status + "): something else completed the run on Temporal; it was not taken", nil
 	}
@@ -188,6 +191,63 @@ func (e *Engine) recordRefusal(from runFrom, c wf.CallRecord, signed map[string]
 		return fmt.Sprintf("the run's record of call %s names task %s, whose worker signed its result for call %s: something else completed the run on Temporal; it was not taken", c.Key, c.TaskID, printable(b.Call)), nil
 	}
 	return "", out
+}
+
+// verdict is the submitter's check of one call's signed result
+// (ResultTrust.check, and the trust-worker sentence of a key it does not
+// trust): made by verifyResults (or unsignedVerdict, for a record no
+// signed result backs) and by nothing else, once per command, so a later
+// step takes a result only as that check left it, never one it did not
+// check.
+type verdict struct {
+	signed SignedResult // as the run carried it
+	out    *CallOutput  // as checked (a v1 signature's figures cleared)
+	why    string       // the refusal ("": taken)
+}
+
+// verdicts are the verdicts of a run's signed results by task
+// (verifyResults), with the results themselves (ownReason reads them).
+type verdicts struct {
+	byTask  map[string]verdict
+	results map[string]SignedResult
+}
+
+// of is task's verdict (false: no signed result names it).
+func (v verdicts) of(task string) (verdict, bool) {
+	d, ok := v.byTask[task]
+	return d, ok && task != ""
+}
+
+// verifyResults checks each of signed once, for the execution from names
+// for its task (nil Workers: none is checked, none has a verdict); a
+// signature memo says the replay verified already is not verified again.
+func (e *Engine) verifyResults(from runFrom, signed map[string]SignedResult, memo *sigMemo) verdicts {
+	v := verdicts{results: signed}
+	if e.cfg.Workers == nil {
+		return v
+	}
+	rt := e.cfg.Workers.withMemo(memo)
+	v.byTask = make(map[string]verdict, len(signed))
+	for task, s := range signed {
+		v.byTask[task] = e.verify(rt, from, task, s)
+	}
+	return v
+}
+
+// verify is one result's verdict, by rt (e.cfg.Workers, with a memo).
+func (e *Engine) verify(rt *ResultTrust, from runFrom, task string, s SignedResult) verdict {
+	out := &CallOutput{Result: s.Result, Sig: s.Sig}
+	rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}
+	if err := rt.check(rc, out); err != nil {
+		return verdict{signed: s, why: cmp.Or(e.untrustedReason(rc, from.id, out), err.Error())}
+	}
+	return verdict{signed: s, out: out}
+}
+
+// unsignedVerdict is the verdict of a record of task that says it yields
+// an output with no signed result behind it: refused (signed by none).
+func (e *Engine) unsignedVerdict(from runFrom, task string) verdict {
+	return e.verify(e.cfg.Workers, from, task, SignedResult{Result: call.Result{TaskID: task, Status: dispatch.StatusDone}})
 }
 
 // yields: a record status that comes with an output (recordOf: done).
@@ -214,7 +274,7 @@ func sameOutput(v any, r *call.Result) bool {
 // takeJournal is lines with every call record no signed result backs
 // failed with brood's reason (recordRefusal): what result.json's journal
 // keeps, and what a resume continues from.
-func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed map[string]SignedResult) []wf.JournalLine {
+func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed verdicts) []wf.JournalLine {
 	if e.cfg.Workers == nil {
 		return lines
 	}
@@ -231,7 +291,7 @@ func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed map[st
 			if msg != "" {
 				rec.Status, rec.Output, rec.Error = "failed", nil, msg
 			} else {
-				rec.Error = ownReason(rec, signed)
+				rec.Error = ownReason(rec, signed.results)
 			}
 			l.Rec = &rec
 		}
@@ -243,39 +303,56 @@ func (e *Engine) takeJournal(from runFrom, lines []wf.JournalLine, signed map[st
 // takeRun is an execution's output as this submitter takes it: its
 // records and journal checked against the results its workers signed in
 // the executions from names, its outputs made again from those records
-// (ownOutputs), kept under the run this submitter started
-// or resumed (from.id), never under the one the output names (review21
-// P1-2).
-func (e *Engine) takeRun(ctx context.Context, from runFrom, out *RunOutput) {
+// (ownOutputs), its calls' times the server's (takeTimes), kept under the
+// run this submitter started or resumed (from.id), never under the one
+// the output names (review21 P1-2).
+func (e *Engine) takeRun(ctx context.Context, from runFrom, r *runRead) {
+	defer takeTimes(r)
+	out := &r.out
 	if out.Result != nil {
 		out.Result.RunID = from.id
 	}
 	from.bound = out.Bound
-	e.takeRecords(from, out.Result, out.Input.Results)
+	r.verdicts = e.verifyResults(from, out.Input.Results, r.memo) // each signature checked once (the replay's kept): the steps below and carry take its verdict
+	changed := e.takeRecords(from, out.Result, r.verdicts)
 	if e.cfg.Workers != nil {
 		ownChainReasons(out.Result, out.Input.ChainFails, func(task string, f *ChainFailure) bool {
 			return e.cfg.Workers.checkChainFailure(resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}, f)
 		})
 	}
-	out.Journal = e.takeJournal(from, out.Journal, out.Input.Results)
+	out.Journal = e.takeJournal(from, out.Journal, r.verdicts)
 	switch {
 	case e.cfg.Workers == nil:
 	case from.plan == nil && out.Result != nil:
 		dropOutputs(out.Result, from.noPlan)
+	case !changed && outputsChecked(r, from):
+		// The replayed workflow made them from these very records.
 	default:
 		ownOutputs(ctx, from.plan, from.inputs, out.Result)
 	}
 }
 
-// carry is what of results a resume hands the run's next execution: each
-// result a trusted worker signed in the execution from names for its task
-// whose call is finished in journal (a cancelled one runs again, and its
-// next result is signed in the next execution), and, by task, that
-// execution (RunInput.Carried, signed). nil Workers: all of them, as they
-// are.
-func (e *Engine) carry(from runFrom, results map[string]SignedResult, journal []wf.JournalLine) (map[string]SignedResult, map[string]string) {
+// outputsChecked: r's replayed workflow made its outputs as ownOutputs
+// would make them again from its records, when takeRecords left every
+// record as it was: it used only results a worker of the run signed for
+// that very call (bound results: RunOutput.Bound, and the marker in its
+// history), and ran the plan and inputs from names (the ones this
+// submitter signed). A history from before bound results (no marker)
+// gets its outputs made again (ownOutputs).
+func outputsChecked(r *runRead, from runFrom) bool {
+	return r.out.Bound && r.versions[boundResultsVersion] >= 1 && r.versions[checkedResultsVersion] >= 1 &&
+		from.plan != nil && sameJSON(from.plan, r.start.Plan) && sameJSON(from.inputs, r.start.Inputs)
+}
+
+// carry is what of a run's signed results a resume hands the run's next
+// execution: each result a trusted worker signed in the execution from
+// names for its task (its verdict: takeRun's, signed) whose call is
+// finished in journal (a cancelled one runs again, and its next result
+// is signed in the next execution), and, by task, that execution
+// (RunInput.Carried, signed). nil Workers: all of them, as they are.
+func (e *Engine) carry(from runFrom, signed verdicts, journal []wf.JournalLine) (map[string]SignedResult, map[string]string) {
 	if e.cfg.Workers == nil {
-		return results, nil
+		return signed.results, nil
 	}
 	finished := map[string]bool{}
 	for _, l := range journal {
@@ -284,12 +361,12 @@ func (e *Engine) carry(from runFrom, results map[string]SignedResult, journal []
 		}
 	}
 	kept, carried := map[string]SignedResult{}, map[string]string{}
-	for task, s := range results {
-		rc := resultCall{Namespace: e.cfg.Namespace, Workflow: from.id, Run: from.execOf(task), Submitter: e.fingerprint(), Task: task}
-		if !finished[task] || s.Sig == nil || rc.Run == "" || e.cfg.Workers.check(rc, &CallOutput{Result: s.Result, Sig: s.Sig}) != nil {
+	for task, v := range signed.byTask {
+		run := from.execOf(task)
+		if !finished[task] || v.signed.Sig == nil || run == "" || v.why != "" {
 			continue
 		}
-		kept[task], carried[task] = s, rc.Run
+		kept[task], carried[task] = v.signed, run
 	}
 	return kept, carried
 }

@@ -3,9 +3,6 @@ package temporal
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -163,10 +160,8 @@ func (a *Activities) claimChain(ctx context.Context, in ChainInput, info CallInf
 	if err := dispatch.CheckID(in.TaskID); err != nil {
 		return refusedf("the chain step names no writer task (%q): refused, nothing chained", printable(in.TaskID))
 	}
-	b, _ := json.Marshal(in)
-	sum := sha256.Sum256(b)
 	key := chainClaimKey(in.Signed, in.TaskID)
-	err := a.claimOnce(ctx, key, info.Run+" "+activityID+" "+hex.EncodeToString(sum[:]))
+	err := a.claimOnce(ctx, key, info.Run+" "+activityID+" "+callDigest(in))
 	switch {
 	case errors.Is(err, errClaimed):
 		return refusedf("run %s: the change of task %s was put into the run's tree by another chain step already (its record: %s in the fleet store): a second step for one writer is refused, nothing chained; whoever scheduled it is not the run's workflow", info.Workflow, in.TaskID, key)

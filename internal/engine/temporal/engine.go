@@ -168,7 +168,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	// The call's output, or its refusal, is this brood's own replay of the
 	// execution's history (histreplay.go).
-	got, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID(), func(start CallInputW) error {
+	read, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID(), func(start CallInputW) error {
 		if !sameJSON(start, in) {
 			return fmt.Errorf("task %s's workflow on Temporal (execution %s) was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", taskID, run.GetRunID())
 		}
@@ -177,11 +177,11 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := callEnd(got)
+	out, err := callEnd(read.got)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, true)
+	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, read.times, true)
 	if !ok {
 		return &r, nil
 	}
@@ -271,7 +271,7 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	if err := e.await(ctx, run, events); err != nil && !refusal(err) {
 		return nil, nil, err
 	}
-	out, err := e.replayRun(context.WithoutCancel(ctx), in.RunID, run.GetRunID(), func(start RunInput) error { // a cancelled run's end is taken too
+	r, err := e.replayRun(context.WithoutCancel(ctx), in.RunID, run.GetRunID(), func(start RunInput) error { // a cancelled run's end is taken too
 		if !sameJSON(start, in) {
 			return fmt.Errorf("run %s's execution %s on Temporal was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", in.RunID, run.GetRunID())
 		}
@@ -289,11 +289,10 @@ func (e *Engine) start(ctx context.Context, in RunInput, started func(string), e
 	// The landing's run, from-tree and record are this submitter's own
 	// signed input's; only the tip is the run's, and only when a worker
 	// key it trusts signed it for this execution (review21 P1-2).
-	e.settleOwn(ctx, in, out, run.GetRunID(), false)
-	e.takeRun(ctx, runFrom{id: in.RunID, exec: run.GetRunID(), carried: in.Carried, plan: in.Plan, inputs: in.Inputs}, &out)
-	e.takeTimes(ctx, in.RunID, run.GetRunID(), &out)
-	settledEvents(out.Result, events)
-	return out.Result, out.Journal, nil
+	e.settleOwn(ctx, in, &r, run.GetRunID(), false)
+	e.takeRun(ctx, runFrom{id: in.RunID, exec: run.GetRunID(), carried: in.Carried, plan: in.Plan, inputs: in.Inputs}, &r)
+	settledEvents(r.out.Result, events)
+	return r.out.Result, r.out.Journal, nil
 }
 
 // temporalAppError is a workflow's refusal, as one line.
@@ -431,15 +430,14 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 		if err := e.await(ctx, e.cfg.Client.GetWorkflow(ctx, id, exec), events); err != nil && !refusal(err) {
 			return nil, nil, err
 		}
-		out, sub, err := e.ownRunOutput(context.WithoutCancel(ctx), id, exec) // brood's own output (histreplay.go)
+		r, err := e.ownRunOutput(context.WithoutCancel(ctx), id, exec) // brood's own output (histreplay.go)
 		if err != nil {
 			return nil, nil, err
 		}
-		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub), false)
-		e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out)
-		e.takeTimes(ctx, id, exec, &out)
-		settledEvents(out.Result, events)
-		return out.Result, out.Journal, nil
+		e.settleOwn(ctx, ownPart(r.out.Input, r.sub), &r, tipRun(exec, r.sub), false)
+		e.takeRun(ctx, e.runFromOwn(id, exec, r.out.Input, r.sub), &r)
+		settledEvents(r.out.Result, events)
+		return r.out.Result, r.out.Journal, nil
 	}
 	read := info.GetExecution().GetRunId() // the execution this resume continues: its calls' continuations are pinned to it
 	// The earlier execution's output is brood's own replay of its
@@ -447,30 +445,29 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	// (histreplay.go; review25 P1-4).
 	// Nothing lands, and nothing is signed again, unless this key started
 	// the execution (review21 P1-2: a done execution too).
-	out, sub, err := e.ownRunOutput(ctx, id, read)
+	r, err := e.ownRunOutput(ctx, id, read)
 	if err != nil {
 		return nil, nil, err
 	}
+	out, sub := &r.out, r.sub
 	from := e.runFromOwn(id, read, out.Input, sub)
 	// What the execution's writers did, when its submitter was not there
 	// to land it (it died, or this is another machine's checkout).
 	if out.Result.Status == wf.RunDone {
 		// A tree that did not land before is tried again: the user may
 		// have made room for it (fleetqa4 P3: "resumed" did nothing).
-		e.settleOwn(ctx, ownPart(out.Input, sub), out, tipRun(read, sub), true)
-		e.takeRun(ctx, from, &out)
-		e.takeTimes(ctx, id, read, &out)
+		e.settleOwn(ctx, ownPart(out.Input, sub), &r, tipRun(read, sub), true)
+		e.takeRun(ctx, from, &r)
 		return out.Result, out.Journal, nil
 	}
-	landed, err := e.landEarlierRun(ctx, out, sub, read)
-	e.takeRun(ctx, from, &out)
-	e.takeTimes(ctx, id, read, &out)
+	landed, err := e.landEarlierRun(ctx, &r, read)
+	e.takeRun(ctx, from, &r)
 	if err != nil {
 		return out.Result, out.Journal, nil
 	}
 	in := out.Input
-	in.Results, in.Carried = e.carry(from, out.Input.Results, out.Journal) // each bound to the execution it was checked in
-	in.Journal, in.ChainFails = out.Journal, nil                           // each failure signed in its execution: the records say them
+	in.Results, in.Carried = e.carry(from, r.verdicts, out.Journal) // each bound to the execution it was checked in
+	in.Journal, in.ChainFails = out.Journal, nil                    // each failure signed in its execution: the records say them
 	in.Queue = e.cfg.Queue
 	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
 	res, journal, err := e.start(ctx, in, nil, events)

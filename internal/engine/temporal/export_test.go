@@ -29,6 +29,6 @@ func SignResultAsFleetWorker(ctx context.Context, seed byte, in CallInput, worke
 // ReplayRunHistory is what a submitter takes of run id's execution exec
 // whose history is h: brood's own replay of it (replayRun).
 func ReplayRunHistory(h *historypb.History, id, exec string) (*RunOutput, error) {
-	out, err := New(Config{}).replayRunHistory(id, exec, h, nil)
-	return &out, err
+	got, err := New(Config{}).replayRunHistory(id, exec, h, nil)
+	return &got.out, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type replayed[O any] struct {
 	// Ran: the function returned (a history that ends without its
 	// workflow's end, terminated or timed out, has none).
 	Ran bool
+	// Versions is the version each workflow change the code asked for
+	// was given in the replay (a change whose marker the history lacks:
+	// DefaultVersion, brood's code from before it).
+	Versions map[string]workflow.Version
 }
 
 // closedHistory reads execution exec of workflow wid whole. It refuses a
@@ -94,16 +99,19 @@ func closeEvent(t enumspb.EventType) bool {
 type replayConfig struct {
 	dc     converter.DataConverter
 	claims *blobstore.Store
+	// memo keeps the result signatures the replayed workflow verifies
+	// (nil: none kept).
+	memo *sigMemo
 }
 
 // replayConfig is the engine's (Config.ClaimStore, else its store's).
 func (e *Engine) replayConfig() replayConfig {
 	rc := replayConfig{dc: e.cfg.DataConverter, claims: e.cfg.ClaimStore}
 	if rc.claims == nil {
-		rc.claims, _ = e.cfg.Store.(*blobstore.Store)
+		rc.claims, _ = e.store().(*blobstore.Store)
 	}
 	if rc.claims == nil && e.cfg.Code != nil {
-		rc.claims = e.cfg.Code.Blobs
+		rc.claims = e.cfg.Code.Blobs // a fleet store of another kind keeps no claims
 	}
 	return rc
 }
@@ -150,6 +158,9 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 				return none, err
 			}
 		}
+		if rc.memo != nil {
+			w = workflow.WithValue(w, sigMemoKey{}, rc.memo)
+		}
 		out, err := fn(w, in)
 		mu.Lock()
 		got = replayed[O]{Out: out, Err: err, Ran: true}
@@ -172,6 +183,7 @@ func replayHistory[I, O any](rc replayConfig, h *historypb.History, wid, exec, n
 	if err != nil {
 		return replayed[O]{}, notReplayed(h, wid, exec, err)
 	}
+	got.Versions = asked.given()
 	return got, nil
 }
 
@@ -219,6 +231,13 @@ func (o *versionsOut) GetVersion(ctx workflow.Context, change string, lo, hi wor
 		o.v.got[change] = got
 	}
 	return got
+}
+
+// given is the version each change was given (a copy).
+func (v *versionsAsked) given() map[string]workflow.Version {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return maps.Clone(v.got)
 }
 
 // skipped refuses a replay in which the code asked for a change the run's
@@ -327,37 +346,98 @@ func decodeOne(dc converter.DataConverter, p *commonpb.Payloads, v any) bool {
 	return p != nil && len(p.GetPayloads()) == 1 && dc.FromPayload(p.GetPayloads()[0], v) == nil
 }
 
+// runRead is one execution of a plan run as its submitter takes it from
+// one read of its history: brood's replay of it (out), what the same
+// history says of its calls' times by the server's clock (times:
+// planTimes) and which workflow changes the replay took (versions), and
+// the submission this key signed for it (sub: ownRunOutput; nil: none
+// checked, or no key).
+type runRead struct {
+	out      RunOutput
+	sub      *Submission
+	times    map[string]callHistory
+	versions map[string]workflow.Version
+	// verdicts are the verdicts of its signed results (takeRun's), for
+	// a resume's carry.
+	verdicts verdicts
+	// start is the execution's start input as the replay decoded it,
+	// exec the execution's id.
+	start RunInput
+	exec  string
+	// memo is the result signatures its replay verified (takeRun's
+	// verifyResults verifies none of them again).
+	memo *sigMemo
+}
+
 // replayRun is execution exec of plan run id as this brood's workflow
 // code makes it from the execution's history (replayHistory), once check
 // accepts the input the execution was started with (its starter's). The
 // workflow's failure is its code's own error in the replay, never the
-// failure the history records.
-func (e *Engine) replayRun(ctx context.Context, id, exec string, check func(RunInput) error) (RunOutput, error) {
+// failure the history records. The history is read once: what else the
+// submitter takes of it comes with the output (runRead).
+func (e *Engine) replayRun(ctx context.Context, id, exec string, check func(RunInput) error) (runRead, error) {
 	h, err := e.closedHistory(ctx, id, exec)
 	if err != nil {
-		return RunOutput{}, err
+		return runRead{}, err
 	}
-	return e.replayRunHistory(id, exec, h, check)
+	return e.readRun(id, exec, h, check)
 }
 
-func (e *Engine) replayRunHistory(id, exec string, h *historypb.History, check func(RunInput) error) (RunOutput, error) {
-	got, err := replayHistory(e.replayConfig(), h, id, exec, PlanWorkflowName, PlanWorkflow, check)
+// readRun is replayRun of the history h read.
+func (e *Engine) readRun(id, exec string, h *historypb.History, check func(RunInput) error) (runRead, error) {
+	var (
+		mu    sync.Mutex
+		start RunInput
+	)
+	rc := e.replayConfig()
+	rc.memo = newSigMemo()
+	got, err := e.replayRunWith(rc, id, exec, h, func(in RunInput) error {
+		mu.Lock()
+		start = in
+		mu.Unlock()
+		if check == nil {
+			return nil
+		}
+		return check(in)
+	})
+	if err != nil {
+		return runRead{}, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	start.Journal = nil
+	return runRead{out: got.out, times: planTimes(e.cfg.DataConverter, h), versions: got.versions, start: start, exec: exec, memo: rc.memo}, nil
+}
+
+// runReplayed is a plan execution's replay: its output and the versions
+// it took.
+type runReplayed struct {
+	out      RunOutput
+	versions map[string]workflow.Version
+}
+
+func (e *Engine) replayRunHistory(id, exec string, h *historypb.History, check func(RunInput) error) (runReplayed, error) {
+	return e.replayRunWith(e.replayConfig(), id, exec, h, check)
+}
+
+func (e *Engine) replayRunWith(rc replayConfig, id, exec string, h *historypb.History, check func(RunInput) error) (runReplayed, error) {
+	got, err := replayHistory(rc, h, id, exec, PlanWorkflowName, PlanWorkflow, check)
 	switch {
 	case err != nil:
-		return RunOutput{}, err
+		return runReplayed{}, err
 	case !got.Ran:
-		return RunOutput{}, fmt.Errorf("workflow %s ended on Temporal without a result (%s): continue it with brood workflow resume %s", id, endOf(h), id)
+		return runReplayed{}, fmt.Errorf("workflow %s ended on Temporal without a result (%s): continue it with brood workflow resume %s", id, endOf(h), id)
 	case got.Err != nil:
-		return RunOutput{}, workflowErr(got.Err)
+		return runReplayed{}, workflowErr(got.Err)
 	case got.Out == nil || got.Out.Result == nil:
-		return RunOutput{}, fmt.Errorf("workflow %s ended without a result", id)
+		return runReplayed{}, fmt.Errorf("workflow %s ended without a result", id)
 	}
 	if why := serverClose(h, got.Ran); why != "" {
 		res := *got.Out.Result
 		res.Reason = joinReason(res.Reason, "its workflow's code ended "+res.Status+" in brood's replay of its history, but "+why)
 		got.Out.Result = &res
 	}
-	return *got.Out, nil
+	return runReplayed{out: *got.Out, versions: got.Versions}, nil
 }
 
 // serverClose says that the server ended h (terminated, timed out) after
@@ -374,14 +454,23 @@ func serverClose(h *historypb.History, ran bool) string {
 	return ""
 }
 
+// callRead is one execution of a single call's workflow as its
+// submitter takes it from one read of its history: brood's replay of it
+// (got) and what the same history says of its activity (times).
+type callRead struct {
+	got   replayed[*CallOutput]
+	times callHistory
+}
+
 // replayCall is execution exec of single call workflow wid as this
 // brood's workflow code makes it from the execution's history, once check
 // (nil: none) accepts its start input: its output, or its own failure
-// (callEnd); err: the history does not replay, or check refused it.
-func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(CallInputW) error) (replayed[*CallOutput], error) {
+// (callEnd), and the server's times of its activity; err: the history
+// does not replay, or check refused it.
+func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(CallInputW) error) (callRead, error) {
 	h, err := e.closedHistory(ctx, wid, exec)
 	if err != nil {
-		return replayed[*CallOutput]{}, err
+		return callRead{}, err
 	}
 	var (
 		mu   sync.Mutex
@@ -401,7 +490,7 @@ func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(Ca
 	if err == nil {
 		got = e.vetRefusal(h, resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: exec, Submitter: e.fingerprint(), Task: task}, got)
 	}
-	return got, err
+	return callRead{got: got, times: callTimes(h)}, err
 }
 
 // callEnd is a replayed call's output, or its own failure as one line
@@ -430,12 +519,13 @@ func endOf(h *historypb.History) string {
 // ownRunOutput is execution exec of run id as brood's own workflow code
 // makes it from the execution's history (replayRun), once the input it
 // was started with is checked to be the submission this key signed
-// (ownSubmission: sub; nil without a key, when nothing is checked). A
+// (ownSubmission: runRead.sub; nil without a key, when nothing is
+// checked). A
 // start this key did not sign is not replayed at all: its plan is
 // whoever started it's, and a replay runs it (review23 P2-5).
-func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (RunOutput, *Submission, error) {
+func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (runRead, error) {
 	var sub *Submission
-	out, err := e.replayRun(ctx, id, exec, func(start RunInput) error {
+	r, err := e.replayRun(ctx, id, exec, func(start RunInput) error {
 		s, err := e.ownSubmission(ctx, id, start)
 		if err != nil {
 			return notMine{err}
@@ -453,7 +543,8 @@ func (e *Engine) ownRunOutput(ctx context.Context, id, exec string) (RunOutput, 
 		sub = s
 		return nil
 	})
-	return out, sub, err
+	r.sub = sub
+	return r, err
 }
 
 // notMine is ownRunOutput's refusal of an execution this key did not

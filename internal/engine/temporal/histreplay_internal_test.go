@@ -212,7 +212,7 @@ func TestShowJudgesTheTip(t *testing.T) {
 				{Key: "a/0", TaskID: task, Status: wf.CallDone, Output: "ok", Code: code, Landed: "in the run's tree: out.txt"},
 				{Key: "a/1", TaskID: "01M94GP8WHCA3G6AZ1AHXZK69W", Status: wf.CallDone, Output: "ok"}}}}}
 			in := RunInput{RunID: run, Code: start, Tip: tc.tip}
-			e.judgeTip(t.Context(), ownPart(in, nil), RunOutput{Input: in, Result: res}, "E1")
+			e.judgeTip(t.Context(), ownPart(in, nil), &runRead{out: RunOutput{Input: in, Result: res}}, "E1")
 			c := res.Phases[0].Calls[0]
 			if c.Status != tc.call || res.Status == wf.RunDone || !strings.Contains(res.Reason, tc.inReasonToo) {
 				t.Errorf("run %s (%s), writer %s; want the run not done, the writer %s, saying %q", res.Status, res.Reason, c.Status, tc.call, tc.inReasonToo)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/broodhq/brood/internal/call"
 	wf "github.com/broodhq/brood/internal/workflow"
@@ -26,26 +28,36 @@ type callHistory struct {
 }
 
 // historyOf reads a call workflow's history (zero values when it has no
-// started activity, or the server does not answer).
+// started activity, or the server does not answer): for a run that has
+// not ended (a closed one's comes with its replay: replayCall).
 func (e *Engine) historyOf(ctx context.Context, wid, runID string) callHistory {
-	var h callHistory
+	var evs []*historypb.HistoryEvent
 	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return h
+			break
 		}
+		evs = append(evs, ev)
+	}
+	return callTimes(&historypb.History{Events: evs})
+}
+
+// callTimes is what a call workflow's history h says of its activity.
+func callTimes(h *historypb.History) callHistory {
+	var c callHistory
+	for _, ev := range h.GetEvents() {
 		switch {
 		case ev.GetWorkflowExecutionStartedEventAttributes() != nil:
-			h.Began = ev.GetEventTime().AsTime()
+			c.Began = ev.GetEventTime().AsTime()
 		case ev.GetActivityTaskStartedEventAttributes() != nil:
 			a := ev.GetActivityTaskStartedEventAttributes()
-			h.Worker, h.Attempts, h.Started = a.GetIdentity(), int(a.GetAttempt()), ev.GetEventTime().AsTime()
+			c.Worker, c.Attempts, c.Started = a.GetIdentity(), int(a.GetAttempt()), ev.GetEventTime().AsTime()
 		case ev.GetActivityTaskCompletedEventAttributes() != nil:
-			h.Ended = ev.GetEventTime().AsTime()
+			c.Ended = ev.GetEventTime().AsTime()
 		}
 	}
-	return h
+	return c
 }
 
 // serverTimes gives r the queued and run times the server's history says
@@ -58,24 +70,19 @@ func serverTimes(r *call.Result, h callHistory) {
 	splitTimes(r, h.Began, h.Started, h.Ended)
 }
 
-// planTimes reads a plan run's execution history: for each call activity
-// (by its task), its schedule, the start of the attempt that ended it and
-// its end, by the server's clock.
-func (e *Engine) planTimes(ctx context.Context, wid, runID string) map[string]callHistory {
+// planTimes is what a plan run's execution history h says of each call
+// activity (by its task): its schedule, the start of the attempt that
+// ended it and its end, by the server's clock.
+func planTimes(dc converter.DataConverter, h *historypb.History) map[string]callHistory {
 	byEvent := map[int64]string{}
 	out := map[string]callHistory{}
-	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return out
-		}
+	for _, ev := range h.GetEvents() {
 		at := ev.GetEventTime().AsTime()
 		switch {
 		case ev.GetActivityTaskScheduledEventAttributes() != nil:
 			a := ev.GetActivityTaskScheduledEventAttributes()
 			var in CallInput
-			if a.GetActivityType().GetName() != CallActivityName || e.cfg.DataConverter.FromPayloads(a.GetInput(), &in) != nil {
+			if a.GetActivityType().GetName() != CallActivityName || dc.FromPayloads(a.GetInput(), &in) != nil {
 				continue
 			}
 			id := cmp.Or(in.Spec.Resume, in.Spec.TaskID)
@@ -99,17 +106,16 @@ func (e *Engine) planTimes(ctx context.Context, wid, runID string) map[string]ca
 	return out
 }
 
-// takeTimes gives every call record of res the queued and run split of
-// execution runID's history (planTimes), in place of the workflow's own
-// (which it took from each result's word); a record whose call did not
-// complete in that execution (an earlier execution's, a failed one) has
-// none.
-// The run's journal lines get the same (runID "": the latest execution).
-func (e *Engine) takeTimes(ctx context.Context, wid, runID string, out *RunOutput) {
-	if out == nil || out.Result == nil {
+// takeTimes gives every call record of r's output the queued and run
+// split of the execution's history (r.times: planTimes), in place of the
+// workflow's own (which it took from each result's word); a record whose
+// call did not complete in that execution (an earlier execution's, a
+// failed one) has none. The run's journal lines get the same.
+func takeTimes(r *runRead) {
+	out, hist := &r.out, r.times
+	if out.Result == nil {
 		return
 	}
-	hist := e.planTimes(ctx, wid, runID)
 	set := func(c *wf.CallRecord) {
 		var r call.Result
 		serverTimes(&r, hist[c.TaskID])

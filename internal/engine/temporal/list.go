@@ -80,7 +80,8 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 // does not replay shows no result, and says why.
 func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.DescribeWorkflowExecutionResponse, info *engine.RunInfo) {
 	exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-	out, sub, err := e.ownRunOutput(ctx, id, exec)
+	r, err := e.ownRunOutput(ctx, id, exec)
+	out := &r.out
 	var theirs notMine
 	var refused historyRefused
 	completed := d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
@@ -103,9 +104,8 @@ func (e *Engine) showEnded(ctx context.Context, id string, d *workflowservice.De
 		info.Done, info.Failed, info.Agents, info.Calls, info.Usage = 0, 0, 0, nil, model.Usage{}
 		return
 	}
-	e.judgeTip(ctx, ownPart(out.Input, sub), out, tipRun(exec, sub)) // the checks settleOwn makes, landing nothing
-	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, sub), &out)     // only what trusted workers signed (callsig.go)
-	e.takeTimes(ctx, id, exec, &out)                                 // the split of the execution the records were read from
+	e.judgeTip(ctx, ownPart(out.Input, r.sub), &r, tipRun(exec, r.sub)) // the checks settleOwn makes, landing nothing
+	e.takeRun(ctx, e.runFromOwn(id, exec, out.Input, r.sub), &r)        // only what trusted workers signed (callsig.go), the server's times
 	info.Result = out.Result
 	if kept := e.keptRun(id); kept != nil {
 		info.Result = kept // its status and reason judgeKept's

@@ -35,10 +35,7 @@ func (e *Engine) ownSubmission(ctx context.Context, id string, in RunInput) (*Su
 	if err := mine.Add(s.Public(), "this submitter's key"); err != nil {
 		return nil, notOurs(err.Error())
 	}
-	store := e.cfg.Store
-	if store == nil && e.cfg.Code != nil && e.cfg.Code.Blobs != nil {
-		store = e.cfg.Code.Blobs
-	}
+	store := e.store()
 	sub, err := mine.verify(ctx, store, in.Signed)
 	if err != nil {
 		return nil, notOurs(err.Error())

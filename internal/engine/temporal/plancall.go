@@ -95,14 +95,13 @@ func (e *Engine) planCalls(ctx context.Context, run, exec string, info *engine.R
 	}
 	res := e.keptRun(run)
 	if res == nil {
-		ro, sub, err := e.ownRunOutput(ctx, run, exec) // brood's own output (histreplay.go), of a start this key signed
+		r, err := e.ownRunOutput(ctx, run, exec) // brood's own output (histreplay.go), of a start this key signed
 		if err != nil {
 			return nil
 		}
-		e.judgeTip(ctx, ownPart(ro.Input, sub), ro, tipRun(exec, sub)) // the checks settleOwn makes, landing nothing (as workflow show)
-		e.takeRun(ctx, e.runFromOwn(run, exec, ro.Input, sub), &ro)    // only what trusted workers signed (callsig.go)
-		e.takeTimes(ctx, run, exec, &ro)
-		res = ro.Result
+		e.judgeTip(ctx, ownPart(r.out.Input, r.sub), &r, tipRun(exec, r.sub)) // the checks settleOwn makes, landing nothing (as workflow show)
+		e.takeRun(ctx, e.runFromOwn(run, exec, r.out.Input, r.sub), &r)       // only what trusted workers signed (callsig.go), the server's times
+		res = r.out.Result
 	}
 	for _, ph := range res.Phases {
 		for _, c := range ph.Calls {

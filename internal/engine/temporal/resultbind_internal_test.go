@@ -181,7 +181,7 @@ func TestUnboundResultsTakenWhereTheirRunTookThem(t *testing.T) {
 			res := &wf.Result{RunID: run, Status: wf.RunDone, Phases: []wf.PhaseResult{{ID: "p", Shape: "parallel", Status: wf.PhaseDone,
 				Calls: []wf.CallRecord{{Key: "p/0", TaskID: task, Status: wf.CallDone, Output: "found it"}}, Output: []any{"found it"}}}}
 			ro := &RunOutput{Input: RunInput{Results: map[string]SignedResult{task: tc.signed}}, Result: res, Bound: tc.bound}
-			e.takeRun(context.Background(), tc.from, ro)
+			e.takeRun(context.Background(), tc.from, &runRead{out: *ro})
 			c := res.Phases[0].Calls[0]
 			if taken := c.Status == wf.CallDone && c.Output != nil; taken != tc.ok || !tc.ok && !strings.Contains(c.Error, tc.why) {
 				t.Errorf("record %s (%s); want taken %v (%q)", c.Status, c.Error, tc.ok, tc.why)

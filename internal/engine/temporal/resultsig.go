@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -251,6 +252,63 @@ type ResultTrust struct {
 	trust *Trust
 	// from names where the allowlist is, for the refusals.
 	from string
+	// memo is the signatures one command verified already (nil: none
+	// kept).
+	memo *sigMemo
+}
+
+// sigMemo is the result signatures one command of a submitter verified
+// (sigVersion): ed25519 is pure, so a signature the replay's workflow
+// code verified is not verified again by the submitter's own check of
+// the same result for the same call (verifyResults). Keyed by the
+// digest of everything sigVersion reads.
+type sigMemo struct {
+	mu sync.Mutex
+	v  map[[sha256.Size]byte]int
+	// hits counts the verifications it spared.
+	hits int
+}
+
+func newSigMemo() *sigMemo { return &sigMemo{v: map[[sha256.Size]byte]int{}} }
+
+// sigVersion is the package's sigVersion, remembered (nil m: not).
+func (m *sigMemo) sigVersion(ns, workflow, submitter string, r *call.Result, s *ResultSig) int {
+	if m == nil || s == nil {
+		return sigVersion(ns, workflow, submitter, r, s)
+	}
+	b, err := json.Marshal(struct {
+		NS, Workflow, Submitter string
+		R                       *call.Result
+		S                       *ResultSig
+	}{ns, workflow, submitter, r, s})
+	if err != nil {
+		return sigVersion(ns, workflow, submitter, r, s)
+	}
+	k := sha256.Sum256(b)
+	m.mu.Lock()
+	v, ok := m.v[k]
+	if ok {
+		m.hits++
+	}
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = sigVersion(ns, workflow, submitter, r, s)
+	m.mu.Lock()
+	m.v[k] = v
+	m.mu.Unlock()
+	return v
+}
+
+// withMemo is rt remembering in m (nil rt: nil).
+func (rt *ResultTrust) withMemo(m *sigMemo) *ResultTrust {
+	if rt == nil {
+		return nil
+	}
+	c := *rt
+	c.memo = m
+	return &c
 }
 
 // NewResultTrust is a submitter's allowlist of worker keys (nil trust:
@@ -316,7 +374,7 @@ func (rt *ResultTrust) check(c resultCall, out *CallOutput) error {
 	if !rt.trust.trusts(s.Key) {
 		return fmt.Errorf("the result of task %s is signed by worker key %s (worker %q), which you do not trust: it was not taken; compare that key with the one your fleet's worker printed at its start (brood worker: worker key ...): whoever completed the call chose the key in this message; only if they are the same, trust it with: brood fleet trust-worker '%s'", r.TaskID, fp, printable(s.Worker), FormatPublicKey(ed25519.PublicKey(s.Key), ""))
 	}
-	v := sigVersion(c.Namespace, c.Workflow, c.Submitter, r, s)
+	v := rt.memo.sigVersion(c.Namespace, c.Workflow, c.Submitter, r, s)
 	switch {
 	case v == 0:
 		return fmt.Errorf("the result of task %s is not what worker key %s (worker %q) signed for this call: changed since, or another call's; it was not taken", r.TaskID, fp, printable(s.Worker))

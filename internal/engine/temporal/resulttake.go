@@ -23,11 +23,12 @@ func (e *Engine) fingerprint() string {
 // (workflow wid, execution run); else failed with the refusal, its patch
 // not applied but kept under the project's .brood/fleet/patches/ as a
 // conflict's is (keep: a listing keeps nothing). ok says whether it was
-// taken. Its queued and run times are the server's history's (serverTimes).
-func (e *Engine) takeCall(ctx context.Context, task, wid, run string, out *CallOutput, keep bool) (r call.Result, ok bool) {
+// taken. Its queued and run times are the server's history's (times:
+// callTimes, from the history its output was replayed from).
+func (e *Engine) takeCall(ctx context.Context, task, wid, run string, out *CallOutput, times callHistory, keep bool) (r call.Result, ok bool) {
 	r, ok = e.takeResult(ctx, task, wid, run, out, keep)
 	if ok {
-		serverTimes(&r, e.historyOf(ctx, wid, run))
+		serverTimes(&r, times)
 	}
 	return r, ok
 }

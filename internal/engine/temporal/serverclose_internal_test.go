@@ -35,10 +35,11 @@ func TestServerCloseIsSaid(t *testing.T) {
 				tc.end.EventId, tc.end.EventTime = last.EventId, last.EventTime
 				h.Events[len(h.Events)-1] = tc.end
 			}
-			out, err := e.replayRunHistory(id, exec, h, nil)
+			got, err := e.replayRunHistory(id, exec, h, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			out := got.out
 			said := strings.Contains(out.Result.Reason, "but the server recorded it")
 			if tc.want == "" && said || tc.want != "" && !strings.Contains(out.Result.Reason, tc.want) {
 				t.Errorf("the run: %s, reason %q; want its reason to say %q", out.Result.Status, out.Result.Reason, tc.want)

@@ -236,7 +236,7 @@ func (sub *Submission) covers(in CallInput, info CallInfo) error {
 }
 
 // planCovers checks a plan call's spec against the plan's calls: the
-// one key names (keyCalls), when the workflow names one (brood's own
+// one key names (wf.CallsOfKey), when the workflow names one (brood's own
 // from bound results on: its result's signature names it).
 func planCovers(p *wf.Plan, runID string, s call.Spec, key string) error {
 	if s.Parent != "workflow "+runID || s.Context != "" || s.Together != 0 || s.Retries != 0 || s.Limits.TokenBudget != 0 || s.Session != "" {
@@ -249,7 +249,7 @@ func planCovers(p *wf.Plan, runID string, s call.Spec, key string) error {
 	}
 	cands := planCalls(p)
 	if key != "" {
-		if cands = keyCalls(p, key); len(cands) == 0 {
+		if cands = wf.CallsOfKey(p, key); len(cands) == 0 {
 			return fmt.Errorf("the call's key %q names no call of the signed plan", printable(key))
 		}
 	}

@@ -180,10 +180,7 @@ func (e *Engine) sign(ctx context.Context, sub Submission) (*Signed, error) {
 	if s == nil || err != nil {
 		return s, err
 	}
-	store := e.cfg.Store
-	if store == nil && e.cfg.Code != nil && e.cfg.Code.Blobs != nil {
-		store = e.cfg.Code.Blobs
-	}
+	store := e.store()
 	if store == nil {
 		return s, nil
 	}

@@ -30,6 +30,18 @@ type Store interface {
 	ReadAll(ctx context.Context, ref Ref) ([]byte, error)
 }
 
+// store is the fleet's store as the submitter uses it: Config.Store, else
+// its code's (nil: neither).
+func (e *Engine) store() Store {
+	if e.cfg.Store != nil {
+		return e.cfg.Store
+	}
+	if e.cfg.Code != nil && e.cfg.Code.Blobs != nil {
+		return e.cfg.Code.Blobs
+	}
+	return nil
+}
+
 // Ref names one stored object and what it must read back as (size and
 // SHA-256): the fleet store's own reference.
 type Ref = blobstore.Ref

@@ -66,10 +66,21 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		return nil, fmt.Errorf("task %s on Temporal: %w", id, err)
 	}
 	note := ""
-	if own, why := e.ownRun(ctx, wid, d); own != nil {
-		d, note = own, why
+	// An ended run's history is read once: its replay and its times.
+	var read *callRead
+	var rerr error
+	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		r, err := e.replayCall(ctx, wid, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), nil)
+		read, rerr = &r, err
+	}
+	if own, why := e.ownRun(ctx, wid, d, read, rerr); own != nil {
+		d, note, read = own, why, nil // the own run's history is its own
 	}
 	x := d.GetWorkflowExecutionInfo()
+	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && read == nil {
+		r, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
+		read, rerr = &r, err
+	}
 	info := e.infoOf(x)
 	out := &FleetTaskDetail{Workflow: wid, FleetTask: FleetTask{ID: id, Kind: "call", Status: info.Status, Description: info.Source, Created: info.Created}}
 	defer func() {
@@ -91,24 +102,29 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Worker == "" {
 		// Ended (or not yet started): who ran it and in how many
 		// attempts, from the history.
-		h := e.historyOf(ctx, wid, x.GetExecution().GetRunId())
+		var h callHistory
+		if read != nil {
+			h = read.times
+		} else {
+			h = e.historyOf(ctx, wid, x.GetExecution().GetRunId())
+		}
 		out.Worker, out.Attempt = h.Worker, h.Attempts
 	}
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		e.callEnded(ctx, id, wid, x, out)
+		e.callEnded(ctx, id, wid, x, out, *read, rerr)
 	}
 	return out, nil
 }
 
 // callEnded fills out, the listing of task id's ended workflow run x
-// (workflow wid), with what it ended with.
-func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail) {
-	// What it ended with is brood's own replay of its history, never the
-	// result or failure the server holds (histreplay.go).
-	got, rerr := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
+// (workflow wid), with what it ended with: read, brood's own replay of
+// its history (rerr: it does not replay), never the result or failure
+// the server holds (histreplay.go).
+func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail, read callRead, rerr error) {
+	got := read.got
 	if rerr != nil {
 		out.Status, out.LastFailure = wf.RunFailed, rerr.Error()
 		return
@@ -131,7 +147,7 @@ func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.Wo
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		if co, err := callEnd(got); err == nil {
-			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), &co, false)
+			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), &co, read.times, false)
 			if !taken {
 				co.Result = r // nothing of it is shown as done, nor said to be waiting to land
 			}
@@ -194,15 +210,15 @@ func (e *Engine) callLanded(ctx context.Context, id, runID string, out *CallOutp
 // a start a worker refused (someone started the id again, with a replayed
 // or a forged submission, after the call finished): the newest run that
 // completed, and a line saying so. Nil when the latest run is not refused
-// or no run completed.
-func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.DescribeWorkflowExecutionResponse) (*workflowservice.DescribeWorkflowExecutionResponse, string) {
+// or no run completed. read is the latest run's replay (rerr: it does
+// not replay; nil read: it has not ended).
+func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.DescribeWorkflowExecutionResponse, read *callRead, rerr error) (*workflowservice.DescribeWorkflowExecutionResponse, string) {
 	x := d.GetWorkflowExecutionInfo()
-	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED || read == nil {
 		return nil, ""
 	}
-	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil) // the refusal as brood's code makes it (histreplay.go)
-	var app *temporal.ApplicationError
-	if err != nil || !errors.As(got.Err, &app) || app.Type() != ErrRefused {
+	var app *temporal.ApplicationError // the refusal as brood's code makes it (histreplay.go)
+	if rerr != nil || !errors.As(read.got.Err, &app) || app.Type() != ErrRefused {
 		return nil, ""
 	}
 	resp, lerr := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace,

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -136,16 +137,18 @@ func (rt *ResultTrust) checkTip(ns, workflow, run, submitter string, tip *codesn
 // chained since). Else own's tip is kept (nothing of out's lands) and the
 // refusal says why, the refused tree kept for the user as a refused
 // patch is.
-func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run string) (RunInput, error) {
-	in, err := e.checkedTip(ctx, own, out, run)
+func (e *Engine) takeTip(ctx context.Context, own RunInput, out RunInput, run string, checked bool) (RunInput, error) {
+	in, err := e.checkedTip(ctx, own, out, run, checked)
 	if err != nil {
 		return own, fmt.Errorf("%v%s", err, e.keepTip(ctx, own, out.Tip))
 	}
 	return in, nil
 }
 
-// checkedTip is takeTip keeping nothing (workflow show).
-func (e *Engine) checkedTip(ctx context.Context, own RunInput, out RunInput, run string) (RunInput, error) {
+// checkedTip is takeTip keeping nothing (workflow show). checked: the
+// replayed workflow made these very checks of the tip (tipsChecked), so
+// they are not made again.
+func (e *Engine) checkedTip(ctx context.Context, own RunInput, out RunInput, run string, checked bool) (RunInput, error) {
 	got := out.Tip
 	had := own.Tip
 	if had == nil {
@@ -154,8 +157,11 @@ func (e *Engine) checkedTip(ctx context.Context, own RunInput, out RunInput, run
 	if got == nil {
 		return own, nil
 	}
-	err := e.cfg.Workers.checkTip(e.cfg.Namespace, own.RunID, run, e.fingerprint(), got, out.TipSig)
-	if err == nil && own.Workers != nil && e.cfg.Workers != nil {
+	var err error
+	if !checked {
+		err = e.cfg.Workers.checkTip(e.cfg.Namespace, own.RunID, run, e.fingerprint(), got, out.TipSig)
+	}
+	if err == nil && !checked && own.Workers != nil && e.cfg.Workers != nil {
 		err = ownRoot(own.RunID, had, out.TipSig)
 		if err != nil && e.landedHere(ctx, own.RunID, got) {
 			// The tree this checkout landed for the run already, after
@@ -178,6 +184,31 @@ func (e *Engine) checkedTip(ctx context.Context, own RunInput, out RunInput, run
 	}
 	own.Tip, own.TipSig = got, out.TipSig
 	return own, nil
+}
+
+// tipsChecked: the replayed workflow of r checked the tip it came back
+// with as checkedTip would (checkTip, ownRoot), so checkedTip need not:
+// its history has the checked-tips marker (and the result gate's), the
+// tip was signed in this very execution (a tip a step took there: the
+// workflow's checkStep took it, never one its start input carried), and
+// the workflow checked it on checkedTip's own terms (own: the execution's
+// input as this submitter signed it) — the same run, namespace and
+// submitter, the tree own started the execution from as its root, and
+// only keys this submitter trusts. A history from before the check, or
+// checked on other terms, gets checkedTip's own check.
+func (e *Engine) tipsChecked(r *runRead, own RunInput) bool {
+	st, sig := r.start, r.out.Input.TipSig
+	if e.cfg.Workers == nil || own.Workers == nil || st.Workers == nil || sig == nil || r.exec == "" || sig.Run != r.exec ||
+		r.versions[checkedResultsVersion] < 1 || r.versions[checkedTipsVersion] < 1 {
+		return false
+	}
+	had, root := cmp.Or(own.Tip, own.Code), cmp.Or(st.Tip, st.Code)
+	submitter := ""
+	if st.Signed != nil && len(st.Signed.Key) > 0 {
+		submitter = Fingerprint(st.Signed.Key)
+	}
+	return had != nil && root != nil && had.Tree == root.Tree && st.RunID == own.RunID && st.Namespace == e.cfg.Namespace &&
+		submitter == e.fingerprint() && e.cfg.Workers.trustsAll(st.Workers)
 }
 
 // ownRoot is nil when sig (checked) signs a tip whose chain started from
@@ -207,8 +238,9 @@ func beforeLists(run string) string {
 // run's tree, landing and keeping nothing: a tree no trusted worker signed
 // for it refused, the writers its signed list does not name not-applied
 // (workflow show, from a checkout that kept no result: review25 P2-4).
-func (e *Engine) judgeTip(ctx context.Context, own RunInput, out RunOutput, run string) {
-	in, err := e.checkedTip(ctx, own, out.Input, run)
+func (e *Engine) judgeTip(ctx context.Context, own RunInput, r *runRead, run string) {
+	out := r.out
+	in, err := e.checkedTip(ctx, own, out.Input, run, e.tipsChecked(r, own))
 	if err != nil {
 		refuseTip(out.Result, err)
 		return
@@ -265,8 +297,9 @@ func refuseTip(res *wf.Result, err error) string {
 
 // settleOwn lands the execution run's tree as this submitter takes it
 // (takeTip) and says on res what became of it.
-func (e *Engine) settleOwn(ctx context.Context, own RunInput, out RunOutput, run string, again bool) {
-	in, err := e.takeTip(ctx, own, out.Input, run)
+func (e *Engine) settleOwn(ctx context.Context, own RunInput, r *runRead, run string, again bool) {
+	out := r.out
+	in, err := e.takeTip(ctx, own, out.Input, run, e.tipsChecked(r, own))
 	if err != nil {
 		refuseTip(out.Result, err)
 		return
@@ -299,8 +332,10 @@ func ownPart(in RunInput, sub *Submission) RunInput {
 // key's submission for it), and says what the landing
 // did; a refused tree is not landed and the run is not continued: its
 // result says why (refuseTip), and err is that refusal.
-func (e *Engine) landEarlierRun(ctx context.Context, out RunOutput, sub *Submission, exec string) (string, error) {
-	if _, err := e.takeTip(ctx, ownPart(out.Input, sub), out.Input, tipRun(exec, sub)); err != nil {
+func (e *Engine) landEarlierRun(ctx context.Context, r *runRead, exec string) (string, error) {
+	out, sub := r.out, r.sub
+	own := ownPart(out.Input, sub)
+	if _, err := e.takeTip(ctx, own, out.Input, tipRun(exec, sub), e.tipsChecked(r, own)); err != nil {
 		refuseTip(out.Result, err)
 		return "", err
 	}

@@ -243,7 +243,7 @@ func TestSubmitterTakesTipLists(t *testing.T) {
 		{"a v1 tip in a run from before lists", nil, tip, v1(tip), "", nil},
 	} {
 		own := RunInput{RunID: run, Code: start, Workers: tc.workers}
-		in, err := e.takeTip(t.Context(), own, RunInput{Tip: tc.tip, TipSig: tc.sig}, "E1")
+		in, err := e.takeTip(t.Context(), own, RunInput{Tip: tc.tip, TipSig: tc.sig}, "E1", false)
 		if tc.refused != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.refused) {
 				t.Errorf("%s: takeTip: %v; want refused: %s", tc.name, err, tc.refused)

@@ -41,7 +41,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 			res := &wf.Result{RunID: run, Status: wf.RunDone, Phases: []wf.PhaseResult{{ID: "p", Shape: "parallel", Status: wf.PhaseDone,
 				Calls: []wf.CallRecord{{Key: "p/0", TaskID: task, Status: wf.CallDone, Output: "found it"}}, Output: []any{"found it"}}}}
 			ro := &RunOutput{Input: RunInput{Results: signed}, Result: res}
-			e.takeRun(context.Background(), tc.from, ro)
+			e.takeRun(context.Background(), tc.from, &runRead{out: *ro})
 			c := res.Phases[0].Calls[0]
 			if taken := c.Status == wf.CallDone && c.Output != nil; taken != tc.ok {
 				t.Errorf("record %s (%s); want taken %v", c.Status, c.Error, tc.ok)
@@ -50,7 +50,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 				t.Errorf("error %q; want it to name another execution", c.Error)
 			}
 			journal := []wf.JournalLine{{Type: "done", Key: "p/0", TaskID: task, Rec: &wf.CallRecord{Key: "p/0", TaskID: task, Status: wf.CallDone, Output: "found it"}}}
-			kept, carried := e.carry(tc.from, signed, journal)
+			kept, carried := e.carry(tc.from, e.verifyResults(tc.from, signed, nil), journal)
 			if _, ok := kept[task]; ok != tc.ok || tc.ok && carried[task] != "E1" {
 				t.Errorf("carried %v %v; want it carried (from E1) %v", kept, carried, tc.ok)
 			}
@@ -60,7 +60,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 	// A call the execution's cancel stopped runs again in the next one,
 	// whose result is signed there: its earlier result is not carried.
 	stopped := []wf.JournalLine{{Type: "done", Key: "p/0", TaskID: task, Rec: &wf.CallRecord{Key: "p/0", TaskID: task, Status: wf.CallCancelled}}}
-	if kept, carried := e.carry(runFrom{id: run, exec: "E1"}, signed, stopped); len(kept) != 0 || len(carried) != 0 {
+	if kept, carried := e.carry(runFrom{id: run, exec: "E1"}, e.verifyResults(runFrom{id: run, exec: "E1"}, signed, nil), stopped); len(kept) != 0 || len(carried) != 0 {
 		t.Errorf("a stopped call's result carried: %v %v; want it run (and signed) again", kept, carried)
 	}
 
@@ -79,7 +79,7 @@ func TestRunChecksBindTheExecution(t *testing.T) {
 	} {
 		t.Run("tip: "+tc.name, func(t *testing.T) {
 			in := RunInput{RunID: run, Code: base, Tip: tip, TipSig: sig}
-			_, err := e.takeTip(context.Background(), ownPart(in, tc.sub), in, tipRun(tc.exec, tc.sub))
+			_, err := e.takeTip(context.Background(), ownPart(in, tc.sub), in, tipRun(tc.exec, tc.sub), false)
 			if (err == nil) != tc.ok {
 				t.Errorf("takeTip: %v; want ok %v", err, tc.ok)
 			}
@@ -108,9 +108,10 @@ func TestSignedFailureReasonIsTheWorkers(t *testing.T) {
 		res := &wf.Result{RunID: run, Status: wf.RunFailed, Phases: []wf.PhaseResult{{ID: "p", Shape: "parallel", Status: wf.PhaseFailed,
 			Calls: []wf.CallRecord{rec}, Output: []any{nil}}}}
 		journal := rec
-		ro := &RunOutput{Input: RunInput{Results: map[string]SignedResult{task: {Result: out.Result, Sig: out.Sig}}}, Result: res,
-			Journal: []wf.JournalLine{{Type: "done", Key: "p/0", TaskID: task, Rec: &journal}}}
-		e.takeRun(context.Background(), runFrom{id: run, exec: "E1"}, ro)
+		r := &runRead{out: RunOutput{Input: RunInput{Results: map[string]SignedResult{task: {Result: out.Result, Sig: out.Sig}}}, Result: res,
+			Journal: []wf.JournalLine{{Type: "done", Key: "p/0", TaskID: task, Rec: &journal}}}}
+		e.takeRun(context.Background(), runFrom{id: run, exec: "E1"}, r)
+		ro := &r.out
 		if got := res.Phases[0].Calls[0].Error; got != tc.want {
 			t.Errorf("record %q: shown %q; want %q", tc.record, got, tc.want)
 		}

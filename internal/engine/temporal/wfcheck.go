@@ -50,6 +50,19 @@ func (rt *ResultTrust) workerSet() *WorkerSet {
 	return ws
 }
 
+// trustsAll: rt trusts every key of ws (nil rt: none).
+func (rt *ResultTrust) trustsAll(ws *WorkerSet) bool {
+	if rt == nil || ws == nil {
+		return false
+	}
+	for _, k := range ws.Keys {
+		if !rt.trust.trusts(k) {
+			return false
+		}
+	}
+	return true
+}
+
 // resultTrust is the allowlist of ws's keys.
 func (ws *WorkerSet) resultTrust() *ResultTrust {
 	t := NewTrust()
@@ -70,6 +83,10 @@ const checkedResultsVersion = "brood.plan.checked-results"
 // call's key and number, the digest of its input); runs from before
 // replay as they ran.
 const boundResultsVersion = "brood.plan.bound-results"
+
+// sigMemoKey is the workflow context's key of a submitter's replay's
+// sigMemo (none on a worker).
+type sigMemoKey struct{}
 
 // resultGate is a plan workflow's check of its calls' results (nil: none,
 // a run whose submitter sent no worker keys, or from before the check).
@@ -96,7 +113,11 @@ func newResultGate(w workflow.Context, in *RunInput) *resultGate {
 		c.Submitter = Fingerprint(in.Signed.Key)
 	}
 	bound := workflow.GetVersion(w, boundResultsVersion, workflow.DefaultVersion, 1) >= 1
-	return &resultGate{rt: in.Workers.resultTrust(), call: c, bound: bound}
+	rt := in.Workers.resultTrust()
+	if m, ok := w.Value(sigMemoKey{}).(*sigMemo); ok {
+		rt.memo = m // a submitter's replay: what it verifies, the submitter's own check does not verify again
+	}
+	return &resultGate{rt: rt, call: c, bound: bound}
 }
 
 // take is out as the workflow uses it: itself when a trusted worker
@@ -162,7 +183,7 @@ func (g *resultGate) refusal(task string, out *CallOutput) string {
 func (g *resultGate) signedForThisCall(out *CallOutput) bool {
 	s := out.Sig
 	c := g.call
-	return s.Run == c.Run && sigVersion(c.Namespace, c.Workflow, c.Submitter, &out.Result, s) > 0
+	return s.Run == c.Run && g.rt.memo.sigVersion(c.Namespace, c.Workflow, c.Submitter, &out.Result, s) > 0
 }
 
 // boundTo is nil when out's signature names the call in (a run from
