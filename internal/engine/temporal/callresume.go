@@ -39,11 +39,12 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	}
 	// Its output as brood's own replay of its history makes it, never
 	// the result the server holds (histreplay.go).
-	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
-	if err != nil {
-		if _, oerr := e.ownCall(ctx, taskID, x); oerr != nil {
-			return x, nil, oerr // not this key's run: that is what to say
-		}
+	// A start this key did not sign is not replayed (ownStart).
+	got, start, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, taskID))
+	var nm notMine
+	if errors.As(err, &nm) {
+		return x, nil, nm.error // not this key's run: that is what to say
+	} else if err != nil {
 		return x, nil, fmt.Errorf("task %s: %w", taskID, err)
 	}
 	out, err := callEnd(got)
@@ -53,7 +54,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	// A result no worker this submitter trusts signed is refused here
 	// too: never landed, never continued from as done.
 	var taken bool
-	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), &out, true)
+	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), start, &out, true)
 	out.refused = !taken
 	return x, &out, nil
 }

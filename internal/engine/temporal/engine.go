@@ -168,7 +168,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	// The call's output, or its refusal, is this brood's own replay of the
 	// execution's history (histreplay.go).
-	got, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID(), func(start CallInputW) error {
+	got, start, err := e.replayCall(context.WithoutCancel(ctx), opts.ID, run.GetRunID(), func(start CallInputW) error {
 		if !sameJSON(start, in) {
 			return fmt.Errorf("task %s's workflow on Temporal (execution %s) was not started with the input this submitter sent: nothing of it is taken; check who can reach the namespace's frontend", taskID, run.GetRunID())
 		}
@@ -181,7 +181,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, true)
+	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), start, &out, true)
 	if !ok {
 		return &r, nil
 	}

@@ -66,7 +66,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		return nil, fmt.Errorf("task %s on Temporal: %w", id, err)
 	}
 	note := ""
-	if own, why := e.ownRun(ctx, wid, d); own != nil {
+	if own, why := e.ownRun(ctx, id, wid, d); own != nil {
 		d, note = own, why
 	}
 	x := d.GetWorkflowExecutionInfo()
@@ -108,7 +108,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail) {
 	// What it ended with is brood's own replay of its history, never the
 	// result or failure the server holds (histreplay.go).
-	got, rerr := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
+	got, start, rerr := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, id))
 	if rerr != nil {
 		out.Status, out.LastFailure = wf.RunFailed, rerr.Error()
 		return
@@ -131,7 +131,7 @@ func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.Wo
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		if co, err := callEnd(got); err == nil {
-			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), &co, false)
+			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), start, &co, false)
 			if !taken {
 				co.Result = r // nothing of it is shown as done, nor said to be waiting to land
 			}
@@ -191,18 +191,27 @@ func (e *Engine) callLanded(ctx context.Context, id, runID string, out *CallOutp
 }
 
 // ownRun is the call's own run when the latest run of its workflow id is
-// a start a worker refused (someone started the id again, with a replayed
-// or a forged submission, after the call finished): the newest run that
-// completed, and a line saying so. Nil when the latest run is not refused
-// or no run completed.
-func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.DescribeWorkflowExecutionResponse) (*workflowservice.DescribeWorkflowExecutionResponse, string) {
+// a start a worker refused, or one this key did not start (someone
+// started the id again, with a replayed or a forged submission, after the
+// call finished): the newest run that completed, and a line saying so.
+// Nil when the latest run is not refused or no run completed.
+func (e *Engine) ownRun(ctx context.Context, id, wid string, d *workflowservice.DescribeWorkflowExecutionResponse) (*workflowservice.DescribeWorkflowExecutionResponse, string) {
 	x := d.GetWorkflowExecutionInfo()
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
 		return nil, ""
 	}
-	got, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil) // the refusal as brood's code makes it (histreplay.go)
+	// The refusal as brood's code makes it (histreplay.go), of a start
+	// this key made (ownStart: no other is replayed).
+	got, _, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, id))
 	var app *temporal.ApplicationError
-	if err != nil || !errors.As(got.Err, &app) || app.Type() != ErrRefused {
+	var nm notMine
+	why := ""
+	switch {
+	case errors.As(err, &nm):
+		why = nm.Error()
+	case err == nil && errors.As(got.Err, &app) && app.Type() == ErrRefused:
+		why = app.Message()
+	default:
 		return nil, ""
 	}
 	resp, lerr := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace,
@@ -214,5 +223,5 @@ func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.Desc
 	if derr != nil {
 		return nil, ""
 	}
-	return own, "a later start of workflow " + wid + " was refused (" + app.Message() + "); this is the call's own run"
+	return own, "a later start of workflow " + wid + " was refused (" + why + "); this is the call's own run"
 }

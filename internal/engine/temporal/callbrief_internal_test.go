@@ -1,0 +1,98 @@
+package temporal
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// TestSingleCallInputIsTheWorkflows: the input a submitter expects its
+// single call's worker to have signed (singleCallInput) is, whatever the
+// start carries (a tree, a continuation of the call, one of another
+// task, a signed submission), the one brood's call workflow schedules
+// its activity with: the submitter refuses every other (briefRefusal).
+func TestSingleCallInputIsTheWorkflows(t *testing.T) {
+	task := dispatch.NewID()
+	tree := &codesnap.Snapshot{Tree: "t1"}
+	hb := &Heartbeat{TaskID: task, Position: 42, Transcript: Ref{Key: "sha256/01", Size: 3}, Code: &codesnap.Result{Tree: "t2"}}
+	for _, tc := range []struct {
+		name string
+		in   CallInputW
+	}{
+		{"plain", CallInputW{Spec: call.Spec{Agent: "explore", Prompt: "look", TaskID: task}, Queue: "q"}},
+		{"a tree and a continuation", CallInputW{Spec: call.Spec{Agent: "general-purpose", Prompt: "go on", Resume: task}, Queue: "q", Code: tree, From: hb,
+			Versions: workflowChanges(), Signed: &Signed{Key: []byte("k"), Ref: &Ref{Key: "sha256/02", Size: 9}}}},
+		{"another task's continuation", CallInputW{Spec: call.Spec{Agent: "explore", Prompt: "x", TaskID: task}, Queue: "q", From: &Heartbeat{TaskID: dispatch.NewID()}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			env.RegisterWorkflowWithOptions(CallWorkflow, workflow.RegisterOptions{Name: CallWorkflowName})
+			var got *CallInput
+			env.RegisterActivityWithOptions(func(_ context.Context, in CallInput) (*CallOutput, error) {
+				got = &in
+				return &CallOutput{Result: call.Result{TaskID: task, Status: dispatch.StatusDone}}, nil
+			}, activity.RegisterOptions{Name: CallActivityName})
+			env.ExecuteWorkflow(CallWorkflowName, tc.in)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil {
+				t.Fatal("the call's workflow scheduled no activity")
+			}
+			if want := singleCallInput(tc.in); callDigest(*got) != callDigest(want) {
+				t.Errorf("the workflow scheduled %+v; the submitter expects %+v", *got, want)
+			}
+		})
+	}
+}
+
+// TestBriefRefusal: a single call's result signed for the input its
+// submitter sent is taken; one signed for another brief, number or plan
+// key is refused in one line naming what differs; an unbound (pre-v3)
+// signature is refused for a call whose submitter requires bound results,
+// and taken for a call from before; an unsigned ending needs none.
+func TestBriefRefusal(t *testing.T) {
+	task := dispatch.NewID()
+	start := CallInputW{Spec: call.Spec{Agent: "explore", Prompt: "ALPHA", TaskID: task}, Queue: "q", Versions: workflowChanges()}
+	own := bindOf(singleCallInput(start))
+	forged := start
+	forged.Spec.Prompt = "BETA"
+	old := start
+	old.Versions = nil
+	sig := func(b callBind) *CallOutput {
+		return &CallOutput{Result: call.Result{TaskID: task, Status: dispatch.StatusDone}, Sig: &ResultSig{Key: make([]byte, 32), Worker: "w:1", Call: b.Call, Seq: b.Seq, Brief: b.Brief}}
+	}
+	for _, tc := range []struct {
+		name  string
+		start CallInputW
+		out   *CallOutput
+		want  string // "": taken
+	}{
+		{"its own", start, sig(own), ""},
+		{"another brief", start, sig(bindOf(singleCallInput(forged))), "its brief's digest is not the brief's this submitter sent"},
+		{"another number", start, sig(callBind{Seq: 2, Brief: own.Brief}), "call number 2, where a single call has 1"},
+		{"a plan's call", start, sig(callBind{Call: "a/0", Seq: 1, Brief: own.Brief}), `a plan's call "a/0"`},
+		{"unbound, bound required", start, sig(callBind{}), "from before results named the input they answer"},
+		{"unbound, a call from before", old, sig(callBind{}), ""},
+		{"unsigned ending", start, &CallOutput{Result: call.Result{TaskID: task, Status: dispatch.StatusFailed}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := briefRefusal(task, tc.start, tc.out)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v; want it taken", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
+				t.Errorf("got %v; want one line saying %q", err, tc.want)
+			}
+		})
+	}
+}
