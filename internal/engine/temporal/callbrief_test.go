@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -111,6 +112,67 @@ func TestSingleCallTakesOnlyItsOwnBrief(t *testing.T) {
 			l, err := eng.LandCall(ctx, r.TaskID)
 			if err != nil || l.State != "refused" || !strings.Contains(l.Message, what) {
 				t.Errorf("resume's landing: %v, %+v; want refused: the result answers another input", err, l)
+			}
+		})
+	}
+}
+
+// TestTasksShowReplaysOnlyItsOwnStart: a stand-in that reaches the
+// frontend starts workflow brood-call-TASK itself, running brood's own
+// call workflow, a real worker (it allows unsigned submissions) answering
+// it: a start the user's key did not sign, or, for a user with no key,
+// one whose call is another task's. Brood tasks show TASK replays
+// neither (as workflow show replays no plan this key did not sign): it
+// says failed, in one line, why the run is not the user's call, with
+// nothing of its answer.
+func TestTasksShowReplaysOnlyItsOwnStart(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	startWorkerProcWith(t, srv.Addr, q, swapScript, store, 1, "")
+	standInQ := q + "-stand-in"
+	standInCallOn(t, standInQ, q, nil)
+	key, _ := newKey(t)
+	trust := temporal.NewTrust()
+	if err := trust.Add(fleetWorkerPub(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		signer *temporal.Signer
+		// other: the start's call names another task than its workflow.
+		other bool
+		want  string
+	}{
+		{"not this key's", key, false, "is not one this key started (it carries no signed submission)"},
+		{"another task's call, no key", nil, true, "is not a call brood would start (its call is task"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			id := dispatch.NewID()
+			spec := call.Spec{Agent: "explore", Prompt: "ALPHA", Description: "ALPHA", TaskID: id}
+			if tc.other {
+				spec.TaskID = dispatch.NewID()
+			}
+			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "brood-call-" + id, TaskQueue: standInQ}, temporal.CallWorkflowName,
+				temporal.CallInputW{Spec: spec, Limits: testLimits, Queue: standInQ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Get(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			eng := temporal.New(temporal.Config{Client: c, Queue: standInQ, Poll: 50 * time.Millisecond, Signer: tc.signer,
+				Limits: func(string) temporal.CallLimits { return testLimits }, Workers: temporal.NewResultTrust(trust, "")})
+			d, err := eng.Task(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("tasks show: %s, last failure %q, result %+v", d.Status, d.LastFailure, d.Result)
+			if d.Status != "failed" || d.Result != nil || !strings.Contains(d.LastFailure, tc.want) || strings.Contains(d.LastFailure, "\n") {
+				t.Errorf("tasks show: %s, last failure %q, result %+v; want failed, no result, one line saying %q", d.Status, d.LastFailure, d.Result, tc.want)
 			}
 		})
 	}
