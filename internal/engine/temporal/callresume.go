@@ -96,6 +96,13 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 	if out == nil {
 		return nil, nil, "", nil
 	}
+	if out.refused {
+		// Its result was not taken (an untrusted key's, one signed for a
+		// brief its submitter did not send): nothing of that run, its
+		// conversation or its change, is handed on, or the follow-up
+		// would continue it and land its change (review28 P1-1).
+		return nil, nil, "", fmt.Errorf("task %s: the result of its last run on the fleet was refused, so nothing of that run is continued, neither its conversation nor its change (%s): run the call again with brood subagent", s.Resume, out.Error)
+	}
 	s.Agent = cmp.Or(s.Agent, out.Agent)
 	if own != nil {
 		out.Snapshot = own.Code
