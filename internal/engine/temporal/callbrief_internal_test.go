@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/broodhq/brood/internal/call"
@@ -35,6 +37,8 @@ func TestSingleCallInputIsTheWorkflows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
+			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute}) // a loaded machine
+			env.SetTestTimeout(time.Minute)
 			env.RegisterWorkflowWithOptions(CallWorkflow, workflow.RegisterOptions{Name: CallWorkflowName})
 			var got *CallInput
 			env.RegisterActivityWithOptions(func(_ context.Context, in CallInput) (*CallOutput, error) {
