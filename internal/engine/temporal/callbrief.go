@@ -112,3 +112,22 @@ func callBounds(task string, in CallInputW) error {
 	}
 	return fmt.Errorf("task %s's run on Temporal is not a call brood would start (%s): nothing of it is taken; check who can start workflows in the namespace, and run the call again", task, why)
 }
+
+// handOnRefusal is why hb, the last heartbeat of single call task's run
+// started with start, is not handed on to a follow-up ("": it is): what it
+// carries (the conversation, a partial change) must have been signed by
+// its worker for the input brood's call workflow made from start, as its
+// result must (briefRefusal), or a follow-up would continue a
+// conversation of a brief the completer made (review28 P1-1). Required
+// for a call whose submitter required bound results; an unsigned one is
+// left to the worker, which continues none (WorkerKeys.check).
+func handOnRefusal(task string, start CallInputW, hb *Heartbeat) string {
+	if hb == nil || !carries(*hb) || hb.Signed == nil || start.Versions[boundResultsVersion] < 1 {
+		return ""
+	}
+	s := hb.Signed
+	if s.Brief == bindOf(singleCallInput(start)).Brief {
+		return ""
+	}
+	return fmt.Sprintf("task %s: its last run's conversation on the fleet was signed by worker key %s for another input than the one this submitter sent (or by a worker from before conversations named their input), so nothing of that run is continued: run the call again with brood subagent", task, Fingerprint(s.Key))
+}

@@ -100,3 +100,58 @@ func TestBriefRefusal(t *testing.T) {
 		})
 	}
 }
+
+// TestHandOnRefusal (review28 P1-1): a single call's follow-up continues
+// its last run's conversation only when its worker signed it for the
+// input brood's call workflow made from the run's start (the brief's
+// digest is in the heartbeat's signature, and a changed one does not
+// verify); a conversation of another brief, or signed by a worker from
+// before, is not handed on for a call whose submitter requires bound
+// results; an unsigned one is left to the worker (which continues none).
+func TestHandOnRefusal(t *testing.T) {
+	task := dispatch.NewID()
+	start := CallInputW{Spec: call.Spec{Agent: "explore", Prompt: "ALPHA", TaskID: task}, Queue: "q", Versions: workflowChanges()}
+	forged := start
+	forged.Spec.Prompt = "BETA"
+	old := start
+	old.Versions = nil
+	keys := NewWorkerKeys(seeded(1), nil)
+	signed := func(in CallInputW) *Heartbeat {
+		hb := &Heartbeat{TaskID: task, Transcript: Ref{Key: "sha256/01", Size: 3}, Position: 3}
+		keys.sign(CallInfo{Namespace: "ns", Workflow: "brood-call-" + task, Run: "exec-1", Attempt: 1, Bind: bindOf(singleCallInput(in))}, hb)
+		return hb
+	}
+	own := signed(start)
+	if err := keys.check(CallInfo{Namespace: "ns", Workflow: "brood-call-" + task, Run: "exec-2", Attempt: 1}, *own, true); err != nil {
+		t.Fatalf("its own conversation does not verify: %v", err)
+	}
+	tampered := *signed(forged)
+	sig := *tampered.Signed
+	sig.Brief = own.Signed.Brief
+	tampered.Signed = &sig
+	if keys.check(CallInfo{Namespace: "ns", Workflow: "brood-call-" + task, Run: "exec-2", Attempt: 1}, tampered, true) == nil {
+		t.Error("a conversation whose signed brief was changed verifies")
+	}
+	before := signed(start)
+	before.Signed.Brief = ""
+	for _, tc := range []struct {
+		name   string
+		start  CallInputW
+		hb     *Heartbeat
+		handed bool
+	}{
+		{"its own", start, own, true},
+		{"another brief's", start, signed(forged), false},
+		{"a worker from before's", start, before, false},
+		{"a call from before", old, before, true},
+		{"unsigned", start, &Heartbeat{TaskID: task, Transcript: Ref{Key: "sha256/01", Size: 3}}, true},
+		{"none", start, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			why := handOnRefusal(task, tc.start, tc.hb)
+			if (why == "") != tc.handed || strings.Contains(why, "\n") {
+				t.Errorf("handOnRefusal: %q; want handed on %v", why, tc.handed)
+			}
+		})
+	}
+}

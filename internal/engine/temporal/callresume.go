@@ -56,6 +56,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	var taken bool
 	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), start, &out, true)
 	out.refused = !taken
+	out.notHandedOn = handOnRefusal(taskID, start, out.Last)
 	return x, &out, nil
 }
 
@@ -102,6 +103,9 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 		// conversation or its change, is handed on, or the follow-up
 		// would continue it and land its change (review28 P1-1).
 		return nil, nil, "", fmt.Errorf("task %s: the result of its last run on the fleet was refused, so nothing of that run is continued, neither its conversation nor its change (%s): run the call again with brood subagent", s.Resume, out.Error)
+	}
+	if out.notHandedOn != "" {
+		return nil, nil, "", errors.New(out.notHandedOn)
 	}
 	s.Agent = cmp.Or(s.Agent, out.Agent)
 	if own != nil {
