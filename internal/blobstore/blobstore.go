@@ -71,6 +71,8 @@ var (
 	ErrCorrupt = errors.New("does not match its reference")
 	// ErrExists: Create found an object under the key already.
 	ErrExists = errors.New("already exists")
+	// ErrTooLarge: ReadRecord found more than its limit under the key.
+	ErrTooLarge = errors.New("is larger than a record may be")
 )
 
 // backend is one storage mechanism. put is atomic: the object under key is
@@ -308,6 +310,29 @@ func (s *Store) ReadAll(ctx context.Context, ref Ref) ([]byte, error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
+}
+
+// ReadRecord is the object under key, at most limit bytes (a longer one
+// is an error), read unverified: for a small record a caller checks by
+// other means (a claim whose writer signed it), whose content it cannot
+// know beforehand. Anything else is read by its Ref (Get, ReadAll).
+func (s *Store) ReadRecord(ctx context.Context, key string, limit int64) ([]byte, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	rc, err := s.b.get(ctx, key)
+	if err != nil {
+		return nil, s.wrap("get", key, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	switch {
+	case err != nil:
+		return nil, s.wrap("get", key, err)
+	case int64(len(b)) > limit:
+		return nil, fmt.Errorf("blobstore: record %s is over %d bytes, not read: %w", key, limit, ErrTooLarge)
+	}
+	return b, nil
 }
 
 // GetFile writes the blob to path (tmp+rename in path's directory), only

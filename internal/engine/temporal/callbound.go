@@ -112,7 +112,7 @@ func (a *Activities) admitSeq(ctx context.Context, in CallInput, run, activityID
 	case in.Seq > bound:
 		return refusedf("run %s: call number %d is past the %d calls its submitter signed for the run: refused, nothing run (%s)", sub.Workflow, in.Seq, bound, sub.boundHint())
 	}
-	return a.seqClaim(ctx, in.Signed, sub.Workflow, in.Seq, run+" "+activityID+" "+callDigest(in), attempt)
+	return a.seqClaim(ctx, in.Signed, sub, in.Seq, run+" "+activityID+" "+callDigest(in), attempt)
 }
 
 // callDigest names the call (or chain step: claimChain) an activity
@@ -128,20 +128,23 @@ func callDigest[I CallInput | ChainInput](in I) string {
 }
 
 // seqClaim makes the activity (mine: its execution and activity id) the
-// one call number seq of the run runs as, or refuses it when another
-// activity has it, or when it is a new activity (attempt 1) of a call
-// already claimed: the same call scheduled again under the same id, which
-// would run it again on a worker with no record of its task.
-func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, seq int, mine string, attempt int) error {
+// one call number seq of the run (submission sub, signed s) runs as, or
+// refuses it when another activity has it, or when it is a new activity
+// (attempt 1) of a call already claimed: the same call scheduled again
+// under the same id, which would run it again on a worker with no record
+// of its task.
+func (a *Activities) seqClaim(ctx context.Context, s *Signed, sub *Submission, seq int, mine string, attempt int) error {
 	key := callClaimKey(s, seq)
-	found, err := a.claimOnceFound(ctx, key, mine)
+	found, byRun, err := a.claimOnceFound(ctx, key, mine, sub)
 	switch {
+	case errors.Is(err, errForeignClaim), err == nil && found && !byRun && attempt <= 1:
+		return foreignClaim(fmt.Sprintf("run %s: call number %d", sub.Workflow, seq), key)
 	case errors.Is(err, errClaimed):
-		return refusedf("run %s: call number %d was claimed by another activity already (its record: %s in the fleet store): a second call under one number is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
+		return refusedf("run %s: call number %d was claimed by another activity already (its record: %s in the fleet store): a second call under one number is refused, nothing run; whoever scheduled it is not the run's workflow", sub.Workflow, seq, key)
 	case err != nil && !errors.As(err, new(refused)):
-		return fmt.Errorf("claim call number %d of run %s in the fleet store: %w", seq, workflow, err)
+		return fmt.Errorf("claim call number %d of run %s in the fleet store: %w", seq, sub.Workflow, err)
 	case err == nil && found && attempt <= 1:
-		return refusedf("run %s: call number %d ran already as this very activity (its record: %s in the fleet store), and this is a new activity of it, not a retry: a call scheduled again under the same activity id is refused, nothing run; whoever scheduled it is not the run's workflow", workflow, seq, key)
+		return refusedf("run %s: call number %d ran already as this very activity (its record: %s in the fleet store), and this is a new activity of it, not a retry: a call scheduled again under the same activity id is refused, nothing run; whoever scheduled it is not the run's workflow", sub.Workflow, seq, key)
 	}
 	return err
 }
@@ -149,37 +152,49 @@ func (a *Activities) seqClaim(ctx context.Context, s *Signed, workflow string, s
 // errClaimed: another activity holds the record (claimOnce).
 var errClaimed = errors.New("claimed by another activity")
 
-// claimOnce creates the record key with mine, only where none is, or
-// finds it there with mine (a retry of the same activity); errClaimed when
-// it holds anything else; a refusal when the store cannot create only
-// where none is; else the store's error (tried again).
-func (a *Activities) claimOnce(ctx context.Context, key, mine string) error {
-	_, err := a.claimOnceFound(ctx, key, mine)
+// claimOnce creates the record key with mine, signed by this worker, only
+// where none is, or finds it there with mine (a retry of the same
+// activity); errClaimed when it holds another activity's claim a worker
+// of the run of sub signed, errForeignClaim when it holds anything else
+// (claimsig.go); a refusal when the store cannot create only where none
+// is; else the store's error (tried again).
+func (a *Activities) claimOnce(ctx context.Context, key, mine string, sub *Submission) error {
+	_, byRun, err := a.claimOnceFound(ctx, key, mine, sub)
+	if err == nil && !byRun {
+		return errForeignClaim
+	}
 	return err
 }
 
 // claimOnceFound is claimOnce, and whether the record was there already
-// with mine (found: an activity of the same claim took it before).
-func (a *Activities) claimOnceFound(ctx context.Context, key, mine string) (found bool, err error) {
+// with mine (found: an activity of the same claim took it before; byRun:
+// a worker of the run claimed it, or this one now).
+func (a *Activities) claimOnceFound(ctx context.Context, key, mine string, sub *Submission) (found, byRun bool, err error) {
 	if _, ok := a.claimed.Load(key + " " + mine); ok {
-		return true, nil
+		return true, true, nil
 	}
 	cs, ok := a.Store.(createStore)
 	if !ok {
-		return false, refusedf("the fleet store cannot create a record only where none is, so a second activity under one claim cannot be told from the first: use a file:// or s3:// store")
+		return false, false, refusedf("the fleet store cannot create a record only where none is, so a second activity under one claim cannot be told from the first: use a file:// or s3:// store")
 	}
-	_, err = cs.Create(ctx, key, []byte(mine))
+	byRun = true
+	_, err = cs.Create(ctx, key, a.Keys.claimRecordOf(key, mine))
 	if errors.Is(err, blobstore.ErrExists) {
-		found = true
-		sum := sha256.Sum256([]byte(mine))
-		_, err = cs.ReadAll(ctx, Ref{Key: key, Size: int64(len(mine)), SHA256: hex.EncodeToString(sum[:])})
-		if errors.Is(err, blobstore.ErrCorrupt) {
-			return false, errClaimed
+		// Whose claim it is, as its worker signed it (claimsig.go).
+		var b []byte
+		if b, err = claimRead(ctx, cs, key); err == nil {
+			var run *Trust
+			if a.Keys != nil {
+				run = a.Keys.runWorkers(sub)
+			}
+			found, byRun, err = a.Keys.judgeClaim(key, mine, b, run)
 		}
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	a.claimed.Store(key+" "+mine, true)
-	return found, nil
+	if byRun {
+		a.claimed.Store(key+" "+mine, true)
+	}
+	return found, byRun, nil
 }

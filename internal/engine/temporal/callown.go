@@ -19,17 +19,13 @@ import (
 // X1, for calls). Without a key nothing is signed and nothing is checked
 // (nil, nil).
 func (e *Engine) ownCall(ctx context.Context, taskID string, x *workflowpb.WorkflowExecutionInfo) (*Submission, error) {
-	s := e.cfg.Signer
-	if s == nil {
+	if e.cfg.Signer == nil {
 		return nil, nil
 	}
 	wid := callWorkflowID(taskID)
-	notOurs := func(why string) error {
-		return fmt.Errorf("task %s's latest run on Temporal is not one this key started (%s): not resumed; check who can start workflows in namespace %s, and run the call again", taskID, why, e.cfg.Namespace)
-	}
 	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, x.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
-		return nil, notOurs("it has no history")
+		return nil, notOurCall(taskID, e.cfg.Namespace, "it has no history")
 	}
 	ev, err := it.Next()
 	if err != nil {
@@ -38,8 +34,28 @@ func (e *Engine) ownCall(ctx context.Context, taskID string, x *workflowpb.Workf
 	start := ev.GetWorkflowExecutionStartedEventAttributes()
 	var in CallInputW
 	if start == nil || e.cfg.DataConverter.FromPayloads(start.GetInput(), &in) != nil {
-		return nil, notOurs("its input is not a call's")
+		return nil, notOurCall(taskID, e.cfg.Namespace, "its input is not a call's")
 	}
+	return e.ownCallInput(ctx, taskID, in)
+}
+
+// notOurCall is the refusal of a run of task's workflow id this key did
+// not start.
+func notOurCall(taskID, namespace, why string) error {
+	return fmt.Errorf("task %s's latest run on Temporal is not one this key started (%s): nothing of it is taken; check who can start workflows in namespace %s, and run the call again", taskID, why, namespace)
+}
+
+// ownCallInput is the submission this submitter's key signed for task
+// taskID that in, a run's start input, carries, checked to be what in
+// says (its spec, continuation, limits, queue, snapshot and versions);
+// nil, nil without a key (nothing is signed nor checked).
+func (e *Engine) ownCallInput(ctx context.Context, taskID string, in CallInputW) (*Submission, error) {
+	s := e.cfg.Signer
+	if s == nil {
+		return nil, nil
+	}
+	wid := callWorkflowID(taskID)
+	notOurs := func(why string) error { return notOurCall(taskID, e.cfg.Namespace, why) }
 	if in.Signed == nil {
 		return nil, notOurs("it carries no signed submission")
 	}
@@ -57,6 +73,10 @@ func (e *Engine) ownCall(ctx context.Context, taskID string, x *workflowpb.Workf
 		return nil, notOurs(fmt.Sprintf("its submission is a %s of %q", sub.Kind, sub.Workflow))
 	case cmp.Or(sub.Spec.Resume, sub.Spec.TaskID) != taskID:
 		return nil, notOurs(fmt.Sprintf("its submission is task %s's", cmp.Or(sub.Spec.Resume, sub.Spec.TaskID)))
+	case !sameJSON(sub.Spec, &in.Spec) || !sameJSON(sub.From, in.From):
+		return nil, notOurs("its call or continuation is not the signed one")
+	case !sameJSON(sub.Limits, map[string]CallLimits{"": in.Limits}) || sub.Queue != in.Queue:
+		return nil, notOurs("its limits or task queue are not the signed ones")
 	case !sameJSON(sub.Code, in.Code):
 		return nil, notOurs("its snapshot is not the signed one")
 	case !sameJSON(sub.Versions, in.Versions):

@@ -36,9 +36,10 @@ var broodRefusals = regexp.MustCompile(`^the submission is signed by key SHA256:
 	`(?: \(its last attempt: the call is not tried again\))?$`)
 
 // vetRefusal is got with a refusal's text replaced by brood's sentence
-// unless a trusted worker key signed it for call c (the history's failed
-// activity carries it, signed) or it is one of broodRefusals.
-func (e *Engine) vetRefusal(h *historypb.History, c resultCall, got replayed[*CallOutput]) replayed[*CallOutput] {
+// unless a trusted worker key signed it for call c, started with start,
+// (the history's failed activity carries it, signed) or it is one of
+// broodRefusals.
+func (e *Engine) vetRefusal(h *historypb.History, c resultCall, start CallInputW, got replayed[*CallOutput]) replayed[*CallOutput] {
 	var app *temporal.ApplicationError
 	if got.Err == nil || !errors.As(got.Err, &app) || !isRefusal(app) {
 		return got
@@ -47,7 +48,7 @@ func (e *Engine) vetRefusal(h *historypb.History, c resultCall, got replayed[*Ca
 	if e.cfg.Workers == nil {
 		return got // no worker set: nothing is checked, a result no more than a refusal (takeResult)
 	}
-	if broodRefusals.MatchString(msg) || e.signedRefusal(h, c, msg) {
+	if broodRefusals.MatchString(msg) || e.signedRefusal(h, c, start, msg) {
 		return got
 	}
 	got.Err = temporal.NewNonRetryableApplicationError(unsignedRefusal, ErrRefused, nil)
@@ -56,9 +57,11 @@ func (e *Engine) vetRefusal(h *historypb.History, c resultCall, got replayed[*Ca
 
 // signedRefusal: the history's last failed activity is a refusal whose
 // details are a failed result for call c, signed by a worker key this
-// submitter trusts, that says msg (the workflow's failure is that
-// refusal's message, finalMessage).
-func (e *Engine) signedRefusal(h *historypb.History, c resultCall, msg string) bool {
+// submitter trusts for the input brood's code makes from start (a
+// refusal of a brief the completer made is not the call's:
+// briefRefusal), that says msg (the workflow's failure is that refusal's
+// message, finalMessage).
+func (e *Engine) signedRefusal(h *historypb.History, c resultCall, start CallInputW, msg string) bool {
 	evs := h.GetEvents()
 	for i := len(evs) - 1; i >= 0; i-- {
 		a := evs[i].GetActivityTaskFailedEventAttributes()
@@ -74,7 +77,7 @@ func (e *Engine) signedRefusal(h *historypb.History, c resultCall, msg string) b
 		if info.GetDetails() == nil || dc.FromPayloads(info.GetDetails(), &out) != nil || out.Sig == nil || out.Error == "" {
 			return false
 		}
-		return e.cfg.Workers.check(c, &out) == nil && strings.HasPrefix(msg, out.Error)
+		return e.cfg.Workers.check(c, &out) == nil && briefRefusal(c.Task, start, &out) == nil && strings.HasPrefix(msg, out.Error)
 	}
 	return false
 }

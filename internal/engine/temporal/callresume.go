@@ -39,11 +39,12 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	}
 	// Its output as brood's own replay of its history makes it, never
 	// the result the server holds (histreplay.go).
-	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
-	if err != nil {
-		if _, oerr := e.ownCall(ctx, taskID, x); oerr != nil {
-			return x, nil, oerr // not this key's run: that is what to say
-		}
+	// A start this key did not sign is not replayed (ownStart).
+	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, taskID))
+	var nm notMine
+	if errors.As(err, &nm) {
+		return x, nil, nm.error // not this key's run: that is what to say
+	} else if err != nil {
 		return x, nil, fmt.Errorf("task %s: %w", taskID, err)
 	}
 	out, err := callEnd(read.got)
@@ -53,8 +54,9 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	// A result no worker this submitter trusts signed is refused here
 	// too: never landed, never continued from as done.
 	var taken bool
-	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), &out, read.times, true)
+	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), read.start, &out, read.times, true)
 	out.refused = !taken
+	out.notHandedOn = handOnRefusal(taskID, read.start, out.Last)
 	return x, &out, nil
 }
 
@@ -94,6 +96,16 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 	}
 	if out == nil {
 		return nil, nil, "", nil
+	}
+	if out.refused {
+		// Its result was not taken (an untrusted key's, one signed for a
+		// brief its submitter did not send): nothing of that run, its
+		// conversation or its change, is handed on, or the follow-up
+		// would continue it and land its change (review28 P1-1).
+		return nil, nil, "", fmt.Errorf("task %s: the result of its last run on the fleet was refused, so nothing of that run is continued, neither its conversation nor its change (%s): run the call again with brood subagent", s.Resume, out.Error)
+	}
+	if out.notHandedOn != "" {
+		return nil, nil, "", errors.New(out.notHandedOn)
 	}
 	s.Agent = cmp.Or(s.Agent, out.Agent)
 	if own != nil {

@@ -161,8 +161,14 @@ func (a *Activities) claimChain(ctx context.Context, in ChainInput, info CallInf
 		return refusedf("the chain step names no writer task (%q): refused, nothing chained", printable(in.TaskID))
 	}
 	key := chainClaimKey(in.Signed, in.TaskID)
-	err := a.claimOnce(ctx, key, info.Run+" "+activityID+" "+callDigest(in))
+	sub, err := a.Trust.verifyOwn(ctx, a.Store, in.Signed) // kept from AdmitChain: no read
+	if err != nil {
+		return err
+	}
+	err = a.claimOnce(ctx, key, info.Run+" "+activityID+" "+callDigest(in), sub)
 	switch {
+	case errors.Is(err, errForeignClaim):
+		return foreignClaim(fmt.Sprintf("run %s: the chain step of task %s", info.Workflow, in.TaskID), key)
 	case errors.Is(err, errClaimed):
 		return refusedf("run %s: the change of task %s was put into the run's tree by another chain step already (its record: %s in the fleet store): a second step for one writer is refused, nothing chained; whoever scheduled it is not the run's workflow", info.Workflow, in.TaskID, key)
 	case err != nil:

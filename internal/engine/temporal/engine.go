@@ -181,7 +181,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), &out, read.times, true)
+	r, ok := e.takeCall(ctx, taskID, opts.ID, run.GetRunID(), read.start, &out, read.times, true)
 	if !ok {
 		return &r, nil
 	}

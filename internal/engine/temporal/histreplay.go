@@ -280,13 +280,21 @@ func sameEnd(h *historypb.History, ran bool, err error) error {
 
 // notReplayed is a replay's failure as the user reads it: a history a
 // newer brood's workflow code wrote (its version markers name changes
-// this code does not know) says to upgrade; any other says the history is
-// not brood's and nothing of it is taken.
+// this code does not know) says to upgrade; one whose workflow tasks
+// carry a flag this brood's Temporal SDK does not know (a newer SDK's)
+// says that, or an attack; any other says the history is not brood's
+// code's, whether something else completed its workflow tasks or a brood
+// of another version did (review26 P3-5: an honest fleet whose workers
+// run another brood gets no alarm without that possibility named).
+// Nothing of it is taken in every case.
 func notReplayed(h *historypb.History, wid, exec string, err error) error {
 	if change, v, ok := newerCode(h); ok {
 		return historyRefused{fmt.Errorf("workflow %s (execution %s) was run by a newer brood's workflow code (its history has version %d of %q, which this brood does not know): upgrade brood to read it (%v)", wid, exec, v, change, oneLine(err))}
 	}
-	return historyRefused{fmt.Errorf("workflow %s's history on Temporal (execution %s) does not replay with brood's own workflow code, so nothing of it is taken: something other than a brood worker completed its workflow tasks (check who can reach the namespace's frontend), and run it again (%v)", wid, exec, oneLine(err))}
+	if strings.Contains(err.Error(), "unknown SDK flag") {
+		return historyRefused{fmt.Errorf("workflow %s's history on Temporal (execution %s) was recorded with a Temporal SDK flag this brood does not know, so nothing of it is taken: a newer brood's workers record such flags (upgrade brood to read it), or something other than a brood worker completed its workflow tasks (check who can reach the namespace's frontend) (%v)", wid, exec, oneLine(err))}
+	}
+	return historyRefused{fmt.Errorf("workflow %s's history on Temporal (execution %s) does not replay with brood's own workflow code, so nothing of it is taken: something other than a brood worker completed its workflow tasks (check who can reach the namespace's frontend), or workers of a brood version other than this one ran it (compare brood version here and on the fleet's workers); run it again (%v)", wid, exec, oneLine(err))}
 }
 
 // historyRefused is a history that does not replay (notReplayed).
@@ -459,13 +467,15 @@ func serverClose(h *historypb.History, ran bool) string {
 // (got) and what the same history says of its activity (times).
 type callRead struct {
 	got   replayed[*CallOutput]
+	start CallInputW
 	times callHistory
 }
 
 // replayCall is execution exec of single call workflow wid as this
 // brood's workflow code makes it from the execution's history, once check
 // (nil: none) accepts its start input: its output, or its own failure
-// (callEnd), and the server's times of its activity; err: the history
+// (callEnd), that start input (what a result must answer:
+// briefRefusal) and the server's times of its activity; err: the history
 // does not replay, or check refused it.
 func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(CallInputW) error) (callRead, error) {
 	h, err := e.closedHistory(ctx, wid, exec)
@@ -473,24 +483,26 @@ func (e *Engine) replayCall(ctx context.Context, wid, exec string, check func(Ca
 		return callRead{}, err
 	}
 	var (
-		mu   sync.Mutex
-		task string // the call's, from its start input
+		mu    sync.Mutex
+		start CallInputW // as the replay decoded it
 	)
 	got, err := replayHistory(e.replayConfig(), h, wid, exec, CallWorkflowName, func(w workflow.Context, in CallInputW) (*CallOutput, error) {
 		mu.Lock()
-		task = cmp.Or(in.Spec.Resume, in.Spec.TaskID)
+		start = in
 		mu.Unlock()
 		return CallWorkflow(w, in)
 	}, check)
 	mu.Lock()
 	defer mu.Unlock()
-	if err == nil && !got.Ran {
+	if err != nil {
+		return callRead{}, err
+	}
+	if !got.Ran {
 		got.Err = fmt.Errorf("it ended on Temporal without a result (%s)", endOf(h))
 	}
-	if err == nil {
-		got = e.vetRefusal(h, resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: exec, Submitter: e.fingerprint(), Task: task}, got)
-	}
-	return callRead{got: got, times: callTimes(h)}, err
+	task := cmp.Or(start.Spec.Resume, start.Spec.TaskID)
+	got = e.vetRefusal(h, resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: exec, Submitter: e.fingerprint(), Task: task}, start, got)
+	return callRead{got: got, start: start, times: callTimes(h)}, nil
 }
 
 // callEnd is a replayed call's output, or its own failure as one line

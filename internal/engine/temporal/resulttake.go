@@ -20,21 +20,25 @@ func (e *Engine) fingerprint() string {
 
 // takeCall is a single call's result as the submitter takes it: out's,
 // when a worker key it trusts signed it for the call's workflow run
-// (workflow wid, execution run); else failed with the refusal, its patch
+// (workflow wid, execution run) for the input brood's call workflow makes
+// from start, the call's start input (briefRefusal); else failed with the refusal, its patch
 // not applied but kept under the project's .brood/fleet/patches/ as a
 // conflict's is (keep: a listing keeps nothing). ok says whether it was
 // taken. Its queued and run times are the server's history's (times:
 // callTimes, from the history its output was replayed from).
-func (e *Engine) takeCall(ctx context.Context, task, wid, run string, out *CallOutput, times callHistory, keep bool) (r call.Result, ok bool) {
-	r, ok = e.takeResult(ctx, task, wid, run, out, keep)
+func (e *Engine) takeCall(ctx context.Context, task, wid, run string, start CallInputW, out *CallOutput, times callHistory, keep bool) (r call.Result, ok bool) {
+	r, ok = e.takeResult(ctx, task, wid, run, start, out, keep)
 	if ok {
 		serverTimes(&r, times)
 	}
 	return r, ok
 }
 
-func (e *Engine) takeResult(ctx context.Context, task, wid, run string, out *CallOutput, keep bool) (r call.Result, ok bool) {
+func (e *Engine) takeResult(ctx context.Context, task, wid, run string, start CallInputW, out *CallOutput, keep bool) (r call.Result, ok bool) {
 	err := e.cfg.Workers.check(resultCall{Namespace: e.cfg.Namespace, Workflow: wid, Run: run, Submitter: e.fingerprint(), Task: task}, out)
+	if err == nil && e.cfg.Workers != nil {
+		err = briefRefusal(task, start, out)
+	}
 	if err == nil {
 		if e.cfg.Workers != nil && out.Sig == nil {
 			// An unsigned ending (failed, killed, cancelled): its status

@@ -70,7 +70,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	var read *callRead
 	var rerr error
 	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		r, err := e.replayCall(ctx, wid, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), nil)
+		r, err := e.replayCall(ctx, wid, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), e.ownStart(ctx, id))
 		read, rerr = &r, err
 	}
 	if own, why := e.ownRun(ctx, wid, d, read, rerr); own != nil {
@@ -78,7 +78,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	}
 	x := d.GetWorkflowExecutionInfo()
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && read == nil {
-		r, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), nil)
+		r, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, id))
 		read, rerr = &r, err
 	}
 	info := e.infoOf(x)
@@ -147,7 +147,7 @@ func (e *Engine) callEnded(ctx context.Context, id, wid string, x *workflowpb.Wo
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		if co, err := callEnd(got); err == nil {
-			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), &co, read.times, false)
+			r, taken := e.takeCall(ctx, id, wid, x.GetExecution().GetRunId(), read.start, &co, read.times, false)
 			if !taken {
 				co.Result = r // nothing of it is shown as done, nor said to be waiting to land
 			}
@@ -207,18 +207,28 @@ func (e *Engine) callLanded(ctx context.Context, id, runID string, out *CallOutp
 }
 
 // ownRun is the call's own run when the latest run of its workflow id is
-// a start a worker refused (someone started the id again, with a replayed
-// or a forged submission, after the call finished): the newest run that
-// completed, and a line saying so. Nil when the latest run is not refused
-// or no run completed. read is the latest run's replay (rerr: it does
-// not replay; nil read: it has not ended).
+// a start a worker refused, or one this key did not start (someone
+// started the id again, with a replayed or a forged submission, after the
+// call finished): the newest run that completed, and a line saying so.
+// Nil when the latest run is not refused or no run completed. read is the
+// latest run's replay (rerr: it does not replay; nil read: it has not
+// ended).
 func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.DescribeWorkflowExecutionResponse, read *callRead, rerr error) (*workflowservice.DescribeWorkflowExecutionResponse, string) {
 	x := d.GetWorkflowExecutionInfo()
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED || read == nil {
 		return nil, ""
 	}
-	var app *temporal.ApplicationError // the refusal as brood's code makes it (histreplay.go)
-	if rerr != nil || !errors.As(read.got.Err, &app) || app.Type() != ErrRefused {
+	// The refusal as brood's code makes it (histreplay.go), of a start
+	// this key made (ownStart: no other is replayed).
+	var app *temporal.ApplicationError
+	var nm notMine
+	why := ""
+	switch {
+	case errors.As(rerr, &nm):
+		why = nm.Error()
+	case rerr == nil && errors.As(read.got.Err, &app) && app.Type() == ErrRefused:
+		why = app.Message()
+	default:
 		return nil, ""
 	}
 	resp, lerr := e.cfg.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.cfg.Namespace,
@@ -230,5 +240,5 @@ func (e *Engine) ownRun(ctx context.Context, wid string, d *workflowservice.Desc
 	if derr != nil {
 		return nil, ""
 	}
-	return own, "a later start of workflow " + wid + " was refused (" + app.Message() + "); this is the call's own run"
+	return own, "a later start of workflow " + wid + " was refused (" + why + "); this is the call's own run"
 }

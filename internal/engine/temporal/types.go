@@ -219,6 +219,9 @@ type CallOutput struct {
 	Sig *ResultSig `json:"sig,omitempty"`
 	// refused: the submitter did not take the result (Engine.takeCall).
 	refused bool
+	// notHandedOn: why Last is not handed on to a follow-up
+	// (handOnRefusal; "": it is).
+	notHandedOn string
 }
 
 // Heartbeat is an activity's heartbeat details: what a retry on another

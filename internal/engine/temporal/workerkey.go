@@ -50,7 +50,11 @@ type WorkerSig struct {
 	// put others in their place.
 	Change string `json:"change,omitempty"`
 	Result Ref    `json:"result,omitzero"`
-	Sig    []byte `json:"sig"`
+	// Brief is the digest of the call's input the signer ran (callBind's):
+	// a single call's submitter hands a conversation on only from a run of
+	// the input it sent (handOnRefusal). Empty from a worker from before.
+	Brief string `json:"brief,omitempty"`
+	Sig   []byte `json:"sig"`
 }
 
 // continuationClaim is what a worker signs: this call (namespace, run
@@ -72,11 +76,12 @@ type continuationClaim struct {
 	Position   int64  `json:"position"`
 	Change     string `json:"change"`
 	Result     Ref    `json:"result"`
+	Brief      string `json:"brief,omitempty"`
 }
 
 func claimOf(info CallInfo, hb Heartbeat, s *WorkerSig) []byte {
 	b, _ := json.Marshal(continuationClaim{Namespace: info.Namespace, Workflow: info.Workflow, Run: s.Run, Submitter: info.Submitter, Task: hb.TaskID, Attempt: s.Attempt,
-		Transcript: hb.Transcript, Position: hb.Position, Change: s.Change, Result: s.Result})
+		Transcript: hb.Transcript, Position: hb.Position, Change: s.Change, Result: s.Result, Brief: s.Brief})
 	return append([]byte(workerSigContext), b...)
 }
 
@@ -120,7 +125,7 @@ func (k *WorkerKeys) sign(info CallInfo, hb *Heartbeat) {
 	if !carries(*hb) {
 		return
 	}
-	s := &WorkerSig{Key: k.own.Public().(ed25519.PublicKey), Attempt: info.Attempt, Run: info.Run, Change: changeSum(hb.Code), Result: hb.Result}
+	s := &WorkerSig{Key: k.own.Public().(ed25519.PublicKey), Attempt: info.Attempt, Run: info.Run, Change: changeSum(hb.Code), Result: hb.Result, Brief: info.Bind.Brief}
 	s.Sig = ed25519.Sign(k.own, claimOf(info, *hb, s))
 	hb.Signed = s
 }
