@@ -118,9 +118,10 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 // file, a full disk, a permission), and the merge writes file by file.
 func (w *Workspace) applyWhole(ctx context.Context, base string, patch []byte, entries []rawEntry, out *Outcome,
 	theirs func([]rawEntry) (func(string) string, func(), error), pre *preimages) (string, error) {
-	// Plain `git apply` never reads or writes the index; without --3way
-	// nothing is staged.
-	_, err := w.repo.gitIn(ctx, w.repo.top, nil, patch, "apply", "--whitespace=nowarn")
+	// Applied on a private index and moved in by rename: the user's index
+	// is never read or written, nothing is staged, and no path it changes
+	// is ever missing from the tree (applyByRename).
+	err := w.applyByRename(ctx, patch, pre)
 	if err == nil {
 		out.Applied = true
 		return "", nil

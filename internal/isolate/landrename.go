@@ -1,0 +1,175 @@
+package isolate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// applyByRename lands patch in the tree the way `git apply` would, but
+// never leaves a path it replaces missing, not for a moment. `git apply`
+// on the work tree unlinks each file it changes and creates it again; an
+// overlay child whose lower layer is this tree and that looks the name up
+// in between keeps a negative entry for it (overlayfs does not look at
+// its lower layer again), and the file is missing to it for the rest of
+// its run (TestLandingUnderARunningOverlayChild). So git works on a
+// private index instead: the current versions of the patch's paths are
+// added to it, the patch is applied to it (`git apply --cached`: the same
+// check, in git's own form, with the same conversions), its result is
+// checked out into a private directory, and each file is then moved into
+// the tree by rename over the old one (deletions first, as git does).
+// A refusal is a *GitError, as git apply's; nothing was written then.
+func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preimages) error {
+	scratch, err := w.landingScratch()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(scratch, "index")}
+	var have bytes.Buffer
+	for _, pi := range pre.paths {
+		if pi.kind == 'f' || pi.kind == 'l' {
+			have.WriteString(pi.rel + "\x00")
+		}
+	}
+	if have.Len() > 0 {
+		if _, err := w.repo.gitIn(ctx, w.repo.top, env, have.Bytes(), "update-index", "--add", "-z", "--stdin"); err != nil {
+			return err
+		}
+	}
+	if _, err := w.repo.gitIn(ctx, w.repo.top, env, patch, "apply", "--cached", "--whitespace=nowarn"); err != nil {
+		return err
+	}
+	// The private index holds the patch's paths only: all of it is the
+	// result, and what is not in it was deleted.
+	stage := filepath.Join(scratch, "tree")
+	if _, err := w.repo.gitIn(ctx, w.repo.top, env, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
+		return err
+	}
+	result := map[string]bool{}
+	for _, pi := range pre.paths {
+		staged := filepath.Join(stage, filepath.FromSlash(pi.rel))
+		fi, err := os.Lstat(staged)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			// The directory of other paths (a file the patch turned into
+			// one), or, empty, a submodule's (a gitlink).
+			if ents, err := os.ReadDir(staged); err != nil || len(ents) == 0 {
+				return &GitError{Args: []string{"apply"}, Stderr: "error: the patch makes " + pi.rel + " a submodule, which brood does not land"}
+			}
+			continue
+		}
+		result[pi.rel] = true
+		if beyondLink(w.repo.top, pi.rel) {
+			return &GitError{Args: []string{"apply"}, Stderr: "error: affected file '" + pi.rel + "' is beyond a symbolic link"}
+		}
+	}
+	return installResult(w.repo.top, stage, pre, result)
+}
+
+// landingScratch makes a new directory for a landing's private index and
+// files: in the common git directory's brood/, which no child can write
+// (an in-place writer's view holds it read-only), else, for a parent that
+// cannot write there itself (a child that delegates), its task directory.
+func (w *Workspace) landingScratch() (string, error) {
+	base := filepath.Join(w.repo.common, "brood")
+	if err := os.MkdirAll(base, 0o700); err == nil {
+		if d, err := os.MkdirTemp(base, "landing-"); err == nil {
+			return d, nil
+		}
+	}
+	d, err := os.MkdirTemp(w.state, "landing-")
+	if err != nil {
+		return "", fmt.Errorf("isolate: make a scratch directory for the landing: %w", err)
+	}
+	return d, nil
+}
+
+// installResult makes the tree at top hold what the private index's
+// checkout in stage holds for each path of pre: a path the result has is
+// written beside its place and renamed over it; one it has not is
+// removed, with the directories that leaves empty. All of it beneath top,
+// no link followed out of it (os.Root).
+func installResult(top, stage string, pre *preimages, result map[string]bool) error {
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		return fmt.Errorf("isolate: open the tree: %w", err)
+	}
+	defer root.Close()
+	for _, pi := range pre.paths {
+		if _, keep := result[pi.rel]; keep || (pi.kind != 'f' && pi.kind != 'l') {
+			continue
+		}
+		if err := root.Remove(filepath.FromSlash(pi.rel)); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("isolate: remove %s: %w", pi.rel, err)
+		}
+		for d := filepath.Dir(filepath.FromSlash(pi.rel)); d != "." && root.Remove(d) == nil; d = filepath.Dir(d) {
+		}
+	}
+	for i, pi := range pre.paths {
+		if _, ok := result[pi.rel]; !ok {
+			continue
+		}
+		if err := installOne(root, filepath.Join(stage, filepath.FromSlash(pi.rel)), filepath.FromSlash(pi.rel), i); err != nil {
+			return fmt.Errorf("isolate: write %s: %w", pi.rel, err)
+		}
+	}
+	return nil
+}
+
+// installOne puts the staged file src at rel under root: a new file (or
+// link) beside rel, renamed over it.
+func installOne(root *os.Root, src, rel string, n int) error {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if err := root.MkdirAll(filepath.Dir(rel), 0o777); err != nil {
+		return err
+	}
+	tmp := rel + ".brood-land-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(n)
+	_ = root.Remove(tmp)
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(src)
+		if err == nil {
+			err = root.Symlink(target, tmp)
+		}
+		if err != nil {
+			return err
+		}
+		return renameIn(root, tmp, rel)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	return renameIn(root, tmp, rel)
+}
+
+func renameIn(root *os.Root, tmp, dst string) error {
+	if err := root.Rename(tmp, dst); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	return nil
+}

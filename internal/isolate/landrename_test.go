@@ -1,0 +1,125 @@
+//go:build linux
+
+package isolate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLandingUnderARunningOverlayChild: a landing into a tree that is the
+// lower layer of a running overlay child never makes a file it changes
+// missing, to the tree or to that child. git apply on the tree unlinked
+// each file and made it again; a child that looked a name up meanwhile
+// kept a negative entry for it and saw the file missing for the rest of
+// its run (the flake of spawn's TestIsolatedWritersInParallel/overlay).
+// This process watches the tree while the landing runs and, at the first
+// file it finds missing, lets the overlay child look the names up for
+// the first time; the child reads each one (the old or the new version,
+// never none) during the landing and after it.
+func TestLandingUnderARunningOverlayChild(t *testing.T) {
+	iso := testIsolator(t)
+	if !iso.Support().Overlay {
+		t.Skipf("overlay unavailable here (%s)", iso.Support().Why)
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	write(t, filepath.Join(dir, ".gitignore"), ".brood/\n")
+	const n = 500
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("f%03d.txt", i)
+		names = append(names, name)
+		write(t, filepath.Join(dir, name), "old\n")
+	}
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "init")
+	writer := prepare(t, iso, dir, "W", false)
+	watcher := prepare(t, iso, dir, "R", false)
+	runIsolated(t, writer, `for f in f*.txt; do echo new > "$f"; done`)
+	signals := t.TempDir() // outside the tree: not in the watcher's overlay
+	goFile, gate := filepath.Join(signals, "go"), filepath.Join(signals, "gate")
+	ready := filepath.Join(dir, ".brood", "dispatch", "R", "ready")
+	reversed := slices.Clone(names)
+	slices.Reverse(reversed)
+	// The watcher looks at no file of the tree until told to; then it
+	// reads every file in turn (bash builtins: no process per read), last
+	// first, until the gate opens, and once more after; it names each file
+	// it found missing or with neither version.
+	child := startChild(t, watcher, `
+check() { for f in `+strings.Join(reversed, " ")+`; do
+  if ! read -r line < "$f" 2>/dev/null; then echo "MISSING $f ($1)";
+  elif [ "$line" != old ] && [ "$line" != new ]; then echo "TORN $f=$line ($1)"; fi
+done; }
+: > "$READY"
+while [ ! -e "$GO" ]; do :; done
+while [ ! -e "$GATE" ]; do check during; done
+check after
+`, "GO="+goFile, "GATE="+gate, "READY="+ready)
+	waitFor(t, "the watching child to start", func() bool { _, err := os.Stat(ready); return err == nil })
+	stop := make(chan struct{})
+	missing := make(chan string, 1)
+	go func() {
+		defer close(missing)
+		for {
+			for _, name := range reversed {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := os.Lstat(filepath.Join(dir, name)); os.IsNotExist(err) {
+					_ = os.WriteFile(goFile, nil, 0o644) // the child looks now, in the landing
+					missing <- name
+					return
+				}
+			}
+		}
+	}()
+	out, err := writer.Finish(context.Background())
+	close(stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Applied {
+		t.Fatalf("the writer's patch did not land: %+v", out)
+	}
+	gone := <-missing
+	write(t, goFile, "")
+	write(t, gate, "")
+	if err := child.Wait(); err != nil {
+		t.Fatalf("watcher: %v", err)
+	}
+	stdout := child.Stdout.(fmt.Stringer).String()
+	if gone != "" || strings.Contains(stdout, "MISSING") || strings.Contains(stdout, "TORN") {
+		t.Fatalf("the landing made files missing (%q in the tree at one point) or torn, to a running overlay child:\n%s", gone, firstLines(stdout, 10))
+	}
+	for _, name := range names {
+		if got := read(t, filepath.Join(dir, name)); got != "new\n" {
+			t.Fatalf("%s = %q after the landing, want the writer's", name, got)
+		}
+	}
+}
+
+// waitFor polls cond (bounded) for a state another process reaches.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func firstLines(s string, n int) string {
+	ls := strings.SplitN(s, "\n", n+1)
+	return strings.Join(ls[:min(n, len(ls))], "\n")
+}
