@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 )
 
 // A writer in a git worktree copy runs git there (add, mv, commit, reset)
@@ -151,26 +150,11 @@ func (w *Workspace) forgetChildGit() error {
 	if !w.gitHeld || w.landIndex == "" {
 		return nil
 	}
-	entries, err := os.ReadDir(w.gitDir)
-	if err != nil {
-		return fmt.Errorf("isolate: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if !slices.Contains(heldWorktreeGit(), e.Name()) {
-			errs = append(errs, os.RemoveAll(filepath.Join(w.gitDir, e.Name())))
-		}
-	}
 	index, err := os.ReadFile(w.landIndex)
-	errs = append(errs, err)
-	if err == nil {
-		errs = append(errs, writeNew(filepath.Join(w.gitDir, "index"), index))
-	}
-	errs = append(errs, writeNew(filepath.Join(w.gitDir, "HEAD"), []byte(w.copyStart+"\n")))
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return fmt.Errorf("isolate: put the copy's git directory back: %w", err)
 	}
-	return nil
+	return resetCopyGit(w.gitDir, index, w.copyStart)
 }
 
 // writeNew writes data to a file made anew at path (none may be there).
