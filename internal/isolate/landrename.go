@@ -3,12 +3,14 @@ package isolate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // applyByRename lands patch in the tree the way `git apply` would, but
@@ -25,7 +27,7 @@ import (
 // the tree by rename over the old one (deletions first, as git does).
 // A refusal is a *GitError, as git apply's; nothing was written then.
 func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preimages) error {
-	scratch, err := w.landingScratch()
+	scratch, err := landingScratch()
 	if err != nil {
 		return err
 	}
@@ -51,17 +53,24 @@ func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preima
 	if _, err := w.repo.gitIn(ctx, w.repo.top, env, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
 		return err
 	}
+	st, err := os.OpenRoot(stage)
+	if errors.Is(err, fs.ErrNotExist) {
+		st, err = emptyRoot(scratch) // the patch deletes every path it names
+	}
+	if err != nil {
+		return fmt.Errorf("isolate: open the landing's checkout: %w", err)
+	}
+	defer st.Close()
 	result := map[string]bool{}
 	for _, pi := range pre.paths {
-		staged := filepath.Join(stage, filepath.FromSlash(pi.rel))
-		fi, err := os.Lstat(staged)
+		fi, err := st.Lstat(filepath.FromSlash(pi.rel))
 		if err != nil {
 			continue
 		}
 		if fi.IsDir() {
 			// The directory of other paths (a file the patch turned into
 			// one), or, empty, a submodule's (a gitlink).
-			if ents, err := os.ReadDir(staged); err != nil || len(ents) == 0 {
+			if ents, err := fs.ReadDir(st.FS(), pi.rel); err != nil || len(ents) == 0 {
 				return &GitError{Args: []string{"apply"}, Stderr: "error: the patch makes " + pi.rel + " a submodule, which brood does not land"}
 			}
 			continue
@@ -71,21 +80,17 @@ func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preima
 			return &GitError{Args: []string{"apply"}, Stderr: "error: affected file '" + pi.rel + "' is beyond a symbolic link"}
 		}
 	}
-	return installResult(w.repo.top, stage, pre, result)
+	return installResult(w.repo.top, st, pre, result)
 }
 
-// landingScratch makes a new directory for a landing's private index and
-// files: in the common git directory's brood/, which no child can write
-// (an in-place writer's view holds it read-only), else, for a parent that
-// cannot write there itself (a child that delegates), its task directory.
-func (w *Workspace) landingScratch() (string, error) {
-	base := filepath.Join(w.repo.common, "brood")
-	if err := os.MkdirAll(base, 0o700); err == nil {
-		if d, err := os.MkdirTemp(base, "landing-"); err == nil {
-			return d, nil
-		}
-	}
-	d, err := os.MkdirTemp(w.state, "landing-")
+// landingScratch makes a new directory (0700) for a landing's private
+// index and checkout, in this process's own temporary directory: out of
+// every child's reach (their TMPDIR is their task's; the host's are hidden
+// from them), as the copy of a worktree copy's index is (saveLandIndex).
+// Never under the tree or its git directory, which a writer in place can
+// write: git follows a link planted at the checkout's prefix.
+func landingScratch() (string, error) {
+	d, err := os.MkdirTemp("", "brood-landing-")
 	if err != nil {
 		return "", fmt.Errorf("isolate: make a scratch directory for the landing: %w", err)
 	}
@@ -97,7 +102,7 @@ func (w *Workspace) landingScratch() (string, error) {
 // written beside its place and renamed over it; one it has not is
 // removed, with the directories that leaves empty. All of it beneath top,
 // no link followed out of it (os.Root).
-func installResult(top, stage string, pre *preimages, result map[string]bool) error {
+func installResult(top string, stage *os.Root, pre *preimages, result map[string]bool) error {
 	root, err := os.OpenRoot(top)
 	if err != nil {
 		return fmt.Errorf("isolate: open the tree: %w", err)
@@ -117,17 +122,18 @@ func installResult(top, stage string, pre *preimages, result map[string]bool) er
 		if _, ok := result[pi.rel]; !ok {
 			continue
 		}
-		if err := installOne(root, filepath.Join(stage, filepath.FromSlash(pi.rel)), filepath.FromSlash(pi.rel), i); err != nil {
+		if err := installOne(root, stage, filepath.FromSlash(pi.rel), i); err != nil {
 			return fmt.Errorf("isolate: write %s: %w", pi.rel, err)
 		}
 	}
 	return nil
 }
 
-// installOne puts the staged file src at rel under root: a new file (or
-// link) beside rel, renamed over it.
-func installOne(root *os.Root, src, rel string, n int) error {
-	fi, err := os.Lstat(src)
+// installOne puts the staged file at rel (in stage, read with no link
+// followed out of it) at rel under root: a new file (or link) beside rel,
+// renamed over it.
+func installOne(root, stage *os.Root, rel string, n int) error {
+	fi, err := stage.Lstat(rel)
 	if err != nil {
 		return err
 	}
@@ -137,7 +143,7 @@ func installOne(root *os.Root, src, rel string, n int) error {
 	tmp := rel + ".brood-land-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(n)
 	_ = root.Remove(tmp)
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, err := os.Readlink(src)
+		target, err := stage.Readlink(rel)
 		if err == nil {
 			err = root.Symlink(target, tmp)
 		}
@@ -146,11 +152,14 @@ func installOne(root *os.Root, src, rel string, n int) error {
 		}
 		return renameIn(root, tmp, rel)
 	}
-	in, err := os.Open(src)
+	in, err := stage.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	if st, err := in.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("the landing's checkout of it is not a regular file")
+	}
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
 	if err != nil {
 		return err
@@ -172,4 +181,14 @@ func renameIn(root *os.Root, tmp, dst string) error {
 		return err
 	}
 	return nil
+}
+
+// emptyRoot is an empty directory made in scratch, opened: the checkout
+// of a result with no file in it.
+func emptyRoot(scratch string) (*os.Root, error) {
+	d := filepath.Join(scratch, "empty")
+	if err := os.Mkdir(d, 0o700); err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(d)
 }

@@ -123,3 +123,56 @@ func firstLines(s string, n int) string {
 	ls := strings.SplitN(s, "\n", n+1)
 	return strings.Join(ls[:min(n, len(ls))], "\n")
 }
+
+// TestLandingStagesOutOfEveryChildsReach (review29 P1-1): a writer that
+// can write the tree and its git directory (in place, beside an isolated
+// sibling whose patch lands) plants a link where the landing stages its
+// checkout, to a directory outside the tree: the landing never writes
+// there. Its scratch is the parent's own temporary directory, never under
+// the tree or its .git, and what it stages is read with no link followed.
+func TestLandingStagesOutOfEveryChildsReach(t *testing.T) {
+	iso := testIsolator(t)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	write(t, filepath.Join(dir, ".gitignore"), ".brood/\n")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "init")
+	outside := t.TempDir() // stands for ~/.ssh
+	writer := prepare(t, iso, dir, "W", true)
+	runIsolated(t, writer, `echo "ssh-ed25519 ATTACKER" > authorized_keys; echo b > a.txt`)
+	stop := make(chan struct{})
+	planted := make(chan string, 16)
+	go func() { // the hostile writer in place: every directory it can write
+		defer close(planted)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() && p != dir && strings.Contains(strings.ToLower(d.Name()), "landing") {
+					if os.Symlink(outside, filepath.Join(p, "tree")) == nil {
+						planted <- p
+					}
+				}
+				return nil
+			})
+		}
+	}()
+	out, err := writer.Finish(context.Background())
+	close(stop)
+	for p := range planted {
+		t.Logf("planted %s/tree -> %s", p, outside)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Fatalf("the landing wrote %d file(s) outside the tree (%s), through a link a child could plant", len(ents), ents[0].Name())
+	}
+	if !out.Applied || read(t, filepath.Join(dir, "authorized_keys")) != "ssh-ed25519 ATTACKER\n" || read(t, filepath.Join(dir, "a.txt")) != "b\n" {
+		t.Fatalf("the patch did not land in the tree: %+v", out)
+	}
+}
