@@ -44,9 +44,11 @@ func neutral(key string) (string, bool) {
 // noDrivers are subcommands that never convert a work tree file, merge
 // with a driver, fetch or push: the repository's driver definitions are
 // not looked up for them. read-tree and hash-object are listed with the
-// conditions under which they would (mayRunDrivers).
+// conditions under which they would (mayRunDrivers). write-tree is not
+// one: it writes the index back (its cache tree), and git re-hashes a
+// racily clean entry's file as it writes the index, through its filter.
 var noDrivers = map[string]bool{
-	"rev-parse": true, "write-tree": true, "commit-tree": true, "ls-files": true, "cat-file": true,
+	"rev-parse": true, "commit-tree": true, "ls-files": true, "cat-file": true,
 	"for-each-ref": true, "merge-base": true, "rev-list": true, "update-ref": true, "symbolic-ref": true,
 	"config": true, "init": true, "version": true, "diff-tree": true, "merge-file": true, "remote": true,
 	"check-ignore": true, "ls-tree": true, "mktree": true, "show-ref": true, "count-objects": true,
@@ -89,21 +91,22 @@ func (c Cmd) overrides(ctx context.Context) ([]string, error) {
 	case err != nil:
 		return nil, fmt.Errorf("git: read the repository's configuration to switch its programs off: %w%s", err, stderrOf(err))
 	}
-	return parseOverrides(string(out)), nil
+	return parseOverrides(string(out), c.NoFilters), nil
 }
 
 // parseOverrides reads `git config --show-scope --null --get-regexp`
-// output: records "scope\0key\nvalue\0".
-func parseOverrides(out string) []string {
+// output: records "scope\0key\nvalue\0". allFilters takes the filters
+// of every scope, not only the repository's (Cmd.NoFilters).
+func parseOverrides(out string, allFilters bool) []string {
 	var over []string
 	seen := map[string]bool{}
 	recs := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(recs); i += 2 {
 		scope, kv := recs[i], recs[i+1]
-		if scope != "local" && scope != "worktree" {
+		key, _, _ := strings.Cut(kv, "\n")
+		if scope != "local" && scope != "worktree" && !(allFilters && strings.HasPrefix(key, "filter.")) {
 			continue
 		}
-		key, _, _ := strings.Cut(kv, "\n")
 		val, ok := neutral(key)
 		if !ok || seen[key] {
 			continue

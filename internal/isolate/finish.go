@@ -200,10 +200,11 @@ func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []ra
 	os.Remove(index)
 	env := []string{"GIT_INDEX_FILE=" + index}
 	if len(c.Set) > 0 {
-		// Hash the child's files from the upper layer, with the repository's
-		// filters (line endings, LFS) applied as for any working tree.
+		// Hash the child's files from the upper layer, with git's built-in
+		// conversions (line endings) but no filter program: the attributes
+		// that would choose one are the child's (gitOnChildData).
 		upEnv := append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + w.upper}, env...)
-		if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(strings.Join(c.Set, "\x00")+"\x00"),
+		if _, err := w.repo.gitOnChildData(ctx, w.upper, upEnv, []byte(strings.Join(c.Set, "\x00")+"\x00"),
 			"update-index", "--add", "-z", "--stdin"); err != nil {
 			return nil, nil, fmt.Errorf("isolate: hash changed files: %w", err)
 		}

@@ -70,6 +70,18 @@ func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin []byte
 	return c.Run(ctx, args...)
 }
 
+// gitOnChildData is gitIn for git that hashes or checks out what a child
+// wrote (its copy's files, a patch's result): no filter program runs at
+// all, the user's own included (gitx.Cmd.NoFilters), since the
+// .gitattributes that would choose one are the child's.
+func (r *repo) gitOnChildData(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
+	c := gitx.Cmd{Dir: dir, Env: env, NoFilters: true}
+	if stdin != nil {
+		c.Stdin = bytes.NewReader(stdin)
+	}
+	return c.Run(ctx, args...)
+}
+
 // lock is the apply lock: it serialises apply-back per repository, across
 // processes (nested brood children apply into the same tree), with flock on
 // a file in the common git dir. Snapshots take it shared, so they never see

@@ -176,3 +176,35 @@ func TestLandingStagesOutOfEveryChildsReach(t *testing.T) {
 		t.Fatalf("the patch did not land in the tree: %+v", out)
 	}
 }
+
+// TestChildChoosesNoFilter: a child's .gitattributes in its copy (or in
+// its patch) names a filter the user configured (in their own
+// ~/.gitconfig, as git-lfs is): the parent's git that hashes the child's
+// files and lands them runs no filter program, the user's included: the
+// child would choose which of the user's programs run, unconfined, on
+// data it wrote. The child's files land as it wrote them.
+func TestChildChoosesNoFilter(t *testing.T) {
+	iso := testIsolator(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	write(t, global, "[filter \"probe\"]\n\tclean = \"echo clean >> "+ran+" && cat\"\n\tsmudge = \"echo smudge >> "+ran+" && cat\"\n\trequired = true\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	for _, m := range modes(t, iso) {
+		t.Run(m.name, func(t *testing.T) {
+			os.Remove(ran)
+			dir := newRepo(t)
+			ws := prepare(t, iso, dir, "F", m.force)
+			runIsolated(t, ws, `printf '* filter=probe\n' > .gitattributes; echo data > chosen.txt; sed -i 's/^a5$/a5 child/' a.txt`)
+			out, err := ws.Finish(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(ran); err == nil {
+				t.Fatalf("the parent ran the filter the child's .gitattributes chose:\n%s", b)
+			}
+			if !out.Applied || read(t, filepath.Join(dir, "chosen.txt")) != "data\n" || !strings.Contains(read(t, filepath.Join(dir, "a.txt")), "a5 child") {
+				t.Fatalf("the child's change did not land as it wrote it: %+v", out)
+			}
+		})
+	}
+}
