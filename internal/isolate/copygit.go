@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,24 +193,48 @@ func (r *repo) copyStartOf(ctx context.Context, gd string) string {
 }
 
 // resetCopyGit empties the copy's git directory gd but for what is held
-// for its writer (heldWorktreeGit), and writes index and HEAD anew. What
-// the writer made in place of an entry (a symbolic link) is removed,
-// never followed.
+// for its writer (heldWorktreeGit), and writes index and HEAD anew. gd
+// must be a directory, not a link to one (a writer in place without user
+// namespaces can write the common dir), and everything is done beneath
+// the directory it was when checked (os.Root): what the writer made in
+// place of an entry (a symbolic link) is removed, never followed.
 func resetCopyGit(gd string, index []byte, head string) error {
-	entries, err := os.ReadDir(gd)
+	fi, err := os.Lstat(gd)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("isolate: %s is not a copy's git directory (a link, or gone): left alone", gd)
+	}
+	root, err := os.OpenRoot(gd)
+	if err != nil {
+		return fmt.Errorf("isolate: %w", err)
+	}
+	defer root.Close()
+	if now, err := root.Stat("."); err != nil || !os.SameFile(fi, now) {
+		return fmt.Errorf("isolate: %s changed while it was put back: left alone", gd)
+	}
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return fmt.Errorf("isolate: %w", err)
 	}
 	var errs []error
 	for _, e := range entries {
 		if !slices.Contains(heldWorktreeGit(), e.Name()) {
-			errs = append(errs, os.RemoveAll(filepath.Join(gd, e.Name())))
+			errs = append(errs, root.RemoveAll(e.Name()))
 		}
 	}
-	errs = append(errs, writeNew(filepath.Join(gd, "index"), index))
-	errs = append(errs, writeNew(filepath.Join(gd, "HEAD"), []byte(head+"\n")))
+	errs = append(errs, writeNewIn(root, "index", index), writeNewIn(root, "HEAD", []byte(head+"\n")))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("isolate: put the copy's git directory back: %w", err)
 	}
 	return nil
+}
+
+// writeNewIn writes data to a file made anew at name beneath root (none
+// may be there).
+func writeNewIn(root *os.Root, name string, data []byte) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
 }

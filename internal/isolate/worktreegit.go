@@ -157,13 +157,3 @@ func (w *Workspace) forgetChildGit() error {
 	}
 	return resetCopyGit(w.gitDir, index, w.copyStart)
 }
-
-// writeNew writes data to a file made anew at path (none may be there).
-func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	return errors.Join(err, f.Close())
-}
