@@ -60,7 +60,11 @@ func ForgetCopyGit(ctx context.Context, dir string, c Copy) error {
 // ForgetDeadCopies forgets the writer's git state (ForgetCopyGit) of every
 // brood worktree copy of the repository at projectRoot whose task no
 // process owns: its parent died before the landing. A copy of a task that
-// is running (its task directory locked) is left alone. It returns the
+// is running (its task directory locked) is left alone, and so is one whose
+// task this project does not hold: the copies are the repository's, and a
+// root in another of its work trees (a linked git worktree, another project
+// inside it) keeps its tasks in its own .brood. Its copies are that root's
+// to forget (its next start, or brood tasks prune there). It returns the
 // copies it put back. Without copies holding such state it costs a
 // directory listing: no git runs.
 func ForgetDeadCopies(ctx context.Context, projectRoot string) ([]string, error) {
@@ -82,7 +86,7 @@ func ForgetDeadCopies(ctx context.Context, projectRoot string) ([]string, error)
 		if !holdsChildGit(gd) {
 			continue
 		}
-		if wt := copyOf(common, gd); wt != "" && !taskAlive(projectRoot, filepath.Base(wt)) {
+		if wt := copyOf(common, gd); wt != "" && taskDead(projectRoot, filepath.Base(wt)) {
 			dead = append(dead, gd)
 		}
 	}
@@ -105,15 +109,18 @@ func ForgetDeadCopies(ctx context.Context, projectRoot string) ([]string, error)
 	return done, errors.Join(errs...)
 }
 
-// taskAlive reports whether the task a copy is named for (<id>, or
-// <id>-<run> after a resume) is owned by a process: its directory locked.
-func taskAlive(projectRoot, copyName string) bool {
+// taskDead reports whether the task a copy is named for (<id>, or
+// <id>-<run> after a resume) is one of projectRoot's and no process owns
+// it: its directory found and not locked. A copy whose task cannot be
+// found and judged is not dead (fail safe: a leftover copy only makes git
+// fsck complain; a live one wiped breaks its running writer's git).
+func taskDead(projectRoot, copyName string) bool {
 	id, _, _ := strings.Cut(copyName, "-")
 	if dispatch.CheckID(id) != nil {
 		return false
 	}
 	td, err := taskdir.Open(projectRoot).Find(id)
-	return err == nil && dispatch.LockedDir(td)
+	return err == nil && !dispatch.LockedDir(td)
 }
 
 // copyOf is the brood worktree copy whose git directory is gd, from the
