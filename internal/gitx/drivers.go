@@ -91,20 +91,21 @@ func (c Cmd) overrides(ctx context.Context) ([]string, error) {
 	case err != nil:
 		return nil, fmt.Errorf("git: read the repository's configuration to switch its programs off: %w%s", err, stderrOf(err))
 	}
-	return parseOverrides(string(out), c.NoFilters), nil
+	return parseOverrides(string(out), c.NoFilters, c.KeepFilters), nil
 }
 
 // parseOverrides reads `git config --show-scope --null --get-regexp`
 // output: records "scope\0key\nvalue\0". allFilters takes the filters
-// of every scope, not only the repository's (Cmd.NoFilters).
-func parseOverrides(out string, allFilters bool) []string {
+// of every scope, not only the repository's (Cmd.NoFilters), but for the
+// user's and the system's named in keep (Cmd.KeepFilters).
+func parseOverrides(out string, allFilters bool, keep []string) []string {
 	var over []string
 	seen := map[string]bool{}
 	recs := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(recs); i += 2 {
 		scope, kv := recs[i], recs[i+1]
 		key, _, _ := strings.Cut(kv, "\n")
-		if scope != "local" && scope != "worktree" && !(allFilters && strings.HasPrefix(key, "filter.")) {
+		if scope != "local" && scope != "worktree" && !(allFilters && strings.HasPrefix(key, "filter.") && !slices.Contains(keep, filterName(key))) {
 			continue
 		}
 		val, ok := neutral(key)
@@ -124,6 +125,15 @@ func parseOverrides(out string, allFilters bool) []string {
 		}
 	}
 	return configEnv(over)
+}
+
+// filterName is the driver a filter.<name>.<variable> key defines.
+func filterName(key string) string {
+	name := strings.TrimPrefix(key, "filter.")
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[:i]
+	}
+	return name
 }
 
 // configEnv is pairs of key, value as GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n

@@ -87,6 +87,11 @@ type Cmd struct {
 	// patch's), and a filter is a program run unconfined. Built-in
 	// conversions (eol, ident, working-tree-encoding) still apply.
 	NoFilters bool
+	// KeepFilters, with NoFilters, are the filter drivers of the user's
+	// and the system's configuration left on: those the base's own
+	// .gitattributes name (git-lfs, git-crypt), never one defined in the
+	// repository's configuration.
+	KeepFilters []string
 }
 
 // In is a Cmd in dir.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -71,15 +72,78 @@ func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin []byte
 }
 
 // gitOnChildData is gitIn for git that hashes or checks out what a child
-// wrote (its copy's files, a patch's result): no filter program runs at
-// all, the user's own included (gitx.Cmd.NoFilters), since the
-// .gitattributes that would choose one are the child's.
-func (r *repo) gitOnChildData(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
-	c := gitx.Cmd{Dir: dir, Env: env, NoFilters: true}
+// wrote (its copy's files, a patch's result): no filter program runs but
+// the user's own (or the system's) that the repository's committed
+// .gitattributes name (git-lfs, git-crypt: userFilters), since the
+// .gitattributes in the child's files are the child's. Both sides of a
+// child's diff are then made with the same filters: its copy was checked
+// out, and the base hashed, with them.
+func (w *Workspace) gitOnChildData(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
+	w.readBaseFilters(ctx)
+	c := gitx.Cmd{Dir: dir, Env: env, NoFilters: true, KeepFilters: w.baseFilters}
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
 	return c.Run(ctx, args...)
+}
+
+// readBaseFilters reads baseFilters and baseAttrs once.
+func (w *Workspace) readBaseFilters(ctx context.Context) {
+	if !w.baseFiltersRead {
+		w.baseFilters, w.baseAttrs = w.repo.userFilters(ctx)
+		w.baseFiltersRead = true
+	}
+}
+
+// userFilters are the filter drivers defined in the user's or the
+// system's configuration that a .gitattributes of the repository's HEAD
+// commit names (filter=<name>): what a child writes cannot add to them.
+// Without such a driver it costs one git config. attrs are those
+// .gitattributes as update-index --index-info lines.
+func (r *repo) userFilters(ctx context.Context) (named []string, attrs string) {
+	out, err := r.git(ctx, nil, "config", "--show-scope", "--null", "--get-regexp", `^filter\.`)
+	if err != nil {
+		return nil, ""
+	}
+	var defined []string
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		key, _, _ := strings.Cut(recs[i+1], "\n")
+		if s := recs[i]; s != "local" && s != "worktree" {
+			if name := strings.TrimPrefix(key[:max(strings.LastIndexByte(key, '.'), 0)], "filter."); !slices.Contains(defined, name) {
+				defined = append(defined, name)
+			}
+		}
+	}
+	if len(defined) == 0 {
+		return nil, ""
+	}
+	files, err := r.git(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+	if err != nil {
+		return nil, ""
+	}
+	var objs []string
+	var info strings.Builder
+	for _, e := range strings.Split(files, "\x00") {
+		meta, f, _ := strings.Cut(e, "\t")
+		if fs := strings.Fields(meta); len(fs) == 3 && fs[1] == "blob" && (f == ".gitattributes" || strings.HasSuffix(f, "/.gitattributes")) {
+			objs = append(objs, "HEAD:"+f)
+			fmt.Fprintf(&info, "%s %s\t%s\x00", fs[0], fs[2], f)
+		}
+	}
+	if len(objs) == 0 {
+		return nil, ""
+	}
+	text, err := r.gitIn(ctx, r.top, nil, []byte(strings.Join(objs, "\n")+"\n"), "cat-file", "--batch")
+	if err != nil {
+		return nil, ""
+	}
+	for _, tok := range strings.Fields(text) {
+		if name, ok := strings.CutPrefix(tok, "filter="); ok && slices.Contains(defined, name) && !slices.Contains(named, name) {
+			named = append(named, name)
+		}
+	}
+	return named, info.String()
 }
 
 // lock is the apply lock: it serialises apply-back per repository, across

@@ -53,7 +53,7 @@ func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preima
 	// No filter program writes the result: the private index holds the
 	// patch's .gitattributes, if it changes them, which would choose one.
 	// (What the child wrote was hashed without one too, gitOnChildData.)
-	if _, err := w.repo.gitOnChildData(ctx, w.repo.top, env, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
+	if _, err := w.gitOnChildData(ctx, w.repo.top, env, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
 		return err
 	}
 	st, err := os.OpenRoot(stage)

@@ -135,7 +135,7 @@ func (w *Workspace) landGit(ctx context.Context, args ...string) (string, error)
 	}
 	env := []string{"GIT_DIR=" + w.repo.common, "GIT_WORK_TREE=" + w.Root, "GIT_INDEX_FILE=" + w.landIndex}
 	safe := []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false", "-c", "diff.external="}
-	return w.repo.gitOnChildData(ctx, w.Root, env, nil, append(safe, args...)...)
+	return w.gitOnChildData(ctx, w.Root, env, nil, append(safe, args...)...)
 }
 
 // forgetChildGit puts the copy's git directory back as git worktree add
