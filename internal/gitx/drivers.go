@@ -54,6 +54,11 @@ var noDrivers = map[string]bool{
 	"check-ignore": true, "ls-tree": true, "mktree": true, "show-ref": true, "count-objects": true,
 }
 
+// MayRunDrivers reports whether the git command in args (its arguments,
+// without "git") may run a filter or another driver a configuration
+// names: a caller need only work out Cmd.KeepFilters for those.
+func MayRunDrivers(args []string) bool { return mayRunDrivers(args) }
+
 // mayRunDrivers reports whether the command in args may run a program a
 // repository defines under a name of its choosing.
 func mayRunDrivers(args []string) bool {

@@ -202,16 +202,16 @@ func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []ra
 	if len(c.Set) > 0 {
 		// Hash the child's files from the upper layer, with git's built-in
 		// conversions (line endings) and only the user's filters the base's
-		// .gitattributes name (gitOnChildData): the upper layer holds no
+		// .gitattributes name (gitIn): the upper layer holds no
 		// .gitattributes the child did not write, so git reads the base's
 		// from the index, seeded with them.
 		upEnv := append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + w.upper}, env...)
-		if w.readBaseFilters(ctx); w.baseAttrs != "" {
-			if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(w.baseAttrs), "update-index", "-z", "--index-info"); err != nil {
+		if w.repo.keptFilters(ctx) != nil {
+			if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(w.repo.filterAttrs), "update-index", "-z", "--index-info"); err != nil {
 				return nil, nil, fmt.Errorf("isolate: the base's .gitattributes: %w", err)
 			}
 		}
-		if _, err := w.gitOnChildData(ctx, w.upper, upEnv, []byte(strings.Join(c.Set, "\x00")+"\x00"),
+		if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(strings.Join(c.Set, "\x00")+"\x00"),
 			"update-index", "--add", "-z", "--stdin"); err != nil {
 			return nil, nil, fmt.Errorf("isolate: hash changed files: %w", err)
 		}

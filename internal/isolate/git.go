@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +29,13 @@ type repo struct {
 	top    string // work tree root, symlinks resolved
 	gitDir string // this work tree's git dir (holds its index)
 	common string // the common git dir (objects, worktrees, our lock)
+
+	// filters are the user's filter drivers the HEAD commit's
+	// .gitattributes name (userFilters), read once: the only filters
+	// brood's git on the tree runs (gitIn).
+	filtersOnce sync.Once
+	filters     []string
+	filterAttrs string // their .gitattributes, update-index --index-info -z
 }
 
 // openRepo finds the repository containing dir with one git call.
@@ -62,38 +70,30 @@ func (r *repo) git(ctx context.Context, env []string, args ...string) (string, e
 
 // gitIn runs git in dir with extra environment and optional stdin and
 // returns its stdout, through gitx: no program the repository (or the
-// child, in its copy) configured runs, and pathspecs are literal.
+// child, in its copy) configured runs, and pathspecs are literal. Of the
+// filters, only the user's own (or the system's) that the HEAD commit's
+// .gitattributes name run (keptFilters): the tree's and a copy's
+// .gitattributes are a writer's to change, and a filter is a program run
+// unconfined on what it wrote; brood's hashes only need to agree with
+// each other and with the user's index.
 func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
 	c := gitx.Cmd{Dir: dir, Env: env}
+	if gitx.MayRunDrivers(args) {
+		c.NoFilters, c.KeepFilters = true, r.keptFilters(ctx)
+	}
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
 	return c.Run(ctx, args...)
 }
 
-// gitOnChildData is gitIn for git that hashes or checks out what a child
-// wrote (its copy's files, a patch's result): no filter program runs but
-// the user's own (or the system's) that the repository's committed
-// .gitattributes name (git-lfs, git-crypt: userFilters), since the
-// .gitattributes in the child's files are the child's. Both sides of a
-// child's diff are then made with the same filters: its copy was checked
-// out, and the base hashed, with them.
-func (w *Workspace) gitOnChildData(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
-	w.readBaseFilters(ctx)
-	c := gitx.Cmd{Dir: dir, Env: env, NoFilters: true, KeepFilters: w.baseFilters}
-	if stdin != nil {
-		c.Stdin = bytes.NewReader(stdin)
-	}
-	return c.Run(ctx, args...)
+// keptFilters is userFilters, read once.
+func (r *repo) keptFilters(ctx context.Context) []string {
+	r.filtersOnce.Do(func() { r.filters, r.filterAttrs = r.userFilters(ctx) })
+	return r.filters
 }
 
-// readBaseFilters reads baseFilters and baseAttrs once.
-func (w *Workspace) readBaseFilters(ctx context.Context) {
-	if !w.baseFiltersRead {
-		w.baseFilters, w.baseAttrs = w.repo.userFilters(ctx)
-		w.baseFiltersRead = true
-	}
-}
+
 
 // userFilters are the filter drivers defined in the user's or the
 // system's configuration that a .gitattributes of the repository's HEAD
@@ -101,7 +101,8 @@ func (w *Workspace) readBaseFilters(ctx context.Context) {
 // Without such a driver it costs one git config. attrs are those
 // .gitattributes as update-index --index-info lines.
 func (r *repo) userFilters(ctx context.Context) (named []string, attrs string) {
-	out, err := r.git(ctx, nil, "config", "--show-scope", "--null", "--get-regexp", `^filter\.`)
+	plain := gitx.Cmd{Dir: r.top}
+	out, err := plain.Run(ctx, "config", "--show-scope", "--null", "--get-regexp", `^filter\.`)
 	if err != nil {
 		return nil, ""
 	}
@@ -118,7 +119,7 @@ func (r *repo) userFilters(ctx context.Context) (named []string, attrs string) {
 	if len(defined) == 0 {
 		return nil, ""
 	}
-	files, err := r.git(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+	files, err := plain.Run(ctx, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
 	if err != nil {
 		return nil, ""
 	}
@@ -134,7 +135,8 @@ func (r *repo) userFilters(ctx context.Context) (named []string, attrs string) {
 	if len(objs) == 0 {
 		return nil, ""
 	}
-	text, err := r.gitIn(ctx, r.top, nil, []byte(strings.Join(objs, "\n")+"\n"), "cat-file", "--batch")
+	plain.Stdin = strings.NewReader(strings.Join(objs, "\n") + "\n")
+	text, err := plain.Run(ctx, "cat-file", "--batch")
 	if err != nil {
 		return nil, ""
 	}

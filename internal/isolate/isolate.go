@@ -215,11 +215,6 @@ type Workspace struct {
 	allowConfig bool
 	programs    []string // held back like configuration (Options.Programs)
 	config      ConfigReport
-	// baseFilters are the user's filter drivers the repository's own
-	// .gitattributes name (userFilters), read once.
-	baseFilters     []string
-	baseAttrs       string // their .gitattributes, update-index --index-info -z
-	baseFiltersRead bool
 }
 
 // Outcome is what came back from a finished child.

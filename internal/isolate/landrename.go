@@ -50,10 +50,10 @@ func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preima
 	// The private index holds the patch's paths only: all of it is the
 	// result, and what is not in it was deleted.
 	stage := filepath.Join(scratch, "tree")
-	// No filter program writes the result: the private index holds the
-	// patch's .gitattributes, if it changes them, which would choose one.
-	// (What the child wrote was hashed without one too, gitOnChildData.)
-	if _, err := w.gitOnChildData(ctx, w.repo.top, env, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
+	// Only the filters the HEAD commit's .gitattributes name write the
+	// result (gitIn), whatever .gitattributes the patch brings, as only
+	// they hashed what the child wrote.
+	if _, err := w.repo.gitIn(ctx, w.repo.top, env, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
 		return err
 	}
 	st, err := os.OpenRoot(stage)

@@ -122,7 +122,7 @@ func (w *Workspace) saveLandIndex() error {
 // common git dir (never the copy's git dir, which its writer writes), the
 // copy as the work tree, the parent's own index (landIndex), and no hook,
 // fsmonitor or other configured command of the repository, nor any filter
-// (the copy's .gitattributes are the child's: gitOnChildData).
+// (the copy's .gitattributes are the child's: gitIn).
 func (w *Workspace) landGit(ctx context.Context, args ...string) (string, error) {
 	if w.landIndex == "" {
 		if w.gitHeld {
@@ -135,7 +135,7 @@ func (w *Workspace) landGit(ctx context.Context, args ...string) (string, error)
 	}
 	env := []string{"GIT_DIR=" + w.repo.common, "GIT_WORK_TREE=" + w.Root, "GIT_INDEX_FILE=" + w.landIndex}
 	safe := []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.sshCommand=false", "-c", "diff.external="}
-	return w.gitOnChildData(ctx, w.Root, env, nil, append(safe, args...)...)
+	return w.repo.gitIn(ctx, w.Root, env, nil, append(safe, args...)...)
 }
 
 // forgetChildGit puts the copy's git directory back as git worktree add
