@@ -3,6 +3,7 @@ package isolate
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -143,8 +144,9 @@ func installOne(root, stage *os.Root, rel string, n int) error {
 	if err := root.MkdirAll(filepath.Dir(rel), 0o777); err != nil {
 		return err
 	}
-	tmp := rel + ".brood-land-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(n)
-	_ = root.Remove(tmp)
+	// A name no file has: made anew (O_EXCL, or a link's EEXIST), never
+	// removed first, so a file of the user's of that name stays.
+	tmp := rel + ".brood-land-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(n) + "-" + rand.Text()[:10]
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := stage.Readlink(rel)
 		if err == nil {

@@ -208,3 +208,32 @@ func TestChildChoosesNoFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestLandingRemovesNoFileOfItsScratchName (review29 P3-2): a file of the
+// user's beside a changed one, named as the landing's scratch file once
+// was (<name>.brood-land-<pid>-<n>), stays as it was after the landing.
+func TestLandingRemovesNoFileOfItsScratchName(t *testing.T) {
+	iso := testIsolator(t)
+	for _, m := range modes(t, iso) {
+		t.Run(m.name, func(t *testing.T) {
+			dir := newRepo(t)
+			ws := prepare(t, iso, dir, "S", m.force)
+			runIsolated(t, ws, `sed -i 's/^a5$/a5 child/' a.txt`)
+			var mine []string
+			for n := range 4 {
+				p := filepath.Join(dir, fmt.Sprintf("a.txt.brood-land-%d-%d", os.Getpid(), n))
+				write(t, p, "mine\n")
+				mine = append(mine, p)
+			}
+			out, err := ws.Finish(context.Background())
+			if err != nil || !out.Applied || !strings.Contains(read(t, filepath.Join(dir, "a.txt")), "a5 child") {
+				t.Fatalf("the landing: %v %+v", err, out)
+			}
+			for _, p := range mine {
+				if b, err := os.ReadFile(p); err != nil || string(b) != "mine\n" {
+					t.Errorf("%s after the landing: %q %v; it was the user's", filepath.Base(p), b, err)
+				}
+			}
+		})
+	}
+}
