@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -92,8 +92,6 @@ func (r *repo) keptFilters(ctx context.Context) []string {
 	r.filtersOnce.Do(func() { r.filters, r.filterAttrs = r.userFilters(ctx) })
 	return r.filters
 }
-
-
 
 // userFilters are the filter drivers defined in the user's or the
 // system's configuration that a .gitattributes of the repository's HEAD
