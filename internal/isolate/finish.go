@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // Finish turns the child's changes into one patch against the spawn
@@ -21,6 +23,9 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 	if w.Mode == ModeNone {
 		return &Outcome{Note: w.Note}, nil
 	}
+	// The landing's git commands read the configuration's driver
+	// definitions once per directory, not once each.
+	ctx = gitx.WithBatch(ctx)
 	base, err := w.snap.wait()
 	if err != nil {
 		return nil, err
