@@ -44,7 +44,8 @@
 //   - with NoFilters (git on what a child wrote, whose .gitattributes
 //     choose the filter), every filter of every scope, the user's too.
 //
-// Limits: the definitions are read just before the command, so a writer
+// Limits: the definitions are read just before the command (or, for the
+// commands of a Batch, before the first of them), so a writer
 // that changes .git/config in between wins that race (the in-place
 // confinement and the configuration guard are the walls for that); a
 // submodule's own configuration is not read (fsmonitor, hooks and the
