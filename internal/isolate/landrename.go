@@ -2,6 +2,7 @@ package isolate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -28,7 +30,7 @@ import (
 // the tree by rename over the old one (deletions first, as git does).
 // A refusal is a *GitError, as git apply's; nothing was written then.
 func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preimages) error {
-	scratch, err := landingScratch()
+	scratch, err := landingScratch(os.TempDir(), []string{w.repo.top, w.repo.gitDir, w.repo.common}, cmp.Or(w.keepDir, w.state))
 	if err != nil {
 		return err
 	}
@@ -88,13 +90,27 @@ func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preima
 }
 
 // landingScratch makes a new directory (0700) for a landing's private
-// index and checkout, in this process's own temporary directory: out of
-// every child's reach (their TMPDIR is their task's; the host's are hidden
-// from them), as the copy of a worktree copy's index is (saveLandIndex).
-// Never under the tree or its git directory, which a writer in place can
-// write: git follows a link planted at the checkout's prefix.
-func landingScratch() (string, error) {
-	d, err := os.MkdirTemp("", "brood-landing-")
+// index and checkout, in this process's own temporary directory tmp: out
+// of every child's reach (their TMPDIR is their task's; the host's are
+// hidden from them), as the copy of a worktree copy's index is
+// (saveLandIndex). Never under the tree or its git directories (reach),
+// which a writer in place can write: git follows a link planted at the
+// checkout's prefix. A tmp beneath one of them (TMPDIR=$PWD/tmp) is
+// refused for records, the parent's own directory that no child can write.
+func landingScratch(tmp string, reach []string, records string) (string, error) {
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	for _, r := range reach {
+		if real, err := filepath.EvalSymlinks(r); err == nil && (tmp == real || strings.HasPrefix(tmp, real+string(filepath.Separator))) {
+			tmp = filepath.Join(records, "landing")
+			if err := os.MkdirAll(tmp, 0o700); err != nil {
+				return "", fmt.Errorf("isolate: TMPDIR is inside the tree, and the landing's scratch under %s could not be made: %w", records, err)
+			}
+			break
+		}
+	}
+	d, err := os.MkdirTemp(tmp, "brood-landing-")
 	if err != nil {
 		return "", fmt.Errorf("isolate: make a scratch directory for the landing: %w", err)
 	}

@@ -237,3 +237,38 @@ func TestLandingRemovesNoFileOfItsScratchName(t *testing.T) {
 		})
 	}
 }
+
+// TestLandingScratchNeverInTheTree: a TMPDIR inside the tree or its git
+// directory (TMPDIR=$PWD/tmp), where a writer in place could plant a
+// link, is refused for the landing's scratch; the parent's records hold
+// it instead (review29 P3-1).
+func TestLandingScratchNeverInTheTree(t *testing.T) {
+	top := t.TempDir()
+	records := filepath.Join(t.TempDir(), "records")
+	host := t.TempDir()
+	for _, tc := range []struct {
+		name, tmp, under string
+	}{
+		{"the host's temporary directory", host, host},
+		{"TMPDIR inside the tree", filepath.Join(top, "tmp"), records},
+		{"TMPDIR the tree", top, records},
+		{"TMPDIR inside the git directory", filepath.Join(top, ".git", "tmp"), records},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.MkdirAll(tc.tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			d, err := landingScratch(tc.tmp, []string{top, filepath.Join(top, ".git")}, records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(d)
+			if filepath.Dir(d) != tc.under && filepath.Dir(d) != filepath.Join(tc.under, "landing") {
+				t.Fatalf("the landing's scratch is %s, want it under %s", d, tc.under)
+			}
+			if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Fatalf("scratch %s: %v %v", d, fi, err)
+			}
+		})
+	}
+}
