@@ -64,9 +64,13 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 
 // gitOutput runs git through gitx: the tree snapshot taken before and
 // after every writer never runs what the repository (or the writer, in
-// its .git/config) configured, an fsmonitor above all.
+// its .git/config) configured, an fsmonitor above all, nor any filter,
+// the user's own included (gitx.Cmd.NoFilters): an in-place writer's
+// .gitattributes would choose which runs, unconfined, on what it wrote.
+// The status only lists paths (hashFile fingerprints them); a filtered
+// file a writer merely touched may be listed as changed.
 func gitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	out, err := gitx.Run(ctx, dir, args...)
+	out, err := gitx.Cmd{Dir: dir, NoFilters: true}.Run(ctx, args...)
 	return []byte(out), err
 }
 

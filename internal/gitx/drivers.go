@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // driverKeys matches the configuration keys that name a program under a
@@ -44,13 +45,20 @@ func neutral(key string) (string, bool) {
 // noDrivers are subcommands that never convert a work tree file, merge
 // with a driver, fetch or push: the repository's driver definitions are
 // not looked up for them. read-tree and hash-object are listed with the
-// conditions under which they would (mayRunDrivers).
+// conditions under which they would (mayRunDrivers). write-tree is not
+// one: it writes the index back (its cache tree), and git re-hashes a
+// racily clean entry's file as it writes the index, through its filter.
 var noDrivers = map[string]bool{
-	"rev-parse": true, "write-tree": true, "commit-tree": true, "ls-files": true, "cat-file": true,
+	"rev-parse": true, "commit-tree": true, "ls-files": true, "cat-file": true,
 	"for-each-ref": true, "merge-base": true, "rev-list": true, "update-ref": true, "symbolic-ref": true,
 	"config": true, "init": true, "version": true, "diff-tree": true, "merge-file": true, "remote": true,
 	"check-ignore": true, "ls-tree": true, "mktree": true, "show-ref": true, "count-objects": true,
 }
+
+// MayRunDrivers reports whether the git command in args (its arguments,
+// without "git") may run a filter or another driver a configuration
+// names: a caller need only work out Cmd.KeepFilters for those.
+func MayRunDrivers(args []string) bool { return mayRunDrivers(args) }
 
 // mayRunDrivers reports whether the command in args may run a program a
 // repository defines under a name of its choosing.
@@ -67,6 +75,14 @@ func mayRunDrivers(args []string) bool {
 		return !slices.Contains(rest, "--stdin") || slices.ContainsFunc(rest, func(a string) bool { return strings.HasPrefix(a, "--path") })
 	case "bundle":
 		return slices.Contains(rest, "unbundle")
+	case "apply":
+		// --stat, --numstat and --summary only read the patch, unless
+		// an option that applies or checks it comes too.
+		return !slices.ContainsFunc(rest, func(a string) bool { return a == "--stat" || a == "--numstat" || a == "--summary" }) ||
+			slices.ContainsFunc(rest, func(a string) bool {
+				return a == "--apply" || a == "--check" || a == "--index" || a == "--cached" || a == "--3way" || a == "-3" ||
+					a == "--intent-to-add" || a == "-N" || a == "--build-fake-ancestor" || strings.HasPrefix(a, "--build-fake-ancestor=")
+			})
 	}
 	return !noDrivers[args[i]]
 }
@@ -77,33 +93,91 @@ func mayRunDrivers(args []string) bool {
 // GIT_CONFIG_COUNT/KEY/VALUE environment form (a -c option would split a
 // name holding "=" at the wrong place). `git config` runs no program.
 func (c Cmd) overrides(ctx context.Context) ([]string, error) {
+	out, err := c.driverConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parseOverrides(out, c.NoFilters, c.KeepFilters), nil
+}
+
+// driverConfig is the configuration's driver definitions as `git config
+// --show-scope --null --get-regexp` prints them, read for c, or once per
+// configuration for all the commands of ctx's Batch.
+func (c Cmd) driverConfig(ctx context.Context) (string, error) {
+	b, _ := ctx.Value(batchKey{}).(*Batch)
+	if b == nil {
+		return c.readDriverConfig(ctx)
+	}
+	key := c.Dir
+	for _, kv := range c.Env {
+		// The index a command works on is not configuration.
+		if !strings.HasPrefix(kv, "GIT_INDEX_FILE=") {
+			key += "\x00" + kv
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if out, ok := b.read[key]; ok {
+		return out, nil
+	}
+	out, err := c.readDriverConfig(ctx)
+	if err == nil {
+		b.read[key] = out // an error is not kept: the next command reads again
+	}
+	return out, err
+}
+
+// readDriverConfig runs `git config` (it runs no program) in c's
+// directory and environment: the configuration the command will read.
+func (c Cmd) readDriverConfig(ctx context.Context) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, fixed...), "config", "--show-scope", "--null", "--get-regexp", driverKeys)...)
 	cmd.Dir, cmd.Env = c.Dir, Env(c.Env)
 	out, err := cmd.Output()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee) && ee.ExitCode() == 1 && len(out) == 0:
-		return nil, nil // none
+		return "", nil // none
 	case errors.As(err, &ee) && strings.Contains(string(ee.Stderr), "not in a git directory"):
-		return nil, nil // not a repository: it has no configuration of its own
+		return "", nil // not a repository: it has no configuration of its own
 	case err != nil:
-		return nil, fmt.Errorf("git: read the repository's configuration to switch its programs off: %w%s", err, stderrOf(err))
+		return "", fmt.Errorf("git: read the repository's configuration to switch its programs off: %w%s", err, stderrOf(err))
 	}
-	return parseOverrides(string(out)), nil
+	return string(out), nil
+}
+
+// Batch is a run of git commands close together (a landing) that read
+// the configuration's driver definitions once, for all of them, instead
+// of once before each: a command's are those read for the first command
+// of the batch with the same directory and environment (its
+// GIT_INDEX_FILE aside). A writer that changes .git/config during the
+// batch wins that race as it would between a read and its command.
+type Batch struct {
+	mu   sync.Mutex
+	read map[string]string
+}
+
+type batchKey struct{}
+
+// WithBatch is ctx with a new Batch: every Cmd run with the context it
+// returns (or one derived from it) shares its reads.
+func WithBatch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchKey{}, &Batch{read: map[string]string{}})
 }
 
 // parseOverrides reads `git config --show-scope --null --get-regexp`
-// output: records "scope\0key\nvalue\0".
-func parseOverrides(out string) []string {
+// output: records "scope\0key\nvalue\0". allFilters takes the filters
+// of every scope, not only the repository's (Cmd.NoFilters), but for the
+// user's and the system's named in keep (Cmd.KeepFilters).
+func parseOverrides(out string, allFilters bool, keep []string) []string {
 	var over []string
 	seen := map[string]bool{}
 	recs := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(recs); i += 2 {
 		scope, kv := recs[i], recs[i+1]
-		if scope != "local" && scope != "worktree" {
+		key, _, _ := strings.Cut(kv, "\n")
+		if scope != "local" && scope != "worktree" && !(allFilters && strings.HasPrefix(key, "filter.") && !slices.Contains(keep, filterName(key))) {
 			continue
 		}
-		key, _, _ := strings.Cut(kv, "\n")
 		val, ok := neutral(key)
 		if !ok || seen[key] {
 			continue
@@ -121,6 +195,15 @@ func parseOverrides(out string) []string {
 		}
 	}
 	return configEnv(over)
+}
+
+// filterName is the driver a filter.<name>.<variable> key defines.
+func filterName(key string) string {
+	name := strings.TrimPrefix(key, "filter.")
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[:i]
+	}
+	return name
 }
 
 // configEnv is pairs of key, value as GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n

@@ -40,9 +40,12 @@
 //     multi-valued: git takes the repository's first).
 //   - with NoUserConfig (a fleet worker's git on a submission's copy),
 //     the user's and the system's configuration too, git-lfs's among
-//     them.
+//     them;
+//   - with NoFilters (git on what a child wrote, whose .gitattributes
+//     choose the filter), every filter of every scope, the user's too.
 //
-// Limits: the definitions are read just before the command, so a writer
+// Limits: the definitions are read just before the command (or, for the
+// commands of a Batch, before the first of them), so a writer
 // that changes .git/config in between wins that race (the in-place
 // confinement and the configuration guard are the walls for that); a
 // submodule's own configuration is not read (fsmonitor, hooks and the
@@ -78,6 +81,18 @@ type Cmd struct {
 	// globally installed filter (git-lfs, git-crypt) or core.autocrlf
 	// must not act.
 	NoUserConfig bool
+	// NoFilters switches off every clean/smudge/process filter, the
+	// user's and the system's too (git-lfs), for git that hashes or
+	// checks out what a child wrote: there the .gitattributes that choose
+	// which filter runs on which file are the child's (its copy's, or a
+	// patch's), and a filter is a program run unconfined. Built-in
+	// conversions (eol, ident, working-tree-encoding) still apply.
+	NoFilters bool
+	// KeepFilters, with NoFilters, are the filter drivers of the user's
+	// and the system's configuration left on: those the base's own
+	// .gitattributes name (git-lfs, git-crypt), never one defined in the
+	// repository's configuration.
+	KeepFilters []string
 }
 
 // In is a Cmd in dir.

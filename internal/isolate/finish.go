@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/broodhq/brood/internal/gitx"
 )
 
 // Finish turns the child's changes into one patch against the spawn
@@ -21,6 +23,9 @@ func (w *Workspace) Finish(ctx context.Context) (*Outcome, error) {
 	if w.Mode == ModeNone {
 		return &Outcome{Note: w.Note}, nil
 	}
+	// The landing's git commands read the configuration's driver
+	// definitions once per directory, not once each.
+	ctx = gitx.WithBatch(ctx)
 	base, err := w.snap.wait()
 	if err != nil {
 		return nil, err
@@ -118,9 +123,10 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 // file, a full disk, a permission), and the merge writes file by file.
 func (w *Workspace) applyWhole(ctx context.Context, base string, patch []byte, entries []rawEntry, out *Outcome,
 	theirs func([]rawEntry) (func(string) string, func(), error), pre *preimages) (string, error) {
-	// Plain `git apply` never reads or writes the index; without --3way
-	// nothing is staged.
-	_, err := w.repo.gitIn(ctx, w.repo.top, nil, patch, "apply", "--whitespace=nowarn")
+	// Applied on a private index and moved in by rename: the user's index
+	// is never read or written, nothing is staged, and no path it changes
+	// is ever missing from the tree (applyByRename).
+	err := w.applyByRename(ctx, patch, pre)
 	if err == nil {
 		out.Applied = true
 		return "", nil
@@ -199,9 +205,17 @@ func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []ra
 	os.Remove(index)
 	env := []string{"GIT_INDEX_FILE=" + index}
 	if len(c.Set) > 0 {
-		// Hash the child's files from the upper layer, with the repository's
-		// filters (line endings, LFS) applied as for any working tree.
+		// Hash the child's files from the upper layer, with git's built-in
+		// conversions (line endings) and only the user's filters the base's
+		// .gitattributes name (gitIn): the upper layer holds no
+		// .gitattributes the child did not write, so git reads the base's
+		// from the index, seeded with them.
 		upEnv := append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + w.upper}, env...)
+		if w.repo.keptFilters(ctx) != nil {
+			if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(w.repo.filterAttrs), "update-index", "-z", "--index-info"); err != nil {
+				return nil, nil, fmt.Errorf("isolate: the base's .gitattributes: %w", err)
+			}
+		}
 		if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(strings.Join(c.Set, "\x00")+"\x00"),
 			"update-index", "--add", "-z", "--stdin"); err != nil {
 			return nil, nil, fmt.Errorf("isolate: hash changed files: %w", err)

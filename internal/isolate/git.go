@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -27,6 +29,13 @@ type repo struct {
 	top    string // work tree root, symlinks resolved
 	gitDir string // this work tree's git dir (holds its index)
 	common string // the common git dir (objects, worktrees, our lock)
+
+	// filters are the user's filter drivers the HEAD commit's
+	// .gitattributes name (userFilters), read once: the only filters
+	// brood's git on the tree runs (gitIn).
+	filtersOnce sync.Once
+	filters     []string
+	filterAttrs string // their .gitattributes, update-index --index-info -z
 }
 
 // openRepo finds the repository containing dir with one git call.
@@ -61,13 +70,80 @@ func (r *repo) git(ctx context.Context, env []string, args ...string) (string, e
 
 // gitIn runs git in dir with extra environment and optional stdin and
 // returns its stdout, through gitx: no program the repository (or the
-// child, in its copy) configured runs, and pathspecs are literal.
+// child, in its copy) configured runs, and pathspecs are literal. Of the
+// filters, only the user's own (or the system's) that the HEAD commit's
+// .gitattributes name run (keptFilters): the tree's and a copy's
+// .gitattributes are a writer's to change, and a filter is a program run
+// unconfined on what it wrote; brood's hashes only need to agree with
+// each other and with the user's index.
 func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
 	c := gitx.Cmd{Dir: dir, Env: env}
+	if gitx.MayRunDrivers(args) {
+		c.NoFilters, c.KeepFilters = true, r.keptFilters(ctx)
+	}
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
 	return c.Run(ctx, args...)
+}
+
+// keptFilters is userFilters, read once.
+func (r *repo) keptFilters(ctx context.Context) []string {
+	r.filtersOnce.Do(func() { r.filters, r.filterAttrs = r.userFilters(ctx) })
+	return r.filters
+}
+
+// userFilters are the filter drivers defined in the user's or the
+// system's configuration that a .gitattributes of the repository's HEAD
+// commit names (filter=<name>): what a child writes cannot add to them.
+// Without such a driver it costs one git config. attrs are those
+// .gitattributes as update-index --index-info lines.
+func (r *repo) userFilters(ctx context.Context) (named []string, attrs string) {
+	plain := gitx.Cmd{Dir: r.top}
+	out, err := plain.Run(ctx, "config", "--show-scope", "--null", "--get-regexp", `^filter\.`)
+	if err != nil {
+		return nil, ""
+	}
+	var defined []string
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		key, _, _ := strings.Cut(recs[i+1], "\n")
+		if s := recs[i]; s != "local" && s != "worktree" {
+			if name := strings.TrimPrefix(key[:max(strings.LastIndexByte(key, '.'), 0)], "filter."); !slices.Contains(defined, name) {
+				defined = append(defined, name)
+			}
+		}
+	}
+	if len(defined) == 0 {
+		return nil, ""
+	}
+	files, err := plain.Run(ctx, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
+	if err != nil {
+		return nil, ""
+	}
+	var objs []string
+	var info strings.Builder
+	for _, e := range strings.Split(files, "\x00") {
+		meta, f, _ := strings.Cut(e, "\t")
+		if fs := strings.Fields(meta); len(fs) == 3 && fs[1] == "blob" && (f == ".gitattributes" || strings.HasSuffix(f, "/.gitattributes")) {
+			objs = append(objs, "HEAD:"+f)
+			fmt.Fprintf(&info, "%s %s\t%s\x00", fs[0], fs[2], f)
+		}
+	}
+	if len(objs) == 0 {
+		return nil, ""
+	}
+	plain.Stdin = strings.NewReader(strings.Join(objs, "\n") + "\n")
+	text, err := plain.Run(ctx, "cat-file", "--batch")
+	if err != nil {
+		return nil, ""
+	}
+	for _, tok := range strings.Fields(text) {
+		if name, ok := strings.CutPrefix(tok, "filter="); ok && slices.Contains(defined, name) && !slices.Contains(named, name) {
+			named = append(named, name)
+		}
+	}
+	return named, info.String()
 }
 
 // lock is the apply lock: it serialises apply-back per repository, across

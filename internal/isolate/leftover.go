@@ -122,7 +122,16 @@ func RemoveCopy(ctx context.Context, dir string, c Copy) error {
 		if !within(filepath.Join(r.common, "brood-worktrees"), c.Path) {
 			return fmt.Errorf("isolate: %s is not a brood worktree", c.Path)
 		}
+		// Its writer's git state first: should the removal fail, the
+		// user's git gc and fsck still find no object missing.
+		var forgetErr error
+		if gd := r.copyGitDir(c.Path); gd != "" && holdsChildGit(gd) {
+			forgetErr = r.forgetCopyGit(ctx, gd)
+		}
 		_, rmErr := r.worktree(ctx, "remove", "--force", "--force", c.Path)
+		if rmErr != nil {
+			rmErr = errors.Join(rmErr, forgetErr)
+		}
 		if _, err := os.Lstat(c.Path); err == nil {
 			if err := os.RemoveAll(c.Path); err != nil {
 				return errors.Join(rmErr, err)

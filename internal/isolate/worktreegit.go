@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 )
 
 // A writer in a git worktree copy runs git there (add, mv, commit, reset)
@@ -122,7 +121,8 @@ func (w *Workspace) saveLandIndex() error {
 // landGit runs git on the child's worktree copy for its landing: the
 // common git dir (never the copy's git dir, which its writer writes), the
 // copy as the work tree, the parent's own index (landIndex), and no hook,
-// fsmonitor or other configured command of the repository.
+// fsmonitor or other configured command of the repository, nor any filter
+// (the copy's .gitattributes are the child's: gitIn).
 func (w *Workspace) landGit(ctx context.Context, args ...string) (string, error) {
 	if w.landIndex == "" {
 		if w.gitHeld {
@@ -151,34 +151,9 @@ func (w *Workspace) forgetChildGit() error {
 	if !w.gitHeld || w.landIndex == "" {
 		return nil
 	}
-	entries, err := os.ReadDir(w.gitDir)
-	if err != nil {
-		return fmt.Errorf("isolate: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if !slices.Contains(heldWorktreeGit(), e.Name()) {
-			errs = append(errs, os.RemoveAll(filepath.Join(w.gitDir, e.Name())))
-		}
-	}
 	index, err := os.ReadFile(w.landIndex)
-	errs = append(errs, err)
-	if err == nil {
-		errs = append(errs, writeNew(filepath.Join(w.gitDir, "index"), index))
-	}
-	errs = append(errs, writeNew(filepath.Join(w.gitDir, "HEAD"), []byte(w.copyStart+"\n")))
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return fmt.Errorf("isolate: put the copy's git directory back: %w", err)
 	}
-	return nil
-}
-
-// writeNew writes data to a file made anew at path (none may be there).
-func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	return errors.Join(err, f.Close())
+	return resetCopyGit(w.gitDir, index, w.copyStart)
 }

@@ -57,7 +57,7 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Ki
 		return k, ErrNoOwner
 	}
 	k.Owner = owners
-	kids := taskChildren(id, owners)
+	kids := findChildren(ctx, id, lockPath, owners, findWait)
 	if len(kids) == 0 {
 		return k, fmt.Errorf("task %s: its owner (pid %d) has no child process of this task (queued, or already finishing)", id, owners[0])
 	}
@@ -90,6 +90,36 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Ki
 	allExit(ctx, kids, grace)
 	waitReleased(ctx, lockPath, owners, grace)
 	return k, nil
+}
+
+// findWait bounds how long KillTask looks for a task's child that its
+// owner still runs but the kernel's tables do not show as the task's yet.
+const findWait = 5 * time.Second
+
+// findChildren is taskChildren, looked for again until one is found, the
+// owner lets go of the task's lock (the child ended: it is finishing), or
+// d has passed. A child can be in the owner's hands and still not be
+// recognisable for a moment: while it re-executes itself (a binary with
+// cgo confines itself that way), from a thread other than its first, its
+// leader is a zombie with no argv until the kernel hands the pid over to
+// the new image (TestKillTaskFindsAChildMidExec).
+func findChildren(ctx context.Context, id, lockPath string, owners []int, d time.Duration) []pinned {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if kids := taskChildren(id, owners); len(kids) > 0 {
+			return kids
+		}
+		if now, err := lockHolders(lockPath); err != nil || !overlaps(now, owners) || !time.Now().Before(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
 }
 
 // waitReleased waits, up to d, for the owner to let go of the task's lock:

@@ -2,10 +2,14 @@ package pool
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/depth"
 )
 
 // TestLockHolders: the owner of a task is found from the flock on its
@@ -63,5 +67,50 @@ func TestLockHolders(t *testing.T) {
 	}
 	if got, err := lockHolders(dir); err != nil || len(got) != 0 {
 		t.Errorf("a link at .lock counted: %v, %v", got, err)
+	}
+}
+
+// TestKillTaskFindsAChildMidExec: a task's child that its owner runs but
+// that the kernel's tables do not show as the task's for a moment (while it
+// re-executes itself, its leader is a zombie with no argv) is looked for
+// again, not reported as "no child process of this task" (the flake of
+// attack's TestTasksKillIgnoresTheRecordedPID under load). Here the child
+// takes the task's marker as its argv[0] a moment after it starts.
+func TestKillTaskFindsAChildMidExec(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "task")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	id := "01TESTMIDEXEC"
+	marker := depth.Marker{Task: id, Depth: 1, Max: 1}.String()
+	dur := uniqueSleep()
+	child := exec.Command("bash", "-c", `sleep 0.2; exec -a "$0" sleep "$1"`, marker, dur)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	if kids := taskChildren(id, []int{os.Getpid()}); len(kids) != 0 {
+		t.Fatalf("the child was the task's at once (%d found): the test did not reach its scenario", len(kids))
+	}
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond)
+	if err != nil {
+		t.Fatalf("KillTask: %v", err)
+	}
+	if len(k.PIDs) != 1 || k.PIDs[0] != child.Process.Pid {
+		t.Fatalf("signalled %v, want the child %d", k.PIDs, child.Process.Pid)
+	}
+	if err := child.Wait(); err == nil {
+		t.Fatal("the child exited 0: it was not stopped")
+	}
+	if left := procsWith(dur); len(left) > 0 {
+		t.Fatalf("the child %v outlived the kill", left)
 	}
 }

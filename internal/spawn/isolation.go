@@ -29,6 +29,12 @@ func (d *Dispatcher) isolator(ctx context.Context) *isolate.Isolator {
 			cache = probeCachePath()
 		}
 		d.iso = isolate.NewCached(context.WithoutCancel(ctx), cache)
+		if d.cfg.Depth == 0 {
+			// A parent that died before its landing left its worktree
+			// copies' git state naming objects only those copies have:
+			// the user's git gc and fsck would stop on it.
+			_, _ = isolate.ForgetDeadCopies(context.WithoutCancel(ctx), d.cfg.ProjectRoot)
+		}
 	})
 	return d.iso
 }

@@ -45,6 +45,12 @@ func sweepCopies(ctx context.Context, projectRoot string, t *dispatch.Task, forc
 	}
 	for _, c := range copies {
 		if c.Unapplied && !force {
+			// Its work stays; what its writer's git left in the common
+			// dir (a HEAD naming a commit only the copy's object
+			// directory has) would make the user's git gc and fsck fail.
+			if err := isolate.ForgetCopyGit(ctx, dir, c); err != nil {
+				return removed, kept, fmt.Errorf("forget the git state of %s's copy %s: %w", t.ID, c.Path, err)
+			}
 			kept = append(kept, keptCopy{TaskID: t.ID, Mode: string(c.Mode), Path: c.Path, Patch: c.Patch, Hint: copyHint(t.ID, c)})
 			continue
 		}
