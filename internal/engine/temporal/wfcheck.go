@@ -71,6 +71,12 @@ const checkedResultsVersion = "brood.plan.checked-results"
 // replay as they ran.
 const boundResultsVersion = "brood.plan.bound-results"
 
+// boundStopsVersion marks the runs whose workflow keeps a stopped call's
+// last heartbeat as its continuation only when its worker signed it for
+// the input the workflow scheduled (activityRunner.stopped); runs from
+// before replay as they ran.
+const boundStopsVersion = "brood.plan.bound-stops"
+
 // resultGate is a plan workflow's check of its calls' results (nil: none,
 // a run whose submitter sent no worker keys, or from before the check).
 type resultGate struct {
@@ -80,6 +86,9 @@ type resultGate struct {
 	call resultCall
 	// bound: a result must name the call it answers (boundResultsVersion).
 	bound bool
+	// briefs: a stopped call's heartbeat is its continuation only when
+	// signed for the call's input (boundStopsVersion; activityRunner.stopped).
+	briefs bool
 }
 
 // newResultGate is the gate of the run in, in this execution.
@@ -96,7 +105,8 @@ func newResultGate(w workflow.Context, in *RunInput) *resultGate {
 		c.Submitter = Fingerprint(in.Signed.Key)
 	}
 	bound := workflow.GetVersion(w, boundResultsVersion, workflow.DefaultVersion, 1) >= 1
-	return &resultGate{rt: in.Workers.resultTrust(), call: c, bound: bound}
+	briefs := workflow.GetVersion(w, boundStopsVersion, workflow.DefaultVersion, 1) >= 1
+	return &resultGate{rt: in.Workers.resultTrust(), call: c, bound: bound, briefs: briefs}
 }
 
 // take is out as the workflow uses it: itself when a trusted worker
