@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/enginetest"
 	"github.com/broodhq/brood/internal/engine/temporal"
@@ -57,25 +58,29 @@ func (o *reBriefFirst) ExecuteActivity(ctx workflow.Context, typ string, args ..
 
 // TestReBriefedStoppedCallIsNotContinued (review28 P1-2): a run with a
 // worker allowlist is cancelled while its writer call's heartbeat carries
-// the call's conversation and change, and resumed on another worker. Its
-// workflow tasks completed by brood's own code, the call continues that
-// conversation. Completed by a stand-in that re-briefed the call (ALPHA
-// -> BETA), the heartbeat was signed for the BETA input, not the one
-// brood's workflow scheduled, so the workflow keeps no continuation of
-// it: the resume starts the call over from its own brief, and neither
-// the BETA conversation nor its change (evil.txt) reaches the user's
-// tree.
+// the call's conversation and change, and resumed. Its workflow tasks
+// completed by brood's own code, the call continues that conversation,
+// on another worker or the same. Completed by a stand-in that re-briefed
+// the call (ALPHA -> BETA), the heartbeat was signed for the BETA input,
+// not the one brood's workflow scheduled, so the workflow keeps no
+// continuation of it: on another worker the resume starts the call over
+// from its own brief; on the one that ran it, whose records hold the
+// BETA conversation, the call is refused. Neither the BETA conversation
+// nor its change (evil.txt) reaches the user's tree.
 func TestReBriefedStoppedCallIsNotContinued(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		rebrief bool
-		want    string // the resumed call's output begins so
+		name          string
+		rebrief, same bool
+		want          string // the resumed call's output begins so ("": it failed)
+		why           string // the failed call's error says so
 	}{
-		{"brood's own workflow", false, "CONTINUED turn 2 first user [Begin: p: ALPHA"},
-		{"re-briefed by a stand-in", true, "DONE turn 2 first user [Begin: p: ALPHA"},
+		{"brood's own workflow on another worker", false, false, "CONTINUED turn 2 first user [Begin: p: ALPHA", ""},
+		{"brood's own workflow on the same worker", false, true, "CONTINUED turn 2 first user [Begin: p: ALPHA", ""},
+		{"re-briefed by a stand-in on another worker", true, false, "DONE turn 2 first user [Begin: p: ALPHA", ""},
+		{"re-briefed by a stand-in on the same worker", true, true, "", "which this worker ran for another brief than the call's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, dir := stopAndResume(t, tc.rebrief)
+			got, dir := stopAndResume(t, tc.rebrief, tc.same)
 			b, _ := json.Marshal(got.Phases)
 			if _, err := os.Stat(filepath.Join(dir, "evil.txt")); err == nil {
 				t.Errorf("the re-briefed (BETA) call's change evil.txt is in the user's tree after the resume (%s, landed %q)", got.Status, got.Landed)
@@ -83,10 +88,20 @@ func TestReBriefedStoppedCallIsNotContinued(t *testing.T) {
 			if strings.Contains(string(b), "BETA") {
 				t.Errorf("the resumed call continued the re-briefed BETA conversation: %s", b)
 			}
-			if got.Status != wf.RunDone || len(got.Phases) != 1 || len(got.Phases[0].Calls) != 1 || got.Phases[0].Calls[0].Status != call.StatusDone {
+			if len(got.Phases) != 1 || len(got.Phases[0].Calls) != 1 {
+				t.Fatalf("resumed %s (%s); phases %s; want the one call", got.Status, got.Reason, b)
+			}
+			c := got.Phases[0].Calls[0]
+			if tc.want == "" {
+				if got.Status == wf.RunDone || c.Status != dispatch.StatusFailed || !strings.Contains(c.Error, tc.why) {
+					t.Fatalf("resumed %s, the call %s (%s); want it failed saying %q", got.Status, c.Status, c.Error, tc.why)
+				}
+				return
+			}
+			if got.Status != wf.RunDone || c.Status != call.StatusDone {
 				t.Fatalf("resumed %s (%s); phases %s; want the call done", got.Status, got.Reason, b)
 			}
-			if out := got.Phases[0].Calls[0].Output; !strings.HasPrefix(fmt.Sprint(out), tc.want) {
+			if out := fmt.Sprint(c.Output); !strings.HasPrefix(out, tc.want) {
 				t.Errorf("the resumed call said %q; want %q...", out, tc.want)
 			}
 			if f, err := os.ReadFile(filepath.Join(dir, "ok.txt")); err != nil || string(f) != "alpha\n" {
@@ -99,10 +114,10 @@ func TestReBriefedStoppedCallIsNotContinued(t *testing.T) {
 // stopAndResume runs a one-call plan (ALPHA) under a worker allowlist,
 // its workflow tasks completed by brood's code or by a stand-in that
 // re-briefs the call; cancels it once the call's heartbeat carries its
-// transcript and change; and resumes it on another worker (of the
-// fleet's key, so it continues what the first signed). dir: the user's
-// tree.
-func stopAndResume(t *testing.T, rebrief bool) (res *wf.Result, dir string) {
+// transcript and change; and resumes it on the same worker (same) or
+// another (of the fleet's key, so it continues what the first signed).
+// dir: the user's tree.
+func stopAndResume(t *testing.T, rebrief, same bool) (res *wf.Result, dir string) {
 	srv := sharedServer(t)
 	c := srv.Client(t)
 	q := newQueue(t)
@@ -145,8 +160,10 @@ func stopAndResume(t *testing.T, rebrief bool) (res *wf.Result, dir string) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the cancelled run did not end")
 	}
-	first.kill()
-	startWorkerProcWith(t, srv.Addr, q, reBriefScript, store, 1, writerSettings)
+	if !same {
+		first.kill()
+		startWorkerProcWith(t, srv.Addr, q, reBriefScript, store, 1, writerSettings)
+	}
 	rctx, rcancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer rcancel()
 	res, err := eng.Resume(rctx, id, nil)
