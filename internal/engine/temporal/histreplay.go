@@ -316,7 +316,7 @@ func oneLine(err error) string {
 // TestEveryVersionIsKnown) at its highest version: what a submitter
 // requires the replay of a run it starts to have taken (RunInput.Versions).
 func workflowChanges() map[string]int {
-	return map[string]int{lazyCallsVersion: 1, boundTaskIDsVersion: 1, checkedResultsVersion: 1, checkedTipsVersion: 1, boundResultsVersion: 1}
+	return map[string]int{lazyCallsVersion: 1, boundTaskIDsVersion: 1, checkedResultsVersion: 1, checkedTipsVersion: 1, boundResultsVersion: 1, boundStopsVersion: 1}
 }
 
 // knownVersion is the highest version of a workflow change this brood's

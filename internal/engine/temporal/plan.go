@@ -263,7 +263,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		if out.Status == dispatch.StatusCancelled && out.Last != nil && out.Last.TaskID != "" {
 			// Stopped, though its activity completed: a resume continues
 			// it from where it was all the same.
-			r.stopped(*out.Last, in.Code)
+			r.stopped(in, *out.Last)
 		}
 		r.prog.chained(1) // from its child's end: landing, never queued
 		r.chain(w, in.Code, &out)
@@ -274,7 +274,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	var canceled *temporal.CanceledError
 	var hb Heartbeat
 	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out.Result, &hb) == nil && hb.TaskID != "" {
-		r.stopped(hb, in.Code)
+		r.stopped(in, hb)
 		if r.gate != nil {
 			// The cancel's details are whoever ended the attempt's: none
 			// is kept (its figures neither: they would count).
@@ -290,7 +290,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 		// The run was cancelled and the call's attempt timed out while it
 		// wound down (a loaded worker): its last heartbeat still says
 		// where a resume continues.
-		r.stopped(hb, in.Code)
+		r.stopped(in, hb)
 	}
 	var res *call.Result
 	if r.gate != nil {
@@ -315,18 +315,27 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	return &CallOutput{Result: *res}, nil
 }
 
-// stopped keeps where a stopped call was and the snapshot it ran in, for
-// the next execution of the run.
-func (r *activityRunner) stopped(hb Heartbeat, start *codesnap.Snapshot) {
+// stopped keeps where call in stopped (hb: its last heartbeat) and the
+// snapshot it ran in, for the next execution of the run: only when its
+// worker signed hb for the very input the workflow scheduled (the digest
+// bindOf names), in a run whose results are checked (a run from before
+// the check keeps it as it did). A heartbeat signed for another input (a
+// completer re-briefed the call) is no continuation of this call: the
+// resume would carry that conversation and its partial change into the
+// run (review28 P1-2), so the call starts over from its brief instead.
+func (r *activityRunner) stopped(in CallInput, hb Heartbeat) {
+	if r.gate != nil && r.gate.briefs && carries(hb) && (hb.Signed == nil || hb.Signed.Brief != bindOf(in).Brief) {
+		return
+	}
 	if r.in.Stopped == nil {
 		r.in.Stopped = map[string]Heartbeat{}
 	}
 	r.in.Stopped[hb.TaskID] = hb
-	if start != nil {
+	if in.Code != nil {
 		if r.in.StoppedIn == nil {
 			r.in.StoppedIn = map[string]*codesnap.Snapshot{}
 		}
-		r.in.StoppedIn[hb.TaskID] = start
+		r.in.StoppedIn[hb.TaskID] = in.Code
 	}
 }
 

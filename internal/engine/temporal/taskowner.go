@@ -24,6 +24,12 @@ import (
 // resume another run's writer, which would run as that writer with a
 // prompt nobody signed. A single call's spec is signed whole, resume
 // included: it names no asker and may leave the agent to the task's.
+// A plan's call that continues its task (a resume) continues it only
+// when this worker ran it for the call's own brief (prompt, description
+// and context): a completer that re-briefed the call in an earlier
+// execution would have the resume continue that conversation from this
+// worker's records, where the workflow keeps no continuation of it
+// (activityRunner.stopped; review28 P1-2).
 // A task with no record here is not checked here: it starts here as the
 // call's own agent, from the store's transcript when it has one. What
 // holds on every worker, with a record or none, is checked elsewhere: a
@@ -45,6 +51,8 @@ func askedFor(projectRoot, id string, spec call.Spec) error {
 		return fmt.Errorf("the call is %s's and names task %s, which %s asked for: a plan's call continues only that plan's tasks", spec.Parent, id, askerName(own.Asker))
 	case spec.Submitter != own.Submitter:
 		return unbound("the call (%s) names task %s, which this worker ran for %s: a task continues only for the submitter key and workflow that started it", spec.Submitter, id, cmp.Or(own.Submitter, "a worker from before submitters were recorded"))
+	case spec.Continue && spec.Parent != "" && (own.Brief != spec.Prompt || own.Description != spec.Description || own.Context != spec.Context):
+		return fmt.Errorf("the call continues task %s of %s, which this worker ran for another brief than the call's: a resumed plan call continues only the conversation of its own brief (whoever completed the run's workflow tasks may have re-briefed it), so nothing of it is continued; run the plan again", id, spec.Parent)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func TestAskedFor(t *testing.T) {
 	callA := submitterOf(CallInfo{Submitter: "SHA256:A", Workflow: "brood-call-" + signedCall})
 	for _, o := range []dispatch.Owner{
 		{TaskID: writer, Agent: "general-purpose", Asker: "workflow R0"},
-		{TaskID: planTask, Agent: "explore", Asker: "workflow R1"},
+		{TaskID: planTask, Agent: "explore", Asker: "workflow R1", Brief: "ALPHA", Description: "p: ALPHA"},
 		{TaskID: old, Agent: "explore"},
 		{TaskID: signedPlan, Agent: "explore", Asker: "workflow R3", Submitter: a},
 		{TaskID: signedCall, Agent: "explore", Submitter: callA},
@@ -43,6 +43,10 @@ func TestAskedFor(t *testing.T) {
 		{"its own plan's task, the agent named in another case", planTask, call.Spec{Agent: "Explore", Parent: "workflow R1"}, ""},
 		{"another agent's task", writer, call.Spec{Agent: "explore", Parent: "workflow R0"}, `which is a "general-purpose" task`},
 		{"another plan's task", planTask, call.Spec{Agent: "explore", Parent: "workflow R2"}, "which workflow R1 asked for"},
+		{"its own plan's task continued with its brief", planTask, call.Spec{Agent: "explore", Parent: "workflow R1", Resume: planTask, Continue: true, Prompt: "ALPHA", Description: "p: ALPHA"}, ""},
+		{"its own plan's task continued with another brief", planTask, call.Spec{Agent: "explore", Parent: "workflow R1", Resume: planTask, Continue: true, Prompt: "BETA", Description: "p: ALPHA"}, "which this worker ran for another brief than the call's"},
+		{"its own plan's task continued with another description", planTask, call.Spec{Agent: "explore", Parent: "workflow R1", Resume: planTask, Continue: true, Prompt: "ALPHA", Description: "p: BETA"}, "which this worker ran for another brief than the call's"},
+		{"its own plan's task continued with another context", planTask, call.Spec{Agent: "explore", Parent: "workflow R1", Resume: planTask, Continue: true, Prompt: "ALPHA", Description: "p: ALPHA", Context: "BETA"}, "which this worker ran for another brief than the call's"},
 		{"a task with no recorded asker", old, call.Spec{Agent: "explore", Parent: "workflow R1"}, "a single call"},
 		{"a single call resuming a plan's task", planTask, call.Spec{Resume: planTask}, ""},
 		{"a single call naming its agent", writer, call.Spec{Agent: "general-purpose", Resume: writer}, ""},

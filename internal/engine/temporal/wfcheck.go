@@ -88,6 +88,12 @@ const boundResultsVersion = "brood.plan.bound-results"
 // sigMemo (none on a worker).
 type sigMemoKey struct{}
 
+// boundStopsVersion marks the runs whose workflow keeps a stopped call's
+// last heartbeat as its continuation only when its worker signed it for
+// the input the workflow scheduled (activityRunner.stopped); runs from
+// before replay as they ran.
+const boundStopsVersion = "brood.plan.bound-stops"
+
 // resultGate is a plan workflow's check of its calls' results (nil: none,
 // a run whose submitter sent no worker keys, or from before the check).
 type resultGate struct {
@@ -97,6 +103,9 @@ type resultGate struct {
 	call resultCall
 	// bound: a result must name the call it answers (boundResultsVersion).
 	bound bool
+	// briefs: a stopped call's heartbeat is its continuation only when
+	// signed for the call's input (boundStopsVersion; activityRunner.stopped).
+	briefs bool
 }
 
 // newResultGate is the gate of the run in, in this execution.
@@ -113,11 +122,12 @@ func newResultGate(w workflow.Context, in *RunInput) *resultGate {
 		c.Submitter = Fingerprint(in.Signed.Key)
 	}
 	bound := workflow.GetVersion(w, boundResultsVersion, workflow.DefaultVersion, 1) >= 1
+	briefs := workflow.GetVersion(w, boundStopsVersion, workflow.DefaultVersion, 1) >= 1
 	rt := in.Workers.resultTrust()
 	if m, ok := w.Value(sigMemoKey{}).(*sigMemo); ok {
 		rt.memo = m // a submitter's replay: what it verifies, the submitter's own check does not verify again
 	}
-	return &resultGate{rt: rt, call: c, bound: bound}
+	return &resultGate{rt: rt, call: c, bound: bound, briefs: briefs}
 }
 
 // take is out as the workflow uses it: itself when a trusted worker
