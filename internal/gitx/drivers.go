@@ -76,15 +76,34 @@ func mayRunDrivers(args []string) bool {
 	case "bundle":
 		return slices.Contains(rest, "unbundle")
 	case "apply":
-		// --stat, --numstat and --summary only read the patch, unless
-		// an option that applies or checks it comes too.
-		return !slices.ContainsFunc(rest, func(a string) bool { return a == "--stat" || a == "--numstat" || a == "--summary" }) ||
-			slices.ContainsFunc(rest, func(a string) bool {
-				return a == "--apply" || a == "--check" || a == "--index" || a == "--cached" || a == "--3way" || a == "-3" ||
-					a == "--intent-to-add" || a == "-N" || a == "--build-fake-ancestor" || strings.HasPrefix(a, "--build-fake-ancestor=")
-			})
+		return !applyOnlyReads(rest)
 	}
 	return !noDrivers[args[i]]
+}
+
+// applyOnlyReads reports whether `git apply` with args only reads its
+// patch: --stat, --numstat or --summary, and no option but those that
+// shape how the patch is read or printed. Anything else counts as
+// applying it, so may run a driver: git takes an abbreviated long option
+// ("--app" is --apply, "--che" --check), which a list of the applying
+// options would miss (review30 P3-1).
+func applyOnlyReads(args []string) bool {
+	reads := false
+	for _, a := range args {
+		switch {
+		case a == "--stat" || a == "--numstat" || a == "--summary":
+			reads = true
+		case a == "-z" || a == "-R" || a == "--reverse" || a == "--recount" || a == "--unidiff-zero" ||
+			a == "-v" || a == "--verbose" || a == "-q" || a == "--quiet" || a == "--allow-empty":
+		case strings.HasPrefix(a, "--whitespace=") || strings.HasPrefix(a, "--exclude=") || strings.HasPrefix(a, "--include=") ||
+			strings.HasPrefix(a, "--directory=") || (len(a) > 2 && (strings.HasPrefix(a, "-p") || strings.HasPrefix(a, "-C"))):
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			// the patch: stdin, or a file
+		default:
+			return false // "--" and whatever follows it too: the safe side
+		}
+	}
+	return reads
 }
 
 // overrides lists the repository's own driver definitions (local and
