@@ -470,9 +470,14 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	in.Journal, in.ChainFails = out.Journal, nil                    // each failure signed in its execution: the records say them
 	in.Queue = e.cfg.Queue
 	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
+	var over int
+	in.Stopped, over = uncheckedStops(in, r.versions)
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))
+	}
+	if err == nil && over > 0 {
+		res.Reason = joinReason(res.Reason, startOver(over))
 	}
 	return res, journal, err
 }

@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
 )
 
 // A resumed plan's continuations (RunInput.Stopped, each call's From) are
@@ -88,4 +91,39 @@ func pinsOf(sub *Submission) map[string]string {
 		return nil
 	}
 	return sub.Froms
+}
+
+// uncheckedStops is the continuations of in.Stopped a resume may hand on
+// (n: how many it dropped), given the versions the replay of the
+// execution it read was given. A run with a worker set whose workflow
+// did not check its stopped calls' heartbeats against the input it
+// scheduled (no boundStopsVersion marker: a run started, or run, by a
+// brood from before it) may keep a heartbeat signed for a brief a
+// completer made, and a resume would hand on that conversation and its
+// partial change (review30 P2-1): every one that carries anything is
+// dropped, so those calls start over from their brief. A run without a
+// worker set checks none of its workers' results either: kept as it is.
+func uncheckedStops(in RunInput, versions map[string]workflow.Version) (map[string]Heartbeat, int) {
+	if in.Workers == nil || versions[boundStopsVersion] >= 1 {
+		return in.Stopped, 0
+	}
+	var kept map[string]Heartbeat
+	n := 0
+	for id, hb := range in.Stopped {
+		if carries(hb) {
+			n++
+			continue
+		}
+		if kept == nil {
+			kept = map[string]Heartbeat{}
+		}
+		kept[id] = hb
+	}
+	return kept, n
+}
+
+// startOver is the resume's word for n stopped calls uncheckedStops
+// dropped.
+func startOver(n int) string {
+	return fmt.Sprintf("%d stopped call(s) are from before brood checked stopped calls' briefs: they start over", n)
 }
