@@ -78,13 +78,18 @@ func bindDiff(got, want callBind) string {
 // this very task that brood would run (callBounds) and, for a submitter
 // with a key, a submission this key signed for it (ownCallInput), as a
 // plan run's is (ownRunOutput): a start this key did not sign is
-// whoever started it's, and is not replayed. Its refusal is notMine.
+// whoever started it's, and is not replayed; without a key, one this
+// checkout sent, where it kept their digests (sentBy). Its refusal is
+// notMine.
 func (e *Engine) ownStart(ctx context.Context, task string) func(CallInputW) error {
 	return func(in CallInputW) error {
 		if err := callBounds(task, in); err != nil {
 			return notMine{err}
 		}
 		if _, err := e.ownCallInput(ctx, task, in); err != nil {
+			return notMine{err}
+		}
+		if err := e.sentBy(ctx, task, in); err != nil { // keyless: one this checkout sent, where it kept them
 			return notMine{err}
 		}
 		return nil
