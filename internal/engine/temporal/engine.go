@@ -477,7 +477,7 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	in.Queue = e.cfg.Queue
 	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
 	var over int
-	in.Stopped, over = uncheckedStops(in, r.versions)
+	in.Stopped, over = uncheckedStops(in.Stopped, &r)
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))

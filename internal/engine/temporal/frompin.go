@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
-	"go.temporal.io/sdk/workflow"
 )
 
 // A resumed plan's continuations (RunInput.Stopped, each call's From) are
@@ -93,24 +91,29 @@ func pinsOf(sub *Submission) map[string]string {
 	return sub.Froms
 }
 
-// uncheckedStops is the continuations of in.Stopped a resume may hand on
-// (n: how many it dropped), given the versions the replay of the
-// execution it read was given. A run with a worker set whose workflow
-// did not check its stopped calls' heartbeats against the input it
-// scheduled (no boundStopsVersion marker: a run started, or run, by a
+// uncheckedStops is the continuations stopped (the read execution's,
+// after readFroms) that a resume of execution r may hand on (n: how many
+// it dropped). A run with a worker set whose workflow did not check its
+// stopped calls' heartbeats against the input it scheduled (no
+// boundStopsVersion marker in r's replay: a run started, or run, by a
 // brood from before it) may keep a heartbeat signed for a brief a
 // completer made, and a resume would hand on that conversation and its
 // partial change (review30 P2-1): every one that carries anything is
-// dropped, so those calls start over from their brief. A run without a
-// worker set checks none of its workers' results either: kept as it is.
-func uncheckedStops(in RunInput, versions map[string]workflow.Version) (map[string]Heartbeat, int) {
-	if in.Workers == nil || versions[boundStopsVersion] >= 1 {
-		return in.Stopped, 0
+// dropped, so those calls start over from their brief. So is one an
+// earlier execution left (signed in another than r) when r's start did
+// not require the marker: an older submitter's resume carried it from an
+// execution no one checked. A run without a worker set checks none of its
+// workers' results either: kept as it is.
+func uncheckedStops(stopped map[string]Heartbeat, r *runRead) (map[string]Heartbeat, int) {
+	if r.start.Workers == nil {
+		return stopped, 0
 	}
+	oldRun := r.versions[boundStopsVersion] < 1
+	oldStart := r.start.Versions[boundStopsVersion] < 1
 	var kept map[string]Heartbeat
 	n := 0
-	for id, hb := range in.Stopped {
-		if carries(hb) {
+	for id, hb := range stopped {
+		if carries(hb) && (oldRun || oldStart && (hb.Signed == nil || hb.Signed.Run != r.exec)) {
 			n++
 			continue
 		}
