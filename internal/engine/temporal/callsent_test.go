@@ -24,7 +24,8 @@ import (
 // execution of the task's workflow with a brief of its own (BETA),
 // which the worker answers: the submitting checkout's brood tasks show
 // takes nothing of it (failed, one line naming what to do), and its
-// brood tasks resume continues nothing of it.
+// brood tasks resume continues nothing of it; a follow-up from the other
+// checkout says that the run it continues is unverified.
 func TestKeylessCallTakesOnlyStartsThisCheckoutSent(t *testing.T) {
 	srv := sharedServer(t)
 	c := srv.Client(t)
@@ -69,6 +70,11 @@ func TestKeylessCallTakesOnlyStartsThisCheckoutSent(t *testing.T) {
 	f, err := eng.Call(ctx, call.Spec{Resume: task, Prompt: "FOLLOW: anything else?"})
 	if err == nil || !strings.Contains(err.Error(), what) {
 		t.Errorf("tasks resume: %v, %+v; want it refused: %s", err, f, what)
+	}
+	// From the other checkout nothing can tell: the follow-up says so.
+	f, err = other.Call(ctx, call.Spec{Resume: task, Prompt: "FOLLOW: anything else?"})
+	if err != nil || !strings.Contains(f.Text, "[brood: the run this follow-up continues is unverified: this checkout sent no start of task "+task) {
+		t.Errorf("tasks resume from another checkout: %v, %+v; want its text to say the run it continues is unverified", err, f)
 	}
 }
 
