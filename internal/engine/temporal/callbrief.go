@@ -78,13 +78,18 @@ func bindDiff(got, want callBind) string {
 // this very task that brood would run (callBounds) and, for a submitter
 // with a key, a submission this key signed for it (ownCallInput), as a
 // plan run's is (ownRunOutput): a start this key did not sign is
-// whoever started it's, and is not replayed. Its refusal is notMine.
+// whoever started it's, and is not replayed; without a key, one this
+// checkout sent, where it kept their digests (sentBy). Its refusal is
+// notMine.
 func (e *Engine) ownStart(ctx context.Context, task string) func(CallInputW) error {
 	return func(in CallInputW) error {
 		if err := callBounds(task, in); err != nil {
 			return notMine{err}
 		}
 		if _, err := e.ownCallInput(ctx, task, in); err != nil {
+			return notMine{err}
+		}
+		if err := e.sentBy(ctx, task, in); err != nil { // keyless: one this checkout sent, where it kept them
 			return notMine{err}
 		}
 		return nil
@@ -119,14 +124,17 @@ func callBounds(task string, in CallInputW) error {
 // its worker for the input brood's call workflow made from start, as its
 // result must (briefRefusal), or a follow-up would continue a
 // conversation of a brief the completer made (review28 P1-1). Required
-// for a call whose submitter required bound results; an unsigned one is
-// left to the worker, which continues none (WorkerKeys.check).
+// for a call whose submitter required bound results; for a call from
+// before (in flight at an upgrade), of a heartbeat whose worker named the
+// input it ran all the same (review30 P2-1, for single calls); an
+// unsigned one is left to the worker, which continues none
+// (WorkerKeys.check).
 func handOnRefusal(task string, start CallInputW, hb *Heartbeat) string {
-	if hb == nil || !carries(*hb) || hb.Signed == nil || start.Versions[boundResultsVersion] < 1 {
+	if hb == nil || !carries(*hb) || hb.Signed == nil {
 		return ""
 	}
 	s := hb.Signed
-	if s.Brief == bindOf(singleCallInput(start)).Brief {
+	if s.Brief == bindOf(singleCallInput(start)).Brief || s.Brief == "" && start.Versions[boundResultsVersion] < 1 {
 		return ""
 	}
 	return fmt.Sprintf("task %s: its last run's conversation on the fleet was signed by worker key %s for another input than the one this submitter sent (or by a worker from before conversations named their input), so nothing of that run is continued: run the call again with brood subagent", task, Fingerprint(s.Key))

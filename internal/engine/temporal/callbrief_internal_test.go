@@ -107,7 +107,8 @@ func TestBriefRefusal(t *testing.T) {
 // digest is in the heartbeat's signature, and a changed one does not
 // verify); a conversation of another brief, or signed by a worker from
 // before, is not handed on for a call whose submitter requires bound
-// results; an unsigned one is left to the worker (which continues none).
+// results, nor, for a call from before, one whose worker named another
+// input; an unsigned one is left to the worker (which continues none).
 func TestHandOnRefusal(t *testing.T) {
 	task := dispatch.NewID()
 	start := CallInputW{Spec: call.Spec{Agent: "explore", Prompt: "ALPHA", TaskID: task}, Queue: "q", Versions: workflowChanges()}
@@ -144,6 +145,8 @@ func TestHandOnRefusal(t *testing.T) {
 		{"another brief's", start, signed(forged), false},
 		{"a worker from before's", start, before, false},
 		{"a call from before", old, before, true},
+		{"a call from before, its own, signed by a worker that names its input", old, signed(old), true},
+		{"a call from before, another brief's, signed by a worker that names its input", old, signed(forged), false},
 		{"unsigned", start, &Heartbeat{TaskID: task, Transcript: Ref{Key: "sha256/01", Size: 3}}, true},
 		{"none", start, nil, true},
 	} {

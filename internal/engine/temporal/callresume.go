@@ -23,19 +23,20 @@ func callWorkflowID(taskID string) string { return "brood-call-" + taskID }
 
 // lastCall is the latest workflow run of a call's task, ended: its info
 // and output (out nil: refused, or from before outputs kept the last
-// heartbeat). x is nil when the task has no workflow on the fleet.
-func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.WorkflowExecutionInfo, *CallOutput, error) {
+// heartbeat), and the start input its replay took (ownStart accepted
+// it). x is nil when the task has no workflow on the fleet.
+func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.WorkflowExecutionInfo, *CallOutput, *CallInputW, error) {
 	wid := callWorkflowID(taskID)
 	d, err := e.cfg.Client.DescribeWorkflowExecution(ctx, wid, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("task %s on Temporal: %w", taskID, err)
+		return nil, nil, nil, fmt.Errorf("task %s on Temporal: %w", taskID, err)
 	}
 	x := d.GetWorkflowExecutionInfo()
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return x, nil, fmt.Errorf("task %s is still running on the fleet: %w", taskID, dispatch.ErrTaskBusy)
+		return x, nil, nil, fmt.Errorf("task %s is still running on the fleet: %w", taskID, dispatch.ErrTaskBusy)
 	}
 	// Its output as brood's own replay of its history makes it, never
 	// the result the server holds (histreplay.go).
@@ -43,13 +44,14 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, taskID))
 	var nm notMine
 	if errors.As(err, &nm) {
-		return x, nil, nm.error // not this key's run: that is what to say
+		return x, nil, nil, nm.error // not this key's run: that is what to say
 	} else if err != nil {
-		return x, nil, fmt.Errorf("task %s: %w", taskID, err)
+		return x, nil, nil, fmt.Errorf("task %s: %w", taskID, err)
 	}
+	start := &read.start
 	out, err := callEnd(read.got)
 	if err != nil || out.Last == nil || out.Last.TaskID != taskID {
-		return x, nil, nil
+		return x, nil, start, nil
 	}
 	// A result no worker this submitter trusts signed is refused here
 	// too: never landed, never continued from as done.
@@ -57,7 +59,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	out.Result, taken = e.takeCall(ctx, taskID, wid, x.GetExecution().GetRunId(), read.start, &out, read.times, true)
 	out.refused = !taken
 	out.notHandedOn = handOnRefusal(taskID, read.start, out.Last)
-	return x, &out, nil
+	return x, &out, start, nil
 }
 
 // resumeCall fills a resume's spec from the task's latest workflow on the
@@ -71,7 +73,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 // task with no workflow here resumes as before (on a worker that has its
 // records).
 func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, snap *codesnap.Snapshot, note string, err error) {
-	x, out, err := e.lastCall(ctx, s.Resume)
+	x, out, start, err := e.lastCall(ctx, s.Resume)
 	if err != nil || x == nil {
 		return nil, nil, "", err
 	}
@@ -88,11 +90,13 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 		s.Agent = cmp.Or(s.Agent, own.Spec.Agent)
 		s.Description = cmp.Or(s.Description, own.Spec.Description)
 	}
-	if s.Agent == "" {
-		e.memo(fields, memoAgent, &s.Agent)
-	}
-	if s.Description == "" {
-		e.memo(fields, memoSource, &s.Description)
+	if start != nil {
+		// Without a key: the start its replay took (ownStart), never the
+		// run's memo, which whoever completes its workflow tasks can
+		// upsert (the replay matches a memo upsert by its type only:
+		// review28 P3-1).
+		s.Agent = cmp.Or(s.Agent, start.Spec.Agent)
+		s.Description = cmp.Or(s.Description, start.Spec.Description)
 	}
 	if out == nil {
 		return nil, nil, "", nil
@@ -189,7 +193,7 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	if err := dispatch.CheckID(taskID); err != nil {
 		return nil, err
 	}
-	x, out, err := e.lastCall(ctx, taskID)
+	x, out, _, err := e.lastCall(ctx, taskID)
 	switch {
 	case err != nil:
 		return nil, err

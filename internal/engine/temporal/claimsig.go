@@ -101,9 +101,11 @@ func (k *WorkerKeys) judgeClaim(key, mine string, b []byte, run *Trust) (found, 
 }
 
 // foreignClaim is the refusal of a call or step (what) whose claim
-// record under key no worker of the run signed.
+// record under key no worker of the run signed: whoever can write to the
+// store wrote it, or, in a fleet being upgraded, a worker from before
+// claims were signed claimed another activity there (review28 P3-2).
 func foreignClaim(what, key string) error {
-	return refusedf("%s is refused, nothing run: %s (its record: %s), which whoever can write to the store put there first; check who can write to the fleet store, and run it again", what, errForeignClaim, key)
+	return refusedf("%s is refused, nothing run: %s (its record: %s), which whoever can write to the store put there first, or a worker from before claims were signed (upgrade every worker of the fleet); check who can write to the fleet store, and run it again", what, errForeignClaim, key)
 }
 
 // claimRead is the record under key, read whole: errForeignClaim when it

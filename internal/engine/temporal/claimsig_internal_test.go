@@ -29,6 +29,7 @@ func TestClaimRecordsNameWhoPutThem(t *testing.T) {
 	keysStranger := NewWorkerKeys(stranger, nil)
 	const mine = "run-1 1 digest"
 	const foreign = "the fleet store holds a claim no worker of this run signed"
+	const oldWorker = "or a worker from before claims were signed (upgrade every worker of the fleet)"
 	for _, tc := range []struct {
 		name    string
 		record  func(key string) []byte // nil: none
@@ -51,6 +52,11 @@ func TestClaimRecordsNameWhoPutThem(t *testing.T) {
 		{"mine, retried on a trusted worker", func(k string) []byte { return keysB.claimRecordOf(k, mine) }, 2, ""},
 		{"mine, a new activity of it", func(k string) []byte { return keysB.claimRecordOf(k, mine) }, 1, "ran already as this very activity"},
 		{"mine, from before signed claims", func(string) []byte { return []byte(mine) }, 2, ""},
+		// A worker from before signed claims (a fleet being upgraded)
+		// wrote another activity's claim as its bare text: refused, and
+		// the refusal names that worker too, not only the store's
+		// writers (review28 P3-2).
+		{"another activity's, from before signed claims", func(string) []byte { return []byte("run-1 1 other") }, 2, foreign},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, err := blobstore.Open(ctx, "file://"+t.TempDir())
@@ -73,6 +79,8 @@ func TestClaimRecordsNameWhoPutThem(t *testing.T) {
 				t.Fatalf("got %v; want it refused in one line saying %q", err, tc.want)
 			case tc.want == foreign && strings.Contains(err.Error(), "not the run's workflow"):
 				t.Errorf("%v: it blames the run's workflow", err)
+			case tc.want == foreign && !strings.Contains(err.Error(), oldWorker):
+				t.Errorf("%v: it does not say %q (a fleet being upgraded)", err, oldWorker)
 			}
 			if tc.record == nil {
 				// The record it made is its worker's claim, signed: the
@@ -107,7 +115,7 @@ func TestClaimRecordsNameWhoPutThem(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = act.claimChain(ctx, in, CallInfo{Workflow: "run-1", Run: "exec-1"}, "7")
-		if err == nil || !strings.Contains(err.Error(), foreign) || strings.Contains(err.Error(), "not the run's workflow") {
+		if err == nil || !strings.Contains(err.Error(), foreign) || !strings.Contains(err.Error(), oldWorker) || strings.Contains(err.Error(), "not the run's workflow") {
 			t.Errorf("got %v; want it refused: %s", err, foreign)
 		}
 	})

@@ -140,6 +140,9 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 		if from, snap, note, err = e.resumeCall(ctx, &s); err != nil {
 			return nil, err
 		}
+		if u := e.unverified(ctx, s.Resume); u != "" { // before this start is kept here
+			note = strings.TrimSpace(note + "\n[brood: the run this follow-up continues is " + u + "]")
+		}
 	}
 	taskID := cmp.Or(s.Resume, s.TaskID)
 	opts := client.StartWorkflowOptions{ID: callWorkflowID(taskID), TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
@@ -153,6 +156,9 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	in := CallInputW{Spec: s, Limits: e.limits(s.Agent), Queue: e.cfg.Queue, Code: snap, From: from, Versions: workflowChanges()}
 	if in.Signed, err = e.sign(ctx, Submission{Kind: "call", Workflow: opts.ID, Queue: in.Queue, Spec: &in.Spec, From: from, Versions: in.Versions,
 		Limits: map[string]CallLimits{"": in.Limits}, Code: snap, At: time.Now().UTC()}); err != nil {
+		return nil, err
+	}
+	if err := e.keepSent(ctx, taskID, in); err != nil { // before it is sent: what tasks show/resume take as this checkout's (callsent.go)
 		return nil, err
 	}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, CallWorkflowName, in)
@@ -470,9 +476,14 @@ func (e *Engine) resume(ctx context.Context, id string, events func(wf.Event)) (
 	in.Journal, in.ChainFails = out.Journal, nil                    // each failure signed in its execution: the records say them
 	in.Queue = e.cfg.Queue
 	in.Stopped = readFroms(in.Stopped, read, pinsOf(sub))
+	var over int
+	in.Stopped, over = uncheckedStops(in.Stopped, &r)
 	res, journal, err := e.start(ctx, in, nil, events)
 	if err == nil && landed != "" && landed != alreadyLanded {
 		res.Landed = strings.TrimSpace(landed + " (what the earlier execution wrote); then " + strings.TrimPrefix(res.Landed, "fleet: "))
+	}
+	if err == nil && over > 0 {
+		res.Reason = joinReason(res.Reason, startOver(over))
 	}
 	return res, journal, err
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 )
 
 // A resumed plan's continuations (RunInput.Stopped, each call's From) are
@@ -88,4 +89,44 @@ func pinsOf(sub *Submission) map[string]string {
 		return nil
 	}
 	return sub.Froms
+}
+
+// uncheckedStops is the continuations stopped (the read execution's,
+// after readFroms) that a resume of execution r may hand on (n: how many
+// it dropped). A run with a worker set whose workflow did not check its
+// stopped calls' heartbeats against the input it scheduled (no
+// boundStopsVersion marker in r's replay: a run started, or run, by a
+// brood from before it) may keep a heartbeat signed for a brief a
+// completer made, and a resume would hand on that conversation and its
+// partial change (review30 P2-1): every one that carries anything is
+// dropped, so those calls start over from their brief. So is one an
+// earlier execution left (signed in another than r) when r's start did
+// not require the marker: an older submitter's resume carried it from an
+// execution no one checked. A run without a worker set checks none of its
+// workers' results either: kept as it is.
+func uncheckedStops(stopped map[string]Heartbeat, r *runRead) (map[string]Heartbeat, int) {
+	if r.start.Workers == nil {
+		return stopped, 0
+	}
+	oldRun := r.versions[boundStopsVersion] < 1
+	oldStart := r.start.Versions[boundStopsVersion] < 1
+	var kept map[string]Heartbeat
+	n := 0
+	for id, hb := range stopped {
+		if carries(hb) && (oldRun || oldStart && (hb.Signed == nil || hb.Signed.Run != r.exec)) {
+			n++
+			continue
+		}
+		if kept == nil {
+			kept = map[string]Heartbeat{}
+		}
+		kept[id] = hb
+	}
+	return kept, n
+}
+
+// startOver is the resume's word for n stopped calls uncheckedStops
+// dropped.
+func startOver(n int) string {
+	return fmt.Sprintf("%d stopped call(s) are from before brood checked stopped calls' briefs: they start over", n)
 }

@@ -3,9 +3,12 @@ package temporal
 import (
 	"context"
 	"crypto/ed25519"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/broodhq/brood/internal/call"
 	wf "github.com/broodhq/brood/internal/workflow"
@@ -109,5 +112,61 @@ func TestTwiceStoppedCallKeepsItsPinnedContinuation(t *testing.T) {
 				t.Errorf("kept %v; want %v", ok, tc.kept)
 			}
 		})
+	}
+}
+
+// TestUncheckedStopsStartOver (review30 P2-1): a resume hands on a
+// stopped call's continuation only when the run's workflow checked it
+// against the input it scheduled (the bound-stops marker in the replay of
+// the execution it read, for one signed there; the marker also required
+// by that execution's start, for one an earlier execution left); a run
+// without a worker set keeps all, and a heartbeat that carries nothing is
+// kept whatever the run.
+func TestUncheckedStopsStartOver(t *testing.T) {
+	hb := func(task, run string) Heartbeat {
+		return Heartbeat{TaskID: task, Transcript: Ref{Key: "sha256/01", Size: 3}, Position: 3, Signed: &WorkerSig{Run: run}}
+	}
+	stopped := map[string]Heartbeat{"here": hb("here", "E2"), "earlier": hb("earlier", "E1"), "bare": {TaskID: "bare"}}
+	all := map[string]workflow.Version{}
+	for change, v := range workflowChanges() {
+		all[change] = workflow.Version(v)
+	}
+	without := map[string]workflow.Version{}
+	for change, v := range all {
+		if change != boundStopsVersion {
+			without[change] = v
+		}
+	}
+	oldStart := workflowChanges()
+	delete(oldStart, boundStopsVersion)
+	ws := &WorkerSet{Keys: [][]byte{make([]byte, ed25519.PublicKeySize)}}
+	for _, tc := range []struct {
+		name     string
+		workers  *WorkerSet
+		versions map[string]workflow.Version
+		start    map[string]int
+		kept     string
+	}{
+		{"checked", ws, all, workflowChanges(), "bare earlier here"},
+		{"an old run", ws, without, oldStart, "bare"},
+		{"an old run, no workflow marker asked", ws, nil, nil, "bare"},
+		{"an old submitter's start, a current workflow", ws, all, oldStart, "bare here"},
+		{"no worker set", nil, without, oldStart, "bare earlier here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &runRead{versions: tc.versions, start: RunInput{Workers: tc.workers, Versions: tc.start}, exec: "E2"}
+			got, n := uncheckedStops(stopped, r)
+			var ids []string
+			for id := range got {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			if strings.Join(ids, " ") != tc.kept || n != len(stopped)-len(got) {
+				t.Errorf("kept %v (%d dropped); want %s", ids, n, tc.kept)
+			}
+		})
+	}
+	if s := startOver(2); s != "2 stopped call(s) are from before brood checked stopped calls' briefs: they start over" {
+		t.Errorf("the resume says %q", s)
 	}
 }

@@ -42,6 +42,10 @@ type FleetTaskDetail struct {
 	// repository's tree, or waiting (its submitter died before it landed
 	// it) and the command that lands it; empty: no change.
 	Landed string `json:"landed,omitempty"`
+	// Unverified says that nothing shows the call's run is the user's:
+	// no key signed it and this checkout sent no start of it (callsent.go);
+	// empty: one did.
+	Unverified string `json:"unverified,omitempty"`
 }
 
 // Task is one fleet call by task id, or a unique prefix or tail of one
@@ -89,6 +93,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		}
 	}()
 	e.memo(x.GetMemo().GetFields(), memoAgent, &out.Agent)
+	out.Unverified = e.unverified(ctx, id)
 	for _, a := range d.GetPendingActivities() {
 		out.Worker, out.Attempt = a.GetLastWorkerIdentity(), int(a.GetAttempt())
 		out.LastFailure = a.GetLastFailure().GetMessage()

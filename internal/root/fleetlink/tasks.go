@@ -48,6 +48,9 @@ func writeCall(w io.Writer, t *temporal.FleetTaskDetail) {
 	if t.Description != "" {
 		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(t.Description))
 	}
+	if t.Unverified != "" {
+		fmt.Fprintf(w, "started  %s\n", termsafe.Line(t.Unverified))
+	}
 	switch {
 	case t.Refused && t.Worker != "":
 		fmt.Fprintf(w, "refused  by worker %s (its attempt %d ran nothing; why below)\n", termsafe.Line(t.Worker), t.Attempt)

@@ -1,0 +1,130 @@
+package temporal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/broodhq/brood/internal/dispatch"
+)
+
+// A keyless submitter signs nothing, so the replay of a single call's
+// start (ownStart) can check only that it is a call of that very task
+// brood would start: whoever can start workflows in the namespace can
+// start a new execution of brood-call-TASK with a brief of their own
+// once the user's ended, and brood tasks show / tasks resume would take
+// it as the user's call (review28 P2-1). The checkout the call was
+// submitted from keeps the digest of every start input it sent for the
+// task, beside the call's landing records in the git dir, which no child
+// writes (brood/fleet/TASK/sent.json); where they are, the start a
+// replay takes must be one of them. Elsewhere (another checkout, no
+// checkout) the call's status is said to be unverified.
+
+// sentRecord is the digests of the start inputs a checkout sent for one
+// single call's task, oldest first.
+type sentRecord struct {
+	Inputs []string `json:"inputs"`
+}
+
+// sentFile is the record of task's sent starts in the git dir of the
+// submitter's checkout ("": this engine has no checkout, or it is not
+// in a git repository).
+func (e *Engine) sentFile(ctx context.Context, task string) string {
+	if e.cfg.Code == nil || e.cfg.Code.Dir == "" {
+		return ""
+	}
+	dir, err := landDir(ctx, e.cfg.Code.Dir, task)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "sent.json")
+}
+
+// inputDigest is the digest of a call's start input as it travels (its
+// JSON): the replay's decoded start has the same one (sameJSON).
+func inputDigest(in CallInputW) string {
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// keepSent records in, the start input of task's call this submitter is
+// about to send, before it is sent (a submitter that dies after the
+// start has it recorded). Nothing is kept without a checkout.
+func (e *Engine) keepSent(ctx context.Context, task string, in CallInputW) error {
+	file := e.sentFile(ctx, task)
+	if file == "" {
+		return nil
+	}
+	var rec sentRecord
+	if err := dispatch.ReadJSON(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (remove it: the task's status is then said to be unverified): %w", task, file, err)
+	}
+	if d := inputDigest(in); !slices.Contains(rec.Inputs, d) {
+		rec.Inputs = append(rec.Inputs, d)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
+	}
+	if err := dispatch.WriteJSON(file, &rec); err != nil {
+		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
+	}
+	return nil
+}
+
+// sentHere is the record of task's starts this checkout sent (nil: none
+// kept here).
+func (e *Engine) sentHere(ctx context.Context, task string) (*sentRecord, string, error) {
+	file := e.sentFile(ctx, task)
+	if file == "" {
+		return nil, "", nil
+	}
+	var rec sentRecord
+	switch err := dispatch.ReadJSON(file, &rec); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, file, nil
+	case err != nil:
+		return nil, file, err
+	case len(rec.Inputs) == 0:
+		return nil, file, nil
+	}
+	return &rec, file, nil
+}
+
+// sentBy checks in, a replayed start of task's call, against the starts
+// this checkout sent, where it keeps them (a keyless submitter's only
+// proof that the run is the user's call): nil when in is one of them, or
+// when none is kept here (unverified says so).
+func (e *Engine) sentBy(ctx context.Context, task string, in CallInputW) error {
+	if e.cfg.Signer != nil {
+		return nil // its signature says whose it is
+	}
+	rec, file, err := e.sentHere(ctx, task)
+	switch {
+	case err != nil:
+		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (%v): nothing of its run is taken; remove the record to show it unverified", task, file, err)
+	case rec == nil || slices.Contains(rec.Inputs, inputDigest(in)):
+		return nil
+	}
+	return fmt.Errorf("task %s's latest run on Temporal was not started with an input this checkout sent (it keeps the digest of each in %s): someone who can start workflows in namespace %s started it with a brief of their own, so nothing of it is taken; if you resumed the task from another checkout, show or resume it there, else run the call again with brood subagent (and sign your submissions: brood fleet keygen)", task, file, e.cfg.Namespace)
+}
+
+// unverified says, for a keyless submitter with no record of task's
+// starts here, that the call's status is whoever started its run's ("":
+// a key signed it, or this checkout sent it).
+func (e *Engine) unverified(ctx context.Context, task string) string {
+	if e.cfg.Signer != nil {
+		return ""
+	}
+	if rec, _, err := e.sentHere(ctx, task); err != nil || rec != nil {
+		return ""
+	}
+	return fmt.Sprintf("unverified: this checkout sent no start of task %s and no key signed it, so its run is whoever started it's (anyone who can start workflows in namespace %s can); show it from the checkout it was submitted from, or sign your submissions (brood fleet keygen)", task, e.cfg.Namespace)
+}
