@@ -149,8 +149,7 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 		os.RemoveAll(job)
 		return nil, err
 	}
-	// (overlayfs options cannot carry a path with , : or \ in it)
-	if c.Overlay && repo != "" && !strings.ContainsAny(c.Dir, ",:\\") {
+	if c.Overlay && repo != "" {
 		var verified *lower
 		if co.Root, verified, co.treeLock, err = c.baseTree(ctx, store, repo, job, snap, format); err != nil {
 			co.Cleanup()
