@@ -147,35 +147,42 @@ func TestFilteredLandsWithTheSnapshotsAttributes(t *testing.T) {
 // filters reads HEAD's .gitattributes, at the top and nested, and runs
 // no git command that lists the whole tree (ls-tree -r printed every
 // path of a monorepo's HEAD at each repository open, once `git lfs
-// install` had put a filter in ~/.gitconfig).
+// install` had put a filter in ~/.gitconfig); in a SHA-1 and a SHA-256
+// repository.
 func TestUserFiltersReadsOnlyAttributes(t *testing.T) {
 	global := filepath.Join(t.TempDir(), "gitconfig")
 	write(t, global, "[filter \"rot\"]\n\tclean = cat\n\tsmudge = cat\n[filter \"deep\"]\n\tclean = cat\n\tsmudge = cat\n[filter \"unused\"]\n\tclean = cat\n")
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	dir := newRepo(t)
-	write(t, filepath.Join(dir, ".gitattributes"), "*.rot filter=rot\n")
-	write(t, filepath.Join(dir, "a/b/.gitattributes"), "*.d filter=deep\n")
-	write(t, filepath.Join(dir, "a/b/notattrs.gitattributes"), "*.u filter=unused\n")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "attrs")
-	trace := filepath.Join(t.TempDir(), "trace")
-	t.Setenv("GIT_TRACE", trace)
-	r, err := openRepo(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := r.keptFilters(context.Background())
-	slices.Sort(got)
-	if !slices.Equal(got, []string{"deep", "rot"}) {
-		t.Errorf("kept filters %v, want [deep rot]", got)
-	}
-	b, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "trace: built-in: git ls-tree") || strings.Contains(line, "trace: built-in: git ls-files") {
-			t.Errorf("a git command that lists the tree: %s", line)
-		}
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			dir := t.TempDir()
+			git(t, dir, "init", "-q", "--object-format="+format)
+			write(t, filepath.Join(dir, "a.txt"), "a\n")
+			write(t, filepath.Join(dir, ".gitattributes"), "*.rot filter=rot\n")
+			write(t, filepath.Join(dir, "a/b/.gitattributes"), "*.d filter=deep\n")
+			write(t, filepath.Join(dir, "a/b/notattrs.gitattributes"), "*.u filter=unused\n")
+			git(t, dir, "add", "-A")
+			git(t, dir, "commit", "-qm", "attrs")
+			trace := filepath.Join(t.TempDir(), "trace")
+			t.Setenv("GIT_TRACE", trace)
+			r, err := openRepo(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := r.keptFilters(context.Background())
+			slices.Sort(got)
+			if !slices.Equal(got, []string{"deep", "rot"}) {
+				t.Errorf("kept filters %v, want [deep rot]", got)
+			}
+			b, err := os.ReadFile(trace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, "trace: built-in: git ls-tree") || strings.Contains(line, "trace: built-in: git ls-files") {
+					t.Errorf("a git command that lists the tree: %s", line)
+				}
+			}
+		})
 	}
 }
