@@ -36,7 +36,8 @@ func (w *Workspace) applyByRename(ctx context.Context, base string, patch []byte
 	}
 	defer os.RemoveAll(scratch)
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(scratch, "index")}
-	if err := w.seedAttrs(ctx, env, base, pre); err != nil {
+	seeded, err := w.seedAttrs(ctx, env, base, pre)
+	if err != nil {
 		return err
 	}
 	var have bytes.Buffer
@@ -61,13 +62,17 @@ func (w *Workspace) applyByRename(ctx context.Context, base string, patch []byte
 	// they hashed what the child wrote; which path they write is the base
 	// snapshot's .gitattributes' say (seedAttrs), or the patch's own.
 	// git reads the attributes from the work tree before the index, for a
-	// checkout-index too: an empty work tree leaves it the index's.
-	attrTree := filepath.Join(scratch, "attrs")
-	if err := os.Mkdir(attrTree, 0o700); err != nil {
-		return fmt.Errorf("isolate: %w", err)
+	// checkout-index too: where the index was seeded, an empty work tree
+	// leaves them the index's.
+	coDir, coEnv := w.repo.top, env
+	if seeded {
+		coDir = filepath.Join(scratch, "attrs")
+		if err := os.Mkdir(coDir, 0o700); err != nil {
+			return fmt.Errorf("isolate: %w", err)
+		}
+		coEnv = append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + coDir}, env...)
 	}
-	coEnv := append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + attrTree}, env...)
-	if _, err := w.repo.gitIn(ctx, attrTree, coEnv, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
+	if _, err := w.repo.gitIn(ctx, coDir, coEnv, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
 		return err
 	}
 	st, err := os.OpenRoot(stage)
@@ -105,14 +110,17 @@ func (w *Workspace) applyByRename(ctx context.Context, base string, patch []byte
 // which its checkout-index reads them from: the child's files are
 // written with the attributes they were hashed with (overlayPatch; a
 // worktree copy's are the tree's at spawn, the same), not with the
-// tree's now. With no user filter kept nothing is run on them either way.
-func (w *Workspace) seedAttrs(ctx context.Context, env []string, base string, pre *preimages) error {
+// tree's now. With no user filter kept (no filter runs on them either
+// way) it does nothing and reports false: the checkout then reads the
+// tree's, as the overlay's hashing then seeds none (no walk of the base
+// for them on a landing).
+func (w *Workspace) seedAttrs(ctx context.Context, env []string, base string, pre *preimages) (bool, error) {
 	if base == "" || w.repo.keptFilters(ctx) == nil {
-		return nil
+		return false, nil
 	}
 	attrs, err := w.repo.attrsIn(ctx, base)
 	if err != nil {
-		return fmt.Errorf("isolate: the base's .gitattributes: %w", err)
+		return false, fmt.Errorf("isolate: the base's .gitattributes: %w", err)
 	}
 	named := map[string]bool{}
 	for _, pi := range pre.paths {
@@ -120,10 +128,10 @@ func (w *Workspace) seedAttrs(ctx context.Context, env []string, base string, pr
 	}
 	info := attrsInfo(attrs, func(p string) bool { return named[p] })
 	if len(info) == 0 {
-		return nil
+		return true, nil
 	}
 	_, err = w.repo.gitIn(ctx, w.repo.top, env, info, "update-index", "-z", "--index-info")
-	return err
+	return err == nil, err
 }
 
 // landingScratch makes a new directory (0700) for a landing's private

@@ -186,3 +186,29 @@ func TestUserFiltersReadsOnlyAttributes(t *testing.T) {
 		})
 	}
 }
+
+// TestLandingKeepsLineEndingAttributes: in a repository with no filter of
+// the user's, the landing still writes a child's new file with the line
+// endings the tree's .gitattributes ask for (the attributes come from the
+// tree there: nothing was seeded), as git checkout does.
+func TestLandingKeepsLineEndingAttributes(t *testing.T) {
+	iso := testIsolator(t)
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "none"))
+	for _, m := range modes(t, iso) {
+		t.Run(m.name, func(t *testing.T) {
+			dir := newRepo(t)
+			write(t, filepath.Join(dir, ".gitattributes"), "*.crlf text eol=crlf\n")
+			git(t, dir, "add", ".gitattributes")
+			git(t, dir, "commit", "-qm", "eol")
+			ws := prepare(t, iso, dir, "E", m.force)
+			runIsolated(t, ws, `printf 'one\ntwo\n' > n.crlf`)
+			out, err := ws.Finish(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, filepath.Join(dir, "n.crlf")); !out.Applied || got != "one\r\ntwo\r\n" {
+				t.Errorf("n.crlf landed as %q (outcome %+v), want CRLF line endings", got, out)
+			}
+		})
+	}
+}
