@@ -107,8 +107,11 @@ func gitState(root string, porcelain []byte) *TreeState {
 // write a filtered file's clean form, e.g. a git-lfs pointer over the big
 // file, and an unfiltered status takes it for unchanged; review30 P3-3).
 // Only those with a filter attribute are kept: any other such file was
-// only touched. (The attribute is the tree's .gitattributes' say, which
-// the writer may change, but then that file is on the list itself.)
+// only touched. The attribute is asked of the tree's .gitattributes and of
+// the index's: a writer writes the tree's, and one it makes may be
+// ignored, so never listed (review32 P3-1: d/.gitattributes unsetting the
+// filter, ignored by a d/.gitignore); a change of the index's is on the
+// list itself.
 func addCleanFiltered(ctx context.Context, st *TreeState, statDirty []byte) {
 	var cand []string
 	for _, p := range strings.Split(string(statDirty), "\x00") {
@@ -119,15 +122,17 @@ func addCleanFiltered(ctx context.Context, st *TreeState, statDirty []byte) {
 	if len(cand) == 0 {
 		return
 	}
-	c := gitx.Cmd{Dir: st.Root, NoFilters: true, Stdin: strings.NewReader(strings.Join(cand, "\x00") + "\x00")}
-	out, err := c.Run(ctx, "check-attr", "-z", "--stdin", "filter")
-	if err != nil {
-		return
-	}
-	recs := strings.Split(out, "\x00")
-	for i := 0; i+2 < len(recs); i += 3 { // path, attribute, value
-		if v := recs[i+2]; v != "unspecified" && v != "unset" {
-			st.Files[recs[i]] = "filtered:" + hashFile(filepath.Join(st.Root, recs[i]))
+	for _, source := range [][]string{nil, {"--cached"}} {
+		c := gitx.Cmd{Dir: st.Root, NoFilters: true, Stdin: strings.NewReader(strings.Join(cand, "\x00") + "\x00")}
+		out, err := c.Run(ctx, append(append([]string{"check-attr"}, source...), "-z", "--stdin", "filter")...)
+		if err != nil {
+			continue
+		}
+		recs := strings.Split(out, "\x00")
+		for i := 0; i+2 < len(recs); i += 3 { // path, attribute, value
+			if _, done := st.Files[recs[i]]; !done && recs[i+2] != "unspecified" && recs[i+2] != "unset" {
+				st.Files[recs[i]] = "filtered:" + hashFile(filepath.Join(st.Root, recs[i]))
+			}
 		}
 	}
 }
