@@ -56,6 +56,10 @@ type Config struct {
 	// copy's writer worked "in place", confined to the worker's own
 	// project, and could not write the copy at all.
 	CopyRoot string
+	// SharedCopy: Workspace is a copy other calls read too (a fleet
+	// worker's checkout of a base, for a read-only call): no writer
+	// starts in it (Dispatcher.ReadOnlyIn).
+	SharedCopy bool
 	// Mount, when set, is the copy every child of this dispatcher works
 	// in (a fleet worker's overlay of the submitter's tree; Workspace is
 	// its Dir): the child mounts it, a writer is confined to it as an

@@ -450,6 +450,9 @@ func cloneCmd(cmd *exec.Cmd) *exec.Cmd {
 // once it holds its pool slot (so the copy is taken when the child starts).
 // userNS says whether the child starts in a user namespace (userNSFor).
 func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace, userNS bool) error {
+	if d.cfg.SharedCopy && !env.ReadOnly {
+		return fmt.Errorf("%s is a copy shared with other calls (a fleet worker's checkout for read-only calls): only a read-only agent runs in it, and %s writes", d.cfg.Workspace, env.TargetAgent)
+	}
 	if err := d.requireSandbox(env, userNS); err != nil {
 		return err
 	}

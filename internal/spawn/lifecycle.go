@@ -497,10 +497,22 @@ func sendTo(f dispatch.Finder, id, from, message string) error {
 // pool, records, limits and permissions; its task directories stay in d's
 // project. With root "" workspace is no copy: its writers work as d's do.
 func (d *Dispatcher) In(workspace, root string, mount *isolate.Mount) (*Dispatcher, error) {
+	return d.in(workspace, root, mount, false)
+}
+
+// ReadOnlyIn is a dispatcher like d whose children read workspace, a copy
+// shared with other calls (a fleet worker's verified checkout of a base,
+// the lower every overlay of it stacks on): it starts no writer
+// (Config.SharedCopy), nor is workspace any writer's copy root.
+func (d *Dispatcher) ReadOnlyIn(workspace string) (*Dispatcher, error) {
+	return d.in(workspace, "", nil, true)
+}
+
+func (d *Dispatcher) in(workspace, root string, mount *isolate.Mount, shared bool) (*Dispatcher, error) {
 	d.bg.mu.Lock()
 	cfg := d.cfg
 	d.bg.mu.Unlock()
-	cfg.Workspace, cfg.CopyRoot, cfg.Mount = workspace, root, mount
+	cfg.Workspace, cfg.CopyRoot, cfg.Mount, cfg.SharedCopy = workspace, root, mount, shared
 	if mount != nil {
 		cfg.CopyRoot = mount.Root
 	}

@@ -67,7 +67,12 @@ func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, re
 		}
 	}()
 	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) {
-		c, err := d.In(co.Dir, co.Root, co.Mount)
+		in := func() (*spawn.Dispatcher, error) { return d.In(co.Dir, co.Root, co.Mount) }
+		if co.Shared() {
+			// (The cache's checkout itself: never a writer's copy.)
+			in = func() (*spawn.Dispatcher, error) { return d.ReadOnlyIn(co.Dir) }
+		}
+		c, err := in()
 		if err != nil {
 			return nil, err
 		}
