@@ -74,6 +74,23 @@ func configRoot(s settings.Settings, env *dispatch.Envelope) string {
 	return cmp.Or(env.IsolationRoot, env.ProjectRoot)
 }
 
+// copyRoot is the copy a child's own children write (spawn.Config.CopyRoot):
+// its own copy's top when that copy is not beneath the project (a fleet
+// worker's copy of the submitter's tree, in the worker's cache; a worktree
+// copy in the fallback state directory), "" otherwise. Without it such a
+// child's writer worked "in place" in the project, which its copy is not
+// part of: it could write nothing of the copy, and its change was lost.
+func copyRoot(env *dispatch.Envelope) string {
+	if env.IsolationRoot == "" || env.ProjectRoot == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(env.ProjectRoot, env.IsolationRoot)
+	if err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	return env.IsolationRoot
+}
+
 // userConfigDirs are the user's own configuration directories, which a
 // child's Write and Edit refuse (settings, agents, project trust grants).
 func userConfigDirs(s settings.Settings) []string {

@@ -108,6 +108,11 @@ type Checkout struct {
 	treeLock  *os.File // an overlay's shared lock on its base checkout
 }
 
+// Shared reports whether co is the cache's checkout itself (a read-only
+// call's, where nothing is mounted): other calls read it, and every
+// overlay of its base stacks on it, so no writer may run in it.
+func (co *Checkout) Shared() bool { return co.shared }
+
 // Materialise makes a copy of snap for one call. Each call gets a new
 // directory; concurrent calls on one cache are safe.
 func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *Snapshot, opts Options) (*Checkout, error) {
@@ -149,8 +154,7 @@ func (c *Cache) Materialise(ctx context.Context, store *blobstore.Store, snap *S
 		os.RemoveAll(job)
 		return nil, err
 	}
-	// (overlayfs options cannot carry a path with , : or \ in it)
-	if c.Overlay && repo != "" && !strings.ContainsAny(c.Dir, ",:\\") {
+	if c.Overlay && repo != "" {
 		var verified *lower
 		if co.Root, verified, co.treeLock, err = c.baseTree(ctx, store, repo, job, snap, format); err != nil {
 			co.Cleanup()

@@ -46,15 +46,26 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 		out []byte
 		err error
 	}
-	topc := make(chan answer, 1)
+	topc, statc := make(chan answer, 1), make(chan answer, 1)
 	go func() {
 		top, err := gitOutput(ctx, root, "rev-parse", "--show-toplevel")
 		topc <- answer{top, err}
 	}()
+	go func() {
+		// The entries whose stat changed, re-hashed or not (diff-files
+		// refreshes nothing; nor does status write the index back:
+		// GIT_OPTIONAL_LOCKS=0).
+		out, err := gitOutput(ctx, root, "diff-files", "--name-only", "-z", "--no-renames")
+		statc <- answer{out, err}
+	}()
 	out, err := gitOutput(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-	top := <-topc
+	top, stat := <-topc, <-statc
 	if err == nil && top.err == nil {
-		return gitState(strings.TrimSpace(string(top.out)), out), nil
+		st := gitState(strings.TrimSpace(string(top.out)), out)
+		if stat.err == nil {
+			addCleanFiltered(ctx, st, stat.out)
+		}
+		return st, nil
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -68,7 +79,8 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 // the user's own included (gitx.Cmd.NoFilters): an in-place writer's
 // .gitattributes would choose which runs, unconfined, on what it wrote.
 // The status only lists paths (hashFile fingerprints them); a filtered
-// file a writer merely touched may be listed as changed.
+// file a writer merely touched may be listed as changed, and one it wrote
+// in its clean form is found by addCleanFiltered.
 func gitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	out, err := gitx.Cmd{Dir: dir, NoFilters: true}.Run(ctx, args...)
 	return []byte(out), err
@@ -86,6 +98,43 @@ func gitState(root string, porcelain []byte) *TreeState {
 		st.Files[path] = code + ":" + hashFile(filepath.Join(root, path))
 	}
 	return st
+}
+
+// addCleanFiltered fingerprints the files whose stat changed (statDirty,
+// diff-files' list) that status did not list: their content is the
+// index's blob as it is, which for a file .gitattributes give a filter
+// is its clean form, not the smudged one the tree holds (a writer can
+// write a filtered file's clean form, e.g. a git-lfs pointer over the big
+// file, and an unfiltered status takes it for unchanged; review30 P3-3).
+// Only those with a filter attribute are kept: any other such file was
+// only touched. The attribute is asked of the tree's .gitattributes and of
+// the index's: a writer writes the tree's, and one it makes may be
+// ignored, so never listed (review32 P3-1: d/.gitattributes unsetting the
+// filter, ignored by a d/.gitignore); a change of the index's is on the
+// list itself.
+func addCleanFiltered(ctx context.Context, st *TreeState, statDirty []byte) {
+	var cand []string
+	for _, p := range strings.Split(string(statDirty), "\x00") {
+		if _, listed := st.Files[p]; p != "" && !listed {
+			cand = append(cand, p)
+		}
+	}
+	if len(cand) == 0 {
+		return
+	}
+	for _, source := range [][]string{nil, {"--cached"}} {
+		c := gitx.Cmd{Dir: st.Root, NoFilters: true, Stdin: strings.NewReader(strings.Join(cand, "\x00") + "\x00")}
+		out, err := c.Run(ctx, append(append([]string{"check-attr"}, source...), "-z", "--stdin", "filter")...)
+		if err != nil {
+			continue
+		}
+		recs := strings.Split(out, "\x00")
+		for i := 0; i+2 < len(recs); i += 3 { // path, attribute, value
+			if _, done := st.Files[recs[i]]; !done && recs[i+2] != "unspecified" && recs[i+2] != "unset" {
+				st.Files[recs[i]] = "filtered:" + hashFile(filepath.Join(st.Root, recs[i]))
+			}
+		}
+	}
 }
 
 // hashFile fingerprints the entry at path as itself: a symbolic link by

@@ -108,9 +108,9 @@ func mountOverlay(spec mountSpec) error {
 		}
 		keep = append(keep, kept{fd, k})
 	}
-	opts := "lowerdir=" + spec.Root + ",upperdir=" + spec.Upper + ",workdir=" + spec.Work
-	if spec.UserXattr {
-		opts += ",userxattr"
+	opts, err := overlayOptions(spec.Root, spec.Upper, spec.Work, spec.UserXattr)
+	if err != nil {
+		return err
 	}
 	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
@@ -148,6 +148,41 @@ func mountOverlay(spec mountSpec) error {
 	return nil
 }
 
+// overlayOptions is the overlay's mount data for these layers. Each path
+// is escaped as overlayfs reads it: a backslash takes the next character
+// as it is, so a ',' (the options' separator), a ':' (lowerdir's) or a
+// '\\' in a path is one of the path's characters. overlayfs has read its
+// options so since it was merged (3.18: ovl_next_opt, ovl_unescape for
+// lowerdir, upperdir and workdir), well below the kernels brood runs on.
+// The kernel takes at most a page of mount data: longer options are an
+// error here (the child then exits ExitMountFailed and its parent falls
+// back to a worktree copy), never a mount of a cut path.
+func overlayOptions(lower, upper, work string, userxattr bool) (string, error) {
+	opts := "lowerdir=" + escapeOverlayPath(lower) + ",upperdir=" + escapeOverlayPath(upper) + ",workdir=" + escapeOverlayPath(work)
+	if userxattr {
+		opts += ",userxattr"
+	}
+	if len(opts) >= os.Getpagesize() {
+		return "", fmt.Errorf("isolate: the overlay's options for %s are %d bytes, more than the kernel takes (%d): the paths are too long", lower, len(opts), os.Getpagesize()-1)
+	}
+	return opts, nil
+}
+
+// escapeOverlayPath puts a backslash before each ',', ':' and '\\' of p.
+func escapeOverlayPath(p string) string {
+	if !strings.ContainsAny(p, ",:\\") {
+		return p
+	}
+	b := make([]byte, 0, len(p)+8)
+	for i := range len(p) {
+		if c := p[i]; c == ',' || c == ':' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, p[i])
+	}
+	return string(b)
+}
+
 func within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
@@ -177,15 +212,15 @@ func runProbeChild(dir string) int {
 	res := probeResult{}
 	var errs []string
 	for _, ux := range []bool{true, false} {
-		opts := "lowerdir=" + dir + "/l,upperdir=" + dir + "/u,workdir=" + dir + "/w"
-		if ux {
-			opts += ",userxattr"
+		opts, err := overlayOptions(dir+"/l", dir+"/u", dir+"/w", ux)
+		if err == nil {
+			err = unix.Mount("overlay", dir+"/m", "overlay", 0, opts)
 		}
-		if err := unix.Mount("overlay", dir+"/m", "overlay", 0, opts); err != nil {
+		if err != nil {
 			errs = append(errs, fmt.Sprintf("mount (userxattr=%v): %v", ux, err))
 			continue
 		}
-		err := os.WriteFile(dir+"/m/new", []byte("x"), 0o600)
+		err = os.WriteFile(dir+"/m/new", []byte("x"), 0o600)
 		if err == nil {
 			err = os.Remove(dir + "/m/old")
 		}

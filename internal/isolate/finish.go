@@ -126,7 +126,7 @@ func (w *Workspace) applyWhole(ctx context.Context, base string, patch []byte, e
 	// Applied on a private index and moved in by rename: the user's index
 	// is never read or written, nothing is staged, and no path it changes
 	// is ever missing from the tree (applyByRename).
-	err := w.applyByRename(ctx, patch, pre)
+	err := w.applyByRename(ctx, base, patch, pre)
 	if err == nil {
 		out.Applied = true
 		return "", nil
@@ -206,14 +206,26 @@ func (w *Workspace) overlayPatch(ctx context.Context, base string) ([]byte, []ra
 	env := []string{"GIT_INDEX_FILE=" + index}
 	if len(c.Set) > 0 {
 		// Hash the child's files from the upper layer, with git's built-in
-		// conversions (line endings) and only the user's filters the base's
-		// .gitattributes name (gitIn): the upper layer holds no
+		// conversions (line endings) and only the user's filters HEAD's
+		// .gitattributes name (gitIn), as the base snapshot's
+		// .gitattributes give them to paths: the upper layer holds no
 		// .gitattributes the child did not write, so git reads the base's
-		// from the index, seeded with them.
+		// from the index, seeded with them. They are what the snapshot
+		// hashed the tree with (the tree's at spawn, uncommitted changes
+		// included) and what the landing writes with (applyByRename): a
+		// file HEAD's and the tree's .gitattributes filter differently
+		// went through clean with one and smudge with the other, and
+		// landed as bytes the child never wrote (review30 P2-2).
 		upEnv := append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + w.upper}, env...)
 		if w.repo.keptFilters(ctx) != nil {
-			if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(w.repo.filterAttrs), "update-index", "-z", "--index-info"); err != nil {
+			attrs, err := w.repo.attrsIn(ctx, base)
+			if err != nil {
 				return nil, nil, fmt.Errorf("isolate: the base's .gitattributes: %w", err)
+			}
+			if info := attrsInfo(attrs, nil); len(info) > 0 {
+				if _, err := w.repo.gitIn(ctx, w.upper, upEnv, info, "update-index", "-z", "--index-info"); err != nil {
+					return nil, nil, fmt.Errorf("isolate: the base's .gitattributes: %w", err)
+				}
 			}
 		}
 		if _, err := w.repo.gitIn(ctx, w.upper, upEnv, []byte(strings.Join(c.Set, "\x00")+"\x00"),

@@ -35,7 +35,7 @@ type repo struct {
 	// brood's git on the tree runs (gitIn).
 	filtersOnce sync.Once
 	filters     []string
-	filterAttrs string // their .gitattributes, update-index --index-info -z
+	sha256      bool // the repository's objects are named by SHA-256 (read with filters)
 }
 
 // openRepo finds the repository containing dir with one git call.
@@ -89,25 +89,30 @@ func (r *repo) gitIn(ctx context.Context, dir string, env []string, stdin []byte
 
 // keptFilters is userFilters, read once.
 func (r *repo) keptFilters(ctx context.Context) []string {
-	r.filtersOnce.Do(func() { r.filters, r.filterAttrs = r.userFilters(ctx) })
+	r.filtersOnce.Do(func() { r.filters = r.userFilters(ctx) })
 	return r.filters
 }
 
 // userFilters are the filter drivers defined in the user's or the
 // system's configuration that a .gitattributes of the repository's HEAD
 // commit names (filter=<name>): what a child writes cannot add to them.
-// Without such a driver it costs one git config. attrs are those
-// .gitattributes as update-index --index-info lines.
-func (r *repo) userFilters(ctx context.Context) (named []string, attrs string) {
+// Without such a driver it costs one git config; with one, a walk of
+// HEAD's tree that lists only its .gitattributes (attrsIn), and one
+// cat-file of them.
+func (r *repo) userFilters(ctx context.Context) []string {
 	plain := gitx.Cmd{Dir: r.top}
-	out, err := plain.Run(ctx, "config", "--show-scope", "--null", "--get-regexp", `^filter\.`)
+	out, err := plain.Run(ctx, "config", "--show-scope", "--null", "--get-regexp", `^(filter\.|extensions\.objectformat$)`)
 	if err != nil {
-		return nil, ""
+		return nil
 	}
 	var defined []string
 	recs := strings.Split(out, "\x00")
 	for i := 0; i+1 < len(recs); i += 2 {
-		key, _, _ := strings.Cut(recs[i+1], "\n")
+		key, val, _ := strings.Cut(recs[i+1], "\n")
+		if strings.EqualFold(key, "extensions.objectformat") {
+			r.sha256 = strings.EqualFold(strings.TrimSpace(val), "sha256")
+			continue
+		}
 		if s := recs[i]; s != "local" && s != "worktree" {
 			if name := strings.TrimPrefix(key[:max(strings.LastIndexByte(key, '.'), 0)], "filter."); !slices.Contains(defined, name) {
 				defined = append(defined, name)
@@ -115,35 +120,67 @@ func (r *repo) userFilters(ctx context.Context) (named []string, attrs string) {
 		}
 	}
 	if len(defined) == 0 {
-		return nil, ""
+		return nil
 	}
-	files, err := plain.Run(ctx, "ls-tree", "-r", "-z", "--full-tree", "HEAD")
-	if err != nil {
-		return nil, ""
+	attrs, err := r.attrsIn(ctx, "HEAD")
+	if err != nil || len(attrs) == 0 {
+		return nil
 	}
 	var objs []string
-	var info strings.Builder
-	for _, e := range strings.Split(files, "\x00") {
-		meta, f, _ := strings.Cut(e, "\t")
-		if fs := strings.Fields(meta); len(fs) == 3 && fs[1] == "blob" && (f == ".gitattributes" || strings.HasSuffix(f, "/.gitattributes")) {
-			objs = append(objs, "HEAD:"+f)
-			fmt.Fprintf(&info, "%s %s\t%s\x00", fs[0], fs[2], f)
-		}
-	}
-	if len(objs) == 0 {
-		return nil, ""
+	for _, a := range attrs {
+		objs = append(objs, a.id)
 	}
 	plain.Stdin = strings.NewReader(strings.Join(objs, "\n") + "\n")
 	text, err := plain.Run(ctx, "cat-file", "--batch")
 	if err != nil {
-		return nil, ""
+		return nil
 	}
+	var named []string
 	for _, tok := range strings.Fields(text) {
 		if name, ok := strings.CutPrefix(tok, "filter="); ok && slices.Contains(defined, name) && !slices.Contains(named, name) {
 			named = append(named, name)
 		}
 	}
-	return named, info.String()
+	return named
+}
+
+// attrEntry is one .gitattributes file of a tree.
+type attrEntry struct{ mode, id, path string }
+
+// attrsIn lists the .gitattributes files of treeish (a commit or a tree)
+// as a diff from the empty tree limited to them: git walks the tree but
+// prints only those, where ls-tree -r would print every path of it.
+func (r *repo) attrsIn(ctx context.Context, treeish string) ([]attrEntry, error) {
+	empty := "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	if r.sha256 {
+		empty = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
+	}
+	c := gitx.Cmd{Dir: r.top, Env: []string{"GIT_LITERAL_PATHSPECS=0"}}
+	out, err := c.Run(ctx, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-ext-diff", empty, treeish, "--", ":(glob)**/.gitattributes")
+	if err != nil {
+		return nil, err
+	}
+	var attrs []attrEntry
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		// :000000 100644 0000... <id> A
+		if fs := strings.Fields(recs[i]); len(fs) == 5 && fs[4] == "A" && fs[1] != "120000" && fs[1] != "160000" {
+			attrs = append(attrs, attrEntry{mode: fs[1], id: fs[3], path: recs[i+1]})
+		}
+	}
+	return attrs, nil
+}
+
+// attrsInfo is attrs as update-index --index-info -z input, less the
+// paths in skip.
+func attrsInfo(attrs []attrEntry, skip func(string) bool) []byte {
+	var b bytes.Buffer
+	for _, a := range attrs {
+		if skip == nil || !skip(a.path) {
+			fmt.Fprintf(&b, "%s %s\t%s\x00", a.mode, a.id, a.path)
+		}
+	}
+	return b.Bytes()
 }
 
 // lock is the apply lock: it serialises apply-back per repository, across

@@ -313,12 +313,7 @@ func (i *Isolator) Prepare(ctx context.Context, opts Options) (*Workspace, error
 	w.watch.settle(r.top, st.ignored)
 	sup := i.Support()
 	w.xattr = sup.UserXattr
-	useOverlay := sup.Overlay && !opts.ForceWorktree
-	if useOverlay && strings.ContainsAny(r.top+w.state, ",:\\") {
-		useOverlay = false
-		w.Note = "path contains a character overlayfs options cannot carry: using a git worktree"
-	}
-	if useOverlay {
+	if sup.Overlay && !opts.ForceWorktree {
 		w.Mode, w.Dir, w.Root = ModeOverlay, dir, r.top
 		w.upper, w.work = filepath.Join(w.state, "upper"), filepath.Join(w.state, "work")
 		for _, d := range []string{w.upper, w.work} {

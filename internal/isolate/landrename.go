@@ -29,13 +29,17 @@ import (
 // checked out into a private directory, and each file is then moved into
 // the tree by rename over the old one (deletions first, as git does).
 // A refusal is a *GitError, as git apply's; nothing was written then.
-func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preimages) error {
+func (w *Workspace) applyByRename(ctx context.Context, base string, patch []byte, pre *preimages) error {
 	scratch, err := landingScratch(os.TempDir(), []string{w.repo.top, w.repo.gitDir, w.repo.common}, cmp.Or(w.keepDir, w.state))
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(scratch)
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(scratch, "index")}
+	seeded, err := w.seedAttrs(ctx, env, base, pre)
+	if err != nil {
+		return err
+	}
 	var have bytes.Buffer
 	for _, pi := range pre.paths {
 		if pi.kind == 'f' || pi.kind == 'l' {
@@ -55,8 +59,20 @@ func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preima
 	stage := filepath.Join(scratch, "tree")
 	// Only the filters the HEAD commit's .gitattributes name write the
 	// result (gitIn), whatever .gitattributes the patch brings, as only
-	// they hashed what the child wrote.
-	if _, err := w.repo.gitIn(ctx, w.repo.top, env, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
+	// they hashed what the child wrote; which path they write is the base
+	// snapshot's .gitattributes' say (seedAttrs), or the patch's own.
+	// git reads the attributes from the work tree before the index, for a
+	// checkout-index too: where the index was seeded, an empty work tree
+	// leaves them the index's.
+	coDir, coEnv := w.repo.top, env
+	if seeded {
+		coDir = filepath.Join(scratch, "attrs")
+		if err := os.Mkdir(coDir, 0o700); err != nil {
+			return fmt.Errorf("isolate: %w", err)
+		}
+		coEnv = append([]string{"GIT_DIR=" + w.repo.gitDir, "GIT_WORK_TREE=" + coDir}, env...)
+	}
+	if _, err := w.repo.gitIn(ctx, coDir, coEnv, nil, "checkout-index", "-a", "-f", "--prefix="+stage+"/"); err != nil {
 		return err
 	}
 	st, err := os.OpenRoot(stage)
@@ -87,6 +103,35 @@ func (w *Workspace) applyByRename(ctx context.Context, patch []byte, pre *preima
 		}
 	}
 	return installResult(w.repo.top, st, pre, result)
+}
+
+// seedAttrs puts the base snapshot's .gitattributes (but those the patch
+// names: theirs are its own versions) into the landing's private index,
+// which its checkout-index reads them from: the child's files are
+// written with the attributes they were hashed with (overlayPatch; a
+// worktree copy's are the tree's at spawn, the same), not with the
+// tree's now. With no user filter kept (no filter runs on them either
+// way) it does nothing and reports false: the checkout then reads the
+// tree's, as the overlay's hashing then seeds none (no walk of the base
+// for them on a landing).
+func (w *Workspace) seedAttrs(ctx context.Context, env []string, base string, pre *preimages) (bool, error) {
+	if base == "" || w.repo.keptFilters(ctx) == nil {
+		return false, nil
+	}
+	attrs, err := w.repo.attrsIn(ctx, base)
+	if err != nil {
+		return false, fmt.Errorf("isolate: the base's .gitattributes: %w", err)
+	}
+	named := map[string]bool{}
+	for _, pi := range pre.paths {
+		named[pi.rel] = true
+	}
+	info := attrsInfo(attrs, func(p string) bool { return named[p] })
+	if len(info) == 0 {
+		return true, nil
+	}
+	_, err = w.repo.gitIn(ctx, w.repo.top, env, info, "update-index", "-z", "--index-info")
+	return err == nil, err
 }
 
 // landingScratch makes a new directory (0700) for a landing's private

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/broodhq/brood/internal/gitx"
 )
@@ -47,41 +49,80 @@ func (w *Workspace) mergeClean(ctx context.Context, base string, entries []rawEn
 	if err != nil {
 		return false, err
 	}
+	// The tree is read and written through os.Root, as the landing's
+	// install is (installOne): no link of the tree's is followed, in a
+	// path or at its end (an in-place writer, or the user, may have made
+	// one since the spawn), and nothing is written beyond the tree.
+	root, err := os.OpenRoot(w.repo.top)
+	if err != nil {
+		return false, fmt.Errorf("isolate: %w", err)
+	}
+	defer root.Close()
 	merged := make([][]byte, len(entries))
+	modes := make([]os.FileMode, len(entries))
 	for i, e := range entries {
 		if bytes.IndexByte(bases[i], 0) >= 0 {
 			return false, nil // binary: no line merge
 		}
-		basePath := filepath.Join(tmp, fmt.Sprint(i))
+		basePath, cur := filepath.Join(tmp, fmt.Sprint(i)), filepath.Join(tmp, fmt.Sprint(i)+".cur")
 		if err := os.WriteFile(basePath, bases[i], 0o600); err != nil {
 			return false, fmt.Errorf("isolate: %w", err)
 		}
-		cur := filepath.Join(w.repo.top, filepath.FromSlash(e.path))
+		var ok bool
+		if modes[i], ok = copyRegular(root, filepath.FromSlash(e.path), cur); !ok {
+			return false, nil // gone, or no longer a regular file of the tree's
+		}
 		out, err := gitx.Run(ctx, w.repo.top, "merge-file", "-p", "-q", "--", cur, basePath, childFile(e.path))
 		if err != nil {
-			return false, nil // conflicts (exit > 0), or e.g. the parent deleted the file
+			return false, nil // conflicts (exit > 0)
 		}
 		merged[i] = []byte(out)
 	}
 	for i, e := range entries {
-		dst := filepath.Join(w.repo.top, filepath.FromSlash(e.path))
-		mode := os.FileMode(0o644)
-		if e.newMode == "100755" {
-			mode = 0o755
+		rel := filepath.FromSlash(e.path)
+		part := rel + ".brood-merge-" + rand.Text()[:10]
+		f, err := root.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, modes[i])
+		if err == nil {
+			_, err = f.Write(merged[i])
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				_ = root.Remove(part)
+			}
 		}
-		if st, err := os.Stat(dst); err == nil {
-			mode = st.Mode().Perm()
+		if err == nil {
+			err = renameIn(root, part, rel)
 		}
-		part := dst + ".brood-merge"
-		if err := os.WriteFile(part, merged[i], mode); err != nil {
-			return false, fmt.Errorf("isolate: %w", err)
-		}
-		if err := os.Rename(part, dst); err != nil {
-			os.Remove(part)
-			return false, fmt.Errorf("isolate: %w", err)
+		if err != nil {
+			return false, fmt.Errorf("isolate: write the merge of %s: %w", e.path, err)
 		}
 	}
 	return true, nil
+}
+
+// copyRegular copies the regular file at rel under root (no link
+// followed) to dst, and returns its permissions; ok is false when it is
+// not there or not a regular file.
+func copyRegular(root *os.Root, rel, dst string) (os.FileMode, bool) {
+	in, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, false
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return st.Mode().Perm(), err == nil
 }
 
 // catBlobs reads the snapshot's version of each entry with one git call.

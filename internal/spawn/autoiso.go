@@ -33,7 +33,7 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 	if env.ReadOnly {
 		return false
 	}
-	if d.cfg.Mount != nil {
+	if d.onCopy() {
 		env.Isolation = "worktree"
 		env.Notes = append(env.Notes, "ran on this worker's copy of the submitter's tree; its changes go back to the submitter as one patch")
 		return false
@@ -64,6 +64,10 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 	env.Notes = append(env.Notes, "ran on an isolated copy of the tree (isolation: auto; "+why+"); its changes come back as one patch")
 	return false
 }
+
+// onCopy is whether this dispatcher's children work in a fleet worker's
+// copy of a submitter's tree (Config.CopyRoot).
+func (d *Dispatcher) onCopy() bool { return d.cfg.Mount != nil || d.cfg.CopyRoot != "" }
 
 func (d *Dispatcher) leaveInPlace() {
 	d.mu.Lock()

@@ -48,6 +48,18 @@ type Config struct {
 	// ~/.config/brood/mcp (`brood mcp --http --token-file`'s file).
 	Hidden    []string
 	Workspace string // absolute
+	// CopyRoot, when set, is the top of the copy every child of this
+	// dispatcher works in (a fleet worker's copy of the submitter's tree,
+	// Mount.Root for an overlay, a full checkout where the worker has no
+	// overlay): every writer is confined to it as an isolated child is,
+	// and its change is the copy's preparer's to take. Without it a full
+	// copy's writer worked "in place", confined to the worker's own
+	// project, and could not write the copy at all.
+	CopyRoot string
+	// SharedCopy: Workspace is a copy other calls read too (a fleet
+	// worker's checkout of a base, for a read-only call): no writer
+	// starts in it (Dispatcher.ReadOnlyIn).
+	SharedCopy bool
 	// Mount, when set, is the copy every child of this dispatcher works
 	// in (a fleet worker's overlay of the submitter's tree; Workspace is
 	// its Dir): the child mounts it, a writer is confined to it as an

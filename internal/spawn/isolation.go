@@ -85,7 +85,7 @@ func holdBashReadOnly(env *dispatch.Envelope) {
 // queued: such a child writes in place, so it must be scheduled as a writer
 // sharing the tree, not as an isolated one.
 func (d *Dispatcher) checkIsolation(env *dispatch.Envelope) {
-	if env.Isolation != "worktree" || d.cfg.Mount != nil {
+	if env.Isolation != "worktree" || d.onCopy() {
 		return
 	}
 	why := ""
@@ -227,7 +227,7 @@ func (d *Dispatcher) requireSandbox(env *dispatch.Envelope, userNS bool) error {
 		lacks = "the kernel sandbox is turned off (isolation.no_landlock)"
 	case sandbox.LandlockABI() < 1:
 		lacks = "this kernel has no Landlock"
-	case isolate.InPlaceWriter(env) && d.cfg.Depth == 0 && d.cfg.Mount == nil && !userNS:
+	case isolate.InPlaceWriter(env) && d.cfg.Depth == 0 && !d.onCopy() && !userNS:
 		lacks = "this machine has no user namespaces (an in-place writer's view needs one)"
 	default:
 		return nil
@@ -273,7 +273,7 @@ func (d *Dispatcher) holdsWorktreeGit(env *dispatch.Envelope, userNS bool) bool 
 // the git configuration entries that do not exist yet (.git/commondir,
 // .git/config.worktree), which no kernel rule can hold (isolate.AbsentGitConfig).
 func (d *Dispatcher) unheldGitConfig(env *dispatch.Envelope) []string {
-	if d.cfg.Depth > 0 || d.cfg.Mount != nil || !isolate.InPlaceWriter(env) {
+	if d.cfg.Depth > 0 || d.onCopy() || !isolate.InPlaceWriter(env) {
 		return nil
 	}
 	return isolate.AbsentGitConfig(isolate.Resolved(isolate.WorkRoot(env)))
@@ -450,6 +450,9 @@ func cloneCmd(cmd *exec.Cmd) *exec.Cmd {
 // once it holds its pool slot (so the copy is taken when the child starts).
 // userNS says whether the child starts in a user namespace (userNSFor).
 func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace, userNS bool) error {
+	if d.cfg.SharedCopy && !env.ReadOnly {
+		return fmt.Errorf("%s is a copy shared with other calls (a fleet worker's checkout for read-only calls): only a read-only agent runs in it, and %s writes", d.cfg.Workspace, env.TargetAgent)
+	}
 	if err := d.requireSandbox(env, userNS); err != nil {
 		return err
 	}
@@ -465,6 +468,14 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		}
 		if err := m.Configure(cmd); err != nil {
 			return err
+		}
+	} else if d.cfg.CopyRoot != "" {
+		// A fleet worker's full copy: nothing to mount, a writer writes
+		// the copy (ChildPolicy's isolated writer), never the worker's
+		// project.
+		changed = true
+		if env.Isolation == "worktree" {
+			env.IsolationRoot, env.IsolationDir = d.cfg.CopyRoot, d.cfg.Workspace
 		}
 	} else if env.Isolation == "worktree" {
 		changed = true
@@ -512,7 +523,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			return err
 		}
 	}
-	if d.cfg.Mount == nil && isolate.InPlaceWriter(env) && !env.NoLandlock {
+	if !d.onCopy() && isolate.InPlaceWriter(env) && !env.NoLandlock {
 		noted, err := d.holdInPlace(cmd, env, td, userNS)
 		if err != nil {
 			return fmt.Errorf("hold the in-place writer's configuration: %w", err)

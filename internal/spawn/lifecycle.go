@@ -492,14 +492,30 @@ func sendTo(f dispatch.Finder, id, from, message string) error {
 }
 
 // In is a dispatcher like d whose children work in workspace (a fleet
-// worker's copy of the submitter's tree), mounting it first when mount is
-// set (the copy is an overlay: Config.Mount): the same pool, records,
-// limits and permissions; its task directories stay in d's project.
-func (d *Dispatcher) In(workspace string, mount *isolate.Mount) (*Dispatcher, error) {
+// worker's copy of the submitter's tree, whose top is root), mounting it
+// first when mount is set (the copy is an overlay: Config.Mount): the same
+// pool, records, limits and permissions; its task directories stay in d's
+// project. With root "" workspace is no copy: its writers work as d's do.
+func (d *Dispatcher) In(workspace, root string, mount *isolate.Mount) (*Dispatcher, error) {
+	return d.in(workspace, root, mount, false)
+}
+
+// ReadOnlyIn is a dispatcher like d whose children read workspace, a copy
+// shared with other calls (a fleet worker's verified checkout of a base,
+// the lower every overlay of it stacks on): it starts no writer
+// (Config.SharedCopy), nor is workspace any writer's copy root.
+func (d *Dispatcher) ReadOnlyIn(workspace string) (*Dispatcher, error) {
+	return d.in(workspace, "", nil, true)
+}
+
+func (d *Dispatcher) in(workspace, root string, mount *isolate.Mount, shared bool) (*Dispatcher, error) {
 	d.bg.mu.Lock()
 	cfg := d.cfg
 	d.bg.mu.Unlock()
-	cfg.Workspace, cfg.Mount = workspace, mount
+	cfg.Workspace, cfg.CopyRoot, cfg.Mount, cfg.SharedCopy = workspace, root, mount, shared
+	if mount != nil {
+		cfg.CopyRoot = mount.Root
+	}
 	// The machine's user namespaces are known once per process (a fleet
 	// worker makes one of these per call): the new one shares d's answer.
 	cfg.ns = d.ns

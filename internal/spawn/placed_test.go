@@ -29,7 +29,7 @@ func TestPlacedDepth(t *testing.T) {
 		if v == "in" {
 			// A fleet worker's dispatcher for one call's copy: the
 			// scanned decision, kept (not scanned again).
-			if d, err = d.In(t.TempDir(), nil); err != nil {
+			if d, err = d.In(t.TempDir(), "", nil); err != nil {
 				t.Fatal(err)
 			}
 		}

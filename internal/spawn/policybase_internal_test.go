@@ -14,7 +14,7 @@ func TestInSharesThePolicyBase(t *testing.T) {
 	}
 	base := d.policyBase()
 	for range 2 {
-		nd, err := d.In(t.TempDir(), nil)
+		nd, err := d.In(t.TempDir(), "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

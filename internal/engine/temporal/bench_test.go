@@ -180,7 +180,7 @@ func startCodeWorkerIn(t testing.TB, c client.Client, queue, script string, conc
 	}
 	reg, _ := registry.Load(registry.Options{ProjectRoot: p.root, Home: p.home})
 	site := &temporal.CodeSite{Cache: cache, Blobs: blobs,
-		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Mount) },
+		RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) { return d.In(co.Dir, co.Root, co.Mount) },
 		ReadOnly: func(a string) bool { def, ok := reg.Get(a); return ok && def.ReadOnly }}
 	w := temporal.NewWorker(c, temporal.WorkerOptions{
 		Queue: queue, Concurrency: conc, Heartbeat: r.heartbeat, StopTimeout: 5 * time.Second, Eager: os.Getenv("BROOD_BENCH_EAGER") != "",

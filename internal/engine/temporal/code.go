@@ -22,7 +22,8 @@ type CodeSite struct {
 	Blobs *blobstore.Store
 	// RunnerIn is the worker's call path with its children working in the
 	// copy (in co.Dir, mounting co.Mount first when the copy is an
-	// overlay): spawn.Dispatcher.In(co.Dir, co.Mount).
+	// overlay): spawn.Dispatcher.In(co.Dir, co.Root, co.Mount), or
+	// ReadOnlyIn(co.Dir) for the cache's shared checkout (co.Shared).
 	RunnerIn func(co *codesnap.Checkout) (call.Runner, error)
 	// ReadOnly reports whether this worker runs an agent read-only (its
 	// registry's definition; nil: none is): such a call reads the cache's

@@ -24,8 +24,9 @@ import (
 // a cached checkout of the base where this machine lets a child mount one,
 // a full checkout otherwise. What a killed worker left behind, and base
 // checkouts no call has used for an hour, are pruned at start and every
-// ten minutes.
-func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, readOnly func(string) bool, remotes []string, stderr io.Writer) (*temporal.CodeSite, error) {
+// ten minutes. noOverlay (isolation.force_worktree) makes every copy a full
+// one, as a machine without overlays does.
+func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, readOnly func(string) bool, remotes []string, noOverlay bool, stderr io.Writer) (*temporal.CodeSite, error) {
 	blobs, ok := store.(*blobstore.Store)
 	if !ok {
 		return nil, nil
@@ -36,8 +37,12 @@ func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, re
 	}
 	sup := isolate.ProbeIn(ctx, cache.Dir)
 	cache.Overlay, cache.UserXattr = sup.Overlay, sup.UserXattr
-	if !sup.Overlay {
+	switch {
+	case !sup.Overlay:
 		fmt.Fprintf(stderr, "brood worker: no overlay on this machine (%s): each call gets a full copy of the submitter's tree\n", sup.Why)
+	case noOverlay:
+		cache.Overlay, cache.UserXattr = false, false
+		fmt.Fprintf(stderr, "brood worker: isolation.force_worktree is set: each call gets a full copy of the submitter's tree\n")
 	}
 	migrated, err := cache.MigrateClones(ctx)
 	for _, line := range migrated {
@@ -62,7 +67,12 @@ func codeSite(ctx context.Context, store temporal.Store, d *spawn.Dispatcher, re
 		}
 	}()
 	return &temporal.CodeSite{Cache: cache, Blobs: blobs, RunnerIn: func(co *codesnap.Checkout) (call.Runner, error) {
-		c, err := d.In(co.Dir, co.Mount)
+		in := func() (*spawn.Dispatcher, error) { return d.In(co.Dir, co.Root, co.Mount) }
+		if co.Shared() {
+			// (The cache's checkout itself: never a writer's copy.)
+			in = func() (*spawn.Dispatcher, error) { return d.ReadOnlyIn(co.Dir) }
+		}
+		c, err := in()
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +160,7 @@ func (Link) Worker(ctx context.Context, opts *cmdutil.WorkerOptions) error {
 		def, ok := reg.Get(agent)
 		return ok && def.ReadOnly
 	}
-	site, err := codeSite(ctx, store, d, readOnly, remotes, f.Err)
+	site, err := codeSite(ctx, store, d, readOnly, remotes, f.Settings.Isolation.ForceWorktree, f.Err)
 	if err != nil {
 		return err
 	}

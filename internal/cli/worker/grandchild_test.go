@@ -1,0 +1,74 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/engine/temporal/devserver"
+	"github.com/broodhq/brood/internal/testbrood"
+)
+
+// grandchildScript: the call's writer delegates to a writer of its own
+// (the "inner" task), whose Bash writes the copy and tries the worker's
+// own project ($WORKER_PROJECT).
+const grandchildScript = `
+agents:
+  general-purpose:
+    - cases:
+        - if: "Begin: inner"
+          tools: [{Bash: {command: "echo grand > grand.txt; echo more >> one.txt; echo no > \"$WORKER_PROJECT/escaped.txt\"; echo done"}}]
+      tools: [{Task: {subagent_type: general-purpose, description: inner, prompt: "write grand.txt"}}]
+    - say: "## What I did\n{{trunc 1500 (result 0)}}\n\n## Files changed\ngrand.txt, one.txt"
+`
+
+// TestFleetGrandchildWritesTheCopy: a fleet call's child that delegates
+// to a writer of its own: that grandchild writes the call's copy (an
+// overlay, and a full copy), its change lands in the submitter's tree, and
+// it writes nothing of the worker's project. Its dispatcher had no copy:
+// its writer worked "in place" in the worker's project, got EACCES on
+// every write of the copy, and the call was "done" with no change.
+func TestFleetGrandchildWritesTheCopy(t *testing.T) {
+	srv := devserver.Start(t)
+	for i, tc := range []struct {
+		name, settings string
+	}{
+		{"overlay", ""},
+		{"full copy", "\n[isolation]\nforce_worktree = true\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			queue := fmt.Sprintf("grandchild-%d-%d", os.Getpid(), i)
+			fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
+			wp := workerProject(t, grandchildScript)
+			wp.Env = append(wp.Env, "WORKER_PROJECT="+wp.Root, "BROOD_MAX_SUBAGENT_DEPTH=2")
+			f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\", \"Task\"]\n"+tc.settings)
+			f.Close()
+			w := startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
+			sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write", "--engine", "temporal", "--json"}, fleet...)...)
+			var res struct {
+				Status, Patch string
+			}
+			_ = json.Unmarshal([]byte(out), &res)
+			n, _ := os.ReadFile(filepath.Join(sub.Root, "grand.txt"))
+			o, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt"))
+			got := string(n) + string(o)
+			if code != 0 || res.Status != "done" || res.Patch != "applied" || got != "grand\nbase\nmore\n" {
+				t.Errorf("exit %d, status %q, patch %q, tree %q; want done, applied, the grandchild's change\n%s\n%s\n%s", code, res.Status, res.Patch, got, out, errs, w.log())
+			}
+			if _, err := os.Lstat(filepath.Join(wp.Root, "escaped.txt")); err == nil {
+				t.Errorf("the grandchild wrote the worker's own project")
+			}
+		})
+	}
+}
