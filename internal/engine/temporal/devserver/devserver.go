@@ -314,8 +314,8 @@ func StartShared(tb testing.TB) *Server {
 // time, and a call's requests pass between its services' goroutines:
 // with a second P a goroutine made ready may wake another thread, which
 // spins looking for work before it sleeps again. On one P it switched
-// threads 36% less often over the fleet benchmark and took about 10% less
-// CPU (docs/performance.md, issue 26).
+// threads 39% less often over the 300-call fleet benchmark and took 12%
+// less CPU (docs/performance.md, issue 26).
 func serverEnv(env []string, procs string) []string {
 	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
 	switch procs {
