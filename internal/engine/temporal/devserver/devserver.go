@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,6 +173,7 @@ func (s *Server) startProc(retryBind bool) bool {
 		// partition, and a test watches the order of one queue.
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1")
+	cmd.Env = serverEnv(os.Environ(), os.Getenv("BROOD_TEMPORAL_GOMAXPROCS"))
 	w := syncWriter{&s.mu, s.log}
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -303,6 +305,26 @@ func StartShared(tb testing.TB) *Server {
 	s := &Server{tb: tb, exe: exe, DB: filepath.Join(dir, "temporal.db"), log: &bytes.Buffer{}}
 	s.startOnFreePort()
 	return s
+}
+
+// serverEnv is the server's environment: env with GOMAXPROCS=1, as
+// docs/scale-out.md has users start theirs, or procs (the benchmarks'
+// BROOD_TEMPORAL_GOMAXPROCS) when set; "0" leaves Go's default, one per
+// core. A dev server's writes go through one SQLite connection one at a
+// time, and a call's requests pass between its services' goroutines:
+// with a second P a goroutine made ready may wake another thread, which
+// spins looking for work before it sleeps again. On one P it switched
+// threads 39% less often over the 300-call fleet benchmark and took 12%
+// less CPU (docs/performance.md, issue 26).
+func serverEnv(env []string, procs string) []string {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GOMAXPROCS=") })
+	switch procs {
+	case "":
+		return append(env, "GOMAXPROCS=1")
+	case "0":
+		return env
+	}
+	return append(env, "GOMAXPROCS="+procs)
 }
 
 // Pid is the server process's id (0 when it is not running): a

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +67,36 @@ func TestServerOutlivesTheThreadThatStartedIt(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("the dev server died with the thread that started it: %v\n%s", err, s.Log())
+	}
+}
+
+// TestServerRunsOnOneP: the dev server runs with GOMAXPROCS=1, as
+// docs/scale-out.md has users start theirs, whatever GOMAXPROCS the test
+// binary has; BROOD_TEMPORAL_GOMAXPROCS sets another (0: Go's default).
+func TestServerRunsOnOneP(t *testing.T) {
+	for _, c := range []struct {
+		name, procs string
+		env         []string
+		want        []string
+	}{
+		{"default", "", []string{"A=1", "GOMAXPROCS=8"}, []string{"A=1", "GOMAXPROCS=1"}},
+		{"none inherited", "", []string{"A=1"}, []string{"A=1", "GOMAXPROCS=1"}},
+		{"a benchmark's", "2", []string{"GOMAXPROCS=8", "A=1"}, []string{"A=1", "GOMAXPROCS=2"}},
+		{"go's default", "0", []string{"GOMAXPROCS=8", "A=1"}, []string{"A=1"}},
+	} {
+		if got := serverEnv(c.env, c.procs); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q; want %q", c.name, got, c.want)
+		}
+	}
+	t.Setenv("BROOD_TEMPORAL_GOMAXPROCS", "")
+	t.Setenv("GOMAXPROCS", "2")
+	s := Start(t)
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(s.Pid()) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.Split(string(env), "\x00")
+	if !slices.Contains(vars, "GOMAXPROCS=1") || slices.Contains(vars, "GOMAXPROCS=2") {
+		t.Fatalf("the dev server's GOMAXPROCS: %q; want 1 only", slices.DeleteFunc(vars, func(v string) bool { return !strings.HasPrefix(v, "GOMAXPROCS") }))
 	}
 }
