@@ -97,7 +97,6 @@ func childSetup(f *cmdutil.Factory) child.Setup {
 			ExeFunc:      f.ChildExeFor, // only a child that delegates looks
 			Extras:       f.Links.Delegation,
 			Args:         f.ChildArgs(),
-			Redact:       f.Redactor.Redact,
 			ConnectMCP: func(ctx context.Context, env *dispatch.Envelope, workspace string) childrun.MCPTools {
 				return mcpclient.ForChild(ctx, env, workspace)
 			},
