@@ -52,27 +52,49 @@ type containment struct {
 	lim   limiter
 }
 
-// pidnsProbe tells, once, whether a child can be started in a PID
-// namespace of its own. In cgroup mode only a child whose cgroup cannot be
-// made needs the answer, so it is asked then: the probe is a fork and exec
-// (1.4-2 ms) that a run whose cgroups hold never pays.
+// pidnsProbe tells whether a child can be started in a PID namespace of
+// its own. In cgroup mode only a child whose cgroup cannot be made needs
+// the answer, so it is asked then: the probe is a fork and exec (1.4-2
+// ms) that a run whose cgroups hold never pays. The kernel's yes or no is
+// kept for the pool's life; a namespace limit reached (ENOSPC, EUSERS:
+// max_pid_namespaces or max_user_namespaces, which any process of the
+// user can use up) is no answer, and the next child asks again.
 type pidnsProbe struct {
-	once sync.Once
-	err  error
+	mu      sync.Mutex
+	settled bool
+	err     error // the settled answer: nil, or why not
+	probes  int   // how many times it probed (tests)
 }
 
-// check probes (the first time) and says why not, or nil.
+// check probes (until it has the kernel's answer) and says why not, or
+// nil; a limit reached is said too, and settles nothing (limited).
 func (p *pidnsProbe) check(ctx context.Context) error {
 	if p == nil {
 		return errors.New("no PID-namespace probe")
 	}
-	p.once.Do(func() { p.err = tryPIDNS(context.WithoutCancel(ctx)) })
-	return p.err
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.settled {
+		return p.err
+	}
+	p.probes++
+	err := tryPIDNS(context.WithoutCancel(ctx))
+	if limited(err) {
+		return err
+	}
+	p.settled, p.err = true, err
+	return err
 }
+
+// limited reports whether err, a start in new namespaces, met a namespace
+// limit: no answer about this machine (sandbox.UserNSLimited).
+func limited(err error) bool { return err != nil && sandbox.UserNSLimited(err) }
 
 // probeContainment decides the mode. want is "" or "auto" (the best the
 // machine allows), "cgroup", or "pidns" (forced: the fallback is tested this
-// way). A forced mode the machine lacks falls back with a note.
+// way). A forced mode the machine lacks falls back with a note. A PID
+// namespace probe that met a limit leaves the mode at pidns: each child
+// asks again until the kernel answers (contain).
 func probeContainment(ctx context.Context, want string) containment {
 	var notes []string
 	pidns := &pidnsProbe{}
@@ -88,7 +110,10 @@ func probeContainment(ctx context.Context, want string) containment {
 	} else {
 		notes = append(notes, "PID namespace asked for")
 	}
-	if err := pidns.check(ctx); err != nil {
+	switch err := pidns.check(ctx); {
+	case limited(err):
+		notes = append(notes, "the PID namespace probe met a namespace limit ("+err.Error()+"): each child asks again")
+	case err != nil:
 		notes = append(notes, "no PID namespace: "+err.Error())
 		return containment{mode: ContainNone, note: strings.Join(notes, "; "), pidns: pidns, lim: probeLimiter("")}
 	}
@@ -239,11 +264,16 @@ func (c containment) contain(ctx context.Context, cmd *exec.Cmd, name string) (*
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
 			return &hold{mode: ContainCgroup, dir: dir, fd: fd}, nil
 		}
-		if c.pidns.check(ctx) != nil {
-			return &hold{mode: ContainNone, fd: -1}, nil
-		}
 	}
 	if c.mode == ContainCgroup || c.mode == ContainPIDNS {
+		switch err := c.pidns.check(ctx); {
+		case limited(err):
+			// Not started with less than the kernel gives (a limit
+			// frees when what holds it ends).
+			return nil, sandbox.NSLimitError(fmt.Errorf("contain the child in a PID namespace: %w", err))
+		case err != nil:
+			return &hold{mode: ContainNone, fd: -1}, nil
+		}
 		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
 		return &hold{mode: ContainPIDNS, fd: -1}, nil
 	}

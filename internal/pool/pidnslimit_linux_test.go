@@ -1,0 +1,104 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/broodhq/brood/internal/sandbox"
+)
+
+// envLimitCase runs TestPIDNSLimitSettlesNothing's case in its helper
+// process.
+const envLimitCase = "POOL_TEST_PIDNS_LIMIT"
+
+// TestPIDNSLimitSettlesNothing: a pool held by PID namespaces whose probe
+// meets a namespace limit (max_pid_namespaces reached: any process of the
+// user can use it up) does not fall to no containment for its life: the
+// child started while the limit holds fails with the limit's sentence
+// (not started with less), and once the limit frees the next child is the
+// init of a PID namespace of its own. Each case runs in a helper process
+// that is root of a user namespace of its own, where it sets the limits.
+func TestPIDNSLimitSettlesNothing(t *testing.T) {
+	if !sandbox.ProbeUserNS(context.Background()).UserNS {
+		t.Skip("needs user namespaces")
+	}
+	cases := []struct{ name, want string }{
+		{"pidns", ContainPIDNS},
+		{"auto without a cgroup", "auto"},
+	}
+	if name := os.Getenv(envLimitCase); name != "" {
+		for _, c := range cases {
+			if c.name == name {
+				limitCase(t, c.want)
+				return
+			}
+		}
+		t.Fatalf("no case %q", name)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestPIDNSLimitSettlesNothing$", "-test.v")
+			cmd.Env = append(os.Environ(), envLimitCase+"="+c.name)
+			sandbox.AddNamespaces(cmd, syscall.CLONE_NEWUSER|syscall.CLONE_NEWNS, []uintptr{24 /* CAP_SYS_RESOURCE */, 21 /* CAP_SYS_ADMIN */})
+			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			if strings.Contains(out.String(), "--- SKIP") {
+				t.Skipf("%s", out.String())
+			}
+			if err != nil || !strings.Contains(out.String(), "--- PASS: TestPIDNSLimitSettlesNothing") {
+				t.Fatalf("case %s: %v\n%s", c.name, err, out.String())
+			}
+		})
+	}
+}
+
+// limitCase is one case, in its helper process: want is the pool's
+// Containment.
+func limitCase(t *testing.T, want string) {
+	limit := func(n string) {
+		for _, f := range []string{"/proc/sys/user/max_pid_namespaces", "/proc/sys/user/max_user_namespaces"} {
+			if err := os.WriteFile(f, []byte(n+"\n"), 0o644); err != nil {
+				t.Skipf("cannot set this user namespace's limits: %v", err)
+			}
+		}
+	}
+	if want == "auto" {
+		// No cgroup v2 here: a /sys/fs/cgroup without one, in this
+		// process's own mount namespace (nothing propagates out of it).
+		if err := syscall.Mount("none", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+			t.Skipf("cannot make the mounts private: %v", err)
+		}
+		if err := syscall.Mount("none", "/sys/fs/cgroup", "tmpfs", 0, ""); err != nil {
+			t.Skipf("cannot hide the cgroups: %v", err)
+		}
+	}
+	limit("0")
+	p := New(Config{KillGrace: 300 * time.Millisecond, HeartbeatTimeout: time.Hour, Containment: want})
+	mode, note := p.Containment(t.Context())
+	if mode != ContainPIDNS || !strings.Contains(note, "limit") {
+		t.Fatalf("containment %s (%s), want %s with the limit said", mode, note, ContainPIDNS)
+	}
+	j, _ := job(t, "pid")
+	if _, err := j.run(t.Context(), p); err == nil || !strings.Contains(err.Error(), "limit is reached") {
+		t.Fatalf("a child started at the limit: %v, want refused with the limit's sentence", err)
+	}
+	limit("100")
+	j, lines := job(t, "pid")
+	if _, err := j.run(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if len(*lines) != 1 || !strings.Contains((*lines)[0], `"pid":1}`) {
+		t.Fatalf("the child once the limit freed said %q, want the init of a PID namespace", *lines)
+	}
+	if p.contain.pidns.probes != 3 {
+		t.Errorf("probed %d times, want 3 (the pool's, the refused child's, the next one's)", p.contain.pidns.probes)
+	}
+}
