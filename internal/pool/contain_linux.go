@@ -184,15 +184,12 @@ func ownCgroup() (string, error) {
 	return "", errors.New("this process has no cgroup v2 membership")
 }
 
-// tryPIDNS starts `true` as the init of a new PID namespace, the way a
+// tryPIDNS starts this program's no-op start (sandbox.ProbeCommand, never
+// a `true` found on PATH) as the init of a new PID namespace, the way a
 // child would be started: only trying tells whether the kernel, a seccomp
 // profile or a sandbox (Landlock forbids writing a child's uid_map) allow it.
 func tryPIDNS(ctx context.Context) error {
-	path, err := exec.LookPath("true")
-	if err != nil {
-		return fmt.Errorf("cannot probe: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, path)
+	cmd := sandbox.ProbeCommand(ctx)
 	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
 	started := make(chan error, 1)
 	// From a throw-away thread, as a child is (sandbox.NamespacesOnThread).

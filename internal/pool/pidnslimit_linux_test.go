@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,5 +101,23 @@ func limitCase(t *testing.T, want string) {
 	}
 	if p.contain.pidns.probes != 3 {
 		t.Errorf("probed %d times, want 3 (the pool's, the refused child's, the next one's)", p.contain.pidns.probes)
+	}
+}
+
+// TestPIDNSProbeRunsNoProgramOfPATH: the PID-namespace probe starts this
+// program's no-op start (sandbox.ProbeCommand), never a `true` found on
+// PATH: here one early on PATH that leaves a mark.
+func TestPIDNSProbeRunsNoProgramOfPATH(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	if err := os.WriteFile(filepath.Join(dir, "true"), []byte("#!/bin/sh\necho ran >> '"+mark+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := tryPIDNS(t.Context()); err != nil {
+		t.Skipf("no PID namespace here: %v", err)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatalf("the probe ran the `true` on PATH (%s)", filepath.Join(dir, "true"))
 	}
 }

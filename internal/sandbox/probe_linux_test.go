@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -50,5 +51,36 @@ func TestUserNSRefusedOrLimited(t *testing.T) {
 		if got := UserNSLimited(c.err); got != c.limited {
 			t.Errorf("%s: UserNSLimited = %v, want %v", c.name, got, c.limited)
 		}
+	}
+}
+
+// TestProbeRunsNoProgramOfPATH: the namespace probes (the user namespace
+// alone, and Probe's network namespace) start this program's no-op start,
+// never a `true` found on PATH, which a repository's or a user's
+// directory early on PATH could hold: here one that leaves a mark.
+func TestProbeRunsNoProgramOfPATH(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	fake := "#!/bin/sh\necho ran >> '" + mark + "'\n"
+	if err := os.WriteFile(filepath.Join(dir, "true"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, tc := range []struct {
+		name  string
+		probe func() Report
+	}{
+		{"user namespace", func() Report { return ProbeUserNS(t.Context()) }},
+		{"all", func() Report { return Probe(t.Context()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.probe()
+			if !r.UserNS {
+				t.Skipf("no user namespaces here: %v", r.Errors)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatalf("the probe ran the `true` on PATH (%s)", filepath.Join(dir, "true"))
+			}
+		})
 	}
 }
