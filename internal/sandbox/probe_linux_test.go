@@ -3,7 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -82,5 +84,41 @@ func TestProbeRunsNoProgramOfPATH(t *testing.T) {
 				t.Fatalf("the probe ran the `true` on PATH (%s)", filepath.Join(dir, "true"))
 			}
 		})
+	}
+}
+
+// TestOnlyAProbeExitsAtInit: the no-op start is a process named
+// brood-probe with no arguments and BROOD_SANDBOX_PROBE=1; the variable
+// alone (a user's or a child's environment), or the name alone, is a
+// brood run to do something.
+func TestOnlyAProbeExitsAtInit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		want bool
+	}{
+		{"the probe", []string{"brood-probe"}, "1", true},
+		{"the variable alone", []string{"brood", "run", "x"}, "1", false},
+		{"the variable, a child's command line", []string{"brood-child", "--mode", "json"}, "1", false},
+		{"the name alone", []string{"brood-probe"}, "", false},
+		{"the name with arguments", []string{"brood-probe", "run"}, "1", false},
+		{"another value", []string{"brood-probe"}, "yes", false},
+	} {
+		if got := isProbe(tc.args, tc.env); got != tc.want {
+			t.Errorf("%s: isProbe(%q, %q) = %v, want %v", tc.name, tc.args, tc.env, got, tc.want)
+		}
+	}
+	// And a real start with the variable alone runs: this test binary
+	// lists its tests instead of exiting at init.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.list=^TestOnlyAProbeExitsAtInit$")
+	cmd.Env = append(os.Environ(), probeEnv+"=1")
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "TestOnlyAProbeExitsAtInit") {
+		t.Fatalf("a start with %s=1 alone: %v, %q: want it to run", probeEnv, err, out)
 	}
 }
