@@ -105,7 +105,13 @@ func TestOnlyAProbeExitsAtInit(t *testing.T) {
 		{"the name with arguments", []string{"brood-probe", "run"}, "1", false},
 		{"another value", []string{"brood-probe"}, "yes", false},
 	} {
-		if got := isProbe(tc.args, tc.env); got != tc.want {
+		getenv := func(k string) string {
+			if k == probeEnv {
+				return tc.env
+			}
+			return ""
+		}
+		if got := isProbe(tc.args, getenv); got != tc.want {
 			t.Errorf("%s: isProbe(%q, %q) = %v, want %v", tc.name, tc.args, tc.env, got, tc.want)
 		}
 	}

@@ -35,13 +35,14 @@ func ProbeCommand(ctx context.Context) *exec.Cmd {
 
 // A probe's start (ProbeCommand) ends here, before main.
 func init() {
-	if isProbe(os.Args, os.Getenv(probeEnv)) {
+	if isProbe(os.Args, os.Getenv) {
 		os.Exit(0)
 	}
 }
 
-// isProbe says whether a process of these arguments and probeEnv value is
-// a probe's start.
-func isProbe(args []string, env string) bool {
-	return env == "1" && len(args) == 1 && args[0] == probeArg0
+// isProbe says whether a process of these arguments and environment is a
+// probe's start (the arguments first: any other start reads no variable
+// here, and copies no environment in its initialisers).
+func isProbe(args []string, getenv func(string) string) bool {
+	return len(args) == 1 && args[0] == probeArg0 && getenv(probeEnv) == "1"
 }
