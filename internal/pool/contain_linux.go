@@ -55,46 +55,63 @@ type containment struct {
 // pidnsProbe tells whether a child can be started in a PID namespace of
 // its own. In cgroup mode only a child whose cgroup cannot be made needs
 // the answer, so it is asked then: the probe is a fork and exec (1.4-2
-// ms) that a run whose cgroups hold never pays. The kernel's yes or no is
-// kept for the pool's life; a namespace limit reached (ENOSPC, EUSERS:
-// max_pid_namespaces or max_user_namespaces, which any process of the
-// user can use up) is no answer, and the next child asks again.
+// ms) that a run whose cgroups hold never pays. Only the kernel's answer
+// is kept for the pool's life: the probe's clean exit (yes), or its start
+// refused as there being none (no: sandbox.UserNSRefused, EPERM, EACCES or
+// EINVAL from the clone or the id maps). Anything else (a namespace limit
+// reached, ENOSPC or EUSERS, which any process of the user can use up; a
+// fork that found no memory or process left, EAGAIN or ENOMEM; the probe
+// itself dying) is no answer: the child that asked fails, and the next
+// one asks again.
 type pidnsProbe struct {
 	mu      sync.Mutex
 	settled bool
 	err     error // the settled answer: nil, or why not
 	probes  int   // how many times it probed (tests)
+	// try is the probe (tryPIDNS; tests put another).
+	try func(ctx context.Context) error
 }
 
 // check probes (until it has the kernel's answer) and says why not, or
-// nil; a limit reached is said too, and settles nothing (limited).
-func (p *pidnsProbe) check(ctx context.Context) error {
+// nil. final says the answer is the kernel's (kept); an error that is not
+// is no answer (unsettled).
+func (p *pidnsProbe) check(ctx context.Context) (final bool, err error) {
 	if p == nil {
-		return errors.New("no PID-namespace probe")
+		return true, errors.New("no PID-namespace probe")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.settled {
-		return p.err
+		return true, p.err
 	}
 	p.probes++
-	err := tryPIDNS(context.WithoutCancel(ctx))
-	if limited(err) {
-		return err
+	try := p.try
+	if try == nil {
+		try = tryPIDNS
+	}
+	err = try(context.WithoutCancel(ctx))
+	if err != nil && !sandbox.UserNSRefused(err) {
+		return false, err
 	}
 	p.settled, p.err = true, err
-	return err
+	return true, err
 }
 
-// limited reports whether err, a start in new namespaces, met a namespace
-// limit: no answer about this machine (sandbox.UserNSLimited).
-func limited(err error) bool { return err != nil && sandbox.UserNSLimited(err) }
+// noAnswer is err, a PID-namespace probe's that is not the kernel's
+// answer, as the error a child's start fails with.
+func noAnswer(err error) error {
+	err = fmt.Errorf("contain the child in a PID namespace: %w", err)
+	if sandbox.UserNSLimited(err) {
+		return sandbox.NSLimitError(err)
+	}
+	return fmt.Errorf("%w (the probe of whether PID namespaces work here did not get the kernel's answer; the child is not started with less: the next one asks again)", err)
+}
 
 // probeContainment decides the mode. want is "" or "auto" (the best the
 // machine allows), "cgroup", or "pidns" (forced: the fallback is tested this
 // way). A forced mode the machine lacks falls back with a note. A PID
-// namespace probe that met a limit leaves the mode at pidns: each child
-// asks again until the kernel answers (contain).
+// namespace probe that got no answer (a limit) leaves the mode at pidns:
+// each child asks again until the kernel answers (contain).
 func probeContainment(ctx context.Context, want string) containment {
 	var notes []string
 	pidns := &pidnsProbe{}
@@ -110,9 +127,9 @@ func probeContainment(ctx context.Context, want string) containment {
 	} else {
 		notes = append(notes, "PID namespace asked for")
 	}
-	switch err := pidns.check(ctx); {
-	case limited(err):
-		notes = append(notes, "the PID namespace probe met a namespace limit ("+err.Error()+"): each child asks again")
+	switch final, err := pidns.check(ctx); {
+	case err != nil && !final:
+		notes = append(notes, "the PID namespace probe got no answer ("+err.Error()+"): each child asks again")
 	case err != nil:
 		notes = append(notes, "no PID namespace: "+err.Error())
 		return containment{mode: ContainNone, note: strings.Join(notes, "; "), pidns: pidns, lim: probeLimiter("")}
@@ -263,11 +280,11 @@ func (c containment) contain(ctx context.Context, cmd *exec.Cmd, name string) (*
 		}
 	}
 	if c.mode == ContainCgroup || c.mode == ContainPIDNS {
-		switch err := c.pidns.check(ctx); {
-		case limited(err):
+		switch final, err := c.pidns.check(ctx); {
+		case err != nil && !final:
 			// Not started with less than the kernel gives (a limit
 			// frees when what holds it ends).
-			return nil, sandbox.NSLimitError(fmt.Errorf("contain the child in a PID namespace: %w", err))
+			return nil, noAnswer(err)
 		case err != nil:
 			return &hold{mode: ContainNone, fd: -1}, nil
 		}

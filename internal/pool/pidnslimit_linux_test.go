@@ -84,8 +84,8 @@ func limitCase(t *testing.T, want string) {
 	limit("0")
 	p := New(Config{KillGrace: 300 * time.Millisecond, HeartbeatTimeout: time.Hour, Containment: want})
 	mode, note := p.Containment(t.Context())
-	if mode != ContainPIDNS || !strings.Contains(note, "limit") {
-		t.Fatalf("containment %s (%s), want %s with the limit said", mode, note, ContainPIDNS)
+	if mode != ContainPIDNS || !strings.Contains(note, "got no answer") {
+		t.Fatalf("containment %s (%s), want %s, the probe's lack of an answer said", mode, note, ContainPIDNS)
 	}
 	j, _ := job(t, "pid")
 	if _, err := j.run(t.Context(), p); err == nil || !strings.Contains(err.Error(), "limit is reached") {
@@ -119,5 +119,55 @@ func TestPIDNSProbeRunsNoProgramOfPATH(t *testing.T) {
 	}
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatalf("the probe ran the `true` on PATH (%s)", filepath.Join(dir, "true"))
+	}
+}
+
+// TestPIDNSProbeSettlesOnlyTheKernelsAnswer: the probe's answer is kept
+// for the pool's life only when it is the kernel's: a clean start (yes) or
+// a start refused as there being no namespace (EPERM, EACCES, EINVAL: no).
+// A fork that found no process or memory left, a limit, or the probe
+// itself dying fails the child that asked, with no weaker containment, and
+// the next child asks again.
+func TestPIDNSProbeSettlesOnlyTheKernelsAnswer(t *testing.T) {
+	start := func(e error) error { return &os.PathError{Op: "fork/exec", Path: "/proc/self/exe", Err: e} }
+	died := exec.Command("sh", "-c", "kill -9 $$").Run() // a real probe's death: *exec.ExitError
+	if died == nil {
+		t.Fatal("sh survived its own SIGKILL")
+	}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		hold    string // "": the start fails
+		failsAs string
+		probes  int // after two children
+	}{
+		{"yes", nil, ContainPIDNS, "", 1},
+		{"refused: EPERM", start(syscall.EPERM), ContainNone, "", 1},
+		{"refused: EINVAL", start(syscall.EINVAL), ContainNone, "", 1},
+		{"no process left: EAGAIN", start(syscall.EAGAIN), "", "did not get the kernel's answer", 2},
+		{"no memory: ENOMEM", start(syscall.ENOMEM), "", "did not get the kernel's answer", 2},
+		{"the probe died", died, "", "did not get the kernel's answer", 2},
+		{"a limit: ENOSPC", start(syscall.ENOSPC), "", "limit is reached", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			probe := &pidnsProbe{try: func(context.Context) error { return tc.err }}
+			c := containment{mode: ContainPIDNS, pidns: probe}
+			for range 2 {
+				cmd := exec.Command("true")
+				cmd.SysProcAttr = &syscall.SysProcAttr{}
+				h, err := c.contain(t.Context(), cmd, "probe-test")
+				switch {
+				case tc.hold == "" && (err == nil || !strings.Contains(err.Error(), tc.failsAs)):
+					t.Fatalf("contain: hold %v, error %v; want the start failed saying %q", h, err, tc.failsAs)
+				case tc.hold != "" && err != nil:
+					t.Fatalf("contain: %v", err)
+				case tc.hold != "" && h.mode != tc.hold:
+					t.Fatalf("hold %s, want %s", h.mode, tc.hold)
+				}
+			}
+			if probe.probes != tc.probes {
+				t.Errorf("probed %d times for two children, want %d", probe.probes, tc.probes)
+			}
+		})
 	}
 }
