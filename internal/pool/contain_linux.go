@@ -58,7 +58,8 @@ type containment struct {
 // ms) that a run whose cgroups hold never pays. Only the kernel's answer
 // is kept for the pool's life: the probe's clean exit (yes), or its start
 // refused as there being none (no: sandbox.UserNSRefused, EPERM, EACCES or
-// EINVAL from the clone or the id maps). Anything else (a namespace limit
+// EINVAL from the clone or the id maps; sandbox.ErrIDMapsRefused, a
+// confined process that may not write them). Anything else (a namespace limit
 // reached, ENOSPC or EUSERS, which any process of the user can use up; a
 // fork that found no memory or process left, EAGAIN or ENOMEM; the probe
 // itself dying) is no answer: the child that asked fails, and the next
@@ -90,7 +91,7 @@ func (p *pidnsProbe) check(ctx context.Context) (final bool, err error) {
 		try = tryPIDNS
 	}
 	err = try(context.WithoutCancel(ctx))
-	if err != nil && !sandbox.UserNSRefused(err) {
+	if err != nil && !sandbox.UserNSRefused(err) && !errors.Is(err, sandbox.ErrIDMapsRefused) {
 		return false, err
 	}
 	p.settled, p.err = true, err

@@ -124,7 +124,8 @@ func TestPIDNSProbeRunsNoProgramOfPATH(t *testing.T) {
 
 // TestPIDNSProbeSettlesOnlyTheKernelsAnswer: the probe's answer is kept
 // for the pool's life only when it is the kernel's: a clean start (yes) or
-// a start refused as there being no namespace (EPERM, EACCES, EINVAL: no).
+// a start refused as there being no namespace (EPERM, EACCES, EINVAL, or
+// a Landlock domain that keeps this process from writing id maps: no).
 // A fork that found no process or memory left, a limit, or the probe
 // itself dying fails the child that asked, with no weaker containment, and
 // the next child asks again.
@@ -144,6 +145,7 @@ func TestPIDNSProbeSettlesOnlyTheKernelsAnswer(t *testing.T) {
 		{"yes", nil, ContainPIDNS, "", 1},
 		{"refused: EPERM", start(syscall.EPERM), ContainNone, "", 1},
 		{"refused: EINVAL", start(syscall.EINVAL), ContainNone, "", 1},
+		{"a confined process that may not write id maps", sandbox.ErrIDMapsRefused, ContainNone, "", 1},
 		{"no process left: EAGAIN", start(syscall.EAGAIN), "", "did not get the kernel's answer", 2},
 		{"no memory: ENOMEM", start(syscall.ENOMEM), "", "did not get the kernel's answer", 2},
 		{"the probe died", died, "", "did not get the kernel's answer", 2},
