@@ -137,23 +137,16 @@ func Main(ctx context.Context, stdio IO, opts Options, links Links) int {
 	if s.Begin != nil {
 		defer s.Begin(ctx, &s.Config)()
 	}
-	if err := c.Run(ctx, childConfig(s.IO, opts, s.Config)); err != nil {
+	if err := c.Run(ctx, Config(s.IO, opts, s.Config)); err != nil {
 		fmt.Fprintln(s.IO.Err, "brood:", err)
 		return ExitFailed
 	}
 	return 0
 }
 
-// Run executes the envelope of opts as the child, with cfg from its Setup:
-// the streams, and what the parent says in the environment, are filled in
-// here.
-func Run(ctx context.Context, stdio IO, opts Options, cfg childrun.ChildConfig) error {
-	return childrun.RunChild(ctx, childConfig(stdio, opts, cfg))
-}
-
-// childConfig is cfg with the streams, opts and what the parent says in
-// the environment.
-func childConfig(stdio IO, opts Options, cfg childrun.ChildConfig) childrun.ChildConfig {
+// Config is cfg with the streams, opts and what the parent says in the
+// environment.
+func Config(stdio IO, opts Options, cfg childrun.ChildConfig) childrun.ChildConfig {
 	cfg.EnvelopePath, cfg.TaskID = opts.Envelope, opts.TaskID
 	cfg.Stdout, cfg.Stdin = stdio.Out, stdio.In
 	// The parent says whether a person takes questions above it; its
