@@ -57,13 +57,13 @@ type containment struct {
 // the answer, so it is asked then: the probe is a fork and exec (1.4-2
 // ms) that a run whose cgroups hold never pays. Only the kernel's answer
 // is kept for the pool's life: the probe's clean exit (yes), or its start
-// refused as there being none (no: sandbox.UserNSRefused, EPERM, EACCES or
-// EINVAL from the clone or the id maps; sandbox.ErrIDMapsRefused, a
-// confined process that may not write them). Anything else (a namespace limit
-// reached, ENOSPC or EUSERS, which any process of the user can use up; a
-// fork that found no memory or process left, EAGAIN or ENOMEM; the probe
-// itself dying) is no answer: the child that asked fails, and the next
-// one asks again.
+// refused (no: EPERM, EACCES or EINVAL from the clone or the id maps, a
+// confined process that may not write them, ...). What says nothing of
+// the machine (noAnswerYet: a namespace limit reached, ENOSPC or EUSERS,
+// which any process of the user can use up; a fork that found no memory
+// or process left, EAGAIN or ENOMEM; the probe started and then failing
+// or dying) is no answer: the child that asked fails, and the next one
+// asks again.
 type pidnsProbe struct {
 	mu      sync.Mutex
 	settled bool
@@ -91,11 +91,27 @@ func (p *pidnsProbe) check(ctx context.Context) (final bool, err error) {
 		try = tryPIDNS
 	}
 	err = try(context.WithoutCancel(ctx))
-	if err != nil && !sandbox.UserNSRefused(err) && !errors.Is(err, sandbox.ErrIDMapsRefused) {
+	if noAnswerYet(err) {
 		return false, err
 	}
 	p.settled, p.err = true, err
 	return true, err
+}
+
+// noAnswerYet reports whether err, a PID-namespace probe's, says nothing
+// of whether this machine (or this confined process) gives PID
+// namespaces: a namespace limit reached (ENOSPC, EUSERS), a fork that
+// found no process or memory left (EAGAIN, ENOMEM), or the probe started
+// and then failing or dying. Any other failure to start it is the
+// kernel's (or the process's own sandbox's) no: EPERM, EACCES or EINVAL
+// from the clone or the id maps, a read-only /proc, a Landlock domain
+// that may not write them (sandbox.ErrIDMapsRefused).
+func noAnswerYet(err error) bool {
+	if err == nil {
+		return false
+	}
+	var exit *exec.ExitError
+	return sandbox.UserNSLimited(err) || errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) || errors.As(err, &exit)
 }
 
 // noAnswer is err, a PID-namespace probe's that is not the kernel's

@@ -146,6 +146,7 @@ func TestPIDNSProbeSettlesOnlyTheKernelsAnswer(t *testing.T) {
 		{"refused: EPERM", start(syscall.EPERM), ContainNone, "", 1},
 		{"refused: EINVAL", start(syscall.EINVAL), ContainNone, "", 1},
 		{"a confined process that may not write id maps", sandbox.ErrIDMapsRefused, ContainNone, "", 1},
+		{"a read-only /proc: EROFS", start(syscall.EROFS), ContainNone, "", 1},
 		{"no process left: EAGAIN", start(syscall.EAGAIN), "", "did not get the kernel's answer", 2},
 		{"no memory: ENOMEM", start(syscall.ENOMEM), "", "did not get the kernel's answer", 2},
 		{"the probe died", died, "", "did not get the kernel's answer", 2},
