@@ -30,6 +30,7 @@ func stageOwners() [][2]string {
 		{"init", "child: runtime and package init to main (an isolated child's mount)"},
 		{"envelope", "child: directories, envelope read"},
 		{"sandbox", "child: its sandbox (a Landlock re-exec when the parent did not)"},
+		{"configured", "child: its configuration, past the sandbox (brood's: a Factory, telemetry)"},
 		{"model", "child: model resolved (SDK client)"},
 		{"child snapshot", "child: a writer's own tree snapshot (read from its parent's)"},
 		{"ready", "child: tools, transcript, agent loop"},

@@ -19,7 +19,6 @@ import (
 	"github.com/broodhq/brood/internal/agent"
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
@@ -71,8 +70,11 @@ type ChildConfig struct {
 	HookFilter protocol.HookFilter
 	link       *parentLink // set when AskParent: asks go up it
 	up         *parentLink // the link itself: hook requests go up it
-	// Redact scrubs secrets from the transcript.
-	Redact func(string) string
+	// Redactor scrubs secrets from everything the child writes or sends
+	// up and from its tools' output (nil: Confined.Run makes one, lazily:
+	// the environment's secrets, the .env values of the envelope's project
+	// and of the working directory's).
+	Redactor *tool.Redactor
 	// ConnectMCP starts the MCP servers of an envelope that names any
 	// (mcpclient.ForChild); nil in brood-child, which refuses such an
 	// envelope (its parent runs brood for it).
@@ -90,66 +92,6 @@ type events struct {
 
 // send writes one message up.
 func (e *events) send(m protocol.Message) { _ = e.up.Send(m) }
-
-// RunChild runs the task of an envelope to its end and writes result.json.
-// It returns an error only when there is no task to run (bad envelope); every
-// run that starts ends in a result on disk.
-func RunChild(ctx context.Context, cfg ChildConfig) error {
-	// First of all: no sibling of the same uid may ptrace this process or
-	// read its memory or environment through /proc.
-	if err := sandbox.Undumpable(); err != nil {
-		return err
-	}
-	var env dispatch.Envelope
-	if err := dispatch.ReadJSON(cfg.EnvelopePath, &env); err != nil {
-		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)
-	}
-	if cfg.TaskID != "" && cfg.TaskID != env.TaskID {
-		return fmt.Errorf("--task-id %s does not match the envelope's task %s", cfg.TaskID, env.TaskID)
-	}
-	if err := dispatch.CheckID(env.TaskID); err != nil {
-		return fmt.Errorf("--envelope %s: %w", cfg.EnvelopePath, err)
-	}
-	dir := filepath.Dir(cfg.EnvelopePath)
-	spawntrace.Mark(ctx, "envelope")
-	defer spawntrace.Write(ctx, dir, spawntrace.ChildFile) // the bench's, never the run's: an error is ignored
-	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)
-	// The sandbox comes first: Restrict re-executes this process under
-	// Landlock, so nothing may have been written to the parent yet.
-	sb, err := isolate.RestrictChild(&env, dir)
-	if err != nil {
-		return err
-	}
-	spawntrace.Mark(ctx, "sandbox")
-	out := &events{up: protocol.NewRedactingWriter(cfg.Stdout, cfg.Redact)}
-	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if cfg.Stdin != nil {
-		link := &parentLink{out: out, hookFilter: cfg.HookFilter}
-		go link.read(cfg.Stdin, func() { cancel(errors.New("the parent process exited")) })
-		if cfg.AskParent {
-			cfg.link = link
-		}
-		cfg.up = link
-	}
-	stopPing := heartbeat(out, time.Duration(env.PingMS)*time.Millisecond)
-	defer stopPing()
-
-	res := runTask(ctx, cfg, &env, dir, out, sb)
-	if cause := context.Cause(ctx); cause != nil && res.Status == dispatch.StatusCancelled && res.Error == "" {
-		res.Error = cause.Error()
-	}
-	if err := dispatch.WriteJSON(filepath.Join(dir, dispatch.ResultFile), res); err != nil {
-		// Said to the parent too (it may be unable to read our stderr).
-		err = fmt.Errorf("write result.json: %w", err)
-		out.send(protocol.Result{Status: dispatch.StatusFailed, Usage: res.Usage, ChildUsage: res.ChildUsage, Error: err.Error()})
-		return err
-	}
-	out.send(protocol.Result{Status: res.Status, Usage: res.Usage, ChildUsage: res.ChildUsage})
-	return nil
-}
 
 // heartbeat prints {"ping":true} every interval until stopped.
 func heartbeat(out *events, every time.Duration) func() {
@@ -244,7 +186,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		owners := &r
 		nested, err = spawn.New(spawn.Config{
 			Owners: owners, TaskDir: own,
-			ProjectRoot: env.ProjectRoot, Workspace: workspace, CopyRoot: copyRoot(env), Registry: reg, Settings: s, Redact: cfg.Redact,
+			ProjectRoot: env.ProjectRoot, Workspace: workspace, CopyRoot: copyRoot(env), Registry: reg, Settings: s, Redact: cfg.Redactor.Redact,
 			Exe: cfg.Exe, ExeFunc: cfg.ExeFunc, Args: cfg.Args, Extras: cfg.Extras,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ProjectFiles: env.ProjectFiles, ParentProjectFiles: env.ProjectFiles,
@@ -294,7 +236,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	tenv := &tool.Env{
 		Dir: workspace, OutputDir: dir, Perms: perms, ReadOnlyScope: env.ReadOnly && !kernelHolds,
 		OnGroup:     trackGroups(dir),
-		Redactor:    tool.NewProjectRedactor(os.Environ(), env.ProjectRoot),
+		Redactor:    cfg.Redactor, // the transcript's and the events': one per child
 		ConfigRoot:  configRoot(cfg.Settings, env),
 		ConfigDirs:  userConfigDirs(cfg.Settings),
 		BashTimeout: time.Duration(env.BashTimeout) * time.Millisecond, OutputLimit: env.OutputLimit,
@@ -313,7 +255,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			return cfg.link.ask(ctx, spawn.Ask{TaskID: env.TaskID, Agent: env.TargetAgent, Tool: toolName, Subject: subject, Reason: reason, Rules: rules}).Allow
 		}
 	}
-	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redact)
+	tw, prior, err := call.Transcript(filepath.Join(dir, dispatch.SessionFile), cfg.Redactor.Redact)
 	if err != nil {
 		return fail(err)
 	}
@@ -417,11 +359,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		return fail(errors.New("the agent loop ended without an outcome"))
 	}
 	res.Summary = outcome.Text
-	if cfg.Redact != nil {
+	if cfg.Redactor != nil {
 		// The result is read by the parent's model and kept on disk: no
 		// secret from the environment goes into it (the checkpoint below
 		// is parsed from the redacted text).
-		res.Summary = cfg.Redact(res.Summary)
+		res.Summary = cfg.Redactor.Redact(res.Summary)
 	}
 	res.Turns = outcome.Turns
 	res.Usage = prior.Usage.Add(outcome.Usage)
@@ -462,10 +404,10 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	}
 	res.Confidence = confidence(outcome.Text)
 	res.Finished = time.Now().UTC()
-	if cfg.Redact != nil {
-		res.Error = cfg.Redact(res.Error)
+	if cfg.Redactor != nil {
+		res.Error = cfg.Redactor.Redact(res.Error)
 		for i := range res.Evidence {
-			res.Evidence[i] = cfg.Redact(res.Evidence[i])
+			res.Evidence[i] = cfg.Redactor.Redact(res.Evidence[i])
 		}
 	}
 	return res

@@ -51,11 +51,19 @@ func addChildFlags(root *cobra.Command) *child.Options {
 }
 
 // runChild executes the envelope as the child under the command tree's
-// Factory (its settings read already).
+// Factory (a child command line with more than the protocol's flags:
+// BROOD_CHILD_ARGS). It enters the child's sandbox first, as child.Main
+// does, and what the command tree read of the settings under its own
+// reading of the trust store is never the child's: childSetup reads them
+// again under the envelope's grant.
 func runChild(ctx context.Context, f *cmdutil.Factory, opts child.Options) error {
+	c, err := childrun.Confine(ctx, opts.Envelope, opts.TaskID)
+	if err != nil {
+		return err
+	}
 	s := childSetup(f)
 	defer s.Begin(ctx, &s.Config)()
-	return child.Run(ctx, s.IO, opts, s.Config)
+	return c.Run(ctx, child.Config(s.IO, opts, s.Config))
 }
 
 // childSetup is a child's configuration from f: its telemetry (Begin), its
@@ -63,14 +71,16 @@ func runChild(ctx context.Context, f *cmdutil.Factory, opts child.Options) error
 // when it asks), the binary its own children run and the delegation extras.
 func childSetup(f *cmdutil.Factory) child.Setup {
 	// Settings and agent definitions are read only by a child that may
-	// delegate (ChildLinks loads the directories alone; the command tree,
-	// Load).
-	loaded := f.Resolved != nil
+	// delegate, and only under the root's decision (whatever f read
+	// before: the command tree reads them under this process's own
+	// reading of the trust store).
+	var read bool
+	var readSources []string
 	loadSettings := func(grant *trust.Grant, sources []string) (settings.Settings, error) {
-		// Read again if the command tree read other kinds of file than
-		// the root did (nil is every kind, [] none).
-		same := (f.SettingSources == nil) == (sources == nil) && slices.Equal(f.SettingSources, sources)
-		if !loaded || !same {
+		// Read again if asked for other kinds of file than last time (nil
+		// is every kind, [] none).
+		same := (readSources == nil) == (sources == nil) && slices.Equal(readSources, sources)
+		if !read || !same {
 			// The project's files are gated by the root's decision, as
 			// the envelope brought it down, and only the kinds of file
 			// the root read are read (its --setting-sources).
@@ -79,7 +89,7 @@ func childSetup(f *cmdutil.Factory) child.Setup {
 			if err := f.Load(); err != nil {
 				return settings.Settings{}, err
 			}
-			loaded = true
+			read, readSources = true, sources
 		}
 		return f.Settings, nil
 	}
@@ -97,7 +107,6 @@ func childSetup(f *cmdutil.Factory) child.Setup {
 			ExeFunc:      f.ChildExeFor, // only a child that delegates looks
 			Extras:       f.Links.Delegation,
 			Args:         f.ChildArgs(),
-			Redact:       f.Redactor.Redact,
 			ConnectMCP: func(ctx context.Context, env *dispatch.Envelope, workspace string) childrun.MCPTools {
 				return mcpclient.ForChild(ctx, env, workspace)
 			},

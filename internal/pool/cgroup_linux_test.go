@@ -153,9 +153,7 @@ func TestPIDNSProbedOnlyWhenNeeded(t *testing.T) {
 				_ = unix.Close(h.fd)
 				_ = unix.Rmdir(h.dir)
 			}
-			probed := true
-			cc.pidns.once.Do(func() { probed = false })
-			if probed != tc.probed {
+			if probed := cc.pidns.probes > 0; probed != tc.probed {
 				t.Fatalf("probed %v, want %v (hold %s)", probed, tc.probed, h.mode)
 			}
 			want := ContainCgroup

@@ -52,27 +52,83 @@ type containment struct {
 	lim   limiter
 }
 
-// pidnsProbe tells, once, whether a child can be started in a PID
-// namespace of its own. In cgroup mode only a child whose cgroup cannot be
-// made needs the answer, so it is asked then: the probe is a fork and exec
-// (1.4-2 ms) that a run whose cgroups hold never pays.
+// pidnsProbe tells whether a child can be started in a PID namespace of
+// its own. In cgroup mode only a child whose cgroup cannot be made needs
+// the answer, so it is asked then: the probe is a fork and exec (1.4-2
+// ms) that a run whose cgroups hold never pays. Only the kernel's answer
+// is kept for the pool's life: the probe's clean exit (yes), or its start
+// refused (no: EPERM, EACCES or EINVAL from the clone or the id maps, a
+// confined process that may not write them, ...). What says nothing of
+// the machine (noAnswerYet: a namespace limit reached, ENOSPC or EUSERS,
+// which any process of the user can use up; a fork that found no memory
+// or process left, EAGAIN or ENOMEM; the probe started and then failing
+// or dying) is no answer: the child that asked fails, and the next one
+// asks again.
 type pidnsProbe struct {
-	once sync.Once
-	err  error
+	mu      sync.Mutex
+	settled bool
+	err     error // the settled answer: nil, or why not
+	probes  int   // how many times it probed (tests)
+	// try is the probe (tryPIDNS; tests put another).
+	try func(ctx context.Context) error
 }
 
-// check probes (the first time) and says why not, or nil.
-func (p *pidnsProbe) check(ctx context.Context) error {
+// check probes (until it has the kernel's answer) and says why not, or
+// nil. final says the answer is the kernel's (kept); an error that is not
+// is no answer (unsettled).
+func (p *pidnsProbe) check(ctx context.Context) (final bool, err error) {
 	if p == nil {
-		return errors.New("no PID-namespace probe")
+		return true, errors.New("no PID-namespace probe")
 	}
-	p.once.Do(func() { p.err = tryPIDNS(context.WithoutCancel(ctx)) })
-	return p.err
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.settled {
+		return true, p.err
+	}
+	p.probes++
+	try := p.try
+	if try == nil {
+		try = tryPIDNS
+	}
+	err = try(context.WithoutCancel(ctx))
+	if noAnswerYet(err) {
+		return false, err
+	}
+	p.settled, p.err = true, err
+	return true, err
+}
+
+// noAnswerYet reports whether err, a PID-namespace probe's, says nothing
+// of whether this machine (or this confined process) gives PID
+// namespaces: a namespace limit reached (ENOSPC, EUSERS), a fork that
+// found no process or memory left (EAGAIN, ENOMEM), or the probe started
+// and then failing or dying. Any other failure to start it is the
+// kernel's (or the process's own sandbox's) no: EPERM, EACCES or EINVAL
+// from the clone or the id maps, a read-only /proc, a Landlock domain
+// that may not write them (sandbox.ErrIDMapsRefused).
+func noAnswerYet(err error) bool {
+	if err == nil {
+		return false
+	}
+	var exit *exec.ExitError
+	return sandbox.UserNSLimited(err) || errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) || errors.As(err, &exit)
+}
+
+// noAnswer is err, a PID-namespace probe's that is not the kernel's
+// answer, as the error a child's start fails with.
+func noAnswer(err error) error {
+	err = fmt.Errorf("contain the child in a PID namespace: %w", err)
+	if sandbox.UserNSLimited(err) {
+		return sandbox.NSLimitError(err)
+	}
+	return fmt.Errorf("%w (the probe of whether PID namespaces work here did not get the kernel's answer; the child is not started with less: the next one asks again)", err)
 }
 
 // probeContainment decides the mode. want is "" or "auto" (the best the
 // machine allows), "cgroup", or "pidns" (forced: the fallback is tested this
-// way). A forced mode the machine lacks falls back with a note.
+// way). A forced mode the machine lacks falls back with a note. A PID
+// namespace probe that got no answer (a limit) leaves the mode at pidns:
+// each child asks again until the kernel answers (contain).
 func probeContainment(ctx context.Context, want string) containment {
 	var notes []string
 	pidns := &pidnsProbe{}
@@ -88,7 +144,10 @@ func probeContainment(ctx context.Context, want string) containment {
 	} else {
 		notes = append(notes, "PID namespace asked for")
 	}
-	if err := pidns.check(ctx); err != nil {
+	switch final, err := pidns.check(ctx); {
+	case err != nil && !final:
+		notes = append(notes, "the PID namespace probe got no answer ("+err.Error()+"): each child asks again")
+	case err != nil:
 		notes = append(notes, "no PID namespace: "+err.Error())
 		return containment{mode: ContainNone, note: strings.Join(notes, "; "), pidns: pidns, lim: probeLimiter("")}
 	}
@@ -159,15 +218,12 @@ func ownCgroup() (string, error) {
 	return "", errors.New("this process has no cgroup v2 membership")
 }
 
-// tryPIDNS starts `true` as the init of a new PID namespace, the way a
+// tryPIDNS starts this program's no-op start (sandbox.ProbeCommand, never
+// a `true` found on PATH) as the init of a new PID namespace, the way a
 // child would be started: only trying tells whether the kernel, a seccomp
 // profile or a sandbox (Landlock forbids writing a child's uid_map) allow it.
 func tryPIDNS(ctx context.Context) error {
-	path, err := exec.LookPath("true")
-	if err != nil {
-		return fmt.Errorf("cannot probe: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, path)
+	cmd := sandbox.ProbeCommand(ctx)
 	sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
 	started := make(chan error, 1)
 	// From a throw-away thread, as a child is (sandbox.NamespacesOnThread).
@@ -239,11 +295,16 @@ func (c containment) contain(ctx context.Context, cmd *exec.Cmd, name string) (*
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
 			return &hold{mode: ContainCgroup, dir: dir, fd: fd}, nil
 		}
-		if c.pidns.check(ctx) != nil {
-			return &hold{mode: ContainNone, fd: -1}, nil
-		}
 	}
 	if c.mode == ContainCgroup || c.mode == ContainPIDNS {
+		switch final, err := c.pidns.check(ctx); {
+		case err != nil && !final:
+			// Not started with less than the kernel gives (a limit
+			// frees when what holds it ends).
+			return nil, noAnswer(err)
+		case err != nil:
+			return &hold{mode: ContainNone, fd: -1}, nil
+		}
 		sandbox.AddNamespaces(cmd, syscall.CLONE_NEWPID, nil)
 		return &hold{mode: ContainPIDNS, fd: -1}, nil
 	}

@@ -62,6 +62,10 @@ func child(mode string) {
 		<-ch
 		fmt.Println(`{"type":"result","status":"cancelled"}`)
 		os.Exit(0)
+	case "pid":
+		// Its pid as it sees it: 1 as the init of a PID namespace.
+		fmt.Printf(`{"type":"pid","pid":%d}`+"\n", os.Getpid())
+		os.Exit(0)
 	case "crash":
 		fmt.Fprintln(os.Stderr, "panic: boom")
 		os.Exit(3)

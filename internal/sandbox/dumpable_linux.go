@@ -72,6 +72,11 @@ func StartMapped(cmd *exec.Cmd, start func() error) error {
 	return start()
 }
 
+// ErrIDMapsRefused is StartMapped's refusal when this process's Landlock
+// domain keeps it from writing a child's id maps under /proc: this
+// process can start no child in a user namespace, whatever it tries.
+var ErrIDMapsRefused = errors.New("sandbox: a start in a user namespace needs its id maps written under /proc, which this process may not write (its Landlock domain): not started")
+
 // procWritable tells whether this process may open a file under /proc
 // for writing, as writing a child's id maps needs: it opens its own
 // timerslack_ns (mode 0666 whoever owns it, so an answer about Landlock,
@@ -81,7 +86,7 @@ func StartMapped(cmd *exec.Cmd, start func() error) error {
 func procWritable() error {
 	fd, err := unix.Open("/proc/self/timerslack_ns", unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.EACCES) {
-		return fmt.Errorf("sandbox: a start in a user namespace needs its id maps written under /proc, which this process may not write (its Landlock domain): not started")
+		return ErrIDMapsRefused
 	}
 	if err == nil {
 		unix.Close(fd)

@@ -104,17 +104,16 @@ func startErrno(err error) syscall.Errno {
 	return errno
 }
 
-// tryNamespaces starts `true` with the given clone flags (plus a user
-// namespace when this process is not root) and reports whether it ran. It
-// is started from a throw-away thread, as a child is (NamespacesOnThread).
+// tryNamespaces starts this program itself (ProbeCommand: a no-op start,
+// never a `true` that a PATH or a repository could choose) with the given
+// clone flags (plus a user namespace when this process is not root) and
+// reports whether it ran. It is started from a throw-away thread, as a
+// child is (NamespacesOnThread).
 func tryNamespaces(ctx context.Context, flags uintptr) error {
-	path, err := exec.LookPath("true")
-	if err != nil {
-		return fmt.Errorf("cannot probe namespaces: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, path)
+	cmd := ProbeCommand(ctx)
 	AddNamespaces(cmd, flags, nil)
-	if err = startInNamespaces(cmd); err == nil {
+	err := startInNamespaces(cmd)
+	if err == nil {
 		err = cmd.Wait()
 	}
 	if err != nil {

@@ -3,6 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -50,5 +53,78 @@ func TestUserNSRefusedOrLimited(t *testing.T) {
 		if got := UserNSLimited(c.err); got != c.limited {
 			t.Errorf("%s: UserNSLimited = %v, want %v", c.name, got, c.limited)
 		}
+	}
+}
+
+// TestProbeRunsNoProgramOfPATH: the namespace probes (the user namespace
+// alone, and Probe's network namespace) start this program's no-op start,
+// never a `true` found on PATH, which a repository's or a user's
+// directory early on PATH could hold: here one that leaves a mark.
+func TestProbeRunsNoProgramOfPATH(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	fake := "#!/bin/sh\necho ran >> '" + mark + "'\n"
+	if err := os.WriteFile(filepath.Join(dir, "true"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, tc := range []struct {
+		name  string
+		probe func() Report
+	}{
+		{"user namespace", func() Report { return ProbeUserNS(t.Context()) }},
+		{"all", func() Report { return Probe(t.Context()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.probe()
+			if !r.UserNS {
+				t.Skipf("no user namespaces here: %v", r.Errors)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatalf("the probe ran the `true` on PATH (%s)", filepath.Join(dir, "true"))
+			}
+		})
+	}
+}
+
+// TestOnlyAProbeExitsAtInit: the no-op start is a process named
+// brood-probe with no arguments and BROOD_SANDBOX_PROBE=1; the variable
+// alone (a user's or a child's environment), or the name alone, is a
+// brood run to do something.
+func TestOnlyAProbeExitsAtInit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		want bool
+	}{
+		{"the probe", []string{"brood-probe"}, "1", true},
+		{"the variable alone", []string{"brood", "run", "x"}, "1", false},
+		{"the variable, a child's command line", []string{"brood-child", "--mode", "json"}, "1", false},
+		{"the name alone", []string{"brood-probe"}, "", false},
+		{"the name with arguments", []string{"brood-probe", "run"}, "1", false},
+		{"another value", []string{"brood-probe"}, "yes", false},
+	} {
+		getenv := func(k string) string {
+			if k == probeEnv {
+				return tc.env
+			}
+			return ""
+		}
+		if got := isProbe(tc.args, getenv); got != tc.want {
+			t.Errorf("%s: isProbe(%q, %q) = %v, want %v", tc.name, tc.args, tc.env, got, tc.want)
+		}
+	}
+	// And a real start with the variable alone runs: this test binary
+	// lists its tests instead of exiting at init.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.list=^TestOnlyAProbeExitsAtInit$")
+	cmd.Env = append(os.Environ(), probeEnv+"=1")
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "TestOnlyAProbeExitsAtInit") {
+		t.Fatalf("a start with %s=1 alone: %v, %q: want it to run", probeEnv, err, out)
 	}
 }

@@ -141,3 +141,11 @@ type Report struct {
 // HoldsBashReadOnly reports whether the kernel can keep Bash from writing.
 // When false, read-only agents must not be given Bash at all.
 func (r Report) HoldsBashReadOnly() bool { return r.LandlockABI >= 1 }
+
+// NSLimitError is err, a start or probe refused for a namespace limit
+// (UserNSLimited), with what to do about it: a limit says nothing of
+// whether this machine has the namespaces, and the child is not started
+// with less than they give.
+func NSLimitError(err error) error {
+	return fmt.Errorf("%w (the user namespace limit is reached: /proc/sys/user/max_user_namespaces, and max_pid_namespaces for a PID namespace, count your user's namespaces in every process, and something holds them all; the child is not started with less: wait for or stop what holds them, e.g. another brood run's children or containers, or raise the limit with sysctl user.max_user_namespaces)", err)
+}

@@ -113,9 +113,7 @@ func (a *nsAnswer) probeLocked(ctx context.Context) error {
 
 // nsLimit is err, a start or probe refused for a user namespace limit,
 // with what to do about it.
-func nsLimit(err error) error {
-	return fmt.Errorf("%w (the user namespace limit is reached: /proc/sys/user/max_user_namespaces counts your user's namespaces in every process, and something holds them all; the child is not started with less: wait for or stop what holds them, e.g. another brood run's children or containers, or raise the limit with sysctl user.max_user_namespaces)", err)
-}
+func nsLimit(err error) error { return sandbox.NSLimitError(err) }
 
 // probeCount is how many times the probe ran.
 func (a *nsAnswer) probeCount() int {

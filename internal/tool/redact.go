@@ -55,15 +55,18 @@ func NewProjectRedactor(environ []string, projectRoot string) *Redactor {
 	return newRedactor(append(envSecrets(environ), projectEnvSecrets(projectRoot)...))
 }
 
-// NewLazyProjectRedactor is NewProjectRedactor made at its first use (a
-// Redact, a Writer's first line): a child's, whose first image may
-// re-execute under its sandbox before it redacts anything (a writer that
-// mounts first), and whose first redaction (its started event) comes
-// before any tool of its runs, so the .env files read are those it was
-// started with.
-func NewLazyProjectRedactor(environ []string, projectRoot string) *Redactor {
+// NewLazyProjectRedactor is NewProjectRedactor, of the .env files of every
+// one of projectRoots, made at its first use (a Redact, a Writer's first
+// line): a child's, whose first redaction (its started event) comes past
+// its sandbox and before any tool of its runs, so the .env files read are
+// those it was started with.
+func NewLazyProjectRedactor(environ []string, projectRoots ...string) *Redactor {
 	return &Redactor{load: func() []secretVar {
-		return append(envSecrets(environ), projectEnvSecrets(projectRoot)...)
+		out := envSecrets(environ)
+		for _, root := range projectRoots {
+			out = append(out, projectEnvSecrets(root)...)
+		}
+		return out
 	}}
 }
 

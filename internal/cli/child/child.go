@@ -14,8 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/broodhq/brood/internal/childrun"
 	"github.com/broodhq/brood/internal/model"
@@ -24,9 +22,8 @@ import (
 	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/spawntrace"
-	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
-	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // Exit statuses, as brood's (cmdutil.ExitFailed, cmdutil.ExitUsage).
@@ -73,8 +70,8 @@ type Links struct {
 	Full func(ctx context.Context, stdio IO) (Setup, error)
 }
 
-// Setup is a child's configuration before its envelope is read: its
-// streams (wrapped) and its run's configuration.
+// Setup is a child's configuration, made once it is in its sandbox
+// (childrun.Confine): its streams (wrapped) and its run's configuration.
 type Setup struct {
 	IO     IO
 	Config childrun.ChildConfig
@@ -84,14 +81,10 @@ type Setup struct {
 	Begin func(ctx context.Context, cfg *childrun.ChildConfig) (stop func())
 }
 
-// Lean is a lean binary's Setup: the directories and the redactor, no
-// settings file read, no telemetry.
-func Lean(stdio IO, links Links) (Setup, error) {
+// Lean is a lean binary's Setup: no settings file read, no telemetry (the
+// redactor is RunChild's).
+func Lean(stdio IO, links Links) Setup {
 	stdio = Wrap(stdio)
-	root, err := ProjectDir()
-	if err != nil {
-		return Setup{}, err
-	}
 	if c, err := telemetry.FromEnv(stdio.Getenv); err == nil && (c.Traces || c.Metrics) {
 		// Its parent runs brood-fleet for children when telemetry is on, so this
 		// is only said, not hidden.
@@ -99,9 +92,6 @@ func Lean(stdio IO, links Links) (Setup, error) {
 	}
 	getenv := stdio.Getenv
 	return Setup{IO: stdio, Config: childrun.ChildConfig{
-		// Made at its first use, past the sandbox: a writer that mounts
-		// first re-executes before it redacts anything.
-		Redact: tool.NewLazyProjectRedactor(os.Environ(), root).Redact,
 		ResolveModel: func(spec string) (model.Model, error) {
 			m, err := provider.Resolve(spec, provider.Options{Getenv: getenv, Script: links.Script, Adapters: links.Models})
 			if errors.Is(err, provider.ErrScriptUnavailable) {
@@ -109,64 +99,54 @@ func Lean(stdio IO, links Links) (Setup, error) {
 			}
 			return m, err
 		},
-	}}, nil
-}
-
-// ProjectDir is the project of the working directory (taskdir.FindProjectRoot
-// of its real path: an isolated child's copy is mounted over the real
-// directory, and os.Getwd trusts $PWD, which may name a link).
-func ProjectDir() (string, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(cwd); err == nil {
-		cwd = real
-	}
-	return taskdir.FindProjectRoot(cwd), nil
+	}}
 }
 
 // Main runs a child without building a command tree: what a lean binary's
 // main is (LeanMain), and brood's own path for a child command line (see
-// Parse). It reads settings and agent definitions only if the child may
-// delegate (Links.Full). It returns the exit status.
+// Parse). It enters the child's sandbox (childrun.Confine, which may
+// re-execute the program) before it prepares anything else: only then
+// does it read settings and agent definitions, if the child may delegate
+// (Links.Full), and start brood's telemetry. It returns the exit status.
 func Main(ctx context.Context, stdio IO, opts Options, links Links) int {
 	ctx = spawntrace.Child(ctx, stdio.Getenv) // a traced spawn's child marks "init": it is in its main
-	var s Setup
-	var err error
-	if links.Full != nil {
-		s, err = links.Full(ctx, stdio)
-	} else {
-		s, err = Lean(stdio, links)
-	}
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "brood:", err)
-		return ExitFailed
-	}
 	if opts.Warm && !sandbox.Reexecuted() {
 		// Started ahead of its task, already in its own process group,
 		// cgroup and sandbox: nothing of the task is read until the parent
 		// says start. EOF (or anything else) means it was not needed. (Its
 		// sandbox's re-exec of itself, same arguments, was started: the
 		// first image read the line.)
-		if err := protocol.ReadStart(s.IO.In); err != nil {
+		if err := protocol.ReadStart(stdio.In); err != nil {
 			return 0
 		}
+	}
+	c, err := childrun.Confine(ctx, opts.Envelope, opts.TaskID)
+	if err != nil {
+		fmt.Fprintln(termsafe.NewWriter(stdio.Err), "brood:", err)
+		return ExitFailed
+	}
+	var s Setup
+	if links.Full != nil {
+		if s, err = links.Full(ctx, stdio); err != nil {
+			fmt.Fprintln(termsafe.NewWriter(stdio.Err), "brood:", err)
+			return ExitFailed
+		}
+	} else {
+		s = Lean(stdio, links)
 	}
 	if s.Begin != nil {
 		defer s.Begin(ctx, &s.Config)()
 	}
-	if err := Run(ctx, s.IO, opts, s.Config); err != nil {
+	if err := c.Run(ctx, Config(s.IO, opts, s.Config)); err != nil {
 		fmt.Fprintln(s.IO.Err, "brood:", err)
 		return ExitFailed
 	}
 	return 0
 }
 
-// Run executes the envelope of opts as the child, with cfg from its Setup:
-// the streams, and what the parent says in the environment, are filled in
-// here.
-func Run(ctx context.Context, stdio IO, opts Options, cfg childrun.ChildConfig) error {
+// Config is cfg with the streams, opts and what the parent says in the
+// environment.
+func Config(stdio IO, opts Options, cfg childrun.ChildConfig) childrun.ChildConfig {
 	cfg.EnvelopePath, cfg.TaskID = opts.Envelope, opts.TaskID
 	cfg.Stdout, cfg.Stdin = stdio.Out, stdio.In
 	// The parent says whether a person takes questions above it; its
@@ -174,5 +154,5 @@ func Run(ctx context.Context, stdio IO, opts Options, cfg childrun.ChildConfig) 
 	cfg.AskParent = stdio.Getenv(spawn.EnvAskParent) == "1"
 	// And which of its tool calls the root's hooks want to see.
 	cfg.HookFilter = spawn.ParseHookFilter(stdio.Getenv(spawn.EnvHooksParent))
-	return childrun.RunChild(ctx, cfg)
+	return cfg
 }
