@@ -50,6 +50,16 @@ func addChildFlags(root *cobra.Command) *child.Options {
 	return opts
 }
 
+// childLine reports whether cmd is the root command run as a child
+// (--envelope): its pre-run then reads no settings and starts no
+// telemetry, which under this process's own reading of the trust store
+// would apply a project's env (an OTLP endpoint, a model's base URL)
+// the root did not grant.
+func childLine(cmd *cobra.Command) bool {
+	fl := cmd.Flags().Lookup("envelope")
+	return cmd == cmd.Root() && fl != nil && fl.Value.String() != ""
+}
+
 // runChild executes the envelope as the child under the command tree's
 // Factory (a child command line with more than the protocol's flags:
 // BROOD_CHILD_ARGS). It enters the child's sandbox first, as child.Main

@@ -222,6 +222,12 @@ or script:FILE for the offline scripted model.
 			if versionAsked(cmd) {
 				return nil // RunE says it: no settings are read for it
 			}
+			if childLine(cmd) {
+				// A child's command line (BROOD_CHILD_ARGS): nothing is
+				// read nor started before its sandbox, and its settings
+				// only under the root's grant (runChild, childSetup).
+				return nil
+			}
 			// claude -p's --setting-sources (brood run) chooses the
 			// settings files before they are read.
 			if fl := cmd.Flags().Lookup("setting-sources"); fl != nil && fl.Changed {
