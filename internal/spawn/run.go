@@ -91,6 +91,9 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if kernelHeld {
 		class = pool.Isolated
 	}
+	if d.copyWriter(env) {
+		class = pool.Mutating // the in-place turn on its parent's copy
+	}
 	d.claim(id, id)
 	// One stdin for both kinds of reply; the pool writes it in order.
 	input := make(chan []byte, maxPendingAsks+maxPendingHooks+1)
@@ -199,9 +202,11 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
-	if readErr == nil && want.Observed && res.FilesChanged == nil {
+	if readErr == nil && want.Observed && (res.FilesChanged == nil || d.copyWriter(env)) {
 		// The child left its account to these walks (childrun's
-		// parentWalks): what changed is what they saw.
+		// parentWalks), or wrote its parent's copy in its turn (a copy
+		// writer's own account is not the parent's): what changed is
+		// what they saw.
 		res.FilesChanged = nonNil(want.Changed)
 	}
 	kill := dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started)
