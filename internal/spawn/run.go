@@ -202,11 +202,9 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
-	if readErr == nil && want.Observed && (res.FilesChanged == nil || d.copyWriter(env)) {
+	if readErr == nil && want.Observed && res.FilesChanged == nil {
 		// The child left its account to these walks (childrun's
-		// parentWalks), or wrote its parent's copy in its turn (a copy
-		// writer's own account is not the parent's): what changed is
-		// what they saw.
+		// parentWalks): what changed is what they saw.
 		res.FilesChanged = nonNil(want.Changed)
 	}
 	kill := dispatch.ReadKill(d.cfg.ProjectRoot, id, j.lg.Started)

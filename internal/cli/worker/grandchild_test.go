@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,7 +127,11 @@ func TestFleetGrandchildWritersTakeTurns(t *testing.T) {
 				b, _ := os.ReadFile(filepath.Join(sub.Root, name))
 				got += string(b)
 			}
-			if code != 0 || res.Status != "done" || res.Patch != "applied" || (got != "base\nA\nB\nA\nB\n" && got != "base\nB\nA\nA\nB\n") {
+			// Each grandchild is done, its files_changed the parent's
+			// walks of the copy before and after it.
+			each := strings.Contains(out, "Files changed: a.txt, one.txt") && strings.Contains(out, "Files changed: b.txt, one.txt") &&
+				!strings.Contains(out, `status=\"failed\"`) && !strings.Contains(out, "Verification failed")
+			if code != 0 || res.Status != "done" || res.Patch != "applied" || !each || (got != "base\nA\nB\nA\nB\n" && got != "base\nB\nA\nA\nB\n") {
 				t.Errorf("exit %d, status %q, patch %q, one.txt+a.txt+b.txt %q; want done, applied, both lines\n%s\n%s\n%s", code, res.Status, res.Patch, got, out, errs, w.log())
 			}
 		})
