@@ -131,7 +131,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	workspace := cmp.Or(env.IsolationDir, env.Workspace)
 	var before *dispatch.TreeState
 	inPlace := !env.ReadOnly && env.IsolationDir == ""
-	leftToParent := inPlace && parentWalks(dir)
+	leftToParent := !env.ReadOnly && parentWalks(dir) // an in-place writer, or a writer on its parent's copy in its turn
 	if inPlace && !leftToParent {
 		// A read-only child changes nothing by construction (and the parent
 		// checks where the kernel can't): no need to diff its tree. Nor does

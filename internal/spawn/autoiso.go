@@ -35,6 +35,10 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 	}
 	if d.onCopy() {
 		env.Isolation = "worktree"
+		if d.writesOwnCopy() {
+			env.Notes = append(env.Notes, "ran in its parent's copy of the tree (outside the project: a fleet worker's copy of the submitter's tree, or an isolated copy in the state directory), one writer at a time; its changes are that copy's, and come back with its parent's")
+			return false
+		}
 		env.Notes = append(env.Notes, "ran on this worker's copy of the submitter's tree; its changes go back to the submitter as one patch")
 		return false
 	}
@@ -68,6 +72,23 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 // onCopy is whether this dispatcher's children work in a fleet worker's
 // copy of a submitter's tree (Config.CopyRoot).
 func (d *Dispatcher) onCopy() bool { return d.cfg.Mount != nil || d.cfg.CopyRoot != "" }
+
+// writesOwnCopy is whether this dispatcher is a child's own (Depth > 0)
+// whose writers write that child's copy (Config.CopyRoot, childrun's
+// copyRoot): they get no copy of their own, so they take the in-place
+// turn on it (pool.Mutating: one at a time, never beside a read-only child
+// whose tree is compared), and the tree is walked before and after each
+// (their files_changed), as an in-place writer's is. They ran at once on
+// the one copy: one's edit silently overwrote another's.
+func (d *Dispatcher) writesOwnCopy() bool {
+	return d.cfg.Depth > 0 && d.cfg.Mount == nil && d.cfg.CopyRoot != ""
+}
+
+// copyWriter is whether env's child is a writer on this dispatcher's
+// child's own copy (writesOwnCopy).
+func (d *Dispatcher) copyWriter(env *dispatch.Envelope) bool {
+	return d.writesOwnCopy() && !env.ReadOnly && env.Isolation == "worktree"
+}
 
 func (d *Dispatcher) leaveInPlace() {
 	d.mu.Lock()

@@ -342,7 +342,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 	s.before = <-snap
 	var roots []string
 	var own chan isolate.Links
-	if s.before != nil && !env.ReadOnly && (s.ws == nil || s.ws.Mode == isolate.ModeNone) {
+	if s.before != nil && isolate.InPlaceWriter(env) && (s.ws == nil || s.ws.Mode == isolate.ModeNone) {
 		// An in-place writer's links, every one: git status lists no
 		// ignored path and no file of a nested repository, and the walk
 		// outside git has a bound. Every root it may write: the work

@@ -91,6 +91,9 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	if kernelHeld {
 		class = pool.Isolated
 	}
+	if d.copyWriter(env) {
+		class = pool.Mutating // the in-place turn on its parent's copy
+	}
 	d.claim(id, id)
 	// One stdin for both kinds of reply; the pool writes it in order.
 	input := make(chan []byte, maxPendingAsks+maxPendingHooks+1)

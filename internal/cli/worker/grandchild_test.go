@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,70 @@ func TestFleetGrandchildWritesTheCopy(t *testing.T) {
 			}
 			if _, err := os.Lstat(filepath.Join(wp.Root, "escaped.txt")); err == nil {
 				t.Errorf("the grandchild wrote the worker's own project")
+			}
+		})
+	}
+}
+
+// turnsScript: the call's writer dispatches two writers in one turn; A
+// reads one.txt, works a while, and writes it back with its line; B reads
+// and writes it with its own meanwhile.
+const turnsScript = `
+agents:
+  general-purpose:
+    - cases:
+        - if: "Begin: innerA"
+          tools: [{Bash: {command: "c=$(cat one.txt); sleep 2; printf '%s\\nA\\n' \"$c\" > one.txt; echo A > a.txt; echo done"}}]
+        - if: "Begin: innerB"
+          tools: [{Bash: {command: "sleep 0.5; c=$(cat one.txt); printf '%s\\nB\\n' \"$c\" > one.txt; echo B > b.txt; echo done"}}]
+      tools: [{Task: {subagent_type: general-purpose, description: innerA, prompt: "write A"}}, {Task: {subagent_type: general-purpose, description: innerB, prompt: "write B"}}]
+    - say: "## What I did\n{{trunc 1500 (result 0)}}\n{{trunc 1500 (result 1)}}\n\n## Files changed\none.txt, a.txt, b.txt"
+`
+
+// TestFleetGrandchildWritersTakeTurns: two writers a fleet call's child
+// dispatches in one turn write the call's one copy in turn (an overlay,
+// and a full copy): both lines land in the submitter's one.txt. They ran
+// at once on the copy: A's write overwrote B's line, both "done", the
+// call "applied".
+func TestFleetGrandchildWritersTakeTurns(t *testing.T) {
+	srv := devserver.Start(t)
+	for i, tc := range []struct {
+		name, settings string
+	}{
+		{"overlay", ""},
+		{"full copy", "\n[isolation]\nforce_worktree = true\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			queue := fmt.Sprintf("gcturns-%d-%d", os.Getpid(), i)
+			fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
+			wp := workerProject(t, turnsScript)
+			wp.Env = append(wp.Env, "BROOD_MAX_SUBAGENT_DEPTH=2")
+			f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\", \"Task\"]\n"+tc.settings)
+			f.Close()
+			w := startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
+			sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write", "--engine", "temporal", "--json"}, fleet...)...)
+			var res struct {
+				Status, Patch string
+			}
+			_ = json.Unmarshal([]byte(out), &res)
+			var got string
+			for _, name := range []string{"one.txt", "a.txt", "b.txt"} {
+				b, _ := os.ReadFile(filepath.Join(sub.Root, name))
+				got += string(b)
+			}
+			// Each grandchild is done, its files_changed the parent's
+			// walks of the copy before and after it.
+			each := strings.Contains(out, "Files changed: a.txt, one.txt") && strings.Contains(out, "Files changed: b.txt, one.txt") &&
+				!strings.Contains(out, `status=\"failed\"`) && !strings.Contains(out, "Verification failed")
+			if code != 0 || res.Status != "done" || res.Patch != "applied" || !each || (got != "base\nA\nB\nA\nB\n" && got != "base\nB\nA\nA\nB\n") {
+				t.Errorf("exit %d, status %q, patch %q, one.txt+a.txt+b.txt %q; want done, applied, both lines\n%s\n%s\n%s", code, res.Status, res.Patch, got, out, errs, w.log())
 			}
 		})
 	}
