@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -64,13 +63,13 @@ func (e *Engine) keepSent(ctx context.Context, task string, in CallInputW) error
 		return nil
 	}
 	var rec sentRecord
-	if err := dispatch.ReadJSON(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := readRecord(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (remove it: the task's status is then said to be unverified): %w", task, file, err)
 	}
 	if d := inputDigest(in); !slices.Contains(rec.Inputs, d) {
 		rec.Inputs = append(rec.Inputs, d)
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+	if err := recordDirs(filepath.Dir(file), true); err != nil {
 		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
 	}
 	if err := dispatch.WriteJSON(file, &rec); err != nil {
@@ -86,13 +85,11 @@ func (e *Engine) sentHere(ctx context.Context, task string) (*sentRecord, string
 	if file == "" {
 		return nil, "", nil
 	}
+	// Anything off (a link on the way, not a regular file, too large,
+	// not JSON) is no record: the status is then said to be unverified,
+	// never taken as verified by what a child could have written.
 	var rec sentRecord
-	switch err := dispatch.ReadJSON(file, &rec); {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, file, nil
-	case err != nil:
-		return nil, file, err
-	case len(rec.Inputs) == 0:
+	if readRecord(file, &rec) != nil || len(rec.Inputs) == 0 {
 		return nil, file, nil
 	}
 	return &rec, file, nil
