@@ -176,7 +176,9 @@ type CallLanding struct {
 	// State: landed (now), in_tree (before), kept (it did not apply: kept
 	// and named in Message, not tried again), none (the call brought back
 	// no change), unfinished (it ended without a result: a resume with a
-	// prompt continues it, its change so far with it).
+	// prompt continues it, its change so far with it), unverified (no
+	// record here says the run is the user's call: its change is kept as
+	// a patch, not applied).
 	State   string `json:"state"`
 	Message string `json:"message"`
 }
@@ -222,6 +224,9 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 	default:
 		return cl, nil
+	}
+	if why := e.unverified(ctx, taskID); why != "" {
+		return e.keepUnverified(ctx, taskID, x.GetExecution().GetRunId(), out, why)
 	}
 	l, ok, err := e.landFinished(ctx, taskID, x.GetExecution().GetRunId(), out)
 	switch {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -124,4 +126,49 @@ func (e *Engine) unverified(ctx context.Context, task string) string {
 		return ""
 	}
 	return fmt.Sprintf("unverified: this checkout sent no start of task %s and no key signed it, so its run is whoever started it's (anyone who can start workflows in namespace %s can); show it from the checkout it was submitted from, or sign your submissions (brood fleet keygen)", task, e.cfg.Namespace)
+}
+
+// keepUnverified is LandCall's answer for a finished run of task that no
+// record here says is the user's call (unverified says why): its change
+// is never applied, since whoever can start workflows in the namespace
+// could have started that run with a brief of their own (review31 P2-2).
+// It is kept as a patch, under the landing state directory, for the user
+// to read and apply by hand.
+func (e *Engine) keepUnverified(ctx context.Context, task, runID string, out *CallOutput, why string) (*CallLanding, error) {
+	cl := &CallLanding{TaskID: task, State: "unverified"}
+	r := out.Result
+	res, err := callChange(&r)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("task %s: %w", task, err)
+	case res == nil || res.Patch == nil:
+		cl.State, cl.Message = "none", "the call brought back no change: nothing to land ("+why+")"
+		return cl, nil
+	}
+	cl.Message = why + "; its change was not applied"
+	if e.cfg.Code.StateDir == "" {
+		cl.Message += " (and could not be kept here: run brood tasks resume from the checkout the call was submitted from)"
+		return cl, nil
+	}
+	if err := codesnap.CheckPatchSize(*res.Patch); err != nil {
+		return nil, fmt.Errorf("task %s: %w", task, err)
+	}
+	patch, err := e.cfg.Code.Blobs.ReadAll(ctx, *res.Patch)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: the worker's patch: %w", task, err)
+	}
+	dir := filepath.Join(e.cfg.Code.StateDir, task) // beside a kept patch's (keepNamed)
+	name := callKey(task, runID)
+	if !recordKey.MatchString(name) {
+		name = task
+	}
+	file := filepath.Join(dir, name+".unverified.patch")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("task %s: keep its unverified change in %s: %w", task, file, err)
+	}
+	if err := dispatch.WriteFileAtomic(file, patch); err != nil {
+		return nil, fmt.Errorf("task %s: keep its unverified change in %s: %w", task, file, err)
+	}
+	cl.Message += ": it is kept in " + file + "; read it, and if it is yours apply it by hand (git apply " + file + ")"
+	return cl, nil
 }

@@ -1,0 +1,92 @@
+package temporal_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/engine/temporal"
+)
+
+const unverifiedLandScript = `
+agents:
+  general-purpose:
+    - cases:
+        - if: "BETA"
+          tools:
+            - Write: {file_path: "evil.txt", content: "pwned\n"}
+      tools:
+        - Write: {file_path: "ok.txt", content: "alpha\n"}
+    - say: "DONE [{{.Prompt}}]"
+`
+
+// TestLandCallKeepsAnUnverifiedRunsChange: a keyless checkout with no
+// record of a task's starts (a call sent before brood kept them, or
+// another clone) is asked to land the task's latest run, which someone
+// who can start workflows started with the user's snapshot and a brief
+// of their own: tasks resume T (LandCall) applies nothing, says the run
+// is unverified, and keeps its change as a patch for the user to read
+// (review31 P2-2).
+func TestLandCallKeepsAnUnverifiedRunsChange(t *testing.T) {
+	srv := sharedServer(t)
+	c := srv.Client(t)
+	q := newQueue(t)
+	store := "file://" + t.TempDir()
+	first := startWorkerProcWith(t, srv.Addr, q, unverifiedLandScript, store, 1, writerSettings)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir := submitterRepo(t)
+	eng, _ := trustingEngine(t, q, dir, store, fleetWorkerPub())
+	r, err := eng.Call(ctx, call.Spec{Agent: "general-purpose", Prompt: "ALPHA", Description: "write ALPHA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := r.TaskID
+	it := c.GetWorkflowHistory(ctx, "brood-call-"+task, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	ev, err := it.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in temporal.CallInputW
+	if err := converterFromPayload(ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0], &in); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, ".git", "brood", "fleet", task, "sent.json")); err != nil {
+		t.Fatal(err) // no record here: a call sent before brood kept them
+	}
+	first.kill() // a worker that has not run the task takes the other start
+	startWorkerProcWith(t, srv.Addr, q, unverifiedLandScript, store, 1, writerSettings)
+	forged := in
+	forged.Spec.Prompt, forged.Spec.Description = "BETA", "write BETA"
+	forged.Signed = nil
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "brood-call-" + task, TaskQueue: q, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE},
+		temporal.CallWorkflowName, forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatalf("the other start's run: %v", err)
+	}
+	l, err := eng.LandCall(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "evil.txt")); err == nil {
+		t.Fatalf("LandCall applied an unverified run's change: %+v", l)
+	}
+	if l.State != "unverified" || !strings.HasPrefix(l.Message, "unverified:") || !strings.Contains(l.Message, "git apply ") {
+		t.Fatalf("LandCall = %+v, want state unverified, the unverified line and how to apply the kept patch", l)
+	}
+	file := l.Message[strings.LastIndex(l.Message, "git apply ")+len("git apply "):]
+	patch, err := os.ReadFile(strings.TrimSuffix(file, ")"))
+	if err != nil || !strings.Contains(string(patch), "evil.txt") {
+		t.Fatalf("the kept patch %s: %v %q", file, err, patch)
+	}
+}
