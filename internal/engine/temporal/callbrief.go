@@ -126,7 +126,8 @@ func callBounds(task string, in CallInputW) error {
 // conversation of a brief the completer made (review28 P1-1). Required
 // for a call whose submitter required bound results; for a call from
 // before (in flight at an upgrade), of a heartbeat whose worker named the
-// input it ran all the same (review30 P2-1, for single calls); an
+// input it ran all the same (review30 P2-1, for single calls), and one
+// whose worker did not (review31 P3-1: nothing checked its brief); an
 // unsigned one is left to the worker, which continues none
 // (WorkerKeys.check).
 func handOnRefusal(task string, start CallInputW, hb *Heartbeat) string {
@@ -134,7 +135,13 @@ func handOnRefusal(task string, start CallInputW, hb *Heartbeat) string {
 		return ""
 	}
 	s := hb.Signed
-	if s.Brief == bindOf(singleCallInput(start)).Brief || s.Brief == "" && start.Versions[boundResultsVersion] < 1 {
+	if s.Brief == "" && start.Versions[boundResultsVersion] < 1 {
+		// An old worker's heartbeat of a call from before: nothing named
+		// the input it ran, and a completer could have re-briefed it, as
+		// a plan run's stopped call from before (uncheckedStops).
+		return fmt.Sprintf("task %s: its last run is from before brood checked continuations (its conversation on the fleet names no input, worker key %s), so nothing of it is continued: run the call again with brood subagent", task, Fingerprint(s.Key))
+	}
+	if s.Brief == bindOf(singleCallInput(start)).Brief {
 		return ""
 	}
 	return fmt.Sprintf("task %s: its last run's conversation on the fleet was signed by worker key %s for another input than the one this submitter sent (or by a worker from before conversations named their input), so nothing of that run is continued: run the call again with brood subagent", task, Fingerprint(s.Key))
