@@ -35,13 +35,54 @@ agents:
 // is unverified, and keeps its change as a patch for the user to read
 // (review31 P2-2).
 func TestLandCallKeepsAnUnverifiedRunsChange(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	eng, dir, task := otherStartOfAnUnrecordedCall(ctx, t, nil)
+	l, err := eng.LandCall(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "evil.txt")); err == nil {
+		t.Fatalf("LandCall applied an unverified run's change: %+v", l)
+	}
+	if l.State != "unverified" || !strings.HasPrefix(l.Message, "unverified:") || !strings.Contains(l.Message, "git apply ") {
+		t.Fatalf("LandCall = %+v, want state unverified, the unverified line and how to apply the kept patch", l)
+	}
+	file := l.Message[strings.LastIndex(l.Message, "git apply ")+len("git apply "):]
+	patch, err := os.ReadFile(strings.TrimSuffix(file, ")"))
+	if err != nil || !strings.Contains(string(patch), "evil.txt") {
+		t.Fatalf("the kept patch %s: %v %q", file, err, patch)
+	}
+}
+
+// TestTaskShowsTheStartsAgentNotTheMemo: tasks show's agent and
+// description are those of the start brood's replay took, not the memo
+// whoever starts or completes the workflow writes (review31 P3-4).
+func TestTaskShowsTheStartsAgentNotTheMemo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	eng, _, task := otherStartOfAnUnrecordedCall(ctx, t, map[string]any{"brood_agent": "planted-agent", "brood_source": "planted description"})
+	d, err := eng.Task(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Agent != "general-purpose" || d.Description != "write BETA" {
+		t.Fatalf("tasks show: agent %q, description %q; want the start's general-purpose, \"write BETA\"", d.Agent, d.Description)
+	}
+}
+
+// otherStartOfAnUnrecordedCall runs a keyless writer call ALPHA from a
+// checkout, removes the checkout's record of its start (a call sent
+// before brood kept them), and starts, with memo, a new execution of
+// its task with the user's snapshot and a brief of its own (BETA, which
+// writes evil.txt) on a worker that has not run the task; it returns
+// once that run ended.
+func otherStartOfAnUnrecordedCall(ctx context.Context, t *testing.T, memo map[string]any) (*temporal.Engine, string, string) {
 	srv := sharedServer(t)
 	c := srv.Client(t)
 	q := newQueue(t)
 	store := "file://" + t.TempDir()
 	first := startWorkerProcWith(t, srv.Addr, q, unverifiedLandScript, store, 1, writerSettings)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	dir := submitterRepo(t)
 	eng, _ := trustingEngine(t, q, dir, store, fleetWorkerPub())
 	r, err := eng.Call(ctx, call.Spec{Agent: "general-purpose", Prompt: "ALPHA", Description: "write ALPHA"})
@@ -59,34 +100,20 @@ func TestLandCallKeepsAnUnverifiedRunsChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, ".git", "brood", "fleet", task, "sent.json")); err != nil {
-		t.Fatal(err) // no record here: a call sent before brood kept them
+		t.Fatal(err)
 	}
 	first.kill() // a worker that has not run the task takes the other start
 	startWorkerProcWith(t, srv.Addr, q, unverifiedLandScript, store, 1, writerSettings)
 	forged := in
 	forged.Spec.Prompt, forged.Spec.Description = "BETA", "write BETA"
 	forged.Signed = nil
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "brood-call-" + task, TaskQueue: q, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE},
-		temporal.CallWorkflowName, forged)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "brood-call-" + task, TaskQueue: q, Memo: memo,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, temporal.CallWorkflowName, forged)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatalf("the other start's run: %v", err)
 	}
-	l, err := eng.LandCall(ctx, task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "evil.txt")); err == nil {
-		t.Fatalf("LandCall applied an unverified run's change: %+v", l)
-	}
-	if l.State != "unverified" || !strings.HasPrefix(l.Message, "unverified:") || !strings.Contains(l.Message, "git apply ") {
-		t.Fatalf("LandCall = %+v, want state unverified, the unverified line and how to apply the kept patch", l)
-	}
-	file := l.Message[strings.LastIndex(l.Message, "git apply ")+len("git apply "):]
-	patch, err := os.ReadFile(strings.TrimSuffix(file, ")"))
-	if err != nil || !strings.Contains(string(patch), "evil.txt") {
-		t.Fatalf("the kept patch %s: %v %q", file, err, patch)
-	}
+	return eng, dir, task
 }

@@ -93,6 +93,11 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		}
 	}()
 	e.memo(x.GetMemo().GetFields(), memoAgent, &out.Agent)
+	if read != nil && rerr == nil {
+		// The start brood's replay took, not the memo, which whoever
+		// completes the workflow's tasks can upsert (review31 P3-4).
+		out.Agent, out.Description = read.start.Spec.Agent, read.start.Spec.Description
+	}
 	out.Unverified = e.unverified(ctx, id)
 	for _, a := range d.GetPendingActivities() {
 		out.Worker, out.Attempt = a.GetLastWorkerIdentity(), int(a.GetAttempt())
