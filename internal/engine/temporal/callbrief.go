@@ -81,7 +81,7 @@ func bindDiff(got, want callBind) string {
 // whoever started it's, and is not replayed; without a key, one this
 // checkout sent, where it kept their digests (sentBy). Its refusal is
 // notMine.
-func (e *Engine) ownStart(ctx context.Context, task string) func(CallInputW) error {
+func (e *Engine) ownStart(ctx context.Context, task, run string) func(CallInputW) error {
 	return func(in CallInputW) error {
 		if err := callBounds(task, in); err != nil {
 			return notMine{err}
@@ -89,7 +89,7 @@ func (e *Engine) ownStart(ctx context.Context, task string) func(CallInputW) err
 		if _, err := e.ownCallInput(ctx, task, in); err != nil {
 			return notMine{err}
 		}
-		if err := e.sentBy(ctx, task, in); err != nil { // keyless: one this checkout sent, where it kept them
+		if err := e.sentBy(ctx, task, in, run); err != nil { // keyless: one this checkout sent, where it kept them
 			return notMine{err}
 		}
 		return nil

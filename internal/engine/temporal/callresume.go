@@ -41,7 +41,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	// Its output as brood's own replay of its history makes it, never
 	// the result the server holds (histreplay.go).
 	// A start this key did not sign is not replayed (ownStart).
-	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, taskID))
+	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, taskID, x.GetExecution().GetRunId()))
 	var nm notMine
 	if errors.As(err, &nm) {
 		return x, nil, nil, nm.error // not this key's run: that is what to say

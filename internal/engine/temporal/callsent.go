@@ -32,6 +32,48 @@ import (
 // single call's task, oldest first.
 type sentRecord struct {
 	Inputs []string `json:"inputs"`
+	// Runs are the executions those starts made, as ExecuteWorkflow
+	// returned them: anyone who reads the namespace's history can start
+	// the very same input again (review31 P3-2), so where an input has
+	// executions kept, a replayed one must be among them. (An input with
+	// none: its submitter stopped between keeping it and the start.)
+	Runs []sentRun `json:"runs,omitempty"`
+}
+
+// sentRun is one execution a kept start input made.
+type sentRun struct {
+	Input string `json:"input"`
+	Run   string `json:"run"`
+}
+
+// keepRun records run, the execution ExecuteWorkflow returned for in, a
+// start of task's call keepSent kept. Best effort: without it the start
+// is taken by its input alone, as before.
+func (e *Engine) keepRun(ctx context.Context, task string, in CallInputW, run string) {
+	file := e.sentFile(ctx, task)
+	if file == "" || run == "" || recordDirs(filepath.Dir(file), false) != nil {
+		return
+	}
+	var rec sentRecord
+	if readRecord(file, &rec) != nil {
+		return
+	}
+	r := sentRun{Input: inputDigest(in), Run: run}
+	if !slices.Contains(rec.Runs, r) {
+		rec.Runs = append(rec.Runs, r)
+		_ = dispatch.WriteJSON(file, &rec)
+	}
+}
+
+// runsOf are the executions kept for the start input digest d.
+func (rec *sentRecord) runsOf(d string) []string {
+	var out []string
+	for _, r := range rec.Runs {
+		if r.Input == d {
+			out = append(out, r.Run)
+		}
+	}
+	return out
 }
 
 // sentFile is the record of task's sent starts in the git dir of the
@@ -97,20 +139,27 @@ func (e *Engine) sentHere(ctx context.Context, task string) (*sentRecord, string
 	return &rec, file, nil
 }
 
-// sentBy checks in, a replayed start of task's call, against the starts
-// this checkout sent, where it keeps them (a keyless submitter's only
-// proof that the run is the user's call): nil when in is one of them, or
-// when none is kept here (unverified says so).
-func (e *Engine) sentBy(ctx context.Context, task string, in CallInputW) error {
+// sentBy checks in, the start of task's call execution run that brood
+// replays, against the starts this checkout sent, where it keeps them (a
+// keyless submitter's only proof that the run is the user's call): nil
+// when in is one of them, and run one of the executions kept for it
+// (when any is), or when none is kept here (unverified says so).
+func (e *Engine) sentBy(ctx context.Context, task string, in CallInputW, run string) error {
 	if e.cfg.Signer != nil {
 		return nil // its signature says whose it is
 	}
 	rec, file, err := e.sentHere(ctx, task)
+	d := inputDigest(in)
 	switch {
 	case err != nil:
 		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (%v): nothing of its run is taken; remove the record to show it unverified", task, file, err)
-	case rec == nil || slices.Contains(rec.Inputs, inputDigest(in)):
+	case rec == nil:
 		return nil
+	case slices.Contains(rec.Inputs, d):
+		if runs := rec.runsOf(d); run == "" || len(runs) == 0 || slices.Contains(runs, run) {
+			return nil
+		}
+		return fmt.Errorf("task %s's latest run on Temporal (execution %s) has the start input this checkout sent, but this checkout did not start it (it keeps the executions it started in %s): someone who can start workflows in namespace %s started your call again, so nothing of that run is taken; run the call again with brood subagent", task, run, file, e.cfg.Namespace)
 	}
 	return fmt.Errorf("task %s's latest run on Temporal was not started with an input this checkout sent (it keeps the digest of each in %s): someone who can start workflows in namespace %s started it with a brief of their own, so nothing of it is taken; if you resumed the task from another checkout, show or resume it there, else run the call again with brood subagent (and sign your submissions: brood fleet keygen)", task, file, e.cfg.Namespace)
 }

@@ -78,6 +78,12 @@ func TestTaskShowsTheStartsAgentNotTheMemo(t *testing.T) {
 // writes evil.txt) on a worker that has not run the task; it returns
 // once that run ended.
 func otherStartOfAnUnrecordedCall(ctx context.Context, t *testing.T, memo map[string]any) (*temporal.Engine, string, string) {
+	return otherStart(ctx, t, memo, false)
+}
+
+// otherStart is otherStartOfAnUnrecordedCall; with replay the checkout
+// keeps its record and the other start is the user's very input.
+func otherStart(ctx context.Context, t *testing.T, memo map[string]any, replay bool) (*temporal.Engine, string, string) {
 	srv := sharedServer(t)
 	c := srv.Client(t)
 	q := newQueue(t)
@@ -99,14 +105,18 @@ func otherStartOfAnUnrecordedCall(ctx context.Context, t *testing.T, memo map[st
 	if err := converterFromPayload(ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0], &in); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(dir, ".git", "brood", "fleet", task, "sent.json")); err != nil {
-		t.Fatal(err)
+	if !replay {
+		if err := os.Remove(filepath.Join(dir, ".git", "brood", "fleet", task, "sent.json")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	first.kill() // a worker that has not run the task takes the other start
 	startWorkerProcWith(t, srv.Addr, q, unverifiedLandScript, store, 1, writerSettings)
 	forged := in
-	forged.Spec.Prompt, forged.Spec.Description = "BETA", "write BETA"
-	forged.Signed = nil
+	if !replay {
+		forged.Spec.Prompt, forged.Spec.Description = "BETA", "write BETA"
+		forged.Signed = nil
+	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "brood-call-" + task, TaskQueue: q, Memo: memo,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, temporal.CallWorkflowName, forged)
 	if err != nil {
@@ -116,4 +126,22 @@ func otherStartOfAnUnrecordedCall(ctx context.Context, t *testing.T, memo map[st
 		t.Fatalf("the other start's run: %v", err)
 	}
 	return eng, dir, task
+}
+
+// TestReplayedStartIsNotTheUsersCall: a new execution of a keyless call's
+// task with exactly the start input the user's checkout sent (anyone who
+// reads the history has it) is not taken as the user's call there: the
+// checkout keeps the executions it started, and tasks show refuses
+// another (review31 P3-2).
+func TestReplayedStartIsNotTheUsersCall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	eng, _, task := otherStart(ctx, t, nil, true)
+	d, err := eng.Task(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status == "done" || !strings.Contains(d.LastFailure, "did not start it") {
+		t.Fatalf("tasks show of a replayed start: %s, %q; want it refused as not this checkout's", d.Status, d.LastFailure)
+	}
 }

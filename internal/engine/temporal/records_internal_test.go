@@ -75,7 +75,7 @@ func TestRecordsThroughAPlantedLinkAreNoRecords(t *testing.T) {
 			common := filepath.Join(repo, ".git")
 			tc.plant(t, repo, common)
 			e := &Engine{cfg: Config{Namespace: "ns", Code: &CodeConfig{Dir: repo}}}
-			err := e.sentBy(ctx, task, forged)
+			err := e.sentBy(ctx, task, forged, "")
 			unverified := e.unverified(ctx, task)
 			landed := e.landedHere(ctx, task, tip)
 			if tc.taken {

@@ -74,7 +74,8 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	var read *callRead
 	var rerr error
 	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		r, err := e.replayCall(ctx, wid, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), e.ownStart(ctx, id))
+		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		r, err := e.replayCall(ctx, wid, exec, e.ownStart(ctx, id, exec))
 		read, rerr = &r, err
 	}
 	if own, why := e.ownRun(ctx, wid, d, read, rerr); own != nil {
@@ -82,7 +83,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	}
 	x := d.GetWorkflowExecutionInfo()
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && read == nil {
-		r, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, id))
+		r, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, id, x.GetExecution().GetRunId()))
 		read, rerr = &r, err
 	}
 	info := e.infoOf(x)
