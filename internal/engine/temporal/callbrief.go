@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -94,6 +96,27 @@ func (e *Engine) ownStart(ctx context.Context, task, run string) func(CallInputW
 		}
 		return nil
 	}
+}
+
+// runningStart is the start input of execution exec of task's call
+// workflow wid, which has not ended (nothing replays it yet), checked as
+// a replay's is (ownStart): while a new execution someone else started
+// runs, tasks show does not show it as the user's call (review31 P3-3).
+func (e *Engine) runningStart(ctx context.Context, task, wid, exec string) (CallInputW, error) {
+	var in CallInputW
+	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, exec, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return in, fmt.Errorf("task %s on Temporal: its running execution %s has no history yet", task, exec)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return in, fmt.Errorf("task %s on Temporal: read its running execution's start: %w", task, err)
+	}
+	start := ev.GetWorkflowExecutionStartedEventAttributes()
+	if start == nil || e.cfg.DataConverter.FromPayloads(start.GetInput(), &in) != nil {
+		return in, fmt.Errorf("task %s's running execution %s on Temporal was not started with a call's input: nothing of it is taken; check who can start workflows in namespace %s", task, exec, e.cfg.Namespace)
+	}
+	return in, e.ownStart(ctx, task, exec)(in)
 }
 
 // callBounds refuses a start input that is not one brood's Call makes for

@@ -78,12 +78,22 @@ func TestTaskShowsTheStartsAgentNotTheMemo(t *testing.T) {
 // writes evil.txt) on a worker that has not run the task; it returns
 // once that run ended.
 func otherStartOfAnUnrecordedCall(ctx context.Context, t *testing.T, memo map[string]any) (*temporal.Engine, string, string) {
-	return otherStart(ctx, t, memo, false)
+	return otherStart(ctx, t, otherStartOpts{memo: memo})
 }
 
-// otherStart is otherStartOfAnUnrecordedCall; with replay the checkout
-// keeps its record and the other start is the user's very input.
-func otherStart(ctx context.Context, t *testing.T, memo map[string]any, replay bool) (*temporal.Engine, string, string) {
+// otherStartOpts vary otherStart: with replay the checkout keeps its
+// record and the other start is the user's very input; with running the
+// checkout keeps its record and no worker takes the other start, which
+// otherStart leaves running.
+type otherStartOpts struct {
+	memo    map[string]any
+	replay  bool
+	running bool
+}
+
+// otherStart is otherStartOfAnUnrecordedCall as o says.
+func otherStart(ctx context.Context, t *testing.T, o otherStartOpts) (*temporal.Engine, string, string) {
+	memo, replay := o.memo, o.replay
 	srv := sharedServer(t)
 	c := srv.Client(t)
 	q := newQueue(t)
@@ -105,13 +115,15 @@ func otherStart(ctx context.Context, t *testing.T, memo map[string]any, replay b
 	if err := converterFromPayload(ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0], &in); err != nil {
 		t.Fatal(err)
 	}
-	if !replay {
+	if !replay && !o.running {
 		if err := os.Remove(filepath.Join(dir, ".git", "brood", "fleet", task, "sent.json")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	first.kill() // a worker that has not run the task takes the other start
-	startWorkerProcWith(t, srv.Addr, q, unverifiedLandScript, store, 1, writerSettings)
+	if !o.running {
+		startWorkerProcWith(t, srv.Addr, q, unverifiedLandScript, store, 1, writerSettings)
+	}
 	forged := in
 	if !replay {
 		forged.Spec.Prompt, forged.Spec.Description = "BETA", "write BETA"
@@ -121,6 +133,9 @@ func otherStart(ctx context.Context, t *testing.T, memo map[string]any, replay b
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, temporal.CallWorkflowName, forged)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.running {
+		return eng, dir, task
 	}
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatalf("the other start's run: %v", err)
@@ -136,12 +151,29 @@ func otherStart(ctx context.Context, t *testing.T, memo map[string]any, replay b
 func TestReplayedStartIsNotTheUsersCall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	eng, _, task := otherStart(ctx, t, nil, true)
+	eng, _, task := otherStart(ctx, t, otherStartOpts{replay: true})
 	d, err := eng.Task(ctx, task)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Status == "done" || !strings.Contains(d.LastFailure, "did not start it") {
 		t.Fatalf("tasks show of a replayed start: %s, %q; want it refused as not this checkout's", d.Status, d.LastFailure)
+	}
+}
+
+// TestRunningOtherStartIsNotShownAsTheUsersCall: while a new execution of
+// a keyless call's task that someone else started with a brief of their
+// own runs, tasks show in the checkout that keeps the task's starts does
+// not show it as the user's call (review31 P3-3).
+func TestRunningOtherStartIsNotShownAsTheUsersCall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	eng, _, task := otherStart(ctx, t, otherStartOpts{running: true})
+	d, err := eng.Task(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != "failed" || !strings.Contains(d.LastFailure, "not started with an input this checkout sent") || d.Heartbeat != nil {
+		t.Fatalf("tasks show of a running other start: %s, %q, heartbeat %v; want it refused as not this checkout's", d.Status, d.LastFailure, d.Heartbeat)
 	}
 }

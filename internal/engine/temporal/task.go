@@ -124,6 +124,16 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
+	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		in, err := e.runningStart(ctx, id, wid, x.GetExecution().GetRunId())
+		if err != nil {
+			// Nothing of a run that is not the user's call is shown as
+			// the task's: not its heartbeat, nor its worker.
+			out.Status, note, out.Heartbeat, out.Worker = wf.RunFailed, err.Error(), nil, ""
+			return out, nil
+		}
+		out.Agent, out.Description = in.Spec.Agent, in.Spec.Description
+	}
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		e.callEnded(ctx, id, wid, x, out, *read, rerr)
 	}
