@@ -125,19 +125,28 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
 	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		in, err := e.runningStart(ctx, id, wid, x.GetExecution().GetRunId())
-		if err != nil {
-			// Nothing of a run that is not the user's call is shown as
-			// the task's: not its heartbeat, nor its worker.
-			out.Status, note, out.Heartbeat, out.Worker = wf.RunFailed, err.Error(), nil, ""
+		if note = e.running(ctx, id, wid, x, out); note != "" {
 			return out, nil
 		}
-		out.Agent, out.Description = in.Spec.Agent, in.Spec.Description
 	}
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		e.callEnded(ctx, id, wid, x, out, *read, rerr)
 	}
 	return out, nil
+}
+
+// running checks the start of task id's running execution x (workflow
+// wid) and fills out's agent and description from it; when it is not
+// the user's call, why, and nothing of the run is shown as the task's:
+// not its heartbeat, nor its worker.
+func (e *Engine) running(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail) string {
+	in, err := e.runningStart(ctx, id, wid, x.GetExecution().GetRunId())
+	if err != nil {
+		out.Status, out.Heartbeat, out.Worker = wf.RunFailed, nil, ""
+		return err.Error()
+	}
+	out.Agent, out.Description = in.Spec.Agent, in.Spec.Description
+	return ""
 }
 
 // callEnded fills out, the listing of task id's ended workflow run x
