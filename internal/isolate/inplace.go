@@ -64,10 +64,13 @@ func madeToHold() []string { return []string{".claude"} }
 // of its own) would be what the user's next `git submodule update --init`
 // takes up and runs; .git/refs/replace/<object> would show the user's
 // `git diff` another object than the one it names. Empty, git reads them
-// as absent. (Not .git/worktrees: an in-place writer that delegates makes
-// its isolated children's worktrees there.)
+// as absent. .git/brood holds brood's own records (a keyless checkout's
+// sent starts, landing records): one a writer made, or made a link into
+// the work tree, would have them live where later children write. (Not
+// .git/worktrees: an in-place writer that delegates makes its isolated
+// children's worktrees there.)
 func gitMadeToHold() []string {
-	return []string{"modules", filepath.Join("refs", "replace")}
+	return []string{"modules", filepath.Join("refs", "replace"), "brood"}
 }
 
 // MakeToHold makes, empty, the madeToHold directories missing in root and

@@ -66,3 +66,42 @@ func TestInPlaceViewAllowingConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestInPlaceViewHoldsMissingGitBrood: a checkout with no .git/brood yet
+// (brood's records: sent starts, landings) gets an empty one before an
+// in-place writer's spawn, held read-only, so the writer cannot plant it
+// as a link into the work tree (review31 P2-1); a link is never held.
+func TestInPlaceViewHoldsMissingGitBrood(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		make     func(t *testing.T, git string)
+		wantHeld bool
+	}{
+		{"absent", func(t *testing.T, git string) {}, true},
+		{"present", func(t *testing.T, git string) {
+			if err := os.MkdirAll(filepath.Join(git, "brood", "fleet"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"link", func(t *testing.T, git string) {
+			if err := os.Symlink("../notes", filepath.Join(git, "brood")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			git := filepath.Join(root, ".git")
+			if err := os.Mkdir(git, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.make(t, git)
+			MakeToHold(root, root)
+			v := InPlaceView(root, root)
+			p := filepath.Join(git, "brood")
+			if got := slices.Contains(v.ReadOnly, p); got != tc.wantHeld {
+				t.Errorf("ReadOnly = %q: holds %s = %v, want %v", v.ReadOnly, p, got, tc.wantHeld)
+			}
+		})
+	}
+}

@@ -171,12 +171,31 @@ func GitConfigTops(top, gitDir, common string) []string {
 	for _, m := range moduleTops(common) {
 		tops = append(tops, rel(m))
 	}
+	if b := broodTop(common); b != "" {
+		tops = append(tops, rel(b))
+	}
 	if gitDir != "" && gitDir != common {
 		for _, part := range worktreeParts {
 			tops = append(tops, rel(filepath.Join(gitDir, part)))
 		}
 	}
 	return append(tops, ".gitmodules")
+}
+
+// broodTop is common's brood (brood's own records: landing records, a
+// keyless checkout's sent starts) when it is not a directory of its own
+// (absent, or a link or a file): then what a child makes there is
+// removed and reported, as a .git/modules made where none was. A
+// directory there is left to the kernel's hold (an in-place writer's
+// view holds it read-only) and to the reads of its records, which take
+// nothing through a link; its contents are the parent's, written while
+// children run. "" when it is a directory.
+func broodTop(common string) string {
+	b := filepath.Join(common, "brood")
+	if fi, err := os.Lstat(b); err == nil && fi.IsDir() {
+		return ""
+	}
+	return b
 }
 
 // SnapshotPaths reads everything under the given paths of root (files,

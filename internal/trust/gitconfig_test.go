@@ -1,7 +1,9 @@
 package trust
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,7 +94,7 @@ func TestGitConfigTopsOfALinkedWorktree(t *testing.T) {
 	want := []string{"../../r/.git/config", "../../r/.git/config.worktree", "../../r/.git/commondir", "../../r/.git/hooks", "../../r/.git/info",
 		"../../r/.git/rebase-merge", "../../r/.git/rebase-apply", "../../r/.git/sequencer",
 		"../../r/.git/objects/info/alternates", "../../r/.git/objects/info/http-alternates", "../../r/.git/shallow", "../../r/.git/refs/replace",
-		"../../r/.git/modules",
+		"../../r/.git/modules", "../../r/.git/brood",
 		"../../r/.git/worktrees/tree/config.worktree", "../../r/.git/worktrees/tree/commondir", "../../r/.git/worktrees/tree/rebase-merge",
 		"../../r/.git/worktrees/tree/rebase-apply", "../../r/.git/worktrees/tree/sequencer", ".gitmodules"}
 	if !slices.Equal(got, want) {
@@ -224,6 +226,60 @@ func TestGitStoreAndModulesRestored(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(git, "objects", "ab", "cdef")); err != nil {
 				t.Error("an object was removed")
+			}
+		})
+	}
+}
+
+// TestGitBroodMadeByAChildIsUndone: a .git/brood (brood's records) made
+// where there was none at the snapshot, here a link into the work tree a
+// writer nothing held planted, is a change the guard reports and removes
+// (review31 P2-1); one that is brood's own directory at the snapshot is
+// left to the kernel's hold and the records' reads (its contents are
+// the parent's, written while children run).
+func TestGitBroodMadeByAChildIsUndone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before bool
+		want   bool
+	}{
+		{"absent", false, true},
+		{"directory", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top := t.TempDir()
+			git := filepath.Join(top, ".git")
+			write(t, filepath.Join(git, "config"), "[core]\n")
+			if tc.before {
+				write(t, filepath.Join(git, "brood", "fleet", "x.json"), "{}")
+			}
+			c, err := SnapshotPaths(top, GitConfigTops(top, git, git))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.before {
+				write(t, filepath.Join(top, "notes", "keep"), "")
+				if err := os.Symlink("../notes", filepath.Join(git, "brood")); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				write(t, filepath.Join(git, "brood", "fleet", "y.json"), "{}")
+			}
+			changes, err := c.Changes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(changes, ".git/brood"); got != tc.want {
+				t.Fatalf("Changes = %v: .git/brood in it = %v, want %v", changes, got, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			if _, err := c.Restore(changes); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Lstat(filepath.Join(git, "brood")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf(".git/brood after Restore: %v, want it removed", err)
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -81,7 +83,7 @@ func bindDiff(got, want callBind) string {
 // whoever started it's, and is not replayed; without a key, one this
 // checkout sent, where it kept their digests (sentBy). Its refusal is
 // notMine.
-func (e *Engine) ownStart(ctx context.Context, task string) func(CallInputW) error {
+func (e *Engine) ownStart(ctx context.Context, task, run string) func(CallInputW) error {
 	return func(in CallInputW) error {
 		if err := callBounds(task, in); err != nil {
 			return notMine{err}
@@ -89,11 +91,32 @@ func (e *Engine) ownStart(ctx context.Context, task string) func(CallInputW) err
 		if _, err := e.ownCallInput(ctx, task, in); err != nil {
 			return notMine{err}
 		}
-		if err := e.sentBy(ctx, task, in); err != nil { // keyless: one this checkout sent, where it kept them
+		if err := e.sentBy(ctx, task, in, run); err != nil { // keyless: one this checkout sent, where it kept them
 			return notMine{err}
 		}
 		return nil
 	}
+}
+
+// runningStart is the start input of execution exec of task's call
+// workflow wid, which has not ended (nothing replays it yet), checked as
+// a replay's is (ownStart): while a new execution someone else started
+// runs, tasks show does not show it as the user's call (review31 P3-3).
+func (e *Engine) runningStart(ctx context.Context, task, wid, exec string) (CallInputW, error) {
+	var in CallInputW
+	it := e.cfg.Client.GetWorkflowHistory(ctx, wid, exec, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return in, fmt.Errorf("task %s on Temporal: its running execution %s has no history yet", task, exec)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return in, fmt.Errorf("task %s on Temporal: read its running execution's start: %w", task, err)
+	}
+	start := ev.GetWorkflowExecutionStartedEventAttributes()
+	if start == nil || e.cfg.DataConverter.FromPayloads(start.GetInput(), &in) != nil {
+		return in, fmt.Errorf("task %s's running execution %s on Temporal was not started with a call's input: nothing of it is taken; check who can start workflows in namespace %s", task, exec, e.cfg.Namespace)
+	}
+	return in, e.ownStart(ctx, task, exec)(in)
 }
 
 // callBounds refuses a start input that is not one brood's Call makes for
@@ -126,7 +149,8 @@ func callBounds(task string, in CallInputW) error {
 // conversation of a brief the completer made (review28 P1-1). Required
 // for a call whose submitter required bound results; for a call from
 // before (in flight at an upgrade), of a heartbeat whose worker named the
-// input it ran all the same (review30 P2-1, for single calls); an
+// input it ran all the same (review30 P2-1, for single calls), and one
+// whose worker did not (review31 P3-1: nothing checked its brief); an
 // unsigned one is left to the worker, which continues none
 // (WorkerKeys.check).
 func handOnRefusal(task string, start CallInputW, hb *Heartbeat) string {
@@ -134,7 +158,13 @@ func handOnRefusal(task string, start CallInputW, hb *Heartbeat) string {
 		return ""
 	}
 	s := hb.Signed
-	if s.Brief == bindOf(singleCallInput(start)).Brief || s.Brief == "" && start.Versions[boundResultsVersion] < 1 {
+	if s.Brief == "" && start.Versions[boundResultsVersion] < 1 {
+		// An old worker's heartbeat of a call from before: nothing named
+		// the input it ran, and a completer could have re-briefed it, as
+		// a plan run's stopped call from before (uncheckedStops).
+		return fmt.Sprintf("task %s: its last run is from before brood checked continuations (its conversation on the fleet names no input, worker key %s), so nothing of it is continued: run the call again with brood subagent", task, Fingerprint(s.Key))
+	}
+	if s.Brief == bindOf(singleCallInput(start)).Brief {
 		return ""
 	}
 	return fmt.Sprintf("task %s: its last run's conversation on the fleet was signed by worker key %s for another input than the one this submitter sent (or by a worker from before conversations named their input), so nothing of that run is continued: run the call again with brood subagent", task, Fingerprint(s.Key))

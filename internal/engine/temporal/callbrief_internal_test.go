@@ -144,7 +144,7 @@ func TestHandOnRefusal(t *testing.T) {
 		{"its own", start, own, true},
 		{"another brief's", start, signed(forged), false},
 		{"a worker from before's", start, before, false},
-		{"a call from before", old, before, true},
+		{"a call from before, signed by a worker from before", old, before, false},
 		{"a call from before, its own, signed by a worker that names its input", old, signed(old), true},
 		{"a call from before, another brief's, signed by a worker that names its input", old, signed(forged), false},
 		{"unsigned", start, &Heartbeat{TaskID: task, Transcript: Ref{Key: "sha256/01", Size: 3}}, true},

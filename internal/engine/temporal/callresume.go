@@ -41,7 +41,7 @@ func (e *Engine) lastCall(ctx context.Context, taskID string) (*workflowpb.Workf
 	// Its output as brood's own replay of its history makes it, never
 	// the result the server holds (histreplay.go).
 	// A start this key did not sign is not replayed (ownStart).
-	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, taskID))
+	read, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, taskID, x.GetExecution().GetRunId()))
 	var nm notMine
 	if errors.As(err, &nm) {
 		return x, nil, nil, nm.error // not this key's run: that is what to say
@@ -176,7 +176,9 @@ type CallLanding struct {
 	// State: landed (now), in_tree (before), kept (it did not apply: kept
 	// and named in Message, not tried again), none (the call brought back
 	// no change), unfinished (it ended without a result: a resume with a
-	// prompt continues it, its change so far with it).
+	// prompt continues it, its change so far with it), unverified (no
+	// record here says the run is the user's call: its change is kept as
+	// a patch, not applied).
 	State   string `json:"state"`
 	Message string `json:"message"`
 }
@@ -222,6 +224,9 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
 	default:
 		return cl, nil
+	}
+	if why := e.unverified(ctx, taskID); why != "" {
+		return e.keepUnverified(ctx, taskID, x.GetExecution().GetRunId(), out, why)
 	}
 	l, ok, err := e.landFinished(ctx, taskID, x.GetExecution().GetRunId(), out)
 	switch {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 )
 
@@ -31,6 +32,48 @@ import (
 // single call's task, oldest first.
 type sentRecord struct {
 	Inputs []string `json:"inputs"`
+	// Runs are the executions those starts made, as ExecuteWorkflow
+	// returned them: anyone who reads the namespace's history can start
+	// the very same input again (review31 P3-2), so where an input has
+	// executions kept, a replayed one must be among them. (An input with
+	// none: its submitter stopped between keeping it and the start.)
+	Runs []sentRun `json:"runs,omitempty"`
+}
+
+// sentRun is one execution a kept start input made.
+type sentRun struct {
+	Input string `json:"input"`
+	Run   string `json:"run"`
+}
+
+// keepRun records run, the execution ExecuteWorkflow returned for in, a
+// start of task's call keepSent kept. Best effort: without it the start
+// is taken by its input alone, as before.
+func (e *Engine) keepRun(ctx context.Context, task string, in CallInputW, run string) {
+	file := e.sentFile(ctx, task)
+	if file == "" || run == "" || recordDirs(filepath.Dir(file), false) != nil {
+		return
+	}
+	var rec sentRecord
+	if readRecord(file, &rec) != nil {
+		return
+	}
+	r := sentRun{Input: inputDigest(in), Run: run}
+	if !slices.Contains(rec.Runs, r) {
+		rec.Runs = append(rec.Runs, r)
+		_ = dispatch.WriteJSON(file, &rec)
+	}
+}
+
+// runsOf are the executions kept for the start input digest d.
+func (rec *sentRecord) runsOf(d string) []string {
+	var out []string
+	for _, r := range rec.Runs {
+		if r.Input == d {
+			out = append(out, r.Run)
+		}
+	}
+	return out
 }
 
 // sentFile is the record of task's sent starts in the git dir of the
@@ -64,13 +107,13 @@ func (e *Engine) keepSent(ctx context.Context, task string, in CallInputW) error
 		return nil
 	}
 	var rec sentRecord
-	if err := dispatch.ReadJSON(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := readRecord(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (remove it: the task's status is then said to be unverified): %w", task, file, err)
 	}
 	if d := inputDigest(in); !slices.Contains(rec.Inputs, d) {
 		rec.Inputs = append(rec.Inputs, d)
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+	if err := recordDirs(filepath.Dir(file), true); err != nil {
 		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
 	}
 	if err := dispatch.WriteJSON(file, &rec); err != nil {
@@ -86,32 +129,37 @@ func (e *Engine) sentHere(ctx context.Context, task string) (*sentRecord, string
 	if file == "" {
 		return nil, "", nil
 	}
+	// Anything off (a link on the way, not a regular file, too large,
+	// not JSON) is no record: the status is then said to be unverified,
+	// never taken as verified by what a child could have written.
 	var rec sentRecord
-	switch err := dispatch.ReadJSON(file, &rec); {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, file, nil
-	case err != nil:
-		return nil, file, err
-	case len(rec.Inputs) == 0:
+	if readRecord(file, &rec) != nil || len(rec.Inputs) == 0 {
 		return nil, file, nil
 	}
 	return &rec, file, nil
 }
 
-// sentBy checks in, a replayed start of task's call, against the starts
-// this checkout sent, where it keeps them (a keyless submitter's only
-// proof that the run is the user's call): nil when in is one of them, or
-// when none is kept here (unverified says so).
-func (e *Engine) sentBy(ctx context.Context, task string, in CallInputW) error {
+// sentBy checks in, the start of task's call execution run that brood
+// replays, against the starts this checkout sent, where it keeps them (a
+// keyless submitter's only proof that the run is the user's call): nil
+// when in is one of them, and run one of the executions kept for it
+// (when any is), or when none is kept here (unverified says so).
+func (e *Engine) sentBy(ctx context.Context, task string, in CallInputW, run string) error {
 	if e.cfg.Signer != nil {
 		return nil // its signature says whose it is
 	}
 	rec, file, err := e.sentHere(ctx, task)
+	d := inputDigest(in)
 	switch {
 	case err != nil:
 		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (%v): nothing of its run is taken; remove the record to show it unverified", task, file, err)
-	case rec == nil || slices.Contains(rec.Inputs, inputDigest(in)):
+	case rec == nil:
 		return nil
+	case slices.Contains(rec.Inputs, d):
+		if runs := rec.runsOf(d); run == "" || len(runs) == 0 || slices.Contains(runs, run) {
+			return nil
+		}
+		return fmt.Errorf("task %s's latest run on Temporal (execution %s) has the start input this checkout sent, but this checkout did not start it (it keeps the executions it started in %s): someone who can start workflows in namespace %s started your call again, so nothing of that run is taken; run the call again with brood subagent", task, run, file, e.cfg.Namespace)
 	}
 	return fmt.Errorf("task %s's latest run on Temporal was not started with an input this checkout sent (it keeps the digest of each in %s): someone who can start workflows in namespace %s started it with a brief of their own, so nothing of it is taken; if you resumed the task from another checkout, show or resume it there, else run the call again with brood subagent (and sign your submissions: brood fleet keygen)", task, file, e.cfg.Namespace)
 }
@@ -127,4 +175,49 @@ func (e *Engine) unverified(ctx context.Context, task string) string {
 		return ""
 	}
 	return fmt.Sprintf("unverified: this checkout sent no start of task %s and no key signed it, so its run is whoever started it's (anyone who can start workflows in namespace %s can); show it from the checkout it was submitted from, or sign your submissions (brood fleet keygen)", task, e.cfg.Namespace)
+}
+
+// keepUnverified is LandCall's answer for a finished run of task that no
+// record here says is the user's call (unverified says why): its change
+// is never applied, since whoever can start workflows in the namespace
+// could have started that run with a brief of their own (review31 P2-2).
+// It is kept as a patch, under the landing state directory, for the user
+// to read and apply by hand.
+func (e *Engine) keepUnverified(ctx context.Context, task, runID string, out *CallOutput, why string) (*CallLanding, error) {
+	cl := &CallLanding{TaskID: task, State: "unverified"}
+	r := out.Result
+	res, err := callChange(&r)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("task %s: %w", task, err)
+	case res == nil || res.Patch == nil:
+		cl.State, cl.Message = "none", "the call brought back no change: nothing to land ("+why+")"
+		return cl, nil
+	}
+	cl.Message = why + "; its change was not applied"
+	if e.cfg.Code.StateDir == "" {
+		cl.Message += " (and could not be kept here: run brood tasks resume from the checkout the call was submitted from)"
+		return cl, nil
+	}
+	if err := codesnap.CheckPatchSize(*res.Patch); err != nil {
+		return nil, fmt.Errorf("task %s: %w", task, err)
+	}
+	patch, err := e.cfg.Code.Blobs.ReadAll(ctx, *res.Patch)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: the worker's patch: %w", task, err)
+	}
+	dir := filepath.Join(e.cfg.Code.StateDir, task) // beside a kept patch's (keepNamed)
+	name := callKey(task, runID)
+	if !recordKey.MatchString(name) {
+		name = task
+	}
+	file := filepath.Join(dir, name+".unverified.patch")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("task %s: keep its unverified change in %s: %w", task, file, err)
+	}
+	if err := dispatch.WriteFileAtomic(file, patch); err != nil {
+		return nil, fmt.Errorf("task %s: keep its unverified change in %s: %w", task, file, err)
+	}
+	cl.Message += ": it is kept in " + file + "; read it, and if it is yours apply it by hand (git apply " + file + ")"
+	return cl, nil
 }

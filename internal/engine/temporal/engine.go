@@ -165,6 +165,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the call on Temporal: %w", err)
 	}
+	e.keepRun(ctx, taskID, in, run.GetRunID())
 	var events func(wf.Event)
 	if e.callStatus != nil {
 		events = func(ev wf.Event) { e.callStatus(taskID, ev.Status) }

@@ -121,7 +121,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	}
 	dir, err := landDir(ctx, e.cfg.Code.Dir, l.key)
 	if err == nil {
-		err = os.MkdirAll(dir, 0o700)
+		err = recordDirs(dir, true)
 	}
 	if err != nil {
 		return failed(err.Error())
@@ -135,7 +135,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	defer unlock()
 	file := filepath.Join(dir, "landed.json")
 	var rec landRecord
-	if err := dispatch.ReadJSON(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := readRecord(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return failed("its record " + file + " is unreadable (remove it to land them again): " + err.Error())
 	}
 	rec.Key = l.key
@@ -212,7 +212,7 @@ func (e *Engine) readLanded(ctx context.Context, key string) (*landRecord, error
 		return nil, err
 	}
 	var rec landRecord
-	if err := dispatch.ReadJSON(filepath.Join(dir, "landed.json"), &rec); errors.Is(err, fs.ErrNotExist) {
+	if err := readRecord(filepath.Join(dir, "landed.json"), &rec); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
@@ -307,7 +307,7 @@ func (e *Engine) landedHere(ctx context.Context, key string, tip *codesnap.Snaps
 		return false
 	}
 	var rec landRecord
-	if dispatch.ReadJSON(filepath.Join(dir, "landed.json"), &rec) != nil || rec.Landed == nil {
+	if readRecord(filepath.Join(dir, "landed.json"), &rec) != nil || rec.Landed == nil {
 		return false
 	}
 	return rec.Landed.Tree == tip.Tree && rec.Landed.Base == tip.Base

@@ -74,7 +74,8 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	var read *callRead
 	var rerr error
 	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		r, err := e.replayCall(ctx, wid, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), e.ownStart(ctx, id))
+		exec := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		r, err := e.replayCall(ctx, wid, exec, e.ownStart(ctx, id, exec))
 		read, rerr = &r, err
 	}
 	if own, why := e.ownRun(ctx, wid, d, read, rerr); own != nil {
@@ -82,7 +83,7 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	}
 	x := d.GetWorkflowExecutionInfo()
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && read == nil {
-		r, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, id))
+		r, err := e.replayCall(ctx, wid, x.GetExecution().GetRunId(), e.ownStart(ctx, id, x.GetExecution().GetRunId()))
 		read, rerr = &r, err
 	}
 	info := e.infoOf(x)
@@ -93,6 +94,11 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 		}
 	}()
 	e.memo(x.GetMemo().GetFields(), memoAgent, &out.Agent)
+	if read != nil && rerr == nil {
+		// The start brood's replay took, not the memo, which whoever
+		// completes the workflow's tasks can upsert (review31 P3-4).
+		out.Agent, out.Description = read.start.Spec.Agent, read.start.Spec.Description
+	}
 	out.Unverified = e.unverified(ctx, id)
 	for _, a := range d.GetPendingActivities() {
 		out.Worker, out.Attempt = a.GetLastWorkerIdentity(), int(a.GetAttempt())
@@ -118,10 +124,29 @@ func (e *Engine) task(ctx context.Context, q string) (*FleetTaskDetail, error) {
 	if out.Status == wf.RunRunning {
 		out.Status = e.liveStatus(ctx, d, &queueWord{e: e})
 	}
+	if x.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if note = e.running(ctx, id, wid, x, out); note != "" {
+			return out, nil
+		}
+	}
 	if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		e.callEnded(ctx, id, wid, x, out, *read, rerr)
 	}
 	return out, nil
+}
+
+// running checks the start of task id's running execution x (workflow
+// wid) and fills out's agent and description from it; when it is not
+// the user's call, why, and nothing of the run is shown as the task's:
+// not its heartbeat, nor its worker.
+func (e *Engine) running(ctx context.Context, id, wid string, x *workflowpb.WorkflowExecutionInfo, out *FleetTaskDetail) string {
+	in, err := e.runningStart(ctx, id, wid, x.GetExecution().GetRunId())
+	if err != nil {
+		out.Status, out.Heartbeat, out.Worker = wf.RunFailed, nil, ""
+		return err.Error()
+	}
+	out.Agent, out.Description = in.Spec.Agent, in.Spec.Description
+	return ""
 }
 
 // callEnded fills out, the listing of task id's ended workflow run x

@@ -150,8 +150,12 @@ func land(ctx context.Context, f *cmdutil.Factory, eng *temporal.Engine, id stri
 			"kept":       "the change of fleet call %s is not in your tree: %s\n",
 			"none":       "fleet call %s: %s\n",
 			"unfinished": "fleet call %s: %s\n",
+			"unverified": "the change of fleet call %s is not in your tree: %s\n",
 		}[l.State]
 		fmt.Fprintf(termsafe.NewWriter(f.Out), line, l.TaskID, strings.TrimPrefix(l.Message, "fleet copy: "))
+	}
+	if l.State == "unverified" {
+		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change was not landed: nothing here says its run is your call", l.TaskID))
 	}
 	if l.State == "kept" {
 		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s: its change did not apply to your tree; it is kept where the line above says (merge it by hand)", l.TaskID))
