@@ -23,8 +23,10 @@ import (
 // once the user's ended, and brood tasks show / tasks resume would take
 // it as the user's call (review28 P2-1). The checkout the call was
 // submitted from keeps the digest of every start input it sent for the
-// task, beside the call's landing records in the git dir, which no child
-// writes (brood/fleet/TASK/sent.json); where they are, the start a
+// task, beside the call's landing records in the git dir, which an
+// in-place writer's view holds read-only where the kernel can (else a
+// writer can write them as any file of the user's: docs/scale-out.md)
+// (brood/fleet/TASK/sent.json); where they are, the start a
 // replay takes must be one of them. Elsewhere (another checkout, no
 // checkout) the call's status is said to be unverified.
 
