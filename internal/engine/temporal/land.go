@@ -296,8 +296,9 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 }
 
 // landedHere is whether tip is the tree this checkout last landed for
-// the run key (its landing record, in the git dir, which no child
-// writes), so was checked when it landed.
+// the run key (its landing record, in the git dir, which an in-place
+// writer's view holds read-only where the kernel can: records.go), so was
+// checked when it landed.
 func (e *Engine) landedHere(ctx context.Context, key string, tip *codesnap.Snapshot) bool {
 	if e.cfg.Code == nil || tip == nil {
 		return false
