@@ -42,25 +42,8 @@ func TestFleetGrandchildWritesTheCopy(t *testing.T) {
 		{"full copy", "\n[isolation]\nforce_worktree = true\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			queue := fmt.Sprintf("grandchild-%d-%d", os.Getpid(), i)
-			fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
-			wp := workerProject(t, grandchildScript)
-			wp.Env = append(wp.Env, "WORKER_PROJECT="+wp.Root, "BROOD_MAX_SUBAGENT_DEPTH=2")
-			f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\", \"Task\"]\n"+tc.settings)
-			f.Close()
-			w := startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
-			sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write", "--engine", "temporal", "--json"}, fleet...)...)
-			var res struct {
-				Status, Patch string
-			}
-			_ = json.Unmarshal([]byte(out), &res)
+			c := runGrandchildCall(t, srv.Addr, fmt.Sprintf("grandchild-%d-%d", os.Getpid(), i), grandchildScript, tc.settings, true)
+			wp, sub, code, out, errs, w, res := c.wp, c.sub, c.code, c.out, c.errs, c.w, c.res
 			n, _ := os.ReadFile(filepath.Join(sub.Root, "grand.txt"))
 			o, _ := os.ReadFile(filepath.Join(sub.Root, "one.txt"))
 			got := string(n) + string(o)
@@ -103,25 +86,8 @@ func TestFleetGrandchildWritersTakeTurns(t *testing.T) {
 		{"full copy", "\n[isolation]\nforce_worktree = true\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			queue := fmt.Sprintf("gcturns-%d-%d", os.Getpid(), i)
-			fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
-			wp := workerProject(t, turnsScript)
-			wp.Env = append(wp.Env, "BROOD_MAX_SUBAGENT_DEPTH=2")
-			f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\", \"Task\"]\n"+tc.settings)
-			f.Close()
-			w := startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
-			sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			code, out, errs := sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write", "--engine", "temporal", "--json"}, fleet...)...)
-			var res struct {
-				Status, Patch string
-			}
-			_ = json.Unmarshal([]byte(out), &res)
+			c := runGrandchildCall(t, srv.Addr, fmt.Sprintf("gcturns-%d-%d", os.Getpid(), i), turnsScript, tc.settings, false)
+			sub, code, out, errs, w, res := c.sub, c.code, c.out, c.errs, c.w, c.res
 			var got string
 			for _, name := range []string{"one.txt", "a.txt", "b.txt"} {
 				b, _ := os.ReadFile(filepath.Join(sub.Root, name))
@@ -136,4 +102,42 @@ func TestFleetGrandchildWritersTakeTurns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// grandchildCall is what runGrandchildCall ran and saw.
+type grandchildCall struct {
+	wp, sub   *testbrood.Project
+	w         *proc
+	code      int
+	out, errs string
+	res       struct{ Status, Patch string }
+}
+
+// runGrandchildCall starts a worker on queue whose project scripts
+// script (Bash and Task allowed, depth 2, settings appended; with
+// markProject, $WORKER_PROJECT names it), and runs one general-purpose
+// `brood subagent` call on it from a new submitter's tree holding
+// one.txt.
+func runGrandchildCall(t *testing.T, addr, queue, script, settings string, markProject bool) grandchildCall {
+	t.Helper()
+	var c grandchildCall
+	fleet := []string{"--temporal", addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
+	c.wp = workerProject(t, script)
+	c.wp.Env = append(c.wp.Env, "BROOD_MAX_SUBAGENT_DEPTH=2")
+	if markProject {
+		c.wp.Env = append(c.wp.Env, "WORKER_PROJECT="+c.wp.Root)
+	}
+	f, err := os.OpenFile(filepath.Join(c.wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\", \"Task\"]\n"+settings)
+	f.Close()
+	c.w = startBrood(t, c.wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
+	c.sub = testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c.code, c.out, c.errs = c.sub.Brood(ctx, nil, append([]string{"subagent", "general-purpose", "write", "--engine", "temporal", "--json"}, fleet...)...)
+	_ = json.Unmarshal([]byte(c.out), &c.res)
+	return c
 }
