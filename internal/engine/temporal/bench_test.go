@@ -283,7 +283,7 @@ func timedRunID(t testing.TB, eng engine.Engine, p *workflow.Plan, in map[string
 // else each has its own (as on n hosts). The fleet is signed as brood's
 // is (benchKeys; BROOD_BENCH_UNSIGNED=1: unsigned, as the benchmarks ran
 // before 2026-12-06 10:00 UTC).
-func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool, times *temporal.CallTimes) engine.Engine {
+func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, shared bool, times *temporal.CallTimes) (engine.Engine, []string) {
 	t.Helper()
 	q, store := newQueue(t), "file://"+t.TempDir()
 	cache := &codesnap.Cache{Dir: t.TempDir()}
@@ -291,11 +291,12 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 	if os.Getenv("BROOD_BENCH_UNSIGNED") == "" {
 		keys = newBenchKeys(t, n)
 	}
+	var roots []string // the workers' projects, where their children's tasks are
 	for i := range n {
 		if !shared {
 			cache = &codesnap.Cache{Dir: t.TempDir()}
 		}
-		startCodeWorkerIn(t, c, q, script, conc, store, false, cache, times, benchRates(), keys.worker(i))
+		roots = append(roots, startCodeWorkerIn(t, c, q, script, conc, store, false, cache, times, benchRates(), keys.worker(i)).root)
 	}
 	blobs, err := blobstore.Open(t.Context(), store)
 	if err != nil {
@@ -318,7 +319,7 @@ func fleetOf(t testing.TB, c client.Client, script, dir string, n, conc int, sha
 		poll = 250 * time.Millisecond
 	}
 	cfg.Poll, cfg.Code = poll, code
-	return temporal.New(cfg)
+	return temporal.New(cfg), roots
 }
 
 // benchRates are the benchmarks' rates: what users run (userRates), or
@@ -374,25 +375,32 @@ func BenchmarkFleetOverhead(b *testing.B) {
 			lp := newProject(b, script)
 			benchFill(b, lp.root, 1000) // the same tree as the fleet's
 			loc := local.New(local.Config{ProjectRoot: lp.root, Runner: lp.dispatcherAt(b, workers*slots, benchRates()), Concurrency: workers * slots})
-			fleet := fleetOf(b, c, script, repo, workers, slots, false, times)
+			fleet, roots := fleetOf(b, c, script, repo, workers, slots, false, times)
+			// The children's own CPU, apart from the other programs
+			// this process waits for (the submitter's capture's git).
+			lled, fled := newChildLedger(lp.root), newChildLedger(roots...)
 			// Each run's CPU per call: the server's, the workers' (this
 			// process), the children's.
 			cpu := make([]string, 4)
 			at := cpuNow(srv.Pid())
 			l1 := timedRun(b, loc, p, in, k)
-			cpu[0], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
+			own, n := lled.take()
+			cpu[0], at = at.perCallOwn(srv.Pid(), k, own, n), cpuNow(srv.Pid())
 			cold, coldID := timedRunID(b, fleet, p, in, k)
-			cpu[1], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
+			own, n = fled.take()
+			cpu[1], at = at.perCallOwn(srv.Pid(), k, own, n), cpuNow(srv.Pid())
 			coldTimes := times.Take()
 			at = cpuNow(srv.Pid())
 			stopProfile := profileWarm(b, latency)
 			warm, warmID := timedRunID(b, fleet, p, in, k)
 			stopProfile()
-			cpu[2], at = at.perCall(srv.Pid(), k), cpuNow(srv.Pid())
+			own, n = fled.take()
+			cpu[2], at = at.perCallOwn(srv.Pid(), k, own, n), cpuNow(srv.Pid())
 			warmTimes := times.Take()
 			at = cpuNow(srv.Pid())
 			l2 := timedRun(b, loc, p, in, k)
-			cpu[3] = at.perCall(srv.Pid(), k)
+			own, n = lled.take()
+			cpu[3] = at.perCallOwn(srv.Pid(), k, own, n)
 			local := &temporal.CallTimes{}
 			if times != nil {
 				local.AddSpawns(lp.root) // both local runs' children
@@ -485,8 +493,10 @@ func BenchmarkDirtyVsClean(b *testing.B) {
 		clean := dirtyBenchRepo(b, n, false, 0, 0, 0)
 		dirty := dirtyBenchRepo(b, n, true, n/10, n, 4096)
 		shared := os.Getenv("BROOD_BENCH_SHARED_CACHE") != ""
-		cw := timedRun(b, fleetOf(b, c, script, clean, workers, slots, shared, nil), p, in, k)
-		dw := timedRun(b, fleetOf(b, c, script, dirty, workers, slots, shared, nil), p, in, k)
+		cf, _ := fleetOf(b, c, script, clean, workers, slots, shared, nil)
+		cw := timedRun(b, cf, p, in, k)
+		df, _ := fleetOf(b, c, script, dirty, workers, slots, shared, nil)
+		dw := timedRun(b, df, p, in, k)
 		// Of which the submitter's capture (once per run).
 		blobs, err := blobstore.Open(b.Context(), "file://"+b.TempDir())
 		if err != nil {

@@ -62,3 +62,13 @@ func (u cpuUse) perCall(server, k int) string {
 		f(n.server-u.server), f(n.self-u.self), f(n.children-u.children),
 		f(n.server-u.server+n.self-u.self+n.children-u.children))
 }
+
+// perCallOwn is perCall with the children split: own, the CPU of the n
+// brood children that ended since u (childLedger), and the rest of what
+// this process waited for (git).
+func (u cpuUse) perCallOwn(server, k int, own time.Duration, n int) string {
+	n0 := cpuNow(server)
+	f := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / float64(k) }
+	return fmt.Sprintf("%s (brood children %.1f over %d, other programs %.1f)",
+		u.perCall(server, k), f(own), n, f(n0.children-u.children-own))
+}
