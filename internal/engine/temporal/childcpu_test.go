@@ -61,7 +61,8 @@ func (l *childLedger) take() (time.Duration, int) {
 // plan of BROOD_BENCH_CALLS (40) read-only calls at 0 ms through the local
 // engine and through one code worker (warm: its first run is left out)
 // shipping the same 1,000-file tree, BROOD_BENCH_SLOTS (4) at a time,
-// alternated BROOD_BENCH_ROUNDS (3) times; each run logs the children's
+// alternated BROOD_BENCH_ROUNDS (3) times (each side first in every other
+// round); each run logs the children's
 // own CPU a call (childLedger) and what else the bench process waited for
 // (the submitter's capture: git).
 //
@@ -83,7 +84,11 @@ func BenchmarkFleetChildCPU(b *testing.B) {
 	ledgers["fleet"].take()
 	for i := 0; i < b.N; i++ {
 		for r := range rounds {
-			for _, side := range []string{"local", "fleet"} {
+			sides := []string{"local", "fleet"}
+			if r%2 == 1 {
+				sides = []string{"fleet", "local"} // neither always first
+			}
+			for _, side := range sides {
 				var eng engine.Engine = loc
 				if side == "fleet" {
 					eng = fleet
