@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/blobstore"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Capture records the code in the repository containing dir and puts what a
@@ -102,9 +103,11 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 	// (git init, nothing committed) has nothing git can record, and is
 	// left out, as the local isolated writer leaves it out; any other
 	// error still fails (addErrors).
-	args := append(checkinArgs(ctx, g, top), "-c", "core.fsmonitor=false", "add", "-A", "--ignore-errors")
+	args := append(checkinArgs(ctx, g, top), "-c", "core.fsmonitor=false", "add", "-A", "--ignore-errors", "--", ".")
+	args = append(args, recordExcludes()...)
 	add := g
-	add.env = append(append([]string(nil), g.env...), "LC_ALL=C") // (addErrors reads git's words)
+	// (addErrors reads git's words; the excludes are pathspec magic)
+	add.env = append(append([]string(nil), g.env...), "LC_ALL=C", "GIT_LITERAL_PATHSPECS=0")
 	if _, err := add.run(ctx, args...); err != nil {
 		if err := addErrors(err); err != nil {
 			return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
@@ -115,6 +118,24 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
 	return tree, nil
+}
+
+// recordExcludes are pathspecs that leave brood's own run records out of
+// a submission at any depth (a project's .brood/dispatch, workflows,
+// fleet, ...: taskdir.RecordNames), whatever the tree's ignore rules say:
+// a submitter with no .brood/.gitignore, or an older one without fleet/,
+// would otherwise ship every earlier run's results and kept patches to
+// every call (and make a clean tree dirty).
+func recordExcludes() []string {
+	var out []string
+	for _, n := range taskdir.RecordNames() {
+		p := ":(exclude,glob)**/" + taskdir.StateDirName + "/" + strings.TrimSuffix(n, "/")
+		if strings.HasSuffix(n, "/") {
+			p += "/**"
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // addErrors is err, a failed `git add --ignore-errors`, unless every

@@ -52,3 +52,51 @@ func TestCaptureSeesARacilyCleanEdit(t *testing.T) {
 		t.Fatalf("a.txt in the copy: %q; want the edit", got)
 	}
 }
+
+// TestCaptureLeavesBroodsRecordsOut: a submitter's .brood holds its
+// earlier runs' results and kept patches; with no .brood/.gitignore (a
+// checkout used only with the fleet, before brood made one) or an older
+// one without fleet/, a capture shipped them to every call as untracked
+// files, at any depth. The project's agents and settings under .brood ship.
+func TestCaptureLeavesBroodsRecordsOut(t *testing.T) {
+	for _, tt := range []struct{ name, ignore string }{
+		{"no gitignore", ""},
+		{"an older gitignore", "# brood's run records (written by brood)\ndispatch/\nworkflows/\n"},
+	} {
+		ignore := tt.ignore
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			h := newHosts(t)
+			records := []string{".brood/workflows/R1/result.json", ".brood/fleet/patches/R1/T1.patch",
+				".brood/dispatch/T1/envelope.json", "sub/.brood/sessions/S.jsonl", ".brood/brood-debug.log", ".brood/outputs/x"}
+			for _, r := range records {
+				write(t, filepath.Join(h.repo, r), "record\n")
+			}
+			write(t, filepath.Join(h.repo, ".brood", "agents", "a.md"), "---\nname: a\n---\n")
+			write(t, filepath.Join(h.repo, ".brood", "settings.toml"), "# settings\n")
+			if ignore != "" {
+				write(t, filepath.Join(h.repo, ".brood", ".gitignore"), ignore)
+			}
+			snap, err := codesnap.Capture(ctx, h.store, h.repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "records"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer co.Cleanup()
+			got := tree(t, co.Root)
+			for _, r := range records {
+				if _, ok := got[r]; ok {
+					t.Errorf("%s shipped to the worker's copy: brood's record", r)
+				}
+			}
+			for _, keep := range []string{".brood/agents/a.md", ".brood/settings.toml", "a.txt"} {
+				if _, ok := got[keep]; !ok {
+					t.Errorf("%s missing from the copy: the project's own file", keep)
+				}
+			}
+		})
+	}
+}

@@ -88,11 +88,6 @@ const (
 	killSuffix    = ".kill.json"
 )
 
-// stateIgnore keeps brood's own records out of git and out of the tools'
-// view of the tree, while the project's agents and settings under .brood/
-// stay versionable.
-const stateIgnore = "# brood's run records (written by brood)\ndispatch/\nrecords/\nsessions/\noutputs/\nworkflows/\nbrood-debug.log\nworker.lock\n"
-
 // NewID returns a new sortable, unique task id.
 func NewID() string { return ulid.Make().String() }
 
@@ -210,11 +205,8 @@ func (p Project) ensureHere(probe bool) error {
 	if err := mkdirBeneath(p.root, StateDirName); err != nil {
 		return err
 	}
-	rel := filepath.Join(StateDirName, ".gitignore")
-	if _, err := lstatBeneath(p.root, rel); err != nil {
-		if err := writeBeneath(p.root, rel, []byte(stateIgnore), true); err != nil {
-			return err
-		}
+	if err := ensureIgnore(p.root); err != nil {
+		return err
 	}
 	if !probe {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // CodeSite is how a worker runs calls in the submitter's tree: a copy
@@ -128,6 +129,15 @@ type CodeConfig struct {
 func (e *Engine) capture(ctx context.Context) (*codesnap.Snapshot, error) {
 	if e.cfg.Code == nil {
 		return nil, nil
+	}
+	// The records this run will write (the run's result and journal, kept
+	// patches) go under the project's .brood, made here with its
+	// .gitignore as the local engine makes it, so the user's git leaves
+	// them out; the capture leaves them out whatever the ignore rules say.
+	if e.cfg.ProjectRoot != "" {
+		if err := taskdir.Open(e.cfg.ProjectRoot).EnsureWritable(); err != nil {
+			return nil, fmt.Errorf("keep this run's records in %s: %w", e.cfg.ProjectRoot, err)
+		}
 	}
 	return codesnap.Capture(ctx, e.cfg.Code.Blobs, e.cfg.Code.Dir)
 }
