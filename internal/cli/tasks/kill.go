@@ -88,9 +88,19 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	// would mean kill(-1)): the pool proves which process is the task's
 	// child from the kernel's tables (see pool.KillTask).
 	grace := f.Settings.Pool.KillGrace.Duration
-	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace)
+	// Queued again (its run ended and it waits for a slot to run anew):
+	// said at once, not after the look for its child gives up. The
+	// records only stop the look; they never choose what is signalled.
+	queued := func() bool {
+		n, err := dispatch.LoadTask(f.ProjectRoot, t.ID)
+		return err == nil && n.Status == dispatch.StatusQueued
+	}
+	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace, queued)
 	if errors.Is(err, pool.ErrNoOwner) {
 		return k, fmt.Errorf("task %s is not running: %w", t.ID, err)
+	}
+	if errors.Is(err, pool.ErrQueued) {
+		return k, fmt.Errorf("task %s is queued: no process of it runs yet; kill it again once it runs (brood tasks shows it running)", t.ID)
 	}
 	if err != nil {
 		return k, err
