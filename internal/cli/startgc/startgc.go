@@ -15,6 +15,7 @@ package startgc
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -24,19 +25,33 @@ func init() {
 	}
 }
 
-// Restore puts Go's default back (GOGC=100: a first heap goal of 4 MiB),
-// unless the user chose GOGC. main calls it before anything else.
-//
-// It once set a first goal of 8 MiB (GOGC=200 until the first
-// collection) so that the initialisers' 3.5 MiB did not start a collection
-// as soon as main ran. They allocate about 1 MiB now, and the root alone
-// allocates under 4 MiB in its whole run, so the default costs it no
-// collection; while children run, the root's garbage (about 0.3 MiB a
-// child: records, policies, the children's answers) stayed resident up to
-// 8 MiB, 2-3 MiB more of the root's memory at K=16
-// (docs/performance.md, "Memory").
-func Restore() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(100)
+// firstGoal is the GC percentage until the first collection: a heap goal
+// of at least 8 MiB instead of 4, so that the initialisers' 3.5 MiB (live,
+// nearly all of it) does not start a collection as soon as main runs.
+const firstGoal = 200
+
+// sentinel is garbage from the start; its finalizer runs after the first
+// collection. (A pointer field keeps it out of the tiny allocator, whose
+// blocks' finalizers may never run.)
+type sentinel struct {
+	_ *int
+	_ [16]byte
+}
+
+// Restore lets the collector run again, unless the user chose GOGC: at
+// firstGoal until the first collection ends, then at Go's default
+// (GOGC=100). main calls it before anything else. The channel is closed
+// once the default is back (or at once when the user chose GOGC).
+func Restore() <-chan struct{} {
+	done := make(chan struct{})
+	if os.Getenv("GOGC") != "" {
+		close(done)
+		return done
 	}
+	debug.SetGCPercent(firstGoal)
+	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
+		debug.SetGCPercent(100)
+		close(done)
+	})
+	return done
 }
