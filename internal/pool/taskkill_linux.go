@@ -43,7 +43,9 @@ var ErrQueued = errors.New("the task is queued (waiting for a pool slot in its p
 //   - the child is a direct child of the owner whose argv[0] is the task's
 //     depth.Marker, set by the owner's pool at clone time, and that is in
 //     the cgroup the pool made for the task (named by the same marker) or
-//     the init of a PID namespace of its own (the pool's fallback): argv[0]
+//     the init of a PID namespace of its own (the pool's fallback) under an
+//     owner that is not one itself (an init reaps its namespace's orphans,
+//     a tool's own namespace init among them): argv[0]
 //     alone any process the owner's tools start can forge (`exec -a`), and
 //     for a nested task the owner's tools are its own direct children; the
 //     process is then pinned with pidfd_open and checked again, so a pid
@@ -74,7 +76,7 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, que
 		return k, fmt.Errorf("task %s: %w", id, err)
 	}
 	if len(kids) == 0 {
-		return k, fmt.Errorf("task %s: its owner (pid %d) has no contained child process of this task (queued, already finishing, or started without a cgroup or PID namespace, where no process can be told apart from one its owner's tools started: stop it from its parent)", id, owners[0])
+		return k, fmt.Errorf("task %s: its owner (pid %d) has no contained child process of this task (queued, already finishing, or started without a cgroup of its own and under an owner whose tools' processes it cannot be told apart from: stop it from its parent)", id, owners[0])
 	}
 	defer func() {
 		for _, c := range kids {
@@ -199,7 +201,7 @@ func taskChildren(id string, owners []int) []pinned {
 		// Pinned: from here the pid cannot be reused. Was it still the
 		// task's child when we pinned it?
 		cg := taskCgroup(pid, id)
-		if !isTaskChild(pid, id, isOwner) || cg == "" && !pidNSInit(pid) {
+		if !isTaskChild(pid, id, isOwner) || cg == "" && !ownNSInit(pid) {
 			unix.Close(fd)
 			continue
 		}
@@ -235,6 +237,16 @@ func pidNSInit(pid int) bool {
 		}
 	}
 	return false
+}
+
+// ownNSInit reports whether pid is a PID namespace's init that its parent
+// made: pidNSInit, under a parent that is not one itself. A parent that is
+// a PID namespace's init (every child of a pool in pidns mode) reaps the
+// orphans of its namespace, so a tool's own namespace init, orphaned,
+// becomes its direct child: then being an init proves nothing.
+func ownNSInit(pid int) bool {
+	p, ok := readStat(pid)
+	return ok && pidNSInit(pid) && !pidNSInit(p.ppid)
 }
 
 // taskCgroup is the cgroup directory of pid when it is the one the pool

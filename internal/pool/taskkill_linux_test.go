@@ -154,11 +154,15 @@ func TestKillTaskRefusesAnImpostor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { impostor.Process.Kill(); impostor.Wait() }()
+	marked := func() bool {
+		m, ok := depth.Parse(depth.Argv0(impostor.Process.Pid))
+		return ok && m.Task == id
+	}
 	deadline := time.Now().Add(time.Minute) // a deadline, not a wait: until the exec is seen
-	for len(procsWith(dur)) == 0 && time.Now().Before(deadline) {
+	for !marked() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if m, ok := depth.Parse(depth.Argv0(impostor.Process.Pid)); !ok || m.Task != id {
+	if !marked() {
 		t.Fatalf("the impostor never took the marker as its argv[0]: the test did not reach its scenario")
 	}
 	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
@@ -182,5 +186,53 @@ func TestKillTaskSaysQueuedAtOnce(t *testing.T) {
 	}
 	if took := time.Since(start); took >= findWait {
 		t.Fatalf("said queued after %s: it looked for the child the whole findWait (%s)", took, findWait)
+	}
+}
+
+// TestKillTaskRefusesAReparentedNSInit: an owner that is itself a PID
+// namespace's init (every child of a pool in pidns mode) reaps its
+// namespace's orphans. A tool of it starts `unshare -Urpf` whose child,
+// init of a namespace of its own, takes the task's marker as argv[0]; the
+// unshare is killed and the impostor becomes the owner's direct child. It
+// is not signalled (review36 P1-1; the reviewer's reproduction).
+func TestKillTaskRefusesAReparentedNSInit(t *testing.T) {
+	if out, err := exec.Command("unshare", "-Urpf", "true").CombinedOutput(); err != nil {
+		t.Skipf("unshare -Urpf does not work here: %v %s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "task")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := "01TESTREPARENTED"
+	marker := depth.Marker{Task: id, Depth: 2, Max: 3}.String()
+	dur := uniqueSleep()
+	tool := `unshare -Urpf bash -c 'exec -a ` + marker + ` sleep ` + dur + `' & U=$!; while ! pgrep -f -- '` + marker + `' >/dev/null; do sleep 0.01; done; kill -9 $U; exec sleep ` + dur
+	owner := exec.Command("unshare", "-Urpf", "--kill-child", "flock", dir, "bash", "-c", tool)
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { owner.Process.Kill(); owner.Wait() }()
+	deadline := time.Now().Add(time.Minute) // a deadline, not a wait: until the impostor is the owner's
+	var imp int
+	for imp == 0 && time.Now().Before(deadline) {
+		holders, _ := lockHolders(dir)
+		for _, pid := range procsWith(dur) {
+			if m, ok := depth.Parse(depth.Argv0(pid)); ok && m.Task == id {
+				if st, ok := readStat(pid); ok && slices.Contains(holders, st.ppid) && pidNSInit(pid) && pidNSInit(st.ppid) {
+					imp = pid
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if imp == 0 {
+		t.Fatal("no impostor re-parented to the owner: the test did not reach its scenario")
+	}
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	if err == nil || slices.Contains(k.PIDs, imp) {
+		t.Fatalf("KillTask: %+v, %v: the re-parented namespace init %d was taken for the task's child", k, err, imp)
+	}
+	if !slices.Contains(procsWith(dur), imp) {
+		t.Fatal("the impostor was signalled")
 	}
 }

@@ -13,7 +13,7 @@ import (
 //
 // The patterns are compiled at first use, not at package init: every
 // brood process runs the initialisers, a subagent started as brood too
-// (cmd/brood's TestBroodsInitialisersAllocateLittle).
+// (cmd/brood's TestBroodsOwnInitialisersAllocateLittle).
 
 var (
 	// A wrapper line the dispatcher writes; the child's own text inside is

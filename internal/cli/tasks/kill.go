@@ -88,8 +88,9 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	// would mean kill(-1)): the pool proves which process is the task's
 	// child from the kernel's tables (see pool.KillTask).
 	grace := f.Settings.Pool.KillGrace.Duration
-	// Queued again (its run ended and it waits for a slot to run anew):
-	// said at once, not after the look for its child gives up. The
+	// Queued again while the kill looks for its child (its run ended and
+	// it waits for a slot to run anew): said at once, not after the look
+	// gives up. (A task queued when the kill starts was waited for above.) The
 	// records only stop the look; they never choose what is signalled.
 	queued := func() bool {
 		n, err := dispatch.LoadTask(f.ProjectRoot, t.ID)
