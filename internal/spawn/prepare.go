@@ -54,7 +54,7 @@ func (d *Dispatcher) definition(req call.Spec) (*registry.Definition, error) {
 // once: its limits lowered to lim, its trace context tp, whether it waits
 // at turn boundaries and a continued conversation (req.Transcript, seeded
 // first) in the envelope's one write.
-func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registry.Definition, lim call.Limits, tp string) (*job, error) {
+func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registry.Definition, lim call.Limits, tp string) (_ *job, err error) {
 	// The pool's one-time containment probe runs while the records are
 	// written, not after them in the first child's spawn.
 	d.cfg.Pool.Warm()
@@ -70,6 +70,16 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 	env.TraceParent = tp
 	lowerLimits(env, lim)
 	inPlace := d.chooseIsolation(env, def, req)
+	if inPlace {
+		// Counted in place until the job's unlock; a failure before the
+		// job exists gives the turn back, or every later auto writer of
+		// this dispatcher would be sent to a copy for a writer that is not.
+		defer func() {
+			if err != nil {
+				d.leaveInPlace()
+			}
+		}()
+	}
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
 	if d.cfg.Depth == 0 && d.cfg.Mount == nil {
