@@ -28,7 +28,16 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 		Example: `  brood tasks kill 8XRTAB
   brood tasks kill 01KBN5Q7MZ8X --json`,
 		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
-		Args:  cobra.ExactArgs(1),
+		Long: `Stop a running task (SIGTERM, then SIGKILL); it stays resumable.
+
+The process stopped is proven the task's from the kernel's tables: its
+parent holds the task's lock, and it is in the cgroup, or is the PID
+namespace's init, its parent's pool made for it. A nested task (a
+subagent's subagent) runs under a confined parent that can give it
+neither, so it cannot be told from a process its parent's tools started:
+it is not signalled. Stop its parent's task instead (brood tasks kill
+PARENT-ID: the parent's children end with it), or ask the parent.`,
+		Args: cobra.ExactArgs(1),
 	}
 	taskVerb(f, cmd, func(ctx context.Context, id string, _ []string) error {
 		opts.ID = id
