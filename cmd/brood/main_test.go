@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -84,5 +85,41 @@ func TestNoCollectionBeforeMain(t *testing.T) {
 		if strings.HasPrefix(l, "gc ") {
 			t.Errorf("a collection ran during package init: %s", l)
 		}
+	}
+}
+
+// TestBroodsOwnInitialisersAllocateLittle: none of brood's own packages
+// linked into brood builds a table or compiles a regexp at package init
+// (allocation bytes from GODEBUG=inittrace=1: deterministic, unlike its
+// clock time). A subagent started as brood (a single-binary install, go
+// run, the demo) runs every one of them at every spawn: compile a pattern
+// or build a table at first use (sync.OnceValue). The terminal UI's
+// patterns took 127 KB, cmdutil's, tasks' and workflow's 6-9 KB each.
+func TestBroodsOwnInitialisersAllocateLittle(t *testing.T) {
+	const limit = 4 << 10
+	bin := filepath.Join(t.TempDir(), "brood")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/broodhq/brood/cmd/brood").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "version") // after every initialiser
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("brood version: %v\n%s", err, out)
+	}
+	seen := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		// init PKG @T ms, C ms clock, B bytes, A allocs
+		f := strings.Fields(l)
+		if len(f) < 9 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/broodhq/brood/") {
+			continue
+		}
+		seen++
+		if b, err := strconv.Atoi(f[7]); err != nil || b > limit {
+			t.Errorf("%s allocates %s bytes at package init (at most %d): compile its patterns and build its tables at first use", f[1], f[7], limit)
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("%d init traces of brood's packages (at least 10 expected):\n%s", seen, out)
 	}
 }

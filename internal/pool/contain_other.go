@@ -63,9 +63,12 @@ type Killed struct {
 // ErrNoOwner means no process owns the task.
 var ErrNoOwner = errors.New("no process owns the task (its parent is gone)")
 
+// ErrQueued means the task waits for a pool slot: nothing runs yet.
+var ErrQueued = errors.New("the task is queued (waiting for a pool slot in its parent): no process of it runs yet")
+
 // KillTask needs the kernel's tables of Linux to prove which process is a
 // task's child; elsewhere it refuses.
-func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Killed, error) {
+func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool) (Killed, error) {
 	return Killed{}, errors.New("brood tasks kill needs Linux (pidfds and /proc); stop the task from its parent (Ctrl-C)")
 }
 

@@ -29,6 +29,10 @@ type Killed struct {
 // so no child of it can be running under brood's watch.
 var ErrNoOwner = errors.New("no process owns the task (its parent is gone)")
 
+// ErrQueued means the task's owner holds it but has started no process for
+// it yet (it waits for a pool slot): there is nothing to stop yet.
+var ErrQueued = errors.New("the task is queued (waiting for a pool slot in its parent): no process of it runs yet")
+
 // KillTask stops task id's child from a process that did not start it (brood
 // tasks kill), without trusting anything the child can write. The proof that
 // a process is that task's child comes from the kernel alone:
@@ -37,17 +41,27 @@ var ErrNoOwner = errors.New("no process owns the task (its parent is gone)")
 //     task directory, or a lock file), as /proc/locks says (matched by
 //     device and inode, not followed if it is a link);
 //   - the child is a direct child of the owner whose argv[0] is the task's
-//     depth.Marker, set by the owner's pool at clone time; the process is
-//     then pinned with pidfd_open and checked again, so a pid reused in
-//     between is never signalled;
+//     depth.Marker, set by the owner's pool at clone time, and that is in
+//     the cgroup the pool made for the task (named by the same marker) or
+//     the init of a PID namespace of its own (the pool's fallback) under an
+//     owner that is not one itself (an init reaps its namespace's orphans,
+//     a tool's own namespace init among them): argv[0]
+//     alone any process the owner's tools start can forge (`exec -a`), and
+//     for a nested task the owner's tools are its own direct children; the
+//     process is then pinned with pidfd_open and checked again, so a pid
+//     reused in between is never signalled;
 //   - where the pool put it in a cgroup (named by the same marker), the
 //     final stage is that cgroup's cgroup.kill, which takes everything the
 //     child started; under the PID-namespace fallback, SIGKILL to the
 //     namespace's init does the same.
 //
 // It sends SIGTERM, waits up to grace for the child to exit, then kills.
-// No pid from a record is ever signalled.
-func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Killed, error) {
+// No pid from a record is ever signalled. queued (nil: never asked) says
+// whether the task's records show it waiting for a pool slot: the look for
+// its child then stops at once with ErrQueued. Those records may be the
+// owner's to write (a nested task's): they only ever stop the look, never
+// choose what is signalled.
+func KillTask(ctx context.Context, id, lockPath string, grace time.Duration, queued func() bool) (Killed, error) {
 	var k Killed
 	owners, err := lockHolders(lockPath)
 	if err != nil {
@@ -57,9 +71,12 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Ki
 		return k, ErrNoOwner
 	}
 	k.Owner = owners
-	kids := findChildren(ctx, id, lockPath, owners, findWait)
+	kids, err := findChildren(ctx, id, lockPath, owners, findWait, queued)
+	if err != nil {
+		return k, fmt.Errorf("task %s: %w", id, err)
+	}
 	if len(kids) == 0 {
-		return k, fmt.Errorf("task %s: its owner (pid %d) has no child process of this task (queued, or already finishing)", id, owners[0])
+		return k, fmt.Errorf("task %s: its owner (pid %d) has no contained child process of this task (queued, already finishing, or started without a cgroup of its own and under an owner whose tools' processes it cannot be told apart from: stop it from its parent)", id, owners[0])
 	}
 	defer func() {
 		for _, c := range kids {
@@ -97,26 +114,29 @@ func KillTask(ctx context.Context, id, lockPath string, grace time.Duration) (Ki
 const findWait = 5 * time.Second
 
 // findChildren is taskChildren, looked for again until one is found, the
-// owner lets go of the task's lock (the child ended: it is finishing), or
-// d has passed. A child can be in the owner's hands and still not be
+// owner lets go of the task's lock (the child ended: it is finishing), the
+// task is queued (ErrQueued), or d has passed. A child can be in the owner's hands and still not be
 // recognisable for a moment: while it re-executes itself (a binary with
 // cgo confines itself that way), from a thread other than its first, its
 // leader is a zombie with no argv until the kernel hands the pid over to
 // the new image (TestKillTaskFindsAChildMidExec).
-func findChildren(ctx context.Context, id, lockPath string, owners []int, d time.Duration) []pinned {
+func findChildren(ctx context.Context, id, lockPath string, owners []int, d time.Duration, queued func() bool) ([]pinned, error) {
 	deadline := time.Now().Add(d)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		if kids := taskChildren(id, owners); len(kids) > 0 {
-			return kids
+			return kids, nil
+		}
+		if queued != nil && queued() {
+			return nil, ErrQueued
 		}
 		if now, err := lockHolders(lockPath); err != nil || !overlaps(now, owners) || !time.Now().Before(deadline) {
-			return nil
+			return nil, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case <-tick.C:
 		}
 	}
@@ -160,7 +180,8 @@ type pinned struct {
 }
 
 // taskChildren finds the direct children of owners whose argv[0] marks
-// them as task id's child, pinned by pidfds.
+// them as task id's child and that are contained as the pool contains one
+// (its cgroup, or a PID namespace's init), pinned by pidfds.
 func taskChildren(id string, owners []int) []pinned {
 	isOwner := map[int]bool{}
 	for _, o := range owners {
@@ -179,11 +200,12 @@ func taskChildren(id string, owners []int) []pinned {
 		}
 		// Pinned: from here the pid cannot be reused. Was it still the
 		// task's child when we pinned it?
-		if !isTaskChild(pid, id, isOwner) {
+		cg := taskCgroup(pid, id)
+		if !isTaskChild(pid, id, isOwner) || cg == "" && !ownNSInit(pid) {
 			unix.Close(fd)
 			continue
 		}
-		out = append(out, pinned{pid: pid, pidfd: fd, cgroup: taskCgroup(pid, id)})
+		out = append(out, pinned{pid: pid, pidfd: fd, cgroup: cg})
 	}
 	return out
 }
@@ -195,6 +217,36 @@ func isTaskChild(pid int, id string, isOwner map[int]bool) bool {
 	}
 	p, ok := readStat(pid)
 	return ok && isOwner[p.ppid] && p.state != "Z"
+}
+
+// pidNSInit reports whether pid is the init of a PID namespace below the
+// one this process sees it from (/proc/PID/status's NSpid: its pid in each
+// namespace, outermost first, ends in 1). Only the process that clones it
+// with CLONE_NEWPID makes one: a direct child of the owner that is one was
+// started by the owner's pool, not by a tool, whose own namespaces' inits
+// are the tool's children.
+func pidNSInit(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			return len(f) >= 2 && f[len(f)-1] == "1"
+		}
+	}
+	return false
+}
+
+// ownNSInit reports whether pid is a PID namespace's init that its parent
+// made: pidNSInit, under a parent that is not one itself. A parent that is
+// a PID namespace's init (every child of a pool in pidns mode) reaps the
+// orphans of its namespace, so a tool's own namespace init, orphaned,
+// becomes its direct child: then being an init proves nothing.
+func ownNSInit(pid int) bool {
+	p, ok := readStat(pid)
+	return ok && pidNSInit(pid) && !pidNSInit(p.ppid)
 }
 
 // taskCgroup is the cgroup directory of pid when it is the one the pool

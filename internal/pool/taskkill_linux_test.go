@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/depth"
+	"github.com/broodhq/brood/internal/sandbox"
 )
 
 // TestLockHolders: the owner of a task is found from the flock on its
@@ -93,6 +95,9 @@ func TestKillTaskFindsAChildMidExec(t *testing.T) {
 	marker := depth.Marker{Task: id, Depth: 1, Max: 1}.String()
 	dur := uniqueSleep()
 	child := exec.Command("bash", "-c", `sleep 0.2; exec -a "$0" sleep "$1"`, marker, dur)
+	// Contained as the pool's fallback contains one: the init of a PID
+	// namespace of its own (argv[0] alone is no proof: TestKillTaskRefusesAnImpostor).
+	sandbox.AddNamespaces(child, syscall.CLONE_NEWPID, nil)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +105,7 @@ func TestKillTaskFindsAChildMidExec(t *testing.T) {
 	if kids := taskChildren(id, []int{os.Getpid()}); len(kids) != 0 {
 		t.Fatalf("the child was the task's at once (%d found): the test did not reach its scenario", len(kids))
 	}
-	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond)
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
 	if err != nil {
 		t.Fatalf("KillTask: %v", err)
 	}
@@ -112,5 +117,122 @@ func TestKillTaskFindsAChildMidExec(t *testing.T) {
 	}
 	if left := procsWith(dur); len(left) > 0 {
 		t.Fatalf("the child %v outlived the kill", left)
+	}
+}
+
+// holdTask makes a task directory held by this process's flock, as an
+// owner holds it, and returns it.
+func holdTask(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "task")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestKillTaskRefusesAnImpostor: a direct child of the owner that took the
+// task's marker as its argv[0] (`exec -a`, as a nested owner's Bash tool
+// can) but is in neither the task's cgroup nor a PID namespace of its own
+// is not the task's child: it is not signalled, and the kill does not say
+// it stopped the task (review29 P3-3).
+func TestKillTaskRefusesAnImpostor(t *testing.T) {
+	dir := holdTask(t)
+	id := "01TESTIMPOSTOR"
+	marker := depth.Marker{Task: id, Depth: 1, Max: 1}.String()
+	dur := uniqueSleep()
+	impostor := exec.Command("bash", "-c", `exec -a "$0" sleep "$1"`, marker, dur)
+	if err := impostor.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { impostor.Process.Kill(); impostor.Wait() }()
+	marked := func() bool {
+		m, ok := depth.Parse(depth.Argv0(impostor.Process.Pid))
+		return ok && m.Task == id
+	}
+	deadline := time.Now().Add(time.Minute) // a deadline, not a wait: until the exec is seen
+	for !marked() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !marked() {
+		t.Fatalf("the impostor never took the marker as its argv[0]: the test did not reach its scenario")
+	}
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	if err == nil {
+		t.Fatalf("KillTask stopped %v and said so: an argv[0] was taken for the task's child", k.PIDs)
+	}
+	if len(procsWith(dur)) == 0 {
+		t.Fatal("the impostor was signalled")
+	}
+}
+
+// TestKillTaskSaysQueuedAtOnce: while the task's records say it waits for
+// a pool slot, the kill says so at once instead of looking for its child
+// until findWait has passed.
+func TestKillTaskSaysQueuedAtOnce(t *testing.T) {
+	dir := holdTask(t)
+	start := time.Now()
+	_, err := KillTask(t.Context(), "01TESTQUEUED", dir, 100*time.Millisecond, func() bool { return true })
+	if !errors.Is(err, ErrQueued) {
+		t.Fatalf("KillTask of a queued task: %v, want ErrQueued", err)
+	}
+	if took := time.Since(start); took >= findWait {
+		t.Fatalf("said queued after %s: it looked for the child the whole findWait (%s)", took, findWait)
+	}
+}
+
+// TestKillTaskRefusesAReparentedNSInit: an owner that is itself a PID
+// namespace's init (every child of a pool in pidns mode) reaps its
+// namespace's orphans. A tool of it starts `unshare -Urpf` whose child,
+// init of a namespace of its own, takes the task's marker as argv[0]; the
+// unshare is killed and the impostor becomes the owner's direct child. It
+// is not signalled (review36 P1-1; the reviewer's reproduction).
+func TestKillTaskRefusesAReparentedNSInit(t *testing.T) {
+	if out, err := exec.Command("unshare", "-Urpf", "true").CombinedOutput(); err != nil {
+		t.Skipf("unshare -Urpf does not work here: %v %s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "task")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := "01TESTREPARENTED"
+	marker := depth.Marker{Task: id, Depth: 2, Max: 3}.String()
+	dur := uniqueSleep()
+	tool := `unshare -Urpf bash -c 'exec -a ` + marker + ` sleep ` + dur + `' & U=$!; while ! pgrep -f -- '` + marker + `' >/dev/null; do sleep 0.01; done; kill -9 $U; exec sleep ` + dur
+	owner := exec.Command("unshare", "-Urpf", "--kill-child", "flock", dir, "bash", "-c", tool)
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { owner.Process.Kill(); owner.Wait() }()
+	deadline := time.Now().Add(time.Minute) // a deadline, not a wait: until the impostor is the owner's
+	var imp int
+	for imp == 0 && time.Now().Before(deadline) {
+		holders, _ := lockHolders(dir)
+		for _, pid := range procsWith(dur) {
+			if m, ok := depth.Parse(depth.Argv0(pid)); ok && m.Task == id {
+				if st, ok := readStat(pid); ok && slices.Contains(holders, st.ppid) && pidNSInit(pid) && pidNSInit(st.ppid) {
+					imp = pid
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if imp == 0 {
+		t.Fatal("no impostor re-parented to the owner: the test did not reach its scenario")
+	}
+	k, err := KillTask(t.Context(), id, dir, 100*time.Millisecond, nil)
+	if err == nil || slices.Contains(k.PIDs, imp) {
+		t.Fatalf("KillTask: %+v, %v: the re-parented namespace init %d was taken for the task's child", k, err, imp)
+	}
+	if !slices.Contains(procsWith(dur), imp) {
+		t.Fatal("the impostor was signalled")
 	}
 }

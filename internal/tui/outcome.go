@@ -3,6 +3,7 @@ package tui
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A tool call's mark says what happened: ⋯ still running, ✓ done only,
@@ -11,22 +12,24 @@ import (
 // subagentStatus is the status attribute of the <subagent-result> wrapper
 // the dispatcher puts first in a Task result (dispatch/wrap.go); the
 // child's own text comes after it, defanged, so it cannot forge this one.
-var subagentStatus = regexp.MustCompile(`^<subagent-result [^>\n]*\bstatus="([a-z]+)"`)
+var subagentStatus = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<subagent-result [^>\n]*\bstatus="([a-z]+)"`) })
 
 // subagentNotApplied is the wrapper of a call done on its copy whose
 // change did not land in the tree (a conflict, a landing that failed, a
 // link out of the tree): not-applied, as brood subagent says it, never ✓;
 // or landed only in part (a landing that failed partway and could not
 // put back all it wrote): partly-applied, ✗.
-var subagentNotApplied = regexp.MustCompile(`^<subagent-result [^>\n]*\bpatch="(not-applied|partly-applied)"`)
+var subagentNotApplied = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^<subagent-result [^>\n]*\bpatch="(not-applied|partly-applied)"`)
+})
 
 // toolOutcome reads how a subagent call ended from its result: its
 // status, or "background" for a launch that returns at once; "" for other
 // tools.
 func toolOutcome(text string) string {
 	text = strings.TrimSpace(text)
-	m := subagentStatus.FindStringSubmatch(text)
-	if p := subagentNotApplied.FindStringSubmatch(text); p != nil && (p[1] == "partly-applied" || m != nil && m[1] == "done") {
+	m := subagentStatus().FindStringSubmatch(text)
+	if p := subagentNotApplied().FindStringSubmatch(text); p != nil && (p[1] == "partly-applied" || m != nil && m[1] == "done") {
 		return p[1]
 	}
 	if m != nil {

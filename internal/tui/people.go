@@ -3,24 +3,35 @@ package tui
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // What the dispatcher writes for the model (the <subagent-result> wrapper
 // with its trust attributes, "Call TaskOutput with task_id=…") is shown to
 // a person in a person's words: the wrapper's status is the mark beside the
 // call (outcome.go), the task's id is the tree's.
+//
+// The patterns are compiled at first use, not at package init: every
+// brood process runs the initialisers, a subagent started as brood too
+// (cmd/brood's TestBroodsOwnInitialisersAllocateLittle).
 
 var (
 	// A wrapper line the dispatcher writes; the child's own text inside is
 	// defanged (dispatch.Defang), so it cannot produce one.
-	wrapOpen  = regexp.MustCompile(`^<subagent-result [^>\n]*>$`)
-	wrapClose = regexp.MustCompile(`^</subagent-result>$`)
+	wrapOpen  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<subagent-result [^>\n]*>$`) })
+	wrapClose = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^</subagent-result>$`) })
 	// The notice a finished background task leaves for the root's next turn.
-	bgDone = regexp.MustCompile(`^\[brood\] Background task (\S+) \(([^)\n]*)\) finished with status (\S+)\. Call TaskOutput with task_id="[^"\n]*" to read its result\.(?: (\d+) steering message\(s\) sent to it were not delivered.*)?$`)
+	bgDone = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\[brood\] Background task (\S+) \(([^)\n]*)\) finished with status (\S+)\. Call TaskOutput with task_id="[^"\n]*" to read its result\.(?: (\d+) steering message\(s\) sent to it were not delivered.*)?$`)
+	})
 	// The note a background launch returns.
-	bgLaunch = regexp.MustCompile(`^Task (\S+) (started|resumed|\S+) in the background \(task_id="[^"\n]*"\)\. Carry on with other work.*$`)
+	bgLaunch = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^Task (\S+) (started|resumed|\S+) in the background \(task_id="[^"\n]*"\)\. Carry on with other work.*$`)
+	})
 	// TaskOutput on a task still running.
-	stillRunning = regexp.MustCompile(`^Task (\S+) \(([^)\n]*)\) is still running\. Call TaskOutput again.*$`)
+	stillRunning = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^Task (\S+) \(([^)\n]*)\) is still running\. Call TaskOutput again.*$`)
+	})
 )
 
 // modelOnly are whole lines the dispatcher writes for the model alone.
@@ -34,10 +45,10 @@ var modelOnly = map[string]bool{
 // and its line for the model left out, and its notes in plain words.
 func forPeople(text string) string {
 	lines := strings.Split(text, "\n")
-	if len(lines) > 0 && wrapOpen.MatchString(strings.TrimSpace(lines[0])) {
+	if len(lines) > 0 && wrapOpen().MatchString(strings.TrimSpace(lines[0])) {
 		lines = lines[1:]
 		for i := len(lines) - 1; i >= 0; i-- {
-			if wrapClose.MatchString(strings.TrimSpace(lines[i])) {
+			if wrapClose().MatchString(strings.TrimSpace(lines[i])) {
 				rest := lines[i+1:]
 				if len(rest) > 0 && modelOnly[strings.TrimSpace(rest[0])] {
 					rest = rest[1:]
@@ -51,13 +62,13 @@ func forPeople(text string) string {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		switch {
-		case bgLaunch.MatchString(t):
-			m := bgLaunch.FindStringSubmatch(t)
+		case bgLaunch().MatchString(t):
+			m := bgLaunch().FindStringSubmatch(t)
 			l = "task " + shortID(m[1]) + " " + m[2] + " in the background (the tree below follows it)"
-		case stillRunning.MatchString(t):
-			m := stillRunning.FindStringSubmatch(t)
+		case stillRunning().MatchString(t):
+			m := stillRunning().FindStringSubmatch(t)
 			l = "task " + shortID(m[1]) + " (" + m[2] + ") is still running"
-		case bgDone.MatchString(t):
+		case bgDone().MatchString(t):
 			l = noticeForPeople(t)
 		}
 		out = append(out, l)
@@ -68,7 +79,7 @@ func forPeople(text string) string {
 // noticeForPeople is an injected notice in a person's words ("" for text
 // that is not one of brood's notices: it is shown as it is).
 func noticeForPeople(text string) string {
-	m := bgDone.FindStringSubmatch(strings.TrimSpace(text))
+	m := bgDone().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return ""
 	}

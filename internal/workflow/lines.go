@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // lookup is a line finder over a map of field → line: a field that is not
@@ -81,7 +82,7 @@ func jsonLines(data []byte) func(string) int {
 }
 
 // tomlKey is a bare or quoted key at the start of a key = value line.
-var tomlKey = regexp.MustCompile(`^("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=`)
+var tomlKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=`) })
 
 // tomlLines maps the fields of a TOML document to their lines: table
 // headers ([[phases]] is phases[N], [[phases.parallel]] the next task of
@@ -110,7 +111,7 @@ func tomlLines(data []byte) func(string) int {
 			cur = tomlTable(counts, strings.TrimSpace(name), false)
 			m[cur] = i + 1
 		default:
-			k := tomlKey.FindStringSubmatch(t)
+			k := tomlKey().FindStringSubmatch(t)
 			if k == nil {
 				continue
 			}

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // VariadicFlags are the flags Claude Code declares variadic (commander.js
@@ -55,12 +56,12 @@ func isVariadic(a string) bool {
 }
 
 // ruleShape is a tool name or rule: Edit, Bash(git log:*), mcp__srv__tool.
-var ruleShape = regexp.MustCompile(`^(mcp__[\w-]+|[A-Z][A-Za-z0-9_]*)(\(.*\))?$`)
+var ruleShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(mcp__[\w-]+|[A-Z][A-Za-z0-9_]*)(\(.*\))?$`) })
 
 // looksLikePrompt: a word that is no tool name ("Say hello": "hello").
 func looksLikePrompt(s string) bool {
 	for _, r := range SplitRules([]string{s}) {
-		if !ruleShape.MatchString(r) {
+		if !ruleShape().MatchString(r) {
 			return true
 		}
 	}

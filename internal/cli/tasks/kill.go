@@ -28,7 +28,16 @@ func NewCmdKill(f *cmdutil.Factory, runF func(context.Context, *KillOptions) err
 		Example: `  brood tasks kill 8XRTAB
   brood tasks kill 01KBN5Q7MZ8X --json`,
 		Short: "Stop a running task (SIGTERM, then SIGKILL); it stays resumable",
-		Args:  cobra.ExactArgs(1),
+		Long: `Stop a running task (SIGTERM, then SIGKILL); it stays resumable.
+
+The process stopped is proven the task's from the kernel's tables: its
+parent holds the task's lock, and it is in the cgroup, or is the PID
+namespace's init, its parent's pool made for it. A nested task (a
+subagent's subagent) runs under a confined parent that can give it
+neither, so it cannot be told from a process its parent's tools started:
+it is not signalled. Stop its parent's task instead (brood tasks kill
+PARENT-ID: the parent's children end with it), or ask the parent.`,
+		Args: cobra.ExactArgs(1),
 	}
 	taskVerb(f, cmd, func(ctx context.Context, id string, _ []string) error {
 		opts.ID = id
@@ -88,9 +97,20 @@ func killTask(ctx context.Context, f *cmdutil.Factory, id string) (pool.Killed, 
 	// would mean kill(-1)): the pool proves which process is the task's
 	// child from the kernel's tables (see pool.KillTask).
 	grace := f.Settings.Pool.KillGrace.Duration
-	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace)
+	// Queued again while the kill looks for its child (its run ended and
+	// it waits for a slot to run anew): said at once, not after the look
+	// gives up. (A task queued when the kill starts was waited for above.) The
+	// records only stop the look; they never choose what is signalled.
+	queued := func() bool {
+		n, err := dispatch.LoadTask(f.ProjectRoot, t.ID)
+		return err == nil && n.Status == dispatch.StatusQueued
+	}
+	k, err := pool.KillTask(ctx, t.ID, t.Dir, grace, queued)
 	if errors.Is(err, pool.ErrNoOwner) {
 		return k, fmt.Errorf("task %s is not running: %w", t.ID, err)
+	}
+	if errors.Is(err, pool.ErrQueued) {
+		return k, fmt.Errorf("task %s is queued: no process of it runs yet; kill it again once it runs (brood tasks shows it running)", t.ID)
 	}
 	if err != nil {
 		return k, err

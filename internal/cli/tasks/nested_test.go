@@ -82,7 +82,19 @@ func TestGrandchildByPrefix(t *testing.T) {
 		t.Errorf("log %s: code %d\n%s\n%s", prefix, code, out, errOut)
 	}
 	code, out, errOut := p.Brood("tasks", "kill", prefix)
-	if code != 0 || !strings.HasPrefix(out, "stopped task "+g.ID()+" ") {
+	switch {
+	case code == 0 && strings.HasPrefix(out, "stopped task "+g.ID()+" "):
+	case code == 1 && strings.Contains(errOut, "has no contained child process of this task"):
+		// The lead's own pool contains nothing here (no cgroup of its own,
+		// no PID namespace: brood doctor says so), so its child cannot be
+		// told from a process the lead's tools started with its marker as
+		// argv[0]: the kill refuses rather than signal one (review29 P3-3).
+		// The lead, which the root's pool contains, is stopped instead.
+		t.Logf("the grandchild is not contained here: %s", errOut)
+		if code, out, errOut := p.Brood("tasks", "kill", lead.ID()); code != 0 || !strings.HasPrefix(out, "stopped task "+lead.ID()+" ") {
+			t.Fatalf("kill %s: code %d, stdout %q, stderr %q", lead.ID(), code, out, errOut)
+		}
+	default:
 		t.Fatalf("kill %s: code %d, stdout %q, stderr %q", prefix, code, out, errOut)
 	}
 	if code := run.Wait(t); code != 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -91,7 +92,9 @@ func outputRun(ctx context.Context, opts *OutputOptions) error {
 }
 
 // resumeHint is the dispatcher's advice to the model on continuing a task.
-var resumeHint = regexp.MustCompile(`(?m)^To continue this task, call Task with resume_task_id=.*$`)
+var resumeHint = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^To continue this task, call Task with resume_task_id=.*$`)
+})
 
 // forPerson rewrites what the dispatcher tells the model (call TaskOutput,
 // call Task with resume_task_id) as what a person types.
@@ -99,7 +102,7 @@ func forPerson(id, status, text string) string {
 	if status == dispatch.StatusRunning || status == dispatch.StatusQueued {
 		return fmt.Sprintf("task %s is still %s: wait for it with brood tasks output %s --wait, or steer it with brood tasks send %s \"...\"", id, status, id, id)
 	}
-	return resumeHint.ReplaceAllString(text, fmt.Sprintf("Continue it with: brood tasks resume %s \"...\"", id))
+	return resumeHint().ReplaceAllString(text, fmt.Sprintf("Continue it with: brood tasks resume %s \"...\"", id))
 }
 
 // firstLine is a message's first line, marked when there is more.
