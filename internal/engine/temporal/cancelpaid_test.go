@@ -47,4 +47,16 @@ func TestCancelledRunCountsItsFinishedTurns(t *testing.T) {
 	if c := res.Phases[0].Calls[0]; c.Usage.Input != turnUsage.Input {
 		t.Errorf("the cancelled call's usage %+v; want its finished turn's %+v", c.Usage, turnUsage)
 	}
+	// The resume counts the whole call once, as before: its three turns.
+	m.release(held)
+	again, err := eng.Resume(context.Background(), res.RunID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Status != workflow.RunDone || again.Usage.Input != 3*turnUsage.Input {
+		t.Errorf("the resume: %s, usage %+v; want done, the call's three turns (%d in)", again.Status, again.Usage, 3*turnUsage.Input)
+	}
+	if n := m.askedN(turnKey{held.call, 0}); n != 1 {
+		t.Errorf("turn 0 asked %d times; want once", n)
+	}
 }
