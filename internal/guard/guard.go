@@ -178,10 +178,26 @@ func unauthorized(in Input) []Concern {
 			continue
 		}
 		if r := strings.TrimSpace(c.Result); refused(r) {
-			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), textline.Line(r, 240))})
+			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), refusalLine(r))})
 		}
 	}
 	return out
+}
+
+// refusalAdvice starts a permission refusal's advice: the rule to add and
+// where (tool.permit).
+const refusalAdvice = " and no one is here to give it"
+
+// refusalLine is a refusal bounded to one line: what was refused is cut
+// at 240 runes, the advice that follows it (the rule to add, and where)
+// only at 1,000, so the user reads it whole (issue 26 F2); a child writes
+// its transcript, so neither part is unbounded.
+func refusalLine(r string) string {
+	r = textline.Line(r, 0)
+	if i := strings.Index(r, refusalAdvice); i >= 0 {
+		return textline.Clip(r[:i], 240) + textline.Clip(r[i:], 1000)
+	}
+	return textline.Clip(r, 240)
 }
 
 // refused reports whether a tool result is a refusal: the permission rules

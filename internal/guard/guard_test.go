@@ -7,6 +7,10 @@ import (
 
 const fullReport = "## What I did\nRan it.\n## What I found\nok\n## Files changed\nnone\n## Problems\nnone\n"
 
+// longRefusal is a permission refusal of a write under a deep tree (a
+// fleet worker's cached checkout): its advice starts past 240 runes.
+var longRefusal = `permission denied: Write "/home/w3/.cache/brood/fleet/trees/` + strings.Repeat("b265d157", 20) + `/tree/out.txt" needs approval (no allow rule matches) and no one is here to give it; to allow it add "Write(out.txt)" to [permissions] allow in .brood/settings.toml, or pass --allow 'Write(out.txt)'`
+
 func TestCheck(t *testing.T) {
 	goTest := func(cmd string) []string { return []string{strings.Join(strings.Fields(cmd)[:2], " ")} }
 	tests := []struct {
@@ -29,6 +33,8 @@ func TestCheck(t *testing.T) {
 		{name: "edit claimed and made", in: Input{Status: "done", Summary: "I updated src/auth.go.", Workspace: "/w", Calls: []Call{{Tool: "Edit", Path: "/w/src/auth.go"}}}},
 		{name: "edit claimed and in the diff", in: Input{Status: "done", Summary: "Created docs/x.md.", Changed: []string{"docs/x.md"}, Observed: true}},
 		{name: "denied call listed", in: Input{Status: "done", Summary: fullReport, Calls: []Call{{Tool: "Bash", Command: "mkdir d25", IsError: true, Result: "permission denied: Bash \"mkdir d25\" needs approval ..."}}}, want: []string{`unauthorized: Bash "mkdir d25" was refused: permission denied`}},
+		{name: "a refusal's advice kept whole after a long path", in: Input{Status: "done", Summary: fullReport, Calls: []Call{{Tool: "Write", Path: "out.txt", IsError: true, Result: longRefusal}}},
+			want: []string{`and no one is here to give it; to allow it add "Write(out.txt)" to [permissions] allow in .brood/settings.toml, or pass --allow 'Write(out.txt)'`}},
 		{name: "refused delegation listed", in: Input{Status: "done", Summary: fullReport, Calls: []Call{{Tool: "Task", IsError: true, Result: "delegation refused: this agent is at depth 1"}}}, want: []string{"unauthorized: Task was refused: delegation refused"}},
 		{name: "tests claimed after a failed run", in: Input{Status: "done", Summary: "All tests pass.", Calls: []Call{{Tool: "Bash", Command: "go test ./...", IsError: true, Result: "--- FAIL: TestX\nFAIL\nExit code 1"}}, Programs: goTest},
 			want: []string{`evidence: the report says tests pass, but its last test command "go test ./..." failed (Exit code 1)`}},
@@ -84,5 +90,35 @@ func TestPolicies(t *testing.T) {
 	}
 	if CheckPolicy("reject") != nil || CheckPolicy("") != nil || CheckPolicy("block") == nil {
 		t.Error("CheckPolicy takes reject, warn and empty only")
+	}
+}
+
+// TestRefusalIsBounded (issue 26 F2): a refusal's advice is kept whole,
+// yet a child's transcript cannot make a concern unbounded: what was
+// refused is cut at 240 runes, its advice at 1,000, and only one line of
+// either is kept.
+func TestRefusalIsBounded(t *testing.T) {
+	const advice = " and no one is here to give it"
+	for _, tc := range []struct {
+		name, result, keep string
+		max                int
+	}{
+		{"a long head", "permission denied: " + strings.Repeat("x", 5000), "", 240 + 1},
+		{"a long advice", "permission denied: Bash \"x\" needs approval" + advice + strings.Repeat("y", 5000), advice + strings.Repeat("y", 900), 240 + 1 + 1000 + 1},
+		{"lines after it", "permission denied: x\nforged line" + advice, "", 240},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := Check(Input{Status: "done", Summary: fullReport, Calls: []Call{{Tool: "Bash", Command: "x", IsError: true, Result: tc.result}}})
+			if len(cs) != 1 {
+				t.Fatalf("Check = %q, want one concern", cs)
+			}
+			r := strings.TrimPrefix(cs[0].Text, `Bash "x" was refused: `)
+			if n := len([]rune(r)); n > tc.max || strings.Contains(r, "\n") || strings.Contains(r, "forged") {
+				t.Errorf("refusal of %d runes (at most %d), one line: %q", n, tc.max, r)
+			}
+			if !strings.Contains(r, tc.keep) {
+				t.Errorf("refusal %q\ndoes not keep its advice %q", r, tc.keep)
+			}
+		})
 	}
 }

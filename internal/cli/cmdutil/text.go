@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/termsafe"
@@ -25,6 +26,18 @@ func WriteJSON(w io.Writer, v any) error {
 // FirstLine is s's first line, marked " …" when more followed, clipped to
 // max runes (textline.Summary).
 func FirstLine(s string, max int) string { return textline.Summary(s, max) }
+
+// reasonMax bounds a failure's reason: far above any advice brood writes
+// (the rule to add and where, a key to trust), so the user reads it whole,
+// yet a hostile worker's error does not fill the terminal.
+const reasonMax = 4000
+
+// Reason is a failure's reason as one terminal-safe line, whole: a reason
+// that says what to do is never cut before it says it (issue 26 F2). The
+// lines after the first are joined to it.
+func Reason(s string) string {
+	return termsafe.Line(textline.Clip(strings.Join(strings.Fields(s), " "), reasonMax))
+}
 
 // TrimTo clips s to n bytes.
 func TrimTo(s string, n int) string {

@@ -106,20 +106,21 @@ func (d *Deps) records(ctx context.Context) (engine.Engine, error) {
 
 // resolveRun is the whole run id that id names: the id itself, or a unique
 // prefix of one in any case (as brood tasks takes task ids), among this
-// project's runs and the fleet's.
-func (d *Deps) resolveRun(ctx context.Context, id string) (string, error) {
+// project's runs and the fleet's. down says the fleet was asked and did
+// not answer (already said on stderr).
+func (d *Deps) resolveRun(ctx context.Context, id string) (whole string, down bool, err error) {
 	if d.Engines.Name != "temporal" {
 		local, err := d.records(ctx)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if _, err := local.Show(ctx, id); err == nil {
-			return id, nil
+			return id, false, nil
 		}
 	}
-	runs, err := d.allRuns(ctx)
+	runs, down, err := d.listRuns(ctx)
 	if err != nil {
-		return "", err
+		return "", down, err
 	}
 	ids := make([]string, 0, len(runs))
 	for _, r := range runs {
@@ -127,11 +128,11 @@ func (d *Deps) resolveRun(ctx context.Context, id string) (string, error) {
 			ids = append(ids, r.RunID)
 		}
 	}
-	whole, err := cmdutil.ResolveID("workflow run", id, ids)
+	whole, err = cmdutil.ResolveID("workflow run", id, ids)
 	if err != nil && !strings.Contains(err.Error(), "ambiguous") {
-		return "", notFound(engine.ErrNotFound, id)
+		return "", down, notFound(engine.ErrNotFound, id)
 	}
-	return whole, err
+	return whole, down, err
 }
 
 // completeRuns completes a RUN_ID argument with this project's runs,
@@ -152,17 +153,24 @@ func (d *Deps) completeRuns(cmd *cobra.Command, args []string, _ string) ([]stri
 // the fleet; otherwise this project's local runs come first, then the
 // fleet's, if one is configured. run says the caller will run calls (a
 // resume), so a local engine must be able to. id is first made whole
-// (resolveRun); the whole id is returned.
+// (resolveRun); the whole id is returned. A fleet that did not answer
+// then is not dialled, nor said, again (issue 26 F7).
 func (d *Deps) engineFor(ctx context.Context, id string, run bool) (engine.Engine, string, func(), error) {
-	id, err := d.resolveRun(ctx, id)
+	id, down, err := d.resolveRun(ctx, id)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	eng, closeFn, err := d.engineForWhole(ctx, id, run)
+	eng, closeFn, err := d.engineOf(ctx, id, run, down)
 	return eng, id, closeFn, err
 }
 
 func (d *Deps) engineForWhole(ctx context.Context, id string, run bool) (engine.Engine, func(), error) {
+	return d.engineOf(ctx, id, run, false)
+}
+
+// engineOf is engineForWhole's; down: the fleet did not answer just now,
+// so only this project's records are asked.
+func (d *Deps) engineOf(ctx context.Context, id string, run, down bool) (engine.Engine, func(), error) {
 	if d.Engines.Name == "temporal" {
 		return d.runEngine(ctx)
 	}
@@ -176,7 +184,11 @@ func (d *Deps) engineForWhole(ctx context.Context, id string, run bool) (engine.
 		}
 		return local, func() {}, err
 	}
-	fl, closeFn, ferr := d.fleet(ctx)
+	var fl engine.Engine
+	closeFn, ferr := func() {}, error(nil)
+	if !down {
+		fl, closeFn, ferr = d.fleet(ctx)
+	}
 	if ferr != nil || fl == nil {
 		if ferr != nil {
 			fmt.Fprintf(d.Err, "brood: the fleet was not asked: %v\n", ferr)
@@ -199,32 +211,38 @@ func (d *Deps) engineForWhole(ctx context.Context, id string, run bool) (engine.
 // allRuns is the local runs and the fleet's (when configured), newest
 // first; a fleet that does not answer is said on stderr, not fatal.
 func (d *Deps) allRuns(ctx context.Context) ([]engine.RunInfo, error) {
-	var runs []engine.RunInfo
+	runs, _, err := d.listRuns(ctx)
+	return runs, err
+}
+
+// listRuns is allRuns'; down says the fleet did not answer.
+func (d *Deps) listRuns(ctx context.Context) (runs []engine.RunInfo, down bool, err error) {
 	if d.Engines.Name != "temporal" {
 		local, err := d.records(ctx)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if runs, err = local.List(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	var fl engine.Engine
 	closeFn := func() {}
-	var err error
 	if d.Engines.Name == "temporal" {
 		fl, closeFn, err = d.runEngine(ctx)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	} else if fl, closeFn, err = d.fleet(ctx); err != nil {
 		fmt.Fprintf(d.Err, "brood: fleet runs not listed: %v\n", err)
+		down = true
 	}
 	defer closeFn()
 	if fl != nil {
 		more, err := fl.List(ctx)
 		if err != nil {
 			fmt.Fprintf(d.Err, "brood: fleet runs not listed: %v\n", err)
+			down = true
 		}
 		runs = append(runs, more...)
 	}
@@ -240,5 +258,5 @@ func (d *Deps) allRuns(ctx context.Context) ([]engine.RunInfo, error) {
 		}
 	}
 	slices.SortFunc(runs, func(a, b engine.RunInfo) int { return strings.Compare(b.RunID, a.RunID) })
-	return runs, nil
+	return runs, down, nil
 }

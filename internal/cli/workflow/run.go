@@ -12,7 +12,6 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 
 	"github.com/broodhq/brood/internal/engine"
-	"github.com/broodhq/brood/internal/textline"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -178,7 +177,7 @@ func whyFailed(res *wf.Result) []string {
 		if len(k) > 3 {
 			who += fmt.Sprintf(" and %d more", len(k)-3)
 		}
-		out = append(out, fmt.Sprintf("failed %s: %s", who, textline.Line(msg, 300)))
+		out = append(out, fmt.Sprintf("failed %s: %s", who, cmdutil.Reason(msg)))
 	}
 	return out
 }

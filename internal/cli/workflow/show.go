@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/termsafe"
 	wf "github.com/broodhq/brood/internal/workflow"
@@ -114,7 +115,7 @@ func showRun(ctx context.Context, o *ShowOptions) error {
 			fmt.Fprintln(w)
 			for _, c := range ph.Calls {
 				if c.Status != wf.CallDone && c.Status != wf.CallSkipped {
-					fmt.Fprintf(w, "    %s %s: %s\n", c.Key, c.Status, oneLine(c.Error))
+					fmt.Fprintf(w, "    %s %s: %s\n", c.Key, c.Status, cmdutil.Reason(c.Error))
 				}
 				if t := callTimes(info.Engine, c); t != "" {
 					fmt.Fprintf(w, "    %s %s\n", c.Key, t)
@@ -160,13 +161,4 @@ func callStatuses(calls []wf.CallRecord) string {
 		n[c.Status]++
 	}
 	return byStatus(n)
-}
-
-// oneLine keeps a record's text to one bounded line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
-	}
-	return termsafe.Line(s)
 }

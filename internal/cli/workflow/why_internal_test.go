@@ -11,8 +11,11 @@ import (
 // failed — a refusal of the whole submission once for every call it
 // stopped — and nothing for calls that yielded, were skipped or
 // cancelled, or whose change did not land (said on a line of its own).
+// Each reason is one line, whole however long (a foreign key's refusal
+// ends saying where to add the key: issue 26 F2), and sanitised.
 func TestWhyFailedSaysTheCallsErrors(t *testing.T) {
 	refused := "the worker refused the submission: it is not signed (brood fleet keygen, then submit again)"
+	foreign := "the submission is signed by key SHA256:dD9+" + strings.Repeat("x", 200) + ", which the workers that took it (brood-worker:vm:1, brood-worker:vm:2) do not trust: a queue's workers share one allowlist; add its public key to theirs (brood worker --trusted-key, or ~/.config/brood/fleet/trusted_keys) if you trust who holds it; the call is tried again"
 	res := &wf.Result{Phases: []wf.PhaseResult{
 		{ID: "e", Calls: []wf.CallRecord{
 			{Key: "e/0", Status: "failed", Error: refused}, {Key: "e/1", Status: "failed", Error: refused},
@@ -22,9 +25,10 @@ func TestWhyFailedSaysTheCallsErrors(t *testing.T) {
 			{Key: "e/6", Status: wf.CallNotApplied, Error: "conflict"},
 		}},
 		{ID: "f", Calls: []wf.CallRecord{{Key: "f/0", Status: "killed", Error: "silent for 60s\nmore"}}},
+		{ID: "g", Calls: []wf.CallRecord{{Key: "g/0", Status: "failed", Error: foreign}, {Key: "g/1", Status: "failed", Error: "forged \x1b]0;title\x07 error"}}},
 	}}
 	got := whyFailed(res)
-	want := []string{"failed e/0, e/1, e/2 and 1 more: " + refused, "failed f/0: silent for 60s"}
+	want := []string{"failed e/0, e/1, e/2 and 1 more: " + refused, "failed f/0: silent for 60s more", "failed g/0: " + foreign, "failed g/1: forged  error"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("whyFailed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -219,7 +219,7 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrRefused, nil)
 	}
-	if err := unfinished(ctx, b, r); err != nil {
+	if err := unfinished(ctx, b, r, func(o *CallOutput) { a.Keys.signResult(info, a.Worker, o) }); err != nil {
 		return nil, err
 	}
 	last := b.hb
@@ -327,8 +327,9 @@ func checkCode(in CallInput, hb Heartbeat) error {
 // is returned as it ended, even when the attempt's context ended meanwhile
 // (a cancel that came too late, the SDK cancelling the attempt after a
 // heartbeat failed): its result is in the store and named on the server
-// already.
-func unfinished(ctx context.Context, b *beater, r *call.Result) error {
+// already. A cancelled call's result goes with the cancel signed (sign):
+// its figures, the turns it paid for, count in the cancelled run.
+func unfinished(ctx context.Context, b *beater, r *call.Result, sign func(*CallOutput)) error {
 	if !stoppedChild(r) {
 		return nil
 	}
@@ -342,8 +343,15 @@ func unfinished(ctx context.Context, b *beater, r *call.Result) error {
 	case !stopping && ctx.Err() != nil && b.hb.TaskID != "":
 		// Cancelled: the last heartbeat goes into the history with the
 		// result, so a resume continues the call from its transcript on
-		// any worker.
-		return temporal.NewCanceledError(r, b.hb)
+		// any worker. The result is signed as a finished one is, so the
+		// submitter counts what the call spent (issue 26 F6); a
+		// submitter from before reads its call.Result part.
+		if r == nil {
+			return temporal.NewCanceledError(r, b.hb)
+		}
+		out := &CallOutput{Result: *r}
+		sign(out)
+		return temporal.NewCanceledError(out, b.hb)
 	case stopping && ctx.Err() != nil:
 		// The worker is shutting down under the call: another one
 		// continues it from the transcript.

@@ -20,15 +20,21 @@ const (
 // refusalHow is the end of the refusal: the settings file and the flags.
 var refusalHow = regexp.MustCompile(`in \.brood/settings\.toml, or pass --allow '[^']*'(?: --allow '[^']*')*`)
 
+// workerHow is where the worker's rule goes: its user's settings, or its
+// project's, which a worker applies only once that project is trusted
+// there (docs/trust.md: an untrusted project's allow rules are not).
+const workerHow = "in its user's ~/.config/brood/settings.toml, or in its project's .brood/settings.toml once that project is trusted there (brood trust, or brood worker --trust-project: an untrusted project's allow rules are not applied), then restart the worker"
+
 // workerAdvice is s with a permission refusal's advice made the
-// worker's: the rule goes in the worker's settings, and the worker is
-// restarted to read them. The rest of s is kept as it is (it may be cut).
+// worker's: the rule goes in the worker's settings (its user's, or its
+// trusted project's), and the worker is restarted to read them. The rest
+// of s is kept as it is (it may be cut).
 func workerAdvice(s string) string {
 	if !strings.Contains(s, refusalAsk) {
 		return s
 	}
 	s = strings.ReplaceAll(s, refusalAsk, refusalFleet)
-	return refusalHow.ReplaceAllString(s, "in its .brood/settings.toml (or its user settings), then restart the worker")
+	return refusalHow.ReplaceAllString(s, workerHow)
 }
 
 // fleetAdvice makes a fleet call's result say the worker's advice.

@@ -10,14 +10,16 @@ import (
 // TestFleetRefusalAdvisesTheWorker (fleetqa4 P3): a permission refusal
 // from a fleet call says the rule goes in the worker's settings and the
 // worker is restarted, never --allow (which the submitter cannot pass on
-// the fleet), whole or cut; any other text is kept as it is.
+// the fleet), whole or cut; that its project's file counts only once the
+// project is trusted there, its user's settings being the other place
+// (issue 26 F1); any other text is kept as it is.
 func TestFleetRefusalAdvisesTheWorker(t *testing.T) {
 	const head = `unauthorized: Bash "go test" was refused: permission denied: Bash "go test" needs approval (no allow rule matches) `
 	for _, tc := range []struct {
 		name, in, want string
 	}{
 		{"whole", head + `and no one is here to give it; to allow it add "Bash(go test:*)" and "Bash(go vet:*)" to [permissions] allow in .brood/settings.toml, or pass --allow 'Bash(go test:*)' --allow 'Bash(go vet:*)'`,
-			head + `and no one is here to give it; the worker's settings decide on the fleet (--allow is not the submitter's): to allow it, where brood worker runs add "Bash(go test:*)" and "Bash(go vet:*)" to [permissions] allow in its .brood/settings.toml (or its user settings), then restart the worker`},
+			head + `and no one is here to give it; the worker's settings decide on the fleet (--allow is not the submitter's): to allow it, where brood worker runs add "Bash(go test:*)" and "Bash(go vet:*)" to [permissions] allow in its user's ~/.config/brood/settings.toml, or in its project's .brood/settings.toml once that project is trusted there (brood trust, or brood worker --trust-project: an untrusted project's allow rules are not applied), then restart the worker`},
 		{"cut", head + `and no one is here to give it; to allow it add "Bash(go test:*)" and "…`,
 			head + `and no one is here to give it; the worker's settings decide on the fleet (--allow is not the submitter's): to allow it, where brood worker runs add "Bash(go test:*)" and "…`},
 		{"another error", "the model answered nothing", "the model answered nothing"},

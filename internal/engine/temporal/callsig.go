@@ -450,3 +450,22 @@ func (j *keyJournal) keyOf(task string) string {
 	}
 	return j.keys[task]
 }
+
+// takeCancelled reports whether a cancelled call's result (the cancel's
+// details) is kept: a stopped child's, signed by a worker the run trusts
+// for this very call, as a finished result is taken (resultGate.take).
+// Then its figures (the turns it paid for) count in the run, as a local
+// cancelled child's do (issue 26 F6), and the submitter checks it again
+// (signed). A result from a worker that signs none is not.
+func (r *activityRunner) takeCancelled(in CallInput, stopped, out *CallOutput) bool {
+	if stopped.Sig == nil || (stopped.Status != dispatch.StatusCancelled && stopped.Status != dispatch.StatusKilled) {
+		return false
+	}
+	kept := CallOutput{Result: stopped.Result, Sig: stopped.Sig}
+	if r.gate.take(in, &kept) != nil || kept.Sig == nil {
+		return false
+	}
+	r.signed(&kept)
+	*out = CallOutput{Result: kept.Result, Sig: kept.Sig}
+	return true
+}

@@ -382,6 +382,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 	if v.Get(&p) != nil {
 		return
 	}
+	answersAgain(id, seen, events)
 	delete(seen, "") // a worker answers: a later wait is said again
 	// The query may have taken most of qctx (a worker answers it): the
 	// description has time of its own.

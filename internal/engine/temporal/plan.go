@@ -273,12 +273,15 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	}
 	var canceled *temporal.CanceledError
 	var hb Heartbeat
-	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&out.Result, &hb) == nil && hb.TaskID != "" {
+	var stopped CallOutput // the cancel's details: a result (signed, from a worker that signs them)
+	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&stopped, &hb) == nil && hb.TaskID != "" {
 		r.stopped(in, hb)
-		if r.gate != nil {
+		out = CallOutput{Result: stopped.Result} // nothing else of the details
+		if r.gate != nil && !r.takeCancelled(in, &stopped, &out) {
 			// The cancel's details are whoever ended the attempt's: none
-			// is kept (its figures neither: they would count).
-			out.Result = call.Result{TaskID: cmp.Or(spec.Resume, spec.TaskID), Agent: spec.Agent, Error: cancelled(w)}
+			// is kept but what a trusted worker signed for this call
+			// (its figures neither: they would count).
+			out = CallOutput{Result: call.Result{TaskID: cmp.Or(spec.Resume, spec.TaskID), Agent: spec.Agent, Error: cancelled(w)}}
 		}
 		out.Last = &hb
 		out.Status = dispatch.StatusCancelled

@@ -222,6 +222,13 @@ func (e *Engine) runWaits(ctx context.Context, id, runID string, seen map[string
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
+	if word, ok := unreachableWord(ctx, err); ok {
+		if ev := (wf.Event{RunID: id, Status: word}); seen[""] != ev {
+			seen[""] = ev
+			events(ev)
+		}
+		return true // nothing more to ask it now
+	}
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return false
 	}
@@ -244,6 +251,12 @@ func (e *Engine) callProgress(ctx context.Context, id, runID string, seen map[st
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	d, err := e.cfg.Client.DescribeWorkflowExecution(dctx, id, runID)
+	if word, ok := unreachableWord(ctx, err); ok {
+		if ev := (wf.Event{RunID: id, Status: word}); callNews(seen, ev) {
+			events(ev)
+		}
+		return
+	}
 	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return
 	}

@@ -112,8 +112,15 @@ func (k *WorkerKeys) Public(comment string) string {
 	return FormatPublicKey(k.own.Public().(ed25519.PublicKey), comment)
 }
 
-// Trusted is how many other workers' keys it trusts.
-func (k *WorkerKeys) Trusted() int { return k.trusted.Len() }
+// Trusted is how many other workers' keys it trusts: its own, listed in
+// the team's file with the others' (--trusted-worker-key), is not one.
+func (k *WorkerKeys) Trusted() int {
+	n := k.trusted.Len()
+	if k.trusted.trusts(k.own.Public().(ed25519.PublicKey)) {
+		n--
+	}
+	return n
+}
 
 // sign signs what hb hands on for the call (nil keys: a worker embedded
 // in a test, which signs nothing).

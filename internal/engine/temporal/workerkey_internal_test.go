@@ -253,3 +253,42 @@ func TestWorkerKeyIsMadeOnceAndKeptPrivate(t *testing.T) {
 		t.Fatalf("a bad trusted_workers line: %v; want it named FILE:LINE", err)
 	}
 }
+
+// TestWorkerCountsOnlyOtherWorkersKeys (issue 26 F3): a worker whose
+// --trusted-worker-key file is the team's, its own key among the others,
+// says how many other keys it trusts, never counting its own.
+func TestWorkerCountsOnlyOtherWorkersKeys(t *testing.T) {
+	own, a, b := seeded(1), seeded(2), seeded(3)
+	for _, tc := range []struct {
+		name    string
+		trusted []*Signer
+		want    int
+	}{
+		{"none", nil, 0},
+		{"only its own", []*Signer{own}, 0},
+		{"two others", []*Signer{a, b}, 2},
+		{"the team's file, its own among them", []*Signer{own, a, b}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "workers.pub")
+			var lines []string
+			for _, s := range tc.trusted {
+				lines = append(lines, s.Public())
+			}
+			if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var flags []string
+			if len(lines) > 0 {
+				flags = []string{file}
+			}
+			tr, err := TrustWorkers("", flags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := NewWorkerKeys(own, tr).Trusted(); got != tc.want {
+				t.Errorf("other worker keys = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
