@@ -289,15 +289,6 @@ func gitConfigState(root string, walk func(string) (trust.Nested, error), walked
 	if err != nil {
 		return nil, trust.Nested{}, err
 	}
-	// brood's own records live in common/brood (landing records, a
-	// keyless checkout's sent starts): made before the snapshot, so that
-	// one the parent or another session makes during the run is never
-	// taken for a child's and removed (where the kernel holds it, the
-	// writer's view holds it read-only; else its records are as safe as
-	// the rest of the user's files, docs/trust.md).
-	if _, err := os.Lstat(filepath.Join(common, "brood")); errors.Is(err, fs.ErrNotExist) {
-		_ = os.Mkdir(filepath.Join(common, "brood"), 0o755)
-	}
 	nested, err := walk(top)
 	*walked = &nestedTops{top, nested, err}
 	if err != nil {
