@@ -158,7 +158,11 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
 		g.home, g.err = trust.SnapshotUserConfig(home)
 		if g.err == nil {
-			g.claude, g.err = trust.SnapshotClaudeJSON(home)
+			// (A ~/.claude.json this process's sandbox hides is one its
+			// children cannot write either: not watched, the rest is.)
+			if g.claude, g.err = trust.SnapshotClaudeJSON(home); errors.Is(g.err, fs.ErrPermission) {
+				g.claude, g.err = nil, nil
+			}
 		}
 	}
 	if g.before != nil {

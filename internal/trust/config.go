@@ -108,8 +108,8 @@ func (c *ConfigState) read() (map[string]configEntry, bool, error) {
 	total, partial := 0, false
 	for _, top := range c.tops {
 		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+			if errors.Is(err, fs.ErrNotExist) || hidden(err) {
+				return nil // (a directory this process may not list: its entry is kept, its contents are not)
 			}
 			if err != nil {
 				return err
@@ -135,6 +135,9 @@ func (c *ConfigState) read() (map[string]configEntry, bool, error) {
 					e.data, err = os.ReadFile(p)
 					e.kept = err == nil
 					total += len(e.data)
+					if hidden(err) {
+						err = nil // compared by mode only, as a file too large to keep
+					}
 				} else {
 					partial = true
 				}
@@ -151,6 +154,17 @@ func (c *ConfigState) read() (map[string]configEntry, bool, error) {
 	}
 	return out, partial, nil
 }
+
+// hidden reports whether err is this process being refused a read: a
+// path its own sandbox hides from it (a child's nested dispatcher, whose
+// Landlock domain hides most of ~/.config/brood: review33 P3-1), or one
+// its owner made unreadable. Such a file is in the snapshot by its mode
+// only (not kept, as one too large to keep: a change of its mode or type
+// is seen, its content not) and a directory by itself, not its contents,
+// rather than the whole snapshot failing and nothing being watched. Its
+// writers are as refused as this process is (a grandchild's domain
+// stacks on its parent's).
+func hidden(err error) bool { return errors.Is(err, fs.ErrPermission) }
 
 // Changes lists, sorted, the configuration paths that differ now from the
 // snapshot: added, removed, rewritten, re-moded or turned into a link.
