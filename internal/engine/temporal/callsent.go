@@ -196,7 +196,7 @@ func (e *Engine) unverified(ctx context.Context, task string) string {
 	if rec, _, err := e.sentHere(ctx, task); err != nil || rec != nil {
 		return ""
 	}
-	return fmt.Sprintf("unverified: this checkout sent no start of task %s and no key signed it, so its run is whoever started it's (anyone who can start workflows in namespace %s can); show it from the checkout it was submitted from, or sign your submissions (brood fleet keygen)", task, e.cfg.Namespace)
+	return fmt.Sprintf("unverified: this checkout keeps no record of sending a start of task %s and no key signed it, so its run is whoever started it's (anyone who can start workflows in namespace %s can); show it from the checkout it was submitted from, or sign your submissions (brood fleet keygen)", task, e.cfg.Namespace)
 }
 
 // keepUnverified is LandCall's answer for a finished run of task that no
