@@ -303,6 +303,7 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 	if state == "" {
 		return "", fmt.Errorf("no home directory to keep brood's records of the checkout %s in (set HOME or XDG_STATE_HOME)", dir)
 	}
+	placeCheckout(state, common, checkoutMark(dir, false))
 	return filepath.Join(state, "fleet", key), nil
 }
 

@@ -94,6 +94,12 @@ func readRecord(file string, v any) error {
 	if err := recordDirs(filepath.Dir(file), false); err != nil {
 		return err
 	}
+	return readFileRecord(file, v)
+}
+
+// readFileRecord is readRecord of a file whose directories the caller
+// checked.
+func readFileRecord(file string, v any) error {
 	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
