@@ -42,3 +42,20 @@ func TestInPlaceWriterForgesNoCheckoutRecord(t *testing.T) {
 		t.Errorf("%s made by the writer", rec)
 	}
 }
+
+// TestUnconfinedWriterIsToldSo (review35 P2-1): with the user's
+// isolation.no_landlock an in-place writer's writes are confined to
+// nothing (brood's state directory, a checkout's fleet records in it,
+// included), and its result says so, as docs/trust.md promises; it said
+// only that it ran in place.
+func TestUnconfinedWriterIsToldSo(t *testing.T) {
+	p := newProject(t, nil)
+	writeFile(t, filepath.Join(p.home, ".config", "brood", "settings.toml"), "[isolation]\nno_landlock = true\n")
+	out := p.inPlaceBash("unconfined", "echo tried > tried.txt")
+	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
+		t.Fatalf("the writer did not run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "writes are not confined to the work tree") {
+		t.Errorf("the unconfined writer's result does not say its writes were not confined:\n%s", out)
+	}
+}

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -156,11 +157,19 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	g.watchStore(ctx)
 	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
-		g.home, g.err = trust.SnapshotUserConfig(home)
+		// A child's nested dispatcher is kept by its own sandbox from
+		// reading most of the user's configuration: what it may not read
+		// at the snapshot is watched by its mode (review33 P3-1); the
+		// root takes any refusal as an error (review35 P1-1).
+		snapUser := trust.SnapshotUserConfig
+		if g.d.cfg.Depth > 0 {
+			snapUser = trust.SnapshotUserConfigConfined
+		}
+		g.home, g.err = snapUser(home)
 		if g.err == nil {
-			// (A ~/.claude.json this process's sandbox hides is one its
+			// (A ~/.claude.json a child's own sandbox hides is one its
 			// children cannot write either: not watched, the rest is.)
-			if g.claude, g.err = trust.SnapshotClaudeJSON(home); errors.Is(g.err, fs.ErrPermission) {
+			if g.claude, g.err = trust.SnapshotClaudeJSON(home); g.d.cfg.Depth > 0 && errors.Is(g.err, fs.ErrPermission) {
 				g.claude, g.err = nil, nil
 			}
 		}
@@ -409,7 +418,7 @@ func (g *configGuard) undoAs(c watched, prefix, kind, why string, group ...strin
 	changed, err := c.Changes()
 	switch {
 	case err != nil:
-		return []string{kind + " not checked after the run (" + err.Error() + "): check " + prefix + " for changes yourself"}
+		return []string{kind + " not checked after the run (" + err.Error() + "): check " + cmp.Or(prefix, "the repository's "+kind) + " for changes yourself"}
 	case len(changed) == 0:
 		return nil
 	}

@@ -248,7 +248,8 @@ func (e *Engine) keepUnverified(ctx context.Context, task, runID string, out *Ca
 // brood-call-TASK already running is never taken for this start (the SDK
 // would hand back its run id: review34 P3-2): one this checkout started
 // (its run kept in sent.json) is said to be the user's own, any other
-// another's.
+// one this checkout keeps no record of starting (its run id is kept best
+// effort, and an older brood kept it in .git/brood: review35 P3-4).
 func (e *Engine) startError(ctx context.Context, task string, err error) error {
 	var running *serviceerror.WorkflowExecutionAlreadyStarted
 	if !errors.As(err, &running) {
@@ -258,5 +259,5 @@ func (e *Engine) startError(ctx context.Context, task string, err error) error {
 	if rec, _, _ := e.sentHere(ctx, task); rec != nil && running.RunId != "" && slices.ContainsFunc(rec.Runs, func(r sentRun) bool { return r.Run == running.RunId }) {
 		return fmt.Errorf("task %s: an execution of %s this checkout started (%s) is still running, so nothing was sent: wait for it to end (brood tasks show %s) or cancel it (temporal workflow cancel --workflow-id %s), then send it again", task, wid, running.RunId, task, wid)
 	}
-	return fmt.Errorf("task %s: another execution of %s is running (not one this checkout started: execution %s), so nothing was sent: someone who can start workflows in namespace %s started it; end it (temporal workflow terminate --workflow-id %s) and send your call again, or run it as a new task with brood subagent", task, wid, cmp.Or(running.RunId, "unknown"), e.cfg.Namespace, wid)
+	return fmt.Errorf("task %s: another execution of %s is running, one this checkout keeps no record of starting (execution %s), so nothing was sent: unless it is your own earlier call, someone who can start workflows in namespace %s started it; wait for it or end it (temporal workflow terminate --workflow-id %s) and send your call again, or run it as a new task with brood subagent", task, wid, cmp.Or(running.RunId, "unknown"), e.cfg.Namespace, wid)
 }

@@ -106,7 +106,7 @@ func TestCallNeverTakesARunningExecutionForItsStart(t *testing.T) {
 			callCtx, stop := context.WithTimeout(ctx, 30*time.Second)
 			defer stop()
 			_, err = eng.Call(callCtx, call.Spec{Agent: "general-purpose", Prompt: "ALPHA", TaskID: task})
-			want := "another execution of " + wid + " is running (not one this checkout started: execution " + run.GetRunID() + ")"
+			want := "another execution of " + wid + " is running, one this checkout keeps no record of starting (execution " + run.GetRunID() + ")"
 			if own {
 				want = "an execution of " + wid + " this checkout started (" + run.GetRunID() + ") is still running"
 			}
