@@ -1,35 +1,61 @@
 package attack_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// TestInPlaceWriterPlantsNoGitBroodLink is review31's P2-1: in a checkout
-// with no .git/brood yet (brood's records: a keyless checkout's sent
-// starts, landing records), an in-place writer makes it a link into the
-// work tree, so that the records a later fleet call keeps live where
-// later children write. The writer's view holds .git/brood (made empty
-// first): the link is never made, and .git/brood stays brood's own
-// directory.
-func TestInPlaceWriterPlantsNoGitBroodLink(t *testing.T) {
+// TestInPlaceWriterForgesNoCheckoutRecord (review34 P2-1): brood keeps a
+// checkout's fleet records (a keyless call's sent starts, landings) in
+// the user's state directory of the checkout, not in .git/brood, which
+// an in-place writer nothing holds writes as plain files. The writer
+// writes .git/brood as it likes (nothing reads it), and its sandbox
+// keeps it from the state directory: the forged sent.json there is never
+// made. (Landlock hides the state directory from every child; this holds
+// on main too: it checks the ground the move stands on.)
+func TestInPlaceWriterForgesNoCheckoutRecord(t *testing.T) {
 	needLandlock(t)
 	p := newProject(t, nil)
-	git := filepath.Join(p.root, ".git", "brood")
-	if _, err := os.Lstat(git); err == nil {
-		t.Fatal(".git/brood exists before the run: the test needs a checkout without it")
+	common, err := filepath.EvalSymlinks(filepath.Join(p.root, ".git"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := p.inPlaceBash("plant", "mkdir -p notes/fleet; rm -rf .git/brood; ln -s ../notes .git/brood && echo LINKED; echo tried > tried.txt")
-	if strings.Contains(out, "LINKED") {
-		t.Errorf("the writer linked .git/brood: %s", out)
-	}
-	fi, err := os.Lstat(git)
-	if err == nil && !fi.IsDir() {
-		t.Fatalf(".git/brood after the run: mode %v, want brood's own directory (or none)", fi.Mode())
-	}
+	sum := sha256.Sum256([]byte(common))
+	rec := filepath.Join(p.home, ".local", "state", "brood", "checkouts", hex.EncodeToString(sum[:16]), "fleet", "T1", "sent.json")
+	forge := `{"inputs":["deadbeef"]}`
+	out := p.inPlaceBash("forge", "mkdir -p .git/brood/fleet/T1 && printf '"+forge+"' > .git/brood/fleet/T1/sent.json && echo PLAIN; "+
+		"mkdir -p "+filepath.Dir(rec)+" && printf '"+forge+"' > "+rec+" && echo FORGED; echo tried > tried.txt")
 	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
 		t.Fatalf("the writer did not run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "PLAIN") {
+		t.Fatalf("the writer's first write did not run: %s", out)
+	}
+	if strings.Contains(out, "FORGED") {
+		t.Errorf("the writer wrote the checkout's record in the state directory: %s", out)
+	}
+	if _, err := os.Lstat(rec); err == nil {
+		t.Errorf("%s made by the writer", rec)
+	}
+}
+
+// TestUnconfinedWriterIsToldSo (review35 P2-1): with the user's
+// isolation.no_landlock an in-place writer's writes are confined to
+// nothing (brood's state directory, a checkout's fleet records in it,
+// included), and its result says so, as docs/trust.md promises; it said
+// only that it ran in place.
+func TestUnconfinedWriterIsToldSo(t *testing.T) {
+	p := newProject(t, nil)
+	writeFile(t, filepath.Join(p.home, ".config", "brood", "settings.toml"), "[isolation]\nno_landlock = true\n")
+	out := p.inPlaceBash("unconfined", "echo tried > tried.txt")
+	if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
+		t.Fatalf("the writer did not run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "writes are not confined to the work tree") {
+		t.Errorf("the unconfined writer's result does not say its writes were not confined:\n%s", out)
 	}
 }

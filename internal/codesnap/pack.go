@@ -140,7 +140,7 @@ func indexOne(ctx context.Context, store *blobstore.Store, g gitCmd, scratch str
 	if _, err := c.Run(ctx, "index-pack", "--stdin", "--strict"); err != nil {
 		if p.Tree != "" && strings.HasPrefix(what, "link ") {
 			// (its size matched at capture: the submitter would build on it again)
-			return fmt.Errorf("codesnap: %s is refused (remove the submitter's chain records, .git/brood/dirty-packs, to ship a full pack): %w", what, err)
+			return fmt.Errorf("codesnap: %s is refused (remove the submitter's chain records, dirty-packs/ in brood's state directory of its checkout, ~/.local/state/brood/checkouts/*/, to ship a full pack): %w", what, err)
 		}
 		return fmt.Errorf("codesnap: %s is refused: %w", what, err)
 	}

@@ -10,12 +10,14 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // A developer's next submission differs from the one before by a few
@@ -30,14 +32,14 @@ import (
 // indexed the earlier packs indexes the new one alone; one that did not
 // indexes the chain first (pack.go: indexPack).
 //
-// The record is the submitter's own, under the repository's git common
-// directory (brood/dirty-packs/, one file per work tree): it lives and
-// goes with the objects it names (the earlier trees are objects of that
-// repository; a new clone starts with none), linked work trees share
-// those objects but keep a chain each, it is not in any work tree the
-// user sees. A child working in place may have written there before it
-// existed (isolate holds the git directory's brood/ read-only once it
-// does), so the record is read as what it is, a hint: within the git
+// The record is the submitter's own, in the user's state directory of
+// the checkout (taskdir.CheckoutState of the common git dir, resolved:
+// dirty-packs/, one file per work tree), outside every tree a child
+// writes and hidden from every child Landlock confines (never under the git dir, which an
+// in-place writer nothing holds writes: review34 P2-1; one an older brood
+// left in .git/brood/dirty-packs is not read). Linked work trees share the
+// common dir's objects but keep a chain each; a new clone starts with
+// none. The record is still read as what it is, a hint: within its
 // directory, never through a link or from a FIFO, bounded (readRecord);
 // what it names is checked before use (usable). Anything off — an
 // unreadable record, another store or base, an earlier tree the
@@ -72,11 +74,22 @@ type chainLink struct {
 	Objects int `json:"objects"`
 }
 
-// recordPath is where, under the git common directory, the chain record
-// of the work tree at top lives (slash-separated, relative to it).
-func recordPath(top string) string {
+// recordPath is where the chain record of the work tree at top, in the
+// checkout whose common git dir is common, lives: rel (slash-separated)
+// under root, the user's state directory's checkouts/ (taskdir.CheckoutState
+// of common, resolved, is root/H: rel is H/dirty-packs/FILE, so a link
+// at H is refused as any on the way). "" without a home: no chain is kept.
+func recordPath(common, top string) (root, rel string) {
+	real, err := filepath.EvalSymlinks(common)
+	if err != nil {
+		return "", ""
+	}
+	home := taskdir.CheckoutState(real)
+	if home == "" {
+		return "", ""
+	}
 	sum := sha256.Sum256([]byte(top))
-	return "brood/dirty-packs/" + hex.EncodeToString(sum[:8]) + ".json"
+	return filepath.Dir(home), filepath.Base(home) + "/dirty-packs/" + hex.EncodeToString(sum[:8]) + ".json"
 }
 
 // dirtyPacks stores the objects of tree (base + dirty state) that base
@@ -85,8 +98,8 @@ func recordPath(top string) string {
 // chain (nil pack: nothing to ship). A chain that cannot be used is never
 // an error.
 func dirtyPacks(ctx context.Context, store *blobstore.Store, g gitCmd, common, top, base, tree string) (*blobstore.Ref, []PackLink, error) {
-	path := recordPath(top)
-	if rec := readRecord(common, path); base != "" && rec.usable(ctx, store, g, base) {
+	home, path := recordPath(common, top)
+	if rec := readRecord(home, path); base != "" && rec.usable(ctx, store, g, base) {
 		links := rec.Links
 		last := links[len(links)-1]
 		if last.Tree == tree {
@@ -99,7 +112,7 @@ func dirtyPacks(ctx context.Context, store *blobstore.Store, g gitCmd, common, t
 			}
 			next := *rec
 			next.Links = append(links[:len(links):len(links)], chainLink{PackLink{Pack: ref, Tree: tree}, n})
-			writeRecord(common, path, &next)
+			writeRecord(home, path, &next)
 			return ref, rec.chain(len(links)), nil
 		}
 	}
@@ -112,7 +125,7 @@ func dirtyPacks(ctx context.Context, store *blobstore.Store, g gitCmd, common, t
 		return nil, nil, err
 	}
 	if base != "" {
-		writeRecord(common, path, &chainRecord{Store: store.URL(), Base: base, Since: time.Now().UTC(),
+		writeRecord(home, path, &chainRecord{Store: store.URL(), Base: base, Since: time.Now().UTC(),
 			Links: []chainLink{{PackLink{Pack: ref, Tree: tree}, strings.Count(objs, "\n")}}})
 	}
 	return ref, nil, nil
@@ -178,15 +191,16 @@ func (r *chainRecord) chain(n int) []PackLink {
 	return out
 }
 
-// readRecord reads the chain record at rel under the git directory
-// common; nil when there is none or it cannot be read. The git directory
-// is the user's repository, which a child working in place may have
-// written before this capture: the record is opened within common (no
-// link out of it followed, os.Root), without following a link at its own
-// name and without blocking (a FIFO), and read only as a regular file of
-// at most maxRecord bytes.
-func readRecord(common, rel string) *chainRecord {
-	root, err := os.OpenRoot(common)
+// readRecord reads the chain record at rel under home (recordPath's
+// root); nil when there is none or it cannot be read. It is
+// opened within home (no link out of it followed, os.Root), without
+// following a link at its own name and without blocking (a FIFO), and
+// read only as a regular file of at most maxRecord bytes.
+func readRecord(home, rel string) *chainRecord {
+	if home == "" {
+		return nil
+	}
+	root, err := os.OpenRoot(home)
 	if err != nil {
 		return nil
 	}
@@ -213,17 +227,17 @@ func readRecord(common, rel string) *chainRecord {
 // maxRecord bounds a chain record's size (a few hundred bytes a link).
 const maxRecord = 1 << 20
 
-// writeRecord replaces the record at rel under common (a temporary file
-// renamed into place: a reader sees the old record or the new one), every
-// step within common (os.Root: a directory on the way that is a link out
-// of it is refused). A record that cannot be written costs the next
-// capture a full pack, nothing more.
-func writeRecord(common, rel string, r *chainRecord) {
+// writeRecord replaces the record at rel under home (recordPath's root;
+// made 0700 where missing, and rel's directories too; a temporary file renamed into place: a reader sees the old
+// record or the new one), every step within home (os.Root: a directory on
+// the way that is a link out of it is refused). A record that cannot be
+// written costs the next capture a full pack, nothing more.
+func writeRecord(home, rel string, r *chainRecord) {
 	data, err := json.Marshal(r)
-	if err != nil {
+	if err != nil || home == "" || os.MkdirAll(home, 0o700) != nil {
 		return
 	}
-	root, err := os.OpenRoot(common)
+	root, err := os.OpenRoot(home)
 	if err != nil {
 		return
 	}

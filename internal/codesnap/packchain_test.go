@@ -13,6 +13,7 @@ import (
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/codesnap"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // dirtyFiles writes n untracked files of random text under new/, ten to a
@@ -157,10 +158,21 @@ type restartCase struct {
 	same  bool // and ships the first's pack again
 }
 
+// chainDir is where the submitter keeps the chain records of h's
+// repository: dirty-packs/ in the user's state directory of the checkout.
+func chainDir(t *testing.T, h *hosts) string {
+	t.Helper()
+	common, err := filepath.EvalSymlinks(filepath.Join(h.repo, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(taskdir.CheckoutState(common), "dirty-packs")
+}
+
 // onlyRecord is the repository's one chain record file.
 func onlyRecord(t *testing.T, h *hosts) []string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(h.repo, ".git", "brood", "dirty-packs", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(chainDir(t, h), "*.json"))
 	if len(files) != 1 {
 		t.Fatalf("chain records %v; want one", files)
 	}
@@ -170,7 +182,7 @@ func onlyRecord(t *testing.T, h *hosts) []string {
 func restartCases() []restartCase {
 	edit := func(t *testing.T, h *hosts) { write(t, filepath.Join(h.repo, "new", "d0", "f3.txt"), "edited\n") }
 	editRecord := func(t *testing.T, h *hosts, f func(map[string]any)) {
-		files, _ := filepath.Glob(filepath.Join(h.repo, ".git", "brood", "dirty-packs", "*.json"))
+		files, _ := filepath.Glob(filepath.Join(chainDir(t, h), "*.json"))
 		if len(files) != 1 {
 			t.Fatalf("chain records %v; want one", files)
 		}
@@ -208,7 +220,7 @@ func restartCases() []restartCase {
 		}, false, false},
 		{"an unreadable record", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
 			edit(t, h)
-			files, _ := filepath.Glob(filepath.Join(h.repo, ".git", "brood", "dirty-packs", "*.json"))
+			files, _ := filepath.Glob(filepath.Join(chainDir(t, h), "*.json"))
 			for _, f := range files {
 				write(t, f, "{not json")
 			}
@@ -238,11 +250,11 @@ func restartCases() []restartCase {
 			}
 			return nil
 		}, false, false},
-		{"the record's directory a link out of the git directory", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
+		{"the checkout's state directory a link out of brood's", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
 			edit(t, h)
 			onlyRecord(t, h)
-			dir := filepath.Join(h.repo, ".git", "brood")
-			out := filepath.Join(t.TempDir(), "brood")
+			dir := filepath.Dir(chainDir(t, h))
+			out := filepath.Join(t.TempDir(), "checkout")
 			if err := os.Rename(dir, out); err != nil { // (the record, valid, now outside)
 				t.Fatal(err)
 			}
@@ -251,9 +263,21 @@ func restartCases() []restartCase {
 			}
 			t.Cleanup(func() { // (before out is removed)
 				if files, _ := os.ReadDir(filepath.Join(out, "dirty-packs")); len(files) != 1 {
-					t.Errorf("the second capture wrote through the link out of the git directory: %v", files)
+					t.Errorf("the second capture wrote through the link out of brood's state directory: %v", files)
 				}
 			})
+			return nil
+		}, false, false},
+		{"a record in the git dir, where brood kept it before", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {
+			edit(t, h)
+			f := onlyRecord(t, h)[0]
+			old := filepath.Join(h.repo, ".git", "brood", "dirty-packs", filepath.Base(f))
+			if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(f, old); err != nil { // (valid: an in-place writer could write it)
+				t.Fatal(err)
+			}
 			return nil
 		}, false, false},
 		{"the first tree gone from the repository", func(t *testing.T, h *hosts, _ *codesnap.Snapshot) *blobstore.Store {

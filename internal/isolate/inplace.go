@@ -34,12 +34,15 @@ type View struct {
 
 // gitConfigEntries are the entries of a git directory that are
 // configuration: what git reads to decide which programs to run (config,
-// hooks, info/attributes, a commondir that points elsewhere), other
-// repositories' and work trees' git directories, and brood's own records.
-// A commit needs none of them (objects, refs, logs, index and HEAD stay
-// writable).
+// hooks, info/attributes, a commondir that points elsewhere), and other
+// repositories' and work trees' git directories. A commit needs none of
+// them (objects, refs, logs, index and HEAD stay writable). (Not
+// .git/brood: brood keeps no record under the git dir, where a writer
+// nothing holds writes plain files; its records of a checkout are in the
+// user's state directory, taskdir.CheckoutState, and a .git/brood an
+// older brood left is read by nothing.)
 func gitConfigEntries() []string {
-	return []string{"config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees", "brood-worktrees", "brood", "refs/replace", "shallow", "objects/info"}
+	return []string{"config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees", "brood-worktrees", "refs/replace", "shallow", "objects/info"}
 }
 
 // projectConfigEntries are brood's and Claude Code's configuration in a
@@ -64,13 +67,11 @@ func madeToHold() []string { return []string{".claude"} }
 // of its own) would be what the user's next `git submodule update --init`
 // takes up and runs; .git/refs/replace/<object> would show the user's
 // `git diff` another object than the one it names. Empty, git reads them
-// as absent. .git/brood holds brood's own records (a keyless checkout's
-// sent starts, landing records): one a writer made, or made a link into
-// the work tree, would have them live where later children write. (Not
-// .git/worktrees: an in-place writer that delegates makes its isolated
-// children's worktrees there.)
+// as absent. (Not .git/worktrees: an in-place writer that delegates makes
+// its isolated children's worktrees there. Not .git/brood: nothing brood
+// trusts is kept there, gitConfigEntries.)
 func gitMadeToHold() []string {
-	return []string{"modules", filepath.Join("refs", "replace"), "brood"}
+	return []string{"modules", filepath.Join("refs", "replace")}
 }
 
 // MakeToHold makes, empty, the madeToHold directories missing in root and

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -156,9 +157,21 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	g.watchStore(ctx)
 	g.watchPrograms()
 	if home, err := os.UserHomeDir(); err == nil && home != "" && g.err == nil {
-		g.home, g.err = trust.SnapshotUserConfig(home)
+		// A child's nested dispatcher is kept by its own sandbox from
+		// reading most of the user's configuration: what it may not read
+		// at the snapshot is watched by its mode (review33 P3-1); the
+		// root takes any refusal as an error (review35 P1-1).
+		snapUser := trust.SnapshotUserConfig
+		if g.d.cfg.Depth > 0 {
+			snapUser = trust.SnapshotUserConfigConfined
+		}
+		g.home, g.err = snapUser(home)
 		if g.err == nil {
-			g.claude, g.err = trust.SnapshotClaudeJSON(home)
+			// (A ~/.claude.json a child's own sandbox hides is one its
+			// children cannot write either: not watched, the rest is.)
+			if g.claude, g.err = trust.SnapshotClaudeJSON(home); g.d.cfg.Depth > 0 && errors.Is(g.err, fs.ErrPermission) {
+				g.claude, g.err = nil, nil
+			}
 		}
 	}
 	if g.before != nil {
@@ -289,15 +302,6 @@ func gitConfigState(root string, walk func(string) (trust.Nested, error), walked
 	if err != nil {
 		return nil, trust.Nested{}, err
 	}
-	// brood's own records live in common/brood (landing records, a
-	// keyless checkout's sent starts): made before the snapshot, so that
-	// one the parent or another session makes during the run is never
-	// taken for a child's and removed (where the kernel holds it, the
-	// writer's view holds it read-only; else its records are as safe as
-	// the rest of the user's files, docs/trust.md).
-	if _, err := os.Lstat(filepath.Join(common, "brood")); errors.Is(err, fs.ErrNotExist) {
-		_ = os.Mkdir(filepath.Join(common, "brood"), 0o755)
-	}
 	nested, err := walk(top)
 	*walked = &nestedTops{top, nested, err}
 	if err != nil {
@@ -414,7 +418,7 @@ func (g *configGuard) undoAs(c watched, prefix, kind, why string, group ...strin
 	changed, err := c.Changes()
 	switch {
 	case err != nil:
-		return []string{kind + " not checked after the run (" + err.Error() + "): check " + prefix + " for changes yourself"}
+		return []string{kind + " not checked after the run (" + err.Error() + "): check " + cmp.Or(prefix, "the repository's "+kind) + " for changes yourself"}
 	case len(changed) == 0:
 		return nil
 	}

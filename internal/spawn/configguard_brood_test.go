@@ -7,12 +7,15 @@ import (
 	"testing"
 )
 
-// TestGuardKeepsRecordsMadeDuringTheRun (review34 P3-1): the guard took a
-// .git/brood missing at its snapshot as a place a child may not make, so
-// a record the parent (or another brood session) made there while an
-// in-place writer ran was removed and reported as the writer's change:
-// the user's honest fleet call then showed "unverified".
-func TestGuardKeepsRecordsMadeDuringTheRun(t *testing.T) {
+// TestGuardMakesAndWatchesNoGitBrood: brood keeps no record under the
+// git dir (taskdir.CheckoutState), so the configuration guard makes no
+// .git/brood in the user's repository before its snapshot, and a
+// .git/brood made during an in-place writer's run (an older brood's
+// record, or the writer's) is neither reported as the writer's change of
+// git configuration nor removed: the guard once removed brood's own first
+// records made during the run and blamed the writer (review34 P3-1), and
+// nothing brood trusts is there to guard.
+func TestGuardMakesAndWatchesNoGitBrood(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("HOME", t.TempDir())
 	gitT(t, root, "", "init", "-q")
@@ -26,19 +29,21 @@ func TestGuardKeepsRecordsMadeDuringTheRun(t *testing.T) {
 	if g.err != nil {
 		t.Fatal(g.err)
 	}
-	// The parent's own record, made while the writer runs.
+	if _, err := os.Lstat(filepath.Join(root, ".git", "brood")); err == nil {
+		t.Error("the guard made .git/brood in the user's repository")
+	}
 	rec := filepath.Join(root, ".git", "brood", "fleet", "T1", "sent.json")
 	if err := os.MkdirAll(filepath.Dir(rec), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeTestFile(t, rec, `{"sent":[]}`)
+	writeTestFile(t, rec, `{"inputs":[]}`)
 
 	g.settleStore(t.Context())
 	lines := strings.Join(g.settle(nil), "\n")
 	if strings.Contains(lines, "brood") {
-		t.Errorf("the guard reports brood's own record as a child's change:\n%s", lines)
+		t.Errorf("the guard reports .git/brood as a child's change:\n%s", lines)
 	}
 	if _, err := os.Stat(rec); err != nil {
-		t.Errorf("the guard removed brood's own record made during the run: %v", err)
+		t.Errorf("the guard removed a record made during the run: %v", err)
 	}
 }

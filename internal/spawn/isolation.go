@@ -251,6 +251,7 @@ func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *task
 		env.Notes = append(env.Notes, "this kernel has no Landlock: the in-place writer's writes are not confined to the work tree; only its parent's configuration guard holds")
 		return true, nil
 	}
+
 	if !userNS {
 		env.Notes = append(env.Notes, "no user namespaces here: the work tree's configuration (.git/config, .brood, .claude) is not held read-only by the kernel; its parent's configuration guard puts back what changes")
 		return true, nil
@@ -522,6 +523,17 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		if err := w.Configure(cmd); err != nil {
 			return err
 		}
+	}
+	if env.NoLandlock && !env.ReadOnly {
+		// Nothing keeps a writer from the rest of the user's files
+		// (brood's state directory, a checkout's fleet records in it,
+		// included): its result says so (review35 P2-1).
+		where := "its copy"
+		if isolate.InPlaceWriter(env) {
+			where = "the work tree; only its parent's configuration guard holds"
+		}
+		env.Notes = append(env.Notes, "the kernel sandbox is turned off (isolation.no_landlock): the writer's writes are not confined to "+where)
+		changed = true
 	}
 	if !d.onCopy() && isolate.InPlaceWriter(env) && !env.NoLandlock {
 		noted, err := d.holdInPlace(cmd, env, td, userNS)

@@ -55,6 +55,11 @@ type ConfigState struct {
 	entries map[string]configEntry
 	partial bool   // some file was too large to keep: it can be detected, not restored
 	common  string // the common git dir whose modules/ ModuleTops walks again ("" none)
+	// hiddenOK: a path this process may not read at the snapshot is kept
+	// by its mode (a file) or by itself (a directory) and noted in
+	// unread, not an error (SnapshotUserConfigConfined).
+	hiddenOK bool
+	unread   map[string]bool
 }
 
 type configEntry struct {
@@ -84,6 +89,17 @@ func SnapshotUserConfig(home string) (*ConfigState, error) {
 	return snapshot(&ConfigState{root: home, tops: userConfigPaths, keep: func(string) bool { return true }})
 }
 
+// SnapshotUserConfigConfined is SnapshotUserConfig for a process its own
+// sandbox keeps from reading part of the user's configuration (a child's
+// nested dispatcher: its Landlock domain hides most of ~/.config/brood,
+// and the whole snapshot failed, nothing watched: review33 P3-1). What it
+// may not read at the snapshot is kept by its mode (a file) or by itself
+// (a directory); what it could read then and cannot after is an error, as
+// everywhere (a writer's chmod, not the sandbox).
+func SnapshotUserConfigConfined(home string) (*ConfigState, error) {
+	return snapshot(&ConfigState{root: home, tops: userConfigPaths, keep: func(string) bool { return true }, hiddenOK: true})
+}
+
 // covers reports whether rel is one of the state's paths: under one of its
 // tops, and configuration.
 func (c *ConfigState) covers(rel string) bool {
@@ -94,7 +110,10 @@ func (c *ConfigState) covers(rel string) bool {
 func (c *ConfigState) Root() string { return c.root }
 
 func snapshot(c *ConfigState) (*ConfigState, error) {
-	entries, partial, err := c.read()
+	if c.hiddenOK {
+		c.unread = map[string]bool{}
+	}
+	entries, partial, err := c.read(true)
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +121,31 @@ func snapshot(c *ConfigState) (*ConfigState, error) {
 	return c, nil
 }
 
-func (c *ConfigState) read() (map[string]configEntry, bool, error) {
+// read walks the state's tops. At the snapshot (snap) a path this
+// process may not read is, in a state that allows it (hiddenOK), noted
+// in unread; after, only a path noted there may still be unreadable:
+// anything else this process is refused is an error (a writer that made a
+// directory unlistable, chmod 0300, must not hide what it planted there:
+// review35 P1-1).
+func (c *ConfigState) read(snap bool) (map[string]configEntry, bool, error) {
 	root := c.root
 	out := map[string]configEntry{}
 	total, partial := 0, false
+	hidden := func(p string, err error) bool {
+		if !errors.Is(err, fs.ErrPermission) || c.unread == nil {
+			return false
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if snap {
+			c.unread[rel] = true
+		}
+		return c.unread[rel]
+	}
 	for _, top := range c.tops {
 		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+			if errors.Is(err, fs.ErrNotExist) || err != nil && hidden(p, err) {
+				return nil // (a directory this process may not list: its entry is kept, its contents are not)
 			}
 			if err != nil {
 				return err
@@ -135,6 +171,9 @@ func (c *ConfigState) read() (map[string]configEntry, bool, error) {
 					e.data, err = os.ReadFile(p)
 					e.kept = err == nil
 					total += len(e.data)
+					if err != nil && hidden(p, err) {
+						err = nil // compared by mode only, as a file too large to keep
+					}
 				} else {
 					partial = true
 				}
@@ -155,7 +194,7 @@ func (c *ConfigState) read() (map[string]configEntry, bool, error) {
 // Changes lists, sorted, the configuration paths that differ now from the
 // snapshot: added, removed, rewritten, re-moded or turned into a link.
 func (c *ConfigState) Changes() ([]string, error) {
-	now, _, err := c.read()
+	now, _, err := c.read(false)
 	if err != nil {
 		return nil, err
 	}

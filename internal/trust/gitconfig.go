@@ -152,7 +152,9 @@ func IsGitGuardedPath(rel string) bool {
 // its git configuration: common is the common git dir (config, hooks/,
 // info/, a commondir made there, an operation's state), gitDir the work
 // tree's own (worktreeParts, when it is a linked worktree), and .gitmodules at the top. Directories outside top
-// come as relative paths with "..".
+// come as relative paths with "..". (Not common/brood: brood keeps no
+// record there, taskdir.CheckoutState; one a child makes is not
+// configuration, and none of brood's is taken for a child's change.)
 func GitConfigTops(top, gitDir, common string) []string {
 	var tops []string
 	rel := func(p string) string {
@@ -171,31 +173,12 @@ func GitConfigTops(top, gitDir, common string) []string {
 	for _, m := range moduleTops(common) {
 		tops = append(tops, rel(m))
 	}
-	if b := broodTop(common); b != "" {
-		tops = append(tops, rel(b))
-	}
 	if gitDir != "" && gitDir != common {
 		for _, part := range worktreeParts {
 			tops = append(tops, rel(filepath.Join(gitDir, part)))
 		}
 	}
 	return append(tops, ".gitmodules")
-}
-
-// broodTop is common's brood (brood's own records: landing records, a
-// keyless checkout's sent starts) when it is not a directory of its own
-// (absent, or a link or a file): then what a child makes there is
-// removed and reported, as a .git/modules made where none was. A
-// directory there is left to the kernel's hold (an in-place writer's
-// view holds it read-only) and to the reads of its records, which take
-// nothing through a link; its contents are the parent's, written while
-// children run. "" when it is a directory.
-func broodTop(common string) string {
-	b := filepath.Join(common, "brood")
-	if fi, err := os.Lstat(b); err == nil && fi.IsDir() {
-		return ""
-	}
-	return b
 }
 
 // SnapshotPaths reads everything under the given paths of root (files,

@@ -30,7 +30,8 @@ agents:
 // TestFleetGrandchildWritesTheCopy: a fleet call's child that delegates
 // to a writer of its own: that grandchild writes the call's copy (an
 // overlay, and a full copy), its change lands in the submitter's tree, and
-// it writes nothing of the worker's project. Its dispatcher had no copy:
+// it writes nothing of the worker's project, and its parent's guard
+// watches its configuration. Its dispatcher had no copy:
 // its writer worked "in place" in the worker's project, got EACCES on
 // every write of the copy, and the call was "done" with no change.
 func TestFleetGrandchildWritesTheCopy(t *testing.T) {
@@ -52,6 +53,12 @@ func TestFleetGrandchildWritesTheCopy(t *testing.T) {
 			}
 			if _, err := os.Lstat(filepath.Join(wp.Root, "escaped.txt")); err == nil {
 				t.Errorf("the grandchild wrote the worker's own project")
+			}
+			// Its parent's configuration guard watches what that parent's
+			// sandbox lets it read (review33 P3-1: the user's config files
+			// it hides failed the whole snapshot).
+			if strings.Contains(out, "configuration not watched") {
+				t.Errorf("the grandchild's configuration was not watched:\n%s", out)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -23,12 +26,12 @@ import (
 // once the user's ended, and brood tasks show / tasks resume would take
 // it as the user's call (review28 P2-1). The checkout the call was
 // submitted from keeps the digest of every start input it sent for the
-// task, beside the call's landing records in the git dir, which an
-// in-place writer's view holds read-only where the kernel can (else a
-// writer can write them as any file of the user's: docs/scale-out.md)
-// (brood/fleet/TASK/sent.json); where they are, the start a
+// task, beside the call's landing records in the user's state directory
+// of the checkout, which no child writes where Landlock confines it
+// (records.go: fleet/TASK/sent.json); where they are, the start a
 // replay takes must be one of them. Elsewhere (another checkout, no
-// checkout) the call's status is said to be unverified.
+// checkout, a record an older brood kept in .git/brood) the call's
+// status is said to be unverified.
 
 // sentRecord is the digests of the start inputs a checkout sent for one
 // single call's task, oldest first.
@@ -48,14 +51,20 @@ type sentRun struct {
 	Run   string `json:"run"`
 }
 
-// keepRun records run, the execution ExecuteWorkflow returned for in, a
-// start of task's call keepSent kept. Best effort: without it the start
-// is taken by its input alone, as before.
+// keepRun records run, the execution a fresh start of in made (the
+// start refuses to attach to a running one: startCall), a start of task's
+// call keepSent kept. Best effort: without it the start is taken by its
+// input alone, as before.
 func (e *Engine) keepRun(ctx context.Context, task string, in CallInputW, run string) {
 	file := e.sentFile(ctx, task)
 	if file == "" || run == "" || recordDirs(filepath.Dir(file), false) != nil {
 		return
 	}
+	unlock, err := lockRecord(ctx, filepath.Dir(file), sentLock)
+	if err != nil {
+		return
+	}
+	defer unlock()
 	var rec sentRecord
 	if readRecord(file, &rec) != nil {
 		return
@@ -66,6 +75,11 @@ func (e *Engine) keepRun(ctx context.Context, task string, in CallInputW, run st
 		_ = dispatch.WriteJSON(file, &rec)
 	}
 }
+
+// sentLock is the lock file beside sent.json: two calls of one checkout
+// (two sessions, a follow-up beside a resume) add their starts one at a
+// time, so neither's is lost.
+const sentLock = "sent.lock"
 
 // runsOf are the executions kept for the start input digest d.
 func (rec *sentRecord) runsOf(d string) []string {
@@ -78,9 +92,9 @@ func (rec *sentRecord) runsOf(d string) []string {
 	return out
 }
 
-// sentFile is the record of task's sent starts in the git dir of the
-// submitter's checkout ("": this engine has no checkout, or it is not
-// in a git repository).
+// sentFile is the record of task's sent starts of the submitter's
+// checkout (landDir; "": this engine has no checkout, or it is not in a
+// git repository).
 func (e *Engine) sentFile(ctx context.Context, task string) string {
 	if e.cfg.Code == nil || e.cfg.Code.Dir == "" {
 		return ""
@@ -108,15 +122,21 @@ func (e *Engine) keepSent(ctx context.Context, task string, in CallInputW) error
 	if file == "" {
 		return nil
 	}
+	dir := filepath.Dir(file)
+	if err := recordDirs(dir, true); err != nil {
+		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
+	}
+	unlock, err := lockRecord(ctx, dir, sentLock)
+	if err != nil {
+		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
+	}
+	defer unlock()
 	var rec sentRecord
 	if err := readRecord(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (remove it: the task's status is then said to be unverified): %w", task, file, err)
 	}
 	if d := inputDigest(in); !slices.Contains(rec.Inputs, d) {
 		rec.Inputs = append(rec.Inputs, d)
-	}
-	if err := recordDirs(filepath.Dir(file), true); err != nil {
-		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
 	}
 	if err := dispatch.WriteJSON(file, &rec); err != nil {
 		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
@@ -176,7 +196,7 @@ func (e *Engine) unverified(ctx context.Context, task string) string {
 	if rec, _, err := e.sentHere(ctx, task); err != nil || rec != nil {
 		return ""
 	}
-	return fmt.Sprintf("unverified: this checkout sent no start of task %s and no key signed it, so its run is whoever started it's (anyone who can start workflows in namespace %s can); show it from the checkout it was submitted from, or sign your submissions (brood fleet keygen)", task, e.cfg.Namespace)
+	return fmt.Sprintf("unverified: this checkout keeps no record of sending a start of task %s and no key signed it, so its run is whoever started it's (anyone who can start workflows in namespace %s can); show it from the checkout it was submitted from, or sign your submissions (brood fleet keygen)", task, e.cfg.Namespace)
 }
 
 // keepUnverified is LandCall's answer for a finished run of task that no
@@ -222,4 +242,22 @@ func (e *Engine) keepUnverified(ctx context.Context, task, runID string, out *Ca
 	}
 	cl.Message += ": it is kept in " + file + "; read it, and if it is yours apply it by hand (git apply " + file + ")"
 	return cl, nil
+}
+
+// startError is a call's failed start in one line. An execution of
+// brood-call-TASK already running is never taken for this start (the SDK
+// would hand back its run id: review34 P3-2): one this checkout started
+// (its run kept in sent.json) is said to be the user's own, any other
+// one this checkout keeps no record of starting (its run id is kept best
+// effort, and an older brood kept it in .git/brood: review35 P3-4).
+func (e *Engine) startError(ctx context.Context, task string, err error) error {
+	var running *serviceerror.WorkflowExecutionAlreadyStarted
+	if !errors.As(err, &running) {
+		return fmt.Errorf("start the call on Temporal: %w", err)
+	}
+	wid := callWorkflowID(task)
+	if rec, _, _ := e.sentHere(ctx, task); rec != nil && running.RunId != "" && slices.ContainsFunc(rec.Runs, func(r sentRun) bool { return r.Run == running.RunId }) {
+		return fmt.Errorf("task %s: an execution of %s this checkout started (%s) is still running, so nothing was sent: wait for it to end (brood tasks show %s) or cancel it (temporal workflow cancel --workflow-id %s), then send it again", task, wid, running.RunId, task, wid)
+	}
+	return fmt.Errorf("task %s: another execution of %s is running, one this checkout keeps no record of starting (execution %s), so nothing was sent: unless it is your own earlier call, someone who can start workflows in namespace %s started it; wait for it or end it (temporal workflow terminate --workflow-id %s) and send your call again, or run it as a new task with brood subagent", task, wid, cmp.Or(running.RunId, "unknown"), e.cfg.Namespace, wid)
 }

@@ -46,7 +46,7 @@ func TestKeylessCallTakesOnlyStartsThisCheckoutSent(t *testing.T) {
 	}
 	other, _ := trustingEngine(t, q, submitterRepo(t), store, fleetWorkerPub())
 	d, err = other.Task(ctx, task)
-	if err != nil || !strings.Contains(d.Unverified, "unverified: this checkout sent no start of task "+task) || !strings.Contains(d.Unverified, "anyone who can start workflows in namespace") {
+	if err != nil || !strings.Contains(d.Unverified, "unverified: this checkout keeps no record of sending a start of task "+task) || !strings.Contains(d.Unverified, "anyone who can start workflows in namespace") {
 		t.Errorf("tasks show from another checkout: %v, unverified %q; want its status said to be unverified", err, d.Unverified)
 	}
 
@@ -73,7 +73,7 @@ func TestKeylessCallTakesOnlyStartsThisCheckoutSent(t *testing.T) {
 	}
 	// From the other checkout nothing can tell: the follow-up says so.
 	f, err = other.Call(ctx, call.Spec{Resume: task, Prompt: "FOLLOW: anything else?"})
-	if err != nil || !strings.Contains(f.Text, "[brood: the run this follow-up continues is unverified: this checkout sent no start of task "+task) {
+	if err != nil || !strings.Contains(f.Text, "[brood: the run this follow-up continues is unverified: this checkout keeps no record of sending a start of task "+task) {
 		t.Errorf("tasks resume from another checkout: %v, %+v; want its text to say the run it continues is unverified", err, f)
 	}
 }

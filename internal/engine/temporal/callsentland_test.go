@@ -116,7 +116,11 @@ func otherStart(ctx context.Context, t *testing.T, o otherStartOpts) (*temporal.
 		t.Fatal(err)
 	}
 	if !replay && !o.running {
-		if err := os.Remove(filepath.Join(dir, ".git", "brood", "fleet", task, "sent.json")); err != nil {
+		rec, err := temporal.RecordDir(ctx, dir, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(rec, "sent.json")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -147,7 +147,10 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	taskID := cmp.Or(s.Resume, s.TaskID)
 	opts := client.StartWorkflowOptions{ID: callWorkflowID(taskID), TaskQueue: e.cfg.Queue, StaticSummary: s.Description,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		Memo:                  e.withOrigin(map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description})}
+		// Never attach to a running execution: it is not this start's
+		// (startError), and its run id is never kept as this start's.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo:                                     e.withOrigin(map[string]any{memoPlan: "call " + s.Agent, memoAgent: s.Agent, memoSource: s.Description})}
 	if snap == nil {
 		if snap, err = e.capture(ctx); err != nil {
 			return nil, err
@@ -163,7 +166,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	}
 	run, err := e.cfg.Client.ExecuteWorkflow(ctx, opts, CallWorkflowName, in)
 	if err != nil {
-		return nil, fmt.Errorf("start the call on Temporal: %w", err)
+		return nil, e.startError(ctx, taskID, err)
 	}
 	e.keepRun(ctx, taskID, in, run.GetRunID())
 	var events func(wf.Event)

@@ -32,3 +32,9 @@ func ReplayRunHistory(h *historypb.History, id, exec string) (*RunOutput, error)
 	got, err := New(Config{}).replayRunHistory(id, exec, h, nil)
 	return &got.out, err
 }
+
+// RecordDir is the directory of the checkout holding dir's records of key
+// (a task's sent.json, a run's landed.json): landDir.
+func RecordDir(ctx context.Context, dir, key string) (string, error) {
+	return landDir(ctx, dir, key)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/taskdir"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -22,8 +23,8 @@ import (
 // trees, or a single call's change (one record per workflow run of the
 // call), so every submitter — the first, or a resume after it died —
 // lands exactly what is not in the work tree yet, and nothing twice. It is
-// kept in the repository's git dir (brood/fleet/KEY/landed.json), outside
-// the work tree that snapshots capture.
+// kept in the user's state directory of the checkout (landDir:
+// fleet/KEY/landed.json), outside every tree a child writes.
 type landRecord struct {
 	// Key is the record's: a run's id, or a call's TASK_ID-WORKFLOW_RUN.
 	Key string `json:"key"`
@@ -46,7 +47,7 @@ type landRecord struct {
 // landing is one change to bring into the submitter's tree at most once:
 // a plan run's tree (to), or a single call's patch (res).
 type landing struct {
-	key  string             // the record: brood/fleet/KEY/landed.json
+	key  string             // the record: fleet/KEY/landed.json (landDir)
 	what string             // what the messages call it ("the run's changes")
 	tag  string             // the messages' prefix ("fleet")
 	from *codesnap.Snapshot // the tree the change is against (a run's: unless part of it is landed)
@@ -281,8 +282,10 @@ const alreadyLanded = "fleet: the run's changes are in your tree already"
 // call's workflow run (TASK_ID-RUN).
 var recordKey = regexp.MustCompile(`^[0-9A-Za-z]{26}(-[0-9A-Za-z-]{1,64})?$`)
 
-// landDir is the record directory of key in the git dir of the repository
-// holding dir (made by land, not by a read).
+// landDir is the record directory of key for the checkout holding dir:
+// fleet/KEY in the user's state directory of its common git dir, resolved
+// (taskdir.CheckoutState: outside every tree a child writes; records.go),
+// made by land and keepSent, not by a read.
 func landDir(ctx context.Context, dir, key string) (string, error) {
 	id, _, _ := strings.Cut(key, "-")
 	if err := dispatch.CheckID(id); err != nil || !recordKey.MatchString(key) {
@@ -292,13 +295,22 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s is not in a git repository: %w", dir, err)
 	}
-	return filepath.Join(strings.TrimSpace(out), "brood", "fleet", key), nil
+	common, err := filepath.EvalSymlinks(strings.TrimSpace(out))
+	if err != nil {
+		return "", fmt.Errorf("the git dir of %s: %w", dir, err)
+	}
+	state := taskdir.CheckoutState(common)
+	if state == "" {
+		return "", fmt.Errorf("no home directory to keep brood's records of the checkout %s in (set HOME or XDG_STATE_HOME)", dir)
+	}
+	placeCheckout(state, common, checkoutMark(dir, false))
+	return filepath.Join(state, "fleet", key), nil
 }
 
 // landedHere is whether tip is the tree this checkout last landed for
-// the run key (its landing record, in the git dir, which an in-place
-// writer's view holds read-only where the kernel can: records.go), so was
-// checked when it landed.
+// the run key (its landing record, in the user's state directory, which
+// no child writes where Landlock confines it: records.go), so was checked
+// when it landed.
 func (e *Engine) landedHere(ctx context.Context, key string, tip *codesnap.Snapshot) bool {
 	if e.cfg.Code == nil || tip == nil {
 		return false

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,26 +10,39 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // maxRecord bounds a landing or sent-starts record brood reads back.
 const maxRecord = 1 << 20
 
-// A record under the common git dir's brood/fleet/KEY (landed.json,
-// sent.json) is a trust input: an in-place writer that could make
-// .git/brood a link into the work tree would have the record live where
-// later children write (review31 P2-1). So every directory from the
-// common git dir down (brood, fleet, KEY) is taken only as itself, a
-// directory reached through no link, and the file only as a regular file
-// opened without following a link, of bounded size. Anything else is no
-// record for a read, and a refused write.
+// A checkout's fleet records (landed.json, a keyless checkout's
+// sent.json) are trust inputs: a forged sent.json makes another's run the
+// user's call, and tasks resume lands its change. They live in the user's
+// state directory, fleet/KEY under taskdir.CheckoutState of the
+// checkout's common git dir (landDir), which no child writes or reads
+// wherever Landlock confines it (isolate.stateBaseHidden), never under
+// the git dir, which an in-place writer writes wherever no kernel holds it
+// (no user namespaces: review34 P2-1). Records an older brood left in
+// .git/brood are never read (a call from before is "unverified"). Every
+// directory from the state's checkouts/ down (checkouts, the checkout's,
+// fleet, KEY) is taken only as itself, a directory reached through no
+// link, and made 0700; the file only as a regular file opened without
+// following a link, of bounded size, written tmp+rename. Anything else is
+// no record for a read, and a refused write.
 
-// recordDirs checks dir (COMMON/brood/fleet/KEY, from landDir) and its
-// two parents below the common git dir: each a directory, no link. With
-// mk, a missing one is made (0700); without, a missing one is
-// fs.ErrNotExist.
+// recordDirs checks dir (STATE/checkouts/H/fleet/KEY, from landDir) and
+// its three parents from checkouts/: each a directory, no link. With mk,
+// a missing one is made (0700), and the state directory above it too; without,
+// a missing one is fs.ErrNotExist.
 func recordDirs(dir string, mk bool) error {
-	parts := []string{filepath.Dir(filepath.Dir(dir)), filepath.Dir(dir), dir}
+	h := filepath.Dir(filepath.Dir(dir))
+	parts := []string{filepath.Dir(h), h, filepath.Dir(dir), dir}
+	if mk {
+		if err := os.MkdirAll(filepath.Dir(parts[0]), 0o700); err != nil {
+			return err
+		}
+	}
 	for _, p := range parts {
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) && mk {
@@ -40,10 +54,37 @@ func recordDirs(dir string, mk bool) error {
 			return err
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory of brood's own (a link or a file: a child may have made it; remove it)", p)
+			return fmt.Errorf("%s is not a directory of brood's own (a link or a file; remove it)", p)
 		}
 	}
 	return nil
+}
+
+// lockRecord takes the lock file name in dir, a checked record directory
+// (flock, waiting while another brood holds it, until ctx ends): the
+// read, change and write of a record under it is one at a time across
+// every brood of the checkout. The kernel drops it when the process dies.
+func lockRecord(ctx context.Context, dir, name string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", f.Name(), ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // readRecord decodes file, a record under a checked record directory,
@@ -53,6 +94,12 @@ func readRecord(file string, v any) error {
 	if err := recordDirs(filepath.Dir(file), false); err != nil {
 		return err
 	}
+	return readFileRecord(file, v)
+}
+
+// readFileRecord is readRecord of a file whose directories the caller
+// checked.
+func readFileRecord(file string, v any) error {
 	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {

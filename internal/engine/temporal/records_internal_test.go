@@ -12,43 +12,49 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// TestRecordsThroughAPlantedLinkAreNoRecords: a checkout whose .git/brood
-// (or a record in it) a child made a link into the work tree, or a FIFO,
-// keeps no record brood takes: a keyless call's status is said to be
-// unverified (a forger's start that a later child wrote the digest of is
-// never taken as the user's), a landing record there is no landing, and
-// nothing is written through the link (review31 P2-1). A record of brood's
-// own is taken.
+// TestRecordsThroughAPlantedLinkAreNoRecords: a checkout whose records
+// directory (or a record in it) is a link, or a FIFO, keeps no record
+// brood takes: a keyless call's status is said to be unverified (a
+// forger's start whose digest was written there is never taken as the
+// user's), a landing record there is no landing, and nothing is written
+// through the link (review31 P2-1). A record of brood's own is taken; one
+// in the checkout's .git/brood, where an in-place writer nothing holds
+// writes plain files (review34 P2-1), is no record.
 func TestRecordsThroughAPlantedLinkAreNoRecords(t *testing.T) {
 	const task = "01JAAAAAAAAAAAAAAAAAAAAAAA"
 	tip := &codesnap.Snapshot{Base: "b", Tree: "t"}
 	forged := CallInputW{Spec: call.Spec{Prompt: "BETA"}, Queue: "q"}
 	for _, tc := range []struct {
 		name  string
-		plant func(t *testing.T, repo, common string)
+		plant func(t *testing.T, repo, state string)
 		taken bool
 	}{
-		{"brood's own", func(t *testing.T, repo, common string) {
-			writeRecords(t, filepath.Join(common, "brood"), task, forged, tip)
+		{"brood's own", func(t *testing.T, repo, state string) {
+			writeRecords(t, state, task, forged, tip)
 		}, true},
-		{".git/brood a link into the tree", func(t *testing.T, repo, common string) {
+		{"a plain record in .git/brood", func(t *testing.T, repo, state string) {
+			writeRecords(t, filepath.Join(repo, ".git", "brood"), task, forged, tip)
+		}, false},
+		{"the checkout's directory a link into the tree", func(t *testing.T, repo, state string) {
 			writeRecords(t, filepath.Join(repo, "notes"), task, forged, tip)
-			if err := os.Symlink("../notes", filepath.Join(common, "brood")); err != nil {
+			mkdir(t, filepath.Dir(state))
+			if err := os.Symlink(filepath.Join(repo, "notes"), state); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
-		{"the task's directory a link", func(t *testing.T, repo, common string) {
+		{"the task's directory a link", func(t *testing.T, repo, state string) {
 			writeRecords(t, filepath.Join(repo, "notes"), task, forged, tip)
-			mkdir(t, filepath.Join(common, "brood", "fleet"))
-			if err := os.Symlink(filepath.Join(repo, "notes", "fleet", task), filepath.Join(common, "brood", "fleet", task)); err != nil {
+			mkdir(t, filepath.Join(state, "fleet"))
+			if err := os.Symlink(filepath.Join(repo, "notes", "fleet", task), filepath.Join(state, "fleet", task)); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
-		{"the records links", func(t *testing.T, repo, common string) {
+		{"the records links", func(t *testing.T, repo, state string) {
 			writeRecords(t, filepath.Join(repo, "notes"), task, forged, tip)
-			dir := filepath.Join(common, "brood", "fleet", task)
+			dir := filepath.Join(state, "fleet", task)
 			mkdir(t, dir)
 			for _, f := range []string{"sent.json", "landed.json"} {
 				if err := os.Symlink(filepath.Join(repo, "notes", "fleet", task, f), filepath.Join(dir, f)); err != nil {
@@ -56,8 +62,8 @@ func TestRecordsThroughAPlantedLinkAreNoRecords(t *testing.T) {
 				}
 			}
 		}, false},
-		{"the records FIFOs", func(t *testing.T, repo, common string) {
-			dir := filepath.Join(common, "brood", "fleet", task)
+		{"the records FIFOs", func(t *testing.T, repo, state string) {
+			dir := filepath.Join(state, "fleet", task)
 			mkdir(t, dir)
 			for _, f := range []string{"sent.json", "landed.json"} {
 				if err := syscall.Mkfifo(filepath.Join(dir, f), 0o600); err != nil {
@@ -68,12 +74,8 @@ func TestRecordsThroughAPlantedLinkAreNoRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			repo := t.TempDir()
-			if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
-				t.Fatalf("git init: %v: %s", err, out)
-			}
-			common := filepath.Join(repo, ".git")
-			tc.plant(t, repo, common)
+			repo, state := recordsRepo(t)
+			tc.plant(t, repo, state)
 			e := &Engine{cfg: Config{Namespace: "ns", Code: &CodeConfig{Dir: repo}}}
 			err := e.sentBy(ctx, task, forged, "")
 			unverified := e.unverified(ctx, task)
@@ -90,14 +92,31 @@ func TestRecordsThroughAPlantedLinkAreNoRecords(t *testing.T) {
 			if landed {
 				t.Error("landedHere took a landing record that is not brood's own")
 			}
-			if kerr := e.keepSent(ctx, task, CallInputW{Spec: call.Spec{Prompt: "ALPHA"}}); kerr == nil && tc.name != "the records FIFOs" {
+			kerr := e.keepSent(ctx, task, CallInputW{Spec: call.Spec{Prompt: "ALPHA"}})
+			if kerr == nil && strings.Contains(tc.name, "link") {
 				t.Error("keepSent wrote through a link")
 			}
 		})
 	}
 }
 
-// writeRecords writes, under dir (a .git/brood or where a link points),
+// recordsRepo is a new git repository and the state directory of its
+// checkout (taskdir.CheckoutState), under a state home of the test's own.
+func recordsRepo(t *testing.T) (repo, state string) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	repo = t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	common, err := filepath.EvalSymlinks(filepath.Join(repo, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, taskdir.CheckoutState(common)
+}
+
+// writeRecords writes, under dir (a checkout's state, a .git/brood, or where a link points),
 // task's sent.json naming in and a landed.json naming tip.
 func writeRecords(t *testing.T, dir, task string, in CallInputW, tip *codesnap.Snapshot) {
 	t.Helper()

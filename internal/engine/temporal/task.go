@@ -43,7 +43,7 @@ type FleetTaskDetail struct {
 	// it) and the command that lands it; empty: no change.
 	Landed string `json:"landed,omitempty"`
 	// Unverified says that nothing shows the call's run is the user's:
-	// no key signed it and this checkout sent no start of it (callsent.go);
+	// no key signed it and this checkout keeps no record of sending a start of it (callsent.go);
 	// empty: one did.
 	Unverified string `json:"unverified,omitempty"`
 }
