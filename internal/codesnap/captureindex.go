@@ -31,8 +31,8 @@ import (
 // the tree. Each capture starts from a fresh copy of the user's index, and
 // the untracked files git lists now (ignore rules as they are now); an
 // entry of the capture index replaces the user's entry for the same path
-// only when it saw a later state of the file (a later ctime) in the same
-// mode, and is added for an untracked file of that path. `add -A` then
+// unless the user's saw a later state of the file (a later ctime) or
+// another mode, and is added for an untracked file of that path. `add -A` then
 // checks every entry's stat data against the file and hashes what
 // differs, as it does from the user's index.
 //
@@ -180,20 +180,21 @@ func readBeneath(root, file string) ([]byte, error) {
 // captureStart is the index a capture's add starts from: the user's
 // index (written at userStamp) with the capture index's entries taken
 // where they saw a later state of a file (see above), and added for the
-// untracked files listed; ok false when either index is in a form this
+// untracked files listed; fresh is how many of those add will hash (no
+// entry taken for them). ok false when either index is in a form this
 // does not read (then add starts from the user's index).
-func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracked []string, format string) (out []byte, ok bool) {
+func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracked []string, format string) (out []byte, fresh int, ok bool) {
 	oidLen, newHash := objectHash(format)
 	if !plainIndex(user, oidLen) || !plainIndex(prev.index, oidLen) {
-		return nil, false
+		return nil, 0, false
 	}
 	us, ok := parseIndex(user, oidLen)
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	ps, ok := parseIndex(prev.index, oidLen)
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	taken := make(map[string]*indexEntry, len(ps))
 	for i := range ps {
@@ -216,7 +217,7 @@ func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracke
 			dirs[d] = true
 		}
 		b := bytes.Clone(entryBytes(user, e, oidLen))
-		if p := taken[e.path]; p != nil && p.mode == e.mode && later(p, e) {
+		if p := taken[e.path]; p != nil && p.mode == e.mode && !later(e, p) {
 			b = entryBytes(prev.index, p, oidLen)
 		} else if e.size != 0 && !e.gitlink() && settling(e, userStamp) {
 			binary.BigEndian.PutUint32(b[36:], 0) // smudged, as git wrote it
@@ -226,6 +227,7 @@ func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracke
 	for _, u := range untracked {
 		p := taken[u]
 		if p == nil || tracked[u] || dirs[u] || underFile(u, tracked) {
+			fresh++
 			continue
 		}
 		entries = append(entries, raw{u, entryBytes(prev.index, p, oidLen)})
@@ -237,13 +239,13 @@ func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracke
 	binary.BigEndian.PutUint32(out[8:], uint32(len(entries)))
 	for i, e := range entries {
 		if i > 0 && entries[i-1].path == e.path {
-			return nil, false
+			return nil, 0, false
 		}
 		out = append(out, e.b...)
 	}
 	h := newHash()
 	h.Write(out)
-	return h.Sum(out), true
+	return h.Sum(out), fresh, true
 }
 
 // settling: the entry's file was modified in the second its index was
@@ -253,9 +255,9 @@ func settling(e *indexEntry, stamp time.Time) bool {
 	return e.mtimeS >= uint32(stamp.Unix())
 }
 
-// later: p's stat data is of a later change of the file than e's.
-func later(p, e *indexEntry) bool {
-	return p.ctimeS > e.ctimeS || p.ctimeS == e.ctimeS && p.ctimeN > e.ctimeN
+// later: e's stat data is of a later change of the file than p's.
+func later(e, p *indexEntry) bool {
+	return e.ctimeS > p.ctimeS || e.ctimeS == p.ctimeS && e.ctimeN > p.ctimeN
 }
 
 // underFile: a directory above path u is a tracked file.
@@ -379,10 +381,14 @@ func attrFile(p string) (b []byte, ok bool) {
 
 // startFromCapture makes index (a link to the user's index, or its copy
 // with its time) the start index of captureStart where the capture index
-// kept at file holds for this work tree; it returns the key to keep the
-// next one under, "" where none can be kept (an index in a form this
-// does not read, an attributes file brood does not read).
-func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, format string) string {
+// kept at file holds for this work tree. It returns the key to keep the
+// next one under ("" where none can be kept: an index in a form this does
+// not read, an attributes file brood does not read), and whether add's
+// way of writing objects is still to be probed (checkinArgs): not when
+// it starts from the capture index with fewer than bulkMinFiles untracked
+// files it has no entry for (files changed since are not counted: loose
+// objects, the way for a tree whose objects the repository mostly has).
+func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, format string) (key string, probe bool) {
 	oidLen, newHash := objectHash(format)
 	user, err := os.ReadFile(index)
 	var stamp time.Time
@@ -393,21 +399,21 @@ func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, f
 		h.Write(user[:12])
 		copy(user[12:], h.Sum(nil))
 	case err != nil:
-		return ""
+		return "", true
 	default:
 		info, err := os.Stat(index)
 		if err != nil {
-			return ""
+			return "", true
 		}
 		stamp = info.ModTime()
 	}
 	if !plainIndex(user, oidLen) {
-		return ""
+		return "", true
 	}
 	entries, _ := parseIndex(user, oidLen)
 	out, err := g.run(ctx, "-c", "core.fsmonitor=false", "ls-files", "-z", "-o", "--exclude-standard")
 	if err != nil {
-		return ""
+		return "", true
 	}
 	var untracked []string
 	paths := make([]string, 0, len(entries))
@@ -419,24 +425,25 @@ func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, f
 			untracked = append(untracked, p)
 		}
 	}
-	key, err := captureKey(ctx, g, top, common, append(paths, untracked...))
+	key, err = captureKey(ctx, g, top, common, append(paths, untracked...))
 	if err != nil {
-		return ""
+		return "", true
 	}
 	prev := loadCapture(file, top, key, format)
 	if prev == nil {
-		return key
+		return key, true
 	}
-	start, ok := captureStart(user, stamp, prev, untracked, format)
+	start, fresh, ok := captureStart(user, stamp, prev, untracked, format)
 	if !ok {
-		return key
+		return key, true
 	}
 	tmp := index + ".start"
 	if err := os.WriteFile(tmp, start, 0o600); err != nil {
-		return key
+		return key, true
 	}
 	if err := os.Rename(tmp, index); err != nil {
 		os.Remove(tmp)
+		return key, true
 	}
-	return key
+	return key, fresh >= bulkMinFiles
 }

@@ -180,7 +180,8 @@ func TestCaptureIndexNeverDecidesTheTree(t *testing.T) {
 // an index was written has the stat data that index holds for it (here
 // made so: the stamp, or the file's time, set to that second; git told
 // to compare whole seconds and no ctime). Such an entry is hashed again,
-// from the capture index and from the user's.
+// from the capture index and from the user's (there the user's entry is
+// the one that counts: the capture index saw the file in another mode).
 func TestCaptureIndexRacy(t *testing.T) {
 	for _, which := range []string{"capture index", "user's index"} {
 		t.Run(which, func(t *testing.T) {
@@ -188,19 +189,26 @@ func TestCaptureIndexRacy(t *testing.T) {
 			git(t, h.repo, "config", "core.trustctime", "false")
 			git(t, h.repo, "config", "core.checkStat", "minimal")
 			f := filepath.Join(h.repo, "same.txt")
-			write(t, f, "AAAA\n")
 			then := time.Now().Add(-time.Hour).Truncate(time.Second)
-			os.Chtimes(f, then, then)
-			if which == "user's index" {
-				git(t, h.repo, "add", "same.txt")
-				// The user's index written in the file's second.
-				os.Chtimes(filepath.Join(h.repo, ".git", "index"), then, then)
-			}
-			captureTree(t, h)
 			if which == "capture index" {
+				write(t, f, "AAAA\n")
+				os.Chtimes(f, then, then)
+				captureTree(t, h)
+				// The capture index written in the file's second.
 				if err := codesnap.EditCaptureIndex(file, "", then, "", nil); err != nil {
 					t.Fatal(err)
 				}
+			} else {
+				write(t, f, "XXXXXXXX\n")
+				os.Chmod(f, 0o755)
+				age(t, f)
+				captureTree(t, h)
+				os.Chmod(f, 0o644)
+				write(t, f, "AAAA\n")
+				os.Chtimes(f, then, then)
+				git(t, h.repo, "add", "same.txt")
+				// The user's index written in the file's second.
+				os.Chtimes(filepath.Join(h.repo, ".git", "index"), then, then)
 			}
 			write(t, f, "BBBB\n")
 			os.Chtimes(f, then, then)
