@@ -32,8 +32,8 @@ import (
 // the untracked files git lists now (ignore rules as they are now); an
 // entry of the capture index replaces the user's entry for the same path
 // unless the user's saw a later state of the file (a later ctime) or
-// another mode, and is added for an untracked file of that path. `add -A` then
-// checks every entry's stat data against the file and hashes what
+// another mode, and is added for an untracked file of that path. `add -A`
+// then checks every entry's stat data against the file and hashes what
 // differs, as it does from the user's index.
 //
 // It is sound only while the hashing is what it was: it is kept with a
@@ -179,7 +179,8 @@ func readBeneath(root, file string) ([]byte, error) {
 
 // captureStart is the index a capture's add starts from: the user's
 // index (written at userStamp) with the capture index's entries taken
-// where they saw a later state of a file (see above), and added for the
+// in place of its own (unless the user's saw a later state of the file,
+// or another mode: see above), and added for the
 // untracked files listed; fresh is how many of those add will hash (no
 // entry taken for them). ok false when either index is in a form this
 // does not read (then add starts from the user's index).
