@@ -94,9 +94,9 @@ func worktreeTree(ctx context.Context, top, gitDir, common, format string) (stri
 	}
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
 	kept := capturePath(common, top)
-	key, probe := "", true
+	key := ""
 	if kept != "" {
-		key, probe = startFromCapture(ctx, g, top, common, index, kept, format)
+		key = startFromCapture(ctx, g, top, common, index, kept, format)
 	}
 	// core.bigFileThreshold=1 streams every new blob into one pack (git's
 	// bulk checkin) instead of one loose object file each, where that pays
@@ -108,11 +108,7 @@ func worktreeTree(ctx context.Context, top, gitDir, common, format string) (stri
 	// (git init, nothing committed) has nothing git can record, and is
 	// left out, as the local isolated writer leaves it out; any other
 	// error still fails (addErrors).
-	var args []string
-	if probe {
-		args = checkinArgs(ctx, g, top)
-	}
-	args = append(args, "-c", "core.fsmonitor=false", "add", "-A", "--ignore-errors")
+	args := append(checkinArgs(ctx, g, top), "-c", "core.fsmonitor=false", "add", "-A", "--ignore-errors")
 	add := g
 	add.env = append(append([]string(nil), g.env...), "LC_ALL=C") // (addErrors reads git's words)
 	if _, err := add.run(ctx, args...); err != nil {

@@ -181,21 +181,20 @@ func readBeneath(root, file string) ([]byte, error) {
 // index (written at userStamp) with the capture index's entries taken
 // in place of its own (unless the user's saw a later state of the file,
 // or another mode: see above), and added for the
-// untracked files listed; fresh is how many of those add will hash (no
-// entry taken for them). ok false when either index is in a form this
+// untracked files listed; ok false when either index is in a form this
 // does not read (then add starts from the user's index).
-func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracked []string, format string) (out []byte, fresh int, ok bool) {
+func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracked []string, format string) (out []byte, ok bool) {
 	oidLen, newHash := objectHash(format)
 	if !plainIndex(user, oidLen) || !plainIndex(prev.index, oidLen) {
-		return nil, 0, false
+		return nil, false
 	}
 	us, ok := parseIndex(user, oidLen)
 	if !ok {
-		return nil, 0, false
+		return nil, false
 	}
 	ps, ok := parseIndex(prev.index, oidLen)
 	if !ok {
-		return nil, 0, false
+		return nil, false
 	}
 	taken := make(map[string]*indexEntry, len(ps))
 	for i := range ps {
@@ -228,7 +227,6 @@ func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracke
 	for _, u := range untracked {
 		p := taken[u]
 		if p == nil || tracked[u] || dirs[u] || underFile(u, tracked) {
-			fresh++
 			continue
 		}
 		entries = append(entries, raw{u, entryBytes(prev.index, p, oidLen)})
@@ -240,13 +238,13 @@ func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracke
 	binary.BigEndian.PutUint32(out[8:], uint32(len(entries)))
 	for i, e := range entries {
 		if i > 0 && entries[i-1].path == e.path {
-			return nil, 0, false
+			return nil, false
 		}
 		out = append(out, e.b...)
 	}
 	h := newHash()
 	h.Write(out)
-	return h.Sum(out), fresh, true
+	return h.Sum(out), true
 }
 
 // settling: the entry's file was modified in the second its index was
@@ -383,13 +381,11 @@ func attrFile(p string) (b []byte, ok bool) {
 // startFromCapture makes index (a link to the user's index, or its copy
 // with its time) the start index of captureStart where the capture index
 // kept at file holds for this work tree. It returns the key to keep the
-// next one under ("" where none can be kept: an index in a form this does
-// not read, an attributes file brood does not read), and whether add's
-// way of writing objects is still to be probed (checkinArgs): not when
-// it starts from the capture index with fewer than bulkMinFiles untracked
-// files it has no entry for (files changed since are not counted: loose
-// objects, the way for a tree whose objects the repository mostly has).
-func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, format string) (key string, probe bool) {
+// next one under; "" where none can be kept (an index in a form this does
+// not read, an attributes file brood does not read). (checkinArgs then
+// probes the files whose stat data differs from the start index: a new
+// dirty state, every file rewritten, is still streamed in bulk.)
+func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, format string) string {
 	oidLen, newHash := objectHash(format)
 	user, err := os.ReadFile(index)
 	var stamp time.Time
@@ -400,21 +396,21 @@ func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, f
 		h.Write(user[:12])
 		copy(user[12:], h.Sum(nil))
 	case err != nil:
-		return "", true
+		return ""
 	default:
 		info, err := os.Stat(index)
 		if err != nil {
-			return "", true
+			return ""
 		}
 		stamp = info.ModTime()
 	}
 	if !plainIndex(user, oidLen) {
-		return "", true
+		return ""
 	}
 	entries, _ := parseIndex(user, oidLen)
 	out, err := g.run(ctx, "-c", "core.fsmonitor=false", "ls-files", "-z", "-o", "--exclude-standard")
 	if err != nil {
-		return "", true
+		return ""
 	}
 	var untracked []string
 	paths := make([]string, 0, len(entries))
@@ -426,25 +422,25 @@ func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, f
 			untracked = append(untracked, p)
 		}
 	}
-	key, err = captureKey(ctx, g, top, common, append(paths, untracked...))
+	key, err := captureKey(ctx, g, top, common, append(paths, untracked...))
 	if err != nil {
-		return "", true
+		return ""
 	}
 	prev := loadCapture(file, top, key, format)
 	if prev == nil {
-		return key, true
+		return key
 	}
-	start, fresh, ok := captureStart(user, stamp, prev, untracked, format)
+	start, ok := captureStart(user, stamp, prev, untracked, format)
 	if !ok {
-		return key, true
+		return key
 	}
 	tmp := index + ".start"
 	if err := os.WriteFile(tmp, start, 0o600); err != nil {
-		return key, true
+		return key
 	}
 	if err := os.Rename(tmp, index); err != nil {
 		os.Remove(tmp)
-		return key, true
+		return key
 	}
-	return key, fresh >= bulkMinFiles
+	return key
 }
