@@ -94,9 +94,9 @@ func worktreeTree(ctx context.Context, top, gitDir, common, format string) (stri
 	}
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
 	kept := capturePath(common, top)
-	key := ""
+	key, user := "", map[string]string(nil)
 	if kept != "" {
-		key = startFromCapture(ctx, g, top, common, index, kept, format)
+		key, user = startFromCapture(ctx, g, top, common, index, kept, format)
 	}
 	// core.bigFileThreshold=1 streams every new blob into one pack (git's
 	// bulk checkin) instead of one loose object file each, where that pays
@@ -121,12 +121,7 @@ func worktreeTree(ctx context.Context, top, gitDir, common, format string) (stri
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
 	if key != "" {
-		// (A capture index not kept costs the next capture its hashing.)
-		if info, err := os.Stat(index); err == nil && info.Size() <= captureMax {
-			if data, err := os.ReadFile(index); err == nil {
-				_ = saveCapture(kept, top, key, data, info.ModTime())
-			}
-		}
+		keepCapture(kept, top, key, index, gitDir, user, format)
 	}
 	return tree, nil
 }

@@ -31,8 +31,8 @@ import (
 // the tree. Each capture starts from a fresh copy of the user's index, and
 // the untracked files git lists now (ignore rules as they are now); an
 // entry of the capture index replaces the user's entry for the same path
-// unless the user's saw a later state of the file (a later ctime) or
-// another mode, and is added for an untracked file of that path. `add -A`
+// only where it saw a later state of the file (a later ctime) in the same
+// mode, and is added for an untracked file of that path. `add -A`
 // then checks every entry's stat data against the file and hashes what
 // differs, as it does from the user's index.
 //
@@ -63,6 +63,9 @@ const (
 // capturePath is the capture index's file for the work tree top of the
 // repository whose common git dir is common; "" without a home.
 func capturePath(common, top string) string {
+	if real, err := filepath.EvalSymlinks(common); err == nil {
+		common = real // (as the checkout's fleet records are kept)
+	}
 	dir := taskdir.CheckoutState(common)
 	if dir == "" {
 		return ""
@@ -179,8 +182,8 @@ func readBeneath(root, file string) ([]byte, error) {
 
 // captureStart is the index a capture's add starts from: the user's
 // index (written at userStamp) with the capture index's entries taken
-// in place of its own (unless the user's saw a later state of the file,
-// or another mode: see above), and added for the
+// in place of its own where they saw a later state of the file in the
+// same mode (see above), and added for the
 // untracked files listed; ok false when either index is in a form this
 // does not read (then add starts from the user's index).
 func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracked []string, format string) (out []byte, ok bool) {
@@ -217,7 +220,7 @@ func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracke
 			dirs[d] = true
 		}
 		b := bytes.Clone(entryBytes(user, e, oidLen))
-		if p := taken[e.path]; p != nil && p.mode == e.mode && !later(e, p) {
+		if p := taken[e.path]; p != nil && p.mode == e.mode && later(p, e) {
 			b = entryBytes(prev.index, p, oidLen)
 		} else if e.size != 0 && !e.gitlink() && settling(e, userStamp) {
 			binary.BigEndian.PutUint32(b[36:], 0) // smudged, as git wrote it
@@ -247,16 +250,18 @@ func captureStart(user []byte, userStamp time.Time, prev *captureIndex, untracke
 	return h.Sum(out), true
 }
 
-// settling: the entry's file was modified in the second its index was
-// written at stamp, or later: git's racily clean entry, to the second (a
-// git built without nanosecond stat data compares whole seconds).
+// settling: the entry's file was modified or changed (ctime, which no
+// unprivileged writer sets back) in the second its index was written at
+// stamp, or later: git's racily clean entry, to the second (a git built
+// without nanosecond stat data compares whole seconds).
 func settling(e *indexEntry, stamp time.Time) bool {
-	return e.mtimeS >= uint32(stamp.Unix())
+	s := uint32(stamp.Unix())
+	return e.mtimeS >= s || e.ctimeS >= s
 }
 
-// later: e's stat data is of a later change of the file than p's.
-func later(e, p *indexEntry) bool {
-	return e.ctimeS > p.ctimeS || e.ctimeS == p.ctimeS && e.ctimeN > p.ctimeN
+// later: p's stat data is of a later change of the file than e's.
+func later(p, e *indexEntry) bool {
+	return p.ctimeS > e.ctimeS || p.ctimeS == e.ctimeS && p.ctimeN > e.ctimeN
 }
 
 // underFile: a directory above path u is a tracked file.
@@ -308,7 +313,7 @@ func plainIndex(index []byte, oidLen int) bool {
 // files: git's version, the configuration add reads and every
 // attributes file that may apply to a file it reads (in each directory
 // of paths and above, info/attributes, the user's, the system's).
-func captureKey(ctx context.Context, g gitCmd, top, common string, paths []string) (string, error) {
+func captureKey(ctx context.Context, g gitCmd, top, common string, paths []string, indexAttrs string) (string, error) {
 	h := sha256.New()
 	part := func(name string, b []byte) {
 		fmt.Fprintf(h, "%s %d\n", name, len(b))
@@ -320,8 +325,16 @@ func captureKey(ctx context.Context, g gitCmd, top, common string, paths []strin
 	}
 	part("version", []byte(ver))
 	// (exit 1: no such key at all)
-	conf, _ := g.run(ctx, "config", "-z", "--get-regexp", `^(core|filter|add|index|extensions)\.`)
+	conf, _ := g.run(ctx, "config", "-z", "--get-regexp", `^(core|filter|add|index|extensions|attr)\.`)
 	part("config", []byte(conf))
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GIT_ATTR_") {
+			part("env", []byte(kv))
+		}
+	}
+	// (git reads a directory's .gitattributes from the index where the
+	// work tree has none)
+	part("index attributes", []byte(indexAttrs))
 	files := []string{filepath.Join(common, "info", "attributes"), "/etc/gitattributes"}
 	if p, _ := g.line(ctx, "config", "--path", "--get", "core.attributesFile"); p != "" {
 		files = append(files, p)
@@ -381,66 +394,123 @@ func attrFile(p string) (b []byte, ok bool) {
 // startFromCapture makes index (a link to the user's index, or its copy
 // with its time) the start index of captureStart where the capture index
 // kept at file holds for this work tree. It returns the key to keep the
-// next one under; "" where none can be kept (an index in a form this does
-// not read, an attributes file brood does not read). (checkinArgs then
+// next one under ("" where none can be kept: an index in a form this does
+// not read, an attributes file brood does not read) and the user's
+// entries (keepCapture keeps none of them unhashed). (checkinArgs then
 // probes the files whose stat data differs from the start index: a new
 // dirty state, every file rewritten, is still streamed in bulk.)
-func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, format string) string {
+func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, format string) (key string, user map[string]string) {
 	oidLen, newHash := objectHash(format)
-	user, err := os.ReadFile(index)
+	userIndex, err := os.ReadFile(index)
 	var stamp time.Time
 	switch {
 	case errors.Is(err, os.ErrNotExist): // no index yet: an empty one
-		user = append([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00"), make([]byte, oidLen)...)
+		userIndex = append([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00"), make([]byte, oidLen)...)
 		h := newHash()
-		h.Write(user[:12])
-		copy(user[12:], h.Sum(nil))
+		h.Write(userIndex[:12])
+		copy(userIndex[12:], h.Sum(nil))
 	case err != nil:
-		return ""
+		return "", nil
 	default:
 		info, err := os.Stat(index)
 		if err != nil {
-			return ""
+			return "", nil
 		}
 		stamp = info.ModTime()
 	}
-	if !plainIndex(user, oidLen) {
-		return ""
+	if !plainIndex(userIndex, oidLen) {
+		return "", nil
 	}
-	entries, _ := parseIndex(user, oidLen)
+	entries, _ := parseIndex(userIndex, oidLen)
 	out, err := g.run(ctx, "-c", "core.fsmonitor=false", "ls-files", "-z", "-o", "--exclude-standard")
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	var untracked []string
 	paths := make([]string, 0, len(entries))
+	user = make(map[string]string, len(entries))
+	var attrs strings.Builder
 	for i := range entries {
-		paths = append(paths, entries[i].path)
+		e := &entries[i]
+		paths = append(paths, e.path)
+		user[e.path] = string(userIndex[e.at : e.at+40+oidLen])
+		if path.Base(e.path) == ".gitattributes" {
+			fmt.Fprintf(&attrs, "%s %x\n", e.path, e.oid)
+		}
 	}
 	for p := range strings.SplitSeq(out, "\x00") {
 		if p != "" && !strings.HasSuffix(p, "/") {
 			untracked = append(untracked, p)
 		}
 	}
-	key, err := captureKey(ctx, g, top, common, append(paths, untracked...))
+	key, err = captureKey(ctx, g, top, common, append(paths, untracked...), attrs.String())
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	prev := loadCapture(file, top, key, format)
 	if prev == nil {
-		return key
+		return key, user
 	}
-	start, ok := captureStart(user, stamp, prev, untracked, format)
+	start, ok := captureStart(userIndex, stamp, prev, untracked, format)
 	if !ok {
-		return key
+		return key, user
 	}
 	tmp := index + ".start"
 	if err := os.WriteFile(tmp, start, 0o600); err != nil {
-		return key
+		return key, user
 	}
 	if err := os.Rename(tmp, index); err != nil {
 		os.Remove(tmp)
-		return key
+		return key, user
 	}
-	return key
+	return key, user
+}
+
+// keepCapture keeps index, what the capture's add and write-tree wrote,
+// as the capture index at file for top under key, with none of the
+// user's entries that add merely kept (stat data and blob id as the
+// user's index had them: smudged, size 0, so never taken): it holds
+// only what a capture hashed, and a lie once in the user's index is
+// trusted only while it is there, as git trusts it. Its stamp is the
+// earlier of the index's time and a probe's made after it in gitDir (the
+// work tree's file system and clock, not the temporary directory's).
+func keepCapture(file, top, key, index, gitDir string, user map[string]string, format string) {
+	info, err := os.Stat(index)
+	if err != nil || info.Size() > captureMax {
+		return
+	}
+	data, err := os.ReadFile(index)
+	if err != nil {
+		return
+	}
+	probe, err := os.CreateTemp(gitDir, "brood-capture-stamp-*")
+	if err != nil {
+		return
+	}
+	pinfo, err := probe.Stat()
+	probe.Close()
+	os.Remove(probe.Name())
+	if err != nil {
+		return
+	}
+	stamp := info.ModTime()
+	if pinfo.ModTime().Before(stamp) {
+		stamp = pinfo.ModTime()
+	}
+	oidLen, newHash := objectHash(format)
+	entries, ok := parseIndex(data, oidLen)
+	if !ok || len(data) < 12+oidLen {
+		return
+	}
+	for i := range entries {
+		e := &entries[i]
+		if u, ok := user[e.path]; ok && u == string(data[e.at:e.at+40+oidLen]) {
+			binary.BigEndian.PutUint32(data[e.at+36:], 0)
+		}
+	}
+	h := newHash()
+	h.Write(data[:len(data)-oidLen])
+	copy(data[len(data)-oidLen:], h.Sum(nil))
+	// (A capture index not kept costs the next capture its hashing.)
+	_ = saveCapture(file, top, key, data, stamp)
 }

@@ -1,6 +1,8 @@
 package codesnap_test
 
 import (
+	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
 	"os"
 	"os/exec"
@@ -39,6 +41,16 @@ func age(t *testing.T, files ...string) {
 		if err := os.Chtimes(f, old, old); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// settle sets the capture index's stamp two seconds ahead, as if it had
+// been written then: its entries are no longer racily clean (a file's
+// ctime, which age cannot set back, is the test's second).
+func settle(t *testing.T, file string) {
+	t.Helper()
+	if err := codesnap.EditCaptureIndex(file, "", time.Now().Add(2*time.Second), "", nil); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -95,6 +107,7 @@ func TestCaptureIndexIsRead(t *testing.T) {
 	if first != userTree(t, h) {
 		t.Fatalf("first capture %s, the user's add -A gives another", first)
 	}
+	settle(t, file)
 	other := git(t, h.repo, "rev-parse", "HEAD:b.txt")
 	for _, p := range []string{"new.txt", "a.txt"} {
 		if err := codesnap.EditCaptureIndex(file, "", time.Time{}, p, oid(t, other)); err != nil {
@@ -139,9 +152,7 @@ func TestCaptureIndexStale(t *testing.T) {
 			}
 			age(t, files...)
 			first := captureTree(t, h)
-			if _, err := os.Stat(file); err != nil {
-				t.Fatalf("no capture index kept: %v", err)
-			}
+			settle(t, file)
 			tc.change(t, h)
 			got, want := captureTree(t, h), userTree(t, h)
 			if got != want {
@@ -260,6 +271,7 @@ func TestCaptureIndexForeign(t *testing.T) {
 			write(t, u, "untracked\n")
 			age(t, u)
 			captureTree(t, h)
+			settle(t, file)
 			// Forged first, so that reading it would show.
 			if err := codesnap.EditCaptureIndex(file, "", time.Time{}, "new.txt", oid(t, git(t, h.repo, "rev-parse", "HEAD:b.txt"))); err != nil {
 				t.Fatal(err)
@@ -271,6 +283,72 @@ func TestCaptureIndexForeign(t *testing.T) {
 			}
 			if info, err := os.Lstat(file); err != nil || !info.Mode().IsRegular() {
 				t.Fatalf("no new capture index kept: %v", err)
+			}
+		})
+	}
+}
+
+// setIndexOid rewrites the user's index entry of path to name blob
+// hexID, its stat data kept (what an in-place writer, which may write
+// .git/index, can do), checksum made anew. Index v2, sha1.
+func setIndexOid(t *testing.T, index, path, hexID string) {
+	t.Helper()
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.BigEndian.Uint32(b[8:12]))
+	off := 12
+	for range n {
+		flags := binary.BigEndian.Uint16(b[off+60:])
+		name := string(b[off+62 : off+62+int(flags&0xfff)])
+		if name == path {
+			copy(b[off+40:off+60], oid(t, hexID))
+		}
+		off += (62 + int(flags&0xfff) + 8) &^ 7
+	}
+	sum := sha1.Sum(b[:len(b)-20])
+	copy(b[len(b)-20:], sum[:])
+	if err := os.WriteFile(index+".x", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(index+".x", index); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCaptureIndexKeepsNoLieOfTheUsersIndex (review35 P2-2): a writer's
+// lie in the user's index (a.txt said to be another blob, its stat data
+// kept) ships while it is there, as git ships it; once the user repairs
+// the index, the next capture ships the file, not the lie from the
+// capture index.
+func TestCaptureIndexKeepsNoLieOfTheUsersIndex(t *testing.T) {
+	for _, repair := range []string{"reset", "rm-index-reset", "rm-cached-add"} {
+		t.Run(repair, func(t *testing.T) {
+			h, file := captureHosts(t)
+			a := filepath.Join(h.repo, "a.txt")
+			write(t, a, "the user's own edit\n")
+			age(t, a)
+			git(t, h.repo, "add", "a.txt")
+			age(t, filepath.Join(h.repo, ".git", "index"))
+			setIndexOid(t, filepath.Join(h.repo, ".git", "index"), "a.txt", git(t, h.repo, "rev-parse", "HEAD:b.txt"))
+			if b := blobOf(t, h, captureTree(t, h), "a.txt"); b != "bee\nbuzz" {
+				t.Fatalf("first capture a.txt = %q: the lie in the index did not stand (the test tests nothing)", b)
+			}
+			settle(t, file)
+			switch repair {
+			case "reset":
+				git(t, h.repo, "reset", "-q")
+			case "rm-cached-add":
+				git(t, h.repo, "rm", "-q", "--cached", "a.txt")
+				git(t, h.repo, "add", "a.txt")
+			case "rm-index-reset":
+				os.Remove(filepath.Join(h.repo, ".git", "index"))
+				git(t, h.repo, "reset", "-q")
+			}
+			got, want := captureTree(t, h), userTree(t, h)
+			if b := blobOf(t, h, got, "a.txt"); got != want || b != "the user's own edit" {
+				t.Fatalf("after the user's repair the capture ships a.txt = %q; the work tree holds %q", b, blobOf(t, h, want, "a.txt"))
 			}
 		})
 	}
