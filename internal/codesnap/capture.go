@@ -40,7 +40,7 @@ func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot
 	}
 	snap.Base, _ = g.line(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	snap.Branch, _ = g.line(ctx, "symbolic-ref", "-q", "--short", "HEAD")
-	if snap.Tree, err = worktreeTree(ctx, top, gitDir); err != nil {
+	if snap.Tree, err = worktreeTree(ctx, top, gitDir, common, format); err != nil {
 		return nil, err
 	}
 	if snap.Pack, snap.PackChain, err = dirtyPacks(ctx, store, g, common, top, snap.Base, snap.Tree); err != nil {
@@ -81,8 +81,9 @@ func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot
 
 // worktreeTree writes the work tree as the user sees it — tracked files as
 // they are on disk, untracked files added, ignored ones left out — as a tree
-// object, through a private copy of the index.
-func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
+// object, through a private copy of the index, from the capture index
+// where that holds (captureindex.go).
+func worktreeTree(ctx context.Context, top, gitDir, common, format string) (string, error) {
 	tmp, err := os.MkdirTemp("", "brood-capture-")
 	if err != nil {
 		return "", fmt.Errorf("codesnap: %w", err)
@@ -93,6 +94,11 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 		return "", err
 	}
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
+	kept := capturePath(common, top)
+	key, user := "", map[string]string(nil)
+	if kept != "" {
+		key, user = startFromCapture(ctx, g, top, common, index, kept, format)
+	}
 	// core.bigFileThreshold=1 streams every new blob into one pack (git's
 	// bulk checkin) instead of one loose object file each, where that pays
 	// (checkin.go: many new files, not a tree captured before; stored
@@ -116,6 +122,9 @@ func worktreeTree(ctx context.Context, top, gitDir string) (string, error) {
 	tree, err := g.line(ctx, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
+	}
+	if key != "" {
+		keepCapture(kept, top, key, index, gitDir, user, format)
 	}
 	return tree, nil
 }

@@ -50,12 +50,19 @@ const (
 // A probe that fails says bulk (the former way; add reports a real error).
 func checkinArgs(ctx context.Context, g gitCmd, top string) []string {
 	bulk := []string{"-c", "core.bigFileThreshold=1"}
-	out, err := g.run(ctx, "-c", "core.fsmonitor=false", "ls-files", "-z", "-m", "-o", "--exclude-standard")
+	// diff-files lists the entries whose stat data differs without
+	// reading them (ls-files -m hashes each one whose size is the same:
+	// a start from the capture index, every file rewritten, 0.35 s).
+	changed, err := g.run(ctx, "-c", "core.fsmonitor=false", "diff-files", "--name-only", "-z")
+	if err != nil {
+		return bulk
+	}
+	others, err := g.run(ctx, "-c", "core.fsmonitor=false", "ls-files", "-z", "-o", "--exclude-standard")
 	if err != nil {
 		return bulk
 	}
 	var files []string
-	for _, p := range strings.Split(out, "\x00") {
+	for _, p := range strings.Split(changed+others, "\x00") {
 		// (A directory is a nested repository; a name with a newline
 		// cannot go through --stdin-paths.)
 		if p != "" && !strings.HasSuffix(p, "/") && !strings.Contains(p, "\n") {

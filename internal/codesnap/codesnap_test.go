@@ -65,7 +65,8 @@ func newHosts(t testing.TB) *hosts {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "state")) // the submitter's chain records
+	// The submitter's state (its capture index, its chain records) is the test's own.
+	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "submitter", "state"))
 	h := &hosts{repo: filepath.Join(root, "submitter", "repo"), origin: filepath.Join(root, "origin.git"), storeDir: filepath.Join(root, "store")}
 	// The worker fetches from origin because its own allowlist names it.
 	h.cache = codesnap.Cache{Dir: filepath.Join(root, "worker", "cache"), Remotes: []string{h.origin}}

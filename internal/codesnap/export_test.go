@@ -1,5 +1,14 @@
 package codesnap
 
+import (
+	"crypto/sha1"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // KeptStamps is how many of the directories of snap's verified checkout
 // in c have a stamp kept (statplan.go), and how many it has.
 func KeptStamps(c *Cache, snap *Snapshot) (kept, dirs int) {
@@ -29,4 +38,46 @@ func Guarded(c *Cache, snap *Snapshot) bool {
 	l.gmu.Lock()
 	defer l.gmu.Unlock()
 	return l.guard.quiet()
+}
+
+// CaptureIndexFile is where Capture keeps the capture index of the work
+// tree top of the repository whose common git dir is common.
+func CaptureIndexFile(common, top string) string { return capturePath(common, top) }
+
+// EditCaptureIndex rewrites the capture index at file: its work tree
+// (top: "" keeps it), its stamp (zero keeps it), and the blob id of the
+// entry for path (nil keeps them), its checksum made anew.
+func EditCaptureIndex(file, top string, stamp time.Time, path string, oid []byte) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	rest := strings.TrimPrefix(string(data), captureMagic)
+	f := strings.SplitN(rest, "\n", 4)
+	if len(f) != 4 {
+		return errors.New("not a capture index")
+	}
+	if top != "" {
+		f[0] = top
+	}
+	if !stamp.IsZero() {
+		f[2] = strconv.FormatInt(stamp.UnixNano(), 10)
+	}
+	index := []byte(f[3])
+	if oid != nil {
+		entries, ok := parseIndex(index, len(oid))
+		if !ok {
+			return errors.New("capture index not read")
+		}
+		for _, e := range entries {
+			if e.path == path {
+				copy(index[e.at+40:], oid)
+			}
+		}
+		body := index[:len(index)-len(oid)]
+		sum := sha1.Sum(body)
+		copy(index[len(body):], sum[:])
+	}
+	out := captureMagic + strings.Join(f[:3], "\n") + "\n" + string(index)
+	return os.WriteFile(file, []byte(out), 0o600)
 }
