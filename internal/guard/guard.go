@@ -184,22 +184,6 @@ func unauthorized(in Input) []Concern {
 	return out
 }
 
-// refusalAdvice starts a permission refusal's advice: the rule to add and
-// where (tool.permit).
-const refusalAdvice = " and no one is here to give it"
-
-// refusalLine is a refusal bounded to one line: what was refused is cut
-// at 240 runes, the advice that follows it (the rule to add, and where)
-// only at 1,000, so the user reads it whole (issue 26 F2); a child writes
-// its transcript, so neither part is unbounded.
-func refusalLine(r string) string {
-	r = textline.Line(r, 0)
-	if i := strings.Index(r, refusalAdvice); i >= 0 {
-		return textline.Clip(r[:i], 240) + textline.Clip(r[i:], 1000)
-	}
-	return textline.Clip(r, 240)
-}
-
 // refused reports whether a tool result is a refusal: the permission rules
 // or the delegation scope said no, so the call never ran.
 func refused(result string) bool {
@@ -212,7 +196,7 @@ func describe(c Call) string {
 	case c.Command != "":
 		return fmt.Sprintf("%s %q", c.Tool, textline.Line(c.Command, 160))
 	case c.Path != "":
-		return fmt.Sprintf("%s %s", c.Tool, c.Path)
+		return fmt.Sprintf("%s %s", c.Tool, textline.Line(c.Path, 160))
 	}
 	return c.Tool
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/broodhq/brood/internal/termsafe"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
 
@@ -37,7 +38,7 @@ func (p *progress) event(e wf.Event) {
 	p.last[e.Phase] = now
 	if e.Phase == "" {
 		// The run's own state: no worker has taken it, or none answers.
-		fmt.Fprintf(p.w, "  the run is %s\n", e.Status)
+		fmt.Fprintf(p.w, "  the run is %s\n", termsafe.Line(e.Status))
 		return
 	}
 	fmt.Fprintf(p.w, "  phase %s (%s) %s: %s\n", e.Phase, e.Shape, e.Status, counts(e.Counts))

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/textline"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
@@ -33,7 +34,8 @@ func unreachableWord(ctx context.Context, err error) (word string, ok bool) {
 	if c != codes.Unavailable && c != codes.DeadlineExceeded && !errors.Is(err, context.DeadlineExceeded) {
 		return "", false
 	}
-	return unreachablePhrase + textline.Line(err.Error(), 200) + "; the calls' state is unknown until it answers)", true
+	// (The description is the far end's words: made safe for a terminal.)
+	return unreachablePhrase + termsafe.Line(textline.Line(err.Error(), 200)) + "; the calls' state is unknown until it answers)", true
 }
 
 // unreachable: status says the server could not be asked.

@@ -51,6 +51,7 @@ func TestProgressSaysTheServerCannotBeAsked(t *testing.T) {
 		{"a timed out ask", "run-1", true, serviceerror.NewDeadlineExceeded("context deadline exceeded"), false, true},
 		{"the submitter stopped asking", "run-1", true, refused, true, false},
 		{"another error", "run-1", true, serviceerror.NewNotFound("workflow not found"), false, false},
+		{"a far end's escapes", "run-1", true, status.Error(codes.Unavailable, "connection refused\x1b]0;owned\x07\x1b[2K\rphase p done"), false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := New(Config{Client: downServer{err: tc.err}, Queue: "brood"})
@@ -77,6 +78,9 @@ func TestProgressSaysTheServerCannotBeAsked(t *testing.T) {
 				!strings.Contains(got[0].Status, "connection refused") && !strings.Contains(got[0].Status, "deadline") ||
 				!strings.Contains(got[0].Status, "the calls' state is unknown") || strings.Contains(got[0].Status, "queued") {
 				t.Errorf("events %+v, want one saying Temporal cannot be reached and the calls' state is unknown", got)
+			}
+			if len(got) == 1 && strings.ContainsAny(got[0].Status, "\x1b\x07\r") {
+				t.Errorf("status %q carries the far end's control characters to the terminal", got[0].Status)
 			}
 		})
 	}
