@@ -226,27 +226,44 @@ func isTaskChild(pid int, id string, isOwner map[int]bool) bool {
 // started by the owner's pool, not by a tool, whose own namespaces' inits
 // are the tool's children.
 func pidNSInit(pid int) bool {
+	f := nsPIDs(pid)
+	return len(f) >= 2 && f[len(f)-1] == "1"
+}
+
+// nsPIDs are pid's ids in each PID namespace it is in, the reader's
+// first (/proc/PID/status NSpid); none when it cannot be read.
+func nsPIDs(pid int) []string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return false
+		return nil
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			f := strings.Fields(rest)
-			return len(f) >= 2 && f[len(f)-1] == "1"
+			return strings.Fields(rest)
 		}
 	}
-	return false
+	return nil
 }
 
 // ownNSInit reports whether pid is a PID namespace's init that its parent
 // made: pidNSInit, under a parent that is not one itself. A parent that is
-// a PID namespace's init (every child of a pool in pidns mode) reaps the
+// a PID namespace's init (every child of a pool in pidns mode; a root that
+// is pid 1 of the killer's own namespace, review36 P3-5) reaps the
 // orphans of its namespace, so a tool's own namespace init, orphaned,
 // becomes its direct child: then being an init proves nothing.
 func ownNSInit(pid int) bool {
 	p, ok := readStat(pid)
-	return ok && pidNSInit(pid) && !pidNSInit(p.ppid)
+	return ok && initUnder(nsPIDs(pid), nsPIDs(p.ppid))
+}
+
+// initUnder reports whether a process with the namespace ids child is a
+// PID namespace's init (pid 1 of a namespace below the reader's) under a
+// parent with the ids parent that reaps no orphans: pid 1 of no namespace,
+// the reader's own included.
+func initUnder(child, parent []string) bool {
+	isInit := len(child) >= 2 && child[len(child)-1] == "1"
+	reaps := len(parent) >= 1 && parent[len(parent)-1] == "1"
+	return isInit && !reaps
 }
 
 // taskCgroup is the cgroup directory of pid when it is the one the pool

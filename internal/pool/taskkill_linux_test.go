@@ -236,3 +236,28 @@ func TestKillTaskRefusesAReparentedNSInit(t *testing.T) {
 		t.Fatal("the impostor was signalled")
 	}
 }
+
+// TestInitUnderAReaper (review36 P3-5): a namespace init proves a task's
+// child only under a parent that reaps no orphans; a parent that is pid 1
+// of the killer's own namespace (a root brood as a container's entry
+// point, killed from a shell in the container: its NSpid is just "1")
+// reaps them as any namespace's init does.
+func TestInitUnderAReaper(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		child, parent []string
+		want          bool
+	}{
+		{"an init under a plain parent", []string{"4321", "1"}, []string{"4300"}, true},
+		{"an init under an init below the reader's", []string{"4321", "5", "1"}, []string{"4300", "1"}, false},
+		{"an init under pid 1 of the reader's namespace", []string{"5", "1"}, []string{"1"}, false},
+		{"no init", []string{"4321"}, []string{"4300"}, false},
+		{"unreadable", nil, []string{"4300"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := initUnder(tc.child, tc.parent); got != tc.want {
+				t.Errorf("initUnder(%v, %v) = %v, want %v", tc.child, tc.parent, got, tc.want)
+			}
+		})
+	}
+}
