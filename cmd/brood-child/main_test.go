@@ -4,11 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/broodhq/brood/internal/childexe"
+	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // notLinked are packages the lean child binaries must not link, each with
@@ -115,19 +115,13 @@ func TestBroodsInitialisersAllocateLittle(t *testing.T) {
 		cmd := exec.Command(bin) // no arguments: its usage line, after every initialiser
 		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 		out, _ := cmd.CombinedOutput()
-		seen := 0
-		for _, l := range strings.Split(string(out), "\n") {
-			// init PKG @T ms, C ms clock, B bytes, A allocs
-			f := strings.Fields(l)
-			if len(f) < 9 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/broodhq/brood/") {
-				continue
-			}
-			seen++
-			if b, err := strconv.Atoi(f[7]); err != nil || b > limit {
-				t.Errorf("%s: %s allocates %s bytes at package init (at most %d): build its tables at first use", pkg, f[1], f[7], limit)
+		inits := testbrood.OwnInits(out)
+		for p, b := range inits {
+			if b < 0 || b > limit {
+				t.Errorf("%s: %s allocates %d bytes at package init (at most %d): build its tables at first use", pkg, p, b, limit)
 			}
 		}
-		if seen == 0 {
+		if len(inits) == 0 {
 			t.Fatalf("%s: no init trace of brood's packages:\n%s", pkg, out)
 		}
 	}

@@ -4,9 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/broodhq/brood/internal/testbrood"
 )
 
 // initHeavy are packages whose initialisers cost every brood process
@@ -107,19 +108,13 @@ func TestBroodsOwnInitialisersAllocateLittle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("brood version: %v\n%s", err, out)
 	}
-	seen := 0
-	for _, l := range strings.Split(string(out), "\n") {
-		// init PKG @T ms, C ms clock, B bytes, A allocs
-		f := strings.Fields(l)
-		if len(f) < 9 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/broodhq/brood/") {
-			continue
-		}
-		seen++
-		if b, err := strconv.Atoi(f[7]); err != nil || b > limit {
-			t.Errorf("%s allocates %s bytes at package init (at most %d): compile its patterns and build its tables at first use", f[1], f[7], limit)
+	inits := testbrood.OwnInits(out)
+	for pkg, b := range inits {
+		if b < 0 || b > limit {
+			t.Errorf("%s allocates %d bytes at package init (at most %d): compile its patterns and build its tables at first use", pkg, b, limit)
 		}
 	}
-	if seen < 10 {
-		t.Fatalf("%d init traces of brood's packages (at least 10 expected):\n%s", seen, out)
+	if len(inits) < 10 {
+		t.Fatalf("%d init traces of brood's packages (at least 10 expected):\n%s", len(inits), out)
 	}
 }

@@ -3,6 +3,7 @@ package guard
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/textline"
 )
@@ -17,10 +18,13 @@ const refusalAdvice = " and no one is here to give it"
 // words. A phrase of brood's inside the refused subject (a child's
 // command or path, printed %q) cannot start it: there "add " is followed
 // by an escaped quote.
-var adviceShape = regexp.MustCompile(`; to allow it (?:add "(?:[^"\\]|\\.)*"(?: and "(?:[^"\\]|\\.)*")* to \[permissions\] allow in \.brood/settings\.toml, or pass --allow '[^']*'(?: --allow '[^']*')*|remove "(?:[^"\\]|\\.)*" from \[permissions\] ask in \.brood/settings\.toml)$`)
+// (Compiled at first use: a child runs every package initialiser.)
+var adviceShape = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`; to allow it (?:add "(?:[^"\\]|\\.)*"(?: and "(?:[^"\\]|\\.)*")* to \[permissions\] allow in \.brood/settings\.toml, or pass --allow '[^']*'(?: --allow '[^']*')*|remove "(?:[^"\\]|\\.)*" from \[permissions\] ask in \.brood/settings\.toml)$`)
+})
 
 // quoted is one rule or flag of an advice.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
+var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`) })
 
 // refusalLine is a refusal bounded to one line (issue 26 F2): what was
 // refused is cut at 240 runes; an advice of tool.permit's shape follows
@@ -31,12 +35,12 @@ var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
 // transcript, and its words never pass for brood's advice.
 func refusalLine(r string) string {
 	r = textline.Line(r, 0)
-	loc := adviceShape.FindStringIndex(r)
+	loc := adviceShape().FindStringIndex(r)
 	if loc == nil || !strings.HasSuffix(r[:loc[0]], refusalAdvice) {
 		return textline.Clip(r, 240)
 	}
 	head := strings.TrimSuffix(r[:loc[0]], refusalAdvice)
-	advice := quoted.ReplaceAllStringFunc(r[loc[0]:], func(q string) string {
+	advice := quoted().ReplaceAllStringFunc(r[loc[0]:], func(q string) string {
 		return q[:1] + textline.Clip(q[1:len(q)-1], 160) + q[:1]
 	})
 	return textline.Clip(head, 240) + refusalAdvice + textline.Clip(advice, 1000)
