@@ -119,3 +119,25 @@ func LinkLean(t *testing.T) string {
 	}
 	return lean
 }
+
+// MainOwnState is Main for a package whose submitters keep their
+// checkouts' records (taskdir.CheckoutState: capture indexes, fleet
+// records) under a state home of the test binary's own, removed after
+// the tests, never in the user's. A process the tests start (brood, a
+// worker, a probe) inherits it and is Main.
+func MainOwnState(m *testing.M, env string) {
+	if os.Getenv(env) == "1" || os.Getenv("XDG_STATE_HOME") != "" {
+		Main(m, env)
+	}
+	state, err := os.MkdirTemp("", "brood-test-state-")
+	if err == nil {
+		err = os.Setenv("XDG_STATE_HOME", state)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "state home:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
+}

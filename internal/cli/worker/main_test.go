@@ -18,8 +18,9 @@ import (
 const mainEnv = "BROOD_WORKER_CMD_TEST_MAIN"
 
 // TestMain lets the test binary be brood: workers and the submitter run as
-// real processes, and their agents as real children of the workers.
-func TestMain(m *testing.M) { testbrood.Main(m, mainEnv) }
+// real processes, and their agents as real children of the workers; the
+// submitters' checkout records stay in a state home of its own.
+func TestMain(m *testing.M) { testbrood.MainOwnState(m, mainEnv) }
 
 // proc is a brood process running in the background.
 type proc struct {

@@ -25,26 +25,9 @@ import (
 
 const mainEnv = "BROOD_TEMPORAL_ENGINE_TEST_MAIN"
 
-// TestMain: the submitters here keep their checkouts' records
-// (taskdir.CheckoutState) under a state home of the test binary's own,
-// removed after the tests, never in the user's. A process the tests
-// start (brood, a worker, a probe) inherits it and is testbrood.Main.
-func TestMain(m *testing.M) {
-	if os.Getenv(mainEnv) == "1" || os.Getenv("XDG_STATE_HOME") != "" {
-		testbrood.Main(m, mainEnv)
-	}
-	state, err := os.MkdirTemp("", "brood-temporal-test-state-")
-	if err == nil {
-		err = os.Setenv("XDG_STATE_HOME", state)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "state home:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(state)
-	os.Exit(code)
-}
+// TestMain: the submitters here keep their checkouts' records under a
+// state home of the test binary's own (testbrood.MainOwnState).
+func TestMain(m *testing.M) { testbrood.MainOwnState(m, mainEnv) }
 
 // One dev server serves the package's tests that do not restart it; each
 // test has its own task queue (and so its own runs in List).
