@@ -94,10 +94,10 @@ func worktreeTree(ctx context.Context, top, gitDir, common, format string) (stri
 		return "", err
 	}
 	g := gitCmd{dir: top, env: []string{"GIT_INDEX_FILE=" + index}}
-	kept := capturePath(common, top)
+	home, kept := capturePath(common, top)
 	key, user := "", map[string]string(nil)
 	if kept != "" {
-		key, user = startFromCapture(ctx, g, top, common, index, kept, format)
+		key, user = startFromCapture(ctx, g, top, common, index, home, kept, format)
 	}
 	// core.bigFileThreshold=1 streams every new blob into one pack (git's
 	// bulk checkin) instead of one loose object file each, where that pays
@@ -124,7 +124,7 @@ func worktreeTree(ctx context.Context, top, gitDir, common, format string) (stri
 		return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 	}
 	if key != "" {
-		keepCapture(kept, top, key, index, gitDir, user, format)
+		keepCapture(home, kept, top, key, index, gitDir, user, format)
 	}
 	return tree, nil
 }

@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // The capture index: what the submitter's last `add -A` on a work tree
@@ -60,18 +58,11 @@ const (
 	captureMax = 64 << 20
 )
 
-// capturePath is the capture index's file for the work tree top of the
-// repository whose common git dir is common; "" without a home.
-func capturePath(common, top string) string {
-	if real, err := filepath.EvalSymlinks(common); err == nil {
-		common = real // (as the checkout's fleet records are kept)
-	}
-	dir := taskdir.CheckoutState(common)
-	if dir == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(filepath.Clean(top)))
-	return filepath.Join(dir, "capture", hex.EncodeToString(sum[:16]))
+// capturePath is where the capture index of the work tree top of the
+// repository whose common git dir is common lives (statefile.go):
+// H/capture/FILE under home; "" without a home.
+func capturePath(common, top string) (home, rel string) {
+	return stateFile(common, "capture", workTreeName(top, 16))
 }
 
 // captureIndex is a loaded capture index: git's index bytes and the time
@@ -81,10 +72,10 @@ type captureIndex struct {
 	stamp time.Time
 }
 
-// loadCapture reads the capture index at file for top under key; nil
+// loadCapture reads the capture index at rel under home for top under key; nil
 // when there is none, or it is not one for top and key, or is damaged.
-func loadCapture(file, top, key, format string) *captureIndex {
-	data, err := readBeneath(taskdir.StateBase(), file)
+func loadCapture(home, rel, top, key, format string) *captureIndex {
+	data, err := readStateFile(home, rel, captureMax+4096)
 	if err != nil {
 		return nil
 	}
@@ -117,67 +108,16 @@ func loadCapture(file, top, key, format string) *captureIndex {
 }
 
 // saveCapture keeps index (written by git at stamp) as the capture index
-// at file for top under key: 0700 directories, written tmp+rename.
-func saveCapture(file, top, key string, index []byte, stamp time.Time) error {
+// at rel under home for top under key (writeStateFile).
+func saveCapture(home, rel, top, key string, index []byte, stamp time.Time) error {
 	if len(index) > captureMax || strings.ContainsRune(top, '\n') {
 		return nil
 	}
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("codesnap: keep the capture index: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("codesnap: keep the capture index: %w", err)
-	}
-	defer os.Remove(f.Name())
 	head := fmt.Sprintf("%s%s\n%s\n%d\n", captureMagic, top, key, stamp.UnixNano())
-	if _, err := f.WriteString(head); err == nil {
-		_, err = f.Write(index)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), file)
-	}
-	if err != nil {
-		return fmt.Errorf("codesnap: keep the capture index %s: %w", file, err)
+	if err := writeStateFile(home, rel, append([]byte(head), index...)); err != nil {
+		return fmt.Errorf("codesnap: keep the capture index: %w", err)
 	}
 	return nil
-}
-
-// readBeneath reads file, a path under root (links in root itself are
-// resolved: the user's own), following no link below root; at most
-// captureMax bytes, a regular file only.
-func readBeneath(root, file string) ([]byte, error) {
-	real, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := filepath.Rel(root, file)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return nil, errors.New("codesnap: the capture index is not under the state directory")
-	}
-	rfd, err := unix.Open(real, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(rfd)
-	fd, err := unix.Openat2(rfd, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOFOLLOW,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), file)
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || info.Size() > captureMax+4096 {
-		return nil, errors.New("codesnap: the capture index is not a regular file of its bound")
-	}
-	return io.ReadAll(io.LimitReader(f, captureMax+4096))
 }
 
 // captureStart is the index a capture's add starts from: the user's
@@ -399,7 +339,7 @@ func attrFile(p string) (b []byte, ok bool) {
 // entries (keepCapture keeps none of them unhashed). (checkinArgs then
 // probes the files whose stat data differs from the start index: a new
 // dirty state, every file rewritten, is still streamed in bulk.)
-func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, format string) (key string, user map[string]string) {
+func startFromCapture(ctx context.Context, g gitCmd, top, common, index, home, rel, format string) (key string, user map[string]string) {
 	oidLen, newHash := objectHash(format)
 	userIndex, err := os.ReadFile(index)
 	var stamp time.Time
@@ -447,7 +387,7 @@ func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, f
 	if err != nil {
 		return "", nil
 	}
-	prev := loadCapture(file, top, key, format)
+	prev := loadCapture(home, rel, top, key, format)
 	if prev == nil {
 		return key, user
 	}
@@ -474,7 +414,7 @@ func startFromCapture(ctx context.Context, g gitCmd, top, common, index, file, f
 // trusted only while it is there, as git trusts it. Its stamp is the
 // earlier of the index's time and a probe's made after it in gitDir (the
 // work tree's file system and clock, not the temporary directory's).
-func keepCapture(file, top, key, index, gitDir string, user map[string]string, format string) {
+func keepCapture(home, rel, top, key, index, gitDir string, user map[string]string, format string) {
 	info, err := os.Stat(index)
 	if err != nil || info.Size() > captureMax {
 		return
@@ -512,5 +452,5 @@ func keepCapture(file, top, key, index, gitDir string, user map[string]string, f
 	h.Write(data[:len(data)-oidLen])
 	copy(data[len(data)-oidLen:], h.Sum(nil))
 	// (A capture index not kept costs the next capture its hashing.)
-	_ = saveCapture(file, top, key, data, stamp)
+	_ = saveCapture(home, rel, top, key, data, stamp)
 }

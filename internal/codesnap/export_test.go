@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +43,10 @@ func Guarded(c *Cache, snap *Snapshot) bool {
 
 // CaptureIndexFile is where Capture keeps the capture index of the work
 // tree top of the repository whose common git dir is common.
-func CaptureIndexFile(common, top string) string { return capturePath(common, top) }
+func CaptureIndexFile(common, top string) string {
+	home, rel := capturePath(common, top)
+	return filepath.Join(home, filepath.FromSlash(rel))
+}
 
 // EditCaptureIndex rewrites the capture index at file: its work tree
 // (top: "" keeps it), its stamp (zero keeps it), and the blob id of the

@@ -2,22 +2,13 @@ package codesnap
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/gitx"
-	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // A developer's next submission differs from the one before by a few
@@ -75,21 +66,10 @@ type chainLink struct {
 }
 
 // recordPath is where the chain record of the work tree at top, in the
-// checkout whose common git dir is common, lives: rel (slash-separated)
-// under root, the user's state directory's checkouts/ (taskdir.CheckoutState
-// of common, resolved, is root/H: rel is H/dirty-packs/FILE, so a link
-// at H is refused as any on the way). "" without a home: no chain is kept.
+// checkout whose common git dir is common, lives (statefile.go):
+// H/dirty-packs/FILE under root. "" without a home: no chain is kept.
 func recordPath(common, top string) (root, rel string) {
-	real, err := filepath.EvalSymlinks(common)
-	if err != nil {
-		return "", ""
-	}
-	home := taskdir.CheckoutState(real)
-	if home == "" {
-		return "", ""
-	}
-	sum := sha256.Sum256([]byte(top))
-	return filepath.Dir(home), filepath.Base(home) + "/dirty-packs/" + hex.EncodeToString(sum[:8]) + ".json"
+	return stateFile(common, "dirty-packs", workTreeName(top, 8)+".json")
 }
 
 // dirtyPacks stores the objects of tree (base + dirty state) that base
@@ -192,29 +172,10 @@ func (r *chainRecord) chain(n int) []PackLink {
 }
 
 // readRecord reads the chain record at rel under home (recordPath's
-// root); nil when there is none or it cannot be read. It is
-// opened within home (no link out of it followed, os.Root), without
-// following a link at its own name and without blocking (a FIFO), and
-// read only as a regular file of at most maxRecord bytes.
+// root, readStateFile); nil when there is none or it cannot be read.
 func readRecord(home, rel string) *chainRecord {
-	if home == "" {
-		return nil
-	}
-	root, err := os.OpenRoot(home)
+	data, err := readStateFile(home, rel, maxRecord)
 	if err != nil {
-		return nil
-	}
-	defer root.Close()
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxRecord {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
-	if err != nil || len(data) > maxRecord {
 		return nil
 	}
 	var r chainRecord
@@ -227,41 +188,12 @@ func readRecord(home, rel string) *chainRecord {
 // maxRecord bounds a chain record's size (a few hundred bytes a link).
 const maxRecord = 1 << 20
 
-// writeRecord replaces the record at rel under home (recordPath's root;
-// made 0700 where missing, and rel's directories too; a temporary file renamed into place: a reader sees the old
-// record or the new one), every step within home (os.Root: a directory on
-// the way that is a link out of it is refused). A record that cannot be
-// written costs the next capture a full pack, nothing more.
+// writeRecord replaces the record at rel under home (writeStateFile). A
+// record that cannot be written costs the next capture a full pack,
+// nothing more.
 func writeRecord(home, rel string, r *chainRecord) {
-	data, err := json.Marshal(r)
-	if err != nil || home == "" || os.MkdirAll(home, 0o700) != nil {
-		return
-	}
-	root, err := os.OpenRoot(home)
-	if err != nil {
-		return
-	}
-	defer root.Close()
-	dir := path.Dir(rel)
-	if root.MkdirAll(dir, 0o700) != nil {
-		return
-	}
-	var suffix [8]byte
-	rand.Read(suffix[:])
-	tmp := path.Join(dir, ".record-"+hex.EncodeToString(suffix[:]))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = root.Rename(tmp, rel)
-	}
-	if err != nil {
-		root.Remove(tmp)
+	if data, err := json.Marshal(r); err == nil {
+		_ = writeStateFile(home, rel, data)
 	}
 }
 
