@@ -56,12 +56,7 @@ func newDeadCallFleet(ctx context.Context, t *testing.T, addr string) *deadCallF
 	gate := filepath.Join(t.TempDir(), "gate")
 	fleet := []string{"--temporal", addr, "--task-queue", fmt.Sprintf("dead-call-%d", os.Getpid()), "--store", "file://" + t.TempDir()}
 	pr := workerProject(t, deadCallScript(gate))
-	f, err := os.OpenFile(filepath.Join(pr.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\", \"Edit\", \"Bash\"]\n")
-	f.Close()
+	appendSettings(t, pr.Root, "\n[permissions]\nallow = [\"Write\", \"Edit\", \"Bash\"]\n")
 	startBrood(t, pr, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
 	sub := testbrood.NewProject(t, mainEnv, nil)
 	testbrood.WriteFile(t, filepath.Join(sub.Root, ".brood", "settings.toml"), "[pool]\nheartbeat_timeout = \"3s\"\nping_interval = \"100ms\"\nkill_grace = \"2s\"\n")

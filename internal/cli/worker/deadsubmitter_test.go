@@ -66,12 +66,7 @@ func TestDeadSubmittersChangesLandOnResume(t *testing.T) {
 	trust := []string{"BROOD_TRUST_PROJECT=1"}
 	for range 2 {
 		pr := workerProject(t, twoPhaseScript)
-		f, err := os.OpenFile(filepath.Join(pr.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\", \"Edit\"]\n")
-		f.Close()
+		appendSettings(t, pr.Root, "\n[permissions]\nallow = [\"Write\", \"Edit\"]\n")
 		startBrood(t, pr, trust, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
 	}
 	sub := testbrood.NewProject(t, mainEnv, nil)

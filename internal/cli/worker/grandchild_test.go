@@ -134,12 +134,7 @@ func runGrandchildCall(t *testing.T, addr, queue, script, settings string, markP
 	if markProject {
 		c.wp.Env = append(c.wp.Env, "WORKER_PROJECT="+c.wp.Root)
 	}
-	f, err := os.OpenFile(filepath.Join(c.wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\", \"Task\"]\n"+settings)
-	f.Close()
+	appendSettings(t, c.wp.Root, "\n[permissions]\nallow = [\"Bash\", \"Task\"]\n"+settings)
 	c.w = startBrood(t, c.wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
 	c.sub = testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

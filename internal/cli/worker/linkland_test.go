@@ -30,12 +30,7 @@ func TestFleetWriterLinkOutOfTreeNotLanded(t *testing.T) {
 	queue := fmt.Sprintf("linkland-%d", os.Getpid())
 	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
 	wp := workerProject(t, linkScript)
-	f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\"]\n")
-	f.Close()
+	appendSettings(t, wp.Root, "\n[permissions]\nallow = [\"Bash\"]\n")
 	startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
 	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

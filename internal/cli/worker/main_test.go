@@ -109,6 +109,20 @@ func workerProject(t *testing.T, script string) *testbrood.Project {
 	return pr
 }
 
+// appendSettings adds text to the project at root's .brood/settings.toml
+// (workerProject's).
+func appendSettings(t *testing.T, root, text string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // tasks lists the task ids a project ran.
 func tasks(pr *testbrood.Project) []string {
 	ents, _ := os.ReadDir(filepath.Join(pr.Root, ".brood", "dispatch"))

@@ -59,12 +59,7 @@ func TestMixedTrustQueueLandsEveryCall(t *testing.T) {
 
 	worker := func(key string) *proc {
 		wp := workerProject(t, mixedTrustScript)
-		f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\"]\n")
-		f.Close()
+		appendSettings(t, wp.Root, "\n[permissions]\nallow = [\"Write\"]\n")
 		return startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue",
 			append([]string{"worker", "--concurrency", "2", "--trusted-key", key}, fleet...)...)
 	}

@@ -31,12 +31,7 @@ func TestFleetWriterWhosePatchDoesNotLandFails(t *testing.T) {
 	queue := fmt.Sprintf("notlanded-%d", os.Getpid())
 	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
 	wp := workerProject(t, conflictScript)
-	f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\"]\n")
-	f.Close()
+	appendSettings(t, wp.Root, "\n[permissions]\nallow = [\"Write\"]\n")
 	startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
 	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -89,12 +84,7 @@ func TestFleetPlanWhoseTreeDoesNotLandFails(t *testing.T) {
 	queue := fmt.Sprintf("plannotlanded-%d", os.Getpid())
 	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
 	wp := workerProject(t, conflictScript)
-	f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\"]\n")
-	f.Close()
+	appendSettings(t, wp.Root, "\n[permissions]\nallow = [\"Write\"]\n")
 	startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
 	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n",
 		"wr.yaml": "name: wr\nphases:\n  - id: write\n    parallel:\n      - {agent: general-purpose, prompt: \"write one\"}\n"})

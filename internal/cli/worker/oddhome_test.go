@@ -50,12 +50,7 @@ func TestFleetWriterInOddWorkerHome(t *testing.T) {
 				}
 			}
 			wp.Home = home
-			f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprint(f, "\n[permissions]\nallow = [\"Bash\"]\n"+tc.settings)
-			f.Close()
+			appendSettings(t, wp.Root, "\n[permissions]\nallow = [\"Bash\"]\n"+tc.settings)
 			w := startBrood(t, wp, []string{"BROOD_TRUST_PROJECT=1"}, "brood worker: task queue", append([]string{"worker", "--concurrency", "1"}, fleet...)...)
 			if tc.log != "" && strings.Contains(w.log(), tc.log) {
 				t.Errorf("the worker's overlay probe failed in its home:\n%s", w.log())

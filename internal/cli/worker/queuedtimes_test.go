@@ -45,12 +45,7 @@ func TestFleetCallsSayQueuedAndRanApart(t *testing.T) {
 	queue := fmt.Sprintf("queuedtimes-%d", os.Getpid())
 	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
 	wp := workerProject(t, slowScript)
-	f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\"]\n")
-	f.Close()
+	appendSettings(t, wp.Root, "\n[permissions]\nallow = [\"Write\"]\n")
 	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
 	testbrood.WriteFile(t, filepath.Join(sub.Root, "plan.yaml"), "name: waits\nphases:\n  - id: p\n    parallel: [{agent: explore, prompt: \"slow one\"}, {agent: explore, prompt: \"slow two\"}, {agent: general-purpose, prompt: \"write one\"}]\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -49,12 +49,7 @@ func TestFleetCallSaysWhatALocalOneSays(t *testing.T) {
 	queue := fmt.Sprintf("truthful-%d", os.Getpid())
 	fleet := []string{"--temporal", srv.Addr, "--task-queue", queue, "--store", "file://" + t.TempDir()}
 	wp := workerProject(t, writerScript)
-	f, err := os.OpenFile(filepath.Join(wp.Root, ".brood", "settings.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, "\n[permissions]\nallow = [\"Write\"]\n")
-	f.Close()
+	appendSettings(t, wp.Root, "\n[permissions]\nallow = [\"Write\"]\n")
 	sub := testbrood.NewProject(t, mainEnv, map[string]string{"one.txt": "base\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
