@@ -63,7 +63,10 @@ type Config struct {
 	// around every child).
 	NoGit bool
 	// Sample is the interval of the memory sampler; negative disables it
-	// [5ms].
+	// [5ms]. It runs in runs of its own, one after each timed run of the
+	// series (brood, the floor, the compared command): the memory figures
+	// come from those, the wall, CPU and latencies from the timed runs,
+	// which nothing reads while they run.
 	Sample time.Duration
 	// FloorReps is how many times each floor is measured [30].
 	FloorReps int
@@ -221,7 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	// One untimed run warms the page cache for the binary and git.
-	if _, err := h.runOnce(ctx, 1, 5, 0); err != nil {
+	if _, err := h.runOnce(ctx, 1, 5, 0, false); err != nil {
 		return nil, err
 	}
 	rep.Timing, rep.CompareTiming, rep.FloorTiming, rep.SelfTiming, err = h.series(ctx, rep, cfg.Ks, cfg.Reps, 0)
@@ -245,61 +248,95 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // so that a burst of load from other work on the machine spreads over all
 // of them instead of skewing one.
 // With a --compare command, each run of brood is followed by one of it,
-// and with the floor child built, by one of the floor run.
+// and with the floor child built, by one of the floor run. With the memory
+// sampler on, each K's timed runs are followed by as many sampled ones
+// (brood, the floor, the compared command), kept for their memory alone.
 func (h *Harness) series(ctx context.Context, rep *Report, ks []int, reps int, latency time.Duration) (rows, cmp, floor, self []Row, err error) {
-	byK, cmpK, floorK, selfK := map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}, map[int][]*Sample{}
+	by := kindSamples{brood: map[int][]*Sample{}, cmp: map[int][]*Sample{}, floor: map[int][]*Sample{}, self: map[int][]*Sample{}}
+	passes := []bool{false}
+	if h.cfg.Sample > 0 {
+		passes = append(passes, true)
+	}
 	for r := range reps {
 		for _, k := range ks {
-			conc := h.cfg.Concurrency
-			if conc <= 0 {
-				conc = max(k, 5)
-			}
-			s, err := h.runOnce(ctx, k, conc, latency)
-			if err != nil {
-				return nil, nil, nil, nil, err
-			}
-			byK[k] = append(byK[k], s)
-			rep.Samples = append(rep.Samples, s)
-			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s: wall %s cpu %s pss %.1f MiB children %d",
-				r+1, reps, k, latency, ms(s.Wall), ms(s.CPU), mib(s.Mem.PeakPSSKB), s.Children))
-			if h.floorChild != "" {
-				f, err := h.runFloor(ctx, k, conc, latency)
-				if err != nil {
+			for _, sampled := range passes {
+				if err := h.round(ctx, rep, &by, fmt.Sprintf("rep %d/%d", r+1, reps), k, latency, sampled); err != nil {
 					return nil, nil, nil, nil, err
 				}
-				floorK[k] = append(floorK[k], f)
 			}
-			if h.cfg.SelfChild && latency == 0 {
-				env := append(slices.DeleteFunc(h.env(conc), func(e string) bool { return strings.HasPrefix(e, "BROOD_CHILD_EXE=") }), "BROOD_CHILD_EXE="+h.cfg.Brood)
-				s, err := h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, env, k, conc, latency)
-				if err != nil {
-					return nil, nil, nil, nil, err
-				}
-				selfK[k] = append(selfK[k], s)
-			}
-			if len(h.cfg.Compare) == 0 {
-				continue
-			}
-			c, err := h.runCompare(ctx, k, conc, latency)
-			if err != nil {
-				return nil, nil, nil, nil, err
-			}
-			cmpK[k] = append(cmpK[k], c)
-			h.progress(fmt.Sprintf("rep %d/%d K=%d latency=%s compare: wall %s cpu %s pss %.1f MiB child requests %d",
-				r+1, reps, k, latency, ms(c.Wall), ms(c.CPU), mib(c.Mem.PeakPSSKB), c.ChildRequests))
 		}
 	}
-	rows = rowsOf(ks, byK, latency)
+	rows = rowsOf(ks, by.brood, latency)
 	if len(h.cfg.Compare) > 0 {
-		cmp = rowsOf(ks, cmpK, latency)
+		cmp = rowsOf(ks, by.cmp, latency)
 	}
 	if h.floorChild != "" {
-		floor = rowsOf(ks, floorK, latency)
+		floor = rowsOf(ks, by.floor, latency)
 	}
-	if len(selfK) > 0 {
-		self = rowsOf(ks, selfK, latency)
+	if len(by.self) > 0 {
+		self = rowsOf(ks, by.self, latency)
 	}
 	return rows, cmp, floor, self, nil
+}
+
+// kindSamples are a series' runs by K: brood's, the compared command's,
+// the floor's and brood's with children re-running it.
+type kindSamples struct {
+	brood, cmp, floor, self map[int][]*Sample
+}
+
+// round runs brood once at K=k, then the floor, the self-child run
+// (timed rounds only: no memory figure is read from it) and the compared
+// command, each once, sampled or not.
+func (h *Harness) round(ctx context.Context, rep *Report, by *kindSamples, tag string, k int, latency time.Duration, sampled bool) error {
+	conc := h.cfg.Concurrency
+	if conc <= 0 {
+		conc = max(k, 5)
+	}
+	if sampled {
+		tag += " memory run"
+	}
+	s, err := h.runOnce(ctx, k, conc, latency, sampled)
+	if err != nil {
+		return err
+	}
+	by.brood[k] = append(by.brood[k], s)
+	rep.Samples = append(rep.Samples, s)
+	h.progress(fmt.Sprintf("%s K=%d latency=%s: %s children %d", tag, k, latency, figures(s), s.Children))
+	if h.floorChild != "" {
+		f, err := h.runFloor(ctx, k, conc, latency, sampled)
+		if err != nil {
+			return err
+		}
+		by.floor[k] = append(by.floor[k], f)
+	}
+	if h.cfg.SelfChild && latency == 0 && !sampled {
+		env := append(slices.DeleteFunc(h.env(conc), func(e string) bool { return strings.HasPrefix(e, "BROOD_CHILD_EXE=") }), "BROOD_CHILD_EXE="+h.cfg.Brood)
+		s, err := h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, env, k, conc, latency, false)
+		if err != nil {
+			return err
+		}
+		by.self[k] = append(by.self[k], s)
+	}
+	if len(h.cfg.Compare) == 0 {
+		return nil
+	}
+	c, err := h.runCompare(ctx, k, conc, latency, sampled)
+	if err != nil {
+		return err
+	}
+	by.cmp[k] = append(by.cmp[k], c)
+	h.progress(fmt.Sprintf("%s K=%d latency=%s compare: %s child requests %d", tag, k, latency, figures(c), c.ChildRequests))
+	return nil
+}
+
+// figures is what a run's progress line shows: a timed run's wall and
+// CPU, a sampled run's memory.
+func figures(s *Sample) string {
+	if s.Sampled {
+		return fmt.Sprintf("pss %.1f MiB, %d processes seen", mib(s.Mem.PeakPSSKB), s.Mem.Seen)
+	}
+	return fmt.Sprintf("wall %s cpu %s", ms(s.Wall), ms(s.CPU))
 }
 
 func rowsOf(ks []int, byK map[int][]*Sample, latency time.Duration) []Row {

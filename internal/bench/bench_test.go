@@ -93,8 +93,9 @@ func TestIssueTable(t *testing.T) {
 			{K: 16, MarginalCPU: 11 * ms, MarginalWall: 8 * ms, ModelSpawn: 30 * ms}},
 		FloorTiming: []Row{{K: 0, Wall: 6 * ms, CPU: 6 * ms}, {K: 1, ModelSpawn: 5 * ms}, {K: 16, MarginalCPU: 10 * ms, MarginalWall: 8 * ms}},
 		SelfTiming:  []Row{{K: 0}, {K: 1}, {K: 16, MarginalCPU: 30 * ms, MarginalWall: 20 * ms}},
-		Model:       []Row{{K: 16, Wall: 2100 * ms, ModelTime: 2000 * ms, PSSKB: 60 << 10, ChildAnonKB: 3 << 10}},
-		FloorModel:  []Row{{K: 16, Wall: 2020 * ms, ModelTime: 2000 * ms, PSSKB: 40 << 10, ChildAnonKB: 2 << 10}},
+		Model:       []Row{{K: 0, RootAnonKB: 3 << 10}, {K: 16, Wall: 2100 * ms, ModelTime: 2000 * ms, PSSKB: 60 << 10, ChildAnonKB: 3 << 10, RootAnonKB: 10 << 10}},
+		FloorModel: []Row{{K: 0, RootAnonKB: 2 << 10}, {K: 16, Wall: 2020 * ms, ModelTime: 2000 * ms, PSSKB: 40 << 10, ChildAnonKB: 2 << 10,
+			RootAnonKB: 4 << 10}},
 	}
 	var b strings.Builder
 	rep.issueTargets(&b)
@@ -109,7 +110,9 @@ func TestIssueTable(t *testing.T) {
 		"| the same, brood's records: queued → first request | 4.00 ms | exec 1.00 ms | | ≤ 5.00 ms | met |",
 		"| spawn latency, K=16 (median, the model's side) | 30.0 ms | 0.00 ms | | ≤ 20.0 ms | **missed** |",
 		"| peak summed PSS, parent + 16 children (500ms model latency) | 60.0 MiB | 40.0 MiB | 1.50× | ≤ 1.50× | met |",
-		"| a child's private (anonymous) memory, median child | 3.0 MiB | 2.0 MiB | 1.50× | | |",
+		"| a child's private (anonymous) memory, median child (500ms model latency) | 3.0 MiB | 2.0 MiB | 1.50× | | |",
+		"| the root's peak private (anonymous) memory, K=0 (500ms model latency) | 3.0 MiB | 2.0 MiB | 1.50× | | |",
+		"| the root's peak private (anonymous) memory, K=16 (500ms model latency) | 10.0 MiB | 4.0 MiB | 2.50× | | |",
 		"| total ÷ model time, 500ms latency, K=16 | 1.050 | 1.010 | | ≤ 1.03 | **missed** |",
 	} {
 		if !strings.Contains(out, want) {

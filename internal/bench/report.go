@@ -3,20 +3,23 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/spawntrace"
 )
 
-// Row is the medians of every run of one K.
+// Row is the medians of every run of one K: its wall, CPU and latency
+// figures of the timed runs (Runs), its memory figures of the sampled ones
+// (MemRuns; none with the sampler off).
 type Row struct {
-	K, Concurrency, Runs int
-	Latency              time.Duration
-	Wall, CPU            time.Duration
-	PSSKB, RSSKB         int64 // medians of each run's peak summed PSS / RSS
-	PeakProcs            int   // median of the most processes live at once
-	Seen                 int   // median of the distinct processes seen (git included)
+	K, Concurrency, Runs, MemRuns int
+	Latency                       time.Duration
+	Wall, CPU                     time.Duration
+	PSSKB, RSSKB                  int64 // medians of each run's peak summed PSS / RSS
+	PeakProcs                     int   // median of the most processes live at once
+	Seen                          int   // median of the distinct processes seen (git included)
 	// Children is the fewest dispatch directories of any run and Done the
 	// fewest results that said done; both equal K in a sound run.
 	Children, Done int
@@ -46,18 +49,16 @@ type Row struct {
 	Split SplitRow
 }
 
+// summarize takes the timed runs' walls, CPU and latencies and the sampled
+// runs' memory: the sampler's /proc reads slow the tree they read (the
+// root alone's wall three times the floor's, a marginal wall below zero),
+// and a run without them has no memory figure.
 func summarize(ss []*Sample, latency time.Duration) Row {
-	r := Row{K: ss[0].K, Concurrency: ss[0].Concurrency, Runs: len(ss), Latency: latency, Children: -1, Done: -1}
-	var wall, cpu, spawn, spawnTU []time.Duration
+	r := Row{K: ss[0].K, Concurrency: ss[0].Concurrency, Latency: latency, Children: -1, Done: -1}
+	var timed []*Sample
+	var wall, cpu, spawn, spawnTU, mspawn []time.Duration
 	var pss, rss, procs, seen, canon, ranon []int64
-	var mspawn []time.Duration
 	for _, s := range ss {
-		canon, ranon = append(canon, s.Mem.ChildAnonKB), append(ranon, s.Mem.RootAnonKB)
-		mspawn = append(mspawn, s.ModelSpawn...)
-		wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
-		pss, rss = append(pss, s.Mem.PeakPSSKB), append(rss, s.Mem.PeakRSSKB)
-		procs, seen = append(procs, int64(s.Mem.PeakProcs)), append(seen, int64(s.Mem.Seen))
-		spawn, spawnTU = append(spawn, s.SpawnQueued...), append(spawnTU, s.SpawnToolUse...)
 		if r.Children < 0 || s.Children < r.Children {
 			r.Children = s.Children
 		}
@@ -67,20 +68,32 @@ func summarize(ss []*Sample, latency time.Duration) Row {
 		if r.ChildRequests == 0 || s.ChildRequests < r.ChildRequests {
 			r.ChildRequests = s.ChildRequests
 		}
+		if s.Sampled {
+			r.MemRuns++
+			canon, ranon = append(canon, s.Mem.ChildAnonKB), append(ranon, s.Mem.RootAnonKB)
+			pss, rss = append(pss, s.Mem.PeakPSSKB), append(rss, s.Mem.PeakRSSKB)
+			procs, seen = append(procs, int64(s.Mem.PeakProcs)), append(seen, int64(s.Mem.Seen))
+			continue
+		}
+		timed = append(timed, s)
+		mspawn = append(mspawn, s.ModelSpawn...)
+		wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
+		spawn, spawnTU = append(spawn, s.SpawnQueued...), append(spawnTU, s.SpawnToolUse...)
 	}
+	r.Runs = len(timed)
 	r.Wall, r.CPU, r.Spawn, r.SpawnToolUse = median(wall), median(cpu), median(spawn), median(spawnTU)
 	r.PSSKB, r.RSSKB = medianInt(pss), medianInt(rss)
 	r.PeakProcs, r.Seen = int(medianInt(procs)), int(medianInt(seen))
 	r.ModelTime = modelTime(r.K, r.Concurrency, latency)
-	r.Stages = stageRows(ss)
+	r.Stages = stageRows(timed)
 	var roots [][]spawntrace.Stage
-	for _, s := range ss {
+	for _, s := range timed {
 		if len(s.Root) > 0 {
 			roots = append(roots, s.Root)
 		}
 	}
 	r.RootStages = summarizeStages(roots, rootStageOwners())
-	r.Split = splitRow(ss)
+	r.Split = splitRow(timed)
 	r.ModelSpawn = median(mspawn)
 	r.ChildAnonKB, r.RootAnonKB = medianInt(canon), medianInt(ranon)
 	return r
@@ -125,6 +138,7 @@ func (rep *Report) Markdown(w io.Writer) {
 	if rep.Config.Warm > 0 {
 		fmt.Fprintf(w, "brood runs with BROOD_WARM=%d (pool.warm); the compare command with BROOD_WARM=0.\n\n", rep.Config.Warm)
 	}
+	rep.sources(w)
 
 	fmt.Fprintln(w, "### Floor (same run)")
 	fmt.Fprintln(w)
@@ -141,26 +155,26 @@ func (rep *Report) Markdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintf(w, "### Delegation cost, no model latency (medians of %d runs)\n\n", rep.Config.Reps)
+	fmt.Fprintf(w, "### Delegation cost, no model latency (medians of %d runs%s)\n\n", rep.Config.Reps, rep.memRuns(rep.Timing))
 	fmt.Fprintln(w, "Ratios: ×exec = against the static exec floor; ×sdk = against the bare SDK child.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| K | conc | wall | CPU (tree) | peak PSS (sum) | peak RSS (sum) | children / done | processes seen | marginal wall | marginal CPU | spawn latency (queued→1st request) | spawn latency (tool_use sent→1st request) |")
+	fmt.Fprintln(w, "| K | conc | wall | CPU (tree) | peak PSS (sum, sampled runs) | peak RSS (sum, sampled runs) | children / done | processes seen (sampled runs) | marginal wall | marginal CPU | spawn latency (queued→1st request) | spawn latency (tool_use sent→1st request) |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rep.Timing {
-		fmt.Fprintf(w, "| %d | %d | %s | %s | %.1f MiB | %.1f MiB | %d / %d | %d | %s | %s | %s | %s |\n",
-			r.K, r.Concurrency, ms(r.Wall), ms(r.CPU), mib(r.PSSKB), mib(r.RSSKB), r.Children, r.Done, r.Seen,
+		fmt.Fprintf(w, "| %d | %d | %s | %s | %s | %s | %d / %d | %s | %s | %s | %s | %s |\n",
+			r.K, r.Concurrency, ms(r.Wall), ms(r.CPU), mem(r.PSSKB), mem(r.RSSKB), r.Children, r.Done, count(r.Seen),
 			rep.ratio2(r.MarginalWall, f.ExecWall, f.ChildWall, r.K), rep.ratio2(r.MarginalCPU, f.ExecCPU, f.ChildCPU, r.K),
 			rep.ratio1(r.Spawn, f.ExecWall, r.K), rep.ratio1(r.SpawnToolUse, f.ExecWall, r.K))
 	}
 	fmt.Fprintln(w)
 
 	if len(rep.Model) > 0 {
-		fmt.Fprintf(w, "### With %s of model latency per response (medians of %d runs)\n\n", rep.Config.ModelLatency, rep.Config.ModelReps)
-		fmt.Fprintln(w, "| K | conc | total wall | model time (script) | total / model | peak PSS (sum) | peak RSS (sum) | peak live processes | spawn latency |")
+		fmt.Fprintf(w, "### With %s of model latency per response (medians of %d runs%s)\n\n", rep.Config.ModelLatency, rep.Config.ModelReps, rep.memRuns(rep.Model))
+		fmt.Fprintln(w, "| K | conc | total wall | model time (script) | total / model | peak PSS (sum, sampled runs) | peak RSS (sum, sampled runs) | peak live processes (sampled runs) | spawn latency |")
 		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range rep.Model {
-			fmt.Fprintf(w, "| %d | %d | %s | %s | %.3f | %.1f MiB | %.1f MiB | %d | %s |\n",
-				r.K, r.Concurrency, ms(r.Wall), ms(r.ModelTime), ratio(r.Wall, r.ModelTime), mib(r.PSSKB), mib(r.RSSKB), r.PeakProcs, rep.ratio1(r.Spawn, f.ExecWall, r.K))
+			fmt.Fprintf(w, "| %d | %d | %s | %s | %.3f | %s | %s | %s | %s |\n",
+				r.K, r.Concurrency, ms(r.Wall), ms(r.ModelTime), ratio(r.Wall, r.ModelTime), mem(r.PSSKB), mem(r.RSSKB), count(r.PeakProcs), rep.ratio1(r.Spawn, f.ExecWall, r.K))
 		}
 		fmt.Fprintln(w)
 	}
@@ -194,8 +208,8 @@ func (rep *Report) linearity(w io.Writer) {
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	per := func(d time.Duration, k int) time.Duration { return d / time.Duration(k) }
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %d | %s | %.2f× | %s | %.2f× | %s | %.2f× | %s | %.2f× |\n", r.K,
-			ms(r.MarginalCPU), ratio(r.MarginalCPU, b.MarginalCPU), ms(r.MarginalWall), ratio(r.MarginalWall, b.MarginalWall),
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %.2f× | %s | %.2f× |\n", r.K,
+			ms(r.MarginalCPU), marginalRatio(r.MarginalCPU, b.MarginalCPU), ms(r.MarginalWall), marginalRatio(r.MarginalWall, b.MarginalWall),
 			ms(per(r.SpawnToolUse, r.K)), ratio(per(r.SpawnToolUse, r.K), per(b.SpawnToolUse, b.K)),
 			ms(per(r.Spawn, r.K)), ratio(per(r.Spawn, r.K), per(b.Spawn, b.K)))
 	}
@@ -219,7 +233,7 @@ func (rep *Report) compare(w io.Writer) {
 			c := pair[1][i]
 			mw, mc := "–", "–"
 			if b.K > 0 {
-				mw, mc = fmt.Sprintf("%.2f×", ratio(b.MarginalWall, c.MarginalWall)), fmt.Sprintf("%.2f×", ratio(b.MarginalCPU, c.MarginalCPU))
+				mw, mc = marginalRatio(b.MarginalWall, c.MarginalWall), marginalRatio(b.MarginalCPU, c.MarginalCPU)
 			}
 			// The spawn latency needs the command's dispatch logs (another
 			// brood writes them; another agent does not).
@@ -227,9 +241,9 @@ func (rep *Report) compare(w io.Writer) {
 			if b.K > 0 && c.SpawnToolUse > 0 {
 				sp = fmt.Sprintf("%s | %s | %.2f×", ms(b.SpawnToolUse), ms(c.SpawnToolUse), ratio(b.SpawnToolUse, c.SpawnToolUse))
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %d | %s |\n",
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n",
 				b.K, b.Latency, ms(b.Wall), ms(c.Wall), ms(b.CPU), ms(c.CPU), ms(b.MarginalWall), ms(c.MarginalWall), mw,
-				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mib(b.PSSKB), mib(c.PSSKB), c.ChildRequests, sp)
+				ms(b.MarginalCPU), ms(c.MarginalCPU), mc, mem(b.PSSKB), mem(c.PSSKB), c.ChildRequests, sp)
 		}
 	}
 	fmt.Fprintln(w)
@@ -269,6 +283,10 @@ func (rep *Report) targets(w io.Writer) {
 			fmt.Fprintf(w, "| %s | %s | – | – | ≤ %.2f× | not measured |%s\n", what, ms(got), target, t)
 			return
 		}
+		if got <= 0 {
+			fmt.Fprintf(w, "| %s | %s | %s | – | ≤ %.2f× | %s |%s\n", what, ms(got), ms(floor), target, belowNoise, t)
+			return
+		}
 		r := ratio(got, floor)
 		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | ≤ %.2f× | %s |%s\n", what, ms(got), ms(floor), r, target, verdict(r <= target), t)
 	}
@@ -286,8 +304,12 @@ func (rep *Report) targets(w io.Writer) {
 		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %s | %s | %.3f | ≤ %.2f | %s |%s\n",
 			rep.Config.ModelLatency, targetK, ms(r.Wall), ms(r.ModelTime), mr, targetModelRatio, verdict(mr <= targetModelRatio),
 			tail(mr, cr, func(v float64) string { return fmt.Sprintf("%.3f", v) }))
-		fmt.Fprintf(w, "| summed PSS, parent + %d live children | %.1f MiB | | | ≤ %d MiB | %s |%s\n",
-			targetK, mib(r.PSSKB), targetPSSMiB, verdict(mib(r.PSSKB) <= targetPSSMiB),
+		pv := verdict(mib(r.PSSKB) <= targetPSSMiB)
+		if r.PSSKB <= 0 {
+			pv = "not measured (--sample off)"
+		}
+		fmt.Fprintf(w, "| summed PSS, parent + %d live children | %s | | | ≤ %d MiB | %s |%s\n",
+			targetK, mem(r.PSSKB), targetPSSMiB, pv,
 			tail(float64(r.PSSKB), float64(c.PSSKB), func(v float64) string { return fmt.Sprintf("%.1f MiB", v/1024) }))
 	}
 	row(fmt.Sprintf("a child's idle start (%s) ÷ static exec", f.IdleArgs), f.IdleWall, f.ExecWall, 0, targetIdlexExec)
@@ -321,6 +343,9 @@ func (rep *Report) ratio2(d, exec, child time.Duration, k int) string {
 	if k == 0 {
 		return "–"
 	}
+	if d <= 0 {
+		return fmt.Sprintf("%s (%s)", ms(d), belowNoise)
+	}
 	s := fmt.Sprintf("%s (%.1f×exec", ms(d), ratio(d, exec))
 	if child > 0 {
 		s += fmt.Sprintf(", %.2f×sdk", ratio(d, child))
@@ -347,3 +372,52 @@ func ms(d time.Duration) string {
 }
 
 func mib(kb int64) float64 { return float64(kb) / 1024 }
+
+// mem is a memory figure of the sampled runs: "–" when none sampled.
+func mem(kb int64) string {
+	if kb <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f MiB", mib(kb))
+}
+
+// count is a count of the sampled runs ("–" when none sampled).
+func count(n int) string {
+	if n <= 0 {
+		return "–"
+	}
+	return strconv.Itoa(n)
+}
+
+// belowNoise is what a marginal figure at or below zero reads as instead
+// of a ratio: a difference of two medians that the runs' noise exceeds.
+const belowNoise = "below the noise"
+
+// marginalRatio is a ÷ b of two marginal figures, unless either is at or
+// below zero.
+func marginalRatio(a, b time.Duration) string {
+	if a <= 0 || b <= 0 {
+		return belowNoise
+	}
+	return fmt.Sprintf("%.2f×", ratio(a, b))
+}
+
+// sources says which runs each figure comes from.
+func (rep *Report) sources(w io.Writer) {
+	if rep.Config.Sample < 0 {
+		fmt.Fprintln(w, "Wall, CPU and spawn latencies: runs that nothing reads while they run. The memory sampler is off (--sample): no memory figure.")
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprintf(w, "Wall, CPU and spawn latencies: runs that nothing reads while they run. PSS, RSS, processes and anonymous memory: "+
+		"as many runs again, each after a timed run of the same K (brood, the floor and the compared command alike), "+
+		"reading every process's /proc/PID/smaps_rollup every %s; their walls are not used (the reads slow the tree they read).\n\n", rep.Config.Sample)
+}
+
+// memRuns is a table heading's count of the sampled runs.
+func (rep *Report) memRuns(rows []Row) string {
+	if len(rows) == 0 || rows[0].MemRuns == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; memory of %d sampled runs", rows[0].MemRuns)
+}

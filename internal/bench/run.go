@@ -51,6 +51,11 @@ type Sample struct {
 	// Split is the run's CPU split between its parent side and its
 	// children (cpusplit.go).
 	Split CPUSplit
+	// Sampled says the memory sampler read /proc throughout the run: its
+	// memory figures are used, never its wall, CPU or latencies (the
+	// sampler's reads slow the tree it measures). A run without it gives
+	// those and no memory figure.
+	Sampled bool
 }
 
 // project is the throwaway repository brood runs in: a git repository with
@@ -155,19 +160,20 @@ func modelSpec(provider string) string {
 	return "anthropic/claude-bench"
 }
 
-// runOnce runs the root once with k Task calls and measures it.
-func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
-	return h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, h.env(conc), k, conc, latency)
+// runOnce runs the root once with k Task calls and measures it; sampled
+// runs the memory sampler beside it (runCmd).
+func (h *Harness) runOnce(ctx context.Context, k, conc int, latency time.Duration, sampled bool) (*Sample, error) {
+	return h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, h.env(conc), k, conc, latency, sampled)
 }
 
 // runFloor runs the floor of a whole run once, the same way: a bare SDK
 // parent and k bare SDK children, against the same fake.
-func (h *Harness) runFloor(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
+func (h *Harness) runFloor(ctx context.Context, k, conc int, latency time.Duration, sampled bool) (*Sample, error) {
 	argv := []string{h.floorChild, "-parent", strconv.Itoa(k), h.fake.URL, h.dir}
 	if _, err := readFloorCPU(h.dir); err != nil { // none left from a failed run
 		return nil, err
 	}
-	s, err := h.runCmd(ctx, argv, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.proj.home}, k, conc, latency)
+	s, err := h.runCmd(ctx, argv, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.proj.home}, k, conc, latency, sampled)
 	if err != nil {
 		return nil, err
 	}
@@ -183,17 +189,21 @@ const prompt = "explore the project's areas"
 // runCompare runs the --compare command once, the same way: its words with
 // the prompt appended, in the same project, against the same fake, with
 // the environment brood gets less the choice of child binary.
-func (h *Harness) runCompare(ctx context.Context, k, conc int, latency time.Duration) (*Sample, error) {
+func (h *Harness) runCompare(ctx context.Context, k, conc int, latency time.Duration, sampled bool) (*Sample, error) {
 	env := slices.DeleteFunc(h.env(conc), func(e string) bool {
 		return (strings.HasPrefix(e, "BROOD_CHILD_EXE=") && !h.cfg.coldSelf) || strings.HasPrefix(e, "BROOD_WARM=")
 	})
 	if h.cfg.Warm > 0 {
 		env = append(env, "BROOD_WARM=0") // the other side of --warm: cold
 	}
-	return h.runCmd(ctx, h.cfg.Compare, env, k, conc, latency)
+	return h.runCmd(ctx, h.cfg.Compare, env, k, conc, latency, sampled)
 }
 
-func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, latency time.Duration) (*Sample, error) {
+// runCmd runs argv once against the fake and measures it. With sampled
+// (and the sampler on: Config.Sample > 0) the memory sampler reads the
+// tree's /proc every Config.Sample throughout, and the run is kept for its
+// memory alone; without it nothing reads the tree while it runs.
+func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, latency time.Duration, sampled bool) (*Sample, error) {
 	if err := h.proj.clean(); err != nil {
 		return nil, err
 	}
@@ -220,7 +230,8 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 	}
 	sctx, stop := context.WithCancel(ctx)
 	memc := make(chan TreeMemory, 1)
-	if h.cfg.Sample > 0 {
+	sampled = sampled && h.cfg.Sample > 0
+	if sampled {
 		go func() { memc <- sampleTree(sctx, cmd.Process.Pid, h.cfg.Sample) }()
 	} else {
 		memc <- TreeMemory{}
@@ -232,7 +243,7 @@ func (h *Harness) runCmd(ctx context.Context, argv, env []string, k, conc int, l
 	if err != nil {
 		return nil, fmt.Errorf("%s (K=%d): %v\nstderr:\n%s", filepath.Base(argv[0]), k, err, tailOf(stderr.String(), 2000))
 	}
-	s := &Sample{K: k, Concurrency: conc, Latency: latency, Wall: wall, Mem: mem}
+	s := &Sample{K: k, Concurrency: conc, Latency: latency, Wall: wall, Mem: mem, Sampled: sampled}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		// wait4 reports the process and every descendant it reaped.
 		s.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

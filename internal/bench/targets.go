@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -18,12 +19,15 @@ const (
 	target29Spawn16  = 20 * time.Millisecond
 	target29PSS      = 1.5 // summed PSS, parent + 16 children, ÷ the floor's
 	target29ModelRat = 1.03
+	target29Compare  = 0.10 // marginal wall per subagent, K=16, ÷ the compared agent's (Claude Code in the issue)
 )
 
 // issueTargets writes issue 29's table: every figure, the floor's figure
-// from the same run, the ratio, the target and whether this run met it.
+// from the same run, the ratio, the target and whether this run met it;
+// with --compare, the marginal wall against the compared command's.
 func (rep *Report) issueTargets(w io.Writer) {
-	if len(rep.FloorTiming) == 0 {
+	floor, cmp := len(rep.FloorTiming) > 0, rep.comparedAgent()
+	if !floor && !cmp {
 		return
 	}
 	fmt.Fprintln(w, "### Issue 29's table (floor: a bare anthropic-sdk-go parent running K bare SDK children, interleaved with brood run by run)")
@@ -32,38 +36,68 @@ func (rep *Report) issueTargets(w io.Writer) {
 	if rep.Child == rep.Config.Brood {
 		what = "brood itself (only brood installed)"
 	}
-	fmt.Fprintf(w, "Children run %s.\n\n", what)
+	memFrom := "memory of the sampled runs"
+	if rep.Config.Sample < 0 {
+		memFrom = "no memory sampled (--sample off)"
+	}
+	fmt.Fprintf(w, "Children run %s. Walls, CPU and latencies are of the runs nothing sampled; %s.", what, memFrom)
+	if !floor {
+		fmt.Fprint(w, " No floor in this run (it is built from brood's source tree: --src DIR): only the compared command's row.")
+	}
+	fmt.Fprint(w, "\n\n")
 	fmt.Fprintln(w, "| figure | brood | floor | ratio | target | |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
-	ratioRow := func(name string, got, floor time.Duration, target float64) {
-		if floor <= 0 {
-			fmt.Fprintf(w, "| %s | %s | – | – | ≤ %.2f× | not measured |\n", name, ms(got), target)
-			return
-		}
-		r := ratio(got, floor)
-		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | ≤ %.2f× | %s |\n", name, ms(got), ms(floor), r, target, verdict(r <= target))
+	if floor {
+		rep.issueFloorRows(w)
+		rep.issueMemoryRows(w)
 	}
+	if cmp {
+		rep.issueCompareRow(w)
+	}
+	fmt.Fprintln(w)
+	rep.initTable(w)
+}
+
+// ratioRow writes a figure of issue 29's table against another's, with its
+// target: a marginal figure at or below zero is noise, not a ratio.
+func ratioRow(w io.Writer, name string, got, floor time.Duration, floorText string, target float64) {
+	if floorText == "" {
+		floorText = ms(floor)
+	}
+	switch {
+	case floor == 0:
+		fmt.Fprintf(w, "| %s | %s | – | – | ≤ %.2f× | not measured |\n", name, ms(got), target)
+	case got <= 0 || floor < 0:
+		fmt.Fprintf(w, "| %s | %s | %s | – | ≤ %.2f× | %s: not measured |\n", name, ms(got), floorText, target, belowNoise)
+	default:
+		r := ratio(got, floor)
+		fmt.Fprintf(w, "| %s | %s | %s | %.2f× | ≤ %.2f× | %s |\n", name, ms(got), floorText, r, target, verdict(r <= target))
+	}
+}
+
+// issueFloorRows are the table's wall, CPU and latency rows.
+func (rep *Report) issueFloorRows(w io.Writer) {
 	absRow := func(name string, got time.Duration, floor string, target time.Duration) {
 		fmt.Fprintf(w, "| %s | %s | %s | | ≤ %s | %s |\n", name, ms(got), floor, ms(target), verdict(got <= target))
 	}
 	b16, okb := findRow(rep.Timing, targetK)
 	f16, okf := findRow(rep.FloorTiming, targetK)
 	if okb && okf {
-		ratioRow(fmt.Sprintf("marginal CPU per subagent, K=%d", targetK), b16.MarginalCPU, f16.MarginalCPU, target29CPU)
-		ratioRow(fmt.Sprintf("marginal wall per subagent, K=%d", targetK), b16.MarginalWall, f16.MarginalWall, target29Wall)
+		ratioRow(w, fmt.Sprintf("marginal CPU per subagent, K=%d", targetK), b16.MarginalCPU, f16.MarginalCPU, "", target29CPU)
+		ratioRow(w, fmt.Sprintf("marginal wall per subagent, K=%d", targetK), b16.MarginalWall, f16.MarginalWall, "", target29Wall)
 	}
 	if s16, ok := findRow(rep.SelfTiming, targetK); ok && okf {
-		ratioRow(fmt.Sprintf("the same with only brood installed (children re-run it): marginal CPU, K=%d", targetK), s16.MarginalCPU, f16.MarginalCPU, target29CPU)
-		ratioRow(fmt.Sprintf("the same with only brood installed: marginal wall, K=%d", targetK), s16.MarginalWall, f16.MarginalWall, target29Wall)
+		ratioRow(w, fmt.Sprintf("the same with only brood installed (children re-run it): marginal CPU, K=%d", targetK), s16.MarginalCPU, f16.MarginalCPU, "", target29CPU)
+		ratioRow(w, fmt.Sprintf("the same with only brood installed: marginal wall, K=%d", targetK), s16.MarginalWall, f16.MarginalWall, "", target29Wall)
 	}
 	if b0, ok := findRow(rep.Timing, 0); ok {
 		f0, _ := findRow(rep.FloorTiming, 0)
-		ratioRow("root alone (K=0), one turn: wall", b0.Wall, f0.Wall, target29Root)
-		ratioRow("root alone (K=0), one turn: CPU", b0.CPU, f0.CPU, target29Root)
+		ratioRow(w, "root alone (K=0), one turn: wall", b0.Wall, f0.Wall, "", target29Root)
+		ratioRow(w, "root alone (K=0), one turn: CPU", b0.CPU, f0.CPU, "", target29Root)
 	}
 	if b1, ok := findRow(rep.Timing, 1); ok {
 		f1, _ := findRow(rep.FloorTiming, 1)
-		ratioRow("spawn latency, K=1: tool_use sent → child's first request (the model's side)", b1.ModelSpawn, f1.ModelSpawn, target29Spawn)
+		ratioRow(w, "spawn latency, K=1: tool_use sent → child's first request (the model's side)", b1.ModelSpawn, f1.ModelSpawn, "", target29Spawn)
 		absRow("the same, brood's records: queued → first request", b1.Spawn, fmt.Sprintf("exec %s", ms(rep.Floor.ExecWall)), target29Records)
 	}
 	if okb {
@@ -71,19 +105,70 @@ func (rep *Report) issueTargets(w io.Writer) {
 	}
 	if m16, ok := findRow(rep.Model, targetK); ok {
 		fm, _ := findRow(rep.FloorModel, targetK)
-		if fm.PSSKB > 0 {
-			r := float64(m16.PSSKB) / float64(fm.PSSKB)
-			fmt.Fprintf(w, "| peak summed PSS, parent + %d children (%s model latency) | %.1f MiB | %.1f MiB | %.2f× | ≤ %.2f× | %s |\n",
-				targetK, rep.Config.ModelLatency, mib(m16.PSSKB), mib(fm.PSSKB), r, target29PSS, verdict(r <= target29PSS))
-		}
-		fmt.Fprintf(w, "| a child's private (anonymous) memory, median child | %.1f MiB | %.1f MiB | %.2f× | | |\n",
-			mib(m16.ChildAnonKB), mib(fm.ChildAnonKB), float64(m16.ChildAnonKB)/float64(max(fm.ChildAnonKB, 1)))
 		mr := ratio(m16.Wall, m16.ModelTime)
 		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %.3f | %.3f | | ≤ %.2f | %s |\n",
 			rep.Config.ModelLatency, targetK, mr, ratio(fm.Wall, fm.ModelTime), target29ModelRat, verdict(mr <= target29ModelRat))
 	}
-	fmt.Fprintln(w)
-	rep.initTable(w)
+}
+
+// issueMemoryRows are the table's memory rows, of the sampled runs: with
+// model latency when there are such runs (every child live at once), else
+// without.
+func (rep *Report) issueMemoryRows(w io.Writer) {
+	rows, frows, when := rep.Model, rep.FloorModel, fmt.Sprintf("%s model latency", rep.Config.ModelLatency)
+	if len(rows) == 0 {
+		rows, frows, when = rep.Timing, rep.FloorTiming, "no model latency"
+	}
+	// memRow writes one memory figure against the floor's; target 0: none.
+	memRow := func(name string, got, floor int64, target float64) {
+		t, v := " ", " " // empty cells
+		if target > 0 {
+			t = fmt.Sprintf(" ≤ %.2f× ", target)
+		}
+		if got <= 0 || floor <= 0 {
+			fmt.Fprintf(w, "| %s (%s) | %s | %s | – |%s| not measured (--sample off) |\n", name, when, mem(got), mem(floor), t)
+			return
+		}
+		r := float64(got) / float64(floor)
+		if target > 0 {
+			v = " " + verdict(r <= target) + " "
+		}
+		fmt.Fprintf(w, "| %s (%s) | %s | %s | %.2f× |%s|%s|\n", name, when, mem(got), mem(floor), r, t, v)
+	}
+	if b16, ok := findRow(rows, targetK); ok {
+		f16, _ := findRow(frows, targetK)
+		if len(rep.Model) > 0 {
+			memRow(fmt.Sprintf("peak summed PSS, parent + %d children", targetK), b16.PSSKB, f16.PSSKB, target29PSS)
+		}
+		memRow("a child's private (anonymous) memory, median child", b16.ChildAnonKB, f16.ChildAnonKB, 0)
+	}
+	for _, k := range []int{0, targetK} {
+		b, okb := findRow(rows, k)
+		f, okf := findRow(frows, k)
+		if okb && okf {
+			memRow(fmt.Sprintf("the root's peak private (anonymous) memory, K=%d", k), b.RootAnonKB, f.RootAnonKB, 0)
+		}
+	}
+}
+
+// comparedAgent says the compared command is another agent or build, not
+// this brood run cold (--warm without --compare).
+func (rep *Report) comparedAgent() bool {
+	_, ok := findRow(rep.CompareTiming, targetK)
+	return ok && !rep.Config.coldSelf
+}
+
+// issueCompareRow is the issue's last row: brood's marginal wall per
+// subagent at K=16 against the compared command's (the issue compares
+// Claude Code on the same fake).
+func (rep *Report) issueCompareRow(w io.Writer) {
+	b, okb := findRow(rep.Timing, targetK)
+	c, _ := findRow(rep.CompareTiming, targetK)
+	if !okb {
+		return
+	}
+	ratioRow(w, fmt.Sprintf("marginal wall per subagent, K=%d, against `%s` (its figure in the floor column)", targetK, strings.Join(rep.Config.Compare, " ")),
+		b.MarginalWall, c.MarginalWall, "", target29Compare)
 }
 
 // initTable writes what package initialisers cost each binary's start.

@@ -58,7 +58,7 @@ func (h *Harness) writers(ctx context.Context, sizes []int, reps int) ([]WriterR
 				if kind != kindReader {
 					h.writer = kind
 				}
-				s, err := h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, h.env(5), 1, 5, 0)
+				s, err := h.runCmd(ctx, []string{h.cfg.Brood, "run", "--model", h.modelSpec()}, h.env(5), 1, 5, 0, false)
 				if err != nil {
 					return nil, fmt.Errorf("%d files, %s: %w", n, kind, err)
 				}

@@ -1,0 +1,203 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFiguresComeFromTheirRuns: walls, CPU and latencies are read from the
+// runs nothing sampled, memory from the sampled runs alone, so the
+// sampler's /proc reads (which triple a bare program's wall) never reach a
+// wall figure, and a run without the sampler reports no memory.
+func TestFiguresComeFromTheirRuns(t *testing.T) {
+	ms := time.Millisecond
+	timed := func(k int, wall time.Duration) *Sample {
+		return &Sample{K: k, Concurrency: 5, Wall: wall, CPU: wall / 2, Children: k, Done: k, ChildRequests: k,
+			SpawnQueued: []time.Duration{wall / 4}, ModelSpawn: []time.Duration{wall / 5}}
+	}
+	sampled := func(k int, wall time.Duration, pss int64) *Sample {
+		s := timed(k, wall)
+		s.Sampled = true
+		s.Mem = TreeMemory{PeakPSSKB: pss, PeakRSSKB: 2 * pss, PeakProcs: 1 + k, Seen: 2 + k, ChildAnonKB: pss / 10, RootAnonKB: pss / 4, Samples: 9}
+		return s
+	}
+	for _, c := range []struct {
+		name string
+		byK  map[int][]*Sample
+		// want: K=0's wall, K=1's marginal wall, K=1's spawn and memory
+		wall0, marginal1, spawn1 time.Duration
+		pss1, rootAnon1          int64
+		runs, memRuns            int
+	}{{
+		// The shape of verify29's report: the sampled K=0 runs far slower
+		// than the timed ones, so mixed in they made K=1's marginal wall
+		// negative.
+		name: "sampler on",
+		byK: map[int][]*Sample{
+			0: {timed(0, 8*ms), sampled(0, 150*ms, 40<<10), timed(0, 9*ms), sampled(0, 160*ms, 42<<10), timed(0, 10*ms), sampled(0, 170*ms, 44<<10)},
+			1: {timed(1, 20*ms), sampled(1, 60*ms, 50<<10), timed(1, 22*ms), sampled(1, 61*ms, 52<<10), timed(1, 24*ms), sampled(1, 62*ms, 54<<10)},
+		},
+		wall0: 9 * ms, marginal1: 13 * ms, spawn1: 5500 * time.Microsecond, pss1: 52 << 10, rootAnon1: 13 << 10, runs: 3, memRuns: 3,
+	}, {
+		name: "sampler off",
+		byK: map[int][]*Sample{
+			0: {timed(0, 8*ms), timed(0, 9*ms), timed(0, 10*ms)},
+			1: {timed(1, 20*ms), timed(1, 22*ms), timed(1, 24*ms)},
+		},
+		wall0: 9 * ms, marginal1: 13 * ms, spawn1: 5500 * time.Microsecond, runs: 3,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := rowsOf([]int{0, 1}, c.byK, 0)
+			r0, r1 := rows[0], rows[1]
+			if r0.Wall != c.wall0 || r0.CPU != c.wall0/2 {
+				t.Errorf("K=0 wall %s CPU %s, want %s and %s: the timed runs' alone", r0.Wall, r0.CPU, c.wall0, c.wall0/2)
+			}
+			if r1.MarginalWall != c.marginal1 {
+				t.Errorf("K=1 marginal wall %s, want %s", r1.MarginalWall, c.marginal1)
+			}
+			if r1.Spawn != c.spawn1 || r1.ModelSpawn != 22*ms/5 {
+				t.Errorf("K=1 spawn %s, model's side %s; want %s, %s (timed runs)", r1.Spawn, r1.ModelSpawn, c.spawn1, 22*ms/5)
+			}
+			if r1.PSSKB != c.pss1 || r1.RSSKB != 2*c.pss1 || r1.RootAnonKB != c.rootAnon1 || r1.ChildAnonKB != c.pss1/10 {
+				t.Errorf("K=1 memory PSS %d RSS %d root %d child %d KiB; want %d, %d, %d, %d (sampled runs)",
+					r1.PSSKB, r1.RSSKB, r1.RootAnonKB, r1.ChildAnonKB, c.pss1, 2*c.pss1, c.rootAnon1, c.pss1/10)
+			}
+			if r1.Runs != c.runs || r1.MemRuns != c.memRuns || r1.Children != 1 || r1.Done != 1 {
+				t.Errorf("K=1 runs %d, memory runs %d, children %d, done %d; want %d, %d, 1, 1", r1.Runs, r1.MemRuns, r1.Children, r1.Done, c.runs, c.memRuns)
+			}
+		})
+	}
+}
+
+// TestMarginalBelowNoise: a marginal figure at or below zero (a difference
+// of two medians the noise exceeds) is never printed as a ratio or judged
+// against a target.
+func TestMarginalBelowNoise(t *testing.T) {
+	ms := time.Millisecond
+	rep := &Report{
+		Config: Config{Brood: "/b/brood", Sample: 5 * ms, Reps: 3},
+		Child:  "/b/brood-child",
+		Floor:  Floor{ExecWall: ms, ExecCPU: ms, ChildWall: 4 * ms, ChildCPU: 4 * ms},
+		Timing: []Row{{K: 0, Wall: 120 * ms, CPU: 10 * ms}, {K: 1, Wall: 48 * ms, CPU: 11 * ms, MarginalWall: -72 * ms, MarginalCPU: ms},
+			{K: 16, MarginalWall: -2 * ms, MarginalCPU: 5 * ms}, {K: 64, MarginalWall: 3 * ms, MarginalCPU: 6 * ms}},
+		FloorTiming: []Row{{K: 0, Wall: 9 * ms, CPU: 8 * ms}, {K: 1}, {K: 16, MarginalWall: 4 * ms, MarginalCPU: -ms}},
+	}
+	var b strings.Builder
+	rep.Markdown(&b)
+	out := b.String()
+	for _, want := range []string{
+		"| -72.0 ms (below the noise) |",
+		"| marginal CPU per subagent, K=16 | 5.00 ms | -1.00 ms | – | ≤ 1.15× | below the noise: not measured |",
+		"| marginal wall per subagent, K=16 | -2.00 ms | 4.00 ms | – | ≤ 1.05× | below the noise: not measured |",
+		"| marginal wall per subagent at K=16 ÷ bare-SDK child | -2.00 ms | 4.00 ms | – | ≤ 1.05× | below the noise |",
+		"| 64 | 6.00 ms | 1.20× | 3.00 ms | below the noise |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"-72.0 ms (-", "-2.00 ms (-", "| -0.50× |"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("report has a negative figure as a ratio (%q):\n%s", bad, out)
+		}
+	}
+}
+
+// TestReportSaysWhichRuns: the report says which runs its figures come
+// from, and with the sampler off, says the memory figures are not
+// measured rather than printing zeros (or "met" for a zero PSS).
+func TestReportSaysWhichRuns(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name        string
+		sample      time.Duration
+		pss         int64
+		want, never []string
+	}{{
+		name: "sampled", sample: 5 * ms, pss: 80 << 10,
+		want: []string{"Wall, CPU and spawn latencies: runs that nothing reads while they run. PSS, RSS, processes and anonymous memory: as many runs again",
+			"every 5ms", "(medians of 3 runs; memory of 3 sampled runs)", "| 16 | 16 | 2000 ms | 0.00 ms | 80.0 MiB | – | 0 / 0 | – |",
+			"| peak summed PSS, parent + 16 children (500ms model latency) | 80.0 MiB | 40.0 MiB | 2.00× | ≤ 1.50× | **missed** |"},
+	}, {
+		name: "sampler off", sample: -time.Second,
+		want: []string{"The memory sampler is off (--sample): no memory figure.", "| 16 | 16 | 2000 ms | 0.00 ms | – | – | 0 / 0 | – |", "no memory sampled (--sample off)",
+			"| summed PSS, parent + 16 live children | – | | | ≤ 60 MiB | not measured (--sample off) |",
+			"| peak summed PSS, parent + 16 children (500ms model latency) | – | – | – | ≤ 1.50× | not measured (--sample off) |"},
+		never: []string{"| 0.0 MiB | 0.0 MiB |", "memory of"},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			memRuns := 0
+			if c.pss > 0 {
+				memRuns = 3
+			}
+			rep := &Report{
+				Config:      Config{Brood: "/b/brood", Sample: c.sample, Reps: 3, ModelReps: 3, ModelLatency: 500 * ms},
+				Child:       "/b/brood-child",
+				Floor:       Floor{ExecWall: ms, ChildWall: 4 * ms},
+				Timing:      []Row{{K: 0, Runs: 3, MemRuns: memRuns}, {K: 16, Runs: 3, MemRuns: memRuns, Wall: 2000 * ms, Concurrency: 16, PSSKB: c.pss}},
+				FloorTiming: []Row{{K: 0}, {K: 16}},
+				Model:       []Row{{K: 0, MemRuns: memRuns}, {K: 16, Wall: 2100 * ms, ModelTime: 2000 * ms, PSSKB: c.pss}},
+				FloorModel:  []Row{{K: 0}, {K: 16, PSSKB: c.pss / 2}},
+			}
+			var b strings.Builder
+			rep.Markdown(&b)
+			out := b.String()
+			for _, want := range c.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("report lacks %q:\n%s", want, out)
+				}
+			}
+			for _, bad := range c.never {
+				if strings.Contains(out, bad) {
+					t.Errorf("report has %q:\n%s", bad, out)
+				}
+			}
+		})
+	}
+}
+
+// TestIssueTableCompareRow: with --compare, issue 29's table has its last
+// row, brood's marginal wall against the compared command's with the
+// issue's target; not when the compared command is this brood run cold
+// (--warm), and alone when the run has no floor.
+func TestIssueTableCompareRow(t *testing.T) {
+	ms := time.Millisecond
+	row := "| marginal wall per subagent, K=16, against `claude -p --model claude-bench` (its figure in the floor column) | 22.0 ms | 92.0 ms | 0.24× | ≤ 0.10× | **missed** |"
+	for _, c := range []struct {
+		name     string
+		coldSelf bool
+		floor    bool
+		want     []string
+		never    []string
+	}{
+		{name: "another agent", floor: true, want: []string{row, "| marginal wall per subagent, K=16 | 22.0 ms | 8.00 ms |"}},
+		{name: "no floor", want: []string{row, "No floor in this run (it is built from brood's source tree: --src DIR)"}, never: []string{"root alone"}},
+		{name: "brood cold (--warm)", coldSelf: true, floor: true, never: []string{"against `claude"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := &Report{
+				Config:        Config{Brood: "/b/brood", Compare: []string{"claude", "-p", "--model", "claude-bench"}, coldSelf: c.coldSelf},
+				Child:         "/b/brood-child",
+				Timing:        []Row{{K: 0}, {K: 16, MarginalWall: 22 * ms}},
+				CompareTiming: []Row{{K: 0}, {K: 16, MarginalWall: 92 * ms}},
+			}
+			if c.floor {
+				rep.FloorTiming = []Row{{K: 0, Wall: 6 * ms}, {K: 16, MarginalWall: 8 * ms}}
+			}
+			var b strings.Builder
+			rep.issueTargets(&b)
+			out := b.String()
+			for _, want := range c.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("table lacks %q:\n%s", want, out)
+				}
+			}
+			for _, bad := range c.never {
+				if strings.Contains(out, bad) {
+					t.Errorf("table has %q:\n%s", bad, out)
+				}
+			}
+		})
+	}
+}
