@@ -154,6 +154,9 @@ func (rep *Report) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "| bare Go SDK child: 2 streamed requests + result file | %s | %s | %.1f MiB |\n", ms(f.ChildWall), ms(f.ChildCPU), mib(f.ChildRSSKB))
 	}
 	fmt.Fprintln(w)
+	if rep.Config.FloorChild == "" {
+		fmt.Fprint(w, "No SDK floor in this run (the bare SDK child and parent, and issue 29's table with them): they are built from brood's source tree (--src DIR).\n\n")
+	}
 
 	fmt.Fprintf(w, "### Delegation cost, no model latency (medians of %d runs%s)\n\n", rep.Config.Reps, rep.memRuns(rep.Timing))
 	fmt.Fprintln(w, "Ratios: ×exec = against the static exec floor; ×sdk = against the bare SDK child.")

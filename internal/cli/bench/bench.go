@@ -63,7 +63,11 @@ by run beside brood) is measured in the same run and every figure is shown
 against it, in issue 29's table with its targets. --trace breaks each
 child's spawn latency into the parent's and the child's stages; --writers
 times a reader against in-place and isolated writers on large trees.
-Needs the Go toolchain for the floor binaries.`,
+Needs the Go toolchain for the floor binaries, and brood's source tree for
+the SDK floor and issue 29's table (run it inside the tree or pass --src
+DIR; without it they are skipped, and it says so). Walls, CPU and spawn
+latencies come from runs nothing samples; memory (PSS, private memory)
+from as many runs again with the --sample reader on.`,
 		Example: `  brood bench
   brood bench --ks 0,1,4,16 --reps 3 --model-latency -1s
   brood bench --env GOGC=200 --out /tmp/gogc200.md
@@ -82,7 +86,7 @@ Needs the Go toolchain for the floor binaries.`,
 	fl.StringVar(&o.brood, "brood", "", "brood binary to measure (default: this binary, or a fresh build with --build)")
 	fl.StringVar(&o.child, "child", "", "binary the children run (default: what brood picks: brood-child, or brood-child-openai with --provider openai, beside it when it is the same build, else brood)")
 	fl.BoolVar(&o.build, "build", false, "build ./cmd/brood and the lean child binary (./cmd/brood-child, or ./cmd/brood-child-openai with --provider openai) from --src and measure them")
-	fl.StringVar(&o.src, "src", "", "brood's source tree, for --build and the SDK floor child (default: the module above the working directory)")
+	fl.StringVar(&o.src, "src", "", "brood's source tree, for --build, the SDK floor and issue 29's table (default: the working directory's, if it is in brood's; without one they are skipped)")
 	fl.StringVar(&o.ks, "ks", "0,1,4,16,64,256", "subagent counts K of the zero-latency runs")
 	fl.IntVar(&o.reps, "reps", 5, "runs per K (medians are reported)")
 	fl.StringVar(&o.modelKs, "model-ks", "0,1,4,16", "K of the runs with model latency")
@@ -91,7 +95,7 @@ Needs the Go toolchain for the floor binaries.`,
 	fl.IntVar(&o.concurrency, "concurrency", 0, "BROOD_CONCURRENCY (default max(K, 5): every child live at once)")
 	fl.StringVar(&o.provider, "provider", "anthropic", "wire format of the fake: anthropic or openai")
 	fl.BoolVar(&o.noGit, "no-git", false, "make the project a plain directory instead of a git repository")
-	fl.DurationVar(&o.sample, "sample", 5*time.Millisecond, "memory sampling interval (negative: off)")
+	fl.DurationVar(&o.sample, "sample", 5*time.Millisecond, "memory sampling interval of the memory runs, one after each timed run (negative: off, no memory figures)")
 	fl.IntVar(&o.floorReps, "floor-reps", 30, "runs of each floor measurement")
 	cmdutil.StringArrayVar(fl, &o.env, "env", nil, "KEY=VALUE added to brood's environment (repeatable), e.g. GOGC=200")
 	fl.StringVar(&o.out, "out", "", "also write the markdown report to this file")
@@ -121,18 +125,17 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	src := o.src
-	if src == "" {
-		if wd, err := os.Getwd(); err == nil {
-			src, _ = benchmark.FindModule(wd)
-		}
+	wd, _ := os.Getwd()
+	src, missing := source(o.src, wd)
+	if missing != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "bench:", missing)
 	}
 	brood := o.brood
 	switch {
 	case brood != "":
 	case o.build:
 		if src == "" {
-			return fmt.Errorf("--build: no source tree: pass --src")
+			return fmt.Errorf("--build: %s", missing)
 		}
 		brood = filepath.Join(dir, "brood")
 		if err := benchmark.BuildPackage(ctx, src, "./cmd/brood", brood); err != nil {
@@ -164,7 +167,7 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 	if src != "" {
 		fc := filepath.Join(dir, "floorchild")
 		if err := benchmark.BuildPackage(ctx, src, "./internal/bench/floorchild", fc); err != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "bench: skipping the SDK child floor:", err)
+			fmt.Fprintf(cmd.ErrOrStderr(), "bench: the SDK floor and issue 29's table are skipped: the floor child does not build from %s (--src DIR): %v\n", src, err)
 		} else {
 			cfg.FloorChild = fc
 		}
@@ -180,6 +183,42 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 		return os.WriteFile(o.out, []byte(b.String()), 0o644)
 	}
 	return nil
+}
+
+// broodModule is the module path of brood's source tree.
+const broodModule = "github.com/broodhq/brood"
+
+// source is brood's source tree for the floor and --build: --src, else
+// the module above wd when it is brood's. missing says, when there is
+// none, what is skipped and how to give one.
+func source(flagSrc, wd string) (src, missing string) {
+	if flagSrc != "" {
+		return flagSrc, ""
+	}
+	const skipped = "the SDK floor and issue 29's table are skipped (pass --src DIR, DIR brood's source tree)"
+	mod, err := benchmark.FindModule(wd)
+	if err != nil {
+		return "", fmt.Sprintf("no go.mod above %s: %s", wd, skipped)
+	}
+	b, err := os.ReadFile(filepath.Join(mod, "go.mod"))
+	if err != nil {
+		return "", fmt.Sprintf("%s: %v: %s", filepath.Join(mod, "go.mod"), err, skipped)
+	}
+	if path := modulePath(b); path != broodModule {
+		return "", fmt.Sprintf("%s is module %q, not brood's source tree: %s", mod, path, skipped)
+	}
+	return mod, ""
+}
+
+// modulePath is the module line of a go.mod ("" without one).
+func modulePath(gomod []byte) string {
+	for _, l := range strings.Split(string(gomod), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 func parseKs(s string) ([]int, error) {
