@@ -92,17 +92,29 @@ func newProject(dir string, git bool) (*project, error) {
 		}
 	}
 	if git {
-		for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-q", "-m", "bench project"}} {
-			cmd := exec.Command("git", args...)
-			cmd.Dir = p.root
-			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@localhost",
-				"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@localhost", "HOME="+p.home)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return nil, fmt.Errorf("git %s: %v\n%s", args[0], err, out)
-			}
+		// No automatic gc or maintenance in the project, by any git (the
+		// bench's or brood's): a commit of thousands of files forks a
+		// detached `git gc --auto` that would repack during the timed runs.
+		if err := p.git([]string{"init", "-q"}, []string{"config", "gc.auto", "0"}, []string{"config", "maintenance.auto", "false"},
+			[]string{"add", "."}, []string{"commit", "-q", "-m", "bench project"}); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// git runs each git command in the project, in order, to its end.
+func (p *project) git(cmds ...[]string) error {
+	for _, args := range cmds {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = p.root
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@localhost",
+			"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@localhost", "HOME="+p.home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s in %s: %v\n%s", args[0], p.root, err, out)
+		}
+	}
+	return nil
 }
 
 // clean moves the previous run's records out of the project so each run

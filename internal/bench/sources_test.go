@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,32 @@ func TestIssueTableCompareRow(t *testing.T) {
 			for _, bad := range c.never {
 				if strings.Contains(out, bad) {
 					t.Errorf("table has %q:\n%s", bad, out)
+				}
+			}
+		})
+	}
+}
+
+// TestProjectsRunNoAutoGC: the bench's projects (the small one and the
+// writers' large trees) run no automatic gc or maintenance, so no detached
+// `git gc --auto` repacks while a run is timed, whichever git commits.
+func TestProjectsRunNoAutoGC(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(dir string) (*project, error)
+	}{
+		{"project", func(dir string) (*project, error) { return newProject(dir, true) }},
+		{"writers' tree", func(dir string) (*project, error) { return newTreeProject(dir, 150) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := c.make(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for key, want := range map[string]string{"gc.auto": "0", "maintenance.auto": "false"} {
+				out, err := exec.Command("git", "-C", p.root, "config", "--local", "--get", key).Output()
+				if got := strings.TrimSpace(string(out)); err != nil || got != want {
+					t.Errorf("git config %s = %q (%v), want %q", key, got, err, want)
 				}
 			}
 		})

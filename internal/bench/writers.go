@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -109,14 +108,8 @@ func newTreeProject(dir string, n int) (*project, error) {
 			return nil, err
 		}
 	}
-	for _, args := range [][]string{{"add", "."}, {"commit", "-q", "-m", "tree"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = p.root
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@localhost",
-			"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@localhost", "HOME="+p.home)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("git %s: %v\n%s", args[0], err, out)
-		}
+	if err := p.git([]string{"add", "."}, []string{"commit", "-q", "-m", "tree"}); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
