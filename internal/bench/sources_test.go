@@ -228,3 +228,51 @@ func TestProjectsRunNoAutoGC(t *testing.T) {
 		})
 	}
 }
+
+// TestIssueTableLabels: the queued → first request row names both floors
+// the issue names (exec and the idle child start); with --warm the table
+// says it is of the warm runs; with --self-child when the children run
+// brood already, it says the rows would measure the same setup twice.
+func TestIssueTableLabels(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name   string
+		cfg    Config
+		child  string
+		want   []string
+		absent []string
+	}{
+		{name: "brood-child", cfg: Config{Brood: "/b/brood"}, child: "/b/brood-child",
+			want:   []string{"| the same, brood's records: queued → first request | 4.00 ms | exec 1.00 ms, idle brood-child start 3.30 ms | | ≤ 5.00 ms | met |"},
+			absent: []string{"BROOD_WARM", "--self-child"}},
+		{name: "warm", cfg: Config{Brood: "/b/brood", Warm: 4, coldSelf: true}, child: "/b/brood-child",
+			want: []string{"Children run brood-child, started ahead of their tasks (BROOD_WARM=4: these are the warm runs; the cold ones are the compared command's)."}},
+		{name: "self-child, only brood", cfg: Config{Brood: "/b/brood", SelfChild: true}, child: "/b/brood",
+			want: []string{"Children run brood itself (only brood installed).", "| only brood installed (--self-child) | | | | | the children run brood itself already: the rows below measure the same setup twice |"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := &Report{
+				Config: c.cfg, Child: c.child,
+				Floor:       Floor{ExecWall: ms, IdleWall: 3300 * time.Microsecond, IdleArgs: "brood-child"},
+				Timing:      []Row{{K: 0, Wall: 12 * ms}, {K: 1, Spawn: 4 * ms}, {K: 16, MarginalWall: 9 * ms}},
+				FloorTiming: []Row{{K: 0, Wall: 6 * ms}, {K: 1}, {K: 16, MarginalWall: 4 * ms}},
+			}
+			if c.cfg.SelfChild {
+				rep.SelfTiming = []Row{{K: 0}, {K: 16, MarginalWall: 9 * ms}}
+			}
+			var b strings.Builder
+			rep.issueTargets(&b)
+			out := b.String()
+			for _, want := range c.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("table lacks %q:\n%s", want, out)
+				}
+			}
+			for _, bad := range c.absent {
+				if strings.Contains(out, bad) {
+					t.Errorf("table has %q:\n%s", bad, out)
+				}
+			}
+		})
+	}
+}

@@ -20,6 +20,10 @@ const (
 	target29PSS      = 1.5 // summed PSS, parent + 16 children, ÷ the floor's
 	target29ModelRat = 1.03
 	target29Compare  = 0.10 // marginal wall per subagent, K=16, ÷ the compared agent's (Claude Code in the issue)
+	// target29Self: with only brood installed (children re-run it), "as
+	// with brood-child": marginal CPU and wall ÷ brood-child's in the same
+	// run, within 5 %.
+	target29Self = 1.05
 )
 
 // issueTargets writes issue 29's table: every figure, the floor's figure
@@ -35,6 +39,9 @@ func (rep *Report) issueTargets(w io.Writer) {
 	what := "brood-child"
 	if rep.Child == rep.Config.Brood {
 		what = "brood itself (only brood installed)"
+	}
+	if rep.Config.Warm > 0 {
+		what += fmt.Sprintf(", started ahead of their tasks (BROOD_WARM=%d: these are the warm runs; the cold ones are the compared command's)", rep.Config.Warm)
 	}
 	memFrom := "memory of the sampled runs"
 	if rep.Config.Sample < 0 {
@@ -86,10 +93,7 @@ func (rep *Report) issueFloorRows(w io.Writer) {
 		ratioRow(w, fmt.Sprintf("marginal CPU per subagent, K=%d", targetK), b16.MarginalCPU, f16.MarginalCPU, "", target29CPU)
 		ratioRow(w, fmt.Sprintf("marginal wall per subagent, K=%d", targetK), b16.MarginalWall, f16.MarginalWall, "", target29Wall)
 	}
-	if s16, ok := findRow(rep.SelfTiming, targetK); ok && okf {
-		ratioRow(w, fmt.Sprintf("the same with only brood installed (children re-run it): marginal CPU, K=%d", targetK), s16.MarginalCPU, f16.MarginalCPU, "", target29CPU)
-		ratioRow(w, fmt.Sprintf("the same with only brood installed: marginal wall, K=%d", targetK), s16.MarginalWall, f16.MarginalWall, "", target29Wall)
-	}
+	rep.issueSelfRows(w, b16, f16, okb && okf)
 	if b0, ok := findRow(rep.Timing, 0); ok {
 		f0, _ := findRow(rep.FloorTiming, 0)
 		ratioRow(w, "root alone (K=0), one turn: wall", b0.Wall, f0.Wall, "", target29Root)
@@ -98,7 +102,11 @@ func (rep *Report) issueFloorRows(w io.Writer) {
 	if b1, ok := findRow(rep.Timing, 1); ok {
 		f1, _ := findRow(rep.FloorTiming, 1)
 		ratioRow(w, "spawn latency, K=1: tool_use sent → child's first request (the model's side)", b1.ModelSpawn, f1.ModelSpawn, "", target29Spawn)
-		absRow("the same, brood's records: queued → first request", b1.Spawn, fmt.Sprintf("exec %s", ms(rep.Floor.ExecWall)), target29Records)
+		floors := fmt.Sprintf("exec %s", ms(rep.Floor.ExecWall))
+		if f := rep.Floor; f.IdleWall > 0 {
+			floors += fmt.Sprintf(", idle %s start %s", f.IdleArgs, ms(f.IdleWall))
+		}
+		absRow("the same, brood's records: queued → first request", b1.Spawn, floors, target29Records)
 	}
 	if okb {
 		absRow(fmt.Sprintf("spawn latency, K=%d (median, the model's side)", targetK), b16.ModelSpawn, ms(f16.ModelSpawn), target29Spawn16)
@@ -108,6 +116,32 @@ func (rep *Report) issueFloorRows(w io.Writer) {
 		mr := ratio(m16.Wall, m16.ModelTime)
 		fmt.Fprintf(w, "| total ÷ model time, %s latency, K=%d | %.3f | %.3f | | ≤ %.2f | %s |\n",
 			rep.Config.ModelLatency, targetK, mr, ratio(fm.Wall, fm.ModelTime), target29ModelRat, verdict(mr <= target29ModelRat))
+	}
+}
+
+// issueSelfRows are the "only brood installed" rows (--self-child):
+// children re-running brood against brood-child's in the same run, the
+// issue's target, and against the floor for information.
+func (rep *Report) issueSelfRows(w io.Writer, b16, f16 Row, ok bool) {
+	s16, okSelf := findRow(rep.SelfTiming, targetK)
+	if !ok || !okSelf {
+		return
+	}
+	if rep.Child == rep.Config.Brood {
+		fmt.Fprintln(w, "| only brood installed (--self-child) | | | | | the children run brood itself already: the rows below measure the same setup twice |")
+	}
+	ratioRow(w, fmt.Sprintf("only brood installed (children re-run it): marginal CPU, K=%d, against brood-child's (the floor column) in the same run", targetK),
+		s16.MarginalCPU, b16.MarginalCPU, "", target29Self)
+	ratioRow(w, fmt.Sprintf("only brood installed: marginal wall, K=%d, against brood-child's (the floor column)", targetK), s16.MarginalWall, b16.MarginalWall, "", target29Self)
+	for _, c := range []struct {
+		what        string
+		self, floor time.Duration
+	}{{"CPU", s16.MarginalCPU, f16.MarginalCPU}, {"wall", s16.MarginalWall, f16.MarginalWall}} {
+		r := belowNoise
+		if c.self > 0 && c.floor > 0 {
+			r = fmt.Sprintf("%.2f×", ratio(c.self, c.floor))
+		}
+		fmt.Fprintf(w, "| only brood installed: marginal %s, K=%d, against the floor (for information) | %s | %s | %s | | |\n", c.what, targetK, ms(c.self), ms(c.floor), r)
 	}
 }
 
