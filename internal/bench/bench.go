@@ -97,6 +97,10 @@ type Config struct {
 	Trace bool
 	// Progress, if set, gets one line per run.
 	Progress io.Writer
+	// Keep leaves every run's records in Dir: each earlier run's
+	// .brood/dispatch, sessions and outputs under Dir/trash/N (moved aside
+	// as the next run starts), the last run's in Dir/project/.brood.
+	Keep bool
 
 	// coldSelf: Compare is brood itself run cold (Warm without Compare);
 	// it keeps brood's choice of child binary.
@@ -214,7 +218,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if h.proj, err = newProject(dir, !cfg.NoGit); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(h.proj.trash) // earlier runs' records, deleted once nothing is measured
+	if !cfg.Keep {
+		defer os.RemoveAll(h.proj.trash) // earlier runs' records, deleted once nothing is measured
+	}
 	if h.static, err = BuildStatic(ctx, dir); err != nil {
 		return nil, err
 	}

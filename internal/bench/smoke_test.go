@@ -26,8 +26,9 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a floor binary and runs real processes")
 	}
-	rep := smokeReport(t)
+	rep, dir := smokeReport(t)
 	f := rep.Floor
+	checkKept(t, dir)
 	if f.ExecWall <= 0 || f.ExecCPU <= 0 || f.RTT <= 0 || f.RTTFresh <= 0 {
 		t.Errorf("floor has a zero figure: %+v", f)
 	}
@@ -180,7 +181,7 @@ func checkFloorRuns(t *testing.T, rep *bench.Report) {
 
 // smokeReport runs the harness once at K=0 and K=2, with and without model
 // latency, with every option on.
-func smokeReport(t *testing.T) *bench.Report {
+func smokeReport(t *testing.T) (*bench.Report, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -199,9 +200,10 @@ func smokeReport(t *testing.T) *bench.Report {
 	if err := bench.BuildPackage(ctx, mod, "./internal/bench/floorchild", floor); err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
 	rep, err := bench.Run(ctx, bench.Config{
-		FloorChild: floor,
-		Brood:      exe, Dir: t.TempDir(), Ks: []int{0, 2}, Reps: 1,
+		FloorChild: floor, Keep: true,
+		Brood: exe, Dir: dir, Ks: []int{0, 2}, Reps: 1,
 		ModelKs: []int{0, 2}, ModelLatency: 20 * time.Millisecond, ModelReps: 1,
 		FloorReps: 3, Sample: time.Millisecond, Env: []string{asBrood + "=1"},
 		// Brood against itself: the --compare path, with real processes.
@@ -213,7 +215,7 @@ func smokeReport(t *testing.T) *bench.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rep
+	return rep, dir
 }
 
 // checkExtras: the self-child runs, the package init costs and the writer
@@ -228,5 +230,15 @@ func checkExtras(t *testing.T, rep *bench.Report) {
 		if c.Binary == "" || c.Clock <= 0 || c.Bytes <= 0 || len(c.Heaviest) == 0 {
 			t.Errorf("package init cost not measured: %+v", c)
 		}
+	}
+}
+
+// checkKept: with Keep, every earlier run's records stay, moved aside (the
+// floor's and the compared command's runs follow brood's, so brood's own
+// are only there).
+func checkKept(t *testing.T, dir string) {
+	t.Helper()
+	if kept, _ := filepath.Glob(filepath.Join(dir, "trash", "*", "dispatch", "*", "envelope.json")); len(kept) == 0 {
+		t.Errorf("Keep: no run's dispatch/*/envelope.json under %s", filepath.Join(dir, "trash"))
 	}
 }

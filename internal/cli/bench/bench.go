@@ -106,7 +106,7 @@ from as many runs again with the --sample reader on.`,
 	fl.BoolVar(&o.selfChild, "self-child", false, "also run brood with its children running brood itself (BROOD_CHILD_EXE: a single-binary install), interleaved, for the \"only brood installed\" row")
 	fl.StringVar(&o.writers, "writers", "", "tree sizes (files) of the writer runs: a reader, an in-place writer and an isolated writer, one child each, interleaved (e.g. 10000,40000; default none)")
 	fl.IntVar(&o.writerReps, "writer-reps", 5, "runs of each writer kind per tree size")
-	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the last run's .brood/dispatch/*/stderr.log, for --env GODEBUG=inittrace=1)")
+	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory: every run's .brood/dispatch records (a child's stderr.log when it wrote there, e.g. with --env GODEBUG=inittrace=1), the earlier runs' under DIR/trash/N, the last run's under DIR/project/.brood")
 	return cmd
 }
 
@@ -121,7 +121,7 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 		return err
 	}
 	if o.keep {
-		fmt.Fprintln(cmd.ErrOrStderr(), "bench: keeping", dir)
+		fmt.Fprintf(cmd.ErrOrStderr(), "bench: keeping %s (each run's records: %s/trash/N/dispatch, the last run's %s/project/.brood/dispatch)\n", dir, dir, dir)
 	} else {
 		defer os.RemoveAll(dir)
 	}
@@ -159,7 +159,7 @@ func benchRun(cmd *cobra.Command, o *Options) error {
 		WriterFiles: writers, WriterReps: o.writerReps,
 		Brood: brood, Child: o.child, Dir: dir, Ks: ks, Reps: o.reps, ModelKs: modelKs, ModelLatency: o.modelLatency,
 		ModelReps: o.modelReps, Concurrency: o.concurrency, Provider: o.provider, NoGit: o.noGit,
-		Sample: o.sample, FloorReps: o.floorReps, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm, Trace: o.trace, SelfChild: o.selfChild,
+		Sample: o.sample, FloorReps: o.floorReps, Keep: o.keep, Env: o.env, Compare: strings.Fields(o.compare), Warm: o.warm, Trace: o.trace, SelfChild: o.selfChild,
 	}
 	if !o.quiet {
 		cfg.Progress = cmd.ErrOrStderr()
