@@ -135,6 +135,7 @@ func (rep *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "Machine: %d CPUs (%s), Linux %s, %s; provider %s; project is a git repository: %v.\n\n",
 		m.CPUs, m.CPUModel, m.Kernel, m.GoVersion, rep.Config.Provider, !rep.Config.NoGit)
 	fmt.Fprintf(w, "Root: %s; children: %s.\n\n", rep.Config.Brood, rep.Child)
+	fmt.Fprintf(w, "Run with: `%s`.\n\n", rep.Config.flags())
 	if rep.Config.Warm > 0 {
 		fmt.Fprintf(w, "brood runs with BROOD_WARM=%d (pool.warm); the compare command with BROOD_WARM=0.\n\n", rep.Config.Warm)
 	}
@@ -403,6 +404,45 @@ func marginalRatio(a, b time.Duration) string {
 		return belowNoise
 	}
 	return fmt.Sprintf("%.2f×", ratio(a, b))
+}
+
+// flags are the settings the report was measured with, as `brood bench`'s
+// flags, the environment added to brood's included.
+func (c Config) flags() string {
+	ints := func(xs []int) string {
+		var s []string
+		for _, x := range xs {
+			s = append(s, strconv.Itoa(x))
+		}
+		return strings.Join(s, ",")
+	}
+	f := []string{"--ks " + ints(c.Ks), fmt.Sprintf("--reps %d", c.Reps), "--model-ks " + ints(c.ModelKs),
+		fmt.Sprintf("--model-reps %d", c.ModelReps), fmt.Sprintf("--model-latency %s", c.ModelLatency),
+		fmt.Sprintf("--floor-reps %d", c.FloorReps), fmt.Sprintf("--sample %s", c.Sample), "--provider " + c.Provider}
+	if c.Concurrency > 0 {
+		f = append(f, fmt.Sprintf("--concurrency %d", c.Concurrency))
+	}
+	for _, b := range []struct {
+		on   bool
+		flag string
+	}{{c.NoGit, "--no-git"}, {c.Trace, "--trace"}, {c.SelfChild, "--self-child"}} {
+		if b.on {
+			f = append(f, b.flag)
+		}
+	}
+	if c.Warm > 0 {
+		f = append(f, fmt.Sprintf("--warm %d", c.Warm))
+	}
+	if len(c.Compare) > 0 && !c.coldSelf {
+		f = append(f, fmt.Sprintf("--compare %q", strings.Join(c.Compare, " ")))
+	}
+	if len(c.WriterFiles) > 0 {
+		f = append(f, "--writers "+ints(c.WriterFiles), fmt.Sprintf("--writer-reps %d", c.WriterReps))
+	}
+	for _, e := range c.Env {
+		f = append(f, "--env "+e)
+	}
+	return strings.Join(f, " ")
 }
 
 // sources says which runs each figure comes from.

@@ -276,3 +276,17 @@ func TestIssueTableLabels(t *testing.T) {
 		})
 	}
 }
+
+// TestReportRecordsItsSettings: two reports can be told apart: each says
+// the flags it ran with, the environment added to brood's included.
+func TestReportRecordsItsSettings(t *testing.T) {
+	cfg := Config{Brood: "/b/brood", Ks: []int{0, 1, 16}, ModelKs: []int{0, 16}, Env: []string{"GOGC=25"}, Trace: true,
+		Compare: []string{"claude", "-p"}, WriterFiles: []int{10000}}
+	cfg.defaults()
+	var b strings.Builder
+	(&Report{Config: cfg, Child: "/b/brood-child"}).Markdown(&b)
+	want := "Run with: `--ks 0,1,16 --reps 5 --model-ks 0,16 --model-reps 3 --model-latency 500ms --floor-reps 30 --sample 5ms --provider anthropic --trace --compare \"claude -p\" --writers 10000 --writer-reps 5 --env GOGC=25`."
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+}
