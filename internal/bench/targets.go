@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -130,9 +131,10 @@ func (rep *Report) issueSelfRows(w io.Writer, b16, f16 Row, ok bool) {
 	if rep.Child == rep.Config.Brood {
 		fmt.Fprintln(w, "| only brood installed (--self-child) | | | | | the children run brood itself already: the rows below measure the same setup twice |")
 	}
-	ratioRow(w, fmt.Sprintf("only brood installed (children re-run it): marginal CPU, K=%d, against brood-child's (the floor column) in the same run", targetK),
+	child := filepath.Base(rep.Child)
+	ratioRow(w, fmt.Sprintf("only brood installed (children re-run it): marginal CPU, K=%d, against %s's (the floor column) in the same run", targetK, child),
 		s16.MarginalCPU, b16.MarginalCPU, "", target29Self)
-	ratioRow(w, fmt.Sprintf("only brood installed: marginal wall, K=%d, against brood-child's (the floor column)", targetK), s16.MarginalWall, b16.MarginalWall, "", target29Self)
+	ratioRow(w, fmt.Sprintf("only brood installed: marginal wall, K=%d, against %s's (the floor column)", targetK, child), s16.MarginalWall, b16.MarginalWall, "", target29Self)
 	for _, c := range []struct {
 		what        string
 		self, floor time.Duration
