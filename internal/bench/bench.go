@@ -8,7 +8,9 @@
 // model latency switched on, total time against the time the script spends
 // in the model. The floor (exec of a static Go binary, a loopback HTTP
 // round trip, a bare Go SDK child) is measured in the same run so every
-// figure reads as a ratio on the same machine at the same moment.
+// figure reads as a ratio on the same machine at the same moment. Walls,
+// CPU and latencies come from runs nothing reads while they run; memory
+// from runs of their own, interleaved, that sample /proc.
 //
 // It is a tool, not part of the runtime: nothing in brood imports it but
 // the `brood bench` command. It must never import the agent loop or the
@@ -173,7 +175,8 @@ type Report struct {
 	// Writers are the writer runs (WriterFiles): per size, the reader,
 	// the in-place writer and the isolated writer, in that order.
 	Writers []WriterRow
-	// Samples are every run, for those who want more than medians.
+	// Samples are every run, for those who want more than medians: the
+	// timed runs and the memory runs (Sample.Sampled) alike.
 	Samples []*Sample
 }
 
