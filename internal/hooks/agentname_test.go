@@ -34,7 +34,9 @@ agents:
 `)
 	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "model = \""+spec+"\"\n")
 	logs := t.TempDir()
-	hook := func(name string) string { return "cat >> " + filepath.Join(logs, name) + "; echo >> " + filepath.Join(logs, name) }
+	hook := func(name string) string {
+		return "cat >> " + filepath.Join(logs, name) + "; echo >> " + filepath.Join(logs, name)
+	}
 	clitest.WriteFile(t, filepath.Join(p.Home, ".claude", "settings.json"), `{"hooks":{
 "PreToolUse":[{"matcher":"Agent","hooks":[{"type":"command","command":"`+hook("agent.log")+`"}]},
   {"matcher":"Task","hooks":[{"type":"command","command":"`+hook("task.log")+`"}]}],
