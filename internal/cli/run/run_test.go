@@ -33,6 +33,23 @@ func TestRunWithoutModel(t *testing.T) {
 	}
 }
 
+// TestPrintNoPromptBeforeModel: `brood -p </dev/null` with no model
+// configured says there is no prompt (claude -p: "Input must be provided
+// either through stdin or as a prompt argument"), not that there is no
+// model: the prompt is checked first. Continuing a session needs none.
+func TestPrintNoPromptBeforeModel(t *testing.T) {
+	p := clitest.NewProject(t)
+	for _, args := range [][]string{{"-p"}, {"run"}, {"-p", "--output-format", "json"}, {"-p", "  "}} {
+		code, out, errOut := p.Brood(args...)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: no prompt:") || strings.Contains(errOut, "model") {
+			t.Errorf("%v: code %d, stdout %q, stderr %q; want exit 1 and the no-prompt line", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := p.Brood("-p", "--continue"); code != 1 || !strings.Contains(errOut, "no model configured") {
+		t.Errorf("--continue without a prompt: code %d, stderr %q; want the model checked (a session may go on without a prompt)", code, errOut)
+	}
+}
+
 func TestRunTextMode(t *testing.T) {
 	p := clitest.NewProject(t)
 	code, out, errOut := p.Brood("run", "--model", p.Script("s.yaml", lsScript), "what", "is", "here?")
