@@ -118,11 +118,18 @@ func TestRunMaxTurnsGivesPartial(t *testing.T) {
 	if code != 3 { // partial, with brood's own codes
 		t.Fatalf("code %d, stderr:\n%s", code, errOut)
 	}
-	if strings.TrimSpace(out) != "Let me look." {
-		t.Errorf("stdout %q, want the latest text", out)
+	if out != "Error: Reached max turns (1)" {
+		t.Errorf("stdout %q, want claude -p's line, not the interim text", out)
 	}
-	if !strings.Contains(errOut, "partial after 1 turns") || !strings.Contains(errOut, "--resume ") {
+	if !strings.Contains(errOut, "· Let me look.") || !strings.Contains(errOut, "partial after 1 turns") || !strings.Contains(errOut, "--resume ") {
 		t.Errorf("stderr:\n%s", errOut)
+	}
+	// claude -p's habit without --brood-exit-codes: exit 1, the same stdout
+	// (exit-codes.md of Claude Code 2.1.332: "--max-turns 1, no subagent
+	// tool": 1, `Error: Reached max turns (1)`, no trailing newline).
+	code, out, errOut = p.Brood("-p", "--max-turns", "1", "--model", spec, "look")
+	if code != 1 || out != "Error: Reached max turns (1)" || strings.Contains(out, "Let me look.") {
+		t.Errorf("-p at the turn cap: code %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 	code, out, _ = p.Brood("run", "--mode", "json", "--max-turns", "1", "--model", spec, "look")
 	lines := clitest.JSONLines(t, out)
