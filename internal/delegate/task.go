@@ -36,6 +36,9 @@ type Dispatcher interface {
 	Background(agent string) bool
 	// Workspace is where the caller's paths are relative to.
 	Workspace() string
+	// ReadOnlyAgent reports whether the named agent's definition is
+	// read-only (it runs held read-only), and when not, why.
+	ReadOnlyAgent(agent string) (readOnly bool, why string)
 }
 
 // TaskTool is the model-facing Task tool.
@@ -88,6 +91,27 @@ func (t *TaskTool) roster() string { return t.d.Roster() }
 
 // ReadOnly implements tool.Tool: a subagent may write.
 func (t *TaskTool) ReadOnly() bool { return false }
+
+// ReadOnlyCall implements tool.ReadOnlyByInput: a call that starts an
+// agent whose definition is read-only writes nothing (its child runs held
+// read-only, and in plan mode under a plan-mode parent), so plan mode may
+// allow it. A resume or a fork is not a fresh read-only agent.
+func (t *TaskTool) ReadOnlyCall(input json.RawMessage) (bool, string) {
+	var in TaskInput
+	if json.Unmarshal(input, &in) != nil {
+		return false, ""
+	}
+	switch {
+	case in.ResumeTaskID != "":
+		return false, "resume_task_id continues an earlier task, whose agent plan mode does not judge; start a read-only agent (explore, plan) afresh instead"
+	case in.Fork:
+		return false, "a fork runs as this agent, with its tools; start a read-only agent (explore, plan) instead"
+	}
+	if in.SubagentType == "" {
+		in.SubagentType = "general-purpose"
+	}
+	return t.d.ReadOnlyAgent(in.SubagentType)
+}
 
 // TaskInput is the Task tool's input (what the model passes).
 type TaskInput struct {

@@ -50,9 +50,12 @@ func (f *fake) Send(id, from, message string) error {
 
 func (f *fake) Roster() string                      { return "- explore: looks around\n" }
 func (f *fake) WritersInTurn(h []model.Message) int { return f.writers }
-func (f *fake) IsFork() bool                        { return f.fork }
-func (f *fake) Background(agent string) bool        { return f.bg && agent == "slow" }
-func (f *fake) Workspace() string                   { return "/w" }
+func (f *fake) ReadOnlyAgent(agent string) (bool, string) {
+	return agent == "explore", "agent " + agent + " may write"
+}
+func (f *fake) IsFork() bool                 { return f.fork }
+func (f *fake) Background(agent string) bool { return f.bg && agent == "slow" }
+func (f *fake) Workspace() string            { return "/w" }
 func (f *fake) check(t *testing.T, want string, got []string) {
 	t.Helper()
 	if strings.Join(got, ",") != want {

@@ -188,7 +188,7 @@ func TestGrandchildToolCallsRunRootHooks(t *testing.T) {
 	scoutPre := 0
 	for _, r := range append(pre, post...) {
 		ev := r["hook_event_name"].(string)
-		if _, ok := r["agent_id"]; !ok && r["tool_name"] == "Task" {
+		if _, ok := r["agent_id"]; !ok && r["tool_name"] == "Agent" {
 			continue // the root's own Task call
 		}
 		for _, k := range keys[ev] {
@@ -219,7 +219,7 @@ func TestGrandchildToolCallsRunRootHooks(t *testing.T) {
 	}
 	sawLeadPost := false
 	for _, r := range post {
-		if r["agent_id"] == lead && r["tool_name"] == "Task" {
+		if r["agent_id"] == lead && r["tool_name"] == "Agent" {
 			sawLeadPost = true
 		}
 	}
@@ -280,7 +280,7 @@ agents:
 	}
 	var recs []map[string]any
 	for _, r := range clitest.JSONValues(t, text) {
-		if _, ok := r["agent_id"]; ok || r["tool_name"] != "Task" { // not the root's own Task call
+		if _, ok := r["agent_id"]; ok || r["tool_name"] != "Agent" { // not the root's own Task call
 			recs = append(recs, r)
 		}
 	}

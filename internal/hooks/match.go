@@ -27,3 +27,14 @@ func isRegexMatcher(matcher string) bool {
 	}
 	return false
 }
+
+// payloadToolName is the tool_name a payload carries: Claude Code's Agent
+// for brood's Task (as stream-json names it), so a hook written for Claude
+// Code (`jq 'select(.tool_name=="Agent")'`) sees delegations. Matchers
+// still select it by either name (toolAliases).
+func payloadToolName(name string) string {
+	if name == "Task" {
+		return "Agent"
+	}
+	return name
+}

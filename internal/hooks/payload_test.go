@@ -38,8 +38,8 @@ func samplePayloads() map[string]any {
 	return map[string]any{
 		SessionStart:     SessionStartInput{Common: with(SessionStart, "prompt_id", "permission_mode", "effort"), Source: "startup"},
 		UserPromptSubmit: UserPromptSubmitInput{Common: with(UserPromptSubmit, "effort"), Prompt: "hi"},
-		PreToolUse:       PreToolUseInput{Common: with(PreToolUse), ToolName: "Task", ToolInput: in, ToolUseID: "toolu_1"},
-		PostToolUse:      PostToolUseInput{Common: with(PostToolUse), ToolName: "Task", ToolInput: in, ToolUseID: "toolu_1", ToolResponse: ToolResponse{Content: "ok"}, DurationMS: 18},
+		PreToolUse:       PreToolUseInput{Common: with(PreToolUse), ToolName: "Agent", ToolInput: in, ToolUseID: "toolu_1"},
+		PostToolUse:      PostToolUseInput{Common: with(PostToolUse), ToolName: "Agent", ToolInput: in, ToolUseID: "toolu_1", ToolResponse: ToolResponse{Content: "ok"}, DurationMS: 18},
 		SubagentStart:    SubagentStartInput{Common: sub(SubagentStart, "permission_mode", "effort")},
 		SubagentStop:     SubagentStopInput{Common: sub(SubagentStop), AgentTranscriptPath: "/t", LastAssistantMessage: "m", BackgroundTasks: bg, SessionCrons: []any{}},
 		Stop:             StopInput{Common: with(Stop), LastAssistantMessage: "m", BackgroundTasks: bg, SessionCrons: []any{}},

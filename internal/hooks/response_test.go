@@ -77,7 +77,7 @@ func TestPostToolUseResponseIsClaudeCodes(t *testing.T) {
 		"Write": {"type": "create", "filePath": notes, "content": "one\ntwo\n"},
 		"Edit":  {"filePath": notes, "oldString": "two", "newString": "three", "replaceAll": false, "userModified": false},
 		"Read":  {"type": "text"},
-		"Task":  {"isAsync": false, "status": "completed", "description": "scout it", "prompt": "look around"},
+		"Agent": {"isAsync": false, "status": "completed", "description": "scout it", "prompt": "look around"},
 	}
 	for tool, fields := range want {
 		got, ok := post[tool]
@@ -97,8 +97,8 @@ func TestPostToolUseResponseIsClaudeCodes(t *testing.T) {
 	if f, _ := post["Read"]["file"].(map[string]any); f == nil || f["content"] != "one\nthree" || f["numLines"] != 2.0 || f["startLine"] != 1.0 || f["totalLines"] != 2.0 {
 		t.Errorf("Read's tool_response.file = %v", post["Read"]["file"])
 	}
-	if id, _ := post["Task"]["agentId"].(string); id == "" || !strings.HasPrefix(id, taskOf(t, p, "scout")) {
-		t.Errorf("Task's agentId = %v, want the scout's task id", post["Task"]["agentId"])
+	if id, _ := post["Agent"]["agentId"].(string); id == "" || !strings.HasPrefix(id, taskOf(t, p, "scout")) {
+		t.Errorf("Agent's agentId = %v, want the scout's task id", post["Agent"]["agentId"])
 	}
 	if _, err := os.Stat(notes); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func (s *Session) beforeTool(ctx context.Context, common Common, c agent.ToolCal
 }
 
 func preInput(common Common, c agent.ToolCall) PreToolUseInput {
-	return PreToolUseInput{Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID}
+	return PreToolUseInput{Common: common, ToolName: payloadToolName(c.Name), ToolInput: c.Input, ToolUseID: c.ID}
 }
 
 // gateOf is what PreToolUse's combined result means for the call.
@@ -152,7 +152,7 @@ func (s *Session) afterTool(ctx context.Context, common Common, c agent.ToolCall
 
 func postInput(common Common, c agent.ToolCall, resp any, ms int64) PostToolUseInput {
 	return PostToolUseInput{
-		Common: common, ToolName: c.Name, ToolInput: c.Input, ToolUseID: c.ID,
+		Common: common, ToolName: payloadToolName(c.Name), ToolInput: c.Input, ToolUseID: c.ID,
 		ToolResponse: resp, DurationMS: ms,
 	}
 }

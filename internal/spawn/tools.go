@@ -3,12 +3,14 @@ package spawn
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/delegate"
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/textline"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -52,6 +54,36 @@ func (t tools) Workspace() string                   { return t.d.cfg.Workspace }
 func (t tools) Background(agent string) bool {
 	def, ok := t.d.cfg.Registry.Get(agent)
 	return ok && def.Background
+}
+
+// ReadOnlyAgent reports whether agent's definition is read-only (the
+// dispatcher then holds its child read-only), and when not, why.
+func (t tools) ReadOnlyAgent(agent string) (bool, string) {
+	def, ok := t.d.cfg.Registry.Get(agent)
+	if !ok {
+		return false, fmt.Sprintf("no agent %q is defined here", agent)
+	}
+	if def.ReadOnly {
+		return true, ""
+	}
+	return false, fmt.Sprintf("agent %q may write (%s); plan mode delegates only to read-only agents (explore, plan, or an agent whose tools are read-only)", def.Name, writingTools(def))
+}
+
+// writingTools says which of def's tools may write.
+func writingTools(def *registry.Definition) string {
+	if def.AllTools {
+		return "it inherits every tool"
+	}
+	var w []string
+	for _, n := range def.Tools {
+		if !slices.Contains(registry.ReadOnlyTools(), n) {
+			w = append(w, n)
+		}
+	}
+	if len(w) == 0 {
+		return "its definition is not read-only"
+	}
+	return "its tools include " + strings.Join(w, ", ")
 }
 
 // Roster lists the agent types this dispatcher may dispatch.

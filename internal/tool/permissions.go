@@ -315,6 +315,24 @@ func firstMatch(rules []Rule, c call, any bool) (Rule, bool) {
 	return first, true
 }
 
+// planRefusal is plan mode's reason for refusing a tool that may write.
+const planRefusal = "plan (read-only) mode allows only read-only tools"
+
+// checkTool is check for a call of t: a tool that writes nothing itself
+// but may start something that does (ReadOnlyByInput: Task) is read-only
+// in plan mode when this call is, and a refusal says why it is not.
+func (p *Permissions) checkTool(t Tool, input json.RawMessage, workspace string) Decision {
+	readOnly, why := t.ReadOnly(), ""
+	if r, ok := t.(ReadOnlyByInput); ok && !readOnly && p.mode == ModePlan {
+		readOnly, why = r.ReadOnlyCall(input)
+	}
+	d := p.check(CanonicalName(t.Spec().Name), readOnly, input, workspace)
+	if d.Verdict == Deny && d.Reason == planRefusal && why != "" {
+		d.Reason += ": " + why
+	}
+	return d
+}
+
 func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
 	c := newCall(tool, readOnly, input, workspace)
 	if !p.configWrites {
@@ -388,7 +406,7 @@ func (p *Permissions) checkCall(c call) Decision {
 		return d
 	}
 	if p.mode == ModePlan && !readOnly {
-		d.Verdict, d.Reason = Deny, "plan (read-only) mode allows only read-only tools"
+		d.Verdict, d.Reason = Deny, planRefusal
 		return d
 	}
 	if c.opaque && hasRulesFor(p.deny, tool) {

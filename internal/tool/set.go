@@ -117,7 +117,7 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 	}
 	d := Decision{Verdict: Allow}
 	if env.Perms != nil {
-		d = env.Perms.check(CanonicalName(spec.Name), t.ReadOnly(), input, env.Dir)
+		d = env.Perms.checkTool(t, input, env.Dir)
 	}
 	d = hookAdjust(env, d)
 	if d.Verdict == Ask && env.Prompt != nil && !(env.Interactive && env.Ask != nil) {

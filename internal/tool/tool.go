@@ -39,6 +39,14 @@ type Tool interface {
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
 }
 
+// ReadOnlyByInput is a Tool that writes nothing itself but whose call may
+// start something that does: the Task tool, whose subagent is read-only or
+// a writer by its definition. ReadOnlyCall reports whether this call
+// writes nothing, and when it may, why (plan mode's refusal says it).
+type ReadOnlyByInput interface {
+	ReadOnlyCall(input json.RawMessage) (readOnly bool, why string)
+}
+
 // Rerunner is a Tool that says whether a call of it that may already have
 // run (a fleet pick-up after the worker that made it died) may run again.
 type Rerunner interface {

@@ -22,9 +22,11 @@ const (
 // ExitStatusHelp is the table `brood --help` prints.
 const ExitStatusHelp = `Exit status:
   0    done
-  1    failed (the model could not be reached, a task failed, failed verification or was rejected)
+  1    failed (the model could not be reached, a task failed, failed verification or was rejected);
+       brood -p / brood run also at the turn cap, as claude -p
   2    usage error (unknown flag or command, bad value, missing argument)
-  3    partial: the turn cap stopped the run (continue it with --continue)
+  3    partial: the turn cap stopped the task (brood subagent, brood tasks resume; brood -p
+       with --brood-exit-codes); continue it with --continue
   4    checkpoint: a subagent stopped to ask for a decision
   5    killed: a subagent's process was killed
   130  interrupted (Ctrl-C); the run stays resumable

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -116,7 +117,7 @@ func (h *Headless) Start(info Info) {
 	h.line(Init{
 		Type: "system", Subtype: "init", Cwd: info.Cwd, SessionID: SessionID(info.SessionPath),
 		Tools: nonNil(info.Tools), MCPServers: nonNilServers(info.MCPServers), Model: bareModel(info.Model), PermissionMode: info.PermissionMode,
-		Agents: nonNil(info.Agents), APIKeySource: info.APIKeySource, SlashCommands: []string{}, Skills: []string{}, Plugins: []string{},
+		Agents: initAgents(info.Agents), APIKeySource: info.APIKeySource, SlashCommands: []string{}, Skills: []string{}, Plugins: []string{},
 		Capabilities: []string{}, TerminalSlashCommands: []string{}, OutputStyle: "default", AnalyticsDisabled: true, ProductFeedbackDisabled: true,
 		UUID: newUUID(), OriginalCwd: info.Cwd, AdditionalDirectories: nonNil(info.AddDirs),
 		FastModeState: "off", FastModeReason: "unsupported", ViewMode: "default",
@@ -280,6 +281,25 @@ func wireTool(name string) string {
 		return "Agent"
 	}
 	return name
+}
+
+// initAgents is the init line's agents: Claude Code's names for the
+// built-ins it shares with brood (Explore, Plan for explore, plan; the
+// Task tool takes either spelling), in Claude Code's order, by name
+// whatever the case.
+func initAgents(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		switch n {
+		case "explore":
+			n = "Explore"
+		case "plan":
+			n = "Plan"
+		}
+		out = append(out, n)
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	return out
 }
 
 // bareModel is the model id without brood's provider prefix, as Claude

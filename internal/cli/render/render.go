@@ -148,7 +148,7 @@ func (r *Renderer) Event(ev agent.Event) {
 		// The model's last turn is over: the answer goes out now, before
 		// brood waits for background children.
 		if o := ev.Outcome; o != nil && !r.printed {
-			r.printAnswer(o.Text)
+			r.printOutcome(o)
 		}
 	}
 }
@@ -160,6 +160,28 @@ func (r *Renderer) endStreamedTurn() {
 		r.streamed = false
 		r.pending.Reset() // it was shown whole, not as a thought
 	}
+}
+
+// printOutcome puts what the run answered on stdout: a finished run's
+// last text; at the turn cap claude -p's "Error: Reached max turns (N)"
+// (no newline after it, as claude's, but on a terminal) instead of the
+// last turn's interim text, and after an interruption nothing: stderr
+// has shown those texts as steps, not as the answer.
+func (r *Renderer) printOutcome(o *agent.Outcome) {
+	switch o.Status {
+	case agent.StatusPartial, agent.StatusCancelled:
+		r.printed = true
+		r.endStreamedTurn()
+		r.flushThought()
+		if o.Status == agent.StatusPartial {
+			fmt.Fprintf(r.out, "Error: Reached max turns (%d)", o.Turns)
+			if r.live {
+				fmt.Fprintln(r.out)
+			}
+		}
+		return
+	}
+	r.printAnswer(o.Text)
 }
 
 // printAnswer puts the final text on stdout (what is left of it, when it
@@ -197,7 +219,7 @@ func (r *Renderer) Done(o *agent.Outcome, sessionPath string, t Totals) {
 	}
 	r.mu.Lock()
 	if !r.printed {
-		r.printAnswer(o.Text)
+		r.printOutcome(o)
 	}
 	r.mu.Unlock()
 	u := o.Usage

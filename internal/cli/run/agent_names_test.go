@@ -41,3 +41,46 @@ func TestClaudeAgentNamesInHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestInitAgentsAreClaudeCodes: stream-json's init line names the
+// built-in agents brood shares with Claude Code as Claude Code 2.1.332's
+// does (print-stream-json.jsonl: "agents":["claude","Explore",
+// "general-purpose","Plan","statusline-setup"]), in its order, and the
+// name it shows starts the agent.
+func TestInitAgentsAreClaudeCodes(t *testing.T) {
+	p := clitest.NewProject(t)
+	t.Setenv(clitest.TestMainEnv, "1")
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", "py-explorer.md"), "---\nname: py-explorer\ndescription: reads python\ntools: Read\n---\nYou read.\n")
+	mdl := p.Script("s.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: Plan, description: "plan", prompt: "Plan it."}
+    - say: "done"
+  plan:
+    - say: "planned"
+`)
+	code, out, errOut := p.Brood("-p", "--output-format", "stream-json", "--verbose", "--model", mdl, "Plan.")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := clitest.JSONLines(t, out)
+	var agents []string
+	for _, a := range lines[0]["agents"].([]any) {
+		agents = append(agents, a.(string))
+	}
+	var shared []string
+	for _, a := range agents {
+		switch a {
+		case "explore", "plan":
+			t.Errorf("init agents %v: brood's %q where Claude Code says %q", agents, a, strings.ToUpper(a[:1])+a[1:])
+		case "Explore", "general-purpose", "Plan":
+			shared = append(shared, a)
+		}
+	}
+	if strings.Join(shared, " ") != "Explore general-purpose Plan" || !strings.Contains(strings.Join(agents, " "), "py-explorer") {
+		t.Errorf("init agents %v, want Claude Code's Explore, general-purpose, Plan in its order, and the project's py-explorer", agents)
+	}
+	if res := lines[len(lines)-1]; res["result"] != "done" || !strings.Contains(out, "planned") {
+		t.Errorf("subagent_type Plan did not run plan: %v", res)
+	}
+}

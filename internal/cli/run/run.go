@@ -204,6 +204,14 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.applyCompat(); err != nil {
 		return err
 	}
+	// The prompt first, as claude -p: with none there is nothing to run,
+	// whatever the model.
+	if err := o.readPrompt(); err != nil {
+		return err
+	}
+	if err := o.needPrompt(); err != nil {
+		return err
+	}
 	s := f.Settings
 	spec := cmdutil.FirstNonEmpty(o.Model, s.Model, claudeDefaultModel(f.Getenv))
 	if _, err := f.ResolveModel(spec); err != nil {
@@ -212,9 +220,6 @@ func Run(ctx context.Context, o *Options) error {
 	tools, err := cmdutil.SelectTools(o.Tools)
 	if err != nil {
 		return cmdutil.ExitCode(cmdutil.ExitUsage, err)
-	}
-	if err := o.readPrompt(); err != nil {
-		return err
 	}
 	schema, err := o.Compat.schema(f.Links.Delegation.Schemas)
 	if err != nil {

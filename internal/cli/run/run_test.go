@@ -33,6 +33,23 @@ func TestRunWithoutModel(t *testing.T) {
 	}
 }
 
+// TestPrintNoPromptBeforeModel: `brood -p </dev/null` with no model
+// configured says there is no prompt (claude -p: "Input must be provided
+// either through stdin or as a prompt argument"), not that there is no
+// model: the prompt is checked first. Continuing a session needs none.
+func TestPrintNoPromptBeforeModel(t *testing.T) {
+	p := clitest.NewProject(t)
+	for _, args := range [][]string{{"-p"}, {"run"}, {"-p", "--output-format", "json"}, {"-p", "  "}} {
+		code, out, errOut := p.Brood(args...)
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: no prompt:") || strings.Contains(errOut, "model") {
+			t.Errorf("%v: code %d, stdout %q, stderr %q; want exit 1 and the no-prompt line", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := p.Brood("-p", "--continue"); code != 1 || !strings.Contains(errOut, "no model configured") {
+		t.Errorf("--continue without a prompt: code %d, stderr %q; want the model checked (a session may go on without a prompt)", code, errOut)
+	}
+}
+
 func TestRunTextMode(t *testing.T) {
 	p := clitest.NewProject(t)
 	code, out, errOut := p.Brood("run", "--model", p.Script("s.yaml", lsScript), "what", "is", "here?")
@@ -101,11 +118,18 @@ func TestRunMaxTurnsGivesPartial(t *testing.T) {
 	if code != 3 { // partial, with brood's own codes
 		t.Fatalf("code %d, stderr:\n%s", code, errOut)
 	}
-	if strings.TrimSpace(out) != "Let me look." {
-		t.Errorf("stdout %q, want the latest text", out)
+	if out != "Error: Reached max turns (1)" {
+		t.Errorf("stdout %q, want claude -p's line, not the interim text", out)
 	}
-	if !strings.Contains(errOut, "partial after 1 turns") || !strings.Contains(errOut, "--resume ") {
+	if !strings.Contains(errOut, "· Let me look.") || !strings.Contains(errOut, "partial after 1 turns") || !strings.Contains(errOut, "--resume ") {
 		t.Errorf("stderr:\n%s", errOut)
+	}
+	// claude -p's habit without --brood-exit-codes: exit 1, the same stdout
+	// (exit-codes.md of Claude Code 2.1.332: "--max-turns 1, no subagent
+	// tool": 1, `Error: Reached max turns (1)`, no trailing newline).
+	code, out, errOut = p.Brood("-p", "--max-turns", "1", "--model", spec, "look")
+	if code != 1 || out != "Error: Reached max turns (1)" || strings.Contains(out, "Let me look.") {
+		t.Errorf("-p at the turn cap: code %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 	code, out, _ = p.Brood("run", "--mode", "json", "--max-turns", "1", "--model", spec, "look")
 	lines := clitest.JSONLines(t, out)

@@ -148,6 +148,17 @@ func sessionPath(f *cmdutil.Factory, o *Options) (string, error) {
 	return "", nil
 }
 
+// needPrompt refuses a new session without a prompt (exit 1, as claude
+// -p's "Input must be provided either through stdin or as a prompt
+// argument"); continuing one (--continue, --resume, --session) may go on
+// without one.
+func (o *Options) needPrompt() error {
+	if o.Session != "" || o.Continue || o.Resume != "" || strings.TrimSpace(o.Prompt) != "" {
+		return nil
+	}
+	return cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)"))
+}
+
 // openSession reads the transcript to continue, or names a new one (tmp
 // is a directory to remove when the run is over: --no-session-persistence).
 func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path, tmp string, err error) {
@@ -181,9 +192,8 @@ func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path,
 		}
 		return history, forked, tmp, nil
 	}
-	if strings.TrimSpace(o.Prompt) == "" {
-		// Exit 1, as claude -p's "Input must be provided".
-		return nil, "", "", cmdutil.ExitCode(cmdutil.ExitFailed, errors.New("no prompt: give it as an argument (brood run \"what should the agent do?\") or on stdin (echo ... | brood run)"))
+	if err := o.needPrompt(); err != nil {
+		return nil, "", "", err
 	}
 	path, tmp, err = newSessionPath(f, o)
 	return nil, path, tmp, err
