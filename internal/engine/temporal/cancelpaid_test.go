@@ -83,6 +83,9 @@ func checkCancelledRecord(t *testing.T, where string, c workflow.CallRecord) {
 	if c.Attempts < 1 || c.Worker == "" {
 		t.Errorf("%s record of the cancelled call: attempts %d, worker %q; want its signed attempt and worker", where, c.Attempts, c.Worker)
 	}
+	if c.RanMS <= 0 {
+		t.Errorf("%s record of the cancelled call: ran %d ms; want the server's time from its attempt's start to its cancel", where, c.RanMS)
+	}
 	if c.Error != runCancelled {
 		t.Errorf("%s record of the cancelled call says %q; want brood's %q", where, c.Error, runCancelled)
 	}
@@ -127,5 +130,5 @@ func TestCancelledSingleCallCountsItsFinishedTurns(t *testing.T) {
 // checkCancelledCall is checkCancelledRecord for a single call's result.
 func checkCancelledCall(t *testing.T, where string, r *call.Result) {
 	t.Helper()
-	checkCancelledRecord(t, where, workflow.CallRecord{Status: r.Status, Usage: r.Usage, Attempts: r.Attempts, Worker: r.Worker, Error: r.Error})
+	checkCancelledRecord(t, where, workflow.CallRecord{Status: r.Status, Usage: r.Usage, Attempts: r.Attempts, Worker: r.Worker, Error: r.Error, RanMS: r.RanMS})
 }
