@@ -87,11 +87,34 @@ func TestCancelledSingleCallTakesOnlyTrustedFigures(t *testing.T) {
 	}
 }
 
+// TestSelfCancelledSingleCallShowsNoChildWords (review38 P3-3): a single
+// call whose child ended cancelled of itself, its activity completed with
+// that result signed, shows its figures and brood's sentence, never the
+// child's words.
+func TestSelfCancelledSingleCallShowsNoChildWords(t *testing.T) {
+	w := seeded(7)
+	trust := NewTrust()
+	if err := trust.Add(w.Public(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Workers: NewResultTrust(trust, "trusted_workers")})
+	task := dispatch.NewID()
+	wid := callWorkflowID(task)
+	start := CallInputW{Spec: call.Spec{Agent: "explore", Prompt: "count", TaskID: task}, Queue: "q", Versions: workflowChanges()}
+	usage := model.Usage{Input: 100, Output: 10}
+	out := &CallOutput{Result: call.Result{TaskID: task, Agent: "explore", Status: dispatch.StatusCancelled, Error: hostileReason, Usage: usage, Attempts: 1}}
+	NewWorkerKeys(w, nil).signResult(CallInfo{Namespace: DefaultNamespace, Workflow: wid, Run: "E1", Attempt: 1, Bind: bindOf(singleCallInput(start))}, "w:1", out)
+	r, ok := e.takeResult(context.Background(), task, wid, "E1", start, out, false)
+	if !ok || r.Status != dispatch.StatusCancelled || r.Error != cancelledUnshown || r.Usage != usage || r.Worker != "w:1" {
+		t.Errorf("taken %v: %s, %.80q, usage %+v, worker %q; want cancelled, brood's sentence, the signed figures", ok, r.Status, r.Error, r.Usage, r.Worker)
+	}
+}
+
 // TestCancelledRecordKeepsBroodsReason (review37 P3-3): a plan call the
 // run's cancel stopped shows brood's reason and the figures its worker
-// signed with the cancel, never the stopped child's own error; a call
-// that failed as the run was cancelled keeps its signed failure's reason
-// in the executor's words.
+// signed with the cancel, never the stopped child's own error, whatever
+// its record says; a call that failed as the run was cancelled keeps its
+// signed failure's reason in the executor's words.
 func TestCancelledRecordKeepsBroodsReason(t *testing.T) {
 	w := seeded(7)
 	trust := NewTrust()
@@ -107,8 +130,16 @@ func TestCancelledRecordKeepsBroodsReason(t *testing.T) {
 		{"stopped by the cancel", dispatch.StatusCancelled, hostileReason, "the run was cancelled during this call", "the run was cancelled during this call"},
 		{"killed as it wound down", dispatch.StatusKilled, "context canceled", "the run was cancelled during this call", "the run was cancelled during this call"},
 		{"its activity cancelled", dispatch.StatusCancelled, "context canceled", "the call's activity was cancelled on Temporal", "the call's activity was cancelled on Temporal"},
+		// Records brood's executor does not write (review38 P3-3): whoever
+		// completes the run wrote them, or the child ended cancelled of
+		// itself and its activity completed with its own words.
+		{"a record with no reason", dispatch.StatusCancelled, hostileReason, "", cancelledUnshown},
+		{"a record with another reason", dispatch.StatusCancelled, hostileReason, "x", cancelledUnshown},
+		{"a record with the child's reason", dispatch.StatusCancelled, hostileReason, hostileReason, cancelledUnshown},
 		{"failed as the run was cancelled", dispatch.StatusFailed, "the child exited 2.",
 			"stopped with the run (the task ended failed) the child exited 2.", "stopped with the run (the task ended failed) the child exited 2."},
+		{"killed as the run was cancelled", dispatch.StatusKilled, "killed after 2m0s",
+			"stopped with the run (the task ended killed) killed after 2m0s", "stopped with the run (the task ended killed) killed after 2m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := &CallOutput{Result: call.Result{TaskID: task, Agent: "explore", Status: tc.signedStatus, Error: tc.signedErr, Usage: usage, Attempts: 1}}

@@ -133,17 +133,21 @@ func ownFigures(c *wf.CallRecord, taken *CallOutput) {
 // ending no signed result backs shows only brood's own words; one whose
 // signed result is a failure shows that failure's reason unless the
 // record's says it (the executor words it in, as it words a local one).
-// A cancelled call that says brood's own reason keeps it: the result its
-// worker signed with the cancel gives its figures alone, never its
-// child's words (callcancel.go).
+// A cancelled call shows brood's reason, never its child's words: the
+// result its worker signed with the cancel gives its figures alone
+// (callcancel.go); only a failure signed as such (failed, killed, which
+// the executor words in as "stopped with the run") keeps its reason.
 func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 	if c.Output != nil || yields(c.Status) {
 		return c.Error
 	}
 	if c.Status == wf.CallCancelled && broodEndings.MatchString(c.Error) {
-		return c.Error
+		return c.Error // brood's workflow's: a cancel's signed result gives its figures alone (killed too)
 	}
 	s, ok := signed[c.TaskID]
+	if c.Status == wf.CallCancelled && ok && c.TaskID != "" && s.Sig != nil && !signedFailure(s.Result.Status) {
+		return cancelledUnshown
+	}
 	if !ok || c.TaskID == "" {
 		who := "task " + c.TaskID
 		if c.TaskID == "" {
@@ -158,6 +162,13 @@ func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 		return s.Result.Error
 	}
 	return c.Error
+}
+
+// signedFailure: a signed result's status whose reason a cancelled record
+// shows, as a failed one's is: a failure the executor words in when the
+// run was cancelled as it ended ("stopped with the run ...").
+func signedFailure(status string) bool {
+	return status == dispatch.StatusFailed || status == dispatch.StatusKilled
 }
 
 // recordRefusal is why c is not taken ("": it is), and the signed result

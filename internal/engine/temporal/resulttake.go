@@ -56,7 +56,13 @@ func (e *Engine) takeResult(ctx context.Context, task, wid, run string, start Ca
 			}
 			return r, true
 		}
-		return taken(out.Result, out.Sig), true
+		r = taken(out.Result, out.Sig)
+		if r.Status == dispatch.StatusCancelled {
+			// A child that ended cancelled of itself: its figures, never
+			// its words (callcancel.go).
+			r.Error = cancelledUnshown
+		}
+		return r, true
 	}
 	r = refusedResult(out.Result, err)
 	r.TaskID = task
