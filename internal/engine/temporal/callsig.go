@@ -133,11 +133,21 @@ func ownFigures(c *wf.CallRecord, taken *CallOutput) {
 // ending no signed result backs shows only brood's own words; one whose
 // signed result is a failure shows that failure's reason unless the
 // record's says it (the executor words it in, as it words a local one).
+// A cancelled call shows brood's reason, never its child's words: the
+// result its worker signed with the cancel gives its figures alone
+// (callcancel.go); only a failure signed as such (failed, killed, which
+// the executor words in as "stopped with the run") keeps its reason.
 func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 	if c.Output != nil || yields(c.Status) {
 		return c.Error
 	}
+	if c.Status == wf.CallCancelled && broodEndings.MatchString(c.Error) {
+		return c.Error // brood's workflow's: a cancel's signed result gives its figures alone (killed too)
+	}
 	s, ok := signed[c.TaskID]
+	if c.Status == wf.CallCancelled && ok && c.TaskID != "" && s.Sig != nil && !signedFailure(s.Result.Status) {
+		return cancelledUnshown
+	}
 	if !ok || c.TaskID == "" {
 		who := "task " + c.TaskID
 		if c.TaskID == "" {
@@ -152,6 +162,13 @@ func ownReason(c wf.CallRecord, signed map[string]SignedResult) string {
 		return s.Result.Error
 	}
 	return c.Error
+}
+
+// signedFailure: a signed result's status whose reason a cancelled record
+// shows, as a failed one's is: a failure the executor words in when the
+// run was cancelled as it ended ("stopped with the run ...").
+func signedFailure(status string) bool {
+	return status == dispatch.StatusFailed || status == dispatch.StatusKilled
 }
 
 // recordRefusal is why c is not taken ("": it is), and the signed result
@@ -449,23 +466,4 @@ func (j *keyJournal) keyOf(task string) string {
 		return ""
 	}
 	return j.keys[task]
-}
-
-// takeCancelled reports whether a cancelled call's result (the cancel's
-// details) is kept: a stopped child's, signed by a worker the run trusts
-// for this very call, as a finished result is taken (resultGate.take).
-// Then its figures (the turns it paid for) count in the run, as a local
-// cancelled child's do (issue 26 F6), and the submitter checks it again
-// (signed). A result from a worker that signs none is not.
-func (r *activityRunner) takeCancelled(in CallInput, stopped, out *CallOutput) bool {
-	if stopped.Sig == nil || (stopped.Status != dispatch.StatusCancelled && stopped.Status != dispatch.StatusKilled) {
-		return false
-	}
-	kept := CallOutput{Result: stopped.Result, Sig: stopped.Sig}
-	if r.gate.take(in, &kept) != nil || kept.Sig == nil {
-		return false
-	}
-	r.signed(&kept)
-	*out = CallOutput{Result: kept.Result, Sig: kept.Sig}
-	return true
 }

@@ -53,7 +53,9 @@ func callTimes(h *historypb.History) callHistory {
 		case ev.GetActivityTaskStartedEventAttributes() != nil:
 			a := ev.GetActivityTaskStartedEventAttributes()
 			c.Worker, c.Attempts, c.Started = a.GetIdentity(), int(a.GetAttempt()), ev.GetEventTime().AsTime()
-		case ev.GetActivityTaskCompletedEventAttributes() != nil:
+		case ev.GetActivityTaskCompletedEventAttributes() != nil, ev.GetActivityTaskCanceledEventAttributes() != nil:
+			// Completed, or stopped by a cancel its worker acknowledged
+			// once the call's child had ended (callcancel.go).
 			c.Ended = ev.GetEventTime().AsTime()
 		}
 	}
@@ -96,21 +98,32 @@ func planTimes(dc converter.DataConverter, h *historypb.History) map[string]call
 				out[id] = h
 			}
 		case ev.GetActivityTaskCompletedEventAttributes() != nil:
-			if id, ok := byEvent[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]; ok {
-				h := out[id]
-				h.Ended = at
-				out[id] = h
-			}
+			ended(out, byEvent[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()], at)
+		case ev.GetActivityTaskCanceledEventAttributes() != nil:
+			// Stopped by the run's cancel, acknowledged by its worker
+			// once the call's child had ended (callcancel.go).
+			ended(out, byEvent[ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()], at)
 		}
 	}
 	return out
 }
 
+// ended sets the end of call id's activity in out to at (id "": not a
+// call's activity).
+func ended(out map[string]callHistory, id string, at time.Time) {
+	if id == "" {
+		return
+	}
+	h := out[id]
+	h.Ended = at
+	out[id] = h
+}
+
 // takeTimes gives every call record of r's output the queued and run
 // split of the execution's history (r.times: planTimes), in place of the
 // workflow's own (which it took from each result's word); a record whose
-// call did not complete in that execution (an earlier execution's, a
-// failed one) has none. The run's journal lines get the same.
+// call neither completed in that execution nor was stopped there by its
+// cancel (an earlier execution's, a failed one) has none. The run's journal lines get the same.
 func takeTimes(r *runRead) {
 	out, hist := &r.out, r.times
 	if out.Result == nil {

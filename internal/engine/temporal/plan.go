@@ -276,17 +276,7 @@ func (r *activityRunner) run(ctx context.Context, spec call.Spec) (*CallOutput, 
 	var stopped CallOutput // the cancel's details: a result (signed, from a worker that signs them)
 	if errors.As(err, &canceled) && canceled.HasDetails() && canceled.Details(&stopped, &hb) == nil && hb.TaskID != "" {
 		r.stopped(in, hb)
-		out = CallOutput{Result: stopped.Result} // nothing else of the details
-		if r.gate != nil && !r.takeCancelled(in, &stopped, &out) {
-			// The cancel's details are whoever ended the attempt's: none
-			// is kept but what a trusted worker signed for this call
-			// (its figures neither: they would count).
-			out = CallOutput{Result: call.Result{TaskID: cmp.Or(spec.Resume, spec.TaskID), Agent: spec.Agent, Error: cancelled(w)}}
-		}
-		out.Last = &hb
-		out.Status = dispatch.StatusCancelled
-		out.Error = cmp.Or(out.Error, "the run was cancelled during this call")
-		return &out, nil
+		return r.cancelledCall(w, in, &stopped, hb), nil
 	}
 	var timeout *temporal.TimeoutError
 	if w.Err() != nil && errors.As(err, &timeout) && timeout.HasLastHeartbeatDetails() && timeout.LastHeartbeatDetails(&hb) == nil && hb.TaskID != "" {

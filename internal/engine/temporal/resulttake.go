@@ -44,11 +44,25 @@ func (e *Engine) takeResult(ctx context.Context, task, wid, run string, start Ca
 			// An unsigned ending (failed, killed, cancelled): its status
 			// alone, nothing of an answer, figures or worker anyone could
 			// have put, and brood's reason, never one whoever failed the
-			// activity or completed the workflow wrote (unsignedEnding).
+			// activity or completed the workflow wrote (unsignedEnding);
+			// a cancelled one's figures are those of the result its
+			// worker signed with the cancel, when one is checked here.
 			o := out.Result
-			return call.Result{TaskID: task, Agent: o.Agent, Status: o.Status, Error: unsignedEnding("task "+task, o.Status, o.Error)}, true
+			r = call.Result{TaskID: task, Agent: o.Agent, Status: o.Status, Error: unsignedEnding("task "+task, o.Status, o.Error)}
+			if f, ok := e.stoppedFigures(task, wid, run, start, out); ok {
+				// Cancelled: the figures of the result its worker signed
+				// with the cancel, brood's reason kept (callcancel.go).
+				keepFigures(&r, f)
+			}
+			return r, true
 		}
-		return taken(out.Result, out.Sig), true
+		r = taken(out.Result, out.Sig)
+		if r.Status == dispatch.StatusCancelled {
+			// A child that ended cancelled of itself: its figures, never
+			// its words (callcancel.go).
+			r.Error = cancelledUnshown
+		}
+		return r, true
 	}
 	r = refusedResult(out.Result, err)
 	r.TaskID = task

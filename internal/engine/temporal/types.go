@@ -217,6 +217,11 @@ type CallOutput struct {
 	// (resultsig.go): a submitter takes a result only when a worker key
 	// it trusts signed it.
 	Sig *ResultSig `json:"sig,omitempty"`
+	// Stopped is the result a single call's cancel came with, as its
+	// worker signed it (callcancel.go): its submitter checks it and keeps
+	// its figures alone (Engine.stoppedFigures); the output itself is
+	// brood's cancelled ending.
+	Stopped *SignedResult `json:"stopped,omitempty"`
 	// refused: the submitter did not take the result (Engine.takeCall).
 	refused bool
 	// notHandedOn: why Last is not handed on to a follow-up

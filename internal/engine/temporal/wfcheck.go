@@ -309,8 +309,14 @@ var broodEndings = regexp.MustCompile(`^(?:stopped with the run \(the task ended
 	`|the call ended (?:failed|killed|cancelled) on Temporal with no result a brood worker signed: its reason is not shown, since whoever ends a call on Temporal writes it` +
 	`|no worker finished the call: its activity ended with a (?:StartToClose|ScheduleToStart|ScheduleToClose|Heartbeat) timeout on Temporal` +
 	`|the call's activity failed on Temporal with no failure a brood worker signed: its reason is not shown, since whoever fails an activity writes it` +
+	`|` + regexp.QuoteMeta(cancelledUnshown) +
 	`|the run was cancelled during this call|the call's activity was cancelled on Temporal|the run was cancelled before this call started` +
 	`|the run was cancelled|max_agents \(\d+\) reached: no new agent starts|max_tokens \(\d+\) reached after \d+ tokens: no new agent starts)$`)
+
+// cancelledUnshown is the submitter's reason for a cancelled call whose
+// record does not say one of brood's (callsig.go: ownReason): the result
+// its worker signed gives its figures alone, never its child's words.
+const cancelledUnshown = "the call ended cancelled on the fleet: its reason is not shown, since its child or whoever completes the run on Temporal writes it"
 
 // dependsOn is the executor's reason for a call skipped because a task it
 // depends on yielded nothing (without the other task's ending, which its
