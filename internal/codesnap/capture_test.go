@@ -100,3 +100,103 @@ func TestCaptureLeavesBroodsRecordsOut(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureShipsNoTrackedRecord: a record the user's index tracks
+// (committed before .brood/.gitignore listed it) shipped as that index
+// had it, whatever was on disk, and one deleted on disk came back in the
+// worker's copy: add leaves the entries its excludes match alone
+// (review37 P3-1). No record ships, tracked or not; the project's own
+// files under .brood ship as they are on disk; the user's index is only
+// read. Version 4 indexes take the other way (git rm by the patterns).
+func TestCaptureShipsNoTrackedRecord(t *testing.T) {
+	records := []string{".brood/outputs/report.md", "sub/.brood/fleet/patches/T1.patch", ".brood/brood-debug.log"}
+	for _, tt := range []struct {
+		name    string
+		version string
+		change  func(t *testing.T, path string)
+	}{
+		{"edited", "2", func(t *testing.T, p string) { write(t, p, "v2, longer than v1\n") }},
+		{"deleted", "2", func(t *testing.T, p string) { os.Remove(p) }},
+		{"unchanged", "2", func(t *testing.T, p string) {}},
+		{"edited, index v4", "4", func(t *testing.T, p string) { write(t, p, "v2, longer than v1\n") }},
+		{"deleted, index v4", "4", func(t *testing.T, p string) { os.Remove(p) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			h := newHosts(t)
+			for _, r := range records {
+				write(t, filepath.Join(h.repo, r), "v1\n")
+			}
+			write(t, filepath.Join(h.repo, ".brood", "agents", "a.md"), "v1\n")
+			git(t, h.repo, "add", "-A")
+			git(t, h.repo, "commit", "-q", "-m", "records tracked")
+			git(t, h.repo, "push", "-q", "origin", "main")
+			git(t, h.repo, "update-index", "--index-version", tt.version)
+			for _, r := range records {
+				tt.change(t, filepath.Join(h.repo, r))
+			}
+			write(t, filepath.Join(h.repo, ".brood", "agents", "a.md"), "v2\n")
+			snap, err := codesnap.Capture(ctx, h.store, h.repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "tracked-records"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer co.Cleanup()
+			got := tree(t, co.Root)
+			for _, r := range records {
+				if c, ok := got[r]; ok {
+					t.Errorf("%s shipped to the worker's copy (%q): brood's record, tracked", r, c)
+				}
+			}
+			if c := got[".brood/agents/a.md"]; !strings.HasSuffix(c, ":v2\n") {
+				t.Errorf(".brood/agents/a.md in the copy: %q; want the edit on disk, v2", c)
+			}
+			if ls := git(t, h.repo, "ls-files", "--", ".brood/outputs/report.md"); ls != ".brood/outputs/report.md" {
+				t.Errorf("the user's index lost the tracked record (ls-files: %q): capture only reads it", ls)
+			}
+		})
+	}
+}
+
+// TestCaptureAddKeepsItsHeap: capture's git add runs with glibc's trim
+// threshold raised (bulk checkin gave zlib's state back to the kernel
+// and faulted it in again for every blob: issue 26's new dirty state,
+// 44,000 brk calls), a threshold the user set standing, other tunables
+// kept. Seen by a git on PATH that notes add's environment.
+func TestCaptureAddKeepsItsHeap(t *testing.T) {
+	const ours = "glibc.malloc.trim_threshold=268435456"
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	for _, tt := range []struct {
+		name, tunables, mallocTrim, want string
+	}{
+		{"none set", "", "", ours},
+		{"other tunables", "glibc.malloc.arena_max=2", "", "glibc.malloc.arena_max=2:" + ours},
+		{"the user's threshold", "glibc.malloc.trim_threshold=4096", "", "glibc.malloc.trim_threshold=4096"},
+		{"the user's old variable", "", "4096", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHosts(t)
+			bin := t.TempDir()
+			log := filepath.Join(bin, "add.env")
+			script := "#!/bin/sh\nfor a; do [ \"$a\" = add ] && printf '[%s]\\n' \"$GLIBC_TUNABLES\" >> " + log + "; done\nexec " + realGit + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			t.Setenv("GLIBC_TUNABLES", tt.tunables)
+			t.Setenv("MALLOC_TRIM_THRESHOLD_", tt.mallocTrim)
+			if _, err := codesnap.Capture(t.Context(), h.store, h.repo); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, log); got != "["+tt.want+"]\n" {
+				t.Errorf("git add's GLIBC_TUNABLES: %q; want [%s] once", got, tt.want)
+			}
+		})
+	}
+}
