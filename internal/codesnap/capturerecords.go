@@ -33,6 +33,9 @@ func recordExcludes() []string {
 // run records, as recordExcludes match them: a file at any depth under
 // .brood/NAME/ for a directory record, or .brood/NAME for a file record.
 func isRecord(path string) bool {
+	if !strings.Contains(path, taskdir.StateDirName+"/") {
+		return false
+	}
 	parts := strings.Split(path, "/")
 	for i := 0; i+1 < len(parts); i++ {
 		if parts[i] != taskdir.StateDirName {
