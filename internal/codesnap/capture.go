@@ -39,7 +39,7 @@ func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot
 	}
 	snap.Base, _ = g.line(ctx, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	snap.Branch, _ = g.line(ctx, "symbolic-ref", "-q", "--short", "HEAD")
-	if snap.Tree, err = worktreeTree(ctx, top, gitDir, common, format); err != nil {
+	if snap.Tree, err = worktreeTree(ctx, top, gitDir, common, format, snap.Base); err != nil {
 		return nil, err
 	}
 	if snap.Pack, snap.PackChain, err = dirtyPacks(ctx, store, g, common, top, snap.Base, snap.Tree); err != nil {
@@ -81,8 +81,9 @@ func Capture(ctx context.Context, store *blobstore.Store, dir string) (*Snapshot
 // worktreeTree writes the work tree as the user sees it — tracked files as
 // they are on disk, untracked files added, ignored ones left out — as a tree
 // object, through a private copy of the index, from the capture index
-// where that holds (captureindex.go).
-func worktreeTree(ctx context.Context, top, gitDir, common, format string) (string, error) {
+// where that holds (captureindex.go); brood's run records as the base
+// commit has them (capturerecords.go).
+func worktreeTree(ctx context.Context, top, gitDir, common, format, base string) (string, error) {
 	tmp, err := os.MkdirTemp("", "brood-capture-")
 	if err != nil {
 		return "", fmt.Errorf("codesnap: %w", err)
@@ -119,7 +120,7 @@ func worktreeTree(ctx context.Context, top, gitDir, common, format string) (stri
 			return "", fmt.Errorf("codesnap: snapshot the work tree: %w", err)
 		}
 	}
-	if err := dropRecords(ctx, g, index, format); err != nil {
+	if err := baseRecords(ctx, g, index, format, base); err != nil {
 		return "", err
 	}
 	tree, err := g.line(ctx, "write-tree")

@@ -105,21 +105,32 @@ func TestCaptureLeavesBroodsRecordsOut(t *testing.T) {
 // (committed before .brood/.gitignore listed it) shipped as that index
 // had it, whatever was on disk, and one deleted on disk came back in the
 // worker's copy: add leaves the entries its excludes match alone
-// (review37 P3-1). No record ships, tracked or not; the project's own
-// files under .brood ship as they are on disk; the user's index is only
-// read. Version 4 indexes take the other way (git rm by the patterns).
+// (review37 P3-1). No record ships from the submitter: a tracked one goes
+// as the base commit has it (or not at all where the base lacks it), so a
+// clean checkout that tracks one stays clean (review38 P3-5); the
+// project's own files under .brood ship as they are on disk; the user's
+// index is only read. Version 4 indexes take the other way (git
+// ls-files by the patterns).
 func TestCaptureShipsNoTrackedRecord(t *testing.T) {
 	records := []string{".brood/outputs/report.md", "sub/.brood/fleet/patches/T1.patch", ".brood/brood-debug.log"}
+	const staged = ".brood/workflows/R2/result.json" // added to the index, never committed
 	for _, tt := range []struct {
 		name    string
 		version string
 		change  func(t *testing.T, path string)
+		clean   bool // nothing else changed: the snapshot is the base
 	}{
-		{"edited", "2", func(t *testing.T, p string) { write(t, p, "v2, longer than v1\n") }},
-		{"deleted", "2", func(t *testing.T, p string) { os.Remove(p) }},
-		{"unchanged", "2", func(t *testing.T, p string) {}},
-		{"edited, index v4", "4", func(t *testing.T, p string) { write(t, p, "v2, longer than v1\n") }},
-		{"deleted, index v4", "4", func(t *testing.T, p string) { os.Remove(p) }},
+		{"edited", "2", func(t *testing.T, p string) { write(t, p, "v2, longer than v1\n") }, false},
+		{"edited and staged", "2", func(t *testing.T, p string) {
+			write(t, p, "v2, longer than v1\n")
+			git(t, filepath.Dir(p), "add", "-f", p)
+		}, false},
+		{"deleted", "2", func(t *testing.T, p string) { os.Remove(p) }, false},
+		{"unchanged, clean", "2", func(t *testing.T, p string) {}, true},
+		{"edited, clean", "2", func(t *testing.T, p string) { write(t, p, "v2, longer than v1\n") }, true},
+		{"edited, index v4", "4", func(t *testing.T, p string) { write(t, p, "v2, longer than v1\n") }, false},
+		{"deleted, index v4", "4", func(t *testing.T, p string) { os.Remove(p) }, false},
+		{"unchanged, index v4, clean", "4", func(t *testing.T, p string) {}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
@@ -132,13 +143,21 @@ func TestCaptureShipsNoTrackedRecord(t *testing.T) {
 			git(t, h.repo, "commit", "-q", "-m", "records tracked")
 			git(t, h.repo, "push", "-q", "origin", "main")
 			git(t, h.repo, "update-index", "--index-version", tt.version)
+			os.Remove(filepath.Join(h.repo, "untracked.txt"))
 			for _, r := range records {
 				tt.change(t, filepath.Join(h.repo, r))
 			}
-			write(t, filepath.Join(h.repo, ".brood", "agents", "a.md"), "v2\n")
+			if !tt.clean {
+				write(t, filepath.Join(h.repo, ".brood", "agents", "a.md"), "v2\n")
+				write(t, filepath.Join(h.repo, staged), "staged\n")
+				git(t, h.repo, "add", "-f", staged)
+			}
 			snap, err := codesnap.Capture(ctx, h.store, h.repo)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if base := git(t, h.repo, "rev-parse", "HEAD^{tree}"); tt.clean && (snap.Pack != nil || snap.Tree != base) {
+				t.Errorf("a clean checkout that tracks records captured dirty: tree %s (base %s), pack %v", snap.Tree, base, snap.Pack != nil)
 			}
 			co, err := h.cache.Materialise(ctx, h.store, snap, codesnap.Options{ID: "tracked-records"})
 			if err != nil {
@@ -147,14 +166,17 @@ func TestCaptureShipsNoTrackedRecord(t *testing.T) {
 			defer co.Cleanup()
 			got := tree(t, co.Root)
 			for _, r := range records {
-				if c, ok := got[r]; ok {
-					t.Errorf("%s shipped to the worker's copy (%q): brood's record, tracked", r, c)
+				if c := got[r]; !strings.HasSuffix(c, ":v1\n") {
+					t.Errorf("%s in the worker's copy: %q; want it as committed, v1", r, c)
 				}
 			}
-			if c := got[".brood/agents/a.md"]; !strings.HasSuffix(c, ":v2\n") {
-				t.Errorf(".brood/agents/a.md in the copy: %q; want the edit on disk, v2", c)
+			if c, ok := got[staged]; ok {
+				t.Errorf("%s shipped (%q): a record the base lacks", staged, c)
 			}
-			if ls := git(t, h.repo, "ls-files", "--", ".brood/outputs/report.md"); ls != ".brood/outputs/report.md" {
+			if want := map[bool]string{true: ":v1\n", false: ":v2\n"}[tt.clean]; !strings.HasSuffix(got[".brood/agents/a.md"], want) {
+				t.Errorf(".brood/agents/a.md in the copy: %q; want it as on disk (%s)", got[".brood/agents/a.md"], want)
+			}
+			if ls := git(t, h.repo, "ls-files", "--", records[0]); ls != records[0] {
 				t.Errorf("the user's index lost the tracked record (ls-files: %q): capture only reads it", ls)
 			}
 		})

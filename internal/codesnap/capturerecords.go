@@ -54,48 +54,70 @@ func isRecord(path string) bool {
 	return false
 }
 
-// dropRecords removes brood's run records from the capture's private
-// index after its add, tracked ones included: the excludes keep add from
+// baseRecords puts brood's run records in the capture's private index as
+// the base commit has them, after its add: the excludes keep add from
 // adding or updating them, so an entry the user's index already had (a
 // record committed before .brood/.gitignore listed it) would ship as that
-// index has it, not as it is on disk, and one deleted on disk would come
-// back in the worker's copy (review37 P3-1). The records the index holds
-// (isRecord) go to git rm --cached as they are; an index this does not
-// parse (version 4, a split index, conflicts, intent-to-add entries)
-// goes through it with the excludes' own patterns. Nothing runs where the
-// index holds no record.
-func dropRecords(ctx context.Context, g gitCmd, index, format string) error {
+// index has it, not as on disk, and one deleted on disk would come back
+// in the worker's copy (review37 P3-1). So no record ships from the
+// submitter: one the index tracks goes as committed (the base's, which
+// every worker has), or not at all where the base lacks it; a clean
+// checkout that tracks one stays clean (review38 P3-5). The records the
+// index holds (isRecord; git ls-files by the excludes' own patterns for
+// an index this does not parse: version 4, a split index, conflicts,
+// intent-to-add entries) go to git reset BASE (git rm --cached with no
+// base). Nothing runs where the index holds no record.
+func baseRecords(ctx context.Context, g gitCmd, index, format, base string) error {
+	paths, err := indexRecords(ctx, g, index, format)
+	if err != nil || len(paths) == 0 {
+		return err
+	}
+	reset := g
+	reset.stdin = []byte(strings.Join(paths, "\x00") + "\x00")
+	args := []string{"reset", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"}
+	if base == "" {
+		args = []string{"rm", "--cached", "-r", "-f", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"}
+	}
+	if _, err := reset.run(ctx, args...); err != nil {
+		return fmt.Errorf("codesnap: put brood's run records in the snapshot as the base commit has them: %w", err)
+	}
+	return nil
+}
+
+// indexRecords are the paths of the index file's entries that are brood's
+// run records.
+func indexRecords(ctx context.Context, g gitCmd, index, format string) ([]string, error) {
 	data, err := os.ReadFile(index)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil // add wrote no index: nothing to ship
+		return nil, nil // add wrote no index: nothing in the tree
 	case err != nil:
-		return fmt.Errorf("codesnap: read the snapshot's index: %w", err)
+		return nil, fmt.Errorf("codesnap: read the snapshot's index: %w", err)
 	}
 	oidLen, _ := objectHash(format)
-	rm := g
-	args := []string{"rm", "--cached", "-r", "-f", "-q", "--ignore-unmatch"}
+	var paths []string
 	if entries, ok := parseIndex(data, oidLen); ok {
-		var paths []string
 		for i := range entries {
 			if isRecord(entries[i].path) {
 				paths = append(paths, entries[i].path)
 			}
 		}
-		if len(paths) == 0 {
-			return nil
-		}
-		rm.stdin = []byte(strings.Join(paths, "\x00") + "\x00")
-		args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
-	} else {
-		rm.env = append(append([]string(nil), g.env...), "GIT_LITERAL_PATHSPECS=0")
-		args = append(args, "--")
-		for _, p := range recordExcludes() {
-			args = append(args, strings.Replace(p, ":(exclude,glob)", ":(glob)", 1))
+		return paths, nil
+	}
+	ls := g
+	ls.env = append(append([]string(nil), g.env...), "GIT_LITERAL_PATHSPECS=0")
+	args := []string{"ls-files", "-z", "--"}
+	for _, p := range recordExcludes() {
+		args = append(args, strings.Replace(p, ":(exclude,glob)", ":(glob)", 1))
+	}
+	out, err := ls.run(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("codesnap: list brood's run records in the snapshot's index: %w", err)
+	}
+	for p := range strings.SplitSeq(out, "\x00") {
+		if p != "" {
+			paths = append(paths, p)
 		}
 	}
-	if _, err := rm.run(ctx, args...); err != nil {
-		return fmt.Errorf("codesnap: leave brood's run records out of the snapshot: %w", err)
-	}
-	return nil
+	return paths, nil
 }
