@@ -222,3 +222,40 @@ func TestCaptureAddKeepsItsHeap(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureRecordNamedLikePathspecMagic: tracked records whose names
+// are pathspec magic or globs (":!x/.brood/outputs/y" would exclude,
+// "*/.brood/outputs/z" would match other paths) put back as committed
+// touch only themselves: every file edited and staged, the records ship
+// as committed, the project's files as edited (review38; the reviewer's
+// TestRV38MagicRecordNames, with edits so that a pathspec read as magic
+// would show).
+func TestCaptureRecordNamedLikePathspecMagic(t *testing.T) {
+	ctx := t.Context()
+	h := newHosts(t)
+	records := []string{"s[/.brood/outputs/]c", ":!x/.brood/outputs/y", "*/.brood/outputs/z"}
+	project := []string{"src/a.go", "keep.txt"}
+	for _, p := range append(append([]string(nil), records...), project...) {
+		write(t, filepath.Join(h.repo, p), "v1\n")
+	}
+	git(t, h.repo, "add", "-A")
+	git(t, h.repo, "commit", "-q", "-m", "records with magic names")
+	for _, p := range append(append([]string(nil), records...), project...) {
+		write(t, filepath.Join(h.repo, p), "v2, edited\n")
+	}
+	git(t, h.repo, "add", "-A")
+	snap, err := codesnap.Capture(ctx, h.store, h.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		paths []string
+		want  string
+	}{{records, "v1\n"}, {project, "v2, edited\n"}} {
+		for _, p := range tt.paths {
+			if got := git(t, h.repo, "cat-file", "-p", snap.Tree+":"+p); got+"\n" != tt.want {
+				t.Errorf("%s in the snapshot: %q; want %q", p, got, tt.want)
+			}
+		}
+	}
+}

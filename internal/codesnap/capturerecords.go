@@ -72,6 +72,11 @@ func baseRecords(ctx context.Context, g gitCmd, index, format, base string) erro
 	if err != nil || len(paths) == 0 {
 		return err
 	}
+	// The paths go as they are, literal (gitx's GIT_LITERAL_PATHSPECS=1,
+	// not the excludes' GIT_LITERAL_PATHSPECS=0): a record may be named
+	// like pathspec magic or a glob (":!x/.brood/outputs/y", which as
+	// magic would reset every other path to the base; "*/.brood/...");
+	// read literally, each names its own entry alone.
 	reset := g
 	reset.stdin = []byte(strings.Join(paths, "\x00") + "\x00")
 	args := []string{"reset", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"}
