@@ -45,7 +45,7 @@ func TestBulkCheckinOnlyWherePays(t *testing.T) {
 		gitOut(t, top, "commit", "-q", "--allow-empty", "-m", "more")
 	}
 	capture := func(t *testing.T, top string) {
-		if _, err := worktreeTree(t.Context(), top, filepath.Join(top, ".git"), "", "sha1"); err != nil {
+		if _, err := worktreeTree(t.Context(), top, filepath.Join(top, ".git"), "", "sha1", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,7 +140,7 @@ func checkinWay(t *testing.T, top string) string {
 // them. (write-tree writes its trees loose either way.)
 func captureCountingPacks(t *testing.T, top, way string, size int) string {
 	packs, kib := countPacks(t, top)
-	tree, err := worktreeTree(t.Context(), top, filepath.Join(top, ".git"), "", "sha1")
+	tree, err := worktreeTree(t.Context(), top, filepath.Join(top, ".git"), "", "sha1", "")
 	if err != nil {
 		t.Fatal(err)
 	}
