@@ -32,15 +32,16 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 	opts := &ShowOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use: "show ID",
-		Example: `  brood tasks show 01KBN5Q7MZ8X    # any unique prefix
-  brood tasks show 8XRTAB          # or tail of the id
+		Example: `  brood tasks show 01KBN5Q7MZ8X    # any unique prefix of the id
+  brood tasks show 8XRTAB          # or part of it: the tail of the shown 01KBN5Q7MZ8XRTAB
   brood tasks show 8XRTAB --json
   brood tasks show 01KBN5Q7MZ8X --temporal 127.0.0.1:7233   # a fleet call or run`,
 		Short: "Show a dispatch, or a fleet call or run: status, agent, brief, times, tokens and the start of its result",
 		Long: `Show a dispatch as a person reads it: its status, agent, brief, when it ran and
 for how long, its tokens and the first lines of its result. --json prints every
 record (envelope, result, process outcome, dispatch log). ID is any unique
-prefix or tail of the task's id.
+prefix or tail of the task's id, or a unique part of it of at least six
+characters (such as the tail of the id brood tasks shows).
 
 With a fleet (--temporal HOST:PORT or temporal.address), an id this machine
 has no dispatch of is looked up on the fleet: a call of brood subagent
