@@ -1,9 +1,7 @@
 package run
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
-	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // explainInterrupted rewrites the stand-in result Replay gave a Task call
@@ -79,42 +76,9 @@ func interruptedTask(t *dispatch.Task) string {
 	fmt.Fprintf(&b, "interrupted: the run stopped before this Task call's result came back. It started task %s (agent %s), now %s", t.ID, t.Agent, t.Status)
 	if r := t.Result; r != nil && len(r.FilesChanged) > 0 {
 		fmt.Fprintf(&b, "; it changed %s (on disk now)", strings.Join(r.FilesChanged, ", "))
-	} else if files := writtenFiles(t); len(files) > 0 {
+	} else if files := t.TranscriptEdits(); len(files) > 0 {
 		fmt.Fprintf(&b, "; its transcript records edits to %s (check them on disk)", strings.Join(files, ", "))
 	}
 	fmt.Fprintf(&b, ". Do not run it again: continue it with the Task tool's resume_task_id %q, or read what it left with TaskOutput %s.", t.ID, t.ID)
 	return b.String()
-}
-
-// writtenFiles are the files the task's transcript records a successful
-// Write, Edit or MultiEdit of, for a task killed before its result named
-// them (the child's own record: data, at most 20 names).
-func writtenFiles(t *dispatch.Task) []string {
-	recs, _, err := session.ReadFile(t.Files().File(taskdir.Session))
-	if err != nil {
-		return nil
-	}
-	var files []string
-	inputs := map[string]json.RawMessage{} // tool id -> the input the model gave
-	for _, r := range recs {
-		if r.Type == session.RecMessage && r.Message != nil {
-			for _, u := range r.Message.ToolUses() {
-				inputs[u.ID] = u.Input
-			}
-		}
-		if r.Type != session.RecToolResult || r.IsError || (r.Tool != "Write" && r.Tool != "Edit" && r.Tool != "MultiEdit") {
-			continue
-		}
-		var in struct {
-			Path string `json:"file_path"`
-		}
-		raw := r.Input
-		if len(raw) == 0 {
-			raw = inputs[r.ToolID]
-		}
-		if json.Unmarshal(raw, &in) == nil && in.Path != "" && !slices.Contains(files, in.Path) && len(files) < 20 {
-			files = append(files, termsafe.Line(in.Path))
-		}
-	}
-	return files
 }

@@ -89,5 +89,20 @@ func TestKilledRootTaskResultNamesTheTask(t *testing.T) {
 	if strings.Contains(out, "Run it again") {
 		t.Errorf("the model is told to run the writer again:\n%s", out)
 	}
-	t.Logf("%s", out)
+
+	// Once the orphaned writer has ended (it sees its parent gone), brood
+	// tasks show names the file it edited, as after a Ctrl-C.
+	for {
+		_, show, _ := p.Brood("tasks", "show", id)
+		if !strings.Contains(show, "\nstatus   running\n") {
+			if !strings.Contains(show, "\nfiles    notes.txt") {
+				t.Errorf("tasks show of the writer ended by its parent's kill -9 lacks its files:\n%s", show)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer still runs after its parent's kill -9:\n%s", show)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the writer's end, with a deadline
+	}
 }

@@ -140,6 +140,11 @@ func showRun(opts *ShowOptions) error {
 		fmt.Fprintf(w, "problem  %s\n", termsafe.Line(p))
 	}
 	showCopies(w, f, t)
+	if r := t.Result; (r == nil || len(r.FilesChanged) == 0) && (t.Status == dispatch.StatusCancelled || t.Status == dispatch.StatusKilled) {
+		if files := t.TranscriptEdits(); len(files) > 0 {
+			fmt.Fprintf(w, "files    %s (edits its transcript records; its result names none: it was stopped)\n", termsafe.Line(strings.Join(files, ", ")))
+		}
+	}
 	if r := t.Result; r != nil {
 		showResult(w, t.ID, r)
 	} else {
