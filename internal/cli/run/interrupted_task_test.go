@@ -98,6 +98,10 @@ func TestKilledRootTaskResultNamesTheTask(t *testing.T) {
 			if !strings.Contains(show, "\nfiles    notes.txt") {
 				t.Errorf("tasks show of the writer ended by its parent's kill -9 lacks its files:\n%s", show)
 			}
+			// What stopped it, in words (newuser P3-1), not Go's.
+			if strings.Contains(show, "context canceled") || !strings.Contains(show, "\nstopped  its parent run ended before it finished") {
+				t.Errorf("tasks show of the writer does not say its parent ended:\n%s", show)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
