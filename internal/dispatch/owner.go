@@ -39,6 +39,10 @@ type Owner struct {
 	// Session is the root transcript's id when the root dispatched it
 	// (brood tasks tree --session).
 	Session string `json:"session,omitempty"`
+	// CallID is the tool_use id of the Task call that asked for it: a
+	// parent continued after it was killed tells the model which task its
+	// unanswered call started (brood run -c).
+	CallID string `json:"call_id,omitempty"`
 	// Asker is who asked for the task, as the call named it (call.Spec's
 	// Parent: "workflow RUN" for a plan's call): a fleet worker continues
 	// a task for a plan's call only when that plan asked for it.

@@ -129,7 +129,7 @@ func (v View) Render() string {
 		fmt.Fprintf(&b, "Note: %s\n", oneLine(n))
 	}
 	if r.Error != "" {
-		fmt.Fprintf(&b, "Error: %s\n", oneLine(r.Error))
+		fmt.Fprintf(&b, "Error: %s\n", oneLine(StoppedWords(r.Error)))
 	}
 	for _, c := range v.Concerns {
 		fmt.Fprintf(&b, "Concern: %s\n", oneLine(c))
@@ -234,4 +234,14 @@ func SumUsage(rs ...*Result) model.Usage {
 		}
 	}
 	return u
+}
+
+// StoppedWords is err as a person or a model reads it: Go's word for a
+// cancelled run ("context canceled"), which says nothing of who stopped
+// it, becomes what can stop a task; any other error is itself.
+func StoppedWords(err string) string {
+	if !strings.Contains(err, "context canceled") {
+		return err
+	}
+	return "stopped before it finished: the run it belongs to was interrupted (Ctrl-C) or ended, or brood tasks kill stopped it"
 }

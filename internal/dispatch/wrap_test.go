@@ -76,3 +76,18 @@ func TestCheckIDRefusesPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRenderSaysWhatStoppedACancelledTask: the model reads what can stop a
+// task, never Go's "context canceled" (newuser P3-1); other errors are kept.
+func TestRenderSaysWhatStoppedACancelledTask(t *testing.T) {
+	for _, tc := range []struct{ err, want, not string }{
+		{"context canceled", "Error: stopped before it finished: the run it belongs to was interrupted (Ctrl-C)", "context canceled"},
+		{"model: context canceled", "or brood tasks kill stopped it", "context canceled"},
+		{"no space left on device", "Error: no space left on device", "stopped before"},
+	} {
+		out := View{Result: &Result{TaskID: "T", Agent: "a", Status: StatusCancelled, Error: tc.err}}.Render()
+		if !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
+			t.Errorf("error %q renders:\n%s\nwant %q, not %q", tc.err, out, tc.want, tc.not)
+		}
+	}
+}

@@ -8,8 +8,9 @@
 // ("01KBN5Q7MZ8XRTAB" and "01KBN5Q7MZF0C2QW", not "01KBN5Q7MZ…" twice). An
 // id shown alone keeps its whole timestamp and six more.
 //
-// Read: any prefix or tail of an id is accepted when exactly one id has it
-// (Match).
+// Read: any prefix or tail of an id, or any part of it of at least
+// MinPart characters (the tail of a shown prefix is one), is accepted when
+// exactly one id has it (Match).
 package shortid
 
 import (
@@ -26,6 +27,9 @@ const (
 	// Past is how many characters past the shared timestamp part are
 	// always shown.
 	Past = 6
+	// MinPart is the fewest characters from the middle of an id that are
+	// read as naming it (a prefix or a tail may be shorter).
+	MinPart = 6
 )
 
 // Prefix returns the prefix of id shown beside others (id itself among
@@ -87,15 +91,17 @@ func (s *Set) Show(id string) string {
 	return Prefix(id, s.ids)
 }
 
-// Match returns the one task id of ids that q is, or is a prefix or a
-// tail of (Resolve of kind "task").
+// Match returns the one task id of ids that q is, or is a prefix, a tail
+// or a part of (Resolve of kind "task").
 func Match(q string, ids []string) (string, error) {
 	return Resolve("task", q, ids)
 }
 
 // Resolve is the one rule for reading an id the user typed: the id of ids
-// that q is, or is a prefix or a tail of, in any case, with a trailing "…"
-// (as a clipped id is printed) ignored. It fails when none is, or when
+// that q is, or is a prefix, a tail or a part of at least MinPart
+// characters of (so the tail of a shown prefix names its id), in any case,
+// with a trailing "…" (as a clipped id is printed) ignored. It fails when
+// none is, naming the id q is closest to if one stands out, or when
 // several are (it names up to five of them). kind names what the ids are
 // ("task", "session", "workflow run").
 func Resolve(kind, q string, ids []string) (string, error) {
@@ -110,13 +116,17 @@ func Resolve(kind, q string, ids []string) (string, error) {
 		if u == q {
 			return id, nil
 		}
-		if strings.HasPrefix(u, q) || strings.HasSuffix(u, q) {
+		if strings.HasPrefix(u, q) || strings.HasSuffix(u, q) ||
+			(len(q) >= MinPart && strings.Contains(u, q)) {
 			hits = append(hits, id)
 		}
 	}
 	switch len(hits) {
 	case 0:
-		return "", fmt.Errorf("no %s %s (no %s id starts or ends with it)", kind, typed, kind)
+		if near := Closest(typed, ids); near != "" {
+			return "", fmt.Errorf("no %s %s (no %s id has it; did you mean %s?)", kind, typed, kind, near)
+		}
+		return "", fmt.Errorf("no %s %s (no %s id has it)", kind, typed, kind)
 	case 1:
 		return hits[0], nil
 	}
@@ -126,6 +136,43 @@ func Resolve(kind, q string, ids []string) (string, error) {
 		more = ", …"
 	}
 	return "", ambiguousError(fmt.Sprintf("%s id %s is ambiguous (%d %ss: %s%s): give more of it", kind, typed, len(hits), kind, strings.Join(shown, ", "), more))
+}
+
+// Closest is the one id of ids that shares the longest run of characters
+// with q (in any case), more than MinPart of them; "" when none does or
+// several tie (ids of one day share most of their timestamp part). It is
+// what an id no id has is suggested as.
+func Closest(q string, ids []string) string {
+	q = strings.ToUpper(strings.TrimSuffix(strings.TrimSpace(q), "…"))
+	best, bestN, tie := "", 0, false
+	for _, id := range ids {
+		n := longestCommon(q, strings.ToUpper(id))
+		switch {
+		case n > bestN:
+			best, bestN, tie = id, n, false
+		case n == bestN:
+			tie = true
+		}
+	}
+	if tie || bestN <= MinPart {
+		return ""
+	}
+	return best
+}
+
+// longestCommon is the length of the longest string both a and b contain.
+func longestCommon(a, b string) int {
+	best := 0
+	for i := range a {
+		for j := range b {
+			n := 0
+			for i+n < len(a) && j+n < len(b) && a[i+n] == b[j+n] {
+				n++
+			}
+			best = max(best, n)
+		}
+	}
+	return best
 }
 
 // ErrAmbiguous is what Resolve's error is when several ids match

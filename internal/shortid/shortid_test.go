@@ -72,7 +72,12 @@ func TestMatch(t *testing.T) {
 		{"NOPE", "", "no task NOPE"},
 		{"", "", "no task id given"},
 		{ids[1], ids[1], ""},
-		{"01KBN5Q7MZ8X…", ids[0], ""}, // a clipped id as a list prints it
+		{"01KBN5Q7MZ8X…", ids[0], ""},                      // a clipped id as a list prints it
+		{"8XRTAB", ids[0], ""},                             // the tail of the shown prefix 01KBN5Q7MZ8XRTAB
+		{"f0c2qw", ids[1], ""},                             // in any case
+		{"XRTAB", "", "no task XRTAB"},                     // a part shorter than MinPart is not read
+		{"8XRTABCDEX", "", "did you mean " + ids[0]},       // a typo: the close id is named
+		{"5Q7MZ", "", "no task 5Q7MZ (no task id has it)"}, // shared by both: none named
 	} {
 		got, err := Match(tc.q, ids)
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
@@ -90,7 +95,7 @@ func TestResolveNamesKindAndCandidates(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is ambiguous (6 sessions: ") || !strings.Contains(err.Error(), ids[4]+", …") || strings.Contains(err.Error(), ids[5]) {
 		t.Errorf("ambiguous: %v", err)
 	}
-	if _, err := Resolve("workflow run", "XYZ", ids); err == nil || err.Error() != `no workflow run XYZ (no workflow run id starts or ends with it)` {
+	if _, err := Resolve("workflow run", "XYZ", ids); err == nil || err.Error() != `no workflow run XYZ (no workflow run id has it)` {
 		t.Errorf("none: %v", err)
 	}
 }

@@ -239,7 +239,7 @@ func (a *attempt) stopped() {
 	d, env, name, id := a.d, a.j.env, a.j.name, a.j.env.TaskID
 	ev := Event{Type: protocol.EvDispatchStop, TaskID: id, Agent: name, Depth: env.Depth, Status: dispatch.StatusFailed, Parent: d.cfg.ParentTaskID}
 	if res := a.res; res != nil {
-		ev.Status, ev.Text = res.Status, res.Error
+		ev.Status, ev.Text = res.Status, dispatch.StoppedWords(res.Error)
 		ev.Usage = res.Usage.Add(res.ChildUsage)
 	}
 	if a.o != nil {

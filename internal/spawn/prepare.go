@@ -193,7 +193,7 @@ func ownerOf(env *dispatch.Envelope, def *registry.Definition, req call.Spec) di
 		TaskID: env.TaskID, Agent: def.Name, Fork: req.Fork, Isolation: req.Isolation, Description: req.Description, Brief: req.Prompt, Context: req.Context,
 		Model: env.Model, Effort: env.Effort, ParentTaskID: env.ParentTaskID, SourceAgent: env.SourceAgent,
 		Depth: env.Depth, Workspace: env.Workspace, Created: env.Created, Asker: req.Parent,
-		Submitter: req.Submitter,
+		Submitter: req.Submitter, CallID: req.CallID,
 	}
 	if env.Fork {
 		o.HistoryPolicy = env.HistoryPolicy

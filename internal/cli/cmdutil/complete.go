@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -20,16 +21,26 @@ func (f *Factory) TaskIDs() []string {
 	return slices.Compact(ids)
 }
 
-// ResolveTaskID turns what the user typed (an id, a unique prefix or tail,
-// any case, a clipped id ending in "…") into a task id: the one task-id
-// resolver of every `brood tasks` verb.
+// ResolveTaskID turns what the user typed (an id, a unique prefix, tail
+// or part of one, any case, a clipped id ending in "…") into a task id: the
+// one task-id resolver of every `brood tasks` verb. An id no task has is
+// refused naming the close one, if one stands out.
 func (f *Factory) ResolveTaskID(id string) (string, error) {
 	ids := f.TaskIDs()
 	got, err := ResolveID("task", id, ids)
 	if err != nil && !strings.Contains(err.Error(), " is ambiguous ") {
-		return "", fmt.Errorf("no task %s under %s (%s)", strings.TrimSpace(id), dispatch.Root(f.ProjectRoot), f.LocalTasksHint())
+		return "", fmt.Errorf("no task %s under %s (%s%s)", strings.TrimSpace(id), dispatch.Root(f.ProjectRoot), f.DidYouMean(id), f.LocalTasksHint())
 	}
 	return got, err
+}
+
+// DidYouMean is "did you mean ID? " for the project's task id q is close
+// to (shortid.Closest), "" when none stands out.
+func (f *Factory) DidYouMean(q string) string {
+	if near := shortid.Closest(q, f.TaskIDs()); near != "" {
+		return "did you mean " + near + "? "
+	}
+	return ""
 }
 
 // LocalTasksHint says where this project's task ids are listed, true of

@@ -1,6 +1,8 @@
 package run_test
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -30,6 +32,15 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)
 		}
+	}
+	// The count is of the top level, not of everything below it (LS lists
+	// recursively).
+	top, err := os.ReadDir(p.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Listed the top level (%d entries).", len(top)); !strings.Contains(out, want) {
+		t.Errorf("the demo does not say %q:\n%s", want, out+errOut)
 	}
 	st := clitest.ReplayValid(t, clitest.SessionFiles(t, p.Root)[0])
 	if st.Status != "done" || st.Turns != 3 {

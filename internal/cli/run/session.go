@@ -171,7 +171,7 @@ func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path,
 		if err != nil {
 			return nil, "", "", fmt.Errorf("session %s: %w", render.SessionID(path), err)
 		}
-		history := session.Replay(recs).Messages
+		history := explainInterrupted(f.ProjectRoot, recs, session.Replay(recs).Messages)
 		if o.Prompt == "" && (len(history) == 0 || history[len(history)-1].Role != model.RoleUser) {
 			return nil, "", "", fmt.Errorf("session %s: nothing to continue: the last run finished; give a prompt", render.SessionID(path))
 		}

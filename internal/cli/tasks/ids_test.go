@@ -45,7 +45,8 @@ func TestOneIDRule(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ q, want string }{
-		{shown[a], a}, {shown[b], b}, {a[len(a)-6:], a}, {strings.ToLower(b[len(b)-6:]), b}, {a, a}, {shown[a] + "…", a},
+		{shown[a], a}, {shown[b], b}, {a[len(a)-6:], a},
+		{shown[a][len(shown[a])-7:], a}, {strings.ToLower(shown[b][len(shown[b])-6:]), b}, // the tail of the shown id (P2-4) {strings.ToLower(b[len(b)-6:]), b}, {a, a}, {shown[a] + "…", a},
 	} {
 		for _, verb := range [][]string{{"tasks", "show", "--json", tc.q}, {"tasks", "output", tc.q}, {"tasks", "tree", tc.q}} {
 			code, out, errOut := p.Brood(verb...)
@@ -63,6 +64,11 @@ func TestOneIDRule(t *testing.T) {
 	code, _, errOut = p.Brood("tasks", "show", shared)
 	if code == 0 || !strings.Contains(errOut, "is ambiguous (2 tasks: ") || !strings.Contains(errOut, a) || !strings.Contains(errOut, b) {
 		t.Errorf("ambiguous %q: code %d, stderr %q; want both candidates named", shared, code, errOut)
+	}
+	typo := shown[a][len(shown[a])-9:len(shown[a])-1] + "!"
+	code, _, errOut = p.Brood("tasks", "show", typo)
+	if code == 0 || !strings.Contains(errOut, "no task "+typo+" under ") || !strings.Contains(errOut, "did you mean "+a+"?") {
+		t.Errorf("typo %q: code %d, stderr %q; want the close id named", typo, code, errOut)
 	}
 	code, _, errOut = p.Brood("tasks", "kill", "QQQQQQ")
 	if code == 0 || !strings.HasPrefix(errOut, "brood: no task QQQQQQ under ") {

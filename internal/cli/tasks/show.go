@@ -32,15 +32,16 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 	opts := &ShowOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use: "show ID",
-		Example: `  brood tasks show 01KBN5Q7MZ8X    # any unique prefix
-  brood tasks show 8XRTAB          # or tail of the id
+		Example: `  brood tasks show 01KBN5Q7MZ8X    # any unique prefix of the id
+  brood tasks show 8XRTAB          # or part of it: the tail of the shown 01KBN5Q7MZ8XRTAB
   brood tasks show 8XRTAB --json
   brood tasks show 01KBN5Q7MZ8X --temporal 127.0.0.1:7233   # a fleet call or run`,
 		Short: "Show a dispatch, or a fleet call or run: status, agent, brief, times, tokens and the start of its result",
 		Long: `Show a dispatch as a person reads it: its status, agent, brief, when it ran and
 for how long, its tokens and the first lines of its result. --json prints every
 record (envelope, result, process outcome, dispatch log). ID is any unique
-prefix or tail of the task's id.
+prefix or tail of the task's id, or a unique part of it of at least six
+characters (such as the tail of the id brood tasks shows).
 
 With a fleet (--temporal HOST:PORT or temporal.address), an id this machine
 has no dispatch of is looked up on the fleet: a call of brood subagent
@@ -139,6 +140,11 @@ func showRun(opts *ShowOptions) error {
 		fmt.Fprintf(w, "problem  %s\n", termsafe.Line(p))
 	}
 	showCopies(w, f, t)
+	if r := t.Result; (r == nil || len(r.FilesChanged) == 0) && (t.Status == dispatch.StatusCancelled || t.Status == dispatch.StatusKilled) {
+		if files := t.TranscriptEdits(); len(files) > 0 {
+			fmt.Fprintf(w, "files    %s (edits its transcript records; its result names none: it was stopped)\n", termsafe.Line(strings.Join(files, ", ")))
+		}
+	}
 	if r := t.Result; r != nil {
 		showResult(w, t.ID, r)
 	} else {
@@ -169,11 +175,15 @@ func showResult(w io.Writer, id string, r *dispatch.Result) {
 	if len(r.FilesChanged) > 0 {
 		fmt.Fprintf(w, "files    %s\n", termsafe.Line(strings.Join(r.FilesChanged, ", ")))
 	}
-	if r.Error != "" {
+	if r.Error != "" && !isCancelWords(r.Error) {
 		fmt.Fprintf(w, "error    %s\n", termsafe.Line(r.Error))
 	}
-	lines := strings.Split(strings.TrimRight(r.Summary, "\n"), "\n")
 	fmt.Fprintf(w, "\nresult (%s):\n", r.Status)
+	if strings.TrimSpace(r.Summary) == "" {
+		fmt.Fprintln(w, "  (none: it was stopped before it said anything)")
+		return
+	}
+	lines := strings.Split(strings.TrimRight(r.Summary, "\n"), "\n")
 	for _, l := range lines[:min(len(lines), excerptLines)] {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
@@ -190,7 +200,7 @@ func showVerdict(w io.Writer, t *dispatch.Task) {
 		if v.Rejected != "" {
 			fmt.Fprintf(w, "rejected %s\n", termsafe.Line(v.Rejected))
 		}
-		if v.Error != "" {
+		if v.Error != "" && !isCancelWords(v.Error) {
 			fmt.Fprintf(w, "ended    %s\n", termsafe.Line(v.Error))
 		}
 		for _, r := range v.Reasons {
@@ -205,5 +215,28 @@ func showVerdict(w io.Writer, t *dispatch.Task) {
 	}
 	if k := t.Kill; k != nil {
 		fmt.Fprintf(w, "stopped  by the %s (%s) at %s\n", termsafe.Line(k.By), termsafe.Line(k.Via), k.At.Local().Format(time.DateTime))
+	} else if why := stoppedBy(t); why != "" {
+		fmt.Fprintf(w, "stopped  %s\n", why)
 	}
+}
+
+// isCancelWords reports whether an error a record holds is Go's word for
+// a cancelled run ("context canceled"), which says nothing of who stopped
+// it: show says that instead (stoppedBy).
+func isCancelWords(s string) bool {
+	return strings.Contains(s, context.Canceled.Error())
+}
+
+// stoppedBy says what stopped a cancelled task that no brood tasks kill
+// stopped, from the records: no verdict means its parent run ended before
+// it could judge the task (killed, or its process died); a verdict, that
+// the parent stopped it as its run ended (Ctrl-C, or the run's end).
+func stoppedBy(t *dispatch.Task) string {
+	if t.Status != dispatch.StatusCancelled {
+		return ""
+	}
+	if t.Verdict == nil {
+		return "its parent run ended before it finished (the parent was killed or died): resume it with brood tasks resume " + t.ID
+	}
+	return "the parent run stopped it (Ctrl-C, or the parent run ended): resume it with brood tasks resume " + t.ID
 }

@@ -45,7 +45,8 @@ result, process outcome, dispatch log). ` + "`brood tasks`" + ` lists them with 
 status: a child whose process died without a result shows as killed, and can be
 resumed. The table shows the newest 20 (--last N, or --all) and says how many
 it hides; --json lists every one. An id is shown as its shortest unique prefix;
-every verb takes any unique prefix or tail of an id.
+every verb takes any unique prefix or tail of an id, or a unique part of at
+least six characters (the tail of a shown id is one).
 
 With a fleet (--temporal HOST:PORT or temporal.address), it then lists the
 fleet's calls and runs on its task queue (brood subagent and brood workflow
@@ -308,7 +309,7 @@ func unappliedCount(copies []isolate.Copy) int {
 }
 
 // taskVerb completes and resolves the task id every verb over one task
-// takes first (a unique prefix or tail of an id of this project's tasks):
+// takes first (a unique prefix, tail or part of an id of this project's tasks):
 // run gets the whole id and the arguments after it.
 func taskVerb(f *cmdutil.Factory, cmd *cobra.Command, run func(ctx context.Context, id string, args []string) error) {
 	cmd.ValidArgsFunction = f.CompleteTaskIDs
@@ -329,8 +330,8 @@ func notLocal(f *cmdutil.Factory, q string, err error) error {
 		return err
 	}
 	q = strings.TrimSpace(q)
-	return fmt.Errorf("no task %s under %s (%s; a fleet task is not kept here: brood tasks show %s prints it, brood workflow cancel %s stops it, brood tasks resume %s continues it)",
-		q, dispatch.Root(f.ProjectRoot), f.LocalTasksHint(), q, q, q)
+	return fmt.Errorf("no task %s under %s (%s%s; a fleet task is not kept here: brood tasks show %s prints it, brood workflow cancel %s stops it, brood tasks resume %s continues it)",
+		q, dispatch.Root(f.ProjectRoot), f.DidYouMean(q), f.LocalTasksHint(), q, q, q)
 }
 
 // notHereNorFleet is the error of an id looked up in this project and on

@@ -1,0 +1,48 @@
+package dispatch
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/termsafe"
+)
+
+// TranscriptEdits are the files the task's transcript records a
+// successful Write, Edit or MultiEdit of: what a task killed before its
+// result named its files changed (its parent was kill -9ed) is known to
+// have edited. The child's own record, so data: at most 20 names, each one
+// line.
+func (t *Task) TranscriptEdits() []string {
+	if t.td == nil {
+		return nil
+	}
+	recs, _, err := session.ReadFile(t.td.File(taskdir.Session))
+	if err != nil {
+		return nil
+	}
+	var files []string
+	inputs := map[string]json.RawMessage{} // tool id -> the input the model gave
+	for _, r := range recs {
+		if r.Type == session.RecMessage && r.Message != nil {
+			for _, u := range r.Message.ToolUses() {
+				inputs[u.ID] = u.Input
+			}
+		}
+		if r.Type != session.RecToolResult || r.IsError || (r.Tool != "Write" && r.Tool != "Edit" && r.Tool != "MultiEdit") {
+			continue
+		}
+		var in struct {
+			Path string `json:"file_path"`
+		}
+		raw := r.Input
+		if len(raw) == 0 {
+			raw = inputs[r.ToolID]
+		}
+		if json.Unmarshal(raw, &in) == nil && in.Path != "" && !slices.Contains(files, in.Path) && len(files) < 20 {
+			files = append(files, termsafe.Line(in.Path))
+		}
+	}
+	return files
+}
