@@ -99,12 +99,26 @@ func modeRank(m string) int {
 	return 3 // bypassPermissions, or anything unknown: treat as widest
 }
 
-// clone deep-copies the parts of s that a TOML decode could share.
+// clone deep-copies every slice, map and pointer of s, so that a decode
+// into the copy (which writes into the slices' backing arrays, the maps and
+// through the pointers it finds) or a change to it never reaches s. A new
+// reference-typed setting belongs here (TestCloneOwnsEverything checks).
 func (s Settings) clone() Settings {
+	s.ClaudeEnv = maps.Clone(s.ClaudeEnv)
+	s.TestCommands = slices.Clone(s.TestCommands)
 	s.Permissions.Allow = slices.Clone(s.Permissions.Allow)
 	s.Permissions.Deny = slices.Clone(s.Permissions.Deny)
 	s.Permissions.Ask = slices.Clone(s.Permissions.Ask)
+	s.Permissions.AdditionalDirectories = slices.Clone(s.Permissions.AdditionalDirectories)
+	if s.Agents.Claude != nil {
+		c := *s.Agents.Claude
+		s.Agents.Claude = &c
+	}
 	s.Pool.Timeouts = maps.Clone(s.Pool.Timeouts)
+	s.Sandbox.Hide = slices.Clone(s.Sandbox.Hide)
+	s.Worker.Remotes = slices.Clone(s.Worker.Remotes)
+	s.Trust.Files = slices.Clone(s.Trust.Files)
+	s.Trust.Widening = slices.Clone(s.Trust.Widening)
 	return s
 }
 
