@@ -215,7 +215,7 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	if !slices.Equal(full.Worker.Remotes, base.Worker.Remotes) {
 		// A worker fetches from these with its own credentials.
 		why, keys = append(why, "worker.remotes (a fleet worker would fetch from them)"), append(keys, "worker.remotes")
-		out.Worker.Remotes = base.Worker.Remotes
+		out.Worker.Remotes = slices.Clone(base.Worker.Remotes)
 	}
 	if w, k := restrictTemporal(base, full, &out); w != "" {
 		why, keys = append(why, w), append(keys, k)
@@ -261,7 +261,7 @@ func ScriptModel(spec string) bool {
 // hidden from children (sandbox.hide), unix sockets for their tools
 // (sandbox.unix_sockets).
 func userOnly(base, full Settings) Settings {
-	full.Sandbox.Hide = base.Sandbox.Hide
+	full.Sandbox.Hide = slices.Clone(base.Sandbox.Hide)
 	full.Sandbox.UnixSockets = base.Sandbox.UnixSockets
 	return full
 }
