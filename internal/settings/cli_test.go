@@ -190,3 +190,46 @@ func TestClaudeSettingsEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestRepositoryCannotEraseDenies: through the real CLI, in an untrusted
+// project whose own .brood/settings.toml has a one-rule deny list, the
+// deny rules of the user's ~/.config/brood/settings.toml, the user's
+// ~/.claude/settings.json and the project's .claude/settings.json all hold:
+// `brood config get permissions.deny` lists every rule, and a scripted
+// run's Read of the denied file is refused (the secret is not printed).
+func TestRepositoryCannotEraseDenies(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, data string
+	}{
+		{"user settings.toml", ".config/brood/settings.toml", "[permissions]\ndeny = [\"Read(secrets/**)\", \"Bash(cat:*)\"]\n"},
+		{"user claude settings.json", ".claude/settings.json", `{"permissions": {"deny": ["Read(secrets/**)", "Bash(cat:*)"]}}`},
+		{"project claude settings.json", "project:.claude/settings.json", `{"permissions": {"deny": ["Read(secrets/**)", "Bash(cat:*)"]}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testbrood.NewProject(t, mainEnv, map[string]string{"secrets/k": "TOKEN=s3cr3t\n", "README.md": "# r\n"})
+			if rel, ok := strings.CutPrefix(tc.file, "project:"); ok {
+				testbrood.WriteFile(t, filepath.Join(p.Root, rel), tc.data)
+			} else {
+				testbrood.WriteFile(t, filepath.Join(p.Home, tc.file), tc.data)
+			}
+			testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "[permissions]\ndeny = [\"Bash(zzz:*)\"]\n")
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			env := []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}
+			code, out, errOut := p.Brood(ctx, env, "config", "get", "permissions.deny")
+			if code != 0 {
+				t.Fatalf("config get: exit %d\n%s\n%s", code, out, errOut)
+			}
+			for _, r := range []string{"Read(secrets/**)", "Bash(cat:*)", "Bash(zzz:*)"} {
+				if strings.Count(out, r) != 1 {
+					t.Errorf("config get permissions.deny names %q %d times, want once:\n%s", r, strings.Count(out, r), out)
+				}
+			}
+			spec := p.Script("rd.yaml", "agents:\n  root:\n    - tools:\n        - Read: {file_path: secrets/k}\n    - say: \"read: {{result 0}}\"\n")
+			code, out, errOut = p.Brood(ctx, env, "-p", "--model", spec, "x")
+			if strings.Contains(out+errOut, "s3cr3t") || !strings.Contains(out, "read: ") || !strings.Contains(out, "Read(secrets/**)") {
+				t.Errorf("the Read of a denied file was not refused by its rule (exit %d):\n%s\n%s", code, out, errOut)
+			}
+		})
+	}
+}
