@@ -121,6 +121,7 @@ func Resolve(src Sources) (*Resolved, error) {
 	full := r.Settings
 	r.Settings, r.Settings.Trust, keys = gate(src.ProjectRoot, base.Settings, r.Settings, gated, src.Gated, t)
 	if r.Settings.Trust.Gated() {
+		r.Settings.Trust.HeldAllow = heldAllow(r.Settings.Trust.Files, full.Permissions.Allow, r.Settings.Permissions.Allow)
 		// What was held back has the value, and the origin, of the layers
 		// below; what the project asked for is kept in Held.
 		for _, k := range keys {

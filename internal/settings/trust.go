@@ -58,6 +58,9 @@ type ProjectTrust struct {
 	Trusted bool
 	// Forced is true when the trust came from the flag or the environment.
 	Forced bool
+	// HeldAllow are the project files' allow rules held back (Gated),
+	// each with the file that has it.
+	HeldAllow []trust.HeldRule
 }
 
 // Gated reports whether widening parts were set back to the defaults.
@@ -119,6 +122,7 @@ func (s Settings) clone() Settings {
 	s.Worker.Remotes = slices.Clone(s.Worker.Remotes)
 	s.Trust.Files = slices.Clone(s.Trust.Files)
 	s.Trust.Widening = slices.Clone(s.Trust.Widening)
+	s.Trust.HeldAllow = slices.Clone(s.Trust.HeldAllow)
 	return s
 }
 
