@@ -233,3 +233,40 @@ func TestRepositoryCannotEraseDenies(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldRuleRefusalSaysTrust: through the real CLI, in an untrusted
+// project whose .claude/settings.json allows Bash(python3 -m pytest:*),
+// the root's and a subagent's `python3 -m pytest -q` are refused with a
+// line that names the held-back rule, its file and `brood trust`, not a
+// rule to add to the project's own file; another command's refusal names
+// the user's settings file and the narrowest prefix.
+func TestHeldRuleRefusalSaysTrust(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Bash(python3 -m pytest:*)"]}}`)
+	spec := p.Script("held.yaml", `agents:
+  root:
+    - tools:
+        - Bash: {command: "python3 -m pytest -q"}
+        - Task: {subagent_type: general-purpose, description: tests, prompt: "run the tests"}
+        - Bash: {command: "python3 tools/gen.py --all"}
+    - say: "ROOT={{result 0}} CHILD={{result 1}} OTHER={{result 2}}"
+  general-purpose:
+    - tools:
+        - Bash: {command: "python3 -m pytest -q"}
+    - say: "child saw: {{result 0}}"
+`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	code, out, errOut := p.Brood(ctx, []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}, "-p", "--model", spec, "x")
+	held := `the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it but is held back until you trust the project: run brood trust`
+	root, rest, _ := strings.Cut(out, "CHILD=")
+	child, other, _ := strings.Cut(rest, "OTHER=")
+	for _, c := range []struct{ name, text string }{{"root", root}, {"subagent", child}} {
+		if !strings.Contains(c.text, held) || strings.Contains(c.text, "to allow it add") {
+			t.Errorf("the %s's refusal does not name the held-back rule and brood trust (exit %d):\n%s\n%s", c.name, code, c.text, errOut)
+		}
+	}
+	if want := `to allow it add "Bash(python3 tools/gen.py:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 tools/gen.py:*)'`; !strings.Contains(other, want) {
+		t.Errorf("the other refusal lacks %q:\n%s", want, other)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // layer is one settings file of Sources.Files, lowest precedence first.
@@ -92,6 +93,21 @@ func TestRuleListsAddUp(t *testing.T) {
 							p := r.Settings.Permissions
 							got := map[string][]string{"deny": p.Deny, "allow": p.Allow, "ask": p.Ask}[list]
 							if list == "allow" && !trusted && hi >= 2 {
+								// The held-back rules, each with its file
+								// (what a refusal names).
+								var held []trust.HeldRule
+								for i, r := range want {
+									l := layers[lo]
+									if i >= len(below) {
+										l = layers[hi]
+									}
+									if l.name[0] != '~' {
+										held = append(held, trust.HeldRule{Rule: r, File: l.name})
+									}
+								}
+								if !reflect.DeepEqual(r.Settings.Trust.HeldAllow, held) {
+									t.Errorf("held-back allow rules %v, want %v", r.Settings.Trust.HeldAllow, held)
+								}
 								if lo < 2 {
 									want := below // the project's held back, the user's kept
 									if !slices.Equal(got, want) {
