@@ -222,6 +222,9 @@ func (r *Resolved) loadTOML(f File) error {
 	if md.IsDefined("model") {
 		r.Settings.modelClaude = false
 	}
+	if md.IsDefined("permissions", "mode") {
+		r.Settings.modeClaude = false
+	}
 	p := &r.Settings.Permissions
 	for _, l := range []struct {
 		key       string
@@ -313,7 +316,7 @@ func (r *Resolved) loadClaude(f File) error {
 		r.Origins["permissions.allow"] = Origin{Source: f.Source, File: f.Path, Line: line("allow")}
 	}
 	if cp.DefaultMode != "" {
-		p.Mode = cp.DefaultMode
+		p.Mode, r.Settings.modeClaude = cp.DefaultMode, true
 		r.Origins["permissions.mode"] = Origin{Source: f.Source, File: f.Path, Line: line("defaultMode")}
 	}
 	if m := strings.TrimSpace(c.Model); m != "" {

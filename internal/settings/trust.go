@@ -135,8 +135,12 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	out := full.clone()
 	var why, keys []string
 	if modeRank(full.Permissions.Mode) > modeRank(base.Permissions.Mode) {
-		why, keys = append(why, "permissions.mode "+full.Permissions.Mode), append(keys, "permissions.mode")
-		out.Permissions.Mode = base.Permissions.Mode
+		name := "permissions.mode" // brood's key; Claude Code's file says defaultMode
+		if full.modeClaude {
+			name = "permissions.defaultMode"
+		}
+		why, keys = append(why, name+" "+full.Permissions.Mode), append(keys, "permissions.mode")
+		out.Permissions.Mode, out.modeClaude = base.Permissions.Mode, base.modeClaude
 	}
 	if added := slices.DeleteFunc(slices.Clone(full.Permissions.Allow), func(r string) bool { return slices.Contains(base.Permissions.Allow, r) }); len(added) > 0 {
 		why, keys = append(why, "permissions.allow "+strings.Join(added, ", ")), append(keys, "permissions.allow")
