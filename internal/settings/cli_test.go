@@ -270,3 +270,34 @@ func TestHeldRuleRefusalSaysTrust(t *testing.T) {
 		t.Errorf("the other refusal lacks %q:\n%s", want, other)
 	}
 }
+
+// TestTrustNoticeOnlyWhereAgentsRun (newuser P3-10): in an untrusted
+// project whose files allow more than the defaults, a command that runs
+// agents prints the trust notice, and so does brood config (the
+// settings); one that only reads records (brood tasks, workflow list and
+// show) does not print it every time.
+func TestTrustNoticeOnlyWhereAgentsRun(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Edit(src/**)"], "defaultMode": "acceptEdits"}}`)
+	spec := p.Script("hi.yaml", "agents:\n  root:\n    - say: hi\n")
+	const notice = "allows more than the defaults"
+	for _, tc := range []struct {
+		args   []string
+		notice bool
+	}{
+		{[]string{"tasks"}, false},
+		{[]string{"workflow", "list"}, false},
+		{[]string{"workflow", "show", "nosuchrun"}, false},
+		{[]string{"config", "list"}, true},
+		{[]string{"run", "--model", spec, "hi"}, true},
+	} {
+		t.Run(strings.Join(tc.args[:min(2, len(tc.args))], " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			_, out, errOut := p.Brood(ctx, []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}, tc.args...)
+			if got := strings.Contains(errOut, notice); got != tc.notice {
+				t.Errorf("trust notice printed: %v, want %v\n%s\n%s", got, tc.notice, out, errOut)
+			}
+		})
+	}
+}

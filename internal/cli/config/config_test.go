@@ -97,7 +97,12 @@ func TestHelpSaysWhatClaudeSettingsGive(t *testing.T) {
 	clitest.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"defaultMode": "acceptEdits"}}`)
 	d = p.Start([]string{"BROOD_TRUST_PROJECT="}, "config", "get", "permissions.mode")
 	d.Wait(t)
-	if got, errOut := d.Stdout.String(), d.Stderr.String(); got != "default\n" || !strings.Contains(errOut, "permissions.defaultMode acceptEdits") {
-		t.Errorf("untrusted defaultMode: stdout %q, stderr does not name permissions.defaultMode acceptEdits:\n%s", got, errOut)
+	if got, errOut := d.Stdout.String(), d.Stderr.String(); got != "default\n" || !strings.Contains(errOut, "sets acceptEdits, held back") {
+		t.Errorf("untrusted defaultMode: stdout %q, stderr does not say it is held back:\n%s", got, errOut)
+	}
+	d = p.Start([]string{"BROOD_TRUST_PROJECT="}, "trust")
+	d.Wait(t)
+	if out := d.Stdout.String() + d.Stderr.String(); !strings.Contains(out, "permissions.defaultMode acceptEdits") || strings.Contains(out, "permissions.mode acceptEdits") {
+		t.Errorf("brood trust does not name the file's key, permissions.defaultMode:\n%s", out)
 	}
 }
