@@ -25,5 +25,9 @@ func Transcript(path string, redact func(string) string) (*session.Writer, sessi
 // themselves) and any extra ones its caller grants.
 func Permissions(p dispatch.Permissions, always []string, extraAllow ...string) (*tool.Permissions, error) {
 	allow := append(append(append([]string(nil), always...), p.Allow...), extraAllow...)
-	return tool.NewPermissions(p.Mode, allow, p.Deny, p.Ask)
+	perms, err := tool.NewPermissions(p.Mode, allow, p.Deny, p.Ask)
+	if err != nil {
+		return nil, err
+	}
+	return perms.WithHeld(p.Held), nil
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -259,7 +260,7 @@ or script:FILE for the offline scripted model.
 				// keep you from brood tasks, trust or doctor.
 				fmt.Fprintln(f.Err, "brood: warning:", err, "(settings not read for this command)")
 			}
-			if n := f.Settings.Trust.Notice(); n != "" && runsAgents(cmd) {
+			if n := f.Settings.Trust.Notice(); n != "" && noticeWanted(cmd) {
 				fmt.Fprintln(f.Err, n)
 			}
 			spawntrace.RootMark(cmd.Context(), "settings")
@@ -348,6 +349,23 @@ func markUsageErrors(cmd *cobra.Command) {
 
 // runsAgents reports whether cmd may run an agent, so that the project
 // trust notice is worth a line: not for listings, records or brood trust.
+// noticeWanted reports whether cmd prints the trust notice (what the
+// untrusted project's files would allow and that it is not applied): the
+// commands that run agents, where it changes what they may do, and brood
+// config, which shows the settings; not those that only read records or
+// plans (brood tasks, workflow list, show, validate, cancel), which would
+// print the same long line every time.
+func noticeWanted(cmd *cobra.Command) bool {
+	if !runsAgents(cmd) {
+		return false
+	}
+	path := strings.Fields(cmd.CommandPath())
+	if len(path) > 2 && path[1] == "workflow" {
+		return !slices.Contains([]string{"list", "show", "validate", "cancel"}, path[2])
+	}
+	return true
+}
+
 func runsAgents(cmd *cobra.Command) bool {
 	path := strings.Fields(cmd.CommandPath()) // brood tasks resume ...
 	if len(path) < 2 {

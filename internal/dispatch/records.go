@@ -206,6 +206,9 @@ type Permissions struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
+	// Held are the untrusted project's allow rules the gate held back:
+	// they allow nothing, and a refusal they would have allowed says so.
+	Held []trust.HeldRule `json:"held,omitempty"`
 }
 
 // Result is what the child reports, written atomically by the child (or, if

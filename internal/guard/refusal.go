@@ -15,12 +15,17 @@ const refusalAdvice = " and no one is here to give it"
 // adviceShape is the whole advice tool.permit writes after refusalAdvice,
 // to the end of the refusal: rules in double quotes (Go's %q: a quote
 // inside one is escaped) and flags in single quotes, between brood's own
-// words. A phrase of brood's inside the refused subject (a child's
-// command or path, printed %q) cannot start it: there "add " is followed
-// by an escaped quote.
+// words (the rule to add and where, or the untrusted project's held-back
+// rule that would allow it and `brood trust`; the older advice naming
+// .brood/settings.toml is still read, from earlier records). A phrase of
+// brood's inside the refused subject (a child's command or path, printed
+// %q) cannot start it: there "add " is followed by an escaped quote.
 // (Compiled at first use: a child runs every package initialiser.)
 var adviceShape = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`; to allow it (?:add "(?:[^"\\]|\\.)*"(?: and "(?:[^"\\]|\\.)*")* to \[permissions\] allow in \.brood/settings\.toml, or pass --allow '[^']*'(?: --allow '[^']*')*|remove "(?:[^"\\]|\\.)*" from \[permissions\] ask in \.brood/settings\.toml)$`)
+	const rules = `"(?:[^"\\]|\\.)*"(?: and "(?:[^"\\]|\\.)*")*`
+	const file = `(?:\.claude/settings(?:\.local)?\.json|\.brood/settings(?:\.local)?\.toml)`
+	return regexp.MustCompile(`; (?:to allow it (?:add ` + rules + ` to \[permissions\] allow in (?:~/\.config/brood/settings\.toml|\.brood/settings\.toml), or pass --allow '[^']*'(?: --allow '[^']*')*|remove "(?:[^"\\]|\\.)*" from \[permissions\] ask in \.brood/settings\.toml)` +
+		`|the project's allow rules? ` + rules + `(?: in ` + file + `(?:, ` + file + `)*)? would allow it but (?:is|are) held back until you trust the project: run brood trust \(or pass --trust-project for one run\))$`)
 })
 
 // quoted is one rule or flag of an advice.

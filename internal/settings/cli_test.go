@@ -190,3 +190,114 @@ func TestClaudeSettingsEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestRepositoryCannotEraseDenies: through the real CLI, in an untrusted
+// project whose own .brood/settings.toml has a one-rule deny list, the
+// deny rules of the user's ~/.config/brood/settings.toml, the user's
+// ~/.claude/settings.json and the project's .claude/settings.json all hold:
+// `brood config get permissions.deny` lists every rule, and a scripted
+// run's Read of the denied file is refused (the secret is not printed).
+func TestRepositoryCannotEraseDenies(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, data string
+	}{
+		{"user settings.toml", ".config/brood/settings.toml", "[permissions]\ndeny = [\"Read(secrets/**)\", \"Bash(cat:*)\"]\n"},
+		{"user claude settings.json", ".claude/settings.json", `{"permissions": {"deny": ["Read(secrets/**)", "Bash(cat:*)"]}}`},
+		{"project claude settings.json", "project:.claude/settings.json", `{"permissions": {"deny": ["Read(secrets/**)", "Bash(cat:*)"]}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testbrood.NewProject(t, mainEnv, map[string]string{"secrets/k": "TOKEN=s3cr3t\n", "README.md": "# r\n"})
+			if rel, ok := strings.CutPrefix(tc.file, "project:"); ok {
+				testbrood.WriteFile(t, filepath.Join(p.Root, rel), tc.data)
+			} else {
+				testbrood.WriteFile(t, filepath.Join(p.Home, tc.file), tc.data)
+			}
+			testbrood.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "[permissions]\ndeny = [\"Bash(zzz:*)\"]\n")
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			env := []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}
+			code, out, errOut := p.Brood(ctx, env, "config", "get", "permissions.deny")
+			if code != 0 {
+				t.Fatalf("config get: exit %d\n%s\n%s", code, out, errOut)
+			}
+			for _, r := range []string{"Read(secrets/**)", "Bash(cat:*)", "Bash(zzz:*)"} {
+				if strings.Count(out, r) != 1 {
+					t.Errorf("config get permissions.deny names %q %d times, want once:\n%s", r, strings.Count(out, r), out)
+				}
+			}
+			spec := p.Script("rd.yaml", "agents:\n  root:\n    - tools:\n        - Read: {file_path: secrets/k}\n    - say: \"read: {{result 0}}\"\n")
+			code, out, errOut = p.Brood(ctx, env, "-p", "--model", spec, "x")
+			if strings.Contains(out+errOut, "s3cr3t") || !strings.Contains(out, "read: ") || !strings.Contains(out, "Read(secrets/**)") {
+				t.Errorf("the Read of a denied file was not refused by its rule (exit %d):\n%s\n%s", code, out, errOut)
+			}
+		})
+	}
+}
+
+// TestHeldRuleRefusalSaysTrust: through the real CLI, in an untrusted
+// project whose .claude/settings.json allows Bash(python3 -m pytest:*),
+// the root's and a subagent's `python3 -m pytest -q` are refused with a
+// line that names the held-back rule, its file and `brood trust`, not a
+// rule to add to the project's own file; another command's refusal names
+// the user's settings file and the narrowest prefix.
+func TestHeldRuleRefusalSaysTrust(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Bash(python3 -m pytest:*)"]}}`)
+	spec := p.Script("held.yaml", `agents:
+  root:
+    - tools:
+        - Bash: {command: "python3 -m pytest -q"}
+        - Task: {subagent_type: general-purpose, description: tests, prompt: "run the tests"}
+        - Bash: {command: "python3 tools/gen.py --all"}
+    - say: "ROOT={{result 0}} CHILD={{result 1}} OTHER={{result 2}}"
+  general-purpose:
+    - tools:
+        - Bash: {command: "python3 -m pytest -q"}
+    - say: "child saw: {{result 0}}"
+`)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	code, out, errOut := p.Brood(ctx, []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}, "-p", "--model", spec, "x")
+	held := `the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it but is held back until you trust the project: run brood trust`
+	root, rest, _ := strings.Cut(out, "CHILD=")
+	child, other, _ := strings.Cut(rest, "OTHER=")
+	for _, c := range []struct{ name, text string }{{"root", root}, {"subagent", child}} {
+		if !strings.Contains(c.text, held) || strings.Contains(c.text, "to allow it add") {
+			t.Errorf("the %s's refusal does not name the held-back rule and brood trust (exit %d):\n%s\n%s", c.name, code, c.text, errOut)
+		}
+	}
+	if want := `to allow it add "Bash(python3 tools/gen.py:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 tools/gen.py:*)'`; !strings.Contains(other, want) {
+		t.Errorf("the other refusal lacks %q:\n%s", want, other)
+	}
+}
+
+// TestTrustNoticeOnlyWhereAgentsRun (newuser P3-10): in an untrusted
+// project whose files allow more than the defaults, a command that runs
+// agents prints the trust notice, and so does brood config (the
+// settings); one that only reads records (brood tasks, workflow list and
+// show) does not print it every time.
+func TestTrustNoticeOnlyWhereAgentsRun(t *testing.T) {
+	p := testbrood.NewProject(t, mainEnv, nil)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Edit(src/**)"], "defaultMode": "acceptEdits"}}`)
+	spec := p.Script("hi.yaml", "agents:\n  root:\n    - say: hi\n")
+	const notice = "allows more than the defaults"
+	for _, tc := range []struct {
+		args   []string
+		notice bool
+	}{
+		{[]string{"tasks"}, false},
+		{[]string{"workflow", "list"}, false},
+		{[]string{"workflow", "show", "nosuchrun"}, false},
+		{[]string{"config", "list"}, true},
+		{[]string{"run", "--model", spec, "hi"}, true},
+	} {
+		t.Run(strings.Join(tc.args[:min(2, len(tc.args))], " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			_, out, errOut := p.Brood(ctx, []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}, tc.args...)
+			if got := strings.Contains(errOut, notice); got != tc.notice {
+				t.Errorf("trust notice printed: %v, want %v\n%s\n%s", got, tc.notice, out, errOut)
+			}
+		})
+	}
+}

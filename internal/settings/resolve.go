@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,7 @@ func Resolve(src Sources) (*Resolved, error) {
 	full := r.Settings
 	r.Settings, r.Settings.Trust, keys = gate(src.ProjectRoot, base.Settings, r.Settings, gated, src.Gated, t)
 	if r.Settings.Trust.Gated() {
+		r.Settings.Trust.HeldAllow = heldAllow(r.Settings.Trust.Files, full.Permissions.Allow, r.Settings.Permissions.Allow)
 		// What was held back has the value, and the origin, of the layers
 		// below; what the project asked for is kept in Held.
 		for _, k := range keys {
@@ -204,7 +206,11 @@ func (r *Resolved) loadTOML(f File) error {
 	if err != nil {
 		return fmt.Errorf("settings: %w", err)
 	}
+	// The decode writes into the backing arrays of the lists (and the
+	// maps) it finds: it gets copies, so the layers below keep their own
+	// and a file's deny list adds to theirs instead of overwriting them.
 	below := r.Settings.Permissions
+	r.Settings = r.Settings.clone()
 	md, err := toml.Decode(string(data), &r.Settings)
 	if err != nil {
 		var pe toml.ParseError
@@ -216,13 +222,16 @@ func (r *Resolved) loadTOML(f File) error {
 	if md.IsDefined("model") {
 		r.Settings.modelClaude = false
 	}
+	if md.IsDefined("permissions", "mode") {
+		r.Settings.modeClaude = false
+	}
 	p := &r.Settings.Permissions
 	for _, l := range []struct {
 		key       string
 		dst, prev *[]string
 	}{{"allow", &p.Allow, &below.Allow}, {"deny", &p.Deny, &below.Deny}, {"ask", &p.Ask, &below.Ask}} {
 		if md.IsDefined("permissions", l.key) {
-			*l.dst = append(append([]string(nil), *l.prev...), *l.dst...)
+			*l.dst = addRules(*l.prev, *l.dst)
 		}
 	}
 	known := Keys()
@@ -254,6 +263,19 @@ func (r *Resolved) loadTOML(f File) error {
 	return nil
 }
 
+// addRules is below's permission rules followed by those of the layer
+// above that below lacks, in a new list: a layer's rules add to the
+// layers' below it (a deny anywhere wins), and neither list is changed.
+func addRules(below, above []string) []string {
+	out := slices.Clip(slices.Clone(below))
+	for _, r := range above {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // claudeSettings is the part of a Claude Code settings.json brood reads.
 type claudeSettings struct {
 	Permissions struct {
@@ -282,31 +304,35 @@ func (r *Resolved) loadClaude(f File) error {
 	}
 	p, cp := &r.Settings.Permissions, c.Permissions
 	line := func(k string) int { return jsonKeyLine(string(data), k) }
-	p.Deny = append(p.Deny, cp.Deny...)
-	p.Ask = append(p.Ask, cp.Ask...)
+	p.Deny = addRules(p.Deny, cp.Deny)
+	p.Ask = addRules(p.Ask, cp.Ask)
 	for k, v := range map[string][]string{"permissions.deny": cp.Deny, "permissions.ask": cp.Ask} {
 		if len(v) > 0 {
 			r.Origins[k] = Origin{Source: f.Source, File: f.Path, Line: line(k[len("permissions."):])}
 		}
 	}
-	p.Allow = append(p.Allow, cp.Allow...)
+	p.Allow = addRules(p.Allow, cp.Allow)
 	if len(cp.Allow) > 0 {
 		r.Origins["permissions.allow"] = Origin{Source: f.Source, File: f.Path, Line: line("allow")}
 	}
 	if cp.DefaultMode != "" {
-		p.Mode = cp.DefaultMode
+		p.Mode, r.Settings.modeClaude = cp.DefaultMode, true
 		r.Origins["permissions.mode"] = Origin{Source: f.Source, File: f.Path, Line: line("defaultMode")}
 	}
 	if m := strings.TrimSpace(c.Model); m != "" {
 		r.Settings.Model, r.Settings.modelClaude = ClaudeModel(m), true
 		r.Origins["model"] = Origin{Source: f.Source, File: f.Path, Line: line("model")}
 	}
-	for k, v := range c.Env {
-		if r.Settings.ClaudeEnv == nil {
-			r.Settings.ClaudeEnv = map[string]string{}
+	if len(c.Env) > 0 {
+		// A new map: the one below may be another value's.
+		env := maps.Clone(r.Settings.ClaudeEnv)
+		if env == nil {
+			env = map[string]string{}
 		}
-		r.Settings.ClaudeEnv[k] = v
+		maps.Copy(env, c.Env)
+		r.Settings.ClaudeEnv = env
 	}
+	p.AdditionalDirectories = slices.Clone(p.AdditionalDirectories)
 	for _, d := range cp.AdditionalDirectories {
 		// Relative to the project the .claude directory is in, as Claude
 		// Code's.

@@ -25,6 +25,10 @@ type Settings struct {
 	// modelClaude is set when Model came from a Claude Code settings.json
 	// (its "model"): a project's is held back until the project is trusted.
 	modelClaude bool
+	// modeClaude is set when Permissions.Mode came from a Claude Code
+	// settings.json (its permissions.defaultMode): the trust notice
+	// names that file's key.
+	modeClaude bool
 	// ClaudeEnv is a Claude Code settings.json's "env": the variables set
 	// for every process brood and its agents start (Factory.Load sets them
 	// in brood's own environment). A project's are held back until it is

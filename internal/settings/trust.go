@@ -58,6 +58,9 @@ type ProjectTrust struct {
 	Trusted bool
 	// Forced is true when the trust came from the flag or the environment.
 	Forced bool
+	// HeldAllow are the project files' allow rules held back (Gated),
+	// each with the file that has it.
+	HeldAllow []trust.HeldRule
 }
 
 // Gated reports whether widening parts were set back to the defaults.
@@ -99,12 +102,27 @@ func modeRank(m string) int {
 	return 3 // bypassPermissions, or anything unknown: treat as widest
 }
 
-// clone deep-copies the parts of s that a TOML decode could share.
+// clone deep-copies every slice, map and pointer of s, so that a decode
+// into the copy (which writes into the slices' backing arrays, the maps and
+// through the pointers it finds) or a change to it never reaches s. A new
+// reference-typed setting belongs here (TestCloneOwnsEverything checks).
 func (s Settings) clone() Settings {
+	s.ClaudeEnv = maps.Clone(s.ClaudeEnv)
+	s.TestCommands = slices.Clone(s.TestCommands)
 	s.Permissions.Allow = slices.Clone(s.Permissions.Allow)
 	s.Permissions.Deny = slices.Clone(s.Permissions.Deny)
 	s.Permissions.Ask = slices.Clone(s.Permissions.Ask)
+	s.Permissions.AdditionalDirectories = slices.Clone(s.Permissions.AdditionalDirectories)
+	if s.Agents.Claude != nil {
+		c := *s.Agents.Claude
+		s.Agents.Claude = &c
+	}
 	s.Pool.Timeouts = maps.Clone(s.Pool.Timeouts)
+	s.Sandbox.Hide = slices.Clone(s.Sandbox.Hide)
+	s.Worker.Remotes = slices.Clone(s.Worker.Remotes)
+	s.Trust.Files = slices.Clone(s.Trust.Files)
+	s.Trust.Widening = slices.Clone(s.Trust.Widening)
+	s.Trust.HeldAllow = slices.Clone(s.Trust.HeldAllow)
 	return s
 }
 
@@ -117,8 +135,12 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	out := full.clone()
 	var why, keys []string
 	if modeRank(full.Permissions.Mode) > modeRank(base.Permissions.Mode) {
-		why, keys = append(why, "permissions.mode "+full.Permissions.Mode), append(keys, "permissions.mode")
-		out.Permissions.Mode = base.Permissions.Mode
+		name := "permissions.mode" // brood's key; Claude Code's file says defaultMode
+		if full.modeClaude {
+			name = "permissions.defaultMode"
+		}
+		why, keys = append(why, name+" "+full.Permissions.Mode), append(keys, "permissions.mode")
+		out.Permissions.Mode, out.modeClaude = base.Permissions.Mode, base.modeClaude
 	}
 	if added := slices.DeleteFunc(slices.Clone(full.Permissions.Allow), func(r string) bool { return slices.Contains(base.Permissions.Allow, r) }); len(added) > 0 {
 		why, keys = append(why, "permissions.allow "+strings.Join(added, ", ")), append(keys, "permissions.allow")
@@ -201,7 +223,7 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	if !slices.Equal(full.Worker.Remotes, base.Worker.Remotes) {
 		// A worker fetches from these with its own credentials.
 		why, keys = append(why, "worker.remotes (a fleet worker would fetch from them)"), append(keys, "worker.remotes")
-		out.Worker.Remotes = base.Worker.Remotes
+		out.Worker.Remotes = slices.Clone(base.Worker.Remotes)
 	}
 	if w, k := restrictTemporal(base, full, &out); w != "" {
 		why, keys = append(why, w), append(keys, k)
@@ -247,7 +269,7 @@ func ScriptModel(spec string) bool {
 // hidden from children (sandbox.hide), unix sockets for their tools
 // (sandbox.unix_sockets).
 func userOnly(base, full Settings) Settings {
-	full.Sandbox.Hide = base.Sandbox.Hide
+	full.Sandbox.Hide = slices.Clone(base.Sandbox.Hide)
 	full.Sandbox.UnixSockets = base.Sandbox.UnixSockets
 	return full
 }

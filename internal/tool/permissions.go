@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // Mode is the permission mode: what happens to a call no rule speaks about.
@@ -80,6 +82,9 @@ type Decision struct {
 	// Ask: a Bash prefix rule, and a Write rule for each file a redirection
 	// writes that no rule or mode allows yet.
 	Suggest []string
+	// Held are the untrusted project's allow rules (WithHeld) that would
+	// allow this call, for an Ask: the fix is trusting the project.
+	Held []trust.HeldRule
 }
 
 // Permissions decides which tool calls may run. It is immutable after
@@ -90,61 +95,10 @@ type Permissions struct {
 	// configWrites lets tools write brood's configuration (the user's
 	// agents.allow_config_changes); unset, no rule or mode can.
 	configWrites bool
+	// held are the allow rules an untrusted project's settings hold back,
+	// parsed, with their files: they allow nothing (WithHeld).
+	held []heldRule
 }
-
-// AllowingConfigWrites returns a copy of p under which tools may write
-// brood's and Claude Code's configuration (.brood/, .claude/,
-// settings.local.*) as the rules allow: for the user's own
-// agents.allow_config_changes, never for a project's.
-func (p *Permissions) AllowingConfigWrites() *Permissions {
-	if p == nil {
-		return nil
-	}
-	q := *p
-	q.configWrites = true
-	return &q
-}
-
-// NewPermissions parses a mode and three rule lists. Every bad rule is
-// reported, not just the first, so a settings file can be fixed in one go.
-func NewPermissions(mode string, allow, deny, ask []string) (*Permissions, error) {
-	m, err := ParseMode(mode)
-	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
-	p := &Permissions{mode: m}
-	parse := func(list string, in []string) []Rule {
-		var out []Rule
-		for _, s := range in {
-			r, err := ParseRule(s)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", list, err))
-				continue
-			}
-			out = append(out, r)
-		}
-		return out
-	}
-	p.allow = parse("allow", allow)
-	p.deny = parse("deny", deny)
-	p.ask = parse("ask", ask)
-	if len(errs) > 0 {
-		return nil, joinErrors(errs)
-	}
-	return p, nil
-}
-
-func joinErrors(errs []error) error {
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
-	return fmt.Errorf("%s", strings.Join(msgs, "; "))
-}
-
-// Mode returns the permission mode.
-func (p *Permissions) Mode() Mode { return p.mode }
 
 // readOnlyBuiltins are the tools Check treats as read-only when it is asked
 // by name; Set.Run uses the tool's own ReadOnly instead.
@@ -334,6 +288,15 @@ func (p *Permissions) checkTool(t Tool, input json.RawMessage, workspace string)
 }
 
 func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
+	d := p.checkRules(tool, readOnly, input, workspace)
+	if d.Verdict == Ask && len(d.Suggest) > 0 && len(p.held) > 0 {
+		d.Held = p.heldFor(tool, readOnly, input, workspace)
+	}
+	return d
+}
+
+// checkRules is check without the held-back rules.
+func (p *Permissions) checkRules(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
 	c := newCall(tool, readOnly, input, workspace)
 	if !p.configWrites {
 		if ws := configWrites(c); len(ws) > 0 {
@@ -490,11 +453,7 @@ func (p *Permissions) suggestRules(c call) []string {
 			}
 			r := "Bash"
 			if f := strings.Fields(pt); len(f) > 0 {
-				prefix := f[0]
-				if len(f) > 1 && subcommandTools()[f[0]] && !strings.HasPrefix(f[1], "-") {
-					prefix += " " + f[1]
-				}
-				r = "Bash(" + prefix + ":*)"
+				r = "Bash(" + commandPrefix(f) + ":*)"
 			}
 			if !seen[r] {
 				seen[r] = true

@@ -87,7 +87,7 @@ func TestSetRunPermissionPrompt(t *testing.T) {
 	t.Run("non-interactive names the rule", func(t *testing.T) {
 		env := &Env{Dir: dir, Perms: perms}
 		res := set.Run(context.Background(), env, "Bash", in)
-		want := `permission denied: Bash "rm -rf build" needs approval (no allow rule matches) and no one is here to give it; to allow it add "Bash(rm:*)" to [permissions] allow in .brood/settings.toml, or pass --allow 'Bash(rm:*)'`
+		want := `permission denied: Bash "rm -rf build" needs approval (no allow rule matches) and no one is here to give it; to allow it add "Bash(rm:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(rm:*)'`
 		if !res.IsError || res.Content != want {
 			t.Fatalf("got %q\nwant %q", res.Content, want)
 		}

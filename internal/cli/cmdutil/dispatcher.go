@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/broodhq/brood/internal/dispatch"
@@ -55,6 +56,7 @@ func (f *Factory) Permissions(fl PermissionFlags) dispatch.Permissions {
 		Allow: AliasRules(append(append([]string(nil), s.Allow...), fl.Allow...)),
 		Deny:  AliasRules(append(append([]string(nil), s.Deny...), fl.Deny...)),
 		Ask:   AliasRules(s.Ask),
+		Held:  slices.Clone(f.Settings.Trust.HeldAllow),
 	}
 }
 

@@ -22,10 +22,16 @@ func NewCmdConfig(f *cmdutil.Factory) *cobra.Command {
 		Short: "Show the effective settings and where each value came from",
 		Long: `Show brood's effective settings. Each value comes from, highest first:
 a flag, the environment (BROOD_*), .brood/settings.local.toml,
-.brood/settings.toml, .claude/settings.local.json and .claude/settings.json
-(permissions only; their allow rules only in a trusted project),
-~/.config/brood/settings.toml, ~/.claude/settings.json (permissions only),
-or the default. Permission lists add up across files; a deny anywhere wins.`,
+.brood/settings.toml, .claude/settings.local.json and .claude/settings.json,
+~/.config/brood/settings.toml, ~/.claude/settings.json, or the default.
+
+From a Claude Code settings.json brood takes permissions (allow, deny,
+ask; defaultMode as permissions.mode; additionalDirectories as
+--add-dir's), model, env and hooks. In a project, what its files allow
+beyond the layers below (allow rules, a wider mode, model, env,
+additionalDirectories, hooks, raised limits) waits until you trust the
+project (brood trust); their deny and ask rules apply at once.
+Permission lists add up across files; a deny anywhere wins.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}

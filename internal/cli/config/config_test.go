@@ -74,3 +74,35 @@ func TestGetShowsHeldBack(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpSaysWhatClaudeSettingsGive (newuser P3-7): brood config --help
+// says what a Claude Code settings.json contributes (not "permissions
+// only"), and a project's held-back defaultMode is named by that file's
+// key in the trust notice.
+func TestHelpSaysWhatClaudeSettingsGive(t *testing.T) {
+	p := clitest.NewProject(t)
+	d := p.Start(nil, "config", "--help")
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("exit %d: %s", code, d.Stderr.String())
+	}
+	help := strings.Join(strings.Fields(d.Stdout.String()), " ")
+	for _, w := range []string{"defaultMode as permissions.mode", "model, env and hooks", "their deny and ask rules apply at once", "a deny anywhere wins"} {
+		if !strings.Contains(help, w) {
+			t.Errorf("config --help lacks %q:\n%s", w, d.Stdout.String())
+		}
+	}
+	if strings.Contains(help, "permissions only") {
+		t.Errorf("config --help still says the Claude files give permissions only:\n%s", d.Stdout.String())
+	}
+	clitest.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"defaultMode": "acceptEdits"}}`)
+	d = p.Start([]string{"BROOD_TRUST_PROJECT="}, "config", "get", "permissions.mode")
+	d.Wait(t)
+	if got, errOut := d.Stdout.String(), d.Stderr.String(); got != "default\n" || !strings.Contains(errOut, "sets acceptEdits, held back") {
+		t.Errorf("untrusted defaultMode: stdout %q, stderr does not say it is held back:\n%s", got, errOut)
+	}
+	d = p.Start([]string{"BROOD_TRUST_PROJECT="}, "trust")
+	d.Wait(t)
+	if out := d.Stdout.String() + d.Stderr.String(); !strings.Contains(out, "permissions.defaultMode acceptEdits") || strings.Contains(out, "permissions.mode acceptEdits") {
+		t.Errorf("brood trust does not name the file's key, permissions.defaultMode:\n%s", out)
+	}
+}

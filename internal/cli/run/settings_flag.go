@@ -60,9 +60,10 @@ func (c *Compat) applySettings(f *cmdutil.Factory) error {
 		}
 		p.Mode = sp.DefaultMode
 	}
-	p.Allow = append(p.Allow, sp.Allow...)
-	p.Deny = append(p.Deny, sp.Deny...)
-	p.Ask = append(p.Ask, sp.Ask...)
+	// New lists: the resolved settings' may share memory with others.
+	p.Allow = slices.Concat(p.Allow, sp.Allow)
+	p.Deny = slices.Concat(p.Deny, sp.Deny)
+	p.Ask = slices.Concat(p.Ask, sp.Ask)
 	if s.Model != "" {
 		f.Settings.Model = s.Model
 	}

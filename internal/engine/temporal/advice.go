@@ -18,7 +18,7 @@ const (
 )
 
 // refusalHow is the end of the refusal: the settings file and the flags.
-var refusalHow = regexp.MustCompile(`in \.brood/settings\.toml, or pass --allow '[^']*'(?: --allow '[^']*')*`)
+var refusalHow = regexp.MustCompile(`in (?:~/\.config/brood/settings\.toml|\.brood/settings\.toml), or pass --allow '[^']*'(?: --allow '[^']*')*`)
 
 // workerHow is where the worker's rule goes: its user's settings, or its
 // project's, which a worker applies only once that project is trusted
