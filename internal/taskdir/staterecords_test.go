@@ -36,8 +36,8 @@ func TestStateRecords(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		spoil func(t *testing.T, base, dir string) string // the record's path
-		read  bool                                       // read back as written
-		write bool                                       // a write is taken
+		read  bool                                        // read back as written
+		write bool                                        // a write is taken
 	}{
 		{"brood's own", func(t *testing.T, base, dir string) string {
 			return filepath.Join(dir, "fleet", "K", "r.json")
