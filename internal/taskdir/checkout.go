@@ -1,6 +1,8 @@
 package taskdir
 
 import (
+	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -28,16 +30,16 @@ func CheckoutState(commonDir string) string {
 	return filepath.Join(base, checkoutsDir, hex.EncodeToString(sum[:16]))
 }
 
-// DirID is a directory's identity as its file system keeps it: device,
-// inode and birth time (statx). A rename or a move within the file system
-// keeps it; a copy, a clone, a directory made anew (also one given the
-// inode number of a deleted one: its birth time differs) has another, and
-// no process can give a directory the identity of another. So it names a
-// checkout wherever the checkout is moved, where a secret file in its git
-// dir, which brood kept before, is one any child can read and copy into
-// another checkout (review35 P3-9).
+// DirID is a directory's identity as its file system keeps it: the file
+// system's id, inode and birth time (DirIdentity). A rename or a move
+// within the file system keeps it; a copy, a clone, a directory made anew
+// (also one given the inode number of a deleted one: its birth time
+// differs) has another, and no process can give a directory the identity
+// of another. So it names a checkout wherever the checkout is moved, where
+// a secret file in its git dir, which brood kept before, is one any child
+// can read and copy into another checkout (review35 P3-9).
 type DirID struct {
-	Dev   uint64 `json:"dev"`
+	FS    uint64 `json:"fs"`
 	Ino   uint64 `json:"ino"`
 	Birth int64  `json:"birth_ns"`
 }
@@ -53,18 +55,29 @@ type checkoutNote struct {
 const (
 	checkoutNoteFile = "checkout.json"
 	maxNote          = 64 << 10
+	// placingLock, in checkouts/, is held while a checkout's directory is
+	// set aside, taken over or made (never waited for: placement is
+	// skipped while another brood places).
+	placingLock = ".placing.lock"
 )
 
 // CheckoutDir is the record directory of the checkout whose common git dir
-// is common (absolute, links followed: CheckoutState), placed: where it is
-// missing, the directory this checkout kept before it was moved or renamed
-// is taken over (takeOver), else it is made (0700); and the checkout is
-// noted in it (its common dir and that directory's identity,
-// checkout.json), so that it can be found again after a move. Best
-// effort: a placement that fails leaves every record where it was (a
-// moved checkout's calls are then unverified, as without a record), and
-// on a file system that keeps no birth time nothing is placed. "" without
-// a home.
+// is common (absolute, links followed: CheckoutState), placed. Where its
+// note names this common dir and identity, it is as it is. Else, one at a
+// time across brood processes: a directory whose note names another
+// identity is the records of another checkout that was at this path (one
+// moved away, or deleted, and this one made anew here: a clone, git init)
+// and is set aside under a name of its own, where that checkout, moved,
+// can still take it over; where none is left, the directory this
+// checkout kept before it was moved or renamed is taken over (takeOver),
+// else it is made (0700); and the checkout is noted in it (its common dir
+// and that directory's identity, checkout.json). A directory an older
+// brood made, with no identity noted, is this checkout's, as it was.
+// Best effort: a placement that fails, or that another brood is making
+// now, leaves every record where it is (a moved checkout's calls are then
+// unverified, as without a record); on a file system that keeps no birth
+// time nothing is placed. "" without a home, and where another
+// checkout's records could not be set aside.
 func CheckoutDir(common string) string {
 	dir := CheckoutState(common)
 	if dir == "" {
@@ -74,40 +87,85 @@ func CheckoutDir(common string) string {
 	if !ok {
 		return dir
 	}
-	err := CheckStateDir(dir)
+	if noted(dir, common, id) {
+		return dir
+	}
+	if MakeStateDir(filepath.Dir(dir)) != nil {
+		return dir
+	}
+	unlock, ok := tryLock(filepath.Join(filepath.Dir(dir), placingLock))
+	if !ok {
+		return dir
+	}
+	defer unlock()
+	var n checkoutNote
+	err := ReadStateJSON(filepath.Join(dir, checkoutNoteFile), maxNote, &n)
+	if err == nil && n.ID != nil && *n.ID != id && setAside(dir) != nil {
+		return "" // another checkout's records, left where they are: none kept here
+	}
+	err = CheckStateDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		takeOver(dir, id)
 		err = MakeStateDir(dir)
 	}
 	if err == nil {
-		noteCheckout(dir, common, id)
+		_ = WriteStateJSON(filepath.Join(dir, checkoutNoteFile), &checkoutNote{Common: common, ID: &id})
 	}
 	return dir
 }
 
-// noteCheckout notes common and its identity id in dir, where its note
-// says anything else (a common dir made anew at this path is the
-// checkout here now).
-func noteCheckout(dir, common string, id DirID) {
-	file := filepath.Join(dir, checkoutNoteFile)
+// noted is whether dir's note names common with identity id.
+func noted(dir, common string, id DirID) bool {
 	var n checkoutNote
-	if ReadStateJSON(file, maxNote, &n) == nil && n.Common == common && n.ID != nil && *n.ID == id {
-		return
+	return ReadStateJSON(filepath.Join(dir, checkoutNoteFile), maxNote, &n) == nil && n.Common == common && n.ID != nil && *n.ID == id
+}
+
+// tryLock takes the flock of file (LockStateFile) if it is free now.
+func tryLock(file string) (unlock func(), ok bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	unlock, err := LockStateFile(ctx, file)
+	return unlock, err == nil
+}
+
+// setAside renames dir, a checkout's directory, to a fresh name beside it
+// (32 random hex digits, as a checkout's are), never over anything.
+func setAside(dir string) error {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
 	}
-	_ = WriteStateJSON(file, &checkoutNote{Common: common, ID: &id})
+	return renameIn(dir, filepath.Base(dir), hex.EncodeToString(b[:]))
+}
+
+// renameIn renames from to to, both names in the checkouts directory
+// holding dir, never over anything.
+func renameIn(dir, from, to string) error {
+	base, rel, err := stateRel(filepath.Dir(dir))
+	if err != nil {
+		return err
+	}
+	d, err := openFileBeneath(base, rel, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return renameNoReplace(int(d.Fd()), from, int(d.Fd()), to)
 }
 
 // takeOver renames to dir (a checkout's, missing) the one directory under
 // checkouts/ whose note names a common git dir of exactly the identity id
-// that no longer exists at its path: the same checkout, moved or renamed.
-// Nothing where none is, or more than one, or anything is off (a link, a
-// note unreadable): only a directory the file system says is this one,
-// and that is gone from where it was, is taken, so neither a copy of the
-// checkout nor another that a child gave a file of this one's takes its
-// records, whether or not it is still where it was (on a disk since
-// unmounted, say: its identity is its device's).
+// that is gone from its path (nothing there, or another directory): the
+// same checkout, moved or renamed. Nothing where none is, or more than
+// one, or anything is off (a link, a note unreadable): only a directory
+// the file system says is this one, and that is no longer where it was,
+// is taken, so neither a copy of the checkout nor another that a child
+// gave a file of this one's takes its records, whether or not it is
+// still where it was (on a disk since unmounted, say: its identity is its
+// file system's), nor does a second path to it (a bind mount).
 func takeOver(dir string, id DirID) {
-	base, rel, err := stateRel(filepath.Dir(dir))
+	checkouts := filepath.Dir(dir)
+	base, rel, err := stateRel(checkouts)
 	if err != nil {
 		return
 	}
@@ -115,8 +173,8 @@ func takeOver(dir string, id DirID) {
 	if err != nil {
 		return
 	}
-	defer d.Close()
 	names, err := d.Readdirnames(-1)
+	d.Close()
 	if err != nil {
 		return
 	}
@@ -126,12 +184,11 @@ func takeOver(dir string, id DirID) {
 			continue
 		}
 		var n checkoutNote
-		if ReadStateJSON(filepath.Join(d.Name(), name, checkoutNoteFile), maxNote, &n) != nil || n.ID == nil || *n.ID != id || !filepath.IsAbs(n.Common) {
+		if ReadStateJSON(filepath.Join(checkouts, name, checkoutNoteFile), maxNote, &n) != nil || n.ID == nil || *n.ID != id || !filepath.IsAbs(n.Common) {
 			continue
 		}
-		var st unix.Stat_t
-		if unix.Lstat(n.Common, &st) != unix.ENOENT {
-			continue
+		if there, ok := DirIdentity(n.Common); ok && there == id {
+			continue // still where it was
 		}
 		if from != "" {
 			return // two: neither is surely this checkout's
@@ -139,6 +196,6 @@ func takeOver(dir string, id DirID) {
 		from = name
 	}
 	if from != "" {
-		_ = renameNoReplace(int(d.Fd()), from, int(d.Fd()), filepath.Base(dir))
+		_ = renameIn(dir, from, filepath.Base(dir))
 	}
 }

@@ -199,6 +199,9 @@ func flockCtx(ctx context.Context, f *os.File) error {
 	if err == nil || !errors.Is(err, unix.EWOULDBLOCK) {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err // (a try: nothing left waiting)
+	}
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return err

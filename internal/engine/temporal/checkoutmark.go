@@ -28,7 +28,7 @@ func checkoutMark(root string) string {
 	if !ok {
 		return ""
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "brood checkout mark 2\x00%d %d %d", id.Dev, id.Ino, id.Birth))
+	sum := sha256.Sum256(fmt.Appendf(nil, "brood checkout mark 2\x00%d %d %d", id.FS, id.Ino, id.Birth))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -8,16 +8,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/codesnap"
 )
 
 // TestMovedCheckoutKeepsItsRecords: a keyless checkout's records are
 // under the state directory of its common git dir's path; moved, the
-// checkout takes them over, so its call is still its own. Nothing else
-// does (review35 P3-9): not a copy of it (cp -a), once the original is
-// gone, nor while it is there, and not another checkout given every file
-// of its .git/ (what a child of any project can read and write there),
-// whose taking would leave the moved checkout's call unverified.
+// checkout takes them over, so its call is still its own, also when its
+// first act is a capture. Nothing else does (review35 P3-9): not a copy
+// of it (cp -a), once the original is gone, nor while it is there, not
+// another checkout given every file of its .git/ (what a child of any
+// project can read and write there), whose taking would leave the moved
+// checkout's call unverified, and not a checkout made anew at its path
+// (git init, a clone), whether the first is gone or moved.
 func TestMovedCheckoutKeepsItsRecords(t *testing.T) {
 	const task = "01JAAAAAAAAAAAAAAAAAAAAAAA"
 	in := CallInputW{Spec: call.Spec{Prompt: "ALPHA"}, Queue: "q"}
@@ -31,6 +35,32 @@ func TestMovedCheckoutKeepsItsRecords(t *testing.T) {
 	}{
 		{"moved", func(t *testing.T, repo string) []ask {
 			return []ask{{rename(t, repo, repo+"-moved"), true}}
+		}},
+		{"moved, its first act a capture (review38 P2-1)", func(t *testing.T, repo string) []ask {
+			moved := rename(t, repo, repo+"-moved")
+			if err := os.WriteFile(filepath.Join(moved, "f"), []byte("dirty\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			blobs, err := blobstore.Open(t.Context(), "file://"+t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := codesnap.Capture(t.Context(), blobs, moved); err != nil {
+				t.Fatal(err)
+			}
+			return []ask{{moved, true}}
+		}},
+		{"a checkout made anew at its path (review38 P3-1)", func(t *testing.T, repo string) []ask {
+			if err := os.RemoveAll(filepath.Join(repo, ".git")); err != nil {
+				t.Fatal(err)
+			}
+			gitInit(t, repo)
+			return []ask{{repo, false}}
+		}},
+		{"moved, and a clone made at its old path first", func(t *testing.T, repo string) []ask {
+			moved := rename(t, repo, repo+"-moved")
+			gitIn(t, filepath.Dir(repo), "clone", "-q", moved, repo)
+			return []ask{{repo, false}, {moved, true}}
 		}},
 		{"a copy, the original removed", func(t *testing.T, repo string) []ask {
 			copied := copyTree(t, repo)
