@@ -285,8 +285,9 @@ var recordKey = regexp.MustCompile(`^[0-9A-Za-z]{26}(-[0-9A-Za-z-]{1,64})?$`)
 // landDir is the record directory of key for the checkout holding dir:
 // fleet/KEY in the user's state directory of its common git dir, resolved
 // (taskdir.CheckoutDir: outside every tree a child writes, taken over
-// from where this checkout was before it moved; records.go), made by land
-// and keepSent, not by a read.
+// from where this checkout was before it moved; records.go). The
+// checkout's directory is placed, and made, by any call (CheckoutDir);
+// fleet/KEY only by land and keepSent, never by a read.
 func landDir(ctx context.Context, dir, key string) (string, error) {
 	id, _, _ := strings.Cut(key, "-")
 	if err := dispatch.CheckID(id); err != nil || !recordKey.MatchString(key) {
