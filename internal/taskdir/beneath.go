@@ -196,6 +196,11 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s does not parse: %v"
 func (e *ParseError) Unwrap() error { return e.Err }
 
 func writeBeneath(root, rel string, data []byte, sync bool) error {
+	return writeBeneathMode(root, rel, data, sync, 0o644)
+}
+
+// writeBeneathMode is writeBeneath of a file made with mode perm.
+func writeBeneathMode(root, rel string, data []byte, sync bool, perm uint32) error {
 	dfd, base, err := openParent(root, rel)
 	if err != nil {
 		return err
@@ -203,7 +208,7 @@ func writeBeneath(root, rel string, data []byte, sync bool) error {
 	defer unix.Close(dfd)
 	full := filepath.Join(root, rel)
 	tmp := tmpName(base)
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if err != nil {
 		return pathErr("create", full, err)
 	}

@@ -17,8 +17,8 @@ import (
 // from checkout A whose submitter died finishes on the worker. A clone of
 // A with A's .brood/ copied in (what a repository could ship) is another
 // checkout: `tasks resume` there refuses, naming A, and lands nothing. A
-// itself, moved to another path, is still the submitter's checkout (it
-// holds the secret its submission was marked with, in its git directory):
+// itself, moved to another path, is still the submitter's checkout (its
+// git directory's identity is the one its submission was marked with):
 // `tasks resume` there lands the change.
 func TestAMovedCheckoutLandsItsOwnCall(t *testing.T) {
 	srv := devserver.Start(t)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // A keyless submitter signs nothing, so the replay of a single call's
@@ -57,22 +58,22 @@ type sentRun struct {
 // input alone, as before.
 func (e *Engine) keepRun(ctx context.Context, task string, in CallInputW, run string) {
 	file := e.sentFile(ctx, task)
-	if file == "" || run == "" || recordDirs(filepath.Dir(file), false) != nil {
+	if file == "" || run == "" || taskdir.CheckStateDir(filepath.Dir(file)) != nil {
 		return
 	}
-	unlock, err := lockRecord(ctx, filepath.Dir(file), sentLock)
+	unlock, err := taskdir.LockStateFile(ctx, filepath.Join(filepath.Dir(file), sentLock))
 	if err != nil {
 		return
 	}
 	defer unlock()
 	var rec sentRecord
-	if readRecord(file, &rec) != nil {
+	if taskdir.ReadStateJSON(file, maxRecord, &rec) != nil {
 		return
 	}
 	r := sentRun{Input: inputDigest(in), Run: run}
 	if !slices.Contains(rec.Runs, r) {
 		rec.Runs = append(rec.Runs, r)
-		_ = dispatch.WriteJSON(file, &rec)
+		_ = taskdir.WriteStateJSON(file, &rec)
 	}
 }
 
@@ -123,22 +124,22 @@ func (e *Engine) keepSent(ctx context.Context, task string, in CallInputW) error
 		return nil
 	}
 	dir := filepath.Dir(file)
-	if err := recordDirs(dir, true); err != nil {
+	if err := taskdir.MakeStateDir(dir); err != nil {
 		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
 	}
-	unlock, err := lockRecord(ctx, dir, sentLock)
+	unlock, err := taskdir.LockStateFile(ctx, filepath.Join(dir, sentLock))
 	if err != nil {
 		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
 	}
 	defer unlock()
 	var rec sentRecord
-	if err := readRecord(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := taskdir.ReadStateJSON(file, maxRecord, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("task %s: its record of the starts this checkout sent, %s, is unreadable (remove it: the task's status is then said to be unverified): %w", task, file, err)
 	}
 	if d := inputDigest(in); !slices.Contains(rec.Inputs, d) {
 		rec.Inputs = append(rec.Inputs, d)
 	}
-	if err := dispatch.WriteJSON(file, &rec); err != nil {
+	if err := taskdir.WriteStateJSON(file, &rec); err != nil {
 		return fmt.Errorf("task %s: keep the digest of its start in %s: %w", task, file, err)
 	}
 	return nil
@@ -155,7 +156,7 @@ func (e *Engine) sentHere(ctx context.Context, task string) (*sentRecord, string
 	// not JSON) is no record: the status is then said to be unverified,
 	// never taken as verified by what a child could have written.
 	var rec sentRecord
-	if readRecord(file, &rec) != nil || len(rec.Inputs) == 0 {
+	if taskdir.ReadStateJSON(file, maxRecord, &rec) != nil || len(rec.Inputs) == 0 {
 		return nil, file, nil
 	}
 	return &rec, file, nil

@@ -1,91 +1,35 @@
 package temporal
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"io"
-	"io/fs"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
-// checkoutSecretFile is where a checkout keeps the secret that names it
-// as a fleet submitter, in its own git directory (a linked worktree's
-// own): git never commits, clones or pushes it, and it moves with the
-// checkout.
-const checkoutSecretFile = "brood-checkout-secret"
-
-// checkoutMark is the hash of the secret of the checkout holding root
-// (origin.Mark), "" when it has none (or no git directory); create makes
-// the secret when there is none yet. A secret that is not one this code
-// wrote (a link, the wrong size: a hostile tree's) marks nothing.
-func checkoutMark(root string, create bool) string {
+// checkoutMark names the checkout holding root as a fleet submitter
+// (origin.Mark): the hash of its git directory's identity (a linked
+// worktree's own; taskdir.DirIdentity), "" when it has none (no git
+// directory, or a file system that keeps no birth time). The checkout
+// keeps it when moved or renamed; a clone, a copy, or a tree whose .git
+// names another's git directory has another, and nothing in the tree a
+// child could copy into another checkout makes it (a secret file in the
+// git dir, as brood kept before, was: review35 P3-9).
+func checkoutMark(root string) string {
 	gitDir := findGitDir(root)
 	if gitDir == "" {
 		return ""
 	}
-	file := filepath.Join(gitDir, checkoutSecretFile)
-	secret, err := readSecret(file)
-	if errors.Is(err, fs.ErrNotExist) && create {
-		secret, err = makeSecret(file)
-	}
-	if err != nil {
+	id, ok := taskdir.DirIdentity(gitDir)
+	if !ok {
 		return ""
 	}
-	sum := sha256.Sum256([]byte("brood checkout mark\x00" + secret))
+	sum := sha256.Sum256(fmt.Appendf(nil, "brood checkout mark 2\x00%d %d %d", id.FS, id.Ino, id.Birth))
 	return hex.EncodeToString(sum[:])
-}
-
-// secretLen is the hex length of a checkout's secret (32 random bytes).
-const secretLen = 64
-
-func readSecret(file string) (string, error) {
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", errors.New(file + " is not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, secretLen+2))
-	if err != nil {
-		return "", err
-	}
-	s := strings.TrimSpace(string(b))
-	if _, err := hex.DecodeString(s); err != nil || len(s) != secretLen {
-		return "", errors.New(file + " holds no checkout secret")
-	}
-	return s, nil
-}
-
-// makeSecret writes a new secret, never over anything (a racing
-// submitter's secret wins: it is read back).
-func makeSecret(file string) (string, error) {
-	var b [secretLen / 2]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	s := hex.EncodeToString(b[:])
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return readSecret(file)
-	} else if err != nil {
-		return "", err
-	}
-	_, werr := f.WriteString(s + "\n")
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		os.Remove(file)
-		return "", werr
-	}
-	return s, nil
 }
 
 // findGitDir is the git directory of the checkout holding dir, as git

@@ -18,8 +18,10 @@ func gitIn(t *testing.T, dir string, args ...string) {
 }
 
 // TestCheckoutMark: a checkout's mark moves with it and is nobody
-// else's: not a clone's, not a linked worktree's, not a tree's whose .git
-// file or secret points into the checkout.
+// else's: not a clone's, not a copy's (a secret file in .git, as brood
+// kept before, was copied with it: review35 P3-9), not a linked
+// worktree's, not a tree's whose .git file or link points into the
+// checkout's git directory.
 func TestCheckoutMark(t *testing.T) {
 	base := t.TempDir()
 	a := filepath.Join(base, "a")
@@ -30,14 +32,14 @@ func TestCheckoutMark(t *testing.T) {
 	os.WriteFile(filepath.Join(a, "f"), []byte("x\n"), 0o644)
 	gitIn(t, a, "add", "-A")
 	gitIn(t, a, "commit", "-qm", "i")
-	if checkoutMark(a, false) != "" {
-		t.Fatal("a mark before any submission made one")
-	}
-	mark := checkoutMark(a, true)
-	if len(mark) != 64 || checkoutMark(a, true) != mark || checkoutMark(filepath.Join(a, "sub"), false) != mark {
-		t.Fatalf("marks %q, then %q, from a subdirectory %q; want one, stable", mark, checkoutMark(a, true), checkoutMark(filepath.Join(a, "sub"), false))
+	mark := checkoutMark(a)
+	if len(mark) != 64 || checkoutMark(a) != mark || checkoutMark(filepath.Join(a, "sub")) != mark {
+		t.Fatalf("marks %q, then %q, from a subdirectory %q; want one, stable", mark, checkoutMark(a), checkoutMark(filepath.Join(a, "sub")))
 	}
 	gitIn(t, base, "clone", "-q", a, "clone")
+	if out, err := exec.Command("cp", "-a", a, filepath.Join(base, "copy")).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
 	gitIn(t, a, "worktree", "add", "-q", filepath.Join(base, "wt"))
 	moved := filepath.Join(base, "moved")
 	if err := os.Rename(a, moved); err != nil {
@@ -48,19 +50,20 @@ func TestCheckoutMark(t *testing.T) {
 	os.MkdirAll(forged, 0o755)
 	os.WriteFile(filepath.Join(forged, ".git"), []byte("gitdir: "+filepath.Join(moved, ".git")+"\n"), 0o644)
 	linked := filepath.Join(base, "linked")
-	os.MkdirAll(filepath.Join(linked, ".git"), 0o755)
-	os.Symlink(filepath.Join(moved, ".git", checkoutSecretFile), filepath.Join(linked, ".git", checkoutSecretFile))
+	os.MkdirAll(linked, 0o755)
+	os.Symlink(filepath.Join(moved, ".git"), filepath.Join(linked, ".git"))
 	for _, c := range []struct {
 		dir  string
 		same bool
 	}{
 		{"moved", true},
 		{"clone", false},
+		{"copy", false},
 		{"wt", false},
 		{"forged", false},
 		{"linked", false},
 	} {
-		got := checkoutMark(filepath.Join(base, c.dir), true)
+		got := checkoutMark(filepath.Join(base, c.dir))
 		if (got == mark) != c.same {
 			t.Errorf("%s: mark %q, the submitter's %q; want the same: %v", c.dir, got, mark, c.same)
 		}

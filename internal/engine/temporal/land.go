@@ -122,7 +122,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	}
 	dir, err := landDir(ctx, e.cfg.Code.Dir, l.key)
 	if err == nil {
-		err = recordDirs(dir, true)
+		err = taskdir.MakeStateDir(dir)
 	}
 	if err != nil {
 		return failed(err.Error())
@@ -136,7 +136,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	defer unlock()
 	file := filepath.Join(dir, "landed.json")
 	var rec landRecord
-	if err := readRecord(file, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := taskdir.ReadStateJSON(file, maxRecord, &rec); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return failed("its record " + file + " is unreadable (remove it to land them again): " + err.Error())
 	}
 	rec.Key = l.key
@@ -162,7 +162,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 		}
 	}
 	rec.Landing = id
-	if err := dispatch.WriteJSON(file, &rec); err != nil {
+	if err := taskdir.WriteStateJSON(file, &rec); err != nil {
 		return failed(err.Error())
 	}
 	state, err := landStateDir(e.cfg.Code.StateDir, l.key)
@@ -197,7 +197,7 @@ func (rec *landRecord) landed(l *landing, id, msg string) {
 // save writes the record (tmp and rename) and returns out with its message.
 func (rec *landRecord) save(file string, out landOutcome) landOutcome {
 	out.Message = rec.Message
-	if err := dispatch.WriteJSON(file, rec); err != nil {
+	if err := taskdir.WriteStateJSON(file, rec); err != nil {
 		out.Message += " (its record " + file + " was not saved: " + err.Error() + ")"
 	}
 	return out
@@ -213,7 +213,7 @@ func (e *Engine) readLanded(ctx context.Context, key string) (*landRecord, error
 		return nil, err
 	}
 	var rec landRecord
-	if err := readRecord(filepath.Join(dir, "landed.json"), &rec); errors.Is(err, fs.ErrNotExist) {
+	if err := taskdir.ReadStateJSON(filepath.Join(dir, "landed.json"), maxRecord, &rec); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
@@ -284,8 +284,10 @@ var recordKey = regexp.MustCompile(`^[0-9A-Za-z]{26}(-[0-9A-Za-z-]{1,64})?$`)
 
 // landDir is the record directory of key for the checkout holding dir:
 // fleet/KEY in the user's state directory of its common git dir, resolved
-// (taskdir.CheckoutState: outside every tree a child writes; records.go),
-// made by land and keepSent, not by a read.
+// (taskdir.CheckoutDir: outside every tree a child writes, taken over
+// from where this checkout was before it moved; records.go). The
+// checkout's directory is placed, and made, by any call (CheckoutDir);
+// fleet/KEY only by land and keepSent, never by a read.
 func landDir(ctx context.Context, dir, key string) (string, error) {
 	id, _, _ := strings.Cut(key, "-")
 	if err := dispatch.CheckID(id); err != nil || !recordKey.MatchString(key) {
@@ -299,11 +301,10 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the git dir of %s: %w", dir, err)
 	}
-	state := taskdir.CheckoutState(common)
+	state := taskdir.CheckoutDir(common)
 	if state == "" {
 		return "", fmt.Errorf("no home directory to keep brood's records of the checkout %s in (set HOME or XDG_STATE_HOME)", dir)
 	}
-	placeCheckout(state, common, checkoutMark(dir, false))
 	return filepath.Join(state, "fleet", key), nil
 }
 
@@ -320,7 +321,7 @@ func (e *Engine) landedHere(ctx context.Context, key string, tip *codesnap.Snaps
 		return false
 	}
 	var rec landRecord
-	if readRecord(filepath.Join(dir, "landed.json"), &rec) != nil || rec.Landed == nil {
+	if taskdir.ReadStateJSON(filepath.Join(dir, "landed.json"), maxRecord, &rec) != nil || rec.Landed == nil {
 		return false
 	}
 	return rec.Landed.Tree == tip.Tree && rec.Landed.Base == tip.Base

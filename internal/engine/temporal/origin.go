@@ -18,11 +18,11 @@ const memoOrigin = "brood_origin"
 type Origin struct {
 	Host string `json:"host"`
 	Root string `json:"root"`
-	// Mark is the hash of the submitting checkout's own secret, kept in
-	// its git directory (checkoutSecret): a checkout that holds it is the
-	// submitter's wherever it is now (moved, renamed); a clone, or a copy
-	// of the files with their .brood/, has none. Only the hash is in the
-	// memo, which everyone on the namespace reads.
+	// Mark names the submitting checkout by its git directory's identity
+	// (checkoutMark): the checkout is the submitter's wherever it is now
+	// (moved or renamed within its file system); a clone, or a copy of
+	// the files with their .brood/ and .git/, has another. Only a hash is
+	// in the memo, which everyone on the namespace reads.
 	Mark string `json:"mark,omitempty"`
 }
 
@@ -52,11 +52,11 @@ func (e *Engine) origin() Origin {
 	return Origin{Host: host, Root: root}
 }
 
-// withOrigin adds this submitter's tree, and its checkout's mark (made
-// on its first submission), to a workflow's memo.
+// withOrigin adds this submitter's tree, and its checkout's mark, to a
+// workflow's memo.
 func (e *Engine) withOrigin(memo map[string]any) map[string]any {
 	if o := e.origin(); o.Root != "" {
-		o.Mark = checkoutMark(o.Root, true)
+		o.Mark = checkoutMark(o.Root)
 		memo[memoOrigin] = o
 	}
 	return memo
@@ -73,7 +73,7 @@ func (e *Engine) foreign(memo map[string]*commonpb.Payload) (o Origin, ok bool) 
 	if o.Root == me.Root && cmp.Or(o.Host, me.Host) == me.Host {
 		return Origin{}, false
 	}
-	if o.Mark != "" && me.Root != "" && o.Mark == checkoutMark(me.Root, false) {
+	if o.Mark != "" && me.Root != "" && o.Mark == checkoutMark(me.Root) {
 		return Origin{}, false // this checkout, moved since it submitted
 	}
 	return o, true

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // TestSentStartsOfTwoWritersAtOnce: two calls of one checkout (two brood
@@ -41,7 +42,7 @@ func TestSentStartsOfTwoWritersAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec sentRecord
-	if err := readRecord(filepath.Join(state, "fleet", task, "sent.json"), &rec); err != nil {
+	if err := taskdir.ReadStateJSON(filepath.Join(state, "fleet", task, "sent.json"), maxRecord, &rec); err != nil {
 		t.Fatal(err)
 	}
 	var lost []string
