@@ -33,6 +33,21 @@ import (
 // configuration its view holds read-only: inPlaceView); writers also the
 // caches a build needs (writerCaches).
 func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool) {
+	p, needed, _ := childPolicy(env, dir, base)
+	return p, needed
+}
+
+// ChildPolicyReads is ChildPolicy with what became of the child's Read
+// deny rules (ReadDenied): for a shape that must tell two children apart
+// by it (a warm child's).
+func ChildPolicyReads(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
+	return childPolicy(env, dir, base)
+}
+
+// childPolicy is ChildPolicy with what became of the child's Read deny
+// rules: a read-only child, whose Bash runs unchecked, has the paths they
+// match hidden (ReadDenied).
+func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
 	// The child itself keeps the network: its model is reached over it.
 	// network: none holds its tool processes (tool.Env.NoNetwork).
 	p := sandbox.Policy{Network: true}
@@ -58,10 +73,18 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	// subagents are read-only too.)
 	keep := childKeep(env, dir, p.Writable) // (links resolved: found once)
 	p.Hidden = childHidden(env, base, p.Writable, slices.Clone(keep), dir)
+	rd := ReadDeny{Held: true}
+	if env.ReadOnly {
+		// (A writer's tree is writable, so readable whatever is hidden
+		// beneath it: its Bash stays checked per command.)
+		if rd = ReadDenied(env, []string{dir}); rd.Held {
+			p.Hidden = append(p.Hidden, rd.Paths...)
+		}
+	}
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
-	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network, rd
 }
 
 // childKeep are the paths env's child must read whatever is hidden around
@@ -244,7 +267,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		}
 		cmd.Env = append(cmd.Env, writerGoEnv(env, td.Path(), base.getenv, lookup)...)
 	}
-	pol, needed := ChildPolicy(env, td.Path(), base)
+	pol, needed, rd := childPolicy(env, td.Path(), base)
 	// The binary it runs is read where it is, in a host temporary
 	// directory too.
 	pol.Keep = keepProgram(pol.Keep, pol.HiddenAround, cmd.Path)
@@ -270,7 +293,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 			cmd.Env = append(cmd.Env, entry)
 		}
 		// The child applies this policy's domain (beyond its base) itself.
-		if e := policyEntry(td.Path(), pol, needed, true); e != "" {
+		if e := policyEntry(td.Path(), pol, needed, true, rd); e != "" {
 			cmd.Env = append(cmd.Env, e)
 		}
 		if pol.ReadOnly || len(pol.Writable) > 0 {
@@ -282,7 +305,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
 		_, err := sandbox.ScopeForChild()
-		if e := policyEntry(td.Path(), pol, needed, false); e != "" {
+		if e := policyEntry(td.Path(), pol, needed, false, rd); e != "" {
 			cmd.Env = append(cmd.Env, e)
 		}
 		return err
@@ -299,7 +322,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 	}
 	// A child confined whole from here only reports its policy; one that
 	// was not (no Landlock) gets it whole, as it would build it.
-	if e := policyEntry(td.Path(), pol, needed, !applied); e != "" {
+	if e := policyEntry(td.Path(), pol, needed, !applied, rd); e != "" {
 		cmd.Env = append(cmd.Env, e)
 	}
 	if applied {
@@ -563,12 +586,12 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	// The policy its parent built for it (ConfineChild), else its own.
-	pol, needed, passed, err := takePolicy(dir)
+	pol, needed, rd, passed, err := takePolicyRD(dir)
 	if err != nil {
 		return sandbox.Status{}, err
 	}
 	if !passed {
-		pol, needed = ChildPolicy(env, dir, NewPolicyBase(nil))
+		pol, needed, rd = childPolicy(env, dir, NewPolicyBase(nil))
 	}
 	// Its mounts hold metadata read-only but in its own directories
 	// (HoldReadOnly): the syscall filter leaves chmod and utimes to them.
@@ -586,6 +609,7 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	if err != nil {
 		return st, fmt.Errorf("sandbox: %w", err)
 	}
+	st.ReadDeny, st.ReadDenyOpen = rd.Note(), !rd.Held
 	return st, nil
 }
 

@@ -1,0 +1,129 @@
+package attack_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/session"
+)
+
+// readDenyFiles are the secrets the Read deny cases hide, each holding
+// a word no other file of the project holds.
+var readDenyFiles = map[string]string{
+	"README.md":      "# r\nREADME-VISIBLE\n",
+	"secrets/k":      "SECRET-IN-DIR\n",
+	"secrets/deep/j": "SECRET-DEEPER\n",
+	".env":           "SECRET-DOTENV\n",
+	"sub/.env":       "SECRET-SUBENV\n",
+	"conf/a.pem":     "SECRET-PEM\n",
+	"conf/ok.txt":    "CONF-VISIBLE\n",
+}
+
+// TestReadDenyHoldsInReadOnlyBash (newuser P1-2): a Read deny rule holds
+// for a read-only child's Bash, which runs every command unchecked: what
+// the rule matches is hidden from its Landlock domain, for an anchored
+// directory, a name at any depth and a wildcard, through cat, python's
+// open(), a link the child makes to the file, a `..` path and an
+// absolute one; the rest of the tree stays readable.
+func TestReadDenyHoldsInReadOnlyBash(t *testing.T) {
+	needLandlock(t)
+	py := "true"
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		py = `for f in secrets/k .env conf/a.pem; do /usr/bin/python3 -c "import sys; print(open(sys.argv[1]).read())" $f 2>&1 | tail -1; done`
+	}
+	reads := "cat README.md conf/ok.txt; cat secrets/k secrets/deep/j .env sub/.env conf/a.pem 2>&1; " +
+		"cat sub/../secrets/k \"$PWD/conf/a.pem\" 2>&1; " +
+		"ln -s \"$PWD/secrets/k\" \"$TMPDIR/l1\"; ln -s \"$PWD/.env\" \"$TMPDIR/l2\"; cat \"$TMPDIR/l1\" \"$TMPDIR/l2\" 2>&1; " +
+		"ln secrets/k \"$TMPDIR/h1\" 2>&1; ln .env \"$TMPDIR/h2\" 2>&1; cat \"$TMPDIR/h1\" \"$TMPDIR/h2\" 2>&1; " +
+		"cp secrets/k \"$TMPDIR/c\" 2>&1; cat \"$TMPDIR/c\" 2>&1; " +
+		"grep -r SECRET . 2>&1; " + py + "; echo probed"
+	for _, tc := range []struct {
+		name   string
+		deny   []string
+		hidden []string // secrets that must not come out
+	}{
+		{"anchored directory", []string{"Read(secrets/**)"}, []string{"SECRET-IN-DIR", "SECRET-DEEPER"}},
+		{"name at any depth", []string{"Read(.env)"}, []string{"SECRET-DOTENV", "SECRET-SUBENV"}},
+		{"wildcard", []string{"Read(**/*.pem)"}, []string{"SECRET-PEM"}},
+		{"all three", []string{"Read(secrets/**)", "Read(.env)", "Read(conf/*.pem)"},
+			[]string{"SECRET-IN-DIR", "SECRET-DEEPER", "SECRET-DOTENV", "SECRET-SUBENV", "SECRET-PEM"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t, readDenyFiles)
+			mdl := p.script("rd.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: probe, prompt: "probe"}
+    - say: "root done"
+  explore:
+    - tools:
+        - Bash: {command: `+quoteYAML(reads)+`}
+    - say: "PROBE {{result 0}}"
+`)
+			args := []string{"run", "--model", mdl}
+			for _, d := range tc.deny {
+				args = append(args, "--deny", d)
+			}
+			code, out, errs := p.brood(t.Context(), nil, append(args, "go")...)
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			res := taskResult(p)
+			if !strings.Contains(res, "probed") || !strings.Contains(res, "README-VISIBLE") || !strings.Contains(res, "CONF-VISIBLE") {
+				t.Fatalf("the child's commands did not run, or could not read the rest of the tree:\n%s\n%s", res, errs)
+			}
+			for _, s := range tc.hidden {
+				if strings.Contains(res, s) {
+					t.Errorf("the read-only child's Bash read %s past %v:\n%s", s, tc.deny, res)
+				}
+			}
+		})
+	}
+}
+
+// TestReadDenyUnexpandedChecksBash: a Read deny the kernel cannot hold
+// (a bare `Read`: every path) leaves a read-only child's Bash checked
+// per command, as the root's is, and its result says so.
+func TestReadDenyUnexpandedChecksBash(t *testing.T) {
+	needLandlock(t)
+	p := newProject(t, readDenyFiles)
+	mdl := p.script("rd.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: explore, description: probe, prompt: "probe"}
+    - say: "root done"
+  explore:
+    - tools:
+        - Bash: {command: "cat secrets/k; echo probed"}
+    - say: "PROBE {{result 0}}"
+`)
+	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--deny", "Read", "go")
+	if code != 0 || !strings.Contains(out, "root done") {
+		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+	}
+	res := taskResult(p)
+	if strings.Contains(res, "SECRET-IN-DIR") || !strings.Contains(res, `permission denied: Bash "cat secrets/k`) {
+		t.Fatalf("the read-only child's cat was not refused by the rule check under a deny for all of Read:\n%s\n%s", res, errs)
+	}
+	results, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "result.json"))
+	if len(results) != 1 {
+		t.Fatalf("want one result.json, have %v", results)
+	}
+	if sb, _ := readJSON(t, results[0])["sandbox"].(string); !strings.Contains(sb, "Read deny rules not held by the kernel sandbox (a deny rule for all of Read): Bash is checked per command") {
+		t.Errorf("the result's sandbox line does not say the Read denies are not held: %q", sb)
+	}
+}
+
+// taskResult is the output of the root's last Task call.
+func taskResult(p *project) string {
+	p.t.Helper()
+	var res string
+	for _, r := range p.rootTranscript() {
+		if r.Type == session.RecToolResult && r.Tool == "Task" {
+			res = r.Output
+		}
+	}
+	return res
+}

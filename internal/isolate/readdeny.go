@@ -1,0 +1,237 @@
+package isolate
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/tool"
+)
+
+// A child whose Bash runs without a per-command check (a read-only
+// child: the kernel keeps every command from writing) could read around
+// the user's Read deny rules with cat, head or python. So the paths those
+// rules match are hidden from its Landlock domain as the credential
+// stores are (sandbox.Policy.Hidden): an anchored literal
+// (`secrets/**`, `/.env`, `~/.aws/credentials`) is one path, hidden
+// whether it exists or not (one made later is not readable either); a
+// pattern that matches at any depth or holds a wildcard (`.env`,
+// `**/*.pem`, `config/*.key`) is expanded by a walk of the directory it
+// is relative to, at spawn, bounded (maxReadDenyWalk). Where that fails
+// (a bare `Read` deny, a walk too large, a rule that would hide the
+// child's own tree) the child's Bash is checked per command as the
+// root's is (ReadDeny.Held false, said in its result).
+
+// maxReadDenyWalk bounds the entries a spawn lists to expand the Read
+// deny patterns: beyond it the child's Bash is checked per command.
+const maxReadDenyWalk = 20000
+
+// ReadDeny is what a child's confinement makes of its Read deny rules.
+type ReadDeny struct {
+	// Paths are the paths hidden from the child's domain (real paths,
+	// and the paths as the rules name them where they differ).
+	Paths []string
+	// Held says the kernel hides every path the rules match: false
+	// when the rules could not be expanded (Why says why), and the
+	// child's Bash must then be checked per command.
+	Held bool
+	Why  string
+}
+
+// Note is the line the child's result carries, "" without Read denies.
+func (d ReadDeny) Note() string {
+	switch {
+	case d.Held && len(d.Paths) > 0:
+		return fmt.Sprintf("Read deny rules hidden from the kernel sandbox (%d paths)", len(d.Paths))
+	case !d.Held:
+		return "Read deny rules not held by the kernel sandbox (" + d.Why + "): Bash is checked per command"
+	}
+	return ""
+}
+
+// hasReadDeny is a cheap look at the rules, before any parsing: most
+// runs have no Read deny, and their spawn lists nothing.
+func hasReadDeny(deny []string) bool {
+	for _, r := range deny {
+		if name, _, _ := strings.Cut(strings.TrimSpace(r), "("); strings.EqualFold(strings.TrimSpace(name), "read") {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadDenied expands env's Read deny rules for its child working in
+// its workspace (its copy's directory where it has one), whose own
+// paths (task directory, program) are keep: no hidden path may hold
+// one of them nor the workspace.
+func ReadDenied(env *dispatch.Envelope, keep []string) ReadDeny {
+	if !hasReadDeny(env.Permissions.Deny) {
+		return ReadDeny{Held: true}
+	}
+	perms, err := tool.NewPermissions("", nil, env.Permissions.Deny, nil)
+	if err != nil {
+		return ReadDeny{Why: "the deny rules do not parse: " + err.Error()}
+	}
+	specs, all := perms.ReadDenies()
+	if all {
+		return ReadDeny{Why: "a deny rule for all of Read"}
+	}
+	ws := filepath.Clean(cmp.Or(env.IsolationDir, env.Workspace))
+	if !filepath.IsAbs(ws) {
+		return ReadDeny{Why: "no absolute workspace to match the rules against"}
+	}
+	home, _ := os.UserHomeDir()
+	w := denyWalk{perms: perms, ws: ws, left: maxReadDenyWalk, seen: map[string]bool{}}
+	if env.ProjectRoot != "" {
+		w.skip = Resolved(dispatch.Root(env.ProjectRoot))
+	}
+	var roots []string
+	for _, spec := range specs {
+		p, literal, ok := denyBase(spec, ws, home)
+		if !ok {
+			continue // a home-relative rule without a home matches nothing
+		}
+		if literal {
+			w.add(p)
+		} else {
+			roots = append(roots, p)
+		}
+	}
+	for _, r := range roots {
+		if err := w.walk(r, Resolved(r)); err != nil {
+			return ReadDeny{Why: err.Error()}
+		}
+	}
+	for _, p := range w.paths {
+		for _, k := range append([]string{ws, Resolved(ws)}, keep...) {
+			if k != "" && within(filepath.Clean(p), filepath.Clean(k)) {
+				return ReadDeny{Why: fmt.Sprintf("%s would hide %s, which the child needs", p, k)}
+			}
+		}
+	}
+	return ReadDeny{Paths: w.paths, Held: true}
+}
+
+// denyBase is where a Read deny specifier points (tool.matchPath's
+// reading of it): for an anchored literal the path itself (literal
+// true); else the directory to walk, the specifier's fixed part.
+func denyBase(spec, ws, home string) (string, bool, bool) {
+	base, anchored := ws, true
+	switch {
+	case strings.HasPrefix(spec, "~/"):
+		if home == "" || !filepath.IsAbs(home) {
+			return "", false, false
+		}
+		base, spec = home, spec[2:]
+	case strings.HasPrefix(spec, "/"):
+		base, spec = "/", strings.TrimLeft(spec, "/")
+	case strings.HasPrefix(spec, "./"):
+		spec = spec[2:]
+	default:
+		anchored = strings.Contains(strings.TrimSuffix(spec, "/"), "/")
+	}
+	spec = strings.TrimSuffix(spec, "/")
+	if spec == "" || spec == "**" {
+		return base, true, true
+	}
+	if !anchored {
+		return base, false, true
+	}
+	parts := strings.Split(spec, "/")
+	fixed := 0
+	for fixed < len(parts) && !strings.ContainsAny(parts[fixed], `*?[]{}\`) {
+		fixed++
+	}
+	// "secrets/**" hides secrets whole, as a rule matching a directory
+	// covers what it holds.
+	if fixed == len(parts) || fixed == len(parts)-1 && parts[fixed] == "**" {
+		return filepath.Join(base, filepath.Join(parts[:fixed]...)), true, true
+	}
+	return filepath.Join(base, filepath.Join(parts[:fixed]...)), false, true
+}
+
+// denyWalk lists the directories the patterns are relative to, once
+// each, and keeps the entries a Read of which the rules refuse.
+type denyWalk struct {
+	perms *tool.Permissions
+	ws    string
+	skip  string // the dispatch directory: hidden whole already
+	left  int
+	seen  map[string]bool // real directories listed
+	paths []string
+}
+
+// add hides p, by its path and, where links lead elsewhere, its real
+// one (the kernel judges the real path).
+func (w *denyWalk) add(p string) {
+	p = filepath.Clean(p)
+	for _, q := range []string{p, resolvedPrefix(p)} {
+		if !slices.Contains(w.paths, q) {
+			w.paths = append(w.paths, q)
+		}
+	}
+}
+
+// walk lists dir (as the rules see it; real is where it is) and what it
+// holds, hiding each entry the rules refuse to Read (not descending into
+// it), following a link to a directory once per real directory.
+func (w *denyWalk) walk(dir, real string) error {
+	if w.seen[real] || real == w.skip {
+		return nil
+	}
+	w.seen[real] = true
+	ents, err := os.ReadDir(real)
+	if err != nil {
+		return nil // not there, or not listable: nothing to read in it
+	}
+	if w.left -= len(ents); w.left < 0 {
+		return fmt.Errorf("more than %d entries to look through under %s for the patterns", maxReadDenyWalk, w.ws)
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if w.perms.DeniesRead(p, w.ws) {
+			w.add(p)
+			continue
+		}
+		if e.Name() == "objects" && filepath.Base(dir) == ".git" {
+			continue // names are hashes; what they hold is history (docs/trust.md)
+		}
+		r := filepath.Join(real, e.Name())
+		switch {
+		case e.IsDir():
+		case e.Type()&os.ModeSymlink != 0:
+			fi, err := os.Stat(r)
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+			r = Resolved(r)
+		default:
+			continue
+		}
+		if err := w.walk(p, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolvedPrefix is p with the links of its longest existing prefix
+// resolved (a path that does not exist yet is hidden where it would be).
+func resolvedPrefix(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
