@@ -9,16 +9,34 @@ import (
 	"github.com/broodhq/brood/internal/session"
 )
 
-// readDenyFiles are the secrets the Read deny cases hide, each holding
-// a word no other file of the project holds.
-var readDenyFiles = map[string]string{
-	"README.md":      "# r\nREADME-VISIBLE\n",
-	"secrets/k":      "SECRET-IN-DIR\n",
-	"secrets/deep/j": "SECRET-DEEPER\n",
-	".env":           "SECRET-DOTENV\n",
-	"sub/.env":       "SECRET-SUBENV\n",
-	"conf/a.pem":     "SECRET-PEM\n",
-	"conf/ok.txt":    "CONF-VISIBLE\n",
+// readDenyFiles are the project's committed files; readDenySecrets the
+// secrets the Read deny cases hide, made after the commit (untracked,
+// secrets/ and .env gitignored, as a repository keeps them), each
+// holding a word no other file of the project holds.
+var (
+	readDenyFiles = map[string]string{
+		"README.md":   "# r\nREADME-VISIBLE\n",
+		".gitignore":  "secrets/\n.env\n",
+		"conf/ok.txt": "CONF-VISIBLE\n",
+	}
+	readDenySecrets = map[string]string{
+		"secrets/k":      "SECRET-IN-DIR\n",
+		"secrets/deep/j": "SECRET-DEEPER\n",
+		".env":           "SECRET-DOTENV\n",
+		"sub/.env":       "SECRET-SUBENV\n",
+		"conf/a.pem":     "SECRET-PEM\n",
+	}
+)
+
+// newReadDenyProject is a project with readDenyFiles committed and
+// readDenySecrets beside them.
+func newReadDenyProject(t *testing.T) *project {
+	t.Helper()
+	p := newProject(t, readDenyFiles)
+	for rel, data := range readDenySecrets {
+		writeFile(t, filepath.Join(p.root, rel), data)
+	}
+	return p
 }
 
 // TestReadDenyHoldsInReadOnlyBash (newuser P1-2): a Read deny rule holds
@@ -38,7 +56,7 @@ func TestReadDenyHoldsInReadOnlyBash(t *testing.T) {
 		"ln -s \"$PWD/secrets/k\" \"$TMPDIR/l1\"; ln -s \"$PWD/.env\" \"$TMPDIR/l2\"; cat \"$TMPDIR/l1\" \"$TMPDIR/l2\" 2>&1; " +
 		"ln secrets/k \"$TMPDIR/h1\" 2>&1; ln .env \"$TMPDIR/h2\" 2>&1; cat \"$TMPDIR/h1\" \"$TMPDIR/h2\" 2>&1; " +
 		"cp secrets/k \"$TMPDIR/c\" 2>&1; cat \"$TMPDIR/c\" 2>&1; " +
-		"grep -r SECRET . 2>&1; " + py + "; echo probed"
+		"grep -r SECRET . 2>&1; git show HEAD:secrets/k 2>&1; git log --all -p 2>&1 | grep SECRET-; " + py + "; echo probed"
 	for _, tc := range []struct {
 		name   string
 		deny   []string
@@ -51,7 +69,7 @@ func TestReadDenyHoldsInReadOnlyBash(t *testing.T) {
 			[]string{"SECRET-IN-DIR", "SECRET-DEEPER", "SECRET-DOTENV", "SECRET-SUBENV", "SECRET-PEM"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProject(t, readDenyFiles)
+			p := newReadDenyProject(t)
 			mdl := p.script("rd.yaml", `agents:
   root:
     - tools:
@@ -84,35 +102,51 @@ func TestReadDenyHoldsInReadOnlyBash(t *testing.T) {
 }
 
 // TestReadDenyUnexpandedChecksBash: a Read deny the kernel cannot hold
-// (a bare `Read`: every path) leaves a read-only child's Bash checked
+// (a bare `Read`: every path; a denied file git tracks, whose content is
+// in the repository's objects) leaves a read-only child's Bash checked
 // per command, as the root's is, and its result says so.
 func TestReadDenyUnexpandedChecksBash(t *testing.T) {
 	needLandlock(t)
-	p := newProject(t, readDenyFiles)
-	mdl := p.script("rd.yaml", `agents:
+	for _, tc := range []struct {
+		name, deny, why string
+		track           bool
+	}{
+		{"a deny for all of Read", "Read", "a deny rule for all of Read", false},
+		{"a tracked file", "Read(secrets/**)", "secrets/k is tracked by git", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newReadDenyProject(t)
+			if tc.track {
+				p.git("add", "-f", "secrets/k")
+				p.git("commit", "-qm", "a secret")
+			}
+			mdl := p.script("rd.yaml", `agents:
   root:
     - tools:
         - Task: {subagent_type: explore, description: probe, prompt: "probe"}
     - say: "root done"
   explore:
     - tools:
-        - Bash: {command: "cat secrets/k; echo probed"}
+        - Bash: {command: "git show HEAD:secrets/k; cat secrets/k"}
     - say: "PROBE {{result 0}}"
 `)
-	code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--deny", "Read", "go")
-	if code != 0 || !strings.Contains(out, "root done") {
-		t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
-	}
-	res := taskResult(p)
-	if strings.Contains(res, "SECRET-IN-DIR") || !strings.Contains(res, `permission denied: Bash "cat secrets/k`) {
-		t.Fatalf("the read-only child's cat was not refused by the rule check under a deny for all of Read:\n%s\n%s", res, errs)
-	}
-	results, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "result.json"))
-	if len(results) != 1 {
-		t.Fatalf("want one result.json, have %v", results)
-	}
-	if sb, _ := readJSON(t, results[0])["sandbox"].(string); !strings.Contains(sb, "Read deny rules not held by the kernel sandbox (a deny rule for all of Read): Bash is checked per command") {
-		t.Errorf("the result's sandbox line does not say the Read denies are not held: %q", sb)
+			code, out, errs := p.brood(t.Context(), nil, "run", "--model", mdl, "--deny", tc.deny, "go")
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			res := taskResult(p)
+			if strings.Contains(res, "SECRET-IN-DIR") || !strings.Contains(res, `permission denied: Bash "git show HEAD:secrets/k`) {
+				t.Fatalf("the read-only child's command was not refused by the rule check under %s:\n%s\n%s", tc.deny, res, errs)
+			}
+			results, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "result.json"))
+			if len(results) != 1 {
+				t.Fatalf("want one result.json, have %v", results)
+			}
+			if sb, _ := readJSON(t, results[0])["sandbox"].(string); !strings.Contains(sb, "Read deny rules not held by the kernel sandbox (") ||
+				!strings.Contains(sb, tc.why) || !strings.Contains(sb, "Bash is checked per command") {
+				t.Errorf("the result's sandbox line does not say the Read denies are not held (%s): %q", tc.why, sb)
+			}
+		})
 	}
 }
 

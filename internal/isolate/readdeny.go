@@ -2,13 +2,17 @@ package isolate
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -113,8 +117,51 @@ func ReadDenied(env *dispatch.Envelope, keep []string) ReadDeny {
 			}
 		}
 	}
+	if p := trackedDenied(perms, ws); p != "" {
+		return ReadDeny{Why: p + " is tracked by git: its content is in the repository's objects too (git show), which no rule can hide"}
+	}
 	return ReadDeny{Paths: w.paths, Held: true}
 }
+
+// trackedDenied is the first file of the git index of the repository
+// holding ws (beneath ws) that a Read deny matches, "" when none is or
+// there is no repository: a tracked file's content is in git's objects,
+// which the child reads to run git at all. (One committed and deleted
+// since stays in the history: docs/trust.md.)
+func trackedDenied(perms *tool.Permissions, ws string) string {
+	if _, _, _, err := gitx.Dirs(ws); err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), trackedTimeout)
+	defer cancel()
+	out, err := gitx.Run(ctx, ws, "ls-files", "-z", "--cached")
+	if err != nil {
+		// (Not known: fail closed.)
+		return "what the index holds (git ls-files: " + strings.TrimSpace(cmp.Or(stderrLine(err), err.Error())) + ")"
+	}
+	for rel := range strings.SplitSeq(out, "\x00") {
+		if rel == "" {
+			continue
+		}
+		if p := filepath.Join(ws, filepath.FromSlash(rel)); perms.DeniesRead(p, ws) {
+			return p
+		}
+	}
+	return ""
+}
+
+// stderrLine is the first line git printed for err, if any.
+func stderrLine(err error) string {
+	var ge *gitx.Error
+	if errors.As(err, &ge) {
+		l, _, _ := strings.Cut(strings.TrimSpace(ge.Stderr), "\n")
+		return l
+	}
+	return ""
+}
+
+// trackedTimeout bounds trackedDenied's git ls-files.
+const trackedTimeout = 10 * time.Second
 
 // denyBase is where a Read deny specifier points (tool.matchPath's
 // reading of it): for an anchored literal the path itself (literal
