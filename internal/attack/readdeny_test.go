@@ -161,3 +161,55 @@ func taskResult(p *project) string {
 	}
 	return res
 }
+
+// TestReadDenyHoldsInWritersBash: a writer whose Bash the user let run
+// unchecked (bypassPermissions) cannot read what a Read deny matches
+// either: an in-place writer's and an overlay copy's mount namespace
+// covers it (its tree's Landlock rule would read it), a worktree copy's
+// sandbox hides the real tree's. Through cat, a `..` path, the real
+// tree's absolute path, a link, a hard link and a rename.
+func TestReadDenyHoldsInWritersBash(t *testing.T) {
+	needLandlock(t)
+	for _, c := range childClasses[1:] {
+		t.Run(c.name, func(t *testing.T) {
+			p := newReadDenyProject(t)
+			writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
+				"---\nname: iso\ndescription: isolated writer\ntools: Bash\nisolation: worktree\n---\nWrite.\n")
+			root := p.root
+			cmd := "R='" + root + "'; cat README.md; cat secrets/k .env sub/.env conf/a.pem sub/../secrets/k 2>&1; " +
+				"cat \"$R/secrets/k\" \"$R/.env\" \"$R/conf/a.pem\" 2>&1; " +
+				"ln -s \"$R/conf/a.pem\" l1 2>&1; cat l1 2>&1; ln conf/a.pem h1 2>&1; cat h1 2>&1; ln \"$R/conf/a.pem\" h2 2>&1; cat h2 2>&1; " +
+				"mv conf/a.pem conf/b.txt 2>&1; cat conf/b.txt 2>&1; mv secrets s2 2>&1; cat s2/k 2>&1; " +
+				"grep -r SECRET- . 2>&1; echo wrote > new.txt; cat new.txt; echo probed"
+			mdl := p.script("rdw.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: `+c.agent+`, description: probe, prompt: "probe"}
+    - say: "root done"
+  `+c.agent+`:
+    - tools:
+        - Bash: {command: `+quoteYAML(cmd)+`}
+    - say: "PROBE {{result 0}}"
+`)
+			code, out, errs := p.brood(t.Context(), c.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions",
+				"--deny", "Read(secrets/**)", "--deny", "Read(.env)", "--deny", "Read(**/*.pem)", "go")
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			res := taskResult(p)
+			if !strings.Contains(res, "probed") || !strings.Contains(res, "README-VISIBLE") || !strings.Contains(res, "\nwrote") {
+				t.Fatalf("the writer's commands did not run, or could not read the tree or its own file:\n%s\n%s", res, errs)
+			}
+			for _, s := range []string{"SECRET-IN-DIR", "SECRET-DOTENV", "SECRET-SUBENV", "SECRET-PEM"} {
+				if strings.Contains(res, s) {
+					t.Errorf("the %s's Bash read %s past the Read deny rules:\n%s", c.name, s, res)
+				}
+			}
+			for rel, data := range readDenySecrets {
+				if b, err := os.ReadFile(filepath.Join(root, rel)); err != nil || string(b) != data {
+					t.Errorf("%s changed in the real tree (%v): %q", rel, err, b)
+				}
+			}
+		})
+	}
+}

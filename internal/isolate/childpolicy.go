@@ -74,12 +74,19 @@ func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	keep := childKeep(env, dir, p.Writable) // (links resolved: found once)
 	p.Hidden = childHidden(env, base, p.Writable, slices.Clone(keep), dir)
 	rd := ReadDeny{Held: true}
+	if !env.ReadOnly && env.Isolation == "worktree" && env.IsolationRoot != "" {
+		// A worktree copy's writer reads the real tree beside it, which it
+		// does not write: what the rules match there is hidden (its copy's
+		// own files are its own, and a tracked one's content is in git).
+		real := *env
+		real.IsolationDir = ""
+		p.Hidden = append(p.Hidden, ReadDenied(&real, []string{dir}).Paths...)
+	}
 	if env.ReadOnly {
 		// (A writer's tree is writable, so readable whatever is hidden
 		// beneath it: its Bash stays checked per command.)
-		if rd = ReadDenied(env, []string{dir}); rd.Held {
-			p.Hidden = append(p.Hidden, rd.Paths...)
-		}
+		rd = ReadDenied(env, []string{dir})
+		p.Hidden = append(p.Hidden, rd.Paths...)
 	}
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
@@ -566,13 +573,30 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 	// The added directories' configuration is held as the tree's (a
 	// refused one's too: holding more read-only costs nothing).
 	added := addDirs(env.AddDirs, nil)
+	var v View
 	if allowConfig {
-		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
+		v = InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
+	} else {
+		// A .claude/ made during the run would be, to the user's other
+		// sessions, the user's own (an untracked settings.local.json).
+		MakeToHold(root, project)
+		v = InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
 	}
-	// A .claude/ made during the run would be, to the user's other
-	// sessions, the user's own (an untracked settings.local.json).
-	MakeToHold(root, project)
-	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
+	v.Denied = WriterDenied(env, own[0])
+	return v
+}
+
+// WriterDenied are the paths a writer's Read deny rules match
+// (ReadDenied), for its mount namespace to cover (coverDenied): its
+// tree's Landlock rule lets it read whatever is beneath. None when the
+// rules cannot be expanded. A writer's Bash is checked per command
+// whatever becomes of them, as the root's is: it runs unchecked only by
+// the user's own grant of all of Bash or bypassPermissions.
+func WriterDenied(env *dispatch.Envelope, taskDir string) []string {
+	if env.ReadOnly {
+		return nil
+	}
+	return ReadDenied(env, []string{taskDir}).Paths
 }
 
 // RestrictChild is the child's own side: it puts itself in the sandbox its

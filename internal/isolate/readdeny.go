@@ -40,8 +40,9 @@ type ReadDeny struct {
 	// and the paths as the rules name them where they differ).
 	Paths []string
 	// Held says the kernel hides every path the rules match: false
-	// when the rules could not be expanded (Why says why), and the
-	// child's Bash must then be checked per command.
+	// when the rules could not be expanded (Why says why; Paths is then
+	// empty) or a path they match is tracked by git (Paths holds them),
+	// and the child's Bash must then be checked per command.
 	Held bool
 	Why  string
 }
@@ -118,7 +119,9 @@ func ReadDenied(env *dispatch.Envelope, keep []string) ReadDeny {
 		}
 	}
 	if p := trackedDenied(perms, ws); p != "" {
-		return ReadDeny{Why: p + " is tracked by git: its content is in the repository's objects too (git show), which no rule can hide"}
+		// (The paths are hidden all the same: cat is then refused by
+		// the kernel, git show by the rule check.)
+		return ReadDeny{Paths: w.paths, Why: p + " is tracked by git: its content is in the repository's objects too (git show), which no rule can hide"}
 	}
 	return ReadDeny{Paths: w.paths, Held: true}
 }
