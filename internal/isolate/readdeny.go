@@ -74,6 +74,11 @@ func hasReadDeny(deny []string) bool {
 // paths (task directory, program) are keep: no hidden path may hold
 // one of them nor the workspace.
 func ReadDenied(env *dispatch.Envelope, keep []string) ReadDeny {
+	return readDenied(env, keep, maxReadDenyWalk)
+}
+
+// readDenied is ReadDenied with the walk bounded at limit entries.
+func readDenied(env *dispatch.Envelope, keep []string, limit int) ReadDeny {
 	if !hasReadDeny(env.Permissions.Deny) {
 		return ReadDeny{Held: true}
 	}
@@ -90,7 +95,7 @@ func ReadDenied(env *dispatch.Envelope, keep []string) ReadDeny {
 		return ReadDeny{Why: "no absolute workspace to match the rules against"}
 	}
 	home, _ := os.UserHomeDir()
-	w := denyWalk{perms: perms, ws: ws, left: maxReadDenyWalk, seen: map[string]bool{}}
+	w := denyWalk{perms: perms, ws: ws, limit: limit, left: limit, seen: map[string]bool{}}
 	if env.ProjectRoot != "" {
 		w.skip = Resolved(dispatch.Root(env.ProjectRoot))
 	}
@@ -210,6 +215,7 @@ type denyWalk struct {
 	perms *tool.Permissions
 	ws    string
 	skip  string // the dispatch directory: hidden whole already
+	limit int    // entries it may list (maxReadDenyWalk)
 	left  int
 	seen  map[string]bool // real directories listed
 	paths []string
@@ -239,7 +245,7 @@ func (w *denyWalk) walk(dir, real string) error {
 		return nil // not there, or not listable: nothing to read in it
 	}
 	if w.left -= len(ents); w.left < 0 {
-		return fmt.Errorf("more than %d entries to look through under %s for the patterns", maxReadDenyWalk, w.ws)
+		return fmt.Errorf("more than %d entries to look through under %s for the patterns", w.limit, w.ws)
 	}
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
