@@ -213,3 +213,58 @@ func TestReadDenyHoldsInWritersBash(t *testing.T) {
 		})
 	}
 }
+
+// TestReadDenyHoldsInDelegatingChildren: a delegating child's Bash and
+// its own read-only child's (started by the child's dispatcher, under
+// the child's domain) cannot read what a Read deny matches.
+func TestReadDenyHoldsInDelegatingChildren(t *testing.T) {
+	needLandlock(t)
+	for _, c := range []struct {
+		name, agent string
+		env         []string
+	}{
+		{"read-only", "rodel", nil},
+		{"in-place writer", "general-purpose", nil},
+		{"isolated writer (overlay where it mounts)", "isodel", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newReadDenyProject(t)
+			cfg := filepath.Join(p.home, ".config", "brood")
+			writeFile(t, filepath.Join(cfg, "settings.toml"), "maxSubagentDepth = 2\n")
+			writeFile(t, filepath.Join(cfg, "agents", "rodel.md"),
+				"---\nname: rodel\ndescription: read-only delegator\ntools: Read, Bash, Task\ndelegate: explore\nsandbox: read-only\n---\nLook.\n")
+			writeFile(t, filepath.Join(cfg, "agents", "isodel.md"),
+				"---\nname: isodel\ndescription: isolated delegator\ntools: Bash, Task\ndelegate: explore\nisolation: worktree\n---\nWrite.\n")
+			reads := "cat README.md; cat secrets/k .env sub/.env conf/a.pem 2>&1; grep -r SECRET- . 2>&1; echo probed"
+			mdl := p.script("rdd.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: `+c.agent+`, description: probe, prompt: "probe"}
+    - say: "root done"
+  `+c.agent+`:
+    - tools:
+        - Bash: {command: `+quoteYAML(reads)+`}
+        - Task: {subagent_type: explore, description: grand, prompt: "look"}
+    - say: "PROBE {{result 0}} GRAND {{result 1}}"
+  explore:
+    - tools:
+        - Bash: {command: `+quoteYAML(reads)+`}
+    - say: "GRANDPROBE {{result 0}}"
+`)
+			code, out, errs := p.brood(t.Context(), c.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions",
+				"--deny", "Read(secrets/**)", "--deny", "Read(.env)", "--deny", "Read(**/*.pem)", "go")
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			res := taskResult(p)
+			if strings.Count(res, "README-VISIBLE") != 2 || !strings.Contains(res, "GRANDPROBE") {
+				t.Fatalf("the child or its own child did not run its commands:\n%s\n%s", res, errs)
+			}
+			for _, s := range []string{"SECRET-IN-DIR", "SECRET-DOTENV", "SECRET-SUBENV", "SECRET-PEM"} {
+				if strings.Contains(res, s) {
+					t.Errorf("the %s or its child read %s past the Read deny rules:\n%s", c.name, s, res)
+				}
+			}
+		})
+	}
+}
