@@ -268,3 +268,66 @@ func TestReadDenyHoldsInDelegatingChildren(t *testing.T) {
 		})
 	}
 }
+
+// TestReadDenyHoldsOutsideWritersTree (review39 P1-B): a writer whose
+// Bash runs a reader (under bypassPermissions, or an allow rule for an
+// interpreter) cannot read a denied path in its tree nor one outside it
+// (the home's), and its result says what held.
+func TestReadDenyHoldsOutsideWritersTree(t *testing.T) {
+	needLandlock(t)
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	for _, tc := range []struct {
+		name, agent string
+		env, args   []string
+	}{
+		{"bypass, in place", "general-purpose", nil, []string{"--permission-mode", "bypassPermissions"}},
+		{"python allowed, in place", "general-purpose", nil, []string{"--allow", "Bash(/usr/bin/python3:*)", "--permission-mode", "acceptEdits"}},
+		{"bypass, worktree copy", "iso", []string{"BROOD_FORCE_WORKTREE=1"}, []string{"--permission-mode", "bypassPermissions"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newReadDenyProject(t)
+			writeFile(t, filepath.Join(p.home, "private", "token"), "SECRET-HOME\n")
+			writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
+				"---\nname: iso\ndescription: isolated writer\ntools: Bash\nisolation: worktree\n---\nWrite.\n")
+			cmd := `/usr/bin/python3 -c "import sys,os
+for f in sys.argv[1:]:
+    try: print(open(os.path.expanduser(f)).read())
+    except OSError as e: print(e)
+print('probed')" .env secrets/k ` + filepath.Join(p.home, "private", "token") + ` README.md`
+			mdl := p.script("rdo.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: `+tc.agent+`, description: probe, prompt: "probe"}
+    - say: "root done"
+  `+tc.agent+`:
+    - tools:
+        - Bash: {command: `+quoteYAML(cmd)+`}
+    - say: "PROBE {{result 0}}"
+`)
+			args := append([]string{"run", "--model", mdl}, tc.args...)
+			args = append(args, "--deny", "Read(.env)", "--deny", "Read(secrets/**)", "--deny", "Read(~/private/**)", "go")
+			code, out, errs := p.brood(t.Context(), tc.env, args...)
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			res := taskResult(p)
+			if !strings.Contains(res, "probed") || !strings.Contains(res, "README-VISIBLE") {
+				t.Fatalf("the writer's command did not run:\n%s\n%s", res, errs)
+			}
+			for _, s := range []string{"SECRET-DOTENV", "SECRET-IN-DIR", "SECRET-HOME"} {
+				if strings.Contains(res, s) {
+					t.Errorf("the writer read %s past the Read deny rules:\n%s", s, res)
+				}
+			}
+			results, _ := filepath.Glob(filepath.Join(p.root, ".brood", "dispatch", "*", "result.json"))
+			if len(results) != 1 {
+				t.Fatalf("want one result.json, have %v", results)
+			}
+			if sb, _ := readJSON(t, results[0])["sandbox"].(string); !strings.Contains(sb, "paths hidden by the kernel sandbox") || strings.Contains(sb, "NOT held") {
+				t.Errorf("the result's sandbox line does not say the Read denies held: %q", sb)
+			}
+		})
+	}
+}

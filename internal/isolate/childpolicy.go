@@ -73,25 +73,44 @@ func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	// subagents are read-only too.)
 	keep := childKeep(env, dir, p.Writable) // (links resolved: found once)
 	p.Hidden = childHidden(env, base, p.Writable, slices.Clone(keep), dir)
-	rd := ReadDeny{Held: true}
 	if !env.ReadOnly && env.Isolation == "worktree" && env.IsolationRoot != "" {
 		// A worktree copy's writer reads the real tree beside it, which it
-		// does not write: what the rules match there is hidden (its copy's
-		// own files are its own, and a tracked one's content is in git).
+		// does not write: what the rules match there is hidden.
 		real := *env
 		real.IsolationDir = ""
-		p.Hidden = append(p.Hidden, ReadDenied(&real, []string{dir}).Paths...)
+		p.Hidden = append(p.Hidden, outside(ReadDenied(&real, []string{dir}).Paths, p.Writable)...)
 	}
+	rd := ReadDenied(env, []string{dir})
 	if env.ReadOnly {
-		// (A writer's tree is writable, so readable whatever is hidden
-		// beneath it: its Bash stays checked per command.)
-		rd = ReadDenied(env, []string{dir})
 		p.Hidden = append(p.Hidden, rd.Paths...)
+	} else {
+		// A writer's tree is writable, so readable whatever is hidden
+		// beneath it: what is there its mount namespace covers
+		// (WriterDenied); the rest its domain hides.
+		rd.Writer = true
+		out := outside(rd.Paths, p.Writable)
+		p.Hidden = append(p.Hidden, out...)
+		for _, q := range rd.Paths {
+			if !slices.Contains(out, q) {
+				rd.InTree = append(rd.InTree, q)
+			}
+		}
 	}
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network, rd
+}
+
+// outside are those of paths beneath none of dirs.
+func outside(paths, dirs []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !slices.ContainsFunc(dirs, func(d string) bool { return within(filepath.Clean(d), filepath.Clean(p)) }) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // childKeep are the paths env's child must read whatever is hidden around
@@ -632,6 +651,9 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	st, err := sandbox.Restrict(pol)
 	if err != nil {
 		return st, fmt.Errorf("sandbox: %w", err)
+	}
+	if rd.Writer {
+		rd.Covered = coveredAll(rd.InTree)
 	}
 	st.ReadDeny, st.ReadDenyOpen = rd.Note(), !rd.Held
 	return st, nil

@@ -39,6 +39,10 @@ type passedPolicy struct {
 	ReadDenyHeld bool   `json:"read_deny_held"`
 	ReadDenyN    int    `json:"read_deny_n,omitempty"`
 	ReadDenyWhy  string `json:"read_deny_why,omitempty"`
+	// ReadDenyInTree are a writer's (ReadDeny.InTree), which the child
+	// checks its mount namespace covers.
+	ReadDenyWriter bool     `json:"read_deny_writer,omitempty"`
+	ReadDenyInTree [][]byte `json:"read_deny_in_tree,omitempty"`
 }
 
 // wirePolicy is a sandbox.Policy with its paths as bytes
@@ -93,7 +97,7 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDe
 		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
 	}
 	b, err := json.Marshal(passedPolicy{Dir: []byte(filepath.Clean(dir)), Needed: needed, Policy: toWire(p),
-		ReadDenyHeld: rd.Held, ReadDenyN: len(rd.Paths), ReadDenyWhy: rd.Why})
+		ReadDenyHeld: rd.Held, ReadDenyN: len(rd.Paths), ReadDenyWhy: rd.Why, ReadDenyWriter: rd.Writer, ReadDenyInTree: pathBytes(rd.InTree)})
 	if err != nil {
 		return "" // (it always marshals) the child builds its own
 	}
@@ -125,6 +129,7 @@ func takePolicyRD(dir string) (p sandbox.Policy, needed bool, rd ReadDeny, ok bo
 	if string(pp.Dir) != filepath.Clean(dir) {
 		return sandbox.Policy{}, false, rd, false, fmt.Errorf("%s from the parent is for task directory %q, not %q", EnvChildPolicy, pp.Dir, dir)
 	}
-	rd = ReadDeny{Held: pp.ReadDenyHeld, Why: pp.ReadDenyWhy, Paths: make([]string, pp.ReadDenyN)}
+	rd = ReadDeny{Held: pp.ReadDenyHeld, Why: pp.ReadDenyWhy, Paths: make([]string, pp.ReadDenyN),
+		Writer: pp.ReadDenyWriter, InTree: pathStrings(pp.ReadDenyInTree)}
 	return pp.Policy.policy(), pp.Needed, rd, true, nil
 }

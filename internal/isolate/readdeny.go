@@ -45,17 +45,40 @@ type ReadDeny struct {
 	// and the child's Bash must then be checked per command.
 	Held bool
 	Why  string
+	// Writer marks a writer's: InTree are those of Paths beneath what it
+	// writes, which its Landlock rule reads whatever is hidden: its mount
+	// namespace covers them (coverDenied) where it has one of its own;
+	// Covered says the child found every one covered or absent.
+	Writer  bool
+	InTree  []string
+	Covered bool
 }
+
+// notCovered says what a Read deny does not reach, whatever the class.
+const notCovered = "files present at spawn; not what git's objects hold (other commits and branches, nested repositories)"
 
 // Note is the line the child's result carries, "" without Read denies.
 func (d ReadDeny) Note() string {
-	switch {
-	case d.Held && len(d.Paths) > 0:
-		return fmt.Sprintf("Read deny rules hidden from the kernel sandbox (%d paths)", len(d.Paths))
-	case !d.Held:
-		return "Read deny rules not held by the kernel sandbox (" + d.Why + "): Bash is checked per command"
+	if d.Held && len(d.Paths) == 0 {
+		return ""
 	}
-	return ""
+	if !d.Writer {
+		if !d.Held {
+			return "Read deny rules not held by the kernel sandbox (" + d.Why + "): Bash is checked per command"
+		}
+		return fmt.Sprintf("Read deny rules: %d paths hidden by the kernel sandbox (%s)", len(d.Paths), notCovered)
+	}
+	if len(d.Paths) == 0 {
+		return "Read deny rules not held by the kernel sandbox (" + d.Why + "): the writer's Bash is checked per command, and a rule for all of Bash, for an interpreter, or bypassPermissions reads them"
+	}
+	out := len(d.Paths) - len(d.InTree)
+	switch {
+	case len(d.InTree) == 0:
+		return fmt.Sprintf("Read deny rules: %d paths hidden by the kernel sandbox (%s)", out, notCovered)
+	case d.Covered:
+		return fmt.Sprintf("Read deny rules: %d paths hidden by the kernel sandbox, %d in its tree covered in its mount namespace (%s)", out, len(d.InTree), notCovered)
+	}
+	return fmt.Sprintf("Read deny rules: %d paths hidden by the kernel sandbox; %d in its tree NOT held for its commands (no mount view of its own): its Bash is checked per command, and a rule for all of Bash, for an interpreter, or bypassPermissions reads them", out, len(d.InTree))
 }
 
 // hasReadDeny is a cheap look at the rules, before any parsing: most

@@ -3,6 +3,7 @@ package isolate
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,4 +44,35 @@ func coverDenied(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// coveredAll reports whether each of paths is, in this process's mount
+// namespace, absent or covered (coverDenied): a directory that is a
+// mount point (another device than its parent's), a file that is
+// /dev/null, a link (its target is checked by its own path).
+func coveredAll(paths []string) bool {
+	for _, p := range paths {
+		var st, up unix.Stat_t
+		err := unix.Lstat(p, &st)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			continue
+		case err != nil:
+			return false
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+		case unix.S_IFCHR:
+			if unix.Major(st.Rdev) != 1 || unix.Minor(st.Rdev) != 3 {
+				return false
+			}
+		case unix.S_IFDIR:
+			if unix.Lstat(filepath.Dir(p), &up) != nil || up.Dev == st.Dev {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
