@@ -331,3 +331,46 @@ print('probed')" .env secrets/k ` + filepath.Join(p.home, "private", "token") + 
 		})
 	}
 }
+
+// TestEditDenyHoldsInIsolatedLanding (review39 P1-C, for isolated
+// writers): an isolated writer whose Bash writes a file an Edit deny
+// names by a path no rule check sees (cp, sed -i, python) has its patch
+// refused and kept, not landed, and its result says why.
+func TestEditDenyHoldsInIsolatedLanding(t *testing.T) {
+	needLandlock(t)
+	for _, c := range childClasses[2:] {
+		t.Run(c.name, func(t *testing.T) {
+			p := newReadDenyProject(t)
+			writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
+				"---\nname: iso\ndescription: isolated writer\ntools: Bash\nisolation: worktree\n---\nWrite.\n")
+			cmd := "cp README.md conf/b.txt; sed -i s/CONF/PWNED/ conf/ok.txt; echo fine > free.txt; echo probed"
+			mdl := p.script("ed.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: iso, description: probe, prompt: "probe"}
+    - say: "root done"
+  iso:
+    - tools:
+        - Bash: {command: `+quoteYAML(cmd)+`}
+    - say: "PROBE {{result 0}}"
+`)
+			code, out, errs := p.brood(t.Context(), c.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "--deny", "Edit(conf/**)", "go")
+			if code != 0 || !strings.Contains(out, "root done") {
+				t.Fatalf("run: code %d\n%s\n%s", code, out, errs)
+			}
+			res := taskResult(p)
+			if !strings.Contains(res, "probed") {
+				t.Fatalf("the writer's command did not run:\n%s\n%s", res, errs)
+			}
+			if b, _ := os.ReadFile(filepath.Join(p.root, "conf", "ok.txt")); string(b) != "CONF-VISIBLE\n" {
+				t.Errorf("conf/ok.txt, which Edit(conf/**) denies, landed as %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(p.root, "conf", "b.txt")); err == nil {
+				t.Errorf("conf/b.txt, which Edit(conf/**) denies, landed")
+			}
+			if !strings.Contains(res, "which your Edit or Write deny rules forbid") {
+				t.Errorf("the result does not say why the patch was not landed:\n%s", res)
+			}
+		})
+	}
+}

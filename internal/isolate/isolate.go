@@ -182,6 +182,11 @@ type Workspace struct {
 	Root string
 	// Note explains a degraded mode in words for the result.
 	Note string
+	// WriteDenied, when set, says whether a Write or Edit deny rule
+	// forbids the path (absolute, in the real tree): the landing refuses
+	// and keeps a patch that writes one (the child's Bash could write it
+	// in its copy by a path no rule check sees). The caller sets it.
+	WriteDenied func(path string) bool
 	// Denied are the paths a writer's Read deny rules match in its copy
 	// (WriterDenied), covered in its mount namespace (an overlay's once
 	// mounted; a worktree copy's where it has one: HoldGit); the caller

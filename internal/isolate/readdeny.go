@@ -314,3 +314,26 @@ func resolvedPrefix(p string) string {
 		cur = parent
 	}
 }
+
+// WriteDeniedFunc is the judge a writer's landing asks (Workspace.WriteDenied)
+// whether env's Edit or Write deny rules forbid a path of the real tree;
+// nil when env has none.
+func WriteDeniedFunc(env *dispatch.Envelope) func(string) bool {
+	has := false
+	for _, r := range env.Permissions.Deny {
+		name, _, _ := strings.Cut(strings.TrimSpace(r), "(")
+		switch tool.CanonicalName(strings.TrimSpace(name)) {
+		case "Edit", "Write", "MultiEdit", "NotebookEdit":
+			has = true
+		}
+	}
+	if !has || env.ReadOnly {
+		return nil
+	}
+	perms, err := tool.NewPermissions("", nil, env.Permissions.Deny, nil)
+	if err != nil {
+		return func(string) bool { return true } // (unreadable rules: land nothing)
+	}
+	ws := filepath.Clean(env.Workspace)
+	return func(p string) bool { return perms.DeniesWrite(p, ws) }
+}

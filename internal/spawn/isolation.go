@@ -522,6 +522,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		}
 		if w.Mode == isolate.ModeOverlay || w.Mode == isolate.ModeWorktree {
 			w.Denied = isolate.WriterDenied(env, td.Path())
+			w.WriteDenied = isolate.WriteDeniedFunc(env)
 		}
 		if err := w.Configure(cmd); err != nil {
 			return err

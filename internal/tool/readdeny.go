@@ -27,3 +27,15 @@ func (p *Permissions) ReadDenies() (specs []string, all bool) {
 func (p *Permissions) DeniesRead(path, workspace string) bool {
 	return p.deniesRead(path, workspace)
 }
+
+// DeniesWrite reports whether a deny rule forbids Write or Edit of the
+// absolute, clean path p for a child working in workspace (an isolated
+// writer's landing refuses a patch that writes it).
+func (p *Permissions) DeniesWrite(path, workspace string) bool {
+	if p == nil {
+		return false
+	}
+	c := call{tool: "Write", kind: subjectPath, subject: path, workspace: workspace}
+	_, ok := firstMatch(p.deny, c, true)
+	return ok
+}
