@@ -332,13 +332,14 @@ print('probed')" .env secrets/k ` + filepath.Join(p.home, "private", "token") + 
 	}
 }
 
-// TestEditDenyHoldsInIsolatedLanding (review39 P1-C, for isolated
-// writers): an isolated writer whose Bash writes a file an Edit deny
-// names by a path no rule check sees (cp, sed -i, python) has its patch
-// refused and kept, not landed, and its result says why.
+// TestEditDenyHoldsInIsolatedLanding (review39 P1-C): a writer whose
+// Bash writes a file an Edit deny names by a path no rule check sees
+// (cp, sed -i) does not change it: an in-place writer's view holds what
+// the rule matches read-only; an isolated writer's patch is refused and
+// kept, not landed, and its result says why.
 func TestEditDenyHoldsInIsolatedLanding(t *testing.T) {
 	needLandlock(t)
-	for _, c := range childClasses[2:] {
+	for _, c := range childClasses[1:] {
 		t.Run(c.name, func(t *testing.T) {
 			p := newReadDenyProject(t)
 			writeFile(t, filepath.Join(p.home, ".config", "brood", "agents", "iso.md"),
@@ -347,9 +348,9 @@ func TestEditDenyHoldsInIsolatedLanding(t *testing.T) {
 			mdl := p.script("ed.yaml", `agents:
   root:
     - tools:
-        - Task: {subagent_type: iso, description: probe, prompt: "probe"}
+        - Task: {subagent_type: `+c.agent+`, description: probe, prompt: "probe"}
     - say: "root done"
-  iso:
+  `+c.agent+`:
     - tools:
         - Bash: {command: `+quoteYAML(cmd)+`}
     - say: "PROBE {{result 0}}"
@@ -368,7 +369,7 @@ func TestEditDenyHoldsInIsolatedLanding(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(p.root, "conf", "b.txt")); err == nil {
 				t.Errorf("conf/b.txt, which Edit(conf/**) denies, landed")
 			}
-			if !strings.Contains(res, "which your Edit or Write deny rules forbid") {
+			if c.agent == "iso" && !strings.Contains(res, "which your Edit or Write deny rules forbid") {
 				t.Errorf("the result does not say why the patch was not landed:\n%s", res)
 			}
 		})

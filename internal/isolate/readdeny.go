@@ -118,7 +118,7 @@ func readDenied(env *dispatch.Envelope, keep []string, limit int) ReadDeny {
 		return ReadDeny{Why: "no absolute workspace to match the rules against"}
 	}
 	home, _ := os.UserHomeDir()
-	w := denyWalk{perms: perms, ws: ws, limit: limit, left: limit, seen: map[string]bool{}}
+	w := denyWalk{denies: perms.DeniesRead, ws: ws, limit: limit, left: limit, seen: map[string]bool{}}
 	if env.ProjectRoot != "" {
 		w.skip = Resolved(dispatch.Root(env.ProjectRoot))
 	}
@@ -235,7 +235,7 @@ func denyBase(spec, ws, home string) (string, bool, bool) {
 // denyWalk lists the directories the patterns are relative to, once
 // each, and keeps the entries a Read of which the rules refuse.
 type denyWalk struct {
-	perms *tool.Permissions
+	denies func(path, workspace string) bool
 	ws    string
 	skip  string // the dispatch directory: hidden whole already
 	limit int    // entries it may list (maxReadDenyWalk)
@@ -272,7 +272,7 @@ func (w *denyWalk) walk(dir, real string) error {
 	}
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
-		if w.perms.DeniesRead(p, w.ws) {
+		if w.denies(p, w.ws) {
 			w.add(p)
 			continue
 		}
@@ -336,4 +336,49 @@ func WriteDeniedFunc(env *dispatch.Envelope) func(string) bool {
 	}
 	ws := filepath.Clean(env.Workspace)
 	return func(p string) bool { return perms.DeniesWrite(p, ws) }
+}
+
+// EditDenied are the paths of an in-place writer's tree its Edit or
+// Write deny rules match (expanded as ReadDenied expands Read's), that
+// exist and are reached through no link: its view binds them read-only
+// over themselves (a write, a removal or a rename fails), since its
+// Bash could write them by a path no rule check sees. A file made later
+// where a pattern matches is its own.
+func EditDenied(env *dispatch.Envelope, root string) []string {
+	if WriteDeniedFunc(env) == nil {
+		return nil
+	}
+	perms, err := tool.NewPermissions("", nil, env.Permissions.Deny, nil)
+	if err != nil {
+		return nil
+	}
+	ws := filepath.Clean(env.Workspace)
+	home, _ := os.UserHomeDir()
+	w := denyWalk{denies: perms.DeniesWrite, ws: ws, limit: maxReadDenyWalk, left: maxReadDenyWalk, seen: map[string]bool{}}
+	if env.ProjectRoot != "" {
+		w.skip = Resolved(dispatch.Root(env.ProjectRoot))
+	}
+	specs, _ := perms.EditDenies()
+	for _, spec := range specs {
+		p, literal, ok := denyBase(spec, ws, home)
+		switch {
+		case !ok:
+		case literal:
+			w.add(p)
+		default:
+			if w.walk(p, Resolved(p)) != nil {
+				break // (what it found so far is held)
+			}
+		}
+	}
+	var out []string
+	for _, p := range w.paths {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 || resolvedPrefix(p) != p {
+			continue
+		}
+		if within(root, p) && p != root {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -39,3 +39,24 @@ func (p *Permissions) DeniesWrite(path, workspace string) bool {
 	_, ok := firstMatch(p.deny, c, true)
 	return ok
 }
+
+// EditDenies are the specifiers of p's deny rules for Edit, Write,
+// MultiEdit and NotebookEdit; all is true when one of them is bare.
+func (p *Permissions) EditDenies() (specs []string, all bool) {
+	if p == nil {
+		return nil, false
+	}
+	for _, r := range p.deny {
+		switch r.Tool {
+		case "Edit", "Write", "MultiEdit", "NotebookEdit":
+		default:
+			continue
+		}
+		if r.Specifier == "" {
+			all = true
+			continue
+		}
+		specs = append(specs, r.Specifier)
+	}
+	return specs, all
+}
