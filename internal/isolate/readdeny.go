@@ -236,12 +236,12 @@ func denyBase(spec, ws, home string) (string, bool, bool) {
 // each, and keeps the entries a Read of which the rules refuse.
 type denyWalk struct {
 	denies func(path, workspace string) bool
-	ws    string
-	skip  string // the dispatch directory: hidden whole already
-	limit int    // entries it may list (maxReadDenyWalk)
-	left  int
-	seen  map[string]bool // real directories listed
-	paths []string
+	ws     string
+	skip   string // the dispatch directory: hidden whole already
+	limit  int    // entries it may list (maxReadDenyWalk)
+	left   int
+	seen   map[string]bool // real directories listed
+	paths  []string
 }
 
 // add hides p, by its path and, where links lead elsewhere, its real
