@@ -37,13 +37,6 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	return p, needed
 }
 
-// ChildPolicyReads is ChildPolicy with what became of the child's Read
-// deny rules (ReadDenied): for a shape that must tell two children apart
-// by it (a warm child's).
-func ChildPolicyReads(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
-	return childPolicy(env, dir, base)
-}
-
 // childPolicy is ChildPolicy with what became of the child's Read deny
 // rules: a read-only child, whose Bash runs unchecked, has the paths they
 // match hidden (ReadDenied).
@@ -100,17 +93,6 @@ func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
 	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network, rd
-}
-
-// outside are those of paths beneath none of dirs.
-func outside(paths, dirs []string) []string {
-	var out []string
-	for _, p := range paths {
-		if !slices.ContainsFunc(dirs, func(d string) bool { return within(filepath.Clean(d), filepath.Clean(p)) }) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // childKeep are the paths env's child must read whatever is hidden around
@@ -609,19 +591,6 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 		}
 	}
 	return v
-}
-
-// WriterDenied are the paths a writer's Read deny rules match
-// (ReadDenied), for its mount namespace to cover (coverDenied): its
-// tree's Landlock rule lets it read whatever is beneath. None when the
-// rules cannot be expanded. A writer's Bash is checked per command
-// whatever becomes of them, as the root's is: it runs unchecked only by
-// the user's own grant of all of Bash or bypassPermissions.
-func WriterDenied(env *dispatch.Envelope, taskDir string) []string {
-	if env.ReadOnly {
-		return nil
-	}
-	return ReadDenied(env, []string{taskDir}).Paths
 }
 
 // RestrictChild is the child's own side: it puts itself in the sandbox its

@@ -13,6 +13,7 @@ import (
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/sandbox"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -381,4 +382,35 @@ func EditDenied(env *dispatch.Envelope, root string) []string {
 		}
 	}
 	return out
+}
+
+// ChildPolicyReads is ChildPolicy with what became of the child's Read
+// deny rules (ReadDenied): for a shape that must tell two children apart
+// by it (a warm child's).
+func ChildPolicyReads(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
+	return childPolicy(env, dir, base)
+}
+
+// outside are those of paths beneath none of dirs.
+func outside(paths, dirs []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !slices.ContainsFunc(dirs, func(d string) bool { return within(filepath.Clean(d), filepath.Clean(p)) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WriterDenied are the paths a writer's Read deny rules match
+// (ReadDenied), for its mount namespace to cover (coverDenied): its
+// tree's Landlock rule lets it read whatever is beneath. None when the
+// rules cannot be expanded. A writer's Bash is checked per command
+// whatever becomes of them, as the root's is: it runs unchecked only by
+// the user's own grant of all of Bash or bypassPermissions.
+func WriterDenied(env *dispatch.Envelope, taskDir string) []string {
+	if env.ReadOnly {
+		return nil
+	}
+	return ReadDenied(env, []string{taskDir}).Paths
 }
