@@ -218,9 +218,12 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 	set = tool.NewSet(append(toolsOf(set), servers.Tools()...)...)
 	var extra []string
 	kernelHolds := env.ReadOnly && sb.Mechanism == "landlock"
-	if kernelHolds {
-		// The kernel keeps every command read-only, so a read-only agent's
-		// Bash needs no approval (and could not get one: no human is here).
+	if kernelHolds && !sb.ReadDenyOpen {
+		// The kernel keeps every command read-only, and hides what the
+		// Read deny rules match (isolate.ReadDenied), so a read-only
+		// agent's Bash needs no approval (and could not get one: no human
+		// is here). Where it cannot hide them, each command is checked as
+		// the root's are (cat needs a rule while a Read deny exists).
 		extra = append(extra, "Bash")
 	}
 	perms, err := call.Permissions(env.Permissions, spawn.AlwaysAllowed(), extra...)

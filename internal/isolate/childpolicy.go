@@ -33,6 +33,14 @@ import (
 // configuration its view holds read-only: inPlaceView); writers also the
 // caches a build needs (writerCaches).
 func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool) {
+	p, needed, _ := childPolicy(env, dir, base)
+	return p, needed
+}
+
+// childPolicy is ChildPolicy with what became of the child's Read deny
+// rules: a read-only child, whose Bash runs unchecked, has the paths they
+// match hidden (ReadDenied).
+func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
 	// The child itself keeps the network: its model is reached over it.
 	// network: none holds its tool processes (tool.Env.NoNetwork).
 	p := sandbox.Policy{Network: true}
@@ -58,10 +66,33 @@ func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 	// subagents are read-only too.)
 	keep := childKeep(env, dir, p.Writable) // (links resolved: found once)
 	p.Hidden = childHidden(env, base, p.Writable, slices.Clone(keep), dir)
+	if !env.ReadOnly && env.Isolation == "worktree" && env.IsolationRoot != "" {
+		// A worktree copy's writer reads the real tree beside it, which it
+		// does not write: what the rules match there is hidden.
+		real := *env
+		real.IsolationDir = ""
+		p.Hidden = append(p.Hidden, outside(ReadDenied(&real, []string{dir}).Paths, p.Writable)...)
+	}
+	rd := ReadDenied(env, []string{dir})
+	if env.ReadOnly {
+		p.Hidden = append(p.Hidden, rd.Paths...)
+	} else {
+		// A writer's tree is writable, so readable whatever is hidden
+		// beneath it: what is there its mount namespace covers
+		// (WriterDenied); the rest its domain hides.
+		rd.Writer = true
+		out := outside(rd.Paths, p.Writable)
+		p.Hidden = append(p.Hidden, out...)
+		for _, q := range rd.Paths {
+			if !slices.Contains(out, q) {
+				rd.InTree = append(rd.InTree, q)
+			}
+		}
+	}
 	if temps := hostTemps(base.getenv, keep); len(temps) > 0 {
 		p.HiddenAround, p.Keep = temps, tempKeep(env, keep, temps, base)
 	}
-	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network
+	return p, p.ReadOnly || len(p.Writable) > 0 || !p.Network, rd
 }
 
 // childKeep are the paths env's child must read whatever is hidden around
@@ -244,7 +275,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		}
 		cmd.Env = append(cmd.Env, writerGoEnv(env, td.Path(), base.getenv, lookup)...)
 	}
-	pol, needed := ChildPolicy(env, td.Path(), base)
+	pol, needed, rd := childPolicy(env, td.Path(), base)
 	// The binary it runs is read where it is, in a host temporary
 	// directory too.
 	pol.Keep = keepProgram(pol.Keep, pol.HiddenAround, cmd.Path)
@@ -270,7 +301,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 			cmd.Env = append(cmd.Env, entry)
 		}
 		// The child applies this policy's domain (beyond its base) itself.
-		if e := policyEntry(td.Path(), pol, needed, true); e != "" {
+		if e := policyEntry(td.Path(), pol, needed, true, rd); e != "" {
 			cmd.Env = append(cmd.Env, e)
 		}
 		if pol.ReadOnly || len(pol.Writable) > 0 {
@@ -282,7 +313,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
 		_, err := sandbox.ScopeForChild()
-		if e := policyEntry(td.Path(), pol, needed, false); e != "" {
+		if e := policyEntry(td.Path(), pol, needed, false, rd); e != "" {
 			cmd.Env = append(cmd.Env, e)
 		}
 		return err
@@ -299,7 +330,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 	}
 	// A child confined whole from here only reports its policy; one that
 	// was not (no Landlock) gets it whole, as it would build it.
-	if e := policyEntry(td.Path(), pol, needed, !applied); e != "" {
+	if e := policyEntry(td.Path(), pol, needed, !applied, rd); e != "" {
 		cmd.Env = append(cmd.Env, e)
 	}
 	if applied {
@@ -543,13 +574,23 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 	// The added directories' configuration is held as the tree's (a
 	// refused one's too: holding more read-only costs nothing).
 	added := addDirs(env.AddDirs, nil)
+	var v View
 	if allowConfig {
-		return InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
+		v = InPlaceView(root, project, own...).AllowingConfig(root, project).HoldingAddDirs(added, true).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
+	} else {
+		// A .claude/ made during the run would be, to the user's other
+		// sessions, the user's own (an untracked settings.local.json).
+		MakeToHold(root, project)
+		v = InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
 	}
-	// A .claude/ made during the run would be, to the user's other
-	// sessions, the user's own (an untracked settings.local.json).
-	MakeToHold(root, project)
-	return InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
+	v.Denied = WriterDenied(env, own[0])
+	// What its Edit and Write deny rules name, read-only.
+	for _, p := range EditDenied(env, root) {
+		if !slices.Contains(v.ReadOnly, p) {
+			v.ReadOnly = append(v.ReadOnly, p)
+		}
+	}
+	return v
 }
 
 // RestrictChild is the child's own side: it puts itself in the sandbox its
@@ -563,12 +604,12 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	}
 	os.Setenv("TMPDIR", tmp)
 	// The policy its parent built for it (ConfineChild), else its own.
-	pol, needed, passed, err := takePolicy(dir)
+	pol, needed, rd, passed, err := takePolicyRD(dir)
 	if err != nil {
 		return sandbox.Status{}, err
 	}
 	if !passed {
-		pol, needed = ChildPolicy(env, dir, NewPolicyBase(nil))
+		pol, needed, rd = childPolicy(env, dir, NewPolicyBase(nil))
 	}
 	// Its mounts hold metadata read-only but in its own directories
 	// (HoldReadOnly): the syscall filter leaves chmod and utimes to them.
@@ -586,6 +627,10 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 	if err != nil {
 		return st, fmt.Errorf("sandbox: %w", err)
 	}
+	if rd.Writer {
+		rd.Covered = coveredAll(rd.InTree)
+	}
+	st.ReadDeny, st.ReadDenyOpen = rd.Note(), !rd.Held
 	return st, nil
 }
 

@@ -63,14 +63,14 @@ func EnterFromEnv() (Entered, error) {
 		// A writer that writes its copy's git directory: what says where
 		// the repository is and how it is configured is held read-only
 		// (Workspace.HoldGit).
-		if len(spec.RO) > 0 {
-			if err := bindView(View{ReadOnly: spec.RO}); err != nil {
+		if len(spec.RO) > 0 || len(spec.Denied) > 0 {
+			if err := bindView(View{ReadOnly: spec.RO, Denied: spec.Denied}); err != nil {
 				return Entered{}, err
 			}
 		}
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
-		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered}); err != nil {
+		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered, Denied: spec.Denied}); err != nil {
 			return Entered{}, err
 		}
 		return Entered{Mode: ModeNone}, nil
@@ -116,6 +116,9 @@ func mountOverlay(spec mountSpec) error {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
 	}
 	if err := coverEmpty(spec.Covered); err != nil {
+		return err
+	}
+	if err := coverDenied(spec.Denied); err != nil {
 		return err
 	}
 	if spec.Tasks != "" {

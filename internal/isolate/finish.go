@@ -81,6 +81,15 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 	for _, e := range entries {
 		out.Files = append(out.Files, e.path)
 	}
+	if denied := w.writeDenied(entries); len(denied) > 0 {
+		if len(patch) > 0 {
+			out.Patch = filepath.Join(w.state, "changes.patch")
+			if err := writeAtomic(out.Patch, patch); err != nil {
+				return "", fmt.Errorf("isolate: save patch: %w", err)
+			}
+		}
+		return "it writes " + strings.Join(denied, ", ") + ", which your Edit or Write deny rules forbid: brood never lands it (review the kept patch)", nil
+	}
 	if len(patch) == 0 {
 		out.Applied = true
 		return "", nil
@@ -114,6 +123,21 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 		return "", err
 	}
 	return w.applyWhole(ctx, base, patch, entries, out, theirs, pre)
+}
+
+// writeDenied are the paths of entries (relative to the tree's top) that
+// w.WriteDenied forbids.
+func (w *Workspace) writeDenied(entries []rawEntry) []string {
+	if w.WriteDenied == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if w.WriteDenied(filepath.Join(w.repo.top, filepath.FromSlash(e.path))) {
+			out = append(out, e.path)
+		}
+	}
+	return out
 }
 
 // applyWhole applies patch to the work tree, or merges it file by file

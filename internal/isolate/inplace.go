@@ -30,6 +30,9 @@ type View struct {
 	// Covered are directories covered whole, empty and read-only: the
 	// root's records (CoveringRootRecords).
 	Covered []string `json:"covered,omitempty"`
+	// Denied are the paths the child's Read deny rules match, covered
+	// (coverDenied): its tree's rule would let it read them.
+	Denied []string `json:"denied,omitempty"`
 }
 
 // gitConfigEntries are the entries of a git directory that are
@@ -193,7 +196,7 @@ func ConfigureInPlace(cmd *exec.Cmd, v View) error {
 	if err := addMountNamespace(cmd); err != nil {
 		return err
 	}
-	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered}
+	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered, Denied: v.Denied}
 	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	return nil
 }

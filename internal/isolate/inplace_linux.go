@@ -57,6 +57,9 @@ func bindView(v View) error {
 	if err := coverEmpty(v.Covered); err != nil {
 		return err
 	}
+	if err := coverDenied(v.Denied); err != nil {
+		return err
+	}
 	if v.Tasks == "" {
 		return nil
 	}

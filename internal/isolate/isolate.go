@@ -182,6 +182,16 @@ type Workspace struct {
 	Root string
 	// Note explains a degraded mode in words for the result.
 	Note string
+	// WriteDenied, when set, says whether a Write or Edit deny rule
+	// forbids the path (absolute, in the real tree): the landing refuses
+	// and keeps a patch that writes one (the child's Bash could write it
+	// in its copy by a path no rule check sees). The caller sets it.
+	WriteDenied func(path string) bool
+	// Denied are the paths a writer's Read deny rules match in its copy
+	// (WriterDenied), covered in its mount namespace (an overlay's once
+	// mounted; a worktree copy's where it has one: HoldGit); the caller
+	// sets them before Configure.
+	Denied []string
 	// Hidden are the real tree's gitignored entries a worktree child may
 	// not read (sandbox.Policy.Hidden): the overlay hides them with
 	// whiteouts, a worktree copy leaves the real tree beside it.
@@ -376,12 +386,17 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			// git ignores .brood).
 			spec.Covered = View{}.CoveringRootRecords(w.Root, filepath.Join(w.broodDir, "dispatch")).Covered
 		}
+		spec.Denied = w.Denied
 		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	case ModeWorktree:
 		cmd.Dir = w.Dir
 		spec := mountSpec{Mode: ModeWorktree, Root: w.Root, Cwd: w.Dir}
 		if err := w.configureHeldGit(cmd, &spec); err != nil {
 			return err
+		}
+		if w.gitHeld {
+			// (In the mount namespace made to hold its git: none, none.)
+			spec.Denied = w.Denied
 		}
 		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	default:

@@ -26,7 +26,10 @@ type Mount struct {
 // mount in its environment; the child's EnterFromEnv mounts it. Like
 // Workspace.Configure, call it after anything that replaces cmd.Env or
 // cmd.SysProcAttr wholesale.
-func (m *Mount) Configure(cmd *exec.Cmd) error {
+//
+// denied are the paths the child's Read deny rules match (WriterDenied):
+// covered in its namespace once the overlay is mounted.
+func (m *Mount) Configure(cmd *exec.Cmd, denied ...string) error {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
@@ -39,7 +42,7 @@ func (m *Mount) Configure(cmd *exec.Cmd) error {
 	if _, err := os.Stat(m.Dir); err != nil {
 		cmd.Dir = m.Root
 	}
-	spec := mountSpec{Mode: ModeOverlay, Root: m.Root, Upper: m.Upper, Work: m.Work, Cwd: m.Dir, UserXattr: m.UserXattr}
+	spec := mountSpec{Mode: ModeOverlay, Root: m.Root, Upper: m.Upper, Work: m.Work, Cwd: m.Dir, UserXattr: m.UserXattr, Denied: denied}
 	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	return nil
 }

@@ -32,6 +32,17 @@ type passedPolicy struct {
 	Dir    []byte     `json:"dir"`
 	Needed bool       `json:"needed"`
 	Policy wirePolicy `json:"policy"`
+	// ReadDenyHeld and ReadDenyWhy are ChildPolicy's ReadDeny (its paths
+	// are in Policy.Hidden): whether the kernel hides what the child's
+	// Read deny rules match. Missing, it is not held (fail closed: the
+	// child's Bash is then checked per command).
+	ReadDenyHeld bool   `json:"read_deny_held"`
+	ReadDenyN    int    `json:"read_deny_n,omitempty"`
+	ReadDenyWhy  string `json:"read_deny_why,omitempty"`
+	// ReadDenyInTree are a writer's (ReadDeny.InTree), which the child
+	// checks its mount namespace covers.
+	ReadDenyWriter bool     `json:"read_deny_writer,omitempty"`
+	ReadDenyInTree [][]byte `json:"read_deny_in_tree,omitempty"`
 }
 
 // wirePolicy is a sandbox.Policy with its paths as bytes
@@ -81,11 +92,12 @@ func pathStrings(paths [][]byte) []string {
 // the host's /tmp since this call is hidden from it too, as when it built
 // its policy itself. A child confined whole from its starting thread
 // needs none of them (its Restrict only reports).
-func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
+func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) string {
 	if !withPaths {
 		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
 	}
-	b, err := json.Marshal(passedPolicy{Dir: []byte(filepath.Clean(dir)), Needed: needed, Policy: toWire(p)})
+	b, err := json.Marshal(passedPolicy{Dir: []byte(filepath.Clean(dir)), Needed: needed, Policy: toWire(p),
+		ReadDenyHeld: rd.Held, ReadDenyN: len(rd.Paths), ReadDenyWhy: rd.Why, ReadDenyWriter: rd.Writer, ReadDenyInTree: pathBytes(rd.InTree)})
 	if err != nil {
 		return "" // (it always marshals) the child builds its own
 	}
@@ -98,17 +110,26 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool) string {
 // another directory, or unreadable, is an error: the child must not guess
 // at its confinement.
 func takePolicy(dir string) (p sandbox.Policy, needed, ok bool, err error) {
+	p, needed, _, ok, err = takePolicyRD(dir)
+	return p, needed, ok, err
+}
+
+// takePolicyRD is takePolicy with the passed ReadDeny (its Paths are
+// counted only: they are in the policy's Hidden).
+func takePolicyRD(dir string) (p sandbox.Policy, needed bool, rd ReadDeny, ok bool, err error) {
 	v, found := os.LookupEnv(EnvChildPolicy)
 	if !found {
-		return sandbox.Policy{}, false, false, nil
+		return sandbox.Policy{}, false, rd, false, nil
 	}
 	os.Unsetenv(EnvChildPolicy)
 	var pp passedPolicy
 	if err := json.Unmarshal([]byte(v), &pp); err != nil {
-		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent: %w", EnvChildPolicy, err)
+		return sandbox.Policy{}, false, rd, false, fmt.Errorf("%s from the parent: %w", EnvChildPolicy, err)
 	}
 	if string(pp.Dir) != filepath.Clean(dir) {
-		return sandbox.Policy{}, false, false, fmt.Errorf("%s from the parent is for task directory %q, not %q", EnvChildPolicy, pp.Dir, dir)
+		return sandbox.Policy{}, false, rd, false, fmt.Errorf("%s from the parent is for task directory %q, not %q", EnvChildPolicy, pp.Dir, dir)
 	}
-	return pp.Policy.policy(), pp.Needed, true, nil
+	rd = ReadDeny{Held: pp.ReadDenyHeld, Why: pp.ReadDenyWhy, Paths: make([]string, pp.ReadDenyN),
+		Writer: pp.ReadDenyWriter, InTree: pathStrings(pp.ReadDenyInTree)}
+	return pp.Policy.policy(), pp.Needed, rd, true, nil
 }

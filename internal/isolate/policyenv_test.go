@@ -76,8 +76,8 @@ func TestChildTakesItsParentsPolicy(t *testing.T) {
 		wantMechanism string // "": its own, whatever the kernel gives but "none"
 		wantErr       string
 	}{
-		{"the parent's policy", policyEntry(td.Path(), open, false, true), "none", ""},
-		{"for another task directory", policyEntry(filepath.Join(root, "other"), open, false, true), "", fmt.Sprintf("not %q", td.Path())},
+		{"the parent's policy", policyEntry(td.Path(), open, false, true, ReadDeny{Held: true}), "none", ""},
+		{"for another task directory", policyEntry(filepath.Join(root, "other"), open, false, true, ReadDeny{Held: true}), "", fmt.Sprintf("not %q", td.Path())},
 		{"not passed: its own", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +134,7 @@ func TestPolicyEntryHoldsWhatOnlyTheParentKnows(t *testing.T) {
 		{"builds its layer", true, p.Hidden, p.HiddenAround, p.Keep},
 		{"confined whole", false, nil, nil, nil},
 	} {
-		t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(dir, p, true, tc.withPaths), EnvChildPolicy+"="))
+		t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(dir, p, true, tc.withPaths, ReadDeny{Held: true}), EnvChildPolicy+"="))
 		got, needed, ok, err := takePolicy(dir)
 		if err != nil || !ok || !needed {
 			t.Fatalf("%s: takePolicy: ok %v, needed %v, err %v", tc.name, ok, needed, err)
@@ -167,7 +167,7 @@ func BenchmarkRestrictChild(b *testing.B) {
 	}
 	b.Setenv("HOME", home)
 	pol, needed := ChildPolicy(&env, td.Path(), NewPolicyBase(nil))
-	entry := policyEntry(td.Path(), pol, needed, true)
+	entry := policyEntry(td.Path(), pol, needed, true, ReadDeny{Held: true})
 	var cpu [2]time.Duration
 	for i := 0; b.Loop(); i++ {
 		for k, e := range []string{entry, ""} {
@@ -228,7 +228,7 @@ func TestPassedPolicyKeepsEveryField(t *testing.T) {
 		}
 	}
 	dir := "/p/.brood/dispatch/jos\xe9"
-	t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(dir, p, true, true), EnvChildPolicy+"="))
+	t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(dir, p, true, true, ReadDeny{Held: true}), EnvChildPolicy+"="))
 	got, _, ok, err := takePolicy(dir)
 	if err != nil || !ok {
 		t.Fatalf("takePolicy: ok %v, err %v", ok, err)
@@ -257,7 +257,7 @@ func TestPassedPolicyHidesANonUTF8Home(t *testing.T) {
 	if !slices.Contains(pol.Hidden, ssh) {
 		t.Fatalf("the parent's policy does not hide %q (%d hidden paths)", ssh, len(pol.Hidden))
 	}
-	t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(td.Path(), pol, needed, true), EnvChildPolicy+"="))
+	t.Setenv(EnvChildPolicy, strings.TrimPrefix(policyEntry(td.Path(), pol, needed, true, ReadDeny{Held: true}), EnvChildPolicy+"="))
 	got, _, ok, err := takePolicy(td.Path())
 	if err != nil || !ok {
 		t.Fatalf("takePolicy: ok %v, err %v", ok, err)

@@ -193,7 +193,7 @@ func BenchmarkRestrictChildShared(b *testing.B) {
 	for b.Loop() {
 		for k, p := range []sandbox.Policy{whole, layered} {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), restrictChildEnv+"="+envelope, policyEntry(td.Path(), p, needed, true))
+			cmd.Env = append(os.Environ(), restrictChildEnv+"="+envelope, policyEntry(td.Path(), p, needed, true, ReadDeny{Held: true}))
 			if k == 1 {
 				sandbox.LayerForChild(cmd, l)
 			}

@@ -44,6 +44,9 @@ type mountSpec struct {
 	// Covered are directories covered whole in the child's mount
 	// namespace, empty and read-only (coverEmpty).
 	Covered []string `json:"covered,omitempty"`
+	// Denied are the paths a writer's Read deny rules match, covered in
+	// its mount namespace (coverDenied).
+	Denied []string `json:"denied,omitempty"`
 }
 
 // mountsOverlay reports whether env (a child's command's) asks the child

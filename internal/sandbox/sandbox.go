@@ -97,6 +97,12 @@ type Status struct {
 	Via string `json:"via,omitempty"`
 	// Note explains an unavailable sandbox in words for the result record.
 	Note string `json:"note,omitempty"`
+	// ReadDeny says what became of the child's Read deny rules in its
+	// domain (the paths they match hidden, or why not), "" without any.
+	ReadDeny string `json:"read_deny,omitempty"`
+	// ReadDenyOpen says the domain does not hide every path the child's
+	// Read deny rules match: its commands must be checked one by one.
+	ReadDenyOpen bool `json:"read_deny_open,omitempty"`
 }
 
 // String renders the status as one short line for logs and result records.
@@ -119,6 +125,9 @@ func (s Status) String() string {
 	}
 	if s.Note != "" {
 		b.WriteString(": " + s.Note)
+	}
+	if s.ReadDeny != "" {
+		b.WriteString("; " + s.ReadDeny)
 	}
 	return b.String()
 }

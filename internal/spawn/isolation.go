@@ -467,7 +467,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		if env.Isolation == "worktree" {
 			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
 		}
-		if err := m.Configure(cmd); err != nil {
+		if err := m.Configure(cmd, isolate.WriterDenied(env, td.Path())...); err != nil {
 			return err
 		}
 	} else if d.cfg.CopyRoot != "" {
@@ -519,6 +519,10 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			if err := w.HoldGit(); err != nil {
 				return err
 			}
+		}
+		if w.Mode == isolate.ModeOverlay || w.Mode == isolate.ModeWorktree {
+			w.Denied = isolate.WriterDenied(env, td.Path())
+			w.WriteDenied = isolate.WriteDeniedFunc(env)
 		}
 		if err := w.Configure(cmd); err != nil {
 			return err

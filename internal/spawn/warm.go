@@ -469,8 +469,10 @@ func warmShape(env *dispatch.Envelope, base *isolate.PolicyBase) string {
 	if env.Isolation != "" || isolate.InPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
-	pol, needed := isolate.ChildPolicy(env, "\x00task", base)
-	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits)
+	// (What became of its Read deny rules too: hidden, or its Bash
+	// checked per command.)
+	pol, needed, rd := isolate.ChildPolicyReads(env, "\x00task", base)
+	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v\x00%v %q", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits, rd.Held, rd.Why)
 }
 
 // takeWarm gives a prepared dispatch an idle warm child of its shape: the
