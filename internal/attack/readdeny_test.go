@@ -180,7 +180,8 @@ func TestReadDenyHoldsInWritersBash(t *testing.T) {
 				"cat \"$R/secrets/k\" \"$R/.env\" \"$R/conf/a.pem\" 2>&1; " +
 				"ln -s \"$R/conf/a.pem\" l1 2>&1; cat l1 2>&1; ln conf/a.pem h1 2>&1; cat h1 2>&1; ln \"$R/conf/a.pem\" h2 2>&1; cat h2 2>&1; " +
 				"mv conf/a.pem conf/b.txt 2>&1; cat conf/b.txt 2>&1; mv secrets s2 2>&1; cat s2/k 2>&1; " +
-				"grep -r SECRET- . 2>&1; echo wrote > new.txt; cat new.txt; echo probed"
+				"grep -r SECRET- . 2>&1; echo NEW > .env && echo WROTE-\"\"DENIED .env; echo NEW > conf/a.pem && echo WROTE-\"\"DENIED pem; " +
+				"echo wrote > new.txt; cat new.txt; echo probed"
 			mdl := p.script("rdw.yaml", `agents:
   root:
     - tools:
@@ -204,6 +205,15 @@ func TestReadDenyHoldsInWritersBash(t *testing.T) {
 				if strings.Contains(res, s) {
 					t.Errorf("the %s's Bash read %s past the Read deny rules:\n%s", c.name, s, res)
 				}
+			}
+			// A write to a covered file fails: it never "succeeds" into
+			// nothing (the writer would report done with nothing changed).
+			// (An isolated copy holds no untracked .env: a new one there is
+			// the writer's own file; the real one is checked below.)
+			wrote := strings.Contains(res, "WROTE-DENIED pem") ||
+				strings.Contains(c.name, "in-place") && strings.Contains(res, "WROTE-DENIED .env")
+			if wrote {
+				t.Errorf("the %s's write to a file a Read deny covers succeeded and went nowhere:\n%s", c.name, res)
 			}
 			for rel, data := range readDenySecrets {
 				if b, err := os.ReadFile(filepath.Join(root, rel)); err != nil || string(b) != data {

@@ -10,8 +10,8 @@ import (
 
 // coverDenied covers, in a writer's own mount namespace, each path its
 // Read deny rules match (ReadDenied): a directory with an empty
-// read-only tmpfs (coverEmpty), a file with /dev/null bound over it (it
-// reads empty; a write goes nowhere). Its tree's Landlock rule would
+// read-only tmpfs (coverEmpty), a file with /dev/null bound over it on a
+// nodev mount (coverFile: reading or writing it fails). Its tree's Landlock rule would
 // otherwise let it read them. A path that does not exist, or that is a
 // symbolic link (its target is in the list too, by its real path), is
 // left. A mount point cannot be removed or renamed, and a hard link
@@ -36,7 +36,7 @@ func coverDenied(paths []string) error {
 			err = unix.Mount("tmpfs", fdPath(fd), "tmpfs", flags, "size=4k,nr_inodes=1,mode=0755")
 		case unix.S_IFLNK:
 		default:
-			err = unix.Mount("/dev/null", fdPath(fd), "", unix.MS_BIND, "")
+			err = coverFile(fd, p)
 		}
 		unix.Close(fd)
 		if err != nil {
@@ -44,6 +44,25 @@ func coverDenied(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// coverFile binds /dev/null over the file fd opens (at path p), then
+// makes that bind nodev, read-only, nosuid and noexec: a device node on a
+// nodev mount cannot be opened at all, so a read or a write of the path
+// fails with EACCES. A write never "succeeds" into /dev/null, which would
+// let a writer report a change it never made (review39 P2-D).
+func coverFile(fd int, p string) error {
+	if err := unix.Mount("/dev/null", fdPath(fd), "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	// fd still names the file beneath; the path now reaches the mount.
+	top, err := openNoLinks(p)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(top)
+	const flags = unix.MS_BIND | unix.MS_REMOUNT | unix.MS_NODEV | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NOEXEC
+	return unix.Mount("", fdPath(top), "", flags, "")
 }
 
 // coveredAll reports whether each of paths is, in this process's mount
