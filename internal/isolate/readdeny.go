@@ -249,7 +249,7 @@ type denyWalk struct {
 // one (the kernel judges the real path).
 func (w *denyWalk) add(p string) {
 	p = filepath.Clean(p)
-	for _, q := range []string{p, resolvedPrefix(p)} {
+	for _, q := range []string{p, tool.ResolveLinks(p)} {
 		if !slices.Contains(w.paths, q) {
 			w.paths = append(w.paths, q)
 		}
@@ -297,23 +297,6 @@ func (w *denyWalk) walk(dir, real string) error {
 		}
 	}
 	return nil
-}
-
-// resolvedPrefix is p with the links of its longest existing prefix
-// resolved (a path that does not exist yet is hidden where it would be).
-func resolvedPrefix(p string) string {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }
 
 // WriteDeniedFunc is the judge a writer's landing asks (Workspace.WriteDenied)
@@ -374,7 +357,7 @@ func EditDenied(env *dispatch.Envelope, root string) []string {
 	}
 	var out []string
 	for _, p := range w.paths {
-		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 || resolvedPrefix(p) != p {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 || tool.ResolveLinks(p) != p {
 			continue
 		}
 		if within(root, p) && p != root {

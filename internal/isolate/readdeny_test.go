@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // TestReadDenied: what a child's Read deny rules hide, and when they
@@ -37,7 +38,7 @@ func TestReadDenied(t *testing.T) {
 	if err != nil {
 		t.Skip("no home")
 	}
-	home = resolvedPrefix(home)
+	home = tool.ResolveLinks(home)
 	for _, tc := range []struct {
 		name  string
 		deny  []string

@@ -25,7 +25,7 @@ import (
 // ~/.claude.json, ~/.gitconfig and ~/.config/git. p is judged as written
 // and with its links resolved.
 func isConfigFile(p string) bool {
-	for _, q := range []string{p, resolveLinks(p), followLinks(p)} {
+	for _, q := range []string{p, ResolveLinks(p), followLinks(p)} {
 		rel := strings.TrimPrefix(filepath.ToSlash(q), "/")
 		if trust.IsConfigPath(rel) || strings.HasPrefix(filepath.Base(q), "settings.local.") || trust.IsGitGuardedPath(rel) {
 			return true
@@ -33,7 +33,7 @@ func isConfigFile(p string) bool {
 		if home, err := os.UserHomeDir(); err == nil && home != "" {
 			for _, d := range []string{filepath.Join(home, ".config", "brood"), filepath.Join(home, ".claude"), filepath.Join(home, trust.ClaudeJSONFile),
 				filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git")} {
-				if inside(d, q) || inside(resolveLinks(d), q) {
+				if inside(d, q) || inside(ResolveLinks(d), q) {
 					return true
 				}
 			}

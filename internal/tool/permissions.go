@@ -308,9 +308,9 @@ func (p *Permissions) checkRules(tool string, readOnly bool, input json.RawMessa
 		// A path is judged as written and as the file it really is: a
 		// symlink inside the workspace must not lead a write (or a denied
 		// read) somewhere the rules would refuse.
-		if real := resolveLinks(c.subject); real != c.subject {
+		if real := ResolveLinks(c.subject); real != c.subject {
 			c2 := c
-			c2.subject, c2.workspace = real, resolveLinks(c.workspace)
+			c2.subject, c2.workspace = real, ResolveLinks(c.workspace)
 			if d2 := p.checkCall(c2); stricter(d2, d) {
 				d2.Subject = c.subject
 				d2.Reason += " (" + c.subject + " is a link to " + real + ")"
@@ -344,9 +344,10 @@ func stricter(a, b Decision) bool {
 	return rank(a.Verdict) > rank(b.Verdict)
 }
 
-// resolveLinks resolves the symlinks of p's longest existing prefix (the
-// file itself may not exist yet).
-func resolveLinks(p string) string {
+// ResolveLinks resolves the symlinks of p's longest existing prefix (the
+// file itself may not exist yet): a rule's path and a confinement's hidden
+// path are judged where they really are.
+func ResolveLinks(p string) string {
 	rest := ""
 	for cur := p; ; {
 		if r, err := filepath.EvalSymlinks(cur); err == nil {

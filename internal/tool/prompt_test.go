@@ -131,7 +131,7 @@ func (l *lockProbe) Run(_ context.Context, _ *Env, _ json.RawMessage) Result {
 // another file runs holding that file's lock, not the one it asked about.
 func TestPromptHoldsTheWrittenFile(t *testing.T) {
 	dir := t.TempDir()
-	probe := &lockProbe{files: []string{resolveLinks(filepath.Join(dir, "a.txt")), resolveLinks(filepath.Join(dir, "b.txt"))}}
+	probe := &lockProbe{files: []string{ResolveLinks(filepath.Join(dir, "a.txt")), ResolveLinks(filepath.Join(dir, "b.txt"))}}
 	probe.set = NewSet(append(Builtins(), probe)...)
 	perms, err := NewPermissions("default", []string{"Edit(b.txt)"}, nil, nil)
 	if err != nil {

@@ -1,24 +1,13 @@
 package tool
 
+import "slices"
+
 // ReadDenies are the specifiers of p's deny rules for Read, as written
 // ("secrets/**", "~/.aws/**", ".env"), for a confinement that hides what
 // they match from a child's commands (isolate.ReadDenied); all is true
 // when a bare Read deny (every path) is among them.
 func (p *Permissions) ReadDenies() (specs []string, all bool) {
-	if p == nil {
-		return nil, false
-	}
-	for _, r := range p.deny {
-		if r.Tool != "Read" {
-			continue
-		}
-		if r.Specifier == "" {
-			all = true
-			continue
-		}
-		specs = append(specs, r.Specifier)
-	}
-	return specs, all
+	return p.denySpecs("Read")
 }
 
 // DeniesRead reports whether a deny rule forbids the Read tool to read
@@ -43,13 +32,17 @@ func (p *Permissions) DeniesWrite(path, workspace string) bool {
 // EditDenies are the specifiers of p's deny rules for Edit, Write,
 // MultiEdit and NotebookEdit; all is true when one of them is bare.
 func (p *Permissions) EditDenies() (specs []string, all bool) {
+	return p.denySpecs("Edit", "Write", "MultiEdit", "NotebookEdit")
+}
+
+// denySpecs are the specifiers of p's deny rules for any of tools; all is
+// true when one of them is bare (every path).
+func (p *Permissions) denySpecs(tools ...string) (specs []string, all bool) {
 	if p == nil {
 		return nil, false
 	}
 	for _, r := range p.deny {
-		switch r.Tool {
-		case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		default:
+		if !slices.Contains(tools, r.Tool) {
 			continue
 		}
 		if r.Specifier == "" {

@@ -200,7 +200,7 @@ func matchPath(spec, p, workspace string) bool {
 		// The path may have been resolved through links while the rule's
 		// base was written through them (/tmp -> /private/tmp, a linked
 		// home): compare with the base resolved the same way.
-		if real := resolveLinks(base); real != base {
+		if real := ResolveLinks(base); real != base {
 			rel, err = filepath.Rel(real, p)
 		}
 		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {

@@ -221,8 +221,8 @@ func refuseConfig(env *Env, t Tool, input json.RawMessage) (Result, bool) {
 	if p == "" {
 		return Result{}, false
 	}
-	refused := slices.ContainsFunc(env.ConfigDirs, func(d string) bool { _, in := beneath(resolveLinks(d), p); return in })
-	if rel, in := beneath(resolveLinks(env.ConfigRoot), p); env.ConfigRoot != "" && in && trust.IsConfigPath(rel) {
+	refused := slices.ContainsFunc(env.ConfigDirs, func(d string) bool { _, in := beneath(ResolveLinks(d), p); return in })
+	if rel, in := beneath(ResolveLinks(env.ConfigRoot), p); env.ConfigRoot != "" && in && trust.IsConfigPath(rel) {
 		refused = true
 	}
 	if !refused {

@@ -180,7 +180,7 @@ func filePathOf(input json.RawMessage, dir string) string {
 	if f == "" {
 		return ""
 	}
-	return resolveLinks(resolvePath(dir, f))
+	return ResolveLinks(resolvePath(dir, f))
 }
 
 func (s *Set) readOnlyNames() []string {
