@@ -64,13 +64,13 @@ func EnterFromEnv() (Entered, error) {
 		// the repository is and how it is configured is held read-only
 		// (Workspace.HoldGit).
 		if len(spec.RO) > 0 || len(spec.Denied) > 0 {
-			if err := bindView(View{ReadOnly: spec.RO, Denied: spec.Denied}); err != nil {
+			if err := bindView(View{ReadOnly: spec.RO, Denied: spec.Denied, Within: []string{spec.Root}}); err != nil {
 				return Entered{}, err
 			}
 		}
 		return remember(Entered{Mode: ModeWorktree, Root: spec.Root}), nil
 	case modeInPlace:
-		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered, Denied: spec.Denied}); err != nil {
+		if err := bindView(View{ReadOnly: spec.RO, Writable: spec.RW, Tasks: spec.Tasks, Own: spec.Own, Covered: spec.Covered, Denied: spec.Denied, Within: spec.Within}); err != nil {
 			return Entered{}, err
 		}
 		return Entered{Mode: ModeNone}, nil
@@ -114,6 +114,11 @@ func mountOverlay(spec mountSpec) error {
 	}
 	if err := unix.Mount("overlay", spec.Root, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("isolate: mount overlay on %s: %w", spec.Root, err)
+	}
+	// A covered path stays where it is: no directory above it in the
+	// copy can be renamed (pinAncestors).
+	if err := pinAncestors(slices.Concat(spec.Covered, spec.Denied), []string{spec.Root}); err != nil {
+		return err
 	}
 	if err := coverEmpty(spec.Covered); err != nil {
 		return err

@@ -33,6 +33,9 @@ type View struct {
 	// Denied are the paths the child's Read deny rules match, covered
 	// (coverDenied): its tree's rule would let it read them.
 	Denied []string `json:"denied,omitempty"`
+	// Within are trees, besides Writable, whose directories above a held
+	// or covered path are pinned (pinAncestors): a worktree copy's top.
+	Within []string `json:"within,omitempty"`
 }
 
 // gitConfigEntries are the entries of a git directory that are
@@ -108,7 +111,7 @@ func MakeToHold(root, project string) {
 // exist, and an entry made later is the parent's configuration guard's to
 // put back (MakeToHold first makes a missing .claude, so it can be held).
 func InPlaceView(root, project string, own ...string) View {
-	var v View
+	v := View{Within: []string{root}}
 	holdTop(&v, root)
 	for _, dir := range []string{root, project} {
 		for _, e := range projectConfigEntries() {
@@ -196,7 +199,7 @@ func ConfigureInPlace(cmd *exec.Cmd, v View) error {
 	if err := addMountNamespace(cmd); err != nil {
 		return err
 	}
-	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered, Denied: v.Denied}
+	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered, Denied: v.Denied, Within: v.Within}
 	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
 	return nil
 }

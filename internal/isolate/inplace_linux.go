@@ -23,6 +23,11 @@ func bindView(v View) error {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("isolate: make mounts private: %w", err)
 	}
+	// What it holds read-only or covers stays where it is: no directory
+	// above it can be renamed (pinAncestors).
+	if err := pinAncestors(slices.Concat(v.ReadOnly, v.Denied), slices.Concat(v.Writable, v.Within)); err != nil {
+		return err
+	}
 	type bind struct {
 		path string
 		ro   bool

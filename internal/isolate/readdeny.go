@@ -243,6 +243,15 @@ type denyWalk struct {
 	left   int
 	seen   map[string]bool // real directories listed
 	paths  []string
+	real   string // ws with its links resolved (realWS)
+}
+
+// realWS is the workspace's real path, resolved once.
+func (w *denyWalk) realWS() string {
+	if w.real == "" {
+		w.real = Resolved(w.ws)
+	}
+	return w.real
 }
 
 // add hides p, by its path and, where links lead elsewhere, its real
@@ -258,7 +267,8 @@ func (w *denyWalk) add(p string) {
 
 // walk lists dir (as the rules see it; real is where it is) and what it
 // holds, hiding each entry the rules refuse to Read (not descending into
-// it), following a link to a directory once per real directory.
+// it), following a link to a directory inside the workspace once per
+// real directory.
 func (w *denyWalk) walk(dir, real string) error {
 	if w.seen[real] || real == w.skip {
 		return nil
@@ -288,7 +298,15 @@ func (w *denyWalk) walk(dir, real string) error {
 			if err != nil || !fi.IsDir() {
 				continue
 			}
-			r = Resolved(r)
+			// A link leading out of the workspace is not followed: a
+			// pattern of the project's cannot mean what lies elsewhere,
+			// and one link (a -> /usr) would push the walk past its
+			// bound and switch the kernel's hiding off for every child
+			// (review40 P1-C). What it leads to is judged by its real
+			// path, as the kernel judges it.
+			if r = Resolved(r); !within(w.realWS(), r) {
+				continue
+			}
 		default:
 			continue
 		}

@@ -47,6 +47,9 @@ type mountSpec struct {
 	// Denied are the paths a writer's Read deny rules match, covered in
 	// its mount namespace (coverDenied).
 	Denied []string `json:"denied,omitempty"`
+	// Within are an in-place view's trees, whose directories above a
+	// held or covered path are pinned (pinAncestors).
+	Within []string `json:"within,omitempty"`
 }
 
 // mountsOverlay reports whether env (a child's command's) asks the child
