@@ -85,9 +85,9 @@ func TestSecretsInMessages(t *testing.T) {
 			}
 		}
 		// The child's Read (its payload built by the root, run in the
-		// child), the root's Read and Task.
-		if posts["Read/general-purpose"] != 1 || posts["Read/"] != 1 || posts["Task/"] != 1 {
-			t.Errorf("PostToolUse hooks ran %v, want the child's Read, the root's Read and Task", posts)
+		// child), the root's Read and its Task (Agent in a payload, as Claude Code names it).
+		if posts["Read/general-purpose"] != 1 || posts["Read/"] != 1 || posts["Agent/"] != 1 {
+			t.Errorf("PostToolUse hooks ran %v, want the child's Read, the root's Read and Agent", posts)
 		}
 		check(t, "the hook payloads", readFileOr(t, log, "")+readFileOr(t, tasks, ""))
 	})
