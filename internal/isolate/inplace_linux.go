@@ -23,11 +23,6 @@ func bindView(v View) error {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("isolate: make mounts private: %w", err)
 	}
-	// What it holds read-only or covers stays where it is: no directory
-	// above it can be renamed (pinAncestors).
-	if err := pinAncestors(slices.Concat(v.ReadOnly, v.Denied), slices.Concat(v.Writable, v.Within)); err != nil {
-		return err
-	}
 	type bind struct {
 		path string
 		ro   bool
@@ -58,6 +53,13 @@ func bindView(v View) error {
 		if err := bindOver(b.src, b.path, b.ro); err != nil {
 			return err
 		}
+	}
+	// What it holds read-only or covers stays where it is: no directory
+	// above it can be renamed (pinAncestors; after the binds, which would
+	// otherwise hide a pin beneath one of theirs, such as .git/refs under
+	// .git's, and before the covers, which land on the pins).
+	if err := pinAncestors(slices.Concat(v.ReadOnly, v.Denied), slices.Concat(v.Writable, v.Within)); err != nil {
+		return err
 	}
 	if err := coverEmpty(v.Covered); err != nil {
 		return err

@@ -17,9 +17,11 @@ import (
 // read-only or covers can neither be moved away (a Read-denied file to
 // a name no rule matches, for the next child to read) nor have a
 // directory above it moved aside and made anew (an Edit-denied path
-// written in a fresh directory): review40 P1-A, P1-B. Call it before any
-// other bind: a bind of a directory carries the mounts already beneath
-// it only because it is recursive, and later ones land on it. A path not
+// written in a fresh directory): review40 P1-A, P1-B. Each bind is
+// recursive, so the binds already beneath a directory (a read-only file)
+// are carried onto its pin with their flags; call it after the view's
+// binds (one of theirs above a pin would hide it) and before its covers.
+// A path not
 // under any root, or a directory missing or reached through a link, is
 // left.
 func pinAncestors(paths, roots []string) error {
