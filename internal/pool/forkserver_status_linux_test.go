@@ -47,7 +47,9 @@ func TestForkServerStatusesAndKills(t *testing.T) {
 	}
 	_, r := sleeper()
 	// It holds its three streams and nothing of the helper's (its socket:
-	// a child holding it could ask for starts of its own).
+	// a child holding it could ask for starts of its own), looked at once
+	// sleep sleeps: while the dynamic loader runs it holds libc open.
+	asleep(t, r.pid)
 	if fds := openFDs(t, r.pid); !slices.Equal(fds, []string{"0", "1", "2"}) {
 		var what []string
 		for _, fd := range fds[min(3, len(fds)):] {
@@ -175,4 +177,23 @@ func nsOf(t *testing.T, pid string) [2]string {
 		ns[i] = l
 	}
 	return ns
+}
+
+// asleep waits until process pid is blocked in (clock_)nanosleep, as
+// /proc/PID/syscall shows it: /bin/sleep past its loader and start.
+func asleep(t *testing.T, pid int64) {
+	t.Helper()
+	want := []string{strconv.Itoa(unix.SYS_NANOSLEEP), strconv.Itoa(unix.SYS_CLOCK_NANOSLEEP)}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.FormatInt(pid, 10) + "/syscall")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 && slices.Contains(want, f[0]) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never went to sleep: /proc/%d/syscall %q", pid, pid, b)
+		}
+	}
 }
