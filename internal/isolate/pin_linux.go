@@ -21,9 +21,8 @@ import (
 // recursive, so the binds already beneath a directory (a read-only file)
 // are carried onto its pin with their flags; call it after the view's
 // binds (one of theirs above a pin would hide it) and before its covers.
-// A path not
-// under any root, or a directory missing or reached through a link, is
-// left.
+// A path not under any root, or a directory missing or reached through a
+// link, is left.
 func pinAncestors(paths, roots []string) error {
 	var dirs []string
 	for _, p := range paths {
