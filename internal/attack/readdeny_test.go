@@ -382,6 +382,23 @@ func TestEditDenyHoldsInIsolatedLanding(t *testing.T) {
 			if c.agent == "iso" && !strings.Contains(res, "which your Edit or Write deny rules forbid") {
 				t.Errorf("the result does not say why the patch was not landed:\n%s", res)
 			}
+			// (review40 P3-1) Nothing of a refused patch is in the tree,
+			// the allowed free.txt neither, and the result says so.
+			if c.agent == "iso" {
+				for _, want := range []string{"Files in the kept patch: ", "(refused: it writes conf/", "the whole patch was refused, the files no rule forbids too"} {
+					if !strings.Contains(res, want) {
+						t.Errorf("the refused patch's result lacks %q:\n%s", want, res)
+					}
+				}
+				for _, bad := range []string{"Files changed: ", "conflict:"} {
+					if strings.Contains(res, bad) {
+						t.Errorf("the refused patch's result says %q:\n%s", bad, res)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(p.root, "free.txt")); err == nil {
+					t.Errorf("free.txt of the refused patch landed")
+				}
+			}
 		})
 	}
 }

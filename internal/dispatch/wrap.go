@@ -117,7 +117,12 @@ func (v View) Render() string {
 		for i, f := range r.FilesChanged {
 			names[i] = quoteIfOdd(f)
 		}
-		fmt.Fprintf(&b, "Files changed: %s\n", oneLine(strings.Join(names, ", ")))
+		label := "Files changed"
+		if v.Patch == "not-applied" {
+			// Nothing of them is in the tree: they are the kept patch's.
+			label = "Files in the kept patch"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", label, oneLine(strings.Join(names, ", ")))
 	}
 	if v.IsolationMsg != "" {
 		fmt.Fprintf(&b, "Isolation: %s\n", oneLine(v.IsolationMsg))

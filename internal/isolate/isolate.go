@@ -262,6 +262,10 @@ type Outcome struct {
 	// the tree (Link): the patch was refused whole for them (Conflict says
 	// so) and kept.
 	Links []Link `json:"links,omitempty"`
+	// Refused are the paths of the patch the Edit or Write deny rules
+	// forbid (Workspace.WriteDenied): the whole patch was refused for
+	// them (Conflict says so) and kept.
+	Refused []string `json:"refused,omitempty"`
 	// Partial are the paths a landing that failed partway could not put
 	// back as they were (path: why), left as it wrote them; Preimages
 	// holds their earlier versions. Empty whenever the tree is as before.

@@ -192,6 +192,9 @@ func describeOutcome(mode isolate.Mode, o *isolate.Outcome) string {
 	case strings.Contains(o.Conflict, " failed partway "):
 		return fmt.Sprintf("%s copy: the changes were NOT applied: %s. The child's copy is kept at %s and its patch at %s.",
 			mode, textline.Line(o.Conflict, 600), o.KeptAt, o.Patch)
+	case len(o.Refused) > 0:
+		return fmt.Sprintf("%s copy: the changes were NOT applied (refused: it writes %s, which your Edit or Write deny rules forbid): the whole patch was refused, the files no rule forbids too. The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
+			mode, textline.Line(strings.Join(o.Refused, ", "), 600), o.KeptAt, o.Patch)
 	case o.Conflict != "":
 		return fmt.Sprintf("%s copy: the changes were NOT applied (conflict: %s). The child's copy is kept at %s and its patch at %s; nothing in your tree changed.",
 			mode, textline.Line(o.Conflict, 120), o.KeptAt, o.Patch)
