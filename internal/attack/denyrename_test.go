@@ -118,3 +118,52 @@ func TestReadDenyWalkStaysInTheWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// TestGitDirEntriesCannotBeRenamed (review40 P3-2): an in-place writer
+// cannot move .git/refs or .git/objects aside (to make a refs/replace of
+// its own in a fresh .git/refs, say): every directory of the git
+// directory above what its view holds is a mount point, and so are
+// .git/refs and .git/objects themselves where nothing beneath them is
+// held (agents.allow_config_changes makes no .git/refs/replace; a
+// repository without .git/objects/info).
+func TestGitDirEntriesCannotBeRenamed(t *testing.T) {
+	needLandlock(t)
+	script := "mv .git/refs .git/refsx 2>&1; mv .git/objects .git/objectsx 2>&1; echo probed"
+	cmd := "echo " + base64.StdEncoding.EncodeToString([]byte(script)) + " | base64 -d | sh"
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{{"default", nil}, {"allow_config_changes, no objects/info", []string{"BROOD_ALLOW_CONFIG_CHANGES=1"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t, map[string]string{"README.md": "r\n"})
+			if tc.env != nil {
+				if err := os.RemoveAll(filepath.Join(p.root, ".git", "objects", "info")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mdl := p.script("gd.yaml", `agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: probe, prompt: "probe"}
+    - say: "root done"
+  general-purpose:
+    - tools:
+        - Bash: {command: `+quoteYAML(cmd)+`}
+    - say: "PROBE {{result 0}}"
+`)
+			code, out, errs := p.brood(t.Context(), tc.env, "run", "--model", mdl, "--permission-mode", "bypassPermissions", "go")
+			res := taskResult(p)
+			if code != 0 || !strings.Contains(res, "probed") {
+				t.Fatalf("run: code %d\n%s\n%s\n%s", code, out, res, errs)
+			}
+			for _, moved := range []string{"refsx", "objectsx"} {
+				if _, err := os.Lstat(filepath.Join(p.root, ".git", moved)); err == nil {
+					t.Errorf("the writer moved .git/%s aside (.git/%s exists):\n%s", strings.TrimSuffix(moved, "x"), moved, res)
+				}
+			}
+			if !strings.Contains(res, "busy") {
+				t.Errorf("the renames did not fail as busy:\n%s", res)
+			}
+		})
+	}
+}

@@ -51,6 +51,11 @@ func gitConfigEntries() []string {
 	return []string{"config", "config.worktree", "commondir", "hooks", "info", "modules", "worktrees", "brood-worktrees", "refs/replace", "shallow", "objects/info"}
 }
 
+// gitPinned are the entries of a git directory an in-place writer's view
+// binds over themselves, writable, only to make them mount points (a
+// rename fails EBUSY): what git reads refs and objects from.
+func gitPinned() []string { return []string{"refs", "objects"} }
+
 // projectConfigEntries are brood's and Claude Code's configuration in a
 // project: settings, agents, hook markers, verdicts, other tasks' records.
 func projectConfigEntries() []string { return []string{".brood", ".claude", ".mcp.json"} }
@@ -138,6 +143,12 @@ func holdTop(v *View, top string) {
 	case err != nil || slices.Contains(v.Writable, git) || slices.Contains(v.ReadOnly, git):
 	case fi.IsDir():
 		v.Writable = append(v.Writable, git)
+		// refs and objects are mount points too, whatever is held
+		// beneath them: moved aside, a fresh refs/ would hold a
+		// refs/replace of the writer's (review40 P3-2).
+		for _, e := range gitPinned() {
+			v.Writable = appendExisting(v.Writable, filepath.Join(git, e))
+		}
 		for _, e := range gitConfigEntries() {
 			v.ReadOnly = appendExisting(v.ReadOnly, filepath.Join(git, e))
 		}
