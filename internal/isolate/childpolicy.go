@@ -584,12 +584,6 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 		v = InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
 	}
 	v.Denied = WriterDenied(env, own[0])
-	// What its Edit and Write deny rules name, read-only.
-	for _, p := range EditDenied(env, root) {
-		if !slices.Contains(v.ReadOnly, p) {
-			v.ReadOnly = append(v.ReadOnly, p)
-		}
-	}
 	return v
 }
 

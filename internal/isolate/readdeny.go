@@ -340,51 +340,6 @@ func WriteDeniedFunc(env *dispatch.Envelope) func(string) bool {
 	return func(p string) bool { return perms.DeniesWrite(p, ws) }
 }
 
-// EditDenied are the paths of an in-place writer's tree its Edit or
-// Write deny rules match (expanded as ReadDenied expands Read's), that
-// exist and are reached through no link: its view binds them read-only
-// over themselves (a write, a removal or a rename fails), since its
-// Bash could write them by a path no rule check sees. A file made later
-// where a pattern matches is its own.
-func EditDenied(env *dispatch.Envelope, root string) []string {
-	if WriteDeniedFunc(env) == nil {
-		return nil
-	}
-	perms, err := tool.NewPermissions("", nil, env.Permissions.Deny, nil)
-	if err != nil {
-		return nil
-	}
-	ws := filepath.Clean(env.Workspace)
-	home, _ := os.UserHomeDir()
-	w := denyWalk{denies: perms.DeniesWrite, ws: ws, limit: maxReadDenyWalk, left: maxReadDenyWalk, seen: map[string]bool{}}
-	if env.ProjectRoot != "" {
-		w.skip = Resolved(dispatch.Root(env.ProjectRoot))
-	}
-	specs, _ := perms.EditDenies()
-	for _, spec := range specs {
-		p, literal, ok := denyBase(spec, ws, home)
-		switch {
-		case !ok:
-		case literal:
-			w.add(p)
-		default:
-			if w.walk(p, Resolved(p)) != nil {
-				break // (what it found so far is held)
-			}
-		}
-	}
-	var out []string
-	for _, p := range w.paths {
-		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 || tool.ResolveLinks(p) != p {
-			continue
-		}
-		if within(root, p) && p != root {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // ChildPolicyReads is ChildPolicy with what became of the child's Read
 // deny rules (ReadDenied): for a shape that must tell two children apart
 // by it (a warm child's).

@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/textline"
 )
 
 // chooseIsolation decides where a writer works and notes the choice for the
@@ -43,6 +44,17 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 		return false
 	}
 	mode := cmp.Or(req.Isolation, def.Isolation, d.cfg.Settings.Agents.Isolation, "auto")
+	if mode != "worktree" {
+		// The user's Edit and Write deny rules win over working in
+		// place where its view cannot hold them (review40 P2-A, P2-B,
+		// P2-H): its landing judges every path it writes.
+		if why := d.editUnheld(env); why != "" {
+			env.Isolation = "worktree"
+			env.Notes = append(env.Notes, "ran on an isolated copy of the tree, not in place: a writer in place could not have your Edit/Write deny rules held by the kernel ("+
+				textline.Line(why, 400)+"); its patch lands only if it writes nothing they forbid")
+			return false
+		}
+	}
 	switch mode {
 	case "worktree":
 		env.Isolation = "worktree"

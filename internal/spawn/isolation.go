@@ -247,20 +247,55 @@ func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *task
 	if d.cfg.Depth > 0 {
 		// This process is a child, in its own view already (its mount
 		// namespace, which its children share) and under a Landlock domain
-		// that forbids it to mount: its children keep that view.
-		return false, nil
+		// that forbids it to mount: its children keep that view, which
+		// holds no more than its own rules.
+		return noteUnheldEdits(env, isolate.EditHoldFor(env, isolate.Resolved(isolate.WorkRoot(env))).Unheld), nil
 	}
 	if sandbox.LandlockABI() < 1 {
 		env.Notes = append(env.Notes, "this kernel has no Landlock: the in-place writer's writes are not confined to the work tree; only its parent's configuration guard holds")
+		noteUnheldEdits(env, isolate.EditRulesUnheld(env, "no kernel sandbox here"))
 		return true, nil
 	}
 
 	if !userNS {
 		env.Notes = append(env.Notes, "no user namespaces here: the work tree's configuration (.git/config, .brood, .claude) is not held read-only by the kernel; its parent's configuration guard puts back what changes")
+		noteUnheldEdits(env, isolate.EditRulesUnheld(env, "no view of its own: no user namespaces here"))
 		return true, nil
 	}
-	v := isolate.InPlaceViewFor(env, td.Path(), d.cfg.Settings.Agents.AllowConfigChanges, d.cfg.Grant.Held())
-	return false, isolate.ConfigureInPlace(cmd, v)
+	// What its Edit and Write deny rules name, read-only (looked at
+	// again now: a literal may have gone since chooseIsolation).
+	h := isolate.EditHoldFor(env, isolate.Resolved(isolate.WorkRoot(env)))
+	v := isolate.InPlaceViewFor(env, td.Path(), d.cfg.Settings.Agents.AllowConfigChanges, d.cfg.Grant.Held()).HoldingEdits(h.Paths)
+	return noteUnheldEdits(env, h.Unheld), isolate.ConfigureInPlace(cmd, v)
+}
+
+// noteUnheldEdits says in env's result which of its Edit and Write deny
+// rules the kernel does not hold for its commands (review40 P2-A, P2-B,
+// P2-H), and reports whether it said anything.
+func noteUnheldEdits(env *dispatch.Envelope, unheld []string) bool {
+	if len(unheld) == 0 {
+		return false
+	}
+	env.Notes = append(env.Notes, "Edit/Write deny rules NOT held by the kernel for this writer, checked per command only (a command that computes its path, under bypassPermissions or a rule for all of Bash or for an interpreter, is not judged): "+
+		textline.Line(strings.Join(unheld, "; "), 600))
+	return true
+}
+
+// editUnheld is why an in-place writer of env could not hold its Edit
+// and Write deny rules by the kernel ("" when it could, or has none):
+// such a writer runs isolated instead (chooseIsolation), its patch judged
+// against them before it lands.
+func (d *Dispatcher) editUnheld(env *dispatch.Envelope) string {
+	if !isolate.HasEditDeny(env) {
+		return ""
+	}
+	if h := isolate.EditHoldFor(env, isolate.Resolved(isolate.WorkRoot(env))); !h.Held() {
+		return h.Rules()
+	}
+	if works, _ := d.ns.guess(); d.cfg.Depth == 0 && !works {
+		return strings.Join(isolate.EditRulesUnheld(env, "no view of its own: no user namespaces here"), "; ")
+	}
+	return ""
 }
 
 // holdsWorktreeGit reports whether a writer in a worktree copy gets its
@@ -540,6 +575,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			where = "the work tree; only its parent's configuration guard holds"
 		}
 		env.Notes = append(env.Notes, "the kernel sandbox is turned off (isolation.no_landlock): the writer's writes are not confined to "+where)
+		noteUnheldEdits(env, isolate.EditRulesUnheld(env, "the kernel sandbox is turned off"))
 		changed = true
 	}
 	if !d.onCopy() && isolate.InPlaceWriter(env) && !env.NoLandlock {
