@@ -33,14 +33,14 @@ import (
 // configuration its view holds read-only: inPlaceView); writers also the
 // caches a build needs (writerCaches).
 func ChildPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool) {
-	p, needed, _ := childPolicy(env, dir, base)
+	p, needed, _ := childPolicy(env, dir, base, nil)
 	return p, needed
 }
 
 // childPolicy is ChildPolicy with what became of the child's Read deny
 // rules: a read-only child, whose Bash runs unchecked, has the paths they
-// match hidden (ReadDenied).
-func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
+// match hidden (ReadDenied), expanded once per spawn by x (nil: anew).
+func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase, x *Expansion) (sandbox.Policy, bool, ReadDeny) {
 	// The child itself keeps the network: its model is reached over it.
 	// network: none holds its tool processes (tool.Env.NoNetwork).
 	p := sandbox.Policy{Network: true}
@@ -71,9 +71,9 @@ func childPolicy(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.
 		// does not write: what the rules match there is hidden.
 		real := *env
 		real.IsolationDir = ""
-		p.Hidden = append(p.Hidden, outside(ReadDenied(&real, []string{dir}).Paths, p.Writable)...)
+		p.Hidden = append(p.Hidden, outside(x.ReadDenied(&real, []string{dir}).Paths, p.Writable)...)
 	}
-	rd := ReadDenied(env, []string{dir})
+	rd := x.ReadDenied(env, []string{dir})
 	if env.ReadOnly {
 		p.Hidden = append(p.Hidden, rd.Paths...)
 	} else {
@@ -255,6 +255,12 @@ func Resolved(path string) string {
 // directories), and it applies its whole domain itself after its mounts
 // (by re-executing where the domain has a scope, else in place).
 func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
+	return (*Expansion)(nil).ConfineChild(cmd, env, td, ws, base)
+}
+
+// ConfineChild is ConfineChild with the spawn's expansion of the Read
+// deny rules.
+func (x *Expansion) ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
 	// Whatever else applies: no child (nor anything below it) holds
 	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
 	if err := sandbox.NoPtraceForChild(); err != nil {
@@ -275,7 +281,7 @@ func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Wo
 		}
 		cmd.Env = append(cmd.Env, writerGoEnv(env, td.Path(), base.getenv, lookup)...)
 	}
-	pol, needed, rd := childPolicy(env, td.Path(), base)
+	pol, needed, rd := childPolicy(env, td.Path(), base, x)
 	// The binary it runs is read where it is, in a host temporary
 	// directory too.
 	pol.Keep = keepProgram(pol.Keep, pol.HiddenAround, cmd.Path)
@@ -563,6 +569,11 @@ func readOnlyWritable(env *dispatch.Envelope, dir string, base *PolicyBase) []st
 // (a writer that could rewrite a PreToolUse hook's script could race its
 // pin check).
 func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, held []string) View {
+	return (*Expansion)(nil).InPlaceView(env, taskDir, allowConfig, held)
+}
+
+// InPlaceView is InPlaceViewFor with the spawn's expansion.
+func (x *Expansion) InPlaceView(env *dispatch.Envelope, taskDir string, allowConfig bool, held []string) View {
 	// (A delegating child's own children's directories are in its own.)
 	own := []string{ResolvedTaskDir(taskDir)}
 	root, project := Resolved(WorkRoot(env)), Resolved(env.ProjectRoot)
@@ -583,7 +594,7 @@ func InPlaceViewFor(env *dispatch.Envelope, taskDir string, allowConfig bool, he
 		MakeToHold(root, project)
 		v = InPlaceView(root, project, own...).HoldingAddDirs(added, false).HoldingFiles(files).CoveringOtherTasks(root, own[0], own[1:]).CoveringRootRecords(root, tasks).CoveringKnownIn(added, tasks)
 	}
-	v.Denied = WriterDenied(env, own[0])
+	v.Denied = x.WriterDenied(env, own[0])
 	return v
 }
 
@@ -603,7 +614,7 @@ func RestrictChild(env *dispatch.Envelope, dir string) (sandbox.Status, error) {
 		return sandbox.Status{}, err
 	}
 	if !passed {
-		pol, needed, rd = childPolicy(env, dir, NewPolicyBase(nil))
+		pol, needed, rd = childPolicy(env, dir, NewPolicyBase(nil), nil)
 	}
 	// Its mounts hold metadata read-only but in its own directories
 	// (HoldReadOnly): the syscall filter leaves chmod and utimes to them.

@@ -319,7 +319,9 @@ func holds(dir, p string) bool {
 // off). The layer found is ConfineChild's only if its shared paths are
 // the same (a program in a host temporary directory keeps it from
 // being: that child builds its own).
-func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
+//
+// x is the spawn's expansion of the Read deny rules (nil: anew).
+func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string, x *Expansion) {
 	if env.NoLandlock || env.Isolation != "" || sandbox.LandlockABI() < 1 {
 		return
 	}
@@ -331,7 +333,7 @@ func (b *PolicyBase) WarmLayer(env *dispatch.Envelope, dir string) {
 		return // another WarmLayer warms it, or warmed it not long ago
 	}
 	defer b.endWarming(project)
-	pol, needed := ChildPolicy(env, dir, b)
+	pol, needed, _ := childPolicy(env, dir, b, x)
 	if needed {
 		_, _ = b.knownLayerFor(env, dir, &pol, false, true)
 	}

@@ -103,20 +103,34 @@ func ReadDenied(env *dispatch.Envelope, keep []string) ReadDeny {
 
 // readDenied is ReadDenied with the walk bounded at limit entries.
 func readDenied(env *dispatch.Envelope, keep []string, limit int) ReadDeny {
+	return expandReads(env, limit).judge(keep)
+}
+
+// readExpansion is what env's Read deny rules match in its workspace,
+// before the child's own paths are judged against it (judge).
+type readExpansion struct {
+	rd      ReadDeny // final where Why is set: no expansion
+	ws      string
+	tracked string // a tracked file a rule matches (trackedDenied)
+}
+
+// expandReads expands env's Read deny rules: the walk of the directories
+// its patterns are relative to, and the look at git's index.
+func expandReads(env *dispatch.Envelope, limit int) readExpansion {
 	if !hasReadDeny(env.Permissions.Deny) {
-		return ReadDeny{Held: true}
+		return readExpansion{rd: ReadDeny{Held: true}}
 	}
 	perms, err := tool.NewPermissions("", nil, env.Permissions.Deny, nil)
 	if err != nil {
-		return ReadDeny{Why: "the deny rules do not parse: " + err.Error()}
+		return readExpansion{rd: ReadDeny{Why: "the deny rules do not parse: " + err.Error()}}
 	}
 	specs, all := perms.ReadDenies()
 	if all {
-		return ReadDeny{Why: "a deny rule for all of Read"}
+		return readExpansion{rd: ReadDeny{Why: "a deny rule for all of Read"}}
 	}
 	ws := filepath.Clean(cmp.Or(env.IsolationDir, env.Workspace))
 	if !filepath.IsAbs(ws) {
-		return ReadDeny{Why: "no absolute workspace to match the rules against"}
+		return readExpansion{rd: ReadDeny{Why: "no absolute workspace to match the rules against"}}
 	}
 	home, _ := os.UserHomeDir()
 	w := denyWalk{denies: perms.DeniesRead, ws: ws, limit: limit, left: limit, seen: map[string]bool{}}
@@ -137,22 +151,31 @@ func readDenied(env *dispatch.Envelope, keep []string, limit int) ReadDeny {
 	}
 	for _, r := range roots {
 		if err := w.walk(r, Resolved(r)); err != nil {
-			return ReadDeny{Why: err.Error()}
+			return readExpansion{rd: ReadDeny{Why: err.Error()}}
 		}
 	}
-	for _, p := range w.paths {
-		for _, k := range append([]string{ws, Resolved(ws)}, keep...) {
+	return readExpansion{rd: ReadDeny{Paths: w.paths, Held: true}, ws: ws, tracked: trackedDenied(perms, ws)}
+}
+
+// judge is what becomes of the expansion for a child whose own paths
+// are keep: no hidden path may hold one of them nor the workspace.
+func (e readExpansion) judge(keep []string) ReadDeny {
+	if e.rd.Why != "" || e.ws == "" {
+		return e.rd
+	}
+	for _, p := range e.rd.Paths {
+		for _, k := range append([]string{e.ws, Resolved(e.ws)}, keep...) {
 			if k != "" && within(filepath.Clean(p), filepath.Clean(k)) {
 				return ReadDeny{Why: fmt.Sprintf("%s would hide %s, which the child needs", p, k)}
 			}
 		}
 	}
-	if p := trackedDenied(perms, ws); p != "" {
+	if e.tracked != "" {
 		// (The paths are hidden all the same: cat is then refused by
 		// the kernel, git show by the rule check.)
-		return ReadDeny{Paths: w.paths, Why: p + " is tracked by git: its content is in the repository's objects too (git show), which no rule can hide"}
+		return ReadDeny{Paths: slices.Clone(e.rd.Paths), Why: e.tracked + " is tracked by git: its content is in the repository's objects too (git show), which no rule can hide"}
 	}
-	return ReadDeny{Paths: w.paths, Held: true}
+	return ReadDeny{Paths: slices.Clone(e.rd.Paths), Held: true}
 }
 
 // trackedDenied is the first file of the git index of the repository
@@ -344,7 +367,12 @@ func WriteDeniedFunc(env *dispatch.Envelope) func(string) bool {
 // deny rules (ReadDenied): for a shape that must tell two children apart
 // by it (a warm child's).
 func ChildPolicyReads(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
-	return childPolicy(env, dir, base)
+	return childPolicy(env, dir, base, nil)
+}
+
+// ChildPolicyReads is ChildPolicyReads with the spawn's expansion.
+func (x *Expansion) ChildPolicyReads(env *dispatch.Envelope, dir string, base *PolicyBase) (sandbox.Policy, bool, ReadDeny) {
+	return childPolicy(env, dir, base, x)
 }
 
 // outside are those of paths beneath none of dirs.
@@ -365,8 +393,13 @@ func outside(paths, dirs []string) []string {
 // whatever becomes of them, as the root's is: it runs unchecked only by
 // the user's own grant of all of Bash or bypassPermissions.
 func WriterDenied(env *dispatch.Envelope, taskDir string) []string {
+	return (*Expansion)(nil).WriterDenied(env, taskDir)
+}
+
+// WriterDenied is WriterDenied with the spawn's expansion.
+func (x *Expansion) WriterDenied(env *dispatch.Envelope, taskDir string) []string {
 	if env.ReadOnly {
 		return nil
 	}
-	return ReadDenied(env, []string{taskDir}).Paths
+	return x.ReadDenied(env, []string{taskDir}).Paths
 }

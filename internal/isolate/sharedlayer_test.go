@@ -234,7 +234,7 @@ func TestSharedLayerNotWaitedFor(t *testing.T) {
 	if slices.Contains(l.Paths(), outside) || !slices.Contains(p.HiddenPaths(), outside) {
 		t.Errorf("%s: in the layer %v, in the child's own rules %v; want the child's alone while the layer is warmed", outside, slices.Contains(l.Paths(), outside), slices.Contains(p.HiddenPaths(), outside))
 	}
-	base.WarmLayer(&env, own.Path())
+	base.WarmLayer(&env, own.Path(), nil)
 	p, _ = ChildPolicy(&env, own.Path(), base)
 	if l, err = base.knownLayer(&env, own.Path(), &p, false); err != nil || !slices.Contains(l.Paths(), outside) || slices.Contains(p.HiddenPaths(), outside) {
 		t.Errorf("once warmed, %s is not the layer's alone (layer %q, err %v)", outside, l.Paths(), err)
@@ -405,7 +405,7 @@ func TestWarmLayerExactKey(t *testing.T) {
 	if _, _, err := base.KnownLayer(root, nil); err != nil { // a child's, without the shared paths
 		t.Fatal(err)
 	}
-	base.WarmLayer(&env, own.Path())
+	base.WarmLayer(&env, own.Path(), nil)
 	warmed := false
 	for key := range base.known.byRoot {
 		warmed = warmed || strings.Contains(key, outside)

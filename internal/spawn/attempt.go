@@ -146,6 +146,7 @@ func (a *attempt) Isolate(ctx context.Context) {
 func (a *attempt) Exec(ctx context.Context) {
 	d, j, s := a.d, a.j, a.s
 	a.o, a.execErr = s.start(ctx)
+	d.denyWalks.Add(int64(j.deny.Walks())) // (its every use is made by its start)
 	// The child's TMPDIR is its own scratch space, kept for no one: it goes
 	// when the run is settled (after its leftovers are killed and its
 	// result read), so what a child wrote there does not outlive it. A

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/broodhq/brood/internal/call"
@@ -29,6 +30,10 @@ import (
 // Dispatcher spawns and tracks the children of one process.
 type Dispatcher struct {
 	cfg Config
+
+	// denyWalks counts the expansions of Read deny rules its spawns made
+	// (isolate.Expansion.Walks): one per tree a child is matched in.
+	denyWalks atomic.Int64
 
 	mu         sync.Mutex
 	childUsage model.Usage

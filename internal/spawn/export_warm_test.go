@@ -13,7 +13,7 @@ func ClaimWarm(ctx context.Context, d *Dispatcher) int {
 	if !ok {
 		return 0
 	}
-	slot := d.warm.claim(ctx, warmShape(d.envelope("", def, call.Spec{Prompt: "look"}), d.policyBase()))
+	slot := d.warm.claim(ctx, warmShape(d.envelope("", def, call.Spec{Prompt: "look"}), d.policyBase(), nil))
 	if slot == nil {
 		return 0
 	}

@@ -243,7 +243,7 @@ func (d *Dispatcher) requireSandbox(env *dispatch.Envelope, userNS bool) error {
 // Landlock and user namespaces are there to hold it. Where they are not,
 // it says so in the envelope's notes (the configuration guard still puts
 // back what changed) and reports true.
-func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, userNS bool) (bool, error) {
+func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, userNS bool, x *isolate.Expansion) (bool, error) {
 	if d.cfg.Depth > 0 {
 		// This process is a child, in its own view already (its mount
 		// namespace, which its children share) and under a Landlock domain
@@ -265,7 +265,7 @@ func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *task
 	// What its Edit and Write deny rules name, read-only (looked at
 	// again now: a literal may have gone since chooseIsolation).
 	h := isolate.EditHoldFor(env, isolate.Resolved(isolate.WorkRoot(env)))
-	v := isolate.InPlaceViewFor(env, td.Path(), d.cfg.Settings.Agents.AllowConfigChanges, d.cfg.Grant.Held()).HoldingEdits(h.Paths)
+	v := x.InPlaceView(env, td.Path(), d.cfg.Settings.Agents.AllowConfigChanges, d.cfg.Grant.Held()).HoldingEdits(h.Paths)
 	return noteUnheldEdits(env, h.Unheld), isolate.ConfigureInPlace(cmd, v)
 }
 
@@ -363,7 +363,7 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 			snap <- st
 		}()
 	}
-	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws, userNS)
+	err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws, userNS, s.j.deny)
 	spawntrace.Mark(ctx, "isolate")
 	if snap == nil {
 		s.cfg.watch(ctx, env.ReadOnly, s.ws)
@@ -423,7 +423,7 @@ func (s *spawn) handDown(env *dispatch.Envelope) {
 
 func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
 	c.last = cmd
-	return isolate.ConfineChild(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.policyBase())
+	return c.s.j.deny.ConfineChild(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.policyBase())
 }
 
 // Retry is asked when the child's start failed (pool.Retrier). A child
@@ -457,7 +457,7 @@ func (c *spawnConfiner) Retry(ctx context.Context, failed *exec.Cmd, err error) 
 	cmd := c.pristine
 	c.guessed, c.pristine = false, nil
 	env.Notes = env.Notes[:c.notes]
-	if err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws, false); err != nil {
+	if err := s.d.configure(ctx, cmd, env, s.j.td, &s.ws, false, s.j.deny); err != nil {
 		return nil, err
 	}
 	return cmd, nil
@@ -487,8 +487,9 @@ func cloneCmd(cmd *exec.Cmd) *exec.Cmd {
 
 // configure prepares an isolated child's copy and namespaces on its command,
 // once it holds its pool slot (so the copy is taken when the child starts).
-// userNS says whether the child starts in a user namespace (userNSFor).
-func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace, userNS bool) error {
+// userNS says whether the child starts in a user namespace (userNSFor);
+// x is the spawn's expansion of its Read deny rules.
+func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws **isolate.Workspace, userNS bool, x *isolate.Expansion) error {
 	if d.cfg.SharedCopy && !env.ReadOnly {
 		return fmt.Errorf("%s is a copy shared with other calls (a fleet worker's checkout for read-only calls): only a read-only agent runs in it, and %s writes", d.cfg.Workspace, env.TargetAgent)
 	}
@@ -505,7 +506,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		if env.Isolation == "worktree" {
 			env.IsolationRoot, env.IsolationDir = m.Root, m.Dir
 		}
-		if err := m.Configure(cmd, isolate.WriterDenied(env, td.Path())...); err != nil {
+		if err := m.Configure(cmd, x.WriterDenied(env, td.Path())...); err != nil {
 			return err
 		}
 	} else if d.cfg.CopyRoot != "" {
@@ -559,7 +560,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 			}
 		}
 		if w.Mode == isolate.ModeOverlay || w.Mode == isolate.ModeWorktree {
-			w.Denied = isolate.WriterDenied(env, td.Path())
+			w.Denied = x.WriterDenied(env, td.Path())
 			w.WriteDenied = isolate.WriteDeniedFunc(env)
 		}
 		if err := w.Configure(cmd); err != nil {
@@ -579,7 +580,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		changed = true
 	}
 	if !d.onCopy() && isolate.InPlaceWriter(env) && !env.NoLandlock {
-		noted, err := d.holdInPlace(cmd, env, td, userNS)
+		noted, err := d.holdInPlace(cmd, env, td, userNS, x)
 		if err != nil {
 			return fmt.Errorf("hold the in-place writer's configuration: %w", err)
 		}

@@ -384,7 +384,7 @@ func (d *Dispatcher) prepareResumed(rs *resumption, lim call.Limits, tp string, 
 		lg.Complexity, lg.Reasons, lg.Background = t.Log.Complexity, t.Log.Reasons, t.Log.Background
 	}
 	d.writeLog(td, lg)
-	return &job{name: env.TargetAgent, prio: prio, env: env, dir: td.Path(), td: td, lg: lg, unlock: unlock}, nil
+	return &job{name: env.TargetAgent, prio: prio, env: env, dir: td.Path(), td: td, lg: lg, unlock: unlock, deny: isolate.NewExpansion()}, nil
 }
 
 // runsSoFar is how many runs a task had: counted from the parent's verdict

@@ -12,6 +12,7 @@ import (
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -34,6 +35,9 @@ type job struct {
 	// owner is the new task's owner record on its way to disk (nil: synced,
 	// or a resume's, written before this run).
 	owner *taskdir.Durable
+	// deny is its Read deny rules' expansion, made once for its spawn's
+	// every use (a warm child's shape, its view or copy, its policy).
+	deny *isolate.Expansion
 }
 
 // prepare checks a request and writes the envelope and dispatch log.
@@ -82,6 +86,8 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 	}
 	d.checkIsolation(env)
 	holdBashReadOnly(env)
+	// The Read deny rules' expansion, once for the spawn's every use.
+	deny := isolate.NewExpansion()
 	if d.cfg.Depth == 0 && d.cfg.Mount == nil {
 		// The layer its children's domain stacks (isolate.KnownLayer),
 		// built once per dispatcher: beside the records, not on the
@@ -89,12 +95,12 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 		// on filling the envelope. Its shared paths do not depend on
 		// the task directory, which a warm child's may replace.)
 		e := *env
-		d.layer.warm(func() { d.policyBase().WarmLayer(&e, dir) })
+		d.layer.warm(func() { d.policyBase().WarmLayer(&e, dir, deny) })
 	}
 	// A warm child of this shape, started for a task id of its own, makes
 	// this dispatch that task (warm.go): its id and directory replace the
 	// fresh ones.
-	warm := d.takeWarm(ctx, env, req)
+	warm := d.takeWarm(ctx, env, req, deny)
 	if warm != nil {
 		_ = os.Remove(dir)
 		id, td, dir, env.TaskID = warm.id, warm.td, warm.td.Path(), warm.id
@@ -131,7 +137,7 @@ func (d *Dispatcher) prepareNew(ctx context.Context, req call.Spec, def *registr
 	// The log is first written when the process starts (with its pid);
 	// until then the held lock says the task is queued, and a task with an
 	// envelope, no log and no lock never started.
-	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm, desc: req.Description, callID: req.CallID, owner: durable}
+	j := &job{name: def.Name, prio: priorityOf(def), env: env, dir: dir, td: td, lg: lg, unlock: unlock, warm: warm, desc: req.Description, callID: req.CallID, owner: durable, deny: deny}
 	if inPlace && env.Isolation == "" {
 		j.inPlace = true
 		j.unlock = func() { d.leaveInPlace(); unlock() }

@@ -377,7 +377,7 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	}
 	id := d.newTaskID()
 	env := d.envelope(id, def, call.Spec{Prompt: "(warm)"})
-	shape := warmShape(env, d.policyBase())
+	shape := warmShape(env, d.policyBase(), nil)
 	if shape == "" {
 		return nil, fmt.Errorf("%s children cannot start warm here (isolated)", warmAgent)
 	}
@@ -433,7 +433,7 @@ func (d *Dispatcher) warmAgentShape() string {
 	if !ok {
 		return ""
 	}
-	return warmShape(d.envelope("", def, call.Spec{Prompt: "(warm)"}), d.policyBase())
+	return warmShape(d.envelope("", def, call.Spec{Prompt: "(warm)"}), d.policyBase(), nil)
 }
 
 // childCommand is the command a cold child of env starts with, as
@@ -465,24 +465,24 @@ func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *
 // in-place writer (its copy or view, namespaces and mounts are made for
 // it), a fork or a resume. (The task's command itself is compared
 // at its start: warmSlot.fits.)
-func warmShape(env *dispatch.Envelope, base *isolate.PolicyBase) string {
+func warmShape(env *dispatch.Envelope, base *isolate.PolicyBase, x *isolate.Expansion) string {
 	if env.Isolation != "" || isolate.InPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
 		return ""
 	}
 	// (What became of its Read deny rules too: hidden, or its Bash
 	// checked per command.)
-	pol, needed, rd := isolate.ChildPolicyReads(env, "\x00task", base)
+	pol, needed, rd := x.ChildPolicyReads(env, "\x00task", base)
 	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v\x00%v %q", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits, rd.Held, rd.Why)
 }
 
 // takeWarm gives a prepared dispatch an idle warm child of its shape: the
 // task takes the slot's id and directory. Called by prepare before the
 // task's records are written.
-func (d *Dispatcher) takeWarm(ctx context.Context, env *dispatch.Envelope, req call.Spec) *warmSlot {
+func (d *Dispatcher) takeWarm(ctx context.Context, env *dispatch.Envelope, req call.Spec, x *isolate.Expansion) *warmSlot {
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}
-	slot := d.warm.claim(ctx, warmShape(env, d.policyBase()))
+	slot := d.warm.claim(ctx, warmShape(env, d.policyBase(), x))
 	if slot != nil && !slot.untouched() {
 		// Something else wrote in its directory while it waited (an
 		// in-place writer can reach .brood/dispatch): the task starts
