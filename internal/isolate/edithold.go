@@ -140,7 +140,8 @@ func EditHoldFor(env *dispatch.Envelope, root string) EditHold {
 
 // holdLiteral is how the view holds the literal path p of an Edit deny:
 // the path to bind read-only, or why it cannot be held ("" and "" where
-// the writer cannot write it at all).
+// the writer cannot write it at all). writable[0] is its tree, the rest
+// its added directories.
 func holdLiteral(p string, writable []string) (bind, why string) {
 	p = filepath.Clean(p)
 	real := tool.ResolveLinks(p)
@@ -158,6 +159,10 @@ func holdLiteral(p string, writable []string) (bind, why string) {
 		return "", "reached through a symbolic link"
 	case slices.ContainsFunc(writable, func(w string) bool { return within(p, w) }):
 		return "", "it holds the whole tree"
+	case !within(writable[0], p):
+		// (The view pins no directory of an added one: it could be moved
+		// aside. An isolated writer writes none of them.)
+		return "", "in an added directory (--add-dir)"
 	}
 	return p, ""
 }

@@ -58,4 +58,15 @@ func TestEditHoldFor(t *testing.T) {
 			}
 		})
 	}
+	// A literal in an --add-dir directory: the view pins none of its
+	// directories, so the writer is isolated (an isolated one writes none).
+	add := Resolved(t.TempDir())
+	if err := os.WriteFile(filepath.Join(add, "x"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := &dispatch.Envelope{Workspace: root, ProjectRoot: root, AddDirs: []string{add},
+		Permissions: dispatch.Permissions{Deny: []string{"Edit(" + filepath.Join(add, "x") + ")"}}}
+	if h := EditHoldFor(env, root); len(h.Paths) != 0 || !strings.Contains(h.Rules(), "(in an added directory (--add-dir))") {
+		t.Errorf("a literal in an added directory: binds %v, unheld %q", h.Paths, h.Rules())
+	}
 }
