@@ -236,6 +236,10 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	case pool.LimitKill(o.KilledBy):
 		// It hit one of its limits: it ended by it, whatever it wrote.
 		res.Status, res.Error, res.ResumeHandle = dispatch.StatusKilled, "killed by the "+o.KilledBy, id
+	case res.Status == dispatch.StatusCancelled && ctx.Err() != nil:
+		// It wound down because this parent was stopped: why that was
+		// (Ctrl-C, a deadline), not Go's "context canceled".
+		res.Error, res.ResumeHandle = dispatch.StopCause(ctx, d.cfg.ParentTaskID != ""), id
 	case res.Status == dispatch.StatusDone && o.ExitCode != 0:
 		fails = append(fails, fmt.Sprintf("the child claimed done but exited with status %d", o.ExitCode))
 	}
@@ -303,7 +307,7 @@ func verdictOf(j *job, res *dispatch.Result, fails []string, hash string) dispat
 		TaskID: j.env.TaskID, Run: j.env.ResumeCount, Status: res.Status, Accepted: len(fails) == 0 && res.WrittenBy == "child",
 		Reasons: fails, ResultSHA256: hash, Usage: res.Usage.Add(res.ChildUsage), Decided: time.Now().UTC(),
 	}
-	if res.WrittenBy != "child" || res.Status == dispatch.StatusKilled || len(fails) > 0 {
+	if res.WrittenBy != "child" || res.Status == dispatch.StatusKilled || res.Status == dispatch.StatusCancelled || len(fails) > 0 {
 		v.Error = res.Error
 	}
 	if res.Status == dispatch.StatusKilled && strings.HasPrefix(res.Error, "stopped by the user") {
