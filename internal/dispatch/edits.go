@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
@@ -45,4 +46,25 @@ func (t *Task) TranscriptEdits() []string {
 		}
 	}
 	return files
+}
+
+// transcriptTokens are the tokens the task's transcript records so far
+// (one usage record per finished model turn, every run's): what a running
+// task, which has no result yet, has spent. Its own subagents' come with
+// its result.
+func (t *Task) transcriptTokens() int64 {
+	if t.td == nil {
+		return 0
+	}
+	recs, _, err := session.ReadFile(t.td.File(taskdir.Session))
+	if err != nil {
+		return 0
+	}
+	var u model.Usage
+	for _, r := range recs {
+		if r.Type == session.RecUsage && r.Usage != nil {
+			u = u.Add(*r.Usage)
+		}
+	}
+	return max(u.Total(), 0)
 }
