@@ -46,6 +46,9 @@ type spawn struct {
 	j      *job
 	ws     *isolate.Workspace
 	before *dispatch.TreeState
+	// pwin records this run's own hooks' writes while the child runs
+	// (parentwrites.go); closed by the walk after it.
+	pwin   *writeWindow
 	prog   *progress
 	emit   func(Event)
 	alive  func()                          // the call's watcher's (call.Watch.Alive), or nil
@@ -180,6 +183,7 @@ func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispa
 	}
 	s.d.isolator(ctx).OverlayFailed(why)
 	s.ws.Cleanup(context.WithoutCancel(ctx))
+	s.closeWindow()
 	s.ws, s.before, s.prog, s.links = nil, nil, nil, nil
 	env := s.j.env
 	env.IsolationRoot, env.IsolationDir = "", ""
@@ -195,10 +199,21 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	s.cfg.clearIndexBits(context.WithoutCancel(ctx)) // before the after-walk, which the bits would blind
 	s.cfg.settleStore(context.WithoutCancel(ctx))
 	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
+	var parentOnly, also []string
 	if s.before != nil {
-		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
-			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(dispatch.Changed(s.before, after)), true, after.Root
+		after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace)
+		if err == nil {
+			changed, touched := dispatch.Changed(s.before, after), s.d.parentW.touched(s.pwin)
+			changed, parentOnly, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
+			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
 		}
+		s.closeWindow()
+	}
+	if len(parentOnly) > 0 {
+		j.env.Notes = append(j.env.Notes, "not its changes: "+strings.Join(parentOnly, ", ")+" changed during its run by this run's own hooks, and by nothing else")
+	}
+	if len(also) > 0 {
+		j.env.Notes = append(j.env.Notes, "also changed during its run by this run's own hooks (it may have changed them too): "+strings.Join(also, ", "))
 	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
