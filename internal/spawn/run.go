@@ -226,8 +226,11 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	switch {
 	case readErr != nil && errors.Is(readErr, fs.ErrNotExist):
 		status, why := d.noResult(o, env, s.prog.lastError())
-		if kill != nil {
+		switch {
+		case kill != nil:
 			status, why = dispatch.StatusKilled, killedByUser(kill)
+		case o.KilledBy == pool.KilledByCancel && ctx.Err() != nil:
+			why = dispatch.StopCause(ctx, d.cfg.ParentTaskID != "") + ", before it wrote a result"
 		}
 		res = d.recover(j, status, why, true)
 		return res, verdictOf(j, res, nil, dispatch.HashRecord(j.td, taskdir.Result)), want
