@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
@@ -18,16 +19,29 @@ func (t *Task) TranscriptEdits() []string {
 	if t.td == nil {
 		return nil
 	}
-	recs, _, err := session.ReadFile(t.td.File(taskdir.Session))
+	files, _ := TranscriptWrites(t.td.File(taskdir.Session))
+	return files[:min(len(files), 20)]
+}
+
+// fileTools are the tools whose every write the transcript names (Write,
+// Edit, MultiEdit) or that write nothing in the tree.
+var fileTools = []string{"Write", "Edit", "MultiEdit", "Read", "Grep", "Glob", "LS", "TodoWrite", "WebFetch", "WebSearch", "TaskOutput"}
+
+// TranscriptWrites reads the transcript at path: the files it records a
+// successful Write, Edit or MultiEdit of (each one line, as the model
+// named them), and whether any other tool that may write (Bash,
+// a nested Task, an MCP tool) was called. The child's own record, so data.
+func TranscriptWrites(path string) (files []string, other bool) {
+	recs, _, err := session.ReadFile(path)
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	var files []string
 	inputs := map[string]json.RawMessage{} // tool id -> the input the model gave
 	for _, r := range recs {
 		if r.Type == session.RecMessage && r.Message != nil {
 			for _, u := range r.Message.ToolUses() {
 				inputs[u.ID] = u.Input
+				other = other || !slices.Contains(fileTools, u.Name)
 			}
 		}
 		if r.Type != session.RecToolResult || r.IsError || (r.Tool != "Write" && r.Tool != "Edit" && r.Tool != "MultiEdit") {
@@ -40,9 +54,30 @@ func (t *Task) TranscriptEdits() []string {
 		if len(raw) == 0 {
 			raw = inputs[r.ToolID]
 		}
-		if json.Unmarshal(raw, &in) == nil && in.Path != "" && !slices.Contains(files, in.Path) && len(files) < 20 {
+		if json.Unmarshal(raw, &in) == nil && in.Path != "" && !slices.Contains(files, in.Path) {
 			files = append(files, termsafe.Line(in.Path))
 		}
 	}
-	return files
+	return files, other
+}
+
+// transcriptTokens are the tokens the task's transcript records so far
+// (one usage record per finished model turn, every run's): what a running
+// task, which has no result yet, has spent. Its own subagents' come with
+// its result.
+func (t *Task) transcriptTokens() int64 {
+	if t.td == nil {
+		return 0
+	}
+	recs, _, err := session.ReadFile(t.td.File(taskdir.Session))
+	if err != nil {
+		return 0
+	}
+	var u model.Usage
+	for _, r := range recs {
+		if r.Type == session.RecUsage && r.Usage != nil {
+			u = u.Add(*r.Usage)
+		}
+	}
+	return max(u.Total(), 0)
 }

@@ -120,6 +120,9 @@ func LoadTaskDir(td *taskdir.Dir) (*Task, error) {
 	t.loadParentRecords(proj)
 	t.describe()
 	t.judge(resErr)
+	if t.Result == nil && t.Status == StatusRunning {
+		t.Tokens = t.transcriptTokens() // so far: the result adds up the rest
+	}
 	if len(t.Problems) > 0 {
 		// Said in the listing itself: what is broken, and that the task
 		// is shown from the parent's records.

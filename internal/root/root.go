@@ -263,6 +263,7 @@ func (r *Root) agent(ctx context.Context) error {
 	if d := r.Dispatcher; d != nil {
 		tools = append(tools, d.Tools()...)
 		cfg.Inject, cfg.UsageBelow = d.Notices, d.ChildUsage
+		cfg.Hooks = d.OwnHooks(cfg.Hooks) // their writes are not an in-place child's
 	}
 	if o.MCP {
 		// The configured MCP servers' tools, as Claude Code's main agent

@@ -229,6 +229,9 @@ func (a *attempt) Record(ctx context.Context) *call.Result {
 // Release undoes what the stages hold, last first: the copy, the TMPDIR,
 // the configuration guard, the stop event, the warm slot, the task's lock.
 func (a *attempt) Release() {
+	if a.s != nil {
+		a.s.closeWindow()
+	}
 	for i := len(a.undo) - 1; i >= 0; i-- {
 		a.undo[i]()
 	}

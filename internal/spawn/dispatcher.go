@@ -56,6 +56,10 @@ type Dispatcher struct {
 	cfgMu   sync.Mutex
 	cfgLive []*configGuard
 
+	// parentW are the in-place children's windows this run's own hooks'
+	// writes are recorded in (parentwrites.go).
+	parentW parentWrites
+
 	isoOnce sync.Once
 	iso     *isolate.Isolator
 	// ns is whether children start in a user namespace here (userns.go).

@@ -205,7 +205,9 @@ func (c *childHooks) handle(m protocol.Hook) {
 		return
 	}
 	go func() {
-		rep := hooks.Run(c.ctx, h)
+		// The hooks' writes are theirs, not a child's (parentwrites.go).
+		var rep protocol.HookReply
+		c.d.parentW.bracket(c.ctx, func() { rep = hooks.Run(c.ctx, h) })
 		c.mu.Lock()
 		c.pending--
 		c.mu.Unlock()

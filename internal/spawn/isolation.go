@@ -379,6 +379,9 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 		s.cfg.watch(ctx, env.ReadOnly, s.ws)
 	}()
 	s.before = <-snap
+	if s.before != nil {
+		s.pwin = s.d.parentW.open(env.Workspace, s.before)
+	}
 	var roots []string
 	var own chan isolate.Links
 	if s.before != nil && isolate.InPlaceWriter(env) && (s.ws == nil || s.ws.Mode == isolate.ModeNone) {

@@ -46,6 +46,9 @@ type spawn struct {
 	j      *job
 	ws     *isolate.Workspace
 	before *dispatch.TreeState
+	// pwin records this run's own hooks' writes while the child runs
+	// (parentwrites.go); closed by the walk after it.
+	pwin   *writeWindow
 	prog   *progress
 	emit   func(Event)
 	alive  func()                          // the call's watcher's (call.Watch.Alive), or nil
@@ -180,6 +183,7 @@ func (s *spawn) retryOnWorktree(ctx context.Context, o *dispatch.Output) (*dispa
 	}
 	s.d.isolator(ctx).OverlayFailed(why)
 	s.ws.Cleanup(context.WithoutCancel(ctx))
+	s.closeWindow()
 	s.ws, s.before, s.prog, s.links = nil, nil, nil, nil
 	env := s.j.env
 	env.IsolationRoot, env.IsolationDir = "", ""
@@ -195,10 +199,21 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	s.cfg.clearIndexBits(context.WithoutCancel(ctx)) // before the after-walk, which the bits would blind
 	s.cfg.settleStore(context.WithoutCancel(ctx))
 	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
+	var parentOnly, also []string
 	if s.before != nil {
-		if after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace); err == nil {
-			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(dispatch.Changed(s.before, after)), true, after.Root
+		after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace)
+		if err == nil {
+			changed, touched := dispatch.Changed(s.before, after), s.d.parentW.touched(s.pwin)
+			changed, parentOnly, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
+			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
 		}
+		s.closeWindow()
+	}
+	if len(parentOnly) > 0 {
+		j.env.Notes = append(j.env.Notes, "not its changes: "+strings.Join(parentOnly, ", ")+" changed during its run by this run's own hooks, and by nothing else")
+	}
+	if len(also) > 0 {
+		j.env.Notes = append(j.env.Notes, "also changed during its run by this run's own hooks (it may have changed them too): "+strings.Join(also, ", "))
 	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
@@ -211,8 +226,11 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	switch {
 	case readErr != nil && errors.Is(readErr, fs.ErrNotExist):
 		status, why := d.noResult(o, env, s.prog.lastError())
-		if kill != nil {
+		switch {
+		case kill != nil:
 			status, why = dispatch.StatusKilled, killedByUser(kill)
+		case o.KilledBy == pool.KilledByCancel && ctx.Err() != nil:
+			why = dispatch.StopCause(ctx, d.cfg.ParentTaskID != "") + ", before it wrote a result"
 		}
 		res = d.recover(j, status, why, true)
 		return res, verdictOf(j, res, nil, dispatch.HashRecord(j.td, taskdir.Result)), want
@@ -236,6 +254,10 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	case pool.LimitKill(o.KilledBy):
 		// It hit one of its limits: it ended by it, whatever it wrote.
 		res.Status, res.Error, res.ResumeHandle = dispatch.StatusKilled, "killed by the "+o.KilledBy, id
+	case res.Status == dispatch.StatusCancelled && ctx.Err() != nil:
+		// It wound down because this parent was stopped: why that was
+		// (Ctrl-C, a deadline), not Go's "context canceled".
+		res.Error, res.ResumeHandle = dispatch.StopCause(ctx, d.cfg.ParentTaskID != ""), id
 	case res.Status == dispatch.StatusDone && o.ExitCode != 0:
 		fails = append(fails, fmt.Sprintf("the child claimed done but exited with status %d", o.ExitCode))
 	}
@@ -303,7 +325,7 @@ func verdictOf(j *job, res *dispatch.Result, fails []string, hash string) dispat
 		TaskID: j.env.TaskID, Run: j.env.ResumeCount, Status: res.Status, Accepted: len(fails) == 0 && res.WrittenBy == "child",
 		Reasons: fails, ResultSHA256: hash, Usage: res.Usage.Add(res.ChildUsage), Decided: time.Now().UTC(),
 	}
-	if res.WrittenBy != "child" || res.Status == dispatch.StatusKilled || len(fails) > 0 {
+	if res.WrittenBy != "child" || res.Status == dispatch.StatusKilled || res.Status == dispatch.StatusCancelled || len(fails) > 0 {
 		v.Error = res.Error
 	}
 	if res.Status == dispatch.StatusKilled && strings.HasPrefix(res.Error, "stopped by the user") {

@@ -254,7 +254,7 @@ func (x *executor) call(ctx context.Context, ph *Phase, key string, c *Call, sco
 	if x.o.Journal != nil {
 		ent, _ = x.o.Journal.Lookup(key)
 		if ent.Done != nil && ent.Done.Status != CallCancelled {
-			x.count(ph, func(n *Counts) { dequeue(n); bump(n, ent.Done) })
+			x.count(ph, func(n *Counts) { journaled(n, ent.Done) })
 			return *ent.Done
 		}
 	}
@@ -340,6 +340,15 @@ func dequeue(n *Counts) {
 // queue adds k expected calls to a phase's queue.
 func (x *executor) queue(ph *Phase, k int) {
 	x.count(ph, func(n *Counts) { n.Queued += k })
+}
+
+// journaled counts a call a resume takes from the journal, done before.
+func journaled(n *Counts, rec *CallRecord) {
+	dequeue(n)
+	bump(n, rec)
+	if rec.Output != nil && len(rec.Code) == 0 {
+		n.Journaled++
+	}
 }
 
 func bump(n *Counts, rec *CallRecord) {

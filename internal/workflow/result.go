@@ -136,6 +136,9 @@ type Counts struct {
 	// not queued.
 	Chaining int `json:"chaining,omitempty"`
 	Queued   int `json:"queued"`
+	// Journaled are the Done (or Landing) calls a resume took from the
+	// journal without running them again: part of Done, not beside it.
+	Journaled int `json:"journaled,omitempty"`
 }
 
 // Event is progress: one phase's counts after a change; with no Phase,

@@ -54,6 +54,11 @@ func TestTasksKill(t *testing.T) {
 	if st := list[0]["status"]; (st != "cancelled" && st != "killed") || res["resume_handle"] != id {
 		t.Errorf("after kill: status %v, result %v", st, res)
 	}
+	// show's result block is under the task's status, the parent's
+	// account (killed), not the child's own word (cancelled).
+	if _, show, _ := p.Brood("tasks", "show", id); !strings.Contains(show, "\nresult ("+list[0]["status"].(string)+"):\n") || strings.Contains(show, "context canceled") {
+		t.Errorf("show after kill; want its result under status %v:\n%s", list[0]["status"], show)
+	}
 	code, out, _ = p.Brood("tasks", "--status", list[0]["status"].(string))
 	if code != 0 || !regexp.MustCompile(`(?m)^`+id[:12]+`\w*\s+sleeper\s+(cancelled|killed)\s`).MatchString(out) {
 		t.Errorf("table after kill:\n%s", out)

@@ -146,7 +146,7 @@ func showRun(opts *ShowOptions) error {
 		}
 	}
 	if r := t.Result; r != nil {
-		showResult(w, t.ID, r)
+		showResult(w, t, r)
 	} else {
 		fmt.Fprintln(w, "\nno result yet")
 	}
@@ -171,14 +171,19 @@ func showCopies(w io.Writer, f *cmdutil.Factory, t *dispatch.Task) {
 
 // showResult prints the files a result names and the first lines of its
 // summary.
-func showResult(w io.Writer, id string, r *dispatch.Result) {
+func showResult(w io.Writer, t *dispatch.Task, r *dispatch.Result) {
+	id := t.ID
 	if len(r.FilesChanged) > 0 {
 		fmt.Fprintf(w, "files    %s\n", termsafe.Line(strings.Join(r.FilesChanged, ", ")))
 	}
 	if r.Error != "" && !isCancelWords(r.Error) {
 		fmt.Fprintf(w, "error    %s\n", termsafe.Line(r.Error))
 	}
-	fmt.Fprintf(w, "\nresult (%s):\n", r.Status)
+	status := r.Status
+	if t.Status == dispatch.StatusKilled || t.Status == dispatch.StatusCancelled {
+		status = t.Status // the parent's account (killed, not the child's cancelled)
+	}
+	fmt.Fprintf(w, "\nresult (%s):\n", status)
 	if strings.TrimSpace(r.Summary) == "" {
 		fmt.Fprintln(w, "  (none: it was stopped before it said anything)")
 		return
@@ -200,7 +205,7 @@ func showVerdict(w io.Writer, t *dispatch.Task) {
 		if v.Rejected != "" {
 			fmt.Fprintf(w, "rejected %s\n", termsafe.Line(v.Rejected))
 		}
-		if v.Error != "" && !isCancelWords(v.Error) {
+		if v.Error != "" && !isCancelWords(v.Error) && v.Error != t.Note {
 			fmt.Fprintf(w, "ended    %s\n", termsafe.Line(v.Error))
 		}
 		for _, r := range v.Reasons {
@@ -234,6 +239,10 @@ func isCancelWords(s string) bool {
 func stoppedBy(t *dispatch.Task) string {
 	if t.Status != dispatch.StatusCancelled {
 		return ""
+	}
+	if v := t.Verdict; v != nil && strings.HasPrefix(v.Error, "stopped") {
+		// Its parent recorded why (Ctrl-C, a time limit): the note says it.
+		return strings.TrimPrefix(termsafe.Line(v.Error), "stopped: ") + ": resume it with brood tasks resume " + t.ID
 	}
 	if t.Verdict == nil {
 		return "its parent run ended before it finished (the parent was killed or died): resume it with brood tasks resume " + t.ID

@@ -35,6 +35,12 @@ func (p *progress) event(e wf.Event) {
 	if e.Status == "running" && had && prev.Status == "running" && now.Sub(p.last[e.Phase]) < 500*time.Millisecond {
 		return
 	}
+	if e.Phase != "" && e.Status == "running" && e.Counts == (wf.Counts{Queued: e.Queued}) {
+		// The phase has only queued its calls: the next event says what
+		// became of them (a resume's journaled calls are done, not
+		// queued), and is not held back behind this one.
+		return
+	}
 	p.last[e.Phase] = now
 	if e.Phase == "" {
 		// The run's own state: no worker has taken it, or none answers.
@@ -49,7 +55,14 @@ func (p *progress) event(e wf.Event) {
 // there; "to land": one there, in your tree only when the run ends, so not
 // done yet).
 func counts(c wf.Counts) string {
-	s := fmt.Sprintf("%d done, %d running, %d failed", c.Done, c.Running, c.Failed)
+	s := fmt.Sprintf("%d done", c.Done)
+	switch {
+	case c.Journaled > 0 && c.Journaled == c.Done:
+		s += " (journaled)"
+	case c.Journaled > 0:
+		s += fmt.Sprintf(" (%d journaled)", c.Journaled)
+	}
+	s += fmt.Sprintf(", %d running, %d failed", c.Running, c.Failed)
 	for _, x := range []struct {
 		n    int
 		what string

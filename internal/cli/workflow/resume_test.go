@@ -138,6 +138,10 @@ func TestKill9ThenResume(t *testing.T) {
 		t.Fatalf("outputs after resume: %s", got)
 	}
 	checkNoneRanTwice(t, p, &res, before)
+	// The progress says the three journaled calls are done, never queued.
+	if !strings.Contains(errs, "phase p (parallel) done: 4 done (3 journaled), 0 running") || strings.Contains(errs, "0 done, 0 running") {
+		t.Errorf("resume's progress; want the journaled calls done from its first line:\n%s", errs)
+	}
 	if res.Agents != 4 {
 		t.Errorf("agents %d, want 4", res.Agents)
 	}
