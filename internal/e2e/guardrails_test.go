@@ -86,6 +86,14 @@ func TestEdgeGuardrails(t *testing.T) {
 				`Concern: unauthorized: Bash "sh pass.sh" was refused: permission denied`, "(evidence, unauthorized)"},
 		},
 		{
+			// The commonest way models run tests: the pipeline exits with
+			// tail's 0 while the tests failed.
+			name: "evidence: failing tests piped through tail", agent: "general-purpose", flags: []string{"--allow", "Bash"}, status: "rejected",
+			script: `- tools: [{Bash: {command: "sh fail.sh 2>&1 | tail -5"}}]
+    - say: "` + fullReport + `\n\nAll tests pass."`,
+			want: []string{`Concern: evidence: the report says tests pass, but its last test command "sh fail.sh 2>&1 | tail -5" exited 0 as a whole, but the line's status is not the test's own`},
+		},
+		{
 			name: "evidence: the tests passed", agent: "general-purpose", flags: []string{"--allow", "Bash"}, status: "done", none: true,
 			script: `- tools: [{Bash: {command: "sh pass.sh"}}]
     - say: "` + fullReport + `\n\nAll tests pass."`,

@@ -130,6 +130,8 @@ func testEvidence(in Input) string {
 		last = c
 	}
 	switch {
+	case last != nil && !last.IsError && !statusIsTests(in, last.Command):
+		return fmt.Sprintf("its last test command %q exited 0 as a whole, but the line's status is not the test's own (a pipeline's is its last command's, a list's its last's, `||` hides a failure): its test result is unknown; run the tests alone or joined with &&", textline.Line(last.Command, 160))
 	case last != nil && !last.IsError:
 		return ""
 	case last != nil && refused(last.Result):
@@ -265,24 +267,47 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
+// statusIsTests reports whether a Bash command line's exit status 0 proves
+// that a test command in it passed.
+func statusIsTests(in Input, command string) bool {
+	if in.StatusCommands == nil {
+		return true
+	}
+	for _, c := range in.StatusCommands(command) {
+		if testPrefix(in, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// testPrefix reports whether one simple command (its words joined) is a
+// test command.
+func testPrefix(in Input, p string) bool {
+	cmds := in.TestCommands
+	if cmds == nil {
+		cmds = DefaultTestCommands()
+	}
+	for _, t := range cmds {
+		if p == t || strings.HasPrefix(p, t+" ") {
+			return true
+		}
+	}
+	return false
+}
+
 // isTest reports whether a Bash command line runs tests.
 func isTest(in Input, command string) bool {
 	if command == "" {
 		return false
-	}
-	cmds := in.TestCommands
-	if cmds == nil {
-		cmds = DefaultTestCommands()
 	}
 	progs := []string{strings.Join(strings.Fields(command), " ")}
 	if in.Programs != nil {
 		progs = append(progs, in.Programs(command)...)
 	}
 	for _, p := range progs {
-		for _, t := range cmds {
-			if p == t || strings.HasPrefix(p, t+" ") {
-				return true
-			}
+		if testPrefix(in, p) {
+			return true
 		}
 	}
 	return false

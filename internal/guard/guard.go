@@ -95,6 +95,10 @@ type Input struct {
 	// Programs reduces a Bash command line to the programs it runs (with
 	// their subcommands), as tool.Intent does; nil uses the first word.
 	Programs func(command string) []string
+	// StatusCommands are the simple commands of a Bash command line whose
+	// success the line's exit status 0 proves (trust.StatusCommands); nil
+	// takes the whole line's status for every command in it.
+	StatusCommands func(command string) []string
 }
 
 // Check runs every guard and returns the concerns, in a stable order.

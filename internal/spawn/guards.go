@@ -14,6 +14,7 @@ import (
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // maxGuardTranscript bounds how much of a child's transcript the guards
@@ -90,7 +91,8 @@ func (d *Dispatcher) concerns(name string, td *taskdir.Dir, env *dispatch.Envelo
 		Programs: func(cmd string) []string {
 			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
 		},
-		TestCommands: d.cfg.Settings.TestCommands,
+		StatusCommands: trust.StatusCommands,
+		TestCommands:   d.cfg.Settings.TestCommands,
 	}
 	if want.Observed {
 		in.Changed, in.Observed = want.Changed, true

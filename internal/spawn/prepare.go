@@ -175,6 +175,15 @@ func (d *Dispatcher) createTaskDir(req call.Spec) (string, *taskdir.Dir, error) 
 func (d *Dispatcher) writeNewRecords(env *dispatch.Envelope, def *registry.Definition, req call.Spec, td *taskdir.Dir) (*taskdir.Durable, error) {
 	own := ownerOf(env, def, req)
 	own.Session, own.Version = cmp.Or(req.Session, d.cfg.Session), dispatch.OwnerVersion
+	// What a listing shows and a user pastes carries no secret the model
+	// put in the call (secrets.md): the owner record's texts, and the
+	// envelope's description. The brief the child works from stays whole
+	// in its envelope; a resume rebuilds it from the record, markers and
+	// all, as its transcript has them.
+	if redact := d.cfg.Redact; redact != nil {
+		own.Description, own.Brief, own.Context = redact(own.Description), redact(own.Brief), redact(own.Context)
+		env.HandoffReason = redact(env.HandoffReason)
+	}
 	// In place at once (every process reads it; a crash of brood loses
 	// nothing), on disk in the background: record waits for that before it
 	// writes the verdict, so a power cut loses an owner record only while

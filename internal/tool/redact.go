@@ -119,11 +119,28 @@ func newRedactor(secrets []secretVar) *Redactor {
 	return r
 }
 
+// isBroodsWord reports whether v is a value brood itself writes in its
+// outputs' structure: a result's status, trust and patch attributes,
+// stream-json's subtypes and types. One is never taken for a secret: a
+// repository's committed .env (AUTH_TOKEN=rejected,
+// FOO_SECRET=error_max_turns) would otherwise blank the words a user's
+// script or CI step reads.
+func isBroodsWord(v string) bool {
+	switch v {
+	case "done", "partial", "checkpoint", "failed", "killed", "cancelled", "rejected", "applied", "not-applied",
+		"running", "queued", "interrupted", "stopped", "trusted", "untrusted", "success", "error_max_turns",
+		"error_max_budget_usd", "error_interrupted", "error_during_execution", "error_max_structured_output_retries",
+		"assistant", "result", "system", "tool_use", "tool_result", "subagent-result":
+		return true
+	}
+	return false
+}
+
 // set keeps secrets, each value once, longest first.
 func (r *Redactor) set(secrets []secretVar) {
 	seen := map[string]bool{}
 	for _, sv := range secrets {
-		if seen[sv.value] || strings.TrimSpace(sv.value) == "" {
+		if seen[sv.value] || strings.TrimSpace(sv.value) == "" || isBroodsWord(sv.value) {
 			continue
 		}
 		seen[sv.value] = true

@@ -293,3 +293,17 @@ func BenchmarkProjectRedactor(b *testing.B) {
 		NewProjectRedactor(environ, root)
 	}
 }
+
+// TestBroodsWordsAreNotSecrets: a repository's committed .env whose values
+// are brood's own status words (AUTH_TOKEN=rejected) does not blank them
+// from what brood prints, and a value holding one is still redacted whole.
+func TestBroodsWordsAreNotSecrets(t *testing.T) {
+	root := t.TempDir()
+	writeTestFile(t, root+"/.env", "AUTH_TOKEN=rejected\nFOO_SECRET=error_max_turns\nBAR_TOKEN=untrusted\nREAL_TOKEN=rejected-9f8e7d6c\n")
+	r := NewProjectRedactor(nil, root)
+	in := `{"subtype":"error_max_turns"} <subagent-result status="rejected" trust="untrusted"> rejected-9f8e7d6c`
+	want := `{"subtype":"error_max_turns"} <subagent-result status="rejected" trust="untrusted"> [REDACTED:.env:REAL_TOKEN]`
+	if got := r.Redact(in); got != want {
+		t.Errorf("Redact:\n got %q\nwant %q", got, want)
+	}
+}

@@ -55,9 +55,13 @@ func (es Errors) Error() string {
 // validates it against the plan schema and decodes it. It does not check
 // references or waves: see Check.
 func Parse(name string, data []byte) (*Plan, error) {
+	ext := strings.ToLower(filepath.Ext(name))
+	if err := checkPlanSize(name, data, ext != ".toml" && ext != ".json"); err != nil {
+		return nil, err
+	}
 	var doc any
 	var lines func(field string) int
-	switch strings.ToLower(filepath.Ext(name)) {
+	switch ext {
 	case ".toml":
 		if _, err := toml.Decode(string(data), &doc); err != nil {
 			return nil, tomlError(name, err)

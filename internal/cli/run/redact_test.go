@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,65 @@ func TestRunRedactsTheProjectEnv(t *testing.T) {
 				t.Errorf("the output shows no redaction marker (is the answer there?):\n%s", out)
 			}
 		})
+	}
+}
+
+// TestTaskRecordsCarryNoSecret: a secret the model Read from the project's
+// .env and put in a Task call's description and brief (a model handing a
+// credential on) is not in the task's owner record, its envelope's
+// description, nor `brood tasks` / `tasks show` / `--json` (the red team
+// found all of them in clear).
+func TestTaskRecordsCarryNoSecret(t *testing.T) {
+	p := clitest.NewProject(t)
+	clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "DB_PASSWORD="+envSecret+"\n")
+	script := p.Script("s.yaml", `
+agents:
+  root:
+    - tools: [{Read: {file_path: .env}}]
+    - tools: [{Task: {subagent_type: explore, description: "check {{result 0}}", prompt: "the password is {{result 0}}; say ok"}}]
+    - say: "done"
+  explore:
+    - say: "ok"
+`)
+	code, out, errOut := p.Brood("run", "--model", script, "hand it on")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	var records []string
+	_ = filepath.WalkDir(filepath.Join(p.Root, ".brood"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.Contains(path, "records") || filepath.Base(path) == "envelope.json") {
+			records = append(records, path)
+		}
+		return nil
+	})
+	if len(records) < 2 {
+		t.Fatalf("records %v: want an owner record and an envelope", records)
+	}
+	for _, path := range records {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if filepath.Base(path) == "envelope.json" {
+			// The child's own input keeps the brief it works from; its
+			// description is what a listing falls back to.
+			var env struct {
+				HandoffReason string `json:"handoff_reason"`
+			}
+			if err := json.Unmarshal(b, &env); err != nil {
+				t.Fatal(err)
+			}
+			text = env.HandoffReason
+		}
+		if strings.Contains(text, envSecret) {
+			t.Errorf("%s carries the .env secret:\n%s", path, b)
+		}
+	}
+	for _, args := range [][]string{{"tasks"}, {"tasks", "--json"}} {
+		_, list, _ := p.Brood(args...)
+		if strings.Contains(list, envSecret) || !strings.Contains(list, "[REDACTED:.env:DB_PASSWORD]") {
+			t.Errorf("brood %s: want the marker, not the secret:\n%s", strings.Join(args, " "), list)
+		}
 	}
 }

@@ -201,3 +201,23 @@ func hasLine(s, prefix, want string) bool {
 	}
 	return false
 }
+
+// TestValidateRefusesAnAliasBomb: a plan file of 700 bytes whose YAML
+// aliases expand to 387 million nodes is refused with its file named, where
+// decoding it ran the root out of memory.
+func TestValidateRefusesAnAliasBomb(t *testing.T) {
+	p := newProject(t, resumeScript)
+	var b strings.Builder
+	b.WriteString("a: &a [x,x,x,x,x,x,x,x,x]\n")
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		fmt.Fprintf(&b, "%s: &%s [%s]\n", n, n, strings.TrimSuffix(strings.Repeat("*"+prev+",", 9), ","))
+		prev = n
+	}
+	b.WriteString("name: bomb\nphases: []\n")
+	plan := p.plan("bomb.yaml", b.String())
+	code, out, errs := p.Brood(context.Background(), nil, "workflow", "validate", plan)
+	if code != 1 || !strings.Contains(errs, "bomb.yaml:1: its YAML aliases expand to more than 100000 nodes") {
+		t.Errorf("validate an alias bomb: exit %d\n%s%s\nwant it refused, the file named", code, out, errs)
+	}
+}
