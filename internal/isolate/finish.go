@@ -82,6 +82,7 @@ func (w *Workspace) land(ctx context.Context, base string, patch []byte, entries
 		out.Files = append(out.Files, e.path)
 	}
 	if denied := w.writeDenied(entries); len(denied) > 0 {
+		out.Denied = denied
 		if len(patch) > 0 {
 			out.Patch = filepath.Join(w.state, "changes.patch")
 			if err := writeAtomic(out.Patch, patch); err != nil {

@@ -262,6 +262,10 @@ type Outcome struct {
 	// the tree (Link): the patch was refused whole for them (Conflict says
 	// so) and kept.
 	Links []Link `json:"links,omitempty"`
+	// Denied are the paths the patch writes that the caller's Edit or
+	// Write deny rules forbid (WriteDenied): the patch was refused whole
+	// for them (Conflict says so) and kept.
+	Denied []string `json:"denied,omitempty"`
 	// Partial are the paths a landing that failed partway could not put
 	// back as they were (path: why), left as it wrote them; Preimages
 	// holds their earlier versions. Empty whenever the tree is as before.

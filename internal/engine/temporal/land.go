@@ -169,7 +169,8 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	if err != nil {
 		return failed(err.Error())
 	}
-	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig})
+	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig,
+		WriteDenied: e.cfg.Code.WriteDenied})
 	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "" || keepNamed(ap, e.cfg.Code.StateDir, l.key)) {
 		os.RemoveAll(state) // nothing kept there (what was is named now)
 	}
