@@ -370,6 +370,31 @@ func settledEvents(res *wf.Result, events func(wf.Event)) {
 	}
 }
 
+// landedJournal is journal with the landing's verdict after it: a call
+// the run's landing made not-applied (its change kept: a conflict, a
+// path the submitter's deny rules forbid) ends again with its record as
+// the result now has it, as a local run's journal ends a writer whose
+// change did not apply (the workflow's history, which the journal copies,
+// ended it done, before its change came back here).
+func landedJournal(res *wf.Result, journal []wf.JournalLine) []wf.JournalLine {
+	last := map[string]*wf.CallRecord{}
+	for _, l := range journal {
+		if l.Type == "done" && l.Rec != nil {
+			last[l.Key] = l.Rec
+		}
+	}
+	out := journal
+	for _, ph := range res.Phases {
+		for i := range ph.Calls {
+			c := &ph.Calls[i]
+			if rec, ok := last[c.Key]; ok && c.Status == wf.CallNotApplied && rec.Status != wf.CallNotApplied {
+				out = append(slices.Clip(out), wf.JournalLine{Type: "done", Key: c.Key, Rec: c})
+			}
+		}
+	}
+	return out
+}
+
 // callKept: this repository's landing of a call's change (its workflow
 // run's) did not apply it and kept the patch, so the call, done on the
 // fleet, is not-applied here, as its submitter said when it ended.
