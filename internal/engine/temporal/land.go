@@ -302,6 +302,9 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the git dir of %s: %w", dir, err)
 	}
+	if err := ownCommon(ctx, dir, common); err != nil {
+		return "", err
+	}
 	state := taskdir.CheckoutDir(common)
 	if state == "" {
 		return "", fmt.Errorf("no home directory to keep brood's records of the checkout %s in (set HOME or XDG_STATE_HOME)", dir)
