@@ -37,6 +37,9 @@ func (a *Applied) Message() string {
 
 func (a *Applied) message(moved string) string {
 	switch {
+	case len(a.Refused) > 0:
+		return fmt.Sprintf("refused: the worker's patch writes %s, which your Edit or Write deny rules forbid; nothing was applied (the whole patch is refused); it is kept at %s: review it",
+			strings.Join(a.Refused, ", "), a.Patch)
 	case len(a.Links) > 0:
 		return fmt.Sprintf("the worker's patch makes symbolic link(s) pointing outside your tree, and what they point to was never part of the change; nothing was applied; it is saved at %s: %s",
 			a.Patch, firstLines(a.Conflict, 3))
@@ -65,6 +68,11 @@ type ApplyOptions struct {
 	// (the agent's allow_config_changes); otherwise those changes are
 	// held back in StateDir/config.patch and named.
 	AllowConfig bool
+	// WriteDenied says whether the submitter's Edit or Write deny rules
+	// forbid a path of its tree (absolute; isolate.WriteDeniedFunc): a
+	// patch that writes one is refused whole and kept, as a local
+	// isolated writer's is. nil: no such rules.
+	WriteDenied func(path string) bool
 }
 
 // Apply brings res back into the submitter's tree at dir: whole or not at
@@ -110,7 +118,8 @@ func ApplyWith(ctx context.Context, store *blobstore.Store, dir string, snap *Sn
 			out.BaseMoved = fmt.Sprintf("HEAD moved from %s at submit to %s", short(snap.Base), short(head))
 		}
 	}
-	o, err := isolate.ApplyPatch(ctx, isolate.ApplyOptions{Dir: top, Base: snap.Tree, Patch: patch, StateDir: opts.StateDir, AllowConfig: opts.AllowConfig})
+	o, err := isolate.ApplyPatch(ctx, isolate.ApplyOptions{Dir: top, Base: snap.Tree, Patch: patch, StateDir: opts.StateDir, AllowConfig: opts.AllowConfig,
+		WriteDenied: opts.WriteDenied})
 	if err != nil {
 		return nil, err
 	}

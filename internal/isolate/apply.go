@@ -35,6 +35,9 @@ type ApplyOptions struct {
 	// files' sizes, and what its binary hunks say they inflate to);
 	// 0 is 1 GiB.
 	MaxLanded int64
+	// WriteDenied is as Workspace.WriteDenied: a patch that writes a path
+	// it forbids is refused whole and kept (Outcome.Refused names them).
+	WriteDenied func(path string) bool
 }
 
 // ApplyPatch brings a patch made elsewhere back the way Finish brings a
@@ -58,7 +61,8 @@ func ApplyPatch(ctx context.Context, opts ApplyOptions) (*Outcome, error) {
 	} else if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}
-	w := &Workspace{Mode: ModeWorktree, repo: r, state: filepath.Join(state, "isolate"), keepDir: opts.KeepDir, allowConfig: opts.AllowConfig}
+	w := &Workspace{Mode: ModeWorktree, repo: r, state: filepath.Join(state, "isolate"), keepDir: opts.KeepDir, allowConfig: opts.AllowConfig,
+		WriteDenied: opts.WriteDenied}
 	if err := os.MkdirAll(w.state, 0o700); err != nil {
 		return nil, fmt.Errorf("isolate: %w", err)
 	}

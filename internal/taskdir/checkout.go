@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,7 +70,8 @@ const (
 // identity is the records of another checkout that was at this path (one
 // moved away, or deleted, and this one made anew here: a clone, git init)
 // and is set aside under a name of its own, where that checkout, moved,
-// can still take it over; where none is left, the directory this
+// can still take it over (the set-aside ones beyond the newest 16, or
+// older than 30 days, are pruned then: pruneSetAside); where none is left, the directory this
 // checkout kept before it was moved or renamed is taken over (takeOver),
 // else it is made (0700); and the checkout is noted in it (its common dir
 // and that directory's identity, checkout.json). A directory an older
@@ -100,8 +103,12 @@ func CheckoutDir(common string) string {
 	defer unlock()
 	var n checkoutNote
 	err := ReadStateJSON(filepath.Join(dir, checkoutNoteFile), maxNote, &n)
-	if err == nil && n.ID != nil && *n.ID != id && setAside(dir) != nil {
-		return "" // another checkout's records, left where they are: none kept here
+	if err == nil && n.ID != nil && *n.ID != id {
+		now := time.Now()
+		if setAside(dir, now) != nil {
+			return "" // another checkout's records, left where they are: none kept here
+		}
+		pruneSetAside(filepath.Dir(dir), now)
 	}
 	err = CheckStateDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -128,14 +135,18 @@ func tryLock(file string) (unlock func(), ok bool) {
 	return unlock, err == nil
 }
 
-// setAside renames dir, a checkout's directory, to a fresh name beside it
-// (32 random hex digits, as a checkout's are), never over anything.
-func setAside(dir string) error {
-	var b [16]byte
+// setAside renames dir, a checkout's directory, to a fresh name beside
+// it, never over anything: asidePrefix, the time in nanoseconds (16 hex
+// digits) and 10 random hex digits, 32 in all as a checkout's are, so a
+// moved checkout can take it over (takeOver) and a prune knows it and
+// its age (pruneSetAside).
+func setAside(dir string, now time.Time) error {
+	var b [5]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
-	return renameIn(dir, filepath.Base(dir), hex.EncodeToString(b[:]))
+	name := fmt.Sprintf("%s%016x%s", asidePrefix, uint64(now.UnixNano()), hex.EncodeToString(b[:]))
+	return renameIn(dir, filepath.Base(dir), name)
 }
 
 // renameIn renames from to to, both names in the checkouts directory

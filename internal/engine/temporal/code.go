@@ -123,6 +123,11 @@ type CodeConfig struct {
 	// AllowConfig lets a patch change .brood/, .claude/ and .mcp.json
 	// (agents.allow_config_changes); otherwise those are held back.
 	AllowConfig bool
+	// WriteDenied judges a worker's change by the submitter's own Edit
+	// and Write deny rules (its settings'; isolate.WriteDeniedFunc): one
+	// that writes a path they forbid is refused whole and kept, never
+	// landed, as a local isolated writer's change is. nil: none.
+	WriteDenied func(path string) bool
 }
 
 // capture records the submitter's tree for a run's calls.

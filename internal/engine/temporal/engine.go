@@ -546,7 +546,7 @@ func (e *Engine) keep(res *wf.Result, journal []wf.JournalLine, err error) (*wf.
 	file := e.resultFile(res.RunID)
 	werr := os.MkdirAll(filepath.Dir(file), 0o700)
 	if werr == nil {
-		werr = writeJournal(filepath.Join(filepath.Dir(file), wf.JournalFile), journal)
+		werr = writeJournal(filepath.Join(filepath.Dir(file), wf.JournalFile), landedJournal(res, journal))
 	}
 	if werr == nil {
 		werr = dispatch.WriteJSON(file, res)

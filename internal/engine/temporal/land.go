@@ -169,7 +169,8 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	if err != nil {
 		return failed(err.Error())
 	}
-	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig})
+	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig,
+		WriteDenied: e.cfg.Code.WriteDenied})
 	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "" || keepNamed(ap, e.cfg.Code.StateDir, l.key)) {
 		os.RemoveAll(state) // nothing kept there (what was is named now)
 	}
@@ -301,6 +302,9 @@ func landDir(ctx context.Context, dir, key string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the git dir of %s: %w", dir, err)
 	}
+	if err := ownCommon(ctx, dir, common); err != nil {
+		return "", err
+	}
 	state := taskdir.CheckoutDir(common)
 	if state == "" {
 		return "", fmt.Errorf("no home directory to keep brood's records of the checkout %s in (set HOME or XDG_STATE_HOME)", dir)
@@ -367,6 +371,31 @@ func settledEvents(res *wf.Result, events func(wf.Event)) {
 		}
 		events(wf.Event{RunID: res.RunID, Phase: ph.ID, Shape: ph.Shape, Status: ph.Status, Counts: ph.Counts()})
 	}
+}
+
+// landedJournal is journal with the landing's verdict after it: a call
+// the run's landing made not-applied (its change kept: a conflict, a
+// path the submitter's deny rules forbid) ends again with its record as
+// the result now has it, as a local run's journal ends a writer whose
+// change did not apply (the workflow's history, which the journal copies,
+// ended it done, before its change came back here).
+func landedJournal(res *wf.Result, journal []wf.JournalLine) []wf.JournalLine {
+	last := map[string]*wf.CallRecord{}
+	for _, l := range journal {
+		if l.Type == "done" && l.Rec != nil {
+			last[l.Key] = l.Rec
+		}
+	}
+	out := journal
+	for _, ph := range res.Phases {
+		for i := range ph.Calls {
+			c := &ph.Calls[i]
+			if rec, ok := last[c.Key]; ok && c.Status == wf.CallNotApplied && rec.Status != wf.CallNotApplied {
+				out = append(slices.Clip(out), wf.JournalLine{Type: "done", Key: c.Key, Rec: c})
+			}
+		}
+	}
+	return out
 }
 
 // callKept: this repository's landing of a call's change (its workflow

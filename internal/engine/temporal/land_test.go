@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/isolate"
 )
 
 // landRepo is a submitter's repository with one commit, its snapshot, a
@@ -224,5 +225,61 @@ func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(state, "*")); len(left) != 1 {
 		t.Fatalf("state directories left: %v; want only the kept one", left)
+	}
+}
+
+// TestDeniedChangeIsRefusedWhole (review40 P2-F): a worker's change that
+// writes a path the submitter's Edit or Write deny rules forbid is not
+// landed, a call's or a run's tree: refused whole (an allowed file in it
+// too), kept under the state directory, the denied path named; a later
+// landing says so again and writes nothing.
+func TestDeniedChangeIsRefusedWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name, deny string
+		refused    bool
+	}{
+		{"call, denied by a pattern", "Edit(one*)", true},
+		{"call, denied by Write", "Write(one.txt)", true},
+		{"call, another path denied", "Edit(conf/**)", false},
+		{"run, denied", "Edit(one*)", true},
+		{"run, another path denied", "Edit(conf/**)", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLandRepo(t)
+			r.e.cfg.Code.WriteDenied = isolate.WriteDeniedFunc(&dispatch.Envelope{
+				Permissions: dispatch.Permissions{Deny: []string{tc.deny}}, Workspace: r.dir})
+			land := func() landOutcome { return r.e.land(t.Context(), r.call(callRun)) }
+			if strings.HasPrefix(tc.name, "run") {
+				writeT(t, r.dir, "one.txt", "from the writer\n")
+				tip, err := codesnap.Capture(t.Context(), r.e.cfg.Code.Blobs, r.dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(filepath.Join(r.dir, "one.txt"))
+				const runID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+				land = func() landOutcome { return r.e.landRunOut(t.Context(), RunInput{RunID: runID, Code: r.snap, Tip: tip}) }
+			}
+			out := land()
+			_, err := os.Stat(filepath.Join(r.dir, "one.txt"))
+			if !tc.refused {
+				if out.State != landApplied || err != nil {
+					t.Fatalf("a change no rule forbids: %+v (one.txt: %v); want it applied", out, err)
+				}
+				return
+			}
+			if out.State != landKept || err == nil || !strings.Contains(out.Message, "writes one.txt, which your Edit or Write deny rules forbid") {
+				t.Fatalf("a denied change: %+v (one.txt: %v); want it kept, named, not in the tree", out, err)
+			}
+			kept, _ := filepath.Glob(filepath.Join(r.e.cfg.Code.StateDir, "*", "*.patch"))
+			if len(kept) != 1 || !strings.Contains(out.Message, kept[0]) {
+				t.Fatalf("kept %v; the message says %q", kept, out.Message)
+			}
+			if again := land(); again.State != landKeptBefore || again.Message != out.Message {
+				t.Fatalf("second landing: %+v; want kept before, the same message", again)
+			}
+			if _, err := os.Stat(filepath.Join(r.dir, "one.txt")); err == nil {
+				t.Fatal("the denied change was applied on the second landing")
+			}
+		})
 	}
 }

@@ -13,9 +13,11 @@ import (
 
 	"github.com/broodhq/brood/internal/blobstore"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -129,5 +131,9 @@ func codeConfig(ctx context.Context, f *cmdutil.Factory, blobs *blobstore.Store)
 	if f.ProjectRoot != "" {
 		state = filepath.Join(taskdir.Open(f.ProjectRoot).StateDir(), "fleet", "patches")
 	}
-	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges}
+	// A worker's change is judged by this user's own Edit and Write deny
+	// rules (the settings': on the fleet the permission flags are the
+	// worker's), as a local isolated writer's is when it lands.
+	denied := isolate.WriteDeniedFunc(&dispatch.Envelope{Permissions: f.Permissions(cmdutil.PermissionFlags{}), Workspace: f.Cwd})
+	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges, WriteDenied: denied}
 }
