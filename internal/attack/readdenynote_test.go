@@ -52,7 +52,8 @@ func streamToolResults(t *testing.T, out string) []string {
 // parent model reads (stream-json's tool_result) says so in brood's
 // words, below the child's report: which rules are checked per command
 // only, and, under bypassPermissions, that the child may have read what
-// they match. Where the kernel holds them, no such line. Read-only
+// they match; `brood tasks show` says it from the parent's verdict. Where
+// the kernel holds them, no such line. Read-only
 // (explore: warm or cold) and writer children.
 func TestReadDenyUnexpandedSaidInTaskResult(t *testing.T) {
 	needLandlock(t)
@@ -92,14 +93,25 @@ func TestReadDenyUnexpandedSaidInTaskResult(t *testing.T) {
 				t.Fatalf("want one Task tool_result, have %d:\n%s", len(results), out)
 			}
 			_, below, _ := strings.Cut(results[0], "</subagent-result>")
+			ids := p.taskIDs()
+			if len(ids) != 1 {
+				t.Fatalf("want one task, have %v", ids)
+			}
+			code, show, errs := p.brood(t.Context(), nil, "tasks", "show", ids[0])
+			if code != 0 {
+				t.Fatalf("brood tasks show: code %d\n%s\n%s", code, show, errs)
+			}
 			if tc.want == "" {
-				if strings.Contains(results[0], "not held by the kernel sandbox") {
-					t.Errorf("the Task result says the Read denies are not held where the kernel holds them:\n%s", results[0])
+				if strings.Contains(results[0], "not held by the kernel sandbox") || strings.Contains(show, "\nsandbox  ") {
+					t.Errorf("the Task result or tasks show says the Read denies are not held where the kernel holds them:\n%s\n%s", results[0], show)
 				}
 				return
 			}
 			if !strings.Contains(below, tc.want) || !strings.Contains(below, "\nNote: Read deny rules ") {
 				t.Errorf("the Task result does not say, below the child's report, that the Read denies are not held (want %q):\n%s", tc.want, results[0])
+			}
+			if !strings.Contains(show, "\nsandbox  Read deny rules ") || !strings.Contains(show, strings.TrimPrefix(tc.want, "Note: ")) {
+				t.Errorf("brood tasks show does not say the Read denies are not held (want %q):\n%s", tc.want, show)
 			}
 		})
 	}

@@ -8,6 +8,18 @@ import (
 	"github.com/broodhq/brood/internal/tool"
 )
 
+// parentNoteHead and parentNoteMid frame the rules ParentNote names.
+const (
+	parentNoteHead = "Read deny rules "
+	parentNoteMid  = " are not held by the kernel sandbox for this child ("
+)
+
+// IsParentNote reports whether n, one of a task's notes (the parent's
+// own: dispatch.Envelope.Notes), is a ReadDeny.ParentNote.
+func IsParentNote(n string) bool {
+	return strings.HasPrefix(n, parentNoteHead) && strings.Contains(n, parentNoteMid)
+}
+
 // maxNamedRules is how many of a child's Read deny rules ParentNote names.
 const maxNamedRules = 4
 
@@ -35,7 +47,7 @@ func (d ReadDeny) ParentNote(env *dispatch.Envelope) string {
 	if n := len(rules) - maxNamedRules; n > 0 {
 		named += fmt.Sprintf(" and %d more", n)
 	}
-	s := fmt.Sprintf("Read deny rules %s are not held by the kernel sandbox for this child (%q): its commands are checked against them one by one, "+
+	s := fmt.Sprintf(parentNoteHead+"%s"+parentNoteMid+"%q): its commands are checked against them one by one, "+
 		"so one that names a denied file is refused, but one that computes the path (a script, python3 -c) is not", named, d.Why)
 	if env.Permissions.Mode == string(tool.ModeBypass) {
 		return s + ", and under bypassPermissions (this run's mode) every such command runs: it may have read those files, and its report may hold their content"
