@@ -95,10 +95,10 @@ func pathStrings(paths [][]byte) []string {
 // needs none of them (its Restrict only reports).
 func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) string {
 	v := policyValue(dir, p, needed, withPaths, rd)
-	if v == "" {
+	if v == nil {
 		return ""
 	}
-	return EnvChildPolicy + "=" + v
+	return EnvChildPolicy + "=" + string(v)
 }
 
 // passPolicy passes cmd's child what policyEntry says, whatever its size:
@@ -107,23 +107,23 @@ func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDe
 // (sandbox.PassEnv).
 func passPolicy(cmd *exec.Cmd, dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) error {
 	v := policyValue(dir, p, needed, withPaths, rd)
-	if v == "" {
+	if v == nil {
 		return nil
 	}
 	return sandbox.PassEnv(cmd, EnvChildPolicy, v)
 }
 
 // policyValue is EnvChildPolicy's value (policyEntry).
-func policyValue(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) string {
+func policyValue(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) []byte {
 	if !withPaths {
 		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
 	}
 	b, err := json.Marshal(passedPolicy{Dir: []byte(filepath.Clean(dir)), Needed: needed, Policy: toWire(p),
 		ReadDenyHeld: rd.Held, ReadDenyN: len(rd.Paths), ReadDenyWhy: rd.Why, ReadDenyWriter: rd.Writer, ReadDenyInTree: pathBytes(rd.InTree)})
 	if err != nil {
-		return "" // (it always marshals) the child builds its own
+		return nil // (it always marshals) the child builds its own
 	}
-	return string(b)
+	return b
 }
 
 // takePolicy is the policy the parent passed for the task directory dir,

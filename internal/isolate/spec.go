@@ -75,7 +75,8 @@ func (s mountSpec) encode() string {
 // can be longer than one environment string may be, and then go in a
 // sealed memory file (sandbox.PassEnv).
 func (s mountSpec) pass(cmd *exec.Cmd) error {
-	return sandbox.PassEnv(cmd, envVar, s.encode())
+	b, _ := json.Marshal(s)
+	return sandbox.PassEnv(cmd, envVar, b)
 }
 
 // Entered tells the child what EnterFromEnv set up.

@@ -24,9 +24,9 @@ const passedSeals = unix.F_SEAL_WRITE | unix.F_SEAL_GROW | unix.F_SEAL_SHRINK | 
 // reads it with TakeEnv; the parent closes its copy once the child
 // started (ClosePassed). Call it after anything that replaces cmd.Env or
 // cmd.ExtraFiles wholesale.
-func PassEnv(cmd *exec.Cmd, name, value string) error {
+func PassEnv(cmd *exec.Cmd, name string, value []byte) error {
 	if len(value) <= passInEnvMax {
-		cmd.Env = append(cmd.Env, name+"="+value)
+		cmd.Env = append(cmd.Env, name+"="+string(value)) // (one copy: Go converts in the concatenation)
 		return nil
 	}
 	f, err := sealedFile(value)
@@ -40,7 +40,7 @@ func PassEnv(cmd *exec.Cmd, name, value string) error {
 
 // sealedFile is a memory file (close-on-exec in this process; the child's
 // copy is placed by exec.Cmd) holding value, sealed.
-func sealedFile(value string) (*os.File, error) {
+func sealedFile(value []byte) (*os.File, error) {
 	fd, err := unix.MemfdCreate(passedName, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
 	if errors.Is(err, unix.EINVAL) { // before Linux 6.3: no MFD_NOEXEC_SEAL
 		fd, err = unix.MemfdCreate(passedName, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
@@ -49,7 +49,7 @@ func sealedFile(value string) (*os.File, error) {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), passedName)
-	if _, err := f.WriteString(value); err != nil {
+	if _, err := f.Write(value); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func TestPassEnvReachesTheChild(t *testing.T) {
 			if tc.forge != nil {
 				tc.forge(cmd)
 			} else {
-				if err := PassEnv(cmd, passedVar, tc.value); err != nil {
+				if err := PassEnv(cmd, passedVar, []byte(tc.value)); err != nil {
 					t.Fatal(err)
 				}
 				if len(cmd.ExtraFiles) != tc.files {
@@ -142,7 +142,7 @@ func TestPassEnvReachesTheChild(t *testing.T) {
 // and the child's read).
 func TestPassEnvSealed(t *testing.T) {
 	cmd := exec.Command("true")
-	if err := PassEnv(cmd, passedVar, strings.Repeat("x", passInEnvMax+1)); err != nil {
+	if err := PassEnv(cmd, passedVar, []byte(strings.Repeat("x", passInEnvMax+1))); err != nil {
 		t.Fatal(err)
 	}
 	defer ClosePassed(cmd)

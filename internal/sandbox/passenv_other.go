@@ -9,8 +9,8 @@ import (
 
 // PassEnv puts value in cmd's environment off Linux (no sealed memory
 // files; no child confinement reads a long list there).
-func PassEnv(cmd *exec.Cmd, name, value string) error {
-	cmd.Env = append(cmd.Env, name+"="+value)
+func PassEnv(cmd *exec.Cmd, name string, value []byte) error {
+	cmd.Env = append(cmd.Env, name+"="+string(value))
 	return nil
 }
 
