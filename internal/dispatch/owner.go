@@ -80,6 +80,10 @@ type Verdict struct {
 	// Config is what became of the child's changes to brood's and Claude
 	// Code's configuration (refused, undone, allowed), one line each.
 	Config []string `json:"config,omitempty"`
+	// ReadDeny is the parent's word that the kernel did not hold the
+	// child's Read deny rules, and what that means (isolate's
+	// ReadDeny.ParentNote, the Task result's Note), for `tasks show`.
+	ReadDeny string `json:"read_deny,omitempty"`
 	// Error is the parent's account of how the run ended when the child's
 	// own does not hold (killed, failed to parse, no space left).
 	Error    string `json:"error,omitempty"`

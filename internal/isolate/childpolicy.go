@@ -240,7 +240,7 @@ func Resolved(path string) string {
 	return path
 }
 
-// ConfineChild runs on the thread the child is started from: it puts
+// ConfineChildRD runs on the thread the child is started from: it puts
 // that thread under the child's Landlock policy, so the child is confined
 // from its first instruction without re-executing itself. Two children are
 // the exception: an overlay child and an in-place writer must mount first
@@ -254,25 +254,27 @@ func Resolved(path string) string {
 // (any layer under its own would refuse moving files between its own
 // directories), and it applies its whole domain itself after its mounts
 // (by re-executing where the domain has a scope, else in place).
-func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
-	return (*Expansion)(nil).ConfineChild(cmd, env, td, ws, base)
+// The ReadDeny it returns is what the kernel holds of env's Read deny
+// rules for the child (ReadDeny.ParentNote says it to the parent model).
+func ConfineChildRD(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) (ReadDeny, error) {
+	return (*Expansion)(nil).ConfineChildRD(cmd, env, td, ws, base)
 }
 
-// ConfineChild is ConfineChild with the spawn's expansion of the Read
+// ConfineChildRD is ConfineChildRD with the spawn's expansion of the Read
 // deny rules.
-func (x *Expansion) ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
+func (x *Expansion) ConfineChildRD(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) (ReadDeny, error) {
 	// Whatever else applies: no child (nor anything below it) holds
 	// CAP_SYS_PTRACE, which would pass its siblings' non-dumpable flag.
 	if err := sandbox.NoPtraceForChild(); err != nil {
-		return err
+		return ReadDeny{Held: true}, err
 	}
 	// A delegating child reads its copy of the user's settings, never the
 	// file (review C7).
 	if err := WriteChildSettings(cmd, env, td); err != nil {
-		return err
+		return ReadDeny{Held: true}, err
 	}
 	if env.NoLandlock {
-		return nil
+		return ReadDeny{Held: true}, nil
 	}
 	if !env.ReadOnly {
 		lookup := os.Getenv
@@ -295,10 +297,10 @@ func (x *Expansion) ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *task
 	}
 	// An overlay, this spawn's copy or a fleet worker's (Mount), is
 	// mounted by the child: the parent's rules do not reach its files.
-	overlay := (ws != nil && ws.Mode == ModeOverlay) || mountsOverlay(cmd.Env)
+	overlay := (ws != nil && ws.Mode == ModeOverlay) || mountsOverlay(cmd)
 	layer, err := base.knownLayer(env, td.Path(), &pol, overlay)
 	if err != nil {
-		return err
+		return rd, err
 	}
 	a := cmd.SysProcAttr
 	if overlay || (a != nil && (len(a.UidMappings) > 0 || len(a.GidMappings) > 0)) {
@@ -307,42 +309,56 @@ func (x *Expansion) ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *task
 			cmd.Env = append(cmd.Env, entry)
 		}
 		// The child applies this policy's domain (beyond its base) itself.
-		if e := policyEntry(td.Path(), pol, needed, true, rd); e != "" {
-			cmd.Env = append(cmd.Env, e)
+		if perr := passPolicy(cmd, td.Path(), pol, needed, true, rd); perr != nil {
+			return rd, perr
 		}
 		if pol.ReadOnly || len(pol.Writable) > 0 {
 			sandbox.LayerForChild(cmd, layer)
 		}
-		return err
+		return rd, err
 	}
 	if !needed {
 		// Nothing to confine on the file system; still, the child must
 		// not signal or ptrace its parent or siblings.
 		_, err := sandbox.ScopeForChild()
-		if e := policyEntry(td.Path(), pol, needed, false, rd); e != "" {
-			cmd.Env = append(cmd.Env, e)
+		if err != nil {
+			return rd, err
 		}
-		return err
+		return rd, passPolicy(cmd, td.Path(), pol, needed, false, rd)
 	}
 	// The rule is built on the task directory (a real one, checked here),
 	// never on tmp/, which the child makes itself inside it.
 	tmp := td.File(taskdir.Tmp)
 	if !td.Exists() {
-		return fmt.Errorf("the task directory %s is not a directory", td.Path())
+		return rd, fmt.Errorf("the task directory %s is not a directory", td.Path())
 	}
 	entry, _, applied, err := sandbox.RestrictForChild(pol)
 	if err != nil {
-		return err
+		return rd, err
 	}
 	// A child confined whole from here only reports its policy; one that
 	// was not (no Landlock) gets it whole, as it would build it.
-	if e := policyEntry(td.Path(), pol, needed, !applied, rd); e != "" {
-		cmd.Env = append(cmd.Env, e)
+	if err := passPolicy(cmd, td.Path(), pol, needed, !applied, rd); err != nil {
+		return rd, err
 	}
 	if applied {
 		cmd.Env = append(cmd.Env, entry, "TMPDIR="+tmp)
 	}
-	return nil
+	return rd, nil
+}
+
+// ConfineChild is ConfineChildRD for a caller that says nothing of the
+// child's Read deny rules (a warm child's: its task's spawn says it).
+func ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
+	_, err := ConfineChildRD(cmd, env, td, ws, base)
+	return err
+}
+
+// ConfineChild is ConfineChild with the spawn's expansion of the Read deny
+// rules.
+func (x *Expansion) ConfineChild(cmd *exec.Cmd, env *dispatch.Envelope, td *taskdir.Dir, ws *Workspace, base *PolicyBase) error {
+	_, err := x.ConfineChildRD(cmd, env, td, ws, base)
+	return err
 }
 
 // beneath reports whether path is root or beneath it.

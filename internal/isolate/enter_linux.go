@@ -47,11 +47,13 @@ func EnterFromEnv() (Entered, error) {
 	if e, ok := reentered(); ok {
 		return e, nil
 	}
-	v, ok := os.LookupEnv(envVar)
+	v, ok, err := sandbox.TakeEnv(envVar)
+	if err != nil {
+		return Entered{}, fmt.Errorf("isolate: %w", err)
+	}
 	if !ok {
 		return Entered{Mode: ModeNone}, nil
 	}
-	os.Unsetenv(envVar)
 	var spec mountSpec
 	if err := json.Unmarshal([]byte(v), &spec); err != nil {
 		return Entered{}, fmt.Errorf("isolate: bad %s: %w", envVar, err)

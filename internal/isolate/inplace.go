@@ -211,8 +211,7 @@ func ConfigureInPlace(cmd *exec.Cmd, v View) error {
 		return err
 	}
 	spec := mountSpec{Mode: modeInPlace, RO: v.ReadOnly, RW: v.Writable, Tasks: v.Tasks, Own: v.Own, Covered: v.Covered, Denied: v.Denied, Within: v.Within}
-	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
-	return nil
+	return spec.pass(cmd)
 }
 
 // unheldGitEntries are entries of a git directory that are configuration

@@ -391,7 +391,7 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			spec.Covered = View{}.CoveringRootRecords(w.Root, filepath.Join(w.broodDir, "dispatch")).Covered
 		}
 		spec.Denied = w.Denied
-		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
+		return spec.pass(cmd)
 	case ModeWorktree:
 		cmd.Dir = w.Dir
 		spec := mountSpec{Mode: ModeWorktree, Root: w.Root, Cwd: w.Dir}
@@ -402,7 +402,7 @@ func (w *Workspace) Configure(cmd *exec.Cmd) error {
 			// (In the mount namespace made to hold its git: none, none.)
 			spec.Denied = w.Denied
 		}
-		cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
+		return spec.pass(cmd)
 	default:
 		cmd.Dir = w.Dir
 	}

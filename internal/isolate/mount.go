@@ -43,8 +43,7 @@ func (m *Mount) Configure(cmd *exec.Cmd, denied ...string) error {
 		cmd.Dir = m.Root
 	}
 	spec := mountSpec{Mode: ModeOverlay, Root: m.Root, Upper: m.Upper, Work: m.Work, Cwd: m.Dir, UserXattr: m.UserXattr, Denied: denied}
-	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
-	return nil
+	return spec.pass(cmd)
 }
 
 // ProbeIn is Probe with the overlay tried in a scratch directory under dir

@@ -3,7 +3,7 @@ package isolate
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/broodhq/brood/internal/sandbox"
@@ -18,7 +18,8 @@ import (
 // dispatcher's extra paths (a `brood mcp --http` token file), which the
 // child cannot know. The environment is the parent's to set, at the exec;
 // the child reads and removes it before anything else runs, so no
-// grandchild inherits it.
+// grandchild inherits it. A long one (a Read deny matching thousands of
+// files) rides a sealed memory file the entry names (passPolicy).
 // A dispatcher passes none it inherited to its own children
 // (spawn.childEnv): each gets the one built for it.
 const EnvChildPolicy = "BROOD_CHILD_POLICY"
@@ -93,15 +94,36 @@ func pathStrings(paths [][]byte) []string {
 // its policy itself. A child confined whole from its starting thread
 // needs none of them (its Restrict only reports).
 func policyEntry(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) string {
+	v := policyValue(dir, p, needed, withPaths, rd)
+	if v == nil {
+		return ""
+	}
+	return EnvChildPolicy + "=" + string(v)
+}
+
+// passPolicy passes cmd's child what policyEntry says, whatever its size:
+// a Read deny matching thousands of files makes it longer than one
+// environment string may be, and it then goes in a sealed memory file
+// (sandbox.PassEnv).
+func passPolicy(cmd *exec.Cmd, dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) error {
+	v := policyValue(dir, p, needed, withPaths, rd)
+	if v == nil {
+		return nil
+	}
+	return sandbox.PassEnv(cmd, EnvChildPolicy, v)
+}
+
+// policyValue is EnvChildPolicy's value (policyEntry).
+func policyValue(dir string, p sandbox.Policy, needed, withPaths bool, rd ReadDeny) []byte {
 	if !withPaths {
 		p.Hidden, p.HiddenAround, p.Keep = nil, nil, nil
 	}
 	b, err := json.Marshal(passedPolicy{Dir: []byte(filepath.Clean(dir)), Needed: needed, Policy: toWire(p),
 		ReadDenyHeld: rd.Held, ReadDenyN: len(rd.Paths), ReadDenyWhy: rd.Why, ReadDenyWriter: rd.Writer, ReadDenyInTree: pathBytes(rd.InTree)})
 	if err != nil {
-		return "" // (it always marshals) the child builds its own
+		return nil // (it always marshals) the child builds its own
 	}
-	return EnvChildPolicy + "=" + string(b)
+	return b
 }
 
 // takePolicy is the policy the parent passed for the task directory dir,
@@ -117,11 +139,13 @@ func takePolicy(dir string) (p sandbox.Policy, needed, ok bool, err error) {
 // takePolicyRD is takePolicy with the passed ReadDeny (its Paths are
 // counted only: they are in the policy's Hidden).
 func takePolicyRD(dir string) (p sandbox.Policy, needed bool, rd ReadDeny, ok bool, err error) {
-	v, found := os.LookupEnv(EnvChildPolicy)
+	v, found, err := sandbox.TakeEnv(EnvChildPolicy)
+	if err != nil {
+		return sandbox.Policy{}, false, rd, false, err
+	}
 	if !found {
 		return sandbox.Policy{}, false, rd, false, nil
 	}
-	os.Unsetenv(EnvChildPolicy)
 	var pp passedPolicy
 	if err := json.Unmarshal([]byte(v), &pp); err != nil {
 		return sandbox.Policy{}, false, rd, false, fmt.Errorf("%s from the parent: %w", EnvChildPolicy, err)

@@ -32,8 +32,7 @@ func ConfigureReadOnly(cmd *exec.Cmd, writable []string) error {
 		return err
 	}
 	spec := mountSpec{Mode: modeReadOnly, RW: writable}
-	cmd.Env = append(cmd.Env, envVar+"="+spec.encode())
-	return nil
+	return spec.pass(cmd)
 }
 
 // ReadOnlyView reports whether this process entered a read-only view

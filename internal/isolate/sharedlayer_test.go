@@ -1,6 +1,7 @@
 package isolate
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,20 +279,35 @@ func TestMountedOverlayChildGetsNoLayer(t *testing.T) {
 
 // TestMountsOverlayLastWins (review27 P3-1): of two mount specs in a
 // child's environment, exec passes the last; the parent judges the child
-// by that one too.
+// by that one too, also where it rides a memory file (a spec covering
+// thousands of Read-denied files: mountSpec.pass).
 func TestMountsOverlayLastWins(t *testing.T) {
 	overlay := envVar + "=" + mountSpec{Mode: ModeOverlay, Root: "/r"}.encode()
 	readOnly := envVar + "=" + mountSpec{Mode: modeReadOnly, RW: []string{"/t"}}.encode()
+	var many []string
+	for i := range 5000 {
+		many = append(many, fmt.Sprintf("/r/fixtures/client-certificate-number-%05d-for-mutual-tls.pem", i))
+	}
+	big := &exec.Cmd{Env: []string{"PATH=/bin", readOnly}}
+	if err := (mountSpec{Mode: ModeOverlay, Root: "/r", Denied: many}).pass(big); err != nil {
+		t.Fatal(err)
+	}
+	defer sandbox.ClosePassed(big)
+	if len(big.ExtraFiles) != 1 {
+		t.Fatalf("a spec of %d paths was passed in the environment (%d descriptors)", len(many), len(big.ExtraFiles))
+	}
 	for _, tc := range []struct {
-		env  []string
+		name string
+		cmd  *exec.Cmd
 		want bool
 	}{
-		{[]string{"PATH=/bin", readOnly, overlay}, true},
-		{[]string{"PATH=/bin", overlay, readOnly}, false},
-		{[]string{"PATH=/bin"}, false},
+		{"overlay last", &exec.Cmd{Env: []string{"PATH=/bin", readOnly, overlay}}, true},
+		{"read-only last", &exec.Cmd{Env: []string{"PATH=/bin", overlay, readOnly}}, false},
+		{"none", &exec.Cmd{Env: []string{"PATH=/bin"}}, false},
+		{"overlay in a memory file", big, true},
 	} {
-		if got := mountsOverlay(tc.env); got != tc.want {
-			t.Errorf("mountsOverlay(%q) = %v, want %v", tc.env, got, tc.want)
+		if got := mountsOverlay(tc.cmd); got != tc.want {
+			t.Errorf("%s: mountsOverlay = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -3,11 +3,15 @@ package isolate
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strings"
+
+	"github.com/broodhq/brood/internal/sandbox"
 )
 
-// envVar carries a mountSpec from parent to child. The child removes it
-// from its environment before running anything, so tools never see it.
+// envVar carries a mountSpec from parent to child (mountSpec.pass: in a
+// sealed memory file where it is long). The child removes it from its
+// environment before running anything, so tools never see it.
 const envVar = "BROOD_ISOLATE"
 
 // MountEntry reports whether kv (NAME=value) is one of the entries that
@@ -54,19 +58,25 @@ type mountSpec struct {
 
 // mountsOverlay reports whether env (a child's command's) asks the child
 // to mount an overlay (Mount.Configure, Workspace.Configure).
-func mountsOverlay(env []string) bool {
-	for i := len(env) - 1; i >= 0; i-- { // the last wins, as for exec
-		if v, ok := strings.CutPrefix(env[i], envVar+"="); ok {
-			var s mountSpec
-			return json.Unmarshal([]byte(v), &s) == nil && s.Mode == ModeOverlay
-		}
-	}
-	return false
+func mountsOverlay(cmd *exec.Cmd) bool {
+	v, ok, err := sandbox.PassedEnv(cmd, envVar)
+	var s mountSpec
+	return ok && err == nil && json.Unmarshal([]byte(v), &s) == nil && s.Mode == ModeOverlay
 }
 
 func (s mountSpec) encode() string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// pass gives the spec to cmd's child (EnterFromEnv takes it), whatever
+// its size: an in-place view's lists (every path an Edit deny matches,
+// read-only) or a writer's covered paths (every file a Read deny matches)
+// can be longer than one environment string may be, and then go in a
+// sealed memory file (sandbox.PassEnv).
+func (s mountSpec) pass(cmd *exec.Cmd) error {
+	b, _ := json.Marshal(s)
+	return sandbox.PassEnv(cmd, envVar, b)
 }
 
 // Entered tells the child what EnterFromEnv set up.

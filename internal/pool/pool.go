@@ -336,7 +336,11 @@ func start(ctx context.Context, cmd *exec.Cmd, enter func() error, c Confiner) e
 			return
 		}
 		spawntrace.Mark(ctx, "landlock")
-		errc <- cmd.Start()
+		err := cmd.Start()
+		// The child holds its own copies of what was passed it in
+		// memory files (its policy, its mount view: sandbox.PassEnv).
+		sandbox.ClosePassed(cmd)
+		errc <- err
 	})
 	return <-errc
 }

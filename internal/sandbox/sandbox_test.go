@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	if pol, ok := os.LookupEnv(childEnv); ok {
 		os.Exit(runChild(pol))
 	}
+	if _, ok := os.LookupEnv(passProbeEnv); ok {
+		os.Exit(passProbeChild())
+	}
 	os.Exit(m.Run())
 }
 

@@ -426,7 +426,15 @@ func (s *spawn) handDown(env *dispatch.Envelope) {
 
 func (c *spawnConfiner) Confine(cmd *exec.Cmd) error {
 	c.last = cmd
-	return c.s.j.deny.ConfineChild(cmd, c.s.j.env, c.s.j.td, c.s.ws, c.s.d.policyBase())
+	env := c.s.j.env
+	rd, err := c.s.j.deny.ConfineChildRD(cmd, env, c.s.j.td, c.s.ws, c.s.d.policyBase())
+	if note := rd.ParentNote(env); err == nil && note != "" {
+		// Said to the parent model in brood's words: the child's own
+		// result says it too, but is the child's to write. (Retry
+		// drops it with the other notes, before Confine runs again.)
+		env.Notes = append(env.Notes, note)
+	}
+	return err
 }
 
 // Retry is asked when the child's start failed (pool.Retrier). A child

@@ -328,6 +328,9 @@ func verdictOf(j *job, res *dispatch.Result, fails []string, hash string) dispat
 	if res.WrittenBy != "child" || res.Status == dispatch.StatusKilled || res.Status == dispatch.StatusCancelled || len(fails) > 0 {
 		v.Error = res.Error
 	}
+	if i := slices.IndexFunc(j.env.Notes, isolate.IsParentNote); i >= 0 {
+		v.ReadDeny = j.env.Notes[i]
+	}
 	if res.Status == dispatch.StatusKilled && strings.HasPrefix(res.Error, "stopped by the user") {
 		v.KilledBy = dispatch.KilledByUser
 	}

@@ -466,13 +466,20 @@ func (d *Dispatcher) childCommand(env *dispatch.Envelope, id, envelope string) *
 // it), a fork or a resume. (The task's command itself is compared
 // at its start: warmSlot.fits.)
 func warmShape(env *dispatch.Envelope, base *isolate.PolicyBase, x *isolate.Expansion) string {
+	shape, _ := warmShapeRD(env, base, x)
+	return shape
+}
+
+// warmShapeRD is warmShape with what the kernel holds of env's Read deny
+// rules for such a child (isolate.ConfineChildRD's).
+func warmShapeRD(env *dispatch.Envelope, base *isolate.PolicyBase, x *isolate.Expansion) (string, isolate.ReadDeny) {
 	if env.Isolation != "" || isolate.InPlaceWriter(env) || env.Fork || env.ResumeCount > 0 {
-		return ""
+		return "", isolate.ReadDeny{Held: true}
 	}
 	// (What became of its Read deny rules too: hidden, or its Bash
 	// checked per command.)
 	pol, needed, rd := x.ChildPolicyReads(env, "\x00task", base)
-	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v\x00%v %q", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits, rd.Held, rd.Why)
+	return fmt.Sprintf("%+v\x00%v\x00%v\x00%q\x00%q\x00%d/%d\x00%+v\x00%v %q", pol, needed, env.NoLandlock, env.Workspace, env.Env, env.Depth, env.MaxDepth, env.Limits, rd.Held, rd.Why), rd
 }
 
 // takeWarm gives a prepared dispatch an idle warm child of its shape: the
@@ -482,7 +489,8 @@ func (d *Dispatcher) takeWarm(ctx context.Context, env *dispatch.Envelope, req c
 	if d.warm == nil || req.TaskID != "" || req.Fork {
 		return nil
 	}
-	slot := d.warm.claim(ctx, warmShape(env, d.policyBase(), x))
+	shape, rd := warmShapeRD(env, d.policyBase(), x)
+	slot := d.warm.claim(ctx, shape)
 	if slot != nil && !slot.untouched() {
 		// Something else wrote in its directory while it waited (an
 		// in-place writer can reach .brood/dispatch): the task starts
@@ -490,6 +498,10 @@ func (d *Dispatcher) takeWarm(ctx context.Context, env *dispatch.Envelope, req c
 		slot.release()
 		_ = os.RemoveAll(slot.td.Path())
 		return nil
+	}
+	if note := rd.ParentNote(env); slot != nil && note != "" {
+		// As spawnConfiner.Confine says it for a child started cold.
+		env.Notes = append(env.Notes, note)
 	}
 	return slot
 }

@@ -214,6 +214,9 @@ func showVerdict(w io.Writer, t *dispatch.Task) {
 		for _, c := range v.Config {
 			fmt.Fprintf(w, "config   %s\n", termsafe.Line(c))
 		}
+		if v.ReadDeny != "" {
+			fmt.Fprintf(w, "sandbox  %s\n", termsafe.Line(v.ReadDeny))
+		}
 	}
 	for _, c := range concerns(t) {
 		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
