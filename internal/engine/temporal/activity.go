@@ -106,6 +106,12 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	if err != nil {
 		return nil, a.refuseFrom(ctx, err)
 	}
+	answer := a.answerKey(ctx, in)
+	if named, ok := a.namedAnswer(ctx, answer, info, cmp.Or(spec.Resume, spec.TaskID), hb); ok {
+		// An earlier attempt's final answer (answername.go): the
+		// transcript has the follow-up, if any, and ends with the answer.
+		hb, followUp, dropped = named, false, nil
+	}
 	// Checked: what it hands on is this worker's to vouch for now.
 	a.Keys.sign(info, &hb)
 	if err := sameTask(spec, hb); err != nil {
@@ -171,6 +177,9 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	b := newBeater(ctx, a, beats, id, cp, hb, ask, info)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
+	if answer != "" {
+		b.answer, spec.Watch.Final = answer, b.finalTurn
+	}
 	a.forgetChange(ctx, id)
 	if cp != nil && !cp.ro {
 		defer a.holdTaking(ctx, id)() // until its change is kept (changelost.go)
