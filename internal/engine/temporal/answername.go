@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 
@@ -112,4 +113,37 @@ func (a *Activities) namedAnswer(ctx context.Context, key string, info CallInfo,
 	}
 	named.RefusedBy = hb.RefusedBy
 	return named, true
+}
+
+// completeNamed completes the attempt with out by a direct RPC, retried
+// as a durable heartbeat is (durableFor: a server restarting): true when
+// the server has it (the activity then returns ErrResultPending). false:
+// no client or task token (an embedded test environment), the attempt is
+// not the server's any more, or the limit passed; the SDK completes it as
+// any other (tried once more).
+func (a *Activities) completeNamed(ctx context.Context, out *CallOutput) bool {
+	info := activity.GetInfo(ctx)
+	if a.Client == nil || len(info.TaskToken) == 0 {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.durableFor(ctx))
+	defer cancel()
+	wait := 100 * time.Millisecond
+	for {
+		err := a.Client.CompleteActivity(cctx, info.TaskToken, out, nil)
+		if err == nil {
+			return true
+		}
+		if goneFor(err) {
+			return false
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-cctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }

@@ -51,6 +51,10 @@ type beater struct {
 	// none; finalTurn).
 	answer string
 	named  Heartbeat
+	// byRecord: the call's result goes with its named answer, no result
+	// heartbeat (finish): the server has heard nothing of it since its
+	// start.
+	byRecord bool
 
 	// first runs at the child's first sign of life (it ends the
 	// attempt's own beats, before the first of the child's).
@@ -146,6 +150,7 @@ func (b *beater) finish(r *call.Result) {
 		}
 		if b.named.TaskID != "" && b.answerHeld(b.named, hb) {
 			b.a.Times.Add("  result named by the answer's record", 0)
+			b.byRecord = true
 			return
 		}
 	}
