@@ -38,7 +38,8 @@ import (
 // first answer named is the one every later attempt finds; a later
 // attempt's own answer goes by its heartbeat.
 
-// answerPrefix is where final answers are named in the store.
+// answerPrefix is where final answers are named in the store, one
+// directory an execution (kept as the call claims are).
 const answerPrefix = "fleet/answers/"
 
 // maxAnswerRecord bounds the record a retry reads (a heartbeat: refs, a
@@ -54,8 +55,9 @@ func (a *Activities) answerKey(ctx context.Context, in CallInput) string {
 		return ""
 	}
 	ai := activity.GetInfo(ctx)
+	run := sha256.Sum256([]byte(ai.WorkflowExecution.RunID))
 	sum := sha256.Sum256([]byte(ai.WorkflowExecution.RunID + "\x00" + ai.ActivityID + "\x00" + callDigest(in)))
-	return answerPrefix + hex.EncodeToString(sum[:])
+	return answerPrefix + hex.EncodeToString(run[:16]) + "/" + hex.EncodeToString(sum[:])
 }
 
 // answerStore reports whether the store creates records only where none

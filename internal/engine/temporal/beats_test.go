@@ -129,6 +129,10 @@ func shortCallBeats(t *testing.T, k int, signed bool) (beats, named int) {
 	if res.Status != workflow.RunDone || res.Agents != k {
 		t.Fatalf("status %s, %d agents; want done with %d", res.Status, res.Agents, k)
 	}
-	answers, _ := os.ReadDir(filepath.Join(dir, "fleet", "answers"))
-	return n.get("RecordActivityTaskHeartbeat"), len(answers)
+	runs, _ := os.ReadDir(filepath.Join(dir, "fleet", "answers"))
+	for _, r := range runs {
+		answers, _ := os.ReadDir(filepath.Join(dir, "fleet", "answers", r.Name()))
+		named += len(answers)
+	}
+	return n.get("RecordActivityTaskHeartbeat"), named
 }
