@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 
 	"github.com/broodhq/brood/internal/blobstore"
 )
@@ -130,9 +131,16 @@ func (a *Activities) completeNamed(ctx context.Context, out *CallOutput) bool {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.durableFor(ctx))
 	defer cancel()
+	// The serialization context the SDK's own completion gives the data
+	// converter and the claim check.
+	opts := client.CompleteActivityOptions{TaskToken: info.TaskToken, Result: out, Namespace: info.WorkflowNamespace,
+		WorkflowID: info.WorkflowExecution.ID, ActivityType: info.ActivityType.Name, TaskQueue: info.TaskQueue}
+	if info.WorkflowType != nil {
+		opts.WorkflowType = info.WorkflowType.Name
+	}
 	wait := 100 * time.Millisecond
 	for {
-		err := a.Client.CompleteActivity(cctx, info.TaskToken, out, nil)
+		err := a.Client.CompleteActivityWithOptions(cctx, opts)
 		if err == nil {
 			return true
 		}
