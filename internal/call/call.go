@@ -131,6 +131,11 @@ type Watch struct {
 	// result and exits meanwhile), but the call does not return before
 	// Turn has.
 	Turn func(ctx context.Context, turn int) bool
+	// Final, when set, is called instead of Turn at the boundary of an
+	// answer the child says ends its run (it waits for no reply there):
+	// a fleet worker may make that answer durable another way than a
+	// turn's (the child's word decides only how, never whether).
+	Final func(ctx context.Context, turn int) bool
 }
 
 // Watched is r with w set on every call that sets no Watch of its own
@@ -150,7 +155,7 @@ func (w watched) Call(ctx context.Context, s Spec) (*Result, error) {
 		s.Watch.Alive = w.w.Alive
 	}
 	if s.Watch.Turn == nil {
-		s.Watch.Turn = w.w.Turn
+		s.Watch.Turn, s.Watch.Final = w.w.Turn, w.w.Final
 	}
 	return w.r.Call(ctx, s)
 }

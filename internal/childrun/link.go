@@ -268,7 +268,7 @@ func (l *parentLink) finalTurn(n int) {
 	gone := l.gone
 	l.mu.Unlock()
 	if !gone {
-		l.out.send(protocol.Turn{ID: protocol.NewTurnID(), Turn: n})
+		l.out.send(protocol.Turn{ID: protocol.NewTurnID(), Turn: n, Final: true})
 	}
 }
 

@@ -110,7 +110,7 @@ func TestChildWaitsAtTheTurnBoundary(t *testing.T) {
 			break
 		}
 	}
-	if req.Turn != 2 || !strings.HasPrefix(req.ID, "turn-") {
+	if req.Turn != 2 || !strings.HasPrefix(req.ID, "turn-") || req.Final {
 		t.Fatalf("boundary sent up: %+v", req)
 	}
 	send := func(m protocol.Message) {
@@ -152,3 +152,31 @@ func TestChildWaitsAtTheTurnBoundary(t *testing.T) {
 
 // child is a task id for the tests.
 const child = "01JABCDEFGHJKMNPQRSTVWXYZ0"
+
+// TestFinalTurnSaysSo: the boundary of an answer that ends the run is
+// sent up saying so (Final), and the child does not wait for its reply.
+func TestFinalTurnSaysSo(t *testing.T) {
+	upR, upW := io.Pipe()
+	l := &parentLink{out: &events{up: protocol.NewWriter(upW)}}
+	sent := make(chan struct{})
+	go func() {
+		l.finalTurn(3)
+		close(sent)
+	}()
+	for m, err := range protocol.Read(upR) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := m.(protocol.Turn); ok {
+			if r.Turn != 3 || !r.Final || !strings.HasPrefix(r.ID, "turn-") {
+				t.Fatalf("final boundary sent up: %+v", r)
+			}
+			break
+		}
+	}
+	select {
+	case <-sent:
+	case <-time.After(time.Minute):
+		t.Fatal("the child waited at its final answer's boundary")
+	}
+}

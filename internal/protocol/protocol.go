@@ -225,6 +225,9 @@ type HookReply struct {
 type Turn struct {
 	ID   string `json:"id"`
 	Turn int    `json:"turn"`
+	// Final: the answer ends the run, and the child does not wait for
+	// the reply (it writes its result and exits meanwhile).
+	Final bool `json:"final,omitempty"`
 }
 
 // TurnReply lets the child make its next model request.

@@ -53,6 +53,7 @@ type spawn struct {
 	emit   func(Event)
 	alive  func()                          // the call's watcher's (call.Watch.Alive), or nil
 	turn   func(context.Context, int) bool // call.Watch.Turn, or nil
+	final  func(context.Context, int) bool // call.Watch.Final, or nil
 	askCtx context.Context
 	cfg    *configGuard // the configuration an in-place writer may not change
 	// links are an in-place writer's tree's symbolic links before it
@@ -103,7 +104,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	asks := &childAsks{d: d, ctx: s.askCtx, id: id, agent: j.name, input: input}
 	t := &tree{}
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
-	turns := &childTurns{ctx: ctx, f: s.turn, input: input}
+	turns := &childTurns{ctx: ctx, f: s.turn, final: s.final, input: input}
 	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, turns: turns, tree: t}
 	j.warm = d.warmFor(j.warm, cmd)
 	spawntrace.Mark(ctx, "setup")

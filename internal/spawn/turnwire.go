@@ -20,6 +20,7 @@ import (
 type childTurns struct {
 	ctx   context.Context // the call's: ends when it does
 	f     func(context.Context, int) bool
+	final func(context.Context, int) bool // a final answer's boundary (nil: f)
 	input chan []byte
 	busy  sync.Mutex
 	wg    sync.WaitGroup // the boundaries the caller is recording
@@ -37,7 +38,11 @@ func (c *childTurns) handle(m protocol.Turn) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		ok := c.f(c.ctx, m.Turn)
+		f := c.f
+		if m.Final && c.final != nil {
+			f = c.final
+		}
+		ok := f(c.ctx, m.Turn)
 		// Free before the go-ahead: the child's next boundary may follow
 		// it at once and must be recorded, not answered unrecorded.
 		c.busy.Unlock()

@@ -112,3 +112,38 @@ func TestTurnBoundaryWaitAndGone(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalBoundaryGoesToItsCaller: a boundary the child says ends its
+// run goes to the caller's Final (call.Watch.Final: a fleet worker names
+// that answer in its store) when it has one, else to its Turn as any
+// other; a boundary that does not say so always goes to Turn.
+func TestFinalBoundaryGoesToItsCaller(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		final     bool // the child's word
+		withFinal bool // the caller has a Final
+		want      string
+	}{
+		{"final, to Final", true, true, "final"},
+		{"final, no Final: to Turn", true, false, "turn"},
+		{"not final: to Turn", false, true, "turn"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			input := make(chan []byte, 8)
+			heard := make(chan string, 2)
+			c := &childTurns{ctx: context.Background(), input: input,
+				f: func(context.Context, int) bool { heard <- "turn"; return true }}
+			if tc.withFinal {
+				c.final = func(context.Context, int) bool { heard <- "final"; return true }
+			}
+			c.handle(protocol.Turn{ID: "turn-a", Turn: 1, Final: tc.final})
+			c.wait()
+			if got := <-heard; got != tc.want {
+				t.Fatalf("heard by %s; want %s", got, tc.want)
+			}
+			if id := replyOf(t, input); id != "turn-a" {
+				t.Fatalf("reply %q; want turn-a", id)
+			}
+		})
+	}
+}

@@ -76,15 +76,28 @@ type Activities struct {
 // Call is the agent-call activity. Every result it returns is signed
 // with the worker's key for this call (resultsig.go): the submitter takes
 // no other; so is the failed result a failure carries (signFailure).
+//
+// A call whose final answer is named in the store, not by a heartbeat
+// (answername.go), is completed by the attempt itself, the completion
+// retried as a durable heartbeat is (completeNamed): the server heard
+// nothing of the call since its start, and a completion the SDK gives up
+// on during a server restart would leave the call to its heartbeat
+// timeout and a second attempt.
 func (a *Activities) Call(ctx context.Context, in CallInput) (*CallOutput, error) {
-	out, err := a.call(ctx, in)
+	var named bool
+	out, err := a.call(ctx, in, &named)
 	if err == nil && out != nil {
 		a.Keys.signResult(callInfo(ctx, in), a.Worker, out)
+		if named && a.completeNamed(ctx, out) {
+			return nil, activity.ErrResultPending
+		}
 	}
 	return out, a.signFailure(ctx, in, err)
 }
 
-func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, err error) {
+// call runs the call; named says its result goes with an answer named in
+// the store and no result heartbeat (beater.finish).
+func (a *Activities) call(ctx context.Context, in CallInput, named *bool) (out *CallOutput, err error) {
 	defer func() { stampStart(ctx, out) }()
 	lp, timed := a.Times.begin(activity.GetInfo(ctx).ScheduledTime)
 	defer timed()
@@ -105,6 +118,12 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	hb, followUp, dropped, err := resumePoint(ctx, in, a.Keys)
 	if err != nil {
 		return nil, a.refuseFrom(ctx, err)
+	}
+	answer := a.answerKey(ctx, in)
+	if named, ok := a.namedAnswer(ctx, answer, info, cmp.Or(spec.Resume, spec.TaskID), hb); ok {
+		// An earlier attempt's final answer (answername.go): the
+		// transcript has the follow-up, if any, and ends with the answer.
+		hb, followUp, dropped = named, false, nil
 	}
 	// Checked: what it hands on is this worker's to vouch for now.
 	a.Keys.sign(info, &hb)
@@ -171,6 +190,9 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	b := newBeater(ctx, a, beats, id, cp, hb, ask, info)
 	b.first = func() { lp.mark("child: to its first line"); stop() }
 	spec.Watch.Alive, spec.Watch.Turn = b.alive, b.turn
+	if answer != "" {
+		b.answer, spec.Watch.Final = answer, b.finalTurn
+	}
 	a.forgetChange(ctx, id)
 	if cp != nil && !cp.ro {
 		defer a.holdTaking(ctx, id)() // until its change is kept (changelost.go)
@@ -228,6 +250,7 @@ func (a *Activities) call(ctx context.Context, in CallInput) (out *CallOutput, e
 	if note != "" {
 		r.Text += "\n\n[brood: " + note + "]"
 	}
+	*named = b.byRecord
 	return &CallOutput{Result: *r, Last: &last}, nil
 }
 

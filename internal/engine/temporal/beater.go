@@ -46,6 +46,15 @@ type beater struct {
 	// still sends the follow-up (resumePoint) instead of continuing the
 	// earlier run, whose answer would be returned for it.
 	ask int64
+	// answer is the call's answer key in the store ("": none), and named
+	// the heartbeat of the final answer this attempt named there (zero:
+	// none; finalTurn).
+	answer string
+	named  Heartbeat
+	// byRecord: the call's result goes with its named answer, no result
+	// heartbeat (finish): the server has heard nothing of it since its
+	// start.
+	byRecord bool
 
 	// first runs at the child's first sign of life (it ends the
 	// attempt's own beats, before the first of the child's).
@@ -134,9 +143,16 @@ func (b *beater) finish(r *call.Result) {
 		}
 		return
 	}
-	if has && r.Status == dispatch.StatusDone && len(r.Failures) == 0 && b.changeHeld(r) && b.answerHeld(held, hb) {
-		b.a.Times.Add("  result named by the answer's heartbeat", 0)
-		return
+	if r.Status == dispatch.StatusDone && len(r.Failures) == 0 && b.changeHeld(r) {
+		if has && b.answerHeld(held, hb) {
+			b.a.Times.Add("  result named by the answer's heartbeat", 0)
+			return
+		}
+		if b.named.TaskID != "" && b.answerHeld(b.named, hb) {
+			b.a.Times.Add("  result named by the answer's record", 0)
+			b.byRecord = true
+			return
+		}
 	}
 	if data, err := json.Marshal(r); err == nil {
 		at := time.Now()
@@ -174,12 +190,52 @@ func (b *beater) turn(ctx context.Context, _ int) bool {
 	if b.s.isGone() {
 		return false
 	}
+	hb, ok := b.uploadTurn(ctx)
+	if !ok {
+		return false
+	}
+	return b.recordTurn(ctx, hb)
+}
+
+// finalTurn is the boundary of the answer the child says ends its run
+// (call.Watch.Final): its transcript goes to the store as a turn's does,
+// and is named there under the call's answer key (answername.go) instead
+// of by a heartbeat; where that name cannot be created it goes by its
+// heartbeat, as any turn (turn).
+func (b *beater) finalTurn(ctx context.Context, _ int) bool {
+	at := time.Now()
+	defer func() { b.a.Times.Add("child: turn made durable", time.Since(at)) }()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.s.isGone() {
+		return false
+	}
+	hb, ok := b.uploadTurn(ctx)
+	if !ok {
+		return false
+	}
+	if !hb.Transcript.IsZero() && b.a.nameAnswer(ctx, b.answer, hb) {
+		b.named = hb
+		return true
+	}
+	return b.recordTurn(ctx, hb)
+}
+
+// uploadTurn puts the transcript in the store for a turn boundary (b.mu
+// held); false: it could not be, and the attempt ends here.
+func (b *beater) uploadTurn(ctx context.Context) (Heartbeat, bool) {
 	hb, err := b.uploadHeld(ctx)
 	if err != nil {
 		b.s.fail(ErrNotDurable, fmt.Sprintf("task %s: its transcript could not be put in the fleet store at a turn boundary (%v): the child was stopped before its next model request; check the store (store setting); a retry continues from the last durable turn", b.id, err))
-		return false
+		return hb, false
 	}
 	b.hb = hb
+	return hb, true
+}
+
+// recordTurn records hb, a turn boundary's, on the server (b.mu held):
+// true when the child goes on.
+func (b *beater) recordTurn(ctx context.Context, hb Heartbeat) bool {
 	switch b.s.record(ctx, hb, b.a.durableFor(ctx)) {
 	case recorded:
 		return true
