@@ -15,7 +15,8 @@ const refusalAdvice = " and no one is here to give it"
 // adviceShape is the whole advice tool.permit writes after refusalAdvice,
 // to the end of the refusal (internal/tool/advice.go): rules in double
 // quotes (Go's %q: a quote inside one is escaped) and flags in single
-// quotes (a quote inside one written '\”), between brood's own words:
+// quotes (a single quote inside one closed, escaped and reopened, as a
+// shell reads it), between brood's own words:
 // the rule to add and where (the user's file, or this project's local
 // file for a program of the repository's), or that no rule is worth
 // keeping and the exact line for one run, or the ask rule to remove and

@@ -22,7 +22,8 @@ const (
 	refusalNone  = "and no one is here to give it; no rule to keep is suggested ("
 )
 
-// flagShape is one --allow flag's quoted rule (a quote inside written '\”).
+// flagShape is one --allow flag's quoted rule (a single quote inside it
+// closes, escapes and reopens the quoting, as a shell reads it).
 const flagShape = `'(?:[^']|'\\'')*'`
 
 // refusalHow is the end of the refusal: the settings file and the flags;
