@@ -43,6 +43,13 @@ var adviceShape = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`; (?:(?:` + add + `|` + none + `)(?:; ` + heldNow + `)?|` + remove + `|` + heldOld + `)$`)
 })
 
+// namedAgain is the start of a permission refusal that names the call
+// (tool.permit's "permission denied: Bash \"make build\" "), before what
+// it needs: the concern has named the call already.
+var namedAgain = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^permission denied: [A-Za-z0-9_-]+ "(?:[^"\\]|\\.)*" `)
+})
+
 // quoted is one rule or flag of an advice (a flag after its --allow: the
 // advice's words have quotes of their own, "the project's").
 var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"|--allow '(?:[^']|'\\'')*'`) })

@@ -146,7 +146,7 @@ func showRun(opts *ShowOptions) error {
 		}
 	}
 	if r := t.Result; r != nil {
-		showResult(w, t.ID, r)
+		showResult(w, t, r)
 	} else {
 		fmt.Fprintln(w, "\nno result yet")
 	}
@@ -171,11 +171,13 @@ func showCopies(w io.Writer, f *cmdutil.Factory, t *dispatch.Task) {
 
 // showResult prints the files a result names and the first lines of its
 // summary.
-func showResult(w io.Writer, id string, r *dispatch.Result) {
+func showResult(w io.Writer, t *dispatch.Task, r *dispatch.Result) {
+	id := t.ID
 	if len(r.FilesChanged) > 0 {
 		fmt.Fprintf(w, "files    %s\n", termsafe.Line(strings.Join(r.FilesChanged, ", ")))
 	}
-	if r.Error != "" && !isCancelWords(r.Error) {
+	if r.Error != "" && !isCancelWords(r.Error) && (t.Verdict == nil || t.Verdict.Error != r.Error) {
+		// (the verdict's ended line said it already)
 		fmt.Fprintf(w, "error    %s\n", termsafe.Line(r.Error))
 	}
 	fmt.Fprintf(w, "\nresult (%s):\n", r.Status)
@@ -197,7 +199,10 @@ func showResult(w io.Writer, id string, r *dispatch.Result) {
 func showVerdict(w io.Writer, t *dispatch.Task) {
 	if v := t.Verdict; v != nil {
 		fmt.Fprintf(w, "verdict  %s (the parent's)\n", v.Status)
-		if v.Rejected != "" {
+		// Each refusal is said once (newuser P3-4): the ended line has
+		// the concerns that rejected the task whole; the lines after it
+		// refer to it.
+		if v.Rejected != "" && dispatch.Refer(v.Rejected, v.Error, "") == v.Rejected {
 			fmt.Fprintf(w, "rejected %s\n", termsafe.Line(v.Rejected))
 		}
 		if v.Error != "" && !isCancelWords(v.Error) {
@@ -210,8 +215,12 @@ func showVerdict(w io.Writer, t *dispatch.Task) {
 			fmt.Fprintf(w, "config   %s\n", termsafe.Line(c))
 		}
 	}
+	said := ""
+	if t.Verdict != nil {
+		said = t.Verdict.Error
+	}
 	for _, c := range concerns(t) {
-		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
+		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(dispatch.Refer(c, said, "the ended line says why")))
 	}
 	if k := t.Kill; k != nil {
 		fmt.Fprintf(w, "stopped  by the %s (%s) at %s\n", termsafe.Line(k.By), termsafe.Line(k.Via), k.At.Local().Format(time.DateTime))
