@@ -110,8 +110,12 @@ func showRun(opts *ShowOptions) error {
 	}
 	w := termsafe.NewWriter(f.Out)
 	fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, termsafe.Line(t.Agent), t.Status)
-	if t.Note != "" {
-		fmt.Fprintf(w, "note     %s\n", termsafe.Line(t.Note))
+	if note := t.Note; note != "" {
+		if why, ok := strings.CutPrefix(note, "rejected by its parent: "); ok && t.Verdict != nil {
+			// (said whole on the ended line: newuser P3-4)
+			note = "rejected by its parent: " + dispatch.Refer(why, t.Verdict.Error, "the ended line below says why")
+		}
+		fmt.Fprintf(w, "note     %s\n", termsafe.Line(note))
 	}
 	if t.Label != "" {
 		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(cmdutil.TrimTo(t.Label, 200)))
