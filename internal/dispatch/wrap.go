@@ -146,19 +146,20 @@ func (v View) Render() string {
 }
 
 // Refer is line, a guardrail's concern ("kind: text"), said after said:
-// when said holds its text whole (a rejected result's error has the
-// concerns that rejected it), the line names the call and refers to it
-// (where) instead of saying the refusal again (newuser P3-4); else it is
-// line.
+// when line is a refusal's (guard's "Bash \"make build\" was refused:
+// ...", with the rule to add) and said holds it whole (a rejected
+// result's error has the concerns that rejected it), the line names the
+// call and refers to it (where) instead of saying the refusal again
+// (newuser P3-4); else it is line.
 func Refer(line, said, where string) string {
 	kind, text, ok := strings.Cut(line, ": ")
-	if !ok || len(text) < 40 || !strings.Contains(said, text) {
+	if !ok || !strings.Contains(said, text) {
 		return line
 	}
 	if m := refusedCall().FindStringSubmatch(text); m != nil {
 		return kind + ": " + m[1] + " was refused (" + where + ")"
 	}
-	return kind + " (" + where + ")"
+	return line
 }
 
 // refusedCall is the start of guard's refusal concern: the call (a tool

@@ -35,8 +35,9 @@ func CallResult(w io.Writer, o *call.Result, asJSON bool) error {
 	if len(o.Failures) > 0 {
 		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s failed verification", o.TaskID))
 	}
-	if o.Error != "" && strings.Contains(o.Text, "Error: "+o.Error) {
-		// The result above says it whole (newuser P3-4): once is enough.
+	if strings.Contains(o.Error, " was refused: ") && strings.Contains(o.Text, "Error: "+o.Error) {
+		// The result above says the refusal, with its advice, whole
+		// (newuser P3-4): once is enough.
 		said := *o
 		said.Error = "the Error line above says why"
 		return outcomeExit(&said, status)
