@@ -58,7 +58,7 @@ func widenKind(w string) string {
 		return "agent files"
 	case strings.HasPrefix(key, "pool.timeouts."):
 		return "pool.timeouts"
-	case settingKey().MatchString(key):
+	case settingKey().MatchString(key) && (strings.Contains(key, ".") || slices.Contains(Keys(), key)):
 		return key
 	}
 	return ""
