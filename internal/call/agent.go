@@ -29,5 +29,5 @@ func Permissions(p dispatch.Permissions, always []string, extraAllow ...string) 
 	if err != nil {
 		return nil, err
 	}
-	return perms.WithHeld(p.Held), nil
+	return perms.WithHeld(p.Held, p.HeldAlso).WithAskFrom(p.AskFrom), nil
 }

@@ -207,8 +207,14 @@ type Permissions struct {
 	Deny  []string `json:"deny,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
 	// Held are the untrusted project's allow rules the gate held back:
-	// they allow nothing, and a refusal they would have allowed says so.
-	Held []trust.HeldRule `json:"held,omitempty"`
+	// they allow nothing, and a refusal they would have allowed says so,
+	// with what else trusting the project grants (HeldAlso, brood's
+	// words: settings.ProjectTrust.Kinds).
+	Held     []trust.HeldRule `json:"held,omitempty"`
+	HeldAlso []string         `json:"held_also,omitempty"`
+	// AskFrom are the settings files of each ask rule, for the refusal
+	// by one to say where to remove it.
+	AskFrom []trust.RuleFiles `json:"ask_from,omitempty"`
 }
 
 // Result is what the child reports, written atomically by the child (or, if

@@ -137,7 +137,7 @@ func (v View) Render() string {
 		fmt.Fprintf(&b, "Error: %s\n", oneLine(StoppedWords(r.Error)))
 	}
 	for _, c := range v.Concerns {
-		fmt.Fprintf(&b, "Concern: %s\n", oneLine(c))
+		fmt.Fprintf(&b, "Concern: %s\n", oneLine(Refer(c, r.Error, "the Error line above says why")))
 	}
 	for _, f := range v.Verification {
 		fmt.Fprintf(&b, "Verification failed: %s (transcript: %s)\n", oneLine(f), v.Transcript)
@@ -149,6 +149,29 @@ func (v View) Render() string {
 	}
 	return termsafe.Model(b.String()) // NUL and invalid UTF-8 never reach the model raw
 }
+
+// Refer is line, a guardrail's concern ("kind: text"), said after said:
+// when line is a refusal's (guard's "Bash \"make build\" was refused:
+// ...", with the rule to add) and said holds it whole (a rejected
+// result's error has the concerns that rejected it), the line names the
+// call and refers to it (where) instead of saying the refusal again
+// (newuser P3-4); else it is line.
+func Refer(line, said, where string) string {
+	kind, text, ok := strings.Cut(line, ": ")
+	if !ok || !strings.Contains(said, text) {
+		return line
+	}
+	if m := refusedCall().FindStringSubmatch(text); m != nil {
+		return kind + ": " + m[1] + " was refused (" + where + ")"
+	}
+	return line
+}
+
+// refusedCall is the start of guard's refusal concern: the call (a tool
+// and its quoted command, or a path without blanks) and "was refused".
+var refusedCall = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9_-]+ (?:"(?:[^"\\]|\\.)*"|[^\s"]+)) was refused: `)
+})
 
 func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
 

@@ -42,7 +42,7 @@ func TestEdgeGuardrails(t *testing.T) {
 		{
 			name: "shape can reject", agent: "general-purpose", status: "rejected", settings: "[guardrails]\nshape = \"reject\"\n",
 			script: `- say: "## What I did\nNot much."`,
-			want:   []string{"Error: rejected by its parent's guardrails (shape): shape: the report lacks the section(s)"},
+			want:   []string{"Error: rejected by its parent's guardrails (shape): the report lacks the section(s)"},
 		},
 		{
 			name: "a custom agent is not held to the built-in sections", agent: "plain", none: true, status: "done",
@@ -58,7 +58,7 @@ func TestEdgeGuardrails(t *testing.T) {
 			script: `- tools: [{Bash: {command: "echo hacked >> README.md"}}]
     - say: "` + fullReport + `"`,
 			want: []string{"Concern: scope: changed README.md outside what it may write (src/**)",
-				"Error: rejected by its parent's guardrails (scope): scope: changed README.md outside what it may write (src/**)"},
+				"Error: rejected by its parent's guardrails (scope): changed README.md outside what it may write (src/**)"},
 		},
 		{
 			name: "scope set to warn", agent: "scoped", flags: []string{"--allow", "Bash"}, status: "done", settings: "[guardrails]\nscope = \"warn\"\n",
@@ -83,7 +83,7 @@ func TestEdgeGuardrails(t *testing.T) {
 			script: `- tools: [{Bash: {command: "sh pass.sh"}}]
     - say: "` + fullReport + `\n\nAll tests pass."`,
 			want: []string{`Concern: evidence: the report says tests pass, but its test command "sh pass.sh" was refused`,
-				`Concern: unauthorized: Bash "sh pass.sh" was refused: permission denied`, "(evidence, unauthorized)"},
+				`Concern: unauthorized: Bash "sh pass.sh" was refused (the Error line above says why)`, `(evidence, unauthorized): evidence: the report says tests pass`, `; unauthorized: Bash "sh pass.sh" was refused: needs approval`},
 		},
 		{
 			// The commonest way models run tests: the pipeline exits with
@@ -107,7 +107,7 @@ func TestEdgeGuardrails(t *testing.T) {
 			name: "unauthorized rejects", agent: "general-purpose", status: "rejected",
 			script: `- tools: [{Bash: {command: "mkdir d25"}}]
     - say: "` + fullReport + `\n\nCreated d25."`,
-			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused: permission denied`, "Error: rejected by its parent's guardrails (unauthorized)"},
+			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused (the Error line above says why)`, `Error: rejected by its parent's guardrails (unauthorized): Bash "mkdir d25" was refused: needs approval (no allow rule matches)`},
 		},
 		{
 			// A checkpoint is how a blocked child reports: no success to
@@ -115,7 +115,7 @@ func TestEdgeGuardrails(t *testing.T) {
 			name: "a refusal reported as a checkpoint", agent: "general-purpose", status: "checkpoint",
 			script: `- tools: [{Bash: {command: "mkdir d25"}}]
     - say: "## CHECKPOINT REACHED\n**Type:** human-action\n**Progress:** 0/1 tasks\n**Blocked by:** mkdir d25 needs approval"`,
-			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused: permission denied`},
+			want: []string{`Concern: unauthorized: Bash "mkdir d25" was refused: needs approval (no allow rule matches)`},
 		},
 	}
 	for _, tc := range cases {

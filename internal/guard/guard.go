@@ -182,7 +182,12 @@ func unauthorized(in Input) []Concern {
 			continue
 		}
 		if r := strings.TrimSpace(c.Result); refused(r) {
-			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), refusalLine(r))})
+			// (the refusal names the call again: said once, newuser P3-4)
+			why := refusalLine(r)
+			if m := namedAgain().FindStringIndex(why); m != nil && strings.HasPrefix(why[m[1]:], "needs approval") {
+				why = why[m[1]:]
+			}
+			out = append(out, Concern{KindUnauthorized, fmt.Sprintf("%s was refused: %s", describe(c), why)})
 		}
 	}
 	return out

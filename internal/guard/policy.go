@@ -70,6 +70,23 @@ func Reason(cs []Concern) string {
 	return strings.Join(parts, "; ")
 }
 
+// Said is Reason for a result's error, where the kinds are said already
+// ("rejected by its parent's guardrails (unauthorized): ..."): each
+// concern's text without its kind when they are of one kind, else
+// Reason.
+func Said(cs []Concern) string {
+	for _, c := range cs {
+		if c.Kind != cs[0].Kind {
+			return Reason(cs)
+		}
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.Text
+	}
+	return strings.Join(parts, "; ")
+}
+
 // FollowUp is the follow-up a rejected task is resumed with when none is
 // given: the reason, and what to do about it.
 func FollowUp(reason string) string {

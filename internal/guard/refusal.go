@@ -13,23 +13,46 @@ import (
 const refusalAdvice = " and no one is here to give it"
 
 // adviceShape is the whole advice tool.permit writes after refusalAdvice,
-// to the end of the refusal: rules in double quotes (Go's %q: a quote
-// inside one is escaped) and flags in single quotes, between brood's own
-// words (the rule to add and where, or the untrusted project's held-back
-// rule that would allow it and `brood trust`; the older advice naming
-// .brood/settings.toml is still read, from earlier records). A phrase of
-// brood's inside the refused subject (a child's command or path, printed
-// %q) cannot start it: there "add " is followed by an escaped quote.
+// to the end of the refusal (internal/tool/advice.go): rules in double
+// quotes (Go's %q: a quote inside one is escaped) and flags in single
+// quotes (a single quote inside one closed, escaped and reopened, as a
+// shell reads it), between brood's own words:
+// the rule to add and where (the user's file, or this project's local
+// file for a program of the repository's), or that no rule is worth
+// keeping and the exact line for one run, or the ask rule to remove and
+// its files; then, for an untrusted project's held-back rule, that it is
+// held back and what brood trust would also grant. The older advice
+// (the project's .brood/settings.toml, `run brood trust`) is still read,
+// from earlier records. A phrase of brood's inside the refused subject (a
+// child's command or path, printed %q) cannot start it: there "add " is
+// followed by an escaped quote.
 // (Compiled at first use: a child runs every package initialiser.)
 var adviceShape = sync.OnceValue(func() *regexp.Regexp {
-	const rules = `"(?:[^"\\]|\\.)*"(?: and "(?:[^"\\]|\\.)*")*`
+	const str = `"(?:[^"\\]|\\.)*"`
+	const rules = str + `(?: and ` + str + `)*`
+	const flag = `'(?:[^']|'\\'')*'`
 	const file = `(?:\.claude/settings(?:\.local)?\.json|\.brood/settings(?:\.local)?\.toml)`
-	return regexp.MustCompile(`; (?:to allow it (?:add ` + rules + ` to \[permissions\] allow in (?:~/\.config/brood/settings\.toml|\.brood/settings\.toml), or pass --allow '[^']*'(?: --allow '[^']*')*|remove "(?:[^"\\]|\\.)*" from \[permissions\] ask in \.brood/settings\.toml)` +
-		`|the project's allow rules? ` + rules + `(?: in ` + file + `(?:, ` + file + `)*)? would allow it but (?:is|are) held back until you trust the project: run brood trust \(or pass --trust-project for one run\))$`)
+	const anyFile = `(?:~/\.config/brood/settings\.toml|~/\.claude/settings\.json|` + file + `|the --settings file)`
+	const add = `to allow it add ` + rules + ` to \[permissions\] allow in (?:~/\.config/brood/settings\.toml|\.brood/settings\.toml|\.brood/settings\.local\.toml \(this project only: it needs no brood trust while git does not track it\)), or pass --allow ` + flag + `(?: --allow ` + flag + `)*`
+	const none = `no rule to keep is suggested \(one for (?:` + str + `|all of Bash) would allow far more than this call\): approve the call when asked \(run brood without -p\)(?:, or pass --allow ` + flag + ` for one run)?`
+	const remove = `to allow it remove ` + str + ` from (?:\[permissions\] ask in \.brood/settings\.toml|the permissions ask list of (?:` + anyFile + `(?:, ` + anyFile + `)*|the settings that set it \(brood config get permissions\.ask\)), or approve the call when asked \(run brood without -p\))`
+	const kind = `[a-zA-Z._]+(?: [a-zA-Z._]+)*`
+	const held = `the project's allow rules? ` + rules + `(?: in ` + file + `(?:, ` + file + `)*)? would allow it`
+	const heldNow = held + ` too but (?:is|are) held back until you trust the project, and brood trust \(or --trust-project for one run\) would also grant everything the project's files ask(?:: ` + kind + `(?:, ` + kind + `)*)?`
+	const heldOld = held + ` but (?:is|are) held back until you trust the project: run brood trust \(or pass --trust-project for one run\)`
+	return regexp.MustCompile(`; (?:(?:` + add + `|` + none + `)(?:; ` + heldNow + `)?|` + remove + `|` + heldOld + `)$`)
 })
 
-// quoted is one rule or flag of an advice.
-var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`) })
+// namedAgain is the start of a permission refusal that names the call
+// (tool.permit's "permission denied: Bash \"make build\" "), before what
+// it needs: the concern has named the call already.
+var namedAgain = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^permission denied: [A-Za-z0-9_-]+ "(?:[^"\\]|\\.)*" `)
+})
+
+// quoted is one rule or flag of an advice (a flag after its --allow: the
+// advice's words have quotes of their own, "the project's").
+var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"|--allow '(?:[^']|'\\'')*'`) })
 
 // refusalLine is a refusal bounded to one line (issue 26 F2): what was
 // refused is cut at 240 runes; an advice of tool.permit's shape follows
@@ -46,7 +69,12 @@ func refusalLine(r string) string {
 	}
 	head := strings.TrimSuffix(r[:loc[0]], refusalAdvice)
 	advice := quoted().ReplaceAllStringFunc(r[loc[0]:], func(q string) string {
-		return q[:1] + textline.Clip(q[1:len(q)-1], 160) + q[:1]
+		q, flag := strings.CutPrefix(q, "--allow ")
+		q = q[:1] + textline.Clip(q[1:len(q)-1], 160) + q[:1]
+		if flag {
+			q = "--allow " + q
+		}
+		return q
 	})
 	return textline.Clip(head, 240) + refusalAdvice + textline.Clip(advice, 1000)
 }

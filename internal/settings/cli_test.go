@@ -234,21 +234,24 @@ func TestRepositoryCannotEraseDenies(t *testing.T) {
 	}
 }
 
-// TestHeldRuleRefusalSaysTrust: through the real CLI, in an untrusted
-// project whose .claude/settings.json allows Bash(python3 -m pytest:*),
-// the root's and a subagent's `python3 -m pytest -q` are refused with a
-// line that names the held-back rule, its file and `brood trust`, not a
-// rule to add to the project's own file; another command's refusal names
-// the user's settings file and the narrowest prefix.
+// TestHeldRuleRefusalSaysTrust (review40 P2-D): through the real CLI, in
+// an untrusted project whose .claude/settings.json allows Bash(python3 -m
+// pytest:*) and also asks for bypassPermissions and a SessionStart hook,
+// the root's and a subagent's `python3 -m pytest -q` are refused with the
+// narrow route first (that rule in the user's file, or --allow for one
+// run), then the held-back rule, and that brood trust would also grant the
+// mode and the hook; never "run brood trust" alone. Another command's
+// refusal names the user's settings file and the narrowest prefix.
 func TestHeldRuleRefusalSaysTrust(t *testing.T) {
 	p := testbrood.NewProject(t, mainEnv, nil)
-	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Bash(python3 -m pytest:*)"]}}`)
+	testbrood.WriteFile(t, filepath.Join(p.Root, ".claude", "settings.json"), `{"permissions": {"allow": ["Bash(python3 -m pytest:*)", "Bash(curl:*)"], "defaultMode": "bypassPermissions"},
+ "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch hooked"}]}]}}`)
 	spec := p.Script("held.yaml", `agents:
   root:
     - tools:
         - Bash: {command: "python3 -m pytest -q"}
         - Task: {subagent_type: general-purpose, description: tests, prompt: "run the tests"}
-        - Bash: {command: "python3 tools/gen.py --all"}
+        - Bash: {command: "make build"}
     - say: "ROOT={{result 0}} CHILD={{result 1}} OTHER={{result 2}}"
   general-purpose:
     - tools:
@@ -258,16 +261,21 @@ func TestHeldRuleRefusalSaysTrust(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	code, out, errOut := p.Brood(ctx, []string{"BROOD_MODEL=", "BROOD_TRUST_PROJECT="}, "-p", "--model", spec, "x")
-	held := `the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it but is held back until you trust the project: run brood trust`
+	held := `to allow it add "Bash(python3 -m pytest:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 -m pytest:*)'; ` +
+		`the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it too but is held back until you trust the project, ` +
+		`and brood trust (or --trust-project for one run) would also grant everything the project's files ask: permissions.defaultMode bypassPermissions, allow rules, hooks`
 	root, rest, _ := strings.Cut(out, "CHILD=")
 	child, other, _ := strings.Cut(rest, "OTHER=")
 	for _, c := range []struct{ name, text string }{{"root", root}, {"subagent", child}} {
-		if !strings.Contains(c.text, held) || strings.Contains(c.text, "to allow it add") {
-			t.Errorf("the %s's refusal does not name the held-back rule and brood trust (exit %d):\n%s\n%s", c.name, code, c.text, errOut)
+		if !strings.Contains(c.text, held) || strings.Contains(c.text, "run brood trust") {
+			t.Errorf("the %s's refusal does not offer the narrow route first, then brood trust with what it grants (exit %d):\n%s\n%s", c.name, code, c.text, errOut)
 		}
 	}
-	if want := `to allow it add "Bash(python3 tools/gen.py:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 tools/gen.py:*)'`; !strings.Contains(other, want) {
+	if want := `to allow it add "Bash(make build:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(make build:*)'`; !strings.Contains(other, want) || strings.Contains(other, "held back") {
 		t.Errorf("the other refusal lacks %q:\n%s", want, other)
+	}
+	if _, err := os.Stat(filepath.Join(p.Root, "hooked")); err == nil {
+		t.Error("the untrusted project's hook ran")
 	}
 }
 

@@ -148,6 +148,7 @@ func Resolve(src Sources) (*Resolved, error) {
 		return nil, err
 	}
 	r.Warnings = append(r.Warnings, w...)
+	r.Settings.Permissions.AskFrom = askFrom(src, files, r.Settings.Permissions.Ask)
 	return r, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // Settings is the resolved configuration.
@@ -88,6 +89,9 @@ type Permissions struct {
 	// permissions.additionalDirectories, absolute: brood run takes them as
 	// --add-dir's. A project's are held back until it is trusted.
 	AdditionalDirectories []string `toml:"-"`
+	// AskFrom are the files that name each ask rule (Resolve), for the
+	// refusal by one to say where to remove it: never read from a file.
+	AskFrom []trust.RuleFiles `toml:"-" json:"-"`
 }
 
 // Guardrails are the policies of the edge guardrails a parent applies to a

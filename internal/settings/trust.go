@@ -113,6 +113,7 @@ func (s Settings) clone() Settings {
 	s.Permissions.Deny = slices.Clone(s.Permissions.Deny)
 	s.Permissions.Ask = slices.Clone(s.Permissions.Ask)
 	s.Permissions.AdditionalDirectories = slices.Clone(s.Permissions.AdditionalDirectories)
+	s.Permissions.AskFrom = slices.Clone(s.Permissions.AskFrom)
 	if s.Agents.Claude != nil {
 		c := *s.Agents.Claude
 		s.Agents.Claude = &c

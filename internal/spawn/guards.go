@@ -46,7 +46,7 @@ func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdic
 	}
 	reason := guard.Reason(rej)
 	res.Status, res.ResumeHandle = dispatch.StatusRejected, j.env.TaskID
-	res.Error = "rejected by its parent's guardrails (" + kindsOf(rej) + "): " + reason
+	res.Error = "rejected by its parent's guardrails (" + kindsOf(rej) + "): " + guard.Said(rej)
 	v.Status, v.Accepted, v.Error, v.Rejected = res.Status, false, res.Error, reason
 	return lines
 }

@@ -8,30 +8,69 @@ import (
 	"github.com/broodhq/brood/internal/trust"
 )
 
-// TestSuggestNarrowestPrefix: the rule a refusal suggests is the command
-// prefix Claude Code would propose, not the bare program (Bash(python3:*)
-// would allow any Python program).
+// TestSuggestNarrowestPrefix (review40 P2-G): a refusal's advice grants
+// the narrowest thing in the narrowest place. A program's prefix with its
+// subcommand or module goes in the user's file; a program of the
+// repository's (./build.sh, bash ./x.sh, python3 tools/gen.py) in this
+// project's local file; an interpreter, shell or wrapper with no narrower
+// prefix (python3 -c, bash -c, env, xargs, sudo, find -exec), a bare file
+// mover (mv, cp, rm, chmod) or all of Bash gets no rule to keep: approve
+// it when asked, or --allow the exact line for one run.
 func TestSuggestNarrowestPrefix(t *testing.T) {
-	p, err := NewPermissions("default", nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	const user = " to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow "
+	const local = " to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow "
+	const none = "no rule to keep is suggested (one for "
+	const ask = " would allow far more than this call): approve the call when asked (run brood without -p)"
 	for _, tc := range []struct{ cmd, want string }{
-		{"python3 -m pytest -q", "Bash(python3 -m pytest:*)"},
-		{"python3.12 -m pip install -e .", "Bash(python3.12 -m pip:*)"},
-		{"python3 manage.py migrate", "Bash(python3 manage.py:*)"},
-		{"node scripts/build.js --prod", "Bash(node scripts/build.js:*)"},
-		{"npm run test -- --watch=false", "Bash(npm run test:*)"},
-		{"uv run pytest -x", "Bash(uv run pytest:*)"},
-		{"npm install", "Bash(npm install:*)"},
-		{"git commit -m wip", "Bash(git commit:*)"},
-		{"rm -rf build", "Bash(rm:*)"},
-		{"python3 -c 'print(1)'", "Bash(python3:*)"},
+		{"python3 -m pytest -q", `to allow it add "Bash(python3 -m pytest:*)"` + user + `'Bash(python3 -m pytest:*)'`},
+		{"python3.12 -m pip install -e .", `to allow it add "Bash(python3.12 -m pip:*)"` + user},
+		{"npm run test -- --watch=false", `to allow it add "Bash(npm run test:*)"` + user},
+		{"uv run pytest -x", `to allow it add "Bash(uv run pytest:*)"` + user},
+		{"npm install", `to allow it add "Bash(npm install:*)"` + user},
+		{"git commit -m wip", `to allow it add "Bash(git commit:*)"` + user},
+		{"make build", `to allow it add "Bash(make build:*)"` + user},
+		{"./build.sh --fast", `to allow it add "Bash(./build.sh:*)"` + local + `'Bash(./build.sh:*)'`},
+		{"scripts/ci/test.sh", `to allow it add "Bash(scripts/ci/test.sh:*)"` + local},
+		{"bash ./x.sh", `to allow it add "Bash(bash ./x.sh:*)"` + local},
+		{"sh build.sh all", `to allow it add "Bash(sh build.sh:*)"` + local},
+		{"python3 manage.py migrate", `to allow it add "Bash(python3 manage.py:*)"` + local},
+		{"python3 tools/gen.py --all", `to allow it add "Bash(python3 tools/gen.py:*)"` + local},
+		{"node scripts/build.js --prod", `to allow it add "Bash(node scripts/build.js:*)"` + local},
+		{"python3 -c 'print(1)'", none + `"python3"` + ask + `, or pass --allow 'Bash(python3 -c '\''print(1)'\'')' for one run`},
+		{"python -c 'import os'", none + `"python"` + ask},
+		{"node -e 'require(1)'", none + `"node"` + ask},
+		{"ruby -e 'p 1'", none + `"ruby"` + ask},
+		{"perl -e 'print 1'", none + `"perl"` + ask},
+		{"bash -c 'echo hi'", none + `"bash"` + ask + `, or pass --allow 'Bash(bash -c '\''echo hi'\'')' for one run`},
+		{"sh -c ls", none + `"sh"` + ask},
+		{"zsh -c ls", none + `"zsh"` + ask},
+		{"env FOO=1 make", none + `"env"` + ask + `, or pass --allow 'Bash(env FOO=1 make)' for one run`},
+		{"xargs -n1 echo", none + `"xargs"` + ask},
+		{"sudo make install", none + `"sudo"` + ask},
+		{"nohup make build", none + `"nohup"` + ask},
+		{"timeout 5 make build", none + `"timeout"` + ask},
+		{"nice -n 5 make", none + `"nice"` + ask},
+		{"eval make", none + `"eval"` + ask},
+		{"find . -name x -exec rm {} ;", none + `"find"` + ask},
+		{"mv cfg cfg2", none + `"mv"` + ask + `, or pass --allow 'Bash(mv cfg cfg2)' for one run`},
+		{"cp a b", none + `"cp"` + ask},
+		{"rm -rf build", none + `"rm"` + ask},
+		{"chmod +x run", none + `"chmod"` + ask},
+		{"echo $(cat x) | sh", none},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
-			d := p.Check("Bash", bashIn(tc.cmd), t.TempDir())
-			if d.Verdict != Ask || len(d.Suggest) != 1 || d.Suggest[0] != tc.want {
-				t.Errorf("%s: %v suggests %q, want [%q]", tc.cmd, d.Verdict, d.Suggest, tc.want)
+			p, err := NewPermissions("default", nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := NewSet(Builtins()...).Run(context.Background(), &Env{Dir: t.TempDir(), Perms: p}, "Bash", bashIn(tc.cmd))
+			if !res.IsError || !strings.Contains(res.Content, "; "+tc.want) || strings.Contains(res.Content, "\n") {
+				t.Errorf("%s: refusal\n%s\nlacks\n%s", tc.cmd, res.Content, tc.want)
+			}
+			for _, broad := range []string{`"Bash"`, `"Bash(python3:*)"`, `"Bash(bash:*)"`, `"Bash(echo:*)"`, `"Bash(env:*)"`, `"Bash(mv:*)"`, `"Bash(rm:*)"`, `"Bash(find:*)"`} {
+				if strings.Contains(res.Content, "add "+broad) {
+					t.Errorf("%s: the refusal suggests the broad rule %s: %s", tc.cmd, broad, res.Content)
+				}
 			}
 		})
 	}
@@ -50,7 +89,7 @@ func TestHeldRuleAdvice(t *testing.T) {
 	perms := base.WithHeld([]trust.HeldRule{
 		{Rule: "Bash(python3 -m pytest:*)", File: ".claude/settings.json"},
 		{Rule: "Edit(src/**)", File: ".brood/settings.toml"},
-	})
+	}, []string{"permissions.defaultMode bypassPermissions", "hooks"})
 	set := NewSet(Builtins()...)
 	for _, tc := range []struct {
 		name, cmd string
@@ -58,8 +97,8 @@ func TestHeldRuleAdvice(t *testing.T) {
 		not       []string
 	}{
 		{"held rule allows it", "python3 -m pytest -q",
-			[]string{`the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it but is held back until you trust the project: run brood trust`},
-			[]string{"to allow it add", "settings.toml"}},
+			[]string{`; to allow it add "Bash(python3 -m pytest:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 -m pytest:*)'; the project's allow rule "Bash(python3 -m pytest:*)" in .claude/settings.json would allow it too but is held back until you trust the project, and brood trust (or --trust-project for one run) would also grant everything the project's files ask: permissions.defaultMode bypassPermissions, hooks`},
+			[]string{"run brood trust", ".brood/settings.toml"}},
 		{"held rule covers a part only", "python3 -m pytest -q && curl example.com",
 			[]string{`to allow it add "Bash(python3 -m pytest:*)" and "Bash(curl:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(python3 -m pytest:*)' --allow 'Bash(curl:*)'`},
 			[]string{"held back"}},

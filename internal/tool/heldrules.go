@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/broodhq/brood/internal/trust"
 )
@@ -17,23 +16,68 @@ type heldRule struct {
 }
 
 // WithHeld returns a copy of p that knows the allow rules an untrusted
-// project's settings hold back (settings.ProjectTrust.HeldAllow). They
-// allow nothing: a call only they would allow is asked as before, and its
-// Decision names them (Held), so the refusal says to trust the project
-// instead of adding a rule to a file that cannot help. A rule that does
-// not parse is left out.
-func (p *Permissions) WithHeld(held []trust.HeldRule) *Permissions {
+// project's settings hold back (settings.ProjectTrust.HeldAllow) and what
+// else trusting it would grant, in brood's words (also:
+// settings.ProjectTrust.Kinds). The rules allow nothing: a call only they
+// would allow is asked as before, and its Decision names them (Held), so
+// the refusal says so after the narrow route, with what brood trust would
+// also grant. A rule that does not parse is left out.
+func (p *Permissions) WithHeld(held []trust.HeldRule, also []string) *Permissions {
 	if p == nil || len(held) == 0 {
 		return p
 	}
 	q := *p
-	q.held = nil
+	q.held, q.heldAlso = nil, slices.Clone(also)
 	for _, h := range held {
 		if r, err := ParseRule(h.Rule); err == nil {
 			q.held = append(q.held, heldRule{rule: r, src: h})
 		}
 	}
 	return &q
+}
+
+// WithAskFrom returns a copy of p that knows which settings files name
+// each ask rule, so that a refusal by one says where to remove it.
+func (p *Permissions) WithAskFrom(from []trust.RuleFiles) *Permissions {
+	if p == nil || len(from) == 0 {
+		return p
+	}
+	q := *p
+	q.askFrom = map[string][]string{}
+	for _, f := range from {
+		if r, err := ParseRule(f.Rule); err == nil {
+			for _, file := range f.Files {
+				if !slices.Contains(q.askFrom[r.String()], file) {
+					q.askFrom[r.String()] = append(q.askFrom[r.String()], file)
+				}
+			}
+		}
+	}
+	return &q
+}
+
+// workable is rules when, added to the allow rules, they would allow the
+// command c; else the rule for exactly its line (a prefix rule does not
+// cover an option that runs or writes: Bash(find:*) and find -exec). Any
+// other call's rules are kept.
+func (p *Permissions) workable(c call, rules []string) []string {
+	if p.verifying || c.kind != subjectCommand || len(rules) == 0 {
+		return rules
+	}
+	q := *p
+	q.verifying, q.held = true, nil
+	q.allow = slices.Clone(p.allow)
+	for _, s := range rules {
+		r, err := ParseRule(s)
+		if err != nil {
+			return rules
+		}
+		q.allow = append(q.allow, r)
+	}
+	if q.checkCall(c).Verdict == Allow {
+		return rules
+	}
+	return []string{exactRule(c)}
 }
 
 // heldFor lists the held-back rules that, added to the allow rules, would
@@ -111,53 +155,3 @@ func joinErrors(errs []error) error {
 
 // Mode returns the permission mode.
 func (p *Permissions) Mode() Mode { return p.mode }
-
-// heldAdvice says that the untrusted project's own allow rules would allow
-// the call, and that trusting the project is the fix.
-func heldAdvice(held []trust.HeldRule) string {
-	var rules, files []string
-	for _, h := range held {
-		rules = append(rules, fmt.Sprintf("%q", h.Rule))
-		if h.File != "" && !slices.Contains(files, h.File) {
-			files = append(files, h.File)
-		}
-	}
-	noun, verb := "rule", "is"
-	if len(rules) > 1 {
-		noun, verb = "rules", "are"
-	}
-	where := ""
-	if len(files) > 0 {
-		where = " in " + strings.Join(files, ", ")
-	}
-	return fmt.Sprintf("the project's allow %s %s%s would allow it but %s held back until you trust the project: run brood trust (or pass --trust-project for one run)",
-		noun, strings.Join(rules, " and "), where, verb)
-}
-
-// commandPrefix is the narrowest useful prefix of a simple command's words
-// for a rule, as Claude Code proposes it: the program with its subcommand
-// ("git commit", "npm run test", "uv run pytest"), an interpreter with its
-// module or script ("python3 -m pytest", "node build.js"), else the
-// program. ("python3:*" would allow any Python program.)
-func commandPrefix(f []string) string {
-	prog := f[0]
-	arg := func(i int) bool { return len(f) > i && f[i] != "" && !strings.HasPrefix(f[i], "-") }
-	switch {
-	case interpreters()[strings.TrimRight(prog, "0123456789.")] && len(f) > 2 && f[1] == "-m" && arg(2):
-		return prog + " -m " + f[2]
-	case interpreters()[strings.TrimRight(prog, "0123456789.")] && arg(1):
-		return prog + " " + f[1]
-	case subcommandTools()[prog] && arg(1):
-		if (f[1] == "run" || f[1] == "exec" || f[1] == "x") && arg(2) {
-			return prog + " " + f[1] + " " + f[2]
-		}
-		return prog + " " + f[1]
-	}
-	return prog
-}
-
-// interpreters run the program their first argument names (less a
-// version: python3.12 is python).
-var interpreters = sync.OnceValue(func() map[string]bool {
-	return map[string]bool{"python": true, "node": true, "ruby": true, "perl": true, "php": true, "bash": true, "sh": true, "zsh": true}
-})

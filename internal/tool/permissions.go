@@ -83,8 +83,13 @@ type Decision struct {
 	// writes that no rule or mode allows yet.
 	Suggest []string
 	// Held are the untrusted project's allow rules (WithHeld) that would
-	// allow this call, for an Ask: the fix is trusting the project.
-	Held []trust.HeldRule
+	// allow this call, for an Ask, and HeldAlso what else trusting the
+	// project would grant, in brood's words.
+	Held     []trust.HeldRule
+	HeldAlso []string
+	// RuleFiles are the settings files that name Rule, for an ask rule
+	// (WithAskFrom): where to remove it.
+	RuleFiles []string
 }
 
 // Permissions decides which tool calls may run. It is immutable after
@@ -96,8 +101,14 @@ type Permissions struct {
 	// agents.allow_config_changes); unset, no rule or mode can.
 	configWrites bool
 	// held are the allow rules an untrusted project's settings hold back,
-	// parsed, with their files: they allow nothing (WithHeld).
-	held []heldRule
+	// parsed, with their files: they allow nothing (WithHeld); heldAlso
+	// is what else trusting the project grants, in brood's words.
+	held     []heldRule
+	heldAlso []string
+	// askFrom are the settings files of each ask rule (WithAskFrom).
+	askFrom map[string][]string
+	// verifying: this is a copy that checks a suggestion (workable).
+	verifying bool
 }
 
 // readOnlyBuiltins are the tools Check treats as read-only when it is asked
@@ -291,6 +302,9 @@ func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, w
 	d := p.checkRules(tool, readOnly, input, workspace)
 	if d.Verdict == Ask && len(d.Suggest) > 0 && len(p.held) > 0 {
 		d.Held = p.heldFor(tool, readOnly, input, workspace)
+		if len(d.Held) > 0 {
+			d.HeldAlso = p.heldAlso
+		}
 	}
 	return d
 }
@@ -386,6 +400,7 @@ func (p *Permissions) checkCall(c call) Decision {
 		}
 		// No allow rule can outvote an ask rule, so there is nothing to suggest.
 		d.Verdict, d.Rule, d.Reason = Ask, r.String(), fmt.Sprintf("matched ask rule %q", r.String())
+		d.RuleFiles = p.askFrom[d.Rule]
 		return p.dontAsk(d)
 	}
 	if d, refused := p.checkWrites(c); refused {
@@ -410,7 +425,7 @@ func (p *Permissions) checkCall(c call) Decision {
 		d.Verdict, d.Reason = Allow, "acceptEdits mode allows edits inside the workspace"
 	default:
 		d.Verdict, d.Reason = Ask, "no allow rule matches"
-		d.Suggest = append(p.suggestRules(c), p.writeRules(c, missing)...)
+		d.Suggest = p.workable(c, append(p.suggestRules(c), p.writeRules(c, missing)...))
 	}
 	return p.dontAsk(d)
 }

@@ -218,24 +218,10 @@ func permit(env *Env, toolName string, d Decision) (Result, bool) {
 		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it", what, d.Reason), true
 	}
 	if len(d.Suggest) == 0 {
-		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; to allow it remove %q from [permissions] ask in .brood/settings.toml", what, d.Reason, d.Rule), true
+		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; %s", what, d.Reason, askAdvice(d.Rule, d.RuleFiles)), true
 	}
-	if len(d.Held) > 0 {
-		return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; %s", what, d.Reason, heldAdvice(d.Held)), true
-	}
-	quoted, flags := make([]string, len(d.Suggest)), make([]string, len(d.Suggest))
-	for i, r := range d.Suggest {
-		quoted[i], flags[i] = fmt.Sprintf("%q", r), "--allow '"+r+"'"
-	}
-	// The user's file: a project's allow rules wait for trust, and an
-	// edit of a trusted project's file needs trusting it again.
-	return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; to allow it add %s to [permissions] allow in %s, or pass %s",
-		what, d.Reason, strings.Join(quoted, " and "), UserSettingsFile, strings.Join(flags, " ")), true
+	return Errorf("permission denied: %s needs approval (%s) and no one is here to give it; %s", what, d.Reason, adviceFor(d, env.Dir)), true
 }
-
-// UserSettingsFile is where a refusal's advice puts an allow rule: the
-// user's own settings, which need no trust.
-const UserSettingsFile = "~/.config/brood/settings.toml"
 
 // validateInput checks input against the parts of a JSON schema that tool
 // schemas use: an object, its required properties, each property's

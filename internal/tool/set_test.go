@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/model"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // fakeTool is a Tool whose behaviour a test chooses.
@@ -87,15 +88,16 @@ func TestSetRunPermissionPrompt(t *testing.T) {
 	t.Run("non-interactive names the rule", func(t *testing.T) {
 		env := &Env{Dir: dir, Perms: perms}
 		res := set.Run(context.Background(), env, "Bash", in)
-		want := `permission denied: Bash "rm -rf build" needs approval (no allow rule matches) and no one is here to give it; to allow it add "Bash(rm:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(rm:*)'`
+		want := `permission denied: Bash "rm -rf build" needs approval (no allow rule matches) and no one is here to give it; no rule to keep is suggested (one for "rm" would allow far more than this call): approve the call when asked (run brood without -p), or pass --allow 'Bash(rm -rf build)' for one run`
 		if !res.IsError || res.Content != want {
 			t.Fatalf("got %q\nwant %q", res.Content, want)
 		}
 	})
 	t.Run("ask rule names itself", func(t *testing.T) {
 		p, _ := NewPermissions("default", []string{"Bash"}, nil, []string{"Bash(rm:*)"})
+		p = p.WithAskFrom([]trust.RuleFiles{{Rule: "Bash(rm:*)", Files: []string{"~/.claude/settings.json", ".brood/settings.local.toml"}}})
 		res := set.Run(context.Background(), &Env{Dir: dir, Perms: p}, "Bash", in)
-		if !res.IsError || !strings.Contains(res.Content, `remove "Bash(rm:*)" from [permissions] ask`) {
+		if !res.IsError || !strings.Contains(res.Content, `remove "Bash(rm:*)" from the permissions ask list of ~/.claude/settings.json, .brood/settings.local.toml`) {
 			t.Fatalf("got %q", res.Content)
 		}
 	})

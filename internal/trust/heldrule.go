@@ -9,3 +9,11 @@ type HeldRule struct {
 	Rule string `json:"rule"`
 	File string `json:"file"`
 }
+
+// RuleFiles is a permission rule with the settings files that name it, as
+// the user reads their names (~/.config/brood/settings.toml,
+// .claude/settings.json): a refusal by an ask rule says where to remove it.
+type RuleFiles struct {
+	Rule  string   `json:"rule"`
+	Files []string `json:"files"`
+}

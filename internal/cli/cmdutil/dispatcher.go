@@ -57,6 +57,9 @@ func (f *Factory) Permissions(fl PermissionFlags) dispatch.Permissions {
 		Deny:  AliasRules(append(append([]string(nil), s.Deny...), fl.Deny...)),
 		Ask:   AliasRules(s.Ask),
 		Held:  slices.Clone(f.Settings.Trust.HeldAllow),
+		// (what else brood trust grants, for a held rule's refusal)
+		HeldAlso: f.Settings.Trust.Kinds(),
+		AskFrom:  slices.Clone(s.AskFrom),
 	}
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/cli/cmdutil"
@@ -33,6 +34,13 @@ func CallResult(w io.Writer, o *call.Result, asJSON bool) error {
 	fmt.Fprint(termsafe.NewWriter(w), o.Text)
 	if len(o.Failures) > 0 {
 		return cmdutil.ExitCode(cmdutil.ExitFailed, fmt.Errorf("task %s failed verification", o.TaskID))
+	}
+	if strings.Contains(o.Error, " was refused: ") && strings.Contains(o.Text, "Error: "+o.Error) {
+		// The result above says the refusal, with its advice, whole
+		// (newuser P3-4): once is enough.
+		said := *o
+		said.Error = "the Error line above says why"
+		return outcomeExit(&said, status)
 	}
 	return outcomeExit(o, status)
 }

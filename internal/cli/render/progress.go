@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/spawn"
 )
@@ -49,7 +50,13 @@ func (p *Progress) DispatchEvent(ev spawn.Event) {
 		fmt.Fprintf(p.w, "  [%s %s] %s in %s · tokens in %d out %d · %d/%d done\n", ev.Agent, id, ev.Status, cmdutil.Dur(ev.WallMS),
 			ev.Usage.Input+ev.Usage.CacheRead, ev.Usage.Output, p.done, len(p.started))
 		if ev.Status != "done" && ev.Text != "" {
-			fmt.Fprintf(p.w, "  [%s %s] %s\n", ev.Agent, id, cmdutil.FirstLine(ev.Text, 200))
+			// A rejection's reason ends with the refusal's advice, the
+			// rule to add (bounded by the guardrails): shown whole.
+			n := 200
+			if ev.Status == dispatch.StatusRejected {
+				n = 1500
+			}
+			fmt.Fprintf(p.w, "  [%s %s] %s\n", ev.Agent, id, cmdutil.FirstLine(ev.Text, n))
 		}
 	}
 }

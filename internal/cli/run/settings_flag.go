@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // flagSettings is what brood applies of a Claude Code settings file given
@@ -64,6 +65,10 @@ func (c *Compat) applySettings(f *cmdutil.Factory) error {
 	p.Allow = slices.Concat(p.Allow, sp.Allow)
 	p.Deny = slices.Concat(p.Deny, sp.Deny)
 	p.Ask = slices.Concat(p.Ask, sp.Ask)
+	for _, r := range sp.Ask {
+		// (a refusal by it says where it came from)
+		p.AskFrom = append(slices.Clip(p.AskFrom), trust.RuleFiles{Rule: r, Files: []string{"the --settings file"}})
+	}
 	if s.Model != "" {
 		f.Settings.Model = s.Model
 	}

@@ -110,8 +110,12 @@ func showRun(opts *ShowOptions) error {
 	}
 	w := termsafe.NewWriter(f.Out)
 	fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, termsafe.Line(t.Agent), t.Status)
-	if t.Note != "" {
-		fmt.Fprintf(w, "note     %s\n", termsafe.Line(t.Note))
+	if note := t.Note; note != "" {
+		if why, ok := strings.CutPrefix(note, "rejected by its parent: "); ok && t.Verdict != nil {
+			// (said whole on the ended line: newuser P3-4)
+			note = "rejected by its parent: " + dispatch.Refer(why, t.Verdict.Error, "the ended line below says why")
+		}
+		fmt.Fprintf(w, "note     %s\n", termsafe.Line(note))
 	}
 	if t.Label != "" {
 		fmt.Fprintf(w, "brief    %s\n", termsafe.Line(cmdutil.TrimTo(t.Label, 200)))
@@ -176,7 +180,8 @@ func showResult(w io.Writer, t *dispatch.Task, r *dispatch.Result) {
 	if len(r.FilesChanged) > 0 {
 		fmt.Fprintf(w, "files    %s\n", termsafe.Line(strings.Join(r.FilesChanged, ", ")))
 	}
-	if r.Error != "" && !isCancelWords(r.Error) {
+	if r.Error != "" && !isCancelWords(r.Error) && (t.Verdict == nil || t.Verdict.Error != r.Error) {
+		// (the verdict's ended line said it already)
 		fmt.Fprintf(w, "error    %s\n", termsafe.Line(r.Error))
 	}
 	status := r.Status
@@ -202,7 +207,10 @@ func showResult(w io.Writer, t *dispatch.Task, r *dispatch.Result) {
 func showVerdict(w io.Writer, t *dispatch.Task) {
 	if v := t.Verdict; v != nil {
 		fmt.Fprintf(w, "verdict  %s (the parent's)\n", v.Status)
-		if v.Rejected != "" {
+		// Each refusal is said once (newuser P3-4): the ended line has
+		// the concerns that rejected the task whole; the lines after it
+		// refer to it.
+		if v.Rejected != "" && dispatch.Refer(v.Rejected, v.Error, "") == v.Rejected {
 			fmt.Fprintf(w, "rejected %s\n", termsafe.Line(v.Rejected))
 		}
 		if v.Error != "" && !isCancelWords(v.Error) && v.Error != t.Note {
@@ -218,8 +226,12 @@ func showVerdict(w io.Writer, t *dispatch.Task) {
 			fmt.Fprintf(w, "sandbox  %s\n", termsafe.Line(v.ReadDeny))
 		}
 	}
+	said := ""
+	if t.Verdict != nil {
+		said = t.Verdict.Error
+	}
 	for _, c := range concerns(t) {
-		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(c))
+		fmt.Fprintf(w, "concern  %s\n", termsafe.Line(dispatch.Refer(c, said, "the ended line says why")))
 	}
 	if k := t.Kill; k != nil {
 		fmt.Fprintf(w, "stopped  by the %s (%s) at %s\n", termsafe.Line(k.By), termsafe.Line(k.Via), k.At.Local().Format(time.DateTime))
