@@ -115,7 +115,7 @@ func streamJSON(w io.Writer, lines iter.Seq[session.Line]) error {
 		if err != nil {
 			return err
 		}
-		if _, err := io.WriteString(w, sep+string(b)); err != nil {
+		if _, err := io.WriteString(w, sep+string(termsafe.JSON(b))); err != nil {
 			return err
 		}
 		sep = ",\n  "
