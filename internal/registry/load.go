@@ -60,11 +60,17 @@ type Dir struct {
 	// Claude marks a .claude directory, which loses a tie with the brood
 	// directory of the same level.
 	Claude bool
+	// Within, when set, is the tree every file read must really be inside
+	// (its links resolved): a project's directories are held to the
+	// project, as CLAUDE.md and AGENTS.md are, so a repository's link
+	// cannot make a file of the user's (~/private.md) its agent's prompt.
+	Within string
 }
 
 // Dirs lists the directories Load reads, lowest precedence first.
 func (o Options) Dirs() []Dir {
 	var dirs []Dir
+	within := ""
 	add := func(p string, src Source, claude bool) {
 		if claude && !o.Claude {
 			return
@@ -76,7 +82,7 @@ func (o Options) Dirs() []Dir {
 				break
 			}
 		}
-		dirs = append(dirs, Dir{Path: p, Source: src, Claude: claude})
+		dirs = append(dirs, Dir{Path: p, Source: src, Claude: claude, Within: within})
 	}
 	if o.Home != "" || o.ConfigDir != "" {
 		cfg := o.ConfigDir
@@ -92,6 +98,7 @@ func (o Options) Dirs() []Dir {
 		add(filepath.Join(o.Home, ".claude", "agents"), SourceUser, true)
 	}
 	if o.ProjectRoot != "" {
+		within = o.ProjectRoot
 		add(taskdir.Open(o.ProjectRoot).Agents(), SourceProject, false)
 		add(filepath.Join(o.ProjectRoot, ".claude", "agents"), SourceProject, true)
 	}
@@ -219,6 +226,10 @@ func readDir(dir Dir) ([]*Definition, []Diagnostic) {
 			}
 			return nil
 		}
+		if outside := outsideTree(dir, rel); outside != "" {
+			problem(full, SeverityWarning, "%s; not loaded: a project agent must really be inside the project (links resolved), copy the file here instead", outside)
+			return nil
+		}
 		data, err := readFile(fsys, rel)
 		if err != nil {
 			problem(full, SeverityError, "%v", err)
@@ -237,6 +248,27 @@ func readDir(dir Dir) ([]*Definition, []Diagnostic) {
 		problem(dir.Path, SeverityError, "can't read: %v", err)
 	}
 	return defs, diags
+}
+
+// outsideTree says where file rel of dir really is when that is not
+// inside dir.Within (its links, and the tree's, resolved), "" when it is
+// inside or dir is held to no tree.
+func outsideTree(dir Dir, rel string) string {
+	if dir.Within == "" || dir.FS != nil {
+		return ""
+	}
+	root, err := filepath.EvalSymlinks(dir.Within)
+	if err != nil {
+		return fmt.Sprintf("the project %s cannot be resolved (%v)", dir.Within, err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(dir.Path, filepath.FromSlash(rel)))
+	if err != nil {
+		return fmt.Sprintf("its links cannot be resolved (%v)", err)
+	}
+	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "it is outside the project (a link to " + real + ")"
+	}
+	return ""
 }
 
 // noFrontmatter reports a .md file in an agents directory that is no

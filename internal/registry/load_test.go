@@ -126,18 +126,18 @@ func TestOptionsDirs(t *testing.T) {
 			{Path: "/h/.config/brood/agents", Source: SourceUser},
 			{Path: "/h/.brood/agents", Source: SourceUser},
 			{Path: "/h/.claude/agents", Source: SourceUser, Claude: true},
-			{Path: "/p/.brood/agents", Source: SourceProject},
-			{Path: "/p/.claude/agents", Source: SourceProject, Claude: true},
+			{Path: "/p/.brood/agents", Source: SourceProject, Within: "/p"},
+			{Path: "/p/.claude/agents", Source: SourceProject, Claude: true, Within: "/p"},
 		}},
 		{"claude off, config dir", Options{ProjectRoot: "/p", Home: "/h", ConfigDir: "/xdg/brood"}, []Dir{
 			{Path: "/xdg/brood/agents", Source: SourceUser},
 			{Path: "/h/.brood/agents", Source: SourceUser},
-			{Path: "/p/.brood/agents", Source: SourceProject},
+			{Path: "/p/.brood/agents", Source: SourceProject, Within: "/p"},
 		}},
 		{"project is home", Options{ProjectRoot: "/h", Home: "/h", Claude: true}, []Dir{
 			{Path: "/h/.config/brood/agents", Source: SourceUser},
-			{Path: "/h/.brood/agents", Source: SourceProject},
-			{Path: "/h/.claude/agents", Source: SourceProject, Claude: true},
+			{Path: "/h/.brood/agents", Source: SourceProject, Within: "/h"},
+			{Path: "/h/.claude/agents", Source: SourceProject, Claude: true, Within: "/h"},
 		}},
 	}
 	for _, tt := range tests {

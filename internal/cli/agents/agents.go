@@ -18,6 +18,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/textline"
 )
 
@@ -103,11 +104,13 @@ func list(out, errOut io.Writer, ro registry.Options, reg *registry.Registry, di
 			Diagnostics []registry.Diagnostic `json:"diagnostics"`
 		}{items, nonNil(diags)})
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	// Every cell is a repository's text: escaped (termsafe) before the
+	// columns are measured, and the whole table once more on its way out.
+	tw := tabwriter.NewWriter(termsafe.NewWriter(out), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSOURCE\tMODEL\tTOOLS\tDESCRIPTION")
 	for _, d := range reg.All() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Name, sourceText(ro, d), modelText(d),
-			clip(toolsText(d), 36), firstLine(d.Description, 72))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(d.Name), termsafe.Line(sourceText(ro, d)),
+			termsafe.Line(modelText(d)), termsafe.Line(clip(toolsText(d), 36)), termsafe.Line(firstLine(d.Description, 72)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -199,10 +202,15 @@ func clip(s string, max int) string {
 	return s
 }
 
+// writeJSON writes v indented, with what a terminal would act on in a
+// repository's text escaped (termsafe.JSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termsafe.JSON(b), '\n'))
+	return err
 }
 
 func nonNil(d []registry.Diagnostic) []registry.Diagnostic {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // CheckOptions are the arguments of `brood agents check`.
@@ -67,8 +68,10 @@ func NewCmdCheck(parent *Options, runF func(*CheckOptions) error) *cobra.Command
 					return err
 				}
 			} else {
+				// A diagnostic quotes the repository's text.
+				safe := termsafe.NewWriter(out)
 				for _, d := range diags {
-					fmt.Fprintln(out, d)
+					fmt.Fprintln(safe, d)
 				}
 				fmt.Fprintf(out, "%d definition(s) loaded, %d warning(s), %d error(s)\n", n, len(diags)-errs, errs)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/termsafe"
 	"github.com/broodhq/brood/internal/tool"
 )
 
@@ -134,10 +135,12 @@ func show(out io.Writer, ro registry.Options, d *registry.Definition) error {
 	for _, o := range d.Overrides {
 		rows = append(rows, [2]string{"overrides", shortPath(ro, o)})
 	}
+	// Every value (and an Extra key) may be a repository's text.
+	out = termsafe.NewWriter(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, r := range rows {
 		if r[1] != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
+			fmt.Fprintf(tw, "%s:\t%s\n", termsafe.Line(r[0]), termsafe.Line(r[1]))
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -106,3 +106,23 @@ func TestHelpSaysWhatClaudeSettingsGive(t *testing.T) {
 		t.Errorf("brood trust does not name the file's key, permissions.defaultMode:\n%s", out)
 	}
 }
+
+// TestConfigEscapesRepositoryText: `brood config list` and `config get`
+// write a project setting's value with the terminal's escapes taken out.
+func TestConfigEscapesRepositoryText(t *testing.T) {
+	p := clitest.NewProject(t)
+	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "settings.toml"), "model = \"x\\u001b]0;CFG\\u0007y\\u202ez\"\n")
+	for _, args := range [][]string{{"config", "list"}, {"config", "get", "model"}} {
+		d := p.Start(nil, args...)
+		d.Wait(t)
+		out := d.Stdout.String() + d.Stderr.String()
+		if !strings.Contains(out, "xy") {
+			t.Errorf("brood %s: the value is gone:\n%s", strings.Join(args, " "), out)
+		}
+		for _, h := range []string{"\x1b", "\a", "\u202e"} {
+			if strings.Contains(out, h) {
+				t.Errorf("brood %s: output holds a raw %q:\n%q", strings.Join(args, " "), h, out)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // GetOptions are the arguments of `brood config get`.
@@ -55,10 +56,10 @@ func getRun(opts *GetOptions) error {
 		if opts.JSON {
 			return cmdutil.WriteJSON(f.Out, e)
 		}
-		fmt.Fprintln(f.Out, valueText(e.Value))
-		fmt.Fprintln(f.Err, "from", e.Origin)
+		fmt.Fprintln(f.Out, termsafe.Line(valueText(e.Value)))
+		fmt.Fprintln(f.Err, "from", termsafe.Line(e.Origin.String()))
 		if e.Held != nil {
-			fmt.Fprintln(f.Err, "not from", heldText(e.Held))
+			fmt.Fprintln(f.Err, "not from", termsafe.Line(heldText(e.Held)))
 		}
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
+	"github.com/broodhq/brood/internal/termsafe"
 )
 
 // ListOptions are the flags of `brood config list`.
@@ -46,14 +47,16 @@ func listRun(opts *ListOptions) error {
 	if opts.JSON {
 		return cmdutil.WriteJSON(f.Out, es)
 	}
-	tw := tabwriter.NewWriter(f.Out, 0, 0, 2, ' ', 0)
+	// A key, a value and its file's path may be a repository's text:
+	// escaped (termsafe) before the columns are measured.
+	tw := tabwriter.NewWriter(termsafe.NewWriter(f.Out), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tFROM")
 	for _, e := range es {
 		from := e.Origin.String()
 		if e.Held != nil {
 			from += " (the project's " + valueText(e.Held.Value) + " held back: not trusted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Key, valueText(e.Value), from)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(e.Key), termsafe.Line(valueText(e.Value)), termsafe.Line(from))
 	}
 	return tw.Flush()
 }

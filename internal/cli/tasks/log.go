@@ -2,8 +2,13 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"iter"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -43,21 +48,91 @@ func NewCmdLog(f *cmdutil.Factory, runF func(*LogOptions) error) *cobra.Command 
 	return cmd
 }
 
+// logLineCap is the longest transcript line `brood tasks log` reads: a
+// longer one (a child may write anything to its transcript) is named and
+// skipped, never held in memory.
+const logLineCap = 32 << 20
+
 func logRun(opts *LogOptions) error {
 	f := opts.Factory
 	path := filepath.Join(dispatch.Dir(f.ProjectRoot, opts.ID), dispatch.SessionFile)
-	recs, bad, err := session.ReadFile(path)
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("task %s has no transcript (%s is missing); see `brood tasks`", opts.ID, path)
+	}
 	if err != nil {
-		return fmt.Errorf("task %s has no transcript (%v); see `brood tasks`", opts.ID, err)
+		return fmt.Errorf("task %s: cannot read its transcript: %v", opts.ID, err)
 	}
+	defer file.Close()
+	lines, readErr := session.Stream(file, logLineCap)
 	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, recs)
+		err = streamJSON(f.Out, lines)
+	} else {
+		err = streamText(termsafe.NewWriter(f.Out), lines)
 	}
-	printTranscript(termsafe.NewWriter(f.Out), recs)
-	if bad > 0 {
-		fmt.Fprintf(f.Out, "(%d torn line(s) skipped: the process was killed mid-write)\n", bad)
+	if err == nil {
+		err = readErr()
+	}
+	if err != nil {
+		return fmt.Errorf("task %s: reading its transcript %s: %v", opts.ID, path, err)
 	}
 	return nil
+}
+
+// streamText prints the transcript readably, one record at a time, and
+// says which lines it skipped.
+func streamText(w io.Writer, lines iter.Seq[session.Line]) error {
+	bad := 0
+	for l := range lines {
+		switch {
+		case l.Over:
+			fmt.Fprintf(w, "(line %d: %s, skipped: longer than %s)\n", l.N, humanBytes(l.Size), humanBytes(logLineCap))
+		case l.Bad:
+			bad++
+		default:
+			printTranscript(w, []session.Record{l.Record})
+		}
+	}
+	if bad > 0 {
+		_, err := fmt.Fprintf(w, "(%d torn line(s) skipped: the process was killed mid-write)\n", bad)
+		return err
+	}
+	return nil
+}
+
+// streamJSON writes the transcript's records as one JSON array, one
+// record at a time; a line over the cap is skipped as a torn one is.
+func streamJSON(w io.Writer, lines iter.Seq[session.Line]) error {
+	if _, err := io.WriteString(w, "[\n"); err != nil {
+		return err
+	}
+	sep := "  "
+	for l := range lines {
+		if l.Over || l.Bad {
+			continue
+		}
+		b, err := json.MarshalIndent(l.Record, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, sep+string(termsafe.JSON(b))); err != nil {
+			return err
+		}
+		sep = ",\n  "
+	}
+	_, err := io.WriteString(w, "\n]\n")
+	return err
+}
+
+// humanBytes is n in B, KB or MB.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func printTranscript(w io.Writer, recs []session.Record) {

@@ -1,7 +1,9 @@
 package tasks_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -55,5 +57,41 @@ func TestTasksLog(t *testing.T) {
 	code, out, errOut = p.Brood("tasks", "log", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
 	if code != 1 || out != "" || !strings.HasPrefix(errOut, "brood: no task 01ARZ3NDEKTSV4RRFFQ69G5FAV under ") {
 		t.Errorf("unknown id: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestTasksLogLongLine: a transcript line over the cap (a child may
+// append anything to its transcript) is named and skipped; the records
+// after it are still shown, and the transcript is never said to be
+// missing.
+func TestTasksLogLongLine(t *testing.T) {
+	p := clitest.NewDispatchProject(t, true)
+	id := p.DispatchOK("scout", "what is in the README?")
+	path := filepath.Join(p.Root, ".brood", "dispatch", id, "session.jsonl")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := bytes.Repeat([]byte("x"), 33<<20)
+	_, err = f.Write(append(append(long, '\n'), `{"type":"steer","text":"after the long line"}`+"\n"...))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := p.Brood("tasks", "log", id)
+	if code != 0 || strings.Contains(errOut, "no transcript") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	for _, w := range []string{`(?m)^\(line \d+: 33 MB, skipped: longer than 32 MB\)$`, `(?m)^` + `\d\d:\d\d:\d\d ═══ run of scout`, `✉ after the long line\n`} {
+		if !regexp.MustCompile(w).MatchString(out) {
+			t.Errorf("log lacks %q:\n%s", w, out)
+		}
+	}
+	code, out, _ = p.Brood("tasks", "log", "--json", id)
+	var recs []session.Record
+	if code != 0 || json.Unmarshal([]byte(out), &recs) != nil || len(recs) < 3 || recs[len(recs)-1].Text != "after the long line" {
+		t.Errorf("--json: code %d, %d records", code, len(recs))
 	}
 }
