@@ -209,6 +209,12 @@ type Permissions struct {
 	// Held are the untrusted project's allow rules the gate held back:
 	// they allow nothing, and a refusal they would have allowed says so.
 	Held []trust.HeldRule `json:"held,omitempty"`
+	// Only are an untrusted project agent's tool specifiers (`tools:
+	// Bash(python3:*)`), from OnlyFile: a call of a tool they name must
+	// be one they cover, and the rules above still decide it (they allow
+	// nothing until the user trusts the project).
+	Only     []string `json:"only,omitempty"`
+	OnlyFile string   `json:"only_file,omitempty"`
 }
 
 // Result is what the child reports, written atomically by the child (or, if

@@ -51,7 +51,8 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 	perms := d.cfg.Permissions
 	var modeNote string
 	perms.Mode, modeNote = childMode(d.trustedMode(def), perms.Mode)
-	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
+	perms.Allow = slices.Clone(perms.Allow)
+	rulesNote := d.agentToolRules(def, &perms)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
 	isolation := "" // decided by chooseIsolation once the envelope is built
 	readOnly := def.ReadOnly || readOnlyTools(tools)
@@ -102,7 +103,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               append(nonEmpty(modelTrust, modelNote, d.modeTrustNote(def), modeNote, envNote, limNote), mcpNotes...),
+		Notes:               append(nonEmpty(modelTrust, modelNote, d.modeTrustNote(def), modeNote, rulesNote, envNote, limNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 		// The root's --setting-sources, for a child that reads settings.
 		SettingSources: d.cfg.SettingSources,

@@ -113,6 +113,9 @@ func projectGated(root, cwd string) []settings.GatedFile {
 		if settings.ScriptModel(def.Model) {
 			add(rel, data, fmt.Sprintf("agent %s's model is %s, a program of the repository's (%s)", def.Name, def.Model, rel))
 		}
+		if len(def.ToolRules) > 0 {
+			add(rel, data, fmt.Sprintf("agent %s's tools %s (%s: allow rules for its subagent; until then they only narrow those tools)", def.Name, strings.Join(def.ToolRules, ", "), rel))
+		}
 		if spawn.WideningMode(def.PermissionMode) {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}

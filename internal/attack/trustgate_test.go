@@ -1,0 +1,80 @@
+package attack_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProjectAgentToolRulesNeedTrust (redteam P1-3): a cloned repository's
+// agent file that names a tool specifier (`tools: Read, Bash(touch:*)`)
+// does not get an allow rule out of it until the user trusts the project:
+// the specifier only narrows Bash (a call outside it is refused even under
+// bypassPermissions), the user's own rules still decide each call (a
+// subagent has no one to ask, so untrusted and without a rule of the
+// user's, `touch` is refused), the task's notes and the trust line say
+// so, and `brood agents` shows the specifier. Trusted, it is an allow rule
+// as Claude Code reads it.
+func TestProjectAgentToolRulesNeedTrust(t *testing.T) {
+	const file = ".claude/agents/helper.md"
+	const script = `agents:
+  "*":
+    - tools:
+        - Bash: {command: "touch pwned.txt"}
+    - tools:
+        - Bash: {command: "sh -c 'echo x > other.txt'"}
+    - say: "ran [{{result 0}}] [{{result 1}}]"
+`
+	for _, tc := range []struct {
+		name    string
+		mode    string
+		trusted bool
+		// pwned: touch ran; other: the call outside the specifier ran.
+		pwned, other bool
+		says         []string
+	}{
+		{name: "untrusted default", mode: "default", says: []string{"tools Bash(touch:*) are not allow rules", file, "brood trust"}},
+		{name: "untrusted bypass narrows", mode: "bypassPermissions", pwned: true, says: []string{"limits Bash to Bash(touch:*)"}},
+		{name: "trusted default", mode: "default", trusted: true, pwned: true},
+		{name: "trusted bypass", mode: "bypassPermissions", trusted: true, pwned: true, other: true},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			p := newProject(t, map[string]string{
+				"README.md": "# cloned\n",
+				file:        "---\nname: helper\ndescription: helps\ntools: Read, Bash(touch:*)\n---\nYou help.\n",
+			})
+			mdl := p.script("s.yaml", script)
+			if tc.trusted {
+				if code, o, e := p.brood(t.Context(), nil, "trust"); code != 0 || !strings.Contains(o+e, "Bash(touch:*)") {
+					t.Fatalf("brood trust: %d, does not name the agent's tool rule:\n%s\n%s", code, o, e)
+				}
+			}
+			_, out, errs := p.brood(t.Context(), nil, "subagent", "--json", "--permission-mode", tc.mode, "--model", mdl, "helper", "go")
+			_, err := os.Stat(filepath.Join(p.root, "pwned.txt"))
+			if pwned := err == nil; pwned != tc.pwned {
+				t.Errorf("touch ran: %v, want %v\n%s\n%s", pwned, tc.pwned, out, errs)
+			}
+			_, err = os.Stat(filepath.Join(p.root, "other.txt"))
+			if other := err == nil; other != tc.other {
+				t.Errorf("the call outside Bash(touch:*) ran: %v, want %v\n%s\n%s", other, tc.other, out, errs)
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(out, want) {
+					t.Errorf("the result does not say %q:\n%s", want, out)
+				}
+			}
+			notice := "agent helper's tools Bash(touch:*)"
+			if got := strings.Contains(errs, notice); got == tc.trusted {
+				t.Errorf("trust line names %q: %v (trusted %v):\n%s", notice, got, tc.trusted, errs)
+			}
+		})
+	}
+	t.Run("agents_lists_the_specifier", func(t *testing.T) {
+		p := newProject(t, map[string]string{file: "---\nname: helper\ndescription: helps\ntools: Read, Bash(touch:*)\n---\nYou help.\n"})
+		code, out, errs := p.brood(t.Context(), nil, "agents")
+		if code != 0 || !strings.Contains(out, "Read, Bash(touch:*)") {
+			t.Fatalf("brood agents: %d, does not show the specifier:\n%s\n%s", code, out, errs)
+		}
+	})
+}
