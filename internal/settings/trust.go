@@ -196,6 +196,10 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 			}
 		}
 	}
+	if added := addedTests(base.TestCommands, full.TestCommands); len(added) > 0 {
+		why, keys = append(why, "test_commands "+strings.Join(added, ", ")+" (the evidence guardrail would take a run of them for a test run)"), append(keys, "test_commands")
+		out.TestCommands = slices.Clone(base.TestCommands)
+	}
 	w, k := restrictGuardrails(&out.Guardrails, base.Guardrails)
 	why, keys = append(why, w...), append(keys, k...)
 	if w, k := raisedLimits(base, full, &out); len(w) > 0 {
@@ -337,6 +341,7 @@ func GateProject(root string, base, full Settings, files []trust.File, t Trust) 
 func gate(root string, base, full Settings, files []trust.File, extra []GatedFile, t Trust) (Settings, ProjectTrust, []string) {
 	full = userOnly(base, full)
 	restricted, why, keys := restrict(base, full)
+	why = append(why, projectPrices(files)...)
 	for _, g := range extra {
 		if !slices.ContainsFunc(files, func(f trust.File) bool { return f.Rel == g.File.Rel }) {
 			files = append(files, g.File)
