@@ -180,3 +180,60 @@ func TestProjectTestCommandsNeedTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestProjectAgentRunLimitsNeedTrust (redteam P2-1): a cloned
+// repository's agent file cannot raise the user's max_turns or pool
+// timeout with its own `maxTurns:` / `timeout:` until the user trusts the
+// project: the user's limit stops the child, the task's notes say so and
+// the trust line names the raise. Trusted, the agent's own limits apply.
+func TestProjectAgentRunLimitsNeedTrust(t *testing.T) {
+	const file = ".claude/agents/slowpoke.md"
+	for _, tc := range []struct {
+		name, user, front, turn string
+		trusted                 bool
+		done                    bool
+		says, notice            string
+	}{
+		{name: "maxTurns untrusted", user: "max_turns = 2\n", front: "maxTurns: 500\n", says: "maxTurns 500 (2 applies) not raised", notice: "agent slowpoke's maxTurns 500, above 2"},
+		{name: "maxTurns trusted", user: "max_turns = 2\n", front: "maxTurns: 500\n", trusted: true, done: true},
+		{name: "timeout untrusted", user: "[pool]\ntimeout = \"1s\"\n", front: "timeout: 60s\n", turn: "      delay: 3s\n", says: "timeout 1m0s (1s applies) not raised", notice: "agent slowpoke's timeout 1m0s, above 1s"},
+		{name: "timeout trusted", user: "[pool]\ntimeout = \"1s\"\n", front: "timeout: 60s\n", turn: "      delay: 3s\n", trusted: true, done: true},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			p := newProject(t, map[string]string{
+				"a.txt": "a\n",
+				file:    "---\nname: slowpoke\ndescription: slow\ntools: Read\n" + tc.front + "---\nYou are slow.\n",
+			})
+			writeFile(t, filepath.Join(p.home, ".config", "brood", "settings.toml"), tc.user)
+			mdl := p.script("s.yaml", `agents:
+  slowpoke:
+    - say: "one"
+`+tc.turn+`      tools:
+        - Read: {file_path: a.txt}
+    - tools:
+        - Read: {file_path: a.txt}
+    - tools:
+        - Read: {file_path: a.txt}
+    - say: "## What I found\nfinished"
+`)
+			if tc.trusted {
+				if code, o, e := p.brood(t.Context(), nil, "trust"); code != 0 || !strings.Contains(o+e, "slowpoke") {
+					t.Fatalf("brood trust: %d, does not name the agent:\n%s\n%s", code, o, e)
+				}
+			}
+			_, out, errs := p.brood(t.Context(), nil, "subagent", "--json", "--model", mdl, "slowpoke", "go")
+			if done := strings.Contains(out, `"status": "done"`); done != tc.done {
+				t.Errorf("done: %v, want %v\n%s\n%s", done, tc.done, out, errs)
+			}
+			if !strings.Contains(out, tc.says) {
+				t.Errorf("the result does not say %q:\n%s", tc.says, out)
+			}
+			if tc.notice != "" && !strings.Contains(errs, tc.notice) {
+				t.Errorf("the trust line does not name %q:\n%s", tc.notice, errs)
+			}
+			if tc.trusted && strings.Contains(errs, "brood trust") {
+				t.Errorf("trusted, a trust line:\n%s", errs)
+			}
+		})
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/broodhq/brood/internal/guard"
+	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/trust"
 )
 
@@ -58,6 +60,35 @@ func addedTests(base, full []string) []string {
 		c = norm(c)
 		if !slices.ContainsFunc(base, func(b string) bool { b = norm(b); return c == b || strings.HasPrefix(c, b+" ") }) {
 			out = append(out, strconv.Quote(c))
+		}
+	}
+	return out
+}
+
+// AgentAsks are the limits a project agent file sets for its own child
+// (`timeout:`, `maxTurns:`, `limits:`): what raises the layers below the
+// project waits for trust like the same raise in the project's settings
+// (gate judges them against those layers: the spawner takes the smaller
+// until the grant covers the file).
+type AgentAsks struct {
+	Name     string
+	Timeout  time.Duration
+	MaxTurns int
+	Limits   limits.Set
+}
+
+// beyond says what a asks above base, in the trust line's words.
+func (a AgentAsks) beyond(base Settings, rel string) []string {
+	var out []string
+	if b := base.Pool.TimeoutFor(a.Name); b > 0 && a.Timeout > b {
+		out = append(out, fmt.Sprintf("agent %s's timeout %s, above %s (%s)", a.Name, a.Timeout, b, rel))
+	}
+	if base.MaxTurns > 0 && a.MaxTurns > base.MaxTurns {
+		out = append(out, fmt.Sprintf("agent %s's maxTurns %d, above %d (%s)", a.Name, a.MaxTurns, base.MaxTurns, rel))
+	}
+	if l, err := base.Limits.Child(); err == nil {
+		if _, raised := l.Lower(a.Limits); len(raised) > 0 {
+			out = append(out, fmt.Sprintf("agent %s's limits %s (%s)", a.Name, strings.Join(raised, ", "), rel))
 		}
 	}
 	return out

@@ -323,6 +323,10 @@ func limitText(name string, v int64) string {
 type GatedFile struct {
 	File     trust.File
 	Widening []string
+	// Agent, for a project agent file, are the limits it asks for its
+	// child: a widening where they raise base's (the file is left out of
+	// the key when nothing else of it widens either).
+	Agent *AgentAsks
 }
 
 // GateProject decides how much of the project layers a run honours: full
@@ -343,10 +347,16 @@ func gate(root string, base, full Settings, files []trust.File, extra []GatedFil
 	restricted, why, keys := restrict(base, full)
 	why = append(why, projectPrices(files)...)
 	for _, g := range extra {
+		w := g.Widening
+		if g.Agent != nil {
+			if w = append(slices.Clone(w), g.Agent.beyond(base, g.File.Rel)...); len(w) == 0 {
+				continue
+			}
+		}
 		if !slices.ContainsFunc(files, func(f trust.File) bool { return f.Rel == g.File.Rel }) {
 			files = append(files, g.File)
 		}
-		why = append(why, g.Widening...)
+		why = append(why, w...)
 	}
 	if t.Inherited {
 		t.Force = t.Grant != nil && t.Grant.All
