@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -92,4 +93,16 @@ func (a AgentAsks) beyond(base Settings, rel string) []string {
 		}
 	}
 	return out
+}
+
+// effortRank orders efforts by what a call spends; the model's default
+// ("") is taken as high.
+func effortRank(e string) int64 {
+	return int64(slices.Index([]string{"low", "medium", "high", "xhigh", "max"}, cmp.Or(e, "high")))
+}
+
+// childrenRank orders project_files.children by how many subagents get
+// the instruction files.
+func childrenRank(c string) int64 {
+	return int64(slices.Index([]string{ChildrenNone, ChildrenWriters, ChildrenAll}, cmp.Or(c, ChildrenWriters)))
 }

@@ -47,3 +47,41 @@ func TestGateHoldsBackPricesAndTestCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestGateHoldsBackSpend (redteam P2-4): a project file that raises what a
+// run spends (tokens per call, effort, retries, bytes in the model's
+// context) waits for trust and is named; a lower value applies at once.
+func TestGateHoldsBackSpend(t *testing.T) {
+	d := settings.Defaults()
+	for _, tc := range []struct {
+		name, project, notice string
+		check                 func(settings.Settings) bool
+	}{
+		{name: "max_tokens", project: "max_tokens = 128000\n", notice: "max_tokens 128000", check: func(s settings.Settings) bool { return s.MaxTokens == d.MaxTokens }},
+		{name: "effort max", project: "effort = \"max\"\n", notice: "effort max", check: func(s settings.Settings) bool { return s.Effort == d.Effort }},
+		{name: "fix_attempts", project: "fix_attempts = 50\n", notice: "fix_attempts 50", check: func(s settings.Settings) bool { return s.FixAttempts == d.FixAttempts }},
+		{name: "output_limit", project: "[bash]\noutput_limit = 50000000\n", notice: "bash.output_limit 50000000", check: func(s settings.Settings) bool { return s.Bash.OutputLimit == d.Bash.OutputLimit }},
+		{name: "inline_limit", project: "[results]\ninline_limit = 50000000\n", notice: "results.inline_limit 50000000", check: func(s settings.Settings) bool { return s.Results.InlineLimit == d.Results.InlineLimit }},
+		{name: "project_files", project: "[project_files]\nmax_bytes = 50000000\nchild_max_bytes = 50000000\nchildren = \"all\"\n", notice: "project_files.children all",
+			check: func(s settings.Settings) bool { return s.ProjectFiles == d.ProjectFiles }},
+		{name: "lower applies", project: "max_tokens = 1000\neffort = \"low\"\nfix_attempts = 1\n[project_files]\nchildren = \"none\"\n",
+			check: func(s settings.Settings) bool {
+				return s.MaxTokens == 1000 && s.Effort == "low" && s.FixAttempts == 1 && s.ProjectFiles.Children == "none"
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, _ := newFixture(t, "", tc.project, nil)
+			got, _, err := settings.Load(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := got.Trust.Notice()
+			if (tc.notice == "") != (n == "") || !strings.Contains(n, tc.notice) {
+				t.Errorf("notice %q, want one saying %q", n, tc.notice)
+			}
+			if !tc.check(got) {
+				t.Errorf("settings in effect: %+v", got)
+			}
+		})
+	}
+}

@@ -179,9 +179,19 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		{"pool.heartbeat_timeout", int64(full.Pool.HeartbeatTimeout.Duration), int64(base.Pool.HeartbeatTimeout.Duration), func() { out.Pool.HeartbeatTimeout = base.Pool.HeartbeatTimeout }},
 		{"pool.kill_grace", int64(full.Pool.KillGrace.Duration), int64(base.Pool.KillGrace.Duration), func() { out.Pool.KillGrace = base.Pool.KillGrace }},
 		{"bash.timeout", int64(full.Bash.Timeout.Duration), int64(base.Bash.Timeout.Duration), func() { out.Bash.Timeout = base.Bash.Timeout }},
+		// What a run spends: tokens per call, retries, bytes put in the
+		// model's context (redteam P2-4).
+		{"max_tokens", int64(full.MaxTokens), int64(base.MaxTokens), func() { out.MaxTokens = base.MaxTokens }},
+		{"fix_attempts", int64(full.FixAttempts), int64(base.FixAttempts), func() { out.FixAttempts = base.FixAttempts }},
+		{"bash.output_limit", int64(full.Bash.OutputLimit), int64(base.Bash.OutputLimit), func() { out.Bash.OutputLimit = base.Bash.OutputLimit }},
+		{"results.inline_limit", int64(full.Results.InlineLimit), int64(base.Results.InlineLimit), func() { out.Results.InlineLimit = base.Results.InlineLimit }},
+		{"project_files.max_bytes", int64(full.ProjectFiles.MaxBytes), int64(base.ProjectFiles.MaxBytes), func() { out.ProjectFiles.MaxBytes = base.ProjectFiles.MaxBytes }},
+		{"project_files.child_max_bytes", int64(full.ProjectFiles.ChildMaxBytes), int64(base.ProjectFiles.ChildMaxBytes), func() { out.ProjectFiles.ChildMaxBytes = base.ProjectFiles.ChildMaxBytes }},
+		{"effort", effortRank(full.Effort), effortRank(base.Effort), func() { out.Effort = base.Effort }},
+		{"project_files.children", childrenRank(full.ProjectFiles.Children), childrenRank(base.ProjectFiles.Children), func() { out.ProjectFiles.Children = base.ProjectFiles.Children }},
 	} {
 		if l.full > l.base {
-			why, keys = append(why, fmt.Sprintf("%s %s", l.name, limitText(l.name, l.full))), append(keys, l.name)
+			why, keys = append(why, fmt.Sprintf("%s %s", l.name, limitText(l.name, l.full, full))), append(keys, l.name)
 			l.reset()
 		}
 	}
@@ -308,7 +318,13 @@ func restrictGuardrails(out *Guardrails, base Guardrails) (why, keys []string) {
 	return why, keys
 }
 
-func limitText(name string, v int64) string {
+func limitText(name string, v int64, full Settings) string {
+	switch name {
+	case "effort":
+		return full.Effort
+	case "project_files.children":
+		return full.ProjectFiles.Children
+	}
 	if strings.HasSuffix(name, "timeout") || strings.HasSuffix(name, "grace") {
 		return time.Duration(v).String()
 	}
