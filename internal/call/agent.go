@@ -29,5 +29,9 @@ func Permissions(p dispatch.Permissions, always []string, extraAllow ...string) 
 	if err != nil {
 		return nil, err
 	}
-	return perms.WithHeld(p.Held, p.HeldAlso).WithAskFrom(p.AskFrom), nil
+	why := ""
+	if p.OnlyFile != "" {
+		why = " (" + p.OnlyFile + " is a project file, and the project is not trusted: its specifiers narrow the tool, they allow nothing; run `brood trust`)"
+	}
+	return perms.WithHeld(p.Held, p.HeldAlso).WithAskFrom(p.AskFrom).WithOnly(p.Only, why)
 }

@@ -215,6 +215,12 @@ type Permissions struct {
 	// AskFrom are the settings files of each ask rule, for the refusal
 	// by one to say where to remove it.
 	AskFrom []trust.RuleFiles `json:"ask_from,omitempty"`
+	// Only are an untrusted project agent's tool specifiers (`tools:
+	// Bash(python3:*)`), from OnlyFile: a call of a tool they name must
+	// be one they cover, and the rules above still decide it (they allow
+	// nothing until the user trusts the project).
+	Only     []string `json:"only,omitempty"`
+	OnlyFile string   `json:"only_file,omitempty"`
 }
 
 // Result is what the child reports, written atomically by the child (or, if

@@ -55,7 +55,35 @@ func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
 			return true
 		}
 	}
+	if !vouched(ctx, root) {
+		return true
+	}
 	return otherRepository(root, rel)
+}
+
+// vouched reports whether git vouches for root as a project of its
+// repository: root is the work tree's top, or the repository tracks a file
+// under it. An untracked (or gitignored) directory inside someone's
+// repository — an unpacked tarball, a download — is like no work tree at
+// all: every file of it is untracked, so git tells nothing about who wrote
+// its local files (redteam P1-5).
+func vouched(ctx context.Context, root string) bool {
+	top, err := gitx.Run(ctx, root, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	if sameDir(strings.TrimSpace(top), root) {
+		return true
+	}
+	_, err = gitx.Run(ctx, root, "ls-files", "--error-unmatch", "--", ".")
+	return err == nil
+}
+
+// sameDir reports whether a and b name the same directory, links resolved.
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }
 
 // plainBelow reports whether no component of rel below root is a symbolic

@@ -180,9 +180,19 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 		{"pool.heartbeat_timeout", int64(full.Pool.HeartbeatTimeout.Duration), int64(base.Pool.HeartbeatTimeout.Duration), func() { out.Pool.HeartbeatTimeout = base.Pool.HeartbeatTimeout }},
 		{"pool.kill_grace", int64(full.Pool.KillGrace.Duration), int64(base.Pool.KillGrace.Duration), func() { out.Pool.KillGrace = base.Pool.KillGrace }},
 		{"bash.timeout", int64(full.Bash.Timeout.Duration), int64(base.Bash.Timeout.Duration), func() { out.Bash.Timeout = base.Bash.Timeout }},
+		// What a run spends: tokens per call, retries, bytes put in the
+		// model's context (redteam P2-4).
+		{"max_tokens", int64(full.MaxTokens), int64(base.MaxTokens), func() { out.MaxTokens = base.MaxTokens }},
+		{"fix_attempts", int64(full.FixAttempts), int64(base.FixAttempts), func() { out.FixAttempts = base.FixAttempts }},
+		{"bash.output_limit", int64(full.Bash.OutputLimit), int64(base.Bash.OutputLimit), func() { out.Bash.OutputLimit = base.Bash.OutputLimit }},
+		{"results.inline_limit", int64(full.Results.InlineLimit), int64(base.Results.InlineLimit), func() { out.Results.InlineLimit = base.Results.InlineLimit }},
+		{"project_files.max_bytes", int64(full.ProjectFiles.MaxBytes), int64(base.ProjectFiles.MaxBytes), func() { out.ProjectFiles.MaxBytes = base.ProjectFiles.MaxBytes }},
+		{"project_files.child_max_bytes", int64(full.ProjectFiles.ChildMaxBytes), int64(base.ProjectFiles.ChildMaxBytes), func() { out.ProjectFiles.ChildMaxBytes = base.ProjectFiles.ChildMaxBytes }},
+		{"effort", effortRank(full.Effort), effortRank(base.Effort), func() { out.Effort = base.Effort }},
+		{"project_files.children", childrenRank(full.ProjectFiles.Children), childrenRank(base.ProjectFiles.Children), func() { out.ProjectFiles.Children = base.ProjectFiles.Children }},
 	} {
 		if l.full > l.base {
-			why, keys = append(why, fmt.Sprintf("%s %s", l.name, limitText(l.name, l.full))), append(keys, l.name)
+			why, keys = append(why, fmt.Sprintf("%s %s", l.name, limitText(l.name, l.full, full))), append(keys, l.name)
 			l.reset()
 		}
 	}
@@ -196,6 +206,10 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 				delete(out.Pool.Timeouts, agent)
 			}
 		}
+	}
+	if added := addedTests(base.TestCommands, full.TestCommands); len(added) > 0 {
+		why, keys = append(why, "test_commands "+strings.Join(added, ", ")+" (the evidence guardrail would take a run of them for a test run)"), append(keys, "test_commands")
+		out.TestCommands = slices.Clone(base.TestCommands)
 	}
 	w, k := restrictGuardrails(&out.Guardrails, base.Guardrails)
 	why, keys = append(why, w...), append(keys, k...)
@@ -305,7 +319,13 @@ func restrictGuardrails(out *Guardrails, base Guardrails) (why, keys []string) {
 	return why, keys
 }
 
-func limitText(name string, v int64) string {
+func limitText(name string, v int64, full Settings) string {
+	switch name {
+	case "effort":
+		return full.Effort
+	case "project_files.children":
+		return full.ProjectFiles.Children
+	}
 	if strings.HasSuffix(name, "timeout") || strings.HasSuffix(name, "grace") {
 		return time.Duration(v).String()
 	}
@@ -320,6 +340,10 @@ func limitText(name string, v int64) string {
 type GatedFile struct {
 	File     trust.File
 	Widening []string
+	// Agent, for a project agent file, are the limits it asks for its
+	// child: a widening where they raise base's (the file is left out of
+	// the key when nothing else of it widens either).
+	Agent *AgentAsks
 }
 
 // GateProject decides how much of the project layers a run honours: full
@@ -338,11 +362,18 @@ func GateProject(root string, base, full Settings, files []trust.File, t Trust) 
 func gate(root string, base, full Settings, files []trust.File, extra []GatedFile, t Trust) (Settings, ProjectTrust, []string) {
 	full = userOnly(base, full)
 	restricted, why, keys := restrict(base, full)
+	why = append(why, projectPrices(files)...)
 	for _, g := range extra {
+		w := g.Widening
+		if g.Agent != nil {
+			if w = append(slices.Clone(w), g.Agent.beyond(base, g.File.Rel)...); len(w) == 0 {
+				continue
+			}
+		}
 		if !slices.ContainsFunc(files, func(f trust.File) bool { return f.Rel == g.File.Rel }) {
 			files = append(files, g.File)
 		}
-		why = append(why, g.Widening...)
+		why = append(why, w...)
 	}
 	if t.Inherited {
 		t.Force = t.Grant != nil && t.Grant.All

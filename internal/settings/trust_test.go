@@ -217,9 +217,27 @@ func TestPersonalNeedsTrust(t *testing.T) {
 			gitIn(t, root, "add", "-f", rel)
 			gitIn(t, root, "commit", "-qm", "x")
 		}, true},
+		// redteam P1-5: root is a directory inside the enclosing repository.
+		{"untracked directory in another's work tree", func(t *testing.T, root string) { gitIn(t, filepath.Dir(root), "init", "-q") }, true},
+		{"gitignored directory in another's work tree", func(t *testing.T, root string) {
+			up := filepath.Dir(root)
+			gitIn(t, up, "init", "-q")
+			if err := os.WriteFile(filepath.Join(up, ".gitignore"), []byte(filepath.Base(root)+"/\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"tracked subproject of a monorepo", func(t *testing.T, root string) {
+			up := filepath.Dir(root)
+			gitIn(t, up, "init", "-q")
+			if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gitIn(t, up, "add", filepath.Join(filepath.Base(root), "go.mod"))
+			gitIn(t, up, "commit", "-qm", "x")
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
+			root := filepath.Join(t.TempDir(), "proj")
 			if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o755); err != nil {
 				t.Fatal(err)
 			}

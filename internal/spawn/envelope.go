@@ -38,20 +38,14 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 			allowed = slices.Clone(def.DelegateAllow)
 		}
 	}
-	timeout := s.Pool.TimeoutFor(def.Name)
-	if def.Timeout > 0 {
-		timeout = def.Timeout
-	}
-	maxTurns := s.MaxTurns
-	if def.MaxTurns > 0 {
-		maxTurns = def.MaxTurns
-	}
+	timeout, maxTurns, runNote := d.childRunLimits(def)
 	defModel, modelTrust := d.trustedModel(def)
 	modelSpec, modelNote := childModel(defModel, d.cfg.ParentModel, d.childGetenv)
 	perms := d.cfg.Permissions
 	var modeNote string
 	perms.Mode, modeNote = childMode(d.trustedMode(def), perms.Mode)
-	perms.Allow = append(slices.Clone(perms.Allow), def.ToolRules...)
+	perms.Allow = slices.Clone(perms.Allow)
+	rulesNote := d.agentToolRules(def, &perms)
 	perms.Deny = append(slices.Clone(perms.Deny), def.DenyRules...)
 	isolation := "" // decided by chooseIsolation once the envelope is built
 	readOnly := def.ReadOnly || readOnlyTools(tools)
@@ -102,7 +96,7 @@ func (d *Dispatcher) envelope(id string, def *registry.Definition, req call.Spec
 		OutputLimit:         s.Bash.OutputLimit,
 		ForceWorktree:       s.Isolation.ForceWorktree,
 		FixAttempts:         s.FixAttempts,
-		Notes:               append(nonEmpty(modelTrust, modelNote, d.modeTrustNote(def), modeNote, envNote, limNote), mcpNotes...),
+		Notes:               append(nonEmpty(modelTrust, modelNote, d.modeTrustNote(def), modeNote, rulesNote, envNote, limNote, runNote), mcpNotes...),
 		NoLandlock:          s.Isolation.NoLandlock,
 		// The root's --setting-sources, for a child that reads settings.
 		SettingSources: d.cfg.SettingSources,

@@ -3,6 +3,7 @@ package spawn
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/registry"
@@ -52,4 +53,35 @@ func settingsLimits(s settings.Settings) limits.Set {
 		return limits.Defaults()
 	}
 	return l
+}
+
+// childRunLimits are the timeout and turns a child of def runs with: the
+// definition's own (`timeout:`, `maxTurns:`) over the settings'. A project
+// definition the root's grant does not cover may lower them, never raise
+// them (the same raise in the project's settings waits for trust); the
+// note says what was held back.
+func (d *Dispatcher) childRunLimits(def *registry.Definition) (time.Duration, int, string) {
+	s := d.cfg.Settings
+	timeout, maxTurns := s.Pool.TimeoutFor(def.Name), s.MaxTurns
+	untrusted := def.Source == registry.SourceProject && !d.trusts(def.Path)
+	var held []string
+	if def.Timeout > 0 {
+		if untrusted && timeout > 0 && def.Timeout > timeout {
+			held = append(held, fmt.Sprintf("timeout %s (%s applies)", def.Timeout, timeout))
+		} else {
+			timeout = def.Timeout
+		}
+	}
+	if def.MaxTurns > 0 {
+		if untrusted && maxTurns > 0 && def.MaxTurns > maxTurns {
+			held = append(held, fmt.Sprintf("maxTurns %d (%d applies)", def.MaxTurns, maxTurns))
+		} else {
+			maxTurns = def.MaxTurns
+		}
+	}
+	if len(held) == 0 {
+		return timeout, maxTurns, ""
+	}
+	return timeout, maxTurns, fmt.Sprintf("%s not raised: %s is a project file, and the project is not trusted (run `brood trust`, or set them in your settings)",
+		strings.Join(held, ", "), def.Path)
 }

@@ -2,10 +2,15 @@ package spawn
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // childMode is the permission mode a child runs in: its definition's
@@ -96,4 +101,32 @@ func (d *Dispatcher) trustedModel(def *registry.Definition) (model, note string)
 		return "", fmt.Sprintf("model %s not honoured: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); the parent's model applies", def.Model, def.Path)
 	}
 	return def.Model, ""
+}
+
+// agentToolRules adds def's tool specifiers (`tools: Bash(python3:*)`) to
+// its child's permissions: allow rules, as Claude Code reads them — but a
+// project agent's only when the root's grant covers its file as it is now
+// (the same rule in the project's settings waits for trust too). Until
+// then they narrow the tools they name and allow nothing (Only; Held, so a
+// refusal they would have allowed says to trust the project), and the
+// note says so.
+func (d *Dispatcher) agentToolRules(def *registry.Definition, perms *dispatch.Permissions) string {
+	if len(def.ToolRules) == 0 {
+		return ""
+	}
+	if def.Source != registry.SourceProject || d.trusts(def.Path) {
+		perms.Allow = append(perms.Allow, def.ToolRules...)
+		return ""
+	}
+	file := def.Path
+	if rel, err := filepath.Rel(d.cfg.ProjectRoot, def.Path); err == nil && filepath.IsLocal(rel) {
+		file = filepath.ToSlash(rel)
+	}
+	perms.Only, perms.OnlyFile = slices.Clone(def.ToolRules), file
+	perms.Held = slices.Clone(perms.Held)
+	for _, r := range def.ToolRules {
+		perms.Held = append(perms.Held, trust.HeldRule{Rule: r, File: file})
+	}
+	return fmt.Sprintf("tools %s are not allow rules: %s is a project file, and the project is not trusted (run `brood trust`, or move the agent to ~/.config/brood/agents); they only narrow those tools, and your own rules decide each call",
+		strings.Join(def.ToolRules, ", "), file)
 }

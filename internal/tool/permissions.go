@@ -109,6 +109,9 @@ type Permissions struct {
 	askFrom map[string][]string
 	// verifying: this is a copy that checks a suggestion (workable).
 	verifying bool
+	// only narrows the tools an untrusted project agent's specifiers name
+	// (WithOnly).
+	only *onlyRules
 }
 
 // readOnlyBuiltins are the tools Check treats as read-only when it is asked
@@ -299,6 +302,9 @@ func (p *Permissions) checkTool(t Tool, input json.RawMessage, workspace string)
 }
 
 func (p *Permissions) check(tool string, readOnly bool, input json.RawMessage, workspace string) Decision {
+	if d, out := p.outsideOnly(tool, readOnly, input, workspace); out {
+		return d
+	}
 	d := p.checkRules(tool, readOnly, input, workspace)
 	if d.Verdict == Ask && len(d.Suggest) > 0 && len(p.held) > 0 {
 		d.Held = p.heldFor(tool, readOnly, input, workspace)

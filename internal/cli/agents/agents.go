@@ -84,6 +84,7 @@ type listItem struct {
 	Path         string          `json:"path"`
 	Model        string          `json:"model"`
 	Tools        []string        `json:"tools"`
+	ToolRules    []string        `json:"tool_rules,omitempty"`
 	AllTools     bool            `json:"all_tools"`
 	Unresolvable bool            `json:"unresolvable,omitempty"`
 	Description  string          `json:"description"`
@@ -95,7 +96,7 @@ func list(out, errOut io.Writer, ro registry.Options, reg *registry.Registry, di
 		for _, d := range reg.All() {
 			items = append(items, listItem{
 				Name: d.Name, Source: d.Source, Path: d.Path, Model: modelText(d),
-				Tools: d.Tools, AllTools: d.AllTools, Unresolvable: d.Unresolvable,
+				Tools: d.Tools, ToolRules: d.ToolRules, AllTools: d.AllTools, Unresolvable: d.Unresolvable,
 				Description: firstLine(d.Description, 0),
 			})
 		}
@@ -110,7 +111,7 @@ func list(out, errOut io.Writer, ro registry.Options, reg *registry.Registry, di
 	fmt.Fprintln(tw, "NAME\tSOURCE\tMODEL\tTOOLS\tDESCRIPTION")
 	for _, d := range reg.All() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.Line(d.Name), termsafe.Line(sourceText(ro, d)),
-			termsafe.Line(modelText(d)), termsafe.Line(clip(toolsText(d), 36)), termsafe.Line(firstLine(d.Description, 72)))
+			termsafe.Line(modelText(d)), termsafe.Line(listTools(d)), termsafe.Line(firstLine(d.Description, 72)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -157,6 +158,15 @@ func modelText(d *registry.Definition) string {
 	return d.Model
 }
 
+// listTools is the TOOLS column: clipped, but never a tool specifier (a
+// rule such as Bash(python3:*) says what the agent may run unasked).
+func listTools(d *registry.Definition) string {
+	if len(d.ToolRules) > 0 {
+		return toolsText(d)
+	}
+	return clip(toolsText(d), 36)
+}
+
 // toolsText summarises what the agent may use in a few words, and says
 // when it may delegate.
 func toolsText(d *registry.Definition) string {
@@ -177,12 +187,31 @@ func baseToolsText(d *registry.Definition) string {
 		return "all"
 	case len(d.Tools) == 0:
 		return "none"
-	case strings.Join(d.Tools, ",") == strings.Join(registry.ReadOnlyTools(), ","):
+	case len(d.ToolRules) == 0 && strings.Join(d.Tools, ",") == strings.Join(registry.ReadOnlyTools(), ","):
 		return "read-only"
-	case d.SandboxReadOnly && strings.Join(d.Tools, ",") == strings.Join(append(registry.ReadOnlyTools(), "Bash"), ","):
+	case len(d.ToolRules) == 0 && d.SandboxReadOnly && strings.Join(d.Tools, ",") == strings.Join(append(registry.ReadOnlyTools(), "Bash"), ","):
 		return "read-only + Bash"
 	}
-	return strings.Join(d.Tools, ", ")
+	return strings.Join(withRules(d.Tools, d.ToolRules), ", ")
+}
+
+// withRules is tools with each one that specifiers narrow written as them
+// (Read, Bash(python3:*)): what the list must not hide.
+func withRules(tools, rules []string) []string {
+	var out []string
+	for _, t := range tools {
+		var mine []string
+		for _, r := range rules {
+			if strings.HasPrefix(r, t+"(") {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) == 0 {
+			mine = []string{t}
+		}
+		out = append(out, mine...)
+	}
+	return out
 }
 
 // firstLine is the first non-blank line of s, clipped to max runes (0 = no

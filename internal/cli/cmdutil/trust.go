@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/hooks"
+	"github.com/broodhq/brood/internal/limits"
 	"github.com/broodhq/brood/internal/mcpspec"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/settings"
@@ -113,8 +114,20 @@ func projectGated(root, cwd string) []settings.GatedFile {
 		if settings.ScriptModel(def.Model) {
 			add(rel, data, fmt.Sprintf("agent %s's model is %s, a program of the repository's (%s)", def.Name, def.Model, rel))
 		}
+		if len(def.ToolRules) > 0 {
+			add(rel, data, fmt.Sprintf("agent %s's tools %s (%s: allow rules for its subagent; until then they only narrow those tools)", def.Name, strings.Join(def.ToolRules, ", "), rel))
+		}
 		if spawn.WideningMode(def.PermissionMode) {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
+		}
+		if def.Timeout > 0 || def.MaxTurns > 0 || def.Limits != (limits.Set{}) {
+			// Judged against the user's layers by the gate.
+			asks := &settings.AgentAsks{Name: def.Name, Timeout: def.Timeout, MaxTurns: def.MaxTurns, Limits: def.Limits}
+			if i := slices.IndexFunc(out, func(g settings.GatedFile) bool { return g.File.Rel == rel }); i >= 0 {
+				out[i].Agent = asks
+			} else {
+				out = append(out, settings.GatedFile{File: trust.File{Rel: rel, Data: data}, Agent: asks})
+			}
 		}
 	}
 	gateHooks(root, cwd, add, runs)

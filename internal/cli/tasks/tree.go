@@ -16,8 +16,6 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
-	"github.com/broodhq/brood/internal/price"
-	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
@@ -78,8 +76,7 @@ subtree's); --wide shows every count, --json everything.`,
 
 func treeRun(opts *TreeOptions) error {
 	f := opts.Factory
-	user, project := settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home}.Paths()
-	prices, err := price.Load(user, project)
+	prices, err := f.Prices()
 	if err != nil {
 		return err
 	}

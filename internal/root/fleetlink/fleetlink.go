@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/engine/temporal"
 	"github.com/broodhq/brood/internal/gitx"
 	"github.com/broodhq/brood/internal/isolate"
+	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -102,7 +103,10 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl cmdutil.FleetFlags) (*temp
 			KillGrace: s.Pool.KillGrace.Duration, Attempts: s.Temporal.Attempts,
 		}
 		if def, ok := reg.Get(agent); ok {
-			if def.Timeout > 0 {
+			// An untrusted project agent's timeout: only a lower one
+			// (as the local spawner takes it).
+			untrusted := def.Source == registry.SourceProject && !f.TrustsProjectFile(def.Path)
+			if def.Timeout > 0 && (!untrusted || l.Timeout <= 0 || def.Timeout < l.Timeout) {
 				l.Timeout = def.Timeout
 			}
 			l.Priority = temporal.PriorityKey(spawn.PriorityOf(def))
