@@ -66,16 +66,18 @@ func (pw *parentWrites) touched(w *writeWindow) map[string]bool {
 	return w.touched
 }
 
-// attribute splits changed, what the walks saw change in a child's run,
-// by who changed it. A path this run's hooks changed meanwhile that the
-// child's transcript records no Write or Edit of is the hooks' alone
-// (parentOnly) when the child called no tool that writes unseen (Bash, a
-// nested Task, an MCP tool), else it is kept and said to be also theirs.
-func attribute(changed []string, touched map[string]bool, root, workspace, transcript string) (child, parentOnly, also []string) {
+// attribute says which of changed, what the walks saw change in a
+// child's run, this run's own hooks changed meanwhile (also): each stays
+// the child's, said to be the hooks' too. Nothing is taken off the child's
+// list: what tells the two apart would be the child's transcript, which
+// its own tools can rewrite (a child that forged it hid its own write as
+// the hooks': review41 P1-3). A path the transcript records a Write or
+// Edit of is the child's alone.
+func attribute(changed []string, touched map[string]bool, root, workspace, transcript string) (child, also []string) {
 	if len(touched) == 0 {
-		return changed, nil, nil
+		return changed, nil
 	}
-	edits, other := dispatch.TranscriptWrites(transcript)
+	edits, _ := dispatch.TranscriptWrites(transcript)
 	abs := make([]string, 0, len(edits))
 	for _, e := range edits {
 		if !filepath.IsAbs(e) {
@@ -84,16 +86,11 @@ func attribute(changed []string, touched map[string]bool, root, workspace, trans
 		abs = append(abs, filepath.Clean(e))
 	}
 	for _, p := range changed {
-		switch {
-		case !touched[p] || slices.Contains(abs, filepath.Join(root, filepath.FromSlash(p))):
-			child = append(child, p)
-		case other:
-			child, also = append(child, p), append(also, p)
-		default:
-			parentOnly = append(parentOnly, p)
+		if touched[p] && !slices.Contains(abs, filepath.Join(root, filepath.FromSlash(p))) {
+			also = append(also, p)
 		}
 	}
-	return nonNil(child), parentOnly, also
+	return changed, also
 }
 
 // bracket walks the trees of the windows open before fn (a hook run) and

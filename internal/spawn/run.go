@@ -200,18 +200,15 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	s.cfg.clearIndexBits(context.WithoutCancel(ctx)) // before the after-walk, which the bits would blind
 	s.cfg.settleStore(context.WithoutCancel(ctx))
 	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
-	var parentOnly, also []string
+	var also []string
 	if s.before != nil {
 		after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace)
 		if err == nil {
 			changed, touched := dispatch.Changed(s.before, after), s.d.parentW.touched(s.pwin)
-			changed, parentOnly, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
+			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
 		}
 		s.closeWindow()
-	}
-	if len(parentOnly) > 0 {
-		j.env.Notes = append(j.env.Notes, "not its changes: "+strings.Join(parentOnly, ", ")+" changed during its run by this run's own hooks, and by nothing else")
 	}
 	if len(also) > 0 {
 		j.env.Notes = append(j.env.Notes, "also changed during its run by this run's own hooks (it may have changed them too): "+strings.Join(also, ", "))

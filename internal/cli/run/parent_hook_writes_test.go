@@ -11,17 +11,16 @@ import (
 
 // TestRootHookWritesAreNotTheWriters: a PreToolUse hook appending to a log
 // in the project (a common Claude Code pattern), run by the root for an
-// in-place writer's own Write, is not taken for the writer's change
-// (newuser P3-5): a writer that only wrote through Write names only its
-// file, and a note says the log was this run's own hooks'; a writer that
-// also ran Bash (which could have written the log too) keeps the log on
-// its Files changed, said to be also the hooks'.
+// in-place writer's own Write, is said to be the hooks' too (newuser
+// P3-5): the log stays on the writer's Files changed (what would tell it
+// apart is the writer's transcript, which its own tools can rewrite:
+// review41 P1-3), with a note naming this run's own hooks.
 func TestRootHookWritesAreNotTheWriters(t *testing.T) {
 	for _, tc := range []struct {
 		name, tools, files, note string
 	}{
 		{"write only", `[{Write: {file_path: "notes.txt", content: "edited\n"}}]`,
-			"Files changed: notes.txt\n", "Note: not its changes: .hooklog.jsonl changed during its run by this run's own hooks, and by nothing else"},
+			"Files changed: .hooklog.jsonl, notes.txt\n", "Note: also changed during its run by this run's own hooks (it may have changed them too): .hooklog.jsonl"},
 		{"write and bash", `[{Write: {file_path: "notes.txt", content: "edited\n"}}, {Bash: {command: "true", description: "nothing"}}]`,
 			"Files changed: .hooklog.jsonl, notes.txt\n", "Note: also changed during its run by this run's own hooks (it may have changed them too): .hooklog.jsonl"},
 	} {
