@@ -130,7 +130,13 @@ agents:
 			t.Errorf("%s carries the .env secret:\n%s", path, b)
 		}
 	}
-	for _, args := range [][]string{{"tasks"}, {"tasks", "--json"}} {
+	id := strings.TrimSuffix(filepath.Base(records[0]), ".json")
+	for _, r := range records {
+		if strings.Contains(r, "records") && strings.Count(filepath.Base(r), ".") == 1 {
+			id = strings.TrimSuffix(filepath.Base(r), ".json")
+		}
+	}
+	for _, args := range [][]string{{"tasks"}, {"tasks", "--json"}, {"tasks", "show", id}, {"tasks", "show", id, "--json"}} {
 		_, list, _ := p.Brood(args...)
 		if strings.Contains(list, envSecret) || !strings.Contains(list, "[REDACTED:.env:DB_PASSWORD]") {
 			t.Errorf("brood %s: want the marker, not the secret:\n%s", strings.Join(args, " "), list)

@@ -105,10 +105,19 @@ func showRun(opts *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		return cmdutil.WriteJSON(f.Out, t)
+	// Every record a task holds passes the redactor on its way out: its
+	// envelope keeps the brief whole for the child, secrets and all
+	// (docs/secrets.md; review41 P1-1).
+	out := io.Writer(f.Out)
+	if f.Redactor != nil {
+		rw := f.Redactor.Writer(f.Out)
+		defer rw.Close()
+		out = rw
 	}
-	w := termsafe.NewWriter(f.Out)
+	if opts.JSON {
+		return cmdutil.WriteJSON(out, t)
+	}
+	w := termsafe.NewWriter(out)
 	fmt.Fprintf(w, "task     %s\nagent    %s\nstatus   %s\n", t.ID, termsafe.Line(t.Agent), t.Status)
 	if note := t.Note; note != "" {
 		if why, ok := strings.CutPrefix(note, "rejected by its parent: "); ok && t.Verdict != nil {
