@@ -134,13 +134,13 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if in.ResumeTaskID != "" {
 		if in.Background {
 			if err := t.d.ResumeBackground(ctx, in.ResumeTaskID, in.Prompt); err != nil {
-				return tool.Errorf("%v", err)
+				return taskErr(err)
 			}
 			return tool.Result{Content: backgroundNote(in.ResumeTaskID, "resumed")}
 		}
 		r, err := t.d.Call(ctx, call.Spec{Resume: in.ResumeTaskID, Prompt: in.Prompt})
 		if err != nil {
-			return tool.Errorf("%v", err)
+			return taskErr(err)
 		}
 		return tool.Result{Content: r.Text, IsError: untrusted(r)}
 	}
@@ -160,13 +160,13 @@ func (t *TaskTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	if in.Background || t.d.Background(s.Agent) {
 		id, err := t.d.Start(ctx, s)
 		if err != nil {
-			return tool.Errorf("%v", err)
+			return taskErr(err)
 		}
 		return tool.Result{Content: backgroundNote(id, "started")}
 	}
 	r, err := t.d.Call(ctx, s)
 	if err != nil {
-		return tool.Errorf("%v", err)
+		return taskErr(err)
 	}
 	text := r.Text
 	if r.Record != nil {
@@ -250,4 +250,13 @@ func (s *sendTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 		return tool.Errorf("%v", err)
 	}
 	return tool.Result{Content: fmt.Sprintf("Message queued for task %s; it reaches the subagent at its next turn.", in.TaskID)}
+}
+
+// taskErr is a Task call's error as its result: a refused delegation (the
+// depth cap, the agent's scope, plan mode) is brood's refusal, said so by
+// its flag (tool.Result.Refused), never read from its text.
+func taskErr(err error) tool.Result {
+	r := tool.Errorf("%v", err)
+	r.Refused = strings.HasPrefix(err.Error(), "delegation refused")
+	return r
 }

@@ -134,7 +134,7 @@ func testEvidence(in Input) string {
 		return fmt.Sprintf("its last test command %q exited 0 as a whole, but the line's status is not the test's own (a pipeline's is its last command's, a list's its last's, `||` hides a failure): its test result is unknown; run the tests alone or joined with &&", textline.Line(last.Command, 160))
 	case last != nil && !last.IsError:
 		return ""
-	case last != nil && refused(last.Result):
+	case last != nil && in.wasRefused(*last):
 		return fmt.Sprintf("its test command %q was refused (%s): it never ran", textline.Line(last.Command, 160), textline.Line(last.Result, 160))
 	case last != nil:
 		return fmt.Sprintf("its last test command %q failed (%s)", textline.Line(last.Command, 160), lastLine(last.Result, 160))

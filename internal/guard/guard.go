@@ -64,6 +64,8 @@ type Call struct {
 	Path    string // Read/Write/Edit: the file, absolute or relative to the workspace
 	Result  string
 	IsError bool
+	// Refused: the transcript records brood's own refusal of the call.
+	Refused bool
 }
 
 // Input is what the guards look at.
@@ -99,6 +101,10 @@ type Input struct {
 	// success the line's exit status 0 proves (trust.StatusCommands); nil
 	// takes the whole line's status for every command in it.
 	StatusCommands func(command string) []string
+	// RefusalFlags: the calls carry brood's own refusal flags (Call.Refused,
+	// a transcript this build wrote): a result's text, which a file or a
+	// program chose, never counts as a refusal then.
+	RefusalFlags bool
 }
 
 // Check runs every guard and returns the concerns, in a stable order.
@@ -181,7 +187,7 @@ func unauthorized(in Input) []Concern {
 		if !c.IsError {
 			continue
 		}
-		if r := strings.TrimSpace(c.Result); refused(r) {
+		if r := strings.TrimSpace(c.Result); in.wasRefused(c) {
 			// (the refusal names the call again: said once, newuser P3-4)
 			why := refusalLine(r)
 			if m := namedAgain().FindStringIndex(why); m != nil && strings.HasPrefix(why[m[1]:], "needs approval") {
@@ -191,6 +197,15 @@ func unauthorized(in Input) []Concern {
 		}
 	}
 	return out
+}
+
+// wasRefused reports whether brood refused c: its flag where the
+// transcript carries them, else its result's words.
+func (in Input) wasRefused(c Call) bool {
+	if in.RefusalFlags {
+		return c.Refused
+	}
+	return refused(c.Result)
 }
 
 // refused reports whether a tool result is a refusal: the permission rules

@@ -50,9 +50,11 @@ type Record struct {
 	Input   json.RawMessage `json:"input,omitempty"`
 	Output  string          `json:"output,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
-	Usage   *model.Usage    `json:"usage,omitempty"`
-	Text    string          `json:"text,omitempty"`
-	Status  string          `json:"status,omitempty"`
+	// Refused: brood refused the call (tool.Result.Refused); it never ran.
+	Refused bool         `json:"refused,omitempty"`
+	Usage   *model.Usage `json:"usage,omitempty"`
+	Text    string       `json:"text,omitempty"`
+	Status  string       `json:"status,omitempty"`
 }
 
 // Writer appends records to a transcript file. It is safe for concurrent use

@@ -92,6 +92,7 @@ func (d *Dispatcher) concerns(name string, td *taskdir.Dir, env *dispatch.Envelo
 			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
 		},
 		StatusCommands: trust.StatusCommands,
+		RefusalFlags:   true,
 		TestCommands:   d.cfg.Settings.TestCommands,
 	}
 	if want.Observed {
@@ -149,7 +150,7 @@ func (cs *callSet) add(r session.Record) {
 		cs.calls = append(cs.calls, c)
 	case session.RecToolResult:
 		if i, ok := cs.byID[r.ToolID]; ok {
-			cs.calls[i].Result, cs.calls[i].IsError = r.Output, r.IsError
+			cs.calls[i].Result, cs.calls[i].IsError, cs.calls[i].Refused = r.Output, r.IsError, r.Refused
 			if len(r.Input) > 0 {
 				// A hook replaced the model's input: this is what ran.
 				cs.calls[i].Command, cs.calls[i].Path = callInput(r.Input)

@@ -113,6 +113,7 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 		s.hold(&h, filePathOf(input, env.Dir))
 	}
 	if r, refused := refuseConfig(env, t, input); refused {
+		r.Refused = true
 		return r
 	}
 	d := Decision{Verdict: Allow}
@@ -124,11 +125,13 @@ func (s *Set) Run(ctx context.Context, env *Env, name string, input json.RawMess
 		// No person here: the permission prompt tool decides.
 		ran, r, stop := s.prompted(ctx, env, t, input, &h)
 		if stop {
+			r.Refused = r.IsError
 			return r
 		}
 		return t.Run(ctx, env, ran)
 	}
 	if r, stop := permit(env, spec.Name, d); stop {
+		r.Refused = r.IsError
 		return r
 	}
 	return t.Run(ctx, env, input)

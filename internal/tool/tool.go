@@ -20,6 +20,11 @@ import (
 type Result struct {
 	Content string
 	IsError bool
+	// Refused is set by brood's own refusal of the call (the permission
+	// rules, a prompt's no, a hook's block, a refused delegation): the call
+	// never ran. Only this flag says so; a result's text is the tool's or
+	// the file's, whatever it reads like.
+	Refused bool
 }
 
 // Errorf builds an error Result.
