@@ -12,14 +12,16 @@ import (
 const (
 	// maxPlanBytes is the largest plan text Parse reads.
 	maxPlanBytes = 1 << 20
-	// maxPlanNodes is the most YAML nodes a plan may expand to with its
-	// aliases followed: a 700-byte alias bomb (nine levels of nine aliases)
-	// expands to 387 million, which decoding would build in memory.
-	maxPlanNodes = 100_000
+	// maxPlanExpanded is the most a plan's YAML may expand to with its
+	// aliases followed, in bytes of its scalars plus 16 a node: a 700-byte
+	// alias bomb (nine levels of nine aliases) expands to 387 million
+	// nodes, and a 900 KB string aliased a hundred times to 90 MB, which
+	// decoding would build in memory.
+	maxPlanExpanded = 16 << 20
 )
 
-// yamlNodes counts the nodes data's YAML documents expand to, following
-// aliases, and stops counting past limit. An anchor's size is counted once
+// yamlNodes weighs what data's YAML documents expand to, following
+// aliases (16 a node, plus each scalar's bytes), and stops past limit. An anchor's size is counted once
 // and reused by every alias naming it, so the walk is linear in the text.
 func yamlNodes(data []byte, limit int) (int, error) {
 	f, err := parser.ParseBytes(data, 0)
@@ -58,17 +60,17 @@ func (c nodeCounter) count(n ast.Node) int {
 		return size
 	case *ast.AliasNode:
 		if v.Value == nil {
-			return 1
+			return 16
 		}
-		return c.anchors[v.Value.String()] + 1
+		return c.sum(c.anchors[v.Value.String()], 16)
 	case *ast.TagNode:
 		return c.count(v.Value)
 	case *ast.MappingKeyNode:
 		return c.count(v.Value)
 	case *ast.MappingValueNode:
-		return c.sum(1, c.count(v.Key), c.count(v.Value))
+		return c.sum(16, c.count(v.Key), c.count(v.Value))
 	case *ast.MappingNode:
-		total := 1
+		total := 16
 		for _, mv := range v.Values {
 			if total = c.sum(total, c.count(mv)); total > c.limit {
 				return total
@@ -76,7 +78,7 @@ func (c nodeCounter) count(n ast.Node) int {
 		}
 		return total
 	case *ast.SequenceNode:
-		total := 1
+		total := 16
 		for _, e := range v.Values {
 			if total = c.sum(total, c.count(e)); total > c.limit {
 				return total
@@ -84,7 +86,7 @@ func (c nodeCounter) count(n ast.Node) int {
 		}
 		return total
 	default:
-		return 1
+		return c.sum(16, len(n.String()))
 	}
 }
 
@@ -109,12 +111,12 @@ func checkPlanSize(name string, data []byte, yamlText bool) error {
 	if !yamlText {
 		return nil
 	}
-	n, err := yamlNodes(data, maxPlanNodes)
+	n, err := yamlNodes(data, maxPlanExpanded)
 	if err != nil {
 		return nil // the decoder reports the syntax error with its line
 	}
-	if n > maxPlanNodes {
-		return &Error{File: name, Line: 1, Message: fmt.Sprintf("its YAML aliases expand to more than %d nodes (an alias bomb?); write the plan without nested aliases", maxPlanNodes)}
+	if n > maxPlanExpanded {
+		return &Error{File: name, Line: 1, Message: fmt.Sprintf("its YAML aliases expand to more than %d MiB (an alias bomb?); write the plan without nested aliases", maxPlanExpanded>>20)}
 	}
 	return nil
 }

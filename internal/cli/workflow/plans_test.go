@@ -217,7 +217,7 @@ func TestValidateRefusesAnAliasBomb(t *testing.T) {
 	b.WriteString("name: bomb\nphases: []\n")
 	plan := p.plan("bomb.yaml", b.String())
 	code, out, errs := p.Brood(context.Background(), nil, "workflow", "validate", plan)
-	if code != 1 || !strings.Contains(errs, "bomb.yaml:1: its YAML aliases expand to more than 100000 nodes") {
+	if code != 1 || !strings.Contains(errs, "bomb.yaml:1: its YAML aliases expand to more than 16 MiB") {
 		t.Errorf("validate an alias bomb: exit %d\n%s%s\nwant it refused, the file named", code, out, errs)
 	}
 }
