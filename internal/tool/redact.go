@@ -130,7 +130,15 @@ func isBroodsWord(v string) bool {
 	case "done", "partial", "checkpoint", "failed", "killed", "cancelled", "rejected", "applied", "not-applied",
 		"running", "queued", "interrupted", "stopped", "trusted", "untrusted", "success", "error_max_turns",
 		"error_max_budget_usd", "error_interrupted", "error_during_execution", "error_max_structured_output_retries",
-		"assistant", "result", "system", "tool_use", "tool_result", "subagent-result":
+		"assistant", "result", "system", "tool_use", "tool_result", "subagent-result",
+		// stream-json's and json's keys and fixed values (Claude Code's
+		// shapes, docs/cli.md)
+		"is_error", "session_id", "num_turns", "end_turn", "max_tokens", "stop_sequence", "stop_reason",
+		"duration_ms", "duration_api_ms", "total_cost_usd", "input_tokens", "output_tokens",
+		"cache_creation_input_tokens", "cache_read_input_tokens", "tool_use_id", "parent_tool_use_id",
+		"permission_denials", "content", "message", "subtype", "permissionMode", "apiKeySource",
+		"mcp_servers", "slash_commands", "output_style", "claude_code_version", "modelUsage",
+		"server_tool_use", "service_tier", "terminal_reason", "structured_output", "errors":
 		return true
 	}
 	return false

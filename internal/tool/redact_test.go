@@ -299,10 +299,10 @@ func BenchmarkProjectRedactor(b *testing.B) {
 // from what brood prints, and a value holding one is still redacted whole.
 func TestBroodsWordsAreNotSecrets(t *testing.T) {
 	root := t.TempDir()
-	writeTestFile(t, root+"/.env", "AUTH_TOKEN=rejected\nFOO_SECRET=error_max_turns\nBAR_TOKEN=untrusted\nREAL_TOKEN=rejected-9f8e7d6c\n")
+	writeTestFile(t, root+"/.env", "AUTH_TOKEN=rejected\nFOO_SECRET=error_max_turns\nBAR_TOKEN=untrusted\nREAL_TOKEN=rejected-9f8e7d6c\nA_TOKEN=is_error\nB_TOKEN=session_id\nC_TOKEN=num_turns\nD_TOKEN=end_turn\n")
 	r := NewProjectRedactor(nil, root)
-	in := `{"subtype":"error_max_turns"} <subagent-result status="rejected" trust="untrusted"> rejected-9f8e7d6c`
-	want := `{"subtype":"error_max_turns"} <subagent-result status="rejected" trust="untrusted"> [REDACTED:.env:REAL_TOKEN]`
+	in := `{"subtype":"error_max_turns","is_error":false,"session_id":"x","num_turns":1,"stop_reason":"end_turn"} <subagent-result status="rejected" trust="untrusted"> rejected-9f8e7d6c`
+	want := `{"subtype":"error_max_turns","is_error":false,"session_id":"x","num_turns":1,"stop_reason":"end_turn"} <subagent-result status="rejected" trust="untrusted"> [REDACTED:.env:REAL_TOKEN]`
 	if got := r.Redact(in); got != want {
 		t.Errorf("Redact:\n got %q\nwant %q", got, want)
 	}
