@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"io"
 	"slices"
 
 	"github.com/broodhq/brood/internal/model"
@@ -69,15 +70,24 @@ func (t *Task) transcriptTokens() int64 {
 	if t.td == nil {
 		return 0
 	}
-	recs, _, err := session.ReadFile(t.td.File(taskdir.Session))
+	// The child's file, read as every child-writable file is (no link, no
+	// FIFO) and bounded: a listing reads it for every running task
+	// (review41 P2-5).
+	f, err := t.td.OpenRead(taskdir.Session)
 	if err != nil {
 		return 0
 	}
+	defer f.Close()
+	lines, _ := session.Stream(io.LimitReader(f, maxTokensRead), 1<<20)
 	var u model.Usage
-	for _, r := range recs {
-		if r.Type == session.RecUsage && r.Usage != nil {
+	for l := range lines {
+		if r := l.Record; !l.Over && !l.Bad && r.Type == session.RecUsage && r.Usage != nil {
 			u = u.Add(*r.Usage)
 		}
 	}
 	return max(u.Total(), 0)
 }
+
+// maxTokensRead bounds what a listing reads of a running task's transcript
+// for its tokens so far.
+const maxTokensRead = 64 << 20
