@@ -102,6 +102,19 @@ func HasEditDeny(env *dispatch.Envelope) bool { return len(editRules(env)) > 0 }
 // EditHoldFor is EditHold for an in-place writer of env whose tree is
 // root (WorkRoot, links resolved).
 func EditHoldFor(env *dispatch.Envelope, root string) EditHold {
+	return editHold(env, root, "")
+}
+
+// EditHoldWithoutView is EditHoldFor where no view can be made for the
+// writer (a child's own writer: a child cannot mount; no user namespaces):
+// a literal the view would have bound read-only is unheld, for noView; only
+// what the writer cannot write at all stays held (review41 P1-2).
+func EditHoldWithoutView(env *dispatch.Envelope, root, noView string) EditHold {
+	return editHold(env, root, noView)
+}
+
+// editHold is EditHoldFor, or EditHoldWithoutView where noView is not "".
+func editHold(env *dispatch.Envelope, root, noView string) EditHold {
 	var h EditHold
 	rules := editRules(env)
 	if len(rules) == 0 {
@@ -127,6 +140,9 @@ func EditHoldFor(env *dispatch.Envelope, root string) EditHold {
 			}
 			var bind string
 			bind, why = holdLiteral(p, writable)
+			if bind != "" && noView != "" {
+				bind, why = "", noView
+			}
 			if bind != "" && !slices.Contains(h.Paths, bind) {
 				h.Paths = append(h.Paths, bind)
 			}

@@ -15,6 +15,11 @@ import (
 	"github.com/broodhq/brood/internal/textline"
 )
 
+// isolatedCopyNote begins each note of chooseIsolation's that the writer
+// runs on an isolated copy: dropped where it runs in place after all (no
+// git repository).
+const isolatedCopyNote = "ran on an isolated copy of the tree"
+
 // chooseIsolation decides where a writer works and notes the choice for the
 // parent model. The request's isolation wins, then the definition's, then
 // the agents.isolation setting; "" and "auto" mean auto:
@@ -50,7 +55,7 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 		// P2-H): its landing judges every path it writes.
 		if why := d.editUnheld(env); why != "" {
 			env.Isolation = "worktree"
-			env.Notes = append(env.Notes, "ran on an isolated copy of the tree, not in place: a writer in place could not have your Edit/Write deny rules held by the kernel ("+
+			env.Notes = append(env.Notes, isolatedCopyNote+", not in place: a writer in place could not have your Edit/Write deny rules held by the kernel ("+
 				textline.Line(why, 400)+"); its patch lands only if it writes nothing they forbid")
 			return false
 		}
@@ -77,7 +82,7 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 	if req.Together <= 1 {
 		why = "another writer was working in place"
 	}
-	env.Notes = append(env.Notes, "ran on an isolated copy of the tree (isolation: auto; "+why+"); its changes come back as one patch")
+	env.Notes = append(env.Notes, isolatedCopyNote+" (isolation: auto; "+why+"); its changes come back as one patch")
 	return false
 }
 

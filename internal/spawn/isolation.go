@@ -104,9 +104,18 @@ func (d *Dispatcher) checkIsolation(env *dispatch.Envelope) {
 		}
 	}
 	if why != "" {
+		// In place after all: chooseIsolation's isolated-copy note is not
+		// true (review41 P2-4); holdInPlace says what holds instead.
 		env.Isolation = ""
+		env.Notes = dropIsolatedCopyNotes(env.Notes)
 		env.Notes = append(env.Notes, why+": the child ran in the working directory without isolation")
 	}
+}
+
+// dropIsolatedCopyNotes is notes without chooseIsolation's notes that the
+// writer runs on an isolated copy: for a writer in place after all.
+func dropIsolatedCopyNotes(notes []string) []string {
+	return slices.DeleteFunc(notes, func(n string) bool { return strings.HasPrefix(n, isolatedCopyNote) })
 }
 
 // inGitRepo reports whether dir is inside a git work tree (a .git file or
@@ -249,7 +258,7 @@ func (d *Dispatcher) holdInPlace(cmd *exec.Cmd, env *dispatch.Envelope, td *task
 		// namespace, which its children share) and under a Landlock domain
 		// that forbids it to mount: its children keep that view, which
 		// holds no more than its own rules.
-		return noteUnheldEdits(env, isolate.EditHoldFor(env, isolate.Resolved(isolate.WorkRoot(env))).Unheld), nil
+		return noteUnheldEdits(env, isolate.EditHoldWithoutView(env, isolate.Resolved(isolate.WorkRoot(env)), childNoView).Unheld), nil
 	}
 	if sandbox.LandlockABI() < 1 {
 		env.Notes = append(env.Notes, "this kernel has no Landlock: the in-place writer's writes are not confined to the work tree; only its parent's configuration guard holds")
@@ -281,6 +290,10 @@ func noteUnheldEdits(env *dispatch.Envelope, unheld []string) bool {
 	return true
 }
 
+// childNoView is why a child's own in-place writer holds no Edit deny
+// literal by a view of its own.
+const childNoView = "no view of its own: its parent is a subagent, which cannot mount"
+
 // editUnheld is why an in-place writer of env could not hold its Edit
 // and Write deny rules by the kernel ("" when it could, or has none):
 // such a writer runs isolated instead (chooseIsolation), its patch judged
@@ -289,7 +302,13 @@ func (d *Dispatcher) editUnheld(env *dispatch.Envelope) string {
 	if !isolate.HasEditDeny(env) {
 		return ""
 	}
-	if h := isolate.EditHoldFor(env, isolate.Resolved(isolate.WorkRoot(env))); !h.Held() {
+	root := isolate.Resolved(isolate.WorkRoot(env))
+	if d.cfg.Depth > 0 {
+		// A child's own writer keeps its parent's view, which binds none
+		// of this writer's rules: a child cannot mount (review41 P1-2).
+		return isolate.EditHoldWithoutView(env, root, childNoView).Rules()
+	}
+	if h := isolate.EditHoldFor(env, root); !h.Held() {
 		return h.Rules()
 	}
 	if works, _ := d.ns.guess(); d.cfg.Depth == 0 && !works {
@@ -557,6 +576,7 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		*ws = w
 		if w.Mode == isolate.ModeNone {
 			env.Isolation = ""
+			env.Notes = dropIsolatedCopyNotes(env.Notes)
 			env.Notes = append(env.Notes, w.Note)
 		} else {
 			env.IsolationRoot, env.IsolationDir = w.Root, w.Dir
