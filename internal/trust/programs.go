@@ -174,16 +174,7 @@ func SkipWrapper(words []string, i int) int {
 // python3, node, ruby, …), its script: the first operand, unless the code
 // is given inline (-c, -e).
 func Programs(words []string) []string {
-	i := 0
-	for i < len(words) && isAssignment(words[i]) {
-		i++
-	}
-	for i < len(words) {
-		if _, ok := WrapperOptions(filepath.Base(words[i])); !ok {
-			break
-		}
-		i = SkipWrapper(words, i)
-	}
+	i := programIndex(words)
 	if i >= len(words) {
 		return nil
 	}
@@ -400,4 +391,20 @@ func (g *Grant) Held() []string {
 func SnapshotFiles(root string, rels []string) (*ConfigState, error) {
 	rels = slices.Clone(rels)
 	return snapshot(&ConfigState{root: root, tops: rels, keep: func(rel string) bool { return slices.Contains(rels, rel) }})
+}
+
+// programIndex is the index of the word naming a simple command's program:
+// past VAR=value assignments and wrappers (env, timeout 10, nice, …).
+func programIndex(words []string) int {
+	i := 0
+	for i < len(words) && isAssignment(words[i]) {
+		i++
+	}
+	for i < len(words) {
+		if _, ok := WrapperOptions(filepath.Base(words[i])); !ok {
+			break
+		}
+		i = SkipWrapper(words, i)
+	}
+	return i
 }

@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"path/filepath"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -59,16 +58,7 @@ func callWords(c *syntax.CallExpr) []string {
 	for _, w := range c.Args {
 		words = append(words, wordText(w, ""))
 	}
-	i := 0
-	for i < len(words) && isAssignment(words[i]) {
-		i++
-	}
-	for i < len(words) {
-		if _, ok := WrapperOptions(filepath.Base(words[i])); !ok {
-			break
-		}
-		i = SkipWrapper(words, i)
-	}
+	i := programIndex(words)
 	if i >= len(words) {
 		return nil
 	}

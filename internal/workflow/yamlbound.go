@@ -70,24 +70,28 @@ func (c nodeCounter) count(n ast.Node) int {
 	case *ast.MappingValueNode:
 		return c.sum(16, c.count(v.Key), c.count(v.Value))
 	case *ast.MappingNode:
-		total := 16
-		for _, mv := range v.Values {
-			if total = c.sum(total, c.count(mv)); total > c.limit {
-				return total
-			}
+		values := make([]ast.Node, len(v.Values))
+		for i, mv := range v.Values {
+			values[i] = mv
 		}
-		return total
+		return c.all(values)
 	case *ast.SequenceNode:
-		total := 16
-		for _, e := range v.Values {
-			if total = c.sum(total, c.count(e)); total > c.limit {
-				return total
-			}
-		}
-		return total
+		return c.all(v.Values)
 	default:
 		return c.sum(16, len(n.String()))
 	}
+}
+
+// all is a container's weight: 16 and its values', stopping past the
+// limit.
+func (c nodeCounter) all(values []ast.Node) int {
+	total := 16
+	for _, n := range values {
+		if total = c.sum(total, c.count(n)); total > c.limit {
+			return total
+		}
+	}
+	return total
 }
 
 // sum adds sizes, saturating just past the limit so that no sum overflows.
