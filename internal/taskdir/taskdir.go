@@ -540,9 +540,11 @@ func (d *Dir) OpenLock() (*os.File, error) {
 }
 
 // OpenLegacyLock opens the .lock file an older brood held its flock on, if
-// the task has one (fs.ErrNotExist if not), without following a link.
+// the task has one (fs.ErrNotExist if not), without following a link and
+// without blocking: a child can make its .lock a FIFO, whose open would
+// wait for a writer forever. Anything but a regular file is ErrNotRegular.
 func (d *Dir) OpenLegacyLock() (*os.File, error) {
-	return openFileBeneath(d.project.base, filepath.Join(d.rel, Lock), unix.O_RDONLY, 0)
+	return openRegularBeneath(d.project.base, filepath.Join(d.rel, Lock))
 }
 
 // Lazy is a file beneath a task directory that is made (fresh: whatever
