@@ -274,7 +274,7 @@ func (p Project) TaskIDs() ([]string, error) {
 
 // Records is the root's records directory.
 func (p Project) Records() Records {
-	return Records{project: p, rel: filepath.Join(p.name, "records")}
+	return Records{project: p, rel: filepath.Join(p.name, "records"), own: true}
 }
 
 // Dir is one task's directory. Its methods are the only way the parent
@@ -446,7 +446,13 @@ func (d *Dir) Owners() Records {
 type Records struct {
 	project Project
 	rel     string
+	own     bool // the project's own records: sealed (RecordKey)
 }
+
+// Sealed reports whether the records are the project's own, which a
+// repository could ship and which brood therefore seals (RecordKey); a
+// sandboxed parent's are in its task directory, beneath a sealed task.
+func (r Records) Sealed() bool { return r.own }
 
 // Path is the records directory.
 func (r Records) Path() string { return filepath.Join(r.project.base, r.rel) }
