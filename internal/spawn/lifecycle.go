@@ -16,7 +16,6 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/registry"
-	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -422,9 +421,6 @@ func (d *Dispatcher) resumeEnvelope(own *dispatch.Owner, old *dispatch.Envelope)
 	}
 	env := d.envelope(own.TaskID, def, call.Spec{Agent: def.Name, Prompt: own.Brief, Description: own.Description, Context: own.Context})
 	if own.Model != "" {
-		if err := d.gateScriptModel(own); err != nil {
-			return nil, 0, err
-		}
 		env.Model, env.Effort = own.Model, own.Effort
 	}
 	if d.chooseIsolation(env, def, call.Spec{Isolation: own.Isolation}) {
@@ -540,23 +536,4 @@ func (d *Dispatcher) in(workspace, root string, mount *isolate.Mount, shared boo
 	// layer instead of building it once a call.
 	nd.baseOnce.Do(func() { nd.base = d.policyBase() })
 	return nd, nil
-}
-
-// gateScriptModel refuses to resume a task whose recorded model is a
-// script in the project (a program of the repository's that would decide
-// every tool call) while the project, or that file, is not trusted: the
-// same gate as a project `model = "script:…"`.
-func (d *Dispatcher) gateScriptModel(own *dispatch.Owner) error {
-	if !settings.ScriptModel(own.Model) {
-		return nil
-	}
-	file := strings.TrimSpace(own.Model)[len("script:"):]
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(d.cfg.ProjectRoot, file)
-	}
-	rel, err := filepath.Rel(d.cfg.ProjectRoot, file)
-	if err != nil || !filepath.IsLocal(rel) || d.trusts(file) {
-		return nil
-	}
-	return fmt.Errorf("cannot resume task %s: its model %s is a script in the project, which is not trusted: run `brood trust` if you mean it to decide the task's tool calls", own.TaskID, own.Model)
 }

@@ -208,6 +208,9 @@ func (p Project) ensureHere(probe bool) error {
 	if err := ensureIgnore(p.root); err != nil {
 		return err
 	}
+	if err := noLinkedRecords(p.root); err != nil {
+		return err
+	}
 	if !probe {
 		return nil
 	}
@@ -601,4 +604,19 @@ func (l *Lazy) Close() error {
 		l.err = os.ErrClosed
 	}
 	return err
+}
+
+// noLinkedRecords refuses a .brood/ whose record directories (or debug
+// log) are symbolic links: a repository can commit one, and brood would
+// write your transcripts and run records wherever it points.
+func noLinkedRecords(root string) error {
+	// The names under .brood/ brood writes its records to by path.
+	for _, name := range []string{"sessions", "workflows", "outputs", "fleet", "records", "dispatch", "brood-debug.log"} {
+		st, err := lstatBeneath(root, filepath.Join(StateDirName, name))
+		if err != nil || st.mode&unix.S_IFMT != unix.S_IFLNK {
+			continue
+		}
+		return fmt.Errorf("%s is a symbolic link (brood never writes its records through a link; a repository may have shipped it): remove it", filepath.Join(root, StateDirName, name))
+	}
+	return nil
 }
