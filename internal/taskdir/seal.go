@@ -45,16 +45,21 @@ func RecordKey() ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("record key: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return readKey(path) // another brood made it first
-	}
+	// Written whole under a name of its own, then linked into place: a
+	// brood racing to make it reads either none or all of a key.
+	tmp := path + ".tmp-" + NewID()
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("record key: %w", err)
 	}
+	defer os.Remove(tmp)
 	_, werr := f.Write(key)
 	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-		os.Remove(path)
+		return nil, fmt.Errorf("record key %s: %w", path, err)
+	}
+	if err := os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
+		return readKey(path) // another brood made it first
+	} else if err != nil {
 		return nil, fmt.Errorf("record key %s: %w", path, err)
 	}
 	return key, nil
