@@ -27,7 +27,7 @@ func LockTask(dir string) (func(), error) {
 	if td, err := taskdir.FromPath(dir); err == nil {
 		return LockDir(td)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o644)
+	f, err := openLockFile(filepath.Join(dir, LockFile), os.O_CREATE|os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("lock task: %w", err)
 	}
@@ -50,7 +50,9 @@ func LockDir(td *taskdir.Dir) (func(), error) {
 		return nil, err
 	}
 	lf, err := td.OpenLegacyLock()
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, taskdir.ErrNotRegular) {
+		// No older brood's lock: a FIFO or socket a child made in its
+		// place is no brood's lock, and opening it must not block.
 		return unlock, nil
 	}
 	if err != nil {
@@ -86,11 +88,26 @@ func TaskLocked(dir string) bool {
 	if td, err := taskdir.FromPath(dir); err == nil {
 		return LockedDir(td)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openLockFile(filepath.Join(dir, LockFile), os.O_RDONLY)
 	if err != nil {
 		return false
 	}
 	return locked(f)
+}
+
+// openLockFile opens a record directory's .lock without following a link
+// and without blocking (a FIFO in its place would wait for a writer
+// forever), and refuses anything but a regular file.
+func openLockFile(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, flags|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, taskdir.ErrNotRegular)
+	}
+	return f, nil
 }
 
 // LockedDir reports whether some process holds the task's lock (or the

@@ -1,6 +1,8 @@
 package dispatch
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -51,7 +53,14 @@ type Owner struct {
 	// Submitter: the submission's key and workflow): the worker continues
 	// the task only for the same.
 	Submitter string `json:"submitter,omitempty"`
+	// Seal is brood's HMAC of the record under the user's record key
+	// (taskdir.RecordKey), in the project's own records: one without a
+	// valid seal was not made by this user's brood (a repository can
+	// commit .brood/records) and is never listed as theirs nor resumed.
+	Seal string `json:"seal,omitempty"`
 }
+
+const ownerSealKind = "owner"
 
 // OwnerPath is where a task's Owner record lives in the records directory
 // dir.
@@ -133,16 +142,53 @@ func Records(projectRoot string) taskdir.Records { return taskdir.Open(projectRo
 func OwnersDir(projectRoot string) string { return Records(projectRoot).Path() }
 
 // WriteOwner records o (synced, tmp+rename).
+// In the project's own records it is sealed (Owner.Seal).
 func WriteOwner(r taskdir.Records, o Owner) error {
 	o.Version = OwnerVersion
+	if err := SealOwner(r, &o); err != nil {
+		return err
+	}
 	return r.WriteOwner(o.TaskID, o)
 }
 
-// ReadOwner reads task id's Owner record from r.
+// SealOwner sets o's seal when r is the project's own records (else it
+// leaves o as it is): call it last before writing o.
+func SealOwner(r taskdir.Records, o *Owner) error {
+	if !r.Sealed() {
+		return nil
+	}
+	key, err := taskdir.RecordKey()
+	if err != nil {
+		return fmt.Errorf("owner record of %s: %w", o.TaskID, err)
+	}
+	o.Seal = ""
+	data, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	o.Seal = taskdir.Seal(key, ownerSealKind, data)
+	return nil
+}
+
+// ReadOwner reads task id's Owner record from r. In the project's own
+// records one whose seal does not hold is taskdir.ErrNotYours.
 func ReadOwner(r taskdir.Records, id string) (*Owner, error) {
 	var o Owner
 	if err := r.ReadOwner(id, &o); err != nil {
 		return nil, err
+	}
+	if r.Sealed() {
+		seal := o.Seal
+		o.Seal = ""
+		data, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		key, kerr := taskdir.RecordKey()
+		if kerr != nil || !taskdir.SealHolds(key, ownerSealKind, data, seal) {
+			return nil, fmt.Errorf("owner record %s: %w", r.OwnerPath(id), taskdir.ErrNotYours)
+		}
+		o.Seal = seal
 	}
 	return &o, nil
 }

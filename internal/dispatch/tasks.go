@@ -51,6 +51,10 @@ type Task struct {
 	Result   *Result   `json:"result,omitempty"`
 	Output   *Output   `json:"output,omitempty"`
 	Log      *Log      `json:"dispatch_log,omitempty"`
+	// Foreign is a task whose owner record in the project's records has no
+	// valid seal (a repository shipped it): never listed as the user's,
+	// never resumed.
+	Foreign bool `json:"foreign,omitempty"`
 
 	td      *taskdir.Dir
 	records *taskdir.Records // where Owner and Verdict were found
@@ -160,9 +164,14 @@ func (t *Task) loadParentRecords(proj taskdir.Project) {
 	}
 	for _, r := range cands {
 		o, err := ReadOwner(r, t.ID)
+		if errors.Is(err, taskdir.ErrNotYours) && t.td.Parent() == nil {
+			t.Foreign = true
+			t.Problems = append(t.Problems, err.Error())
+		}
 		if err != nil || o.TaskID != t.ID {
 			continue
 		}
+		t.Foreign = false
 		t.Owner, t.records = o, &r
 		var v Verdict
 		if r.ReadVerdict(t.ID, &v) == nil && v.TaskID == t.ID {
@@ -402,13 +411,29 @@ func ListTasks(projectRoot string) ([]*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*Task
+	var all []*Task
+	foreign := map[string]bool{}
 	for _, td := range dirs {
 		t, err := LoadTaskDir(td)
 		if err != nil {
 			continue // an empty directory: no task was ever recorded there
 		}
-		out = append(out, t)
+		if t.Foreign {
+			foreign[t.ID] = true
+		}
+		all = append(all, t)
+	}
+	// A task not made by the user's brood is left out, and so is every
+	// task nested beneath one (its records are that task's).
+	var out []*Task
+	for _, t := range all {
+		top := t.td
+		for p := top.Parent(); p != nil; p = p.Parent() {
+			top = p
+		}
+		if !foreign[top.ID()] {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/broodhq/brood/internal/model"
@@ -273,11 +274,17 @@ func Read(rd io.Reader) ([]Record, int, error) {
 }
 
 // ReadFile is Read on a file.
+// The file is opened without following a link and without blocking (a
+// child can put a FIFO where its transcript was), and must be a regular
+// file.
 func ReadFile(path string) ([]Record, int, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("session: %s is not a regular file (brood never made it: a child or the repository did); not read", path)
+	}
 	return Read(f)
 }

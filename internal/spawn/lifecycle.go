@@ -316,6 +316,9 @@ func (d *Dispatcher) acquireResume(id, prompt string) (*resumption, error) {
 	// What the task is comes from the parent's own record, which no
 	// sandboxed child can write; the envelope in the task directory can.
 	own, err := dispatch.ReadOwner(*d.cfg.Owners, id)
+	if errors.Is(err, taskdir.ErrNotYours) {
+		return nil, fmt.Errorf("cannot resume task %s: %w", id, err)
+	}
 	if err != nil || own.TaskID != id {
 		if t.Parent != "" {
 			return nil, fmt.Errorf("cannot resume task %s from here: it was dispatched by the subagent task %s, which alone may resume it; resume %s instead", id, t.Parent, t.Parent)

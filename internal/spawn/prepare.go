@@ -188,6 +188,9 @@ func (d *Dispatcher) writeNewRecords(env *dispatch.Envelope, def *registry.Defin
 	// nothing), on disk in the background: record waits for that before it
 	// writes the verdict, so a power cut loses an owner record only while
 	// no verdict says the task ran (docs/performance.md, "spawn path").
+	if err := dispatch.SealOwner(*d.cfg.Owners, &own); err != nil {
+		return nil, err
+	}
 	durable, err := d.cfg.Owners.WriteOwnerDurable(own.TaskID, own)
 	if err != nil {
 		return nil, err

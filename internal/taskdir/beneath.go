@@ -170,10 +170,15 @@ func openRegularBeneath(root, rel string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "read", Path: full, Err: errors.New("not a regular file")}
+		return nil, &fs.PathError{Op: "open", Path: full, Err: ErrNotRegular}
 	}
 	return f, nil
 }
+
+// ErrNotRegular is a record's name holding something other than a regular
+// file (a FIFO, a socket, a device): brood never makes one, so a child or
+// the repository did, and brood never reads it.
+var ErrNotRegular = errors.New("not a regular file (brood never made it: a child or the repository did; brood ignores it)")
 
 func readJSONBeneath(root, rel string, v any) error {
 	data, err := readBeneath(root, rel, 0)

@@ -208,6 +208,9 @@ func (p Project) ensureHere(probe bool) error {
 	if err := ensureIgnore(p.root); err != nil {
 		return err
 	}
+	if err := noLinkedRecords(p.root); err != nil {
+		return err
+	}
 	if !probe {
 		return nil
 	}
@@ -274,7 +277,7 @@ func (p Project) TaskIDs() ([]string, error) {
 
 // Records is the root's records directory.
 func (p Project) Records() Records {
-	return Records{project: p, rel: filepath.Join(p.name, "records")}
+	return Records{project: p, rel: filepath.Join(p.name, "records"), own: true}
 }
 
 // Dir is one task's directory. Its methods are the only way the parent
@@ -446,7 +449,13 @@ func (d *Dir) Owners() Records {
 type Records struct {
 	project Project
 	rel     string
+	own     bool // the project's own records: sealed (RecordKey)
 }
+
+// Sealed reports whether the records are the project's own, which a
+// repository could ship and which brood therefore seals (RecordKey); a
+// sandboxed parent's are in its task directory, beneath a sealed task.
+func (r Records) Sealed() bool { return r.own }
 
 // Path is the records directory.
 func (r Records) Path() string { return filepath.Join(r.project.base, r.rel) }
@@ -540,9 +549,11 @@ func (d *Dir) OpenLock() (*os.File, error) {
 }
 
 // OpenLegacyLock opens the .lock file an older brood held its flock on, if
-// the task has one (fs.ErrNotExist if not), without following a link.
+// the task has one (fs.ErrNotExist if not), without following a link and
+// without blocking: a child can make its .lock a FIFO, whose open would
+// wait for a writer forever. Anything but a regular file is ErrNotRegular.
 func (d *Dir) OpenLegacyLock() (*os.File, error) {
-	return openFileBeneath(d.project.base, filepath.Join(d.rel, Lock), unix.O_RDONLY, 0)
+	return openRegularBeneath(d.project.base, filepath.Join(d.rel, Lock))
 }
 
 // Lazy is a file beneath a task directory that is made (fresh: whatever
@@ -593,4 +604,19 @@ func (l *Lazy) Close() error {
 		l.err = os.ErrClosed
 	}
 	return err
+}
+
+// noLinkedRecords refuses a .brood/ whose record directories (or debug
+// log) are symbolic links: a repository can commit one, and brood would
+// write your transcripts and run records wherever it points.
+func noLinkedRecords(root string) error {
+	// The names under .brood/ brood writes its records to by path.
+	for _, name := range []string{"sessions", "workflows", "outputs", "fleet", "records", "dispatch", "brood-debug.log"} {
+		st, err := lstatBeneath(root, filepath.Join(StateDirName, name))
+		if err != nil || st.mode&unix.S_IFMT != unix.S_IFLNK {
+			continue
+		}
+		return fmt.Errorf("%s is a symbolic link (brood never writes its records through a link; a repository may have shipped it): remove it", filepath.Join(root, StateDirName, name))
+	}
+	return nil
 }

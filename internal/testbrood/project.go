@@ -36,6 +36,10 @@ func NewProject(t *testing.T, mainEnv string, files map[string]string) *Project 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the test reads in-process (dispatch.ListTasks) takes the same
+	// home as brood as a process: the user's record key is there.
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
 	p := &Project{T: t, Root: root, Home: home, Env: []string{
 		mainEnv + "=1", "HOME=" + home, "BROOD_CHILD_EXE=" + exe, "PATH=" + os.Getenv("PATH"),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost",

@@ -58,6 +58,9 @@ func NewProject(t *testing.T) *Project {
 		WriteFile(t, filepath.Join(root, name), body)
 	}
 	t.Chdir(root)
+	// brood in-process reads the same home as brood as a process: the
+	// user's record key (taskdir.RecordKey) is there.
+	t.Setenv("HOME", home)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

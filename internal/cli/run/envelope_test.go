@@ -18,6 +18,7 @@ import (
 func TestTaskContext(t *testing.T) {
 	p := clitest.NewProject(t)
 	t.Setenv(clitest.TestMainEnv, "1")
+	t.Setenv("HOME", p.Home) // the in-process resume reads the run's record key
 	clitest.WriteFile(t, filepath.Join(p.Root, ".brood", "agents", "scout.md"), clitest.ScoutAgent)
 	script := p.Script("s.yaml", `agents:
   root:

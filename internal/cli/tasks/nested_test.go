@@ -127,7 +127,7 @@ func TestGrandchildByPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	own.Created = own.Created.Add(-2 * time.Hour)
-	if err := recs.WriteOwner(lead.ID(), &own); err != nil {
+	if err := dispatch.WriteOwner(recs, own); err != nil { // sealed, as brood writes it
 		t.Fatal(err)
 	}
 	if code, out, errOut := p.Brood("tasks", "prune", "--older-than", "1h", "--json"); code != 0 || !strings.Contains(out, `"pruned": []`) || !g.Exists() {
