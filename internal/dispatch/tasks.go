@@ -405,11 +405,21 @@ func aliveNow(pid int, id string) (alive, sure bool) {
 }
 
 // ListTasks reads every task of a project, newest first. A task whose
-// records are corrupt is listed with its problems, never left out.
+// records are corrupt is listed with its problems, never left out; one not
+// made by the user's brood is (ListTasksSealed says how many).
 func ListTasks(projectRoot string) ([]*Task, error) {
+	out, _, err := ListTasksSealed(projectRoot)
+	return out, err
+}
+
+// ListTasksSealed is ListTasks and the number of top-level tasks left out
+// because their owner record has no seal of this user's (a repository
+// shipped it, another user made it, or a brood from before records were
+// sealed): a listing says so rather than hide them silently.
+func ListTasksSealed(projectRoot string) ([]*Task, int, error) {
 	dirs, err := taskdir.Open(projectRoot).Tasks()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var all []*Task
 	foreign := map[string]bool{}
@@ -435,7 +445,7 @@ func ListTasks(projectRoot string) ([]*Task, error) {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out, len(foreign), nil
 }
 
 // Usage of a task, or zero.

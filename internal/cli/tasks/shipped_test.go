@@ -33,6 +33,10 @@ func TestShippedRecordsAreNotYours(t *testing.T) {
 	if listed(p, shipped) || !listed(p, mine) {
 		t.Errorf("listing: shipped %s listed %v, own %s listed %v", shipped, listed(p, shipped), mine, listed(p, mine))
 	}
+	// Left out, but said: brood tasks shows truly.
+	if _, _, errOut := p.Brood("tasks"); !strings.Contains(errOut, "1 task record(s) in") || !strings.Contains(errOut, "carry no seal of yours") {
+		t.Errorf("brood tasks does not say a task was left out:\n%s", errOut)
+	}
 	if code, out, errOut := p.Brood("tasks", "resume", shipped, "carry", "on"); code == 0 || !strings.Contains(errOut, "not made by you") {
 		t.Errorf("resume of a shipped task: code %d\n%s\n%s", code, out, errOut)
 	}

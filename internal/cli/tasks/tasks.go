@@ -5,6 +5,7 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -91,9 +92,12 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if status != "" && !knownStatus(status) {
 		return fmt.Errorf("--status %q: want one of queued, running, done, not-applied, partial, checkpoint, failed, killed, cancelled", status)
 	}
-	tasks, err := dispatch.ListTasks(f.ProjectRoot)
+	tasks, unsealed, err := dispatch.ListTasksSealed(f.ProjectRoot)
 	if err != nil {
 		return err
+	}
+	if unsealed > 0 {
+		fmt.Fprintf(f.Err, "brood: %d task record(s) in %s carry no seal of yours (shipped by the repository, made by another user, or by a brood from before records were sealed): not listed, not resumable; docs/trust.md, \"Records a repository ships\"\n", unsealed, filepath.Join(f.ProjectRoot, ".brood", "records"))
 	}
 	all := make([]string, 0, len(tasks))
 	for _, t := range tasks {
