@@ -106,7 +106,15 @@ func newSessionPath(f *cmdutil.Factory, o *Options) (path, tmp string, err error
 	if err := dispatch.EnsureStateDir(f.ProjectRoot); err != nil {
 		return "", "", err
 	}
-	if n := taskdir.Open(f.ProjectRoot).Notice(); n != "" {
+	proj := taskdir.Open(f.ProjectRoot)
+	if n := proj.Notice(); n != "" {
+		fmt.Fprintln(f.Err, n)
+	}
+	// A repository's own .brood/.gitignore must not publish the person's
+	// transcripts (redteam P2-8): free when it is brood's.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if n := proj.KeepRecordsOutOfGit(ctx); n != "" {
 		fmt.Fprintln(f.Err, n)
 	}
 	return filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl"), "", nil
