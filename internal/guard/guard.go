@@ -105,6 +105,11 @@ type Input struct {
 	// a transcript this build wrote): a result's text, which a file or a
 	// program chose, never counts as a refusal then.
 	RefusalFlags bool
+	// Advice, when set, is the parent's own advice for a refused call (what
+	// follows "no one is here to give it"; "" for none): the refusal's
+	// words in the child's transcript are then kept only up to its advice,
+	// which the child could have written (review43 P1-1).
+	Advice func(c Call) string
 }
 
 // Check runs every guard and returns the concerns, in a stable order.
@@ -189,7 +194,7 @@ func unauthorized(in Input) []Concern {
 		}
 		if r := strings.TrimSpace(c.Result); in.wasRefused(c) {
 			// (the refusal names the call again: said once, newuser P3-4)
-			why := refusalLine(r)
+			why := in.refusalWhy(c, r)
 			if m := namedAgain().FindStringIndex(why); m != nil && strings.HasPrefix(why[m[1]:], "needs approval") {
 				why = why[m[1]:]
 			}
@@ -223,4 +228,23 @@ func describe(c Call) string {
 		return fmt.Sprintf("%s %s", c.Tool, textline.Line(c.Path, 160))
 	}
 	return c.Tool
+}
+
+// refusalWhy is what a refused call's concern says of it: the refusal's
+// line with its advice, which is the parent's own where Input.Advice is
+// set (the transcript's words only up to "no one is here to give it").
+func (in Input) refusalWhy(c Call, r string) string {
+	if in.Advice == nil {
+		return refusalLine(r)
+	}
+	head, _, cut := strings.Cut(textline.Line(r, 0), refusalAdvice)
+	why := textline.Clip(head, 240)
+	if !cut {
+		return why
+	}
+	why += refusalAdvice
+	if adv := in.Advice(c); adv != "" {
+		why += "; " + adv
+	}
+	return why
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/guard"
 	"github.com/broodhq/brood/internal/registry"
@@ -93,6 +94,7 @@ func (d *Dispatcher) concerns(name string, td *taskdir.Dir, env *dispatch.Envelo
 		},
 		StatusCommands: trust.StatusCommands,
 		RefusalFlags:   true,
+		Advice:         parentAdvice(env),
 		TestCommands:   d.cfg.Settings.TestCommands,
 	}
 	if want.Observed {
@@ -211,4 +213,27 @@ func callInput(raw json.RawMessage) (command, path string) {
 	}
 	_ = json.Unmarshal(raw, &in)
 	return in.Command, in.FilePath
+}
+
+// parentAdvice is the advice for a refused call of a child's that the
+// parent computes itself, from the child's permissions as its envelope
+// gives them (the rules the child's own check ran), never from the words
+// its transcript records: a child can write any refusal there, advice to
+// grant Bash(*) included (review43 P1-1).
+func parentAdvice(env *dispatch.Envelope) func(guard.Call) string {
+	perms, err := call.Permissions(env.Permissions, AlwaysAllowed())
+	if err != nil {
+		return func(guard.Call) string { return "" }
+	}
+	return func(c guard.Call) string {
+		in := map[string]string{}
+		switch {
+		case c.Command != "":
+			in["command"] = c.Command
+		case c.Path != "":
+			in["file_path"] = c.Path
+		}
+		raw, _ := json.Marshal(in)
+		return tool.RefusalAdvice(perms.Check(c.Tool, raw, env.Workspace), env.Workspace)
+	}
 }

@@ -39,6 +39,21 @@ const (
 	scopeNone                   // nowhere: it would allow far more than the call
 )
 
+// RefusalAdvice is what a refusal of an asked call says after "no one is
+// here to give it" (the rule to add and where, or to approve it when
+// asked), from the parent's own Decision: "" for a call d does not ask
+// about, or one with no rule to change. The parent judging a child's
+// record of a refusal says this, never the record's words.
+func RefusalAdvice(d Decision, dir string) string {
+	switch {
+	case d.Verdict != Ask, len(d.Suggest) == 0 && d.Rule == "":
+		return ""
+	case len(d.Suggest) == 0:
+		return askAdvice(d.Rule, d.RuleFiles)
+	}
+	return adviceFor(d, dir)
+}
+
 // adviceFor is what follows "no one is here to give it" in the refusal
 // of an asked call with suggestions: the narrow route first, then, when
 // the untrusted project's own allow rules would allow the call, that

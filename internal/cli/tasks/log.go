@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -56,7 +57,14 @@ const logLineCap = 32 << 20
 func logRun(opts *LogOptions) error {
 	f := opts.Factory
 	path := filepath.Join(dispatch.Dir(f.ProjectRoot, opts.ID), dispatch.SessionFile)
-	file, err := os.Open(path)
+	// The child's file: opened as every child-writable file is, no link
+	// followed, a regular file only, never blocking on a FIFO it made.
+	var file *os.File
+	td, err := taskdir.Open(f.ProjectRoot).Find(opts.ID)
+	if err == nil {
+		path = td.File(taskdir.Session)
+		file, err = td.OpenRead(taskdir.Session)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("task %s has no transcript (%s is missing); see `brood tasks`", opts.ID, path)
 	}
