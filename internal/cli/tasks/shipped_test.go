@@ -34,7 +34,7 @@ func TestShippedRecordsAreNotYours(t *testing.T) {
 		t.Errorf("listing: shipped %s listed %v, own %s listed %v", shipped, listed(p, shipped), mine, listed(p, mine))
 	}
 	// Left out, but said: brood tasks shows truly.
-	if _, _, errOut := p.Brood("tasks"); !strings.Contains(errOut, "1 task record(s) in") || !strings.Contains(errOut, "carry no seal of yours") {
+	if _, _, errOut := p.Brood("tasks"); !strings.Contains(errOut, "1 task record(s) in") || !strings.Contains(errOut, "carry no seal made with your record key") {
 		t.Errorf("brood tasks does not say a task was left out:\n%s", errOut)
 	}
 	if code, out, errOut := p.Brood("tasks", "resume", shipped, "carry", "on"); code == 0 || !strings.Contains(errOut, "not made by you") {

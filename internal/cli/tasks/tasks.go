@@ -18,6 +18,7 @@ import (
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/root"
 	"github.com/broodhq/brood/internal/shortid"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -97,7 +98,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	if unsealed > 0 {
-		fmt.Fprintf(f.Err, "brood: %d task record(s) in %s carry no seal of yours (shipped by the repository, made by another user, or by a brood from before records were sealed): not listed, not resumable; docs/trust.md, \"Records a repository ships\"\n", unsealed, filepath.Join(f.ProjectRoot, ".brood", "records"))
+		fmt.Fprintf(f.Err, "brood: %d task record(s) in %s carry no seal made with your record key (%s): not listed, not resumable. They were made by a brood with another HOME or XDG_STATE_HOME (another key), by a brood from before records were sealed, by another user, or shipped by the repository; docs/trust.md, \"Records a repository ships\"\n", unsealed, filepath.Join(f.ProjectRoot, ".brood", "records"), filepath.Join(taskdir.StateBase(), taskdir.RecordKeyName))
 	}
 	all := make([]string, 0, len(tasks))
 	for _, t := range tasks {
@@ -123,7 +124,9 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 	if !opts.All && len(tasks) > opts.Last {
 		tasks, hidden = tasks[:opts.Last], len(tasks)-opts.Last
 	}
-	if err := printTasks(f, tasks, all, status); err != nil {
+	if unsealed > 0 && len(tasks) == 0 && status == "" {
+		fmt.Fprintln(f.Out, "no task of yours in", dispatch.Root(f.ProjectRoot))
+	} else if err := printTasks(f, tasks, all, status); err != nil {
 		return err
 	}
 	if hidden > 0 {
