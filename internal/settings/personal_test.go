@@ -60,8 +60,15 @@ func TestShippedPersonalFileNeedsTrust(t *testing.T) {
 			write(t, filepath.Join(top, ".claude/settings.local.json"))
 		}, false},
 		{"untracked in a nested root", "pkg", ".brood/settings.local.toml", func(t *testing.T, top string) {
+			// A nested project of the repository's: git tracks its files.
+			write(t, filepath.Join(top, "pkg/main.go"))
+			gitIn(t, top, "add", "pkg/main.go")
+			gitIn(t, top, "commit", "-qm", "pkg")
 			write(t, filepath.Join(top, "pkg/.brood/settings.local.toml"))
 		}, false},
+		{"untracked nested root git tracks nothing of (an unpacked tarball)", "pkg", ".brood/settings.local.toml", func(t *testing.T, top string) {
+			write(t, filepath.Join(top, "pkg/.brood/settings.local.toml"))
+		}, true},
 		{"committed .claude link", "", ".claude/settings.local.json", func(t *testing.T, top string) {
 			write(t, filepath.Join(top, "cfg/settings.local.json"))
 			link(t, "cfg", filepath.Join(top, ".claude"))
