@@ -120,7 +120,7 @@ func (a *Activities) call(ctx context.Context, in CallInput, named *bool) (out *
 		return nil, a.refuseFrom(ctx, err)
 	}
 	answer := a.answerKey(ctx, in)
-	if named, ok := a.namedAnswer(ctx, answer, info, cmp.Or(spec.Resume, spec.TaskID), hb); ok {
+	if named, ok := a.namedAnswer(ctx, answer, info, cmp.Or(spec.Resume, spec.TaskID), hb); ok && takesNamed(hb, followUp, named) {
 		// An earlier attempt's final answer (answername.go): the
 		// transcript has the follow-up, if any, and ends with the answer.
 		hb, followUp, dropped = named, false, nil

@@ -157,3 +157,14 @@ func (a *Activities) completeNamed(ctx context.Context, out *CallOutput) bool {
 		wait = min(2*wait, 2*time.Second)
 	}
 }
+
+// takesNamed reports whether a retry continues from a named record rather
+// than from hb, its resume point. Never while a follow-up is still to be
+// sent from the transcript the record names: a named record is a signed
+// heartbeat and says nothing of being final, so the follow-up's own
+// earlier heartbeat (the earlier run's transcript, re-signed for this run)
+// copied under the name would have the retry skip the follow-up and
+// return the earlier run's answer as this call's (review44 P1-1).
+func takesNamed(hb Heartbeat, followUp bool, named Heartbeat) bool {
+	return !followUp || named.Transcript != hb.Transcript
+}
