@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
@@ -221,11 +222,16 @@ func callInput(raw json.RawMessage) (command, path string) {
 // its transcript records: a child can write any refusal there, advice to
 // grant Bash(*) included (review43 P1-1).
 func parentAdvice(env *dispatch.Envelope) func(guard.Call) string {
-	perms, err := call.Permissions(env.Permissions, AlwaysAllowed())
-	if err != nil {
-		return func(guard.Call) string { return "" }
-	}
+	// Built at the first refused call only: most children have none, and
+	// every child's judgement is on the spawn path.
+	rules := sync.OnceValues(func() (*tool.Permissions, error) {
+		return call.Permissions(env.Permissions, AlwaysAllowed())
+	})
 	return func(c guard.Call) string {
+		perms, err := rules()
+		if err != nil {
+			return ""
+		}
 		in := map[string]string{}
 		switch {
 		case c.Command != "":
