@@ -67,7 +67,13 @@ func (p Project) KeepRecordsOutOfGit(ctx context.Context) string {
 	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
 		return ""
 	}
-	if err := os.WriteFile(exclude, []byte(text), 0o644); err != nil {
+	// tmp+rename, as every record: a crash leaves the old file or the new.
+	tmp := exclude + ".tmp-" + NewID()
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return ""
+	}
+	if err := os.Rename(tmp, exclude); err != nil {
+		_ = os.Remove(tmp)
 		return ""
 	}
 	return fmt.Sprintf("brood: the project's .brood/.gitignore does not keep brood's run records out of git; added %s to %s", strings.Join(missing, ", "), exclude)
