@@ -63,7 +63,10 @@ func Connect(ctx context.Context, servers []mcpspec.Server, o Options) *Session 
 		wg.Go(func() {
 			p := &Session{}
 			if err := p.connect(ctx, srv, o); err != nil {
-				p.Notes = append(p.Notes, fmt.Sprintf("MCP server %s: %v; its tools are not available", srv.Name, err))
+				// The error may quote the expanded spec (a URL's ?key=):
+				// it names the ${VAR} instead of the secret.
+				msg := srv.Spec.Unexpand(o.getenv(), err.Error())
+				p.Notes = append(p.Notes, fmt.Sprintf("MCP server %s: %s; its tools are not available", srv.Name, msg))
 			}
 			parts[i] = p
 		})
@@ -91,11 +94,16 @@ func (s *Session) Close() error {
 	return errors.Join(errs...)
 }
 
-func (s *Session) connect(ctx context.Context, srv mcpspec.Server, o Options) error {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
+// getenv is o.Getenv, or nothing set.
+func (o Options) getenv() func(string) string {
+	if o.Getenv == nil {
+		return func(string) string { return "" }
 	}
+	return o.Getenv
+}
+
+func (s *Session) connect(ctx context.Context, srv mcpspec.Server, o Options) error {
+	getenv := o.getenv()
 	spec, err := srv.Spec.Expand(getenv)
 	if err != nil {
 		return err
@@ -136,7 +144,9 @@ func (s *Session) connect(ctx context.Context, srv mcpspec.Server, o Options) er
 			s.Notes = append(s.Notes, fmt.Sprintf("%s withheld: this agent is read-only and server %s does not mark the tool readOnlyHint", mcpspec.ToolName(srv.Name, t.Name), srv.Name))
 			continue
 		}
-		s.tools = append(s.tools, newTool(srv.Name, t, cs))
+		st := newTool(srv.Name, t, cs)
+		st.unexpand = func(text string) string { return srv.Spec.Unexpand(getenv, text) }
+		s.tools = append(s.tools, st)
 	}
 	return nil
 }

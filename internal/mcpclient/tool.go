@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +25,9 @@ type serverTool struct {
 	t      *mcp.Tool
 	cs     *mcp.ClientSession
 	schema json.RawMessage
+	// unexpand names the spec's ${VAR}s again in an error that quotes
+	// their values (the server's URL with its ?key=).
+	unexpand func(string) string
 }
 
 func newTool(server string, t *mcp.Tool, cs *mcp.ClientSession) *serverTool {
@@ -55,13 +56,18 @@ func (s *serverTool) Rerunnable() bool { return false }
 func (s *serverTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: s.t.Name, Arguments: input})
 	if err != nil {
-		return tool.Errorf("%s: the MCP server %s failed: %v", s.name, s.server, err)
+		msg := err.Error()
+		if s.unexpand != nil {
+			msg = s.unexpand(msg)
+		}
+		return tool.Errorf("%s: the MCP server %s failed: %s", s.name, s.server, msg)
 	}
-	text := render(res)
-	if env != nil {
-		text = spill(text, env, s.name)
+	// Redacted, capped and spilled as a command's output is: the server
+	// is not brood's, and neither is what it returns.
+	if env == nil {
+		env = &tool.Env{}
 	}
-	return tool.Result{Content: text, IsError: res.IsError}
+	return tool.Result{Content: env.Output(s.name, render(res)), IsError: res.IsError}
 }
 
 // render turns a call's content into text for the model.
@@ -95,34 +101,3 @@ func render(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
-
-// spill keeps an oversized result whole in a file under the output
-// directory and says so: never cut silently.
-func spill(text string, env *tool.Env, name string) string {
-	limit := env.OutputLimit
-	if limit <= 0 {
-		limit = 30000
-	}
-	if len(text) <= limit {
-		return text
-	}
-	dir := env.OutputDir
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	f, err := os.CreateTemp(dir, name+"-*.txt")
-	if err != nil {
-		return text
-	}
-	defer f.Close()
-	if _, err := f.WriteString(text); err != nil {
-		return text
-	}
-	cut := text[:limit]
-	for len(cut) > 0 && !utf8Start(text[len(cut)]) {
-		cut = cut[:len(cut)-1]
-	}
-	return fmt.Sprintf("%s\n[output cut at %d of %d bytes; the whole output is in %s]", cut, len(cut), len(text), filepath.Clean(f.Name()))
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -73,4 +74,33 @@ func (s Spec) Refs() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Unexpand puts back, in text, the ${VAR} references of s for the values
+// getenv gives them: an error that quotes the expanded spec (a connect
+// error naming the URL with its ?key=, a command line) names
+// ${MY_API_TOKEN}, never its value. Values shorter than four bytes are
+// left (they say nothing and are everywhere).
+func (s Spec) Unexpand(getenv func(string) string, text string) string {
+	var pairs []string
+	for _, name := range s.Refs() {
+		if v := getenv(name); len(v) >= 4 {
+			pairs = append(pairs, v, "${"+name+"}")
+		}
+	}
+	if len(pairs) == 0 {
+		return text
+	}
+	// Longest values first, so one that holds another is put back whole.
+	type pair struct{ v, ref string }
+	ps := make([]pair, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		ps = append(ps, pair{pairs[i], pairs[i+1]})
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return len(b.v) - len(a.v) })
+	pairs = pairs[:0]
+	for _, p := range ps {
+		pairs = append(pairs, p.v, p.ref)
+	}
+	return strings.NewReplacer(pairs...).Replace(text)
 }

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ type capture struct {
 	mu      sync.Mutex
 	limit   int
 	dir     string
+	prefix  string // the spill file's name before its random part
 	spills  *Spills
 	buf     []byte // everything, until the limit is passed
 	head    []byte // first limit/2 bytes, once spilled
@@ -46,7 +48,7 @@ type capture struct {
 }
 
 func newCapture(limit int, dir string, spills *Spills) *capture {
-	return &capture{limit: limit, dir: dir, spills: spills}
+	return &capture{limit: limit, dir: dir, prefix: "bash-output", spills: spills}
 }
 
 // Write is called by both the stdout and stderr copiers, hence the lock.
@@ -79,7 +81,7 @@ func (c *capture) spill() {
 	default:
 		if err := os.MkdirAll(c.dir, 0o755); err != nil {
 			c.fileErr = err
-		} else if f, err := os.CreateTemp(c.dir, "bash-output-*.txt"); err != nil {
+		} else if f, err := os.CreateTemp(c.dir, c.prefix+"-*.txt"); err != nil {
 			c.fileErr = err
 		} else {
 			c.file = f
@@ -266,4 +268,41 @@ func trimToLine(s string, head bool) string {
 		s = s[1:]
 	}
 	return s
+}
+
+// Output is what a tool other than Bash (an MCP server's call) gives the
+// model of a whole text it got: redacted by the agent's redactor, kept
+// inline up to the output limit, the rest in a file under the output
+// directory named after the tool, within the agent's Spills (removed when
+// the run ends) and capped as a command's is — a server's reply is as
+// untrusted and as unbounded as a command's output.
+func (e *Env) Output(name, text string) string {
+	out := newCapture(e.outputLimit(), e.outputDir(), e.Spills)
+	out.prefix = spillPrefix(name)
+	redactor := e.Redactor
+	if redactor == nil {
+		environ := e.Environ
+		if environ == nil {
+			environ = os.Environ()
+		}
+		redactor = NewRedactor(environ)
+	}
+	w := redactor.Writer(out)
+	_, _ = io.WriteString(w, text)
+	w.Close()
+	return out.finish()
+}
+
+// spillPrefix keeps a tool's name to characters safe in a file name.
+func spillPrefix(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b) + "-output"
 }
