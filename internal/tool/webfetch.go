@@ -226,12 +226,55 @@ func dialChecked(ctx context.Context, d *net.Dialer, perms *Permissions, network
 	return nil, errors.Join(errs...)
 }
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// notPublic are the ranges publicIP refuses beyond the standard library's
+// classes: shared address space (CGNAT), IETF and benchmark ranges, the
+// documentation networks, "this network" and the reserved 240/4 (with the
+// broadcast address); in IPv6, site-local, discard-only, documentation,
+// Teredo (which tunnels to an address it hides) and NAT64's local-use
+// prefix (a gateway of the user's network picks where it goes).
+var notPublic = sync.OnceValue(func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15",
+		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4",
+		"fec0::/10", "100::/64", "2001:db8::/32", "2001::/32", "64:ff9b:1::/48", "::/96"} {
+		out = append(out, netip.MustParsePrefix(p))
+	}
+	return out
+})
 
+// embedsV4 are IPv6 ranges whose address carries an IPv4 one that the
+// network delivers to (NAT64's well-known prefix, its last four bytes;
+// 6to4, bytes 2–5): judged by the IPv4 address inside.
+var (
+	nat64   = netip.MustParsePrefix("64:ff9b::/96")
+	sixToV4 = netip.MustParsePrefix("2002::/16")
+)
+
+// publicIP reports whether ip is an address a fetch may reach without an
+// allow rule naming its host: not loopback, private, link-local,
+// multicast, unspecified or any of notPublic, nor an IPv6 address that
+// carries one of those as its IPv4 part (redteam19 P3-6).
 func publicIP(ip netip.Addr) bool {
-	return ip.IsValid() && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() &&
-		!ip.IsLinkLocalMulticast() && !ip.IsUnspecified() && !ip.IsMulticast() &&
-		!ip.IsInterfaceLocalMulticast() && !cgnat.Contains(ip)
+	ip = ip.Unmap()
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64.Contains(ip):
+			return publicIP(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixToV4.Contains(ip):
+			return publicIP(netip.AddrFrom4([4]byte(b[2:6])))
+		}
+	}
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
+		return false
+	}
+	for _, p := range notPublic() {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
 }
 
 var webTag = sync.OnceValue(func() *regexp.Regexp {

@@ -126,7 +126,14 @@ func TestPublicIP(t *testing.T) {
 		want bool
 	}{{"127.0.0.1", false}, {"10.1.2.3", false}, {"192.168.0.1", false}, {"169.254.169.254", false},
 		{"::1", false}, {"fe80::1", false}, {"fd00::1", false}, {"0.0.0.0", false}, {"100.64.0.1", false},
-		{"93.184.216.34", true}, {"2606:4700::1", true}} {
+		{"93.184.216.34", true}, {"2606:4700::1", true},
+		// redteam19 P3-6: addresses that carry a private IPv4 one, and
+		// reserved ranges.
+		{"64:ff9b::a00:5", false}, {"64:ff9b::a9fe:a9fe", false}, {"64:ff9b::5db8:d822", true},
+		{"64:ff9b:1::a00:5", false}, {"2002:a00:5::1", false}, {"2002:5db8:d822::1", true},
+		{"::a00:5", false}, {"::ffff:10.0.0.5", false}, {"2001:0:4136:e378:8000:63bf:3fff:fdd2", false},
+		{"198.18.0.1", false}, {"192.0.0.170", false}, {"240.0.0.1", false}, {"255.255.255.255", false},
+		{"fec0::1", false}, {"2001:db8::1", false}, {"0.1.2.3", false}} {
 		ip, err := netip.ParseAddr(tc.ip)
 		if err != nil {
 			t.Fatal(err)
