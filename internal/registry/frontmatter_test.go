@@ -126,9 +126,9 @@ func TestParseMalformed(t *testing.T) {
 		{"missing description", "---\nname: a\n---\n", 2, "description is required"},
 		{"empty description", "---\nname: a\ndescription: \"\"\n---\n", 3, "description is required"},
 		{"empty frontmatter", "---\n---\nbody\n", 2, "description is required"},
-		{"name with blanks", "---\nname: my agent\ndescription: d\n---\n", 2, "must be letters"},
-		{"name with a slash", "---\nname: a/b\ndescription: d\n---\n", 2, "must be letters"},
-		{"name rescued from broken YAML is still checked", "---\nname: [\ndescription: d\n---\n", 2, "must be letters"},
+		{"name with blanks", "---\nname: my agent\ndescription: d\n---\n", 2, "must be ASCII letters"},
+		{"name with a slash", "---\nname: a/b\ndescription: d\n---\n", 2, "must be ASCII letters"},
+		{"name rescued from broken YAML is still checked", "---\nname: [\ndescription: d\n---\n", 2, "must be ASCII letters"},
 		{"description is a list", "---\nname: a\ndescription:\n  - x\n---\n", 3, "must be text"},
 		{"tab-indented value", "---\nname: a\ndescription: d\nhooks:\n\tx: 1\n---\n", 5, ""},
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Parse reads one agent file. It returns a nil Definition and no
@@ -178,7 +179,7 @@ func (p *parsing) fields(d *Definition, fields []field) {
 func (p *parsing) nameOrFile(d *Definition, seen map[string]int, nameLine int) {
 	if _, ok := seen["name"]; !ok {
 		if d.Name = nameFromPath(p.path); d.Name == "" {
-			p.errorf(2, "name is required: add name: to the frontmatter (the file name %q is not a usable agent name: letters, digits and - _ . : only, starting with a letter or digit)", path.Base(filepath.ToSlash(p.path)))
+			p.errorf(2, "name is required: add name: to the frontmatter (the file name %q is not a usable agent name: ASCII letters, digits and - _ . : only, starting with a letter or digit)", path.Base(filepath.ToSlash(p.path)))
 		}
 	} else if d.Name == "" && !HasErrors(p.diags) {
 		p.errorf(nameLine, "name is empty")
@@ -193,24 +194,33 @@ func nameFromPath(p string) string {
 		base = base[:len(base)-len(ext)]
 	}
 	for i, r := range base {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || (i > 0 && strings.ContainsRune("-_.:", r))) {
+		if !nameRune(i, r) {
 			return ""
 		}
 	}
 	return base
 }
 
+// nameRune reports whether r may stand at byte i of an agent name: ASCII
+// letters and digits, and "-_.:" after the first. ASCII only, as Claude
+// Code's names are: a letter of another script that looks like a Latin one
+// (Cyrillic е in "еxplore") would pass for a built-in in every list the
+// model, the TUI and `brood tasks` show (redteam19 P3-5).
+func nameRune(i int, r rune) bool {
+	return r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || i > 0 && strings.ContainsRune("-_.:", r))
+}
+
 // name validates the agent's identity: it is what the model passes as
 // subagent_type, what delegate lists name and what users type on the command
-// line, so it is letters, digits and "-_.:" only, starting with a letter or
-// digit.
+// line, so it is ASCII letters, digits and "-_.:" only, starting with a
+// letter or digit (nameRune).
 func (p *parsing) name(f *field) string {
 	s := strings.TrimSpace(p.text(f))
 	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || (i > 0 && strings.ContainsRune("-_.:", r)) {
+		if nameRune(i, r) {
 			continue
 		}
-		p.errorf(f.line, "name %q must be letters, digits and - _ . : only, starting with a letter or digit", s)
+		p.errorf(f.line, "name %q must be ASCII letters, digits and - _ . : only, starting with a letter or digit", s)
 		return ""
 	}
 	return s
