@@ -111,10 +111,11 @@ func newSessionPath(f *cmdutil.Factory, o *Options) (path, tmp string, err error
 		fmt.Fprintln(f.Err, n)
 	}
 	// A repository's own .brood/.gitignore must not publish the person's
-	// transcripts (redteam P2-8): free when it is brood's.
+	// transcripts (redteam P2-8, redteam19 P2-1): a few reads when it is
+	// brood's.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if n := proj.KeepRecordsOutOfGit(ctx); n != "" {
+	for _, n := range proj.KeepRecordsOutOfGit(ctx) {
 		fmt.Fprintln(f.Err, n)
 	}
 	return filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl"), "", nil
