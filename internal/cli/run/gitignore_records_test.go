@@ -21,7 +21,7 @@ func TestShippedGitignoreKeepsRecordsOut(t *testing.T) {
 	header := "# brood's run records (written by brood)\n"
 	for _, tc := range []struct {
 		name, gitignore, shipped string // shipped: .brood/sessions/.gitignore
-		wantSaid                         string
+		wantSaid                 string
 	}{
 		{name: "ignores nothing", gitignore: "# nothing to ignore\n", wantSaid: "added /.brood/brood-debug.log"},
 		{name: "negates everything", gitignore: "!*\n!*/\n", wantSaid: "un-ignore brood's /.brood/brood-debug.log"},
