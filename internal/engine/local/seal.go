@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
@@ -81,11 +83,11 @@ func (e *Engine) writeRun(dir string, rec runRecord, p *workflow.Plan) error {
 // is none, a *NotYoursError when its seal does not hold.
 func readRun(dir, id string) (*runRecord, error) {
 	file := filepath.Join(dir, RunFile)
-	data, err := os.ReadFile(file)
+	data, err := readRecord(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", engine.ErrNotFound, id)
 	} else if err != nil {
-		return nil, fmt.Errorf("workflow run %s: %w", id, err)
+		return nil, &NotYoursError{RunID: id, File: file} // a link, a FIFO: brood never made it
 	}
 	var rec runRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
@@ -111,7 +113,7 @@ func readRun(dir, id string) (*runRecord, error) {
 // readPlan reads the plan of run rec from dir, refusing one whose bytes
 // are not those the run was started with (run.json's hash).
 func readPlan(dir string, rec *runRecord) (*workflow.Plan, error) {
-	data, err := os.ReadFile(filepath.Join(dir, PlanFile))
+	data, err := readRecord(filepath.Join(dir, PlanFile))
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: its plan.json is unreadable: %w", rec.RunID, err)
 	}
@@ -123,6 +125,29 @@ func readPlan(dir string, rec *runRecord) (*workflow.Plan, error) {
 		return nil, fmt.Errorf("workflow %s: its plan.json is unreadable: %w", rec.RunID, err)
 	}
 	return &p, nil
+}
+
+// maxRecord bounds run.json and plan.json as read (a plan is checked far
+// below it when it starts).
+const maxRecord = 64 << 20
+
+// readRecord reads a run's record file without following a link or
+// blocking on a FIFO (a repository can commit either), only a regular
+// file, at most maxRecord bytes.
+func readRecord(file string) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (brood never made it); not read", file)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	if err == nil && len(data) > maxRecord {
+		err = fmt.Errorf("%s is over %d bytes (brood never made it); not read", file, maxRecord)
+	}
+	return data, err
 }
 
 // NotYours is the ids of the project's runs whose run.json carries no seal
