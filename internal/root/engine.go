@@ -67,7 +67,7 @@ func (r *Root) Engine(ctx context.Context, fl EngineFlags) (engine.Engine, func(
 	if err != nil {
 		return nil, nil, err
 	}
-	return local.New(local.Config{ProjectRoot: r.f.ProjectRoot, Runner: d, Concurrency: r.f.Settings.Pool.Concurrency}), func() {}, nil
+	return local.New(local.Config{ProjectRoot: r.f.ProjectRoot, Runner: d, Concurrency: r.f.Settings.Pool.Concurrency, Redact: r.Redact}), func() {}, nil
 }
 
 // Records is the local engine for reading and marking this project's runs

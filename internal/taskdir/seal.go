@@ -98,3 +98,38 @@ func SealHolds(key []byte, kind string, data []byte, seal string) bool {
 	want := Seal(key, kind, data)
 	return hmac.Equal([]byte(want), []byte(seal))
 }
+
+// SealWithKey is data's seal of kind under the user's record key, or ""
+// when no key can be made (no state directory: a read-only HOME). The
+// record is then written unsealed and a listing leaves it out, naming the
+// key's path (KeyPath), as an owner record without a seal is: a run never
+// fails for want of a seal.
+func SealWithKey(kind string, data []byte) string {
+	key, err := RecordKey()
+	if err != nil {
+		return ""
+	}
+	return Seal(key, kind, data)
+}
+
+// HoldsWithKey reports whether seal is data's of kind under the user's
+// record key (false when there is no key, or no seal).
+func HoldsWithKey(kind string, data []byte, seal string) bool {
+	if seal == "" {
+		return false
+	}
+	key, err := RecordKey()
+	if err != nil {
+		return false
+	}
+	return SealHolds(key, kind, data, seal)
+}
+
+// KeyPath is where the user's record key is kept ("" without a home), for
+// a listing's line about the records it left out.
+func KeyPath() string {
+	if base := StateBase(); base != "" {
+		return filepath.Join(base, RecordKeyName)
+	}
+	return "(no state directory: set HOME or XDG_STATE_HOME)"
+}

@@ -191,6 +191,10 @@ func (e *engine) openSession(path string) error {
 			return err
 		}
 		path = filepath.Join(taskdir.Open(e.cfg.ProjectRoot).SessionsDir(), ulid.Make().String()+".jsonl")
+		// Its owner record, sealed: what tells it from a shipped one.
+		if err := session.Claim(path, ""); err != nil {
+			return err
+		}
 	}
 	tw, err := session.Open(path, session.Options{Redact: e.cfg.Redact})
 	if err != nil {

@@ -13,11 +13,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
 )
 
@@ -86,12 +88,19 @@ func rel(root, path string) string {
 
 // SessionPath finds the transcript to reopen: the latest session of the
 // project for --continue, or the one named by id (a session id or a path)
-// for --resume.
-func SessionPath(projectRoot, resume string, cont bool) (string, error) {
+// for --resume. Only a session this user's brood made is reopened
+// (session.Mine): a newer one a repository shipped is passed over, said
+// on warn; one named is refused, saying why.
+func SessionPath(projectRoot, resume string, cont bool, warn io.Writer) (string, error) {
 	dir := taskdir.Open(projectRoot).SessionsDir()
 	if resume != "" {
 		for _, p := range []string{resume, filepath.Join(dir, resume), filepath.Join(dir, resume+".jsonl")} {
 			if strings.HasSuffix(p, ".jsonl") && fileExists(p) {
+				if session.InDir(dir, p) {
+					if err := session.Mine(p); err != nil {
+						return "", fmt.Errorf("--resume: %w", err)
+					}
+				}
 				return p, nil
 			}
 		}
@@ -104,14 +113,22 @@ func SessionPath(projectRoot, resume string, cont bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--continue: no sessions in %s yet", dir)
 	}
-	latest := ""
+	var ids []string
 	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") && e.Name() > latest {
-			latest = e.Name() // session ids are ULIDs: sortable by time
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
+			ids = append(ids, strings.TrimSuffix(e.Name(), ".jsonl")) // ULIDs: sorted by time
 		}
 	}
-	if latest == "" {
+	mine, others := session.Split(dir, ids)
+	if len(mine) == 0 {
+		if len(others) > 0 {
+			return "", fmt.Errorf("--continue: %w", session.Mine(filepath.Join(dir, others[len(others)-1]+".jsonl")))
+		}
 		return "", fmt.Errorf("--continue: no sessions in %s yet", dir)
 	}
-	return filepath.Join(dir, latest), nil
+	latest := mine[len(mine)-1]
+	if skipped := len(ids) - 1 - slices.Index(ids, latest); skipped > 0 && warn != nil {
+		fmt.Fprintf(warn, "%s; continuing %s, the newest of yours\n", session.LeftOut(dir, skipped), latest)
+	}
+	return filepath.Join(dir, latest+".jsonl"), nil
 }

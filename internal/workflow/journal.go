@@ -34,6 +34,16 @@ type FileJournal struct {
 	spent   model.Usage
 	// lines is the whole journal of one kept in memory (f == nil).
 	lines []JournalLine
+	// redact scrubs secrets from the lines written to the file (Redacting).
+	redact func(string) string
+}
+
+// Redacting makes j write its lines with redact applied to their texts
+// (a call's output can copy an input that held a secret); what j holds
+// in memory is as given. It returns j.
+func (j *FileJournal) Redacting(redact func(string) string) *FileJournal {
+	j.redact = redact
+	return j
 }
 
 // MemoryJournal is a journal kept in memory, seeded with the lines of an
@@ -164,7 +174,7 @@ func (j *FileJournal) Finished(key string, rec CallRecord) error {
 }
 
 func (j *FileJournal) write(l JournalLine) error {
-	b, err := json.Marshal(l)
+	b, err := json.Marshal(redactLine(l, j.redact))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/shortid"
 	"github.com/broodhq/brood/internal/taskdir"
 )
@@ -53,15 +54,18 @@ func (f *Factory) LocalTasksHint() string {
 	return "brood tasks --all lists this project's"
 }
 
-// SessionIDs lists the project's root sessions, oldest first.
+// SessionIDs lists the project's root sessions this user's brood made
+// (session.Mine: never one a repository shipped), oldest first.
 func (f *Factory) SessionIDs() []string {
-	files, _ := filepath.Glob(filepath.Join(taskdir.Open(f.ProjectRoot).SessionsDir(), "*.jsonl"))
+	dir := taskdir.Open(f.ProjectRoot).SessionsDir()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	ids := make([]string, 0, len(files))
 	for _, p := range files {
 		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
 	}
 	slices.Sort(ids)
-	return ids
+	mine, _ := session.Split(dir, ids)
+	return mine
 }
 
 // completeLoaded runs fn after loading the Factory: completion runs no

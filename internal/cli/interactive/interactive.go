@@ -102,7 +102,7 @@ func config(ctx context.Context, f *cmdutil.Factory, o *Options) (tui.Config, *r
 	if err != nil {
 		return tui.Config{}, nil, err
 	}
-	path, err := tui.SessionPath(f.ProjectRoot, resume, o.Continue)
+	path, err := tui.SessionPath(f.ProjectRoot, resume, o.Continue, f.Err)
 	if err != nil {
 		return tui.Config{}, nil, err
 	}

@@ -84,8 +84,9 @@ func isUUID(s string) bool {
 
 // newSessionPath names a new session's transcript: --session-id's UUID
 // (one not in use), a fresh ULID, or under --no-session-persistence a
-// file in a temporary directory (tmp: remove it when the run is over).
-func newSessionPath(f *cmdutil.Factory, o *Options) (path, tmp string, err error) {
+// file in a temporary directory (tmp: remove it when the run is over);
+// a kept one's owner record is written (from: the session it forks).
+func newSessionPath(f *cmdutil.Factory, o *Options, from string) (path, tmp string, err error) {
 	id := ulid.Make().String()
 	if c := o.Compat.SessionID; c != "" {
 		if !isUUID(c) {
@@ -118,7 +119,13 @@ func newSessionPath(f *cmdutil.Factory, o *Options) (path, tmp string, err error
 	for _, n := range proj.KeepRecordsOutOfGit(ctx) {
 		fmt.Fprintln(f.Err, n)
 	}
-	return filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl"), "", nil
+	path = filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl")
+	// The session's owner record, sealed: what tells it from a transcript
+	// a repository ships when it is continued (session.Mine).
+	if err := session.Claim(path, from); err != nil {
+		return "", "", err
+	}
+	return path, "", nil
 }
 
 // sessionPath resolves --session, --continue and --resume to the
@@ -138,23 +145,59 @@ func sessionPath(f *cmdutil.Factory, o *Options) (string, error) {
 	}
 	switch {
 	case o.Session != "":
+		// A transcript in brood's sessions directory is continued only
+		// when this user's brood made it, as a listed one is.
+		if session.InDir(sessionsDir(f.ProjectRoot), o.Session) {
+			if err := session.Mine(o.Session); err != nil {
+				return "", fmt.Errorf("--session: %w", err)
+			}
+		}
 		return o.Session, nil
 	case o.Continue:
-		// The sessions are listed only to continue one: a new session's
-		// start does not read the directory.
-		ids := sessionIDs(f.ProjectRoot)
-		if len(ids) == 0 {
-			return "", fmt.Errorf("--continue: no session yet in %s; start one with brood run \"...\"", sessionsDir(f.ProjectRoot))
-		}
-		return filepath.Join(sessionsDir(f.ProjectRoot), ids[len(ids)-1]+".jsonl"), nil
+		return latestSession(f)
 	case o.Resume != "":
-		id, err := cmdutil.ResolveID("session", o.Resume, sessionIDs(f.ProjectRoot))
-		if err != nil {
-			return "", fmt.Errorf("--resume: %w", err)
-		}
-		return filepath.Join(sessionsDir(f.ProjectRoot), id+".jsonl"), nil
+		return resumeSession(f, o.Resume)
 	}
 	return "", nil
+}
+
+// latestSession is --continue's: the newest session this user's brood
+// made; a newer one that it did not make (a repository shipped it) is
+// passed over, said on stderr (redteam P1-6).
+func latestSession(f *cmdutil.Factory) (string, error) {
+	// The sessions are listed only to continue one: a new session's
+	// start does not read the directory.
+	dir := sessionsDir(f.ProjectRoot)
+	all := sessionIDs(f.ProjectRoot)
+	mine, others := session.Split(dir, all)
+	if len(mine) == 0 {
+		if len(others) > 0 {
+			return "", fmt.Errorf("--continue: %w", session.Mine(filepath.Join(dir, others[len(others)-1]+".jsonl")))
+		}
+		return "", fmt.Errorf("--continue: no session yet in %s; start one with brood run \"...\"", dir)
+	}
+	last := mine[len(mine)-1]
+	if skipped := len(all) - 1 - slices.Index(all, last); skipped > 0 {
+		fmt.Fprintf(f.Err, "%s; continuing %s, the newest of yours\n", session.LeftOut(dir, skipped), last)
+	}
+	return filepath.Join(dir, last+".jsonl"), nil
+}
+
+// resumeSession is --resume ID's: one of the sessions this user's brood
+// made; an id that names only another (a repository's) is refused, saying
+// why.
+func resumeSession(f *cmdutil.Factory, q string) (string, error) {
+	dir := sessionsDir(f.ProjectRoot)
+	all := sessionIDs(f.ProjectRoot)
+	mine, _ := session.Split(dir, all)
+	id, err := cmdutil.ResolveID("session", q, mine)
+	if err != nil {
+		if other, oerr := cmdutil.ResolveID("session", q, all); oerr == nil && !slices.Contains(mine, other) {
+			return "", fmt.Errorf("--resume: %w", session.Mine(filepath.Join(dir, other+".jsonl")))
+		}
+		return "", fmt.Errorf("--resume: %w", err)
+	}
+	return filepath.Join(dir, id+".jsonl"), nil
 }
 
 // needPrompt refuses a new session without a prompt (exit 1, as claude
@@ -189,7 +232,7 @@ func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path,
 		}
 		// --fork-session: a new session (its own id, or --session-id's)
 		// holding a copy of the old one, which is left as it was.
-		forked, tmp, err := newSessionPath(f, o)
+		forked, tmp, err := newSessionPath(f, o, render.SessionID(path))
 		if err != nil {
 			return nil, "", "", err
 		}
@@ -204,7 +247,7 @@ func openSession(f *cmdutil.Factory, o *Options) (history []model.Message, path,
 	if err := o.needPrompt(); err != nil {
 		return nil, "", "", err
 	}
-	path, tmp, err = newSessionPath(f, o)
+	path, tmp, err = newSessionPath(f, o, "")
 	return nil, path, tmp, err
 }
 

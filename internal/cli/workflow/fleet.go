@@ -11,7 +11,9 @@ import (
 
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/engine"
+	localeng "github.com/broodhq/brood/internal/engine/local"
 	"github.com/broodhq/brood/internal/root"
+	"github.com/broodhq/brood/internal/taskdir"
 )
 
 // Engines picks where runs go: --engine local (the default) or temporal;
@@ -116,6 +118,8 @@ func (d *Deps) resolveRun(ctx context.Context, id string) (whole string, down bo
 		}
 		if _, err := local.Show(ctx, id); err == nil {
 			return id, false, nil
+		} else if errors.Is(err, taskdir.ErrNotYours) {
+			return "", false, err // a run a repository shipped: said, never run
 		}
 	}
 	runs, down, err := d.listRuns(ctx)
@@ -130,6 +134,12 @@ func (d *Deps) resolveRun(ctx context.Context, id string) (whole string, down bo
 	}
 	whole, err = cmdutil.ResolveID("workflow run", id, ids)
 	if err != nil && !strings.Contains(err.Error(), "ambiguous") {
+		if d.Engines.Name != "temporal" {
+			if other, oerr := cmdutil.ResolveID("workflow run", id, localeng.NotYours(d.projectRoot())); oerr == nil {
+				_, err := localeng.New(localeng.Config{ProjectRoot: d.projectRoot()}).Show(ctx, other)
+				return "", down, err // not made by you, and why
+			}
+		}
 		return "", down, notFound(engine.ErrNotFound, id)
 	}
 	return whole, down, err

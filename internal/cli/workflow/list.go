@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/broodhq/brood/internal/engine/local"
+	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
 
@@ -51,6 +53,12 @@ func listRun(ctx context.Context, o *ListOptions) error {
 	runs, err := o.F.allRuns(ctx)
 	if err != nil {
 		return err
+	}
+	if o.F.Engines.Name != "temporal" {
+		// Left out, but said (as brood tasks says of tasks).
+		if n := len(local.NotYours(o.F.projectRoot())); n > 0 {
+			fmt.Fprintf(o.F.Err, "brood: %d workflow run(s) in %s carry no seal made with your record key (%s): not listed, not resumable. A repository shipped them, or a brood from before runs were sealed (or with another HOME or XDG_STATE_HOME) made them; docs/trust.md, \"Records a repository ships\"\n", n, local.Root(o.F.projectRoot()), taskdir.KeyPath())
+		}
 	}
 	if o.JSON {
 		if runs == nil {

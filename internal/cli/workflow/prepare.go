@@ -44,6 +44,10 @@ func (p *Prepared) Warnings() []string { return p.c.report.Warnings }
 // Run runs the plan on the local engine with runner (the caller's
 // dispatcher, so its agents are the caller's children).
 func (p *Prepared) Run(ctx context.Context, runner call.Runner, events func(wf.Event), started func(runID string)) (*wf.Result, error) {
-	eng := local.New(local.Config{ProjectRoot: p.f.ProjectRoot, Runner: runner, Concurrency: p.f.Settings.Pool.Concurrency})
+	cfg := local.Config{ProjectRoot: p.f.ProjectRoot, Runner: runner, Concurrency: p.f.Settings.Pool.Concurrency}
+	if p.f.Redactor != nil {
+		cfg.Redact = p.f.Redactor.Redact
+	}
+	eng := local.New(cfg)
 	return eng.Run(ctx, engine.RunRequest{Plan: p.c.plan, Source: p.file, Inputs: p.c.inputs, Events: events, Started: started})
 }

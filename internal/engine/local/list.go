@@ -49,9 +49,9 @@ func (e *Engine) Show(ctx context.Context, id string) (*engine.RunInfo, error) {
 // else the status of its result, else interrupted (its process died).
 func (e *Engine) info(id string, withResult bool) (*engine.RunInfo, error) {
 	dir := e.dir(id)
-	var rec runRecord
-	if err := dispatch.ReadJSON(filepath.Join(dir, RunFile), &rec); err != nil {
-		return nil, fmt.Errorf("%w: %s", engine.ErrNotFound, id)
+	rec, err := readRun(dir, id)
+	if err != nil {
+		return nil, err
 	}
 	info := &engine.RunInfo{RunID: id, Plan: rec.Plan, Source: rec.Source, Engine: rec.Engine, Created: rec.Created}
 	lines, _ := workflow.ReadJournal(filepath.Join(dir, workflow.JournalFile))

@@ -20,6 +20,7 @@ import (
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/telemetry"
+	"github.com/broodhq/brood/internal/tool"
 	"github.com/broodhq/brood/internal/workflow"
 )
 
@@ -42,6 +43,10 @@ type Config struct {
 	// CancelPoll is how often a running plan looks for a cancel request
 	// from another process (default 250ms).
 	CancelPoll time.Duration
+	// Redact scrubs secrets from what a run writes to disk: its plan,
+	// inputs and journal (nil: the project's redactor of this process's
+	// environment).
+	Redact func(string) string
 }
 
 // Engine is the local engine.
@@ -53,6 +58,9 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	if cfg.CancelPoll <= 0 {
 		cfg.CancelPoll = 250 * time.Millisecond
+	}
+	if cfg.Redact == nil {
+		cfg.Redact = tool.NewLazyProjectRedactor(os.Environ(), cfg.ProjectRoot).Redact
 	}
 	return &Engine{cfg: cfg}
 }
@@ -67,14 +75,21 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	return e.cfg.Runner.Call(ctx, s)
 }
 
-// runRecord is run.json.
+// runRecord is run.json: the run's owner record, written once when it
+// starts, sealed (seal.go).
 type runRecord struct {
 	RunID   string         `json:"run_id"`
 	Plan    string         `json:"plan"`
 	Source  string         `json:"source,omitempty"`
 	Engine  string         `json:"engine"`
 	Created time.Time      `json:"created"`
-	Inputs  map[string]any `json:"inputs,omitempty"`
+	Inputs  map[string]any `json:"inputs,omitempty"` // secrets redacted
+	// PlanSHA256 is the hash of plan.json as written: the plan the user
+	// approved, which a resume runs only as it was.
+	PlanSHA256 string `json:"plan_sha256,omitempty"`
+	// Seal is brood's HMAC of the record (Seal empty) under the user's
+	// record key (taskdir.RecordKey).
+	Seal string `json:"seal,omitempty"`
 }
 
 // Root is the directory of a project's workflow runs.
@@ -101,10 +116,7 @@ func (e *Engine) Run(ctx context.Context, req engine.RunRequest) (*workflow.Resu
 	}
 	defer unlock()
 	rec := runRecord{RunID: id, Plan: req.Plan.Name, Source: req.Source, Engine: e.Name(), Created: time.Now().UTC(), Inputs: req.Inputs}
-	if err := dispatch.WriteJSON(filepath.Join(dir, PlanFile), req.Plan); err != nil {
-		return nil, err
-	}
-	if err := dispatch.WriteJSON(filepath.Join(dir, RunFile), rec); err != nil {
+	if err := e.writeRun(dir, rec, req.Plan); err != nil {
 		return nil, err
 	}
 	if req.Started != nil {
@@ -119,6 +131,7 @@ func (e *Engine) execute(ctx context.Context, dir string, rec runRecord, p *work
 	if err != nil {
 		return nil, err
 	}
+	j.Redacting(e.cfg.Redact)
 	defer j.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -168,9 +181,9 @@ func (e *Engine) Resume(ctx context.Context, id string, events func(workflow.Eve
 		return nil, fmt.Errorf("%w: %v", engine.ErrNotFound, err)
 	}
 	dir := e.dir(id)
-	var rec runRecord
-	if err := dispatch.ReadJSON(filepath.Join(dir, RunFile), &rec); err != nil {
-		return nil, fmt.Errorf("%w: %s", engine.ErrNotFound, id)
+	rec, err := readRun(dir, id)
+	if err != nil {
+		return nil, err
 	}
 	unlock, err := dispatch.LockTask(dir)
 	if errors.Is(err, dispatch.ErrTaskBusy) {
@@ -183,12 +196,12 @@ func (e *Engine) Resume(ctx context.Context, id string, events func(workflow.Eve
 	if dispatch.ReadJSON(filepath.Join(dir, ResultFile), &prev) == nil && prev.Status == workflow.RunDone {
 		return &prev, nil
 	}
-	var p workflow.Plan
-	if err := dispatch.ReadJSON(filepath.Join(dir, PlanFile), &p); err != nil {
-		return nil, fmt.Errorf("workflow %s: its plan.json is unreadable: %w", id, err)
+	p, err := readPlan(dir, rec)
+	if err != nil {
+		return nil, err
 	}
 	_ = os.Remove(filepath.Join(dir, CancelFile))
-	return e.execute(ctx, dir, rec, &p, events)
+	return e.execute(ctx, dir, *rec, p, events)
 }
 
 // Cancel implements engine.Engine.
