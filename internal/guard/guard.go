@@ -101,6 +101,11 @@ type Input struct {
 	// success the line's exit status 0 proves (trust.StatusCommands); nil
 	// takes the whole line's status for every command in it.
 	StatusCommands func(command string) []string
+	// Undermined says why a command line's exit status cannot be taken
+	// for its commands' own ("" when it can: trust.Undermined): a trap, a
+	// function or alias in the line, a variable that changes what runs.
+	// nil: no line is undermined.
+	Undermined func(command string) string
 	// RefusalFlags: the calls carry brood's own refusal flags (Call.Refused,
 	// a transcript this build wrote): a result's text, which a file or a
 	// program chose, never counts as a refusal then.
