@@ -56,7 +56,7 @@ func (l *callLog) add(m protocol.ToolCall) {
 	defer l.mu.Unlock()
 	if !m.Ended {
 		if m.Seq != len(l.calls)+1 {
-			l.gap(fmt.Sprintf("a call said out of order (call %d when %d was next): not taken", m.Seq, len(l.calls)+1))
+			l.gap("a call said out of its place: not taken")
 			return
 		}
 		if len(l.calls) >= maxRunCalls || l.bytes >= maxRunCallBytes {
@@ -69,7 +69,7 @@ func (l *callLog) add(m protocol.ToolCall) {
 		return
 	}
 	if m.Seq < 1 || m.Seq > len(l.calls) || l.calls[m.Seq-1].Ended {
-		l.gap(fmt.Sprintf("the end of a call never started, or ended twice (call %d): not taken", m.Seq))
+		l.gap("the end of a call never started, or ended twice: not taken")
 		return
 	}
 	c := &l.calls[m.Seq-1]
@@ -118,7 +118,9 @@ func (d *Dispatcher) recordCalls(j *job, run *callLog) []guard.Call {
 		calls, gaps = run.taken()
 	}
 	for _, g := range gaps {
-		rec.Gaps = append(rec.Gaps, fmt.Sprintf("run %d: %s", this, g))
+		if g = fmt.Sprintf("run %d: %s", this, g); !slices.Contains(rec.Gaps, g) {
+			rec.Gaps = append(rec.Gaps, g)
+		}
 	}
 	judged := append(slices.Clone(rec.Calls), calls...)
 	for _, c := range calls {
