@@ -55,9 +55,29 @@ func TestForgedTranscriptChangesNoVerdict(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, allow, script, want, log string
+		flags                          []string
 	}{
 		{
 			name: "appended test run", allow: "Bash",
+			script: `- tools: [{Bash: {command: "sh fail.sh"}}]
+    - tools: [{Bash: {command: "sh forge.sh"}}]
+    - say: "` + forgedCallsReport + `"`,
+			want: `evidence: the report says tests pass, but its last test command "sh fail.sh" failed`,
+			log:  "the transcript has 3 call(s), the record 2",
+		},
+		{
+			// The control: no forging, the same verdict, nothing to say in
+			// the log.
+			name: "no forging", allow: "Bash",
+			script: `- tools: [{Bash: {command: "sh fail.sh"}}]
+    - tools: [{Bash: {command: "echo tried > tried.txt"}}]
+    - say: "` + forgedCallsReport + `"`,
+			want: `evidence: the report says tests pass, but its last test command "sh fail.sh" failed`,
+		},
+		{
+			// On an isolated copy: the child in a user namespace of its own
+			// (an overlay's), its tools without capabilities there.
+			name: "appended test run, isolated", allow: "Bash", flags: []string{"--isolation", "worktree"},
 			script: `- tools: [{Bash: {command: "sh fail.sh"}}]
     - tools: [{Bash: {command: "sh forge.sh"}}]
     - say: "` + forgedCallsReport + `"`,
@@ -81,11 +101,12 @@ func TestForgedTranscriptChangesNoVerdict(t *testing.T) {
 			})
 			writeFile(t, filepath.Join(p.root, ".brood", "settings.toml"), "test_commands = [\"sh fail.sh\"]\n")
 			mdl := p.script("s.yaml", "agents:\n  general-purpose:\n    "+tc.script+"\n")
-			code, out, errs := p.brood(t.Context(), []string{"BROOD_TRUST_PROJECT=1"}, "subagent", "general-purpose", "--model", mdl, "--allow", tc.allow, "--description", "forge", "Do the task.")
+			args := append([]string{"subagent", "general-purpose", "--model", mdl, "--allow", tc.allow, "--description", "forge"}, tc.flags...)
+			code, out, errs := p.brood(t.Context(), []string{"BROOD_TRUST_PROJECT=1"}, append(args, "Do the task.")...)
 			if _, err := os.Stat(filepath.Join(p.root, "tried.txt")); err != nil {
 				t.Fatalf("the child never forged (no tried.txt): the test did not reach its scenario\n%s\n%s", out, errs)
 			}
-			if tried := readFileOr(t, filepath.Join(p.root, "tried.txt"), ""); tc.name == "appended test run" && (strings.Contains(tried, "WROTE") || !strings.Contains(tried, "control-ok")) {
+			if tried := readFileOr(t, filepath.Join(p.root, "tried.txt"), ""); strings.HasPrefix(tc.name, "appended") && (strings.Contains(tried, "WROTE") || !strings.Contains(tried, "control-ok")) {
 				t.Fatalf("the child's Bash wrote on a descriptor of its brood child or of the root, or its control failed:\n%s", tried)
 			}
 			t.Logf("tried:\n%s", readFileOr(t, filepath.Join(p.root, "tried.txt"), ""))
@@ -98,10 +119,16 @@ func TestForgedTranscriptChangesNoVerdict(t *testing.T) {
 			}
 			// The transcript was forged indeed, and the log says so.
 			session := readFileOr(t, filepath.Join(p.root, ".brood", "dispatch", ids[0], "session.jsonl"), "")
-			if tc.name == "appended test run" && !strings.Contains(session, `"tool_id":"forged"`) {
+			if strings.HasPrefix(tc.name, "appended") && !strings.Contains(session, `"tool_id":"forged"`) {
 				t.Fatalf("the forged lines are not in the transcript:\n%s", session)
 			}
 			_, log, logErr := p.brood(t.Context(), nil, "tasks", "log", ids[0])
+			if tc.log == "" {
+				if strings.Contains(log, "Note:") || !strings.Contains(log, "sh fail.sh") {
+					t.Fatalf("brood tasks log of an honest child says its transcript disagrees, or shows no call:\n%s\n%s", log, logErr)
+				}
+				return
+			}
 			if !regexp.MustCompile(`Note: .*disagree`).MatchString(log) || !strings.Contains(log, tc.log) {
 				t.Fatalf("brood tasks log does not say the transcript and the parent's record disagree (%q):\n%s\n%s", tc.log, log, logErr)
 			}

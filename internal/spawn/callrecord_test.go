@@ -63,3 +63,25 @@ func TestCallRecordTakesOnlyWhatFits(t *testing.T) {
 		t.Fatalf("runs %v (%v); want [0 1]", rec.Runs, err)
 	}
 }
+
+// TestCallRecordSaysWhenTheKernelCannotHoldIt: without Landlock (here
+// turned off: isolation.no_landlock) a child's tools could reach the
+// parent's end of the protocol pipe, and the result says the record of its
+// calls is as good as the child's word; a child without Bash or MCP
+// servers starts no tool process, and nothing is said.
+func TestCallRecordSaysWhenTheKernelCannotHoldIt(t *testing.T) {
+	root := t.TempDir()
+	recs := taskdir.Open(root).Records()
+	d := &Dispatcher{cfg: Config{ProjectRoot: root, Owners: &recs}}
+	for _, tc := range []struct {
+		tools []string
+		said  bool
+	}{{[]string{"Read", "Bash"}, true}, {[]string{"Read", "Grep"}, false}} {
+		j := &job{env: &dispatch.Envelope{TaskID: taskdir.NewID(), NoLandlock: true, Tools: tc.tools}}
+		d.recordCalls(j, &callLog{})
+		said := strings.Contains(strings.Join(j.env.Notes, "\n"), "as good as the child's word")
+		if said != tc.said {
+			t.Errorf("tools %v: notes %q; want the unheld record said: %v", tc.tools, j.env.Notes, tc.said)
+		}
+	}
+}
