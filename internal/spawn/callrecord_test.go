@@ -27,7 +27,7 @@ func TestCallRecordTakesOnlyWhatFits(t *testing.T) {
 		{Seq: 3, Tool: "Bash", Command: "forged: out of order"},
 		{Seq: 1, Tool: "Bash", Ended: true, IsError: true, Output: "FAIL"},
 		{Seq: 1, Tool: "Bash", Ended: true, Output: "ok  \tx\t0.1s"}, // ended twice
-		{Seq: 9, Tool: "Bash", Ended: true},                         // never started
+		{Seq: 9, Tool: "Bash", Ended: true},                          // never started
 		{Seq: 2, Tool: "Bash", Command: "sleep 100"},                 // never ends
 	} {
 		run.add(m)
