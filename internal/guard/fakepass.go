@@ -33,7 +33,7 @@ var noRunOptions = []noRunOption{
 	{"pytest", []string{"--collect-only", "--co", "--setup-only", "--setup-plan", "--fixtures", "--markers"}, "collects or lists without running tests"},
 	{"", []string{"--listTests", "--list-tests"}, "lists tests without running them"},
 	{"", []string{"--passWithNoTests"}, "passes with no test at all"},
-	{"", []string{"--help", "-h", "--version", "-V"}, "prints its help or version"},
+	{"", []string{"--help", "-h", "--version"}, "prints its help or version"},
 	{"npm", []string{"--ignore-scripts", "--if-present"}, "may run no test script"},
 }
 
