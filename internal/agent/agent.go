@@ -467,7 +467,7 @@ func (r *run) runTools(ctx context.Context, turn int, uses []model.Part) ([]mode
 		// The call record holds the model's input; a hook that replaced it
 		// is recorded here, with the input that ran.
 		r.record(session.Record{Type: session.RecToolResult, Turn: turn, ToolID: u.ID, Tool: u.Name, Input: d.ran, Output: d.res.Content, IsError: d.res.IsError, Refused: d.res.Refused})
-		if !r.emit(Event{Type: EvToolResult, Turn: turn, Tool: u.Name, ToolID: u.ID, Text: d.res.Content, IsError: d.res.IsError}) {
+		if !r.emit(Event{Type: EvToolResult, Turn: turn, Tool: u.Name, ToolID: u.ID, Text: d.res.Content, IsError: d.res.IsError, Refused: d.res.Refused, Ran: d.ran}) {
 			// Drain the rest so no goroutine is left blocked on the channel
 			// (it is buffered, so they finish on their own).
 			return nil, false

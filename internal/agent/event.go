@@ -43,7 +43,12 @@ type Event struct {
 	ToolID  string          `json:"tool_id,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
-	Usage   *model.Usage    `json:"usage,omitempty"`
+	// Refused (EvToolResult): brood refused the call; it never ran.
+	Refused bool `json:"-"`
+	// Ran (EvToolResult) is the input that ran when a hook replaced the
+	// model's (nil otherwise).
+	Ran   json.RawMessage `json:"-"`
+	Usage *model.Usage    `json:"usage,omitempty"`
 	// Part is the server tool's block (EvServerTool): a server_tool_use
 	// or web_search_tool_result, with the provider's block in Part.Raw.
 	Part  *model.Part  `json:"part,omitempty"`

@@ -305,6 +305,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		},
 	}
 	batch := newToolBatch(out.send)
+	calls := newCallWire(out.send)
 	var outcome *agent.Outcome
 	var evidence []string
 	spawntrace.Mark(ctx, "ready")
@@ -322,9 +323,11 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 			}
 		case agent.EvToolCall:
 			batch.add(ev.Tool)
+			calls.start(ev.ToolID, ev.Tool, ev.Input)
 			guard.call(ev.ToolID, ev.Tool, ev.Input)
 			evidence = append(evidence, ev.Tool+" "+shortInput(ev.Input))
 		case agent.EvToolResult:
+			calls.end(ev)
 			if guard.result(ev.ToolID, ev.IsError) {
 				stopRun(errFixLimit)
 			}

@@ -79,6 +79,7 @@ func Confine(ctx context.Context, path, taskID string) (*Confined, error) {
 func (c *Confined) Run(ctx context.Context, cfg ChildConfig) error {
 	env, dir := &c.env, c.dir
 	cfg.EnvelopePath = c.path
+	protocolFDsCloseOnExec()
 	defer spawntrace.Write(ctx, dir, spawntrace.ChildFile) // the bench's, never the run's: an error is ignored
 	spawntrace.Mark(ctx, "configured")
 	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)

@@ -133,6 +133,9 @@ func testEvidence(in Input) string {
 	case last != nil && !last.IsError && !statusIsTests(in, last.Command):
 		return fmt.Sprintf("its last test command %q exited 0 as a whole, but the line's status is not the test's own (a pipeline's is its last command's, a list's its last's, `||` hides a failure): its test result is unknown; run the tests alone or joined with &&", textline.Line(last.Command, 160))
 	case last != nil && !last.IsError:
+		if why := fakedPass(in, *last); why != "" {
+			return fmt.Sprintf("its last test command %q exited 0, but %s: that is no evidence that tests pass", textline.Line(last.Command, 160), why)
+		}
 		return ""
 	case last != nil && in.wasRefused(*last):
 		return fmt.Sprintf("its test command %q was refused (%s): it never ran", textline.Line(last.Command, 160), textline.Line(last.Result, 160))

@@ -8,10 +8,13 @@
 // status). Either way the concerns travel with it to the parent model and
 // into the parent's record.
 //
-// The guards catch a model's mistakes and overclaims, not a hostile process:
-// the tool calls they read come from the child's own transcript. What a
-// hostile child can do is bounded by the kernel sandbox, the permission
-// rules and the parent's own diff of the tree, never by these checks.
+// The tool calls they read are the parent's own record of them (made from
+// what the child's code said on its protocol pipe, never from the
+// transcript its tools can write), and a test run faked through the real
+// command (fakepass.go) is no evidence. They hold a child's account to
+// what it did, not its code to a standard: what a hostile child can do is
+// bounded by the kernel sandbox, the permission rules and the parent's own
+// diff of the tree.
 //
 // guard imports nothing of processes or records; callers pass it plain data.
 package guard
@@ -57,7 +60,7 @@ type Concern struct {
 
 func (c Concern) String() string { return c.Kind + ": " + c.Text }
 
-// Call is one tool call the child made, as its transcript records it.
+// Call is one tool call the child made, as the parent recorded it.
 type Call struct {
 	Tool    string
 	Command string // Bash
@@ -101,6 +104,11 @@ type Input struct {
 	// success the line's exit status 0 proves (trust.StatusCommands); nil
 	// takes the whole line's status for every command in it.
 	StatusCommands func(command string) []string
+	// Undermined says why a command line's exit status cannot be taken
+	// for its commands' own ("" when it can: trust.Undermined): a trap, a
+	// function or alias in the line, a variable that changes what runs.
+	// nil: no line is undermined.
+	Undermined func(command string) string
 	// RefusalFlags: the calls carry brood's own refusal flags (Call.Refused,
 	// a transcript this build wrote): a result's text, which a file or a
 	// program chose, never counts as a refusal then.

@@ -37,7 +37,7 @@ func TestTestStatusIsTheTests(t *testing.T) {
 		{"{ go test ./...; echo $?; }", false},
 	} {
 		in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands,
-			Calls:    []Call{{Tool: "Bash", Command: tc.command}},
+			Calls:    []Call{{Tool: "Bash", Command: tc.command, Result: "ok  \tx\t0.1s\n"}},
 			Programs: func(string) []string { return []string{"go test"} }}
 		got := Check(in)
 		if tc.backed && len(got) != 0 {

@@ -2,7 +2,8 @@
 // its parent exchange, as Go types both ends use. One JSON object per line.
 //
 // Up (child → parent, on the child's stdout): Ping, Started, Progress,
-// Usage, BudgetWarning, BudgetExceeded, Ask, Hook, Nested and Result. Down
+// ToolCall, Usage, BudgetWarning, BudgetExceeded, Ask, Hook, Nested and
+// Result. Down
 // (parent → child, on the child's stdin): Answer, HookReply and TurnReply.
 // EOF on the child's stdin means its parent is gone.
 //
@@ -46,6 +47,7 @@ const (
 	KindPing           Kind = "ping"
 	KindStarted        Kind = "started"
 	KindProgress       Kind = "progress"
+	KindToolCall       Kind = "tool_call"
 	KindUsage          Kind = "usage"
 	KindBudgetWarning  Kind = "budget_warning"
 	KindBudgetExceeded Kind = "budget_exceeded"
@@ -78,6 +80,54 @@ type Started struct {
 // batches), never their inputs or outputs. Relayed up as an Event.
 type Progress struct {
 	Tools []string `json:"tools"`
+}
+
+// ToolCall is one of the child's own tool calls, said by the child's own
+// code (brood's, which its tools cannot reach: this pipe is not in their
+// file table, and the child is not dumpable, so no /proc/PID/fd of it
+// opens for them) twice: when the call starts (Seq, Tool, Command, Path)
+// and when it ends (Ended, with IsError, Refused, Output, and Command or
+// Path again when a hook replaced the input that ran). Seq counts this
+// run's calls from 1 in the order the model made them. Local: the parent
+// keeps its own record of them (dispatch.Calls, in its records, beyond
+// every child's reach) and its guardrails judge that record, never the
+// child's transcript, which the child's tools can write; never relayed.
+type ToolCall struct {
+	Seq     int    `json:"seq"`
+	Tool    string `json:"tool"`
+	Command string `json:"command,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Ended   bool   `json:"ended,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
+	// Output is what the call returned, bounded (MaxCallOutput: its head
+	// and its tail).
+	Output string `json:"output,omitempty"`
+}
+
+// CallInput is the command (Bash) and the file path (the file tools) of a
+// tool call's input, as a ToolCall carries them.
+func CallInput(raw json.RawMessage) (command, path string) {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+	}
+	_ = json.Unmarshal(raw, &in)
+	return in.Command, in.FilePath
+}
+
+// MaxCallOutput bounds a ToolCall's Output: what the guardrails read of it
+// is a refusal's words (its head) and a test run's last lines (its tail).
+const MaxCallOutput = 8 << 10
+
+// ClipOutput is s bounded to MaxCallOutput: its first quarter and its last
+// three, joined by a line that says how much was left out.
+func ClipOutput(s string) string {
+	if len(s) <= MaxCallOutput {
+		return s
+	}
+	head, tail := MaxCallOutput/4, MaxCallOutput*3/4
+	return s[:head] + fmt.Sprintf("\n… (%d bytes left out) …\n", len(s)-head-tail) + s[len(s)-tail:]
 }
 
 // Usage is one model turn's tokens. Relayed up as an Event, so every
@@ -269,6 +319,7 @@ type Unknown struct {
 func (Ping) Kind() Kind           { return KindPing }
 func (Started) Kind() Kind        { return KindStarted }
 func (Progress) Kind() Kind       { return KindProgress }
+func (ToolCall) Kind() Kind       { return KindToolCall }
 func (Usage) Kind() Kind          { return KindUsage }
 func (BudgetWarning) Kind() Kind  { return KindBudgetWarning }
 func (BudgetExceeded) Kind() Kind { return KindBudgetExceeded }
@@ -375,6 +426,8 @@ func Unmarshal(line []byte) (Message, error) {
 		m, err = decode[Started](line)
 	case KindProgress:
 		m, err = decode[Progress](line)
+	case KindToolCall:
+		m, err = decode[ToolCall](line)
 	case KindUsage:
 		m, err = decode[Usage](line)
 	case KindBudgetWarning:

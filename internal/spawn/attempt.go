@@ -214,7 +214,11 @@ func (a *attempt) Land(ctx context.Context) {
 		a.v.FilesChanged = nonNil(res.FilesChanged)
 	}
 	a.failures = a.v.Reasons
-	a.concerns = d.guardrails(j, res, &a.v, a.want)
+	var run *callLog
+	if s.prog != nil {
+		run = s.prog.calls
+	}
+	a.concerns = d.guardrails(j, res, &a.v, a.want, d.recordCalls(j, run))
 	d.mu.Lock()
 	d.childUsage = d.childUsage.Add(res.Usage).Add(res.ChildUsage)
 	d.mu.Unlock()

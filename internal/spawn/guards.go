@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/call"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/guard"
+	"github.com/broodhq/brood/internal/protocol"
 	"github.com/broodhq/brood/internal/registry"
 	"github.com/broodhq/brood/internal/session"
 	"github.com/broodhq/brood/internal/taskdir"
@@ -32,8 +33,8 @@ const maxGuardTranscript = 32 << 20
 // being blocked, by a refusal say), and a failed, killed or cancelled run
 // none at all: their findings stay concerns. It returns every finding,
 // whatever its policy, as the lines the parent model sees.
-func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect) []string {
-	cs := d.concerns(j.name, j.td, j.env, res, want)
+func (d *Dispatcher) guardrails(j *job, res *dispatch.Result, v *dispatch.Verdict, want dispatch.Expect, calls []guard.Call) []string {
+	cs := d.concerns(j.name, j.env, res, want, calls)
 	var lines []string
 	for _, c := range cs {
 		lines = append(lines, c.String())
@@ -79,21 +80,22 @@ func rejectedFollowUp(t *dispatch.Task, prompt string) string {
 
 // concerns runs the edge guardrails over a child's return. What the child
 // may write comes from the parent's registry, never from its records; the
-// tool calls come from its transcript, which is the child's to write: the
-// guards catch a model's overclaims, and a child that forges its transcript
-// is held by the sandbox and the parent's own diff, not by them. A
-// custom agent is judged for the sections its definition declares
-// (sections:), none when it declares none: only the built-ins and forks are
-// asked for the built-in report's four.
-func (d *Dispatcher) concerns(name string, td *taskdir.Dir, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect) []guard.Concern {
-	calls, known := transcriptCalls(td)
+// tool calls are the parent's own record of them (recordCalls), made from
+// what the child's own code said on its protocol pipe, never from its
+// transcript, which the child's tools can write: appending forged test
+// runs to it, or truncating it to hide refused calls, changes no verdict.
+// A custom agent is judged for the sections its definition declares
+// (sections:), none when it declares none: only the built-ins and forks
+// are asked for the built-in report's four.
+func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch.Result, want dispatch.Expect, calls []guard.Call) []guard.Concern {
 	in := guard.Input{
 		Status: res.Status, Summary: res.Summary,
-		Workspace: env.Workspace, Calls: calls, CallsKnown: known, Fork: env.Fork, Claimed: res.FilesChanged,
+		Workspace: env.Workspace, Calls: calls, CallsKnown: true, Fork: env.Fork, Claimed: res.FilesChanged,
 		Programs: func(cmd string) []string {
 			return strings.Split(strings.TrimPrefix(tool.Intent("Bash", bashInput(cmd)), "Bash "), " && ")
 		},
 		StatusCommands: trust.StatusCommands,
+		Undermined:     trust.Undermined,
 		RefusalFlags:   true,
 		Advice:         parentAdvice(env),
 		TestCommands:   d.cfg.Settings.TestCommands,
@@ -163,7 +165,8 @@ func (cs *callSet) add(r session.Record) {
 }
 
 // transcriptCalls reads the tool calls and their results from a child's
-// transcript, through the task directory's beneath-resolution like every
+// transcript (the child's account, compared with the parent's record by
+// CallsDisagreement; never judged), through the task directory's beneath-resolution like every
 // other read of a child-writable file (no link followed, a regular file
 // only, never blocking on a FIFO), and no more than maxGuardTranscript.
 // ok is false when there is no transcript to read (no calls then proves
@@ -207,14 +210,7 @@ func mayBeToolRecord(line []byte) bool {
 }
 
 // callInput is the command and file path of a tool input.
-func callInput(raw json.RawMessage) (command, path string) {
-	var in struct {
-		Command  string `json:"command"`
-		FilePath string `json:"file_path"`
-	}
-	_ = json.Unmarshal(raw, &in)
-	return in.Command, in.FilePath
-}
+func callInput(raw json.RawMessage) (command, path string) { return protocol.CallInput(raw) }
 
 // parentAdvice is the advice for a refused call of a child's that the
 // parent computes itself, from the child's permissions as its envelope

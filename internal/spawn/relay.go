@@ -35,6 +35,7 @@ type progress struct {
 	hooks   *childHooks // its hook requests (hookwire.go)
 	turns   *childTurns // its turn boundaries (turnwire.go)
 	tree    *tree       // what it reported of its subtree
+	calls   *callLog    // its tool calls, as its own code said them
 	mu      sync.Mutex
 	lastErr string
 	said    bool // the child wrote a line
@@ -73,6 +74,13 @@ func (p *progress) line(ctx context.Context, b []byte) {
 			return
 		}
 		ev.Type, ev.Tools = protocol.EvProgress, safeNames(m.Tools)
+	case protocol.ToolCall:
+		// The parent's own record of the child's calls (callrecord.go),
+		// which its guardrails judge; never relayed.
+		if p.calls != nil {
+			p.calls.add(m)
+		}
+		return
 	case protocol.Usage:
 		ev.Type, ev.Usage = protocol.EvUsage, m.Total // the child's running count
 	case protocol.BudgetWarning:

@@ -105,7 +105,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 	t := &tree{}
 	hooks := &childHooks{d: d, ctx: s.askCtx, id: id, agent: j.name, depth: env.Depth, mode: env.Permissions.Mode, tree: t, input: input}
 	turns := &childTurns{ctx: ctx, f: s.turn, final: s.final, input: input}
-	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, turns: turns, tree: t}
+	s.prog = &progress{d: d, emit: s.emit, id: id, agent: j.name, depth: env.Depth, delegates: env.MayDelegate(), asks: asks, hooks: hooks, turns: turns, tree: t, calls: &callLog{run: env.ResumeCount}}
 	j.warm = d.warmFor(j.warm, cmd)
 	spawntrace.Mark(ctx, "setup")
 	confiner := &spawnConfiner{s: s, snapshot: class == pool.Mutating || (class == pool.ReadOnly && !kernelHeld)}

@@ -86,6 +86,7 @@ const (
 	ownerSuffix   = ".json"
 	verdictSuffix = ".verdict.json"
 	killSuffix    = ".kill.json"
+	callsSuffix   = ".calls.json"
 )
 
 // NewID returns a new sortable, unique task id.
@@ -476,9 +477,18 @@ func (r Records) WriteOwner(id string, v any) error   { return r.write(id+ownerS
 func (r Records) WriteVerdict(id string, v any) error { return r.write(id+verdictSuffix, v) }
 func (r Records) WriteKill(id string, v any) error    { return r.write(id+killSuffix, v) }
 
+// ReadCalls reads task id's record of its child's tool calls into v;
+// WriteCalls writes it (tmp+rename, not synced: the verdict, which is,
+// rests on it, and a run's record lost to a power cut says so as a run
+// missing from it).
+func (r Records) ReadCalls(id string, v any) error { return r.read(id+callsSuffix, v) }
+func (r Records) WriteCalls(id string, v any) error {
+	return r.writeSync(id+callsSuffix, v, false)
+}
+
 // RemoveAll removes every record of task id.
 func (r Records) RemoveAll(id string) {
-	for _, s := range []string{ownerSuffix, verdictSuffix, killSuffix, whereSuffix} {
+	for _, s := range []string{ownerSuffix, verdictSuffix, killSuffix, whereSuffix, callsSuffix} {
 		_ = removeBeneath(r.project.base, filepath.Join(r.rel, id+s))
 	}
 }
@@ -490,7 +500,9 @@ func (r Records) read(name string, v any) error {
 	return readJSONBeneath(r.project.base, filepath.Join(r.rel, name), v)
 }
 
-func (r Records) write(name string, v any) error {
+func (r Records) write(name string, v any) error { return r.writeSync(name, v, true) }
+
+func (r Records) writeSync(name string, v any, sync bool) error {
 	if err := CheckID(strings.SplitN(name, ".", 2)[0]); err != nil {
 		return err
 	}
@@ -501,14 +513,14 @@ func (r Records) write(name string, v any) error {
 	rel := filepath.Join(r.rel, name)
 	// The directory is made only when it is missing (the first record), not
 	// walked from the root before every write.
-	err = writeBeneath(r.project.base, rel, data, true)
+	err = writeBeneath(r.project.base, rel, data, sync)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := mkdirBeneath(r.project.base, r.rel); err != nil {
 		return err
 	}
-	return writeBeneath(r.project.base, rel, data, true)
+	return writeBeneath(r.project.base, rel, data, sync)
 }
 
 // FromPath is the task directory at path, which must be

@@ -17,6 +17,7 @@ import (
 	"github.com/broodhq/brood/internal/cli/cmdutil"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/session"
+	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/termsafe"
 )
@@ -84,7 +85,26 @@ func logRun(opts *LogOptions) error {
 	if err != nil {
 		return fmt.Errorf("task %s: reading its transcript %s: %v", opts.ID, path, err)
 	}
-	return nil
+	if note := callsNote(f.ProjectRoot, opts.ID); note != "" {
+		// Said beside the transcript, never in it: on stderr under --json.
+		w := f.Out
+		if opts.JSON {
+			w = f.Err
+		}
+		_, err = fmt.Fprintln(termsafe.NewWriter(w), "Note: "+note)
+	}
+	return err
+}
+
+// callsNote says where the task's transcript and its parent's own record
+// of its tool calls disagree ("" when they agree or the task has no
+// parent record to hold it to).
+func callsNote(projectRoot, id string) string {
+	t, err := dispatch.LoadTask(projectRoot, id)
+	if err != nil || t.Records() == nil || t.Files() == nil {
+		return ""
+	}
+	return spawn.CallsDisagreement(t.Files(), *t.Records())
 }
 
 // streamText prints the transcript readably, one record at a time, and

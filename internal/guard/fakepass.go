@@ -1,0 +1,154 @@
+package guard
+
+import (
+	"strings"
+)
+
+// Fake passes through the real command (review41 P2-1): a test command
+// that exited 0 is evidence only when that status is its tests'. Its line
+// may undermine it (Input.Undermined: a trap, a function or alias named
+// as the program, GOFLAGS=-exec=true, PATH, ...); its own options may run
+// no test (a dry run, a listing, a build only) or run them through another
+// program (-exec true); and a `go test` whose output says no test ran
+// (-run XXX: "[no tests to run]"; a package without tests; its output sent
+// elsewhere) backs nothing.
+
+// noRunOption is an option of a test command with which its exit status
+// 0 says nothing of its tests, and why.
+type noRunOption struct {
+	cmd  string   // the test command it belongs to ("" any)
+	opts []string // the option as written (a value may follow, or `=value`)
+	why  string
+}
+
+var noRunOptions = []noRunOption{
+	{"go test", []string{"-exec", "--exec", "-toolexec", "--toolexec"}, "runs the tests through another program, whose exit status it reports"},
+	{"go test", []string{"-overlay", "--overlay"}, "replaces source files with others for the run"},
+	{"go test", []string{"-n", "--n"}, "prints the commands without running them"},
+	{"go test", []string{"-c", "--c"}, "builds the test binary without running it"},
+	{"go test", []string{"-list", "--list", "-test.list"}, "lists tests without running them"},
+	{"go test", []string{"-test.run", "-test.skip"}, "selects tests through the binary's own flags"},
+	{"cargo test", []string{"--no-run"}, "builds the tests without running them"},
+	{"cargo test", []string{"--list"}, "lists tests without running them"},
+	{"pytest", []string{"--collect-only", "--co", "--setup-only", "--setup-plan", "--fixtures", "--markers"}, "collects or lists without running tests"},
+	{"", []string{"--listTests", "--list-tests"}, "lists tests without running them"},
+	{"", []string{"--passWithNoTests"}, "passes with no test at all"},
+	{"", []string{"--help", "-h", "--version"}, "prints its help or version"},
+	{"npm", []string{"--ignore-scripts", "--if-present"}, "may run no test script"},
+}
+
+// fakedPass says why a test command line that exited 0 is still no
+// evidence that tests pass ("" when it is).
+func fakedPass(in Input, c Call) string {
+	if in.Undermined != nil {
+		if why := in.Undermined(c.Command); why != "" {
+			return why
+		}
+	}
+	for _, sc := range statusTests(in, c.Command) {
+		words := strings.Fields(sc)
+		if why := noRun(sc, words); why != "" {
+			return why
+		}
+		if strings.HasPrefix(sc, "go test") {
+			if why := goTestRanNone(c.Result); why != "" {
+				return why
+			}
+			if selects(words) && !ranATest(c.Result) {
+				return "it selects tests (-run or -skip) and its output shows none that ran"
+			}
+		}
+	}
+	return ""
+}
+
+// statusTests are the test commands among a line's status commands (all
+// of its programs when there is no StatusCommands).
+func statusTests(in Input, command string) []string {
+	cmds := []string{strings.Join(strings.Fields(command), " ")}
+	if in.StatusCommands != nil {
+		cmds = in.StatusCommands(command)
+	}
+	var out []string
+	for _, c := range cmds {
+		if testPrefix(in, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// noRun is why one test command's options make its status say nothing of
+// its tests ("" none). Everything after `--` or -args goes to the tests'
+// own binary, and is looked at too (-test.run, --list).
+func noRun(cmd string, words []string) string {
+	for _, w := range words[1:] {
+		if w == "-args" || w == "--args" {
+			continue
+		}
+		opt, _, _ := strings.Cut(w, "=")
+		for _, o := range noRunOptions {
+			if o.cmd != "" && !strings.HasPrefix(cmd, o.cmd) {
+				continue
+			}
+			for _, name := range o.opts {
+				if opt == name {
+					return "it ran with " + name + ", which " + o.why
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// selects reports a go test that runs only the tests a pattern selects.
+func selects(words []string) bool {
+	for _, w := range words {
+		opt, _, _ := strings.Cut(w, "=")
+		switch opt {
+		case "-run", "--run", "-skip", "--skip":
+			return true
+		}
+	}
+	return false
+}
+
+// goTestRanNone says why a go test run's output shows that no test ran
+// ("" when one did, or when the output, cut short, cannot tell): it is
+// empty (sent elsewhere), or it says "no tests to run" or "no test files"
+// and shows no test passing.
+func goTestRanNone(out string) string {
+	if ranATest(out) {
+		return ""
+	}
+	t := strings.TrimSpace(out)
+	switch {
+	case t == "" || strings.HasPrefix(t, "(no output"):
+		return "its output shows no test result (sent elsewhere?): run it with its output shown"
+	case strings.Contains(t, "no tests to run"):
+		return "its output says it ran no test (no tests to run: -run or -skip matched none)"
+	case strings.Contains(t, "[no test files]"):
+		return "its output says there were no tests to run (no test files)"
+	}
+	return ""
+}
+
+// ranATest reports whether go test's output shows a test that ran: a
+// package's `ok` line without "[no tests to run]", a `--- PASS`, or a
+// -json pass event of a test.
+func ranATest(out string) bool {
+	for line := range strings.Lines(out) {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "--- PASS"):
+			return true
+		case strings.HasPrefix(t, "ok ") || strings.HasPrefix(t, "ok\t"):
+			if !strings.Contains(t, "[no tests to run]") {
+				return true
+			}
+		case strings.Contains(t, `"Action":"pass"`) && strings.Contains(t, `"Test":`):
+			return true
+		}
+	}
+	return false
+}

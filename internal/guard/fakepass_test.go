@@ -1,0 +1,85 @@
+package guard
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/tool"
+	"github.com/broodhq/brood/internal/trust"
+)
+
+// intentPrograms is the parent's Programs (spawn's concerns): tool.Intent's
+// reading of a Bash line.
+func intentPrograms(cmd string) []string {
+	b, _ := json.Marshal(map[string]string{"command": cmd})
+	return strings.Split(strings.TrimPrefix(tool.Intent("Bash", b), "Bash "), " && ")
+}
+
+// TestFakePassesThroughTheRealCommand (review41 P2-1): a test command
+// that exited 0 is no evidence when its line or its options make that
+// status say nothing of its tests: a trap that rewrites the exit status, a
+// function or alias standing in for the program, GOFLAGS=-exec=true,
+// -exec true, -run matching nothing. Plain runs, and the common flags and
+// variables that change nothing of that, stay evidence.
+func TestFakePassesThroughTheRealCommand(t *testing.T) {
+	const ran = "ok  \texample.com/x\t0.12s\n"
+	const ranNone = "ok  \texample.com/x\t0.01s [no tests to run]\n"
+	for _, tc := range []struct {
+		name, command, output string
+		why                   string // "" backed; else a substring of the concern
+	}{
+		{"a plain run", "go test ./...", ran, ""},
+		{"-count and -race", "go test -count=1 -race ./...", ran, ""},
+		{"GOFLAGS that changes nothing", "GOFLAGS=-mod=mod go test ./...", ran, ""},
+		{"a -run that ran a test", "go test -run TestA ./...", "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\n" + ran, ""},
+		{"-json", "go test -json ./...", `{"Action":"pass","Package":"x","Test":"TestA","Elapsed":0}` + "\n", ""},
+		{"set -e", "set -euo pipefail; go test ./...", ran, ""},
+		{"an EXIT trap", "trap 'exit 0' EXIT; go test ./...", ran, "it sets a trap"},
+		{"an ERR trap in a group", "{ trap 'exit 0' ERR; go test ./...; }", ran, "it sets a trap"},
+		{"a function named go", "go() { echo ok; }; go test ./...", ran, "it defines a shell function (go)"},
+		{"a function, the keyword way", "function go { :; }; go test ./...", ran, "it defines a shell function (go)"},
+		{"an alias named go", "alias go=true; go test ./...", ran, "it runs alias"},
+		{"hash -p", "hash -p /bin/true go; go test ./...", ran, "it runs hash"},
+		{"eval", "eval 'go() { :; }'; go test ./...", ran, "it runs eval"},
+		{"source", ". ./fake.sh && go test ./...", ran, "it runs ."},
+		{"set -n", "set -n; go test ./...", ran, "noexec"},
+		{"PATH ahead", "PATH=./fake:$PATH go test ./...", ran, "it sets PATH"},
+		{"PATH exported", "export PATH=/tmp/fake:$PATH && go test ./...", ran, "it sets PATH"},
+		{"a function in the environment", "env 'BASH_FUNC_go%%=() { :; }' bash -c 'go test ./...' && go test ./...", ran, "BASH_FUNC_go%%"},
+		{"GOFLAGS=-exec=true", "GOFLAGS=-exec=true go test ./...", ran, "it sets GOFLAGS"},
+		{"GOFLAGS through env", "env GOFLAGS=-exec=true go test ./...", ran, "it sets GOFLAGS"},
+		{"GOFLAGS exported", "export GOFLAGS='-exec true'; go test ./...", ran, "it sets GOFLAGS"},
+		{"-exec true", "go test -exec true ./...", ran, "it ran with -exec"},
+		{"-exec=true", "go test -exec=true ./...", ran, "it ran with -exec"},
+		{"-toolexec", "go test -toolexec=./fake ./...", ran, "it ran with -toolexec"},
+		{"-n", "go test -n ./...", "", "it ran with -n"},
+		{"-c", "go test -c -o /dev/null ./x", "", "it ran with -c"},
+		{"-list", "go test -list . ./...", "TestA\n" + ran, "it ran with -list"},
+		{"-args -test.run", "go test ./... -args -test.run=XXX", ranNone, "-test.run"},
+		{"-run XXX", "go test -run XXX ./...", ranNone, "ran no test"},
+		{"-run XXX -v", "go test -v -run XXX ./...", "testing: warning: no tests to run\nPASS\n" + ranNone, "ran no test"},
+		{"-skip everything", "go test -skip . ./...", ranNone, "ran no test"},
+		{"-run XXX, its output sent away", "go test -run XXX ./... > /dev/null && echo done", "done\n", "selects tests"},
+		{"its output sent away", "go test ./... > /dev/null 2>&1", "(no output; finished in 2s)", "shows no test result"},
+		{"no test files", "go test ./cmd/...", "?   \texample.com/x/cmd\t[no test files]\n", "no test files"},
+		{"cargo test --no-run", "cargo test --no-run", "Finished\n", "--no-run"},
+		{"pytest --collect-only", "pytest --collect-only -q", "3 tests collected\n", "--collect-only"},
+		{"jest --passWithNoTests", "npx jest --passWithNoTests", "No tests found\n", "--passWithNoTests"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Status: "done", Summary: "All tests pass.", StatusCommands: trust.StatusCommands, Undermined: trust.Undermined, Programs: intentPrograms,
+				Calls: []Call{{Tool: "Bash", Command: tc.command, Result: tc.output}}}
+			got := Check(in)
+			if tc.why == "" {
+				if len(got) != 0 {
+					t.Fatalf("%q: concerns %q; want the pass backed", tc.command, got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0].String(), tc.why) || !strings.Contains(got[0].String(), "no evidence that tests pass") {
+				t.Fatalf("%q: concerns %q; want one saying %q and that it is no evidence", tc.command, got, tc.why)
+			}
+		})
+	}
+}

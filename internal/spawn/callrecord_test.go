@@ -1,0 +1,87 @@
+package spawn
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/protocol"
+	"github.com/broodhq/brood/internal/taskdir"
+)
+
+// TestCallRecordTakesOnlyWhatFits: the parent's record of a child's calls
+// takes a start only in its place and an end only of a call started and
+// not ended; the rest is said once as a gap. A call that never ended is
+// no success for the guards. A resume's record keeps the earlier runs'
+// calls and replaces a run judged again.
+func TestCallRecordTakesOnlyWhatFits(t *testing.T) {
+	root := t.TempDir()
+	recs := taskdir.Open(root).Records()
+	id := taskdir.NewID()
+	d := &Dispatcher{cfg: Config{ProjectRoot: root, Owners: &recs}}
+	j := &job{env: &dispatch.Envelope{TaskID: id}}
+
+	run := &callLog{}
+	for _, m := range []protocol.ToolCall{
+		{Seq: 1, Tool: "Bash", Command: "go test ./..."},
+		{Seq: 3, Tool: "Bash", Command: "forged: out of order"},
+		{Seq: 1, Tool: "Bash", Ended: true, IsError: true, Output: "FAIL"},
+		{Seq: 1, Tool: "Bash", Ended: true, Output: "ok  \tx\t0.1s"}, // ended twice
+		{Seq: 9, Tool: "Bash", Ended: true},                          // never started
+		{Seq: 2, Tool: "Bash", Command: "sleep 100"},                 // never ends
+	} {
+		run.add(m)
+	}
+	calls := d.recordCalls(j, run)
+	if len(calls) != 2 || calls[0].Command != "go test ./..." || !calls[0].IsError || calls[0].Result != "FAIL" {
+		t.Fatalf("calls %+v; want the failed go test, then the call that never ended", calls)
+	}
+	if !calls[1].IsError {
+		t.Errorf("a call that never ended counts as a success: %+v", calls[1])
+	}
+	var rec dispatch.Calls
+	if err := recs.ReadCalls(id, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Calls) != 2 || len(rec.Gaps) != 2 || !strings.Contains(rec.Gaps[0], "out of its place") || !strings.Contains(rec.Gaps[1], "never started, or ended twice") {
+		t.Fatalf("record %+v; want two calls and two gaps", rec)
+	}
+
+	// The first resume: its calls come after the first run's.
+	j.env.ResumeCount = 1
+	run = &callLog{run: 1}
+	run.add(protocol.ToolCall{Seq: 1, Tool: "Bash", Command: "go test ./..."})
+	run.add(protocol.ToolCall{Seq: 1, Tool: "Bash", Ended: true, Output: "ok  \tx\t0.1s"})
+	if calls = d.recordCalls(j, run); len(calls) != 3 || calls[2].IsError {
+		t.Fatalf("after a resume: calls %+v; want the first run's two and the passing run", calls)
+	}
+	// The same run judged again replaces its calls, never adds them twice.
+	if calls = d.recordCalls(j, run); len(calls) != 3 {
+		t.Fatalf("the same run recorded twice: %+v", calls)
+	}
+	if err := recs.ReadCalls(id, &rec); err != nil || len(rec.Runs) != 2 || rec.Runs[0] != 0 || rec.Runs[1] != 1 {
+		t.Fatalf("runs %v (%v); want [0 1]", rec.Runs, err)
+	}
+}
+
+// TestCallRecordSaysWhenTheKernelCannotHoldIt: without Landlock (here
+// turned off: isolation.no_landlock) a child's tools could reach the
+// parent's end of the protocol pipe, and the result says the record of its
+// calls is as good as the child's word; a child without Bash or MCP
+// servers starts no tool process, and nothing is said.
+func TestCallRecordSaysWhenTheKernelCannotHoldIt(t *testing.T) {
+	root := t.TempDir()
+	recs := taskdir.Open(root).Records()
+	d := &Dispatcher{cfg: Config{ProjectRoot: root, Owners: &recs}}
+	for _, tc := range []struct {
+		tools []string
+		said  bool
+	}{{[]string{"Read", "Bash"}, true}, {[]string{"Read", "Grep"}, false}} {
+		j := &job{env: &dispatch.Envelope{TaskID: taskdir.NewID(), NoLandlock: true, Tools: tc.tools}}
+		d.recordCalls(j, &callLog{})
+		said := strings.Contains(strings.Join(j.env.Notes, "\n"), "as good as the child's word")
+		if said != tc.said {
+			t.Errorf("tools %v: notes %q; want the unheld record said: %v", tc.tools, j.env.Notes, tc.said)
+		}
+	}
+}

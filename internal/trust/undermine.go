@@ -1,0 +1,151 @@
+package trust
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Undermined says why a shell command line's exit status cannot be taken
+// for its commands' own, whatever they are ("" when nothing in it can
+// change that): the status StatusCommands vouches for is the status of
+// the programs named, and a line can make a name run something else, or
+// replace the status on the way out:
+//
+//   - a trap (`trap 'exit 0' EXIT` makes any failure a success);
+//   - a shell function or an alias (`go() { :; }; go test ./...`), or
+//     what else changes what a name runs or how the line is read: hash,
+//     enable, source or `.`, eval, shopt, `set -n` (noexec), and a
+//     variable such as PATH, BASH_ENV or BASH_FUNC_* set anywhere in it;
+//   - a variable that changes what a test run does (GOFLAGS=-exec=true,
+//     GOROOT, GOTOOLCHAIN, PYTEST_ADDOPTS, NODE_OPTIONS, a cargo runner),
+//     set before a command, exported, or given to env.
+//
+// A line that does not parse is undermined: nothing can be said of it.
+func Undermined(command string) string {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return "the line does not parse"
+	}
+	why := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.FuncDecl:
+			why = fmt.Sprintf("it defines a shell function (%s), which runs in place of any program of that name", x.Name.Value)
+		case *syntax.DeclClause:
+			for _, a := range x.Args {
+				if a.Name != nil && statusVariable(a.Name.Value, assignValue(a)) {
+					why = fmt.Sprintf("it sets %s (%s), which changes what runs", a.Name.Value, x.Variant.Value)
+				}
+			}
+		case *syntax.CallExpr:
+			why = undermines(x)
+		}
+		return why == ""
+	})
+	return why
+}
+
+// undermines is why one simple command undermines its line's status ("").
+func undermines(c *syntax.CallExpr) string {
+	for _, a := range c.Assigns {
+		if a.Name != nil && statusVariable(a.Name.Value, assignValue(a)) {
+			return fmt.Sprintf("it sets %s, which changes what runs", a.Name.Value)
+		}
+	}
+	var words []string
+	for _, w := range c.Args {
+		words = append(words, wordText(w, ""))
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	// A wrapper's own assignments (env GOFLAGS=-exec=true go test), env's
+	// too where they are no names the shell's grammar allows
+	// (env 'BASH_FUNC_go%%=() { :; }' bash -c …).
+	i := programIndex(words)
+	upto := i
+	if filepath.Base(words[0]) == "env" {
+		upto = len(words)
+	}
+	for _, w := range words[:upto] {
+		if k, v, ok := strings.Cut(w, "="); ok && statusVariable(k, v) {
+			return fmt.Sprintf("it sets %s, which changes what runs", k)
+		}
+	}
+	if i >= len(words) {
+		return ""
+	}
+	switch prog := filepath.Base(words[i]); prog {
+	case "trap":
+		return "it sets a trap, which can replace the line's exit status"
+	case "alias", "hash", "enable", "source", ".", "eval", "shopt":
+		return fmt.Sprintf("it runs %s, which can change what a name runs or how the line is read", prog)
+	case "set":
+		if noexec(words[i+1:]) {
+			return "it sets noexec (set -n), under which nothing after it runs"
+		}
+	}
+	return ""
+}
+
+// noexec reports whether set's arguments turn noexec on (-n, a group of
+// letters holding n, -o noexec).
+func noexec(args []string) bool {
+	for j, a := range args {
+		switch {
+		case a == "--" || !strings.HasPrefix(a, "-"):
+			return false
+		case a == "-o" && j+1 < len(args) && args[j+1] == "noexec", a == "-onoexec":
+			return true
+		case !strings.HasPrefix(a, "-o") && strings.ContainsRune(a[1:], 'n'):
+			return true
+		}
+	}
+	return false
+}
+
+// assignValue is an assignment's value as written ("" none).
+func assignValue(a *syntax.Assign) string {
+	if a.Value == nil {
+		return ""
+	}
+	return wordText(a.Value, "")
+}
+
+// statusVariable reports a variable that changes which program a name
+// runs, what a shell reads first, or what a test run does, set to value.
+// GOFLAGS counts only with a flag that runs no test or runs it through
+// another program (-mod=mod, -count=1 and their like are common and
+// change nothing of that), or with a value the line computes.
+func statusVariable(name, value string) bool {
+	if name == "GOFLAGS" {
+		if strings.ContainsAny(value, "$`") {
+			return true
+		}
+		for _, f := range strings.Fields(value) {
+			f, _, _ = strings.Cut(strings.TrimLeft(f, "-"), "=")
+			switch f {
+			case "exec", "toolexec", "overlay", "n", "c", "list", "run", "skip", "args":
+				return true
+			}
+		}
+		return false
+	}
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS",
+		"GOROOT", "GOTOOLCHAIN", "GOENV", "GOEXPERIMENT",
+		"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS",
+		"RUSTC_WRAPPER", "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER", "LD_PRELOAD", "LD_LIBRARY_PATH":
+		return true
+	}
+	if strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "npm_config_") || strings.HasPrefix(name, "NPM_CONFIG_") {
+		return true
+	}
+	return strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER")
+}
