@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -69,46 +70,114 @@ func (a *Activities) answerStore() bool {
 	return ok && reads
 }
 
-// nameAnswer creates key with hb, the answer's signed heartbeat: true
-// when the store has it. false: the name was taken (another attempt's
-// answer, or anyone's) or the store failed; the caller makes the answer
-// durable by its heartbeat instead.
-func (a *Activities) nameAnswer(ctx context.Context, key string, hb Heartbeat) bool {
+// nameAnswer creates key with the record of hb, the answer's heartbeat,
+// signed by this worker as the final answer of this call (info): true
+// when the store has it within answerFor. false: the name was taken
+// (another attempt's answer, or anyone's), the store failed, or it did
+// not answer in time (a hanging store: the create is left to finish or
+// fail by itself); the caller makes the answer durable by its heartbeat
+// instead.
+func (a *Activities) nameAnswer(ctx context.Context, key string, info CallInfo, hb Heartbeat) bool {
 	cs, ok := a.Store.(createStore)
-	if key == "" || !ok || hb.Signed == nil {
+	if key == "" || !ok || a.Keys == nil || hb.Transcript.IsZero() || !hb.Result.IsZero() {
 		return false
 	}
-	data, err := json.Marshal(hb)
+	rec := AnswerRecord{Version: answerVersion, Answer: hb}
+	rec.Answer.Signed, rec.Answer.RefusedBy = nil, nil
+	rec.Final = a.Keys.signFinal(info, rec.Answer)
+	data, err := json.Marshal(rec)
 	if err != nil || len(data) > maxAnswerRecord {
 		return false
 	}
-	_, err = cs.Create(ctx, key, data)
+	err = within(ctx, answerFor(info), func(ctx context.Context) error {
+		_, err := cs.Create(ctx, key, data)
+		return err
+	})
+	if err != nil && !errors.Is(err, blobstore.ErrExists) {
+		warn(ctx, "brood: the call's final answer could not be named in the store; making it durable by its heartbeat", "key", key, "error", err)
+	}
 	return err == nil
 }
 
+// answerVersion is the AnswerRecord version this worker writes and takes.
+const answerVersion = 1
+
+// answerFor bounds the store's work on a named answer (its create, a
+// retry's read): half the heartbeat timeout (10s without one), so an
+// answer whose name a hanging store does not take still goes by its
+// heartbeat well within the attempt's heartbeat timeout.
+func answerFor(info CallInfo) time.Duration {
+	if hbt := info.Heartbeat; hbt > 0 {
+		return max(hbt/2, 500*time.Millisecond)
+	}
+	return 10 * time.Second
+}
+
+// within runs f with a context bounded by d and returns its error, or the
+// context's once d passes even if f does not return (a store that hangs
+// whatever its context says is left behind).
+func within(ctx context.Context, d time.Duration, f func(context.Context) error) error {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- f(bctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-bctx.Done():
+		return fmt.Errorf("the store did not answer within %s: %w", d, bctx.Err())
+	}
+}
+
+// warn logs to the activity's logger (nothing outside an activity).
+func warn(ctx context.Context, msg string, kv ...any) {
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Warn(msg, kv...)
+	}
+}
+
 // namedAnswer is the final answer an earlier attempt of the call named
-// under key, when a worker key this one trusts signed it for an earlier
-// attempt of this execution and for the call's own task (own), and it
-// goes at least as far as hb, the heartbeat the attempt would continue
-// from otherwise (an honest attempt continues from the last durable
-// point, so the record of an answer is never behind it).
+// under key, when a worker key this one trusts signed it as the final
+// answer of this very execution, activity and input for an earlier
+// attempt and for the call's own task (own; signFinal), and it goes at
+// least as far as hb, the heartbeat the attempt would continue from
+// otherwise, by transcript position (its length in bytes: the two are
+// the same task's conversation in this execution, an honest attempt
+// continuing from the last durable point, so the record of an answer is
+// never shorter). Never over a finished attempt's stored result (hb's
+// Result): that result is the call's, and a retry returns it.
 func (a *Activities) namedAnswer(ctx context.Context, key string, info CallInfo, own string, hb Heartbeat) (Heartbeat, bool) {
 	r, ok := a.Store.(claimReader)
-	if key == "" || !ok || info.Attempt <= 1 {
+	if key == "" || !ok || info.Attempt <= 1 || !hb.Result.IsZero() {
 		return Heartbeat{}, false
 	}
-	b, err := r.ReadRecord(ctx, key, maxAnswerRecord)
+	var b []byte
+	err := within(ctx, answerFor(info), func(ctx context.Context) error {
+		var err error
+		b, err = r.ReadRecord(ctx, key, maxAnswerRecord)
+		return err
+	})
 	if err != nil {
 		if !errors.Is(err, blobstore.ErrNotFound) {
-			activity.GetLogger(ctx).Warn("brood: the call's named answer could not be read; continuing from its heartbeat", "key", key, "error", err)
+			warn(ctx, "brood: the call's named answer could not be read; continuing from its heartbeat", "key", key, "error", err)
 		}
 		return Heartbeat{}, false
 	}
-	var named Heartbeat
-	if json.Unmarshal(b, &named) != nil || named.Transcript.IsZero() || !named.Result.IsZero() {
+	var rec AnswerRecord
+	if json.Unmarshal(b, &rec) != nil || rec.Version != answerVersion {
+		return Heartbeat{}, false // an older worker's record, or none of brood's
+	}
+	named := rec.Answer
+	if named.Transcript.IsZero() || !named.Result.IsZero() || named.Signed != nil {
 		return Heartbeat{}, false
 	}
-	if named.TaskID != cmp.Or(own, named.TaskID) || a.Keys.check(info, named, false) != nil {
+	if named.TaskID != cmp.Or(own, named.TaskID) {
+		return Heartbeat{}, false
+	}
+	if err := a.Keys.checkFinal(info, named, rec.Final); err != nil {
+		warn(ctx, "brood: the call's named answer is not taken; continuing from its heartbeat", "key", key, "why", err)
 		return Heartbeat{}, false
 	}
 	if hb.TaskID != "" && hb.TaskID != named.TaskID || hb.Position > named.Position {

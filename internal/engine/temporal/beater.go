@@ -200,23 +200,34 @@ func (b *beater) turn(ctx context.Context, _ int) bool {
 // finalTurn is the boundary of the answer the child says ends its run
 // (call.Watch.Final): its transcript goes to the store as a turn's does,
 // and is named there under the call's answer key (answername.go) instead
-// of by a heartbeat; where that name cannot be created it goes by its
-// heartbeat, as any turn (turn).
+// of by a heartbeat; where that name cannot be created, or the store does
+// not create it within answerFor, it goes by its heartbeat, as any turn
+// (turn). The name is created without b.mu held: the attempt's liveness
+// beats go on meanwhile (naming the answer's transcript, uploaded), so a
+// store that hangs never holds them past the heartbeat timeout.
 func (b *beater) finalTurn(ctx context.Context, _ int) bool {
 	at := time.Now()
 	defer func() { b.a.Times.Add("child: turn made durable", time.Since(at)) }()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.s.isGone() {
+		b.mu.Unlock()
 		return false
 	}
 	hb, ok := b.uploadTurn(ctx)
+	b.mu.Unlock()
 	if !ok {
 		return false
 	}
-	if !hb.Transcript.IsZero() && b.a.nameAnswer(ctx, b.answer, hb) {
+	if b.a.nameAnswer(ctx, b.answer, b.info, hb) {
+		b.mu.Lock()
 		b.named = hb
+		b.mu.Unlock()
 		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.s.isGone() {
+		return false
 	}
 	return b.recordTurn(ctx, hb)
 }

@@ -166,7 +166,7 @@ func (e *Engine) landFinished(ctx context.Context, taskID, runID string, out *Ca
 	case res == nil || out.Snapshot == nil:
 		return l, false, nil
 	}
-	return e.land(ctx, callLanding(callKey(taskID, runID), out.Snapshot, res)), true, nil
+	return e.land(ctx, callLanding(callKey(taskID, runID), out.Snapshot, res, r.Agent)), true, nil
 }
 
 // CallLanding is what became of a fleet call's change in this repository

@@ -128,6 +128,13 @@ type CodeConfig struct {
 	// that writes a path they forbid is refused whole and kept, never
 	// landed, as a local isolated writer's change is. nil: none.
 	WriteDenied func(path string) bool
+	// AgentDeny is the deny rules of an agent's own definition as this
+	// submitter's registry has it (disallowedTools with a specifier:
+	// Edit(secrets/**)): a change by that agent writing a path its Edit
+	// or Write rules forbid is refused whole and kept, as one the
+	// settings forbid, as a local writer's is (its envelope has both).
+	// nil: none.
+	AgentDeny func(agent string) []string
 }
 
 // capture records the submitter's tree for a run's calls.
@@ -160,7 +167,7 @@ func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapsh
 		}
 		return
 	}
-	out := e.land(ctx, callLanding(key, snap, res))
+	out := e.land(ctx, callLanding(key, snap, res, r.Agent))
 	if out.State == landApplied && len(out.Files) > 0 {
 		r.FilesChanged = out.Files
 	}
@@ -199,10 +206,10 @@ func callChange(r *call.Result) (*codesnap.Result, error) {
 	return &res, nil
 }
 
-// callLanding is the landing of a call's change against the snapshot it
-// ran in.
-func callLanding(key string, snap *codesnap.Snapshot, res *codesnap.Result) landing {
-	return landing{key: key, what: "the call's changes", tag: "fleet copy", from: snap, res: res}
+// callLanding is the landing of a call's change, by agent, against the
+// snapshot it ran in.
+func callLanding(key string, snap *codesnap.Snapshot, res *codesnap.Result, agent string) landing {
+	return landing{key: key, what: "the call's changes", tag: "fleet copy", from: snap, res: res, agents: []string{agent}}
 }
 
 // callKey is the landing record of one workflow run of a call's task: a

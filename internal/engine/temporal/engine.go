@@ -395,7 +395,7 @@ func (e *Engine) progress(ctx context.Context, id, runID string, seen map[string
 		return
 	}
 	for _, ev := range p.Events {
-		if old, ok := seen[ev.Phase]; ok && old == ev || landingEnd(ev) {
+		if old, ok := seen[ev.Phase]; ok && sameNews(old, ev) || landingEnd(ev) {
 			continue
 		}
 		seen[ev.Phase] = ev

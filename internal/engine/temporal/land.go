@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/isolate"
 	"github.com/broodhq/brood/internal/taskdir"
 	wf "github.com/broodhq/brood/internal/workflow"
 )
@@ -56,6 +57,9 @@ type landing struct {
 	// again tries a change an earlier landing kept (it did not apply)
 	// once more: a resume of the run, after the user made room for it.
 	again bool
+	// agents wrote the change: their definitions' deny rules judge it
+	// (writeDenied).
+	agents []string
 }
 
 // id names the change in the record.
@@ -170,7 +174,7 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 		return failed(err.Error())
 	}
 	ap, err := l.apply(ctx, blobs, work, codesnap.ApplyOptions{StateDir: state, AllowConfig: e.cfg.Code.AllowConfig,
-		WriteDenied: e.cfg.Code.WriteDenied})
+		WriteDenied: e.writeDenied(l.agents)})
 	if state != "" && (err != nil || ap.Conflict == "" && ap.ConfigPatch == "" || keepNamed(ap, e.cfg.Code.StateDir, l.key)) {
 		os.RemoveAll(state) // nothing kept there (what was is named now)
 	}
@@ -185,6 +189,37 @@ func (e *Engine) land(ctx context.Context, l landing) landOutcome {
 	}
 	rec.landed(&l, id, said+ap.Message())
 	return rec.save(file, landOutcome{State: landApplied, Files: ap.Files})
+}
+
+// writeDenied judges a change the agents wrote: by the submitter's own
+// Edit and Write deny rules (CodeConfig.WriteDenied) and by each agent's
+// definition's (AgentDeny), as a local writer's landing judges by its
+// envelope, which has both (nil: no rule forbids a path).
+func (e *Engine) writeDenied(agents []string) func(string) bool {
+	settings := e.cfg.Code.WriteDenied
+	var rules []string
+	if e.cfg.Code.AgentDeny != nil {
+		for _, a := range agents {
+			rules = append(rules, e.cfg.Code.AgentDeny(a)...)
+		}
+	}
+	own := isolate.WriteDeniedFunc(&dispatch.Envelope{Permissions: dispatch.Permissions{Deny: rules}, Workspace: e.cfg.Code.Dir})
+	switch {
+	case own == nil:
+		return settings
+	case settings == nil:
+		return own
+	}
+	return func(p string) bool { return settings(p) || own(p) }
+}
+
+// runAgents are the agents a run's plan names (its tree holds the
+// changes of its writers among them).
+func runAgents(in RunInput) []string {
+	if in.Plan == nil {
+		return nil
+	}
+	return planAgents(in.Plan)
 }
 
 // landed records the change as in the work tree.
@@ -244,7 +279,7 @@ func (e *Engine) landTree(ctx context.Context, in RunInput, again bool) landOutc
 	if e.cfg.Code == nil {
 		return landOutcome{State: landElsewhere, Message: "the run's changes are on the fleet, not here: resume it from the repository it was submitted from to land them"}
 	}
-	out := e.land(ctx, landing{key: in.RunID, what: "the run's changes", tag: "fleet", from: in.Code, to: in.Tip, again: again})
+	out := e.land(ctx, landing{key: in.RunID, what: "the run's changes", tag: "fleet", from: in.Code, to: in.Tip, again: again, agents: runAgents(in)})
 	if out.State == landAlready {
 		out.Message = alreadyLanded
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/broodhq/brood/internal/codesnap"
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/isolate"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // landRepo is a submitter's repository with one commit, its snapshot, a
@@ -77,7 +78,7 @@ func writeT(t *testing.T, dir, name, content string) {
 }
 
 func (r *landRepo) call(key string) landing {
-	return callLanding(key, r.snap, r.res)
+	return callLanding(key, r.snap, r.res, "general-purpose")
 }
 
 // crashMark leaves the record a submitter that died mid-landing leaves:
@@ -232,22 +233,39 @@ func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 // writes a path the submitter's Edit or Write deny rules forbid is not
 // landed, a call's or a run's tree: refused whole (an allowed file in it
 // too), kept under the state directory, the denied path named; a later
-// landing says so again and writes nothing.
+// landing says so again and writes nothing. So is one that writes a path
+// the agent's own definition denies (disallowedTools: Edit(one*), as the
+// submitter's registry has it: review42 P3-A), as a local writer's
+// envelope has both; another agent's rules judge nothing of it.
 func TestDeniedChangeIsRefusedWhole(t *testing.T) {
 	for _, tc := range []struct {
 		name, deny string
+		by         string // whose rule: "" the settings', else the agent's definition's
 		refused    bool
 	}{
-		{"call, denied by a pattern", "Edit(one*)", true},
-		{"call, denied by Write", "Write(one.txt)", true},
-		{"call, another path denied", "Edit(conf/**)", false},
-		{"run, denied", "Edit(one*)", true},
-		{"run, another path denied", "Edit(conf/**)", false},
+		{"call, denied by a pattern", "Edit(one*)", "", true},
+		{"call, denied by Write", "Write(one.txt)", "", true},
+		{"call, another path denied", "Edit(conf/**)", "", false},
+		{"run, denied", "Edit(one*)", "", true},
+		{"run, another path denied", "Edit(conf/**)", "", false},
+		{"call, denied by the agent's definition", "Edit(one*)", "general-purpose", true},
+		{"call, denied by another agent's definition", "Edit(one*)", "explore", false},
+		{"run, denied by its agent's definition", "Write(one.txt)", "general-purpose", true},
+		{"run, the agent's definition denies another path", "Edit(conf/**)", "general-purpose", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newLandRepo(t)
-			r.e.cfg.Code.WriteDenied = isolate.WriteDeniedFunc(&dispatch.Envelope{
-				Permissions: dispatch.Permissions{Deny: []string{tc.deny}}, Workspace: r.dir})
+			if tc.by == "" {
+				r.e.cfg.Code.WriteDenied = isolate.WriteDeniedFunc(&dispatch.Envelope{
+					Permissions: dispatch.Permissions{Deny: []string{tc.deny}}, Workspace: r.dir})
+			} else {
+				r.e.cfg.Code.AgentDeny = func(agent string) []string {
+					if agent == tc.by {
+						return []string{tc.deny}
+					}
+					return nil
+				}
+			}
 			land := func() landOutcome { return r.e.land(t.Context(), r.call(callRun)) }
 			if strings.HasPrefix(tc.name, "run") {
 				writeT(t, r.dir, "one.txt", "from the writer\n")
@@ -257,7 +275,10 @@ func TestDeniedChangeIsRefusedWhole(t *testing.T) {
 				}
 				os.Remove(filepath.Join(r.dir, "one.txt"))
 				const runID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
-				land = func() landOutcome { return r.e.landRunOut(t.Context(), RunInput{RunID: runID, Code: r.snap, Tip: tip}) }
+				plan := &wf.Plan{Phases: []wf.Phase{{ID: "w", Parallel: []wf.Call{{Agent: "general-purpose", Prompt: "write"}}}}}
+				land = func() landOutcome {
+					return r.e.landRunOut(t.Context(), RunInput{RunID: runID, Code: r.snap, Tip: tip, Plan: plan})
+				}
 			}
 			out := land()
 			_, err := os.Stat(filepath.Join(r.dir, "one.txt"))

@@ -237,7 +237,7 @@ func (e *Engine) runWaits(ctx context.Context, id, runID string, seen map[string
 		return false
 	}
 	ev := wf.Event{RunID: id, Status: st}
-	if old, ok := seen[""]; !ok || old != ev {
+	if old, ok := seen[""]; !ok || !sameNews(old, ev) {
 		seen[""] = ev
 		events(ev)
 	}
@@ -283,7 +283,7 @@ func callNews(seen map[string]wf.Event, ev wf.Event) bool {
 	if ok && ev.Status == wf.RunRunning && strings.HasPrefix(old.Status, wf.RunRunning+" on worker ") {
 		return false
 	}
-	if ok && old == ev {
+	if ok && sameNews(old, ev) {
 		return false
 	}
 	seen[""] = ev

@@ -25,6 +25,8 @@ type CallInfo struct {
 	Workflow  string
 	// Run is the workflow execution's run id.
 	Run string
+	// Activity is the activity's id in its execution.
+	Activity string
 	// Submitter is the fingerprint of the key that signed the call's
 	// submission ("": unsigned), set by callInfo.
 	Submitter    string
@@ -43,7 +45,7 @@ type CallInfo struct {
 // infoOf is the activity's CallInfo.
 func infoOf(ctx context.Context) CallInfo {
 	i := activity.GetInfo(ctx)
-	return CallInfo{Namespace: i.WorkflowNamespace, Workflow: i.WorkflowExecution.ID, Run: i.WorkflowExecution.RunID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
+	return CallInfo{Namespace: i.WorkflowNamespace, Workflow: i.WorkflowExecution.ID, Run: i.WorkflowExecution.RunID, Activity: i.ActivityID, Queue: i.TaskQueue, Heartbeat: i.HeartbeatTimeout,
 		StartToClose: i.StartToCloseTimeout, Attempt: int(i.Attempt), Priority: i.Priority.PriorityKey}
 }
 

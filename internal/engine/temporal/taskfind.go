@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/engine"
 	"github.com/broodhq/brood/internal/shortid"
+	wf "github.com/broodhq/brood/internal/workflow"
 )
 
 // resolveCall is the task id of the fleet call q names: q itself when a
@@ -87,14 +90,40 @@ func (e *Engine) queued(ctx context.Context, queue string) string {
 // queuedWord says why a call waits, from the queue's workflow and activity
 // pollers: none of a kind, or none that polled lately of either (every
 // worker stopped: the server lists them for minutes), is no worker
-// polling; otherwise a worker is there and its slots are taken (a worker
-// whose activity slots are all busy stops polling for activities, but its
-// workflow pollers go on).
+// polling; otherwise what is known, never more: when a worker last polled
+// the queue and which (a worker whose slots are all busy polls no
+// activities but its workflow pollers go on; one that stopped seconds ago
+// is still listed, with its last poll growing older).
 func queuedWord(queue string, workflow, activity []*taskqueuepb.PollerInfo, now time.Time) string {
 	if len(workflow) == 0 || len(activity) == 0 || livePollers(workflow, now)+livePollers(activity, now) == 0 {
 		return noWorkerWord(queue)
 	}
-	return "queued (waiting for a free worker on task queue " + queue + ")"
+	var last *taskqueuepb.PollerInfo
+	for _, p := range append(slices.Clip(workflow), activity...) {
+		if t := p.GetLastAccessTime(); t != nil && (last == nil || t.AsTime().After(last.GetLastAccessTime().AsTime())) {
+			last = p
+		}
+	}
+	if last == nil {
+		return "queued (waiting for a worker on task queue " + queue + ")"
+	}
+	ago := max(now.Sub(last.GetLastAccessTime().AsTime()), 0).Round(time.Second)
+	by := ""
+	if w := printable(last.GetIdentity()); w != "" {
+		by = " by " + w
+	}
+	return fmt.Sprintf("queued (waiting for a worker: last poll of task queue %s %s ago%s)", queue, ago, by)
+}
+
+// pollAge is the age of a queue's last poll in a status (queuedWord),
+// which grows while nothing changes.
+var pollAge = regexp.MustCompile(` [0-9hms.]+ ago( by |\))`)
+
+// sameNews reports whether two progress events say the same, but for
+// the age of a queue's last poll.
+func sameNews(a, b wf.Event) bool {
+	a.Status, b.Status = pollAge.ReplaceAllString(a.Status, "$1"), pollAge.ReplaceAllString(b.Status, "$1")
+	return a == b
 }
 
 // pollerGone is how long after its last poll the server's poller list

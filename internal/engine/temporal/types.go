@@ -258,6 +258,19 @@ type Heartbeat struct {
 	RefusedBy []string `json:"refused_by,omitempty"`
 }
 
+// AnswerRecord is a call's final answer as a worker names it in the
+// fleet's store (answername.go), under a name every attempt of the
+// activity computes: the answer's heartbeat (Answer, with no signature of
+// its own) and the worker's signature that it is the final answer of this
+// execution, activity and input (Final: a claim of its own, never a
+// heartbeat's). A record of another version, or with no Final, is not
+// taken: the retry continues from its heartbeat.
+type AnswerRecord struct {
+	Version int        `json:"v"`
+	Answer  Heartbeat  `json:"answer"`
+	Final   *WorkerSig `json:"final"`
+}
+
 // Progress is what the progress query answers: the latest event per phase.
 type Progress struct {
 	Events []workflow.Event `json:"events"`

@@ -9,6 +9,7 @@ package fleetlink
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/broodhq/brood/internal/blobstore"
@@ -139,5 +140,15 @@ func codeConfig(ctx context.Context, f *cmdutil.Factory, blobs *blobstore.Store)
 	// rules (the settings': on the fleet the permission flags are the
 	// worker's), as a local isolated writer's is when it lands.
 	denied := isolate.WriteDeniedFunc(&dispatch.Envelope{Permissions: f.Permissions(cmdutil.PermissionFlags{}), Workspace: f.Cwd})
-	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges, WriteDenied: denied}
+	// And by the agent's own definition's deny rules (disallowedTools
+	// with a specifier), as this user's registry has the agent, as a
+	// local writer's envelope carries them (review42 P3-A).
+	reg := sync.OnceValue(f.Registry) // loaded at the first landing, once
+	agentDeny := func(agent string) []string {
+		if def, ok := reg().Get(agent); ok {
+			return def.DenyRules
+		}
+		return nil
+	}
+	return &temporal.CodeConfig{Blobs: blobs, Dir: f.Cwd, StateDir: state, AllowConfig: f.Settings.Agents.AllowConfigChanges, WriteDenied: denied, AgentDeny: agentDeny}
 }
