@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/broodhq/brood/internal/hooks"
@@ -174,8 +175,25 @@ func gateHooks(root, cwd string, add func(rel string, data []byte, why string), 
 				evs = append(evs, ev)
 			}
 		}
-		add(rel, data, fmt.Sprintf("hooks %s (%s%s)", strings.Join(evs, ", "), rel, runs(hookFiles(root, cwd, cfg))))
+		add(rel, data, fmt.Sprintf("hooks %s (%s%s): %s", strings.Join(evs, ", "), rel, runs(hookFiles(root, cwd, cfg)), hookCommands(cfg)))
 	}
+}
+
+// hookCommands names every command cfg's hooks run, by event, each whole
+// and quoted (a control character, an escape sequence or a line break in
+// it is spelt out, never written raw), so that what brood trust and the
+// question before the interactive mode show is what would run (redteam
+// P3-1): `PreToolUse "./scripts/guard.sh", Stop "make lint"`.
+func hookCommands(cfg hooks.Config) string {
+	var out []string
+	for _, ev := range hooks.Events() {
+		for _, g := range cfg[ev] {
+			for _, h := range g.Hooks {
+				out = append(out, ev+" "+strconv.Quote(h.Command))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // hookFiles are the project files (absolute) that cfg's hooks run in cwd.
