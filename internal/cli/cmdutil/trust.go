@@ -121,9 +121,9 @@ func projectGated(root, cwd string) []settings.GatedFile {
 		if spawn.WideningMode(def.PermissionMode) {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}
-		if def.Timeout > 0 || def.MaxTurns > 0 || def.Limits != (limits.Set{}) {
+		if def.Timeout > 0 || def.MaxTurns > 0 || def.Limits != (limits.Set{}) || def.Isolation != "" {
 			// Judged against the user's layers by the gate.
-			asks := &settings.AgentAsks{Name: def.Name, Timeout: def.Timeout, MaxTurns: def.MaxTurns, Limits: def.Limits}
+			asks := &settings.AgentAsks{Name: def.Name, Timeout: def.Timeout, MaxTurns: def.MaxTurns, Limits: def.Limits, Isolation: def.Isolation}
 			if i := slices.IndexFunc(out, func(g settings.GatedFile) bool { return g.File.Rel == rel }); i >= 0 {
 				out[i].Agent = asks
 			} else {
