@@ -10,7 +10,8 @@ import (
 )
 
 // TestGateAgentAsks (redteam P2-1): a project agent file's timeout,
-// maxTurns and limits above the user's layers are widening, named on the
+// maxTurns and limits above the user's layers, and an isolation looser
+// than theirs (review42 P3), are widening, named on the
 // trust line with the file in the grant's key; at or below them, the file
 // is not in the key and nothing is said.
 func TestGateAgentAsks(t *testing.T) {
@@ -28,6 +29,10 @@ func TestGateAgentAsks(t *testing.T) {
 		{name: "maxTurns above", asks: AgentAsks{Name: "slow", MaxTurns: 500}, want: "agent slow's maxTurns 500, above 10"},
 		{name: "maxTurns equal", asks: AgentAsks{Name: "slow", MaxTurns: 10}},
 		{name: "limits above", asks: AgentAsks{Name: "slow", Limits: limits.Set{Processes: 1 << 20}}, want: "agent slow's limits processes"},
+		// review42 P3: a writer in place where the settings isolate it.
+		{name: "isolation none", asks: AgentAsks{Name: "w", Isolation: "none"}, want: "agent w's isolation none, where yours is auto: it would write in place on your tree (.claude/agents/a.md)"},
+		{name: "isolation auto", asks: AgentAsks{Name: "w", Isolation: "auto"}},
+		{name: "isolation worktree", asks: AgentAsks{Name: "w", Isolation: "worktree"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := trust.File{Rel: ".claude/agents/a.md", Data: []byte("x")}

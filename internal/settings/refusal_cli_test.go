@@ -15,7 +15,9 @@ import (
 // root whose Bash calls are refused in -p reads advice that grants no
 // more than the call: no rule to keep for an interpreter's or a shell's
 // inline code, a wrapper, or a bare file mover (approve it when asked,
-// or --allow the exact line for one run), a program of the repository's
+// or --allow the exact line for one run), a program that runs code an
+// argument or option names (make -f, npx, go run: review42 P2-A), a
+// program of the repository's
 // in this project's local file, a plain program's prefix in the user's
 // file. The exact --allow the advice gives, pasted, runs the call.
 func TestRefusalAdviceNoBroadRule(t *testing.T) {
@@ -28,7 +30,10 @@ func TestRefusalAdviceNoBroadRule(t *testing.T) {
         - Bash: {command: "env FOO=1 make"}
         - Bash: {command: "mv cfg cfg2"}
         - Bash: {command: "make build"}
-    - say: "R0={{result 0}}\nR1={{result 1}}\nR2={{result 2}}\nR3={{result 3}}\nR4={{result 4}}\n"
+        - Bash: {command: "make -f x.mk"}
+        - Bash: {command: "npx cowsay hi"}
+        - Bash: {command: "go run ./x"}
+    - say: "R0={{result 0}}\nR1={{result 1}}\nR2={{result 2}}\nR3={{result 3}}\nR4={{result 4}}\nR5={{result 5}}\nR6={{result 6}}\nR7={{result 7}}\n"
 `)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -43,13 +48,16 @@ func TestRefusalAdviceNoBroadRule(t *testing.T) {
 		{"R2=", none("env") + `, or pass --allow 'Bash(env FOO=1 make)' for one run`},
 		{"R3=", none("mv") + `, or pass --allow 'Bash(mv cfg cfg2)' for one run`},
 		{"R4=", `to allow it add "Bash(make build:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(make build:*)'`},
+		{"R5=", none("make") + `, or pass --allow 'Bash(make -f x.mk)' for one run`},
+		{"R6=", none("npx") + `, or pass --allow 'Bash(npx cowsay hi)' for one run`},
+		{"R7=", none("go") + `, or pass --allow 'Bash(go run ./x)' for one run`},
 	} {
 		line := lineAfter(out, tc.key)
 		if !strings.Contains(line, tc.want) {
 			t.Errorf("%s refusal (exit %d):\n%s\nlacks\n%s\n%s", tc.key, code, line, tc.want, errOut)
 		}
 	}
-	if m := regexp.MustCompile(`add "Bash(?:\((?:sh|bash|env|mv|make):\*\))?"`).FindString(out); m != "" {
+	if m := regexp.MustCompile(`add "Bash(?:\((?:sh|bash|env|mv|make|npx|npx cowsay|go run \./x):\*\))?"`).FindString(out); m != "" {
 		t.Errorf("a refusal suggests the broad rule %s:\n%s", m, out)
 	}
 	// The exact line, as the advice quotes it for a shell.

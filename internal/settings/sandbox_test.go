@@ -54,7 +54,8 @@ func TestGateScriptModelAndHide(t *testing.T) {
 		{"script held back", "", "model = \"script:.brood/x.yaml\"\n", false, "", nil, "model script:.brood/x.yaml"},
 		{"script trusted", "", "model = \"script:.brood/x.yaml\"\n", true, "script:.brood/x.yaml", nil, ""},
 		{"user's script", "model = \"script:/s.yaml\"\n", "", false, "script:/s.yaml", nil, ""},
-		{"provider model", "", "model = \"openai/gpt-5\"\n", false, "openai/gpt-5", nil, ""},
+		{"provider model held back", "", "model = \"openai/gpt-5\"\n", false, "", nil, "model openai/gpt-5"},
+		{"provider model trusted", "", "model = \"openai/gpt-5\"\n", true, "openai/gpt-5", nil, ""},
 		{"user hides", "[sandbox]\nhide = [\"~/.secrets\"]\n", "", false, "", []string{"~/.secrets"}, ""},
 		{"project cannot hide", "[sandbox]\nhide = [\"~/.secrets\"]\n", "[sandbox]\nhide = [\"/\"]\n", true, "", []string{"~/.secrets"}, ""},
 	} {

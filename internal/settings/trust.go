@@ -216,21 +216,20 @@ func restrict(base, full Settings) (Settings, []string, []string) {
 	if w, k := raisedLimits(base, full, &out); len(w) > 0 {
 		why, keys = append(why, w...), append(keys, k...)
 	}
-	if full.modelClaude && full.Model != base.Model {
-		// A project's .claude/settings.json chooses the model: what the
-		// run costs and which provider gets the code.
-		why, keys = append(why, "model "+full.Model+" (.claude/settings.json chooses the model: what the run costs and which provider gets your code)"), append(keys, "model")
-		out.Model, out.modelClaude = base.Model, base.modelClaude
-	}
-	if full.Model != base.Model && ScriptModel(full.Model) {
-		// A script is a program of the repository's: it decides every
-		// tool call, within your permissions.
-		why, keys = append(why, "model "+full.Model+" (a script of the repository's would decide every tool call in your place)"), append(keys, "model")
+	if full.Model != base.Model {
+		// A project's model choice is what the run costs and which of
+		// your providers (their keys and endpoints are yours: a project's
+		// env waits too) gets your code; a script is a program of the
+		// repository's, which decides every tool call.
+		why, keys = append(why, modelWhy(full)), append(keys, "model")
 		out.Model, out.modelClaude = base.Model, base.modelClaude
 	}
 	if full.Agents.AllowConfigChanges && !base.Agents.AllowConfigChanges {
 		why, keys = append(why, "agents.allow_config_changes (subagents may change .brood/ and .claude/)"), append(keys, "agents.allow_config_changes")
 		out.Agents.AllowConfigChanges = false
+	}
+	if w, k := restrictLoosened(base, full, &out); len(w) > 0 {
+		why, keys = append(why, w...), append(keys, k...)
 	}
 	if w, k := restrictConfinement(base, full, &out); len(w) > 0 {
 		why, keys = append(why, w...), append(keys, k...)

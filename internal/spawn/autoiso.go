@@ -12,6 +12,7 @@ import (
 	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/textline"
 )
 
@@ -48,7 +49,13 @@ func (d *Dispatcher) chooseIsolation(env *dispatch.Envelope, def *registry.Defin
 		env.Notes = append(env.Notes, "ran on this worker's copy of the submitter's tree; its changes go back to the submitter as one patch")
 		return false
 	}
-	mode := cmp.Or(req.Isolation, def.Isolation, d.cfg.Settings.Agents.Isolation, "auto")
+	defMode := def.Isolation
+	if def.Source == registry.SourceProject && settings.LooserIsolation(defMode, d.cfg.Settings.Agents.Isolation) && !d.trusts(def.Path) {
+		// An untrusted project agent's looser isolation waits for trust.
+		env.Notes = append(env.Notes, fmt.Sprintf("its definition's isolation: %s not applied: %s is a project file, and the project is not trusted (run `brood trust`); your agents.isolation applies", defMode, def.Path))
+		defMode = ""
+	}
+	mode := cmp.Or(req.Isolation, defMode, d.cfg.Settings.Agents.Isolation, "auto")
 	if mode != "worktree" {
 		// The user's Edit and Write deny rules win over working in
 		// place where its view cannot hold them (review40 P2-A, P2-B,

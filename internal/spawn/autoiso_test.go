@@ -2,9 +2,13 @@ package spawn
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
 	"github.com/broodhq/brood/internal/model"
 	"github.com/broodhq/brood/internal/registry"
 )
@@ -47,6 +51,44 @@ func TestWritersInTurnCountedOnce(t *testing.T) {
 				if n != tt.want {
 					t.Errorf("call %d of the turn: %d writers, want %d", i, n, tt.want)
 				}
+			}
+		})
+	}
+}
+
+// TestUntrustedAgentIsolationWaitsForTrust (review42 P3): a project agent
+// file's isolation: looser than the settings' (none where they isolate)
+// is not applied until the project is trusted: the settings' applies and
+// the task's notes say so; trusted, or in the user's own agent file, it
+// applies; a stricter one (worktree) applies at once.
+func TestUntrustedAgentIsolationWaitsForTrust(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings, def string
+		source              registry.Source
+		trusted             bool
+		othersInPlace       int
+		want                string // env.Isolation
+		note                bool
+	}{
+		{"untrusted none under worktree", "worktree", "none", registry.SourceProject, false, 0, "worktree", true},
+		{"untrusted none beside another writer", "", "none", registry.SourceProject, false, 1, "worktree", true},
+		{"trusted none", "worktree", "none", registry.SourceProject, true, 0, "", false},
+		{"the user's own none", "worktree", "none", registry.SourceUser, false, 0, "", false},
+		{"untrusted worktree is stricter", "", "worktree", registry.SourceProject, false, 0, "worktree", false},
+		{"untrusted none under none", "none", "none", registry.SourceProject, false, 1, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{TrustProject: func(string) bool { return tc.trusted }}
+			cfg.Settings.Agents.Isolation = tc.settings
+			d := &Dispatcher{cfg: cfg, inPlace: tc.othersInPlace}
+			env := &dispatch.Envelope{}
+			def := &registry.Definition{Name: "writer", Source: tc.source, Path: "/p/.claude/agents/writer.md", Isolation: tc.def}
+			d.chooseIsolation(env, def, call.Spec{})
+			if env.Isolation != tc.want {
+				t.Errorf("isolation %q, want %q (notes %q)", env.Isolation, tc.want, env.Notes)
+			}
+			if got := slices.ContainsFunc(env.Notes, func(n string) bool { return strings.Contains(n, "isolation: none not applied") }); got != tc.note {
+				t.Errorf("notes %q: saying the definition's isolation is not applied: %v, want %v", env.Notes, got, tc.note)
 			}
 		})
 	}

@@ -129,9 +129,11 @@ func shellQuote(s string) string {
 }
 
 // scopeOf says where the suggested rule r may go: nowhere when it names
-// only an interpreter, shell or wrapper (any program), a bare file mover
-// (mv, cp, rm, chmod: any file), or all of Bash; the project's local file
-// when it names a program of the repository's; else the user's file.
+// only an interpreter, shell or wrapper (any program), a program that runs
+// code an argument or option names (advicecode.go), a bare file mover
+// (mv, cp, rm, chmod: any file), all of Bash, or an exact line that runs
+// code its words do not show; the project's local file when it names a
+// program of the repository's; else the user's file.
 func scopeOf(r string, dir string) ruleScope {
 	rule, err := ParseRule(r)
 	if err != nil {
@@ -142,22 +144,10 @@ func scopeOf(r string, dir string) ruleScope {
 	}
 	spec, prefix := strings.CutSuffix(rule.Specifier, ":*")
 	words := strings.Fields(spec)
-	if len(words) == 0 || spec == "*" {
+	if len(words) == 0 || spec == "*" || !prefix && lineRunsCode(spec, dir) {
 		return scopeNone
 	}
-	prog := interpName(words[0])
-	switch {
-	case wrappers()[prog]:
-		return scopeNone
-	case (len(words) == 1 || !prefix) && (isInterpreter(prog) || movers()[prog]):
-		// (an exact line too: python3 -c '<any code>' in every project)
-		return scopeNone
-	case repoPath(words[0], dir, false):
-		return scopeLocal
-	case isInterpreter(prog) && words[1] != "-m" && repoPath(words[1], dir, true):
-		return scopeLocal
-	}
-	return scopeUser
+	return wordsScope(words, prefix, dir)
 }
 
 // interpName is the program a command word names, less its directory and
@@ -187,7 +177,9 @@ func repoPath(w, dir string, script bool) bool {
 // python3.12 is python); a rule naming one alone allows any program.
 var interpreters = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
-	for _, p := range []string{"python", "pypy", "node", "nodejs", "ruby", "perl", "php", "lua", "luajit", "tclsh", "Rscript", "osascript",
+	for _, p := range []string{"python", "pypy", "node", "nodejs", "ruby", "perl", "php", "lua", "luajit", "tclsh", "Rscript", "R", "osascript",
+		"julia", "tsx", "ts-node", "swift", "scala", "groovy", "kotlin", "guile", "racket", "sbcl", "clisp", "runghc", "runhaskell",
+		"elixir", "escript", "ocaml", "swipl", "gforth", "wish", "jython",
 		"bash", "sh", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "pwsh"} {
 		m[p] = true
 	}

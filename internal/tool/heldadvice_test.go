@@ -13,9 +13,12 @@ import (
 // subcommand or module goes in the user's file; a program of the
 // repository's (./build.sh, bash ./x.sh, python3 tools/gen.py) in this
 // project's local file; an interpreter, shell or wrapper with no narrower
-// prefix (python3 -c, bash -c, env, xargs, sudo, find -exec), a bare file
-// mover (mv, cp, rm, chmod) or all of Bash gets no rule to keep: approve
-// it when asked, or --allow the exact line for one run.
+// prefix (python3 -c, bash -c, env, xargs, sudo, find -exec), a program
+// that runs code an argument or option names (make -f, zip -TT, npx, ssh,
+// uv run python, java, go run, awk -f, git -c core.pager=, tar
+// --to-command, sed's e: review42 P2-A), a bare file mover (mv, cp, rm,
+// chmod) or all of Bash gets no rule to keep: approve it when asked, or
+// --allow the exact line for one run.
 func TestSuggestNarrowestPrefix(t *testing.T) {
 	const user = " to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow "
 	const local = " to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow "
@@ -57,6 +60,70 @@ func TestSuggestNarrowestPrefix(t *testing.T) {
 		{"rm -rf build", none + `"rm"` + ask},
 		{"chmod +x run", none + `"chmod"` + ask},
 		{"echo $(cat x) | sh", none},
+		// review42 P2-A: a program that runs code an argument or option
+		// names gets no rule, as an interpreter does.
+		{"make -f FILE", none + `"make"` + ask + `, or pass --allow 'Bash(make -f FILE)' for one run`},
+		{"make -f x.mk build", none + `"make"` + ask},
+		{"make -C /tmp/other", none + `"make"` + ask},
+		{"zip -TT CMD a.zip x", none + `"zip"` + ask + `, or pass --allow 'Bash(zip -TT CMD a.zip x)' for one run`},
+		{"zip --unzip-command 'sh -c id' a.zip x", none + `"zip"` + ask},
+		{"npx PKG", none + `"npx"` + ask + `, or pass --allow 'Bash(npx PKG)' for one run`},
+		{"npx cowsay hi", none + `"npx"` + ask},
+		{"bunx cowsay", none + `"bunx"` + ask},
+		{"uvx ruff check", none + `"uvx"` + ask},
+		{"pipx run black .", none + `"pipx"` + ask},
+		{"npm exec cowsay", none + `"npm"` + ask},
+		{"pnpm dlx cowsay", none + `"pnpm"` + ask},
+		{"ssh HOST CMD", none + `"ssh"` + ask + `, or pass --allow 'Bash(ssh HOST CMD)' for one run`},
+		{"ssh host ls", none + `"ssh"` + ask},
+		{"uv run python x.py", none + `"uv"` + ask},
+		{"uv run python -c 'import os'", none + `"uv"` + ask},
+		{"uv run -- sh -c id", none + `"uv"` + ask},
+		{"poetry run python -m http.server", none + `"poetry"` + ask},
+		{"java -jar x.jar", none + `"java"` + ask},
+		{"java Foo", none + `"java"` + ask},
+		{"go run ./x", none + `"go"` + ask + `, or pass --allow 'Bash(go run ./x)' for one run`},
+		{"go run main.go", none + `"go"` + ask},
+		{"go tool pprof x", none + `"go"` + ask},
+		{"cargo run", none + `"cargo"` + ask},
+		{"awk -f FILE", none + `"awk"` + ask + `, or pass --allow 'Bash(awk -f FILE)' for one run`},
+		{"awk -f prog.awk in", none + `"awk"` + ask},
+		{"gawk 'BEGIN{system(\"id\")}'", none + `"gawk"` + ask},
+		{"ruby -e 'p 1'", none + `"ruby"` + ask},
+		{"perl -e 'print 1'", none + `"perl"` + ask},
+		{"perl /tmp/x.pl", none + `"perl"` + ask},
+		{"python3 ~/x.py", none + `"python3"` + ask},
+		{"node script", `to allow it add "Bash(node script:*)"` + local},
+		{"perl x.pl", `to allow it add "Bash(perl x.pl:*)"` + local},
+		{"deno run x.ts", none + `"deno"` + ask},
+		{"deno eval 'Deno.exit()'", none + `"deno"` + ask},
+		{"bun x.ts", none + `"bun"` + ask},
+		{"bun run x.ts", none + `"bun"` + ask},
+		{"php -r 'echo 1;'", none + `"php"` + ask},
+		{"tclsh", none + `"tclsh"` + ask},
+		{"R -e 1", none + `"R"` + ask},
+		{"julia -e 1", none + `"julia"` + ask},
+		{"gdb -batch -ex 'shell id'", none + `"gdb"` + ask},
+		{"vim -c '!id' f", none + `"vim"` + ask},
+		{"sqlite3 db '.shell id'", none + `"sqlite3"` + ask},
+		{"busybox sh", none + `"busybox"` + ask},
+		{"gcc -wrapper sh,-c,id x.c", none + `"gcc"` + ask},
+		{"git -c core.pager=sh log", none + `"git"` + ask + `, or pass --allow 'Bash(git -c core.pager=sh log)' for one run`},
+		{"find . -exec id ;", none + `"find"` + ask},
+		{"tar --to-command=sh -xf a.tar", none + `"tar"` + ask},
+		{"tar -I 'sh -c id' -xf a.tar", none + `"tar"` + ask},
+		{"rsync -e 'sh -c x' a b", none + `"rsync"` + ask},
+		{"sed -e '1e id' f", none + `"sed"` + ask},
+		{"sort --compress-program=sh f", none + `"sort"` + ask},
+		{"kubectl exec pod -- sh", none + `"kubectl"` + ask},
+		{"docker exec ctr sh", none + `"docker"` + ask},
+		{"mvn exec:java", none + `"mvn"` + ask},
+		{"scp -S ./x a host:b", none + `"scp"` + ask},
+		// What stays: a write the exact line shows, a plain program.
+		{"sed -i s/a/b/ f", `to allow it add "Bash(sed -i s/a/b/ f)"` + user},
+		{"poetry run pytest -x", `to allow it add "Bash(poetry run pytest:*)"` + user},
+		{"cargo test", `to allow it add "Bash(cargo test:*)"` + user},
+		{"zip -r out.zip src", `to allow it add "Bash(zip:*)"` + user},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			p, err := NewPermissions("default", nil, nil, nil)
@@ -67,7 +134,8 @@ func TestSuggestNarrowestPrefix(t *testing.T) {
 			if !res.IsError || !strings.Contains(res.Content, "; "+tc.want) || strings.Contains(res.Content, "\n") {
 				t.Errorf("%s: refusal\n%s\nlacks\n%s", tc.cmd, res.Content, tc.want)
 			}
-			for _, broad := range []string{`"Bash"`, `"Bash(python3:*)"`, `"Bash(bash:*)"`, `"Bash(echo:*)"`, `"Bash(env:*)"`, `"Bash(mv:*)"`, `"Bash(rm:*)"`, `"Bash(find:*)"`} {
+			for _, broad := range []string{`"Bash"`, `"Bash(python3:*)"`, `"Bash(bash:*)"`, `"Bash(echo:*)"`, `"Bash(env:*)"`, `"Bash(mv:*)"`, `"Bash(rm:*)"`, `"Bash(find:*)"`,
+				`"Bash(npx `, `"Bash(ssh:*)"`, `"Bash(uv run python:*)"`, `"Bash(java:*)"`, `"Bash(go run `, `"Bash(awk -f`} {
 				if strings.Contains(res.Content, "add "+broad) {
 					t.Errorf("%s: the refusal suggests the broad rule %s: %s", tc.cmd, broad, res.Content)
 				}

@@ -38,6 +38,9 @@ const (
 	effWriteDir = "writes files into a directory"
 	effRun      = "runs a program"
 	effReadCode = "reads commands or options from a file brood cannot check"
+	// makeElsewhere: make -C DIR runs the Makefile there, which any
+	// project could have put there.
+	makeElsewhere = "runs the Makefile of another directory"
 )
 
 // optTable is what one program's options do.
@@ -206,7 +209,10 @@ var optTables = sync.OnceValue(func() map[string]*optTable {
 		}, short: map[byte]string{'o': effWrite, 'O': "writes a file named by the server", 'D': effWrite,
 			'c': effWrite, 'K': effReadCode, 'T': "sends a file"},
 			valued: "abcdDeEFHKmoPQrtTuUwxXYyzC", abbrev: false},
-		"make": {long: map[string]string{"eval": effRun}, short: map[byte]string{'E': effRun}, valued: "CfIjloWE", abbrev: true},
+		"make": {long: map[string]string{"eval": effRun, "file": effReadCode, "makefile": effReadCode, "directory": makeElsewhere, "include-dir": effReadCode},
+			short: map[byte]string{'E': effRun, 'f': effReadCode, 'C': makeElsewhere, 'I': effReadCode}, valued: "CfIjloWE", abbrev: true},
+		"zip": {long: map[string]string{"unzip-command": effRun, "test": effRun},
+			short: map[byte]string{'T': effRun}, valued: "bnPtx", abbrev: false},
 		// Programs that write their operands: a rule for them allows writing,
 		// but never brood's configuration (configwrite.go).
 		"touch":    {writesOperands: true},

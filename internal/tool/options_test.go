@@ -14,6 +14,7 @@ var optionRules = []string{
 	"Bash(npx:*)", "Bash(timeout:*)", "Bash(env:*)", "Bash(nice:*)", "Bash(command:*)", "Bash(exec:*)",
 	"Bash(sh:*)", "Bash(bash:*)", "Bash(echo:*)", "Bash(uniq:*)", "Bash(dd:*)", "Bash(make:*)", "Bash(cargo:*)",
 	"Bash(yarn:*)", "Bash(unzip:*)", "Bash(fd:*)", "Bash(cp:*)", "Bash(cat:*)", "Bash(head:*)", "Bash(setsid:*)", "Bash(ionice:*)", "Bash(rsync:*)", "Bash(scp:*)",
+	"Bash(zip:*)",
 }
 
 // TestPrefixRulesRefuseOptionsThatWriteOrRun: a rule that names a program
@@ -191,6 +192,12 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "yarn install", "yarn install"},
 		{p, "cargo --config 'target.x.runner=\"id\"' test", "--config"},
 		{p, "make --eval='x:;touch pwned' x", "--eval"},
+		{p, "make -f /tmp/evil.mk", "-f"},
+		{p, "make build --file=/tmp/evil.mk", "--file"},
+		{p, "make -C /tmp/evil", "-C"},
+		{p, "make --dir=/tmp/evil build", "--directory"},
+		{p, "zip -TT 'sh -c id' a.zip f", "-T"},
+		{p, "zip --unzip-command 'sh -c id' a.zip f", "--unzip-command"},
 		{p, "fd -x rm", "-x"},
 		{p, "fd --exec-batch rm", "--exec-batch"},
 		{p, "uniq a /tmp/b", "uniq"},
@@ -289,6 +296,7 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 		{p, "tar -tf a.tar"}, {p, "tar tvf a.tar"}, {p, "unzip -l a.zip"}, {p, "rg -n foo"}, {p, "rg --pretty foo"},
 		{p, "less f"}, {p, "man ls"}, {p, "curl -s http://127.0.0.1/"}, {p, "curl -fsSL -H 'Accept: x' http://127.0.0.1/"},
 		{p, "wget -qO- http://127.0.0.1/"}, {p, "wget -O - http://127.0.0.1/"}, {p, "wget -q --output-document=- http://127.0.0.1/"}, {p, "wget --spider http://127.0.0.1/"}, {p, "go test -run X ./..."},
+		{p, "make build"}, {p, "make -j4 test"}, {p, "make -k -n all"}, {p, "zip -r out.zip src"}, {p, "zip -q out.zip a b"},
 		{p, "npm test"}, {p, "timeout 60 go test ./..."}, {p, "env -u HOME go test ./..."}, {p, "command -v git"},
 		{p, "nice -n 5 go test ./..."}, {brood, "brood trust --list"}, {brood, "brood run --permission-mode plan 'look'"},
 		{brood, "brood tasks list"}, {p, "echo x | tee"}, {p, "cp a b"}, {p, "uniq a"}, {p, "dd if=a"},

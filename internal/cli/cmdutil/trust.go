@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/broodhq/brood/internal/hooks"
@@ -120,9 +121,9 @@ func projectGated(root, cwd string) []settings.GatedFile {
 		if spawn.WideningMode(def.PermissionMode) {
 			add(rel, data, fmt.Sprintf("agent %s runs in permissionMode %s (%s)", def.Name, def.PermissionMode, rel))
 		}
-		if def.Timeout > 0 || def.MaxTurns > 0 || def.Limits != (limits.Set{}) {
+		if def.Timeout > 0 || def.MaxTurns > 0 || def.Limits != (limits.Set{}) || def.Isolation != "" {
 			// Judged against the user's layers by the gate.
-			asks := &settings.AgentAsks{Name: def.Name, Timeout: def.Timeout, MaxTurns: def.MaxTurns, Limits: def.Limits}
+			asks := &settings.AgentAsks{Name: def.Name, Timeout: def.Timeout, MaxTurns: def.MaxTurns, Limits: def.Limits, Isolation: def.Isolation}
 			if i := slices.IndexFunc(out, func(g settings.GatedFile) bool { return g.File.Rel == rel }); i >= 0 {
 				out[i].Agent = asks
 			} else {
@@ -174,8 +175,25 @@ func gateHooks(root, cwd string, add func(rel string, data []byte, why string), 
 				evs = append(evs, ev)
 			}
 		}
-		add(rel, data, fmt.Sprintf("hooks %s (%s%s)", strings.Join(evs, ", "), rel, runs(hookFiles(root, cwd, cfg))))
+		add(rel, data, fmt.Sprintf("hooks %s (%s%s): %s", strings.Join(evs, ", "), rel, runs(hookFiles(root, cwd, cfg)), hookCommands(cfg)))
 	}
+}
+
+// hookCommands names every command cfg's hooks run, by event, each whole
+// and quoted (a control character, an escape sequence or a line break in
+// it is spelt out, never written raw), so that what brood trust and the
+// question before the interactive mode show is what would run (redteam
+// P3-1): `PreToolUse "./scripts/guard.sh", Stop "make lint"`.
+func hookCommands(cfg hooks.Config) string {
+	var out []string
+	for _, ev := range hooks.Events() {
+		for _, g := range cfg[ev] {
+			for _, h := range g.Hooks {
+				out = append(out, ev+" "+strconv.Quote(h.Command))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // hookFiles are the project files (absolute) that cfg's hooks run in cwd.
