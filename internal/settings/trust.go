@@ -61,6 +61,10 @@ type ProjectTrust struct {
 	// HeldAllow are the project files' allow rules held back (Gated),
 	// each with the file that has it.
 	HeldAllow []trust.HeldRule
+	// Own are the project's local files honoured as the person's own
+	// (PersonalNeedsTrust): outside the gate and the grant's key. The
+	// root passes their content's hashes down (trust.Grant.Own).
+	Own []trust.File
 }
 
 // Gated reports whether widening parts were set back to the defaults.
@@ -124,6 +128,7 @@ func (s Settings) clone() Settings {
 	s.Trust.Files = slices.Clone(s.Trust.Files)
 	s.Trust.Widening = slices.Clone(s.Trust.Widening)
 	s.Trust.HeldAllow = slices.Clone(s.Trust.HeldAllow)
+	s.Trust.Own = slices.Clone(s.Trust.Own)
 	return s
 }
 

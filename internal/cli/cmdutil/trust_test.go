@@ -40,7 +40,7 @@ func TestProjectGatedCoversWhatItRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rels, why []string
-	for _, g := range projectGated(root, root) {
+	for _, g := range projectGated(root, root, nil) {
 		rels = append(rels, g.File.Rel)
 		why = append(why, g.Widening...)
 	}
