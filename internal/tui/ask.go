@@ -36,7 +36,7 @@ type askRequest struct {
 type askRules struct {
 	root      string
 	workspace string
-	write     configWriter // nil: straight to disk
+	write     configWriter                       // nil: straight to disk
 	own       func(rel string, data []byte) bool // Config.OwnLocal
 	mu        sync.Mutex
 	rules     []string
