@@ -118,6 +118,7 @@ func TestLocalFileNeedsAVoucher(t *testing.T) {
 			archive(t, root, claudeLocal)
 			claudeTrusts(t, home, root)
 		}, false},
+		{"Claude Code trusts the folder, no git", claudeLocal, func(t *testing.T, root, home string) { claudeTrusts(t, home, root) }, false},
 		{"Claude Code trusts the folder above", claudeLocal, func(t *testing.T, root, home string) {
 			archive(t, root, claudeLocal)
 			claudeTrusts(t, home, filepath.Dir(root))
