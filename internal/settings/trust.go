@@ -89,8 +89,19 @@ func (t ProjectTrust) Notice() string {
 	if len(t.Files) > 1 {
 		verb = "allow"
 	}
-	return fmt.Sprintf("brood: %s %s more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)",
-		strings.Join(t.FileNames(), ", "), verb, strings.Join(t.Widening, "; "), EnvTrustProject)
+	var local []string
+	for _, f := range t.FileNames() {
+		if IsLocalFile(f) {
+			local = append(local, f)
+		}
+	}
+	why := ""
+	if len(local) > 0 {
+		// The person may take it for theirs: say why it is not.
+		why = fmt.Sprintf(" (%s: a local file is yours without trust only as brood wrote it, or in a folder Claude Code trusts)", strings.Join(local, ", "))
+	}
+	return fmt.Sprintf("brood: %s %s more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)%s",
+		strings.Join(t.FileNames(), ", "), verb, strings.Join(t.Widening, "; "), EnvTrustProject, why)
 }
 
 // modeRank orders permission modes from the most to the least asking.
