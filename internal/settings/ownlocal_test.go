@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // TestLocalFileNeedsAVoucher (review42 P1-2): git's word that a local file
@@ -142,6 +144,50 @@ func TestLocalFileNeedsAVoucher(t *testing.T) {
 			tc.setup(t, root, home)
 			if got := settings.PersonalNeedsTrust(t.Context(), root, tc.rel, settings.RootOwnLocal(root, home)); got != tc.want {
 				t.Errorf("PersonalNeedsTrust(%s) = %v, want %v", tc.rel, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSubagentTakesTheRootsWordForLocalFiles: a subagent cannot read the
+// ledger nor ~/.claude.json's trust, so it takes the root's word as the
+// grant brought it (trust.Grant.Own): a local file with exactly the
+// content the root found the person's own is honoured; with other content,
+// or without the root's word, it is gated like a repository's file.
+func TestSubagentTakesTheRootsWordForLocalFiles(t *testing.T) {
+	const (
+		rel  = ".brood/settings.local.toml"
+		mine = "[permissions]\nallow = [\"Bash(echo:*)\"]\n"
+	)
+	for _, tc := range []struct {
+		name    string
+		own     map[string]string
+		allowed bool
+	}{
+		{"the root's word for this content", map[string]string{rel: trust.Sum([]byte(mine))}, true},
+		{"the root's word for other content", map[string]string{rel: trust.Sum([]byte(mine + "#\n"))}, false},
+		{"no word", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, f := newFixture(t, "", "", nil)
+			if err := os.MkdirAll(filepath.Join(f.project, ".brood"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(f.project, rel), []byte(mine), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			grant := &trust.Grant{Own: tc.own}
+			src.Trust = settings.Trust{Inherited: true, Grant: grant}
+			src.OwnLocal = grant.OwnsLocal
+			got, _, err := settings.Load(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if allowed := slices.Contains(got.Permissions.Allow, "Bash(echo:*)"); allowed != tc.allowed {
+				t.Errorf("allow rule honoured = %v, want %v (allow %q, notice %q)", allowed, tc.allowed, got.Permissions.Allow, got.Trust.Notice())
+			}
+			if own := len(got.Trust.Own) == 1; own != tc.allowed {
+				t.Errorf("Trust.Own = %v: the file should be passed on as the person's own only when it is", got.Trust.Own)
 			}
 		})
 	}
