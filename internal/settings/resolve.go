@@ -96,10 +96,11 @@ func Load(src Sources) (Settings, []string, error) {
 // Resolve is Load with the origins and the warnings as values.
 //
 // The project gate (trust.go): the project's own files (.claude/settings.json,
-// .brood/settings.toml, and a local file git tracks) are honoured where
-// they narrow; what they widen beyond the other layers only once the user
-// trusts the project in its current state. The person's own, untracked
-// local files count as the user's.
+// .brood/settings.toml, and a local file nothing but the repository vouches
+// for) are honoured where they narrow; what they widen beyond the other
+// layers only once the user trusts the project in its current state. The
+// person's own local files (PersonalNeedsTrust: brood wrote them, or Claude
+// Code trusts the folder) count as the user's.
 func Resolve(src Sources) (*Resolved, error) {
 	files := src.Files()
 	gated, own, skip := gatedFiles(src, files)

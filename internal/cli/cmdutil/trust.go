@@ -278,7 +278,7 @@ func (f *Factory) TrustsProjectFile(path string) bool {
 }
 
 // ProjectTrusted decides whether the project's own settings files may add
-// hooks: each file (but a person's own untracked local file) must be
+// hooks: each file (but a person's own local file) must be
 // covered by the grant.
 func (f *Factory) ProjectTrusted(root string, files []string) bool {
 	g := f.Grant()
@@ -299,7 +299,7 @@ func (f *Factory) ProjectTrusted(root string, files []string) bool {
 
 // ProjectRunsTrusted decides whether the project files that the hooks of
 // one project settings file run may run, with the content they were pinned
-// with: what a person's own untracked local file runs is theirs; otherwise
+// with: what a person's own local file runs is theirs; otherwise
 // the grant must cover every one with that content.
 func (f *Factory) ProjectRunsTrusted(root, file string, pins []trust.Pin) bool {
 	if rel, ok := projectRel(root, file); ok && f.personalSettings(root, rel) {
