@@ -102,7 +102,7 @@ func TestPolicies(t *testing.T) {
 func TestRefusalIsBounded(t *testing.T) {
 	const advice = " and no one is here to give it"
 	const userAdvice = "; to allow it add \"Bash(make build:*)\" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(make build:*)'"
-	const localAdvice = "; to allow it add \"Bash(./build.sh:*)\" to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow 'Bash(./build.sh:*)'"
+	const localAdvice = "; to allow it add \"Bash(./build.sh:*)\" to [permissions] allow in .brood/settings.local.toml (this project only: edited by hand, it needs brood trust), or pass --allow 'Bash(./build.sh:*)'"
 	const noneAdvice = "; no rule to keep is suggested (one for \"python3\" would allow far more than this call): approve the call when asked (run brood without -p), or pass --allow 'Bash(python3 -c '\\''print(1)'\\'')' for one run"
 	const heldNow = "; the project's allow rule \"Bash(python3 -m pytest:*)\" in .claude/settings.json would allow it too but is held back until you trust the project, and brood trust (or --trust-project for one run) would also grant everything the project's files ask: permissions.defaultMode bypassPermissions, hooks, MCP servers, other allow rules"
 	const askAdvice = "; to allow it remove \"Bash(rm:*)\" from the permissions ask list of ~/.claude/settings.json, .brood/settings.local.toml, or approve the call when asked (run brood without -p)"

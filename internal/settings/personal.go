@@ -11,18 +11,40 @@ import (
 	"strings"
 
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/trust"
 )
 
+// OwnLocal reports whether something other than the repository vouches
+// for a local file's content (rel project-relative, data as read): brood
+// wrote it for this user (OwnLocalRecorded), Claude Code's folder trust
+// covers it (trust.ClaudeTrustsFolder), or, in a subagent, the root found
+// it so (trust.Grant.OwnsLocal). nil vouches for nothing.
+type OwnLocal func(rel string, data []byte) bool
+
+// RootOwnLocal is the root's OwnLocal for the project at root, with the
+// user's home: a file brood wrote as it is now (the ledger), or a file
+// under .claude/ in a folder Claude Code trusts (Claude Code honours its
+// own local file there; .brood/ is brood's alone).
+func RootOwnLocal(root, home string) OwnLocal {
+	return func(rel string, data []byte) bool {
+		if OwnLocalRecorded(root, rel, data) {
+			return true
+		}
+		return strings.HasPrefix(path.Clean(filepath.ToSlash(rel)), ".claude/") && trust.ClaudeTrustsFolder(home, root)
+	}
+}
+
 // PersonalNeedsTrust decides for a person's own project file
-// (.brood/settings.local.toml, .claude/settings.local.json: gitignored,
-// their own answers such as "always allow"): it is honoured without trust
-// only when git says it is theirs — the project is a git work tree, git
-// does not track the file, and nothing the repository ships stands in its
-// way. A tracked file came with the repository like any committed file and
-// goes through the gate; so does every file outside a git work tree (a
-// tarball, a copy, no git installed), where nothing tells the person's
-// file from the one that was shipped: fail closed.
+// (.brood/settings.local.toml, .claude/settings.local.json: their own
+// answers such as "always allow"): it is honoured without trust only when
+// something other than the repository vouches for its content (own: brood
+// wrote it, or Claude Code trusts the folder) and nothing the repository
+// ships stands in its way. Git alone does not vouch: an archive or a
+// download that ships its own .git, the local file untracked or
+// gitignored in it, would pass (review42 P1-2). Any other local file goes
+// through the gate like a committed one, its content in the grant's key.
 //
+// git's checks still refuse: a file git tracks came with the repository.
 // git does not look through a tracked symbolic link or into a submodule,
 // so a repository that commits `.claude -> cfg` with cfg/settings.local.json,
 // or makes .claude or .brood a submodule holding the file, would have it
@@ -30,18 +52,32 @@ import (
 // component of rel below root is a symbolic link, it is a regular file, no
 // directory on its way is a gitlink or symbolic link in the index, and it
 // belongs to root's repository (not a nested one).
-func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
+func PersonalNeedsTrust(ctx context.Context, root, rel string, own OwnLocal) bool {
 	rel = path.Clean(filepath.ToSlash(rel))
 	if !filepath.IsLocal(filepath.FromSlash(rel)) || !plainBelow(root, rel) {
 		return true
 	}
+	if shippedByGit(ctx, root, rel) || otherRepository(root, rel) {
+		return true
+	}
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false // nothing to honour
+	}
+	return err != nil || own == nil || !own(rel, data)
+}
+
+// shippedByGit reports whether git says rel came with the repository: it
+// is tracked, or a directory on its way is a gitlink or a link in the
+// index. Outside a work tree git says nothing of it.
+func shippedByGit(ctx context.Context, root, rel string) bool {
 	// The repository is not trusted here: gitx runs none of its programs.
 	// -s lists the file if tracked, and the entry of each directory on its
 	// way that is a gitlink (160000) or a link (120000).
 	ancestors := parents(rel)
 	out, err := gitx.Run(ctx, root, append([]string{"ls-files", "-s", "-z", "--", rel}, ancestors...)...)
 	if err != nil {
-		return true // 128: not a work tree
+		return false // 128: not a work tree; the content's voucher decides
 	}
 	for _, line := range strings.Split(out, "\x00") {
 		meta, p, ok := strings.Cut(line, "\t")
@@ -55,35 +91,7 @@ func PersonalNeedsTrust(ctx context.Context, root, rel string) bool {
 			return true
 		}
 	}
-	if !vouched(ctx, root) {
-		return true
-	}
-	return otherRepository(root, rel)
-}
-
-// vouched reports whether git vouches for root as a project of its
-// repository: root is the work tree's top, or the repository tracks a file
-// under it. An untracked (or gitignored) directory inside someone's
-// repository — an unpacked tarball, a download — is like no work tree at
-// all: every file of it is untracked, so git tells nothing about who wrote
-// its local files (redteam P1-5).
-func vouched(ctx context.Context, root string) bool {
-	top, err := gitx.Run(ctx, root, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return false
-	}
-	if sameDir(strings.TrimSpace(top), root) {
-		return true
-	}
-	_, err = gitx.Run(ctx, root, "ls-files", "--error-unmatch", "--", ".")
-	return err == nil
-}
-
-// sameDir reports whether a and b name the same directory, links resolved.
-func sameDir(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
+	return false
 }
 
 // plainBelow reports whether no component of rel below root is a symbolic

@@ -13,7 +13,8 @@ import (
 // git does not see as tracked is still the repository's when it reaches it
 // through a committed symbolic link, a submodule or a nested repository:
 // git does not look through them, and such a file needs trust. A nested
-// project root is checked the same way.
+// project root is checked the same way. git's checks refuse even a file
+// whose content is vouched for (own here vouches for every file).
 func TestShippedPersonalFileNeedsTrust(t *testing.T) {
 	gitIn := func(t *testing.T, dir string, args ...string) {
 		t.Helper()
@@ -66,9 +67,9 @@ func TestShippedPersonalFileNeedsTrust(t *testing.T) {
 			gitIn(t, top, "commit", "-qm", "pkg")
 			write(t, filepath.Join(top, "pkg/.brood/settings.local.toml"))
 		}, false},
-		{"untracked nested root git tracks nothing of (an unpacked tarball)", "pkg", ".brood/settings.local.toml", func(t *testing.T, top string) {
+		{"untracked nested root git tracks nothing of (its content vouched for)", "pkg", ".brood/settings.local.toml", func(t *testing.T, top string) {
 			write(t, filepath.Join(top, "pkg/.brood/settings.local.toml"))
-		}, true},
+		}, false},
 		{"committed .claude link", "", ".claude/settings.local.json", func(t *testing.T, top string) {
 			write(t, filepath.Join(top, "cfg/settings.local.json"))
 			link(t, "cfg", filepath.Join(top, ".claude"))
@@ -109,7 +110,8 @@ func TestShippedPersonalFileNeedsTrust(t *testing.T) {
 			gitIn(t, top, "commit", "-qm", "init")
 			tc.setup(t, top)
 			root := filepath.Join(top, tc.sub)
-			if got := settings.PersonalNeedsTrust(t.Context(), root, tc.rel); got != tc.wantTrust {
+			vouched := func(string, []byte) bool { return true }
+			if got := settings.PersonalNeedsTrust(t.Context(), root, tc.rel, vouched); got != tc.wantTrust {
 				t.Errorf("PersonalNeedsTrust(%s, %s) = %v, want %v", tc.sub, tc.rel, got, tc.wantTrust)
 			}
 		})

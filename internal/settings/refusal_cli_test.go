@@ -44,7 +44,7 @@ func TestRefusalAdviceNoBroadRule(t *testing.T) {
 	}
 	for _, tc := range []struct{ key, want string }{
 		{"R0=", none("sh") + `, or pass --allow 'Bash(sh -c '\''echo inline-ran'\'')' for one run`},
-		{"R1=", `to allow it add "Bash(bash ./build.sh:*)" to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow 'Bash(bash ./build.sh:*)'`},
+		{"R1=", `to allow it add "Bash(bash ./build.sh:*)" to [permissions] allow in .brood/settings.local.toml (this project only: edited by hand, it needs brood trust), or pass --allow 'Bash(bash ./build.sh:*)'`},
 		{"R2=", none("env") + `, or pass --allow 'Bash(env FOO=1 make)' for one run`},
 		{"R3=", none("mv") + `, or pass --allow 'Bash(mv cfg cfg2)' for one run`},
 		{"R4=", `to allow it add "Bash(make build:*)" to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow 'Bash(make build:*)'`},

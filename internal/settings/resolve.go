@@ -96,13 +96,14 @@ func Load(src Sources) (Settings, []string, error) {
 // Resolve is Load with the origins and the warnings as values.
 //
 // The project gate (trust.go): the project's own files (.claude/settings.json,
-// .brood/settings.toml, and a local file git tracks) are honoured where
-// they narrow; what they widen beyond the other layers only once the user
-// trusts the project in its current state. The person's own, untracked
-// local files count as the user's.
+// .brood/settings.toml, and a local file nothing but the repository vouches
+// for) are honoured where they narrow; what they widen beyond the other
+// layers only once the user trusts the project in its current state. The
+// person's own local files (PersonalNeedsTrust: brood wrote them, or Claude
+// Code trusts the folder) count as the user's.
 func Resolve(src Sources) (*Resolved, error) {
 	files := src.Files()
-	gated, skip := gatedFiles(src, files)
+	gated, own, skip := gatedFiles(src, files)
 	r, err := loadFiles(files, nil)
 	if err != nil {
 		return nil, err
@@ -120,6 +121,7 @@ func Resolve(src Sources) (*Resolved, error) {
 	var keys []string
 	full := r.Settings
 	r.Settings, r.Settings.Trust, keys = gate(src.ProjectRoot, base.Settings, r.Settings, gated, src.Gated, t)
+	r.Settings.Trust.Own = own
 	if r.Settings.Trust.Gated() {
 		r.Settings.Trust.HeldAllow = heldAllow(r.Settings.Trust.Files, full.Permissions.Allow, r.Settings.Permissions.Allow)
 		// What was held back has the value, and the origin, of the layers
@@ -156,25 +158,28 @@ func Resolve(src Sources) (*Resolved, error) {
 const heldWhy = "held back: the project is not trusted, and this allows more than the layers below; trust it with `brood trust` (or --trust-project, " + EnvTrustProject + "=1, for one run)"
 
 // gatedFiles are the project settings files that go through the gate (with
-// their content, the grant's key) and their paths.
-func gatedFiles(src Sources, files []File) ([]trust.File, map[string]bool) {
-	var out []trust.File
-	skip := map[string]bool{}
+// their content, the grant's key) and their paths, and the local files
+// that are the person's own (PersonalNeedsTrust), which do not.
+func gatedFiles(src Sources, files []File) (gated, own []trust.File, skip map[string]bool) {
+	skip = map[string]bool{}
 	for _, f := range files {
 		if !f.Exists || !strings.HasPrefix(f.Source, "claude-project") && f.Source != "project" && f.Source != "project-local" {
 			continue
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(f.Path, src.ProjectRoot+string(filepath.Separator)))
-		personal := strings.Contains(filepath.Base(rel), ".local.")
-		if personal && !PersonalNeedsTrust(context.Background(), src.ProjectRoot, rel) {
+		tf, ok, _ := ReadProjectFile(src.ProjectRoot, rel)
+		if IsLocalFile(rel) && !PersonalNeedsTrust(context.Background(), src.ProjectRoot, rel, src.OwnLocal) {
+			if ok {
+				own = append(own, tf)
+			}
 			continue
 		}
-		if tf, ok, _ := ReadProjectFile(src.ProjectRoot, rel); ok {
-			out = append(out, tf)
+		if ok {
+			gated = append(gated, tf)
 			skip[f.Path] = true
 		}
 	}
-	return out, skip
+	return gated, own, skip
 }
 
 // loadFiles applies defaults < files (less those in skip).

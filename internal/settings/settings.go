@@ -295,6 +295,10 @@ type Sources struct {
 	// a delegating child's copy of its parent's, less what only the root
 	// and the fleet use (EnvUserSettings names it).
 	UserFile string
+	// OwnLocal vouches for the project's local files that are the
+	// person's own (RootOwnLocal in the root, the inherited grant's Own in
+	// a subagent); nil vouches for none: every local file is gated.
+	OwnLocal OwnLocal
 }
 
 // EnvUserSettings names, in a delegating child's environment, the copy of

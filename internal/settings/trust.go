@@ -61,6 +61,10 @@ type ProjectTrust struct {
 	// HeldAllow are the project files' allow rules held back (Gated),
 	// each with the file that has it.
 	HeldAllow []trust.HeldRule
+	// Own are the project's local files honoured as the person's own
+	// (PersonalNeedsTrust): outside the gate and the grant's key. The
+	// root passes their content's hashes down (trust.Grant.Own).
+	Own []trust.File
 }
 
 // Gated reports whether widening parts were set back to the defaults.
@@ -85,8 +89,19 @@ func (t ProjectTrust) Notice() string {
 	if len(t.Files) > 1 {
 		verb = "allow"
 	}
-	return fmt.Sprintf("brood: %s %s more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)",
-		strings.Join(t.FileNames(), ", "), verb, strings.Join(t.Widening, "; "), EnvTrustProject)
+	var local []string
+	for _, f := range t.FileNames() {
+		if IsLocalFile(f) {
+			local = append(local, f)
+		}
+	}
+	why := ""
+	if len(local) > 0 {
+		// The person may take it for theirs: say why it is not.
+		why = fmt.Sprintf(" (%s: a local file is yours without trust only as brood wrote it, or in a folder Claude Code trusts)", strings.Join(local, ", "))
+	}
+	return fmt.Sprintf("brood: %s %s more than the defaults (%s); not applied: this run uses the defaults for those until you trust the project with `brood trust` (or --trust-project, %s=1, for one run)%s",
+		strings.Join(t.FileNames(), ", "), verb, strings.Join(t.Widening, "; "), EnvTrustProject, why)
 }
 
 // modeRank orders permission modes from the most to the least asking.
@@ -124,6 +139,7 @@ func (s Settings) clone() Settings {
 	s.Trust.Files = slices.Clone(s.Trust.Files)
 	s.Trust.Widening = slices.Clone(s.Trust.Widening)
 	s.Trust.HeldAllow = slices.Clone(s.Trust.HeldAllow)
+	s.Trust.Own = slices.Clone(s.Trust.Own)
 	return s
 }
 

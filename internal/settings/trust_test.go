@@ -3,7 +3,6 @@ package settings_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -189,66 +188,6 @@ func TestGuardrailPolicyValidated(t *testing.T) {
 	_, err := settings.Resolve(src)
 	if err == nil || !strings.Contains(err.Error(), "guardrails.evidence") || !strings.Contains(err.Error(), "reject or warn") {
 		t.Fatalf("err = %v, want it to name guardrails.evidence and the values", err)
-	}
-}
-
-// TestPersonalNeedsTrust: a person's local file is theirs only inside a git
-// work tree that does not track it; outside git every file needs trust.
-func TestPersonalNeedsTrust(t *testing.T) {
-	gitIn := func(t *testing.T, dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	const rel = ".claude/settings.local.json"
-	for _, tc := range []struct {
-		name  string
-		setup func(t *testing.T, root string)
-		want  bool
-	}{
-		{"no git", func(t *testing.T, root string) {}, true},
-		{"untracked in a work tree", func(t *testing.T, root string) { gitIn(t, root, "init", "-q") }, false},
-		{"tracked", func(t *testing.T, root string) {
-			gitIn(t, root, "init", "-q")
-			gitIn(t, root, "add", "-f", rel)
-			gitIn(t, root, "commit", "-qm", "x")
-		}, true},
-		// redteam P1-5: root is a directory inside the enclosing repository.
-		{"untracked directory in another's work tree", func(t *testing.T, root string) { gitIn(t, filepath.Dir(root), "init", "-q") }, true},
-		{"gitignored directory in another's work tree", func(t *testing.T, root string) {
-			up := filepath.Dir(root)
-			gitIn(t, up, "init", "-q")
-			if err := os.WriteFile(filepath.Join(up, ".gitignore"), []byte(filepath.Base(root)+"/\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, true},
-		{"tracked subproject of a monorepo", func(t *testing.T, root string) {
-			up := filepath.Dir(root)
-			gitIn(t, up, "init", "-q")
-			if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			gitIn(t, up, "add", filepath.Join(filepath.Base(root), "go.mod"))
-			gitIn(t, up, "commit", "-qm", "x")
-		}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "proj")
-			if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(root, rel), []byte("{}\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tc.setup(t, root)
-			if got := settings.PersonalNeedsTrust(t.Context(), root, rel); got != tc.want {
-				t.Errorf("PersonalNeedsTrust = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -28,7 +28,7 @@ const LocalSettingsFile = ".brood/settings.local.toml"
 
 // localCaveat says when LocalSettingsFile applies (docs/trust.md,
 // "Personal files").
-const localCaveat = " (this project only: it needs no brood trust while git does not track it)"
+const localCaveat = " (this project only: edited by hand, it needs brood trust)"
 
 // ruleScope is where a suggested rule may go.
 type ruleScope int

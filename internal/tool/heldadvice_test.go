@@ -21,7 +21,7 @@ import (
 // --allow the exact line for one run.
 func TestSuggestNarrowestPrefix(t *testing.T) {
 	const user = " to [permissions] allow in ~/.config/brood/settings.toml, or pass --allow "
-	const local = " to [permissions] allow in .brood/settings.local.toml (this project only: it needs no brood trust while git does not track it), or pass --allow "
+	const local = " to [permissions] allow in .brood/settings.local.toml (this project only: edited by hand, it needs brood trust), or pass --allow "
 	const none = "no rule to keep is suggested (one for "
 	const ask = " would allow far more than this call): approve the call when asked (run brood without -p)"
 	for _, tc := range []struct{ cmd, want string }{

@@ -223,7 +223,28 @@ type Grant struct {
 	// Files are the project-relative files trusted, with the SHA-256 of the
 	// content trusted: a file changed since is not.
 	Files map[string]string `json:"files,omitempty"`
+	// Own are the project's local files (.claude/settings.local.json,
+	// .brood/settings.local.toml) the root found to be the person's own
+	// (brood wrote them, or Claude Code trusts the folder), with the
+	// SHA-256 of their content then: a subagent cannot read what vouched
+	// for them (the user's state directory), so it takes the root's word,
+	// for that content only. Not trust in the project: Trusts and Covers
+	// never look here.
+	Own map[string]string `json:"own,omitempty"`
 }
+
+// OwnsLocal reports whether the root found the local file rel, with this
+// content, to be the person's own (Own). A nil grant owns nothing.
+func (g *Grant) OwnsLocal(rel string, data []byte) bool {
+	if g == nil {
+		return false
+	}
+	want, ok := g.Own[filepath.ToSlash(rel)]
+	return ok && want == sum(data)
+}
+
+// Sum is the SHA-256 of data, as a grant keeps it.
+func Sum(data []byte) string { return sum(data) }
 
 // GrantOf is the grant of files as they are.
 func GrantOf(files []File) *Grant {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/broodhq/brood/internal/dispatch"
+	"github.com/broodhq/brood/internal/settings"
 	"github.com/broodhq/brood/internal/spawn"
 	"github.com/broodhq/brood/internal/tool"
 )
@@ -34,7 +36,8 @@ type askRequest struct {
 type askRules struct {
 	root      string
 	workspace string
-	write     configWriter // nil: straight to disk
+	write     configWriter                       // nil: straight to disk
+	own       func(rel string, data []byte) bool // Config.OwnLocal
 	mu        sync.Mutex
 	rules     []string
 	perms     *tool.Permissions
@@ -68,10 +71,11 @@ func (r *askRules) allows(toolName, subject string) bool {
 
 // add keeps rules for the session and appends them to the local settings
 // file. It returns the file's path and the writes, for the answer to carry
-// down to the children (spawn.Answer.Wrote).
-func (r *askRules) add(rules []string) (string, []spawn.ConfigWrite, error) {
+// down to the children (spawn.Answer.Wrote), and a note when later runs
+// will not honour the file as the person's own.
+func (r *askRules) add(rules []string) (string, []spawn.ConfigWrite, string, error) {
 	if len(rules) == 0 {
-		return "", nil, fmt.Errorf("no rule can allow this call for good (an ask rule or the shell form needs a prompt each time)")
+		return "", nil, "", fmt.Errorf("no rule can allow this call for good (an ask rule or the shell form needs a prompt each time)")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -83,10 +87,10 @@ func (r *askRules) add(rules []string) (string, []spawn.ConfigWrite, error) {
 	}
 	p, err := tool.NewPermissions("default", next, nil, nil)
 	if err != nil {
-		return "", nil, err
+		return "", nil, "", err
 	}
 	r.rules, r.perms = next, p
-	return appendLocalRules(r.root, r.write, rules)
+	return appendLocalRules(r.root, r.write, r.own, rules)
 }
 
 // configWriter writes one project configuration file from its old content
@@ -112,27 +116,44 @@ func writeConfigDirect(root string) configWriter {
 
 // appendLocalRules adds rules to [permissions] allow in the project's
 // .brood/settings.local.toml (created if missing, written tmp+rename, and
-// kept out of git by .brood/.gitignore).
-func appendLocalRules(root string, write configWriter, rules []string) (string, []spawn.ConfigWrite, error) {
+// kept out of git by .brood/.gitignore), and notes what it wrote in the
+// user's ledger of brood's own local files (settings.RecordOwnLocal), so
+// later runs honour it without trust — unless the file held content that
+// nothing vouches for as the person's own (own: a file a repository
+// shipped), which brood's writing must not launder: then the file stays
+// gated, and the note says so.
+func appendLocalRules(root string, write configWriter, own func(string, []byte) bool, rules []string) (string, []spawn.ConfigWrite, string, error) {
 	if write == nil {
 		write = writeConfigDirect(root)
 	}
+	if own == nil {
+		own = func(rel string, data []byte) bool { return settings.OwnLocalRecorded(root, rel, data) }
+	}
+	const rel = ".brood/" + LocalSettings
 	path := filepath.Join(root, ".brood", LocalSettings)
 	if err := dispatch.EnsureStateDir(root); err != nil {
-		return path, nil, err
+		return path, nil, "", err
 	}
-	w, err := write(".brood/"+LocalSettings, func(old []byte, _ bool) ([]byte, error) {
+	vouched := false
+	w, err := write(rel, func(old []byte, exists bool) ([]byte, error) {
+		vouched = !exists || len(bytes.TrimSpace(old)) == 0 || own(rel, old)
 		return mergeLocalRules(path, old, rules)
 	})
 	if err != nil {
-		return path, nil, err
+		return path, nil, "", err
+	}
+	note := ""
+	if !vouched {
+		note = rel + " holds settings brood did not write: later runs hold it back until you run `brood trust`"
+	} else if err := settings.RecordOwnLocal(root, rel, w.Data); err != nil {
+		note = "later runs hold " + rel + " back until you run `brood trust`: " + err.Error()
 	}
 	wrote := []spawn.ConfigWrite{w}
 	ign, err := write(".brood/.gitignore", func(old []byte, _ bool) ([]byte, error) { return ignoreLocal(old), nil })
 	if err == nil {
 		wrote = append(wrote, ign)
 	}
-	return path, wrote, err
+	return path, wrote, note, err
 }
 
 // mergeLocalRules is the local settings file old with rules added to its

@@ -11,6 +11,7 @@ import (
 // reads.
 func TestAlwaysRulesMatchTheToolsOwnField(t *testing.T) {
 	root := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the answers are noted in the user's ledger
 	tests := []struct {
 		rule    string
 		tool    string
@@ -27,7 +28,7 @@ func TestAlwaysRulesMatchTheToolsOwnField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := newAskRules(root, nil)
-		if _, _, err := r.add([]string{tt.rule}); err != nil {
+		if _, _, _, err := r.add([]string{tt.rule}); err != nil {
 			t.Fatal(err)
 		}
 		if got := r.allows(tt.tool, tt.subject); got != tt.want {

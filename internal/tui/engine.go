@@ -56,6 +56,13 @@ type Config struct {
 	Workflow func(file string, inputs []string) (Workflow, error)
 	// Getenv reads the environment (NO_COLOR).
 	Getenv func(string) string
+	// OwnLocal vouches for a local file's content as the person's own
+	// (brood wrote it, Claude Code trusts the folder, or the user's grant
+	// covers it): an "always" answer added to a file it vouches for, or to
+	// none, is noted as brood's own writing; added to one it does not (a
+	// file the repository shipped), the file stays gated. nil: brood's
+	// ledger alone.
+	OwnLocal func(rel string, data []byte) bool
 	// BeforePrompt, when set, sees each prompt before the model does (the
 	// user's UserPromptSubmit hooks): it may add to it, or refuse it.
 	BeforePrompt func(ctx context.Context, prompt string) (string, error)
@@ -99,6 +106,7 @@ func newEngine(ctx context.Context, cfg Config) (*engine, error) {
 		modelVal: cfg.Agent.Model, spec: cfg.ModelSpec}
 	e.wf.taskRun, e.wf.cancel = map[string]string{}, map[string]context.CancelFunc{}
 	e.perm = newAskRules(cfg.ProjectRoot, cfg.Agent.Env)
+	e.perm.own = cfg.OwnLocal
 	if err := e.openSession(cfg.Session); err != nil {
 		stop()
 		return nil, err

@@ -261,11 +261,14 @@ func (m *Model) askKey(k tea.KeyPressMsg) {
 		m.notice(entryNotice, fmt.Sprintf("allowed once: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))
 	case "a", "2":
 		ans = spawn.Answer{Allow: true, Always: true}
-		if path, wrote, err := m.eng.perm.add(req.ask.Rules); err != nil {
+		if path, wrote, note, err := m.eng.perm.add(req.ask.Rules); err != nil {
 			m.notice(entryError, "allowed once, but not for good: "+err.Error())
 		} else {
 			ans.Wrote = wrote
 			m.notice(entryNotice, fmt.Sprintf("allowed always: %s, added to [permissions] allow in %s", strings.Join(req.ask.Rules, ", "), rel(m.eng.cfg.ProjectRoot, path)))
+			if note != "" {
+				m.notice(entryError, note)
+			}
 		}
 	case "n", "3", "esc":
 		m.notice(entryNotice, fmt.Sprintf("denied: %s %s (%s)", req.ask.Tool, firstLine(req.ask.Subject, 100), askWho(req.ask)))

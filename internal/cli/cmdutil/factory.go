@@ -182,8 +182,8 @@ func (f *Factory) LoadQuiet() error {
 	f.Home = f.Getenv("HOME")
 	f.Environ = os.Environ()
 	r, err := settings.Resolve(settings.Sources{ProjectRoot: f.ProjectRoot, Home: f.Home, Getenv: f.Getenv,
-		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot, f.Cwd), Only: f.SettingSources,
-		UserFile: f.Getenv(settings.EnvUserSettings)})
+		Trust: f.trustGate(), Gated: projectGated(f.ProjectRoot, f.Cwd, f.ownLocal(f.ProjectRoot)), Only: f.SettingSources,
+		UserFile: f.Getenv(settings.EnvUserSettings), OwnLocal: f.ownLocal(f.ProjectRoot)})
 	if err != nil {
 		// What a command that needs no settings goes on with.
 		f.Settings, f.Redactor, f.SettingsErr = settings.Defaults(), tool.NewProjectRedactor(os.Environ(), f.ProjectRoot), err

@@ -49,7 +49,7 @@ func (f *Factory) trustGate() settings.Trust {
 // servers run (a hook's ./scripts/guard.sh, a server's tools/server.js:
 // trust.ProgramFiles, trust.ArgvFiles), whose content is part of the grant's key like the
 // settings that name them. cwd is where the hooks run.
-func projectGated(root, cwd string) []settings.GatedFile {
+func projectGated(root, cwd string, own settings.OwnLocal) []settings.GatedFile {
 	if root == "" {
 		return nil
 	}
@@ -131,7 +131,7 @@ func projectGated(root, cwd string) []settings.GatedFile {
 			}
 		}
 	}
-	gateHooks(root, cwd, add, runs)
+	gateHooks(root, cwd, own, add, runs)
 	return out
 }
 
@@ -151,15 +151,15 @@ func projectAgents(root string) []*registry.Definition {
 }
 
 // gateHooks adds the project's settings files that have hooks (but a
-// person's own untracked local file) with the events they hook and the
-// files they run.
-func gateHooks(root, cwd string, add func(rel string, data []byte, why string), runs func([]string) string) {
+// person's own local file: own) with the events they hook and the files
+// they run.
+func gateHooks(root, cwd string, own settings.OwnLocal, add func(rel string, data []byte, why string), runs func([]string) string) {
 	_, project := hooks.Sources{ProjectRoot: root}.Files()
 	for _, p := range project {
 		rel, _ := projectRel(root, p)
 		data, err := os.ReadFile(p)
-		if err != nil || (strings.Contains(filepath.Base(rel), ".local.") && !settings.PersonalNeedsTrust(context.Background(), root, rel)) {
-			continue // absent, or the person's own untracked file
+		if err != nil || (settings.IsLocalFile(rel) && !settings.PersonalNeedsTrust(context.Background(), root, rel, own)) {
+			continue // absent, or the person's own file
 		}
 		parse := hooks.ParseTOML
 		if strings.HasSuffix(p, ".json") {
@@ -237,13 +237,54 @@ func (f *Factory) Grant() *trust.Grant {
 	case pt.Forced:
 		// All, with the files it covers named: what a child may not change
 		// (trust.Grant.Held) is known in a forced run too.
-		g := trust.GrantOf(pt.Files)
+		g := ownGrant(trust.GrantOf(pt.Files), pt.Own)
 		g.All = true
 		return g
 	case !pt.Trusted || len(pt.Files) == 0:
-		return nil
+		return ownGrant(nil, pt.Own)
 	}
-	return trust.GrantOf(pt.Files)
+	return ownGrant(trust.GrantOf(pt.Files), pt.Own)
+}
+
+// ownGrant is g with the person's own local files (the root's word for
+// them, which a subagent cannot check: trust.Grant.Own); g when there
+// are none.
+func ownGrant(g *trust.Grant, own []trust.File) *trust.Grant {
+	if len(own) == 0 {
+		return g
+	}
+	if g == nil {
+		g = &trust.Grant{}
+	}
+	g.Own = trust.GrantOf(own).Files
+	return g
+}
+
+// OwnsLocalContent reports whether the project's local file rel, with
+// data, is the person's own for a writer that adds to it (an "always"
+// answer): brood wrote it, Claude Code trusts the folder, or the user's
+// own grant for the project covers it as it is (never a grant forced for
+// one run).
+func (f *Factory) OwnsLocalContent(rel string, data []byte) bool {
+	if own := f.ownLocal(f.ProjectRoot); own != nil && own(rel, data) {
+		return true
+	}
+	pt := f.Settings.Trust
+	return pt.Trusted && !pt.Forced && pt.Covers(rel, data)
+}
+
+// ownLocal vouches for the local files of the project at root that are
+// the person's own: in the root, brood's ledger of the files it wrote
+// and Claude Code's folder trust; in a subagent, which can read neither,
+// the root's word as the envelope brought it (the grant's Own).
+func (f *Factory) ownLocal(root string) settings.OwnLocal {
+	if f.Inherited {
+		if root != f.ProjectRoot {
+			return nil
+		}
+		return f.InheritedGrant.OwnsLocal
+	}
+	return settings.RootOwnLocal(root, f.Home)
 }
 
 // TrustsProjectFile reports whether the user trusts the project file at
@@ -255,7 +296,7 @@ func (f *Factory) TrustsProjectFile(path string) bool {
 }
 
 // ProjectTrusted decides whether the project's own settings files may add
-// hooks: each file (but a person's own untracked local file) must be
+// hooks: each file (but a person's own local file) must be
 // covered by the grant.
 func (f *Factory) ProjectTrusted(root string, files []string) bool {
 	g := f.Grant()
@@ -264,7 +305,7 @@ func (f *Factory) ProjectTrusted(root string, files []string) bool {
 		if !ok {
 			return false
 		}
-		if personalSettings(root, rel) {
+		if f.personalSettings(root, rel) {
 			continue
 		}
 		if !g.Trusts(root, p) {
@@ -276,10 +317,10 @@ func (f *Factory) ProjectTrusted(root string, files []string) bool {
 
 // ProjectRunsTrusted decides whether the project files that the hooks of
 // one project settings file run may run, with the content they were pinned
-// with: what a person's own untracked local file runs is theirs; otherwise
+// with: what a person's own local file runs is theirs; otherwise
 // the grant must cover every one with that content.
 func (f *Factory) ProjectRunsTrusted(root, file string, pins []trust.Pin) bool {
-	if rel, ok := projectRel(root, file); ok && personalSettings(root, rel) {
+	if rel, ok := projectRel(root, file); ok && f.personalSettings(root, rel) {
 		return true
 	}
 	g := f.Grant()
@@ -294,9 +335,9 @@ func (f *Factory) ProjectRunsTrusted(root, file string, pins []trust.Pin) bool {
 // personalSettings reports whether rel is a local settings file
 // (.claude/settings.local.json, .brood/settings.local.toml) that is the
 // person's own (settings.PersonalNeedsTrust).
-func personalSettings(root, rel string) bool {
+func (f *Factory) personalSettings(root, rel string) bool {
 	local := rel == ".claude/settings.local.json" || rel == ".brood/settings.local.toml"
-	return local && !settings.PersonalNeedsTrust(context.Background(), root, rel)
+	return local && !settings.PersonalNeedsTrust(context.Background(), root, rel, f.ownLocal(root))
 }
 
 // untrustedSaid reports whether a reader's own "not trusted" warning is

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/registry"
+	"github.com/broodhq/brood/internal/settings"
+	"github.com/broodhq/brood/internal/trust"
 )
 
 // TestProjectGatedCoversWhatItRuns: the files a project's hooks, its
@@ -40,7 +42,7 @@ func TestProjectGatedCoversWhatItRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rels, why []string
-	for _, g := range projectGated(root, root) {
+	for _, g := range projectGated(root, root, nil) {
 		rels = append(rels, g.File.Rel)
 		why = append(why, g.Widening...)
 	}
@@ -103,6 +105,41 @@ func TestProjectAgents(t *testing.T) {
 			slices.Sort(got)
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("project agents %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestGrantCarriesOwnLocalFiles: the local files the root found the
+// person's own go down in every child's grant with their content's hash,
+// trusted project or not, and never as trust in the project.
+func TestGrantCarriesOwnLocalFiles(t *testing.T) {
+	own := []trust.File{{Rel: ".brood/settings.local.toml", Data: []byte("x")}}
+	for _, tc := range []struct {
+		name string
+		pt   settings.ProjectTrust
+	}{
+		{"untrusted", settings.ProjectTrust{Own: own}},
+		{"trusted", settings.ProjectTrust{Own: own, Trusted: true, Files: []trust.File{{Rel: ".brood/settings.toml", Data: []byte("y")}}}},
+		{"forced", settings.ProjectTrust{Own: own, Trusted: true, Forced: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &Factory{}
+			f.Settings.Trust = tc.pt
+			g := f.Grant()
+			if !g.OwnsLocal(".brood/settings.local.toml", []byte("x")) || g.OwnsLocal(".brood/settings.local.toml", []byte("z")) {
+				t.Errorf("grant %+v does not carry the own file with its content", g)
+			}
+			root := t.TempDir()
+			path := filepath.Join(root, ".brood", "settings.local.toml")
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if g.Trusts(root, path) != tc.pt.Forced {
+				t.Errorf("the own file became trust in the project: %+v", g)
 			}
 		})
 	}

@@ -127,6 +127,7 @@ func config(ctx context.Context, f *cmdutil.Factory, o *Options) (tui.Config, *r
 		Redact:        rt.Redact,
 		Getenv:        f.Getenv,
 		Workflow:      o.Workflow,
+		OwnLocal:      f.OwnsLocalContent,
 	}
 	// The user's hooks: SessionStart now, UserPromptSubmit at each prompt.
 	if sess := rt.Hooks.Session(); sess != nil {

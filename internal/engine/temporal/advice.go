@@ -31,7 +31,7 @@ const flagShape = `'(?:[^']|'\\'')*'`
 // an advice that keeps no rule.
 var (
 	refusalHow = regexp.MustCompile(`in (?:~/\.config/brood/settings\.toml|\.brood/settings\.toml), or pass --allow ` + flagShape + `(?: --allow ` + flagShape + `)*`)
-	localHow   = regexp.MustCompile(`in \.brood/settings\.local\.toml \(this project only: it needs no brood trust while git does not track it\), or pass --allow ` + flagShape + `(?: --allow ` + flagShape + `)*`)
+	localHow   = regexp.MustCompile(`in \.brood/settings\.local\.toml \(this project only: edited by hand, it needs brood trust\), or pass --allow ` + flagShape + `(?: --allow ` + flagShape + `)*`)
 	noneHow    = regexp.MustCompile(`: approve the call when asked \(run brood without -p\)(?:, or pass --allow ` + flagShape + ` for one run)?`)
 )
 
