@@ -298,4 +298,3 @@ func restoreGuard(rec *guardRecord) []string {
 	}
 	return []string{line}
 }
-
