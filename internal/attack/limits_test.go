@@ -266,3 +266,43 @@ func TestToolNetworkPerAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestChildFileSizeIsBounded (redteam19 P3-1): a read-only child that
+// writes a file larger than limits.file_size into its TMPDIR is stopped
+// at the limit (RLIMIT_FSIZE, on the child and all it starts): dd's write
+// past it fails, and the file holds no more than the limit. A child that
+// writes in place is held the same way.
+func TestChildFileSizeIsBounded(t *testing.T) {
+	if sandbox.LandlockABI() < 1 {
+		t.Fatal("no Landlock: read-only agents get no Bash here, and the attack needs it")
+	}
+	for _, agent := range []string{"explore", "general-purpose"} {
+		t.Run(agent, func(t *testing.T) {
+			p := newProject(t, map[string]string{"README.md": "# x\n"})
+			p.userLimits("file_size = \"4MiB\"\n")
+			mdl := p.script("fill.yaml", `agents:
+  `+agent+`:
+    - tools:
+        - Bash: {command: 'dd if=/dev/zero of="$TMPDIR/fill" bs=1M count=12 2>/dev/null; echo "size=$(stat -c %s "$TMPDIR/fill")"'}
+    - say: "filled"
+`)
+			res, out := p.subagentResult(t.Context(), nil, "--model", mdl, "--permission-mode", "bypassPermissions", agent, "fill")
+			id := fmt.Sprint(res["task_id"])
+			results := toolResults(t, taskdir.Open(p.root).MustTask(id).File("session.jsonl"))
+			if len(results) != 1 {
+				t.Fatalf("want one tool result in the transcript, got %d\n%s", len(results), out)
+			}
+			i := strings.Index(results[0], "size=")
+			var size int64
+			if i < 0 {
+				t.Fatalf("the child's look at its file: %q", results[0])
+			}
+			if _, err := fmt.Sscanf(results[0][i:], "size=%d", &size); err != nil {
+				t.Fatalf("the child's look at its file: %q (%v)", results[0], err)
+			}
+			if size > 4<<20 {
+				t.Errorf("the child wrote a file of %d bytes past limits.file_size (4 MiB)", size)
+			}
+		})
+	}
+}

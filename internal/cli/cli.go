@@ -260,6 +260,15 @@ or script:FILE for the offline scripted model.
 				// keep you from brood tasks, trust or doctor.
 				fmt.Fprintln(f.Err, "brood: warning:", err, "(settings not read for this command)")
 			}
+			if f.ProjectRoot != "" {
+				// An in-place writer's guard whose brood died first (kill
+				// -9, a crash): what it must put back is put back now, by
+				// every brood in the project (one directory read when
+				// nothing is pending).
+				for _, l := range spawn.RestoreCrashedGuards(f.ProjectRoot) {
+					fmt.Fprintln(f.Err, l)
+				}
+			}
 			if n := f.Settings.Trust.Notice(); n != "" && noticeWanted(cmd) {
 				fmt.Fprintln(f.Err, n)
 			}

@@ -30,11 +30,15 @@ func Process(links cmdutil.Links) int {
 	// brood bench traces a root's own start (spawntrace.RootEnvVar): its
 	// first mark is here, the runtime and the initialisers done.
 	traced := spawntrace.Root(context.Background(), os.Getenv)
+	// SIGHUP (a closed terminal, a dropped ssh) and SIGQUIT stop it as
+	// SIGTERM does, in every mode: an in-place writer's guard puts back
+	// what the kernel cannot hold (P1-4), where Go's default would end the
+	// process before it ran.
 	// Never stopped: the process exits as soon as its command returns, and
 	// signal.Stop would first hand each signal's mask to the runtime's
 	// signal thread and wait for it (milliseconds on a loaded machine,
 	// between a run's answer and its exit).
-	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
+	ctx, _ := signal.NotifyContext(traced, cmdutil.StopSignals()...)
 	stdio := IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	if opts, ok := child.Parse(os.Args[1:]); ok {
 		// A subagent (when brood-child is not installed beside brood): no

@@ -28,6 +28,8 @@ func StopCause(ctx context.Context, inChild bool) string {
 		return "stopped: the run was terminated (SIGTERM)"
 	case strings.HasPrefix(msg, "hangup signal"):
 		return "stopped: the run's terminal closed (SIGHUP)"
+	case strings.HasPrefix(msg, "quit signal"):
+		return "stopped: the run was quit (SIGQUIT)"
 	case cause == context.Canceled:
 		return "stopped: the run it belongs to ended before it finished"
 	case strings.HasPrefix(msg, "stopped"):

@@ -20,6 +20,12 @@ func TestStopCause(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-sigint.Done()
+	sigquit, stopQ := signal.NotifyContext(context.Background(), syscall.SIGQUIT)
+	defer stopQ()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	<-sigquit.Done()
 	deadline, cancelD := context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancelD()
 	<-deadline.Done()
@@ -36,6 +42,7 @@ func TestStopCause(t *testing.T) {
 		{"running", context.Background(), false, ""},
 		{"ctrl-c", sigint, false, "stopped: the run was interrupted (Ctrl-C)"},
 		{"ctrl-c under a child", context.WithoutCancel(sigint), false, ""},
+		{"ctrl-\\", sigquit, false, "stopped: the run was quit (SIGQUIT)"},
 		{"deadline", deadline, false, "stopped: its time limit"},
 		{"plain cancel", plain, false, "stopped: the run it belongs to ended before it finished"},
 		{"own cause", own, true, "stopped: the parent process exited"},

@@ -33,6 +33,11 @@ type Set struct {
 	// Output is the bytes of spilled command output the child may keep on
 	// disk at once, over all its commands.
 	Output int64 `json:"output,omitempty"`
+	// FileSize is the largest file any process in the child's tree may
+	// write (RLIMIT_FSIZE): a write past it fails (EFBIG; a process that
+	// does not handle SIGXFSZ is ended by it). It bounds each file, not
+	// the total nor the number of files.
+	FileSize int64 `json:"file_size,omitempty"`
 }
 
 // Defaults are the limits of a child that nothing else configures. They
@@ -41,11 +46,11 @@ type Set struct {
 // them, while a fork bomb or a runaway allocation is stopped long before it
 // takes the machine.
 func Defaults() Set {
-	return Set{Memory: 4 << 30, Processes: 2048, Files: 8192, Output: 64 << 20}
+	return Set{Memory: 4 << 30, Processes: 2048, Files: 8192, Output: 64 << 20, FileSize: 1 << 30}
 }
 
 // Fields are the keys of a Set, in the order they are shown.
-var Fields = []string{"memory", "processes", "files", "output"}
+var Fields = []string{"memory", "processes", "files", "output", "file_size"}
 
 // Over returns s with every field that o sets replaced by o's.
 func (s Set) Over(o Set) Set {
@@ -98,6 +103,8 @@ func (s Set) Get(key string) int64 {
 		return s.Files
 	case "output":
 		return s.Output
+	case "file_size":
+		return s.FileSize
 	}
 	return 0
 }
@@ -112,6 +119,8 @@ func (s *Set) set(key string, v int64) {
 		s.Files = v
 	case "output":
 		s.Output = v
+	case "file_size":
+		s.FileSize = v
 	}
 }
 
@@ -127,7 +136,7 @@ func Parse(key, value string) (int64, error) {
 	var n int64
 	var err error
 	switch key {
-	case "memory", "output":
+	case "memory", "output", "file_size":
 		n, err = parseSize(v)
 	case "processes", "files":
 		n, err = strconv.ParseInt(v, 10, 64)
@@ -156,6 +165,8 @@ func minimum(key string) int64 {
 		return 16
 	case "files":
 		return 64
+	case "file_size":
+		return 1 << 20 // a child's own transcript and result
 	}
 	return 0
 }
@@ -193,7 +204,7 @@ func Format(key string, v int64) string {
 		return "unlimited"
 	case v == 0:
 		return "unset"
-	case key == "memory" || key == "output":
+	case key == "memory" || key == "output" || key == "file_size":
 		return Size(v)
 	}
 	return strconv.FormatInt(v, 10)

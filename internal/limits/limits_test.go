@@ -75,9 +75,9 @@ func TestOverAndLower(t *testing.T) {
 		want   Set
 		raised string
 	}{
-		{"lowers", Set{Memory: 1 << 30}, Set{Memory: 1 << 30, Processes: base.Processes, Files: base.Files, Output: base.Output}, ""},
+		{"lowers", Set{Memory: 1 << 30}, Set{Memory: 1 << 30, Processes: base.Processes, Files: base.Files, Output: base.Output, FileSize: base.FileSize}, ""},
 		{"cannot raise", Set{Memory: 64 << 30, Processes: Unlimited}, base, "memory,processes"},
-		{"limits an unlimited", Set{Files: 100}, Set{Memory: base.Memory, Processes: base.Processes, Files: 100, Output: base.Output}, ""},
+		{"limits an unlimited", Set{Files: 100}, Set{Memory: base.Memory, Processes: base.Processes, Files: 100, Output: base.Output, FileSize: base.FileSize}, ""},
 	} {
 		from := base
 		if c.name == "limits an unlimited" {

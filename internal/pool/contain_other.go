@@ -84,5 +84,5 @@ func pidfdExited(fd int) bool { return false }
 // sets none there.
 func ProbeLimits(ctx context.Context, want string) map[string]string {
 	return map[string]string{"memory": "nothing (no cgroups off Linux)", "processes": "nothing (no cgroups off Linux)",
-		"files": "nothing (off Linux)", "output": "the Bash tool: each spill keeps a head and a tail, all spills of a child within the limit"}
+		"files": "nothing (off Linux)", "file_size": "nothing (off Linux)", "output": "the Bash tool: each spill keeps a head and a tail, all spills of a child within the limit"}
 }

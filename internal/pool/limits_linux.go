@@ -147,7 +147,7 @@ func ownV1Cgroup(controller string) (string, error) {
 
 // how says, for brood doctor, what holds each limit.
 func (l limiter) how(mode string) map[string]string {
-	out := map[string]string{"files": "rlimit (RLIMIT_NOFILE) on the child, inherited by all it starts"}
+	out := map[string]string{"files": "rlimit (RLIMIT_NOFILE) on the child, inherited by all it starts", "file_size": "rlimit (RLIMIT_FSIZE) on the child, inherited by all it starts: each file, not the total"}
 	switch {
 	case l.memV2 && mode == ContainCgroup:
 		out["memory"] = "cgroup v2 memory.max on the child's cgroup"
@@ -336,6 +336,11 @@ func setRlimits(pid int, lim limits.Set, noMem, noPids, ownUserNS bool) error {
 	}
 	if lim.Files > 0 {
 		if err := set(unix.RLIMIT_NOFILE, uint64(lim.Files)); err != nil {
+			return err
+		}
+	}
+	if lim.FileSize > 0 {
+		if err := set(unix.RLIMIT_FSIZE, uint64(lim.FileSize)); err != nil {
 			return err
 		}
 	}

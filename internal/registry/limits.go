@@ -45,6 +45,8 @@ func limitOf(key string, n int64) limits.Set {
 		s.Files = n
 	case "output":
 		s.Output = n
+	case "file_size":
+		s.FileSize = n
 	}
 	return s
 }

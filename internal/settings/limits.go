@@ -15,6 +15,7 @@ type Limits struct {
 	Processes LimitValue `toml:"processes"`
 	Files     LimitValue `toml:"files"`
 	Output    LimitValue `toml:"output"`
+	FileSize  LimitValue `toml:"file_size"`
 }
 
 // LimitValue is one limit as written: a TOML string or integer.
@@ -40,7 +41,7 @@ func (l Limits) Child() (limits.Set, error) {
 	for _, f := range []struct {
 		key string
 		v   LimitValue
-	}{{"memory", l.Memory}, {"processes", l.Processes}, {"files", l.Files}, {"output", l.Output}} {
+	}{{"memory", l.Memory}, {"processes", l.Processes}, {"files", l.Files}, {"output", l.Output}, {"file_size", l.FileSize}} {
 		if f.v == "" {
 			continue
 		}
@@ -61,6 +62,8 @@ func limitSet(key string, n int64) limits.Set {
 		return limits.Set{Processes: n}
 	case "files":
 		return limits.Set{Files: n}
+	case "file_size":
+		return limits.Set{FileSize: n}
 	}
 	return limits.Set{Output: n}
 }
@@ -81,6 +84,7 @@ func raisedLimits(base, full Settings, out *Settings) (why, keys []string) {
 		{"processes", func() { out.Limits.Processes = base.Limits.Processes }},
 		{"files", func() { out.Limits.Files = base.Limits.Files }},
 		{"output", func() { out.Limits.Output = base.Limits.Output }},
+		{"file_size", func() { out.Limits.FileSize = base.Limits.FileSize }},
 	} {
 		if limits.Below(b.Get(c.key), f.Get(c.key)) {
 			why = append(why, fmt.Sprintf("limits.%s %s", c.key, limits.Format(c.key, f.Get(c.key))))

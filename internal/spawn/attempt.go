@@ -136,7 +136,7 @@ func (a *attempt) Isolate(ctx context.Context) {
 	askCtx, endAsks := context.WithCancel(ctx)
 	a.endAsks = endAsks
 	a.undo = append(a.undo, endAsks)
-	a.s = &spawn{d: d, j: j, emit: a.emit, alive: a.spec.Watch.Alive, turn: a.spec.Watch.Turn, final: a.spec.Watch.Final, askCtx: askCtx, cfg: d.newConfigGuard()}
+	a.s = &spawn{d: d, j: j, emit: a.emit, alive: a.spec.Watch.Alive, turn: a.spec.Watch.Turn, final: a.spec.Watch.Final, askCtx: askCtx, cfg: d.newConfigGuard(id)}
 	a.undo = append(a.undo, a.s.cfg.release)
 	a.unheld = d.unheldGitConfig(env)
 }

@@ -87,6 +87,13 @@ type configGuard struct {
 	// gitLinks are the links removed on the way to a reflog before
 	// brood's own git wrote it (clearReflogLinks), for the link pass.
 	gitLinks []isolate.Link
+	// id is the task's; child its process once started; recorded the
+	// guard's record on disk, "" when none (configguard_durable.go);
+	// warned that a record could not be written was said.
+	id       string
+	child    *procID
+	recorded string
+	warned   bool
 }
 
 // nestedTops is one answer of trust.NestedWalk, of the tree at root.
@@ -120,8 +127,8 @@ func (g *configGuard) walksAfter() bool {
 	return g.git != nil || g.nestedCfg != nil || g.walkBefore != nil
 }
 
-func (d *Dispatcher) newConfigGuard() *configGuard {
-	return &configGuard{d: d, root: d.cfg.ProjectRoot, allow: d.cfg.Settings.Agents.AllowConfigChanges}
+func (d *Dispatcher) newConfigGuard(id string) *configGuard {
+	return &configGuard{d: d, root: d.cfg.ProjectRoot, allow: d.cfg.Settings.Agents.AllowConfigChanges, id: id}
 }
 
 // watch snapshots the configuration when the child writes in place (no
@@ -176,6 +183,9 @@ func (g *configGuard) watch(ctx context.Context, readOnly bool, ws *isolate.Work
 	}
 	if g.before != nil {
 		g.d.cfgLive = append(g.d.cfgLive, g)
+		// On disk before the child starts: a root that dies before the
+		// child ends leaves it for the next brood (RestoreCrashedGuards).
+		g.persist()
 	}
 }
 
@@ -185,6 +195,7 @@ func (g *configGuard) release() {
 	g.d.cfgMu.Lock()
 	defer g.d.cfgMu.Unlock()
 	g.done()
+	g.forget()
 }
 
 // done takes the guard out of those the user's writes go into (the
@@ -212,6 +223,7 @@ func (d *Dispatcher) AcceptConfig(ws ...ConfigWrite) {
 		for _, w := range ws {
 			g.before.Accept(w.Path, w.Data, w.Perm)
 		}
+		g.persist()
 	}
 }
 
@@ -257,6 +269,7 @@ func (d *Dispatcher) WriteConfig(rel string, update func(old []byte, exists bool
 	}
 	for _, g := range d.cfgLive {
 		g.before.Accept(w.Path, w.Data, w.Perm)
+		g.persist()
 	}
 	return w, nil
 }
@@ -343,6 +356,7 @@ func (g *configGuard) settle(ws *isolate.Workspace) []string {
 	// write is on disk and in the snapshot, or neither.
 	g.d.cfgMu.Lock()
 	defer g.d.cfgMu.Unlock()
+	defer g.forget() // last: what it must put back is put back
 	defer g.done()
 	var lines []string
 	if ws != nil {

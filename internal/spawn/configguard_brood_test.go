@@ -24,7 +24,7 @@ func TestGuardMakesAndWatchesNoGitBrood(t *testing.T) {
 	gitT(t, root, "", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "i")
 
 	d := &Dispatcher{cfg: Config{ProjectRoot: root}}
-	g := d.newConfigGuard()
+	g := d.newConfigGuard("")
 	g.watch(t.Context(), false, nil)
 	if g.err != nil {
 		t.Fatal(g.err)

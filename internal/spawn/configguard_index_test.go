@@ -38,7 +38,7 @@ func TestGuardNamesChangesUnderTheUsersBits(t *testing.T) {
 	}
 
 	d := &Dispatcher{cfg: Config{ProjectRoot: root}}
-	g := d.newConfigGuard()
+	g := d.newConfigGuard("")
 	g.watch(t.Context(), false, nil)
 	if g.err != nil || g.bitsErr != nil {
 		t.Fatal(g.err, g.bitsErr)

@@ -73,7 +73,7 @@ func TestGuardFindsForgedPack(t *testing.T) {
 	o := gitT(t, root, "", "rev-parse", "HEAD:build.sh")
 
 	d := &Dispatcher{cfg: Config{ProjectRoot: root}}
-	g := d.newConfigGuard()
+	g := d.newConfigGuard("")
 	g.watch(t.Context(), false, nil)
 	if g.err != nil {
 		t.Fatal(g.err)

@@ -33,7 +33,7 @@ func TestUserWritesSurviveTheGuard(t *testing.T) {
 
 	d := &Dispatcher{cfg: Config{ProjectRoot: root}}
 	nested := &Dispatcher{cfg: Config{ProjectRoot: root}} // a child process's own dispatcher
-	g, ng := d.newConfigGuard(), nested.newConfigGuard()
+	g, ng := d.newConfigGuard(""), nested.newConfigGuard("")
 	g.watch(t.Context(), false, nil)
 	ng.watch(t.Context(), false, nil)
 	if g.err != nil || ng.err != nil {

@@ -124,6 +124,7 @@ func (s *spawn) start(ctx context.Context) (*dispatch.Output, error) {
 		return nil, err
 	}
 	confiner.startedInNS()
+	s.cfg.started(h.PID())
 	j.lg.PID, j.lg.Started = h.PID(), time.Now().UTC()
 	d.writeLog(td, j.lg)
 	go sendDownAll(h, input)

@@ -56,7 +56,7 @@ func Brood() {
 	// As cmd/brood: brood bench's trace of a root's own run, and a signal
 	// context never stopped (the process exits right after).
 	traced := spawntrace.Root(context.Background(), os.Getenv)
-	ctx, _ := signal.NotifyContext(traced, os.Interrupt, syscall.SIGTERM)
+	ctx, _ := signal.NotifyContext(traced, cmdutil.StopSignals()...)
 	stdio := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
 	var code int
 	if opts, ok := child.Parse(os.Args[1:]); ok {

@@ -60,6 +60,10 @@ type ConfigState struct {
 	// unread, not an error (SnapshotUserConfigConfined).
 	hiddenOK bool
 	unread   map[string]bool
+	// kind names keep for a durable record (StateRecord): keepConfig,
+	// keepAll or keepNested; "" for a state that is never recorded (the
+	// user's own configuration).
+	kind string
 }
 
 type configEntry struct {
@@ -72,7 +76,7 @@ type configEntry struct {
 // SnapshotConfig reads the configuration under root. Links are recorded,
 // never followed.
 func SnapshotConfig(root string) (*ConfigState, error) {
-	return snapshot(&ConfigState{root: root, tops: []string{".claude", ".brood", ".mcp.json"}, keep: IsConfigPath})
+	return snapshot(&ConfigState{root: root, tops: []string{".claude", ".brood", ".mcp.json"}, keep: IsConfigPath, kind: keepConfig})
 }
 
 // userConfigPaths are the user's own configuration under their home, which

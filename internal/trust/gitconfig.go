@@ -186,7 +186,7 @@ func GitConfigTops(top, gitDir, common string) []string {
 // change: what SnapshotConfig does for brood's own, for any list (a
 // repository's git configuration, GitConfigTops).
 func SnapshotPaths(root string, tops []string) (*ConfigState, error) {
-	return snapshot(&ConfigState{root: root, tops: tops, keep: func(string) bool { return true }})
+	return snapshot(&ConfigState{root: root, tops: tops, keep: keepsAll, kind: keepAll})
 }
 
 // NestedGitTops are the paths, relative to top, that hold the git

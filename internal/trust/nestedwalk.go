@@ -185,5 +185,5 @@ func passOver(err error) bool {
 // is configuration under them is IsConfigPath's, in any case (a nested
 // .brood's run records are not).
 func SnapshotNestedConfig(root string, tops []string) (*ConfigState, error) {
-	return snapshot(&ConfigState{root: root, tops: tops, keep: func(rel string) bool { return IsConfigPath(strings.ToLower(rel)) }})
+	return snapshot(&ConfigState{root: root, tops: tops, keep: isNestedConfig, kind: keepNested})
 }

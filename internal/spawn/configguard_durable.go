@@ -1,0 +1,300 @@
+package spawn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/broodhq/brood/internal/taskdir"
+	"github.com/broodhq/brood/internal/trust"
+)
+
+// The guard's snapshot on disk (P1-4 of redteam19). What the kernel cannot
+// hold for an in-place writer (a .git/commondir it plants, a hook, a
+// rebase todo with exec) is put back by its parent's guard when the child
+// ends; a root that dies first (kill -9, a crash, a power cut) never runs
+// it, and the user's next `git status` would run the child's program. So a
+// root writes what its guard must put back — the project's configuration
+// and the repository's git configuration, nested ones' too — to its own
+// records before the child starts (guards/<task id>.<pid>.json, sealed,
+// synced, tmp+rename: out of every child's reach), and removes it once the
+// guard settled. The next brood in the project (RestoreCrashedGuards: run,
+// the interactive mode, subagent, tasks) puts back a record whose root and
+// child are both gone, and says so.
+
+// guardsDir is the directory of guard records in a records directory.
+const guardsDir = "guards"
+
+// guardSealKind is the seal's kind of a guard record (taskdir.Seal).
+const guardSealKind = "guard"
+
+// maxGuardRecord bounds a guard record read back: the snapshots keep at
+// most 16 MiB of content each (trust's maxConfigTotal), base64 in JSON.
+const maxGuardRecord = 128 << 20
+
+// guardRecordVersion is the version of guard records this build writes.
+const guardRecordVersion = 1
+
+// guardRecord is an in-place writer's guard as written to disk.
+type guardRecord struct {
+	Version int    `json:"version"`
+	TaskID  string `json:"task_id"`
+	Project string `json:"project"` // the project root the guard watched
+	Owner   procID `json:"owner"`   // the root process whose guard it is
+	// Child is the writer's process, once started: a record is put back
+	// only when it is gone too (a child whose root died winds down on its
+	// own, and could write again until it has).
+	Child  *procID             `json:"child,omitempty"`
+	States []trust.StateRecord `json:"states"`
+	Seal   string              `json:"seal,omitempty"`
+}
+
+// procID is a process by its pid and its start time in /proc (pid reuse).
+type procID struct {
+	PID   int    `json:"pid"`
+	Start string `json:"start"`
+}
+
+func procOf(pid int) procID { return procID{PID: pid, Start: procStart(pid)} }
+
+// alive reports whether the process still runs (a zombie has ended).
+func (p procID) alive() bool {
+	if p.PID <= 0 || p.Start == "" {
+		return false
+	}
+	state, start := procStat(p.PID)
+	return start == p.Start && state != "Z" && state != "X"
+}
+
+func procStart(pid int) string { _, start := procStat(pid); return start }
+
+// procStat is a process's state and start time (fields 3 and 22 of
+// /proc/PID/stat); "" when there is no such process.
+func procStat(pid int) (state, start string) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return "", ""
+	}
+	return f[0], f[19]
+}
+
+// durableDir is where this dispatcher keeps its guards' records: its
+// project's own records (sealed, hidden from every child) — "" for a
+// subagent's dispatcher, whose in-place children are below its own
+// parent's guard, which covers them.
+func (d *Dispatcher) durableDir() string {
+	if d.cfg.Owners == nil || !d.cfg.Owners.Sealed() {
+		return ""
+	}
+	return filepath.Join(d.cfg.Owners.Path(), guardsDir)
+}
+
+// persist writes (or rewrites) the guard's record. Call it with cfgMu held
+// once the snapshots are taken, before the child starts; again when the
+// child started (its pid) and when the user's own writes were taken in.
+// A record that cannot be written leaves the guard as it was (the run's
+// end still puts back) and is said on stderr.
+func (g *configGuard) persist() {
+	dir := g.d.durableDir()
+	if dir == "" || g.id == "" || g.err != nil {
+		return
+	}
+	rec := guardRecord{Version: guardRecordVersion, TaskID: g.id, Project: g.root, Owner: procOf(os.Getpid()), Child: g.child}
+	for _, c := range []*trust.ConfigState{g.before, g.git, g.nestedCfg} {
+		if r, ok := c.Record(); ok {
+			rec.States = append(rec.States, r)
+		}
+	}
+	if len(rec.States) == 0 {
+		return
+	}
+	err := writeGuardRecord(dir, &rec)
+	if err == nil {
+		g.recorded = filepath.Join(dir, guardRecordName(rec))
+		return
+	}
+	if g.d.cfg.Stderr != nil && !g.warned {
+		g.warned = true
+		fmt.Fprintf(g.d.cfg.Stderr, "brood: %s: what task %s's guard must put back is not kept on disk (%v): should brood die before the subagent ends, check .git and .brood yourself\n", dir, g.id, err)
+	}
+}
+
+// started notes the child's process in the guard's record.
+func (g *configGuard) started(pid int) {
+	if g == nil || g.recorded == "" {
+		return
+	}
+	g.d.cfgMu.Lock()
+	defer g.d.cfgMu.Unlock()
+	p := procOf(pid)
+	g.child = &p
+	g.persist()
+}
+
+// forget removes the guard's record: it settled, or its child never started.
+func (g *configGuard) forget() {
+	if g.recorded != "" {
+		_ = os.Remove(g.recorded)
+		g.recorded = ""
+	}
+}
+
+func guardRecordName(r guardRecord) string { return fmt.Sprintf("%s.%d.json", r.TaskID, r.Owner.PID) }
+
+// writeGuardRecord seals rec and writes it into dir (0700), synced,
+// tmp+rename, through no link.
+func writeGuardRecord(dir string, rec *guardRecord) error {
+	key, err := taskdir.RecordKey()
+	if err != nil {
+		return err
+	}
+	rec.Seal = ""
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	rec.Seal = taskdir.Seal(key, guardSealKind, data)
+	if data, err = json.Marshal(rec); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	name := guardRecordName(*rec)
+	tmp := "." + name + ".tmp-" + taskdir.NewID()
+	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// readGuardRecord reads one record of dir, through no link, and checks
+// its seal: a record brood did not write for this user (a repository can
+// commit .brood/records) is never acted on.
+func readGuardRecord(dir, name string) (*guardRecord, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", name, taskdir.ErrNotRegular)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxGuardRecord))
+	if err != nil {
+		return nil, err
+	}
+	var rec guardRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, err
+	}
+	seal := rec.Seal
+	rec.Seal = ""
+	plain, err := json.Marshal(&rec)
+	if err != nil {
+		return nil, err
+	}
+	key, err := taskdir.RecordKey()
+	if err != nil || !taskdir.SealHolds(key, guardSealKind, plain, seal) {
+		return nil, taskdir.ErrNotYours
+	}
+	return &rec, nil
+}
+
+// RestoreCrashedGuards puts back what the guard of an in-place writer
+// whose root died before the writer ended must put back (see above): for
+// each record in the project's records whose root and child are both
+// gone, the configuration that changed since the snapshot is put back,
+// and the record removed. It returns one line for each record it acted
+// on, for stderr. Nothing pending costs one directory read.
+func RestoreCrashedGuards(projectRoot string) []string {
+	dir := filepath.Join(taskdir.Open(projectRoot).Records().Path(), guardsDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		rec, err := readGuardRecord(dir, name)
+		if err != nil || rec.Project != projectRoot || rec.Owner.alive() || rec.Child != nil && rec.Child.alive() {
+			continue
+		}
+		lines = append(lines, restoreGuard(rec)...)
+		_ = os.Remove(filepath.Join(dir, name))
+	}
+	return lines
+}
+
+// restoreGuard puts back what changed in each state of rec and says so.
+func restoreGuard(rec *guardRecord) []string {
+	var names, failed []string
+	var errs []error
+	for _, sr := range rec.States {
+		c, err := trust.FromRecord(sr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.Widen(c.ModuleTops()) // a submodule's git directory made since
+		changed, err := c.Changes()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		f, err := c.Restore(changed)
+		failed = append(failed, f...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		names = append(names, leaves(changed)...)
+	}
+	slices.Sort(names)
+	if len(names) == 0 && len(errs) == 0 {
+		return nil
+	}
+	line := fmt.Sprintf("brood: task %s's brood ended (pid %d) before its in-place subagent's configuration guard ran", rec.TaskID, rec.Owner.PID)
+	if len(names) > 0 {
+		line += "; put back now: " + strings.Join(names, ", ") + " (a change of yours to one of them since is undone with it: redo it)"
+	}
+	if len(failed) > 0 || len(errs) > 0 {
+		line += fmt.Sprintf("; NOT put back (check them yourself): %s %v", strings.Join(failed, ", "), errText(errors.Join(errs...)))
+	}
+	return []string{line}
+}
