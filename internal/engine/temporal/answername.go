@@ -103,9 +103,10 @@ func (a *Activities) nameAnswer(ctx context.Context, key string, info CallInfo, 
 const answerVersion = 1
 
 // answerFor bounds the store's work on a named answer (its create, a
-// retry's read): half the heartbeat timeout (10s without one), so an
-// answer whose name a hanging store does not take still goes by its
-// heartbeat well within the attempt's heartbeat timeout.
+// retry's read): half the heartbeat timeout, at least 0.5s (10s without
+// one), so an answer whose name a hanging store does not take still goes
+// by its heartbeat within the attempt's heartbeat timeout when that is 1s
+// or more (no other beat reaches the server meanwhile: the child ended).
 func answerFor(info CallInfo) time.Duration {
 	if hbt := info.Heartbeat; hbt > 0 {
 		return max(hbt/2, 500*time.Millisecond)

@@ -119,7 +119,7 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 	last.Result = Ref{}
 	switch out.Status {
 	case dispatch.StatusDone, dispatch.StatusPartial, dispatch.StatusCheckpoint:
-		if note, err = e.landEarlier(ctx, s.Resume, x.GetExecution().GetRunId(), out); err != nil {
+		if note, err = e.landEarlier(ctx, s.Resume, x.GetExecution().GetRunId(), out, s.Agent); err != nil {
 			return nil, nil, "", err
 		}
 		last.Code = nil
@@ -135,8 +135,8 @@ func (e *Engine) resumeCall(ctx context.Context, s *call.Spec) (hb *Heartbeat, s
 // starts from the tree. A change that does not apply is kept and the
 // follow-up refused, once: the next resume continues without it (the
 // user merged it by hand or chose not to).
-func (e *Engine) landEarlier(ctx context.Context, taskID, runID string, out *CallOutput) (string, error) {
-	l, ok, err := e.landFinished(ctx, taskID, runID, out)
+func (e *Engine) landEarlier(ctx context.Context, taskID, runID string, out *CallOutput, agent string) (string, error) {
+	l, ok, err := e.landFinished(ctx, taskID, runID, out, agent)
 	if err != nil || !ok {
 		return "", err
 	}
@@ -157,7 +157,12 @@ func (e *Engine) landEarlier(ctx context.Context, taskID, runID string, out *Cal
 
 // landFinished lands the change a finished workflow run of a call brought
 // back, under that run's record (ok false: it brought back none).
-func (e *Engine) landFinished(ctx context.Context, taskID, runID string, out *CallOutput) (l landOutcome, ok bool, err error) {
+//
+// agent is the call's agent as this submitter knows it (its own record of
+// the start): its definition's deny rules judge the change, whatever agent
+// the result names; only where the submitter knows none is the result's
+// taken (signed by a worker key it trusts, on a signed fleet).
+func (e *Engine) landFinished(ctx context.Context, taskID, runID string, out *CallOutput, agent string) (l landOutcome, ok bool, err error) {
 	r := out.Result
 	res, err := callChange(&r)
 	switch {
@@ -166,7 +171,7 @@ func (e *Engine) landFinished(ctx context.Context, taskID, runID string, out *Ca
 	case res == nil || out.Snapshot == nil:
 		return l, false, nil
 	}
-	return e.land(ctx, callLanding(callKey(taskID, runID), out.Snapshot, res, r.Agent)), true, nil
+	return e.land(ctx, callLanding(callKey(taskID, runID), out.Snapshot, res, cmp.Or(agent, r.Agent))), true, nil
 }
 
 // CallLanding is what became of a fleet call's change in this repository
@@ -209,8 +214,10 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	if err != nil {
 		return nil, err
 	}
+	var agent string
 	if own != nil && out != nil {
 		out.Snapshot = own.Code // the tree this key signed, never the run's output's
+		agent = own.Spec.Agent
 	}
 	cl := &CallLanding{TaskID: taskID, State: "unfinished",
 		Message: fmt.Sprintf("the call ended without a result (%s): nothing to land; continue it with brood tasks resume %s \"PROMPT\"", e.infoOf(x).Status, taskID)}
@@ -228,7 +235,7 @@ func (e *Engine) LandCall(ctx context.Context, taskID string) (*CallLanding, err
 	if why := e.unverified(ctx, taskID); why != "" {
 		return e.keepUnverified(ctx, taskID, x.GetExecution().GetRunId(), out, why)
 	}
-	l, ok, err := e.landFinished(ctx, taskID, x.GetExecution().GetRunId(), out)
+	l, ok, err := e.landFinished(ctx, taskID, x.GetExecution().GetRunId(), out, agent)
 	switch {
 	case err != nil:
 		return nil, err

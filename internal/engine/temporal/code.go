@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -159,7 +160,9 @@ func (e *Engine) capture(ctx context.Context) (*codesnap.Snapshot, error) {
 // record of the call's workflow run (key: callKey), and says what happened
 // on its result; a patch that does not apply is kept and named, never
 // forced.
-func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapshot, r *call.Result) {
+// agent is the call's agent as its submitter sent it: its definition's
+// deny rules judge the change, never the agent the result names.
+func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapshot, r *call.Result, agent string) {
 	res, err := callChange(r)
 	if res == nil || snap == nil {
 		if err != nil {
@@ -167,7 +170,7 @@ func (e *Engine) landCall(ctx context.Context, key string, snap *codesnap.Snapsh
 		}
 		return
 	}
-	out := e.land(ctx, callLanding(key, snap, res, r.Agent))
+	out := e.land(ctx, callLanding(key, snap, res, cmp.Or(agent, r.Agent)))
 	if out.State == landApplied && len(out.Files) > 0 {
 		r.FilesChanged = out.Files
 	}

@@ -199,7 +199,7 @@ func (e *Engine) Call(ctx context.Context, s call.Spec) (*call.Result, error) {
 	if note != "" {
 		r.Text += "\n\n" + note
 	}
-	e.landCall(ctx, callKey(taskID, run.GetRunID()), snap, &r)
+	e.landCall(ctx, callKey(taskID, run.GetRunID()), snap, &r, s.Agent)
 	return &r, nil
 }
 

@@ -209,7 +209,7 @@ func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := &call.Result{Status: dispatch.StatusDone, Code: code}
-	r.e.landCall(t.Context(), callRun, r.snap, res)
+	r.e.landCall(t.Context(), callRun, r.snap, res, "")
 	if res.Patch != call.PatchNotApplied || r.one(t) != "the user's own\n" {
 		t.Fatalf("a change that does not land: patch %q, one.txt %q", res.Patch, r.one(t))
 	}
@@ -220,7 +220,7 @@ func TestKeptPatchIsUnderTheStateDir(t *testing.T) {
 	}
 	os.Remove(filepath.Join(r.dir, "one.txt"))
 	clean := &call.Result{Status: dispatch.StatusDone, Code: code}
-	r.e.landCall(t.Context(), "01ARZ3NDEKTSV4RRFFQ69G5FAW", r.snap, clean)
+	r.e.landCall(t.Context(), "01ARZ3NDEKTSV4RRFFQ69G5FAW", r.snap, clean, "")
 	if clean.Patch != call.PatchApplied || r.one(t) == "the user's own\n" {
 		t.Fatalf("a change that lands: patch %q, one.txt %q", clean.Patch, r.one(t))
 	}
@@ -302,5 +302,30 @@ func TestDeniedChangeIsRefusedWhole(t *testing.T) {
 				t.Fatal("the denied change was applied on the second landing")
 			}
 		})
+	}
+}
+
+// TestLandingJudgesTheSubmittersAgent (review fleetnamed P3-1): a call's
+// change is judged by the deny rules of the agent its submitter sent,
+// whatever agent the result names (an unsigned fleet's completion is
+// anyone's to write).
+func TestLandingJudgesTheSubmittersAgent(t *testing.T) {
+	for _, named := range []string{"explore", ""} {
+		r := newLandRepo(t)
+		r.e.cfg.Code.AgentDeny = func(agent string) []string {
+			if agent == "general-purpose" {
+				return []string{"Edit(one*)"}
+			}
+			return nil
+		}
+		code, err := json.Marshal(r.res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := &call.Result{Status: dispatch.StatusDone, Code: code, Agent: named}
+		r.e.landCall(t.Context(), callRun, r.snap, res, "general-purpose")
+		if _, err := os.Stat(filepath.Join(r.dir, "one.txt")); res.Patch != call.PatchNotApplied || err == nil {
+			t.Errorf("result naming agent %q: patch %q, one.txt written: %v; want the submitter's agent's rule to refuse it", named, res.Patch, err == nil)
+		}
 	}
 }
