@@ -213,6 +213,7 @@ func (a *attempt) Land(ctx context.Context) {
 		// writer's changes are in the tree all the same).
 		a.v.FilesChanged = nonNil(res.FilesChanged)
 	}
+	a.v.Refs = a.want.Refs
 	a.failures = a.v.Reasons
 	a.concerns = d.guardrails(j, res, &a.v, a.want)
 	d.mu.Lock()

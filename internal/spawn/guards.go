@@ -99,7 +99,7 @@ func (d *Dispatcher) concerns(name string, td *taskdir.Dir, env *dispatch.Envelo
 		TestCommands:   d.cfg.Settings.TestCommands,
 	}
 	if want.Observed {
-		in.Changed, in.Observed = want.Changed, true
+		in.Changed, in.Observed, in.Refs = want.Changed, true, want.Refs
 	} else {
 		in.Changed = res.FilesChanged
 	}
