@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
@@ -106,5 +107,40 @@ agents:
 				}
 			}
 		})
+	}
+}
+
+// TestInPlaceWriterSpecialFiles (redteam19 P3-3): a FIFO an in-place
+// writer leaves in the tree, which git never lists, is found by the
+// parent's walks, removed, and said on the result; a FIFO of the user's
+// from before stays.
+func TestInPlaceWriterSpecialFiles(t *testing.T) {
+	script := `
+agents:
+  general-purpose:
+    - tools:
+        - Bash: {command: 'mkfifo CLAUDE.md.fifo && mkdir -p sub && mkfifo sub/pipe && echo ok'}
+    - say: "## What I did\nlooked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`
+	p := newProject(t, script, nil)
+	git(t, p.root, "add", "-A")
+	git(t, p.root, "commit", "-qm", "init")
+	mine := filepath.Join(p.root, "mine.fifo")
+	must(t, syscall.Mkfifo(mine, 0o600))
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	out, err := d.Call(context.Background(), call.Spec{Agent: "general-purpose", Prompt: "look"})
+	must(t, err)
+	for _, w := range []string{"special file(s) the subagent left in the tree", "CLAUDE.md.fifo (fifo)", "sub/pipe (fifo)"} {
+		if !strings.Contains(out.Text, w) {
+			t.Errorf("the result does not say %q:\n%s", w, out.Text)
+		}
+	}
+	for _, f := range []string{"CLAUDE.md.fifo", "sub/pipe"} {
+		if _, err := os.Lstat(filepath.Join(p.root, f)); err == nil {
+			t.Errorf("%s is still in the user's tree", f)
+		}
+	}
+	if fi, err := os.Lstat(mine); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the user's own FIFO was touched: %v %v", fi, err)
 	}
 }
