@@ -144,3 +144,31 @@ agents:
 		t.Errorf("the user's own FIFO was touched: %v %v", fi, err)
 	}
 }
+
+// TestScopedWriterMovingARefIsRejected: a ref made or moved is a change
+// the definition must allow: an agent whose Edit/Write rules give it only
+// docs/ and that tags or commits is rejected by the scope edge (its
+// default policy), the refs named.
+func TestScopedWriterMovingARefIsRejected(t *testing.T) {
+	agents := map[string]string{
+		"docs": "---\nname: docs\ndescription: docs\ntools: Read, Bash, Edit(docs/**), Write(docs/**)\n---\nYou write docs.\n",
+	}
+	script := `
+agents:
+  docs:
+    - tools:
+        - Bash: {command: 'git tag v9 HEAD && echo ok'}
+    - say: "## What I did\ntagged\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
+`
+	p := newProject(t, script, agents)
+	git(t, p.root, "add", "-A")
+	git(t, p.root, "commit", "-qm", "init")
+	d := p.dispatcher(p.settings(nil), 1, nil)
+	out, err := d.Call(context.Background(), call.Spec{Agent: "docs", Prompt: "tag"})
+	must(t, err)
+	for _, w := range []string{`status="rejected"`, "Refs changed: refs/tags/v9 new", "changed git refs (refs/tags/v9 new"} {
+		if !strings.Contains(out.Text, w) {
+			t.Errorf("the result does not say %q:\n%s", w, out.Text)
+		}
+	}
+}
