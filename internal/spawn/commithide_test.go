@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/broodhq/brood/internal/call"
+	"github.com/broodhq/brood/internal/dispatch"
 )
 
 // TestInPlaceWriterCannotHideByCommitting (redteam19 P1-3): an in-place
@@ -105,6 +106,12 @@ agents:
 				if strings.Contains(out.Text, w) {
 					t.Errorf("the result says %q:\n%s", w, out.Text)
 				}
+			}
+			// The parent's verdict keeps them, for brood tasks show.
+			tk, err := dispatch.LoadTask(p.root, out.TaskID)
+			must(t, err)
+			if (len(c.refs) > 0) != (tk.Verdict != nil && len(tk.Verdict.Refs) > 0) {
+				t.Errorf("the verdict's refs: %v, want some: %v", tk.Verdict, len(c.refs) > 0)
 			}
 		})
 	}
