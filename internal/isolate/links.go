@@ -3,7 +3,9 @@ package isolate
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -380,6 +382,9 @@ func RemoveSpecial(top string, paths []string) (removed, failed []string) {
 	for _, rel := range paths {
 		p := filepath.Join(top, filepath.FromSlash(rel))
 		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone already (the configuration guard undid it)
+		}
 		if err == nil && (fi.Mode().IsRegular() || fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
 			err = fmt.Errorf("it changed again")
 		}

@@ -126,7 +126,7 @@ func TestInPlaceWriterSpecialFiles(t *testing.T) {
 agents:
   general-purpose:
     - tools:
-        - Bash: {command: 'mkfifo CLAUDE.md.fifo && mkdir -p sub && mkfifo sub/pipe && echo ok'}
+        - Bash: {command: 'mkfifo .mcp.json; mkfifo CLAUDE.md.fifo && mkdir -p sub && mkfifo sub/pipe && echo ok'}
     - say: "## What I did\nlooked\n## What I found\nnothing\n## Files changed\nnone\n## Problems\nnone"
 `
 	p := newProject(t, script, nil)
@@ -142,7 +142,12 @@ agents:
 			t.Errorf("the result does not say %q:\n%s", w, out.Text)
 		}
 	}
-	for _, f := range []string{"CLAUDE.md.fifo", "sub/pipe"} {
+	// .mcp.json is configuration, which the guard undoes first: said as
+	// such, and never as a special file left behind.
+	if strings.Contains(out.Text, "NOT removed") || strings.Contains(out.Text, `status="rejected"`) {
+		t.Errorf("a special file the guard already undid is said not removed:\n%s", out.Text)
+	}
+	for _, f := range []string{"CLAUDE.md.fifo", "sub/pipe", ".mcp.json"} {
 		if _, err := os.Lstat(filepath.Join(p.root, f)); err == nil {
 			t.Errorf("%s is still in the user's tree", f)
 		}
