@@ -14,4 +14,9 @@ type Entry struct {
 	// (List with links only).
 	Link   bool
 	Target string
+	// Special names the type of an entry that is neither a regular file,
+	// a directory nor a link ("fifo", "socket", "char device", "block
+	// device"), kept by List with links: git never sees one (redteam19
+	// P3-3).
+	Special string
 }

@@ -98,13 +98,25 @@ func appendEntries(ents []Entry, fd int, buf []byte, also func([]byte) bool, lin
 				typ = unix.DT_DIR
 			case unix.S_IFLNK:
 				typ = unix.DT_LNK
+			case unix.S_IFIFO:
+				typ = unix.DT_FIFO
+			case unix.S_IFSOCK:
+				typ = unix.DT_SOCK
+			case unix.S_IFCHR:
+				typ = unix.DT_CHR
+			case unix.S_IFBLK:
+				typ = unix.DT_BLK
 			}
 		}
 		link := links && typ == unix.DT_LNK
-		if typ != unix.DT_DIR && !link && (also == nil || !also(name)) {
+		special := ""
+		if links {
+			special = specialTypes[typ]
+		}
+		if typ != unix.DT_DIR && !link && special == "" && (also == nil || !also(name)) {
 			continue
 		}
-		e := Entry{Name: string(name), Dir: typ == unix.DT_DIR, Link: typ == unix.DT_LNK}
+		e := Entry{Name: string(name), Dir: typ == unix.DT_DIR, Link: typ == unix.DT_LNK, Special: specialTypes[typ]}
 		if link {
 			t, err := readlinkat(fd, e.Name)
 			switch {
@@ -121,6 +133,9 @@ func appendEntries(ents []Entry, fd int, buf []byte, also func([]byte) bool, lin
 	}
 	return ents, nil
 }
+
+// specialTypes names the entry types List with links keeps as Special.
+var specialTypes = map[uint8]string{unix.DT_FIFO: "fifo", unix.DT_SOCK: "socket", unix.DT_CHR: "char device", unix.DT_BLK: "block device"}
 
 // isDirAt reports whether name in the directory fd is a directory (not
 // followed).

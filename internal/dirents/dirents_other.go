@@ -41,10 +41,22 @@ func List(abs string, follow bool, _ []byte, also func(name []byte) bool, links 
 	var ents []Entry
 	for _, d := range des {
 		link := d.Type()&os.ModeSymlink != 0
-		if !d.IsDir() && !(links && link) && (also == nil || !also([]byte(d.Name()))) {
+		special := ""
+		switch t := d.Type(); {
+		case !links:
+		case t&os.ModeNamedPipe != 0:
+			special = "fifo"
+		case t&os.ModeSocket != 0:
+			special = "socket"
+		case t&os.ModeCharDevice != 0:
+			special = "char device"
+		case t&os.ModeDevice != 0:
+			special = "block device"
+		}
+		if !d.IsDir() && !(links && link) && special == "" && (also == nil || !also([]byte(d.Name()))) {
 			continue
 		}
-		e := Entry{Name: d.Name(), Dir: d.IsDir(), Link: link}
+		e := Entry{Name: d.Name(), Dir: d.IsDir(), Link: link, Special: special}
 		if links && link {
 			t, err := os.Readlink(filepath.Join(abs, d.Name()))
 			if err != nil {

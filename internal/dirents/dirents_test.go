@@ -32,10 +32,10 @@ func TestSubdirs(t *testing.T) {
 		dir, also string
 		want      []Entry
 	}{
-		{dir, ".git", []Entry{{".git", true, false, ""}, {"a", true, false, ""}, {"b", true, false, ""}, {"z", true, false, ""}}},
-		{dir, "", []Entry{{".git", true, false, ""}, {"a", true, false, ""}, {"b", true, false, ""}, {"z", true, false, ""}}},
-		{filepath.Join(dir, "b"), ".git", []Entry{{".git", false, false, ""}, {"c", true, false, ""}}},
-		{filepath.Join(dir, "b"), "", []Entry{{"c", true, false, ""}}},
+		{dir, ".git", []Entry{{".git", true, false, "", ""}, {"a", true, false, "", ""}, {"b", true, false, "", ""}, {"z", true, false, "", ""}}},
+		{dir, "", []Entry{{".git", true, false, "", ""}, {"a", true, false, "", ""}, {"b", true, false, "", ""}, {"z", true, false, "", ""}}},
+		{filepath.Join(dir, "b"), ".git", []Entry{{".git", false, false, "", ""}, {"c", true, false, "", ""}}},
+		{filepath.Join(dir, "b"), "", []Entry{{"c", true, false, "", ""}}},
 	} {
 		got, err := Subdirs(tt.dir, false, buf, tt.also)
 		if err != nil {
@@ -77,9 +77,9 @@ func TestListLinks(t *testing.T) {
 		links bool
 		want  []Entry
 	}{
-		{true, []Entry{{"a", true, false, ""}, {"b", true, false, ""}, {"long", false, true, long},
-			{"nowhere", false, true, "/no/such"}, {"todir", false, true, "a"}, {"tofile", false, true, "f.txt"}}},
-		{false, []Entry{{"a", true, false, ""}, {"b", true, false, ""}}},
+		{true, []Entry{{"a", true, false, "", ""}, {"b", true, false, "", ""}, {"long", false, true, long, ""},
+			{"nowhere", false, true, "/no/such", ""}, {"todir", false, true, "a", ""}, {"tofile", false, true, "f.txt", ""}}},
+		{false, []Entry{{"a", true, false, "", ""}, {"b", true, false, "", ""}}},
 	} {
 		got, err := List(dir, false, make([]byte, 512), nil, tt.links)
 		if err != nil {

@@ -105,6 +105,9 @@ type Verdict struct {
 	// (the parent's walks before and after it) or an isolated one's (its
 	// patch). A later reading of the task shows it as files_changed.
 	FilesChanged []string `json:"files_changed,omitempty"`
+	// Refs are the git refs an in-place writer made, moved or deleted
+	// (RefChanges: a branch, a tag, refs/stash, HEAD), one line each.
+	Refs []string `json:"refs_changed,omitempty"`
 	// Patch is what became of the change of a child that worked on a
 	// copy of the tree: "applied", PatchNotApplied (it is not in the
 	// tree: a done child's task then reads not-applied), or "".

@@ -32,6 +32,17 @@ type TreeState struct {
 	Files map[string]string // path relative to the root -> fingerprint
 	// Partial is set when the non-git walk hit its bound.
 	Partial bool
+	// Head is HEAD's commit ("" unborn), HeadRef the branch HEAD names
+	// ("" detached), Refs every ref (name -> object id: branches, tags,
+	// refs/stash, remotes): a writer's commit moves them (treerefs.go).
+	Head    string            `json:",omitempty"`
+	HeadRef string            `json:",omitempty"`
+	Refs    map[string]string `json:",omitempty"`
+	// Nested are the nested repositories' states (untracked clones,
+	// submodules), by their directory below Root (SnapshotNested), and
+	// NestedLeftOut those past its bound.
+	Nested        map[string]*TreeState `json:",omitempty"`
+	NestedLeftOut []string              `json:",omitempty"`
 }
 
 const maxWalk = 20000
@@ -47,6 +58,12 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 		err error
 	}
 	topc, statc := make(chan answer, 1), make(chan answer, 1)
+	var refs TreeState
+	refsc := make(chan struct{})
+	go func() {
+		defer close(refsc)
+		snapshotRefs(ctx, root, &refs)
+	}()
 	go func() {
 		top, err := gitOutput(ctx, root, "rev-parse", "--show-toplevel")
 		topc <- answer{top, err}
@@ -60,8 +77,10 @@ func SnapshotTree(ctx context.Context, root string) (*TreeState, error) {
 	}()
 	out, err := gitOutput(ctx, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
 	top, stat := <-topc, <-statc
+	<-refsc
 	if err == nil && top.err == nil {
 		st := gitState(strings.TrimSpace(string(top.out)), out)
+		st.Head, st.HeadRef, st.Refs = refs.Head, refs.HeadRef, refs.Refs
 		if stat.err == nil {
 			addCleanFiltered(ctx, st, stat.out)
 		}
@@ -229,6 +248,9 @@ type Expect struct {
 	Observed bool
 	// Root is the directory Changed is relative to (TreeState.Root).
 	Root string
+	// Refs are the git refs the child made, moved or deleted (RefChanges),
+	// one line each: a change as a file's is.
+	Refs []string
 }
 
 // Verify checks a result.json before its summary is accepted, and returns
@@ -286,6 +308,9 @@ func verifyResult(r *Result, want Expect) []string {
 	if want.Observed {
 		if want.ReadOnly && len(want.Changed) > 0 {
 			fails = append(fails, fmt.Sprintf("read-only agent %s changed files: %s", want.Agent, strings.Join(want.Changed, ", ")))
+		}
+		if want.ReadOnly && len(want.Refs) > 0 {
+			fails = append(fails, fmt.Sprintf("read-only agent %s changed git refs: %s", want.Agent, strings.Join(want.Refs, "; ")))
 		}
 		if r.FilesChanged == nil {
 			// An in-place writer whose parent walked the tree before it

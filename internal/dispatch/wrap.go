@@ -58,6 +58,9 @@ type View struct {
 	// those whose policy is reject made the status rejected (and the
 	// Error says why); the others the parent model should check.
 	Concerns []string
+	// Refs are the git refs an in-place writer made, moved or deleted
+	// (RefChanges), said on a line of their own: a commit is a change.
+	Refs []string
 }
 
 // Render wraps a child's summary as untrusted data. Nothing is ever cut
@@ -123,6 +126,9 @@ func (v View) Render() string {
 			label = "Files in the kept patch"
 		}
 		fmt.Fprintf(&b, "%s: %s\n", label, oneLine(strings.Join(names, ", ")))
+	}
+	if len(v.Refs) > 0 {
+		fmt.Fprintf(&b, "Refs changed: %s\n", oneLine(strings.Join(v.Refs, "; ")))
 	}
 	if v.IsolationMsg != "" {
 		fmt.Fprintf(&b, "Isolation: %s\n", oneLine(v.IsolationMsg))

@@ -85,7 +85,10 @@ type Input struct {
 	// WriteScope are the path globs the child may write (its definition's
 	// Edit/Write rules, or the task's declared scope); empty means no scope.
 	WriteScope []string
-	Workspace  string
+	// Refs are the git refs the child made, moved or deleted (a commit, a
+	// tag, a stash): outside every write scope.
+	Refs      []string
+	Workspace string
 	// Claimed are the files the child says it changed (its files_changed).
 	Claimed []string
 	// Calls are the child's tool calls; CallsKnown says its transcript was
@@ -165,6 +168,14 @@ func hasHeading(text, section string) bool {
 }
 
 func scope(in Input) []Concern {
+	var out []Concern
+	if len(in.WriteScope) > 0 && len(in.Refs) > 0 {
+		out = append(out, Concern{KindScope, fmt.Sprintf("changed git refs (%s), which what it may write (%s) does not allow", strings.Join(in.Refs, "; "), strings.Join(in.WriteScope, ", "))})
+	}
+	return append(out, scopeFiles(in)...)
+}
+
+func scopeFiles(in Input) []Concern {
 	if len(in.WriteScope) == 0 || len(in.Changed) == 0 {
 		return nil
 	}

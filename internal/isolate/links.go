@@ -3,7 +3,9 @@ package isolate
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -234,6 +236,9 @@ type Links struct {
 	// Unseen are the directories (relative to Root; "." for all of it)
 	// below which the pass saw no link, and why.
 	Unseen []trust.Unseen
+	// Special are the pass's entries that are neither regular files,
+	// directories nor links (trust.Nested.Special), relative to Root.
+	Special map[string]string
 }
 
 // TreeLinks walks root for its links alone; skip (absolute, "" for
@@ -291,6 +296,14 @@ func linksOf(root, sub string, n trust.Nested, err error) Links {
 			out.Links[rel] = t
 		}
 	}
+	for p, t := range n.Special {
+		if rel, ok := under(p); ok {
+			if out.Special == nil {
+				out.Special = map[string]string{}
+			}
+			out.Special[rel] = t
+		}
+	}
 	for _, u := range n.Unseen {
 		if rel, ok := under(u.Dir); ok {
 			out.Unseen = append(out.Unseen, trust.Unseen{Dir: rel, Why: u.Why})
@@ -343,4 +356,46 @@ func CompareLinks(before, after Links) (made, unseen []string) {
 	slices.Sort(made)
 	slices.Sort(unseen)
 	return made, unseen
+}
+
+// CompareSpecial lists the entries of after that are neither regular
+// files, directories nor links (a FIFO, a socket, a device) and that
+// before saw without them, or of another type: what a writer made that
+// git never lists (redteam19 P3-3), as "path (type)" would say it.
+func CompareSpecial(before, after Links) []string {
+	var made []string
+	for p, t := range after.Special {
+		if old, ok := before.Special[p]; before.Sees(p) && (!ok || old != t) {
+			made = append(made, p)
+		}
+	}
+	slices.Sort(made)
+	return made
+}
+
+// RemoveSpecial removes each entry of paths under top (relative,
+// slash-separated) that is still neither a regular file, a directory nor
+// a link (a FIFO, a socket, a device node: nothing of the user's content
+// is lost), as RemoveLinks removes a link, and returns those it removed
+// and those it could not, with why.
+func RemoveSpecial(top string, paths []string) (removed, failed []string) {
+	for _, rel := range paths {
+		p := filepath.Join(top, filepath.FromSlash(rel))
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone already (the configuration guard undid it)
+		}
+		if err == nil && (fi.Mode().IsRegular() || fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+			err = fmt.Errorf("it changed again")
+		}
+		if err == nil {
+			err = removeLink(p)
+		}
+		if err != nil {
+			failed = append(failed, rel+": "+err.Error())
+			continue
+		}
+		removed = append(removed, rel)
+	}
+	return removed, failed
 }

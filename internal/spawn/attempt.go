@@ -213,6 +213,7 @@ func (a *attempt) Land(ctx context.Context) {
 		// writer's changes are in the tree all the same).
 		a.v.FilesChanged = nonNil(res.FilesChanged)
 	}
+	a.v.Refs = a.want.Refs
 	a.failures = a.v.Reasons
 	var run *callLog
 	if s.prog != nil {

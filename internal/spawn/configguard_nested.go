@@ -82,3 +82,28 @@ func openedLine(before, after []string) []string {
 	}
 	return lines
 }
+
+// nestedRepos are the nested repositories (untracked clones with their
+// own .git directory, submodules with a .git file) the walk before the
+// child found below the work tree's top, slash-separated and relative to
+// it; none under the project's .brood (brood's own records and copies).
+func (g *configGuard) nestedRepos() []string {
+	if g == nil || g.walkBefore == nil || g.walkBefore.err != nil {
+		return nil
+	}
+	found := g.walkBefore.found
+	var dirs []string
+	for _, d := range found.GitDirs {
+		dirs = append(dirs, path.Dir(d))
+	}
+	for _, t := range found.Git {
+		if path.Base(t) == ".git" { // a .git file's top (nestedTopsOf)
+			dirs = append(dirs, path.Dir(t))
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	return slices.DeleteFunc(dirs, func(d string) bool {
+		return d == "." || d == ".brood" || strings.HasPrefix(d, ".brood/") || strings.Contains("/"+d+"/", "/.git/")
+	})
+}

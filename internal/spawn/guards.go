@@ -101,7 +101,7 @@ func (d *Dispatcher) concerns(name string, env *dispatch.Envelope, res *dispatch
 		TestCommands:   d.cfg.Settings.TestCommands,
 	}
 	if want.Observed {
-		in.Changed, in.Observed = want.Changed, true
+		in.Changed, in.Observed, in.Refs = want.Changed, true, want.Refs
 	} else {
 		in.Changed = res.FilesChanged
 	}

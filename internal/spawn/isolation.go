@@ -418,8 +418,14 @@ func (c *spawnConfiner) Prepare(ctx context.Context, cmd *exec.Cmd) error {
 			}
 		}
 	}
-	s.handDown(env)
 	<-watched
+	if roots != nil {
+		// Nested repositories the guard's walk found (an untracked
+		// clone, a submodule): the top's status lists none of their
+		// files, so each is snapshotted too (redteam19 P1-3).
+		dispatch.SnapshotNested(ctx, s.before, s.cfg.nestedRepos())
+	}
+	s.handDown(env)
 	if roots != nil {
 		s.links = s.cfg.linkPasses(roots, own)
 	}

@@ -58,6 +58,7 @@ func (d *Dispatcher) settleLinks(j *job, res *dispatch.Result, v *dispatch.Verdi
 		if i > 0 {
 			tree = before[0].Root
 		}
+		f.special(b.Root, shown, isolate.CompareSpecial(b, after), after.Special)
 		made, unseen := isolate.CompareLinks(b, after)
 		f.settle(settleAt(b.Root, made, tree, shown, seen))
 		f.unseen = append(f.unseen, escapingAt(b.Root, unseen, tree, shown, seen)...)
@@ -97,10 +98,29 @@ type linkFindings struct {
 	// unseen are links out of the tree where only the pass after the
 	// writer looked: named, not removed.
 	unseen []isolate.Link
+	// specials are the FIFOs, sockets and devices the writer left in the
+	// tree (git lists none), removed ("path (type)"), and specialFailed
+	// those that could not be.
+	specials, specialFailed []string
 	// blindNew and blindBoth are the roots (with where and why) the
 	// pass after the writer could not see everywhere: where the pass
 	// before could, and where it could not either.
 	blindNew, blindBoth []string
+}
+
+// special removes the entries made (relative to root) that are neither
+// files, directories nor links (types: their kinds), said relative to
+// shown (redteam19 P3-3): a FIFO left in the user's tree blocks whoever
+// reads it next, and git, so the parent's diff, never lists it.
+func (f *linkFindings) special(root, shown string, made []string, types map[string]string) {
+	if len(made) == 0 {
+		return
+	}
+	removed, failed := isolate.RemoveSpecial(root, made)
+	for _, p := range removed {
+		f.specials = append(f.specials, showLink(root, shown, isolate.Link{Path: p}).Path+" ("+types[p]+")")
+	}
+	f.specialFailed = append(f.specialFailed, failed...)
 }
 
 func (f *linkFindings) settle(found, removed []isolate.Link, failed []string) {
@@ -135,6 +155,12 @@ func (f *linkFindings) lines() []string {
 		lines = append(lines, why+" — what they point to was never part of the change, and your next make or tool would follow them there"+
 			" (`git checkout -- PATH` brings back a committed file a link replaced)")
 	}
+	if len(f.specials) > 0 {
+		lines = append(lines, "special file(s) the subagent left in the tree, which git does not list and whoever reads them next would block on, removed: "+strings.Join(f.specials, ", "))
+	}
+	if len(f.specialFailed) > 0 {
+		lines = append(lines, "special file(s) the subagent left in the tree (a FIFO, a socket or a device, which git does not list) NOT removed (remove them yourself): "+strings.Join(f.specialFailed, "; "))
+	}
 	return lines
 }
 
@@ -145,6 +171,8 @@ func (f *linkFindings) rejects() (because, rejected string) {
 	case len(f.found) > 0:
 		return fmt.Sprintf("it left %d symbolic link(s) pointing outside the tree (%s)", len(f.found), linkList(f.found)),
 			"it left symbolic link(s) pointing outside the tree: " + linkList(f.found)
+	case len(f.specialFailed) > 0:
+		because = "it left special file(s) in the tree that could not be removed (" + strings.Join(f.specialFailed, "; ") + ")"
 	case len(f.unseen) > 0:
 		because = "symbolic link(s) point outside the tree where its parent could not look before it ran (" + linkList(f.unseen) + ")"
 	case len(f.blindNew) > 0:

@@ -201,13 +201,22 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	s.cfg.clearIndexBits(context.WithoutCancel(ctx)) // before the after-walk, which the bits would blind
 	s.cfg.settleStore(context.WithoutCancel(ctx))
 	s.cfg.prefetchNested() // the configuration guard's walk, beside this one
-	var also []string
+	var also, unsure []string
 	if s.before != nil {
 		after, err := dispatch.SnapshotTree(context.WithoutCancel(ctx), env.Workspace)
 		if err == nil {
-			changed, touched := dispatch.Changed(s.before, after), s.d.parentW.touched(s.pwin)
+			dispatch.SnapshotNested(context.WithoutCancel(ctx), after, s.before.NestedDirs())
+			changed, cerr := dispatch.ChangedSince(context.WithoutCancel(ctx), s.before, after)
+			if cerr != nil {
+				unsure = append(unsure, cerr.Error())
+			}
+			touched := s.d.parentW.touched(s.pwin)
 			changed, also = attribute(changed, touched, after.Root, env.Workspace, j.td.File(taskdir.Session))
 			want.Changed, want.Observed, want.Root = s.cfg.withUserBitsChanged(changed), true, after.Root
+			want.Refs = dispatch.RefChanges(context.WithoutCancel(ctx), s.before, after)
+			if n := len(s.before.NestedLeftOut); n > 0 {
+				j.env.Notes = append(j.env.Notes, fmt.Sprintf("the files of %d nested repositories were not checked (more than brood looks into): %s", n, strings.Join(s.before.NestedLeftOut, ", ")))
+			}
 		}
 		s.closeWindow()
 	}
@@ -216,6 +225,7 @@ func (d *Dispatcher) judge(ctx context.Context, j *job, s *spawn, o *dispatch.Ou
 	}
 	// Read once: the verdict's hash is of the bytes judged.
 	res, fails, hash, readErr := dispatch.VerifyDirHash(j.td, want)
+	fails = append(fails, unsure...) // what the parent could not compare: never done
 	if readErr == nil && want.Observed && res.FilesChanged == nil {
 		// The child left its account to these walks (childrun's
 		// parentWalks): what changed is what they saw.
@@ -363,7 +373,7 @@ func (d *Dispatcher) record(j *job, res *dispatch.Result, o *dispatch.Output, v 
 		Result:      res, Duration: dur, InlineLimit: d.cfg.Settings.Results.InlineLimit,
 		ResultPath: j.td.File(taskdir.Result), Transcript: j.td.File(taskdir.Session), Verification: v.Reasons,
 		IsolationMsg: isoMsg, Notes: notes, Concerns: concerns,
-		Patch: patch, PatchHunks: hunks,
+		Patch: patch, PatchHunks: hunks, Refs: v.Refs,
 	}.Render()
 }
 

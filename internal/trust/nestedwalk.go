@@ -36,6 +36,11 @@ type Nested struct {
 	// collected with WalkOptions.Links only (linkwalk.go).
 	Links  map[string]string
 	Unseen []Unseen
+	// Special are the tree's entries that are neither regular files,
+	// directories nor links (relative path -> "fifo", "socket", "char
+	// device", "block device"), which git never lists: collected with
+	// WalkOptions.Links, where links are.
+	Special map[string]string
 }
 
 // projectConfigNames are the entries that make or configure a project
@@ -121,6 +126,12 @@ func (w *nestedWalk) dir(abs, rel string, only bool) error {
 		}
 		if e.Link && w.opt.Links {
 			w.link(childRel, e.Target)
+		}
+		if e.Special != "" && w.opt.Links && !w.skipped(childRel) {
+			if w.found.Special == nil {
+				w.found.Special = map[string]string{}
+			}
+			w.found.Special[childRel] = e.Special
 		}
 		if e.Name == ".git" {
 			if rel != "" && !only { // the top's own: GitConfigTops

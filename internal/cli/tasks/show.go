@@ -231,6 +231,9 @@ func showVerdict(w io.Writer, t *dispatch.Task) {
 		for _, c := range v.Config {
 			fmt.Fprintf(w, "config   %s\n", termsafe.Line(c))
 		}
+		for _, r := range v.Refs {
+			fmt.Fprintf(w, "ref      %s\n", termsafe.Line(r))
+		}
 		if v.ReadDeny != "" {
 			fmt.Fprintf(w, "sandbox  %s\n", termsafe.Line(v.ReadDeny))
 		}
