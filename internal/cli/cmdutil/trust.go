@@ -262,15 +262,16 @@ func ownGrant(g *trust.Grant, own []trust.File) *trust.Grant {
 
 // OwnsLocalContent reports whether the project's local file rel, with
 // data, is the person's own for a writer that adds to it (an "always"
-// answer): brood wrote it, Claude Code trusts the folder, or the user's
-// own grant for the project covers it as it is (never a grant forced for
-// one run).
+// answer): brood wrote it (its ledger), or Claude Code trusts the folder
+// (a .claude file). Never because a grant covers it: a grant is revocable
+// and the ledger is not, so an answer added to content only a grant (or
+// nothing widening) let through would keep the repository's rules after
+// `brood trust --revoke` or after the user dropped the same rule of their
+// own (review localgrant P2-1, P2-2); such a file stays gated after the
+// answer, and the session says so.
 func (f *Factory) OwnsLocalContent(rel string, data []byte) bool {
-	if own := f.ownLocal(f.ProjectRoot); own != nil && own(rel, data) {
-		return true
-	}
-	pt := f.Settings.Trust
-	return pt.Trusted && !pt.Forced && pt.Covers(rel, data)
+	own := f.ownLocal(f.ProjectRoot)
+	return own != nil && own(rel, data)
 }
 
 // ownLocal vouches for the local files of the project at root that are
