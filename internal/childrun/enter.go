@@ -82,10 +82,18 @@ func (c *Confined) Run(ctx context.Context, cfg ChildConfig) error {
 	defer spawntrace.Write(ctx, dir, spawntrace.ChildFile) // the bench's, never the run's: an error is ignored
 	spawntrace.Mark(ctx, "configured")
 	ctx = telemetry.NewContext(telemetry.WithParent(ctx, env.TraceParent), cfg.Telemetry)
+	// The project's .env values as the parent read them from the real
+	// tree: this child's copy or view may hide the files (an isolated
+	// copy leaves ignored files out, a Read deny hides them). Taken here,
+	// in the image that runs the task (a re-exec keeps the descriptor).
+	passed, err := tool.TakePassedSecrets()
+	if err != nil {
+		return err
+	}
 	if cfg.Redactor == nil {
 		// One for everything the child writes and its tools' output, made
 		// at its first use (the started event below, past the sandbox).
-		cfg.Redactor = tool.NewLazyProjectRedactor(os.Environ(), projectRoots(env)...)
+		cfg.Redactor = tool.NewChildRedactor(os.Environ(), passed, projectRoots(env)...)
 	}
 	out := &events{up: protocol.NewRedactingWriter(cfg.Stdout, cfg.Redactor.Redact)}
 	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})

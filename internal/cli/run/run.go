@@ -396,6 +396,11 @@ func (o *Options) applyCompat() error {
 	if err := o.Compat.addDirs(f.Cwd, f.Err); err != nil {
 		return err
 	}
+	if len(o.Compat.AddDirs) > 0 {
+		// Their .env values are redacted as the project's (and handed to
+		// every child): made before anything takes the redactor.
+		f.Redactor = tool.NewProjectRedactor(f.Environ, append([]string{f.ProjectRoot}, o.Compat.AddDirs...)...)
+	}
 	o.Allow = append(o.Allow, o.Compat.addDirRules(cmdutil.FirstNonEmpty(o.PermMode, f.Settings.Permissions.Mode))...)
 	return nil
 }

@@ -1,0 +1,84 @@
+package run_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/broodhq/brood/internal/cli/clitest"
+)
+
+// briefedSecretScript: the root hands a .env value to a writer in its
+// brief (as one it Read, or the user gave it, would be); the writer
+// echoes the value it was briefed and says it.
+const briefedSecretScript = `
+agents:
+  root:
+    - tools:
+        - Task: {subagent_type: general-purpose, description: "db task", prompt: 'Use the database credentials: DB_PASSWORD=` + envSecret + ` and tidy main.go'}
+    - say: done
+  general-purpose:
+    - tools:
+        - Bash: {command: 'echo connecting with {{match "DB_PASSWORD=(\\S+)" .System}}'}
+    - say: |
+        ## What I did
+        connected: {{result 0}}
+        ## Files changed
+        none
+`
+
+// TestChildThatCannotSeeEnvRedactsIt (redteam19 P1-1): a child whose view
+// hides the project's .env — an isolated copy (which leaves the ignored
+// file out) or an in-place writer under a Read(.env) deny — still
+// redacts its values: the parent hands them over. Briefed with one, it
+// writes only the marker in its session.jsonl and result.json, and
+// `brood tasks log` (text and --json) print none.
+func TestChildThatCannotSeeEnvRedactsIt(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		isolation string
+		args      []string
+	}{
+		{"isolated", "worktree", nil},
+		{"in place, Read(.env) denied", "none", []string{"--deny", "Read(.env)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := clitest.NewProject(t)
+			t.Setenv(clitest.TestMainEnv, "1")
+			clitest.WriteFile(t, filepath.Join(p.Root, ".gitignore"), ".env\n.brood/\n")
+			for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+				if out, err := exec.Command("git", append([]string{"-C", p.Root}, args...)...).CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+			clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "DB_PASSWORD="+envSecret+"\n")
+			clitest.WriteFile(t, filepath.Join(p.Home, ".config", "brood", "settings.toml"), "[agents]\nisolation = \""+tc.isolation+"\"\n")
+			script := p.Script("s.yaml", briefedSecretScript)
+			args := append([]string{"run", "--model", script, "--allow", "Bash"}, tc.args...)
+			code, out, errOut := p.Brood(append(args, "go")...)
+			if code != 0 {
+				t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+			}
+			id := clitest.OnlyTask(t, p.Root)
+			dir := filepath.Join(p.Root, ".brood", "dispatch", id)
+			const marker = "[REDACTED:.env:DB_PASSWORD]"
+			for _, f := range []string{"session.jsonl", "result.json"} {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(b), envSecret) || !strings.Contains(string(b), marker) {
+					t.Errorf("%s: want the marker, not the value:\n%s", f, b)
+				}
+			}
+			for _, args := range [][]string{{"tasks", "log", id}, {"tasks", "log", id, "--json"}} {
+				_, log, _ := p.Brood(args...)
+				if strings.Contains(log, envSecret) || !strings.Contains(log, marker) {
+					t.Errorf("brood %s: want the marker, not the value:\n%s", strings.Join(args, " "), log)
+				}
+			}
+		})
+	}
+}
