@@ -82,3 +82,34 @@ func TestChildThatCannotSeeEnvRedactsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestAddDirEnvIsRedacted (redteam19 P3-4): the .env values of an
+// --add-dir directory are redacted as the project's: the root's Read of
+// it leaves the marker in its transcript, not the value.
+func TestAddDirEnvIsRedacted(t *testing.T) {
+	p := clitest.NewProject(t)
+	other := t.TempDir()
+	clitest.WriteFile(t, filepath.Join(other, ".env"), "API_PASSWORD="+envSecret+"\n")
+	script := p.Script("s.yaml", `
+agents:
+  root:
+    - tools:
+        - Read: {file_path: `+filepath.Join(other, ".env")+`}
+    - say: "read it: {{result 0}}"
+`)
+	code, out, errOut := p.Brood("run", "--add-dir", other, "--allow", "Read", "--model", script, "go")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	files := clitest.SessionFiles(t, p.Root)
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b)+out, envSecret) || !strings.Contains(string(b), "[REDACTED:.env:API_PASSWORD]") {
+		t.Errorf("the transcript or answer carries the --add-dir .env value:\n%s\n%s", b, out)
+	}
+}
