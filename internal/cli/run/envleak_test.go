@@ -113,3 +113,32 @@ agents:
 		t.Errorf("the transcript or answer carries the --add-dir .env value:\n%s\n%s", b, out)
 	}
 }
+
+// TestTaskRecordsAreTheOwnersAlone (redteam19 P2-2): a task's directory
+// and what holds a whole brief or transcript in it (envelope.json,
+// session.jsonl, result.json), and the root's transcript, are readable by
+// their owner alone, whatever the umask.
+func TestTaskRecordsAreTheOwnersAlone(t *testing.T) {
+	p := clitest.NewProject(t)
+	t.Setenv(clitest.TestMainEnv, "1")
+	script := p.Script("s.yaml", briefedSecretScript)
+	code, out, errOut := p.Brood("run", "--model", script, "--allow", "Bash", "go")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	dir := filepath.Join(p.Root, ".brood", "dispatch", clitest.OnlyTask(t, p.Root))
+	paths := []string{dir}
+	for _, f := range []string{"envelope.json", "session.jsonl", "result.json"} {
+		paths = append(paths, filepath.Join(dir, f))
+	}
+	paths = append(paths, clitest.SessionFiles(t, p.Root)...)
+	for _, path := range paths {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v: want it readable by its owner alone", path, fi.Mode().Perm())
+		}
+	}
+}
