@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,5 +141,36 @@ func TestTaskRecordsAreTheOwnersAlone(t *testing.T) {
 		if fi.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s is %v: want it readable by its owner alone", path, fi.Mode().Perm())
 		}
+	}
+}
+
+// TestClaudeMdImportOfEnvIsRefused (redteam19 P1-2): a repository's
+// committed CLAUDE.md that imports the user's gitignored .env puts
+// nothing of it in the root's system prompt (nor its writers'); the run
+// says so, naming the CLAUDE.md line.
+func TestClaudeMdImportOfEnvIsRefused(t *testing.T) {
+	p := clitest.NewProject(t)
+	clitest.WriteFile(t, filepath.Join(p.Root, ".gitignore"), ".env\n.brood/\n")
+	clitest.WriteFile(t, filepath.Join(p.Root, "CLAUDE.md"), "# Conventions\n\n@.env\n")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", p.Root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	clitest.WriteFile(t, filepath.Join(p.Root, ".env"), "DB_PASSWORD="+envSecret+"\n")
+	script := p.Script("s.yaml", `
+agents:
+  root:
+    - say: 'conventions: {{match "(# Conventions)" .System}}; hex: {{printf "%x" (match "DB_PASSWORD=(\\S+)" .System)}}'
+`)
+	code, out, errOut := p.Brood("run", "--model", script, "go")
+	if code != 0 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "conventions: # Conventions; hex:") || strings.Contains(out, fmt.Sprintf("%x", envSecret)) {
+		t.Errorf("the root's prompt holds the .env import (or no CLAUDE.md):\n%s", out)
+	}
+	if !strings.Contains(errOut, "CLAUDE.md:3: @.env not imported") {
+		t.Errorf("no warning naming the CLAUDE.md line:\n%s", errOut)
 	}
 }
