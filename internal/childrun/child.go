@@ -186,7 +186,7 @@ func runTask(ctx context.Context, cfg ChildConfig, env *dispatch.Envelope, dir s
 		owners := &r
 		nested, err = spawn.New(spawn.Config{
 			Owners: owners, TaskDir: own,
-			ProjectRoot: env.ProjectRoot, Workspace: workspace, CopyRoot: copyRoot(env), Registry: reg, Settings: s, Redact: cfg.Redactor.Redact,
+			ProjectRoot: env.ProjectRoot, Workspace: workspace, CopyRoot: copyRoot(env), Registry: reg, Settings: s, Redact: cfg.Redactor.Redact, Redactor: cfg.Redactor,
 			Exe: cfg.Exe, ExeFunc: cfg.ExeFunc, Args: cfg.Args, Extras: cfg.Extras,
 			Depth: env.Depth, MaxDepth: env.MaxDepth, ParentTaskID: env.TaskID, SourceAgent: env.TargetAgent,
 			ProjectFiles: env.ProjectFiles, ParentProjectFiles: env.ProjectFiles,

@@ -28,6 +28,8 @@ type Confined struct {
 	path string // the envelope's
 	dir  string // the task directory
 	sb   sandbox.Status
+	// passed are the .env values the parent handed down (PassSecrets).
+	passed tool.Secrets
 }
 
 // RunChild runs the task of an envelope to its end and writes result.json:
@@ -70,6 +72,14 @@ func Confine(ctx context.Context, path, taskID string) (*Confined, error) {
 		return nil, err
 	}
 	c.sb = sb
+	// The project's .env values as the parent read them from the real
+	// tree: this child's copy or view may hide the files (an isolated
+	// copy leaves ignored files out, a Read deny hides them). Taken in
+	// the image that runs the task (a re-exec keeps the descriptor) and
+	// before anything is started that would inherit it.
+	if c.passed, err = tool.TakePassedSecrets(); err != nil {
+		return nil, err
+	}
 	spawntrace.Mark(ctx, "sandbox")
 	return c, nil
 }
@@ -86,7 +96,7 @@ func (c *Confined) Run(ctx context.Context, cfg ChildConfig) error {
 	if cfg.Redactor == nil {
 		// One for everything the child writes and its tools' output, made
 		// at its first use (the started event below, past the sandbox).
-		cfg.Redactor = tool.NewLazyProjectRedactor(os.Environ(), projectRoots(env)...)
+		cfg.Redactor = tool.NewChildRedactor(os.Environ(), c.passed, projectRoots(env)...)
 	}
 	out := &events{up: protocol.NewRedactingWriter(cfg.Stdout, cfg.Redactor.Redact)}
 	out.send(protocol.Started{TaskID: env.TaskID, PID: os.Getpid()})

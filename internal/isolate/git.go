@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/broodhq/brood/internal/gitx"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // errNotRepo means the directory is not inside a git work tree.
@@ -341,6 +343,13 @@ func readStatus(ctx context.Context, r *repo) (treeStatus, error) {
 		}
 		switch {
 		case code == "!!":
+			st.ignored = append(st.ignored, p)
+		case code == "??" && tool.IsSecretFile(path.Base(p)):
+			// A secrets file of the user's (.env, *.pem, ...) that git does
+			// not track stays out of the copy as an ignored one does,
+			// whatever the repository's own ignore rules say (a committed
+			// `!.env` would otherwise override the user's global ignore):
+			// a tracked one is the repository's and is copied.
 			st.ignored = append(st.ignored, p)
 		case code == "??" && strings.HasSuffix(rec, "/") && !hasCommit(ctx, r, p):
 			// A repository with no commit yet (git init, nothing

@@ -13,13 +13,19 @@ var importRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // codeSpan is inline code, where an @ is text, not an import.
 var codeSpan = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`[^`\n]*`") })
 
+// importAt is one @import: its path as written and its line (from 1).
+type importAt struct {
+	path string
+	line int
+}
+
 // imports lists the paths text imports, in order, outside code blocks and
 // code spans (an address such as a@b.c is no import: its @ follows a
 // letter).
-func imports(text string) []string {
-	var out []string
+func imports(text string) []importAt {
+	var out []importAt
 	fenced := false
-	for _, line := range strings.Split(text, "\n") {
+	for n, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			fenced = !fenced
@@ -32,7 +38,7 @@ func imports(text string) []string {
 		for _, m := range importRef().FindAllStringSubmatch(line, -1) {
 			p := strings.TrimRight(strings.ReplaceAll(m[1], `\ `, " "), ".,;:)")
 			if p != "" {
-				out = append(out, p)
+				out = append(out, importAt{p, n + 1})
 			}
 		}
 	}

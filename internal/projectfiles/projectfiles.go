@@ -37,16 +37,40 @@ var names = []struct{ name, scope string }{
 // so the nearer ones read as refinements (as Claude Code orders them).
 // Files over maxBytes are cut there, with a note saying so.
 func Find(home, root, cwd string, maxBytes int) []File {
-	r := &reader{maxBytes: maxBytes, seen: map[string]bool{}}
-	if home != "" {
+	return FindWith(Options{Home: home, Root: root, Cwd: cwd, MaxBytes: maxBytes})
+}
+
+// Options are Find's, and the judge of each import.
+type Options struct {
+	Home, Root, Cwd string
+	MaxBytes        int
+	// Refuse, when set, is asked of every @import before it is read: imp
+	// as it is about to be read (Path its path, Real its links resolved),
+	// From the file that imports it. A reason refuses it.
+	Refuse func(imp Import) string
+	// Warn gets one line for each import refused.
+	Warn func(line string)
+}
+
+// Import is one @import about to be read.
+type Import struct {
+	Path, Real string
+	From       File
+	Line       int
+}
+
+// FindWith is Find with opts' judge of imports.
+func FindWith(opts Options) []File {
+	r := &reader{maxBytes: opts.MaxBytes, seen: map[string]bool{}, opts: opts}
+	if opts.Home != "" {
 		// The user's own file may import from anywhere it likes.
-		r.add(filepath.Join(home, ".claude", "CLAUDE.md"), "user", "", home, 0)
+		r.add(filepath.Join(opts.Home, ".claude", "CLAUDE.md"), "user", "", opts.Home, 0)
 	}
-	for _, dir := range chain(root, cwd) {
+	for _, dir := range chain(opts.Root, opts.Cwd) {
 		for _, n := range names {
 			// A repository's files stay inside it: a CLAUDE.md that is a
 			// link to ~/.aws/credentials, or imports it, is not read.
-			r.add(filepath.Join(dir, n.name), n.scope, root, home, 0)
+			r.add(filepath.Join(dir, n.name), n.scope, opts.Root, opts.Home, 0)
 		}
 	}
 	return r.out
@@ -57,6 +81,7 @@ type reader struct {
 	maxBytes int
 	seen     map[string]bool // real paths read already (an import cycle, a file imported twice)
 	out      []File
+	opts     Options
 }
 
 // maxImportDepth is how many hops of @imports are followed, as Claude Code
@@ -76,12 +101,13 @@ func (r *reader) add(path, scope, within, home string, depth int) {
 	if !ok {
 		return
 	}
-	r.out = append(r.out, File{Path: path, Scope: scope, Text: text})
+	from := File{Path: path, Scope: scope, Text: text}
+	r.out = append(r.out, from)
 	if depth >= maxImportDepth {
 		return
 	}
-	for _, imp := range imports(text) {
-		target := imp
+	for _, at := range imports(text) {
+		imp, target := at.path, at.path
 		switch {
 		case strings.HasPrefix(imp, "~/"):
 			if home == "" {
@@ -91,8 +117,30 @@ func (r *reader) add(path, scope, within, home string, depth int) {
 		case !filepath.IsAbs(imp):
 			target = filepath.Join(filepath.Dir(path), imp)
 		}
-		r.add(filepath.Clean(target), scope, within, home, depth+1)
+		target = filepath.Clean(target)
+		if !r.allowed(Import{Path: target, From: from, Line: at.line}, imp, within) {
+			continue
+		}
+		r.add(target, scope, within, home, depth+1)
 	}
+}
+
+// allowed asks the judge (Options.Refuse) about an import that would be
+// read, and warns of one it refuses.
+func (r *reader) allowed(imp Import, written, within string) bool {
+	real, ok := regularWithin(imp.Path, within)
+	if !ok || r.seen[real] || r.opts.Refuse == nil {
+		return true // (not read anyway, or no judge)
+	}
+	imp.Real = real
+	why := r.opts.Refuse(imp)
+	if why == "" {
+		return true
+	}
+	if r.opts.Warn != nil {
+		r.opts.Warn(fmt.Sprintf("%s:%d: @%s not imported: %s", imp.From.Path, imp.Line, written, why))
+	}
+	return false
 }
 
 // read reads a file, cut at maxBytes with a note; false if it is empty or

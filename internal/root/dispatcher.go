@@ -51,6 +51,15 @@ type dispatcherConfig struct {
 	AddDirs []string
 }
 
+// ctx bounds what building the dispatcher runs (git, for the instruction
+// files' imports): the children's lifetime.
+func (c dispatcherConfig) ctx() context.Context {
+	if c.Lifetime != nil {
+		return c.Lifetime
+	}
+	return context.Background()
+}
+
 // newDispatcher builds the root's Dispatcher, or nil at the depth cap:
 // the one place brood builds a dispatcher's Config (a child's is
 // spawn.RunChild's).
@@ -72,10 +81,10 @@ func newDispatcher(f *cmdutil.Factory, c dispatcherConfig) (*spawn.Dispatcher, e
 		Depth: depth, MaxDepth: max, Placed: placed, SourceAgent: cmdutil.FirstNonEmpty(c.Source, "root"),
 		Lifetime: c.Lifetime, Session: c.Session, ToolHooks: c.ToolHooks,
 		ParentSystem: c.System, ParentModel: c.Model, ParentTools: c.Tools, Permissions: c.Permissions,
-		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Ask: c.Ask,
+		OnEvent: c.OnEvent, Redact: f.Redactor.Redact, Redactor: f.Redactor, Ask: c.Ask,
 		MCP: f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		SettingSources: f.SettingSources,
-		ProjectFiles:   f.ChildProjectFiles(), ParentProjectFiles: c.SystemFiles,
+		ProjectFiles:   f.ChildProjectFiles(c.ctx(), c.Permissions.Deny), ParentProjectFiles: c.SystemFiles,
 		Extras: f.Links.Delegation, Hidden: c.Hidden, AddDirs: c.AddDirs,
 	}
 	if !c.Quiet {
@@ -128,8 +137,9 @@ func taskDispatcher(f *cmdutil.Factory, t *dispatch.Task, c dispatcherConfig) (*
 		ParentModel: model, ParentSystem: cmdutil.DefaultSystemPrompt(workspace),
 		ParentTools: builtins.Names(), Permissions: f.Permissions(cmdutil.PermissionFlags{}), OnEvent: c.OnEvent, Stderr: f.Err,
 		Lifetime: c.Lifetime, ToolHooks: c.ToolHooks,
-		ProjectFiles: f.ChildProjectFiles(),
+		ProjectFiles: f.ChildProjectFiles(c.ctx(), nil),
 		Redact:       f.Redactor.Redact,
+		Redactor:     f.Redactor,
 		MCP:          f.MCPServers(), MCPHeld: f.MCPHeld(), TrustProject: f.TrustsProjectFile, Grant: f.Grant(),
 		SettingSources: f.SettingSources,
 		Extras:         f.Links.Delegation, Hidden: c.Hidden,

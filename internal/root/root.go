@@ -161,7 +161,7 @@ func New(ctx context.Context, f *cmdutil.Factory, o Options) (_ *Root, err error
 		if o.Agent {
 			// CLAUDE.md, AGENTS.md: the agent's by right, and its
 			// children's by theirs (not through an inherited prompt).
-			r.files = f.ProjectFilesPrompt()
+			r.files = f.ProjectFilesPrompt(ctx, f.Permissions(o.Perms).Deny)
 			r.system += r.files
 		}
 	}

@@ -38,6 +38,20 @@ func PassEnv(cmd *exec.Cmd, name string, value []byte) error {
 	return nil
 }
 
+// PassSealed is PassEnv for a value no other process may read, whatever
+// its length: always in a sealed memory file the child inherits (never in
+// its environment, which a process of the same user may read before the
+// child makes itself undumpable). The child reads it with TakeEnv.
+func PassSealed(cmd *exec.Cmd, name string, value []byte) error {
+	f, err := sealedFile(value)
+	if err != nil {
+		return fmt.Errorf("sandbox: pass %s to the child in a sealed memory file: %w", name, err)
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	cmd.Env = append(cmd.Env, name+"="+passedPrefix+strconv.Itoa(2+len(cmd.ExtraFiles)))
+	return nil
+}
+
 // sealedFile is a memory file (close-on-exec in this process; the child's
 // copy is placed by exec.Cmd) holding value, sealed.
 func sealedFile(value []byte) (*os.File, error) {

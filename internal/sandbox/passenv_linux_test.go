@@ -173,3 +173,20 @@ func TestPassEnvSealed(t *testing.T) {
 		t.Errorf("PassedEnv: %d bytes, ok %v, err %v", len(v), ok, err)
 	}
 }
+
+// TestPassSealedNeverInTheEnvironment: PassSealed puts even a short value
+// in a sealed memory file (the environment only names its descriptor), as
+// the .env values a child redacts must never be in its environment.
+func TestPassSealedNeverInTheEnvironment(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := PassSealed(cmd, passedVar, []byte("short-secret")); err != nil {
+		t.Fatal(err)
+	}
+	defer ClosePassed(cmd)
+	if len(cmd.ExtraFiles) != 1 || strings.Contains(strings.Join(cmd.Env, "\n"), "short-secret") {
+		t.Fatalf("env %q, %d files: want the value in one memory file", cmd.Env, len(cmd.ExtraFiles))
+	}
+	if v, ok, err := PassedEnv(cmd, passedVar); err != nil || !ok || v != "short-secret" {
+		t.Errorf("PassedEnv: %q, ok %v, err %v", v, ok, err)
+	}
+}

@@ -14,6 +14,11 @@ func PassEnv(cmd *exec.Cmd, name string, value []byte) error {
 	return nil
 }
 
+// PassSealed is PassEnv off Linux (no sealed memory files).
+func PassSealed(cmd *exec.Cmd, name string, value []byte) error {
+	return PassEnv(cmd, name, value)
+}
+
 // ClosePassed has nothing to close off Linux.
 func ClosePassed(cmd *exec.Cmd) {}
 

@@ -130,6 +130,10 @@ type Config struct {
 	// Redact scrubs secrets from what is written for children (a fork's
 	// seed of this conversation).
 	Redact func(string) string
+	// Redactor, when set, is the one Redact belongs to: the .env values
+	// it knows are handed to every child (tool.PassSecrets), whose own
+	// view of the tree may hide the files.
+	Redactor *tool.Redactor
 	// Owners holds the Owner records and verdicts of this dispatcher's
 	// children, which a resume and a listing trust (nil: the project's
 	// .brood/records).

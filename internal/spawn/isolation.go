@@ -15,6 +15,7 @@ import (
 	"github.com/broodhq/brood/internal/spawntrace"
 	"github.com/broodhq/brood/internal/taskdir"
 	"github.com/broodhq/brood/internal/textline"
+	"github.com/broodhq/brood/internal/tool"
 )
 
 // isolator probes the machine's isolation support once, on first use: most
@@ -530,6 +531,11 @@ func (d *Dispatcher) configure(ctx context.Context, cmd *exec.Cmd, env *dispatch
 		return fmt.Errorf("%s is a copy shared with other calls (a fleet worker's checkout for read-only calls): only a read-only agent runs in it, and %s writes", d.cfg.Workspace, env.TargetAgent)
 	}
 	if err := d.requireSandbox(env, userNS); err != nil {
+		return err
+	}
+	// Here, not earlier: a retry configures a fresh command (the first
+	// one's memory file is closed once it started or failed).
+	if err := tool.PassSecrets(cmd, d.cfg.Redactor); err != nil {
 		return err
 	}
 	// (network: none is the child's tool processes' affair: the Bash tool

@@ -392,6 +392,12 @@ func (d *Dispatcher) startWarm(ctx context.Context) (*warmSlot, error) {
 	cmd := d.childCommand(env, id, td.File(taskdir.Envelope))
 	slot := &warmSlot{set: d.warm, id: id, td: td, shape: shape, cmd: cmdLineOf(cmd), claimed: make(chan struct{})}
 	cmd.Args = append(cmd.Args, "--warm")
+	// The .env values it redacts, as they are now (configure's, for a
+	// cold child).
+	if err := tool.PassSecrets(cmd, d.cfg.Redactor); err != nil {
+		_ = os.RemoveAll(td.Path())
+		return nil, err
+	}
 	// Its stderr is a pipe the pool hands to the task's stderr.log when
 	// the task takes it (pool.WarmChild).
 	marker := depth.Marker{Task: id, Depth: env.Depth, Max: env.MaxDepth}

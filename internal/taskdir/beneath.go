@@ -200,6 +200,14 @@ type ParseError struct {
 func (e *ParseError) Error() string { return fmt.Sprintf("%s does not parse: %v", e.Path, e.Err) }
 func (e *ParseError) Unwrap() error { return e.Err }
 
+// taskDirMode and recordMode are a task directory's and a record's: its
+// envelope keeps the whole brief, secrets included, and its transcript
+// and result what the child read; readable by their owner alone.
+const (
+	taskDirMode = 0o700
+	recordMode  = 0o600
+)
+
 func writeBeneath(root, rel string, data []byte, sync bool) error {
 	return writeBeneathMode(root, rel, data, sync, 0o644)
 }

@@ -49,14 +49,14 @@ func (d *Dir) Nested() bool { return d.Parent() != nil }
 // createNested makes a nested task's directory (and its parent's tasks/)
 // without following links; the parent's directory must exist.
 func (d *Dir) createNested() error {
-	err := mkdirLeafBeneath(d.project.base, d.rel, 0o755)
+	err := mkdirLeafBeneath(d.project.base, d.rel, taskDirMode)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := mkdirLeafBeneath(d.project.base, filepath.Dir(d.rel), 0o755); err != nil {
+	if err := mkdirLeafBeneath(d.project.base, filepath.Dir(d.rel), taskDirMode); err != nil {
 		return err
 	}
-	return mkdirLeafBeneath(d.project.base, d.rel, 0o755)
+	return mkdirLeafBeneath(d.project.base, d.rel, taskDirMode)
 }
 
 // Find is the directory of task id wherever it is: .brood/dispatch/<id>

@@ -309,14 +309,14 @@ func (d *Dir) Create() error {
 	if d.Nested() {
 		return d.createNested()
 	}
-	err := mkdirLeafBeneath(d.project.base, d.rel, 0o755)
+	err := mkdirLeafBeneath(d.project.base, d.rel, taskDirMode)
 	if !errors.Is(err, fs.ErrNotExist) && !unwritable(err) {
 		return err
 	}
 	if err := d.project.Ensure(); err != nil {
 		return err
 	}
-	err = mkdirBeneath(d.project.base, d.rel)
+	err = mkdirModeBeneath(d.project.base, d.rel, taskDirMode)
 	if err == nil || !unwritable(err) || d.project.Elsewhere() || d.project.root == "" {
 		return err
 	}
@@ -382,12 +382,12 @@ func (d *Dir) WriteJSON(name string, v any, sync bool) error {
 	if err != nil {
 		return err
 	}
-	return writeBeneath(d.project.base, filepath.Join(d.rel, name), data, sync)
+	return writeBeneathMode(d.project.base, filepath.Join(d.rel, name), data, sync, recordMode)
 }
 
 // WriteFile writes data tmp+rename beneath the directory.
 func (d *Dir) WriteFile(name string, data []byte, sync bool) error {
-	return writeBeneath(d.project.base, filepath.Join(d.rel, name), data, sync)
+	return writeBeneathMode(d.project.base, filepath.Join(d.rel, name), data, sync, recordMode)
 }
 
 // CreateFresh unlinks whatever is at name (a link is removed, never
@@ -513,14 +513,14 @@ func (r Records) writeSync(name string, v any, sync bool) error {
 	rel := filepath.Join(r.rel, name)
 	// The directory is made only when it is missing (the first record), not
 	// walked from the root before every write.
-	err = writeBeneath(r.project.base, rel, data, sync)
+	err = writeBeneathMode(r.project.base, rel, data, sync, recordMode)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := mkdirBeneath(r.project.base, r.rel); err != nil {
 		return err
 	}
-	return writeBeneath(r.project.base, rel, data, sync)
+	return writeBeneathMode(r.project.base, rel, data, sync, recordMode)
 }
 
 // FromPath is the task directory at path, which must be

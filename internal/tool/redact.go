@@ -50,9 +50,14 @@ func NewRedactor(environ []string) *Redactor {
 }
 
 // NewProjectRedactor is NewRedactor plus the values of the .env files at
-// the top of projectRoot and one directory below (see ProjectEnvSecrets).
-func NewProjectRedactor(environ []string, projectRoot string) *Redactor {
-	return newRedactor(append(envSecrets(environ), projectEnvSecrets(projectRoot)...))
+// the top of each of projectRoots and one directory below (see
+// projectEnvSecrets): the project's, and --add-dir's directories.
+func NewProjectRedactor(environ []string, projectRoots ...string) *Redactor {
+	out := envSecrets(environ)
+	for _, root := range projectRoots {
+		out = append(out, projectEnvSecrets(root)...)
+	}
+	return newRedactor(out)
 }
 
 // NewLazyProjectRedactor is NewProjectRedactor, of the .env files of every

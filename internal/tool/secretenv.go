@@ -239,3 +239,26 @@ func beneath(dir, p string) (string, bool) {
 	}
 	return filepath.ToSlash(rel), true
 }
+
+// IsSecretFile reports whether a file's name says it holds the user's
+// secrets: .env and .env.* (but the .example, .sample and .template
+// placeholders projectEnvSecrets skips too), *.pem, *.key and ssh keys
+// (id_rsa, id_dsa, id_ecdsa, id_ed25519, with their -sk and .pub
+// spellings). A CLAUDE.md import never reads one, and an isolated
+// writer's copy carries one only where git tracks it.
+func IsSecretFile(name string) bool {
+	switch {
+	case name == ".env":
+		return true
+	case strings.HasPrefix(name, ".env."):
+		return !strings.HasSuffix(name, ".example") && !strings.HasSuffix(name, ".sample") && !strings.HasSuffix(name, ".template")
+	case strings.HasSuffix(name, ".pem"), strings.HasSuffix(name, ".key"):
+		return true
+	}
+	for _, k := range []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"} {
+		if strings.HasPrefix(name, k) {
+			return true
+		}
+	}
+	return false
+}

@@ -67,6 +67,11 @@ type Factory struct {
 	// SettingsErr is why the settings could not be read, for a command
 	// that runs without them (brood tasks, trust --list, doctor).
 	SettingsErr error
+
+	// importWarned are the refused @imports said already (one line each).
+	importMu     sync.Mutex
+	importWarned map[string]bool
+
 	// OutTerminal says stdout is a terminal (the streams are wrapped, so
 	// this is decided before).
 	OutTerminal bool

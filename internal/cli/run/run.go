@@ -233,7 +233,7 @@ func Run(ctx context.Context, o *Options) error {
 		defer os.RemoveAll(tmp)
 	}
 	defer traceDone(ctx, path) // run last: the closers are the run's
-	system, files, err := o.systemPrompt()
+	system, files, err := o.systemPrompt(ctx)
 	if err != nil {
 		return err
 	}
@@ -396,6 +396,11 @@ func (o *Options) applyCompat() error {
 	if err := o.Compat.addDirs(f.Cwd, f.Err); err != nil {
 		return err
 	}
+	if len(o.Compat.AddDirs) > 0 {
+		// Their .env values are redacted as the project's (and handed to
+		// every child): made before anything takes the redactor.
+		f.Redactor = tool.NewProjectRedactor(f.Environ, append([]string{f.ProjectRoot}, o.Compat.AddDirs...)...)
+	}
 	o.Allow = append(o.Allow, o.Compat.addDirRules(cmdutil.FirstNonEmpty(o.PermMode, f.Settings.Permissions.Mode))...)
 	return nil
 }
@@ -405,7 +410,7 @@ func (o *Options) applyCompat() error {
 // --append-system-prompt; and the instruction files alone, for the
 // children, who get them by their own right (the dispatcher's
 // ProjectFiles), not through an inherited prompt.
-func (o *Options) systemPrompt() (system, files string, err error) {
+func (o *Options) systemPrompt(ctx context.Context) (system, files string, err error) {
 	f := o.Factory
 	base, err := o.Compat.systemFile()
 	if err != nil {
@@ -419,7 +424,7 @@ func (o *Options) systemPrompt() (system, files string, err error) {
 	if err != nil {
 		return "", "", cmdutil.ExitCode(1, err)
 	}
-	files = f.ProjectFilesPrompt()
+	files = f.ProjectFilesPrompt(ctx, o.Deny) // (the flags' rules; the settings' are added)
 	return base + files + appendix, files, nil
 }
 
