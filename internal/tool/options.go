@@ -212,7 +212,7 @@ var optTables = sync.OnceValue(func() map[string]*optTable {
 		"make": {long: map[string]string{"eval": effRun, "file": effReadCode, "makefile": effReadCode, "directory": makeElsewhere, "include-dir": effReadCode},
 			short: map[byte]string{'E': effRun, 'f': effReadCode, 'C': makeElsewhere, 'I': effReadCode}, valued: "CfIjloWE", abbrev: true},
 		"zip": {long: map[string]string{"unzip-command": effRun, "test": effRun},
-			short: map[byte]string{'T': effRun}, valued: "bnPtx", abbrev: false},
+			short: map[byte]string{'T': effRun}, valued: "bnPtx", abbrev: true}, // Info-ZIP takes a unique prefix: --tes, --unzip-c=
 		// Programs that write their operands: a rule for them allows writing,
 		// but never brood's configuration (configwrite.go).
 		"touch":    {writesOperands: true},

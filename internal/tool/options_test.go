@@ -198,6 +198,11 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "make --dir=/tmp/evil build", "--directory"},
 		{p, "zip -TT 'sh -c id' a.zip f", "-T"},
 		{p, "zip --unzip-command 'sh -c id' a.zip f", "--unzip-command"},
+		// zip takes a unique prefix of a long option (review-sweep P1-1)
+		{p, "zip --tes --unzip-c='sh -c id' a.zip f", "--test"},
+		{p, "zip --tes a.zip f", "--test"},
+		{p, "zip -r --unzip-c='sh -c id' a.zip f", "--unzip-command"},
+		{p, "zip --unzip 'sh -c id' a.zip f", "--unzip-command"},
 		{p, "fd -x rm", "-x"},
 		{p, "fd --exec-batch rm", "--exec-batch"},
 		{p, "uniq a /tmp/b", "uniq"},
