@@ -144,7 +144,7 @@ func scopeOf(r string, dir string) ruleScope {
 	}
 	spec, prefix := strings.CutSuffix(rule.Specifier, ":*")
 	words := strings.Fields(spec)
-	if len(words) == 0 || spec == "*" || !prefix && lineRunsCode(spec, dir) {
+	if len(words) == 0 || spec == "*" || !prefix && lineRunsCode(spec, dir) || prefix && prefixRunsCode(spec) {
 		return scopeNone
 	}
 	return wordsScope(words, prefix, dir)

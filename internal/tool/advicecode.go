@@ -72,14 +72,32 @@ func lineRunsCode(line, dir string) bool {
 		if wordsScope(texts(cmd.args), false, dir) == scopeNone {
 			return true
 		}
-		a := analyse(cmd.args, dir)
-		if a.inner != nil {
+		if a := analyse(cmd.args, dir); a.inner != nil || runsCode(a.risks) {
 			return true
 		}
-		for _, rk := range a.risks {
-			if !rk.guardOnly && !writesOnly(rk.why) {
-				return true
-			}
+	}
+	return false
+}
+
+// prefixRunsCode reports whether a prefix rule's own words already run
+// code (make SHELL=/tmp/evil:*, the one word a suggested prefix keeps
+// that is neither a subcommand nor an option): the rule covers what it
+// names, so it would allow that in every project it reaches.
+func prefixRunsCode(spec string) bool {
+	sl := parseShell(spec)
+	if sl.opaque || len(sl.cmds) != 1 {
+		return true
+	}
+	args := sl.cmds[0].args
+	return len(args) > 0 && (programName(args[0].text) == "make" || programName(args[0].text) == "gmake") && len(makeVarRisks(args)) > 0
+}
+
+// runsCode reports whether one of the risks runs a program or reads code
+// (not only writes a file the line names, nor an operand of cp or rm).
+func runsCode(risks []risk) bool {
+	for _, rk := range risks {
+		if !rk.guardOnly && !writesOnly(rk.why) {
+			return true
 		}
 	}
 	return false

@@ -234,3 +234,35 @@ func slicesContainsText(args []shWord, s string) bool {
 	}
 	return false
 }
+
+// makeVarRisks lists make's NAME=value arguments that run code a rule for
+// make does not show (review-sweep P1-2): MAKEFLAGS and its kin carry
+// options (--eval, -f), SHELL and .SHELLFLAGS run every recipe line,
+// MAKEFILES reads another Makefile, MAKE runs for every sub-make; a name
+// make expands ("S$(E)HELL") could be any of them, "X!=cmd" runs cmd, and
+// a value with "$" is make code ("X:=$(shell cmd)" runs at once). Any
+// other variable (VERBOSE=1, CFLAGS=-O2) is the Makefile's to use.
+func makeVarRisks(args []shWord) []risk {
+	var out []risk
+	for i := 1; i < len(args); i++ {
+		w := args[i].text
+		lhs, val, ok := strings.Cut(w, "=")
+		if !ok || strings.HasPrefix(w, "-") {
+			continue
+		}
+		name := strings.TrimRight(strings.TrimSpace(lhs), ":+?!")
+		name = strings.TrimSpace(name)
+		switch {
+		case makeCodeVars()[name], strings.ContainsAny(lhs, "$!"), strings.Contains(val, "$"):
+			out = append(out, risk{at: i, opt: name + "=", why: effRun + ": make reads this variable as options, a shell or code"})
+		}
+	}
+	return out
+}
+
+// makeCodeVars are the variables whose value make itself runs or reads
+// as options or Makefiles.
+var makeCodeVars = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"MAKEFLAGS": true, "MFLAGS": true, "GNUMAKEFLAGS": true, "SHELL": true, ".SHELLFLAGS": true,
+		"MAKEFILES": true, "MAKE": true, "MAKESHELL": true, "MAKE_COMMAND": true, "MAKEOVERRIDES": true}
+})
