@@ -14,7 +14,7 @@ var optionRules = []string{
 	"Bash(npx:*)", "Bash(timeout:*)", "Bash(env:*)", "Bash(nice:*)", "Bash(command:*)", "Bash(exec:*)",
 	"Bash(sh:*)", "Bash(bash:*)", "Bash(echo:*)", "Bash(uniq:*)", "Bash(dd:*)", "Bash(make:*)", "Bash(cargo:*)",
 	"Bash(yarn:*)", "Bash(unzip:*)", "Bash(fd:*)", "Bash(cp:*)", "Bash(cat:*)", "Bash(head:*)", "Bash(setsid:*)", "Bash(ionice:*)", "Bash(rsync:*)", "Bash(scp:*)",
-	"Bash(zip:*)",
+	"Bash(zip:*)", "Bash(git difftool:*)", "Bash(pytest:*)", "Bash(cmake:*)",
 }
 
 // TestPrefixRulesRefuseOptionsThatWriteOrRun: a rule that names a program
@@ -213,6 +213,19 @@ func TestPrefixRulesRefuseOptionsThatWriteOrRun(t *testing.T) {
 		{p, "make test 'S$(E)HELL=/tmp/evil'", "S$(E)HELL="},
 		{p, "make test 'X!=touch pw'", "X="},
 		{p, "make test 'X:=$(shell touch pw)'", "X="},
+		// review-sweep P2-1: git difftool's command, pytest's plugins, cmake's scripts
+		{p, "git difftool -x 'sh -c id'", "-x"},
+		{p, "git difftool --extcmd='sh -c id' HEAD", "--extcmd"},
+		{p, "git difftool --extc 'sh -c id'", "--extcmd"},
+		{p, "git difftool -yx 'sh -c id'", "-x"},
+		{p, "pytest -p /tmp/evil", "-p"},
+		{p, "pytest -pevil tests", "-p"},
+		{p, "pytest -vp evil", "-p"},
+		{p, "pytest -o addopts=-pevil", "-o"},
+		{p, "pytest --pyargs evil", "--pyargs"},
+		{p, "cmake -P /tmp/x.cmake", "-P"},
+		{p, "cmake -E env X=1 sh -c id", "-E"},
+		{p, "cmake -C /tmp/init.cmake -B b", "-C"},
 		// zip takes a unique prefix of a long option (review-sweep P1-1)
 		{p, "zip --tes --unzip-c='sh -c id' a.zip f", "--test"},
 		{p, "zip --tes a.zip f", "--test"},
@@ -316,7 +329,8 @@ func TestPrefixRulesStillCoverWhatIsSafe(t *testing.T) {
 		{p, "tar -tf a.tar"}, {p, "tar tvf a.tar"}, {p, "unzip -l a.zip"}, {p, "rg -n foo"}, {p, "rg --pretty foo"},
 		{p, "less f"}, {p, "man ls"}, {p, "curl -s http://127.0.0.1/"}, {p, "curl -fsSL -H 'Accept: x' http://127.0.0.1/"},
 		{p, "wget -qO- http://127.0.0.1/"}, {p, "wget -O - http://127.0.0.1/"}, {p, "wget -q --output-document=- http://127.0.0.1/"}, {p, "wget --spider http://127.0.0.1/"}, {p, "go test -run X ./..."},
-		{p, "make build"}, {p, "make -j4 test"}, {p, "make -k -n all"}, {p, "make test VERBOSE=1"}, {p, "make CFLAGS=-O2 all"}, {p, "zip -r out.zip src"}, {p, "zip -q out.zip a b"},
+		{p, "make build"}, {p, "make -j4 test"}, {p, "make -k -n all"}, {p, "make test VERBOSE=1"}, {p, "git difftool HEAD~1"}, {p, "pytest -q -k 'a and b' tests"}, {p, "pytest -p no:cacheprovider"},
+		{p, "cmake -B build -S . -DCMAKE_BUILD_TYPE=Release"}, {p, "cmake --build build -j4"}, {p, "make CFLAGS=-O2 all"}, {p, "zip -r out.zip src"}, {p, "zip -q out.zip a b"},
 		{p, "npm test"}, {p, "timeout 60 go test ./..."}, {p, "env -u HOME go test ./..."}, {p, "command -v git"},
 		{p, "nice -n 5 go test ./..."}, {brood, "brood trust --list"}, {brood, "brood run --permission-mode plan 'look'"},
 		{brood, "brood tasks list"}, {p, "echo x | tee"}, {p, "cp a b"}, {p, "uniq a"}, {p, "dd if=a"},
